@@ -1,0 +1,3 @@
+from hpcds1mpi.cli import main
+
+main()

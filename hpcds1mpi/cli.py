@@ -1,0 +1,95 @@
+"""The ``hpcds1mpi`` command line: a click group whose subcommands load on first use.
+
+Each subcommand lives in ``hpcds1mpi/commands/<name>.py`` as ``command``. Listing them for
+``--help`` uses the short help written here, so ``--help`` imports none of them (and so none of
+torch, h5py, lightgbm, botorch, cupy or MPI).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from hpcds1mpi import __version__
+from hpcds1mpi.errors import HpcdsError
+
+# name -> short help. The module is hpcds1mpi.commands.<name with - as _>.
+COMMANDS: dict[str, str] = {
+    "kernels": "List the MPI kernels, their decompositions and knobs.",
+    "cluster": "Show a cluster (file, Slurm or this machine) and its valid configurations.",
+    "run": "Run one kernel once under the current launch (mpiexec/srun) and print its timing.",
+    "sweep": "Measure kernels or your own MPI program over configurations into HDF5 telemetry.",
+    "telemetry": "Show, export or merge telemetry files.",
+    "ingest": "Read Slurm sacct / PM100 / Adastra job logs into a job table.",
+    "train": "Train the runtime/energy/failure surrogate bundle from telemetry or job tables.",
+    "learn": "Retrain a bundle on newly collected runs (kept per machine).",
+    "mobo": "Multi-objective Bayesian optimisation of runtime and energy over configurations.",
+    "recommend": "Recommend nodes, ranks, threads, device and precision; write the batch script.",
+    "tune": "System 2: tune a job with real runs inside an allocation.",
+    "quickstart": "Measure this machine, train, recommend and write a Slurm script, end to end.",
+}
+
+
+class LazyGroup(click.Group):
+    """A group that imports a subcommand's module only when that subcommand runs."""
+
+    def list_commands(self, ctx):
+        return list(COMMANDS)
+
+    def get_command(self, ctx, name):
+        if name not in COMMANDS:
+            return None
+        module_name = f"hpcds1mpi.commands.{name.replace('-', '_')}"
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            return _not_built(name)
+        return module.command
+
+    def format_commands(self, ctx, formatter):
+        rows = [(name, text) for name, text in COMMANDS.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+def _not_built(name: str) -> click.Command:
+    @click.command(name=name, help=COMMANDS[name], context_settings={"ignore_unknown_options": True})
+    @click.argument("args", nargs=-1, type=click.UNPROCESSED)
+    def missing(args):
+        raise HpcdsError(f"'{name}' is not available in this version of hpcds1mpi yet")
+
+    return missing
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="hpcds1mpi")
+def cli() -> None:
+    """hpcds1mpi: measure MPI jobs, learn their runtime and energy, and pick the layout
+    (nodes, ranks per node, threads, CPU/GPU, precision) before you submit."""
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point: user errors become one line on stderr and a non-zero exit."""
+    try:
+        cli.main(args=argv, prog_name="hpcds1mpi", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("hpcds1mpi: aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except HpcdsError as exc:
+        click.echo(f"hpcds1mpi: error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("hpcds1mpi: interrupted", err=True)
+        sys.exit(130)
+    sys.exit(0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

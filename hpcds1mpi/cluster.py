@@ -1,0 +1,383 @@
+"""Clusters and partitions: from a TOML file (validated on load) or detected.
+
+A cluster file holds one or more clusters, each with one or more partitions::
+
+    [clusters.mycluster]
+    account = "proj42"             # optional site lines used by batch scripts
+    qos = "normal"
+    modules = ["openmpi/4.1"]
+    gres_syntax = "gpus-per-node"  # or "gres" (--gres=gpu:N)
+    mpi = "pmi2"                   # srun --mpi value
+
+    [clusters.mycluster.partitions.cpu]
+    cores_per_node = 64
+    memory_gb = 256
+    max_nodes = 16
+    gpus_per_node = 0
+    gpu_memory_gb = 0
+    idle_watts_node = 90           # optional power figures (modelled energy uses them)
+    max_watts_node = 420
+
+A file with a single ``[cluster]`` table and ``[partitions.<name>]`` tables is accepted too.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from hpcds1mpi.errors import ClusterFileError
+
+# Power figures a partition falls back to when the file gives none. They only feed *modelled*
+# energy, which is always labelled as such. A typical 2-socket server / a typical datacentre GPU.
+DEFAULT_IDLE_WATTS_PER_CORE = 3.0
+DEFAULT_MAX_WATTS_PER_CORE = 10.0
+DEFAULT_IDLE_WATTS_GPU = 60.0
+DEFAULT_MAX_WATTS_GPU = 400.0
+
+_PARTITION_REQUIRED = {"cores_per_node": int, "memory_gb": (int, float)}
+_PARTITION_OPTIONAL = {
+    "max_nodes": int,
+    "gpus_per_node": int,
+    "gpu_memory_gb": (int, float),
+    "gpu_model": str,
+    "cpu_model": str,
+    "idle_watts_node": (int, float),
+    "max_watts_node": (int, float),
+    "idle_watts_gpu": (int, float),
+    "max_watts_gpu": (int, float),
+    "slurm_partition": str,
+}
+_CLUSTER_OPTIONAL = {
+    "account": str,
+    "qos": str,
+    "modules": list,
+    "gres_syntax": str,
+    "mpi": str,
+    "launcher": str,
+    "preamble": list,
+}
+
+
+@dataclass
+class Partition:
+    """A set of identical nodes.
+
+    Attributes:
+        name: partition name (also the Slurm/PBS queue unless ``slurm_partition`` is set).
+        cores_per_node: physical cores per node.
+        memory_gb: memory per node in GB.
+        max_nodes: the most nodes a job may get.
+        gpus_per_node: GPUs per node (0 for CPU partitions).
+        gpu_memory_gb: memory of one GPU in GB.
+        idle_watts_node / max_watts_node: node power at idle / full load, W (optional).
+        idle_watts_gpu / max_watts_gpu: one GPU's power at idle / full load, W (optional).
+    """
+
+    name: str
+    cores_per_node: int
+    memory_gb: float
+    max_nodes: int = 1
+    gpus_per_node: int = 0
+    gpu_memory_gb: float = 0.0
+    gpu_model: str = ""
+    cpu_model: str = ""
+    idle_watts_node: float | None = None
+    max_watts_node: float | None = None
+    idle_watts_gpu: float | None = None
+    max_watts_gpu: float | None = None
+    slurm_partition: str = ""
+
+    def power_figures(self) -> dict:
+        """Power figures for modelled energy, with the defaults filled in and flagged."""
+        given = self.idle_watts_node is not None and self.max_watts_node is not None
+        return {
+            "idle_watts_node": self.idle_watts_node
+            if self.idle_watts_node is not None
+            else DEFAULT_IDLE_WATTS_PER_CORE * self.cores_per_node,
+            "max_watts_node": self.max_watts_node
+            if self.max_watts_node is not None
+            else DEFAULT_MAX_WATTS_PER_CORE * self.cores_per_node,
+            "idle_watts_gpu": self.idle_watts_gpu
+            if self.idle_watts_gpu is not None
+            else DEFAULT_IDLE_WATTS_GPU,
+            "max_watts_gpu": self.max_watts_gpu
+            if self.max_watts_gpu is not None
+            else DEFAULT_MAX_WATTS_GPU,
+            "power_figures_source": "cluster file" if given else "default per-core figures",
+        }
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Cluster:
+    """A named cluster with its partitions and site-specific batch-script settings."""
+
+    name: str
+    partitions: dict[str, Partition] = field(default_factory=dict)
+    account: str = ""
+    qos: str = ""
+    modules: list[str] = field(default_factory=list)
+    gres_syntax: str = "gpus-per-node"
+    mpi: str = "pmi2"
+    launcher: str = ""
+    preamble: list[str] = field(default_factory=list)
+
+    def partition(self, name: str | None = None) -> Partition:
+        if name is None:
+            return next(iter(self.partitions.values()))
+        try:
+            return self.partitions[name]
+        except KeyError:
+            raise ClusterFileError(
+                f"cluster {self.name!r} has no partition {name!r}; "
+                f"it has: {', '.join(self.partitions)}"
+            ) from None
+
+
+def _check_type(value, kind, where: str, key: str, path: str) -> None:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if isinstance(value, bool) or not isinstance(value, kinds):
+        names = " or ".join(k.__name__ for k in kinds)
+        raise ClusterFileError(f"{path}: {where}.{key} must be {names}, got {value!r}")
+
+
+def _parse_partition(name: str, table: dict, where: str, path: str) -> Partition:
+    if not isinstance(table, dict):
+        raise ClusterFileError(f"{path}: {where} must be a table")
+    for key in table:
+        if key not in _PARTITION_REQUIRED and key not in _PARTITION_OPTIONAL:
+            known = ", ".join([*_PARTITION_REQUIRED, *_PARTITION_OPTIONAL])
+            raise ClusterFileError(f"{path}: unknown key {where}.{key} (known: {known})")
+    for key, kind in _PARTITION_REQUIRED.items():
+        if key not in table:
+            raise ClusterFileError(f"{path}: {where} is missing required key {key!r}")
+        _check_type(table[key], kind, where, key, path)
+    for key, kind in _PARTITION_OPTIONAL.items():
+        if key in table:
+            _check_type(table[key], kind, where, key, path)
+    for key in ("cores_per_node", "memory_gb", "max_nodes"):
+        if key in table and table[key] <= 0:
+            raise ClusterFileError(f"{path}: {where}.{key} must be > 0, got {table[key]!r}")
+    for key in ("gpus_per_node", "gpu_memory_gb"):
+        if key in table and table[key] < 0:
+            raise ClusterFileError(f"{path}: {where}.{key} must be >= 0, got {table[key]!r}")
+    if table.get("gpus_per_node", 0) > 0 and table.get("gpu_memory_gb", 0) <= 0:
+        raise ClusterFileError(f"{path}: {where} has GPUs but no gpu_memory_gb")
+    return Partition(name=name, **table)
+
+
+def _parse_cluster(name: str, table: dict, partitions: dict, where: str, path: str) -> Cluster:
+    for key in table:
+        if key not in _CLUSTER_OPTIONAL:
+            raise ClusterFileError(
+                f"{path}: unknown key {where}.{key} (known: partitions, {', '.join(_CLUSTER_OPTIONAL)})"
+            )
+        _check_type(table[key], _CLUSTER_OPTIONAL[key], where, key, path)
+    if table.get("gres_syntax", "gpus-per-node") not in ("gpus-per-node", "gres"):
+        raise ClusterFileError(f"{path}: {where}.gres_syntax must be 'gpus-per-node' or 'gres'")
+    if not isinstance(partitions, dict) or not partitions:
+        raise ClusterFileError(f"{path}: {where} has no partitions table")
+    parsed = {
+        pname: _parse_partition(pname, ptable, f"{where}.partitions.{pname}", path)
+        for pname, ptable in partitions.items()
+    }
+    return Cluster(name=name, partitions=parsed, **table)
+
+
+def load_clusters(path: str | os.PathLike) -> dict[str, Cluster]:
+    """Load and validate every cluster in a TOML file.
+
+    Raises:
+        ClusterFileError: naming the file and the bad key.
+    """
+    import tomllib
+
+    path = str(path)
+    try:
+        with open(path, "rb") as fh:
+            doc = tomllib.load(fh)
+    except FileNotFoundError:
+        raise ClusterFileError(f"{path}: cluster file not found") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ClusterFileError(f"{path}: not valid TOML ({exc})") from None
+    clusters: dict[str, Cluster] = {}
+    if "clusters" in doc:
+        extra = set(doc) - {"clusters"}
+        if extra:
+            raise ClusterFileError(f"{path}: unknown top-level key(s) {', '.join(sorted(extra))}")
+        if not isinstance(doc["clusters"], dict) or not doc["clusters"]:
+            raise ClusterFileError(f"{path}: [clusters] is empty")
+        for cname, ctable in doc["clusters"].items():
+            if not isinstance(ctable, dict):
+                raise ClusterFileError(f"{path}: clusters.{cname} must be a table")
+            ctable = dict(ctable)
+            partitions = ctable.pop("partitions", None)
+            clusters[cname] = _parse_cluster(cname, ctable, partitions, f"clusters.{cname}", path)
+    elif "partitions" in doc:
+        extra = set(doc) - {"cluster", "partitions"}
+        if extra:
+            raise ClusterFileError(f"{path}: unknown top-level key(s) {', '.join(sorted(extra))}")
+        ctable = dict(doc.get("cluster", {}))
+        cname = ctable.pop("name", Path(path).stem)
+        clusters[cname] = _parse_cluster(cname, ctable, doc["partitions"], "cluster", path)
+    else:
+        raise ClusterFileError(f"{path}: no [clusters.<name>] or [partitions.<name>] table")
+    return clusters
+
+
+def load_cluster(path: str | os.PathLike, name: str | None = None) -> Cluster:
+    """Load one cluster from a file (the only one, or the one called ``name``)."""
+    clusters = load_clusters(path)
+    if name is None:
+        if len(clusters) > 1:
+            raise ClusterFileError(
+                f"{path}: holds {len(clusters)} clusters ({', '.join(clusters)}); name one"
+            )
+        return next(iter(clusters.values()))
+    if name not in clusters:
+        raise ClusterFileError(f"{path}: no cluster {name!r}; it has {', '.join(clusters)}")
+    return clusters[name]
+
+
+# --------------------------------------------------------------------------------------------
+# Detection
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or platform.machine()
+
+
+def _physical_cores() -> int:
+    import psutil
+
+    return psutil.cpu_count(logical=False) or os.cpu_count() or 1
+
+
+def detect_gpus() -> tuple[int, float, str]:
+    """Return (count, memory GB of the first, model) using nvidia-smi; (0, 0, "") if none."""
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,memory.total", "--format=csv,noheader,nounits"],
+            capture_output=True, text=True, timeout=10, check=True,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return 0, 0.0, ""
+    rows = [r.split(",") for r in out.strip().splitlines() if r.strip()]
+    if not rows:
+        return 0, 0.0, ""
+    return len(rows), float(rows[0][1]) / 1024.0, rows[0][0].strip()
+
+
+def detect_local(name: str = "local") -> Cluster:
+    """The machine this runs on, as a one-node partition."""
+    import psutil
+
+    ngpu, gpu_mem, gpu_model = detect_gpus()
+    part = Partition(
+        name=name,
+        cores_per_node=_physical_cores(),
+        memory_gb=round(psutil.virtual_memory().total / 1e9, 1),
+        max_nodes=1,
+        gpus_per_node=ngpu,
+        gpu_memory_gb=round(gpu_mem, 1),
+        gpu_model=gpu_model,
+        cpu_model=_cpu_model(),
+    )
+    return Cluster(name=name, partitions={name: part})
+
+
+def parse_scontrol_nodes(text: str) -> list[dict]:
+    """Parse ``scontrol show node`` output into one dict per node (key=value pairs)."""
+    nodes, current = [], None
+    for line in text.splitlines():
+        if line.startswith("NodeName="):
+            current = {}
+            nodes.append(current)
+        if current is None:
+            continue
+        for match in re.finditer(r"(\w+(?:/\w+)?)=(\S*)", line):
+            current.setdefault(match.group(1), match.group(2))
+    return nodes
+
+
+def _gpus_from_gres(gres: str) -> int:
+    total = 0
+    for part in gres.split(","):
+        m = re.match(r"gpu(?::[^:(]+)?:(\d+)", part)
+        if m:
+            total += int(m.group(1))
+    return total
+
+
+def detect_slurm(env: dict | None = None, scontrol_text: str | None = None) -> Cluster:
+    """The partition of the current Slurm allocation, from ``SLURM_*`` and ``scontrol``.
+
+    Raises:
+        ClusterFileError: outside an allocation.
+    """
+    env = dict(os.environ if env is None else env)
+    if "SLURM_JOB_ID" not in env:
+        raise ClusterFileError("not inside a Slurm allocation (SLURM_JOB_ID unset); use --cluster")
+    pname = env.get("SLURM_JOB_PARTITION", "slurm")
+    if scontrol_text is None:
+        try:
+            scontrol_text = subprocess.run(
+                ["scontrol", "show", "node", env.get("SLURMD_NODENAME", "")],
+                capture_output=True, text=True, timeout=20, check=True,
+            ).stdout
+        except (OSError, subprocess.SubprocessError):
+            scontrol_text = ""
+    nodes = parse_scontrol_nodes(scontrol_text)
+    node = nodes[0] if nodes else {}
+    cores = int(node.get("CPUTot") or env.get("SLURM_CPUS_ON_NODE") or 1)
+    mem_mb = float(node.get("RealMemory") or env.get("SLURM_MEM_PER_NODE") or 0)
+    ngpu = _gpus_from_gres(node.get("Gres", ""))
+    gpu_count, gpu_mem, gpu_model = detect_gpus() if ngpu else (0, 0.0, "")
+    part = Partition(
+        name=pname,
+        cores_per_node=cores,
+        memory_gb=round(mem_mb / 1000.0, 1) if mem_mb else round(_local_memory_gb(), 1),
+        max_nodes=int(env.get("SLURM_JOB_NUM_NODES") or env.get("SLURM_NNODES") or 1),
+        gpus_per_node=ngpu,
+        gpu_memory_gb=round(gpu_mem, 1) if gpu_count else (1.0 if ngpu else 0.0),
+        gpu_model=gpu_model,
+        cpu_model=_cpu_model(),
+        slurm_partition=pname,
+    )
+    return Cluster(name=env.get("SLURM_CLUSTER_NAME", "slurm"), partitions={pname: part})
+
+
+def _local_memory_gb() -> float:
+    import psutil
+
+    return psutil.virtual_memory().total / 1e9
+
+
+def resolve_partition(cluster_file: str | None, partition: str | None) -> Partition:
+    """The partition a command should use: from a file, else Slurm, else the local machine."""
+    if cluster_file:
+        clusters = load_clusters(cluster_file)
+        if partition:
+            for c in clusters.values():
+                if partition in c.partitions:
+                    return c.partitions[partition]
+            raise ClusterFileError(f"{cluster_file}: no partition {partition!r}")
+        return next(iter(clusters.values())).partition()
+    if "SLURM_JOB_ID" in os.environ:
+        return detect_slurm().partition()
+    return detect_local(partition or "local").partition()

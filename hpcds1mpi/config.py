@@ -1,0 +1,150 @@
+"""The configuration space: (nodes, ranks per node, threads per rank, device, precision)."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
+
+from hpcds1mpi.errors import ConfigError, UnsupportedError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hpcds1mpi.cluster import Partition
+
+DEVICES = ("cpu", "gpu")
+PRECISIONS = ("fp64", "fp32", "bf16")
+
+
+@dataclass(frozen=True, order=True)
+class Configuration:
+    """One way to run a job.
+
+    Attributes:
+        nodes: number of nodes.
+        ranks_per_node: MPI ranks on each node.
+        threads: threads per rank (BLAS / torch / FFT workers).
+        device: ``"cpu"`` or ``"gpu"``.
+        precision: ``"fp64"``, ``"fp32"`` or ``"bf16"``.
+    """
+
+    nodes: int = 1
+    ranks_per_node: int = 1
+    threads: int = 1
+    device: str = "cpu"
+    precision: str = "fp64"
+
+    def __post_init__(self) -> None:
+        for name in ("nodes", "ranks_per_node", "threads"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigError(f"{name} must be a positive integer, got {value!r}")
+        if self.device not in DEVICES:
+            raise ConfigError(f"device must be one of {', '.join(DEVICES)}, got {self.device!r}")
+        if self.precision not in PRECISIONS:
+            raise ConfigError(
+                f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}"
+            )
+
+    @property
+    def ranks(self) -> int:
+        """Total MPI ranks."""
+        return self.nodes * self.ranks_per_node
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def label(self) -> str:
+        return (
+            f"N{self.nodes}xR{self.ranks_per_node}xT{self.threads}"
+            f"-{self.device}-{self.precision}"
+        )
+
+
+def check_fits(config: Configuration, partition: "Partition") -> None:
+    """Raise :class:`ConfigError` when ``config`` cannot run on ``partition``."""
+    if config.nodes > partition.max_nodes:
+        raise ConfigError(
+            f"{config.nodes} nodes asked but partition {partition.name!r} has at most "
+            f"{partition.max_nodes}; lower --nodes"
+        )
+    cores = config.ranks_per_node * config.threads
+    if cores > partition.cores_per_node:
+        raise ConfigError(
+            f"{config.ranks_per_node} ranks x {config.threads} threads = {cores} cores per node, "
+            f"but partition {partition.name!r} has {partition.cores_per_node}; "
+            "lower ranks per node or threads"
+        )
+    if config.device == "gpu":
+        if partition.gpus_per_node < 1:
+            raise ConfigError(
+                f"GPU asked but partition {partition.name!r} has no GPUs; use --device cpu "
+                "or a GPU partition"
+            )
+        if config.ranks_per_node > partition.gpus_per_node:
+            raise ConfigError(
+                f"{config.ranks_per_node} GPU ranks per node but partition {partition.name!r} "
+                f"has {partition.gpus_per_node} GPUs per node; use one rank per GPU"
+            )
+
+
+def check_supported(config: Configuration, precisions: Sequence[str], devices: Sequence[str],
+                    kernel: str) -> None:
+    """Raise :class:`UnsupportedError` when a kernel declares it cannot run ``config``."""
+    if config.precision not in precisions:
+        raise UnsupportedError(
+            f"kernel {kernel!r} does not support {config.precision}; "
+            f"it supports {', '.join(precisions)}"
+        )
+    if config.device not in devices:
+        raise UnsupportedError(f"kernel {kernel!r} cannot run on {config.device}")
+
+
+def enumerate_configs(
+    partition: "Partition",
+    *,
+    nodes: Iterable[int] | None = None,
+    ranks_per_node: Iterable[int] | None = None,
+    threads: Iterable[int] | None = None,
+    devices: Iterable[str] | None = None,
+    precisions: Iterable[str] | None = None,
+    uses_threads: bool = True,
+) -> Iterator[Configuration]:
+    """Yield every valid configuration of ``partition`` within the given ranges.
+
+    Ranges left as None span the partition: nodes 1..max_nodes (powers of two and the max),
+    ranks per node 1..cores, threads 1..cores. Invalid combinations are skipped. A kernel that
+    cannot use threads (``uses_threads=False``) is only offered one thread per rank.
+    """
+    node_range = sorted(set(nodes)) if nodes is not None else _powers_up_to(partition.max_nodes)
+    rank_range = (
+        sorted(set(ranks_per_node))
+        if ranks_per_node is not None
+        else list(range(1, partition.cores_per_node + 1))
+    )
+    thread_range = (
+        sorted(set(threads)) if threads is not None else list(range(1, partition.cores_per_node + 1))
+    )
+    if not uses_threads:
+        thread_range = [1]
+    device_range = list(devices) if devices is not None else (
+        ["cpu", "gpu"] if partition.gpus_per_node else ["cpu"]
+    )
+    precision_range = list(precisions) if precisions is not None else list(PRECISIONS)
+    for n, r, t, d, p in itertools.product(
+        node_range, rank_range, thread_range, device_range, precision_range
+    ):
+        try:
+            config = Configuration(n, r, t, d, p)
+            check_fits(config, partition)
+        except ConfigError:
+            continue
+        yield config
+
+
+def _powers_up_to(limit: int) -> list[int]:
+    values, v = [], 1
+    while v < limit:
+        values.append(v)
+        v *= 2
+    values.append(limit)
+    return values

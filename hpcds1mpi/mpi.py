@@ -1,0 +1,135 @@
+"""The one module that starts MPI, and the timing wrapper around communicators.
+
+Importing ``mpi4py.MPI`` initialises MPI, so nothing imports it at module level: call
+:func:`get_mpi`. Every function that communicates takes ``comm`` as an argument.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from functools import lru_cache
+
+# Methods whose time counts as "inside MPI". Upper-case (buffer) calls plus the helpers kernels use.
+_TIMED_PREFIXES = (
+    "Send", "Recv", "Isend", "Irecv", "Sendrecv", "Allreduce", "Reduce", "Bcast", "Alltoall",
+    "Allgather", "Gather", "Scatter", "Barrier", "Neighbor", "Wait", "Ireduce", "Iallreduce",
+    "Reduce_scatter", "Scan", "Exscan", "allreduce", "bcast", "gather", "allgather", "barrier",
+    "sendrecv", "send", "recv", "scatter", "alltoall", "reduce",
+)
+
+
+@lru_cache(maxsize=None)
+def get_mpi():
+    """Return the ``mpi4py.MPI`` module, initialising MPI on first use."""
+    import mpi4py
+
+    # Set before MPI is imported; abort-on-exception comes from running under `python -m mpi4py`
+    # or from our own excepthook in the sweep driver.
+    mpi4py.rc.thread_level = "funneled"
+    from mpi4py import MPI
+
+    return MPI
+
+
+def world():
+    """``MPI.COMM_WORLD``."""
+    return get_mpi().COMM_WORLD
+
+
+def library_version() -> str:
+    """The MPI library's own version string, first line."""
+    return get_mpi().Get_library_version().strip().splitlines()[0]
+
+
+@lru_cache(maxsize=None)
+def gpu_aware() -> bool:
+    """Whether the MPI library can take device pointers. Decided once per process.
+
+    ``HPCDS1MPI_GPU_AWARE=0|1`` overrides the probe (sites know their MPI better than a probe).
+    """
+    override = os.environ.get("HPCDS1MPI_GPU_AWARE")
+    if override is not None:
+        return override.strip() not in ("", "0", "false", "no")
+    MPI = get_mpi()
+    query = getattr(MPI, "Query_cuda_support", None)
+    if query is not None:
+        try:
+            return bool(query())
+        except Exception:  # noqa: BLE001 - a probe failing means "not aware"
+            return False
+    return False
+
+
+class TimedComm:
+    """A communicator proxy that adds up wall time spent inside MPI calls.
+
+    Kernels receive a ``TimedComm`` and call MPI through it exactly as on an ``MPI.Comm``;
+    the sweep driver reads ``mpi_seconds`` to split wall time into communication and compute.
+    """
+
+    def __init__(self, comm):
+        self._comm = comm
+        self.mpi_seconds = 0.0
+        self.calls = 0
+
+    @property
+    def raw(self):
+        """The wrapped ``MPI.Comm`` (for constructing derived communicators)."""
+        return self._comm
+
+    def reset(self) -> None:
+        self.mpi_seconds = 0.0
+        self.calls = 0
+
+    def Waitall(self, requests) -> None:
+        start = time.perf_counter()
+        get_mpi().Request.Waitall(requests)
+        self.mpi_seconds += time.perf_counter() - start
+        self.calls += 1
+
+    def __getattr__(self, name):
+        attr = getattr(self._comm, name)
+        if not callable(attr) or not name.startswith(_TIMED_PREFIXES):
+            return attr
+
+        def timed(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return attr(*args, **kwargs)
+            finally:
+                self.mpi_seconds += time.perf_counter() - start
+                self.calls += 1
+
+        return timed
+
+    def wrap(self, comm) -> "TimedComm":
+        """A derived communicator (e.g. Cartesian) sharing this one's counters."""
+        return _SharedTimedComm(comm, self)
+
+
+class _SharedTimedComm(TimedComm):
+    """A derived communicator whose MPI time is added to its parent's counters."""
+
+    def __init__(self, comm, parent: TimedComm):
+        super().__init__(comm)
+        self._parent_comm = parent
+
+    def __getattr__(self, name):
+        attr = getattr(self._comm, name)
+        if not callable(attr) or not name.startswith(_TIMED_PREFIXES):
+            return attr
+        parent = self._parent_comm
+
+        def timed(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return attr(*args, **kwargs)
+            finally:
+                parent.mpi_seconds += time.perf_counter() - start
+                parent.calls += 1
+
+        return timed
+
+    def Waitall(self, requests) -> None:
+        self._parent_comm.Waitall(requests)

@@ -1,0 +1,68 @@
+"""Kernel registry: one decorator, one lookup, third-party kernels through entry points.
+
+Built-in kernels live one per file in this folder and register with :func:`register`. A kernel
+module whose optional library is missing still registers; it sets ``unavailable`` and the runner
+reports why only when that kernel is asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from hpcds1mpi.errors import UnknownKernelError
+
+from .base import Kernel, KernelContext, WorkModel  # noqa: F401
+
+ENTRY_POINT_GROUP = "hpcds1mpi.kernels"
+BUILTIN_MODULES = ("stencil", "gemm", "fft", "cg", "nbody", "mltrain", "allreduce", "io")
+
+_REGISTRY: dict[str, type[Kernel]] = {}
+_LOADED = False
+
+
+def register(cls: type[Kernel]) -> type[Kernel]:
+    """Class decorator adding a kernel to the registry under ``cls.name``."""
+    if not cls.name:
+        raise ValueError(f"{cls.__name__} has no name")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def _load_all() -> None:
+    global _LOADED
+    if _LOADED:
+        return
+    _LOADED = True
+    for mod in BUILTIN_MODULES:
+        try:
+            importlib.import_module(f"{__name__}.{mod}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{mod}":
+                raise
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        cls = ep.load()
+        if isinstance(cls, type) and issubclass(cls, Kernel):
+            register(cls)
+
+
+def names() -> list[str]:
+    """Names of every registered kernel, sorted."""
+    _load_all()
+    return sorted(_REGISTRY)
+
+
+def get(name: str) -> Kernel:
+    """A fresh instance of the kernel called ``name``.
+
+    Raises:
+        UnknownKernelError: naming the kernels that exist.
+    """
+    _load_all()
+    try:
+        return _REGISTRY[name]()
+    except KeyError:
+        raise UnknownKernelError(
+            f"unknown kernel {name!r}; known kernels: {', '.join(sorted(_REGISTRY))}"
+        ) from None
