@@ -1,0 +1,51 @@
+"""Shared test helpers: launching real MPI (mpiexec from the venv) with a hard timeout."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def mpiexec() -> str:
+    """Path of the mpiexec next to this Python (the mpich wheel), else on PATH."""
+    here = Path(sys.executable).parent / "mpiexec"
+    if here.exists():
+        return str(here)
+    found = shutil.which("mpiexec")
+    if not found:
+        pytest.fail("mpiexec not found: pip install 'hpcds1mpi[mpich]'")
+    return found
+
+
+def hpcds1mpi_exe() -> str:
+    return str(Path(sys.executable).parent / "hpcds1mpi")
+
+
+def run_mpi(nranks: int, argv: list[str], *, timeout: float = 300, env: dict | None = None,
+            cwd: str | os.PathLike | None = None) -> subprocess.CompletedProcess:
+    """Run ``mpiexec -n nranks argv...``; a hang past ``timeout`` fails the test, never hangs it."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    cmd = [mpiexec(), "-n", str(nranks), *argv]
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env,
+                              cwd=cwd)
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"{' '.join(cmd)} did not finish in {timeout}s: {exc.stdout!r} {exc.stderr!r}")
+
+
+def run_cli(argv: list[str], *, timeout: float = 300, env: dict | None = None,
+            cwd: str | os.PathLike | None = None, input: str | None = None
+            ) -> subprocess.CompletedProcess:
+    """Run the installed ``hpcds1mpi`` console script in a fresh process."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run([hpcds1mpi_exe(), *argv], capture_output=True, text=True,
+                          timeout=timeout, env=full_env, cwd=cwd, input=input)
