@@ -66,3 +66,30 @@ def get(name: str) -> Kernel:
         raise UnknownKernelError(
             f"unknown kernel {name!r}; known kernels: {', '.join(sorted(_REGISTRY))}"
         ) from None
+
+
+def load_plugin(spec: str) -> list[str]:
+    """Import extra kernels from a module name or a ``.py`` file path; return the new names.
+
+    Used by ``--kernel-module`` so a site (or a test) can add kernels without packaging them.
+    """
+    import importlib.util
+    from pathlib import Path
+
+    from hpcds1mpi.errors import ConfigError
+
+    _load_all()
+    before = set(_REGISTRY)
+    try:
+        if spec.endswith(".py"):
+            path = Path(spec)
+            if not path.is_file():
+                raise ConfigError(f"kernel module {spec} not found")
+            mod_spec = importlib.util.spec_from_file_location(f"hpcds1mpi_plugin_{path.stem}", path)
+            module = importlib.util.module_from_spec(mod_spec)
+            mod_spec.loader.exec_module(module)
+        else:
+            importlib.import_module(spec)
+    except ImportError as exc:
+        raise ConfigError(f"cannot import kernel module {spec!r}: {exc}") from None
+    return sorted(set(_REGISTRY) - before)
