@@ -133,3 +133,31 @@ class _SharedTimedComm(TimedComm):
 
     def Waitall(self, requests) -> None:
         self._parent_comm.Waitall(requests)
+
+
+def node_layout(comm) -> dict:
+    """Where this rank sits: node index, node count, rank within the node, ranks on the node.
+
+    Node identity comes from ``SLURM_NODEID`` when set (two slurmd on one host share a hostname),
+    else from ``Split_type(COMM_TYPE_SHARED)``. Collective over ``comm``.
+    """
+    MPI = get_mpi()
+    slurm_node = os.environ.get("SLURM_NODEID")
+    if slurm_node is not None:
+        key = f"slurm:{slurm_node}"
+    else:
+        shared = comm.Split_type(MPI.COMM_TYPE_SHARED)
+        # The lowest world rank on a shared-memory node names that node.
+        key = f"shm:{shared.allreduce(comm.Get_rank(), op=MPI.MIN)}"
+        shared.Free()
+    keys = comm.allgather(key)
+    order = sorted(set(keys), key=keys.index)
+    node_index = order.index(key)
+    on_node = [r for r, k in enumerate(keys) if k == key]
+    return {
+        "node_index": node_index,
+        "nodes": len(order),
+        "local_rank": on_node.index(comm.Get_rank()),
+        "ranks_per_node": len(on_node),
+        "node_keys": keys,
+    }

@@ -1,0 +1,66 @@
+"""``hpcds1mpi cluster``: show a cluster and count or list its valid configurations."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+
+@click.command(name="cluster")
+@click.option("--cluster", "cluster_file", type=click.Path(), default=None,
+              help="Cluster TOML file (default: the Slurm allocation, else this machine).")
+@click.option("--partition", default=None, help="Only this partition.")
+@click.option("--kernel", default=None, help="Restrict to what this kernel supports.")
+@click.option("--list", "list_configs", is_flag=True, help="List every valid configuration.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def command(cluster_file, partition, kernel, list_configs, as_json) -> None:
+    """Show partitions and their valid (nodes, ranks/node, threads, device, precision) space."""
+    import os
+
+    from hpcds1mpi.cluster import detect_local, detect_slurm, load_clusters
+    from hpcds1mpi.config import enumerate_configs
+
+    if cluster_file:
+        clusters = load_clusters(cluster_file)
+    elif "SLURM_JOB_ID" in os.environ:
+        c = detect_slurm()
+        clusters = {c.name: c}
+    else:
+        c = detect_local()
+        clusters = {c.name: c}
+    k = None
+    if kernel:
+        from hpcds1mpi import kernels
+
+        k = kernels.get(kernel)
+    doc = []
+    for cluster in clusters.values():
+        for part in cluster.partitions.values():
+            if partition and part.name != partition:
+                continue
+            configs = list(enumerate_configs(
+                part,
+                precisions=k.precisions if k else None,
+                devices=[d for d in k.devices if d == "cpu" or part.gpus_per_node] if k else None,
+                uses_threads=k.uses_threads if k else True,
+            ))
+            doc.append({"cluster": cluster.name, "partition": part.as_dict(),
+                        "configurations": len(configs),
+                        "list": [c.as_dict() for c in configs] if list_configs else None})
+    if partition and not doc:
+        from hpcds1mpi.errors import ClusterFileError
+
+        raise ClusterFileError(f"no partition {partition!r}")
+    if as_json:
+        click.echo(json.dumps(doc, indent=2))
+        return
+    for entry in doc:
+        p = entry["partition"]
+        click.echo(f"{entry['cluster']}/{p['name']}: {p['max_nodes']} nodes x "
+                   f"{p['cores_per_node']} cores, {p['memory_gb']} GB, "
+                   f"{p['gpus_per_node']} GPUs ({p['gpu_memory_gb']} GB) -> "
+                   f"{entry['configurations']} valid configurations")
+        for c in entry["list"] or []:
+            click.echo(f"  nodes={c['nodes']} ranks/node={c['ranks_per_node']} "
+                       f"threads={c['threads']} {c['device']} {c['precision']}")

@@ -1,0 +1,84 @@
+"""``hpcds1mpi run``: one kernel, one configuration, under the current launch.
+
+Launch it as ``mpiexec -n 4 hpcds1mpi run stencil --size 128`` or under ``srun``. The node count
+and ranks per node are those of the launch; threads, device and precision come from the flags.
+"""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+
+@click.command(name="run")
+@click.argument("kernel")
+@click.option("--size", type=int, default=None, help="Problem size (default: the kernel's median default size).")
+@click.option("--threads", type=int, default=1, show_default=True, help="Threads per rank.")
+@click.option("--device", type=click.Choice(["cpu", "gpu"]), default="cpu", show_default=True)
+@click.option("--precision", type=click.Choice(["fp64", "fp32", "bf16"]), default="fp64",
+              show_default=True)
+@click.option("--repeats", type=int, default=3, show_default=True, help="Timed repeats after one warm-up.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--cluster", "cluster_file", type=click.Path(), default=None,
+              help="Cluster TOML to check the configuration against (default: detect).")
+@click.option("--partition", default=None, help="Partition in the cluster file.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
+def command(kernel, size, threads, device, precision, repeats, seed, cluster_file, partition,
+            as_json) -> None:
+    """Run KERNEL once on every launched rank and print the slowest rank's wall time."""
+    from hpcds1mpi import kernels
+    from hpcds1mpi.cluster import resolve_partition
+    from hpcds1mpi.config import Configuration, check_fits
+    from hpcds1mpi.errors import ConfigError
+
+    if repeats < 1:
+        raise ConfigError("--repeats must be at least 1")
+    k = kernels.get(kernel)
+    if size is None:
+        sizes = k.default_sizes or (k.min_size(1),)
+        size = sizes[len(sizes) // 2]
+    part = resolve_partition(cluster_file, partition)
+
+    from hpcds1mpi import runner
+    from hpcds1mpi.mpi import node_layout, world
+
+    comm = world()
+    layout = node_layout(comm)
+    ranks_per_node, local_rank = layout["ranks_per_node"], layout["local_rank"]
+    nodes = layout["nodes"]
+    if comm.Get_size() != nodes * ranks_per_node:
+        raise ConfigError("ranks are spread unevenly over nodes; launch the same count per node")
+    config = Configuration(nodes, ranks_per_node, threads, device, precision)
+    # The launch is already made: only check what the flags add (threads, device, precision).
+    check_fits(Configuration(1, ranks_per_node, threads, device, precision),
+               _one_node(part))
+    out = runner.execute(comm, k, size, config, seed=seed, warmup=1, min_repeats=repeats,
+                         max_repeats=repeats, local_rank=local_rank)
+    if comm.Get_rank() != 0:
+        return
+    median = sorted(out.wall)[len(out.wall) // 2] if out.wall else float("nan")
+    mpi_share = (sum(out.rank_mpi) / sum(out.rank_wall)) if out.rank_wall else float("nan")
+    record = {
+        "kernel": kernel, "size": size, **config.as_dict(), "ranks": config.ranks,
+        "status": out.status, "error": out.error, "wall_s": out.wall, "median_s": median,
+        "rank0_mpi_fraction": mpi_share, "rel_error": out.rel_error,
+        "blas_threads": out.blas_threads, "work": k.work(size, config.ranks).as_dict(),
+    }
+    if as_json:
+        click.echo(json.dumps(record))
+    else:
+        click.echo(f"{kernel} size={size} {config.label()} ({config.ranks} ranks): {out.status}")
+        if out.error:
+            click.echo(f"  error: {out.error}")
+        if out.wall:
+            click.echo(f"  wall (slowest rank) median {median:.4f} s over {len(out.wall)} repeats; "
+                       f"rank 0 in MPI {100 * mpi_share:.1f} %; rel. error {out.rel_error:.2e}")
+    if out.status != "ok":
+        raise SystemExit(1)
+
+
+def _one_node(part):
+    from dataclasses import replace
+
+    return replace(part, max_nodes=max(part.max_nodes, 1))

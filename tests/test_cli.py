@@ -1,0 +1,100 @@
+"""The CLI starts fast, imports nothing heavy, and turns user errors into one line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+from tests.helpers import REPO, run_cli, run_mpi, hpcds1mpi_exe
+
+HEAVY = ("torch", "cupy", "lightgbm", "botorch", "h5py", "mpi4py.MPI", "xgboost", "pandas")
+
+
+def test_help_imports_nothing_heavy():
+    code = (
+        "import sys\n"
+        "from hpcds1mpi.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        f"print([m for m in {HEAVY!r} if m in sys.modules])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout
+
+
+def test_help_import_check_can_fail():
+    # The same probe must see a heavy module when one is imported: the check above is live.
+    code = "import sys, h5py\nprint([m for m in ('h5py',) if m in sys.modules])\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['h5py']"
+
+
+def test_help_under_half_a_second():
+    run_cli(["--help"])  # warm the file cache
+    best = min(_timed_help() for _ in range(3))
+    assert best < 0.5, f"hpcds1mpi --help took {best:.3f}s"
+
+
+def _timed_help() -> float:
+    start = time.perf_counter()
+    proc = subprocess.run([hpcds1mpi_exe(), "--help"], capture_output=True, text=True)
+    assert proc.returncode == 0 and "recommend" in proc.stdout
+    return time.perf_counter() - start
+
+
+def _assert_one_line_error(proc, *fragments):
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr, proc.stderr
+    lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]
+    assert len(lines) == 1, proc.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+def test_unknown_kernel_is_one_line():
+    _assert_one_line_error(run_cli(["run", "nosuchkernel"]), "unknown kernel", "known kernels")
+
+
+def test_malformed_cluster_toml_is_one_line(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[partitions.cpu]\ncores_per_node = 'many'\nmemory_gb = 10\n")
+    _assert_one_line_error(run_cli(["cluster", "--cluster", str(bad)]), str(bad),
+                           "cores_per_node")
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[partitions.cpu\n")
+    _assert_one_line_error(run_cli(["cluster", "--cluster", str(broken)]), "not valid TOML")
+
+
+def test_impossible_configs_are_one_line():
+    cluster = str(REPO / "tests/data/clusters/two_partitions.toml")
+    proc = run_cli(["run", "gemm", "--threads", "64", "--cluster", cluster, "--partition", "cpu"])
+    _assert_one_line_error(proc, "cores")
+    proc = run_cli(["run", "gemm", "--device", "gpu", "--cluster", cluster, "--partition", "cpu"])
+    _assert_one_line_error(proc, "no GPUs")
+
+
+def test_unsupported_precision_is_reported():
+    proc = run_cli(["run", "allreduce", "--precision", "bf16", "--json", "--repeats", "1"])
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr
+    record = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert record["status"] == "unsupported"
+
+
+def test_cluster_command_counts_configurations():
+    cluster = str(REPO / "tests/data/clusters/two_partitions.toml")
+    proc = run_cli(["cluster", "--cluster", cluster, "--json"])
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    counts = {d["partition"]["name"]: d["configurations"] for d in doc}
+    assert counts["cpu"] > 100 and counts["gpu"] > 100
+
+
+def test_run_under_mpiexec_reports_layout():
+    proc = run_mpi(2, [hpcds1mpi_exe(), "run", "stencil", "--size", "24", "--json",
+                       "--repeats", "1"], timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert record["status"] == "ok"
+    assert record["ranks"] == 2 and record["ranks_per_node"] == 2

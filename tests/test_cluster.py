@@ -1,0 +1,71 @@
+"""Cluster files are validated on load; detection reads the machine and Slurm."""
+
+from __future__ import annotations
+
+import pytest
+
+from hpcds1mpi.cluster import (detect_local, detect_slurm, load_cluster, load_clusters,
+                               parse_scontrol_nodes, resolve_partition)
+from hpcds1mpi.errors import ClusterFileError
+from tests.helpers import REPO
+
+TWO = REPO / "tests/data/clusters/two_partitions.toml"
+SCONTROL = REPO.parent / "shared/data/slurm/scontrol-show-node.txt"
+
+
+def test_loads_multi_partition_file():
+    cluster = load_cluster(TWO)
+    assert set(cluster.partitions) == {"cpu", "gpu"}
+    assert cluster.gres_syntax == "gres" and cluster.account == "proj42"
+    gpu = cluster.partition("gpu")
+    assert gpu.gpus_per_node == 4 and gpu.gpu_memory_gb == 16
+    assert cluster.partition("cpu").power_figures()["power_figures_source"] == "cluster file"
+    assert gpu.power_figures()["power_figures_source"] == "default per-core figures"
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("[partitions.cpu]\nmemory_gb = 4\n", "missing required key 'cores_per_node'"),
+    ("[partitions.cpu]\ncores_per_node = 4\nmemory_gb = 4\nspeed = 3\n", "unknown key"),
+    ("[partitions.cpu]\ncores_per_node = 0\nmemory_gb = 4\n", "must be > 0"),
+    ("[partitions.cpu]\ncores_per_node = 4\nmemory_gb = 4\ngpus_per_node = 2\n", "gpu_memory_gb"),
+    ("[cluster]\ngres_syntax = 'x'\n[partitions.cpu]\ncores_per_node = 4\nmemory_gb = 4\n",
+     "gres_syntax"),
+    ("title = 'x'\n", "no [clusters"),
+    ("[clusters.a]\n", "no partitions"),
+])
+def test_bad_files_name_the_key_and_file(tmp_path, text, fragment):
+    path = tmp_path / "c.toml"
+    path.write_text(text)
+    with pytest.raises(ClusterFileError) as info:
+        load_clusters(path)
+    assert fragment in str(info.value) and str(path) in str(info.value)
+
+
+def test_missing_file_and_unknown_partition():
+    with pytest.raises(ClusterFileError, match="not found"):
+        load_clusters("/nonexistent/c.toml")
+    with pytest.raises(ClusterFileError, match="no partition 'big'"):
+        resolve_partition(str(TWO), "big")
+
+
+def test_detect_local_sees_this_machine():
+    part = detect_local().partition()
+    assert part.cores_per_node >= 1 and part.memory_gb > 0 and part.max_nodes == 1
+
+
+def test_detect_slurm_from_env_and_scontrol_capture():
+    text = SCONTROL.read_text()
+    nodes = parse_scontrol_nodes(text)
+    assert [n["NodeName"] for n in nodes] == ["n1", "n2"]
+    env = {"SLURM_JOB_ID": "7", "SLURM_JOB_PARTITION": "debug", "SLURM_JOB_NUM_NODES": "2",
+           "SLURM_CLUSTER_NAME": "tinyhpc"}
+    cluster = detect_slurm(env=env, scontrol_text=text)
+    part = cluster.partition()
+    assert cluster.name == "tinyhpc" and part.name == "debug"
+    assert part.cores_per_node == int(nodes[0]["CPUTot"]) and part.max_nodes == 2
+    assert part.memory_gb == pytest.approx(float(nodes[0]["RealMemory"]) / 1000, abs=0.1)
+
+
+def test_detect_slurm_outside_allocation():
+    with pytest.raises(ClusterFileError, match="not inside a Slurm allocation"):
+        detect_slurm(env={})

@@ -1,0 +1,55 @@
+"""Configuration space: validation and enumeration against a partition."""
+
+from __future__ import annotations
+
+import pytest
+
+from hpcds1mpi.cluster import Partition
+from hpcds1mpi.config import Configuration, check_fits, check_supported, enumerate_configs
+from hpcds1mpi.errors import ConfigError, UnsupportedError
+
+CPU = Partition(name="cpu", cores_per_node=4, memory_gb=16, max_nodes=4)
+GPU = Partition(name="gpu", cores_per_node=4, memory_gb=16, max_nodes=2, gpus_per_node=2,
+                gpu_memory_gb=16)
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"nodes": 0}, {"ranks_per_node": -1}, {"threads": 1.5}, {"device": "tpu"},
+    {"precision": "fp16"}, {"nodes": True},
+])
+def test_bad_configuration_values_raise(kwargs):
+    with pytest.raises(ConfigError):
+        Configuration(**kwargs)
+
+
+def test_check_fits_rejects_oversubscription_and_missing_gpus():
+    check_fits(Configuration(2, 2, 2), CPU)
+    with pytest.raises(ConfigError, match="cores per node"):
+        check_fits(Configuration(1, 4, 2), CPU)
+    with pytest.raises(ConfigError, match="no GPUs"):
+        check_fits(Configuration(1, 1, 1, "gpu"), CPU)
+    with pytest.raises(ConfigError, match="at most 4"):
+        check_fits(Configuration(8, 1, 1), CPU)
+    with pytest.raises(ConfigError, match="GPUs per node"):
+        check_fits(Configuration(1, 4, 1, "gpu"), GPU)
+
+
+def test_unsupported_precision_is_declared():
+    with pytest.raises(UnsupportedError, match="bf16"):
+        check_supported(Configuration(precision="bf16"), ("fp64", "fp32"), ("cpu",), "k")
+
+
+def test_enumeration_is_exactly_the_valid_set():
+    configs = list(enumerate_configs(CPU, precisions=["fp64"]))
+    # nodes {1,2,4} x every (r, t) with r*t <= 4: (1,1..4),(2,1..2),(3,1),(4,1) = 8 pairs
+    assert len(configs) == 3 * 8
+    assert all(c.ranks_per_node * c.threads <= 4 for c in configs)
+    assert len(set(configs)) == len(configs)
+
+
+def test_enumeration_respects_threadless_kernels_and_gpus():
+    configs = list(enumerate_configs(GPU, uses_threads=False, precisions=["fp32"]))
+    assert {c.threads for c in configs} == {1}
+    gpu = [c for c in configs if c.device == "gpu"]
+    assert gpu and all(c.ranks_per_node <= 2 for c in gpu)
+    assert not [c for c in enumerate_configs(CPU) if c.device == "gpu"]
