@@ -1,0 +1,78 @@
+"""Shared helpers of the built-in kernels: plane-seeded inputs and a chunked thread pool.
+
+Not a kernel (the registry imports only the names in ``BUILTIN_MODULES``).
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable
+
+import numpy as np
+
+_POOLS: dict[int, ThreadPoolExecutor] = {}
+
+
+def plane_rng(seed: int, stream: int, plane: int) -> np.random.Generator:
+    """The generator of one plane of a global array.
+
+    Seeding each plane from ``(seed, stream, plane)`` lets every rank build exactly its own slice
+    of a global array, with values that do not depend on the rank count.
+    """
+    return np.random.default_rng([seed, stream, plane])
+
+
+def global_planes(seed: int, stream: int, shape: tuple[int, int, int],
+                  box: tuple[tuple[int, int], ...], dtype=np.float64) -> np.ndarray:
+    """The sub-box ``box`` of a global uniform[0, 1) array of ``shape``, built plane by plane.
+
+    Args:
+        seed, stream: identify the global array.
+        shape: global shape (Z, Y, X); plane ``z`` is drawn whole as a (Y, X) array.
+        box: ((z0, z1), (y0, y1), (x0, x1)) half-open ranges.
+
+    Returns:
+        Array of shape (z1-z0, y1-y0, x1-x0) in ``dtype``.
+    """
+    (z0, z1), (y0, y1), (x0, x1) = box
+    out = np.empty((z1 - z0, y1 - y0, x1 - x0), dtype=dtype)
+    for z in range(z0, z1):
+        plane = plane_rng(seed, stream, z).random((shape[1], shape[2]))
+        out[z - z0] = plane[y0:y1, x0:x1]
+    return out
+
+
+def pool(threads: int) -> ThreadPoolExecutor | None:
+    """A process-wide pool of ``threads`` workers (None for one thread: run inline)."""
+    if threads <= 1:
+        return None
+    if threads not in _POOLS:
+        _POOLS[threads] = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="hpcds-k")
+    return _POOLS[threads]
+
+
+def chunks(n: int, chunk: int) -> list[tuple[int, int]]:
+    """Split range(n) into consecutive [start, stop) pieces of at most ``chunk`` items."""
+    chunk = max(1, chunk)
+    return [(s, min(n, s + chunk)) for s in range(0, n, chunk)]
+
+
+def run_chunks(fn: Callable[[int, int], None], pieces: list[tuple[int, int]], threads: int) -> None:
+    """Call ``fn(start, stop)`` for every piece, on ``threads`` threads.
+
+    numpy releases the GIL inside ufunc loops on large arrays, so pieces run truly in parallel.
+    Pieces are dealt round-robin to one task per thread, which keeps the per-task overhead low.
+    """
+    executor = pool(threads)
+    if executor is None or len(pieces) == 1:
+        for start, stop in pieces:
+            fn(start, stop)
+        return
+
+    def worker(mine: list[tuple[int, int]]) -> None:
+        for start, stop in mine:
+            fn(start, stop)
+
+    futures = [executor.submit(worker, pieces[t::threads]) for t in range(threads)]
+    for future in futures:
+        future.result()
