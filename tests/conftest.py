@@ -1,0 +1,115 @@
+"""Shared pytest fixtures.
+
+Slurm: tests marked ``@pytest.mark.slurm`` (or using the ``slurm`` fixture) need the two-node
+test Slurm from ``scripts/slurm-up``. Where it is not up they are skipped with the reason; with
+``HPCDS1MPI_REQUIRE_SLURM=1`` (set by ``.ci/run``) a missing Slurm fails them instead.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+DEFAULT_SLURM_DIR = "/tmp/hpcds1mpi-slurm"
+SLURM_FINAL_STATES = {"COMPLETED", "FAILED", "TIMEOUT", "CANCELLED", "OUT_OF_MEMORY",
+                      "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE"}
+
+
+class SlurmCluster:
+    """The running test Slurm: its config, environment, and bounded submit/wait helpers."""
+
+    def __init__(self, conf: str):
+        self.conf = conf
+        self.run_dir = Path(conf).parent
+        self.env = {**os.environ, "SLURM_CONF": conf}
+        self.accounting = "accounting_storage/slurmdbd" in Path(conf).read_text()
+
+    def cmd(self, argv: list[str], timeout: float = 30, check: bool = True, **kw
+            ) -> subprocess.CompletedProcess:
+        """Run a Slurm client command against this cluster."""
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+                              env=self.env, check=check, **kw)
+
+    def sbatch(self, script: str | os.PathLike, *args: str, cwd: str | os.PathLike | None = None
+               ) -> int:
+        """Submit a batch script file; return the job id."""
+        out = self.cmd(["sbatch", "--parsable", *args, str(script)], cwd=cwd).stdout
+        return int(out.strip().split(";")[0].split("_")[0])
+
+    def job_state(self, job_id: int) -> str:
+        """The job's state from scontrol (kept MinJobAge=300 s after it ends), else sacct."""
+        res = self.cmd(["scontrol", "show", "job", "-o", str(job_id)], check=False)
+        match = re.search(r"\bJobState=(\S+)", res.stdout)
+        if match:
+            return match.group(1)
+        if self.accounting:
+            res = self.cmd(["sacct", "-n", "-X", "-P", "-o", "State", "-j", str(job_id)],
+                           check=False)
+            if res.stdout.strip():
+                return res.stdout.split()[0]
+        return "UNKNOWN"
+
+    def wait(self, job_id: int, timeout: float = 120) -> str:
+        """Poll until the job reaches a final state; fail the test after ``timeout`` s."""
+        deadline = time.monotonic() + timeout
+        state = "UNKNOWN"
+        while time.monotonic() < deadline:
+            state = self.job_state(job_id)
+            if state in SLURM_FINAL_STATES:
+                return state
+            time.sleep(0.5)
+        self.cmd(["scancel", str(job_id)], check=False)
+        pytest.fail(f"Slurm job {job_id} still {state} after {timeout}s (cancelled)")
+
+
+def _slurm_conf_candidate() -> str | None:
+    for conf in (os.environ.get("HPCDS1MPI_SLURM_CONF"), os.environ.get("SLURM_CONF"),
+                 os.path.join(os.environ.get("HPCDS1MPI_SLURM_DIR", DEFAULT_SLURM_DIR),
+                              "slurm.conf")):
+        if conf and os.path.exists(conf):
+            return conf
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def _slurm_status() -> tuple[str | None, str]:
+    """(slurm.conf path or None, reason it is unusable)."""
+    conf = _slurm_conf_candidate()
+    if conf is None:
+        return None, "no Slurm: no slurm.conf found (run `bash scripts/slurm-up`)"
+    try:
+        res = subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True,
+                             timeout=15, env={**os.environ, "SLURM_CONF": conf})
+    except FileNotFoundError:
+        return None, "no Slurm: sinfo is not installed (run `bash scripts/slurm-up`)"
+    except subprocess.TimeoutExpired:
+        return None, f"no Slurm: sinfo did not answer in 15 s (SLURM_CONF={conf})"
+    if res.returncode != 0:
+        return None, f"no Slurm: sinfo failed for {conf}: {res.stderr.strip()[:200]}"
+    return conf, ""
+
+
+def _require_slurm() -> str:
+    conf, reason = _slurm_status()
+    if conf is None:
+        if os.environ.get("HPCDS1MPI_REQUIRE_SLURM") == "1":
+            pytest.fail(f"HPCDS1MPI_REQUIRE_SLURM=1 but {reason}", pytrace=False)
+        pytest.skip(reason)
+    return conf
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("slurm") is not None:
+        _require_slurm()
+
+
+@pytest.fixture(scope="session")
+def slurm() -> SlurmCluster:
+    """The running two-node test Slurm (skips, or fails under HPCDS1MPI_REQUIRE_SLURM=1)."""
+    return SlurmCluster(_require_slurm())

@@ -1,0 +1,87 @@
+"""The two-node test Slurm itself: MPI across both nodes, detection inside a job, walltime kill."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slurm
+
+MPI_PROBE = textwrap.dedent("""\
+    import json, os
+    from mpi4py import MPI
+    comm = MPI.COMM_WORLD
+    print(json.dumps({"rank": comm.Get_rank(), "size": comm.Get_size(),
+                      "nodeid": int(os.environ["SLURM_NODEID"]),
+                      "node": os.environ.get("SLURMD_NODENAME")}), flush=True)
+""")
+
+
+def _write_job(path: Path, body: str, directives: list[str]) -> Path:
+    lines = ["#!/bin/bash", *(f"#SBATCH {d}" for d in directives), "set -eu", body, ""]
+    path.write_text("\n".join(lines))
+    return path
+
+
+def _json_lines(text: str) -> list[dict]:
+    return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+
+
+def _mpi_job(slurm, tmp_path: Path, mpi: str) -> tuple[str, list[dict]]:
+    probe = tmp_path / "probe.py"
+    probe.write_text(MPI_PROBE)
+    out = tmp_path / f"mpi-{mpi}.out"
+    script = _write_job(tmp_path / f"mpi-{mpi}.sh",
+                        f"srun --mpi={mpi} {sys.executable} {probe}",
+                        ["-N2 --ntasks-per-node=1", "--time=2", f"--output={out}",
+                         "--job-name=hpcds-mpi-probe"])
+    job_id = slurm.sbatch(script, cwd=tmp_path)
+    state = slurm.wait(job_id, timeout=120)
+    return state, _json_lines(out.read_text() if out.exists() else "")
+
+
+def test_two_node_mpi_job_spans_both_nodes(slurm, tmp_path):
+    state, ranks = _mpi_job(slurm, tmp_path, "pmi2")
+    assert state == "COMPLETED", ranks
+    assert sorted(r["rank"] for r in ranks) == [0, 1]
+    assert {r["size"] for r in ranks} == {2}
+    assert sorted(r["nodeid"] for r in ranks) == [0, 1]
+    assert sorted(r["node"] for r in ranks) == ["n1", "n2"]
+
+
+def test_without_pmi2_each_rank_is_a_singleton(slurm, tmp_path):
+    # The check above can fail: without the PMI the mpich wheel understands, srun starts two
+    # independent size-1 worlds. This is why job scripts must say --mpi=pmi2.
+    state, ranks = _mpi_job(slurm, tmp_path, "none")
+    assert state == "COMPLETED", ranks
+    assert [r["size"] for r in ranks] == [1, 1]
+
+
+def test_detect_slurm_inside_a_job_sees_the_partition(slurm, tmp_path):
+    out = tmp_path / "detect.out"
+    code = ("import json; from hpcds1mpi.cluster import detect_slurm; c = detect_slurm(); "
+            "p = c.partition(); print(json.dumps({'cluster': c.name, **p.as_dict()}))")
+    script = _write_job(tmp_path / "detect.sh", f'{sys.executable} -c "{code}"',
+                        ["-N1 -n1", "--time=2", f"--output={out}"])
+    state = slurm.wait(slurm.sbatch(script, cwd=tmp_path), timeout=120)
+    assert state == "COMPLETED", out.read_text()
+    (info,) = _json_lines(out.read_text())
+    conf = Path(slurm.conf).read_text()
+    cpus = int(re.search(r"NodeName=n\[1-2\].*\bCPUs=(\d+)", conf).group(1))
+    assert info["name"] == "debug" and info["slurm_partition"] == "debug"
+    assert info["cluster"] == re.search(r"^ClusterName=(\S+)", conf, re.M).group(1)
+    assert info["cores_per_node"] == cpus
+    assert info["memory_gb"] == pytest.approx(4.0)
+
+
+@pytest.mark.slow
+def test_walltime_kill_ends_in_timeout(slurm, tmp_path):
+    # --time=1 is one minute; slurmctld checks limits every ~30 s, so this takes 60-100 s.
+    script = _write_job(tmp_path / "timeout.sh", "sleep 300",
+                        ["-N1 -n1", "--time=1", f"--output={tmp_path / 'timeout.out'}"])
+    assert slurm.wait(slurm.sbatch(script, cwd=tmp_path), timeout=180) == "TIMEOUT"
