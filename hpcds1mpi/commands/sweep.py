@@ -1,0 +1,202 @@
+"""``hpcds1mpi sweep``: measure kernels (in-process, under mpiexec/srun) or your own MPI program
+(``--command``, one launch per configuration) over configurations into HDF5 telemetry.
+
+    mpiexec -n 4 hpcds1mpi sweep --plan plans/reference.toml --out t.h5
+    mpiexec -n 4 hpcds1mpi sweep --kernel stencil,gemm --ranks-per-node 1,2,4 --threads 1,2 \\
+        --precisions fp64,fp32 --out t.h5
+    hpcds1mpi sweep --launch 4 --plan plan.toml --out t.h5      # relaunches after a timeout/crash
+    hpcds1mpi sweep --command "./app --n {size}" --label app --sizes 100,200 --ranks-per-node 1,2 \\
+        --out app.h5
+    hpcds1mpi sweep --plan plans/reference.toml --list          # count and rough time, no run
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+_RANK_VARS = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID")
+
+
+def launch_rank() -> int:
+    """This process's rank as the launcher tells it (before MPI starts); 0 if not launched."""
+    for var in _RANK_VARS:
+        value = os.environ.get(var)
+        if value is not None and value.isdigit():
+            return int(value)
+    return 0
+
+
+def _strip_launch(argv: list[str]) -> list[str]:
+    """The sweep's own arguments without ``--launch N``."""
+    args = list(argv)
+    if "sweep" in args:
+        args = args[args.index("sweep") + 1:]
+    out, skip = [], False
+    for arg in args:
+        if skip:
+            skip = False
+            continue
+        if arg == "--launch":
+            skip = True
+            continue
+        if arg.startswith("--launch="):
+            continue
+        out.append(arg)
+    return out
+
+
+def _flag_doc(kernel, sizes, nodes, ranks_per_node, threads, devices, precisions) -> dict:
+    sweep = {}
+    for key, value in (("sizes", sizes), ("nodes", nodes), ("ranks_per_node", ranks_per_node),
+                       ("threads", threads), ("devices", devices), ("precisions", precisions)):
+        if value is not None:
+            sweep[key] = value
+    names = [n.strip() for item in kernel for n in item.split(",") if n.strip()]
+    return {"sweep": sweep, "kernel": [{"name": n} for n in names]}
+
+
+@click.command(name="sweep")
+@click.option("--plan", "plan_file", type=click.Path(), default=None, help="Sweep plan (TOML).")
+@click.option("--out", default=None, help="Telemetry file to write (.h5).")
+@click.option("--kernel", multiple=True, help="Kernel name(s), comma-separated (instead of --plan).")
+@click.option("--sizes", default=None, help="Sizes: 64,128 or 64..1024 (powers of two).")
+@click.option("--nodes", default=None, help="Node counts, e.g. 1,2.")
+@click.option("--ranks-per-node", default=None, help="Ranks per node, e.g. 1,2,4.")
+@click.option("--threads", default=None, help="Threads per rank, e.g. 1,2.")
+@click.option("--devices", default=None, help="cpu,gpu or 'available'.")
+@click.option("--precisions", default=None, help="fp64,fp32,bf16 or 'declared'.")
+@click.option("--min-time", type=float, default=None, help="Measure at least this long (s).")
+@click.option("--min-repeats", type=int, default=None)
+@click.option("--max-repeats", type=int, default=None)
+@click.option("--warmup", type=int, default=None)
+@click.option("--timeout", type=float, default=None, help="Per-configuration timeout (s).")
+@click.option("--seed", type=int, default=None)
+@click.option("--valid-only", is_flag=True, default=None,
+              help="Keep only configurations that fit the partition and the kernel.")
+@click.option("--resume", is_flag=True, help="Continue an existing telemetry file.")
+@click.option("--retry-crashed", is_flag=True, default=None,
+              help="Retry configurations recorded as crashed (once more by default).")
+@click.option("--kernel-module", multiple=True, help="Extra kernels: a module or .py path.")
+@click.option("--cluster", "cluster_file", type=click.Path(), default=None)
+@click.option("--partition", default=None)
+@click.option("--list", "list_only", is_flag=True, help="Print the configurations and a rough time.")
+@click.option("--launch", type=int, default=None,
+              help="Supervise: run mpiexec/srun with N ranks, resuming until the plan is done.")
+@click.option("--command", "program", default=None,
+              help="Your MPI program; placeholders {size} {nodes} {ranks} {ranks_per_node} "
+                   "{threads} {precision} {device}.")
+@click.option("--label", default=None, help="Workload name for --command.")
+@click.option("--fom-regex", default=None, help="Regex whose first group is a figure of merit.")
+@click.option("--launcher", type=click.Choice(["srun", "mpiexec"]), default=None)
+@click.option("--no-progress", is_flag=True)
+def command(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices, precisions,
+            min_time, min_repeats, max_repeats, warmup, timeout, seed, valid_only, resume,
+            retry_crashed, kernel_module, cluster_file, partition, list_only, launch, program,
+            label, fom_regex, launcher, no_progress) -> None:
+    """Measure kernels or your own MPI program over configurations into HDF5 telemetry."""
+    params = dict(locals())
+    from hpcds1mpi.errors import HpcdsError
+
+    try:
+        _main(**params)
+    except HpcdsError as exc:
+        if launch_rank() != 0:
+            raise SystemExit(exc.exit_code)  # rank 0 prints the one line
+        raise
+
+
+def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices, precisions,
+          min_time, min_repeats, max_repeats, warmup, timeout, seed, valid_only, resume,
+          retry_crashed, kernel_module, cluster_file, partition, list_only, launch, program,
+          label, fom_regex, launcher, no_progress) -> None:
+    from hpcds1mpi import kernels as registry
+    from hpcds1mpi import sweep
+    from hpcds1mpi.cluster import resolve_partition
+    from hpcds1mpi.errors import ConfigError
+
+    if launch is not None:
+        if launch < 1:
+            raise ConfigError("--launch needs a positive number of ranks")
+        if not out:
+            raise ConfigError("--out is required")
+        raise SystemExit(sweep.supervise(launch, _strip_launch(sys.argv), out,
+                                         launcher=launcher))
+    if not out and not list_only:
+        raise ConfigError("--out is required (the telemetry file to write)")
+    for module in kernel_module:
+        registry.load_plugin(module)
+    part = resolve_partition(cluster_file, partition)
+
+    if program is not None:
+        from hpcds1mpi import external
+
+        if plan_file or kernel:
+            raise ConfigError("--command sweeps your program; do not combine it with --plan/--kernel")
+        if sizes is None:
+            raise ConfigError("--command needs --sizes")
+        plan = external.build_external_plan(
+            program, label or "external", sizes=sizes, nodes=nodes,
+            ranks_per_node=ranks_per_node, threads=threads, devices=devices,
+            precisions=precisions, partition=part, valid_only=bool(valid_only),
+            timeout=timeout, seed=seed)
+        if list_only:
+            _print_list(plan, None)
+            return
+        summary = external.run_external(plan, out, part, resume=resume, fom_regex=fom_regex,
+                                        launcher=launcher, progress=not no_progress)
+        click.echo(_summary_line(summary, out), err=True)
+        return
+
+    if plan_file and kernel:
+        raise ConfigError("give either --plan or --kernel, not both")
+    if plan_file:
+        doc = sweep.load_plan_file(plan_file)
+        for key, value in (("sizes", sizes), ("nodes", nodes), ("ranks_per_node", ranks_per_node),
+                           ("threads", threads), ("devices", devices),
+                           ("precisions", precisions)):
+            if value is not None:  # flags override the plan's [sweep] ranges for every kernel
+                doc["sweep"][key] = value
+                for entry in doc["kernel"]:
+                    entry.pop(key, None)
+    elif kernel:
+        doc = _flag_doc(kernel, sizes, nodes, ranks_per_node, threads, devices, precisions)
+    else:
+        raise ConfigError("nothing to sweep: give --plan FILE, --kernel NAME or --command PROGRAM")
+    for key, value in (("min_time", min_time), ("min_repeats", min_repeats),
+                       ("max_repeats", max_repeats), ("warmup", warmup), ("timeout", timeout),
+                       ("seed", seed), ("valid_only", valid_only),
+                       ("retry_crashed", retry_crashed)):
+        if value is not None:
+            doc["sweep"][key] = value
+    plan = sweep.build_plan(doc, part)
+    if list_only:
+        _print_list(plan, sweep.estimate_seconds(plan))
+        return
+    summary = sweep.run_inprocess(plan, out, part, resume=resume, progress=not no_progress)
+    if summary:
+        click.echo(_summary_line(summary, out), err=True)
+
+
+def _summary_line(summary: dict, out: str) -> str:
+    statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary.get("statuses", {}).items()))
+    return (f"hpcds1mpi sweep: {summary['configs']} configurations into {out} "
+            f"({statuses or 'nothing new'}; {summary.get('skipped', 0)} already done) in "
+            f"{summary['sweep_s']:.1f} s, of which measured {summary['measured_s']:.1f} s")
+
+
+def _print_list(plan, estimate: float | None) -> None:
+    from collections import Counter
+
+    per_kernel = Counter(r.workload for r in plan.runs)
+    for name, count in per_kernel.items():
+        sizes = sorted({r.size for r in plan.runs if r.workload == name})
+        click.echo(f"{name}: {count} configurations, {len(sizes)} sizes "
+                   f"({sizes[0]}..{sizes[-1]})")
+    click.echo(f"total: {len(plan.runs)} configurations; launch with at least "
+               f"{plan.max_ranks} ranks")
+    if estimate is not None:
+        click.echo(f"rough estimate: {estimate / 60:.1f} min (lower bound from min_time and the "
+                   "kernels' work models at 1 GFLOP/s, 5 GB/s per rank; not a measurement)")

@@ -1,0 +1,87 @@
+"""Test-only kernels that misbehave on purpose (loaded with ``--kernel-module``).
+
+- ``fault_sleep``: every rank sleeps ``size`` milliseconds then does a tiny Allreduce; a known
+  run time (the sweep-overhead benchmark uses it too). Declares fp64 and fp32 only.
+- ``fault_hang``: sizes >= 1000 hang: rank 0 waits in a Barrier (inside MPI) while the other
+  ranks sleep; on one rank it sleeps. Smaller sizes behave like ``fault_sleep``.
+- ``fault_raise``: the last rank raises in ``run`` when there are 2+ ranks (1 rank: fine).
+- ``fault_wrong``: returns a result that fails the check (status ``wrong``).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from hpcds1mpi.kernels import Kernel, WorkModel, register
+
+
+class _Base(Kernel):
+    description = "test kernel"
+    decomposition = "none"
+    communication = "allreduce of one number"
+    size_meaning = "milliseconds to sleep"
+    precisions = ("fp64", "fp32")
+    devices = ("cpu",)
+    uses_threads = True
+    default_sizes = (1, 2, 4)
+
+    def setup(self, ctx, size):
+        return {"size": size, "value": np.array([1.0])}
+
+    def _sum(self, ctx):
+        from hpcds1mpi.mpi import get_mpi
+
+        out = np.empty(1)
+        ctx.comm.Allreduce(np.array([1.0]), out, op=get_mpi().SUM)
+        return out
+
+    def run(self, ctx, state):
+        time.sleep(state["size"] / 1000.0)
+        return self._sum(ctx)
+
+    def check(self, ctx, state, result):
+        want = float(ctx.comm.Get_size())
+        return abs(float(np.asarray(result)[0]) - want) / want
+
+    def work(self, size, ranks):
+        return WorkModel(flops=float(ranks), bytes_moved=8.0, messages=1.0, comm_bytes=8.0,
+                         memory_bytes=8.0)
+
+
+@register
+class SleepKernel(_Base):
+    name = "fault_sleep"
+
+
+@register
+class HangKernel(_Base):
+    name = "fault_hang"
+
+    def run(self, ctx, state):
+        if state["size"] >= 1000:
+            if ctx.comm.Get_rank() == 0 and ctx.comm.Get_size() > 1:
+                ctx.comm.Barrier()  # the others never come: a hang inside MPI
+            else:
+                time.sleep(3600)
+        return super().run(ctx, state)
+
+
+@register
+class RaiseKernel(_Base):
+    name = "fault_raise"
+
+    def run(self, ctx, state):
+        size = ctx.comm.Get_size()
+        if size > 1 and ctx.comm.Get_rank() == size - 1:
+            raise RuntimeError("injected failure on the last rank")
+        return super().run(ctx, state)
+
+
+@register
+class WrongKernel(_Base):
+    name = "fault_wrong"
+
+    def run(self, ctx, state):
+        return super().run(ctx, state) + 0.5
