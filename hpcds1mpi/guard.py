@@ -1,0 +1,393 @@
+"""The familiarity guard: is a job familiar enough to act on without a person?
+
+Verdicts: ``auto`` (act), ``confirm`` (show the pick, ask first), ``escalate`` (no guessed
+settings; ``recommend`` writes a calibration sweep instead).
+
+Checks, each reported on its own:
+
+* **learned** — the job's distance to the training data in the model's embedding space. The job
+  is placed at a fixed set of configurations measured in training (so the distance measures the
+  *problem*, not how far the configuration grid reaches), each row's distance is the mean
+  Euclidean distance to its ``k`` nearest training rows after standardising each embedding
+  dimension, and the job's distance is the median over its rows. Thresholds are calibrated on
+  held-out problems (:func:`calibrate`): every training problem (workload, size) is scored
+  against the training rows of *other* problems, and the ``auto`` / ``escalate`` thresholds are
+  upper quantiles of those held-out-problem distances. Leave-one-workload-out distances are
+  computed too and reported (catch rate of the learned check alone), never used to set the
+  thresholds.
+* **hardware** — the partition must match a partition the model was trained on (same cores and
+  GPUs per node, memory within 25 %); a machine the model never saw is escalated.
+* **size range** — sizes beyond the measured range are extrapolation: up to 2x beyond asks to
+  confirm, further escalates.
+* **name** — the workload was never measured. Kept apart from the learned check: the
+  evaluation counts the learned check's catches without it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+
+from hpcds1mpi.errors import ModelError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from hpcds1mpi.cluster import Partition
+
+VERDICTS = ("auto", "confirm", "escalate")
+CALIBRATION_FILE = "guard_calibration.json"
+#: Quantiles of held-out-problem distances that set the thresholds.
+AUTO_QUANTILE = 0.90
+ESCALATE_QUANTILE = 0.99
+#: Escalate threshold = max(quantile, this multiple of the auto threshold).
+ESCALATE_MIN_RATIO = 1.5
+#: System 1 confidence below which an otherwise familiar job asks to confirm.
+CONFIDENCE_AUTO = 0.7
+K_NEIGHBOURS = 3
+QUERY_CONFIGS = 48
+MAX_REFERENCE_ROWS = 12000
+SIZE_CONFIRM_RATIO = 2.0
+MEMORY_TOLERANCE = 0.25
+
+
+# --------------------------------------------------------------------------------------------
+# Distances
+
+
+@dataclass
+class Reference:
+    """The standardised training embedding and the problem of each row.
+
+    Attributes:
+        matrix: ``(n, d)`` standardised training rows (a deterministic subsample when large).
+        workloads / sizes: ``(n,)`` the problem of each row.
+        center / scale: ``(d,)`` the standardisation.
+        configs: the training configurations used as query points (a DataFrame).
+    """
+
+    matrix: np.ndarray
+    workloads: np.ndarray
+    sizes: np.ndarray
+    center: np.ndarray
+    scale: np.ndarray
+    configs: "pd.DataFrame"
+    frame: "pd.DataFrame"
+
+
+def reference(bundle, max_rows: int = MAX_REFERENCE_ROWS, seed: int = 0) -> Reference:
+    """Build the guard's view of the training data from a bundle.
+
+    Raises:
+        ModelError: the bundle's training matrix and frame disagree in length.
+    """
+    frame = bundle.training_frame().reset_index(drop=True)
+    matrix = np.asarray(bundle.training_matrix(), dtype=float)
+    if matrix.ndim != 2 or len(matrix) != len(frame):
+        raise ModelError("model bundle's training matrix and frame differ in length; retrain it")
+    if len(frame) > max_rows:
+        keep = np.sort(np.random.default_rng(seed).choice(len(frame), max_rows, replace=False))
+        frame, matrix = frame.iloc[keep].reset_index(drop=True), matrix[keep]
+    center = np.nanmean(matrix, axis=0)
+    scale = np.nanstd(matrix, axis=0)
+    scale = np.where(np.isfinite(scale) & (scale > 1e-9), scale, 1.0)
+    std = np.nan_to_num((matrix - center) / scale)
+    cols = ["nodes", "ranks_per_node", "threads", "device", "precision", "partition"]
+    configs = frame[cols].drop_duplicates().reset_index(drop=True)
+    if len(configs) > QUERY_CONFIGS:
+        configs = configs.sample(QUERY_CONFIGS, random_state=seed).reset_index(drop=True)
+    return Reference(std, frame["workload"].astype(str).to_numpy(),
+                     np.asarray(frame["size"], dtype=float), center, scale, configs, frame)
+
+
+def query_frame(bundle, ref: Reference, workload: str, size: float,
+                partition_name: str | None = None) -> "pd.DataFrame":
+    """The job placed at the reference configurations (hardware from the bundle's table)."""
+    import pandas as pd
+
+    q = ref.configs.copy()
+    if partition_name is not None:
+        q["partition"] = partition_name
+    q.insert(0, "size", size)
+    q.insert(0, "workload", workload)
+    hw = dict(getattr(bundle, "partitions", {}) or {})
+    for col in ("cores_per_node", "memory_gb", "gpus_per_node"):
+        q[col] = q["partition"].map(lambda p, c=col: (hw.get(p) or {}).get(c, np.nan))
+    # A GPU configuration cannot be placed on a partition without GPUs.
+    if partition_name is not None:
+        gpus = (hw.get(partition_name) or {}).get("gpus_per_node", 0) or 0
+        q = q[(q["device"] != "gpu") | (q["ranks_per_node"] <= gpus)]
+    return pd.DataFrame(q).reset_index(drop=True)
+
+
+def _knn_distance(query: np.ndarray, ref: np.ndarray, k: int) -> np.ndarray:
+    """Mean distance of each query row to its ``k`` nearest reference rows. ``(q,)``."""
+    if len(ref) == 0:
+        return np.full(len(query), np.inf)
+    k = min(k, len(ref))
+    d2 = (np.sum(query ** 2, axis=1)[:, None] + np.sum(ref ** 2, axis=1)[None, :]
+          - 2.0 * query @ ref.T)
+    d2 = np.maximum(d2, 0.0)
+    part = np.partition(d2, k - 1, axis=1)[:, :k]
+    return np.sqrt(part).mean(axis=1)
+
+
+def job_distance(bundle, ref: Reference, workload: str, size: float,
+                 partition_name: str | None = None, exclude: np.ndarray | None = None,
+                 k: int = K_NEIGHBOURS) -> float:
+    """The job's learned distance to the training data (median over its query rows).
+
+    Args:
+        exclude: ``(n,)`` booleans of reference rows to leave out (calibration).
+    """
+    q = query_frame(bundle, ref, workload, size, partition_name)
+    if len(q) == 0:
+        return float("inf")
+    emb = np.asarray(bundle.embed(q), dtype=float)
+    emb = np.nan_to_num((emb - ref.center) / ref.scale)
+    pool = ref.matrix if exclude is None else ref.matrix[~exclude]
+    return float(np.median(_knn_distance(emb, pool, k)))
+
+
+# --------------------------------------------------------------------------------------------
+# Calibration
+
+
+@dataclass
+class GuardCalibration:
+    """Thresholds of the learned check and the held-out evidence behind them.
+
+    Attributes:
+        auto_threshold / escalate_threshold: distances (standardised embedding units).
+        heldout_problem_distances: one per training problem, scored without its own rows.
+        heldout_workload_distances: one per training problem, scored without its workload.
+        catch_rate: share of leave-one-workload-out problems the learned check escalates
+            (with thresholds calibrated without that workload; NaN with fewer than 2
+            workloads).
+        false_escalations: share of held-out-size problems it escalates.
+    """
+
+    auto_threshold: float
+    escalate_threshold: float
+    heldout_problem_distances: list = field(default_factory=list)
+    heldout_workload_distances: list = field(default_factory=list)
+    catch_rate: float = float("nan")
+    false_escalations: float = float("nan")
+    k: int = K_NEIGHBOURS
+    source: str = "computed"
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "GuardCalibration":
+        known = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def thresholds_from(distances: Sequence[float]) -> tuple[float, float]:
+    """(auto, escalate) thresholds from held-out-problem distances."""
+    d = np.asarray([x for x in distances if math.isfinite(x)], dtype=float)
+    if len(d) == 0:
+        return 0.0, 0.0
+    auto = float(np.quantile(d, AUTO_QUANTILE))
+    esc = max(float(np.quantile(d, ESCALATE_QUANTILE)), ESCALATE_MIN_RATIO * auto)
+    return auto, esc
+
+
+def calibrate(bundle, ref: Reference | None = None, k: int = K_NEIGHBOURS) -> GuardCalibration:
+    """Calibrate the learned check on held-out problems of the bundle's training data.
+
+    Every training problem (workload, size, on its most-measured partition) is scored twice:
+    without its own rows (a new size of a known workload: should pass) and without its whole
+    workload (a never-seen workload: should be escalated). Thresholds come from the first set
+    only; the catch rate is computed per workload with thresholds from the other workloads.
+    """
+    ref = ref or reference(bundle)
+    frame = ref.frame
+    problems = (frame.groupby(["workload", "size"])["partition"]
+                .agg(lambda s: s.value_counts().index[0]).reset_index())
+    lopo, lowo, names = [], [], []
+    for row in problems.itertuples(index=False):
+        same_workload = ref.workloads == str(row.workload)
+        same_problem = same_workload & (ref.sizes == float(row.size))
+        lopo.append(job_distance(bundle, ref, row.workload, row.size, row.partition,
+                                 exclude=same_problem, k=k))
+        lowo.append(job_distance(bundle, ref, row.workload, row.size, row.partition,
+                                 exclude=same_workload, k=k))
+        names.append(str(row.workload))
+    auto, esc = thresholds_from(lopo)
+    names_arr = np.asarray(names)
+    caught = []
+    for w in sorted(set(names)):
+        others = [d for d, n in zip(lopo, names) if n != w]
+        if not others:
+            continue
+        _, esc_w = thresholds_from(others)
+        caught += [d > esc_w for d in np.asarray(lowo)[names_arr == w]]
+    catch = float(np.mean(caught)) if caught else float("nan")
+    false_esc = float(np.mean([d > esc for d in lopo])) if lopo else float("nan")
+    return GuardCalibration(auto, esc, [float(x) for x in lopo], [float(x) for x in lowo],
+                            catch, false_esc, k)
+
+
+def _cache_key(model_dir: str | os.PathLike) -> str:
+    path = Path(model_dir).resolve()
+    stamp = []
+    for p in sorted(path.glob("*"))[:200]:
+        try:
+            stamp.append(f"{p.name}:{p.stat().st_mtime_ns}:{p.stat().st_size}")
+        except OSError:
+            continue
+    return hashlib.sha256(("|".join([str(path), *stamp])).encode()).hexdigest()[:16]
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("HPCDS1MPI_CACHE", Path.home() / ".cache" / "hpcds1mpi"))
+
+
+def load_calibration(bundle, model_dir: str | os.PathLike | None,
+                     ref: Reference | None = None) -> GuardCalibration:
+    """The guard calibration shipped with a bundle, else a cached one, else computed now.
+
+    Computed calibrations are cached under ``~/.cache/hpcds1mpi`` (``HPCDS1MPI_CACHE``) keyed
+    by the bundle directory's files, so only the first call per bundle pays for it.
+    """
+    if model_dir is not None:
+        shipped = Path(model_dir) / CALIBRATION_FILE
+        cached = cache_dir() / f"guard-{_cache_key(model_dir)}.json"
+        for path in (shipped, cached):
+            try:
+                cal = GuardCalibration.from_dict(json.loads(path.read_text()))
+                cal.source = str(path)
+                return cal
+            except (OSError, ValueError, TypeError):
+                continue
+    cal = calibrate(bundle, ref)
+    if model_dir is not None:
+        try:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            cached.write_text(json.dumps(cal.as_dict()))
+        except OSError:
+            pass  # a read-only home only costs the next call the same computation
+    return cal
+
+
+# --------------------------------------------------------------------------------------------
+# Verdict
+
+
+@dataclass
+class Verdict:
+    """The guard's decision on one job and every reason behind it.
+
+    Attributes:
+        verdict: ``auto``, ``confirm`` or ``escalate``.
+        reasons: one line per check that was not passed.
+        checks: check name -> ``pass`` / ``confirm`` / ``escalate``.
+        distance: the learned distance, with the thresholds it was compared to.
+    """
+
+    verdict: str
+    reasons: list[str] = field(default_factory=list)
+    checks: dict[str, str] = field(default_factory=dict)
+    distance: float = float("nan")
+    auto_threshold: float = float("nan")
+    escalate_threshold: float = float("nan")
+
+    def as_dict(self) -> dict:
+        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
+                for k, v in asdict(self).items()}
+
+
+def matching_partition(bundle, partition: "Partition") -> str | None:
+    """The trained partition ``partition`` corresponds to (same name and hardware, or same
+    hardware), or None when the model never saw hardware like it."""
+    trained = dict(getattr(bundle, "partitions", {}) or {})
+
+    def same(hw: dict) -> bool:
+        try:
+            mem = float(hw.get("memory_gb", 0))
+            return (int(hw.get("cores_per_node", -1)) == partition.cores_per_node
+                    and int(hw.get("gpus_per_node", 0) or 0) == partition.gpus_per_node
+                    and mem > 0 and abs(mem - partition.memory_gb) <= MEMORY_TOLERANCE * mem)
+        except (TypeError, ValueError):
+            return False
+
+    if partition.name in trained and same(trained[partition.name]):
+        return partition.name
+    for name, hw in trained.items():
+        if same(hw):
+            return name
+    return None
+
+
+def _escalate_worst(current: str, new: str) -> str:
+    return max(current, new, key=VERDICTS.index)
+
+
+def judge(bundle, workload: str, size: int, partition: "Partition",
+          calibration: GuardCalibration, ref: Reference, confidence: float | None = None
+          ) -> Verdict:
+    """The guard's verdict for ``workload`` at ``size`` on ``partition``."""
+    verdict = Verdict("auto", auto_threshold=calibration.auto_threshold,
+                      escalate_threshold=calibration.escalate_threshold)
+
+    def mark(check: str, level: str, reason: str = "") -> None:
+        verdict.checks[check] = level
+        if level != "pass":
+            verdict.verdict = _escalate_worst(verdict.verdict, level)
+            if reason:
+                verdict.reasons.append(reason)
+
+    trained = matching_partition(bundle, partition)
+    if trained is None:
+        mark("hardware", "escalate",
+             f"partition {partition.name} ({partition.cores_per_node} cores, "
+             f"{partition.gpus_per_node} GPUs, {partition.memory_gb:g} GB) is unlike any machine "
+             "the model was trained on")
+    else:
+        mark("hardware", "pass")
+    known = [str(w) for w in getattr(bundle, "workloads", [])]
+    if workload not in known:
+        mark("name", "escalate", f"workload {workload!r} was never measured")
+    else:
+        mark("name", "pass")
+    lo_hi = (getattr(bundle, "size_range", {}) or {}).get(workload)
+    if lo_hi is not None:
+        lo, hi = float(lo_hi[0]), float(lo_hi[1])
+        ratio = max(lo / size if size < lo else 1.0, size / hi if size > hi else 1.0)
+        if ratio <= 1.0:
+            mark("size_range", "pass")
+        elif ratio <= SIZE_CONFIRM_RATIO:
+            mark("size_range", "confirm",
+                 f"size {size} is outside the measured range {lo:g}–{hi:g} (extrapolation)")
+        else:
+            mark("size_range", "escalate",
+                 f"size {size} is {ratio:.1f}x beyond the measured range {lo:g}–{hi:g}")
+    distance = job_distance(bundle, ref, workload, size, trained, k=calibration.k)
+    verdict.distance = distance
+    if not math.isfinite(distance) or distance > calibration.escalate_threshold:
+        mark("learned", "escalate",
+             f"the job is far from everything measured (distance {distance:.2f} > "
+             f"{calibration.escalate_threshold:.2f})")
+    elif distance > calibration.auto_threshold:
+        mark("learned", "confirm",
+             f"the job is at the edge of what was measured (distance {distance:.2f} > "
+             f"{calibration.auto_threshold:.2f})")
+    else:
+        mark("learned", "pass")
+    if confidence is not None and verdict.verdict == "auto":
+        if confidence < CONFIDENCE_AUTO:
+            mark("confidence", "confirm",
+                 f"System 1 confidence {confidence:.2f} is below {CONFIDENCE_AUTO}")
+        else:
+            mark("confidence", "pass")
+    return verdict
