@@ -1,0 +1,273 @@
+"""Interconnect microbenchmark: ``Allreduce`` over message sizes and a ping-pong.
+
+For every message size ``s`` (powers of two from one element up to ``size`` bytes, and
+``size`` itself), all ranks time ``iterations(s)`` back-to-back ``Allreduce(SUM)`` calls, and
+rank 0 and the last rank (on another node when the job spans nodes: ranks are placed in block
+order) time ``iterations(s)`` ``Send``/``Recv`` round trips. Latency is seconds per call
+(allreduce) or per one-way message (ping-pong, half a round trip, as ``mpi4py.bench pingpong``
+reports); bandwidth is ``s / latency``. Each rank's times are reduced with MAX (the slowest rank
+is the one a job waits for).
+
+Correctness is judged analytically: element ``i`` of rank ``r``'s send buffer is
+``(r + 1) * (1 + i % 3)``, so the reduced buffer must equal ``P (P + 1) / 2 * (1 + i % 3)``
+exactly (small integers are exact in fp32 and fp64), and the ping-pong echo must equal what was
+sent. On GPU the buffers live on the device and are staged through host memory (timed) unless
+the MPI is GPU-aware.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from hpcds1mpi.kernels import register
+from hpcds1mpi.kernels.base import Kernel, KernelContext, WorkModel
+
+#: Bytes per size above which only :data:`MIN_ITERATIONS` calls are timed.
+ITERATION_BYTES = 1 << 20
+MIN_ITERATIONS, MAX_ITERATIONS = 4, 200
+
+
+def message_sizes(size: int, itemsize: int) -> list[int]:
+    """Message sizes in bytes: powers of two from one element up to ``size``, plus ``size``
+    rounded down to whole elements when it is not a power of two."""
+    top = max(itemsize, (int(size) // itemsize) * itemsize)
+    sizes, s = [], itemsize
+    while s <= top:
+        sizes.append(s)
+        s *= 2
+    if sizes[-1] != top:
+        sizes.append(top)
+    return sizes
+
+
+def iterations(nbytes: int, scale: float = 1.0) -> int:
+    """Timed calls per message size: many for small messages (latency), few for large ones."""
+    count = int(scale * ITERATION_BYTES // max(1, nbytes))
+    return max(MIN_ITERATIONS, min(int(MAX_ITERATIONS * scale), count))
+
+
+def send_pattern(xp, rank: int, n: int, dtype):
+    """Rank ``rank``'s send buffer: ``(rank + 1) * (1 + i % 3)``, shape (n,)."""
+    return ((rank + 1) * (1 + np.arange(n) % 3)).astype(dtype)
+
+
+def _usable_cpus() -> int:
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def _ranks_on_node(comm) -> int:
+    """How many ranks of ``comm`` share this rank's node."""
+    from hpcds1mpi.mpi import get_mpi
+
+    raw = getattr(comm, "raw", comm)
+    local = raw.Split_type(get_mpi().COMM_TYPE_SHARED)
+    try:
+        return local.Get_size()
+    finally:
+        local.Free()
+
+
+def _idle_barrier(comm) -> None:
+    """A barrier that sleeps instead of spinning, for ranks with nothing to do while others
+    time a ping-pong (a spinning idle rank steals the core of a timed one when oversubscribed)."""
+    import time
+
+    request = comm.Ibarrier()
+    while not request.Test():
+        time.sleep(2e-4)
+
+
+@dataclass
+class _State:
+    sizes: list[int]
+    counts: list[int]  # elements per size
+    iters: list[int]
+    dtype: Any
+    send_host: np.ndarray  # (max count,) this rank's pattern
+    ping_host: np.ndarray  # (max count,) rank 0's ping-pong payload
+    recv: list = field(default_factory=list)  # per size, device buffers of the reduced values
+    echo: list = field(default_factory=list)  # per size, rank 0's ping-pong echo buffers
+    host_out: np.ndarray | None = None  # staging buffer for non-GPU-aware device runs
+
+
+@register
+class Allreduce(Kernel):
+    name = "allreduce"
+    description = "Allreduce(SUM) and rank0<->last ping-pong over message sizes"
+    decomposition = "none: every rank contributes a buffer of each size"
+    communication = "Allreduce per size and iteration; Send/Recv ping-pong between rank 0 and last"
+    size_meaning = "largest message in bytes (sizes sweep powers of two up to it)"
+    threads_via = "none (communication only)"
+    precisions = ("fp64", "fp32")
+    devices = ("cpu", "gpu")
+    uses_threads = False
+    default_sizes = (1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 23, 1 << 24,
+                     1 << 25)
+    tolerance = {"fp64": 0.0, "fp32": 0.0}  # integer-valued sums: exact
+
+    def __init__(self) -> None:
+        #: The last run's per-size table (same keys as the result dict, host numpy arrays).
+        self.last_profile: dict | None = None
+
+    def min_size(self, ranks: int) -> int:
+        return 8
+
+    def setup(self, ctx: KernelContext, size: int) -> _State:
+        from hpcds1mpi.arrays import numpy_dtype
+
+        dtype = numpy_dtype(ctx.precision)
+        item = np.dtype(dtype).itemsize
+        scale = float(ctx.extra.get("allreduce_iteration_scale", 1.0))
+        if _ranks_on_node(ctx.comm) > _usable_cpus():
+            # Oversubscribed: every message waits for the OS scheduler (milliseconds), so many
+            # iterations only multiply the run time without sharpening the number.
+            scale = min(scale, MIN_ITERATIONS / MAX_ITERATIONS)
+        sizes = message_sizes(size, item)
+        counts = [s // item for s in sizes]
+        rank, ranks = ctx.comm.Get_rank(), ctx.comm.Get_size()
+        xp = ctx.xp
+        state = _State(
+            sizes=sizes, counts=counts, iters=[iterations(s, scale) for s in sizes], dtype=dtype,
+            send_host=send_pattern(np, rank, counts[-1], dtype),
+            ping_host=(np.arange(counts[-1]) % 251 + 1).astype(dtype),
+        )
+        state.recv = [xp.zeros(c, dtype=dtype) for c in counts]
+        if rank in (0, ranks - 1) and ranks > 1:
+            # rank 0 keeps the echoes it gets back (checked); the last rank receives into its own
+            state.echo = [xp.zeros(c, dtype=dtype) for c in counts]
+        if xp is not np and not ctx.gpu_aware:
+            state.host_out = np.empty(counts[-1], dtype=dtype)
+        return state
+
+    def run(self, ctx: KernelContext, state: _State) -> dict:
+        import time
+
+        from hpcds1mpi.arrays import synchronize, to_host
+        from hpcds1mpi.mpi import get_mpi
+
+        MPI = get_mpi()
+        comm, xp = ctx.comm, ctx.xp
+        rank, ranks = comm.Get_rank(), comm.Get_size()
+        staged = xp is not np and not ctx.gpu_aware
+        send_dev = xp.asarray(state.send_host) if xp is not np else state.send_host  # H2D
+        ping_dev = xp.asarray(state.ping_host) if xp is not np else state.ping_host
+        n_sizes = len(state.sizes)
+        times = np.zeros(2 * n_sizes)  # allreduce seconds per call, then ping-pong one-way
+        peer = ranks - 1
+        for k, (count, iters) in enumerate(zip(state.counts, state.iters)):
+            send, out = send_dev[:count], state.recv[k]
+            comm.Barrier()
+            start = time.perf_counter()
+            for _ in range(iters):
+                if staged:
+                    host_out = state.host_out[:count]
+                    comm.Allreduce(to_host(send), host_out, op=MPI.SUM)
+                    out[...] = xp.asarray(host_out)
+                else:
+                    comm.Allreduce(send, out, op=MPI.SUM)
+            synchronize(xp)
+            times[k] = (time.perf_counter() - start) / iters
+            if ranks < 2:
+                continue
+            if rank not in (0, peer):
+                _idle_barrier(comm)
+                continue
+            # Ping-pong: rank 0 sends its payload, the last rank echoes what it received.
+            ping = ping_dev[:count]
+            box = state.echo[k]
+            box_mpi = state.host_out[:count] if staged else box
+            start = time.perf_counter()
+            for _ in range(iters):
+                if rank == 0:
+                    comm.Send(to_host(ping) if staged else ping, dest=peer, tag=k)
+                    comm.Recv(box_mpi, source=peer, tag=k)
+                    if staged:
+                        box[...] = xp.asarray(box_mpi)
+                else:
+                    comm.Recv(box_mpi, source=0, tag=k)
+                    if staged:
+                        box[...] = xp.asarray(box_mpi)
+                    comm.Send(to_host(box) if staged else box, dest=0, tag=k)
+            synchronize(xp)
+            times[n_sizes + k] = (time.perf_counter() - start) / (2 * iters)
+            _idle_barrier(comm)
+        slowest = np.empty_like(times)
+        comm.Allreduce(times, slowest, op=MPI.MAX)
+        sizes = np.array(state.sizes, dtype=np.float64)
+        allreduce_s = slowest[:n_sizes]
+        if ranks > 1:
+            pingpong_s = slowest[n_sizes:]
+        else:
+            pingpong_s = np.full(n_sizes, np.nan)
+        profile = {
+            "message_bytes": sizes,
+            "allreduce_latency_s": allreduce_s,
+            "allreduce_bandwidth_Bps": sizes / allreduce_s,
+            "pingpong_latency_s": pingpong_s,
+            "pingpong_bandwidth_Bps": sizes / pingpong_s,
+            "iterations": np.array(state.iters, dtype=np.float64),
+        }
+        self.last_profile = {k: v.copy() for k, v in profile.items()}
+        echo = list(state.echo) if rank == 0 else []
+        return {**profile, "reduced": list(state.recv), "echo": echo}
+
+    def check(self, ctx: KernelContext, state: _State, result: dict) -> float:
+        """Largest relative deviation of any reduced or echoed element from its exact value
+        (the MAX over ranks)."""
+        from hpcds1mpi.arrays import to_host
+        from hpcds1mpi.mpi import get_mpi
+
+        MPI = get_mpi()
+        ranks = ctx.comm.Get_size()
+        worst = 0.0
+        reduced = result.get("reduced") or []
+        if len(reduced) != len(state.counts):
+            worst = float("inf")
+        for count, got in zip(state.counts, reduced):
+            want = ranks * (ranks + 1) / 2 * (1 + np.arange(count) % 3)
+            got = np.asarray(to_host(got), dtype=np.float64)
+            worst = max(worst, float(np.max(np.abs(got - want) / want)) if got.shape == want.shape
+                        else float("inf"))
+        echo = result.get("echo") or []
+        if ctx.comm.Get_rank() == 0 and ranks > 1:
+            if len(echo) != len(state.counts):
+                worst = float("inf")
+            for count, got in zip(state.counts, echo):
+                want = state.ping_host[:count].astype(np.float64)
+                got = np.asarray(to_host(got), dtype=np.float64)
+                worst = max(worst, float(np.max(np.abs(got - want) / want))
+                            if got.shape == want.shape else float("inf"))
+        if not np.isfinite(worst):
+            worst = float("inf")
+        out = np.empty(1)
+        ctx.comm.Allreduce(np.array([worst]), out, op=MPI.MAX)
+        return float(out[0])
+
+    def work(self, size: int, ranks: int) -> WorkModel:
+        """Per rank, at fp64, for rank 0 (it also runs the ping-pong). Allreduce traffic is
+        modelled as a ring/reduce-scatter+allgather: ``2 (P - 1) / P`` of the message sent."""
+        sizes = message_sizes(size, 8)
+        its = [iterations(s) for s in sizes]
+        ring = 2.0 * (ranks - 1) / ranks if ranks > 1 else 0.0
+        allreduce_sent = sum(i * s * ring for s, i in zip(sizes, its))
+        ping_sent = sum(i * s for s, i in zip(sizes, its)) if ranks > 1 else 0.0
+        allreduce_calls = sum(its) + 1  # + the MAX of the timings
+        ping_messages = 2 * sum(its) if ranks > 1 else 0
+        return WorkModel(
+            flops=float(sum(i * (s // 8) * (ranks - 1) / max(ranks, 1) for s, i in
+                            zip(sizes, its))),
+            # each allreduce reads the send buffer and writes the result (plus staging copies);
+            # each ping-pong message is read once and written once.
+            bytes_moved=float(sum(i * 3 * s for s, i in zip(sizes, its)) + 2 * ping_sent),
+            messages=float(allreduce_calls + ping_messages),
+            comm_bytes=float(allreduce_sent + ping_sent),
+            memory_bytes=float(sizes[-1] * 2 + 4 * sum(sizes)),
+        )
