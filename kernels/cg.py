@@ -1,0 +1,249 @@
+"""Conjugate gradient on the 3D Poisson matrix: matrix-free SpMV with halo planes, Allreduce dots."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hpcds1mpi import arrays
+from hpcds1mpi.kernels import register
+from hpcds1mpi.kernels._parallel import chunks, global_planes, run_chunks
+from hpcds1mpi.kernels.base import Kernel, KernelContext, WorkModel, block_range
+
+RHS_STREAM = 23
+DEFAULT_ITERATIONS = 50
+#: Output bytes per SpMV chunk (a few planes that stay in L2 across the 7 passes).
+CHUNK_BYTES = 256 * 1024
+
+
+@dataclass
+class CGState:
+    """One rank's slab of the problem.
+
+    Attributes:
+        n: grid points per dimension (N^3 unknowns, zero Dirichlet boundary outside).
+        iterations: CG iterations per run (fixed, no convergence test).
+        z_range: owned z-planes [z0, z1).
+        rhs: host array (nz, N, N), the owned planes of the right-hand side b.
+        lower, upper: neighbour ranks along z (MPI.PROC_NULL at the boundary).
+    """
+
+    n: int
+    iterations: int
+    z_range: tuple[int, int]
+    rhs: np.ndarray
+    lower: int
+    upper: int
+
+
+def poisson_apply(p_pad, out, xp=np, threads: int = 1) -> None:
+    """``out = A p`` for the 7-point Poisson matrix (6 on the diagonal, -1 per neighbour).
+
+    Args:
+        p_pad: array (nz+2, N+2, N+2): the owned planes with zero y/x borders and z ghost planes
+            holding the neighbours' planes (zeros on the global boundary).
+        out: array (nz, N, N).
+        xp: array module (numpy splits the z-planes into cache-sized chunks over ``threads``).
+        threads: threads of the pool (numpy releases the GIL inside ufunc loops).
+    """
+
+    def apply(z0: int, z1: int) -> None:
+        o = out[z0:z1]
+        xp.multiply(p_pad[z0 + 1:z1 + 1, 1:-1, 1:-1], 6, out=o)
+        o -= p_pad[z0:z1, 1:-1, 1:-1]
+        o -= p_pad[z0 + 2:z1 + 2, 1:-1, 1:-1]
+        o -= p_pad[z0 + 1:z1 + 1, :-2, 1:-1]
+        o -= p_pad[z0 + 1:z1 + 1, 2:, 1:-1]
+        o -= p_pad[z0 + 1:z1 + 1, 1:-1, :-2]
+        o -= p_pad[z0 + 1:z1 + 1, 1:-1, 2:]
+
+    nz = out.shape[0]
+    if xp is not np:
+        apply(0, nz)
+        return
+    plane_bytes = out.shape[1] * out.shape[2] * out.itemsize
+    run_chunks(apply, chunks(nz, max(1, CHUNK_BYTES // plane_bytes)), threads)
+
+
+class VectorOps:
+    """dot and axpy on flat vectors: BLAS on the host (threaded, limited by threadpoolctl),
+    array-module expressions on a device."""
+
+    def __init__(self, xp, dtype):
+        self.xp = xp
+        if xp is np:
+            from scipy.linalg import blas
+
+            self._dot, self._axpy = blas.get_blas_funcs(("dot", "axpy"), dtype=dtype)
+
+    def dot(self, a, b) -> float:
+        if self.xp is np:
+            return float(self._dot(a, b))
+        return float(self.xp.vdot(a, b))
+
+    def axpy(self, alpha, a, y) -> None:
+        """``y += alpha * a`` in place."""
+        if self.xp is np:
+            self._axpy(a, y, a=alpha)
+        else:
+            y += alpha * a
+
+
+def reference_solution(seed: int, n: int, iterations: int) -> np.ndarray:
+    """fp64 serial CG (same start and iteration count) with a scipy.sparse Poisson matrix.
+
+    Built independently of :func:`poisson_apply` (Kronecker sums, CSR SpMV).
+
+    Returns:
+        Array (N, N, N), the iterate after ``iterations`` steps.
+    """
+    import scipy.sparse as sp
+
+    ones = np.ones(n)
+    second = sp.diags([-ones[:-1], 2 * ones, -ones[:-1]], [-1, 0, 1], format="csr")
+    eye = sp.identity(n, format="csr")
+    matrix = (sp.kron(sp.kron(second, eye), eye) + sp.kron(sp.kron(eye, second), eye)
+              + sp.kron(sp.kron(eye, eye), second)).tocsr()
+    b = global_planes(seed, RHS_STREAM, (n, n, n), ((0, n), (0, n), (0, n))).reshape(-1)
+    x = np.zeros_like(b)
+    r = b.copy()
+    p = r.copy()
+    rr = r @ r
+    for _ in range(iterations):
+        ap = matrix @ p
+        alpha = rr / (p @ ap)
+        x += alpha * p
+        r -= alpha * ap
+        rr_new = r @ r
+        p = r + (rr_new / rr) * p
+        rr = rr_new
+    return x.reshape(n, n, n)
+
+
+@register
+class ConjugateGradient(Kernel):
+    name = "cg"
+    description = "conjugate gradient, fixed iterations, on the 3D Poisson 7-point matrix (N^3)"
+    decomposition = "1D slabs of z-planes (uneven splits allowed)"
+    communication = "2 Sendrecv of boundary planes per SpMV + 2 Allreduce(1 double) per iteration"
+    size_meaning = "N: grid points per dimension (N^3 unknowns); extra: iterations (50)"
+    precisions = ("fp64", "fp32")
+    devices = ("cpu", "gpu")
+    uses_threads = True
+    threads_via = "BLAS dot/axpy (threadpoolctl) + thread pool over SpMV z-plane chunks"
+    default_sizes = (20, 24, 32, 40, 48, 56, 64, 72, 88)
+    tolerance = {"fp64": 1e-10, "fp32": 1e-4}
+    test_size = 12
+
+    def min_size(self, ranks: int) -> int:
+        return ranks
+
+    def setup(self, ctx: KernelContext, size: int) -> CGState:
+        from hpcds1mpi.mpi import get_mpi
+
+        MPI = get_mpi()
+        ranks, rank = ctx.comm.Get_size(), ctx.comm.Get_rank()
+        z0, z1 = block_range(size, ranks, rank)
+        rhs = global_planes(ctx.seed, RHS_STREAM, (size,) * 3, ((z0, z1), (0, size), (0, size)),
+                            dtype=arrays.numpy_dtype(ctx.precision))
+        lower = rank - 1 if rank > 0 else MPI.PROC_NULL
+        upper = rank + 1 if rank < ranks - 1 else MPI.PROC_NULL
+        iterations = int(ctx.extra.get("iterations", DEFAULT_ITERATIONS))
+        return CGState(size, iterations, (z0, z1), rhs, lower, upper)
+
+    def run(self, ctx: KernelContext, state: CGState):
+        from hpcds1mpi.mpi import get_mpi
+
+        MPI = get_mpi()
+        xp, comm = ctx.xp, ctx.comm
+        b = arrays.to_device(xp, state.rhs)  # timed host-to-device copy on GPU
+        nz, n = b.shape[0], state.n
+        dtype = b.dtype
+        x = xp.zeros_like(b)
+        r = b.copy()
+        p_pad = xp.zeros((nz + 2, n + 2, n + 2), dtype=dtype)
+        p = r.copy()
+        ap = xp.empty_like(b)
+        staged = xp is not np and not ctx.gpu_aware
+        ghost_lo = np.zeros((n + 2, n + 2), dtype) if staged else None
+        ghost_hi = np.zeros((n + 2, n + 2), dtype) if staged else None
+
+        def allreduce(value) -> float:
+            total = np.empty(1)
+            comm.Allreduce(np.array([float(value)]), total, op=MPI.SUM)
+            return float(total[0])
+
+        def exchange() -> None:
+            if staged:
+                top = arrays.to_host(p_pad[nz])
+                bottom = arrays.to_host(p_pad[1])
+                comm.Sendrecv(top, dest=state.upper, sendtag=1,
+                              recvbuf=ghost_lo, source=state.lower, recvtag=1)
+                comm.Sendrecv(bottom, dest=state.lower, sendtag=2,
+                              recvbuf=ghost_hi, source=state.upper, recvtag=2)
+                p_pad[0] = xp.asarray(ghost_lo)
+                p_pad[nz + 1] = xp.asarray(ghost_hi)
+            else:
+                comm.Sendrecv(p_pad[nz], dest=state.upper, sendtag=1,
+                              recvbuf=p_pad[0], source=state.lower, recvtag=1)
+                comm.Sendrecv(p_pad[1], dest=state.lower, sendtag=2,
+                              recvbuf=p_pad[nz + 1], source=state.upper, recvtag=2)
+
+        ops = VectorOps(xp, dtype)
+        flat_x, flat_r, flat_p, flat_ap = (v.reshape(-1) for v in (x, r, p, ap))
+        rr = allreduce(ops.dot(flat_r, flat_r))
+        for _ in range(state.iterations):
+            p_pad[1:-1, 1:-1, 1:-1] = p
+            exchange()
+            poisson_apply(p_pad, ap, xp, ctx.threads)
+            alpha = rr / allreduce(ops.dot(flat_p, flat_ap))
+            ops.axpy(alpha, flat_p, flat_x)
+            ops.axpy(-alpha, flat_ap, flat_r)
+            rr_new = allreduce(ops.dot(flat_r, flat_r))
+            p *= dtype.type(rr_new / rr)
+            p += r
+            rr = rr_new
+        arrays.synchronize(xp)
+        return x
+
+    def check(self, ctx: KernelContext, state: CGState, result) -> float:
+        """Gather x on rank 0, compare with the serial fp64 CG there, broadcast the error."""
+        from hpcds1mpi.mpi import get_mpi
+
+        MPI = get_mpi()
+        comm = ctx.comm
+        ranks = comm.Get_size()
+        n = state.n
+        local = np.ascontiguousarray(arrays.to_host(result), dtype=np.float64)
+        counts = [(hi - lo) * n * n for lo, hi in (block_range(n, ranks, q) for q in range(ranks))]
+        displs = np.concatenate(([0], np.cumsum(counts)[:-1])).tolist()
+        full = np.empty(n ** 3) if comm.Get_rank() == 0 else None
+        comm.Gatherv(local.reshape(-1), [full, counts, displs, MPI.DOUBLE], root=0)
+        error = np.zeros(1)
+        if comm.Get_rank() == 0:
+            from hpcds1mpi.kernels.base import relative_error
+
+            want = reference_solution(ctx.seed, n, state.iterations)
+            error[0] = relative_error(full.reshape(n, n, n), want)
+        comm.Bcast(error, root=0)
+        return float(error[0])
+
+    def work(self, size: int, ranks: int) -> WorkModel:
+        iterations = DEFAULT_ITERATIONS
+        item = 8
+        points = size ** 3 / ranks
+        plane = (size + 2) ** 2
+        neighbours = 2.0 * (ranks - 1) / ranks  # average number of z-neighbours
+        return WorkModel(
+            # SpMV 7, two dots 4, three axpys 6 flops per point and iteration.
+            flops=17.0 * points * iterations,
+            # copy p into the padded array (2); SpMV reads p, writes Ap (2); dots read 3;
+            # x, r axpys read 4, write 2; p = r + beta p reads 3, writes 2 (in-place scale + add).
+            bytes_moved=18.0 * item * points * iterations,
+            messages=(neighbours + 2.0) * iterations,
+            comm_bytes=neighbours * plane * item * iterations + 2.0 * 8 * iterations,
+            # b, x, r, p, Ap compact; a copy of p with ghost planes and zero borders.
+            memory_bytes=item * (5.0 * points + (size / ranks + 2) * plane),
+        )
