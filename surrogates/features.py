@@ -1,0 +1,332 @@
+"""One feature builder for training and prediction, and the recorded feature specification.
+
+The same :func:`build_features` turns a runs table (sweep telemetry), a job table (ingest) or a
+frame of candidate configurations (System 1, ``recommend``) into one numeric matrix. What the
+builder produced at training time is recorded in a :class:`FeatureSpec`; a model refuses a
+feature table whose columns differ from it (missing or unknown), and prediction refuses input
+that lacks a column the model was trained with.
+
+Features (every one finite; a value that does not apply is the sentinel ``-1``):
+
+- workload identity (category code from the training set, unknown -> -1) and description
+  (communication pattern flags, arithmetic intensity, communication per byte);
+- size and log-size;
+- configuration knobs: nodes, ranks_per_node, ranks, threads, cores used, device code,
+  precision as bytes per element;
+- hardware: partition code, cores_per_node, memory_gb, gpus_per_node;
+- the kernel's analytic :class:`~hpcds1mpi.kernels.base.WorkModel` per rank, computed from
+  ``kernels.get(name).work(size, ranks)`` so node counts never measured still get principled
+  values: log flops, bytes, messages, comm bytes, memory per rank, log flops per core, memory
+  pressure (memory per node used / node memory) and a latency-bandwidth / roofline time estimate;
+- for job logs, the requested resources (time limit, memory, cores) when the table has them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+from hpcds1mpi.errors import DataError, ModelError
+
+#: Columns every prediction input must have (the contract System 1 and recommend code against).
+INPUT_COLUMNS: tuple[str, ...] = (
+    "workload", "size", "nodes", "ranks_per_node", "threads", "device", "precision",
+    "partition", "cores_per_node", "memory_gb", "gpus_per_node",
+)
+#: Requested resources of job logs; a bundle trained with any of them needs them at prediction.
+REQUEST_COLUMNS: tuple[str, ...] = ("time_limit_s", "mem_req_gb", "cores", "gpus")
+
+DEVICE_CODES = {"cpu": 0.0, "gpu": 1.0}
+PRECISION_BYTES = {"fp64": 8.0, "fp32": 4.0, "bf16": 2.0}
+COMM_PATTERNS = ("allreduce", "alltoall", "halo", "gather")
+
+# Nominal machine figures for the roofline / latency-bandwidth estimate. Only the *shape* of the
+# estimate matters (trees split on it, the embedding scales it); they are not predictions.
+_NOMINAL_FLOPS_PER_CORE = 1e10
+_NOMINAL_MEM_BW_PER_CORE = 5e9
+_NOMINAL_NET_LATENCY_S = 2e-6
+_NOMINAL_NET_BW = 1e10
+
+FEATURE_FORMAT = 1
+
+
+@dataclass
+class FeatureSpec:
+    """What the feature builder produced at training time.
+
+    Attributes:
+        names: feature column names, in matrix order.
+        dtypes: dtype per feature (all ``float64`` today).
+        categories: category vocabularies (``workload``, ``partition``) -> list of values;
+            a value's code is its index, unseen values get -1.
+        request_columns: the job-log request columns the training table had (needed at
+            prediction).
+        format: version of the builder's feature definitions.
+    """
+
+    names: list[str]
+    dtypes: dict[str, str]
+    categories: dict[str, list[str]]
+    request_columns: list[str] = field(default_factory=list)
+    format: int = FEATURE_FORMAT
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "FeatureSpec":
+        return cls(**data)
+
+    @property
+    def input_columns(self) -> list[str]:
+        """Columns a prediction frame must hold."""
+        return [*INPUT_COLUMNS, *self.request_columns]
+
+    def check_inputs(self, frame: pd.DataFrame) -> None:
+        """Raise :class:`ModelError` when ``frame`` lacks a column prediction needs."""
+        missing = [c for c in self.input_columns if c not in frame.columns]
+        if missing:
+            raise ModelError(
+                f"input is missing column(s) {', '.join(missing)}; the model needs "
+                f"{', '.join(self.input_columns)}"
+            )
+
+    def check_features(self, features: pd.DataFrame) -> None:
+        """Refuse a feature table whose columns are not exactly :attr:`names`.
+
+        Raises:
+            ModelError: naming the missing or unknown columns.
+        """
+        got = list(features.columns)
+        missing = [c for c in self.names if c not in got]
+        unknown = [c for c in got if c not in self.names]
+        if missing:
+            raise ModelError(
+                f"feature table is missing column(s) {', '.join(missing)}; "
+                "build it with surrogates.features.build_features"
+            )
+        if unknown:
+            raise ModelError(
+                f"feature table has unknown column(s) {', '.join(unknown)} the model was not "
+                "trained with; build it with surrogates.features.build_features"
+            )
+
+
+@lru_cache(maxsize=256)
+def _kernel(name: str):
+    """The registered kernel called ``name``, or None for external programs / job names."""
+    from hpcds1mpi import kernels
+    from hpcds1mpi.errors import UnknownKernelError
+
+    try:
+        return kernels.get(name)
+    except UnknownKernelError:
+        return None
+    except Exception:  # noqa: BLE001 - a broken plugin must not break prediction for others
+        return None
+
+
+@lru_cache(maxsize=65536)
+def _work(name: str, size: int, ranks: int) -> tuple[float, float, float, float, float] | None:
+    kernel = _kernel(name)
+    if kernel is None or size < 1 or ranks < 1:
+        return None
+    try:
+        w = kernel.work(int(size), int(ranks))
+    except Exception:  # noqa: BLE001 - a size the kernel cannot decompose has no work model
+        return None
+    return (float(w.flops), float(w.bytes_moved), float(w.messages), float(w.comm_bytes),
+            float(w.memory_bytes))
+
+
+@lru_cache(maxsize=256)
+def _description(name: str) -> tuple[float, ...]:
+    """Communication-pattern flags from the kernel's declared description (-1 if unknown)."""
+    kernel = _kernel(name)
+    if kernel is None:
+        return tuple(-1.0 for _ in COMM_PATTERNS) + (-1.0,)
+    text = f"{kernel.communication} {kernel.decomposition}".lower()
+    flags = tuple(1.0 if p in text else 0.0 for p in COMM_PATTERNS)
+    return flags + (1.0 if kernel.uses_threads else 0.0,)
+
+
+def _log(x: np.ndarray) -> np.ndarray:
+    """log10(1 + x) with NaN/negative -> -1 sentinel."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.log10(1.0 + np.where(x >= 0, x, np.nan))
+    return np.where(np.isfinite(out), out, -1.0)
+
+
+def _num(frame: pd.DataFrame, col: str, n: int) -> np.ndarray:
+    if col not in frame.columns:
+        return np.full(n, np.nan)
+    return pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def _codes(values: pd.Series, vocab: list[str]) -> np.ndarray:
+    lookup = {v: float(i) for i, v in enumerate(vocab)}
+    strings = values.astype(str).to_numpy()
+    uniq, inverse = np.unique(strings, return_inverse=True)
+    mapped = np.array([lookup.get(u, -1.0) for u in uniq], dtype=np.float64)
+    return mapped[inverse]
+
+
+def fit_spec(frame: pd.DataFrame) -> FeatureSpec:
+    """Record the vocabularies and request columns of a training frame."""
+    for col in ("workload",):
+        if col not in frame.columns:
+            raise DataError(f"training data has no {col!r} column")
+    categories = {
+        "workload": sorted(frame["workload"].astype(str).unique().tolist()),
+        "partition": sorted(frame["partition"].astype(str).unique().tolist())
+        if "partition" in frame.columns else [],
+    }
+    requests = [c for c in REQUEST_COLUMNS
+                if c in frame.columns and pd.to_numeric(frame[c], errors="coerce").notna().any()]
+    spec = FeatureSpec(names=[], dtypes={}, categories=categories, request_columns=requests)
+    names = list(_feature_columns(spec))
+    spec.names = names
+    spec.dtypes = {n: "float64" for n in names}
+    return spec
+
+
+def _feature_columns(spec: FeatureSpec) -> list[str]:
+    return [
+        "workload_code", *(f"comm_{p}" for p in COMM_PATTERNS), "uses_threads",
+        "size", "log_size",
+        "nodes", "ranks_per_node", "ranks", "threads", "cores_used", "log_ranks",
+        "device_code", "precision_bytes",
+        "partition_code", "cores_per_node", "memory_gb", "gpus_per_node", "core_fraction",
+        "log_flops_rank", "log_bytes_rank", "log_messages_rank", "log_comm_bytes_rank",
+        "log_mem_rank", "log_flops_core", "intensity", "comm_per_byte", "mem_pressure",
+        "log_t_compute", "log_t_memory", "log_t_comm", "log_t_roofline",
+        *(f"req_{c}" for c in spec.request_columns),
+    ]
+
+
+def normalise_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """Fill configuration columns a job table may lack, the same way for training and scoring.
+
+    ``ranks_per_node`` from ranks / nodes, ``threads`` 1, ``device`` gpu when the job had GPUs,
+    ``precision`` fp64, ``size`` NaN (job logs carry no problem size), hardware NaN.
+    """
+    out = frame.copy()
+    n = len(out)
+    if "nodes" not in out.columns:
+        out["nodes"] = 1
+    if "ranks_per_node" not in out.columns:
+        if "ranks" in out.columns:
+            out["ranks_per_node"] = np.maximum(
+                1, np.round(_num(out, "ranks", n) / np.maximum(_num(out, "nodes", n), 1)))
+        else:
+            out["ranks_per_node"] = 1
+    if "threads" not in out.columns:
+        out["threads"] = 1
+    if "device" not in out.columns:
+        gpus = _num(out, "gpus", n)
+        out["device"] = np.where(np.nan_to_num(gpus) > 0, "gpu", "cpu")
+    if "precision" not in out.columns:
+        out["precision"] = "fp64"
+    if "partition" not in out.columns:
+        out["partition"] = ""
+    for col in ("size", "cores_per_node", "memory_gb", "gpus_per_node"):
+        if col not in out.columns:
+            out[col] = np.nan
+    return out
+
+
+def build_features(frame: pd.DataFrame, spec: FeatureSpec) -> pd.DataFrame:
+    """The feature table of ``frame`` under ``spec``.
+
+    Args:
+        frame: (n rows) with at least :data:`INPUT_COLUMNS` plus ``spec.request_columns``.
+        spec: the specification recorded at training.
+
+    Returns:
+        DataFrame (n, len(spec.names)) of float64, index aligned with ``frame``.
+
+    Raises:
+        ModelError: a required input column is missing.
+    """
+    spec.check_inputs(frame)
+    n = len(frame)
+    names = frame["workload"].astype(str).to_numpy()
+    size = _num(frame, "size", n)
+    nodes = _num(frame, "nodes", n)
+    rpn = _num(frame, "ranks_per_node", n)
+    ranks = nodes * rpn
+    threads = _num(frame, "threads", n)
+    cores_per_node = _num(frame, "cores_per_node", n)
+    memory_gb = _num(frame, "memory_gb", n)
+    device = frame["device"].astype(str).map(DEVICE_CODES).to_numpy(dtype=np.float64,
+                                                                       na_value=-1.0)
+    precision = frame["precision"].astype(str).map(PRECISION_BYTES).to_numpy(
+        dtype=np.float64, na_value=-1.0)
+
+    # Work model per unique (workload, size, ranks): a 10,000-config frame has few unique keys.
+    work = np.full((n, 5), np.nan)
+    desc = np.full((n, len(COMM_PATTERNS) + 1), -1.0)
+    keys = pd.DataFrame({"w": names, "s": np.nan_to_num(size, nan=-1).astype(np.int64),
+                         "r": np.nan_to_num(ranks, nan=-1).astype(np.int64)})
+    grouped = keys.groupby(["w", "s", "r"], sort=False).indices
+    for (w, s, r), idx in grouped.items():
+        values = _work(w, int(s), int(r))
+        if values is not None:
+            work[idx] = values
+        desc[idx] = _description(w)
+    flops, bytes_moved, messages, comm_bytes, mem = work.T
+    cores_used = rpn * threads
+    with np.errstate(invalid="ignore", divide="ignore"):
+        flops_core = flops / threads
+        t_compute = flops / (threads * _NOMINAL_FLOPS_PER_CORE)
+        t_memory = bytes_moved / (threads * _NOMINAL_MEM_BW_PER_CORE)
+        t_comm = np.where(ranks > 1, messages * _NOMINAL_NET_LATENCY_S
+                          + comm_bytes / _NOMINAL_NET_BW, 0.0)
+        t_comm = np.where(np.isfinite(messages), t_comm, np.nan)
+        t_roof = np.maximum(t_compute, t_memory) + t_comm
+        intensity = flops / bytes_moved
+        comm_per_byte = comm_bytes / bytes_moved
+        mem_pressure = mem * rpn / (memory_gb * 1e9)
+        core_fraction = cores_used / cores_per_node
+
+    cols = {
+        "workload_code": _codes(frame["workload"], spec.categories.get("workload", [])),
+        **{f"comm_{p}": desc[:, i] for i, p in enumerate(COMM_PATTERNS)},
+        "uses_threads": desc[:, -1],
+        "size": size,
+        "log_size": _log(size),
+        "nodes": nodes,
+        "ranks_per_node": rpn,
+        "ranks": ranks,
+        "threads": threads,
+        "cores_used": cores_used,
+        "log_ranks": _log(ranks),
+        "device_code": device,
+        "precision_bytes": precision,
+        "partition_code": _codes(frame["partition"], spec.categories.get("partition", [])),
+        "cores_per_node": cores_per_node,
+        "memory_gb": memory_gb,
+        "gpus_per_node": _num(frame, "gpus_per_node", n),
+        "core_fraction": core_fraction,
+        "log_flops_rank": _log(flops),
+        "log_bytes_rank": _log(bytes_moved),
+        "log_messages_rank": _log(messages),
+        "log_comm_bytes_rank": _log(comm_bytes),
+        "log_mem_rank": _log(mem),
+        "log_flops_core": _log(flops_core),
+        "intensity": _log(intensity),
+        "comm_per_byte": _log(comm_per_byte * 1e3),
+        "mem_pressure": mem_pressure,
+        "log_t_compute": _log(t_compute * 1e6),
+        "log_t_memory": _log(t_memory * 1e6),
+        "log_t_comm": _log(t_comm * 1e6),
+        "log_t_roofline": _log(t_roof * 1e6),
+    }
+    for c in spec.request_columns:
+        cols[f"req_{c}"] = _num(frame, c, n)
+    matrix = np.column_stack([cols[name] for name in spec.names]).astype(np.float64)
+    matrix[~np.isfinite(matrix)] = -1.0
+    return pd.DataFrame(matrix, columns=spec.names, index=frame.index)

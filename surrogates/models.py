@@ -1,0 +1,286 @@
+"""Regressors and the failure classifier on [features, embedding], and their bootstrap ensemble.
+
+Families (the paper's settings): Random Forest (100 trees, depth 10), XGBoost and LightGBM
+(100 estimators, depth 6, learning rate 0.1) on [features, TabNet embedding]; baselines are
+the TabNet regressor itself and LightGBM on the raw features.
+
+Targets (:data:`TARGETS`): ``runtime_s`` (regressed in log space), ``energy_j`` (log),
+``peak_rss_mb`` (log, System 1's memory checks) on runs with status ``ok``, and ``failed``
+(classifier: failed / timeout / oom / crashed / wrong vs ok) on all runs.
+
+:class:`SurrogateModel` is the fitted stack the bundle stores: one feature spec, one TabNet
+embedding, and per target an ensemble of members, each trained on a bootstrap over problems
+(``(workload, size)`` groups), so every prediction comes with a spread over members.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from hpcds1mpi.errors import DataError, ModelError
+
+from .features import FeatureSpec, build_features, fit_spec
+
+FAMILIES = ("rf", "xgboost", "lightgbm")
+REGRESSION_TARGETS = ("runtime_s", "energy_j", "peak_rss_mb")
+TARGETS = (*REGRESSION_TARGETS, "failed")
+FAIL_STATUSES = frozenset({"failed", "timeout", "oom", "crashed", "wrong"})
+OK_STATUS = "ok"
+
+
+# --------------------------------------------------------------------------------------------
+# estimator factories (the paper's hyper-parameters)
+
+
+def make_regressor(family: str, *, seed: int = 0, threads: int = 2):
+    """A fresh regressor of ``family`` with the paper's settings."""
+    if family == "rf":
+        from sklearn.ensemble import RandomForestRegressor
+
+        return RandomForestRegressor(n_estimators=100, max_depth=10, random_state=seed,
+                                     n_jobs=threads)
+    if family == "xgboost":
+        import xgboost as xgb
+
+        return xgb.XGBRegressor(n_estimators=100, max_depth=6, learning_rate=0.1,
+                                random_state=seed, n_jobs=threads, tree_method="hist")
+    if family == "lightgbm":
+        import lightgbm as lgb
+
+        return lgb.LGBMRegressor(n_estimators=100, max_depth=6, learning_rate=0.1,
+                                 min_child_samples=5, random_state=seed, n_jobs=threads,
+                                 verbose=-1)
+    raise ModelError(f"unknown model family {family!r}; choose one of {', '.join(FAMILIES)}")
+
+
+def make_classifier(family: str, *, seed: int = 0, threads: int = 2):
+    """A fresh binary classifier of ``family`` with the paper's settings."""
+    if family == "rf":
+        from sklearn.ensemble import RandomForestClassifier
+
+        return RandomForestClassifier(n_estimators=100, max_depth=10, random_state=seed,
+                                      n_jobs=threads)
+    if family == "xgboost":
+        import xgboost as xgb
+
+        return xgb.XGBClassifier(n_estimators=100, max_depth=6, learning_rate=0.1,
+                                 random_state=seed, n_jobs=threads, tree_method="hist")
+    if family == "lightgbm":
+        import lightgbm as lgb
+
+        return lgb.LGBMClassifier(n_estimators=100, max_depth=6, learning_rate=0.1,
+                                  min_child_samples=5, random_state=seed, n_jobs=threads,
+                                  verbose=-1)
+    raise ModelError(f"unknown model family {family!r}; choose one of {', '.join(FAMILIES)}")
+
+
+class ConstantClassifier:
+    """P(failed) when training saw one class only (e.g. no run ever failed)."""
+
+    def __init__(self, p: float = 0.0):
+        self.p = p
+
+    def fit(self, X, y) -> "ConstantClassifier":
+        self.p_ = float(np.mean(y)) if len(y) else float(self.p)
+        return self
+
+    def predict_proba(self, X) -> np.ndarray:
+        p = np.full(len(X), getattr(self, "p_", self.p))
+        return np.column_stack([1 - p, p])
+
+
+class TabNetDirect:
+    """The paper's direct baseline: a TabNet regressor on the raw (standardised) features."""
+
+    def __init__(self, n_d: int = 8, n_a: int = 8, n_steps: int = 3, max_epochs: int = 60,
+                 batch_size: int = 512, seed: int = 0, threads: int = 2):
+        self.n_d, self.n_a, self.n_steps, self.max_epochs = n_d, n_a, n_steps, max_epochs
+        self.batch_size, self.seed, self.threads = batch_size, seed, threads
+
+    def fit(self, X: np.ndarray, y: np.ndarray) -> "TabNetDirect":
+        from .embedding import TabNetEmbedding
+
+        self.embedding_ = TabNetEmbedding(
+            n_d=self.n_d, n_a=self.n_a, n_steps=self.n_steps, max_epochs=self.max_epochs,
+            batch_size=self.batch_size, seed=self.seed, threads=self.threads,
+        ).fit(X, y)
+        return self
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        import torch
+
+        e = self.embedding_
+        Xs = np.clip((np.asarray(X, dtype=np.float64) - e.x_mean_) / e.x_scale_,
+                     -e.clip, e.clip).astype(np.float32)
+        net = e.torch_model_.network
+        with torch.no_grad():
+            out, _ = net(torch.from_numpy(Xs))
+        return out.numpy()[:, 0] * e.y_scale_[0] + e.y_mean_[0]
+
+
+# --------------------------------------------------------------------------------------------
+# targets
+
+
+def failure_labels(status: pd.Series) -> np.ndarray:
+    """1.0 failed, 0.0 ok, NaN for statuses that are neither (unsupported, cancelled, ...)."""
+    s = status.astype(str).to_numpy()
+    out = np.full(len(s), np.nan)
+    out[s == OK_STATUS] = 0.0
+    out[np.isin(s, list(FAIL_STATUSES))] = 1.0
+    return out
+
+
+def target_values(frame: pd.DataFrame, target: str) -> np.ndarray:
+    """Training values of ``target`` (log for regression targets); NaN where not applicable."""
+    n = len(frame)
+    if target == "failed":
+        return failure_labels(frame["status"]) if "status" in frame.columns else np.zeros(n)
+    if target not in frame.columns:
+        return np.full(n, np.nan)
+    values = pd.to_numeric(frame[target], errors="coerce").to_numpy(dtype=np.float64,
+                                                                    na_value=np.nan)
+    ok = frame["status"].astype(str).to_numpy() == OK_STATUS if "status" in frame.columns \
+        else np.ones(n, bool)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        logged = np.where(ok & (values > 0), np.log(values), np.nan)
+    return np.where(np.isfinite(logged), logged, np.nan)
+
+
+def problem_groups(frame: pd.DataFrame) -> np.ndarray:
+    """(n,) integer id of each row's problem = (workload, size)."""
+    size = frame["size"].astype(str) if "size" in frame.columns else ""
+    key = frame["workload"].astype(str) + "\x00" + size
+    return pd.factorize(key)[0]
+
+
+def bootstrap_rows(groups: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Row indices of a bootstrap over problems (groups drawn with replacement)."""
+    uniq = np.unique(groups)
+    if len(uniq) < 2:
+        return rng.integers(0, len(groups), size=len(groups))
+    order = np.argsort(groups, kind="stable")
+    starts = np.searchsorted(groups[order], uniq)
+    ends = np.append(starts[1:], len(groups))
+    chosen = rng.integers(0, len(uniq), size=len(uniq))
+    return np.concatenate([order[starts[g]:ends[g]] for g in chosen])
+
+
+# --------------------------------------------------------------------------------------------
+# the fitted stack
+
+
+class SurrogateModel:
+    """Feature spec + TabNet embedding + per-target bootstrap ensembles.
+
+    Args:
+        family: downstream family for the ensemble members (``lightgbm`` default).
+        n_members: ensemble members per target.
+        use_embedding: append the TabNet embedding to the features.
+        embedding_params: keyword arguments of :class:`~.embedding.TabNetEmbedding`.
+        seed: base seed.
+        threads: threads for training and prediction.
+    """
+
+    def __init__(self, family: str = "lightgbm", n_members: int = 5, use_embedding: bool = True,
+                 embedding_params: dict | None = None, seed: int = 0, threads: int = 2):
+        if family not in FAMILIES:
+            raise ModelError(f"unknown model family {family!r}; choose one of {', '.join(FAMILIES)}")
+        self.family, self.n_members, self.use_embedding = family, n_members, use_embedding
+        self.embedding_params = dict(embedding_params or {})
+        self.seed, self.threads = seed, threads
+
+    # -- fit -----------------------------------------------------------------------------
+    def fit(self, frame: pd.DataFrame) -> "SurrogateModel":
+        """Fit on a (normalised, checked) runs or job table.
+
+        Args:
+            frame: rows with the input columns, ``status`` and the target columns.
+        """
+        self.spec_ = fit_spec(frame)
+        features = build_features(frame, self.spec_)
+        X = features.to_numpy()
+        targets = {t: target_values(frame, t) for t in TARGETS}
+        self.targets_ = [t for t in REGRESSION_TARGETS if np.isfinite(targets[t]).sum() >= 2]
+        if "runtime_s" not in self.targets_:
+            raise DataError("training data has fewer than 2 ok runs with a runtime; "
+                            "measure more configurations")
+        if np.isfinite(targets["failed"]).sum() >= 2:
+            self.targets_.append("failed")
+        self.embedding_ = None
+        if self.use_embedding:
+            from .embedding import TabNetEmbedding
+
+            emb_targets = [t for t in REGRESSION_TARGETS if t in self.targets_]
+            Y = np.column_stack([targets[t] for t in emb_targets])
+            # Rows with every embedding target; a target present on < 90 % of runtime rows is
+            # dropped from TabNet's outputs rather than shrinking its training set.
+            runtime_rows = np.isfinite(Y[:, 0])
+            keep_cols = [0] + [j for j in range(1, Y.shape[1])
+                               if np.isfinite(Y[runtime_rows, j]).mean() >= 0.9]
+            Y = Y[:, keep_cols]
+            rows = np.isfinite(Y).all(axis=1)
+            params = {"seed": self.seed, "threads": self.threads, **self.embedding_params}
+            self.embedding_ = TabNetEmbedding(**params).fit(X[rows], Y[rows])
+            self.embedding_targets_ = [emb_targets[j] for j in keep_cols]
+        Z = self._design(X)
+        groups = problem_groups(frame)
+        rng = np.random.default_rng(self.seed)
+        self.members_: dict[str, list] = {}
+        for target in self.targets_:
+            y = targets[target]
+            have = np.flatnonzero(np.isfinite(y))
+            members = []
+            for k in range(self.n_members):
+                idx = have[bootstrap_rows(groups[have], rng)] if self.n_members > 1 else have
+                members.append(self._fit_one(target, Z[idx], y[idx], self.seed + k))
+            self.members_[target] = members
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def _fit_one(self, target: str, Z: np.ndarray, y: np.ndarray, seed: int):
+        if target == "failed":
+            labels = y.astype(int)
+            if len(np.unique(labels)) < 2:
+                return ConstantClassifier().fit(Z, labels)
+            return make_classifier(self.family, seed=seed, threads=self.threads).fit(Z, labels)
+        return make_regressor(self.family, seed=seed, threads=self.threads).fit(Z, y)
+
+    def _design(self, X: np.ndarray) -> np.ndarray:
+        if self.embedding_ is None:
+            return X
+        return np.hstack([X, self.embedding_.transform(X)])
+
+    # -- predict -------------------------------------------------------------------------
+    def design_matrix(self, frame: pd.DataFrame) -> np.ndarray:
+        """[features, embedding] of ``frame``: (n, f + d)."""
+        return self._design(build_features(frame, self.spec_).to_numpy())
+
+    def check_features(self, features: pd.DataFrame) -> None:
+        """Refuse a feature table that does not match the recorded spec (ModelError)."""
+        self.spec_.check_features(features)
+
+    def predict_features(self, features: pd.DataFrame) -> dict[str, np.ndarray]:
+        """Member predictions from a feature table built by ``build_features``.
+
+        Returns:
+            target -> (n_members, n): log values for regression targets, P(failed) for
+            ``failed``.
+        """
+        self.check_features(features)
+        return self.predict_design(self._design(features.to_numpy()))
+
+    def predict_design(self, Z: np.ndarray) -> dict[str, np.ndarray]:
+        """Member predictions from a design matrix (n, f + d)."""
+        out = {}
+        for target, members in self.members_.items():
+            if target == "failed":
+                out[target] = np.vstack([m.predict_proba(Z)[:, -1] for m in members])
+            else:
+                out[target] = np.vstack([m.predict(Z) for m in members])
+        return out
+
+    def predict_members(self, frame: pd.DataFrame) -> dict[str, np.ndarray]:
+        """Member predictions for an input frame (see :meth:`predict_features`)."""
+        return self.predict_features(build_features(frame, self.spec_))
