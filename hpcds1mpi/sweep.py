@@ -790,7 +790,8 @@ def run_inprocess(plan: SweepPlan, out: str, partition, *, resume: bool = False,
             watchdog.arm(row, plan.timeout)
         if sub is not None:
             sub, errcomm = sub
-            guarded = GuardedKernel(kernel, errcomm, out, spec.run_id, world)
+            guarded = GuardedKernel(kernel, errcomm, out, spec.run_id, world,
+                                    agree_s=min(2.0, plan.timeout / 4))
             start = time.perf_counter()
             outcome, info = _rank_measure(sub, spec, plan, layout, cpus, guarded, rank)
             elapsed = time.perf_counter() - start

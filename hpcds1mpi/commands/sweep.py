@@ -91,11 +91,13 @@ def _flag_doc(kernel, sizes, nodes, ranks_per_node, threads, devices, precisions
 @click.option("--label", default=None, help="Workload name for --command.")
 @click.option("--fom-regex", default=None, help="Regex whose first group is a figure of merit.")
 @click.option("--launcher", type=click.Choice(["srun", "mpiexec"]), default=None)
+@click.option("--snapshot-every", type=float, default=None,
+              help="Rewrite the HDF5 snapshot at most every S seconds (journal in between).")
 @click.option("--no-progress", is_flag=True)
 def command(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices, precisions,
             min_time, min_repeats, max_repeats, warmup, timeout, seed, valid_only, resume,
             retry_crashed, kernel_module, cluster_file, partition, list_only, launch, program,
-            label, fom_regex, launcher, no_progress) -> None:
+            label, fom_regex, launcher, snapshot_every, no_progress) -> None:
     """Measure kernels or your own MPI program over configurations into HDF5 telemetry."""
     params = dict(locals())
     from hpcds1mpi.errors import HpcdsError
@@ -111,7 +113,7 @@ def command(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devic
 def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices, precisions,
           min_time, min_repeats, max_repeats, warmup, timeout, seed, valid_only, resume,
           retry_crashed, kernel_module, cluster_file, partition, list_only, launch, program,
-          label, fom_regex, launcher, no_progress) -> None:
+          label, fom_regex, launcher, snapshot_every, no_progress) -> None:
     from hpcds1mpi import kernels as registry
     from hpcds1mpi import sweep
     from hpcds1mpi.cluster import resolve_partition
@@ -168,7 +170,7 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
     for key, value in (("min_time", min_time), ("min_repeats", min_repeats),
                        ("max_repeats", max_repeats), ("warmup", warmup), ("timeout", timeout),
                        ("seed", seed), ("valid_only", valid_only),
-                       ("retry_crashed", retry_crashed)):
+                       ("retry_crashed", retry_crashed), ("snapshot_every", snapshot_every)):
         if value is not None:
             doc["sweep"][key] = value
     plan = sweep.build_plan(doc, part)
