@@ -198,7 +198,10 @@ def _int_or_none(text) -> int | None:
         text = text.strip()
         if not text:
             return None
-    return int(float(text))
+    try:
+        return int(float(text))
+    except (TypeError, ValueError):
+        raise ValueError(f"bad number {text!r}") from None
 
 
 def _ceil_div(a: int | None, b: int | None) -> int | None:
@@ -210,7 +213,7 @@ def _ceil_div(a: int | None, b: int | None) -> int | None:
 def _error_text(status: str, state: str, exit_code, exit_signal) -> str:
     if status == "ok":
         return ""
-    code = "" if exit_code is None else f" exit {exit_code}"
+    code = f" exit {exit_code}" if exit_code else ""
     sig = f" signal {exit_signal}" if exit_signal else ""
     return f"{state}{code}{sig}".strip()
 
