@@ -173,8 +173,9 @@ class Stencil(Kernel):
             buffers = state.host_buffers
         else:
             current = arrays.to_device(xp, state.initial)  # timed host-to-device copy
-            # The device copy of the initial field may be overwritten: it is the second buffer.
-            buffers = (current.copy(), current)
+            # Two device work buffers (not the transferred array itself: the fake device's
+            # asarray returns a view of the host array, which must stay the initial field).
+            buffers = (current.copy(), current.copy())
         exchanger = HaloExchange(ctx, state, current.dtype)
         fixed = [(index, xp.array(current[index])) for index in state.fixed_faces]
         for sweep in range(state.sweeps):
