@@ -388,3 +388,28 @@ def test_ingest_sacct_of_jobs_just_run(slurm, tmp_path):
         == ("ok", 2, 2)
     assert (jobs["ingest_bad"]["status"], jobs["ingest_bad"]["exit_code"]) == ("failed", 3)
     assert jobs["ingest_bad"]["partition"] == "debug" and jobs["ingest_ok"]["user"] == "root"
+
+
+# ---------------------------------------------------------------------- synthetic generator
+
+
+def test_synthetic_pm100_generator_is_deterministic_labelled_and_ingestible(tmp_path):
+    import pyarrow.parquet as pq
+
+    from hpcds1mpi.analysis.gen_jobtable import generate
+
+    table = generate(rows=3000, seed=3)
+    assert table.equals(generate(rows=3000, seed=3))
+    assert not table.equals(generate(rows=3000, seed=4))
+    assert table.column("synthetic").to_pylist() == [True] * 3000
+    path = tmp_path / "synthetic.parquet"
+    pq.write_table(table, path)
+    df, report = read_job_log(path)
+    assert report.kind == "pm100" and len(df) == 3000 and not report.dropped
+    assert set(df["status"]) <= {"ok", "failed", "timeout", "oom", "cancelled"}
+    assert (df["status"] == "ok").mean() > 0.7
+    # learnable: (app, nodes, cores, gpus) explain log runtime up to the model's 0.15 noise
+    ok = df[df["status"] == "ok"].assign(log_t=lambda d: np.log(d["runtime_s"]))
+    within = ok.groupby(["workload", "nodes", "cores", "gpus"])["log_t"].std().dropna()
+    assert ok["log_t"].std() > 1.0
+    assert within.median() < 0.25, within.median()
