@@ -231,8 +231,12 @@ class TabNetEmbedding:
         Xs = np.clip((X - self.x_mean_) / self.x_scale_, -self.clip, self.clip).astype(np.float32)
         Ys = ((Y - self.y_mean_) / self.y_scale_).astype(np.float32)
 
+        import warnings
+
+        from .models import fit_threads
+
         previous = torch.get_num_threads()
-        torch.set_num_threads(self.threads)
+        torch.set_num_threads(fit_threads(len(Xs), self.threads))
         try:
             model = TabNetRegressor(
                 n_d=self.n_d, n_a=self.n_a, n_steps=self.n_steps, gamma=self.gamma,
@@ -242,8 +246,11 @@ class TabNetEmbedding:
             )
             batch = int(min(self.batch_size, len(Xs)))
             vbatch = int(min(self.virtual_batch_size, batch))
-            model.fit(Xs, Ys, max_epochs=self.max_epochs, patience=0, batch_size=batch,
-                      virtual_batch_size=vbatch, drop_last=False)
+            with warnings.catch_warnings():
+                # "No early stopping": intended, there is no validation split.
+                warnings.simplefilter("ignore", UserWarning)
+                model.fit(Xs, Ys, max_epochs=self.max_epochs, patience=0, batch_size=batch,
+                          virtual_batch_size=vbatch, drop_last=False)
         finally:
             torch.set_num_threads(previous)
         model.network.eval()

@@ -32,6 +32,22 @@ OK_STATUS = "ok"
 # --------------------------------------------------------------------------------------------
 # estimator factories (the paper's hyper-parameters)
 
+#: Below this many rows a model trains on one thread: OpenMP pools (LightGBM, XGBoost) spin-wait,
+#: and on a shared 2-core machine a 2-thread fit of 100 rows was measured 100x slower than 1.
+PARALLEL_MIN_ROWS = 20000
+
+
+def fit_threads(n_rows: int, threads: int) -> int:
+    """Threads worth using to fit on ``n_rows`` rows."""
+    return threads if n_rows >= PARALLEL_MIN_ROWS else 1
+
+
+def single_threaded(model):
+    """Set a fitted model to predict on one thread (small batches; no OpenMP spin-up)."""
+    if hasattr(model, "set_params") and "n_jobs" in model.get_params():
+        model.set_params(n_jobs=1)
+    return model
+
 
 def make_regressor(family: str, *, seed: int = 0, threads: int = 2):
     """A fresh regressor of ``family`` with the paper's settings."""
@@ -240,12 +256,15 @@ class SurrogateModel:
         return self
 
     def _fit_one(self, target: str, Z: np.ndarray, y: np.ndarray, seed: int):
+        threads = fit_threads(len(Z), self.threads)
         if target == "failed":
             labels = y.astype(int)
             if len(np.unique(labels)) < 2:
                 return ConstantClassifier().fit(Z, labels)
-            return make_classifier(self.family, seed=seed, threads=self.threads).fit(Z, labels)
-        return make_regressor(self.family, seed=seed, threads=self.threads).fit(Z, y)
+            model = make_classifier(self.family, seed=seed, threads=threads).fit(Z, labels)
+        else:
+            model = make_regressor(self.family, seed=seed, threads=threads).fit(Z, y)
+        return single_threaded(model)
 
     def _design(self, X: np.ndarray) -> np.ndarray:
         if self.embedding_ is None:

@@ -56,11 +56,13 @@ class SamplingRecord:
         return asdict(self)
 
 
-def _light_model(kind: str, seed: int):
+def _light_model(kind: str, seed: int, n_rows: int):
     import lightgbm as lgb
 
+    from .models import fit_threads
+
     params = dict(n_estimators=30, num_leaves=15, learning_rate=0.2, min_child_samples=5,
-                  random_state=seed, n_jobs=2, verbose=-1)
+                  random_state=seed, n_jobs=fit_threads(n_rows, 2), verbose=-1)
     return lgb.LGBMRegressor(**params) if kind == "regression" else lgb.LGBMClassifier(**params)
 
 
@@ -95,14 +97,14 @@ def difficulty(X: np.ndarray, y: np.ndarray, kind: str, *, seed: int = 0,
                 # One class in training: it is predicted with certainty.
                 out[test] = (y[test] != classes[0]).astype(float)
                 continue
-            model = _light_model(kind, seed).fit(X[train], y[train].astype(int))
+            model = _light_model(kind, seed, len(train)).fit(X[train], y[train].astype(int))
             proba = model.predict_proba(X[test])
             col = {c: i for i, c in enumerate(model.classes_)}
             p_true = np.array([proba[i, col[c]] if c in col else 0.0
                                for i, c in enumerate(y[test].astype(int))])
             out[test] = 1.0 - p_true
         else:
-            model = _light_model(kind, seed).fit(X[train], y[train])
+            model = _light_model(kind, seed, len(train)).fit(X[train], y[train])
             out[test] = np.abs(model.predict(X[test]) - y[test])
     return out
 

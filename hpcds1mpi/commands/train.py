@@ -1,0 +1,104 @@
+"""``hpcds1mpi train``: fit the runtime / energy / failure surrogate bundle.
+
+Reads sweep telemetry (HDF5, ``telemetry.read_runs``) and/or ingested job tables (parquet),
+checks them, samples them with the paper's intelligent sampling, trains TabNet embeddings and
+the bootstrap ensembles, and writes the bundle directory.
+"""
+
+from __future__ import annotations
+
+import click
+
+
+def read_training_data(telemetry: tuple[str, ...], jobs: tuple[str, ...]):
+    """One DataFrame from telemetry files and job tables (job rows carry no machine id).
+
+    Raises:
+        DataError: no input given.
+    """
+    import pandas as pd
+
+    from hpcds1mpi.errors import DataError, TelemetryError
+
+    frames = []
+    for path in telemetry:
+        from hpcds1mpi.telemetry import read_runs
+
+        frames.append(read_runs(path))
+    for path in jobs:
+        try:
+            frames.append(pd.read_parquet(path))
+        except FileNotFoundError:
+            raise DataError(f"{path}: job table not found") from None
+        except Exception as exc:  # noqa: BLE001 - pyarrow raises many kinds
+            raise TelemetryError(f"{path}: not a parquet job table ({type(exc).__name__}); "
+                                 "make one with `hpcds1mpi ingest`") from None
+    if not frames:
+        raise DataError("no training data: give --telemetry FILE.h5 and/or --jobs FILE.parquet")
+    frames = [f for f in frames if len(f)]
+    if not frames:
+        raise DataError("training data is empty: no runs; measure with `hpcds1mpi sweep` first")
+    return pd.concat(frames, ignore_index=True, sort=False) if len(frames) > 1 else frames[0]
+
+
+def summary_lines(bundle, out: str) -> list[str]:
+    """What to print after training."""
+    m = bundle.manifest
+    s = m["sampling"]
+    lines = [
+        f"trained {m['family']} x {m['n_members']} members"
+        f"{' + TabNet embedding' if m['use_embedding'] else ''} on {s['n_kept']} of "
+        f"{s['n_total']} rows (sampling target {s['target_rate']:.2f}, achieved "
+        f"{s['achieved_rate']:.3f}, seed {s['seed']})",
+        f"targets: {', '.join(m['targets'])}; workloads: {len(m['workloads'])}; "
+        f"machines: {len(m['machine_ids'])}",
+    ]
+    for target in ("runtime_s", "energy_j", "peak_rss_mb"):
+        if target in m["metrics"]:
+            t = m["metrics"][target]
+            lines.append(f"  {target}: in-sample MAPE {100 * t['mape_in_sample']:.1f} %, "
+                         f"R2 {t['r2_in_sample']:.3f} (held-out: analysis/h1_eval.py)")
+    if m.get("energy_source") == "modelled":
+        lines.append("  energy predictions are trained on MODELLED energy (no hardware meter)")
+    secs = m["metrics"]["train_seconds"]
+    lines.append(f"time: sampling {secs['sampling']:.1f} s, fit {secs['fit']:.1f} s")
+    lines.append(f"bundle written to {out}")
+    return lines
+
+
+@click.command(name="train")
+@click.option("--telemetry", "telemetry", multiple=True, type=click.Path(),
+              help="Sweep telemetry (.h5); repeatable.")
+@click.option("--jobs", "jobs", multiple=True, type=click.Path(),
+              help="Job table from `hpcds1mpi ingest` (.parquet); repeatable.")
+@click.option("--out", required=True, type=click.Path(), help="Bundle directory to write.")
+@click.option("--sample-rate", default=1.0, show_default=True, type=float,
+              help="Intelligent-sampling target rate (paper: 0.5, 0.75, 1.0).")
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--family", default="lightgbm", show_default=True,
+              type=click.Choice(["lightgbm", "xgboost", "rf"]),
+              help="Ensemble member family (on [features, embedding]).")
+@click.option("--members", default=5, show_default=True, type=click.IntRange(1, 64),
+              help="Bootstrap members per target (over problems).")
+@click.option("--no-embedding", is_flag=True, help="Members on raw features only.")
+@click.option("--epochs", default=60, show_default=True, type=click.IntRange(1, 10000),
+              help="TabNet training epochs.")
+@click.option("--machine", default=None, help="Train on runs of this machine id only.")
+@click.option("--threads", default=2, show_default=True, type=click.IntRange(1, 256))
+def command(telemetry, jobs, out, sample_rate, seed, family, members, no_embedding, epochs,
+            machine, threads):
+    """Train the runtime/energy/failure surrogate bundle from telemetry or job tables."""
+    from hpcds1mpi.errors import DataError
+    from hpcds1mpi.surrogates.bundle import train_bundle
+
+    if not 0.0 < sample_rate <= 1.0:
+        raise DataError(f"--sample-rate must be in (0, 1], got {sample_rate}")
+    frame = read_training_data(telemetry, jobs)
+    bundle = train_bundle(
+        frame, sample_rate=sample_rate, seed=seed, family=family, n_members=members,
+        use_embedding=not no_embedding, embedding_params={"max_epochs": epochs},
+        threads=threads, machine=machine, sources=[*telemetry, *jobs],
+    )
+    bundle.save(out)
+    for line in summary_lines(bundle, out):
+        click.echo(line)

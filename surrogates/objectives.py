@@ -1,0 +1,434 @@
+"""Pluggable objectives for MOBO: what a configuration costs in runtime and energy.
+
+The protocol is one call. An objective takes a pandas DataFrame of candidate configurations,
+one row each, with the columns
+
+    nodes, ranks_per_node, threads, device, precision   (the configuration)
+    workload, size                                       (the problem)
+
+and returns a DataFrame aligned with it (same index, same order) holding
+
+    runtime_s     seconds (NaN when infeasible)
+    energy_j      joules of the whole job (NaN when infeasible)
+    avg_power_w   energy_j / runtime_s
+    feasible      bool; False for failed / oom / timeout / unsupported / wrong runs
+    status        ok / failed / oom / timeout / unsupported / wrong / crashed / predicted-fail
+
+A failed evaluation is recorded as infeasible with NaN objectives, never as a number that could
+look best (or worst, which would still steer the GP). Three objectives are provided:
+
+- :class:`BundleObjective` wraps a trained surrogate bundle (the paper's setting).
+- :class:`RealRunObjective` adapts any function that runs one configuration for real (the sweep
+  machinery, used by System 2) and reports a runs-table row.
+- :class:`AnalyticObjective` is a *modelled* roofline / latency-bandwidth cost model. It is a
+  test fixture and a clearly labelled fallback for benchmarks when no bundle exists; nothing it
+  returns is measured.
+
+:class:`TableObjective` replays values already computed for a whole candidate set (the
+benchmarks compute every candidate once for the exact front, then let each method look up only
+what it asks for).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, runtime_checkable
+
+from hpcds1mpi.errors import ConfigError, ModelError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from hpcds1mpi.cluster import Partition
+
+CONFIG_COLUMNS = ("nodes", "ranks_per_node", "threads", "device", "precision")
+PROBLEM_COLUMNS = ("workload", "size")
+#: Objective names a user may ask for, and the column each one reads.
+OBJECTIVE_COLUMNS = {"runtime": "runtime_s", "energy": "energy_j", "power": "avg_power_w"}
+OUTPUT_COLUMNS = ("runtime_s", "energy_j", "avg_power_w", "feasible", "status")
+
+
+@runtime_checkable
+class Objective(Protocol):
+    """What MOBO calls to evaluate configurations.
+
+    Attributes:
+        source: where the numbers come from: ``"surrogate"``, ``"measured"`` or ``"modelled"``.
+    """
+
+    source: str
+
+    def __call__(self, configs: "pd.DataFrame") -> "pd.DataFrame":
+        """Evaluate ``configs`` (n rows) and return n rows of :data:`OUTPUT_COLUMNS`."""
+        ...
+
+
+def objective_columns(names: Sequence[str]) -> list[str]:
+    """Map user objective names (``runtime``, ``energy``, ``power``) to result columns.
+
+    Raises:
+        ConfigError: for an unknown name, a repeated name, or fewer than two objectives.
+    """
+    cols = []
+    for name in names:
+        key = name.strip().lower()
+        if key in OBJECTIVE_COLUMNS.values():
+            key = next(k for k, v in OBJECTIVE_COLUMNS.items() if v == key)
+        if key not in OBJECTIVE_COLUMNS:
+            raise ConfigError(
+                f"unknown objective {name!r}; choose from {', '.join(OBJECTIVE_COLUMNS)}"
+            )
+        cols.append(OBJECTIVE_COLUMNS[key])
+    if len(set(cols)) != len(cols):
+        raise ConfigError(f"objective listed twice in {','.join(names)}")
+    if len(cols) < 2:
+        raise ConfigError(
+            "multi-objective optimisation needs two objectives, e.g. --objectives runtime,energy"
+        )
+    return cols
+
+
+def finalise(frame: "pd.DataFrame") -> "pd.DataFrame":
+    """Make an objective's output honest: infeasible rows get NaN objectives.
+
+    Also marks rows infeasible whose runtime or energy is missing, non-finite or <= 0, and
+    fills ``avg_power_w`` / ``energy_j`` from each other where one is missing.
+    """
+    import numpy as np
+
+    out = frame.copy()
+    for col in ("runtime_s", "energy_j", "avg_power_w"):
+        if col not in out:
+            out[col] = np.nan
+        out[col] = out[col].astype(float)
+    need_energy = out["energy_j"].isna() & out["avg_power_w"].notna()
+    out.loc[need_energy, "energy_j"] = out.loc[need_energy, "avg_power_w"] * out.loc[need_energy, "runtime_s"]
+    need_power = out["avg_power_w"].isna() & out["energy_j"].notna()
+    out.loc[need_power, "avg_power_w"] = out.loc[need_power, "energy_j"] / out.loc[need_power, "runtime_s"]
+    if "feasible" not in out:
+        out["feasible"] = True
+    if "status" not in out:
+        out["status"] = np.where(out["feasible"], "ok", "failed")
+    values = out[["runtime_s", "energy_j", "avg_power_w"]].to_numpy(dtype=float)
+    good = np.all(np.isfinite(values) & (values > 0), axis=1)
+    bad_numbers = out["feasible"].astype(bool) & ~good
+    out.loc[bad_numbers, "status"] = "failed"
+    out["feasible"] = out["feasible"].astype(bool) & good
+    out.loc[~out["feasible"], ["runtime_s", "energy_j", "avg_power_w"]] = np.nan
+    return out[list(OUTPUT_COLUMNS)]
+
+
+# ------------------------------------------------------------------------------------------
+# Surrogate bundle
+
+
+class BundleObjective:
+    """The surrogate bundle's predictions for one problem on one partition.
+
+    A configuration counts as failed when the bundle's ``fail_prob`` is at least
+    ``fail_threshold`` (or its predictions are not finite and positive).
+
+    Args:
+        bundle: an object with ``predict(df) -> DataFrame``, ``targets`` and ``workloads``
+            (see ``hpcds1mpi.surrogates.bundle``).
+        partition: the partition whose hardware columns are passed to the bundle.
+        objectives: result columns asked for (e.g. ``["runtime_s", "energy_j"]``).
+        fail_threshold: predicted failure probability at which a configuration is infeasible.
+
+    Raises:
+        ModelError: the bundle predicts no energy/power when it is asked for, or does not know
+            the partition.
+    """
+
+    source = "surrogate"
+
+    def __init__(self, bundle: Any, partition: "Partition", objectives: Sequence[str] = ("runtime_s", "energy_j"),
+                 fail_threshold: float = 0.5) -> None:
+        self.bundle = bundle
+        self.partition = partition
+        self.fail_threshold = fail_threshold
+        targets = {str(t) for t in getattr(bundle, "targets", ())}
+        if "runtime_s" not in targets:
+            raise ModelError("the model bundle does not predict runtime_s; retrain it with runtime")
+        wants_energy = any(c in ("energy_j", "avg_power_w") for c in objectives)
+        if wants_energy and not targets & {"energy_j", "avg_power_w"}:
+            raise ModelError(
+                "the model bundle has no energy target (energy_j or avg_power_w); retrain it on "
+                "telemetry with energy, or use --objectives runtime,<other>"
+            )
+        known_parts = getattr(bundle, "partitions", None)
+        if known_parts and partition.name not in set(known_parts):
+            raise ModelError(
+                f"the model bundle was not trained for partition {partition.name!r}; it knows "
+                f"{', '.join(sorted(known_parts))}"
+            )
+
+    def check_workload(self, workload: str) -> None:
+        """Raise :class:`ModelError` for a workload the bundle never saw."""
+        known = list(getattr(self.bundle, "workloads", ()) or ())
+        if known and workload not in known:
+            raise ModelError(
+                f"the model bundle does not know workload {workload!r}; it knows {', '.join(sorted(known))}"
+            )
+
+    def __call__(self, configs: "pd.DataFrame") -> "pd.DataFrame":
+        import numpy as np
+
+        for w in configs["workload"].unique():
+            self.check_workload(str(w))
+        frame = configs.copy()
+        frame["ranks"] = frame["nodes"] * frame["ranks_per_node"]
+        frame["partition"] = self.partition.name
+        frame["cores_per_node"] = self.partition.cores_per_node
+        frame["memory_gb"] = self.partition.memory_gb
+        frame["gpus_per_node"] = self.partition.gpus_per_node
+        pred = self.bundle.predict(frame)
+        out = configs[[]].copy()
+        out["runtime_s"] = np.asarray(pred["runtime_s"], dtype=float)
+        out["energy_j"] = np.asarray(pred["energy_j"], dtype=float) if "energy_j" in pred else np.nan
+        out["avg_power_w"] = np.asarray(pred["avg_power_w"], dtype=float) if "avg_power_w" in pred else np.nan
+        if "fail_prob" in pred:
+            fail = np.asarray(pred["fail_prob"], dtype=float)
+            out["feasible"] = ~(fail >= self.fail_threshold) & np.isfinite(fail)
+        else:
+            out["feasible"] = True
+        out["status"] = np.where(out["feasible"], "ok", "predicted-fail")
+        return finalise(out)
+
+
+# ------------------------------------------------------------------------------------------
+# Real runs
+
+
+class RealRunObjective:
+    """Adapts a function that runs one configuration for real into an objective.
+
+    ``run_one(row)`` receives one candidate row as a dict (configuration + problem columns) and
+    returns a runs-table row as a dict (at least ``status`` and ``runtime_s``; ``energy_j`` or
+    ``avg_power_w`` when energy is an objective). Only ``status == "ok"`` is feasible; an
+    exception from ``run_one`` is recorded as ``crashed``. Every returned row is kept in
+    ``history`` so nothing measured is lost.
+    """
+
+    source = "measured"
+
+    def __init__(self, run_one: Callable[[dict], dict]) -> None:
+        self.run_one = run_one
+        self.history: list[dict] = []
+
+    def __call__(self, configs: "pd.DataFrame") -> "pd.DataFrame":
+        import pandas as pd
+
+        rows = []
+        for _, cand in configs.iterrows():
+            try:
+                result = dict(self.run_one(cand.to_dict()))
+            except Exception as exc:  # a crashed run is a result, not a reason to stop tuning
+                result = {"status": "crashed", "error": str(exc)}
+            self.history.append({**cand.to_dict(), **result})
+            status = str(result.get("status", "failed"))
+            rows.append({
+                "runtime_s": result.get("runtime_s", float("nan")),
+                "energy_j": result.get("energy_j", float("nan")),
+                "avg_power_w": result.get("avg_power_w", float("nan")),
+                "feasible": status == "ok",
+                "status": status,
+            })
+        return finalise(pd.DataFrame(rows, index=configs.index))
+
+
+# ------------------------------------------------------------------------------------------
+# Lookup of precomputed values
+
+
+class TableObjective:
+    """Replays precomputed outputs for a candidate set, counting what was looked up.
+
+    Args:
+        candidates: the candidate DataFrame the table was computed on.
+        table: the objective's output for every candidate, aligned with ``candidates``.
+        source: the source label of the objective that made the table.
+    """
+
+    def __init__(self, candidates: "pd.DataFrame", table: "pd.DataFrame", source: str) -> None:
+        self.source = source
+        keys = candidates[list(CONFIG_COLUMNS + PROBLEM_COLUMNS)].astype(str).agg("|".join, axis=1)
+        self._index = {k: i for i, k in enumerate(keys)}
+        self._table = table.reset_index(drop=True)
+        self.calls = 0
+
+    def __call__(self, configs: "pd.DataFrame") -> "pd.DataFrame":
+        keys = configs[list(CONFIG_COLUMNS + PROBLEM_COLUMNS)].astype(str).agg("|".join, axis=1)
+        try:
+            rows = [self._index[k] for k in keys]
+        except KeyError as exc:
+            raise ConfigError(f"configuration {exc.args[0]} is not in the candidate table") from None
+        self.calls += len(rows)
+        out = self._table.iloc[rows].copy()
+        out.index = configs.index
+        return out
+
+
+# ------------------------------------------------------------------------------------------
+# Modelled fixture
+
+
+@dataclass(frozen=True)
+class WorkloadShape:
+    """Analytic cost of one run of a workload of size ``n`` (whole job, fp64).
+
+    flops(n), bytes(n) and comm_bytes(n, ranks) are totals; ``messages(ranks)`` is per rank;
+    ``memory(n)`` is the total working set in bytes; ``serial`` is the Amdahl serial fraction
+    of a rank's thread-parallel work.
+    """
+
+    flops: Callable[[float], float]
+    bytes: Callable[[float], float]
+    comm_bytes: Callable[[float, int], float]
+    messages: Callable[[int], float]
+    memory: Callable[[float], float]
+    serial: float = 0.05
+    bf16_ok: bool = True
+
+
+def _log2(x: float) -> float:
+    return math.log2(max(x, 1.0))
+
+
+WORKLOADS: dict[str, WorkloadShape] = {
+    # 3-D 7-point stencil, n^3 grid, 100 sweeps: halo faces per rank each sweep.
+    "stencil": WorkloadShape(
+        flops=lambda n: 8 * n**3 * 100,
+        bytes=lambda n: 16 * n**3 * 100,
+        comm_bytes=lambda n, p: 100 * 6 * 8 * n**2 * p ** (1 / 3) if p > 1 else 0.0,
+        messages=lambda p: 600 if p > 1 else 0,
+        memory=lambda n: 2 * 8 * n**3,
+    ),
+    # dense n x n matrix product (SUMMA-like): panels broadcast along sqrt(p) rows/columns.
+    "gemm": WorkloadShape(
+        flops=lambda n: 2 * n**3,
+        bytes=lambda n: 3 * 8 * n**2 * max(1.0, n / 256),
+        comm_bytes=lambda n, p: 2 * 8 * n**2 * math.sqrt(p) if p > 1 else 0.0,
+        messages=lambda p: 2 * math.sqrt(p) if p > 1 else 0,
+        memory=lambda n: 3 * 8 * n**2,
+        serial=0.02,
+    ),
+    # 3-D FFT of n^3 complex values: two all-to-all transposes.
+    "fft": WorkloadShape(
+        flops=lambda n: 5 * n**3 * _log2(n**3),
+        bytes=lambda n: 6 * 16 * n**3,
+        comm_bytes=lambda n, p: 2 * 16 * n**3 if p > 1 else 0.0,
+        messages=lambda p: 2 * (p - 1),
+        memory=lambda n: 3 * 16 * n**3,
+        serial=0.08,
+    ),
+    # conjugate gradient on a 27-point n^3 operator, 200 iterations: allreduce-bound at scale;
+    # bf16 does not converge to tolerance (reported as a wrong result).
+    "cg": WorkloadShape(
+        flops=lambda n: 2 * 27 * n**3 * 200,
+        bytes=lambda n: (27 * 12 + 5 * 8) * n**3 * 200,
+        comm_bytes=lambda n, p: 200 * 6 * 8 * n**2 * p ** (1 / 3) if p > 1 else 0.0,
+        messages=lambda p: 200 * (6 + 2 * _log2(p)) if p > 1 else 0,
+        memory=lambda n: (27 * 12 + 5 * 8) * n**3,
+        serial=0.1,
+        bf16_ok=False,
+    ),
+    # n-body, all pairs, 10 steps: compute-bound, allgather of positions.
+    "nbody": WorkloadShape(
+        flops=lambda n: 20 * n**2 * 10,
+        bytes=lambda n: 32 * n * 10,
+        comm_bytes=lambda n, p: 10 * 32 * n if p > 1 else 0.0,
+        messages=lambda p: 10 * _log2(p) if p > 1 else 0,
+        memory=lambda n: 64 * n,
+        serial=0.01,
+    ),
+}
+
+# Per-core / per-GPU rates of the fixture (fp64), and how precision scales them.
+_CORE_FLOPS = 30e9
+_NODE_MEM_BW = 200e9
+_GPU_FLOPS = {"fp64": 7e12, "fp32": 14e12, "bf16": 100e12}
+_CPU_FLOP_SCALE = {"fp64": 1.0, "fp32": 2.0, "bf16": 4.0}
+_ITEM_SCALE = {"fp64": 1.0, "fp32": 0.5, "bf16": 0.25}
+_GPU_MEM_BW = 900e9
+_PCIE_BW = 16e9
+_NET_LATENCY = 2e-6
+_NET_BW = 12.5e9
+_SHM_LATENCY = 0.3e-6
+_SHM_BW = 40e9
+_LAUNCH_S = 0.05
+
+
+class AnalyticObjective:
+    """A *modelled* roofline / latency-bandwidth cost model (test fixture, not measured).
+
+    Per rank: compute time = flops / (thread-parallel core rate, Amdahl) or GPU rate;
+    memory time = bytes / (the node's bandwidth shared by its ranks, or the GPU's); runtime =
+    max(compute, memory) + messages x latency + bytes / bandwidth (network across nodes, shared
+    memory within one) + start-up growing with log2(ranks) + for GPU runs the host-to-device
+    copy of the rank's data. Energy = runtime x (nodes x (idle + active share of the node's
+    dynamic power by cores in use) + GPUs in use x GPU power), with the partition's power
+    figures. Infeasible: the working set does not fit the node's (or GPU's) memory -> ``oom``;
+    bf16 on a workload that cannot reach tolerance in bf16 -> ``wrong``.
+
+    Args:
+        partition: the partition (cores, memory, GPUs and power figures are read from it).
+    """
+
+    source = "modelled"
+
+    def __init__(self, partition: "Partition") -> None:
+        self.partition = partition
+        self.power = partition.power_figures()
+
+    def __call__(self, configs: "pd.DataFrame") -> "pd.DataFrame":
+        import pandas as pd
+
+        rows = [self._one(r) for r in configs.itertuples(index=False)]
+        return finalise(pd.DataFrame(rows, index=configs.index))
+
+    def _one(self, row: Any) -> dict:
+        part, pw = self.partition, self.power
+        try:
+            shape = WORKLOADS[str(row.workload)]
+        except KeyError:
+            raise ModelError(
+                f"the analytic objective has no workload {row.workload!r}; it has {', '.join(WORKLOADS)}"
+            ) from None
+        n = float(row.size)
+        nodes, rpn, thr = int(row.nodes), int(row.ranks_per_node), int(row.threads)
+        device, prec = str(row.device), str(row.precision)
+        ranks = nodes * rpn
+        item = _ITEM_SCALE[prec]
+        mem_per_rank = shape.memory(n) * item / ranks
+        if prec == "bf16" and not shape.bf16_ok:
+            return {"feasible": False, "status": "wrong"}
+        if mem_per_rank * rpn > 0.9 * part.memory_gb * 1e9:
+            return {"feasible": False, "status": "oom"}
+        if device == "gpu" and mem_per_rank > 0.9 * part.gpu_memory_gb * 1e9:
+            return {"feasible": False, "status": "oom"}
+        flops = shape.flops(n) / ranks
+        traffic = shape.bytes(n) * item / ranks
+        if device == "gpu":
+            compute = flops / _GPU_FLOPS[prec]
+            memory = traffic / _GPU_MEM_BW
+            transfer = mem_per_rank / _PCIE_BW
+        else:
+            speedup = 1.0 / (shape.serial + (1.0 - shape.serial) / thr)
+            compute = flops / (_CORE_FLOPS * _CPU_FLOP_SCALE[prec] * speedup)
+            memory = traffic / (_NODE_MEM_BW / rpn)
+            transfer = 0.0
+        comm_bytes = shape.comm_bytes(n, ranks) * item / ranks
+        if nodes > 1:
+            comm = shape.messages(ranks) * _NET_LATENCY * (1 + _log2(nodes)) + comm_bytes * rpn / _NET_BW
+        else:
+            comm = shape.messages(ranks) * _SHM_LATENCY + comm_bytes / _SHM_BW
+        runtime = max(compute, memory) + comm + transfer + _LAUNCH_S * (1 + 0.2 * _log2(ranks))
+        cores_used = min(rpn * thr, part.cores_per_node) if device == "cpu" else rpn
+        node_w = pw["idle_watts_node"] + (pw["max_watts_node"] - pw["idle_watts_node"]) * cores_used / part.cores_per_node
+        gpu_w = pw["max_watts_gpu"] * rpn if device == "gpu" else 0.0
+        idle_gpu_w = pw["idle_watts_gpu"] * (part.gpus_per_node - (rpn if device == "gpu" else 0))
+        power = nodes * (node_w + gpu_w + idle_gpu_w)
+        return {"runtime_s": runtime, "energy_j": runtime * power, "avg_power_w": power,
+                "feasible": True, "status": "ok"}
