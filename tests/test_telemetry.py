@@ -195,3 +195,28 @@ def test_snapshot_is_atomic_when_killed_mid_write(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         telemetry.write_snapshot(path, store)
     assert telemetry.read_runs(path)["run_id"].tolist() == ["r000"]
+
+
+def test_cli_show_export_merge(tmp_path):
+    from tests.helpers import run_cli
+
+    a, b, out = tmp_path / "a.h5", tmp_path / "b.h5", tmp_path / "all.h5"
+    telemetry.append(a, [_row(0), _row(1)])
+    telemetry.append(b, [_row(2, "m2")])
+    proc = run_cli(["telemetry", "merge", str(a), str(b), "--out", str(out)], timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "3 runs (3 added" in proc.stdout
+    proc = run_cli(["telemetry", "merge", str(a), str(b), "--out", str(out)], timeout=60)
+    assert "3 runs (0 added, 0 replaced, 3 already there)" in proc.stdout
+    proc = run_cli(["telemetry", "show", str(out)], timeout=60)
+    assert proc.returncode == 0 and "3 runs" in proc.stdout and "stencil" in proc.stdout
+    csv = tmp_path / "runs.csv"
+    proc = run_cli(["telemetry", "export", str(out), "--out", str(csv)], timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    import pandas as pd
+
+    assert len(pd.read_csv(csv)) == 3
+    bad = tmp_path / "bad.txt"
+    bad.write_text("x")
+    proc = run_cli(["telemetry", "show", str(bad)], timeout=60)
+    assert proc.returncode != 0 and "not an HDF5" in proc.stderr and "Traceback" not in proc.stderr
