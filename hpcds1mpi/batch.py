@@ -420,7 +420,7 @@ def calibration_step_tokens(step: Configuration, workload: str, size: int, telem
         _no_control(command, "program")
         tokens += ["--command", command, "--label", workload]
     else:
-        tokens += ["--kernels", workload]
+        tokens += ["--kernel", workload]
     tokens += ["--sizes", str(int(size)), "--nodes", str(c.nodes),
                "--ranks-per-node", str(c.ranks_per_node), "--threads", str(c.threads),
                "--devices", c.device, "--precisions", c.precision,

@@ -150,7 +150,10 @@ def job_distance(bundle, ref: Reference, workload: str, size: float,
     q = query_frame(bundle, ref, workload, size, partition_name)
     if len(q) == 0:
         return float("inf")
-    emb = np.asarray(bundle.embed(q), dtype=float)
+    # The reference is ``training_matrix`` ([features, embedding]); ``design`` gives the same
+    # columns for new rows (``embed`` alone where a bundle has no ``design``).
+    project = getattr(bundle, "design", None) or bundle.embed
+    emb = np.asarray(project(q), dtype=float)
     emb = np.nan_to_num((emb - ref.center) / ref.scale)
     pool = ref.matrix if exclude is None else ref.matrix[~exclude]
     return float(np.median(_knn_distance(emb, pool, k)))

@@ -162,6 +162,10 @@ def _uses_threads_and_support(workload: str) -> tuple[bool, list | None, list | 
 
 
 def _energy_label(bundle) -> str:
+    source = getattr(bundle, "energy_source", None)
+    if isinstance(source, str) and source and source != "none":
+        return source if source == "modelled" else f"measured ({source})" \
+            if "modelled" not in source else "partly modelled"
     try:
         frame = bundle.training_frame()
         if "energy_source" in frame.columns:
