@@ -1,0 +1,111 @@
+"""``hpcds1mpi quickstart``: measure this machine, train, recommend, write a Slurm script."""
+
+from __future__ import annotations
+
+import click
+
+KERNELS = "stencil,gemm,cg"
+SIZES = "32,64,128,256"
+UNMEASURED_WORKLOAD = "stencil"
+
+
+def _run(cmd: list[str], what: str, timeout: float) -> str:
+    import subprocess
+
+    from hpcds1mpi.errors import HpcdsError
+
+    click.echo(f"→ {what}: {' '.join(cmd)}")
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise HpcdsError(f"{what} did not finish in {timeout:.0f} s; rerun quickstart (the "
+                         "sweep resumes where it stopped)") from None
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or proc.stdout.strip().splitlines() or ["?"])[-1]
+        raise HpcdsError(f"{what} failed: {last}")
+    return proc.stdout
+
+
+@click.command(name="quickstart")
+@click.option("--out", "out_dir", default="hpcds1mpi-quickstart", show_default=True,
+              type=click.Path(), help="Folder for the telemetry, model, script and plot.")
+@click.option("--ranks", type=int, default=None, help="MPI ranks for the sweep (default: cores).")
+@click.option("--sweep-timeout", type=float, default=480.0, show_default=True,
+              help="Seconds the measuring sweep may take.")
+def command(out_dir, ranks, sweep_timeout):
+    """Measure this machine, train a model, recommend for an unmeasured size, write a Slurm
+    script and a Pareto plot."""
+    import json
+    import sys
+    from pathlib import Path
+
+    from hpcds1mpi.cluster import detect_local
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    cluster = detect_local()
+    part = cluster.partition()
+    cores = max(1, part.cores_per_node)
+    nranks = ranks or cores
+    click.echo(f"this machine: {part.cores_per_node} cores, {part.memory_gb:g} GB, "
+               f"{part.gpus_per_node} GPUs ({part.cpu_model})")
+    bindir = Path(sys.executable).parent
+    mpiexec = bindir / "mpiexec"
+    exe = str(bindir / "hpcds1mpi")
+    rpn = ",".join(str(r) for r in sorted({1, max(1, nranks // 2), nranks}))
+    threads = ",".join(str(t) for t in sorted({1, 2} if cores >= 2 else {1}))
+    telemetry = out / "telemetry.h5"
+    _run([str(mpiexec) if mpiexec.exists() else "mpiexec", "-n", str(nranks), exe, "sweep",
+          "--kernel", KERNELS, "--sizes", SIZES, "--ranks-per-node", rpn, "--threads", threads,
+          "--precisions", "fp64,fp32", "--valid-only", "--min-time", "0.02", "--max-repeats", "3",
+          "--out", str(telemetry), "--resume", "--no-progress"],
+         "measuring sweep", sweep_timeout)
+    model = out / "model"
+    _run([exe, "train", "--telemetry", str(telemetry), "--out", str(model), "--members", "3",
+          "--epochs", "20"], "training", 300)
+    measured = [int(s) for s in SIZES.split(",")]
+    size = int(round((measured[-2] * measured[-1]) ** 0.5))  # between two measured sizes
+    script = out / "job.sbatch"
+    text = _run([exe, "recommend", "--workload", UNMEASURED_WORKLOAD, "--size", str(size),
+                 "--model", str(model), "--json", "--emit", "slurm", "-o", str(script)],
+                "recommending", 120)
+    data = json.loads(text)
+    table = _run([exe, "recommend", "--workload", UNMEASURED_WORKLOAD, "--size", str(size),
+                  "--model", str(model)], "recommending (table)", 120)
+    click.echo(table)
+    plot = out / "pareto.png"
+    _plot(data, plot)
+    (out / "recommendation.json").write_text(json.dumps(data, indent=2))
+    click.echo("\nwhere everything is:")
+    for label, path in (("telemetry", telemetry), ("model", model), ("Slurm script", script),
+                        ("Pareto plot", plot), ("recommendation", out / "recommendation.json")):
+        click.echo(f"  {label:<15} {path}")
+
+
+def _plot(data: dict, path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    rows = data.get("front") or []
+    alt = data.get("alternatives") or []
+    if alt:
+        ax.scatter([r["runtime_s"] for r in alt], [r["energy_j"] for r in alt], s=12,
+                   color="0.6", label="top alternatives")
+    if rows:
+        ax.plot([r["runtime_s"] for r in rows], [r["energy_j"] for r in rows], "o-",
+                label="predicted runtime–energy front")
+        picks = [r for r in rows if r.get("pick")]
+        if picks:
+            ax.scatter([picks[0]["runtime_s"]], [picks[0]["energy_j"]], s=120, marker="*",
+                       color="C3", zorder=5, label="pick")
+    ax.set_xlabel("predicted runtime (s)")
+    ax.set_ylabel(f"predicted energy (J, {data.get('energy', 'modelled')})")
+    ax.set_title(f"{data.get('workload')} size {data.get('size')}: verdict "
+                 f"{(data.get('verdict') or {}).get('verdict')}")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
