@@ -356,10 +356,10 @@ def check_layout(plan: SweepPlan, layout: Layout, world_size: int) -> None:
 def sleepy_barrier(comm) -> None:
     """A barrier whose waiters sleep (MPI's own barrier busy-polls and would steal cores)."""
     request = comm.Ibarrier()
-    pause = 0.0005
+    pause = 0.0002
     while not request.Test():
         time.sleep(pause)
-        pause = min(pause * 1.5, 0.01)
+        pause = min(pause * 1.5, 0.002)  # <= 500 wake-ups/s: negligible CPU, ~1 ms latency
 
 
 class Progress:
