@@ -1,0 +1,169 @@
+"""Model bundle: round trip, versioning, the prediction contract, bad training data.
+
+The frames here are hand-made test data (a closed-form runtime), never reported as accuracy.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hpcds1mpi.errors import DataError, ModelError
+from hpcds1mpi.surrogates.bundle import check_training_frame, load_bundle, train_bundle
+from hpcds1mpi.surrogates.features import INPUT_COLUMNS
+
+SMALL_TABNET = {"n_d": 4, "n_a": 4, "max_epochs": 3, "batch_size": 128,
+                "virtual_batch_size": 64}
+
+
+def make_runs(seed: int = 0, machine: str = "m0", workloads=("stencil", "gemm"),
+              sizes=(32, 48, 64, 96)) -> pd.DataFrame:
+    """A runs table with a closed-form runtime, modelled energy and OOMs at low rank counts."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for w in workloads:
+        for size in sizes:
+            for nodes in (1, 2):
+                for rpn in (1, 2, 4):
+                    for threads in (1, 2):
+                        ranks = nodes * rpn
+                        runtime = (size ** 3 * 1e-7 * (2.0 if w == "gemm" else 1.0)
+                                   / (ranks * threads ** 0.8) + 1e-3 * np.log2(ranks + 1))
+                        runtime *= np.exp(rng.normal(0, 0.05))
+                        oom = size == sizes[-1] and ranks == 1 and w == "gemm"
+                        power = nodes * 6.0 + 7.0 * rpn * threads
+                        rows.append(dict(
+                            run_id=f"{w}-{size}-{nodes}-{rpn}-{threads}", machine_id=machine,
+                            workload=w, size=size, nodes=nodes, ranks_per_node=rpn,
+                            ranks=ranks, threads=threads, device="cpu", precision="fp64",
+                            status="oom" if oom else "ok", error="oom: x" if oom else "",
+                            runtime_s=np.nan if oom else runtime,
+                            peak_rss_mb=np.nan if oom else 50 + size ** 3 * 8e-6 / ranks,
+                            energy_j=np.nan if oom else runtime * power,
+                            avg_power_w=power, energy_source="modelled", partition="cpu",
+                            cores_per_node=8, memory_gb=16.0, gpus_per_node=0))
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture(scope="module")
+def bundle():
+    return train_bundle(make_runs(), sample_rate=0.75, seed=1, n_members=3,
+                        embedding_params=SMALL_TABNET, threads=1)
+
+
+def configs(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame[list(INPUT_COLUMNS)].copy()
+
+
+def test_api_views(bundle):
+    assert bundle.targets == {"runtime_s", "energy_j", "peak_rss_mb", "failed"}
+    assert bundle.workloads == {"stencil", "gemm"}
+    assert bundle.size_range["gemm"] == (32.0, 96.0)
+    assert bundle.machine_ids == {"m0"}
+    assert bundle.partitions["cpu"]["cores_per_node"] == 8
+    assert bundle.energy_source == "modelled"
+    rec = bundle.manifest["sampling"]
+    assert rec["target_rate"] == 0.75 and rec["seed"] == 1
+    assert "modelled" in bundle.manifest["metrics"]["energy_j"]["note"]
+
+
+def test_predict_contract(bundle):
+    df = configs(make_runs()).iloc[::3]
+    df.index = df.index + 1000  # output must follow the input's index
+    out = bundle.predict(df)
+    assert list(out.index) == list(df.index)
+    for col in ("runtime_s", "runtime_lo", "runtime_hi", "runtime_spread", "energy_j",
+                "energy_lo", "energy_hi", "fail_prob", "fail_prob_max", "peak_rss_mb"):
+        assert col in out.columns and np.isfinite(out[col]).all(), col
+    assert (out["runtime_lo"] <= out["runtime_s"]).all()
+    assert (out["runtime_s"] <= out["runtime_hi"]).all()
+    assert (out["fail_prob"] <= out["fail_prob_max"] + 1e-12).all()
+    # the OOM configurations are the risky ones
+    risky = (df["workload"] == "gemm") & (df["size"] == 96) & (df["nodes"] * df["ranks_per_node"] == 1)
+    if risky.any():
+        assert out.loc[risky, "fail_prob"].min() > out.loc[~risky, "fail_prob"].median()
+
+
+def test_round_trip_identical_predictions(bundle, tmp_path):
+    bundle.save(tmp_path / "model")
+    again = load_bundle(tmp_path / "model")
+    df = configs(make_runs(seed=5))
+    pd.testing.assert_frame_equal(bundle.predict(df), again.predict(df), check_exact=True)
+    assert np.array_equal(bundle.embed(df), again.embed(df))
+    assert np.array_equal(bundle.training_matrix(), again.training_matrix())
+    assert again.targets == bundle.targets and again.size_range == bundle.size_range
+    assert "energy" in (tmp_path / "model" / "README.txt").read_text().lower()
+
+
+def test_training_matrix_aligned_with_training_frame(bundle):
+    frame = bundle.training_frame()
+    matrix = bundle.training_matrix()
+    assert len(frame) == matrix.shape[0]
+    assert matrix.shape[1] == len(bundle.model.spec_.names) + bundle.embed(frame.head(2)).shape[1]
+    assert {"status", "peak_rss_mb", "kept", "workload", "size"} <= set(frame.columns)
+    assert (frame["status"] == "oom").any()
+
+
+def test_missing_input_column_is_refused(bundle):
+    df = configs(make_runs()).drop(columns=["threads"])
+    with pytest.raises(ModelError, match="threads"):
+        bundle.predict(df)
+
+
+def test_feature_table_missing_column_is_refused(bundle):
+    from hpcds1mpi.surrogates.features import build_features
+
+    feats = build_features(configs(make_runs()), bundle.model.spec_)
+    with pytest.raises(ModelError, match="missing column"):
+        bundle.model.predict_features(feats.drop(columns=["nodes"]))
+
+
+def test_incompatible_format_is_refused(bundle, tmp_path):
+    path = bundle.save(tmp_path / "old")
+    manifest = json.loads((path / "manifest.json").read_text())
+    manifest["format_version"] = 999
+    (path / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ModelError, match="format 999"):
+        load_bundle(path)
+    with pytest.raises(ModelError, match="not a model bundle"):
+        load_bundle(tmp_path / "nowhere")
+
+
+def test_loading_and_predicting_does_not_import_torch(bundle, tmp_path):
+    path = bundle.save(tmp_path / "m")
+    code = (
+        "import sys, pandas as pd\n"
+        "from hpcds1mpi.surrogates.bundle import load_bundle\n"
+        f"b = load_bundle({str(path)!r})\n"
+        f"df = pd.read_parquet({str(path / 'training_data.parquet')!r})\n"
+        "b.predict(df); b.embed(df)\n"
+        "print('torch' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda f: f.iloc[0:0], "empty"),
+    (lambda f: f.assign(status="failed"), "no successful runs"),
+    (lambda f: f.assign(runtime_s=np.where(np.arange(len(f)) % 7 == 0, np.nan, f["runtime_s"])),
+     "NaN"),
+    (lambda f: f.assign(bogus_column=1), "unknown column"),
+    (lambda f: f.assign(machine_id=np.where(np.arange(len(f)) % 2 == 0, "a", "b")), "machines"),
+])
+def test_bad_training_data_is_refused(mutate, message):
+    with pytest.raises(DataError, match=message):
+        check_training_frame(mutate(make_runs()))
+
+
+def test_machine_choice_selects_runs():
+    frame = pd.concat([make_runs(machine="a"), make_runs(machine="b", seed=3)])
+    out = check_training_frame(frame, machine="b")
+    assert len(out) == len(make_runs()) and set(out["machine_id"]) == {"b"}

@@ -1,0 +1,58 @@
+"""Model families, targets, bootstrap over problems and the ensemble's spread."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hpcds1mpi.errors import ModelError
+from hpcds1mpi.surrogates.models import (FAMILIES, SurrogateModel, bootstrap_rows,
+                                         failure_labels, make_classifier, make_regressor,
+                                         problem_groups, target_values)
+from tests.test_bundle import SMALL_TABNET, make_runs
+
+
+def test_paper_hyperparameters():
+    rf = make_regressor("rf")
+    assert (rf.n_estimators, rf.max_depth) == (100, 10)
+    for family in ("xgboost", "lightgbm"):
+        m = make_regressor(family)
+        assert (m.n_estimators, m.max_depth, m.learning_rate) == (100, 6, 0.1)
+        assert make_classifier(family).n_estimators == 100
+    with pytest.raises(ModelError, match="unknown model family"):
+        make_regressor("svm")
+
+
+def test_failure_labels_and_log_targets():
+    status = pd.Series(["ok", "oom", "timeout", "failed", "unsupported", "wrong"])
+    assert np.array_equal(failure_labels(status), [0, 1, 1, 1, np.nan, 1], equal_nan=True)
+    frame = pd.DataFrame({"status": ["ok", "oom", "ok"], "runtime_s": [2.0, np.nan, 0.0]})
+    y = target_values(frame, "runtime_s")
+    assert y[0] == pytest.approx(np.log(2.0)) and np.isnan(y[1]) and np.isnan(y[2])
+
+
+def test_bootstrap_draws_whole_problems():
+    frame = make_runs()
+    groups = problem_groups(frame)
+    rows = bootstrap_rows(groups, np.random.default_rng(0))
+    drawn = pd.Series(groups[rows]).value_counts()
+    sizes = pd.Series(groups).value_counts()
+    # every drawn problem contributes a whole multiple of its row count
+    assert all(drawn[g] % sizes[g] == 0 for g in drawn.index)
+    assert len(drawn) < len(sizes)  # with replacement: some problems left out
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_each_family_fits_an_ensemble_with_spread(family):
+    frame = make_runs()
+    model = SurrogateModel(family=family, n_members=3, use_embedding=family == "lightgbm",
+                           embedding_params=SMALL_TABNET, threads=1).fit(frame)
+    preds = model.predict_members(frame)
+    assert preds["runtime_s"].shape == (3, len(frame))
+    assert preds["failed"].shape == (3, len(frame))
+    assert (preds["runtime_s"].std(axis=0) > 0).any()  # members differ
+    ok = frame["status"] == "ok"
+    truth = np.log(frame.loc[ok, "runtime_s"].to_numpy())
+    guess = np.median(preds["runtime_s"], axis=0)[ok.to_numpy()]
+    assert np.corrcoef(truth, guess)[0, 1] > 0.9
