@@ -413,3 +413,13 @@ def test_synthetic_pm100_generator_is_deterministic_labelled_and_ingestible(tmp_
     within = ok.groupby(["workload", "nodes", "cores", "gpus"])["log_t"].std().dropna()
     assert ok["log_t"].std() > 1.0
     assert within.median() < 0.25, within.median()
+
+
+@needs_captures
+def test_lowercase_p_trailing_delimiter_reads_the_same(tmp_path):
+    text = (CAPTURES / "sacct-parsable2.txt").read_text()
+    path = tmp_path / "sacct-p-lower.txt"
+    path.write_text("".join(line + "|\n" for line in text.splitlines()))
+    a = read_job_log(path)[0].drop(columns="source_file")
+    b = read_job_log(CAPTURES / "sacct-parsable2.txt")[0].drop(columns="source_file")
+    pd.testing.assert_frame_equal(a, b)
