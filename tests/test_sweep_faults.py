@@ -61,16 +61,24 @@ def test_twenty_random_kills_lose_nothing_and_never_duplicate(tmp_path):
     kills_mid_write = 0
     for kill in range(20):
         proc = _popen(2, args)
-        if kill % 2:  # wait for a snapshot being written and kill inside it
+        if kill % 2:  # kill inside the n-th snapshot write of this launch
+            target, seen, was_there = rng.randint(1, 6), 0, False
             deadline = time.monotonic() + 20
             while time.monotonic() < deadline and proc.poll() is None:
-                if list(tmp_path.glob(".t.h5.tmp-*")):
-                    kills_mid_write += 1
-                    break
-                time.sleep(0.0005)
+                there = bool(list(tmp_path.glob(".t.h5.tmp-*")))
+                if there and not was_there:
+                    seen += 1
+                    if seen == target:
+                        kills_mid_write += 1
+                        break
+                was_there = there
+                time.sleep(0.0002)
         else:
-            time.sleep(rng.uniform(0.3, 2.0))
+            time.sleep(rng.uniform(0.5, 3.0))
         _kill_group(proc)
+        if not out.exists():  # killed before the writer created it: nothing ran yet
+            assert not finished_before
+            continue
         with h5py.File(out, "r") as f:  # the snapshot itself always opens
             assert f.attrs["schema_version"] == telemetry.SCHEMA_VERSION
         finished = _finished(out)
@@ -79,6 +87,7 @@ def test_twenty_random_kills_lose_nothing_and_never_duplicate(tmp_path):
         assert all(finished[k] == v for k, v in finished_before.items())
         finished_before = finished
     assert kills_mid_write >= 5
+    assert len(finished_before) >= 10  # the kills landed while runs were being finished
     proc = _popen(2, args)
     _, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err.decode()[-2000:]
