@@ -258,3 +258,43 @@ def test_acceptance_four_ranks_faster_than_one(acceptance_sweep):
         pytest.skip(f"only {cores} cores: 4 ranks oversubscribe; measured stencil {size}^3 "
                     f"1 rank {sel[1]:.4f} s, 2 ranks {sel[2]:.4f} s, 4 ranks {sel[4]:.4f} s")
     assert sel[4] < sel[1]
+
+
+@pytest.mark.slurm
+def test_two_node_sweep_under_slurm(slurm, tmp_path):
+    """Inside a 2-node allocation: node identity from SLURM_NODEID, a 1-node and a 2-node
+    sub-communicator, and the Slurm partition recorded."""
+    out = tmp_path / "t.h5"
+    log = tmp_path / "job.out"
+    script = tmp_path / "job.sh"
+    script.write_text("\n".join([
+        "#!/bin/bash", "#SBATCH -N2 --ntasks-per-node=1", "#SBATCH --time=3",
+        f"#SBATCH --output={log}", "set -eu",
+        f"srun --mpi=pmi2 {hpcds1mpi_exe()} sweep --kernel-module {FAULTS} --kernel fault_sleep "
+        f"--sizes 5 --nodes 1,2 --ranks-per-node 1 --threads 1 --precisions fp64 "
+        f"--out {out} --no-progress", ""]))
+    state = slurm.wait(slurm.sbatch(script, cwd=tmp_path), timeout=180)
+    assert state == "COMPLETED", log.read_text() if log.exists() else state
+    df = telemetry.read_runs(out).set_index("nodes")
+    assert sorted(df.index) == [1, 2] and (df["status"] == "ok").all(), df["error"].tolist()
+    assert df.loc[2, "ranks"] == 2 and df.loc[1, "ranks"] == 1
+    assert df.loc[2, "partition"] == "debug"
+    ranks = telemetry.read_detail(out, "ranks")
+    two = ranks[ranks["run_id"] == df.loc[2, "run_id"]]
+    assert len(two) == 2 and set(two["local_rank"]) == {0}  # one rank on each node
+
+
+def test_fake_gpu_run_records_gpu_columns(tmp_path):
+    """GPU code paths on CPU (HPCDS1MPI_FAKE_GPU=1): the run is ok, has no GPU sensor
+    (gpu_source none) and its modelled power counts the GPU as busy for the whole run."""
+    out = tmp_path / "g.h5"
+    proc = run_mpi(1, [hpcds1mpi_exe(), "sweep", "--kernel-module", FAULTS, "--kernel",
+                       "stencil", "--sizes", "16", "--devices", "cpu,gpu", "--threads", "1",
+                       "--ranks-per-node", "1", "--precisions", "fp64", "--out", str(out),
+                       "--no-progress"], timeout=120, env={"HPCDS1MPI_FAKE_GPU": "1"})
+    assert proc.returncode == 0, proc.stderr
+    df = telemetry.read_runs(out).set_index("device")
+    assert (df["status"] == "ok").all()
+    assert df.loc["gpu", "gpu_source"] == "none" and df.loc["cpu", "gpu_source"] == ""
+    assert df.loc["gpu", "avg_power_w"] > df.loc["cpu", "avg_power_w"] + 300  # 400 W default
+    assert "GPUs x" in df.loc["gpu", "power_model"]
