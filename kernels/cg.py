@@ -136,6 +136,8 @@ class ConjugateGradient(Kernel):
     default_sizes = (20, 24, 32, 40, 48, 56, 64, 72, 88)
     tolerance = {"fp64": 1e-10, "fp32": 1e-4}
     test_size = 12
+    #: The MPI tests oversubscribe 2 cores with 4 ranks, where each Allreduce costs a time slice.
+    test_extra = {"iterations": 15}
 
     def min_size(self, ranks: int) -> int:
         return ranks
