@@ -238,14 +238,15 @@ class ConjugateGradient(Kernel):
         points = size ** 3 / ranks
         plane = (size + 2) ** 2
         neighbours = 2.0 * (ranks - 1) / ranks  # average number of z-neighbours
+        collectives = 2.0 if ranks > 1 else 0.0  # Allreduce of one double (p.Ap, r.r)
         return WorkModel(
             # SpMV 7, two dots 4, three axpys 6 flops per point and iteration.
             flops=17.0 * points * iterations,
             # copy p into the padded array (2); SpMV reads p, writes Ap (2); dots read 3;
             # x, r axpys read 4, write 2; p = r + beta p reads 3, writes 2 (in-place scale + add).
             bytes_moved=18.0 * item * points * iterations,
-            messages=(neighbours + 2.0) * iterations,
-            comm_bytes=neighbours * plane * item * iterations + 2.0 * 8 * iterations,
+            messages=(neighbours + collectives) * iterations,
+            comm_bytes=(neighbours * plane * item + collectives * 8.0) * iterations,
             # b, x, r, p, Ap compact; a copy of p with ghost planes and zero borders.
             memory_bytes=item * (5.0 * points + (size / ranks + 2) * plane),
         )

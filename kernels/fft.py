@@ -155,7 +155,7 @@ class FFT3D(Kernel):
         item = 16  # complex128 (fp64 sizes; fp32 halves the bytes)
         points = size ** 3 / ranks
         return WorkModel(
-            flops=5.0 * size ** 3 * np.log2(float(size) ** 3) / ranks,
+            flops=float(5.0 * size ** 3 * np.log2(float(size) ** 3) / ranks),
             # 3 axis passes of the FFT and the pack, each reading and writing the slab.
             bytes_moved=4 * 2.0 * item * points,
             messages=float(ranks - 1),

@@ -105,7 +105,7 @@ def reference_block(seed: int, n: int, box, sweeps: int) -> np.ndarray:
     ext = []
     for lo, hi in box:
         # In "with boundary" indices the interior point i is at i + 1.
-        ext.append((max(0, lo + 1 - sweeps - 1), min(n + 2, hi + 1 + sweeps + 1)))
+        ext.append((max(0, lo + 1 - sweeps), min(n + 2, hi + 1 + sweeps)))
     src = global_planes(seed, INPUT_STREAM, (n + 2,) * 3, tuple(ext))
     dst = src.copy()
     for _ in range(sweeps):
