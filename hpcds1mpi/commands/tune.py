@@ -1,0 +1,290 @@
+"""``hpcds1mpi tune``: System 2, real runs inside an allocation, from System 1's pick.
+
+    # inside an allocation (salloc / sbatch): each configuration is launched with srun
+    hpcds1mpi tune --kernel gemm --size 1024 --model bundle/ --out tune.h5
+    # or launched itself: configurations run on sub-communicators of the launched ranks
+    mpiexec -n 4 hpcds1mpi tune --kernel gemm --size 1024 --out tune.h5
+    # your own program (external-program mode), from your current settings
+    hpcds1mpi tune --program "./app --n {size}" --label app --size 100 --ranks-per-node 8 \\
+        --out tune.h5
+    # runtime-energy front by MOBO on real runs
+    hpcds1mpi tune --kernel gemm --size 1024 --objective front --budget 10 --out tune.h5
+    # from a login node: write a job script that runs the same tune, and sbatch it
+    hpcds1mpi tune --kernel gemm --size 1024 --out tune.h5 --submit --max-nodes 2
+
+Every run is written to the telemetry file (``--out``); ``hpcds1mpi learn --telemetry`` adds
+them to the model. See docs/system2.md.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+
+def _allocation(partition, launcher: str, layout=None) -> tuple[int, int]:
+    """(nodes, cores per node) this tune may use."""
+    if layout is not None:
+        return layout.nodes, partition.cores_per_node
+    if launcher == "srun":
+        nodes = int(os.environ.get("SLURM_JOB_NUM_NODES") or os.environ.get("SLURM_NNODES") or 1)
+        cpus = os.environ.get("SLURM_CPUS_ON_NODE", "")
+        cores = int(cpus) if cpus.isdigit() else partition.cores_per_node
+        return nodes, min(cores, partition.cores_per_node) or cores
+    return 1, partition.cores_per_node  # mpiexec without a host file: this node only
+
+
+def _strip_submit(argv: list[str]) -> list[str]:
+    args = list(argv)
+    if "tune" in args:
+        args = args[args.index("tune") + 1:]
+    return [a for a in args if a != "--submit"]
+
+
+def _submit(args: list[str], nodes: int, cores: int, partition, job_name: str,
+            time_min: int) -> str:
+    """Write a job script that runs ``hpcds1mpi tune ARGS`` and sbatch it; return the job id."""
+    import shlex
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    from hpcds1mpi.batch import check_job_name, check_value
+    from hpcds1mpi.errors import SchedulerError
+
+    if shutil.which("sbatch") is None:
+        raise SchedulerError("sbatch not found on PATH: --submit needs a Slurm login node "
+                             "(or run tune inside an allocation yourself)")
+    check_job_name(job_name)
+    queue = check_value(partition.slurm_partition or partition.name, "partition")
+    exe = Path(sys.executable).parent / "hpcds1mpi"
+    script = "\n".join([
+        "#!/bin/bash",
+        f"#SBATCH --job-name={job_name}",
+        f"#SBATCH --partition={queue}",
+        f"#SBATCH --nodes={nodes}",
+        f"#SBATCH --ntasks-per-node={cores}",
+        f"#SBATCH --time={time_min}",
+        "set -uo pipefail",
+        f"export PATH={shlex.quote(str(exe.parent))}:$PATH",
+        shlex.join([str(exe) if exe.exists() else "hpcds1mpi", "tune", *args]),
+        "",
+    ])
+    path = Path(f"{job_name}.sbatch")
+    path.write_text(script)
+    proc = subprocess.run(["sbatch", "--parsable", str(path)], capture_output=True, text=True,
+                          timeout=60)
+    if proc.returncode != 0:
+        raise SchedulerError(f"sbatch refused {path}: "
+                             f"{(proc.stderr.strip().splitlines() or ['no message'])[-1]}")
+    return proc.stdout.strip().split(";")[0]
+
+
+@click.command(name="tune")
+@click.option("--kernel", "kernel", default=None, help="Kernel to tune (see hpcds1mpi kernels).")
+@click.option("--program", default=None,
+              help='Your MPI program instead of a kernel, e.g. "./app --n {size}".')
+@click.option("--label", default=None, help="Workload name of --program (default: its file name).")
+@click.option("--size", type=int, required=True, help="Problem size.")
+@click.option("--out", required=True, type=click.Path(), help="Telemetry file for every run (.h5).")
+@click.option("--model", "model_dir", type=click.Path(), default=None,
+              help="Model bundle: start from System 1's pick and rank by expected improvement.")
+@click.option("--objective", type=click.Choice(["time", "energy", "front"]), default="time",
+              show_default=True)
+@click.option("--budget", type=int, default=8, show_default=True,
+              help="Most runs, the first included.")
+@click.option("--time-budget", type=float, default=None, help="Stop starting runs after S seconds.")
+@click.option("--noise-floor", type=float, default=0.03, show_default=True,
+              help="Relative noise assumed at least.")
+@click.option("--nodes", type=int, default=None, help="Start: nodes (your current settings).")
+@click.option("--ranks-per-node", type=int, default=None, help="Start: ranks per node.")
+@click.option("--threads", type=int, default=None, help="Start: threads per rank.")
+@click.option("--device", type=click.Choice(["cpu", "gpu"]), default=None, help="Start: device.")
+@click.option("--precision", type=click.Choice(["fp64", "fp32", "bf16"]), default=None,
+              help="Start: precision.")
+@click.option("--max-nodes", type=int, default=None, help="Use at most this many nodes.")
+@click.option("--launcher", type=click.Choice(["srun", "mpiexec"]), default=None,
+              help="Launch each configuration with this (default: srun inside Slurm).")
+@click.option("--cluster", "cluster_file", type=click.Path(), default=None)
+@click.option("--partition", default=None)
+@click.option("--min-time", type=float, default=0.2, show_default=True,
+              help="Measure each configuration at least this long (s).")
+@click.option("--max-repeats", type=int, default=5, show_default=True)
+@click.option("--timeout", type=float, default=600.0, show_default=True,
+              help="Per-configuration timeout (s).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of MOBO's design.")
+@click.option("--submit", is_flag=True,
+              help="Write a job script running this tune and sbatch it (from a login node).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def command(kernel, program, label, size, out, model_dir, objective, budget, time_budget,
+            noise_floor, nodes, ranks_per_node, threads, device, precision, max_nodes, launcher,
+            cluster_file, partition, min_time, max_repeats, timeout, seed, submit, as_json):
+    """Tune a job by real runs inside its allocation (System 2)."""
+    import json
+
+    from hpcds1mpi import system2
+    from hpcds1mpi.cluster import resolve_partition
+    from hpcds1mpi.config import Configuration
+    from hpcds1mpi.errors import ConfigError, HpcdsError, LaunchError
+
+    if (kernel is None) == (program is None):
+        raise ConfigError("give exactly one of --kernel NAME or --program \"CMD\"")
+    if size <= 0:
+        raise ConfigError(f"--size must be a positive integer, got {size}")
+    if budget < 1:
+        raise ConfigError(f"--budget must be at least 1, got {budget}")
+    if not 0 <= noise_floor < 1:
+        raise ConfigError(f"--noise-floor must be in [0, 1), got {noise_floor}")
+    if max_nodes is not None and max_nodes < 1:
+        raise ConfigError(f"--max-nodes must be at least 1, got {max_nodes}")
+    if kernel is not None:
+        from hpcds1mpi import kernels as registry
+
+        registry.get(kernel)  # UnknownKernelError lists the known ones
+        workload = kernel
+    else:
+        import shlex
+
+        tokens = shlex.split(program)
+        if not tokens:
+            raise ConfigError("--program is empty")
+        workload = label or os.path.basename(tokens[0]) or "external"
+    part = resolve_partition(cluster_file, partition)
+
+    if submit:
+        job_id = _submit(_strip_submit(sys.argv), max_nodes or 1, part.cores_per_node, part,
+                         f"hpcds1mpi-tune-{workload}"[:60],
+                         max(5, int((time_budget or budget * (timeout + 30)) / 60) + 5))
+        click.echo(f"submitted tune as Slurm job {job_id}")
+        return
+
+    in_process = system2.launched_under_mpi()
+    if in_process and program is not None:
+        raise ConfigError("--program is launched once per configuration: run tune itself "
+                          "without mpiexec/srun, inside the allocation")
+    world = layout = None
+    if in_process:
+        from hpcds1mpi.mpi import get_mpi
+        from hpcds1mpi.sweep import discover_layout
+
+        world = get_mpi().COMM_WORLD
+        layout = discover_layout(world)
+        kind = "in-process"
+    else:
+        from hpcds1mpi import launcher as launchers
+
+        kind = launcher or ("srun" if launchers.in_slurm() else None)
+        if kind is None:
+            raise LaunchError("tune runs configurations for real: run it inside an allocation "
+                              "(salloc/sbatch, or --submit), launch it with `mpiexec -n N "
+                              "hpcds1mpi tune ...`, or pass --launcher mpiexec")
+        if kind == "srun":
+            import shutil
+
+            if shutil.which("srun") is None:
+                raise LaunchError("srun not found on PATH inside the allocation; pass "
+                                  "--launcher mpiexec")
+        else:
+            launchers.mpiexec_path()  # LaunchError when there is none
+
+    rank = world.Get_rank() if world is not None else 0
+    settings = system2.RunSettings(workload, size, min_time=min_time, max_repeats=max_repeats,
+                                   timeout=timeout, program=program)
+    if in_process:
+        runner = system2.InProcessRunner(settings, out, part, world)
+        if rank != 0:
+            runner.serve()
+            return
+    try:
+        alloc_nodes, cores = _allocation(part, kind, layout)
+        if layout is not None:
+            cores = min(cores, min(layout.node_sizes))  # ranks, not cores, bound a sub-comm
+        if max_nodes is not None:
+            alloc_nodes = min(alloc_nodes, max_nodes)
+        devices = ["cpu", "gpu"] if part.gpus_per_node else ["cpu"]
+        precisions = None
+        uses_threads = True
+        if kernel is not None:
+            from hpcds1mpi import kernels as registry
+
+            k = registry.get(kernel)
+            devices = [d for d in k.devices if d in devices]
+            precisions = list(k.precisions)
+            uses_threads = bool(k.uses_threads)
+        space = system2.build_space(part, max_nodes=alloc_nodes, cores_per_node=cores,
+                                    devices=devices, precisions=precisions,
+                                    uses_threads=uses_threads)
+        if layout is not None:
+            # In-process runs need ranks, not cores: ranks per node up to what was launched.
+            space = system2.Space([c for c in space.configs
+                                   if c.ranks_per_node <= min(layout.node_sizes)])
+        predictions = None
+        start_from = "default"
+        if model_dir is not None:
+            from hpcds1mpi.recommend import load_model
+
+            bundle = load_model(model_dir)
+            predictions = system2.model_predictions(
+                bundle, space, part, workload, size,
+                "energy" if objective == "energy" else "time")
+            if predictions is None:
+                click.echo(f"tune: the model never measured {workload!r}; searching without it "
+                           "(measure, then `hpcds1mpi learn`)", err=True)
+        user = [nodes, ranks_per_node, threads, device, precision]
+        if any(v is not None for v in user):
+            base = system2.default_config(space, cores)
+            start = Configuration(nodes or base.nodes, ranks_per_node or base.ranks_per_node,
+                                  threads or base.threads, device or base.device,
+                                  precision or base.precision)
+            start_from = "your settings"
+            if start not in space:
+                raise ConfigError(f"your settings {start.label()} do not fit the allocation "
+                                  f"({alloc_nodes} node(s) x {cores} cores)")
+        elif predictions is not None and system2.system1_start(space, predictions) is not None:
+            start = system2.system1_start(space, predictions)
+            start_from = "System 1's pick"
+        else:
+            start = system2.default_config(space, cores)
+        if kind != "in-process":
+            evaluate = system2.LaunchRunner(settings, out, part, kind, cluster_file, partition)
+        else:
+            evaluate = runner
+
+        def log(line: str) -> None:
+            click.echo(f"tune: {line}", err=True)
+
+        log(f"{workload} size {size}, objective {objective}, {kind} runs, "
+            f"{len(space.configs)} configurations allowed ({alloc_nodes} node(s) x {cores}); "
+            f"start from {start_from}: {start.label()}")
+        if objective == "front":
+            result = system2.tune_front(space, start, evaluate, budget=budget, seed=seed, log=log)
+        else:
+            result = system2.tune(space, start, evaluate, objective=objective,
+                                  predictions=predictions, budget=budget,
+                                  time_budget_s=time_budget, noise_floor=noise_floor, log=log)
+    except HpcdsError:
+        if in_process:
+            runner.close()
+        raise
+    if in_process:
+        runner.close()
+    data = {**result.as_dict(), "workload": workload, "size": size, "telemetry": out,
+            "start_from": start_from, "mode": kind}
+    if as_json:
+        click.echo(json.dumps(data, indent=1))
+        return
+    if result.best is None:
+        click.echo(f"no configuration ran successfully in {result.runs} run(s); see {out}")
+        raise SystemExit(1)
+    first = result.trials[0]
+    unit = "J" if objective == "energy" else "s"
+    click.echo(f"best: {result.best.label()}  {result.best_value:.4g} {unit} "
+               f"(start {first.config.label()} {first.value:.4g} {unit}) after {result.runs} "
+               f"run(s); {result.stop_reason}")
+    for point in result.front:
+        click.echo(f"  front: {point['label']}  {point['runtime_s']:.4g} s  "
+                   f"{point['energy_j']:.4g} J")
+    click.echo(f"every run is in {out}; add them to the model with "
+               f"`hpcds1mpi learn --model DIR --telemetry {out}`")
