@@ -299,9 +299,9 @@ class Gemm(Kernel):
         item = 8
         return WorkModel(
             flops=2.0 * m * n * n,
-            # Read A's rows and every block of B once, write C, and (P > 1) one read-modify-write
-            # of C per extra block.
-            bytes_moved=float(item * (m * n + n * n + m * n + 2 * (ranks - 1) * m * n)),
+            # Read A's rows and every block of B once, write C; with P > 1 every further block's
+            # (m, n) product is written to a temporary, read back and added into C (read+write).
+            bytes_moved=float(item * (m * n + n * n + m * n + 4 * (ranks - 1) * m * n)),
             messages=float(ranks - 1),
             comm_bytes=float(item * (ranks - 1) * m * n),
             # A, own B, C; with P > 1 also the product buffer and two ring buffers.
