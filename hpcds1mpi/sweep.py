@@ -752,20 +752,39 @@ def run_inprocess(plan: SweepPlan, out: str, partition, *, resume: bool = False,
                       and writer.store.attempts.get(key, 1) < plan.max_attempts):
                     todo.append(index)
             failure = None
-        except HpcdsError as exc:
-            failure = (type(exc).__name__, str(exc))
+        except Exception as exc:  # noqa: BLE001 - told to every rank, then re-raised on 0
+            failure = exc
             if writer is not None and writer.store is not None:
                 writer.close()
-    failure = world.bcast(failure, root=0)
-    if failure is not None:
+    failed = world.bcast(failure is not None, root=0)
+    if failed:
         if rank == 0:
-            from hpcds1mpi import errors
-
-            raise getattr(errors, failure[0], TelemetryError)(failure[1])
-        raise SystemExit(2)  # rank 0 prints the one-line error
+            raise failure
+        raise SystemExit(2)  # rank 0 prints the one-line error (or the traceback of a bug)
     machine_id, sweep_id, todo = world.bcast(
         (machine_id, sweep_id, todo) if rank == 0 else None, root=0)
 
+    try:
+        return _sweep_loop(plan, out, partition, world, layout, cpus, writer, machine_id,
+                           sweep_id, todo, progress)
+    except BaseException:
+        # A bug or an interrupt on one rank would leave the others waiting forever: end the job.
+        import traceback
+
+        traceback.print_exc()
+        sys.stderr.flush()
+        world.Abort(1)
+        raise
+
+
+def _sweep_loop(plan, out, partition, world, layout, cpus, writer, machine_id, sweep_id, todo,
+                progress) -> dict:
+    from hpcds1mpi import kernels as registry
+    from hpcds1mpi import measure
+    from hpcds1mpi.mpi import get_mpi
+
+    MPI = get_mpi()
+    rank = world.Get_rank()
     subcomms = {}
     for nodes, rpn in plan.layouts():
         member = layout.node_index < nodes and layout.local_rank < rpn
