@@ -5,6 +5,7 @@
 - ``fault_hang``: sizes >= 1000 hang: rank 0 waits in a Barrier (inside MPI) while the other
   ranks sleep; on one rank it sleeps. Smaller sizes behave like ``fault_sleep``.
 - ``fault_raise``: the last rank raises in ``run`` when there are 2+ ranks (1 rank: fine).
+- ``fault_raise_all``: every rank raises in ``run`` (the runner's own agreement handles it).
 - ``fault_wrong``: returns a result that fails the check (status ``wrong``).
 """
 
@@ -77,6 +78,14 @@ class RaiseKernel(_Base):
         if size > 1 and ctx.comm.Get_rank() == size - 1:
             raise RuntimeError("injected failure on the last rank")
         return super().run(ctx, state)
+
+
+@register
+class RaiseAllKernel(_Base):
+    name = "fault_raise_all"
+
+    def run(self, ctx, state):
+        raise RuntimeError(f"injected failure on every rank (rank {ctx.comm.Get_rank()})")
 
 
 @register

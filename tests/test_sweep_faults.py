@@ -127,6 +127,11 @@ sizes = [5]
 precisions = ["fp64"]
 
 [[kernel]]
+name = "fault_raise_all"
+sizes = [5]
+precisions = ["fp64"]
+
+[[kernel]]
 name = "fault_wrong"
 sizes = [5]
 precisions = ["fp64"]
@@ -144,7 +149,7 @@ precisions = ["fp64", "bf16"]
               for r in df.itertuples()}
     errors = {(r.workload, int(r.size), int(r.ranks), r.precision): r.error
               for r in df.itertuples()}
-    assert len(df) == 12
+    assert len(df) == 14
     assert status[("fault_hang", 5, 1, "fp64")] == "ok"
     assert status[("fault_hang", 1000, 1, "fp64")] == "timeout"
     assert status[("fault_hang", 1000, 2, "fp64")] == "timeout"  # rank 0 hung inside MPI
@@ -152,6 +157,10 @@ precisions = ["fp64", "bf16"]
     assert status[("fault_raise", 5, 1, "fp64")] == "ok"
     assert status[("fault_raise", 5, 2, "fp64")] == "failed"
     assert "injected failure" in errors[("fault_raise", 5, 2, "fp64")]
+    for ranks in (1, 2):  # every rank raising: failed through the runner, no abort needed
+        assert status[("fault_raise_all", 5, ranks, "fp64")] == "failed"
+        assert errors[("fault_raise_all", 5, ranks, "fp64")].startswith(
+            "RuntimeError: injected failure on every rank (rank 0)")
     assert status[("fault_wrong", 5, 1, "fp64")] == "wrong"
     assert status[("fault_wrong", 5, 2, "fp64")] == "wrong"
     assert "relative error" in errors[("fault_wrong", 5, 2, "fp64")]
@@ -159,7 +168,8 @@ precisions = ["fp64", "bf16"]
     assert status[("fault_sleep", 5, 2, "bf16")] == "unsupported"
     assert status[("fault_sleep", 5, 1, "fp64")] == "ok"  # after all the faults: continued
     assert status[("fault_sleep", 5, 2, "fp64")] == "ok"
-    assert "resuming" in proc.stderr
+    # Exactly three launches died: the two hangs (watchdog abort) and the lone raising rank.
+    assert proc.stderr.count("resuming") == 3, proc.stderr
 
 
 def test_crashed_run_is_recorded_then_skipped_or_retried(tmp_path):
