@@ -46,7 +46,8 @@ def message_sizes(size: int, itemsize: int) -> list[int]:
 def iterations(nbytes: int, scale: float = 1.0) -> int:
     """Timed calls per message size: many for small messages (latency), few for large ones."""
     count = int(scale * ITERATION_BYTES // max(1, nbytes))
-    return max(MIN_ITERATIONS, min(int(MAX_ITERATIONS * scale), count))
+    floor = max(MIN_ITERATIONS, int(MIN_ITERATIONS * scale))
+    return max(floor, min(int(MAX_ITERATIONS * scale), count))
 
 
 def send_pattern(xp, rank: int, n: int, dtype):
@@ -104,7 +105,8 @@ class Allreduce(Kernel):
     description = "Allreduce(SUM) and rank0<->last ping-pong over message sizes"
     decomposition = "none: every rank contributes a buffer of each size"
     communication = "Allreduce per size and iteration; Send/Recv ping-pong between rank 0 and last"
-    size_meaning = "largest message in bytes (sizes sweep powers of two up to it)"
+    size_meaning = ("largest message in bytes (sizes sweep powers of two up to it); "
+                    "extra: allreduce_iteration_scale (1.0)")
     threads_via = "none (communication only)"
     precisions = ("fp64", "fp32")
     devices = ("cpu", "gpu")

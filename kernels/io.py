@@ -65,7 +65,8 @@ class Io(Kernel):
     description = "HDF5 checkpoint write (fsync) and read-back of a distributed array"
     decomposition = "1D row blocks; rank 0 gathers to one file, or one file per rank"
     communication = "gather mode: Gatherv before the write, Scatterv after the read; shards: none"
-    size_meaning = "global array length (elements)"
+    size_meaning = ("global array length (elements); extra: io_mode gather|shards (gather), "
+                    "workdir (system temp dir)")
     threads_via = "none (I/O bound)"
     precisions = ("fp64", "fp32")
     devices = ("cpu", "gpu")
