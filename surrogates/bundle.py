@@ -378,7 +378,7 @@ def train_bundle(frame: pd.DataFrame, *, sample_rate: float = 1.0, seed: int = 0
                  family: str = "lightgbm", n_members: int = 5, use_embedding: bool = True,
                  embedding_params: dict | None = None, threads: int = 2,
                  machine: str | None = None, sources: list[str] | None = None,
-                 checked: bool = False) -> Bundle:
+                 checked: bool = False, use_baseline: bool = True) -> Bundle:
     """Check, sample and fit; return an unsaved :class:`Bundle`.
 
     Args:
@@ -411,7 +411,8 @@ def train_bundle(frame: pd.DataFrame, *, sample_rate: float = 1.0, seed: int = 0
                         "--sample-rate or more data")
     t_sample = time.perf_counter() - t0
     model = SurrogateModel(family=family, n_members=n_members, use_embedding=use_embedding,
-                           embedding_params=embedding_params, seed=seed, threads=threads)
+                           embedding_params=embedding_params, seed=seed, threads=threads,
+                           use_baseline=use_baseline)
     model.fit(kept)
     t_fit = time.perf_counter() - t0 - t_sample
     data = data.copy()
@@ -463,6 +464,7 @@ def train_bundle(frame: pd.DataFrame, *, sample_rate: float = 1.0, seed: int = 0
         "family": family,
         "n_members": int(n_members),
         "use_embedding": bool(use_embedding),
+        "use_baseline": bool(use_baseline),
         "seed": int(seed),
         "sources": list(sources or []),
     }
@@ -505,7 +507,8 @@ def load_bundle(path: str | os.PathLike) -> Bundle:
         raise ModelError(f"{path}: feature format {spec.format} but this hpcds1mpi builds "
                          f"format {FEATURE_FORMAT}; retrain with `hpcds1mpi train`")
     model = SurrogateModel(family=manifest["family"], n_members=manifest["n_members"],
-                           use_embedding=manifest["use_embedding"], seed=manifest["seed"])
+                           use_embedding=manifest["use_embedding"], seed=manifest["seed"],
+                           use_baseline=manifest.get("use_baseline", False))
     model.spec_ = spec
     model.targets_ = list(manifest["targets"])
     model.n_features_in_ = len(spec.names)

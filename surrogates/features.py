@@ -207,6 +207,29 @@ def _feature_columns(spec: FeatureSpec) -> list[str]:
     ]
 
 
+def log_baseline(X: np.ndarray, spec: FeatureSpec) -> np.ndarray:
+    """Natural log of the analytic roofline / latency-bandwidth time estimate of each row.
+
+    Models regress ``log(runtime) - log_baseline`` (a log efficiency) instead of the raw log
+    runtime: trees are piecewise constant, so on a size they never saw they would return a
+    neighbouring size's runtime; the analytic work model carries the scaling with size and rank
+    count and the trees learn what it misses. Rows without a work model (external programs,
+    job logs) get 0, i.e. plain log runtime.
+
+    Args:
+        X: (n, len(spec.names)) feature matrix (more columns, e.g. an embedding, may follow).
+        spec: the feature spec.
+
+    Returns:
+        (n,) baseline in natural-log seconds.
+    """
+    v = X[:, spec.names.index("log_t_roofline")]
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        t = (np.power(10.0, v) - 1.0) / 1e6
+        out = np.where(v > 0, np.log(t), 0.0)
+    return np.where(np.isfinite(out), out, 0.0)
+
+
 def normalise_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """Fill configuration columns a job table may lack, the same way for training and scoring.
 

@@ -20,10 +20,13 @@ import pandas as pd
 
 from hpcds1mpi.errors import DataError, ModelError
 
-from .features import FeatureSpec, build_features, fit_spec
+from .features import FeatureSpec, build_features, fit_spec, log_baseline
 
 FAMILIES = ("rf", "xgboost", "lightgbm")
 REGRESSION_TARGETS = ("runtime_s", "energy_j", "peak_rss_mb")
+#: Targets regressed relative to the analytic time estimate (see features.log_baseline):
+#: energy = power x runtime scales with the runtime.
+BASELINE_TARGETS = ("runtime_s", "energy_j")
 TARGETS = (*REGRESSION_TARGETS, "failed")
 FAIL_STATUSES = frozenset({"failed", "timeout", "oom", "crashed", "wrong"})
 OK_STATUS = "ok"
@@ -197,15 +200,22 @@ class SurrogateModel:
         embedding_params: keyword arguments of :class:`~.embedding.TabNetEmbedding`.
         seed: base seed.
         threads: threads for training and prediction.
+        use_baseline: regress runtime and energy relative to the analytic time estimate.
     """
 
     def __init__(self, family: str = "lightgbm", n_members: int = 5, use_embedding: bool = True,
-                 embedding_params: dict | None = None, seed: int = 0, threads: int = 2):
+                 embedding_params: dict | None = None, seed: int = 0, threads: int = 2,
+                 use_baseline: bool = True):
         if family not in FAMILIES:
             raise ModelError(f"unknown model family {family!r}; choose one of {', '.join(FAMILIES)}")
         self.family, self.n_members, self.use_embedding = family, n_members, use_embedding
         self.embedding_params = dict(embedding_params or {})
-        self.seed, self.threads = seed, threads
+        self.seed, self.threads, self.use_baseline = seed, threads, use_baseline
+
+    def _baseline(self, target: str, Z: np.ndarray) -> np.ndarray | float:
+        if self.use_baseline and target in BASELINE_TARGETS:
+            return log_baseline(Z, self.spec_)
+        return 0.0
 
     # -- fit -----------------------------------------------------------------------------
     def fit(self, frame: pd.DataFrame) -> "SurrogateModel":
@@ -217,7 +227,9 @@ class SurrogateModel:
         self.spec_ = fit_spec(frame)
         features = build_features(frame, self.spec_)
         X = features.to_numpy()
-        targets = {t: target_values(frame, t) for t in TARGETS}
+        targets = {t: target_values(frame, t) - (
+            log_baseline(X, self.spec_) if use_base else 0.0)
+            for t in TARGETS for use_base in [self.use_baseline and t in BASELINE_TARGETS]}
         self.targets_ = [t for t in REGRESSION_TARGETS if np.isfinite(targets[t]).sum() >= 2]
         if "runtime_s" not in self.targets_:
             raise DataError("training data has fewer than 2 ok runs with a runtime; "
@@ -297,7 +309,8 @@ class SurrogateModel:
             if target == "failed":
                 out[target] = np.vstack([m.predict_proba(Z)[:, -1] for m in members])
             else:
-                out[target] = np.vstack([m.predict(Z) for m in members])
+                out[target] = np.vstack([m.predict(Z) for m in members]) \
+                    + self._baseline(target, Z)
         return out
 
     def predict_members(self, frame: pd.DataFrame) -> dict[str, np.ndarray]:
