@@ -313,7 +313,7 @@ def fingerprint(partition, *, hostnames: list[str], mpi_library: str, gpu_aware:
         "gpu_model": gpu_model,
         "gpu_count": gpu_count,
         "gpu_memory_gb": round(gpu_mem, 1),
-        "mpi_library": mpi_library,
+        "mpi_library": " ".join(mpi_library.split()),
         "mpi_gpu_aware": int(bool(gpu_aware)),
         "python": platform.python_version(),
         "platform": platform.platform(),
