@@ -461,8 +461,13 @@ def render_calibration(steps: Sequence[CalibrationStep], partition: "Partition",
     rendered_steps = []
     for step in steps:
         check_fits(step.config, partition)
-        tokens = launcher_tokens("slurm", step.config, cluster) + calibration_step_tokens(
-            step.config, workload, size, telemetry, program)
+        launch = launcher_tokens("slurm", step.config, cluster)
+        if launch[0] == "srun":
+            # A step inherits SLURM_NTASKS of the (larger) allocation; without its own task
+            # count srun asks for allocation-tasks x this step's -c and is refused.
+            launch.insert(1, f"--ntasks={step.config.ranks}")
+        tokens = launch + calibration_step_tokens(step.config, workload, size, telemetry,
+                                                  program)
         rendered_steps.append({
             "label": step.config.label(),
             "reason": _comment(step.reason),
