@@ -1,0 +1,263 @@
+"""System 2 (``hpcds1mpi tune``): the search on known tables, then real runs under mpiexec."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hpcds1mpi import system2
+from hpcds1mpi.config import Configuration
+from tests.helpers import run_cli, run_mpi, hpcds1mpi_exe
+
+CLUSTER = """\
+[clusters.box.partitions.debug]
+cores_per_node = 2
+memory_gb = 4
+max_nodes = 1
+"""
+
+
+def _space(cores: int = 4, nodes: int = 1) -> system2.Space:
+    from hpcds1mpi.cluster import Partition
+
+    part = Partition("p", cores_per_node=cores, memory_gb=16, max_nodes=nodes)
+    return system2.build_space(part, max_nodes=nodes, precisions=["fp64", "fp32"])
+
+
+def _table_evaluator(table: dict, calls: list):
+    """evaluate() over a dict config-label -> runtime (None = the run fails)."""
+    def evaluate(config: Configuration) -> dict:
+        calls.append(config.label())
+        value = table.get(config.label(), 10.0)
+        if value is None:
+            return {"status": "oom", "error": "out of memory", "run_id": config.label()}
+        return {"status": "ok", "runtime_s": value, "runtime_min_s": value * 0.99,
+                "repeats": 3, "energy_j": value * 100, "run_id": config.label()}
+    return evaluate
+
+
+def _predictions(space, table: dict, spread: float = 0.1) -> system2.Predictions:
+    n = len(space.configs)
+    value = np.array([table.get(c.label(), 10.0) or 10.0 for c in space.configs], float)
+    return system2.Predictions(value, np.full(n, spread), np.zeros(n), np.ones(n, bool))
+
+
+# ------------------------------------------------------------------------- the search itself
+
+
+def test_keeps_improvements_reverts_regressions_excludes_failures():
+    space = _space()
+    start = Configuration(1, 4, 1)
+    table = {start.label(): 4.0, "N1xR4xT1-cpu-fp32": None,  # fails: excluded
+             "N1xR2xT1-cpu-fp64": 6.0,                       # slower: reverted
+             "N1xR2xT2-cpu-fp64": 2.0,                       # better: kept
+             "N1xR1xT4-cpu-fp64": 1.0}                       # better still
+    calls = []
+    result = system2.tune(space, start, _table_evaluator(table, calls), budget=20)
+    decisions = {t.config.label(): t.decision for t in result.trials}
+    assert decisions[start.label()] == "start"
+    assert decisions["N1xR4xT1-cpu-fp32"] == "excluded"
+    assert decisions["N1xR2xT2-cpu-fp64"] == "kept"
+    assert decisions["N1xR1xT4-cpu-fp64"] == "kept"
+    assert result.best == Configuration(1, 1, 4)
+    assert len(calls) == len(set(calls)) == result.runs  # nothing run twice
+    assert "local optimum" in result.stop_reason
+
+
+def test_a_within_noise_result_is_not_kept():
+    space = _space()
+    start = Configuration(1, 4, 1)
+    # 2 % better but the measured noise is 10 %: a real tuner must not chase that.
+    table = {start.label(): 1.0, "N1xR4xT1-cpu-fp32": 0.98}
+
+    def evaluate(config):
+        value = table.get(config.label(), 2.0)
+        return {"status": "ok", "runtime_s": value, "runtime_min_s": value * 0.9, "repeats": 5}
+
+    result = system2.tune(space, start, evaluate, budget=3)
+    assert result.best == start
+    assert result.noise == pytest.approx(0.1)
+    assert [t.decision for t in result.trials][1] == "reverted"
+
+
+def test_model_guided_search_stops_when_expected_gain_is_below_noise():
+    space = _space()
+    start = Configuration(1, 2, 2)
+    table = {c.label(): 5.0 for c in space.configs}
+    table[start.label()] = 1.0
+    calls = []
+    result = system2.tune(space, start, _table_evaluator(table, calls),
+                          predictions=_predictions(space, table), budget=10)
+    assert result.runs == 1 and calls == [start.label()]
+    assert "below the measured noise" in result.stop_reason
+
+
+def test_model_guided_search_goes_straight_to_the_predicted_winner():
+    space = _space()
+    start = Configuration(1, 4, 1)
+    table = {c.label(): 5.0 for c in space.configs}
+    table[start.label()] = 4.0
+    table["N1xR1xT2-cpu-fp32"] = 1.0
+    calls = []
+    result = system2.tune(space, start, _table_evaluator(table, calls),
+                          predictions=_predictions(space, table), budget=10)
+    assert calls[:2] == [start.label(), "N1xR1xT2-cpu-fp32"]
+    assert result.best == Configuration(1, 1, 2, "cpu", "fp32") and result.runs == 2
+
+
+def test_budget_and_bad_start():
+    space = _space()
+    calls = []
+    result = system2.tune(space, Configuration(1, 4, 1), _table_evaluator({}, calls), budget=2)
+    assert result.runs == 2 and "budget" in result.stop_reason
+    from hpcds1mpi.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="does not fit"):
+        system2.tune(space, Configuration(1, 8, 1), _table_evaluator({}, []))
+
+
+def test_failed_start_moves_on_to_a_working_configuration():
+    space = _space()
+    start = Configuration(1, 4, 1)
+    calls = []
+    result = system2.tune(space, start, _table_evaluator({start.label(): None}, calls), budget=3)
+    assert result.trials[0].decision == "excluded"
+    assert result.best is not None and result.best != start
+
+
+def test_run_noise_ignores_one_slow_repeat():
+    row = {"runtime_s": 1.0, "runtime_min_s": 0.97, "runtime_max_s": 9.0, "repeats": 5,
+           "noise": 8.03}
+    assert system2.run_noise(row) == pytest.approx(0.03)
+    assert system2.run_noise({"runtime_s": 1.0, "repeats": 1}) == 0.0
+
+
+def test_expected_improvement_is_zero_far_above_and_positive_below():
+    ei = system2.expected_improvement(1.0, np.log(np.array([10.0, 0.5])), np.array([0.05, 0.05]))
+    assert ei[0] < 1e-9 and ei[1] == pytest.approx(1 - 0.5 * np.exp(0.05 ** 2 / 2), rel=1e-6)
+
+
+# ------------------------------------------------------------------------- real runs
+
+
+def test_tune_outside_an_allocation_without_launcher_is_one_line(tmp_path):
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("SLURM_", "PMI_", "OMPI_", "PMIX_"))}
+    import subprocess
+
+    res = subprocess.run(
+        [hpcds1mpi_exe(), "tune", "--kernel", "gemm", "--size", "64", "--out", "t.h5"],
+        capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
+    assert res.returncode == 2
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "inside an allocation" in lines[0] and "Traceback" not in res.stderr
+    assert not (tmp_path / "t.h5").exists()
+
+
+def test_submit_without_sbatch_is_one_line(tmp_path):
+    (tmp_path / "c.toml").write_text(CLUSTER)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+    env["PATH"] = str(Path(sys.executable).parent)  # no sbatch here
+    import subprocess
+
+    res = subprocess.run([hpcds1mpi_exe(), "tune", "--kernel", "gemm", "--size", "64", "--out",
+                          "t.h5", "--cluster", "c.toml", "--submit"], capture_output=True,
+                         text=True, timeout=60, env=env, cwd=tmp_path)
+    assert res.returncode == 2
+    assert res.stderr.strip().count("\n") == 0 and "sbatch not found" in res.stderr
+
+
+def test_tune_in_process_under_mpiexec_writes_every_run(tmp_path):
+    (tmp_path / "c.toml").write_text(CLUSTER)
+    res = run_mpi(2, [hpcds1mpi_exe(), "tune", "--kernel", "gemm", "--size", "192",
+                      "--budget", "3", "--min-time", "0.05", "--max-repeats", "5",
+                      "--cluster", "c.toml", "--out", "t.h5", "--json"], cwd=tmp_path,
+                  timeout=240)
+    assert res.returncode == 0, res.stderr[-2000:]
+    data = json.loads(res.stdout)
+    assert data["mode"] == "in-process" and data["start_from"] == "default"
+    assert data["start"] == {"nodes": 1, "ranks_per_node": 2, "threads": 1, "device": "cpu",
+                             "precision": "fp64"}
+    assert 1 <= data["runs"] <= 3
+    from hpcds1mpi.telemetry import read_runs
+
+    runs = read_runs(tmp_path / "t.h5")
+    assert len(runs) == data["runs"] and runs["run_id"].is_unique
+    assert {t["run_id"] for t in data["trials"]} == set(runs["run_id"])
+    best = min((t for t in data["trials"] if t["status"] == "ok"), key=lambda t: t["value"])
+    assert data["best_value"] <= best["value"] * (1 + data["noise"]) + 1e-12
+
+
+def test_tune_a_program_with_the_launcher_excludes_failures(tmp_path):
+    (tmp_path / "c.toml").write_text(CLUSTER)
+    # Runtime grows with threads; two ranks per node fail: the tuner must exclude that and
+    # settle on one rank, one thread.
+    app = tmp_path / "app.py"
+    app.write_text("import os, sys, time\n"
+                   "if os.environ.get('PMI_SIZE') == '2': sys.exit(3)\n"
+                   "time.sleep(0.15 * int(os.environ['OMP_NUM_THREADS']))\n")
+    res = run_cli(["tune", "--program", f"{sys.executable} {app}", "--label", "app",
+                   "--size", "1", "--launcher", "mpiexec", "--cluster", "c.toml",
+                   "--threads", "2", "--ranks-per-node", "1", "--budget", "4", "--out", "a.h5",
+                   "--json"], cwd=tmp_path, timeout=240)
+    assert res.returncode == 0, res.stderr[-2000:]
+    data = json.loads(res.stdout)
+    assert data["start_from"] == "your settings" and data["mode"] == "mpiexec"
+    by_label = {t["label"]: t for t in data["trials"]}
+    assert by_label["N1xR2xT2-cpu-fp64"]["decision"] == "excluded"
+    assert by_label["N1xR2xT2-cpu-fp64"]["status"] == "failed"
+    assert data["best"]["threads"] == 1 and data["best"]["ranks_per_node"] == 1
+    from hpcds1mpi.telemetry import read_runs
+
+    runs = read_runs(tmp_path / "a.h5")
+    assert len(runs) == data["runs"] and set(runs["workload"]) == {"app"}
+
+
+def test_tune_front_with_mobo_on_real_runs(tmp_path):
+    (tmp_path / "c.toml").write_text(CLUSTER)
+    res = run_cli(["tune", "--kernel", "gemm", "--size", "128", "--objective", "front",
+                   "--budget", "4", "--launcher", "mpiexec", "--min-time", "0.02",
+                   "--max-repeats", "3", "--cluster", "c.toml", "--out", "f.h5", "--json"],
+                  cwd=tmp_path, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    data = json.loads(res.stdout)
+    from hpcds1mpi.telemetry import read_runs
+
+    runs = read_runs(tmp_path / "f.h5")
+    assert len(runs) == data["runs"] == 4 and runs["run_id"].is_unique
+    assert data["front"], data
+    front = {(p["runtime_s"], p["energy_j"]) for p in data["front"]}
+    ok = [(t["runtime_s"], t["energy_j"]) for t in data["trials"] if t["status"] == "ok"]
+    for r, e in front:  # no measured point dominates a front point
+        assert not any(r2 <= r and e2 <= e and (r2, e2) != (r, e) for r2, e2 in ok)
+
+
+def test_learn_refuses_telemetry_of_another_machine(tmp_path):
+    (tmp_path / "c.toml").write_text(CLUSTER)
+    res = run_mpi(2, [hpcds1mpi_exe(), "sweep", "--kernel", "gemm", "--sizes", "64,128",
+                      "--ranks-per-node", "1,2", "--threads", "1", "--precisions", "fp64,fp32",
+                      "--min-time", "0.01", "--max-repeats", "2", "--cluster", "c.toml",
+                      "--out", "mine.h5", "--no-progress"], cwd=tmp_path, timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+    res = run_cli(["train", "--telemetry", "mine.h5", "--out", "model", "--members", "2",
+                   "--no-embedding"], cwd=tmp_path, timeout=240)
+    assert res.returncode == 0, res.stderr[-2000:]
+    from hpcds1mpi import telemetry
+
+    rows = telemetry.read_runs(tmp_path / "mine.h5").to_dict("records")
+    for row in rows:
+        row["machine_id"] = "f0f0f0f0f0f0f0f0"
+        row["run_id"] = "x" + str(row["run_id"])[1:]
+    telemetry.append(tmp_path / "other.h5", rows)
+    manifest = (tmp_path / "model" / "manifest.json").read_text()
+    res = run_cli(["learn", "--model", "model", "--telemetry", "other.h5"], cwd=tmp_path,
+                  timeout=120)
+    assert res.returncode == 2
+    err = res.stderr.strip()
+    assert err.count("\n") == 0 and "never mixed" in err and "f0f0f0f0f0f0" in err
+    assert (tmp_path / "model" / "manifest.json").read_text() == manifest  # untouched
