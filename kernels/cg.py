@@ -188,6 +188,7 @@ class ConjugateGradient(Kernel):
                 p_pad[0] = xp.asarray(ghost_lo)
                 p_pad[nz + 1] = xp.asarray(ghost_hi)
             else:
+                arrays.synchronize(xp)  # the copy into p_pad must end before MPI reads it
                 comm.Sendrecv(p_pad[nz], dest=state.upper, sendtag=1,
                               recvbuf=p_pad[0], source=state.lower, recvtag=1)
                 comm.Sendrecv(p_pad[1], dest=state.lower, sendtag=2,

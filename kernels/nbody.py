@@ -162,6 +162,7 @@ class NBody(Kernel):
         travelling = alloc((state.width, 4), dtype=dtype)
         arriving = alloc((state.width, 4), dtype=dtype)
         travelling[:nb] = arrays.to_host(local) if staged else local
+        arrays.synchronize(xp)  # device copies must end before MPI reads the buffer
         right, left = (rank + 1) % ranks, (rank - 1) % ranks
         limits = _blas_single_thread() if (xp is np and ctx.threads > 1) else _nothing()
         with limits:
