@@ -84,34 +84,30 @@ class Space:
         return self._keys[config_key(config)]
 
     def neighbours(self, config: Configuration) -> list[Configuration]:
-        """Configurations one knob away, most promising kind of change first (a heuristic:
-        more parallelism, then lower precision, then the rest)."""
+        """Configurations one knob away, in a fixed heuristic order: more parallelism, ranks
+        traded for threads, less parallelism, then other precisions and devices."""
         c = config
+        same = (c.device, c.precision)
         moves = [
-            Configuration(c.nodes, c.ranks_per_node * 2, c.threads, c.device, c.precision),
-            Configuration(c.nodes, c.ranks_per_node, c.threads * 2, c.device, c.precision),
-            Configuration(c.nodes * 2, c.ranks_per_node, c.threads, c.device, c.precision),
+            Configuration(c.nodes, c.ranks_per_node * 2, c.threads, *same),
+            Configuration(c.nodes, c.ranks_per_node, c.threads * 2, *same),
+            Configuration(c.nodes * 2, c.ranks_per_node, c.threads, *same),
         ]
+        # Trading ranks for threads at the same core count.
+        if c.threads > 1:
+            moves.append(Configuration(c.nodes, c.ranks_per_node * 2, c.threads // 2, *same))
+        if c.ranks_per_node > 1:
+            moves.append(Configuration(c.nodes, c.ranks_per_node // 2, c.threads * 2, *same))
+        if c.ranks_per_node > 1:
+            moves.append(Configuration(c.nodes, c.ranks_per_node // 2, c.threads, *same))
+        if c.threads > 1:
+            moves.append(Configuration(c.nodes, c.ranks_per_node, c.threads // 2, *same))
+        if c.nodes > 1:
+            moves.append(Configuration(c.nodes // 2, c.ranks_per_node, c.threads, *same))
         moves += [Configuration(c.nodes, c.ranks_per_node, c.threads, c.device, p)
                   for p in PRECISIONS if p != c.precision]
         moves += [Configuration(c.nodes, c.ranks_per_node, c.threads, d, c.precision)
                   for d in DEVICES if d != c.device]
-        if c.ranks_per_node > 1:
-            moves.append(Configuration(c.nodes, c.ranks_per_node // 2, c.threads, c.device,
-                                       c.precision))
-        if c.threads > 1:
-            moves.append(Configuration(c.nodes, c.ranks_per_node, c.threads // 2, c.device,
-                                       c.precision))
-        if c.nodes > 1:
-            moves.append(Configuration(c.nodes // 2, c.ranks_per_node, c.threads, c.device,
-                                       c.precision))
-        # Trading ranks for threads at the same core count.
-        if c.ranks_per_node > 1:
-            moves.append(Configuration(c.nodes, c.ranks_per_node // 2, c.threads * 2, c.device,
-                                       c.precision))
-        if c.threads > 1:
-            moves.append(Configuration(c.nodes, c.ranks_per_node * 2, c.threads // 2, c.device,
-                                       c.precision))
         return [m for m in moves if m in self]
 
 
@@ -468,9 +464,11 @@ def tune_front(space: Space, start: Configuration, evaluate: Callable[[Configura
     problem.ref_point = 2.0 * np.array([_objective_value(first, "time"),
                                         _objective_value(first, "energy")])
     budget = min(budget, len(space.configs))
-    n_init = min(mobo.default_n_init(problem), max(1, budget - 1))
-    if budget > 1:
-        mobo.run(problem, "mobo", budget, seed=seed, n_init=n_init)
+    # The start is already one real run: MOBO gets the rest (a re-pick of the start is cached).
+    rest = budget - 1
+    if rest >= 1:
+        n_init = min(mobo.default_n_init(problem), rest)
+        mobo.run(problem, "mobo", rest, seed=seed, n_init=n_init)
     trials = []
     for key in order:
         r = cache[key]

@@ -53,18 +53,21 @@ def _predictions(space, table: dict, spread: float = 0.1) -> system2.Predictions
 def test_keeps_improvements_reverts_regressions_excludes_failures():
     space = _space()
     start = Configuration(1, 4, 1)
-    table = {start.label(): 4.0, "N1xR4xT1-cpu-fp32": None,  # fails: excluded
-             "N1xR2xT1-cpu-fp64": 6.0,                       # slower: reverted
-             "N1xR2xT2-cpu-fp64": 2.0,                       # better: kept
-             "N1xR1xT4-cpu-fp64": 1.0}                       # better still
+    table = {start.label(): 4.0,
+             "N1xR2xT2-cpu-fp64": 6.0,   # slower: reverted
+             "N1xR2xT1-cpu-fp64": None,  # fails: excluded
+             "N1xR4xT1-cpu-fp32": 2.0}   # better: kept
     calls = []
     result = system2.tune(space, start, _table_evaluator(table, calls), budget=20)
     decisions = {t.config.label(): t.decision for t in result.trials}
+    assert calls[:4] == [start.label(), "N1xR2xT2-cpu-fp64", "N1xR2xT1-cpu-fp64",
+                         "N1xR4xT1-cpu-fp32"]
     assert decisions[start.label()] == "start"
-    assert decisions["N1xR4xT1-cpu-fp32"] == "excluded"
-    assert decisions["N1xR2xT2-cpu-fp64"] == "kept"
-    assert decisions["N1xR1xT4-cpu-fp64"] == "kept"
-    assert result.best == Configuration(1, 1, 4)
+    assert decisions["N1xR2xT2-cpu-fp64"] == "reverted"
+    assert decisions["N1xR2xT1-cpu-fp64"] == "excluded"
+    assert decisions["N1xR4xT1-cpu-fp32"] == "kept"
+    assert result.best == Configuration(1, 4, 1, "cpu", "fp32") and result.best_value == 2.0
+    # Excluded and reverted configurations are never run again from the new best.
     assert len(calls) == len(set(calls)) == result.runs  # nothing run twice
     assert "local optimum" in result.stop_reason
 
@@ -195,12 +198,12 @@ def test_tune_in_process_under_mpiexec_writes_every_run(tmp_path):
 
 def test_tune_a_program_with_the_launcher_excludes_failures(tmp_path):
     (tmp_path / "c.toml").write_text(CLUSTER)
-    # Runtime grows with threads; two ranks per node fail: the tuner must exclude that and
-    # settle on one rank, one thread.
+    # Runtime grows with threads; two ranks fail: the tuner must exclude that and settle on
+    # one rank, one thread.
     app = tmp_path / "app.py"
     app.write_text("import os, sys, time\n"
                    "if os.environ.get('PMI_SIZE') == '2': sys.exit(3)\n"
-                   "time.sleep(0.15 * int(os.environ['OMP_NUM_THREADS']))\n")
+                   "time.sleep(0.4 * int(os.environ['OMP_NUM_THREADS']))\n")
     res = run_cli(["tune", "--program", f"{sys.executable} {app}", "--label", "app",
                    "--size", "1", "--launcher", "mpiexec", "--cluster", "c.toml",
                    "--threads", "2", "--ranks-per-node", "1", "--budget", "4", "--out", "a.h5",
@@ -209,8 +212,9 @@ def test_tune_a_program_with_the_launcher_excludes_failures(tmp_path):
     data = json.loads(res.stdout)
     assert data["start_from"] == "your settings" and data["mode"] == "mpiexec"
     by_label = {t["label"]: t for t in data["trials"]}
-    assert by_label["N1xR2xT2-cpu-fp64"]["decision"] == "excluded"
-    assert by_label["N1xR2xT2-cpu-fp64"]["status"] == "failed"
+    assert by_label["N1xR2xT1-cpu-fp64"]["decision"] == "excluded"
+    assert by_label["N1xR2xT1-cpu-fp64"]["status"] == "failed"
+    assert by_label["N1xR1xT1-cpu-fp64"]["decision"] == "kept"
     assert data["best"]["threads"] == 1 and data["best"]["ranks_per_node"] == 1
     from hpcds1mpi.telemetry import read_runs
 
@@ -229,7 +233,7 @@ def test_tune_front_with_mobo_on_real_runs(tmp_path):
     from hpcds1mpi.telemetry import read_runs
 
     runs = read_runs(tmp_path / "f.h5")
-    assert len(runs) == data["runs"] == 4 and runs["run_id"].is_unique
+    assert 2 <= len(runs) == data["runs"] <= 4 and runs["run_id"].is_unique
     assert data["front"], data
     front = {(p["runtime_s"], p["energy_j"]) for p in data["front"]}
     ok = [(t["runtime_s"], t["energy_j"]) for t in data["trials"] if t["status"] == "ok"]
