@@ -120,6 +120,11 @@ def execute(
     try:
         if kernel.unavailable:
             raise UnsupportedError(f"kernel {kernel.name!r} unavailable: {kernel.unavailable}")
+        reason_of = getattr(kernel, "unsupported_reason", None)
+        reason = reason_of(config.device, config.precision) if reason_of else None
+        if reason:
+            raise UnsupportedError(
+                f"kernel {kernel.name!r} cannot run {config.device}/{config.precision}: {reason}")
         check_supported(config, kernel.precisions, kernel.devices, kernel.name)
         if not kernel.uses_threads and config.threads != 1:
             raise UnsupportedError(f"kernel {kernel.name!r} cannot use threads; use 1 thread")
