@@ -14,7 +14,7 @@ from hpcds1mpi.kernels.base import Kernel, KernelContext, WorkModel, block_range
 
 RHS_STREAM = 23
 DEFAULT_ITERATIONS = 50
-#: Output bytes per SpMV chunk (a few planes that stay in L2 across the 7 passes).
+#: Bytes of one vector per chunk (a few planes of each vector stay in L2 across a phase).
 CHUNK_BYTES = 256 * 1024
 
 
@@ -38,57 +38,107 @@ class CGState:
     upper: int
 
 
-def poisson_apply(p_pad, out, xp=np, threads: int = 1) -> None:
+def poisson_apply(p_pad, out, xp=np) -> None:
     """``out = A p`` for the 7-point Poisson matrix (6 on the diagonal, -1 per neighbour).
 
     Args:
-        p_pad: array (nz+2, N+2, N+2): the owned planes with zero y/x borders and z ghost planes
-            holding the neighbours' planes (zeros on the global boundary).
+        p_pad: array (nz+2, N+2, N+2): the planes of p with zero y/x borders and, at both
+            ends, ghost planes holding the neighbours' planes (zeros on the global boundary).
         out: array (nz, N, N).
-        xp: array module (numpy splits the z-planes into cache-sized chunks over ``threads``).
-        threads: threads of the pool (numpy releases the GIL inside ufunc loops).
+        xp: array module.
+    """
+    xp.multiply(p_pad[1:-1, 1:-1, 1:-1], 6, out=out)
+    out -= p_pad[:-2, 1:-1, 1:-1]
+    out -= p_pad[2:, 1:-1, 1:-1]
+    out -= p_pad[1:-1, :-2, 1:-1]
+    out -= p_pad[1:-1, 2:, 1:-1]
+    out -= p_pad[1:-1, 1:-1, :-2]
+    out -= p_pad[1:-1, 1:-1, 2:]
+
+
+class LocalCG:
+    """The rank-local work of one CG iteration, in three fused phases over z-plane chunks.
+
+    Each phase touches a chunk of every vector it needs while it is in cache, and the chunks
+    run on ``threads`` threads (numpy and single-threaded BLAS release the GIL). On a device
+    (cupy / fake cupy) a phase is one whole-array pass. Vectors are (nz, N, N) and contiguous,
+    so a z-chunk of each is a contiguous flat slice.
     """
 
-    def apply(z0: int, z1: int) -> None:
-        o = out[z0:z1]
-        xp.multiply(p_pad[z0 + 1:z1 + 1, 1:-1, 1:-1], 6, out=o)
-        o -= p_pad[z0:z1, 1:-1, 1:-1]
-        o -= p_pad[z0 + 2:z1 + 2, 1:-1, 1:-1]
-        o -= p_pad[z0 + 1:z1 + 1, :-2, 1:-1]
-        o -= p_pad[z0 + 1:z1 + 1, 2:, 1:-1]
-        o -= p_pad[z0 + 1:z1 + 1, 1:-1, :-2]
-        o -= p_pad[z0 + 1:z1 + 1, 1:-1, 2:]
-
-    nz = out.shape[0]
-    if xp is not np:
-        apply(0, nz)
-        return
-    plane_bytes = out.shape[1] * out.shape[2] * out.itemsize
-    run_chunks(apply, chunks(nz, max(1, CHUNK_BYTES // plane_bytes)), threads)
-
-
-class VectorOps:
-    """dot and axpy on flat vectors: BLAS on the host (threaded, limited by threadpoolctl),
-    array-module expressions on a device."""
-
-    def __init__(self, xp, dtype):
+    def __init__(self, xp, dtype, nz: int, n: int, threads: int):
         self.xp = xp
-        if xp is np:
+        self.threads = threads
+        self.host = xp is np
+        if self.host:
             from scipy.linalg import blas
 
             self._dot, self._axpy = blas.get_blas_funcs(("dot", "axpy"), dtype=dtype)
+            planes = max(1, CHUNK_BYTES // (n * n * np.dtype(dtype).itemsize))
+            self.pieces = chunks(nz, planes)
+        else:
+            self.pieces = [(0, nz)]
+        self.plane = n * n
+
+    def _each(self, fn) -> float:
+        """Run ``fn(z0, z1) -> partial`` on every chunk; return the sum of the partials."""
+        partials = [0.0] * len(self.pieces)
+        index = {piece: i for i, piece in enumerate(self.pieces)}
+
+        def call(z0: int, z1: int) -> None:
+            partials[index[(z0, z1)]] = fn(z0, z1)
+
+        if self.host:
+            run_chunks(call, self.pieces, self.threads)
+        else:
+            call(*self.pieces[0])
+        return float(sum(partials))
 
     def dot(self, a, b) -> float:
-        if self.xp is np:
-            return float(self._dot(a, b))
-        return float(self.xp.vdot(a, b))
+        """Local ``a . b`` of two (nz, N, N) vectors."""
+        if not self.host:
+            return float(self.xp.vdot(a, b))
+        fa, fb, m = a.reshape(-1), b.reshape(-1), self.plane
+        return self._each(lambda z0, z1: float(self._dot(fa[z0 * m:z1 * m], fb[z0 * m:z1 * m])))
 
-    def axpy(self, alpha, a, y) -> None:
-        """``y += alpha * a`` in place."""
-        if self.xp is np:
-            self._axpy(a, y, a=alpha)
-        else:
-            y += alpha * a
+    def apply_and_dot(self, p_pad, p, ap) -> float:
+        """``ap = A p`` (p_pad holds p and its ghost planes); returns the local ``p . Ap``."""
+        m = self.plane
+
+        def phase(z0: int, z1: int) -> float:
+            poisson_apply(p_pad[z0:z1 + 2], ap[z0:z1], self.xp)
+            if not self.host:
+                return float(self.xp.vdot(p[z0:z1], ap[z0:z1]))
+            return float(self._dot(p.reshape(-1)[z0 * m:z1 * m], ap.reshape(-1)[z0 * m:z1 * m]))
+
+        return self._each(phase)
+
+    def update_solution(self, alpha: float, x, r, p, ap) -> float:
+        """``x += alpha p``, ``r -= alpha Ap``; returns the local ``r . r``."""
+        m = self.plane
+
+        def phase(z0: int, z1: int) -> float:
+            if not self.host:
+                x[z0:z1] += alpha * p[z0:z1]
+                r[z0:z1] -= alpha * ap[z0:z1]
+                return float(self.xp.vdot(r[z0:z1], r[z0:z1]))
+            sl = slice(z0 * m, z1 * m)
+            fx, fr, fp, fap = (v.reshape(-1)[sl] for v in (x, r, p, ap))
+            self._axpy(fp, fx, a=alpha)
+            self._axpy(fap, fr, a=-alpha)
+            return float(self._dot(fr, fr))
+
+        return self._each(phase)
+
+    def update_direction(self, beta, p, r, p_pad) -> None:
+        """``p = r + beta p``, copied into the interior of ``p_pad`` for the next SpMV."""
+
+        def phase(z0: int, z1: int) -> float:
+            p[z0:z1] *= beta
+            p[z0:z1] += r[z0:z1]
+            p_pad[z0 + 1:z1 + 1, 1:-1, 1:-1] = p[z0:z1]
+            return 0.0
+
+        self._each(phase)
 
 
 def reference_solution(seed: int, n: int, iterations: int) -> np.ndarray:
@@ -132,7 +182,7 @@ class ConjugateGradient(Kernel):
     precisions = ("fp64", "fp32")
     devices = ("cpu", "gpu")
     uses_threads = True
-    threads_via = "BLAS dot/axpy (threadpoolctl) + thread pool over SpMV z-plane chunks"
+    threads_via = "thread pool over z-plane chunks of fused SpMV/dot/axpy phases"
     default_sizes = (20, 24, 32, 40, 48, 56, 64, 72, 88)
     tolerance = {"fp64": 1e-10, "fp32": 1e-4}
     test_size = 12
@@ -194,20 +244,17 @@ class ConjugateGradient(Kernel):
                 comm.Sendrecv(p_pad[1], dest=state.lower, sendtag=2,
                               recvbuf=p_pad[nz + 1], source=state.upper, recvtag=2)
 
-        ops = VectorOps(xp, dtype)
-        flat_x, flat_r, flat_p, flat_ap = (v.reshape(-1) for v in (x, r, p, ap))
-        rr = allreduce(ops.dot(flat_r, flat_r))
-        for _ in range(state.iterations):
-            p_pad[1:-1, 1:-1, 1:-1] = p
-            exchange()
-            poisson_apply(p_pad, ap, xp, ctx.threads)
-            alpha = rr / allreduce(ops.dot(flat_p, flat_ap))
-            ops.axpy(alpha, flat_p, flat_x)
-            ops.axpy(-alpha, flat_ap, flat_r)
-            rr_new = allreduce(ops.dot(flat_r, flat_r))
-            p *= dtype.type(rr_new / rr)
-            p += r
-            rr = rr_new
+        local = LocalCG(xp, dtype, nz, n, ctx.threads)
+        p_pad[1:-1, 1:-1, 1:-1] = p
+        rr = allreduce(local.dot(r, r))
+        # Our pool supplies the threads: BLAS calls inside it stay single-threaded.
+        with _blas_single_thread() if (xp is np and ctx.threads > 1) else _nothing():
+            for _ in range(state.iterations):
+                exchange()
+                alpha = rr / allreduce(local.apply_and_dot(p_pad, p, ap))
+                rr_new = allreduce(local.update_solution(alpha, x, r, p, ap))
+                local.update_direction(dtype.type(rr_new / rr), p, r, p_pad)
+                rr = rr_new
         arrays.synchronize(xp)
         return x
 
@@ -251,3 +298,15 @@ class ConjugateGradient(Kernel):
             # b, x, r, p, Ap compact; a copy of p with ghost planes and zero borders.
             memory_bytes=item * (5.0 * points + (size / ranks + 2) * plane),
         )
+
+
+def _blas_single_thread():
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def _nothing():
+    import contextlib
+
+    return contextlib.nullcontext()
