@@ -31,7 +31,8 @@ import pandas as pd
 from hpcds1mpi.errors import DataError, ModelError
 
 from .features import INPUT_COLUMNS, REQUEST_COLUMNS, build_features, normalise_frame
-from .models import REGRESSION_TARGETS, SurrogateModel, failure_labels, target_values
+from .models import (REGRESSION_TARGETS, SurrogateModel, failure_labels, member_budget,
+                     target_values)
 
 BUNDLE_FORMAT = 1
 MANIFEST = "manifest.json"
@@ -375,7 +376,7 @@ def _readme(manifest: dict) -> str:
 
 
 def train_bundle(frame: pd.DataFrame, *, sample_rate: float = 1.0, seed: int = 0,
-                 family: str = "lightgbm", n_members: int = 5, use_embedding: bool = True,
+                 family: str = "xgboost", n_members: int = 5, use_embedding: bool = True,
                  embedding_params: dict | None = None, threads: int = 2,
                  machine: str | None = None, sources: list[str] | None = None,
                  checked: bool = False, use_baseline: bool = True) -> Bundle:
@@ -385,7 +386,7 @@ def train_bundle(frame: pd.DataFrame, *, sample_rate: float = 1.0, seed: int = 0
         frame: a runs table (``telemetry.read_runs``) or an ingested job table.
         sample_rate: intelligent-sampling target rate (0.5, 0.75 or 1.0 in the paper).
         seed: seed of sampling, bootstrap and TabNet.
-        family: ensemble member family (``lightgbm``, ``xgboost``, ``rf``).
+        family: ensemble member family (``xgboost``, ``lightgbm``, ``rf``).
         n_members: bootstrap members per target.
         use_embedding: feed the TabNet embedding to the members.
         embedding_params: TabNet settings (see :class:`~.embedding.TabNetEmbedding`).
@@ -463,6 +464,7 @@ def train_bundle(frame: pd.DataFrame, *, sample_rate: float = 1.0, seed: int = 0
         "n_rows": int(len(data)),
         "family": family,
         "n_members": int(n_members),
+        "member_trees_and_learning_rate": list(member_budget(n_members)),
         "use_embedding": bool(use_embedding),
         "use_baseline": bool(use_baseline),
         "seed": int(seed),

@@ -191,7 +191,7 @@ class TabNetEmbedding:
     """
 
     def __init__(self, n_d: int = 8, n_a: int = 8, n_steps: int = 3, gamma: float = 1.3,
-                 n_independent: int = 2, n_shared: int = 2, max_epochs: int = 60,
+                 n_independent: int = 1, n_shared: int = 1, max_epochs: int = 60,
                  batch_size: int = 512, virtual_batch_size: int = 128, max_rows: int = 20000,
                  lr: float = 2e-2, momentum: float = 0.1, seed: int = 0, threads: int = 2,
                  clip: float = 10.0):

@@ -45,6 +45,37 @@ def fit_threads(n_rows: int, threads: int) -> int:
     return threads if n_rows >= PARALLEL_MIN_ROWS else 1
 
 
+def member_budget(n_members: int, member_estimators: int | None = None) -> tuple[int, float]:
+    """(trees, learning rate) of each ensemble member.
+
+    By default the ensemble as a whole spends the paper's 100 trees per target: K members of
+    100 / K trees each (at least 20), the learning rate raised to keep the same total step
+    (0.1 x 100 / trees, at most 0.5). Scoring 10,000 configurations then costs about one
+    100-tree model per target, not K (measured: ~11 ms CPU per 100-tree XGBoost model on
+    10,000 rows here). ``member_estimators=100`` gives members with the paper's exact settings.
+    """
+    if member_estimators is None:
+        member_estimators = 100 if n_members <= 1 else max(20, int(np.ceil(100 / n_members)))
+    return member_estimators, min(0.5, 0.1 * 100 / member_estimators)
+
+
+def predict_member(model, Z: np.ndarray, classify: bool) -> np.ndarray:
+    """One member's prediction through the library's fastest path (one thread).
+
+    Returns:
+        (n,) regression value or P(class 1).
+    """
+    booster = getattr(model, "_Booster", None)
+    if booster is not None and hasattr(booster, "inplace_predict"):  # xgboost
+        return np.asarray(booster.inplace_predict(Z), dtype=np.float64).reshape(len(Z), -1)[:, -1]
+    if booster is not None and type(model).__module__.startswith("lightgbm"):
+        return np.asarray(booster.predict(Z, num_threads=1), dtype=np.float64).reshape(
+            len(Z), -1)[:, -1]
+    if classify:
+        return model.predict_proba(Z)[:, -1]
+    return model.predict(Z)
+
+
 def single_threaded(model):
     """Set a fitted model to predict on one thread (small batches; no OpenMP spin-up)."""
     if hasattr(model, "set_params") and "n_jobs" in model.get_params():
@@ -52,45 +83,49 @@ def single_threaded(model):
     return model
 
 
-def make_regressor(family: str, *, seed: int = 0, threads: int = 2):
-    """A fresh regressor of ``family`` with the paper's settings."""
+def make_regressor(family: str, *, seed: int = 0, threads: int = 2, n_estimators: int = 100,
+                   learning_rate: float = 0.1):
+    """A fresh regressor of ``family``; the defaults are the paper's settings."""
     if family == "rf":
         from sklearn.ensemble import RandomForestRegressor
 
-        return RandomForestRegressor(n_estimators=100, max_depth=10, random_state=seed,
-                                     n_jobs=threads)
+        return RandomForestRegressor(n_estimators=n_estimators, max_depth=10,
+                                     random_state=seed, n_jobs=threads)
     if family == "xgboost":
         import xgboost as xgb
 
-        return xgb.XGBRegressor(n_estimators=100, max_depth=6, learning_rate=0.1,
-                                random_state=seed, n_jobs=threads, tree_method="hist")
+        return xgb.XGBRegressor(n_estimators=n_estimators, max_depth=6,
+                                learning_rate=learning_rate, random_state=seed, n_jobs=threads,
+                                tree_method="hist")
     if family == "lightgbm":
         import lightgbm as lgb
 
-        return lgb.LGBMRegressor(n_estimators=100, max_depth=6, learning_rate=0.1,
-                                 min_child_samples=5, random_state=seed, n_jobs=threads,
-                                 verbose=-1)
+        return lgb.LGBMRegressor(n_estimators=n_estimators, max_depth=6,
+                                 learning_rate=learning_rate, min_child_samples=5,
+                                 random_state=seed, n_jobs=threads, verbose=-1)
     raise ModelError(f"unknown model family {family!r}; choose one of {', '.join(FAMILIES)}")
 
 
-def make_classifier(family: str, *, seed: int = 0, threads: int = 2):
-    """A fresh binary classifier of ``family`` with the paper's settings."""
+def make_classifier(family: str, *, seed: int = 0, threads: int = 2, n_estimators: int = 100,
+                    learning_rate: float = 0.1):
+    """A fresh binary classifier of ``family``; the defaults are the paper's settings."""
     if family == "rf":
         from sklearn.ensemble import RandomForestClassifier
 
-        return RandomForestClassifier(n_estimators=100, max_depth=10, random_state=seed,
-                                      n_jobs=threads)
+        return RandomForestClassifier(n_estimators=n_estimators, max_depth=10,
+                                      random_state=seed, n_jobs=threads)
     if family == "xgboost":
         import xgboost as xgb
 
-        return xgb.XGBClassifier(n_estimators=100, max_depth=6, learning_rate=0.1,
-                                 random_state=seed, n_jobs=threads, tree_method="hist")
+        return xgb.XGBClassifier(n_estimators=n_estimators, max_depth=6,
+                                 learning_rate=learning_rate, random_state=seed,
+                                 n_jobs=threads, tree_method="hist")
     if family == "lightgbm":
         import lightgbm as lgb
 
-        return lgb.LGBMClassifier(n_estimators=100, max_depth=6, learning_rate=0.1,
-                                  min_child_samples=5, random_state=seed, n_jobs=threads,
-                                  verbose=-1)
+        return lgb.LGBMClassifier(n_estimators=n_estimators, max_depth=6,
+                                  learning_rate=learning_rate, min_child_samples=5,
+                                  random_state=seed, n_jobs=threads, verbose=-1)
     raise ModelError(f"unknown model family {family!r}; choose one of {', '.join(FAMILIES)}")
 
 
@@ -194,23 +229,26 @@ class SurrogateModel:
     """Feature spec + TabNet embedding + per-target bootstrap ensembles.
 
     Args:
-        family: downstream family for the ensemble members (``lightgbm`` default).
+        family: downstream family for the ensemble members (``xgboost`` default: its
+            predictor was measured 4x faster than LightGBM's on 10,000 rows).
         n_members: ensemble members per target.
         use_embedding: append the TabNet embedding to the features.
         embedding_params: keyword arguments of :class:`~.embedding.TabNetEmbedding`.
         seed: base seed.
         threads: threads for training and prediction.
         use_baseline: regress runtime and energy relative to the analytic time estimate.
+        member_estimators: trees per member (default: see :func:`member_budget`).
     """
 
-    def __init__(self, family: str = "lightgbm", n_members: int = 5, use_embedding: bool = True,
+    def __init__(self, family: str = "xgboost", n_members: int = 5, use_embedding: bool = True,
                  embedding_params: dict | None = None, seed: int = 0, threads: int = 2,
-                 use_baseline: bool = True):
+                 use_baseline: bool = True, member_estimators: int | None = None):
         if family not in FAMILIES:
             raise ModelError(f"unknown model family {family!r}; choose one of {', '.join(FAMILIES)}")
         self.family, self.n_members, self.use_embedding = family, n_members, use_embedding
         self.embedding_params = dict(embedding_params or {})
         self.seed, self.threads, self.use_baseline = seed, threads, use_baseline
+        self.member_estimators = member_estimators
 
     def _baseline(self, target: str, Z: np.ndarray) -> np.ndarray | float:
         if self.use_baseline and target in BASELINE_TARGETS:
@@ -269,13 +307,15 @@ class SurrogateModel:
 
     def _fit_one(self, target: str, Z: np.ndarray, y: np.ndarray, seed: int):
         threads = fit_threads(len(Z), self.threads)
+        trees, lr = member_budget(self.n_members, self.member_estimators)
+        kw = {"seed": seed, "threads": threads, "n_estimators": trees, "learning_rate": lr}
         if target == "failed":
             labels = y.astype(int)
             if len(np.unique(labels)) < 2:
                 return ConstantClassifier().fit(Z, labels)
-            model = make_classifier(self.family, seed=seed, threads=threads).fit(Z, labels)
+            model = make_classifier(self.family, **kw).fit(Z, labels)
         else:
-            model = make_regressor(self.family, seed=seed, threads=threads).fit(Z, y)
+            model = make_regressor(self.family, **kw).fit(Z, y)
         return single_threaded(model)
 
     def _design(self, X: np.ndarray) -> np.ndarray:
@@ -306,11 +346,9 @@ class SurrogateModel:
         """Member predictions from a design matrix (n, f + d)."""
         out = {}
         for target, members in self.members_.items():
-            if target == "failed":
-                out[target] = np.vstack([m.predict_proba(Z)[:, -1] for m in members])
-            else:
-                out[target] = np.vstack([m.predict(Z) for m in members]) \
-                    + self._baseline(target, Z)
+            classify = target == "failed"
+            preds = np.vstack([predict_member(m, Z, classify) for m in members])
+            out[target] = preds if classify else preds + self._baseline(target, Z)
         return out
 
     def predict_members(self, frame: pd.DataFrame) -> dict[str, np.ndarray]:

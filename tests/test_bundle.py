@@ -23,7 +23,8 @@ SMALL_TABNET = {"n_d": 4, "n_a": 4, "max_epochs": 3, "batch_size": 128,
 
 def make_runs(seed: int = 0, machine: str = "m0", workloads=("stencil", "gemm"),
               sizes=(32, 48, 64, 96)) -> pd.DataFrame:
-    """A runs table with a closed-form runtime, modelled energy and OOMs at low rank counts."""
+    """A runs table with a closed-form runtime, modelled energy and OOMs (gemm, the two largest
+    sizes, at most 2 ranks)."""
     rng = np.random.default_rng(seed)
     rows = []
     for w in workloads:
@@ -35,7 +36,7 @@ def make_runs(seed: int = 0, machine: str = "m0", workloads=("stencil", "gemm"),
                         runtime = (size ** 3 * 1e-7 * (2.0 if w == "gemm" else 1.0)
                                    / (ranks * threads ** 0.8) + 1e-3 * np.log2(ranks + 1))
                         runtime *= np.exp(rng.normal(0, 0.05))
-                        oom = size == sizes[-1] and ranks == 1 and w == "gemm"
+                        oom = size >= sizes[-2] and ranks <= 2 and w == "gemm"
                         power = nodes * 6.0 + 7.0 * rpn * threads
                         rows.append(dict(
                             run_id=f"{w}-{size}-{nodes}-{rpn}-{threads}", machine_id=machine,
@@ -84,9 +85,10 @@ def test_predict_contract(bundle):
     assert (out["runtime_s"] <= out["runtime_hi"]).all()
     assert (out["fail_prob"] <= out["fail_prob_max"] + 1e-12).all()
     # the OOM configurations are the risky ones
-    risky = (df["workload"] == "gemm") & (df["size"] == 96) & (df["nodes"] * df["ranks_per_node"] == 1)
-    if risky.any():
-        assert out.loc[risky, "fail_prob"].min() > out.loc[~risky, "fail_prob"].median()
+    risky = ((df["workload"] == "gemm") & (df["size"] >= 64)
+             & (df["nodes"] * df["ranks_per_node"] <= 2))
+    assert risky.any()
+    assert out.loc[risky, "fail_prob"].mean() > out.loc[~risky, "fail_prob"].mean() + 0.2
 
 
 def test_round_trip_identical_predictions(bundle, tmp_path):

@@ -75,8 +75,8 @@ def summary_lines(bundle, out: str) -> list[str]:
 @click.option("--sample-rate", default=1.0, show_default=True, type=float,
               help="Intelligent-sampling target rate (paper: 0.5, 0.75, 1.0).")
 @click.option("--seed", default=0, show_default=True, type=int)
-@click.option("--family", default="lightgbm", show_default=True,
-              type=click.Choice(["lightgbm", "xgboost", "rf"]),
+@click.option("--family", default="xgboost", show_default=True,
+              type=click.Choice(["xgboost", "lightgbm", "rf"]),
               help="Ensemble member family (on [features, embedding]).")
 @click.option("--members", default=5, show_default=True, type=click.IntRange(1, 64),
               help="Bootstrap members per target (over problems).")
