@@ -145,7 +145,7 @@ class Stencil(Kernel):
         sweeps = int(ctx.extra.get("sweeps", DEFAULT_SWEEPS))
         dims = MPI.Compute_dims(ctx.comm.Get_size(), 3)
         raw = ctx.comm.raw if hasattr(ctx.comm, "raw") else ctx.comm
-        cart_raw = raw.Create_cart(dims, periods=[False] * 3, reorder=False)
+        cart_raw = _cartesian(raw, tuple(dims))
         cart = ctx.comm.wrap(cart_raw) if hasattr(ctx.comm, "wrap") else cart_raw
         coords = tuple(cart_raw.Get_coords(cart_raw.Get_rank()))
         box = tuple(block_range(size, d, c) for d, c in zip(dims, coords))
@@ -266,6 +266,29 @@ class HaloExchange:
         for d, _, _, recv_idx, _, recv, _ in self.faces:
             target = self._face(u, d, recv_idx)
             target[...] = self.xp.asarray(recv) if self.staged else recv
+
+
+_CARTESIAN: dict[tuple, object] = {}
+
+
+def _cartesian(raw, dims: tuple[int, int, int]):
+    """The non-periodic Cartesian communicator of ``dims`` over ``raw``, created once.
+
+    A sweep calls ``setup`` hundreds of times in one process and MPI has a bounded number of
+    communicator contexts, so each (process group, dims) pair gets one, reused. The key is the
+    group's members (as COMM_WORLD ranks), not the communicator handle, which MPI may recycle
+    after a free; a Cartesian communicator stays valid after its parent is freed. Every rank of
+    ``raw`` computes the same key, so all create it together (it is collective).
+    """
+    MPI = _mpi()
+    group, world_group = raw.Get_group(), MPI.COMM_WORLD.Get_group()
+    members = tuple(MPI.Group.Translate_ranks(group, list(range(group.Get_size())), world_group))
+    group.Free()
+    world_group.Free()
+    key = (members, dims)
+    if key not in _CARTESIAN:
+        _CARTESIAN[key] = raw.Create_cart(list(dims), periods=[False] * 3, reorder=False)
+    return _CARTESIAN[key]
 
 
 def _mpi():

@@ -224,3 +224,19 @@ def test_nbody_forces_match_direct_sum_and_drop_self_pairs():
     acc2 = np.zeros((2, 3))
     accumulate_forces(np.ascontiguousarray(pair[:, :3]), pair, acc2, same=True)
     np.testing.assert_allclose(pair[0, 3] * acc2[0], -pair[1, 3] * acc2[1], rtol=1e-12)
+
+
+def test_stencil_reuses_its_cartesian_communicator():
+    """Hundreds of setups in one sweep process must not create hundreds of communicators."""
+    from hpcds1mpi import runner
+    from hpcds1mpi.config import Configuration
+    from hpcds1mpi.kernels import stencil
+    from hpcds1mpi.mpi import get_mpi
+
+    comm = get_mpi().COMM_SELF
+    for _ in range(3):
+        outcome = runner.execute(comm, kernels.get("stencil"), 8, Configuration(), warmup=0,
+                                 max_repeats=1)
+        assert outcome.status == "ok", outcome.error
+    created = [key for key in stencil._CARTESIAN if key[1] == (1, 1, 1)]
+    assert len(created) == 1
