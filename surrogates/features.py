@@ -163,7 +163,10 @@ def _log(x: np.ndarray) -> np.ndarray:
 def _num(frame: pd.DataFrame, col: str, n: int) -> np.ndarray:
     if col not in frame.columns:
         return np.full(n, np.nan)
-    return pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    series = frame[col]
+    if pd.api.types.is_numeric_dtype(series.dtype):  # the common case: no parsing needed
+        return series.to_numpy(dtype=np.float64, na_value=np.nan)
+    return pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
 
 
 def _factor(values: pd.Series) -> tuple[np.ndarray, list[str]]:
