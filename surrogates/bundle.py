@@ -178,12 +178,24 @@ class Bundle:
         energy_source: where the training energies came from (e.g. ``modelled``).
     """
 
-    def __init__(self, model: SurrogateModel, manifest: dict, data: pd.DataFrame,
-                 matrix: np.ndarray | None = None):
+    def __init__(self, model: SurrogateModel, manifest: dict, data: pd.DataFrame | None,
+                 matrix: np.ndarray | None = None, path: Path | None = None):
         self.model = model
         self.manifest = manifest
-        self._data = data
+        self._data_frame = data
         self._matrix = matrix
+        self._path = path
+
+    @property
+    def _data(self) -> pd.DataFrame:
+        # Read lazily: scoring needs none of it, and a 231,000-row table costs a cold start.
+        if self._data_frame is None:
+            try:
+                self._data_frame = pd.read_parquet(self._path / "training_data.parquet")
+            except OSError as exc:
+                raise ModelError(f"{self._path}: training data unreadable ({exc}); "
+                                 "retrain with `hpcds1mpi train`") from None
+        return self._data_frame
 
     # -- views ---------------------------------------------------------------------------
     @property
@@ -274,6 +286,9 @@ class Bundle:
 
     def training_matrix(self) -> np.ndarray:
         """[features, embedding] of every training row: (n_train, f + d), float32."""
+        if self._matrix is None and self._path is not None \
+                and (self._path / "training_matrix.npy").exists():
+            self._matrix = np.load(self._path / "training_matrix.npy")
         if self._matrix is None:
             self._matrix = self._design(self._data).astype(np.float32)
         return self._matrix
@@ -302,8 +317,12 @@ class Bundle:
             self.manifest["embedding"] = None
         with open(path / "members.pkl", "wb") as fh:
             pickle.dump(model.members_, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        self._data.to_parquet(path / "training_data.parquet", index=False)
-        np.save(path / "training_matrix.npy", self.training_matrix())
+        matrix = self.training_matrix()
+        data = self._data
+        if self._path is None or Path(path).resolve() != Path(self._path).resolve():
+            data.to_parquet(path / "training_data.parquet", index=False)
+            np.save(path / "training_matrix.npy", matrix)
+        self._path = path
         with open(path / MANIFEST, "w") as fh:
             json.dump(self.manifest, fh, indent=2, default=_json_default)
         (path / "README.txt").write_text(_readme(self.manifest))
@@ -523,13 +542,12 @@ def load_bundle(path: str | os.PathLike) -> Bundle:
             model.embedding_ = None
         with open(path / "members.pkl", "rb") as fh:
             model.members_ = pickle.load(fh)
-        data = pd.read_parquet(path / "training_data.parquet")
-        matrix_path = path / "training_matrix.npy"
-        matrix = np.load(matrix_path) if matrix_path.exists() else None
+        if not (path / "training_data.parquet").is_file():
+            raise OSError("training_data.parquet missing")
     except (OSError, pickle.UnpicklingError, EOFError, KeyError, ValueError) as exc:
         raise ModelError(f"{path}: bundle is incomplete or damaged ({type(exc).__name__}: "
                          f"{exc}); retrain with `hpcds1mpi train`") from None
-    return Bundle(model, manifest, data, matrix)
+    return Bundle(model, manifest, None, None, path=path)
 
 
 __all__ = ["Bundle", "BUNDLE_FORMAT", "INPUT_COLUMNS", "check_training_frame", "load_bundle",

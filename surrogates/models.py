@@ -65,6 +65,8 @@ def predict_member(model, Z: np.ndarray, classify: bool) -> np.ndarray:
     Returns:
         (n,) regression value or P(class 1).
     """
+    if isinstance(model, XGBoostScorer):
+        return model.predict(Z)
     booster = getattr(model, "_Booster", None)
     if booster is not None and hasattr(booster, "inplace_predict"):  # xgboost
         return np.asarray(booster.inplace_predict(Z), dtype=np.float64).reshape(len(Z), -1)[:, -1]
@@ -316,7 +318,7 @@ class SurrogateModel:
             model = make_classifier(self.family, **kw).fit(Z, labels)
         else:
             model = make_regressor(self.family, **kw).fit(Z, y)
-        return single_threaded(model)
+        return to_scorer(single_threaded(model), target == "failed")
 
     def _design(self, X: np.ndarray) -> np.ndarray:
         if self.embedding_ is None:
@@ -354,3 +356,99 @@ class SurrogateModel:
     def predict_members(self, frame: pd.DataFrame) -> dict[str, np.ndarray]:
         """Member predictions for an input frame (see :meth:`predict_features`)."""
         return self.predict_features(build_features(frame, self.spec_))
+
+
+# --------------------------------------------------------------------------------------------
+# scoring without importing xgboost (cold start)
+
+
+class XGBoostScorer:
+    """An XGBoost model scored through ``libxgboost``'s C API (ctypes), without importing the
+    ``xgboost`` package.
+
+    ``import xgboost`` pulls in scikit-learn and scipy and was measured at 1.5-5 s cold on this
+    machine; ``recommend`` must answer in 1.5 s. The bundle stores each XGBoost member's raw
+    model (UBJSON); this class loads it into the same library and calls
+    ``XGBoosterPredictFromDense`` exactly as ``Booster.inplace_predict`` does.
+
+    Args:
+        raw: the model bytes from ``Booster.save_raw("ubj")``.
+        classify: the model is a binary classifier (prediction is P(class 1)).
+    """
+
+    _lib = None
+
+    def __init__(self, raw: bytes, classify: bool):
+        import ctypes
+
+        lib = self.library()
+        self.raw, self.classify = bytes(raw), classify
+        self._handle = ctypes.c_void_p()
+        self._check(lib.XGBoosterCreate(None, ctypes.c_uint64(0), ctypes.byref(self._handle)))
+        buf = ctypes.create_string_buffer(self.raw, len(self.raw))
+        self._check(lib.XGBoosterLoadModelFromBuffer(self._handle, buf,
+                                                     ctypes.c_uint64(len(self.raw))))
+        self._check(lib.XGBoosterSetParam(self._handle, b"nthread", b"1"))
+
+    @classmethod
+    def library(cls):
+        """``libxgboost`` loaded by path (finding the package does not import it)."""
+        if cls._lib is None:
+            import ctypes
+            import importlib.util
+            import sys
+            from pathlib import Path
+
+            spec = importlib.util.find_spec("xgboost")
+            if spec is None or spec.origin is None:
+                raise ModelError("xgboost is not installed; pip install xgboost")
+            name = {"darwin": "libxgboost.dylib", "win32": "xgboost.dll"}.get(sys.platform,
+                                                                               "libxgboost.so")
+            path = Path(spec.origin).parent / "lib" / name
+            lib = ctypes.cdll.LoadLibrary(str(path))
+            lib.XGBGetLastError.restype = ctypes.c_char_p
+            cls._lib = lib
+        return cls._lib
+
+    def _check(self, rc: int) -> None:
+        if rc != 0:
+            raise ModelError(f"xgboost: {self.library().XGBGetLastError().decode()}")
+
+    def predict(self, Z: np.ndarray) -> np.ndarray:
+        """(n,) prediction (P(class 1) for a classifier) of a (n, f) matrix."""
+        import ctypes
+        import json
+
+        Z = np.ascontiguousarray(Z, dtype=np.float64)
+        interface = json.dumps({"data": [Z.ctypes.data, True], "shape": list(Z.shape),
+                                "strides": None, "typestr": "<f8", "version": 3}).encode()
+        config = json.dumps({"type": 0, "training": False, "iteration_begin": 0,
+                             "iteration_end": 0, "missing": float("nan"),
+                             "strict_shape": False, "cache_id": 0}).encode()
+        shape = ctypes.POINTER(ctypes.c_uint64)()
+        dims = ctypes.c_uint64()
+        out = ctypes.POINTER(ctypes.c_float)()
+        self._check(self.library().XGBoosterPredictFromDense(
+            self._handle, ctypes.c_char_p(interface), ctypes.c_char_p(config), None,
+            ctypes.byref(shape), ctypes.byref(dims), ctypes.byref(out)))
+        size = int(np.prod([shape[i] for i in range(dims.value)]))
+        values = np.ctypeslib.as_array(out, shape=(size,)).astype(np.float64)
+        return values.reshape(len(Z), -1)[:, -1]
+
+    def __del__(self):
+        handle = getattr(self, "_handle", None)
+        if handle is not None and handle.value and XGBoostScorer._lib is not None:
+            XGBoostScorer._lib.XGBoosterFree(handle)
+
+    def __getstate__(self):
+        return {"raw": self.raw, "classify": self.classify}
+
+    def __setstate__(self, state):
+        self.__init__(state["raw"], state["classify"])
+
+
+def to_scorer(model, classify: bool):
+    """The lightest object that predicts like ``model`` (XGBoost -> :class:`XGBoostScorer`)."""
+    if type(model).__module__.startswith("xgboost"):
+        return XGBoostScorer(model.get_booster().save_raw("ubj"), classify)
+    return model
