@@ -1,9 +1,8 @@
-"""Conjugate gradient on the 3D Poisson matrix: matrix-free SpMV with halo planes, Allreduce dots."""
+"""Conjugate gradient on 3D Poisson: matrix-free SpMV with halo planes, Allreduce dot products."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 

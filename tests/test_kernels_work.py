@@ -61,7 +61,10 @@ def test_default_sizes_span_30x_in_work(name):
     small = kernel.work(kernel.default_sizes[0], 1)
     large = kernel.work(kernel.default_sizes[-1], 1)
     # Work is flops for compute kernels, bytes for the data-movement ones.
-    ratio = (large.flops / small.flops) if small.flops > 0 else large.bytes_moved / small.bytes_moved
+    if small.flops > 0:
+        ratio = large.flops / small.flops
+    else:
+        ratio = large.bytes_moved / small.bytes_moved
     assert ratio >= 30, f"{name}: largest/smallest default size is only {ratio:.1f}x the work"
 
 
