@@ -188,14 +188,14 @@ def test_stencil_chunked_threaded_sweep_equals_whole_array_sweep():
     from hpcds1mpi.kernels import stencil
 
     rng = np.random.default_rng(0)
-    src = rng.random((9, 11, 13))
+    src = rng.random((9, 37, 41))  # 7 planes of 1517 points: several 1024-point chunks
     expected = src.copy()
     expected[1:-1, 1:-1, 1:-1] = (src[:-2, 1:-1, 1:-1] + src[2:, 1:-1, 1:-1] + src[1:-1, :-2, 1:-1]
                                   + src[1:-1, 2:, 1:-1] + src[1:-1, 1:-1, :-2]
                                   + src[1:-1, 1:-1, 2:]) / 6
     saved = stencil.CHUNK_BYTES
     try:
-        stencil.CHUNK_BYTES = 8 * 40  # many small chunks, dealt to 2 threads
+        stencil.CHUNK_BYTES = 8  # the smallest chunks (1024 points), dealt to 2 threads
         dst = src.copy()
         faces = [((slice(1, -1), 0, slice(None)), src[1:-1, 0, :].copy()),
                  ((slice(1, -1), -1, slice(None)), src[1:-1, -1, :].copy()),
@@ -243,3 +243,28 @@ def test_stencil_reuses_its_cartesian_communicator():
         assert outcome.status == "ok", outcome.error
     created = [key for key in stencil._CARTESIAN if key[1] == (1, 1, 1)]
     assert len(created) == 1
+
+
+@pytest.mark.parametrize("name,size,knob,value", [
+    ("stencil", 10, "CHUNK_BYTES", 8 * 50),
+    ("cg", 10, "CHUNK_BYTES", 8 * 100),
+    ("nbody", 90, "TILE_ELEMENTS", 64),
+    ("fft", 12, None, None),
+])
+def test_two_thread_paths_match_reference(monkeypatch, name, size, knob, value):
+    """The thread-pool paths (many small chunks on 2 threads) give the reference's answer."""
+    import importlib
+
+    from hpcds1mpi import runner
+    from hpcds1mpi.config import Configuration
+    from hpcds1mpi.mpi import get_mpi
+
+    if knob is not None:
+        monkeypatch.setattr(importlib.import_module(f"hpcds1mpi.kernels.{name}"), knob, value)
+    kernel = kernels.get(name)
+    for precision in ("fp64", "fp32"):
+        outcome = runner.execute(get_mpi().COMM_SELF, kernel, size,
+                                 Configuration(threads=2, precision=precision), warmup=0,
+                                 max_repeats=1)
+        assert outcome.status == "ok", (precision, outcome.error)
+        assert outcome.rel_error <= kernel.tolerance[precision]
