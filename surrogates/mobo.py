@@ -291,16 +291,10 @@ class RunResult:
         return np.unique(Yf[pareto_mask(Yf)], axis=0) if len(Yf) else Yf
 
     def front_indices(self) -> list[int]:
-        """Candidate indices of the front (one per distinct point)."""
+        """Candidate indices on the front (every distinct candidate; ties all kept)."""
         Y = np.where(self.feasible[:, None], self.Y, np.nan)
         mask = pareto_mask(Y)
-        seen, out = set(), []
-        for i in np.flatnonzero(mask):
-            key = tuple(self.Y[i])
-            if key not in seen:
-                seen.add(key)
-                out.append(self.indices[i])
-        return out
+        return list(dict.fromkeys(self.indices[i] for i in np.flatnonzero(mask)))
 
     def hv_at(self, evaluations: int) -> float:
         """Hypervolume after the first ``evaluations`` evaluations."""

@@ -32,7 +32,7 @@ what it asks for).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, runtime_checkable
 
 from hpcds1mpi.errors import ConfigError, ModelError
@@ -432,3 +432,41 @@ class AnalyticObjective:
         power = nodes * (node_w + gpu_w + idle_gpu_w)
         return {"runtime_s": runtime, "energy_j": runtime * power, "avg_power_w": power,
                 "feasible": True, "status": "ok"}
+
+
+def partition_for_bundle(bundle: Any, name: str | None = None) -> "Partition":
+    """The partition a bundle was trained on, rebuilt from its recorded hardware.
+
+    ``max_nodes`` is the recorded value, else the largest node count in its training data.
+
+    Raises:
+        ModelError: the bundle does not know ``name``, knows several and none was named, or
+            recorded no hardware for it (job logs: give the cluster file instead).
+    """
+    from hpcds1mpi.cluster import Partition
+
+    parts = dict(getattr(bundle, "partitions", {}) or {})
+    if not parts:
+        raise ModelError("the model bundle records no partition; give --cluster FILE --partition P")
+    if name is None:
+        if len(parts) > 1:
+            raise ModelError(f"the model bundle knows several partitions ({', '.join(sorted(parts))}); "
+                             "choose one with --partition")
+        name = next(iter(parts))
+    if name not in parts:
+        raise ModelError(f"the model bundle was not trained for partition {name!r}; it knows "
+                         f"{', '.join(sorted(parts))}")
+    hw = parts[name]
+    if hw.get("cores_per_node") is None or hw.get("memory_gb") is None:
+        raise ModelError(f"the model bundle records no hardware for partition {name!r}; "
+                         "describe it with --cluster FILE --partition P")
+    max_nodes = hw.get("max_nodes")
+    if max_nodes is None and hasattr(bundle, "training_frame"):
+        frame = bundle.training_frame()
+        if "partition" in frame and "nodes" in frame:
+            seen = frame.loc[frame["partition"].astype(str) == name, "nodes"]
+            max_nodes = int(seen.max()) if len(seen) else None
+    gpus = int(hw.get("gpus_per_node") or 0)
+    return Partition(name=name, cores_per_node=int(hw["cores_per_node"]), memory_gb=float(hw["memory_gb"]),
+                     max_nodes=int(max_nodes or 1), gpus_per_node=gpus,
+                     gpu_memory_gb=float(hw.get("gpu_memory_gb") or (16.0 if gpus else 0.0)))

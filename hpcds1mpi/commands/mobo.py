@@ -1,0 +1,155 @@
+"""``hpcds1mpi mobo``: runtime-energy Pareto front of a job's configuration by MOBO or a baseline.
+
+The objective is the surrogate bundle (``--model DIR``) or, with ``--analytic``, the modelled
+roofline test objective (labelled ``modelled`` in every output). The candidate set is enumerated
+(``--space nodes``: node count alone, the paper's; ``--space full``: nodes, ranks per node,
+threads, device, precision), so the exact front is computed too and every hypervolume is also
+reported as a ratio to it, under one fixed reference point recorded in the outputs.
+"""
+
+from __future__ import annotations
+
+import click
+
+METHOD_CHOICES = ("mobo", "sobo-runtime", "sobo-energy", "random", "exact", "all")
+
+
+@click.command(name="mobo")
+@click.option("--model", "model_dir", type=click.Path(), default=None,
+              help="Model bundle directory (the objective).")
+@click.option("--analytic", is_flag=True,
+              help="Use the modelled roofline objective instead of a bundle (test fixture).")
+@click.option("--workload", required=True, help="Workload (kernel or job label) the bundle knows.")
+@click.option("--size", type=int, required=True, help="Problem size.")
+@click.option("--cluster", "cluster_file", type=click.Path(), default=None,
+              help="Cluster TOML file (else the bundle's recorded partition).")
+@click.option("--partition", default=None, help="Partition name.")
+@click.option("--objectives", default="runtime,energy", show_default=True,
+              help="Two objectives from runtime, energy, power.")
+@click.option("--budget", type=int, default=300, show_default=True, help="Evaluations allowed.")
+@click.option("--method", type=click.Choice(METHOD_CHOICES), default="mobo", show_default=True,
+              help="Method ('all' runs every method for the plot).")
+@click.option("--space", type=click.Choice(("nodes", "full")), default="nodes", show_default=True,
+              help="Design space.")
+@click.option("--n-init", type=int, default=None, help="Initial design size (default d+1, >= 4).")
+@click.option("--out", "out_dir", type=click.Path(), default="mobo_out", show_default=True,
+              help="Output directory (pareto.csv, mobo.json, pareto.png).")
+@click.option("--seed", type=int, default=0, show_default=True)
+def command(model_dir, analytic, workload, size, cluster_file, partition, objectives, budget,
+            method, space, n_init, out_dir, seed):
+    """Find the runtime-energy Pareto front of a job's configuration."""
+    from hpcds1mpi.errors import ConfigError
+
+    from hpcds1mpi.surrogates.objectives import objective_columns
+
+    columns = objective_columns(objectives.split(","))
+    if budget < 1:
+        raise ConfigError(f"--budget must be at least 1, got {budget}")
+    if model_dir is None and not analytic:
+        raise ConfigError("give --model DIR (a trained bundle), or --analytic for the modelled test objective")
+    problem, part, source = _problem(model_dir, analytic, workload, size, cluster_file, partition,
+                                     columns, space)
+    _run_and_report(problem, part, source, columns, workload, size, space, method, budget, n_init,
+                    out_dir, seed)
+
+
+def _problem(model_dir, analytic, workload, size, cluster_file, partition, columns, space):
+    from hpcds1mpi.cluster import resolve_partition
+    from hpcds1mpi.errors import ModelError
+    from hpcds1mpi.surrogates import mobo
+    from hpcds1mpi.surrogates.objectives import (WORKLOADS, AnalyticObjective, BundleObjective,
+                                                 partition_for_bundle)
+
+    if analytic:
+        part = resolve_partition(cluster_file, partition)
+        objective = AnalyticObjective(part)
+        if workload not in WORKLOADS:
+            raise ModelError(f"the analytic objective has no workload {workload!r}; it has "
+                             f"{', '.join(WORKLOADS)}")
+        source = "modelled"
+    else:
+        from hpcds1mpi.surrogates.bundle import load_bundle
+
+        bundle = load_bundle(model_dir)
+        part = resolve_partition(cluster_file, partition) if cluster_file else \
+            partition_for_bundle(bundle, partition)
+        objective = BundleObjective(bundle, part, objectives=columns)
+        objective.check_workload(workload)
+        source = "surrogate"
+    cands = mobo.build_candidates(part, workload, size, space)
+    problem = mobo.Problem(cands, objective, columns)
+    problem.fix_reference_point()
+    return problem, part, source
+
+
+def _run_and_report(problem, part, source, columns, workload, size, space, method, budget, n_init,
+                    out_dir, seed):
+    import json
+    from pathlib import Path
+
+    import numpy as np
+
+    from hpcds1mpi.analysis.metrics import hypervolume, spread
+    from hpcds1mpi.analysis.pareto_plot import plot_fronts
+    from hpcds1mpi.surrogates import mobo
+    from hpcds1mpi.surrogates.objectives import TableObjective
+
+    exact_idx, exact_front = problem.exact()
+    exact_hv = hypervolume(exact_front, problem.ref_point)
+    # Every candidate is already evaluated for the exact front and the reference point: methods
+    # look values up and see only the candidates they ask for.
+    problem.objective = TableObjective(problem.candidates, problem.table, source)
+    methods = ["mobo", "sobo-runtime", "sobo-energy", "random"] if method == "all" else [method]
+    results = {m: mobo.run(problem, m, budget, seed=seed, n_init=n_init) for m in methods}
+    main = results[methods[0]]
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    front_rows = problem.candidates.loc[main.front_indices()].copy()
+    values = problem.table.loc[front_rows.index]
+    for col in ("runtime_s", "energy_j", "avg_power_w"):
+        front_rows[col] = values[col].to_numpy()
+    front_rows = front_rows.sort_values(columns[0])
+    front_rows.to_csv(out / "pareto.csv", index=False)
+    summaries = {}
+    for name, res in results.items():
+        s = res.summary()
+        s["hv_ratio_to_exact"] = s["hv"] / exact_hv if exact_hv > 0 else float("nan")
+        s["spread"] = spread(res.front(), exact_front) if len(res.front()) else float("nan")
+        summaries[name] = s
+    doc = {
+        **summaries[methods[0]],
+        "workload": workload, "size": size, "space": space, "partition": part.name,
+        "objectives": columns, "objective_source": source, "candidates": len(problem.candidates),
+        "exact_hv": exact_hv, "exact_front_size": int(len(exact_idx)),
+        "exact_front": problem.candidates.loc[exact_idx].assign(
+            **{c: exact_front[:, i] for i, c in enumerate(columns)}).to_dict("records"),
+        "front": front_rows.to_dict("records"),
+        "methods": summaries,
+        "settings": mobo.profile_dict(),
+    }
+    (out / "mobo.json").write_text(json.dumps(doc, indent=2, default=_plain))
+    label = {"runtime_s": "runtime (s)", "energy_j": "energy (J)", "avg_power_w": "power (W)"}
+    plot_fronts(str(out / "pareto.png"), {m: r.front() for m, r in results.items()}, exact_front,
+                problem.ref_point, labels=[label[c] for c in columns],
+                title=f"{workload} size {size} on {part.name} ({space} space, {source})")
+    click.echo(f"{workload} size {size} on {part.name}: {len(problem.candidates)} candidates, "
+               f"objective {source}, budget {main.budget}")
+    click.echo(f"reference point (fixed): {', '.join(f'{v:.6g}' for v in problem.ref_point)}")
+    for name, s in summaries.items():
+        click.echo(f"{name:>13}: HV {s['hv']:.6g} = {s['hv_ratio_to_exact']:.4f} of exact, "
+                   f"Spread {s['spread']:.3f}, {s['failed_evaluations']} failed evaluations, "
+                   f"{s['wall_s']:.1f} s")
+    click.echo(f"Pareto front of {methods[0]} ({len(front_rows)} points):")
+    show = ["nodes", "ranks_per_node", "threads", "device", "precision", *columns]
+    click.echo(front_rows[show].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    click.echo(f"wrote {out / 'pareto.csv'}, {out / 'mobo.json'}, {out / 'pareto.png'}")
+
+
+def _plain(value):
+    import numpy as np
+
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return str(value)
