@@ -76,3 +76,16 @@ def run_chunks(fn: Callable[[int, int], None], pieces: list[tuple[int, int]], th
     futures = [executor.submit(worker, pieces[t::threads]) for t in range(threads)]
     for future in futures:
         future.result()
+
+
+def use_device(ctx) -> None:
+    """Make the GPU of this rank current (node-local rank modulo the GPUs), for cupy runs.
+
+    Called from ``setup``, before any device allocation; a no-op on CPU.
+    """
+    xp = ctx.xp
+    if xp is np:
+        return
+    count = int(xp.cuda.runtime.getDeviceCount())
+    if count > 0:
+        xp.cuda.Device(ctx.local_rank % count).use()

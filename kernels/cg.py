@@ -8,7 +8,7 @@ import numpy as np
 
 from hpcds1mpi import arrays
 from hpcds1mpi.kernels import register
-from hpcds1mpi.kernels._parallel import chunks, global_planes, run_chunks
+from hpcds1mpi.kernels._parallel import chunks, global_planes, run_chunks, use_device
 from hpcds1mpi.kernels.base import Kernel, KernelContext, WorkModel, block_range
 
 RHS_STREAM = 23
@@ -194,6 +194,7 @@ class ConjugateGradient(Kernel):
     def setup(self, ctx: KernelContext, size: int) -> CGState:
         from hpcds1mpi.mpi import get_mpi
 
+        use_device(ctx)
         MPI = get_mpi()
         ranks, rank = ctx.comm.Get_size(), ctx.comm.Get_rank()
         z0, z1 = block_range(size, ranks, rank)

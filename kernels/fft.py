@@ -8,7 +8,7 @@ import numpy as np
 
 from hpcds1mpi import arrays
 from hpcds1mpi.kernels import register
-from hpcds1mpi.kernels._parallel import plane_rng
+from hpcds1mpi.kernels._parallel import plane_rng, use_device
 from hpcds1mpi.kernels.base import Kernel, KernelContext, WorkModel, block_range, relative_error
 
 INPUT_STREAM = 37
@@ -82,6 +82,7 @@ class FFT3D(Kernel):
         return ranks
 
     def setup(self, ctx: KernelContext, size: int) -> FFTState:
+        use_device(ctx)
         ranks, rank = ctx.comm.Get_size(), ctx.comm.Get_rank()
         blocks = [block_range(size, ranks, q) for q in range(ranks)]
         start, stop = blocks[rank]

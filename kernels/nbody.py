@@ -8,7 +8,7 @@ import numpy as np
 
 from hpcds1mpi import arrays
 from hpcds1mpi.kernels import register
-from hpcds1mpi.kernels._parallel import chunks, run_chunks
+from hpcds1mpi.kernels._parallel import chunks, run_chunks, use_device
 from hpcds1mpi.kernels.base import (Kernel, KernelContext, WorkModel, block_range,
                                     global_relative_error)
 
@@ -140,6 +140,7 @@ class NBody(Kernel):
         return ranks
 
     def setup(self, ctx: KernelContext, size: int) -> NBodyState:
+        use_device(ctx)
         ranks, rank = ctx.comm.Get_size(), ctx.comm.Get_rank()
         blocks = [block_range(size, ranks, q) for q in range(ranks)]
         start, stop = blocks[rank]

@@ -9,7 +9,7 @@ import numpy as np
 
 from hpcds1mpi import arrays
 from hpcds1mpi.kernels import register
-from hpcds1mpi.kernels._parallel import chunks, global_planes, run_chunks
+from hpcds1mpi.kernels._parallel import chunks, global_planes, run_chunks, use_device
 from hpcds1mpi.kernels.base import (Kernel, KernelContext, WorkModel, block_range,
                                     global_relative_error)
 
@@ -141,6 +141,7 @@ class Stencil(Kernel):
         return max(get_mpi().Compute_dims(ranks, 3))
 
     def setup(self, ctx: KernelContext, size: int) -> StencilState:
+        use_device(ctx)
         MPI = _mpi()
         sweeps = int(ctx.extra.get("sweeps", DEFAULT_SWEEPS))
         dims = MPI.Compute_dims(ctx.comm.Get_size(), 3)
