@@ -56,3 +56,24 @@ def test_each_family_fits_an_ensemble_with_spread(family):
     truth = np.log(frame.loc[ok, "runtime_s"].to_numpy())
     guess = np.median(preds["runtime_s"], axis=0)[ok.to_numpy()]
     assert np.corrcoef(truth, guess)[0, 1] > 0.9
+
+
+def test_capi_scorer_equals_xgboost_exactly():
+    import pickle
+
+    from hpcds1mpi.surrogates.models import XGBoostScorer, to_scorer
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 6))
+    y = X[:, 0] + rng.normal(0, 0.1, 300)
+    reg = make_regressor("xgboost", threads=1, n_estimators=10).fit(X, y)
+    clf = make_classifier("xgboost", threads=1, n_estimators=10).fit(X, (y > 0).astype(int))
+    Xt = rng.normal(size=(200, 6))
+    Xt[5, 2] = np.nan  # missing values follow the trees' default direction, as in xgboost
+    scorer = to_scorer(reg, classify=False)
+    assert isinstance(scorer, XGBoostScorer)
+    assert np.array_equal(scorer.predict(Xt), reg.predict(Xt).astype(np.float64))
+    assert np.array_equal(to_scorer(clf, classify=True).predict(Xt),
+                          clf.predict_proba(Xt)[:, 1].astype(np.float64))
+    again = pickle.loads(pickle.dumps(scorer))
+    assert np.array_equal(again.predict(Xt), scorer.predict(Xt))
