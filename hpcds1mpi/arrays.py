@@ -47,6 +47,11 @@ def _fake_module() -> types.SimpleNamespace:
             attr = getattr(np, name)
             setattr(ns, name, wrap(attr) if callable(attr) and not isinstance(attr, type) else attr)
     ns.asnumpy = lambda a: np.array(a, copy=True).view(np.ndarray)
+    # Real cupy.asarray copies host data to the device: the fake must not alias host memory.
+    ns.asarray = lambda a, dtype=None: (
+        a if isinstance(a, FakeDeviceArray) and dtype is None
+        else np.array(a, dtype=dtype, copy=True).view(FakeDeviceArray)
+    )
     ns.fft = types.SimpleNamespace(**{
         n: wrap(getattr(np.fft, n)) for n in ("fft", "ifft", "fftn", "ifftn", "rfft", "irfft")
     })

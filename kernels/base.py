@@ -86,6 +86,8 @@ class Kernel:
     threads_via: ClassVar[str] = "BLAS (threadpoolctl)"
     default_sizes: ClassVar[tuple[int, ...]] = ()
     tolerance: ClassVar[dict[str, float]] = DEFAULT_TOLERANCE
+    #: Optional: ``test_size`` (the small size tests/mpi_kernel_check.py uses; default the
+    #: smallest of ``default_sizes``) and ``test_extra`` (a dict passed as ``extra`` there).
     #: A reason the kernel cannot run here (missing optional library); None when it can.
     unavailable: ClassVar[str | None] = None
 
