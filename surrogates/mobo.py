@@ -211,6 +211,7 @@ class Problem:
     ref_point: np.ndarray | None = None
     X: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
     table: "pd.DataFrame | None" = field(default=None, repr=False)
+    ref_basis: str = "given"
 
     def __post_init__(self) -> None:
         self.candidates = self.candidates.reset_index(drop=True)
@@ -242,12 +243,27 @@ class Problem:
         Y[~feasible] = np.nan
         return Y, feasible & np.all(np.isfinite(Y), axis=1)
 
-    def fix_reference_point(self, margin: float = 0.1) -> np.ndarray:
-        """Set the reference point from the whole candidate set: feasible nadir + margin x range."""
+    def fix_reference_point(self, margin: float = 0.1, basis: str = "front") -> np.ndarray:
+        """Fix the reference point once for this problem, from the whole candidate set.
+
+        ``basis="front"`` (default): nadir of the exact Pareto front plus ``margin`` times the
+        front's range (BoTorch's ``infer_reference_point`` rule, applied once to the exact front
+        instead of to each method's own data). ``basis="all"``: nadir of every feasible
+        candidate plus ``margin`` times their range; that box is so large that the region near
+        the front barely moves the hypervolume, so every method's ratio to the exact front
+        sits close to 1 and the metric stops telling methods apart.
+        """
         Y, feasible = self.evaluate_all()
         if not feasible.any():
             raise ConfigError("no feasible configuration in the candidate set")
-        self.ref_point = reference_point(Y[feasible], margin)
+        if basis == "front":
+            _, front = exact_front(Y, feasible)
+            self.ref_point = reference_point(front, margin)
+        elif basis == "all":
+            self.ref_point = reference_point(Y[feasible], margin)
+        else:
+            raise ConfigError(f"unknown reference-point basis {basis!r}; use front or all")
+        self.ref_basis = basis
         return self.ref_point
 
     def exact(self) -> tuple[np.ndarray, np.ndarray]:
@@ -438,9 +454,9 @@ class _Fitter:
         self.states: dict[int, dict] = {}
         self.iteration = 0
 
-    def model(self, X, Ylog):
-        """A model of ``Ylog`` (``(n, m)``) at ``X`` (``(n, d)``) in eval mode: one GP, or a
-        ModelListGP when m > 1."""
+    def model(self, outputs: list):
+        """A model of each ``(X (n_j, d), y (n_j, 1))`` in ``outputs``, in eval mode: one GP, or
+        a ModelListGP (outputs may have different training points)."""
         from botorch.fit import fit_gpytorch_mll
         from botorch.models import ModelListGP, SingleTaskGP
         from botorch.models.transforms.outcome import Standardize
@@ -450,8 +466,8 @@ class _Fitter:
         refit_now = self.iteration % self.policy.refit_every == 0
         self.iteration += 1
         models = []
-        for j in range(Ylog.shape[1]):
-            gp = SingleTaskGP(X, Ylog[:, j:j + 1], outcome_transform=Standardize(m=1))
+        for j, (X, y) in enumerate(outputs):
+            gp = SingleTaskGP(X, y, outcome_transform=Standardize(m=1))
             state = self.states.get(j) if self.policy.warm_start else None
             if state is not None:
                 gp.load_state_dict(state, strict=False)
@@ -499,7 +515,7 @@ def _run_bo(problem: Problem, budget: int, n_init: int, seed: int, target: int |
     rng = np.random.default_rng([seed, 99])
     iteration_s, fit_s, acq_s = [], [], []
     mc_objective = (
-        GenericMCMultiOutputObjective(lambda samples, X=None: -samples.exp())
+        GenericMCMultiOutputObjective(lambda samples, X=None: -samples[..., :m].exp())
         if target is None else GenericMCObjective(lambda samples, X=None: -samples[..., 0].exp())
     )
 
@@ -512,11 +528,24 @@ def _run_bo(problem: Problem, budget: int, n_init: int, seed: int, target: int |
             pick = int(rng.choice(remaining))
             fit_time = acq_time = 0.0
         else:
-            Xtr = X_all[np.asarray(indices)[ok]] if policy.reuse else torch.tensor(X_np[np.asarray(indices)[ok]], dtype=dtype)
+            idx_arr = np.asarray(indices)
+            X_seen = X_all[idx_arr] if policy.reuse else torch.tensor(X_np[idx_arr], dtype=dtype)
+            Xtr = X_seen[torch.as_tensor(ok)]
             Yraw = Y[ok] if target is None else Y[ok][:, [target]]
             Ylog = torch.as_tensor(np.log(Yraw), dtype=dtype)
+            outputs = [(Xtr, Ylog[:, j:j + 1]) for j in range(Ylog.shape[1])]
+            constraints = None
+            if not ok.all():
+                # Failures seen: a feasibility GP on every evaluated point (+1 failed, -1 ok)
+                # weights the acquisition by the probability of success (BoTorch constraint:
+                # feasible where the sampled value is <= 0). The objective GPs see only
+                # successful runs.
+                label = torch.as_tensor(np.where(ok, -1.0, 1.0)[:, None], dtype=dtype)
+                outputs.append((X_seen, label))
+                n_obj = Ylog.shape[1]
+                constraints = [lambda Z, i=n_obj: Z[..., i]]
             tf = time.perf_counter()
-            model = fitter.model(Xtr, Ylog)
+            model = fitter.model(outputs)
             fit_time = time.perf_counter() - tf
             ta = time.perf_counter()
             sampler = shared_sampler if policy.reuse else SobolQMCNormalSampler(
@@ -531,12 +560,12 @@ def _run_bo(problem: Problem, budget: int, n_init: int, seed: int, target: int |
                     cached_front_key, cached_partitioning = key, partitioning
                 acq = qLogExpectedHypervolumeImprovement(
                     model=model, ref_point=neg_ref.tolist(), partitioning=partitioning,
-                    sampler=sampler, objective=mc_objective,
+                    sampler=sampler, objective=mc_objective, constraints=constraints,
                 )
             else:
                 acq = qLogExpectedImprovement(
                     model=model, best_f=float(np.max(-Yraw[:, 0])), sampler=sampler,
-                    objective=mc_objective,
+                    objective=mc_objective, constraints=constraints,
                 )
             with torch.no_grad():
                 if policy.reuse:
