@@ -3,7 +3,7 @@
 Every objective is minimised and kept in its own units (seconds, joules). A hypervolume is only
 comparable between methods under one fixed reference point, so every function that computes one
 takes the point explicitly; :func:`reference_point` builds it once per problem from the whole
-candidate set (nadir of the feasible candidates plus a margin of their range).
+candidate set (nadir of its exact Pareto front plus a margin of the front's range).
 
 Shapes: ``Y`` is ``(n, m)`` (n points, m objectives), a reference point is ``(m,)``.
 """
@@ -86,11 +86,12 @@ def pareto_front(Y) -> np.ndarray:
 def reference_point(Y, margin: float = 0.1) -> np.ndarray:
     """A fixed reference point: the nadir of ``Y`` plus ``margin`` times its range.
 
-    Call it once per problem on every feasible candidate's objective values, record it, and pass
-    it to every hypervolume computed for that problem.
+    Call it once per problem (MOBO uses the exact Pareto front of the whole candidate set; the
+    feasible candidates themselves also work but give a box so large that hypervolume ratios
+    crowd near 1), record it, and pass it to every hypervolume computed for that problem.
 
     Args:
-        Y: ``(n, m)`` objective values of the whole (feasible) candidate set.
+        Y: ``(n, m)`` objective values (e.g. the exact front).
         margin: fraction of each objective's range added beyond the worst value.
 
     Returns:

@@ -426,8 +426,13 @@ def initial_design(X: np.ndarray, n_init: int, seed: int) -> list[int]:
     """``n_init`` distinct candidates nearest to a scrambled Sobol sequence in [0, 1]^d."""
     from scipy.stats import qmc
 
+    import warnings
+
     sobol = qmc.Sobol(d=X.shape[1], scramble=True, seed=seed)
-    points = sobol.random(n_init)
+    with warnings.catch_warnings():
+        # n_init need not be a power of two; the points only seed a nearest-candidate search.
+        warnings.simplefilter("ignore", UserWarning)
+        points = sobol.random(n_init)
     taken: list[int] = []
     free = np.ones(len(X), dtype=bool)
     for p in points:
