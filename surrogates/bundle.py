@@ -120,9 +120,14 @@ def check_training_frame(frame: pd.DataFrame, *, machine: str | None = None,
 def data_hash(frame: pd.DataFrame) -> str:
     """SHA-256 of the training table's content (column order independent)."""
     cols = sorted(str(c) for c in frame.columns)
-    hashed = pd.util.hash_pandas_object(frame[cols].astype(str), index=False).to_numpy()
     h = hashlib.sha256("\x00".join(cols).encode())
-    h.update(hashed.tobytes())
+    for col in cols:
+        series = frame[col]
+        try:
+            hashed = pd.util.hash_pandas_object(series, index=False).to_numpy()
+        except TypeError:  # unhashable cells (lists): hash their text
+            hashed = pd.util.hash_pandas_object(series.astype(str), index=False).to_numpy()
+        h.update(hashed.tobytes())
     return h.hexdigest()
 
 
