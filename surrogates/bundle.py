@@ -102,19 +102,31 @@ def check_training_frame(frame: pd.DataFrame, *, machine: str | None = None,
         counts = status.value_counts().to_dict()
         raise DataError(f"training data has no successful runs (statuses: {counts}); "
                         "a model needs ok runs to learn runtimes")
-    runtime = pd.to_numeric(frame.loc[ok, "runtime_s"], errors="coerce")
-    bad = int((~np.isfinite(runtime) | (runtime <= 0)).sum())
+    runtime = pd.to_numeric(frame["runtime_s"], errors="coerce")
+    bad_rows = ok & (~np.isfinite(runtime) | (runtime <= 0))
+    bad = int(bad_rows.sum())
+    dropped = 0
     if bad:
-        raise DataError(f"{bad} ok run(s) have a NaN or non-positive runtime_s target; "
-                        "fix or drop those rows")
+        # Sweep telemetry (has run_id): a completed run without a runtime is a broken file.
+        # Job logs: schedulers record 0-second jobs; drop them, counted in the manifest.
+        is_job_table = "run_id" not in frame.columns
+        if not is_job_table or bad > 0.05 * int(ok.sum()):
+            raise DataError(f"{bad} ok run(s) have a NaN or non-positive runtime_s target; "
+                            "fix or drop those rows")
+        frame = frame[~bad_rows]
+        ok = frame["status"].astype(str) == "ok"
+        dropped = bad
     if ok.sum() < 4:
         raise DataError(f"only {int(ok.sum())} ok run(s); a model needs at least 4")
     out = normalise_frame(frame.drop(columns=["kept"], errors="ignore"))
+    out.attrs["dropped_zero_runtime_jobs"] = dropped
     if "energy_j" not in out.columns or pd.to_numeric(out["energy_j"], errors="coerce").isna().all():
         if "avg_power_w" in out.columns:
             out["energy_j"] = (pd.to_numeric(out["avg_power_w"], errors="coerce")
                                * pd.to_numeric(out["runtime_s"], errors="coerce"))
-    return out.reset_index(drop=True)
+    out = out.reset_index(drop=True)
+    out.attrs["dropped_zero_runtime_jobs"] = dropped
+    return out
 
 
 def data_hash(frame: pd.DataFrame) -> str:
@@ -486,6 +498,7 @@ def train_bundle(frame: pd.DataFrame, *, sample_rate: float = 1.0, seed: int = 0
         "metrics": metrics,
         "data_hash": data_hash(frame if checked else data.drop(columns=["kept"])),
         "n_rows": int(len(data)),
+        "dropped_zero_runtime_jobs": int(data.attrs.get("dropped_zero_runtime_jobs", 0)),
         "family": family,
         "n_members": int(n_members),
         "member_trees_and_learning_rate": list(member_budget(n_members)),

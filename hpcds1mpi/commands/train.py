@@ -58,6 +58,9 @@ def summary_lines(bundle, out: str) -> list[str]:
             t = m["metrics"][target]
             lines.append(f"  {target}: in-sample MAPE {100 * t['mape_in_sample']:.1f} %, "
                          f"R2 {t['r2_in_sample']:.3f} (held-out: analysis/h1_eval.py)")
+    if m.get("dropped_zero_runtime_jobs"):
+        lines.append(f"  left out {m['dropped_zero_runtime_jobs']} ok job(s) with a zero or "
+                     "missing runtime (recorded in the manifest)")
     if m.get("energy_source") == "modelled":
         lines.append("  energy predictions are trained on MODELLED energy (no hardware meter)")
     secs = m["metrics"]["train_seconds"]
