@@ -170,3 +170,13 @@ def test_machine_choice_selects_runs():
     frame = pd.concat([make_runs(machine="a"), make_runs(machine="b", seed=3)])
     out = check_training_frame(frame, machine="b")
     assert len(out) == len(make_runs()) and set(out["machine_id"]) == {"b"}
+
+
+def test_job_table_zero_runtime_jobs_left_out_and_counted():
+    jobs = make_runs().drop(columns=["run_id", "machine_id"])
+    jobs.loc[3, "runtime_s"] = 0.0
+    out = check_training_frame(jobs)
+    assert len(out) == len(jobs) - 1
+    assert out.attrs["dropped_zero_runtime_jobs"] == 1
+    with pytest.raises(DataError, match="NaN or non-positive"):
+        check_training_frame(make_runs().assign(runtime_s=0.0))  # telemetry: refused
