@@ -415,7 +415,8 @@ def train_bundle(frame: pd.DataFrame, *, sample_rate: float = 1.0, seed: int = 0
                  family: str = "xgboost", n_members: int = 5, use_embedding: bool = True,
                  embedding_params: dict | None = None, threads: int = 2,
                  machine: str | None = None, sources: list[str] | None = None,
-                 checked: bool = False, use_baseline: bool = True) -> Bundle:
+                 checked: bool = False, use_baseline: bool = True,
+                 member_trees: int | None = None) -> Bundle:
     """Check, sample and fit; return an unsaved :class:`Bundle`.
 
     Args:
@@ -449,7 +450,7 @@ def train_bundle(frame: pd.DataFrame, *, sample_rate: float = 1.0, seed: int = 0
     t_sample = time.perf_counter() - t0
     model = SurrogateModel(family=family, n_members=n_members, use_embedding=use_embedding,
                            embedding_params=embedding_params, seed=seed, threads=threads,
-                           use_baseline=use_baseline)
+                           use_baseline=use_baseline, member_estimators=member_trees)
     model.fit(kept)
     t_fit = time.perf_counter() - t0 - t_sample
     data = data.copy()
@@ -501,7 +502,8 @@ def train_bundle(frame: pd.DataFrame, *, sample_rate: float = 1.0, seed: int = 0
         "dropped_zero_runtime_jobs": int(data.attrs.get("dropped_zero_runtime_jobs", 0)),
         "family": family,
         "n_members": int(n_members),
-        "member_trees_and_learning_rate": list(member_budget(n_members)),
+        "member_trees_and_learning_rate": list(member_budget(n_members, member_trees)),
+        "member_trees": member_trees,
         "use_embedding": bool(use_embedding),
         "use_baseline": bool(use_baseline),
         "seed": int(seed),

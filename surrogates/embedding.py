@@ -84,8 +84,12 @@ def _feat_transformer(x: np.ndarray, w: dict, key: str, n_shared: int, n_indep: 
 
 
 def fold_batch_norms(w: dict) -> dict:
-    """Add ``<layer>.Wf`` / ``<layer>.bf``: each GLU layer's batch norm folded into its weights."""
+    """Add ``<layer>.Wf`` / ``<layer>.bf``: each GLU layer's batch norm folded into its weights
+    (and float32 copies of the input standardisation)."""
     out = dict(w)
+    if "x_mean" in w:
+        out["x_mean32"] = np.asarray(w["x_mean"], dtype=np.float32)
+        out["x_inv_scale32"] = (1.0 / np.asarray(w["x_scale"], dtype=np.float64)).astype(np.float32)
     for key in [k[:-2] for k in w if k.endswith(".W") and not k.startswith("att.")]:
         scale, shift = w[key + ".bn.scale"], w[key + ".bn.shift"]
         out[key + ".Wf"] = (w[key + ".W"] * scale[None, :]).astype(np.float32)
@@ -106,9 +110,13 @@ def encoder_forward(X: np.ndarray, w: dict, config: dict) -> np.ndarray:
     """
     n_d, n_steps, gamma = config["n_d"], config["n_steps"], np.float32(config["gamma"])
     n_shared, n_indep = config["n_shared"], config["n_independent"]
-    x = ((np.asarray(X, dtype=np.float64) - w["x_mean"]) / w["x_scale"]).astype(np.float32)
+    # Standardise, clip, initial batch norm: in place on one float32 copy (a hot path).
+    x = np.array(X, dtype=np.float32)
+    x -= w["x_mean32"]
+    x *= w["x_inv_scale32"]
     np.clip(x, -config["clip"], config["clip"], out=x)
-    x = _bn(x, w, "initial_bn")
+    x *= w["initial_bn.scale"]
+    x += w["initial_bn.shift"]
     prior = np.ones((x.shape[0], w["group"].shape[0]), dtype=np.float32)
     att = _feat_transformer(x, w, "init", n_shared, n_indep)[:, n_d:]
     total = np.zeros((x.shape[0], n_d), dtype=np.float32)

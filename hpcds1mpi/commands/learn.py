@@ -76,7 +76,7 @@ def command(model_dir, telemetry, jobs, out, sample_rate, seed, threads):
         family=m["family"], n_members=m["n_members"], use_embedding=m["use_embedding"],
         embedding_params={k: v for k, v in emb.items() if k not in ("seed", "threads")},
         threads=threads, sources=[*m.get("sources", []), *telemetry, *jobs],
-        use_baseline=m.get("use_baseline", True),
+        use_baseline=m.get("use_baseline", True), member_trees=m.get("member_trees"),
     )
     target = out or model_dir
     retrained.save(target)

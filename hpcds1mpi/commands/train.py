@@ -83,13 +83,16 @@ def summary_lines(bundle, out: str) -> list[str]:
               help="Ensemble member family (on [features, embedding]).")
 @click.option("--members", default=5, show_default=True, type=click.IntRange(1, 64),
               help="Bootstrap members per target (over problems).")
+@click.option("--member-trees", default=None, type=click.IntRange(1, 1000),
+              help="Trees per member (default: 100 / members, at least 20; 100 = the paper's "
+                   "setting per member, slower to score).")
 @click.option("--no-embedding", is_flag=True, help="Members on raw features only.")
 @click.option("--epochs", default=60, show_default=True, type=click.IntRange(1, 10000),
               help="TabNet training epochs.")
 @click.option("--machine", default=None, help="Train on runs of this machine id only.")
 @click.option("--threads", default=2, show_default=True, type=click.IntRange(1, 256))
-def command(telemetry, jobs, out, sample_rate, seed, family, members, no_embedding, epochs,
-            machine, threads):
+def command(telemetry, jobs, out, sample_rate, seed, family, members, member_trees,
+            no_embedding, epochs, machine, threads):
     """Train the runtime/energy/failure surrogate bundle from telemetry or job tables."""
     from hpcds1mpi.errors import DataError
     from hpcds1mpi.surrogates.bundle import train_bundle
@@ -101,6 +104,7 @@ def command(telemetry, jobs, out, sample_rate, seed, family, members, no_embeddi
         frame, sample_rate=sample_rate, seed=seed, family=family, n_members=members,
         use_embedding=not no_embedding, embedding_params={"max_epochs": epochs},
         threads=threads, machine=machine, sources=[*telemetry, *jobs],
+        member_trees=member_trees,
     )
     bundle.save(out)
     for line in summary_lines(bundle, out):
