@@ -266,8 +266,7 @@ class Bundle:
         for target, prefix in (("runtime_s", "runtime"), ("energy_j", "energy")):
             if target in preds:
                 logs = preds[target]
-                q10, q50, q90 = np.percentile(logs, [10, 50, 90], axis=0) if len(logs) > 1 \
-                    else (logs[0], logs[0], logs[0])
+                q10, q50, q90 = _quantiles(logs, (0.1, 0.5, 0.9))
                 out[target], out[f"{prefix}_lo"], out[f"{prefix}_hi"] = (
                     np.exp(q50), np.exp(q10), np.exp(q90))
                 if prefix == "runtime":
@@ -282,7 +281,7 @@ class Bundle:
             out["fail_prob"] = np.zeros(n)
             out["fail_prob_max"] = np.zeros(n)
         if "peak_rss_mb" in preds:
-            out["peak_rss_mb"] = np.exp(np.median(preds["peak_rss_mb"], axis=0))
+            out["peak_rss_mb"] = np.exp(_quantiles(preds["peak_rss_mb"], (0.5,))[0])
         return pd.DataFrame(out, index=df.index)
 
     def _design(self, df: pd.DataFrame) -> np.ndarray:
@@ -344,6 +343,21 @@ class Bundle:
             json.dump(self.manifest, fh, indent=2, default=_json_default)
         (path / "README.txt").write_text(_readme(self.manifest))
         return path
+
+
+def _quantiles(values: np.ndarray, qs: tuple[float, ...]) -> list[np.ndarray]:
+    """Quantiles over axis 0 of a (K, n) array, linear interpolation (np.percentile's default
+    method) from one sort: np.percentile costs ~3 ms per call on 10,000 columns."""
+    ordered = np.sort(values, axis=0)
+    k = len(ordered)
+    out = []
+    for q in qs:
+        pos = q * (k - 1)
+        lo = int(np.floor(pos))
+        hi = min(lo + 1, k - 1)
+        frac = pos - lo
+        out.append(ordered[lo] if frac == 0 else ordered[lo] + (ordered[hi] - ordered[lo]) * frac)
+    return out
 
 
 def _json_default(value):
