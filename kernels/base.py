@@ -128,6 +128,26 @@ def block_range(n: int, parts: int, index: int) -> tuple[int, int]:
     return start, start + base + (1 if index < extra else 0)
 
 
+def balanced_dims(n: int, ndims: int) -> list[int]:
+    """Split ``n`` ranks into an ``ndims``-D grid as balanced as possible, largest first.
+
+    Pure Python (like ``MPI.Compute_dims`` for the usual counts) so analytic work models can be
+    evaluated without starting MPI; kernels use the same function for their real grids.
+    """
+    factors, rest, p = [], n, 2
+    while p * p <= rest:
+        while rest % p == 0:
+            factors.append(p)
+            rest //= p
+        p += 1
+    if rest > 1:
+        factors.append(rest)
+    dims = [1] * ndims
+    for f in sorted(factors, reverse=True):
+        dims[dims.index(min(dims))] *= f
+    return sorted(dims, reverse=True)
+
+
 def relative_error(got: np.ndarray, want: np.ndarray) -> float:
     """``||got - want|| / ||want||`` in fp64 (0 when both are zero)."""
     got = np.asarray(got, dtype=np.float64)

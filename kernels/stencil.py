@@ -10,7 +10,7 @@ import numpy as np
 from hpcds1mpi import arrays
 from hpcds1mpi.kernels import register
 from hpcds1mpi.kernels._parallel import chunks, global_planes, run_chunks, use_device
-from hpcds1mpi.kernels.base import (Kernel, KernelContext, WorkModel, block_range,
+from hpcds1mpi.kernels.base import (Kernel, KernelContext, WorkModel, balanced_dims, block_range,
                                     global_relative_error)
 
 INPUT_STREAM = 11
@@ -124,7 +124,7 @@ def reference_block(seed: int, n: int, box, sweeps: int) -> np.ndarray:
 class Stencil(Kernel):
     name = "stencil"
     description = "3D 7-point Jacobi sweeps (Laplace, fixed Dirichlet boundary) on an N^3 grid"
-    decomposition = "3D blocks on a Cartesian grid (MPI.Compute_dims), uneven splits allowed"
+    decomposition = "3D blocks on a Cartesian grid (balanced dims), uneven splits allowed"
     communication = "6 face halos per sweep, Isend/Irecv + Waitall (staged via host on GPU)"
     size_meaning = "N: interior grid points per dimension (N^3 points); extra: sweeps (10)"
     precisions = ("fp64", "fp32")
@@ -136,15 +136,13 @@ class Stencil(Kernel):
     test_size = 12
 
     def min_size(self, ranks: int) -> int:
-        from hpcds1mpi.mpi import get_mpi
-
-        return max(get_mpi().Compute_dims(ranks, 3))
+        return max(balanced_dims(ranks, 3))
 
     def setup(self, ctx: KernelContext, size: int) -> StencilState:
         use_device(ctx)
         MPI = _mpi()
         sweeps = int(ctx.extra.get("sweeps", DEFAULT_SWEEPS))
-        dims = MPI.Compute_dims(ctx.comm.Get_size(), 3)
+        dims = balanced_dims(ctx.comm.Get_size(), 3)
         raw = ctx.comm.raw if hasattr(ctx.comm, "raw") else ctx.comm
         cart_raw = _cartesian(raw, tuple(dims))
         cart = ctx.comm.wrap(cart_raw) if hasattr(ctx.comm, "wrap") else cart_raw
@@ -195,8 +193,7 @@ class Stencil(Kernel):
         return global_relative_error(ctx.comm, got, want)
 
     def work(self, size: int, ranks: int) -> WorkModel:
-        MPI = _mpi()
-        dims = MPI.Compute_dims(ranks, 3)
+        dims = balanced_dims(ranks, 3)
         sweeps = DEFAULT_SWEEPS
         item = 8
         local = [size / d for d in dims]
