@@ -115,7 +115,7 @@ def enumerate_configs(
     ranks per node 1..cores, threads 1..cores. Invalid combinations are skipped. A kernel that
     cannot use threads (``uses_threads=False``) is only offered one thread per rank.
     """
-    node_range = sorted(set(nodes)) if nodes is not None else _powers_up_to(partition.max_nodes)
+    node_range = sorted(set(nodes)) if nodes is not None else powers_up_to(partition.max_nodes)
     rank_range = (
         sorted(set(ranks_per_node))
         if ranks_per_node is not None
@@ -141,7 +141,8 @@ def enumerate_configs(
         yield config
 
 
-def _powers_up_to(limit: int) -> list[int]:
+def powers_up_to(limit: int) -> list[int]:
+    """1, 2, 4, ... below ``limit``, then ``limit`` itself (the node counts offered)."""
     values, v = [], 1
     while v < limit:
         values.append(v)
