@@ -66,10 +66,12 @@ class TimedComm:
 
     Kernels receive a ``TimedComm`` and call MPI through it exactly as on an ``MPI.Comm``;
     the sweep driver reads ``mpi_seconds`` to split wall time into communication and compute.
+    Derived communicators (:meth:`wrap`) add their time to the same counters.
     """
 
-    def __init__(self, comm):
+    def __init__(self, comm, sink: "TimedComm | None" = None):
         self._comm = comm
+        self._sink = sink if sink is not None else self
         self.mpi_seconds = 0.0
         self.calls = 0
 
@@ -82,11 +84,14 @@ class TimedComm:
         self.mpi_seconds = 0.0
         self.calls = 0
 
+    def _add(self, seconds: float) -> None:
+        self._sink.mpi_seconds += seconds
+        self._sink.calls += 1
+
     def Waitall(self, requests) -> None:
         start = time.perf_counter()
         get_mpi().Request.Waitall(requests)
-        self.mpi_seconds += time.perf_counter() - start
-        self.calls += 1
+        self._add(time.perf_counter() - start)
 
     def __getattr__(self, name):
         attr = getattr(self._comm, name)
@@ -98,41 +103,13 @@ class TimedComm:
             try:
                 return attr(*args, **kwargs)
             finally:
-                self.mpi_seconds += time.perf_counter() - start
-                self.calls += 1
+                self._add(time.perf_counter() - start)
 
         return timed
 
     def wrap(self, comm) -> "TimedComm":
         """A derived communicator (e.g. Cartesian) sharing this one's counters."""
-        return _SharedTimedComm(comm, self)
-
-
-class _SharedTimedComm(TimedComm):
-    """A derived communicator whose MPI time is added to its parent's counters."""
-
-    def __init__(self, comm, parent: TimedComm):
-        super().__init__(comm)
-        self._parent_comm = parent
-
-    def __getattr__(self, name):
-        attr = getattr(self._comm, name)
-        if not callable(attr) or not name.startswith(_TIMED_PREFIXES):
-            return attr
-        parent = self._parent_comm
-
-        def timed(*args, **kwargs):
-            start = time.perf_counter()
-            try:
-                return attr(*args, **kwargs)
-            finally:
-                parent.mpi_seconds += time.perf_counter() - start
-                parent.calls += 1
-
-        return timed
-
-    def Waitall(self, requests) -> None:
-        self._parent_comm.Waitall(requests)
+        return TimedComm(comm, sink=self._sink)
 
 
 def node_layout(comm) -> dict:
