@@ -43,6 +43,13 @@ def parse_args(argv=None):
     ap.add_argument("--cluster", default=None, help=f"cluster TOML (default {DEFAULT_CLUSTER.name} "
                     "without --model, the bundle's partition with it)")
     ap.add_argument("--partition", default=None)
+    ap.add_argument("--model-partition", default=None,
+                    help="extrapolation: the trained partition whose category code the bundle is given "
+                    "while the hardware columns come from --cluster/--partition")
+    ap.add_argument("--energy-from", choices=("bundle", "power-model"), default="bundle",
+                    help="energy objective: the bundle's prediction, or modelled = predicted runtime x "
+                    "the partition's modelled allocation power")
+    ap.add_argument("--seed-start", type=int, default=0, help="first seed (seeds run seed-start..+seeds-1)")
     ap.add_argument("--problems", default=None, help=f"workload:size,... (default {DEFAULT_PROBLEMS}; "
                     "with --model: each bundle workload at its largest trained size, up to 5)")
     ap.add_argument("--space", choices=("full", "nodes"), default="full")
@@ -69,7 +76,8 @@ def build_problems(args):
         bundle = load_bundle(args.model)
         part = resolve_partition(args.cluster, args.partition) if args.cluster else \
             partition_for_bundle(bundle, args.partition)
-        objective = BundleObjective(bundle, part)
+        objective = BundleObjective(bundle, part, model_partition=args.model_partition,
+                                    energy_from=args.energy_from)
         source = "surrogate"
         if args.problems:
             problems = _parse_problems(args.problems)
@@ -135,7 +143,7 @@ def main(argv=None) -> int:
         print(f"\n{name}: {len(problem.candidates)} candidates ({problem_info[name]['feasible']} feasible), "
               f"exact front {len(exact_idx)} points, reference point {np.round(problem.ref_point, 4).tolist()}",
               flush=True)
-        for seed in range(args.seeds):
+        for seed in range(args.seed_start, args.seed_start + args.seeds):
             for method in methods:
                 res = mobo.run(problem, method, budget, seed=seed)
                 rec = {"problem": name, "method": method, "seed": seed, "wall_s": res.wall_s,
@@ -220,7 +228,8 @@ def _write(args, part, evals, methods, records, problem_info, timing, total):
     agg = _aggregate(records, evals, methods)
     doc = {
         "benchmark": "mobo", "objective_source": next(iter(problem_info.values()))["objective_source"],
-        "model": args.model, "partition": part.as_dict(), "space": args.space, "evals": evals,
+        "model": args.model, "model_partition": args.model_partition,
+        "energy_from": args.energy_from, "partition": part.as_dict(), "space": args.space, "evals": evals,
         "seeds": args.seeds, "methods": methods, "problems": problem_info,
         "random_search": "5 seeded streams, budget/5 each (remainder to the first), union pooled",
         "settings": mobo.profile_dict(), "summary": agg, "goals": _goals(agg, evals),

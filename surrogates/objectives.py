@@ -135,6 +135,19 @@ class BundleObjective:
         partition: the partition whose hardware columns are passed to the bundle.
         objectives: result columns asked for (e.g. ``["runtime_s", "energy_j"]``).
         fail_threshold: predicted failure probability at which a configuration is infeasible.
+        model_partition: extrapolation to hardware the bundle never saw: the name of a trained
+            partition whose category code the bundle is given, while the hardware columns
+            (cores per node, memory, GPUs, node counts) come from ``partition``. The result is
+            the model's extrapolation, carried by the kernels' analytic work/communication
+            features, not a prediction within the trained range.
+        energy_from: ``"bundle"``: the bundle's own energy/power prediction. ``"power-model"``:
+            *modelled* energy = predicted runtime x the partition's modelled power of the
+            allocation (``hpcds1mpi.measure.modelled_power``: every allocated node's idle power
+            plus each busy core's share of the dynamic range, busy cores = ranks x threads, GPUs
+            fully busy when the device is gpu). That is the formula the reference telemetry's
+            energy column was made with, applied with the target partition's power figures;
+            use it when the bundle's energy was learnt on one node and does not scale with the
+            allocation.
 
     Raises:
         ModelError: the bundle predicts no energy/power when it is asked for, or does not know
@@ -144,23 +157,28 @@ class BundleObjective:
     source = "surrogate"
 
     def __init__(self, bundle: Any, partition: "Partition", objectives: Sequence[str] = ("runtime_s", "energy_j"),
-                 fail_threshold: float = 0.5) -> None:
+                 fail_threshold: float = 0.5, model_partition: str | None = None,
+                 energy_from: str = "bundle") -> None:
+        if energy_from not in ("bundle", "power-model"):
+            raise ModelError(f"unknown energy source {energy_from!r}; use bundle or power-model")
+        self.energy_from = energy_from
         self.bundle = bundle
         self.partition = partition
+        self.model_partition = model_partition or partition.name
         self.fail_threshold = fail_threshold
         targets = {str(t) for t in getattr(bundle, "targets", ())}
         if "runtime_s" not in targets:
             raise ModelError("the model bundle does not predict runtime_s; retrain it with runtime")
         wants_energy = any(c in ("energy_j", "avg_power_w") for c in objectives)
-        if wants_energy and not targets & {"energy_j", "avg_power_w"}:
+        if wants_energy and energy_from == "bundle" and not targets & {"energy_j", "avg_power_w"}:
             raise ModelError(
                 "the model bundle has no energy target (energy_j or avg_power_w); retrain it on "
                 "telemetry with energy, or use --objectives runtime,<other>"
             )
         known_parts = getattr(bundle, "partitions", None)
-        if known_parts and partition.name not in set(known_parts):
+        if known_parts and self.model_partition not in set(known_parts):
             raise ModelError(
-                f"the model bundle was not trained for partition {partition.name!r}; it knows "
+                f"the model bundle was not trained for partition {self.model_partition!r}; it knows "
                 f"{', '.join(sorted(known_parts))}"
             )
 
@@ -179,7 +197,7 @@ class BundleObjective:
             self.check_workload(str(w))
         frame = configs.copy()
         frame["ranks"] = frame["nodes"] * frame["ranks_per_node"]
-        frame["partition"] = self.partition.name
+        frame["partition"] = self.model_partition
         frame["cores_per_node"] = self.partition.cores_per_node
         frame["memory_gb"] = self.partition.memory_gb
         frame["gpus_per_node"] = self.partition.gpus_per_node
@@ -188,6 +206,9 @@ class BundleObjective:
         out["runtime_s"] = np.asarray(pred["runtime_s"], dtype=float)
         out["energy_j"] = np.asarray(pred["energy_j"], dtype=float) if "energy_j" in pred else np.nan
         out["avg_power_w"] = np.asarray(pred["avg_power_w"], dtype=float) if "avg_power_w" in pred else np.nan
+        if self.energy_from == "power-model":
+            out["avg_power_w"] = self._modelled_power(configs)
+            out["energy_j"] = out["runtime_s"] * out["avg_power_w"]
         if "fail_prob" in pred:
             fail = np.asarray(pred["fail_prob"], dtype=float)
             out["feasible"] = ~(fail >= self.fail_threshold) & np.isfinite(fail)
@@ -195,6 +216,23 @@ class BundleObjective:
             out["feasible"] = True
         out["status"] = np.where(out["feasible"], "ok", "predicted-fail")
         return finalise(out)
+
+    def _modelled_power(self, configs: "pd.DataFrame"):
+        """``(n,)`` modelled average power (W) of each configuration's allocation."""
+        import numpy as np
+
+        from hpcds1mpi.measure import modelled_power, power_model
+
+        model = power_model(self.partition)
+        watts = []
+        for nodes, rpn, threads, device in zip(configs["nodes"], configs["ranks_per_node"],
+                                               configs["threads"], configs["device"]):
+            busy_cores = min(int(rpn) * int(threads), self.partition.cores_per_node) * int(nodes)
+            gpus = int(nodes) * self.partition.gpus_per_node if device == "gpu" else 0
+            # Unit window: cpu_s and gpu_busy_s are then busy cores and busy GPUs.
+            watts.append(modelled_power(model, nodes=int(nodes), window_s=1.0, cpu_s=busy_cores,
+                                        gpus=gpus, gpu_busy_s=float(gpus)))
+        return np.asarray(watts, dtype=float)
 
 
 # ------------------------------------------------------------------------------------------
