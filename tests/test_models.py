@@ -77,3 +77,71 @@ def test_capi_scorer_equals_xgboost_exactly():
                           clf.predict_proba(Xt)[:, 1].astype(np.float64))
     again = pickle.loads(pickle.dumps(scorer))
     assert np.array_equal(again.predict(Xt), scorer.predict(Xt))
+
+
+def test_bayesian_bootstrap_weights_whole_problems_and_keeps_every_one():
+    from hpcds1mpi.surrogates.models import bootstrap_weights
+
+    frame = make_runs()
+    groups = problem_groups(frame)
+    w = bootstrap_weights(groups, np.random.default_rng(0))
+    assert w.shape == (len(frame),) and (w > 0).all()  # no problem left out
+    assert w.mean() == pytest.approx(1.0)
+    for g in np.unique(groups):  # one weight per problem
+        assert np.ptp(w[groups == g]) == 0
+    assert len(np.unique(np.round(w, 12))) > 1  # problems re-weighted differently
+
+
+def test_tree_regions_scoring_is_exact():
+    """Scoring one row per tree region gives the same numbers as scoring every row, including
+    values equal to a split threshold and missing values; a model with unknown thresholds
+    takes the plain path."""
+    from hpcds1mpi.surrogates.models import (XGBoostScorer, merge_thresholds, to_scorer,
+                                             tree_regions)
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(400, 5))
+    X[:, 3] = rng.integers(0, 4, 400)  # a knob with few values
+    y = X[:, 0] + np.sin(X[:, 1]) + 0.3 * X[:, 3]
+    a = to_scorer(make_regressor("xgboost", threads=1, n_estimators=15).fit(X, y), False)
+    b = to_scorer(make_regressor("xgboost", threads=1, n_estimators=7, seed=3).fit(X, -y),
+                  False)
+    thr = merge_thresholds([a.thresholds, b.thresholds])
+    assert set(thr) <= set(range(5)) and all(np.all(np.diff(t) > 0) for t in thr.values())
+    # A grid like System 1's: knobs on a coarse lattice, plus exact thresholds and NaN.
+    grid = np.repeat(X[:50], 40, axis=0)
+    grid[:, 3] = np.tile(np.arange(40), 50)  # mostly outside the trained range 0..3
+    f0 = next(iter(thr))
+    grid[::7, f0] = thr[f0][0]  # exactly on a threshold
+    grid[::11, 2] = np.nan
+    first, inverse = tree_regions(grid, thr)
+    assert len(first) < len(grid) / 4  # the grid collapses
+    assert np.array_equal(first, np.sort(first)) and np.array_equal(inverse[first],
+                                                                    np.arange(len(first)))
+    for scorer in (a, b):
+        assert np.array_equal(scorer.predict(grid[first])[inverse], scorer.predict(grid))
+    # Fault injection: a threshold left out merges rows the trees tell apart.
+    broken = dict(thr)
+    broken[f0] = thr[f0][1:]
+    f_b, inv_b = tree_regions(grid, broken)
+    assert not all(np.array_equal(s.predict(grid[f_b])[inv_b], s.predict(grid)) for s in (a, b))
+    # Without thresholds (older bundles) the model scores every row.
+    assert XGBoostScorer(a.raw, False).thresholds is None
+
+
+def test_knob_member_features_collapse_a_grid_and_match_plain_scoring():
+    from hpcds1mpi.surrogates.models import KNOB_FEATURES
+
+    frame = make_runs()
+    model = SurrogateModel(family="xgboost", n_members=3, use_embedding=False, threads=1,
+                           member_features=list(KNOB_FEATURES)).fit(frame)
+    big = pd.concat([frame] * 30, ignore_index=True)
+    big["ranks_per_node"] = np.resize(np.arange(1, 65), len(big))
+    Z = model.design_matrix(big)
+    preds, inverse, baseline = model.predict_regions(Z)
+    assert inverse is not None and preds["runtime_s"].shape[1] < len(big) / 4
+    grouped = model.predict_design(Z)
+    model._thresholds_cache = None  # force the plain path
+    plain = model.predict_design(Z)
+    for target in plain:
+        assert np.array_equal(grouped[target], plain[target])
