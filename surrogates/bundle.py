@@ -260,28 +260,37 @@ class Bundle:
         Raises:
             ModelError: a required input column is missing.
         """
-        preds = self.model.predict_design(self._design(df))
+        # Statistics over members are taken per tree region (rows every tree treats alike)
+        # and spread to the rows after: the baseline is the same for every member, so
+        # quantile(members + baseline) = quantile(members) + baseline.
+        preds, inverse, baseline = self.model.predict_regions(self._design(df))
+
+        def rows(values: np.ndarray) -> np.ndarray:
+            return values if inverse is None else values[inverse]
+
         out = {}
         n = len(df)
         for target, prefix in (("runtime_s", "runtime"), ("energy_j", "energy")):
             if target in preds:
                 logs = preds[target]
-                q10, q50, q90 = _quantiles(logs, (0.1, 0.5, 0.9))
+                q10, q50, q90 = (rows(q) + baseline[target]
+                                 for q in _quantiles(logs, (0.1, 0.5, 0.9)))
                 out[target], out[f"{prefix}_lo"], out[f"{prefix}_hi"] = (
                     np.exp(q50), np.exp(q10), np.exp(q90))
                 if prefix == "runtime":
-                    out["runtime_spread"] = logs.std(axis=0)
+                    out["runtime_spread"] = rows(logs.std(axis=0))
             else:
                 nan = np.full(n, np.nan)
                 out[target], out[f"{prefix}_lo"], out[f"{prefix}_hi"] = nan, nan, nan
         if "failed" in preds:
-            out["fail_prob"] = preds["failed"].mean(axis=0)
-            out["fail_prob_max"] = preds["failed"].max(axis=0)
+            out["fail_prob"] = rows(preds["failed"].mean(axis=0))
+            out["fail_prob_max"] = rows(preds["failed"].max(axis=0))
         else:
             out["fail_prob"] = np.zeros(n)
             out["fail_prob_max"] = np.zeros(n)
         if "peak_rss_mb" in preds:
-            out["peak_rss_mb"] = np.exp(_quantiles(preds["peak_rss_mb"], (0.5,))[0])
+            out["peak_rss_mb"] = np.exp(rows(_quantiles(preds["peak_rss_mb"], (0.5,))[0])
+                                        + baseline["peak_rss_mb"])
         return pd.DataFrame(out, index=df.index)
 
     def _design(self, df: pd.DataFrame) -> np.ndarray:
@@ -408,7 +417,9 @@ def _readme(manifest: dict) -> str:
         "hpcds1mpi model bundle (format {fmt})\n\n"
         "Trained {when} on {n} rows ({kept} kept by intelligent sampling at target rate "
         "{rate}, achieved {ach:.3f}, seed {seed}).\n"
-        "Family: {fam} x {k} bootstrap members over problems; TabNet embedding: {emb}.\n"
+        "Family: {fam} x {k} members (Bayesian bootstrap over problems, {trees} trees each); "
+        "TabNet embedding: {emb}; member features: {mf}.\n"
+        "Sources: {src}.\n"
         "Targets: {targets}.\n{energy}\n"
         "Training-data SHA-256: {h}\n"
         "Metrics in manifest.json are in-sample; held-out accuracy: analysis/h1_eval.py.\n"
@@ -416,6 +427,10 @@ def _readme(manifest: dict) -> str:
              n=s.get("n_total"), kept=s.get("n_kept"), rate=s.get("target_rate"),
              ach=s.get("achieved_rate", float("nan")), seed=s.get("seed"),
              fam=manifest["family"], k=manifest["n_members"],
+             trees=(manifest.get("member_trees_and_learning_rate") or ["?"])[0],
+             mf=(f"{len(manifest['member_features'])} problem/knob features"
+                 if manifest.get("member_features") else "all"),
+             src=", ".join(manifest.get("sources") or []) or "not recorded",
              emb="yes" if manifest.get("use_embedding") else "no",
              targets=", ".join(manifest["targets"]), energy=energy_line,
              h=manifest["data_hash"])
@@ -430,7 +445,8 @@ def train_bundle(frame: pd.DataFrame, *, sample_rate: float = 1.0, seed: int = 0
                  embedding_params: dict | None = None, threads: int = 2,
                  machine: str | None = None, sources: list[str] | None = None,
                  checked: bool = False, use_baseline: bool = True,
-                 member_trees: int | None = None) -> Bundle:
+                 member_trees: int | None = None,
+                 member_features: list[str] | None = None) -> Bundle:
     """Check, sample and fit; return an unsaved :class:`Bundle`.
 
     Args:
@@ -445,6 +461,10 @@ def train_bundle(frame: pd.DataFrame, *, sample_rate: float = 1.0, seed: int = 0
         machine: machine id to train on when the data mixes machines.
         sources: file names the data came from (recorded).
         checked: ``frame`` already went through :func:`check_training_frame`.
+        use_baseline: regress runtime and energy relative to the analytic time estimate.
+        member_trees: trees per ensemble member (default: models.member_budget).
+        member_features: feature names the members see (default all; see
+            ``models.KNOB_FEATURES``).
     """
     from .features import fit_spec
     from .sampling import intelligent_sample
@@ -464,7 +484,8 @@ def train_bundle(frame: pd.DataFrame, *, sample_rate: float = 1.0, seed: int = 0
     t_sample = time.perf_counter() - t0
     model = SurrogateModel(family=family, n_members=n_members, use_embedding=use_embedding,
                            embedding_params=embedding_params, seed=seed, threads=threads,
-                           use_baseline=use_baseline, member_estimators=member_trees)
+                           use_baseline=use_baseline, member_estimators=member_trees,
+                           member_features=member_features)
     model.fit(kept)
     t_fit = time.perf_counter() - t0 - t_sample
     data = data.copy()
@@ -518,6 +539,7 @@ def train_bundle(frame: pd.DataFrame, *, sample_rate: float = 1.0, seed: int = 0
         "n_members": int(n_members),
         "member_trees_and_learning_rate": list(member_budget(n_members, member_trees)),
         "member_trees": member_trees,
+        "member_features": model.member_features,
         "use_embedding": bool(use_embedding),
         "use_baseline": bool(use_baseline),
         "seed": int(seed),
@@ -533,8 +555,19 @@ def _plain(value):
     return value
 
 
-def load_bundle(path: str | os.PathLike) -> Bundle:
+def default_bundle_path() -> Path:
+    """Where the bundle shipped with the package lives (``hpcds1mpi/data/default_model``)."""
+    import hpcds1mpi
+
+    return Path(hpcds1mpi.__file__).resolve().parent / "data" / "default_model"
+
+
+def load_bundle(path: str | os.PathLike | None = None) -> Bundle:
     """Read a bundle directory written by :meth:`Bundle.save`, without retraining.
+
+    Args:
+        path: the bundle directory; None loads the bundle shipped with the package
+            (:func:`default_bundle_path`, trained on ``data/reference/telemetry.h5``).
 
     Raises:
         ModelError: missing directory or files, or a different bundle format version.
@@ -542,7 +575,7 @@ def load_bundle(path: str | os.PathLike) -> Bundle:
     from .embedding import TabNetEmbedding
     from .features import FeatureSpec
 
-    path = Path(path)
+    path = Path(path) if path is not None else default_bundle_path()
     manifest_path = path / MANIFEST
     if not manifest_path.is_file():
         raise ModelError(f"{path}: not a model bundle (no {MANIFEST}); train one with "
@@ -563,7 +596,8 @@ def load_bundle(path: str | os.PathLike) -> Bundle:
                          f"format {FEATURE_FORMAT}; retrain with `hpcds1mpi train`")
     model = SurrogateModel(family=manifest["family"], n_members=manifest["n_members"],
                            use_embedding=manifest["use_embedding"], seed=manifest["seed"],
-                           use_baseline=manifest.get("use_baseline", False))
+                           use_baseline=manifest.get("use_baseline", False),
+                           member_features=manifest.get("member_features"))
     model.spec_ = spec
     model.targets_ = list(manifest["targets"])
     model.n_features_in_ = len(spec.names)
@@ -584,5 +618,5 @@ def load_bundle(path: str | os.PathLike) -> Bundle:
     return Bundle(model, manifest, None, None, path=path)
 
 
-__all__ = ["Bundle", "BUNDLE_FORMAT", "INPUT_COLUMNS", "check_training_frame", "load_bundle",
-           "train_bundle"]
+__all__ = ["Bundle", "BUNDLE_FORMAT", "INPUT_COLUMNS", "check_training_frame",
+           "default_bundle_path", "load_bundle", "train_bundle"]

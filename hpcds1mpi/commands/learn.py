@@ -77,6 +77,7 @@ def command(model_dir, telemetry, jobs, out, sample_rate, seed, threads):
         embedding_params={k: v for k, v in emb.items() if k not in ("seed", "threads")},
         threads=threads, sources=[*m.get("sources", []), *telemetry, *jobs],
         use_baseline=m.get("use_baseline", True), member_trees=m.get("member_trees"),
+        member_features=m.get("member_features"),
     )
     target = out or model_dir
     retrained.save(target)

@@ -87,15 +87,21 @@ def summary_lines(bundle, out: str) -> list[str]:
               help="Trees per member (default: 100 / members, at least 20; 100 = the paper's "
                    "setting per member, slower to score).")
 @click.option("--no-embedding", is_flag=True, help="Members on raw features only.")
+@click.option("--member-features", default="all", show_default=True,
+              type=click.Choice(["all", "knobs"]),
+              help="Features the members see: all, or the problem and configuration knobs only "
+                   "(models.KNOB_FEATURES; what the shipped bundle uses: System 1 scores a "
+                   "10,000-candidate grid as a few tree regions).")
 @click.option("--epochs", default=60, show_default=True, type=click.IntRange(1, 10000),
               help="TabNet training epochs.")
 @click.option("--machine", default=None, help="Train on runs of this machine id only.")
 @click.option("--threads", default=2, show_default=True, type=click.IntRange(1, 256))
 def command(telemetry, jobs, out, sample_rate, seed, family, members, member_trees,
-            no_embedding, epochs, machine, threads):
+            no_embedding, member_features, epochs, machine, threads):
     """Train the runtime/energy/failure surrogate bundle from telemetry or job tables."""
     from hpcds1mpi.errors import DataError
     from hpcds1mpi.surrogates.bundle import train_bundle
+    from hpcds1mpi.surrogates.models import KNOB_FEATURES
 
     if not 0.0 < sample_rate <= 1.0:
         raise DataError(f"--sample-rate must be in (0, 1], got {sample_rate}")
@@ -105,6 +111,7 @@ def command(telemetry, jobs, out, sample_rate, seed, family, members, member_tre
         use_embedding=not no_embedding, embedding_params={"max_epochs": epochs},
         threads=threads, machine=machine, sources=[*telemetry, *jobs],
         member_trees=member_trees,
+        member_features=list(KNOB_FEATURES) if member_features == "knobs" else None,
     )
     bundle.save(out)
     for line in summary_lines(bundle, out):
