@@ -263,7 +263,11 @@ class Bundle:
         # Statistics over members are taken per tree region (rows every tree treats alike)
         # and spread to the rows after: the baseline is the same for every member, so
         # quantile(members + baseline) = quantile(members) + baseline.
-        preds, inverse, baseline = self.model.predict_regions(self._design(df))
+        if self.model.embedding_ is None:  # no matrix products: no BLAS limit needed
+            preds, inverse, baseline = self.model.predict_frame_regions(df)
+        else:
+            with _one_blas_thread():
+                preds, inverse, baseline = self.model.predict_frame_regions(df)
 
         def rows(values: np.ndarray) -> np.ndarray:
             return values if inverse is None else values[inverse]

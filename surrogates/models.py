@@ -21,7 +21,8 @@ import pandas as pd
 
 from hpcds1mpi.errors import DataError, ModelError
 
-from .features import FeatureSpec, build_features, fit_spec, log_baseline
+from .features import (FeatureSpec, baseline_from_roofline, build_features, feature_block,
+                       fit_spec, log_baseline)
 
 FAMILIES = ("rf", "xgboost", "lightgbm")
 REGRESSION_TARGETS = ("runtime_s", "energy_j", "peak_rss_mb")
@@ -430,19 +431,38 @@ class SurrogateModel:
             rows map to themselves; ``baseline``: target -> (n,) log baseline to add to the
             regression targets of each row (0.0 where none).
         """
-        Z_members = self._member_view(Z)
-        thresholds = self._thresholds() if len(Z) > 256 else None
+        base = log_baseline(Z, self.spec_) if self.use_baseline else None
+        return self._predict_regions(self._member_view(Z), base)
+
+    def predict_frame_regions(self, frame: pd.DataFrame
+                              ) -> tuple[dict[str, np.ndarray], np.ndarray | None, dict]:
+        """:meth:`predict_regions` of an input frame, building only the features it needs.
+
+        With member features and no embedding (the shipped bundle) that is the members'
+        features and the baseline's time estimate, not the whole feature table.
+        """
+        if self.embedding_ is not None or not self.member_features:
+            return self.predict_regions(self.design_matrix(frame))
+        self.spec_.check_inputs(frame)
+        names = [*self.member_features, "log_t_roofline"]
+        block = feature_block(frame, self.spec_, names)
+        base = baseline_from_roofline(block[-1]) if self.use_baseline else None
+        return self._predict_regions(block[:-1].T, base)
+
+    def _predict_regions(self, Z_members: np.ndarray, base: np.ndarray | None):
+        thresholds = self._thresholds() if len(Z_members) > 256 else None
         first = inverse = None
         if thresholds is not None:
             first, inverse = tree_regions(Z_members, thresholds)
-            if len(first) > 0.5 * len(Z):  # little to gain
+            if len(first) > 0.5 * len(Z_members):  # little to gain
                 first = inverse = None
         Z_score = Z_members if first is None else Z_members[first]
         preds, baseline = {}, {}
         for target, members in self.members_.items():
             classify = target == "failed"
             preds[target] = np.vstack([predict_member(m, Z_score, classify) for m in members])
-            baseline[target] = 0.0 if classify else self._baseline(target, Z)
+            baseline[target] = base if (base is not None and target in BASELINE_TARGETS) \
+                else 0.0
         return preds, inverse, baseline
 
     def predict_design(self, Z: np.ndarray) -> dict[str, np.ndarray]:
@@ -495,10 +515,37 @@ class XGBoostScorer:
         self.thresholds = thresholds
         self._handle = ctypes.c_void_p()
         self._check(lib.XGBoosterCreate(None, ctypes.c_uint64(0), ctypes.byref(self._handle)))
-        buf = ctypes.create_string_buffer(self.raw, len(self.raw))
-        self._check(lib.XGBoosterLoadModelFromBuffer(self._handle, buf,
-                                                     ctypes.c_uint64(len(self.raw))))
         self._check(lib.XGBoosterSetParam(self._handle, b"nthread", b"1"))
+        buf = ctypes.create_string_buffer(self.raw, len(self.raw))
+        # Loading runs on the library's global OpenMP pool, whatever the booster's nthread: on
+        # a busy 2-core machine its spin-waiting made one 20-tree load take 8-24 ms instead of
+        # 0.16 ms (measured). One global thread while loading, the caller's setting after.
+        previous = self._global_threads(1)
+        try:
+            self._check(lib.XGBoosterLoadModelFromBuffer(self._handle, buf,
+                                                         ctypes.c_uint64(len(self.raw))))
+        finally:
+            self._global_threads(previous)
+
+    @classmethod
+    def _global_threads(cls, n: int | None) -> int | None:
+        """Set libxgboost's global ``nthread`` to ``n`` (None: leave it); return the old one."""
+        import ctypes
+        import json
+
+        lib = cls.library()
+        out = ctypes.c_char_p()
+        if lib.XGBGetGlobalConfig(ctypes.byref(out)) != 0 or not out.value:
+            return None
+        old = json.loads(out.value.decode()).get("nthread")
+        if old == 0:  # "unset": OpenMP's default; the library ignores a request to set 0
+            import os
+
+            first = (os.environ.get("OMP_NUM_THREADS") or "").split(",")[0].strip()
+            old = int(first) if first.isdigit() and int(first) > 0 else (os.cpu_count() or 1)
+        if n is not None and old is not None and n != old:
+            lib.XGBSetGlobalConfig(json.dumps({"nthread": int(n)}).encode())
+        return old
 
     @classmethod
     def library(cls):

@@ -145,3 +145,20 @@ def test_knob_member_features_collapse_a_grid_and_match_plain_scoring():
     plain = model.predict_design(Z)
     for target in plain:
         assert np.array_equal(grouped[target], plain[target])
+
+
+def test_scorer_loads_on_one_global_thread_and_restores_the_setting():
+    from hpcds1mpi.surrogates.models import XGBoostScorer, to_scorer
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 3))
+    scorer = to_scorer(make_regressor("xgboost", threads=1, n_estimators=5).fit(X, X[:, 0]),
+                       False)
+    before = XGBoostScorer._global_threads(None)
+    XGBoostScorer._global_threads(3)
+    try:
+        again = XGBoostScorer(scorer.raw, False, scorer.thresholds)
+        assert XGBoostScorer._global_threads(None) == 3  # the caller's setting is back
+        assert np.array_equal(again.predict(X), scorer.predict(X))
+    finally:
+        XGBoostScorer._global_threads(before)

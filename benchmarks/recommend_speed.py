@@ -1,0 +1,160 @@
+"""Speed of the recommend path: cold ``hpcds1mpi recommend`` and System 1 on 10,000 configurations.
+
+Goals: ``hpcds1mpi recommend --workload stencil --size 300`` answers in <= 1.5 s wall from a
+fresh process (bundle on disk, nothing warm); System 1 scores 10,000 configurations in <= 20 ms.
+
+1. Cold recommend: ``--runs`` fresh processes of the installed ``hpcds1mpi`` entry point (the
+   bundle shipped with the package unless ``--model``); median and min wall time, measured
+   around the whole process. A fresh ``python -c pass`` is timed the same way, for the part no
+   code of ours can remove.
+2. System 1 on ~10,000 candidates: one partition whose grid has about 10,000 valid
+   configurations (128 cores, 16 nodes, 1 GPU per node); the bundle is loaded once, the grid
+   is scored ``--repeats`` times, median reported. Timed three ways, each its own median:
+   ``score+choose`` (everything System 1 does: grid, features, every model, feasibility,
+   pick), ``predict`` (the bundle's predict alone on the same frame), and ``system1 only``
+   (score + choose with the predictions precomputed).
+
+Each number is measured in this run; the 1-minute load average is recorded before and after
+(the machine is a shared 2-core box: re-run in a quiet period for clean numbers).
+
+Run: ``python benchmarks/recommend_speed.py`` (about 30 s). Writes
+``benchmarks/results/recommend_speed.json`` and ``.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "results"
+COLD_GOAL_S = 1.5
+SCORE_GOAL_MS = 20.0
+
+
+def _entry_point() -> list[str]:
+    exe = Path(sys.executable).with_name("hpcds1mpi")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "hpcds1mpi"]
+
+
+def cold_runs(args: list[str], runs: int) -> list[float]:
+    """Wall seconds of ``runs`` fresh processes running ``args`` (output discarded)."""
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        proc = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        times.append(time.perf_counter() - t0)
+        if proc.returncode != 0:
+            raise SystemExit(f"{' '.join(args)} failed ({proc.returncode}): "
+                             f"{proc.stderr.strip()[-400:]}")
+    return times
+
+
+def scoring(model: str | None, repeats: int) -> dict:
+    """Median timings of System 1 on a ~10,000-candidate grid (bundle loaded once)."""
+    import numpy as np
+
+    from hpcds1mpi import system1 as s1
+    from hpcds1mpi.cluster import Partition
+    from hpcds1mpi.recommend import load_model
+
+    bundle = load_model(model)
+    part = Partition("big", cores_per_node=128, memory_gb=512, max_nodes=16, gpus_per_node=1,
+                     gpu_memory_gb=80)
+    workload, size = "stencil", 300
+    frame = s1.candidate_frame(workload, size, [part])
+    limits = s1.learn_memory_limits(bundle, [part])
+    answer = bundle.predict(frame)
+
+    class Precomputed:
+        def predict(self, df):
+            return answer
+
+    def timed(fn) -> list[float]:
+        fn()  # warm: first call fills the work-model caches
+        out = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            fn()
+            out.append(1e3 * (time.perf_counter() - t0))
+        return out
+
+    full = timed(lambda: s1.choose(s1.score(bundle, workload, size, [part], limits=limits),
+                                   "time"))
+    predict = timed(lambda: bundle.predict(frame))
+    own = timed(lambda: s1.choose(s1.score(Precomputed(), workload, size, [part],
+                                           limits=limits), "time"))
+    stats = {k: {"median_ms": statistics.median(v), "min_ms": min(v)}
+             for k, v in (("score_choose", full), ("predict", predict), ("system1_only", own))}
+    return {"n_candidates": int(len(frame)), "repeats": repeats, **stats,
+            "n_models_scored": int(sum(len(m) for m in bundle.model.members_.values())),
+            "family": bundle.manifest.get("family"),
+            "use_embedding": bool(bundle.manifest.get("use_embedding")),
+            "numpy": np.__version__}
+
+
+def markdown(res: dict) -> str:
+    c, s = res["cold"], res["scoring"]
+    ok = lambda good: "met" if good else "NOT met"  # noqa: E731
+    lines = [
+        f"# Recommend speed ({res['date']})", "",
+        f"Bundle: {res['bundle']} ({s['family']}, embedding {'yes' if s['use_embedding'] else 'no'}, "
+        f"{s['n_models_scored']} fitted models). 1-min load average {res['load_before']:.1f} "
+        f"before, {res['load_after']:.1f} after, on {os.cpu_count()} cores (shared machine).", "",
+        "| measure | median | min | goal | |", "|---|---|---|---|---|",
+        f"| cold `{' '.join(c['command'][-4:])}` ({c['runs']} fresh processes) | "
+        f"{c['median_s']:.2f} s | {c['min_s']:.2f} s | {COLD_GOAL_S} s | {ok(c['median_s'] <= COLD_GOAL_S)} |",
+        f"| fresh `python -c pass` (floor) | {c['python_median_s']:.2f} s | "
+        f"{c['python_min_s']:.2f} s | | |",
+        f"| System 1 score + choose, {s['n_candidates']} candidates | "
+        f"{s['score_choose']['median_ms']:.1f} ms | {s['score_choose']['min_ms']:.1f} ms | "
+        f"{SCORE_GOAL_MS:.0f} ms | {ok(s['score_choose']['median_ms'] <= SCORE_GOAL_MS)} |",
+        f"| of which bundle.predict | {s['predict']['median_ms']:.1f} ms | "
+        f"{s['predict']['min_ms']:.1f} ms | | |",
+        f"| of which System 1's own work | {s['system1_only']['median_ms']:.1f} ms | "
+        f"{s['system1_only']['min_ms']:.1f} ms | | |",
+        "", f"Scoring medians over {s['repeats']} repeats after one warm-up call.", "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default=None, help="bundle (default: the shipped one)")
+    parser.add_argument("--runs", type=int, default=7, help="cold recommend processes")
+    parser.add_argument("--repeats", type=int, default=30, help="10k-scoring repeats")
+    parser.add_argument("--out-dir", default=str(RESULTS))
+    args = parser.parse_args(argv)
+
+    load_before = os.getloadavg()[0]
+    command = [*_entry_point(), "recommend", "--workload", "stencil", "--size", "300"]
+    if args.model:
+        command += ["--model", args.model]
+    cold = cold_runs(command, args.runs)
+    floor = cold_runs([sys.executable, "-c", "pass"], args.runs)
+    score = scoring(args.model, args.repeats)
+    res = {
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "bundle": args.model or "shipped default (hpcds1mpi/data/default_model)",
+        "load_before": load_before, "load_after": os.getloadavg()[0],
+        "cold": {"command": command, "runs": args.runs, "times_s": cold,
+                 "median_s": statistics.median(cold), "min_s": min(cold),
+                 "python_median_s": statistics.median(floor), "python_min_s": min(floor),
+                 "goal_s": COLD_GOAL_S},
+        "scoring": {**score, "goal_ms": SCORE_GOAL_MS},
+    }
+    out = Path(args.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "recommend_speed.json").write_text(json.dumps(res, indent=2))
+    (out / "recommend_speed.md").write_text(markdown(res))
+    print(markdown(res))
+    return res
+
+
+if __name__ == "__main__":
+    main()
