@@ -190,6 +190,48 @@ def test_bundle_objective_checks_and_failure_probability():
     BundleObjective(TinyBundle(targets=("runtime_s",)), PART, objectives=["runtime_s", "peak"])
 
 
+def test_bundle_objective_extrapolates_partition_and_models_energy():
+    big = Partition(name="big", cores_per_node=4, memory_gb=64, max_nodes=8, idle_watts_node=100,
+                    max_watts_node=300)
+    with pytest.raises(ModelError, match="partition 'big'"):
+        BundleObjective(TinyBundle(), big)
+    with pytest.raises(ModelError, match="energy source"):
+        BundleObjective(TinyBundle(), big, model_partition="small", energy_from="guess")
+    obj = BundleObjective(TinyBundle(), big, model_partition="small", energy_from="power-model")
+    cands = mobo.build_candidates(big, "stencil", 256, "full")
+    out = obj(cands)
+    ok = out["feasible"].to_numpy()
+    # 100 W per node + 50 W per busy core (ranks x threads), times the predicted runtime
+    busy = (cands["ranks_per_node"] * cands["threads"]).clip(upper=4) * cands["nodes"]
+    watts = 100 * cands["nodes"] + 50 * busy
+    np.testing.assert_allclose(out["avg_power_w"][ok], watts[ok])
+    np.testing.assert_allclose(out["energy_j"][ok], (out["runtime_s"] * watts)[ok])
+    # even a runtime-only bundle can give modelled energy
+    BundleObjective(TinyBundle(targets=("runtime_s",)), big, model_partition="small", energy_from="power-model")
+
+
+def test_can_improve_prunes_only_candidates_that_cannot_improve():
+    import torch
+    from botorch.models import ModelListGP, SingleTaskGP
+    from botorch.sampling.normal import SobolQMCNormalSampler
+
+    X = torch.linspace(0, 1, 8, dtype=torch.double)[:, None]
+    Y = np.stack([np.exp(3 * X[:, 0].numpy()), np.exp(3 * X[:, 0].numpy())], axis=1)  # no trade-off
+    gps = [SingleTaskGP(X, torch.as_tensor(np.log(Y[:, j:j + 1])), train_Yvar=torch.full((8, 1), 1e-8,
+                        dtype=torch.double)) for j in range(2)]
+    model = ModelListGP(*gps).eval()
+    sampler = SobolQMCNormalSampler(torch.Size([128]), seed=0)
+    cand = torch.tensor([[0.5], [0.9], [-0.5]], dtype=torch.double)
+    assert mobo.can_improve(model, cand, sampler, 2, Y, np.array([30.0, 30.0])) is None  # no base samples yet
+    sampler(model.posterior(cand[:1, None]))
+    keep = mobo.can_improve(model, cand, sampler, 2, Y, np.array([30.0, 30.0]))
+    # x = 0.5 and 0.9 sit between observed points, dominated by the one at x = 0 (both objectives
+    # grow with x); x = -0.5 extrapolates below the best observed value (uncertain, can improve)
+    assert keep.tolist() == [False, False, True]
+    # beyond the reference point: nothing can improve
+    assert not mobo.can_improve(model, cand[1:2], sampler, 2, Y, np.array([1e-3, 1e-3])).any()
+
+
 def test_objective_columns_needs_two():
     assert objective_columns(["runtime", "energy"]) == ["runtime_s", "energy_j"]
     with pytest.raises(ConfigError, match="two objectives"):
@@ -207,6 +249,7 @@ def test_optimised_loop_matches_straightforward_on_nodes_space():
     _, front = problem.exact()
     exact_hv = hypervolume(front, problem.ref_point)
     assert fast.hv_trace[-1] / exact_hv > 0.9 and slow.hv_trace[-1] / exact_hv > 0.9
+    assert len(fast.pruned) == 3 and not slow.pruned  # the pruning was consulted each iteration
 
 
 def test_table_objective_counts_lookups():
