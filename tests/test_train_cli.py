@@ -79,3 +79,23 @@ def test_unknown_columns_in_job_table_is_a_one_line_error(tmp_path):
     proc = run_cli(["train", "--jobs", str(path), "--out", str(tmp_path / "m"), *FAST],
                    timeout=120)
     assert_one_line_error(proc, "unknown column(s) mystery")
+
+
+def test_train_knob_member_features_is_recorded_and_kept_by_learn(tmp_path):
+    from hpcds1mpi.surrogates.models import KNOB_FEATURES
+
+    runs = make_runs()
+    tele = write(tmp_path / "a.h5", runs[runs["size"] < 96])
+    more = write(tmp_path / "b.h5", runs[runs["size"] == 96])
+    out = tmp_path / "model"
+    proc = run_cli(["train", "--telemetry", tele, "--out", str(out), "--no-embedding",
+                    "--member-features", "knobs", "--members", "2", "--threads", "1"],
+                   timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((out / "manifest.json").read_text())["member_features"] == \
+        list(KNOB_FEATURES)
+    proc = run_cli(["learn", "--model", str(out), "--telemetry", more, "--threads", "1"],
+                   timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((out / "manifest.json").read_text())["member_features"] == \
+        list(KNOB_FEATURES)
