@@ -7,7 +7,9 @@ records the hypervolume ratio to the exact front after each of ``--evals`` evalu
 Spread of the final front against the exact front, the wall time and the mean iteration time.
 It then times the straightforward BO loop (fresh GPs fitted to convergence every iteration)
 against the optimised one (warm-started hyperparameters, a short refit every k iterations,
-reused box decomposition and candidate tensors) side by side on one problem and seed.
+reused box decomposition and candidate tensors, acquisition scored only where improvement is
+possible) side by side on one problem and seed, with the optimised loop without that pruning
+as a third row (are its picks identical?); ``--wall-budget 300`` times one full run.
 
 Objective: ``--model DIR`` (a trained surrogate bundle, the paper's setting); without it, the
 *modelled* roofline objective of ``surrogates/objectives.py`` (a test fixture, labelled

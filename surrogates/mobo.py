@@ -32,7 +32,9 @@ Two model-fitting policies are measured side by side (:data:`STRAIGHTFORWARD`,
 :data:`OPTIMISED`): refit both GPs from scratch with ``fit_gpytorch_mll`` every iteration, or
 warm-start the hyperparameters from the previous iteration, refit with a few L-BFGS steps every
 k iterations (conditioning on the new data in between), reuse the box decomposition while the
-observed front is unchanged, and keep the candidate tensors and the sampler across iterations.
+observed front is unchanged, keep the candidate tensors and the sampler across iterations, and
+score the acquisition only on candidates that can still improve under one of the sampler's
+fixed base samples (:func:`can_improve`; all of them when none can).
 """
 
 from __future__ import annotations
