@@ -95,9 +95,34 @@ def test_model_guided_search_stops_when_expected_gain_is_below_noise():
     table[start.label()] = 1.0
     calls = []
     result = system2.tune(space, start, _table_evaluator(table, calls),
-                          predictions=_predictions(space, table), budget=10)
+                          predictions=_predictions(space, table), budget=10, min_runs=1)
     assert result.runs == 1 and calls == [start.label()]
     assert "below the measured noise" in result.stop_reason
+    # By default one confirmation run of the best alternative comes first: one run cannot
+    # tell the pick from its runner-up, however sure the model is.
+    calls.clear()
+    result = system2.tune(space, start, _table_evaluator(table, calls),
+                          predictions=_predictions(space, table), budget=10)
+    assert result.runs == 2 and calls[0] == start.label()
+    assert "below the measured noise" in result.stop_reason
+
+
+def test_model_error_keeps_the_search_going_when_predictions_are_overconfident():
+    """Members that agree (tiny spread) while the model is wrong: the measured/predicted
+    ratios' spread must widen the expected improvement so the true winner is still tried."""
+    space = _space()
+    start = Configuration(1, 2, 2)
+    predicted = {c.label(): 1.1 for c in space.configs}  # predicted 10 % slower
+    predicted[start.label()] = 1.0
+    truth = {c.label(): 0.5 for c in space.configs}  # every alternative twice as fast
+    truth[start.label()] = 1.0
+    preds = _predictions(space, predicted)
+    preds.spread[:] = 0.001  # overconfident ensemble: its own spread says "no chance"
+    calls = []
+    result = system2.tune(space, start, _table_evaluator(truth, calls), predictions=preds,
+                          budget=len(space.configs), min_runs=1)
+    assert result.runs >= 2, result.stop_reason
+    assert result.best_value == 0.5 and result.best != start
 
 
 def test_model_guided_search_goes_straight_to_the_predicted_winner():
