@@ -10,7 +10,7 @@ from hpcds1mpi.errors import ClusterFileError
 from tests.helpers import REPO
 
 TWO = REPO / "tests/data/clusters/two_partitions.toml"
-SCONTROL = REPO.parent / "shared/data/slurm/scontrol-show-node.txt"
+SCONTROL = REPO / "tests/data/slurm-captures/scontrol-show-node.txt"
 
 
 def test_loads_multi_partition_file():

@@ -16,7 +16,8 @@ from hpcds1mpi.errors import IngestError
 from hpcds1mpi.ingest import JOB_COLUMNS, detect_kind, ingest, read_job_log, write_job_table
 from tests.helpers import run_cli
 
-CAPTURES = Path("/work/shared/data/slurm")
+# Real captures from a two-node Slurm 22.05 (copied from the project's shared data; see README).
+CAPTURES = Path(__file__).parent / "data" / "slurm-captures"
 DATA = Path(__file__).parent / "data"
 CAPTURE_FILES = ["sacct-parsable2.txt", "sacct-parsable2-all.txt", "sacct.json",
                  "extras/oom-cgroup.sacct-parsable2.txt",
