@@ -217,8 +217,14 @@ def calibrate(bundle, ref: Reference | None = None, k: int = K_NEIGHBOURS) -> Gu
     frame = ref.frame
     problems = (frame.groupby(["workload", "size"])["partition"]
                 .agg(lambda s: s.value_counts().index[0]).reset_index())
-    lopo, lowo, names = [], [], []
+    # Held-out end sizes are extrapolation, which the size-range check judges; the learned
+    # check's thresholds come from the interior (interpolated) problems, whose distances are
+    # what a familiar new size looks like. Without interior problems, all are used.
+    size_lo = frame.groupby("workload")["size"].min()
+    size_hi = frame.groupby("workload")["size"].max()
+    lopo, lowo, names, interior = [], [], [], []
     for row in problems.itertuples(index=False):
+        interior.append(bool(size_lo[row.workload] < row.size < size_hi[row.workload]))
         same_workload = ref.workloads == str(row.workload)
         same_problem = same_workload & (ref.sizes == float(row.size))
         lopo.append(job_distance(bundle, ref, row.workload, row.size, row.partition,
@@ -226,11 +232,13 @@ def calibrate(bundle, ref: Reference | None = None, k: int = K_NEIGHBOURS) -> Gu
         lowo.append(job_distance(bundle, ref, row.workload, row.size, row.partition,
                                  exclude=same_workload, k=k))
         names.append(str(row.workload))
-    auto, esc = thresholds_from(lopo)
+    inner = [d for d, i in zip(lopo, interior) if i] or lopo
+    auto, esc = thresholds_from(inner)
     names_arr = np.asarray(names)
     caught = []
     for w in sorted(set(names)):
-        others = [d for d, n in zip(lopo, names) if n != w]
+        others = [d for d, n, i in zip(lopo, names, interior) if n != w and i] or \
+            [d for d, n in zip(lopo, names) if n != w]
         if not others:
             continue
         _, esc_w = thresholds_from(others)

@@ -113,3 +113,24 @@ def test_mismatched_training_matrix_is_a_model_error():
 
     with pytest.raises(ModelError):
         guard.reference(Broken())
+
+
+def test_thresholds_come_from_interior_sizes_not_extrapolated_ends(bundle, ref, monkeypatch):
+    """A held-out end size is extrapolation (the size-range check's job): its large distance
+    must not raise the escalate threshold, or never-seen workloads slip under it."""
+    lo = ref.frame.groupby("workload")["size"].min()
+    hi = ref.frame.groupby("workload")["size"].max()
+    real = guard.job_distance
+
+    def inflated_ends(bundle_, ref_, workload, size, *args, exclude=None, **kwargs):
+        d = real(bundle_, ref_, workload, size, *args, exclude=exclude, **kwargs)
+        same_problem_only = exclude is not None and exclude.sum() < (ref_.workloads ==
+                                                                    workload).sum()
+        at_end = size in (lo[workload], hi[workload])
+        return d * 100.0 if same_problem_only and at_end else d
+
+    baseline = guard.calibrate(bundle, ref)
+    monkeypatch.setattr(guard, "job_distance", inflated_ends)
+    with_outliers = guard.calibrate(bundle, ref)
+    assert with_outliers.escalate_threshold == pytest.approx(baseline.escalate_threshold)
+    assert with_outliers.catch_rate == pytest.approx(baseline.catch_rate)
