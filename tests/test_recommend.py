@@ -58,11 +58,17 @@ def bundle():
 @pytest.fixture
 def fake_cli(bundle, monkeypatch, tmp_path):
     monkeypatch.setattr(rec_mod, "load_model", lambda model_dir: bundle)
+    # The fake bundle gets a model directory of its own: the shipped default bundle's guard
+    # calibration (real distance units) must not be applied to it.
+    model_dir = tmp_path / "fake_model"
+    model_dir.mkdir()
+    monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
     path = tmp_path / "cluster.toml"
     path.write_text(CLUSTER_TOML)
 
     def invoke(*args):
-        result = CliRunner().invoke(command, ["--cluster", str(path), *args],
+        extra = [] if "--model" in args else ["--model", str(model_dir)]
+        result = CliRunner().invoke(command, ["--cluster", str(path), *extra, *args],
                                     catch_exceptions=False)
         return result
 
