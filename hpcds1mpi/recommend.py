@@ -147,20 +147,6 @@ class Recommendation:
     clusters: dict = field(default_factory=dict)
 
 
-def _uses_threads_and_support(workload: str) -> tuple[bool, list | None, list | None]:
-    """Threads / precisions / devices a registered kernel declares (all for external programs)."""
-    try:
-        from hpcds1mpi import kernels
-
-        if workload not in kernels.names():
-            return True, None, None
-        k = kernels.get(workload)
-        return bool(getattr(k, "uses_threads", True)), list(getattr(k, "precisions", []) or []) \
-            or None, list(getattr(k, "devices", []) or []) or None
-    except Exception:  # a broken plugin must not stop a recommendation
-        return True, None, None
-
-
 def _energy_label(bundle) -> str:
     source = getattr(bundle, "energy_source", None)
     if isinstance(source, str) and source and source != "none":
@@ -288,7 +274,9 @@ def recommend(bundle, workload: str, size: int,
     if not places:
         raise ConfigError("no partition to choose from; check --cluster / --partition")
     constraints = constraints or s1.Constraints()
-    uses_threads, precisions, devices = _uses_threads_and_support(workload)
+    from hpcds1mpi.kernels import support
+
+    uses_threads, precisions, devices = support(workload)
     if device is not None:
         if device not in ("cpu", "gpu"):
             raise ConfigError(f"--device must be cpu or gpu, got {device!r}")

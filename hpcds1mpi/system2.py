@@ -681,12 +681,12 @@ def model_predictions(bundle, space: Space, partition, workload: str, size: int,
     (its guesses would only mislead the search)."""
     from dataclasses import replace
 
-    from hpcds1mpi import recommend as rec
     from hpcds1mpi import system1 as s1
+    from hpcds1mpi.kernels import support as kernel_support
 
     if workload not in {str(w) for w in getattr(bundle, "workloads", [])}:
         return None
-    uses_threads, precisions, devices = rec._uses_threads_and_support(workload)
+    uses_threads, precisions, devices = kernel_support(workload)
     max_nodes = max(c.nodes for c in space.configs)
     part = replace(partition, max_nodes=max(max_nodes, 1))
     scores = s1.score(bundle, workload, size, [part],

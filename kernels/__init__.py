@@ -68,6 +68,18 @@ def get(name: str) -> Kernel:
         ) from None
 
 
+def support(workload: str) -> tuple[bool, list[str] | None, list[str] | None]:
+    """(uses threads, precisions, devices) a registered kernel declares; for any other workload
+    (an external program, a job-log label) ``(True, None, None)``: everything is offered."""
+    try:
+        if workload not in names():
+            return True, None, None
+        k = get(workload)
+    except Exception:  # noqa: BLE001 - a broken plugin must not stop a recommendation
+        return True, None, None
+    return (bool(k.uses_threads), list(k.precisions) or None, list(k.devices) or None)
+
+
 def load_plugin(spec: str) -> list[str]:
     """Import extra kernels from a module name or a ``.py`` file path; return the new names.
 

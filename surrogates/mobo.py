@@ -153,10 +153,17 @@ def build_candidates(partition: "Partition", workload: str, size: int, space: st
             check_fits(config, partition)
             configs.append(config)
     else:
+        from hpcds1mpi.kernels import support
+
+        # Only what the workload can run: a kernel's declared precisions, devices and threads.
+        uses_threads, declared_precisions, declared_devices = support(workload)
+        if devices is None and declared_devices is not None:
+            devices = [d for d in declared_devices if d == "cpu" or partition.gpus_per_node]
         pow2 = _powers_of_two(partition.cores_per_node)
         configs = list(enumerate_configs(
             partition, nodes=nodes, ranks_per_node=ranks_per_node or pow2, threads=threads or pow2,
-            devices=devices, precisions=precisions,
+            devices=devices, precisions=precisions or declared_precisions,
+            uses_threads=uses_threads,
         ))
     if not configs:
         raise ConfigError(f"no valid configuration on partition {partition.name!r}")

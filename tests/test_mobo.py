@@ -54,8 +54,12 @@ class FailingObjective:
 
 
 def test_candidates_full_space_are_valid_and_mixed():
-    cands = mobo.build_candidates(PART, "stencil", 256, "full")
+    cands = mobo.build_candidates(PART, "gemm", 256, "full")
     assert set(cands["device"]) == {"cpu", "gpu"} and set(cands["precision"]) == {"fp64", "fp32", "bf16"}
+    # Only what a kernel declares: stencil has no bf16, allreduce no threads.
+    assert set(mobo.build_candidates(PART, "stencil", 256, "full")["precision"]) == {"fp64", "fp32"}
+    assert set(mobo.build_candidates(PART, "allreduce", 4096, "full")["threads"]) == {1}
+    assert "bf16" in set(mobo.build_candidates(PART, "my_app", 1, "full")["precision"])
     assert ((cands["ranks_per_node"] * cands["threads"]) <= PART.cores_per_node).all()
     assert (cands.loc[cands.device == "gpu", "ranks_per_node"] <= PART.gpus_per_node).all()
     assert not cands.duplicated().any()

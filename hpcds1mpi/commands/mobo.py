@@ -16,7 +16,7 @@ METHOD_CHOICES = ("mobo", "sobo-runtime", "sobo-energy", "random", "exact", "all
 
 @click.command(name="mobo")
 @click.option("--model", "model_dir", type=click.Path(), default=None,
-              help="Model bundle directory (the objective).")
+              help="Model bundle directory (the objective; default: the bundle shipped with the package).")
 @click.option("--analytic", is_flag=True,
               help="Use the modelled roofline objective instead of a bundle (test fixture).")
 @click.option("--workload", required=True, help="Workload (kernel or job label) the bundle knows.")
@@ -35,8 +35,15 @@ METHOD_CHOICES = ("mobo", "sobo-runtime", "sobo-energy", "random", "exact", "all
 @click.option("--out", "out_dir", type=click.Path(), default="mobo_out", show_default=True,
               help="Output directory (pareto.csv, mobo.json, pareto.png).")
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--model-partition", default=None,
+              help="Extrapolate: give the bundle this trained partition's code while the hardware "
+                   "comes from --cluster/--partition (a prediction outside the trained range).")
+@click.option("--energy-from", type=click.Choice(("bundle", "power-model")), default="bundle",
+              show_default=True,
+              help="Energy objective: the bundle's prediction, or modelled = predicted runtime x "
+                   "the partition's modelled allocation power.")
 def command(model_dir, analytic, workload, size, cluster_file, partition, objectives, budget,
-            method, space, n_init, out_dir, seed):
+            method, space, n_init, out_dir, seed, model_partition, energy_from):
     """Find the runtime-energy Pareto front of a job's configuration."""
     from hpcds1mpi.errors import ConfigError
 
@@ -45,15 +52,14 @@ def command(model_dir, analytic, workload, size, cluster_file, partition, object
     columns = objective_columns(objectives.split(","))
     if budget < 1:
         raise ConfigError(f"--budget must be at least 1, got {budget}")
-    if model_dir is None and not analytic:
-        raise ConfigError("give --model DIR (a trained bundle), or --analytic for the modelled test objective")
     problem, part, source = _problem(model_dir, analytic, workload, size, cluster_file, partition,
-                                     columns, space)
+                                     columns, space, model_partition, energy_from)
     _run_and_report(problem, part, source, columns, workload, size, space, method, budget, n_init,
                     out_dir, seed)
 
 
-def _problem(model_dir, analytic, workload, size, cluster_file, partition, columns, space):
+def _problem(model_dir, analytic, workload, size, cluster_file, partition, columns, space,
+             model_partition=None, energy_from="bundle"):
     from hpcds1mpi.cluster import resolve_partition
     from hpcds1mpi.errors import ModelError
     from hpcds1mpi.surrogates import mobo
@@ -73,7 +79,8 @@ def _problem(model_dir, analytic, workload, size, cluster_file, partition, colum
         bundle = load_bundle(model_dir)
         part = resolve_partition(cluster_file, partition) if cluster_file else \
             partition_for_bundle(bundle, partition)
-        objective = BundleObjective(bundle, part, objectives=columns)
+        objective = BundleObjective(bundle, part, objectives=columns,
+                                    model_partition=model_partition, energy_from=energy_from)
         objective.check_workload(workload)
         source = "surrogate"
     cands = mobo.build_candidates(part, workload, size, space)
