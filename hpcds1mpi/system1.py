@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
 
-from hpcds1mpi.config import DEVICES, PRECISIONS, Configuration
+from hpcds1mpi.config import DEVICES, PRECISIONS, Configuration, powers_up_to
 from hpcds1mpi.errors import ConfigError, ModelError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -50,15 +50,6 @@ CALIBRATION_FILE = "system1_calibration.json"
 
 # --------------------------------------------------------------------------------------------
 # Candidate grid
-
-
-def _powers_up_to(limit: int) -> list[int]:
-    values, v = [], 1
-    while v < limit:
-        values.append(v)
-        v *= 2
-    values.append(limit)
-    return values
 
 
 def candidate_grid(partition: "Partition", *, max_nodes: int | None = None,
@@ -86,7 +77,7 @@ def candidate_grid(partition: "Partition", *, max_nodes: int | None = None,
     limit = partition.max_nodes if max_nodes is None else min(max_nodes, partition.max_nodes)
     if limit < 1:
         raise ConfigError(f"--max-nodes must be at least 1, got {max_nodes!r}")
-    node_values = np.array([n for n in _powers_up_to(partition.max_nodes) if n <= limit]
+    node_values = np.array([n for n in powers_up_to(partition.max_nodes) if n <= limit]
                            or [limit], dtype=np.int64)
     cores = partition.cores_per_node
     r = np.arange(1, cores + 1, dtype=np.int64)
