@@ -451,6 +451,14 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def _test_pause_mid_write() -> None:
+    """Fault-injection hook for the kill tests: ``HPCDS1MPI_TEST_SNAPSHOT_PAUSE=S`` holds a
+    snapshot half-written for S seconds, so a test's SIGKILL reliably lands inside the write."""
+    pause = os.environ.get("HPCDS1MPI_TEST_SNAPSHOT_PAUSE")
+    if pause:
+        time.sleep(float(pause))
+
+
 def write_snapshot(path: str | os.PathLike, store: Store, *, compress: bool = True) -> float:
     """Write ``store`` to ``path`` atomically (temp file, fsync, ``os.replace``); return seconds."""
     import h5py
@@ -469,6 +477,7 @@ def write_snapshot(path: str | os.PathLike, store: Store, *, compress: bool = Tr
             f.attrs[k] = v if isinstance(v, (int, float)) else str(v)
         f.attrs["attempts"] = json.dumps([[k[0], k[1], n] for k, n in store.attempts.items()])
         _write_table(f, "runs", [store.runs[k] for k in keys], RUN_COLUMNS, compress)
+        _test_pause_mid_write()
         _write_table(f, "machines", list(store.machines.values()), MACHINE_COLUMNS, compress)
         for table in DETAIL_TABLES:
             rows = [r for k in keys for r in store.detail[table].get(k, [])]

@@ -22,10 +22,10 @@ FAULTS = str(REPO / "tests" / "fault_kernels.py")
 pytestmark = pytest.mark.mpi
 
 
-def _popen(nranks: int, args: list[str]) -> subprocess.Popen:
+def _popen(nranks: int, args: list[str], env: dict | None = None) -> subprocess.Popen:
     return subprocess.Popen([mpiexec(), "-n", str(nranks), hpcds1mpi_exe(), "sweep", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
+                            start_new_session=True, env={**os.environ, **(env or {})})
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -43,7 +43,8 @@ def _finished(path: Path) -> dict:
 
 def test_twenty_random_kills_lose_nothing_and_never_duplicate(tmp_path):
     out = tmp_path / "t.h5"
-    sizes = "1..32"  # 1, 2, 4, 8, 16, 32 ms
+    # 4..128 ms: enough work that the plan is not done before the last kill on a fast machine.
+    sizes = "4..128"
     args = ["--kernel-module", FAULTS, "--kernel", "fault_sleep", "--sizes", sizes,
             "--ranks-per-node", "1,2", "--threads", "1", "--precisions", "fp64,fp32",
             "--min-time", "0", "--max-repeats", "1", "--warmup", "1", "--out", str(out),
@@ -60,9 +61,11 @@ def test_twenty_random_kills_lose_nothing_and_never_duplicate(tmp_path):
     finished_before: dict = {}
     kills_mid_write = 0
     for kill in range(20):
-        proc = _popen(2, args)
-        if kill % 2:  # kill inside the n-th snapshot write of this launch
-            target, seen, was_there = rng.randint(1, 6), 0, False
+        # Odd kills land inside the n-th snapshot write of this launch: the writer holds each
+        # snapshot half-written for 50 ms so the poll below sees it on a fast machine too.
+        proc = _popen(2, args, {"HPCDS1MPI_TEST_SNAPSHOT_PAUSE": "0.05"} if kill % 2 else None)
+        if kill % 2:
+            target, seen, was_there = rng.randint(1, 4), 0, False
             deadline = time.monotonic() + 20
             while time.monotonic() < deadline and proc.poll() is None:
                 there = bool(list(tmp_path.glob(".t.h5.tmp-*")))
