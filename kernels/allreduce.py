@@ -3,15 +3,16 @@
 For every message size ``s`` (powers of two from one element up to ``size`` bytes, and
 ``size`` itself), all ranks time ``iterations(s)`` back-to-back ``Allreduce(SUM)`` calls, and
 rank 0 and the last rank (on another node when the job spans nodes: ranks are placed in block
-order) time ``iterations(s)`` ``Send``/``Recv`` round trips. Latency is seconds per call
+order) time ``iterations(s)`` ``Send``/``Recv`` round trips after ``PINGPONG_WARMUP`` untimed
+ones, each side sending its own payload buffer and receiving into another. Latency is seconds per call
 (allreduce) or per one-way message (ping-pong, half a round trip, as ``mpi4py.bench pingpong``
 reports); bandwidth is ``s / latency``. Each rank's times are reduced with MAX (the slowest rank
 is the one a job waits for).
 
 Correctness is judged analytically: element ``i`` of rank ``r``'s send buffer is
 ``(r + 1) * (1 + i % 3)``, so the reduced buffer must equal ``P (P + 1) / 2 * (1 + i % 3)``
-exactly (small integers are exact in fp32 and fp64), and the ping-pong echo must equal what was
-sent. On GPU the buffers live on the device and are staged through host memory (timed) unless
+exactly (small integers are exact in fp32 and fp64), and each ping-pong side must have received
+the other side's payload exactly. On GPU the buffers live on the device and are staged through host memory (timed) unless
 the MPI is GPU-aware.
 """
 
@@ -28,6 +29,8 @@ from hpcds1mpi.kernels.base import Kernel, KernelContext, WorkModel
 #: Bytes per size above which only :data:`MIN_ITERATIONS` calls are timed.
 ITERATION_BYTES = 1 << 20
 MIN_ITERATIONS, MAX_ITERATIONS = 4, 200
+#: Untimed ping-pong round trips per size before the timed ones (first-touch, protocol setup).
+PINGPONG_WARMUP = 2
 
 
 def message_sizes(size: int, itemsize: int) -> list[int]:
@@ -53,6 +56,17 @@ def iterations(nbytes: int, scale: float = 1.0) -> int:
 def send_pattern(xp, rank: int, n: int, dtype):
     """Rank ``rank``'s send buffer: ``(rank + 1) * (1 + i % 3)``, shape (n,)."""
     return ((rank + 1) * (1 + np.arange(n) % 3)).astype(dtype)
+
+
+def ping_pattern(n: int, dtype):
+    """Rank 0's ping-pong payload, shape (n,): small integers, exact in fp32."""
+    return (np.arange(n) % 251 + 1).astype(dtype)
+
+
+def pong_pattern(n: int, dtype):
+    """The last rank's reply payload: a different pattern, so a reply that merely returned the
+    ping (or a stale buffer) is caught by the check."""
+    return (np.arange(n) % 241 + 2).astype(dtype)
 
 
 def _usable_cpus() -> int:
@@ -94,8 +108,9 @@ class _State:
     dtype: Any
     send_host: np.ndarray  # (max count,) this rank's pattern
     ping_host: np.ndarray  # (max count,) rank 0's ping-pong payload
+    pong_host: np.ndarray  # (max count,) the last rank's reply payload
     recv: list = field(default_factory=list)  # per size, device buffers of the reduced values
-    echo: list = field(default_factory=list)  # per size, rank 0's ping-pong echo buffers
+    echo: list = field(default_factory=list)  # per size, the ping-pong receive buffers
     host_out: np.ndarray | None = None  # staging buffer for non-GPU-aware device runs
 
 
@@ -141,11 +156,12 @@ class Allreduce(Kernel):
         state = _State(
             sizes=sizes, counts=counts, iters=[iterations(s, scale) for s in sizes], dtype=dtype,
             send_host=send_pattern(np, rank, counts[-1], dtype),
-            ping_host=(np.arange(counts[-1]) % 251 + 1).astype(dtype),
+            ping_host=ping_pattern(counts[-1], dtype),
+            pong_host=pong_pattern(counts[-1], dtype),
         )
         state.recv = [xp.zeros(c, dtype=dtype) for c in counts]
         if rank in (0, ranks - 1) and ranks > 1:
-            # rank 0 keeps the echoes it gets back (checked); the last rank receives into its own
+            # each side's received messages are kept and checked against the other's payload
             state.echo = [xp.zeros(c, dtype=dtype) for c in counts]
         if xp is not np and not ctx.gpu_aware:
             state.host_out = np.empty(counts[-1], dtype=dtype)
@@ -163,6 +179,7 @@ class Allreduce(Kernel):
         staged = xp is not np and not ctx.gpu_aware
         send_dev = xp.asarray(state.send_host) if xp is not np else state.send_host  # H2D
         ping_dev = xp.asarray(state.ping_host) if xp is not np else state.ping_host
+        pong_dev = xp.asarray(state.pong_host) if xp is not np else state.pong_host
         n_sizes = len(state.sizes)
         times = np.zeros(2 * n_sizes)  # allreduce seconds per call, then ping-pong one-way
         peer = ranks - 1
@@ -192,22 +209,24 @@ class Allreduce(Kernel):
             if rank not in (0, peer):
                 _idle_barrier(comm)
                 continue
-            # Ping-pong: rank 0 sends its payload, the last rank echoes what it received.
-            ping = ping_dev[:count]
+            # Ping-pong: rank 0 sends its payload, the last rank replies with its own (separate
+            # send and receive buffers, as OSU and mpi4py.bench do: replying from the buffer just
+            # received measured ~2x slower at 64 KiB, a cache effect, not the interconnect).
+            payload = ping_dev[:count] if rank == 0 else pong_dev[:count]
+            other = peer if rank == 0 else 0
             box = state.echo[k]
             box_mpi = state.host_out[:count] if staged else box
-            start = time.perf_counter()
-            for _ in range(iters):
+            for trip in range(PINGPONG_WARMUP + iters):
+                if trip == PINGPONG_WARMUP:  # untimed warm-up round trips first
+                    start = time.perf_counter()
                 if rank == 0:
-                    send_msg(to_host(ping) if staged else ping, peer, k)
-                    recv_msg(box_mpi, peer, k)
-                    if staged:
-                        box[...] = xp.asarray(box_mpi)
+                    send_msg(to_host(payload) if staged else payload, other, k)
+                    recv_msg(box_mpi, other, k)
                 else:
-                    recv_msg(box_mpi, 0, k)
-                    if staged:
-                        box[...] = xp.asarray(box_mpi)
-                    send_msg(to_host(box) if staged else box, 0, k)
+                    recv_msg(box_mpi, other, k)
+                    send_msg(to_host(payload) if staged else payload, other, k)
+                if staged:
+                    box[...] = xp.asarray(box_mpi)
             synchronize(xp)
             elapsed = time.perf_counter() - start
             in_mpi += elapsed
@@ -232,7 +251,7 @@ class Allreduce(Kernel):
             "iterations": np.array(state.iters, dtype=np.float64),
         }
         self.last_profile = {k: v.copy() for k, v in profile.items()}
-        echo = list(state.echo) if rank == 0 else []
+        echo = list(state.echo) if rank in (0, peer) and ranks > 1 else []
         return {**profile, "reduced": list(state.recv), "echo": echo}
 
     def check(self, ctx: KernelContext, state: _State, result: dict) -> float:
@@ -253,11 +272,14 @@ class Allreduce(Kernel):
             worst = max(worst, float(np.max(np.abs(got - want) / want)) if got.shape == want.shape
                         else float("inf"))
         echo = result.get("echo") or []
-        if ctx.comm.Get_rank() == 0 and ranks > 1:
+        rank = ctx.comm.Get_rank()
+        if rank in (0, ranks - 1) and ranks > 1:
             if len(echo) != len(state.counts):
                 worst = float("inf")
+            # rank 0 received the last rank's replies; the last rank received rank 0's pings
+            payload = state.pong_host if rank == 0 else state.ping_host
             for count, got in zip(state.counts, echo):
-                want = state.ping_host[:count].astype(np.float64)
+                want = payload[:count].astype(np.float64)
                 got = np.asarray(to_host(got), dtype=np.float64)
                 worst = max(worst, float(np.max(np.abs(got - want) / want))
                             if got.shape == want.shape else float("inf"))
@@ -274,9 +296,10 @@ class Allreduce(Kernel):
         its = [iterations(s) for s in sizes]
         ring = 2.0 * (ranks - 1) / ranks if ranks > 1 else 0.0
         allreduce_sent = sum(i * s * ring for s, i in zip(sizes, its))
-        ping_sent = sum(i * s for s, i in zip(sizes, its)) if ranks > 1 else 0.0
+        ping_sent = (sum((i + PINGPONG_WARMUP) * s for s, i in zip(sizes, its))
+                     if ranks > 1 else 0.0)
         allreduce_calls = sum(its) + 1  # + the MAX of the timings
-        ping_messages = 2 * sum(its) if ranks > 1 else 0
+        ping_messages = 2 * (sum(its) + PINGPONG_WARMUP * len(its)) if ranks > 1 else 0
         return WorkModel(
             flops=float(sum(i * (s // 8) * (ranks - 1) / max(ranks, 1) for s, i in
                             zip(sizes, its))),

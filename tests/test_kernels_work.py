@@ -184,8 +184,15 @@ def test_stencil_cone_reference_equals_full_grid_reference():
     assert np.abs(full - start).max() > 1e-3
 
 
-def test_stencil_chunked_threaded_sweep_equals_whole_array_sweep():
+@pytest.mark.parametrize("backend", ["numba", "numpy"])
+def test_stencil_chunked_threaded_sweep_equals_whole_array_sweep(backend, monkeypatch):
     from hpcds1mpi.kernels import stencil
+
+    if backend == "numpy":
+        monkeypatch.setenv(stencil.NO_JIT_ENV, "1")
+    else:
+        pytest.importorskip("numba")
+        assert stencil._compiled_sweep() is not None  # the compiled path is the one tested
 
     rng = np.random.default_rng(0)
     src = rng.random((9, 37, 41))  # 7 planes of 1517 points: several 1024-point chunks
@@ -205,6 +212,35 @@ def test_stencil_chunked_threaded_sweep_equals_whole_array_sweep():
     finally:
         stencil.CHUNK_BYTES = saved
     np.testing.assert_allclose(dst, expected, rtol=1e-15)
+
+
+def test_stencil_sweep_plans_are_reused_and_give_the_same_field(monkeypatch):
+    from hpcds1mpi.kernels import stencil
+
+    monkeypatch.setenv(stencil.NO_JIT_ENV, "1")  # plans belong to the numpy path
+    src = np.random.default_rng(1).random((6, 20, 23))
+    fresh, cached = src.copy(), src.copy()
+    plans: dict = {}
+    stencil.jacobi_sweep(src, fresh)
+    stencil.jacobi_sweep(src, cached, plans=plans)
+    stencil.jacobi_sweep(src, cached, plans=plans)
+    assert len(plans) == 1  # built once for this (src, dst) pair, reused by the second sweep
+    np.testing.assert_array_equal(cached, fresh)
+
+
+@pytest.mark.parametrize("offset", [0, 1, 3, 7])
+def test_aligned_chunks_cover_the_range_once_with_cache_line_starts(offset):
+    from hpcds1mpi.kernels._parallel import aligned_chunks, aligned_empty
+
+    flat = aligned_empty((5000,))
+    assert flat.ctypes.data % 64 == 0
+    view = flat[offset:]
+    pieces = aligned_chunks(view, 11, 4000, 256)
+    assert pieces[0][0] == 11 and pieces[-1][1] == 4000
+    assert all(a[1] == b[0] for a, b in zip(pieces, pieces[1:]))  # contiguous, no overlap
+    assert all(stop - start <= 256 for start, stop in pieces)
+    for start, _ in pieces[1:]:
+        assert (view.ctypes.data + start * view.itemsize) % 64 == 0
 
 
 def test_inputs_do_not_depend_on_the_split():
