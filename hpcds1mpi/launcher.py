@@ -68,13 +68,16 @@ def launch_tokens(config: Configuration, *, launcher: str | None = None, mpi: st
         extra: more launcher options appended as given.
 
     Returns:
-        e.g. ``["srun", "-N", "2", "--ntasks-per-node", "4", "-c", "2", "--mpi=pmi2"]`` or
+        e.g. ``["srun", "-N", "2", "--ntasks-per-node", "4", "-c", "2",
+        "--kill-on-bad-exit=1", "--mpi=pmi2"]`` or
         ``["/path/mpiexec", "-n", "8", "-ppn", "4"]``.
     """
     launcher = launcher or detect()
     if launcher == "srun":
+        # --kill-on-bad-exit: a rank that dies (e.g. a failed PMI wire-up) ends the step
+        # instead of leaving the others blocked in MPI_Init until the sweep's timeout.
         tokens = ["srun", "-N", str(config.nodes), "--ntasks-per-node",
-                  str(config.ranks_per_node), "-c", str(config.threads)]
+                  str(config.ranks_per_node), "-c", str(config.threads), "--kill-on-bad-exit=1"]
         if mpi:
             tokens.append(f"--mpi={mpi}")
     elif launcher == "mpiexec":

@@ -610,7 +610,11 @@ class LaunchRunner:
     """
 
     def __init__(self, settings: RunSettings, out: str, partition, launcher: str,
-                 cluster_file: str | None = None, partition_name: str | None = None):
+                 cluster_file: str | None = None, partition_name: str | None = None,
+                 relaunches: int = 1):
+        self.relaunches = relaunches
+        #: (configuration, exit code, last stderr line) of every launch made again
+        self.relaunched: list[tuple[str, int, str]] = []
         self.settings = settings
         self.out = out
         self.partition = partition
@@ -651,16 +655,27 @@ class LaunchRunner:
         tokens = launchers.launch_tokens(config, launcher=self.launcher) + argv
         env = dict(os.environ)
         env.update(launchers.thread_env(config))
-        try:
-            proc = subprocess.run(tokens, env=env, capture_output=True, text=True,
-                                  timeout=s.timeout + 60)
-        except FileNotFoundError:
-            raise LaunchError(f"{tokens[0]} not found; run tune inside an allocation with "
-                              "srun on PATH, or pass --launcher mpiexec") from None
-        except subprocess.TimeoutExpired:
-            return {"status": "timeout", "error": f"launch did not end within {s.timeout + 60:g} s"}
         run_id = RunSpec(s.workload, s.size, config).run_id
-        row = _row_of(self.out, run_id)
+        for attempt in range(1 + self.relaunches):
+            try:
+                proc = subprocess.run(tokens, env=env, capture_output=True, text=True,
+                                      timeout=s.timeout + 60)
+            except FileNotFoundError:
+                raise LaunchError(f"{tokens[0]} not found; run tune inside an allocation with "
+                                  "srun on PATH, or pass --launcher mpiexec") from None
+            except subprocess.TimeoutExpired:
+                return {"status": "timeout",
+                        "error": f"launch did not end within {s.timeout + 60:g} s"}
+            row = _row_of(self.out, run_id)
+            # A launch that failed before the sweep recorded anything never ran the kernel
+            # (e.g. Slurm's pmi2 plugin rejecting a wire-up message, seen on the two-node test
+            # Slurm): launch it again rather than exclude a configuration never measured.
+            never_ran = row.get("status") == "crashed" and str(row.get("error", "")).startswith(
+                ("the run left no record", "no telemetry record"))
+            if proc.returncode == 0 or not never_ran or attempt == self.relaunches:
+                break
+            self.relaunched.append((config.label(), proc.returncode,
+                                    (proc.stderr.strip().splitlines() or [""])[-1][:200]))
         if row.get("status") == "crashed" and proc.returncode != 0:
             last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
             row["error"] = f"launch exited {proc.returncode}: {last[:200]}"

@@ -11,8 +11,10 @@ from hpcds1mpi.errors import LaunchError
 
 def test_srun_tokens():
     tokens = launcher.launch_tokens(Configuration(2, 4, 3), launcher="srun")
-    assert tokens == ["srun", "-N", "2", "--ntasks-per-node", "4", "-c", "3", "--mpi=pmi2"]
-    assert launcher.launch_tokens(Configuration(1, 1, 1), launcher="srun", mpi="")[-1] == "1"
+    assert tokens == ["srun", "-N", "2", "--ntasks-per-node", "4", "-c", "3",
+                      "--kill-on-bad-exit=1", "--mpi=pmi2"]
+    no_plugin = launcher.launch_tokens(Configuration(1, 1, 1), launcher="srun", mpi="")
+    assert not any(t.startswith("--mpi") for t in no_plugin)
 
 
 def test_mpiexec_tokens_one_and_many_nodes(monkeypatch):

@@ -293,3 +293,31 @@ def test_learn_refuses_telemetry_of_another_machine(tmp_path):
     err = res.stderr.strip()
     assert err.count("\n") == 0 and "never mixed" in err and "f0f0f0f0f0f0" in err
     assert (tmp_path / "model" / "manifest.json").read_text() == manifest  # untouched
+
+
+@pytest.mark.parametrize("relaunches", [1, 0])
+def test_launch_that_never_started_the_sweep_is_made_again(tmp_path, monkeypatch, relaunches):
+    """A launch failing before the sweep records anything (a PMI wire-up error on the test
+    Slurm) is launched again once; with relaunches=0 the same launch stays a crash."""
+    from hpcds1mpi import launcher as launchers
+    from hpcds1mpi.cluster import Partition
+
+    marker = tmp_path / "failed-once"
+    flaky = tmp_path / "flaky-launch"
+    flaky.write_text("#!/bin/sh\n"
+                     f"if [ ! -e {marker} ]; then touch {marker}; "
+                     "echo 'PMI2 wire-up failed' >&2; exit 7; fi\n"
+                     f"exec {launchers.mpiexec_path()} -n 1 \"$@\"\n")
+    flaky.chmod(0o755)
+    monkeypatch.setattr(launchers, "launch_tokens", lambda config, launcher=None: [str(flaky)])
+    part = Partition("p", cores_per_node=2, memory_gb=4, max_nodes=1)
+    settings = system2.RunSettings("stencil", 12, min_time=0.01, max_repeats=1)
+    runner = system2.LaunchRunner(settings, str(tmp_path / "t.h5"), part, "srun",
+                                  relaunches=relaunches)
+    row = runner(Configuration(1, 1, 1, "cpu", "fp64"))
+    if relaunches:
+        assert row["status"] == "ok", row
+        assert [r[1] for r in runner.relaunched] == [7]
+    else:
+        assert row["status"] == "crashed" and "launch exited 7" in row["error"], row
+        assert runner.relaunched == []
