@@ -16,7 +16,7 @@ A method's "runs to target" is the number of real runs it made up to and includi
 configuration that the ground truth puts within 5 % of the best (the configuration decides, so
 one noisy repeat does not; the measured runtimes of the method's own runs are reported beside).
 
-    salloc -N 2 -t 30 .venv/bin/python benchmarks/tuning_live.py --kernel stencil --size 144
+    salloc -N 2 --exclusive -t 30 .venv/bin/python benchmarks/tuning_live.py --kernel stencil --size 144
 
 Writes ``benchmarks/results/tuning_live.{json,md}`` (or ``--out``).
 """
@@ -64,7 +64,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     if not os.environ.get("SLURM_JOB_ID"):
-        print("tuning_live: run it inside a Slurm allocation, e.g. `salloc -N 2 -t 30 "
+        print("tuning_live: run it inside a Slurm allocation, e.g. `salloc -N 2 --exclusive -t 30 "
               ".venv/bin/python benchmarks/tuning_live.py` (scripts/slurm-up starts a test one)",
               file=sys.stderr)
         return 2

@@ -337,14 +337,18 @@ def detect_slurm(env: dict | None = None, scontrol_text: str | None = None) -> C
     if scontrol_text is None:
         try:
             scontrol_text = subprocess.run(
-                ["scontrol", "show", "node", env.get("SLURMD_NODENAME", "")],
+                ["scontrol", "show", "node", env.get("SLURMD_NODENAME") or _first_node(env)],
                 capture_output=True, text=True, timeout=20, check=True,
             ).stdout
         except (OSError, subprocess.SubprocessError):
             scontrol_text = ""
     nodes = parse_scontrol_nodes(scontrol_text)
     node = nodes[0] if nodes else {}
-    cores = int(node.get("CPUTot") or env.get("SLURM_CPUS_ON_NODE") or 1)
+    # salloc runs its command on the submit host: no SLURMD_NODENAME, no SLURM_CPUS_ON_NODE;
+    # SLURM_JOB_CPUS_PER_NODE ("2(x2)") is set everywhere in the allocation.
+    per_node = re.match(r"\d+", env.get("SLURM_JOB_CPUS_PER_NODE", ""))
+    cores = int(node.get("CPUTot") or env.get("SLURM_CPUS_ON_NODE")
+                or (per_node.group(0) if per_node else 0) or 1)
     mem_mb = float(node.get("RealMemory") or env.get("SLURM_MEM_PER_NODE") or 0)
     ngpu = _gpus_from_gres(node.get("Gres", ""))
     gpu_count, gpu_mem, gpu_model = detect_gpus() if ngpu else (0, 0.0, "")
@@ -360,6 +364,19 @@ def detect_slurm(env: dict | None = None, scontrol_text: str | None = None) -> C
         slurm_partition=pname,
     )
     return Cluster(name=env.get("SLURM_CLUSTER_NAME", "slurm"), partitions={pname: part})
+
+
+def _first_node(env: dict) -> str:
+    """The allocation's first node name (``scontrol show hostnames`` of SLURM_JOB_NODELIST)."""
+    nodelist = env.get("SLURM_JOB_NODELIST") or env.get("SLURM_NODELIST") or ""
+    if not nodelist:
+        return ""
+    try:
+        out = subprocess.run(["scontrol", "show", "hostnames", nodelist], capture_output=True,
+                             text=True, timeout=20, check=True).stdout.split()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return out[0] if out else ""
 
 
 def _local_memory_gb() -> float:

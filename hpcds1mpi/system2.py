@@ -330,6 +330,7 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
     best: Trial | None = None
     noises: list[float] = []
     ratios: list[float] = []  # log(measured / predicted) of ok runs
+    ratio_nodes: list[int] = []  # the node count of each ratio's run
 
     def noise() -> float:
         return max(noise_floor, float(np.median(noises)) if noises else 0.0)
@@ -358,6 +359,7 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
                 p = predictions.value[space.index(config)]
                 if math.isfinite(p) and p > 0:
                     ratios.append(math.log(value / p))
+                    ratio_nodes.append(config.nodes)
         if best is None:
             if status == "ok" and math.isfinite(value):
                 trial.decision, trial.reason = ("start" if not trials else "kept",
@@ -398,7 +400,7 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
             if not ok.any():
                 stop = "every configuration the model considers feasible was measured"
                 break
-            shift = float(np.median(ratios)) if ratios else 0.0
+            shift, transfer = _model_shift(space, ratios, ratio_nodes)
             mu = np.log(np.where(ok, predictions.value, 1.0)) + shift
             if best is None:
                 # Nothing has worked yet: the predicted best untried configuration.
@@ -406,7 +408,8 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
                 pick = int(np.argmax(gains))
                 run(space.configs[pick], float("nan"))
                 continue
-            sigma = np.sqrt(np.asarray(predictions.spread, float) ** 2 + model_error() ** 2)
+            sigma = np.sqrt(np.asarray(predictions.spread, float) ** 2 + model_error() ** 2
+                            + transfer ** 2)
             gains = expected_improvement(best.value, mu, sigma)
             gains = np.where(ok, gains * (1.0 - np.clip(predictions.fail_prob, 0, 1)), -1.0)
             pick = int(np.argmax(gains))
@@ -428,6 +431,29 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
     say(f"stopped: {stop}")
     return TuneResult(objective, start, best.config if best else None,
                       best.value if best else float("nan"), trials, stop, noise())
+
+
+def _model_shift(space: Space, ratios: list[float], ratio_nodes: list[int]
+                 ) -> tuple[np.ndarray | float, np.ndarray | float]:
+    """Per configuration: the log correction of the model's prediction and its uncertainty.
+
+    A model is most wrong where it extrapolates, typically in node count (a bundle measured on
+    one node predicts two). So the correction is the median log(measured / predicted) of the
+    runs on the same node count; a node count with no run yet gets the median over all runs,
+    with that median's size as extra uncertainty (whether the error carries over is unknown).
+    Without this, two-node runs measured slower than predicted shifted the (right) one-node
+    predictions up too, and the search stopped before trying one node (measured live).
+    """
+    if not ratios:
+        return 0.0, 0.0
+    overall = float(np.median(ratios))
+    by_nodes: dict[int, float] = {}
+    for n in set(ratio_nodes):
+        by_nodes[n] = float(np.median([r for r, k in zip(ratios, ratio_nodes) if k == n]))
+    nodes = np.array([c.nodes for c in space.configs])
+    shift = np.array([by_nodes.get(int(n), overall) for n in nodes])
+    transfer = np.array([0.0 if int(n) in by_nodes else abs(overall) for n in nodes])
+    return shift, transfer
 
 
 def _fmt(value: float, objective: str) -> str:

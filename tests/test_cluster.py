@@ -66,6 +66,14 @@ def test_detect_slurm_from_env_and_scontrol_capture():
     assert part.memory_gb == pytest.approx(float(nodes[0]["RealMemory"]) / 1000, abs=0.1)
 
 
+def test_detect_slurm_under_salloc_takes_cores_from_the_job_cpus():
+    # salloc's command runs on the submit host: no SLURMD_NODENAME, no SLURM_CPUS_ON_NODE
+    env = {"SLURM_JOB_ID": "9", "SLURM_JOB_PARTITION": "debug", "SLURM_JOB_NUM_NODES": "2",
+           "SLURM_JOB_CPUS_PER_NODE": "2(x2)"}
+    part = detect_slurm(env=env, scontrol_text="").partition("debug")
+    assert part.cores_per_node == 2 and part.max_nodes == 2
+
+
 def test_detect_slurm_outside_allocation():
     with pytest.raises(ClusterFileError, match="not inside a Slurm allocation"):
         detect_slurm(env={})

@@ -125,6 +125,23 @@ def test_model_error_keeps_the_search_going_when_predictions_are_overconfident()
     assert result.best_value == 0.5 and result.best != start
 
 
+def test_a_model_wrong_on_two_nodes_does_not_stop_the_search_before_one_node():
+    """Measured live: a one-node bundle predicted two nodes 5x faster than they are; the
+    two-node runs' error must not be carried to the (right) one-node predictions unchecked."""
+    space = _space(cores=2, nodes=2)
+    truth = {c.label(): (1.0 + 0.1 * c.threads + 0.05 * c.ranks_per_node)
+             * (1.5 if c.nodes == 2 else 1.0) for c in space.configs}
+    truth["N1xR2xT1-cpu-fp32"] = 0.5  # the real winner: one node
+    predicted = {k: (v / 5 if k.startswith("N2") else v) for k, v in truth.items()}
+    preds = _predictions(space, predicted, spread=0.05)
+    start = system2.system1_start(space, preds)
+    assert start.nodes == 2  # System 1 is fooled
+    calls = []
+    result = system2.tune(space, start, _table_evaluator(truth, calls), predictions=preds,
+                          budget=len(space.configs))
+    assert result.best == Configuration(1, 2, 1, "cpu", "fp32"), (calls, result.stop_reason)
+
+
 def test_model_guided_search_goes_straight_to_the_predicted_winner():
     space = _space()
     start = Configuration(1, 4, 1)
