@@ -102,6 +102,31 @@ def test_round_trip_identical_predictions(bundle, tmp_path):
     assert "energy" in (tmp_path / "model" / "README.txt").read_text().lower()
 
 
+def test_multi_core_prediction_equals_one_core(bundle, tmp_path, monkeypatch):
+    """Large batches spread the embedding's row blocks and the members over the cores; the
+    numbers must be exactly those of one core (every step is row-wise)."""
+    from hpcds1mpi.surrogates import models
+
+    bundle.save(tmp_path / "model")
+    loaded = load_bundle(tmp_path / "model")  # members scored through libxgboost's C API
+    df = configs(make_runs(seed=7))
+    monkeypatch.setattr(models, "predict_threads", lambda: 1)
+    one = loaded.predict(df)
+    calls = []
+    real_map = models.parallel_map
+
+    def counting_map(fn, items, n_rows):
+        calls.append(len(items))
+        return real_map(fn, items, n_rows)
+
+    monkeypatch.setattr(models, "predict_threads", lambda: 2)
+    monkeypatch.setattr(models, "PREDICT_PARALLEL_ROWS", 8)  # this small table counts as large
+    monkeypatch.setattr(models, "parallel_map", counting_map)
+    many = loaded.predict(df)
+    assert max(calls) > 1  # the parallel path really ran
+    pd.testing.assert_frame_equal(one, many, check_exact=True)
+
+
 def test_training_matrix_aligned_with_training_frame(bundle):
     frame = bundle.training_frame()
     matrix = bundle.training_matrix()
