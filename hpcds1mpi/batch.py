@@ -333,7 +333,8 @@ def launcher_tokens(scheduler: str, config: Configuration, cluster: "Cluster | N
                     ) -> list[str]:
     """The MPI launcher's argv tokens for ``config`` (the program follows them).
 
-    Slurm: ``srun --nodes N --ntasks-per-node R -c T --cpu-bind=cores --mpi=<cluster.mpi>``
+    Slurm: ``srun --nodes N --ntasks-per-node R -c T --cpu-bind=cores --kill-on-bad-exit=1
+    --mpi=<cluster.mpi>``
     (Slurm 22.05 srun does not inherit ``--cpus-per-task``, so ``-c`` is explicit).
     PBS: ``mpiexec -n <ranks>``; placement comes from the ``select`` chunks.
     A cluster file's ``launcher`` key (``srun``, ``mpiexec`` or ``mpirun``) overrides the choice.
@@ -348,8 +349,11 @@ def launcher_tokens(scheduler: str, config: Configuration, cluster: "Cluster | N
     if launcher == "srun":
         mpi = (getattr(cluster, "mpi", "") or "pmi2") if cluster is not None else "pmi2"
         check_value(mpi, "srun --mpi value", _MPI_RE)
+        # --kill-on-bad-exit: one dead rank ends the step instead of stranding the others in
+        # MPI calls until the walltime.
         return ["srun", f"--nodes={config.nodes}", f"--ntasks-per-node={config.ranks_per_node}",
-                "-c", str(config.threads), "--cpu-bind=cores", f"--mpi={mpi}"]
+                "-c", str(config.threads), "--cpu-bind=cores", "--kill-on-bad-exit=1",
+                f"--mpi={mpi}"]
     return [launcher, "-n", str(config.ranks)]
 
 

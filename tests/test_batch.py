@@ -87,7 +87,8 @@ def test_time_limit_from_upper_quantile_with_margin_and_floor():
 def test_launcher_tokens_pass_cpus_per_task_explicitly():
     config = Configuration(2, 8, 4)
     assert batch.launcher_tokens("slurm", config, site()) == [
-        "srun", "--nodes=2", "--ntasks-per-node=8", "-c", "4", "--cpu-bind=cores", "--mpi=pmix"]
+        "srun", "--nodes=2", "--ntasks-per-node=8", "-c", "4", "--cpu-bind=cores",
+        "--kill-on-bad-exit=1", "--mpi=pmix"]
     assert batch.launcher_tokens("pbs", config, site()) == ["mpiexec", "-n", "16"]
     assert batch.launcher_tokens("pbs", config, site(launcher="mpirun"))[0] == "mpirun"
     with pytest.raises(ConfigError):

@@ -55,6 +55,11 @@ WALL_ARGS = ["--kernel", "gemm", "--sizes", WALL_SIZES, "--ranks-per-node", "1",
              "--partition", "debug", "--no-progress", "--out", "wall.h5"]
 
 
+#: What slurmstepd prints when its pmi2 plugin rejects one of MPICH 5's PMI wire-up messages
+#: (seen in about 1 in 20 two-node launches on this test cluster, under load).
+PMI_WIREUP_ERROR = "mpi/pmi2: value not properly terminated"
+
+
 class E2E:
     """Shared state of the module: directory, model, jobs submitted (for sacct)."""
 
@@ -77,6 +82,25 @@ class E2E:
         job_id = self.slurm.sbatch(script, *args, cwd=self.root)
         self.jobs[name] = job_id
         return job_id
+
+    def run(self, name: str, submit, output: str, timeout: float) -> tuple[int, str, str]:
+        """Submit (``submit()`` returns the job id), wait; (job id, state, output text).
+
+        A job whose output shows Slurm 22.05's pmi2 plugin rejecting one of MPICH's wire-up
+        messages (a rare failure of this Slurm/MPICH pair, before the program starts; see
+        docs/slurm.md) is submitted once more, with a warning in the test report.
+        """
+        for attempt in (1, 2):
+            job = submit()
+            self.jobs[name] = job
+            state = self.slurm.wait(job, timeout=timeout)
+            path = Path(output.replace("%j", str(job)))
+            text = path.read_text() if path.exists() else ""
+            if attempt == 2 or PMI_WIREUP_ERROR not in text:
+                return job, state, text
+            import warnings
+
+            warnings.warn(f"job {job} ({name}) hit the Slurm pmi2 wire-up error; submitted again")
 
     def show(self, job_id: int) -> dict:
         text = self.slurm.cmd(["scontrol", "show", "job", "-o", str(job_id)]).stdout
@@ -135,9 +159,10 @@ def test_recommended_slurm_script_runs_with_exactly_the_recommended_layout(e2e):
     assert pick is not None, rec["verdict"]
     script = (e2e.root / "rec.sbatch").read_text()
     assert "srun " in script and "--mpi=pmi2" in script
-    job = e2e.submit("recommended", e2e.root / "rec.sbatch")
-    assert e2e.slurm.wait(job, timeout=180) == "COMPLETED", \
-        (e2e.root / f"rec-{job}.out").read_text()
+    job, state, output = e2e.run(
+        "recommended", lambda: e2e.slurm.sbatch(e2e.root / "rec.sbatch", cwd=e2e.root),
+        f"{e2e.root}/rec-%j.out", timeout=180)
+    assert state == "COMPLETED", output
     ranks = _read_ranks(probe_out)
     nodes, rpn, threads = pick["nodes"], pick["ranks_per_node"], pick["threads"]
     assert len(ranks) == nodes * rpn
@@ -169,9 +194,11 @@ def test_calibration_sweep_then_learn_makes_the_job_familiar(e2e):
     script = (e2e.root / "calib.sbatch").read_text()
     steps = before["calibration"]
     assert script.count("srun ") == len(steps) and script.count("--mpi=pmi2") == len(steps)
-    job = e2e.submit("calibration", e2e.root / "calib.sbatch")
-    assert e2e.slurm.wait(job, timeout=240) == "COMPLETED", \
-        (e2e.root / f"calib-{job}.out").read_text()
+    # The steps run with --resume: a resubmission measures only what the first attempt missed.
+    job, state, output = e2e.run(
+        "calibration", lambda: e2e.slurm.sbatch(e2e.root / "calib.sbatch", cwd=e2e.root),
+        f"{e2e.root}/calib-%j.out", timeout=240)
+    assert state == "COMPLETED", output
     from hpcds1mpi.telemetry import read_runs
 
     calib = read_runs(e2e.root / "calibration.h5")
@@ -234,12 +261,16 @@ def test_pbs_two_node_select_through_the_qsub_wrapper(e2e):
                             "print('world', MPI.COMM_WORLD.Get_size())"],
                    cluster=cluster, job_name="e2e-pbs2", time_limit_s=120)
     (e2e.root / "two.pbs").write_text(render(job, "pbs"))
-    job_id = int(e2e.slurm.cmd(["qsub", "two.pbs"], cwd=e2e.root).stdout.strip().split(".")[0])
-    e2e.jobs["pbs2"] = job_id
-    info = e2e.show(job_id)
-    assert (info["NumNodes"].split("-")[0], info["NumTasks"]) == ("2", "4")
-    assert e2e.slurm.wait(job_id, timeout=180) == "COMPLETED"
-    out = (e2e.root / f"two.pbs.o{job_id}").read_text()
+    infos = []
+
+    def qsub() -> int:
+        job_id = int(e2e.slurm.cmd(["qsub", "two.pbs"], cwd=e2e.root).stdout.strip().split(".")[0])
+        infos.append(e2e.show(job_id))
+        return job_id
+
+    job_id, state, out = e2e.run("pbs2", qsub, f"{e2e.root}/two.pbs.o%j", timeout=180)
+    assert (infos[-1]["NumNodes"].split("-")[0], infos[-1]["NumTasks"]) == ("2", "4")
+    assert state == "COMPLETED", out
     ranks = _read_ranks(probe_out)
     assert out.count("world") == 4 and out.count("4") == 4, out  # 4 ranks (lines interleave)
     assert sorted(int(r["PMI_RANK"]) for r in ranks) == [0, 1, 2, 3]
