@@ -95,8 +95,11 @@ def main(argv=None) -> int:
     settings = system2.RunSettings(args.kernel, args.size, min_time=args.min_time,
                                    max_repeats=args.max_repeats)
 
+    runners: dict[str, system2.LaunchRunner] = {}
+
     def runner(name: str):
-        return system2.LaunchRunner(settings, str(workdir / f"{name}.h5"), part, "srun")
+        runners[name] = system2.LaunchRunner(settings, str(workdir / f"{name}.h5"), part, "srun")
+        return runners[name]
 
     t0 = time.perf_counter()
     # 1. ground truth: every configuration once
@@ -187,6 +190,8 @@ def main(argv=None) -> int:
                   if truth[system2.config_key(c)].get("status") == "ok"
                   else truth[system2.config_key(c)].get("status") for c in space.configs},
         "workdir": str(workdir),
+        # launches made again because they failed before the sweep recorded anything
+        "relaunched": {name: r.relaunched for name, r in runners.items() if r.relaunched},
     }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -214,6 +219,9 @@ def main(argv=None) -> int:
                          for c, v in zip(m["configs"], m["measured_runtime_s"]))
         lines.append(f"| {label} | {m['runs_to_target'] or 'not reached'} | {m['runs_made']} | "
                      f"{m['wall_s']:.0f} | {runs} |")
+    relaunched = sum(len(v) for v in report["relaunched"].values())
+    lines += ["", f"Launches made again after failing before the sweep started: {relaunched}"
+              + (f" ({report['relaunched']})" if relaunched else "") + "."]
     lines += ["", "Ground truth per configuration (s): " + ", ".join(
         f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
         for k, v in report["truth"].items()), ""]

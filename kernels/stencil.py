@@ -136,7 +136,10 @@ def _compiled_sweep():
         except ImportError:
             _COMPILED.append(None)
         else:
-            _COMPILED.append(numba.njit(nogil=True, cache=True)(_fused_sweep))
+            try:
+                _COMPILED.append(numba.njit(nogil=True, cache=True)(_fused_sweep))
+            except RuntimeError:  # no writable cache location (read-only install, no $HOME)
+                _COMPILED.append(numba.njit(nogil=True)(_fused_sweep))
     return _COMPILED[0]
 
 

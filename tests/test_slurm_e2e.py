@@ -56,7 +56,7 @@ WALL_ARGS = ["--kernel", "gemm", "--sizes", WALL_SIZES, "--ranks-per-node", "1",
 
 
 #: What slurmstepd prints when its pmi2 plugin rejects one of MPICH 5's PMI wire-up messages
-#: (seen in about 1 in 20 two-node launches on this test cluster, under load).
+#: (seen 3 times in one afternoon on this test cluster; see docs/slurm.md).
 PMI_WIREUP_ERROR = "mpi/pmi2: value not properly terminated"
 
 
