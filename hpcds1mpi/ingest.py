@@ -420,15 +420,30 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
             status = "oom"
             report.notes["killed by signal 9 at its memory request -> oom"] += 1
 
-    gpus = gpus_from_tres(alloc)
+    return _slurm_job_row(
+        job_id=jid, workload=job.get("JobName", ""), user=job.get("User", ""),
+        partition=job.get("Partition", ""), nodes=nodes, ranks=ranks, threads=threads,
+        cores=cores, gpus=gpus_from_tres(alloc), status=status, state=state,
+        exit_code=exit_code, exit_signal=exit_signal, runtime_s=runtime_s,
+        cpu_s=parse_duration(job.get("TotalCPU")), peak_rss_mb=peak, energy_j=energy,
+        submit_time=_time_or_none(job.get("Submit")), start_time=_time_or_none(job.get("Start")),
+        end_time=_time_or_none(job.get("End")), time_limit_s=time_limit_s, mem_req_gb=mem_req_gb)
+
+
+def _slurm_job_row(*, job_id, workload, user, partition, nodes, ranks, threads, cores, gpus,
+                   status, state, exit_code, exit_signal, runtime_s, cpu_s, peak_rss_mb,
+                   energy_j, submit_time, start_time, end_time, time_limit_s, mem_req_gb
+                   ) -> dict:
+    """One job-table row from what ``sacct -P`` or ``sacct --json`` gave; the derived fields
+    (ranks per node, device, error text, average power, energy source) are computed here."""
     return {
-        "job_id": jid,
-        "workload": job.get("JobName", ""),
-        "user": job.get("User", ""),
-        "partition": job.get("Partition", ""),
+        "job_id": job_id,
+        "workload": workload,
+        "user": user,
+        "partition": partition,
         "nodes": nodes,
         "ranks": ranks,
-        "ranks_per_node": _ceil_div(ranks, nodes),
+        "ranks_per_node": _ceil_div(int(ranks) if ranks else None, nodes),
         "threads": threads,
         "cores": cores,
         "gpus": gpus,
@@ -439,14 +454,14 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
         "exit_signal": exit_signal,
         "error": _error_text(status, state, exit_code, exit_signal),
         "runtime_s": runtime_s,
-        "cpu_s": parse_duration(job.get("TotalCPU")),
-        "peak_rss_mb": peak,
-        "energy_j": energy,
-        "avg_power_w": energy / runtime_s if energy and runtime_s else None,
-        "energy_source": _ENERGY_SLURM if energy else "",
-        "submit_time": _time_or_none(job.get("Submit")),
-        "start_time": _time_or_none(job.get("Start")),
-        "end_time": _time_or_none(job.get("End")),
+        "cpu_s": cpu_s,
+        "peak_rss_mb": peak_rss_mb,
+        "energy_j": energy_j,
+        "avg_power_w": energy_j / runtime_s if energy_j and runtime_s else None,
+        "energy_source": _ENERGY_SLURM if energy_j else "",
+        "submit_time": submit_time,
+        "start_time": start_time,
+        "end_time": end_time,
         "time_limit_s": time_limit_s,
         "mem_req_gb": mem_req_gb,
     }
@@ -649,35 +664,16 @@ def _job_from_json(job: dict, report: FileReport, old_exit_codes: bool) -> dict 
     task = _num(array.get("task_id"))
     array_id = _num(array.get("job_id"))
     jid = f"{array_id}_{task}" if array_id and task is not None else str(job["job_id"])
-    return {
-        "job_id": jid,
-        "workload": name,
-        "user": job.get("user", ""),
-        "partition": job.get("partition", ""),
-        "nodes": nodes,
-        "ranks": ranks,
-        "ranks_per_node": _ceil_div(int(ranks) if ranks else None, nodes),
-        "threads": threads,
-        "cores": cores,
-        "gpus": gpus,
-        "device": "gpu" if gpus else "cpu",
-        "status": status,
-        "state_raw": state,
-        "exit_code": exit_code,
-        "exit_signal": exit_signal,
-        "error": _error_text(status, state, exit_code, exit_signal),
-        "runtime_s": float(runtime_s) if runtime_s is not None else None,
-        "cpu_s": None,  # job-level CPU time is 0 in 22.05 JSON; sacct -P TotalCPU has it
-        "peak_rss_mb": None,
-        "energy_j": energy,
-        "avg_power_w": energy / runtime_s if energy and runtime_s else None,
-        "energy_source": _ENERGY_SLURM if energy else "",
-        "submit_time": ts(t.get("submission")),
-        "start_time": ts(t.get("start")),
-        "end_time": ts(t.get("end")),
-        "time_limit_s": float(limit) * 60 if limit is not None else None,
-        "mem_req_gb": mem_mb / 1000 if mem_mb else None,
-    }
+    return _slurm_job_row(
+        job_id=jid, workload=name, user=job.get("user", ""), partition=job.get("partition", ""),
+        nodes=nodes, ranks=ranks, threads=threads, cores=cores, gpus=gpus, status=status,
+        state=state, exit_code=exit_code, exit_signal=exit_signal,
+        runtime_s=float(runtime_s) if runtime_s is not None else None,
+        cpu_s=None,  # job-level CPU time is 0 in 22.05 JSON; sacct -P TotalCPU has it
+        peak_rss_mb=None, energy_j=energy, submit_time=ts(t.get("submission")),
+        start_time=ts(t.get("start")), end_time=ts(t.get("end")),
+        time_limit_s=float(limit) * 60 if limit is not None else None,
+        mem_req_gb=mem_mb / 1000 if mem_mb else None)
 
 
 # --------------------------------------------------------------------------------------------
