@@ -20,9 +20,9 @@ import tempfile
 import threading
 import time
 
-from hpcds1mpi.config import Configuration, check_fits
 from hpcds1mpi.errors import ConfigError, HpcdsError
-from hpcds1mpi.sweep import Progress, RunSpec, SweepPlan, parse_ints, parse_words
+from hpcds1mpi.sweep import (Progress, RunSpec, SweepPlan, configuration_product, parse_ints,
+                             parse_words)
 
 OOM_PATTERN = re.compile(r"out of memory|oom-kill|\bKilled\b|MemoryError|bad_alloc|"
                          r"Cannot allocate memory", re.IGNORECASE)
@@ -60,22 +60,13 @@ def build_external_plan(program: str, label: str, *, sizes, nodes=None, ranks_pe
     if not label or not re.fullmatch(r"[\w.+-]+", label):
         raise ConfigError(f"--label {label!r}: use letters, digits, '.', '_', '+' or '-'")
     runs = []
+    configs = list(configuration_product(node_list, rpn_list, thread_list, device_list,
+                                         precision_list, partition if valid_only else None))
     for size in size_list:
-        for n in node_list:
-            for r in rpn_list:
-                for t in thread_list:
-                    for d in device_list:
-                        for p in precision_list:
-                            config = Configuration(n, r, t, d, p)
-                            if valid_only and partition is not None:
-                                try:
-                                    check_fits(config, partition)
-                                except ConfigError:
-                                    continue
-                            spec = RunSpec(label, size, config, seed or 0,
-                                           (("command", program),))
-                            format_command(program, spec)  # bad placeholders fail now
-                            runs.append(spec)
+        for config in configs:
+            spec = RunSpec(label, size, config, seed or 0, (("command", program),))
+            format_command(program, spec)  # bad placeholders fail now
+            runs.append(spec)
     if not runs:
         raise ConfigError("the ranges leave no configuration to run")
     plan = SweepPlan(runs=runs, timeout=float(timeout) if timeout else 600.0,

@@ -152,6 +152,23 @@ def _positive(value, what: str, kind=float, allow_zero: bool = False):
     return number
 
 
+def configuration_product(nodes, ranks_per_node, threads, devices, precisions,
+                          partition=None, accept=None):
+    """Every configuration of the ranges' product, in that nesting order; with ``partition``,
+    those that do not fit it are skipped, and ``accept(config)`` may reject more."""
+    import itertools
+
+    for n, r, t, d, p in itertools.product(nodes, ranks_per_node, threads, devices, precisions):
+        config = Configuration(n, r, t, d, p)
+        if partition is not None:
+            try:
+                check_fits(config, partition)
+            except ConfigError:
+                continue
+        if accept is None or accept(config):
+            yield config
+
+
 def load_plan_file(path: str) -> dict:
     """Read a TOML sweep plan into the dict :func:`build_plan` takes."""
     import tomllib
@@ -228,23 +245,18 @@ def build_plan(doc: dict, partition) -> SweepPlan:
             raise ConfigError(f"{name}: extra must be a table")
         corrupt = bool(merged.get("corrupt", False))
         before = len(runs)
+
+        def supported(c: Configuration, kernel=kernel) -> bool:
+            return (c.precision in kernel.precisions and c.device in kernel.devices
+                    and (c.threads == 1 or kernel.uses_threads))
+
+        configs = list(configuration_product(nodes, rpn, threads, devices, precisions,
+                                             partition if valid_only else None,
+                                             supported if valid_only else None))
         for size in sizes:
-            for n in nodes:
-                for r in rpn:
-                    for t in threads:
-                        for d in devices:
-                            for p in precisions:
-                                config = Configuration(n, r, t, d, p)
-                                if valid_only:
-                                    try:
-                                        check_fits(config, partition)
-                                    except ConfigError:
-                                        continue
-                                    if (p not in kernel.precisions or d not in kernel.devices
-                                            or (t > 1 and not kernel.uses_threads)):
-                                        continue
-                                runs.append(RunSpec(name, size, config, seed,
-                                                    tuple(sorted(extra.items())), corrupt))
+            for config in configs:
+                runs.append(RunSpec(name, size, config, seed, tuple(sorted(extra.items())),
+                                    corrupt))
         if len(runs) == before:
             raise ConfigError(f"kernel {name!r}: the ranges leave no configuration to run "
                               "(check nodes/ranks/threads against the partition)")
