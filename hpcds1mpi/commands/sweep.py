@@ -200,5 +200,6 @@ def _print_list(plan, estimate: float | None) -> None:
     click.echo(f"total: {len(plan.runs)} configurations; launch with at least "
                f"{plan.max_ranks} ranks")
     if estimate is not None:
-        click.echo(f"rough estimate: {estimate / 60:.1f} min (lower bound from min_time and the "
-                   "kernels' work models at 1 GFLOP/s, 5 GB/s per rank; not a measurement)")
+        click.echo(f"rough estimate: {estimate / 60:.1f} min (from min_time and the kernels' work "
+                   "models at a pessimistic 1 GFLOP/s, 5 GB/s per rank; not a measurement: "
+                   "compute-bound kernels run far faster)")
