@@ -9,9 +9,7 @@ from it is ever reported.
 
 Training runs in a child process pinned to 2 cores so its peak RSS (``ru_maxrss`` of the
 child) and wall time are its own. Prediction is measured in another child that loads the
-bundle cold (no torch import), then scores the same 10,000-row frame repeatedly: 10,000
-distinct rows of the table (batch scoring of jobs), and 10,000 configurations of one job
-(nodes x ranks per node x threads, System 1's use).
+bundle cold (no torch import), then scores the same 10,000-row frame repeatedly.
 
 Run: ``python benchmarks/train_scale.py`` (add ``--rows 20000`` for a quick check).
 Writes ``benchmarks/results/train_scale.json`` and ``.md``.
@@ -52,24 +50,6 @@ def child_train(table: str, out: str, rate: float, seed: int) -> None:
                       "n_members": bundle.manifest["n_members"]}))
 
 
-def one_job_grid(job, n: int):
-    """``n`` candidate configurations of one job, as System 1 scores them: the job's own
-    columns with nodes x ranks per node x threads varied (requested cores and GPUs follow)."""
-    import itertools
-
-    import pandas as pd
-
-    cores_per_node = max(1, int(job["cores_per_node"]))
-    layouts = [(r, t) for r in range(1, cores_per_node + 1)
-               for t in range(1, cores_per_node // r + 1)]
-    nodes = range(1, n // max(1, len(layouts)) + 2)
-    rows = []
-    for nn, (r, t) in itertools.islice(itertools.product(nodes, layouts), n):
-        rows.append({**job.to_dict(), "nodes": nn, "ranks_per_node": r, "threads": t,
-                     "cores": nn * r * t})
-    return pd.DataFrame(rows)[list(job.index)]
-
-
 def child_predict(bundle_dir: str, table: str, n: int, repeats: int) -> None:
     t0 = time.perf_counter()
     import numpy as np
@@ -95,17 +75,7 @@ def child_predict(bundle_dir: str, table: str, n: int, repeats: int) -> None:
         walls.append(time.perf_counter() - w0)
         cpus.append(time.process_time() - c0)
     assert len(out) == n and np.isfinite(out["runtime_s"]).all()
-    grid = one_job_grid(configs.iloc[0], n)
-    bundle.predict(grid)
-    grid_walls = []
-    for _ in range(repeats):
-        w0 = time.perf_counter()
-        out = bundle.predict(grid)
-        grid_walls.append(time.perf_counter() - w0)
-    assert len(out) == n and np.isfinite(out["runtime_s"]).all()
-    print(json.dumps({"grid_ms_median": 1e3 * float(np.median(grid_walls)),
-                      "grid_ms_min": 1e3 * float(np.min(grid_walls)),
-                      "load_s": t_load, "first_predict_ms": 1e3 * first,
+    print(json.dumps({"load_s": t_load, "first_predict_ms": 1e3 * first,
                       "predict_ms_median": 1e3 * float(np.median(walls)),
                       "predict_ms_min": 1e3 * float(np.min(walls)),
                       "predict_cpu_ms_median": 1e3 * float(np.median(cpus)),
@@ -188,7 +158,6 @@ def main(argv: list[str] | None = None) -> dict:
             "train_under_5_min": train_wall <= 300.0,
             "peak_under_8_gb": train_peak_gb <= 8.0,
             "predict_10k_under_50_ms": pred["predict_ms_median"] <= 50.0,
-            "predict_10k_one_job_grid_under_50_ms": pred["grid_ms_median"] <= 50.0,
         },
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -209,9 +178,6 @@ def main(argv: list[str] | None = None) -> dict:
         f"| predict {pred['rows']} configurations, median of {args.repeats} | "
         f"{pred['predict_ms_median']:.1f} ms (min {pred['predict_ms_min']:.1f}, CPU "
         f"{pred['predict_cpu_ms_median']:.1f}) | 50 ms |",
-        f"| predict {pred['rows']} configurations of one job (System 1's grid: nodes x ranks "
-        f"x threads), median of {args.repeats} | {pred['grid_ms_median']:.1f} ms (min "
-        f"{pred['grid_ms_min']:.1f}) | 50 ms |",
         "",
         f"Bundle: {train['family']} x {train['n_members']} members, targets "
         f"{', '.join(train['targets'])}; kept {train['sampling']['n_kept']} of "
