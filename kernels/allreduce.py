@@ -69,15 +69,6 @@ def pong_pattern(n: int, dtype):
     return (np.arange(n) % 241 + 2).astype(dtype)
 
 
-def _usable_cpus() -> int:
-    import os
-
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
-
-
 def _ranks_on_node(comm) -> int:
     """How many ranks of ``comm`` share this rank's node."""
     from hpcds1mpi.mpi import get_mpi
@@ -141,11 +132,12 @@ class Allreduce(Kernel):
 
     def setup(self, ctx: KernelContext, size: int) -> _State:
         from hpcds1mpi.arrays import numpy_dtype
+        from hpcds1mpi.measure import initial_cpus
 
         dtype = numpy_dtype(ctx.precision)
         item = np.dtype(dtype).itemsize
         scale = float(ctx.extra.get("allreduce_iteration_scale", 1.0))
-        if _ranks_on_node(ctx.comm) > _usable_cpus():
+        if _ranks_on_node(ctx.comm) > len(initial_cpus()):
             # Oversubscribed: every message waits for the OS scheduler (milliseconds), so many
             # iterations only multiply the run time without sharpening the number.
             scale = min(scale, MIN_ITERATIONS / MAX_ITERATIONS)

@@ -63,13 +63,9 @@ _PREDICT_POOL: list = []
 
 def predict_threads() -> int:
     """Cores prediction may use: this process's CPU affinity, at most 8."""
-    import os
+    from hpcds1mpi.measure import initial_cpus
 
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        usable = os.cpu_count() or 1
-    return max(1, min(8, usable))
+    return max(1, min(8, len(initial_cpus())))
 
 
 def parallel_map(fn, items: list, n_rows: int) -> list:
@@ -406,17 +402,17 @@ class SurrogateModel:
                 [self.spec_.names.index(c) for c in self.member_features])
         return Z[:, cols]
 
-    def _design(self, X: np.ndarray, parallel: bool = True) -> np.ndarray:
+    def _design(self, X: np.ndarray) -> np.ndarray:
         if self.embedding_ is None:
             return X
         # Row blocks on the usable cores (numpy's products release the GIL); one block when
         # small. Each block's rows are embedded exactly as alone: row-wise arithmetic.
-        n = len(X) if parallel else 0
+        n = len(X)
         blocks = max(1, min(predict_threads(), n // (PREDICT_PARALLEL_ROWS // 2)))
-        bounds = np.linspace(0, len(X), blocks + 1).astype(int)
+        bounds = np.linspace(0, n, blocks + 1).astype(int)
         parts = parallel_map(lambda b: self.embedding_.transform(X[b[0]:b[1]]),
                              list(zip(bounds[:-1], bounds[1:])), n)
-        return np.hstack([X, np.vstack(parts) if parts else np.zeros((0, 0))])
+        return np.hstack([X, np.vstack(parts)])
 
     # -- predict -------------------------------------------------------------------------
     def design_matrix(self, frame: pd.DataFrame) -> np.ndarray:
@@ -488,8 +484,7 @@ class SurrogateModel:
         base = baseline_from_roofline(block[-1]) if self.use_baseline else None
         return self._predict_regions(block[:-1].T, base)
 
-    def _predict_regions(self, Z_members: np.ndarray, base: np.ndarray | None,
-                         parallel: bool = True):
+    def _predict_regions(self, Z_members: np.ndarray, base: np.ndarray | None):
         thresholds = self._thresholds() if len(Z_members) > 256 else None
         first = inverse = None
         if thresholds is not None and len(Z_members) > 4 * REGION_PROBE_ROWS:
@@ -505,7 +500,7 @@ class SurrogateModel:
         Z_score = Z_members if first is None else Z_members[first]
         jobs = [(target, m) for target, members in self.members_.items() for m in members]
         values = parallel_map(lambda job: predict_member(job[1], Z_score, job[0] == "failed"),
-                              jobs, len(Z_score) if parallel else 0)
+                              jobs, len(Z_score))
         preds, baseline = {}, {}
         for target in self.members_:
             preds[target] = np.vstack([v for (t, _), v in zip(jobs, values) if t == target])
