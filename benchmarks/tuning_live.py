@@ -80,16 +80,10 @@ def main(argv=None) -> int:
     from hpcds1mpi.surrogates import mobo
     from hpcds1mpi.surrogates.objectives import RealRunObjective
 
-    kernel = registry.get(args.kernel)
+    registry.get(args.kernel)  # an unknown kernel fails here, naming the known ones
     part = resolve_partition(None, None)
-    nodes = int(os.environ.get("SLURM_JOB_NUM_NODES") or os.environ.get("SLURM_NNODES") or 1)
-    cpus = os.environ.get("SLURM_CPUS_ON_NODE", "")
-    cores = min(int(cpus), part.cores_per_node) if cpus.isdigit() else part.cores_per_node
-    space = system2.build_space(part, max_nodes=nodes, cores_per_node=cores,
-                                devices=[d for d in kernel.devices if d == "cpu"
-                                         or part.gpus_per_node],
-                                precisions=list(kernel.precisions),
-                                uses_threads=bool(kernel.uses_threads))
+    nodes, cores = system2.allocation(part, "srun")  # what `hpcds1mpi tune` would use
+    space = system2.workload_space(part, args.kernel, max_nodes=nodes, cores_per_node=cores)
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="hpcds1mpi-tuning-live-"))
     workdir.mkdir(parents=True, exist_ok=True)
     settings = system2.RunSettings(args.kernel, args.size, min_time=args.min_time,

@@ -142,6 +142,35 @@ def build_space(partition, *, max_nodes: int, cores_per_node: int | None = None,
     return Space(configs)
 
 
+def workload_space(partition, kernel: str | None, *, max_nodes: int,
+                   cores_per_node: int | None = None) -> Space:
+    """:func:`build_space` for a kernel (only the devices, precisions and threads it declares)
+    or, with ``kernel`` None, for a user's program (everything the partition offers)."""
+    devices = ["cpu", "gpu"] if partition.gpus_per_node else ["cpu"]
+    precisions, uses_threads = None, True
+    if kernel is not None:
+        from hpcds1mpi import kernels as registry
+
+        k = registry.get(kernel)
+        devices = [d for d in k.devices if d in devices]
+        precisions, uses_threads = list(k.precisions), bool(k.uses_threads)
+    return build_space(partition, max_nodes=max_nodes, cores_per_node=cores_per_node,
+                       devices=devices, precisions=precisions, uses_threads=uses_threads)
+
+
+def allocation(partition, launcher: str, layout=None) -> tuple[int, int]:
+    """(nodes, cores per node) a tune may use: the launched layout in-process, the Slurm
+    allocation under srun, this node under mpiexec."""
+    if layout is not None:
+        return layout.nodes, partition.cores_per_node
+    if launcher == "srun":
+        nodes = int(os.environ.get("SLURM_JOB_NUM_NODES") or os.environ.get("SLURM_NNODES") or 1)
+        cpus = os.environ.get("SLURM_CPUS_ON_NODE", "")
+        cores = int(cpus) if cpus.isdigit() else partition.cores_per_node
+        return nodes, min(cores, partition.cores_per_node) or cores
+    return 1, partition.cores_per_node  # mpiexec without a host file: this node only
+
+
 def default_config(space: Space, cores_per_node: int) -> Configuration:
     """The rules-of-thumb start: one node, every core a rank, one thread, CPU, fp64 (or the
     closest configuration the space has)."""

@@ -24,18 +24,6 @@ import sys
 import click
 
 
-def _allocation(partition, launcher: str, layout=None) -> tuple[int, int]:
-    """(nodes, cores per node) this tune may use."""
-    if layout is not None:
-        return layout.nodes, partition.cores_per_node
-    if launcher == "srun":
-        nodes = int(os.environ.get("SLURM_JOB_NUM_NODES") or os.environ.get("SLURM_NNODES") or 1)
-        cpus = os.environ.get("SLURM_CPUS_ON_NODE", "")
-        cores = int(cpus) if cpus.isdigit() else partition.cores_per_node
-        return nodes, min(cores, partition.cores_per_node) or cores
-    return 1, partition.cores_per_node  # mpiexec without a host file: this node only
-
-
 def _strip_submit(argv: list[str]) -> list[str]:
     args = list(argv)
     if "tune" in args:
@@ -198,24 +186,12 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
             runner.serve()
             return
     try:
-        alloc_nodes, cores = _allocation(part, kind, layout)
+        alloc_nodes, cores = system2.allocation(part, kind, layout)
         if layout is not None:
             cores = min(cores, min(layout.node_sizes))  # ranks, not cores, bound a sub-comm
         if max_nodes is not None:
             alloc_nodes = min(alloc_nodes, max_nodes)
-        devices = ["cpu", "gpu"] if part.gpus_per_node else ["cpu"]
-        precisions = None
-        uses_threads = True
-        if kernel is not None:
-            from hpcds1mpi import kernels as registry
-
-            k = registry.get(kernel)
-            devices = [d for d in k.devices if d in devices]
-            precisions = list(k.precisions)
-            uses_threads = bool(k.uses_threads)
-        space = system2.build_space(part, max_nodes=alloc_nodes, cores_per_node=cores,
-                                    devices=devices, precisions=precisions,
-                                    uses_threads=uses_threads)
+        space = system2.workload_space(part, kernel, max_nodes=alloc_nodes, cores_per_node=cores)
         if layout is not None:
             # In-process runs need ranks, not cores: ranks per node up to what was launched.
             space = system2.Space([c for c in space.configs
