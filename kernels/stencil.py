@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from hpcds1mpi import arrays
+from hpcds1mpi import arrays, jit
 from hpcds1mpi.kernels import register
 from hpcds1mpi.kernels._parallel import (aligned_chunks, aligned_empty, global_planes, run_items,
                                          use_device)
@@ -77,7 +77,7 @@ def jacobi_sweep(src, dst, threads: int = 1, xp=np, fixed_faces=(), plans: dict 
             are built once per (src, dst) pair and reused (saves ~7 slice objects per chunk).
     """
     sixth = src.dtype.type(1.0 / 6.0)
-    compiled = _compiled_sweep() if xp is np else None
+    compiled = jit.compiled(_fused_sweep) if xp is np else None
     if compiled is not None:
         # One fused pass per point (numba, GIL released): ~2x the numpy chunks' rate (measured).
         nz = src.shape[0] - 2
@@ -116,31 +116,6 @@ def plane_pieces(nz: int, threads: int) -> list[tuple[int, int]]:
     """Split planes 0..nz-1 into ``4 * threads`` near-equal ranges (one range for 1 thread)."""
     count = 1 if threads <= 1 else min(nz, 4 * threads)
     return [block_range(nz, count, k) for k in range(count) if nz > 0]
-
-
-#: Set to "1" to run the numpy chunked sweep even where numba is installed (comparisons, tests).
-NO_JIT_ENV = "HPCDS1MPI_NO_JIT"
-_COMPILED: list = []
-
-
-def _compiled_sweep():
-    """The numba-compiled fused sweep over planes [z0, z1), or None without numba (or with
-    ``HPCDS1MPI_NO_JIT=1``). Compiled once per process per dtype (cached on disk by numba)."""
-    import os
-
-    if os.environ.get(NO_JIT_ENV) == "1":
-        return None
-    if not _COMPILED:
-        try:
-            import numba
-        except ImportError:
-            _COMPILED.append(None)
-        else:
-            try:
-                _COMPILED.append(numba.njit(nogil=True, cache=True)(_fused_sweep))
-            except RuntimeError:  # no writable cache location (read-only install, no $HOME)
-                _COMPILED.append(numba.njit(nogil=True)(_fused_sweep))
-    return _COMPILED[0]
 
 
 def _fused_sweep(src, dst, z0, z1, sixth):  # pragma: no cover - runs compiled

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from hpcds1mpi import jit
 from hpcds1mpi.errors import DataError, ModelError
 
 _SQRT_HALF = np.float32(np.sqrt(0.5))
@@ -130,6 +131,136 @@ def encoder_forward(X: np.ndarray, w: dict, config: dict) -> np.ndarray:
         total += np.maximum(out[:, :n_d], 0.0)
         att = out[:, n_d:]
     return total
+
+
+#: From this many rows on, :meth:`TabNetEmbedding.transform` runs the compiled row-wise pass
+#: (numba): ~4x less CPU than the numpy pass on 10,000 job-table rows (measured,
+#: benchmarks/results/train_scale.md); below it numpy, which needs no numba import.
+JIT_MIN_ROWS = 2048
+
+
+def pack_encoder(w: dict, config: dict) -> tuple:
+    """The folded weights as the dense arrays :func:`_encoder_rows` takes.
+
+    Every feature transformer (the initial splitter, then one per step) is the same stack of
+    GLU layers: the first maps the f (masked) inputs, each further one is residual on the
+    previous output. Its layers' weights are stacked as ``W0`` (T, f, 2h) and ``Wr``
+    (T, L-1, h, 2h), where h = n_d + n_a and L = n_shared + n_independent.
+    """
+    n_steps = config["n_steps"]
+    names = [f"shared.{i}" for i in range(config["n_shared"])] + \
+        [f"indep.{i}" for i in range(config["n_independent"])]
+    transformers = ["init"] + [f"step.{s}" for s in range(n_steps)]
+    W0 = np.stack([w[f"{t}.{names[0]}.Wf"] for t in transformers])
+    b0 = np.stack([w[f"{t}.{names[0]}.bf"] for t in transformers])
+    h = W0.shape[2] // 2
+    rest = names[1:]
+    Wr = np.stack([np.stack([w[f"{t}.{n}.Wf"] for n in rest]) if rest else
+                   np.zeros((0, h, 2 * h), np.float32) for t in transformers])
+    br = np.stack([np.stack([w[f"{t}.{n}.bf"] for n in rest]) if rest else
+                   np.zeros((0, 2 * h), np.float32) for t in transformers])
+    attW = np.stack([w[f"att.{s}.W"] for s in range(n_steps)])
+    att_scale = np.stack([w[f"att.{s}.bn.scale"] for s in range(n_steps)])
+    att_shift = np.stack([w[f"att.{s}.bn.shift"] for s in range(n_steps)])
+    f32 = [np.ascontiguousarray(a, dtype=np.float32) for a in (
+        w["x_mean32"], w["x_inv_scale32"], w["initial_bn.scale"], w["initial_bn.shift"],
+        W0, b0, Wr, br, attW, att_scale, att_shift, w["group"])]
+    return (*f32, np.float32(config["clip"]), np.float32(config["gamma"]),
+            bool(config.get("identity_groups", True)), int(config["n_d"]))
+
+
+def _encoder_rows(X, out, r0, r1, mean, inv_scale, bn_scale, bn_shift, W0, b0, Wr, br, attW,
+                  att_scale, att_shift, group, clip, gamma, identity,
+                  n_d):  # pragma: no cover - runs compiled
+    """:func:`encoder_forward` of rows [r0, r1) of X into ``out`` (n, n_d), one row at a time
+    with every intermediate in cache (the numpy pass's arithmetic, in float32)."""
+    f = X.shape[1]
+    h2 = W0.shape[2]
+    h = h2 // 2
+    k = attW.shape[2]
+    half = np.float32(np.sqrt(0.5))
+    one = np.float32(1.0)
+    x = np.empty(f, np.float32)
+    xin = np.empty(f, np.float32)
+    pre = np.empty(h2, np.float32)
+    cur = np.empty(h, np.float32)
+    prior = np.empty(k, np.float32)
+    z = np.empty(k, np.float32)
+    for r in range(r0, r1):
+        for j in range(f):
+            v = (np.float32(X[r, j]) - mean[j]) * inv_scale[j]
+            v = min(max(v, -clip), clip)
+            x[j] = v * bn_scale[j] + bn_shift[j]
+            xin[j] = x[j]
+        prior[:] = one
+        for j in range(n_d):
+            out[r, j] = 0.0
+        # transformer t = 0 is the initial splitter, t = s + 1 the transformer of step s
+        for t in range(W0.shape[0]):
+            # GLU stack: first layer on the (masked) inputs, then residual layers
+            pre[:] = b0[t]
+            for j in range(f):
+                xj = xin[j]
+                if xj != 0.0:  # masked-out features (most, after sparsemax) cost nothing
+                    for i in range(h2):
+                        pre[i] += xj * W0[t, j, i]
+            for i in range(h):
+                cur[i] = pre[i] / (one + np.exp(-pre[h + i]))
+            for layer in range(Wr.shape[1]):
+                pre[:] = br[t, layer]
+                for j in range(h):
+                    cj = cur[j]
+                    for i in range(h2):
+                        pre[i] += cj * Wr[t, layer, j, i]
+                for i in range(h):
+                    cur[i] = (cur[i] + pre[i] / (one + np.exp(-pre[h + i]))) * half
+            if t > 0:
+                for j in range(n_d):
+                    out[r, j] += max(cur[j], np.float32(0.0))
+            if t == attW.shape[0]:
+                break
+            # attentive transformer of step t: scores, batch norm, prior, sparsemax
+            for i in range(k):
+                z[i] = 0.0
+            for j in range(h - n_d):
+                aj = cur[n_d + j]
+                for i in range(k):
+                    z[i] += aj * attW[t, j, i]
+            top = -np.inf
+            for i in range(k):
+                z[i] = (z[i] * att_scale[t, i] + att_shift[t, i]) * prior[i]
+                top = max(top, z[i])
+            # sparsemax threshold (Michelot's projection onto the simplex: the exact tau of
+            # the sort-based rule, in a few O(k) passes): drop scores <= tau until none drop
+            tau = np.float32(0.0)
+            for i in range(k):
+                z[i] -= top
+                tau += z[i]
+            count = k
+            tau = (tau - one) / np.float32(count)
+            while True:
+                total = np.float32(0.0)
+                kept = 0
+                for i in range(k):
+                    if z[i] > tau:
+                        total += z[i]
+                        kept += 1
+                if kept == count:
+                    break
+                count = kept
+                tau = (total - one) / np.float32(count)
+            for i in range(k):
+                m = max(z[i] - tau, np.float32(0.0))
+                prior[i] = (gamma - m) * prior[i]
+                z[i] = m
+            for j in range(f):
+                if identity:
+                    xin[j] = z[j] * x[j]
+                else:
+                    acc = np.float32(0.0)
+                    for i in range(k):
+                        acc += z[i] * group[i, j]
+                    xin[j] = acc * x[j]
 
 
 # --------------------------------------------------------------------------------------------
@@ -317,7 +448,14 @@ class TabNetEmbedding:
         if X.ndim != 2 or X.shape[1] != self.n_features_in_:
             raise ModelError(
                 f"embedding expects {self.n_features_in_} features, got {X.shape[-1]}")
-        return encoder_forward(X, self._folded, self.config_).astype(np.float64)
+        compiled = jit.compiled(_encoder_rows) if len(X) >= JIT_MIN_ROWS else None
+        if compiled is None:
+            return encoder_forward(X, self._folded, self.config_).astype(np.float64)
+        if getattr(self, "_packed", None) is None:
+            self._packed = pack_encoder(self._folded, self.config_)
+        out = np.empty((len(X), int(self.config_["n_d"])), dtype=np.float32)
+        compiled(np.ascontiguousarray(X, dtype=np.float64), out, 0, len(X), *self._packed)
+        return out.astype(np.float64)
 
     # -- persistence ---------------------------------------------------------------------
     def to_arrays(self) -> tuple[dict, dict]:

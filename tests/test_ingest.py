@@ -363,14 +363,17 @@ def test_ingest_sacct_of_jobs_just_run(slurm, tmp_path):
     if not slurm.accounting:
         pytest.skip("the test Slurm runs without accounting (HPCDS1MPI_SLURM_ACCOUNTING=0)")
     ok = tmp_path / "ok.sh"
-    ok.write_text(f"#!/bin/bash\nsrun --mpi=pmi2 {sys.executable} -c "
+    ok.write_text(f"#!/bin/bash\nsrun --mpi=pmi2 --kill-on-bad-exit=1 {sys.executable} -c "
                   "'from mpi4py import MPI; MPI.COMM_WORLD.Barrier()'\n")
     bad = tmp_path / "bad.sh"
     bad.write_text("#!/bin/bash\nsleep 1\nexit 3\n")
-    ids = [slurm.sbatch(ok, "-N2", "--ntasks-per-node=1", "-J", "ingest_ok", "-o", "/dev/null"),
-           slurm.sbatch(bad, "-N1", "-n1", "-J", "ingest_bad", "-o", "/dev/null")]
-    for job_id in ids:
-        slurm.wait(job_id, timeout=120)
+    ok_log = tmp_path / "ok.out"
+    bad_id = slurm.sbatch(bad, "-N1", "-n1", "-J", "ingest_bad", "-o", "/dev/null")
+    ok_id, _, _ = slurm.run_job(lambda: slurm.sbatch(ok, "-N2", "--ntasks-per-node=1", "-J",
+                                                     "ingest_ok", "-o", str(ok_log)),
+                                ok_log, timeout=120)
+    slurm.wait(bad_id, timeout=120)
+    ids = [ok_id, bad_id]
     # slurmdbd gets the end records asynchronously: poll sacct (bounded) until both are final
     capture = tmp_path / "sacct.txt"
     for _ in range(40):

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from hpcds1mpi import kernels
+from hpcds1mpi import jit, kernels
 from hpcds1mpi.errors import ConfigError, UnknownKernelError
 from hpcds1mpi.kernels.base import Kernel, WorkModel, block_range
 
@@ -189,10 +189,10 @@ def test_stencil_chunked_threaded_sweep_equals_whole_array_sweep(backend, monkey
     from hpcds1mpi.kernels import stencil
 
     if backend == "numpy":
-        monkeypatch.setenv(stencil.NO_JIT_ENV, "1")
+        monkeypatch.setenv(jit.NO_JIT_ENV, "1")
     else:
         pytest.importorskip("numba")
-        assert stencil._compiled_sweep() is not None  # the compiled path is the one tested
+        assert jit.compiled(stencil._fused_sweep) is not None  # the compiled path is the one tested
 
     rng = np.random.default_rng(0)
     src = rng.random((9, 37, 41))  # 7 planes of 1517 points: several 1024-point chunks
@@ -217,7 +217,7 @@ def test_stencil_chunked_threaded_sweep_equals_whole_array_sweep(backend, monkey
 def test_stencil_sweep_plans_are_reused_and_give_the_same_field(monkeypatch):
     from hpcds1mpi.kernels import stencil
 
-    monkeypatch.setenv(stencil.NO_JIT_ENV, "1")  # plans belong to the numpy path
+    monkeypatch.setenv(jit.NO_JIT_ENV, "1")  # plans belong to the numpy path
     src = np.random.default_rng(1).random((6, 20, 23))
     fresh, cached = src.copy(), src.copy()
     plans: dict = {}

@@ -6,9 +6,12 @@ import json
 import re
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import SLURM_FINAL_STATES
 
 pytestmark = pytest.mark.slurm
 
@@ -37,12 +40,11 @@ def _mpi_job(slurm, tmp_path: Path, mpi: str) -> tuple[str, list[dict]]:
     probe.write_text(MPI_PROBE)
     out = tmp_path / f"mpi-{mpi}.out"
     script = _write_job(tmp_path / f"mpi-{mpi}.sh",
-                        f"srun --mpi={mpi} {sys.executable} {probe}",
+                        f"srun --mpi={mpi} --kill-on-bad-exit=1 {sys.executable} {probe}",
                         ["-N2 --ntasks-per-node=1", "--time=2", f"--output={out}",
                          "--job-name=hpcds-mpi-probe"])
-    job_id = slurm.sbatch(script, cwd=tmp_path)
-    state = slurm.wait(job_id, timeout=120)
-    return state, _json_lines(out.read_text() if out.exists() else "")
+    _, state, text = slurm.run_job(lambda: slurm.sbatch(script, cwd=tmp_path), out, timeout=120)
+    return state, _json_lines(text)
 
 
 def test_two_node_mpi_job_spans_both_nodes(slurm, tmp_path):
@@ -77,6 +79,31 @@ def test_detect_slurm_inside_a_job_sees_the_partition(slurm, tmp_path):
     assert info["cluster"] == re.search(r"^ClusterName=(\S+)", conf, re.M).group(1)
     assert info["cores_per_node"] == cpus
     assert info["memory_gb"] == pytest.approx(4.0)
+
+
+def test_a_hung_job_fails_with_its_python_stacks(slurm, tmp_path):
+    """The harness: a job that never ends fails its test in bounded time, is cancelled, and
+    the failure shows where its Python process hung (SIGABRT + PYTHONFAULTHANDLER)."""
+    program = tmp_path / "hang.py"
+    program.write_text("import time\n\ndef stuck_in_a_test_hang():\n    time.sleep(600)\n\n"
+                       "stuck_in_a_test_hang()\n")
+    out = tmp_path / "hang.out"
+    script = _write_job(tmp_path / "hang.sh", f"srun {sys.executable} {program}",
+                        ["-N1 -n1", "--time=5", f"--output={out}"])
+    jobs = []
+
+    def submit():
+        jobs.append(slurm.sbatch(script, cwd=tmp_path))
+        return jobs[-1]
+
+    with pytest.raises(pytest.fail.Exception) as failure:
+        slurm.run_job(submit, out, timeout=10)
+    assert len(jobs) == 1 and f"Slurm job {jobs[0]} still RUNNING" in str(failure.value)
+    assert "stuck_in_a_test_hang" in str(failure.value)  # the stack, from the job's output
+    deadline = time.monotonic() + 30
+    while slurm.job_state(jobs[0]) not in SLURM_FINAL_STATES and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert slurm.job_state(jobs[0]) in SLURM_FINAL_STATES
 
 
 @pytest.mark.slow

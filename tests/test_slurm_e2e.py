@@ -55,11 +55,6 @@ WALL_ARGS = ["--kernel", "gemm", "--sizes", WALL_SIZES, "--ranks-per-node", "1",
              "--partition", "debug", "--no-progress", "--out", "wall.h5"]
 
 
-#: What slurmstepd prints when its pmi2 plugin rejects one of MPICH 5's PMI wire-up messages
-#: (seen 3 times in one afternoon on this test cluster; see docs/slurm.md).
-PMI_WIREUP_ERROR = "mpi/pmi2: value not properly terminated"
-
-
 class E2E:
     """Shared state of the module: directory, model, jobs submitted (for sacct)."""
 
@@ -84,23 +79,12 @@ class E2E:
         return job_id
 
     def run(self, name: str, submit, output: str, timeout: float) -> tuple[int, str, str]:
-        """Submit (``submit()`` returns the job id), wait; (job id, state, output text).
+        """Submit (``submit()`` returns the job id) and wait: (job id, state, output text).
 
-        A job whose output shows Slurm 22.05's pmi2 plugin rejecting one of MPICH's wire-up
-        messages (a rare failure of this Slurm/MPICH pair, before the program starts; see
-        docs/slurm.md) is submitted once more, with a warning in the test report.
-        """
-        for attempt in (1, 2):
-            job = submit()
-            self.jobs[name] = job
-            state = self.slurm.wait(job, timeout=timeout)
-            path = Path(output.replace("%j", str(job)))
-            text = path.read_text() if path.exists() else ""
-            if attempt == 2 or PMI_WIREUP_ERROR not in text:
-                return job, state, text
-            import warnings
-
-            warnings.warn(f"job {job} ({name}) hit the Slurm pmi2 wire-up error; submitted again")
+        Resubmits once after the Slurm pmi2 wire-up error (``SlurmCluster.run_job``)."""
+        job, state, text = self.slurm.run_job(submit, output, timeout)
+        self.jobs[name] = job
+        return job, state, text
 
     def show(self, job_id: int) -> dict:
         text = self.slurm.cmd(["scontrol", "show", "job", "-o", str(job_id)]).stdout

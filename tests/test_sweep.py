@@ -270,11 +270,12 @@ def test_two_node_sweep_under_slurm(slurm, tmp_path):
     script.write_text("\n".join([
         "#!/bin/bash", "#SBATCH -N2 --ntasks-per-node=1", "#SBATCH --time=3",
         f"#SBATCH --output={log}", "set -eu",
-        f"srun --mpi=pmi2 {hpcds1mpi_exe()} sweep --kernel-module {FAULTS} --kernel fault_sleep "
+        f"srun --mpi=pmi2 --kill-on-bad-exit=1 {hpcds1mpi_exe()} sweep "
+        f"--kernel-module {FAULTS} --kernel fault_sleep "
         f"--sizes 5 --nodes 1,2 --ranks-per-node 1 --threads 1 --precisions fp64 "
         f"--out {out} --no-progress", ""]))
-    state = slurm.wait(slurm.sbatch(script, cwd=tmp_path), timeout=180)
-    assert state == "COMPLETED", log.read_text() if log.exists() else state
+    _, state, text = slurm.run_job(lambda: slurm.sbatch(script, cwd=tmp_path), log, timeout=180)
+    assert state == "COMPLETED", text or state
     df = telemetry.read_runs(out).set_index("nodes")
     assert sorted(df.index) == [1, 2] and (df["status"] == "ok").all(), df["error"].tolist()
     assert df.loc[2, "ranks"] == 2 and df.loc[1, "ranks"] == 1
