@@ -58,6 +58,9 @@ PARALLEL_MIN_ROWS = 20000
 PREDICT_PARALLEL_ROWS = 4096
 #: Rows grouped first to decide whether tree-region grouping pays (see ``_predict_regions``).
 REGION_PROBE_ROWS = 512
+#: From this many scored rows on, XGBoost members are scored by the compiled forest
+#: (surrogates/forest.py); fewer rows are cheaper through libxgboost than a numba import.
+FOREST_MIN_ROWS = 2048
 _PREDICT_POOL: list = []
 
 
@@ -97,6 +100,25 @@ def member_budget(n_members: int, member_estimators: int | None = None) -> tuple
     if member_estimators is None:
         member_estimators = 100 if n_members <= 1 else max(20, int(np.ceil(100 / n_members)))
     return member_estimators, min(0.5, 0.1 * 100 / member_estimators)
+
+
+def forest_predict(forest, index: list[int], jobs: list, Z: np.ndarray) -> list[np.ndarray]:
+    """Every job's (target, member) prediction: members ``index`` through the compiled forest
+    (row blocks on the usable cores), the others one by one."""
+    X32 = np.ascontiguousarray(Z, dtype=np.float32)
+    n = len(X32)
+    blocks = max(1, min(predict_threads(), n // (PREDICT_PARALLEL_ROWS // 2)))
+    bounds = np.linspace(0, n, blocks + 1).astype(int)
+    parts = parallel_map(lambda b: forest.margins(X32, b[0], b[1]),
+                         list(zip(bounds[:-1], bounds[1:])), n)
+    values = forest.finish(np.hstack(parts))
+    out: list = [None] * len(jobs)
+    for row, i in enumerate(index):
+        out[i] = values[row]
+    for i, (target, model) in enumerate(jobs):
+        if out[i] is None:
+            out[i] = predict_member(model, Z, target == "failed")
+    return out
 
 
 def predict_member(model, Z: np.ndarray, classify: bool) -> np.ndarray:
@@ -499,14 +521,37 @@ class SurrogateModel:
                 first = inverse = None
         Z_score = Z_members if first is None else Z_members[first]
         jobs = [(target, m) for target, members in self.members_.items() for m in members]
-        values = parallel_map(lambda job: predict_member(job[1], Z_score, job[0] == "failed"),
-                              jobs, len(Z_score))
+        forest = self._forest() if len(Z_score) >= FOREST_MIN_ROWS else None
+        if forest is not None:
+            values = forest_predict(forest[0], forest[1], jobs, Z_score)
+        else:
+            values = parallel_map(
+                lambda job: predict_member(job[1], Z_score, job[0] == "failed"),
+                jobs, len(Z_score))
         preds, baseline = {}, {}
         for target in self.members_:
             preds[target] = np.vstack([v for (t, _), v in zip(jobs, values) if t == target])
             baseline[target] = base if (base is not None and target in BASELINE_TARGETS) \
                 else 0.0
         return preds, inverse, baseline
+
+    def _forest(self):
+        """(compiled-layout forest of the XGBoost members, their job indices), or None when
+        numba is missing (or ``HPCDS1MPI_NO_JIT=1``) or no member can be laid out."""
+        if not hasattr(self, "_forest_cache"):
+            from hpcds1mpi import jit
+
+            from .forest import Forest, _forest_rows
+
+            self._forest_cache = None
+            jobs = [m for members in self.members_.values() for m in members]
+            index = [i for i, m in enumerate(jobs) if isinstance(m, XGBoostScorer)]
+            if index and jit.compiled(_forest_rows) is not None:
+                try:
+                    self._forest_cache = (Forest([jobs[i].json_model() for i in index]), index)
+                except ValueError:  # a model the layout does not reproduce: libxgboost
+                    pass
+        return self._forest_cache
 
     def predict_design(self, Z: np.ndarray) -> dict[str, np.ndarray]:
         """Member predictions from a design matrix (n, f + d).
@@ -614,6 +659,17 @@ class XGBoostScorer:
         if rc != 0:
             raise ModelError(f"xgboost: {self.library().XGBGetLastError().decode()}")
 
+    def json_model(self) -> dict:
+        """The model as XGBoost's JSON document (trees, objective, base score)."""
+        import ctypes
+        import json
+
+        length = ctypes.c_uint64()
+        buf = ctypes.POINTER(ctypes.c_char)()
+        self._check(self.library().XGBoosterSaveModelToBuffer(
+            self._handle, b'{"format": "json"}', ctypes.byref(length), ctypes.byref(buf)))
+        return json.loads(ctypes.string_at(buf, length.value))
+
     def predict(self, Z: np.ndarray) -> np.ndarray:
         """(n,) prediction (P(class 1) for a classifier) of a (n, f) matrix."""
         import ctypes
@@ -637,8 +693,9 @@ class XGBoostScorer:
 
     def __del__(self):
         handle = getattr(self, "_handle", None)
-        if handle is not None and handle.value and XGBoostScorer._lib is not None:
-            XGBoostScorer._lib.XGBoosterFree(handle)
+        lib = type(self)._lib  # the class, not the module global: gone at interpreter exit
+        if handle is not None and handle.value and lib is not None:
+            lib.XGBoosterFree(handle)
 
     def __getstate__(self):
         return {"raw": self.raw, "classify": self.classify, "thresholds": self.thresholds}
