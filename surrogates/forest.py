@@ -9,8 +9,8 @@ mispredict, blocks of rows walking each tree together, all members in one compil
 
 The arithmetic is XGBoost's: inputs cast to float32, ``x < split`` goes left, a missing value
 (NaN) follows the node's default direction, leaf values summed in float32 in tree order onto
-the member's base margin, ``1 / (1 + exp(-margin))`` for ``binary:logistic`` (tested equal to
-``libxgboost``'s predictions).
+the member's base margin (tested bit-equal to ``libxgboost``'s margins), then
+:func:`logistic` for ``binary:logistic`` members.
 """
 
 from __future__ import annotations
@@ -49,8 +49,9 @@ class Forest:
                 raise ValueError(f"objective {objective} is not reproduced here")
             base = float(json.loads(params["base_score"])[0]
                          if params["base_score"].startswith("[") else params["base_score"])
-            if objective == "binary:logistic":
-                base = float(np.log(np.float32(base) / (np.float32(1.0) - np.float32(base))))
+            if objective == "binary:logistic":  # libxgboost: -logf(1.0f / p - 1.0f)
+                odds = np.float32(1.0) / np.float32(base) - np.float32(1.0)
+                base = float(np.float32(-np.log(np.float64(odds))))
             bases.append(base)
             logistic.append(objective == "binary:logistic")
             booster = learner["gradient_booster"]
@@ -117,10 +118,19 @@ class Forest:
         """Predictions (float64) from margins: P(class 1) for logistic members."""
         out = margins.astype(np.float64)
         if self.logistic.any():
-            m = margins[self.logistic]
-            out[self.logistic] = (np.float32(1.0) / (np.float32(1.0) + np.exp(-m))
-                                  ).astype(np.float64)
+            out[self.logistic] = logistic(margins[self.logistic])
         return out
+
+
+def logistic(margin: np.ndarray) -> np.ndarray:
+    """P(class 1) of float32 margins, in float32 arithmetic like libxgboost (float64 out).
+
+    libxgboost's own transform uses a vectorised expf that differs from numpy's in the last
+    bit now and then, so every path here (this forest and :class:`XGBoostScorer`, which asks
+    libxgboost for margins) applies this one function: the paths agree bit for bit.
+    """
+    m = np.asarray(margin, dtype=np.float32)
+    return (np.float32(1.0) / (np.float32(1.0) + np.exp(-m))).astype(np.float64)
 
 
 def _depth(tree: dict) -> int:

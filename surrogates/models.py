@@ -678,7 +678,10 @@ class XGBoostScorer:
         Z = np.ascontiguousarray(Z, dtype=np.float64)
         interface = json.dumps({"data": [Z.ctypes.data, True], "shape": list(Z.shape),
                                 "strides": None, "typestr": "<f8", "version": 3}).encode()
-        config = json.dumps({"type": 0, "training": False, "iteration_begin": 0,
+        # A classifier's margins, turned into probabilities by forest.logistic: the same
+        # function as the compiled forest's, so both paths give the same bits.
+        config = json.dumps({"type": 1 if self.classify else 0, "training": False,
+                             "iteration_begin": 0,
                              "iteration_end": 0, "missing": float("nan"),
                              "strict_shape": False, "cache_id": 0}).encode()
         shape = ctypes.POINTER(ctypes.c_uint64)()
@@ -688,8 +691,12 @@ class XGBoostScorer:
             self._handle, ctypes.c_char_p(interface), ctypes.c_char_p(config), None,
             ctypes.byref(shape), ctypes.byref(dims), ctypes.byref(out)))
         size = int(np.prod([shape[i] for i in range(dims.value)]))
-        values = np.ctypeslib.as_array(out, shape=(size,)).astype(np.float64)
-        return values.reshape(len(Z), -1)[:, -1]
+        values = np.ctypeslib.as_array(out, shape=(size,)).reshape(len(Z), -1)[:, -1]
+        if self.classify:
+            from .forest import logistic
+
+            return logistic(values)
+        return values.astype(np.float64)
 
     def __del__(self):
         handle = getattr(self, "_handle", None)
