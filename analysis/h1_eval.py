@@ -172,7 +172,7 @@ def interpolation_reference(train: pd.DataFrame, test: pd.DataFrame, target: str
 def evaluate(frame: pd.DataFrame, train_rows: np.ndarray, test_rows: np.ndarray, rate: float,
              *, seed: int, epochs: int, threads: int, families: list[str],
              tabnet_direct: bool = True, use_baseline: bool = True,
-             deployed: dict | None = None) -> list[dict]:
+             deployed: dict | None = None, floor: float | None = None) -> list[dict]:
     """Train every model on ``train_rows`` (sampled at ``rate``); score on ``test_rows``.
 
     ``deployed`` (keyword arguments of :class:`~hpcds1mpi.surrogates.models.SurrogateModel`)
@@ -204,7 +204,8 @@ def evaluate(frame: pd.DataFrame, train_rows: np.ndarray, test_rows: np.ndarray,
     t0 = time.perf_counter()
     sample_targets = {t: (y_train[t], "regression") for t in targets}
     sample_targets["failed"] = (failure_labels(train["status"]), "classification")
-    keep, record = intelligent_sample(X_train, sample_targets, rate, seed=seed)
+    keep, record = intelligent_sample(X_train, sample_targets, rate, seed=seed,
+                                      **({} if floor is None else {"floor": floor}))
     t_sample = time.perf_counter() - t0
 
     # TabNet embedding on the kept rows (timed once; shared by the three families).
@@ -546,6 +547,9 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--no-baseline", action="store_true",
                         help="regress raw log targets (ablation of the analytic baseline)")
     parser.add_argument("--epochs", type=int, default=60)
+    parser.add_argument("--floor", type=float, default=None,
+                        help="sampling's smallest keep probability (default: the sampler's); "
+                             "a floor equal to the rate is uniform random sampling (a control)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--seeds", type=int, default=3,
                         help="repeat each split and rate with seeds seed..seed+N-1 (sampling, "
@@ -594,7 +598,8 @@ def main(argv: list[str] | None = None) -> dict:
                 one = evaluate(frame, train_rows, test_rows, rate, seed=seed,
                                epochs=args.epochs, threads=args.threads, families=families,
                                tabnet_direct=not args.no_tabnet_direct,
-                               use_baseline=not args.no_baseline, deployed=deployed)
+                               use_baseline=not args.no_baseline, deployed=deployed,
+                               floor=args.floor)
                 for r in one:
                     r["split"], r["seed"] = name, seed
                 per_seed_rows += one
@@ -616,7 +621,7 @@ def main(argv: list[str] | None = None) -> dict:
         "energy_source": ",".join(sorted(energy)) or "none", "seed": args.seed,
         "seeds": list(range(args.seed, args.seed + args.seeds)), "deployed": deployed,
         "epochs": args.epochs, "threads": args.threads, "rates": rates,
-        "baseline": not args.no_baseline,
+        "baseline": not args.no_baseline, "sampling_floor": args.floor,
         "date": time.strftime("%Y-%m-%d %H:%M"), "host": platform.node(),
         "load_avg_1min": float(__import__("os").getloadavg()[0]),
         "splits": split_info, "rows": rows, "rows_per_seed": per_seed_rows,

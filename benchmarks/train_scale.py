@@ -82,6 +82,11 @@ def child_predict(bundle_dir: str, table: str, n: int, repeats: int) -> None:
                       "torch_imported": "torch" in sys.modules, "rows": n}))
 
 
+def _change(value: float, reference: float) -> str:
+    cut = 1.0 - value / reference
+    return f"{cut:.1%} less" if cut >= 0 else f"{-cut:.1%} MORE"
+
+
 def run_child(args: list[str], cores: set[int] | None, env: dict | None = None
               ) -> tuple[dict, float, float, float]:
     """Run this script as a child; return (its JSON, wall s, peak RSS GB, CPU s of the child).
@@ -144,6 +149,12 @@ def main(argv: list[str] | None = None) -> dict:
     train, train_wall, train_peak_gb, train_cpu = run_child(
         ["--child", "train", "--table", str(table), "--bundle", str(bundle_dir),
          "--rate", str(args.rate), "--seed", str(args.seed)], cores)
+    # Sampling's training-time cut, side by side on the same table (timing only): the same
+    # training at 100 % (no sampling) right after the one at the sampling rate.
+    full_dir = work / "model_100"
+    full, full_wall, full_peak_gb, full_cpu = run_child(
+        ["--child", "train", "--table", str(table), "--bundle", str(full_dir),
+         "--rate", "1.0", "--seed", str(args.seed)], cores)
     predict_args = ["--child", "predict", "--table", str(table), "--bundle", str(bundle_dir),
                     "--predict-rows", str(args.predict_rows), "--repeats", str(args.repeats)]
     # Side by side: the compiled paths (numba forest + embedding pass) and, in the same run,
@@ -160,6 +171,8 @@ def main(argv: list[str] | None = None) -> dict:
         "cores": sorted(cores), "load_avg_1min_at_end": os.getloadavg()[0],
         "train_wall_s": train_wall, "train_cpu_s": train_cpu,
         "train_peak_rss_gb": train_peak_gb, "train": train,
+        "train_100": {"wall_s": full_wall, "cpu_s": full_cpu, "train": full,
+                      "peak_rss_gb_of_both": full_peak_gb},
         "predict": pred, "predict_without_jit": plain,
         "predict_all_runs": runs, "date": time.strftime("%Y-%m-%d %H:%M"),
         "acceptance": {
@@ -182,6 +195,11 @@ def main(argv: list[str] | None = None) -> dict:
         f"| of which sampling / fit | {train['train_seconds']['sampling']:.1f} s / "
         f"{train['train_seconds']['fit']:.1f} s | |",
         f"| peak RSS of training | {train_peak_gb:.2f} GB | 8 GB |",
+        f"| same training at 100 % (no sampling), same run: wall / CPU | {full_wall:.1f} s / "
+        f"{full_cpu:.1f} s (sampling / fit {full['train_seconds']['sampling']:.1f} s / "
+        f"{full['train_seconds']['fit']:.1f} s) | |",
+        f"| training wall time at {args.rate:.0%} vs 100 % | "
+        f"{_change(train_wall, full_wall)} ({train_wall:.1f} s vs {full_wall:.1f} s) | |",
         f"| cold bundle load (no torch: {not pred['torch_imported']}) | {pred['load_s']:.2f} s | |",
         f"| predict {pred['rows']} configurations, median of {args.repeats} | "
         f"{pred['predict_ms_median']:.1f} ms (min {pred['predict_ms_min']:.1f}, CPU "
