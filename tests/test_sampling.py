@@ -57,3 +57,19 @@ def test_keep_probability_is_linear_clipped_with_floor():
     assert p[0] == 0.05 and p[-1] == 1.0
     mid = (p > 0.05) & (p < 1.0)
     assert np.allclose(p[mid], scale * d[mid])
+
+
+def test_light_predictor_on_a_subset_still_scores_every_row_and_finds_the_hard_ones():
+    """Each fold's light predictor fits at most ``max_rows`` rows (big job tables); every row
+    still gets an out-of-fold difficulty, and hard rows still score higher."""
+    from hpcds1mpi.surrogates.sampling import difficulty
+
+    X, y, fail, hard = hard_and_easy()
+    for target, kind in ((y, "regression"), (fail, "classification")):
+        d = difficulty(X, target, kind, seed=0, max_rows=300)
+        assert np.isfinite(d).all()
+        assert d[hard].mean() > 2 * d[~hard].mean()
+    # the subset is really smaller: a predictor on 300 rows misses more than on 2000
+    full = difficulty(X, y, "regression", seed=0)
+    small = difficulty(X, y, "regression", seed=0, max_rows=300)
+    assert not np.allclose(full, small) and small[~hard].mean() > full[~hard].mean()
