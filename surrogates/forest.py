@@ -122,6 +122,11 @@ class Forest:
         return out
 
 
+def available() -> bool:
+    """The compiled walk can run here (numba installed, ``HPCDS1MPI_NO_JIT`` not set)."""
+    return jit.compiled(_forest_rows) is not None
+
+
 def logistic(margin: np.ndarray) -> np.ndarray:
     """P(class 1) of float32 margins, in float32 arithmetic like libxgboost (float64 out).
 

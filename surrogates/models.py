@@ -539,16 +539,15 @@ class SurrogateModel:
         """(compiled-layout forest of the XGBoost members, their job indices), or None when
         numba is missing (or ``HPCDS1MPI_NO_JIT=1``) or no member can be laid out."""
         if not hasattr(self, "_forest_cache"):
-            from hpcds1mpi import jit
-
-            from .forest import Forest, _forest_rows
+            from . import forest
 
             self._forest_cache = None
             jobs = [m for members in self.members_.values() for m in members]
             index = [i for i, m in enumerate(jobs) if isinstance(m, XGBoostScorer)]
-            if index and jit.compiled(_forest_rows) is not None:
+            if index and forest.available():
                 try:
-                    self._forest_cache = (Forest([jobs[i].json_model() for i in index]), index)
+                    self._forest_cache = (forest.Forest([jobs[i].json_model() for i in index]),
+                                          index)
                 except ValueError:  # a model the layout does not reproduce: libxgboost
                     pass
         return self._forest_cache
