@@ -496,9 +496,13 @@ def main(argv=None) -> int:
     parser.add_argument("--telemetry", required=True, help="runs telemetry (.h5)")
     parser.add_argument("--out", default="benchmarks/results/system1_eval.json")
     parser.add_argument("--folds", type=int, default=4)
-    parser.add_argument("--members", type=int, default=3)
+    parser.add_argument("--members", type=int, default=None,
+                        help="ensemble members per fold model (default: as the --model bundle)")
     parser.add_argument("--epochs", type=int, default=20)
-    parser.add_argument("--no-embedding", action="store_true")
+    parser.add_argument("--embedding", choices=["yes", "no"], default=None,
+                        help="train the TabNet embedding (default: as the --model bundle)")
+    parser.add_argument("--no-embedding", action="store_const", const="no", dest="embedding",
+                        help="same as --embedding no")
     parser.add_argument("--member-features", choices=["all", "knobs"], default=None,
                         help="features the members see (default: as the --model bundle)")
     parser.add_argument("--member-trees", type=int, default=None,
@@ -517,16 +521,19 @@ def main(argv=None) -> int:
 
     from hpcds1mpi.surrogates.models import KNOB_FEATURES
 
-    # Fold models use the shipped bundle's settings (family, member features, trees) unless
-    # told otherwise, so the evaluation judges what users actually get.
+    # Fold models use the shipped bundle's settings (family, members, embedding, member
+    # features, trees) unless told otherwise, so the evaluation judges what users get.
     manifest = dict(getattr(bundle, "manifest", {}) or {})
     family = manifest.get("family", "xgboost")
     member_features = args.member_features or (
         "knobs" if manifest.get("member_features") else "all")
     member_trees = args.member_trees or manifest.get("member_trees")
+    members = args.members or int(manifest.get("n_members", 3))
+    embedding = args.embedding == "yes" if args.embedding else bool(
+        manifest.get("use_embedding", True))
 
     def trainer(train):
-        return train_bundle(train, n_members=args.members, use_embedding=not args.no_embedding,
+        return train_bundle(train, n_members=members, use_embedding=embedding,
                             embedding_params={"max_epochs": args.epochs}, seed=0, family=family,
                             member_trees=member_trees,
                             member_features=list(KNOB_FEATURES) if member_features == "knobs"
@@ -538,9 +545,9 @@ def main(argv=None) -> int:
     results["timing"] = time_scoring(bundle)
     results["neighbour_oracle"] = neighbour_oracle(frame)
     results["loadavg"] = " ".join(f"{x:.2f}" for x in __import__("os").getloadavg())
-    results["fold_settings"] = (f"{family} x {args.members} members, member features "
+    results["fold_settings"] = (f"{family} x {members} members, member features "
                                 f"{member_features}, trees {member_trees or 'default'}, "
-                                f"embedding {'no' if args.no_embedding else 'yes'}")
+                                f"embedding {'yes' if embedding else 'no'}")
     results["wall_s"] = time.perf_counter() - t0
     results["telemetry"] = str(args.telemetry)
     results["model"] = str(args.model)
