@@ -120,7 +120,8 @@ def main(argv=None) -> int:
     parser.add_argument("--telemetry", required=True, nargs="+", help="telemetry .h5 file(s)")
     parser.add_argument("--min-configs", type=int, default=4,
                         help="problems need this many successful configurations")
-    parser.add_argument("--max-problems", type=int, default=40)
+    parser.add_argument("--max-problems", type=int, default=None,
+                        help="replay only the first N problems (default: every one)")
     parser.add_argument("--budget", type=int, default=12, help="most runs per method")
     parser.add_argument("--members", type=int, default=5,
                         help="bundle members (5 = the shipped default bundle)")
