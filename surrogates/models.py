@@ -273,27 +273,15 @@ def problem_groups(frame: pd.DataFrame) -> np.ndarray:
     return pd.factorize(key)[0]
 
 
-def bootstrap_rows(groups: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Row indices of a bootstrap over problems (groups drawn with replacement)."""
-    uniq = np.unique(groups)
-    if len(uniq) < 2:
-        return rng.integers(0, len(groups), size=len(groups))
-    order = np.argsort(groups, kind="stable")
-    starts = np.searchsorted(groups[order], uniq)
-    ends = np.append(starts[1:], len(groups))
-    chosen = rng.integers(0, len(uniq), size=len(uniq))
-    return np.concatenate([order[starts[g]:ends[g]] for g in chosen])
-
-
 def bootstrap_weights(groups: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Row weights of a Bayesian bootstrap over problems (Rubin 1981).
 
     Every problem gets one weight drawn from Exp(1) (the Dirichlet weights of the Bayesian
     bootstrap, scaled to mean 1 per row); its rows share it. The ensemble's spread then comes
-    from re-weighting whole problems, as with :func:`bootstrap_rows`, but no problem is left
-    out: with a few sizes per workload (the reference sweep has 9, 5 of them in a training
-    split) a drawn-with-replacement member often saw one or two sizes of a workload and
-    extrapolated wildly (measured: held-out MAPE 51 % vs 24 % for seed 0).
+    from re-weighting whole problems, as a bootstrap drawing problems with replacement would,
+    but no problem is left out: with a few sizes per workload (the reference sweep has 9, 5 of
+    them in a training split) a drawn-with-replacement member often saw one or two sizes of a
+    workload and extrapolated wildly (measured: held-out MAPE 51 % vs 24 % for seed 0).
 
     Returns:
         (n,) positive weights, mean 1.

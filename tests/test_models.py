@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 from hpcds1mpi.errors import ModelError
-from hpcds1mpi.surrogates.models import (FAMILIES, SurrogateModel, bootstrap_rows,
-                                         failure_labels, make_classifier, make_regressor,
-                                         problem_groups, target_values)
+from hpcds1mpi.surrogates.models import (FAMILIES, SurrogateModel, failure_labels,
+                                         make_classifier, make_regressor, problem_groups,
+                                         target_values)
 from tests.test_bundle import SMALL_TABNET, make_runs
 
 
@@ -32,18 +32,6 @@ def test_failure_labels_and_log_targets():
     assert y[0] == pytest.approx(np.log(2.0)) and np.isnan(y[1]) and np.isnan(y[2])
 
 
-def test_bootstrap_draws_whole_problems():
-    frame = make_runs()
-    groups = problem_groups(frame)
-    rows = bootstrap_rows(groups, np.random.default_rng(0))
-    drawn = pd.Series(groups[rows]).value_counts()
-    sizes = pd.Series(groups).value_counts()
-    # every drawn problem contributes a whole multiple of its row count
-    assert all(drawn[g] % sizes[g] == 0 for g in drawn.index)
-    assert len(drawn) < len(sizes)  # with replacement: some problems left out
-
-
-@pytest.mark.parametrize("family", FAMILIES)
 def test_each_family_fits_an_ensemble_with_spread(family):
     frame = make_runs()
     model = SurrogateModel(family=family, n_members=3, use_embedding=family == "lightgbm",

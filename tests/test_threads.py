@@ -21,9 +21,9 @@ def comm_self():
 
 
 def _usable_cpus() -> int:
-    import os
+    from hpcds1mpi.measure import initial_cpus
 
-    return len(os.sched_getaffinity(0))
+    return len(initial_cpus())
 
 
 def test_blas_default_is_not_one_thread():
