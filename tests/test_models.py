@@ -32,6 +32,7 @@ def test_failure_labels_and_log_targets():
     assert y[0] == pytest.approx(np.log(2.0)) and np.isnan(y[1]) and np.isnan(y[2])
 
 
+@pytest.mark.parametrize("family", FAMILIES)
 def test_each_family_fits_an_ensemble_with_spread(family):
     frame = make_runs()
     model = SurrogateModel(family=family, n_members=3, use_embedding=family == "lightgbm",
