@@ -21,8 +21,8 @@ import pandas as pd
 
 from hpcds1mpi.errors import DataError, ModelError
 
-from .features import (FeatureSpec, baseline_from_roofline, build_features, feature_block,
-                       fit_spec, log_baseline)
+from .features import (baseline_from_roofline, build_features, feature_block, fit_spec,
+                       log_baseline)
 
 FAMILIES = ("rf", "xgboost", "lightgbm")
 REGRESSION_TARGETS = ("runtime_s", "energy_j", "peak_rss_mb")
