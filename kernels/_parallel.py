@@ -5,12 +5,11 @@ Not a kernel (the registry imports only the names in ``BUILTIN_MODULES``).
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 import numpy as np
 
-_POOLS: dict[int, ThreadPoolExecutor] = {}
+from hpcds1mpi.pools import pool
 
 
 def plane_rng(seed: int, stream: int, plane: int) -> np.random.Generator:
@@ -74,15 +73,6 @@ def aligned_chunks(flat: np.ndarray, start: int, stop: int, chunk: int,
         pieces.append((position, min(stop, position + chunk)))
         position += chunk
     return pieces
-
-
-def pool(threads: int) -> ThreadPoolExecutor | None:
-    """A process-wide pool of ``threads`` workers (None for one thread: run inline)."""
-    if threads <= 1:
-        return None
-    if threads not in _POOLS:
-        _POOLS[threads] = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="hpcds-k")
-    return _POOLS[threads]
 
 
 def chunks(n: int, chunk: int) -> list[tuple[int, int]]:

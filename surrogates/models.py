@@ -61,7 +61,6 @@ REGION_PROBE_ROWS = 512
 #: From this many scored rows on, XGBoost members are scored by the compiled forest
 #: (surrogates/forest.py); fewer rows are cheaper through libxgboost than a numba import.
 FOREST_MIN_ROWS = 2048
-_PREDICT_POOL: list = []
 
 
 def predict_threads() -> int:
@@ -73,14 +72,12 @@ def predict_threads() -> int:
 
 def parallel_map(fn, items: list, n_rows: int) -> list:
     """``[fn(item) for item in items]``, on the usable cores when ``n_rows`` is large enough."""
-    threads = predict_threads() if n_rows >= PREDICT_PARALLEL_ROWS else 1
-    if threads <= 1 or len(items) <= 1:
-        return [fn(item) for item in items]
-    if not _PREDICT_POOL or _PREDICT_POOL[0][0] != threads:
-        from concurrent.futures import ThreadPoolExecutor
+    from hpcds1mpi.pools import pool
 
-        _PREDICT_POOL[:] = [(threads, ThreadPoolExecutor(threads, thread_name_prefix="hpcds-p"))]
-    return list(_PREDICT_POOL[0][1].map(fn, items))
+    workers = pool(predict_threads() if n_rows >= PREDICT_PARALLEL_ROWS else 1)
+    if workers is None or len(items) <= 1:
+        return [fn(item) for item in items]
+    return list(workers.map(fn, items))
 
 
 def fit_threads(n_rows: int, threads: int) -> int:
