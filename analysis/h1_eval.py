@@ -182,7 +182,7 @@ def evaluate(frame: pd.DataFrame, train_rows: np.ndarray, test_rows: np.ndarray,
     from hpcds1mpi.surrogates.features import build_features, fit_spec, log_baseline
     from hpcds1mpi.surrogates.models import (TabNetDirect, failure_labels, fit_threads,
                                              make_regressor, target_values)
-    from hpcds1mpi.surrogates.sampling import intelligent_sample
+    from hpcds1mpi.surrogates.sampling import DEFAULT_FLOOR, intelligent_sample
 
     train = frame.iloc[train_rows].reset_index(drop=True)
     test = frame.iloc[test_rows].reset_index(drop=True)
@@ -205,7 +205,7 @@ def evaluate(frame: pd.DataFrame, train_rows: np.ndarray, test_rows: np.ndarray,
     sample_targets = {t: (y_train[t], "regression") for t in targets}
     sample_targets["failed"] = (failure_labels(train["status"]), "classification")
     keep, record = intelligent_sample(X_train, sample_targets, rate, seed=seed,
-                                      **({} if floor is None else {"floor": floor}))
+                                      floor=DEFAULT_FLOOR if floor is None else floor)
     t_sample = time.perf_counter() - t0
 
     # TabNet embedding on the kept rows (timed once; shared by the three families).

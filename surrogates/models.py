@@ -80,6 +80,14 @@ def parallel_map(fn, items: list, n_rows: int) -> list:
     return list(workers.map(fn, items))
 
 
+def map_row_blocks(fn, n_rows: int) -> list:
+    """``fn(start, stop)`` over consecutive row blocks, one per usable core (blocks of at least
+    ``PREDICT_PARALLEL_ROWS / 2`` rows; one block when small), in row order."""
+    blocks = max(1, min(predict_threads(), n_rows // (PREDICT_PARALLEL_ROWS // 2)))
+    bounds = np.linspace(0, n_rows, blocks + 1).astype(int)
+    return parallel_map(lambda b: fn(b[0], b[1]), list(zip(bounds[:-1], bounds[1:])), n_rows)
+
+
 def fit_threads(n_rows: int, threads: int) -> int:
     """Threads worth using to fit on ``n_rows`` rows."""
     return threads if n_rows >= PARALLEL_MIN_ROWS else 1
@@ -103,11 +111,7 @@ def forest_predict(forest, index: list[int], jobs: list, Z: np.ndarray) -> list[
     """Every job's (target, member) prediction: members ``index`` through the compiled forest
     (row blocks on the usable cores), the others one by one."""
     X32 = np.ascontiguousarray(Z, dtype=np.float32)
-    n = len(X32)
-    blocks = max(1, min(predict_threads(), n // (PREDICT_PARALLEL_ROWS // 2)))
-    bounds = np.linspace(0, n, blocks + 1).astype(int)
-    parts = parallel_map(lambda b: forest.margins(X32, b[0], b[1]),
-                         list(zip(bounds[:-1], bounds[1:])), n)
+    parts = map_row_blocks(lambda start, stop: forest.margins(X32, start, stop), len(X32))
     values = forest.finish(np.hstack(parts))
     out: list = [None] * len(jobs)
     for row, i in enumerate(index):
@@ -412,13 +416,10 @@ class SurrogateModel:
     def _design(self, X: np.ndarray) -> np.ndarray:
         if self.embedding_ is None:
             return X
-        # Row blocks on the usable cores (numpy's products release the GIL); one block when
-        # small. Each block's rows are embedded exactly as alone: row-wise arithmetic.
-        n = len(X)
-        blocks = max(1, min(predict_threads(), n // (PREDICT_PARALLEL_ROWS // 2)))
-        bounds = np.linspace(0, n, blocks + 1).astype(int)
-        parts = parallel_map(lambda b: self.embedding_.transform(X[b[0]:b[1]]),
-                             list(zip(bounds[:-1], bounds[1:])), n)
+        # Row blocks on the usable cores (the numpy and compiled passes release the GIL).
+        # Each block's rows are embedded exactly as alone: row-wise arithmetic.
+        parts = map_row_blocks(lambda start, stop: self.embedding_.transform(X[start:stop]),
+                               len(X))
         return np.hstack([X, np.vstack(parts)])
 
     # -- predict -------------------------------------------------------------------------
