@@ -55,6 +55,9 @@ def parse_args(argv=None):
     ap.add_argument("--problems", default=None, help=f"workload:size,... (default {DEFAULT_PROBLEMS}; "
                     "with --model: each bundle workload at its largest trained size, up to 5)")
     ap.add_argument("--space", choices=("full", "nodes"), default="full")
+    ap.add_argument("--node-counts", choices=("pow2", "all"), default="pow2",
+                    help="node counts of the full space: powers of two (and the maximum) or every "
+                    "count 1..max nodes")
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--evals", default="20,50", help="evaluation counts to report (largest = budget)")
     ap.add_argument("--methods", default=",".join(METHODS))
@@ -98,7 +101,8 @@ def build_problems(args):
     for workload, size in problems:
         if args.model:
             objective.check_workload(workload)
-        cands = mobo.build_candidates(part, workload, size, args.space)
+        cands = mobo.build_candidates(part, workload, size, args.space, nodes=mobo.node_counts(
+            part, args.node_counts) if args.space == "full" else None)
         problem = mobo.Problem(cands, objective, ["runtime_s", "energy_j"])
         problem.fix_reference_point()
         out.append((f"{workload}:{size}", problem, source))
@@ -248,6 +252,12 @@ def _goals(agg, evals):
     return out
 
 
+def _node_text(args):
+    if args.space == "nodes" or args.node_counts == "all":
+        return "every count 1..max"
+    return "powers of two and the maximum"
+
+
 def _write(args, part, evals, methods, records, problem_info, timing, total):
     from hpcds1mpi.surrogates import mobo
 
@@ -255,7 +265,8 @@ def _write(args, part, evals, methods, records, problem_info, timing, total):
     doc = {
         "benchmark": "mobo", "objective_source": next(iter(problem_info.values()))["objective_source"],
         "model": args.model, "model_partition": args.model_partition,
-        "energy_from": args.energy_from, "partition": part.as_dict(), "space": args.space, "evals": evals,
+        "energy_from": args.energy_from, "partition": part.as_dict(), "space": args.space,
+        "node_counts": args.node_counts, "evals": evals,
         "seeds": args.seeds, "methods": methods, "problems": problem_info,
         "random_search": "5 seeded streams, budget/5 each (remainder to the first), union pooled",
         "settings": mobo.profile_dict(), "summary": agg, "goals": _goals(agg, evals),
@@ -268,7 +279,8 @@ def _write(args, part, evals, methods, records, problem_info, timing, total):
     Path(f"{args.out}.json").write_text(json.dumps(doc, indent=2))
     lines = [f"# MOBO benchmark ({doc['objective_source']} objective)", "",
              f"Partition `{part.name}`: {part.max_nodes} nodes x {part.cores_per_node} cores x "
-             f"{part.gpus_per_node} GPUs; space `{args.space}`; {args.seeds} seeds; evaluation counts "
+             f"{part.gpus_per_node} GPUs; space `{args.space}` (node counts: {_node_text(args)}); "
+             f"{args.seeds} seeds; evaluation counts "
              f"{evals}; load average at write {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs.", "",
              "| problem | candidates | feasible | exact front | reference point (runtime s, energy J) |",
              "| --- | --- | --- | --- | --- |"]

@@ -56,6 +56,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 METHODS = ("mobo", "sobo-runtime", "sobo-energy", "sobo-power", "random", "exact")
 SPACES = ("nodes", "full")
+NODE_COUNTS = ("pow2", "all")
 RANDOM_STREAMS = 5
 
 
@@ -171,6 +172,17 @@ def build_candidates(partition: "Partition", workload: str, size: int, space: st
     frame["workload"] = workload
     frame["size"] = int(size)
     return frame
+
+
+def node_counts(partition: "Partition", which: str = "pow2") -> list[int] | None:
+    """Node counts of the full space: ``"pow2"`` (powers of two and the maximum; None, the
+    :func:`build_candidates` default) or ``"all"`` (every count 1..max_nodes, as a scheduler
+    accepts; the space grows ~max_nodes / log2(max_nodes) times)."""
+    if which == "pow2":
+        return None
+    if which == "all":
+        return list(range(1, partition.max_nodes + 1))
+    raise ConfigError(f"unknown node counts {which!r}; choose from {', '.join(NODE_COUNTS)}")
 
 
 def _powers_of_two(limit: int) -> list[int]:
@@ -595,6 +607,12 @@ def _run_bo(problem: Problem, budget: int, n_init: int, seed: int, target: int |
                                            Yraw, ref if target is None else None)
                         if keep is not None and keep.any():
                             scored = remaining[keep]
+                        elif keep is not None and len(remaining) > profile.raw_samples:
+                            # No candidate improves under any base sample: the Monte Carlo
+                            # improvement is exactly zero everywhere and only the log
+                            # smoothing's tail orders them, so a random raw_samples of them
+                            # are scored (all of them cost seconds on a large front).
+                            scored = np.sort(rng.choice(remaining, profile.raw_samples, replace=False))
                     pruned.append(len(remaining) - len(scored))
                     pick = int(scored[_discrete_argmax(acq, X_all[scored], profile.batch_size)])
                 else:
@@ -655,10 +673,15 @@ def can_improve(model, X, sampler, n_objectives: int, Y_seen: np.ndarray,
         return None
     z_min = base.reshape(-1, base.shape[-1]).min(dim=0).values[:n_objectives]
     with torch.no_grad():
-        post = model.posterior(X)
-        mean = post.mean[..., :n_objectives]
-        sd = post.variance[..., :n_objectives].clamp_min(0).sqrt()
-        corner = torch.exp(mean + sd * z_min).cpu().numpy()  # (k, n_objectives) raw space
+        # Only each candidate's marginal is needed: blocks of 256 candidates keep the joint
+        # covariance a k-point posterior builds at 256 x 256 instead of k x k.
+        corners = []
+        for block in torch.split(X, 256):
+            post = model.posterior(block)
+            mean = post.mean[..., :n_objectives]
+            sd = post.variance[..., :n_objectives].clamp_min(0).sqrt()
+            corners.append(torch.exp(mean + sd * z_min))
+        corner = torch.cat(corners).cpu().numpy()  # (k, n_objectives) raw space
     slack = 1e-6
     if ref is None:
         return corner[:, 0] < np.min(Y_seen[:, 0]) * (1 + slack)

@@ -31,6 +31,9 @@ METHOD_CHOICES = ("mobo", "sobo-runtime", "sobo-energy", "random", "exact", "all
               help="Method ('all' runs every method for the plot).")
 @click.option("--space", type=click.Choice(("nodes", "full")), default="nodes", show_default=True,
               help="Design space.")
+@click.option("--node-counts", type=click.Choice(("pow2", "all")), default="pow2", show_default=True,
+              help="Node counts of the full space: powers of two (and the maximum), or every "
+                   "count 1..max nodes.")
 @click.option("--n-init", type=int, default=None, help="Initial design size (default d+1, >= 4).")
 @click.option("--out", "out_dir", type=click.Path(), default="mobo_out", show_default=True,
               help="Output directory (pareto.csv, mobo.json, pareto.png).")
@@ -43,7 +46,7 @@ METHOD_CHOICES = ("mobo", "sobo-runtime", "sobo-energy", "random", "exact", "all
               help="Energy objective: the bundle's prediction, or modelled = predicted runtime x "
                    "the partition's modelled allocation power.")
 def command(model_dir, analytic, workload, size, cluster_file, partition, objectives, budget,
-            method, space, n_init, out_dir, seed, model_partition, energy_from):
+            method, space, node_counts, n_init, out_dir, seed, model_partition, energy_from):
     """Find the runtime-energy Pareto front of a job's configuration."""
     from hpcds1mpi.errors import ConfigError
 
@@ -53,13 +56,13 @@ def command(model_dir, analytic, workload, size, cluster_file, partition, object
     if budget < 1:
         raise ConfigError(f"--budget must be at least 1, got {budget}")
     problem, part, source = _problem(model_dir, analytic, workload, size, cluster_file, partition,
-                                     columns, space, model_partition, energy_from)
+                                     columns, space, model_partition, energy_from, node_counts)
     _run_and_report(problem, part, source, columns, workload, size, space, method, budget, n_init,
                     out_dir, seed)
 
 
 def _problem(model_dir, analytic, workload, size, cluster_file, partition, columns, space,
-             model_partition=None, energy_from="bundle"):
+             model_partition=None, energy_from="bundle", node_counts="pow2"):
     from hpcds1mpi.cluster import resolve_partition
     from hpcds1mpi.errors import ModelError
     from hpcds1mpi.surrogates import mobo
@@ -83,7 +86,8 @@ def _problem(model_dir, analytic, workload, size, cluster_file, partition, colum
                                     model_partition=model_partition, energy_from=energy_from)
         objective.check_workload(workload)
         source = "surrogate"
-    cands = mobo.build_candidates(part, workload, size, space)
+    cands = mobo.build_candidates(part, workload, size, space,
+                                  nodes=mobo.node_counts(part, node_counts) if space == "full" else None)
     problem = mobo.Problem(cands, objective, columns)
     problem.fix_reference_point()
     return problem, part, source
