@@ -236,6 +236,54 @@ def test_can_improve_prunes_only_candidates_that_cannot_improve():
     assert not mobo.can_improve(model, cand[1:2], sampler, 2, Y, np.array([1e-3, 1e-3])).any()
 
 
+def test_can_improve_blocks_agree_with_one_joint_posterior():
+    import torch
+    from botorch.models import ModelListGP, SingleTaskGP
+    from botorch.sampling.normal import SobolQMCNormalSampler
+
+    gen = torch.Generator().manual_seed(3)
+    X = torch.rand(40, 2, generator=gen, dtype=torch.double)
+    Y = np.exp(np.stack([X[:, 0].numpy() + 0.2 * X[:, 1].numpy(), 1 - X[:, 0].numpy()], axis=1))
+    model = ModelListGP(*[SingleTaskGP(X, torch.as_tensor(np.log(Y[:, j:j + 1])),
+                                       train_Yvar=torch.full((40, 1), 1e-8, dtype=torch.double))
+                          for j in range(2)]).eval()
+    sampler = SobolQMCNormalSampler(torch.Size([128]), seed=0)
+    cand = torch.rand(700, 2, generator=gen, dtype=torch.double) * 1.4 - 0.2  # three blocks
+    sampler(model.posterior(cand[:1, None]))
+    keep = mobo.can_improve(model, cand, sampler, 2, Y, Y.max(axis=0) * 1.1)
+    z_min = sampler.base_samples.reshape(-1, 2).min(dim=0).values
+    with torch.no_grad():
+        post = model.posterior(cand)
+        corner = torch.exp(post.mean + post.variance.clamp_min(0).sqrt() * z_min).numpy()
+    front = Y[mobo.pareto_mask(Y)]
+    dominated = np.any(np.all(front[None] <= corner[:, None] * (1 - 1e-6), axis=2), axis=1)
+    beyond = np.any(corner >= Y.max(axis=0) * 1.1 * (1 + 1e-6), axis=1)
+    assert keep.tolist() == (~(dominated | beyond)).tolist()
+    assert 0 < keep.sum() < len(cand)  # both kinds present, so a shuffled block would show
+
+
+def test_when_nothing_can_improve_only_raw_samples_are_scored(monkeypatch):
+    problem = make_problem(space="full")
+    problem.objective = TableObjective(problem.candidates, problem.table, "modelled")
+    assert len(problem.candidates) > 2 * mobo.PAPER_PROFILE.raw_samples
+    monkeypatch.setattr(mobo, "can_improve", lambda model, X, *a, **k: np.zeros(len(X), dtype=bool))
+    res = mobo.run(problem, "mobo", 10, seed=0)
+    remaining = len(problem.candidates) - np.arange(res.n_init, 10)
+    assert res.pruned == (remaining - mobo.PAPER_PROFILE.raw_samples).tolist()
+    assert len(set(res.indices)) == 10
+
+
+def test_node_counts_every_count_or_powers_of_two():
+    assert mobo.node_counts(PART, "pow2") is None
+    assert mobo.node_counts(PART, "all") == list(range(1, 9))
+    with pytest.raises(ConfigError, match="node counts"):
+        mobo.node_counts(PART, "odd")
+    pow2 = mobo.build_candidates(PART, "stencil", 256, "full")
+    every = mobo.build_candidates(PART, "stencil", 256, "full", nodes=mobo.node_counts(PART, "all"))
+    assert sorted(set(pow2["nodes"])) == [1, 2, 4, 8] and sorted(set(every["nodes"])) == list(range(1, 9))
+    assert len(every) == 2 * len(pow2)  # 8 node counts instead of 4, the rest unchanged
+
+
 def test_objective_columns_needs_two():
     assert objective_columns(["runtime", "energy"]) == ["runtime_s", "energy_j"]
     with pytest.raises(ConfigError, match="two objectives"):
@@ -298,6 +346,17 @@ def test_cli_random_writes_table_csv_json_and_plot(tmp_path, cluster_file):
     assert doc["objective_source"] == "modelled"
     assert (out / "pareto.csv").stat().st_size > 0 and (out / "pareto.png").stat().st_size > 1000
     assert doc["hv_ratio_to_exact"] <= 1.0 + 1e-9
+
+
+def test_cli_full_space_with_every_node_count(tmp_path, cluster_file):
+    out = tmp_path / "out"
+    res = run_cli(["mobo", "--analytic", "--cluster", str(cluster_file), "--partition", "small",
+                   "--workload", "stencil", "--size", "256", "--space", "full", "--node-counts", "all",
+                   "--method", "random", "--budget", "6", "--out", str(out)], timeout=240)
+    assert res.returncode == 0, res.stderr
+    doc = json.loads((out / "mobo.json").read_text())
+    every = mobo.build_candidates(PART, "stencil", 256, "full", nodes=list(range(1, 9)))
+    assert doc["candidates"] == len(every)
 
 
 @pytest.mark.parametrize("args, message", [
