@@ -136,5 +136,6 @@ def node_layout(comm) -> dict:
         "nodes": len(order),
         "local_rank": on_node.index(comm.Get_rank()),
         "ranks_per_node": len(on_node),
+        "node_sizes": [keys.count(k) for k in order],
         "node_keys": keys,
     }

@@ -328,22 +328,11 @@ class Layout:
 
 
 def discover_layout(world) -> Layout:
-    """Node identity from ``SLURM_NODEID`` when set, else ``Split_type(COMM_TYPE_SHARED)``."""
-    from hpcds1mpi.mpi import get_mpi
+    """This rank's place among the launched ranks (:func:`hpcds1mpi.mpi.node_layout`)."""
+    from hpcds1mpi.mpi import node_layout
 
-    MPI = get_mpi()
-    slurm_node = os.environ.get("SLURM_NODEID")
-    if slurm_node is not None and slurm_node.isdigit():
-        node_comm = world.Split(int(slurm_node), world.Get_rank())
-    else:
-        node_comm = world.Split_type(MPI.COMM_TYPE_SHARED, key=world.Get_rank())
-    local_rank = node_comm.Get_rank()
-    leader = node_comm.bcast(world.Get_rank(), root=0)  # lowest world rank of the node
-    node_comm.Free()
-    leaders = world.allgather(leader)
-    ordered = sorted(set(leaders))
-    sizes = [leaders.count(lead) for lead in ordered]
-    return Layout(ordered.index(leader), local_rank, sizes, socket.gethostname())
+    where = node_layout(world)
+    return Layout(where["node_index"], where["local_rank"], where["node_sizes"], socket.gethostname())
 
 
 def check_layout(plan: SweepPlan, layout: Layout, world_size: int) -> None:
