@@ -17,9 +17,10 @@ Methods (all minimise; all share one evaluation budget and one fixed reference p
 
 Integers and categoricals are handled by never leaving the candidate set: the acquisition is
 evaluated on every not-yet-evaluated enumerated candidate and the best is taken (exact discrete
-maximisation; no continuous optimum is rounded). Because of that the paper's optimize_acqf
-settings (5 restarts, 32 raw samples) have nothing to do; they are kept in :class:`Profile` and
-recorded in outputs.
+maximisation; no continuous optimum is rounded). The paper's optimize_acqf settings (5
+restarts, 32 raw samples) are kept in :class:`Profile` and recorded in outputs; only
+``raw_samples`` is used: when no candidate can improve (see below), that many random ones are
+scored instead of all.
 
 Inputs are encoded as log2(nodes), log2(ranks per node), log2(threads) (integers on their
 natural multiplicative scale), device as a 0/1 flag and precision one-hot, each column
@@ -34,7 +35,9 @@ warm-start the hyperparameters from the previous iteration, refit with a few L-B
 k iterations (conditioning on the new data in between), reuse the box decomposition while the
 observed front is unchanged, keep the candidate tensors and the sampler across iterations, and
 score the acquisition only on candidates that can still improve under one of the sampler's
-fixed base samples (:func:`can_improve`; all of them when none can).
+fixed base samples (:func:`can_improve`; ``raw_samples`` random ones when none can: every
+Monte Carlo improvement is then exactly zero and scoring thousands of them bought nothing but
+seconds per iteration once a 50-point front was found).
 """
 
 from __future__ import annotations
@@ -67,8 +70,9 @@ class Profile:
     Attributes:
         mc_samples: Sobol QMC samples of the posterior.
         q: points per iteration (only 1 is supported).
-        num_restarts / raw_samples: the paper's optimize_acqf settings; recorded only, the
-            discrete optimiser evaluates every remaining candidate.
+        num_restarts / raw_samples: the paper's optimize_acqf settings; the discrete optimiser
+            evaluates every remaining candidate that can improve, and ``raw_samples`` random
+            ones when none can (``num_restarts`` is recorded only).
         iterations: the paper's iteration count (the default budget).
         batch_size: candidates scored per acquisition call (memory bound).
     """
@@ -642,17 +646,18 @@ def can_improve(model, X, sampler, n_objectives: int, Y_seen: np.ndarray,
     """Which candidates can improve under at least one of the sampler's fixed base samples.
 
     The GPs model log outcomes and, for q = 1, output j's sample at a candidate is
-    ``mu_j + sigma_j * z_j`` with ``z`` one of the sampler's fixed base samples. Every sample
-    is therefore weakly dominated (in raw space) by the optimistic corner
-    ``exp(mu_j + sigma_j * min z_j)``. When that corner is weakly dominated by an observed
-    point (or lies beyond the reference point), every sample's improvement is exactly zero,
-    and the log acquisition keeps only its smoothing tail (softplus / soft-max temperatures),
-    which sits below any candidate with a positive improvement larger than that smoothing
-    scale. Such candidates are left out; when none can improve the caller scores all. This is
-    exact for the non-smoothed Monte Carlo acquisition; for the smoothed one the choice could
+    ``mu_j + sigma_j * z_j`` with ``z`` one of the sampler's fixed base samples, so each of the
+    sampler's samples is a known point ``exp(mu + sigma * z)`` in raw space. When every one of
+    those points is weakly dominated by an observed point (or lies beyond the reference point),
+    every sample's improvement is exactly zero, and the log acquisition keeps only its
+    smoothing tail (softplus / soft-max temperatures), which sits below any candidate with a
+    positive improvement larger than that smoothing scale. Such candidates are left out. This
+    is exact for the non-smoothed Monte Carlo acquisition; for the smoothed one the choice could
     differ only when the best possible improvement is within the smoothing scale, which
     ``benchmarks/mobo.py`` checks by comparing picks with and without pruning. A relative slack
-    of 1e-6 keeps rounding from pruning a candidate that touches the front.
+    of 1e-6 keeps rounding from pruning a candidate that touches the front. (Checking each
+    sample, not one optimistic corner ``exp(mu + sigma * min z)`` per candidate, left ~4x fewer
+    candidates to score on a 4,000-candidate space with a 59-point front.)
 
     Args:
         model: the fitted model (outputs 0..n_objectives-1 are the log objectives).
@@ -671,24 +676,41 @@ def can_improve(model, X, sampler, n_objectives: int, Y_seen: np.ndarray,
     base = getattr(sampler, "base_samples", None)
     if base is None or base.shape[-1] != model.num_outputs:
         return None
-    z_min = base.reshape(-1, base.shape[-1]).min(dim=0).values[:n_objectives]
+    z = base.reshape(-1, base.shape[-1])[:, :n_objectives].cpu().numpy()  # (S, n_objectives)
+    slack = 1e-6
+    front = Y_seen[pareto_mask(Y_seen)] if ref is not None else None
+    keep = []
     with torch.no_grad():
         # Only each candidate's marginal is needed: blocks of 256 candidates keep the joint
         # covariance a k-point posterior builds at 256 x 256 instead of k x k.
-        corners = []
         for block in torch.split(X, 256):
             post = model.posterior(block)
-            mean = post.mean[..., :n_objectives]
-            sd = post.variance[..., :n_objectives].clamp_min(0).sqrt()
-            corners.append(torch.exp(mean + sd * z_min))
-        corner = torch.cat(corners).cpu().numpy()  # (k, n_objectives) raw space
-    slack = 1e-6
-    if ref is None:
-        return corner[:, 0] < np.min(Y_seen[:, 0]) * (1 + slack)
-    front = Y_seen[pareto_mask(Y_seen)]
-    dominated = np.any(np.all(front[None, :, :] <= corner[:, None, :] * (1 - slack), axis=2), axis=1)
-    beyond = np.any(corner >= ref * (1 + slack), axis=1)
-    return ~(dominated | beyond)
+            mean = post.mean[..., :n_objectives].cpu().numpy()
+            sd = post.variance[..., :n_objectives].clamp_min(0).sqrt().cpu().numpy()
+            points = np.exp(mean[:, None, :] + sd[:, None, :] * z[None, :, :])  # (b, S, m) raw
+            if ref is None:
+                keep.append(np.any(points[..., 0] < np.min(Y_seen[:, 0]) * (1 + slack), axis=1))
+                continue
+            dominated = weakly_dominated(points * (1 - slack), front)
+            beyond = np.any(points >= ref * (1 + slack), axis=2)
+            keep.append(np.any(~(dominated | beyond), axis=1))
+    return np.concatenate(keep)
+
+
+def weakly_dominated(points: np.ndarray, front: np.ndarray) -> np.ndarray:
+    """Whether each of ``points`` (``(..., m)``) is weakly dominated by a row of ``front``
+    (``(k, m)``, minimisation). Two objectives: one sorted search per point (the front's
+    smallest second objective among rows whose first is at most the point's); more: pairwise."""
+    if front.shape[1] != 2:
+        out = np.zeros(points.shape[:-1], dtype=bool)
+        for f in front:
+            out |= np.all(f <= points, axis=-1)
+        return out
+    order = np.argsort(front[:, 0], kind="stable")
+    first = front[order, 0]
+    best_second = np.minimum.accumulate(front[order, 1])
+    at = np.searchsorted(first, points[..., 0], side="right")  # rows with first <= the point's
+    return (at > 0) & (best_second[np.maximum(at - 1, 0)] <= points[..., 1])
 
 
 def _discrete_argmax(acq, choices, batch_size: int) -> int:
@@ -702,4 +724,5 @@ def _discrete_argmax(acq, choices, batch_size: int) -> int:
 def profile_dict(profile: Profile = PAPER_PROFILE, policy: FitPolicy = OPTIMISED) -> dict:
     """Settings to record next to results."""
     return {"profile": asdict(profile), "policy": asdict(policy),
-            "acquisition_optimiser": "exhaustive over the remaining enumerated candidates"}
+            "acquisition_optimiser": "exhaustive over the remaining enumerated candidates that can "
+            "improve (raw_samples random ones when none can)"}

@@ -251,14 +251,19 @@ def test_can_improve_blocks_agree_with_one_joint_posterior():
     cand = torch.rand(700, 2, generator=gen, dtype=torch.double) * 1.4 - 0.2  # three blocks
     sampler(model.posterior(cand[:1, None]))
     keep = mobo.can_improve(model, cand, sampler, 2, Y, Y.max(axis=0) * 1.1)
-    z_min = sampler.base_samples.reshape(-1, 2).min(dim=0).values
+    z = sampler.base_samples.reshape(-1, 2).numpy()
     with torch.no_grad():
-        post = model.posterior(cand)
-        corner = torch.exp(post.mean + post.variance.clamp_min(0).sqrt() * z_min).numpy()
+        post = model.posterior(cand)  # one joint posterior of all 700
+        mean, sd = post.mean.numpy(), post.variance.clamp_min(0).sqrt().numpy()
+    ref = Y.max(axis=0) * 1.1
     front = Y[mobo.pareto_mask(Y)]
-    dominated = np.any(np.all(front[None] <= corner[:, None] * (1 - 1e-6), axis=2), axis=1)
-    beyond = np.any(corner >= Y.max(axis=0) * 1.1 * (1 + 1e-6), axis=1)
-    assert keep.tolist() == (~(dominated | beyond)).tolist()
+    expected = []
+    for mu, sigma in zip(mean, sd):  # candidate by candidate, sample by sample
+        points = np.exp(mu + sigma * z)
+        improves = [not (any(np.all(f <= p * (1 - 1e-6)) for f in front) or np.any(p >= ref * (1 + 1e-6)))
+                    for p in points]
+        expected.append(any(improves))
+    assert keep.tolist() == expected
     assert 0 < keep.sum() < len(cand)  # both kinds present, so a shuffled block would show
 
 
@@ -399,3 +404,15 @@ def test_cli_bundle_without_energy_target_is_one_line_error(monkeypatch, tmp_pat
     res = CliRunner().invoke(command, ["--model", str(tmp_path), "--workload", "fft", "--size", "256",
                                        "--cluster", str(cluster_file), "--partition", "small"])
     assert isinstance(res.exception, ModelError) and "workload" in str(res.exception)
+
+
+def test_weakly_dominated_two_objectives_matches_pairwise():
+    rng = np.random.default_rng(5)
+    front = rng.random((9, 2))
+    points = np.vstack([rng.random((402, 2)), front, front + [0.0, 1e-9], front - [1e-9, 0.0]])
+    pairwise = np.array([any(np.all(f <= p) for f in front) for p in points])
+    assert mobo.weakly_dominated(points, front).tolist() == pairwise.tolist()
+    assert mobo.weakly_dominated(points.reshape(-1, 3, 2), front).ravel().tolist() == pairwise.tolist()
+    three = rng.random((5, 3))
+    cloud = rng.random((50, 3))
+    assert mobo.weakly_dominated(cloud, three).tolist() == [any(np.all(f <= p) for f in three) for p in cloud]
