@@ -115,13 +115,13 @@ class TimedComm:
 def node_layout(comm) -> dict:
     """Where this rank sits: node index, node count, rank within the node, ranks on the node.
 
-    Node identity comes from ``SLURM_NODEID`` when set (two slurmd on one host share a hostname),
-    else from ``Split_type(COMM_TYPE_SHARED)``. Collective over ``comm``.
+    Node identity comes from ``SLURM_NODEID`` when it holds a number (two slurmd on one host
+    share a hostname), else from ``Split_type(COMM_TYPE_SHARED)``. Collective over ``comm``.
     """
     MPI = get_mpi()
-    slurm_node = os.environ.get("SLURM_NODEID")
-    if slurm_node is not None:
-        key = f"slurm:{slurm_node}"
+    slurm_node = os.environ.get("SLURM_NODEID", "").strip()
+    if slurm_node.isdigit():
+        key = f"slurm:{int(slurm_node)}"
     else:
         shared = comm.Split_type(MPI.COMM_TYPE_SHARED)
         # The lowest world rank on a shared-memory node names that node.

@@ -267,15 +267,82 @@ def test_can_improve_blocks_agree_with_one_joint_posterior():
     assert 0 < keep.sum() < len(cand)  # both kinds present, so a shuffled block would show
 
 
-def test_when_nothing_can_improve_only_raw_samples_are_scored(monkeypatch):
+def test_when_nothing_can_improve_the_closest_raw_samples_are_scored(monkeypatch):
     problem = make_problem(space="full")
     problem.objective = TableObjective(problem.candidates, problem.table, "modelled")
-    assert len(problem.candidates) > 2 * mobo.PAPER_PROFILE.raw_samples
-    monkeypatch.setattr(mobo, "can_improve", lambda model, X, *a, **k: np.zeros(len(X), dtype=bool))
+    raw = mobo.PAPER_PROFILE.raw_samples
+    assert len(problem.candidates) > 2 * raw
+    gap = np.random.default_rng(0).permutation(len(problem.candidates)).astype(float)
+    seen = []
+
+    def outlook(model, X, *args, **kwargs):  # nothing improves; gap by candidate
+        rows = [int(np.flatnonzero(np.all(problem.X == x, axis=1))[0]) for x in X.numpy()]
+        seen.append(rows)
+        return np.zeros(len(X), dtype=bool), gap[rows]
+
+    monkeypatch.setattr(mobo, "improvement_outlook", outlook)
     res = mobo.run(problem, "mobo", 10, seed=0)
     remaining = len(problem.candidates) - np.arange(res.n_init, 10)
-    assert res.pruned == (remaining - mobo.PAPER_PROFILE.raw_samples).tolist()
-    assert len(set(res.indices)) == 10
+    assert res.pruned == (remaining - raw).tolist()
+    for rows, pick in zip(seen, res.indices[res.n_init:]):
+        closest = sorted(rows, key=lambda r: gap[r])[:raw]
+        assert pick in closest  # chosen among the raw_samples smallest gaps, not at random
+
+
+def test_pruned_candidates_have_exactly_zero_monte_carlo_improvement():
+    """The pruning against BoTorch itself: the non-smoothed qEHVI (same sampler, partitioning
+    and objective as the loop's qLogEHVI) is exactly 0 on every pruned candidate."""
+    import torch
+    from botorch.acquisition.multi_objective.monte_carlo import qExpectedHypervolumeImprovement
+    from botorch.acquisition.multi_objective.objective import GenericMCMultiOutputObjective
+    from botorch.models import ModelListGP, SingleTaskGP
+    from botorch.models.transforms.outcome import Standardize
+    from botorch.sampling.normal import SobolQMCNormalSampler
+    from botorch.utils.multi_objective.box_decompositions.non_dominated import (
+        FastNondominatedPartitioning,
+    )
+
+    gen = torch.Generator().manual_seed(7)
+    X = torch.rand(30, 2, generator=gen, dtype=torch.double)
+    Y = np.exp(np.stack([2 * X[:, 0].numpy() + X[:, 1].numpy(), 2 * (1 - X[:, 0].numpy())], axis=1))
+    model = ModelListGP(*[SingleTaskGP(X, torch.as_tensor(np.log(Y[:, j:j + 1])),
+                                       train_Yvar=torch.full((30, 1), 1e-6, dtype=torch.double),
+                                       outcome_transform=Standardize(m=1)) for j in range(2)]).eval()
+    ref = Y.max(axis=0) * 1.05
+    sampler = SobolQMCNormalSampler(torch.Size([128]), seed=0)
+    acq = qExpectedHypervolumeImprovement(
+        model=model, ref_point=(-ref).tolist(), sampler=sampler,
+        partitioning=FastNondominatedPartitioning(ref_point=torch.as_tensor(-ref), Y=torch.as_tensor(-Y)),
+        objective=GenericMCMultiOutputObjective(lambda samples, X=None: -samples.exp()))
+    cand = torch.rand(500, 2, generator=gen, dtype=torch.double)
+    with torch.no_grad():
+        ehvi = acq(cand[:, None, :]).numpy()
+    keep, gap = mobo.improvement_outlook(model, cand, sampler, 2, Y, ref)
+    assert (~keep).sum() > 50 and keep.sum() > 0
+    assert np.all(ehvi[~keep] == 0.0)
+    assert ehvi[keep].max() > 0 and np.all(gap[ehvi > 0] < 1)
+
+
+def test_sampler_draws_are_mean_plus_sd_times_base_sample_per_output():
+    """What the pruning assumes of BoTorch: for one point, output j's draw is mu_j + sd_j * z_j
+    in output order, with Standardize and with a third (feasibility) output."""
+    import torch
+    from botorch.models import ModelListGP, SingleTaskGP
+    from botorch.models.transforms.outcome import Standardize
+    from botorch.sampling.normal import SobolQMCNormalSampler
+
+    gen = torch.Generator().manual_seed(1)
+    X = torch.rand(12, 2, generator=gen, dtype=torch.double)
+    ys = [X[:, :1] * 3, 1 - X[:, 1:] * 5, torch.sign(X[:, :1] - 0.5)]
+    model = ModelListGP(*[SingleTaskGP(X, y, outcome_transform=Standardize(m=1)) for y in ys]).eval()
+    sampler = SobolQMCNormalSampler(torch.Size([128]), seed=0)
+    cand = torch.rand(40, 2, generator=gen, dtype=torch.double)
+    with torch.no_grad():
+        post = model.posterior(cand[:, None, :])
+        draws = sampler(post)[..., 0, :]  # (128, 40, 3)
+        z = sampler.base_samples.reshape(-1, 3)
+        expected = post.mean[:, 0, :] + post.variance[:, 0, :].sqrt() * z[:, None, :]
+    assert torch.allclose(draws, expected, atol=1e-9)
 
 
 def test_node_counts_every_count_or_powers_of_two():
@@ -361,7 +428,7 @@ def test_cli_full_space_with_every_node_count(tmp_path, cluster_file):
     assert res.returncode == 0, res.stderr
     doc = json.loads((out / "mobo.json").read_text())
     every = mobo.build_candidates(PART, "stencil", 256, "full", nodes=list(range(1, 9)))
-    assert doc["candidates"] == len(every)
+    assert doc["candidates"] == len(every) and doc["node_counts"] == "all"
 
 
 @pytest.mark.parametrize("args, message", [
@@ -413,6 +480,7 @@ def test_weakly_dominated_two_objectives_matches_pairwise():
     pairwise = np.array([any(np.all(f <= p) for f in front) for p in points])
     assert mobo.weakly_dominated(points, front).tolist() == pairwise.tolist()
     assert mobo.weakly_dominated(points.reshape(-1, 3, 2), front).ravel().tolist() == pairwise.tolist()
+    assert not mobo.weakly_dominated(points, np.empty((0, 2))).any()
     three = rng.random((5, 3))
     cloud = rng.random((50, 3))
     assert mobo.weakly_dominated(cloud, three).tolist() == [any(np.all(f <= p) for f in three) for p in cloud]

@@ -33,7 +33,7 @@ METHOD_CHOICES = ("mobo", "sobo-runtime", "sobo-energy", "random", "exact", "all
               help="Design space.")
 @click.option("--node-counts", type=click.Choice(("pow2", "all")), default="pow2", show_default=True,
               help="Node counts of the full space: powers of two (and the maximum), or every "
-                   "count 1..max nodes.")
+                   "count 1..max nodes (the nodes space always has every count).")
 @click.option("--n-init", type=int, default=None, help="Initial design size (default d+1, >= 4).")
 @click.option("--out", "out_dir", type=click.Path(), default="mobo_out", show_default=True,
               help="Output directory (pareto.csv, mobo.json, pareto.png).")
@@ -58,7 +58,7 @@ def command(model_dir, analytic, workload, size, cluster_file, partition, object
     problem, part, source = _problem(model_dir, analytic, workload, size, cluster_file, partition,
                                      columns, space, model_partition, energy_from, node_counts)
     _run_and_report(problem, part, source, columns, workload, size, space, method, budget, n_init,
-                    out_dir, seed)
+                    out_dir, seed, node_counts if space == "full" else "all")
 
 
 def _problem(model_dir, analytic, workload, size, cluster_file, partition, columns, space,
@@ -94,7 +94,7 @@ def _problem(model_dir, analytic, workload, size, cluster_file, partition, colum
 
 
 def _run_and_report(problem, part, source, columns, workload, size, space, method, budget, n_init,
-                    out_dir, seed):
+                    out_dir, seed, node_counts="all"):
     import json
     from pathlib import Path
 
@@ -129,7 +129,8 @@ def _run_and_report(problem, part, source, columns, workload, size, space, metho
         summaries[name] = s
     doc = {
         **summaries[methods[0]],
-        "workload": workload, "size": size, "space": space, "partition": part.name,
+        "workload": workload, "size": size, "space": space, "node_counts": node_counts,
+        "partition": part.name,
         "objectives": columns, "objective_source": source, "candidates": len(problem.candidates),
         "exact_hv": exact_hv, "exact_front_size": int(len(exact_idx)),
         "exact_front": problem.candidates.loc[exact_idx].assign(
