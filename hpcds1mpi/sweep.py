@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 
 from hpcds1mpi.config import DEVICES, PRECISIONS, Configuration, check_fits
-from hpcds1mpi.errors import ConfigError, HpcdsError, LaunchError, TelemetryError
+from hpcds1mpi.errors import ConfigError, LaunchError, TelemetryError
 
 TIMEOUT_EXIT_CODE = 124
 _SWEEP_KEYS = {"min_time", "min_repeats", "max_repeats", "warmup", "timeout", "seed",
@@ -716,7 +716,6 @@ def run_inprocess(plan: SweepPlan, out: str, partition, *, resume: bool = False,
     Raises (on every rank, after agreeing): ConfigError when the launch is too small,
     TelemetryError/LockError when ``out`` cannot be written.
     """
-    from hpcds1mpi import kernels as registry
     from hpcds1mpi import measure, telemetry
     from hpcds1mpi.mpi import get_mpi, gpu_aware, library_version
 

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hpcds1mpi.analysis.metrics import exact_front, hypervolume
+from hpcds1mpi.analysis.metrics import hypervolume
 from hpcds1mpi.cluster import Partition
 from hpcds1mpi.errors import ConfigError, ModelError
 from hpcds1mpi.surrogates import mobo
