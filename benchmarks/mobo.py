@@ -69,7 +69,10 @@ def parse_args(argv=None):
                     "(0 skips it; the goal is 300 evaluations in <= 60 s)")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (1 is steadier on a shared machine)")
     ap.add_argument("--out", default=str(HERE / "results" / "mobo"), help="output path without extension")
-    return ap.parse_args(argv)
+    args = ap.parse_args(argv)
+    if args.space == "nodes":
+        args.node_counts = "all"  # the nodes space has every count
+    return args
 
 
 def build_problems(args):
@@ -102,8 +105,8 @@ def build_problems(args):
     for workload, size in problems:
         if args.model:
             objective.check_workload(workload)
-        cands = mobo.build_candidates(part, workload, size, args.space, nodes=mobo.node_counts(
-            part, args.node_counts) if args.space == "full" else None)
+        cands = mobo.build_candidates(part, workload, size, args.space,
+                                      nodes=mobo.node_counts(part, args.node_counts))
         problem = mobo.Problem(cands, objective, ["runtime_s", "energy_j"])
         problem.fix_reference_point()
         out.append((f"{workload}:{size}", problem, source))
@@ -253,12 +256,6 @@ def _goals(agg, evals):
     return out
 
 
-def _node_text(args):
-    if args.space == "nodes" or args.node_counts == "all":
-        return "every count 1..max"
-    return "powers of two and the maximum"
-
-
 def _write(args, part, evals, methods, records, problem_info, timing, total):
     from hpcds1mpi.surrogates import mobo
 
@@ -278,9 +275,10 @@ def _write(args, part, evals, methods, records, problem_info, timing, total):
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(f"{args.out}.json").write_text(json.dumps(doc, indent=2))
+    grid = "every count 1..max" if args.node_counts == "all" else "powers of two and the maximum"
     lines = [f"# MOBO benchmark ({doc['objective_source']} objective)", "",
              f"Partition `{part.name}`: {part.max_nodes} nodes x {part.cores_per_node} cores x "
-             f"{part.gpus_per_node} GPUs; space `{args.space}` (node counts: {_node_text(args)}); "
+             f"{part.gpus_per_node} GPUs; space `{args.space}` (node counts: {grid}); "
              f"{args.seeds} seeds; evaluation counts "
              f"{evals}; load average at write {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs.", "",
              "| problem | candidates | feasible | exact front | reference point (runtime s, energy J) |",

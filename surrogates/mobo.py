@@ -644,13 +644,6 @@ def _run_bo(problem: Problem, budget: int, n_init: int, seed: int, target: int |
                      acq_s=acq_s, wall_s=0.0, policy=policy.name, pruned=pruned)
 
 
-def can_improve(model, X, sampler, n_objectives: int, Y_seen: np.ndarray,
-                ref: np.ndarray | None) -> np.ndarray | None:
-    """Which candidates can improve: the mask of :func:`improvement_outlook`."""
-    outlook = improvement_outlook(model, X, sampler, n_objectives, Y_seen, ref)
-    return None if outlook is None else outlook[0]
-
-
 def improvement_outlook(model, X, sampler, n_objectives: int, Y_seen: np.ndarray,
                         ref: np.ndarray | None) -> tuple[np.ndarray, np.ndarray] | None:
     """Which candidates can improve under at least one of the sampler's fixed base samples,
@@ -667,8 +660,8 @@ def improvement_outlook(model, X, sampler, n_objectives: int, Y_seen: np.ndarray
     differ when the best possible improvement is within the smoothing scale, and it does differ
     when no candidate can improve (the loop then scores only the ``raw_samples`` with the
     smallest gap instead of all); ``benchmarks/mobo.py`` compares picks with and without
-    pruning. A relative slack
-    of 1e-6 keeps rounding from pruning a candidate that touches the front. (Checking each
+    pruning. A relative slack of 1e-6 keeps rounding from pruning a candidate that touches the
+    front. (Checking each
     sample, not one optimistic corner ``exp(mu + sigma * min z)`` per candidate, left ~4x fewer
     candidates to score on a 4,000-candidate space with a 59-point front.)
 
@@ -695,6 +688,7 @@ def improvement_outlook(model, X, sampler, n_objectives: int, Y_seen: np.ndarray
     z = base.reshape(-1, base.shape[-1])[:, :n_objectives].cpu().numpy()  # (S, n_objectives)
     slack = 1e-6
     front = Y_seen[pareto_mask(Y_seen)] if ref is not None else None
+    best = np.min(Y_seen[:, 0])  # SOBO's incumbent
     keep, gaps = [], []
     with torch.no_grad():
         # Only each candidate's marginal is needed: blocks of 256 candidates keep the joint
@@ -707,7 +701,6 @@ def improvement_outlook(model, X, sampler, n_objectives: int, Y_seen: np.ndarray
             points = np.exp(mean[:, None, :] + sd[:, None, :] * z[None, :, :])  # (b, S, m) raw
             corner = points.min(axis=1)  # (b, m)
             if ref is None:
-                best = np.min(Y_seen[:, 0])
                 keep.append(np.any(points[..., 0] < best * (1 + slack), axis=1))
                 gaps.append(corner[:, 0] / best)
                 continue

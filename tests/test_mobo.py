@@ -226,14 +226,14 @@ def test_can_improve_prunes_only_candidates_that_cannot_improve():
     model = ModelListGP(*gps).eval()
     sampler = SobolQMCNormalSampler(torch.Size([128]), seed=0)
     cand = torch.tensor([[0.5], [0.9], [-0.5]], dtype=torch.double)
-    assert mobo.can_improve(model, cand, sampler, 2, Y, np.array([30.0, 30.0])) is None  # no base samples yet
+    assert mobo.improvement_outlook(model, cand, sampler, 2, Y, np.array([30.0, 30.0])) is None  # no base samples yet
     sampler(model.posterior(cand[:1, None]))
-    keep = mobo.can_improve(model, cand, sampler, 2, Y, np.array([30.0, 30.0]))
+    keep, _ = mobo.improvement_outlook(model, cand, sampler, 2, Y, np.array([30.0, 30.0]))
     # x = 0.5 and 0.9 sit between observed points, dominated by the one at x = 0 (both objectives
     # grow with x); x = -0.5 extrapolates below the best observed value (uncertain, can improve)
     assert keep.tolist() == [False, False, True]
     # beyond the reference point: nothing can improve
-    assert not mobo.can_improve(model, cand[1:2], sampler, 2, Y, np.array([1e-3, 1e-3])).any()
+    assert not mobo.improvement_outlook(model, cand[1:2], sampler, 2, Y, np.array([1e-3, 1e-3]))[0].any()
 
 
 def test_can_improve_blocks_agree_with_one_joint_posterior():
@@ -250,7 +250,7 @@ def test_can_improve_blocks_agree_with_one_joint_posterior():
     sampler = SobolQMCNormalSampler(torch.Size([128]), seed=0)
     cand = torch.rand(700, 2, generator=gen, dtype=torch.double) * 1.4 - 0.2  # three blocks
     sampler(model.posterior(cand[:1, None]))
-    keep = mobo.can_improve(model, cand, sampler, 2, Y, Y.max(axis=0) * 1.1)
+    keep, _ = mobo.improvement_outlook(model, cand, sampler, 2, Y, Y.max(axis=0) * 1.1)
     z = sampler.base_samples.reshape(-1, 2).numpy()
     with torch.no_grad():
         post = model.posterior(cand)  # one joint posterior of all 700

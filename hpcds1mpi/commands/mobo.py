@@ -55,10 +55,11 @@ def command(model_dir, analytic, workload, size, cluster_file, partition, object
     columns = objective_columns(objectives.split(","))
     if budget < 1:
         raise ConfigError(f"--budget must be at least 1, got {budget}")
+    node_counts = node_counts if space == "full" else "all"  # the nodes space has every count
     problem, part, source = _problem(model_dir, analytic, workload, size, cluster_file, partition,
                                      columns, space, model_partition, energy_from, node_counts)
     _run_and_report(problem, part, source, columns, workload, size, space, method, budget, n_init,
-                    out_dir, seed, node_counts if space == "full" else "all")
+                    out_dir, seed, node_counts)
 
 
 def _problem(model_dir, analytic, workload, size, cluster_file, partition, columns, space,
@@ -86,19 +87,16 @@ def _problem(model_dir, analytic, workload, size, cluster_file, partition, colum
                                     model_partition=model_partition, energy_from=energy_from)
         objective.check_workload(workload)
         source = "surrogate"
-    cands = mobo.build_candidates(part, workload, size, space,
-                                  nodes=mobo.node_counts(part, node_counts) if space == "full" else None)
+    cands = mobo.build_candidates(part, workload, size, space, nodes=mobo.node_counts(part, node_counts))
     problem = mobo.Problem(cands, objective, columns)
     problem.fix_reference_point()
     return problem, part, source
 
 
 def _run_and_report(problem, part, source, columns, workload, size, space, method, budget, n_init,
-                    out_dir, seed, node_counts="all"):
+                    out_dir, seed, node_counts):
     import json
     from pathlib import Path
-
-    import numpy as np
 
     from hpcds1mpi.analysis.metrics import hypervolume, spread
     from hpcds1mpi.analysis.pareto_plot import plot_fronts
