@@ -61,7 +61,7 @@ def worker(args: argparse.Namespace) -> None:
     comm = world()
     kernel = get(args.name)
     config = Configuration(ranks_per_node=comm.Get_size(), threads=args.threads,
-                           precision=args.precision)
+                           precision=args.precision, device=args.device)
     extra = json.loads(args.extra) if args.extra else {}
     outcome = runner.execute(comm, kernel, args.size, config, warmup=1, min_repeats=args.repeats,
                              max_repeats=args.repeats, extra=extra)
@@ -72,7 +72,8 @@ def worker(args: argparse.Namespace) -> None:
             profile = {k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in profile.items()}
         record = {
             "kernel": args.name, "size": args.size, "ranks": comm.Get_size(),
-            "threads": args.threads, "precision": args.precision, "status": outcome.status,
+            "threads": args.threads, "precision": args.precision, "device": args.device,
+            "status": outcome.status,
             "error": outcome.error, "rel_error": outcome.rel_error,
             "wall_s": outcome.wall, "median_s": statistics.median(outcome.wall)
             if outcome.wall else float("nan"),
@@ -86,12 +87,12 @@ def worker(args: argparse.Namespace) -> None:
 
 def launch(name: str, size: int, *, ranks: int = 1, threads: int = 1, precision: str = "fp64",
            repeats: int = 3, extra: dict | None = None, timeout: float = 300,
-           env: dict | None = None) -> dict:
+           env: dict | None = None, device: str = "cpu") -> dict:
     """Run one kernel configuration under mpiexec and return rank 0's record (``env``: extra
     environment variables for the ranks)."""
     cmd = [mpiexec(), "-n", str(ranks), sys.executable, __file__, "--worker", "--name", name,
            "--size", str(size), "--threads", str(threads), "--precision", precision,
-           "--repeats", str(repeats)]
+           "--repeats", str(repeats), "--device", device]
     if extra:
         cmd += ["--extra", json.dumps(extra)]
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
@@ -440,6 +441,7 @@ if __name__ == "__main__":
     parser.add_argument("--precision", default="fp64")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--extra", default="")
+    parser.add_argument("--device", default="cpu", choices=("cpu", "gpu"))
     arguments = parser.parse_args()
     if arguments.worker:
         worker(arguments)
