@@ -70,14 +70,12 @@ def device_limits(n: int, repeats: int = 5) -> dict:
     import cupy as cp
     import numpy as np
 
-    from hpcds1mpi.arrays import page_locked
-
     sync = cp.cuda.Device().synchronize
     rng = np.random.default_rng(0)
     limits: dict = {}
     for precision, dtype in (("fp64", np.float64), ("fp32", np.float32)):
-        a_host = page_locked(cp, rng.standard_normal((n, n)).astype(dtype))
-        b_host = page_locked(cp, rng.standard_normal((n, n)).astype(dtype))
+        a_host = rng.standard_normal((n, n)).astype(dtype)
+        b_host = rng.standard_normal((n, n)).astype(dtype)
         a, b = cp.asarray(a_host), cp.asarray(b_host)
         out = cp.empty_like(a)
         compute = _best_of(lambda: cp.matmul(a, b, out=out), repeats, sync)
@@ -89,8 +87,8 @@ def device_limits(n: int, repeats: int = 5) -> dict:
     import torch
 
     if torch.cuda.is_available():
-        a_host = torch.randn(n, n, dtype=torch.bfloat16).pin_memory()
-        b_host = torch.randn(n, n, dtype=torch.bfloat16).pin_memory()
+        a_host = torch.randn(n, n, dtype=torch.bfloat16)
+        b_host = torch.randn(n, n, dtype=torch.bfloat16)
         a, b = a_host.cuda(), b_host.cuda()
         out = torch.empty_like(a)
         tsync = torch.cuda.synchronize
@@ -108,9 +106,6 @@ def device_limits(n: int, repeats: int = 5) -> dict:
     seconds = _best_of(lambda: triad(b, c, 3.0, a), repeats, sync)
     limits["triad_gbs"] = 24.0 * elements / seconds / 1e9
     host = np.ones(elements // 2)
-    seconds = _best_of(lambda: cp.asarray(host), repeats, sync)
-    limits["h2d_pageable_gbs"] = host.nbytes / seconds / 1e9
-    host = page_locked(cp, host)
     seconds = _best_of(lambda: cp.asarray(host), repeats, sync)
     limits["h2d_gbs"] = host.nbytes / seconds / 1e9
     del a, b, c
@@ -186,11 +181,6 @@ def main(argv: list[str] | None = None) -> int:
             row["limit_with_copies"] = limits.get(f"matmul_h2d_{precision}_gflops")
         if kernel == "stencil" and "gpu_rate" in row:
             row["limit_device"] = limits["triad_gbs"]
-            # The kernel also copies its grid (with ghosts) to the device inside the timing.
-            grid_bytes = (size + 2) ** 3 * (8 if precision == "fp64" else 4)
-            floor_s = (grid_bytes / limits["h2d_gbs"] + gpu["work"]["bytes_moved"]
-                       / limits["triad_gbs"]) / 1e9
-            row["limit_with_copies"] = gpu["work"]["bytes_moved"] / floor_s / 1e9
         rows.append(row)
         print(json.dumps(row), flush=True)
         write(out_dir, {"gpu": model, "partial": True, "limits": limits, "rows": rows,
@@ -227,11 +217,10 @@ def markdown(result: dict) -> str:
              "", "GPU limits measured in the same run: "
              f"matmul N={result['gemm_n']} on device data fp64 {lim['matmul_fp64_gflops']:.0f}, "
              f"fp32 {lim['matmul_fp32_gflops']:.0f}, bf16 {lim.get('matmul_bf16_gflops', 0):.0f}"
-             " GFLOP/s; with the host-to-device copies of A and B (page-locked): "
+             " GFLOP/s; with the host-to-device copies of A and B: "
              f"{lim['matmul_h2d_fp64_gflops']:.0f} / {lim['matmul_h2d_fp32_gflops']:.0f} / "
              f"{lim.get('matmul_h2d_bf16_gflops', 0):.0f} GFLOP/s; fused triad "
-             f"{lim['triad_gbs']:.0f} GB/s; host-to-device copy {lim['h2d_gbs']:.1f} GB/s "
-             f"from page-locked memory, {lim['h2d_pageable_gbs']:.1f} GB/s from pageable.", "",
+             f"{lim['triad_gbs']:.0f} GB/s; host-to-device copy {lim['h2d_gbs']:.1f} GB/s.", "",
              "| kernel | precision | size | GPU s | CPU s | GPU speed-up | GPU rate | "
              "% of GPU limit | % of limit incl. copies |", "|---|---|---|---|---|---|---|---|---|"]
     for r in result["rows"]:

@@ -94,19 +94,6 @@ def is_device_array(a) -> bool:
     return hasattr(a, "__cuda_array_interface__")
 
 
-def page_locked(xp, host_array: np.ndarray) -> np.ndarray:
-    """``host_array`` copied into page-locked (pinned) host memory when ``xp`` is real cupy, so
-    that a kernel's timed host-to-device copy runs at the bus's DMA rate, as a GPU code's input
-    staging does (pageable memory: 9.8 GB/s on the H200 node, benchmarks/results/gpu_*);
-    ``host_array`` itself on the CPU and on the fake device. Call it in setup (untimed)."""
-    if xp is np or getattr(xp, "is_fake", False):
-        return host_array
-    memory = xp.cuda.alloc_pinned_memory(max(host_array.nbytes, 1))
-    pinned = np.frombuffer(memory, host_array.dtype, host_array.size).reshape(host_array.shape)
-    pinned[...] = host_array
-    return pinned
-
-
 def to_device(xp, host_array: np.ndarray):
     """Copy a host array to the device of ``xp`` (a real job pays this: call it inside timing)."""
     if xp is np:

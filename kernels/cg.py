@@ -203,7 +203,7 @@ class ConjugateGradient(Kernel):
         lower = rank - 1 if rank > 0 else MPI.PROC_NULL
         upper = rank + 1 if rank < ranks - 1 else MPI.PROC_NULL
         iterations = int(ctx.extra.get("iterations", DEFAULT_ITERATIONS))
-        return CGState(size, iterations, (z0, z1), arrays.page_locked(ctx.xp, rhs), lower, upper)
+        return CGState(size, iterations, (z0, z1), rhs, lower, upper)
 
     def run(self, ctx: KernelContext, state: CGState):
         from hpcds1mpi.mpi import get_mpi

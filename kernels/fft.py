@@ -89,7 +89,7 @@ class FFT3D(Kernel):
         cdtype = COMPLEX_DTYPES.get(ctx.precision)
         if cdtype is None:
             arrays.numpy_dtype(ctx.precision)  # raises UnsupportedError with the reason
-        data = arrays.page_locked(ctx.xp, input_planes(ctx.seed, size, start, stop).astype(cdtype))
+        data = input_planes(ctx.seed, size, start, stop).astype(cdtype)
         return FFTState(size, data, blocks)
 
     def run(self, ctx: KernelContext, state: FFTState):

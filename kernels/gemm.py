@@ -61,11 +61,8 @@ class _XpBackend:
         self.on_device = ctx.xp is not np
 
     def prepare(self, host: np.ndarray) -> np.ndarray:
-        """fp64 host input -> host array in the compute dtype, page-locked on a GPU (setup,
-        untimed)."""
-        from hpcds1mpi.arrays import page_locked
-
-        return page_locked(self.xp, host.astype(self.dtype, copy=False))
+        """fp64 host input -> host array in the compute dtype (setup, untimed)."""
+        return host.astype(self.dtype, copy=False)
 
     def to_device(self, prepared: np.ndarray):
         """One H2D copy on GPU; the array itself on CPU."""
@@ -75,9 +72,7 @@ class _XpBackend:
         return self.xp.empty(shape, dtype=self.dtype)
 
     def host_empty(self, shape) -> np.ndarray:
-        from hpcds1mpi.arrays import page_locked
-
-        return page_locked(self.xp, np.empty(shape, dtype=self.dtype))
+        return np.empty(shape, dtype=self.dtype)
 
     def matmul(self, a, b, out) -> None:
         self.xp.matmul(a, b, out=out)
@@ -140,9 +135,8 @@ class _TorchBf16Backend:
         self.dtype = torch.bfloat16
 
     def prepare(self, host: np.ndarray):
-        """fp64 host input -> bf16 CPU tensor, page-locked for a CUDA device (setup, untimed)."""
-        tensor = self.torch.from_numpy(host).to(self.torch.bfloat16)
-        return tensor.pin_memory() if self.device.type == "cuda" else tensor
+        """fp64 host input -> bf16 CPU tensor (setup, untimed)."""
+        return self.torch.from_numpy(host).to(self.torch.bfloat16)
 
     def to_device(self, prepared):
         """One H2D copy on a CUDA device; the tensor itself on CPU."""

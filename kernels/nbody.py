@@ -145,7 +145,7 @@ class NBody(Kernel):
         blocks = [block_range(size, ranks, q) for q in range(ranks)]
         start, stop = blocks[rank]
         dtype = arrays.numpy_dtype(ctx.precision)
-        local = arrays.page_locked(ctx.xp, particles(ctx.seed, size)[start:stop].astype(dtype))
+        local = particles(ctx.seed, size)[start:stop].astype(dtype)
         width = max(hi - lo for lo, hi in blocks)
         return NBodyState(size, blocks, local, width)
 

@@ -208,8 +208,7 @@ class Stencil(Kernel):
         box = tuple(block_range(size, d, c) for d, c in zip(dims, coords))
         ext = tuple((lo, hi + 2) for lo, hi in box)  # ghost layers, "with boundary" indices
         dtype = arrays.numpy_dtype(ctx.precision)
-        initial = arrays.page_locked(
-            ctx.xp, global_planes(ctx.seed, INPUT_STREAM, (size + 2,) * 3, ext, dtype=dtype))
+        initial = global_planes(ctx.seed, INPUT_STREAM, (size + 2,) * 3, ext, dtype=dtype)
         neighbours = [cart_raw.Shift(d, 1) for d in range(3)]
         host_buffers = None
         if ctx.xp is np:
