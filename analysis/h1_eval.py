@@ -57,6 +57,18 @@ def load_frame(telemetry: list[str], jobs: list[str], machine: str | None = None
     return check_training_frame(frame, machine=machine), kind
 
 
+def deployed_settings(family: str = "xgboost", members: int = 5, trees: int | None = None,
+                      embedding: bool = False, features: str = "knobs", epochs: int = 60) -> dict:
+    """Keyword arguments of :class:`~hpcds1mpi.surrogates.models.SurrogateModel` for the
+    "deployed" row (the defaults are the shipped bundle's: 5 XGBoost members on knob features)."""
+    from hpcds1mpi.surrogates.models import KNOB_FEATURES
+
+    return {"family": family, "n_members": members, "member_estimators": trees,
+            "use_embedding": embedding,
+            "member_features": list(KNOB_FEATURES) if features == "knobs" else None,
+            "embedding_params": {"max_epochs": epochs}}
+
+
 def make_splits(frame: pd.DataFrame, kind: str, heldout_workloads: list[str], seed: int
                 ) -> list[tuple[str, np.ndarray, np.ndarray]]:
     """(name, train rows, test rows) for each split."""
@@ -208,15 +220,18 @@ def evaluate(frame: pd.DataFrame, train_rows: np.ndarray, test_rows: np.ndarray,
                                       floor=DEFAULT_FLOOR if floor is None else floor)
     t_sample = time.perf_counter() - t0
 
-    # TabNet embedding on the kept rows (timed once; shared by the three families).
-    Y = np.column_stack([y_train[t] for t in targets])
-    emb_rows = keep & np.isfinite(Y).all(axis=1)
-    t0 = time.perf_counter()
-    embedding = TabNetEmbedding(max_epochs=epochs, seed=seed, threads=threads).fit(
-        X_train[emb_rows], Y[emb_rows])
-    t_embed = time.perf_counter() - t0
-    E_train = embedding.transform(X_train)
-    E_test = embedding.transform(X_test)
+    # TabNet embedding on the kept rows (timed once; shared by the three families' "+emb" rows,
+    # so not trained when no family is evaluated).
+    embedding, t_embed = None, 0.0
+    if families:
+        Y = np.column_stack([y_train[t] for t in targets])
+        emb_rows = keep & np.isfinite(Y).all(axis=1)
+        t0 = time.perf_counter()
+        embedding = TabNetEmbedding(max_epochs=epochs, seed=seed, threads=threads).fit(
+            X_train[emb_rows], Y[emb_rows])
+        t_embed = time.perf_counter() - t0
+        E_train = embedding.transform(X_train)
+        E_test = embedding.transform(X_test)
 
     # A 10,000-row frame of held-out configurations for the latency measurement.
     reps = int(np.ceil(LATENCY_ROWS / max(len(test), 1)))
@@ -235,9 +250,11 @@ def evaluate(frame: pd.DataFrame, train_rows: np.ndarray, test_rows: np.ndarray,
             best = min(best, time.perf_counter() - t)
         return best
 
-    lat_raw, lat_emb = features_latency(False), features_latency(True)
+    lat_raw = features_latency(False)
     X_lat_raw = build_features(latency_frame, spec).to_numpy()
-    X_lat_emb = np.hstack([X_lat_raw, embedding.transform(X_lat_raw)])
+    if embedding is not None:
+        lat_emb = features_latency(True)
+        X_lat_emb = np.hstack([X_lat_raw, embedding.transform(X_lat_raw)])
 
     base = {"rate": rate, "achieved_rate": record.achieved_rate, "n_train_offered": len(train),
             "n_train_kept": int(keep.sum()), "sampling_s": t_sample}
@@ -580,13 +597,9 @@ def main(argv: list[str] | None = None) -> dict:
         splits = [s for s in splits if s[0] in wanted or s[0].split(":")[0] in wanted]
     rates = [float(r) for r in args.rates.split(",")]
     families = [f for f in args.families.split(",") if f]
-    from hpcds1mpi.surrogates.models import KNOB_FEATURES
-
-    deployed = None if not args.deployed_family else {
-        "family": args.deployed_family, "n_members": args.deployed_members,
-        "member_estimators": args.deployed_trees, "use_embedding": args.deployed_embedding,
-        "member_features": (list(KNOB_FEATURES) if args.deployed_features == "knobs" else None),
-        "embedding_params": {"max_epochs": args.epochs}}
+    deployed = None if not args.deployed_family else deployed_settings(
+        args.deployed_family, args.deployed_members, args.deployed_trees,
+        args.deployed_embedding, args.deployed_features, args.epochs)
     rows, split_info, per_seed_rows = [], [], []
     for name, train_rows, test_rows in splits:
         split_info.append({"name": name, "n_train": int(len(train_rows)),

@@ -83,7 +83,6 @@ def device_limits(n: int, repeats: int = 5) -> dict:
                                                  out=out), repeats, sync)
         limits[f"matmul_{precision}_gflops"] = 2.0 * n**3 / compute / 1e9
         limits[f"matmul_h2d_{precision}_gflops"] = 2.0 * n**3 / with_copies / 1e9
-        del a, b, out
     import torch
 
     if torch.cuda.is_available():
@@ -97,7 +96,6 @@ def device_limits(n: int, repeats: int = 5) -> dict:
                                repeats, tsync)
         limits["matmul_bf16_gflops"] = 2.0 * n**3 / compute / 1e9
         limits["matmul_h2d_bf16_gflops"] = 2.0 * n**3 / with_copies / 1e9
-        del a, b, out
     elements = 1 << 27  # 1 GiB per fp64 array: far past the L2
     b, c = cp.random.random(elements), cp.random.random(elements)
     a = cp.empty_like(b)
@@ -108,7 +106,6 @@ def device_limits(n: int, repeats: int = 5) -> dict:
     host = np.ones(elements // 2)
     seconds = _best_of(lambda: cp.asarray(host), repeats, sync)
     limits["h2d_gbs"] = host.nbytes / seconds / 1e9
-    del a, b, c
     cp.get_default_memory_pool().free_all_blocks()
     return limits
 

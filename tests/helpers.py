@@ -49,3 +49,18 @@ def run_cli(argv: list[str], *, timeout: float = 300, env: dict | None = None,
     full_env.update(env or {})
     return subprocess.run([hpcds1mpi_exe(), *argv], capture_output=True, text=True,
                           timeout=timeout, env=full_env, cwd=cwd, input=input)
+
+
+def kernel_check(ranks: int, modes: str, device: str, env: dict, *, timeout: float = 240
+                 ) -> dict:
+    """One ``mpiexec -n ranks tests/mpi_kernel_check.py`` launch: its records keyed by
+    (kernel, precision, mode). Fails the test if the launch fails or does not finish."""
+    import json
+
+    script = str(REPO / "tests" / "mpi_kernel_check.py")
+    proc = run_mpi(ranks, [sys.executable, script, "--modes", modes, "--device", device],
+                   timeout=timeout, env=env)
+    assert proc.returncode == 0, f"launch at {ranks} ranks failed:\n{proc.stderr[-3000:]}"
+    records = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert records and records[-1].get("done"), f"launch did not finish:\n{proc.stdout[-2000:]}"
+    return {(r["kernel"], r["precision"], r["mode"]): r for r in records if "kernel" in r}

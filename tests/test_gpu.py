@@ -10,14 +10,12 @@ CUDA-aware); and one sweep writes GPU telemetry with the GPU's own energy counte
 from __future__ import annotations
 
 import functools
-import json
 
 import pytest
 
 from hpcds1mpi import kernels
-from tests.helpers import REPO, run_cli, run_mpi
+from tests.helpers import kernel_check, run_cli
 
-SCRIPT = str(REPO / "tests" / "mpi_kernel_check.py")
 REAL_GPU_ENV = {"HPCDS1MPI_FAKE_GPU": "0", "HPCDS1MPI_GPU_AWARE": "0"}
 
 
@@ -42,18 +40,7 @@ GPU_DECLARED = [(name, p) for name in GPU_KERNELS for p in kernels.get(name).pre
 @functools.lru_cache(maxsize=None)
 def launch(ranks: int, modes: str) -> dict:
     """One launch of every kernel on the real GPU, keyed by (kernel, precision, mode)."""
-    proc = run_mpi(ranks, [_python(), SCRIPT, "--modes", modes, "--device", "gpu"],
-                   timeout=300, env=REAL_GPU_ENV)
-    assert proc.returncode == 0, f"launch at {ranks} ranks failed:\n{proc.stderr[-3000:]}"
-    records = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-    assert records and records[-1].get("done"), f"launch did not finish:\n{proc.stdout[-2000:]}"
-    return {(r["kernel"], r["precision"], r["mode"]): r for r in records if "kernel" in r}
-
-
-def _python() -> str:
-    import sys
-
-    return sys.executable
+    return kernel_check(ranks, modes, "gpu", REAL_GPU_ENV, timeout=300)
 
 
 def test_every_gpu_capable_builtin_declares_gpu_here():

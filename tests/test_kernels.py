@@ -11,16 +11,14 @@ directly (``HPCDS1MPI_GPU_AWARE=1``).
 from __future__ import annotations
 
 import functools
-import json
 
 import pytest
 
 from hpcds1mpi import kernels
-from tests.helpers import REPO, run_mpi
+from tests.helpers import kernel_check
 
 pytestmark = pytest.mark.mpi
 
-SCRIPT = str(REPO / "tests" / "mpi_kernel_check.py")
 RANK_COUNTS = (1, 2, 3, 4)
 CORRUPT_RANK_COUNTS = (1, 3)
 PRECISIONS = ("fp64", "fp32", "bf16")
@@ -43,18 +41,7 @@ def launch(ranks: int, device: str = "cpu", gpu_aware: bool = False) -> dict:
     if device == "gpu":
         env["HPCDS1MPI_FAKE_GPU"] = "1"
         env["HPCDS1MPI_GPU_AWARE"] = "1" if gpu_aware else "0"
-    proc = run_mpi(ranks, [_python(), SCRIPT, "--modes", modes, "--device", device],
-                   timeout=240, env=env)
-    assert proc.returncode == 0, f"launch at {ranks} ranks failed:\n{proc.stderr[-3000:]}"
-    records = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-    assert records and records[-1].get("done"), f"launch did not finish:\n{proc.stdout[-2000:]}"
-    return {(r["kernel"], r["precision"], r["mode"]): r for r in records if "kernel" in r}
-
-
-def _python() -> str:
-    import sys
-
-    return sys.executable
+    return kernel_check(ranks, modes, device, env)
 
 
 def _result(results: dict, name: str, precision: str, mode: str = "normal") -> dict:

@@ -1,4 +1,5 @@
-"""analysis/sampling_control.py: every variant evaluated, the verdict follows the numbers."""
+"""analysis/sampling_control.py: every variant evaluated, losses paired by seed, the learning
+curve's subsets, and a verdict that follows the numbers."""
 
 from __future__ import annotations
 
@@ -14,17 +15,36 @@ DENSE = Path(__file__).resolve().parents[1] / "data" / "sampling_dense" / "telem
 def test_sampling_control_runs_every_variant_and_its_verdict_uses_the_numbers(tmp_path):
     from hpcds1mpi.analysis import sampling_control
 
-    out = sampling_control.main(["--telemetry", str(DENSE), "--seeds", "1", "--name", "t",
-                                 "--out-dir", str(tmp_path)])
+    out = sampling_control.main(["--telemetry", str(DENSE), "--seeds", "2", "--name", "t",
+                                 "--fractions", "0.5", "--out-dir", str(tmp_path)])
     rows = out["rows"]
     assert [r["rate"] for r in rows] == [1.0, 0.75, 0.75, 0.75, 0.75]
     assert [r["floor"] for r in rows] == [None, None, 0.25, 0.5, 0.75]
-    full_kept = rows[0]["kept"][0]
     for r in rows[1:]:  # about 75 % kept, and the floors change which rows
-        assert abs(r["kept"][0] / full_kept - 0.75) < 0.1
+        for kept, full in zip(r["kept"], rows[0]["kept"]):
+            assert abs(kept / full - 0.75) < 0.1
     assert len({r["runtime_mape_mean"] for r in rows}) == len(rows)
-    paper_loss = rows[1]["runtime_mape_mean"] - rows[0]["runtime_mape_mean"]
-    assert f"{paper_loss:+.1f} points" in out["verdict"]
+    for r in rows:  # losses are paired by seed: their mean is the difference of the means
+        per_seed = [m - f for m, f in zip(r["runtime_mape_per_seed"],
+                                          rows[0]["runtime_mape_per_seed"])]
+        assert r["loss_mean"] == pytest.approx(sum(per_seed) / 2)
+        assert r["loss_se"] == pytest.approx(abs(per_seed[0] - per_seed[1]) / 2)
+    assert f"{rows[1]['loss_mean']:+.1f} points" in out["verdict"]
+    assert f"{rows[-1]['loss_mean']:+.1f} points" in out["verdict"]
+    # The curve: half the training rows at fraction 0.5, all of them at 1.0 (the rows above).
+    half, full = out["curve"]
+    assert (half["fraction"], full["fraction"]) == (0.5, 1.0) and full["rows"] == rows
+    assert half["n_train"] == round(full["n_train"] / 2)
+    assert half["rows"][0]["kept"] == [half["n_train"]] * 2
     saved = json.loads((tmp_path / "sampling_control_t.json").read_text())
     assert saved["verdict"] == out["verdict"]
-    assert out["verdict"] in (tmp_path / "sampling_control_t.md").read_text()
+    md = (tmp_path / "sampling_control_t.md").read_text()
+    assert out["verdict"] in md and f"{half['n_train']} training rows" in md
+
+
+def test_mean_se_is_the_standard_error_of_the_mean():
+    from hpcds1mpi.analysis.sampling_control import mean_se
+
+    mean, se = mean_se([1.0, 2.0, 3.0, 6.0])
+    assert mean == 3.0
+    assert se == pytest.approx((14 / 3 / 4) ** 0.5)
