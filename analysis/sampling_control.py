@@ -96,15 +96,22 @@ def verdict_for(rows: list[dict]) -> str:
         return "within a point" if row["loss_mean"] <= 1.0 else "more than a point"
 
     def loss(row: dict) -> str:
-        return f"{row['loss_mean']:+.1f} points (± {row['loss_se']:.1f})"
+        return f"{row['loss_mean']:+.2f} points (± {row['loss_se']:.2f})"
 
     text = (f"The paper's difficulty sampling at 75 % (default floor): {loss(paper)}, "
             f"{within(paper)} of 100 %; with higher floors "
-            f"{', '.join(format(r['loss_mean'], '+.1f') for r in floors)}; uniform random "
+            f"{', '.join(format(r['loss_mean'], '+.2f') for r in floors)}; uniform random "
             f"sampling at 75 %: {loss(uniform)}, {within(uniform)}.")
-    if uniform["loss_mean"] < paper["loss_mean"] - 2 * max(paper["loss_se"], uniform["loss_se"]):
-        text += (" Dropping rows at random costs less here than dropping the rows the light "
-                 "model finds easy.")
+    # Uniform minus paper, paired by seed: more than two standard errors apart or not.
+    gap, gap_se = mean_se([u - p for u, p in zip(uniform["runtime_mape_per_seed"],
+                                                 paper["runtime_mape_per_seed"])])
+    if gap < -2 * gap_se:
+        text += (f" Dropping rows at random costs less here ({gap:+.2f} ± {gap_se:.2f} points "
+                 "against the paper's sampling) than dropping the rows the light model finds "
+                 "easy.")
+    elif gap > 2 * gap_se:
+        text += (f" The paper's sampling costs less here than dropping rows at random "
+                 f"({-gap:+.2f} ± {gap_se:.2f} points).")
     return text
 
 
@@ -120,7 +127,12 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--out-dir", default=str(RESULTS))
     parser.add_argument("--name", default="", help="results file suffix (sampling_control_NAME)")
     args = parser.parse_args(argv)
-    fractions = sorted({float(f) for f in args.fractions.split(",")} | {1.0})
+    try:
+        fractions = sorted({float(f) for f in args.fractions.split(",")} | {1.0})
+    except ValueError:
+        fractions = [float("nan")]
+    if not 0.0 < fractions[0] <= fractions[-1] <= 1.0:
+        parser.error(f"--fractions must lie in (0, 1], got {args.fractions}")
     frame, kind = h1_eval.load_frame([args.telemetry], [])
     shown = Path(args.telemetry).resolve()
     if shown.is_relative_to(REPO):

@@ -1,6 +1,7 @@
 """GPU kernels against the GPU's measured limits and against the same node's CPUs, in one run.
 
     python benchmarks/gpu.py [--out DIR] [--quick]
+    python benchmarks/gpu.py --rerender DIR/gpu.json   # the table again from stored records
 
 Needs a CUDA GPU that cupy sees (torch CUDA too for bf16 and mltrain); elsewhere it exits 2
 with a one-line message. Measured in this run, nothing hard-coded:
@@ -114,12 +115,52 @@ def device_limits(n: int, repeats: int = 5) -> dict:
 BANDWIDTH_BOUND = {"stencil"}
 
 
+#: Bytes per element: the kernels' work models count 8 whatever the precision.
+ITEM_BYTES = {"fp64": 8, "fp32": 4, "bf16": 2}
+
+
 def rate(record: dict) -> tuple[float, str]:
     """(achieved rate, unit) from the kernel's analytic work and its best repeat."""
     work, best = record["work"], record["best_s"]
     if work["flops"] > 0 and record["kernel"] not in BANDWIDTH_BOUND:
         return work["flops"] / best / 1e9, "GFLOP/s"
-    return work["bytes_moved"] / best / 1e9, "GB/s"
+    scale = ITEM_BYTES[record["precision"]] / 8
+    return work["bytes_moved"] * scale / best / 1e9, "GB/s"
+
+
+def case_row(kernel: str, precision: str, size: int, gpu: dict, cpu: dict,
+             limits: dict) -> dict:
+    """One line of the table from the GPU and CPU records of a case."""
+    row = {"kernel": kernel, "precision": precision, "size": size,
+           "gpu_status": gpu.get("status"), "cpu_status": cpu.get("status"),
+           "gpu_error": gpu.get("error"), "cpu_error": cpu.get("error")}
+    if gpu.get("status") == "ok":
+        row["gpu_best_s"] = gpu["best_s"]
+        row["gpu_rate"], row["unit"] = rate(gpu)
+    if cpu.get("status") == "ok":
+        row["cpu_best_s"] = cpu["best_s"]
+        row["cpu_rate"], row["unit"] = rate(cpu)
+    if "gpu_best_s" in row and "cpu_best_s" in row:
+        row["gpu_speedup"] = row["cpu_best_s"] / row["gpu_best_s"]
+    if kernel == "gemm" and "gpu_rate" in row:
+        row["limit_device"] = limits.get(f"matmul_{precision}_gflops")
+        row["limit_with_copies"] = limits.get(f"matmul_h2d_{precision}_gflops")
+    if kernel == "stencil" and "gpu_rate" in row:
+        row["limit_device"] = limits["triad_gbs"]
+    return row
+
+
+def rerender(path: Path) -> None:
+    """Recompute every row of a gpu.json from its stored run records (runs alternate GPU, CPU
+    per case, then the 2-rank gemm) and rewrite gpu.json and gpu.md beside it."""
+    result = json.loads(path.read_text())
+    runs = result["runs"]
+    result["rows"] = [case_row(r["kernel"], r["precision"], r["size"], runs[2 * i],
+                               runs[2 * i + 1], result["limits"])
+                      for i, r in enumerate(result["rows"])]
+    result["rerendered"] = time.strftime("%Y-%m-%d %H:%M")
+    write(path.parent, result)
+    (path.parent / "gpu.md").write_text(markdown(result))
 
 
 def safe_launch(name: str, size: int, **kwargs) -> dict:
@@ -134,7 +175,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=None, help="results folder")
     parser.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
     parser.add_argument("--cpu-threads", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--rerender", metavar="GPU_JSON",
+                        help="recompute the table of a stored gpu.json (no GPU needed)")
     args = parser.parse_args(argv)
+    if args.rerender:
+        rerender(Path(args.rerender))
+        return 0
     try:
         import cupy
 
@@ -162,22 +208,7 @@ def main(argv: list[str] | None = None) -> int:
         cpu = safe_launch(kernel, size, precision=precision, threads=args.cpu_threads,
                           timeout=240)
         runs += [gpu, cpu]
-        row = {"kernel": kernel, "precision": precision, "size": size,
-               "gpu_status": gpu.get("status"), "cpu_status": cpu.get("status"),
-               "gpu_error": gpu.get("error"), "cpu_error": cpu.get("error")}
-        if gpu.get("status") == "ok":
-            row["gpu_best_s"] = gpu["best_s"]
-            row["gpu_rate"], row["unit"] = rate(gpu)
-        if cpu.get("status") == "ok":
-            row["cpu_best_s"] = cpu["best_s"]
-            row["cpu_rate"], row["unit"] = rate(cpu)
-        if "gpu_best_s" in row and "cpu_best_s" in row:
-            row["gpu_speedup"] = row["cpu_best_s"] / row["gpu_best_s"]
-        if kernel == "gemm" and "gpu_rate" in row:
-            row["limit_device"] = limits.get(f"matmul_{precision}_gflops")
-            row["limit_with_copies"] = limits.get(f"matmul_h2d_{precision}_gflops")
-        if kernel == "stencil" and "gpu_rate" in row:
-            row["limit_device"] = limits["triad_gbs"]
+        row = case_row(kernel, precision, size, gpu, cpu, limits)
         rows.append(row)
         print(json.dumps(row), flush=True)
         write(out_dir, {"gpu": model, "partial": True, "limits": limits, "rows": rows,
@@ -210,7 +241,10 @@ def markdown(result: dict) -> str:
              f"Measured {result['date']} by `python benchmarks/gpu.py` in "
              f"{result['runtime_s']:.0f} s. Each kernel through `runner.execute` on 1 rank "
              f"(best of 3 repeats after a warm-up) on the GPU, and on the same node's CPUs as "
-             f"1 rank x {result['cpu_threads']} threads. Rates from the kernel's analytic work.",
+             f"1 rank x {result['cpu_threads']} threads. Rates from the kernel's analytic work "
+             "(memory-bound kernels: bytes at the run's precision)."
+             + (f" Table recomputed from the stored run records on {result['rerendered']} "
+                "(`--rerender`)." if result.get("rerendered") else ""),
              "", "GPU limits measured in the same run: "
              f"matmul N={result['gemm_n']} on device data fp64 {lim['matmul_fp64_gflops']:.0f}, "
              f"fp32 {lim['matmul_fp32_gflops']:.0f}, bf16 {lim.get('matmul_bf16_gflops', 0):.0f}"

@@ -11,7 +11,8 @@ declared ones and the undeclared ones, which must come back ``unsupported``), it
 
     {"kernel": ..., "precision": ..., "mode": "normal"|"corrupt", "ranks": K, "device": ...,
      "declared": bool, "status": ..., "rel_error": float|null, "error": "...", "size": N,
-     "uses_torch": bool, "unavailable": str|null, "seconds": float}
+     "uses_torch": bool, "unavailable": str|null, "seconds": float,
+     "array_module": "numpy"|"cupy"|"fakecupy"|null}
 
 then a last line ``{"done": true, "results": count}``. ``--corrupt`` (= ``--modes corrupt``)
 perturbs every result before the check (``runner.execute(corrupt=True)``), so every declared
@@ -55,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
 
     comm = world()
     ranks, rank = comm.Get_size(), comm.Get_rank()
+    module = array_module_name(args.device)
     modes = (args.modes.split(",") if args.modes else ["corrupt" if args.corrupt else "normal"])
     names = args.kernels.split(",") if args.kernels else kernels.names()
     count = 0
@@ -82,12 +84,23 @@ def main(argv: list[str] | None = None) -> int:
                         "error": outcome.error,
                         "uses_torch": bool(getattr(kernel, "uses_torch", False)),
                         "unavailable": kernel.unavailable,
-                        "seconds": round(seconds, 3),
+                        "seconds": round(seconds, 3), "array_module": module,
                     }
                     print(json.dumps(record), flush=True)
     if rank == 0:
         print(json.dumps({"done": True, "results": count}), flush=True)
     return 0
+
+
+def array_module_name(device: str) -> str | None:
+    """Name of the array module the runner uses for ``device`` (numpy, cupy, fakecupy)."""
+    from hpcds1mpi.arrays import array_module
+    from hpcds1mpi.errors import UnsupportedError
+
+    try:
+        return array_module(device).__name__
+    except UnsupportedError:
+        return None
 
 
 if __name__ == "__main__":

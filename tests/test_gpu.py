@@ -53,6 +53,7 @@ def test_every_gpu_capable_builtin_declares_gpu_here():
 def test_kernel_on_real_gpu_matches_serial_reference(ranks, name, precision):
     record = launch(ranks, "normal")[(name, precision, "normal")]
     assert record["status"] == "ok", record
+    assert record["array_module"] == "cupy", record  # the real device, not the fake
     assert record["rel_error"] <= kernels.get(name).tolerance[precision], record
 
 

@@ -64,6 +64,7 @@ def test_kernel_matches_serial_reference(ranks, name, precision):
     record = _result(launch(ranks), name, precision)
     _skip_if_unavailable(record)
     assert record["status"] == "ok", record
+    assert record["array_module"] == "numpy", record
     tolerance = kernels.get(name).tolerance[precision]
     assert record["rel_error"] is not None and record["rel_error"] <= tolerance, record
 
@@ -111,6 +112,7 @@ def _gpu_record(results: dict, name: str, precision: str) -> dict:
 def test_fake_gpu_path_matches_reference(ranks, gpu_aware, name, precision):
     record = _gpu_record(launch(ranks, "gpu", gpu_aware), name, precision)
     assert record["status"] == "ok", record
+    assert record["array_module"] == "fakecupy", record
     assert record["rel_error"] <= kernels.get(name).tolerance[precision], record
 
 
