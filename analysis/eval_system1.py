@@ -76,7 +76,7 @@ def _runs_to_within(sub, order, tol: float = 0.05) -> int:
 def system1_order(bundle, sub, partition_hw: dict):
     """System 1's ranking of the measured configurations of one problem (best first), and its
     spread / margin at the pick."""
-    from hpcds1mpi import system1 as s1
+    from hpcds1mpi.decide import system1 as s1
     from hpcds1mpi.cluster import Partition
 
     import pandas as pd
@@ -233,11 +233,12 @@ def _fit_logistic(X, y):
 def evaluate(frame, trainer, *, folds_by_size: int = 4, max_workloads: int | None = None,
              seed: int = 0, log=print) -> dict:
     """Run both protocols on a runs table with ``trainer(train_frame) -> bundle``."""
-    from hpcds1mpi import guard
-    from hpcds1mpi.system1 import ConfidenceModel
+    from hpcds1mpi.config import FAILURE_STATUSES, OK
+    from hpcds1mpi.decide import guard
+    from hpcds1mpi.decide.system1 import ConfidenceModel
 
     frame = frame.copy()
-    frame = frame[frame["status"].isin(["ok", "failed", "oom", "timeout", "crashed", "wrong"])]
+    frame = frame[frame["status"].isin([OK, *FAILURE_STATUSES])]
     frame = frame.reset_index(drop=True)
     rng = np.random.default_rng(seed)
     results: dict = {"protocols": {}}
@@ -374,7 +375,7 @@ def evaluate(frame, trainer, *, folds_by_size: int = 4, max_workloads: int | Non
 
 def time_scoring(bundle, repeats: int = 7) -> dict:
     """System 1 on ~10,000 candidates: total (with the bundle's predict) and System 1 alone."""
-    from hpcds1mpi import system1 as s1
+    from hpcds1mpi.decide import system1 as s1
     from hpcds1mpi.cluster import Partition
 
     part = Partition("timing", cores_per_node=128, memory_gb=512, max_nodes=16)
@@ -512,8 +513,8 @@ def main(argv=None) -> int:
                         help="store the fitted confidence map in the model directory")
     args = parser.parse_args(argv)
 
-    from hpcds1mpi import telemetry
-    from hpcds1mpi.recommend import load_model
+    from hpcds1mpi.records import telemetry
+    from hpcds1mpi.decide.recommend import load_model
     from hpcds1mpi.surrogates.bundle import train_bundle
 
     frame = telemetry.read_runs(args.telemetry)
@@ -571,7 +572,7 @@ def main(argv=None) -> int:
         print(f"confidence: ECE {c['ece_calibrated_crossfit']:.3f}, AUROC "
               f"{c['auroc_calibrated_crossfit']:.2f} (good picks {100 * c['good_pick_rate']:.0f} %)")
         if args.write_calibration and c["coef"]:
-            from hpcds1mpi.system1 import CALIBRATION_FILE, ConfidenceModel
+            from hpcds1mpi.decide.system1 import CALIBRATION_FILE, ConfidenceModel
 
             ConfidenceModel(tuple(c["coef"]), True).save(
                 Path(args.model) / CALIBRATION_FILE, ece=c["ece_calibrated_crossfit"],

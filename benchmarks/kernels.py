@@ -53,10 +53,10 @@ def mpiexec() -> str:
 
 def worker(args: argparse.Namespace) -> None:
     """Runs under mpiexec: one kernel through runner.execute; rank 0 prints one JSON line."""
-    from hpcds1mpi import runner
+    from hpcds1mpi.measure import runner
     from hpcds1mpi.config import Configuration
     from hpcds1mpi.kernels import get
-    from hpcds1mpi.mpi import world
+    from hpcds1mpi.runtime.mpi import world
 
     comm = world()
     kernel = get(args.name)

@@ -60,9 +60,9 @@ def scoring(model: str | None, repeats: int) -> dict:
     """Median timings of System 1 on a ~10,000-candidate grid (bundle loaded once)."""
     import numpy as np
 
-    from hpcds1mpi import system1 as s1
+    from hpcds1mpi.decide import system1 as s1
     from hpcds1mpi.cluster import Partition
-    from hpcds1mpi.recommend import load_model
+    from hpcds1mpi.decide.recommend import load_model
 
     bundle = load_model(model)
     part = Partition("big", cores_per_node=128, memory_gb=512, max_nodes=16, gpus_per_node=1,

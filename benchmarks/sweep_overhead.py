@@ -29,7 +29,8 @@ RESULTS = REPO / "benchmarks" / "results"
 
 def inner(out: str, summary_path: str, snapshot_every: float, sizes: str, min_time: float) -> None:
     """Run under mpiexec: one in-process sweep; rank 0 writes its summary as JSON."""
-    from hpcds1mpi import kernels, sweep
+    from hpcds1mpi import kernels
+    from hpcds1mpi.measure import sweep
     from hpcds1mpi.cluster import Partition
 
     kernels.load_plugin(str(FAULTS))
@@ -47,8 +48,8 @@ def inner(out: str, summary_path: str, snapshot_every: float, sizes: str, min_ti
 def one_sweep(tmp: Path, name: str, snapshot_every: float, sizes: str, min_time: float) -> dict:
     import pandas as pd  # noqa: F401 - read_runs needs it
 
-    from hpcds1mpi import telemetry
-    from hpcds1mpi.launcher import mpiexec_path
+    from hpcds1mpi.records import telemetry
+    from hpcds1mpi.launch.launchers import mpiexec_path
 
     out = tmp / f"{name}.h5"
     summary_path = tmp / f"{name}.json"
@@ -81,7 +82,7 @@ def one_sweep(tmp: Path, name: str, snapshot_every: float, sizes: str, min_time:
 
 
 def big_snapshot(tmp: Path, rows: int = 1000) -> dict:
-    from hpcds1mpi import telemetry
+    from hpcds1mpi.records import telemetry
 
     store = telemetry.Store()
     for i in range(rows):

@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> dict:
     work.mkdir(parents=True, exist_ok=True)
     raw, table, bundle_dir = work / "raw.parquet", work / "jobs.parquet", work / "model"
     t0 = time.perf_counter()
-    from hpcds1mpi import ingest
+    from hpcds1mpi.records import ingest
     from hpcds1mpi.analysis import gen_jobtable
 
     gen_jobtable.main(["--rows", str(args.rows), "--seed", str(args.seed), "--out", str(raw)])

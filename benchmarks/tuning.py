@@ -6,7 +6,7 @@ configurations becomes a closed world whose configurations are exactly the measu
 number is modelled). Four ways to reach the best, side by side on the same problems:
 
 * **System 1 alone** — the bundle's pick, one run; it either is within 5 % or never gets there.
-* **System 1 + System 2** — ``hpcds1mpi.system2.tune`` started at System 1's pick, ranking the
+* **System 1 + System 2** — ``hpcds1mpi.decide.system2.tune`` started at System 1's pick, ranking the
   rest by expected improvement (the same code ``hpcds1mpi tune`` runs).
 * **System 2 from the default** — the same tuner without a model, from the rules-of-thumb
   default (one node, every core a rank, one thread, fp64), walking neighbours.
@@ -77,7 +77,8 @@ def predictions(bundle, space, rows, part):
     """System 1's scores for exactly the measured configurations."""
     import pandas as pd
 
-    from hpcds1mpi import system1, system2
+    from hpcds1mpi.decide import system1
+    from hpcds1mpi.decide import system2
 
     frame = pd.DataFrame([c.as_dict() for c in space.configs])
     frame.insert(0, "workload", str(rows["workload"].iloc[0]))
@@ -134,10 +135,10 @@ def main(argv=None) -> int:
 
     import pandas as pd
 
-    from hpcds1mpi import system2
+    from hpcds1mpi.decide import system2
     from hpcds1mpi.surrogates.bundle import train_bundle
     from hpcds1mpi.surrogates.models import KNOB_FEATURES
-    from hpcds1mpi.telemetry import read_runs
+    from hpcds1mpi.records.telemetry import read_runs
 
     min_runs = args.min_runs if args.min_runs is not None else system2.DEFAULT_MIN_RUNS
     runs = pd.concat([read_runs(p) for p in args.telemetry], ignore_index=True)

@@ -39,7 +39,7 @@ TARGET = 0.05
 
 def first_within(configs: list, good: set) -> int | None:
     """1-based index of the first configuration (by key) in ``good``; None if none is."""
-    from hpcds1mpi import system2
+    from hpcds1mpi.decide import system2
 
     for i, config in enumerate(configs):
         if system2.config_key(config) in good:
@@ -73,10 +73,10 @@ def main(argv=None) -> int:
     import pandas as pd
 
     from hpcds1mpi import kernels as registry
-    from hpcds1mpi import system2
+    from hpcds1mpi.decide import system2
     from hpcds1mpi.cluster import resolve_partition
     from hpcds1mpi.config import Configuration
-    from hpcds1mpi.recommend import load_model
+    from hpcds1mpi.decide.recommend import load_model
     from hpcds1mpi.surrogates import mobo
     from hpcds1mpi.surrogates.objectives import RealRunObjective
 

@@ -14,6 +14,16 @@ if TYPE_CHECKING:  # pragma: no cover
 DEVICES = ("cpu", "gpu")
 PRECISIONS = ("fp64", "fp32", "bf16")
 
+# The one status vocabulary of a run (a sweep's measurement) or a job (an ingested log line).
+OK = "ok"
+#: Every status a run or job can end with.
+STATUSES = ("ok", "failed", "timeout", "oom", "unsupported", "wrong", "crashed", "cancelled")
+#: Ended badly because of the configuration or the program: what the failure model learns.
+FAILURE_STATUSES = frozenset({"failed", "timeout", "oom", "crashed", "wrong"})
+#: Says nothing about how the configuration runs: never tried (``unsupported``: the kernel
+#: declares it cannot) or stopped by a person or the scheduler (``cancelled``).
+UNINFORMATIVE_STATUSES = frozenset({"unsupported", "cancelled"})
+
 
 @dataclass(frozen=True, order=True)
 class Configuration:

@@ -9,7 +9,7 @@ from typing import Callable
 
 import numpy as np
 
-from hpcds1mpi.pools import pool
+from hpcds1mpi.runtime.pools import pool
 
 
 def plane_rng(seed: int, stream: int, plane: int) -> np.random.Generator:

@@ -71,7 +71,7 @@ def pong_pattern(n: int, dtype):
 
 def _ranks_on_node(comm) -> int:
     """How many ranks of ``comm`` share this rank's node."""
-    from hpcds1mpi.mpi import get_mpi
+    from hpcds1mpi.runtime.mpi import get_mpi
 
     raw = getattr(comm, "raw", comm)
     local = raw.Split_type(get_mpi().COMM_TYPE_SHARED)
@@ -131,8 +131,8 @@ class Allreduce(Kernel):
         return 8
 
     def setup(self, ctx: KernelContext, size: int) -> _State:
-        from hpcds1mpi.arrays import numpy_dtype
-        from hpcds1mpi.measure import initial_cpus
+        from hpcds1mpi.runtime.arrays import numpy_dtype
+        from hpcds1mpi.runtime.binding import initial_cpus
 
         dtype = numpy_dtype(ctx.precision)
         item = np.dtype(dtype).itemsize
@@ -162,8 +162,8 @@ class Allreduce(Kernel):
     def run(self, ctx: KernelContext, state: _State) -> dict:
         import time
 
-        from hpcds1mpi.arrays import synchronize, to_host
-        from hpcds1mpi.mpi import get_mpi
+        from hpcds1mpi.runtime.arrays import synchronize, to_host
+        from hpcds1mpi.runtime.mpi import get_mpi
 
         MPI = get_mpi()
         comm, xp = ctx.comm, ctx.xp
@@ -249,8 +249,8 @@ class Allreduce(Kernel):
     def check(self, ctx: KernelContext, state: _State, result: dict) -> float:
         """Largest relative deviation of any reduced or echoed element from its exact value
         (the MAX over ranks)."""
-        from hpcds1mpi.arrays import to_host
-        from hpcds1mpi.mpi import get_mpi
+        from hpcds1mpi.runtime.arrays import to_host
+        from hpcds1mpi.runtime.mpi import get_mpi
 
         MPI = get_mpi()
         ranks = ctx.comm.Get_size()

@@ -49,7 +49,7 @@ class KernelContext:
     """What a kernel gets to run with.
 
     Attributes:
-        comm: the communicator (a :class:`hpcds1mpi.mpi.TimedComm`).
+        comm: the communicator (a :class:`hpcds1mpi.runtime.mpi.TimedComm`).
         device: ``"cpu"`` or ``"gpu"``.
         precision: ``"fp64"``, ``"fp32"`` or ``"bf16"``.
         threads: threads per rank (kernels pass it to scipy.fft ``workers`` etc.; BLAS and torch
@@ -161,7 +161,7 @@ def relative_error(got: np.ndarray, want: np.ndarray) -> float:
 
 def global_relative_error(comm, got: np.ndarray, want: np.ndarray) -> float:
     """Relative error of a distributed array: every rank passes its local block."""
-    from hpcds1mpi.mpi import get_mpi
+    from hpcds1mpi.runtime.mpi import get_mpi
 
     MPI = get_mpi()
     got = np.asarray(got, dtype=np.float64)

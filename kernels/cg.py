@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hpcds1mpi import arrays
+from hpcds1mpi.runtime import arrays
 from hpcds1mpi.kernels import register
 from hpcds1mpi.kernels._parallel import chunks, global_planes, run_chunks, use_device
 from hpcds1mpi.kernels.base import Kernel, KernelContext, WorkModel, block_range
@@ -192,7 +192,7 @@ class ConjugateGradient(Kernel):
         return ranks
 
     def setup(self, ctx: KernelContext, size: int) -> CGState:
-        from hpcds1mpi.mpi import get_mpi
+        from hpcds1mpi.runtime.mpi import get_mpi
 
         use_device(ctx)
         MPI = get_mpi()
@@ -206,7 +206,7 @@ class ConjugateGradient(Kernel):
         return CGState(size, iterations, (z0, z1), rhs, lower, upper)
 
     def run(self, ctx: KernelContext, state: CGState):
-        from hpcds1mpi.mpi import get_mpi
+        from hpcds1mpi.runtime.mpi import get_mpi
 
         MPI = get_mpi()
         xp, comm = ctx.xp, ctx.comm
@@ -260,7 +260,7 @@ class ConjugateGradient(Kernel):
 
     def check(self, ctx: KernelContext, state: CGState, result) -> float:
         """Gather x on rank 0, compare with the serial fp64 CG there, broadcast the error."""
-        from hpcds1mpi.mpi import get_mpi
+        from hpcds1mpi.runtime.mpi import get_mpi
 
         MPI = get_mpi()
         comm = ctx.comm

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hpcds1mpi import arrays
+from hpcds1mpi.runtime import arrays
 from hpcds1mpi.kernels import register
 from hpcds1mpi.kernels._parallel import plane_rng, use_device
 from hpcds1mpi.kernels.base import Kernel, KernelContext, WorkModel, block_range, relative_error
@@ -94,7 +94,7 @@ class FFT3D(Kernel):
 
     def run(self, ctx: KernelContext, state: FFTState):
         """Returns the rank's output slab, array (N, n1, N): axis 1 holds [s1, e1)."""
-        from hpcds1mpi.mpi import get_mpi
+        from hpcds1mpi.runtime.mpi import get_mpi
 
         MPI = get_mpi()
         xp, comm = ctx.xp, ctx.comm
@@ -132,7 +132,7 @@ class FFT3D(Kernel):
 
     def check(self, ctx: KernelContext, state: FFTState, result) -> float:
         """Gather the output slabs on rank 0, compare with numpy.fft.fftn in complex128 there."""
-        from hpcds1mpi.mpi import get_mpi
+        from hpcds1mpi.runtime.mpi import get_mpi
 
         MPI = get_mpi()
         comm = ctx.comm

@@ -84,7 +84,7 @@ class _XpBackend:
     def send_buffer(self, block):
         """An MPI buffer holding ``block`` (a host copy unless the MPI is GPU-aware)."""
         if self.on_device and not self.ctx.gpu_aware:
-            from hpcds1mpi.arrays import to_host
+            from hpcds1mpi.runtime.arrays import to_host
 
             return to_host(block)
         return block
@@ -101,12 +101,12 @@ class _XpBackend:
         return block, lambda: None
 
     def synchronize(self) -> None:
-        from hpcds1mpi.arrays import synchronize
+        from hpcds1mpi.runtime.arrays import synchronize
 
         synchronize(self.xp)
 
     def to_host(self, a) -> np.ndarray:
-        from hpcds1mpi.arrays import to_host
+        from hpcds1mpi.runtime.arrays import to_host
 
         return to_host(a)
 
@@ -236,7 +236,7 @@ class Gemm(Kernel):
             torch.set_num_threads(ctx.threads)
             backend: Any = _TorchBf16Backend(ctx)
         else:
-            from hpcds1mpi.arrays import numpy_dtype
+            from hpcds1mpi.runtime.arrays import numpy_dtype
 
             backend = _XpBackend(ctx, numpy_dtype(ctx.precision))
         ring = [backend.empty((max_rows, n)) for _ in range(2)] if ranks > 1 else []

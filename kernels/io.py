@@ -87,7 +87,7 @@ class Io(Kernel):
         import tempfile
         import uuid
 
-        from hpcds1mpi.arrays import numpy_dtype
+        from hpcds1mpi.runtime.arrays import numpy_dtype
         from hpcds1mpi.errors import ConfigError
 
         mode = ctx.extra.get("io_mode", "gather")
@@ -119,8 +119,8 @@ class Io(Kernel):
 
         import h5py
 
-        from hpcds1mpi.arrays import synchronize, to_host
-        from hpcds1mpi.mpi import get_mpi
+        from hpcds1mpi.runtime.arrays import synchronize, to_host
+        from hpcds1mpi.runtime.mpi import get_mpi
 
         MPI = get_mpi()
         comm, xp = ctx.comm, ctx.xp
@@ -171,8 +171,8 @@ class Io(Kernel):
     def check(self, ctx: KernelContext, state: _IoState, result: dict) -> float:
         """Relative error of the read-back block against the written one (regenerated from the
         seed), MAX over ranks; infinite when a file was left behind."""
-        from hpcds1mpi.arrays import to_host
-        from hpcds1mpi.mpi import get_mpi
+        from hpcds1mpi.runtime.arrays import to_host
+        from hpcds1mpi.runtime.mpi import get_mpi
 
         MPI = get_mpi()
         start, stop = state.blocks[ctx.comm.Get_rank()]

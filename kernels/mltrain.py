@@ -136,7 +136,7 @@ class _TrainState:
 def _mpi_sum_inplace(ctx: KernelContext, flat) -> None:
     """Sum a flat tensor over ranks in place (device tensors staged through host unless the
     MPI is GPU-aware)."""
-    from hpcds1mpi.mpi import get_mpi
+    from hpcds1mpi.runtime.mpi import get_mpi
 
     MPI = get_mpi()
     if flat.device.type == "cpu":
@@ -279,8 +279,8 @@ class MLTrain(Kernel):
         """
         import torch
 
-        from hpcds1mpi.arrays import to_host
-        from hpcds1mpi.mpi import get_mpi
+        from hpcds1mpi.runtime.arrays import to_host
+        from hpcds1mpi.runtime.mpi import get_mpi
 
         MPI = get_mpi()
         init = initial_parameters(ctx.seed)

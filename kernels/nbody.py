@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hpcds1mpi import arrays
+from hpcds1mpi.runtime import arrays
 from hpcds1mpi.kernels import register
 from hpcds1mpi.kernels._parallel import chunks, run_chunks, use_device
 from hpcds1mpi.kernels.base import (Kernel, KernelContext, WorkModel, block_range,

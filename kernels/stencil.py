@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from hpcds1mpi import arrays, jit
+from hpcds1mpi.runtime import arrays
+from hpcds1mpi.runtime import jit
 from hpcds1mpi.kernels import register
 from hpcds1mpi.kernels._parallel import (aligned_chunks, aligned_empty, global_planes, run_items,
                                          use_device)
@@ -351,6 +352,6 @@ def _cartesian(raw, dims: tuple[int, int, int]):
 
 
 def _mpi():
-    from hpcds1mpi.mpi import get_mpi
+    from hpcds1mpi.runtime.mpi import get_mpi
 
     return get_mpi()

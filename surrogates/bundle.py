@@ -44,8 +44,8 @@ EXTRA_COLUMNS: frozenset[str] = frozenset({"kept", "gpu_memory_gb", "max_nodes",
 
 def known_columns() -> frozenset[str]:
     """Every column name a training table may hold."""
-    from hpcds1mpi.ingest import JOB_COLUMNS
-    from hpcds1mpi.telemetry import RUN_COLUMNS
+    from hpcds1mpi.records.ingest import JOB_COLUMNS
+    from hpcds1mpi.records.telemetry import RUN_COLUMNS
 
     return EXTRA_COLUMNS | {c for c, _ in RUN_COLUMNS} | {c for c, _ in JOB_COLUMNS}
 

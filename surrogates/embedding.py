@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hpcds1mpi import jit
+from hpcds1mpi.runtime import jit
 from hpcds1mpi.errors import DataError, ModelError
 
 _SQRT_HALF = np.float32(np.sqrt(0.5))

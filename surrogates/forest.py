@@ -19,7 +19,7 @@ import json
 
 import numpy as np
 
-from hpcds1mpi import jit
+from hpcds1mpi.runtime import jit
 
 #: Deeper trees stay with ``libxgboost``: a complete tree doubles in size with every level.
 MAX_DEPTH = 10

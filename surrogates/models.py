@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from hpcds1mpi.config import FAILURE_STATUSES, OK
 from hpcds1mpi.errors import DataError, ModelError
 
 from .features import (baseline_from_roofline, build_features, feature_block, fit_spec,
@@ -30,7 +31,6 @@ REGRESSION_TARGETS = ("runtime_s", "energy_j", "peak_rss_mb")
 #: energy = power x runtime scales with the runtime.
 BASELINE_TARGETS = ("runtime_s", "energy_j")
 TARGETS = (*REGRESSION_TARGETS, "failed")
-FAIL_STATUSES = frozenset({"failed", "timeout", "oom", "crashed", "wrong"})
 #: Member features of the shipped bundle: the problem (workload identity and description, log
 #: size) and the configuration knobs and hardware, not the work-model features derived from
 #: them (the analytic baseline already carries those). On the reference telemetry this scored
@@ -41,7 +41,6 @@ KNOB_FEATURES: tuple[str, ...] = (
     "uses_threads", "log_size", "nodes", "ranks_per_node", "threads", "device_code",
     "precision_bytes", "partition_code", "cores_per_node", "memory_gb", "gpus_per_node",
 )
-OK_STATUS = "ok"
 
 
 # --------------------------------------------------------------------------------------------
@@ -65,14 +64,14 @@ FOREST_MIN_ROWS = 2048
 
 def predict_threads() -> int:
     """Cores prediction may use: this process's CPU affinity, at most 8."""
-    from hpcds1mpi.measure import initial_cpus
+    from hpcds1mpi.runtime.binding import initial_cpus
 
     return max(1, min(8, len(initial_cpus())))
 
 
 def parallel_map(fn, items: list, n_rows: int) -> list:
     """``[fn(item) for item in items]``, on the usable cores when ``n_rows`` is large enough."""
-    from hpcds1mpi.pools import pool
+    from hpcds1mpi.runtime.pools import pool
 
     workers = pool(predict_threads() if n_rows >= PREDICT_PARALLEL_ROWS else 1)
     if workers is None or len(items) <= 1:
@@ -246,8 +245,8 @@ def failure_labels(status: pd.Series) -> np.ndarray:
     """1.0 failed, 0.0 ok, NaN for statuses that are neither (unsupported, cancelled, ...)."""
     s = status.astype(str).to_numpy()
     out = np.full(len(s), np.nan)
-    out[s == OK_STATUS] = 0.0
-    out[np.isin(s, list(FAIL_STATUSES))] = 1.0
+    out[s == OK] = 0.0
+    out[np.isin(s, list(FAILURE_STATUSES))] = 1.0
     return out
 
 
@@ -260,7 +259,7 @@ def target_values(frame: pd.DataFrame, target: str) -> np.ndarray:
         return np.full(n, np.nan)
     values = pd.to_numeric(frame[target], errors="coerce").to_numpy(dtype=np.float64,
                                                                     na_value=np.nan)
-    ok = frame["status"].astype(str).to_numpy() == OK_STATUS if "status" in frame.columns \
+    ok = frame["status"].astype(str).to_numpy() == OK if "status" in frame.columns \
         else np.ones(n, bool)
     with np.errstate(invalid="ignore", divide="ignore"):
         logged = np.where(ok & (values > 0), np.log(values), np.nan)

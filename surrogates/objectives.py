@@ -142,7 +142,7 @@ class BundleObjective:
             features, not a prediction within the trained range.
         energy_from: ``"bundle"``: the bundle's own energy/power prediction. ``"power-model"``:
             *modelled* energy = predicted runtime x the partition's modelled power of the
-            allocation (``hpcds1mpi.measure.modelled_power``: every allocated node's idle power
+            allocation (``hpcds1mpi.measure.meters.modelled_power``: every allocated node's idle power
             plus each busy core's share of the dynamic range, busy cores = ranks x threads, GPUs
             fully busy when the device is gpu). That is the formula the reference telemetry's
             energy column was made with, applied with the target partition's power figures;
@@ -221,7 +221,7 @@ class BundleObjective:
         """``(n,)`` modelled average power (W) of each configuration's allocation."""
         import numpy as np
 
-        from hpcds1mpi.measure import modelled_power, power_model
+        from hpcds1mpi.measure.meters import modelled_power, power_model
 
         model = power_model(self.partition)
         watts = []

@@ -32,7 +32,7 @@ class _Base(Kernel):
         return {"size": size, "value": np.array([1.0])}
 
     def _sum(self, ctx):
-        from hpcds1mpi.mpi import get_mpi
+        from hpcds1mpi.runtime.mpi import get_mpi
 
         out = np.empty(1)
         ctx.comm.Allreduce(np.array([1.0]), out, op=get_mpi().SUM)

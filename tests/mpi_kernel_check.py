@@ -51,8 +51,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from hpcds1mpi import kernels
     from hpcds1mpi.config import Configuration
-    from hpcds1mpi.mpi import world
-    from hpcds1mpi.runner import execute
+    from hpcds1mpi.runtime.mpi import world
+    from hpcds1mpi.measure.runner import execute
 
     comm = world()
     ranks, rank = comm.Get_size(), comm.Get_rank()
@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def array_module_name(device: str) -> str | None:
     """Name of the array module the runner uses for ``device`` (numpy, cupy, fakecupy)."""
-    from hpcds1mpi.arrays import array_module
+    from hpcds1mpi.runtime.arrays import array_module
     from hpcds1mpi.errors import UnsupportedError
 
     try:

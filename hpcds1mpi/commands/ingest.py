@@ -18,7 +18,7 @@ def command(files: tuple[str, ...], out: str, kind: str) -> None:
 
     Rows that cannot be read are counted and reported per reason, never dropped silently.
     """
-    from hpcds1mpi.ingest import ingest, write_job_table
+    from hpcds1mpi.records.ingest import ingest, write_job_table
 
     table, reports, notes = ingest(list(files), kind)
     for report in reports:

@@ -72,8 +72,8 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
     """Recommend nodes, ranks per node, threads, device, precision and partition for a job."""
     import json
 
-    from hpcds1mpi import recommend as rec_mod
-    from hpcds1mpi.system1 import Constraints
+    from hpcds1mpi.decide import recommend as rec_mod
+    from hpcds1mpi.decide.system1 import Constraints
 
     if size <= 0:
         raise ConfigError(f"--size must be a positive integer, got {size}")

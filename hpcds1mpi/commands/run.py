@@ -40,8 +40,8 @@ def command(kernel, size, threads, device, precision, repeats, seed, cluster_fil
         size = sizes[len(sizes) // 2]
     part = resolve_partition(cluster_file, partition)
 
-    from hpcds1mpi import runner
-    from hpcds1mpi.mpi import node_layout, world
+    from hpcds1mpi.measure import runner
+    from hpcds1mpi.runtime.mpi import node_layout, world
 
     comm = world()
     layout = node_layout(comm)

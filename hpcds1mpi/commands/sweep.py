@@ -115,7 +115,7 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
           retry_crashed, kernel_module, cluster_file, partition, list_only, launch, program,
           label, fom_regex, launcher, snapshot_every, no_progress) -> None:
     from hpcds1mpi import kernels as registry
-    from hpcds1mpi import sweep
+    from hpcds1mpi.measure import sweep
     from hpcds1mpi.cluster import resolve_partition
     from hpcds1mpi.errors import ConfigError
 
@@ -133,7 +133,7 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
     part = resolve_partition(cluster_file, partition)
 
     if program is not None:
-        from hpcds1mpi import external
+        from hpcds1mpi.measure import external
 
         if plan_file or kernel:
             raise ConfigError("--command sweeps your program; do not combine it with --plan/--kernel")

@@ -15,7 +15,7 @@ def command() -> None:
 @click.option("--rows", type=int, default=20, show_default=True, help="Runs to list (0: none).")
 def show(path, rows) -> None:
     """Summarise PATH: schema, machines, runs per workload and status."""
-    from hpcds1mpi import telemetry
+    from hpcds1mpi.records import telemetry
 
     runs = telemetry.read_runs(path)
     machines = telemetry.read_machines(path)
@@ -41,7 +41,7 @@ def show(path, rows) -> None:
                                             "rank_repeats"]), default="runs", show_default=True)
 def export(path, out, table) -> None:
     """Write one table of PATH to CSV, Parquet or JSON lines."""
-    from hpcds1mpi import telemetry
+    from hpcds1mpi.records import telemetry
     from hpcds1mpi.errors import TelemetryError
 
     if table == "runs":
@@ -66,7 +66,7 @@ def export(path, out, table) -> None:
 @click.option("--out", required=True, help="Merged telemetry file (created or extended).")
 def merge(sources, out) -> None:
     """Merge telemetry shards (job-array tasks, several machines) into OUT, idempotently."""
-    from hpcds1mpi import telemetry
+    from hpcds1mpi.records import telemetry
 
     counts = telemetry.merge(list(sources), out)
     click.echo(f"{out}: {counts['rows']} runs ({counts['added']} added, {counts['replaced']} "

@@ -22,7 +22,7 @@ def read_training_data(telemetry: tuple[str, ...], jobs: tuple[str, ...]):
 
     frames = []
     for path in telemetry:
-        from hpcds1mpi.telemetry import read_runs
+        from hpcds1mpi.records.telemetry import read_runs
 
         frames.append(read_runs(path))
     for path in jobs:

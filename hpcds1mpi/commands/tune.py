@@ -39,7 +39,7 @@ def _submit(args: list[str], nodes: int, cores: int, partition, job_name: str,
     import subprocess
     from pathlib import Path
 
-    from hpcds1mpi.batch import check_job_name, check_value
+    from hpcds1mpi.launch.scripts import check_job_name, check_value
     from hpcds1mpi.errors import SchedulerError
 
     if shutil.which("sbatch") is None:
@@ -112,7 +112,7 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
     """Tune a job by real runs inside its allocation (System 2)."""
     import json
 
-    from hpcds1mpi import system2
+    from hpcds1mpi.decide import system2
     from hpcds1mpi.cluster import resolve_partition
     from hpcds1mpi.config import Configuration
     from hpcds1mpi.errors import ConfigError, HpcdsError, LaunchError
@@ -154,14 +154,14 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
                           "without mpiexec/srun, inside the allocation")
     world = layout = None
     if in_process:
-        from hpcds1mpi.mpi import get_mpi
-        from hpcds1mpi.sweep import discover_layout
+        from hpcds1mpi.runtime.mpi import get_mpi
+        from hpcds1mpi.measure.sweep import discover_layout
 
         world = get_mpi().COMM_WORLD
         layout = discover_layout(world)
         kind = "in-process"
     else:
-        from hpcds1mpi import launcher as launchers
+        from hpcds1mpi.launch import launchers
 
         kind = launcher or ("srun" if launchers.in_slurm() else None)
         if kind is None:
@@ -199,7 +199,7 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
         predictions = None
         start_from = "default"
         if model_dir is not None:
-            from hpcds1mpi.recommend import load_model
+            from hpcds1mpi.decide.recommend import load_model
 
             bundle = load_model(model_dir)
             predictions = system2.model_predictions(

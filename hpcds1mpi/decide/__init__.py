@@ -1,0 +1,1 @@
+"""Deciding: System 1, the familiarity guard, recommend, System 2's search."""

@@ -1,0 +1,1 @@
+"""Launchers and the program rule: launch lines, environment, batch scripts."""

@@ -1,0 +1,1 @@
+"""Measuring: sweep plans, running kernels and programs, meters, the sweep driver."""

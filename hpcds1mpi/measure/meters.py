@@ -1,0 +1,289 @@
+"""Measurement beyond wall time: energy meters, peak memory, GPU use, fingerprint.
+
+Energy comes from the first source that exists, and every value says which:
+
+- ``rapl``: Linux powercap package counters (``/sys/class/powercap/intel-rapl:N/energy_uj``),
+  read by node-local rank 0 before and after the configuration, summed over nodes.
+- ``nvml``: the GPU's own energy counter (``nvmlDeviceGetTotalEnergyConsumption``) via pynvml.
+- ``modelled``: no sensor. Average power is modelled from the partition's power figures and the
+  measured CPU (and GPU) busy time; see :func:`modelled_power` and docs/telemetry.md.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import os
+import platform
+import threading
+import time
+from dataclasses import dataclass
+
+PACKAGES = ("hpcds1mpi", "numpy", "scipy", "mpi4py", "mpich", "h5py", "torch", "cupy-cuda12x",
+            "threadpoolctl", "pandas")
+
+
+# --------------------------------------------------------------------------------------------
+# Peak resident memory
+
+
+def reset_peak_rss() -> bool:
+    """Reset the kernel's peak-RSS mark (VmHWM) of this process; False where unsupported."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def peak_rss_mb(reset_worked: bool) -> tuple[float, str]:
+    """Peak resident memory of this process in MB and its source.
+
+    ``vmhwm``: /proc/self/status VmHWM since the last reset (this configuration only).
+    ``ru_maxrss``: the process's lifetime peak (an upper bound for this configuration).
+    """
+    if reset_worked:
+        try:
+            with open("/proc/self/status") as fh:
+                for line in fh:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) / 1024.0, "vmhwm"
+        except OSError:
+            pass
+    import resource
+
+    kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    if platform.system() == "Darwin":
+        kb /= 1024.0  # bytes there
+    return kb / 1024.0, "ru_maxrss"
+
+
+# --------------------------------------------------------------------------------------------
+# Energy
+
+
+def _rapl_domains() -> list[str]:
+    """Package-level RAPL counters (top-level intel-rapl:N / amd-rapl zones, not subzones)."""
+    found = []
+    for zone in sorted(glob.glob("/sys/class/powercap/*-rapl:*")):
+        if zone.count(":") != 1:
+            continue  # subzone (core/uncore/dram) would double count
+        path = os.path.join(zone, "energy_uj")
+        if os.access(path, os.R_OK):
+            found.append(zone)
+    return found
+
+
+class RaplMeter:
+    """Energy of this node's CPU packages over an interval (joules), from powercap counters."""
+
+    source = "rapl"
+
+    def __init__(self):
+        self.zones = _rapl_domains()
+        self._start: list[int] = []
+
+    @property
+    def available(self) -> bool:
+        return bool(self.zones)
+
+    def _read(self) -> list[int]:
+        values = []
+        for zone in self.zones:
+            with open(os.path.join(zone, "energy_uj")) as fh:
+                values.append(int(fh.read()))
+        return values
+
+    def start(self) -> None:
+        self._start = self._read()
+
+    def stop(self) -> float:
+        end = self._read()
+        total = 0
+        for zone, a, b in zip(self.zones, self._start, end):
+            if b < a:  # the counter wrapped
+                try:
+                    with open(os.path.join(zone, "max_energy_range_uj")) as fh:
+                        b += int(fh.read())
+                except OSError:
+                    continue
+            total += b - a
+        return total / 1e6
+
+
+class NvmlMeter:
+    """Energy (J), busy time (s) and peak memory (MB) of one GPU, sampled through pynvml."""
+
+    source = "nvml"
+
+    def __init__(self, index: int):
+        self.available = False
+        self.index = index
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            self._nvml = pynvml
+            self._handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+            self.available = True
+        except Exception:  # noqa: BLE001 - no NVML means "not measured", never an error
+            return
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.energy_j = float("nan")
+        self.busy_s = 0.0
+        self.peak_mem_mb = 0.0
+
+    def _sample(self, period: float) -> None:
+        last = time.perf_counter()
+        while not self._stop.wait(period):
+            now = time.perf_counter()
+            try:
+                util = self._nvml.nvmlDeviceGetUtilizationRates(self._handle).gpu
+                mem = self._nvml.nvmlDeviceGetMemoryInfo(self._handle).used / 2**20
+            except Exception:  # noqa: BLE001
+                break
+            self.busy_s += (now - last) * util / 100.0
+            self.peak_mem_mb = max(self.peak_mem_mb, mem)
+            last = now
+
+    def start(self, period: float = 0.02) -> None:
+        try:
+            self._e0 = self._nvml.nvmlDeviceGetTotalEnergyConsumption(self._handle)
+        except Exception:  # noqa: BLE001
+            self._e0 = None
+        self.busy_s, self.peak_mem_mb = 0.0, 0.0
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._sample, args=(period,), daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        if self._e0 is not None:
+            try:
+                e1 = self._nvml.nvmlDeviceGetTotalEnergyConsumption(self._handle)
+                self.energy_j = (e1 - self._e0) / 1e3
+            except Exception:  # noqa: BLE001
+                pass
+
+
+def torch_gpu_peak_mb() -> float:
+    """Peak memory torch allocated on the current CUDA device since its last reset (MB)."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_available():
+        return float("nan")
+    return torch.cuda.max_memory_allocated() / 2**20
+
+
+@dataclass
+class PowerModel:
+    """Inputs of the modelled power of one run (recorded in ``power_model``)."""
+
+    idle_watts_node: float
+    max_watts_node: float
+    idle_watts_gpu: float
+    max_watts_gpu: float
+    cores_per_node: int
+    source: str
+
+    def describe(self) -> str:
+        return (f"P = {self.idle_watts_node:g} W x nodes + ({self.max_watts_node:g} - "
+                f"{self.idle_watts_node:g}) W / {self.cores_per_node} cores x busy cores"
+                f" + GPUs x ({self.idle_watts_gpu:g} + ({self.max_watts_gpu:g} - "
+                f"{self.idle_watts_gpu:g}) x GPU busy fraction) W [{self.source}]")
+
+
+def power_model(partition) -> PowerModel:
+    figures = partition.power_figures()
+    return PowerModel(
+        idle_watts_node=float(figures["idle_watts_node"]),
+        max_watts_node=float(figures["max_watts_node"]),
+        idle_watts_gpu=float(figures["idle_watts_gpu"]),
+        max_watts_gpu=float(figures["max_watts_gpu"]),
+        cores_per_node=int(partition.cores_per_node),
+        source=str(figures["power_figures_source"]),
+    )
+
+
+def modelled_power(model: PowerModel, *, nodes: int, window_s: float, cpu_s: float,
+                   gpus: int = 0, gpu_busy_s: float = 0.0) -> float:
+    """Average power (W) of ``nodes`` whole nodes over a window of ``window_s`` seconds in which
+    all ranks together used ``cpu_s`` CPU seconds and ``gpus`` GPUs were busy ``gpu_busy_s``
+    (summed over GPUs).
+
+    Linear in utilisation: every allocated node draws its idle power; each busy core adds
+    ``(max - idle) / cores_per_node``; each GPU draws its idle power plus its dynamic range times
+    its busy fraction. Busy cores are capped at the cores allocated.
+    """
+    if window_s <= 0:
+        return float("nan")
+    busy_cores = min(cpu_s / window_s, nodes * model.cores_per_node)
+    watts = model.idle_watts_node * nodes
+    watts += (model.max_watts_node - model.idle_watts_node) / model.cores_per_node * busy_cores
+    if gpus:
+        busy_fraction = min(max(gpu_busy_s / (window_s * gpus), 0.0), 1.0)
+        watts += gpus * (model.idle_watts_gpu
+                         + (model.max_watts_gpu - model.idle_watts_gpu) * busy_fraction)
+    return watts
+
+
+# --------------------------------------------------------------------------------------------
+# Machine fingerprint
+
+
+def package_versions() -> dict:
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {}
+    for name in PACKAGES:
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            continue
+    return found
+
+
+def fingerprint(partition, *, hostnames: list[str], mpi_library: str, gpu_aware: bool) -> dict:
+    """The machines-table row for this machine (see docs/telemetry.md), with ``machine_id``.
+
+    ``machine_id`` hashes the hardware class and MPI library (CPU model, cores, memory, GPU
+    model/count/memory, MPI library, partition name) but not host names, so identical nodes of a
+    partition share one id; host names are kept in ``hostnames``.
+    """
+    import psutil
+
+    from hpcds1mpi.cluster import _cpu_model, detect_gpus
+
+    gpu_count, gpu_mem, gpu_model = detect_gpus()
+    row = {
+        "hostnames": ",".join(sorted(set(hostnames))),
+        "partition": partition.name,
+        "cpu_model": _cpu_model(),
+        "physical_cores": psutil.cpu_count(logical=False) or 0,
+        "logical_cores": psutil.cpu_count(logical=True) or 0,
+        "memory_gb": round(psutil.virtual_memory().total / 1e9, 1),
+        "gpu_model": gpu_model,
+        "gpu_count": gpu_count,
+        "gpu_memory_gb": round(gpu_mem, 1),
+        "mpi_library": " ".join(mpi_library.split()),
+        "mpi_gpu_aware": int(bool(gpu_aware)),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "packages": json.dumps(package_versions(), sort_keys=True),
+        "first_seen": time.time(),
+    }
+    row["machine_id"] = machine_id(row)
+    return row
+
+
+def machine_id(row: dict) -> str:
+    keys = ("cpu_model", "physical_cores", "logical_cores", "memory_gb", "gpu_model", "gpu_count",
+            "gpu_memory_gb", "mpi_library", "partition")
+    text = json.dumps([row.get(k) for k in keys])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

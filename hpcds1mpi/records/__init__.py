@@ -1,0 +1,1 @@
+"""Stored data: the HDF5 telemetry, job-log ingestion, the training-data container."""

@@ -1,0 +1,136 @@
+"""The familiarity guard: learned distance check, its calibration, hardware and size checks."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from hpcds1mpi.decide import guard
+from hpcds1mpi.cluster import Partition
+from hpcds1mpi.errors import ModelError
+from tests.fake_bundle import FakeBundle, fake_partitions
+
+PARTS = fake_partitions()
+
+
+@pytest.fixture(scope="module")
+def bundle():
+    return FakeBundle()
+
+
+@pytest.fixture(scope="module")
+def ref(bundle):
+    return guard.reference(bundle)
+
+
+@pytest.fixture(scope="module")
+def cal(bundle, ref):
+    return guard.calibrate(bundle, ref)
+
+
+def test_calibration_separates_new_sizes_from_new_workloads(cal):
+    assert cal.escalate_threshold >= cal.auto_threshold > 0
+    # Held-out workloads are farther than held-out sizes, and the learned check (thresholds
+    # set without the held-out workload) escalates them; held-out sizes mostly pass.
+    assert np.median(cal.heldout_workload_distances) > np.median(cal.heldout_problem_distances)
+    assert cal.catch_rate >= 0.9
+    assert cal.false_escalations <= 0.05
+
+
+def test_familiar_job_is_auto(bundle, ref, cal):
+    v = guard.judge(bundle, "gemm", 700, PARTS["cpu"], cal, ref, confidence=0.95)
+    assert v.verdict == "auto", v.reasons
+    assert v.checks["learned"] == "pass" and v.distance <= cal.auto_threshold
+
+
+def test_low_confidence_asks_to_confirm(bundle, ref, cal):
+    v = guard.judge(bundle, "gemm", 700, PARTS["cpu"], cal, ref, confidence=0.2)
+    assert v.verdict == "confirm"
+
+
+def test_unknown_workload_is_escalated_by_the_learned_check_alone(bundle, ref, cal):
+    v = guard.judge(bundle, "never-seen-app", 700, PARTS["cpu"], cal, ref, confidence=0.99)
+    assert v.verdict == "escalate"
+    assert v.checks["learned"] == "escalate"  # not only by the name lookup
+    assert v.checks["name"] == "escalate"
+
+
+def test_learned_check_catches_a_known_name_with_unfamiliar_behaviour(ref, cal):
+    """A workload whose name is known but whose embedding is far away: only the learned check
+    can see it (the name lookup passes)."""
+
+    class Shifted(FakeBundle):
+        def embed(self, df):
+            out = super().embed(df)
+            shifted = (df["workload"] == "fft").to_numpy() & (df["size"] == 777).to_numpy()
+            out[shifted] += 5.0
+            return out
+
+    b = Shifted()
+    v = guard.judge(b, "fft", 777, PARTS["cpu"], cal, guard.reference(b), confidence=0.99)
+    assert v.checks["name"] == "pass"
+    assert v.checks["learned"] == "escalate" and v.verdict == "escalate"
+
+
+def test_size_far_outside_range_escalates_and_near_asks(bundle, ref, cal):
+    near = guard.judge(bundle, "gemm", 3000, PARTS["cpu"], cal, ref, confidence=0.99)
+    assert near.checks["size_range"] == "confirm" and near.verdict in ("confirm", "escalate")
+    far = guard.judge(bundle, "gemm", 200000, PARTS["cpu"], cal, ref, confidence=0.99)
+    assert far.verdict == "escalate" and far.checks["size_range"] == "escalate"
+
+
+def test_unknown_hardware_is_escalated(bundle, ref, cal):
+    other = Partition("laptop", cores_per_node=6, memory_gb=16)
+    assert guard.matching_partition(bundle, other) is None
+    v = guard.judge(bundle, "gemm", 700, other, cal, ref, confidence=0.99)
+    assert v.verdict == "escalate" and v.checks["hardware"] == "escalate"
+    # Same hardware under another name is recognised.
+    renamed = Partition("batch", cores_per_node=16, memory_gb=60, max_nodes=4)
+    assert guard.matching_partition(bundle, renamed) == "cpu"
+
+
+def test_calibration_is_cached_and_shipped_file_wins(bundle, ref, tmp_path, monkeypatch):
+    monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "x.bin").write_bytes(b"1")
+    first = guard.load_calibration(bundle, model, ref)
+    assert list((tmp_path / "cache").glob("guard-*.json"))
+    again = guard.load_calibration(bundle, model, ref)
+    assert again.source.endswith(".json") and again.auto_threshold == first.auto_threshold
+    (model / guard.CALIBRATION_FILE).write_text(json.dumps(
+        {"auto_threshold": 1.0, "escalate_threshold": 2.0}))
+    shipped = guard.load_calibration(bundle, model, ref)
+    assert (shipped.auto_threshold, shipped.escalate_threshold) == (1.0, 2.0)
+
+
+def test_mismatched_training_matrix_is_a_model_error():
+    class Broken(FakeBundle):
+        def training_matrix(self):
+            return super().training_matrix()[:-3]
+
+    with pytest.raises(ModelError):
+        guard.reference(Broken())
+
+
+def test_thresholds_come_from_interior_sizes_not_extrapolated_ends(bundle, ref, monkeypatch):
+    """A held-out end size is extrapolation (the size-range check's job): its large distance
+    must not raise the escalate threshold, or never-seen workloads slip under it."""
+    lo = ref.frame.groupby("workload")["size"].min()
+    hi = ref.frame.groupby("workload")["size"].max()
+    real = guard.job_distance
+
+    def inflated_ends(bundle_, ref_, workload, size, *args, exclude=None, **kwargs):
+        d = real(bundle_, ref_, workload, size, *args, exclude=exclude, **kwargs)
+        same_problem_only = exclude is not None and exclude.sum() < (ref_.workloads ==
+                                                                    workload).sum()
+        at_end = size in (lo[workload], hi[workload])
+        return d * 100.0 if same_problem_only and at_end else d
+
+    baseline = guard.calibrate(bundle, ref)
+    monkeypatch.setattr(guard, "job_distance", inflated_ends)
+    with_outliers = guard.calibrate(bundle, ref)
+    assert with_outliers.escalate_threshold == pytest.approx(baseline.escalate_threshold)
+    assert with_outliers.catch_rate == pytest.approx(baseline.catch_rate)

@@ -1,0 +1,66 @@
+"""The timing communicator and the node layout (in-process, COMM_SELF / COMM_WORLD of 1)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hpcds1mpi.runtime.mpi import TimedComm, get_mpi, node_layout
+
+
+def test_timed_comm_counts_calls_and_derived_comms_share_counters():
+    MPI = get_mpi()
+    timed = TimedComm(MPI.COMM_SELF)
+    buf, out = np.ones(4), np.empty(4)
+    timed.Allreduce(buf, out, op=MPI.SUM)
+    assert timed.calls == 1 and timed.mpi_seconds > 0
+    assert timed.Get_size() == 1 and timed.calls == 1  # queries are not MPI time
+    child = timed.wrap(MPI.COMM_SELF.Dup())
+    child.Allreduce(buf, out, op=MPI.SUM)
+    child.Waitall([child.raw.Isend(buf, dest=0, tag=1), child.raw.Irecv(out, source=0, tag=1)])
+    assert timed.calls == 3 and child.calls == 0
+    np.testing.assert_array_equal(out, buf)
+    timed.reset()
+    assert timed.calls == 0 and timed.mpi_seconds == 0.0
+
+
+def test_node_layout_single_process(monkeypatch):
+    monkeypatch.delenv("SLURM_NODEID", raising=False)
+    layout = node_layout(get_mpi().COMM_WORLD)
+    assert (layout["nodes"], layout["ranks_per_node"], layout["local_rank"]) == (1, 1, 0)
+    assert layout["node_sizes"] == [1]
+    monkeypatch.setenv("SLURM_NODEID", "03")
+    assert node_layout(get_mpi().COMM_WORLD)["node_keys"] == ["slurm:3"]
+    for junk in ("", "node3"):  # not a node number: the shared-memory split decides
+        monkeypatch.setenv("SLURM_NODEID", junk)
+        assert node_layout(get_mpi().COMM_WORLD)["node_keys"][0].startswith("shm:")
+
+
+LAYOUT_SCRIPT = """
+import json
+import sys
+from hpcds1mpi.runtime.mpi import get_mpi
+from hpcds1mpi.measure.sweep import discover_layout
+world = get_mpi().COMM_WORLD
+layout = discover_layout(world)
+row = [world.Get_rank(), layout.node_index, layout.local_rank, layout.node_sizes]
+with open(f"{sys.argv[1]}/rank{world.Get_rank()}.json", "w") as out:  # ranks' stdout can interleave
+    json.dump(row, out)
+"""
+
+
+def test_sweep_layout_groups_ranks_by_slurm_node_in_rank_order(tmp_path):
+    import json
+    import sys
+
+    from tests.helpers import run_mpi
+
+    script = tmp_path / "layout.py"
+    script.write_text(LAYOUT_SCRIPT)
+    segment = [sys.executable, str(script), str(tmp_path)]
+    # Ranks 0 and 2 on Slurm node 5, rank 1 on node 2: node 5 comes first (its lowest rank is 0).
+    argv = ["-env", "SLURM_NODEID", "5", *segment, ":", "-n", "1", "-env", "SLURM_NODEID", "2",
+            *segment, ":", "-n", "1", "-env", "SLURM_NODEID", "5", *segment]
+    res = run_mpi(1, argv, timeout=120)
+    assert res.returncode == 0, res.stderr
+    rows = sorted(json.loads(path.read_text()) for path in tmp_path.glob("rank*.json"))
+    assert rows == [[0, 0, 0, [2, 1]], [1, 1, 0, [2, 1]], [2, 0, 1, [2, 1]]]

@@ -1,0 +1,94 @@
+"""TabNet embedding: the numpy forward pass equals torch's, and needs no torch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hpcds1mpi.surrogates.embedding import TabNetEmbedding, sparsemax
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 9)) * np.array([1, 10, 100, 1, 1, 1, 1, 1, 1e6])
+    Y = np.column_stack([X[:, 0] ** 2 + X[:, 1] / 10, np.sin(X[:, 2] / 100)])
+    emb = TabNetEmbedding(n_d=4, n_a=4, n_steps=3, max_epochs=4, batch_size=128,
+                          virtual_batch_size=64, threads=1).fit(X, Y)
+    return emb, rng.normal(size=(300, 9)) * np.array([1, 10, 100, 1, 1, 1, 1, 1, 1e6])
+
+
+def test_numpy_embedding_equals_torch(fitted):
+    emb, X = fitted
+    got = emb.transform(X)
+    want = emb.transform_torch(X)
+    assert got.shape == (300, 4)
+    scale = max(1.0, float(np.abs(want).max()))
+    assert np.abs(got - want).max() <= 2e-5 * scale
+    assert np.abs(want).max() > 0  # not a trivially zero embedding
+
+
+def test_numpy_pass_catches_a_wrong_weight(fitted):
+    emb, X = fitted
+    broken = TabNetEmbedding.from_arrays(*emb.to_arrays())
+    key = "step.0.indep.0.W"
+    broken.weights_[key] = broken.weights_[key] * 1.1
+    from hpcds1mpi.surrogates.embedding import fold_batch_norms
+
+    broken._folded = fold_batch_norms(broken.weights_)
+    assert np.abs(broken.transform(X) - emb.transform_torch(X)).max() > 1e-3
+
+
+def test_round_trip_through_arrays(fitted):
+    emb, X = fitted
+    again = TabNetEmbedding.from_arrays(*emb.to_arrays())
+    assert np.array_equal(again.transform(X), emb.transform(X))
+
+
+def test_sparsemax_matches_pytorch_tabnet():
+    import torch
+    from pytorch_tabnet.sparsemax import Sparsemax
+
+    z = np.random.default_rng(1).normal(size=(50, 7)).astype(np.float32) * 3
+    want = Sparsemax(dim=-1)(torch.from_numpy(z.copy())).numpy()
+    got = sparsemax(z)
+    assert np.allclose(got, want, atol=1e-6)
+    assert np.allclose(got.sum(axis=1), 1.0, atol=1e-5) and (got >= 0).all()
+    assert (got == 0).any()  # sparse, unlike softmax
+
+
+def test_wrong_width_is_refused(fitted):
+    from hpcds1mpi.errors import ModelError
+
+    emb, X = fitted
+    with pytest.raises(ModelError, match="expects 9 features"):
+        emb.transform(X[:, :5])
+
+
+def test_compiled_embedding_equals_the_numpy_pass(fitted, monkeypatch):
+    """Tables of JIT_MIN_ROWS rows or more take the compiled row-wise pass (numba): the same
+    embedding as the numpy pass up to float32 rounding."""
+    pytest.importorskip("numba")
+    from hpcds1mpi.runtime import jit
+    from hpcds1mpi.surrogates import embedding
+
+    emb, X = fitted
+    big = np.resize(X, (embedding.JIT_MIN_ROWS + 10, X.shape[1]))
+    big[::3, 0] *= 50  # clipped inputs
+    compiled = emb.transform(big)
+    monkeypatch.setenv(jit.NO_JIT_ENV, "1")
+    plain = emb.transform(big)
+    scale = max(1.0, float(np.abs(plain).max()))
+    assert np.abs(compiled - plain).max() <= 2e-5 * scale
+    assert np.abs(plain).max() > 0
+    # feature groups as a matrix (identity here) give the same embedding as the shortcut
+    packed = list(emb._packed)
+    packed[-2] = False
+    monkeypatch.setattr(emb, "_packed", tuple(packed))
+    monkeypatch.delenv(jit.NO_JIT_ENV)
+    assert np.array_equal(emb.transform(big), compiled)
+    # and it is really another pass: a wrong weight there shows
+    packed = list(emb._packed)
+    packed[4] = packed[4] * 1.1  # the first GLU layers
+    monkeypatch.setattr(emb, "_packed", tuple(packed))
+    assert np.abs(emb.transform(big) - plain).max() > 1e-3
