@@ -42,7 +42,6 @@ of them cost seconds per iteration once a 50-point front was found).
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
@@ -144,7 +143,7 @@ def build_candidates(partition: "Partition", workload: str, size: int, space: st
     """
     import pandas as pd
 
-    from hpcds1mpi.config import Configuration, check_fits, enumerate_configs
+    from hpcds1mpi.config import Configuration, check_fits, enumerate_configs, powers_up_to
 
     if space not in SPACES:
         raise ConfigError(f"unknown space {space!r}; choose from {', '.join(SPACES)}")
@@ -164,7 +163,7 @@ def build_candidates(partition: "Partition", workload: str, size: int, space: st
         uses_threads, declared_precisions, declared_devices = support(workload)
         if devices is None and declared_devices is not None:
             devices = [d for d in declared_devices if d == "cpu" or partition.gpus_per_node]
-        pow2 = _powers_of_two(partition.cores_per_node)
+        pow2 = powers_up_to(partition.cores_per_node)
         configs = list(enumerate_configs(
             partition, nodes=nodes, ranks_per_node=ranks_per_node or pow2, threads=threads or pow2,
             devices=devices, precisions=precisions or declared_precisions,
@@ -187,10 +186,6 @@ def node_counts(partition: "Partition", which: str = "pow2") -> list[int] | None
     if which == "all":
         return list(range(1, partition.max_nodes + 1))
     raise ConfigError(f"unknown node counts {which!r}; choose from {', '.join(NODE_COUNTS)}")
-
-
-def _powers_of_two(limit: int) -> list[int]:
-    return [2**k for k in range(int(math.log2(limit)) + 1)] + ([limit] if limit & (limit - 1) else [])
 
 
 def encode(candidates: "pd.DataFrame") -> np.ndarray:

@@ -5,8 +5,12 @@ from __future__ import annotations
 import pytest
 
 from hpcds1mpi.cluster import Partition
-from hpcds1mpi.config import Configuration, check_fits, check_supported, enumerate_configs
+from hpcds1mpi.config import (Configuration, check_fits, check_supported, configuration_grid,
+                              enumerate_configs)
 from hpcds1mpi.errors import ConfigError, UnsupportedError
+from tests.fake_bundle import fake_partitions
+
+PARTS = fake_partitions()
 
 CPU = Partition(name="cpu", cores_per_node=4, memory_gb=16, max_nodes=4)
 GPU = Partition(name="gpu", cores_per_node=4, memory_gb=16, max_nodes=2, gpus_per_node=2,
@@ -53,3 +57,44 @@ def test_enumeration_respects_threadless_kernels_and_gpus():
     gpu = [c for c in configs if c.device == "gpu"]
     assert gpu and all(c.ranks_per_node <= 2 for c in gpu)
     assert not [c for c in enumerate_configs(CPU) if c.device == "gpu"]
+
+
+def grid_set(grid):
+    from hpcds1mpi.config import DEVICES, PRECISIONS
+
+    return {(int(n), int(r), int(t), DEVICES[d], PRECISIONS[p]) for n, r, t, d, p in zip(
+        grid["nodes"], grid["ranks_per_node"], grid["threads"], grid["device_code"],
+        grid["precision_code"])}
+
+
+@pytest.mark.parametrize("name", ["cpu", "gpu-small", "gpu-big"])
+def test_grid_is_exactly_the_valid_configuration_space(name):
+    part = PARTS[name]
+    expected = {(c.nodes, c.ranks_per_node, c.threads, c.device, c.precision)
+                for c in enumerate_configs(part)}
+    grid = configuration_grid(part)
+    assert len(grid["nodes"]) == len(expected)
+    assert grid_set(grid) == expected
+    limited = configuration_grid(part, max_nodes=1, devices=["cpu"], precisions=["fp32"])
+    assert grid_set(limited) == {(c.nodes, c.ranks_per_node, c.threads, c.device, c.precision)
+                                 for c in enumerate_configs(part, nodes=[1], devices=["cpu"],
+                                                            precisions=["fp32"])}
+
+
+def test_grid_rejects_gpu_on_cpu_partition():
+    with pytest.raises(ConfigError, match="no GPUs"):
+        configuration_grid(PARTS["cpu"], devices=["gpu"])
+
+
+
+def test_without_a_partition_the_product_is_kept_and_accept_filters():
+    configs = list(enumerate_configs(None, nodes=[2, 1], ranks_per_node=[4], threads=[1, 2],
+                                     devices=["gpu", "cpu"], precisions=["fp32"],
+                                     accept=lambda c: c.threads == 1 or c.device == "cpu"))
+    # 4 ranks x 2 threads on a GPU would not fit any real node; without a partition nothing
+    # is checked against hardware, only accept() filters.
+    assert [c.label() for c in configs] == [
+        "N1xR4xT1-gpu-fp32", "N1xR4xT1-cpu-fp32", "N1xR4xT2-cpu-fp32",
+        "N2xR4xT1-gpu-fp32", "N2xR4xT1-cpu-fp32", "N2xR4xT2-cpu-fp32"]
+    with pytest.raises(ConfigError, match="must be given"):
+        list(enumerate_configs(None, nodes=[1]))

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
 
-from hpcds1mpi.config import DEVICES, PRECISIONS, Configuration, powers_up_to
+from hpcds1mpi.config import DEVICES, PRECISIONS, Configuration, configuration_grid
 from hpcds1mpi.errors import ConfigError, ModelError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -50,70 +50,6 @@ CALIBRATION_FILE = "system1_calibration.json"
 
 # --------------------------------------------------------------------------------------------
 # Candidate grid
-
-
-def candidate_grid(partition: "Partition", *, max_nodes: int | None = None,
-                   devices: Iterable[str] | None = None,
-                   precisions: Iterable[str] | None = None,
-                   uses_threads: bool = True) -> dict[str, np.ndarray]:
-    """Every valid configuration of ``partition`` as parallel arrays (vectorised).
-
-    The same space as :func:`hpcds1mpi.config.enumerate_configs` (nodes: powers of two and the
-    maximum; ranks per node x threads <= cores; a GPU rank needs its own GPU), built without a
-    Python loop per configuration so 10,000 candidates cost well under a millisecond.
-
-    Args:
-        partition: where the job runs.
-        max_nodes: the most nodes allowed (``--max-nodes``); None: the partition's maximum.
-        devices: devices to consider; None: cpu, plus gpu when the partition has GPUs.
-        precisions: precisions to consider; None: all.
-        uses_threads: False offers one thread per rank only.
-
-    Returns:
-        dict of ``(n,)`` arrays: ``nodes``, ``ranks_per_node``, ``threads`` (int64),
-        ``device_code`` (int8 index into :data:`~hpcds1mpi.config.DEVICES`) and
-        ``precision_code`` (int8 index into :data:`~hpcds1mpi.config.PRECISIONS`).
-    """
-    limit = partition.max_nodes if max_nodes is None else min(max_nodes, partition.max_nodes)
-    if limit < 1:
-        raise ConfigError(f"--max-nodes must be at least 1, got {max_nodes!r}")
-    node_values = np.array([n for n in powers_up_to(partition.max_nodes) if n <= limit]
-                           or [limit], dtype=np.int64)
-    cores = partition.cores_per_node
-    r = np.arange(1, cores + 1, dtype=np.int64)
-    t = np.arange(1, (cores if uses_threads else 1) + 1, dtype=np.int64)
-    rr, tt = np.meshgrid(r, t, indexing="ij")
-    keep = rr * tt <= cores
-    pairs_r, pairs_t = rr[keep], tt[keep]
-    device_list = list(devices) if devices is not None else (
-        ["cpu", "gpu"] if partition.gpus_per_node else ["cpu"])
-    precision_list = list(precisions) if precisions is not None else list(PRECISIONS)
-    for p in precision_list:
-        if p not in PRECISIONS:
-            raise ConfigError(f"precision must be one of {', '.join(PRECISIONS)}, got {p!r}")
-    parts = {k: [] for k in ("nodes", "ranks_per_node", "threads", "device_code",
-                             "precision_code")}
-    for device in device_list:
-        if device == "gpu":
-            if partition.gpus_per_node < 1:
-                raise ConfigError(
-                    f"GPU asked but partition {partition.name!r} has no GPUs; "
-                    "use --device cpu or a GPU partition")
-            ok = pairs_r <= partition.gpus_per_node
-        elif device == "cpu":
-            ok = np.ones_like(pairs_r, dtype=bool)
-        else:
-            raise ConfigError(f"device must be cpu or gpu, got {device!r}")
-        dr, dt = pairs_r[ok], pairs_t[ok]
-        per_node = len(dr)
-        for precision in precision_list:
-            parts["nodes"].append(np.repeat(node_values, per_node))
-            parts["ranks_per_node"].append(np.tile(dr, len(node_values)))
-            parts["threads"].append(np.tile(dt, len(node_values)))
-            n = per_node * len(node_values)
-            parts["device_code"].append(np.full(n, DEVICES.index(device), dtype=np.int8))
-            parts["precision_code"].append(np.full(n, PRECISIONS.index(precision), dtype=np.int8))
-    return {k: (np.concatenate(v) if v else np.empty(0)) for k, v in parts.items()}
 
 
 # --------------------------------------------------------------------------------------------
@@ -301,7 +237,7 @@ def candidate_frame(workload: str, size: int, partitions: Sequence["Partition"],
             devices = [d for d in devices if d != "gpu"]
             if not devices:
                 continue
-        grid = candidate_grid(part, max_nodes=constraints.max_nodes, devices=devices,
+        grid = configuration_grid(part, max_nodes=constraints.max_nodes, devices=devices,
                               precisions=constraints.precisions, uses_threads=uses_threads)
         n = len(grid["nodes"])
         if part.name not in used:

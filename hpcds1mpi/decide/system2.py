@@ -129,12 +129,12 @@ def build_space(partition, *, max_nodes: int, cores_per_node: int | None = None,
     with ``cores_per_node`` usable cores each (the allocation)."""
     from dataclasses import replace
 
-    from hpcds1mpi.decide.system1 import candidate_grid
+    from hpcds1mpi.config import configuration_grid
 
     cores = int(cores_per_node or partition.cores_per_node)
     part = replace(partition, max_nodes=max(1, int(max_nodes)), cores_per_node=cores)
-    grid = candidate_grid(part, max_nodes=max_nodes, devices=devices, precisions=precisions,
-                          uses_threads=uses_threads)
+    grid = configuration_grid(part, max_nodes=max_nodes, devices=devices, precisions=precisions,
+                              uses_threads=uses_threads)
     configs = [Configuration(int(n), int(r), int(t), DEVICES[int(d)], PRECISIONS[int(p)])
                for n, r, t, d, p in zip(grid["nodes"], grid["ranks_per_node"], grid["threads"],
                                         grid["device_code"], grid["precision_code"])]

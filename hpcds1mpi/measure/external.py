@@ -21,7 +21,8 @@ import threading
 import time
 
 from hpcds1mpi.errors import ConfigError, HpcdsError
-from hpcds1mpi.measure.sweep import (Progress, RunSpec, SweepPlan, configuration_product, parse_ints,
+from hpcds1mpi.config import enumerate_configs
+from hpcds1mpi.measure.sweep import (Progress, RunSpec, SweepPlan, parse_ints,
                              parse_words)
 
 OOM_PATTERN = re.compile(r"out of memory|oom-kill|\bKilled\b|MemoryError|bad_alloc|"
@@ -60,8 +61,9 @@ def build_external_plan(program: str, label: str, *, sizes, nodes=None, ranks_pe
     if not label or not re.fullmatch(r"[\w.+-]+", label):
         raise ConfigError(f"--label {label!r}: use letters, digits, '.', '_', '+' or '-'")
     runs = []
-    configs = list(configuration_product(node_list, rpn_list, thread_list, device_list,
-                                         precision_list, partition if valid_only else None))
+    configs = list(enumerate_configs(
+        partition if valid_only else None, nodes=node_list, ranks_per_node=rpn_list,
+        threads=thread_list, devices=device_list, precisions=precision_list))
     for size in size_list:
         for config in configs:
             spec = RunSpec(label, size, config, seed or 0, (("command", program),))

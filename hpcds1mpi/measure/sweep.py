@@ -24,7 +24,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from hpcds1mpi.config import DEVICES, PRECISIONS, Configuration, check_fits
+from hpcds1mpi.config import DEVICES, PRECISIONS, Configuration, check_fits, enumerate_configs
 from hpcds1mpi.errors import ConfigError, LaunchError, TelemetryError
 
 TIMEOUT_EXIT_CODE = 124
@@ -152,23 +152,6 @@ def _positive(value, what: str, kind=float, allow_zero: bool = False):
     return number
 
 
-def configuration_product(nodes, ranks_per_node, threads, devices, precisions,
-                          partition=None, accept=None):
-    """Every configuration of the ranges' product, in that nesting order; with ``partition``,
-    those that do not fit it are skipped, and ``accept(config)`` may reject more."""
-    import itertools
-
-    for n, r, t, d, p in itertools.product(nodes, ranks_per_node, threads, devices, precisions):
-        config = Configuration(n, r, t, d, p)
-        if partition is not None:
-            try:
-                check_fits(config, partition)
-            except ConfigError:
-                continue
-        if accept is None or accept(config):
-            yield config
-
-
 def load_plan_file(path: str) -> dict:
     """Read a TOML sweep plan into the dict :func:`build_plan` takes."""
     import tomllib
@@ -250,9 +233,9 @@ def build_plan(doc: dict, partition) -> SweepPlan:
             return (c.precision in kernel.precisions and c.device in kernel.devices
                     and (c.threads == 1 or kernel.uses_threads))
 
-        configs = list(configuration_product(nodes, rpn, threads, devices, precisions,
-                                             partition if valid_only else None,
-                                             supported if valid_only else None))
+        configs = list(enumerate_configs(
+            partition if valid_only else None, nodes=nodes, ranks_per_node=rpn, threads=threads,
+            devices=devices, precisions=precisions, accept=supported if valid_only else None))
         for size in sizes:
             for config in configs:
                 runs.append(RunSpec(name, size, config, seed, tuple(sorted(extra.items())),

@@ -1,4 +1,4 @@
-"""System 1: candidate grid, learned memory limits, exclusion, objectives, constraints, speed."""
+"""System 1: learned memory limits, exclusion, objectives, constraints, speed."""
 
 from __future__ import annotations
 
@@ -9,38 +9,10 @@ import pytest
 
 from hpcds1mpi.decide import system1 as s1
 from hpcds1mpi.cluster import Partition
-from hpcds1mpi.config import enumerate_configs
 from hpcds1mpi.errors import ConfigError, ModelError
 from tests.fake_bundle import FakeBundle, fake_partitions
 
 PARTS = fake_partitions()
-
-
-def grid_set(grid):
-    from hpcds1mpi.config import DEVICES, PRECISIONS
-
-    return {(int(n), int(r), int(t), DEVICES[d], PRECISIONS[p]) for n, r, t, d, p in zip(
-        grid["nodes"], grid["ranks_per_node"], grid["threads"], grid["device_code"],
-        grid["precision_code"])}
-
-
-@pytest.mark.parametrize("name", ["cpu", "gpu-small", "gpu-big"])
-def test_grid_is_exactly_the_valid_configuration_space(name):
-    part = PARTS[name]
-    expected = {(c.nodes, c.ranks_per_node, c.threads, c.device, c.precision)
-                for c in enumerate_configs(part)}
-    grid = s1.candidate_grid(part)
-    assert len(grid["nodes"]) == len(expected)
-    assert grid_set(grid) == expected
-    limited = s1.candidate_grid(part, max_nodes=1, devices=["cpu"], precisions=["fp32"])
-    assert grid_set(limited) == {(c.nodes, c.ranks_per_node, c.threads, c.device, c.precision)
-                                 for c in enumerate_configs(part, nodes=[1], devices=["cpu"],
-                                                            precisions=["fp32"])}
-
-
-def test_grid_rejects_gpu_on_cpu_partition():
-    with pytest.raises(ConfigError, match="no GPUs"):
-        s1.candidate_grid(PARTS["cpu"], devices=["gpu"])
 
 
 def test_memory_limit_is_learned_from_measured_oom_not_nominal():
