@@ -27,7 +27,7 @@ from hpcds1mpi.errors import ConfigError, HpcdsError, ModelError
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.cluster import Cluster, Partition
 
-DEFAULT_MODEL = Path(__file__).parent / "data" / "default_model"
+DEFAULT_MODEL = Path(__file__).resolve().parents[1] / "data" / "default_model"
 CALIBRATION_STEPS = 4
 TOP_ALTERNATIVES = 5
 
