@@ -235,7 +235,7 @@ def evaluate(frame, trainer, *, folds_by_size: int = 4, max_workloads: int | Non
     """Run both protocols on a runs table with ``trainer(train_frame) -> bundle``."""
     from hpcds1mpi.config import FAILURE_STATUSES, OK
     from hpcds1mpi.decide import guard
-    from hpcds1mpi.decide.system1 import ConfidenceModel
+    from hpcds1mpi.decide.confidence import ConfidenceModel
 
     frame = frame.copy()
     frame = frame[frame["status"].isin([OK, *FAILURE_STATUSES])]
@@ -572,7 +572,7 @@ def main(argv=None) -> int:
         print(f"confidence: ECE {c['ece_calibrated_crossfit']:.3f}, AUROC "
               f"{c['auroc_calibrated_crossfit']:.2f} (good picks {100 * c['good_pick_rate']:.0f} %)")
         if args.write_calibration and c["coef"]:
-            from hpcds1mpi.decide.system1 import CALIBRATION_FILE, ConfidenceModel
+            from hpcds1mpi.decide.confidence import CALIBRATION_FILE, ConfidenceModel
 
             ConfidenceModel(tuple(c["coef"]), True).save(
                 Path(args.model) / CALIBRATION_FILE, ece=c["ece_calibrated_crossfit"],

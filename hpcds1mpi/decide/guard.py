@@ -16,7 +16,8 @@ Checks, each reported on its own:
   computed too and reported (catch rate of the learned check alone), never used to set the
   thresholds.
 * **hardware** — the partition must match a partition the model was trained on (same cores and
-  GPUs per node, memory within 25 %); a machine the model never saw is escalated.
+  GPUs per node, memory within 25 %; :mod:`~hpcds1mpi.decide.trained_hardware`); a machine the
+  model never saw is escalated.
 * **size range** — sizes beyond the measured range are extrapolation: up to 2x beyond asks to
   confirm, further escalates.
 * **name** — the workload was never measured. Kept apart from the learned check: the
@@ -35,6 +36,11 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
+from hpcds1mpi.decide.trained_hardware import (
+    hardware_columns,
+    matching_partition,
+    trained_partitions,
+)
 from hpcds1mpi.errors import ModelError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -55,7 +61,6 @@ K_NEIGHBOURS = 3
 QUERY_CONFIGS = 48
 MAX_REFERENCE_ROWS = 12000
 SIZE_CONFIRM_RATIO = 2.0
-MEMORY_TOLERANCE = 0.25
 
 
 # --------------------------------------------------------------------------------------------
@@ -117,9 +122,8 @@ def query_frame(bundle, ref: Reference, workload: str, size: float,
         q["partition"] = partition_name
     q.insert(0, "size", size)
     q.insert(0, "workload", workload)
-    hw = dict(getattr(bundle, "partitions", {}) or {})
-    for col in ("cores_per_node", "memory_gb", "gpus_per_node"):
-        q[col] = q["partition"].map(lambda p, c=col: (hw.get(p) or {}).get(c, np.nan))
+    hw = trained_partitions(bundle)
+    q = hardware_columns(q, hw)
     # A GPU configuration cannot be placed on a partition without GPUs.
     if partition_name is not None:
         gpus = (hw.get(partition_name) or {}).get("gpus_per_node", 0) or 0
@@ -316,28 +320,6 @@ class Verdict:
     def as_dict(self) -> dict:
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
                 for k, v in asdict(self).items()}
-
-
-def matching_partition(bundle, partition: "Partition") -> str | None:
-    """The trained partition ``partition`` corresponds to (same name and hardware, or same
-    hardware), or None when the model never saw hardware like it."""
-    trained = dict(getattr(bundle, "partitions", {}) or {})
-
-    def same(hw: dict) -> bool:
-        try:
-            mem = float(hw.get("memory_gb", 0))
-            return (int(hw.get("cores_per_node", -1)) == partition.cores_per_node
-                    and int(hw.get("gpus_per_node", 0) or 0) == partition.gpus_per_node
-                    and mem > 0 and abs(mem - partition.memory_gb) <= MEMORY_TOLERANCE * mem)
-        except (TypeError, ValueError):
-            return False
-
-    if partition.name in trained and same(trained[partition.name]):
-        return partition.name
-    for name, hw in trained.items():
-        if same(hw):
-            return name
-    return None
 
 
 def _escalate_worst(current: str, new: str) -> str:

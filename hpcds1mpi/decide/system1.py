@@ -5,7 +5,7 @@ valid configurations (nodes x ranks per node x threads x device x precision) as 
 surrogate ensemble for all of them in one ``Bundle.predict`` call, removes configurations that
 any ensemble member expects to fail (``fail_prob_max``) or that need more memory than the
 partition can give (limits learned from measured out-of-memory failures, see
-:func:`learn_memory_limits`), applies the user's constraints, and picks per objective:
+:mod:`~hpcds1mpi.decide.memory_limits`), applies the user's constraints, and picks per objective:
 
 * ``time`` — the lowest predicted median runtime;
 * ``energy`` — the lowest predicted energy;
@@ -13,25 +13,23 @@ partition can give (limits learned from measured out-of-memory failures, see
 * ``balanced`` — the knee of the runtime–energy Pareto front (the front point farthest from
   the chord between its two ends, in log-normalised units).
 
-Its confidence combines the ensemble's spread at the pick and the margin to the runner-up,
-mapped to a probability by a logistic model fitted on held-out data
-(``analysis/eval_system1.py`` writes ``system1_calibration.json``); without that file the
-confidence is a fixed heuristic and is labelled ``uncalibrated``.
+Its confidence combines the ensemble's spread at the pick and the margin to the runner-up
+(:mod:`hpcds1mpi.decide.confidence`).
 
 Everything here is numpy / pandas; nothing imports torch.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from hpcds1mpi.config import DEVICES, PRECISIONS, Configuration, configuration_grid
+from hpcds1mpi.decide.confidence import ConfidenceModel
+from hpcds1mpi.decide.memory_limits import MemoryLimit, learn_memory_limits, memory_need_and_limit
 from hpcds1mpi.errors import ConfigError, ModelError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -42,127 +40,6 @@ if TYPE_CHECKING:  # pragma: no cover
 OBJECTIVES = ("time", "energy", "edp", "balanced")
 #: A configuration is excluded when any ensemble member's failure probability reaches this.
 FAIL_PROB_MAX = 0.5
-#: Share of a partition's nominal memory usable when no measured failure teaches a limit.
-NOMINAL_MEMORY_SHARE = 0.9
-#: Picks within this fraction of the best measured runtime count as "good" in calibration.
-GOOD_PICK_TOLERANCE = 0.05
-CALIBRATION_FILE = "system1_calibration.json"
-
-# --------------------------------------------------------------------------------------------
-# Candidate grid
-
-
-# --------------------------------------------------------------------------------------------
-# Learned memory limits
-
-
-@dataclass
-class MemoryLimit:
-    """How much memory a configuration may need on one partition.
-
-    Attributes:
-        partition: partition name.
-        node_mb: host memory per node a job may use, MB.
-        gpu_mb: memory per GPU a GPU rank may use, MB (0 without GPUs).
-        node_source / gpu_source: ``"measured"`` (from out-of-memory failures there) or
-            ``"nominal"`` (a share of the partition's stated memory).
-        nominal_node_mb / nominal_gpu_mb: the partition's stated memory, MB.
-        failures: measured out-of-memory runs the limits were learned from.
-    """
-
-    partition: str
-    node_mb: float
-    gpu_mb: float
-    node_source: str = "nominal"
-    gpu_source: str = "nominal"
-    nominal_node_mb: float = 0.0
-    nominal_gpu_mb: float = 0.0
-    failures: int = 0
-
-    def as_dict(self) -> dict:
-        return dict(self.__dict__)
-
-
-def _hardware_columns(frame: "pd.DataFrame", partitions: dict) -> "pd.DataFrame":
-    """Fill cores/memory/GPUs from the bundle's partition table where a row lacks them."""
-    frame = frame.copy()
-    for col in ("cores_per_node", "memory_gb", "gpus_per_node"):
-        mapped = frame["partition"].map(lambda p, c=col: (partitions.get(p) or {}).get(c, np.nan))
-        if col in frame.columns:
-            frame[col] = frame[col].fillna(mapped)
-        else:
-            frame[col] = mapped
-    return frame
-
-
-def learn_memory_limits(bundle, partitions: Sequence["Partition"]) -> dict[str, MemoryLimit]:
-    """Per-partition memory limits learned from measured out-of-memory failures.
-
-    For each partition the training data holds runs that ended ``oom``. The memory such a run
-    needed is the surrogate's peak-memory prediction for it (the same quantity candidates are
-    judged by; the measured peak of a killed run is only a lower bound). The limit is the
-    smallest need among those failures, but never below the largest need of a run that
-    succeeded there (noise must not forbid what was measured to work), and never above the
-    nominal memory. Host memory is judged per node (peak per rank x ranks per node); GPU runs
-    per GPU (one rank per GPU). Without failures the limit is a share of the nominal memory.
-
-    Args:
-        bundle: the model bundle (``training_frame``, ``predict``, ``partitions``).
-        partitions: partitions to learn limits for (matched by name).
-
-    Returns:
-        partition name -> :class:`MemoryLimit`.
-    """
-    frame = bundle.training_frame()
-    hw = dict(getattr(bundle, "partitions", {}) or {})
-    limits: dict[str, MemoryLimit] = {}
-    needed = {"status", "partition", "peak_rss_mb", "ranks_per_node", "device"}
-    usable = frame is not None and needed.issubset(frame.columns)
-    oom_need = None
-    if usable:
-        frame = frame[frame["partition"].isin([p.name for p in partitions])]
-        oom = frame[frame["status"] == "oom"]
-        if len(oom):
-            pred = bundle.predict(_hardware_columns(oom, hw))
-            oom_need = np.asarray(pred["peak_rss_mb"], dtype=float)
-            measured = np.asarray(oom["peak_rss_mb"], dtype=float)
-            # A killed run's measured peak is a floor of what it needed.
-            oom_need = np.fmax(oom_need, np.nan_to_num(measured, nan=0.0))
-    for part in partitions:
-        nominal_node = float(part.memory_gb) * 1000.0
-        nominal_gpu = float(part.gpu_memory_gb) * 1000.0
-        limit = MemoryLimit(part.name, NOMINAL_MEMORY_SHARE * nominal_node,
-                            NOMINAL_MEMORY_SHARE * nominal_gpu,
-                            nominal_node_mb=nominal_node, nominal_gpu_mb=nominal_gpu)
-        if usable:
-            here = (frame["partition"] == part.name).to_numpy()
-            for kind in ("cpu", "gpu"):
-                on_kind = here & (frame["device"] == kind).to_numpy()
-                per_node = kind == "cpu"
-                ok_rows = frame[on_kind & (frame["status"] == "ok").to_numpy()]
-                ok_need = np.asarray(ok_rows["peak_rss_mb"], dtype=float) * (
-                    np.asarray(ok_rows["ranks_per_node"], dtype=float) if per_node else 1.0)
-                ok_max = float(np.nanmax(ok_need)) if np.isfinite(ok_need).any() else 0.0
-                if oom_need is None:
-                    continue
-                oom_mask = (frame.loc[frame["status"] == "oom", "partition"] == part.name) \
-                    .to_numpy() & (frame.loc[frame["status"] == "oom", "device"] == kind).to_numpy()
-                if not oom_mask.any():
-                    continue
-                rpn = np.asarray(frame.loc[frame["status"] == "oom", "ranks_per_node"],
-                                 dtype=float)[oom_mask]
-                need = oom_need[oom_mask] * (rpn if per_node else 1.0)
-                learned = max(float(np.nanmin(need)), ok_max)
-                if per_node:
-                    limit.node_mb = min(learned, nominal_node)
-                    limit.node_source = "measured"
-                else:
-                    limit.gpu_mb = min(learned, nominal_gpu) if nominal_gpu else learned
-                    limit.gpu_source = "measured"
-                limit.failures += int(oom_mask.sum())
-        limits[part.name] = limit
-    return limits
-
 
 # --------------------------------------------------------------------------------------------
 # Scoring
@@ -238,7 +115,7 @@ def candidate_frame(workload: str, size: int, partitions: Sequence["Partition"],
             if not devices:
                 continue
         grid = configuration_grid(part, max_nodes=constraints.max_nodes, devices=devices,
-                              precisions=constraints.precisions, uses_threads=uses_threads)
+                                  precisions=constraints.precisions, uses_threads=uses_threads)
         n = len(grid["nodes"])
         if part.name not in used:
             used.append(part.name)
@@ -312,23 +189,10 @@ def score(bundle, workload: str, size: int, partitions: Sequence["Partition"],
         cols[col] = pred[col].to_numpy(dtype=float)
     if limits is None:
         limits = learn_memory_limits(bundle, partitions)
-    gpu = cols["device"] == "gpu"
-    rpn = cols["ranks_per_node"].astype(float)
-    rss = cols["peak_rss_mb"]
-    need = np.where(gpu, rss, rss * rpn)
-    names = cols["partition"]
-    limit_node = np.zeros(len(rpn))
-    limit_gpu = np.zeros(len(rpn))
-    for part in partitions:
-        lim = limits.get(part.name) or MemoryLimit(
-            part.name, part.memory_gb * 1000.0 * NOMINAL_MEMORY_SHARE,
-            part.gpu_memory_gb * 1000.0 * NOMINAL_MEMORY_SHARE)
-        sel = names == part.name
-        limit_node[sel], limit_gpu[sel] = lim.node_mb, lim.gpu_mb
-    mem_limit = np.where(gpu, limit_gpu, limit_node)
+    need, mem_limit = memory_need_and_limit(cols, partitions, limits)
     cols["mem_need_mb"] = need
     cols["mem_limit_mb"] = mem_limit
-    reason = np.full(len(rpn), "", dtype=object)
+    reason = np.full(len(need), "", dtype=object)
     runtime, energy = cols["runtime_s"], cols["energy_j"]
     bad_pred = ~np.isfinite(runtime) | ~np.isfinite(energy) | (runtime <= 0)
     fail = (cols["fail_prob_max"] >= FAIL_PROB_MAX) | bad_pred
@@ -434,44 +298,6 @@ class Choice:
         i = self.index if row is None else row
         return Configuration(int(r["nodes"][i]), int(r["ranks_per_node"][i]),
                              int(r["threads"][i]), str(r["device"][i]), str(r["precision"][i]))
-
-
-@dataclass
-class ConfidenceModel:
-    """Logistic map from (log spread, margin / spread) to P(pick within 5 % of best)."""
-
-    coef: tuple[float, float, float] = (0.0, -1.0, 0.5)  # intercept, log-spread, margin ratio
-    calibrated: bool = False
-    source: str = "uncalibrated default"
-
-    @staticmethod
-    def features(spread: np.ndarray, margin: np.ndarray) -> np.ndarray:
-        """``(n, 2)`` features: log relative spread and margin in units of spread."""
-        s = np.clip(np.asarray(spread, float), 1e-4, None)
-        m = np.clip(np.asarray(margin, float), 0.0, 10.0)
-        return np.column_stack([np.log(s), np.clip(m / s, 0.0, 20.0)])
-
-    def predict(self, spread, margin) -> np.ndarray:
-        z = self.coef[0] + self.features(spread, margin) @ np.asarray(self.coef[1:])
-        return 1.0 / (1.0 + np.exp(-z))
-
-    @classmethod
-    def load(cls, model_dir: str | Path | None) -> "ConfidenceModel":
-        """The calibration stored next to a bundle, else the uncalibrated default."""
-        if model_dir is None:
-            return cls()
-        path = Path(model_dir) / CALIBRATION_FILE
-        try:
-            data = json.loads(path.read_text())
-            coef = tuple(float(c) for c in data["coef"])
-            if len(coef) != 3 or not all(math.isfinite(c) for c in coef):
-                return cls()
-            return cls(coef=coef, calibrated=True, source=str(path))
-        except (OSError, ValueError, KeyError, TypeError):
-            return cls()
-
-    def save(self, path: str | Path, **extra) -> None:
-        Path(path).write_text(json.dumps({"coef": list(self.coef), **extra}, indent=2))
 
 
 def choose(scores: Scores, objective: str = "time",

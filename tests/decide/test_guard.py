@@ -7,8 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from hpcds1mpi.decide import guard
 from hpcds1mpi.cluster import Partition
+from hpcds1mpi.decide import guard
+from hpcds1mpi.decide.trained_hardware import matching_partition
 from hpcds1mpi.errors import ModelError
 from tests.fake_bundle import FakeBundle, fake_partitions
 
@@ -83,12 +84,12 @@ def test_size_far_outside_range_escalates_and_near_asks(bundle, ref, cal):
 
 def test_unknown_hardware_is_escalated(bundle, ref, cal):
     other = Partition("laptop", cores_per_node=6, memory_gb=16)
-    assert guard.matching_partition(bundle, other) is None
+    assert matching_partition(bundle, other) is None
     v = guard.judge(bundle, "gemm", 700, other, cal, ref, confidence=0.99)
     assert v.verdict == "escalate" and v.checks["hardware"] == "escalate"
     # Same hardware under another name is recognised.
     renamed = Partition("batch", cores_per_node=16, memory_gb=60, max_nodes=4)
-    assert guard.matching_partition(bundle, renamed) == "cpu"
+    assert matching_partition(bundle, renamed) == "cpu"
 
 
 def test_calibration_is_cached_and_shipped_file_wins(bundle, ref, tmp_path, monkeypatch):

@@ -1,4 +1,4 @@
-"""System 1: learned memory limits, exclusion, objectives, constraints, speed."""
+"""System 1: exclusion, objectives, the front, constraints, confidence of a pick, speed."""
 
 from __future__ import annotations
 
@@ -7,22 +7,13 @@ import time
 import numpy as np
 import pytest
 
-from hpcds1mpi.decide import system1 as s1
 from hpcds1mpi.cluster import Partition
+from hpcds1mpi.decide import system1 as s1
+from hpcds1mpi.decide.memory_limits import learn_memory_limits
 from hpcds1mpi.errors import ConfigError, ModelError
 from tests.fake_bundle import FakeBundle, fake_partitions
 
 PARTS = fake_partitions()
-
-
-def test_memory_limit_is_learned_from_measured_oom_not_nominal():
-    limits = s1.learn_memory_limits(FakeBundle(), list(PARTS.values()))
-    small = limits["gpu-small"]
-    assert small.gpu_source == "measured" and small.failures > 0
-    # The card is 6 GB on paper; the measured failures put the limit near 3 GB.
-    assert 2900 <= small.gpu_mb <= 3500 < 0.9 * small.nominal_gpu_mb
-    assert limits["cpu"].node_source == "nominal"
-    assert limits["cpu"].node_mb == pytest.approx(0.9 * 64000)
 
 
 def test_time_pick_is_the_fastest_feasible_and_excludes_failures_and_memory():
@@ -106,22 +97,11 @@ def test_constraints_are_respected():
     assert s1.choose(impossible, "time").index is None
 
 
-def test_confidence_grows_with_margin_and_shrinks_with_spread():
-    model = s1.ConfidenceModel()
-    assert model.predict([0.05], [0.5])[0] > model.predict([0.05], [0.0])[0]
-    assert model.predict([0.05], [0.1])[0] > model.predict([1.0], [0.1])[0]
+def test_confidence_of_a_pick_shrinks_with_the_ensemble_spread():
     choice = s1.choose(s1.score(FakeBundle(spread=0.02), "gemm", 2048, list(PARTS.values())))
     wide = s1.choose(s1.score(FakeBundle(spread=0.6), "gemm", 2048, list(PARTS.values())))
     assert 0 <= wide.confidence < choice.confidence <= 1
     assert not choice.calibrated
-
-
-def test_confidence_calibration_round_trip(tmp_path):
-    s1.ConfidenceModel(coef=(1.0, -2.0, 0.3), calibrated=True).save(tmp_path / s1.CALIBRATION_FILE)
-    loaded = s1.ConfidenceModel.load(tmp_path)
-    assert loaded.calibrated and loaded.coef == (1.0, -2.0, 0.3)
-    (tmp_path / s1.CALIBRATION_FILE).write_text("{not json")
-    assert not s1.ConfidenceModel.load(tmp_path).calibrated
 
 
 @pytest.mark.parametrize("size", [0, -5, 2.5, True])
@@ -152,7 +132,7 @@ def test_scoring_ten_thousand_configurations_is_fast():
         def predict(self, df):
             return answer
 
-    limits = s1.learn_memory_limits(bundle, [part])
+    limits = learn_memory_limits(bundle, [part])
     timings = []
     for _ in range(7):
         t0 = time.perf_counter()

@@ -1,0 +1,68 @@
+"""The hardware a model bundle was trained on: its partition table, read two ways.
+
+A bundle records, per partition it measured, ``cores_per_node``, ``memory_gb``,
+``gpus_per_node`` (and more). System 1's memory limits and the guard's query rows need those
+columns on rows that lack them (:func:`hardware_columns`); ``recommend`` and the guard need to
+know which trained partition a partition of a cluster file corresponds to
+(:func:`matching_partition`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from hpcds1mpi.cluster import Partition
+
+#: Columns a prediction row takes from its partition.
+HARDWARE_COLUMNS = ("cores_per_node", "memory_gb", "gpus_per_node")
+#: A partition matches a trained one when its memory is within this share of it.
+MEMORY_TOLERANCE = 0.25
+
+
+def trained_partitions(bundle) -> dict:
+    """The bundle's partition table: name -> hardware dict (empty when it has none)."""
+    return dict(getattr(bundle, "partitions", {}) or {})
+
+
+def hardware_columns(frame: "pd.DataFrame", partitions: dict) -> "pd.DataFrame":
+    """A copy of ``frame`` with the hardware columns filled from a partition table.
+
+    Values a row already has are kept; missing ones (or missing columns) come from
+    ``partitions[row.partition]``, NaN where the table does not know the partition.
+
+    Args:
+        frame: rows with a ``partition`` column.
+        partitions: partition name -> hardware dict (a bundle's ``partitions``).
+    """
+    frame = frame.copy()
+    for col in HARDWARE_COLUMNS:
+        mapped = frame["partition"].map(lambda p, c=col: (partitions.get(p) or {}).get(c, np.nan))
+        frame[col] = frame[col].fillna(mapped) if col in frame.columns else mapped
+    return frame
+
+
+def matching_partition(bundle, partition: "Partition") -> str | None:
+    """The trained partition ``partition`` corresponds to (same name and hardware, or same
+    hardware), or None when the model never saw hardware like it."""
+    trained = trained_partitions(bundle)
+
+    def same(hw: dict) -> bool:
+        try:
+            mem = float(hw.get("memory_gb", 0))
+            return (int(hw.get("cores_per_node", -1)) == partition.cores_per_node
+                    and int(hw.get("gpus_per_node", 0) or 0) == partition.gpus_per_node
+                    and mem > 0 and abs(mem - partition.memory_gb) <= MEMORY_TOLERANCE * mem)
+        except (TypeError, ValueError):
+            return False
+
+    if partition.name in trained and same(trained[partition.name]):
+        return partition.name
+    for name, hw in trained.items():
+        if same(hw):
+            return name
+    return None

@@ -1,0 +1,19 @@
+"""System 1's confidence model: its direction, and its calibration file."""
+
+from __future__ import annotations
+
+from hpcds1mpi.decide.confidence import CALIBRATION_FILE, ConfidenceModel
+
+
+def test_confidence_grows_with_margin_and_shrinks_with_spread():
+    model = ConfidenceModel()
+    assert model.predict([0.05], [0.5])[0] > model.predict([0.05], [0.0])[0]
+    assert model.predict([0.05], [0.1])[0] > model.predict([1.0], [0.1])[0]
+
+
+def test_confidence_calibration_round_trip(tmp_path):
+    ConfidenceModel(coef=(1.0, -2.0, 0.3), calibrated=True).save(tmp_path / CALIBRATION_FILE)
+    loaded = ConfidenceModel.load(tmp_path)
+    assert loaded.calibrated and loaded.coef == (1.0, -2.0, 0.3)
+    (tmp_path / CALIBRATION_FILE).write_text("{not json")
+    assert not ConfidenceModel.load(tmp_path).calibrated

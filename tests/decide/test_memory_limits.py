@@ -1,0 +1,41 @@
+"""Memory limits: learned from measured out-of-memory runs, nominal otherwise, and the need
+each candidate is judged by (per node on CPU, per GPU on GPU)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hpcds1mpi.decide.memory_limits import (
+    MemoryLimit,
+    learn_memory_limits,
+    memory_need_and_limit,
+)
+from tests.fake_bundle import FakeBundle, fake_partitions
+
+PARTS = fake_partitions()
+
+
+def test_memory_limit_is_learned_from_measured_oom_not_nominal():
+    limits = learn_memory_limits(FakeBundle(), list(PARTS.values()))
+    small = limits["gpu-small"]
+    assert small.gpu_source == "measured" and small.failures > 0
+    # The card is 6 GB on paper; the measured failures put the limit near 3 GB.
+    assert 2900 <= small.gpu_mb <= 3500 < 0.9 * small.nominal_gpu_mb
+    assert limits["cpu"].node_source == "nominal"
+    assert limits["cpu"].node_mb == pytest.approx(0.9 * 64000)
+
+
+def test_need_is_per_node_on_cpu_per_gpu_on_gpu_and_unknown_partitions_get_nominal():
+    cols = {"device": np.array(["cpu", "gpu", "cpu"], dtype=object),
+            "ranks_per_node": np.array([4, 2, 2]),
+            "peak_rss_mb": np.array([100.0, 700.0, 10.0]),
+            "partition": np.array(["gpu-small", "gpu-small", "cpu"], dtype=object)}
+    limits = {"gpu-small": MemoryLimit("gpu-small", node_mb=1000.0, gpu_mb=3000.0)}
+    need, limit = memory_need_and_limit(cols, [PARTS["gpu-small"], PARTS["cpu"]], limits)
+    assert need.tolist() == [400.0, 700.0, 20.0]
+    assert limit.tolist() == [1000.0, 3000.0, pytest.approx(0.9 * 64000)]
+    nominal = MemoryLimit.nominal(PARTS["gpu-small"])
+    assert (nominal.node_mb, nominal.gpu_mb) == (pytest.approx(0.9 * 32000),
+                                                 pytest.approx(0.9 * 6000))
+    assert nominal.node_source == nominal.gpu_source == "nominal"
