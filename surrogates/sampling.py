@@ -63,7 +63,7 @@ class SamplingRecord:
 def _light_model(kind: str, seed: int, n_rows: int):
     import lightgbm as lgb
 
-    from .models import fit_threads
+    from .parallel import fit_threads
 
     params = dict(n_estimators=30, num_leaves=15, learning_rate=0.2, min_child_samples=5,
                   random_state=seed, n_jobs=fit_threads(n_rows, 2), verbose=-1)

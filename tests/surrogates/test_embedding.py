@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hpcds1mpi.surrogates.embedding import TabNetEmbedding, sparsemax
+from hpcds1mpi.surrogates.embedding import TabNetEmbedding
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +33,7 @@ def test_numpy_pass_catches_a_wrong_weight(fitted):
     broken = TabNetEmbedding.from_arrays(*emb.to_arrays())
     key = "step.0.indep.0.W"
     broken.weights_[key] = broken.weights_[key] * 1.1
-    from hpcds1mpi.surrogates.embedding import fold_batch_norms
+    from hpcds1mpi.surrogates.tabnet_encoder import fold_batch_norms
 
     broken._folded = fold_batch_norms(broken.weights_)
     assert np.abs(broken.transform(X) - emb.transform_torch(X)).max() > 1e-3
@@ -43,18 +43,6 @@ def test_round_trip_through_arrays(fitted):
     emb, X = fitted
     again = TabNetEmbedding.from_arrays(*emb.to_arrays())
     assert np.array_equal(again.transform(X), emb.transform(X))
-
-
-def test_sparsemax_matches_pytorch_tabnet():
-    import torch
-    from pytorch_tabnet.sparsemax import Sparsemax
-
-    z = np.random.default_rng(1).normal(size=(50, 7)).astype(np.float32) * 3
-    want = Sparsemax(dim=-1)(torch.from_numpy(z.copy())).numpy()
-    got = sparsemax(z)
-    assert np.allclose(got, want, atol=1e-6)
-    assert np.allclose(got.sum(axis=1), 1.0, atol=1e-5) and (got >= 0).all()
-    assert (got == 0).any()  # sparse, unlike softmax
 
 
 def test_wrong_width_is_refused(fitted):

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from hpcds1mpi.runtime import jit
-from hpcds1mpi.surrogates.models import make_classifier, make_regressor, to_scorer
+from hpcds1mpi.surrogates.estimators import make_classifier, make_regressor
+from hpcds1mpi.surrogates.xgboost_scorer import to_scorer
 
 pytest.importorskip("numba")
 
