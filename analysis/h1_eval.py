@@ -48,13 +48,13 @@ REFERENCE_MODEL = "reference: log-log interpolation, same config (no model)"
 
 
 def load_frame(telemetry: list[str], jobs: list[str], machine: str | None = None):
-    """The checked training frame and its kind (``telemetry`` or ``jobs``)."""
-    from hpcds1mpi.commands.train import read_training_data
-    from hpcds1mpi.surrogates.bundle import check_training_frame
+    """The checked training rows, with the configuration columns filled as training fills them
+    (``features.normalise_frame``), and their kind (``telemetry`` or ``jobs``)."""
+    from hpcds1mpi.records.training import TrainingData
+    from hpcds1mpi.surrogates.features import normalise_frame
 
-    frame = read_training_data(tuple(telemetry), tuple(jobs))
-    kind = "telemetry" if telemetry else "jobs"
-    return check_training_frame(frame, machine=machine), kind
+    data = TrainingData.read(telemetry, jobs, machine=machine)
+    return normalise_frame(data.frame), data.kind
 
 
 def deployed_settings(family: str = "xgboost", members: int = 5, trees: int | None = None,
@@ -152,7 +152,7 @@ def interpolation_reference(train: pd.DataFrame, test: pd.DataFrame, target: str
     Returns:
         (len(test),) predicted log target.
     """
-    from hpcds1mpi.surrogates.models import target_values
+    from hpcds1mpi.surrogates.targets import target_values
 
     key_cols = ["workload", "nodes", "ranks_per_node", "threads", "device", "precision"]
     y_train = target_values(train, target)
@@ -192,8 +192,9 @@ def evaluate(frame: pd.DataFrame, train_rows: np.ndarray, test_rows: np.ndarray,
     """
     from hpcds1mpi.surrogates.embedding import TabNetEmbedding
     from hpcds1mpi.surrogates.features import build_features, fit_spec, log_baseline
-    from hpcds1mpi.surrogates.models import (TabNetDirect, failure_labels, fit_threads,
-                                             make_regressor, target_values)
+    from hpcds1mpi.surrogates.estimators import TabNetDirect, make_regressor
+    from hpcds1mpi.surrogates.parallel import fit_threads
+    from hpcds1mpi.surrogates.targets import failure_labels, target_values
     from hpcds1mpi.surrogates.sampling import DEFAULT_FLOOR, intelligent_sample
 
     train = frame.iloc[train_rows].reset_index(drop=True)

@@ -1,54 +1,32 @@
-"""The model bundle: a versioned directory holding a fitted surrogate and what it was trained on.
+"""The model bundle: a fitted surrogate with what it was trained on, and its training.
 
-Layout of ``model/``::
-
-    manifest.json          format version, package versions, feature spec, targets, workloads,
-                           size ranges, machine ids, partitions, energy source, sampling record,
-                           metrics, training-data hash, embedding configuration
-    embedding.npz          TabNet encoder weights as numpy arrays (prediction needs no torch)
-    members.pkl            per-target ensemble members (scikit-learn-style estimators)
-    training_data.parquet  every training row offered (``kept`` marks the sampled ones)
-    training_matrix.npy    [features, embedding] of those rows (float32), for the guard
-    README.txt             what the bundle is, how it was trained, where energy came from
-
-:func:`train_bundle` checks the data, samples it (paper's intelligent sampling), fits the
+:func:`train_bundle` takes checked training data (a
+:class:`~hpcds1mpi.records.training.TrainingData`, or a DataFrame it checks into one), samples
+it (paper's intelligent sampling), fits the
 :class:`~hpcds1mpi.surrogates.models.SurrogateModel` and returns a :class:`Bundle`;
-:func:`load_bundle` reads one back without retraining and refuses other format versions.
+:func:`load_bundle` reads one back without retraining (files and format:
+:mod:`~hpcds1mpi.surrogates.bundle_files`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
-import pickle
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from hpcds1mpi.errors import DataError, ModelError
+from hpcds1mpi.errors import DataError
+from hpcds1mpi.records.training import TrainingData
 
-from .features import INPUT_COLUMNS, REQUEST_COLUMNS, build_features, normalise_frame
-from .models import (REGRESSION_TARGETS, SurrogateModel, failure_labels, member_budget,
-                     target_values)
-
-BUNDLE_FORMAT = 1
-MANIFEST = "manifest.json"
-
-#: Columns a training table may have besides the runs table (``telemetry.RUN_COLUMNS``) and
-#: the job table (``ingest.JOB_COLUMNS``). Anything else is refused, not silently used or ignored.
-EXTRA_COLUMNS: frozenset[str] = frozenset({"kept", "gpu_memory_gb", "max_nodes", *REQUEST_COLUMNS})
-
-
-def known_columns() -> frozenset[str]:
-    """Every column name a training table may hold."""
-    from hpcds1mpi.records.ingest import JOB_COLUMNS
-    from hpcds1mpi.records.telemetry import RUN_COLUMNS
-
-    return EXTRA_COLUMNS | {c for c, _ in RUN_COLUMNS} | {c for c, _ in JOB_COLUMNS}
-
+from .bundle_files import (BUNDLE_FORMAT, default_bundle_path, read_bundle,
+                           read_training_matrix, read_training_rows, write_bundle)
+from .features import INPUT_COLUMNS, build_features, normalise_frame
+from .estimators import member_budget
+from .models import SurrogateModel
+from .targets import REGRESSION_TARGETS, failure_labels, target_values
 
 #: Columns :meth:`Bundle.training_frame` returns (problem, configuration, outcome).
 FRAME_COLUMNS = ("workload", "size", "nodes", "ranks_per_node", "ranks", "threads", "device",
@@ -58,75 +36,7 @@ FRAME_COLUMNS = ("workload", "size", "nodes", "ranks_per_node", "ranks", "thread
 
 
 # --------------------------------------------------------------------------------------------
-# checking the training data
-
-
-def check_training_frame(frame: pd.DataFrame, *, machine: str | None = None,
-                         allow_columns: set[str] | None = None) -> pd.DataFrame:
-    """Refuse training data that cannot train a model; return it normalised.
-
-    Raises:
-        DataError: one line: empty table, unknown columns, no ok runs, NaN runtimes of ok
-            runs, runs from several machines without ``machine`` chosen.
-    """
-    if frame is None or len(frame) == 0:
-        raise DataError("training data is empty: no runs; measure with `hpcds1mpi sweep` first")
-    known = known_columns() | set(allow_columns or ())
-    unknown = sorted(str(c) for c in frame.columns if c not in known)
-    if unknown:
-        raise DataError(
-            f"training data has unknown column(s) {', '.join(unknown[:8])}"
-            f"{' ...' if len(unknown) > 8 else ''}; expected runs-table / job-table columns "
-            "(docs/architecture.md, 'Runs table')"
-        )
-    for col in ("workload", "status", "runtime_s"):
-        if col not in frame.columns:
-            raise DataError(f"training data has no {col!r} column; expected a runs table "
-                            "or an ingested job table")
-    if "machine_id" in frame.columns:
-        ids = sorted(frame["machine_id"].dropna().astype(str).unique())
-        if machine is not None:
-            if machine not in ids:
-                raise DataError(f"no runs from machine {machine!r}; the data has "
-                                f"{', '.join(ids) or 'none'}")
-            frame = frame[frame["machine_id"].astype(str) == machine]
-        elif len(ids) > 1:
-            raise DataError(
-                f"training data mixes {len(ids)} machines ({', '.join(i[:12] for i in ids)}); "
-                "runs from different machines are never mixed: train one bundle per machine "
-                "with --machine ID"
-            )
-    status = frame["status"].astype(str)
-    ok = status == "ok"
-    if not ok.any():
-        counts = status.value_counts().to_dict()
-        raise DataError(f"training data has no successful runs (statuses: {counts}); "
-                        "a model needs ok runs to learn runtimes")
-    runtime = pd.to_numeric(frame["runtime_s"], errors="coerce")
-    bad_rows = ok & (~np.isfinite(runtime) | (runtime <= 0))
-    bad = int(bad_rows.sum())
-    dropped = 0
-    if bad:
-        # Sweep telemetry (has run_id): a completed run without a runtime is a broken file.
-        # Job logs: schedulers record 0-second jobs; drop them, counted in the manifest.
-        is_job_table = "run_id" not in frame.columns
-        if not is_job_table or bad > 0.05 * int(ok.sum()):
-            raise DataError(f"{bad} ok run(s) have a NaN or non-positive runtime_s target; "
-                            "fix or drop those rows")
-        frame = frame[~bad_rows]
-        ok = frame["status"].astype(str) == "ok"
-        dropped = bad
-    if ok.sum() < 4:
-        raise DataError(f"only {int(ok.sum())} ok run(s); a model needs at least 4")
-    out = normalise_frame(frame.drop(columns=["kept"], errors="ignore"))
-    out.attrs["dropped_zero_runtime_jobs"] = dropped
-    if "energy_j" not in out.columns or pd.to_numeric(out["energy_j"], errors="coerce").isna().all():
-        if "avg_power_w" in out.columns:
-            out["energy_j"] = (pd.to_numeric(out["avg_power_w"], errors="coerce")
-                               * pd.to_numeric(out["runtime_s"], errors="coerce"))
-    out = out.reset_index(drop=True)
-    out.attrs["dropped_zero_runtime_jobs"] = dropped
-    return out
+# what the manifest records
 
 
 def data_hash(frame: pd.DataFrame) -> str:
@@ -207,11 +117,7 @@ class Bundle:
     def _data(self) -> pd.DataFrame:
         # Read lazily: scoring needs none of it, and a 231,000-row table costs a cold start.
         if self._data_frame is None:
-            try:
-                self._data_frame = pd.read_parquet(self._path / "training_data.parquet")
-            except OSError as exc:
-                raise ModelError(f"{self._path}: training data unreadable ({exc}); "
-                                 "retrain with `hpcds1mpi train`") from None
+            self._data_frame = read_training_rows(self._path)
         return self._data_frame
 
     # -- views ---------------------------------------------------------------------------
@@ -315,9 +221,8 @@ class Bundle:
 
     def training_matrix(self) -> np.ndarray:
         """[features, embedding] of every training row: (n_train, f + d), float32."""
-        if self._matrix is None and self._path is not None \
-                and (self._path / "training_matrix.npy").exists():
-            self._matrix = np.load(self._path / "training_matrix.npy")
+        if self._matrix is None and self._path is not None:
+            self._matrix = read_training_matrix(self._path)
         if self._matrix is None:
             self._matrix = self._design(self._data).astype(np.float32)
         return self._matrix
@@ -337,24 +242,10 @@ class Bundle:
         """Write the bundle directory (created if needed; files replaced)."""
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
-        model = self.model
-        if model.embedding_ is not None:
-            arrays, meta = model.embedding_.to_arrays()
-            np.savez(path / "embedding.npz", **arrays)
-            self.manifest["embedding"] = meta
-        else:
-            self.manifest["embedding"] = None
-        with open(path / "members.pkl", "wb") as fh:
-            pickle.dump(model.members_, fh, protocol=pickle.HIGHEST_PROTOCOL)
         matrix = self.training_matrix()
-        data = self._data
-        if self._path is None or Path(path).resolve() != Path(self._path).resolve():
-            data.to_parquet(path / "training_data.parquet", index=False)
-            np.save(path / "training_matrix.npy", matrix)
+        same_place = self._path is not None and path.resolve() == Path(self._path).resolve()
+        write_bundle(path, self.model, self.manifest, None if same_place else self._data, matrix)
         self._path = path
-        with open(path / MANIFEST, "w") as fh:
-            json.dump(self.manifest, fh, indent=2, default=_json_default)
-        (path / "README.txt").write_text(_readme(self.manifest))
         return path
 
 
@@ -371,18 +262,6 @@ def _quantiles(values: np.ndarray, qs: tuple[float, ...]) -> list[np.ndarray]:
         frac = pos - lo
         out.append(ordered[lo] if frac == 0 else ordered[lo] + (ordered[hi] - ordered[lo]) * frac)
     return out
-
-
-def _json_default(value):
-    if isinstance(value, (np.integer,)):
-        return int(value)
-    if isinstance(value, (np.floating,)):
-        return float(value)
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, (set, frozenset)):
-        return sorted(value)
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
 class _one_blas_thread:
@@ -409,52 +288,23 @@ class _one_blas_thread:
         return False
 
 
-def _readme(manifest: dict) -> str:
-    src = manifest.get("energy_source", "none")
-    energy_line = (
-        "Energy predictions were trained on MODELLED energy (no RAPL/NVML/Slurm meter on the "
-        "training machine): they reproduce the power model, not a measurement."
-        if src == "modelled" else f"Energy predictions were trained on energy from: {src}."
-    )
-    s = manifest.get("sampling", {})
-    return (
-        "hpcds1mpi model bundle (format {fmt})\n\n"
-        "Trained {when} on {n} rows ({kept} kept by intelligent sampling at target rate "
-        "{rate}, achieved {ach:.3f}, seed {seed}).\n"
-        "Family: {fam} x {k} members (Bayesian bootstrap over problems, {trees} trees each); "
-        "TabNet embedding: {emb}; member features: {mf}.\n"
-        "Sources: {src}.\n"
-        "Targets: {targets}.\n{energy}\n"
-        "Training-data SHA-256: {h}\n"
-        "Metrics in manifest.json are in-sample; held-out accuracy: analysis/h1_eval.py.\n"
-    ).format(fmt=manifest["format_version"], when=manifest["created"],
-             n=s.get("n_total"), kept=s.get("n_kept"), rate=s.get("target_rate"),
-             ach=s.get("achieved_rate", float("nan")), seed=s.get("seed"),
-             fam=manifest["family"], k=manifest["n_members"],
-             trees=(manifest.get("member_trees_and_learning_rate") or ["?"])[0],
-             mf=(f"{len(manifest['member_features'])} problem/knob features"
-                 if manifest.get("member_features") else "all"),
-             src=", ".join(manifest.get("sources") or []) or "not recorded",
-             emb="yes" if manifest.get("use_embedding") else "no",
-             targets=", ".join(manifest["targets"]), energy=energy_line,
-             h=manifest["data_hash"])
-
-
 # --------------------------------------------------------------------------------------------
 # train / load
 
 
-def train_bundle(frame: pd.DataFrame, *, sample_rate: float = 1.0, seed: int = 0,
-                 family: str = "xgboost", n_members: int = 5, use_embedding: bool = True,
-                 embedding_params: dict | None = None, threads: int = 2,
-                 machine: str | None = None, sources: list[str] | None = None,
-                 checked: bool = False, use_baseline: bool = True,
+def train_bundle(data: TrainingData | pd.DataFrame, *, sample_rate: float = 1.0,
+                 seed: int = 0, family: str = "xgboost", n_members: int = 5,
+                 use_embedding: bool = True, embedding_params: dict | None = None,
+                 threads: int = 2, machine: str | None = None,
+                 sources: list[str] | None = None, use_baseline: bool = True,
                  member_trees: int | None = None,
                  member_features: list[str] | None = None) -> Bundle:
-    """Check, sample and fit; return an unsaved :class:`Bundle`.
+    """Sample and fit; return an unsaved :class:`Bundle`.
 
     Args:
-        frame: a runs table (``telemetry.read_runs``) or an ingested job table.
+        data: checked training data; a DataFrame (a runs table from ``telemetry.read_runs``
+            or an ingested job table) is checked into one first
+            (:meth:`TrainingData.from_frame`).
         sample_rate: intelligent-sampling target rate (0.5, 0.75 or 1.0 in the paper).
         seed: seed of sampling, bootstrap and TabNet.
         family: ensemble member family (``xgboost``, ``lightgbm``, ``rf``).
@@ -463,8 +313,7 @@ def train_bundle(frame: pd.DataFrame, *, sample_rate: float = 1.0, seed: int = 0
         embedding_params: TabNet settings (see :class:`~.embedding.TabNetEmbedding`).
         threads: threads for training.
         machine: machine id to train on when the data mixes machines.
-        sources: file names the data came from (recorded).
-        checked: ``frame`` already went through :func:`check_training_frame`.
+        sources: file names the data came from (recorded; default ``data.sources``).
         use_baseline: regress runtime and energy relative to the analytic time estimate.
         member_trees: trees per ensemble member (default: models.member_budget).
         member_features: feature names the members see (default all; see
@@ -474,7 +323,12 @@ def train_bundle(frame: pd.DataFrame, *, sample_rate: float = 1.0, seed: int = 0
     from .sampling import intelligent_sample
 
     t0 = time.perf_counter()
-    data = frame if checked else check_training_frame(frame, machine=machine)
+    if not isinstance(data, TrainingData):
+        data = TrainingData.from_frame(data, machine=machine, sources=sources or ())
+    elif machine is not None:
+        data = TrainingData.from_frame(data.frame, machine=machine, sources=data.sources)
+    training = data
+    data = normalise_frame(training.frame)
     spec = fit_spec(data)
     X = build_features(data, spec).to_numpy()
     targets = {t: (target_values(data, t), "regression") for t in REGRESSION_TARGETS
@@ -536,9 +390,9 @@ def train_bundle(frame: pd.DataFrame, *, sample_rate: float = 1.0, seed: int = 0
         "energy_source": energy_source,
         "sampling": record.as_dict(),
         "metrics": metrics,
-        "data_hash": data_hash(frame if checked else data.drop(columns=["kept"])),
+        "data_hash": data_hash(data.drop(columns=["kept"])),
         "n_rows": int(len(data)),
-        "dropped_zero_runtime_jobs": int(data.attrs.get("dropped_zero_runtime_jobs", 0)),
+        "dropped_zero_runtime_jobs": int(training.dropped_zero_runtime_jobs),
         "family": family,
         "n_members": int(n_members),
         "member_trees_and_learning_rate": list(member_budget(n_members, member_trees)),
@@ -547,7 +401,7 @@ def train_bundle(frame: pd.DataFrame, *, sample_rate: float = 1.0, seed: int = 0
         "use_embedding": bool(use_embedding),
         "use_baseline": bool(use_baseline),
         "seed": int(seed),
-        "sources": list(sources or []),
+        "sources": list(training.sources if sources is None else sources),
     }
     bundle.manifest = manifest
     return bundle
@@ -557,13 +411,6 @@ def _plain(value):
     if isinstance(value, np.generic):
         return value.item()
     return value
-
-
-def default_bundle_path() -> Path:
-    """Where the bundle shipped with the package lives (``hpcds1mpi/data/default_model``)."""
-    import hpcds1mpi
-
-    return Path(hpcds1mpi.__file__).resolve().parent / "data" / "default_model"
 
 
 def load_bundle(path: str | os.PathLike | None = None) -> Bundle:
@@ -576,51 +423,9 @@ def load_bundle(path: str | os.PathLike | None = None) -> Bundle:
     Raises:
         ModelError: missing directory or files, or a different bundle format version.
     """
-    from .embedding import TabNetEmbedding
-    from .features import FeatureSpec
-
-    path = Path(path) if path is not None else default_bundle_path()
-    manifest_path = path / MANIFEST
-    if not manifest_path.is_file():
-        raise ModelError(f"{path}: not a model bundle (no {MANIFEST}); train one with "
-                         "`hpcds1mpi train --telemetry FILE --out DIR`")
-    try:
-        manifest = json.loads(manifest_path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ModelError(f"{manifest_path}: unreadable ({exc}); retrain the bundle") from None
-    version = manifest.get("format_version")
-    if version != BUNDLE_FORMAT:
-        raise ModelError(f"{path}: bundle format {version} but this hpcds1mpi reads format "
-                         f"{BUNDLE_FORMAT}; retrain with `hpcds1mpi train`")
-    spec = FeatureSpec.from_dict(manifest["feature_spec"])
-    from .features import FEATURE_FORMAT
-
-    if spec.format != FEATURE_FORMAT:
-        raise ModelError(f"{path}: feature format {spec.format} but this hpcds1mpi builds "
-                         f"format {FEATURE_FORMAT}; retrain with `hpcds1mpi train`")
-    model = SurrogateModel(family=manifest["family"], n_members=manifest["n_members"],
-                           use_embedding=manifest["use_embedding"], seed=manifest["seed"],
-                           use_baseline=manifest.get("use_baseline", False),
-                           member_features=manifest.get("member_features"))
-    model.spec_ = spec
-    model.targets_ = list(manifest["targets"])
-    model.n_features_in_ = len(spec.names)
-    try:
-        if manifest.get("embedding"):
-            with np.load(path / "embedding.npz") as npz:
-                arrays = {k: npz[k] for k in npz.files}
-            model.embedding_ = TabNetEmbedding.from_arrays(arrays, manifest["embedding"])
-        else:
-            model.embedding_ = None
-        with open(path / "members.pkl", "rb") as fh:
-            model.members_ = pickle.load(fh)
-        if not (path / "training_data.parquet").is_file():
-            raise OSError("training_data.parquet missing")
-    except (OSError, pickle.UnpicklingError, EOFError, KeyError, ValueError) as exc:
-        raise ModelError(f"{path}: bundle is incomplete or damaged ({type(exc).__name__}: "
-                         f"{exc}); retrain with `hpcds1mpi train`") from None
+    model, manifest, path = read_bundle(path)
     return Bundle(model, manifest, None, None, path=path)
 
 
-__all__ = ["Bundle", "BUNDLE_FORMAT", "INPUT_COLUMNS", "check_training_frame",
-           "default_bundle_path", "load_bundle", "train_bundle"]
+__all__ = ["Bundle", "BUNDLE_FORMAT", "INPUT_COLUMNS", "default_bundle_path", "load_bundle",
+           "train_bundle"]

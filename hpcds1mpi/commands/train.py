@@ -1,44 +1,13 @@
 """``hpcds1mpi train``: fit the runtime / energy / failure surrogate bundle.
 
-Reads sweep telemetry (HDF5, ``telemetry.read_runs``) and/or ingested job tables (parquet),
-checks them, samples them with the paper's intelligent sampling, trains TabNet embeddings and
+Reads sweep telemetry (HDF5, ``telemetry.read_runs``) and/or ingested job tables (parquet)
+into one checked :class:`~hpcds1mpi.records.training.TrainingData`, samples them with the paper's intelligent sampling, trains TabNet embeddings and
 the bootstrap ensembles, and writes the bundle directory.
 """
 
 from __future__ import annotations
 
 import click
-
-
-def read_training_data(telemetry: tuple[str, ...], jobs: tuple[str, ...]):
-    """One DataFrame from telemetry files and job tables (job rows carry no machine id).
-
-    Raises:
-        DataError: no input given.
-    """
-    import pandas as pd
-
-    from hpcds1mpi.errors import DataError, TelemetryError
-
-    frames = []
-    for path in telemetry:
-        from hpcds1mpi.records.telemetry import read_runs
-
-        frames.append(read_runs(path))
-    for path in jobs:
-        try:
-            frames.append(pd.read_parquet(path))
-        except FileNotFoundError:
-            raise DataError(f"{path}: job table not found") from None
-        except Exception as exc:  # noqa: BLE001 - pyarrow raises many kinds
-            raise TelemetryError(f"{path}: not a parquet job table ({type(exc).__name__}); "
-                                 "make one with `hpcds1mpi ingest`") from None
-    if not frames:
-        raise DataError("no training data: give --telemetry FILE.h5 and/or --jobs FILE.parquet")
-    frames = [f for f in frames if len(f)]
-    if not frames:
-        raise DataError("training data is empty: no runs; measure with `hpcds1mpi sweep` first")
-    return pd.concat(frames, ignore_index=True, sort=False) if len(frames) > 1 else frames[0]
 
 
 def summary_lines(bundle, out: str) -> list[str]:
@@ -100,17 +69,17 @@ def command(telemetry, jobs, out, sample_rate, seed, family, members, member_tre
             no_embedding, member_features, epochs, machine, threads):
     """Train the runtime/energy/failure surrogate bundle from telemetry or job tables."""
     from hpcds1mpi.errors import DataError
+    from hpcds1mpi.records.training import TrainingData
     from hpcds1mpi.surrogates.bundle import train_bundle
     from hpcds1mpi.surrogates.models import KNOB_FEATURES
 
     if not 0.0 < sample_rate <= 1.0:
         raise DataError(f"--sample-rate must be in (0, 1], got {sample_rate}")
-    frame = read_training_data(telemetry, jobs)
+    data = TrainingData.read(telemetry, jobs, machine=machine)
     bundle = train_bundle(
-        frame, sample_rate=sample_rate, seed=seed, family=family, n_members=members,
+        data, sample_rate=sample_rate, seed=seed, family=family, n_members=members,
         use_embedding=not no_embedding, embedding_params={"max_epochs": epochs},
-        threads=threads, machine=machine, sources=[*telemetry, *jobs],
-        member_trees=member_trees,
+        threads=threads, member_trees=member_trees,
         member_features=list(KNOB_FEATURES) if member_features == "knobs" else None,
     )
     bundle.save(out)

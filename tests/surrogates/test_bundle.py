@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 
 from hpcds1mpi.errors import DataError, ModelError
-from hpcds1mpi.surrogates.bundle import check_training_frame, load_bundle, train_bundle
+from hpcds1mpi.records.training import TrainingData
+from hpcds1mpi.surrogates.bundle import load_bundle, train_bundle
 from hpcds1mpi.surrogates.features import INPUT_COLUMNS
 
 SMALL_TABNET = {"n_d": 4, "n_a": 4, "max_epochs": 3, "batch_size": 128,
@@ -105,7 +106,7 @@ def test_round_trip_identical_predictions(bundle, tmp_path):
 def test_multi_core_prediction_equals_one_core(bundle, tmp_path, monkeypatch):
     """Large batches spread the embedding's row blocks and the members over the cores; the
     numbers must be exactly those of one core (every step is row-wise)."""
-    from hpcds1mpi.surrogates import models
+    from hpcds1mpi.surrogates import parallel as models
 
     bundle.save(tmp_path / "model")
     loaded = load_bundle(tmp_path / "model")  # members scored through libxgboost's C API
@@ -178,33 +179,28 @@ def test_loading_and_predicting_imports_neither_torch_nor_xgboost(bundle, tmp_pa
     assert out.stdout.strip() == "False False"
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda f: f.iloc[0:0], "empty"),
-    (lambda f: f.assign(status="failed"), "no successful runs"),
-    (lambda f: f.assign(runtime_s=np.where(np.arange(len(f)) % 7 == 0, np.nan, f["runtime_s"])),
-     "NaN"),
-    (lambda f: f.assign(bogus_column=1), "unknown column"),
-    (lambda f: f.assign(machine_id=np.where(np.arange(len(f)) % 2 == 0, "a", "b")), "machines"),
-])
-def test_bad_training_data_is_refused(mutate, message):
-    with pytest.raises(DataError, match=message):
-        check_training_frame(mutate(make_runs()))
+def test_training_data_and_its_frame_train_the_same_bundle():
+    """A DataFrame is checked into TrainingData inside train_bundle: the same rows, hash and
+    record as handing TrainingData itself; bad frames are refused there too."""
+    from hpcds1mpi.errors import DataError
 
-
-def test_machine_choice_selects_runs():
-    frame = pd.concat([make_runs(machine="a"), make_runs(machine="b", seed=3)])
-    out = check_training_frame(frame, machine="b")
-    assert len(out) == len(make_runs()) and set(out["machine_id"]) == {"b"}
-
-
-def test_job_table_zero_runtime_jobs_left_out_and_counted():
     jobs = make_runs().drop(columns=["run_id", "machine_id"])
     jobs.loc[3, "runtime_s"] = 0.0
-    out = check_training_frame(jobs)
-    assert len(out) == len(jobs) - 1
-    assert out.attrs["dropped_zero_runtime_jobs"] == 1
-    with pytest.raises(DataError, match="NaN or non-positive"):
-        check_training_frame(make_runs().assign(runtime_s=0.0))  # telemetry: refused
+    settings = dict(n_members=2, use_embedding=False, threads=1)
+    from_frame = train_bundle(jobs, sources=["j.parquet"], **settings)
+    from_data = train_bundle(TrainingData.from_frame(jobs, sources=["j.parquet"]), **settings)
+    for key in ("data_hash", "n_rows", "dropped_zero_runtime_jobs", "sources", "workloads"):
+        assert from_frame.manifest[key] == from_data.manifest[key], key
+    assert from_data.manifest["dropped_zero_runtime_jobs"] == 1
+    assert from_data.manifest["sources"] == ["j.parquet"]
+    with pytest.raises(DataError, match="unknown column"):
+        train_bundle(make_runs().assign(bogus_column=1), **settings)
+
+
+def test_machine_choice_of_train_bundle():
+    frame = pd.concat([make_runs(machine="a"), make_runs(machine="b", seed=3)])
+    bundle = train_bundle(frame, machine="b", n_members=2, use_embedding=False, threads=1)
+    assert bundle.machine_ids == {"b"} and bundle.manifest["n_rows"] == len(make_runs())
 
 
 def test_grouped_prediction_equals_row_by_row_and_survives_round_trip(tmp_path):

@@ -1,0 +1,269 @@
+"""Training data: the one checked container that sweep telemetry and job tables train models in.
+
+A :class:`TrainingData` holds a runs table (``telemetry.read_runs``), an ingested job table
+(``ingest``), or both concatenated, after one check of what a model needs from data: known
+column names, ``workload`` / ``status`` / ``runtime_s`` present, runs of one machine only, at
+least 4 ok runs with a positive runtime. Build it once (:meth:`TrainingData.read` from files,
+:meth:`TrainingData.from_frame` from a DataFrame) and hand it on: training, ``learn`` and the
+held-out evaluations take it as it is, without checking again.
+
+Every column of the input is kept, the kernels' work models included (``work_flops``,
+``work_bytes``, ``comm_messages``, ``comm_bytes``, ``mem_bytes_per_rank``): the surrogates'
+features read them. Filling configuration columns a job table lacks is the features' business
+(``surrogates.features.normalise_frame``), not the data's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from hpcds1mpi.config import OK
+from hpcds1mpi.errors import DataError, TelemetryError
+
+#: Columns a training table may have besides the runs table (``telemetry.RUN_COLUMNS``) and
+#: the job table (``ingest.JOB_COLUMNS``): ``kept`` (a bundle's sampling mark) and the
+#: partition hardware a bundle records. Anything else is refused, not silently used or ignored.
+EXTRA_COLUMNS: frozenset[str] = frozenset({"kept", "gpu_memory_gb", "max_nodes"})
+
+#: The fewest ok runs a model is trained on.
+MIN_OK_RUNS = 4
+
+#: A job table may lose at most this share of its ok jobs to zero or missing runtimes.
+MAX_ZERO_RUNTIME_SHARE = 0.05
+
+
+def known_columns() -> frozenset[str]:
+    """Every column name a training table may hold."""
+    from hpcds1mpi.records.ingest import JOB_COLUMNS
+    from hpcds1mpi.records.telemetry import RUN_COLUMNS
+
+    return EXTRA_COLUMNS | {c for c, _ in RUN_COLUMNS} | {c for c, _ in JOB_COLUMNS}
+
+
+def read_frames(telemetry: tuple[str, ...] | list[str] = (),
+                jobs: tuple[str, ...] | list[str] = ()) -> pd.DataFrame:
+    """One unchecked DataFrame from telemetry files and job tables (job rows carry no
+    machine id).
+
+    Args:
+        telemetry: sweep telemetry files (``.h5``).
+        jobs: job tables written by ``hpcds1mpi ingest`` (``.parquet``).
+
+    Raises:
+        DataError: no input given, a job table missing, or no rows in any input.
+        TelemetryError: a file that is not telemetry / not a parquet job table.
+    """
+    frames = []
+    for path in telemetry:
+        from hpcds1mpi.records.telemetry import read_runs
+
+        frames.append(read_runs(path))
+    for path in jobs:
+        try:
+            frames.append(pd.read_parquet(path))
+        except FileNotFoundError:
+            raise DataError(f"{path}: job table not found") from None
+        except Exception as exc:  # noqa: BLE001 - pyarrow raises many kinds
+            raise TelemetryError(f"{path}: not a parquet job table ({type(exc).__name__}); "
+                                 "make one with `hpcds1mpi ingest`") from None
+    if not frames:
+        raise DataError("no training data: give --telemetry FILE.h5 and/or --jobs FILE.parquet")
+    frames = [f for f in frames if len(f)]
+    if not frames:
+        raise DataError("training data is empty: no runs; measure with `hpcds1mpi sweep` first")
+    return pd.concat(frames, ignore_index=True, sort=False) if len(frames) > 1 else frames[0]
+
+
+def merge_runs(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
+    """Old training rows plus new ones; a ``run_id`` measured again keeps the newest row."""
+    old = old.drop(columns=["kept"], errors="ignore")
+    merged = pd.concat([old, new], ignore_index=True, sort=False)
+    if "run_id" in merged.columns:
+        ids = merged["run_id"]
+        has_id = ids.notna() & (ids.astype(str) != "")
+        dup = has_id & merged.duplicated(subset=["run_id"], keep="last")
+        merged = merged[~dup]
+    return merged.reset_index(drop=True)
+
+
+def machine_ids(frame: pd.DataFrame) -> set[str]:
+    """The machine fingerprints of ``frame``'s rows (empty for job tables)."""
+    if "machine_id" not in frame.columns:
+        return set()
+    return set(frame["machine_id"].dropna().astype(str)) - {""}
+
+
+def refuse_foreign_machines(known: set[str], new: pd.DataFrame) -> None:
+    """Refuse runs from machines other than ``known`` (runs of machines are never mixed).
+
+    Raises:
+        DataError: ``new`` has runs of a machine outside ``known``, or (``known`` empty) of
+            several machines.
+    """
+    new_ids = machine_ids(new)
+    foreign = sorted(new_ids - set(known))
+    if foreign and known:
+        raise DataError(
+            f"new runs come from machine(s) {', '.join(f[:12] for f in foreign)} but the bundle "
+            f"was trained on {', '.join(sorted(i[:12] for i in known))}; runs of different "
+            "machines are never mixed: train a separate bundle with "
+            "`hpcds1mpi train --telemetry FILE --machine ID --out DIR`"
+        )
+    if len(new_ids) > 1 and not known:
+        raise DataError(f"new runs come from {len(new_ids)} machines; train one bundle per "
+                        "machine with `hpcds1mpi train --machine ID`")
+
+
+def _checked(frame: pd.DataFrame, machine: str | None, allow_columns) -> tuple[pd.DataFrame, int]:
+    """``frame`` refused or returned checked, with the number of zero-runtime jobs left out."""
+    if frame is None or len(frame) == 0:
+        raise DataError("training data is empty: no runs; measure with `hpcds1mpi sweep` first")
+    known = known_columns() | set(allow_columns or ())
+    unknown = sorted(str(c) for c in frame.columns if c not in known)
+    if unknown:
+        raise DataError(
+            f"training data has unknown column(s) {', '.join(unknown[:8])}"
+            f"{' ...' if len(unknown) > 8 else ''}; expected runs-table / job-table columns "
+            "(docs/architecture.md, 'Runs table')"
+        )
+    for col in ("workload", "status", "runtime_s"):
+        if col not in frame.columns:
+            raise DataError(f"training data has no {col!r} column; expected a runs table "
+                            "or an ingested job table")
+    if "machine_id" in frame.columns:
+        ids = sorted(frame["machine_id"].dropna().astype(str).unique())
+        if machine is not None:
+            if machine not in ids:
+                raise DataError(f"no runs from machine {machine!r}; the data has "
+                                f"{', '.join(ids) or 'none'}")
+            frame = frame[frame["machine_id"].astype(str) == machine]
+        elif len(ids) > 1:
+            raise DataError(
+                f"training data mixes {len(ids)} machines ({', '.join(i[:12] for i in ids)}); "
+                "runs from different machines are never mixed: train one bundle per machine "
+                "with --machine ID"
+            )
+    ok = frame["status"].astype(str) == OK
+    if not ok.any():
+        counts = frame["status"].astype(str).value_counts().to_dict()
+        raise DataError(f"training data has no successful runs (statuses: {counts}); "
+                        "a model needs ok runs to learn runtimes")
+    runtime = pd.to_numeric(frame["runtime_s"], errors="coerce")
+    bad_rows = ok & (~np.isfinite(runtime) | (runtime <= 0))
+    dropped = int(bad_rows.sum())
+    if dropped:
+        # Sweep telemetry (has run_id): a completed run without a runtime is a broken file.
+        # Job logs: schedulers record 0-second jobs; drop them, counted in the manifest.
+        if not is_job_table(frame) or dropped > MAX_ZERO_RUNTIME_SHARE * int(ok.sum()):
+            raise DataError(f"{dropped} ok run(s) have a NaN or non-positive runtime_s target; "
+                            "fix or drop those rows")
+        frame = frame[~bad_rows]
+        ok = frame["status"].astype(str) == OK
+    if ok.sum() < MIN_OK_RUNS:
+        raise DataError(f"only {int(ok.sum())} ok run(s); a model needs at least {MIN_OK_RUNS}")
+    out = frame.drop(columns=["kept"], errors="ignore")
+    if "energy_j" not in out.columns or pd.to_numeric(out["energy_j"], errors="coerce").isna().all():
+        if "avg_power_w" in out.columns:
+            out = out.copy()
+            out["energy_j"] = (pd.to_numeric(out["avg_power_w"], errors="coerce")
+                               * pd.to_numeric(out["runtime_s"], errors="coerce"))
+    return out.reset_index(drop=True), dropped
+
+
+def is_job_table(frame: pd.DataFrame) -> bool:
+    """True for rows from job logs (no sweep ``run_id``), False for sweep telemetry."""
+    return "run_id" not in frame.columns
+
+
+@dataclass(frozen=True)
+class TrainingData:
+    """Checked training rows and where they came from.
+
+    Build with :meth:`read` or :meth:`from_frame` (which check); the constructor itself trusts
+    ``frame``.
+
+    Attributes:
+        frame: the checked rows (n, columns of the runs / job table), index 0..n-1; rows of
+            one machine only.
+        kind: ``telemetry`` (sweep runs, with ``run_id``) or ``jobs`` (job-log rows).
+        sources: the files the rows were read from (recorded in a bundle).
+        dropped_zero_runtime_jobs: ok jobs of a job table left out for a zero or missing
+            runtime.
+        replaced: rows of the last :meth:`merge`'s new runs that replaced an earlier run.
+    """
+
+    frame: pd.DataFrame
+    kind: str
+    sources: tuple[str, ...] = ()
+    dropped_zero_runtime_jobs: int = 0
+    replaced: int = 0
+
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame, *, machine: str | None = None,
+                   sources: tuple[str, ...] | list[str] = (), kind: str | None = None,
+                   allow_columns: set[str] | None = None) -> "TrainingData":
+        """Check ``frame`` once and wrap it.
+
+        Args:
+            frame: a runs table, a job table, or both concatenated.
+            machine: keep only this machine's runs (needed when the rows mix machines).
+            sources: files the rows came from.
+            kind: ``telemetry`` or ``jobs``; default: ``jobs`` when there is no ``run_id``.
+            allow_columns: column names accepted besides the runs / job table's.
+
+        Raises:
+            DataError: one line: empty table, unknown columns, no ok runs, NaN runtimes of ok
+                runs, runs from several machines without ``machine`` chosen, fewer than 4 ok
+                runs.
+        """
+        checked, dropped = _checked(frame, machine, allow_columns)
+        kind = kind or ("jobs" if is_job_table(frame) else "telemetry")
+        return cls(checked, kind, tuple(str(s) for s in sources), dropped)
+
+    @classmethod
+    def read(cls, telemetry: tuple[str, ...] | list[str] = (),
+             jobs: tuple[str, ...] | list[str] = (), *,
+             machine: str | None = None) -> "TrainingData":
+        """Read telemetry files and job tables (:func:`read_frames`) and check them.
+
+        ``kind`` is ``telemetry`` when any telemetry file is given, else ``jobs``.
+        """
+        frame = read_frames(telemetry, jobs)
+        return cls.from_frame(frame, machine=machine, sources=[*telemetry, *jobs],
+                              kind="telemetry" if telemetry else "jobs")
+
+    @property
+    def machine_ids(self) -> set[str]:
+        """Machine fingerprints of the rows (empty for job tables)."""
+        return machine_ids(self.frame)
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    def merge(self, new: pd.DataFrame, *, machines: set[str] | None = None,
+              sources: tuple[str, ...] | list[str] = ()) -> "TrainingData":
+        """These rows plus ``new`` ones, checked again as one table.
+
+        A ``run_id`` measured again keeps the new row (``replaced`` counts them). ``new`` is
+        not checked on its own: a few new runs (fewer than a model needs) may be added.
+
+        Args:
+            new: unchecked runs (:func:`read_frames`).
+            machines: the machines ``new`` may come from (default: these rows' machines).
+            sources: files ``new`` came from (appended to :attr:`sources`).
+
+        Raises:
+            DataError: ``new`` holds runs of another machine, or the merged rows fail the
+                check of :meth:`from_frame`.
+        """
+        refuse_foreign_machines(self.machine_ids if machines is None else set(machines), new)
+        merged = merge_runs(self.frame, new)
+        out = TrainingData.from_frame(merged, sources=(*self.sources, *sources))
+        return replace(out, replaced=len(self.frame) + len(new) - len(merged))
+
+
+__all__ = ["EXTRA_COLUMNS", "MIN_OK_RUNS", "TrainingData", "is_job_table", "known_columns",
+           "machine_ids", "merge_runs", "read_frames", "refuse_foreign_machines"]

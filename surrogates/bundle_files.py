@@ -1,0 +1,191 @@
+"""The files of a model bundle: its directory layout, format version, and reading / writing them.
+
+Layout of ``model/``::
+
+    manifest.json          format version, package versions, feature spec, targets, workloads,
+                           size ranges, machine ids, partitions, energy source, sampling record,
+                           metrics, training-data hash, embedding configuration
+    embedding.npz          TabNet encoder weights as numpy arrays (prediction needs no torch)
+    members.pkl            per-target ensemble members (scikit-learn-style estimators)
+    training_data.parquet  every training row offered (``kept`` marks the sampled ones)
+    training_matrix.npy    [features, embedding] of those rows (float32), for the guard
+    README.txt             what the bundle is, how it was trained, where energy came from
+
+:func:`write_bundle` writes them, :func:`read_bundle` reads the model and manifest back and
+refuses other format versions; :class:`~hpcds1mpi.surrogates.bundle.Bundle` wraps the two.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from hpcds1mpi.errors import ModelError
+
+from .models import SurrogateModel
+
+BUNDLE_FORMAT = 1
+MANIFEST = "manifest.json"
+TRAINING_DATA = "training_data.parquet"
+TRAINING_MATRIX = "training_matrix.npy"
+
+
+def default_bundle_path() -> Path:
+    """Where the bundle shipped with the package lives (``hpcds1mpi/data/default_model``)."""
+    import hpcds1mpi
+
+    return Path(hpcds1mpi.__file__).resolve().parent / "data" / "default_model"
+
+
+def write_bundle(path: Path, model: SurrogateModel, manifest: dict, data: pd.DataFrame | None,
+                 matrix: np.ndarray | None) -> None:
+    """Write the bundle files into the existing directory ``path`` (files replaced).
+
+    Args:
+        path: the bundle directory.
+        model: the fitted surrogate.
+        manifest: the manifest; its ``embedding`` entry is set here.
+        data: the training rows (with ``kept``); None keeps the files already there.
+        matrix: (n_train, f + d) float32 training matrix, written with ``data``.
+    """
+    if model.embedding_ is not None:
+        arrays, meta = model.embedding_.to_arrays()
+        np.savez(path / "embedding.npz", **arrays)
+        manifest["embedding"] = meta
+    else:
+        manifest["embedding"] = None
+    with open(path / "members.pkl", "wb") as fh:
+        pickle.dump(model.members_, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    if data is not None:
+        data.to_parquet(path / TRAINING_DATA, index=False)
+        np.save(path / TRAINING_MATRIX, matrix)
+    with open(path / MANIFEST, "w") as fh:
+        json.dump(manifest, fh, indent=2, default=_json_default)
+    (path / "README.txt").write_text(_readme(manifest))
+
+
+def read_training_rows(path: Path) -> pd.DataFrame:
+    """The training rows stored in bundle directory ``path``.
+
+    Raises:
+        ModelError: the file is unreadable.
+    """
+    try:
+        return pd.read_parquet(path / TRAINING_DATA)
+    except OSError as exc:
+        raise ModelError(f"{path}: training data unreadable ({exc}); "
+                         "retrain with `hpcds1mpi train`") from None
+
+
+def read_training_matrix(path: Path) -> np.ndarray | None:
+    """The stored training matrix of bundle directory ``path``; None when there is none."""
+    return np.load(path / TRAINING_MATRIX) if (path / TRAINING_MATRIX).exists() else None
+
+
+def read_bundle(path: str | os.PathLike | None = None) -> tuple[SurrogateModel, dict, Path]:
+    """The fitted model and manifest of a bundle directory, without retraining.
+
+    Args:
+        path: the bundle directory; None reads the bundle shipped with the package
+            (:func:`default_bundle_path`).
+
+    Returns:
+        (model, manifest, the directory).
+
+    Raises:
+        ModelError: missing directory or files, or a different bundle format version.
+    """
+    from .embedding import TabNetEmbedding
+    from .features import FEATURE_FORMAT, FeatureSpec
+
+    path = Path(path) if path is not None else default_bundle_path()
+    manifest_path = path / MANIFEST
+    if not manifest_path.is_file():
+        raise ModelError(f"{path}: not a model bundle (no {MANIFEST}); train one with "
+                         "`hpcds1mpi train --telemetry FILE --out DIR`")
+    try:
+        manifest = json.loads(manifest_path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ModelError(f"{manifest_path}: unreadable ({exc}); retrain the bundle") from None
+    version = manifest.get("format_version")
+    if version != BUNDLE_FORMAT:
+        raise ModelError(f"{path}: bundle format {version} but this hpcds1mpi reads format "
+                         f"{BUNDLE_FORMAT}; retrain with `hpcds1mpi train`")
+    spec = FeatureSpec.from_dict(manifest["feature_spec"])
+    if spec.format != FEATURE_FORMAT:
+        raise ModelError(f"{path}: feature format {spec.format} but this hpcds1mpi builds "
+                         f"format {FEATURE_FORMAT}; retrain with `hpcds1mpi train`")
+    model = SurrogateModel(family=manifest["family"], n_members=manifest["n_members"],
+                           use_embedding=manifest["use_embedding"], seed=manifest["seed"],
+                           use_baseline=manifest.get("use_baseline", False),
+                           member_features=manifest.get("member_features"))
+    model.spec_ = spec
+    model.targets_ = list(manifest["targets"])
+    model.n_features_in_ = len(spec.names)
+    try:
+        if manifest.get("embedding"):
+            with np.load(path / "embedding.npz") as npz:
+                arrays = {k: npz[k] for k in npz.files}
+            model.embedding_ = TabNetEmbedding.from_arrays(arrays, manifest["embedding"])
+        else:
+            model.embedding_ = None
+        with open(path / "members.pkl", "rb") as fh:
+            model.members_ = pickle.load(fh)
+        if not (path / TRAINING_DATA).is_file():
+            raise OSError(f"{TRAINING_DATA} missing")
+    except (OSError, pickle.UnpicklingError, EOFError, KeyError, ValueError) as exc:
+        raise ModelError(f"{path}: bundle is incomplete or damaged ({type(exc).__name__}: "
+                         f"{exc}); retrain with `hpcds1mpi train`") from None
+    return model, manifest, path
+
+
+def _json_default(value):
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating,)):
+        return float(value)
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def _readme(manifest: dict) -> str:
+    src = manifest.get("energy_source", "none")
+    energy_line = (
+        "Energy predictions were trained on MODELLED energy (no RAPL/NVML/Slurm meter on the "
+        "training machine): they reproduce the power model, not a measurement."
+        if src == "modelled" else f"Energy predictions were trained on energy from: {src}."
+    )
+    s = manifest.get("sampling", {})
+    return (
+        "hpcds1mpi model bundle (format {fmt})\n\n"
+        "Trained {when} on {n} rows ({kept} kept by intelligent sampling at target rate "
+        "{rate}, achieved {ach:.3f}, seed {seed}).\n"
+        "Family: {fam} x {k} members (Bayesian bootstrap over problems, {trees} trees each); "
+        "TabNet embedding: {emb}; member features: {mf}.\n"
+        "Sources: {src}.\n"
+        "Targets: {targets}.\n{energy}\n"
+        "Training-data SHA-256: {h}\n"
+        "Metrics in manifest.json are in-sample; held-out accuracy: analysis/h1_eval.py.\n"
+    ).format(fmt=manifest["format_version"], when=manifest["created"],
+             n=s.get("n_total"), kept=s.get("n_kept"), rate=s.get("target_rate"),
+             ach=s.get("achieved_rate", float("nan")), seed=s.get("seed"),
+             fam=manifest["family"], k=manifest["n_members"],
+             trees=(manifest.get("member_trees_and_learning_rate") or ["?"])[0],
+             mf=(f"{len(manifest['member_features'])} problem/knob features"
+                 if manifest.get("member_features") else "all"),
+             src=", ".join(manifest.get("sources") or []) or "not recorded",
+             emb="yes" if manifest.get("use_embedding") else "no",
+             targets=", ".join(manifest["targets"]), energy=energy_line,
+             h=manifest["data_hash"])
+
+
+__all__ = ["BUNDLE_FORMAT", "MANIFEST", "default_bundle_path", "read_bundle",
+           "read_training_matrix", "read_training_rows", "write_bundle"]

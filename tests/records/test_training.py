@@ -1,0 +1,138 @@
+"""TrainingData: read, check (bad data refused in one line), merge, columns kept."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hpcds1mpi.errors import DataError, TelemetryError
+from hpcds1mpi.records import telemetry
+from hpcds1mpi.records.training import TrainingData, merge_runs, read_frames
+from tests.surrogates.test_bundle import make_runs
+
+WORK_COLUMNS = ("work_flops", "work_bytes", "comm_messages", "comm_bytes", "mem_bytes_per_rank")
+
+
+def with_work(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with the kernels' work-model columns a sweep records."""
+    size = frame["size"].to_numpy(float)
+    return frame.assign(work_flops=2 * size ** 3, work_bytes=24 * size ** 2,
+                        comm_messages=frame["ranks"] - 1.0, comm_bytes=8 * size,
+                        mem_bytes_per_rank=24 * size ** 2 / frame["ranks"])
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda f: f.iloc[0:0], "empty"),
+    (lambda f: f.assign(status="failed"), "no successful runs"),
+    (lambda f: f.assign(runtime_s=np.where(np.arange(len(f)) % 7 == 0, np.nan, f["runtime_s"])),
+     "NaN"),
+    (lambda f: f.assign(bogus_column=1), "unknown column"),
+    (lambda f: f.assign(machine_id=np.where(np.arange(len(f)) % 2 == 0, "a", "b")), "machines"),
+    (lambda f: f.drop(columns=["status"]), "no 'status' column"),
+    (lambda f: f.assign(status=np.where(np.arange(len(f)) < 3, "ok", "failed")), "at least 4"),
+])
+def test_bad_training_data_is_refused(mutate, message):
+    with pytest.raises(DataError, match=message):
+        TrainingData.from_frame(mutate(make_runs()))
+
+
+def test_machine_choice_selects_runs():
+    frame = pd.concat([make_runs(machine="a"), make_runs(machine="b", seed=3)])
+    data = TrainingData.from_frame(frame, machine="b")
+    assert len(data) == len(make_runs()) and set(data.frame["machine_id"]) == {"b"}
+    assert data.machine_ids == {"b"}
+    assert list(data.frame.index) == list(range(len(data)))
+    with pytest.raises(DataError, match="no runs from machine 'c'"):
+        TrainingData.from_frame(frame, machine="c")
+
+
+def test_job_table_zero_runtime_jobs_left_out_and_counted():
+    jobs = make_runs().drop(columns=["run_id", "machine_id"])
+    jobs.loc[3, "runtime_s"] = 0.0
+    data = TrainingData.from_frame(jobs)
+    assert len(data) == len(jobs) - 1
+    assert data.dropped_zero_runtime_jobs == 1
+    assert data.kind == "jobs"
+    with pytest.raises(DataError, match="NaN or non-positive"):
+        TrainingData.from_frame(make_runs().assign(runtime_s=0.0))  # telemetry: refused
+    runs = make_runs()
+    runs.loc[3, "runtime_s"] = 0.0
+    with pytest.raises(DataError, match="1 ok run"):  # even one: a broken sweep file
+        TrainingData.from_frame(runs)
+
+
+def test_energy_from_average_power_when_no_energy_was_measured():
+    runs = make_runs().assign(energy_j=np.nan)
+    data = TrainingData.from_frame(runs)
+    expected = runs["avg_power_w"] * runs["runtime_s"]
+    np.testing.assert_allclose(data.frame["energy_j"], expected)
+    assert runs["energy_j"].isna().all()  # the caller's frame is left alone
+
+
+def test_kept_mark_of_a_bundle_is_dropped():
+    data = TrainingData.from_frame(make_runs().assign(kept=True))
+    assert "kept" not in data.frame.columns
+
+
+def test_read_telemetry_and_jobs_keeps_work_columns_and_records_sources(tmp_path):
+    runs = with_work(make_runs())
+    tele = tmp_path / "t.h5"
+    telemetry.append(tele, runs.to_dict("records"))
+    jobs = tmp_path / "jobs.parquet"
+    make_runs().drop(columns=["run_id", "machine_id"]).head(10).to_parquet(jobs)
+    data = TrainingData.read([str(tele)], [str(jobs)])
+    assert data.kind == "telemetry" and data.sources == (str(tele), str(jobs))
+    assert len(data) == len(runs) + 10
+    for col in WORK_COLUMNS:
+        np.testing.assert_allclose(data.frame[col].to_numpy()[: len(runs)], runs[col])
+    only_jobs = TrainingData.read([], [str(jobs)])
+    assert only_jobs.kind == "jobs" and "run_id" not in only_jobs.frame.columns
+
+
+def test_read_refuses_missing_or_wrong_files(tmp_path):
+    with pytest.raises(DataError, match="no training data"):
+        read_frames((), ())
+    with pytest.raises(DataError, match="not found"):
+        read_frames((), (str(tmp_path / "none.parquet"),))
+    (tmp_path / "bad.parquet").write_text("no parquet")
+    with pytest.raises(TelemetryError, match="not a parquet job table"):
+        read_frames((), (str(tmp_path / "bad.parquet"),))
+
+
+def test_merge_replaces_remeasured_runs_keeps_work_columns_and_counts():
+    runs = with_work(make_runs())
+    old = TrainingData.from_frame(runs[runs["size"] < 96], sources=["a.h5"])
+    again = runs[runs["size"] == 64].head(3).assign(runtime_s=123.0)
+    new = pd.concat([runs[runs["size"] == 96], again])
+    merged = old.merge(new, sources=["b.h5"])
+    assert merged.replaced == 3
+    assert len(merged) == len(runs)
+    assert merged.sources == ("a.h5", "b.h5")
+    ids = set(again["run_id"])
+    assert (merged.frame.loc[merged.frame["run_id"].isin(ids), "runtime_s"] == 123.0).all()
+    for col in WORK_COLUMNS:
+        assert merged.frame[col].notna().all()
+
+
+def test_merge_adds_fewer_runs_than_a_model_needs():
+    runs = make_runs()
+    old = TrainingData.from_frame(runs[runs["size"] < 96])
+    merged = old.merge(runs[runs["size"] == 96].head(2))
+    assert len(merged) == len(old) + 2 and merged.replaced == 0
+
+
+def test_merge_refuses_runs_of_another_machine():
+    old = TrainingData.from_frame(make_runs(machine="a"))
+    with pytest.raises(DataError, match="new runs come from machine"):
+        old.merge(make_runs(machine="b").head(4))
+    with pytest.raises(DataError, match="new runs come from machine"):
+        old.merge(make_runs(machine="b").head(4), machines={"a"})
+    jobs = TrainingData.from_frame(make_runs().drop(columns=["run_id", "machine_id"]))
+    with pytest.raises(DataError, match="new runs come from 2 machines"):
+        jobs.merge(pd.concat([make_runs(machine="a").head(2), make_runs(machine="b").head(2)]))
+
+
+def test_merge_runs_without_run_ids_appends():
+    jobs = make_runs().drop(columns=["run_id", "machine_id"])
+    assert len(merge_runs(jobs, jobs)) == 2 * len(jobs)
