@@ -36,16 +36,13 @@ import sys
 import time
 from pathlib import Path
 
+from hpcds1mpi.launch.launchers import mpiexec_path
+
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 GEMM_N = 2048
 PINGPONG_MAX = 1 << 22
 RESULT_TAG = "RESULT "
-
-
-def mpiexec() -> str:
-    here = Path(sys.executable).parent / "mpiexec"
-    return str(here) if here.exists() else "mpiexec"
 
 
 # ----------------------------------------------------------------------------- worker side
@@ -90,7 +87,7 @@ def launch(name: str, size: int, *, ranks: int = 1, threads: int = 1, precision:
            env: dict | None = None, device: str = "cpu") -> dict:
     """Run one kernel configuration under mpiexec and return rank 0's record (``env``: extra
     environment variables for the ranks)."""
-    cmd = [mpiexec(), "-n", str(ranks), sys.executable, __file__, "--worker", "--name", name,
+    cmd = [mpiexec_path(), "-n", str(ranks), sys.executable, __file__, "--worker", "--name", name,
            "--size", str(size), "--threads", str(threads), "--precision", precision,
            "--repeats", str(repeats), "--device", device]
     if extra:
@@ -191,7 +188,7 @@ def mpi4py_pingpong(max_bytes: int, written: bool = False) -> dict[int, tuple[fl
     zero page, so the sender copies one cache-hot 4 KiB page over and over (2-3x faster than
     any buffer holding data, measured at 0.5-1 MiB).
     """
-    cmd = [mpiexec(), "-n", "2", sys.executable, "-m", "mpi4py.bench", "pingpong",
+    cmd = [mpiexec_path(), "-n", "2", sys.executable, "-m", "mpi4py.bench", "pingpong",
            "-n", str(max_bytes)]
     env = dict(os.environ, MALLOC_PERTURB_="165") if written else None
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
@@ -234,7 +231,7 @@ def bench_loop_send_buffers(nbytes: int) -> tuple[float, float]:
     """mpi4py.bench's ping-pong loop with its own ``numpy.empty`` send buffer (never written:
     every page maps the kernel's zero page, so the sender reads one cache-hot page) and with a
     written send buffer, as a real application sends. Returns one-way seconds (empty, written)."""
-    cmd = [mpiexec(), "-n", "2", sys.executable, "-c", _ZERO_PAGE_PROBE, str(nbytes)]
+    cmd = [mpiexec_path(), "-n", "2", sys.executable, "-c", _ZERO_PAGE_PROBE, str(nbytes)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=True)
     empty_s, written_s = (float(v) for v in proc.stdout.split())
     return empty_s, written_s

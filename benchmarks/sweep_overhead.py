@@ -30,8 +30,10 @@ RESULTS = REPO / "benchmarks" / "results"
 def inner(out: str, summary_path: str, snapshot_every: float, sizes: str, min_time: float) -> None:
     """Run under mpiexec: one in-process sweep; rank 0 writes its summary as JSON."""
     from hpcds1mpi import kernels
-    from hpcds1mpi.measure import sweep
     from hpcds1mpi.cluster import Partition
+    from hpcds1mpi.measure.driver import run_inprocess
+    from hpcds1mpi.measure.plan import build_plan
+    from hpcds1mpi.runtime.mpi import world
 
     kernels.load_plugin(str(FAULTS))
     part = Partition(name="local", cores_per_node=2, memory_gb=8.0)
@@ -39,8 +41,8 @@ def inner(out: str, summary_path: str, snapshot_every: float, sizes: str, min_ti
                      "precisions": ["fp64", "fp32"], "min_time": min_time, "min_repeats": 3,
                      "max_repeats": 50, "warmup": 1, "snapshot_every": snapshot_every},
            "kernel": [{"name": "fault_sleep"}]}
-    plan = sweep.build_plan(doc, part)
-    summary = sweep.run_inprocess(plan, out, part, progress=False)
+    plan = build_plan(doc, part)
+    summary = run_inprocess(world(), plan, out, part, progress=False)
     if summary:
         Path(summary_path).write_text(json.dumps(summary))
 

@@ -45,8 +45,7 @@ def command(kernel, size, threads, device, precision, repeats, seed, cluster_fil
 
     comm = world()
     layout = node_layout(comm)
-    ranks_per_node, local_rank = layout["ranks_per_node"], layout["local_rank"]
-    nodes = layout["nodes"]
+    ranks_per_node, local_rank, nodes = layout.ranks_per_node, layout.local_rank, layout.nodes
     if comm.Get_size() != nodes * ranks_per_node:
         raise ConfigError("ranks are spread unevenly over nodes; launch the same count per node")
     config = Configuration(nodes, ranks_per_node, threads, device, precision)

@@ -115,17 +115,18 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
           retry_crashed, kernel_module, cluster_file, partition, list_only, launch, program,
           label, fom_regex, launcher, snapshot_every, no_progress) -> None:
     from hpcds1mpi import kernels as registry
-    from hpcds1mpi.measure import sweep
     from hpcds1mpi.cluster import resolve_partition
     from hpcds1mpi.errors import ConfigError
+    from hpcds1mpi.measure import plan as plans
 
     if launch is not None:
         if launch < 1:
             raise ConfigError("--launch needs a positive number of ranks")
         if not out:
             raise ConfigError("--out is required")
-        raise SystemExit(sweep.supervise(launch, _strip_launch(sys.argv), out,
-                                         launcher=launcher))
+        from hpcds1mpi.measure.supervise import supervise
+
+        raise SystemExit(supervise(launch, _strip_launch(sys.argv), out, launcher=launcher))
     if not out and not list_only:
         raise ConfigError("--out is required (the telemetry file to write)")
     for module in kernel_module:
@@ -155,7 +156,7 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
     if plan_file and kernel:
         raise ConfigError("give either --plan or --kernel, not both")
     if plan_file:
-        doc = sweep.load_plan_file(plan_file)
+        doc = plans.load_plan_file(plan_file)
         for key, value in (("sizes", sizes), ("nodes", nodes), ("ranks_per_node", ranks_per_node),
                            ("threads", threads), ("devices", devices),
                            ("precisions", precisions)):
@@ -173,11 +174,14 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
                        ("retry_crashed", retry_crashed), ("snapshot_every", snapshot_every)):
         if value is not None:
             doc["sweep"][key] = value
-    plan = sweep.build_plan(doc, part)
+    plan = plans.build_plan(doc, part)
     if list_only:
-        _print_list(plan, sweep.estimate_seconds(plan))
+        _print_list(plan, plans.estimate_seconds(plan))
         return
-    summary = sweep.run_inprocess(plan, out, part, resume=resume, progress=not no_progress)
+    from hpcds1mpi.measure.driver import run_inprocess
+    from hpcds1mpi.runtime.mpi import world
+
+    summary = run_inprocess(world(), plan, out, part, resume=resume, progress=not no_progress)
     if summary:
         click.echo(_summary_line(summary, out), err=True)
 

@@ -1,13 +1,16 @@
-"""The one module that starts MPI, and the timing wrapper around communicators.
+"""The one module that starts MPI; the timing wrapper around communicators; where a rank sits.
 
 Importing ``mpi4py.MPI`` initialises MPI, so nothing imports it at module level: call
-:func:`get_mpi`. Every function that communicates takes ``comm`` as an argument.
+:func:`get_mpi` (or :func:`world`). Every function that communicates takes ``comm`` as an
+argument; only the command layer asks for the world communicator.
 """
 
 from __future__ import annotations
 
 import os
+import socket
 import time
+from dataclasses import dataclass
 from functools import lru_cache
 
 # Methods whose time counts as "inside MPI". Upper-case (buffer) calls plus the helpers kernels use.
@@ -112,11 +115,51 @@ class TimedComm:
         return TimedComm(comm, sink=self._sink)
 
 
-def node_layout(comm) -> dict:
-    """Where this rank sits: node index, node count, rank within the node, ranks on the node.
+@dataclass(frozen=True)
+class NodeLayout:
+    """Where this rank sits among the ranks of a communicator.
+
+    Attributes:
+        node_index: this rank's node, 0 being the node of the communicator's rank 0 (nodes
+            are numbered in the order of their lowest rank).
+        local_rank: this rank's index among the ranks on its node, in rank order.
+        node_sizes: ranks on each node, indexed by node index.
+        node_keys: per rank of ``comm``, the key naming its node (``slurm:N`` or ``shm:R``).
+        hostname: this rank's host name.
+    """
+
+    node_index: int
+    local_rank: int
+    node_sizes: list[int]
+    node_keys: list[str]
+    hostname: str
+
+    @property
+    def nodes(self) -> int:
+        """Number of nodes the communicator spans."""
+        return len(self.node_sizes)
+
+    @property
+    def ranks_per_node(self) -> int:
+        """Ranks on this rank's node."""
+        return self.node_sizes[self.node_index]
+
+    def ranks_available(self, nodes: int) -> int:
+        """Ranks per node that every one of the first ``nodes`` nodes has (0 if fewer nodes)."""
+        return min(self.node_sizes[:nodes]) if nodes <= self.nodes else 0
+
+
+def node_layout(comm) -> NodeLayout:
+    """Where this rank sits: its node, its rank within the node, the ranks on every node.
 
     Node identity comes from ``SLURM_NODEID`` when it holds a number (two slurmd on one host
     share a hostname), else from ``Split_type(COMM_TYPE_SHARED)``. Collective over ``comm``.
+
+    Args:
+        comm: the communicator whose ranks are grouped into nodes (an ``MPI.Comm``).
+
+    Returns:
+        This rank's :class:`NodeLayout`.
     """
     MPI = get_mpi()
     slurm_node = os.environ.get("SLURM_NODEID", "").strip()
@@ -124,18 +167,25 @@ def node_layout(comm) -> dict:
         key = f"slurm:{int(slurm_node)}"
     else:
         shared = comm.Split_type(MPI.COMM_TYPE_SHARED)
-        # The lowest world rank on a shared-memory node names that node.
+        # The lowest rank on a shared-memory node names that node.
         key = f"shm:{shared.allreduce(comm.Get_rank(), op=MPI.MIN)}"
         shared.Free()
     keys = comm.allgather(key)
     order = sorted(set(keys), key=keys.index)
-    node_index = order.index(key)
     on_node = [r for r, k in enumerate(keys) if k == key]
-    return {
-        "node_index": node_index,
-        "nodes": len(order),
-        "local_rank": on_node.index(comm.Get_rank()),
-        "ranks_per_node": len(on_node),
-        "node_sizes": [keys.count(k) for k in order],
-        "node_keys": keys,
-    }
+    return NodeLayout(node_index=order.index(key), local_rank=on_node.index(comm.Get_rank()),
+                      node_sizes=[keys.count(k) for k in order], node_keys=keys,
+                      hostname=socket.gethostname())
+
+
+def sleepy_barrier(comm) -> None:
+    """A barrier whose waiters sleep (MPI's own barrier busy-polls and would steal cores).
+
+    Args:
+        comm: the communicator to synchronise (an ``MPI.Comm``); collective.
+    """
+    request = comm.Ibarrier()
+    pause = 0.0002
+    while not request.Test():
+        time.sleep(pause)
+        pause = min(pause * 1.5, 0.002)  # <= 500 wake-ups/s: negligible CPU, ~1 ms latency

@@ -1,10 +1,13 @@
-"""The timing communicator and the node layout (in-process, COMM_SELF / COMM_WORLD of 1)."""
+"""The timing communicator, the node layout and the sleeping barrier (in-process on COMM_SELF /
+a COMM_WORLD of 1, and under mpiexec for uneven Slurm node groups)."""
 
 from __future__ import annotations
 
+import socket
+
 import numpy as np
 
-from hpcds1mpi.runtime.mpi import TimedComm, get_mpi, node_layout
+from hpcds1mpi.runtime.mpi import NodeLayout, TimedComm, get_mpi, node_layout, sleepy_barrier
 
 
 def test_timed_comm_counts_calls_and_derived_comms_share_counters():
@@ -26,22 +29,52 @@ def test_timed_comm_counts_calls_and_derived_comms_share_counters():
 def test_node_layout_single_process(monkeypatch):
     monkeypatch.delenv("SLURM_NODEID", raising=False)
     layout = node_layout(get_mpi().COMM_WORLD)
-    assert (layout["nodes"], layout["ranks_per_node"], layout["local_rank"]) == (1, 1, 0)
-    assert layout["node_sizes"] == [1]
+    assert (layout.nodes, layout.ranks_per_node, layout.local_rank) == (1, 1, 0)
+    assert layout.node_sizes == [1] and layout.node_index == 0
+    assert layout.hostname == socket.gethostname()
     monkeypatch.setenv("SLURM_NODEID", "03")
-    assert node_layout(get_mpi().COMM_WORLD)["node_keys"] == ["slurm:3"]
+    assert node_layout(get_mpi().COMM_WORLD).node_keys == ["slurm:3"]
     for junk in ("", "node3"):  # not a node number: the shared-memory split decides
         monkeypatch.setenv("SLURM_NODEID", junk)
-        assert node_layout(get_mpi().COMM_WORLD)["node_keys"][0].startswith("shm:")
+        assert node_layout(get_mpi().COMM_WORLD).node_keys[0].startswith("shm:")
+
+
+def test_ranks_available_is_the_smallest_of_the_first_nodes():
+    layout = NodeLayout(node_index=1, local_rank=0, node_sizes=[4, 2, 3],
+                        node_keys=["a"] * 4 + ["b"] * 2 + ["c"] * 3, hostname="h")
+    assert (layout.nodes, layout.ranks_per_node) == (3, 2)
+    assert [layout.ranks_available(n) for n in (1, 2, 3, 4)] == [4, 2, 2, 0]
+
+
+def test_sleepy_barrier_completes_and_sleeps():
+    """On COMM_SELF it returns at once; the waiting is in sleeps, not a busy Barrier."""
+    import time
+
+    calls = []
+
+    class Pending:  # a barrier that completes on the fifth test
+        def Test(self):
+            calls.append(time.perf_counter())
+            return len(calls) >= 5
+
+    class Comm:
+        def Ibarrier(self):
+            return Pending()
+
+    sleepy_barrier(get_mpi().COMM_SELF)
+    sleepy_barrier(Comm())
+    assert len(calls) == 5
+    gaps = [b - a for a, b in zip(calls, calls[1:])]
+    assert min(gaps) >= 0.0002  # it slept between tests
 
 
 LAYOUT_SCRIPT = """
 import json
 import sys
 from hpcds1mpi.runtime.mpi import get_mpi
-from hpcds1mpi.measure.sweep import discover_layout
+from hpcds1mpi.runtime.mpi import node_layout
 world = get_mpi().COMM_WORLD
-layout = discover_layout(world)
+layout = node_layout(world)
 row = [world.Get_rank(), layout.node_index, layout.local_rank, layout.node_sizes]
 with open(f"{sys.argv[1]}/rank{world.Get_rank()}.json", "w") as out:  # ranks' stdout can interleave
     json.dump(row, out)

@@ -1,20 +1,26 @@
-"""The sweep driver: plans, bad input, and the acceptance sweep under ``mpiexec -n 4``."""
+"""The in-process driver: bad input, the acceptance sweep under ``mpiexec -n 4``, the
+communicator it is given, and faults: random kill -9 with resume, a crashed run retried, a
+concurrent writer."""
 
 from __future__ import annotations
 
 import os
+import random
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+import h5py
 import pytest
 
-from hpcds1mpi.measure import sweep
-from hpcds1mpi.records import telemetry
 from hpcds1mpi.cluster import Partition
-from hpcds1mpi.errors import ConfigError, UnknownKernelError
-from tests.helpers import REPO, run_cli, run_mpi, hpcds1mpi_exe
+from hpcds1mpi.measure.plan import build_plan
+from hpcds1mpi.records import telemetry
+from tests.helpers import REPO, hpcds1mpi_exe, mpiexec, run_cli, run_mpi
 
 FAULTS = str(REPO / "tests" / "fault_kernels.py")
-TWO_CORES = Partition(name="local", cores_per_node=2, memory_gb=8.0)
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -22,94 +28,6 @@ def _fault_kernels():
     from hpcds1mpi import kernels
 
     kernels.load_plugin(FAULTS)
-
-
-def _plan(**sweep_keys) -> dict:
-    kernels = sweep_keys.pop("kernel", [{"name": "fault_sleep"}])
-    return {"sweep": dict(sweep_keys), "kernel": kernels}
-
-
-# ---------------------------------------------------------------------------------- plans
-
-
-def test_parse_ints_forms():
-    assert sweep.parse_ints("1,2,4", "x") == [1, 2, 4]
-    assert sweep.parse_ints("1..8", "x") == [1, 2, 4, 8]
-    assert sweep.parse_ints("3..12", "x") == [3, 6, 12]
-    assert sweep.parse_ints([4, 1, 4], "x") == [1, 4]
-    for bad in ("", [], "8..2", "0", [0], "a,b", [True]):
-        with pytest.raises(ConfigError):
-            sweep.parse_ints(bad, "x")
-
-
-def test_build_plan_counts_and_valid_only():
-    plan = sweep.build_plan(_plan(sizes=[1, 2], ranks_per_node=[1, 2, 4], threads=[1, 2],
-                                  precisions=["fp64", "fp32"]), TWO_CORES)
-    assert len(plan.runs) == 2 * 3 * 2 * 2
-    valid = sweep.build_plan(_plan(sizes=[1], valid_only=True), TWO_CORES)
-    # ranks x threads <= 2 cores: (1,1), (1,2), (2,1); the kernel's declared fp64 and fp32.
-    assert {(r.config.ranks_per_node, r.config.threads) for r in valid.runs} == {(1, 1), (1, 2), (2, 1)}
-    assert {r.config.precision for r in valid.runs} == {"fp64", "fp32"}
-    assert len({r.run_id for r in plan.runs}) == len(plan.runs)
-
-
-def test_run_id_is_stable_and_distinct():
-    a = sweep.build_plan(_plan(sizes=[1, 2], threads=[1]), TWO_CORES)
-    b = sweep.build_plan(_plan(sizes=[1, 2], threads=[1]), TWO_CORES)
-    assert [r.run_id for r in a.runs] == [r.run_id for r in b.runs]
-
-
-@pytest.mark.parametrize("doc, match", [
-    (_plan(kernel=[{"name": "nope"}]), "unknown kernel"),
-    (_plan(sizes=[]), "empty"),
-    (_plan(threads="4..2"), "contradictory"),
-    (_plan(min_repeats=5, max_repeats=2), "contradictory"),
-    (_plan(precisions=["fp128"]), "unknown"),
-    (_plan(sizes=[1], ranks_per_node=[4], valid_only=True), "no configuration"),
-    (_plan(timeout=0), "timeout"),
-])
-def test_bad_plans_raise(doc, match):
-    with pytest.raises(ConfigError, match=match):
-        sweep.build_plan(doc, TWO_CORES)
-
-
-def test_unknown_kernel_is_its_own_error():
-    with pytest.raises(UnknownKernelError):
-        sweep.build_plan(_plan(kernel=[{"name": "nope"}]), TWO_CORES)
-
-
-def test_reference_plan_names_every_builtin_kernel():
-    import tomllib
-
-    from hpcds1mpi.kernels import BUILTIN_MODULES
-
-    doc = sweep.load_plan_file(str(REPO / "plans" / "reference.toml"))
-    assert sorted(k["name"] for k in doc["kernel"]) == sorted(BUILTIN_MODULES)
-    assert doc["sweep"]["valid_only"] is True
-    assert tomllib  # the plan is valid TOML (load_plan_file parsed it)
-
-
-def test_list_prints_count_and_estimate(tmp_path):
-    """--list on the reference plan (restricted to the kernels that exist yet)."""
-    from hpcds1mpi import kernels
-
-    text = (REPO / "plans" / "reference.toml").read_text()
-    head, *entries = text.split("[[kernel]]")
-    keep = [e for e in entries if e.split('"')[1] in kernels.names()]
-    plan = tmp_path / "ref.toml"
-    plan.write_text(head + "".join("[[kernel]]" + e for e in keep))
-    proc = run_cli(["sweep", "--plan", str(plan), "--list"], timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert "total:" in proc.stdout and "rough estimate" in proc.stdout
-    doc = sweep.load_plan_file(str(plan))
-    built = sweep.build_plan(doc, TWO_CORES)
-    assert f"total: {len(built.runs)} configurations" in proc.stdout
-    for name in {r.workload for r in built.runs}:
-        sizes = {r.size for r in built.runs if r.workload == name}
-        assert len(sizes) >= 8, name
-        configs = {(r.config.ranks_per_node, r.config.threads) for r in built.runs
-                   if r.workload == name}
-        assert configs <= {(1, 1), (1, 2), (2, 1)}
 
 
 # ---------------------------------------------------------------------------------- bad input
@@ -153,8 +71,6 @@ def test_bad_input_one_line_and_file_untouched(tmp_path):
                     "--resume", "--no-progress"], timeout=60)
     assert "not an HDF5" in _one_line_error(proc)
     assert text.read_text() == "not telemetry"
-    import h5py
-
     with h5py.File(existing, "a") as f:
         f.attrs["schema_version"] = 999
     before = existing.read_bytes()
@@ -300,3 +216,175 @@ def test_fake_gpu_run_records_gpu_columns(tmp_path):
     assert df.loc["gpu", "gpu_source"] == "none" and df.loc["cpu", "gpu_source"] == ""
     assert df.loc["gpu", "avg_power_w"] > df.loc["cpu", "avg_power_w"] + 300  # 400 W default
     assert "GPUs x" in df.loc["gpu", "power_model"]
+
+
+COMM_SELF_SCRIPT = """
+import sys
+from hpcds1mpi import kernels
+from hpcds1mpi.cluster import Partition
+from hpcds1mpi.measure.driver import run_inprocess
+from hpcds1mpi.measure.plan import build_plan
+from hpcds1mpi.runtime.mpi import get_mpi, world
+
+kernels.load_plugin(sys.argv[2])
+part = Partition(name="local", cores_per_node=2, memory_gb=8.0)
+plan = build_plan({"sweep": {"sizes": [1, 2], "ranks_per_node": [1], "threads": [1],
+                             "precisions": ["fp64"], "min_time": 0.0, "max_repeats": 1},
+                   "kernel": [{"name": "fault_sleep"}]}, part)
+rank = world().Get_rank()
+summary = run_inprocess(get_mpi().COMM_SELF, plan, f"{sys.argv[1]}/rank{rank}.h5", part,
+                        progress=False)
+assert summary["configs"] == 2, summary
+"""
+
+
+def test_driver_sweeps_on_the_communicator_it_is_given(tmp_path):
+    """Two ranks, each sweeping on its own COMM_SELF: two files, each written by its rank
+    alone with one-rank runs (a driver that took COMM_WORLD itself would write one file)."""
+    script = tmp_path / "self.py"
+    script.write_text(COMM_SELF_SCRIPT)
+    proc = run_mpi(2, [sys.executable, str(script), str(tmp_path), FAULTS], timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for rank in (0, 1):
+        df = telemetry.read_runs(tmp_path / f"rank{rank}.h5")
+        assert sorted(df["size"]) == [1, 2] and (df["status"] == "ok").all()
+        assert (df["ranks"] == 1).all()
+        assert telemetry.read_detail(tmp_path / f"rank{rank}.h5", "ranks")["rank"].tolist() == [0, 0]
+
+
+# ---------------------------------------------------------------------------------- faults
+
+
+def _popen(nranks: int, args: list[str], env: dict | None = None) -> subprocess.Popen:
+    return subprocess.Popen([mpiexec(), "-n", str(nranks), hpcds1mpi_exe(), "sweep", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True, env={**os.environ, **(env or {})})
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # mpiexec and every rank, at once
+    except ProcessLookupError:
+        pass
+    proc.communicate(timeout=30)
+
+
+def _finished(path: Path) -> dict:
+    df = telemetry.read_runs(path)
+    return {r.run_id: r.status for r in df.itertuples() if r.status != "crashed"}
+
+
+@pytest.mark.mpi
+def test_twenty_random_kills_lose_nothing_and_never_duplicate(tmp_path):
+    out = tmp_path / "t.h5"
+    # 4..128 ms: enough work that the plan is not done before the last kill on a fast machine.
+    sizes = "4..128"
+    args = ["--kernel-module", FAULTS, "--kernel", "fault_sleep", "--sizes", sizes,
+            "--ranks-per-node", "1,2", "--threads", "1", "--precisions", "fp64,fp32",
+            "--min-time", "0", "--max-repeats", "1", "--warmup", "1", "--out", str(out),
+            "--resume", "--no-progress", "--snapshot-every", "0"]
+    from hpcds1mpi import kernels
+
+    kernels.load_plugin(FAULTS)
+    doc = {"sweep": {"sizes": sizes, "ranks_per_node": "1,2", "threads": "1",
+                     "precisions": "fp64,fp32"}, "kernel": [{"name": "fault_sleep"},
+                                                              {"name": "fault_wrong"}]}
+    args[3] = "fault_sleep,fault_wrong"
+    expected = {r.run_id for r in build_plan(doc, Partition("p", 2, 8.0)).runs}
+    rng = random.Random(1234)
+    finished_before: dict = {}
+    kills_mid_write = 0
+    for kill in range(20):
+        # Odd kills land inside the n-th snapshot write of this launch: the writer holds each
+        # snapshot half-written for 50 ms so the poll below sees it on a fast machine too.
+        proc = _popen(2, args, {"HPCDS1MPI_TEST_SNAPSHOT_PAUSE": "0.05"} if kill % 2 else None)
+        if kill % 2:
+            target, seen, was_there = rng.randint(1, 4), 0, False
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and proc.poll() is None:
+                there = bool(list(tmp_path.glob(".t.h5.tmp-*")))
+                if there and not was_there:
+                    seen += 1
+                    if seen == target:
+                        kills_mid_write += 1
+                        break
+                was_there = there
+                time.sleep(0.0002)
+        else:
+            time.sleep(rng.uniform(0.5, 3.0))
+        _kill_group(proc)
+        if not out.exists():  # killed before the writer created it: nothing ran yet
+            assert not finished_before
+            continue
+        with h5py.File(out, "r") as f:  # the snapshot itself always opens
+            assert f.attrs["schema_version"] == telemetry.SCHEMA_VERSION
+        finished = _finished(out)
+        lost = set(finished_before) - set(finished)
+        assert not lost, f"kill {kill}: lost finished runs {lost}"
+        assert all(finished[k] == v for k, v in finished_before.items())
+        finished_before = finished
+    assert kills_mid_write >= 5
+    assert len(finished_before) >= 10  # the kills landed while runs were being finished
+    proc = _popen(2, args)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err.decode()[-2000:]
+    df = telemetry.read_runs(out)
+    assert len(df) == len(expected) and set(df["run_id"]) == expected  # each exactly once
+    assert set(finished_before) <= set(df["run_id"])
+    with h5py.File(out, "r") as f:  # exactly once in the file itself, not only after reading
+        ids = [x.decode() for x in f["runs/run_id"][()]]
+    assert len(ids) == len(set(ids)) == len(expected)
+    assert set(df["status"]) <= {"ok", "wrong", "crashed"}
+    assert (df[df["workload"] == "fault_wrong"]["status"].isin(["wrong", "crashed"])).all()
+    assert not telemetry.journal_path(out).exists() and not telemetry.lock_path(out).exists()
+
+
+@pytest.mark.mpi
+def test_crashed_run_is_recorded_then_skipped_or_retried(tmp_path):
+    out = tmp_path / "t.h5"
+    args = ["--kernel-module", FAULTS, "--kernel", "fault_sleep", "--sizes", "5,3000",
+            "--ranks-per-node", "1", "--threads", "1", "--precisions", "fp64",
+            "--min-time", "0", "--max-repeats", "1", "--warmup", "0", "--out", str(out),
+            "--no-progress"]
+    proc = _popen(1, args)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # wait until the 3 s run has started, then kill
+        if telemetry.journal_path(out).exists() and b"3000" in \
+                telemetry.journal_path(out).read_bytes().split(b'"event": "start"')[-1]:
+            break
+        time.sleep(0.05)
+    time.sleep(0.3)
+    _kill_group(proc)
+    df = telemetry.read_runs(out).set_index("size")
+    assert df.loc[5, "status"] == "ok" and df.loc[3000, "status"] == "crashed"
+    proc = _popen(1, args + ["--resume"])
+    assert proc.wait(timeout=60) == 0
+    df = telemetry.read_runs(out).set_index("size")
+    assert df.loc[3000, "status"] == "crashed"  # skipped by default
+    proc = _popen(1, args + ["--resume", "--retry-crashed", "--max-repeats", "1"])
+    assert proc.wait(timeout=60) == 0
+    df = telemetry.read_runs(out).set_index("size")
+    assert df.loc[3000, "status"] == "ok" and df.loc[3000, "attempt"] == 2
+    assert len(df) == 2
+
+
+@pytest.mark.mpi
+def test_concurrent_writer_gets_lock_error(tmp_path):
+    out = tmp_path / "t.h5"
+    first = _popen(1, ["--kernel-module", FAULTS, "--kernel", "fault_sleep", "--sizes",
+                       "400,401,402,403", "--ranks-per-node", "1", "--threads", "1",
+                       "--precisions", "fp64", "--min-time", "0", "--max-repeats", "1",
+                       "--out", str(out), "--no-progress"])
+    deadline = time.monotonic() + 60
+    while not telemetry.writer_alive(out) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    second = run_cli(["sweep", "--kernel-module", FAULTS, "--kernel", "fault_sleep", "--sizes",
+                      "1", "--ranks-per-node", "1", "--threads", "1", "--out", str(out),
+                      "--resume", "--no-progress"], timeout=60)
+    assert second.returncode != 0
+    assert "being written by another process" in second.stderr
+    assert len(second.stderr.strip().splitlines()) == 1
+    _, err = first.communicate(timeout=120)
+    assert first.returncode == 0, err.decode()[-2000:]
+    df = telemetry.read_runs(out)
+    assert sorted(df["size"]) == [400, 401, 402, 403] and (df["status"] == "ok").all()

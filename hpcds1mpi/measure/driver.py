@@ -1,0 +1,279 @@
+"""The in-process sweep driver: every rank of a communicator runs the same plan.
+
+It runs under ``mpiexec -n P hpcds1mpi sweep ...`` (or srun); the command layer passes the
+world communicator in. Every rank parses the same plan; the node layout comes from
+:func:`hpcds1mpi.runtime.mpi.node_layout`; each (nodes, ranks-per-node) choice gets a
+sub-communicator of the first ranks of the first nodes, and ranks outside it sleep in a polled
+``Ibarrier`` (so they do not steal cores by busy-waiting). Rank 0 is in every sub-communicator
+and is the only writer of the telemetry file (:mod:`hpcds1mpi.records.telemetry`).
+
+A run that exceeds ``timeout`` cannot be interrupted inside an MPI call, so rank 0's watchdog
+journals it as ``timeout`` and aborts the job (:mod:`hpcds1mpi.measure.watchdog`); the
+supervisor (:mod:`hpcds1mpi.measure.supervise`) relaunches with ``--resume`` until the plan is
+done.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import time
+
+from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.measure.plan import RunSpec, SweepPlan
+from hpcds1mpi.measure.progress import Progress
+from hpcds1mpi.measure.rows import base_row, finish_row
+from hpcds1mpi.measure.watchdog import GuardedKernel, Watchdog
+from hpcds1mpi.runtime.mpi import NodeLayout, node_layout, sleepy_barrier
+
+
+def check_layout(plan: SweepPlan, layout: NodeLayout, size: int) -> None:
+    """Check that the launch holds every (nodes, ranks per node) choice of the plan.
+
+    Args:
+        plan: the sweep plan.
+        layout: this rank's :class:`~hpcds1mpi.runtime.mpi.NodeLayout` in the communicator.
+        size: ranks in the communicator.
+
+    Raises:
+        ConfigError: the plan needs more ranks or nodes; the message says how many to launch.
+    """
+    for nodes, rpn in plan.layouts():
+        if nodes > layout.nodes or rpn > layout.ranks_available(nodes):
+            need = max(r.config.ranks for r in plan.runs)
+            need_nodes = max(n for n, _ in plan.layouts())
+            need_rpn = max(r for _, r in plan.layouts())
+            if need_nodes > 1:
+                raise ConfigError(
+                    f"the plan needs {need_nodes} nodes x {need_rpn} ranks per node but "
+                    f"{size} ranks on {layout.nodes} node(s) were launched; launch "
+                    f"{need_nodes * need_rpn} ranks over {need_nodes} nodes")
+            raise ConfigError(f"the plan needs {need} ranks on one node but {size} were "
+                              f"launched; launch with mpiexec -n {need}")
+
+
+def run_inprocess(comm, plan: SweepPlan, out: str, partition, *, resume: bool = False,
+                  progress: bool = True) -> dict:
+    """Run ``plan`` on the ranks of ``comm`` and record every run in ``out``; collective.
+
+    Runs already recorded in ``out`` (with ``resume``) are skipped, crashed ones retried when
+    the plan says so. A bug or an interrupt on any rank aborts ``comm``, so no rank is left
+    waiting in a collective.
+
+    Args:
+        comm: the communicator to sweep on (the world communicator from
+            :func:`hpcds1mpi.runtime.mpi.world`); its rank 0 writes the telemetry.
+        plan: the sweep plan (:func:`hpcds1mpi.measure.plan.build_plan`), the same on every rank.
+        out: the telemetry file (.h5).
+        partition: the :class:`~hpcds1mpi.cluster.Partition` swept on.
+        resume: continue an existing ``out`` (else it must not exist).
+        progress: draw the progress line on rank 0's stderr.
+
+    Returns:
+        On rank 0 a summary: ``configs``, ``statuses`` (count per status), ``sweep_s``,
+        ``measured_s``, ``journal_s``, ``snapshot_s``, ``snapshots``, ``journal_writes``,
+        ``skipped``; an empty dict on the other ranks.
+
+    Raises:
+        ConfigError: (every rank) the launch is too small for the plan.
+        TelemetryError: (rank 0; SystemExit(2) on the others) ``out`` cannot be written;
+            LockError when another process writes it.
+    """
+    from hpcds1mpi.measure import meters
+    from hpcds1mpi.records import telemetry
+    from hpcds1mpi.runtime import binding
+    from hpcds1mpi.runtime.mpi import gpu_aware, library_version
+
+    rank = comm.Get_rank()
+    layout = node_layout(comm)
+    check_layout(plan, layout, comm.Get_size())
+    cpus = binding.initial_cpus()
+
+    hostnames = comm.allgather(layout.hostname)
+    writer = None
+    failure = None
+    if rank == 0:
+        try:
+            writer = telemetry.TelemetryWriter(
+                out, resume=resume, snapshot_every_s=plan.snapshot_every,
+                attrs={"plan": json.dumps(plan.source, default=str),
+                       "last_launch_ranks": comm.Get_size()})
+            writer.open()
+            fp = meters.fingerprint(partition, hostnames=hostnames,
+                                    mpi_library=library_version(),
+                                    gpu_aware=gpu_aware() if partition.gpus_per_node else False)
+            writer.machine(fp)
+            machine_id = fp["machine_id"]
+            sweep_id = hashlib.sha1(json.dumps(plan.source, sort_keys=True, default=str)
+                                    .encode()).hexdigest()[:12]
+            todo = _runs_to_do(plan, writer.store, machine_id)
+        except Exception as exc:  # noqa: BLE001 - told to every rank, then re-raised on 0
+            failure = exc
+            if writer is not None and writer.store is not None:
+                writer.close()
+    failed = comm.bcast(failure is not None, root=0)
+    if failed:
+        if rank == 0:
+            raise failure
+        raise SystemExit(2)  # rank 0 prints the one-line error (or the traceback of a bug)
+    machine_id, sweep_id, todo = comm.bcast(
+        (machine_id, sweep_id, todo) if rank == 0 else None, root=0)
+
+    try:
+        return _sweep_loop(comm, plan, out, partition, layout, cpus, writer, machine_id,
+                           sweep_id, todo, progress)
+    except BaseException:
+        # A bug or an interrupt on one rank would leave the others waiting forever: end the job.
+        import traceback
+
+        traceback.print_exc()
+        sys.stderr.flush()
+        comm.Abort(1)
+        raise
+
+
+def _runs_to_do(plan: SweepPlan, store, machine_id: str) -> list[int]:
+    """Indices of the plan's runs not yet in ``store`` (or crashed and to be retried)."""
+    todo = []
+    for index, spec in enumerate(plan.runs):
+        key = (machine_id, spec.run_id)
+        old = store.runs.get(key)
+        if old is None:
+            todo.append(index)
+        elif (old["status"] == "crashed" and plan.retry_crashed
+              and store.attempts.get(key, 1) < plan.max_attempts):
+            todo.append(index)
+    return todo
+
+
+def _sweep_loop(comm, plan, out, partition, layout, cpus, writer, machine_id, sweep_id, todo,
+                progress) -> dict:
+    """Run the plan's runs ``todo`` one after the other; rank 0 records each."""
+    from hpcds1mpi import kernels as registry
+    from hpcds1mpi.measure import meters
+    from hpcds1mpi.runtime.mpi import get_mpi
+
+    MPI = get_mpi()
+    rank = comm.Get_rank()
+    subcomms = {}
+    for nodes, rpn in plan.layouts():
+        member = layout.node_index < nodes and layout.local_rank < rpn
+        sub = comm.Split(0 if member else MPI.UNDEFINED, rank)
+        subcomms[(nodes, rpn)] = (sub, sub.Dup()) if member else None
+
+    model = meters.power_model(partition)
+    watchdog = Watchdog(writer, comm) if rank == 0 else None
+    bar = Progress(len(todo), enabled=progress and rank == 0)
+    counts: dict[str, int] = {}
+    sweep_start = time.perf_counter()
+    measured_total = 0.0
+    for done, index in enumerate(todo):
+        spec = plan.runs[index]
+        sub = subcomms[(spec.config.nodes, spec.config.ranks_per_node)]
+        kernel = registry.get(spec.workload)
+        row = None
+        if rank == 0:
+            row = base_row(spec, machine_id, partition, sweep_id)
+            row["attempt"] = writer.start(row)
+            row["started_at"] = time.time()
+            watchdog.arm(row, plan.timeout)
+        if sub is not None:
+            sub, errcomm = sub
+            guarded = GuardedKernel(kernel, errcomm, out, spec.run_id, comm,
+                                    agree_s=min(2.0, plan.timeout / 4))
+            start = time.perf_counter()
+            outcome, info = _measure_on_rank(sub, spec, plan, layout, cpus, guarded, rank)
+            elapsed = time.perf_counter() - start
+            infos = sub.gather(info, root=0)
+            if rank == 0:
+                if watchdog.disarm():
+                    row, detail = finish_row(row, outcome, infos, model, kernel, spec, elapsed)
+                    writer.record(row, detail)
+                    counts[row["status"]] = counts.get(row["status"], 0) + 1
+                    measured_total += row.get("measured_s") or 0.0
+                else:  # the watchdog already recorded a timeout and is aborting
+                    time.sleep(3600)
+        sleepy_barrier(comm)
+        if rank == 0:
+            bar.update(done + 1, f"({spec.workload} {spec.size} {spec.config.label()})")
+    total = time.perf_counter() - sweep_start
+    summary = {}
+    if rank == 0:
+        writer.close()
+        summary = {"configs": len(todo), "statuses": counts, "sweep_s": total,
+                   "measured_s": measured_total, "journal_s": writer.journal_seconds,
+                   "snapshot_s": writer.snapshot_seconds, "snapshots": writer.snapshots,
+                   "journal_writes": writer.journal_writes, "skipped": len(plan.runs) - len(todo)}
+    for pair in subcomms.values():
+        if pair is not None:
+            for derived in pair:
+                derived.Free()
+    return summary
+
+
+def _measure_on_rank(sub, spec: RunSpec, plan: SweepPlan, layout: NodeLayout, cpus: list[int],
+                     kernel, rank: int):
+    """Run one configuration on this rank (a member of ``sub``).
+
+    Binds the rank to its cores, reads the energy meters around the runner and records what
+    this rank saw.
+
+    Args:
+        sub: the run's communicator (this rank is a member).
+        spec: the run.
+        plan: the plan (repeats, warm-up, check).
+        layout: this rank's place in the sweep's communicator.
+        cpus: the CPUs the process was launched with (bound, then restored).
+        kernel: the (guarded) kernel.
+        rank: this rank in the sweep's communicator.
+
+    Returns:
+        ``(outcome, info)``: the runner's ``Outcome`` (None when the driver failed) and this
+        rank's info dict for :func:`hpcds1mpi.measure.rows.finish_row`.
+    """
+    from hpcds1mpi.measure import meters, runner
+    from hpcds1mpi.runtime import binding
+
+    config = spec.config
+    info = {"rank": rank, "hostname": layout.hostname, "local_rank": layout.local_rank,
+            "binding": "", "cpu_s": 0.0, "rss_mb": float("nan"), "rss_source": "",
+            "rank_wall": [], "rank_mpi": [], "elapsed_s": 0.0, "warmup": plan.warmup,
+            "gpu": config.device == "gpu"}
+    outcome = None
+    start = time.perf_counter()
+    rapl = meters.RaplMeter() if layout.local_rank == 0 else None
+    nvml = None
+    try:
+        info["binding"] = binding.bind(layout.local_rank, config.ranks_per_node, config.threads,
+                                       cpus)
+        reset = meters.reset_peak_rss()
+        if rapl is not None and rapl.available:
+            rapl.start()
+        if config.device == "gpu":
+            nvml = meters.NvmlMeter(layout.local_rank)
+            if nvml.available:
+                nvml.start()
+        outcome = runner.execute(
+            sub, kernel, spec.size, config, seed=spec.seed, warmup=plan.warmup,
+            min_time=plan.min_time, min_repeats=plan.min_repeats, max_repeats=plan.max_repeats,
+            check=plan.check, local_rank=layout.local_rank, extra=dict(spec.extra),
+            corrupt=spec.corrupt)
+        info["rss_mb"], info["rss_source"] = meters.peak_rss_mb(reset)
+        if rapl is not None and rapl.available:
+            info["rapl_j"] = rapl.stop()
+        if nvml is not None and nvml.available:
+            nvml.stop()
+            info.update(nvml_j=nvml.energy_j, gpu_busy_s=nvml.busy_s,
+                        gpu_mem_mb=nvml.peak_mem_mb, gpu_source="nvml")
+        elif config.device == "gpu":
+            info.update(gpu_mem_mb=meters.torch_gpu_peak_mb(), gpu_source="none")
+        info["cpu_s"] = outcome.rank_cpu
+        info["rank_wall"] = list(outcome.rank_wall)
+        info["rank_mpi"] = list(outcome.rank_mpi)
+    except Exception as exc:  # noqa: BLE001 - the driver's own failure is this run's status
+        info["driver_error"] = f"{type(exc).__name__}: {exc}"
+    finally:
+        binding.unbind(cpus)
+    info["elapsed_s"] = time.perf_counter() - start
+    return outcome, info

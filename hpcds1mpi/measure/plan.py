@@ -1,0 +1,328 @@
+"""Sweep plans: what to measure (a TOML file or flags) expanded into one :class:`RunSpec` per
+configuration (docs/telemetry.md, "Sweep plans").
+
+Every rank of an in-process sweep builds the same plan from the same input, so the plan is
+pure: no MPI, no I/O besides reading the plan file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+
+from hpcds1mpi.config import DEVICES, PRECISIONS, Configuration, enumerate_configs
+from hpcds1mpi.errors import ConfigError
+
+_SWEEP_KEYS = {"min_time", "min_repeats", "max_repeats", "warmup", "timeout", "seed",
+               "valid_only", "check", "snapshot_every", "nodes", "ranks_per_node", "threads",
+               "devices", "precisions", "sizes", "retry_crashed", "max_attempts"}
+_KERNEL_KEYS = {"name", "sizes", "nodes", "ranks_per_node", "threads", "devices", "precisions",
+                "extra", "corrupt"}
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One configuration of one workload at one size: a row of the runs table to be.
+
+    Attributes:
+        workload: kernel name (or an external program's label).
+        size: the kernel's problem size.
+        config: nodes, ranks per node, threads, device, precision.
+        seed: input seed.
+        extra: sorted ``(key, value)`` pairs of kernel options (an external program's command).
+        corrupt: corrupt the result before the check (tests of the ``wrong`` status).
+    """
+
+    workload: str
+    size: int
+    config: Configuration
+    seed: int = 0
+    extra: tuple = ()
+    corrupt: bool = False
+
+    @property
+    def run_id(self) -> str:
+        """A stable 16-hex-digit key of this run within a sweep (resume and merge use it)."""
+        c = self.config
+        key = [self.workload, int(self.size), c.nodes, c.ranks_per_node, c.threads, c.device,
+               c.precision, int(self.seed), [list(kv) for kv in self.extra]]
+        return hashlib.sha1(json.dumps(key).encode()).hexdigest()[:16]
+
+
+@dataclass
+class SweepPlan:
+    """What to measure and how (docs/telemetry.md, "Sweep plans").
+
+    ``source`` is the plan dict it was built from; it is stored in the telemetry file and its
+    hash is the ``sweep_id``.
+    """
+
+    runs: list[RunSpec]
+    min_time: float = 0.2
+    min_repeats: int = 1
+    max_repeats: int = 5
+    warmup: int = 1
+    timeout: float = 600.0
+    check: bool = True
+    snapshot_every: float = 30.0
+    retry_crashed: bool = False
+    max_attempts: int = 2
+    source: dict = field(default_factory=dict)
+
+    @property
+    def max_ranks(self) -> int:
+        """The most ranks any run needs."""
+        return max((r.config.ranks for r in self.runs), default=1)
+
+    def layouts(self) -> list[tuple[int, int]]:
+        """The distinct (nodes, ranks per node) pairs of the runs, sorted."""
+        return sorted({(r.config.nodes, r.config.ranks_per_node) for r in self.runs})
+
+
+def parse_ints(value, what: str) -> list[int]:
+    """A range of positive integers: ``4``, ``[1, 2, 4]``, ``"1,2,4"`` or ``"1..8"`` (powers
+    of two from 1 to 8, both ends included; ``"3..12"`` gives 3, 6, 12).
+
+    Args:
+        value: the range as given in a plan or on the command line.
+        what: what it is, for the error message (``"gemm: sizes"``).
+
+    Returns:
+        The values, sorted, without duplicates.
+
+    Raises:
+        ConfigError: not integers, empty, or a value below 1.
+    """
+    if isinstance(value, bool):
+        raise ConfigError(f"{what}: expected integers, got {value!r}")
+    if isinstance(value, int):
+        items = [value]
+    elif isinstance(value, str):
+        text = value.strip()
+        if ".." in text:
+            lo_text, hi_text = text.split("..", 1)
+            try:
+                lo, hi = int(lo_text), int(hi_text)
+            except ValueError:
+                raise ConfigError(f"{what}: range {value!r} must be LOW..HIGH integers") from None
+            if lo < 1 or hi < lo:
+                raise ConfigError(f"{what}: range {value!r} is empty or contradictory "
+                                  "(need 1 <= LOW <= HIGH)")
+            items, v = [], lo
+            while v <= hi:
+                items.append(v)
+                v *= 2
+        else:
+            try:
+                items = [int(t) for t in text.split(",") if t.strip()]
+            except ValueError:
+                raise ConfigError(f"{what}: {value!r} is not a comma-separated list of integers") from None
+    elif isinstance(value, (list, tuple)):
+        items = []
+        for v in value:
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise ConfigError(f"{what}: expected integers, got {v!r}")
+            items.append(v)
+    else:
+        raise ConfigError(f"{what}: expected integers, got {value!r}")
+    if not items:
+        raise ConfigError(f"{what}: empty range; give at least one value")
+    bad = [v for v in items if v < 1]
+    if bad:
+        raise ConfigError(f"{what}: values must be >= 1, got {bad[0]}")
+    return sorted(set(items))
+
+
+def parse_words(value, what: str, allowed: tuple[str, ...], keywords: tuple[str, ...]) -> list[str]:
+    """A list of names: ``"cpu,gpu"`` or ``["fp64", "fp32"]``, or one keyword alone.
+
+    Args:
+        value: the names as given.
+        what: what they are, for the error message.
+        allowed: the valid names.
+        keywords: words that stand alone for a default (``"available"``, ``"declared"``).
+
+    Returns:
+        The names in the order given, without duplicates, or ``[keyword]``.
+
+    Raises:
+        ConfigError: empty, or a name outside ``allowed``.
+    """
+    if isinstance(value, str):
+        items = [t.strip() for t in value.split(",") if t.strip()]
+    elif isinstance(value, (list, tuple)):
+        items = [str(v) for v in value]
+    else:
+        raise ConfigError(f"{what}: expected names, got {value!r}")
+    if not items:
+        raise ConfigError(f"{what}: empty; give at least one of {', '.join(allowed)}")
+    if len(items) == 1 and items[0] in keywords:
+        return items
+    for item in items:
+        if item not in allowed:
+            raise ConfigError(f"{what}: unknown {item!r}; use {', '.join(allowed + keywords)}")
+    return list(dict.fromkeys(items))
+
+
+def _positive(value, what: str, kind=float, allow_zero: bool = False):
+    """``value`` as ``kind``, checked > 0 (or >= 0); ConfigError naming ``what`` otherwise."""
+    try:
+        number = kind(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{what} must be a number, got {value!r}") from None
+    if number < 0 or (number == 0 and not allow_zero) or (kind is float and not math.isfinite(number)):
+        raise ConfigError(f"{what} must be {'>= 0' if allow_zero else '> 0'}, got {value!r}")
+    return number
+
+
+def load_plan_file(path: str) -> dict:
+    """Read a TOML sweep plan into the dict :func:`build_plan` takes.
+
+    Raises:
+        ConfigError: the file is missing, not TOML, has unknown keys or no ``[[kernel]]``.
+    """
+    import tomllib
+
+    try:
+        with open(path, "rb") as fh:
+            doc = tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: plan file not found") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+    extra = set(doc) - {"sweep", "kernel"}
+    if extra:
+        raise ConfigError(f"{path}: unknown top-level key(s) {', '.join(sorted(extra))} "
+                          "(known: [sweep], [[kernel]])")
+    sweep = doc.get("sweep", {})
+    unknown = set(sweep) - _SWEEP_KEYS
+    if unknown:
+        raise ConfigError(f"{path}: unknown key(s) in [sweep]: {', '.join(sorted(unknown))}")
+    kernels = doc.get("kernel", [])
+    if not isinstance(kernels, list) or not kernels:
+        raise ConfigError(f"{path}: no [[kernel]] entries; add one per kernel to sweep")
+    for entry in kernels:
+        unknown = set(entry) - _KERNEL_KEYS
+        if unknown:
+            raise ConfigError(f"{path}: unknown key(s) in [[kernel]]: {', '.join(sorted(unknown))}")
+        if "name" not in entry:
+            raise ConfigError(f"{path}: a [[kernel]] entry has no name")
+    return {"sweep": dict(sweep), "kernel": [dict(k) for k in kernels]}
+
+
+def build_plan(doc: dict, partition) -> SweepPlan:
+    """Expand a plan dict (``{"sweep": {...}, "kernel": [{...}, ...]}``) into runs.
+
+    Ranges given explicitly are taken as given (a combination a kernel cannot run is still a row,
+    with status ``unsupported``); ``valid_only = true`` keeps only configurations that fit the
+    partition (cores, GPUs) and that the kernel declares it supports. Defaults: sizes = the
+    kernel's ``default_sizes``, precisions = the kernel's declared ones, devices = those of the
+    kernel the partition has, nodes = 1, ranks per node and threads = 1..cores per node.
+
+    Args:
+        doc: the plan dict (from :func:`load_plan_file` or built from flags).
+        partition: the :class:`~hpcds1mpi.cluster.Partition` swept on.
+
+    Returns:
+        The :class:`SweepPlan`, runs in plan order (kernel, size, configuration).
+
+    Raises:
+        ConfigError: a bad range or setting, or a plan that lists a configuration twice.
+        UnknownKernelError: a kernel name that is not registered.
+    """
+    from hpcds1mpi import kernels as registry
+
+    sweep = doc.get("sweep", {})
+    valid_only = bool(sweep.get("valid_only", False))
+    seed = int(_positive(sweep.get("seed", 0), "seed", int, allow_zero=True))
+    runs: list[RunSpec] = []
+    for entry in doc["kernel"]:
+        name = entry["name"]
+        kernel = registry.get(name)  # UnknownKernelError lists the known ones
+        merged = {**{k: v for k, v in sweep.items()}, **entry}
+        sizes_value = merged.get("sizes", "default")
+        if sizes_value == "default":
+            sizes = list(kernel.default_sizes)
+            if not sizes:
+                raise ConfigError(f"kernel {name!r} has no default sizes; give sizes")
+        else:
+            sizes = parse_ints(sizes_value, f"{name}: sizes")
+        cores = partition.cores_per_node
+        nodes = parse_ints(merged.get("nodes", 1), f"{name}: nodes")
+        rpn = parse_ints(merged["ranks_per_node"], f"{name}: ranks_per_node") \
+            if "ranks_per_node" in merged else list(range(1, cores + 1))
+        threads = parse_ints(merged["threads"], f"{name}: threads") if "threads" in merged else \
+            list(range(1, cores + 1))
+        devices = parse_words(merged.get("devices", "available"), f"{name}: devices", DEVICES,
+                              ("available",))
+        if devices == ["available"]:
+            devices = [d for d in kernel.devices if d == "cpu" or partition.gpus_per_node > 0]
+        precisions = parse_words(merged.get("precisions", "declared"), f"{name}: precisions",
+                                 PRECISIONS, ("declared",))
+        if precisions == ["declared"]:
+            precisions = list(kernel.precisions)
+        extra = merged.get("extra", {})
+        if not isinstance(extra, dict):
+            raise ConfigError(f"{name}: extra must be a table")
+        corrupt = bool(merged.get("corrupt", False))
+        before = len(runs)
+
+        def supported(c: Configuration, kernel=kernel) -> bool:
+            return (c.precision in kernel.precisions and c.device in kernel.devices
+                    and (c.threads == 1 or kernel.uses_threads))
+
+        configs = list(enumerate_configs(
+            partition if valid_only else None, nodes=nodes, ranks_per_node=rpn, threads=threads,
+            devices=devices, precisions=precisions, accept=supported if valid_only else None))
+        for size in sizes:
+            for config in configs:
+                runs.append(RunSpec(name, size, config, seed, tuple(sorted(extra.items())),
+                                    corrupt))
+        if len(runs) == before:
+            raise ConfigError(f"kernel {name!r}: the ranges leave no configuration to run "
+                              "(check nodes/ranks/threads against the partition)")
+    plan = SweepPlan(
+        runs=runs,
+        min_time=_positive(sweep.get("min_time", 0.2), "min_time", float, allow_zero=True),
+        min_repeats=_positive(sweep.get("min_repeats", 1), "min_repeats", int),
+        max_repeats=_positive(sweep.get("max_repeats", 5), "max_repeats", int),
+        warmup=_positive(sweep.get("warmup", 1), "warmup", int, allow_zero=True),
+        timeout=_positive(sweep.get("timeout", 600.0), "timeout", float),
+        check=bool(sweep.get("check", True)),
+        snapshot_every=_positive(sweep.get("snapshot_every", 30.0), "snapshot_every", float,
+                                 allow_zero=True),
+        retry_crashed=bool(sweep.get("retry_crashed", False)),
+        max_attempts=_positive(sweep.get("max_attempts", 2), "max_attempts", int),
+        source=doc,
+    )
+    if plan.min_repeats > plan.max_repeats:
+        raise ConfigError(f"min_repeats {plan.min_repeats} > max_repeats {plan.max_repeats}: "
+                          "contradictory; lower min_repeats or raise max_repeats")
+    ids = [r.run_id for r in runs]
+    if len(set(ids)) != len(ids):
+        raise ConfigError("the plan lists a configuration twice; remove the duplicate kernel entry")
+    return plan
+
+
+def estimate_seconds(plan: SweepPlan) -> float:
+    """A rough, pessimistic estimate of a sweep's duration (s), for ``--list`` (the reference
+    plan: 150 min estimated, 6 min measured on a 2-core VM; gemm alone runs at 80+ GFLOP/s).
+
+    Per configuration: ``warmup`` + at least ``max(min_time, min_repeats x t)`` where ``t`` is
+    the kernel's ``WorkModel`` at an assumed 1 GFLOP/s and 5 GB/s per rank, plus 0.1 s of set-up.
+    It is not a measurement; real times depend on the machine.
+    """
+    from hpcds1mpi import kernels as registry
+
+    total = 0.0
+    for spec in plan.runs:
+        t = 0.0
+        try:
+            work = registry.get(spec.workload).work(spec.size, spec.config.ranks)
+            t = max(work.flops / 1e9, work.bytes_moved / 5e9)
+        except Exception:  # noqa: BLE001 - an estimate only
+            pass
+        total += plan.warmup * t + max(plan.min_time, plan.min_repeats * t) + 0.1
+    return total

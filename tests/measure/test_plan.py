@@ -1,0 +1,150 @@
+"""Sweep plans: ranges, expansion into runs, bad plans, the reference plan, ``--list``."""
+
+from __future__ import annotations
+
+import pytest
+
+from hpcds1mpi.cluster import Partition
+from hpcds1mpi.errors import ConfigError, UnknownKernelError
+from hpcds1mpi.measure.plan import (RunSpec, build_plan, estimate_seconds, load_plan_file,
+                                    parse_ints, parse_words)
+from tests.helpers import REPO, run_cli
+
+FAULTS = str(REPO / "tests" / "fault_kernels.py")
+TWO_CORES = Partition(name="local", cores_per_node=2, memory_gb=8.0)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _fault_kernels():
+    from hpcds1mpi import kernels
+
+    kernels.load_plugin(FAULTS)
+
+
+def _plan(**sweep_keys) -> dict:
+    kernels = sweep_keys.pop("kernel", [{"name": "fault_sleep"}])
+    return {"sweep": dict(sweep_keys), "kernel": kernels}
+
+
+# ---------------------------------------------------------------------------------- plans
+
+
+def test_parse_ints_forms():
+    assert parse_ints("1,2,4", "x") == [1, 2, 4]
+    assert parse_ints("1..8", "x") == [1, 2, 4, 8]
+    assert parse_ints("3..12", "x") == [3, 6, 12]
+    assert parse_ints([4, 1, 4], "x") == [1, 4]
+    for bad in ("", [], "8..2", "0", [0], "a,b", [True]):
+        with pytest.raises(ConfigError):
+            parse_ints(bad, "x")
+
+
+def test_build_plan_counts_and_valid_only():
+    plan = build_plan(_plan(sizes=[1, 2], ranks_per_node=[1, 2, 4], threads=[1, 2],
+                                  precisions=["fp64", "fp32"]), TWO_CORES)
+    assert len(plan.runs) == 2 * 3 * 2 * 2
+    valid = build_plan(_plan(sizes=[1], valid_only=True), TWO_CORES)
+    # ranks x threads <= 2 cores: (1,1), (1,2), (2,1); the kernel's declared fp64 and fp32.
+    assert {(r.config.ranks_per_node, r.config.threads) for r in valid.runs} == {(1, 1), (1, 2), (2, 1)}
+    assert {r.config.precision for r in valid.runs} == {"fp64", "fp32"}
+    assert len({r.run_id for r in plan.runs}) == len(plan.runs)
+
+
+def test_run_id_is_stable_and_distinct():
+    a = build_plan(_plan(sizes=[1, 2], threads=[1]), TWO_CORES)
+    b = build_plan(_plan(sizes=[1, 2], threads=[1]), TWO_CORES)
+    assert [r.run_id for r in a.runs] == [r.run_id for r in b.runs]
+
+
+@pytest.mark.parametrize("doc, match", [
+    (_plan(kernel=[{"name": "nope"}]), "unknown kernel"),
+    (_plan(sizes=[]), "empty"),
+    (_plan(threads="4..2"), "contradictory"),
+    (_plan(min_repeats=5, max_repeats=2), "contradictory"),
+    (_plan(precisions=["fp128"]), "unknown"),
+    (_plan(sizes=[1], ranks_per_node=[4], valid_only=True), "no configuration"),
+    (_plan(timeout=0), "timeout"),
+])
+def test_bad_plans_raise(doc, match):
+    with pytest.raises(ConfigError, match=match):
+        build_plan(doc, TWO_CORES)
+
+
+def test_unknown_kernel_is_its_own_error():
+    with pytest.raises(UnknownKernelError):
+        build_plan(_plan(kernel=[{"name": "nope"}]), TWO_CORES)
+
+
+def test_reference_plan_names_every_builtin_kernel():
+    import tomllib
+
+    from hpcds1mpi.kernels import BUILTIN_MODULES
+
+    doc = load_plan_file(str(REPO / "plans" / "reference.toml"))
+    assert sorted(k["name"] for k in doc["kernel"]) == sorted(BUILTIN_MODULES)
+    assert doc["sweep"]["valid_only"] is True
+    assert tomllib  # the plan is valid TOML (load_plan_file parsed it)
+
+
+def test_list_prints_count_and_estimate(tmp_path):
+    """--list on the reference plan (restricted to the kernels that exist yet)."""
+    from hpcds1mpi import kernels
+
+    text = (REPO / "plans" / "reference.toml").read_text()
+    head, *entries = text.split("[[kernel]]")
+    keep = [e for e in entries if e.split('"')[1] in kernels.names()]
+    plan = tmp_path / "ref.toml"
+    plan.write_text(head + "".join("[[kernel]]" + e for e in keep))
+    proc = run_cli(["sweep", "--plan", str(plan), "--list"], timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "total:" in proc.stdout and "rough estimate" in proc.stdout
+    doc = load_plan_file(str(plan))
+    built = build_plan(doc, TWO_CORES)
+    assert f"total: {len(built.runs)} configurations" in proc.stdout
+    for name in {r.workload for r in built.runs}:
+        sizes = {r.size for r in built.runs if r.workload == name}
+        assert len(sizes) >= 8, name
+        configs = {(r.config.ranks_per_node, r.config.threads) for r in built.runs
+                   if r.workload == name}
+        assert configs <= {(1, 1), (1, 2), (2, 1)}
+
+
+def test_parse_words_forms():
+    allowed, keywords = ("cpu", "gpu"), ("available",)
+    assert parse_words("gpu, cpu,gpu", "d", allowed, keywords) == ["gpu", "cpu"]
+    assert parse_words(["cpu"], "d", allowed, keywords) == ["cpu"]
+    assert parse_words("available", "d", allowed, keywords) == ["available"]
+    for bad, match in (("", "empty"), ("tpu", "unknown 'tpu'"), (["cpu", "available"], "unknown"),
+                       (3, "expected names")):
+        with pytest.raises(ConfigError, match=match):
+            parse_words(bad, "d", allowed, keywords)
+
+
+def test_run_id_changes_with_every_field():
+    from hpcds1mpi.config import Configuration
+
+    base = RunSpec("k", 8, Configuration(1, 2, 1, "cpu", "fp64"), 0, (("a", 1),))
+    variants = [RunSpec("j", 8, base.config), RunSpec("k", 9, base.config),
+                RunSpec("k", 8, Configuration(2, 2, 1, "cpu", "fp64")),
+                RunSpec("k", 8, Configuration(1, 1, 1, "cpu", "fp64")),
+                RunSpec("k", 8, Configuration(1, 2, 2, "cpu", "fp64")),
+                RunSpec("k", 8, Configuration(1, 2, 1, "gpu", "fp64")),
+                RunSpec("k", 8, Configuration(1, 2, 1, "cpu", "fp32")),
+                RunSpec("k", 8, base.config, 1, (("a", 1),)),
+                RunSpec("k", 8, base.config, 0, (("a", 2),))]
+    ids = {base.run_id} | {v.run_id for v in variants}
+    assert len(ids) == 1 + len(variants) and all(len(i) == 16 for i in ids)
+    # The corrupt flag is a test switch, not part of the configuration's key.
+    assert RunSpec("k", 8, base.config, 0, (("a", 1),), corrupt=True).run_id == base.run_id
+
+
+def test_estimate_seconds_follows_the_work_model():
+    # fault_sleep's work model: `ranks` flops and 8 bytes, i.e. next to nothing at 1 GFLOP/s:
+    # each run costs max(min_time, min_repeats x t) + warmup x t + 0.1 s of set-up.
+    plan = build_plan({"sweep": {"min_time": 0.5, "min_repeats": 2, "warmup": 3},
+                       "kernel": [{"name": "fault_sleep", "sizes": [1, 2],
+                                   "ranks_per_node": [1, 2], "threads": [1],
+                                   "precisions": ["fp64"]}]}, TWO_CORES)
+    t = [max(r.config.ranks / 1e9, 8 / 5e9) for r in plan.runs]
+    assert estimate_seconds(plan) == pytest.approx(sum(3 * x + max(0.5, 2 * x) + 0.1 for x in t))
+    assert estimate_seconds(plan) == pytest.approx(4 * 0.6, rel=1e-6)
