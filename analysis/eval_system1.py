@@ -514,7 +514,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     from hpcds1mpi.records import telemetry
-    from hpcds1mpi.decide.recommend import load_model
+    from hpcds1mpi.decide.model_bundle import load_model
     from hpcds1mpi.surrogates.bundle import train_bundle
 
     frame = telemetry.read_runs(args.telemetry)

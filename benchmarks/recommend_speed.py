@@ -62,7 +62,7 @@ def scoring(model: str | None, repeats: int) -> dict:
 
     from hpcds1mpi.decide import system1 as s1
     from hpcds1mpi.cluster import Partition
-    from hpcds1mpi.decide.recommend import load_model
+    from hpcds1mpi.decide.model_bundle import load_model
 
     bundle = load_model(model)
     part = Partition("big", cores_per_node=128, memory_gb=512, max_nodes=16, gpus_per_node=1,

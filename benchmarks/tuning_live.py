@@ -76,7 +76,7 @@ def main(argv=None) -> int:
     from hpcds1mpi.decide import system2
     from hpcds1mpi.cluster import resolve_partition
     from hpcds1mpi.config import Configuration
-    from hpcds1mpi.decide.recommend import load_model
+    from hpcds1mpi.decide.model_bundle import load_model
     from hpcds1mpi.surrogates import mobo
     from hpcds1mpi.surrogates.objectives import RealRunObjective
 

@@ -72,7 +72,10 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
     """Recommend nodes, ranks per node, threads, device, precision and partition for a job."""
     import json
 
-    from hpcds1mpi.decide import recommend as rec_mod
+    from hpcds1mpi.decide.failure_history import FailureHistory
+    from hpcds1mpi.decide.model_bundle import DEFAULT_MODEL, load_model
+    from hpcds1mpi.decide.recommend import recommend
+    from hpcds1mpi.decide.recommendation import emit_script, format_table, to_dict
     from hpcds1mpi.decide.system1 import Constraints
 
     if size <= 0:
@@ -83,7 +86,7 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
         if value is not None and not value > 0:
             raise ConfigError(f"{name} must be positive, got {value}")
     places = _places(cluster_file, partitions)
-    history = rec_mod.FailureHistory.load(history_path)
+    history = FailureHistory.load(history_path)
     if record_failure:
         hits = [p for c, p in places
                 if record_failure in (p.name, f"{c.name if c else ''}/{p.name}")]
@@ -91,28 +94,28 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
             raise ConfigError(f"--record-failure {record_failure!r} is not an allowed partition")
         cname = next(c.name for c, p in places if p is hits[0]) if places else ""
         history.record(workload, size, hits[0].name, cname, failure_status)
-    bundle = rec_mod.load_model(model_dir)
-    rec = rec_mod.recommend(
+    bundle = load_model(model_dir)
+    rec = recommend(
         bundle, workload, size, places, objective=objective,
         constraints=Constraints(max_nodes=max_nodes, deadline_s=deadline,
                                 energy_budget_j=energy_budget),
-        history=history, model_dir=model_dir or rec_mod.DEFAULT_MODEL, device=device)
+        history=history, model_dir=model_dir or DEFAULT_MODEL, device=device)
     script = None
     if emit:
-        script = rec_mod.emit_script(rec, emit, program, job_name=job_name, output=job_output,
+        script = emit_script(rec, emit, program, job_name=job_name, output=job_output,
                                      exclusive=exclusive)
         if script_path:
             with open(script_path, "w") as fh:
                 fh.write(script)
     if as_json:
-        data = rec_mod.to_dict(rec)
+        data = to_dict(rec)
         if script_path:
             data["script"] = script_path
         click.echo(json.dumps(data, indent=2))
     elif emit and not script_path:
         click.echo(script, nl=False)
     else:
-        click.echo(rec_mod.format_table(rec))
+        click.echo(format_table(rec))
         if script_path:
             kind = "calibration sweep" if rec.picked is None else f"{emit} script"
             click.echo(f"\nwrote {kind} to {script_path}")

@@ -1,46 +1,21 @@
-"""recommend: placement across partitions, learned memory limits, failure history, output,
-escalation to a calibration sweep, and bad input through the real CLI."""
+"""recommend's placement: partitions compared, a partition that cannot hold the job rejected
+with its reason, a partition where the job failed before skipped, escalation to a calibration
+sweep; and no torch on the recommend path."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
-import time
 
 import pytest
-from click.testing import CliRunner
 
-from hpcds1mpi.launch import scripts as batch
-from hpcds1mpi.decide import recommend as rec_mod
 from hpcds1mpi.cluster import Cluster
-from hpcds1mpi.commands.recommend import command
-from hpcds1mpi.errors import ConfigError, ModelError
+from hpcds1mpi.decide import recommend as rec_mod
+from hpcds1mpi.decide.failure_history import FailureHistory
+from hpcds1mpi.decide.recommendation import format_table
 from tests.fake_bundle import FakeBundle, fake_partitions
-from tests.helpers import run_cli
 
 PARTS = fake_partitions()
-
-CLUSTER_TOML = """
-[clusters.lab]
-account = "proj42"
-modules = ["openmpi/4.1"]
-gres_syntax = "gres"
-
-[clusters.lab.partitions.gpu-small]
-cores_per_node = 8
-memory_gb = 32
-max_nodes = 1
-gpus_per_node = 1
-gpu_memory_gb = 6
-
-[clusters.lab.partitions.gpu-big]
-cores_per_node = 8
-memory_gb = 64
-max_nodes = 2
-gpus_per_node = 2
-gpu_memory_gb = 32
-"""
 
 
 @pytest.fixture(autouse=True)
@@ -55,26 +30,6 @@ def bundle():
     return FakeBundle(sizes=(256, 1024, 4096, 16384))
 
 
-@pytest.fixture
-def fake_cli(bundle, monkeypatch, tmp_path):
-    monkeypatch.setattr(rec_mod, "load_model", lambda model_dir: bundle)
-    # The fake bundle gets a model directory of its own: the shipped default bundle's guard
-    # calibration (real distance units) must not be applied to it.
-    model_dir = tmp_path / "fake_model"
-    model_dir.mkdir()
-    monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
-    path = tmp_path / "cluster.toml"
-    path.write_text(CLUSTER_TOML)
-
-    def invoke(*args):
-        extra = [] if "--model" in args else ["--model", str(model_dir)]
-        result = CliRunner().invoke(command, ["--cluster", str(path), *extra, *args],
-                                    catch_exceptions=False)
-        return result
-
-    return invoke
-
-
 def places(*names):
     cluster = Cluster("lab", {n: PARTS[n] for n in names})
     return [(cluster, PARTS[n]) for n in names]
@@ -83,33 +38,19 @@ def places(*names):
 def test_partition_that_cannot_hold_the_job_is_rejected_with_reason(bundle):
     rec = rec_mod.recommend(bundle, "gemm", 13000, places("gpu-small", "gpu-big"), device="gpu")
     assert rec.picked is not None and rec.picked.partition.name == "gpu-big"
-    text = rec_mod.format_table(rec)
+    text = format_table(rec)
     line = [l for l in text.splitlines() if l.startswith("✗ lab/gpu-small")][0]
     # The card is 6 GB; measured failures teach ~3.3 GB; the job needs ~4.1 GB per GPU.
     assert "needs ~4.1 GB per GPU" in line and "measured runs there fail above 3.3 GB" in line
 
 
-def test_cli_two_partitions_picks_the_one_that_fits(fake_cli, tmp_path):
-    out = tmp_path / "job.sh"
-    result = fake_cli("--workload", "gemm", "--size", "13000", "--device", "gpu",
-                      "--emit", "slurm", "-o", str(out), "--program", "./gemm --n {size}")
-    assert result.exit_code == 0, result.output
-    assert "✓ lab/gpu-big" in result.output
-    assert "✗ lab/gpu-small: needs ~4.1 GB per GPU; measured runs there fail above 3.3 GB" \
-        in result.output
-    script = out.read_text()
-    batch.check_bash_syntax(script)
-    assert "#SBATCH --partition=gpu-big" in script and "#SBATCH --gres=gpu:" in script
-    assert "#SBATCH --account=proj42" in script and "./gemm --n 13000" in script
-
-
 def test_failed_job_moves_to_next_partition(bundle, tmp_path):
-    history = rec_mod.FailureHistory.load(tmp_path / "h.json")
+    history = FailureHistory.load(tmp_path / "h.json")
     first = rec_mod.recommend(bundle, "gemm", 2048, places("gpu-small", "gpu-big", "cpu"),
                               history=history)
     where = first.picked.partition.name
     history.record("gemm", 2048, where, "lab", "oom")
-    reloaded = rec_mod.FailureHistory.load(tmp_path / "h.json")
+    reloaded = FailureHistory.load(tmp_path / "h.json")
     second = rec_mod.recommend(bundle, "gemm", 4096, places("gpu-small", "gpu-big", "cpu"),
                                history=reloaded)
     assert second.picked.partition.name != where
@@ -120,116 +61,19 @@ def test_failed_job_moves_to_next_partition(bundle, tmp_path):
     assert third.picked is not None
 
 
-def test_cli_record_failure_then_recommends_elsewhere(fake_cli):
-    first = json.loads(fake_cli("--workload", "gemm", "--size", "2048", "--json").output)
-    where = first["pick"]["partition"]
-    again = fake_cli("--workload", "gemm", "--size", "2048", "--json",
-                     "--record-failure", where, "--status", "oom")
-    data = json.loads(again.output)
-    assert data["pick"]["partition"] != where
-    assert [p for p in data["partitions"] if p["partition"] == where][0]["status"] == "rejected"
-
-
-def test_table_and_json_hold_pick_intervals_confidence_front(fake_cli):
-    text = fake_cli("--workload", "stencil", "--size", "1024", "--objective", "balanced").output
-    for needle in ("✓ lab/", "runtime", "energy", "modelled", "confidence", "verdict",
-                   "Top alternatives", "Runtime–energy front", "* "):
-        assert needle in text, needle
-    data = json.loads(fake_cli("--workload", "stencil", "--size", "1024", "--objective",
-                               "balanced", "--json").output)
-    pick = data["pick"]
-    assert pick["runtime_lo"] <= pick["runtime_s"] <= pick["runtime_hi"]
-    assert pick["energy_lo"] <= pick["energy_j"] <= pick["energy_hi"]
-    assert 0 <= pick["confidence"] <= 1 and data["verdict"]["verdict"] in ("auto", "confirm")
-    assert sum(p["pick"] for p in data["front"]) == 1 and data["alternatives"]
-
-
-def test_unknown_workload_escalates_with_calibration_script(fake_cli, tmp_path):
-    out = tmp_path / "calib.sh"
-    result = fake_cli("--workload", "brand-new-code", "--size", "500", "--emit", "slurm",
-                      "-o", str(out), "--program", "./new --n {size}")
-    assert result.exit_code == 0, result.output
-    assert "escalate" in result.output and "✓" not in result.output
-    script = out.read_text()
-    batch.check_bash_syntax(script)
-    assert "calibration sweep" in script and script.count("hpcds1mpi sweep") >= 2
-    data = json.loads(fake_cli("--workload", "brand-new-code", "--size", "500", "--json").output)
-    assert data["pick"] is None and data["verdict"]["verdict"] == "escalate"
-    assert data["verdict"]["checks"]["learned"] == "escalate" and data["calibration"]
-
-
-def test_pbs_emit(fake_cli, tmp_path):
-    out = tmp_path / "job.pbs"
-    result = fake_cli("--workload", "gemm", "--size", "2048", "--emit", "pbs", "-o", str(out))
-    assert result.exit_code == 0, result.output
-    text = out.read_text()
-    assert "#PBS -l select=" in text and "mpiexec -n" in text
-    batch.check_bash_syntax(text)
-
-
-def test_injection_in_cli_fields_is_rejected_or_inert(fake_cli, tmp_path):
-    out = tmp_path / "job.sh"
-    with pytest.raises(ConfigError):
-        fake_cli("--workload", "gemm", "--size", "2048", "--emit", "slurm", "-o", str(out),
-                 "--job-name", "x$(touch PWNED)")
-    with pytest.raises(ConfigError):
-        fake_cli("--workload", "gemm", "--size", "2048", "--emit", "slurm", "-o", str(out),
-                 "--job-output", "out\n#SBATCH --account=evil")
-    fake_cli("--workload", "gemm", "--size", "2048", "--emit", "slurm", "-o", str(out),
-             "--program", "./app `touch PWNED` $(touch PWNED)")
-    assert "'`touch' 'PWNED`' '$(touch' 'PWNED)'" in out.read_text()
-
-
-@pytest.mark.parametrize("args, message", [
-    (["--size", "0"], "size"),
-    (["--size", "-3"], "size"),
-    (["--size", "100", "--device", "gpu", "--partition", "cpu"], "has GPUs"),
-    (["--size", "100", "--objective", "time", "--max-nodes", "0"], "max-nodes"),
-])
-def test_bad_input_is_one_line_error(bundle, monkeypatch, tmp_path, args, message):
-    monkeypatch.setattr(rec_mod, "load_model", lambda model_dir: bundle)
-    path = tmp_path / "c.toml"
-    path.write_text(CLUSTER_TOML.replace("gpu-small]", "cpu]\ncores_per_node = 16\n"
-                                         "memory_gb = 64\n[clusters.lab.partitions.gs]"))
-    with pytest.raises(ConfigError, match=message):
-        CliRunner().invoke(command, ["--cluster", str(path), "--workload", "gemm", *args],
-                           catch_exceptions=False)
-
-
-@pytest.mark.parametrize("content", [None, "garbage"])
-def test_unreadable_bundle_is_one_line_error_in_a_real_process(tmp_path, content):
-    model = tmp_path / "model"
-    model.mkdir()
-    if content:
-        (model / "bundle.json").write_text(content)
-        (model / "models.pkl").write_bytes(b"\x80\x04not a pickle")
-    proc = run_cli(["recommend", "--workload", "stencil", "--size", "100", "--model", str(model)],
-                   timeout=120, env={"HPCDS1MPI_CACHE": str(tmp_path / "c")})
-    assert proc.returncode != 0
-    assert "Traceback" not in proc.stderr
-    assert proc.stderr.strip().count("\n") == 0 and "error" in proc.stderr
-    missing = run_cli(["recommend", "--workload", "stencil", "--size", "100", "--model",
-                       str(tmp_path / "nope")], timeout=120)
-    assert missing.returncode != 0 and "not found" in missing.stderr
-
-
-def test_load_model_wraps_loader_exceptions(tmp_path, monkeypatch):
-    import types
-
-    fake = types.ModuleType("hpcds1mpi.surrogates.bundle")
-
-    def boom(path):
-        raise ValueError("unpickling failed\nsecond line")
-
-    fake.load_bundle = boom
-    monkeypatch.setitem(sys.modules, "hpcds1mpi.surrogates.bundle", fake)
-    with pytest.raises(ModelError) as info:
-        rec_mod.load_model(tmp_path)
-    assert "\n" not in str(info.value) and "unpickling failed" in str(info.value)
+def test_unknown_workload_escalates_to_a_calibration_sweep_on_one_node(bundle):
+    rec = rec_mod.recommend(bundle, "brand-new-code", 500, places("cpu", "gpu-big"))
+    assert rec.picked is None and rec.verdict.verdict == "escalate"
+    assert rec.calibration_partition is not None
+    steps = rec.calibration_steps
+    assert 0 < len(steps) <= rec_mod.CALIBRATION_STEPS
+    assert all(s.config.nodes == 1 for s in steps)
+    assert len({s.config.label() for s in steps}) == len(steps)
 
 
 def test_recommend_module_does_not_import_torch():
-    code = ("import sys; import hpcds1mpi.commands.recommend, hpcds1mpi.decide.recommend; "
+    code = ("import sys; import hpcds1mpi.commands.recommend, hpcds1mpi.decide.recommend, "
+            "hpcds1mpi.decide.recommendation, hpcds1mpi.decide.model_bundle; "
             "bad = [m for m in ('torch', 'botorch', 'lightgbm', 'h5py') if m in sys.modules]; "
             "print(','.join(bad))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -1,0 +1,46 @@
+"""The model bundle a decision uses: ``--model DIR`` or the one shipped with the package.
+
+``recommend``, ``tune``, the System 1 evaluation and the benchmarks read bundles through
+:func:`load_model`, so a missing or corrupt bundle is one line of error text everywhere,
+never a traceback. Reading a bundle needs no torch (the embedding runs in numpy).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from hpcds1mpi.errors import HpcdsError, ModelError
+
+#: The bundle shipped with the package (``hpcds1mpi/data/default_model``).
+DEFAULT_MODEL = Path(__file__).resolve().parents[1] / "data" / "default_model"
+
+
+def load_model(model_dir: str | os.PathLike | None):
+    """Load a bundle; any failure becomes a one-line :class:`ModelError`.
+
+    Args:
+        model_dir: the bundle directory; None for :data:`DEFAULT_MODEL`.
+
+    Returns:
+        the :class:`~hpcds1mpi.surrogates.bundle.Bundle`.
+    """
+    path = Path(model_dir) if model_dir else DEFAULT_MODEL
+    if not path.is_dir():
+        if model_dir is None:
+            raise ModelError(
+                f"no default model shipped at {path}; train one (hpcds1mpi train) and pass "
+                "--model DIR")
+        raise ModelError(f"model bundle {path} not found; pass --model DIR of a trained bundle")
+    try:
+        from hpcds1mpi.surrogates.bundle import load_bundle
+    except ImportError as exc:
+        raise ModelError(f"this installation cannot read model bundles ({exc})") from None
+    try:
+        return load_bundle(path)
+    except HpcdsError:
+        raise
+    except Exception as exc:  # a corrupt bundle must not print a traceback
+        text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ModelError(f"cannot read model bundle {path} ({text[:160]}); retrain it with "
+                         "hpcds1mpi train or pass another --model") from None

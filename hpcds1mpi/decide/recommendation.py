@@ -1,0 +1,238 @@
+"""A recommendation and how it is shown: a table, JSON, or the batch script that runs it.
+
+:func:`hpcds1mpi.decide.recommend.recommend` fills a :class:`Recommendation` (one
+:class:`Place` per partition considered, the pick, the guard's verdict, the calibration sweep
+when escalated); this module turns it into what ``hpcds1mpi recommend`` prints or writes. The
+batch script itself is rendered by :mod:`hpcds1mpi.launch.scripts`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from hpcds1mpi.errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hpcds1mpi.cluster import Cluster, Partition
+    from hpcds1mpi.decide.guard import Verdict
+    from hpcds1mpi.decide.system1 import Choice
+
+#: Alternatives shown after the pick (table and JSON).
+TOP_ALTERNATIVES = 5
+
+
+@dataclass
+class Place:
+    """One partition considered: its pick (if any) or why it was rejected."""
+
+    cluster: str
+    partition: Partition
+    choice: Choice | None = None
+    verdict: Verdict | None = None
+    rejected: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"{self.cluster}/{self.partition.name}" if self.cluster else self.partition.name
+
+
+@dataclass
+class Recommendation:
+    """What ``recommend`` answers for one job.
+
+    Attributes:
+        workload, size, objective: the question.
+        places: every partition considered, in the order given.
+        picked: the place the job should run on; None when escalated or nothing fits.
+        verdict: the guard's verdict where the job would run.
+        energy_label: where the energy predictions come from (``modelled``, ``measured (...)``).
+        calibration_steps: the configurations to measure when escalated
+            (:class:`~hpcds1mpi.launch.scripts.CalibrationStep`).
+        calibration_partition / calibration_cluster: where that sweep runs.
+        clusters: place label -> its cluster (accounts, modules for the script).
+    """
+
+    workload: str
+    size: int
+    objective: str
+    places: list[Place]
+    picked: Place | None
+    verdict: Verdict
+    energy_label: str = "modelled"
+    calibration_steps: list = field(default_factory=list)
+    calibration_partition: Partition | None = None
+    calibration_cluster: Cluster | None = None
+    clusters: dict = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------------------------
+# Output
+
+
+def format_time(s: float) -> str:
+    """A duration in s as ms, s, min or h, three significant digits (``?`` when unknown)."""
+    if not math.isfinite(s):
+        return "?"
+    if s < 1:
+        return f"{s * 1000:.3g} ms"
+    if s < 120:
+        return f"{s:.3g} s"
+    if s < 7200:
+        return f"{s / 60:.3g} min"
+    return f"{s / 3600:.3g} h"
+
+
+def format_energy(j: float) -> str:
+    """An energy in J as J, kJ or MJ, three significant digits (``?`` when unknown)."""
+    if not math.isfinite(j):
+        return "?"
+    for unit, scale in (("MJ", 1e6), ("kJ", 1e3)):
+        if j >= scale:
+            return f"{j / scale:.3g} {unit}"
+    return f"{j:.3g} J"
+
+
+def _config_text(cfg) -> str:
+    return (f"{cfg.nodes} node{'s' if cfg.nodes > 1 else ''} x {cfg.ranks_per_node} ranks x "
+            f"{cfg.threads} thread{'s' if cfg.threads > 1 else ''}, {cfg.device}, {cfg.precision}")
+
+
+def _row(choice: "Choice", i: int) -> dict:
+    c = choice.scores.cols
+    cfg = choice.config(int(i))
+    return {"partition": str(c["partition"][i]), "nodes": cfg.nodes,
+            "ranks_per_node": cfg.ranks_per_node, "threads": cfg.threads, "device": cfg.device,
+            "precision": cfg.precision,
+            "runtime_s": float(c["runtime_s"][i]), "runtime_lo": float(c["runtime_lo"][i]),
+            "runtime_hi": float(c["runtime_hi"][i]), "energy_j": float(c["energy_j"][i]),
+            "energy_lo": float(c["energy_lo"][i]), "energy_hi": float(c["energy_hi"][i]),
+            "fail_prob": float(c["fail_prob"][i]), "mem_need_mb": float(c["mem_need_mb"][i])}
+
+
+def _clean(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    if isinstance(value, (np.floating, np.integer)):
+        return _clean(value.item())
+    return value
+
+
+def to_dict(rec: Recommendation) -> dict:
+    """The recommendation as plain JSON-able data (what ``--json`` prints)."""
+    out = {
+        "workload": rec.workload, "size": rec.size, "objective": rec.objective,
+        "verdict": rec.verdict.as_dict(), "energy": rec.energy_label,
+        "pick": None, "alternatives": [], "front": [], "partitions": [],
+    }
+    for pl in rec.places:
+        entry = {"partition": pl.partition.name, "cluster": pl.cluster,
+                 "status": "picked" if pl is rec.picked else "rejected", "reason": pl.rejected}
+        if pl.choice is not None and pl.choice.index is not None:
+            entry["best"] = _row(pl.choice, pl.choice.index)
+        out["partitions"].append(entry)
+    if rec.picked is not None:
+        ch = rec.picked.choice
+        out["pick"] = {"partition": rec.picked.partition.name, "cluster": rec.picked.cluster,
+                       **_row(ch, ch.index), "confidence": ch.confidence,
+                       "confidence_calibrated": ch.calibrated, "spread": ch.spread,
+                       "margin": ch.margin}
+        out["alternatives"] = [_row(ch, i) for i in ch.ranking[1:1 + TOP_ALTERNATIVES]]
+        out["front"] = [{**_row(ch, i), "pick": bool(i == ch.index)} for i in ch.front]
+    if rec.calibration_steps:
+        out["calibration"] = [{"config": s.config.as_dict(), "label": s.config.label(),
+                               "reason": s.reason} for s in rec.calibration_steps]
+    return _clean(out)
+
+
+def format_table(rec: Recommendation) -> str:
+    """A readable report: the pick, intervals, confidence, verdict, alternatives, the front,
+    and one line per rejected partition."""
+    lines = [f"hpcds1mpi recommend: {rec.workload}, size {rec.size}, objective {rec.objective}"]
+    v = rec.verdict
+    energy_note = f"energy {rec.energy_label}"
+    if rec.picked is not None:
+        ch = rec.picked.choice
+        r = _row(ch, ch.index)
+        lines += [
+            f"✓ {rec.picked.label}: {_config_text(ch.config())}",
+            f"  runtime {format_time(r['runtime_s'])} ({format_time(r['runtime_lo'])}–"
+            f"{format_time(r['runtime_hi'])})   energy {format_energy(r['energy_j'])} "
+            f"({format_energy(r['energy_lo'])}–{format_energy(r['energy_hi'])}, {rec.energy_label})",
+            f"  confidence {ch.confidence:.2f} ({'calibrated' if ch.calibrated else 'uncalibrated'})"
+            f"   verdict {v.verdict}",
+        ]
+    else:
+        lines.append(f"! verdict {v.verdict}: no settings guessed")
+    for reason in v.reasons:
+        lines.append(f"  - {reason}")
+    for pl in rec.places:
+        if pl is not rec.picked and pl.rejected:
+            lines.append(f"✗ {pl.label}: {pl.rejected}")
+    if rec.picked is not None:
+        ch = rec.picked.choice
+        many = len(set(ch.scores.cols["partition"])) > 1
+        width = max([len(str(p)) for p in set(ch.scores.cols["partition"])] + [9]) if many else 0
+
+        def table_line(mark: str, r: dict) -> str:
+            part = f"{r['partition']:<{width}} " if many else ""
+            return (f"  {mark:2}{part}{r['nodes']:>5} {r['ranks_per_node']:>5} {r['threads']:>4} "
+                    f"{r['device']:>4} {r['precision']:>5} {format_time(r['runtime_s']):>10} "
+                    f"{format_energy(r['energy_j']):>10}")
+
+        header = (f"  {'':2}{'partition':<{width}} " if many else f"  {'':2}") + (
+            f"{'nodes':>5} {'ranks':>5} {'thr':>4} {'dev':>4} {'prec':>5} "
+            f"{'runtime':>10} {'energy':>10}")
+        lines += ["", f"Top alternatives ({energy_note}):", header]
+        for k, i in enumerate(ch.ranking[:1 + TOP_ALTERNATIVES]):
+            lines.append(table_line("*" if k == 0 else "", _row(ch, i)))
+        lines += ["", f"Runtime–energy front ({len(ch.front)} points, * = pick):", header]
+        for i in ch.front:
+            lines.append(table_line("*" if i == ch.index else "", _row(ch, i)))
+    if rec.calibration_steps:
+        lines += ["", "Calibration sweep (measure these, then hpcds1mpi learn):"]
+        for s in rec.calibration_steps:
+            lines.append(f"  {s.config.label():<28} {s.reason}")
+    return "\n".join(lines)
+
+
+def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
+                job_name: str | None = None, output: str | None = None,
+                exclusive: bool = False, telemetry: str = "calibration.h5") -> str:
+    """The batch script for the pick, or the calibration sweep when escalated."""
+    from hpcds1mpi.launch import scripts
+
+    name = job_name or f"hpcds1mpi-{rec.workload}"
+    if rec.picked is None:
+        if not rec.calibration_steps or rec.calibration_partition is None:
+            raise ConfigError("nothing to run: no allowed partition can run this job; relax "
+                              "the constraints or allow another partition")
+        if scheduler != "slurm":
+            raise ConfigError("calibration sweeps are written for Slurm only; use --emit slurm")
+        return scripts.render_calibration(
+            rec.calibration_steps, rec.calibration_partition, rec.workload, rec.size,
+            cluster=rec.calibration_cluster, program=program, telemetry=telemetry,
+            job_name=name + "-calib", output=output,
+            reason="; ".join(rec.verdict.reasons)[:300] or "escalated")
+    ch = rec.picked.choice
+    r = _row(ch, ch.index)
+    if program is None:
+        program = f"hpcds1mpi run {rec.workload} --size {rec.size} --threads {{threads}} " \
+                  "--device {device} --precision {precision}"
+    job = scripts.BatchJob(
+        config=ch.config(), partition=rec.picked.partition, program=program,
+        time_limit_s=scripts.time_limit_s(r["runtime_hi"]),
+        cluster=rec.clusters.get(rec.picked.label), job_name=name, output=output,
+        exclusive=exclusive, size=rec.size,
+        summary=(f"recommended by hpcds1mpi: {_config_text(ch.config())}; predicted "
+                 f"{format_time(r['runtime_s'])} ({format_time(r['runtime_lo'])}–"
+                 f"{format_time(r['runtime_hi'])}); confidence {ch.confidence:.2f}; verdict "
+                 f"{rec.verdict.verdict}"))
+    return scripts.render(job, scheduler)

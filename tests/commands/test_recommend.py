@@ -1,0 +1,176 @@
+"""``hpcds1mpi recommend`` through its command: two partitions, failure history, table and
+JSON, escalation, Slurm and PBS scripts, injection in option values, bad input as one line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from hpcds1mpi.commands.recommend import command
+from hpcds1mpi.decide import model_bundle
+from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.launch.scripts import check_bash_syntax
+from tests.fake_bundle import FakeBundle
+from tests.helpers import run_cli
+
+CLUSTER_TOML = """
+[clusters.lab]
+account = "proj42"
+modules = ["openmpi/4.1"]
+gres_syntax = "gres"
+
+[clusters.lab.partitions.gpu-small]
+cores_per_node = 8
+memory_gb = 32
+max_nodes = 1
+gpus_per_node = 1
+gpu_memory_gb = 6
+
+[clusters.lab.partitions.gpu-big]
+cores_per_node = 8
+memory_gb = 64
+max_nodes = 2
+gpus_per_node = 2
+gpu_memory_gb = 32
+"""
+
+
+@pytest.fixture(autouse=True)
+def isolated_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HPCDS1MPI_HISTORY", str(tmp_path / "cache" / "failures.json"))
+
+
+@pytest.fixture
+def bundle():
+    # Sizes measured up to 16384 so size 13000 is familiar; only memory decides.
+    return FakeBundle(sizes=(256, 1024, 4096, 16384))
+
+
+@pytest.fixture
+def fake_cli(bundle, monkeypatch, tmp_path):
+    monkeypatch.setattr(model_bundle, "load_model", lambda model_dir: bundle)
+    # The fake bundle gets a model directory of its own: the shipped default bundle's guard
+    # calibration (real distance units) must not be applied to it.
+    model_dir = tmp_path / "fake_model"
+    model_dir.mkdir()
+    monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "cluster.toml"
+    path.write_text(CLUSTER_TOML)
+
+    def invoke(*args):
+        extra = [] if "--model" in args else ["--model", str(model_dir)]
+        result = CliRunner().invoke(command, ["--cluster", str(path), *extra, *args],
+                                    catch_exceptions=False)
+        return result
+
+    return invoke
+
+
+def test_cli_two_partitions_picks_the_one_that_fits(fake_cli, tmp_path):
+    out = tmp_path / "job.sh"
+    result = fake_cli("--workload", "gemm", "--size", "13000", "--device", "gpu",
+                      "--emit", "slurm", "-o", str(out), "--program", "./gemm --n {size}")
+    assert result.exit_code == 0, result.output
+    assert "✓ lab/gpu-big" in result.output
+    assert "✗ lab/gpu-small: needs ~4.1 GB per GPU; measured runs there fail above 3.3 GB" \
+        in result.output
+    script = out.read_text()
+    check_bash_syntax(script)
+    assert "#SBATCH --partition=gpu-big" in script and "#SBATCH --gres=gpu:" in script
+    assert "#SBATCH --account=proj42" in script and "./gemm --n 13000" in script
+
+
+def test_cli_record_failure_then_recommends_elsewhere(fake_cli):
+    first = json.loads(fake_cli("--workload", "gemm", "--size", "2048", "--json").output)
+    where = first["pick"]["partition"]
+    again = fake_cli("--workload", "gemm", "--size", "2048", "--json",
+                     "--record-failure", where, "--status", "oom")
+    data = json.loads(again.output)
+    assert data["pick"]["partition"] != where
+    assert [p for p in data["partitions"] if p["partition"] == where][0]["status"] == "rejected"
+
+
+def test_table_and_json_hold_pick_intervals_confidence_front(fake_cli):
+    text = fake_cli("--workload", "stencil", "--size", "1024", "--objective", "balanced").output
+    for needle in ("✓ lab/", "runtime", "energy", "modelled", "confidence", "verdict",
+                   "Top alternatives", "Runtime–energy front", "* "):
+        assert needle in text, needle
+    data = json.loads(fake_cli("--workload", "stencil", "--size", "1024", "--objective",
+                               "balanced", "--json").output)
+    pick = data["pick"]
+    assert pick["runtime_lo"] <= pick["runtime_s"] <= pick["runtime_hi"]
+    assert pick["energy_lo"] <= pick["energy_j"] <= pick["energy_hi"]
+    assert 0 <= pick["confidence"] <= 1 and data["verdict"]["verdict"] in ("auto", "confirm")
+    assert sum(p["pick"] for p in data["front"]) == 1 and data["alternatives"]
+
+
+def test_unknown_workload_escalates_with_calibration_script(fake_cli, tmp_path):
+    out = tmp_path / "calib.sh"
+    result = fake_cli("--workload", "brand-new-code", "--size", "500", "--emit", "slurm",
+                      "-o", str(out), "--program", "./new --n {size}")
+    assert result.exit_code == 0, result.output
+    assert "escalate" in result.output and "✓" not in result.output
+    script = out.read_text()
+    check_bash_syntax(script)
+    assert "calibration sweep" in script and script.count("hpcds1mpi sweep") >= 2
+    data = json.loads(fake_cli("--workload", "brand-new-code", "--size", "500", "--json").output)
+    assert data["pick"] is None and data["verdict"]["verdict"] == "escalate"
+    assert data["verdict"]["checks"]["learned"] == "escalate" and data["calibration"]
+
+
+def test_pbs_emit(fake_cli, tmp_path):
+    out = tmp_path / "job.pbs"
+    result = fake_cli("--workload", "gemm", "--size", "2048", "--emit", "pbs", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    text = out.read_text()
+    assert "#PBS -l select=" in text and "mpiexec -n" in text
+    check_bash_syntax(text)
+
+
+def test_injection_in_cli_fields_is_rejected_or_inert(fake_cli, tmp_path):
+    out = tmp_path / "job.sh"
+    with pytest.raises(ConfigError):
+        fake_cli("--workload", "gemm", "--size", "2048", "--emit", "slurm", "-o", str(out),
+                 "--job-name", "x$(touch PWNED)")
+    with pytest.raises(ConfigError):
+        fake_cli("--workload", "gemm", "--size", "2048", "--emit", "slurm", "-o", str(out),
+                 "--job-output", "out\n#SBATCH --account=evil")
+    fake_cli("--workload", "gemm", "--size", "2048", "--emit", "slurm", "-o", str(out),
+             "--program", "./app `touch PWNED` $(touch PWNED)")
+    assert "'`touch' 'PWNED`' '$(touch' 'PWNED)'" in out.read_text()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--size", "0"], "size"),
+    (["--size", "-3"], "size"),
+    (["--size", "100", "--device", "gpu", "--partition", "cpu"], "has GPUs"),
+    (["--size", "100", "--objective", "time", "--max-nodes", "0"], "max-nodes"),
+])
+def test_bad_input_is_one_line_error(bundle, monkeypatch, tmp_path, args, message):
+    monkeypatch.setattr(model_bundle, "load_model", lambda model_dir: bundle)
+    path = tmp_path / "c.toml"
+    path.write_text(CLUSTER_TOML.replace("gpu-small]", "cpu]\ncores_per_node = 16\n"
+                                         "memory_gb = 64\n[clusters.lab.partitions.gs]"))
+    with pytest.raises(ConfigError, match=message):
+        CliRunner().invoke(command, ["--cluster", str(path), "--workload", "gemm", *args],
+                           catch_exceptions=False)
+
+
+@pytest.mark.parametrize("content", [None, "garbage"])
+def test_unreadable_bundle_is_one_line_error_in_a_real_process(tmp_path, content):
+    model = tmp_path / "model"
+    model.mkdir()
+    if content:
+        (model / "bundle.json").write_text(content)
+        (model / "models.pkl").write_bytes(b"\x80\x04not a pickle")
+    proc = run_cli(["recommend", "--workload", "stencil", "--size", "100", "--model", str(model)],
+                   timeout=120, env={"HPCDS1MPI_CACHE": str(tmp_path / "c")})
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip().count("\n") == 0 and "error" in proc.stderr
+    missing = run_cli(["recommend", "--workload", "stencil", "--size", "100", "--model",
+                       str(tmp_path / "nope")], timeout=120)
+    assert missing.returncode != 0 and "not found" in missing.stderr

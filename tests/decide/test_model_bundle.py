@@ -1,0 +1,37 @@
+"""Loading a model bundle: every failure is one line of ModelError."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from hpcds1mpi.decide.model_bundle import DEFAULT_MODEL, load_model
+from hpcds1mpi.errors import ModelError
+
+
+def test_load_model_wraps_loader_exceptions(tmp_path, monkeypatch):
+    import types
+
+    fake = types.ModuleType("hpcds1mpi.surrogates.bundle")
+
+    def boom(path):
+        raise ValueError("unpickling failed\nsecond line")
+
+    fake.load_bundle = boom
+    monkeypatch.setitem(sys.modules, "hpcds1mpi.surrogates.bundle", fake)
+    with pytest.raises(ModelError) as info:
+        load_model(tmp_path)
+    assert "\n" not in str(info.value) and "unpickling failed" in str(info.value)
+
+
+def test_missing_bundle_says_which_and_what_to_do(tmp_path, monkeypatch):
+    with pytest.raises(ModelError, match="not found; pass --model"):
+        load_model(tmp_path / "nope")
+    # Without --model the shipped bundle is read; where none is shipped, the error says so.
+    import hpcds1mpi.decide.model_bundle as model_bundle
+
+    monkeypatch.setattr(model_bundle, "DEFAULT_MODEL", tmp_path / "absent")
+    with pytest.raises(ModelError, match="no default model shipped"):
+        model_bundle.load_model(None)
+    assert DEFAULT_MODEL.parts[-3:] == ("hpcds1mpi", "data", "default_model")

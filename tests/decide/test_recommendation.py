@@ -1,0 +1,108 @@
+"""A recommendation shown: units, JSON (no NaN, alternatives and front), the table, and what
+the script writer refuses."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from hpcds1mpi.cluster import Cluster
+from hpcds1mpi.decide.recommend import recommend
+from hpcds1mpi.decide.recommendation import (
+    TOP_ALTERNATIVES,
+    emit_script,
+    format_energy,
+    format_table,
+    format_time,
+    to_dict,
+)
+from hpcds1mpi.errors import ConfigError
+from tests.fake_bundle import FakeBundle, fake_partitions
+
+PARTS = fake_partitions()
+
+
+@pytest.fixture(autouse=True)
+def isolated_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HPCDS1MPI_HISTORY", str(tmp_path / "cache" / "failures.json"))
+
+
+def places(*names):
+    cluster = Cluster("lab", {n: PARTS[n] for n in names})
+    return [(cluster, PARTS[n]) for n in names]
+
+
+@pytest.mark.parametrize("seconds, text", [
+    (0.0123, "12.3 ms"), (5.0, "5 s"), (119.0, "119 s"), (600.0, "10 min"), (7200.0, "2 h"),
+    (float("nan"), "?"),
+])
+def test_format_time(seconds, text):
+    assert format_time(seconds) == text
+
+
+@pytest.mark.parametrize("joules, text", [
+    (12.0, "12 J"), (4500.0, "4.5 kJ"), (2.5e6, "2.5 MJ"), (float("inf"), "?"),
+])
+def test_format_energy(joules, text):
+    assert format_energy(joules) == text
+
+
+class UnknownFailureOdds(FakeBundle):
+    """Answers NaN for the mean failure probability (the JSON must say null, not NaN)."""
+
+    def predict(self, df):
+        out = super().predict(df)
+        out["fail_prob"] = float("nan")
+        return out
+
+
+def _config(row: dict) -> tuple:
+    return tuple(row[k] for k in ("partition", "nodes", "ranks_per_node", "threads", "device",
+                                  "precision"))
+
+
+def test_json_has_pick_alternatives_front_and_no_nan():
+    rec = recommend(UnknownFailureOdds(), "gemm", 1024, places("cpu", "gpu-big"))
+    data = to_dict(rec)
+    json.dumps(data, allow_nan=False)  # raises on NaN, which is not JSON
+    assert data["pick"]["fail_prob"] is None
+    assert data["pick"]["partition"] == rec.picked.partition.name
+    assert len(data["alternatives"]) == min(TOP_ALTERNATIVES, len(rec.picked.choice.ranking) - 1)
+    times = [a["runtime_s"] for a in data["alternatives"]]
+    assert times == sorted(times) and data["pick"]["runtime_s"] <= times[0]
+    assert _config(data["pick"]) not in {_config(a) for a in data["alternatives"]}
+    assert sum(p["pick"] for p in data["front"]) == 1
+    assert {p["partition"] for p in data["partitions"]} == {"cpu", "gpu-big"}
+    assert [p["status"] for p in data["partitions"]].count("picked") == 1
+    # The verdict's NaN distances (none here) and thresholds are finite or None.
+    assert all(v is None or not isinstance(v, float) or math.isfinite(v)
+               for v in data["verdict"].values())
+
+
+def test_table_names_pick_rejections_alternatives_and_front():
+    rec = recommend(FakeBundle(), "gemm", 1024, places("cpu", "gpu-big"), objective="time")
+    text = format_table(rec)
+    lines = text.splitlines()
+    assert lines[0] == "hpcds1mpi recommend: gemm, size 1024, objective time"
+    assert lines[1].startswith(f"✓ lab/{rec.picked.partition.name}: ")
+    (other,) = {"cpu", "gpu-big"} - {rec.picked.partition.name}
+    assert any(line.startswith(f"✗ lab/{other}: ") for line in lines)
+    assert "Top alternatives (energy modelled):" in lines
+    front = [line for line in lines if line.startswith("Runtime–energy front")][0]
+    assert f"({len(rec.picked.choice.front)} points" in front
+
+
+def test_escalated_job_gets_a_calibration_table_and_only_a_slurm_sweep():
+    rec = recommend(FakeBundle(), "brand-new-code", 500, places("cpu"))
+    text = format_table(rec)
+    assert "! verdict escalate: no settings guessed" in text
+    assert "Calibration sweep (measure these, then hpcds1mpi learn):" in text
+    assert "calibration sweep" in emit_script(rec, "slurm", None)
+    with pytest.raises(ConfigError, match="Slurm only"):
+        emit_script(rec, "pbs", None)
+    rec.calibration_steps = []
+    with pytest.raises(ConfigError, match="nothing to run"):
+        emit_script(rec, "slurm", None)
