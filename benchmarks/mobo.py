@@ -12,8 +12,9 @@ possible) side by side on one problem and seed, with the optimised loop without 
 as a third row (are its picks identical?); ``--wall-budget 300`` times one full run.
 
 Objective: ``--model DIR`` (a trained surrogate bundle, the paper's setting); without it, the
-*modelled* roofline objective of ``surrogates/objectives.py`` (a test fixture, labelled
-``modelled`` in the results; nothing it returns is measured).
+*modelled* roofline objective of ``surrogates/analytic_objective.py`` (the kernels' own work
+models at nominal machine rates: a test fixture, labelled ``modelled`` in the results; nothing
+it returns is measured).
 
     .venv/bin/python benchmarks/mobo.py                       # modelled objective, 20/50 evals
     .venv/bin/python benchmarks/mobo.py --evals 20,50,300 --seeds 1 --out benchmarks/results/mobo_300
@@ -79,8 +80,8 @@ def build_problems(args):
     """[(name, Problem, source)], with the reference point fixed and the table filled."""
     from hpcds1mpi.cluster import resolve_partition
     from hpcds1mpi.surrogates import mobo
-    from hpcds1mpi.surrogates.objectives import (AnalyticObjective, BundleObjective,
-                                                 partition_for_bundle)
+    from hpcds1mpi.surrogates.analytic_objective import AnalyticObjective
+    from hpcds1mpi.surrogates.objectives import BundleObjective, partition_for_bundle
 
     if args.model:
         from hpcds1mpi.surrogates.bundle import load_bundle
@@ -103,8 +104,7 @@ def build_problems(args):
         problems = _parse_problems(args.problems or DEFAULT_PROBLEMS)
     out = []
     for workload, size in problems:
-        if args.model:
-            objective.check_workload(workload)
+        objective.check_workload(workload)
         cands = mobo.build_candidates(part, workload, size, args.space,
                                       nodes=mobo.node_counts(part, args.node_counts))
         problem = mobo.Problem(cands, objective, ["runtime_s", "energy_j"])
@@ -126,7 +126,7 @@ def main(argv=None) -> int:
     warnings.simplefilter("ignore")
     import torch
 
-    from hpcds1mpi.analysis.metrics import hypervolume, spread
+    from hpcds1mpi.surrogates.pareto import hypervolume, spread
     from hpcds1mpi.surrogates import mobo
     from hpcds1mpi.surrogates.objectives import TableObjective
 

@@ -14,10 +14,11 @@ Features (every one finite; a value that does not apply is the sentinel ``-1``):
 - configuration knobs: nodes, ranks_per_node, ranks, threads, cores used, device code,
   precision as bytes per element;
 - hardware: partition code, cores_per_node, memory_gb, gpus_per_node;
-- the kernel's analytic :class:`~hpcds1mpi.kernels.base.WorkModel` per rank, computed from
-  ``kernels.get(name).work(size, ranks)`` so node counts never measured still get principled
-  values: log flops, bytes, messages, comm bytes, memory per rank, log flops per core, memory
-  pressure (memory per node used / node memory) and a latency-bandwidth / roofline time estimate;
+- the kernel's analytic :class:`~hpcds1mpi.kernels.base.WorkModel` per rank: the values the
+  sweep recorded with the run (:data:`WORK_COLUMNS`) where a row has them, else computed from
+  ``kernels.get(name).work(size, ranks)`` (candidate grids, node counts never measured): log
+  flops, bytes, messages, comm bytes, memory per rank, log flops per core, memory pressure
+  (memory per node used / node memory) and a latency-bandwidth / roofline time estimate;
 - for job logs, the requested resources (time limit, memory, cores) when the table has them.
 """
 
@@ -38,6 +39,11 @@ INPUT_COLUMNS: tuple[str, ...] = (
 )
 #: Requested resources of job logs; a bundle trained with any of them needs them at prediction.
 REQUEST_COLUMNS: tuple[str, ...] = ("time_limit_s", "mem_req_gb", "cores", "gpus")
+
+#: The work model as the sweep records it in the runs table, in :class:`WorkModel` order
+#: (flops, bytes_moved, messages, comm_bytes, memory_bytes; per rank).
+WORK_COLUMNS: tuple[str, ...] = ("work_flops", "work_bytes", "comm_messages", "comm_bytes",
+                                 "mem_bytes_per_rank")
 
 DEVICE_CODES = {"cpu": 0.0, "gpu": 1.0}
 PRECISION_BYTES = {"fp64": 8.0, "fp32": 4.0, "bf16": 2.0}
@@ -339,14 +345,21 @@ def feature_block(frame: pd.DataFrame, spec: FeatureSpec, names: list[str]) -> n
     w_of = first // (len(s_uniq) * len(r_uniq))
     uniq = np.column_stack([w_of, s_uniq[(first // len(r_uniq)) % len(s_uniq)],
                             r_uniq[first % len(r_uniq)]])
+    # A row's recorded work model is the one used; the kernel's formula only fills rows
+    # without one (a formula changed since the run must not rewrite what was measured).
+    recorded = np.column_stack([_num(frame, c, n) for c in WORK_COLUMNS])
+    have = np.isfinite(recorded).all(axis=1)
+    compute = np.zeros(len(uniq), dtype=bool)
+    compute[inverse[~have]] = True
     uniq_work = np.full((len(uniq), 5), np.nan)
     uniq_desc = np.empty((len(uniq), len(COMM_PATTERNS) + 1))
     for i, (w, s, r) in enumerate(uniq):
-        values = _work(wl_names[w], int(s), int(r))
+        values = _work(wl_names[w], int(s), int(r)) if compute[i] else None
         if values is not None:
             uniq_work[i] = values
         uniq_desc[i] = _description(wl_names[w])
     work = uniq_work[inverse]
+    work[have] = recorded[have]
     flops, bytes_moved, messages, comm_bytes, mem = work.T
 
     def desc(i: int) -> np.ndarray:

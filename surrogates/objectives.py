@@ -20,9 +20,9 @@ look best (or worst, which would still steer the GP). Three objectives are provi
 - :class:`BundleObjective` wraps a trained surrogate bundle (the paper's setting).
 - :class:`RealRunObjective` adapts any function that runs one configuration for real (the sweep
   machinery, used by System 2) and reports a runs-table row.
-- :class:`AnalyticObjective` is a *modelled* roofline / latency-bandwidth cost model. It is a
-  test fixture and a clearly labelled fallback for benchmarks when no bundle exists; nothing it
-  returns is measured.
+- :class:`~.analytic_objective.AnalyticObjective` (its own module) is a *modelled* roofline /
+  latency-bandwidth cost of the kernels' own work models. It is a test fixture and a clearly
+  labelled fallback for benchmarks when no bundle exists; nothing it returns is measured.
 
 :class:`TableObjective` replays values already computed for a whole candidate set (the
 benchmarks compute every candidate once for the exact front, then let each method look up only
@@ -31,8 +31,6 @@ what it asks for).
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, runtime_checkable
 
 from hpcds1mpi.errors import ConfigError, ModelError
@@ -306,170 +304,6 @@ class TableObjective:
         out = self._table.iloc[rows].copy()
         out.index = configs.index
         return out
-
-
-# ------------------------------------------------------------------------------------------
-# Modelled fixture
-
-
-@dataclass(frozen=True)
-class WorkloadShape:
-    """Analytic cost of one run of a workload of size ``n`` (whole job, fp64).
-
-    flops(n), bytes(n) and comm_bytes(n, ranks) are totals; ``messages(ranks)`` is per rank;
-    ``memory(n)`` is the total working set in bytes; ``serial`` is the Amdahl serial fraction
-    of a rank's thread-parallel work.
-    """
-
-    flops: Callable[[float], float]
-    bytes: Callable[[float], float]
-    comm_bytes: Callable[[float, int], float]
-    messages: Callable[[int], float]
-    memory: Callable[[float], float]
-    serial: float = 0.05
-    bf16_ok: bool = True
-
-
-def _log2(x: float) -> float:
-    return math.log2(max(x, 1.0))
-
-
-WORKLOADS: dict[str, WorkloadShape] = {
-    # 3-D 7-point stencil, n^3 grid, 100 sweeps: halo faces per rank each sweep.
-    "stencil": WorkloadShape(
-        flops=lambda n: 8 * n**3 * 100,
-        bytes=lambda n: 16 * n**3 * 100,
-        comm_bytes=lambda n, p: 100 * 6 * 8 * n**2 * p ** (1 / 3) if p > 1 else 0.0,
-        messages=lambda p: 600 if p > 1 else 0,
-        memory=lambda n: 2 * 8 * n**3,
-    ),
-    # dense n x n matrix product (SUMMA-like): panels broadcast along sqrt(p) rows/columns.
-    "gemm": WorkloadShape(
-        flops=lambda n: 2 * n**3,
-        bytes=lambda n: 3 * 8 * n**2 * max(1.0, n / 256),
-        comm_bytes=lambda n, p: 2 * 8 * n**2 * math.sqrt(p) if p > 1 else 0.0,
-        messages=lambda p: 2 * math.sqrt(p) if p > 1 else 0,
-        memory=lambda n: 3 * 8 * n**2,
-        serial=0.02,
-    ),
-    # 3-D FFT of n^3 complex values: two all-to-all transposes.
-    "fft": WorkloadShape(
-        flops=lambda n: 5 * n**3 * _log2(n**3),
-        bytes=lambda n: 6 * 16 * n**3,
-        comm_bytes=lambda n, p: 2 * 16 * n**3 if p > 1 else 0.0,
-        messages=lambda p: 2 * (p - 1),
-        memory=lambda n: 3 * 16 * n**3,
-        serial=0.08,
-    ),
-    # conjugate gradient on a 27-point n^3 operator, 200 iterations: allreduce-bound at scale;
-    # bf16 does not converge to tolerance (reported as a wrong result).
-    "cg": WorkloadShape(
-        flops=lambda n: 2 * 27 * n**3 * 200,
-        bytes=lambda n: (27 * 12 + 5 * 8) * n**3 * 200,
-        comm_bytes=lambda n, p: 200 * 6 * 8 * n**2 * p ** (1 / 3) if p > 1 else 0.0,
-        messages=lambda p: 200 * (6 + 2 * _log2(p)) if p > 1 else 0,
-        memory=lambda n: (27 * 12 + 5 * 8) * n**3,
-        serial=0.1,
-        bf16_ok=False,
-    ),
-    # n-body, all pairs, 10 steps: compute-bound, allgather of positions.
-    "nbody": WorkloadShape(
-        flops=lambda n: 20 * n**2 * 10,
-        bytes=lambda n: 32 * n * 10,
-        comm_bytes=lambda n, p: 10 * 32 * n if p > 1 else 0.0,
-        messages=lambda p: 10 * _log2(p) if p > 1 else 0,
-        memory=lambda n: 64 * n,
-        serial=0.01,
-    ),
-}
-
-# Per-core / per-GPU rates of the fixture (fp64), and how precision scales them.
-_CORE_FLOPS = 30e9
-_NODE_MEM_BW = 200e9
-_GPU_FLOPS = {"fp64": 7e12, "fp32": 14e12, "bf16": 100e12}
-_CPU_FLOP_SCALE = {"fp64": 1.0, "fp32": 2.0, "bf16": 4.0}
-_ITEM_SCALE = {"fp64": 1.0, "fp32": 0.5, "bf16": 0.25}
-_GPU_MEM_BW = 900e9
-_PCIE_BW = 16e9
-_NET_LATENCY = 2e-6
-_NET_BW = 12.5e9
-_SHM_LATENCY = 0.3e-6
-_SHM_BW = 40e9
-_LAUNCH_S = 0.05
-
-
-class AnalyticObjective:
-    """A *modelled* roofline / latency-bandwidth cost model (test fixture, not measured).
-
-    Per rank: compute time = flops / (thread-parallel core rate, Amdahl) or GPU rate;
-    memory time = bytes / (the node's bandwidth shared by its ranks, or the GPU's); runtime =
-    max(compute, memory) + messages x latency + bytes / bandwidth (network across nodes, shared
-    memory within one) + start-up growing with log2(ranks) + for GPU runs the host-to-device
-    copy of the rank's data. Energy = runtime x (nodes x (idle + active share of the node's
-    dynamic power by cores in use) + GPUs in use x GPU power), with the partition's power
-    figures. Infeasible: the working set does not fit the node's (or GPU's) memory -> ``oom``;
-    bf16 on a workload that cannot reach tolerance in bf16 -> ``wrong``.
-
-    Args:
-        partition: the partition (cores, memory, GPUs and power figures are read from it).
-    """
-
-    source = "modelled"
-
-    def __init__(self, partition: "Partition") -> None:
-        self.partition = partition
-        self.power = partition.power_figures()
-
-    def __call__(self, configs: "pd.DataFrame") -> "pd.DataFrame":
-        import pandas as pd
-
-        rows = [self._one(r) for r in configs.itertuples(index=False)]
-        return finalise(pd.DataFrame(rows, index=configs.index))
-
-    def _one(self, row: Any) -> dict:
-        part, pw = self.partition, self.power
-        try:
-            shape = WORKLOADS[str(row.workload)]
-        except KeyError:
-            raise ModelError(
-                f"the analytic objective has no workload {row.workload!r}; it has {', '.join(WORKLOADS)}"
-            ) from None
-        n = float(row.size)
-        nodes, rpn, thr = int(row.nodes), int(row.ranks_per_node), int(row.threads)
-        device, prec = str(row.device), str(row.precision)
-        ranks = nodes * rpn
-        item = _ITEM_SCALE[prec]
-        mem_per_rank = shape.memory(n) * item / ranks
-        if prec == "bf16" and not shape.bf16_ok:
-            return {"feasible": False, "status": "wrong"}
-        if mem_per_rank * rpn > 0.9 * part.memory_gb * 1e9:
-            return {"feasible": False, "status": "oom"}
-        if device == "gpu" and mem_per_rank > 0.9 * part.gpu_memory_gb * 1e9:
-            return {"feasible": False, "status": "oom"}
-        flops = shape.flops(n) / ranks
-        traffic = shape.bytes(n) * item / ranks
-        if device == "gpu":
-            compute = flops / _GPU_FLOPS[prec]
-            memory = traffic / _GPU_MEM_BW
-            transfer = mem_per_rank / _PCIE_BW
-        else:
-            speedup = 1.0 / (shape.serial + (1.0 - shape.serial) / thr)
-            compute = flops / (_CORE_FLOPS * _CPU_FLOP_SCALE[prec] * speedup)
-            memory = traffic / (_NODE_MEM_BW / rpn)
-            transfer = 0.0
-        comm_bytes = shape.comm_bytes(n, ranks) * item / ranks
-        if nodes > 1:
-            comm = shape.messages(ranks) * _NET_LATENCY * (1 + _log2(nodes)) + comm_bytes * rpn / _NET_BW
-        else:
-            comm = shape.messages(ranks) * _SHM_LATENCY + comm_bytes / _SHM_BW
-        runtime = max(compute, memory) + comm + transfer + _LAUNCH_S * (1 + 0.2 * _log2(ranks))
-        cores_used = min(rpn * thr, part.cores_per_node) if device == "cpu" else rpn
-        node_w = pw["idle_watts_node"] + (pw["max_watts_node"] - pw["idle_watts_node"]) * cores_used / part.cores_per_node
-        gpu_w = pw["max_watts_gpu"] * rpn if device == "gpu" else 0.0
-        idle_gpu_w = pw["idle_watts_gpu"] * (part.gpus_per_node - (rpn if device == "gpu" else 0))
-        power = nodes * (node_w + gpu_w + idle_gpu_w)
-        return {"runtime_s": runtime, "energy_j": runtime * power, "avg_power_w": power,
-                "feasible": True, "status": "ok"}
 
 
 def partition_for_bundle(bundle: Any, name: str | None = None) -> "Partition":

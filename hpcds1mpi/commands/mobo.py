@@ -1,7 +1,8 @@
 """``hpcds1mpi mobo``: runtime-energy Pareto front of a job's configuration by MOBO or a baseline.
 
-The objective is the surrogate bundle (``--model DIR``) or, with ``--analytic``, the modelled
-roofline test objective (labelled ``modelled`` in every output). The candidate set is enumerated
+The objective is the surrogate bundle (``--model DIR``) or, with ``--analytic``, a modelled
+roofline cost of the kernel's own work model (a test objective, labelled ``modelled`` in every
+output; :mod:`hpcds1mpi.surrogates.analytic_objective`). The candidate set is enumerated
 (``--space nodes``: node count alone, the paper's; ``--space full``: nodes, ranks per node,
 threads, device, precision), so the exact front is computed too and every hypervolume is also
 reported as a ratio to it, under one fixed reference point recorded in the outputs.
@@ -65,17 +66,15 @@ def command(model_dir, analytic, workload, size, cluster_file, partition, object
 def _problem(model_dir, analytic, workload, size, cluster_file, partition, columns, space,
              model_partition=None, energy_from="bundle", node_counts="pow2"):
     from hpcds1mpi.cluster import resolve_partition
-    from hpcds1mpi.errors import ModelError
     from hpcds1mpi.surrogates import mobo
-    from hpcds1mpi.surrogates.objectives import (WORKLOADS, AnalyticObjective, BundleObjective,
-                                                 partition_for_bundle)
+    from hpcds1mpi.surrogates.objectives import BundleObjective, partition_for_bundle
 
     if analytic:
+        from hpcds1mpi.surrogates.analytic_objective import AnalyticObjective
+
         part = resolve_partition(cluster_file, partition)
         objective = AnalyticObjective(part)
-        if workload not in WORKLOADS:
-            raise ModelError(f"the analytic objective has no workload {workload!r}; it has "
-                             f"{', '.join(WORKLOADS)}")
+        objective.check_workload(workload)
         source = "modelled"
     else:
         from hpcds1mpi.surrogates.bundle import load_bundle
@@ -98,7 +97,7 @@ def _run_and_report(problem, part, source, columns, workload, size, space, metho
     import json
     from pathlib import Path
 
-    from hpcds1mpi.analysis.metrics import hypervolume, spread
+    from hpcds1mpi.surrogates.pareto import hypervolume, spread
     from hpcds1mpi.analysis.pareto_plot import plot_fronts
     from hpcds1mpi.surrogates import mobo
     from hpcds1mpi.surrogates.objectives import TableObjective

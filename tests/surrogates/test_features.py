@@ -42,6 +42,30 @@ def test_kernel_work_model_extrapolates_to_unseen_node_counts():
     assert (many.to_numpy() < one.to_numpy() - 1.0).all()
 
 
+def test_recorded_work_model_is_used_and_the_kernel_fills_rows_without_one():
+    """A runs table carries the work model the sweep recorded; a recorded value that differs
+    from the kernel's formula (e.g. the formula changed since the run) is the one used, and
+    only rows without recorded values (candidate grids, job tables) get the formula's."""
+    from hpcds1mpi import kernels
+    from hpcds1mpi.surrogates.features import WORK_COLUMNS
+
+    frame = configs(sizes=(64,), nodes=(1, 2))
+    spec = fit_spec(frame)
+    plain = build_features(frame, spec)
+    recorded = frame.copy()
+    for col, value in zip(WORK_COLUMNS, (1e12, 1e11, 7.0, 1e6, 1e9)):
+        recorded[col] = value
+    recorded.loc[0, WORK_COLUMNS[0]] = np.nan  # row 0 incomplete: from the kernel
+    feats = build_features(recorded, spec)
+    assert np.allclose(feats.loc[1:, "log_flops_rank"], np.log10(1 + 1e12))
+    assert np.allclose(feats.loc[1:, "log_messages_rank"], np.log10(1 + 7.0))
+    assert np.allclose(feats.loc[1:, "log_mem_rank"], np.log10(1 + 1e9))
+    w = kernels.get("stencil").work(64, int(frame.loc[0, "nodes"] * frame.loc[0, "ranks_per_node"]))
+    assert feats.loc[0, "log_flops_rank"] == pytest.approx(np.log10(1 + w.flops))
+    assert feats.loc[0, "log_flops_rank"] == plain.loc[0, "log_flops_rank"]
+    assert (feats.loc[1:, "log_t_roofline"] != plain.loc[1:, "log_t_roofline"]).all()
+
+
 def test_unknown_workload_gets_sentinel_code_and_no_work_model():
     spec = fit_spec(configs())
     feats = build_features(configs(workload="my_program"), spec)

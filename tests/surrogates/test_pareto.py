@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from hpcds1mpi.analysis.metrics import (
+from hpcds1mpi.surrogates.pareto import (
     exact_front,
     hypervolume,
     pareto_front,

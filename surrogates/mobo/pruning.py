@@ -1,0 +1,109 @@
+"""Acquisition over the remaining candidates, scored only where an improvement is possible.
+
+:func:`improvement_outlook` tells which candidates can improve under one of the sampler's fixed
+base samples (the others have exactly zero Monte Carlo improvement), :func:`weakly_dominated`
+is its dominance search, and :func:`discrete_argmax` takes the best of the scored candidates
+(exact discrete maximisation: no continuous optimum is rounded).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..pareto import pareto_mask
+
+
+def improvement_outlook(model, X, sampler, n_objectives: int, Y_seen: np.ndarray,
+                        ref: np.ndarray | None) -> tuple[np.ndarray, np.ndarray] | None:
+    """Which candidates can improve under at least one of the sampler's fixed base samples,
+    and how far each is from improving.
+
+    The GPs model log outcomes and, for q = 1, output j's sample at a candidate is
+    ``mu_j + sigma_j * z_j`` with ``z`` one of the sampler's fixed base samples, so each of the
+    sampler's samples is a known point ``exp(mu + sigma * z)`` in raw space. When every one of
+    those points is weakly dominated by an observed point (or lies beyond the reference point),
+    every sample's improvement is exactly zero, and the log acquisition keeps only its
+    smoothing tail (softplus / soft-max temperatures), which sits below any candidate with a
+    positive improvement larger than that smoothing scale. Such candidates are left out. This
+    is exact for the non-smoothed Monte Carlo acquisition; for the smoothed one the choice could
+    differ when the best possible improvement is within the smoothing scale, and it does differ
+    when no candidate can improve (the loop then scores only the ``raw_samples`` with the
+    smallest gap instead of all); ``benchmarks/mobo.py`` compares picks with and without
+    pruning. A relative slack of 1e-6 keeps rounding from pruning a candidate that touches the
+    front. (Checking each
+    sample, not one optimistic corner ``exp(mu + sigma * min z)`` per candidate, left ~4x fewer
+    candidates to score on a 4,000-candidate space with a 59-point front.)
+
+    Args:
+        model: the fitted model (outputs 0..n_objectives-1 are the log objectives).
+        X: ``(k, d)`` candidates.
+        sampler: the acquisition's QMC sampler, after at least one use (base samples fixed).
+        n_objectives: objectives modelled (2 for MOBO, 1 for SOBO).
+        Y_seen: ``(n, n_objectives)`` raw objective values observed (feasible ones).
+        ref: ``(n_objectives,)`` reference point (MOBO), or None (SOBO: improvement over the
+            best observed value).
+
+    Returns:
+        ``(mask (k,), gap (k,))``, or None when the sampler has no base samples for this model
+        yet. ``gap`` is the factor by which a candidate's optimistic corner (every objective at
+        its best sample) must still shrink to improve: below 1 can improve at the corner, and
+        it orders the candidates that cannot.
+    """
+    import torch
+
+    base = getattr(sampler, "base_samples", None)
+    if base is None or base.shape[-1] != model.num_outputs:
+        return None
+    z = base.reshape(-1, base.shape[-1])[:, :n_objectives].cpu().numpy()  # (S, n_objectives)
+    slack = 1e-6
+    front = Y_seen[pareto_mask(Y_seen)] if ref is not None else None
+    best = np.min(Y_seen[:, 0])  # SOBO's incumbent
+    keep, gaps = [], []
+    with torch.no_grad():
+        # Only each candidate's marginal is needed: blocks of 256 candidates keep the joint
+        # covariance a k-point posterior builds at 256 x 256 instead of k x k (its marginals
+        # equal the acquisition's one-point posteriors to rounding; the slack covers that).
+        for block in torch.split(X, 256):
+            post = model.posterior(block)
+            mean = post.mean[..., :n_objectives].cpu().numpy()
+            sd = post.variance[..., :n_objectives].clamp_min(0).sqrt().cpu().numpy()
+            points = np.exp(mean[:, None, :] + sd[:, None, :] * z[None, :, :])  # (b, S, m) raw
+            corner = points.min(axis=1)  # (b, m)
+            if ref is None:
+                keep.append(np.any(points[..., 0] < best * (1 + slack), axis=1))
+                gaps.append(corner[:, 0] / best)
+                continue
+            dominated = weakly_dominated(points * (1 - slack), front)
+            beyond = np.any(points >= ref * (1 + slack), axis=2)
+            keep.append(np.any(~(dominated | beyond), axis=1))
+            # Shrinking the corner by t escapes front point f once t > min_j corner_j / f_j,
+            # and enters the reference box once t > max_j corner_j / ref_j.
+            escape = np.max(np.min(corner[:, None, :] / front[None, :, :], axis=2), axis=1)
+            gaps.append(np.maximum(escape, np.max(corner / ref, axis=1)))
+    return np.concatenate(keep), np.concatenate(gaps)
+
+
+def weakly_dominated(points: np.ndarray, front: np.ndarray) -> np.ndarray:
+    """Whether each of ``points`` (``(..., m)``) is weakly dominated by a row of ``front``
+    (``(k, m)``, minimisation). Two objectives: one sorted search per point (the front's
+    smallest second objective among rows whose first is at most the point's); more: pairwise."""
+    if len(front) == 0:
+        return np.zeros(points.shape[:-1], dtype=bool)
+    if front.shape[1] != 2:
+        out = np.zeros(points.shape[:-1], dtype=bool)
+        for f in front:
+            out |= np.all(f <= points, axis=-1)
+        return out
+    order = np.argsort(front[:, 0], kind="stable")
+    first = front[order, 0]
+    best_second = np.minimum.accumulate(front[order, 1])
+    at = np.searchsorted(first, points[..., 0], side="right")  # rows with first <= the point's
+    return (at > 0) & (best_second[np.maximum(at - 1, 0)] <= points[..., 1])
+
+
+def discrete_argmax(acq, choices, batch_size: int) -> int:
+    """Index of the best of ``choices`` (``(k, d)``) under a q = 1 acquisition."""
+    import torch
+
+    values = torch.cat([acq(chunk.unsqueeze(1)) for chunk in torch.split(choices, batch_size)])
+    return int(torch.argmax(values))

@@ -1,0 +1,96 @@
+"""The ``mobo`` command: outputs, every node count, one-line errors."""
+
+import json
+
+import pytest
+
+from hpcds1mpi.errors import ModelError
+from hpcds1mpi.surrogates import mobo
+from tests.helpers import run_cli
+from tests.surrogates.mobo import PART
+from tests.surrogates.test_objectives import TinyBundle
+
+
+CLUSTER_TOML = """
+[clusters.t]
+[clusters.t.partitions.small]
+cores_per_node = 4
+memory_gb = 64
+max_nodes = 8
+gpus_per_node = 1
+gpu_memory_gb = 16
+"""
+
+
+@pytest.fixture
+def cluster_file(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text(CLUSTER_TOML)
+    return path
+
+
+def test_cli_random_writes_table_csv_json_and_plot(tmp_path, cluster_file):
+    out = tmp_path / "out"
+    res = run_cli(["mobo", "--analytic", "--cluster", str(cluster_file), "--partition", "small",
+                   "--workload", "stencil", "--size", "256", "--space", "nodes", "--method", "random",
+                   "--budget", "6", "--out", str(out), "--seed", "1"], timeout=240)
+    assert res.returncode == 0, res.stderr
+    assert "runtime_s" in res.stdout and "reference point" in res.stdout
+    doc = json.loads((out / "mobo.json").read_text())
+    assert doc["method"] == "random" and doc["evaluations"] == 6 and len(doc["ref_point"]) == 2
+    assert doc["objective_source"] == "modelled"
+    assert (out / "pareto.csv").stat().st_size > 0 and (out / "pareto.png").stat().st_size > 1000
+    assert doc["hv_ratio_to_exact"] <= 1.0 + 1e-9
+
+
+def test_cli_full_space_with_every_node_count(tmp_path, cluster_file):
+    out = tmp_path / "out"
+    res = run_cli(["mobo", "--analytic", "--cluster", str(cluster_file), "--partition", "small",
+                   "--workload", "stencil", "--size", "256", "--space", "full", "--node-counts", "all",
+                   "--method", "random", "--budget", "6", "--out", str(out)], timeout=240)
+    assert res.returncode == 0, res.stderr
+    doc = json.loads((out / "mobo.json").read_text())
+    every = mobo.build_candidates(PART, "stencil", 256, "full", nodes=list(range(1, 9)))
+    assert doc["candidates"] == len(every) and doc["node_counts"] == "all"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--objectives", "runtime"], "two objectives"),
+    (["--method", "mobo", "--budget", "2"], "initial design"),
+    (["--workload", "nosuch"], "workload"),
+    (["--partition", "nosuch"], "partition"),
+])
+def test_cli_bad_input_is_one_line(tmp_path, cluster_file, args, message):
+    base = {"--cluster": str(cluster_file), "--partition": "small", "--workload": "stencil",
+            "--size": "256", "--out": str(tmp_path / "o")}
+    for i in range(0, len(args), 2):
+        base[args[i]] = args[i + 1]
+    argv = ["mobo", "--analytic"] + [x for kv in base.items() for x in kv]
+    res = run_cli(argv, timeout=120)
+    assert res.returncode != 0
+    assert message in res.stderr and "Traceback" not in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+
+
+def test_cli_model_without_energy(tmp_path):
+    res = run_cli(["mobo", "--model", str(tmp_path / "missing"), "--workload", "stencil",
+                   "--size", "256"], timeout=120)
+    assert res.returncode != 0 and "Traceback" not in res.stderr
+
+
+def test_cli_bundle_without_energy_target_is_one_line_error(monkeypatch, tmp_path, cluster_file):
+    from click.testing import CliRunner
+
+    import hpcds1mpi.surrogates.bundle as bundle_module
+    from hpcds1mpi.commands.mobo import command
+
+    monkeypatch.setattr(bundle_module, "load_bundle", lambda path: TinyBundle(targets=("runtime_s", "failed")))
+    res = CliRunner().invoke(command, ["--model", str(tmp_path), "--workload", "stencil", "--size", "256",
+                                       "--cluster", str(cluster_file), "--partition", "small"])
+    assert isinstance(res.exception, ModelError)
+    assert "no energy target" in str(res.exception) and "\n" not in str(res.exception)
+    # Runtime and power need energy or power too; runtime-only would be one objective.
+    monkeypatch.setattr(bundle_module, "load_bundle", lambda path: TinyBundle())
+    res = CliRunner().invoke(command, ["--model", str(tmp_path), "--workload", "fft", "--size", "256",
+                                       "--cluster", str(cluster_file), "--partition", "small"])
+    assert isinstance(res.exception, ModelError) and "workload" in str(res.exception)

@@ -1,0 +1,38 @@
+"""A problem's fixed reference point and exact front, and a result's hypervolume trace."""
+
+import numpy as np
+import pytest
+
+from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.surrogates import mobo
+from hpcds1mpi.surrogates.analytic_objective import AnalyticObjective
+from hpcds1mpi.surrogates.pareto import hypervolume
+from tests.surrogates.mobo import PART, make_problem
+
+
+def test_one_objective_and_an_unknown_basis_are_refused():
+    cands = mobo.build_candidates(PART, "stencil", 256, "nodes")
+    with pytest.raises(ConfigError, match="two objectives"):
+        mobo.Problem(cands, AnalyticObjective(PART), ["runtime_s"])
+    problem = mobo.Problem(cands, AnalyticObjective(PART), ["runtime_s", "energy_j"])
+    with pytest.raises(ConfigError, match="basis"):
+        problem.fix_reference_point(basis="median")
+
+
+def test_reference_point_is_the_exact_fronts_nadir_plus_a_margin():
+    problem = make_problem(space="full", workload="gemm", size=512)
+    _, front = problem.exact()
+    span = front.max(axis=0) - front.min(axis=0)
+    assert np.allclose(problem.ref_point, front.max(axis=0) + 0.1 * span)
+    wide = problem.fix_reference_point(basis="all")
+    Y, ok = problem.evaluate_all()
+    assert np.all(wide >= Y[ok].max(axis=0))
+
+
+def test_hv_trace_is_the_hypervolume_of_each_prefix():
+    Y = np.array([[3.0, 3.0], [np.nan, np.nan], [1.0, 4.0], [2.0, 2.0]])
+    feasible = np.array([True, False, True, True])
+    ref = np.array([5.0, 5.0])
+    trace = mobo.hv_trace(Y, feasible, ref)
+    expected = [hypervolume(Y[:k][feasible[:k]], ref) for k in range(1, 5)]
+    assert np.allclose(trace, expected) and trace[1] == trace[0]
