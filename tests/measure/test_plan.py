@@ -139,12 +139,19 @@ def test_run_id_changes_with_every_field():
 
 
 def test_estimate_seconds_follows_the_work_model():
-    # fault_sleep's work model: `ranks` flops and 8 bytes, i.e. next to nothing at 1 GFLOP/s:
-    # each run costs max(min_time, min_repeats x t) + warmup x t + 0.1 s of set-up.
-    plan = build_plan({"sweep": {"min_time": 0.5, "min_repeats": 2, "warmup": 3},
-                       "kernel": [{"name": "fault_sleep", "sizes": [1, 2],
-                                   "ranks_per_node": [1, 2], "threads": [1],
-                                   "precisions": ["fp64"]}]}, TWO_CORES)
-    t = [max(r.config.ranks / 1e9, 8 / 5e9) for r in plan.runs]
-    assert estimate_seconds(plan) == pytest.approx(sum(3 * x + max(0.5, 2 * x) + 0.1 for x in t))
-    assert estimate_seconds(plan) == pytest.approx(4 * 0.6, rel=1e-6)
+    """Per run: warmup x t + max(min_time, min_repeats x t) + 0.1 s, t from the work model at
+    1 GFLOP/s and 5 GB/s per rank (gemm 1024: 2.1 s on one rank, 1.1 s on two)."""
+    from hpcds1mpi import kernels
+
+    plan = build_plan({"sweep": {"min_time": 1.5, "min_repeats": 2, "warmup": 3},
+                       "kernel": [{"name": "gemm", "sizes": [1024], "ranks_per_node": [1, 2],
+                                   "threads": [1], "precisions": ["fp64"]}]}, TWO_CORES)
+    work = [kernels.get("gemm").work(1024, r.config.ranks) for r in plan.runs]
+    t = [max(w.flops / 1e9, w.bytes_moved / 5e9) for w in work]
+    assert min(t) > 1.0
+    assert estimate_seconds(plan) == pytest.approx(sum(3 * x + max(1.5, 2 * x) + 0.1 for x in t))
+    # Next to no work (fault_sleep: `ranks` flops): min_time + 0.1 s per run.
+    quick = build_plan({"sweep": {"min_time": 0.5}, "kernel": [
+        {"name": "fault_sleep", "sizes": [1], "ranks_per_node": [1], "threads": [1],
+         "precisions": ["fp64"]}]}, TWO_CORES)
+    assert estimate_seconds(quick) == pytest.approx(0.6, rel=1e-6)

@@ -29,6 +29,7 @@ def test_redrawn_in_place_on_a_terminal_and_silent_when_disabled():
         bar.update(done, "(k 8)")
     text = stream.getvalue()
     assert text.startswith("\r[") and text.endswith("\n") and text.count("\n") == 1
+    assert text.count("\r") == 2  # the second update came within 0.2 s: not redrawn
     assert "3/3 configs, 00:00:00 left (k 8)" in text
     quiet = io.StringIO()
     for bar in (Progress(3, stream=quiet, enabled=False), Progress(0, stream=quiet)):
