@@ -58,50 +58,45 @@ def single_threaded(model):
     return model
 
 
+#: Per family: the module and the (regressor, classifier) classes, and the paper's settings
+#: besides trees, seed and threads.
+_FAMILY_CLASSES = {
+    "rf": ("sklearn.ensemble", "RandomForestRegressor", "RandomForestClassifier"),
+    "xgboost": ("xgboost", "XGBRegressor", "XGBClassifier"),
+    "lightgbm": ("lightgbm", "LGBMRegressor", "LGBMClassifier"),
+}
+_FAMILY_PARAMS = {
+    "rf": {"max_depth": 10},
+    "xgboost": {"max_depth": 6, "tree_method": "hist"},
+    "lightgbm": {"max_depth": 6, "min_child_samples": 5, "verbose": -1},
+}
+
+
+def _make(family: str, classify: bool, seed: int, threads: int, n_estimators: int,
+          learning_rate: float):
+    import importlib
+
+    if family not in _FAMILY_CLASSES:
+        raise ModelError(f"unknown model family {family!r}; choose one of {', '.join(FAMILIES)}")
+    module, regressor, classifier = _FAMILY_CLASSES[family]
+    cls = getattr(importlib.import_module(module), classifier if classify else regressor)
+    params = {"n_estimators": n_estimators, "random_state": seed, "n_jobs": threads,
+              **_FAMILY_PARAMS[family]}
+    if family != "rf":  # boosting only
+        params["learning_rate"] = learning_rate
+    return cls(**params)
+
+
 def make_regressor(family: str, *, seed: int = 0, threads: int = 2, n_estimators: int = 100,
                    learning_rate: float = 0.1):
     """A fresh regressor of ``family``; the defaults are the paper's settings."""
-    if family == "rf":
-        from sklearn.ensemble import RandomForestRegressor
-
-        return RandomForestRegressor(n_estimators=n_estimators, max_depth=10,
-                                     random_state=seed, n_jobs=threads)
-    if family == "xgboost":
-        import xgboost as xgb
-
-        return xgb.XGBRegressor(n_estimators=n_estimators, max_depth=6,
-                                learning_rate=learning_rate, random_state=seed, n_jobs=threads,
-                                tree_method="hist")
-    if family == "lightgbm":
-        import lightgbm as lgb
-
-        return lgb.LGBMRegressor(n_estimators=n_estimators, max_depth=6,
-                                 learning_rate=learning_rate, min_child_samples=5,
-                                 random_state=seed, n_jobs=threads, verbose=-1)
-    raise ModelError(f"unknown model family {family!r}; choose one of {', '.join(FAMILIES)}")
+    return _make(family, False, seed, threads, n_estimators, learning_rate)
 
 
 def make_classifier(family: str, *, seed: int = 0, threads: int = 2, n_estimators: int = 100,
                     learning_rate: float = 0.1):
     """A fresh binary classifier of ``family``; the defaults are the paper's settings."""
-    if family == "rf":
-        from sklearn.ensemble import RandomForestClassifier
-
-        return RandomForestClassifier(n_estimators=n_estimators, max_depth=10,
-                                      random_state=seed, n_jobs=threads)
-    if family == "xgboost":
-        import xgboost as xgb
-
-        return xgb.XGBClassifier(n_estimators=n_estimators, max_depth=6,
-                                 learning_rate=learning_rate, random_state=seed,
-                                 n_jobs=threads, tree_method="hist")
-    if family == "lightgbm":
-        import lightgbm as lgb
-
-        return lgb.LGBMClassifier(n_estimators=n_estimators, max_depth=6,
-                                  learning_rate=learning_rate, min_child_samples=5,
-                                  random_state=seed, n_jobs=threads, verbose=-1)
-    raise ModelError(f"unknown model family {family!r}; choose one of {', '.join(FAMILIES)}")
+    return _make(family, True, seed, threads, n_estimators, learning_rate)
 
 
 class ConstantClassifier:
