@@ -1,0 +1,126 @@
+"""Reading job logs: a file's kind, one file into the job table, several into one, writing it."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+from hpcds1mpi.errors import IngestError
+
+from .parquet_tables import parquet_columns, parquet_kind, read_job_parquet
+from .sacct_json import read_sacct_json
+from .sacct_text import read_sacct_parsable
+from .schema import KINDS, normalise, rows_frame
+
+
+def detect_kind(path: str | Path) -> str:
+    """Guess a file's kind from its first bytes (and its columns, for parquet).
+
+    Raises:
+        IngestError: a file of none of the supported kinds.
+    """
+    path = Path(path)
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except OSError as exc:
+        raise IngestError(f"{path}: cannot read ({exc.strerror})") from None
+    if head.startswith(b"PAR1"):
+        return parquet_kind(path, parquet_columns(path))
+    text = head.decode("utf-8", errors="replace").lstrip()
+    if text.startswith("{"):
+        return "sacct-json"
+    first = text.splitlines()[0] if text else ""
+    if "|" in first and re.search(r"(^|\|)JobID(Raw)?(\||$)", first):
+        return "sacct-p"
+    if first.startswith("JobId=") and "JobState=" in first:
+        raise IngestError(f"{path}: this is a jobcomp/filetxt log, not supported; "
+                          "ingest `sacct -P` output instead")
+    if "|" in first:
+        raise IngestError(f"{path}: '|'-separated but no JobID header; "
+                          "run sacct -P without --noheader and with JobID in --format")
+    raise IngestError(f"{path}: not a sacct -P/--json output or a PM100/Adastra parquet file "
+                      f"(use --kind to say which it is)")
+
+
+
+def read_job_log(path: str | Path, kind: str = "auto"):
+    """Read one job log into the job table.
+
+    Args:
+        path: the file.
+        kind: one of :data:`KINDS`, or ``auto`` to detect it.
+
+    Returns:
+        (DataFrame with :data:`JOB_COLUMNS`, one row per finished job; FileReport)
+
+    Raises:
+        IngestError: wrong kind, unreadable, or no job could be read at all.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise IngestError(f"{path}: no such file")
+    if kind == "auto":
+        kind = detect_kind(path)
+    if kind not in KINDS:
+        raise IngestError(f"unknown kind {kind!r}; use one of auto, {', '.join(KINDS)}")
+    if kind in ("pm100", "adastra"):
+        with open(path, "rb") as fh:
+            if fh.read(4) != b"PAR1":
+                raise IngestError(f"{path}: not a parquet file, so not a {kind} table")
+        df, report = read_job_parquet(path, kind)
+    elif kind == "sacct-json":
+        rows, report = read_sacct_json(path)
+        df = rows_frame(rows)
+    else:
+        rows, report = read_sacct_parsable(path)
+        df = rows_frame(rows)
+    if report.jobs == 0:
+        reasons = "; ".join(f"{n} x {r}" for r, n in report.dropped.most_common(3)) or "empty"
+        raise IngestError(f"{path}: no job could be read as {kind} ({reasons})")
+    return normalise(df, str(path), kind), report
+
+
+def ingest(paths: list[str | Path], kind: str = "auto"):
+    """Read several job logs into one job table.
+
+    The same job seen in two files (same ``job_id`` and ``submit_time``) is kept once, from
+    the ``sacct -P`` file when there is one (22.05's ``--json`` loses exit codes); the
+    duplicates are counted in the returned notes.
+
+    Returns:
+        (job table DataFrame, list of FileReport, Counter of cross-file notes)
+    """
+    import pandas as pd
+
+    frames, reports = [], []
+    for p in paths:
+        df, rep = read_job_log(p, kind)
+        frames.append(df)
+        reports.append(rep)
+    table = pd.concat(frames, ignore_index=True)
+    priority = {"sacct-p": 0, "sacct-json": 1, "pm100": 2, "adastra": 2}
+    table["_prio"] = table["source_kind"].map(priority)
+    table = table.sort_values("_prio", kind="stable")
+    key = table["job_id"].astype(str) + "@" + table["submit_time"].astype(str) + "@" + \
+        table["source_kind"].isin(["sacct-p", "sacct-json"]).astype(str)
+    dup = key.duplicated()
+    notes: Counter = Counter()
+    if dup.any():
+        notes["same job in several files, kept once (sacct -P preferred)"] = int(dup.sum())
+    table = table[~dup].drop(columns="_prio").sort_index().reset_index(drop=True)
+    return table, reports, notes
+
+
+def write_job_table(table, out: str | Path) -> Path:
+    """Write the job table as parquet (``.parquet``) or CSV (``.csv``)."""
+    out = Path(out)
+    if out.suffix not in (".parquet", ".csv"):
+        raise IngestError(f"{out}: output must end in .parquet or .csv")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.suffix == ".csv":
+        table.to_csv(out, index=False)
+    else:
+        table.to_parquet(out, index=False)
+    return out

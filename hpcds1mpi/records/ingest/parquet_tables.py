@@ -1,0 +1,166 @@
+"""PM100 (both column-name generations) and Adastra (PM100-compatible names, one average power
+per job) parquet job tables, read column-wise."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from hpcds1mpi.errors import IngestError
+
+from .schema import ENERGY_POWER_LOG, FileReport
+from .slurm_fields import NOT_FINISHED, SLURM_STATUS
+
+
+def parquet_columns(path: Path) -> list[str]:
+    """The column names of a parquet file (IngestError when it is not one)."""
+    import pyarrow.parquet as pq
+
+    try:
+        return list(pq.read_schema(path).names)
+    except Exception as exc:  # pyarrow raises several types for a broken file
+        raise IngestError(f"{path}: unreadable parquet file ({exc})") from None
+
+
+def parquet_kind(path: Path, cols: list[str]) -> str:
+    """``pm100`` or ``adastra`` from a parquet file's columns (IngestError for neither)."""
+    names = set(cols)
+    pm100_only = {"num_cores_alloc", "num_cpus_alloc", "cpus_alloc", "num_gpus_alloc",
+                  "num_tasks", "cores_per_task", "num_cores_req", "num_cpus_req"}
+    if names & pm100_only:
+        return "pm100"
+    if {"num_nodes_alloc", "run_time"} <= names:
+        return "adastra"
+    raise IngestError(f"{path}: parquet without PM100/Adastra job columns "
+                      f"(need num_nodes_alloc and run_time; has {', '.join(cols[:8])}...)")
+
+
+# Our column <- candidate source columns, newest generation first.
+_PM100_COLUMNS = {
+    "job_id": ["job_id"],
+    "workload": ["job_name", "name"],
+    "user": ["user_id", "user"],
+    "partition": ["partition"],
+    "nodes": ["num_nodes_alloc", "num_nodes_req", "num_nodes"],
+    "ranks": ["num_tasks"],
+    "threads": ["cores_per_task", "cpus_per_task"],
+    "cores": ["num_cores_alloc", "num_cpus_alloc", "cpus_alloc", "num_cores_req",
+              "num_cpus_req", "cpus_req"],
+    "gpus": ["num_gpus_alloc", "num_gpus_req", "gpus_alloc"],
+    "runtime_s": ["run_time"],
+    "state_raw": ["job_state", "state"],
+    "submit_time": ["submit_time"],
+    "start_time": ["start_time"],
+    "end_time": ["end_time"],
+    "time_limit_min": ["time_limit"],
+    "mem_req_mb": ["mem_req"],
+    "power": ["node_power_consumption", "power_consumption"],
+}
+
+
+def _pick(df, names: list[str]):
+    for n in names:
+        if n in df.columns:
+            return df[n]
+    return None
+
+
+def _mean_power(value) -> float:
+    """A power list (W samples) -> its mean; a scalar (already an average) -> itself."""
+    import numpy as np
+
+    if value is None:
+        return math.nan
+    if isinstance(value, (list, tuple)) or hasattr(value, "__len__") and not isinstance(value, str):
+        arr = np.asarray(value, dtype=float)
+        arr = arr[np.isfinite(arr)]
+        return float(arr.mean()) if arr.size else math.nan
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def read_job_parquet(path: str | Path, kind: str) -> tuple["pd.DataFrame", FileReport]:  # noqa: F821
+    """Read a PM100 (both generations) or Adastra parquet job table."""
+    import numpy as np
+    import pandas as pd
+
+    path = Path(path)
+    report = FileReport(str(path), kind)
+    cols = parquet_columns(path)
+    found = parquet_kind(path, cols)
+    if found != kind:
+        raise IngestError(f"{path}: looks like a {found} table, not {kind} (check --kind)")
+    src = pd.read_parquet(path)
+    report.records = len(src)
+    n = len(src)
+
+    def col(name, default=None):
+        s = _pick(src, _PM100_COLUMNS[name])
+        return s if s is not None else pd.Series([default] * n, index=src.index)
+
+    out = pd.DataFrame(index=src.index)
+    out["job_id"] = col("job_id").astype("string")
+    out["workload"] = col("workload", "").fillna("").astype("string")
+    out["user"] = col("user", "").astype("string").fillna("")
+    out["partition"] = col("partition", "").astype("string").fillna("")
+    for name in ("nodes", "ranks", "threads", "cores", "gpus"):
+        out[name] = pd.to_numeric(col(name), errors="coerce")
+    out["runtime_s"] = pd.to_numeric(col("runtime_s"), errors="coerce")
+    states = col("state_raw", "").astype("string").fillna("").str.strip()
+    out["state_raw"] = states
+    for name in ("submit_time", "start_time", "end_time"):
+        out[name] = _to_datetime(col(name))
+    out["time_limit_s"] = pd.to_numeric(col("time_limit_min"), errors="coerce") * 60
+    out["mem_req_gb"] = pd.to_numeric(col("mem_req_mb"), errors="coerce") / 1000
+
+    power = col("power")
+    avg_power = np.array([_mean_power(v) for v in power], dtype=float)
+    out["avg_power_w"] = avg_power
+    out["energy_j"] = avg_power * out["runtime_s"].to_numpy(dtype=float)
+    has_energy = np.isfinite(out["energy_j"].to_numpy(dtype=float))
+    out["energy_source"] = np.where(has_energy, ENERGY_POWER_LOG, "")
+
+    base = states.str.split().str[0].str.upper().fillna("")
+    out["status"] = base.map(SLURM_STATUS)
+
+    # Rows that cannot be a finished job are counted per reason, then dropped.
+    checks = [
+        (out["job_id"].isna() | (out["job_id"] == ""), "missing job_id"),
+        (base.isin(NOT_FINISHED), "not finished (pending/running)"),
+        (out["status"].isna() & ~base.isin(NOT_FINISHED), "unknown or missing job_state"),
+        (out["runtime_s"].isna() | (out["runtime_s"] < 0), "missing or negative run_time"),
+        (out["nodes"].isna() | (out["nodes"] < 1), "missing or non-positive node count"),
+    ]
+    bad = pd.Series(False, index=out.index)
+    for mask, reason in checks:
+        mask = mask.fillna(True) & ~bad
+        if mask.any():
+            report.dropped[reason] += int(mask.sum())
+        bad |= mask
+    out = out[~bad].copy()
+    if (~has_energy[~bad.to_numpy()]).any():
+        report.notes["no power samples (energy missing)"] += int((~has_energy[~bad.to_numpy()]).sum())
+
+    out["ranks_per_node"] = np.ceil(out["ranks"] / out["nodes"])
+    out["device"] = np.where(out["gpus"].fillna(0) > 0, "gpu", "cpu")
+    out["exit_code"] = pd.NA
+    out["exit_signal"] = pd.NA
+    out["cpu_s"] = np.nan
+    out["peak_rss_mb"] = np.nan
+    out["error"] = np.where(out["status"] == "ok", "", out["state_raw"])
+    report.jobs = len(out)
+    return out, report
+
+
+def _to_datetime(series):
+    import pandas as pd
+
+    if series is None or series.isna().all():
+        return pd.Series(pd.NaT, index=series.index if series is not None else None)
+    if pd.api.types.is_numeric_dtype(series):
+        return pd.to_datetime(series, unit="s", errors="coerce")
+    out = pd.to_datetime(series, errors="coerce", utc=True)
+    return out.dt.tz_convert(None)
+

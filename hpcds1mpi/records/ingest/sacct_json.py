@@ -1,0 +1,160 @@
+"""``sacct --json``: the 22.05 layout (``openapi/dbv0.0.38``) and the newer ones
+(``data_parser/v0.0.39+``, where numbers are ``{"set", "infinite", "number"}``)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from hpcds1mpi.errors import IngestError
+
+from .schema import FileReport, job_row
+from .slurm_fields import oom_from_steps, slurm_status
+
+
+def _num(value):
+    """Unwrap ``{"set": bool, "infinite": bool, "number": x}`` (data_parser v0.0.39+)."""
+    if isinstance(value, dict):
+        if not value.get("set", True) or value.get("infinite", False):
+            return None
+        return value.get("number")
+    return value
+
+
+def _first(value):
+    """State and status fields are strings in 22.05 and lists of flags later."""
+    if isinstance(value, list):
+        return value[0] if value else ""
+    return value or ""
+
+
+def _json_version(doc: dict) -> tuple[int, int, str]:
+    meta = doc.get("meta", {})
+    slurm = meta.get("Slurm") or meta.get("slurm") or {}
+    ver = slurm.get("version", {})
+    try:
+        major, minor = int(ver.get("major")), int(ver.get("minor"))
+    except (TypeError, ValueError):
+        major = minor = 0
+    plugin = meta.get("plugin", {})
+    parser = plugin.get("data_parser") or plugin.get("type") or ""
+    return major, minor, parser
+
+
+def read_sacct_json(path: str | Path) -> tuple[list[dict], FileReport]:
+    """Read ``sacct --json`` into one dict per job (22.05 and newer layouts)."""
+    path = Path(path)
+    report = FileReport(str(path), "sacct-json")
+    try:
+        doc = json.loads(path.read_text(errors="replace"))
+    except json.JSONDecodeError as exc:
+        raise IngestError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("jobs"), list):
+        raise IngestError(f"{path}: JSON without a 'jobs' list; not sacct --json output")
+    major, minor, parser = _json_version(doc)
+    # 22.05 (openapi/dbv0.0.38 and older) loses non-zero exit codes; see read_sacct_json.
+    old_exit_codes = (0, 0) < (major, minor) <= (22, 5) or bool(re.search(r"v0\.0\.3[0-8]$", parser))
+    out = []
+    for job in doc["jobs"]:
+        report.records += 1
+        try:
+            row = _job_from_json(job, report, old_exit_codes)
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            report.dropped[f"unparseable job entry ({type(exc).__name__})"] += 1
+            continue
+        if row is not None:
+            out.append(row)
+    report.jobs = len(out)
+    return out, report
+
+
+def _job_from_json(job: dict, report: FileReport, old_exit_codes: bool) -> dict | None:
+    import pandas as pd
+
+    state = _first(job["state"]["current"])
+    status = slurm_status(state)
+    if status is None:
+        report.dropped["not finished (pending/running)"] += 1
+        return None
+    ex = job.get("exit_code") or {}
+    exit_status = _first(ex.get("status"))
+    exit_code = _num(ex.get("return_code"))
+    sig = ex.get("signal") or {}
+    exit_signal = _num(sig.get("signal_id", sig.get("id")))
+    if exit_status == "SIGNALED":
+        exit_code = exit_code if exit_code is not None else 0
+    else:
+        exit_signal = exit_signal or 0
+    if old_exit_codes and exit_status == "SUCCESS" and state == "FAILED":
+        # 22.05's openapi/dbv0.0.38 writes SUCCESS/0 for every normal non-zero exit.
+        exit_code = None
+        report.notes["22.05 --json exit code unreliable (set to missing; use sacct -P)"] += 1
+
+    t = job.get("time", {})
+    runtime_s = _num(t.get("elapsed"))
+    alloc = {}
+    for item in (job.get("tres") or {}).get("allocated") or []:
+        key = item["type"] + (f"/{item['name']}" if item.get("name") else "")
+        if _num(item.get("count")) is not None:
+            alloc[key] = float(_num(item["count"]))
+    requested = {}
+    for item in (job.get("tres") or {}).get("requested") or []:
+        if item.get("type") in ("mem", "node") and _num(item.get("count")) is not None:
+            requested[item["type"]] = float(_num(item["count"]))
+    nodes = _num(job.get("allocation_nodes")) or alloc.get("node") or requested.get("node")
+    nodes = int(nodes) if nodes else None
+    cores = int(alloc["cpu"]) if "cpu" in alloc else _num((job.get("required") or {}).get("CPUs"))
+
+    steps = job.get("steps") or []
+    numbered = [s for s in steps if str(s["step"].get("name")) not in ("batch", "extern")
+                and str(s["step"].get("id")) not in ("batch", "extern")]
+    ranks = threads = None
+    widest = max(numbered, key=lambda s: _num((s.get("tasks") or {}).get("count")) or 0,
+                 default=None)
+    if widest is None:
+        widest = next((s for s in steps if s["step"].get("name") == "batch"), None)
+    if widest is not None:
+        ranks = _num((widest.get("tasks") or {}).get("count"))
+        step_cpus = next((_num(i.get("count")) for i in
+                          ((widest.get("tres") or {}).get("allocated") or [])
+                          if i.get("type") == "cpu"), None)
+        if ranks and step_cpus:
+            threads = max(1, int(step_cpus) // int(ranks))
+
+    def step_energy(s):
+        e = _num(((s.get("statistics") or {}).get("energy") or {}).get("consumed"))
+        return float(e) if e and e > 0 else None
+
+    energies = [step_energy(s) for s in steps]
+    extern = [step_energy(s) for s in steps if s["step"].get("name") == "extern"]
+    energy = (extern[0] if extern and extern[0] else
+              sum(e for s, e in zip(steps, energies) if e and s in numbered) or
+              next((e for s, e in zip(steps, energies) if e and s["step"].get("name") == "batch"),
+                   None))
+
+    limit = _num(t.get("limit"))
+    mem_mb = requested.get("mem") or alloc.get("mem")
+    status = oom_from_steps(status, [_first(s.get("state")) for s in steps], report)
+
+    def ts(v):
+        v = _num(v)
+        return pd.Timestamp(int(v), unit="s") if v else None
+
+    gpus = int(alloc.get("gres/gpu", 0))
+    name = job.get("name", "")
+    array = job.get("array") or {}
+    task = _num(array.get("task_id"))
+    array_id = _num(array.get("job_id"))
+    jid = f"{array_id}_{task}" if array_id and task is not None else str(job["job_id"])
+    return job_row(
+        job_id=jid, workload=name, user=job.get("user", ""), partition=job.get("partition", ""),
+        nodes=nodes, ranks=ranks, threads=threads, cores=cores, gpus=gpus, status=status,
+        state=state, exit_code=exit_code, exit_signal=exit_signal,
+        runtime_s=float(runtime_s) if runtime_s is not None else None,
+        cpu_s=None,  # job-level CPU time is 0 in 22.05 JSON; sacct -P TotalCPU has it
+        peak_rss_mb=None, energy_j=energy, submit_time=ts(t.get("submission")),
+        start_time=ts(t.get("start")), end_time=ts(t.get("end")),
+        time_limit_s=float(limit) * 60 if limit is not None else None,
+        mem_req_gb=mem_mb / 1000 if mem_mb else None)
+

@@ -1,0 +1,215 @@
+"""``sacct -P`` / ``-p`` text: a header, then one ``|``-separated record per job and step.
+
+Any column subset is read, including the 109-column ``--format=ALL`` whose ``SubmitLine``
+values may hold newlines. Ranks and threads come from the widest srun step, energy from the
+job line or its steps.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from hpcds1mpi.errors import IngestError
+
+from .schema import FileReport, job_row
+from .slurm_fields import (gpus_from_tres, int_or_none, oom_from_steps, parse_duration,
+                           parse_exit, parse_memory_bytes, parse_tres, slurm_status,
+                           time_or_none)
+
+
+def _split_records(lines: list[str], ncols: int, report: FileReport) -> list[list[str]]:
+    """Join physical lines into records of exactly ``ncols`` fields (``--format=ALL`` values
+    can hold newlines). A record with more fields than the header (a '|' inside a value,
+    which sacct does not escape) or too few is counted and dropped."""
+    records: list[list[str]] = []
+    i = 0
+    while i < len(lines):
+        buf = lines[i]
+        i += 1
+        if not buf.strip():
+            continue
+        while buf.count("|") + 1 < ncols and i < len(lines):
+            candidate = buf + "\n" + lines[i]
+            if candidate.count("|") + 1 > ncols:
+                break
+            buf = candidate
+            i += 1
+        fields = buf.split("|")
+        report.records += 1
+        if len(fields) > ncols:
+            report.dropped["more fields than the header ('|' inside a value; sacct does not "
+                           "escape it)"] += 1
+        elif len(fields) < ncols:
+            report.dropped["fewer fields than the header (truncated record)"] += 1
+        else:
+            records.append(fields)
+    return records
+
+
+def read_sacct_parsable(path: str | Path) -> tuple[list[dict], FileReport]:
+    """Read ``sacct -P`` (or ``-p``) output into one dict per job."""
+    path = Path(path)
+    report = FileReport(str(path), "sacct-p")
+    text = path.read_text(errors="replace")
+    lines = text.splitlines()
+    if not lines or not {"JobID", "JobIDRaw"} & set(lines[0].split("|")):
+        raise IngestError(f"{path}: not sacct -P output (first line is not a header with JobID)")
+    header = lines[0].split("|")
+    trailing = header[-1] == ""  # sacct -p ends every line with the delimiter
+    if trailing:
+        header = header[:-1]
+    ncols = len(header) + (1 if trailing else 0)
+    idcol = "JobID" if "JobID" in header else "JobIDRaw"
+    records = _split_records(lines[1:], ncols, report)
+
+    jobs: dict[str, dict] = {}
+    steps: dict[str, list[dict]] = {}
+    order: list[str] = []
+    for fields in records:
+        row = dict(zip(header, fields))
+        jid = row[idcol].strip()
+        if not jid:
+            report.dropped["empty JobID"] += 1
+            continue
+        if "." in jid:
+            steps.setdefault(jid.split(".", 1)[0], []).append(row)
+        elif jid in jobs:
+            report.dropped["duplicate job line"] += 1
+        else:
+            jobs[jid] = row
+            order.append(jid)
+    for jid in steps:
+        if jid not in jobs:
+            report.dropped["step rows without their job line"] += len(steps[jid])
+
+    out = []
+    for jid in order:
+        try:
+            job = _job_from_sacct_rows(jid, jobs[jid], steps.get(jid, []), report)
+        except ValueError as exc:
+            report.dropped[f"unparseable value ({_reason(exc)})"] += 1
+            continue
+        if job is not None:
+            out.append(job)
+    report.jobs = len(out)
+    return out, report
+
+
+def _reason(exc: Exception) -> str:
+    """Group ValueErrors by their kind, not by the value, so counts add up per reason."""
+    return re.sub(r"\s*'[^']*'$", "", str(exc))
+
+
+def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileReport
+                         ) -> dict | None:
+    state = job.get("State", "").strip()
+    if not state:
+        report.dropped["no State column/value"] += 1
+        return None
+    status = slurm_status(state)
+    if status is None:
+        report.dropped["not finished (pending/running)"] += 1
+        return None
+
+    exit_code, exit_signal = parse_exit(job.get("ExitCode"))
+    runtime = int_or_none(job.get("ElapsedRaw"))
+    runtime_s = float(runtime) if runtime is not None else parse_duration(job.get("Elapsed"))
+    nodes = int_or_none(job.get("NNodes")) or int_or_none(job.get("AllocNodes"))
+    alloc = parse_tres(job.get("AllocTRES")) or parse_tres(job.get("ReqTRES"))
+    if nodes is None and "node" in alloc:
+        nodes = int(alloc["node"])
+    cores = int_or_none(job.get("NCPUS")) or int_or_none(job.get("AllocCPUS"))
+    if cores is None and "cpu" in alloc:
+        cores = int(alloc["cpu"])
+
+    # Ranks and threads come from the widest srun step; a batch-only job is one task.
+    ranks = threads = None
+    numbered = [s for s in steps if s[_idcol(s)].split(".", 1)[1] not in ("batch", "extern")]
+    widest = max(numbered, key=lambda s: int_or_none(s.get("NTasks")) or 0, default=None)
+    if widest is None:
+        widest = next((s for s in steps if s[_idcol(s)].endswith(".batch")), None)
+    if widest is not None:
+        ranks = int_or_none(widest.get("NTasks"))
+        step_cpus = int_or_none(widest.get("NCPUS")) or int_or_none(widest.get("AllocCPUS"))
+        if step_cpus is None:
+            step_cpus = int(parse_tres(widest.get("AllocTRES")).get("cpu", 0)) or None
+        if ranks and step_cpus:
+            threads = max(1, step_cpus // ranks)
+
+    peak = None
+    for s in steps:
+        b = parse_memory_bytes(s.get("MaxRSS"))
+        if b is not None:
+            peak = max(peak or 0.0, b / 1e6)
+
+    energy = _sacct_energy(job, steps)
+    mem_req_gb = _mem_req_gb(job.get("ReqMem"), nodes, cores)
+    limit_raw = job.get("TimelimitRaw", "").strip()
+    if limit_raw.isdigit():
+        time_limit_s = float(limit_raw) * 60
+    else:
+        time_limit_s = parse_duration(job.get("Timelimit"))
+
+    status = oom_from_steps(status, [s.get("State", "") for s in steps], report)
+    # jobacct_gather's OverMemoryKill ends a job with SIGKILL and records FAILED/CANCELLED, not
+    # OUT_OF_MEMORY: call it oom when a step was killed by signal 9 at or above its request.
+    if status in ("failed", "cancelled") and mem_req_gb and peak:
+        req_bytes = mem_req_gb * 1000 * 1024**2 / max(nodes or 1, 1)
+        killed = [s for s in steps if parse_exit(s.get("ExitCode"))[1] == 9]
+        if (exit_signal == 9 or killed) and peak * 1e6 >= req_bytes:
+            status = "oom"
+            report.notes["killed by signal 9 at its memory request -> oom"] += 1
+
+    return job_row(
+        job_id=jid, workload=job.get("JobName", ""), user=job.get("User", ""),
+        partition=job.get("Partition", ""), nodes=nodes, ranks=ranks, threads=threads,
+        cores=cores, gpus=gpus_from_tres(alloc), status=status, state=state,
+        exit_code=exit_code, exit_signal=exit_signal, runtime_s=runtime_s,
+        cpu_s=parse_duration(job.get("TotalCPU")), peak_rss_mb=peak, energy_j=energy,
+        submit_time=time_or_none(job.get("Submit")), start_time=time_or_none(job.get("Start")),
+        end_time=time_or_none(job.get("End")), time_limit_s=time_limit_s, mem_req_gb=mem_req_gb)
+
+
+
+def _idcol(row: dict) -> str:
+    return "JobID" if "JobID" in row else "JobIDRaw"
+
+
+def _sacct_energy(job: dict, steps: list[dict]) -> float | None:
+    """Joules: the job line if it has them, else the extern step (it spans the allocation),
+    else the srun steps summed, else the batch step. 0 means "no energy plugin" -> None."""
+
+    def joules(row: dict | None) -> float | None:
+        if row is None:
+            return None
+        v = (row.get("ConsumedEnergyRaw") or "").strip()
+        if not v:
+            return None
+        j = float(v)
+        return j if j > 0 else None
+
+    def step(name: str) -> dict | None:
+        return next((s for s in steps if s[_idcol(s)].endswith("." + name)), None)
+
+    for value in (joules(job), joules(step("extern"))):
+        if value:
+            return value
+    numbered = [joules(s) for s in steps
+                if s[_idcol(s)].split(".", 1)[1] not in ("batch", "extern")]
+    total = sum(v for v in numbered if v)
+    return total or joules(step("batch"))
+
+
+def _mem_req_gb(text: str | None, nodes: int | None, cores: int | None) -> float | None:
+    """ReqMem -> GB for the whole job. 22.05 prints the job total with no suffix; older
+    versions append ``n`` (per node) or ``c`` (per CPU)."""
+    if not text or not text.strip():
+        return None
+    b = parse_memory_bytes(text)
+    suffix = text.strip()[-1]
+    if suffix == "n":
+        b *= nodes or 1
+    elif suffix == "c":
+        b *= cores or 1
+    return b / 1024**2 / 1000  # MB (Slurm's MiB) -> GB, as cluster.py does for RealMemory

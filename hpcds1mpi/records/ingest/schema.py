@@ -1,0 +1,157 @@
+"""The job table: its columns, the one constructor of a scheduler job's row, the per-file report.
+
+Every reader (``sacct -P``, ``sacct --json``, PM100 / Adastra parquet) ends in the columns of
+:data:`JOB_COLUMNS` through :func:`normalise`; the two Slurm readers build each row with
+:func:`job_row` from the fields they parsed, so the formats cannot drift apart in what they
+derive (ranks per node, device, error text, average power, energy source).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+KINDS = ("sacct-p", "sacct-json", "pm100", "adastra")
+
+# (column, pandas dtype) of the job table, in order.
+JOB_COLUMNS: list[tuple[str, str]] = [
+    ("job_id", "string"),
+    ("workload", "string"),
+    ("user", "string"),
+    ("partition", "string"),
+    ("nodes", "Int64"),
+    ("ranks", "Int64"),
+    ("ranks_per_node", "Int64"),
+    ("threads", "Int64"),
+    ("cores", "Int64"),
+    ("gpus", "Int64"),
+    ("device", "string"),
+    ("status", "string"),
+    ("state_raw", "string"),
+    ("exit_code", "Int64"),
+    ("exit_signal", "Int64"),
+    ("error", "string"),
+    ("runtime_s", "float64"),
+    ("cpu_s", "float64"),
+    ("peak_rss_mb", "float64"),
+    ("energy_j", "float64"),
+    ("avg_power_w", "float64"),
+    ("energy_source", "string"),
+    ("submit_time", "datetime64[ns]"),
+    ("start_time", "datetime64[ns]"),
+    ("end_time", "datetime64[ns]"),
+    ("time_limit_s", "float64"),
+    ("mem_req_gb", "float64"),
+    ("source_file", "string"),
+    ("source_kind", "string"),
+]
+
+#: ``energy_source`` of energies Slurm's energy plugin measured.
+ENERGY_SLURM = "slurm"
+#: ``energy_source`` of energies from a job log's power samples (PM100, Adastra).
+ENERGY_POWER_LOG = "job-log power samples"
+
+
+@dataclass
+class FileReport:
+    """What one file gave: its kind, jobs read, and rows dropped per reason."""
+
+    path: str
+    kind: str
+    records: int = 0
+    jobs: int = 0
+    dropped: Counter = field(default_factory=Counter)
+    notes: Counter = field(default_factory=Counter)
+
+    def lines(self) -> list[str]:
+        """Human-readable summary: one line, then one line per reason."""
+        n_drop = sum(self.dropped.values())
+        out = [f"{self.path}: {self.kind}, {self.records} records -> {self.jobs} jobs, "
+               f"{n_drop} malformed/skipped"]
+        out += [f"  dropped {n} x {reason}" for reason, n in sorted(self.dropped.items())]
+        out += [f"  note: {n} x {reason}" for reason, n in sorted(self.notes.items())]
+        return out
+
+
+
+def _ceil_div(a: int | None, b: int | None) -> int | None:
+    if a is None or not b:
+        return None
+    return -(-a // b)
+
+
+def error_text(status: str, state: str, exit_code, exit_signal) -> str:
+    """The ``error`` of a job: "" when ok, else its state with exit code and signal."""
+    if status == "ok":
+        return ""
+    code = f" exit {exit_code}" if exit_code else ""
+    sig = f" signal {exit_signal}" if exit_signal else ""
+    return f"{state}{code}{sig}".strip()
+
+
+def job_row(*, job_id, workload, user, partition, nodes, ranks, threads, cores, gpus,
+            status, state, exit_code, exit_signal, runtime_s, cpu_s, peak_rss_mb,
+            energy_j, submit_time, start_time, end_time, time_limit_s, mem_req_gb) -> dict:
+    """One job-table row from what ``sacct -P`` or ``sacct --json`` gave; the derived fields
+    (ranks per node, device, error text, average power, energy source) are computed here."""
+    return {
+        "job_id": job_id,
+        "workload": workload,
+        "user": user,
+        "partition": partition,
+        "nodes": nodes,
+        "ranks": ranks,
+        "ranks_per_node": _ceil_div(int(ranks) if ranks else None, nodes),
+        "threads": threads,
+        "cores": cores,
+        "gpus": gpus,
+        "device": "gpu" if gpus else "cpu",
+        "status": status,
+        "state_raw": state,
+        "exit_code": exit_code,
+        "exit_signal": exit_signal,
+        "error": error_text(status, state, exit_code, exit_signal),
+        "runtime_s": runtime_s,
+        "cpu_s": cpu_s,
+        "peak_rss_mb": peak_rss_mb,
+        "energy_j": energy_j,
+        "avg_power_w": energy_j / runtime_s if energy_j and runtime_s else None,
+        "energy_source": ENERGY_SLURM if energy_j else "",
+        "submit_time": submit_time,
+        "start_time": start_time,
+        "end_time": end_time,
+        "time_limit_s": time_limit_s,
+        "mem_req_gb": mem_req_gb,
+    }
+
+
+def rows_frame(rows: list[dict]):
+    """A reader's rows (from :func:`job_row`) as a DataFrame, before :func:`normalise`."""
+    import pandas as pd
+
+    return pd.DataFrame(rows, columns=[c for c, _ in JOB_COLUMNS if c not in
+                                       ("source_file", "source_kind")])
+
+
+def normalise(df, path: str, kind: str):
+    """Give a reader's frame the exact columns and dtypes of :data:`JOB_COLUMNS`."""
+    import pandas as pd
+
+    df = df.copy()
+    df["source_file"] = str(path)
+    df["source_kind"] = kind
+    for name, dtype in JOB_COLUMNS:
+        if name not in df.columns:
+            df[name] = pd.NA
+        if dtype == "Int64":
+            df[name] = pd.to_numeric(df[name], errors="coerce").round().astype("Int64")
+        elif dtype == "float64":
+            df[name] = pd.to_numeric(df[name], errors="coerce").astype("float64")
+        elif dtype.startswith("datetime64"):
+            df[name] = pd.to_datetime(df[name], errors="coerce")
+            if getattr(df[name].dt, "tz", None) is not None:
+                df[name] = df[name].dt.tz_convert(None)
+            df[name] = df[name].astype("datetime64[ns]")
+        else:
+            df[name] = df[name].astype("string")
+    return df[[c for c, _ in JOB_COLUMNS]].reset_index(drop=True)

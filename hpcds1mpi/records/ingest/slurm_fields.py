@@ -1,0 +1,145 @@
+"""Slurm's field formats, shared by the ``sacct -P`` and ``sacct --json`` readers (and PM100's
+job states): job states, durations, memory sizes, TRES lists, exit codes, times.
+
+Parsers return None for a missing value and raise ValueError for a malformed one (the readers
+count it under a reason).
+"""
+
+from __future__ import annotations
+
+import re
+
+from hpcds1mpi.config import STATUSES
+
+from .schema import FileReport
+
+# Slurm job states (also PM100's job_state) -> our status (only config.STATUSES). Anything
+# still queued or running is not a finished job: it is counted under "not finished" instead.
+SLURM_STATUS = {
+    "COMPLETED": "ok",
+    "FAILED": "failed",
+    "NODE_FAIL": "failed",
+    "BOOT_FAIL": "failed",
+    "TIMEOUT": "timeout",
+    "DEADLINE": "timeout",
+    "OUT_OF_MEMORY": "oom",
+    "CANCELLED": "cancelled",
+    "PREEMPTED": "cancelled",
+    "REVOKED": "cancelled",
+}
+if not set(SLURM_STATUS.values()) <= set(STATUSES):  # pragma: no cover - a programming error
+    raise ImportError(f"SLURM_STATUS maps onto statuses outside config.STATUSES: "
+                      f"{sorted(set(SLURM_STATUS.values()) - set(STATUSES))}")
+NOT_FINISHED = {"PENDING", "RUNNING", "SUSPENDED", "REQUEUED", "RESIZING", "REQUEUE_HOLD",
+                "REQUEUE_FED", "CONFIGURING", "COMPLETING", "STOPPED", "SIGNALING",
+                "STAGE_OUT", "SPECIAL_EXIT"}
+
+_MEM_UNITS = {"": 1024**2, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
+
+
+def parse_duration(text: str | None) -> float | None:
+    """Slurm ``[D-][HH:]MM:SS[.fff]`` -> seconds. Empty/UNLIMITED/Partition_Limit -> None."""
+    if text is None:
+        return None
+    text = text.strip()
+    if not text or text in ("UNLIMITED", "Partition_Limit", "INVALID", "NONE"):
+        return None
+    days = 0
+    if "-" in text:
+        d, text = text.split("-", 1)
+        days = int(d)
+    parts = text.split(":")
+    if not 1 <= len(parts) <= 3 or any(p == "" for p in parts):
+        raise ValueError(f"bad duration {text!r}")
+    seconds = 0.0
+    for p in parts:
+        seconds = seconds * 60 + float(p)
+    return days * 86400 + seconds
+
+
+def parse_memory_bytes(text: str | None) -> float | None:
+    """Slurm memory ``76628K`` / ``4.50M`` / ``4000Mn`` / ``2G`` -> bytes (K = 1024)."""
+    if text is None or not text.strip():
+        return None
+    m = re.fullmatch(r"([0-9.]+)([KMGTP]?)([nc]?)", text.strip())
+    if not m:
+        raise ValueError(f"bad memory {text!r}")
+    return float(m.group(1)) * _MEM_UNITS[m.group(2)]
+
+
+def parse_tres(text: str | None) -> dict[str, float]:
+    """``billing=2,cpu=2,mem=8000M,node=2,gres/gpu=4`` -> {key: number} (mem in MB)."""
+    out: dict[str, float] = {}
+    if not text:
+        return out
+    for item in text.split(","):
+        if "=" not in item:
+            continue
+        key, value = item.split("=", 1)
+        if key == "mem":
+            b = parse_memory_bytes(value)
+            out[key] = (b or 0.0) / 1024**2
+        else:
+            try:
+                out[key] = float(value)
+            except ValueError:
+                continue
+    return out
+
+
+def gpus_from_tres(tres: dict[str, float]) -> int:
+    """GPUs in a TRES dict: the untyped ``gres/gpu`` count, else the sum of typed ones."""
+    if "gres/gpu" in tres:
+        return int(tres["gres/gpu"])
+    return int(sum(v for k, v in tres.items() if k.startswith("gres/gpu:")))
+
+
+def parse_exit(text: str | None) -> tuple[int | None, int | None]:
+    """``N:S`` -> (return code N, signal S)."""
+    if text is None or not text.strip():
+        return None, None
+    m = re.fullmatch(r"(\d+):(\d+)", text.strip())
+    if not m:
+        raise ValueError(f"bad exit code {text!r}")
+    return int(m.group(1)), int(m.group(2))
+
+
+def slurm_status(state: str) -> str | None:
+    """Slurm state (``CANCELLED by 0`` included) -> our status; None if not finished."""
+    base = state.split()[0].upper() if state.strip() else ""
+    if base in SLURM_STATUS:
+        return SLURM_STATUS[base]
+    if base in NOT_FINISHED:
+        return None
+    raise ValueError(f"unknown job state {state!r}")
+
+
+def int_or_none(text) -> int | None:
+    """A count in text or a number -> int; empty -> None."""
+    if text is None:
+        return None
+    if isinstance(text, str):
+        text = text.strip()
+        if not text:
+            return None
+    try:
+        return int(float(text))
+    except (TypeError, ValueError):
+        raise ValueError(f"bad number {text!r}") from None
+
+
+def oom_from_steps(status: str, step_states: list[str], report: FileReport) -> str:
+    """A job whose srun step ran out of memory ends FAILED (srun returned 1): call it oom."""
+    if status == "failed" and any(st.startswith("OUT_OF_MEMORY") for st in step_states):
+        report.notes["FAILED job with an OUT_OF_MEMORY step -> oom"] += 1
+        return "oom"
+    return status
+
+
+def time_or_none(text: str | None):
+    """A Slurm time stamp -> pandas Timestamp; empty / ``Unknown`` / ``None`` -> None."""
+    import pandas as pd
+
+    if text is None or not text.strip() or text.strip() in ("Unknown", "None"):
+        return None
+    return pd.Timestamp(text.strip())
