@@ -34,32 +34,20 @@ def _strip_submit(argv: list[str]) -> list[str]:
 def _submit(args: list[str], nodes: int, cores: int, partition, job_name: str,
             time_min: int) -> str:
     """Write a job script that runs ``hpcds1mpi tune ARGS`` and sbatch it; return the job id."""
-    import shlex
     import shutil
     import subprocess
     from pathlib import Path
 
-    from hpcds1mpi.launch.scripts import check_job_name, check_value
     from hpcds1mpi.errors import SchedulerError
+    from hpcds1mpi.launch.scripts import render_tune
 
     if shutil.which("sbatch") is None:
         raise SchedulerError("sbatch not found on PATH: --submit needs a Slurm login node "
                              "(or run tune inside an allocation yourself)")
-    check_job_name(job_name)
-    queue = check_value(partition.slurm_partition or partition.name, "partition")
     exe = Path(sys.executable).parent / "hpcds1mpi"
-    script = "\n".join([
-        "#!/bin/bash",
-        f"#SBATCH --job-name={job_name}",
-        f"#SBATCH --partition={queue}",
-        f"#SBATCH --nodes={nodes}",
-        f"#SBATCH --ntasks-per-node={cores}",
-        f"#SBATCH --time={time_min}",
-        "set -uo pipefail",
-        f"export PATH={shlex.quote(str(exe.parent))}:$PATH",
-        shlex.join([str(exe) if exe.exists() else "hpcds1mpi", "tune", *args]),
-        "",
-    ])
+    script = render_tune(args, partition, nodes=nodes, cores=cores, time_limit_s=time_min * 60,
+                         job_name=job_name, exe=str(exe) if exe.exists() else "hpcds1mpi",
+                         bin_dir=str(exe.parent))
     path = Path(f"{job_name}.sbatch")
     path.write_text(script)
     proc = subprocess.run(["sbatch", "--parsable", str(path)], capture_output=True, text=True,
@@ -112,8 +100,9 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
     """Tune a job by real runs inside its allocation (System 2)."""
     import json
 
-    from hpcds1mpi.decide import system2
     from hpcds1mpi.cluster import resolve_partition
+    from hpcds1mpi.decide import system2
+    from hpcds1mpi.measure import trials
     from hpcds1mpi.config import Configuration
     from hpcds1mpi.errors import ConfigError, HpcdsError, LaunchError
 
@@ -148,17 +137,17 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
         click.echo(f"submitted tune as Slurm job {job_id}")
         return
 
-    in_process = system2.launched_under_mpi()
+    in_process = trials.launched_under_mpi()
     if in_process and program is not None:
         raise ConfigError("--program is launched once per configuration: run tune itself "
                           "without mpiexec/srun, inside the allocation")
     world = layout = None
     if in_process:
         from hpcds1mpi.runtime.mpi import get_mpi
-        from hpcds1mpi.measure.sweep import discover_layout
+        from hpcds1mpi.runtime.mpi import node_layout
 
         world = get_mpi().COMM_WORLD
-        layout = discover_layout(world)
+        layout = node_layout(world)
         kind = "in-process"
     else:
         from hpcds1mpi.launch import launchers
@@ -178,10 +167,10 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
             launchers.mpiexec_path()  # LaunchError when there is none
 
     rank = world.Get_rank() if world is not None else 0
-    settings = system2.RunSettings(workload, size, min_time=min_time, max_repeats=max_repeats,
-                                   timeout=timeout, program=program)
+    settings = trials.RunSettings(workload, size, min_time=min_time, max_repeats=max_repeats,
+                                  timeout=timeout, program=program)
     if in_process:
-        runner = system2.InProcessRunner(settings, out, part, world)
+        runner = trials.InProcessRunner(settings, out, part, world)
         if rank != 0:
             runner.serve()
             return
@@ -199,7 +188,7 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
         predictions = None
         start_from = "default"
         if model_dir is not None:
-            from hpcds1mpi.decide.recommend import load_model
+            from hpcds1mpi.decide.model_bundle import load_model
 
             bundle = load_model(model_dir)
             predictions = system2.model_predictions(
@@ -224,7 +213,7 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
         else:
             start = system2.default_config(space, cores)
         if kind != "in-process":
-            evaluate = system2.LaunchRunner(settings, out, part, kind, cluster_file, partition)
+            evaluate = trials.LaunchRunner(settings, out, part, kind, cluster_file, partition)
         else:
             evaluate = runner
 

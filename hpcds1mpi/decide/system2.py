@@ -22,27 +22,33 @@ precision, another device).
 runs as the objective (:class:`~hpcds1mpi.surrogates.objectives.RealRunObjective`).
 
 The algorithm (:func:`tune`) is independent of how a run is made: it calls ``evaluate(config)``
-and reads a runs-table row. :class:`InProcessRunner` runs one-configuration sweeps on
-sub-communicators of the launched world (``mpiexec -n P hpcds1mpi tune ...``);
-:class:`LaunchRunner` launches each configuration with srun / mpiexec (a kernel as a
-one-configuration ``hpcds1mpi sweep``, a user's program through the external-program mode).
-Both write every run to the telemetry file. ``benchmarks/tuning.py`` replays the same
-algorithm on measured telemetry.
+and reads a runs-table row. The runners that make real runs are in
+:mod:`hpcds1mpi.measure.trials` (in-process on the launched world, or launched per
+configuration with srun / mpiexec); both write every run to the telemetry file.
+``benchmarks/tuning.py`` replays the same algorithm on measured telemetry.
 """
 
 from __future__ import annotations
 
 import math
-import os
-import sys
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 
-from hpcds1mpi.config import DEVICES, PRECISIONS, Configuration
-from hpcds1mpi.errors import ConfigError, LaunchError
+from hpcds1mpi.config import Configuration
+from hpcds1mpi.decide.tune_predictions import Predictions, expected_improvement
+from hpcds1mpi.decide.tune_space import Space, config_key
+# System 2's public face: the space, System 1's view and the runners (which make runs, so
+# they live in measure/) are re-exported for the callers of `system2.X` (benchmarks, tune).
+from hpcds1mpi.decide.tune_predictions import (  # noqa: F401
+    model_predictions, predictions_from_scores, system1_start)
+from hpcds1mpi.decide.tune_space import (  # noqa: F401
+    allocation, build_space, default_config, workload_space)
+from hpcds1mpi.measure.trials import (  # noqa: F401
+    InProcessRunner, LaunchRunner, RunSettings, launched_under_mpi)
+from hpcds1mpi.errors import ConfigError
 
 #: Relative noise assumed at least (a run measured once has no spread of its own).
 NOISE_FLOOR = 0.03
@@ -61,188 +67,6 @@ MODEL_ERROR_PRIOR_RUNS = 2
 #: 5 % off the best, 3 left 1, at one more run per session (3.0 vs 2.0 made on average).
 DEFAULT_MIN_RUNS = 3
 OBJECTIVES = ("time", "energy", "front")
-#: Launch environment variables that say this process is one rank of an MPI launch.
-_LAUNCHED_VARS = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_FD")
-
-
-# --------------------------------------------------------------------------------------------
-# The search space
-
-
-def config_key(config: Configuration) -> tuple:
-    return (config.nodes, config.ranks_per_node, config.threads, config.device, config.precision)
-
-
-@dataclass
-class Space:
-    """The configurations a tuning session may run (those the allocation can hold).
-
-    Attributes:
-        configs: every allowed configuration, in a fixed order.
-    """
-
-    configs: list[Configuration]
-
-    def __post_init__(self) -> None:
-        self._keys = {config_key(c): i for i, c in enumerate(self.configs)}
-        if not self.configs:
-            raise ConfigError("no configuration fits the allocation; ask for more cores or nodes")
-
-    def __contains__(self, config: Configuration) -> bool:
-        return config_key(config) in self._keys
-
-    def index(self, config: Configuration) -> int:
-        return self._keys[config_key(config)]
-
-    def neighbours(self, config: Configuration) -> list[Configuration]:
-        """Configurations one knob away, in a fixed heuristic order: more parallelism, ranks
-        traded for threads, less parallelism, then other precisions and devices."""
-        c = config
-        same = (c.device, c.precision)
-        moves = [
-            Configuration(c.nodes, c.ranks_per_node * 2, c.threads, *same),
-            Configuration(c.nodes, c.ranks_per_node, c.threads * 2, *same),
-            Configuration(c.nodes * 2, c.ranks_per_node, c.threads, *same),
-        ]
-        # Trading ranks for threads at the same core count.
-        if c.threads > 1:
-            moves.append(Configuration(c.nodes, c.ranks_per_node * 2, c.threads // 2, *same))
-        if c.ranks_per_node > 1:
-            moves.append(Configuration(c.nodes, c.ranks_per_node // 2, c.threads * 2, *same))
-        if c.ranks_per_node > 1:
-            moves.append(Configuration(c.nodes, c.ranks_per_node // 2, c.threads, *same))
-        if c.threads > 1:
-            moves.append(Configuration(c.nodes, c.ranks_per_node, c.threads // 2, *same))
-        if c.nodes > 1:
-            moves.append(Configuration(c.nodes // 2, c.ranks_per_node, c.threads, *same))
-        moves += [Configuration(c.nodes, c.ranks_per_node, c.threads, c.device, p)
-                  for p in PRECISIONS if p != c.precision]
-        moves += [Configuration(c.nodes, c.ranks_per_node, c.threads, d, c.precision)
-                  for d in DEVICES if d != c.device]
-        return [m for m in moves if m in self]
-
-
-def build_space(partition, *, max_nodes: int, cores_per_node: int | None = None,
-                devices: Sequence[str] | None = None, precisions: Sequence[str] | None = None,
-                uses_threads: bool = True) -> Space:
-    """Every configuration of System 1's grid that fits ``max_nodes`` nodes of ``partition``
-    with ``cores_per_node`` usable cores each (the allocation)."""
-    from dataclasses import replace
-
-    from hpcds1mpi.config import configuration_grid
-
-    cores = int(cores_per_node or partition.cores_per_node)
-    part = replace(partition, max_nodes=max(1, int(max_nodes)), cores_per_node=cores)
-    grid = configuration_grid(part, max_nodes=max_nodes, devices=devices, precisions=precisions,
-                              uses_threads=uses_threads)
-    configs = [Configuration(int(n), int(r), int(t), DEVICES[int(d)], PRECISIONS[int(p)])
-               for n, r, t, d, p in zip(grid["nodes"], grid["ranks_per_node"], grid["threads"],
-                                        grid["device_code"], grid["precision_code"])]
-    return Space(configs)
-
-
-def workload_space(partition, kernel: str | None, *, max_nodes: int,
-                   cores_per_node: int | None = None) -> Space:
-    """:func:`build_space` for a kernel (only the devices, precisions and threads it declares)
-    or, with ``kernel`` None, for a user's program (everything the partition offers)."""
-    devices = ["cpu", "gpu"] if partition.gpus_per_node else ["cpu"]
-    precisions, uses_threads = None, True
-    if kernel is not None:
-        from hpcds1mpi import kernels as registry
-
-        k = registry.get(kernel)
-        devices = [d for d in k.devices if d in devices]
-        precisions, uses_threads = list(k.precisions), bool(k.uses_threads)
-    return build_space(partition, max_nodes=max_nodes, cores_per_node=cores_per_node,
-                       devices=devices, precisions=precisions, uses_threads=uses_threads)
-
-
-def allocation(partition, launcher: str, layout=None) -> tuple[int, int]:
-    """(nodes, cores per node) a tune may use: the launched layout in-process, the Slurm
-    allocation under srun, this node under mpiexec."""
-    if layout is not None:
-        return layout.nodes, partition.cores_per_node
-    if launcher == "srun":
-        nodes = int(os.environ.get("SLURM_JOB_NUM_NODES") or os.environ.get("SLURM_NNODES") or 1)
-        cpus = os.environ.get("SLURM_CPUS_ON_NODE", "")
-        cores = int(cpus) if cpus.isdigit() else partition.cores_per_node
-        return nodes, min(cores, partition.cores_per_node) or cores
-    return 1, partition.cores_per_node  # mpiexec without a host file: this node only
-
-
-def default_config(space: Space, cores_per_node: int) -> Configuration:
-    """The rules-of-thumb start: one node, every core a rank, one thread, CPU, fp64 (or the
-    closest configuration the space has)."""
-    want = Configuration(1, cores_per_node, 1, "cpu", "fp64")
-    if want in space:
-        return want
-    cpu64 = [c for c in space.configs if c.device == "cpu" and c.precision == "fp64"
-             and c.nodes == 1] or space.configs
-    return max(cpu64, key=lambda c: (c.ranks_per_node * c.threads, c.ranks_per_node))
-
-
-# --------------------------------------------------------------------------------------------
-# Predictions
-
-
-@dataclass
-class Predictions:
-    """A model's view of every configuration of the space (aligned with ``space.configs``).
-
-    Attributes:
-        value: ``(n,)`` predicted objective (runtime s or energy J), NaN where unknown.
-        spread: ``(n,)`` standard deviation of the log prediction over ensemble members.
-        fail_prob: ``(n,)`` predicted probability of failure.
-        feasible: ``(n,)`` False where System 1 rules the configuration out (fail, memory).
-    """
-
-    value: np.ndarray
-    spread: np.ndarray
-    fail_prob: np.ndarray
-    feasible: np.ndarray
-
-
-def predictions_from_scores(space: Space, scores, objective: str = "time") -> Predictions:
-    """Align System 1's :class:`~hpcds1mpi.decide.system1.Scores` with ``space``."""
-    cols = scores.cols
-    n = len(space.configs)
-    value = np.full(n, np.nan)
-    spread = np.full(n, 0.5)
-    fail = np.zeros(n)
-    feasible = np.zeros(n, dtype=bool)
-    col = "runtime" if objective != "energy" else "energy"
-    for i in range(len(cols["nodes"])):
-        key = (int(cols["nodes"][i]), int(cols["ranks_per_node"][i]), int(cols["threads"][i]),
-               str(cols["device"][i]), str(cols["precision"][i]))
-        j = space._keys.get(key)
-        if j is None:
-            continue
-        mid = float(cols[f"{col}_s" if col == "runtime" else "energy_j"][i])
-        lo, hi = float(cols[f"{col}_lo"][i]), float(cols[f"{col}_hi"][i])
-        value[j] = mid
-        if lo > 0 and hi > 0 and math.isfinite(lo) and math.isfinite(hi):
-            # lo/hi are the 10th/90th percentiles over members: +-1.2816 sigma in log space.
-            spread[j] = max((math.log(hi) - math.log(lo)) / 2.5631, 0.02)
-        fail[j] = float(cols["fail_prob"][i])
-        feasible[j] = bool(cols["reason"][i] in ("", "deadline", "energy"))
-    return Predictions(value, spread, fail, feasible)
-
-
-def expected_improvement(best: float, mu_log: np.ndarray, sigma: np.ndarray) -> np.ndarray:
-    """Expected relative improvement ``E[max(0, best - Y)] / best`` for log-normal ``Y``.
-
-    Args:
-        best: the best measured value (> 0).
-        mu_log: ``(n,)`` mean of log Y.
-        sigma: ``(n,)`` standard deviation of log Y (> 0).
-    """
-    from scipy.stats import norm
-
-    sigma = np.maximum(sigma, 1e-6)
-    z = (math.log(best) - mu_log) / sigma
-    # E[max(0, b - Y)] = b * Phi(z) - exp(mu + s^2/2) * Phi(z - s)
-    gain = best * norm.cdf(z) - np.exp(mu_log + sigma ** 2 / 2) * norm.cdf(z - sigma)
-    return np.maximum(gain, 0.0) / best
 
 
 # --------------------------------------------------------------------------------------------
@@ -552,7 +376,7 @@ def tune_front(space: Space, start: Configuration, evaluate: Callable[[Configura
                             float(r.get("noise") or 0.0), "measured",
                             run_id=str(r.get("run_id", ""))))
     ok = [t for t in trials if t.status == "ok" and math.isfinite(t.energy_j)]
-    from hpcds1mpi.analysis.metrics import pareto_mask
+    from hpcds1mpi.surrogates.pareto import pareto_mask
 
     front = []
     if ok:
@@ -569,196 +393,3 @@ def tune_front(space: Space, start: Configuration, evaluate: Callable[[Configura
     return TuneResult("front", start, fastest.config if fastest else None,
                       fastest.runtime_s if fastest else float("nan"), trials, stop,
                       NOISE_FLOOR, front)
-
-
-# --------------------------------------------------------------------------------------------
-# Running configurations for real
-
-
-def launched_under_mpi(env: dict | None = None) -> bool:
-    """True when this process is one rank of an mpiexec / srun --mpi launch."""
-    env = os.environ if env is None else env
-    return any(v in env for v in _LAUNCHED_VARS)
-
-
-def _row_of(out: str, run_id: str) -> dict:
-    from hpcds1mpi.records import telemetry
-    from hpcds1mpi.errors import TelemetryError
-
-    try:
-        store = telemetry.load(out)
-    except TelemetryError as exc:
-        return {"status": "crashed", "error": f"no telemetry record ({exc})", "run_id": run_id}
-    rows = [row for (_, rid), row in store.runs.items() if rid == run_id]
-    if not rows:
-        return {"status": "crashed", "error": "the run left no record in the telemetry file",
-                "run_id": run_id}
-    return dict(rows[-1])
-
-
-@dataclass
-class RunSettings:
-    """How each configuration is measured (the sweep's options)."""
-
-    workload: str
-    size: int
-    min_time: float = 0.2
-    max_repeats: int = 5
-    warmup: int = 1
-    timeout: float = 600.0
-    program: str | None = None  # a user's program instead of a kernel
-
-
-class InProcessRunner:
-    """Runs one-configuration sweeps on the launched world (collective; see :meth:`serve`).
-
-    Rank 0 calls :meth:`__call__` (from :func:`tune`); every other rank calls :meth:`serve`,
-    which mirrors each run until rank 0 calls :meth:`close`.
-    """
-
-    def __init__(self, settings: RunSettings, out: str, partition, world):
-        self.settings = settings
-        self.out = out
-        self.partition = partition
-        self.world = world
-
-    def _plan(self, config: Configuration):
-        from hpcds1mpi.measure import sweep
-
-        s = self.settings
-        doc = {"sweep": {"min_time": s.min_time, "max_repeats": s.max_repeats,
-                         "warmup": s.warmup, "timeout": s.timeout, "snapshot_every": 0},
-               "kernel": [{"name": s.workload, "sizes": [s.size], "nodes": [config.nodes],
-                           "ranks_per_node": [config.ranks_per_node],
-                           "threads": [config.threads], "devices": [config.device],
-                           "precisions": [config.precision]}]}
-        return sweep.build_plan(doc, self.partition)
-
-    def _run(self, config: Configuration) -> None:
-        from hpcds1mpi.measure import sweep
-
-        sweep.run_inprocess(self._plan(config), self.out, self.partition, resume=True,
-                            progress=False)
-
-    def __call__(self, config: Configuration) -> dict:
-        self.world.bcast(config.as_dict(), root=0)
-        self._run(config)
-        return _row_of(self.out, self._plan(config).runs[0].run_id)
-
-    def serve(self) -> None:
-        while True:
-            item = self.world.bcast(None, root=0)
-            if item is None:
-                return
-            self._run(Configuration(**item))
-
-    def close(self) -> None:
-        self.world.bcast(None, root=0)
-
-
-class LaunchRunner:
-    """Launches each configuration with srun / mpiexec and reads its row from telemetry.
-
-    A kernel runs as ``<launcher> hpcds1mpi sweep --kernel K ... --resume`` (one configuration,
-    in-process under that launch); a user's program through the sweep's external-program mode.
-    """
-
-    def __init__(self, settings: RunSettings, out: str, partition, launcher: str,
-                 cluster_file: str | None = None, partition_name: str | None = None,
-                 relaunches: int = 1):
-        self.relaunches = relaunches
-        #: (configuration, exit code, last stderr line) of every launch made again
-        self.relaunched: list[tuple[str, int, str]] = []
-        self.settings = settings
-        self.out = out
-        self.partition = partition
-        self.launcher = launcher
-        self.cluster_file = cluster_file
-        self.partition_name = partition_name
-
-    def __call__(self, config: Configuration) -> dict:
-        import subprocess
-        from pathlib import Path
-
-        from hpcds1mpi.launch import launchers
-        from hpcds1mpi.measure.sweep import RunSpec
-
-        s = self.settings
-        if s.program is not None:
-            from hpcds1mpi.measure import external
-
-            plan = external.build_external_plan(
-                s.program, s.workload, sizes=[s.size], nodes=[config.nodes],
-                ranks_per_node=[config.ranks_per_node], threads=[config.threads],
-                devices=config.device, precisions=config.precision, timeout=s.timeout)
-            external.run_external(plan, self.out, self.partition, resume=True,
-                                  launcher=self.launcher, progress=False)
-            return _row_of(self.out, plan.runs[0].run_id)
-        exe = Path(sys.executable).parent / "hpcds1mpi"
-        argv = [str(exe) if exe.exists() else "hpcds1mpi", "sweep", "--kernel", s.workload,
-                "--sizes", str(s.size), "--nodes", str(config.nodes),
-                "--ranks-per-node", str(config.ranks_per_node), "--threads", str(config.threads),
-                "--devices", config.device, "--precisions", config.precision,
-                "--min-time", str(s.min_time), "--max-repeats", str(s.max_repeats),
-                "--warmup", str(s.warmup), "--timeout", str(s.timeout),
-                "--snapshot-every", "0", "--out", self.out, "--resume", "--no-progress"]
-        if self.cluster_file:
-            argv += ["--cluster", self.cluster_file]
-        if self.partition_name:
-            argv += ["--partition", self.partition_name]
-        tokens = launchers.launch_tokens(config, launcher=self.launcher) + argv
-        env = dict(os.environ)
-        env.update(launchers.thread_env(config))
-        run_id = RunSpec(s.workload, s.size, config).run_id
-        for attempt in range(1 + self.relaunches):
-            try:
-                proc = subprocess.run(tokens, env=env, capture_output=True, text=True,
-                                      timeout=s.timeout + 60)
-            except FileNotFoundError:
-                raise LaunchError(f"{tokens[0]} not found; run tune inside an allocation with "
-                                  "srun on PATH, or pass --launcher mpiexec") from None
-            except subprocess.TimeoutExpired:
-                return {"status": "timeout",
-                        "error": f"launch did not end within {s.timeout + 60:g} s"}
-            row = _row_of(self.out, run_id)
-            # A launch that failed before the sweep recorded anything never ran the kernel
-            # (e.g. Slurm's pmi2 plugin rejecting a wire-up message, seen on the two-node test
-            # Slurm): launch it again rather than exclude a configuration never measured.
-            never_ran = row.get("status") == "crashed" and str(row.get("error", "")).startswith(
-                ("the run left no record", "no telemetry record"))
-            if proc.returncode == 0 or not never_ran or attempt == self.relaunches:
-                break
-            self.relaunched.append((config.label(), proc.returncode,
-                                    (proc.stderr.strip().splitlines() or [""])[-1][:200]))
-        if row.get("status") == "crashed" and proc.returncode != 0:
-            last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-            row["error"] = f"launch exited {proc.returncode}: {last[:200]}"
-        return row
-
-
-def system1_start(space: Space, predictions: Predictions) -> Configuration | None:
-    """System 1's pick within the space: the best predicted feasible configuration."""
-    ok = predictions.feasible & np.isfinite(predictions.value) & (predictions.value > 0)
-    if not ok.any():
-        return None
-    return space.configs[int(np.argmin(np.where(ok, predictions.value, np.inf)))]
-
-
-def model_predictions(bundle, space: Space, partition, workload: str, size: int,
-                      objective: str = "time") -> Predictions | None:
-    """System 1's predictions over ``space``; None when the bundle never measured the workload
-    (its guesses would only mislead the search)."""
-    from dataclasses import replace
-
-    from hpcds1mpi.decide import system1 as s1
-    from hpcds1mpi.kernels import support as kernel_support
-
-    if workload not in {str(w) for w in getattr(bundle, "workloads", [])}:
-        return None
-    uses_threads, precisions, devices = kernel_support(workload)
-    max_nodes = max(c.nodes for c in space.configs)
-    part = replace(partition, max_nodes=max(max_nodes, 1))
-    scores = s1.score(bundle, workload, size, [part],
-                      s1.Constraints(max_nodes=max_nodes, devices=devices,
-                                     precisions=precisions), uses_threads=uses_threads)
-    return predictions_from_scores(space, scores, objective)

@@ -1,26 +1,128 @@
-"""The launcher abstraction: the command tokens that start an MPI job for a Configuration.
+"""Launchers: one class per way of starting an MPI job, the same object for every use.
 
-One function, :func:`launch_tokens`, is shared by the sweep's external-program mode, the sweep
-supervisor and the batch-script writer (which puts the same tokens into sbatch/PBS scripts).
-Inside Slurm it is ``srun -N .. --ntasks-per-node .. -c .. --mpi=pmi2``; elsewhere ``mpiexec``.
+A launcher gives
+
+* :meth:`Launcher.tokens`: the argv (without the program) that starts one Configuration; the
+  sweep's external-program mode and System 2 launch with it here, and the batch scripts write
+  it into the job (``srun --nodes=2 --ntasks=8 --ntasks-per-node=4 -c 2 --cpu-bind=cores ...``);
+* :meth:`Launcher.total_tokens`: ``ranks`` ranks laid out however the launcher chooses (the
+  sweep supervisor, whose in-process sweep then splits nodes itself);
+* :meth:`Launcher.environment`: the program's environment under this launcher
+  (:func:`hpcds1mpi.launch.program.environment`, with its binding).
+
+:class:`Srun` (Slurm), :class:`HydraMpiexec` (MPICH, Intel MPI), :class:`OpenMpiMpirun` (Open
+MPI) launch on this machine; :class:`Mpiexec` is a site's ``mpiexec``/``mpirun`` of unknown
+flavour, as a PBS script writes it (placement comes from the ``select`` chunks).
+:func:`local` picks one for this machine, :func:`for_script` for a batch script.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from hpcds1mpi.config import Configuration
-from hpcds1mpi.errors import LaunchError
+from hpcds1mpi.errors import ConfigError, LaunchError
+from hpcds1mpi.launch import program
 
+#: Launcher kinds a user may ask for on this machine (``--launcher``).
 LAUNCHERS = ("srun", "mpiexec")
+#: Launcher commands a cluster file may name for its batch scripts.
+SCRIPT_LAUNCHERS = ("srun", "mpiexec", "mpirun")
+_MPI_RE = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
+
+
+class Launcher:
+    """Starts MPI jobs. Subclasses give the tokens; ``binds_cores`` says whether each rank is
+    bound to its own cores (which decides the OpenMP binding variables)."""
+
+    name = ""
+    binds_cores = False
+
+    def tokens(self, config: Configuration) -> list[str]:
+        """The argv, without the program, that runs ``config`` (nodes x ranks x threads)."""
+        raise NotImplementedError
+
+    def total_tokens(self, ranks: int) -> list[str]:
+        """The argv that starts ``ranks`` ranks laid out however the launcher chooses."""
+        raise NotImplementedError
+
+    def environment(self, config: Configuration, extra: dict | None = None) -> dict[str, str]:
+        """The program's environment for ``config`` under this launcher."""
+        return program.environment(config, binds_cores=self.binds_cores, extra=extra)
+
+
+@dataclass
+class Srun(Launcher):
+    """Slurm's ``srun``, with the ``--mpi`` plugin ``mpi`` (none when empty)."""
+
+    mpi: str = "pmi2"
+    name = "srun"
+    binds_cores = True
+
+    def __post_init__(self) -> None:
+        if self.mpi and not _MPI_RE.match(self.mpi):
+            raise ConfigError(f"srun --mpi value {self.mpi!r} has characters not allowed "
+                              "(use letters, digits, _ and - only)")
+
+    def _plugin(self) -> list[str]:
+        return [f"--mpi={self.mpi}"] if self.mpi else []
+
+    def tokens(self, config: Configuration) -> list[str]:
+        # --ntasks: a step inherits SLURM_NTASKS of a larger allocation and would ask for that
+        # many tasks. -c: Slurm 22.05 srun does not inherit --cpus-per-task. --cpu-bind=cores
+        # gives each rank its own cores. --kill-on-bad-exit: one dead rank (e.g. a failed PMI
+        # wire-up) ends the step instead of stranding the others in MPI calls.
+        return ["srun", f"--nodes={config.nodes}", f"--ntasks={config.ranks}",
+                f"--ntasks-per-node={config.ranks_per_node}", "-c", str(config.threads),
+                "--cpu-bind=cores", "--kill-on-bad-exit=1", *self._plugin()]
+
+    def total_tokens(self, ranks: int) -> list[str]:
+        return ["srun", "-n", str(ranks), *self._plugin()]
+
+
+@dataclass
+class Mpiexec(Launcher):
+    """An ``mpiexec``/``mpirun`` of unknown flavour: ``-n ranks`` only, placement left to the
+    scheduler's integration (PBS ``select`` chunks). Ranks are not bound by these tokens."""
+
+    command: str = "mpiexec"
+    name = "mpiexec"
+
+    def tokens(self, config: Configuration) -> list[str]:
+        return [self.command, "-n", str(config.ranks)] + self._per_node(config)
+
+    def _per_node(self, config: Configuration) -> list[str]:
+        return []
+
+    def total_tokens(self, ranks: int) -> list[str]:
+        return [self.command, "-n", str(ranks)]
+
+
+@dataclass
+class HydraMpiexec(Mpiexec):
+    """MPICH's / Intel MPI's hydra ``mpiexec``: ``-ppn`` places ranks per node."""
+
+    def _per_node(self, config: Configuration) -> list[str]:
+        return ["-ppn", str(config.ranks_per_node)] if config.nodes > 1 else []
+
+
+@dataclass
+class OpenMpiMpirun(Mpiexec):
+    """Open MPI's ``mpirun``/``mpiexec``: ``--map-by ppr:R:node`` places ranks per node."""
+
+    def _per_node(self, config: Configuration) -> list[str]:
+        return ["--map-by", f"ppr:{config.ranks_per_node}:node"] if config.nodes > 1 else []
 
 
 def in_slurm(env: dict | None = None) -> bool:
+    """Whether this process runs inside a Slurm allocation."""
     env = os.environ if env is None else env
     return "SLURM_JOB_ID" in env
 
@@ -45,69 +147,79 @@ def mpiexec_path() -> str:
 
 
 @lru_cache(maxsize=None)
-def mpiexec_flavor(path: str) -> str:
-    """``"openmpi"`` or ``"hydra"`` (MPICH / Intel MPI), from ``mpiexec --version``."""
+def version_text(path: str) -> str:
+    """``PATH --version``'s output, asked once per path ("" when it cannot run)."""
     try:
-        text = subprocess.run([path, "--version"], capture_output=True, text=True,
+        return subprocess.run([path, "--version"], capture_output=True, text=True,
                               timeout=10).stdout
     except (OSError, subprocess.SubprocessError):
-        return "hydra"
+        return ""
+
+
+def mpiexec_flavor(path: str) -> str:
+    """``"openmpi"`` or ``"hydra"`` (MPICH / Intel MPI), from ``mpiexec --version``."""
+    text = version_text(path)
     return "openmpi" if "Open MPI" in text or "OpenRTE" in text else "hydra"
+
+
+def library_version(path: str) -> str:
+    """The launcher's version line, e.g. ``"mpiexec Version: 4.2.0"``, for the fingerprint."""
+    text = version_text(path)
+    name = os.path.basename(path)
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("Version:") or "Open MPI" in line or line.startswith("slurm"):
+            return f"{name} {line}"
+    return f"{name} " + (text.strip().splitlines() or ["unknown"])[0]
+
+
+def local(launcher: str | None = None, *, mpi: str = "pmi2",
+          mpiexec: str | None = None) -> Launcher:
+    """The launcher that starts jobs on this machine.
+
+    Args:
+        launcher: ``"srun"`` or ``"mpiexec"``; detected when None (:func:`detect`).
+        mpi: srun's ``--mpi`` plugin.
+        mpiexec: path of mpiexec (found when None); its flavour is asked once.
+
+    Raises:
+        LaunchError: an unknown launcher, or no mpiexec.
+    """
+    launcher = launcher or detect()
+    if launcher == "srun":
+        return Srun(mpi)
+    if launcher == "mpiexec":
+        path = mpiexec or mpiexec_path()
+        return OpenMpiMpirun(path) if mpiexec_flavor(path) == "openmpi" else HydraMpiexec(path)
+    raise LaunchError(f"unknown launcher {launcher!r}; use one of {', '.join(LAUNCHERS)}")
+
+
+def for_script(scheduler: str, cluster=None) -> Launcher:
+    """The launcher a batch script for ``scheduler`` writes: ``srun`` under Slurm, ``mpiexec``
+    under PBS, unless the cluster file's ``launcher`` key names another; srun's ``--mpi`` from
+    the cluster file (default pmi2).
+
+    Raises:
+        ConfigError: an unknown launcher or a bad ``--mpi`` value.
+    """
+    if scheduler not in ("slurm", "pbs"):
+        raise ConfigError(f"scheduler must be one of slurm, pbs, got {scheduler!r}")
+    name = (getattr(cluster, "launcher", "") or "") if cluster is not None else ""
+    name = name or ("srun" if scheduler == "slurm" else "mpiexec")
+    if name not in SCRIPT_LAUNCHERS:
+        raise ConfigError(f"launcher {name!r} unknown; use one of {', '.join(SCRIPT_LAUNCHERS)}")
+    if name == "srun":
+        return Srun((getattr(cluster, "mpi", "") or "pmi2") if cluster is not None else "pmi2")
+    return Mpiexec(name)
 
 
 def launch_tokens(config: Configuration, *, launcher: str | None = None, mpi: str = "pmi2",
                   mpiexec: str | None = None, extra: list[str] | None = None) -> list[str]:
-    """The launcher's tokens (without the program) that run ``config``.
-
-    Args:
-        config: nodes x ranks per node x threads (device and precision travel through the
-            environment and the program's own arguments, not the launcher).
-        launcher: ``"srun"`` or ``"mpiexec"``; detected when None.
-        mpi: srun's ``--mpi`` plugin.
-        mpiexec: path of mpiexec (found when None).
-        extra: more launcher options appended as given.
-
-    Returns:
-        e.g. ``["srun", "-N", "2", "--ntasks-per-node", "4", "-c", "2",
-        "--kill-on-bad-exit=1", "--mpi=pmi2"]`` or
-        ``["/path/mpiexec", "-n", "8", "-ppn", "4"]``.
-    """
-    launcher = launcher or detect()
-    if launcher == "srun":
-        # --kill-on-bad-exit: a rank that dies (e.g. a failed PMI wire-up) ends the step
-        # instead of leaving the others blocked in MPI_Init until the sweep's timeout.
-        tokens = ["srun", "-N", str(config.nodes), "--ntasks-per-node",
-                  str(config.ranks_per_node), "-c", str(config.threads), "--kill-on-bad-exit=1"]
-        if mpi:
-            tokens.append(f"--mpi={mpi}")
-    elif launcher == "mpiexec":
-        path = mpiexec or mpiexec_path()
-        tokens = [path, "-n", str(config.ranks)]
-        if config.nodes > 1:
-            if mpiexec_flavor(path) == "openmpi":
-                tokens += ["--map-by", f"ppr:{config.ranks_per_node}:node"]
-            else:
-                tokens += ["-ppn", str(config.ranks_per_node)]
-    else:
-        raise LaunchError(f"unknown launcher {launcher!r}; use one of {', '.join(LAUNCHERS)}")
-    return tokens + list(extra or [])
+    """``local(launcher, mpi=mpi, mpiexec=mpiexec).tokens(config)`` plus ``extra``."""
+    return local(launcher, mpi=mpi, mpiexec=mpiexec).tokens(config) + list(extra or [])
 
 
 def total_tokens(ranks: int, *, launcher: str | None = None, mpi: str = "pmi2",
                  mpiexec: str | None = None) -> list[str]:
-    """Tokens that start ``ranks`` ranks laid out however the launcher chooses (the sweep
-    supervisor's in-process launches, which then split nodes themselves)."""
-    launcher = launcher or detect()
-    if launcher == "srun":
-        return ["srun", "-n", str(ranks)] + ([f"--mpi={mpi}"] if mpi else [])
-    return [mpiexec or mpiexec_path(), "-n", str(ranks)]
-
-
-def thread_env(config: Configuration) -> dict:
-    """Environment that sets a program's threads and tells it the precision and device."""
-    threads = str(config.threads)
-    return {
-        "OMP_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads, "MKL_NUM_THREADS": threads,
-        "HPCDS1MPI_THREADS": threads, "HPCDS1MPI_PRECISION": config.precision,
-        "HPCDS1MPI_DEVICE": config.device,
-    }
+    """``local(launcher, mpi=mpi, mpiexec=mpiexec).total_tokens(ranks)`` (the supervisor's)."""
+    return local(launcher, mpi=mpi, mpiexec=mpiexec).total_tokens(ranks)

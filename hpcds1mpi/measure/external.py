@@ -1,11 +1,13 @@
 """External-program mode: sweep a user's own MPI program, one launch per configuration.
 
-Each configuration is launched as ``<launcher tokens> <program>`` (see :mod:`hpcds1mpi.launch.launchers`)
-with the placeholders ``{size} {nodes} {ranks_per_node} {ranks} {threads} {precision} {device}``
-filled in, and ``OMP_NUM_THREADS`` / ``HPCDS1MPI_PRECISION`` / ``HPCDS1MPI_DEVICE`` in its
-environment. The wall time is measured around the launch; the exit is classified as ``ok``,
-``failed``, ``timeout`` or ``oom`` (exit 137 / SIGKILL, or "out of memory" / "Killed" /
-``MemoryError`` / ``bad_alloc`` / "oom-kill" in its output).
+Each configuration is launched as ``<launcher tokens> <program>`` (see
+:mod:`hpcds1mpi.launch.launchers`) with the program rule of :mod:`hpcds1mpi.launch.program`:
+the placeholders ``{size} {nodes} {ranks_per_node} {ranks} {threads} {precision} {device}``
+filled by replacement (other braces stay literal) and the environment the launcher's batch
+script would export, so the measured job is the one a recommended script submits. The wall
+time is measured around the launch; the exit is classified as ``ok``, ``failed``, ``timeout``
+or ``oom`` (exit 137 / SIGKILL, or "out of memory" / "Killed" / ``MemoryError`` /
+``bad_alloc`` / "oom-kill" in its output).
 """
 
 from __future__ import annotations
@@ -20,30 +22,22 @@ import tempfile
 import threading
 import time
 
+from hpcds1mpi.config import OK, UNINFORMATIVE_STATUSES, enumerate_configs
 from hpcds1mpi.errors import ConfigError, HpcdsError
-from hpcds1mpi.config import enumerate_configs
-from hpcds1mpi.measure.sweep import (Progress, RunSpec, SweepPlan, parse_ints,
-                             parse_words)
+from hpcds1mpi.launch.program import placeholder_values, program_tokens
+from hpcds1mpi.measure.plan import RunSpec, SweepPlan, parse_ints, parse_words
+from hpcds1mpi.measure.progress import Progress
 
 OOM_PATTERN = re.compile(r"out of memory|oom-kill|\bKilled\b|MemoryError|bad_alloc|"
                          r"Cannot allocate memory", re.IGNORECASE)
-PLACEHOLDERS = ("size", "nodes", "ranks_per_node", "ranks", "threads", "precision", "device")
 
 
 def format_command(program: str, spec: RunSpec) -> list[str]:
-    """The program's tokens with placeholders filled in."""
-    c = spec.config
-    values = {"size": spec.size, "nodes": c.nodes, "ranks_per_node": c.ranks_per_node,
-              "ranks": c.ranks, "threads": c.threads, "precision": c.precision,
-              "device": c.device}
+    """The program's tokens with placeholders filled in (the program rule's replacement)."""
     try:
-        text = program.format(**values)
-    except (KeyError, IndexError, ValueError) as exc:
-        raise ConfigError(f"--command: bad placeholder {exc}; use {{{'}, {'.join(PLACEHOLDERS)}}}") from None
-    tokens = shlex.split(text)
-    if not tokens:
-        raise ConfigError("--command is empty")
-    return tokens
+        return program_tokens(program, placeholder_values(spec.config, spec.size))
+    except ConfigError as exc:
+        raise ConfigError(f"--command: {exc}") from None
 
 
 def build_external_plan(program: str, label: str, *, sizes, nodes=None, ranks_per_node=None,
@@ -67,7 +61,7 @@ def build_external_plan(program: str, label: str, *, sizes, nodes=None, ranks_pe
     for size in size_list:
         for config in configs:
             spec = RunSpec(label, size, config, seed or 0, (("command", program),))
-            format_command(program, spec)  # bad placeholders fail now
+            format_command(program, spec)  # an unparsable command fails now
             runs.append(spec)
     if not runs:
         raise ConfigError("the ranges leave no configuration to run")
@@ -161,7 +155,7 @@ def classify(result: dict, timeout: float) -> tuple[str, str]:
         return "timeout", f"no exit within the {timeout:g} s timeout; killed"
     text = result["stdout"][-20000:] + "\n" + result["stderr"][-20000:]
     if code == 0:
-        return "ok", ""
+        return OK, ""
     last = next((ln.strip() for ln in reversed(result["stderr"].splitlines()) if ln.strip()),
                 "") or next((ln.strip() for ln in reversed(result["stdout"].splitlines())
                              if ln.strip()), "")
@@ -179,9 +173,9 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
     import socket
 
     from hpcds1mpi.launch import launchers
-    from hpcds1mpi.measure import meters as measure
+    from hpcds1mpi.measure import meters
+    from hpcds1mpi.measure.rows import base_row
     from hpcds1mpi.records import telemetry
-    from hpcds1mpi.measure.sweep import base_row
 
     pattern = None
     if fom_regex:
@@ -191,20 +185,19 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
             raise ConfigError(f"--fom-regex: {exc}") from None
         if pattern.groups < 1:
             raise ConfigError("--fom-regex needs a group, e.g. 'GFLOPS: ([0-9.]+)'")
-    kind = launcher or launchers.detect()
-    mpiexec = launchers.mpiexec_path() if kind == "mpiexec" else None
-    mpi_library = _launcher_version(mpiexec or "srun")
+    launch = launchers.local(launcher)
+    mpi_library = launchers.library_version(getattr(launch, "command", "srun"))
     writer = telemetry.TelemetryWriter(out, resume=resume,
                                        attrs={"plan": json.dumps(plan.source)})
     writer.open()
     try:
-        fp = measure.fingerprint(partition, hostnames=[socket.gethostname()],
+        fp = meters.fingerprint(partition, hostnames=[socket.gethostname()],
                                  mpi_library=mpi_library, gpu_aware=False)
         writer.machine(fp)
         machine_id = fp["machine_id"]
         sweep_id = hashlib.sha1(json.dumps(plan.source, sort_keys=True).encode()).hexdigest()[:12]
         todo = [s for s in plan.runs if (machine_id, s.run_id) not in writer.store.runs]
-        model = measure.power_model(partition)
+        model = meters.power_model(partition)
         bar = Progress(len(todo), enabled=progress)
         counts: dict[str, int] = {}
         sweep_start = time.perf_counter()
@@ -212,13 +205,12 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
         for done, spec in enumerate(todo):
             row = base_row(spec, machine_id, partition, sweep_id)
             program = dict(spec.extra)["command"]
-            tokens = launchers.launch_tokens(spec.config, launcher=kind, mpiexec=mpiexec) + \
-                format_command(program, spec)
+            tokens = launch.tokens(spec.config) + format_command(program, spec)
             row.update(kind="external", command=shlex.join(tokens))
             row["attempt"] = writer.start(row)
             row["started_at"] = time.time()
             env = dict(os.environ)
-            env.update(launchers.thread_env(spec.config))
+            env.update(launch.environment(spec.config))
             result = launch_once(tokens, env, plan.timeout)
             status, error = classify(result, plan.timeout)
             wall = result["wall_s"]
@@ -235,8 +227,8 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
                         row["fom"] = float(match.group(1))
                     except ValueError:
                         pass
-            if status in ("ok", "failed", "oom", "timeout") and wall > 0:
-                watts = measure.modelled_power(model, nodes=spec.config.nodes, window_s=wall,
+            if status not in UNINFORMATIVE_STATUSES and wall > 0:  # it ran: it drew power
+                watts = meters.modelled_power(model, nodes=spec.config.nodes, window_s=wall,
                                                cpu_s=result["cpu_s"])
                 row.update(avg_power_w=watts, energy_j=watts * wall, energy_source="modelled",
                            power_model=model.describe())
@@ -252,16 +244,3 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
         raise
     finally:
         writer.close()
-
-
-def _launcher_version(path: str) -> str:
-    try:
-        text = subprocess.run([path, "--version"], capture_output=True, text=True,
-                              timeout=10).stdout
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    for line in text.splitlines():
-        line = line.strip()
-        if line.startswith("Version:") or "Open MPI" in line or line.startswith("slurm"):
-            return f"{os.path.basename(path)} {line}"
-    return f"{os.path.basename(path)} " + (text.strip().splitlines() or ["unknown"])[0]

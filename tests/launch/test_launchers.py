@@ -1,50 +1,91 @@
-"""The launcher abstraction: srun / mpiexec tokens for a Configuration."""
+"""Launchers: one class per launcher, the same tokens for local launches and batch scripts."""
 
 from __future__ import annotations
 
 import pytest
 
-from hpcds1mpi.launch import launchers as launcher
+from hpcds1mpi.cluster import Cluster, Partition
 from hpcds1mpi.config import Configuration
-from hpcds1mpi.errors import LaunchError
+from hpcds1mpi.errors import ConfigError, LaunchError
+from hpcds1mpi.launch import launchers
 
 
-def test_srun_tokens():
-    tokens = launcher.launch_tokens(Configuration(2, 4, 3), launcher="srun")
-    assert tokens == ["srun", "-N", "2", "--ntasks-per-node", "4", "-c", "3",
-                      "--kill-on-bad-exit=1", "--mpi=pmi2"]
-    no_plugin = launcher.launch_tokens(Configuration(1, 1, 1), launcher="srun", mpi="")
+def test_srun_tokens_are_the_same_here_and_in_a_script():
+    config = Configuration(2, 4, 3)
+    tokens = launchers.launch_tokens(config, launcher="srun")
+    assert tokens == ["srun", "--nodes=2", "--ntasks=8", "--ntasks-per-node=4", "-c", "3",
+                      "--cpu-bind=cores", "--kill-on-bad-exit=1", "--mpi=pmi2"]
+    assert launchers.for_script("slurm").tokens(config) == tokens
+    no_plugin = launchers.launch_tokens(Configuration(1, 1, 1), launcher="srun", mpi="")
     assert not any(t.startswith("--mpi") for t in no_plugin)
+    assert launchers.Srun().binds_cores and not launchers.Mpiexec().binds_cores
 
 
 def test_mpiexec_tokens_one_and_many_nodes(monkeypatch):
-    assert launcher.launch_tokens(Configuration(1, 4, 2), launcher="mpiexec",
-                                  mpiexec="/x/mpiexec") == ["/x/mpiexec", "-n", "4"]
-    monkeypatch.setattr(launcher, "mpiexec_flavor", lambda path: "hydra")
-    assert launcher.launch_tokens(Configuration(2, 3, 1), launcher="mpiexec",
-                                  mpiexec="/x/mpiexec") == ["/x/mpiexec", "-n", "6", "-ppn", "3"]
-    monkeypatch.setattr(launcher, "mpiexec_flavor", lambda path: "openmpi")
-    assert launcher.launch_tokens(Configuration(2, 3, 1), launcher="mpiexec",
-                                  mpiexec="/x/mpiexec")[-2:] == ["--map-by", "ppr:3:node"]
+    assert launchers.launch_tokens(Configuration(1, 4, 2), launcher="mpiexec",
+                                   mpiexec="/x/mpiexec") == ["/x/mpiexec", "-n", "4"]
+    monkeypatch.setattr(launchers, "mpiexec_flavor", lambda path: "hydra")
+    assert isinstance(launchers.local("mpiexec", mpiexec="/x/mpiexec"), launchers.HydraMpiexec)
+    assert launchers.launch_tokens(Configuration(2, 3, 1), launcher="mpiexec",
+                                   mpiexec="/x/mpiexec") == ["/x/mpiexec", "-n", "6", "-ppn", "3"]
+    monkeypatch.setattr(launchers, "mpiexec_flavor", lambda path: "openmpi")
+    assert isinstance(launchers.local("mpiexec", mpiexec="/x/mpiexec"), launchers.OpenMpiMpirun)
+    assert launchers.launch_tokens(Configuration(2, 3, 1), launcher="mpiexec",
+                                   mpiexec="/x/mpiexec")[-2:] == ["--map-by", "ppr:3:node"]
+
+
+def test_script_launcher_from_the_cluster_file():
+    part = Partition("p", cores_per_node=8, memory_gb=8, max_nodes=2)
+    site = Cluster(name="s", partitions={"p": part}, mpi="pmix")
+    assert launchers.for_script("slurm", site) == launchers.Srun("pmix")
+    assert launchers.for_script("pbs", site).tokens(Configuration(2, 4, 2)) == \
+        ["mpiexec", "-n", "8"]
+    mpirun = Cluster(name="s", partitions={"p": part}, launcher="mpirun")
+    assert launchers.for_script("slurm", mpirun).tokens(Configuration(1, 2, 1)) == \
+        ["mpirun", "-n", "2"]
+    with pytest.raises(ConfigError, match="unknown"):
+        launchers.for_script("slurm", Cluster(name="s", partitions={"p": part}, launcher="aprun"))
+    with pytest.raises(ConfigError):
+        launchers.for_script("lsf")
 
 
 def test_detect_inside_and_outside_slurm(monkeypatch):
-    monkeypatch.setattr(launcher.shutil, "which", lambda name: f"/usr/bin/{name}")
-    assert launcher.detect({"SLURM_JOB_ID": "7"}) == "srun"
-    assert launcher.detect({}) == "mpiexec"
-    monkeypatch.setattr(launcher.shutil, "which", lambda name: None)
-    assert launcher.detect({"SLURM_JOB_ID": "7"}) == "mpiexec"  # no srun on PATH
+    monkeypatch.setattr(launchers.shutil, "which", lambda name: f"/usr/bin/{name}")
+    assert launchers.detect({"SLURM_JOB_ID": "7"}) == "srun"
+    assert launchers.detect({}) == "mpiexec"
+    monkeypatch.setattr(launchers.shutil, "which", lambda name: None)
+    assert launchers.detect({"SLURM_JOB_ID": "7"}) == "mpiexec"  # no srun on PATH
 
 
-def test_unknown_launcher_and_thread_env():
+def test_unknown_launcher_and_environment():
     with pytest.raises(LaunchError, match="unknown launcher"):
-        launcher.launch_tokens(Configuration(), launcher="aprun")
-    env = launcher.thread_env(Configuration(1, 1, 4, "cpu", "fp32"))
+        launchers.launch_tokens(Configuration(), launcher="aprun")
+    env = launchers.Srun().environment(Configuration(1, 1, 4, "cpu", "fp32"))
     assert env["OMP_NUM_THREADS"] == "4" and env["HPCDS1MPI_PRECISION"] == "fp32"
+    assert env["OMP_PROC_BIND"] == "close"
+    assert "OMP_PROC_BIND" not in launchers.Mpiexec().environment(Configuration(1, 1, 4))
 
 
 def test_venv_mpiexec_found_and_flavor():
-    path = launcher.mpiexec_path()
+    path = launchers.mpiexec_path()
     assert path.endswith("mpiexec")
-    assert launcher.mpiexec_flavor(path) == "hydra"  # the mpich wheel
-    assert launcher.total_tokens(3, launcher="srun") == ["srun", "-n", "3", "--mpi=pmi2"]
+    assert launchers.mpiexec_flavor(path) == "hydra"  # the mpich wheel
+    assert launchers.total_tokens(3, launcher="srun") == ["srun", "-n", "3", "--mpi=pmi2"]
+    assert launchers.total_tokens(3, launcher="mpiexec") == [path, "-n", "3"]
+    assert launchers.library_version(path).startswith("mpiexec ")
+
+
+def test_the_version_is_asked_once_per_path(tmp_path, monkeypatch):
+    calls = []
+    real_run = launchers.subprocess.run
+
+    def counting_run(argv, **kw):
+        calls.append(argv)
+        return real_run(["echo", "Open MPI 5.0"], **kw)
+
+    monkeypatch.setattr(launchers.subprocess, "run", counting_run)
+    path = str(tmp_path / "mpiexec")
+    assert launchers.mpiexec_flavor(path) == "openmpi"
+    assert launchers.library_version(path) == "mpiexec Open MPI 5.0"
+    launchers.local("mpiexec", mpiexec=path)
+    assert calls == [[path, "--version"]]

@@ -1,4 +1,5 @@
-"""Batch-script rendering: golden directive lines, bash -n, and injection in every field."""
+"""Batch-script assembly: bash -n, the program rule in every script, injection in every field,
+calibration and tune scripts."""
 
 from __future__ import annotations
 
@@ -10,75 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from hpcds1mpi.launch import scripts as batch
-from hpcds1mpi.launch.scripts import BatchJob, CalibrationStep
-from hpcds1mpi.cluster import Cluster, Partition
 from hpcds1mpi.config import Configuration
 from hpcds1mpi.errors import ConfigError
-
-GOLDEN = Path(__file__).parents[1] / "golden"
-
-CPU = Partition("cpu", cores_per_node=64, memory_gb=256, max_nodes=16)
-GPU = Partition("gpu", cores_per_node=32, memory_gb=512, max_nodes=8, gpus_per_node=4,
-                gpu_memory_gb=40, slurm_partition="gpu_a100")
-
-
-def site(**kw) -> Cluster:
-    base = dict(name="site", partitions={"cpu": CPU, "gpu": GPU}, account="proj42",
-                qos="normal", modules=["openmpi/4.1.5", "cuda/12.2"], gres_syntax="gpus-per-node",
-                mpi="pmix", preamble=["source /etc/profile"])
-    base.update(kw)
-    return Cluster(**base)
-
-
-def cpu_job(**kw) -> BatchJob:
-    base = dict(config=Configuration(4, 16, 4, "cpu", "fp32"), partition=CPU,
-                program="./stencil --n {size} --precision {precision}", size=4096,
-                time_limit_s=batch.time_limit_s(600.0), cluster=site(), job_name="stencil-run",
-                output="logs/%x-%j.out")
-    base.update(kw)
-    return BatchJob(**base)
-
-
-def gpu_job(**kw) -> BatchJob:
-    base = dict(config=Configuration(2, 4, 8, "gpu", "bf16"), partition=GPU, program="./gemm",
-                time_limit_s=25 * 3600, cluster=site(account="", qos=""), job_name="gemm-gpu",
-                exclusive=True)
-    base.update(kw)
-    return BatchJob(**base)
-
-
-def golden(name: str) -> list[str]:
-    return (GOLDEN / name).read_text().splitlines()
-
-
-# ---- golden directive lines -----------------------------------------------------------------
-
-
-def test_slurm_cpu_directives_match_golden():
-    assert batch.slurm_directives(cpu_job()) == golden("slurm_cpu.txt")
-
-
-def test_slurm_gpu_directives_use_site_gres_syntax():
-    assert batch.slurm_directives(gpu_job(cluster=site(account="", qos="", gres_syntax="gres"))) \
-        == golden("slurm_gpu_gres.txt")
-    assert batch.slurm_directives(gpu_job()) == golden("slurm_gpu_gpus_per_node.txt")
-
-
-def test_pbs_directives_match_golden():
-    assert batch.pbs_directives(cpu_job()) == golden("pbs_cpu.txt")
-    assert batch.pbs_directives(gpu_job()) == golden("pbs_gpu.txt")
-
-
-def test_time_limit_from_upper_quantile_with_margin_and_floor():
-    assert batch.time_limit_s(600.0) == 900  # 600 x 1.5 = 900 s = 15 min exactly
-    assert batch.time_limit_s(601.0) == 960  # 901.5 s rounds up to 16 min
-    assert batch.time_limit_s(0.02) == 60  # floor
-    assert batch.format_slurm_time(90061) == "1-01:01:01"
-    assert batch.format_pbs_walltime(90061) == "25:01:01"
-    for bad in (0, -1.0, float("nan"), float("inf")):
-        with pytest.raises(ConfigError):
-            batch.time_limit_s(bad)
+from hpcds1mpi.launch import directives, scripts as batch
+from hpcds1mpi.launch.directives import BatchJob
+from hpcds1mpi.launch.scripts import CalibrationStep
+from tests.launch.jobs import CPU, GPU, cpu_job, gpu_job, site
 
 
 # ---- launcher tokens and assembly -----------------------------------------------------------
@@ -87,12 +25,17 @@ def test_time_limit_from_upper_quantile_with_margin_and_floor():
 def test_launcher_tokens_pass_cpus_per_task_explicitly():
     config = Configuration(2, 8, 4)
     assert batch.launcher_tokens("slurm", config, site()) == [
-        "srun", "--nodes=2", "--ntasks-per-node=8", "-c", "4", "--cpu-bind=cores",
+        "srun", "--nodes=2", "--ntasks=16", "--ntasks-per-node=8", "-c", "4", "--cpu-bind=cores",
         "--kill-on-bad-exit=1", "--mpi=pmix"]
     assert batch.launcher_tokens("pbs", config, site()) == ["mpiexec", "-n", "16"]
     assert batch.launcher_tokens("pbs", config, site(launcher="mpirun"))[0] == "mpirun"
     with pytest.raises(ConfigError):
         batch.launcher_tokens("slurm", config, site(mpi="pmi2; rm -rf /"))
+
+
+def _exports(text: str) -> dict:
+    return dict(line[len("export "):].split("=", 1) for line in text.splitlines()
+                if line.startswith("export "))
 
 
 @pytest.mark.parametrize("scheduler", ["slurm", "pbs"])
@@ -102,17 +45,28 @@ def test_rendered_script_is_valid_bash_and_complete(scheduler):
         batch.check_bash_syntax(text)
         lines = text.splitlines()
         assert lines[0] == "#!/bin/bash"
-        directives = batch.slurm_directives(job) if scheduler == "slurm" else \
-            batch.pbs_directives(job)
         # Directives come straight after the shebang, before any command.
-        assert lines[1:1 + len(directives)] == directives
-        assert f"export OMP_NUM_THREADS={job.config.threads}" in lines
-        assert "export OMP_PLACES=cores" in lines and "export OMP_PROC_BIND=close" in lines
-        assert f"export HPCDS1MPI_PRECISION={job.config.precision}" in lines
+        assert lines[1:1 + len(directives.directives(job, scheduler))] == \
+            directives.directives(job, scheduler)
+        threads = str(job.config.threads)
+        expected = {"OMP_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads,
+                    "MKL_NUM_THREADS": threads, "HPCDS1MPI_THREADS": threads,
+                    "HPCDS1MPI_PRECISION": job.config.precision,
+                    "HPCDS1MPI_DEVICE": job.config.device}
+        if scheduler == "slurm":  # srun -c T --cpu-bind=cores: each rank has its own cores
+            expected.update(OMP_PLACES="cores", OMP_PROC_BIND="close")
+        assert _exports(text) == expected
         assert "module load openmpi/4.1.5" in lines
         assert "source /etc/profile" in lines
     text = batch.render(cpu_job(), scheduler)
     assert text.rstrip().splitlines()[-1].endswith("./stencil --n 4096 --precision fp32")
+
+
+def test_extra_environment_is_exported_and_checked():
+    text = batch.render(cpu_job(extra_env={"MY_FLAG": "a b"}))
+    assert "export MY_FLAG='a b'" in text.splitlines()
+    with pytest.raises(ConfigError):
+        batch.render(cpu_job(extra_env={"BAD NAME": "1"}))
 
 
 def test_bash_syntax_check_catches_broken_script():
@@ -229,7 +183,12 @@ def test_calibration_script_is_valid_and_sized_for_every_step(tmp_path):
     # The allocation holds the widest step: 8 cores per node as 2 tasks x 4 CPUs.
     assert "#SBATCH --ntasks-per-node=2" in text and "#SBATCH --cpus-per-task=4" in text
     assert text.count("hpcds1mpi sweep") == 3
-    assert "OMP_NUM_THREADS=8 HPCDS1MPI_PRECISION=fp32" in text
+    # Each step: the program rule's environment, then srun with exactly its own layout.
+    step = [line for line in text.splitlines() if line.startswith("OMP_NUM_THREADS=8 ")]
+    assert step == ["OMP_NUM_THREADS=8 OPENBLAS_NUM_THREADS=8 MKL_NUM_THREADS=8 OMP_PLACES=cores "
+                    "OMP_PROC_BIND=close HPCDS1MPI_THREADS=8 HPCDS1MPI_PRECISION=fp32 "
+                    "HPCDS1MPI_DEVICE=cpu \\"]
+    assert "srun --nodes=2 --ntasks=2 --ntasks-per-node=1 -c 8 --cpu-bind=cores" in text
     with pytest.raises(ConfigError):
         batch.render_calibration(steps, CPU, "mykernel", 2048)  # GPU step on a CPU partition
     with pytest.raises(ConfigError):
@@ -245,3 +204,26 @@ def test_calibration_for_external_program_quotes_the_command(tmp_path):
     launch = [line for line in text.splitlines() if "hpcds1mpi sweep" in line][0]
     tokens = shlex.split(launch.split("||")[0])
     assert tokens[tokens.index("--command") + 1] == "./app --n {size}; rm -rf ~"
+    # The program's sweep launches the program with srun itself: the step is not under srun
+    # (R copies of the sweep would each launch it).
+    assert tokens[0] == "hpcds1mpi" and "srun" not in tokens
+
+
+# ---- the script tune --submit submits ---------------------------------------------------------
+
+
+def test_tune_script_comes_from_the_template_with_checked_directives():
+    text = batch.render_tune(["--kernel", "gemm", "--size", "64", "--out", "t h.h5"], CPU,
+                             nodes=2, cores=64, time_limit_s=900, job_name="hpcds1mpi-tune-gemm",
+                             exe="/opt/venv/bin/hpcds1mpi", bin_dir="/opt/venv/bin")
+    batch.check_bash_syntax(text)
+    lines = text.splitlines()
+    assert lines[1:7] == ["#SBATCH --job-name=hpcds1mpi-tune-gemm", "#SBATCH --partition=cpu",
+                          "#SBATCH --nodes=2", "#SBATCH --ntasks-per-node=64",
+                          "#SBATCH --cpus-per-task=1", "#SBATCH --time=00:15:00"]
+    assert "export PATH=/opt/venv/bin:$PATH" in lines
+    assert lines[-1] == "/opt/venv/bin/hpcds1mpi tune --kernel gemm --size 64 --out 't h.h5'"
+    with pytest.raises(ConfigError):
+        batch.render_tune([], CPU, nodes=1, cores=64, time_limit_s=900, job_name="x;y")
+    with pytest.raises(ConfigError, match="nodes"):
+        batch.render_tune([], CPU, nodes=99, cores=64, time_limit_s=900, job_name="t")

@@ -1,0 +1,127 @@
+"""The search space of a tuning session: the configurations its allocation can hold.
+
+:class:`Space` holds them in a fixed order and knows each one's neighbours (one knob changed);
+:func:`workload_space` builds it for a kernel or a user's program, :func:`allocation` says
+what the allocation is, :func:`default_config` is the rules-of-thumb start.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Sequence
+
+from hpcds1mpi.config import DEVICES, PRECISIONS, Configuration
+from hpcds1mpi.errors import ConfigError
+
+
+def config_key(config: Configuration) -> tuple:
+    return (config.nodes, config.ranks_per_node, config.threads, config.device, config.precision)
+
+
+@dataclass
+class Space:
+    """The configurations a tuning session may run (those the allocation can hold).
+
+    Attributes:
+        configs: every allowed configuration, in a fixed order.
+    """
+
+    configs: list[Configuration]
+
+    def __post_init__(self) -> None:
+        self._keys = {config_key(c): i for i, c in enumerate(self.configs)}
+        if not self.configs:
+            raise ConfigError("no configuration fits the allocation; ask for more cores or nodes")
+
+    def __contains__(self, config: Configuration) -> bool:
+        return config_key(config) in self._keys
+
+    def index(self, config: Configuration) -> int:
+        return self._keys[config_key(config)]
+
+    def neighbours(self, config: Configuration) -> list[Configuration]:
+        """Configurations one knob away, in a fixed heuristic order: more parallelism, ranks
+        traded for threads, less parallelism, then other precisions and devices."""
+        c = config
+        same = (c.device, c.precision)
+        moves = [
+            Configuration(c.nodes, c.ranks_per_node * 2, c.threads, *same),
+            Configuration(c.nodes, c.ranks_per_node, c.threads * 2, *same),
+            Configuration(c.nodes * 2, c.ranks_per_node, c.threads, *same),
+        ]
+        # Trading ranks for threads at the same core count.
+        if c.threads > 1:
+            moves.append(Configuration(c.nodes, c.ranks_per_node * 2, c.threads // 2, *same))
+        if c.ranks_per_node > 1:
+            moves.append(Configuration(c.nodes, c.ranks_per_node // 2, c.threads * 2, *same))
+        if c.ranks_per_node > 1:
+            moves.append(Configuration(c.nodes, c.ranks_per_node // 2, c.threads, *same))
+        if c.threads > 1:
+            moves.append(Configuration(c.nodes, c.ranks_per_node, c.threads // 2, *same))
+        if c.nodes > 1:
+            moves.append(Configuration(c.nodes // 2, c.ranks_per_node, c.threads, *same))
+        moves += [Configuration(c.nodes, c.ranks_per_node, c.threads, c.device, p)
+                  for p in PRECISIONS if p != c.precision]
+        moves += [Configuration(c.nodes, c.ranks_per_node, c.threads, d, c.precision)
+                  for d in DEVICES if d != c.device]
+        return [m for m in moves if m in self]
+
+
+def build_space(partition, *, max_nodes: int, cores_per_node: int | None = None,
+                devices: Sequence[str] | None = None, precisions: Sequence[str] | None = None,
+                uses_threads: bool = True) -> Space:
+    """Every configuration of System 1's grid that fits ``max_nodes`` nodes of ``partition``
+    with ``cores_per_node`` usable cores each (the allocation)."""
+    from dataclasses import replace
+
+    from hpcds1mpi.config import configuration_grid
+
+    cores = int(cores_per_node or partition.cores_per_node)
+    part = replace(partition, max_nodes=max(1, int(max_nodes)), cores_per_node=cores)
+    grid = configuration_grid(part, max_nodes=max_nodes, devices=devices, precisions=precisions,
+                              uses_threads=uses_threads)
+    configs = [Configuration(int(n), int(r), int(t), DEVICES[int(d)], PRECISIONS[int(p)])
+               for n, r, t, d, p in zip(grid["nodes"], grid["ranks_per_node"], grid["threads"],
+                                        grid["device_code"], grid["precision_code"])]
+    return Space(configs)
+
+
+def workload_space(partition, kernel: str | None, *, max_nodes: int,
+                   cores_per_node: int | None = None) -> Space:
+    """:func:`build_space` for a kernel (only the devices, precisions and threads it declares)
+    or, with ``kernel`` None, for a user's program (everything the partition offers)."""
+    devices = ["cpu", "gpu"] if partition.gpus_per_node else ["cpu"]
+    precisions, uses_threads = None, True
+    if kernel is not None:
+        from hpcds1mpi import kernels as registry
+
+        k = registry.get(kernel)
+        devices = [d for d in k.devices if d in devices]
+        precisions, uses_threads = list(k.precisions), bool(k.uses_threads)
+    return build_space(partition, max_nodes=max_nodes, cores_per_node=cores_per_node,
+                       devices=devices, precisions=precisions, uses_threads=uses_threads)
+
+
+def allocation(partition, launcher: str, layout=None) -> tuple[int, int]:
+    """(nodes, cores per node) a tune may use: the launched layout in-process, the Slurm
+    allocation under srun, this node under mpiexec."""
+    if layout is not None:
+        return layout.nodes, partition.cores_per_node
+    if launcher == "srun":
+        nodes = int(os.environ.get("SLURM_JOB_NUM_NODES") or os.environ.get("SLURM_NNODES") or 1)
+        cpus = os.environ.get("SLURM_CPUS_ON_NODE", "")
+        cores = int(cpus) if cpus.isdigit() else partition.cores_per_node
+        return nodes, min(cores, partition.cores_per_node) or cores
+    return 1, partition.cores_per_node  # mpiexec without a host file: this node only
+
+
+def default_config(space: Space, cores_per_node: int) -> Configuration:
+    """The rules-of-thumb start: one node, every core a rank, one thread, CPU, fp64 (or the
+    closest configuration the space has)."""
+    want = Configuration(1, cores_per_node, 1, "cpu", "fp64")
+    if want in space:
+        return want
+    cpu64 = [c for c in space.configs if c.device == "cpu" and c.precision == "fp64"
+             and c.nodes == 1] or space.configs
+    return max(cpu64, key=lambda c: (c.ranks_per_node * c.threads, c.ranks_per_node))

@@ -1,0 +1,263 @@
+"""A batch job's description and its scheduler directives (``#SBATCH`` / ``#PBS`` lines).
+
+This is the first of the three roles of a batch script (as ReFrame keeps them): the scheduler
+emits directive lines, the launcher (:mod:`hpcds1mpi.launch.launchers`) returns the command
+tokens, the assembler (:mod:`hpcds1mpi.launch.scripts`) joins them through the templates in
+``jobscripts/``.
+
+Every value a user or a cluster file provides is checked before it reaches a script:
+
+* values that land in ``#SBATCH``/``#PBS`` lines (job name, partition, account, QOS, output
+  path) and module names must match a conservative pattern, because ``sbatch`` strips quotes
+  and expands nothing there, and a newline would start a new directive or command;
+* any control character (newline, carriage return, NUL, ...) anywhere is rejected.
+
+A rejected value raises :class:`~hpcds1mpi.errors.ConfigError` with a one-line message.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shlex
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Sequence
+
+from hpcds1mpi.config import Configuration, check_fits
+from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.launch import launchers, program as program_rule
+from hpcds1mpi.launch.program import no_control
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hpcds1mpi.cluster import Cluster, Partition
+
+SCHEDULERS = ("slurm", "pbs")
+
+# Patterns for values that end up unquoted in directive lines (sbatch strips quotes, expands
+# nothing) or in `module load` lines. Deliberately narrow: letters, digits and a few marks.
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
+ACCOUNT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+MODULE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+/-]{0,127}$")
+# Output paths may hold Slurm's %j/%x patterns and directories; no spaces, no shell syntax.
+PATH_RE = re.compile(r"^[A-Za-z0-9._%/+-][A-Za-z0-9._%/+=-]{0,1023}$")
+
+#: Default multiplier on the predicted upper-quantile runtime and the floor of a time limit.
+TIME_MARGIN = 1.5
+TIME_FLOOR_S = 60
+
+
+def check_value(value: str, what: str, pattern: re.Pattern = NAME_RE) -> str:
+    """Return ``value`` if it is safe for a directive line, else raise :class:`ConfigError`.
+
+    Args:
+        value: the user- or cluster-file-provided text.
+        what: what it is, for the message (e.g. ``"job name"``).
+        pattern: the allowed shape.
+    """
+    no_control(value, what)
+    if not pattern.match(value):
+        raise ConfigError(
+            f"{what} {value!r} has characters not allowed in a batch script "
+            "(use letters, digits and . _ - only)"
+        )
+    return value
+
+
+def check_job_name(value: str) -> str:
+    """A job name that is safe in a directive line."""
+    return check_value(value, "job name", NAME_RE)
+
+
+def check_output_path(value: str) -> str:
+    """An output path that is safe in a directive line (``%j``/``%x`` allowed)."""
+    no_control(value, "output path")
+    if not PATH_RE.match(value):
+        raise ConfigError(
+            f"output path {value!r} has characters not allowed in a batch script "
+            "(use letters, digits, / . _ - % only, no spaces or quotes)"
+        )
+    return value
+
+
+def check_preamble_line(value: str) -> str:
+    """A site preamble line from the cluster file: raw shell written by the site, one line."""
+    return no_control(value, "preamble line")
+
+
+def time_limit_s(runtime_hi_s: float, margin: float = TIME_MARGIN,
+                 floor_s: int = TIME_FLOOR_S) -> int:
+    """Time limit from a predicted upper-quantile runtime: ×margin, floored, whole minutes.
+
+    Raises:
+        ConfigError: a runtime that is not a finite positive number.
+    """
+    if not isinstance(runtime_hi_s, (int, float)) or not math.isfinite(runtime_hi_s) \
+            or runtime_hi_s <= 0:
+        raise ConfigError(f"predicted runtime {runtime_hi_s!r} is not a positive number")
+    seconds = max(float(floor_s), float(runtime_hi_s) * margin)
+    return int(math.ceil(seconds / 60.0) * 60)
+
+
+def format_slurm_time(seconds: int) -> str:
+    """``D-HH:MM:SS`` beyond a day, else ``HH:MM:SS``."""
+    seconds = int(seconds)
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days}-{hours:02d}:{minutes:02d}:{secs:02d}"
+    return f"{hours:02d}:{minutes:02d}:{secs:02d}"
+
+
+def format_pbs_walltime(seconds: int) -> str:
+    """``HH:MM:SS`` (hours may exceed 24, as PBS Pro accepts)."""
+    seconds = int(seconds)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours:02d}:{minutes:02d}:{secs:02d}"
+
+
+@dataclass
+class BatchJob:
+    """Everything a batch script needs.
+
+    Attributes:
+        config: the configuration to run.
+        partition: where it runs.
+        program: the program's command line (or tokens); may use ``{precision}`` etc.
+        time_limit_s: time limit, s (see :func:`time_limit_s`).
+        cluster: site settings (account, QOS, modules, GRES syntax, MPI, preamble); optional.
+        job_name: the scheduler's job name.
+        output: the job's stdout path (Slurm ``%j``/``%x`` patterns allowed); optional.
+        exclusive: ask for whole nodes.
+        account / qos: override the cluster file's values.
+        size: the problem size, for the ``{size}`` placeholder.
+        summary: a comment line written at the top (sanitised).
+        extra_env: more variables exported before the launch.
+        gpus: GPUs per node to request; default one per rank on GPU configurations.
+    """
+
+    config: Configuration
+    partition: "Partition"
+    program: str | Sequence[str]
+    time_limit_s: int = 3600
+    cluster: "Cluster | None" = None
+    job_name: str = "hpcds1mpi"
+    output: str | None = None
+    exclusive: bool = False
+    account: str | None = None
+    qos: str | None = None
+    size: int | None = None
+    summary: str = ""
+    extra_env: dict = field(default_factory=dict)
+    gpus: int | None = None
+
+    # ---- derived, validated values -------------------------------------------------------
+    def site(self, key: str):
+        return getattr(self.cluster, key) if self.cluster is not None else None
+
+    def queue(self) -> str:
+        name = self.partition.slurm_partition or self.partition.name
+        return check_value(name, "partition", ACCOUNT_RE)
+
+    def account_value(self) -> str:
+        value = self.account if self.account is not None else (self.site("account") or "")
+        return check_value(value, "account", ACCOUNT_RE) if value else ""
+
+    def qos_value(self) -> str:
+        value = self.qos if self.qos is not None else (self.site("qos") or "")
+        return check_value(value, "qos", ACCOUNT_RE) if value else ""
+
+    def modules(self) -> list[str]:
+        return [check_value(m, "module", MODULE_RE) for m in (self.site("modules") or [])]
+
+    def preamble(self) -> list[str]:
+        return [check_preamble_line(line) for line in (self.site("preamble") or [])]
+
+    def gpus_per_node(self) -> int:
+        if self.gpus is not None:
+            return int(self.gpus)
+        return self.config.ranks_per_node if self.config.device == "gpu" else 0
+
+    def placeholder_values(self) -> dict:
+        return program_rule.placeholder_values(self.config, self.size)
+
+    def launcher(self, scheduler: str) -> launchers.Launcher:
+        """The launcher this job's script writes under ``scheduler``."""
+        return launchers.for_script(scheduler, self.cluster)
+
+    def environment(self, scheduler: str = "slurm") -> list[tuple[str, str]]:
+        """(name, already-quoted value) pairs exported before the launch: the program rule's
+        environment (:func:`hpcds1mpi.launch.program.environment`) under this job's launcher."""
+        env = self.launcher(scheduler).environment(self.config, self.extra_env)
+        return [(k, shlex.quote(v)) for k, v in env.items()]
+
+    def validate(self) -> None:
+        """Check every field; raise :class:`ConfigError` on the first bad one."""
+        check_job_name(self.job_name)
+        if self.output is not None:
+            check_output_path(self.output)
+        check_fits(self.config, self.partition)
+        if not isinstance(self.time_limit_s, int) or self.time_limit_s < 60:
+            raise ConfigError(f"time limit must be at least 60 s, got {self.time_limit_s!r}")
+        self.queue(), self.account_value(), self.qos_value(), self.modules(), self.preamble()
+        self.launcher("slurm")  # checks the cluster file's launcher and srun --mpi value
+        program_rule.program_tokens(self.program, self.placeholder_values())
+
+
+def slurm_directives(job: BatchJob) -> list[str]:
+    """The ``#SBATCH`` lines of ``job`` (validated)."""
+    job.validate()
+    c = job.config
+    lines = [
+        f"--job-name={job.job_name}",
+        f"--partition={job.queue()}",
+        f"--nodes={c.nodes}",
+        f"--ntasks-per-node={c.ranks_per_node}",
+        f"--cpus-per-task={c.threads}",
+    ]
+    gpus = job.gpus_per_node()
+    if gpus:
+        if (job.site("gres_syntax") or "gpus-per-node") == "gres":
+            lines.append(f"--gres=gpu:{gpus}")
+        else:
+            lines.append(f"--gpus-per-node={gpus}")
+    lines.append(f"--time={format_slurm_time(job.time_limit_s)}")
+    if job.exclusive:
+        lines.append("--exclusive")
+    if job.account_value():
+        lines.append(f"--account={job.account_value()}")
+    if job.qos_value():
+        lines.append(f"--qos={job.qos_value()}")
+    if job.output is not None:
+        lines.append(f"--output={job.output}")
+    return [f"#SBATCH {line}" for line in lines]
+
+
+def pbs_directives(job: BatchJob) -> list[str]:
+    """The ``#PBS`` lines of ``job`` (validated). QOS has no PBS Pro equivalent: not written."""
+    job.validate()
+    c = job.config
+    chunk = (f"select={c.nodes}:ncpus={c.ranks_per_node * c.threads}"
+             f":mpiprocs={c.ranks_per_node}:ompthreads={c.threads}")
+    if job.gpus_per_node():
+        chunk += f":ngpus={job.gpus_per_node()}"
+    lines = [
+        f"-N {job.job_name}",
+        f"-q {job.queue()}",
+        f"-l {chunk}",
+        "-l place=scatter:excl" if job.exclusive else "-l place=scatter",
+        f"-l walltime={format_pbs_walltime(job.time_limit_s)}",
+    ]
+    if job.account_value():
+        lines.append(f"-A {job.account_value()}")
+    if job.output is not None:
+        lines += [f"-o {job.output}", "-j oe"]
+    return [f"#PBS {line}" for line in lines]
+
+
+def directives(job: BatchJob, scheduler: str) -> list[str]:
+    """The directive lines of ``job`` for ``scheduler`` (``slurm`` or ``pbs``)."""
+    if scheduler not in SCHEDULERS:
+        raise ConfigError(f"--emit must be one of {', '.join(SCHEDULERS)}, got {scheduler!r}")
+    return slurm_directives(job) if scheduler == "slurm" else pbs_directives(job)

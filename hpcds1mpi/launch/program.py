@@ -1,0 +1,130 @@
+"""The program rule: how a user's program command line becomes argv, and what environment it gets.
+
+One rule for every place a program is started or written down: the sweep's external-program
+mode (``sweep --command``), System 2's launches, the calibration script and the recommended
+batch script. So the job a user submits is the job that was measured.
+
+* **Placeholders** ``{size} {nodes} {ranks_per_node} {ranks} {threads} {precision} {device}``
+  are filled by plain text replacement; any other ``{...}`` (``awk '{print $1}'``, a JSON
+  argument) stays literal. :func:`program_tokens` is the only place that fills them.
+* **Environment**: :func:`environment` is the only place that says which variables a program's
+  ranks get.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Sequence
+
+from hpcds1mpi.config import Configuration
+from hpcds1mpi.errors import ConfigError
+
+#: Placeholders a program command line may use; filled per configuration.
+PLACEHOLDERS = ("size", "nodes", "ranks_per_node", "ranks", "threads", "precision", "device")
+
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+_ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def no_control(value: str, what: str) -> str:
+    """Return ``value`` if it is text without control characters, else raise ConfigError.
+
+    A newline or carriage return in anything written into a script would start a new line
+    there (a new directive or command), so it is refused everywhere.
+    """
+    if not isinstance(value, str):
+        raise ConfigError(f"{what} must be text, got {value!r}")
+    if _CONTROL_RE.search(value):
+        raise ConfigError(f"{what} {value!r} contains a newline or control character; remove it")
+    return value
+
+
+def placeholder_values(config: Configuration, size: int | None = None) -> dict:
+    """The placeholder values of ``config`` (``size`` only when known)."""
+    values = {"precision": config.precision, "device": config.device,
+              "threads": config.threads, "ranks": config.ranks, "nodes": config.nodes,
+              "ranks_per_node": config.ranks_per_node}
+    if size is not None:
+        values["size"] = size
+    return values
+
+
+def program_tokens(program: str | Sequence[str], values: dict | None = None) -> list[str]:
+    """Split a program command line into argv tokens and fill placeholders.
+
+    Args:
+        program: a command line (split like a POSIX shell would, quotes honoured) or a token
+            list.
+        values: placeholder values, e.g. ``{"precision": "fp32"}`` (see
+            :func:`placeholder_values`); ``{precision}`` in any token is replaced. Unknown
+            ``{...}`` text, and placeholders without a value, are left as they are.
+
+    Returns:
+        The tokens, not yet quoted.
+
+    Raises:
+        ConfigError: empty program, unbalanced quotes, or a control character.
+    """
+    if isinstance(program, str):
+        no_control(program, "program")
+        try:
+            tokens = shlex.split(program)
+        except ValueError as exc:
+            raise ConfigError(f"program {program!r} cannot be parsed ({exc}); fix its quoting")
+    else:
+        tokens = [no_control(str(t), "program argument") for t in program]
+    if not tokens:
+        raise ConfigError("program is empty; pass --program \"./my_app ...\"")
+    values = values or {}
+    filled = []
+    for token in tokens:
+        for key in PLACEHOLDERS:
+            if key in values:
+                token = token.replace("{" + key + "}", str(values[key]))
+        filled.append(token)
+    return filled
+
+
+def quote_tokens(tokens: Sequence[str]) -> str:
+    """Join argv tokens into one shell-inert command line."""
+    return " ".join(shlex.quote(t) for t in tokens)
+
+
+def environment(config: Configuration, *, binds_cores: bool,
+                extra: dict | None = None) -> dict[str, str]:
+    """The environment variables a program's ranks get for ``config``, in a fixed order.
+
+    * ``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS``: the threads per
+      rank. An HPC program threads through OpenMP or through its BLAS; a BLAS left at its
+      default starts one thread per core in every rank and oversubscribes the node.
+    * ``OMP_PLACES=cores``, ``OMP_PROC_BIND=close`` only where the launcher binds every rank
+      to its own cores (``srun -c T --cpu-bind=cores``): threads then stay on their rank's
+      cores. Where ranks are not bound, or bound to a shared socket (``mpiexec`` without
+      options), close binding would pin every rank's first thread to the same core.
+    * ``HPCDS1MPI_THREADS``, ``HPCDS1MPI_PRECISION``, ``HPCDS1MPI_DEVICE``: the configuration,
+      for programs that read it (placeholders are the other way).
+
+    Args:
+        config: the configuration the ranks run.
+        binds_cores: whether the launcher binds each rank to its own cores.
+        extra: more variables (validated names, values without control characters).
+
+    Returns:
+        ``{name: value}``, values unquoted.
+
+    Raises:
+        ConfigError: an invalid name or a control character in an extra value.
+    """
+    threads = str(config.threads)
+    env = {"OMP_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads,
+           "MKL_NUM_THREADS": threads}
+    if binds_cores:
+        env.update(OMP_PLACES="cores", OMP_PROC_BIND="close")
+    env.update(HPCDS1MPI_THREADS=threads, HPCDS1MPI_PRECISION=config.precision,
+               HPCDS1MPI_DEVICE=config.device)
+    for key, value in (extra or {}).items():
+        if not _ENV_NAME_RE.match(str(key)):
+            raise ConfigError(f"environment variable name {key!r} is not valid")
+        env[str(key)] = no_control(str(value), f"value of {key}")
+    return env

@@ -1,0 +1,184 @@
+"""System 2's runners: measure one configuration for real and return its runs-table row.
+
+The search (:func:`hpcds1mpi.decide.system2.tune`) calls ``evaluate(config)``; the runners here
+make that run, each through the one "sweep one configuration" description
+(:class:`~hpcds1mpi.launch.sweep_step.SweepStep`, of which :class:`RunSettings` is System 2's
+defaults):
+
+* :class:`InProcessRunner` — one-configuration sweeps on sub-communicators of the launched
+  world (``mpiexec -n P hpcds1mpi tune ...``);
+* :class:`LaunchRunner` — each configuration launched with srun / mpiexec (a kernel as a
+  one-configuration ``hpcds1mpi sweep`` under the launcher, a user's program through the
+  external-program mode).
+
+Both write every run to the telemetry file and read the row back from it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from hpcds1mpi.config import Configuration
+from hpcds1mpi.errors import LaunchError
+from hpcds1mpi.launch.sweep_step import SweepStep
+
+#: Launch environment variables that say this process is one rank of an MPI launch.
+LAUNCHED_VARS = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_FD")
+
+
+def launched_under_mpi(env: dict | None = None) -> bool:
+    """True when this process is one rank of an mpiexec / srun --mpi launch."""
+    env = os.environ if env is None else env
+    return any(v in env for v in LAUNCHED_VARS)
+
+
+def row_of(out: str, run_id: str) -> dict:
+    """The last telemetry row of ``run_id`` in ``out``, or a ``crashed`` row saying why none."""
+    from hpcds1mpi.errors import TelemetryError
+    from hpcds1mpi.records import telemetry
+
+    try:
+        store = telemetry.load(out)
+    except TelemetryError as exc:
+        return {"status": "crashed", "error": f"no telemetry record ({exc})", "run_id": run_id}
+    rows = [row for (_, rid), row in store.runs.items() if rid == run_id]
+    if not rows:
+        return {"status": "crashed", "error": "the run left no record in the telemetry file",
+                "run_id": run_id}
+    return dict(rows[-1])
+
+
+@dataclass
+class RunSettings(SweepStep):
+    """How System 2 measures each configuration: a :class:`SweepStep` with System 2's
+    defaults (at least 0.2 s, up to 5 repeats, one warm-up, 600 s timeout, no snapshots)."""
+
+    min_time: float | None = 0.2
+    max_repeats: int | None = 5
+    warmup: int | None = 1
+    timeout: float | None = 600.0
+    program: str | Sequence[str] | None = None
+    snapshot_every: float | None = 0
+
+
+def _exe() -> str:
+    exe = Path(sys.executable).parent / "hpcds1mpi"
+    return str(exe) if exe.exists() else "hpcds1mpi"
+
+
+class InProcessRunner:
+    """Runs one-configuration sweeps on the launched world (collective; see :meth:`serve`).
+
+    Rank 0 calls :meth:`__call__` (from :func:`~hpcds1mpi.decide.system2.tune`); every other
+    rank calls :meth:`serve`, which mirrors each run until rank 0 calls :meth:`close`.
+    """
+
+    def __init__(self, settings: RunSettings, out: str, partition, world):
+        self.settings = settings
+        self.out = out
+        self.partition = partition
+        self.world = world
+
+    def _plan(self, config: Configuration):
+        from hpcds1mpi.measure.plan import build_plan
+
+        return build_plan(self.settings.plan_doc(config), self.partition)
+
+    def _run(self, config: Configuration) -> None:
+        from hpcds1mpi.measure import driver
+
+        driver.run_inprocess(self.world, self._plan(config), self.out, self.partition,
+                             resume=True, progress=False)
+
+    def __call__(self, config: Configuration) -> dict:
+        self.world.bcast(config.as_dict(), root=0)
+        self._run(config)
+        return row_of(self.out, self._plan(config).runs[0].run_id)
+
+    def serve(self) -> None:
+        while True:
+            item = self.world.bcast(None, root=0)
+            if item is None:
+                return
+            self._run(Configuration(**item))
+
+    def close(self) -> None:
+        self.world.bcast(None, root=0)
+
+
+class LaunchRunner:
+    """Launches each configuration with srun / mpiexec and reads its row from telemetry.
+
+    A kernel runs as ``<launcher> hpcds1mpi sweep --kernel K ... --resume`` (one configuration,
+    in-process under that launch); a user's program through the sweep's external-program mode.
+    """
+
+    def __init__(self, settings: RunSettings, out: str, partition, launcher: str,
+                 cluster_file: str | None = None, partition_name: str | None = None,
+                 relaunches: int = 1):
+        self.relaunches = relaunches
+        #: (configuration, exit code, last stderr line) of every launch made again
+        self.relaunched: list[tuple[str, int, str]] = []
+        self.settings = settings
+        self.out = out
+        self.partition = partition
+        self.launcher = launcher
+        self.cluster_file = cluster_file
+        self.partition_name = partition_name
+
+    def _program(self, config: Configuration) -> dict:
+        from hpcds1mpi.measure import external
+
+        options = self.settings.options(config)
+        plan = external.build_external_plan(
+            options.pop("command"), options.pop("label"), sizes=options["sizes"],
+            nodes=options["nodes"], ranks_per_node=options["ranks_per_node"],
+            threads=options["threads"], devices=options["devices"],
+            precisions=options["precisions"], timeout=options.get("timeout"))
+        external.run_external(plan, self.out, self.partition, resume=True,
+                              launcher=self.launcher, progress=False)
+        return row_of(self.out, plan.runs[0].run_id)
+
+    def __call__(self, config: Configuration) -> dict:
+        import subprocess
+
+        from hpcds1mpi.launch import launchers
+        from hpcds1mpi.measure.plan import RunSpec
+
+        s = self.settings
+        if s.program is not None:
+            return self._program(config)
+        launcher = launchers.local(self.launcher)
+        tokens = s.command(config, launcher, self.out, exe=_exe(), progress=False,
+                           cluster_file=self.cluster_file, partition=self.partition_name)
+        env = dict(os.environ)
+        env.update(launcher.environment(config))
+        run_id = RunSpec(s.workload, s.size, config).run_id
+        for attempt in range(1 + self.relaunches):
+            try:
+                proc = subprocess.run(tokens, env=env, capture_output=True, text=True,
+                                      timeout=s.timeout + 60)
+            except FileNotFoundError:
+                raise LaunchError(f"{tokens[0]} not found; run tune inside an allocation with "
+                                  "srun on PATH, or pass --launcher mpiexec") from None
+            except subprocess.TimeoutExpired:
+                return {"status": "timeout",
+                        "error": f"launch did not end within {s.timeout + 60:g} s"}
+            row = row_of(self.out, run_id)
+            # A launch that failed before the sweep recorded anything never ran the kernel
+            # (e.g. Slurm's pmi2 plugin rejecting a wire-up message, seen on the two-node test
+            # Slurm): launch it again rather than exclude a configuration never measured.
+            never_ran = row.get("status") == "crashed" and str(row.get("error", "")).startswith(
+                ("the run left no record", "no telemetry record"))
+            if proc.returncode == 0 or not never_ran or attempt == self.relaunches:
+                break
+            self.relaunched.append((config.label(), proc.returncode,
+                                    (proc.stderr.strip().splitlines() or [""])[-1][:200]))
+        if row.get("status") == "crashed" and proc.returncode != 0:
+            last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+            row["error"] = f"launch exited {proc.returncode}: {last[:200]}"
+        return row

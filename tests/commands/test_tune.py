@@ -1,0 +1,161 @@
+"""``hpcds1mpi tune``: real runs in-process under mpiexec and launched per configuration."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from tests.helpers import hpcds1mpi_exe, run_cli, run_mpi
+
+CLUSTER = """\
+[clusters.box.partitions.debug]
+cores_per_node = 2
+memory_gb = 4
+max_nodes = 1
+"""
+
+
+def test_tune_outside_an_allocation_without_launcher_is_one_line(tmp_path):
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("SLURM_", "PMI_", "OMPI_", "PMIX_"))}
+    import subprocess
+
+    res = subprocess.run(
+        [hpcds1mpi_exe(), "tune", "--kernel", "gemm", "--size", "64", "--out", "t.h5"],
+        capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
+    assert res.returncode == 2
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "inside an allocation" in lines[0] and "Traceback" not in res.stderr
+    assert not (tmp_path / "t.h5").exists()
+
+
+def test_submit_without_sbatch_is_one_line(tmp_path):
+    (tmp_path / "c.toml").write_text(CLUSTER)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+    env["PATH"] = str(Path(sys.executable).parent)  # no sbatch here
+    import subprocess
+
+    res = subprocess.run([hpcds1mpi_exe(), "tune", "--kernel", "gemm", "--size", "64", "--out",
+                          "t.h5", "--cluster", "c.toml", "--submit"], capture_output=True,
+                         text=True, timeout=60, env=env, cwd=tmp_path)
+    assert res.returncode == 2
+    assert res.stderr.strip().count("\n") == 0 and "sbatch not found" in res.stderr
+
+
+def test_tune_in_process_under_mpiexec_writes_every_run(tmp_path):
+    (tmp_path / "c.toml").write_text(CLUSTER)
+    res = run_mpi(2, [hpcds1mpi_exe(), "tune", "--kernel", "gemm", "--size", "192",
+                      "--budget", "3", "--min-time", "0.05", "--max-repeats", "5",
+                      "--cluster", "c.toml", "--out", "t.h5", "--json"], cwd=tmp_path,
+                  timeout=240)
+    assert res.returncode == 0, res.stderr[-2000:]
+    data = json.loads(res.stdout)
+    assert data["mode"] == "in-process" and data["start_from"] == "default"
+    assert data["start"] == {"nodes": 1, "ranks_per_node": 2, "threads": 1, "device": "cpu",
+                             "precision": "fp64"}
+    assert 1 <= data["runs"] <= 3
+    from hpcds1mpi.records.telemetry import read_runs
+
+    runs = read_runs(tmp_path / "t.h5")
+    assert len(runs) == data["runs"] and runs["run_id"].is_unique
+    assert {t["run_id"] for t in data["trials"]} == set(runs["run_id"])
+    best = min((t for t in data["trials"] if t["status"] == "ok"), key=lambda t: t["value"])
+    assert data["best_value"] <= best["value"] * (1 + data["noise"]) + 1e-12
+
+
+def test_tune_a_program_with_the_launcher_excludes_failures(tmp_path):
+    (tmp_path / "c.toml").write_text(CLUSTER)
+    # Runtime grows with threads; two ranks fail: the tuner must exclude that and settle on
+    # one rank, one thread.
+    app = tmp_path / "app.py"
+    app.write_text("import os, sys, time\n"
+                   "if os.environ.get('PMI_SIZE') == '2': sys.exit(3)\n"
+                   "time.sleep(0.4 * int(os.environ['OMP_NUM_THREADS']))\n")
+    res = run_cli(["tune", "--program", f"{sys.executable} {app}", "--label", "app",
+                   "--size", "1", "--launcher", "mpiexec", "--cluster", "c.toml",
+                   "--threads", "2", "--ranks-per-node", "1", "--budget", "4", "--out", "a.h5",
+                   "--json"], cwd=tmp_path, timeout=240)
+    assert res.returncode == 0, res.stderr[-2000:]
+    data = json.loads(res.stdout)
+    assert data["start_from"] == "your settings" and data["mode"] == "mpiexec"
+    by_label = {t["label"]: t for t in data["trials"]}
+    assert by_label["N1xR2xT1-cpu-fp64"]["decision"] == "excluded"
+    assert by_label["N1xR2xT1-cpu-fp64"]["status"] == "failed"
+    assert by_label["N1xR1xT1-cpu-fp64"]["decision"] == "kept"
+    assert data["best"]["threads"] == 1 and data["best"]["ranks_per_node"] == 1
+    from hpcds1mpi.records.telemetry import read_runs
+
+    runs = read_runs(tmp_path / "a.h5")
+    assert len(runs) == data["runs"] and set(runs["workload"]) == {"app"}
+
+
+def test_tune_front_with_mobo_on_real_runs(tmp_path):
+    (tmp_path / "c.toml").write_text(CLUSTER)
+    res = run_cli(["tune", "--kernel", "gemm", "--size", "128", "--objective", "front",
+                   "--budget", "4", "--launcher", "mpiexec", "--min-time", "0.02",
+                   "--max-repeats", "3", "--cluster", "c.toml", "--out", "f.h5", "--json"],
+                  cwd=tmp_path, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    data = json.loads(res.stdout)
+    from hpcds1mpi.records.telemetry import read_runs
+
+    runs = read_runs(tmp_path / "f.h5")
+    assert 2 <= len(runs) == data["runs"] <= 4 and runs["run_id"].is_unique
+    assert data["front"], data
+    front = {(p["runtime_s"], p["energy_j"]) for p in data["front"]}
+    ok = [(t["runtime_s"], t["energy_j"]) for t in data["trials"] if t["status"] == "ok"]
+    for r, e in front:  # no measured point dominates a front point
+        assert not any(r2 <= r and e2 <= e and (r2, e2) != (r, e) for r2, e2 in ok)
+
+
+def test_learn_refuses_telemetry_of_another_machine(tmp_path):
+    (tmp_path / "c.toml").write_text(CLUSTER)
+    res = run_mpi(2, [hpcds1mpi_exe(), "sweep", "--kernel", "gemm", "--sizes", "64,128",
+                      "--ranks-per-node", "1,2", "--threads", "1", "--precisions", "fp64,fp32",
+                      "--min-time", "0.01", "--max-repeats", "2", "--cluster", "c.toml",
+                      "--out", "mine.h5", "--no-progress"], cwd=tmp_path, timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+    res = run_cli(["train", "--telemetry", "mine.h5", "--out", "model", "--members", "2",
+                   "--no-embedding"], cwd=tmp_path, timeout=240)
+    assert res.returncode == 0, res.stderr[-2000:]
+    from hpcds1mpi.records import telemetry
+
+    rows = telemetry.read_runs(tmp_path / "mine.h5").to_dict("records")
+    for row in rows:
+        row["machine_id"] = "f0f0f0f0f0f0f0f0"
+        row["run_id"] = "x" + str(row["run_id"])[1:]
+    telemetry.append(tmp_path / "other.h5", rows)
+    manifest = (tmp_path / "model" / "manifest.json").read_text()
+    res = run_cli(["learn", "--model", "model", "--telemetry", "other.h5"], cwd=tmp_path,
+                  timeout=120)
+    assert res.returncode == 2
+    err = res.stderr.strip()
+    assert err.count("\n") == 0 and "never mixed" in err and "f0f0f0f0f0f0" in err
+    assert (tmp_path / "model" / "manifest.json").read_text() == manifest  # untouched
+
+
+def test_submit_renders_the_tune_template_and_sbatches_it(tmp_path):
+    """--submit writes the script through the one renderer (jobscripts/tune.sbatch.j2)."""
+    (tmp_path / "c.toml").write_text(CLUSTER)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "sbatch").write_text("#!/bin/sh\ncp \"$2\" submitted.sbatch\necho 4242\n")
+    (bin_dir / "sbatch").chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+    env["PATH"] = f"{bin_dir}:{Path(sys.executable).parent}:/usr/bin:/bin"
+    import subprocess
+
+    res = subprocess.run([hpcds1mpi_exe(), "tune", "--kernel", "gemm", "--size", "64", "--out",
+                          "t.h5", "--cluster", "c.toml", "--budget", "2", "--submit"],
+                         capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "submitted tune as Slurm job 4242" in res.stdout
+    lines = (tmp_path / "submitted.sbatch").read_text().splitlines()
+    assert lines[:7] == ["#!/bin/bash", "#SBATCH --job-name=hpcds1mpi-tune-gemm",
+                         "#SBATCH --partition=debug", "#SBATCH --nodes=1",
+                         "#SBATCH --ntasks-per-node=2", "#SBATCH --cpus-per-task=1",
+                         "#SBATCH --time=00:26:00"]
+    assert lines[-1].endswith("hpcds1mpi tune --kernel gemm --size 64 --out t.h5 --cluster "
+                              "c.toml --budget 2")

@@ -1,0 +1,27 @@
+"""System 1's view of a tuning space: expected improvement, System 1's pick."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hpcds1mpi.cluster import Partition
+from hpcds1mpi.decide import tune_predictions
+from hpcds1mpi.decide.tune_space import build_space
+
+
+def test_expected_improvement_is_zero_far_above_and_positive_below():
+    ei = tune_predictions.expected_improvement(1.0, np.log(np.array([10.0, 0.5])), np.array([0.05, 0.05]))
+    assert ei[0] < 1e-9 and ei[1] == pytest.approx(1 - 0.5 * np.exp(0.05 ** 2 / 2), rel=1e-6)
+
+
+def test_system1_start_is_the_best_feasible_prediction():
+    space = build_space(Partition("p", cores_per_node=4, memory_gb=16, max_nodes=1), max_nodes=1)
+    n = len(space.configs)
+    value = np.arange(n, 0, -1, dtype=float)
+    feasible = np.ones(n, bool)
+    feasible[-1] = False  # the lowest prediction is ruled out
+    preds = tune_predictions.Predictions(value, np.full(n, 0.1), np.zeros(n), feasible)
+    assert tune_predictions.system1_start(space, preds) == space.configs[-2]
+    preds.feasible[:] = False
+    assert tune_predictions.system1_start(space, preds) is None

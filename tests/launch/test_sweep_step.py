@@ -1,0 +1,41 @@
+"""Sweep one configuration: one description as CLI arguments, a plan document and a command."""
+
+from __future__ import annotations
+
+import pytest
+
+from hpcds1mpi.config import Configuration
+from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.launch.launchers import Srun
+from hpcds1mpi.launch.sweep_step import SweepStep
+
+CONFIG = Configuration(2, 4, 3, "cpu", "fp32")
+
+
+def test_kernel_step_as_arguments_plan_and_command_under_the_launcher():
+    step = SweepStep("gemm", 256, min_time=0.2, max_repeats=5, snapshot_every=0)
+    args = step.sweep_args(CONFIG, "t.h5", progress=False, cluster_file="c.toml",
+                           partition="debug")
+    assert args == ["--kernel", "gemm", "--sizes", "256", "--nodes", "2", "--ranks-per-node", "4",
+                    "--threads", "3", "--devices", "cpu", "--precisions", "fp32",
+                    "--min-time", "0.2", "--max-repeats", "5", "--snapshot-every", "0",
+                    "--out", "t.h5", "--resume", "--no-progress", "--cluster", "c.toml",
+                    "--partition", "debug"]
+    assert step.plan_doc(CONFIG) == {
+        "sweep": {"min_time": 0.2, "max_repeats": 5, "snapshot_every": 0},
+        "kernel": [{"name": "gemm", "sizes": [256], "nodes": [2], "ranks_per_node": [4],
+                    "threads": [3], "devices": ["cpu"], "precisions": ["fp32"]}]}
+    command = step.command(CONFIG, Srun(), "t.h5")
+    assert command[:len(Srun().tokens(CONFIG))] == Srun().tokens(CONFIG)
+    assert command[len(Srun().tokens(CONFIG)):][:2] == ["hpcds1mpi", "sweep"]
+
+
+def test_program_step_is_not_started_under_the_launcher():
+    step = SweepStep("app", 10, program=["./app", "--n", "{size}", "a b"])
+    command = step.command(CONFIG, Srun(), "t.h5")
+    assert command[:4] == ["hpcds1mpi", "sweep", "--command", "./app --n '{size}' 'a b'"]
+    assert command[4:6] == ["--label", "app"]
+    with pytest.raises(ConfigError):
+        step.plan_doc(CONFIG)
+    with pytest.raises(ConfigError):
+        SweepStep("app", 0).options(CONFIG)
