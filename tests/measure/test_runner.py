@@ -1,4 +1,5 @@
-"""The threads knob takes effect: BLAS and torch report the requested count inside the run.
+"""The runner: the threads knob takes effect (BLAS and torch report the requested count inside
+the run), repeats follow min_repeats / min_time / max_repeats, and the statuses it decides.
 
 Runs in-process on ``COMM_SELF`` (one rank). Timing (2 threads faster than 1) is the
 benchmark's job (benchmarks/kernels.py), not a test's.
@@ -8,9 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from hpcds1mpi.measure import runner
 from hpcds1mpi.config import Configuration
 from hpcds1mpi.kernels import get
+from hpcds1mpi.measure import runner
+from tests.helpers import REPO
 
 
 @pytest.fixture(scope="module")
@@ -79,3 +81,48 @@ def test_gemm_bf16_torch_threads_follow_the_knob(comm_self):
                              Configuration(threads=1, precision="bf16"), max_repeats=1)
     assert outcome.status == "ok", outcome.error
     assert outcome.torch_threads == 1
+
+
+# ---------------------------------------------------------------------------------- statuses
+# The fault kernels on COMM_SELF: every status the runner decides by itself, and the repeats.
+
+
+@pytest.fixture(scope="module")
+def faults():
+    from hpcds1mpi import kernels
+
+    kernels.load_plugin(str(REPO / "tests" / "fault_kernels.py"))
+    return kernels.get
+
+
+def test_ok_run_repeats_until_min_repeats_and_min_time(comm_self, faults):
+    ok = runner.execute(comm_self, faults("fault_sleep"), 1, Configuration(), min_repeats=2,
+                        max_repeats=5)
+    assert (ok.status, ok.error, ok.rel_error) == ("ok", "", 0.0)
+    assert len(ok.wall) == len(ok.rank_wall) == len(ok.rank_mpi) == 2
+    assert all(w >= 0.001 for w in ok.wall) and ok.rank_cpu >= 0
+    # 20 ms a repeat: min_time 0.05 s is reached after the 3rd repeat at the latest.
+    timed = runner.execute(comm_self, faults("fault_sleep"), 20, Configuration(),
+                           min_time=0.05, max_repeats=10)
+    assert 2 <= len(timed.wall) <= 3 and sum(timed.wall) >= 0.05
+    capped = runner.execute(comm_self, faults("fault_sleep"), 1, Configuration(),
+                            min_time=100.0, max_repeats=2)
+    assert len(capped.wall) == 2
+
+
+def test_wrong_failed_and_unsupported(comm_self, faults):
+    wrong = runner.execute(comm_self, faults("fault_wrong"), 1, Configuration(), max_repeats=1)
+    assert wrong.status == "wrong" and "relative error" in wrong.error
+    unchecked = runner.execute(comm_self, faults("fault_wrong"), 1, Configuration(),
+                               max_repeats=1, check=False)
+    assert unchecked.status == "ok" and unchecked.rel_error != unchecked.rel_error  # NaN
+    corrupted = runner.execute(comm_self, faults("fault_sleep"), 1, Configuration(),
+                               max_repeats=1, corrupt=True)
+    assert corrupted.status == "wrong"
+    failed = runner.execute(comm_self, faults("fault_raise_all"), 1, Configuration(),
+                            max_repeats=1)
+    assert failed.status == "failed"
+    assert failed.error == "RuntimeError: injected failure on every rank (rank 0)"
+    bf16 = runner.execute(comm_self, faults("fault_sleep"), 1, Configuration(precision="bf16"),
+                          max_repeats=1)
+    assert bf16.status == "unsupported" and not bf16.wall
