@@ -36,8 +36,28 @@ from pathlib import Path
 
 import numpy as np
 
-CONFIG_COLS = ["nodes", "ranks_per_node", "threads", "device", "precision"]
-PROBLEM_COLS = ["workload", "size", "partition"]
+from hpcds1mpi.analysis.pick_quality import (
+    CONFIG_COLS,
+    GOOD_SPEED,
+    PROBLEM_COLS,
+    auroc,
+    config_label,
+    ece,
+    noise_summary,
+    runs_to_within,
+    speed,
+    summary,
+    within_noise,
+)
+from hpcds1mpi.analysis.system1_baselines import (
+    lgbm_rank_orders,
+    neighbour_oracle,
+    random_expectation,
+    rules_order,
+)
+from hpcds1mpi.analysis.eval_system1_report import markdown
+from hpcds1mpi.analysis.system1_speed import scoring_times
+from hpcds1mpi.config import OK
 
 
 def _problems(frame):
@@ -50,36 +70,13 @@ def _measured(frame, problem):
     return sub.reset_index(drop=True)
 
 
-def _best_runtime(sub) -> float:
-    ok = sub[sub["status"] == "ok"]["runtime_s"]
-    return float(ok.min()) if len(ok) else float("nan")
-
-
-def _speed(sub, idx: int) -> tuple[float, bool]:
-    """(best / picked runtime, crashed) for measured row ``idx``."""
-    best = _best_runtime(sub)
-    row = sub.iloc[idx]
-    if row["status"] != "ok" or not np.isfinite(row["runtime_s"]):
-        return 0.0, True
-    return float(best / row["runtime_s"]), False
-
-
-def _runs_to_within(sub, order, tol: float = 0.05) -> int:
-    best = _best_runtime(sub)
-    for k, idx in enumerate(order, 1):
-        row = sub.iloc[idx]
-        if row["status"] == "ok" and row["runtime_s"] <= best * (1 + tol):
-            return k
-    return len(order)
-
-
 def system1_order(bundle, sub, partition_hw: dict):
     """System 1's ranking of the measured configurations of one problem (best first), and its
     spread / margin at the pick."""
-    from hpcds1mpi.decide import system1 as s1
-    from hpcds1mpi.cluster import Partition
-
     import pandas as pd
+
+    from hpcds1mpi.cluster import Partition
+    from hpcds1mpi.decide import system1 as s1
 
     hw = partition_hw
     part = Partition(name=str(sub["partition"].iloc[0]),
@@ -100,126 +97,17 @@ def system1_order(bundle, sub, partition_hw: dict):
     return feasible + rest, choice
 
 
-def _label(row) -> str:
-    return (f"{int(row['nodes'])}x{int(row['ranks_per_node'])}x{int(row['threads'])} "
-            f"{row['device']} {row['precision']}")
-
-
-def within_noise(sub, idx: int) -> bool:
-    """Whether measured row ``idx`` is within the measured noise of the best row.
-
-    Its fastest repeat is no slower than the best configuration's median: the two cannot be
-    told apart by the repeats that were measured (one-sided, as ``system2.run_noise``).
-    """
-    ok = sub[sub["status"] == "ok"]
-    best = ok.loc[ok["runtime_s"].idxmin()]
-    row = sub.iloc[idx]
-    if row["status"] != "ok":
-        return False
-    fastest = row.get("runtime_min_s")
-    fastest = float(fastest) if fastest is not None and np.isfinite(fastest) and fastest > 0 \
-        else float(row["runtime_s"])
-    return bool(fastest <= float(best["runtime_s"]))
-
-
 def _pick_record(sub, idx: int, choice) -> dict:
-    ok = sub[sub["status"] == "ok"]
+    ok = sub[sub["status"] == OK]
     best_idx = int(ok["runtime_s"].idxmin())
-    sp, crashed = _speed(sub, idx)
+    sp, crashed = speed(sub, idx)
     return {"workload": str(sub["workload"].iloc[0]), "size": float(sub["size"].iloc[0]),
-            "pick": _label(sub.iloc[idx]), "best": _label(sub.iloc[best_idx]),
+            "pick": config_label(sub.iloc[idx]), "best": config_label(sub.iloc[best_idx]),
             "pct_of_best": 100 * sp, "crashed": bool(crashed),
             "within_noise_of_best": within_noise(sub, idx),
             "best_noise": float(sub.iloc[best_idx].get("noise") or float("nan")),
             "confidence": float(choice.confidence), "spread": float(choice.spread),
             "margin": float(choice.margin)}
-
-
-def _noise_summary(records: list[dict]) -> dict:
-    if not records:
-        return {}
-    good = [r["pct_of_best"] >= 100 / 1.05 for r in records]
-    noisy = [r["within_noise_of_best"] for r in records]
-    return {"picks_within_5pct": float(np.mean(good)),
-            "picks_within_noise_of_best": float(np.mean(noisy)),
-            "picks_within_5pct_or_noise": float(np.mean([a or b for a, b in zip(good, noisy)]))}
-
-
-def rules_order(sub):
-    gpu = sub["device"] == "gpu"
-    cores = sub["ranks_per_node"] * sub["threads"]
-    key = np.lexsort((
-        (sub["precision"] != "fp64").to_numpy(),
-        sub["threads"].to_numpy(),
-        -cores.to_numpy(),
-        -sub["nodes"].to_numpy(),
-        ~gpu.to_numpy() if gpu.any() else np.zeros(len(sub), bool),
-    ))
-    return list(key)
-
-
-def random_expectation(sub) -> tuple[float, float, float]:
-    """Expected speed, crash probability and runs-to-5 % of a uniformly random order."""
-    best = _best_runtime(sub)
-    ok = (sub["status"] == "ok").to_numpy()
-    rt = sub["runtime_s"].to_numpy(float)
-    speeds = np.where(ok, best / np.where(ok, rt, 1.0), 0.0)
-    good = ok & (rt <= best * 1.05)
-    n, g = len(sub), int(good.sum())
-    runs = (n + 1) / (g + 1) if g else float(n)  # expected position of the first good one
-    return float(speeds.mean()), float((~ok).mean()), float(runs)
-
-
-def _lgbm_rank_orders(train, tests):
-    """LightGBM lambdarank on raw features (the seed's ranking baseline)."""
-    import lightgbm as lgb
-
-    from hpcds1mpi.surrogates.features import build_features, fit_spec
-
-    ok = train[train["status"] == "ok"].copy()
-    ok = ok.sort_values(PROBLEM_COLS).reset_index(drop=True)
-    spec = fit_spec(train)
-    X = build_features(ok, spec).to_numpy()
-    labels, groups = [], []
-    for _, g in ok.groupby(PROBLEM_COLS, sort=True):
-        best = g["runtime_s"].min()
-        ratio = best / g["runtime_s"]
-        labels.append(np.clip(np.floor(ratio * 10), 0, 10).astype(int).to_numpy())
-        groups.append(len(g))
-    model = lgb.LGBMRanker(n_estimators=100, max_depth=6, learning_rate=0.1, verbose=-1,
-                           min_child_samples=5, n_jobs=2)
-    model.fit(X, np.concatenate(labels), group=groups)
-    return [list(np.argsort(-model.predict(build_features(sub, spec).to_numpy()),
-                            kind="stable")) for sub in tests]
-
-
-def _summary(speeds, crashes, runs) -> dict:
-    s = np.asarray(speeds, float)
-    return {"median_pct_of_best": float(100 * np.median(s)) if len(s) else None,
-            "geomean_pct_of_best": float(100 * math.exp(np.mean(np.log(np.maximum(s, 1e-3)))))
-            if len(s) else None,
-            "crashing_picks": float(np.sum(crashes)), "problems": int(len(s)),
-            "median_runs_to_5pct": float(np.median(runs)) if len(runs) else None}
-
-
-def auroc(scores, labels) -> float:
-    scores, labels = np.asarray(scores, float), np.asarray(labels, bool)
-    pos, neg = scores[labels], scores[~labels]
-    if len(pos) == 0 or len(neg) == 0:
-        return float("nan")
-    greater = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
-    return float(greater / (len(pos) * len(neg)))
-
-
-def ece(probs, labels, bins: int = 10) -> float:
-    probs, labels = np.asarray(probs, float), np.asarray(labels, float)
-    edges = np.linspace(0, 1, bins + 1)
-    total = 0.0
-    for lo, hi in zip(edges[:-1], edges[1:]):
-        sel = (probs >= lo) & (probs < hi if hi < 1 else probs <= hi)
-        if sel.any():
-            total += sel.mean() * abs(probs[sel].mean() - labels[sel].mean())
-    return float(total)
 
 
 def _fit_logistic(X, y):
@@ -267,25 +155,25 @@ def evaluate(frame, trainer, *, folds_by_size: int = 4, max_workloads: int | Non
             f"{time.perf_counter() - t0:.1f} s; {len(held)} held-out sizes")
         subs = [_measured(test, p) for p in _problems(test)]
         subs = [s for s in subs if (s["status"] == "ok").any()]
-        lgbm = _lgbm_rank_orders(train, subs)
+        lgbm = lgbm_rank_orders(train, subs)
         hw = dict(getattr(bundle, "partitions", {}) or {})
         for sub, lg in zip(subs, lgbm):
             order, choice = system1_order(bundle, sub, hw.get(str(sub["partition"].iloc[0]), {}))
             for name, o in (("system1", order), ("rules", rules_order(sub)), ("lgbm_rank", lg)):
-                sp, cr = _speed(sub, o[0])
+                sp, cr = speed(sub, o[0])
                 methods[name]["speeds"].append(sp)
                 methods[name]["crashes"].append(cr)
-                methods[name]["runs"].append(_runs_to_within(sub, o))
+                methods[name]["runs"].append(runs_to_within(sub, o))
             rs, rc, rr = random_expectation(sub)
             methods["random"]["speeds"].append(rs)
             methods["random"]["crashes"].append(rc)
             methods["random"]["runs"].append(rr)
-            sp, _ = _speed(sub, order[0])
-            conf_rows.append((choice.spread, choice.margin, sp >= 1 / 1.05,
+            sp, _ = speed(sub, order[0])
+            conf_rows.append((choice.spread, choice.margin, sp >= GOOD_SPEED,
                               choice.confidence))
             per_problem.append(_pick_record(sub, order[0], choice))
-    results["protocols"]["leave_size_out"] = {m: _summary(**v) for m, v in methods.items()}
-    results["protocols"]["leave_size_out"]["system1"].update(_noise_summary(per_problem))
+    results["protocols"]["leave_size_out"] = {m: summary(**v) for m, v in methods.items()}
+    results["protocols"]["leave_size_out"]["system1"].update(noise_summary(per_problem))
     results["leave_size_out_picks"] = per_problem
     # Confidence calibration: cross-fitted logistic model on (spread, margin).
     if conf_rows:
@@ -331,8 +219,8 @@ def evaluate(frame, trainer, *, folds_by_size: int = 4, max_workloads: int | Non
             learned_escalates = (not math.isfinite(d)) or d > cal.escalate_threshold
             caught += learned_escalates
             order, choice = system1_order(bundle, sub, hw.get(str(p[2]), {}))
-            sp, _ = _speed(sub, order[0])
-            wrong = sp < 1 / 1.05
+            sp, _ = speed(sub, order[0])
+            wrong = sp < GOOD_SPEED
             from hpcds1mpi.cluster import Partition
 
             part_hw = hw.get(str(p[2]), {})
@@ -352,7 +240,7 @@ def evaluate(frame, trainer, *, folds_by_size: int = 4, max_workloads: int | Non
                               wrong and choice.confidence >= guard.CONFIDENCE_AUTO),
                           "verdict": verdict.verdict})
         n = len(picks)
-        wrong_n = sum(pk["speed"] < 1 / 1.05 for pk in picks)
+        wrong_n = sum(pk["speed"] < GOOD_SPEED for pk in picks)
         lowo.append({"workload": w, "problems": n, "learned_catch_rate": caught / n if n else None,
                      "wrong_picks": int(wrong_n), "confidently_wrong_auto": int(auto_wrong),
                      "escalate_threshold": cal.escalate_threshold, "picks": picks})
@@ -375,120 +263,14 @@ def evaluate(frame, trainer, *, folds_by_size: int = 4, max_workloads: int | Non
 
 def time_scoring(bundle, repeats: int = 7) -> dict:
     """System 1 on ~10,000 candidates: total (with the bundle's predict) and System 1 alone."""
-    from hpcds1mpi.decide import system1 as s1
     from hpcds1mpi.cluster import Partition
 
     part = Partition("timing", cores_per_node=128, memory_gb=512, max_nodes=16)
-    workload = sorted(bundle.workloads)[0]
-    frame = s1.candidate_frame(workload, 1024, [part])
-    answer = bundle.predict(frame)
-
-    class Precomputed:
-        def predict(self, df):
-            return answer
-
-        def training_frame(self):
-            return bundle.training_frame()
-
-    limits = s1.learn_memory_limits(bundle, [part])
-    total, own = [], []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        s1.choose(s1.score(bundle, workload, 1024, [part], limits=limits), "time")
-        total.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        s1.choose(s1.score(Precomputed(), workload, 1024, [part], limits=limits), "time")
-        own.append(time.perf_counter() - t0)
-    return {"candidates": int(len(frame)), "total_ms_median": 1e3 * float(np.median(total)),
-            "system1_only_ms_median": 1e3 * float(np.median(own)),
-            "predict_ms_median": 1e3 * float(np.median(total) - np.median(own))}
-
-
-def markdown(results: dict, args) -> str:
-    """The results as a Markdown report (side-by-side table, guard, confidence, timing)."""
-    lso = results["protocols"]["leave_size_out"]
-    s1 = lso["system1"]
-    lines = ["# System 1 evaluation on measured telemetry", "",
-             f"Telemetry `{results['telemetry']}`; fold models trained like the shipped bundle "
-             f"`{results['model']}` ({results.get('fold_settings', '')}). Wall "
-             f"{results['wall_s']:.0f} s, load average {results.get('loadavg', '?')}.", "",
-             "## Leave-size-out (interior sizes held out, 4 folds)", "",
-             "| method | median % of best | geomean % of best | crashing picks | "
-             "median runs to 5 % |", "| --- | --- | --- | --- | --- |"]
-    for m, r in lso.items():
-        lines.append(f"| {m} | {r['median_pct_of_best']:.1f} | {r['geomean_pct_of_best']:.1f} | "
-                     f"{r['crashing_picks']:.0f} | {r['median_runs_to_5pct']:.1f} |")
-    lines += ["", f"Goals: median >= 99 % ({'met' if s1['median_pct_of_best'] >= 99 else 'MISSED'}),"
-              f" geomean >= 98 % ({'met' if s1['geomean_pct_of_best'] >= 98 else 'MISSED'}), "
-              f"0 crashing picks ({'met' if s1['crashing_picks'] == 0 else 'MISSED'}).", "",
-              f"System 1 picks within 5 % of the measured best: "
-              f"{100 * s1.get('picks_within_5pct', float('nan')):.0f} %; within the measured noise "
-              f"of the best (the pick's fastest repeat no slower than the best's median): "
-              f"{100 * s1.get('picks_within_noise_of_best', float('nan')):.0f} %.", ""]
-    if "neighbour_oracle" in results:
-        o = results["neighbour_oracle"]
-        lines += [f"Noise ceiling (measured, no model): picking, for each held-out size, the "
-                  f"configuration that was fastest at the two neighbouring measured sizes gives "
-                  f"median {o['median_pct_of_best']:.1f} %, geomean {o['geomean_pct_of_best']:.1f} %"
-                  f", within 5 % {100 * o['picks_within_5pct']:.0f} %.", ""]
-    lines += ["Worst System 1 picks:", "", "| workload | size | pick | measured best | % of best |"
-              " within noise |", "| --- | --- | --- | --- | --- | --- |"]
-    for r in sorted(results.get("leave_size_out_picks", []), key=lambda r: r["pct_of_best"])[:10]:
-        lines.append(f"| {r['workload']} | {r['size']:g} | {r['pick']} | {r['best']} | "
-                     f"{r['pct_of_best']:.0f} | {'yes' if r['within_noise_of_best'] else 'no'} |")
-    g = results["protocols"]["leave_one_workload_out"]
-    rate = g.get("learned_catch_rate_of_confidently_wrong")
-    lines += ["", "## Guard, leave-one-workload-out (never-seen workloads)", "",
-              f"- escalated by the full guard: {100 * (g['escalated_fraction'] or 0):.0f} % of "
-              f"{g['problems']} problems; confidently wrong automatic picks: "
-              f"{g['confidently_wrong_auto']}",
-              f"- wrong picks (> 5 % off) with confidence >= the auto level, i.e. that would go "
-              f"out automatically without the name lookup: {g['confidently_wrong_without_name']}",
-              f"- learned check alone (distance, thresholds calibrated without the workload) "
-              f"catches {'-' if rate is None else f'{100 * rate:.0f} %'} of them "
-              f"(goal >= 90 %: {'met' if rate is not None and rate >= 0.9 else 'MISSED'}); "
-              f"it escalates {100 * (g['learned_catch_rate'] or 0):.0f} % of all never-seen "
-              f"problems", "", "| workload | problems | wrong picks | learned escalates | "
-              "confidently wrong auto |", "| --- | --- | --- | --- | --- |"]
-    for x in g["per_workload"]:
-        lines.append(f"| {x['workload']} | {x['problems']} | {x['wrong_picks']} | "
-                     f"{100 * (x['learned_catch_rate'] or 0):.0f} % | {x['confidently_wrong_auto']} |")
-    if "confidence" in results:
-        c = results["confidence"]
-        lines += ["", "## Confidence", "",
-                  f"Good picks (within 5 %): {100 * c['good_pick_rate']:.0f} % of {c['picks']}. "
-                  f"Calibrated (cross-fitted logistic on spread, margin): ECE "
-                  f"{c['ece_calibrated_crossfit']:.3f}, AUROC {c['auroc_calibrated_crossfit']:.2f};"
-                  f" uncalibrated: ECE {c['ece_uncalibrated']:.3f}, AUROC "
-                  f"{c['auroc_uncalibrated']:.2f}."]
-    t = results["timing"]
-    lines += ["", f"Scoring {t['candidates']} candidates: {t['total_ms_median']:.1f} ms with the "
-              f"bundle's predict, {t['system1_only_ms_median']:.1f} ms System 1 alone (median of "
-              f"7, under the load above).", ""]
-    return "\n".join(lines)
-
-
-def neighbour_oracle(frame) -> dict:
-    """Measured noise ceiling: for each interior size, the configuration fastest (sum of log
-    ratios to the best) at the two neighbouring measured sizes, judged at the held-out size."""
-    speeds = []
-    ok = frame[frame["status"] == "ok"].copy()
-    ok["cfg"] = [_label(r) for _, r in ok.iterrows()]
-    for (_w, _p), g in ok.groupby(["workload", "partition"]):
-        sizes = sorted(g["size"].unique())
-        for i in range(1, len(sizes) - 1):
-            here = g[g["size"] == sizes[i]].groupby("cfg")["runtime_s"].min()
-            score = 0.0
-            for n in (sizes[i - 1], sizes[i + 1]):
-                nb = g[g["size"] == n].groupby("cfg")["runtime_s"].min()
-                score = score + np.log(nb / nb.min())
-            score = score.reindex(here.index).dropna()
-            if len(score):
-                speeds.append(float(here.min() / here[score.idxmin()]))
-    s = np.asarray(speeds)
-    return {"median_pct_of_best": float(100 * np.median(s)),
-            "geomean_pct_of_best": float(100 * math.exp(np.mean(np.log(s)))),
-            "picks_within_5pct": float(np.mean(s >= 1 / 1.05)), "problems": int(len(s))}
+    times = scoring_times(bundle, sorted(bundle.workloads)[0], 1024, part, repeats=repeats)
+    total, own = np.median(times["score_choose"]), np.median(times["system1_only"])
+    return {"candidates": times["candidates"], "total_ms_median": 1e3 * float(total),
+            "system1_only_ms_median": 1e3 * float(own),
+            "predict_ms_median": 1e3 * float(total - own)}
 
 
 def main(argv=None) -> int:
@@ -513,8 +295,8 @@ def main(argv=None) -> int:
                         help="store the fitted confidence map in the model directory")
     args = parser.parse_args(argv)
 
-    from hpcds1mpi.records import telemetry
     from hpcds1mpi.decide.model_bundle import load_model
+    from hpcds1mpi.records import telemetry
     from hpcds1mpi.surrogates.bundle import train_bundle
 
     frame = telemetry.read_runs(args.telemetry)

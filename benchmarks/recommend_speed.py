@@ -60,39 +60,17 @@ def scoring(model: str | None, repeats: int) -> dict:
     """Median timings of System 1 on a ~10,000-candidate grid (bundle loaded once)."""
     import numpy as np
 
-    from hpcds1mpi.decide import system1 as s1
+    from hpcds1mpi.analysis.system1_speed import scoring_times
     from hpcds1mpi.cluster import Partition
     from hpcds1mpi.decide.model_bundle import load_model
 
     bundle = load_model(model)
     part = Partition("big", cores_per_node=128, memory_gb=512, max_nodes=16, gpus_per_node=1,
                      gpu_memory_gb=80)
-    workload, size = "stencil", 300
-    frame = s1.candidate_frame(workload, size, [part])
-    limits = s1.learn_memory_limits(bundle, [part])
-    answer = bundle.predict(frame)
-
-    class Precomputed:
-        def predict(self, df):
-            return answer
-
-    def timed(fn) -> list[float]:
-        fn()  # warm: first call fills the work-model caches
-        out = []
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            fn()
-            out.append(1e3 * (time.perf_counter() - t0))
-        return out
-
-    full = timed(lambda: s1.choose(s1.score(bundle, workload, size, [part], limits=limits),
-                                   "time"))
-    predict = timed(lambda: bundle.predict(frame))
-    own = timed(lambda: s1.choose(s1.score(Precomputed(), workload, size, [part],
-                                           limits=limits), "time"))
-    stats = {k: {"median_ms": statistics.median(v), "min_ms": min(v)}
-             for k, v in (("score_choose", full), ("predict", predict), ("system1_only", own))}
-    return {"n_candidates": int(len(frame)), "repeats": repeats, **stats,
+    times = scoring_times(bundle, "stencil", 300, part, repeats=repeats)
+    stats = {k: {"median_ms": 1e3 * statistics.median(times[k]), "min_ms": 1e3 * min(times[k])}
+             for k in ("score_choose", "predict", "system1_only")}
+    return {"n_candidates": times["candidates"], "repeats": repeats, **stats,
             "n_models_scored": int(sum(len(m) for m in bundle.model.members_.values())),
             "family": bundle.manifest.get("family"),
             "use_embedding": bool(bundle.manifest.get("use_embedding")),

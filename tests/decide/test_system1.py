@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 
+from hpcds1mpi.analysis.system1_speed import scoring_times
 from hpcds1mpi.cluster import Partition
 from hpcds1mpi.decide import system1 as s1
-from hpcds1mpi.decide.memory_limits import learn_memory_limits
 from hpcds1mpi.errors import ConfigError, ModelError
+from hpcds1mpi.surrogates.pareto import exact_front
 from tests.fake_bundle import FakeBundle, fake_partitions
 
 PARTS = fake_partitions()
@@ -67,16 +66,15 @@ def test_front_is_exact_and_balanced_pick_is_on_it():
             len(set(choice.front.tolist())) <= 2
 
 
-def test_pareto_front_matches_metrics_helper_if_present():
-    metrics = pytest.importorskip("hpcds1mpi.analysis.metrics")
+def test_pareto_front_matches_the_pareto_module():
     rng = np.random.default_rng(3)
     x, y = rng.random(500), rng.random(500)
-    idx, _ = metrics.exact_front(np.column_stack([x, y]))
+    idx, _ = exact_front(np.column_stack([x, y]))
     assert set(s1.pareto_front_2d(x, y).tolist()) == set(idx.tolist())
     # Fed duplicates, both keep the point once or more; the values agree.
     x2, y2 = np.concatenate([x, x[:5]]), np.concatenate([y, y[:5]])
     ours = {(x2[i], y2[i]) for i in s1.pareto_front_2d(x2, y2)}
-    idx2, _ = metrics.exact_front(np.column_stack([x2, y2]))
+    idx2, _ = exact_front(np.column_stack([x2, y2]))
     assert ours == {(x2[i], y2[i]) for i in idx2}
 
 
@@ -123,20 +121,7 @@ def test_scoring_ten_thousand_configurations_is_fast():
     """System 1's own work (grid, frame, feasibility, choice) for ~10k candidates; the model's
     predict is replaced by a precomputed answer so only System 1 is timed."""
     part = Partition("big", cores_per_node=128, memory_gb=512, max_nodes=16)
-    bundle = FakeBundle()
-    frame = s1.candidate_frame("gemm", 4096, [part])
-    assert len(frame) >= 9000
-    answer = bundle.predict(frame)
-
-    class Precomputed:
-        def predict(self, df):
-            return answer
-
-    limits = learn_memory_limits(bundle, [part])
-    timings = []
-    for _ in range(7):
-        t0 = time.perf_counter()
-        s1.choose(s1.score(Precomputed(), "gemm", 4096, [part], limits=limits), "balanced")
-        timings.append(time.perf_counter() - t0)
+    times = scoring_times(FakeBundle(), "gemm", 4096, part, repeats=7, objective="balanced")
+    assert times["candidates"] >= 9000
     # Goal 20 ms on a quiet machine; the bound allows for a shared, loaded 2-core box.
-    assert min(timings) < 0.1, timings
+    assert min(times["system1_only"]) < 0.1, times["system1_only"]

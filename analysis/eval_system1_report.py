@@ -1,0 +1,72 @@
+"""The System 1 evaluation's results as a Markdown report.
+
+:func:`markdown` renders what :func:`hpcds1mpi.analysis.eval_system1.evaluate` (plus its
+timing, noise ceiling and settings) returns: the side-by-side leave-size-out table, the
+worst picks, the guard on never-seen workloads, the confidence calibration and the timing.
+"""
+
+from __future__ import annotations
+
+
+def markdown(results: dict, args) -> str:
+    """The results as a Markdown report (side-by-side table, guard, confidence, timing)."""
+    lso = results["protocols"]["leave_size_out"]
+    s1 = lso["system1"]
+    lines = ["# System 1 evaluation on measured telemetry", "",
+             f"Telemetry `{results['telemetry']}`; fold models trained like the shipped bundle "
+             f"`{results['model']}` ({results.get('fold_settings', '')}). Wall "
+             f"{results['wall_s']:.0f} s, load average {results.get('loadavg', '?')}.", "",
+             "## Leave-size-out (interior sizes held out, 4 folds)", "",
+             "| method | median % of best | geomean % of best | crashing picks | "
+             "median runs to 5 % |", "| --- | --- | --- | --- | --- |"]
+    for m, r in lso.items():
+        lines.append(f"| {m} | {r['median_pct_of_best']:.1f} | {r['geomean_pct_of_best']:.1f} | "
+                     f"{r['crashing_picks']:.0f} | {r['median_runs_to_5pct']:.1f} |")
+    lines += ["", f"Goals: median >= 99 % ({'met' if s1['median_pct_of_best'] >= 99 else 'MISSED'}),"
+              f" geomean >= 98 % ({'met' if s1['geomean_pct_of_best'] >= 98 else 'MISSED'}), "
+              f"0 crashing picks ({'met' if s1['crashing_picks'] == 0 else 'MISSED'}).", "",
+              f"System 1 picks within 5 % of the measured best: "
+              f"{100 * s1.get('picks_within_5pct', float('nan')):.0f} %; within the measured noise "
+              f"of the best (the pick's fastest repeat no slower than the best's median): "
+              f"{100 * s1.get('picks_within_noise_of_best', float('nan')):.0f} %.", ""]
+    if "neighbour_oracle" in results:
+        o = results["neighbour_oracle"]
+        lines += [f"Noise ceiling (measured, no model): picking, for each held-out size, the "
+                  f"configuration that was fastest at the two neighbouring measured sizes gives "
+                  f"median {o['median_pct_of_best']:.1f} %, geomean {o['geomean_pct_of_best']:.1f} %"
+                  f", within 5 % {100 * o['picks_within_5pct']:.0f} %.", ""]
+    lines += ["Worst System 1 picks:", "", "| workload | size | pick | measured best | % of best |"
+              " within noise |", "| --- | --- | --- | --- | --- | --- |"]
+    for r in sorted(results.get("leave_size_out_picks", []), key=lambda r: r["pct_of_best"])[:10]:
+        lines.append(f"| {r['workload']} | {r['size']:g} | {r['pick']} | {r['best']} | "
+                     f"{r['pct_of_best']:.0f} | {'yes' if r['within_noise_of_best'] else 'no'} |")
+    g = results["protocols"]["leave_one_workload_out"]
+    rate = g.get("learned_catch_rate_of_confidently_wrong")
+    lines += ["", "## Guard, leave-one-workload-out (never-seen workloads)", "",
+              f"- escalated by the full guard: {100 * (g['escalated_fraction'] or 0):.0f} % of "
+              f"{g['problems']} problems; confidently wrong automatic picks: "
+              f"{g['confidently_wrong_auto']}",
+              f"- wrong picks (> 5 % off) with confidence >= the auto level, i.e. that would go "
+              f"out automatically without the name lookup: {g['confidently_wrong_without_name']}",
+              f"- learned check alone (distance, thresholds calibrated without the workload) "
+              f"catches {'-' if rate is None else f'{100 * rate:.0f} %'} of them "
+              f"(goal >= 90 %: {'met' if rate is not None and rate >= 0.9 else 'MISSED'}); "
+              f"it escalates {100 * (g['learned_catch_rate'] or 0):.0f} % of all never-seen "
+              f"problems", "", "| workload | problems | wrong picks | learned escalates | "
+              "confidently wrong auto |", "| --- | --- | --- | --- | --- |"]
+    for x in g["per_workload"]:
+        lines.append(f"| {x['workload']} | {x['problems']} | {x['wrong_picks']} | "
+                     f"{100 * (x['learned_catch_rate'] or 0):.0f} % | {x['confidently_wrong_auto']} |")
+    if "confidence" in results:
+        c = results["confidence"]
+        lines += ["", "## Confidence", "",
+                  f"Good picks (within 5 %): {100 * c['good_pick_rate']:.0f} % of {c['picks']}. "
+                  f"Calibrated (cross-fitted logistic on spread, margin): ECE "
+                  f"{c['ece_calibrated_crossfit']:.3f}, AUROC {c['auroc_calibrated_crossfit']:.2f};"
+                  f" uncalibrated: ECE {c['ece_uncalibrated']:.3f}, AUROC "
+                  f"{c['auroc_uncalibrated']:.2f}."]
+    t = results["timing"]
+    lines += ["", f"Scoring {t['candidates']} candidates: {t['total_ms_median']:.1f} ms with the "
+              f"bundle's predict, {t['system1_only_ms_median']:.1f} ms System 1 alone (median of "
+              f"7, under the load above).", ""]
+    return "\n".join(lines)
