@@ -46,20 +46,20 @@ TIME_MARGIN = 1.5
 TIME_FLOOR_S = 60
 
 
-def check_value(value: str, what: str, pattern: re.Pattern = NAME_RE) -> str:
+def check_value(value: str, what: str, pattern: re.Pattern = NAME_RE,
+                allowed: str = "letters, digits and . _ - only") -> str:
     """Return ``value`` if it is safe for a directive line, else raise :class:`ConfigError`.
 
     Args:
         value: the user- or cluster-file-provided text.
         what: what it is, for the message (e.g. ``"job name"``).
         pattern: the allowed shape.
+        allowed: the shape in words, for the message.
     """
     no_control(value, what)
     if not pattern.match(value):
-        raise ConfigError(
-            f"{what} {value!r} has characters not allowed in a batch script "
-            "(use letters, digits and . _ - only)"
-        )
+        raise ConfigError(f"{what} {value!r} has characters not allowed in a batch script "
+                          f"(use {allowed})")
     return value
 
 
@@ -70,13 +70,8 @@ def check_job_name(value: str) -> str:
 
 def check_output_path(value: str) -> str:
     """An output path that is safe in a directive line (``%j``/``%x`` allowed)."""
-    no_control(value, "output path")
-    if not PATH_RE.match(value):
-        raise ConfigError(
-            f"output path {value!r} has characters not allowed in a batch script "
-            "(use letters, digits, / . _ - % only, no spaces or quotes)"
-        )
-    return value
+    return check_value(value, "output path", PATH_RE,
+                       "letters, digits, / . _ - % only, no spaces or quotes")
 
 
 def check_preamble_line(value: str) -> str:
