@@ -19,6 +19,7 @@ NUMPY_DTYPES = {"fp64": np.float64, "fp32": np.float32}
 
 
 def fake_gpu_enabled() -> bool:
+    """Whether ``HPCDS1MPI_FAKE_GPU`` asks for the fake device (GPU paths on CPU)."""
     return os.environ.get("HPCDS1MPI_FAKE_GPU", "") not in ("", "0")
 
 
@@ -91,6 +92,7 @@ def array_module(device: str):
 
 
 def is_device_array(a) -> bool:
+    """Whether ``a`` lives on a device (cupy, the fake device): it has the CUDA protocol."""
     return hasattr(a, "__cuda_array_interface__")
 
 
@@ -139,6 +141,11 @@ def synchronize(xp) -> None:
 
 
 def numpy_dtype(precision: str):
+    """The numpy dtype of ``precision``.
+
+    Raises:
+        UnsupportedError: bf16, which numpy lacks (kernels compute it in torch).
+    """
     try:
         return NUMPY_DTYPES[precision]
     except KeyError:

@@ -36,6 +36,7 @@ def bind(local_rank: int, ranks_on_node: int, threads: int, cpus: list[int]) -> 
 
 
 def unbind(cpus: list[int]) -> None:
+    """Let this process run on ``cpus`` again (the set :func:`initial_cpus` returned)."""
     if hasattr(os, "sched_setaffinity"):
         try:
             os.sched_setaffinity(0, cpus)
