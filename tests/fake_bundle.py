@@ -1,4 +1,5 @@
-"""A small analytic stand-in for the model bundle, for unit tests of System 1, guard, recommend.
+"""A small analytic stand-in for the model bundle, for unit tests of System 1, guard, recommend
+(and the fake bundle's partitions as ``recommend`` places and as a cluster file).
 
 It implements the bundle interface (``targets``, ``workloads``, ``size_range``,
 ``machine_ids``, ``partitions``, ``predict``, ``embed``, ``training_matrix``,
@@ -24,6 +25,8 @@ PARTITIONS = {
     "gpu-big": {"cores_per_node": 8, "memory_gb": 64.0, "gpus_per_node": 2,
                 "gpu_memory_gb": 32.0, "max_nodes": 2},
 }
+#: Sizes measured up to 16384, so size 13000 is familiar and only memory decides.
+WIDE_SIZES = (256, 1024, 4096, 16384)
 # What really fits (the test's ground truth): gpu-small's 6 GB card fails above 3 GB.
 TRUE_GPU_LIMIT_MB = {"gpu-small": 3000.0, "gpu-big": 30000.0}
 TRUE_NODE_LIMIT_MB = {"cpu": 60000.0, "gpu-small": 30000.0, "gpu-big": 60000.0}
@@ -132,3 +135,29 @@ def fake_partitions():
     from hpcds1mpi.cluster import Partition
 
     return {name: Partition(name=name, **hw) for name, hw in PARTITIONS.items()}
+
+
+def fake_places(*names: str, cluster: str = "lab") -> list:
+    """(cluster, partition) pairs of the fake partitions ``names``, as ``recommend`` takes them."""
+    from hpcds1mpi.cluster import Cluster
+
+    parts = fake_partitions()
+    owner = Cluster(cluster, {n: parts[n] for n in names})
+    return [(owner, parts[n]) for n in names]
+
+
+def cluster_toml(*names: str, cluster: str = "lab") -> str:
+    """A cluster file holding the fake partitions ``names`` (with an account, a module and
+    ``--gres`` GPU syntax, so scripts written for it carry each kind of line)."""
+    lines = [f"[clusters.{cluster}]", 'account = "proj42"', 'modules = ["openmpi/4.1"]',
+             'gres_syntax = "gres"']
+    for name in names:
+        lines += ["", f"[clusters.{cluster}.partitions.{name}]"]
+        lines += [f"{key} = {value}" for key, value in PARTITIONS[name].items()]
+    return "\n".join(lines) + "\n"
+
+
+def isolate_user_files(monkeypatch, tmp_path) -> None:
+    """Point the guard's calibration cache and the failure history into ``tmp_path``."""
+    monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HPCDS1MPI_HISTORY", str(tmp_path / "cache" / "failures.json"))

@@ -12,46 +12,22 @@ from hpcds1mpi.commands.recommend import command
 from hpcds1mpi.decide import model_bundle
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.scripts import check_bash_syntax
-from tests.fake_bundle import FakeBundle
+from tests.fake_bundle import WIDE_SIZES, FakeBundle, cluster_toml, isolate_user_files
 from tests.helpers import run_cli
 
-CLUSTER_TOML = """
-[clusters.lab]
-account = "proj42"
-modules = ["openmpi/4.1"]
-gres_syntax = "gres"
-
-[clusters.lab.partitions.gpu-small]
-cores_per_node = 8
-memory_gb = 32
-max_nodes = 1
-gpus_per_node = 1
-gpu_memory_gb = 6
-
-[clusters.lab.partitions.gpu-big]
-cores_per_node = 8
-memory_gb = 64
-max_nodes = 2
-gpus_per_node = 2
-gpu_memory_gb = 32
-"""
+CLUSTER_TOML = cluster_toml("gpu-small", "gpu-big")
 
 
 @pytest.fixture(autouse=True)
-def isolated_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("HPCDS1MPI_HISTORY", str(tmp_path / "cache" / "failures.json"))
-
-
-@pytest.fixture
-def bundle():
-    # Sizes measured up to 16384 so size 13000 is familiar; only memory decides.
-    return FakeBundle(sizes=(256, 1024, 4096, 16384))
-
-
-@pytest.fixture
-def fake_cli(bundle, monkeypatch, tmp_path):
+def fake_model(tmp_path, monkeypatch):
+    """The fake bundle in place of any --model; the cache and history under tmp_path."""
+    isolate_user_files(monkeypatch, tmp_path)
+    bundle = FakeBundle(sizes=WIDE_SIZES)
     monkeypatch.setattr(model_bundle, "load_model", lambda model_dir: bundle)
+
+
+@pytest.fixture
+def fake_cli(monkeypatch, tmp_path):
     # The fake bundle gets a model directory of its own: the shipped default bundle's guard
     # calibration (real distance units) must not be applied to it.
     model_dir = tmp_path / "fake_model"
@@ -149,11 +125,9 @@ def test_injection_in_cli_fields_is_rejected_or_inert(fake_cli, tmp_path):
     (["--size", "100", "--device", "gpu", "--partition", "cpu"], "has GPUs"),
     (["--size", "100", "--objective", "time", "--max-nodes", "0"], "max-nodes"),
 ])
-def test_bad_input_is_one_line_error(bundle, monkeypatch, tmp_path, args, message):
-    monkeypatch.setattr(model_bundle, "load_model", lambda model_dir: bundle)
+def test_bad_input_is_one_line_error(tmp_path, args, message):
     path = tmp_path / "c.toml"
-    path.write_text(CLUSTER_TOML.replace("gpu-small]", "cpu]\ncores_per_node = 16\n"
-                                         "memory_gb = 64\n[clusters.lab.partitions.gs]"))
+    path.write_text(cluster_toml("cpu", "gpu-small", "gpu-big"))
     with pytest.raises(ConfigError, match=message):
         CliRunner().invoke(command, ["--cluster", str(path), "--workload", "gemm", *args],
                            catch_exceptions=False)

@@ -9,34 +9,25 @@ import sys
 
 import pytest
 
-from hpcds1mpi.cluster import Cluster
 from hpcds1mpi.decide import recommend as rec_mod
 from hpcds1mpi.decide.failure_history import FailureHistory
 from hpcds1mpi.decide.recommendation import format_table
-from tests.fake_bundle import FakeBundle, fake_partitions
-
-PARTS = fake_partitions()
+from tests.fake_bundle import WIDE_SIZES, FakeBundle, fake_places, isolate_user_files
 
 
 @pytest.fixture(autouse=True)
 def isolated_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("HPCDS1MPI_HISTORY", str(tmp_path / "cache" / "failures.json"))
+    isolate_user_files(monkeypatch, tmp_path)
 
 
 @pytest.fixture
 def bundle():
-    # Sizes measured up to 16384 so size 13000 is familiar; only memory decides.
-    return FakeBundle(sizes=(256, 1024, 4096, 16384))
-
-
-def places(*names):
-    cluster = Cluster("lab", {n: PARTS[n] for n in names})
-    return [(cluster, PARTS[n]) for n in names]
+    return FakeBundle(sizes=WIDE_SIZES)
 
 
 def test_partition_that_cannot_hold_the_job_is_rejected_with_reason(bundle):
-    rec = rec_mod.recommend(bundle, "gemm", 13000, places("gpu-small", "gpu-big"), device="gpu")
+    rec = rec_mod.recommend(bundle, "gemm", 13000, fake_places("gpu-small", "gpu-big"),
+                            device="gpu")
     assert rec.picked is not None and rec.picked.partition.name == "gpu-big"
     text = format_table(rec)
     line = [l for l in text.splitlines() if l.startswith("✗ lab/gpu-small")][0]
@@ -46,23 +37,23 @@ def test_partition_that_cannot_hold_the_job_is_rejected_with_reason(bundle):
 
 def test_failed_job_moves_to_next_partition(bundle, tmp_path):
     history = FailureHistory.load(tmp_path / "h.json")
-    first = rec_mod.recommend(bundle, "gemm", 2048, places("gpu-small", "gpu-big", "cpu"),
+    first = rec_mod.recommend(bundle, "gemm", 2048, fake_places("gpu-small", "gpu-big", "cpu"),
                               history=history)
     where = first.picked.partition.name
     history.record("gemm", 2048, where, "lab", "oom")
     reloaded = FailureHistory.load(tmp_path / "h.json")
-    second = rec_mod.recommend(bundle, "gemm", 4096, places("gpu-small", "gpu-big", "cpu"),
+    second = rec_mod.recommend(bundle, "gemm", 4096, fake_places("gpu-small", "gpu-big", "cpu"),
                                history=reloaded)
     assert second.picked.partition.name != where
     assert any("failed here before" in pl.rejected for pl in second.places
                if pl.partition.name == where)
     # A smaller size than the one that failed is still allowed there.
-    third = rec_mod.recommend(bundle, "gemm", 1024, places(where), history=reloaded)
+    third = rec_mod.recommend(bundle, "gemm", 1024, fake_places(where), history=reloaded)
     assert third.picked is not None
 
 
 def test_unknown_workload_escalates_to_a_calibration_sweep_on_one_node(bundle):
-    rec = rec_mod.recommend(bundle, "brand-new-code", 500, places("cpu", "gpu-big"))
+    rec = rec_mod.recommend(bundle, "brand-new-code", 500, fake_places("cpu", "gpu-big"))
     assert rec.picked is None and rec.verdict.verdict == "escalate"
     assert rec.calibration_partition is not None
     steps = rec.calibration_steps

@@ -8,7 +8,6 @@ import math
 
 import pytest
 
-from hpcds1mpi.cluster import Cluster
 from hpcds1mpi.decide.recommend import recommend
 from hpcds1mpi.decide.recommendation import (
     TOP_ALTERNATIVES,
@@ -19,20 +18,12 @@ from hpcds1mpi.decide.recommendation import (
     to_dict,
 )
 from hpcds1mpi.errors import ConfigError
-from tests.fake_bundle import FakeBundle, fake_partitions
-
-PARTS = fake_partitions()
+from tests.fake_bundle import FakeBundle, fake_places, isolate_user_files
 
 
 @pytest.fixture(autouse=True)
 def isolated_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("HPCDS1MPI_HISTORY", str(tmp_path / "cache" / "failures.json"))
-
-
-def places(*names):
-    cluster = Cluster("lab", {n: PARTS[n] for n in names})
-    return [(cluster, PARTS[n]) for n in names]
+    isolate_user_files(monkeypatch, tmp_path)
 
 
 @pytest.mark.parametrize("seconds, text", [
@@ -65,7 +56,7 @@ def _config(row: dict) -> tuple:
 
 
 def test_json_has_pick_alternatives_front_and_no_nan():
-    rec = recommend(UnknownFailureOdds(), "gemm", 1024, places("cpu", "gpu-big"))
+    rec = recommend(UnknownFailureOdds(), "gemm", 1024, fake_places("cpu", "gpu-big"))
     data = to_dict(rec)
     json.dumps(data, allow_nan=False)  # raises on NaN, which is not JSON
     assert data["pick"]["fail_prob"] is None
@@ -83,7 +74,7 @@ def test_json_has_pick_alternatives_front_and_no_nan():
 
 
 def test_table_names_pick_rejections_alternatives_and_front():
-    rec = recommend(FakeBundle(), "gemm", 1024, places("cpu", "gpu-big"), objective="time")
+    rec = recommend(FakeBundle(), "gemm", 1024, fake_places("cpu", "gpu-big"), objective="time")
     text = format_table(rec)
     lines = text.splitlines()
     assert lines[0] == "hpcds1mpi recommend: gemm, size 1024, objective time"
@@ -96,7 +87,7 @@ def test_table_names_pick_rejections_alternatives_and_front():
 
 
 def test_escalated_job_gets_a_calibration_table_and_only_a_slurm_sweep():
-    rec = recommend(FakeBundle(), "brand-new-code", 500, places("cpu"))
+    rec = recommend(FakeBundle(), "brand-new-code", 500, fake_places("cpu"))
     text = format_table(rec)
     assert "! verdict escalate: no settings guessed" in text
     assert "Calibration sweep (measure these, then hpcds1mpi learn):" in text
