@@ -43,6 +43,7 @@ def command(out_dir, ranks, sweep_timeout):
     from pathlib import Path
 
     from hpcds1mpi.cluster import detect_local
+    from hpcds1mpi.launch.launchers import mpiexec_path
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -52,9 +53,7 @@ def command(out_dir, ranks, sweep_timeout):
     nranks = ranks or cores
     click.echo(f"this machine: {part.cores_per_node} cores, {part.memory_gb:g} GB, "
                f"{part.gpus_per_node} GPUs ({part.cpu_model})")
-    bindir = Path(sys.executable).parent
-    mpiexec = bindir / "mpiexec"
-    exe = str(bindir / "hpcds1mpi")
+    exe = str(Path(sys.executable).parent / "hpcds1mpi")
     rpn = ",".join(str(r) for r in sorted({1, max(1, nranks // 2), nranks}))
     threads = ",".join(str(t) for t in sorted({1, 2} if cores >= 2 else {1}))
     telemetry = out / "telemetry.h5"
@@ -69,7 +68,7 @@ def command(out_dir, ranks, sweep_timeout):
         lines += ["[[kernel]]", f'name = "{name}"',
                   f"sizes = {[sizes[i] for i in MEASURED_INDICES]}", ""]
     plan.write_text("\n".join(lines))
-    _run([str(mpiexec) if mpiexec.exists() else "mpiexec", "-n", str(nranks), exe, "sweep",
+    _run([mpiexec_path(), "-n", str(nranks), exe, "sweep",
           "--plan", str(plan), "--out", str(telemetry), "--resume", "--no-progress"],
          "measuring sweep", sweep_timeout)
     model = out / "model"

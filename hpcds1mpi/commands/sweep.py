@@ -12,21 +12,9 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
-
-_RANK_VARS = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID")
-
-
-def launch_rank() -> int:
-    """This process's rank as the launcher tells it (before MPI starts); 0 if not launched."""
-    for var in _RANK_VARS:
-        value = os.environ.get(var)
-        if value is not None and value.isdigit():
-            return int(value)
-    return 0
 
 
 def _strip_launch(argv: list[str]) -> list[str]:
@@ -101,6 +89,7 @@ def command(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devic
     """Measure kernels or your own MPI program over configurations into HDF5 telemetry."""
     params = dict(locals())
     from hpcds1mpi.errors import HpcdsError
+    from hpcds1mpi.runtime.mpi import launch_rank
 
     try:
         _main(**params)

@@ -13,6 +13,9 @@ import time
 from dataclasses import dataclass
 from functools import lru_cache
 
+#: Launch environment variables holding this process's rank, read before MPI starts.
+LAUNCH_RANK_VARS = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID")
+
 # Methods whose time counts as "inside MPI". Upper-case (buffer) calls plus the helpers kernels use.
 _TIMED_PREFIXES = (
     "Send", "Recv", "Isend", "Irecv", "Sendrecv", "Allreduce", "Reduce", "Bcast", "Alltoall",
@@ -38,6 +41,20 @@ def get_mpi():
 def world():
     """``MPI.COMM_WORLD``."""
     return get_mpi().COMM_WORLD
+
+
+def launch_rank(env: dict | None = None) -> int:
+    """This process's rank as the launcher tells it, without starting MPI; 0 if not launched.
+
+    Args:
+        env: the environment to read (default ``os.environ``).
+    """
+    env = os.environ if env is None else env
+    for var in LAUNCH_RANK_VARS:
+        value = env.get(var)
+        if value is not None and value.isdigit():
+            return int(value)
+    return 0
 
 
 def library_version() -> str:

@@ -97,3 +97,12 @@ def test_sweep_layout_groups_ranks_by_slurm_node_in_rank_order(tmp_path):
     assert res.returncode == 0, res.stderr
     rows = sorted(json.loads(path.read_text()) for path in tmp_path.glob("rank*.json"))
     assert rows == [[0, 0, 0, [2, 1]], [1, 1, 0, [2, 1]], [2, 0, 1, [2, 1]]]
+
+
+def test_launch_rank_from_the_launcher_environment():
+    from hpcds1mpi.runtime.mpi import launch_rank
+
+    assert launch_rank({}) == 0
+    assert launch_rank({"PMI_RANK": "3"}) == 3
+    assert launch_rank({"OMPI_COMM_WORLD_RANK": "2", "SLURM_PROCID": "5"}) == 2
+    assert launch_rank({"PMI_RANK": "", "SLURM_PROCID": "7"}) == 7  # not a number: the next
