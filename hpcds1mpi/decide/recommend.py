@@ -203,7 +203,7 @@ def recommend(bundle, workload: str, size: int,
             raise ConfigError("two allowed partitions share a name; pass --partition to choose")
         scores = s1.score(bundle, workload, size, parts, constraints, uses_threads=uses_threads)
         for pl in usable:
-            sub = _subset(scores, pl.partition.name)
+            sub = scores.subset(pl.partition.name)
             pl.choice = s1.choose(sub, objective, conf_model)
             if pl.choice.index is None:
                 pl.rejected = _rejection(pl, sub)
@@ -246,7 +246,7 @@ def recommend(bundle, workload: str, size: int,
         rec.calibration_partition = target
         rec.calibration_cluster = clusters.get(judged.label)
         if scores is not None and target.name in set(scores.cols["partition"]):
-            rec.calibration_steps = calibration_steps(_subset(scores, target.name), target)
+            rec.calibration_steps = calibration_steps(scores.subset(target.name), target)
         else:
             cal_scores = s1.score(bundle, workload, size, [target],
                                   s1.Constraints(max_nodes=1, devices=constraints.devices,
@@ -254,9 +254,3 @@ def recommend(bundle, workload: str, size: int,
                                   uses_threads=uses_threads)
             rec.calibration_steps = calibration_steps(cal_scores, target)
     return rec
-
-
-def _subset(scores: s1.Scores, partition: str) -> s1.Scores:
-    mask = scores.cols["partition"] == partition
-    return s1.Scores({k: v[mask] for k, v in scores.cols.items()}, scores.workload, scores.size,
-                     scores.limits)

@@ -87,6 +87,12 @@ class Scores:
             self._frame = pd.DataFrame({k: np.asarray(v) for k, v in self.cols.items()})
         return self._frame
 
+    def subset(self, partition: str) -> "Scores":
+        """The candidates on one partition only (same limits)."""
+        mask = self.cols["partition"] == partition
+        return Scores({k: v[mask] for k, v in self.cols.items()}, self.workload, self.size,
+                      self.limits)
+
     def row(self, index: int) -> dict:
         """One candidate as a plain dict of Python values."""
         out = {}

@@ -125,3 +125,11 @@ def test_scoring_ten_thousand_configurations_is_fast():
     assert times["candidates"] >= 9000
     # Goal 20 ms on a quiet machine; the bound allows for a shared, loaded 2-core box.
     assert min(times["system1_only"]) < 0.1, times["system1_only"]
+
+
+def test_subset_keeps_one_partitions_candidates_and_the_limits():
+    scores = s1.score(FakeBundle(), "gemm", 2048, list(PARTS.values()))
+    sub = scores.subset("gpu-big")
+    assert len(sub) == int((scores.cols["partition"] == "gpu-big").sum()) > 0
+    assert set(sub.cols["partition"]) == {"gpu-big"} and sub.limits is scores.limits
+    assert set(sub.cols) == set(scores.cols)
