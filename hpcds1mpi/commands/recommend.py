@@ -103,7 +103,7 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
     script = None
     if emit:
         script = emit_script(rec, emit, program, job_name=job_name, output=job_output,
-                                     exclusive=exclusive)
+                             exclusive=exclusive)
         if script_path:
             with open(script_path, "w") as fh:
                 fh.write(script)
