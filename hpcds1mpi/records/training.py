@@ -165,11 +165,12 @@ def _checked(frame: pd.DataFrame, machine: str | None, allow_columns) -> tuple[p
     if ok.sum() < MIN_OK_RUNS:
         raise DataError(f"only {int(ok.sum())} ok run(s); a model needs at least {MIN_OK_RUNS}")
     out = frame.drop(columns=["kept"], errors="ignore")
-    if "energy_j" not in out.columns or pd.to_numeric(out["energy_j"], errors="coerce").isna().all():
-        if "avg_power_w" in out.columns:
-            out = out.copy()
-            out["energy_j"] = (pd.to_numeric(out["avg_power_w"], errors="coerce")
-                               * pd.to_numeric(out["runtime_s"], errors="coerce"))
+    no_energy = ("energy_j" not in out.columns
+                 or pd.to_numeric(out["energy_j"], errors="coerce").isna().all())
+    if no_energy and "avg_power_w" in out.columns:
+        out = out.copy()
+        out["energy_j"] = (pd.to_numeric(out["avg_power_w"], errors="coerce")
+                           * pd.to_numeric(out["runtime_s"], errors="coerce"))
     return out.reset_index(drop=True), dropped
 
 

@@ -1,0 +1,340 @@
+"""The HDF5 layout of a telemetry file and its ``schema_version``: the one place that knows it.
+
+Tables (``runs``, ``machines``, the per-repeat / per-rank detail, ``provenance``) are HDF5
+groups with one dataset per column, in the order of the column lists here; file attributes
+hold ``format``, ``schema_version``, the sweep plan and the attempt counts. :class:`Store` is
+a file's content in memory; :func:`read_snapshot` checks format and version, and
+:func:`write_snapshot` replaces a file atomically. The journal beside it: :mod:`.journal`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hpcds1mpi.errors import TelemetryError
+
+SCHEMA_VERSION = 1
+FORMAT_NAME = "hpcds1mpi-telemetry"
+
+# (name, kind) with kind in "str" / "int" / "float". The first block is the contract of
+# docs/architecture.md ("Runs table"); never rename, only append.
+RUN_COLUMNS: list[tuple[str, str]] = [
+    ("run_id", "str"), ("machine_id", "str"), ("workload", "str"), ("size", "int"),
+    ("nodes", "int"), ("ranks_per_node", "int"), ("ranks", "int"), ("threads", "int"),
+    ("device", "str"), ("precision", "str"), ("status", "str"), ("error", "str"),
+    ("runtime_s", "float"), ("runtime_min_s", "float"), ("runtime_max_s", "float"),
+    ("repeats", "int"), ("noise", "float"), ("mpi_fraction", "float"), ("cpu_s", "float"),
+    ("peak_rss_mb", "float"), ("gpu_busy_s", "float"), ("gpu_peak_mem_mb", "float"),
+    ("energy_j", "float"), ("avg_power_w", "float"), ("energy_source", "str"),
+    ("rel_error", "float"), ("work_flops", "float"), ("work_bytes", "float"),
+    ("comm_messages", "float"), ("comm_bytes", "float"), ("mem_bytes_per_rank", "float"),
+    ("partition", "str"), ("cores_per_node", "int"), ("memory_gb", "float"),
+    ("gpus_per_node", "int"),
+    # Extras (documented in docs/telemetry.md).
+    ("kind", "str"), ("seed", "int"), ("sweep_id", "str"), ("attempt", "int"),
+    ("started_at", "float"), ("finished_at", "float"), ("elapsed_s", "float"),
+    ("measured_s", "float"), ("hostnames", "str"), ("binding", "str"),
+    ("blas_threads", "int"), ("torch_threads", "int"), ("peak_rss_source", "str"),
+    ("gpu_source", "str"), ("power_model", "str"), ("exit_code", "int"), ("fom", "float"),
+    ("command", "str"), ("source_file", "str"),
+]
+MACHINE_COLUMNS: list[tuple[str, str]] = [
+    ("machine_id", "str"), ("hostnames", "str"), ("partition", "str"), ("cpu_model", "str"),
+    ("physical_cores", "int"), ("logical_cores", "int"), ("memory_gb", "float"),
+    ("gpu_model", "str"), ("gpu_count", "int"), ("gpu_memory_gb", "float"),
+    ("mpi_library", "str"), ("mpi_gpu_aware", "int"), ("python", "str"), ("platform", "str"),
+    ("packages", "str"), ("first_seen", "float"), ("source_file", "str"),
+]
+REPEAT_COLUMNS: list[tuple[str, str]] = [
+    ("machine_id", "str"), ("run_id", "str"), ("repeat", "int"), ("wall_s", "float"),
+]
+RANK_COLUMNS: list[tuple[str, str]] = [
+    ("machine_id", "str"), ("run_id", "str"), ("rank", "int"), ("hostname", "str"),
+    ("local_rank", "int"), ("binding", "str"), ("cpu_s", "float"), ("peak_rss_mb", "float"),
+    ("wall_s_median", "float"), ("mpi_s_median", "float"), ("mpi_fraction", "float"),
+]
+RANK_REPEAT_COLUMNS: list[tuple[str, str]] = [
+    ("machine_id", "str"), ("run_id", "str"), ("rank", "int"), ("repeat", "int"),
+    ("wall_s", "float"), ("mpi_s", "float"),
+]
+PROVENANCE_COLUMNS: list[tuple[str, str]] = [
+    ("source_file", "str"), ("rows", "int"), ("merged_at", "float"),
+]
+TABLES = {
+    "runs": RUN_COLUMNS, "machines": MACHINE_COLUMNS, "repeats": REPEAT_COLUMNS,
+    "ranks": RANK_COLUMNS, "rank_repeats": RANK_REPEAT_COLUMNS, "provenance": PROVENANCE_COLUMNS,
+}
+DETAIL_TABLES = ("repeats", "ranks", "rank_repeats")
+
+def _default(kind: str):
+    return {"str": "", "int": -1, "float": math.nan}[kind]
+
+
+def normalise(row: dict, columns: list[tuple[str, str]]) -> dict:
+    """``row`` with every column present and cast to its kind (missing -> "", -1 or NaN)."""
+    out = {}
+    for name, kind in columns:
+        value = row.get(name)
+        if value is None:
+            out[name] = _default(kind)
+        elif kind == "str":
+            out[name] = str(value)
+        elif kind == "int":
+            try:
+                out[name] = int(value)
+            except (TypeError, ValueError):
+                out[name] = -1
+        else:
+            try:
+                out[name] = float(value)
+            except (TypeError, ValueError):
+                out[name] = math.nan
+    # Keep unknown extras (a newer writer's columns survive a merge by an older reader's rows).
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# In-memory content
+
+
+@dataclass
+class Store:
+    """Everything a telemetry file holds, in memory.
+
+    Attributes:
+        runs: ``(machine_id, run_id) -> row`` (insertion-ordered).
+        machines: ``machine_id -> row``.
+        detail: table name -> ``(machine_id, run_id) -> list of rows``.
+        provenance: rows of merged source files.
+        started: ``(machine_id, run_id) -> start row`` for configurations started but unfinished.
+        attempts: ``(machine_id, run_id) -> number of starts seen``.
+        attrs: file attributes (sweep plan, created_at...).
+    """
+
+    runs: dict = field(default_factory=dict)
+    machines: dict = field(default_factory=dict)
+    detail: dict = field(default_factory=lambda: {t: {} for t in DETAIL_TABLES})
+    provenance: list = field(default_factory=list)
+    started: dict = field(default_factory=dict)
+    attempts: dict = field(default_factory=dict)
+    attrs: dict = field(default_factory=dict)
+
+    def add_run(self, row: dict, detail: dict | None = None) -> None:
+        row = normalise(row, RUN_COLUMNS)
+        key = (row["machine_id"], row["run_id"])
+        self.runs.pop(key, None)  # re-insert so order follows the latest record
+        self.runs[key] = row
+        self.started.pop(key, None)
+        for table in DETAIL_TABLES:
+            rows = (detail or {}).get(table)
+            if rows is not None:
+                self.detail[table][key] = [normalise(r, TABLES[table]) for r in rows]
+            elif detail is not None:
+                self.detail[table].pop(key, None)
+
+    def add_machine(self, row: dict) -> None:
+        row = normalise(row, MACHINE_COLUMNS)
+        if row["machine_id"] not in self.machines:
+            self.machines[row["machine_id"]] = row
+
+    def apply(self, event: dict) -> None:
+        """Fold one journal event in."""
+        kind = event.get("event")
+        if kind == "start":
+            row = event["row"]
+            key = (row["machine_id"], row["run_id"])
+            self.started[key] = row
+            self.attempts[key] = max(self.attempts.get(key, 0), int(row.get("attempt", 1)))
+        elif kind == "run":
+            self.add_run(event["row"], event.get("detail") or {})
+            key = (event["row"]["machine_id"], event["row"]["run_id"])
+            self.attempts[key] = max(self.attempts.get(key, 0), int(event["row"].get("attempt", 1)))
+        elif kind == "machine":
+            self.add_machine(event["row"])
+        elif kind == "attrs":
+            self.attrs.update(event["attrs"])
+
+    def mark_crashed(self, notes: dict | None = None) -> list[tuple[str, str]]:
+        """Turn every started-but-unfinished configuration into a ``crashed`` run (``failed``
+        when a rank left a fault note for it, see :func:`.journal.write_fault_note`); return
+        the keys."""
+        keys = list(self.started)
+        for key in keys:
+            start = dict(self.started[key])
+            if key in self.runs and self.runs[key]["status"] != "crashed":
+                self.started.pop(key)
+                continue
+            note = (notes or {}).get(key[1])
+            if note:
+                start["status"], start["error"] = "failed", note
+                start["finished_at"] = time.time()
+                self.add_run(start, {})
+                continue
+            start["status"] = "crashed"
+            start["error"] = (
+                "the sweep process died while this configuration ran "
+                f"(started {time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime(start.get('started_at') or 0))} UTC)"
+            )
+            self.add_run(start, {})
+        return keys
+
+    def done_keys(self) -> set:
+        return set(self.runs)
+
+
+
+# --------------------------------------------------------------------------------------------
+# Reading
+
+
+def _check_hdf5(path: Path) -> None:
+    if not path.exists():
+        raise TelemetryError(f"{path}: no such telemetry file")
+    with open(path, "rb") as fh:
+        magic = fh.read(8)
+    if magic != b"\x89HDF\r\n\x1a\n":
+        raise TelemetryError(f"{path}: not an HDF5 file; give a telemetry file written by hpcds1mpi sweep")
+
+
+def _read_table(group, columns: list[tuple[str, str]]) -> list[dict]:
+    names = [n for n in group.attrs.get("columns", [])] or list(group.keys())
+    if not names:
+        return []
+    data = {}
+    for name in names:
+        if name not in group:
+            continue
+        values = group[name][()]
+        if values.dtype.kind in ("O", "S"):
+            values = [v.decode("utf-8") if isinstance(v, bytes) else str(v) for v in values]
+        else:
+            values = values.tolist()
+        data[name] = values
+    n = len(next(iter(data.values()))) if data else 0
+    return [{k: v[i] for k, v in data.items()} for i in range(n)]
+
+
+def read_snapshot(path: str | os.PathLike) -> Store:
+    """The HDF5 snapshot only (no journal). Checks the format and ``schema_version``."""
+    import h5py
+
+    path = Path(path)
+    _check_hdf5(path)
+    store = Store()
+    try:
+        with h5py.File(path, "r") as f:
+            fmt = f.attrs.get("format")
+            version = f.attrs.get("schema_version")
+            if fmt != FORMAT_NAME or version is None:
+                raise TelemetryError(
+                    f"{path}: HDF5 but not an hpcds1mpi telemetry file (no format/schema_version)"
+                )
+            if int(version) != SCHEMA_VERSION:
+                raise TelemetryError(
+                    f"{path}: telemetry schema_version {int(version)}, this hpcds1mpi reads "
+                    f"{SCHEMA_VERSION}; use a matching hpcds1mpi version"
+                )
+            store.attrs = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
+            if "runs" in f:
+                for row in _read_table(f["runs"], RUN_COLUMNS):
+                    store.add_run(row)
+            if "machines" in f:
+                for row in _read_table(f["machines"], MACHINE_COLUMNS):
+                    store.add_machine(row)
+            for table in DETAIL_TABLES:
+                if table in f:
+                    for row in _read_table(f[table], TABLES[table]):
+                        key = (row["machine_id"], row["run_id"])
+                        store.detail[table].setdefault(key, []).append(normalise(row, TABLES[table]))
+            if "provenance" in f:
+                store.provenance = _read_table(f["provenance"], PROVENANCE_COLUMNS)
+            if "attempts" in f.attrs:
+                for item in json.loads(f.attrs["attempts"]):
+                    store.attempts[(item[0], item[1])] = int(item[2])
+    except OSError as exc:
+        raise TelemetryError(f"{path}: unreadable HDF5 ({exc})") from None
+    return store
+
+
+# --------------------------------------------------------------------------------------------
+# Writing
+
+
+def _write_table(f, name: str, rows: list[dict], columns: list[tuple[str, str]], compress: bool):
+    import h5py
+    import numpy as np
+
+    group = f.create_group(name)
+    group.attrs["columns"] = [n for n, _ in columns]
+    kw = {"compression": "gzip", "compression_opts": 4, "shuffle": True} if compress and len(rows) > 64 else {}
+    for col, kind in columns:
+        values = [r.get(col, _default(kind)) for r in rows]
+        if kind == "str":
+            arr = np.array([str(v) for v in values], dtype=object)
+            group.create_dataset(col, data=arr, dtype=h5py.string_dtype("utf-8"), **kw)
+        elif kind == "int":
+            group.create_dataset(col, data=np.array(values, dtype=np.int64), **kw)
+        else:
+            group.create_dataset(col, data=np.array(values, dtype=np.float64), **kw)
+
+
+def fsync_dir(path: Path) -> None:
+    """fsync the directory holding ``path`` (a rename is durable only then)."""
+    try:
+        fd = os.open(path.parent if str(path.parent) else ".", os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _test_pause_mid_write() -> None:
+    """Fault-injection hook for the kill tests: ``HPCDS1MPI_TEST_SNAPSHOT_PAUSE=S`` holds a
+    snapshot half-written for S seconds, so a test's SIGKILL reliably lands inside the write."""
+    pause = os.environ.get("HPCDS1MPI_TEST_SNAPSHOT_PAUSE")
+    if pause:
+        time.sleep(float(pause))
+
+
+def write_snapshot(path: str | os.PathLike, store: Store, *, compress: bool = True) -> float:
+    """Write ``store`` to ``path`` atomically (temp file, fsync, ``os.replace``); return seconds."""
+    import h5py
+
+    start = time.perf_counter()
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    keys = list(store.runs)
+    with h5py.File(tmp, "w") as f:
+        f.attrs["format"] = FORMAT_NAME
+        f.attrs["schema_version"] = SCHEMA_VERSION
+        for k, v in store.attrs.items():
+            if k in ("format", "schema_version", "attempts"):
+                continue
+            v = v.item() if hasattr(v, "item") else v
+            f.attrs[k] = v if isinstance(v, (int, float)) else str(v)
+        f.attrs["attempts"] = json.dumps([[k[0], k[1], n] for k, n in store.attempts.items()])
+        _write_table(f, "runs", [store.runs[k] for k in keys], RUN_COLUMNS, compress)
+        _test_pause_mid_write()
+        _write_table(f, "machines", list(store.machines.values()), MACHINE_COLUMNS, compress)
+        for table in DETAIL_TABLES:
+            rows = [r for k in keys for r in store.detail[table].get(k, [])]
+            _write_table(f, table, rows, TABLES[table], compress)
+        _write_table(f, "provenance", store.provenance, PROVENANCE_COLUMNS, compress)
+    fd = os.open(tmp, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    fsync_dir(path)
+    return time.perf_counter() - start
+

@@ -1,0 +1,62 @@
+"""Merging telemetry shards (job-array tasks, several machines) into one file, idempotently."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from .journal import load
+from .layout import DETAIL_TABLES
+from .writer import TelemetryWriter
+
+
+def merge(sources: list[str | os.PathLike], out: str | os.PathLike) -> dict:
+    """Merge telemetry shards into ``out`` (created, or extended), idempotently.
+
+    Rows are keyed by ``(machine_id, run_id)``; a key present twice keeps the finished record
+    over a crashed one, then the later ``finished_at``. Each row keeps ``source_file`` (the shard
+    it came from, unless it already had one); machines and detail tables travel along.
+
+    Returns:
+        ``{"added": n, "replaced": n, "kept": n, "rows": total}``.
+    """
+    stores = [(Path(s), load(s)) for s in sources]  # read (and check) everything first
+    writer = TelemetryWriter(out, resume=True)
+    counts = {"added": 0, "replaced": 0, "kept": 0}
+    with writer:
+        store = writer.store
+        for src, shard in stores:
+            label = src.name
+            for key, row in shard.runs.items():
+                row = dict(row)
+                if not row.get("source_file"):
+                    row["source_file"] = label
+                old = store.runs.get(key)
+                if old is None:
+                    counts["added"] += 1
+                elif _better(row, old):
+                    counts["replaced"] += 1
+                else:
+                    counts["kept"] += 1
+                    continue
+                store.add_run(row, {t: shard.detail[t].get(key, []) for t in DETAIL_TABLES})
+            for mid, mrow in shard.machines.items():
+                if mid not in store.machines:
+                    store.add_machine(dict(mrow, source_file=mrow.get("source_file") or label))
+            if not any(p["source_file"] == label and p["rows"] == len(shard.runs)
+                       for p in store.provenance):
+                store.provenance.append({"source_file": label, "rows": len(shard.runs),
+                                         "merged_at": time.time()})
+            for key, n in shard.attempts.items():
+                store.attempts[key] = max(store.attempts.get(key, 0), n)
+    counts["rows"] = len(load(out).runs)
+    return counts
+
+
+def _better(new: dict, old: dict) -> bool:
+    new_crash, old_crash = new["status"] == "crashed", old["status"] == "crashed"
+    if new_crash != old_crash:
+        return old_crash
+    return float(new.get("finished_at") or 0) > float(old.get("finished_at") or 0)
+

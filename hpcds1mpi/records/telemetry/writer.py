@@ -1,0 +1,192 @@
+"""The single writer of a telemetry file: journal every event, snapshot now and then.
+
+The snapshot is rewritten now and then (and at the end) into a temporary file that is fsync'ed
+and atomically ``os.replace``-d over ``t.h5``, so ``t.h5`` always opens; between snapshots the
+journal (:mod:`.journal`) keeps every finished run. Keys: a run is identified by
+``(machine_id, run_id)``; a later record for the same key replaces an earlier one (a retried
+crashed run, a journal line already folded into the snapshot).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from pathlib import Path
+
+from hpcds1mpi.errors import LockError, TelemetryError
+
+from .journal import (journal_line, journal_path, load, lock_path, read_fault_notes,
+                      read_journal, remove_fault_notes, writer_alive)
+from .layout import Store, read_snapshot, write_snapshot
+
+
+class TelemetryWriter:
+    """The single writer of one telemetry file (rank 0 of a sweep, or a merge).
+
+    Usage::
+
+        with TelemetryWriter(path, resume=True) as w:
+            w.start(row)             # journal: configuration started
+            w.record(row, detail)    # journal: run finished (fsync'ed)
+        # close() writes the final snapshot and removes the journal
+
+    Args:
+        path: the ``.h5`` file.
+        resume: continue an existing file (a missing one starts fresh); without it an existing
+            file is refused.
+        snapshot_every_s: rewrite the HDF5 snapshot at most this often (the journal keeps every
+            event safe in between).
+        attrs: file attributes to store (e.g. the sweep plan).
+    """
+
+    def __init__(self, path: str | os.PathLike, *, resume: bool = False,
+                 snapshot_every_s: float = 30.0, attrs: dict | None = None,
+                 compress: bool = True):
+        self.path = Path(path)
+        self.resume = resume
+        self.snapshot_every_s = snapshot_every_s
+        self.compress = compress
+        self.new_attrs = dict(attrs or {})
+        self.store: Store | None = None
+        self._lock_fd: int | None = None
+        self._journal_fd: int | None = None
+        self._last_snapshot = 0.0
+        self.journal_seconds = 0.0
+        self.snapshot_seconds = 0.0
+        self.journal_writes = 0
+        self.snapshots = 0
+        self.crashed_on_open: list = []
+
+    # -- lifecycle
+
+    def validate(self) -> None:
+        """Check the target without touching it (raises TelemetryError/LockError)."""
+        if self.path.exists():
+            if not self.resume:
+                raise TelemetryError(
+                    f"{self.path} exists; pass --resume to continue it or choose another --out"
+                )
+            read_snapshot(self.path)
+        elif journal_path(self.path).exists() and not self.resume:
+            raise TelemetryError(f"{journal_path(self.path)} exists; pass --resume to continue it")
+        if not self.path.parent.exists():
+            raise TelemetryError(f"{self.path.parent}: no such directory for --out")
+        if writer_alive(self.path):
+            raise LockError(self._lock_message())
+
+    def _lock_message(self) -> str:
+        try:
+            owner = lock_path(self.path).read_text().strip()
+        except OSError:
+            owner = "?"
+        return (f"{self.path} is being written by another process ({owner}); wait for it to "
+                "finish or write to another --out")
+
+    def open(self) -> "TelemetryWriter":
+        self.validate()
+        fd = os.open(lock_path(self.path), os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise LockError(self._lock_message()) from None
+        self._lock_fd = fd
+        os.ftruncate(fd, 0)
+        os.write(fd, f"pid {os.getpid()} on {os.uname().nodename}\n".encode())
+        for stale in self.path.parent.glob(f".{self.path.name}.tmp-*"):
+            stale.unlink(missing_ok=True)  # a snapshot torn by a kill
+        if self.path.exists():
+            self.store = load(self.path, crashed=False)
+        else:
+            self.store = Store()
+            for event in read_journal(self.path):  # killed before the first snapshot
+                self.store.apply(event)
+        self.crashed_on_open = self.store.mark_crashed(read_fault_notes(self.path))
+        self.store.attrs.setdefault("created_at", time.time())
+        self.store.attrs.update(self.new_attrs)
+        self.snapshot()  # fold the journal in, then start a fresh one
+        remove_fault_notes(self.path)  # their text is in the snapshot now
+        self._journal_fd = os.open(journal_path(self.path),
+                                   os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
+        os.fsync(self._journal_fd)
+        return self
+
+    def __enter__(self) -> "TelemetryWriter":
+        return self.open()
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.store is None:
+            return
+        self.snapshot()
+        if self._journal_fd is not None:
+            os.close(self._journal_fd)
+            self._journal_fd = None
+        journal_path(self.path).unlink(missing_ok=True)
+        if self._lock_fd is not None:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+            os.close(self._lock_fd)
+            self._lock_fd = None
+            lock_path(self.path).unlink(missing_ok=True)
+        self.store = None
+
+    # -- events
+
+    def _append(self, event: dict, durable: bool = True) -> None:
+        start = time.perf_counter()
+        os.write(self._journal_fd, journal_line(event))  # one write(2) of an O_APPEND fd
+        if durable:
+            # A killed process loses nothing already written (it is in the page cache);
+            # fsync also keeps finished runs through a node crash or power loss.
+            os.fsync(self._journal_fd)
+        self.store.apply(event)
+        self.journal_seconds += time.perf_counter() - start
+        self.journal_writes += 1
+
+    def start(self, row: dict) -> int:
+        """Journal that a configuration starts; returns its attempt number."""
+        key = (row["machine_id"], row["run_id"])
+        attempt = self.store.attempts.get(key, 0) + 1
+        row = dict(row, attempt=attempt, started_at=row.get("started_at") or time.time())
+        # Not fsync'ed: a start lost to a node crash only means the run is redone, not lost.
+        self._append({"event": "start", "row": row}, durable=False)
+        return attempt
+
+    def record(self, row: dict, detail: dict | None = None) -> None:
+        """Journal a finished run (any status) with its per-repeat / per-rank detail."""
+        key = (row["machine_id"], row["run_id"])
+        row = dict(row)
+        row.setdefault("attempt", self.store.attempts.get(key, 1))
+        self._append({"event": "run", "row": row, "detail": detail or {}})
+        self.maybe_snapshot()
+
+    def machine(self, row: dict) -> None:
+        if row["machine_id"] not in self.store.machines:
+            self._append({"event": "machine", "row": row})
+
+    def maybe_snapshot(self) -> None:
+        if time.monotonic() - self._last_snapshot >= self.snapshot_every_s:
+            self.snapshot()
+
+    def snapshot(self) -> None:
+        """Rewrite the HDF5 snapshot; the journal is truncated after (its events are in it)."""
+        seconds = write_snapshot(self.path, self.store, compress=self.compress)
+        self.snapshot_seconds += seconds
+        self.snapshots += 1
+        self._last_snapshot = time.monotonic()
+        if self._journal_fd is not None:
+            # A kill between the replace and this truncate leaves events in both; keys dedupe.
+            # Unfinished starts must survive the truncate, so re-journal them.
+            os.ftruncate(self._journal_fd, 0)
+            for row in self.store.started.values():
+                os.write(self._journal_fd, journal_line({"event": "start", "row": row}))
+
+
+def append(path: str | os.PathLike, rows: list[dict], detail: list[dict] | None = None) -> None:
+    """Append finished runs (dicts with the run columns) to ``path``, creating it if needed."""
+    with TelemetryWriter(path, resume=True) as writer:
+        for i, row in enumerate(rows):
+            writer.record(row, (detail or [None] * len(rows))[i])
