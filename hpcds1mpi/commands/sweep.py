@@ -36,16 +36,6 @@ def _strip_launch(argv: list[str]) -> list[str]:
     return out
 
 
-def _flag_doc(kernel, sizes, nodes, ranks_per_node, threads, devices, precisions) -> dict:
-    sweep = {}
-    for key, value in (("sizes", sizes), ("nodes", nodes), ("ranks_per_node", ranks_per_node),
-                       ("threads", threads), ("devices", devices), ("precisions", precisions)):
-        if value is not None:
-            sweep[key] = value
-    names = [n.strip() for item in kernel for n in item.split(",") if n.strip()]
-    return {"sweep": sweep, "kernel": [{"name": n} for n in names]}
-
-
 @click.command(name="sweep")
 @click.option("--plan", "plan_file", type=click.Path(), default=None, help="Sweep plan (TOML).")
 @click.option("--out", default=None, help="Telemetry file to write (.h5).")
@@ -144,25 +134,15 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
 
     if plan_file and kernel:
         raise ConfigError("give either --plan or --kernel, not both")
-    if plan_file:
-        doc = plans.load_plan_file(plan_file)
-        for key, value in (("sizes", sizes), ("nodes", nodes), ("ranks_per_node", ranks_per_node),
-                           ("threads", threads), ("devices", devices),
-                           ("precisions", precisions)):
-            if value is not None:  # flags override the plan's [sweep] ranges for every kernel
-                doc["sweep"][key] = value
-                for entry in doc["kernel"]:
-                    entry.pop(key, None)
-    elif kernel:
-        doc = _flag_doc(kernel, sizes, nodes, ranks_per_node, threads, devices, precisions)
-    else:
+    if not plan_file and not kernel:
         raise ConfigError("nothing to sweep: give --plan FILE, --kernel NAME or --command PROGRAM")
-    for key, value in (("min_time", min_time), ("min_repeats", min_repeats),
-                       ("max_repeats", max_repeats), ("warmup", warmup), ("timeout", timeout),
-                       ("seed", seed), ("valid_only", valid_only),
-                       ("retry_crashed", retry_crashed), ("snapshot_every", snapshot_every)):
-        if value is not None:
-            doc["sweep"][key] = value
+    doc = plans.plan_doc(
+        plan_file, list(kernel),
+        ranges=dict(sizes=sizes, nodes=nodes, ranks_per_node=ranks_per_node, threads=threads,
+                    devices=devices, precisions=precisions),
+        settings=dict(min_time=min_time, min_repeats=min_repeats, max_repeats=max_repeats,
+                      warmup=warmup, timeout=timeout, seed=seed, valid_only=valid_only,
+                      retry_crashed=retry_crashed, snapshot_every=snapshot_every))
     plan = plans.build_plan(doc, part)
     if list_only:
         _print_list(plan, plans.estimate_seconds(plan))

@@ -212,6 +212,35 @@ def load_plan_file(path: str) -> dict:
     return {"sweep": dict(sweep), "kernel": [dict(k) for k in kernels]}
 
 
+def plan_doc(plan_file: str | None, kernels: list[str], ranges: dict, settings: dict) -> dict:
+    """The plan dict of a sweep given as a plan file or as kernel names, with flags on top.
+
+    Args:
+        plan_file: a TOML plan (:func:`load_plan_file`), or None to sweep ``kernels``.
+        kernels: kernel names, items may be comma-separated (``["stencil,gemm"]``).
+        ranges: ``sizes``, ``nodes``, ``ranks_per_node``, ``threads``, ``devices``,
+            ``precisions`` given as flags (None: not given); a given one replaces the plan's
+            range for every kernel.
+        settings: ``[sweep]`` settings given as flags (``min_time``, ``timeout``, ...; None:
+            not given); they replace the plan's.
+
+    Returns:
+        The dict :func:`build_plan` takes.
+    """
+    given = {key: value for key, value in ranges.items() if value is not None}
+    if plan_file:
+        doc = load_plan_file(plan_file)
+        for key, value in given.items():
+            doc["sweep"][key] = value
+            for entry in doc["kernel"]:
+                entry.pop(key, None)
+    else:
+        names = [n.strip() for item in kernels for n in item.split(",") if n.strip()]
+        doc = {"sweep": given, "kernel": [{"name": n} for n in names]}
+    doc["sweep"].update({key: value for key, value in settings.items() if value is not None})
+    return doc
+
+
 def build_plan(doc: dict, partition) -> SweepPlan:
     """Expand a plan dict (``{"sweep": {...}, "kernel": [{...}, ...]}``) into runs.
 

@@ -7,7 +7,7 @@ import pytest
 from hpcds1mpi.cluster import Partition
 from hpcds1mpi.errors import ConfigError, UnknownKernelError
 from hpcds1mpi.measure.plan import (RunSpec, build_plan, estimate_seconds, load_plan_file,
-                                    parse_ints, parse_words)
+                                    parse_ints, parse_words, plan_doc)
 from tests.helpers import REPO, run_cli
 
 FAULTS = str(REPO / "tests" / "fault_kernels.py")
@@ -155,3 +155,24 @@ def test_estimate_seconds_follows_the_work_model():
         {"name": "fault_sleep", "sizes": [1], "ranks_per_node": [1], "threads": [1],
          "precisions": ["fp64"]}]}, TWO_CORES)
     assert estimate_seconds(quick) == pytest.approx(0.6, rel=1e-6)
+
+
+def test_plan_doc_from_kernel_names_and_flags():
+    doc = plan_doc(None, ["fault_sleep, fault_wrong", "fault_hang"],
+                   ranges={"sizes": "1,2", "threads": None, "nodes": 1},
+                   settings={"timeout": 5.0, "seed": None})
+    assert doc == {"sweep": {"sizes": "1,2", "nodes": 1, "timeout": 5.0},
+                   "kernel": [{"name": "fault_sleep"}, {"name": "fault_wrong"},
+                              {"name": "fault_hang"}]}
+
+
+def test_plan_doc_flags_replace_the_files_ranges_for_every_kernel(tmp_path):
+    plan = tmp_path / "p.toml"
+    plan.write_text('[sweep]\nthreads = [1, 2]\ntimeout = 9\n\n'
+                    '[[kernel]]\nname = "fault_sleep"\nthreads = [2]\nsizes = [3]\n\n'
+                    '[[kernel]]\nname = "fault_wrong"\n')
+    doc = plan_doc(str(plan), [], ranges={"threads": "1", "sizes": None},
+                   settings={"timeout": 2.0, "warmup": 0})
+    assert doc["sweep"] == {"threads": "1", "timeout": 2.0, "warmup": 0}
+    assert doc["kernel"] == [{"name": "fault_sleep", "sizes": [3]}, {"name": "fault_wrong"}]
+    assert plan_doc(str(plan), [], ranges={}, settings={}) == load_plan_file(str(plan))
