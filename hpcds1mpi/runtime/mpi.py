@@ -2,7 +2,7 @@
 
 Importing ``mpi4py.MPI`` initialises MPI, so nothing imports it at module level: call
 :func:`get_mpi` (or :func:`world`). Every function that communicates takes ``comm`` as an
-argument; only the command layer asks for the world communicator.
+argument; the command layer (and scripts) ask for the world communicator and pass it in.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ def get_mpi():
     """Return the ``mpi4py.MPI`` module, initialising MPI on first use."""
     import mpi4py
 
-    # Set before MPI is imported; abort-on-exception comes from running under `python -m mpi4py`
-    # or from our own excepthook in the sweep driver.
+    # Set before MPI is imported. Abort-on-exception comes from running under
+    # `python -m mpi4py`, or from the sweep driver aborting its communicator on any exception.
     mpi4py.rc.thread_level = "funneled"
     from mpi4py import MPI
 
@@ -39,7 +39,7 @@ def get_mpi():
 
 
 def world():
-    """``MPI.COMM_WORLD``."""
+    """``MPI.COMM_WORLD`` (starting MPI): for commands and scripts to pass to what they call."""
     return get_mpi().COMM_WORLD
 
 
@@ -101,6 +101,7 @@ class TimedComm:
         return self._comm
 
     def reset(self) -> None:
+        """Zero the counters (the runner does, before each timed repeat)."""
         self.mpi_seconds = 0.0
         self.calls = 0
 
