@@ -23,7 +23,8 @@ Run::
     python -m hpcds1mpi.analysis.h1_eval --telemetry ref.h5 --name reference
     python -m hpcds1mpi.analysis.h1_eval --jobs jobs.parquet --name jobs
 
-Writes ``analysis/results/h1_<name>.json`` and ``.md``.
+Writes ``analysis/results/h1_<name>.json`` and ``.md`` (the scores: ``h1_scores.py``; the
+report's tables and summary: ``h1_report.py``).
 """
 
 from __future__ import annotations
@@ -36,11 +37,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .h1_report import markdown, notes, summarise
+from .h1_scores import REFERENCE_MODEL, average_seeds, interpolation_reference, scores
+
 RESULTS = Path(__file__).resolve().parent / "results"
 TARGETS = ("runtime_s", "energy_j")
 LATENCY_ROWS = 10_000
-#: The model-free reference row (see :func:`interpolation_reference`); never "best".
-REFERENCE_MODEL = "reference: log-log interpolation, same config (no model)"
 
 
 # --------------------------------------------------------------------------------------------
@@ -99,82 +101,6 @@ def make_splits(frame: pd.DataFrame, kind: str, heldout_workloads: list[str], se
         if test.any() and (~test).any():
             splits.append((f"workload:{w}", np.flatnonzero(~test), np.flatnonzero(test)))
     return splits
-
-
-# --------------------------------------------------------------------------------------------
-# metrics
-
-
-def mape(truth: np.ndarray, guess: np.ndarray) -> float:
-    return float(np.mean(np.abs(guess - truth) / truth))
-
-
-def r2(truth: np.ndarray, guess: np.ndarray) -> float:
-    ss_tot = float(np.sum((truth - truth.mean()) ** 2))
-    return 1.0 - float(np.sum((truth - guess) ** 2)) / ss_tot if ss_tot > 0 else float("nan")
-
-
-def scores(log_truth: np.ndarray, log_guess: np.ndarray, workloads: np.ndarray | None = None,
-           noise: np.ndarray | None = None) -> dict:
-    """MAPE (linear), R² (log), and the MAPE per workload and per noise tercile.
-
-    Args:
-        log_truth, log_guess: (n,) natural-log values.
-        workloads: (n,) workload names, for the per-workload breakdown.
-        noise: (n,) each row's repeat spread ((max - min) / median), for the breakdown by
-            measurement noise (terciles of the test rows).
-    """
-    out = {"mape": mape(np.exp(log_truth), np.exp(log_guess)),
-           "r2_log": r2(log_truth, log_guess), "n_test": int(len(log_truth))}
-    rel = np.abs(np.exp(log_guess) - np.exp(log_truth)) / np.exp(log_truth)
-    if workloads is not None:
-        out["mape_by_workload"] = {str(w): float(rel[workloads == w].mean())
-                                   for w in np.unique(workloads)}
-    if noise is not None and np.isfinite(noise).sum() >= 3:
-        edges = np.nanquantile(noise, [1 / 3, 2 / 3])
-        bins = np.digitize(np.nan_to_num(noise, nan=np.inf), edges)
-        out["mape_by_noise"] = {
-            f"{lab} (noise {lo:.2f}-{hi:.2f})": float(rel[bins == b].mean())
-            for b, lab in enumerate(("low", "mid", "high")) if (bins == b).any()
-            for lo, hi in [(np.nanmin(noise[bins == b]), np.nanmax(noise[bins == b]))]}
-    return out
-
-
-def interpolation_reference(train: pd.DataFrame, test: pd.DataFrame, target: str
-                            ) -> np.ndarray:
-    """Model-free reference: log target interpolated in log size between the training sizes of
-    the same workload and configuration (linear extrapolation from the last two beyond them).
-
-    It uses no learned parameters, so its error on held-out sizes is mostly the measurement
-    noise of the telemetry (the test row's and its two neighbours'): a rough floor for how well
-    any model can do on this data. NaN where the configuration has < 2 training sizes.
-
-    Returns:
-        (len(test),) predicted log target.
-    """
-    from hpcds1mpi.surrogates.targets import target_values
-
-    key_cols = ["workload", "nodes", "ranks_per_node", "threads", "device", "precision"]
-    y_train = target_values(train, target)
-    out = np.full(len(test), np.nan)
-    size_train = np.log(pd.to_numeric(train["size"], errors="coerce").to_numpy(float))
-    size_test = np.log(pd.to_numeric(test["size"], errors="coerce").to_numpy(float))
-    train_keys = train[key_cols].astype(str).agg("|".join, axis=1).to_numpy()
-    test_keys = test[key_cols].astype(str).agg("|".join, axis=1).to_numpy()
-    for key in np.unique(test_keys):
-        have = (train_keys == key) & np.isfinite(y_train) & np.isfinite(size_train)
-        if have.sum() < 2:
-            continue
-        order = np.argsort(size_train[have])
-        xs, ys = size_train[have][order], y_train[have][order]
-        rows = test_keys == key
-        x = size_test[rows]
-        slope_hi = (ys[-1] - ys[-2]) / (xs[-1] - xs[-2])
-        slope_lo = (ys[1] - ys[0]) / (xs[1] - xs[0])
-        out[rows] = np.where(x > xs[-1], ys[-1] + slope_hi * (x - xs[-1]),
-                             np.where(x < xs[0], ys[0] + slope_lo * (x - xs[0]),
-                                      np.interp(x, xs, ys)))
-    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -349,205 +275,8 @@ def evaluate(frame: pd.DataFrame, train_rows: np.ndarray, test_rows: np.ndarray,
     return rows
 
 
-def average_seeds(rows: list[dict]) -> list[dict]:
-    """One row per (model, target): numeric fields averaged over seeds, MAPE spread kept.
-
-    Adds ``mape_std`` (std over seeds) and ``n_seeds``; per-workload / per-noise MAPEs are
-    averaged key by key.
-    """
-    groups: dict[tuple, list[dict]] = {}
-    for r in rows:
-        groups.setdefault((r["model"], r["target"]), []).append(r)
-    out = []
-    for group in groups.values():
-        merged = dict(group[0])
-        for key, value in group[0].items():
-            if key in ("seed", "n_test", "n_train_offered") or isinstance(value, bool):
-                continue
-            if isinstance(value, (int, float)):
-                merged[key] = float(np.mean([g[key] for g in group]))
-            elif isinstance(value, dict):
-                merged[key] = {k: float(np.mean([g[key][k] for g in group if k in g[key]]))
-                               for k in value}
-        merged["mape_std"] = float(np.std([g["mape"] for g in group]))
-        merged["n_seeds"] = len(group)
-        merged.pop("seed", None)
-        out.append(merged)
-    return out
-
-
 # --------------------------------------------------------------------------------------------
-# report
-
-
-def markdown(results: dict) -> str:
-    rows = pd.DataFrame(results["rows"])
-    out = [f"# H1 evaluation: {results['name']}", "",
-           f"Data: {results['source']} ({results['kind']}, {results['n_rows']} rows, "
-           f"{results['n_workloads']} workloads); energy source: {results['energy_source']}. "
-           + (f"Seeds {results['seeds'][0]}-{results['seeds'][-1]} (every number is the mean "
-              "over seeds; ± is the std of runtime MAPE over seeds)"
-              if len(results.get("seeds", [])) > 1 else f"Seed {results['seed']}")
-           + f", TabNet {results['epochs']} epochs, {results['threads']} "
-           f"threads. Measured {results['date']} on {results['host']} (1-min load "
-           f"{results['load_avg_1min']:.1f}). Targets regressed "
-           + ("relative to the analytic roofline time estimate (features.log_baseline)."
-              if results.get("baseline") else "as raw log values (no analytic baseline).")
-           , ""]
-    if results["energy_source"] == "modelled":
-        out += ["Energy here is MODELLED (no hardware meter): the energy columns measure how "
-                "well the models learn the power model, not a measured energy.", ""]
-    out += ["MAPE on the linear scale, R² on log values; train s = sampling + TabNet embedding "
-            "(for +emb) + fit; predict ms = features + embedding + model for 10,000 held-out "
-            "configurations, one thread for the embedding.", ""]
-    for split in results["splits"]:
-        out += [f"## {split['name']} ({split['n_train']} train / {split['n_test']} test rows)", ""]
-        sub = rows[rows["split"] == split["name"]]
-        header = "| model | rate | kept | runtime MAPE % | runtime R² | energy MAPE % | energy R² | train s | predict 10k ms |"
-        out += [header, "|" + "---|" * 9]
-        for (model, rate), grp in sub.groupby(["model", "rate"], sort=False):
-            rt = grp[grp["target"] == "runtime_s"]
-            en = grp[grp["target"] == "energy_j"]
-
-            def cell(g, col, scale=1.0, fmt="{:.1f}"):
-                return fmt.format(scale * g[col].iloc[0]) if len(g) else "-"
-
-            train_s = grp["train_s"].sum() - grp["sampling_s"].iloc[0] * (len(grp) - 1) \
-                - grp["embed_s"].iloc[0] * (len(grp) - 1)
-            out.append(
-                f"| {model} | {rate:.2f} | {int(grp['n_train_kept'].iloc[0])} | "
-                f"{cell(rt, 'mape', 100)}"
-                + (f" ± {100 * rt['mape_std'].iloc[0]:.1f}"
-                   if len(rt) and "mape_std" in rt.columns and rt["n_seeds"].iloc[0] > 1
-                   else "")
-                + f" | {cell(rt, 'r2_log', 1, '{:.3f}')} | "
-                f"{cell(en, 'mape', 100)} | {cell(en, 'r2_log', 1, '{:.3f}')} | "
-                f"{train_s:.1f} | {cell(rt, 'predict_10k_ms')} |")
-        out.append("")
-        best = sub[(sub["target"] == "runtime_s") & (sub["rate"] == 1.0)
-                   & (sub["family"] != "reference")]
-        if len(best) and "mape_by_workload" in best.columns:
-            best = best.loc[best["mape"].idxmin()]
-            ref = sub[(sub["target"] == "runtime_s") & (sub["rate"] == 1.0)
-                      & (sub["family"] == "reference")]
-            out += [f"Where the runtime error is (100 %, best model {best['model']}"
-                    + (", and the model-free reference" if len(ref) else "") + "):", "",
-                    "| group | best model MAPE % |" + (" reference MAPE % |" if len(ref) else ""),
-                    "|---|---|" + ("---|" if len(ref) else "")]
-            for col in ("mape_by_workload", "mape_by_noise"):
-                got = best.get(col)
-                if not isinstance(got, dict):
-                    continue
-                ref_got = ref[col].iloc[0] if len(ref) and isinstance(ref[col].iloc[0], dict) \
-                    else {}
-                for group, value in got.items():
-                    cell = f" {100 * ref_got[group]:.1f} |" if group in ref_got else (
-                        " - |" if len(ref) else "")
-                    out.append(f"| {group} | {100 * value:.1f} |{cell}")
-            out.append("")
-    if {0.75, 1.0} <= set(rows["rate"]):
-        out += ["## Sampling at 75 % vs 100 % (runtime)", "",
-                "Acceptance: MAPE within 1 point of 100 % and a shorter training time. Train s "
-                "= sampling + embedding + fit of the runtime model, measured in the same run.",
-                "", "| split | model | MAPE 75 % | MAPE 100 % | points | within 1 | train s 75 % "
-                "| train s 100 % |", "|" + "---|" * 8]
-        rt = rows[(rows["target"] == "runtime_s") & (rows["family"] != "reference")]
-        for split in results["splits"]:
-            sub = rt[rt["split"] == split["name"]]
-            for model in sub["model"].unique():
-                a = sub[(sub["model"] == model) & (sub["rate"] == 0.75)]
-                b = sub[(sub["model"] == model) & (sub["rate"] == 1.0)]
-                if not (len(a) and len(b)):
-                    continue
-                d = 100 * (a["mape"].iloc[0] - b["mape"].iloc[0])
-                out.append(f"| {split['name']} | {model} | {100 * a['mape'].iloc[0]:.1f} | "
-                           f"{100 * b['mape'].iloc[0]:.1f} | {d:+.1f} | "
-                           f"{'yes' if d <= 1.0 else 'no'} | {a['train_s'].iloc[0]:.3f} | "
-                           f"{b['train_s'].iloc[0]:.3f} |")
-        out.append("")
-    out += ["## Summary", ""]
-    for line in results["summary"]:
-        out.append(f"- {line}")
-    for line in results.get("notes", []):
-        out += ["", line]
-    return "\n".join(out) + "\n"
-
-
-def summarise(rows: list[dict]) -> list[str]:
-    df = pd.DataFrame(rows)
-    lines = []
-    rt = df[df["target"] == "runtime_s"]
-    for split in rt["split"].unique():
-        s = rt[(rt["split"] == split)]
-        ref = s[(s["family"] == "reference") & (s["rate"] == 1.0)]
-        s = s[s["family"] != "reference"]
-        full = s[s["rate"] == 1.0]
-        if len(ref):
-            lines.append(f"{split}: model-free reference (log-log interpolation between "
-                         f"neighbouring measured sizes of the same configuration): "
-                         f"{100 * ref['mape'].iloc[0]:.1f} % runtime MAPE")
-        if len(full):
-            best = full.loc[full["mape"].idxmin()]
-            lines.append(f"{split}: best runtime MAPE at 100 % is {100 * best['mape']:.1f} % "
-                         f"({best['model']}); TabNet direct "
-                         + (f"{100 * full[full['family'] == 'tabnet']['mape'].min():.1f} %"
-                            if (full["family"] == "tabnet").any() else "not run"))
-            for model in full["model"]:
-                m75 = s[(s["rate"] == 0.75) & (s["model"] == model)]
-                m100 = full[full["model"] == model]
-                if model == best["model"] and len(m75):
-                    d = 100 * (m75["mape"].iloc[0] - m100["mape"].iloc[0])
-                    lines.append(
-                        f"{split}: {model} at 75 % vs 100 %: MAPE {100 * m75['mape'].iloc[0]:.1f}"
-                        f" vs {100 * m100['mape'].iloc[0]:.1f} % ({d:+.1f} points); train "
-                        f"{m75['train_s'].iloc[0]:.3f} s vs {m100['train_s'].iloc[0]:.3f} s")
-        for fam in ("rf", "xgboost", "lightgbm"):
-            e = s[(s["family"] == fam) & s["embedding"] & (s["rate"] == 1.0)]
-            r = s[(s["family"] == fam) & ~s["embedding"] & (s["rate"] == 1.0)]
-            if len(e) and len(r):
-                verdict = "helps" if e["mape"].iloc[0] < r["mape"].iloc[0] else "does not help"
-                lines.append(f"{split}: {fam}: embedding {verdict} "
-                             f"({100 * e['mape'].iloc[0]:.1f} % with vs "
-                             f"{100 * r['mape'].iloc[0]:.1f} % without)")
-    return lines
-
-
-def notes(frame: pd.DataFrame, rows: list[dict]) -> list[str]:
-    """Paragraphs that put the numbers in context (every figure computed here)."""
-    out = []
-    if "noise" in frame.columns:
-        noise = pd.to_numeric(frame.loc[frame["status"] == "ok", "noise"], errors="coerce")
-        out.append(
-            f"Measurement noise of this data: the median repeat spread ((max - min) / median "
-            f"of a run's repeats) is {noise.median():.2f}, and "
-            f"{100 * (noise > 0.5).mean():.0f} % of runs have a spread above 0.5. The "
-            "model-free reference row interpolates each held-out size between its measured "
-            "neighbours of the same configuration; its error is mostly that noise (of the "
-            "held-out run and of its neighbours), so a held-out MAPE near it is near what this "
-            "telemetry allows.")
-    df = pd.DataFrame(rows)
-    if len(df) and df["split"].str.startswith("workload:").any():
-        out.append("workload:<name> holds out a whole workload: no model predicts an unseen "
-                   "kernel's runtime (errors in the thousands of percent; the embedding and "
-                   "the work-model features help a little, the knob-feature ensemble least). "
-                   "System 1 does not guess there: the guard escalates an unknown workload to a "
-                   "calibration sweep (hpcds1mpi/guard.py).")
-    if len(df):
-        rt = df[(df["target"] == "runtime_s") & (df["rate"] == 1.0)]
-        for split in rt["split"].unique():
-            s = rt[rt["split"] == split]
-            ref = s[s["family"] == "reference"]
-            models = s[s["family"] != "reference"]
-            if len(models) and split.startswith("size"):
-                best = models.loc[models["mape"].idxmin()]
-                out.append(f"Acceptance (held-out-size runtime MAPE of the best model <= 15 %), "
-                           f"{split}: {100 * best['mape']:.1f} % ({best['model']}): "
-                           + ("met." if best["mape"] <= 0.15 else "NOT met."))
-            if len(ref) and len(models):
-                best = models.loc[models["mape"].idxmin()]
-                out.append(f"{split}: best model {100 * best['mape']:.1f} % ({best['model']}) vs "
-                           f"model-free reference {100 * ref['mape'].iloc[0]:.1f} %.")
-    return out
+# the run
 
 
 def main(argv: list[str] | None = None) -> dict:

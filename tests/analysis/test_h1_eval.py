@@ -34,3 +34,20 @@ def test_analysis_modules_import_no_command_module():
                 assert "commands" not in (node.module or ""), (name, node.module)
             elif isinstance(node, ast.Import):
                 assert not any("commands" in a.name for a in node.names), name
+
+
+def test_main_writes_results_and_report_with_the_reference_row(tmp_path):
+    tele = tmp_path / "t.h5"
+    telemetry.append(tele, make_runs(sizes=(32, 48, 64, 96, 128)).to_dict("records"))
+    results = h1_eval.main(["--telemetry", str(tele), "--name", "tiny", "--rates", "0.75,1.0",
+                            "--families", "", "--no-tabnet-direct", "--seeds", "2",
+                            "--splits", "size-interp", "--threads", "1",
+                            "--out-dir", str(tmp_path)])
+    assert [s["name"] for s in results["splits"]] == ["size-interp"]
+    models = {r["model"] for r in results["rows"]}
+    assert h1_eval.REFERENCE_MODEL in models and any(m.startswith("deployed") for m in models)
+    assert all(r["n_seeds"] == 2 for r in results["rows"])
+    report = (tmp_path / "h1_tiny.md").read_text()
+    assert "## size-interp" in report and "## Sampling at 75 % vs 100 %" in report
+    assert any("model-free reference" in line for line in results["summary"])
+    assert (tmp_path / "h1_tiny.json").is_file()
