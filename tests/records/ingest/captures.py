@@ -1,0 +1,23 @@
+"""Test inputs of the ingest tests: real Slurm captures and made-up files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+# Real captures from a two-node Slurm 22.05 (copied from the project's shared data; see README).
+DATA = Path(__file__).parents[2] / "data"
+CAPTURES = DATA / "slurm-captures"
+CAPTURE_FILES = ["sacct-parsable2.txt", "sacct-parsable2-all.txt", "sacct.json",
+                 "extras/oom-cgroup.sacct-parsable2.txt",
+                 "extras/oom-cgroup.sacct-parsable2-all.txt", "extras/oom-cgroup.sacct.json"]
+
+needs_captures = pytest.mark.skipif(not CAPTURES.is_dir(),
+                                    reason=f"real Slurm captures not present at {CAPTURES}")
+
+
+def by_id(df: pd.DataFrame) -> dict[str, dict]:
+    """Rows of a job table by job id."""
+    return {row["job_id"]: row for row in df.to_dict("records")}

@@ -1,0 +1,129 @@
+"""Reading job logs: kinds, every capture, several files into one table, writing the table,
+the CLI, and sacct of jobs just run on the test Slurm."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from hpcds1mpi.errors import IngestError
+from hpcds1mpi.records.ingest import JOB_COLUMNS, ingest, read_job_log, write_job_table
+from tests.helpers import run_cli
+from tests.records.ingest.captures import CAPTURE_FILES, CAPTURES, DATA, needs_captures
+
+
+@needs_captures
+@pytest.mark.parametrize("name", CAPTURE_FILES)
+def test_every_capture_reads_without_loss(name):
+    df, report = read_job_log(CAPTURES / name)
+    assert list(df.columns) == [c for c, _ in JOB_COLUMNS]
+    assert sum(report.dropped.values()) == 0, report.lines()
+    assert report.jobs == len(df) == (2 if "oom-cgroup" in name else 13)
+    assert set(df["source_kind"]) == {"sacct-json" if name.endswith(".json") else "sacct-p"}
+
+
+@needs_captures
+def test_json_and_parsable_of_the_same_jobs_are_kept_once_preferring_parsable():
+    table, reports, notes = ingest([CAPTURES / "sacct.json", CAPTURES / "sacct-parsable2.txt"])
+    assert len(table) == 13 and set(table["source_kind"]) == {"sacct-p"}
+    assert sum(notes.values()) == 13
+
+
+@pytest.mark.parametrize("content,match", [
+    ("JobId=1 UserId=root(0) Name=x JobState=FAILED\n", "jobcomp"),
+    ("ClusterName=x\nSlurmctldHost=localhost\n", "not a sacct"),
+    ("1|a|debug|COMPLETED\n", "no JobID header"),
+    ("", "not a sacct"),
+    ('{"meta": {}, "errors": []}', "no 'jobs' list|JSON without"),
+    ("{not json", "not valid JSON"),
+])
+def test_wrong_kind_is_a_one_line_error(tmp_path, content, match):
+    path = tmp_path / "input.txt"
+    path.write_text(content)
+    with pytest.raises(IngestError, match=match) as info:
+        read_job_log(path)
+    assert "\n" not in str(info.value)
+
+
+def test_wrong_kind_parquet_and_forced_kinds(tmp_path):
+    path = tmp_path / "other.parquet"
+    pd.DataFrame({"a": [1], "b": [2]}).to_parquet(path)
+    with pytest.raises(IngestError, match="without PM100/Adastra job columns"):
+        read_job_log(path)
+    with pytest.raises(IngestError, match="not a parquet file"):
+        read_job_log(DATA / "sacct-energy-gpu.txt", kind="pm100")
+    js = tmp_path / "jobs.json"
+    js.write_text('{"jobs": []}')
+    with pytest.raises(IngestError, match="not sacct -P output"):
+        read_job_log(js, kind="sacct-p")
+    with pytest.raises(IngestError, match="not valid JSON"):
+        read_job_log(DATA / "sacct-energy-gpu.txt", kind="sacct-json")
+
+
+def test_file_with_only_malformed_rows_is_an_error(tmp_path):
+    path = tmp_path / "bad.txt"
+    path.write_text("JobID|State|ElapsedRaw\n1|WHAT|3\n2|RUNNING|4\n")
+    with pytest.raises(IngestError, match="no job could be read"):
+        read_job_log(path)
+
+
+def test_write_job_table_round_trip(tmp_path):
+    df, _ = read_job_log(DATA / "sacct-energy-gpu.txt")
+    back = pd.read_parquet(write_job_table(df, tmp_path / "jobs.parquet"))
+    pd.testing.assert_frame_equal(df, back, check_dtype=False)
+    with pytest.raises(IngestError, match=".parquet or .csv"):
+        write_job_table(df, tmp_path / "jobs.xlsx")
+
+
+def test_cli_ingest(tmp_path):
+    out = tmp_path / "jobs.parquet"
+    res = run_cli(["ingest", str(DATA / "sacct-malformed.txt"), str(DATA / "sacct-energy-gpu.txt"),
+                   "--out", str(out)], timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "dropped 1 x step rows without their job line" in res.stdout
+    assert "wrote 3 jobs" in res.stdout
+    assert len(pd.read_parquet(out)) == 3
+    bad = tmp_path / "jobcomp.txt"
+    bad.write_text("JobId=1 UserId=root(0) Name=x JobState=FAILED\n")
+    res = run_cli(["ingest", str(bad), "--out", str(out)], timeout=120)
+    assert res.returncode != 0
+    assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.slurm
+def test_ingest_sacct_of_jobs_just_run(slurm, tmp_path):
+    if not slurm.accounting:
+        pytest.skip("the test Slurm runs without accounting (HPCDS1MPI_SLURM_ACCOUNTING=0)")
+    ok = tmp_path / "ok.sh"
+    ok.write_text(f"#!/bin/bash\nsrun --mpi=pmi2 --kill-on-bad-exit=1 {sys.executable} -c "
+                  "'from mpi4py import MPI; MPI.COMM_WORLD.Barrier()'\n")
+    bad = tmp_path / "bad.sh"
+    bad.write_text("#!/bin/bash\nsleep 1\nexit 3\n")
+    ok_log = tmp_path / "ok.out"
+    bad_id = slurm.sbatch(bad, "-N1", "-n1", "-J", "ingest_bad", "-o", "/dev/null")
+    ok_id, _, _ = slurm.run_job(lambda: slurm.sbatch(ok, "-N2", "--ntasks-per-node=1", "-J",
+                                                     "ingest_ok", "-o", str(ok_log)),
+                                ok_log, timeout=120)
+    slurm.wait(bad_id, timeout=120)
+    ids = [ok_id, bad_id]
+    # slurmdbd gets the end records asynchronously: poll sacct (bounded) until both are final
+    capture = tmp_path / "sacct.txt"
+    for _ in range(40):
+        res = slurm.cmd(["sacct", "-P", "--format=ALL", "-j", ",".join(map(str, ids))])
+        capture.write_text(res.stdout)
+        try:
+            df, report = read_job_log(capture)
+        except IngestError:
+            df = pd.DataFrame()
+        if len(df) == 2:
+            break
+        subprocess.run(["sleep", "0.5"], check=True)
+    jobs = {r["workload"]: r for r in df.to_dict("records")}
+    assert set(jobs) == {"ingest_ok", "ingest_bad"}, capture.read_text()
+    assert (jobs["ingest_ok"]["status"], jobs["ingest_ok"]["nodes"], jobs["ingest_ok"]["ranks"]) \
+        == ("ok", 2, 2)
+    assert (jobs["ingest_bad"]["status"], jobs["ingest_bad"]["exit_code"]) == ("failed", 3)
+    assert jobs["ingest_bad"]["partition"] == "debug" and jobs["ingest_ok"]["user"] == "root"

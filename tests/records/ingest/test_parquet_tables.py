@@ -1,0 +1,127 @@
+"""PM100 (both generations) and Adastra parquet job tables, and the synthetic generator."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hpcds1mpi.errors import IngestError
+from hpcds1mpi.records.ingest import detect_kind, read_job_log
+from tests.records.ingest.captures import by_id
+
+
+def _pm100_frame(generation: str) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    n = 6
+    df = pd.DataFrame({
+        "job_id": np.arange(1000, 1000 + n),
+        "user_id": [7, 7, 8, 9, 9, 10],
+        "partition": ["m100_usr_prod"] * n,
+        "num_nodes_req": [1, 2, 4, 1, 1, 2],
+        "num_nodes_alloc": [1, 2, 4, 1, 1, 2],
+        "num_gpus_req": [4, 8, 16, 0, 0, 8],
+        "num_gpus_alloc": [4, 8, 16, 0, 0, 8],
+        "mem_req": [240000, 480000, 960000, 8000, 8000, 480000],
+        "num_tasks": [4, 8, 16, 32, 1, 8],
+        "cores_per_task": [8, 4, 2, 1, 1, 4],
+        "submit_time": pd.date_range("2020-05-01", periods=n, freq="h"),
+        "start_time": pd.date_range("2020-05-01 00:10", periods=n, freq="h"),
+        "end_time": pd.date_range("2020-05-01 00:40", periods=n, freq="h"),
+        "run_time": [1800, 1800, 1800, 1800, -5, 1800],
+        "time_limit": [60, 60, 120, 30, 30, 60],
+        "job_state": ["COMPLETED", "FAILED", "TIMEOUT", "OUT_OF_MEMORY", "COMPLETED", "RUNNING"],
+    })
+    cores = np.array([32, 64, 128, 32, 1, 64])
+    power = [list(rng.uniform(800, 1200, 90)) for _ in range(n)]
+    power[3] = []  # a job with no power samples: energy missing, job kept
+    if generation == "new":
+        df["num_cores_req"] = cores
+        df["num_cores_alloc"] = cores
+        df["node_power_consumption"] = power
+        df["cpu_power_consumption"] = power
+        df["mem_power_consumption"] = power
+    else:
+        df["num_cpus_req"] = cores
+        df["num_cpus_alloc"] = cores
+        df["power_consumption"] = power
+    return df
+
+
+@pytest.mark.parametrize("generation", ["new", "old"])
+def test_pm100_both_column_generations(tmp_path, generation):
+    src = _pm100_frame(generation)
+    path = tmp_path / f"pm100-{generation}.parquet"
+    src.to_parquet(path)
+    assert detect_kind(path) == "pm100"
+    df, report = read_job_log(path)
+    assert report.dropped == {"missing or negative run_time": 1,
+                              "not finished (pending/running)": 1}
+    assert report.notes == {"no power samples (energy missing)": 1}
+    jobs = by_id(df)
+    first = jobs["1000"]
+    power = src.filter(like="power_consumption").columns[0]
+    mean_power = float(np.mean(src.loc[0, power]))
+    assert first["avg_power_w"] == pytest.approx(mean_power)
+    assert first["energy_j"] == pytest.approx(mean_power * 1800)
+    assert first["energy_source"] == "job-log power samples"
+    assert (first["nodes"], first["ranks"], first["ranks_per_node"], first["threads"],
+            first["cores"], first["gpus"]) == (1, 4, 4, 8, 32, 4)
+    assert first["time_limit_s"] == 3600 and first["mem_req_gb"] == 240.0
+    assert [jobs[j]["status"] for j in ("1000", "1001", "1002", "1003")] == [
+        "ok", "failed", "timeout", "oom"]
+    assert math.isnan(jobs["1003"]["energy_j"]) and jobs["1003"]["energy_source"] == ""
+    assert jobs["1003"]["device"] == "cpu" and first["device"] == "gpu"
+
+
+def test_adastra_average_power(tmp_path):
+    n = 4
+    src = pd.DataFrame({
+        "job_id": [1, 2, 3, 4], "num_nodes_alloc": [1, 4, 8, 0], "user_id": [1, 1, 2, 3],
+        "run_time": [600.0, 1200.0, 60.0, 10.0],
+        "node_power_consumption": [900.0, 3600.0, np.nan, 100.0],
+        "cpu_power_consumption": [300.0, 1200.0, np.nan, 50.0],
+        "mem_power_consumption": [50.0, 200.0, np.nan, 5.0],
+        "job_state": ["COMPLETED", "CANCELLED by 123", "FAILED", "COMPLETED"],
+        "priority": [1, 2, 3, 4], "nodes": ["x1000", "x[1001-1004]", "x[1-8]", ""],
+        "submit_time": pd.date_range("2023-01-01", periods=n, freq="D"),
+        "time_limit": [60, 60, 60, 60],
+        "start_time": pd.date_range("2023-01-01 01:00", periods=n, freq="D"),
+        "end_time": pd.date_range("2023-01-01 02:00", periods=n, freq="D"),
+    })
+    path = tmp_path / "adastra.parquet"
+    src.to_parquet(path)
+    assert detect_kind(path) == "adastra"
+    df, report = read_job_log(path)
+    assert report.dropped == {"missing or non-positive node count": 1}
+    jobs = by_id(df)
+    assert jobs["2"]["status"] == "cancelled" and jobs["2"]["nodes"] == 4
+    assert jobs["2"]["energy_j"] == pytest.approx(3600.0 * 1200)
+    assert jobs["1"]["avg_power_w"] == 900.0 and pd.isna(jobs["1"]["ranks"])
+    assert pd.isna(jobs["3"]["energy_j"])
+    with pytest.raises(IngestError, match="looks like a adastra table, not pm100"):
+        read_job_log(path, kind="pm100")
+
+
+def test_synthetic_pm100_generator_is_deterministic_labelled_and_ingestible(tmp_path):
+    import pyarrow.parquet as pq
+
+    from hpcds1mpi.analysis.gen_jobtable import generate
+
+    table = generate(rows=3000, seed=3)
+    assert table.equals(generate(rows=3000, seed=3))
+    assert not table.equals(generate(rows=3000, seed=4))
+    assert table.column("synthetic").to_pylist() == [True] * 3000
+    path = tmp_path / "synthetic.parquet"
+    pq.write_table(table, path)
+    df, report = read_job_log(path)
+    assert report.kind == "pm100" and len(df) == 3000 and not report.dropped
+    assert set(df["status"]) <= {"ok", "failed", "timeout", "oom", "cancelled"}
+    assert (df["status"] == "ok").mean() > 0.7
+    # learnable: (app, nodes, cores, gpus) explain log runtime up to the model's 0.15 noise
+    ok = df[df["status"] == "ok"].assign(log_t=lambda d: np.log(d["runtime_s"]))
+    within = ok.groupby(["workload", "nodes", "cores", "gpus"])["log_t"].std().dropna()
+    assert ok["log_t"].std() > 1.0
+    assert within.median() < 0.25, within.median()

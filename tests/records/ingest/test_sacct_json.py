@@ -1,0 +1,63 @@
+"""`sacct --json`: the 22.05 layout and the newer ones."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from hpcds1mpi.records.ingest import read_job_log
+from tests.records.ingest.captures import CAPTURES, by_id, needs_captures
+
+
+@needs_captures
+def test_sacct_json_2205_exit_codes_are_marked_unknown_not_zero():
+    js, report = read_job_log(CAPTURES / "sacct.json")
+    ps, _ = read_job_log(CAPTURES / "sacct-parsable2.txt")
+    j, p = by_id(js), by_id(ps)
+    assert set(j) == set(p)
+    for jid in ("1", "3", "5", "9_2"):  # exit 1 / 3 in -P, SUCCESS/0 in 22.05 JSON
+        assert pd.isna(j[jid]["exit_code"]) and p[jid]["exit_code"] > 0
+    assert report.notes["22.05 --json exit code unreliable (set to missing; use sacct -P)"] == 4
+    for jid in p:
+        if jid != "7":  # -P alone has MaxRSS, which the OverMemoryKill rule needs
+            assert j[jid]["status"] == p[jid]["status"], jid
+        for col in ("nodes", "ranks", "threads", "runtime_s", "mem_req_gb", "time_limit_s"):
+            a, b = j[jid][col], p[jid][col]
+            assert (pd.isna(a) and pd.isna(b)) or a == b, (jid, col, a, b)
+    assert j["7"]["exit_signal"] == 9
+
+
+def test_sacct_json_newer_layout(tmp_path):
+    number = lambda n: {"set": True, "infinite": False, "number": n}  # noqa: E731
+    doc = {
+        "meta": {"plugin": {"type": "openapi/slurmdbd", "data_parser": "data_parser/v0.0.40"},
+                 "slurm": {"version": {"major": "23", "minor": "11", "micro": "4"}}},
+        "jobs": [{
+            "job_id": 77, "name": "exit_three", "user": "carol", "partition": "cpu",
+            "state": {"current": ["FAILED"], "reason": "NonZeroExitCode"},
+            "exit_code": {"status": ["ERROR"], "return_code": number(3),
+                          "signal": {"id": {"set": False, "number": 0}, "name": ""}},
+            "allocation_nodes": 2, "array": {"job_id": 0, "task_id": {"set": False}},
+            "time": {"elapsed": 40, "submission": 1700000000, "start": 1700000010,
+                     "end": 1700000050, "limit": number(30)},
+            "tres": {"allocated": [{"type": "cpu", "name": "", "count": 8},
+                                   {"type": "node", "name": "", "count": 2},
+                                   {"type": "gres", "name": "gpu", "count": 2}],
+                     "requested": [{"type": "mem", "name": "", "count": 2000}]},
+            "steps": [{"step": {"id": "77.0", "name": "a.out"}, "tasks": {"count": 4},
+                       "state": ["FAILED"],
+                       "tres": {"allocated": [{"type": "cpu", "count": 8}]},
+                       "statistics": {"energy": {"consumed": number(4000)}}}],
+        }, {"job_id": 78, "name": "queued", "state": {"current": ["PENDING"]}}],
+    }
+    path = tmp_path / "new.json"
+    path.write_text(json.dumps(doc))
+    df, report = read_job_log(path)
+    (job,) = df.to_dict("records")
+    assert (job["status"], job["exit_code"], job["exit_signal"]) == ("failed", 3, 0)
+    assert (job["nodes"], job["ranks"], job["threads"], job["gpus"]) == (2, 4, 2, 2)
+    assert job["energy_j"] == 4000 and job["avg_power_w"] == 100.0
+    assert job["time_limit_s"] == 1800 and job["mem_req_gb"] == 2.0
+    assert job["start_time"] == pd.Timestamp(1700000010, unit="s")
+    assert not report.notes and report.dropped == {"not finished (pending/running)": 1}

@@ -1,0 +1,108 @@
+"""`sacct -P` text: real captures and made-up inputs."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from hpcds1mpi.records.ingest import read_job_log
+from tests.records.ingest.captures import CAPTURES, DATA, by_id, needs_captures
+
+
+@needs_captures
+def test_sacct_parsable_values_match_the_capture_readme():
+    df, _ = read_job_log(CAPTURES / "sacct-parsable2.txt")
+    jobs = by_id(df)
+    assert jobs["2"]["status"] == "ok" and jobs["2"]["runtime_s"] == 15.0
+    assert jobs["2"]["peak_rss_mb"] == pytest.approx(76628 * 1024 / 1e6)  # MaxRSS in K
+    assert jobs["2"]["cpu_s"] == pytest.approx(15.099)
+    assert (jobs["5"]["status"], jobs["5"]["exit_code"]) == ("failed", 3)
+    assert jobs["5"]["time_limit_s"] == 365 * 86400  # backfill's "infinite" limit
+    assert (jobs["6"]["status"], jobs["6"]["runtime_s"], jobs["6"]["time_limit_s"]) == (
+        "timeout", 69.0, 60.0)
+    assert jobs["8"]["status"] == "cancelled" and jobs["8"]["state_raw"] == "CANCELLED by 0"
+    assert jobs["9_2"]["status"] == "failed" and jobs["9_2"]["exit_code"] == 1
+    assert jobs["10"]["workload"] == "my `quoted` job, it's got spaces"
+    assert jobs["10"]["peak_rss_mb"] == pytest.approx(4.50 * 1024**2 / 1e6)  # MaxRSS in M
+    mpi = jobs["13"]
+    assert (mpi["nodes"], mpi["ranks"], mpi["ranks_per_node"], mpi["threads"]) == (2, 2, 1, 1)
+    assert mpi["mem_req_gb"] == pytest.approx(8.0) and mpi["gpus"] == 0
+    assert pd.isna(jobs["1"]["ranks"]) and jobs["1"]["runtime_s"] == 0.0  # rejected at submit
+    # OverMemoryKill: Slurm says FAILED / CANCELLED by 0 with signal 9 at the 50M request.
+    assert (jobs["7"]["state_raw"], jobs["7"]["status"], jobs["7"]["exit_signal"]) == (
+        "FAILED", "oom", 9)
+    # no energy plugin: 0 J means "not measured", not a zero-energy job
+    assert df["energy_j"].isna().all() and (df["energy_source"] == "").all()
+
+
+@needs_captures
+def test_format_all_multiline_records_equal_the_short_capture():
+    short, _ = read_job_log(CAPTURES / "sacct-parsable2.txt")
+    full, report = read_job_log(CAPTURES / "sacct-parsable2-all.txt")
+    assert report.records == 30  # 54 physical lines: SubmitLine values hold newlines
+    cols = ["job_id", "workload", "nodes", "ranks", "threads", "status", "exit_code",
+            "runtime_s", "cpu_s", "peak_rss_mb", "mem_req_gb", "time_limit_s", "submit_time"]
+    pd.testing.assert_frame_equal(short[cols], full[cols])
+    assert set(full["user"]) == {"root"}
+
+
+@needs_captures
+def test_real_out_of_memory_under_cgroups():
+    for name in ("oom-cgroup.sacct-parsable2.txt", "oom-cgroup.sacct.json"):
+        jobs = by_id(read_job_log(CAPTURES / "extras" / name)[0])
+        assert jobs["15"]["status"] == "oom" and jobs["15"]["exit_signal"] == 125
+        # job 16 is FAILED 1:0 because srun returned 1; its step 16.0 is OUT_OF_MEMORY
+        assert jobs["16"]["state_raw"] == "FAILED" and jobs["16"]["status"] == "oom"
+
+
+def test_capture_from_our_own_test_slurm():
+    df, report = read_job_log(DATA / "hpcds1mpi-slurm.sacct-all.txt")
+    jobs = {r["workload"]: r for r in df.to_dict("records")}
+    assert sum(report.dropped.values()) == 0
+    assert (jobs["mpi_two_nodes"]["nodes"], jobs["mpi_two_nodes"]["ranks"]) == (2, 2)
+    assert jobs["threads_two"]["threads"] == 2
+    assert (jobs["exit_three"]["status"], jobs["exit_three"]["exit_code"]) == ("failed", 3)
+    assert jobs["to_cancel"]["status"] == "cancelled"
+
+
+def test_malformed_rows_are_counted_per_reason_never_dropped_silently():
+    df, report = read_job_log(DATA / "sacct-malformed.txt")
+    assert list(df["job_id"]) == ["2"]
+    dropped = dict(report.dropped)
+    assert dropped == {
+        "more fields than the header ('|' inside a value; sacct does not escape it)": 1,
+        "fewer fields than the header (truncated record)": 1,
+        "not finished (pending/running)": 1,
+        "step rows without their job line": 1,
+        "unparseable value (bad exit code)": 1,
+        "unparseable value (bad number)": 1,
+        "unparseable value (unknown job state)": 1,
+    }
+    assert report.records == 9  # the 9 physical records after the header
+    text = "\n".join(report.lines())
+    assert "7 malformed/skipped" in text
+
+
+def test_energy_gpus_and_older_reqmem_suffixes():
+    jobs = by_id(read_job_log(DATA / "sacct-energy-gpu.txt")[0])
+    gpu = jobs["100"]
+    assert gpu["gpus"] == 8 and gpu["device"] == "gpu"  # untyped gres/gpu, not typed + untyped
+    assert (gpu["ranks"], gpu["threads"], gpu["ranks_per_node"]) == (8, 2, 4)
+    assert gpu["energy_j"] == 42000.0  # the srun steps summed (batch runs alongside them)
+    assert gpu["avg_power_w"] == pytest.approx(420.0) and gpu["energy_source"] == "slurm"
+    assert gpu["mem_req_gb"] == pytest.approx(64.0)  # 32000Mn x 2 nodes
+    assert gpu["user"] == "alice" and gpu["time_limit_s"] == 3600
+    cpu = jobs["101"]
+    assert cpu["energy_j"] == 720000.0  # the extern step spans the whole allocation
+    assert cpu["mem_req_gb"] == pytest.approx(16.0)  # 250Mc x 64 CPUs
+    assert cpu["status"] == "timeout" and cpu["cpu_s"] == 2 * 86400
+
+
+@needs_captures
+def test_lowercase_p_trailing_delimiter_reads_the_same(tmp_path):
+    text = (CAPTURES / "sacct-parsable2.txt").read_text()
+    path = tmp_path / "sacct-p-lower.txt"
+    path.write_text("".join(line + "|\n" for line in text.splitlines()))
+    a = read_job_log(path)[0].drop(columns="source_file")
+    b = read_job_log(CAPTURES / "sacct-parsable2.txt")[0].drop(columns="source_file")
+    pd.testing.assert_frame_equal(a, b)

@@ -1,0 +1,55 @@
+"""The job table: the one row constructor both Slurm readers use, and the normalised columns."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from hpcds1mpi.records.ingest import JOB_COLUMNS, read_job_log
+from hpcds1mpi.records.ingest import sacct_json, sacct_text
+from hpcds1mpi.records.ingest.schema import ENERGY_SLURM, job_row, normalise, rows_frame
+from tests.records.ingest.captures import CAPTURES, DATA, needs_captures
+
+FIELDS = dict(job_id="7", workload="app", user="u", partition="cpu", nodes=2, ranks=5,
+              threads=2, cores=10, gpus=0, status="failed", state="FAILED", exit_code=3,
+              exit_signal=0, runtime_s=100.0, cpu_s=50.0, peak_rss_mb=10.0, energy_j=2000.0,
+              submit_time=None, start_time=None, end_time=None, time_limit_s=600.0,
+              mem_req_gb=4.0)
+
+
+def test_job_row_derives_the_same_fields_for_every_reader():
+    row = job_row(**FIELDS)
+    assert list(row) == [c for c, _ in JOB_COLUMNS if c not in ("source_file", "source_kind")]
+    assert row["ranks_per_node"] == 3 and row["device"] == "cpu"
+    assert row["error"] == "FAILED exit 3" and row["avg_power_w"] == 20.0
+    assert row["energy_source"] == ENERGY_SLURM
+    ok = job_row(**{**FIELDS, "status": "ok", "state": "COMPLETED", "exit_code": 0,
+                    "gpus": 4, "energy_j": None})
+    assert ok["error"] == "" and ok["device"] == "gpu"
+    assert ok["avg_power_w"] is None and ok["energy_source"] == ""
+
+
+def test_normalise_gives_every_column_its_dtype():
+    df = normalise(rows_frame([job_row(**FIELDS)]), "x.txt", "sacct-p")
+    assert list(df.columns) == [c for c, _ in JOB_COLUMNS]
+    assert {c: str(df[c].dtype) for c, _ in JOB_COLUMNS} == {
+        c: ("datetime64[ns]" if d.startswith("datetime") else d) for c, d in JOB_COLUMNS}
+    assert df.loc[0, "source_kind"] == "sacct-p"
+
+
+@pytest.mark.parametrize("module, path", [
+    (sacct_text, DATA / "sacct-energy-gpu.txt"),
+    pytest.param(sacct_json, CAPTURES / "sacct.json", marks=needs_captures),
+])
+def test_both_slurm_readers_build_rows_with_the_one_constructor(module, path, monkeypatch):
+    calls = []
+
+    def counting(**fields):
+        calls.append(set(fields))
+        return job_row(**fields)
+
+    monkeypatch.setattr(module, "job_row", counting)
+    df, _ = read_job_log(path)
+    assert len(calls) == len(df) > 0
+    assert all(fields == set(FIELDS) for fields in calls)
+    assert isinstance(df, pd.DataFrame)

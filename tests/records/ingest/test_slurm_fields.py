@@ -1,0 +1,44 @@
+"""Slurm's field formats and job states."""
+
+from __future__ import annotations
+
+import pytest
+
+from hpcds1mpi.config import STATUSES
+from hpcds1mpi.records.ingest.slurm_fields import (NOT_FINISHED, SLURM_STATUS, gpus_from_tres,
+                                                   int_or_none, parse_duration, parse_exit,
+                                                   parse_memory_bytes, parse_tres,
+                                                   slurm_status)
+
+
+def test_job_states_map_onto_the_one_status_vocabulary_only():
+    assert set(SLURM_STATUS.values()) <= set(STATUSES)
+    assert not set(SLURM_STATUS) & NOT_FINISHED
+    assert slurm_status("CANCELLED by 0") == "cancelled"
+    assert slurm_status("OUT_OF_MEMORY") == "oom" and slurm_status("completed") == "ok"
+    assert slurm_status("RUNNING") is None
+    with pytest.raises(ValueError, match="unknown job state"):
+        slurm_status("EXPLODED")
+
+
+@pytest.mark.parametrize("text, seconds", [
+    ("1-02:03:04", 93784.0), ("02:03:04", 7384.0), ("03:04", 184.0), ("04.5", 4.5),
+    ("UNLIMITED", None), ("", None), (None, None),
+])
+def test_durations(text, seconds):
+    assert parse_duration(text) == seconds
+
+
+def test_memory_tres_exit_and_numbers():
+    assert parse_memory_bytes("76628K") == 76628 * 1024
+    assert parse_memory_bytes("2G") == 2 * 1024**3
+    assert parse_memory_bytes("4000Mn") == 4000 * 1024**2
+    tres = parse_tres("billing=2,cpu=2,mem=8000M,node=2,gres/gpu:a100=3,gres/gpu:v100=1")
+    assert tres["mem"] == 8000 and tres["node"] == 2 and gpus_from_tres(tres) == 4
+    assert gpus_from_tres(parse_tres("gres/gpu=2,gres/gpu:a100=2")) == 2
+    assert parse_exit("3:9") == (3, 9) and parse_exit("") == (None, None)
+    assert int_or_none(" 7 ") == 7 and int_or_none("") is None
+    for bad in (lambda: parse_memory_bytes("lots"), lambda: parse_exit("x"),
+                lambda: int_or_none("seven"), lambda: parse_duration("1::2")):
+        with pytest.raises(ValueError):
+            bad()
