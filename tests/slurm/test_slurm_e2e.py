@@ -266,7 +266,7 @@ def test_pbs_two_node_select_through_the_qsub_wrapper(e2e):
 
 
 def test_walltime_killed_sweep_resumes_without_loss_or_duplicates(e2e):
-    from hpcds1mpi.measure.sweep import build_plan, load_plan_file  # noqa: F401
+    from hpcds1mpi.measure.plan import build_plan, load_plan_file  # noqa: F401
     from hpcds1mpi.records.telemetry import read_runs
 
     state = e2e.slurm.wait(e2e.wall_job, timeout=200)
