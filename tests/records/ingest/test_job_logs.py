@@ -11,7 +11,6 @@ import pytest
 
 from hpcds1mpi.errors import IngestError
 from hpcds1mpi.records.ingest import JOB_COLUMNS, ingest, read_job_log, write_job_table
-from tests.helpers import run_cli
 from tests.records.ingest.captures import CAPTURE_FILES, CAPTURES, DATA, needs_captures
 
 
@@ -76,21 +75,6 @@ def test_write_job_table_round_trip(tmp_path):
     pd.testing.assert_frame_equal(df, back, check_dtype=False)
     with pytest.raises(IngestError, match=".parquet or .csv"):
         write_job_table(df, tmp_path / "jobs.xlsx")
-
-
-def test_cli_ingest(tmp_path):
-    out = tmp_path / "jobs.parquet"
-    res = run_cli(["ingest", str(DATA / "sacct-malformed.txt"), str(DATA / "sacct-energy-gpu.txt"),
-                   "--out", str(out)], timeout=120)
-    assert res.returncode == 0, res.stderr
-    assert "dropped 1 x step rows without their job line" in res.stdout
-    assert "wrote 3 jobs" in res.stdout
-    assert len(pd.read_parquet(out)) == 3
-    bad = tmp_path / "jobcomp.txt"
-    bad.write_text("JobId=1 UserId=root(0) Name=x JobState=FAILED\n")
-    res = run_cli(["ingest", str(bad), "--out", str(out)], timeout=120)
-    assert res.returncode != 0
-    assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
 
 
 @pytest.mark.slurm
