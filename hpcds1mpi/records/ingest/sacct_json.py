@@ -9,7 +9,7 @@ from pathlib import Path
 
 from hpcds1mpi.errors import IngestError
 
-from .schema import FileReport, job_row
+from .schema import FileReport, build_rows, job_row
 from .slurm_fields import oom_from_steps, slurm_status
 
 
@@ -55,17 +55,10 @@ def read_sacct_json(path: str | Path) -> tuple[list[dict], FileReport]:
     major, minor, parser = _json_version(doc)
     # 22.05 (openapi/dbv0.0.38 and older) loses non-zero exit codes; see read_sacct_json.
     old_exit_codes = (0, 0) < (major, minor) <= (22, 5) or bool(re.search(r"v0\.0\.3[0-8]$", parser))
-    out = []
-    for job in doc["jobs"]:
-        report.records += 1
-        try:
-            row = _job_from_json(job, report, old_exit_codes)
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:
-            report.dropped[f"unparseable job entry ({type(exc).__name__})"] += 1
-            continue
-        if row is not None:
-            out.append(row)
-    report.jobs = len(out)
+    report.records += len(doc["jobs"])
+    out = build_rows(doc["jobs"], lambda job: _job_from_json(job, report, old_exit_codes), report,
+                     (ValueError, TypeError, KeyError, AttributeError),
+                     lambda exc: f"unparseable job entry ({type(exc).__name__})")
     return out, report
 
 

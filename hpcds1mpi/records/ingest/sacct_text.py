@@ -12,7 +12,7 @@ from pathlib import Path
 
 from hpcds1mpi.errors import IngestError
 
-from .schema import FileReport, job_row
+from .schema import FileReport, build_rows, job_row
 from .slurm_fields import (gpus_from_tres, int_or_none, oom_from_steps, parse_duration,
                            parse_exit, parse_memory_bytes, parse_tres, slurm_status,
                            time_or_none)
@@ -83,16 +83,9 @@ def read_sacct_parsable(path: str | Path) -> tuple[list[dict], FileReport]:
         if jid not in jobs:
             report.dropped["step rows without their job line"] += len(steps[jid])
 
-    out = []
-    for jid in order:
-        try:
-            job = _job_from_sacct_rows(jid, jobs[jid], steps.get(jid, []), report)
-        except ValueError as exc:
-            report.dropped[f"unparseable value ({_reason(exc)})"] += 1
-            continue
-        if job is not None:
-            out.append(job)
-    report.jobs = len(out)
+    out = build_rows(order, lambda jid: _job_from_sacct_rows(jid, jobs[jid], steps.get(jid, []),
+                                                             report),
+                     report, (ValueError,), lambda exc: f"unparseable value ({_reason(exc)})")
     return out, report
 
 

@@ -125,6 +125,31 @@ def job_row(*, job_id, workload, user, partition, nodes, ranks, threads, cores, 
     }
 
 
+def build_rows(entries, build, report: FileReport, errors: tuple[type[Exception], ...],
+               reason) -> list[dict]:
+    """One job row per entry of a file; sets ``report.jobs``.
+
+    Args:
+        entries: the file's jobs, as the reader split them.
+        build: entry -> row (:func:`job_row`), or None for a job it skipped (and counted).
+        report: the file's report; an entry ``build`` raises ``errors`` on is counted in
+            ``report.dropped`` under ``reason(exc)``.
+        errors: the exceptions that mean "this entry is malformed".
+        reason: exception -> the reason it is counted under.
+    """
+    out = []
+    for entry in entries:
+        try:
+            row = build(entry)
+        except errors as exc:
+            report.dropped[reason(exc)] += 1
+            continue
+        if row is not None:
+            out.append(row)
+    report.jobs = len(out)
+    return out
+
+
 def rows_frame(rows: list[dict]):
     """A reader's rows (from :func:`job_row`) as a DataFrame, before :func:`normalise`."""
     import pandas as pd
