@@ -196,16 +196,10 @@ def load_clusters(path: str | os.PathLike) -> dict[str, Cluster]:
     Raises:
         ClusterFileError: naming the file and the bad key.
     """
-    import tomllib
+    from hpcds1mpi.tomlfile import read_toml
 
     path = str(path)
-    try:
-        with open(path, "rb") as fh:
-            doc = tomllib.load(fh)
-    except FileNotFoundError:
-        raise ClusterFileError(f"{path}: cluster file not found") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ClusterFileError(f"{path}: not valid TOML ({exc})") from None
+    doc = read_toml(path, "cluster file", ClusterFileError)
     clusters: dict[str, Cluster] = {}
     if "clusters" in doc:
         extra = set(doc) - {"clusters"}

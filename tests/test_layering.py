@@ -24,7 +24,8 @@ FOLDERS = {"hpcds1mpi": "hpcds1mpi", "kernels": "hpcds1mpi.kernels",
            "jobscripts": "hpcds1mpi.jobscripts", "benchmarks": "benchmarks"}
 STAGES = ("core", "runtime", "kernels", "launch", "records", "measure", "surrogates", "decide",
           "commands")
-CORE = {"hpcds1mpi", "hpcds1mpi.errors", "hpcds1mpi.config", "hpcds1mpi.cluster"}
+CORE = {"hpcds1mpi", "hpcds1mpi.errors", "hpcds1mpi.config", "hpcds1mpi.cluster",
+        "hpcds1mpi.tomlfile"}
 ENTRY_POINTS = {"hpcds1mpi.cli", "hpcds1mpi.__main__"}
 MAX_LINES = 450
 

@@ -183,15 +183,9 @@ def load_plan_file(path: str) -> dict:
     Raises:
         ConfigError: the file is missing, not TOML, has unknown keys or no ``[[kernel]]``.
     """
-    import tomllib
+    from hpcds1mpi.tomlfile import read_toml
 
-    try:
-        with open(path, "rb") as fh:
-            doc = tomllib.load(fh)
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: plan file not found") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+    doc = read_toml(path, "plan file", ConfigError)
     extra = set(doc) - {"sweep", "kernel"}
     if extra:
         raise ConfigError(f"{path}: unknown top-level key(s) {', '.join(sorted(extra))} "
