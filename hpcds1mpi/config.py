@@ -18,13 +18,17 @@ PRECISIONS = ("fp64", "fp32", "bf16")
 
 # The one status vocabulary of a run (a sweep's measurement) or a job (an ingested log line).
 OK = "ok"
-#: Every status a run or job can end with.
-STATUSES = ("ok", "failed", "timeout", "oom", "unsupported", "wrong", "crashed", "cancelled")
+#: Every status a run or job can end with. ``interrupted``: the run was cut short because the
+#: sweep itself was stopped (killed, Ctrl-C, walltime), not by anything the configuration did;
+#: ``--resume`` runs it again and no model learns from it.
+STATUSES = ("ok", "failed", "timeout", "oom", "unsupported", "wrong", "crashed", "cancelled",
+            "interrupted")
 #: Ended badly because of the configuration or the program: what the failure model learns.
 FAILURE_STATUSES = frozenset({"failed", "timeout", "oom", "crashed", "wrong"})
 #: Says nothing about how the configuration runs: never tried (``unsupported``: the kernel
-#: declares it cannot) or stopped by a person or the scheduler (``cancelled``).
-UNINFORMATIVE_STATUSES = frozenset({"unsupported", "cancelled"})
+#: declares it cannot), stopped by a person or the scheduler (``cancelled``), or cut short
+#: with the sweep (``interrupted``).
+UNINFORMATIVE_STATUSES = frozenset({"unsupported", "cancelled", "interrupted"})
 
 
 @dataclass(frozen=True, order=True)
