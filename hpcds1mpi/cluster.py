@@ -27,7 +27,6 @@ import os
 import re
 import subprocess
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 from hpcds1mpi.errors import ClusterFileError
 
@@ -37,30 +36,6 @@ DEFAULT_IDLE_WATTS_PER_CORE = 3.0
 DEFAULT_MAX_WATTS_PER_CORE = 10.0
 DEFAULT_IDLE_WATTS_GPU = 60.0
 DEFAULT_MAX_WATTS_GPU = 400.0
-
-_PARTITION_REQUIRED = {"cores_per_node": int, "memory_gb": (int, float)}
-_PARTITION_OPTIONAL = {
-    "max_nodes": int,
-    "gpus_per_node": int,
-    "gpu_memory_gb": (int, float),
-    "gpu_model": str,
-    "cpu_model": str,
-    "idle_watts_node": (int, float),
-    "max_watts_node": (int, float),
-    "idle_watts_gpu": (int, float),
-    "max_watts_gpu": (int, float),
-    "slurm_partition": str,
-}
-_CLUSTER_OPTIONAL = {
-    "account": str,
-    "qos": str,
-    "modules": list,
-    "gres_syntax": str,
-    "mpi": str,
-    "launcher": str,
-    "preamble": list,
-}
-
 
 @dataclass
 class Partition:
@@ -140,88 +115,23 @@ class Cluster:
             ) from None
 
 
-def _check_type(value, kind, where: str, key: str, path: str) -> None:
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    if isinstance(value, bool) or not isinstance(value, kinds):
-        names = " or ".join(k.__name__ for k in kinds)
-        raise ClusterFileError(f"{path}: {where}.{key} must be {names}, got {value!r}")
-
-
-def _parse_partition(name: str, table: dict, where: str, path: str) -> Partition:
-    if not isinstance(table, dict):
-        raise ClusterFileError(f"{path}: {where} must be a table")
-    for key in table:
-        if key not in _PARTITION_REQUIRED and key not in _PARTITION_OPTIONAL:
-            known = ", ".join([*_PARTITION_REQUIRED, *_PARTITION_OPTIONAL])
-            raise ClusterFileError(f"{path}: unknown key {where}.{key} (known: {known})")
-    for key, kind in _PARTITION_REQUIRED.items():
-        if key not in table:
-            raise ClusterFileError(f"{path}: {where} is missing required key {key!r}")
-        _check_type(table[key], kind, where, key, path)
-    for key, kind in _PARTITION_OPTIONAL.items():
-        if key in table:
-            _check_type(table[key], kind, where, key, path)
-    for key in ("cores_per_node", "memory_gb", "max_nodes"):
-        if key in table and table[key] <= 0:
-            raise ClusterFileError(f"{path}: {where}.{key} must be > 0, got {table[key]!r}")
-    for key in ("gpus_per_node", "gpu_memory_gb"):
-        if key in table and table[key] < 0:
-            raise ClusterFileError(f"{path}: {where}.{key} must be >= 0, got {table[key]!r}")
-    if table.get("gpus_per_node", 0) > 0 and table.get("gpu_memory_gb", 0) <= 0:
-        raise ClusterFileError(f"{path}: {where} has GPUs but no gpu_memory_gb")
-    return Partition(name=name, **table)
-
-
-def _parse_cluster(name: str, table: dict, partitions: dict, where: str, path: str) -> Cluster:
-    for key in table:
-        if key not in _CLUSTER_OPTIONAL:
-            raise ClusterFileError(
-                f"{path}: unknown key {where}.{key} (known: partitions, {', '.join(_CLUSTER_OPTIONAL)})"
-            )
-        _check_type(table[key], _CLUSTER_OPTIONAL[key], where, key, path)
-    if table.get("gres_syntax", "gpus-per-node") not in ("gpus-per-node", "gres"):
-        raise ClusterFileError(f"{path}: {where}.gres_syntax must be 'gpus-per-node' or 'gres'")
-    if not isinstance(partitions, dict) or not partitions:
-        raise ClusterFileError(f"{path}: {where} has no partitions table")
-    parsed = {
-        pname: _parse_partition(pname, ptable, f"{where}.partitions.{pname}", path)
-        for pname, ptable in partitions.items()
-    }
-    return Cluster(name=name, partitions=parsed, **table)
-
-
 def load_clusters(path: str | os.PathLike) -> dict[str, Cluster]:
-    """Load and validate every cluster in a TOML file.
+    """Load and validate every cluster in a TOML file (schema: :mod:`hpcds1mpi.schemas.cluster`:
+    numbers finite and in range, counts positive integers, unknown keys refused).
 
     Raises:
-        ClusterFileError: naming the file and the bad key.
+        ClusterFileError: naming the file, the key and what to do.
     """
+    from hpcds1mpi.schemas.cluster import cluster_tables
     from hpcds1mpi.tomlfile import read_toml
 
     path = str(path)
     doc = read_toml(path, "cluster file", ClusterFileError)
     clusters: dict[str, Cluster] = {}
-    if "clusters" in doc:
-        extra = set(doc) - {"clusters"}
-        if extra:
-            raise ClusterFileError(f"{path}: unknown top-level key(s) {', '.join(sorted(extra))}")
-        if not isinstance(doc["clusters"], dict) or not doc["clusters"]:
-            raise ClusterFileError(f"{path}: [clusters] is empty")
-        for cname, ctable in doc["clusters"].items():
-            if not isinstance(ctable, dict):
-                raise ClusterFileError(f"{path}: clusters.{cname} must be a table")
-            ctable = dict(ctable)
-            partitions = ctable.pop("partitions", None)
-            clusters[cname] = _parse_cluster(cname, ctable, partitions, f"clusters.{cname}", path)
-    elif "partitions" in doc:
-        extra = set(doc) - {"cluster", "partitions"}
-        if extra:
-            raise ClusterFileError(f"{path}: unknown top-level key(s) {', '.join(sorted(extra))}")
-        ctable = dict(doc.get("cluster", {}))
-        cname = ctable.pop("name", Path(path).stem)
-        clusters[cname] = _parse_cluster(cname, ctable, doc["partitions"], "cluster", path)
-    else:
-        raise ClusterFileError(f"{path}: no [clusters.<name>] or [partitions.<name>] table")
+    for cname, table in cluster_tables(doc, path).items():
+        partitions = {pname: Partition(name=pname, **ptable)
+                      for pname, ptable in table.pop("partitions").items()}
+        clusters[cname] = Cluster(name=cname, partitions=partitions, **table)
     return clusters
 
 
@@ -391,4 +301,7 @@ def resolve_partition(cluster_file: str | None, partition: str | None) -> Partit
         return next(iter(clusters.values())).partition()
     if "SLURM_JOB_ID" in os.environ:
         return detect_slurm().partition()
-    return detect_local(partition or "local").partition()
+    if partition and partition != "local":  # this machine is one partition, named local
+        raise ClusterFileError(f"no partition {partition!r} on this machine (it has 'local'); "
+                               "give --cluster FILE to use a named partition")
+    return detect_local().partition()

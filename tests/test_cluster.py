@@ -77,3 +77,50 @@ def test_detect_slurm_under_salloc_takes_cores_from_the_job_cpus():
 def test_detect_slurm_outside_allocation():
     with pytest.raises(ClusterFileError, match="not inside a Slurm allocation"):
         detect_slurm(env={})
+
+
+P = "[partitions.cpu]\ncores_per_node = 4\nmemory_gb = 4\n"
+
+
+@pytest.mark.parametrize("text, fragment", [
+    # issue #14: `memory_gb = nan` and negative watts were accepted
+    ("[partitions.cpu]\ncores_per_node = 4\nmemory_gb = nan\n",
+     "partitions.cpu.memory_gb must be a finite number"),
+    ("[partitions.cpu]\ncores_per_node = 4\nmemory_gb = inf\n", "finite number"),
+    (P + "max_watts_node = -5\n", "partitions.cpu.max_watts_node must be >= 0, got -5"),
+    (P + "idle_watts_gpu = nan\n", "idle_watts_gpu must be a finite number"),
+    (P + "idle_watts_node = 500\nmax_watts_node = 100\n", "idle_watts_node 500 is above"),
+    ("[partitions.cpu]\ncores_per_node = 4.5\nmemory_gb = 4\n", "must be an integer, got 4.5"),
+    ("[partitions.cpu]\ncores_per_node = true\nmemory_gb = 4\n", "must be an integer, got True"),
+    ("[partitions.cpu]\ncores_per_node = 99999999999\nmemory_gb = 4\n", "must be <= 1000000"),
+    ("[partitions.cpu]\ncores_per_node = 4\nmemory_gb = '4'\n", "memory_gb must be a number"),
+    (P + "gpus_per_node = -1\n", "gpus_per_node must be >= 0"),
+    (P + "max_nodes = 0\n", "max_nodes must be > 0"),
+    (P + "speed = 3\n", "(known: cores_per_node, memory_gb, max_nodes"),
+    ("[cluster]\nqos = 1\n" + P, "cluster.qos must be a string"),
+    ("[clusters.a]\nmodules = ['x', 1]\n[clusters.a.partitions.p]\ncores_per_node = 4\n"
+     "memory_gb = 4\n", "clusters.a.modules[1] must be a string"),
+    ("[clusters.a]\nspeed = 1\n[clusters.a.partitions.p]\ncores_per_node = 4\nmemory_gb = 4\n",
+     "unknown key clusters.a.speed (known: name, account"),
+    ("[partitions]\ncpu = 3\n", "partitions.cpu must be a table"),
+])
+def test_bad_values_are_refused_with_the_key_path(tmp_path, text, fragment):
+    path = tmp_path / "c.toml"
+    path.write_text(text)
+    with pytest.raises(ClusterFileError) as info:
+        load_clusters(path)
+    message = str(info.value)
+    assert fragment in message and message.startswith(f"{path}: ") and "\n" not in message
+    assert message.endswith("cluster file") or "add [" in message
+
+
+def test_a_good_file_keeps_its_values_and_defaults(tmp_path):
+    path = tmp_path / "site.toml"
+    path.write_text("[cluster]\nname = 'x'\nmodules = ['m']\n" + P + "max_watts_node = 300\n")
+    cluster = load_cluster(path)
+    part = cluster.partition("cpu")
+    assert cluster.name == "x" and cluster.modules == ["m"] and cluster.mpi == "pmi2"
+    assert (part.cores_per_node, part.memory_gb, part.max_nodes, part.gpus_per_node) == (4, 4, 1, 0)
+    assert part.max_watts_node == 300 and part.idle_watts_node is None
+    path.write_text(P)
+    assert set(load_clusters(path)) == {"site"}  # the file's stem names it

@@ -1,0 +1,131 @@
+"""The schema of a cluster TOML file (the format: :mod:`hpcds1mpi.cluster`).
+
+Every number is finite and in range (:mod:`.limits`), counts are positive integers, booleans and
+strings are what they say, and an unknown key is refused with the list of known ones.
+:func:`cluster_tables` returns plain dicts; :mod:`hpcds1mpi.cluster` builds its dataclasses.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+from pydantic import Field, StrictStr, model_validator
+
+from hpcds1mpi.errors import ClusterFileError
+
+from .base import Count, GPUCount, MemoryGB, Schema, Watts, validate
+
+FIX = "fix it in the cluster file"
+
+
+class PartitionTable(Schema):
+    """``[clusters.<name>.partitions.<partition>]``."""
+
+    cores_per_node: Count
+    memory_gb: MemoryGB
+    max_nodes: Count = 1
+    gpus_per_node: GPUCount = 0
+    gpu_memory_gb: float = Field(0.0, ge=0, le=1e6)
+    gpu_model: StrictStr = ""
+    cpu_model: StrictStr = ""
+    idle_watts_node: Optional[Watts] = None
+    max_watts_node: Optional[Watts] = None
+    idle_watts_gpu: Optional[Watts] = None
+    max_watts_gpu: Optional[Watts] = None
+    slurm_partition: StrictStr = ""
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        if self.gpus_per_node > 0 and self.gpu_memory_gb <= 0:
+            raise ValueError("has GPUs but no gpu_memory_gb; give the memory of one GPU in GB")
+        for what in ("node", "gpu"):
+            idle, peak = getattr(self, f"idle_watts_{what}"), getattr(self, f"max_watts_{what}")
+            if idle is not None and peak is not None and idle > peak:
+                raise ValueError(f"idle_watts_{what} {idle:g} is above max_watts_{what} "
+                                 f"{peak:g}")
+        return self
+
+
+class ClusterSettings(Schema):
+    """A cluster's site settings: ``[clusters.<name>]``, or ``[cluster]`` (with ``name``)."""
+
+    name: Optional[StrictStr] = None
+    account: StrictStr = ""
+    qos: StrictStr = ""
+    modules: list[StrictStr] = []
+    gres_syntax: Literal["gpus-per-node", "gres"] = "gpus-per-node"
+    mpi: StrictStr = "pmi2"
+    launcher: StrictStr = ""
+    preamble: list[StrictStr] = []
+
+
+class ClusterTable(ClusterSettings):
+    """``[clusters.<name>]`` with its ``partitions`` tables."""
+
+    partitions: dict[StrictStr, PartitionTable] = Field(min_length=1)
+
+
+def cluster_tables(doc: dict, path: str) -> dict[str, dict]:
+    """The clusters of a cluster file, checked: ``{name: {..., "partitions": {name: {...}}}}``.
+
+    Args:
+        doc: the TOML document.
+        path: the file, for the message.
+
+    Raises:
+        ClusterFileError: one line naming the file, the key path, the problem and the fix.
+    """
+    if "clusters" in doc:
+        extra = sorted(set(doc) - {"clusters"})
+        if extra:
+            raise ClusterFileError(f"{path}: unknown top-level key(s) {', '.join(extra)} "
+                                   "(known: clusters); " + FIX)
+        clusters = doc["clusters"]
+        if not isinstance(clusters, dict) or not clusters:
+            raise ClusterFileError(f"{path}: [clusters] is empty; add [clusters.<name>]")
+        named = {}
+        for cname, ctable in clusters.items():
+            if not isinstance(ctable, dict):
+                raise ClusterFileError(f"{path}: clusters.{cname} must be a table; {FIX}")
+            if not isinstance(ctable.get("partitions"), dict) or not ctable["partitions"]:
+                raise ClusterFileError(f"{path}: clusters.{cname} has no partitions table; "
+                                       f"add [clusters.{cname}.partitions.<name>]")
+            if "name" in ctable:
+                raise ClusterFileError(f"{path}: unknown key clusters.{cname}.name (the table's "
+                                       "name is the cluster's); " + FIX)
+            named[cname] = ctable
+        checked = validate(_Clusters, {"clusters": named}, source=path,
+                           error=ClusterFileError, fix=FIX)
+        return {n: c.model_dump(exclude={"name"}) for n, c in checked.clusters.items()}
+    if "partitions" in doc:
+        extra = sorted(set(doc) - {"cluster", "partitions"})
+        if extra:
+            raise ClusterFileError(f"{path}: unknown top-level key(s) {', '.join(extra)} "
+                                   "(known: cluster, partitions); " + FIX)
+        head = doc.get("cluster", {})
+        if not isinstance(head, dict):
+            raise ClusterFileError(f"{path}: cluster must be a table; {FIX}")
+        if not isinstance(doc["partitions"], dict) or not doc["partitions"]:
+            raise ClusterFileError(f"{path}: cluster has no partitions table; add "
+                                   "[partitions.<name>] with cores_per_node and memory_gb")
+        if "partitions" in head:
+            raise ClusterFileError(f"{path}: unknown key cluster.partitions (give "
+                                   "[partitions.<name>] tables at the top level); " + FIX)
+        checked = validate(_Single, doc, source=path, error=ClusterFileError, fix=FIX)
+        table = {**checked.cluster.model_dump(),
+                 "partitions": {n: p.model_dump() for n, p in checked.partitions.items()}}
+        from pathlib import Path
+
+        name = table.pop("name") or Path(path).stem
+        return {name: table}
+    raise ClusterFileError(f"{path}: no [clusters.<name>] or [partitions.<name>] table; "
+                           "see the docstring of hpcds1mpi/cluster.py for the format")
+
+
+class _Clusters(Schema):
+    clusters: dict[StrictStr, ClusterTable]
+
+
+class _Single(Schema):
+    cluster: ClusterSettings = ClusterSettings()
+    partitions: dict[StrictStr, PartitionTable]
