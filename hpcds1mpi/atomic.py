@@ -1,0 +1,240 @@
+"""Writing outputs so that a failure never leaves a partial file, nor costs a user a file.
+
+Files go through temp-and-rename: a temporary name in the target's directory is written,
+fsync'ed and ``os.replace``d onto the target (:func:`atomic_path`, :func:`write_text`,
+:func:`write_bytes`), so a reader sees the old file or the whole new one, never half of one.
+A folder (a model bundle) is written whole into a temporary folder beside the target and then
+swapped in (:func:`atomic_dir`): the old folder stays whole until the new one is complete.
+
+Before anything is written, :func:`check_output_file` and :func:`check_output_dir` refuse paths
+that cannot work: a folder where a file is expected, a missing or read-only parent, a non-empty
+folder that is not one of ours. An ``OSError`` while writing becomes one line:
+:class:`~hpcds1mpi.errors.OutputError` (exit 2) when the path is not writable,
+:class:`~hpcds1mpi.errors.WriteError` (exit 1) when the write failed part-way (disk full).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from hpcds1mpi.errors import HpcdsError, OutputError, WriteError
+
+#: Prefix of every temporary file and folder (beside its target, removed on failure).
+TMP_PREFIX = ".hpcds1mpi-tmp-"
+_NOT_WRITABLE = (errno.EACCES, errno.EPERM, errno.EROFS)
+_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+def write_error(exc: OSError, path: Path | str, what: str = "output") -> HpcdsError:
+    """The one-line error for an ``OSError`` raised while writing ``path``."""
+    reason = exc.strerror or str(exc)
+    if exc.errno in _NOT_WRITABLE:
+        return OutputError(f"{path}: cannot write the {what} ({reason}); choose another path")
+    if exc.errno in _FULL:
+        return WriteError(f"{path}: {what} not written, the disk is full ({reason}); free some "
+                          "space and rerun (nothing already there was changed)")
+    return WriteError(f"{path}: {what} not written ({reason}); nothing already there was changed")
+
+
+def _check_parent(parent: Path, what: str) -> None:
+    if not parent.exists():
+        raise OutputError(f"{parent}: no such directory; create it or choose another path for "
+                          f"the {what}")
+    if not parent.is_dir():
+        raise OutputError(f"{parent} is not a directory; choose another path for the {what}")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise OutputError(f"{parent}: directory is not writable; choose another path for the "
+                          f"{what}")
+
+
+def check_output_file(path: str | os.PathLike, what: str = "output") -> Path:
+    """``path`` as a Path if a file can be written there, else a one-line :class:`OutputError`.
+
+    Refused: an existing folder or other non-file, a missing, non-directory or read-only parent.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise OutputError(f"{path} is a directory; give a file name for the {what}")
+    if path.exists() and not path.is_file():
+        raise OutputError(f"{path} is not a regular file; choose another path for the {what}")
+    _check_parent(path.parent, what)
+    return path
+
+
+def check_output_dir(path: str | os.PathLike, *, ours: Callable[[Path], bool], force: bool,
+                     what: str = "bundle", option: str = "--out") -> Path:
+    """``path`` as a Path if a folder of kind ``what`` may be (re)written there.
+
+    A missing or empty folder may be written. A non-empty one only when ``ours(path)`` says it
+    is one of ours *and* ``force`` is set. Its nearest existing ancestor must be writable.
+
+    Raises:
+        OutputError: (exit 2) a file, a foreign non-empty folder, one of ours without
+            ``force``, or an unwritable place.
+    """
+    path = Path(path)
+    if path.exists() or path.is_symlink():
+        if not path.is_dir():
+            raise OutputError(f"{path} is a file, not a folder; choose another {option}")
+        if any(path.iterdir()):
+            if not ours(path):
+                raise OutputError(f"{path} is not empty and not a hpcds1mpi {what}; choose "
+                                  f"another {option}")
+            if not force:
+                raise OutputError(f"{path} already holds a hpcds1mpi {what}; pass --force to "
+                                  f"replace it, or choose another {option}")
+    ancestor = path.absolute().parent
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    _check_parent(ancestor, what)
+    return path
+
+
+def check_output_folder(path: str | os.PathLike, what: str = "outputs") -> Path:
+    """``path`` as a Path if files may be written into folder ``path`` (created when missing).
+
+    Raises:
+        OutputError: (exit 2) ``path`` is a file, or it (or, when missing, its nearest existing
+            ancestor) is not a writable directory.
+    """
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise OutputError(f"{path} is a file, not a folder; choose another folder for the {what}")
+    nearest = path.absolute()
+    while not nearest.exists():
+        nearest = nearest.parent
+    _check_parent(nearest, what)
+    return path
+
+
+def _umask_mode(mode: int) -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mode & ~mask
+
+
+def _fsync(path: Path, *, directory: bool = False) -> None:
+    fd = os.open(path, os.O_RDONLY | (os.O_DIRECTORY if directory else 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike, what: str = "output") -> Iterator[Path]:
+    """A temporary path beside ``path`` to write; moved onto ``path`` when the block succeeds.
+
+    The temporary name keeps ``path``'s suffix (for writers that choose the format by it). On
+    any exception the temporary file is removed and ``path`` is untouched; an ``OSError``
+    becomes a one-line :class:`OutputError` / :class:`WriteError`.
+    """
+    path = check_output_file(path, what)
+    try:
+        fd, name = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{path.stem}.", suffix=path.suffix,
+                                    dir=path.parent)
+    except OSError as exc:
+        raise write_error(exc, path, what) from None
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        yield tmp
+        _fsync(tmp)
+        mode = path.stat().st_mode & 0o7777 if path.exists() else _umask_mode(0o666)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+        _fsync(path.parent, directory=True)
+    except OSError as exc:
+        raise write_error(exc, path, what) from None
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_bytes(path: str | os.PathLike, data: bytes, what: str = "output") -> Path:
+    """Write ``data`` to ``path`` through temp-and-rename; returns ``path``."""
+    with atomic_path(path, what) as tmp:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+    return Path(path)
+
+
+def write_text(path: str | os.PathLike, text: str, what: str = "output") -> Path:
+    """Write ``text`` (UTF-8) to ``path`` through temp-and-rename; returns ``path``."""
+    return write_bytes(path, text.encode("utf-8"), what)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths atomically (Linux ``renameat2(RENAME_EXCHANGE)``); False if unsupported."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    rc = renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange)
+    if rc == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _swap_in(new: Path, target: Path) -> None:
+    """Put folder ``new`` at ``target``; an old ``target`` is whole until ``new`` is in place."""
+    if not target.exists() or (target.is_dir() and not any(target.iterdir())):
+        os.rename(new, target)  # onto nothing or an empty folder: one atomic rename
+        return
+    if _exchange(new, target):
+        shutil.rmtree(new, ignore_errors=True)  # ``new`` now holds the old folder
+        return
+    old = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{target.name}.old.", dir=target.parent))
+    os.rename(target, old / "d")
+    try:
+        os.rename(new, target)
+    except OSError:
+        os.rename(old / "d", target)
+        raise
+    finally:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def atomic_dir(path: str | os.PathLike, what: str = "bundle") -> Iterator[Path]:
+    """A temporary folder beside ``path`` to fill; swapped in for ``path`` when the block succeeds.
+
+    Missing parents of ``path`` are created. Every file is fsync'ed before the swap. On any
+    exception the temporary folder is removed and ``path`` (if there was one) is untouched; an
+    ``OSError`` becomes a one-line :class:`OutputError` / :class:`WriteError`.
+    """
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{path.name}.", dir=path.parent))
+    except OSError as exc:
+        raise write_error(exc, path, what) from None
+    try:
+        yield tmp
+        for item in tmp.rglob("*"):
+            if item.is_file():
+                _fsync(item)
+        os.chmod(tmp, _umask_mode(0o777))
+        _fsync(tmp, directory=True)
+        _swap_in(tmp, path)
+        _fsync(path.parent, directory=True)
+    except OSError as exc:
+        raise write_error(exc, path, what) from None
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+__all__ = ["TMP_PREFIX", "atomic_dir", "atomic_path", "check_output_dir", "check_output_file",
+           "check_output_folder", "write_bytes", "write_error", "write_text"]

@@ -1,0 +1,195 @@
+"""Temp-and-rename writes: whole or nothing, no temporary left, one-line errors with the right
+exit code (2: the path cannot be used; 1: the write failed part-way, e.g. a full disk)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from hpcds1mpi import atomic
+from hpcds1mpi.errors import OutputError, WriteError
+
+
+def digests(folder: Path) -> dict[str, str]:
+    """sha256 of every file under ``folder`` (relative path -> digest)."""
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def temporaries(folder: Path) -> list[str]:
+    return [p.name for p in folder.rglob("*") if p.name.startswith(atomic.TMP_PREFIX)]
+
+
+def _mount(mnt: Path, options: str) -> None:
+    mnt.mkdir(exist_ok=True)
+    try:
+        proc = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(mnt)],
+                              capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        pytest.skip(f"cannot mount a tmpfs here ({exc}); needs root and mount(8)")
+    if proc.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here ({proc.stderr.strip() or proc.returncode}); "
+                    "the disk-full and read-only cases need root")
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A mounted tmpfs of a few MB (``fill(free_bytes)`` leaves about that much free); skipped
+    with the reason where mount is refused."""
+    mnt = tmp_path / "disk"
+    _mount(mnt, "size=4m")
+    yield mnt
+    subprocess.run(["umount", "-l", str(mnt)], capture_output=True, timeout=30)
+
+
+def fill(disk: Path, free_bytes: int) -> None:
+    """Fill ``disk`` until about ``free_bytes`` are left."""
+    st = os.statvfs(disk)
+    left = st.f_bavail * st.f_frsize - free_bytes
+    if left > 0:
+        with open(disk / "filler", "wb") as fh:
+            fh.write(b"\0" * left)
+
+
+@pytest.fixture
+def read_only_dir(tmp_path):
+    """A read-only tmpfs (root ignores mode bits, so chmod would not do)."""
+    mnt = tmp_path / "ro"
+    _mount(mnt, "size=1m,ro")
+    yield mnt
+    subprocess.run(["umount", "-l", str(mnt)], capture_output=True, timeout=30)
+
+
+def test_write_text_replaces_whole_and_leaves_no_temporary(tmp_path):
+    target = tmp_path / "job.sh"
+    target.write_text("old")
+    os.chmod(target, 0o750)
+    atomic.write_text(target, "new script\n")
+    assert target.read_text() == "new script\n"
+    assert target.stat().st_mode & 0o777 == 0o750  # an existing file keeps its mode
+    assert temporaries(tmp_path) == []
+    fresh = atomic.write_text(tmp_path / "fresh.txt", "x")
+    assert fresh.stat().st_mode & 0o777 == 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_failure_inside_the_block_keeps_the_old_file_and_no_temporary(tmp_path):
+    target = tmp_path / "table.csv"
+    target.write_text("old,rows\n")
+    with pytest.raises(RuntimeError):
+        with atomic.atomic_path(target) as tmp:
+            assert tmp.parent == tmp_path and tmp.suffix == ".csv"
+            tmp.write_text("half")
+            raise RuntimeError("writer died")
+    assert target.read_text() == "old,rows\n" and temporaries(tmp_path) == []
+
+
+@pytest.mark.parametrize("case, message", [
+    ("directory", "is a directory; give a file name"),
+    ("missing parent", "no such directory"),
+    ("file as parent", "is not a directory"),
+])
+def test_unusable_output_file_is_one_usage_line(tmp_path, case, message):
+    (tmp_path / "a_dir").mkdir()
+    (tmp_path / "a_file").write_text("keep")
+    before = digests(tmp_path)
+    path = {"directory": tmp_path / "a_dir", "missing parent": tmp_path / "nope" / "f.sh",
+            "file as parent": tmp_path / "a_file" / "f.sh"}[case]
+    with pytest.raises(OutputError, match=message) as err:
+        atomic.write_text(path, "x", "batch script")
+    assert err.value.exit_code == 2 and "\n" not in str(err.value)
+    assert digests(tmp_path) == before and temporaries(tmp_path) == []
+
+
+def test_read_only_directory_is_one_usage_line(read_only_dir):
+    with pytest.raises(OutputError, match="not writable") as err:
+        atomic.write_text(read_only_dir / "f.sh", "x")
+    assert err.value.exit_code == 2
+    with pytest.raises(OutputError, match="not writable"):
+        atomic.check_output_dir(read_only_dir / "model", ours=lambda p: True, force=False)
+
+
+def test_disk_full_file_write_is_exit_1_and_keeps_the_old_file(small_disk):
+    target = small_disk / "table.parquet"
+    target.write_bytes(b"old table")
+    fill(small_disk, 8 * 1024)
+    before = digests(small_disk)
+    with pytest.raises(WriteError, match="disk is full") as err:
+        atomic.write_bytes(target, b"\1" * (256 * 1024), "job table")
+    assert err.value.exit_code == 1 and "\n" not in str(err.value)
+    assert digests(small_disk) == before and temporaries(small_disk) == []
+
+
+def test_atomic_dir_swaps_a_whole_folder_in(tmp_path):
+    target = tmp_path / "deep" / "model"
+    with atomic.atomic_dir(target) as tmp:
+        (tmp / "a").write_text("1")
+    assert digests(target) == digests(target)  # readable
+    assert sorted(os.listdir(target)) == ["a"]
+    with atomic.atomic_dir(target) as tmp:
+        assert tmp.parent == target.parent
+        (tmp / "b").write_text("2")
+    assert sorted(os.listdir(target)) == ["b"]  # replaced whole, nothing of the old one left
+    assert temporaries(tmp_path) == []
+
+
+@pytest.mark.parametrize("exchange", [True, False], ids=["renameat2", "two-renames"])
+def test_atomic_dir_failure_keeps_the_old_folder_whole(tmp_path, monkeypatch, exchange):
+    if not exchange:
+        monkeypatch.setattr(atomic, "_exchange", lambda a, b: False)
+    target = tmp_path / "model"
+    with atomic.atomic_dir(target) as tmp:
+        (tmp / "manifest.json").write_text("{}")
+        (tmp / "members.pkl").write_bytes(b"old members")
+    before = digests(tmp_path)
+    with pytest.raises(WriteError, match="Input/output error"):
+        with atomic.atomic_dir(target) as tmp:
+            (tmp / "members.pkl").write_bytes(b"new members, half")
+            raise OSError(5, "Input/output error")
+    assert digests(tmp_path) == before and temporaries(tmp_path) == []
+    with atomic.atomic_dir(target) as tmp:
+        (tmp / "members.pkl").write_bytes(b"new")
+    assert digests(target) == {"members.pkl": hashlib.sha256(b"new").hexdigest()}
+    assert temporaries(tmp_path) == []
+
+
+def test_oserror_in_atomic_dir_is_a_one_line_error():
+    err = atomic.write_error(OSError(28, "No space left on device"), "m", "bundle")
+    assert isinstance(err, WriteError) and err.exit_code == 1
+    err = atomic.write_error(OSError(13, "Permission denied"), "m", "bundle")
+    assert isinstance(err, OutputError) and err.exit_code == 2
+
+
+def test_check_output_dir_refuses_foreign_and_unforced_folders(tmp_path):
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "README.txt").write_text("my notes")
+    ours = tmp_path / "ours"
+    ours.mkdir()
+    (ours / "manifest.json").write_text("{}")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "file").write_text("x")
+    is_ours = lambda p: p.name == "ours"  # noqa: E731
+    for force in (False, True):  # --force never replaces what is not ours
+        with pytest.raises(OutputError, match="is not empty and not a hpcds1mpi bundle; choose "
+                                              "another --out"):
+            atomic.check_output_dir(user, ours=is_ours, force=force)
+    with pytest.raises(OutputError, match="pass --force"):
+        atomic.check_output_dir(ours, ours=is_ours, force=False)
+    assert atomic.check_output_dir(ours, ours=is_ours, force=True) == ours
+    assert atomic.check_output_dir(tmp_path / "empty", ours=is_ours, force=False)
+    assert atomic.check_output_dir(tmp_path / "new" / "deeper", ours=is_ours, force=False)
+    with pytest.raises(OutputError, match="is a file, not a folder"):
+        atomic.check_output_dir(tmp_path / "file", ours=is_ours, force=True)
+    with pytest.raises(OutputError, match="is a file, not a folder"):
+        atomic.check_output_folder(tmp_path / "file")
+    assert atomic.check_output_folder(tmp_path / "new" / "out") == tmp_path / "new" / "out"
