@@ -58,6 +58,51 @@ def _submit(args: list[str], nodes: int, cores: int, partition, job_name: str,
     return proc.stdout.strip().split(";")[0]
 
 
+def _check_before_running(out: str, *, timeout: float, min_time: float, max_repeats: int,
+                          time_budget: float | None, program: str | None) -> None:
+    """Refuse what would only fail after the whole budget ran: a non-positive ``--timeout``,
+    a ``--out`` that cannot be written, a ``--program`` that cannot start.
+
+    Raises:
+        ConfigError: a bad number or program (exit 2).
+        TelemetryError: ``--out`` is a directory, its folder is missing or read-only, or it is
+            not a telemetry file (exit 2); LockError while another process writes it (exit 1).
+    """
+    import math
+
+    from hpcds1mpi.errors import ConfigError, TelemetryError
+    from hpcds1mpi.records.telemetry import TelemetryWriter
+
+    if not (math.isfinite(timeout) and timeout > 0):
+        raise ConfigError(f"--timeout must be a positive number of seconds, got {timeout:g}")
+    if not (math.isfinite(min_time) and min_time >= 0):
+        raise ConfigError(f"--min-time must be 0 or more seconds, got {min_time:g}")
+    if max_repeats < 1:
+        raise ConfigError(f"--max-repeats must be at least 1, got {max_repeats}")
+    if time_budget is not None and not (math.isfinite(time_budget) and time_budget > 0):
+        raise ConfigError(f"--time-budget must be a positive number of seconds, "
+                          f"got {time_budget:g}")
+    from pathlib import Path
+
+    path = Path(out)
+    if path.is_dir():
+        raise TelemetryError(f"--out {out}: is a directory; give a telemetry file (.h5)")
+    TelemetryWriter(path, resume=True).validate()  # missing folder, not telemetry, locked
+    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise TelemetryError(f"--out {out}: not writable; choose a folder you can write to")
+    if program is not None:
+        import shlex
+
+        from hpcds1mpi.measure.external import check_program
+
+        try:
+            tokens = shlex.split(program)
+        except ValueError as exc:
+            raise ConfigError(f"--program: {exc} (check its quotes)") from None
+        if tokens and "{" not in tokens[0]:
+            check_program(tokens)
+
+
 @click.command(name="tune")
 @click.option("--kernel", "kernel", default=None, help="Kernel to tune (see hpcds1mpi kernels).")
 @click.option("--program", default=None,
@@ -116,6 +161,8 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
         raise ConfigError(f"--noise-floor must be in [0, 1), got {noise_floor}")
     if max_nodes is not None and max_nodes < 1:
         raise ConfigError(f"--max-nodes must be at least 1, got {max_nodes}")
+    _check_before_running(out, timeout=timeout, min_time=min_time, max_repeats=max_repeats,
+                          time_budget=time_budget, program=program)
     if kernel is not None:
         from hpcds1mpi import kernels as registry
 
@@ -124,7 +171,7 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
     else:
         import shlex
 
-        tokens = shlex.split(program)
+        tokens = shlex.split(program)  # quotes checked before running
         if not tokens:
             raise ConfigError("--program is empty")
         workload = label or os.path.basename(tokens[0]) or "external"

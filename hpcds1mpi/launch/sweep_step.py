@@ -63,8 +63,8 @@ class SweepStep:
         options = {**head, "sizes": [self.size], "nodes": [config.nodes],
                    "ranks_per_node": [config.ranks_per_node], "threads": [config.threads],
                    "devices": [config.device], "precisions": [config.precision]}
-        for key in _MEASURE_OPTIONS:
-            if getattr(self, key) is not None:
+        for key in _MEASURE_OPTIONS if self.program is None else ("timeout", "snapshot_every"):
+            if getattr(self, key) is not None:  # a program runs once: no repeats, no warm-up
                 options[key] = getattr(self, key)
         return options
 

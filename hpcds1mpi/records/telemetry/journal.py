@@ -4,11 +4,30 @@
   started, a run finished, a machine seen) is one line, flushed to disk before the sweep goes on.
 - ``t.h5.lock``: an ``fcntl`` lock held by the one writing process.
 - ``.t.h5.fault-RUN-rRANK``: a note a failing rank leaves before it aborts the job.
+- ``.t.h5.crash``: a note the watcher of a launch (the ``--launch`` supervisor) leaves when the
+  launch died by itself (an exit code, a signal it was not sent), before it relaunches.
 
 :func:`load` folds the journal into what the snapshot holds, so a ``kill -9`` at any instant
 loses no finished run: a journal line is either whole (counted) or the torn last line
-(ignored). A configuration whose "start" line has no "run" line and whose writer is gone is
-reported as ``crashed``.
+(ignored). A whole line that is not a journal event (a tampered line) is a
+:class:`~hpcds1mpi.errors.TelemetryError` naming the file and the line.
+
+**The rule for an unfinished run** (a "start" line with no "run" line, and no writer alive),
+applied by :func:`settle_unfinished` when the file is next read or opened:
+
+1. a rank left a fault note for it (it failed alone, then aborted the job): ``failed``, with
+   the note's text;
+2. else the launch's watcher left a crash note (the launch died by itself while this run was
+   on: a segfault, a rank's ``os._exit``, an abort): ``crashed``, with the note's evidence
+   (exit code / signal);
+3. else ``interrupted``: the sweep itself was stopped (``kill -9``, Ctrl-C, SIGTERM, the
+   walltime) and nothing says the run was at fault.
+
+``interrupted`` is uninformative (``config.UNINFORMATIVE_STATUSES``): ``--resume`` always runs
+it again and the failure model never learns it; ``crashed`` is a measurement (the
+configuration failed) and is retried only with ``--retry-crashed``. A sweep that records a
+run's end itself (the external sweep sees its program's exit code; the watchdog its timeout)
+does not go through this rule.
 """
 
 from __future__ import annotations
@@ -16,7 +35,10 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import time
 from pathlib import Path
+
+from hpcds1mpi.errors import TelemetryError
 
 from .layout import Store, fsync_dir, read_snapshot
 
@@ -46,21 +68,102 @@ def _json_default(value):
 
 
 def read_journal(path: str | os.PathLike) -> list[dict]:
-    """The whole lines of the journal beside ``path``; a torn last line is ignored."""
+    """The whole lines of the journal beside ``path``; a torn last line is ignored.
+
+    Raises:
+        TelemetryError: a whole line is JSON but not a journal event (the file was changed
+            by hand); the message names the file and the line.
+    """
     jpath = journal_path(path)
     if not jpath.exists():
         return []
     events = []
-    with open(jpath, "rb") as fh:
-        data = fh.read()
-    for line in data.split(b"\n")[:-1]:  # the piece after the last newline is torn or empty
+    try:
+        with open(jpath, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise TelemetryError(f"{jpath}: cannot read the journal ({exc.strerror})") from None
+    for number, line in enumerate(data.split(b"\n")[:-1], start=1):  # after the last newline: torn
         if not line.strip():
             continue
         try:
-            events.append(json.loads(line))
+            event = json.loads(line)
         except ValueError:
-            continue  # a line torn by a kill, then appended after: skip it
+            continue  # a line torn by a kill (a multi-page write cut short), then appended after
+        problem = event_problem(event)
+        if problem:
+            raise TelemetryError(
+                f"{jpath} line {number}: not a journal event ({problem}); the journal was "
+                "changed outside hpcds1mpi: restore it, or move it aside to read the snapshot "
+                "alone (the runs it holds since the last snapshot are then lost)")
+        events.append(event)
     return events
+
+
+def event_problem(event) -> str:
+    """What is wrong with journal ``event`` ("" when it is a well-formed event).
+
+    The schema (pydantic): ``event`` is one of start / run / machine / attrs; a start or run
+    row names ``machine_id`` and ``run_id`` (strings) and, when present, an integer
+    ``attempt`` >= 1 and a ``status`` from ``config.STATUSES``; a run's ``detail`` maps table
+    names to lists of rows; a machine row names ``machine_id``; attrs is a mapping.
+    """
+    from pydantic import ValidationError
+
+    try:
+        _event_adapter().validate_python(event)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "line"
+        return f"{where}: {first['msg']}"
+    return ""
+
+
+_ADAPTER = None
+
+
+def _event_adapter():
+    """The pydantic schema of one journal event (built once, on first use)."""
+    global _ADAPTER
+    if _ADAPTER is not None:
+        return _ADAPTER
+    from typing import Annotated, Literal, Optional, Union
+
+    from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, TypeAdapter
+
+    from hpcds1mpi.config import STATUSES
+
+    class _Row(BaseModel):
+        model_config = ConfigDict(extra="allow")
+        machine_id: StrictStr
+        run_id: StrictStr
+        attempt: Optional[Annotated[StrictInt, Field(ge=1)]] = None
+        status: Optional[Literal[STATUSES]] = None  # type: ignore[valid-type]
+
+    class _Machine(BaseModel):
+        model_config = ConfigDict(extra="allow")
+        machine_id: StrictStr
+
+    class _Start(BaseModel):
+        event: Literal["start"]
+        row: _Row
+
+    class _Run(BaseModel):
+        event: Literal["run"]
+        row: _Row
+        detail: dict[str, list[dict]] = {}
+
+    class _MachineEvent(BaseModel):
+        event: Literal["machine"]
+        row: _Machine
+
+    class _Attrs(BaseModel):
+        event: Literal["attrs"]
+        attrs: dict
+
+    _ADAPTER = TypeAdapter(Annotated[Union[_Start, _Run, _MachineEvent, _Attrs],
+                                     Field(discriminator="event")])
+    return _ADAPTER
 
 
 def writer_alive(path: str | os.PathLike) -> bool:
@@ -114,6 +217,8 @@ def read_fault_notes(path: str | os.PathLike) -> dict:
             data = json.loads(note.read_text())
         except (OSError, ValueError):
             continue
+        if not isinstance(data, dict) or not isinstance(data.get("run_id"), str):
+            continue  # not a note of ours
         text = f"rank {data.get('rank')}: {data.get('error')}"
         notes[data["run_id"]] = notes[data["run_id"]] + "; " + text if data["run_id"] in notes else text
     return notes
@@ -126,15 +231,95 @@ def remove_fault_notes(path: str | os.PathLike) -> None:
         note.unlink(missing_ok=True)
 
 
+def crash_note_path(path: str | os.PathLike) -> Path:
+    """The crash note beside telemetry file ``path`` (see the module's rule)."""
+    path = Path(path)
+    return path.with_name(f".{path.name}.crash")
+
+
+def write_crash_note(path: str | os.PathLike, evidence: str) -> None:
+    """Say that the launch writing ``path`` died by itself (``evidence``: what was seen, e.g.
+    "the launch exited 139"); its unfinished run becomes ``crashed`` instead of
+    ``interrupted``. Written by the process that watched the launch, after it ended."""
+    note = crash_note_path(path)
+    tmp = note.with_name(note.name + ".tmp")
+    with open(tmp, "w") as fh:
+        json.dump({"evidence": evidence}, fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, note)
+    fsync_dir(note)
+
+
+def read_crash_note(path: str | os.PathLike) -> str:
+    """The evidence of the crash note beside ``path``; "" when there is none."""
+    try:
+        data = json.loads(crash_note_path(path).read_text())
+    except (OSError, ValueError):
+        return ""
+    return str(data.get("evidence", "")) if isinstance(data, dict) else ""
+
+
+def remove_crash_note(path: str | os.PathLike) -> None:
+    """Remove the crash note beside ``path`` (its evidence is in the snapshot now)."""
+    crash_note_path(path).unlink(missing_ok=True)
+
+
+def settle_unfinished(store: Store, fault_notes: dict | None = None, crash: str = ""
+                      ) -> list[tuple[str, str]]:
+    """Give every started-but-unfinished run of ``store`` its status by the module's rule.
+
+    Args:
+        store: the folded snapshot and journal.
+        fault_notes: ``run_id -> text`` (:func:`read_fault_notes`): those runs are ``failed``.
+        crash: the crash note's evidence (:func:`read_crash_note`): "" makes the other runs
+            ``interrupted``, else ``crashed``.
+
+    Returns:
+        The keys that were unfinished.
+    """
+    keys = list(store.started)
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
+    for key in keys:
+        start = dict(store.started[key])
+        old = store.runs.get(key)
+        if old is not None and old["status"] not in ("crashed", "interrupted"):
+            store.started.pop(key)  # finished after all (a start re-journaled by a snapshot)
+            continue
+        when = time.strftime("%Y-%m-%d %H:%M:%S",
+                             time.gmtime(_number(start.get("started_at"))))
+        note = (fault_notes or {}).get(key[1])
+        if note:
+            start["status"], start["error"] = "failed", note
+        elif crash:
+            start["status"] = "crashed"
+            start["error"] = (f"the launch died by itself while this configuration ran "
+                              f"(started {when} UTC): {crash}")
+        else:
+            start["status"] = "interrupted"
+            start["error"] = (f"the sweep was stopped while this configuration ran (started "
+                              f"{when} UTC, noticed {stamp} UTC); --resume runs it again")
+        start["finished_at"] = time.time()
+        store.add_run(start, {})
+    return keys
+
+
+def _number(value) -> float:
+    try:
+        return float(value or 0)
+    except (TypeError, ValueError):
+        return 0.0
+
+
 def load(path: str | os.PathLike, *, crashed: bool | None = None) -> Store:
-    """Snapshot plus journal. Unfinished starts become ``crashed`` rows when no writer is alive
-    (``crashed=None``), always (True) or never (False)."""
+    """Snapshot plus journal. Unfinished starts get their status by the module's rule
+    (:func:`settle_unfinished`) when no writer is alive (``crashed=None``), always (True) or
+    never (False)."""
     store = read_snapshot(path)
     for event in read_journal(path):
         store.apply(event)
     if crashed is None:
         crashed = not writer_alive(path)
     if crashed:
-        store.mark_crashed(read_fault_notes(path))
+        settle_unfinished(store, read_fault_notes(path), read_crash_note(path))
     return store
-

@@ -16,8 +16,9 @@ from pathlib import Path
 
 from hpcds1mpi.errors import LockError, TelemetryError
 
-from .journal import (journal_line, journal_path, load, lock_path, read_fault_notes,
-                      read_journal, remove_fault_notes, writer_alive)
+from .journal import (journal_line, journal_path, load, lock_path, read_crash_note,
+                      read_fault_notes, read_journal, remove_crash_note, remove_fault_notes,
+                      settle_unfinished, writer_alive)
 from .layout import Store, read_snapshot, write_snapshot
 
 
@@ -102,11 +103,13 @@ class TelemetryWriter:
             self.store = Store()
             for event in read_journal(self.path):  # killed before the first snapshot
                 self.store.apply(event)
-        self.crashed_on_open = self.store.mark_crashed(read_fault_notes(self.path))
+        self.crashed_on_open = settle_unfinished(self.store, read_fault_notes(self.path),
+                                                 read_crash_note(self.path))
         self.store.attrs.setdefault("created_at", time.time())
         self.store.attrs.update(self.new_attrs)
         self.snapshot()  # fold the journal in, then start a fresh one
         remove_fault_notes(self.path)  # their text is in the snapshot now
+        remove_crash_note(self.path)
         self._journal_fd = os.open(journal_path(self.path),
                                    os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
         os.fsync(self._journal_fd)

@@ -1,11 +1,12 @@
-"""The journal beside a telemetry file: runs kept between snapshots, torn lines, crashed runs
-and fault notes."""
+"""The journal beside a telemetry file: runs kept between snapshots, torn lines, the rule for an
+unfinished run (interrupted / crashed on a crash note / failed on a fault note), tampered lines."""
 
 from __future__ import annotations
 
 import os
 
 import h5py
+import pytest
 
 from hpcds1mpi.records import telemetry
 from tests.records.telemetry.rows import run_row
@@ -26,8 +27,10 @@ def test_journal_holds_runs_between_snapshots_and_torn_line_ignored(tmp_path):
         assert len(f["runs/run_id"]) == 0  # only the journal has them
     df = telemetry.read_runs(path)
     assert sorted(df["run_id"]) == ["r000", "r001", "r002"]
-    assert df.set_index("run_id").loc["r002", "status"] == "crashed"
-    # Resume folds everything in; a new start of the crashed run counts attempt 2.
+    # Nothing says the run was at fault: the sweep was stopped, the run is interrupted.
+    assert df.set_index("run_id").loc["r002", "status"] == "interrupted"
+    assert "--resume runs it again" in df.set_index("run_id").loc["r002", "error"]
+    # Resume folds everything in; a new start of the interrupted run counts attempt 2.
     with telemetry.TelemetryWriter(path, resume=True) as w2:
         assert w2.crashed_on_open == [("m1", "r002")]
         assert w2.start(run_row(2)) == 2
@@ -58,3 +61,85 @@ def test_fault_note_turns_crash_into_failed(tmp_path):
     df = telemetry.read_runs(path)
     assert df["status"].tolist() == ["failed"]
     assert "rank 3: ValueError: boom" in df["error"][0]
+
+
+def _die(w) -> None:
+    """The writing process "dies": its journal and lock go with it, no close()."""
+    os.close(w._journal_fd)
+    os.close(w._lock_fd)
+
+
+def test_crash_note_makes_the_unfinished_run_crashed_then_it_is_removed(tmp_path):
+    from hpcds1mpi.records.telemetry import journal
+
+    path = tmp_path / "t.h5"
+    w = telemetry.TelemetryWriter(path).open()
+    w.record(run_row(0))
+    w.start(run_row(1))
+    _die(w)
+    journal.write_crash_note(path, "the launch exited 139 (SIGSEGV)")
+    df = telemetry.read_runs(path).set_index("run_id")
+    assert df.loc["r000", "status"] == "ok"  # a finished run is never touched by the note
+    assert df.loc["r001", "status"] == "crashed" and "exited 139" in df.loc["r001", "error"]
+    with telemetry.TelemetryWriter(path, resume=True) as w2:
+        assert w2.store.runs[("m1", "r001")]["status"] == "crashed"
+    assert not journal.crash_note_path(path).exists()  # its evidence is in the snapshot now
+    assert telemetry.read_runs(path).set_index("run_id").loc["r001", "status"] == "crashed"
+
+
+def test_interrupted_again_stays_interrupted_and_finished_is_kept(tmp_path):
+    path = tmp_path / "t.h5"
+    w = telemetry.TelemetryWriter(path).open()
+    w.start(run_row(0))
+    _die(w)
+    w = telemetry.TelemetryWriter(path, resume=True).open()
+    assert w.store.runs[("m1", "r000")]["status"] == "interrupted"
+    assert w.start(run_row(0)) == 2
+    _die(w)  # killed again during the re-run
+    w = telemetry.TelemetryWriter(path, resume=True).open()
+    assert w.store.runs[("m1", "r000")]["status"] == "interrupted"
+    assert w.store.attempts[("m1", "r000")] == 2
+    w.close()
+
+
+@pytest.mark.parametrize("line, words", [
+    (b'[1, 2]', "line 2"),
+    (b'{"event": "run", "row": {"run_id": "r5"}}', "row.machine_id"),
+    (b'{"event": "nope", "row": {}}', "line 2"),
+    (b'{"event": "run", "row": {"machine_id": "m1", "run_id": "r5", "status": "great"}}',
+     "status"),
+    (b'{"event": "start", "row": {"machine_id": "m1", "run_id": "r5", "attempt": "x"}}',
+     "attempt"),
+    (b'{"event": "run", "row": {"machine_id": "m1", "run_id": 5}}', "run_id"),
+    (b'{"event": "run", "row": {"machine_id": "m1", "run_id": "r5"}, "detail": 3}', "detail"),
+])
+def test_a_tampered_journal_line_is_one_error_naming_file_and_line(tmp_path, line, words):
+    from hpcds1mpi.errors import TelemetryError
+
+    path = tmp_path / "t.h5"
+    w = telemetry.TelemetryWriter(path).open()
+    w.record(run_row(0))
+    _die(w)
+    with open(telemetry.journal_path(path), "ab") as fh:
+        fh.write(line + b"\n")
+    for read in (telemetry.read_runs, lambda p: telemetry.TelemetryWriter(p, resume=True).open()):
+        with pytest.raises(TelemetryError) as info:
+            read(path)
+        message = str(info.value)
+        assert str(telemetry.journal_path(path)) in message and "line 2" in message
+        assert words in message and "\n" not in message
+
+
+def test_the_hpcds1mpi_cli_reads_a_tampered_journal_as_one_line(tmp_path):
+    from tests.helpers import run_cli
+
+    path = tmp_path / "t.h5"
+    w = telemetry.TelemetryWriter(path).open()
+    w.record(run_row(0))
+    _die(w)
+    with open(telemetry.journal_path(path), "ab") as fh:
+        fh.write(b'{"event": "run", "row": {}}\n')
+    proc = run_cli(["telemetry", "show", str(path)], timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert "line 2" in proc.stderr
