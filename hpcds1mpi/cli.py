@@ -72,18 +72,38 @@ def cli() -> None:
     (nodes, ranks per node, threads, CPU/GPU, precision) before you submit."""
 
 
+def one_line(text: str) -> str:
+    """``text`` on one line: line breaks and runs of blanks become one space."""
+    return " ".join(str(text).split())
+
+
+def usage_message(exc: click.ClickException) -> str:
+    """A click usage error as one line: the cause, then where the valid values are."""
+    message = one_line(exc.format_message())
+    ctx = getattr(exc, "ctx", None)
+    if isinstance(exc, click.UsageError) and ctx is not None:
+        return f"{message} (see '{ctx.command_path} --help')"
+    return message
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point: user errors become one line on stderr and a non-zero exit."""
+    """Console entry point: user errors become one line on stderr and a non-zero exit.
+
+    Exit codes (errors.py): 0 done; 2 a usage error (a bad option value or a bad file the user
+    named; click's usage errors too); 1 a runtime failure (a failed launch, a full disk, a held
+    lock, an interrupted sweep); 130 interrupted. Anything that is not an ``HpcdsError`` is a
+    bug and keeps its traceback.
+    """
     try:
         cli.main(args=argv, prog_name="hpcds1mpi", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("hpcds1mpi: aborted", err=True)
         sys.exit(130)
     except click.ClickException as exc:
-        exc.show()
+        click.echo(f"hpcds1mpi: error: {usage_message(exc)}", err=True)
         sys.exit(exc.exit_code)
     except HpcdsError as exc:
-        click.echo(f"hpcds1mpi: error: {exc}", err=True)
+        click.echo(f"hpcds1mpi: error: {one_line(exc) or type(exc).__name__}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("hpcds1mpi: interrupted", err=True)

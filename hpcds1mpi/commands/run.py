@@ -10,16 +10,18 @@ import json
 
 import click
 
+from hpcds1mpi.commands.options import COUNT, SEED, SIZE
+
 
 @click.command(name="run")
 @click.argument("kernel")
-@click.option("--size", type=int, default=None, help="Problem size (default: the kernel's median default size).")
-@click.option("--threads", type=int, default=1, show_default=True, help="Threads per rank.")
+@click.option("--size", type=SIZE, default=None, help="Problem size (default: the kernel's median default size).")
+@click.option("--threads", type=COUNT, default=1, show_default=True, help="Threads per rank.")
 @click.option("--device", type=click.Choice(["cpu", "gpu"]), default="cpu", show_default=True)
 @click.option("--precision", type=click.Choice(["fp64", "fp32", "bf16"]), default="fp64",
               show_default=True)
-@click.option("--repeats", type=int, default=3, show_default=True, help="Timed repeats after one warm-up.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--repeats", type=COUNT, default=3, show_default=True, help="Timed repeats after one warm-up.")
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--cluster", "cluster_file", type=click.Path(), default=None,
               help="Cluster TOML to check the configuration against (default: detect).")
 @click.option("--partition", default=None, help="Partition in the cluster file.")

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import click
 
+from hpcds1mpi.commands.options import COUNT0
+
+#: A telemetry file argument: a directory is refused by click (one line, exit 2).
+TELEMETRY_FILE = click.Path(dir_okay=False)
+
 
 @click.group(name="telemetry")
 def command() -> None:
@@ -11,8 +16,8 @@ def command() -> None:
 
 
 @command.command(name="show")
-@click.argument("path")
-@click.option("--rows", type=int, default=20, show_default=True, help="Runs to list (0: none).")
+@click.argument("path", type=TELEMETRY_FILE)
+@click.option("--rows", type=COUNT0, default=20, show_default=True, help="Runs to list (0: none).")
 def show(path, rows) -> None:
     """Summarise PATH: schema, machines, runs per workload and status."""
     from hpcds1mpi.records import telemetry
@@ -35,39 +40,50 @@ def show(path, rows) -> None:
 
 
 @command.command(name="export")
-@click.argument("path")
-@click.option("--out", required=True, help="Output file: .csv, .parquet or .json (lines).")
+@click.argument("path", type=TELEMETRY_FILE)
+@click.option("--out", required=True, type=click.Path(dir_okay=False),
+              help="Output file: .csv, .parquet or .json (lines).")
 @click.option("--table", type=click.Choice(["runs", "machines", "repeats", "ranks",
                                             "rank_repeats"]), default="runs", show_default=True)
 def export(path, out, table) -> None:
     """Write one table of PATH to CSV, Parquet or JSON lines."""
+    from hpcds1mpi.atomic import atomic_path, check_output_file
+    from hpcds1mpi.errors import OutputError
     from hpcds1mpi.records import telemetry
-    from hpcds1mpi.errors import TelemetryError
 
+    if out.endswith(".csv"):
+        def write(tmp):
+            frame.to_csv(tmp, index=False)
+    elif out.endswith(".parquet"):
+        def write(tmp):
+            frame.to_parquet(tmp, index=False)
+    elif out.endswith(".json") or out.endswith(".jsonl"):
+        def write(tmp):
+            frame.to_json(tmp, orient="records", lines=True)
+    else:
+        raise OutputError(f"--out {out}: use a .csv, .parquet or .json file name")
+    check_output_file(out, "export")
     if table == "runs":
         frame = telemetry.read_runs(path)
     elif table == "machines":
         frame = telemetry.read_machines(path)
     else:
         frame = telemetry.read_detail(path, table)
-    if out.endswith(".csv"):
-        frame.to_csv(out, index=False)
-    elif out.endswith(".parquet"):
-        frame.to_parquet(out, index=False)
-    elif out.endswith(".json") or out.endswith(".jsonl"):
-        frame.to_json(out, orient="records", lines=True)
-    else:
-        raise TelemetryError(f"--out {out}: use a .csv, .parquet or .json file name")
+    with atomic_path(out, "export") as tmp:
+        write(str(tmp))
     click.echo(f"wrote {len(frame)} rows of {table} to {out}")
 
 
 @command.command(name="merge")
-@click.argument("sources", nargs=-1, required=True)
-@click.option("--out", required=True, help="Merged telemetry file (created or extended).")
+@click.argument("sources", nargs=-1, required=True, type=TELEMETRY_FILE)
+@click.option("--out", required=True, type=TELEMETRY_FILE,
+              help="Merged telemetry file (created or extended).")
 def merge(sources, out) -> None:
     """Merge telemetry shards (job-array tasks, several machines) into OUT, idempotently."""
+    from hpcds1mpi.atomic import check_output_file
     from hpcds1mpi.records import telemetry
 
+    check_output_file(out, "merged telemetry")
     counts = telemetry.merge(list(sources), out)
     click.echo(f"{out}: {counts['rows']} runs ({counts['added']} added, {counts['replaced']} "
                f"replaced, {counts['kept']} already there)")

@@ -65,6 +65,8 @@ def check_value(value: str, what: str, pattern: re.Pattern = NAME_RE,
 
 def check_job_name(value: str) -> str:
     """A job name that is safe in a directive line."""
+    if len(value) > 128:  # NAME_RE's length limit, said as such
+        raise ConfigError(f"job name is {len(value)} characters long; use at most 128")
     return check_value(value, "job name", NAME_RE)
 
 

@@ -53,6 +53,10 @@ def run(problem: Problem, method: str, budget: int, *, seed: int = 0, n_init: in
     budget = min(budget, n)
     n_init = default_n_init(problem) if n_init is None else n_init
     if method in ("mobo", "sobo-runtime", "sobo-energy", "sobo-power"):
+        if n < n_init:  # the cause is the candidate set, not the budget
+            raise ConfigError(f"only {n} candidate configuration(s), fewer than the initial "
+                              f"design of {n_init}; give a partition with more nodes or "
+                              "--space full, or --method exact")
         if budget < n_init:
             raise ConfigError(
                 f"budget {budget} is smaller than the initial design of {n_init} points; "
