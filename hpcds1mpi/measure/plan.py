@@ -9,18 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from dataclasses import dataclass, field
 
 from hpcds1mpi.config import DEVICES, PRECISIONS, Configuration, enumerate_configs
 from hpcds1mpi.errors import ConfigError
-
-_SWEEP_KEYS = {"min_time", "min_repeats", "max_repeats", "warmup", "timeout", "seed",
-               "valid_only", "check", "snapshot_every", "nodes", "ranks_per_node", "threads",
-               "devices", "precisions", "sizes", "retry_crashed", "max_attempts"}
-_KERNEL_KEYS = {"name", "sizes", "nodes", "ranks_per_node", "threads", "devices", "precisions",
-                "extra", "corrupt"}
-
 
 @dataclass(frozen=True)
 class RunSpec:
@@ -81,20 +73,26 @@ class SweepPlan:
         return sorted({(r.config.nodes, r.config.ranks_per_node) for r in self.runs})
 
 
-def parse_ints(value, what: str) -> list[int]:
+def parse_ints(value, what: str, high: int | None = None) -> list[int]:
     """A range of positive integers: ``4``, ``[1, 2, 4]``, ``"1,2,4"`` or ``"1..8"`` (powers
     of two from 1 to 8, both ends included; ``"3..12"`` gives 3, 6, 12).
 
     Args:
         value: the range as given in a plan or on the command line.
         what: what it is, for the error message (``"gemm: sizes"``).
+        high: the largest value accepted; None: ``schemas.limits.MAX_SIZE`` for sizes
+            (``what`` ends in ``sizes``), else ``MAX_COUNT``.
 
     Returns:
         The values, sorted, without duplicates.
 
     Raises:
-        ConfigError: not integers, empty, or a value below 1.
+        ConfigError: not integers, empty, a value below 1 or above ``high``.
     """
+    from hpcds1mpi.schemas.limits import MAX_COUNT, MAX_SIZE
+
+    if high is None:
+        high = MAX_SIZE if what.endswith("sizes") else MAX_COUNT
     if isinstance(value, bool):
         raise ConfigError(f"{what}: expected integers, got {value!r}")
     if isinstance(value, int):
@@ -110,6 +108,10 @@ def parse_ints(value, what: str) -> list[int]:
             if lo < 1 or hi < lo:
                 raise ConfigError(f"{what}: range {value!r} is empty or contradictory "
                                   "(need 1 <= LOW <= HIGH)")
+            if hi > high:
+                shown = hi_text.strip() if len(hi_text.strip()) <= 24 else hi_text.strip()[:20] + "..."
+                raise ConfigError(f"{what}: values must be <= {high}, got {shown}; "
+                                  "give a smaller value")
             items, v = [], lo
             while v <= hi:
                 items.append(v)
@@ -132,6 +134,10 @@ def parse_ints(value, what: str) -> list[int]:
     bad = [v for v in items if v < 1]
     if bad:
         raise ConfigError(f"{what}: values must be >= 1, got {bad[0]}")
+    huge = [v for v in items if v > high]
+    if huge:
+        shown = str(huge[0]) if len(str(huge[0])) <= 24 else f"{str(huge[0])[:20]}..."
+        raise ConfigError(f"{what}: values must be <= {high}, got {shown}; give a smaller value")
     return sorted(set(items))
 
 
@@ -166,44 +172,19 @@ def parse_words(value, what: str, allowed: tuple[str, ...], keywords: tuple[str,
     return list(dict.fromkeys(items))
 
 
-def _positive(value, what: str, kind=float, allow_zero: bool = False):
-    """``value`` as ``kind``, checked > 0 (or >= 0); ConfigError naming ``what`` otherwise."""
-    try:
-        number = kind(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{what} must be a number, got {value!r}") from None
-    if number < 0 or (number == 0 and not allow_zero) or (kind is float and not math.isfinite(number)):
-        raise ConfigError(f"{what} must be {'>= 0' if allow_zero else '> 0'}, got {value!r}")
-    return number
-
-
 def load_plan_file(path: str) -> dict:
     """Read a TOML sweep plan into the dict :func:`build_plan` takes.
 
     Raises:
-        ConfigError: the file is missing, not TOML, has unknown keys or no ``[[kernel]]``.
+        ConfigError: the file is missing, not TOML, has unknown keys, a value of the wrong
+            type or out of range (schema: :mod:`hpcds1mpi.schemas.plan`) or no ``[[kernel]]``.
     """
+    from hpcds1mpi.schemas.plan import check_plan_file
     from hpcds1mpi.tomlfile import read_toml
 
     doc = read_toml(path, "plan file", ConfigError)
-    extra = set(doc) - {"sweep", "kernel"}
-    if extra:
-        raise ConfigError(f"{path}: unknown top-level key(s) {', '.join(sorted(extra))} "
-                          "(known: [sweep], [[kernel]])")
-    sweep = doc.get("sweep", {})
-    unknown = set(sweep) - _SWEEP_KEYS
-    if unknown:
-        raise ConfigError(f"{path}: unknown key(s) in [sweep]: {', '.join(sorted(unknown))}")
-    kernels = doc.get("kernel", [])
-    if not isinstance(kernels, list) or not kernels:
-        raise ConfigError(f"{path}: no [[kernel]] entries; add one per kernel to sweep")
-    for entry in kernels:
-        unknown = set(entry) - _KERNEL_KEYS
-        if unknown:
-            raise ConfigError(f"{path}: unknown key(s) in [[kernel]]: {', '.join(sorted(unknown))}")
-        if "name" not in entry:
-            raise ConfigError(f"{path}: a [[kernel]] entry has no name")
-    return {"sweep": dict(sweep), "kernel": [dict(k) for k in kernels]}
+    check_plan_file(doc, path)
+    return {"sweep": dict(doc.get("sweep", {})), "kernel": [dict(k) for k in doc["kernel"]]}
 
 
 def plan_doc(plan_file: str | None, kernels: list[str], ranges: dict, settings: dict) -> dict:
@@ -256,13 +237,15 @@ def build_plan(doc: dict, partition) -> SweepPlan:
         UnknownKernelError: a kernel name that is not registered.
     """
     from hpcds1mpi import kernels as registry
+    from hpcds1mpi.schemas.plan import kernel_entry, sweep_settings
 
     sweep = doc.get("sweep", {})
-    valid_only = bool(sweep.get("valid_only", False))
-    seed = int(_positive(sweep.get("seed", 0), "seed", int, allow_zero=True))
+    settings = sweep_settings(sweep)
+    valid_only, seed = settings.valid_only, settings.seed
     runs: list[RunSpec] = []
     for entry in doc["kernel"]:
-        name = entry["name"]
+        checked = kernel_entry(entry, "sweep plan, [[kernel]]")
+        name = checked.name
         kernel = registry.get(name)  # UnknownKernelError lists the known ones
         merged = {**{k: v for k, v in sweep.items()}, **entry}
         sizes_value = merged.get("sizes", "default")
@@ -286,10 +269,7 @@ def build_plan(doc: dict, partition) -> SweepPlan:
                                  PRECISIONS, ("declared",))
         if precisions == ["declared"]:
             precisions = list(kernel.precisions)
-        extra = merged.get("extra", {})
-        if not isinstance(extra, dict):
-            raise ConfigError(f"{name}: extra must be a table")
-        corrupt = bool(merged.get("corrupt", False))
+        extra, corrupt = checked.extra, checked.corrupt
         before = len(runs)
 
         def supported(c: Configuration, kernel=kernel) -> bool:
@@ -308,21 +288,12 @@ def build_plan(doc: dict, partition) -> SweepPlan:
                               "(check nodes/ranks/threads against the partition)")
     plan = SweepPlan(
         runs=runs,
-        min_time=_positive(sweep.get("min_time", 0.2), "min_time", float, allow_zero=True),
-        min_repeats=_positive(sweep.get("min_repeats", 1), "min_repeats", int),
-        max_repeats=_positive(sweep.get("max_repeats", 5), "max_repeats", int),
-        warmup=_positive(sweep.get("warmup", 1), "warmup", int, allow_zero=True),
-        timeout=_positive(sweep.get("timeout", 600.0), "timeout", float),
-        check=bool(sweep.get("check", True)),
-        snapshot_every=_positive(sweep.get("snapshot_every", 30.0), "snapshot_every", float,
-                                 allow_zero=True),
-        retry_crashed=bool(sweep.get("retry_crashed", False)),
-        max_attempts=_positive(sweep.get("max_attempts", 2), "max_attempts", int),
+        min_time=settings.min_time, min_repeats=settings.min_repeats,
+        max_repeats=settings.max_repeats, warmup=settings.warmup, timeout=settings.timeout,
+        check=settings.check, snapshot_every=settings.snapshot_every,
+        retry_crashed=settings.retry_crashed, max_attempts=settings.max_attempts,
         source=doc,
     )
-    if plan.min_repeats > plan.max_repeats:
-        raise ConfigError(f"min_repeats {plan.min_repeats} > max_repeats {plan.max_repeats}: "
-                          "contradictory; lower min_repeats or raise max_repeats")
     ids = [r.run_id for r in runs]
     if len(set(ids)) != len(ids):
         raise ConfigError("the plan lists a configuration twice; remove the duplicate kernel entry")

@@ -176,3 +176,67 @@ def test_plan_doc_flags_replace_the_files_ranges_for_every_kernel(tmp_path):
     assert doc["sweep"] == {"threads": "1", "timeout": 2.0, "warmup": 0}
     assert doc["kernel"] == [{"name": "fault_sleep", "sizes": [3]}, {"name": "fault_wrong"}]
     assert plan_doc(str(plan), [], ranges={}, settings={}) == load_plan_file(str(plan))
+
+
+# ---------------------------------------------------------------- the schema (issue #14)
+
+
+@pytest.mark.parametrize("sweep, match", [
+    ({"valid_only": "no"}, r"valid_only must be true or false, got 'no'"),
+    ({"check": 1}, "check must be true or false"),
+    ({"retry_crashed": "false"}, "retry_crashed must be true or false"),
+    ({"warmup": 1.5}, "warmup must be an integer, got 1.5"),
+    ({"min_repeats": 0}, "min_repeats must be > 0"),
+    ({"seed": -1}, "seed must be >= 0"),
+    ({"timeout": float("nan")}, "timeout must be a finite number"),
+    ({"min_time": float("inf")}, "min_time must be a finite number"),
+    ({"timeout": "10"}, "timeout must be a number"),
+    ({"max_attempts": 10**30}, "max_attempts must be <= 1000000"),
+    ({"bogus": 1}, r"unknown key bogus \(known: sizes, nodes"),
+    ({"sizes": "99999999999999999999"}, "sizes: values must be <= 1099511627776"),
+    ({"sizes": [99999999999999999999]}, "values must be <= 1099511627776"),
+    ({"sizes": "1..99999999999999999999"}, "values must be <= 1099511627776"),
+    ({"nodes": [2_000_000]}, "nodes: values must be <= 1000000"),
+])
+def test_bad_settings_are_refused_before_anything_runs(sweep, match):
+    with pytest.raises(ConfigError, match=match) as info:
+        build_plan(_plan(**sweep), TWO_CORES)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("entry, match", [
+    ({"name": "fault_sleep", "corrupt": "yes"}, "corrupt must be true or false"),
+    ({"name": "fault_sleep", "extra": 3}, "extra must be a table"),
+    ({"nom": "fault_sleep"}, "unknown key nom"),
+])
+def test_bad_kernel_entries_are_refused(entry, match):
+    with pytest.raises(ConfigError, match=match):
+        build_plan({"sweep": {}, "kernel": [entry]}, TWO_CORES)
+
+
+@pytest.mark.parametrize("text, match", [
+    ('[sweep]\nvalid_only = "no"\n[[kernel]]\nname = "gemm"\n', r"sweep\.valid_only must be true"),
+    ('[[kernel]]\nname = "gemm"\nspeed = 3\n', r"unknown key kernel\[0\]\.speed \(known:"),
+    ('[[kernel]]\nsizes = [1]\n', r"kernel\[0\] is missing required key 'name'"),
+    ("kernel = [3]\n", r"kernel\[0\] must be a table"),
+    ('[sweep]\ntimeout = -1\n[[kernel]]\nname = "gemm"\n', r"sweep\.timeout must be > 0, got -1"),
+    ("[sweep]\n", r"no \[\[kernel\]\] entries"),
+    ('bogus = 1\n[[kernel]]\nname = "gemm"\n', "unknown key bogus"),
+])
+def test_bad_plan_files_name_the_file_and_the_key(tmp_path, text, match):
+    path = tmp_path / "p.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=match) as info:
+        load_plan_file(str(path))
+    assert str(info.value).startswith(f"{path}: ")
+
+
+def test_numpy_numbers_and_good_values_pass_unchanged():
+    import numpy as np
+
+    doc = _plan(sizes=[1], ranks_per_node=[1], threads=[1], min_repeats=np.int64(2),
+                timeout=np.float64(3.0), valid_only=False, seed=7)
+    plan = build_plan(doc, TWO_CORES)
+    assert (plan.min_repeats, plan.timeout, plan.warmup, plan.check) == (2, 3.0, 1, True)
+    assert {r.seed for r in plan.runs} == {7} and plan.source is doc
+    assert parse_ints("1..1099511627776", "x: sizes")[-1] == 2**40

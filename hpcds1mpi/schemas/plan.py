@@ -1,0 +1,97 @@
+"""The schema of a sweep plan (a TOML file, or the same document built from ``sweep``'s flags;
+the format: docs/telemetry.md, "Sweep plans").
+
+Settings are typed strictly: ``valid_only = "no"`` is refused, not read as true; counts are
+positive integers, times finite seconds, all bounded (:mod:`.limits`). Ranges (``sizes``,
+``nodes``, ...) have their own small grammar (``"1..8"``, ``"1,2,4"``, lists) and bounds, checked
+by :func:`hpcds1mpi.measure.plan.parse_ints`; here they are only passed through.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Optional
+
+from pydantic import Field, StrictInt, StrictStr, model_validator
+
+from hpcds1mpi.errors import ConfigError
+
+from .base import Count, Count0, Flag, Schema, Seconds, Seconds0, validate
+from .limits import MAX_SEED
+
+FIX = "fix it in the plan file (or the sweep flag of the same name)"
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python number it holds (strict models refuse numpy types)."""
+    return value.item() if type(value).__module__ == "numpy" and hasattr(value, "item") else value
+
+
+class _Ranges(Schema):
+    """The ranges a ``[sweep]`` or a ``[[kernel]]`` may give (grammar: ``parse_ints``)."""
+
+    sizes: Any = None
+    nodes: Any = None
+    ranks_per_node: Any = None
+    threads: Any = None
+    devices: Any = None
+    precisions: Any = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _numpy_scalars(cls, data: Any) -> Any:
+        return {k: _plain(v) for k, v in data.items()} if isinstance(data, dict) else data
+
+
+class SweepSettings(_Ranges):
+    """``[sweep]``: how every configuration is measured, and ranges for every kernel."""
+
+    min_time: Seconds0 = 0.2
+    min_repeats: Count = 1
+    max_repeats: Count = 5
+    warmup: Count0 = 1
+    timeout: Seconds = 600.0
+    seed: Annotated[StrictInt, Field(ge=0, le=MAX_SEED)] = 0
+    valid_only: Flag = False
+    check: Flag = True
+    snapshot_every: Seconds0 = 30.0
+    retry_crashed: Flag = False
+    max_attempts: Count = 2
+
+    @model_validator(mode="after")
+    def _repeats(self):
+        if self.min_repeats > self.max_repeats:
+            raise ValueError(f"min_repeats {self.min_repeats} > max_repeats {self.max_repeats}: "
+                             "contradictory; lower min_repeats or raise max_repeats")
+        return self
+
+
+class KernelEntry(_Ranges):
+    """One ``[[kernel]]``: a kernel, its own ranges, its options."""
+
+    name: Annotated[StrictStr, Field(min_length=1)]
+    extra: dict[StrictStr, Any] = {}
+    corrupt: Flag = False
+
+
+class PlanFile(Schema):
+    """A whole plan: ``[sweep]`` and at least one ``[[kernel]]``."""
+
+    sweep: SweepSettings = SweepSettings()
+    kernel: Annotated[list[KernelEntry], Field(min_length=1)]
+
+
+def check_plan_file(doc: dict, path: str) -> PlanFile:
+    """A plan file's document, checked (ConfigError naming the file, key and fix)."""
+    if not doc.get("kernel"):
+        raise ConfigError(f"{path}: no [[kernel]] entries; add one per kernel to sweep")
+    return validate(PlanFile, doc, source=path, error=ConfigError, fix=FIX)
+
+
+def sweep_settings(sweep: dict, source: str = "sweep plan, [sweep]") -> SweepSettings:
+    """A plan's ``[sweep]`` table, checked (ConfigError naming the key and the fix)."""
+    return validate(SweepSettings, sweep, source=source, error=ConfigError, fix=FIX)
+
+
+def kernel_entry(entry: dict, source: str = "sweep plan") -> KernelEntry:
+    """One ``[[kernel]]`` entry, checked (ConfigError naming the key and the fix)."""
+    return validate(KernelEntry, entry, source=source, error=ConfigError, fix=FIX)
