@@ -236,5 +236,17 @@ def atomic_dir(path: str | os.PathLike, what: str = "bundle") -> Iterator[Path]:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-__all__ = ["TMP_PREFIX", "atomic_dir", "atomic_path", "check_output_dir", "check_output_file",
-           "check_output_folder", "write_bytes", "write_error", "write_text"]
+def carry_files(old: Path, new: Path, names) -> None:
+    """Hard-link (else copy) the files ``names`` that exist in folder ``old`` into ``new``
+    (an old folder's files carried into the temporary folder that replaces it)."""
+    for name in names:
+        src = Path(old) / name
+        if src.is_file():
+            try:
+                os.link(src, Path(new) / name)
+            except OSError:
+                shutil.copy2(src, Path(new) / name)
+
+
+__all__ = ["TMP_PREFIX", "atomic_dir", "atomic_path", "carry_files", "check_output_dir",
+           "check_output_file", "check_output_folder", "write_bytes", "write_error", "write_text"]

@@ -21,8 +21,9 @@ import pandas as pd
 from hpcds1mpi.errors import DataError
 from hpcds1mpi.records.training import TrainingData
 
-from .bundle_files import (BUNDLE_FORMAT, default_bundle_path, read_bundle,
-                           read_training_matrix, read_training_rows, write_bundle)
+from .bundle_files import (BUNDLE_FORMAT, TRAINING_DATA, TRAINING_MATRIX, default_bundle_path,
+                           is_bundle, read_bundle, read_training_matrix, read_training_rows,
+                           write_bundle)
 from .features import INPUT_COLUMNS, build_features, normalise_frame
 from .estimators import member_budget
 from .models import SurrogateModel
@@ -238,13 +239,28 @@ class Bundle:
         return self._data.copy()
 
     # -- persistence ---------------------------------------------------------------------
-    def save(self, path: str | os.PathLike) -> Path:
-        """Write the bundle directory (created if needed; files replaced)."""
+    def save(self, path: str | os.PathLike, *, keep: tuple[str, ...] = ()) -> Path:
+        """Write the bundle folder whole into a temporary folder beside ``path``, swapped in
+        when complete: an old bundle there stays whole until then, and after a failure. Which
+        folders may be replaced is the caller's check (``atomic.check_output_dir``, ``is_bundle``).
+
+        Args:
+            path: the bundle folder (parents created).
+            keep: files of the old folder to carry over (``learn``: the calibrations).
+
+        Raises:
+            OutputError: the place is not writable (exit 2).
+            WriteError: the write failed part-way, e.g. disk full (exit 1); nothing changed.
+        """
+        from hpcds1mpi.atomic import atomic_dir, carry_files
+
         path = Path(path)
-        path.mkdir(parents=True, exist_ok=True)
-        matrix = self.training_matrix()
-        same_place = self._path is not None and path.resolve() == Path(self._path).resolve()
-        write_bundle(path, self.model, self.manifest, None if same_place else self._data, matrix)
+        same = self._path is not None and path.resolve() == Path(self._path).resolve()
+        # Saved where it was loaded from: the training files are linked over, not rewritten.
+        data, matrix = (None, None) if same else (self._data, self.training_matrix())
+        with atomic_dir(path, "bundle") as tmp:
+            write_bundle(tmp, self.model, self.manifest, data, matrix)
+            carry_files(path, tmp, (*keep, TRAINING_DATA, TRAINING_MATRIX) if same else keep)
         self._path = path
         return path
 
@@ -427,5 +443,5 @@ def load_bundle(path: str | os.PathLike | None = None) -> Bundle:
     return Bundle(model, manifest, None, None, path=path)
 
 
-__all__ = ["Bundle", "BUNDLE_FORMAT", "INPUT_COLUMNS", "default_bundle_path", "load_bundle",
-           "train_bundle"]
+__all__ = ["Bundle", "BUNDLE_FORMAT", "INPUT_COLUMNS", "default_bundle_path", "is_bundle",
+           "load_bundle", "train_bundle"]

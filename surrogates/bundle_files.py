@@ -33,6 +33,13 @@ BUNDLE_FORMAT = 1
 MANIFEST = "manifest.json"
 TRAINING_DATA = "training_data.parquet"
 TRAINING_MATRIX = "training_matrix.npy"
+README = "README.txt"
+BUNDLE_README_TITLE = "hpcds1mpi model bundle"
+#: Every file a bundle folder may hold: what :func:`write_bundle` writes, and the calibrations
+#: stored beside it (``decide/confidence.py``, ``decide/guard.py``).
+BUNDLE_FILES = frozenset({MANIFEST, "embedding.npz", "members.pkl", TRAINING_DATA,
+                          TRAINING_MATRIX, README, "system1_calibration.json",
+                          "guard_calibration.json"})
 
 
 def default_bundle_path() -> Path:
@@ -42,15 +49,37 @@ def default_bundle_path() -> Path:
     return Path(hpcds1mpi.__file__).resolve().parent / "data" / "default_model"
 
 
+def is_bundle(path: str | os.PathLike) -> bool:
+    """Whether folder ``path`` holds a bundle this tool wrote (any format version).
+
+    Ours: a ``manifest.json`` that is a JSON object with ``format_version``, ``targets`` and
+    ``feature_spec``, a README (if any) that says it is a bundle, and no file that a bundle
+    does not have. Only such a folder may be replaced (``train --force``, ``learn``).
+    """
+    path = Path(path)
+    try:
+        manifest = json.loads((path / MANIFEST).read_text())
+        names = {p.name for p in path.iterdir()}
+        readme = (path / README).read_text() if README in names else BUNDLE_README_TITLE
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    if not isinstance(manifest, dict) or not {"format_version", "targets",
+                                              "feature_spec"} <= manifest.keys():
+        return False
+    extra = {n for n in names - BUNDLE_FILES if not n.startswith(".hpcds1mpi-tmp-")}
+    return readme.startswith(BUNDLE_README_TITLE) and not extra
+
+
 def write_bundle(path: Path, model: SurrogateModel, manifest: dict, data: pd.DataFrame | None,
                  matrix: np.ndarray | None) -> None:
-    """Write the bundle files into the existing directory ``path`` (files replaced).
+    """Write the bundle files into the folder ``path`` (a new, empty one: ``Bundle.save`` fills
+    a temporary folder and swaps it in whole).
 
     Args:
         path: the bundle directory.
         model: the fitted surrogate.
         manifest: the manifest; its ``embedding`` entry is set here.
-        data: the training rows (with ``kept``); None keeps the files already there.
+        data: the training rows (with ``kept``); None: the caller puts the training files there.
         matrix: (n_train, f + d) float32 training matrix, written with ``data``.
     """
     if model.embedding_ is not None:
@@ -66,7 +95,7 @@ def write_bundle(path: Path, model: SurrogateModel, manifest: dict, data: pd.Dat
         np.save(path / TRAINING_MATRIX, matrix)
     with open(path / MANIFEST, "w") as fh:
         json.dump(manifest, fh, indent=2, default=_json_default)
-    (path / "README.txt").write_text(_readme(manifest))
+    (path / README).write_text(_readme(manifest))
 
 
 def read_training_rows(path: Path) -> pd.DataFrame:
@@ -112,7 +141,10 @@ def read_bundle(path: str | os.PathLike | None = None) -> tuple[SurrogateModel, 
         manifest = json.loads(manifest_path.read_text())
     except (OSError, json.JSONDecodeError) as exc:
         raise ModelError(f"{manifest_path}: unreadable ({exc}); retrain the bundle") from None
-    version = manifest.get("format_version")
+    version = manifest.get("format_version") if isinstance(manifest, dict) else None
+    if type(version) is not int:  # "1" or 1.0 or true is not format 1
+        raise ModelError(f"{manifest_path}: format_version is {version!r}, not a whole number; "
+                         "the manifest is damaged: retrain with `hpcds1mpi train`")
     if version != BUNDLE_FORMAT:
         raise ModelError(f"{path}: bundle format {version} but this hpcds1mpi reads format "
                          f"{BUNDLE_FORMAT}; retrain with `hpcds1mpi train`")
@@ -187,5 +219,6 @@ def _readme(manifest: dict) -> str:
              h=manifest["data_hash"])
 
 
-__all__ = ["BUNDLE_FORMAT", "MANIFEST", "default_bundle_path", "read_bundle",
+__all__ = ["BUNDLE_FILES", "BUNDLE_FORMAT", "MANIFEST", "default_bundle_path", "is_bundle",
+           "read_bundle",
            "read_training_matrix", "read_training_rows", "write_bundle"]

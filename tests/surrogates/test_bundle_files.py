@@ -7,11 +7,12 @@ import json
 import numpy as np
 import pytest
 
-from hpcds1mpi.errors import ModelError
+from hpcds1mpi.errors import ModelError, WriteError
 from hpcds1mpi.surrogates.bundle import train_bundle
 from hpcds1mpi.surrogates.bundle_files import (BUNDLE_FORMAT, MANIFEST, TRAINING_DATA,
                                                TRAINING_MATRIX, read_bundle)
 from tests.surrogates.test_bundle import make_runs
+from tests.test_atomic import fill, small_disk  # noqa: F401 (fixture)
 
 
 @pytest.fixture(scope="module")
@@ -56,3 +57,79 @@ def test_damaged_bundle_is_refused(small, tmp_path, damage, message):
     damage(path)
     with pytest.raises(ModelError, match=message):
         read_bundle(path)
+
+
+def test_a_string_format_version_names_the_real_problem(small, tmp_path):
+    path = small.save(tmp_path / "m")
+    manifest = json.loads((path / MANIFEST).read_text())
+    manifest["format_version"] = str(BUNDLE_FORMAT)
+    (path / MANIFEST).write_text(json.dumps(manifest))
+    with pytest.raises(ModelError, match=r"format_version is '1', not a whole number") as err:
+        read_bundle(path)
+    assert "reads format" not in str(err.value)
+
+
+def test_only_our_bundles_are_recognised_as_ours(small, tmp_path):
+    from hpcds1mpi.surrogates.bundle_files import default_bundle_path, is_bundle
+
+    path = small.save(tmp_path / "m")
+    assert is_bundle(path) and is_bundle(default_bundle_path())
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "README.txt").write_text("my notes")
+    (user / MANIFEST).write_text('{"name": "my web app"}')
+    assert not is_bundle(user)
+    (user / MANIFEST).write_text((path / MANIFEST).read_text())  # a copied manifest ...
+    assert not is_bundle(user)  # ... beside the user's own README is still not ours
+    (path / "thesis.tex").write_text("a user's file inside a bundle folder")
+    assert not is_bundle(path)
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / MANIFEST).write_bytes(b"\xff\xfe\x00binary")
+    assert not is_bundle(tmp_path / "bin") and not is_bundle(tmp_path / "nowhere")
+
+
+def digests(folder):
+    import hashlib
+
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.iterdir()}
+
+
+def test_a_save_that_fails_half_way_leaves_the_old_bundle_whole(small, tmp_path, monkeypatch):
+    from hpcds1mpi.surrogates import bundle_files
+
+    path = small.save(tmp_path / "m")
+    (path / "guard_calibration.json").write_text("{}")
+    before = digests(path)
+
+    def broken(obj, fh, *a, **k):  # the members pickle dies half-written
+        fh.write(b"half a pickle")
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(bundle_files.pickle, "dump", broken)
+    with pytest.raises(WriteError, match="Input/output error"):
+        small.save(path)
+    assert digests(path) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m"]  # no temporary folder left
+    read_bundle(path)
+
+
+def test_learn_style_save_in_place_keeps_calibrations_only_when_asked(small, tmp_path):
+    from hpcds1mpi.surrogates.bundle import load_bundle
+
+    path = small.save(tmp_path / "m")
+    (path / "guard_calibration.json").write_text('{"kept": true}')
+    load_bundle(path).save(path, keep=("guard_calibration.json",))
+    assert (path / "guard_calibration.json").read_text() == '{"kept": true}'
+    small.save(path)
+    assert not (path / "guard_calibration.json").exists()
+
+
+def test_disk_full_bundle_write_keeps_the_old_bundle(small, small_disk):
+    path = small.save(small_disk / "m")
+    before = digests(path)
+    fill(small_disk, 16 * 1024)
+    with pytest.raises(WriteError, match="disk is full") as err:
+        small.save(path)
+    assert err.value.exit_code == 1 and "\n" not in str(err.value)
+    assert digests(path) == before and read_bundle(path)
+    assert sorted(p.name for p in small_disk.iterdir()) == ["filler", "m"]
