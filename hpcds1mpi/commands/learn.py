@@ -24,13 +24,23 @@ import click
               help="Sampling rate (default: the bundle's).")
 @click.option("--seed", default=None, type=int, help="Seed (default: the bundle's).")
 @click.option("--threads", default=2, show_default=True, type=click.IntRange(1, 256))
-def command(model_dir, telemetry, jobs, out, sample_rate, seed, threads):
+@click.option("--force", is_flag=True,
+              help="Replace an existing bundle at --out (only a hpcds1mpi bundle is replaced).")
+def command(model_dir, telemetry, jobs, out, sample_rate, seed, threads, force):
     """Retrain a bundle on newly collected runs (kept per machine)."""
+    from pathlib import Path
+
+    from hpcds1mpi.atomic import check_output_dir
     from hpcds1mpi.commands.train import summary_lines
+    from hpcds1mpi.decide import confidence, guard
     from hpcds1mpi.records.training import TrainingData, read_frames
-    from hpcds1mpi.surrogates.bundle import load_bundle, train_bundle
+    from hpcds1mpi.surrogates.bundle import is_bundle, load_bundle, train_bundle
 
     bundle = load_bundle(model_dir)
+    target = out or model_dir
+    in_place = Path(target).resolve() == Path(model_dir).resolve()
+    # Replacing --model is what learn is for; any other existing bundle needs --force.
+    check_output_dir(target, ours=is_bundle, force=force or in_place)
     m = bundle.manifest
     new = read_frames(telemetry, jobs)
     old = TrainingData.from_frame(bundle.training_data(), sources=m.get("sources", []))
@@ -44,8 +54,9 @@ def command(model_dir, telemetry, jobs, out, sample_rate, seed, threads):
         threads=threads, use_baseline=m.get("use_baseline", True),
         member_trees=m.get("member_trees"), member_features=m.get("member_features"),
     )
-    target = out or model_dir
-    retrained.save(target)
+    # The old bundle stays whole until the new one is complete (temporary folder, swapped in).
+    keep = (confidence.CALIBRATION_FILE, guard.CALIBRATION_FILE) if in_place else ()
+    retrained.save(target, keep=keep)
     click.echo(f"added {len(new) - merged.replaced} new run(s) "
                f"({len(new)} read, {merged.replaced} replaced an old run)")
     for line in summary_lines(retrained, target):

@@ -65,16 +65,20 @@ def summary_lines(bundle, out: str) -> list[str]:
               help="TabNet training epochs.")
 @click.option("--machine", default=None, help="Train on runs of this machine id only.")
 @click.option("--threads", default=2, show_default=True, type=click.IntRange(1, 256))
+@click.option("--force", is_flag=True,
+              help="Replace an existing bundle at --out (only a hpcds1mpi bundle is replaced).")
 def command(telemetry, jobs, out, sample_rate, seed, family, members, member_trees,
-            no_embedding, member_features, epochs, machine, threads):
+            no_embedding, member_features, epochs, machine, threads, force):
     """Train the runtime/energy/failure surrogate bundle from telemetry or job tables."""
+    from hpcds1mpi.atomic import check_output_dir
     from hpcds1mpi.errors import DataError
     from hpcds1mpi.records.training import TrainingData
-    from hpcds1mpi.surrogates.bundle import train_bundle
+    from hpcds1mpi.surrogates.bundle import is_bundle, train_bundle
     from hpcds1mpi.surrogates.models import KNOB_FEATURES
 
     if not 0.0 < sample_rate <= 1.0:
         raise DataError(f"--sample-rate must be in (0, 1], got {sample_rate}")
+    check_output_dir(out, ours=is_bundle, force=force)  # before the training, not after it
     data = TrainingData.read(telemetry, jobs, machine=machine)
     bundle = train_bundle(
         data, sample_rate=sample_rate, seed=seed, family=family, n_members=members,

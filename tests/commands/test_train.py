@@ -10,6 +10,7 @@ import pytest
 from hpcds1mpi.records import telemetry
 from tests.helpers import run_cli
 from tests.surrogates.test_bundle import make_runs
+from tests.test_atomic import fill, small_disk  # noqa: F401 (fixture)
 
 FAST = ["--epochs", "2", "--members", "2", "--threads", "1"]
 
@@ -99,3 +100,89 @@ def test_train_knob_member_features_is_recorded_and_kept_by_learn(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert json.loads((out / "manifest.json").read_text())["member_features"] == \
         list(KNOB_FEATURES)
+
+
+# -- never overwrite what is not ours; the old bundle stays whole (#14) ------------------------
+
+FASTEST = ["--no-embedding", "--members", "2", "--member-trees", "20", "--threads", "1"]
+
+
+def sha256s(folder):
+    import hashlib
+
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def saved_bundle(tmp_path_factory):
+    """A real (small) bundle folder, trained in-process once."""
+    from hpcds1mpi.surrogates.bundle import train_bundle
+
+    path = tmp_path_factory.mktemp("bundle") / "model"
+    train_bundle(make_runs(), n_members=2, use_embedding=False, threads=1).save(path)
+    return path
+
+
+def user_folder(path):
+    path.mkdir()
+    (path / "README.txt").write_text("my thesis notes")
+    (path / "manifest.json").write_text('{"name": "my web app"}')
+    return path
+
+
+@pytest.mark.parametrize("force", [[], ["--force"]], ids=["plain", "force"])
+def test_train_refuses_a_folder_that_is_not_a_bundle(tmp_path, force):
+    tele = write(tmp_path / "a.h5", make_runs().head(24))
+    out = user_folder(tmp_path / "mine")
+    before = sha256s(tmp_path)
+    proc = run_cli(["train", "--telemetry", tele, "--out", str(out), *FASTEST, *force],
+                   timeout=120)
+    assert_one_line_error(proc, "is not empty and not a hpcds1mpi bundle; choose another --out")
+    assert proc.returncode == 2 and sha256s(tmp_path) == before
+
+
+def test_train_replaces_one_of_our_bundles_only_with_force(tmp_path, saved_bundle):
+    import shutil
+
+    tele = write(tmp_path / "a.h5", make_runs())
+    out = tmp_path / "model"
+    shutil.copytree(saved_bundle, out)
+    before = sha256s(tmp_path)
+    proc = run_cli(["train", "--telemetry", tele, "--out", str(out), *FASTEST], timeout=120)
+    assert_one_line_error(proc, "already holds a hpcds1mpi bundle; pass --force")
+    assert proc.returncode == 2 and sha256s(tmp_path) == before
+    proc = run_cli(["train", "--telemetry", tele, "--out", str(out), *FASTEST, "--force"],
+                   timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert sha256s(out) != before and sorted(p.name for p in tmp_path.iterdir()) == \
+        ["a.h5", "model"]  # no temporary folder left beside it
+
+
+@pytest.mark.parametrize("case, message", [
+    ("file", "is a file, not a folder"),
+    ("parent is a file", "is not a directory"),
+])
+def test_train_out_path_problems_are_one_usage_line(tmp_path, case, message):
+    tele = write(tmp_path / "a.h5", make_runs().head(24))
+    (tmp_path / "f").write_text("keep")
+    out = tmp_path / "f" if case == "file" else tmp_path / "f" / "model"
+    before = sha256s(tmp_path)
+    proc = run_cli(["train", "--telemetry", tele, "--out", str(out), *FASTEST], timeout=120)
+    assert_one_line_error(proc, message)
+    assert proc.returncode == 2 and sha256s(tmp_path) == before
+
+
+def test_train_on_a_full_disk_keeps_the_old_bundle(tmp_path, saved_bundle, small_disk):
+    import shutil
+
+    tele = write(tmp_path / "a.h5", make_runs())
+    out = small_disk / "model"
+    shutil.copytree(saved_bundle, out)
+    fill(small_disk, 16 * 1024)
+    before = sha256s(small_disk)
+    proc = run_cli(["train", "--telemetry", tele, "--out", str(out), *FASTEST, "--force"],
+                   timeout=300)
+    assert_one_line_error(proc, "disk is full")
+    assert proc.returncode == 1 and sha256s(small_disk) == before
+    assert sorted(p.name for p in small_disk.iterdir()) == ["filler", "model"]
