@@ -85,6 +85,13 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
     for name, value in (("--deadline", deadline), ("--energy-budget", energy_budget)):
         if value is not None and not value > 0:
             raise ConfigError(f"{name} must be positive, got {value}")
+    if script_path and not emit:
+        raise ConfigError("-o/--output is where --emit writes the batch script; add --emit "
+                          "slurm or --emit pbs, or drop -o")
+    if script_path:
+        from hpcds1mpi.atomic import check_output_file
+
+        check_output_file(script_path, "batch script")  # before the work, not after it
     places = _places(cluster_file, partitions)
     history = FailureHistory.load(history_path)
     if record_failure:
@@ -105,8 +112,9 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
         script = emit_script(rec, emit, program, job_name=job_name, output=job_output,
                              exclusive=exclusive)
         if script_path:
-            with open(script_path, "w") as fh:
-                fh.write(script)
+            from hpcds1mpi.atomic import write_text
+
+            write_text(script_path, script, "batch script")  # whole or not at all
     if as_json:
         data = to_dict(rec)
         if script_path:

@@ -14,6 +14,7 @@ from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.scripts import check_bash_syntax
 from tests.fake_bundle import WIDE_SIZES, FakeBundle, cluster_toml, isolate_user_files
 from tests.helpers import run_cli
+from tests.test_atomic import small_disk  # noqa: F401 (fixture)
 
 CLUSTER_TOML = cluster_toml("gpu-small", "gpu-big")
 
@@ -148,3 +149,59 @@ def test_unreadable_bundle_is_one_line_error_in_a_real_process(tmp_path, content
     missing = run_cli(["recommend", "--workload", "stencil", "--size", "100", "--model",
                        str(tmp_path / "nope")], timeout=120)
     assert missing.returncode != 0 and "not found" in missing.stderr
+
+
+# -- the script goes in whole or not at all; unusable -o paths are one line (#14) --------------
+
+def test_output_without_emit_is_refused_not_wrote_none(fake_cli, tmp_path):
+    out = tmp_path / "f"
+    with pytest.raises(ConfigError, match="add --emit slurm or --emit pbs"):
+        fake_cli("--workload", "gemm", "--size", "2048", "-o", str(out))
+    assert not out.exists()
+    proc = run_cli(["recommend", "--workload", "gemm", "--size", "2048", "-o", str(out)],
+                   timeout=120, env={"HPCDS1MPI_CACHE": str(tmp_path / "c")})
+    assert proc.returncode == 2 and "None" not in proc.stdout + proc.stderr
+    assert proc.stderr.strip().count("\n") == 0 and "--emit" in proc.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("case, message", [
+    ("directory", "is a directory; give a file name for the batch script"),
+    ("missing parent", "no such directory"),
+])
+def test_unusable_script_path_is_one_usage_line_and_writes_nothing(fake_cli, tmp_path, case,
+                                                                    message):
+    from hpcds1mpi.errors import OutputError
+    from tests.test_atomic import digests
+
+    (tmp_path / "scripts").mkdir()
+    out = tmp_path / "scripts" if case == "directory" else tmp_path / "nope" / "job.sh"
+    before = digests(tmp_path)
+    with pytest.raises(OutputError, match=message) as err:
+        fake_cli("--workload", "gemm", "--size", "2048", "--emit", "slurm", "-o", str(out))
+    assert err.value.exit_code == 2 and digests(tmp_path) == before
+
+
+def test_a_refused_script_leaves_the_old_one_and_no_temporary(fake_cli, tmp_path):
+    from tests.test_atomic import temporaries
+
+    out = tmp_path / "job.sh"
+    out.write_text("#!/bin/bash\n# the user's previous script\n")
+    with pytest.raises(ConfigError):
+        fake_cli("--workload", "gemm", "--size", "2048", "--emit", "slurm", "-o", str(out),
+                 "--job-name", "x$(touch PWNED)")
+    assert out.read_text() == "#!/bin/bash\n# the user's previous script\n"
+    assert temporaries(tmp_path) == []
+
+
+def test_script_on_a_full_disk_is_exit_1_and_keeps_the_old_script(fake_cli, small_disk):
+    from hpcds1mpi.errors import WriteError
+    from tests.test_atomic import digests, fill
+
+    out = small_disk / "job.sh"
+    out.write_text("old script\n")
+    fill(small_disk, 0)
+    before = digests(small_disk)
+    with pytest.raises(WriteError, match="disk is full") as err:
+        fake_cli("--workload", "gemm", "--size", "2048", "--emit", "slurm", "-o", str(out))
+    assert err.value.exit_code == 1 and digests(small_disk) == before
