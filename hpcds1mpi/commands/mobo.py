@@ -53,9 +53,12 @@ def command(model_dir, analytic, workload, size, cluster_file, partition, object
 
     from hpcds1mpi.surrogates.objectives import objective_columns
 
+    from hpcds1mpi.atomic import check_output_folder
+
     columns = objective_columns(objectives.split(","))
     if budget < 1:
         raise ConfigError(f"--budget must be at least 1, got {budget}")
+    check_output_folder(out_dir, "mobo outputs")  # before the work, not after it
     node_counts = node_counts if space == "full" else "all"  # the nodes space has every count
     problem, part, source = _problem(model_dir, analytic, workload, size, cluster_file, partition,
                                      columns, space, model_partition, energy_from, node_counts)
@@ -97,6 +100,7 @@ def _run_and_report(problem, part, source, columns, workload, size, space, metho
     import json
     from pathlib import Path
 
+    from hpcds1mpi.atomic import atomic_path, write_error, write_text
     from hpcds1mpi.surrogates.pareto import hypervolume, spread
     from hpcds1mpi.analysis.pareto_plot import plot_fronts
     from hpcds1mpi.surrogates import mobo
@@ -111,13 +115,17 @@ def _run_and_report(problem, part, source, columns, workload, size, space, metho
     results = {m: mobo.run(problem, m, budget, seed=seed, n_init=n_init) for m in methods}
     main = results[methods[0]]
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise write_error(exc, out, "mobo outputs") from None
     front_rows = problem.candidates.loc[main.front_indices()].copy()
     values = problem.table.loc[front_rows.index]
     for col in ("runtime_s", "energy_j", "avg_power_w"):
         front_rows[col] = values[col].to_numpy()
     front_rows = front_rows.sort_values(columns[0])
-    front_rows.to_csv(out / "pareto.csv", index=False)
+    with atomic_path(out / "pareto.csv", "Pareto front") as tmp:  # each file whole or absent
+        front_rows.to_csv(tmp, index=False)
     summaries = {}
     for name, res in results.items():
         s = res.summary()
@@ -136,11 +144,12 @@ def _run_and_report(problem, part, source, columns, workload, size, space, metho
         "methods": summaries,
         "settings": mobo.profile_dict(),
     }
-    (out / "mobo.json").write_text(json.dumps(doc, indent=2, default=_plain))
+    write_text(out / "mobo.json", json.dumps(doc, indent=2, default=_plain), "MOBO summary")
     label = {"runtime_s": "runtime (s)", "energy_j": "energy (J)", "avg_power_w": "power (W)"}
-    plot_fronts(str(out / "pareto.png"), {m: r.front() for m, r in results.items()}, exact_front,
-                problem.ref_point, labels=[label[c] for c in columns],
-                title=f"{workload} size {size} on {part.name} ({space} space, {source})")
+    with atomic_path(out / "pareto.png", "Pareto plot") as tmp:
+        plot_fronts(str(tmp), {m: r.front() for m, r in results.items()}, exact_front,
+                    problem.ref_point, labels=[label[c] for c in columns],
+                    title=f"{workload} size {size} on {part.name} ({space} space, {source})")
     click.echo(f"{workload} size {size} on {part.name}: {len(problem.candidates)} candidates, "
                f"objective {source}, budget {main.budget}")
     click.echo(f"reference point (fixed): {', '.join(f'{v:.6g}' for v in problem.ref_point)}")

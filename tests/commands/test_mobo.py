@@ -7,6 +7,7 @@ import pytest
 from hpcds1mpi.errors import ModelError
 from hpcds1mpi.surrogates import mobo
 from tests.helpers import run_cli
+from tests.test_atomic import small_disk  # noqa: F401 (fixture)
 from tests.surrogates.mobo import PART
 from tests.surrogates.test_objectives import TinyBundle
 
@@ -94,3 +95,49 @@ def test_cli_bundle_without_energy_target_is_one_line_error(monkeypatch, tmp_pat
     res = CliRunner().invoke(command, ["--model", str(tmp_path), "--workload", "fft", "--size", "256",
                                        "--cluster", str(cluster_file), "--partition", "small"])
     assert isinstance(res.exception, ModelError) and "workload" in str(res.exception)
+
+
+# -- outputs whole or not at all; unusable --out is one line before the work (#14) -------------
+
+ANALYTIC = ["mobo", "--analytic", "--partition", "small", "--workload", "stencil", "--size",
+            "256", "--method", "random", "--budget", "6", "--seed", "1"]
+
+
+def test_cli_out_that_is_a_file_is_one_usage_line(tmp_path, cluster_file):
+    from tests.test_atomic import digests
+
+    (tmp_path / "results").write_text("the user's file")
+    before = digests(tmp_path)
+    res = run_cli([*ANALYTIC, "--cluster", str(cluster_file), "--out", str(tmp_path / "results")],
+                  timeout=120)
+    assert res.returncode == 2 and "is a file, not a folder" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and digests(tmp_path) == before
+
+
+def test_cli_outputs_replaced_whole_without_temporaries(tmp_path, cluster_file):
+    from tests.test_atomic import temporaries
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "pareto.csv").write_text("stale")
+    (out / "notes.txt").write_text("the user's notes stay")
+    res = run_cli([*ANALYTIC, "--cluster", str(cluster_file), "--out", str(out)], timeout=240)
+    assert res.returncode == 0, res.stderr
+    assert (out / "pareto.csv").read_text() != "stale" and temporaries(tmp_path) == []
+    assert (out / "notes.txt").read_text() == "the user's notes stay"
+    assert sorted(p.name for p in out.iterdir()) == ["mobo.json", "notes.txt", "pareto.csv",
+                                                      "pareto.png"]
+
+
+def test_cli_full_disk_is_exit_1_and_leaves_no_partial_file(tmp_path, cluster_file, small_disk):
+    from tests.test_atomic import digests, fill, temporaries
+
+    out = small_disk / "out"
+    out.mkdir()
+    (out / "mobo.json").write_text('{"old": true}')
+    fill(small_disk, 0)
+    before = digests(small_disk)
+    res = run_cli([*ANALYTIC, "--cluster", str(cluster_file), "--out", str(out)], timeout=240)
+    assert res.returncode == 1 and "disk is full" in res.stderr, res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
+    assert digests(small_disk) == before and temporaries(small_disk) == []
