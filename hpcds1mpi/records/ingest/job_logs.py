@@ -114,13 +114,28 @@ def ingest(paths: list[str | Path], kind: str = "auto"):
 
 
 def write_job_table(table, out: str | Path) -> Path:
-    """Write the job table as parquet (``.parquet``) or CSV (``.csv``)."""
+    """Write the job table as parquet (``.parquet``) or CSV (``.csv``), whole or not at all
+    (temp-and-rename: a failure leaves no partial file and any old one unchanged).
+
+    Raises:
+        IngestError: another suffix (exit 2).
+        OutputError: a folder at ``out``, or an unwritable place (exit 2).
+        WriteError: the write failed part-way, e.g. disk full (exit 1).
+    """
+    from hpcds1mpi.atomic import atomic_path, check_output_folder, write_error
+
     out = Path(out)
     if out.suffix not in (".parquet", ".csv"):
         raise IngestError(f"{out}: output must end in .parquet or .csv")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if out.suffix == ".csv":
-        table.to_csv(out, index=False)
-    else:
-        table.to_parquet(out, index=False)
+    if not out.parent.is_dir():
+        check_output_folder(out.parent, "job table")  # a file in the way: one line
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise write_error(exc, out.parent, "job table") from None
+    with atomic_path(out, "job table") as tmp:
+        if out.suffix == ".csv":
+            table.to_csv(tmp, index=False)
+        else:
+            table.to_parquet(tmp, index=False)
     return out

@@ -111,3 +111,53 @@ def test_ingest_sacct_of_jobs_just_run(slurm, tmp_path):
         == ("ok", 2, 2)
     assert (jobs["ingest_bad"]["status"], jobs["ingest_bad"]["exit_code"]) == ("failed", 3)
     assert jobs["ingest_bad"]["partition"] == "debug" and jobs["ingest_ok"]["user"] == "root"
+
+
+# -- the job table goes in whole or not at all (#14) -------------------------------------------
+
+def test_write_job_table_replaces_whole_and_leaves_no_temporary(tmp_path):
+    from tests.test_atomic import temporaries
+
+    df, _ = read_job_log(DATA / "sacct-energy-gpu.txt")
+    out = tmp_path / "deep" / "jobs.csv"  # missing parents are created, as before
+    write_job_table(df, out)
+    write_job_table(df.head(2), out)
+    assert len(pd.read_csv(out)) == 2 and temporaries(tmp_path) == []
+
+
+@pytest.mark.parametrize("case, message", [
+    ("directory", "is a directory; give a file name"),
+    ("parent is a file", "is a file, not a folder"),
+])
+def test_write_job_table_unusable_path_is_one_usage_line(tmp_path, case, message):
+    from hpcds1mpi.errors import OutputError
+    from tests.test_atomic import digests
+
+    df, _ = read_job_log(DATA / "sacct-energy-gpu.txt")
+    (tmp_path / "jobs.parquet").mkdir()
+    (tmp_path / "f").write_text("keep")
+    out = tmp_path / ("jobs.parquet" if case == "directory" else "f/jobs.parquet")
+    before = digests(tmp_path)
+    with pytest.raises(OutputError, match=message) as err:
+        write_job_table(df, out)
+    assert err.value.exit_code == 2 and digests(tmp_path) == before
+
+
+def test_write_job_table_failing_half_way_keeps_the_old_table(tmp_path, monkeypatch):
+    from tests.test_atomic import digests
+
+    df, _ = read_job_log(DATA / "sacct-energy-gpu.txt")
+    out = write_job_table(df, tmp_path / "jobs.parquet")
+    before = digests(tmp_path)
+
+    def dies(self, path, *a, **k):
+        with open(path, "wb") as fh:
+            fh.write(b"PAR1 half")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", dies)
+    from hpcds1mpi.errors import WriteError
+
+    with pytest.raises(WriteError, match="disk is full") as err:
+        write_job_table(df, out)
+    assert err.value.exit_code == 1 and digests(tmp_path) == before
