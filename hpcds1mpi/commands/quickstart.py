@@ -10,6 +10,32 @@ KERNELS = ("stencil", "gemm", "fft")
 MEASURED_INDICES = (0, 1, 2, 3, 4, 6)
 UNMEASURED_INDEX = 5
 UNMEASURED_WORKLOAD = "stencil"
+#: The file that marks a folder as quickstart's (a rerun resumes there; --force starts over).
+MARK = ".hpcds1mpi-quickstart"
+#: Everything quickstart writes into its folder (and the telemetry's journal, lock, notes).
+FILES = frozenset({MARK, "plan.toml", "telemetry.h5", "model", "job.sbatch", "pareto.png",
+                   "recommendation.json"})
+
+
+def is_quickstart_folder(path) -> bool:
+    """Whether folder ``path`` holds only what quickstart writes, and is marked as ours (or
+    has quickstart's own plan.toml: a folder from before the mark)."""
+    from pathlib import Path
+
+    from hpcds1mpi.atomic import TMP_PREFIX
+
+    path = Path(path)
+    names = {p.name for p in path.iterdir()}
+    side = ("telemetry.h5.", ".telemetry.h5.", TMP_PREFIX)
+    if any(n not in FILES and not n.startswith(side) for n in names):
+        return False
+    if MARK in names:
+        return True
+    try:
+        plan = (path / "plan.toml").read_text()
+    except (OSError, UnicodeDecodeError):
+        return False
+    return plan.startswith("[sweep]\nranks_per_node = ") and '[[kernel]]\nname = "stencil"' in plan
 
 
 def _run(cmd: list[str], what: str, timeout: float) -> str:
@@ -35,18 +61,31 @@ def _run(cmd: list[str], what: str, timeout: float) -> str:
 @click.option("--ranks", type=int, default=None, help="MPI ranks for the sweep (default: cores).")
 @click.option("--sweep-timeout", type=float, default=480.0, show_default=True,
               help="Seconds the measuring sweep may take.")
-def command(out_dir, ranks, sweep_timeout):
+@click.option("--force", is_flag=True,
+              help="Start over in an earlier quickstart's --out (only a quickstart folder is "
+                   "replaced); without it a rerun resumes there.")
+def command(out_dir, ranks, sweep_timeout, force):
     """Measure this machine, train a model, recommend for an unmeasured size, write a Slurm
     script and a Pareto plot."""
     import json
+    import shutil
     import sys
     from pathlib import Path
 
+    from hpcds1mpi.atomic import atomic_path, check_output_dir, write_error, write_text
     from hpcds1mpi.cluster import detect_local
     from hpcds1mpi.launch.launchers import mpiexec_path
 
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    # A rerun in quickstart's own folder resumes; any other non-empty folder is refused.
+    check_output_dir(out, ours=is_quickstart_folder, force=True, what="quickstart folder")
+    try:
+        if force and out.is_dir():
+            shutil.rmtree(out)  # only quickstart's own files (checked just above)
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise write_error(exc, out, "quickstart folder") from None
+    write_text(out / MARK, "written by hpcds1mpi quickstart; a rerun resumes here\n")
     cluster = detect_local()
     part = cluster.partition()
     cores = max(1, part.cores_per_node)
@@ -67,13 +106,13 @@ def command(out_dir, ranks, sweep_timeout):
         sizes = kernels.get(name).default_sizes
         lines += ["[[kernel]]", f'name = "{name}"',
                   f"sizes = {[sizes[i] for i in MEASURED_INDICES]}", ""]
-    plan.write_text("\n".join(lines))
+    write_text(plan, "\n".join(lines), "sweep plan")
     _run([mpiexec_path(), "-n", str(nranks), exe, "sweep",
           "--plan", str(plan), "--out", str(telemetry), "--resume", "--no-progress"],
          "measuring sweep", sweep_timeout)
     model = out / "model"
     _run([exe, "train", "--telemetry", str(telemetry), "--out", str(model), "--members", "3",
-          "--epochs", "20"], "training", 300)
+          "--epochs", "20", "--force"], "training", 300)
     size = kernels.get(UNMEASURED_WORKLOAD).default_sizes[UNMEASURED_INDEX]  # not measured
     script = out / "job.sbatch"
     text = _run([exe, "recommend", "--workload", UNMEASURED_WORKLOAD, "--size", str(size),
@@ -84,8 +123,9 @@ def command(out_dir, ranks, sweep_timeout):
                   "--model", str(model)], "recommending (table)", 120)
     click.echo(table)
     plot = out / "pareto.png"
-    _plot(data, plot)
-    (out / "recommendation.json").write_text(json.dumps(data, indent=2))
+    with atomic_path(plot, "Pareto plot") as tmp:
+        _plot(data, tmp)
+    write_text(out / "recommendation.json", json.dumps(data, indent=2), "recommendation")
     click.echo("\nwhere everything is:")
     for label, path in (("telemetry", telemetry), ("model", model), ("Slurm script", script),
                         ("Pareto plot", plot), ("recommendation", out / "recommendation.json")):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -32,3 +33,91 @@ def test_quickstart_measures_trains_recommends_and_writes_a_script(tmp_path):
     subprocess.run(["bash", "-n", str(out / "job.sbatch")], check=True)
     assert (out / "pareto.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "where everything is" in proc.stdout
+
+
+# -- quickstart's folder: a rerun resumes there, any other folder is refused (#14) -------------
+
+@pytest.fixture
+def fake_steps(monkeypatch):
+    """quickstart with its three subprocess steps faked (no sweep, no training): the sweep
+    appends a line to telemetry.h5, training writes model/, recommending the script."""
+    from hpcds1mpi.commands import quickstart
+    from hpcds1mpi.launch import launchers
+
+    calls = []
+
+    def run(cmd, what, timeout):
+        calls.append((what, cmd))
+        if what == "measuring sweep":
+            path = Path(cmd[cmd.index("--out") + 1])
+            with open(path, "a") as fh:
+                fh.write("one more sweep\n")
+        elif what == "training":
+            model = Path(cmd[cmd.index("--out") + 1])
+            model.mkdir(exist_ok=True)
+            (model / "manifest.json").write_text("{}")
+        elif what == "recommending":
+            Path(cmd[cmd.index("-o") + 1]).write_text("#!/bin/bash\n")
+            return json.dumps({"workload": "stencil", "size": 1, "front": [],
+                               "verdict": {"verdict": "auto"}})
+        return "table"
+
+    monkeypatch.setattr(quickstart, "_run", run)
+    monkeypatch.setattr(launchers, "mpiexec_path", lambda: "mpiexec")
+    return calls
+
+
+def invoke(*args):
+    from click.testing import CliRunner
+
+    from hpcds1mpi.commands.quickstart import command
+
+    return CliRunner().invoke(command, list(args), catch_exceptions=False)
+
+
+@pytest.mark.parametrize("force", [[], ["--force"]], ids=["plain", "force"])
+def test_a_folder_that_is_not_quickstarts_is_refused(tmp_path, fake_steps, force):
+    from hpcds1mpi.errors import OutputError
+    from tests.test_atomic import digests
+
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "plan.toml").write_text("[sweep]\nsizes = [1]  # the user's own plan\n")
+    (out / "telemetry.h5").write_bytes(b"\x89HDF the user's measurements")
+    before = digests(tmp_path)
+    with pytest.raises(OutputError, match="is not empty and not a hpcds1mpi quickstart folder; "
+                                          "choose another --out") as err:
+        invoke("--out", str(out), *force)
+    assert err.value.exit_code == 2 and digests(tmp_path) == before and not fake_steps
+    proc = run_cli(["quickstart", "--out", str(out), *force], timeout=120)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in proc.stderr and digests(tmp_path) == before
+
+
+def test_a_rerun_resumes_in_its_own_folder_and_force_starts_over(tmp_path, fake_steps):
+    from hpcds1mpi.commands.quickstart import MARK, is_quickstart_folder
+    from tests.test_atomic import temporaries
+
+    out = tmp_path / "qs"
+    assert invoke("--out", str(out)).exit_code == 0
+    assert is_quickstart_folder(out) and (out / MARK).is_file()
+    assert invoke("--out", str(out)).exit_code == 0  # resumes: the telemetry is kept
+    assert (out / "telemetry.h5").read_text().count("one more sweep") == 2
+    train = [cmd for what, cmd in fake_steps if what == "training"]
+    assert all("--force" in cmd for cmd in train)  # its own model is replaced
+    assert invoke("--out", str(out), "--force").exit_code == 0  # starts over
+    assert (out / "telemetry.h5").read_text().count("one more sweep") == 1
+    assert temporaries(tmp_path) == []
+    (out / "thesis.tex").write_text("a user's file now lives here")
+    assert not is_quickstart_folder(out)
+
+
+def test_a_quickstart_folder_from_before_the_mark_is_recognised(tmp_path, fake_steps):
+    from hpcds1mpi.commands.quickstart import MARK, is_quickstart_folder
+
+    out = tmp_path / "qs"
+    assert invoke("--out", str(out)).exit_code == 0
+    (out / MARK).unlink()
+    assert is_quickstart_folder(out)
+    (out / "plan.toml").write_text("[sweep]\n")
+    assert not is_quickstart_folder(out)
