@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 from hpcds1mpi.errors import IngestError
+from hpcds1mpi.schemas.jobs import drop_malformed
 
 from .parquet_tables import parquet_columns, parquet_kind, read_job_parquet
 from .sacct_json import read_sacct_json
@@ -57,6 +58,10 @@ def read_job_log(path: str | Path, kind: str = "auto"):
 
     Raises:
         IngestError: wrong kind, unreadable, or no job could be read at all.
+
+    A job whose numbers are out of range (negative, infinite, absurd:
+    :data:`hpcds1mpi.schemas.jobs.JOB_RANGES`) is dropped and counted in the report under
+    its reason.
     """
     path = Path(path)
     if not path.is_file():
@@ -76,10 +81,14 @@ def read_job_log(path: str | Path, kind: str = "auto"):
     else:
         rows, report = read_sacct_parsable(path)
         df = rows_frame(rows)
+    if report.jobs:
+        # Ranges, column by column (schemas/jobs.py): ElapsedRaw -5 is malformed, not a runtime.
+        df = drop_malformed(normalise(df, str(path), kind), report.dropped)
+        report.jobs = len(df)
     if report.jobs == 0:
         reasons = "; ".join(f"{n} x {r}" for r, n in report.dropped.most_common(3)) or "empty"
         raise IngestError(f"{path}: no job could be read as {kind} ({reasons})")
-    return normalise(df, str(path), kind), report
+    return df, report
 
 
 def ingest(paths: list[str | Path], kind: str = "auto"):

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
@@ -14,11 +15,17 @@ from .slurm_fields import oom_from_steps, slurm_status
 
 
 def _num(value):
-    """Unwrap ``{"set": bool, "infinite": bool, "number": x}`` (data_parser v0.0.39+)."""
+    """Unwrap ``{"set": bool, "infinite": bool, "number": x}`` (data_parser v0.0.39+).
+
+    Raises:
+        ValueError: NaN or Infinity (Python's JSON reads them; the job is counted malformed).
+    """
     if isinstance(value, dict):
         if not value.get("set", True) or value.get("infinite", False):
             return None
-        return value.get("number")
+        value = value.get("number")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"non-finite number {value}")
     return value
 
 

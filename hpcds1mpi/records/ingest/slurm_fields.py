@@ -7,6 +7,7 @@ count it under a reason).
 
 from __future__ import annotations
 
+import math
 import re
 
 from hpcds1mpi.config import STATUSES
@@ -34,6 +35,7 @@ NOT_FINISHED = {"PENDING", "RUNNING", "SUSPENDED", "REQUEUED", "RESIZING", "REQU
                 "REQUEUE_FED", "CONFIGURING", "COMPLETING", "STOPPED", "SIGNALING",
                 "STAGE_OUT", "SPECIAL_EXIT"}
 
+_DURATION_PART = re.compile(r"\d+(\.\d*)?")
 _MEM_UNITS = {"": 1024**2, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
 
 
@@ -47,10 +49,12 @@ def parse_duration(text: str | None) -> float | None:
     days = 0
     if "-" in text:
         d, text = text.split("-", 1)
+        if not d.isdigit():
+            raise ValueError(f"bad duration {d + '-' + text!r}")
         days = int(d)
     parts = text.split(":")
-    if not 1 <= len(parts) <= 3 or any(p == "" for p in parts):
-        raise ValueError(f"bad duration {text!r}")
+    if not 1 <= len(parts) <= 3 or not all(_DURATION_PART.fullmatch(p) for p in parts):
+        raise ValueError(f"bad duration {text!r}")  # nan, inf, -5, 1e9 included
     seconds = 0.0
     for p in parts:
         seconds = seconds * 60 + float(p)
@@ -81,9 +85,12 @@ def parse_tres(text: str | None) -> dict[str, float]:
             out[key] = (b or 0.0) / 1024**2
         else:
             try:
-                out[key] = float(value)
+                number = float(value)
             except ValueError:
                 continue
+            if not math.isfinite(number):
+                raise ValueError(f"bad TRES count {item!r}")
+            out[key] = number
     return out
 
 
@@ -124,7 +131,7 @@ def int_or_none(text) -> int | None:
             return None
     try:
         return int(float(text))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # "nan", "inf" included
         raise ValueError(f"bad number {text!r}") from None
 
 

@@ -3,6 +3,7 @@ the CLI, and sacct of jobs just run on the test Slurm."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -111,6 +112,62 @@ def test_ingest_sacct_of_jobs_just_run(slurm, tmp_path):
         == ("ok", 2, 2)
     assert (jobs["ingest_bad"]["status"], jobs["ingest_bad"]["exit_code"]) == ("failed", 3)
     assert jobs["ingest_bad"]["partition"] == "debug" and jobs["ingest_ok"]["user"] == "root"
+
+
+# ------------------------------------------------- out-of-range values (issue #14, schemas/jobs)
+
+HEADER = "JobID|JobName|State|ElapsedRaw|Elapsed|NNodes|ConsumedEnergyRaw\n"
+GOOD = "2|b|COMPLETED|10||1|\n"
+
+
+@pytest.mark.parametrize("line, reason", [
+    ("1|a|COMPLETED|-5||1|\n", "runtime_s negative"),  # issue #14: ElapsedRaw -5 was a runtime
+    ("1|a|COMPLETED|99999999999||1|\n", "runtime_s absurd (> 3.15e+07)"),
+    ("1|a|COMPLETED|10||-3|\n", "nodes negative"),
+    ("1|a|COMPLETED|10||2000000|\n", "nodes absurd (> 1e+06)"),
+    ("1|a|COMPLETED|10||1|inf\n", "energy_j not finite (inf)"),
+    ("1|a|COMPLETED|inf||1|\n", "unparseable value (bad number)"),
+    ("1|a|COMPLETED||nan|1|\n", "unparseable value (bad duration)"),
+    ("1|a|COMPLETED|nan||1|\n", "unparseable value (bad number)"),
+    ("1|a|COMPLETED||-5|1|\n", "unparseable value (bad duration)"),
+])
+def test_sacct_values_out_of_range_are_counted_as_malformed(tmp_path, line, reason):
+    path = tmp_path / "s.txt"
+    path.write_text(HEADER + line + GOOD)
+    df, report = read_job_log(path)
+    assert list(df["job_id"]) == ["2"] and report.jobs == 1
+    assert dict(report.dropped) == {reason: 1}, report.lines()
+    assert "1 malformed/skipped" in report.lines()[0]
+
+
+def test_json_values_out_of_range_are_counted_as_malformed(tmp_path):
+    def job(jid, elapsed):
+        return {"job_id": jid, "name": "x", "state": {"current": "COMPLETED"},
+                "time": {"elapsed": elapsed}, "allocation_nodes": 1}
+
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"jobs": [job(1, -5), job(2, float("nan")), job(3, 7)]}))
+    df, report = read_job_log(path)
+    assert list(df["job_id"]) == ["3"] and df["runtime_s"].tolist() == [7.0]
+    assert dict(report.dropped) == {"runtime_s negative": 1,
+                                    "unparseable job entry (ValueError)": 1}
+
+
+def test_parquet_power_out_of_range_is_counted(tmp_path):
+    path = tmp_path / "a.parquet"
+    pd.DataFrame({"job_id": [1, 2, 3], "num_nodes_alloc": [1, 1, 1], "run_time": [10, 10, 10],
+                  "job_state": ["COMPLETED"] * 3,
+                  "node_power_consumption": [100.0, -50.0, 1e12]}).to_parquet(path)
+    df, report = read_job_log(path, "adastra")
+    assert df["job_id"].tolist() == ["1"]
+    assert dict(report.dropped) == {"energy_j negative": 1, "avg_power_w absurd (> 1e+08)": 1}
+
+
+def test_a_log_of_only_malformed_jobs_is_refused_with_the_reasons(tmp_path):
+    path = tmp_path / "s.txt"
+    path.write_text(HEADER + "1|a|COMPLETED|-5||1|\n")
+    with pytest.raises(IngestError, match=r"no job could be read as sacct-p \(1 x runtime_s negative"):
+        read_job_log(path)
 
 
 # -- the job table goes in whole or not at all (#14) -------------------------------------------

@@ -42,3 +42,20 @@ def test_memory_tres_exit_and_numbers():
                 lambda: int_or_none("seven"), lambda: parse_duration("1::2")):
         with pytest.raises(ValueError):
             bad()
+
+
+@pytest.mark.parametrize("text", ["nan", "inf", "-5", "1e9", "00:nan", "-1-00:00:01", "x-01:00"])
+def test_durations_that_are_not_slurm_durations_are_malformed(text):
+    with pytest.raises(ValueError, match="bad duration"):
+        parse_duration(text)
+
+
+def test_counts_and_tres_refuse_nan_and_infinity():
+    from hpcds1mpi.records.ingest.slurm_fields import int_or_none
+
+    for text in ("nan", "inf", "-inf"):
+        with pytest.raises(ValueError, match="bad number"):
+            int_or_none(text)
+    with pytest.raises(ValueError, match="bad TRES count"):
+        parse_tres("cpu=inf,node=1")
+    assert parse_duration("1-02:03:04.5") == 86400 + 7384.5 and parse_tres("cpu=x") == {}
