@@ -193,3 +193,26 @@ def test_check_output_dir_refuses_foreign_and_unforced_folders(tmp_path):
     with pytest.raises(OutputError, match="is a file, not a folder"):
         atomic.check_output_folder(tmp_path / "file")
     assert atomic.check_output_folder(tmp_path / "new" / "out") == tmp_path / "new" / "out"
+
+
+def test_a_swap_that_fails_puts_the_old_folder_back(tmp_path, monkeypatch):
+    """Without renameat2 the swap is two renames; when the second fails, the first is undone."""
+    target = tmp_path / "model"
+    with atomic.atomic_dir(target) as tmp:
+        (tmp / "members.pkl").write_bytes(b"old members")
+    before = digests(tmp_path)
+    monkeypatch.setattr(atomic, "_exchange", lambda a, b: False)
+    real_rename = os.rename
+
+    def rename(src, dst):
+        if Path(dst) == target and Path(src).name.startswith(atomic.TMP_PREFIX + "model.") \
+                and ".old." not in Path(src).name:
+            raise OSError(28, "No space left on device")
+        real_rename(src, dst)
+
+    monkeypatch.setattr(atomic.os, "rename", rename)
+    with pytest.raises(WriteError, match="disk is full"):
+        with atomic.atomic_dir(target) as tmp:
+            (tmp / "members.pkl").write_bytes(b"new members")
+    monkeypatch.undo()
+    assert digests(tmp_path) == before and temporaries(tmp_path) == []
