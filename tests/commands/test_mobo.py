@@ -141,3 +141,27 @@ def test_cli_full_disk_is_exit_1_and_leaves_no_partial_file(tmp_path, cluster_fi
     assert res.returncode == 1 and "disk is full" in res.stderr, res.stderr
     assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
     assert digests(small_disk) == before and temporaries(small_disk) == []
+
+
+def test_a_plot_that_dies_half_way_keeps_the_old_plot(tmp_path, cluster_file, monkeypatch):
+    from click.testing import CliRunner
+
+    from hpcds1mpi.analysis import pareto_plot
+    from hpcds1mpi.commands.mobo import command
+    from hpcds1mpi.errors import WriteError
+    from tests.test_atomic import temporaries
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "pareto.png").write_bytes(b"the old plot")
+
+    def dies(path, *args, **kwargs):
+        with open(path, "wb") as fh:
+            fh.write(b"\x89PNG half")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(pareto_plot, "plot_fronts", dies)
+    with pytest.raises(WriteError, match="disk is full"):
+        CliRunner().invoke(command, [*ANALYTIC[1:], "--cluster", str(cluster_file), "--out",
+                                     str(out)], catch_exceptions=False)
+    assert (out / "pareto.png").read_bytes() == b"the old plot" and temporaries(tmp_path) == []
