@@ -31,7 +31,6 @@ from hpcds1mpi.launch.program import no_control
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.cluster import Cluster, Partition
 
-SCHEDULERS = ("slurm", "pbs")
 
 # Patterns for values that end up unquoted in directive lines (sbatch strips quotes, expands
 # nothing) or in `module load` lines. Deliberately narrow: letters, digits and a few marks.
@@ -255,6 +254,5 @@ def pbs_directives(job: BatchJob) -> list[str]:
 
 def directives(job: BatchJob, scheduler: str) -> list[str]:
     """The directive lines of ``job`` for ``scheduler`` (``slurm`` or ``pbs``)."""
-    if scheduler not in SCHEDULERS:
-        raise ConfigError(f"--emit must be one of {', '.join(SCHEDULERS)}, got {scheduler!r}")
+    launchers.check_scheduler(scheduler)
     return slurm_directives(job) if scheduler == "slurm" else pbs_directives(job)

@@ -147,24 +147,26 @@ def mpiexec_path() -> str:
 
 
 @lru_cache(maxsize=None)
-def version_text(path: str) -> str:
-    """``PATH --version``'s output, asked once per path ("" when it cannot run)."""
+def version_text(path: str) -> str | None:
+    """``PATH --version``'s output, asked once per path (None when it cannot run)."""
     try:
         return subprocess.run([path, "--version"], capture_output=True, text=True,
                               timeout=10).stdout
     except (OSError, subprocess.SubprocessError):
-        return ""
+        return None
 
 
 def mpiexec_flavor(path: str) -> str:
     """``"openmpi"`` or ``"hydra"`` (MPICH / Intel MPI), from ``mpiexec --version``."""
-    text = version_text(path)
+    text = version_text(path) or ""
     return "openmpi" if "Open MPI" in text or "OpenRTE" in text else "hydra"
 
 
 def library_version(path: str) -> str:
     """The launcher's version line, e.g. ``"mpiexec Version: 4.2.0"``, for the fingerprint."""
     text = version_text(path)
+    if text is None:  # cannot run: the fingerprint has said "unknown" for this since it began
+        return "unknown"
     name = os.path.basename(path)
     for line in text.splitlines():
         line = line.strip()
@@ -194,6 +196,17 @@ def local(launcher: str | None = None, *, mpi: str = "pmi2",
     raise LaunchError(f"unknown launcher {launcher!r}; use one of {', '.join(LAUNCHERS)}")
 
 
+#: The schedulers a batch script can be written for.
+SCHEDULERS = ("slurm", "pbs")
+
+
+def check_scheduler(scheduler: str) -> str:
+    """``scheduler`` if a script can be written for it, else :class:`ConfigError`."""
+    if scheduler not in SCHEDULERS:
+        raise ConfigError(f"--emit must be one of {', '.join(SCHEDULERS)}, got {scheduler!r}")
+    return scheduler
+
+
 def for_script(scheduler: str, cluster=None) -> Launcher:
     """The launcher a batch script for ``scheduler`` writes: ``srun`` under Slurm, ``mpiexec``
     under PBS, unless the cluster file's ``launcher`` key names another; srun's ``--mpi`` from
@@ -202,8 +215,7 @@ def for_script(scheduler: str, cluster=None) -> Launcher:
     Raises:
         ConfigError: an unknown launcher or a bad ``--mpi`` value.
     """
-    if scheduler not in ("slurm", "pbs"):
-        raise ConfigError(f"scheduler must be one of slurm, pbs, got {scheduler!r}")
+    check_scheduler(scheduler)
     name = (getattr(cluster, "launcher", "") or "") if cluster is not None else ""
     name = name or ("srun" if scheduler == "slurm" else "mpiexec")
     if name not in SCRIPT_LAUNCHERS:

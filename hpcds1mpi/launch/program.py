@@ -23,7 +23,8 @@ from hpcds1mpi.errors import ConfigError
 #: Placeholders a program command line may use; filled per configuration.
 PLACEHOLDERS = ("size", "nodes", "ranks_per_node", "ranks", "threads", "precision", "device")
 
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+#: Control characters (newline, carriage return, NUL, ...): never allowed in a script.
+CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 _ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -35,7 +36,7 @@ def no_control(value: str, what: str) -> str:
     """
     if not isinstance(value, str):
         raise ConfigError(f"{what} must be text, got {value!r}")
-    if _CONTROL_RE.search(value):
+    if CONTROL_RE.search(value):
         raise ConfigError(f"{what} {value!r} contains a newline or control character; remove it")
     return value
 

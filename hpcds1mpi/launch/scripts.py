@@ -17,7 +17,6 @@ the job's shell), and the environment of the measured runs.
 
 from __future__ import annotations
 
-import re
 import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
@@ -25,17 +24,16 @@ from typing import TYPE_CHECKING, Sequence
 from hpcds1mpi.config import Configuration, check_fits
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.directives import (
-    NAME_RE, SCHEDULERS, BatchJob, check_output_path, check_value, directives)
+    NAME_RE, BatchJob, check_output_path, check_value, directives)
 # Re-exported: recommend builds a job's time limit where it renders the job.
 from hpcds1mpi.launch.directives import time_limit_s  # noqa: F401
 from hpcds1mpi.launch.launchers import for_script
-from hpcds1mpi.launch.program import no_control, program_tokens, quote_tokens
+from hpcds1mpi.launch.program import CONTROL_RE, no_control, program_tokens, quote_tokens
 from hpcds1mpi.launch.sweep_step import SweepStep
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.cluster import Cluster, Partition
 
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 TEMPLATES = {"slurm": "slurm.sbatch.j2", "pbs": "pbs.pbs.j2",
              "calibration": "calibration.sbatch.j2", "tune": "tune.sbatch.j2"}
 
@@ -66,7 +64,7 @@ def render_template(kind: str, job: BatchJob, scheduler: str = "slurm", **values
 def comment(text: str) -> str:
     """``text`` made safe for a ``#`` comment line."""
     # Comments cannot break out of their line once control characters are gone.
-    return _CONTROL_RE.sub(" ", text)
+    return CONTROL_RE.sub(" ", text)
 
 
 def launcher_tokens(scheduler: str, config: Configuration, cluster: "Cluster | None" = None
@@ -78,8 +76,6 @@ def launcher_tokens(scheduler: str, config: Configuration, cluster: "Cluster | N
 
 def render(job: BatchJob, scheduler: str = "slurm") -> str:
     """The whole batch script for ``job`` under ``scheduler`` (``slurm`` or ``pbs``)."""
-    if scheduler not in SCHEDULERS:
-        raise ConfigError(f"--emit must be one of {', '.join(SCHEDULERS)}, got {scheduler!r}")
     tokens = job.launcher(scheduler).tokens(job.config) + program_tokens(
         job.program, job.placeholder_values())
     return render_template(scheduler, job, scheduler, summary=comment(job.summary),

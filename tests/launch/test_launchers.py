@@ -89,3 +89,18 @@ def test_the_version_is_asked_once_per_path(tmp_path, monkeypatch):
     assert launchers.library_version(path) == "mpiexec Open MPI 5.0"
     launchers.local("mpiexec", mpiexec=path)
     assert calls == [[path, "--version"]]
+
+
+def test_a_launcher_that_cannot_run_is_unknown_in_the_fingerprint(tmp_path):
+    # The fingerprint (mpi_library -> machine_id) has said "unknown" for this case since it began.
+    missing = str(tmp_path / "no-such-mpiexec")
+    assert launchers.library_version(missing) == "unknown"
+    assert launchers.mpiexec_flavor(missing) == "hydra"
+
+
+def test_one_scheduler_check_for_scripts_and_launchers():
+    from hpcds1mpi.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="--emit must be one of slurm, pbs, got 'lsf'"):
+        launchers.for_script("lsf")
+    assert launchers.check_scheduler("pbs") == "pbs"
