@@ -139,7 +139,7 @@ def read_bundle(path: str | os.PathLike | None = None) -> tuple[SurrogateModel, 
                          "`hpcds1mpi train --telemetry FILE --out DIR`")
     try:
         manifest = json.loads(manifest_path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: not JSON, or not UTF-8 text at all
         raise ModelError(f"{manifest_path}: unreadable ({exc}); retrain the bundle") from None
     version = manifest.get("format_version") if isinstance(manifest, dict) else None
     if type(version) is not int:  # "1" or 1.0 or true is not format 1
@@ -148,6 +148,9 @@ def read_bundle(path: str | os.PathLike | None = None) -> tuple[SurrogateModel, 
     if version != BUNDLE_FORMAT:
         raise ModelError(f"{path}: bundle format {version} but this hpcds1mpi reads format "
                          f"{BUNDLE_FORMAT}; retrain with `hpcds1mpi train`")
+    from hpcds1mpi.schemas.manifest import check_manifest
+
+    check_manifest(manifest, str(manifest_path))  # every key typed: one line, not a KeyError
     spec = FeatureSpec.from_dict(manifest["feature_spec"])
     if spec.format != FEATURE_FORMAT:
         raise ModelError(f"{path}: feature format {spec.format} but this hpcds1mpi builds "

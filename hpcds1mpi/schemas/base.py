@@ -86,7 +86,8 @@ def describe(error: dict) -> str:
         return f"unknown key {where}"
     if kind == "missing":
         parent = key_path(loc[:-1])
-        return f"{parent or 'the top level'} is missing required key {loc[-1]!r}"
+        return f"{parent} is missing required key {loc[-1]!r}" if parent else \
+            f"missing required key {loc[-1]!r}"
     if kind in _KINDS:
         return f"{where} must be {_KINDS[kind]}{got}"
     bounds = {"greater_than": ">", "greater_than_equal": ">=", "less_than": "<",
@@ -97,8 +98,10 @@ def describe(error: dict) -> str:
             else f"{where} must be {bounds[kind]} {limit}{got}"
     if kind == "literal_error":
         return f"{where} must be {ctx.get('expected', 'one of the listed values')}{got}"
-    if kind in ("too_short", "too_long"):
-        return f"{where} {error['msg'].lower()}{got}"
+    if kind == "too_short":
+        return f"{where} must have at least {ctx.get('min_length')} item(s){got}"
+    if kind == "too_long":
+        return f"{where} must have at most {ctx.get('max_length')} item(s){got}"
     message = str(error["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")
     return f"{where}: {message}" if where else message
 

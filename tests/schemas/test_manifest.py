@@ -1,0 +1,75 @@
+"""The bundle manifest's schema: the shipped one passes; damaged ones are one line naming the key."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from hpcds1mpi.errors import ModelError
+from hpcds1mpi.schemas.manifest import Manifest, check_manifest
+from tests.helpers import REPO
+
+SHIPPED = REPO / "hpcds1mpi" / "data" / "default_model"
+
+
+def _shipped() -> dict:
+    return json.loads((SHIPPED / "manifest.json").read_text())
+
+
+def test_the_shipped_manifest_passes():
+    checked = check_manifest(_shipped(), "manifest.json")
+    assert isinstance(checked, Manifest) and checked.format_version == 1
+
+
+def test_optional_keys_may_be_missing():
+    manifest = _shipped()
+    for key in ("use_baseline", "member_features", "sources", "metrics", "packages"):
+        manifest.pop(key)
+    assert check_manifest(manifest, "m").use_baseline is False
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda m: m.pop("family"), "m.json: missing required key 'family'"),
+    (lambda m: m.update(bogus=1), "m.json: unknown key bogus (known: format_version, created"),
+    (lambda m: m.update(n_members="5"), "n_members must be an integer, got '5'"),
+    (lambda m: m.update(n_members=0), "n_members must be >= 1"),
+    (lambda m: m.update(use_embedding="no"), "use_embedding must be true or false"),
+    (lambda m: m.update(targets=[]), "targets must have at least 1 item(s)"),
+    (lambda m: m.update(targets=["runtime_s", 3]), "targets[1] must be a string"),
+    (lambda m: m.update(size_range={"gemm": [1.0]}), "size_range.gemm must have at least 2"),
+    (lambda m: m.update(feature_spec=[]), "feature_spec must be a table"),
+    (lambda m: m.update(partitions={"p": 3}), "partitions.p must be a table"),
+])
+def test_a_damaged_manifest_is_one_line_naming_the_key(change, message):
+    manifest = _shipped()
+    change(manifest)
+    with pytest.raises(ModelError) as info:
+        check_manifest(manifest, "m.json")
+    text = str(info.value)
+    assert message in text and "retrain" in text and "\n" not in text
+
+
+def test_not_an_object_is_refused():
+    for doc in ([], "x", 3, None):
+        with pytest.raises(ModelError, match="not a JSON object"):
+            check_manifest(doc, "m.json")
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda p: (p / "manifest.json").write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff"), "unreadable"),
+    (lambda p: (p / "manifest.json").write_text(json.dumps({**_shipped(), "family": 3})),
+     "family must be a string, got 3"),
+    (lambda p: (p / "manifest.json").write_text(
+        json.dumps({k: v for k, v in _shipped().items() if k != "targets"})),
+     "missing required key 'targets'"),
+])
+def test_read_bundle_validates_the_manifest(tmp_path, damage, message):
+    from hpcds1mpi.surrogates.bundle_files import read_bundle
+
+    path = tmp_path / "model"
+    shutil.copytree(SHIPPED, path)
+    damage(path)
+    with pytest.raises(ModelError, match=message.replace("(", r"\(")):
+        read_bundle(path)
