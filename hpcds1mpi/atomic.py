@@ -114,6 +114,12 @@ def check_output_folder(path: str | os.PathLike, what: str = "outputs") -> Path:
     return path
 
 
+def _through_link(path: str | os.PathLike) -> Path:
+    """What a symlink at ``path`` points to (written through, as ``open`` would), else ``path``."""
+    path = Path(path)
+    return path.resolve() if path.is_symlink() else path
+
+
 def _umask_mode(mode: int) -> int:
     mask = os.umask(0)
     os.umask(mask)
@@ -136,7 +142,7 @@ def atomic_path(path: str | os.PathLike, what: str = "output") -> Iterator[Path]
     any exception the temporary file is removed and ``path`` is untouched; an ``OSError``
     becomes a one-line :class:`OutputError` / :class:`WriteError`.
     """
-    path = check_output_file(path, what)
+    path = check_output_file(_through_link(path), what)
     try:
         fd, name = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{path.stem}.", suffix=path.suffix,
                                     dir=path.parent)
@@ -214,7 +220,7 @@ def atomic_dir(path: str | os.PathLike, what: str = "bundle") -> Iterator[Path]:
     exception the temporary folder is removed and ``path`` (if there was one) is untouched; an
     ``OSError`` becomes a one-line :class:`OutputError` / :class:`WriteError`.
     """
-    path = Path(path)
+    path = _through_link(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{path.name}.", dir=path.parent))

@@ -216,3 +216,18 @@ def test_a_swap_that_fails_puts_the_old_folder_back(tmp_path, monkeypatch):
             (tmp / "members.pkl").write_bytes(b"new members")
     monkeypatch.undo()
     assert digests(tmp_path) == before and temporaries(tmp_path) == []
+
+
+def test_a_symlinked_target_is_written_through(tmp_path):
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "job.sh").write_text("old")
+    (tmp_path / "job.sh").symlink_to(real / "job.sh")
+    atomic.write_text(tmp_path / "job.sh", "new")
+    assert (tmp_path / "job.sh").is_symlink() and (real / "job.sh").read_text() == "new"
+    (real / "model").mkdir()
+    (tmp_path / "model").symlink_to(real / "model")
+    with atomic.atomic_dir(tmp_path / "model") as tmp:
+        (tmp / "a").write_text("1")
+    assert (tmp_path / "model").is_symlink() and (real / "model" / "a").read_text() == "1"
+    assert temporaries(tmp_path) == []
