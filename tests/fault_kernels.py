@@ -7,6 +7,8 @@
 - ``fault_raise``: the last rank raises in ``run`` when there are 2+ ranks (1 rank: fine).
 - ``fault_raise_all``: every rank raises in ``run`` (the runner's own agreement handles it).
 - ``fault_wrong``: returns a result that fails the check (status ``wrong``).
+- ``fault_exit``: sizes >= 1000: the last rank calls ``os._exit(0)`` (leaves the job early).
+- ``fault_segv``: sizes >= 1000: the last rank dies of SIGSEGV.
 """
 
 from __future__ import annotations
@@ -94,3 +96,33 @@ class WrongKernel(_Base):
 
     def run(self, ctx, state):
         return super().run(ctx, state) + 0.5
+
+
+@register
+class ExitKernel(_Base):
+    """Sizes >= 1000: the last rank ends its process with ``os._exit(0)`` in ``run`` (a rank
+    that leaves the job early and "successfully"); on one rank, rank 0 does."""
+
+    name = "fault_exit"
+
+    def run(self, ctx, state):
+        if state["size"] >= 1000 and ctx.comm.Get_rank() == ctx.comm.Get_size() - 1:
+            import os
+
+            os._exit(0)
+        return super().run(ctx, state)
+
+
+@register
+class SegfaultKernel(_Base):
+    """Sizes >= 1000: the last rank dies of SIGSEGV in ``run`` (a kernel that crashes)."""
+
+    name = "fault_segv"
+
+    def run(self, ctx, state):
+        if state["size"] >= 1000 and ctx.comm.Get_rank() == ctx.comm.Get_size() - 1:
+            import os
+            import signal
+
+            os.kill(os.getpid(), signal.SIGSEGV)
+        return super().run(ctx, state)

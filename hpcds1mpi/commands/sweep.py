@@ -98,6 +98,12 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
     from hpcds1mpi.errors import ConfigError
     from hpcds1mpi.measure import plan as plans
 
+    _refuse_options_of_the_other_mode(
+        external=program is not None, launch=launch is not None,
+        given={"--min-time": min_time, "--min-repeats": min_repeats,
+               "--max-repeats": max_repeats, "--warmup": warmup,
+               "--retry-crashed": retry_crashed, "--kernel-module": kernel_module or None,
+               "--label": label, "--fom-regex": fom_regex, "--launcher": launcher})
     if launch is not None:
         if launch < 1:
             raise ConfigError("--launch needs a positive number of ranks")
@@ -123,7 +129,7 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
             program, label or "external", sizes=sizes, nodes=nodes,
             ranks_per_node=ranks_per_node, threads=threads, devices=devices,
             precisions=precisions, partition=part, valid_only=bool(valid_only),
-            timeout=timeout, seed=seed)
+            timeout=timeout, seed=seed, snapshot_every=snapshot_every)
         if list_only:
             _print_list(plan, None)
             return
@@ -153,6 +159,46 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
     summary = run_inprocess(world(), plan, out, part, resume=resume, progress=not no_progress)
     if summary:
         click.echo(_summary_line(summary, out), err=True)
+
+
+#: Options that only the kernel sweep reads (the external sweep launches a program once per
+#: configuration and records its exit code: no repeats, no warm-up, no kernel to retry).
+KERNEL_ONLY = ("--min-time", "--min-repeats", "--max-repeats", "--warmup", "--retry-crashed",
+               "--kernel-module")
+#: Options that only the external sweep (``--command``) reads.
+EXTERNAL_ONLY = ("--label", "--fom-regex")
+
+
+def _refuse_options_of_the_other_mode(*, external: bool, launch: bool, given: dict) -> None:
+    """Every option applies to the sweep mode it is given in, or is refused (exit 2).
+
+    Raises:
+        ConfigError: an option of the kernel sweep with ``--command``, one of the external
+            sweep without it, ``--launch`` with ``--command``, or ``--launcher`` where no
+            launcher is started by hpcds1mpi (an in-process sweep runs under yours).
+    """
+    from hpcds1mpi.errors import ConfigError
+
+    set_ = [name for name, value in given.items() if value is not None and value is not False]
+    if external:
+        if launch:
+            raise ConfigError("--launch relaunches a kernel sweep under mpiexec/srun; --command "
+                              "already launches your program once per configuration: drop "
+                              "--launch")
+        wrong = [n for n in set_ if n in KERNEL_ONLY]
+        if wrong:
+            raise ConfigError(f"{', '.join(wrong)} applies to kernel sweeps only; --command "
+                              "launches your program once per configuration and records its "
+                              "exit (failed/oom/timeout are measurements, never retried): drop "
+                              f"{'them' if len(wrong) > 1 else 'it'}")
+        return
+    wrong = [n for n in set_ if n in EXTERNAL_ONLY]
+    if wrong:
+        raise ConfigError(f"{', '.join(wrong)} applies to --command sweeps only: drop "
+                          f"{'them' if len(wrong) > 1 else 'it'} or give --command")
+    if "--launcher" in set_ and not launch:
+        raise ConfigError("--launcher picks what --launch or --command starts; an in-process "
+                          "sweep runs under the mpiexec/srun you started it with: drop it")
 
 
 def _summary_line(summary: dict, out: str) -> str:

@@ -24,6 +24,7 @@ from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.measure.plan import RunSpec, SweepPlan
 from hpcds1mpi.measure.progress import Progress
 from hpcds1mpi.measure.rows import base_row, finish_row
+from hpcds1mpi.measure.supervise import COMPLETE_ATTR, SUPERVISED_ENV
 from hpcds1mpi.measure.watchdog import GuardedKernel, Watchdog
 from hpcds1mpi.runtime.mpi import NodeLayout, node_layout, sleepy_barrier
 
@@ -98,7 +99,7 @@ def run_inprocess(comm, plan: SweepPlan, out: str, partition, *, resume: bool = 
             writer = telemetry.TelemetryWriter(
                 out, resume=resume, snapshot_every_s=plan.snapshot_every,
                 attrs={"plan": json.dumps(plan.source, default=str),
-                       "last_launch_ranks": comm.Get_size()})
+                       "last_launch_ranks": comm.Get_size(), COMPLETE_ATTR: 0})
             writer.open()
             fp = meters.fingerprint(partition, hostnames=hostnames,
                                     mpi_library=library_version(),
@@ -109,37 +110,90 @@ def run_inprocess(comm, plan: SweepPlan, out: str, partition, *, resume: bool = 
                                     .encode()).hexdigest()[:12]
             todo = _runs_to_do(plan, writer.store, machine_id)
         except Exception as exc:  # noqa: BLE001 - told to every rank, then re-raised on 0
-            failure = exc
+            failure = _storage_error(exc, out)
             if writer is not None and writer.store is not None:
-                writer.close()
-    failed = comm.bcast(failure is not None, root=0)
-    if failed:
+                try:
+                    writer.close()
+                except Exception:  # noqa: BLE001 - a full disk fails again: the bcast must come
+                    writer.release()
+    failed = comm.bcast(None if failure is None else getattr(failure, "exit_code", 1), root=0)
+    if failed is not None:
         if rank == 0:
             raise failure
-        raise SystemExit(2)  # rank 0 prints the one-line error (or the traceback of a bug)
+        raise SystemExit(failed)  # rank 0 prints the one-line error (or the traceback of a bug)
     machine_id, sweep_id, todo = comm.bcast(
         (machine_id, sweep_id, todo) if rank == 0 else None, root=0)
 
     try:
         return _sweep_loop(comm, plan, out, partition, layout, cpus, writer, machine_id,
                            sweep_id, todo, progress)
-    except BaseException:
-        # A bug or an interrupt on one rank would leave the others waiting forever: end the job.
-        import traceback
-
-        traceback.print_exc()
-        sys.stderr.flush()
-        comm.Abort(1)
+    except BaseException as exc:
+        # A bug, a full disk or an interrupt on one rank would leave the others waiting
+        # forever: say it in one line (a traceback only for a bug) and end the whole job.
+        _abort(comm, exc, out)
         raise
 
 
+def _storage_error(exc: Exception, out: str) -> Exception:
+    """``exc``, or a one-line :class:`~hpcds1mpi.errors.WriteError` when it is an OS error
+    writing the telemetry (a full disk, an I/O error)."""
+    from hpcds1mpi.errors import WriteError
+
+    if isinstance(exc, OSError) and exc.errno is not None:
+        error = WriteError(f"cannot write {out} ({exc.strerror}); free space or choose "
+                             "another --out; every finished run is kept")
+        error.__cause__ = exc
+        return error
+    return exc
+
+
+def _abort(comm, exc: BaseException, out: str) -> None:
+    """End every rank of ``comm`` after ``exc`` on this rank, with one line on stderr.
+
+    The run in flight stays unfinished: ``interrupted`` on the next read (an interrupt, a
+    full disk) unless the supervisor saw the launch die by itself. Never returns.
+    """
+    from hpcds1mpi.errors import HpcdsError
+
+    import os
+
+    rank = comm.Get_rank()
+    quiet = False
+    if isinstance(exc, KeyboardInterrupt):
+        message = "interrupted (SIGINT)"
+        # mpiexec passes Ctrl-C to every rank: rank 0 says it, or the supervisor does.
+        quiet = rank != 0 or os.environ.get(SUPERVISED_ENV) == "1"
+    elif isinstance(exc, OSError) and exc.errno is not None:
+        message = (f"cannot write ({exc.strerror}{': ' + exc.filename if exc.filename else ''})"
+                   "; free space or choose another --out")
+    elif isinstance(exc, HpcdsError):
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    else:
+        import traceback
+
+        traceback.print_exc()  # a bug: keep its traceback
+        message = f"{type(exc).__name__} (a bug: see the traceback above)"
+    try:
+        if not quiet:
+            sys.stderr.write(f"hpcds1mpi: error: rank {rank}: {message}; the sweep ended, "
+                             f"every finished run is kept in {out}, rerun with --resume\n")
+            sys.stderr.flush()
+    except OSError:
+        pass
+    try:
+        comm.Abort(1)
+    finally:
+        os._exit(1)
+
+
 def _runs_to_do(plan: SweepPlan, store, machine_id: str) -> list[int]:
-    """Indices of the plan's runs not yet in ``store`` (or crashed and to be retried)."""
+    """Indices of the plan's runs not yet in ``store``, ``interrupted`` (always run again: not
+    a measurement) or crashed and to be retried (``retry_crashed``, up to ``max_attempts``)."""
     todo = []
     for index, spec in enumerate(plan.runs):
         key = (machine_id, spec.run_id)
         old = store.runs.get(key)
-        if old is None:
+        if old is None or old["status"] == "interrupted":
             todo.append(index)
         elif (old["status"] == "crashed" and plan.retry_crashed
               and store.attempts.get(key, 1) < plan.max_attempts):
@@ -200,6 +254,7 @@ def _sweep_loop(comm, plan, out, partition, layout, cpus, writer, machine_id, sw
     total = time.perf_counter() - sweep_start
     summary = {}
     if rank == 0:
+        writer.store.attrs[COMPLETE_ATTR] = 1  # the supervisor's "this launch is done"
         writer.close()
         summary = {"configs": len(todo), "statuses": counts, "sweep_s": total,
                    "measured_s": measured_total, "journal_s": writer.journal_seconds,

@@ -8,6 +8,13 @@ script would export, so the measured job is the one a recommended script submits
 time is measured around the launch; the exit is classified as ``ok``, ``failed``, ``timeout``
 or ``oom`` (exit 137 / SIGKILL, or "out of memory" / "Killed" / ``MemoryError`` /
 ``bad_alloc`` / "oom-kill" in its output).
+
+The program is started in its own session (process group). A launch that cannot start (the
+program or the launcher missing or not executable) is an error of the sweep, never a
+measurement: the program is checked before anything launches (exit 2), a launcher that fails to
+start is a :class:`~hpcds1mpi.errors.LaunchError` (exit 1). SIGINT / SIGTERM of the sweep kill
+the program's whole process group, record the run ``interrupted`` (``--resume`` runs it again)
+and end the sweep with :class:`~hpcds1mpi.errors.SweepInterrupted` (exit 1).
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import os
 import re
 import resource
 import shlex
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -23,7 +31,7 @@ import threading
 import time
 
 from hpcds1mpi.config import OK, UNINFORMATIVE_STATUSES, enumerate_configs
-from hpcds1mpi.errors import ConfigError, HpcdsError
+from hpcds1mpi.errors import ConfigError, HpcdsError, LaunchError, SweepInterrupted
 from hpcds1mpi.launch.program import placeholder_values, program_tokens
 from hpcds1mpi.measure.plan import RunSpec, SweepPlan, parse_ints, parse_words
 from hpcds1mpi.measure.progress import Progress
@@ -43,7 +51,8 @@ def format_command(program: str, spec: RunSpec) -> list[str]:
 def build_external_plan(program: str, label: str, *, sizes, nodes=None, ranks_per_node=None,
                         threads=None, devices=None, precisions=None, partition=None,
                         valid_only: bool = False, timeout: float | None = None,
-                        seed: int | None = None) -> SweepPlan:
+                        seed: int | None = None, snapshot_every: float | None = None
+                        ) -> SweepPlan:
     from hpcds1mpi.config import DEVICES, PRECISIONS
 
     size_list = parse_ints(sizes, "sizes")
@@ -65,10 +74,57 @@ def build_external_plan(program: str, label: str, *, sizes, nodes=None, ranks_pe
             runs.append(spec)
     if not runs:
         raise ConfigError("the ranges leave no configuration to run")
+    if timeout is not None and not timeout > 0:
+        raise ConfigError(f"--timeout {timeout:g}: give a positive number of seconds")
+    if snapshot_every is not None and not snapshot_every >= 0:
+        raise ConfigError(f"--snapshot-every {snapshot_every:g}: give 0 or more seconds")
     plan = SweepPlan(runs=runs, timeout=float(timeout) if timeout else 600.0,
                      min_repeats=1, max_repeats=1, warmup=0,
+                     snapshot_every=30.0 if snapshot_every is None else float(snapshot_every),
                      source={"command": program, "label": label, "sizes": str(sizes)})
     return plan
+
+
+def check_program(tokens: list[str], env: dict | None = None) -> None:
+    """Check that the program ``tokens[0]`` can be started, before anything launches.
+
+    Raises:
+        ConfigError: it is not found (as a path, or on ``PATH``) or not an executable file.
+    """
+    name = tokens[0] if tokens else ""
+    if not name:
+        raise ConfigError("--command is empty: give your program, e.g. --command './app {size}'")
+    if "/" in name:
+        found = name
+        if not os.path.exists(found):
+            raise ConfigError(f"--command: program {name!r} not found; give the path of an "
+                              "executable (or a name on PATH)")
+    else:
+        found = shutil.which(name, path=(env or os.environ).get("PATH"))
+        if found is None:
+            raise ConfigError(f"--command: program {name!r} is not on PATH; give its path "
+                              "(e.g. ./" + name + ") or install it")
+    if os.path.isdir(found) or not os.access(found, os.X_OK):
+        raise ConfigError(f"--command: {found!r} is not an executable file (chmod +x it, or "
+                          "start it through its interpreter, e.g. 'python3 app.py')")
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """End ``proc``'s process group: SIGTERM, 3 s grace, then SIGKILL; reap ``proc``."""
+    for sig, grace in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 10.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            break
+        try:
+            proc.wait(timeout=grace)
+            # The leader is gone; members that outlive it (children of the program) go too.
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            break
+        except subprocess.TimeoutExpired:
+            continue
+        break
 
 
 class _TreeSampler:
@@ -108,7 +164,14 @@ class _TreeSampler:
 
 
 def launch_once(tokens: list[str], env: dict, timeout: float) -> dict:
-    """Run ``tokens`` once; return exit code, wall seconds, CPU seconds of children, output."""
+    """Run ``tokens`` once in a session of its own; return exit code, wall seconds, CPU
+    seconds of children, output.
+
+    Raises:
+        LaunchError: the launch could not start (launcher or program missing, not executable).
+        BaseException: whatever interrupts the wait (KeyboardInterrupt, the SIGTERM handler's
+            SweepInterrupted) passes on after the program's whole process group is killed.
+    """
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with tempfile.TemporaryFile() as out_fh, tempfile.TemporaryFile() as err_fh:
         start = time.perf_counter()
@@ -116,26 +179,21 @@ def launch_once(tokens: list[str], env: dict, timeout: float) -> dict:
             proc = subprocess.Popen(tokens, stdout=out_fh, stderr=err_fh, env=env,
                                     start_new_session=True)
         except OSError as exc:
-            return {"exit_code": 127, "wall_s": 0.0, "cpu_s": 0.0, "stdout": "",
-                    "stderr": f"cannot start {tokens[0]}: {exc.strerror}", "timed_out": False,
-                    "rss_mb": float("nan")}
+            raise LaunchError(f"cannot start {tokens[0]}: {exc.strerror}; nothing was "
+                              "recorded for this configuration (check the launcher and "
+                              "--command)") from None
         sampler = _TreeSampler(proc.pid)
         timed_out = False
         try:
             code = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
-            for sig, grace in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 10.0)):
-                try:
-                    os.killpg(proc.pid, sig)
-                except ProcessLookupError:
-                    break
-                try:
-                    proc.wait(timeout=grace)
-                    break
-                except subprocess.TimeoutExpired:
-                    continue
+            _kill_group(proc)
             code = proc.returncode if proc.returncode is not None else -9
+        except BaseException:
+            _kill_group(proc)  # Ctrl-C / SIGTERM of the sweep: no orphan of the user's
+            sampler.stop()
+            raise
         wall = time.perf_counter() - start
         rss = sampler.stop()
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -146,6 +204,37 @@ def launch_once(tokens: list[str], env: dict, timeout: float) -> dict:
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {"exit_code": code, "wall_s": wall, "cpu_s": cpu, "stdout": stdout, "stderr": stderr,
             "timed_out": timed_out, "rss_mb": rss if rss > 0 else float("nan")}
+
+
+#: What a launcher prints when it could not start the program on a node (hydra, srun).
+LAUNCHER_NOT_STARTED = re.compile(r"execvp error|execve\(\)")
+#: What a shell-like launcher prints with exit 126 / 127.
+NOT_STARTED = re.compile(r"\bcommand not found\b|No such file or directory|Permission denied|"
+                         r"cannot execute", re.IGNORECASE)
+
+
+def launch_problem(result: dict) -> str:
+    """The reason the launcher could not start the program ("" when it started): a launcher's
+    execvp / execve error, or exit 126 / 127 with "not found" / "cannot execute" words."""
+    if result["timed_out"] or result["exit_code"] == 0:
+        return ""
+    tail = result["stderr"][-4000:]
+    match = LAUNCHER_NOT_STARTED.search(tail)
+    if match is None and result["exit_code"] in (126, 127):
+        match = NOT_STARTED.search(tail)
+    if match is None:
+        return ""
+    line = next((ln.strip() for ln in tail.splitlines() if match.group(0) in ln), match.group(0))
+    return line[:300]
+
+
+class _Terminated(BaseException):
+    """Raised in the main thread by the SIGTERM handler (a BaseException: passes every
+    ``except Exception``)."""
+
+
+def _on_sigterm(signum, frame):
+    raise _Terminated()
 
 
 def classify(result: dict, timeout: float) -> tuple[str, str]:
@@ -167,7 +256,16 @@ def classify(result: dict, timeout: float) -> tuple[str, str]:
 def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
                  fom_regex: str | None = None, launcher: str | None = None,
                  progress: bool = True) -> dict:
-    """Launch every configuration of ``plan`` once and record it in ``out``."""
+    """Launch every configuration of ``plan`` once and record it in ``out``.
+
+    Runs already in ``out`` are skipped, except ``interrupted`` ones (run again).
+
+    Raises:
+        ConfigError: the program cannot be started (checked before anything launches).
+        LaunchError: the launcher could not start it (nothing recorded for that run).
+        SweepInterrupted: SIGINT / SIGTERM; the program's process group is killed first and the
+            run recorded ``interrupted``; every finished run is kept.
+    """
     import hashlib
     import json
     import socket
@@ -186,17 +284,25 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
         if pattern.groups < 1:
             raise ConfigError("--fom-regex needs a group, e.g. 'GFLOPS: ([0-9.]+)'")
     launch = launchers.local(launcher)
+    first = plan.runs[0]
+    check_program(format_command(dict(first.extra)["command"], first),
+                  {**os.environ, **launch.environment(first.config)})
     mpi_library = launchers.library_version(getattr(launch, "command", "srun"))
-    writer = telemetry.TelemetryWriter(out, resume=resume,
+    writer = telemetry.TelemetryWriter(out, resume=resume, snapshot_every_s=plan.snapshot_every,
                                        attrs={"plan": json.dumps(plan.source)})
     writer.open()
+    previous = signal.getsignal(signal.SIGTERM)
+    in_main = threading.current_thread() is threading.main_thread()
+    if in_main:
+        signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         fp = meters.fingerprint(partition, hostnames=[socket.gethostname()],
                                  mpi_library=mpi_library, gpu_aware=False)
         writer.machine(fp)
         machine_id = fp["machine_id"]
         sweep_id = hashlib.sha1(json.dumps(plan.source, sort_keys=True).encode()).hexdigest()[:12]
-        todo = [s for s in plan.runs if (machine_id, s.run_id) not in writer.store.runs]
+        done_keys = {k for k, r in writer.store.runs.items() if r["status"] != "interrupted"}
+        todo = [s for s in plan.runs if (machine_id, s.run_id) not in done_keys]
         model = meters.power_model(partition)
         bar = Progress(len(todo), enabled=progress)
         counts: dict[str, int] = {}
@@ -211,7 +317,23 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
             row["started_at"] = time.time()
             env = dict(os.environ)
             env.update(launch.environment(spec.config))
-            result = launch_once(tokens, env, plan.timeout)
+            try:
+                result = launch_once(tokens, env, plan.timeout)
+            except (KeyboardInterrupt, _Terminated) as exc:
+                why = "SIGINT (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else "SIGTERM"
+                row.update(status="interrupted", finished_at=time.time(),
+                           error=f"the sweep was stopped by {why} while this ran; its program "
+                                 "was killed; --resume runs it again")
+                writer.record(row, {})
+                raise SweepInterrupted(
+                    f"sweep stopped by {why}: {spec.workload} size {spec.size} "
+                    f"{spec.config.label()} was killed and is recorded interrupted; "
+                    f"{done} finished runs are kept in {out}; rerun with --resume") from None
+            problem = launch_problem(result)
+            if problem:
+                raise LaunchError(f"the launcher could not start the program ({problem}); "
+                                  "nothing was recorded for this configuration: check "
+                                  "--command and --launcher")
             status, error = classify(result, plan.timeout)
             wall = result["wall_s"]
             row.update(status=status, error=error, exit_code=result["exit_code"],
@@ -240,7 +362,11 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
         return {"configs": len(todo), "statuses": counts,
                 "sweep_s": time.perf_counter() - sweep_start, "measured_s": measured,
                 "skipped": len(plan.runs) - len(todo)}
-    except HpcdsError:
-        raise
+    except (KeyboardInterrupt, _Terminated) as exc:  # between two launches
+        why = "SIGINT (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else "SIGTERM"
+        raise SweepInterrupted(f"sweep stopped by {why}; every finished run is kept in {out}; "
+                               "rerun with --resume") from None
     finally:
+        if in_main:
+            signal.signal(signal.SIGTERM, previous)
         writer.close()

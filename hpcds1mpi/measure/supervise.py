@@ -1,23 +1,109 @@
 """The supervisor: relaunch an in-process sweep until its plan is done (``sweep --launch N``).
 
-It runs outside mpiexec/srun. A launch that dies (the watchdog's timeout abort, a rank that
-failed alone, a crash, a kill) has by then recorded the run it was on as ``timeout``,
-``crashed`` or (from a fault note) ``failed``, so ``--resume`` skips it and goes on.
+It runs outside mpiexec/srun and starts each launch in a session (process group) of its own.
+A launch that dies by itself (a segfault, a rank that failed alone, an abort) leaves its run
+unfinished or noted: before relaunching with ``--resume`` the supervisor leaves a crash note
+(:func:`hpcds1mpi.records.telemetry.journal.write_crash_note`) with the exit code it saw, so
+the run is recorded ``crashed`` with that evidence (``failed`` when a rank left a fault note;
+the watchdog's timeout abort, exit 124, has recorded ``timeout`` itself) and skipped.
+
+What is not a crash of the run: SIGINT / SIGTERM of the supervisor (Ctrl-C, the walltime) are
+forwarded to the launch's process group (then SIGKILL after a grace period), the run stays
+``interrupted`` and the supervisor ends with :class:`~hpcds1mpi.errors.SweepInterrupted`
+(exit 1). A launch that exits 0 before its plan is done (a rank's ``os._exit(0)``) is an error
+(exit 1), never success; its unfinished run stays ``interrupted`` (``--resume`` runs it again).
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 
-from hpcds1mpi.errors import LaunchError, TelemetryError
+from hpcds1mpi.errors import LaunchError, SweepInterrupted, TelemetryError
+
+#: Telemetry attribute the in-process driver sets to 1 when a launch has run its whole plan.
+COMPLETE_ATTR = "sweep_complete"
+#: Exit code of a launch the watchdog aborted (its run is recorded ``timeout``).
+TIMEOUT_EXIT_CODE = 124
+#: Set to "1" in every launch's environment (its ranks leave the interrupt message to us).
+SUPERVISED_ENV = "HPCDS1MPI_SUPERVISED"
+#: Seconds a forwarded SIGINT/SIGTERM has before the launch's group is killed.
+GRACE_S = 5.0
+
+
+class _Stop(BaseException):
+    """The supervisor received SIGINT / SIGTERM (raised by its handler)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_stop(signum, frame):
+    raise _Stop(signum)
+
+
+def run_launch(argv: list[str]) -> int:
+    """Run one launch in its own session; forward SIGINT/SIGTERM to its group.
+
+    Returns:
+        The launch's exit code (negative: the signal that ended it).
+
+    Raises:
+        _Stop: the supervisor was signalled; the launch's group is ended by then.
+        LaunchError: the launcher could not start.
+    """
+    import subprocess
+
+    try:
+        proc = subprocess.Popen(argv, start_new_session=True,
+                                env={**os.environ, SUPERVISED_ENV: "1"})
+    except OSError as exc:
+        raise LaunchError(f"cannot start {argv[0]}: {exc.strerror}") from None
+    try:
+        return proc.wait()
+    except _Stop as stop:
+        _end_group(proc, stop.signum)
+        raise
+
+
+def _end_group(proc, signum: int) -> None:
+    """Send ``signum`` to ``proc``'s process group, then SIGKILL after :data:`GRACE_S`."""
+    import subprocess
+
+    for sig, grace in ((signum, GRACE_S), (signal.SIGKILL, 10.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            break
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            continue
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # members that outlived the leader
+        except (ProcessLookupError, PermissionError):
+            pass
+        break
+
+
+def _describe(rc: int) -> str:
+    if rc < 0:
+        try:
+            return f"was killed by {signal.Signals(-rc).name}"
+        except ValueError:
+            return f"was killed by signal {-rc}"
+    return f"exited {rc}"
 
 
 def supervise(ranks: int, argv: list[str], out: str, *, max_launches: int = 1000,
               launcher: str | None = None) -> int:
     """Launch ``hpcds1mpi sweep ARGV`` on ``ranks`` ranks until it finishes.
 
-    After a launch dies it relaunches with ``--resume``; the configuration that was running is
-    by then recorded as ``timeout`` or ``crashed`` and skipped.
+    After a launch dies by itself it leaves a crash note and relaunches with ``--resume``; the
+    configuration that was running is by then recorded as ``timeout``, ``failed`` or (from the
+    note) ``crashed`` and skipped.
 
     Args:
         ranks: ranks per launch.
@@ -31,13 +117,13 @@ def supervise(ranks: int, argv: list[str], out: str, *, max_launches: int = 1000
         printed by the sweep).
 
     Raises:
-        LaunchError: a launch recorded nothing new (no progress), or ``max_launches`` ran out.
+        LaunchError: a launch recorded nothing new (no progress), exited 0 before its plan was
+            done, or ``max_launches`` ran out.
+        SweepInterrupted: the supervisor was sent SIGINT / SIGTERM.
     """
-    import subprocess
     from pathlib import Path
 
     from hpcds1mpi.launch import launchers
-    from hpcds1mpi.records import telemetry
 
     exe = str(Path(sys.executable).parent / "hpcds1mpi")
     if not Path(exe).exists():
@@ -45,22 +131,70 @@ def supervise(ranks: int, argv: list[str], out: str, *, max_launches: int = 1000
     tokens = launchers.total_tokens(ranks, launcher=launcher)
     args = list(argv)
     previous = -1
-    for launch in range(max_launches):
-        rc = subprocess.run(tokens + [exe, "sweep", *args]).returncode
-        if rc == 0:
-            return 0
-        if rc == 2 and launch == 0:
-            return rc  # a user error, already printed by the sweep
-        try:
-            rows = len(telemetry.load(out).runs)
-        except TelemetryError:
-            rows = -1
-        if rows <= previous:
-            raise LaunchError(f"sweep launch {launch + 1} exited {rc} without recording a run; "
-                              "stopping (see the messages above)")
-        previous = rows
-        if "--resume" not in args:
-            args.append("--resume")
-        sys.stderr.write(f"hpcds1mpi: launch {launch + 1} exited {rc}; {rows} runs recorded, "
-                         "resuming\n")
-    raise LaunchError(f"sweep not finished after {max_launches} launches")
+    handlers = {}
+    if _in_main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            handlers[sig] = signal.signal(sig, _raise_stop)
+    try:
+        for launch in range(max_launches):
+            try:
+                rc = run_launch(tokens + [exe, "sweep", *args])
+            except _Stop as stop:
+                rows, _ = _progress(out)
+                raise SweepInterrupted(
+                    f"sweep stopped by {signal.Signals(stop.signum).name} during launch "
+                    f"{launch + 1}; the launch was ended, {max(rows, 0)} runs recorded are kept "
+                    f"in {out} and the unfinished one is re-run by --resume") from None
+            rows, complete = _progress(out)
+            if rc == 0:
+                if complete:
+                    return 0
+                raise LaunchError(
+                    f"sweep launch {launch + 1} exited 0 before its plan was done (a rank left "
+                    f"the job early, e.g. os._exit in a kernel); {max(rows, 0)} runs recorded "
+                    f"are kept in {out}, the unfinished one is re-run by --resume")
+            if rc == 2 and launch == 0:
+                return rc  # a user error, already printed by the sweep
+            if rows <= previous:
+                raise LaunchError(f"sweep launch {launch + 1} {_describe(rc)} without recording "
+                                  "a run; stopping (see the messages above)")
+            previous = rows
+            if rc != TIMEOUT_EXIT_CODE:
+                _note_crash(out, f"launch {launch + 1} {_describe(rc)} while it ran")
+            if "--resume" not in args:
+                args.append("--resume")
+            sys.stderr.write(f"hpcds1mpi: launch {launch + 1} exited {rc}; {rows} runs "
+                             "recorded, resuming\n")
+        raise LaunchError(f"sweep not finished after {max_launches} launches")
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+
+
+def _in_main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def _progress(out: str) -> tuple[int, bool]:
+    """(runs recorded in ``out``, whether the last launch ran its whole plan); (-1, False)
+    when ``out`` cannot be read."""
+    from hpcds1mpi.records import telemetry
+
+    try:
+        store = telemetry.load(out, crashed=False)
+    except TelemetryError:
+        return -1, False
+    recorded = set(store.runs) | set(store.started)  # an unfinished run is settled on resume
+    return len(recorded), str(store.attrs.get(COMPLETE_ATTR, "0")) == "1"
+
+
+def _note_crash(out: str, evidence: str) -> None:
+    from hpcds1mpi.records.telemetry.journal import write_crash_note
+
+    try:
+        write_crash_note(out, evidence)
+    except OSError as exc:  # the run then reads interrupted: re-run, never a false crash
+        sys.stderr.write(f"hpcds1mpi: could not leave the crash note beside {out}: "
+                         f"{exc.strerror}\n")

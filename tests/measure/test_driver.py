@@ -271,7 +271,7 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 def _finished(path: Path) -> dict:
     df = telemetry.read_runs(path)
-    return {r.run_id: r.status for r in df.itertuples() if r.status != "crashed"}
+    return {r.run_id: r.status for r in df.itertuples() if r.status != "interrupted"}
 
 
 @pytest.mark.mpi
@@ -334,38 +334,64 @@ def test_twenty_random_kills_lose_nothing_and_never_duplicate(tmp_path):
     with h5py.File(out, "r") as f:  # exactly once in the file itself, not only after reading
         ids = [x.decode() for x in f["runs/run_id"][()]]
     assert len(ids) == len(set(ids)) == len(expected)
-    assert set(df["status"]) <= {"ok", "wrong", "crashed"}
-    assert (df[df["workload"] == "fault_wrong"]["status"].isin(["wrong", "crashed"])).all()
+    # A kill of the sweep is no fault of a run: every interrupted run was run again.
+    assert set(df["status"]) <= {"ok", "wrong"}
+    assert (df[df["workload"] == "fault_wrong"]["status"] == "wrong").all()
     assert not telemetry.journal_path(out).exists() and not telemetry.lock_path(out).exists()
 
 
 @pytest.mark.mpi
-def test_crashed_run_is_recorded_then_skipped_or_retried(tmp_path):
+def test_resume_after_kill_reruns_the_interrupted_run(tmp_path):
     out = tmp_path / "t.h5"
     args = ["--kernel-module", FAULTS, "--kernel", "fault_sleep", "--sizes", "5,3000",
             "--ranks-per-node", "1", "--threads", "1", "--precisions", "fp64",
             "--min-time", "0", "--max-repeats", "1", "--warmup", "0", "--out", str(out),
             "--no-progress"]
-    proc = _popen(1, args)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:  # wait until the 3 s run has started, then kill
-        if telemetry.journal_path(out).exists() and b"3000" in \
-                telemetry.journal_path(out).read_bytes().split(b'"event": "start"')[-1]:
-            break
-        time.sleep(0.05)
-    time.sleep(0.3)
-    _kill_group(proc)
+
+    def kill_during_the_long_run():
+        proc = _popen(1, args + (["--resume"] if out.exists() else []))
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # wait until the 3 s run has started, then kill
+            jpath = telemetry.journal_path(out)
+            if jpath.exists() and b"3000" in jpath.read_bytes().split(b'"event": "start"')[-1]:
+                break
+            time.sleep(0.05)
+        time.sleep(0.3)
+        _kill_group(proc)
+
+    kill_during_the_long_run()
     df = telemetry.read_runs(out).set_index("size")
-    assert df.loc[5, "status"] == "ok" and df.loc[3000, "status"] == "crashed"
+    assert df.loc[5, "status"] == "ok" and df.loc[3000, "status"] == "interrupted"
     proc = _popen(1, args + ["--resume"])
-    assert proc.wait(timeout=60) == 0
-    df = telemetry.read_runs(out).set_index("size")
-    assert df.loc[3000, "status"] == "crashed"  # skipped by default
-    proc = _popen(1, args + ["--resume", "--retry-crashed", "--max-repeats", "1"])
-    assert proc.wait(timeout=60) == 0
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err.decode()[-2000:]
+    assert b"ok 1; 1 already done" in err  # the interrupted run ran again, the ok one did not
     df = telemetry.read_runs(out).set_index("size")
     assert df.loc[3000, "status"] == "ok" and df.loc[3000, "attempt"] == 2
     assert len(df) == 2
+
+
+def test_runs_to_do_reruns_interrupted_and_crashed_only_when_asked():
+    from hpcds1mpi.measure.driver import _runs_to_do
+    from hpcds1mpi.records.telemetry import Store
+
+    doc = {"sweep": {"sizes": "1,2,3,4", "ranks_per_node": "1", "threads": "1",
+                     "precisions": "fp64"}, "kernel": [{"name": "fault_sleep"}]}
+    from hpcds1mpi import kernels
+
+    kernels.load_plugin(FAULTS)
+    plan = build_plan(doc, Partition("p", 2, 8.0))
+    store = Store()
+    statuses = ["ok", "interrupted", "crashed", None]
+    for spec, status in zip(plan.runs, statuses):
+        if status:
+            store.runs[("m", spec.run_id)] = {"status": status}
+            store.attempts[("m", spec.run_id)] = 1
+    assert _runs_to_do(plan, store, "m") == [1, 3]
+    plan.retry_crashed = True
+    assert _runs_to_do(plan, store, "m") == [1, 2, 3]
+    store.attempts[("m", plan.runs[2].run_id)] = plan.max_attempts
+    assert _runs_to_do(plan, store, "m") == [1, 3]
 
 
 @pytest.mark.mpi

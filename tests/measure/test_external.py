@@ -210,3 +210,144 @@ def test_literal_braces_behave_the_same_in_sweep_calibration_and_recommended_scr
     assert json.loads((tmp_path / "7.json").read_text())["argv"] == swept
     rows = telemetry.read_runs(tmp_path / "c.h5")
     assert list(rows["status"]) == ["ok"]
+
+
+# ---- launcher failures, options of the other mode, signals ----------------------------------
+
+
+def _one_line_error(proc, code):
+    assert proc.returncode == code, proc.stderr
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, \
+        proc.stderr
+
+
+def test_a_program_that_cannot_start_is_refused_before_anything_is_stored(tmp_path):
+    out = tmp_path / "x.h5"
+    script = tmp_path / "app.sh"
+    script.write_text("#!/bin/sh\necho hi\n")  # not executable
+    for program, words in [("/nonexistent/app", "not found"), ("no-such-app-xyz {size}",
+                                                                 "not on PATH"),
+                           (str(script), "not an executable"), (str(tmp_path), "executable")]:
+        proc = run_cli(["sweep", "--command", program, "--sizes", "1", "--out", str(out),
+                        "--no-progress"], timeout=60)
+        _one_line_error(proc, 2)
+        assert words in proc.stderr
+        assert not out.exists() and not telemetry.journal_path(out).exists()
+
+
+def test_the_launchers_cannot_start_words_are_a_launch_problem():
+    base = {"stdout": "", "timed_out": False}
+    hydra = ("[proxy:0@vm] HYDU_create_process (launch.c:73): execvp error on file ./app "
+             "(Permission denied)\n")
+    assert "execvp error" in external.launch_problem({**base, "exit_code": 255, "stderr": hydra})
+    srun = "slurmstepd: error: execve(): /x/app: No such file or directory\n"
+    assert "execve()" in external.launch_problem({**base, "exit_code": 2, "stderr": srun})
+    assert external.launch_problem({**base, "exit_code": 127,
+                                    "stderr": "sh: 1: app: command not found\n"})
+    # A program's own failure stays a measurement.
+    assert not external.launch_problem({**base, "exit_code": 1,
+                                        "stderr": "input.dat: No such file or directory\n"})
+    assert not external.launch_problem({**base, "exit_code": 0, "stderr": hydra})
+
+
+@pytest.mark.parametrize("extra, words", [
+    (["--retry-crashed"], "--retry-crashed applies to kernel sweeps only"),
+    (["--min-time", "1"], "--min-time"), (["--warmup", "2", "--max-repeats", "3"], "--warmup"),
+    (["--launch", "2"], "drop --launch"),
+])
+def test_kernel_sweep_options_are_refused_with_command(tmp_path, extra, words):
+    out = tmp_path / "x.h5"
+    proc = run_cli(["sweep", "--command", "true", "--sizes", "1", "--out", str(out), *extra,
+                    "--no-progress"], timeout=60)
+    _one_line_error(proc, 2)
+    assert words in proc.stderr and not out.exists()
+
+
+@pytest.mark.parametrize("extra, words", [
+    (["--label", "x"], "--label applies to --command sweeps only"),
+    (["--fom-regex", "(1)"], "--fom-regex"), (["--launcher", "mpiexec"], "drop it"),
+])
+def test_external_options_are_refused_without_command(tmp_path, extra, words):
+    proc = run_cli(["sweep", "--kernel", "stencil", "--sizes", "8", "--out",
+                    str(tmp_path / "x.h5"), *extra, "--no-progress"], timeout=60)
+    _one_line_error(proc, 2)
+    assert words in proc.stderr
+
+
+# Size 1 ends at once; size 2 writes its pid and its child's, then waits (a long run).
+SLOW_APP = """
+import os, subprocess, sys, time
+if sys.argv[1] == "2":
+    child = subprocess.Popen(["sleep", "60"])
+    with open(sys.argv[2], "w") as fh:
+        fh.write(f"{os.getpid()} {child.pid}")
+    time.sleep(60)
+"""
+
+
+def _start_slow_sweep(tmp_path, extra=()):
+    app = tmp_path / "slow.py"
+    app.write_text(SLOW_APP)
+    pids = tmp_path / "pids"
+    out = tmp_path / "s.h5"
+    proc = subprocess.Popen(
+        [hpcds1mpi_exe(), "sweep", "--command", f"{sys.executable} {app} {{size}} {pids}",
+         "--sizes", "1,2", "--timeout", "120", "--out", str(out), "--no-progress", *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    import time
+
+    deadline = time.monotonic() + 60
+    while not (pids.exists() and pids.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert pids.exists(), "the program never started"
+    return proc, out, [int(p) for p in pids.read_text().split()]
+
+
+def _alive(pid: int) -> bool:
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_signal_to_the_external_sweep_kills_the_program_and_the_run_is_interrupted(
+        tmp_path, sig):
+    import signal as signals
+    import time
+
+    proc, out, pids = _start_slow_sweep(tmp_path)
+    proc.send_signal(getattr(signals, sig))
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert f"stopped by {sig}" in err and "--resume" in err
+    time.sleep(0.2)
+    assert not [p for p in pids if _alive(p)], "the user's program outlived the sweep"
+    df = telemetry.read_runs(out).set_index("size")
+    assert df.loc[1, "status"] == "ok" and df.loc[2, "status"] == "interrupted"
+    assert df.loc[2, "energy_source"] == ""  # not a measurement: no modelled energy
+    assert not telemetry.lock_path(out).exists() and not telemetry.journal_path(out).exists()
+
+
+def test_snapshot_every_applies_to_the_external_sweep(tmp_path):
+    """With --snapshot-every 0 the HDF5 snapshot itself (not only the journal) holds the first
+    run while the second one runs; SIGKILL of everything then loses nothing."""
+    import h5py
+
+    proc, out, pids = _start_slow_sweep(tmp_path, ["--snapshot-every", "0"])
+    with h5py.File(out, "r") as f:
+        assert [x.decode() for x in f["runs/run_id"][()]] != []
+    import signal as signals
+
+    os.killpg(proc.pid, signals.SIGKILL)
+    proc.communicate(timeout=30)
+    for pid in pids:
+        try:
+            os.kill(pid, signals.SIGKILL)  # the program's group was killed with ours
+        except ProcessLookupError:
+            pass
+    df = telemetry.read_runs(out).set_index("size")
+    assert df.loc[1, "status"] == "ok" and df.loc[2, "status"] == "interrupted"

@@ -2,41 +2,51 @@
 
 Launches are faked (``subprocess.run`` replaced): each fake launch appends rows to the telemetry
 file as a real launch would and returns an exit code. The real relaunch after a timeout and a
-lone failing rank is tested in tests/measure/test_watchdog.py.
+lone failing rank is tested in tests/measure/test_watchdog.py; real launches here: a rank's
+``os._exit(0)``, a segfault, SIGINT / SIGTERM of the supervisor.
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
-import types
+import sys
+import time
 
 import pytest
 
 from hpcds1mpi.errors import LaunchError
 from hpcds1mpi.launch import launchers
+from hpcds1mpi.measure import supervise as supervise_module
 from hpcds1mpi.measure.supervise import supervise
 from hpcds1mpi.records import telemetry
+from hpcds1mpi.records.telemetry import journal
+from tests.helpers import REPO, hpcds1mpi_exe
+
+FAULTS = str(REPO / "tests" / "fault_kernels.py")
 
 
 def _fake_launches(monkeypatch, out, script):
-    """Replace launches by ``script``: a list of (rows to record, exit code), one per launch.
+    """Replace launches by ``script``: a list of (rows to record, exit code[, plan done]), one
+    per launch (plan done defaults to ``exit code == 0``).
 
     Returns the argv of every launch made, filled in as they are made.
     """
     calls = []
-    real_run = subprocess.run
 
-    def run(argv, *args, **kwargs):
-        if argv[0] != "launch":  # not a sweep launch (h5py's import asks `uname -p`)
-            return real_run(argv, *args, **kwargs)
-        rows, rc = script[len(calls)]
+    def run_launch(argv):
+        rows, rc, *done = script[len(calls)]
+        done = done[0] if done else rc == 0
         calls.append(list(argv))
-        if rows:
-            telemetry.append(out, [{"run_id": f"r{len(calls)}-{i}", "machine_id": "m",
-                                    "workload": "w", "status": "ok"} for i in range(rows)])
-        return types.SimpleNamespace(returncode=rc)
+        with telemetry.TelemetryWriter(out, resume=True,
+                                       attrs={supervise_module.COMPLETE_ATTR: int(done)}) as w:
+            for i in range(rows):
+                w.record({"run_id": f"r{len(calls)}-{i}", "machine_id": "m", "workload": "w",
+                          "status": "ok"})
+        return rc
 
-    monkeypatch.setattr(subprocess, "run", run)
+    monkeypatch.setattr(supervise_module, "run_launch", run_launch)
     # The launcher's own tokens are tested in tests/launch; here only that they come first.
     monkeypatch.setattr(launchers, "total_tokens",
                         lambda ranks, launcher=None: ["launch", "-n", str(ranks)])
@@ -70,9 +80,10 @@ def test_a_launch_without_progress_stops(monkeypatch, tmp_path):
     _fake_launches(monkeypatch, out, [(1, 1), (0, 1)])
     with pytest.raises(LaunchError, match="launch 2 exited 1 without recording a run"):
         supervise(2, ["--out", str(out)], str(out), launcher="mpiexec")
-    _fake_launches(monkeypatch, tmp_path / "none.h5", [(0, 137)])  # no file at all
+    calls = []
+    monkeypatch.setattr(supervise_module, "run_launch", lambda argv: calls.append(argv) or 137)
     with pytest.raises(LaunchError, match="launch 1 exited 137 without recording"):
-        supervise(2, [], str(tmp_path / "none.h5"), launcher="mpiexec")
+        supervise(2, [], str(tmp_path / "none.h5"), launcher="mpiexec")  # no file at all
 
 
 def test_gives_up_after_max_launches(monkeypatch, tmp_path):
@@ -80,3 +91,107 @@ def test_gives_up_after_max_launches(monkeypatch, tmp_path):
     _fake_launches(monkeypatch, out, [(1, 1)] * 3)
     with pytest.raises(LaunchError, match="not finished after 3 launches"):
         supervise(2, [], str(out), max_launches=3, launcher="mpiexec")
+
+
+def test_a_crash_leaves_a_note_a_timeout_abort_does_not(monkeypatch, tmp_path):
+    out = tmp_path / "t.h5"
+    notes = []
+    real = journal.write_crash_note
+    monkeypatch.setattr(journal, "write_crash_note",
+                        lambda path, evidence: notes.append(evidence) or real(path, evidence))
+    _fake_launches(monkeypatch, out, [(1, 124), (1, -11), (1, 0)])
+    assert supervise(2, ["--out", str(out)], str(out), launcher="mpiexec") == 0
+    assert notes == ["launch 2 was killed by SIGSEGV while it ran"]
+
+
+def test_exit_0_before_the_plan_is_done_is_an_error(monkeypatch, tmp_path):
+    out = tmp_path / "t.h5"
+    calls = _fake_launches(monkeypatch, out, [(1, 0, False)])
+    with pytest.raises(LaunchError, match="exited 0 before its plan was done"):
+        supervise(2, ["--out", str(out)], str(out), launcher="mpiexec")
+    assert len(calls) == 1  # not relaunched: the same rank would leave again
+    assert not journal.crash_note_path(out).exists()  # not a crash: re-run by --resume
+
+
+# ------------------------------------------------------------------------- real launches
+
+
+def _sweep_args(out, kernel, sizes, ranks="2"):
+    return ["sweep", "--launch", ranks, "--kernel-module", FAULTS, "--kernel", kernel,
+            "--sizes", sizes, "--ranks-per-node", ranks, "--threads", "1", "--precisions",
+            "fp64", "--min-time", "0", "--max-repeats", "1", "--warmup", "0", "--out", str(out),
+            "--no-progress"]
+
+
+def _run(argv, timeout=120):
+    return subprocess.run([hpcds1mpi_exe(), *argv], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.mark.mpi
+def test_a_rank_exiting_0_under_launch_is_a_non_zero_exit_and_not_done(tmp_path):
+    out = tmp_path / "t.h5"
+    proc = _run(_sweep_args(out, "fault_exit", "5,1000"))
+    assert proc.returncode == 1, proc.stderr
+    assert "exited 0 before its plan was done" in proc.stderr and "Traceback" not in proc.stderr
+    df = telemetry.read_runs(out).set_index("size")
+    assert df.loc[5, "status"] == "ok" and df.loc[1000, "status"] == "interrupted"
+    # --resume runs it again (the rank leaves again: the same error, the ok run kept).
+    proc = _run(_sweep_args(out, "fault_exit", "5,1000") + ["--resume"])
+    assert proc.returncode == 1
+    df = telemetry.read_runs(out).set_index("size")
+    assert df.loc[5, "status"] == "ok" and df.loc[1000, "attempt"] == 2
+
+
+@pytest.mark.mpi
+def test_a_segfault_under_launch_is_crashed_with_its_evidence(tmp_path):
+    out = tmp_path / "t.h5"
+    proc = _run(_sweep_args(out, "fault_segv", "5,1000,6"))
+    assert proc.returncode == 0, proc.stderr
+    df = telemetry.read_runs(out).set_index("size")
+    assert (df.loc[[5, 6], "status"] == "ok").all()
+    assert df.loc[1000, "status"] == "crashed" and "launch 1" in df.loc[1000, "error"]
+
+
+def _pids_of(session: int) -> list[int]:
+    """Processes still alive in session ``session`` (the supervisor's own session)."""
+    import psutil
+
+    found = []
+    for proc in psutil.process_iter(["pid", "status"]):
+        try:
+            if os.getsid(proc.pid) == session and proc.info["status"] != psutil.STATUS_ZOMBIE:
+                found.append(proc.pid)
+        except (ProcessLookupError, PermissionError, psutil.Error):
+            continue
+    return found
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_to_the_supervisor_ends_every_rank_and_the_run_is_interrupted(tmp_path, sig):
+    out = tmp_path / "t.h5"
+    args = _sweep_args(out, "fault_sleep", "5,4000")
+    sup = subprocess.Popen([hpcds1mpi_exe(), *args], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # until the 4 s run has started
+        jpath = telemetry.journal_path(out)
+        if jpath.exists() and b"4000" in jpath.read_bytes().split(b'"event": "start"')[-1]:
+            break
+        time.sleep(0.05)
+    import psutil
+
+    ranks = [p.pid for p in psutil.Process(sup.pid).children(recursive=True)]
+    assert ranks, "the launch had not started"
+    sup.send_signal(sig)
+    _, err = sup.communicate(timeout=60)
+    assert sup.returncode == 1, err
+    assert f"stopped by {signal.Signals(sig).name}" in err and "Traceback" not in err
+    ours = [ln for ln in err.splitlines() if ln.startswith("hpcds1mpi")]
+    assert len(ours) == 1, err  # one line (beside MPI's own abort notices)
+    time.sleep(0.2)
+    assert not [p for p in ranks if psutil.pid_exists(p) and
+                psutil.Process(p).status() != psutil.STATUS_ZOMBIE], "a rank outlived the sweep"
+    df = telemetry.read_runs(out).set_index("size")
+    assert df.loc[5, "status"] == "ok" and df.loc[4000, "status"] == "interrupted"

@@ -9,12 +9,13 @@ crashed run, a journal line already folded into the snapshot).
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import time
 from pathlib import Path
 
-from hpcds1mpi.errors import LockError, TelemetryError
+from hpcds1mpi.errors import LockError, WriteError, TelemetryError
 
 from .journal import (journal_line, journal_path, load, lock_path, read_crash_note,
                       read_fault_notes, read_journal, remove_crash_note, remove_fault_notes,
@@ -85,16 +86,36 @@ class TelemetryWriter:
                 "finish or write to another --out")
 
     def open(self) -> "TelemetryWriter":
+        """Take the lock, fold snapshot, journal and notes in (settling unfinished runs by
+        :mod:`.journal`'s rule), snapshot, start a fresh journal.
+
+        Raises:
+            TelemetryError: the target is not usable (see :meth:`validate`); LockError.
+            WriteError: writing failed (a full disk); nothing was lost or changed.
+        """
         self.validate()
-        fd = os.open(lock_path(self.path), os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(lock_path(self.path), os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise self._storage_error(exc) from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             os.close(fd)
             raise LockError(self._lock_message()) from None
         self._lock_fd = fd
-        os.ftruncate(fd, 0)
-        os.write(fd, f"pid {os.getpid()} on {os.uname().nodename}\n".encode())
+        try:
+            self._fold_in()
+        except BaseException as exc:
+            self.release()
+            if isinstance(exc, OSError):
+                raise self._storage_error(exc) from exc
+            raise
+        return self
+
+    def _fold_in(self) -> None:
+        os.ftruncate(self._lock_fd, 0)
+        os.write(self._lock_fd, f"pid {os.getpid()} on {os.uname().nodename}\n".encode())
         for stale in self.path.parent.glob(f".{self.path.name}.tmp-*"):
             stale.unlink(missing_ok=True)  # a snapshot torn by a kill
         if self.path.exists():
@@ -113,7 +134,6 @@ class TelemetryWriter:
         self._journal_fd = os.open(journal_path(self.path),
                                    os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
         os.fsync(self._journal_fd)
-        return self
 
     def __enter__(self) -> "TelemetryWriter":
         return self.open()
@@ -122,9 +142,15 @@ class TelemetryWriter:
         self.close()
 
     def close(self) -> None:
+        """Final snapshot, then remove the journal and the lock. When the snapshot fails (a
+        full disk) the journal stays whole, the lock is released and the error passes on."""
         if self.store is None:
             return
-        self.snapshot()
+        try:
+            self.snapshot()
+        except BaseException:
+            self.release()
+            raise
         if self._journal_fd is not None:
             os.close(self._journal_fd)
             self._journal_fd = None
@@ -136,15 +162,39 @@ class TelemetryWriter:
             lock_path(self.path).unlink(missing_ok=True)
         self.store = None
 
+    def release(self) -> None:
+        """Let go of the file without a snapshot: close the journal (it stays on disk, the
+        next reader or ``--resume`` folds it in) and release the lock."""
+        if self._journal_fd is not None:
+            os.close(self._journal_fd)
+            self._journal_fd = None
+        if self._lock_fd is not None:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+            os.close(self._lock_fd)
+            self._lock_fd = None
+            lock_path(self.path).unlink(missing_ok=True)
+        self.store = None
+
+    def _storage_error(self, exc: OSError) -> WriteError:
+        return WriteError(f"cannot write {self.path} ({exc.strerror or exc}); free space or "
+                            "choose another --out; every finished run is kept (rerun with "
+                            "--resume)")
+
     # -- events
 
     def _append(self, event: dict, durable: bool = True) -> None:
         start = time.perf_counter()
-        os.write(self._journal_fd, journal_line(event))  # one write(2) of an O_APPEND fd
-        if durable:
-            # A killed process loses nothing already written (it is in the page cache);
-            # fsync also keeps finished runs through a node crash or power loss.
-            os.fsync(self._journal_fd)
+        line = journal_line(event)
+        try:
+            written = os.write(self._journal_fd, line)  # one write(2) of an O_APPEND fd
+            if written != len(line):  # a full disk takes part of it: the line reads as torn
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            if durable:
+                # A killed process loses nothing already written (it is in the page cache);
+                # fsync also keeps finished runs through a node crash or power loss.
+                os.fsync(self._journal_fd)
+        except OSError as exc:
+            raise self._storage_error(exc) from exc
         self.store.apply(event)
         self.journal_seconds += time.perf_counter() - start
         self.journal_writes += 1
@@ -176,7 +226,12 @@ class TelemetryWriter:
 
     def snapshot(self) -> None:
         """Rewrite the HDF5 snapshot; the journal is truncated after (its events are in it)."""
-        seconds = write_snapshot(self.path, self.store, compress=self.compress)
+        try:
+            seconds = write_snapshot(self.path, self.store, compress=self.compress)
+        except OSError as exc:
+            for tmp in self.path.parent.glob(f".{self.path.name}.tmp-{os.getpid()}"):
+                tmp.unlink(missing_ok=True)  # give the space of the torn snapshot back
+            raise self._storage_error(exc) from exc
         self.snapshot_seconds += seconds
         self.snapshots += 1
         self._last_snapshot = time.monotonic()
