@@ -44,9 +44,9 @@ BUNDLE_FILES = frozenset({MANIFEST, "embedding.npz", "members.pkl", TRAINING_DAT
 
 def default_bundle_path() -> Path:
     """Where the bundle shipped with the package lives (``hpcds1mpi/data/default_model``)."""
-    import hpcds1mpi
+    from hpcds1mpi import SHIPPED_MODEL
 
-    return Path(hpcds1mpi.__file__).resolve().parent / "data" / "default_model"
+    return SHIPPED_MODEL
 
 
 def is_bundle(path: str | os.PathLike) -> bool:

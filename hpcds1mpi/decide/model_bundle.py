@@ -10,10 +10,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from hpcds1mpi import SHIPPED_MODEL
 from hpcds1mpi.errors import HpcdsError, ModelError
 
-#: The bundle shipped with the package (``hpcds1mpi/data/default_model``).
-DEFAULT_MODEL = Path(__file__).resolve().parents[1] / "data" / "default_model"
+#: The bundle a decision uses without ``--model`` (:data:`hpcds1mpi.SHIPPED_MODEL`).
+DEFAULT_MODEL = SHIPPED_MODEL
 
 
 def load_model(model_dir: str | os.PathLike | None):
