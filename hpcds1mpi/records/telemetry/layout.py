@@ -195,6 +195,8 @@ class Store:
 def _check_hdf5(path: Path) -> None:
     if not path.exists():
         raise TelemetryError(f"{path}: no such telemetry file")
+    if path.is_dir():
+        raise TelemetryError(f"{path}: is a directory; give the telemetry file (.h5) itself")
     with open(path, "rb") as fh:
         magic = fh.read(8)
     if magic != b"\x89HDF\r\n\x1a\n":
@@ -220,8 +222,12 @@ def _read_table(group, columns: list[tuple[str, str]]) -> list[dict]:
 
 
 def read_snapshot(path: str | os.PathLike) -> Store:
-    """The HDF5 snapshot only (no journal). Checks the format and ``schema_version``."""
+    """The HDF5 snapshot only (no journal). Checks the format, ``schema_version`` and the
+    other file attributes (:mod:`hpcds1mpi.schemas.telemetry`); a damaged table is one line."""
     import h5py
+
+    from hpcds1mpi.schemas.telemetry import FIX as TAMPERED
+    from hpcds1mpi.schemas.telemetry import check_attrs
 
     path = Path(path)
     _check_hdf5(path)
@@ -234,31 +240,40 @@ def read_snapshot(path: str | os.PathLike) -> Store:
                 raise TelemetryError(
                     f"{path}: HDF5 but not an hpcds1mpi telemetry file (no format/schema_version)"
                 )
-            if int(version) != SCHEMA_VERSION:
+            raw = dict(f.attrs.items())
+            checked = check_attrs(raw, str(path))  # types: schemas/telemetry.py
+            if checked.schema_version != SCHEMA_VERSION:
                 raise TelemetryError(
-                    f"{path}: telemetry schema_version {int(version)}, this hpcds1mpi reads "
-                    f"{SCHEMA_VERSION}; use a matching hpcds1mpi version"
+                    f"{path}: telemetry schema_version {checked.schema_version}, this hpcds1mpi "
+                    f"reads {SCHEMA_VERSION}; use a matching hpcds1mpi version"
                 )
-            store.attrs = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
-            if "runs" in f:
-                for row in _read_table(f["runs"], RUN_COLUMNS):
-                    store.add_run(row)
-            if "machines" in f:
-                for row in _read_table(f["machines"], MACHINE_COLUMNS):
-                    store.add_machine(row)
-            for table in DETAIL_TABLES:
-                if table in f:
-                    for row in _read_table(f[table], TABLES[table]):
-                        key = (row["machine_id"], row["run_id"])
-                        store.detail[table].setdefault(key, []).append(normalise(row, TABLES[table]))
-            if "provenance" in f:
-                store.provenance = _read_table(f["provenance"], PROVENANCE_COLUMNS)
-            if "attempts" in f.attrs:
-                for item in json.loads(f.attrs["attempts"]):
-                    store.attempts[(item[0], item[1])] = int(item[2])
+            store.attrs = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in raw.items()}
+            for machine_id, run_id, starts in checked.attempts:
+                store.attempts[(machine_id, run_id)] = starts
+            _read_tables(f, store)
     except OSError as exc:
         raise TelemetryError(f"{path}: unreadable HDF5 ({exc})") from None
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        raise TelemetryError(f"{path}: a table of the telemetry file is damaged "
+                             f"({type(exc).__name__}: {exc}); {TAMPERED}") from None
     return store
+
+
+def _read_tables(f, store: Store) -> None:
+    """Every table of open file ``f`` into ``store``."""
+    if "runs" in f:
+        for row in _read_table(f["runs"], RUN_COLUMNS):
+            store.add_run(row)
+    if "machines" in f:
+        for row in _read_table(f["machines"], MACHINE_COLUMNS):
+            store.add_machine(row)
+    for table in DETAIL_TABLES:
+        if table in f:
+            for row in _read_table(f[table], TABLES[table]):
+                key = (row["machine_id"], row["run_id"])
+                store.detail[table].setdefault(key, []).append(normalise(row, TABLES[table]))
+    if "provenance" in f:
+        store.provenance = _read_table(f["provenance"], PROVENANCE_COLUMNS)
 
 
 # --------------------------------------------------------------------------------------------

@@ -53,3 +53,53 @@ def test_snapshot_is_atomic_when_killed_mid_write(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         telemetry.write_snapshot(path, store)
     assert telemetry.read_runs(path)["run_id"].tolist() == ["r000"]
+
+
+# ------------------------------------------- tampered attributes and tables (issue #14)
+
+
+def _tampered(tmp_path, change):
+    path = tmp_path / "t.h5"
+    telemetry.append(path, [run_row(0), run_row(1)])
+    with h5py.File(path, "a") as f:
+        change(f)
+    return path
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda f: f.attrs.__setitem__("schema_version", "abc"),
+     "schema_version must be an integer, got 'abc'"),
+    (lambda f: f.attrs.__setitem__("schema_version", 1.5), "schema_version must be an integer"),
+    (lambda f: f.attrs.__setitem__("attempts", "{"), "attempts: not JSON"),
+    (lambda f: f.attrs.__setitem__("attempts", '[["m", "r"]]'), r"attempts\[0\]"),
+    (lambda f: f.attrs.__setitem__("attempts", '[["m", "r", 0]]'), r"attempts\[0\]\[2\] must be >= 1"),
+    (lambda f: f.attrs.__setitem__("attempts", "3"), "attempts must be a list"),
+    (lambda f: f.attrs.__setitem__("created_at", float("nan")), "created_at must be a finite"),
+    (lambda f: f.attrs.__setitem__("plan", "{not json"), "plan: not JSON"),
+    (lambda f: f.attrs.__setitem__("last_launch_ranks", -2), "last_launch_ranks must be >= 1"),
+])
+def test_tampered_attributes_are_one_line_naming_the_attribute(tmp_path, change, message):
+    path = _tampered(tmp_path, change)
+    before = path.read_bytes()
+    with pytest.raises(TelemetryError, match=message) as info:
+        telemetry.read_runs(path)
+    text = str(info.value)
+    assert text.startswith(f"{path}: ") and "restore it" in text and "\n" not in text
+    assert path.read_bytes() == before
+
+
+def test_a_damaged_table_is_one_line(tmp_path):
+    def shorten(f):
+        del f["runs"]["status"]
+        f["runs"]["status"] = ["ok"]  # one value for two runs
+
+    path = _tampered(tmp_path, shorten)
+    with pytest.raises(TelemetryError, match="a table of the telemetry file is damaged"):
+        telemetry.read_runs(path)
+
+
+def test_unknown_attributes_and_numpy_values_are_kept(tmp_path):
+    path = _tampered(tmp_path, lambda f: f.attrs.__setitem__("from_a_newer_writer", 7))
+    store = telemetry.layout.read_snapshot(path)
+    assert store.attrs["from_a_newer_writer"] == 7 and len(store.runs) == 2
+    assert all(n >= 1 for n in store.attempts.values())
