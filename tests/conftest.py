@@ -164,3 +164,23 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 def slurm() -> SlurmCluster:
     """The running two-node test Slurm (skips, or fails under HPCDS1MPI_REQUIRE_SLURM=1)."""
     return SlurmCluster(_require_slurm())
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 2 MiB tmpfs mounted at ``tmp_path / "disk"`` (``mount -t tmpfs``, as root); skipped
+    with the reason where mounting is refused. Fill it with :func:`tests.helpers.fill_disk`."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    try:
+        proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)],
+                              capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        pytest.skip(f"cannot mount a small tmpfs for the disk-full test: {exc}")
+    if proc.returncode != 0:
+        pytest.skip("cannot mount a small tmpfs for the disk-full test (needs root): "
+                    f"{proc.stderr.strip()}")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], capture_output=True, timeout=30)

@@ -64,3 +64,14 @@ def kernel_check(ranks: int, modes: str, device: str, env: dict, *, timeout: flo
     records = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     assert records and records[-1].get("done"), f"launch did not finish:\n{proc.stdout[-2000:]}"
     return {(r["kernel"], r["precision"], r["mode"]): r for r in records if "kernel" in r}
+
+
+def fill_disk(disk: Path, leave: int) -> Path:
+    """Fill the file system of ``disk`` until about ``leave`` bytes are free; returns the filler
+    (remove it to free the space again)."""
+    stat = os.statvfs(disk)
+    free = stat.f_bavail * stat.f_frsize
+    filler = disk / "filler"
+    with open(filler, "wb") as fh:
+        fh.write(b"\0" * max(0, free - leave))
+    return filler

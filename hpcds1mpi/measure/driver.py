@@ -166,8 +166,14 @@ def _abort(comm, exc: BaseException, out: str) -> None:
     elif isinstance(exc, OSError) and exc.errno is not None:
         message = (f"cannot write ({exc.strerror}{': ' + exc.filename if exc.filename else ''})"
                    "; free space or choose another --out")
-    elif isinstance(exc, HpcdsError):
+    elif isinstance(exc, HpcdsError):  # it says what to do itself
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        try:
+            sys.stderr.write(f"hpcds1mpi: error: {message}\n")
+            sys.stderr.flush()
+        except OSError:
+            pass
+        quiet = True
     else:
         import traceback
 

@@ -414,3 +414,33 @@ def test_concurrent_writer_gets_lock_error(tmp_path):
     assert first.returncode == 0, err.decode()[-2000:]
     df = telemetry.read_runs(out)
     assert sorted(df["size"]) == [400, 401, 402, 403] and (df["status"] == "ok").all()
+
+
+@pytest.mark.mpi
+def test_disk_full_ends_the_sweep_with_one_line_and_keeps_every_finished_run(small_disk):
+    """No hang (rank 1 used to spin while rank 0's error path wrote again), no traceback, exit 1;
+    once space is back, --resume completes the plan with each run exactly once."""
+    from tests.helpers import fill_disk
+
+    out = small_disk / "t.h5"
+    args = ["--kernel-module", FAULTS, "--kernel", "fault_sleep", "--sizes", "1..64",
+            "--ranks-per-node", "1,2", "--threads", "1", "--precisions", "fp64,fp32",
+            "--min-time", "0", "--max-repeats", "1", "--warmup", "0", "--out", str(out),
+            "--no-progress", "--snapshot-every", "0"]
+    for leave in (0, 120 * 1024):  # full at the start; full after a few runs
+        filler = fill_disk(small_disk, leave)
+        proc = run_mpi(2, [hpcds1mpi_exe(), "sweep", *args, "--resume"], timeout=60)
+        assert proc.returncode == 1, proc.stderr
+        ours = [ln for ln in proc.stderr.splitlines() if ln.startswith("hpcds1mpi")]
+        assert len(ours) == 1 and "No space left on device" in ours[0], proc.stderr
+        assert "Traceback" not in proc.stderr
+        assert not list(small_disk.glob(".t.h5.tmp-*"))  # the torn snapshot gave its space back
+        filler.unlink()
+        if leave:
+            finished = _finished(out)
+            assert finished and set(finished.values()) == {"ok"}
+    proc = run_mpi(2, [hpcds1mpi_exe(), "sweep", *args, "--resume"], timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    df = telemetry.read_runs(out)
+    assert len(df) == len(set(df["run_id"])) == 2 * 2 * 7 and (df["status"] == "ok").all()
+    assert all(df.set_index("run_id").loc[k, "status"] == v for k, v in finished.items())

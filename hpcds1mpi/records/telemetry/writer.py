@@ -175,10 +175,15 @@ class TelemetryWriter:
             lock_path(self.path).unlink(missing_ok=True)
         self.store = None
 
-    def _storage_error(self, exc: OSError) -> WriteError:
-        return WriteError(f"cannot write {self.path} ({exc.strerror or exc}); free space or "
-                            "choose another --out; every finished run is kept (rerun with "
-                            "--resume)")
+    def _storage_error(self, exc: Exception) -> WriteError:
+        import re
+
+        reason = getattr(exc, "strerror", None)
+        if not reason:  # h5py names the errno inside its message
+            found = re.search(r"error message = '([^']+)'", str(exc))
+            reason = found.group(1) if found else (str(exc).splitlines() or [""])[0][:200]
+        return WriteError(f"cannot write {self.path} ({reason}); free space or choose another "
+                          "--out; every finished run is kept (rerun with --resume)")
 
     # -- events
 
@@ -228,7 +233,7 @@ class TelemetryWriter:
         """Rewrite the HDF5 snapshot; the journal is truncated after (its events are in it)."""
         try:
             seconds = write_snapshot(self.path, self.store, compress=self.compress)
-        except OSError as exc:
+        except (OSError, RuntimeError) as exc:  # h5py: RuntimeError "... errno = 28 ..."
             for tmp in self.path.parent.glob(f".{self.path.name}.tmp-{os.getpid()}"):
                 tmp.unlink(missing_ok=True)  # give the space of the torn snapshot back
             raise self._storage_error(exc) from exc
