@@ -54,9 +54,15 @@ def merge(sources: list[str | os.PathLike], out: str | os.PathLike) -> dict:
     return counts
 
 
+#: How much a record of a run says, least first: cut short with the sweep, died with its
+#: launch, finished (any other status). A shard's record replaces another only if it says at
+#: least as much, and then the newer one wins.
+_WEIGHT = {"interrupted": 0, "crashed": 1}
+
+
 def _better(new: dict, old: dict) -> bool:
-    new_crash, old_crash = new["status"] == "crashed", old["status"] == "crashed"
-    if new_crash != old_crash:
-        return old_crash
+    new_weight, old_weight = _WEIGHT.get(new["status"], 2), _WEIGHT.get(old["status"], 2)
+    if new_weight != old_weight:
+        return new_weight > old_weight
     return float(new.get("finished_at") or 0) > float(old.get("finished_at") or 0)
 

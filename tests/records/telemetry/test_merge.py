@@ -26,3 +26,18 @@ def test_merge_idempotent_with_provenance(tmp_path):
     with h5py.File(out) as f:
         sources = [s.decode() for s in f["provenance/source_file"][()]]
     assert sorted(sources) == ["a.h5", "b.h5"]
+
+
+def test_merge_prefers_finished_over_crashed_over_interrupted(tmp_path):
+    a, b, c, out = (tmp_path / n for n in ("a.h5", "b.h5", "c.h5", "all.h5"))
+    later = time.time() + 5
+    telemetry.append(a, [run_row(0, status="crashed"), run_row(1, status="interrupted")])
+    telemetry.append(b, [run_row(0, status="interrupted", finished_at=later),
+                         run_row(1, status="crashed", finished_at=later)])
+    telemetry.merge([a, b], out)
+    df = telemetry.read_runs(out).set_index("run_id")
+    assert df.loc["r000", "status"] == "crashed"  # a newer interrupted record says less
+    assert df.loc["r001", "status"] == "crashed"
+    telemetry.append(c, [run_row(1, status="interrupted", finished_at=later + 5)])
+    telemetry.merge([c], out)
+    assert telemetry.read_runs(out).set_index("run_id").loc["r001", "status"] == "crashed"
