@@ -159,3 +159,36 @@ def test_submit_renders_the_tune_template_and_sbatches_it(tmp_path):
                          "#SBATCH --time=00:26:00"]
     assert lines[-1].endswith("hpcds1mpi tune --kernel gemm --size 64 --out t.h5 --cluster "
                               "c.toml --budget 2")
+
+
+def test_tune_checks_its_options_and_out_before_any_launch(tmp_path):
+    """--timeout 0, a missing-folder or directory --out, a program that cannot start: one line,
+    exit 2, before anything launches (the whole budget used to run first)."""
+    (tmp_path / "c.toml").write_text(CLUSTER)
+    readonly = tmp_path / "ro"
+    readonly.mkdir()
+    readonly.chmod(0o500)
+    marker = tmp_path / "ran"
+    app = tmp_path / "app.sh"
+    app.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    app.chmod(0o755)
+    base = ["tune", "--program", str(app), "--size", "1", "--launcher", "mpiexec", "--cluster",
+            "c.toml", "--budget", "2"]
+    cases = [
+        (["--timeout", "0", "--out", "a.h5"], "--timeout"),
+        (["--out", str(tmp_path / "missing" / "a.h5")], "no such directory"),
+        (["--out", str(tmp_path)], "is a directory"),
+        (["--out", "a.h5", "--min-time", "-1"], "--min-time"),
+    ]
+    if os.geteuid() != 0:  # root writes anywhere
+        cases.append((["--out", str(readonly / "a.h5")], "not writable"))
+    for extra, words in cases:
+        res = run_cli(base + extra, cwd=tmp_path, timeout=60)
+        assert res.returncode == 2, (extra, res.stderr)
+        lines = res.stderr.strip().splitlines()
+        assert len(lines) == 1 and words in lines[0] and "Traceback" not in res.stderr, \
+            (extra, res.stderr)
+        assert not marker.exists(), f"{extra}: the program ran before the check"
+    res = run_cli(["tune", "--program", "/nonexistent/app {size}", "--size", "1", "--launcher",
+                   "mpiexec", "--cluster", "c.toml", "--out", "b.h5"], cwd=tmp_path, timeout=60)
+    assert res.returncode == 2 and "not found" in res.stderr and not (tmp_path / "b.h5").exists()
