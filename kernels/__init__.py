@@ -80,6 +80,17 @@ def support(workload: str) -> tuple[bool, list[str] | None, list[str] | None]:
     return (bool(k.uses_threads), list(k.precisions) or None, list(k.devices) or None)
 
 
+def offered(workload: str | None, partition) -> tuple[bool, list[str] | None, list[str]]:
+    """What may be offered for ``workload`` on ``partition``: (uses threads, precisions — None
+    for all —, devices). A registered kernel gets what it declares (:func:`support`); a user's
+    program (``None``) or any other workload everything; devices only those the partition has.
+    The one rule behind sweeps' ``valid_only``, ``cluster``, MOBO's candidates and ``tune``."""
+    uses_threads, precisions, devices = (True, None, None) if workload is None \
+        else support(workload)
+    have = ["cpu", "gpu"] if partition.gpus_per_node else ["cpu"]
+    return uses_threads, precisions, [d for d in (devices or have) if d in have]
+
+
 def load_plugin(spec: str) -> list[str]:
     """Import extra kernels from a module name or a ``.py`` file path; return the new names.
 

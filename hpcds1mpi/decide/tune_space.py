@@ -91,14 +91,9 @@ def workload_space(partition, kernel: str | None, *, max_nodes: int,
                    cores_per_node: int | None = None) -> Space:
     """:func:`build_space` for a kernel (only the devices, precisions and threads it declares)
     or, with ``kernel`` None, for a user's program (everything the partition offers)."""
-    devices = ["cpu", "gpu"] if partition.gpus_per_node else ["cpu"]
-    precisions, uses_threads = None, True
-    if kernel is not None:
-        from hpcds1mpi import kernels as registry
+    from hpcds1mpi.kernels import offered
 
-        k = registry.get(kernel)
-        devices = [d for d in k.devices if d in devices]
-        precisions, uses_threads = list(k.precisions), bool(k.uses_threads)
+    uses_threads, precisions, devices = offered(kernel, partition)
     return build_space(partition, max_nodes=max_nodes, cores_per_node=cores_per_node,
                        devices=devices, precisions=precisions, uses_threads=uses_threads)
 

@@ -54,19 +54,18 @@ def build_candidates(partition: "Partition", workload: str, size: int, space: st
     if space == "nodes":
         base = {"ranks_per_node": partition.cores_per_node, "threads": 1, "device": "cpu",
                 "precision": "fp64", **(fixed or {})}
-        configs = []
-        for n in (nodes or range(1, partition.max_nodes + 1)):
-            config = Configuration(int(n), int(base["ranks_per_node"]), int(base["threads"]),
-                                   str(base["device"]), str(base["precision"]))
-            check_fits(config, partition)
-            configs.append(config)
+        node_list = [int(n) for n in (nodes or range(1, partition.max_nodes + 1))]
+        layout = dict(ranks_per_node=[int(base["ranks_per_node"])], threads=[int(base["threads"])],
+                      devices=[str(base["device"])], precisions=[str(base["precision"])])
+        # The largest count with the fixed layout fails with the reason when anything does.
+        check_fits(Configuration(max(node_list), *(v[0] for v in layout.values())), partition)
+        configs = list(enumerate_configs(partition, nodes=node_list, **layout))
     else:
-        from hpcds1mpi.kernels import support
+        from hpcds1mpi.kernels import offered
 
         # Only what the workload can run: a kernel's declared precisions, devices and threads.
-        uses_threads, declared_precisions, declared_devices = support(workload)
-        if devices is None and declared_devices is not None:
-            devices = [d for d in declared_devices if d == "cpu" or partition.gpus_per_node]
+        uses_threads, declared_precisions, declared_devices = offered(workload, partition)
+        devices = declared_devices if devices is None else devices
         pow2 = powers_up_to(partition.cores_per_node)
         configs = list(enumerate_configs(
             partition, nodes=nodes, ranks_per_node=ranks_per_node or pow2, threads=threads or pow2,
