@@ -7,6 +7,7 @@ torch, h5py, lightgbm, botorch, cupy or MPI).
 
 from __future__ import annotations
 
+import errno
 import importlib
 import sys
 
@@ -105,6 +106,14 @@ def main(argv: list[str] | None = None) -> None:
     except HpcdsError as exc:
         click.echo(f"hpcds1mpi: error: {one_line(exc) or type(exc).__name__}", err=True)
         sys.exit(exc.exit_code)
+    except OSError as exc:
+        if exc.errno != errno.ENAMETOOLONG:
+            raise  # any other OSError is a bug: it keeps its traceback
+        # Only a path the user typed can be too long for the file system, wherever it is opened.
+        name = str(exc.filename or "")
+        click.echo(f"hpcds1mpi: error: {name[:60]}...: file name too long ({len(name)} "
+                   "characters); give a shorter path", err=True)
+        sys.exit(2)
     except KeyboardInterrupt:
         click.echo("hpcds1mpi: interrupted", err=True)
         sys.exit(130)

@@ -106,7 +106,7 @@ def read_training_rows(path: Path) -> pd.DataFrame:
     """
     try:
         return pd.read_parquet(path / TRAINING_DATA)
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
         raise ModelError(f"{path}: training data unreadable ({exc}); "
                          "retrain with `hpcds1mpi train`") from None
 
@@ -173,7 +173,8 @@ def read_bundle(path: str | os.PathLike | None = None) -> tuple[SurrogateModel, 
             model.members_ = pickle.load(fh)
         if not (path / TRAINING_DATA).is_file():
             raise OSError(f"{TRAINING_DATA} missing")
-    except (OSError, pickle.UnpicklingError, EOFError, KeyError, ValueError) as exc:
+    except (OSError, pickle.UnpicklingError, EOFError, KeyError, ValueError, OverflowError,
+            TypeError, AttributeError, IndexError, ImportError) as exc:  # a damaged pickle
         raise ModelError(f"{path}: bundle is incomplete or damaged ({type(exc).__name__}: "
                          f"{exc}); retrain with `hpcds1mpi train`") from None
     return model, manifest, path

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import click
 
+from hpcds1mpi.commands.options import RATE, SEED
+
 
 @click.command(name="learn")
 @click.option("--model", "model_dir", required=True, type=click.Path(),
@@ -20,9 +22,9 @@ import click
               help="New job table (.parquet); repeatable.")
 @click.option("--out", default=None, type=click.Path(),
               help="Where to write the retrained bundle (default: replace --model).")
-@click.option("--sample-rate", default=None, type=float,
+@click.option("--sample-rate", default=None, type=RATE,
               help="Sampling rate (default: the bundle's).")
-@click.option("--seed", default=None, type=int, help="Seed (default: the bundle's).")
+@click.option("--seed", default=None, type=SEED, help="Seed (default: the bundle's).")
 @click.option("--threads", default=2, show_default=True, type=click.IntRange(1, 256))
 @click.option("--force", is_flag=True,
               help="Replace an existing bundle at --out (only a hpcds1mpi bundle is replaced).")

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import click
 
+from hpcds1mpi.commands.options import COUNT, SEED, SIZE
+
 METHOD_CHOICES = ("mobo", "sobo-runtime", "sobo-energy", "random", "exact", "all")
 
 
@@ -21,13 +23,13 @@ METHOD_CHOICES = ("mobo", "sobo-runtime", "sobo-energy", "random", "exact", "all
 @click.option("--analytic", is_flag=True,
               help="Use the modelled roofline objective instead of a bundle (test fixture).")
 @click.option("--workload", required=True, help="Workload (kernel or job label) the bundle knows.")
-@click.option("--size", type=int, required=True, help="Problem size.")
+@click.option("--size", type=SIZE, required=True, help="Problem size.")
 @click.option("--cluster", "cluster_file", type=click.Path(), default=None,
               help="Cluster TOML file (else the bundle's recorded partition).")
 @click.option("--partition", default=None, help="Partition name.")
 @click.option("--objectives", default="runtime,energy", show_default=True,
               help="Two objectives from runtime, energy, power.")
-@click.option("--budget", type=int, default=300, show_default=True, help="Evaluations allowed.")
+@click.option("--budget", type=COUNT, default=300, show_default=True, help="Evaluations allowed.")
 @click.option("--method", type=click.Choice(METHOD_CHOICES), default="mobo", show_default=True,
               help="Method ('all' runs every method for the plot).")
 @click.option("--space", type=click.Choice(("nodes", "full")), default="nodes", show_default=True,
@@ -35,10 +37,10 @@ METHOD_CHOICES = ("mobo", "sobo-runtime", "sobo-energy", "random", "exact", "all
 @click.option("--node-counts", type=click.Choice(("pow2", "all")), default="pow2", show_default=True,
               help="Node counts of the full space: powers of two (and the maximum), or every "
                    "count 1..max nodes (the nodes space always has every count).")
-@click.option("--n-init", type=int, default=None, help="Initial design size (default d+1, >= 4).")
+@click.option("--n-init", type=COUNT, default=None, help="Initial design size (default d+1, >= 4).")
 @click.option("--out", "out_dir", type=click.Path(), default="mobo_out", show_default=True,
               help="Output directory (pareto.csv, mobo.json, pareto.png).")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--model-partition", default=None,
               help="Extrapolate: give the bundle this trained partition's code while the hardware "
                    "comes from --cluster/--partition (a prediction outside the trained range).")

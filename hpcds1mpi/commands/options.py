@@ -73,6 +73,27 @@ class PositiveSeconds(click.ParamType):
         return number
 
 
+class BoundedFloat(click.ParamType):
+    """A finite number in ``(low, high]`` (``[low, high]`` with ``low_open=False``)."""
+
+    name = "number"
+
+    def __init__(self, low: float, high: float, low_open: bool = True):
+        self.low, self.high, self.low_open = low, high, low_open
+
+    def convert(self, value, param, ctx):
+        text = str(value).strip()
+        try:
+            number = float(text)
+        except ValueError:
+            self.fail(f"{text[:40]!r} is not a number", param, ctx)
+        above = number > self.low if self.low_open else number >= self.low
+        if not math.isfinite(number) or not above or number > self.high:
+            interval = f"{'(' if self.low_open else '['}{self.low:g}, {self.high:g}]"
+            self.fail(f"{text[:40]} is not a number in {interval}", param, ctx)
+        return number
+
+
 #: A problem size: 1..2**40.
 SIZE = BoundedInt(1, MAX_SIZE, "positive problem size")
 #: A count that must be at least one (threads, repeats, nodes).
@@ -83,3 +104,7 @@ COUNT0 = BoundedInt(0, MAX_COUNT, "count of at least 0")
 SEED = BoundedInt(0, 2**32 - 1, "seed")
 #: A time in seconds, > 0.
 SECONDS = PositiveSeconds()
+#: A rate or fraction in (0, 1] (sampling rates).
+RATE = BoundedFloat(0.0, 1.0)
+#: A fraction in [0, 1] (noise floors).
+FRACTION = BoundedFloat(0.0, 1.0, low_open=False)

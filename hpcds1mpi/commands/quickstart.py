@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from hpcds1mpi.commands.options import COUNT, SECONDS
+
 KERNELS = ("stencil", "gemm", "fft")
 #: Which of each kernel's default sizes the sweep measures: the smaller ones (so it fits in a few
 #: minutes on 2 cores), leaving out the sixth, for which quickstart then recommends.
@@ -58,8 +60,8 @@ def _run(cmd: list[str], what: str, timeout: float) -> str:
 @click.command(name="quickstart")
 @click.option("--out", "out_dir", default="hpcds1mpi-quickstart", show_default=True,
               type=click.Path(), help="Folder for the telemetry, model, script and plot.")
-@click.option("--ranks", type=int, default=None, help="MPI ranks for the sweep (default: cores).")
-@click.option("--sweep-timeout", type=float, default=480.0, show_default=True,
+@click.option("--ranks", type=COUNT, default=None, help="MPI ranks for the sweep (default: cores).")
+@click.option("--sweep-timeout", type=SECONDS, default=480.0, show_default=True,
               help="Seconds the measuring sweep may take.")
 @click.option("--force", is_flag=True,
               help="Start over in an earlier quickstart's --out (only a quickstart folder is "

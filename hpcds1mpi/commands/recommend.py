@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from hpcds1mpi.commands.options import MAX_COUNT, MAX_SIZE, SECONDS
 from hpcds1mpi.errors import ClusterFileError, ConfigError
 
 
@@ -43,8 +44,8 @@ def _places(cluster_file: str | None, wanted: tuple[str, ...]):
 @click.option("--objective", type=click.Choice(["time", "energy", "edp", "balanced"]),
               default="time", show_default=True)
 @click.option("--max-nodes", type=int, default=None, help="Use at most this many nodes.")
-@click.option("--deadline", type=float, default=None, help="Predicted upper runtime limit, s.")
-@click.option("--energy-budget", type=float, default=None, help="Predicted upper energy limit, J.")
+@click.option("--deadline", type=SECONDS, default=None, help="Predicted upper runtime limit, s.")
+@click.option("--energy-budget", type=SECONDS, default=None, help="Predicted upper energy limit, J.")
 @click.option("--device", type=click.Choice(["cpu", "gpu"]), default=None,
               help="Only CPU or only GPU configurations.")
 @click.option("--emit", type=click.Choice(["slurm", "pbs"]), default=None,
@@ -78,10 +79,10 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
     from hpcds1mpi.decide.recommendation import emit_script, format_table, to_dict
     from hpcds1mpi.decide.system1 import Constraints
 
-    if size <= 0:
-        raise ConfigError(f"--size must be a positive integer, got {size}")
-    if max_nodes is not None and max_nodes < 1:
-        raise ConfigError(f"--max-nodes must be at least 1, got {max_nodes}")
+    if not 0 < size <= MAX_SIZE:
+        raise ConfigError(f"--size must be a positive integer up to {MAX_SIZE}, got {size}")
+    if max_nodes is not None and not 1 <= max_nodes <= MAX_COUNT:
+        raise ConfigError(f"--max-nodes must be in 1..{MAX_COUNT}, got {max_nodes}")
     for name, value in (("--deadline", deadline), ("--energy-budget", energy_budget)):
         if value is not None and not value > 0:
             raise ConfigError(f"{name} must be positive, got {value}")

@@ -23,6 +23,8 @@ import sys
 
 import click
 
+from hpcds1mpi.commands.options import COUNT, FRACTION, SECONDS, SEED, SIZE
+
 
 def _strip_submit(argv: list[str]) -> list[str]:
     args = list(argv)
@@ -108,34 +110,34 @@ def _check_before_running(out: str, *, timeout: float, min_time: float, max_repe
 @click.option("--program", default=None,
               help='Your MPI program instead of a kernel, e.g. "./app --n {size}".')
 @click.option("--label", default=None, help="Workload name of --program (default: its file name).")
-@click.option("--size", type=int, required=True, help="Problem size.")
+@click.option("--size", type=SIZE, required=True, help="Problem size.")
 @click.option("--out", required=True, type=click.Path(), help="Telemetry file for every run (.h5).")
 @click.option("--model", "model_dir", type=click.Path(), default=None,
               help="Model bundle: start from System 1's pick and rank by expected improvement.")
 @click.option("--objective", type=click.Choice(["time", "energy", "front"]), default="time",
               show_default=True)
-@click.option("--budget", type=int, default=8, show_default=True,
+@click.option("--budget", type=COUNT, default=8, show_default=True,
               help="Most runs, the first included.")
-@click.option("--time-budget", type=float, default=None, help="Stop starting runs after S seconds.")
-@click.option("--noise-floor", type=float, default=0.03, show_default=True,
+@click.option("--time-budget", type=SECONDS, default=None, help="Stop starting runs after S seconds.")
+@click.option("--noise-floor", type=FRACTION, default=0.03, show_default=True,
               help="Relative noise assumed at least.")
-@click.option("--nodes", type=int, default=None, help="Start: nodes (your current settings).")
-@click.option("--ranks-per-node", type=int, default=None, help="Start: ranks per node.")
-@click.option("--threads", type=int, default=None, help="Start: threads per rank.")
+@click.option("--nodes", type=COUNT, default=None, help="Start: nodes (your current settings).")
+@click.option("--ranks-per-node", type=COUNT, default=None, help="Start: ranks per node.")
+@click.option("--threads", type=COUNT, default=None, help="Start: threads per rank.")
 @click.option("--device", type=click.Choice(["cpu", "gpu"]), default=None, help="Start: device.")
 @click.option("--precision", type=click.Choice(["fp64", "fp32", "bf16"]), default=None,
               help="Start: precision.")
-@click.option("--max-nodes", type=int, default=None, help="Use at most this many nodes.")
+@click.option("--max-nodes", type=COUNT, default=None, help="Use at most this many nodes.")
 @click.option("--launcher", type=click.Choice(["srun", "mpiexec"]), default=None,
               help="Launch each configuration with this (default: srun inside Slurm).")
 @click.option("--cluster", "cluster_file", type=click.Path(), default=None)
 @click.option("--partition", default=None)
 @click.option("--min-time", type=float, default=0.2, show_default=True,
               help="Measure each configuration at least this long (s).")
-@click.option("--max-repeats", type=int, default=5, show_default=True)
+@click.option("--max-repeats", type=COUNT, default=5, show_default=True)
 @click.option("--timeout", type=float, default=600.0, show_default=True,
               help="Per-configuration timeout (s).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of MOBO's design.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of MOBO's design.")
 @click.option("--submit", is_flag=True,
               help="Write a job script running this tune and sbatch it (from a login node).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
