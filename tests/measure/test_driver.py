@@ -444,3 +444,38 @@ def test_disk_full_ends_the_sweep_with_one_line_and_keeps_every_finished_run(sma
     df = telemetry.read_runs(out)
     assert len(df) == len(set(df["run_id"])) == 2 * 2 * 7 and (df["status"] == "ok").all()
     assert all(df.set_index("run_id").loc[k, "status"] == v for k, v in finished.items())
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_or_sigterm_of_an_in_process_sweep_is_one_line_and_interrupted(tmp_path, sig):
+    """The terminal's Ctrl-C reaches mpiexec and every rank (their process group); SIGTERM
+    reaches mpiexec, which passes it on. Non-zero exit, no traceback, no rank left, the run
+    in flight interrupted (re-run by --resume)."""
+    import psutil
+
+    out = tmp_path / "t.h5"
+    args = ["--kernel-module", FAULTS, "--kernel", "fault_sleep", "--sizes", "5,4000",
+            "--ranks-per-node", "2", "--threads", "1", "--precisions", "fp64", "--min-time",
+            "0", "--max-repeats", "1", "--warmup", "0", "--out", str(out), "--no-progress"]
+    proc = _popen(2, args)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        jpath = telemetry.journal_path(out)
+        if jpath.exists() and b"4000" in jpath.read_bytes().split(b'"event": "start"')[-1]:
+            break
+        time.sleep(0.05)
+    ranks = [p.pid for p in psutil.Process(proc.pid).children(recursive=True)]
+    if sig == signal.SIGINT:
+        os.killpg(proc.pid, sig)
+    else:
+        proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    err = err.decode()
+    assert proc.returncode != 0 and "Traceback" not in err, err
+    assert len([ln for ln in err.splitlines() if ln.startswith("hpcds1mpi")]) <= 1, err
+    time.sleep(0.2)
+    assert not [p for p in ranks if psutil.pid_exists(p)
+                and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+    df = telemetry.read_runs(out).set_index("size")
+    assert df.loc[5, "status"] == "ok" and df.loc[4000, "status"] == "interrupted"

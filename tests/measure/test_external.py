@@ -351,3 +351,24 @@ def test_snapshot_every_applies_to_the_external_sweep(tmp_path):
             pass
     df = telemetry.read_runs(out).set_index("size")
     assert df.loc[1, "status"] == "ok" and df.loc[2, "status"] == "interrupted"
+
+
+def test_disk_full_ends_the_external_sweep_with_one_line_and_keeps_finished_runs(small_disk):
+    from tests.helpers import fill_disk
+
+    out = small_disk / "e.h5"
+    args = ["sweep", "--command", "true {size}", "--sizes", "1..512", "--ranks-per-node", "1",
+            "--out", str(out), "--no-progress", "--snapshot-every", "0", "--resume"]
+    for leave in (0, 100 * 1024):
+        filler = fill_disk(small_disk, leave)
+        proc = run_cli(args, timeout=120)
+        _one_line_error(proc, 1)
+        assert "No space left on device" in proc.stderr
+        filler.unlink()
+        kept = telemetry.read_runs(out) if out.exists() else None
+        if leave:
+            assert kept is not None and len(kept) >= 1 and (kept["status"] == "ok").all()
+    proc = run_cli(args, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    df = telemetry.read_runs(out)
+    assert len(df) == len(set(df["run_id"])) == 10 and (df["status"] == "ok").all()
