@@ -297,7 +297,9 @@ def resolve_partition(cluster_file: str | None, partition: str | None) -> Partit
             for c in clusters.values():
                 if partition in c.partitions:
                     return c.partitions[partition]
-            raise ClusterFileError(f"{cluster_file}: no partition {partition!r}")
+            known = ", ".join(p for c in clusters.values() for p in c.partitions)
+            raise ClusterFileError(f"{cluster_file}: no partition {partition!r} (it has: {known}); "
+                                   "give one of those to --partition")
         return next(iter(clusters.values())).partition()
     if "SLURM_JOB_ID" in os.environ:
         return detect_slurm().partition()
