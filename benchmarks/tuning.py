@@ -78,7 +78,7 @@ def predictions(bundle, space, rows, part):
     import pandas as pd
 
     from hpcds1mpi.decide import system1
-    from hpcds1mpi.decide import system2
+    from hpcds1mpi.decide import tune_predictions
 
     frame = pd.DataFrame([c.as_dict() for c in space.configs])
     frame.insert(0, "workload", str(rows["workload"].iloc[0]))
@@ -89,7 +89,7 @@ def predictions(bundle, space, rows, part):
     frame["gpus_per_node"] = part.gpus_per_node
     scores = system1.score(bundle, str(rows["workload"].iloc[0]), int(rows["size"].iloc[0]),
                            [part], frame=frame)
-    return system2.predictions_from_scores(space, scores, "time")
+    return tune_predictions.predictions_from_scores(space, scores, "time")
 
 
 def bo_runs(space, lookup, target: float, budget: int, seed: int) -> tuple[int | None, int]:
@@ -136,6 +136,8 @@ def main(argv=None) -> int:
     import pandas as pd
 
     from hpcds1mpi.decide import system2
+    from hpcds1mpi.decide import tune_predictions
+    from hpcds1mpi.decide import tune_space
     from hpcds1mpi.surrogates.bundle import train_bundle
     from hpcds1mpi.surrogates.models import KNOB_FEATURES
     from hpcds1mpi.records.telemetry import read_runs
@@ -154,13 +156,13 @@ def main(argv=None) -> int:
         best = float(ok["runtime_s"].min())
         target = best * (1 + TARGET)
         part = partition_of(rows)
-        space = system2.Space([_config(r) for _, r in rows.iterrows()])
-        table = {system2.config_key(_config(r)): r.to_dict() for _, r in rows.iterrows()}
+        space = tune_space.Space([_config(r) for _, r in rows.iterrows()])
+        table = {tune_space.config_key(_config(r)): r.to_dict() for _, r in rows.iterrows()}
         calls: list = []
 
         def lookup(config, calls=calls, table=table):
             calls.append(config)
-            return dict(table[system2.config_key(config)])
+            return dict(table[tune_space.config_key(config)])
 
         others = runs[(runs["machine_id"] == machine) &
                       ~((runs["workload"] == workload) & (runs["size"] == size))]
@@ -176,14 +178,14 @@ def main(argv=None) -> int:
             entry["error"] = f"{type(exc).__name__}: {exc}"[:200]
             per_problem.append(entry)
             continue
-        pick = system2.system1_start(space, pred)
-        s1_value = float(table[system2.config_key(pick)]["runtime_s"]) \
-            if table[system2.config_key(pick)]["status"] == "ok" else float("nan")
+        pick = tune_predictions.system1_start(space, pred)
+        s1_value = float(table[tune_space.config_key(pick)]["runtime_s"]) \
+            if table[tune_space.config_key(pick)]["status"] == "ok" else float("nan")
         entry["s1"] = {"runs": 1 if s1_value <= target else None,
                        "gap": s1_value / best - 1 if math.isfinite(s1_value) else None,
                        "pick": pick.label()}
         for name, start, model in (("s1_s2", pick, pred),
-                                   ("s2_default", system2.default_config(
+                                   ("s2_default", tune_space.default_config(
                                        space, part.cores_per_node), None)):
             calls.clear()
             result = system2.tune(space, start, lookup, predictions=model, budget=args.budget,

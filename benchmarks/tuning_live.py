@@ -4,7 +4,7 @@ The replay benchmark (``benchmarks/tuning.py``) looks measured rows up; this one
 a Slurm allocation, for one (kernel, size):
 
 1. **Ground truth** — every configuration of the allocation's space is run once with ``srun``
-   (``system2.LaunchRunner``, the code ``hpcds1mpi tune`` runs); the best measured runtime
+   (``trials.LaunchRunner``, the code ``hpcds1mpi tune`` runs); the best measured runtime
    defines the target (within 5 %) and which configurations meet it.
 2. **System 1 alone**, **System 1 + System 2** (``system2.tune`` from System 1's pick, the
    bundle's predictions ranking the rest), **System 2 from the default** (no model, neighbour
@@ -39,10 +39,10 @@ TARGET = 0.05
 
 def first_within(configs: list, good: set) -> int | None:
     """1-based index of the first configuration (by key) in ``good``; None if none is."""
-    from hpcds1mpi.decide import system2
+    from hpcds1mpi.decide import tune_space
 
     for i, config in enumerate(configs):
-        if system2.config_key(config) in good:
+        if tune_space.config_key(config) in good:
             return i + 1
     return None
 
@@ -74,6 +74,9 @@ def main(argv=None) -> int:
 
     from hpcds1mpi import kernels as registry
     from hpcds1mpi.decide import system2
+    from hpcds1mpi.measure import trials
+    from hpcds1mpi.decide import tune_predictions
+    from hpcds1mpi.decide import tune_space
     from hpcds1mpi.cluster import resolve_partition
     from hpcds1mpi.config import Configuration
     from hpcds1mpi.decide.model_bundle import load_model
@@ -82,17 +85,17 @@ def main(argv=None) -> int:
 
     registry.get(args.kernel)  # an unknown kernel fails here, naming the known ones
     part = resolve_partition(None, None)
-    nodes, cores = system2.allocation(part, "srun")  # what `hpcds1mpi tune` would use
-    space = system2.workload_space(part, args.kernel, max_nodes=nodes, cores_per_node=cores)
+    nodes, cores = tune_space.allocation(part, "srun")  # what `hpcds1mpi tune` would use
+    space = tune_space.workload_space(part, args.kernel, max_nodes=nodes, cores_per_node=cores)
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="hpcds1mpi-tuning-live-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    settings = system2.RunSettings(args.kernel, args.size, min_time=args.min_time,
+    settings = trials.RunSettings(args.kernel, args.size, min_time=args.min_time,
                                    max_repeats=args.max_repeats)
 
-    runners: dict[str, system2.LaunchRunner] = {}
+    runners: dict[str, trials.LaunchRunner] = {}
 
     def runner(name: str):
-        runners[name] = system2.LaunchRunner(settings, str(workdir / f"{name}.h5"), part, "srun")
+        runners[name] = trials.LaunchRunner(settings, str(workdir / f"{name}.h5"), part, "srun")
         return runners[name]
 
     t0 = time.perf_counter()
@@ -101,7 +104,7 @@ def main(argv=None) -> int:
     run_truth = runner("exhaustive")
     for config in space.configs:
         row = run_truth(config)
-        truth[system2.config_key(config)] = row
+        truth[tune_space.config_key(config)] = row
         print(f"truth {config.label()}: {row.get('status')} {row.get('runtime_s')}",
               file=sys.stderr)
     truth_s = time.perf_counter() - t0
@@ -124,10 +127,10 @@ def main(argv=None) -> int:
 
     # 2. System 1 alone and System 1 + System 2
     bundle = load_model(args.model)
-    predictions = system2.model_predictions(bundle, space, part, args.kernel, args.size)
+    predictions = tune_predictions.model_predictions(bundle, space, part, args.kernel, args.size)
     started = time.perf_counter()
-    if predictions is not None and system2.system1_start(space, predictions) is not None:
-        pick = system2.system1_start(space, predictions)
+    if predictions is not None and tune_predictions.system1_start(space, predictions) is not None:
+        pick = tune_predictions.system1_start(space, predictions)
         result = system2.tune(space, pick, runner("s1_s2"), predictions=predictions,
                               budget=args.budget)
         configs = [t.config for t in result.trials]
@@ -139,7 +142,7 @@ def main(argv=None) -> int:
                                                      "workload"}
     # 3. System 2 from the default
     started = time.perf_counter()
-    result = system2.tune(space, system2.default_config(space, cores), runner("s2_default"),
+    result = system2.tune(space, tune_space.default_config(space, cores), runner("s2_default"),
                           predictions=None, budget=args.budget)
     record("s2_default", [t.config for t in result.trials],
            [t.runtime_s for t in result.trials], started, {"stop": result.stop_reason})
@@ -174,15 +177,15 @@ def main(argv=None) -> int:
         "partition": part.name, "nodes": nodes, "cores_per_node": cores,
         "configs": len(space.configs), "ok_configs": len(ok), "best_runtime_s": best,
         "best_config": next(c.label() for c in space.configs
-                            if system2.config_key(c) == best_key),
+                            if tune_space.config_key(c) == best_key),
         "within_target": sorted(c.label() for c in space.configs
-                                if system2.config_key(c) in good),
+                                if tune_space.config_key(c) in good),
         "ground_truth_wall_s": truth_s, "model": args.model, "budget": args.budget,
         "loadavg": " ".join(f"{x:.2f}" for x in os.getloadavg()),
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "methods": methods,
-        "truth": {c.label(): truth[system2.config_key(c)].get("runtime_s")
-                  if truth[system2.config_key(c)].get("status") == "ok"
-                  else truth[system2.config_key(c)].get("status") for c in space.configs},
+        "truth": {c.label(): truth[tune_space.config_key(c)].get("runtime_s")
+                  if truth[tune_space.config_key(c)].get("status") == "ok"
+                  else truth[tune_space.config_key(c)].get("status") for c in space.configs},
         "workdir": str(workdir),
         # launches made again because they failed before the sweep recorded anything
         "relaunched": {name: r.relaunched for name, r in runners.items() if r.relaunched},

@@ -199,7 +199,6 @@ class Stencil(Kernel):
 
     def setup(self, ctx: KernelContext, size: int) -> StencilState:
         use_device(ctx)
-        MPI = _mpi()
         sweeps = int(ctx.extra.get("sweeps", DEFAULT_SWEEPS))
         dims = balanced_dims(ctx.comm.Get_size(), 3)
         raw = ctx.comm.raw if hasattr(ctx.comm, "raw") else ctx.comm

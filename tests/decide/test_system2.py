@@ -6,14 +6,16 @@ import numpy as np
 import pytest
 
 from hpcds1mpi.decide import system2
+from hpcds1mpi.decide import tune_predictions
+from hpcds1mpi.decide import tune_space
 from hpcds1mpi.config import Configuration
 
 
-def _space(cores: int = 4, nodes: int = 1) -> system2.Space:
+def _space(cores: int = 4, nodes: int = 1) -> tune_space.Space:
     from hpcds1mpi.cluster import Partition
 
     part = Partition("p", cores_per_node=cores, memory_gb=16, max_nodes=nodes)
-    return system2.build_space(part, max_nodes=nodes, precisions=["fp64", "fp32"])
+    return tune_space.build_space(part, max_nodes=nodes, precisions=["fp64", "fp32"])
 
 
 def _table_evaluator(table: dict, calls: list):
@@ -28,10 +30,10 @@ def _table_evaluator(table: dict, calls: list):
     return evaluate
 
 
-def _predictions(space, table: dict, spread: float = 0.1) -> system2.Predictions:
+def _predictions(space, table: dict, spread: float = 0.1) -> tune_predictions.Predictions:
     n = len(space.configs)
     value = np.array([table.get(c.label(), 10.0) or 10.0 for c in space.configs], float)
-    return system2.Predictions(value, np.full(n, spread), np.zeros(n), np.ones(n, bool))
+    return tune_predictions.Predictions(value, np.full(n, spread), np.zeros(n), np.ones(n, bool))
 
 
 # ------------------------------------------------------------------------- the search itself
@@ -121,7 +123,7 @@ def test_a_model_wrong_on_two_nodes_does_not_stop_the_search_before_one_node():
     truth["N1xR2xT1-cpu-fp32"] = 0.5  # the real winner: one node
     predicted = {k: (v / 5 if k.startswith("N2") else v) for k, v in truth.items()}
     preds = _predictions(space, predicted, spread=0.05)
-    start = system2.system1_start(space, preds)
+    start = tune_predictions.system1_start(space, preds)
     assert start.nodes == 2  # System 1 is fooled
     calls = []
     result = system2.tune(space, start, _table_evaluator(truth, calls), predictions=preds,

@@ -9,7 +9,6 @@ other tests use the second node; its test comes last but one and only waits for 
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
