@@ -240,3 +240,14 @@ def test_numpy_numbers_and_good_values_pass_unchanged():
     assert (plan.min_repeats, plan.timeout, plan.warmup, plan.check) == (2, 3.0, 1, True)
     assert {r.seed for r in plan.runs} == {7} and plan.source is doc
     assert parse_ints("1..1099511627776", "x: sizes")[-1] == 2**40
+
+
+def test_a_huge_size_is_refused_before_the_telemetry_file_exists(tmp_path):
+    """Issue #14: `--size 99999999999999999999` poisoned the telemetry file for every resume."""
+    out = tmp_path / "t.h5"
+    proc = run_cli(["sweep", "--kernel", "fault_sleep", "--kernel-module", FAULTS,
+                    "--sizes", "99999999999999999999", "--out", str(out)], timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "sizes: values must be <= 1099511627776" in lines[0]
+    assert not out.exists() and list(tmp_path.iterdir()) == []
