@@ -157,7 +157,7 @@ def notes(frame: pd.DataFrame, rows: list[dict]) -> list[str]:
                    "kernel's runtime (errors in the thousands of percent; the embedding and "
                    "the work-model features help a little, the knob-feature ensemble least). "
                    "System 1 does not guess there: the guard escalates an unknown workload to a "
-                   "calibration sweep (hpcds1mpi/guard.py).")
+                   "calibration sweep (hpcds1mpi/decide/guard.py).")
     if len(df):
         rt = df[(df["target"] == "runtime_s") & (df["rate"] == 1.0)]
         for split in rt["split"].unique():
