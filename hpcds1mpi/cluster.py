@@ -251,16 +251,21 @@ def detect_slurm(env: dict | None = None, scontrol_text: str | None = None) -> C
     # salloc runs its command on the submit host: no SLURMD_NODENAME, no SLURM_CPUS_ON_NODE;
     # SLURM_JOB_CPUS_PER_NODE ("2(x2)") is set everywhere in the allocation.
     per_node = re.match(r"\d+", env.get("SLURM_JOB_CPUS_PER_NODE", ""))
-    cores = int(node.get("CPUTot") or env.get("SLURM_CPUS_ON_NODE")
-                or (per_node.group(0) if per_node else 0) or 1)
-    mem_mb = float(node.get("RealMemory") or env.get("SLURM_MEM_PER_NODE") or 0)
+    try:
+        cores = int(node.get("CPUTot") or env.get("SLURM_CPUS_ON_NODE")
+                    or (per_node.group(0) if per_node else 0) or 1)
+        mem_mb = float(node.get("RealMemory") or env.get("SLURM_MEM_PER_NODE") or 0)
+        max_nodes = int(env.get("SLURM_JOB_NUM_NODES") or env.get("SLURM_NNODES") or 1)
+    except ValueError as exc:
+        raise ClusterFileError(f"the Slurm allocation reports a count that is not a number "
+                               f"({exc}); give the partition with --cluster FILE") from None
     ngpu = _gpus_from_gres(node.get("Gres", ""))
     gpu_count, gpu_mem, gpu_model = detect_gpus() if ngpu else (0, 0.0, "")
     part = Partition(
         name=pname,
         cores_per_node=cores,
         memory_gb=round(mem_mb / 1000.0, 1) if mem_mb else round(_local_memory_gb(), 1),
-        max_nodes=int(env.get("SLURM_JOB_NUM_NODES") or env.get("SLURM_NNODES") or 1),
+        max_nodes=max_nodes,
         gpus_per_node=ngpu,
         gpu_memory_gb=round(gpu_mem, 1) if gpu_count else (1.0 if ngpu else 0.0),
         gpu_model=gpu_model,

@@ -124,3 +124,9 @@ def test_a_good_file_keeps_its_values_and_defaults(tmp_path):
     assert part.max_watts_node == 300 and part.idle_watts_node is None
     path.write_text(P)
     assert set(load_clusters(path)) == {"site"}  # the file's stem names it
+
+
+def test_detect_slurm_with_a_garbled_count_is_one_line():
+    env = {"SLURM_JOB_ID": "7", "SLURM_JOB_NUM_NODES": "two"}
+    with pytest.raises(ClusterFileError, match="not a number .* give the partition with --cluster"):
+        detect_slurm(env=env, scontrol_text="")
