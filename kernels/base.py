@@ -14,12 +14,17 @@ A kernel is collective over ``ctx.comm``. The runner calls, on every rank of the
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, astuple, dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
 DEFAULT_TOLERANCE = {"fp64": 1e-9, "fp32": 1e-3, "bf16": 5e-2}
+
+
+#: The runs-table columns of a :class:`WorkModel`, in its field order (per rank).
+WORK_COLUMNS: tuple[str, ...] = ("work_flops", "work_bytes", "comm_messages", "comm_bytes",
+                                 "mem_bytes_per_rank")
 
 
 @dataclass
@@ -42,6 +47,10 @@ class WorkModel:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    def columns(self) -> dict[str, float]:
+        """The work model as a sweep records it in the runs table (:data:`WORK_COLUMNS`)."""
+        return dict(zip(WORK_COLUMNS, astuple(self)))
 
 
 @dataclass

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from hpcds1mpi.errors import DataError, ModelError
+from hpcds1mpi.kernels.base import WORK_COLUMNS
 
 #: Columns every prediction input must have (the contract System 1 and recommend code against).
 INPUT_COLUMNS: tuple[str, ...] = (
@@ -40,10 +41,6 @@ INPUT_COLUMNS: tuple[str, ...] = (
 #: Requested resources of job logs; a bundle trained with any of them needs them at prediction.
 REQUEST_COLUMNS: tuple[str, ...] = ("time_limit_s", "mem_req_gb", "cores", "gpus")
 
-#: The work model as the sweep records it in the runs table, in :class:`WorkModel` order
-#: (flops, bytes_moved, messages, comm_bytes, memory_bytes; per rank).
-WORK_COLUMNS: tuple[str, ...] = ("work_flops", "work_bytes", "comm_messages", "comm_bytes",
-                                 "mem_bytes_per_rank")
 
 DEVICE_CODES = {"cpu": 0.0, "gpu": 1.0}
 PRECISION_BYTES = {"fp64": 8.0, "fp32": 4.0, "bf16": 2.0}

@@ -75,9 +75,7 @@ def work_columns(kernel, size: int, ranks: int) -> dict:
         work = kernel.work(size, ranks)
     except Exception:  # noqa: BLE001 - a kernel without a work model leaves NaN
         return {}
-    return {"work_flops": work.flops, "work_bytes": work.bytes_moved,
-            "comm_messages": work.messages, "comm_bytes": work.comm_bytes,
-            "mem_bytes_per_rank": work.memory_bytes}
+    return work.columns()
 
 
 def energy_columns(row: dict, infos: list[dict], model, nodes: int) -> dict:

@@ -305,3 +305,12 @@ def test_two_thread_paths_match_reference(monkeypatch, name, size, knob, value):
                                  max_repeats=1)
         assert outcome.status == "ok", (precision, outcome.error)
         assert outcome.rel_error <= kernel.tolerance[precision]
+
+
+def test_a_work_model_is_recorded_under_the_runs_table_columns():
+    from hpcds1mpi.kernels.base import WORK_COLUMNS, WorkModel
+
+    work = WorkModel(flops=1.0, bytes_moved=2.0, messages=3.0, comm_bytes=4.0, memory_bytes=5.0)
+    assert work.columns() == dict(zip(WORK_COLUMNS, (1.0, 2.0, 3.0, 4.0, 5.0)))
+    assert WORK_COLUMNS == ("work_flops", "work_bytes", "comm_messages", "comm_bytes",
+                            "mem_bytes_per_rank")

@@ -7,11 +7,10 @@ import pandas as pd
 import pytest
 
 from hpcds1mpi.errors import DataError, TelemetryError
+from hpcds1mpi.kernels.base import WORK_COLUMNS
 from hpcds1mpi.records import telemetry
 from hpcds1mpi.records.training import TrainingData, merge_runs, read_frames
 from tests.surrogates.test_bundle import make_runs
-
-WORK_COLUMNS = ("work_flops", "work_bytes", "comm_messages", "comm_bytes", "mem_bytes_per_rank")
 
 
 def with_work(frame: pd.DataFrame) -> pd.DataFrame:

@@ -47,7 +47,7 @@ def test_recorded_work_model_is_used_and_the_kernel_fills_rows_without_one():
     from the kernel's formula (e.g. the formula changed since the run) is the one used, and
     only rows without recorded values (candidate grids, job tables) get the formula's."""
     from hpcds1mpi import kernels
-    from hpcds1mpi.surrogates.features import WORK_COLUMNS
+    from hpcds1mpi.kernels.base import WORK_COLUMNS
 
     frame = configs(sizes=(64,), nodes=(1, 2))
     spec = fit_spec(frame)
