@@ -18,22 +18,18 @@ def command(files: tuple[str, ...], out: str, kind: str) -> None:
 
     Rows that cannot be read are counted and reported per reason, never dropped silently.
     """
-    from hpcds1mpi.atomic import atomic_path, check_output_file
     from hpcds1mpi.errors import OutputError
     from hpcds1mpi.records.ingest import ingest, write_job_table
 
-    if not out.endswith((".parquet", ".csv")):
+    if not out.endswith((".parquet", ".csv")):  # before reading: a bad --out costs nothing
         raise OutputError(f"--out {out}: output must end in .parquet or .csv")
-    check_output_file(out, "job table")
     table, reports, notes = ingest(list(files), kind)
     for report in reports:
         for line in report.lines():
             click.echo(line)
     for reason, n in notes.items():
         click.echo(f"note: {n} x {reason}")
-    with atomic_path(out, "job table") as tmp:
-        write_job_table(table, tmp)
-    path = out
+    path = write_job_table(table, out)  # temp-and-rename; a missing parent is created
     counts = table["status"].value_counts().to_dict()
     summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
     click.echo(f"wrote {len(table)} jobs to {path} ({summary})")
