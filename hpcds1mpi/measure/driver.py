@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 import time
 
@@ -24,7 +25,7 @@ from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.measure.plan import RunSpec, SweepPlan
 from hpcds1mpi.measure.progress import Progress
 from hpcds1mpi.measure.rows import base_row, finish_row
-from hpcds1mpi.measure.supervise import COMPLETE_ATTR, SUPERVISED_ENV
+from hpcds1mpi.measure.supervise import COMPLETE_ATTR, SUPERVISED_ENV, SWEEP_ERROR_EXIT
 from hpcds1mpi.measure.watchdog import GuardedKernel, Watchdog
 from hpcds1mpi.runtime.mpi import NodeLayout, node_layout, sleepy_barrier
 
@@ -117,8 +118,12 @@ def run_inprocess(comm, plan: SweepPlan, out: str, partition, *, resume: bool = 
                 except Exception:  # noqa: BLE001 - a full disk fails again: the bcast must come
                     writer.release()
     failed = comm.bcast(None if failure is None else getattr(failure, "exit_code", 1), root=0)
+    if failed is not None and failed != 2 and os.environ.get(SUPERVISED_ENV) == "1":
+        failed = SWEEP_ERROR_EXIT
     if failed is not None:
         if rank == 0:
+            if failed != 2 and os.environ.get(SUPERVISED_ENV) == "1":
+                failure.exit_code = SWEEP_ERROR_EXIT  # the supervisor: not the run, stop
             raise failure
         raise SystemExit(failed)  # rank 0 prints the one-line error (or the traceback of a bug)
     machine_id, sweep_id, todo = comm.bcast(
@@ -186,10 +191,12 @@ def _abort(comm, exc: BaseException, out: str) -> None:
             sys.stderr.flush()
     except OSError:
         pass
+    # Under --launch a distinct code tells the supervisor it was the sweep, not the run.
+    code = SWEEP_ERROR_EXIT if os.environ.get(SUPERVISED_ENV) == "1" else 1
     try:
-        comm.Abort(1)
+        comm.Abort(code)
     finally:
-        os._exit(1)
+        os._exit(code)
 
 
 def _runs_to_do(plan: SweepPlan, store, machine_id: str) -> list[int]:

@@ -12,6 +12,8 @@ forwarded to the launch's process group (then SIGKILL after a grace period), the
 ``interrupted`` and the supervisor ends with :class:`~hpcds1mpi.errors.SweepInterrupted`
 (exit 1). A launch that exits 0 before its plan is done (a rank's ``os._exit(0)``) is an error
 (exit 1), never success; its unfinished run stays ``interrupted`` (``--resume`` runs it again).
+So is a launch that ended on an error of the sweep itself (exit :data:`SWEEP_ERROR_EXIT`: a
+full disk, a bug), which is not relaunched.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ COMPLETE_ATTR = "sweep_complete"
 TIMEOUT_EXIT_CODE = 124
 #: Set to "1" in every launch's environment (its ranks leave the interrupt message to us).
 SUPERVISED_ENV = "HPCDS1MPI_SUPERVISED"
+#: Exit code of a supervised launch that ended on an error of the sweep itself (a full disk, an
+#: interrupt, a bug: said in one line by the launch), not of the run: no crash note, no relaunch.
+SWEEP_ERROR_EXIT = 3
 #: Seconds a forwarded SIGINT/SIGTERM has before the launch's group is killed.
 GRACE_S = 5.0
 
@@ -113,8 +118,8 @@ def supervise(ranks: int, argv: list[str], out: str, *, max_launches: int = 1000
         launcher: ``srun`` or ``mpiexec``; None detects it.
 
     Returns:
-        0 when the plan is done; 2 when the first launch reports a user error (already
-        printed by the sweep).
+        0 when the plan is done; 2 when the first launch reports a user error, 1 when a launch
+        ended on an error of the sweep itself (both already printed by the sweep).
 
     Raises:
         LaunchError: a launch recorded nothing new (no progress), exited 0 before its plan was
@@ -140,12 +145,12 @@ def supervise(ranks: int, argv: list[str], out: str, *, max_launches: int = 1000
             try:
                 rc = run_launch(tokens + [exe, "sweep", *args])
             except _Stop as stop:
-                rows, _ = _progress(out)
+                rows = _progress(out)[0]
                 raise SweepInterrupted(
                     f"sweep stopped by {signal.Signals(stop.signum).name} during launch "
                     f"{launch + 1}; the launch was ended, {max(rows, 0)} runs recorded are kept "
                     f"in {out} and the unfinished one is re-run by --resume") from None
-            rows, complete = _progress(out)
+            rows, complete, in_flight = _progress(out)
             if rc == 0:
                 if complete:
                     return 0
@@ -155,11 +160,13 @@ def supervise(ranks: int, argv: list[str], out: str, *, max_launches: int = 1000
                     f"are kept in {out}, the unfinished one is re-run by --resume")
             if rc == 2 and launch == 0:
                 return rc  # a user error, already printed by the sweep
+            if rc == SWEEP_ERROR_EXIT:
+                return 1  # the sweep's own error (a full disk...), already said in one line
             if rows <= previous:
                 raise LaunchError(f"sweep launch {launch + 1} {_describe(rc)} without recording "
                                   "a run; stopping (see the messages above)")
             previous = rows
-            if rc != TIMEOUT_EXIT_CODE:
+            if rc != TIMEOUT_EXIT_CODE and in_flight:  # evidence for the run it was on
                 _note_crash(out, f"launch {launch + 1} {_describe(rc)} while it ran")
             if "--resume" not in args:
                 args.append("--resume")
@@ -177,17 +184,19 @@ def _in_main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
-def _progress(out: str) -> tuple[int, bool]:
-    """(runs recorded in ``out``, whether the last launch ran its whole plan); (-1, False)
-    when ``out`` cannot be read."""
+def _progress(out: str) -> tuple[int, bool, bool]:
+    """(runs recorded in ``out``, whether the last launch ran its whole plan, whether a run was
+    left unfinished); (-1, False, False) when ``out`` cannot be read."""
     from hpcds1mpi.records import telemetry
 
     try:
         store = telemetry.load(out, crashed=False)
     except TelemetryError:
-        return -1, False
+        return -1, False, False
     recorded = set(store.runs) | set(store.started)  # an unfinished run is settled on resume
-    return len(recorded), str(store.attrs.get(COMPLETE_ATTR, "0")) == "1"
+    in_flight = any(store.runs.get(k, {}).get("status") in (None, "crashed", "interrupted")
+                    for k in store.started)
+    return len(recorded), str(store.attrs.get(COMPLETE_ATTR, "0")) == "1", in_flight
 
 
 def _note_crash(out: str, evidence: str) -> None:

@@ -39,11 +39,16 @@ def _fake_launches(monkeypatch, out, script):
         rows, rc, *done = script[len(calls)]
         done = done[0] if done else rc == 0
         calls.append(list(argv))
-        with telemetry.TelemetryWriter(out, resume=True,
-                                       attrs={supervise_module.COMPLETE_ATTR: int(done)}) as w:
-            for i in range(rows):
-                w.record({"run_id": f"r{len(calls)}-{i}", "machine_id": "m", "workload": "w",
-                          "status": "ok"})
+        w = telemetry.TelemetryWriter(out, resume=True,
+                                      attrs={supervise_module.COMPLETE_ATTR: int(done)}).open()
+        for i in range(rows):
+            w.record({"run_id": f"r{len(calls)}-{i}", "machine_id": "m", "workload": "w",
+                      "status": "ok"})
+        if rc in (0, 2, 124):  # ended (the watchdog records its timeout itself)
+            w.close()
+        else:  # died while a run was on
+            w.start({"run_id": "dying", "machine_id": "m", "workload": "w"})
+            w.release()
         return rc
 
     monkeypatch.setattr(supervise_module, "run_launch", run_launch)
@@ -102,6 +107,15 @@ def test_a_crash_leaves_a_note_a_timeout_abort_does_not(monkeypatch, tmp_path):
     _fake_launches(monkeypatch, out, [(1, 124), (1, -11), (1, 0)])
     assert supervise(2, ["--out", str(out)], str(out), launcher="mpiexec") == 0
     assert notes == ["launch 2 was killed by SIGSEGV while it ran"]
+
+
+def test_an_error_of_the_sweep_itself_stops_without_a_note(monkeypatch, tmp_path):
+    out = tmp_path / "t.h5"
+    calls = _fake_launches(monkeypatch, out, [(1, supervise_module.SWEEP_ERROR_EXIT)])
+    assert supervise(2, ["--out", str(out)], str(out), launcher="mpiexec") == 1
+    assert len(calls) == 1 and not journal.crash_note_path(out).exists()
+    assert telemetry.read_runs(out).set_index("run_id").loc["dying", "status"] == \
+        "interrupted"
 
 
 def test_exit_0_before_the_plan_is_done_is_an_error(monkeypatch, tmp_path):
@@ -195,3 +209,22 @@ def test_a_signal_to_the_supervisor_ends_every_rank_and_the_run_is_interrupted(t
                 psutil.Process(p).status() != psutil.STATUS_ZOMBIE], "a rank outlived the sweep"
     df = telemetry.read_runs(out).set_index("size")
     assert df.loc[5, "status"] == "ok" and df.loc[4000, "status"] == "interrupted"
+
+
+@pytest.mark.mpi
+def test_disk_full_under_launch_stops_with_one_line_and_no_false_crash(small_disk):
+    """The sweep's own error (a full disk) is no crash of the run: no note, no relaunch."""
+    from tests.helpers import fill_disk
+
+    out = small_disk / "t.h5"
+    args = _sweep_args(out, "fault_sleep", "1..64") + ["--snapshot-every", "0"]
+    filler = fill_disk(small_disk, 120 * 1024)
+    proc = _run(args, timeout=60)
+    assert proc.returncode == 1, proc.stderr
+    ours = [ln for ln in proc.stderr.splitlines() if ln.startswith("hpcds1mpi")]
+    assert len(ours) == 1 and "No space left on device" in ours[0], proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not journal.crash_note_path(out).exists()
+    filler.unlink()
+    df = telemetry.read_runs(out)
+    assert len(df) >= 1 and set(df["status"]) <= {"ok", "interrupted"}
