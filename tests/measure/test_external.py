@@ -274,10 +274,11 @@ def test_external_options_are_refused_without_command(tmp_path, extra, words):
     assert words in proc.stderr
 
 
-# Size 1 ends at once; size 2 writes its pid and its child's, then waits (a long run).
+# Size 1 ends at once; size 2 writes its pid and its child's, then waits (a long run); once
+# the pid file is there (a rerun), size 2 ends at once too.
 SLOW_APP = """
 import os, subprocess, sys, time
-if sys.argv[1] == "2":
+if sys.argv[1] == "2" and not os.path.exists(sys.argv[2]):
     child = subprocess.Popen(["sleep", "60"])
     with open(sys.argv[2], "w") as fh:
         fh.write(f"{os.getpid()} {child.pid}")
@@ -285,15 +286,20 @@ if sys.argv[1] == "2":
 """
 
 
-def _start_slow_sweep(tmp_path, extra=()):
+def _slow_args(tmp_path):
     app = tmp_path / "slow.py"
     app.write_text(SLOW_APP)
+    return ["sweep", "--command", f"{sys.executable} {app} {{size}} {tmp_path / 'pids'}",
+            "--sizes", "1,2", "--timeout", "120", "--out", str(tmp_path / "s.h5"),
+            "--no-progress"]
+
+
+def _start_slow_sweep(tmp_path, extra=()):
     pids = tmp_path / "pids"
     out = tmp_path / "s.h5"
-    proc = subprocess.Popen(
-        [hpcds1mpi_exe(), "sweep", "--command", f"{sys.executable} {app} {{size}} {pids}",
-         "--sizes", "1,2", "--timeout", "120", "--out", str(out), "--no-progress", *extra],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen([hpcds1mpi_exe(), *_slow_args(tmp_path), *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
     import time
 
     deadline = time.monotonic() + 60
@@ -330,6 +336,11 @@ def test_a_signal_to_the_external_sweep_kills_the_program_and_the_run_is_interru
     assert df.loc[1, "status"] == "ok" and df.loc[2, "status"] == "interrupted"
     assert df.loc[2, "energy_source"] == ""  # not a measurement: no modelled energy
     assert not telemetry.lock_path(out).exists() and not telemetry.journal_path(out).exists()
+    # --resume runs the interrupted run again, not the finished one.
+    proc = run_cli([*_slow_args(tmp_path), "--resume"], timeout=120)
+    assert proc.returncode == 0 and "1 already done" in proc.stderr, proc.stderr
+    df = telemetry.read_runs(out).set_index("size")
+    assert df.loc[2, "status"] == "ok" and df.loc[2, "attempt"] == 2 and len(df) == 2
 
 
 def test_snapshot_every_applies_to_the_external_sweep(tmp_path):
