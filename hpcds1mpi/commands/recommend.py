@@ -76,7 +76,8 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
     from hpcds1mpi.decide.failure_history import FailureHistory
     from hpcds1mpi.decide.model_bundle import DEFAULT_MODEL, load_model
     from hpcds1mpi.decide.recommend import recommend
-    from hpcds1mpi.decide.recommendation import emit_script, format_table, to_dict
+    from hpcds1mpi.decide.recommendation import (emit_script, format_table, to_dict,
+                                                 unmet_constraints)
     from hpcds1mpi.decide.system1 import Constraints
 
     if not 0 < size <= MAX_SIZE:
@@ -108,6 +109,9 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
         constraints=Constraints(max_nodes=max_nodes, deadline_s=deadline,
                                 energy_budget_j=energy_budget),
         history=history, model_dir=model_dir or DEFAULT_MODEL, device=device)
+    unmet = unmet_constraints(rec)
+    if unmet:  # nothing to run within the user's limits: say so, exit 2, write nothing
+        raise ConfigError(unmet)
     script = None
     if emit:
         script = emit_script(rec, emit, program, job_name=job_name, output=job_output,

@@ -152,6 +152,26 @@ def to_dict(rec: Recommendation) -> dict:
     return _clean(out)
 
 
+#: Rejections that only the user's constraints caused (``decide/recommend._rejection``).
+CONSTRAINT_REJECTIONS = {"cannot meet the deadline": "--deadline",
+                         "over the energy budget": "--energy-budget"}
+
+
+def unmet_constraints(rec: Recommendation) -> str | None:
+    """Why nothing can be recommended because of ``--deadline`` / ``--energy-budget``, as one
+    line naming each partition's reason and what to relax; None when something fits, or when
+    no partition was turned down by those constraints."""
+    if any(pl.choice is not None and pl.choice.index is not None for pl in rec.places):
+        return None
+    options = sorted({opt for pl in rec.places for text, opt in CONSTRAINT_REJECTIONS.items()
+                      if pl.rejected.startswith(text)})
+    if not options:
+        return None
+    why = "; ".join(f"{pl.label}: {pl.rejected}" for pl in rec.places if pl.rejected)
+    return (f"no configuration meets {' and '.join(options)} ({why}); relax "
+            f"{' or '.join(options)}")
+
+
 def format_table(rec: Recommendation) -> str:
     """A readable report: the pick, intervals, confidence, verdict, alternatives, the front,
     and one line per rejected partition."""

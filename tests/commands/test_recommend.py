@@ -205,3 +205,15 @@ def test_script_on_a_full_disk_is_exit_1_and_keeps_the_old_script(fake_cli, smal
     with pytest.raises(WriteError, match="disk is full") as err:
         fake_cli("--workload", "gemm", "--size", "2048", "--emit", "slurm", "-o", str(out))
     assert err.value.exit_code == 1 and digests(small_disk) == before
+
+
+def test_an_impossible_deadline_is_refused_not_exit_0(fake_cli, tmp_path):
+    out = tmp_path / "job.sh"
+    with pytest.raises(ConfigError, match="no configuration meets --deadline .*relax --deadline"):
+        fake_cli("--workload", "gemm", "--size", "2048", "--deadline", "0.000001", "--emit",
+                 "slurm", "-o", str(out))
+    assert not out.exists()
+    proc = run_cli(["recommend", "--workload", "stencil", "--size", "1024", "--deadline",
+                    "0.000001"], timeout=120, env={"HPCDS1MPI_CACHE": str(tmp_path / "c")})
+    assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0
+    assert "relax --deadline" in proc.stderr and "Traceback" not in proc.stderr

@@ -97,3 +97,21 @@ def test_escalated_job_gets_a_calibration_table_and_only_a_slurm_sweep():
     rec.calibration_steps = []
     with pytest.raises(ConfigError, match="nothing to run"):
         emit_script(rec, "slurm", None)
+
+
+def test_unmet_constraints_name_the_option_to_relax():
+    from hpcds1mpi.decide.recommendation import unmet_constraints
+    from hpcds1mpi.decide.system1 import Constraints
+
+    places = fake_places("gpu-small", "gpu-big")
+    bundle = FakeBundle()
+    fits = recommend(bundle, "gemm", 2048, places, constraints=Constraints(deadline_s=1e6))
+    assert unmet_constraints(fits) is None
+    tight = recommend(bundle, "gemm", 2048, places, constraints=Constraints(deadline_s=1e-9))
+    line = unmet_constraints(tight)
+    assert line.startswith("no configuration meets --deadline (") and "relax --deadline" in line
+    assert "cannot meet the deadline" in line and "\n" not in line
+    poor = recommend(bundle, "gemm", 2048, places, constraints=Constraints(energy_budget_j=1e-9))
+    assert "--energy-budget" in unmet_constraints(poor)
+    unconstrained = recommend(bundle, "brand-new-code", 500, places)  # escalated, not refused
+    assert unmet_constraints(unconstrained) is None
