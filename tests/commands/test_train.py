@@ -10,7 +10,7 @@ import pytest
 from hpcds1mpi.records import telemetry
 from tests.helpers import run_cli
 from tests.surrogates.test_bundle import make_runs
-from tests.test_atomic import fill, small_disk  # noqa: F401 (fixture)
+from tests.test_atomic import fill, read_only_dir, small_disk  # noqa: F401 (fixtures)
 
 FAST = ["--epochs", "2", "--members", "2", "--threads", "1"]
 
@@ -186,3 +186,11 @@ def test_train_on_a_full_disk_keeps_the_old_bundle(tmp_path, saved_bundle, small
     assert_one_line_error(proc, "disk is full")
     assert proc.returncode == 1 and sha256s(small_disk) == before
     assert sorted(p.name for p in small_disk.iterdir()) == ["filler", "model"]
+
+
+def test_train_into_a_read_only_place_is_one_usage_line(tmp_path, read_only_dir):
+    tele = write(tmp_path / "a.h5", make_runs().head(24))
+    proc = run_cli(["train", "--telemetry", tele, "--out", str(read_only_dir / "model"),
+                    *FASTEST], timeout=120)
+    assert_one_line_error(proc, "not writable")
+    assert proc.returncode == 2 and list(read_only_dir.iterdir()) == []
