@@ -98,3 +98,82 @@ def test_run_under_mpiexec_reports_layout():
     record = json.loads(proc.stdout.strip().splitlines()[-1])
     assert record["status"] == "ok"
     assert record["ranks"] == 2 and record["ranks_per_node"] == 2
+
+
+# --- one line, the right exit code (in-process: hpcds1mpi.cli.main) -----------------------
+
+
+def _main(argv, capsys):
+    from hpcds1mpi.cli import main
+
+    try:
+        main(argv)
+    except SystemExit as exc:
+        return exc.code, capsys.readouterr().err
+    raise AssertionError("main returned without SystemExit")
+
+
+def test_click_usage_error_is_one_line_naming_option_and_help(capsys):
+    code, err = _main(["run", "stencil", "--size", "abc"], capsys)
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("hpcds1mpi: error: ")
+    assert "'--size'" in err and "hpcds1mpi run --help" in err
+
+
+def test_out_of_range_number_names_the_range(capsys):
+    code, err = _main(["run", "stencil", "--size", "99999999999999999999"], capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert "--size" in err and "1..1099511627776" in err
+
+
+def _raise_in_kernels(monkeypatch, exc):
+    import hpcds1mpi.commands.kernels as kernels_command
+
+    def boom(**kwargs):
+        raise exc
+
+    monkeypatch.setattr(kernels_command.command, "callback", boom)
+
+
+def test_runtime_failure_exits_1_on_one_line(monkeypatch, capsys):
+    from hpcds1mpi.errors import WriteError
+
+    _raise_in_kernels(monkeypatch, WriteError("disk\nfull:   free   space"))
+    code, err = _main(["kernels"], capsys)
+    assert code == 1 and err == "hpcds1mpi: error: disk full: free space\n"
+
+
+def test_file_name_too_long_is_one_line(monkeypatch, capsys):
+    import errno
+
+    _raise_in_kernels(monkeypatch, OSError(errno.ENAMETOOLONG, "File name too long", "x" * 5000))
+    code, err = _main(["kernels"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "5000 characters" in err
+
+
+def test_a_bug_keeps_its_traceback(monkeypatch):
+    import errno
+
+    import pytest
+
+    from hpcds1mpi.cli import main
+
+    _raise_in_kernels(monkeypatch, OSError(errno.EIO, "Input/output error", "f"))
+    with pytest.raises(OSError):
+        main(["kernels"])
+    _raise_in_kernels(monkeypatch, ValueError("a bug"))
+    with pytest.raises(ValueError):
+        main(["kernels"])
+
+
+def test_exit_codes_per_error_class():
+    """2 usage, 1 runtime (errors.py's docstring): every class, by its family."""
+    from hpcds1mpi import errors
+
+    runtime = {"RuntimeFailure", "LaunchError", "SchedulerError", "LockError", "WriteError",
+               "SweepInterrupted", "ResultMismatch"}
+    classes = {name: cls for name, cls in vars(errors).items()
+               if isinstance(cls, type) and issubclass(cls, errors.HpcdsError)}
+    assert runtime <= set(classes)
+    for name, cls in classes.items():
+        assert cls.exit_code == (errors.RUNTIME if name in runtime else errors.USAGE), name

@@ -103,4 +103,4 @@ def test_any_unknown_kernel_name_is_one_line(box, capsys, name):
 @given(name=st.text(min_size=129, max_size=600))
 def test_any_overlong_job_name_says_so(box, capsys, name):
     box.before = None
-    box.refused(capsys, [*EMIT, "--job-name", name], 2, "job name")
+    box.refused(capsys, [*EMIT, "--job-name", name], 2, "characters long")

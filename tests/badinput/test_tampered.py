@@ -44,6 +44,13 @@ BUNDLE_TAMPERS = {
     "members-truncated": ("members.pkl", _truncate),
     "members-garbage": ("members.pkl", _garbage),
     "members-missing": ("members.pkl", lambda p: p.unlink()),
+    # Damaged pickles that fail with other exceptions than UnpicklingError.
+    "members-overflow": ("members.pkl", lambda p: p.write_bytes(b"\x80\x05\x8d" + b"\xff" * 8)),
+    "members-unknown-module": ("members.pkl", lambda p: p.write_bytes(
+        b"\x80\x04\x8c\x06nosuch\x94\x8c\x01x\x94\x93\x94.")),
+    "members-unknown-class": ("members.pkl", lambda p: p.write_bytes(
+        b"\x80\x04\x8c\x02os\x94\x8c\x09nosuchatt\x94\x93\x94.")),
+    "members-bad-reduce": ("members.pkl", lambda p: p.write_bytes(b"\x80\x04K\x01K\x02R.")),
     "matrix-garbage": ("training_matrix.npy", _garbage),
     "data-garbage": ("training_data.parquet", _garbage),
 }

@@ -29,3 +29,44 @@ def test_cli_show_export_merge(tmp_path):
     bad.write_text("x")
     proc = run_cli(["telemetry", "show", str(bad)], timeout=60)
     assert proc.returncode != 0 and "not an HDF5" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_export_replaces_its_output_whole_or_not_at_all(tmp_path, monkeypatch, capsys):
+    """A failed export keeps the old file byte-identical and leaves no temporary beside it."""
+    import pandas as pd
+    import pytest
+
+    from hpcds1mpi.cli import main
+    from hpcds1mpi.errors import WriteError
+
+    src, csv = tmp_path / "a.h5", tmp_path / "runs.csv"
+    telemetry.append(src, [run_row(0), run_row(1)])
+    csv.write_text("the old export\n")
+
+    def half_then_full(self, path, **kwargs):
+        with open(path, "w") as fh:
+            fh.write("half")
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", half_then_full)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["telemetry", "export", str(src), "--out", str(csv)])
+    assert exit_info.value.code == WriteError.exit_code == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "disk is full" in err
+    assert csv.read_text() == "the old export\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.h5", "runs.csv"]
+
+
+def test_export_checks_out_before_reading(tmp_path, capsys):
+    """An unusable --out is refused before the telemetry is read (a missing file is not named)."""
+    import pytest
+
+    from hpcds1mpi.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["telemetry", "export", str(tmp_path / "missing.h5"), "--out",
+              str(tmp_path / "no_dir" / "runs.csv")])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1
+    assert "no_dir" in err and "missing.h5" not in err
