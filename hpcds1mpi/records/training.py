@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from hpcds1mpi.config import OK
+from hpcds1mpi.config import DEVICES, OK, PRECISIONS, STATUSES
 from hpcds1mpi.errors import DataError, TelemetryError
 
 #: Columns a training table may have besides the runs table (``telemetry.RUN_COLUMNS``) and
@@ -117,6 +117,37 @@ def refuse_foreign_machines(known: set[str], new: pd.DataFrame) -> None:
                         "machine with `hpcds1mpi train --machine ID`")
 
 
+def _impossible_rows(frame: pd.DataFrame) -> str | None:
+    """The first column with values no run can have, as a message; None when every row could
+    have run. A sweep's runs table (``run_id``) must give every row a size and a layout; a job
+    table may leave them out (job logs carry no problem size), but what it gives must be real."""
+    every_row = not is_job_table(frame)
+    numbers = [("size", "sizes must be positive numbers", lambda v: v > 0)]
+    numbers += [(col, f"{col} must be whole numbers >= 1", lambda v: (v >= 1) & (v == np.floor(v)))
+                for col in ("nodes", "ranks_per_node", "ranks", "threads")]
+    for col, rule, good in numbers:
+        if col not in frame.columns:
+            continue
+        values = pd.to_numeric(frame[col], errors="coerce").astype(float)
+        finite = np.isfinite(values)
+        given = values.notna() if not every_row else pd.Series(True, index=values.index)
+        with np.errstate(invalid="ignore"):
+            bad = given & ~(finite & good(values))
+        if bad.any():
+            return (f"training data has {int(bad.sum())} row(s) with {col} "
+                    f"{str(frame[col][bad].iloc[0])[:40]}: {rule}; fix or drop those rows")
+    for col, allowed in (("device", DEVICES), ("precision", PRECISIONS), ("status", STATUSES)):
+        if col not in frame.columns:
+            continue
+        text = frame[col]
+        bad = text.notna() & ~text.astype(str).isin(allowed)
+        if bad.any():
+            return (f"training data has {int(bad.sum())} row(s) with {col} "
+                    f"{str(text[bad].iloc[0])[:40]!r}: use one of {', '.join(allowed)}; "
+                    "fix or drop those rows")
+    return None
+
+
 def _checked(frame: pd.DataFrame, machine: str | None, allow_columns) -> tuple[pd.DataFrame, int]:
     """``frame`` refused or returned checked, with the number of zero-runtime jobs left out."""
     if frame is None or len(frame) == 0:
@@ -133,6 +164,9 @@ def _checked(frame: pd.DataFrame, machine: str | None, allow_columns) -> tuple[p
         if col not in frame.columns:
             raise DataError(f"training data has no {col!r} column; expected a runs table "
                             "or an ingested job table")
+    impossible = _impossible_rows(frame)
+    if impossible:
+        raise DataError(impossible)
     if "machine_id" in frame.columns:
         ids = sorted(frame["machine_id"].dropna().astype(str).unique())
         if machine is not None:

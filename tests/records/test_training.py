@@ -135,3 +135,26 @@ def test_merge_refuses_runs_of_another_machine():
 def test_merge_runs_without_run_ids_appends():
     jobs = make_runs().drop(columns=["run_id", "machine_id"])
     assert len(merge_runs(jobs, jobs)) == 2 * len(jobs)
+
+
+@pytest.mark.parametrize("column, value, match", [
+    ("size", -5, "size -5"), ("size", np.nan, "size nan"), ("nodes", 0, "nodes 0"),
+    ("threads", 1.5, "threads 1.5"), ("device", "tpu", "device 'tpu'"),
+    ("precision", "fp16", "precision 'fp16'"), ("status", "exploded", "status 'exploded'"),
+])
+def test_rows_no_run_can_have_are_refused_naming_the_column(column, value, match):
+    frame = make_runs().copy()
+    if isinstance(value, float):
+        frame[column] = frame[column].astype(float)
+    frame.loc[frame.index[2], column] = value
+    with pytest.raises(DataError, match=match):
+        TrainingData.from_frame(frame)
+
+
+def test_a_job_table_may_leave_out_the_size_but_not_give_a_bad_one():
+    jobs = make_runs().drop(columns=["run_id"])
+    jobs["size"] = np.nan  # job logs carry no problem size
+    TrainingData.from_frame(jobs)
+    jobs.loc[jobs.index[0], "size"] = -1.0
+    with pytest.raises(DataError, match="size -1.0"):
+        TrainingData.from_frame(jobs)
