@@ -35,6 +35,7 @@ from hpcds1mpi.errors import ConfigError, HpcdsError, LaunchError, SweepInterrup
 from hpcds1mpi.launch.program import placeholder_values, program_tokens
 from hpcds1mpi.measure.plan import RunSpec, SweepPlan, parse_ints, parse_words
 from hpcds1mpi.measure.progress import Progress
+from hpcds1mpi.measure.supervise import die_with_parent
 
 OOM_PATTERN = re.compile(r"out of memory|oom-kill|\bKilled\b|MemoryError|bad_alloc|"
                          r"Cannot allocate memory", re.IGNORECASE)
@@ -177,7 +178,7 @@ def launch_once(tokens: list[str], env: dict, timeout: float) -> dict:
         start = time.perf_counter()
         try:
             proc = subprocess.Popen(tokens, stdout=out_fh, stderr=err_fh, env=env,
-                                    start_new_session=True)
+                                    start_new_session=True, preexec_fn=die_with_parent())
         except OSError as exc:
             raise LaunchError(f"cannot start {tokens[0]}: {exc.strerror}; nothing was "
                               "recorded for this configuration (check the launcher and "

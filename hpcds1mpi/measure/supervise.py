@@ -49,6 +49,29 @@ def _raise_stop(signum, frame):
     raise _Stop(signum)
 
 
+def die_with_parent():
+    """A ``preexec_fn`` asking Linux to send the launch SIGTERM when its parent (the sweep, the
+    supervisor) dies, even by SIGKILL (``PR_SET_PDEATHSIG``; mpiexec / srun pass it on to their
+    ranks), so no launch outlives us; None where there is no prctl."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        prctl = libc.prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(1, signal.SIGTERM, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+        if os.getppid() != parent:  # the sweep died before the prctl took effect
+            os._exit(1)
+
+    return preexec
+
+
 def run_launch(argv: list[str]) -> int:
     """Run one launch in its own session; forward SIGINT/SIGTERM to its group.
 
@@ -62,7 +85,7 @@ def run_launch(argv: list[str]) -> int:
     import subprocess
 
     try:
-        proc = subprocess.Popen(argv, start_new_session=True,
+        proc = subprocess.Popen(argv, start_new_session=True, preexec_fn=die_with_parent(),
                                 env={**os.environ, SUPERVISED_ENV: "1"})
     except OSError as exc:
         raise LaunchError(f"cannot start {argv[0]}: {exc.strerror}") from None

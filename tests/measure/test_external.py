@@ -345,7 +345,8 @@ def test_a_signal_to_the_external_sweep_kills_the_program_and_the_run_is_interru
 
 def test_snapshot_every_applies_to_the_external_sweep(tmp_path):
     """With --snapshot-every 0 the HDF5 snapshot itself (not only the journal) holds the first
-    run while the second one runs; SIGKILL of everything then loses nothing."""
+    run while the second one runs; SIGKILL of the sweep then loses nothing and the launch,
+    told by the kernel, ends the user's program."""
     import h5py
 
     proc, out, pids = _start_slow_sweep(tmp_path, ["--snapshot-every", "0"])
@@ -353,13 +354,17 @@ def test_snapshot_every_applies_to_the_external_sweep(tmp_path):
         assert [x.decode() for x in f["runs/run_id"][()]] != []
     import signal as signals
 
-    os.killpg(proc.pid, signals.SIGKILL)
+    os.killpg(proc.pid, signals.SIGKILL)  # the sweep cannot catch this
     proc.communicate(timeout=30)
-    for pid in pids:
-        try:
-            os.kill(pid, signals.SIGKILL)  # the program's group was killed with ours
-        except ProcessLookupError:
-            pass
+    import time
+
+    deadline = time.monotonic() + 20  # the launcher was told (PR_SET_PDEATHSIG) and ends it
+    while [p for p in pids if _alive(p)] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [p for p in pids if _alive(p)]
+    for pid in left:
+        os.kill(pid, signals.SIGKILL)
+    assert not left, "the user's program outlived a SIGKILL of the sweep"
     df = telemetry.read_runs(out).set_index("size")
     assert df.loc[1, "status"] == "ok" and df.loc[2, "status"] == "interrupted"
 

@@ -228,3 +228,34 @@ def test_disk_full_under_launch_stops_with_one_line_and_no_false_crash(small_dis
     filler.unlink()
     df = telemetry.read_runs(out)
     assert len(df) >= 1 and set(df["status"]) <= {"ok", "interrupted"}
+
+
+@pytest.mark.mpi
+def test_sigkill_of_the_supervisor_leaves_no_rank(tmp_path):
+    """SIGKILL cannot be caught: the kernel tells the launch (PR_SET_PDEATHSIG), which ends
+    its ranks; the run is interrupted."""
+    import psutil
+
+    out = tmp_path / "t.h5"
+    sup = subprocess.Popen([hpcds1mpi_exe(), *_sweep_args(out, "fault_sleep", "5,4000")],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        jpath = telemetry.journal_path(out)
+        if jpath.exists() and b"4000" in jpath.read_bytes().split(b'"event": "start"')[-1]:
+            break
+        time.sleep(0.05)
+    ranks = [p.pid for p in psutil.Process(sup.pid).children(recursive=True)]
+    sup.kill()
+    sup.communicate(timeout=30)
+    deadline = time.monotonic() + 20
+    alive = ranks
+    while alive and time.monotonic() < deadline:
+        alive = [p for p in ranks if psutil.pid_exists(p)
+                 and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+        time.sleep(0.1)
+    for pid in alive:
+        os.kill(pid, signal.SIGKILL)
+    assert not alive, "a rank outlived a SIGKILL of the supervisor"
+    df = telemetry.read_runs(out).set_index("size")
+    assert df.loc[5, "status"] == "ok" and df.loc[4000, "status"] == "interrupted"
