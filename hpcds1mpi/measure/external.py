@@ -286,8 +286,12 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
             raise ConfigError("--fom-regex needs a group, e.g. 'GFLOPS: ([0-9.]+)'")
     launch = launchers.local(launcher)
     first = plan.runs[0]
-    check_program(format_command(dict(first.extra)["command"], first),
-                  {**os.environ, **launch.environment(first.config)})
+    first_env = {**os.environ, **launch.environment(first.config)}
+    check_program(format_command(dict(first.extra)["command"], first), first_env)
+    head = launch.tokens(first.config)
+    if head and shutil.which(head[0], path=first_env.get("PATH")) is None:
+        raise LaunchError(f"launcher {head[0]!r} not found on PATH; nothing was launched "
+                          "(install an MPI, or pick another with --launcher)")
     mpi_library = launchers.library_version(getattr(launch, "command", "srun"))
     writer = telemetry.TelemetryWriter(out, resume=resume, snapshot_every_s=plan.snapshot_every,
                                        attrs={"plan": json.dumps(plan.source)})

@@ -388,3 +388,14 @@ def test_disk_full_ends_the_external_sweep_with_one_line_and_keeps_finished_runs
     assert proc.returncode == 0, proc.stderr
     df = telemetry.read_runs(out)
     assert len(df) == len(set(df["run_id"])) == 10 and (df["status"] == "ok").all()
+
+
+def test_a_missing_launcher_is_one_line_exit_1_before_anything_is_stored(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+    env["PATH"] = str(Path(sys.executable).parent)  # no srun here
+    out = tmp_path / "x.h5"
+    proc = subprocess.run([hpcds1mpi_exe(), "sweep", "--command", sys.executable, "--sizes",
+                           "1", "--launcher", "srun", "--out", str(out), "--no-progress"],
+                          capture_output=True, text=True, timeout=60, env=env)
+    _one_line_error(proc, 1)
+    assert "srun" in proc.stderr and not out.exists()
