@@ -330,10 +330,11 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
                            error=f"the sweep was stopped by {why} while this ran; its program "
                                  "was killed; --resume runs it again")
                 writer.record(row, {})
+                kept = sum(r["status"] != "interrupted" for r in writer.store.runs.values())
                 raise SweepInterrupted(
                     f"sweep stopped by {why}: {spec.workload} size {spec.size} "
                     f"{spec.config.label()} was killed and is recorded interrupted; "
-                    f"{done} finished runs are kept in {out}; rerun with --resume") from None
+                    f"{kept} finished runs are kept in {out}; rerun with --resume") from None
             problem = launch_problem(result)
             if problem:
                 raise LaunchError(f"the launcher could not start the program ({problem}); "
