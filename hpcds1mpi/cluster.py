@@ -294,6 +294,17 @@ def _local_memory_gb() -> float:
     return psutil.virtual_memory().total / 1e9
 
 
+def srun_mpi(cluster_file: str | None, default: str = "pmi2") -> str:
+    """The srun ``--mpi`` plugin the cluster file names (``mpi = ...``; its first cluster that
+    says one), else ``default``: local launches use the same plugin as the site's scripts."""
+    if not cluster_file:
+        return default
+    for cluster in load_clusters(cluster_file).values():
+        if cluster.mpi:
+            return cluster.mpi
+    return default
+
+
 def resolve_partition(cluster_file: str | None, partition: str | None) -> Partition:
     """The partition a command should use: from a file, else Slurm, else the local machine."""
     if cluster_file:

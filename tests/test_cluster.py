@@ -130,3 +130,16 @@ def test_detect_slurm_with_a_garbled_count_is_one_line():
     env = {"SLURM_JOB_ID": "7", "SLURM_JOB_NUM_NODES": "two"}
     with pytest.raises(ClusterFileError, match="not a number .* give the partition with --cluster"):
         detect_slurm(env=env, scontrol_text="")
+
+
+def test_srun_plugin_from_the_cluster_file(tmp_path):
+    from hpcds1mpi.cluster import srun_mpi
+
+    path = tmp_path / "c.toml"
+    path.write_text('[clusters.a]\nmpi = "pmix"\n[clusters.a.partitions.p]\ncores_per_node = 4\n'
+                    'memory_gb = 8\nmax_nodes = 2\n')
+    assert srun_mpi(str(path)) == "pmix"
+    assert srun_mpi(None) == "pmi2"
+    path.write_text('[clusters.a]\n[clusters.a.partitions.p]\ncores_per_node = 4\n'
+                    'memory_gb = 8\nmax_nodes = 2\n')
+    assert srun_mpi(str(path)) == "pmi2"

@@ -69,13 +69,16 @@ def _strip_launch(argv: list[str]) -> list[str]:
 @click.option("--label", default=None, help="Workload name for --command.")
 @click.option("--fom-regex", default=None, help="Regex whose first group is a figure of merit.")
 @click.option("--launcher", type=click.Choice(["srun", "mpiexec"]), default=None)
+@click.option("--mpi", "mpi_plugin", default=None,
+              help="srun's --mpi plugin for --launch / --command (default: the cluster file's "
+                   "mpi, else pmi2).")
 @click.option("--snapshot-every", type=float, default=None,
               help="Rewrite the HDF5 snapshot at most every S seconds (journal in between).")
 @click.option("--no-progress", is_flag=True)
 def command(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices, precisions,
             min_time, min_repeats, max_repeats, warmup, timeout, seed, valid_only, resume,
             retry_crashed, kernel_module, cluster_file, partition, list_only, launch, program,
-            label, fom_regex, launcher, snapshot_every, no_progress) -> None:
+            label, fom_regex, launcher, mpi_plugin, snapshot_every, no_progress) -> None:
     """Measure kernels or your own MPI program over configurations into HDF5 telemetry."""
     params = dict(locals())
     from hpcds1mpi.errors import HpcdsError
@@ -92,9 +95,9 @@ def command(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devic
 def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices, precisions,
           min_time, min_repeats, max_repeats, warmup, timeout, seed, valid_only, resume,
           retry_crashed, kernel_module, cluster_file, partition, list_only, launch, program,
-          label, fom_regex, launcher, snapshot_every, no_progress) -> None:
+          label, fom_regex, launcher, mpi_plugin, snapshot_every, no_progress) -> None:
     from hpcds1mpi import kernels as registry
-    from hpcds1mpi.cluster import resolve_partition
+    from hpcds1mpi.cluster import resolve_partition, srun_mpi
     from hpcds1mpi.errors import ConfigError
     from hpcds1mpi.measure import plan as plans
 
@@ -103,7 +106,8 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
         given={"--min-time": min_time, "--min-repeats": min_repeats,
                "--max-repeats": max_repeats, "--warmup": warmup,
                "--retry-crashed": retry_crashed, "--kernel-module": kernel_module or None,
-               "--label": label, "--fom-regex": fom_regex, "--launcher": launcher})
+               "--label": label, "--fom-regex": fom_regex, "--launcher": launcher,
+               "--mpi": mpi_plugin})
     if launch is not None:
         if launch < 1:
             raise ConfigError("--launch needs a positive number of ranks")
@@ -111,7 +115,8 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
             raise ConfigError("--out is required")
         from hpcds1mpi.measure.supervise import supervise
 
-        raise SystemExit(supervise(launch, _strip_launch(sys.argv), out, launcher=launcher))
+        raise SystemExit(supervise(launch, _strip_launch(sys.argv), out, launcher=launcher,
+                                   mpi=srun_mpi(cluster_file) if mpi_plugin is None else mpi_plugin))
     if not out and not list_only:
         raise ConfigError("--out is required (the telemetry file to write)")
     for module in kernel_module:
@@ -134,7 +139,8 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
             _print_list(plan, None)
             return
         summary = external.run_external(plan, out, part, resume=resume, fom_regex=fom_regex,
-                                        launcher=launcher, progress=not no_progress)
+                                        launcher=launcher, progress=not no_progress,
+                                        mpi=srun_mpi(cluster_file) if mpi_plugin is None else mpi_plugin)
         click.echo(_summary_line(summary, out), err=True)
         return
 
@@ -174,8 +180,8 @@ def _refuse_options_of_the_other_mode(*, external: bool, launch: bool, given: di
 
     Raises:
         ConfigError: an option of the kernel sweep with ``--command``, one of the external
-            sweep without it, ``--launch`` with ``--command``, or ``--launcher`` where no
-            launcher is started by hpcds1mpi (an in-process sweep runs under yours).
+            sweep without it, ``--launch`` with ``--command``, or ``--launcher`` / ``--mpi``
+            where no launcher is started by hpcds1mpi (an in-process sweep runs under yours).
     """
     from hpcds1mpi.errors import ConfigError
 
@@ -196,9 +202,11 @@ def _refuse_options_of_the_other_mode(*, external: bool, launch: bool, given: di
     if wrong:
         raise ConfigError(f"{', '.join(wrong)} applies to --command sweeps only: drop "
                           f"{'them' if len(wrong) > 1 else 'it'} or give --command")
-    if "--launcher" in set_ and not launch:
-        raise ConfigError("--launcher picks what --launch or --command starts; an in-process "
-                          "sweep runs under the mpiexec/srun you started it with: drop it")
+    for name in ("--launcher", "--mpi"):
+        if name in set_ and not launch:
+            raise ConfigError(f"{name} picks how --launch or --command starts ranks; an "
+                              "in-process sweep runs under the mpiexec/srun you started it "
+                              "with: drop it")
 
 
 def _summary_line(summary: dict, out: str) -> str:

@@ -223,15 +223,3 @@ def for_script(scheduler: str, cluster=None) -> Launcher:
     if name == "srun":
         return Srun((getattr(cluster, "mpi", "") or "pmi2") if cluster is not None else "pmi2")
     return Mpiexec(name)
-
-
-def launch_tokens(config: Configuration, *, launcher: str | None = None, mpi: str = "pmi2",
-                  mpiexec: str | None = None, extra: list[str] | None = None) -> list[str]:
-    """``local(launcher, mpi=mpi, mpiexec=mpiexec).tokens(config)`` plus ``extra``."""
-    return local(launcher, mpi=mpi, mpiexec=mpiexec).tokens(config) + list(extra or [])
-
-
-def total_tokens(ranks: int, *, launcher: str | None = None, mpi: str = "pmi2",
-                 mpiexec: str | None = None) -> list[str]:
-    """``local(launcher, mpi=mpi, mpiexec=mpiexec).total_tokens(ranks)`` (the supervisor's)."""
-    return local(launcher, mpi=mpi, mpiexec=mpiexec).total_tokens(ranks)

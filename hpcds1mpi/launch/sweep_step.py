@@ -93,8 +93,12 @@ class SweepStep:
         ranks); a program's sweep is started alone, as it launches the program itself.
         ``kwargs`` go to :meth:`sweep_args`.
         """
-        head = launcher.tokens(config) if self.program is None else []
-        return [*head, exe, "sweep", *self.sweep_args(config, out, **kwargs)]
+        if self.program is None:
+            return [*launcher.tokens(config), exe, "sweep", *self.sweep_args(config, out, **kwargs)]
+        # The program's sweep starts it with the same launcher (and srun plugin) as the script.
+        how = ["--launcher", "srun", "--mpi", launcher.mpi] if launcher.name == "srun" \
+            else ["--launcher", "mpiexec"]
+        return [exe, "sweep", *self.sweep_args(config, out, **kwargs), *how]
 
     def plan_doc(self, config: Configuration) -> dict:
         """The plan document (as a TOML plan file reads) of a kernel's one-configuration sweep.

@@ -256,7 +256,7 @@ def classify(result: dict, timeout: float) -> tuple[str, str]:
 
 def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
                  fom_regex: str | None = None, launcher: str | None = None,
-                 progress: bool = True) -> dict:
+                 progress: bool = True, mpi: str = "pmi2") -> dict:
     """Launch every configuration of ``plan`` once and record it in ``out``.
 
     Runs already in ``out`` are skipped, except ``interrupted`` ones (run again).
@@ -284,7 +284,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
             raise ConfigError(f"--fom-regex: {exc}") from None
         if pattern.groups < 1:
             raise ConfigError("--fom-regex needs a group, e.g. 'GFLOPS: ([0-9.]+)'")
-    launch = launchers.local(launcher)
+    launch = launchers.local(launcher, mpi=mpi)
     first = plan.runs[0]
     first_env = {**os.environ, **launch.environment(first.config)}
     check_program(format_command(dict(first.extra)["command"], first), first_env)

@@ -126,7 +126,7 @@ def _describe(rc: int) -> str:
 
 
 def supervise(ranks: int, argv: list[str], out: str, *, max_launches: int = 1000,
-              launcher: str | None = None) -> int:
+              launcher: str | None = None, mpi: str = "pmi2") -> int:
     """Launch ``hpcds1mpi sweep ARGV`` on ``ranks`` ranks until it finishes.
 
     After a launch dies by itself it leaves a crash note and relaunches with ``--resume``; the
@@ -156,7 +156,7 @@ def supervise(ranks: int, argv: list[str], out: str, *, max_launches: int = 1000
     exe = str(Path(sys.executable).parent / "hpcds1mpi")
     if not Path(exe).exists():
         exe = "hpcds1mpi"
-    tokens = launchers.total_tokens(ranks, launcher=launcher)
+    tokens = launchers.local(launcher, mpi=mpi).total_tokens(ranks)
     args = list(argv)
     previous = -1
     handlers = {}

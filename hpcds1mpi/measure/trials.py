@@ -130,6 +130,12 @@ class LaunchRunner:
         self.cluster_file = cluster_file
         self.partition_name = partition_name
 
+    def _srun_mpi(self) -> str:
+        """The cluster file's srun plugin: tune measures as the site's scripts launch."""
+        from hpcds1mpi.cluster import srun_mpi
+
+        return srun_mpi(self.cluster_file)
+
     def _program(self, config: Configuration) -> dict:
         from hpcds1mpi.measure import external
 
@@ -140,7 +146,7 @@ class LaunchRunner:
             threads=options["threads"], devices=options["devices"],
             precisions=options["precisions"], timeout=options.get("timeout"))
         external.run_external(plan, self.out, self.partition, resume=True,
-                              launcher=self.launcher, progress=False)
+                              launcher=self.launcher, progress=False, mpi=self._srun_mpi())
         return row_of(self.out, plan.runs[0].run_id)
 
     def __call__(self, config: Configuration) -> dict:
@@ -152,7 +158,7 @@ class LaunchRunner:
         s = self.settings
         if s.program is not None:
             return self._program(config)
-        launcher = launchers.local(self.launcher)
+        launcher = launchers.local(self.launcher, mpi=self._srun_mpi())
         tokens = s.command(config, launcher, self.out, exe=_exe(), progress=False,
                            cluster_file=self.cluster_file, partition=self.partition_name)
         env = dict(os.environ)

@@ -12,26 +12,26 @@ from hpcds1mpi.launch import launchers
 
 def test_srun_tokens_are_the_same_here_and_in_a_script():
     config = Configuration(2, 4, 3)
-    tokens = launchers.launch_tokens(config, launcher="srun")
+    tokens = launchers.local("srun").tokens(config)
     assert tokens == ["srun", "--nodes=2", "--ntasks=8", "--ntasks-per-node=4", "-c", "3",
                       "--cpu-bind=cores", "--kill-on-bad-exit=1", "--mpi=pmi2"]
     assert launchers.for_script("slurm").tokens(config) == tokens
-    no_plugin = launchers.launch_tokens(Configuration(1, 1, 1), launcher="srun", mpi="")
+    no_plugin = launchers.local("srun", mpi="").tokens(Configuration(1, 1, 1))
     assert not any(t.startswith("--mpi") for t in no_plugin)
     assert launchers.Srun().binds_cores and not launchers.Mpiexec().binds_cores
 
 
 def test_mpiexec_tokens_one_and_many_nodes(monkeypatch):
-    assert launchers.launch_tokens(Configuration(1, 4, 2), launcher="mpiexec",
-                                   mpiexec="/x/mpiexec") == ["/x/mpiexec", "-n", "4"]
+    assert launchers.local("mpiexec", mpiexec="/x/mpiexec").tokens(
+        Configuration(1, 4, 2)) == ["/x/mpiexec", "-n", "4"]
     monkeypatch.setattr(launchers, "mpiexec_flavor", lambda path: "hydra")
     assert isinstance(launchers.local("mpiexec", mpiexec="/x/mpiexec"), launchers.HydraMpiexec)
-    assert launchers.launch_tokens(Configuration(2, 3, 1), launcher="mpiexec",
-                                   mpiexec="/x/mpiexec") == ["/x/mpiexec", "-n", "6", "-ppn", "3"]
+    assert launchers.local("mpiexec", mpiexec="/x/mpiexec").tokens(
+        Configuration(2, 3, 1)) == ["/x/mpiexec", "-n", "6", "-ppn", "3"]
     monkeypatch.setattr(launchers, "mpiexec_flavor", lambda path: "openmpi")
     assert isinstance(launchers.local("mpiexec", mpiexec="/x/mpiexec"), launchers.OpenMpiMpirun)
-    assert launchers.launch_tokens(Configuration(2, 3, 1), launcher="mpiexec",
-                                   mpiexec="/x/mpiexec")[-2:] == ["--map-by", "ppr:3:node"]
+    assert launchers.local("mpiexec", mpiexec="/x/mpiexec").tokens(
+        Configuration(2, 3, 1))[-2:] == ["--map-by", "ppr:3:node"]
 
 
 def test_script_launcher_from_the_cluster_file():
@@ -59,7 +59,7 @@ def test_detect_inside_and_outside_slurm(monkeypatch):
 
 def test_unknown_launcher_and_environment():
     with pytest.raises(LaunchError, match="unknown launcher"):
-        launchers.launch_tokens(Configuration(), launcher="aprun")
+        launchers.local("aprun")
     env = launchers.Srun().environment(Configuration(1, 1, 4, "cpu", "fp32"))
     assert env["OMP_NUM_THREADS"] == "4" and env["HPCDS1MPI_PRECISION"] == "fp32"
     assert env["OMP_PROC_BIND"] == "close"
@@ -70,8 +70,8 @@ def test_venv_mpiexec_found_and_flavor():
     path = launchers.mpiexec_path()
     assert path.endswith("mpiexec")
     assert launchers.mpiexec_flavor(path) == "hydra"  # the mpich wheel
-    assert launchers.total_tokens(3, launcher="srun") == ["srun", "-n", "3", "--mpi=pmi2"]
-    assert launchers.total_tokens(3, launcher="mpiexec") == [path, "-n", "3"]
+    assert launchers.local("srun").total_tokens(3) == ["srun", "-n", "3", "--mpi=pmi2"]
+    assert launchers.local("mpiexec").total_tokens(3) == [path, "-n", "3"]
     assert launchers.library_version(path).startswith("mpiexec ")
 
 

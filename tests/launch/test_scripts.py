@@ -205,8 +205,25 @@ def test_calibration_for_external_program_quotes_the_command(tmp_path):
     tokens = shlex.split(launch.split("||")[0])
     assert tokens[tokens.index("--command") + 1] == "./app --n {size}; rm -rf ~"
     # The program's sweep launches the program with srun itself: the step is not under srun
-    # (R copies of the sweep would each launch it).
-    assert tokens[0] == "hpcds1mpi" and "srun" not in tokens
+    # (R copies of the sweep would each launch it), and it names srun and the plugin.
+    assert tokens[0] == "hpcds1mpi"
+    assert tokens[-4:] == ["--launcher", "srun", "--mpi", "pmi2"]
+
+
+def test_a_programs_step_launches_with_the_sites_srun_plugin_and_launcher():
+    steps = [CalibrationStep(Configuration(1, 2, 1), "x")]
+    for cluster, tail in ((site(mpi="pmix"), ["--launcher", "srun", "--mpi", "pmix"]),
+                          (site(launcher="mpirun"), ["--launcher", "mpiexec"])):
+        text = batch.render_calibration(steps, CPU, "myapp", 10, program="./app", cluster=cluster)
+        kernel_step = [ln for ln in batch.render_calibration(steps, CPU, "stencil", 10,
+                                                             cluster=cluster).splitlines()
+                       if "hpcds1mpi sweep" in ln][0]
+        launch = [line for line in text.splitlines() if "hpcds1mpi sweep" in line][0]
+        tokens = shlex.split(launch.split("||")[0])
+        assert tokens[-len(tail):] == tail
+        # the same launcher as the kernel steps of that site
+        assert shlex.split(kernel_step.split("||")[0])[0] == ("srun" if "srun" in tail
+                                                              else "mpirun")
 
 
 # ---- the script tune --submit submits ---------------------------------------------------------

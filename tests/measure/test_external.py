@@ -198,12 +198,16 @@ def test_literal_braces_behave_the_same_in_sweep_calibration_and_recommended_scr
     assert proc.returncode == 0, proc.stderr
     assert json.loads((tmp_path / "7.json").read_text())["argv"] == swept
     (tmp_path / "7.json").unlink()
-    # 3. The calibration script: its step is a real `hpcds1mpi sweep --command` (here outside
-    # Slurm it launches with mpiexec); it renders and measures, it does not fail.
+    # 3. The calibration script: its step is a real `hpcds1mpi sweep --command ... --launcher
+    # srun` (srun stubbed: a file this time, the sweep runs it); it renders and measures.
     part = Partition("p", cores_per_node=8, memory_gb=8, max_nodes=1)
     calib = scripts.render_calibration([scripts.CalibrationStep(config, "x")], part, "braces", 7,
                                        program=program, telemetry=str(tmp_path / "c.h5"))
-    env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "srun").write_text(FAKE_SRUN)
+    (bin_dir / "srun").chmod(0o755)
+    env["PATH"] = f"{bin_dir}:{Path(sys.executable).parent}:{env['PATH']}"
     proc = subprocess.run(["bash", "-c", calib.split("\n", 1)[1]], env=env, capture_output=True,
                           text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 0 and "failed (recorded)" not in proc.stderr, proc.stderr

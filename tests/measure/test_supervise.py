@@ -53,8 +53,11 @@ def _fake_launches(monkeypatch, out, script):
 
     monkeypatch.setattr(supervise_module, "run_launch", run_launch)
     # The launcher's own tokens are tested in tests/launch; here only that they come first.
-    monkeypatch.setattr(launchers, "total_tokens",
-                        lambda ranks, launcher=None: ["launch", "-n", str(ranks)])
+    class Launch:
+        def total_tokens(self, ranks):
+            return ["launch", "-n", str(ranks)]
+
+    monkeypatch.setattr(launchers, "local", lambda launcher=None, mpi="pmi2": Launch())
     return calls
 
 
