@@ -177,3 +177,10 @@ def test_exit_codes_per_error_class():
     assert runtime <= set(classes)
     for name, cls in classes.items():
         assert cls.exit_code == (errors.RUNTIME if name in runtime else errors.USAGE), name
+
+
+def test_ctrl_c_is_one_line_and_130(monkeypatch, capsys):
+    _raise_in_kernels(monkeypatch, KeyboardInterrupt())
+    code, err = _main(["kernels"], capsys)
+    # click ends the ^C line with a blank one, then turns the interrupt into an Abort.
+    assert code == 130 and err.strip() == "hpcds1mpi: aborted"

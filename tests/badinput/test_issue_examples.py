@@ -181,8 +181,6 @@ def test_mobo_negative_size(box, capsys):
                          "--cluster", "{cluster}", "--partition", "small"], 2, "--size")
 
 
-@pytest.mark.xfail(strict=True, reason="R1: recommend --deadline 0.000001 exits 0 with no "
-                                       "recommendation (should say no configuration meets it)")
 def test_recommend_impossible_deadline(box, capsys):
     """Silent accepts: `recommend --deadline 0.000001` exits 0 with no recommendation."""
     box.refused(capsys, ["recommend", "--workload", "stencil", "--size", "1024", "--deadline",
