@@ -294,6 +294,17 @@ def _local_memory_gb() -> float:
     return psutil.virtual_memory().total / 1e9
 
 
+def resolve_cluster(cluster_file: str | None, partition: str | None) -> "Cluster | None":
+    """The site (account, QOS, modules, preamble, launcher) whose partition a command uses:
+    the cluster of the file that has ``partition`` (its first without one); None without a
+    file."""
+    if not cluster_file:
+        return None
+    clusters = list(load_clusters(cluster_file).values())
+    return next((c for c in clusters if partition is None or partition in c.partitions),
+                clusters[0] if clusters else None)
+
+
 def srun_mpi(cluster_file: str | None, default: str = "pmi2") -> str:
     """The srun ``--mpi`` plugin the cluster file names (``mpi = ...``; its first cluster that
     says one), else ``default``: local launches use the same plugin as the site's scripts."""

@@ -23,7 +23,10 @@ import sys
 
 import click
 
-from hpcds1mpi.commands.options import COUNT, FRACTION, SECONDS, SEED, SIZE
+from hpcds1mpi.schemas.numbers import COUNT, SECONDS, SEED, SIZE, BoundedFloat
+
+#: A relative noise floor: 0 (none assumed) to 1.
+NOISE = BoundedFloat(0.0, 1.0, "relative noise")
 
 
 def _strip_submit(argv: list[str]) -> list[str]:
@@ -34,7 +37,7 @@ def _strip_submit(argv: list[str]) -> list[str]:
 
 
 def _submit(args: list[str], nodes: int, cores: int, partition, job_name: str,
-            time_min: int) -> str:
+            time_min: int, cluster=None) -> str:
     """Write a job script that runs ``hpcds1mpi tune ARGS`` and sbatch it; return the job id."""
     import shutil
     import subprocess
@@ -49,7 +52,7 @@ def _submit(args: list[str], nodes: int, cores: int, partition, job_name: str,
     exe = Path(sys.executable).parent / "hpcds1mpi"
     script = render_tune(args, partition, nodes=nodes, cores=cores, time_limit_s=time_min * 60,
                          job_name=job_name, exe=str(exe) if exe.exists() else "hpcds1mpi",
-                         bin_dir=str(exe.parent))
+                         bin_dir=str(exe.parent), cluster=cluster)
     path = Path(f"{job_name}.sbatch")
     path.write_text(script)
     proc = subprocess.run(["sbatch", "--parsable", str(path)], capture_output=True, text=True,
@@ -119,7 +122,7 @@ def _check_before_running(out: str, *, timeout: float, min_time: float, max_repe
 @click.option("--budget", type=COUNT, default=8, show_default=True,
               help="Most runs, the first included.")
 @click.option("--time-budget", type=SECONDS, default=None, help="Stop starting runs after S seconds.")
-@click.option("--noise-floor", type=FRACTION, default=0.03, show_default=True,
+@click.option("--noise-floor", type=NOISE, default=0.03, show_default=True,
               help="Relative noise assumed at least.")
 @click.option("--nodes", type=COUNT, default=None, help="Start: nodes (your current settings).")
 @click.option("--ranks-per-node", type=COUNT, default=None, help="Start: ranks per node.")
@@ -149,6 +152,8 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
 
     from hpcds1mpi.cluster import resolve_partition
     from hpcds1mpi.decide import system2
+    from hpcds1mpi.decide import tune_predictions
+    from hpcds1mpi.decide import tune_space
     from hpcds1mpi.measure import trials
     from hpcds1mpi.config import Configuration
     from hpcds1mpi.errors import ConfigError, HpcdsError, LaunchError
@@ -180,9 +185,13 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
     part = resolve_partition(cluster_file, partition)
 
     if submit:
-        job_id = _submit(_strip_submit(sys.argv), max_nodes or 1, part.cores_per_node, part,
-                         f"hpcds1mpi-tune-{workload}"[:60],
-                         max(5, int((time_budget or budget * (timeout + 30)) / 60) + 5))
+        from hpcds1mpi.cluster import resolve_cluster
+
+        # The allocation: --max-nodes nodes, at most the partition's (the tune searches inside).
+        job_id = _submit(_strip_submit(sys.argv), min(max_nodes or 1, part.max_nodes),
+                         part.cores_per_node, part, f"hpcds1mpi-tune-{workload}"[:60],
+                         max(5, int((time_budget or budget * (timeout + 30)) / 60) + 5),
+                         cluster=resolve_cluster(cluster_file, partition))
         click.echo(f"submitted tune as Slurm job {job_id}")
         return
 
@@ -192,10 +201,9 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
                           "without mpiexec/srun, inside the allocation")
     world = layout = None
     if in_process:
-        from hpcds1mpi.runtime.mpi import get_mpi
-        from hpcds1mpi.runtime.mpi import node_layout
+        from hpcds1mpi.runtime.mpi import node_layout, world as world_comm
 
-        world = get_mpi().COMM_WORLD
+        world = world_comm()
         layout = node_layout(world)
         kind = "in-process"
     else:
@@ -224,15 +232,15 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
             runner.serve()
             return
     try:
-        alloc_nodes, cores = system2.allocation(part, kind, layout)
+        alloc_nodes, cores = tune_space.allocation(part, kind, layout)
         if layout is not None:
             cores = min(cores, min(layout.node_sizes))  # ranks, not cores, bound a sub-comm
         if max_nodes is not None:
             alloc_nodes = min(alloc_nodes, max_nodes)
-        space = system2.workload_space(part, kernel, max_nodes=alloc_nodes, cores_per_node=cores)
+        space = tune_space.workload_space(part, kernel, max_nodes=alloc_nodes, cores_per_node=cores)
         if layout is not None:
             # In-process runs need ranks, not cores: ranks per node up to what was launched.
-            space = system2.Space([c for c in space.configs
+            space = tune_space.Space([c for c in space.configs
                                    if c.ranks_per_node <= min(layout.node_sizes)])
         predictions = None
         start_from = "default"
@@ -240,7 +248,7 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
             from hpcds1mpi.decide.model_bundle import load_model
 
             bundle = load_model(model_dir)
-            predictions = system2.model_predictions(
+            predictions = tune_predictions.model_predictions(
                 bundle, space, part, workload, size,
                 "energy" if objective == "energy" else "time")
             if predictions is None:
@@ -248,7 +256,7 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
                            "(measure, then `hpcds1mpi learn`)", err=True)
         user = [nodes, ranks_per_node, threads, device, precision]
         if any(v is not None for v in user):
-            base = system2.default_config(space, cores)
+            base = tune_space.default_config(space, cores)
             start = Configuration(nodes or base.nodes, ranks_per_node or base.ranks_per_node,
                                   threads or base.threads, device or base.device,
                                   precision or base.precision)
@@ -256,11 +264,11 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
             if start not in space:
                 raise ConfigError(f"your settings {start.label()} do not fit the allocation "
                                   f"({alloc_nodes} node(s) x {cores} cores)")
-        elif predictions is not None and system2.system1_start(space, predictions) is not None:
-            start = system2.system1_start(space, predictions)
+        elif predictions is not None and tune_predictions.system1_start(space, predictions) is not None:
+            start = tune_predictions.system1_start(space, predictions)
             start_from = "System 1's pick"
         else:
-            start = system2.default_config(space, cores)
+            start = tune_space.default_config(space, cores)
         if kind != "in-process":
             evaluate = trials.LaunchRunner(settings, out, part, kind, cluster_file, partition)
         else:

@@ -40,14 +40,6 @@ import numpy as np
 from hpcds1mpi.config import Configuration
 from hpcds1mpi.decide.tune_predictions import Predictions, expected_improvement
 from hpcds1mpi.decide.tune_space import Space, config_key
-# System 2's public face: the space, System 1's view and the runners (which make runs, so
-# they live in measure/) are re-exported for the callers of `system2.X` (benchmarks, tune).
-from hpcds1mpi.decide.tune_predictions import (  # noqa: F401
-    model_predictions, predictions_from_scores, system1_start)
-from hpcds1mpi.decide.tune_space import (  # noqa: F401
-    allocation, build_space, default_config, workload_space)
-from hpcds1mpi.measure.trials import (  # noqa: F401
-    InProcessRunner, LaunchRunner, RunSettings, launched_under_mpi)
 from hpcds1mpi.errors import ConfigError
 
 #: Relative noise assumed at least (a run measured once has no spread of its own).

@@ -167,6 +167,28 @@ def test_submit_renders_the_tune_template_and_sbatches_it(tmp_path):
                               "c.toml --budget 2")
 
 
+def test_submit_carries_the_sites_settings_and_caps_nodes_at_the_partition(tmp_path):
+    """The tune job gets the cluster file's account and modules like every other script, and
+    --max-nodes above the partition asks for the partition's nodes (not a --nodes error)."""
+    (tmp_path / "c.toml").write_text('[clusters.box]\naccount = "proj42"\nmodules = ["mpi/4"]\n'
+                                     + CLUSTER)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "sbatch").write_text("#!/bin/sh\ncp \"$2\" submitted.sbatch\necho 4242\n")
+    (bin_dir / "sbatch").chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+    env["PATH"] = f"{bin_dir}:{Path(sys.executable).parent}:/usr/bin:/bin"
+    import subprocess
+
+    res = subprocess.run([hpcds1mpi_exe(), "tune", "--kernel", "gemm", "--size", "64", "--out",
+                          "t.h5", "--cluster", "c.toml", "--max-nodes", "99", "--submit"],
+                         capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    text = (tmp_path / "submitted.sbatch").read_text()
+    assert "#SBATCH --account=proj42" in text and "module load mpi/4" in text
+    assert "#SBATCH --nodes=1" in text
+
+
 def test_tune_checks_its_options_and_out_before_any_launch(tmp_path):
     """--timeout 0, a missing-folder or directory --out, a program that cannot start: one line,
     exit 2, before anything launches (the whole budget used to run first)."""
