@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from hpcds1mpi.commands.options import RATE, SEED
+from hpcds1mpi.schemas.numbers import FRACTION, SEED
 
 
 @click.command(name="learn")
@@ -22,7 +22,7 @@ from hpcds1mpi.commands.options import RATE, SEED
               help="New job table (.parquet); repeatable.")
 @click.option("--out", default=None, type=click.Path(),
               help="Where to write the retrained bundle (default: replace --model).")
-@click.option("--sample-rate", default=None, type=RATE,
+@click.option("--sample-rate", default=None, type=FRACTION,
               help="Sampling rate (default: the bundle's).")
 @click.option("--seed", default=None, type=SEED, help="Seed (default: the bundle's).")
 @click.option("--threads", default=2, show_default=True, type=click.IntRange(1, 256))

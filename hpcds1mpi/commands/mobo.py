@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import click
 
-from hpcds1mpi.commands.options import COUNT, SEED, SIZE
+from hpcds1mpi.schemas.numbers import COUNT, SEED, SIZE
 
 METHOD_CHOICES = ("mobo", "sobo-runtime", "sobo-energy", "random", "exact", "all")
 

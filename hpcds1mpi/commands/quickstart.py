@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from hpcds1mpi.commands.options import COUNT, SECONDS
+from hpcds1mpi.schemas.numbers import COUNT, SECONDS
 
 KERNELS = ("stencil", "gemm", "fft")
 #: Which of each kernel's default sizes the sweep measures: the smaller ones (so it fits in a few

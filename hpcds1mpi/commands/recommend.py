@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from hpcds1mpi.commands.options import MAX_COUNT, MAX_SIZE, SECONDS
+from hpcds1mpi.schemas.limits import MAX_COUNT, MAX_SIZE
+from hpcds1mpi.schemas.numbers import SECONDS
 from hpcds1mpi.errors import ClusterFileError, ConfigError
 
 

@@ -10,7 +10,7 @@ import json
 
 import click
 
-from hpcds1mpi.commands.options import COUNT, SEED, SIZE
+from hpcds1mpi.schemas.numbers import COUNT, SEED, SIZE
 
 
 @click.command(name="run")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from hpcds1mpi.commands.options import COUNT0
+from hpcds1mpi.schemas.numbers import COUNT0
 
 #: A telemetry file argument: a directory is refused by click (one line, exit 2).
 TELEMETRY_FILE = click.Path(dir_okay=False)

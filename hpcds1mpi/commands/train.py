@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import click
 
-from hpcds1mpi.commands.options import RATE, SEED
+from hpcds1mpi.schemas.numbers import FRACTION, SEED
 
 
 def summary_lines(bundle, out: str) -> list[str]:
@@ -46,7 +46,7 @@ def summary_lines(bundle, out: str) -> list[str]:
 @click.option("--jobs", "jobs", multiple=True, type=click.Path(),
               help="Job table from `hpcds1mpi ingest` (.parquet); repeatable.")
 @click.option("--out", required=True, type=click.Path(), help="Bundle directory to write.")
-@click.option("--sample-rate", default=1.0, show_default=True, type=RATE,
+@click.option("--sample-rate", default=1.0, show_default=True, type=FRACTION,
               help="Intelligent-sampling target rate (paper: 0.5, 0.75, 1.0).")
 @click.option("--seed", default=0, show_default=True, type=SEED)
 @click.option("--family", default="xgboost", show_default=True,

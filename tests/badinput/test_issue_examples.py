@@ -114,9 +114,6 @@ def _bad_job_table(path, column, value):
     data.to_parquet(path)
 
 
-@pytest.mark.xfail(strict=True, reason="R1/R2: train trains on job-table rows with size -5, "
-                                       "nodes 0, NaN size, device tpu (TrainingData does not "
-                                       "validate the rows)")
 @pytest.mark.parametrize("column, value", [("size", -5), ("nodes", 0), ("size", np.nan),
                                            ("device", "tpu")],
                          ids=["size-minus-5", "nodes-0", "size-nan", "device-tpu"])
