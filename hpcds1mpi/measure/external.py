@@ -285,6 +285,8 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
         if pattern.groups < 1:
             raise ConfigError("--fom-regex needs a group, e.g. 'GFLOPS: ([0-9.]+)'")
     launch = launchers.local(launcher, mpi=mpi)
+    # What the launch binds (the telemetry's binding column says it for kernels too).
+    binding = "srun --cpu-bind=cores" if launch.binds_cores else f"{launch.name} default"
     first = plan.runs[0]
     first_env = {**os.environ, **launch.environment(first.config)}
     check_program(format_command(dict(first.extra)["command"], first), first_env)
@@ -347,7 +349,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
                        runtime_min_s=wall, runtime_max_s=wall, repeats=1, noise=0.0,
                        measured_s=wall, cpu_s=result["cpu_s"], peak_rss_mb=result["rss_mb"],
                        peak_rss_source="psutil-sampled (largest process of the launch)",
-                       hostnames=socket.gethostname(), binding="launcher default")
+                       hostnames=socket.gethostname(), binding=binding)
             if pattern is not None:
                 match = pattern.search(result["stdout"])
                 if match:

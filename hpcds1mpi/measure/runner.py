@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hpcds1mpi.config import STATUSES, Configuration, check_supported
+from hpcds1mpi.config import Configuration, check_supported
 from hpcds1mpi.errors import HpcdsError, UnsupportedError
 
 

@@ -50,6 +50,11 @@ def test_a_programs_srun_launch_uses_the_cluster_files_plugin(tmp_path):
     proc, log = _sweep(tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "--mpi=pmix" in log.split() and "--mpi=pmi2" not in log
+    from hpcds1mpi.records.telemetry import read_runs
+
+    # The run says what bound it: srun's --cpu-bind=cores (it is in the launch line).
+    assert "--cpu-bind=cores" in log.split()
+    assert list(read_runs(tmp_path / "t.h5")["binding"]) == ["srun --cpu-bind=cores"]
 
 
 @pytest.mark.parametrize("given, expected", [("none", "--mpi=none"), ("pmi2", "--mpi=pmi2")])
