@@ -16,6 +16,8 @@ import sys
 
 import click
 
+from hpcds1mpi.schemas.numbers import COUNT
+
 
 def _strip_launch(argv: list[str]) -> list[str]:
     """The sweep's own arguments without ``--launch N``."""
@@ -61,7 +63,7 @@ def _strip_launch(argv: list[str]) -> list[str]:
 @click.option("--cluster", "cluster_file", type=click.Path(), default=None)
 @click.option("--partition", default=None)
 @click.option("--list", "list_only", is_flag=True, help="Print the configurations and a rough time.")
-@click.option("--launch", type=int, default=None,
+@click.option("--launch", type=COUNT, default=None,
               help="Supervise: run mpiexec/srun with N ranks, resuming until the plan is done.")
 @click.option("--command", "program", default=None,
               help="Your MPI program; placeholders {size} {nodes} {ranks} {ranks_per_node} "

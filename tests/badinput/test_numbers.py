@@ -56,10 +56,7 @@ OPTIONS = [
 ]
 
 #: (option's id, value) -> owner and what is missing, for fixes not landed yet.
-NOT_YET: dict[tuple[str, str], str] = {
-    ("sweep--launch", HUGE): "R3: sweep --launch is an unbounded int (a huge count reaches the "
-                             "launcher); type=COUNT from schemas/numbers.py",
-}
+NOT_YET: dict[tuple[str, str], str] = {}
 
 
 def _id(base, option):
