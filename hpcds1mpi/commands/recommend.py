@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from hpcds1mpi.config import FAILURE_STATUSES
+
 from hpcds1mpi.schemas.limits import MAX_COUNT, MAX_SIZE
 from hpcds1mpi.schemas.numbers import SECONDS
 from hpcds1mpi.errors import ClusterFileError, ConfigError
@@ -66,7 +68,8 @@ def _places(cluster_file: str | None, wanted: tuple[str, ...]):
 @click.option("--record-failure", default=None, metavar="PARTITION",
               help="Record that this job failed on PARTITION, then recommend again.")
 @click.option("--status", "failure_status", default="failed", show_default=True,
-              type=click.Choice(["failed", "oom", "timeout", "crashed"]),
+              # a wrong result is no placement failure: another partition would not fix it
+              type=click.Choice(sorted(FAILURE_STATUSES - {"wrong"})),
               help="Kind of failure for --record-failure.")
 def command(workload, size, cluster_file, partitions, objective, max_nodes, deadline,
             energy_budget, device, emit, script_path, program, job_name, job_output, exclusive,

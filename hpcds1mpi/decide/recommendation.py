@@ -227,7 +227,7 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
                 job_name: str | None = None, output: str | None = None,
                 exclusive: bool = False, telemetry: str = "calibration.h5") -> str:
     """The batch script for the pick, or the calibration sweep when escalated."""
-    from hpcds1mpi.launch import scripts
+    from hpcds1mpi.launch import directives, scripts
 
     name = job_name or f"hpcds1mpi-{rec.workload}"
     if rec.picked is None:
@@ -246,9 +246,9 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
     if program is None:
         program = f"hpcds1mpi run {rec.workload} --size {rec.size} --threads {{threads}} " \
                   "--device {device} --precision {precision}"
-    job = scripts.BatchJob(
+    job = directives.BatchJob(
         config=ch.config(), partition=rec.picked.partition, program=program,
-        time_limit_s=scripts.time_limit_s(r["runtime_hi"]),
+        time_limit_s=directives.time_limit_s(r["runtime_hi"]),
         cluster=rec.clusters.get(rec.picked.label), job_name=name, output=output,
         exclusive=exclusive, size=rec.size,
         summary=(f"recommended by hpcds1mpi: {_config_text(ch.config())}; predicted "

@@ -25,8 +25,6 @@ from hpcds1mpi.config import Configuration, check_fits
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.directives import (
     NAME_RE, BatchJob, check_output_path, check_value, directives)
-# Re-exported: recommend builds a job's time limit where it renders the job.
-from hpcds1mpi.launch.directives import time_limit_s  # noqa: F401
 from hpcds1mpi.launch.launchers import for_script
 from hpcds1mpi.launch.program import CONTROL_RE, no_control, program_tokens, quote_tokens
 from hpcds1mpi.launch.sweep_step import SweepStep

@@ -231,7 +231,8 @@ def test_pbs_script_through_the_qsub_wrapper(e2e):
 
 
 def test_pbs_two_node_select_through_the_qsub_wrapper(e2e):
-    from hpcds1mpi.launch.scripts import BatchJob, render
+    from hpcds1mpi.launch.directives import BatchJob
+    from hpcds1mpi.launch.scripts import render
     from hpcds1mpi.cluster import load_cluster
     from hpcds1mpi.config import Configuration
 
