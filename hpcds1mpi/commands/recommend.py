@@ -5,10 +5,9 @@ from __future__ import annotations
 import click
 
 from hpcds1mpi.config import FAILURE_STATUSES
-
+from hpcds1mpi.errors import ClusterFileError, ConfigError
 from hpcds1mpi.schemas.limits import MAX_COUNT, MAX_SIZE
 from hpcds1mpi.schemas.numbers import SECONDS
-from hpcds1mpi.errors import ClusterFileError, ConfigError
 
 
 def _places(cluster_file: str | None, wanted: tuple[str, ...]):
