@@ -211,6 +211,8 @@ def plan_doc(plan_file: str | None, kernels: list[str], ranges: dict, settings: 
                 entry.pop(key, None)
     else:
         names = [n.strip() for item in kernels for n in item.split(",") if n.strip()]
+        if not names:  # "--kernel '   '" or "--kernel ,": not "sweep nothing, exit 0"
+            raise ConfigError("--kernel names no kernel; give e.g. --kernel stencil,gemm")
         doc = {"sweep": given, "kernel": [{"name": n} for n in names]}
     doc["sweep"].update({key: value for key, value in settings.items() if value is not None})
     return doc

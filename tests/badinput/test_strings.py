@@ -56,10 +56,7 @@ OPTIONS = [
     ("ingest--out", ["ingest", "{sacct}", "--out", "{value}"], None),
 ]
 #: (id, value kind) -> owner and what is missing, for fixes not landed yet.
-NOT_YET: dict[tuple[str, str], str] = {
-    ("sweep--kernel", "blank"): "R3: sweep --kernel '   ' is read as no kernel and lists a plan "
-                                "(exit 0); a blank kernel name should be refused",
-}
+NOT_YET: dict[tuple[str, str], str] = {}
 #: Values that are legitimate for an option (a relative job output path may climb).
 VALID = {("recommend--job-output", "dotdot")}
 
