@@ -183,6 +183,11 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
             raise ConfigError("--program is empty")
         workload = label or os.path.basename(tokens[0]) or "external"
     part = resolve_partition(cluster_file, partition)
+    bundle = None
+    if model_dir is not None:  # a bad --model is a usage error (2), before any launcher (1)
+        from hpcds1mpi.decide.model_bundle import load_model
+
+        bundle = load_model(model_dir)
 
     if submit:
         from hpcds1mpi.cluster import resolve_cluster
@@ -244,10 +249,7 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
                                    if c.ranks_per_node <= min(layout.node_sizes)])
         predictions = None
         start_from = "default"
-        if model_dir is not None:
-            from hpcds1mpi.decide.model_bundle import load_model
-
-            bundle = load_model(model_dir)
+        if bundle is not None:
             predictions = tune_predictions.model_predictions(
                 bundle, space, part, workload, size,
                 "energy" if objective == "energy" else "time")

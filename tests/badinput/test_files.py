@@ -39,9 +39,7 @@ READERS = [
 KINDS = ["missing", "empty", "binary", "directory", "garbage", "unicode-missing", "10k-name"]
 
 #: Cases whose fix belongs to another engineer and has not landed: (reader, kind) -> reason.
-NOT_YET: dict[tuple[str, str], str] = {
-    ("tune--model", kind): "R3: tune checks --model (a usage error, 2) before looking for a "
-                           "launcher (a runtime failure, 1)" for kind in KINDS}
+NOT_YET: dict[tuple[str, str], str] = {}
 
 
 def _cases():
