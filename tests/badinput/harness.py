@@ -103,6 +103,3 @@ def assert_unchanged(before: dict[str, str], after: dict[str, str]) -> None:
     assert not changed and not lost and not new, (
         f"files changed {changed[:5]}, lost {lost[:5]}, new {new[:5]}")
 
-
-needs_non_root = pytest.mark.skipif(
-    os.geteuid() == 0, reason="as root a chmod'ed read-only directory is still writable")
