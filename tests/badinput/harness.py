@@ -17,7 +17,6 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
 
 PREFIX = "hpcds1mpi: error:"
 #: The shipped bundle: copied and tampered with, never changed in place.
