@@ -54,7 +54,9 @@ def _submit(args: list[str], nodes: int, cores: int, partition, job_name: str,
                          job_name=job_name, exe=str(exe) if exe.exists() else "hpcds1mpi",
                          bin_dir=str(exe.parent), cluster=cluster)
     path = Path(f"{job_name}.sbatch")
-    path.write_text(script)
+    from hpcds1mpi.atomic import write_text
+
+    write_text(path, script, "tune job script")
     proc = subprocess.run(["sbatch", "--parsable", str(path)], capture_output=True, text=True,
                           timeout=60)
     if proc.returncode != 0:

@@ -57,4 +57,7 @@ class ConfidenceModel:
 
     def save(self, path: str | Path, **extra) -> None:
         """Write the coefficients (and ``extra`` evidence) as JSON."""
-        Path(path).write_text(json.dumps({"coef": list(self.coef), **extra}, indent=2))
+        from hpcds1mpi.atomic import write_text
+
+        write_text(path, json.dumps({"coef": list(self.coef), **extra}, indent=2),
+                   "confidence calibration")

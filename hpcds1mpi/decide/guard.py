@@ -41,7 +41,7 @@ from hpcds1mpi.decide.trained_hardware import (
     matching_partition,
     trained_partitions,
 )
-from hpcds1mpi.errors import ModelError
+from hpcds1mpi.errors import HpcdsError, ModelError
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -289,8 +289,10 @@ def load_calibration(bundle, model_dir: str | os.PathLike | None,
     if model_dir is not None:
         try:
             cached.parent.mkdir(parents=True, exist_ok=True)
-            cached.write_text(json.dumps(cal.as_dict()))
-        except OSError:
+            from hpcds1mpi.atomic import write_text
+
+            write_text(cached, json.dumps(cal.as_dict()), "guard calibration cache")
+        except (OSError, HpcdsError):
             pass  # a read-only home only costs the next call the same computation
     return cal
 
