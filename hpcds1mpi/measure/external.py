@@ -31,7 +31,7 @@ import threading
 import time
 
 from hpcds1mpi.config import OK, UNINFORMATIVE_STATUSES, enumerate_configs
-from hpcds1mpi.errors import ConfigError, HpcdsError, LaunchError, SweepInterrupted
+from hpcds1mpi.errors import ConfigError, LaunchError, SweepInterrupted
 from hpcds1mpi.launch.program import placeholder_values, program_tokens
 from hpcds1mpi.measure.plan import RunSpec, SweepPlan, parse_ints, parse_words
 from hpcds1mpi.measure.progress import Progress

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import (BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt,
+from pydantic import (BaseModel, ConfigDict, Field, StrictBool, StrictInt,
                       StrictStr, ValidationError, model_validator)
 from pydantic_core import PydanticCustomError
 

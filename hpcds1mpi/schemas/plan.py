@@ -9,7 +9,7 @@ by :func:`hpcds1mpi.measure.plan.parse_ints`; here they are only passed through.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 from pydantic import Field, StrictInt, StrictStr, model_validator
 
