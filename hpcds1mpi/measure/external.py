@@ -35,7 +35,7 @@ from hpcds1mpi.errors import ConfigError, LaunchError, SweepInterrupted
 from hpcds1mpi.launch.program import placeholder_values, program_tokens
 from hpcds1mpi.measure.plan import RunSpec, SweepPlan, parse_ints, parse_words
 from hpcds1mpi.measure.progress import Progress
-from hpcds1mpi.measure.supervise import die_with_parent
+from hpcds1mpi.runtime.processes import die_with_parent, end_group
 
 OOM_PATTERN = re.compile(r"out of memory|oom-kill|\bKilled\b|MemoryError|bad_alloc|"
                          r"Cannot allocate memory", re.IGNORECASE)
@@ -110,24 +110,6 @@ def check_program(tokens: list[str], env: dict | None = None) -> None:
                           "start it through its interpreter, e.g. 'python3 app.py')")
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    """End ``proc``'s process group: SIGTERM, 3 s grace, then SIGKILL; reap ``proc``."""
-    for sig, grace in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 10.0)):
-        try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            break
-        try:
-            proc.wait(timeout=grace)
-            # The leader is gone; members that outlive it (children of the program) go too.
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            break
-        except subprocess.TimeoutExpired:
-            continue
-        break
-
-
 class _TreeSampler:
     """Samples the resident memory of a process and its descendants (largest single process)."""
 
@@ -189,10 +171,10 @@ def launch_once(tokens: list[str], env: dict, timeout: float) -> dict:
             code = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
-            _kill_group(proc)
+            end_group(proc)
             code = proc.returncode if proc.returncode is not None else -9
         except BaseException:
-            _kill_group(proc)  # Ctrl-C / SIGTERM of the sweep: no orphan of the user's
+            end_group(proc)  # Ctrl-C / SIGTERM of the sweep: no orphan of the user's
             sampler.stop()
             raise
         wall = time.perf_counter() - start

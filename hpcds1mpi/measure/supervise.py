@@ -23,6 +23,7 @@ import signal
 import sys
 
 from hpcds1mpi.errors import LaunchError, SweepInterrupted, TelemetryError
+from hpcds1mpi.runtime.processes import die_with_parent, end_group
 
 #: Telemetry attribute the in-process driver sets to 1 when a launch has run its whole plan.
 COMPLETE_ATTR = "sweep_complete"
@@ -49,29 +50,6 @@ def _raise_stop(signum, frame):
     raise _Stop(signum)
 
 
-def die_with_parent():
-    """A ``preexec_fn`` asking Linux to send the launch SIGTERM when its parent (the sweep, the
-    supervisor) dies, even by SIGKILL (``PR_SET_PDEATHSIG``; mpiexec / srun pass it on to their
-    ranks), so no launch outlives us; None where there is no prctl."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        prctl = libc.prctl
-    except (OSError, AttributeError):
-        return None
-    parent = os.getpid()
-
-    def preexec() -> None:
-        prctl(1, signal.SIGTERM, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
-        if os.getppid() != parent:  # the sweep died before the prctl took effect
-            os._exit(1)
-
-    return preexec
-
-
 def run_launch(argv: list[str]) -> int:
     """Run one launch in its own session; forward SIGINT/SIGTERM to its group.
 
@@ -92,28 +70,9 @@ def run_launch(argv: list[str]) -> int:
     try:
         return proc.wait()
     except _Stop as stop:
-        _end_group(proc, stop.signum)
+        end_group(proc, stop.signum, GRACE_S)
         raise
 
-
-def _end_group(proc, signum: int) -> None:
-    """Send ``signum`` to ``proc``'s process group, then SIGKILL after :data:`GRACE_S`."""
-    import subprocess
-
-    for sig, grace in ((signum, GRACE_S), (signal.SIGKILL, 10.0)):
-        try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            break
-        try:
-            proc.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            continue
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)  # members that outlived the leader
-        except (ProcessLookupError, PermissionError):
-            pass
-        break
 
 
 def _describe(rc: int) -> str:

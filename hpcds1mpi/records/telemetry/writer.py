@@ -151,16 +151,12 @@ class TelemetryWriter:
         except BaseException:
             self.release()
             raise
+        # The snapshot holds everything: the journal goes, then the lock.
         if self._journal_fd is not None:
             os.close(self._journal_fd)
             self._journal_fd = None
         journal_path(self.path).unlink(missing_ok=True)
-        if self._lock_fd is not None:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
-            os.close(self._lock_fd)
-            self._lock_fd = None
-            lock_path(self.path).unlink(missing_ok=True)
-        self.store = None
+        self.release()
 
     def release(self) -> None:
         """Let go of the file without a snapshot: close the journal (it stays on disk, the
