@@ -65,13 +65,6 @@ def comment(text: str) -> str:
     return CONTROL_RE.sub(" ", text)
 
 
-def launcher_tokens(scheduler: str, config: Configuration, cluster: "Cluster | None" = None
-                    ) -> list[str]:
-    """The MPI launcher's argv tokens a ``scheduler`` script writes for ``config``
-    (:func:`hpcds1mpi.launch.launchers.for_script`)."""
-    return for_script(scheduler, cluster).tokens(config)
-
-
 def render(job: BatchJob, scheduler: str = "slurm") -> str:
     """The whole batch script for ``job`` under ``scheduler`` (``slurm`` or ``pbs``)."""
     tokens = job.launcher(scheduler).tokens(job.config) + program_tokens(

@@ -4,7 +4,6 @@ calibration and tune scripts."""
 from __future__ import annotations
 
 import dataclasses
-import os
 import shlex
 import subprocess
 from pathlib import Path
@@ -15,6 +14,7 @@ from hpcds1mpi.config import Configuration
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch import directives, scripts as batch
 from hpcds1mpi.launch.directives import BatchJob
+from hpcds1mpi.launch.launchers import for_script
 from hpcds1mpi.launch.scripts import CalibrationStep
 from tests.launch.jobs import CPU, GPU, cpu_job, gpu_job, site
 
@@ -24,13 +24,13 @@ from tests.launch.jobs import CPU, GPU, cpu_job, gpu_job, site
 
 def test_launcher_tokens_pass_cpus_per_task_explicitly():
     config = Configuration(2, 8, 4)
-    assert batch.launcher_tokens("slurm", config, site()) == [
+    assert for_script("slurm", site()).tokens(config) == [
         "srun", "--nodes=2", "--ntasks=16", "--ntasks-per-node=8", "-c", "4", "--cpu-bind=cores",
         "--kill-on-bad-exit=1", "--mpi=pmix"]
-    assert batch.launcher_tokens("pbs", config, site()) == ["mpiexec", "-n", "16"]
-    assert batch.launcher_tokens("pbs", config, site(launcher="mpirun"))[0] == "mpirun"
+    assert for_script("pbs", site()).tokens(config) == ["mpiexec", "-n", "16"]
+    assert for_script("pbs", site(launcher="mpirun")).tokens(config)[0] == "mpirun"
     with pytest.raises(ConfigError):
-        batch.launcher_tokens("slurm", config, site(mpi="pmi2; rm -rf /"))
+        for_script("slurm", site(mpi="pmi2; rm -rf /")).tokens(config)
 
 
 def _exports(text: str) -> dict:
