@@ -142,15 +142,21 @@ def test_learn_refuses_telemetry_of_another_machine(tmp_path):
     assert (tmp_path / "model" / "manifest.json").read_text() == manifest  # untouched
 
 
-def test_submit_renders_the_tune_template_and_sbatches_it(tmp_path):
-    """--submit writes the script through the one renderer (jobscripts/tune.sbatch.j2)."""
-    (tmp_path / "c.toml").write_text(CLUSTER)
+def _fake_sbatch(tmp_path) -> dict:
+    """An environment whose sbatch copies the script to submitted.sbatch and says job 4242."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "sbatch").write_text("#!/bin/sh\ncp \"$2\" submitted.sbatch\necho 4242\n")
     (bin_dir / "sbatch").chmod(0o755)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
     env["PATH"] = f"{bin_dir}:{Path(sys.executable).parent}:/usr/bin:/bin"
+    return env
+
+
+def test_submit_renders_the_tune_template_and_sbatches_it(tmp_path):
+    """--submit writes the script through the one renderer (jobscripts/tune.sbatch.j2)."""
+    (tmp_path / "c.toml").write_text(CLUSTER)
+    env = _fake_sbatch(tmp_path)
     import subprocess
 
     res = subprocess.run([hpcds1mpi_exe(), "tune", "--kernel", "gemm", "--size", "64", "--out",
@@ -172,12 +178,7 @@ def test_submit_carries_the_sites_settings_and_caps_nodes_at_the_partition(tmp_p
     --max-nodes above the partition asks for the partition's nodes (not a --nodes error)."""
     (tmp_path / "c.toml").write_text('[clusters.box]\naccount = "proj42"\nmodules = ["mpi/4"]\n'
                                      + CLUSTER)
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "sbatch").write_text("#!/bin/sh\ncp \"$2\" submitted.sbatch\necho 4242\n")
-    (bin_dir / "sbatch").chmod(0o755)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
-    env["PATH"] = f"{bin_dir}:{Path(sys.executable).parent}:/usr/bin:/bin"
+    env = _fake_sbatch(tmp_path)
     import subprocess
 
     res = subprocess.run([hpcds1mpi_exe(), "tune", "--kernel", "gemm", "--size", "64", "--out",
