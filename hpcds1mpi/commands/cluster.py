@@ -29,22 +29,20 @@ def command(cluster_file, partition, kernel, list_configs, as_json) -> None:
     else:
         c = detect_local()
         clusters = {c.name: c}
-    k = None
     if kernel:
         from hpcds1mpi import kernels
 
-        k = kernels.get(kernel)
+        kernels.get(kernel)  # an unknown name is one line listing the known ones
     doc = []
     for cluster in clusters.values():
         for part in cluster.partitions.values():
             if partition and part.name != partition:
                 continue
-            configs = list(enumerate_configs(
-                part,
-                precisions=k.precisions if k else None,
-                devices=[d for d in k.devices if d == "cpu" or part.gpus_per_node] if k else None,
-                uses_threads=k.uses_threads if k else True,
-            ))
+            from hpcds1mpi.kernels import offered
+
+            uses_threads, precisions, devices = offered(kernel, part)
+            configs = list(enumerate_configs(part, precisions=precisions, devices=devices,
+                                             uses_threads=uses_threads))
             doc.append({"cluster": cluster.name, "partition": part.as_dict(),
                         "configurations": len(configs),
                         "list": [c.as_dict() for c in configs] if list_configs else None})
