@@ -25,7 +25,8 @@ def command(markdown: bool) -> None:
                    "| threads | size |")
         click.echo("| --- | --- | --- | --- | --- | --- | --- | --- |")
         for r in rows:
-            click.echo("| " + " | ".join(f"`{r[0]}`" if i == 0 else str(v)
+            # A "|" inside a cell (io's "gather|shards") would start a new column.
+            click.echo("| " + " | ".join(f"`{r[0]}`" if i == 0 else str(v).replace("|", "\\|")
                                           for i, v in enumerate(r[:8])) + " |")
         return
     for r in rows:
