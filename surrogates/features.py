@@ -344,8 +344,12 @@ def feature_block(frame: pd.DataFrame, spec: FeatureSpec, names: list[str]) -> n
                             r_uniq[first % len(r_uniq)]])
     # A row's recorded work model is the one used; the kernel's formula only fills rows
     # without one (a formula changed since the run must not rewrite what was measured).
-    recorded = np.column_stack([_num(frame, c, n) for c in WORK_COLUMNS])
-    have = np.isfinite(recorded).all(axis=1)
+    # System 1's candidate grids record nothing: no (n, 5) block of NaN to build and test.
+    if any(c in frame.columns for c in WORK_COLUMNS):
+        recorded = np.column_stack([_num(frame, c, n) for c in WORK_COLUMNS])
+        have = np.isfinite(recorded).all(axis=1)
+    else:
+        recorded, have = None, np.zeros(n, dtype=bool)
     compute = np.zeros(len(uniq), dtype=bool)
     compute[inverse[~have]] = True
     uniq_work = np.full((len(uniq), 5), np.nan)
@@ -356,7 +360,8 @@ def feature_block(frame: pd.DataFrame, spec: FeatureSpec, names: list[str]) -> n
             uniq_work[i] = values
         uniq_desc[i] = _description(wl_names[w])
     work = uniq_work[inverse]
-    work[have] = recorded[have]
+    if recorded is not None:
+        work[have] = recorded[have]
     flops, bytes_moved, messages, comm_bytes, mem = work.T
 
     def desc(i: int) -> np.ndarray:
