@@ -75,3 +75,19 @@ def fill_disk(disk: Path, leave: int) -> Path:
     with open(filler, "wb") as fh:
         fh.write(b"\0" * max(0, free - leave))
     return filler
+
+
+def wait_for_start(out, size: int, timeout: float = 60.0) -> None:
+    """Wait until the sweep writing ``out`` has journaled the start of its run of ``size``
+    (the last start event names it), or ``timeout`` seconds passed."""
+    import time
+
+    from hpcds1mpi.records import telemetry
+
+    marker = str(size).encode()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        jpath = telemetry.journal_path(out)
+        if jpath.exists() and marker in jpath.read_bytes().split(b'"event": "start"')[-1]:
+            return
+        time.sleep(0.05)

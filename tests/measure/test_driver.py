@@ -18,7 +18,7 @@ import pytest
 from hpcds1mpi.cluster import Partition
 from hpcds1mpi.measure.plan import build_plan
 from hpcds1mpi.records import telemetry
-from tests.helpers import REPO, hpcds1mpi_exe, mpiexec, run_cli, run_mpi
+from tests.helpers import REPO, hpcds1mpi_exe, mpiexec, run_cli, run_mpi, wait_for_start
 
 FAULTS = str(REPO / "tests" / "fault_kernels.py")
 
@@ -350,12 +350,7 @@ def test_resume_after_kill_reruns_the_interrupted_run(tmp_path):
 
     def kill_during_the_long_run():
         proc = _popen(1, args + (["--resume"] if out.exists() else []))
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:  # wait until the 3 s run has started, then kill
-            jpath = telemetry.journal_path(out)
-            if jpath.exists() and b"3000" in jpath.read_bytes().split(b'"event": "start"')[-1]:
-                break
-            time.sleep(0.05)
+        wait_for_start(out, 3000)  # the long run has started
         time.sleep(0.3)
         _kill_group(proc)
 
@@ -459,12 +454,7 @@ def test_ctrl_c_or_sigterm_of_an_in_process_sweep_is_one_line_and_interrupted(tm
             "--ranks-per-node", "2", "--threads", "1", "--precisions", "fp64", "--min-time",
             "0", "--max-repeats", "1", "--warmup", "0", "--out", str(out), "--no-progress"]
     proc = _popen(2, args)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        jpath = telemetry.journal_path(out)
-        if jpath.exists() and b"4000" in jpath.read_bytes().split(b'"event": "start"')[-1]:
-            break
-        time.sleep(0.05)
+    wait_for_start(out, 4000)  # the long run has started
     ranks = [p.pid for p in psutil.Process(proc.pid).children(recursive=True)]
     if sig == signal.SIGINT:
         os.killpg(proc.pid, sig)

@@ -21,7 +21,7 @@ from hpcds1mpi.measure import supervise as supervise_module
 from hpcds1mpi.measure.supervise import supervise
 from hpcds1mpi.records import telemetry
 from hpcds1mpi.records.telemetry import journal
-from tests.helpers import REPO, hpcds1mpi_exe
+from tests.helpers import REPO, hpcds1mpi_exe, wait_for_start
 
 FAULTS = str(REPO / "tests" / "fault_kernels.py")
 
@@ -190,12 +190,7 @@ def test_a_signal_to_the_supervisor_ends_every_rank_and_the_run_is_interrupted(t
     args = _sweep_args(out, "fault_sleep", "5,4000")
     sup = subprocess.Popen([hpcds1mpi_exe(), *args], stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:  # until the 4 s run has started
-        jpath = telemetry.journal_path(out)
-        if jpath.exists() and b"4000" in jpath.read_bytes().split(b'"event": "start"')[-1]:
-            break
-        time.sleep(0.05)
+    wait_for_start(out, 4000)  # the long run has started
     import psutil
 
     ranks = [p.pid for p in psutil.Process(sup.pid).children(recursive=True)]
@@ -241,12 +236,7 @@ def test_sigkill_of_the_supervisor_leaves_no_rank(tmp_path):
     out = tmp_path / "t.h5"
     sup = subprocess.Popen([hpcds1mpi_exe(), *_sweep_args(out, "fault_sleep", "5,4000")],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        jpath = telemetry.journal_path(out)
-        if jpath.exists() and b"4000" in jpath.read_bytes().split(b'"event": "start"')[-1]:
-            break
-        time.sleep(0.05)
+    wait_for_start(out, 4000)  # the long run has started
     ranks = [p.pid for p in psutil.Process(sup.pid).children(recursive=True)]
     sup.kill()
     sup.communicate(timeout=30)
