@@ -91,3 +91,17 @@ def wait_for_start(out, size: int, timeout: float = 60.0) -> None:
         if jpath.exists() and marker in jpath.read_bytes().split(b'"event": "start"')[-1]:
             return
         time.sleep(0.05)
+
+
+def system_program(name: str) -> str:
+    """Path of a program from a Debian package (scripts/system-packages installs them).
+
+    Missing, the test skips; under ``HPCDS1MPI_REQUIRE_APPS=1`` (set by ``.ci/run``) it fails.
+    """
+    found = shutil.which(name)
+    if found:
+        return found
+    reason = f"{name} not installed (bash scripts/system-packages)"
+    if os.environ.get("HPCDS1MPI_REQUIRE_APPS") == "1":
+        pytest.fail(f"HPCDS1MPI_REQUIRE_APPS=1 but {reason}", pytrace=False)
+    pytest.skip(reason)

@@ -1,7 +1,7 @@
 """The package's layering, read from the source (AST only: nothing is imported or executed).
 
 Stages, earliest first (docs/architecture.md): core < runtime < kernels < launch < records <
-measure < surrogates < decide < commands. A module imports its own stage and earlier ones only,
+measure < surrogates < decide < api < serve < commands. A module imports its own stage and earlier ones only,
 lazy imports inside functions included (``if TYPE_CHECKING:`` blocks excepted: they never run).
 Nothing outside ``commands/`` (and the CLI) imports a command module; ``analysis/`` and
 ``benchmarks/`` may import any stage but no command module, and only commands (``mobo --plot``)
@@ -23,7 +23,7 @@ FOLDERS = {"hpcds1mpi": "hpcds1mpi", "kernels": "hpcds1mpi.kernels",
            "surrogates": "hpcds1mpi.surrogates", "analysis": "hpcds1mpi.analysis",
            "jobscripts": "hpcds1mpi.jobscripts", "benchmarks": "benchmarks"}
 STAGES = ("core", "runtime", "kernels", "launch", "records", "measure", "surrogates", "decide",
-          "commands")
+          "api", "serve", "commands")
 CORE = {"hpcds1mpi", "hpcds1mpi.errors", "hpcds1mpi.config", "hpcds1mpi.cluster",
         "hpcds1mpi.tomlfile", "hpcds1mpi.atomic"}
 ENTRY_POINTS = {"hpcds1mpi.cli", "hpcds1mpi.__main__"}

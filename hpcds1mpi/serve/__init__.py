@@ -1,0 +1,1 @@
+"""The recommendation service and its web console (``hpcds1mpi serve``)."""
