@@ -30,6 +30,9 @@ COMMANDS: dict[str, str] = {
     "recommend": "Recommend nodes, ranks, threads, device and precision; write the batch script.",
     "tune": "System 2: tune a job with real runs inside an allocation.",
     "quickstart": "Measure this machine, train, recommend and write a Slurm script, end to end.",
+    "campaign": "Split a sweep plan into batch jobs (per node count, array shards) and merge them.",
+    "advise": "Read an existing Slurm/PBS script: what it asks for against what we recommend.",
+    "serve": "Serve recommendations over HTTP (token, TLS) with a web console.",
 }
 
 
