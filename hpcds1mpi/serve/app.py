@@ -1,0 +1,200 @@
+"""The HTTP application: routes, the token check, body and concurrency limits, refusals logged.
+
+Every ``/v1`` route but ``/v1/health`` needs ``Authorization: Bearer <token>``
+(:func:`hpcds1mpi.serve.auth.refusal`). A POST body must be ``application/json`` and at most
+``max_body`` bytes (413 from the declared length before anything is read, else as soon as the
+stream passes the limit); it is then checked by :mod:`hpcds1mpi.serve.schemas` (422 with one
+line). At most ``max_pending`` requests wait for or run a computation; the next one is answered
+503 with ``Retry-After`` rather than queued without bound. Each refusal (401, 404, 405, 413,
+415, 422, 503, and a client that went away mid-request) is logged on ``hpcds1mpi.serve`` with
+its reason; neither a token nor a body is ever logged.
+
+Nothing here runs a job, opens a path named by a request or writes a file: the answers are
+computed from the bundle in memory (:class:`hpcds1mpi.serve.service.Service`), and the console
+(``/`` and ``/static/``) is the package's own files, served without a token because it holds
+none: the page asks for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from importlib import resources
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from hpcds1mpi.errors import HpcdsError, RuntimeFailure
+from hpcds1mpi.serve import schemas
+from hpcds1mpi.serve.auth import refusal
+
+log = logging.getLogger("hpcds1mpi.serve")
+
+#: Largest request body, bytes (a batch script for /v1/advise fits many times over).
+DEFAULT_MAX_BODY = 256 * 1024
+#: Requests that may wait for or run a computation at once; more get 503.
+DEFAULT_MAX_PENDING = 64
+
+#: Sent with every response: the console loads only its own files, nothing frames it, and the
+#: browser neither sniffs types nor sends a referrer (the URL fragment may hold the token).
+SECURITY_HEADERS = [
+    (b"content-security-policy", b"default-src 'none'; script-src 'self'; style-src 'self'; "
+                                 b"img-src 'self' data:; connect-src 'self'; base-uri 'none'; "
+                                 b"form-action 'none'; frame-ancestors 'none'"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+    (b"cache-control", b"no-store"),
+]
+
+
+class _SecurityHeaders:
+    """Pure ASGI middleware adding :data:`SECURITY_HEADERS` to every response."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message):
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []),
+                                                  *SECURITY_HEADERS]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def _static_dir() -> str:
+    return str(resources.files("hpcds1mpi.serve") / "static")
+
+
+def refused(request: Request, status: int, reason: str, headers: dict | None = None
+            ) -> JSONResponse:
+    """The refusal answer, ``{"error": reason}``, logged with the request line."""
+    client = request.client.host if request.client else "?"
+    log.warning("refused %s %s from %s: %d %s", request.method, request.url.path, client,
+                status, reason)
+    return JSONResponse({"error": reason}, status_code=status, headers=headers)
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The body, at most ``limit`` bytes.
+
+    Raises:
+        RequestError: 413 past the limit (declared or streamed), 415 when not JSON.
+    """
+    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype != "application/json":
+        raise schemas.RequestError(415, "send the body as Content-Type: application/json")
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise schemas.RequestError(413, f"body of {int(declared)} bytes is over the limit of "
+                                        f"{limit} bytes")
+    chunks, total = [], 0
+    async for chunk in request.stream():
+        total += len(chunk)
+        if total > limit:
+            raise schemas.RequestError(413, f"body is over the limit of {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def create_app(service, token: str, *, max_body: int = DEFAULT_MAX_BODY,
+               max_pending: int = DEFAULT_MAX_PENDING, advise=None) -> Starlette:
+    """The ASGI application over ``service``.
+
+    Args:
+        service: a :class:`~hpcds1mpi.serve.service.Service` (loaded once, shared).
+        token: the bearer token every ``/v1`` call but health must carry.
+        max_body: largest request body, bytes.
+        max_pending: most requests waiting for or running a computation.
+        advise: ``script text, workload -> dict`` for ``/v1/advise``; None leaves the route off.
+    """
+    state = {"pending": 0}
+    schema_doc = schemas.schema_document()
+
+    def authorised(request: Request):
+        why = refusal(request.headers.get("authorization"), token)
+        if why is None:
+            return None
+        return refused(request, 401, why, {"WWW-Authenticate": 'Bearer realm="hpcds1mpi"'})
+
+    async def compute(request: Request, kind: str, work) -> Response:
+        """Read, check and answer one POST: the shared path of every computing route."""
+        denied = authorised(request)
+        if denied is not None:
+            return denied
+        try:
+            body = await read_body(request, max_body)
+            req = schemas.parse(schemas.REQUESTS[kind], body)
+        except schemas.RequestError as exc:
+            return refused(request, exc.status, exc.reason)
+        except ClientDisconnect:
+            refused(request, 499, "client disconnected before its body was read")
+            return Response(status_code=400)
+        if state["pending"] >= max_pending:
+            return refused(request, 503, f"busy: {max_pending} requests in progress; retry "
+                                         "shortly", {"Retry-After": "1"})
+        state["pending"] += 1
+        try:
+            loop = asyncio.get_running_loop()
+            data = await loop.run_in_executor(service.executor, work, req)
+        except RuntimeFailure as exc:
+            log.error("failed %s %s: %s", request.method, request.url.path, exc)
+            return JSONResponse({"error": " ".join(str(exc).split())}, status_code=500)
+        except HpcdsError as exc:  # the request cannot be answered: the command's exit 2
+            return refused(request, 422, " ".join(str(exc).split()))
+        except Exception:  # a bug: its traceback goes to the log, not to the client
+            log.exception("internal error on %s %s", request.method, request.url.path)
+            return JSONResponse({"error": "internal error (logged by the server)"},
+                                status_code=500)
+        finally:
+            state["pending"] -= 1
+        return JSONResponse(schemas.checked(kind, data) if kind in schemas.RESPONSES else data)
+
+    async def recommend(request: Request) -> Response:
+        return await compute(request, "recommend", service.recommend)
+
+    async def predict(request: Request) -> Response:
+        return await compute(request, "predict", service.predict)
+
+    async def advise_route(request: Request) -> Response:
+        return await compute(request, "advise", lambda req: advise(req.script, req.workload))
+
+    async def health(request: Request) -> Response:
+        return JSONResponse(schemas.checked("health", {"status": "ok"}))
+
+    async def models(request: Request) -> Response:
+        return authorised(request) or JSONResponse(schemas.checked("models", service.models()))
+
+    async def schema(request: Request) -> Response:
+        return authorised(request) or JSONResponse(schema_doc)
+
+    async def index(request: Request) -> Response:
+        return FileResponse(f"{_static_dir()}/index.html", media_type="text/html")
+
+    async def http_error(request: Request, exc: HTTPException) -> Response:
+        return refused(request, exc.status_code, str(exc.detail))
+
+    routes = [
+        Route("/", index, methods=["GET"]),
+        Route("/v1/health", health, methods=["GET"]),
+        Route("/v1/models", models, methods=["GET"]),
+        Route("/v1/schema", schema, methods=["GET"]),
+        Route("/v1/recommend", recommend, methods=["POST"]),
+        Route("/v1/predict", predict, methods=["POST"]),
+        Mount("/static", StaticFiles(directory=_static_dir()), name="static"),
+    ]
+    if advise is not None:
+        routes.insert(-1, Route("/v1/advise", advise_route, methods=["POST"]))
+    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error})
+    app.add_middleware(_SecurityHeaders)
+    return app

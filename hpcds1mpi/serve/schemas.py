@@ -1,0 +1,236 @@
+"""What the service accepts and answers: pydantic models for every ``/v1`` body.
+
+A request is checked as strictly as the command line checks its options (the same bounds, from
+:mod:`hpcds1mpi.schemas.limits`, the same strict base model and the same one-line messages from
+:func:`hpcds1mpi.schemas.base.describe`): ``"size": "1024"`` is a wrong type, not a number, an
+unknown key names the known ones, and a string may not carry control characters (a newline in
+``program`` would add a line to the batch script). Answers are checked against the response
+models before they leave, so ``GET /v1/schema`` describes exactly what is sent.
+
+The recommend request has the fields of ``hpcds1mpi recommend`` that name the question; what
+names a file on the server (``--cluster``, ``--model``, ``--history``, ``-o``) is fixed when the
+server starts, and ``--record-failure`` (a write) has no counterpart.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
+
+from hpcds1mpi.schemas.base import Count, Schema, Seconds, Size, describe
+from hpcds1mpi.schemas.limits import MAX_COUNT
+
+#: Longest one-line text field (a workload label, a partition or job name).
+MAX_NAME = 200
+#: Longest program command line (the CLI has no limit; a request needs one).
+MAX_PROGRAM = 2000
+#: Most configurations one ``/v1/predict`` asks about.
+MAX_CONFIGS = 256
+#: Most partitions one request may allow.
+MAX_PARTITIONS = 64
+#: Longest batch script ``/v1/advise`` reads, in characters.
+MAX_SCRIPT = 60_000
+
+# One line of printable text: no C0 control characters (tab excepted) and no DEL.
+_ONE_LINE = r"^[^\x00-\x08\x0a-\x1f\x7f]*$"
+Text = Annotated[StrictStr, Field(min_length=1, max_length=MAX_NAME, pattern=_ONE_LINE)]
+Program = Annotated[StrictStr, Field(min_length=1, max_length=MAX_PROGRAM, pattern=_ONE_LINE)]
+
+
+class RequestError(ValueError):
+    """A request body that cannot be used: ``status`` (413 or 422) and one line of reason."""
+
+    def __init__(self, status: int, reason: str):
+        super().__init__(reason)
+        self.status, self.reason = status, reason
+
+
+class RecommendRequest(Schema):
+    """``POST /v1/recommend``: the options of ``hpcds1mpi recommend`` that ask the question."""
+
+    workload: Text
+    size: Size
+    partition: Annotated[list[Text], Field(max_length=MAX_PARTITIONS)] = []
+    objective: Literal["time", "energy", "edp", "balanced"] = "time"
+    max_nodes: Optional[Count] = None
+    deadline: Optional[Seconds] = None
+    energy_budget: Optional[Seconds] = None
+    device: Optional[Literal["cpu", "gpu"]] = None
+    emit: Optional[Literal["slurm", "pbs"]] = None
+    program: Optional[Program] = None
+    job_name: Optional[Text] = None
+    job_output: Optional[Text] = None
+    exclusive: StrictBool = False
+
+
+class ConfigIn(Schema):
+    """One configuration to predict."""
+
+    nodes: Count
+    ranks_per_node: Count
+    threads: Count = 1
+    device: Literal["cpu", "gpu"] = "cpu"
+    precision: Literal["fp64", "fp32", "bf16"] = "fp64"
+
+
+class PredictRequest(Schema):
+    """``POST /v1/predict``: the model's runtime, energy and failure odds of given
+    configurations of one job on one partition."""
+
+    workload: Text
+    size: Size
+    partition: Optional[Text] = None
+    configs: Annotated[list[ConfigIn], Field(min_length=1, max_length=MAX_CONFIGS)]
+
+
+class AdviseRequest(Schema):
+    """``POST /v1/advise``: an existing Slurm or PBS script, as text (never a path)."""
+
+    script: Annotated[StrictStr, Field(min_length=1, max_length=MAX_SCRIPT)]
+    workload: Optional[Text] = None
+
+
+# --------------------------------------------------------------------------------------------
+# Answers. Open to extra keys where the decide layer may add evidence, closed where the console
+# and clients depend on a field being there.
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class Row(_Open):
+    """One scored configuration (``recommendation._row``)."""
+
+    partition: str
+    nodes: int
+    ranks_per_node: int
+    threads: int
+    device: str
+    precision: str
+    runtime_s: Optional[float]
+    runtime_lo: Optional[float]
+    runtime_hi: Optional[float]
+    energy_j: Optional[float]
+    energy_lo: Optional[float]
+    energy_hi: Optional[float]
+    fail_prob: Optional[float]
+    mem_need_mb: Optional[float]
+
+
+class Pick(Row):
+    cluster: str
+    confidence: Optional[float]
+    confidence_calibrated: bool
+
+
+class FrontRow(Row):
+    pick: bool
+
+
+class VerdictOut(_Open):
+    verdict: Literal["auto", "confirm", "escalate"]
+    reasons: list[str]
+    checks: dict[str, str]
+
+
+class PartitionOut(_Open):
+    partition: str
+    cluster: str
+    status: Literal["picked", "rejected"]
+    reason: str
+    best: Optional[Row] = None
+
+
+class RecommendResponse(_Open):
+    """What ``recommend --json`` prints, plus the batch script text when ``emit`` was given
+    (``script_note`` says why there is none when the script cannot be written)."""
+
+    workload: str
+    size: int
+    objective: str
+    verdict: VerdictOut
+    energy: str
+    pick: Optional[Pick]
+    alternatives: list[Row]
+    front: list[FrontRow]
+    partitions: list[PartitionOut]
+    calibration: list[dict[str, Any]] = []
+    script: Optional[str] = None
+    script_note: Optional[str] = None
+
+
+class Prediction(Row):
+    """A configuration's prediction; ``valid`` False (and ``reason``) when the partition cannot
+    run it, ``feasible`` whether System 1 would consider it (not failing, fits in memory)."""
+
+    valid: bool
+    feasible: bool
+    reason: str
+
+
+class PredictResponse(_Open):
+    workload: str
+    size: int
+    partition: str
+    energy: str
+    verdict: VerdictOut
+    predictions: list[dict[str, Any]]
+
+
+class ModelsResponse(_Open):
+    model: str
+    format_version: Any
+    workloads: list[str]
+    size_range: dict[str, list[float]]
+    partitions: dict[str, Any]
+    energy: str
+    places: list[str]
+
+
+class HealthResponse(_Open):
+    status: Literal["ok"]
+
+
+REQUESTS = {"recommend": RecommendRequest, "predict": PredictRequest, "advise": AdviseRequest}
+RESPONSES = {"recommend": RecommendResponse, "predict": PredictResponse,
+             "models": ModelsResponse, "health": HealthResponse}
+
+
+def parse(model: type[Schema], body: bytes) -> Schema:
+    """``body`` (JSON bytes) checked against ``model``.
+
+    Raises:
+        RequestError: 422 with one line: not JSON, not an object, or the first field that is
+            wrong (its key path, what it must be, what was sent).
+    """
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise RequestError(422, f"body is not JSON ({str(exc).splitlines()[0][:80]}); send a "
+                                "JSON object") from None
+    if not isinstance(data, dict):
+        raise RequestError(422, f"body must be a JSON object, got {type(data).__name__}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = exc.errors(include_url=False)
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise RequestError(422, " ".join(f"{describe(problems[0])}{more}".split())) from None
+
+
+def checked(kind: str, data: dict) -> dict:
+    """An answer checked against its response model (a mismatch is a bug: ValidationError)."""
+    RESPONSES[kind].model_validate(data)
+    return data
+
+
+def schema_document() -> dict:
+    """Every request and response model as JSON Schema (``GET /v1/schema``)."""
+    return {"requests": {k: m.model_json_schema() for k, m in REQUESTS.items()},
+            "responses": {k: m.model_json_schema() for k, m in RESPONSES.items()},
+            "limits": {"max_name": MAX_NAME, "max_program": MAX_PROGRAM,
+                       "max_configs": MAX_CONFIGS, "max_partitions": MAX_PARTITIONS,
+                       "max_script": MAX_SCRIPT, "max_count": MAX_COUNT}}

@@ -1,0 +1,242 @@
+"""What the endpoints compute: one model bundle, loaded once, answering recommend and predict.
+
+A :class:`Service` is built when the server starts: the bundle (``--model`` or the shipped one,
+through :func:`hpcds1mpi.decide.model_bundle.load_model`), the places jobs may run (``--cluster``
+or this machine, read once: a request names partitions, never files), the guard's reference and
+calibration. Every request then runs the code ``hpcds1mpi recommend --json`` runs
+(:func:`hpcds1mpi.decide.recommend.recommend`, ``recommendation.to_dict`` / ``emit_script`` /
+``unmet_constraints``), so the service and the command answer alike.
+
+Computation is pure Python and numpy under the GIL, so one worker thread does it
+(:attr:`Service.executor`): more threads would not run faster on the same bundle, and the
+bundle's scorers need not be shared between threads. The event loop stays free to refuse, queue
+and answer health checks. Answers are deterministic for a given bundle and request, so a
+bounded LRU cache (:attr:`Service.cache_size` entries, keyed by the validated request) answers
+repeated questions without recomputing them; ``"cached": true`` is never added to an answer, and
+a test holds a cached answer equal to a fresh one.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hpcds1mpi.errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hpcds1mpi.serve.schemas import PredictRequest, RecommendRequest
+
+#: Answers kept for repeated questions.
+DEFAULT_CACHE = 1024
+
+
+def load_places(cluster_file: str | None) -> list:
+    """The (cluster, partition) pairs the service may recommend: every partition of
+    ``--cluster FILE``, else this Slurm allocation's or this machine's (as ``recommend``)."""
+    import os
+
+    from hpcds1mpi import cluster as cluster_mod
+
+    if cluster_file:
+        clusters = list(cluster_mod.load_clusters(cluster_file).values())
+    elif "SLURM_JOB_ID" in os.environ:
+        clusters = [cluster_mod.detect_slurm()]
+    else:
+        clusters = [cluster_mod.detect_local()]
+    return [(c, p) for c in clusters for p in c.partitions.values()]
+
+
+def allowed(pairs: list, wanted) -> list:
+    """The pairs a request allows: all of them, or those named ``NAME`` / ``CLUSTER/NAME``.
+
+    Raises:
+        ConfigError: a name matches no partition (the message lists the known ones).
+    """
+    if not wanted:
+        return list(pairs)
+    chosen = []
+    for name in wanted:
+        hits = [(c, p) for c, p in pairs if name in (p.name, f"{c.name}/{p.name}")]
+        if not hits:
+            known = ", ".join(f"{c.name}/{p.name}" for c, p in pairs)
+            raise ConfigError(f"no partition {name!r}; known: {known}")
+        chosen += [h for h in hits if h not in chosen]
+    return chosen
+
+
+class Service:
+    """The bundle and the places, shared by every request.
+
+    Args:
+        model_dir: the bundle directory; None for the shipped one.
+        cluster_file: ``--cluster`` (read now, never again).
+        state: the state directory (the empty failure history lives there, never written).
+        cache_size: answers remembered (0: none).
+    """
+
+    def __init__(self, model_dir: str | None, cluster_file: str | None, state: Path,
+                 cache_size: int = DEFAULT_CACHE):
+        from hpcds1mpi.decide import guard
+        from hpcds1mpi.decide.failure_history import FailureHistory
+        from hpcds1mpi.decide.model_bundle import DEFAULT_MODEL, load_model
+
+        self.model_dir = Path(model_dir) if model_dir else DEFAULT_MODEL
+        self.bundle = load_model(model_dir)
+        self.places = load_places(cluster_file)
+        if not self.places:
+            raise ConfigError("the cluster has no partition to recommend; check --cluster")
+        # The site's failure history is the user's, on their disk: the service has none.
+        self.history = FailureHistory(state / "failures.json", [])
+        self.reference = guard.reference(self.bundle)
+        self.calibration = guard.load_calibration(self.bundle, self.model_dir, self.reference)
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hpcds1mpi-serve")
+        self.cache_size = cache_size
+        self._cache: OrderedDict[tuple, dict] = OrderedDict()
+        self._lock = threading.Lock()
+        self.energy_label = "modelled"
+
+    # ------------------------------------------------------------------------------------
+    def warm_up(self) -> None:
+        """One recommendation before the first request (fills caches, compiles hot loops)."""
+        from hpcds1mpi.serve.schemas import RecommendRequest
+
+        workloads = sorted(str(w) for w in self.bundle.workloads) or ["stencil"]
+        lo, hi = (self.bundle.size_range or {}).get(workloads[0], (64, 64))
+        req = RecommendRequest(workload=workloads[0], size=max(1, int((lo * hi) ** 0.5)),
+                               emit="slurm")
+        try:
+            self.energy_label = self.recommend(req, use_cache=False)["energy"]
+        except ConfigError:
+            pass  # nothing fits the shipped example here: the first request pays instead
+
+    def _cached(self, key: tuple, compute):
+        if self.cache_size <= 0:
+            return compute()
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)
+                return hit
+        value = compute()
+        with self._lock:
+            self._cache[key] = value
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        return value
+
+    # ------------------------------------------------------------------------------------
+    def recommend(self, req: "RecommendRequest", use_cache: bool = True) -> dict:
+        """What ``recommend --json`` prints for ``req``, plus ``script`` (text) when ``emit``.
+
+        Raises:
+            ConfigError: an unknown partition, a GPU asked where there is none, or nothing
+                meets the deadline / energy budget (the same one line as the command).
+        """
+        key = ("recommend", req.model_dump_json())
+        if not use_cache:
+            return self._recommend(req)
+        return self._cached(key, lambda: self._recommend(req))
+
+    def _recommend(self, req: "RecommendRequest") -> dict:
+        from hpcds1mpi.decide.recommend import recommend
+        from hpcds1mpi.decide.recommendation import emit_script, to_dict, unmet_constraints
+        from hpcds1mpi.decide.system1 import Constraints
+
+        rec = recommend(
+            self.bundle, req.workload, req.size, allowed(self.places, req.partition),
+            objective=req.objective,
+            constraints=Constraints(max_nodes=req.max_nodes, deadline_s=req.deadline,
+                                    energy_budget_j=req.energy_budget),
+            history=self.history, model_dir=self.model_dir, device=req.device)
+        unmet = unmet_constraints(rec)
+        if unmet:
+            raise ConfigError(unmet)
+        data = to_dict(rec)
+        if req.emit:
+            try:
+                data["script"] = emit_script(rec, req.emit, req.program, job_name=req.job_name,
+                                             output=req.job_output, exclusive=req.exclusive)
+            except ConfigError as exc:  # e.g. a calibration sweep asked for PBS
+                data["script"], data["script_note"] = None, str(exc)
+        return data
+
+    # ------------------------------------------------------------------------------------
+    def predict(self, req: "PredictRequest") -> dict:
+        """The model's view of each requested configuration on one partition: System 1's own
+        scores (intervals, failure odds, memory need, feasibility), and the guard's verdict on
+        the job, so an answer for a job the model never saw says so.
+
+        Raises:
+            ConfigError: an unknown partition, or none named where several are known.
+        """
+        key = ("predict", req.model_dump_json())
+        return self._cached(key, lambda: self._predict(req))
+
+    def _predict(self, req: "PredictRequest") -> dict:
+        import pandas as pd
+
+        from hpcds1mpi.config import Configuration, check_fits
+        from hpcds1mpi.decide import guard
+        from hpcds1mpi.decide import system1 as s1
+        from hpcds1mpi.kernels import offered
+
+        if req.partition is None and len(self.places) > 1:
+            names = ", ".join(p.name for _, p in self.places)
+            raise ConfigError(f"several partitions are known ({names}); name one in 'partition'")
+        _, part = allowed(self.places, [req.partition] if req.partition else [])[0]
+        uses_threads, precisions, devices = offered(req.workload, part)
+        answers, valid = [], []
+        for c in req.configs:
+            cfg = Configuration(c.nodes, c.ranks_per_node, c.threads, c.device, c.precision)
+            reason = ""
+            try:
+                check_fits(cfg, part)
+            except ConfigError as exc:
+                reason = str(exc).split(";")[0]
+            if not reason and c.threads > 1 and not uses_threads:
+                reason = f"{req.workload} does not use threads"
+            if not reason and (c.device not in devices
+                               or (precisions and c.precision not in precisions)):
+                reason = f"{req.workload} cannot run {c.device} {c.precision} on {part.name}"
+            answers.append({"partition": part.name, **cfg.as_dict(), "valid": not reason,
+                            "feasible": False, "reason": reason})
+            if not reason:
+                valid.append(len(answers) - 1)
+        if valid:
+            rows = [{"workload": req.workload, "size": req.size, **answers[i],
+                     "cores_per_node": part.cores_per_node, "memory_gb": float(part.memory_gb),
+                     "gpus_per_node": part.gpus_per_node} for i in valid]
+            order = ["workload", "size", "nodes", "ranks_per_node", "threads", "device",
+                     "precision", "partition", "cores_per_node", "memory_gb", "gpus_per_node"]
+            frame = pd.DataFrame([{k: r[k] for k in order} for r in rows])
+            scores = s1.score(self.bundle, req.workload, req.size, [part], frame=frame,
+                              uses_threads=uses_threads)
+            cols = scores.cols
+            for j, i in enumerate(valid):
+                for name in ("runtime_s", "runtime_lo", "runtime_hi", "energy_j", "energy_lo",
+                             "energy_hi", "fail_prob", "mem_need_mb"):
+                    value = float(cols[name][j])
+                    answers[i][name] = value if value == value and abs(value) != float("inf") \
+                        else None
+                answers[i]["feasible"] = bool(cols["feasible"][j])
+                answers[i]["reason"] = str(cols["reason"][j])
+        verdict = guard.judge(self.bundle, req.workload, req.size, part, self.calibration,
+                              self.reference)
+        return {"workload": req.workload, "size": req.size, "partition": part.name,
+                "energy": self.energy_label, "verdict": verdict.as_dict(),
+                "predictions": answers}
+
+    # ------------------------------------------------------------------------------------
+    def models(self) -> dict:
+        """The bundle being served: workloads, sizes measured, partitions, energy source."""
+        manifest = getattr(self.bundle, "manifest", {}) or {}
+        return {"model": self.model_dir.name, "format_version": manifest.get("format_version"),
+                "workloads": sorted(str(w) for w in self.bundle.workloads),
+                "size_range": {str(k): [float(v[0]), float(v[1])]
+                               for k, v in (self.bundle.size_range or {}).items()},
+                "partitions": manifest.get("partitions", {}), "energy": self.energy_label,
+                "places": [f"{c.name}/{p.name}" if c is not None else p.name
+                           for c, p in self.places]}

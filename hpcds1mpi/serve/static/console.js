@@ -1,0 +1,243 @@
+// hpcds1mpi console: asks the service for a recommendation and shows it. No libraries, no CDN.
+// Every value from the server is put in the page as text (textContent, SVG attributes), never
+// as HTML, so a workload or script line cannot become markup. The token lives only in this
+// tab (sessionStorage); a "#token=..." fragment is read once and removed from the address bar.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const SVGNS = "http://www.w3.org/2000/svg";
+let token = sessionStorage.getItem("hpcds1mpi-token") || "";
+
+function el(tag, text, cls) {
+  const node = document.createElement(tag);
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  if (cls) node.className = cls;
+  return node;
+}
+
+function fmtTime(s) {
+  if (s === null || s === undefined || !isFinite(s)) return "?";
+  if (s < 1) return (s * 1000).toPrecision(3) + " ms";
+  if (s < 120) return s.toPrecision(3) + " s";
+  if (s < 7200) return (s / 60).toPrecision(3) + " min";
+  return (s / 3600).toPrecision(3) + " h";
+}
+
+function fmtEnergy(j) {
+  if (j === null || j === undefined || !isFinite(j)) return "?";
+  if (j >= 1e6) return (j / 1e6).toPrecision(3) + " MJ";
+  if (j >= 1e3) return (j / 1e3).toPrecision(3) + " kJ";
+  return j.toPrecision(3) + " J";
+}
+
+function configText(r) {
+  const s = (n, word) => n + " " + word + (n > 1 ? "s" : "");
+  return s(r.nodes, "node") + " × " + s(r.ranks_per_node, "rank") + " × " +
+    s(r.threads, "thread") + ", " + r.device + ", " + r.precision;
+}
+
+async function api(method, path, body) {
+  const headers = { "Authorization": "Bearer " + token };
+  const init = { method: method, headers: headers, cache: "no-store" };
+  if (body !== undefined) {
+    headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const res = await fetch(path, init);
+  let data = null;
+  try { data = await res.json(); } catch (e) { data = null; }
+  if (!res.ok) {
+    const why = data && data.error ? data.error : res.status + " " + res.statusText;
+    const err = new Error(why);
+    err.status = res.status;
+    throw err;
+  }
+  return data;
+}
+
+function setToken(value) {
+  token = (value || "").trim();
+  if (token) sessionStorage.setItem("hpcds1mpi-token", token);
+  else sessionStorage.removeItem("hpcds1mpi-token");
+}
+
+async function connect() {
+  const status = $("token-status");
+  if (!token) { status.textContent = "Paste the token to start."; return; }
+  try {
+    const models = await api("GET", "/v1/models");
+    status.textContent = "";
+    $("auth").hidden = true;
+    $("who").textContent = "model " + models.model + " · energy " + models.energy;
+    const list = $("workloads");
+    list.replaceChildren(...models.workloads.map((w) => { const o = el("option"); o.value = w; return o; }));
+    const part = $("partition");
+    part.replaceChildren(el("option", "any allowed"));
+    part.firstChild.value = "";
+    for (const p of models.places) { const o = el("option", p); o.value = p; part.appendChild(o); }
+  } catch (e) {
+    $("auth").hidden = false;
+    status.textContent = e.status === 401 ? "The server refused this token." : "Cannot reach the server: " + e.message;
+  }
+}
+
+function numberOrNull(id, integer) {
+  const text = $(id).value.trim();
+  if (!text) return null;
+  const n = Number(text);
+  return integer ? Math.trunc(n) : n;
+}
+
+function question() {
+  const q = {
+    workload: $("workload").value.trim(),
+    size: Math.trunc(Number($("size").value)),
+    objective: $("objective").value,
+    emit: $("emit").value,
+  };
+  if ($("partition").value) q.partition = [$("partition").value];
+  if ($("device").value) q.device = $("device").value;
+  const maxNodes = numberOrNull("max_nodes", true);
+  if (maxNodes !== null) q.max_nodes = maxNodes;
+  const deadline = numberOrNull("deadline", false);
+  if (deadline !== null) q.deadline = deadline;
+  const budget = numberOrNull("energy_budget", false);
+  if (budget !== null) q.energy_budget = budget;
+  const program = $("program").value.trim();
+  if (program) q.program = program;
+  return q;
+}
+
+function showRows(table, rows) {
+  const body = table.tBodies[0];
+  body.replaceChildren(...rows.map((r) => {
+    const tr = el("tr");
+    for (const v of [r.partition, r.nodes, r.ranks_per_node, r.threads, r.device, r.precision,
+      fmtTime(r.runtime_s), fmtEnergy(r.energy_j)]) tr.appendChild(el("td", v));
+    return tr;
+  }));
+}
+
+function svg(tag, attrs, text) {
+  const node = document.createElementNS(SVGNS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, String(v));
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+// The front as a scatter: runtime across, energy up, log axes when a range spans 10x.
+function plotFront(rows) {
+  const box = $("plot");
+  box.replaceChildren();
+  const pts = rows.filter((r) => isFinite(r.runtime_s) && isFinite(r.energy_j) && r.runtime_s > 0 && r.energy_j > 0);
+  if (!pts.length) { box.appendChild(el("p", "No front: nothing was picked.", "muted")); return; }
+  const W = 560, H = 300, L = 64, R = 16, T = 12, B = 42;
+  const axis = (vals) => {
+    let lo = Math.min(...vals), hi = Math.max(...vals);
+    const log = hi / lo > 10;
+    const f = log ? Math.log10 : (x) => x;
+    let a = f(lo), b = f(hi);
+    if (a === b) { a -= 0.5 * (Math.abs(a) || 1) * (log ? 0.2 : 0.1); b += 0.5 * (Math.abs(b) || 1) * (log ? 0.2 : 0.1); }
+    const pad = (b - a) * 0.06;
+    return { f: f, a: a - pad, b: b + pad, log: log };
+  };
+  const ax = axis(pts.map((p) => p.runtime_s)), ay = axis(pts.map((p) => p.energy_j));
+  const X = (v) => L + (ax.f(v) - ax.a) / (ax.b - ax.a) * (W - L - R);
+  const Y = (v) => H - B - (ay.f(v) - ay.a) / (ay.b - ay.a) * (H - T - B);
+  const s = svg("svg", { viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": "runtime-energy front" });
+  s.appendChild(svg("line", { x1: L, y1: H - B, x2: W - R, y2: H - B, class: "axis" }));
+  s.appendChild(svg("line", { x1: L, y1: T, x2: L, y2: H - B, class: "axis" }));
+  for (let k = 0; k <= 4; k++) {
+    const vx = ax.a + (ax.b - ax.a) * k / 4, vy = ay.a + (ay.b - ay.a) * k / 4;
+    const rx = ax.log ? Math.pow(10, vx) : vx, ry = ay.log ? Math.pow(10, vy) : vy;
+    s.appendChild(svg("text", { x: X(rx), y: H - B + 16, "text-anchor": "middle" }, fmtTime(rx)));
+    s.appendChild(svg("text", { x: L - 6, y: Y(ry) + 4, "text-anchor": "end" }, fmtEnergy(ry)));
+  }
+  s.appendChild(svg("text", { x: (L + W - R) / 2, y: H - 6, "text-anchor": "middle" }, "predicted runtime" + (ax.log ? " (log)" : "")));
+  s.appendChild(svg("text", { x: 12, y: (T + H - B) / 2, transform: "rotate(-90 12 " + (T + H - B) / 2 + ")", "text-anchor": "middle" }, "predicted energy" + (ay.log ? " (log)" : "")));
+  const sorted = pts.slice().sort((p, q) => p.runtime_s - q.runtime_s);
+  s.appendChild(svg("polyline", { class: "front", points: sorted.map((p) => X(p.runtime_s) + "," + Y(p.energy_j)).join(" ") }));
+  for (const p of sorted) {
+    const dot = svg("circle", { cx: X(p.runtime_s), cy: Y(p.energy_j), r: p.pick ? 6 : 4, class: p.pick ? "pt pick" : "pt" });
+    dot.appendChild(svg("title", {}, configText(p) + ": " + fmtTime(p.runtime_s) + ", " + fmtEnergy(p.energy_j)));
+    s.appendChild(dot);
+  }
+  box.appendChild(s);
+}
+
+function show(data) {
+  $("error").hidden = true;
+  $("result").hidden = false;
+  const v = data.verdict;
+  const badge = $("verdict");
+  badge.textContent = v.verdict;
+  badge.className = "badge " + v.verdict;
+  const pick = data.pick;
+  if (pick) {
+    $("pick-config").textContent = configText(pick) + " on " + (pick.cluster ? pick.cluster + "/" : "") + pick.partition;
+    $("pick-numbers").textContent = "runtime " + fmtTime(pick.runtime_s) + " (" + fmtTime(pick.runtime_lo) + "–" +
+      fmtTime(pick.runtime_hi) + "), energy " + fmtEnergy(pick.energy_j) + " (" + data.energy + "), confidence " +
+      (pick.confidence === null ? "?" : pick.confidence.toFixed(2)) + (pick.confidence_calibrated ? " (calibrated)" : " (uncalibrated)");
+  } else {
+    $("pick-config").textContent = "no settings guessed: the guard escalated this job";
+    $("pick-numbers").textContent = "";
+  }
+  $("reasons").replaceChildren(...v.reasons.map((r) => el("li", r)));
+  $("rejected").replaceChildren(...data.partitions.filter((p) => p.status !== "picked" && p.reason)
+    .map((p) => el("p", "✗ " + (p.cluster ? p.cluster + "/" : "") + p.partition + ": " + p.reason)));
+  showRows($("alternatives"), data.alternatives);
+  $("energy-label").textContent = "(energy " + data.energy + ")";
+  plotFront(data.front);
+  const cal = data.calibration || [];
+  $("calibration").hidden = cal.length === 0;
+  $("calibration-steps").replaceChildren(...cal.map((c) => el("li", c.label + ": " + c.reason)));
+  $("script").textContent = data.script || "";
+  $("script-note").hidden = !data.script_note;
+  $("script-note").textContent = data.script_note || "";
+  $("copied").textContent = "";
+}
+
+async function ask(event) {
+  event.preventDefault();
+  $("answer").hidden = false;
+  $("submit").disabled = true;
+  $("busy").textContent = "asking…";
+  try {
+    show(await api("POST", "/v1/recommend", question()));
+  } catch (e) {
+    $("result").hidden = true;
+    $("error").hidden = false;
+    $("error").textContent = e.message;
+    if (e.status === 401) { $("auth").hidden = false; $("token-status").textContent = "The server refused this token."; }
+  } finally {
+    $("submit").disabled = false;
+    $("busy").textContent = "";
+  }
+}
+
+async function copyScript() {
+  const text = $("script").textContent;
+  try {
+    await navigator.clipboard.writeText(text);
+  } catch (e) {  // no clipboard API outside a secure context: select and copy instead
+    const range = document.createRange();
+    range.selectNodeContents($("script"));
+    const sel = window.getSelection();
+    sel.removeAllRanges();
+    sel.addRange(range);
+    document.execCommand("copy");
+  }
+  $("copied").textContent = "copied";
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  const m = /(?:^#|&)token=([^&]+)/.exec(location.hash);
+  if (m) {
+    setToken(decodeURIComponent(m[1]));
+    history.replaceState(null, "", location.pathname + location.search);
+  }
+  $("token-form").addEventListener("submit", (e) => { e.preventDefault(); setToken($("token").value); $("token").value = ""; connect(); });
+  $("ask").addEventListener("submit", ask);
+  $("copy").addEventListener("click", copyScript);
+  connect();
+});
