@@ -1,35 +1,49 @@
-"""``hpcds1mpi ingest``: Slurm sacct / PM100 / Adastra job logs -> one job table."""
+"""``hpcds1mpi ingest``: scheduler job logs (Slurm sacct, SWF, PM100 / Adastra, NREL Eagle,
+CINECA Eurora) -> one job table."""
 
 from __future__ import annotations
 
 import click
+
+#: ``--kind`` values: ``auto`` and ``records.ingest.KINDS`` (written out so that loading the
+#: command imports no reader; a test keeps the two equal).
+KIND_CHOICES = ("auto", "sacct-p", "sacct-json", "sacct-csv", "pm100", "adastra", "swf",
+                "eagle", "eurora")
 
 
 @click.command(name="ingest")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False),
               help="Job table to write (.parquet, or .csv).")
-@click.option("--kind", type=click.Choice(["auto", "sacct-p", "sacct-json", "pm100", "adastra"]),
-              default="auto", show_default=True,
+@click.option("--kind", type=click.Choice(KIND_CHOICES), default="auto", show_default=True,
               help="Kind of every input file; auto detects it per file.")
-def command(files: tuple[str, ...], out: str, kind: str) -> None:
-    """Read Slurm `sacct -P` / `sacct --json` output and PM100 / Adastra parquet job tables
-    into one job table with the runs-table column names (docs/ingest.md).
+@click.option("--procs-are", "procs_are", type=click.Choice(["auto", "processors", "nodes"]),
+              default="auto", show_default=True,
+              help="What an SWF log's processor fields count; auto reads them as nodes when "
+                   "the header's MaxProcs equals MaxNodes (ALCF Theta).")
+def command(files: tuple[str, ...], out: str, kind: str, procs_are: str) -> None:
+    """Read Slurm `sacct -P` / `sacct --json` / sacct CSV exports, Standard Workload Format
+    logs (plain or .gz), PM100 / Adastra parquet tables and the NREL Eagle / CINECA Eurora CSV
+    into one job table with the runs-table column names.
 
-    Rows that cannot be read are counted and reported per reason, never dropped silently.
+    Lines that cannot be read are counted and reported per reason, never dropped silently.
     """
+    import time
+
     from hpcds1mpi.errors import OutputError
     from hpcds1mpi.records.ingest import ingest, write_job_table
 
     if not out.endswith((".parquet", ".csv")):  # before reading: a bad --out costs nothing
         raise OutputError(f"--out {out}: output must end in .parquet or .csv")
-    table, reports, notes = ingest(list(files), kind)
+    began = time.perf_counter()
+    table, reports, notes = ingest(list(files), kind, procs_are)
     for report in reports:
         for line in report.lines():
             click.echo(line)
     for reason, n in notes.items():
         click.echo(f"note: {n} x {reason}")
     path = write_job_table(table, out)  # temp-and-rename; a missing parent is created
-    counts = table["status"].value_counts().to_dict()
+    counts = table["status"].fillna("unknown").value_counts().to_dict()
     summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
-    click.echo(f"wrote {len(table)} jobs to {path} ({summary})")
+    click.echo(f"wrote {len(table)} jobs to {path} ({summary}) in "
+               f"{time.perf_counter() - began:.1f} s")

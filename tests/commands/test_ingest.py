@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import time
+
 import pandas as pd
 
 from tests.helpers import run_cli
 from tests.records.ingest.captures import DATA
+from tests.records.ingest.joblogs import CURIE, needs_joblogs
 
 
 def test_cli_ingest(tmp_path):
@@ -38,3 +41,43 @@ def test_cli_ingest_refuses_a_bad_out_before_reading(tmp_path, capsys):
         assert exit_info.value.code == 2 and err.count("\n") == 1 and fragment in err, err
         assert "never_read" not in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["jobs.parquet"]
+
+
+def test_kind_choices_are_the_readers_kinds():
+    from hpcds1mpi.commands.ingest import KIND_CHOICES
+    from hpcds1mpi.records.ingest import KINDS
+
+    assert KIND_CHOICES == ("auto", *KINDS)
+    res = run_cli(["ingest", "--help"], timeout=60)
+    for kind in KINDS:
+        assert kind in res.stdout
+
+
+@needs_joblogs
+def test_curie_313k_lines_in_30_seconds_through_the_cli(tmp_path):
+    """The issue's speed goal, on the path users run: a fresh process, shipped defaults."""
+    out = tmp_path / "curie.parquet"
+    start = time.perf_counter()
+    res = run_cli(["ingest", str(CURIE), "--out", str(out)], timeout=120)
+    seconds = time.perf_counter() - start
+    assert res.returncode == 0, res.stderr
+    assert seconds <= 30, f"{seconds:.1f} s"
+    assert "312826 records -> 312826 jobs, 0 malformed/skipped" in res.stdout
+    assert "(cancelled 17486, failed 14003, ok 281337)" in res.stdout
+    assert len(pd.read_parquet(out, columns=["job_id"])) == 312_826
+
+
+@needs_joblogs
+def test_cli_prints_dropped_lines_and_unknown_statuses(tmp_path):
+    log = tmp_path / "bad.swf"
+    log.write_text("; UnixStartTime: 0\n; MaxProcs: 8\n"
+                   "1 0 5 100 4 -1 -1 4 600 -1 1 3 4 -1 -1 2 -1 -1\n"
+                   "2 0 5 100 16 -1 -1 16 600 -1 1 3 4 -1 -1 2 -1 -1\n"
+                   "3 0 5 100 4 -1 -1 4 600 -1 -1 3 4 -1 -1 2 -1 -1\n"
+                   "4 0 5 100 4 -1 -1\n")
+    res = run_cli(["ingest", str(log), "--out", str(tmp_path / "t.csv")], timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "4 records -> 2 jobs, 2 malformed/skipped" in res.stdout
+    assert "dropped 1 x processors above the header's MaxProcs (8)" in res.stdout
+    assert "dropped 1 x truncated line (fewer than 18 fields)" in res.stdout
+    assert "(ok 1, unknown 1)" in res.stdout

@@ -39,10 +39,19 @@ def test_every_ranged_column_refuses_a_negative_value():
 def test_a_300k_row_table_is_checked_in_well_under_a_second():
     n = 300_000
     rng = np.random.default_rng(0)
-    df = pd.DataFrame({c: rng.uniform(0, min(high, 1e6), n) for c, _, high in JOB_RANGES})
+    df = pd.DataFrame({c: rng.uniform(low, min(high, 1e6), n) for c, low, high in JOB_RANGES})
     df["nodes"] = pd.array(rng.integers(1, 64, n), dtype="Int64")
     df.loc[::1000, "runtime_s"] = -1.0
     start = time.perf_counter()
     bad, reasons = malformed_rows(df)
     assert time.perf_counter() - start < 1.0
     assert reasons == Counter({"runtime_s negative": 300})
+
+
+def test_submit_time_columns_have_ranges():
+    """The columns known at submission (issue 16) are range-checked like the others."""
+    ranged = {c for c, _, _ in JOB_RANGES}
+    assert {"req_nodes", "req_procs", "req_gpus", "wait_s"} <= ranged
+    bad, reasons = malformed_rows(pd.DataFrame({"wait_s": [10.0, -5.0], "req_nodes": [0, 2]}))
+    assert bad.tolist() == [True, True]
+    assert reasons == Counter({"wait_s negative": 1, "req_nodes below 1": 1})

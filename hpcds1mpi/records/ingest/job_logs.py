@@ -13,6 +13,7 @@ from .parquet_tables import parquet_columns, parquet_kind, read_job_parquet
 from .sacct_json import read_sacct_json
 from .sacct_text import read_sacct_parsable
 from .schema import KINDS, normalise, rows_frame
+from .swf import head_text, looks_like_swf, read_swf
 
 
 def detect_kind(path: str | Path) -> str:
@@ -29,7 +30,13 @@ def detect_kind(path: str | Path) -> str:
         raise IngestError(f"{path}: cannot read ({exc.strerror})") from None
     if head.startswith(b"PAR1"):
         return parquet_kind(path, parquet_columns(path))
+    if head.startswith(b"\x1f\x8b"):  # gzip: only SWF logs are read compressed
+        if looks_like_swf(head_text(path)):
+            return "swf"
+        raise IngestError(f"{path}: a gzip file that is not an SWF log; decompress it first")
     text = head.decode("utf-8", errors="replace").lstrip()
+    if looks_like_swf(text):
+        return "swf"
     if text.startswith("{"):
         return "sacct-json"
     first = text.splitlines()[0] if text else ""
@@ -41,17 +48,19 @@ def detect_kind(path: str | Path) -> str:
     if "|" in first:
         raise IngestError(f"{path}: '|'-separated but no JobID header; "
                           "run sacct -P without --noheader and with JobID in --format")
-    raise IngestError(f"{path}: not a sacct -P/--json output or a PM100/Adastra parquet file "
-                      f"(use --kind to say which it is)")
+    raise IngestError(f"{path}: not a sacct -P/--json output, an SWF log or a PM100/Adastra "
+                      f"parquet file (use --kind to say which it is)")
 
 
 
-def read_job_log(path: str | Path, kind: str = "auto"):
+def read_job_log(path: str | Path, kind: str = "auto", procs_are: str = "auto"):
     """Read one job log into the job table.
 
     Args:
         path: the file.
         kind: one of :data:`KINDS`, or ``auto`` to detect it.
+        procs_are: what an SWF log's processor fields count (``auto``, ``processors``,
+            ``nodes``: :func:`.swf.procs_count_nodes`); other kinds ignore it.
 
     Returns:
         (DataFrame with :data:`JOB_COLUMNS`, one row per finished job; FileReport)
@@ -75,6 +84,8 @@ def read_job_log(path: str | Path, kind: str = "auto"):
             if fh.read(4) != b"PAR1":
                 raise IngestError(f"{path}: not a parquet file, so not a {kind} table")
         df, report = read_job_parquet(path, kind)
+    elif kind == "swf":
+        df, report = read_swf(path, procs_are)
     elif kind == "sacct-json":
         rows, report = read_sacct_json(path)
         df = rows_frame(rows)
@@ -91,7 +102,7 @@ def read_job_log(path: str | Path, kind: str = "auto"):
     return df, report
 
 
-def ingest(paths: list[str | Path], kind: str = "auto"):
+def ingest(paths: list[str | Path], kind: str = "auto", procs_are: str = "auto"):
     """Read several job logs into one job table.
 
     The same job seen in two files (same ``job_id`` and ``submit_time``) is kept once, from
@@ -105,12 +116,12 @@ def ingest(paths: list[str | Path], kind: str = "auto"):
 
     frames, reports = [], []
     for p in paths:
-        df, rep = read_job_log(p, kind)
+        df, rep = read_job_log(p, kind, procs_are)
         frames.append(df)
         reports.append(rep)
     table = pd.concat(frames, ignore_index=True)
-    priority = {"sacct-p": 0, "sacct-json": 1, "pm100": 2, "adastra": 2}
-    table["_prio"] = table["source_kind"].map(priority)
+    priority = {"sacct-p": 0, "sacct-json": 1}  # every other kind: 2
+    table["_prio"] = table["source_kind"].map(priority).fillna(2)
     table = table.sort_values("_prio", kind="stable")
     key = table["job_id"].astype(str) + "@" + table["submit_time"].astype(str) + "@" + \
         table["source_kind"].isin(["sacct-p", "sacct-json"]).astype(str)

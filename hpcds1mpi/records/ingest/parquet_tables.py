@@ -40,7 +40,12 @@ _PM100_COLUMNS = {
     "job_id": ["job_id"],
     "workload": ["job_name", "name"],
     "user": ["user_id", "user"],
+    "account": ["account"],
     "partition": ["partition"],
+    "queue": ["qos"],
+    "req_nodes": ["num_nodes_req"],
+    "req_procs": ["num_cores_req", "num_cpus_req", "cpus_req"],
+    "req_gpus": ["num_gpus_req"],
     "nodes": ["num_nodes_alloc", "num_nodes_req", "num_nodes"],
     "ranks": ["num_tasks"],
     "threads": ["cores_per_task", "cpus_per_task"],
@@ -105,7 +110,10 @@ def read_job_parquet(path: str | Path, kind: str) -> tuple["pd.DataFrame", FileR
     out["workload"] = col("workload", "").fillna("").astype("string")
     out["user"] = col("user", "").astype("string").fillna("")
     out["partition"] = col("partition", "").astype("string").fillna("")
-    for name in ("nodes", "ranks", "threads", "cores", "gpus"):
+    for name in ("account", "queue"):
+        out[name] = col(name).astype("string")
+    for name in ("nodes", "ranks", "threads", "cores", "gpus", "req_nodes", "req_procs",
+                 "req_gpus"):
         out[name] = pd.to_numeric(col(name), errors="coerce")
     out["runtime_s"] = pd.to_numeric(col("runtime_s"), errors="coerce")
     states = col("state_raw", "").astype("string").fillna("").str.strip()

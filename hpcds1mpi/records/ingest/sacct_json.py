@@ -100,8 +100,9 @@ def _job_from_json(job: dict, report: FileReport, old_exit_codes: bool) -> dict 
             alloc[key] = float(_num(item["count"]))
     requested = {}
     for item in (job.get("tres") or {}).get("requested") or []:
-        if item.get("type") in ("mem", "node") and _num(item.get("count")) is not None:
-            requested[item["type"]] = float(_num(item["count"]))
+        key = item.get("type", "") + (f"/{item['name']}" if item.get("name") else "")
+        if _num(item.get("count")) is not None:
+            requested[key] = float(_num(item["count"]))
     nodes = _num(job.get("allocation_nodes")) or alloc.get("node") or requested.get("node")
     nodes = int(nodes) if nodes else None
     cores = int(alloc["cpu"]) if "cpu" in alloc else _num((job.get("required") or {}).get("CPUs"))
@@ -156,5 +157,10 @@ def _job_from_json(job: dict, report: FileReport, old_exit_codes: bool) -> dict 
         peak_rss_mb=None, energy_j=energy, submit_time=ts(t.get("submission")),
         start_time=ts(t.get("start")), end_time=ts(t.get("end")),
         time_limit_s=float(limit) * 60 if limit is not None else None,
-        mem_req_gb=mem_mb / 1000 if mem_mb else None)
+        mem_req_gb=mem_mb / 1000 if mem_mb else None,
+        account=job.get("account") or None, queue=_first(job.get("qos")) or None,
+        req_nodes=int(requested["node"]) if "node" in requested else None,
+        req_procs=int(requested["cpu"]) if "cpu" in requested else
+        _num((job.get("required") or {}).get("CPUs")),
+        req_gpus=int(requested.get("gres/gpu", 0)) if requested else None)
 

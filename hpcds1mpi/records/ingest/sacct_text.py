@@ -109,7 +109,8 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
     runtime = int_or_none(job.get("ElapsedRaw"))
     runtime_s = float(runtime) if runtime is not None else parse_duration(job.get("Elapsed"))
     nodes = int_or_none(job.get("NNodes")) or int_or_none(job.get("AllocNodes"))
-    alloc = parse_tres(job.get("AllocTRES")) or parse_tres(job.get("ReqTRES"))
+    requested = parse_tres(job.get("ReqTRES"))
+    alloc = parse_tres(job.get("AllocTRES")) or requested
     if nodes is None and "node" in alloc:
         nodes = int(alloc["node"])
     cores = int_or_none(job.get("NCPUS")) or int_or_none(job.get("AllocCPUS"))
@@ -161,7 +162,13 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
         exit_code=exit_code, exit_signal=exit_signal, runtime_s=runtime_s,
         cpu_s=parse_duration(job.get("TotalCPU")), peak_rss_mb=peak, energy_j=energy,
         submit_time=time_or_none(job.get("Submit")), start_time=time_or_none(job.get("Start")),
-        end_time=time_or_none(job.get("End")), time_limit_s=time_limit_s, mem_req_gb=mem_req_gb)
+        end_time=time_or_none(job.get("End")), time_limit_s=time_limit_s, mem_req_gb=mem_req_gb,
+        account=job.get("Account", "").strip() or None, queue=job.get("QOS", "").strip() or None,
+        req_nodes=int_or_none(job.get("ReqNodes")) or (int(requested["node"]) if "node" in
+                                                        requested else None),
+        req_procs=int_or_none(job.get("ReqCPUS")) or (int(requested["cpu"]) if "cpu" in
+                                                       requested else None),
+        req_gpus=gpus_from_tres(requested) if requested else None)
 
 
 

@@ -11,20 +11,30 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-KINDS = ("sacct-p", "sacct-json", "pm100", "adastra")
+KINDS = ("sacct-p", "sacct-json", "sacct-csv", "pm100", "adastra", "swf", "eagle", "eurora")
 
-# (column, pandas dtype) of the job table, in order.
+# (column, pandas dtype) of the job table, in order. What is known at submission: ``user``,
+# ``account`` (Slurm account / SWF group id), ``workload`` (job name / SWF executable id),
+# ``partition`` (partition, else queue), ``queue`` (queue / QOS, when a log has both),
+# ``req_nodes`` / ``req_procs`` / ``req_gpus``, ``time_limit_s`` (requested time), ``mem_req_gb``,
+# ``submit_time``; ``wait_s`` is start minus submit. A ``status`` of NA is a job whose end is
+# not known (SWF status -1, a partial-execution record): ``state_raw`` says which.
 JOB_COLUMNS: list[tuple[str, str]] = [
     ("job_id", "string"),
     ("workload", "string"),
     ("user", "string"),
+    ("account", "string"),
     ("partition", "string"),
+    ("queue", "string"),
     ("nodes", "Int64"),
     ("ranks", "Int64"),
     ("ranks_per_node", "Int64"),
     ("threads", "Int64"),
     ("cores", "Int64"),
     ("gpus", "Int64"),
+    ("req_nodes", "Int64"),
+    ("req_procs", "Int64"),
+    ("req_gpus", "Int64"),
     ("device", "string"),
     ("status", "string"),
     ("state_raw", "string"),
@@ -40,6 +50,7 @@ JOB_COLUMNS: list[tuple[str, str]] = [
     ("submit_time", "datetime64[ns]"),
     ("start_time", "datetime64[ns]"),
     ("end_time", "datetime64[ns]"),
+    ("wait_s", "float64"),
     ("time_limit_s", "float64"),
     ("mem_req_gb", "float64"),
     ("source_file", "string"),
@@ -91,14 +102,21 @@ def error_text(status: str, state: str, exit_code, exit_signal) -> str:
 
 def job_row(*, job_id, workload, user, partition, nodes, ranks, threads, cores, gpus,
             status, state, exit_code, exit_signal, runtime_s, cpu_s, peak_rss_mb,
-            energy_j, submit_time, start_time, end_time, time_limit_s, mem_req_gb) -> dict:
+            energy_j, submit_time, start_time, end_time, time_limit_s, mem_req_gb,
+            account=None, queue=None, req_nodes=None, req_procs=None, req_gpus=None) -> dict:
     """One job-table row from what ``sacct -P`` or ``sacct --json`` gave; the derived fields
-    (ranks per node, device, error text, average power, energy source) are computed here."""
-    return {
+    (ranks per node, device, error text, average power, energy source, wait) are computed
+    here."""
+    row = {
         "job_id": job_id,
         "workload": workload,
         "user": user,
+        "account": account,
         "partition": partition,
+        "queue": queue,
+        "req_nodes": req_nodes,
+        "req_procs": req_procs,
+        "req_gpus": req_gpus,
         "nodes": nodes,
         "ranks": ranks,
         "ranks_per_node": _ceil_div(int(ranks) if ranks else None, nodes),
@@ -120,9 +138,12 @@ def job_row(*, job_id, workload, user, partition, nodes, ranks, threads, cores, 
         "submit_time": submit_time,
         "start_time": start_time,
         "end_time": end_time,
+        "wait_s": (start_time - submit_time).total_seconds()
+        if start_time is not None and submit_time is not None else None,
         "time_limit_s": time_limit_s,
         "mem_req_gb": mem_req_gb,
     }
+    return {c: row[c] for c, _ in JOB_COLUMNS if c in row}
 
 
 def build_rows(entries, build, report: FileReport, errors: tuple[type[Exception], ...],
@@ -163,6 +184,11 @@ def normalise(df, path: str, kind: str):
     import pandas as pd
 
     df = df.copy()
+    if "wait_s" not in df.columns and {"submit_time", "start_time"} <= set(df.columns):
+        # One rule for every reader that has both times (PM100, Eagle, Eurora): start - submit.
+        start = pd.to_datetime(df["start_time"], errors="coerce", utc=True)
+        submit = pd.to_datetime(df["submit_time"], errors="coerce", utc=True)
+        df["wait_s"] = (start - submit).dt.total_seconds()
     df["source_file"] = str(path)
     df["source_kind"] = kind
     for name, dtype in JOB_COLUMNS:

@@ -14,7 +14,8 @@ FIELDS = dict(job_id="7", workload="app", user="u", partition="cpu", nodes=2, ra
               threads=2, cores=10, gpus=0, status="failed", state="FAILED", exit_code=3,
               exit_signal=0, runtime_s=100.0, cpu_s=50.0, peak_rss_mb=10.0, energy_j=2000.0,
               submit_time=None, start_time=None, end_time=None, time_limit_s=600.0,
-              mem_req_gb=4.0)
+              mem_req_gb=4.0, account="proj", queue="normal", req_nodes=2, req_procs=10,
+              req_gpus=0)
 
 
 def test_job_row_derives_the_same_fields_for_every_reader():
@@ -26,6 +27,9 @@ def test_job_row_derives_the_same_fields_for_every_reader():
     ok = job_row(**{**FIELDS, "status": "ok", "state": "COMPLETED", "exit_code": 0,
                     "gpus": 4, "energy_j": None})
     assert ok["error"] == "" and ok["device"] == "gpu"
+    waited = job_row(**{**FIELDS, "submit_time": pd.Timestamp("2024-01-01 10:00"),
+                        "start_time": pd.Timestamp("2024-01-01 10:02:30")})
+    assert waited["wait_s"] == 150.0 and row["wait_s"] is None
     assert ok["avg_power_w"] is None and ok["energy_source"] == ""
 
 

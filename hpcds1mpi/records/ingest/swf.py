@@ -1,0 +1,300 @@
+"""The Standard Workload Format (SWF, Parallel Workloads Archive), plain or gzip-compressed.
+
+``;`` lines are header comments (``MaxNodes``, ``MaxProcs``, ``UnixStartTime``,
+``TimeZoneString``, notes); every other line is one job of 18 whitespace-separated numbers, ``-1``
+meaning "not known":
+
+    1 job number, 2 submit time (s from ``UnixStartTime``), 3 wait (s), 4 run time (s),
+    5 allocated processors, 6 average CPU time per processor (s), 7 used memory per processor
+    (KB), 8 requested processors, 9 requested time (s), 10 requested memory per processor (KB),
+    11 status (1 completed, 0 failed, 5 cancelled, -1 unknown; 2-4 partial executions),
+    12 user, 13 group, 14 executable, 15 queue, 16 partition, 17 preceding job, 18 think time.
+
+The file is parsed in one vectorised ``pandas.read_csv`` (313k lines in under a second), not a
+Python loop per line. A line that cannot be a job (fewer or more than 18 fields, a word where a
+number belongs, processors above the header's ``MaxProcs``, a negative time other than -1) is
+counted under its reason in the :class:`FileReport`, never used.
+
+Times: ``submit_time = UnixStartTime + field 2``, in UTC (the job table's times are naive; the
+log's ``TimeZoneString`` is reported as a note). Without ``UnixStartTime`` the submit times are
+seconds from 1970-01-01 and the report says so.
+
+What the processor fields count: some logs (ALCF Theta) put NODES there. ``procs_are="auto"``
+reads them as nodes when the header's ``MaxProcs`` equals its ``MaxNodes`` (one processor per
+node: either way the count is a node count) or a note says "processors ... nodes"; they then
+fill ``nodes`` / ``req_nodes`` instead of ``cores`` / ``req_procs``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hpcds1mpi.errors import IngestError
+
+from .schema import FileReport
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: The 18 SWF fields, in order.
+SWF_FIELDS = ("job", "submit", "wait", "run", "procs", "cpu_avg", "mem_used_kb", "req_procs",
+              "req_time", "mem_req_kb", "status", "user", "group", "executable", "queue",
+              "partition", "preceding", "think")
+
+#: SWF status -> our status (config.STATUSES); absent codes (-1 unknown, 2-4 partial
+#: executions of a checkpointed/swapped job) give status NA, their ``state_raw`` says which.
+SWF_STATUS = {1: "ok", 0: "failed", 5: "cancelled"}
+#: ``state_raw`` of each SWF status code.
+SWF_STATE = {1: "1 completed", 0: "0 failed", 5: "5 cancelled", -1: "-1 unknown",
+             2: "2 partial execution, to be continued", 3: "3 last partial execution, completed",
+             4: "4 last partial execution, failed"}
+
+PROCS_ARE = ("auto", "processors", "nodes")
+
+_HEADER_LINE = re.compile(r"^;\s*([A-Za-z]+)\s*:\s*(.*?)\s*$")
+_NUMBER_KEYS = ("MaxNodes", "MaxProcs", "UnixStartTime", "MaxJobs", "MaxRecords")
+
+
+@dataclass
+class SwfHeader:
+    """What an SWF header says (None: not given)."""
+
+    max_nodes: int | None = None
+    max_procs: int | None = None
+    unix_start: int | None = None
+    time_zone: str | None = None
+    version: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def is_gzip(path: str | Path) -> bool:
+    """Whether a file starts with the gzip magic bytes."""
+    with open(path, "rb") as fh:
+        return fh.read(2) == b"\x1f\x8b"
+
+
+def open_text(path: str | Path):
+    """A text handle on a plain or gzip-compressed file."""
+    if is_gzip(path):
+        return gzip.open(path, "rt", errors="replace")
+    return open(path, errors="replace")
+
+
+def head_text(path: str | Path, size: int = 65536) -> str:
+    """The first ``size`` characters of a plain or gzip-compressed file ("" if unreadable gzip)."""
+    try:
+        with open_text(path) as fh:
+            return fh.read(size)
+    except (OSError, EOFError):
+        return ""
+
+
+def looks_like_swf(text: str) -> bool:
+    """Whether a file's first characters are SWF: ``;`` header lines with SWF keys, or the
+    first non-comment line is 18 whitespace-separated numbers."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    header = [ln for ln in lines if ln.lstrip().startswith(";")]
+    if any(_HEADER_LINE.match(ln) and _HEADER_LINE.match(ln).group(1) in
+           ("MaxProcs", "MaxNodes", "UnixStartTime", "MaxJobs", "MaxRecords") for ln in header):
+        return True
+    body = [ln for ln in lines if not ln.lstrip().startswith(";")]
+    return bool(body) and re.fullmatch(r"\s*(-?\d+(\.\d+)?\s+){17}-?\d+(\.\d+)?\s*",
+                                       body[0]) is not None
+
+
+def read_header(path: str | Path) -> SwfHeader:
+    """The header comments of an SWF file (the ``;`` lines before the first job)."""
+    head = SwfHeader()
+    with open_text(path) as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            if not line.lstrip().startswith(";"):
+                break
+            m = _HEADER_LINE.match(line.strip())
+            if not m:
+                continue
+            key, value = m.group(1), m.group(2)
+            if key in _NUMBER_KEYS:
+                try:
+                    number = int(float(value.split()[0]))
+                except (ValueError, IndexError):
+                    continue
+                if key == "MaxNodes":
+                    head.max_nodes = number
+                elif key == "MaxProcs":
+                    head.max_procs = number
+                elif key == "UnixStartTime":
+                    head.unix_start = number
+            elif key == "TimeZoneString":
+                head.time_zone = value
+            elif key == "Version":
+                head.version = value
+            elif key == "Note":
+                head.notes.append(value)
+    return head
+
+
+def procs_count_nodes(head: SwfHeader, procs_are: str) -> tuple[bool, str | None]:
+    """Whether the processor fields count nodes, and the note saying why (None: no note)."""
+    if procs_are not in PROCS_ARE:
+        raise IngestError(f"procs_are {procs_are!r}: use one of {', '.join(PROCS_ARE)}")
+    if procs_are == "nodes":
+        return True, "processor fields read as nodes (--procs-are nodes)"
+    if procs_are == "processors":
+        return False, None
+    if head.max_nodes is not None and head.max_nodes == head.max_procs:
+        return True, (f"header MaxProcs = MaxNodes = {head.max_nodes}: processor fields read "
+                      "as nodes (--procs-are processors to override)")
+    if any(re.search(r"processor.*\bnodes?\b", n, re.I) and re.search(r"hold|count|are", n, re.I)
+           for n in head.notes):
+        return True, "a header note says the processor fields hold nodes: read as nodes"
+    return False, None
+
+
+def _parse(path: Path, report: FileReport):
+    """The job lines as an (n, 18) float frame; lines of the wrong width are counted."""
+    import pandas as pd
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            with open_text(path) as fh:
+                raw = pd.read_csv(fh, sep=r"\s+", comment=";", header=None,
+                                  names=list(SWF_FIELDS), on_bad_lines="warn",
+                                  skip_blank_lines=True, low_memory=False)
+        except (EOFError, OSError) as exc:  # a truncated .gz
+            raise IngestError(f"{path}: unreadable SWF file ({exc})") from None
+        except pd.errors.EmptyDataError:
+            raw = pd.DataFrame(columns=list(SWF_FIELDS))
+    too_many = sum(str(w.message).count("Skipping line") for w in caught)
+    if too_many:
+        report.dropped["more than 18 fields"] += too_many
+    report.records = len(raw) + too_many
+    numbers = pd.DataFrame(index=raw.index)
+    words = pd.Series(False, index=raw.index)
+    for name in SWF_FIELDS:
+        col = raw[name]
+        if not pd.api.types.is_numeric_dtype(col):
+            num = pd.to_numeric(col, errors="coerce")
+            words |= col.notna() & num.isna()
+            col = num
+        numbers[name] = col.astype(float)
+    truncated = numbers.isna().any(axis=1) & ~words
+    return numbers, truncated, words
+
+
+def read_swf(path: str | Path, procs_are: str = "auto") -> tuple["pd.DataFrame", FileReport]:
+    """Read an SWF log (plain or ``.gz``) into job-table columns (before ``normalise``).
+
+    Args:
+        path: the file.
+        procs_are: what fields 5 and 8 count: ``processors``, ``nodes``, or ``auto`` (from the
+            header, :func:`procs_count_nodes`).
+
+    Returns:
+        (DataFrame, one row per job line kept; FileReport with every dropped line's reason and
+        notes on the header: start time, time zone, what the processor fields count)
+
+    Raises:
+        IngestError: not SWF, or an unreadable / truncated gzip stream.
+    """
+    import numpy as np
+    import pandas as pd
+
+    path = Path(path)
+    report = FileReport(str(path), "swf")
+    if not looks_like_swf(head_text(path)):
+        raise IngestError(f"{path}: not a Standard Workload Format log (no SWF header and no "
+                          "line of 18 numbers)")
+    head = read_header(path)
+    as_nodes, why = procs_count_nodes(head, procs_are)
+    if why:
+        report.notes[why] += 1
+    if head.unix_start is None:
+        report.notes["no UnixStartTime in the header: submit times counted from the epoch "
+                      "(1970-01-01), not real dates"] += 1
+    if head.time_zone:
+        report.notes[f"times in UTC (the log's TimeZoneString: {head.time_zone})"] += 1
+    numbers, truncated, words = _parse(path, report)
+
+    bad = pd.Series(False, index=numbers.index)
+
+    def drop(mask, reason: str) -> None:
+        nonlocal bad
+        mask = mask.fillna(False) & ~bad
+        if mask.any():
+            report.dropped[reason] += int(mask.sum())
+        bad |= mask
+
+    drop(words, "a word where a number belongs")
+    drop(truncated, "truncated line (fewer than 18 fields)")
+    for name, what in (("submit", "submit time"), ("wait", "wait time"), ("run", "run time"),
+                       ("req_time", "requested time"), ("cpu_avg", "CPU time")):
+        drop(numbers[name] < -1, f"negative {what} (not -1)")
+    drop(numbers["submit"] == -1, "no submit time (-1)")
+    drop(numbers["job"].duplicated(), "duplicate job number")
+    limit, limit_name = (head.max_nodes, "MaxNodes") if as_nodes else (head.max_procs, "MaxProcs")
+    if limit is not None and limit > 0:
+        over = (numbers["procs"] > limit) | (numbers["req_procs"] > limit)
+        drop(over, f"{'nodes' if as_nodes else 'processors'} above the header's "
+                   f"{limit_name} ({limit}): the header or the line is wrong")
+    status = numbers["status"]
+    drop(~status.isin(list(SWF_STATE)), "unknown status code")
+    jobs = numbers[~bad]
+    missing = jobs.where(jobs != -1)  # -1: not known
+
+    codes = jobs["status"]
+    state = codes.map(SWF_STATE)
+    if len(codes) > 100 and (codes == 0).all():
+        # A converter that wrote no status (ALCF Theta: every job 0): not 100% failures.
+        report.notes["status 0 (failed) on every job: the log has no status; read as "
+                     "unknown"] += 1
+        codes = pd.Series(-1.0, index=codes.index)
+        state = pd.Series("0 on every job (no status in this log): unknown", index=codes.index)
+    out = pd.DataFrame(index=jobs.index)
+    out["job_id"] = jobs["job"].astype("Int64").astype("string")
+    out["workload"] = _ids(missing["executable"])
+    out["user"] = _ids(missing["user"])
+    out["account"] = _ids(missing["group"])
+    out["queue"] = _ids(missing["queue"])
+    out["partition"] = _ids(missing["partition"]).fillna(out["queue"])
+    procs, req = missing["procs"], missing["req_procs"]
+    out["nodes"] = procs if as_nodes else np.nan
+    out["req_nodes"] = req if as_nodes else np.nan
+    out["cores"] = np.nan if as_nodes else procs
+    out["req_procs"] = np.nan if as_nodes else req
+    out["status"] = codes.map(SWF_STATUS)
+    out["state_raw"] = state
+    for text, n in state[out["status"].isna()].value_counts().items():
+        report.notes[f"status {text}: kept, status NA (not known how it ended)"] += int(n)
+    # error: "" when ok, the state when not, NA when the end is not known.
+    out["error"] = out["state_raw"].where(out["status"] != "ok", "").where(
+        out["status"].notna(), None)
+    out["runtime_s"] = missing["run"]
+    # Average CPU time per processor x processors = the job's CPU seconds.
+    out["cpu_s"] = np.nan if as_nodes else missing["cpu_avg"] * procs
+    out["peak_rss_mb"] = missing["mem_used_kb"] * 1024 / 1e6  # average per processor
+    start0 = pd.Timestamp(head.unix_start or 0, unit="s")
+    submit = start0 + pd.to_timedelta(missing["submit"], unit="s")
+    out["submit_time"] = submit
+    out["wait_s"] = missing["wait"]
+    out["start_time"] = submit + pd.to_timedelta(missing["wait"], unit="s")
+    out["end_time"] = out["start_time"] + pd.to_timedelta(missing["run"], unit="s")
+    out["time_limit_s"] = missing["req_time"]
+    # Requested memory is KB per processor; GB as the Slurm readers count it (MiB / 1000).
+    per_job = req if not as_nodes else np.nan
+    out["mem_req_gb"] = missing["mem_req_kb"] * per_job / 1024 / 1000
+    out["device"] = pd.NA  # SWF says nothing about GPUs
+    report.jobs = len(out)
+    return out.reset_index(drop=True), report
+
+
+def _ids(values):
+    """Numeric SWF ids (NaN: not known) -> text ids ("87"), NA where unknown."""
+    return values.astype("Int64").astype("string")

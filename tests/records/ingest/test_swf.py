@@ -1,0 +1,142 @@
+"""The Standard Workload Format reader on the real logs (CEA Curie, UniLu Gaia, ALCF Theta),
+on slices cut from them, and on bad lines written here."""
+
+from __future__ import annotations
+
+import gzip
+
+import pandas as pd
+import pytest
+
+from hpcds1mpi.errors import IngestError
+from hpcds1mpi.records.ingest import JOB_COLUMNS, detect_kind, read_job_log
+from hpcds1mpi.records.ingest.swf import read_header
+from tests.records.ingest.joblogs import CURIE, GAIA, THETA, needs_joblogs, swf_lines, swf_slice
+
+pytestmark = needs_joblogs
+
+
+def test_curie_every_line_a_job_with_the_logs_statuses():
+    df, report = read_job_log(CURIE)
+    assert report.kind == "swf" and report.records == report.jobs == len(df) == 312_826
+    assert sum(report.dropped.values()) == 0, report.lines()
+    assert list(df.columns) == [c for c, _ in JOB_COLUMNS]
+    assert df["status"].value_counts().to_dict() == {"ok": 281_337, "cancelled": 17_486,
+                                                     "failed": 14_003}
+    first = df.iloc[0]
+    # 272393 31656837 33492 86395 256 -1 -1 256 86400 -1 1 87 95 -1 -1 4 -1 -1
+    assert first["job_id"] == "272393" and first["user"] == "87" and first["account"] == "95"
+    assert first["partition"] == "4" and pd.isna(first["queue"]) and pd.isna(first["workload"])
+    assert first["cores"] == first["req_procs"] == 256 and pd.isna(first["nodes"])
+    assert first["runtime_s"] == 86395 and first["wait_s"] == 33492
+    assert first["time_limit_s"] == 86400 and pd.isna(first["mem_req_gb"])
+    # UnixStartTime 1296571124 + 31656837 s, in UTC.
+    assert first["submit_time"] == pd.Timestamp(1296571124 + 31656837, unit="s")
+    assert first["start_time"] - first["submit_time"] == pd.Timedelta(seconds=33492)
+    assert first["end_time"] - first["start_time"] == pd.Timedelta(seconds=86395)
+    assert "times in UTC (the log's TimeZoneString: Europe/Paris)" in report.notes
+
+
+def test_header_read():
+    head = read_header(CURIE)
+    assert (head.max_nodes, head.max_procs, head.unix_start) == (5544, 93312, 1296571124)
+    assert head.time_zone == "Europe/Paris" and head.version == "2.2"
+    assert any("THIS IS A CLEANED VERSION" in n for n in head.notes)
+
+
+def test_gaia_partial_executions_kept_with_status_unknown():
+    df, report = read_job_log(GAIA)
+    assert len(df) == 51_987 and sum(report.dropped.values()) == 0
+    assert df["status"].value_counts(dropna=False).to_dict() == {"ok": 41_268,
+                                                                 "failed": 10_592, pd.NA: 127}
+    partial = df[df["status"].isna()]
+    assert set(partial["state_raw"]) == {"2 partial execution, to be continued"}
+    assert partial["error"].isna().all()
+    # 2 83558 1 432024 36 1320 7566 36 432000 -1 0 2 2 2 1 -1 -1 -1: queue, no partition.
+    row = df[df["job_id"] == "2"].iloc[0]
+    assert row["workload"] == "2" and row["queue"] == row["partition"] == "1"
+    assert row["cpu_s"] == 1320 * 36 and row["peak_rss_mb"] == pytest.approx(7566 * 1024 / 1e6)
+    assert row["status"] == "failed" and row["error"] == "0 failed"
+
+
+def test_theta_processor_fields_hold_nodes_and_no_status():
+    df, report = read_job_log(THETA)
+    assert len(df) == 23_911
+    assert df["cores"].isna().all() and df["req_procs"].isna().all()
+    assert df["nodes"].min() == 128 and df["req_nodes"].notna().all()
+    assert df["status"].isna().all() and df["user"].isna().all()
+    assert any("read as nodes" in n for n in report.notes)
+    assert any("no status" in n for n in report.notes)
+    as_procs, _ = read_job_log(THETA, procs_are="processors")
+    assert as_procs["nodes"].isna().all() and as_procs["cores"].min() == 128
+
+
+def test_slice_plain_equals_gzip(tmp_path):
+    header, body = swf_lines(CURIE)
+    plain = swf_slice(CURIE, tmp_path / "curie.swf", jobs=300)
+    packed = tmp_path / "curie.swf.gz"
+    with gzip.open(packed, "wt") as fh:
+        fh.write(plain.read_text())
+    assert detect_kind(plain) == detect_kind(packed) == "swf"
+    a, _ = read_job_log(plain)
+    b, _ = read_job_log(packed)
+    assert len(a) == 300
+    pd.testing.assert_frame_equal(a.drop(columns="source_file"), b.drop(columns="source_file"))
+
+
+def test_minus_one_is_missing_not_a_value(tmp_path):
+    path = swf_slice(CURIE, tmp_path / "c.swf", jobs=0, extra=(
+        "7 10 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1\n",))
+    df, report = read_job_log(path)
+    row = df.iloc[0]
+    for col in ("wait_s", "runtime_s", "cores", "req_procs", "time_limit_s", "user",
+                "account", "partition", "start_time", "status"):
+        assert pd.isna(row[col]), col
+    assert row["state_raw"] == "-1 unknown"
+    assert report.notes["status -1 unknown: kept, status NA (not known how it ended)"] == 1
+
+
+GOOD = "1 0 5 100 16 -1 -1 16 600 -1 1 3 4 -1 -1 2 -1 -1\n"
+
+
+@pytest.mark.parametrize("line, reason", [
+    ("2 10 5 100 16 -1 -1 16 600 -1 1 3 4\n", "truncated line (fewer than 18 fields)"),
+    ("2 10 5 100 16 -1 -1 16 600 -1 1 3 4 -1 -1 2 -1 -1 9 9\n", "more than 18 fields"),
+    ("2 10 5 abc 16 -1 -1 16 600 -1 1 3 4 -1 -1 2 -1 -1\n", "a word where a number belongs"),
+    ("2 10 5 -50 16 -1 -1 16 600 -1 1 3 4 -1 -1 2 -1 -1\n", "negative run time (not -1)"),
+    ("2 10 -7 100 16 -1 -1 16 600 -1 1 3 4 -1 -1 2 -1 -1\n", "negative wait time (not -1)"),
+    ("2 10 5 100 16 -1 -1 16 -600 -1 1 3 4 -1 -1 2 -1 -1\n", "negative requested time (not -1)"),
+    ("2 10 5 100 99 -1 -1 99 600 -1 1 3 4 -1 -1 2 -1 -1\n",
+     "processors above the header's MaxProcs (64): the header or the line is wrong"),
+    ("2 10 5 100 16 -1 -1 16 600 -1 7 3 4 -1 -1 2 -1 -1\n", "unknown status code"),
+    ("1 10 5 100 16 -1 -1 16 600 -1 1 3 4 -1 -1 2 -1 -1\n", "duplicate job number"),
+])
+def test_bad_line_counted_under_its_reason_never_used(tmp_path, line, reason):
+    path = tmp_path / "bad.swf"
+    path.write_text("; UnixStartTime: 1000\n; MaxNodes: 4\n; MaxProcs: 64\n" + GOOD + line
+                    + GOOD.replace("1 0 5", "3 20 5", 1))
+    df, report = read_job_log(path)
+    assert dict(report.dropped) == {reason: 1}, report.lines()
+    assert list(df["job_id"]) == ["1", "3"] and report.records == 3
+    assert (df["runtime_s"] == 100).all()
+
+
+def test_no_unix_start_time_said_and_epoch_used(tmp_path):
+    path = tmp_path / "nostart.swf"
+    path.write_text("; MaxProcs: 64\n" + GOOD)
+    df, report = read_job_log(path)
+    assert df.loc[0, "submit_time"] == pd.Timestamp(0)
+    assert any("no UnixStartTime" in n for n in report.notes)
+
+
+def test_truncated_gzip_and_not_swf_are_one_line_errors(tmp_path):
+    packed = tmp_path / "cut.swf.gz"
+    data = gzip.compress(("; UnixStartTime: 0\n" + GOOD * 5000).encode())
+    packed.write_bytes(data[: len(data) // 2])
+    with pytest.raises(IngestError, match="unreadable SWF") as info:
+        read_job_log(packed)
+    assert "\n" not in str(info.value)
+    other = tmp_path / "words.swf"
+    other.write_text("hello world\n")
+    with pytest.raises(IngestError, match="not a Standard Workload Format"):
+        read_job_log(other, kind="swf")
