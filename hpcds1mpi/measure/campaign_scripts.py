@@ -1,0 +1,243 @@
+"""Writing a campaign folder: the parts' plans, one batch job per node count (an array task per
+shard), the merge job, ``submit.sh`` and the manifest (layout: :mod:`hpcds1mpi.measure.campaign`).
+
+The scripts come from ``jobscripts/campaign.j2`` and ``jobscripts/campaign-merge.j2`` through
+:func:`hpcds1mpi.launch.scripts.render_template`, so their ``#SBATCH`` / ``#PBS`` lines are
+:mod:`hpcds1mpi.launch.directives`' like every other script's. Each array task runs the
+supervised sweep (``sweep --launch``) on its shard's plan: a configuration that times out or
+crashes is recorded and the sweep goes on with the next one instead of ending the task.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shlex
+import sys
+import time
+from pathlib import Path
+
+from hpcds1mpi.config import Configuration
+from hpcds1mpi.errors import ConfigError, OutputError
+from hpcds1mpi.measure import campaign as cm
+
+#: The campaign templates (registered with the one renderer, launch/scripts.TEMPLATES).
+TEMPLATES = {"campaign": "campaign.j2", "campaign-merge": "campaign-merge.j2"}
+#: The array-task index variable of each scheduler.
+INDEX_VARIABLE = {"slurm": "SLURM_ARRAY_TASK_ID", "pbs": "PBS_ARRAY_INDEX"}
+SUFFIX = {"slurm": "sbatch", "pbs": "pbs"}
+#: Allowance for a part's start-up (Python, MPI wire-up, the first launch) in its time
+#: limit, s: the plan's estimate counts the measurements only.
+STARTUP_S = 120
+#: Time limit of the merge job, s.
+MERGE_TIME_S = 600
+
+
+def _render(kind: str, job, scheduler: str, **values) -> str:
+    from hpcds1mpi.launch import scripts
+
+    for key, name in TEMPLATES.items():  # until launch/scripts.py lists them itself
+        scripts.TEMPLATES.setdefault(key, name)
+    return scripts.render_template(kind, job, scheduler, **values)
+
+
+def _exe() -> tuple[str, str]:
+    """The ``hpcds1mpi`` the jobs run and the folder put first on their PATH (this Python's,
+    so the jobs find the same installation and its MPI)."""
+    bin_dir = Path(sys.executable).parent
+    exe = bin_dir / "hpcds1mpi"
+    return (str(exe), str(bin_dir)) if exe.exists() else ("hpcds1mpi", "")
+
+
+def allocation(parts: list[cm.Part], partition) -> Configuration:
+    """The allocation of one node count's job: its node count, the most ranks per node of its
+    runs, and enough CPUs per task for the widest run (ranks x threads) that the node holds."""
+    runs = [r.config for p in parts for r in p.runs]
+    ranks = max(c.ranks_per_node for c in runs)
+    cores = max(c.ranks_per_node * c.threads for c in runs)
+    threads = max(1, min(-(-cores // ranks), partition.cores_per_node // ranks))
+    return Configuration(nodes=parts[0].nodes, ranks_per_node=ranks, threads=threads)
+
+
+def check_out(out: Path, plan_sha: str) -> None:
+    """``out`` may receive a new campaign: missing or empty.
+
+    Raises:
+        OutputError: a file; a folder holding this or another campaign, or anything else.
+    """
+    if out.exists() or out.is_symlink():
+        if not out.is_dir():
+            raise OutputError(f"{out} is a file, not a folder; choose another --out")
+        if any(out.iterdir()):
+            manifest = out / cm.MANIFEST
+            if manifest.is_file():
+                try:
+                    same = cm.read_manifest(out).get("plan_sha256") == plan_sha
+                except ConfigError:
+                    same = False
+                if same:
+                    raise OutputError(f"{out} already holds this campaign; see `hpcds1mpi "
+                                      f"campaign status {out}` or submit what is missing with "
+                                      f"`hpcds1mpi campaign resubmit {out}`")
+                raise OutputError(f"{out} holds another campaign; choose another --out")
+            raise OutputError(f"{out} is not empty and not a campaign; choose another --out")
+    from hpcds1mpi.atomic import check_output_folder
+
+    check_output_folder(out, "campaign")
+
+
+def emit(plan_file: str, scheduler: str, out: str, *, shards: int = 1,
+         cluster_file: str | None = None, partition_name: str | None = None,
+         time_limit_s: int | None = None, job_name: str = "hpcds1mpi-campaign") -> dict:
+    """Write campaign folder ``out`` for ``plan_file``; return its manifest.
+
+    Args:
+        plan_file: the sweep plan (the TOML ``sweep --plan`` reads).
+        scheduler: ``slurm`` or ``pbs``.
+        out: the campaign folder (missing or empty).
+        shards: at most this many shards (array tasks) per node count.
+        cluster_file / partition_name: where the jobs run (the jobs' sweeps use the same).
+        time_limit_s: each part's time limit; None: the plan's rough estimate
+            (:func:`hpcds1mpi.measure.plan.estimate_seconds`) x 1.5, whole minutes.
+        job_name: stem of the jobs' names (``-n1``, ``-n2``, ``-merge`` are added).
+
+    Raises:
+        ConfigError / OutputError: a bad plan, value or folder; nothing is written then.
+    """
+    from hpcds1mpi.atomic import atomic_dir
+    from hpcds1mpi.cluster import resolve_cluster, resolve_partition
+    from hpcds1mpi.launch.directives import check_job_name, time_limit_s as limit_from
+    from hpcds1mpi.launch.launchers import check_scheduler
+    from hpcds1mpi.launch.program import no_control
+    from hpcds1mpi.measure.plan import build_plan, estimate_seconds, load_plan_file
+
+    check_scheduler(scheduler)
+    if isinstance(shards, bool) or not isinstance(shards, int) or shards < 1:
+        raise ConfigError(f"--shards must be a whole number >= 1, got {shards!r}")
+    check_job_name(f"{job_name}-merge")
+    doc = load_plan_file(plan_file)
+    partition = resolve_partition(cluster_file, partition_name)
+    cluster = resolve_cluster(cluster_file, partition_name)
+    plan = build_plan(doc, partition)
+    parts = cm.split(plan, shards)
+    plan_sha = cm.sha256_file(plan_file)
+    folder = Path(out).absolute()
+    no_control(str(folder), "--out")
+    check_out(Path(out), plan_sha)
+    exe, bin_dir = _exe()
+    by_nodes: dict[int, list[cm.Part]] = {}
+    for part in parts:
+        by_nodes.setdefault(part.nodes, []).append(part)
+    texts = {f"plans/{p.name}.toml": _part_plan(p, plan, partition) for p in parts}
+    jobs = {}
+    for nodes, group in by_nodes.items():
+        limit = time_limit_s or max(
+            limit_from(estimate_seconds(dataclasses.replace(plan, runs=list(p.runs)))
+                       + STARTUP_S) for p in group)
+        script = f"n{nodes}.{SUFFIX[scheduler]}"
+        texts[script] = _part_script(group, partition, cluster, scheduler, folder,
+                                     f"{job_name}-n{nodes}", int(limit), exe, bin_dir,
+                                     cluster_file, partition_name)
+        jobs[str(nodes)] = {"script": script, "shards": len(group)}
+    merge_script = f"merge.{SUFFIX[scheduler]}"
+    texts[merge_script] = _merge_script(parts, partition, cluster, scheduler, folder,
+                                        f"{job_name}-merge", exe, bin_dir)
+    texts["submit.sh"] = submit_sh(scheduler, folder, jobs, merge_script)
+    manifest = {
+        "format": cm.FORMAT, "version": cm.FORMAT_VERSION, "created_at": time.time(),
+        "plan": str(Path(plan_file).absolute()), "plan_sha256": plan_sha,
+        "scheduler": scheduler, "shards": shards, "cluster": cluster_file and
+        str(Path(cluster_file).absolute()), "partition": partition.name,
+        "configurations": len(plan.runs), "merged": "merged.h5", "merge": merge_script,
+        "jobs": jobs, "submissions": [],
+        "parts": [{"name": p.name, "nodes": p.nodes, "index": p.index,
+                   "plan": f"plans/{p.name}.toml", "telemetry": f"telemetry/{p.name}.h5",
+                   "runs": p.run_ids} for p in parts],
+    }
+    with atomic_dir(out, "campaign") as tmp:
+        for sub in ("plans", "telemetry", "parts", "logs"):
+            (tmp / sub).mkdir()
+        (tmp / "plan.toml").write_bytes(Path(plan_file).read_bytes())
+        for name, text in texts.items():
+            (tmp / name).write_text(text)
+            if name.endswith((".sh", ".sbatch", ".pbs")):
+                (tmp / name).chmod(0o755)
+        cm.write_manifest(tmp, manifest)
+    return manifest
+
+
+def _part_plan(part: cm.Part, plan, partition) -> str:
+    doc = cm.part_doc(part, plan)
+    text = cm.toml_text(doc)
+    import tomllib
+
+    cm.check_part_doc(tomllib.loads(text), part, partition)  # what the job will read
+    return text
+
+
+def _sweep_tokens(config: Configuration, exe: str, cluster_file: str | None,
+                  partition_name: str | None) -> list[str]:
+    """``hpcds1mpi sweep --launch R ...``: the supervised sweep of one shard in its job.
+
+    The supervisor finds the launcher itself (srun inside a Slurm job, mpiexec elsewhere) and
+    srun's ``--mpi`` plugin from the cluster file, the same rule as the site's scripts.
+    """
+    tokens = [exe, "sweep", "--launch", str(config.ranks)]
+    if cluster_file:
+        tokens += ["--cluster", str(Path(cluster_file).absolute())]
+    if partition_name:
+        tokens += ["--partition", partition_name]
+    return tokens + ["--resume", "--no-progress"]
+
+
+def _part_script(group: list[cm.Part], partition, cluster, scheduler: str, folder: Path,
+                 job_name: str, limit_s: int, exe: str, bin_dir: str,
+                 cluster_file: str | None, partition_name: str | None) -> str:
+    from hpcds1mpi.launch.directives import BatchJob
+    from hpcds1mpi.launch.program import quote_tokens
+
+    config = allocation(group, partition)
+    output = f"{folder}/logs/n{group[0].nodes}-%A_%a.out" if scheduler == "slurm" else None
+    job = BatchJob(config=config, partition=partition, program=["true"], cluster=cluster,
+                   job_name=job_name, time_limit_s=limit_s, output=output, exclusive=True)
+    array = [f"#SBATCH --array=0-{len(group) - 1}"] if scheduler == "slurm" else []
+    # Slurm 22.05's srun no longer inherits --cpus-per-task from the job: say it to every step.
+    environment = [("SRUN_CPUS_PER_TASK", str(config.threads))] if scheduler == "slurm" else []
+    return _render("campaign", job, scheduler, array=array, nodes=group[0].nodes,
+                   shards=len(group), folder=shlex.quote(str(folder)), is_pbs=scheduler == "pbs",
+                   path=shlex.quote(bin_dir) if bin_dir else "", environment=environment,
+                   index_variable=INDEX_VARIABLE[scheduler],
+                   sweep=quote_tokens(_sweep_tokens(config, exe, cluster_file, partition_name)))
+
+
+def _merge_script(parts: list[cm.Part], partition, cluster, scheduler: str, folder: Path,
+                  job_name: str, exe: str, bin_dir: str) -> str:
+    from hpcds1mpi.launch.directives import BatchJob
+
+    output = f"{folder}/logs/merge-%j.out" if scheduler == "slurm" else None
+    job = BatchJob(config=Configuration(1, 1, 1), partition=partition, program=["true"],
+                   cluster=cluster, job_name=job_name, time_limit_s=MERGE_TIME_S, output=output)
+    return _render("campaign-merge", job, scheduler, folder=shlex.quote(str(folder)),
+                   path=shlex.quote(bin_dir) if bin_dir else "", exe=shlex.quote(exe),
+                   merged="merged.h5", parts=" ".join(p.name for p in parts))
+
+
+def submit_sh(scheduler: str, folder: Path, jobs: dict, merge_script: str) -> str:
+    """The scheduler commands that submit the whole campaign (what ``--submit`` and a first
+    ``campaign resubmit`` run): every node count's array, then the merge, after all of them."""
+    lines = ["#!/bin/bash", "# Written by hpcds1mpi: submits every part, then the merge after "
+             "all of them (afterany).", "# `hpcds1mpi campaign resubmit` does the same and "
+             "records the job ids for `campaign status`.", "set -euo pipefail",
+             f"cd {shlex.quote(str(folder))}"]
+    ids = []
+    for number, (nodes, job) in enumerate(jobs.items(), start=1):
+        if scheduler == "slurm":
+            lines.append(f"j{number}=$(sbatch --parsable {job['script']} | cut -d';' -f1)")
+        else:
+            array = f"-J 0-{job['shards'] - 1} " if job["shards"] > 1 else ""
+            lines.append(f"j{number}=$(qsub {array}{job['script']})")
+        ids.append(f"$j{number}")
+    if scheduler == "slurm":
+        lines.append(f"sbatch --parsable --dependency=afterany:{':'.join(ids)} {merge_script}")
+    else:
+        lines.append(f"qsub -W depend=afterany:{':'.join(ids)} {merge_script}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,173 @@
+"""``campaign status``: what each part of a campaign holds, from its files and the scheduler.
+
+A part's state, in this order:
+
+* ``done``: every configuration of the part is recorded with a status of a finished run (any
+  status but ``interrupted``: a ``timeout`` or ``oom`` is a measurement, not a missing run);
+* ``running`` / ``queued``: the scheduler lists the part's array task (``squeue``) as running
+  or pending, or a sweep holds the shard's write lock;
+* ``failed``: the part's last sweep ended by itself with a non-zero exit code
+  (``parts/PART.exit``: the sweep failed, e.g. a launch error) before its plan was done;
+* ``interrupted``: the shard holds some runs but its sweep never said how it ended (the job
+  was cancelled, killed by its walltime or lost with its node: the batch shell died with it);
+* ``missing``: nothing of the part was ever written.
+
+``campaign resubmit`` submits the parts that are failed, interrupted or missing.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hpcds1mpi.measure import campaign as cm
+
+#: Part states that ``resubmit`` submits again.
+TO_SUBMIT = ("missing", "failed", "interrupted")
+#: Part states of a part the scheduler still holds.
+ACTIVE = ("running", "queued")
+#: squeue job states, as a part state.
+_SQUEUE = {"PENDING": "queued", "CONFIGURING": "running", "RUNNING": "running",
+           "COMPLETING": "running", "SUSPENDED": "running", "REQUEUED": "queued",
+           "RESIZING": "running"}
+
+
+@dataclass
+class PartStatus:
+    """One part's state and what its shard holds."""
+
+    name: str
+    nodes: int
+    index: int
+    state: str
+    planned: int
+    recorded: int = 0
+    statuses: dict = field(default_factory=dict)
+    exit_code: int | None = None
+    job: str = ""
+
+    def line(self) -> str:
+        held = ", ".join(f"{k} {v}" for k, v in sorted(self.statuses.items()))
+        text = f"{self.name:<8} {self.state:<12} {self.recorded}/{self.planned} configurations"
+        if held:
+            text += f" ({held})"
+        if self.exit_code is not None and self.state == "failed":
+            text += f"; its sweep exited {self.exit_code} (see logs/)"
+        if self.job:
+            text += f"; job {self.job}"
+        return text
+
+
+def active_tasks(manifest: dict, env: dict | None = None) -> dict[tuple[int, int], tuple]:
+    """The parts the scheduler still holds: ``(nodes, index) -> (state, job id)``.
+
+    Only Slurm is asked (``squeue -r``, one line per array task); without squeue, or under
+    PBS, nothing is known to be active and the files alone decide.
+    """
+    import shutil
+
+    if manifest["scheduler"] != "slurm" or shutil.which("squeue") is None:
+        return {}
+    owner = {}
+    for sub in manifest["submissions"]:
+        if "nodes" in sub and sub.get("job_id"):
+            for index in sub.get("indices", []):
+                owner[f"{sub['job_id']}_{index}"] = (int(sub["nodes"]), int(index))
+    if not owner:
+        return {}
+    ids = sorted({key.split("_")[0] for key in owner})
+    try:
+        proc = subprocess.run(["squeue", "-h", "-r", "-j", ",".join(ids), "-o", "%i %T"],
+                              capture_output=True, text=True, timeout=30, env=env)
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    active = {}
+    for line in proc.stdout.splitlines():
+        words = line.split()
+        if len(words) == 2 and words[0] in owner and words[1] in _SQUEUE:
+            active[owner[words[0]]] = (_SQUEUE[words[1]], words[0])
+    return active
+
+
+def part_status(folder: Path, part: dict, active: dict) -> PartStatus:
+    """The state of one part of the campaign in ``folder`` (see the module's rules)."""
+    from hpcds1mpi.records import telemetry
+
+    planned = set(part["runs"])
+    status = PartStatus(part["name"], part["nodes"], part["index"], "missing", len(planned))
+    path = folder / part["telemetry"]
+    exit_file = folder / "parts" / f"{part['name']}.exit"
+    if exit_file.is_file():
+        try:
+            status.exit_code = int(exit_file.read_text().strip())
+        except (OSError, ValueError):
+            status.exit_code = None
+    written = path.exists() or telemetry.journal_path(path).exists()
+    if written:
+        store = telemetry.load(path)
+        for (_, run_id), row in store.runs.items():
+            if run_id in planned and row["status"] != "interrupted":
+                status.recorded += 1
+                status.statuses[row["status"]] = status.statuses.get(row["status"], 0) + 1
+    key = (part["nodes"], part["index"])
+    if status.recorded >= len(planned):
+        status.state = "done"
+    elif key in active:
+        status.state, status.job = active[key]
+    elif written and telemetry.writer_alive(path):
+        status.state = "running"
+    elif status.exit_code not in (None, 0):
+        status.state = "failed"
+    elif written:
+        status.state = "interrupted"
+    return status
+
+
+def campaign_status(folder: str | Path, env: dict | None = None) -> tuple[dict, list[PartStatus]]:
+    """The manifest of campaign ``folder`` and the state of each of its parts.
+
+    Raises:
+        ConfigError: ``folder`` is not a campaign.
+        TelemetryError: a shard cannot be read (damaged).
+    """
+    folder = Path(folder)
+    manifest = cm.read_manifest(folder)
+    active = active_tasks(manifest, env)
+    return manifest, [part_status(folder, part, active) for part in manifest["parts"]]
+
+
+def merged_count(folder: str | Path, manifest: dict) -> tuple[int, int]:
+    """(configurations of the plan in the merged file, times a configuration is there twice or
+    more); (0, 0) before the first merge."""
+    from hpcds1mpi.records import telemetry
+
+    path = Path(folder) / manifest["merged"]
+    if not path.exists():
+        return 0, 0
+    planned = {r for part in manifest["parts"] for r in part["runs"]}
+    seen: dict[str, int] = {}
+    for (_, run_id), row in telemetry.load(path).runs.items():
+        if run_id in planned and row["status"] != "interrupted":
+            seen[run_id] = seen.get(run_id, 0) + 1
+    return len(seen), sum(1 for n in seen.values() if n > 1)
+
+
+def summary_lines(folder: str | Path, manifest: dict, parts: list[PartStatus]) -> list[str]:
+    """What ``campaign status`` prints: a line per part, a total, the merged file."""
+    counts: dict[str, int] = {}
+    for part in parts:
+        counts[part.state] = counts.get(part.state, 0) + 1
+    lines = [f"campaign {folder}: {manifest['configurations']} configurations in "
+             f"{len(parts)} parts ({manifest['scheduler']})"]
+    lines += ["  " + part.line() for part in parts]
+    lines.append("parts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    merged, twice = merged_count(folder, manifest)
+    lines.append(f"merged: {merged}/{manifest['configurations']} configurations in "
+                 f"{manifest['merged']}" + (f" ({twice} more than once)" if twice else "")
+                 if Path(folder, manifest["merged"]).exists() else "merged: not yet")
+    todo = [p for p in parts if p.state in TO_SUBMIT]
+    if todo:
+        lines.append(f"{len(todo)} part(s) to submit again: hpcds1mpi campaign resubmit "
+                     f"{folder}")
+    return lines

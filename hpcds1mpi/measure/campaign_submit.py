@@ -1,0 +1,125 @@
+"""Submitting a campaign: the scheduler does the work (``sbatch --array``, ``--dependency``).
+
+:func:`resubmit` submits, for each node count, one array of the parts that are missing,
+failed or interrupted (``sbatch --array=1,3 n2.sbatch``; under PBS ``qsub -J``, or ``-v
+HPCDS1MPI_CAMPAIGN_INDEX=i`` for a lone index), then the merge job after all of them and after
+the parts still queued or running (``--dependency=afterany:...``). A part that is done, queued
+or running is never submitted again. The first submission of a campaign is the same call
+(every part is missing then). Each submission is recorded in the manifest, so ``status`` can
+ask the scheduler about its tasks.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from hpcds1mpi.errors import SchedulerError
+from hpcds1mpi.measure import campaign as cm
+from hpcds1mpi.measure.campaign_status import ACTIVE, TO_SUBMIT, campaign_status
+
+
+def _run(argv: list[str], folder: Path, env: dict | None) -> str:
+    """Run a submission command in ``folder``; its job id (``sbatch --parsable`` / qsub)."""
+    if shutil.which(argv[0], path=(env or {}).get("PATH")) is None:
+        raise SchedulerError(f"{argv[0]} not found on PATH: submit from a login node of the "
+                             f"cluster, or run {folder}/submit.sh there")
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=folder,
+                              env=env)
+    except subprocess.TimeoutExpired:
+        raise SchedulerError(f"{' '.join(argv)} did not answer in 60 s; the scheduler may be "
+                             "down, try again") from None
+    if proc.returncode != 0 or not proc.stdout.strip():
+        reason = " ".join((proc.stderr or proc.stdout).split())[:300] or f"exit {proc.returncode}"
+        raise SchedulerError(f"{' '.join(argv)} was refused: {reason}")
+    return proc.stdout.strip().split(";")[0]
+
+
+def ranges(indices: list[int]) -> list[tuple[int, int]]:
+    """Contiguous runs of sorted ``indices``: ``[0, 1, 3] -> [(0, 1), (3, 3)]``."""
+    out: list[tuple[int, int]] = []
+    for i in sorted(indices):
+        if out and i == out[-1][1] + 1:
+            out[-1] = (out[-1][0], i)
+        else:
+            out.append((i, i))
+    return out
+
+
+def _submit_part(scheduler: str, script: str, indices: list[int], folder: Path,
+                 env: dict | None) -> list[str]:
+    if scheduler == "slurm":
+        array = ",".join(str(i) for i in sorted(indices))
+        return [_run(["sbatch", "--parsable", f"--array={array}", script], folder, env)]
+    ids = []
+    for lo, hi in ranges(indices):
+        if hi > lo:
+            ids.append(_run(["qsub", "-J", f"{lo}-{hi}", script], folder, env))
+        else:
+            ids.append(_run(["qsub", "-v", f"HPCDS1MPI_CAMPAIGN_INDEX={lo}", script], folder,
+                            env))
+    return ids
+
+
+def plan_submission(parts) -> dict[int, list[int]]:
+    """The parts to submit again, ``nodes -> [indices]``: missing, failed or interrupted."""
+    todo: dict[int, list[int]] = {}
+    for part in parts:
+        if part.state in TO_SUBMIT:
+            todo.setdefault(part.nodes, []).append(part.index)
+    return todo
+
+
+def resubmit(folder: str | Path, *, env: dict | None = None, dry_run: bool = False) -> dict:
+    """Submit what campaign ``folder`` is missing, then its merge; record it in the manifest.
+
+    Returns:
+        ``{"parts": {nodes: [indices]}, "jobs": {nodes: [job ids]}, "merge": job id or "",
+        "waiting_for": [job ids]}``; with ``dry_run`` nothing is submitted (ids empty).
+
+    Raises:
+        ConfigError: ``folder`` is not a campaign.
+        SchedulerError: sbatch/qsub missing or refusing a job (what was submitted before it
+            is recorded).
+    """
+    folder = Path(folder).absolute()
+    manifest, parts = campaign_status(folder, env)
+    scheduler = manifest["scheduler"]
+    todo = plan_submission(parts)
+    waiting = sorted({p.job.split("_")[0] for p in parts if p.state in ACTIVE and p.job})
+    result = {"parts": todo, "jobs": {}, "merge": "", "waiting_for": waiting}
+    merged_done = _merged_complete(folder, manifest)
+    if dry_run or (not todo and (waiting or merged_done)):
+        return result
+    ids = list(waiting)
+    try:
+        for nodes, indices in sorted(todo.items()):
+            script = manifest["jobs"][str(nodes)]["script"]
+            new = _submit_part(scheduler, script, indices, folder, env)
+            result["jobs"][nodes] = new
+            ids += new
+            manifest["submissions"].append({"nodes": nodes, "indices": sorted(indices),
+                                            "job_id": new[0] if scheduler == "slurm" else "",
+                                            "job_ids": new, "submitted_at": time.time()})
+        if scheduler == "slurm":
+            argv = ["sbatch", "--parsable"] + (
+                [f"--dependency=afterany:{':'.join(ids)}"] if ids else []) + [manifest["merge"]]
+        else:
+            argv = ["qsub"] + (["-W", f"depend=afterany:{':'.join(ids)}"] if ids else []) \
+                + [manifest["merge"]]
+        result["merge"] = _run(argv, folder, env)
+        manifest["submissions"].append({"merge": True, "job_id": result["merge"],
+                                        "after": ids, "submitted_at": time.time()})
+    finally:
+        if manifest["submissions"]:
+            cm.write_manifest(folder, manifest)
+    return result
+
+
+def _merged_complete(folder: Path, manifest: dict) -> bool:
+    from hpcds1mpi.measure.campaign_status import merged_count
+
+    return merged_count(folder, manifest)[0] >= manifest["configurations"]
