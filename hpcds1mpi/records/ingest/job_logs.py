@@ -12,6 +12,8 @@ from hpcds1mpi.schemas.jobs import drop_malformed
 from .parquet_tables import parquet_columns, parquet_kind, read_job_parquet
 from .sacct_json import read_sacct_json
 from .sacct_text import read_sacct_parsable
+from .csv_tables import csv_header
+from .eurora import read_eurora
 from .schema import KINDS, normalise, rows_frame
 from .swf import head_text, looks_like_swf, read_swf
 
@@ -37,6 +39,9 @@ def detect_kind(path: str | Path) -> str:
     text = head.decode("utf-8", errors="replace").lstrip()
     if looks_like_swf(text):
         return "swf"
+    csv_kind = _csv_kind(text)
+    if csv_kind:
+        return csv_kind
     if text.startswith("{"):
         return "sacct-json"
     first = text.splitlines()[0] if text else ""
@@ -51,6 +56,17 @@ def detect_kind(path: str | Path) -> str:
     raise IngestError(f"{path}: not a sacct -P/--json output, an SWF log or a PM100/Adastra "
                       f"parquet file (use --kind to say which it is)")
 
+
+
+def _csv_kind(text: str) -> str | None:
+    """The kind of a CSV job log from its header line (None: not one of ours)."""
+    first = text.splitlines()[0] if text else ""
+    if "," not in first:
+        return None
+    cols = set(csv_header(first))
+    if {"pred_power_W", "used_nodes", "req_walltime_s"} <= cols:
+        return "eurora"
+    return None
 
 
 def read_job_log(path: str | Path, kind: str = "auto", procs_are: str = "auto"):
@@ -86,6 +102,8 @@ def read_job_log(path: str | Path, kind: str = "auto", procs_are: str = "auto"):
         df, report = read_job_parquet(path, kind)
     elif kind == "swf":
         df, report = read_swf(path, procs_are)
+    elif kind == "eurora":
+        df, report = read_eurora(path)
     elif kind == "sacct-json":
         rows, report = read_sacct_json(path)
         df = rows_frame(rows)

@@ -1,0 +1,110 @@
+"""What every CSV job log shares (sacct CSV exports, NREL Eagle, CINECA Eurora): the header
+check, one vectorised read, and rows missing a required value counted per reason.
+
+A file without a column a reader needs is an :class:`IngestError` naming the missing columns;
+a row with more fields than the header, or an empty cell where a required value belongs, is
+counted under its reason and dropped, never guessed.
+"""
+
+from __future__ import annotations
+
+import csv
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hpcds1mpi.errors import IngestError
+
+from .schema import FileReport
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def csv_header(text: str) -> list[str]:
+    """The column names of a CSV file's first line (its first characters in ``text``)."""
+    first = text.lstrip("\ufeff").splitlines()[0] if text.strip() else ""
+    try:
+        return [c.strip() for c in next(csv.reader([first]))]
+    except (csv.Error, StopIteration):
+        return []
+
+
+def read_csv_table(path: str | Path, kind: str, required: tuple[str, ...]
+                   ) -> tuple["pd.DataFrame", FileReport]:
+    """A CSV job log as text columns, with its report.
+
+    Args:
+        path: the file.
+        kind: the report's kind.
+        required: columns the reader cannot do without.
+
+    Raises:
+        IngestError: a column of ``required`` is missing, or the file is not CSV at all.
+    """
+    import pandas as pd
+
+    path = Path(path)
+    report = FileReport(str(path), kind)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            df = pd.read_csv(path, dtype=str, keep_default_na=False, on_bad_lines="warn",
+                             skipinitialspace=True, encoding_errors="replace")
+        except pd.errors.EmptyDataError:
+            raise IngestError(f"{path}: empty file, not a {kind} CSV") from None
+        except pd.errors.ParserError as exc:
+            raise IngestError(f"{path}: not a CSV file ({str(exc).splitlines()[0]})") from None
+    df.columns = [str(c).strip() for c in df.columns]
+    missing = [c for c in required if c not in df.columns]
+    if missing:
+        raise IngestError(f"{path}: a {kind} CSV needs the column(s) {', '.join(missing)} "
+                          f"(has {', '.join(df.columns[:10])}{' ...' if len(df.columns) > 10 else ''})")
+    too_many = sum(str(w.message).count("Skipping line") for w in caught)
+    if too_many:
+        report.dropped["more fields than the header"] += too_many
+    report.records = len(df) + too_many
+    return df.apply(lambda s: s.str.strip()), report
+
+
+def drop_rows(df: "pd.DataFrame", checks, report: FileReport) -> "pd.DataFrame":
+    """``df`` without the rows a check flags; each counted once, under its first reason.
+
+    Args:
+        checks: (bool Series over ``df``'s index, reason) pairs, in order.
+    """
+    import pandas as pd
+
+    bad = pd.Series(False, index=df.index)
+    for mask, reason in checks:
+        mask = mask.fillna(True) & ~bad
+        if mask.any():
+            report.dropped[reason] += int(mask.sum())
+        bad |= mask
+    return df[~bad]
+
+
+def empty(df: "pd.DataFrame", columns: tuple[str, ...]):
+    """(mask, reason) pairs: a row whose required cell is empty."""
+    return [(df[c] == "", f"empty {c}") for c in columns if c in df.columns]
+
+
+def numbers(series, name: str, mask_out: list) -> "pd.Series":
+    """Text -> float; a cell that is not a number (and not empty) is flagged for dropping."""
+    import pandas as pd
+
+    values = pd.to_numeric(series, errors="coerce")
+    mask_out.append(((series != "") & values.isna(), f"{name} not a number"))
+    return values
+
+
+def times(series, name: str, mask_out: list) -> "pd.Series":
+    """Text -> naive datetime (as the log writes it); an unparseable stamp is flagged."""
+    import pandas as pd
+
+    blank = series.isin(["", "Unknown", "None", "NaT"])
+    values = pd.to_datetime(series.where(~blank), errors="coerce", format="mixed")
+    if getattr(values.dt, "tz", None) is not None:
+        values = values.dt.tz_convert(None)
+    mask_out.append((~blank & values.isna(), f"{name} not a time"))
+    return values
