@@ -1,0 +1,377 @@
+"""The words of a batch script: shell splitting with offsets, ``$`` expansion, times, GPU
+counts, and the option rules of ``sbatch`` / ``srun`` and the MPI launchers.
+
+:mod:`hpcds1mpi.launch.script_reading` reads a whole script with these; every option keeps the
+offsets of its value in the text, so :mod:`hpcds1mpi.launch.script_rewrite` can replace the
+value and nothing else.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import math
+import operator
+import re
+import shlex
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from hpcds1mpi.errors import ConfigError
+
+# Option tables: spelled -> (canonical name, number of values). getopt_long's optional
+# arguments (--exclusive[=x]) take a value only after '=': listed with 0.
+_SLURM_LONG = {
+    "nodes": 1, "ntasks": 1, "ntasks-per-node": 1, "cpus-per-task": 1, "gpus": 1,
+    "gpus-per-node": 1, "gpus-per-task": 1, "gres": 1, "time": 1, "partition": 1, "account": 1,
+    "job-name": 1, "qos": 1, "constraint": 1, "output": 1, "error": 1, "input": 1,
+    "distribution": 1, "nodelist": 1, "exclude": 1, "chdir": 1, "dependency": 1, "array": 1,
+    "mem": 1, "mem-per-cpu": 1, "mem-per-gpu": 1, "cpu-bind": 1, "cpu_bind": 1, "gpu-bind": 1,
+    "mem-bind": 1, "hint": 1, "export": 1, "mpi": 1, "mail-type": 1, "mail-user": 1,
+    "threads-per-core": 1, "ntasks-per-core": 1, "ntasks-per-socket": 1, "ntasks-per-gpu": 1,
+    "cpus-per-gpu": 1, "reservation": 1, "licenses": 1, "signal": 1, "switches": 1,
+    "time-min": 1, "begin": 1, "comment": 1, "wckey": 1, "network": 1, "open-mode": 1,
+    "clusters": 1, "tmp": 1, "gpu-freq": 1, "cpu-freq": 1, "core-spec": 1, "extra-node-info": 1,
+    "exclusive": 0, "kill-on-bad-exit": 0, "overlap": 0, "exact": 0, "label": 0,
+    "unbuffered": 0, "requeue": 0, "no-requeue": 0, "contiguous": 0, "overcommit": 0,
+    "spread-job": 0, "wait": 0, "hold": 0, "multi-prog": 0, "oversubscribe": 0, "verbose": 0,
+    "quiet": 0, "test-only": 0, "get-user-env": 0, "export-file": 1, "parsable": 0,
+}
+_SLURM_SHORT = {"N": "nodes", "n": "ntasks", "c": "cpus-per-task", "G": "gpus", "t": "time",
+                "p": "partition", "A": "account", "J": "job-name", "q": "qos", "C": "constraint",
+                "o": "output", "e": "error", "i": "input", "m": "distribution", "w": "nodelist",
+                "x": "exclude", "D": "chdir", "d": "dependency", "a": "array", "B":
+                "extra-node-info", "S": "core-spec", "K": "kill-on-bad-exit", "l": "label",
+                "u": "unbuffered", "O": "overcommit", "H": "hold", "W": "wait", "v": "verbose",
+                "Q": "quiet", "s": "oversubscribe"}
+_MPI = {"n": ("ntasks", 1), "np": ("ntasks", 1), "N": ("ntasks-per-node", 1),
+        "npernode": ("ntasks-per-node", 1), "ppn": ("ntasks-per-node", 1),
+        "perhost": ("ntasks-per-node", 1), "map-by": ("map-by", 1), "bind-to": ("bind-to", 1),
+        "d": ("cpus-per-task", 1), "depth": ("cpus-per-task", 1),
+        "cpus-per-rank": ("cpus-per-task", 1), "cpus-per-proc": ("cpus-per-task", 1),
+        "x": ("env", 1), "env": ("env", -1), "genv": ("env", -1), "mca": ("mca", 2),
+        "gmca": ("mca", 2), "H": ("host", 1), "host": ("host", 1), "hosts": ("host", 1),
+        "hostfile": ("hostfile", 1), "f": ("hostfile", 1), "machinefile": ("hostfile", 1),
+        "rankfile": ("rankfile", 1), "wdir": ("wdir", 1), "cpu-bind": ("cpu-bind", 1),
+        "mem-bind": ("mem-bind", 1), "rank-by": ("rank-by", 1), "genvlist": ("genvlist", 1),
+        "launcher": ("launcher", 1), "bootstrap": ("bootstrap", 1), "iface": ("iface", 1),
+        "prefix": ("prefix", 1)}
+_APRUN = {"n": ("ntasks", 1), "N": ("ntasks-per-node", 1), "d": ("cpus-per-task", 1),
+          "j": ("cpus-per-core", 1), "cc": ("cpu-bind", 1), "e": ("env", 1)}
+_IBRUN = {"n": ("ntasks", 1), "o": ("offset", 1)}
+#: Option table of each launcher kind but srun (which reads sbatch's).
+TABLES = {"mpi": _MPI, "aprun": _APRUN, "ibrun": _IBRUN}
+#: Commands that start MPI ranks, by the option table they follow.
+LAUNCHERS = {"srun": "slurm", "mpirun": "mpi", "mpiexec": "mpi", "mpiexec.hydra": "mpi",
+             "mpirun.openmpi": "mpi", "mpiexec.mpich": "mpi", "mpiexec.openmpi": "mpi",
+             "ibrun": "ibrun", "aprun": "aprun"}
+#: Thread variables a script may set (the program rule sets the same ones).
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                    "OMP_PLACES", "OMP_PROC_BIND")
+ASSIGN_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
+#: Words that end a simple command.
+SHELL_STOP = {"|", "||", "&&", ";", "&", "|&"}
+REDIRECT_RE = re.compile(r"^(\d*|&)(>>?|<)(&\d+)?$|^(\d*|&)(>>?|<)\S")
+
+
+@dataclass
+class Option:
+    """One option in a directive or launch line.
+
+    Attributes:
+        name: the canonical long name (``nodes``, ``ntasks-per-node``, ``select`` ...).
+        value: its value as the scheduler sees it (quotes removed); None for a flag.
+        line: 1-based line number.
+        span: (start, end) of the whole option (with its value) in the script's text.
+        value_span: (start, end) of the value's text, None for a flag.
+        raw: the value as written (quotes kept), where ``$`` shows it is not a literal.
+    """
+
+    name: str
+    value: str | None
+    line: int
+    span: tuple[int, int]
+    value_span: tuple[int, int] | None = None
+    raw: str = ""
+
+
+# ---- words ----------------------------------------------------------------------------------
+
+
+def comment_start(text: str, anywhere: bool) -> int:
+    """Offset of the comment in ``text`` (``len(text)`` when none): an unquoted, unescaped
+    ``#`` anywhere (sbatch's directive rule) or at the start of a word (the shell's)."""
+    quote, escaped = "", False
+    for i, ch in enumerate(text):
+        if escaped:
+            escaped = False
+        elif ch == "\\" and quote != "'":
+            escaped = True
+        elif quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (anywhere or i == 0 or text[i - 1].isspace()):
+            return i
+    return len(text)
+
+
+_SUBST_RE = re.compile(r"\$\((?:[^()]|\([^()]*\))*\)|`[^`]*`")
+_MASK = str.maketrans({" ": "\x01", "\t": "\x02", "'": "\x03", '"': "\x04"})
+_UNMASK = {ord(v): chr(k) for k, v in _MASK.items()}
+
+
+class Word(NamedTuple):
+    """A shell word: its value (quotes removed), its (start, end) in the script, as written."""
+
+    text: str
+    start: int
+    end: int
+    raw: str
+
+
+def words(text: str, offset: int = 0) -> list[Word]:
+    """Shell words of ``text`` (no comment); offsets are ``offset`` plus those in ``text``.
+
+    Raises:
+        ConfigError: unbalanced quotes.
+    """
+    original = text
+    # shlex knows no $(...) or `...`: their blanks and quotes are masked (same length, so the
+    # offsets hold) and put back in each word.
+    text = _SUBST_RE.sub(lambda m: m.group(0).translate(_MASK), text)
+    stream = io.StringIO(text)
+    lex = shlex.shlex(stream, posix=True)
+    lex.whitespace_split, lex.commenters = True, ""
+    out = []
+    while True:
+        before = stream.tell()
+        try:
+            word = lex.get_token()
+        except ValueError as exc:
+            raise ConfigError(f"unbalanced quotes in {text.strip()[:80]!r} ({exc})") from None
+        if word is None:
+            return out
+        after = stream.tell()
+        start = before + len(text[before:after]) - len(text[before:after].lstrip())
+        end = after - 1 if after > start and text[after - 1].isspace() else after
+        out.append(Word(word.translate(_UNMASK), start + offset, end + offset,
+                        original[start:end]))
+
+
+_ARITH = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+          ast.FloorDiv: operator.floordiv, ast.Div: operator.floordiv, ast.Mod: operator.mod}
+
+
+def _arith(expr: str, scope: dict) -> str | None:
+    """Bash integer arithmetic over + - * / %, names and numbers; None if it is anything else."""
+    text = re.sub(r"\$\{?([A-Za-z_]\w*)\}?", r"\1", expr)
+    names = {n: scope.get(n) for n in re.findall(r"[A-Za-z_]\w*", text)}
+    if any(v is None or not re.fullmatch(r"-?\d+", str(v)) for v in names.values()):
+        return None
+    text = re.sub(r"[A-Za-z_]\w*", lambda m: str(names[m.group(0)]), text)
+
+    def ev(node):
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, int):
+            return node.value
+        if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
+            return _ARITH[type(node.op)](ev(node.left), ev(node.right))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -ev(node.operand)
+        raise ValueError(expr)
+
+    try:
+        return str(ev(ast.parse(text.strip(), mode="eval")))
+    except (ValueError, SyntaxError, ZeroDivisionError):
+        return None
+
+
+_EXPAND_RE = re.compile(r"\$\(\((.*?)\)\)|\$\[(.*?)\]|\$\{([A-Za-z_]\w*)(?::?-([^}]*))?\}"
+                        r"|\$([A-Za-z_]\w*)|\$\((.*?)\)|`(.*?)`")
+
+
+def expand(value: str, scope: dict) -> str | None:
+    """``value`` with ``$`` expressions replaced from ``scope``; None when one is unknown.
+
+    Command substitution is only understood for counting ``$PBS_NODEFILE``'s lines.
+    """
+    unknown = False
+
+    def sub(m: re.Match) -> str:
+        nonlocal unknown
+        arith = m.group(1) if m.group(1) is not None else m.group(2)
+        if arith is not None:
+            got = _arith(arith, scope)
+        elif m.group(3) is not None:
+            got = scope.get(m.group(3), m.group(4))
+        elif m.group(5) is not None:
+            got = scope.get(m.group(5))
+        else:
+            command = m.group(6) if m.group(6) is not None else m.group(7)
+            got = scope.get("PBS_NODEFILE_LINES") if "PBS_NODEFILE" in command and \
+                "wc -l" in command else None
+        if got is None:
+            unknown = True
+            return ""
+        return str(got)
+
+    out = _EXPAND_RE.sub(sub, value)
+    return None if unknown else out
+
+
+def to_int(value: str | None) -> int | None:
+    """A positive count, or None (``2-4`` ranges count their minimum)."""
+    if value is None:
+        return None
+    m = re.fullmatch(r"\s*(\d+)(?:-\d+)?\s*", value)
+    return int(m.group(1)) if m and int(m.group(1)) > 0 else None
+
+
+def parse_slurm_time(value: str) -> int | None:
+    """Seconds of an sbatch ``--time``: minutes, min:sec, h:m:s, d-h, d-h:m, d-h:m:s; None for
+    0 / UNLIMITED / INFINITE (no limit) or a malformed value."""
+    value = value.strip()
+    if value.upper() in ("UNLIMITED", "INFINITE", "0"):
+        return None
+    m = re.fullmatch(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?", value)
+    if not m:
+        return None
+    days, a, b, c = (int(g) if g is not None else None for g in m.groups())
+    if days is not None:  # d-h, d-h:m, d-h:m:s
+        return days * 86400 + a * 3600 + (b or 0) * 60 + (c or 0)
+    if c is not None:
+        return a * 3600 + b * 60 + c
+    return a * 60 + (b or 0)
+
+
+def parse_pbs_time(value: str) -> int | None:
+    """Seconds of a PBS ``walltime``: ``[[hours:]minutes:]seconds``."""
+    parts = value.strip().split(":")
+    if not 1 <= len(parts) <= 3 or not all(re.fullmatch(r"\d+(\.\d+)?", p) for p in parts):
+        return None
+    seconds = 0.0
+    for p in parts:
+        seconds = seconds * 60 + float(p)
+    return int(math.ceil(seconds)) or None
+
+
+def gpu_count(value: str) -> int:
+    """GPUs in a ``--gres`` / ``--gpus*`` value: ``gpu``, ``gpu:4``, ``gpu:a100:4``, ``a100:4``,
+    ``4``, several separated by commas."""
+    total = 0
+    for item in value.split(","):
+        item = re.sub(r"\(.*?\)", "", item.strip())
+        fields = item.split(":")
+        if fields[0] in ("gpu", "gres/gpu"):
+            total += int(fields[-1]) if len(fields) > 1 and fields[-1].isdigit() else 1
+        elif fields[-1].isdigit() and (len(fields) == 1 or fields[0] not in ("shard", "mps")):
+            total += int(fields[-1])
+    return total
+
+
+# ---- options --------------------------------------------------------------------------------
+
+
+def _long_name(spelled: str, table) -> str | None:
+    """getopt_long's rule: the exact name, else the one name it is a unique prefix of."""
+    if spelled in table:
+        return spelled
+    hits = [name for name in table if name.startswith(spelled)]
+    return hits[0] if len(hits) == 1 else None
+
+
+def slurm_options(tokens, line: int, note) -> list[Option]:
+    """sbatch / srun options of a word list; stops at the first word that is not an option."""
+    out, i = [], 0
+    while i < len(tokens):
+        word, start, end, _ = tokens[i]
+        if word.startswith("--") and len(word) > 2:
+            spelled, eq, value = word[2:].partition("=")
+            name = _long_name(spelled, _SLURM_LONG)
+            if name is None:
+                note(f"line {line}: option --{spelled} is unknown or ambiguous here; skipped")
+                i += 1
+                continue
+            if eq:
+                vstart = start + len(word) - len(value) if word == tokens[i].raw else None
+                out.append(Option(name, value, line, (start, end),
+                                  (vstart, end) if vstart is not None else None, value))
+            elif _SLURM_LONG[name] and i + 1 < len(tokens):
+                nxt = tokens[i + 1]
+                out.append(Option(name, nxt[0], line, (start, nxt[2]), (nxt[1], nxt[2]),
+                                  nxt.raw))
+                i += 1
+            else:
+                out.append(Option(name, None, line, (start, end)))
+        elif word.startswith("-") and len(word) > 1 and word[1] in _SLURM_SHORT:
+            name = _SLURM_SHORT[word[1]]
+            if _SLURM_LONG[name] and len(word) > 2:  # -N2
+                out.append(Option(name, word[2:], line, (start, end), (start + 2, end),
+                                  word[2:]))
+            elif _SLURM_LONG[name] and i + 1 < len(tokens):
+                nxt = tokens[i + 1]
+                out.append(Option(name, nxt[0], line, (start, nxt[2]), (nxt[1], nxt[2]),
+                                  nxt.raw))
+                i += 1
+            else:
+                out.append(Option(name, None, line, (start, end)))
+        else:
+            return out + [Option("", word, line, (start, end))]  # the first operand
+        i += 1
+    return out
+
+
+def mpi_options(tokens, line: int, table) -> list[Option]:
+    """mpirun / mpiexec / aprun / ibrun options (one or two dashes); stops at the program."""
+    out, i = [], 0
+    while i < len(tokens):
+        word, start, end, _ = tokens[i]
+        if not word.startswith("-") or word == "-":
+            return out + [Option("", word, line, (start, end))]
+        spelled, eq, value = word.lstrip("-").partition("=")
+        name, count = table.get(spelled, (spelled, 0))
+        if eq:
+            out.append(Option(name, value, line, (start, end), (end - len(value), end), value))
+        elif count == -1:  # -env NAME=value (PALS) or -env NAME value (hydra)
+            count = 1 if i + 1 < len(tokens) and "=" in tokens[i + 1][0] else 2
+        if not eq and count and i + count < len(tokens):
+            vals = tokens[i + 1:i + 1 + count]
+            value = "=".join(v[0] for v in vals)
+            out.append(Option(name, value, line, (start, vals[-1][2]),
+                              (vals[-1][1], vals[-1][2]), vals[-1].raw))
+            i += count
+        elif not eq:
+            out.append(Option(name, None, line, (start, end)))
+        i += 1
+    return out
+
+
+def pbs_options(tokens: list[Word], number: int) -> list[Option]:
+    """qsub options: ``-l a=b,c=d`` (or ``-la=b``) split into resources named ``l:a``."""
+    out, i = [], 0
+    while i < len(tokens):
+        word = tokens[i]
+        if not word.text.startswith("-") or len(word.text) < 2:
+            out.append(Option("", word.text, number, (word.start, word.end)))
+            i += 1
+            continue
+        flag = word.text[1]
+        value, vstart = (word.text[2:], word.start + 2) if len(word.text) > 2 else (None, 0)
+        if value is None and i + 1 < len(tokens) and not tokens[i + 1].text.startswith("-"):
+            i += 1
+            value, vstart = tokens[i].text, tokens[i].start
+        if flag == "l" and value:
+            pos = vstart
+            for item in value.split(","):
+                key, _, val = item.partition("=")
+                out.append(Option(f"l:{key}", val, number, (pos, pos + len(item)),
+                                  (pos + len(key) + 1, pos + len(item)), val))
+                pos += len(item) + 1
+        else:
+            span = (vstart, vstart + len(value)) if value is not None else None
+            out.append(Option(flag, value, number, (word.start, tokens[i].end), span,
+                              value or ""))
+        i += 1
+    return out

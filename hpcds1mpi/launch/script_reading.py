@@ -1,0 +1,438 @@
+"""Reading a batch script a user already has: its directives, launch line and thread variables.
+
+:func:`read_script` turns the text of a Slurm or PBS script into a :class:`JobScript`: every
+``#SBATCH`` / ``#PBS`` option with its line and the place of its value in the text, the
+``srun`` / ``mpirun`` / ``mpiexec`` / ``ibrun`` / ``aprun`` lines with their options and the
+program, the ``OMP_NUM_THREADS`` (and friends) settings, and what all of it asks for: nodes,
+ranks, threads, GPUs, the time limit. :mod:`hpcds1mpi.launch.script_rewrite` edits the same
+places, so a rewrite touches only the lines it must.
+
+Directives follow ``sbatch``'s own reader (``_opt_batch_script`` in Slurm's ``opt.c``): a
+directive starts at column 0; blank and comment lines are skipped; the first other line ends
+the directives, and later ones are ignored (reported in ``ignored``); words split like a shell
+(quotes, backslashes), and an unquoted ``#`` ends the line. Options are read as getopt_long
+does: ``-N2``, ``-N 2``, ``--nodes=2``, ``--nodes 2``, a long name abbreviated to a unique
+prefix, the last occurrence wins. PBS ``qsub`` reads ``#PBS`` lines by the same rule.
+Shell lines are split with :mod:`shlex` after joining ``\\`` continuations; ``$VAR``,
+``${VAR:-x}``, ``$((...))`` and ``$[...]`` are expanded from the script's own assignments and
+the variables the scheduler sets from the directives (``SLURM_CPUS_PER_TASK``, ...).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.launch.script_options import (
+    ASSIGN_RE, LAUNCHERS, REDIRECT_RE, SHELL_STOP, TABLES, Option, Word,
+    comment_start, expand, gpu_count, mpi_options, parse_pbs_time, parse_slurm_time,
+    pbs_options, slurm_options, to_int, words)
+
+#: Directive prefixes, by scheduler (``#SLURM`` is sbatch's old spelling, still read).
+MAGIC = {"#SBATCH": "slurm", "#SLURM": "slurm", "#PBS": "pbs"}
+#: The longest script read (a job script, not a data file).
+MAX_SCRIPT_CHARS = 1_000_000
+
+
+@dataclass
+class Launch:
+    """One line that starts MPI ranks (continuations joined).
+
+    Attributes:
+        launcher: the command (``srun``, ``mpirun``, ...); kind: its option table.
+        line / last_line: where it starts and ends; span: the launcher word's span.
+        options: canonical name -> the last occurrence; env: variables set for the ranks on
+            this line (``VAR=x srun``, ``-x``, ``-env``, ``--export``), name -> (value, Option).
+        program / args: what is launched, with ``$`` expanded (None when unresolved);
+            program_raw: the program word unexpanded; scope: the variables known there.
+    """
+
+    launcher: str
+    kind: str
+    line: int
+    last_line: int
+    span: tuple[int, int]
+    options: dict[str, Option] = field(default_factory=dict)
+    env: dict[str, tuple[str | None, Option]] = field(default_factory=dict)
+    program: str | None = None
+    args: list[str] = field(default_factory=list)
+    program_raw: str = ""
+    scope: dict = field(default_factory=dict)
+
+    def value(self, name: str, scope: dict) -> str | None:
+        """An option's value with ``$`` expanded (None when absent or unresolved)."""
+        opt = self.options.get(name)
+        return None if opt is None or opt.value is None else expand(opt.value, scope)
+
+
+@dataclass
+class Setting:
+    """A variable the script assigns (``X=1``, ``export X=1``) and where its value is."""
+
+    name: str
+    value: str
+    resolved: str | None
+    line: int
+    value_span: tuple[int, int]
+
+
+@dataclass
+class JobScript:
+    """What a batch script asks for, and where each part of it is written.
+
+    Attributes:
+        text: the script; scheduler: ``slurm`` or ``pbs``.
+        directives: canonical name -> the option that counts (the last one).
+        ignored: line numbers of directives after the first command (schedulers skip them).
+        first_command: line of the first command (directives end there), None if none.
+        directives_end: text offset just after the last counted directive line.
+        launches: every launch line; settings: the script's assignments in order.
+        nodes / ntasks / ntasks_per_node / cpus_per_task / threads / gpus_per_node / time_s /
+            partition / account / job_name: what it asks for (None: not said).
+        lines: value name -> the line numbers it was read from.
+        notes: what the reader assumed or could not resolve, one line each.
+    """
+
+    text: str
+    scheduler: str
+    directives: dict[str, Option] = field(default_factory=dict)
+    ignored: list[int] = field(default_factory=list)
+    first_command: int | None = None
+    directives_end: int = 0
+    launches: list[Launch] = field(default_factory=list)
+    settings: list[Setting] = field(default_factory=list)
+    select: dict[str, Option] = field(default_factory=dict)
+    nodes: int | None = None
+    ntasks: int | None = None
+    ntasks_per_node: int | None = None
+    cpus_per_task: int | None = None
+    threads: int | None = None
+    gpus_per_node: int = 0
+    time_s: int | None = None
+    partition: str | None = None
+    account: str | None = None
+    job_name: str | None = None
+    launch: Launch | None = None
+    scope: dict = field(default_factory=dict)
+    lines: dict[str, list[int]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    base: tuple | None = None
+
+    def note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+
+    def where(self, key: str, line: int | None) -> None:
+        if line is not None and line not in self.lines.setdefault(key, []):
+            self.lines[key].append(line)
+
+    @property
+    def device(self) -> str:
+        return "gpu" if self.gpus_per_node else "cpu"
+
+    def layout(self, cores_per_node: int | None = None) -> tuple[int, int, int]:
+        """(nodes, ranks per node, threads) as the scheduler would give them.
+
+        ``--ntasks`` without ``--nodes`` gets the fewest nodes that hold the tasks (and their
+        CPUs), so it needs ``cores_per_node``.
+
+        Raises:
+            ConfigError: the script leaves the node count open and no core count was given.
+        """
+        threads = self.threads or 1
+        cpus = self.cpus_per_task or threads
+        nodes = self.nodes
+        if nodes is None:
+            if self.ntasks and self.ntasks_per_node:
+                nodes = -(-self.ntasks // self.ntasks_per_node)
+            elif self.ntasks:
+                if not cores_per_node:
+                    raise ConfigError("the script gives --ntasks without --nodes; the node "
+                                      "count depends on the partition's cores (pass --cluster)")
+                nodes = max(1, -(-self.ntasks * cpus // cores_per_node))
+            else:
+                nodes = 1
+        ranks = self.ntasks or (nodes * self.ntasks_per_node if self.ntasks_per_node
+                                else nodes)
+        per_node = -(-ranks // nodes)
+        if per_node * nodes != ranks:
+            self.note(f"{ranks} ranks do not divide evenly over {nodes} nodes; counted "
+                      f"{per_node} per node")
+        return nodes, per_node, threads
+
+
+
+
+# ---- reading --------------------------------------------------------------------------------
+
+
+def _lines(text: str) -> list[tuple[int, int, str]]:
+    """(line number, start offset, text without its newline) of every physical line."""
+    out, pos = [], 0
+    for number, line in enumerate(text.splitlines(keepends=True), start=1):
+        out.append((number, pos, line.rstrip("\r\n")))
+        pos += len(line)
+    return out
+
+
+def _magic(line: str) -> str | None:
+    """The directive prefix ``line`` starts with at column 0 (as sbatch compares), or None."""
+    return next((m for m in MAGIC if line.startswith(m)), None)
+
+
+def _read_directives(script: JobScript, lines) -> int:
+    """Read the directives up to the first command; return the index of that line."""
+    for k, (number, start, line) in enumerate(lines):
+        magic = _magic(line)
+        if magic is None:
+            stripped = line.strip()
+            if stripped and not stripped.startswith("#"):
+                script.first_command = number
+                return k
+            continue
+        if MAGIC[magic] != script.scheduler:
+            script.note(f"line {number}: {magic} line in a {script.scheduler} script; skipped")
+            continue
+        body = line[len(magic):]
+        body = body[:comment_start(body, anywhere=True)]
+        tokens = words(body, start + len(magic))
+        if script.scheduler == "slurm":
+            options = slurm_options(tokens, number, script.note)
+        else:
+            options = pbs_options(tokens, number)
+        for opt in options:
+            if opt.name:
+                script.directives[opt.name] = opt  # the last one counts, as getopt's
+            else:
+                script.note(f"line {number}: {opt.value!r} is no option; skipped")
+        script.directives_end = start + len(line) + 1
+    return len(lines)
+
+
+def _logical(lines, k: int):
+    """(first line, last line, start offset, text) of each shell line from index ``k`` on:
+    ``\\``-continued lines are joined (the backslash-newline becomes two blanks, so offsets in
+    the joined text are offsets in the script); here-document bodies are skipped."""
+    heredoc = None
+    while k < len(lines):
+        number, start, line = lines[k]
+        if heredoc is not None:
+            k += 1
+            if (line.lstrip("\t") if heredoc[1] else line) == heredoc[0]:
+                heredoc = None
+            continue
+        text, last = line, k
+        while (len(text) - len(text.rstrip("\\"))) % 2 == 1 and last + 1 < len(lines):
+            last += 1
+            text = text[:-1] + " " * (lines[last][1] - start - len(text) + 1) + lines[last][2]
+        m = re.search(r"<<(-?)\s*['\"]?([A-Za-z_]\w*)['\"]?", text[:comment_start(text, False)])
+        if m:
+            heredoc = (m.group(2), bool(m.group(1)))
+        yield number, lines[last][0], start, text
+        k = last + 1
+
+
+def _commands(tokens: list[Word]):
+    """Simple commands of a line's words (split at ; | && || &, redirections dropped)."""
+    current: list[Word] = []
+    skip = False
+    for word in tokens:
+        if skip:
+            skip = False
+            continue
+        if word.raw in SHELL_STOP:
+            yield current
+            current = []
+        elif REDIRECT_RE.match(word.raw):
+            skip = bool(re.fullmatch(r"(\d*|&)(>>?|<)", word.raw))  # its target is next
+        else:
+            current.append(word)
+    yield current
+
+
+def _scheduler_scope(script: JobScript) -> dict:
+    """What the scheduler puts in the job's environment, from the directives."""
+    s = {}
+    if script.cpus_per_task:
+        s["SLURM_CPUS_PER_TASK"] = script.cpus_per_task
+    if script.nodes:
+        s.update(SLURM_JOB_NUM_NODES=script.nodes, SLURM_NNODES=script.nodes,
+                 PBS_NUM_NODES=script.nodes)
+    tasks = script.ntasks or (script.nodes * script.ntasks_per_node
+                              if script.nodes and script.ntasks_per_node else None)
+    if tasks:
+        s.update(SLURM_NTASKS=tasks, SLURM_NPROCS=tasks, PBS_NODEFILE_LINES=tasks)
+    if script.ntasks_per_node:
+        s.update(SLURM_NTASKS_PER_NODE=script.ntasks_per_node,
+                 PBS_NUM_PPN=script.ntasks_per_node)
+    if script.scheduler == "pbs" and script.threads:
+        s["OMP_NUM_THREADS"] = script.threads  # PBS sets it from ompthreads
+    ncpus = script.select.get("ncpus")
+    if ncpus is not None and to_int(ncpus.value):
+        s["NCPUS"] = to_int(ncpus.value)
+    return {k: str(v) for k, v in s.items()}
+
+
+def _resolve_directives(script: JobScript) -> None:
+    d = script.directives
+
+    def take(key: str, name: str, convert=to_int):
+        opt = d.get(name)
+        if opt is None or opt.value is None:
+            return None
+        value = convert(opt.value)
+        if value is None:
+            script.note(f"line {opt.line}: cannot read {name} {opt.value!r}; ignored")
+        else:
+            script.where(key, opt.line)
+        return value
+
+    if script.scheduler == "slurm":
+        script.nodes = take("nodes", "nodes")
+        script.ntasks = take("ranks", "ntasks")
+        script.ntasks_per_node = take("ranks", "ntasks-per-node")
+        script.cpus_per_task = take("threads", "cpus-per-task")
+        script.time_s = take("time", "time", parse_slurm_time)
+        for name, scale in (("gres", 1), ("gpus-per-node", 1), ("gpus", 0), ("gpus-per-task", -1)):
+            count = take("gpus", name, gpu_count)
+            if count:
+                per_task = script.ntasks_per_node or 1
+                script.gpus_per_node = count if scale == 1 else count * per_task \
+                    if scale == -1 else -(-count // (script.nodes or 1))
+        script.partition, script.account, script.job_name = (
+            d[k].value if k in d else None for k in ("partition", "account", "job-name"))
+        return
+    select = d.get("l:select")
+    if select is not None and select.value:
+        chunks = select.value.split("+")
+        if len(chunks) > 1:
+            script.note(f"line {select.line}: several select chunks; only the first is read")
+        pos = select.value_span[0]
+        for part in chunks[0].split(":"):
+            key, eq, val = part.partition("=")
+            key = key if eq else "count"
+            script.select[key] = Option(key, val if eq else part, select.line,
+                                        (pos, pos + len(part)),
+                                        (pos + (len(key) + 1 if eq else 0), pos + len(part)))
+            pos += len(part) + 1
+        sel = {k: to_int(o.value) for k, o in script.select.items()}
+        script.nodes = sel.get("count") or 1
+        script.ntasks_per_node = sel.get("mpiprocs") or 1
+        script.threads = sel.get("ompthreads")
+        script.gpus_per_node = sel.get("ngpus") or 0
+        for key in ("nodes", "ranks") + (("threads",) if script.threads else ()):
+            script.where(key, select.line)
+    elif d.get("l:nodes") is not None:  # Torque: -l nodes=2:ppn=32[:gpus=2]
+        opt = d["l:nodes"]
+        parts = dict(p.partition("=")[::2] for p in opt.value.split(":")[1:])
+        script.nodes = to_int(opt.value.split(":")[0])
+        script.ntasks_per_node = to_int(parts.get("ppn")) or 1
+        script.gpus_per_node = to_int(parts.get("gpus")) or 0
+        script.where("nodes", opt.line)
+        script.where("ranks", opt.line)
+    script.time_s = take("time", "l:walltime", parse_pbs_time)
+    script.partition, script.account, script.job_name = (
+        d[k].value if k in d else None for k in ("q", "A", "N"))
+
+
+def _launch(script: JobScript, command: list[Word], prefix: list[Word], number: int,
+            last: int, scope: dict) -> Launch:
+    head = command[0]
+    launcher = os.path.basename(head.text)
+    kind = LAUNCHERS[launcher]
+    rest = command[1:]
+    if kind == "slurm":
+        options = slurm_options(rest, number, script.note)
+    else:
+        options = mpi_options(rest, number, TABLES[kind])
+    launch = Launch(launcher, kind, number, last, (head.start, head.end))
+    for opt in options:
+        if not opt.name:
+            continue
+        launch.options[opt.name] = opt
+        if opt.name == "env" and opt.value and "=" in opt.value:
+            key, _, val = opt.value.partition("=")
+            launch.env[key] = (expand(val, scope), opt)
+        elif opt.name == "export" and opt.value:
+            for item in opt.value.split(","):
+                if "=" in item:
+                    key, _, val = item.partition("=")
+                    launch.env[key] = (expand(val, scope), opt)
+    for word in prefix:
+        key, _, val = word.text.partition("=")
+        launch.env[key] = (expand(val, scope), Option("env", word.text, number,
+                                                      (word.start, word.end),
+                                                      (word.start + len(key) + 1, word.end),
+                                                      word.raw[len(key) + 1:]))
+    operands = [w for w in rest if w.start >= (options[-1].span[0] if options else 0)]
+    if options and not options[-1].name:
+        launch.program_raw = options[-1].value
+        launch.program = expand(options[-1].value, scope)
+        launch.args = [a for w in operands[1:] if (a := _or_raw(expand(w.text, scope), w.text))]
+    return launch
+
+
+def _or_raw(value: str | None, raw: str) -> str:
+    return raw if value is None else value
+
+
+def _read_commands(script: JobScript, lines, k: int) -> None:
+    scope = _scheduler_scope(script)
+    for number, last, _start, text in _logical(lines, k):
+        if _magic(text):
+            script.ignored.append(number)
+            continue
+        cut = text[:comment_start(text, anywhere=False)]
+        for command in _commands(words(cut, lines[number - 1][1])):
+            while command and command[0].raw in ("then", "do", "else", "{", "time", "exec",
+                                                  "nohup", "command", "env", "export",
+                                                  "declare", "local", "readonly", "-x"):
+                command = command[1:]
+            prefix = []
+            while command and ASSIGN_RE.match(command[0].text):
+                prefix.append(command.pop(0))
+            if not command:  # only assignments: they set the script's variables
+                for word in prefix:
+                    name, _, value = word.text.partition("=")
+                    resolved = expand(value, scope)
+                    vstart = word.start + len(name) + 1
+                    script.settings.append(Setting(name, value, resolved, number,
+                                                   (vstart, word.end)))
+                    if resolved is None:
+                        scope.pop(name, None)
+                    else:
+                        scope[name] = resolved
+            elif os.path.basename(command[0].text) in LAUNCHERS:
+                launch = _launch(script, command, prefix, number, last, scope)
+                launch.scope = dict(scope)
+                script.launches.append(launch)
+    script.scope = scope
+
+
+def read_script(text: str) -> JobScript:
+    """Read a Slurm or PBS batch script (its text, never a path).
+
+    Raises:
+        ConfigError: text that is no batch script (binary, too long, unbalanced quotes in a
+            directive, neither directives nor a launch line).
+    """
+    if not isinstance(text, str):
+        raise ConfigError("a job script must be text")
+    if len(text) > MAX_SCRIPT_CHARS or "\x00" in text:
+        raise ConfigError("this is no job script (binary or over 1 MB of text); pass the "
+                          "sbatch or qsub script")
+    lines = _lines(text)
+    found = [MAGIC[m] for _, _, line in lines if (m := _magic(line))]
+    script = JobScript(text, found[0] if found else "slurm")
+    k = _read_directives(script, lines)
+    _resolve_directives(script)
+    _read_commands(script, lines, k)
+    if not script.directives and not script.launches:
+        raise ConfigError("no #SBATCH / #PBS directive and no srun / mpirun / mpiexec line "
+                          "found; is this a batch script?")
+    from hpcds1mpi.launch.script_request import resolve_launch
+
+    resolve_launch(script)
+    return script

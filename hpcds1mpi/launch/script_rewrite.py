@@ -1,0 +1,240 @@
+"""Rewriting a user's batch script to another layout, touching only the lines that must change.
+
+Every value :mod:`hpcds1mpi.launch.script_reading` read keeps its place in the text, so a
+rewrite replaces values where they stand (``--nodes=8`` becomes ``--nodes=4``, ``-n 256`` in
+``srun -n 256`` becomes ``-n 64``, ``export OMP_NUM_THREADS=1`` becomes ``=2``) and adds a line
+only where the script says nothing the scheduler would need (a ``--cpus-per-task`` directive,
+an ``OMP_NUM_THREADS`` export). Every other byte stays as it was. A value the scheduler
+fills in (``$SLURM_CPUS_PER_TASK``) is left alone: the directive it comes from changes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from hpcds1mpi.launch.directives import format_pbs_walltime, format_slurm_time
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hpcds1mpi.launch.script_options import Option
+    from hpcds1mpi.launch.script_reading import JobScript
+
+_SCHEDULER_VAR_RE = re.compile(r"^\$\{?(SLURM|SRUN|PBS)_\w+\}?$")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What the rewritten script asks for."""
+
+    nodes: int
+    ranks_per_node: int
+    threads: int
+    gpus_per_node: int = 0
+    time_s: int | None = None
+    partition: str | None = None
+
+
+@dataclass(frozen=True)
+class Change:
+    """One changed or added line: its number in the old script (for an added line, the line
+    it follows), the old text (empty when added) and the new."""
+
+    line: int
+    old: str
+    new: str
+
+
+class _Edits:
+    def __init__(self, script: "JobScript"):
+        self.script, self.edits = script, []
+
+    def put(self, opt: "Option", value, spelled: str) -> None:
+        """Set an option's value where it stands (the whole option when its value is quoted)."""
+        value = str(value)
+        if opt.value == value:
+            return
+        if opt.value_span is not None and opt.value_span[0] is not None:
+            self.edits.append((*opt.value_span, value))
+        else:
+            self.edits.append((*opt.span, f"{spelled}={value}"))
+
+    def launch_value(self, opt: "Option", value, spelled: str) -> None:
+        if opt.raw and _SCHEDULER_VAR_RE.match(opt.raw.strip("\"'")):
+            return  # filled in by the scheduler from the directives, which change
+        self.put(opt, value, spelled)
+
+    def insert(self, at: int, text: str) -> None:
+        self.edits.append((at, at, text))
+
+    def changes(self) -> list[Change]:
+        """The lines the edits change or add, in the order of the script."""
+        text, out = self.script.text, []
+        starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
+        by_line: dict[int, list] = {}
+        for start, end, new in self.edits:
+            number = max(k for k, s in enumerate(starts) if s <= start) + 1
+            if start == end and new.endswith("\n") and start == starts[number - 1]:
+                out += [Change(number - 1, "", added) for added in new.splitlines()]
+            else:
+                by_line.setdefault(number, []).append((start, end, new))
+        lines = text.splitlines()
+        for number, edits in by_line.items():
+            base = starts[number - 1]
+            line = lines[number - 1]
+            for start, end, new in sorted(edits, reverse=True):
+                line = line[:start - base] + new + line[end - base:]
+            out.append(Change(number, lines[number - 1], line))
+        return sorted(out, key=lambda c: (c.line, c.old == ""))
+
+    def apply(self) -> str:
+        text = self.script.text
+        for start, end, new in sorted(self.edits, key=lambda e: (e[0], e[1]), reverse=True):
+            text = text[:start] + new + text[end:]
+        return text
+
+
+def _directive_line(script: "JobScript") -> int:
+    """Where a new directive goes: after the last one read, else after the ``#!`` line."""
+    if script.directives_end:
+        return min(script.directives_end, len(script.text))
+    first = script.text.split("\n", 1)[0]
+    return len(first) + 1 if first.startswith("#!") else 0
+
+
+def _gpu_value(value: str, count: int) -> str:
+    """``value`` (``gpu:a100:4``, ``a100:4``, ``4``) with its GPU count set to ``count``."""
+    items = value.split(",")
+    for k, item in enumerate(items):
+        fields = item.split(":")
+        if fields[0] in ("gpu", "gres/gpu") or len(items) == 1:
+            if fields[-1].isdigit():
+                fields[-1] = str(count)
+            else:
+                fields.append(str(count))
+            items[k] = ":".join(fields)
+            break
+    return ",".join(items)
+
+
+def _slurm(e: _Edits, script: "JobScript", to: Layout) -> None:
+    d, new = script.directives, []
+    for name, value in (("nodes", to.nodes), ("ntasks-per-node", to.ranks_per_node)):
+        if name in d:
+            e.put(d[name], value, "--" + name)
+        elif name == "nodes" or "ntasks" not in d:  # --nodes with --ntasks places them
+            new.append(f"--{name}={value}")
+    if "ntasks" in d:
+        e.put(d["ntasks"], to.nodes * to.ranks_per_node, "--ntasks")
+    if "cpus-per-task" in d:
+        e.put(d["cpus-per-task"], to.threads, "--cpus-per-task")
+    elif to.threads > 1:
+        new.append(f"--cpus-per-task={to.threads}")
+    gpus = [n for n in ("gres", "gpus-per-node", "gpus", "gpus-per-task") if n in d]
+    for name in gpus:
+        count = {"gpus": to.nodes * to.gpus_per_node,
+                 "gpus-per-task": max(1, to.gpus_per_node // to.ranks_per_node)}.get(
+                     name, to.gpus_per_node)
+        e.put(d[name], _gpu_value(d[name].value or "", count), "--" + name)
+    if not gpus and to.gpus_per_node:
+        new.append(f"--gpus-per-node={to.gpus_per_node}")
+    if to.time_s:
+        if "time" in d:
+            e.put(d["time"], format_slurm_time(to.time_s), "--time")
+        else:
+            new.append(f"--time={format_slurm_time(to.time_s)}")
+    if to.partition and "partition" in d:
+        e.put(d["partition"], to.partition, "--partition")
+    if new:
+        e.insert(_directive_line(script), "".join(f"#SBATCH {x}\n" for x in new))
+
+
+def _pbs(e: _Edits, script: "JobScript", to: Layout) -> None:
+    d = script.directives
+    if script.select:
+        values = {"count": to.nodes, "ncpus": to.ranks_per_node * to.threads,
+                  "mpiprocs": to.ranks_per_node, "ompthreads": to.threads}
+        if to.gpus_per_node or "ngpus" in script.select:
+            values["ngpus"] = to.gpus_per_node
+        for key, value in values.items():
+            if key in script.select:
+                e.put(script.select[key], value, key)
+        missing = [f":{k}={v}" for k, v in values.items() if k not in script.select]
+        if missing:
+            end = max(o.span[1] for o in script.select.values())
+            e.insert(end, "".join(missing))
+    elif "l:nodes" in d:
+        opt = d["l:nodes"]
+        rest = [p for p in opt.value.split(":")[1:] if not p.startswith(("ppn=", "gpus="))]
+        chunk = ":".join([str(to.nodes), f"ppn={to.ranks_per_node}", *rest]
+                         + ([f"gpus={to.gpus_per_node}"] if to.gpus_per_node else []))
+        e.put(opt, chunk, "nodes")
+    else:
+        e.insert(_directive_line(script), f"#PBS -l select={to.nodes}:ncpus="
+                 f"{to.ranks_per_node * to.threads}:mpiprocs={to.ranks_per_node}:ompthreads="
+                 f"{to.threads}\n")
+    if to.time_s:
+        if "l:walltime" in d:
+            e.put(d["l:walltime"], format_pbs_walltime(to.time_s), "walltime")
+        else:
+            e.insert(_directive_line(script), f"#PBS -l walltime="
+                     f"{format_pbs_walltime(to.time_s)}\n")
+    if to.partition and "q" in d:
+        e.put(d["q"], to.partition, "-q")
+
+
+def _launch(e: _Edits, script: "JobScript", to: Layout) -> bool:
+    """Edit the launch line; True when it sets OMP_NUM_THREADS itself."""
+    launch = script.launch
+    if launch is None:
+        return False
+    o = launch.options
+    values = {"nodes": to.nodes, "ntasks": to.nodes * to.ranks_per_node,
+              "ntasks-per-node": to.ranks_per_node, "cpus-per-task": to.threads}
+    for name, value in values.items():
+        if name in o and (launch.kind == "slurm" or name != "nodes"):
+            e.launch_value(o[name], value, "--" + name)
+    if "map-by" in o and o["map-by"].value:
+        mapped = re.sub(r"ppr:\d+:node(:pe=\d+)?", lambda m: f"ppr:{to.ranks_per_node}:node"
+                        + (f":pe={to.threads}" if m.group(1) else ""), o["map-by"].value,
+                        flags=re.I)
+        e.launch_value(o["map-by"], mapped, "--map-by")
+    inherits = any(st.name == "SRUN_CPUS_PER_TASK" for st in script.settings)
+    if launch.kind == "slurm" and "cpus-per-task" not in o and to.threads > 1 and not inherits:
+        # srun does not take --cpus-per-task from the allocation on every Slurm release
+        e.insert(launch.span[1], f" -c {to.threads}")
+    if "OMP_NUM_THREADS" in launch.env:
+        value, opt = launch.env["OMP_NUM_THREADS"]
+        m = re.search(r"OMP_NUM_THREADS=([^\s,]*)", script.text[opt.span[0]:opt.span[1]])
+        if m and not _SCHEDULER_VAR_RE.match(m.group(1).strip("\"'")) \
+                and value != str(to.threads):
+            e.edits.append((opt.span[0] + m.start(1), opt.span[0] + m.end(1), str(to.threads)))
+        return True
+    return False
+
+
+def _omp(e: _Edits, script: "JobScript", to: Layout) -> None:
+    launch = script.launch
+    until = launch.line if launch is not None else 10 ** 9
+    sets = [s for s in script.settings if s.name == "OMP_NUM_THREADS" and s.line <= until]
+    if sets:
+        last = sets[-1]
+        if not _SCHEDULER_VAR_RE.match(last.value) and last.resolved != str(to.threads):
+            e.edits.append((*last.value_span, str(to.threads)))
+    elif to.threads > 1 and launch is not None and not (
+            script.scheduler == "pbs" and script.select):
+        line_start = script.text.rfind("\n", 0, launch.span[0]) + 1
+        e.insert(line_start, f"export OMP_NUM_THREADS={to.threads}\n")
+
+
+def rewrite(script: "JobScript", to: Layout) -> tuple[str, list[Change]]:
+    """The script's text asking for ``to``, and the lines that changed.
+
+    Only the directives, the launch line and the ``OMP_NUM_THREADS`` setting change; every
+    other line is kept byte for byte.
+    """
+    e = _Edits(script)
+    (_slurm if script.scheduler == "slurm" else _pbs)(e, script, to)
+    if not _launch(e, script, to):
+        _omp(e, script, to)
+    return e.apply(), e.changes()
