@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from hpcds1mpi.cli import COMMANDS
+from tests.helpers import REPO
 
 #: A valid prefix per command, so that the last word is the only thing wrong.
 PREFIX = {
@@ -22,11 +23,13 @@ PREFIX = {
     "recommend": ["recommend", "--workload", "stencil", "--size", "1024"],
     "tune": ["tune", "--kernel", "gemm", "--size", "64", "--out", "t.h5"],
     "quickstart": ["quickstart", "--out", "qs"],
+    "campaign": ["campaign", str(REPO / "plans" / "reference.toml"), "--emit", "slurm"],
 }
 #: The last option of each prefix that takes a value (to leave its value off).
 VALUED = {"run": "--size", "sweep": "--sizes", "telemetry": "--rows", "ingest": "--kind",
           "train": "--seed", "learn": "--seed", "mobo": "--seed", "recommend": "--deadline",
           "tune": "--budget", "quickstart": "--ranks", "cluster": "--partition"}
+VALUED["campaign"] = "--shards"
 
 
 def test_the_suite_covers_every_subcommand():

@@ -1,0 +1,145 @@
+"""``hpcds1mpi campaign`` on the command line: what emit writes and prints, and bad input (a
+plan that does not exist, K < 1, an --out holding another campaign or anything else, status
+or resubmit on a folder that is not a campaign, no scheduler): one line, exit 2 / 1, no
+traceback, nothing already there changed."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tests.badinput.harness import assert_refused, assert_unchanged, invoke, snapshot
+
+PLAN = textwrap.dedent("""\
+    [sweep]
+    min_time = 0.01
+
+    [[kernel]]
+    name = "gemm"
+    sizes = [32, 64]
+    nodes = [1, 2]
+    ranks_per_node = [1, 2]
+    threads = [1]
+    precisions = ["fp64"]
+""")
+CLUSTER = textwrap.dedent("""\
+    [clusters.lab.partitions.debug]
+    cores_per_node = 2
+    memory_gb = 4
+    max_nodes = 2
+""")
+
+
+@pytest.fixture
+def here(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "plan.toml").write_text(PLAN)
+    (tmp_path / "other.toml").write_text(PLAN.replace("[32, 64]", "[48]"))
+    (tmp_path / "c.toml").write_text(CLUSTER)
+    return tmp_path
+
+
+EMIT = ["--emit", "slurm", "--cluster", "c.toml", "--partition", "debug"]
+
+
+def test_emit_writes_one_job_per_node_count_an_array_per_shard_and_the_merge(here, capsys):
+    res = invoke(capsys, ["campaign", "plan.toml", *EMIT, "--shards", "3", "--out", "camp"])
+    assert res.code == 0, res.err
+    assert res.out.splitlines()[0] == "campaign camp: 8 configurations in 6 parts over node " \
+                                      "counts 1, 2"
+    assert "n1.sbatch: 1 node(s), array of 3 (n1-0 2, n1-1 1, n1-2 1 configurations)" in res.out
+    assert "hpcds1mpi campaign resubmit camp" in res.out
+    camp = here / "camp"
+    n2 = (camp / "n2.sbatch").read_text()
+    assert "#SBATCH --nodes=2" in n2 and "#SBATCH --ntasks-per-node=2" in n2
+    assert "#SBATCH --array=0-2" in n2 and "#SBATCH --exclusive" in n2
+    assert 'PART=n2-$INDEX' in n2 and "INDEX=${SLURM_ARRAY_TASK_ID:-" in n2
+    assert "sweep --launch 4 --cluster" in n2 and '--plan "plans/$PART.toml"' in n2
+    assert "telemetry merge" in (camp / "merge.sbatch").read_text()
+    assert "--dependency=afterany:$j1:$j2 merge.sbatch" in (camp / "submit.sh").read_text()
+    assert sorted(p.name for p in (camp / "plans").iterdir()) == \
+        [f"n{n}-{i}.toml" for n in (1, 2) for i in range(3)]
+
+
+def test_emit_pbs_puts_the_array_on_the_qsub_line(here, capsys):
+    res = invoke(capsys, ["campaign", "plan.toml", "--emit", "pbs", "--cluster", "c.toml",
+                          "--partition", "debug", "--shards", "2", "--out", "camp"])
+    assert res.code == 0, res.err
+    text = (here / "camp" / "n2.pbs").read_text()
+    assert "#PBS -l select=2:ncpus=2:mpiprocs=2:ompthreads=1" in text
+    assert "INDEX=${PBS_ARRAY_INDEX:-" in text and "--array" not in text
+    submit = (here / "camp" / "submit.sh").read_text()
+    assert "qsub -J 0-1 n1.pbs" in submit and "depend=afterany:$j1:$j2 merge.pbs" in submit
+
+
+def _refused(capsys, root, argv, code, *fragments):
+    before = snapshot(root)
+    line = assert_refused(invoke(capsys, argv), code, *fragments)
+    assert_unchanged(before, snapshot(root))
+    return line
+
+
+def test_a_plan_that_does_not_exist(here, capsys):
+    _refused(capsys, here, ["campaign", "nope.toml", *EMIT, "--out", "camp"], 2, "nope.toml")
+
+
+@pytest.mark.parametrize("k", ["0", "-3"])
+def test_shards_below_one(here, capsys, k):
+    _refused(capsys, here, ["campaign", "plan.toml", *EMIT, "--shards", k, "--out", "camp"], 2,
+             "--shards")
+
+
+def test_shards_not_a_number(here, capsys):
+    _refused(capsys, here, ["campaign", "plan.toml", *EMIT, "--shards", "many"], 2, "many")
+
+
+def test_an_out_holding_another_campaign_is_kept(here, capsys):
+    assert invoke(capsys, ["campaign", "other.toml", *EMIT, "--out", "camp"]).code == 0
+    (here / "camp" / "telemetry" / "n1-0.h5").write_bytes(b"a shard already measured")
+    _refused(capsys, here, ["campaign", "plan.toml", *EMIT, "--out", "camp"], 2,
+             "another campaign")
+    # the same campaign again: said so, and where to look
+    _refused(capsys, here, ["campaign", "other.toml", *EMIT, "--out", "camp"], 2,
+             "already holds this campaign", "campaign status")
+
+
+def test_an_out_that_is_not_empty_or_is_a_file(here, capsys):
+    (here / "busy").mkdir()
+    (here / "busy" / "keep.txt").write_text("mine")
+    _refused(capsys, here, ["campaign", "plan.toml", *EMIT, "--out", "busy"], 2, "not empty")
+    _refused(capsys, here, ["campaign", "plan.toml", *EMIT, "--out", "c.toml"], 2)
+
+
+def test_too_many_nodes_for_the_partition(here, capsys):
+    (here / "big.toml").write_text(PLAN.replace("nodes = [1, 2]", "nodes = [1, 8]"))
+    _refused(capsys, here, ["campaign", "big.toml", *EMIT, "--out", "camp"], 2, "8 nodes")
+
+
+@pytest.mark.parametrize("sub", ["status", "resubmit"])
+def test_status_and_resubmit_on_what_is_not_a_campaign(here, capsys, sub):
+    (here / "plain").mkdir()
+    _refused(capsys, here, ["campaign", sub, "plain"], 2, "not a campaign")
+    _refused(capsys, here, ["campaign", sub, "missing"], 2, "no such campaign folder")
+    _refused(capsys, here, ["campaign", sub, "plan.toml"], 2, "campaign folder")
+
+
+def test_a_damaged_manifest(here, capsys):
+    assert invoke(capsys, ["campaign", "plan.toml", *EMIT, "--out", "camp"]).code == 0
+    manifest = here / "camp" / "campaign.json"
+    for text in ("{not json", '{"format": "hpcds1mpi-campaign", "version": 1}', "[]"):
+        manifest.write_text(text)
+        _refused(capsys, here, ["campaign", "status", "camp"], 2, "campaign.json")
+
+
+def test_resubmit_without_a_scheduler_is_a_runtime_failure(here, capsys, monkeypatch):
+    assert invoke(capsys, ["campaign", "plan.toml", *EMIT, "--out", "camp"]).code == 0
+    monkeypatch.setenv("PATH", str(here / "no-bin"))
+    _refused(capsys, here, ["campaign", "resubmit", "camp"], 1, "sbatch not found")
+
+
+def test_dry_run_says_what_would_go(here, capsys):
+    assert invoke(capsys, ["campaign", "plan.toml", *EMIT, "--shards", "2", "--out",
+                           "camp"]).code == 0
+    res = invoke(capsys, ["campaign", "resubmit", "camp", "--dry-run"])
+    assert res.code == 0 and res.out.strip() == "would submit: n1 indices 0,1; n2 indices 0,1"

@@ -1,0 +1,174 @@
+"""``campaign status`` from real shards (swept here with mpiexec) and ``campaign resubmit``'s
+choice of what goes again: only missing, failed and interrupted parts, never a done, queued or
+running one. sbatch and squeue are stand-ins here that record what they were asked (the real
+scheduler runs in tests/slurm/test_campaign.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from hpcds1mpi.measure import campaign as cm
+from hpcds1mpi.measure.campaign_scripts import emit
+from hpcds1mpi.measure.campaign_status import campaign_status, summary_lines
+from hpcds1mpi.measure.campaign_submit import ranges, resubmit
+from tests.helpers import hpcds1mpi_exe, run_mpi
+
+PLAN = textwrap.dedent("""\
+    [sweep]
+    min_time = 0.0
+    max_repeats = 1
+    warmup = 0
+
+    [[kernel]]
+    name = "gemm"
+    sizes = [16, 24, 32, 40]
+    nodes = [1, 2]
+    ranks_per_node = [1]
+    threads = [1]
+    precisions = ["fp64"]
+""")
+CLUSTER = textwrap.dedent("""\
+    [clusters.lab.partitions.debug]
+    cores_per_node = 2
+    memory_gb = 4
+    max_nodes = 2
+""")
+
+
+def _emit(root: Path, shards: int) -> Path:
+    (root / "cluster.toml").write_text(CLUSTER)
+    emit(str(root / "plan.toml"), "slurm", str(root / "camp"), shards=shards,
+         cluster_file=str(root / "cluster.toml"), partition_name="debug")
+    return root / "camp"
+
+
+def _sweep(folder: Path, plan: str, out: str) -> None:
+    proc = run_mpi(1, [hpcds1mpi_exe(), "sweep", "--plan", plan, "--out", out,
+                       "--no-progress"], cwd=folder, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory) -> Path:
+    """A campaign of 8 configurations in 4 parts of 2: n1-0 swept whole, n1-1 one run of two with
+    no exit note (interrupted), n2-0 one run of two with exit 1 (failed), n2-1 untouched."""
+    root = tmp_path_factory.mktemp("campaign")
+    (root / "plan.toml").write_text(PLAN)
+    folder = _emit(root, 2)
+    manifest = cm.read_manifest(folder)
+    assert [p["name"] for p in manifest["parts"]] == ["n1-0", "n1-1", "n2-0", "n2-1"]
+    _sweep(folder, "plans/n1-0.toml", "telemetry/n1-0.h5")
+    for name in ("n1-1", "n2-0"):  # one configuration of the part's plan only
+        doc = json.loads(json.dumps(__import__("tomllib").loads(
+            (folder / "plans" / f"{name}.toml").read_text())))
+        doc["kernel"][0]["sizes"] = doc["kernel"][0]["sizes"][:1]
+        doc["kernel"][0]["nodes"] = [1]  # swept on this one machine
+        (root / f"{name}-part.toml").write_text(cm.toml_text(doc))
+        _sweep(folder, str(root / f"{name}-part.toml"), f"telemetry/{name}.h5")
+    (folder / "parts" / "n2-0.exit").write_text("1\n")
+    return folder
+
+
+def _states(folder: Path, env=None) -> dict[str, str]:
+    return {p.name: p.state for p in campaign_status(folder, env)[1]}
+
+
+def test_status_tells_done_interrupted_failed_and_missing_apart(campaign):
+    # n2-0's one run is a 1-node run (this is one machine), not one of its own: 0 of 2.
+    states = _states(campaign, env={"PATH": "/nonexistent"})
+    assert states["n1-0"] == "done"
+    assert states["n1-1"] == "interrupted"
+    assert states["n2-1"] == "missing"
+    assert states["n2-0"] == "failed"
+    manifest, parts = campaign_status(campaign)
+    lines = summary_lines(campaign, manifest, parts)
+    assert "parts: done 1, failed 1, interrupted 1, missing 1" in lines
+    assert any("n2-0" in line and "exited 1" in line for line in lines)
+    assert lines[-1].startswith("3 part(s) to submit again")
+
+
+def _scheduler(tmp_path: Path, squeue: str = "") -> tuple[dict, Path]:
+    """PATH with an sbatch that logs its argv and answers job 100, 101, ... and a squeue that
+    prints ``squeue``."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    log = tmp_path / "sbatch.log"
+    (bin_dir / "sbatch").write_text(textwrap.dedent(f"""\
+        #!/bin/sh
+        echo "$*" >> {log}
+        echo x >> {log}.count
+        n=$(wc -l < {log}.count)
+        echo $((99 + n))
+    """))
+    (bin_dir / "squeue").write_text(f"#!/bin/sh\nprintf '{squeue}'\n")
+    for name in ("sbatch", "squeue"):
+        (bin_dir / name).chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+    env["PATH"] = f"{bin_dir}:{Path(sys.executable).parent}:/usr/bin:/bin"
+    return env, log
+
+
+def _copy(folder: Path, tmp_path: Path) -> Path:
+    import shutil
+
+    target = tmp_path / "camp"
+    shutil.copytree(folder, target)
+    return target
+
+
+def test_resubmit_submits_only_the_parts_not_done_then_the_merge_after_them(campaign, tmp_path):
+    folder = _copy(campaign, tmp_path)
+    env, log = _scheduler(tmp_path)
+    result = resubmit(folder, env=env)
+    calls = log.read_text().splitlines()
+    assert calls == ["--parsable --array=1 n1.sbatch", "--parsable --array=0,1 n2.sbatch",
+                     "--parsable --dependency=afterany:100:101 merge.sbatch"]
+    assert result["parts"] == {1: [1], 2: [0, 1]} and result["merge"] == "102"
+    subs = cm.read_manifest(folder)["submissions"]
+    assert [(s.get("nodes"), s.get("indices"), s["job_id"]) for s in subs] == \
+        [(1, [1], "100"), (2, [0, 1], "101"), (None, None, "102")]
+
+
+def test_parts_the_scheduler_still_holds_are_not_submitted_again(campaign, tmp_path):
+    folder = _copy(campaign, tmp_path)
+    env, log = _scheduler(tmp_path)
+    resubmit(folder, env=env)  # jobs 100 (n1: 1), 101 (n2: 0, 1), merge 102
+    env, _ = _scheduler(tmp_path, squeue="100_1 RUNNING\\n101_0 PENDING\\n")
+    states = _states(folder, env)
+    assert (states["n1-1"], states["n2-0"], states["n2-1"]) == ("running", "queued", "missing")
+    log.write_text("")
+    result = resubmit(folder, env=env)
+    calls = log.read_text().splitlines()
+    # n2-1 is still missing (its task left the queue without a trace): only it goes again,
+    # and the merge waits for it and for the two tasks still held.
+    assert calls == ["--parsable --array=1 n2.sbatch",
+                     "--parsable --dependency=afterany:100:101:103 merge.sbatch"]
+    assert result["waiting_for"] == ["100", "101"]
+
+
+def test_resubmit_of_a_finished_campaign_submits_nothing(tmp_path):
+    root = tmp_path
+    (root / "plan.toml").write_text(PLAN.replace("nodes = [1, 2]", "nodes = [1]"))
+    folder = _emit(root, 1)
+    _sweep(folder, "plans/n1-0.toml", "telemetry/n1-0.h5")
+    env, log = _scheduler(tmp_path)
+    result = resubmit(folder, env=env)  # done but never merged: the merge alone
+    assert log.read_text().splitlines() == ["--parsable merge.sbatch"]
+    assert result["jobs"] == {}
+    from hpcds1mpi.records import telemetry
+
+    telemetry.merge([folder / "telemetry" / "n1-0.h5"], folder / "merged.h5")
+    log.write_text("")
+    result = resubmit(folder, env=env)
+    assert log.read_text() == "" and result["merge"] == ""
+
+
+def test_ranges_of_indices():
+    assert ranges([3, 0, 1, 5, 6]) == [(0, 1), (3, 3), (5, 6)]
+    assert ranges([]) == []
