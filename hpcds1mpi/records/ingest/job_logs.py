@@ -9,11 +9,13 @@ from pathlib import Path
 from hpcds1mpi.errors import IngestError
 from hpcds1mpi.schemas.jobs import drop_malformed
 
+from .csv_tables import csv_header
+from .eagle import read_eagle
+from .eurora import read_eurora
 from .parquet_tables import parquet_columns, parquet_kind, read_job_parquet
+from .sacct_csv import is_sacct_header, read_sacct_csv
 from .sacct_json import read_sacct_json
 from .sacct_text import read_sacct_parsable
-from .csv_tables import csv_header
-from .eurora import read_eurora
 from .schema import KINDS, normalise, rows_frame
 from .swf import head_text, looks_like_swf, read_swf
 
@@ -53,8 +55,9 @@ def detect_kind(path: str | Path) -> str:
     if "|" in first:
         raise IngestError(f"{path}: '|'-separated but no JobID header; "
                           "run sacct -P without --noheader and with JobID in --format")
-    raise IngestError(f"{path}: not a sacct -P/--json output, an SWF log or a PM100/Adastra "
-                      f"parquet file (use --kind to say which it is)")
+    raise IngestError(f"{path}: not a job log of a known kind (sacct -P/--json/CSV, SWF, "
+                      f"PM100/Adastra parquet, NREL Eagle or CINECA Eurora CSV; use --kind to "
+                      f"say which it is)")
 
 
 
@@ -66,6 +69,10 @@ def _csv_kind(text: str) -> str | None:
     cols = set(csv_header(first))
     if {"pred_power_W", "used_nodes", "req_walltime_s"} <= cols:
         return "eurora"
+    if {"wallclock_req", "nodes_req", "processors_req", "run_time"} <= cols:
+        return "eagle"
+    if is_sacct_header(cols):
+        return "sacct-csv"
     return None
 
 
@@ -104,10 +111,15 @@ def read_job_log(path: str | Path, kind: str = "auto", procs_are: str = "auto"):
         df, report = read_swf(path, procs_are)
     elif kind == "eurora":
         df, report = read_eurora(path)
+    elif kind == "eagle":
+        df, report = read_eagle(path)
+    elif kind == "sacct-csv":
+        rows, report = read_sacct_csv(path)
+        df = rows_frame(rows)
     elif kind == "sacct-json":
         rows, report = read_sacct_json(path)
         df = rows_frame(rows)
-    else:
+    else:  # sacct-p
         rows, report = read_sacct_parsable(path)
         df = rows_frame(rows)
     if report.jobs:
@@ -133,21 +145,23 @@ def ingest(paths: list[str | Path], kind: str = "auto", procs_are: str = "auto")
     import pandas as pd
 
     frames, reports = [], []
-    for p in paths:
+    for i, p in enumerate(paths):
         df, rep = read_job_log(p, kind, procs_are)
-        frames.append(df)
+        frames.append(df.assign(_file=i))
         reports.append(rep)
     table = pd.concat(frames, ignore_index=True)
-    priority = {"sacct-p": 0, "sacct-json": 1}  # every other kind: 2
+    priority = {"sacct-p": 0, "sacct-csv": 0, "sacct-json": 1}  # every other kind: 2
     table["_prio"] = table["source_kind"].map(priority).fillna(2)
     table = table.sort_values("_prio", kind="stable")
-    key = table["job_id"].astype(str) + "@" + table["submit_time"].astype(str) + "@" + \
-        table["source_kind"].isin(["sacct-p", "sacct-json"]).astype(str)
-    dup = key.duplicated()
+    text = table["job_id"].astype("object").fillna("").astype(str)
+    key = text + "@" + table["submit_time"].astype("object").astype(str) + "@" + \
+        table["source_kind"].isin(["sacct-p", "sacct-csv", "sacct-json"]).astype(str)
+    # Only a copy from another file is a duplicate: within a file each reader decides.
+    dup = key.duplicated() & ~(key + "@" + table["_file"].astype(str)).duplicated()
     notes: Counter = Counter()
     if dup.any():
         notes["same job in several files, kept once (sacct -P preferred)"] = int(dup.sum())
-    table = table[~dup].drop(columns="_prio").sort_index().reset_index(drop=True)
+    table = table[~dup].drop(columns=["_prio", "_file"]).sort_index().reset_index(drop=True)
     return table, reports, notes
 
 

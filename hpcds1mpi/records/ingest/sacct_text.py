@@ -60,9 +60,15 @@ def read_sacct_parsable(path: str | Path) -> tuple[list[dict], FileReport]:
     if trailing:
         header = header[:-1]
     ncols = len(header) + (1 if trailing else 0)
-    idcol = "JobID" if "JobID" in header else "JobIDRaw"
     records = _split_records(lines[1:], ncols, report)
+    return rows_from_records(header, records, report), report
 
+
+def rows_from_records(header: list[str], records, report: FileReport) -> list[dict]:
+    """Job rows (:func:`job_row`) from sacct records, job lines and their step lines, as
+    ``sacct -P`` and a sacct CSV export both give them (one list of fields per record, in
+    the order of ``header``); sets ``report.jobs``."""
+    idcol = "JobID" if "JobID" in header else "JobIDRaw"
     jobs: dict[str, dict] = {}
     steps: dict[str, list[dict]] = {}
     order: list[str] = []
@@ -83,10 +89,9 @@ def read_sacct_parsable(path: str | Path) -> tuple[list[dict], FileReport]:
         if jid not in jobs:
             report.dropped["step rows without their job line"] += len(steps[jid])
 
-    out = build_rows(order, lambda jid: _job_from_sacct_rows(jid, jobs[jid], steps.get(jid, []),
-                                                             report),
-                     report, (ValueError,), lambda exc: f"unparseable value ({_reason(exc)})")
-    return out, report
+    return build_rows(order, lambda jid: _job_from_sacct_rows(jid, jobs[jid], steps.get(jid, []),
+                                                              report),
+                      report, (ValueError,), lambda exc: f"unparseable value ({_reason(exc)})")
 
 
 def _reason(exc: Exception) -> str:
@@ -108,7 +113,8 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
     exit_code, exit_signal = parse_exit(job.get("ExitCode"))
     runtime = int_or_none(job.get("ElapsedRaw"))
     runtime_s = float(runtime) if runtime is not None else parse_duration(job.get("Elapsed"))
-    nodes = int_or_none(job.get("NNodes")) or int_or_none(job.get("AllocNodes"))
+    # 0 nodes: a job cancelled before it started holds no allocation (None, not malformed).
+    nodes = int_or_none(job.get("NNodes")) or int_or_none(job.get("AllocNodes")) or None
     requested = parse_tres(job.get("ReqTRES"))
     alloc = parse_tres(job.get("AllocTRES")) or requested
     if nodes is None and "node" in alloc:
@@ -158,7 +164,9 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
     return job_row(
         job_id=jid, workload=job.get("JobName", ""), user=job.get("User", ""),
         partition=job.get("Partition", ""), nodes=nodes, ranks=ranks, threads=threads,
-        cores=cores, gpus=gpus_from_tres(alloc), status=status, state=state,
+        cores=cores, status=status,
+        # No TRES column (a CSV export of a few fields): how many GPUs is not known.
+        gpus=gpus_from_tres(alloc) if {"AllocTRES", "ReqTRES"} & set(job) else None, state=state,
         exit_code=exit_code, exit_signal=exit_signal, runtime_s=runtime_s,
         cpu_s=parse_duration(job.get("TotalCPU")), peak_rss_mb=peak, energy_j=energy,
         submit_time=time_or_none(job.get("Submit")), start_time=time_or_none(job.get("Start")),

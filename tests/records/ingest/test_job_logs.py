@@ -11,8 +11,11 @@ import pandas as pd
 import pytest
 
 from hpcds1mpi.errors import IngestError
-from hpcds1mpi.records.ingest import JOB_COLUMNS, ingest, read_job_log, write_job_table
+from hpcds1mpi.records.ingest import (JOB_COLUMNS, detect_kind, ingest, read_job_log,
+                                      write_job_table)
 from tests.records.ingest.captures import CAPTURE_FILES, CAPTURES, DATA, needs_captures
+from tests.records.ingest.joblogs import (CSD3, CURIE, EAGLE, EURORA, GAIA, MARCONI, THETA,
+                                          needs_joblogs)
 
 
 @needs_captures
@@ -34,9 +37,9 @@ def test_json_and_parsable_of_the_same_jobs_are_kept_once_preferring_parsable():
 
 @pytest.mark.parametrize("content,match", [
     ("JobId=1 UserId=root(0) Name=x JobState=FAILED\n", "jobcomp"),
-    ("ClusterName=x\nSlurmctldHost=localhost\n", "not a sacct"),
+    ("ClusterName=x\nSlurmctldHost=localhost\n", "not a job log of a known kind"),
     ("1|a|debug|COMPLETED\n", "no JobID header"),
-    ("", "not a sacct"),
+    ("", "not a job log of a known kind"),
     ('{"meta": {}, "errors": []}', "no 'jobs' list|JSON without"),
     ("{not json", "not valid JSON"),
 ])
@@ -218,3 +221,22 @@ def test_write_job_table_failing_half_way_keeps_the_old_table(tmp_path, monkeypa
     with pytest.raises(WriteError, match="disk is full") as err:
         write_job_table(df, out)
     assert err.value.exit_code == 1 and digests(tmp_path) == before
+
+
+@needs_joblogs
+@pytest.mark.parametrize("path, kind", [(CURIE, "swf"), (GAIA, "swf"), (THETA, "swf"),
+                                        (EAGLE, "eagle"), (CSD3, "sacct-csv"),
+                                        (EURORA, "eurora"), (MARCONI, "pm100")])
+def test_every_shared_log_is_detected(path, kind):
+    assert detect_kind(path) == kind
+
+
+@needs_joblogs
+def test_files_of_several_kinds_into_one_table_without_false_duplicates():
+    """Rows of one file are never merged by ``ingest`` (Eagle's array tasks, CSD3's missing
+    submit times): only a copy from another file is a duplicate."""
+    table, reports, notes = ingest([EAGLE, CSD3, EURORA])
+    assert len(table) == 1000 + 2000 + 5930 and not notes
+    assert [r.kind for r in reports] == ["eagle", "sacct-csv", "eurora"]
+    again, _, notes = ingest([EAGLE, EAGLE])
+    assert len(again) == 1000 and sum(notes.values()) == 1000

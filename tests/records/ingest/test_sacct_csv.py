@@ -1,0 +1,86 @@
+"""sacct CSV exports (Cambridge CSD3's columns): parsed by the sacct -P code, bad rows counted."""
+
+from __future__ import annotations
+
+import csv
+
+import pandas as pd
+import pytest
+
+from hpcds1mpi.errors import IngestError
+from hpcds1mpi.records.ingest import detect_kind, read_job_log
+from tests.records.ingest.joblogs import CSD3, needs_joblogs
+
+pytestmark = needs_joblogs
+
+
+def test_whole_sample_every_job_with_its_state():
+    assert detect_kind(CSD3) == "sacct-csv"
+    df, report = read_job_log(CSD3)
+    assert len(df) == report.records == 2000 and sum(report.dropped.values()) == 0
+    assert df["status"].value_counts().to_dict() == {"ok": 1515, "failed": 239,
+                                                     "cancelled": 187, "timeout": 50, "oom": 9}
+    # ,JobIDRaw,JobName,Partition,ElapsedRaw,Account,State,CPUTimeRAW,NodeList,User,AllocCPUS,
+    # AllocNodes,QOS,Start,End,Timelimit,Suspended
+    # 628641,23956658,job_0377,ampere,278,acct_0029,COMPLETED,8896,gpu-q-33,user_0221,32,1,gpu2,
+    # 2023-07-17T11:46:42,2023-07-17T11:51:20,00:20:00,00:00:00
+    row = df[df["job_id"] == "23956658"].iloc[0]
+    assert (row["workload"], row["partition"], row["account"], row["user"], row["queue"]) == \
+        ("job_0377", "ampere", "acct_0029", "user_0221", "gpu2")
+    assert row["runtime_s"] == 278 and row["cores"] == 32 and row["nodes"] == 1
+    assert row["time_limit_s"] == 1200 and row["start_time"] == pd.Timestamp("2023-07-17 11:46:42")
+    assert pd.isna(row["gpus"]) and pd.isna(row["device"])  # no TRES column: not known
+    assert "no Submit column: submit_time and wait_s unknown" in report.notes
+    never_started = df[df["start_time"].isna()]
+    assert len(never_started) == 129 and never_started["nodes"].isna().all()
+
+
+def _rows(n=30):
+    with open(CSD3, newline="") as fh:
+        return list(csv.reader(fh))[: n + 1]
+
+
+def test_same_records_as_sacct_p_give_the_same_jobs(tmp_path):
+    """One parser: the CSV rows rewritten as ``sacct -P`` text read to the same table."""
+    rows = _rows()
+    as_csv = tmp_path / "jobs.csv"
+    with open(as_csv, "w", newline="") as fh:
+        csv.writer(fh).writerows(rows)
+    as_p = tmp_path / "jobs.txt"
+    as_p.write_text("".join("|".join(r[1:]) + "\n" for r in rows))
+    a, _ = read_job_log(as_csv)
+    b, _ = read_job_log(as_p)
+    assert len(a) == 30
+    pd.testing.assert_frame_equal(a.drop(columns=["source_file", "source_kind"]),
+                                  b.drop(columns=["source_file", "source_kind"]))
+
+
+@pytest.mark.parametrize("column, value, reason", [
+    ("ElapsedRaw", "-5", "runtime_s negative"),
+    ("ElapsedRaw", "soon", "unparseable value (bad number)"),
+    ("State", "", "no State column/value"),
+    ("State", "RUNNING", "not finished (pending/running)"),
+    ("Timelimit", "1:xx", "unparseable value (bad duration)"),
+])
+def test_bad_row_counted_never_used(tmp_path, column, value, reason):
+    rows = _rows(10)
+    rows[4][rows[0].index(column)] = value
+    path = tmp_path / "bad.csv"
+    with open(path, "w", newline="") as fh:
+        csv.writer(fh).writerows(rows)
+    df, report = read_job_log(path)
+    assert dict(report.dropped) == {reason: 1}, report.lines()
+    assert len(df) == 9
+
+
+@pytest.mark.parametrize("missing, match", [("State", "needs the column.s. State"),
+                                            ("JobIDRaw", "JobIDRaw or JobID")])
+def test_missing_column_is_a_one_line_error(tmp_path, missing, match):
+    rows = _rows(5)
+    at = rows[0].index(missing)
+    path = tmp_path / "cut.csv"
+    with open(path, "w", newline="") as fh:
+        csv.writer(fh).writerows([r[:at] + r[at + 1:] for r in rows])
+    with pytest.raises(IngestError, match=match) as info:
+        read_job_log(path, kind="sacct-csv")
+    assert "\n" not in str(info.value)
