@@ -7,7 +7,11 @@ A cluster file holds one or more clusters, each with one or more partitions::
     qos = "normal"
     modules = ["openmpi/4.1"]
     gres_syntax = "gpus-per-node"  # or "gres" (--gres=gpu:N)
-    mpi = "pmi2"                   # srun --mpi value
+    mpi = "pmi2"                   # srun --mpi plugin: pmix (Open MPI), pmi2 (MPICH), none
+    launcher = "srun"              # optional: srun, mpiexec or mpirun in batch scripts
+    mpiexec = "/usr/bin/mpirun.openmpi"  # optional: the site's mpiexec/mpirun (path or name)
+    launcher_args = "--bind-to core"     # optional: options after the launcher's own, in
+                                   # local launches and every batch script (shell quoting)
 
     [clusters.mycluster.partitions.cpu]
     cores_per_node = 64
@@ -101,6 +105,8 @@ class Cluster:
     gres_syntax: str = "gpus-per-node"
     mpi: str = "pmi2"
     launcher: str = ""
+    mpiexec: str = ""
+    launcher_args: str = ""
     preamble: list[str] = field(default_factory=list)
 
     def partition(self, name: str | None = None) -> Partition:
@@ -314,6 +320,16 @@ def srun_mpi(cluster_file: str | None, default: str = "pmi2") -> str:
         if cluster.mpi:
             return cluster.mpi
     return default
+
+
+def launch_settings(cluster_file: str | None, partition: str | None = None) -> dict:
+    """The cluster file's local-launch settings: ``{"mpi", "mpiexec", "launcher_args"}``
+    (``pmi2``, "" and "" without a file), so a sweep launches as the site's scripts do."""
+    cluster = resolve_cluster(cluster_file, partition)
+    if cluster is None:
+        return {"mpi": "pmi2", "mpiexec": "", "launcher_args": ""}
+    return {"mpi": cluster.mpi or "pmi2", "mpiexec": cluster.mpiexec,
+            "launcher_args": cluster.launcher_args}
 
 
 def resolve_partition(cluster_file: str | None, partition: str | None) -> Partition:

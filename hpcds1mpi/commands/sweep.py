@@ -70,7 +70,23 @@ def _strip_launch(argv: list[str]) -> list[str]:
                    "{threads} {precision} {device}.")
 @click.option("--label", default=None, help="Workload name for --command.")
 @click.option("--fom-regex", default=None, help="Regex whose first group is a figure of merit.")
+@click.option("--time-regex", default=None,
+              help="Regex whose first group is the program's own time (s): it becomes "
+                   "runtime_s; the launch's wall time stays in elapsed_s.")
+@click.option("--ranks-regex", default=None,
+              help="Regex whose first group is the rank count the program reports; a launch "
+                   "that disagrees stops the sweep (its ranks are not one job).")
+@click.option("--output-file", default=None,
+              help="A file the program writes (e.g. hpccoutf.txt), read by the regexes too.")
+@click.option("--workdir", default=None,
+              help="Folder each configuration of --command runs in (placeholders allowed).")
 @click.option("--launcher", type=click.Choice(["srun", "mpiexec"]), default=None)
+@click.option("--mpiexec", "mpiexec_path", default=None,
+              help="The mpiexec/mpirun that starts --command (default: the cluster file's "
+                   "mpiexec, else the one beside this Python, else PATH's).")
+@click.option("--launcher-args", default=None,
+              help="Extra launcher options for --command, shell-quoted (e.g. \"--bind-to "
+                   "core\"); default: the cluster file's launcher_args.")
 @click.option("--mpi", "mpi_plugin", default=None,
               help="srun's --mpi plugin for --launch / --command (default: the cluster file's "
                    "mpi, else pmi2).")
@@ -80,7 +96,8 @@ def _strip_launch(argv: list[str]) -> list[str]:
 def command(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices, precisions,
             min_time, min_repeats, max_repeats, warmup, timeout, seed, valid_only, resume,
             retry_crashed, kernel_module, cluster_file, partition, list_only, launch, program,
-            label, fom_regex, launcher, mpi_plugin, snapshot_every, no_progress) -> None:
+            label, fom_regex, time_regex, ranks_regex, output_file, workdir, launcher,
+            mpiexec_path, launcher_args, mpi_plugin, snapshot_every, no_progress) -> None:
     """Measure kernels or your own MPI program over configurations into HDF5 telemetry."""
     params = dict(locals())
     from hpcds1mpi.errors import HpcdsError
@@ -97,7 +114,8 @@ def command(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devic
 def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices, precisions,
           min_time, min_repeats, max_repeats, warmup, timeout, seed, valid_only, resume,
           retry_crashed, kernel_module, cluster_file, partition, list_only, launch, program,
-          label, fom_regex, launcher, mpi_plugin, snapshot_every, no_progress) -> None:
+          label, fom_regex, time_regex, ranks_regex, output_file, workdir, launcher,
+          mpiexec_path, launcher_args, mpi_plugin, snapshot_every, no_progress) -> None:
     from hpcds1mpi import kernels as registry
     from hpcds1mpi.cluster import resolve_partition, srun_mpi
     from hpcds1mpi.errors import ConfigError
@@ -108,8 +126,10 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
         given={"--min-time": min_time, "--min-repeats": min_repeats,
                "--max-repeats": max_repeats, "--warmup": warmup,
                "--retry-crashed": retry_crashed, "--kernel-module": kernel_module or None,
-               "--label": label, "--fom-regex": fom_regex, "--launcher": launcher,
-               "--mpi": mpi_plugin})
+               "--label": label, "--fom-regex": fom_regex, "--time-regex": time_regex,
+               "--ranks-regex": ranks_regex, "--output-file": output_file,
+               "--workdir": workdir, "--mpiexec": mpiexec_path,
+               "--launcher-args": launcher_args, "--launcher": launcher, "--mpi": mpi_plugin})
     if launch is not None:
         if launch < 1:
             raise ConfigError("--launch needs a positive number of ranks")
@@ -132,17 +152,33 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
             raise ConfigError("--command sweeps your program; do not combine it with --plan/--kernel")
         if sizes is None:
             raise ConfigError("--command needs --sizes")
+        from hpcds1mpi.launch.preflight import LaunchChoice
+        from hpcds1mpi.measure.readings import Readings
+
         plan = external.build_external_plan(
             program, label or "external", sizes=sizes, nodes=nodes,
             ranks_per_node=ranks_per_node, threads=threads, devices=devices,
             precisions=precisions, partition=part, valid_only=bool(valid_only),
-            timeout=timeout, seed=seed, snapshot_every=snapshot_every)
+            timeout=timeout, seed=seed, snapshot_every=snapshot_every,
+            min_repeats=min_repeats, max_repeats=max_repeats, min_time=min_time,
+            warmup=warmup)
+        readings = Readings.of(time_regex=time_regex, fom_regex=fom_regex,
+                               ranks_regex=ranks_regex, output_file=output_file)
+        if workdir is not None:
+            from hpcds1mpi.launch.program import no_control
+
+            no_control(workdir, "--workdir")
+        choice = LaunchChoice.of(launcher=launcher, mpi=mpi_plugin, mpiexec=mpiexec_path,
+                                 launcher_args=launcher_args, cluster_file=cluster_file,
+                                 partition=partition)
         if list_only:
             _print_list(plan, None)
             return
-        summary = external.run_external(plan, out, part, resume=resume, fom_regex=fom_regex,
-                                        launcher=launcher, progress=not no_progress,
-                                        mpi=srun_mpi(cluster_file) if mpi_plugin is None else mpi_plugin)
+        summary = external.run_external(
+            plan, out, part, resume=resume, choice=choice, readings=readings, workdir=workdir,
+            progress=not no_progress,  # what the pre-flight found is said with the progress
+            say=None if no_progress else lambda line: click.echo(f"hpcds1mpi sweep: {line}",
+                                                                 err=True))
         click.echo(_summary_line(summary, out), err=True)
         return
 
@@ -169,12 +205,12 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
         click.echo(_summary_line(summary, out), err=True)
 
 
-#: Options that only the kernel sweep reads (the external sweep launches a program once per
-#: configuration and records its exit code: no repeats, no warm-up, no kernel to retry).
-KERNEL_ONLY = ("--min-time", "--min-repeats", "--max-repeats", "--warmup", "--retry-crashed",
-               "--kernel-module")
+#: Options that only the kernel sweep reads (an external program's failure is a
+#: measurement, never retried; it is no kernel module).
+KERNEL_ONLY = ("--retry-crashed", "--kernel-module")
 #: Options that only the external sweep (``--command``) reads.
-EXTERNAL_ONLY = ("--label", "--fom-regex")
+EXTERNAL_ONLY = ("--label", "--fom-regex", "--time-regex", "--ranks-regex", "--output-file",
+                 "--workdir", "--mpiexec", "--launcher-args")
 
 
 def _refuse_options_of_the_other_mode(*, external: bool, launch: bool, given: dict) -> None:
@@ -196,8 +232,8 @@ def _refuse_options_of_the_other_mode(*, external: bool, launch: bool, given: di
         wrong = [n for n in set_ if n in KERNEL_ONLY]
         if wrong:
             raise ConfigError(f"{', '.join(wrong)} applies to kernel sweeps only; --command "
-                              "launches your program once per configuration and records its "
-                              "exit (failed/oom/timeout are measurements, never retried): drop "
+                              "launches your program and records its exit (failed/oom/timeout "
+                              "are measurements, never retried): drop "
                               f"{'them' if len(wrong) > 1 else 'it'}")
         return
     wrong = [n for n in set_ if n in EXTERNAL_ONLY]

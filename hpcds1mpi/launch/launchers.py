@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Sequence
 
 from hpcds1mpi.config import Configuration
 from hpcds1mpi.errors import ConfigError, LaunchError
@@ -40,10 +42,17 @@ _MPI_RE = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 
 class Launcher:
     """Starts MPI jobs. Subclasses give the tokens; ``binds_cores`` says whether each rank is
-    bound to its own cores (which decides the OpenMP binding variables)."""
+    bound to its own cores (which decides the OpenMP binding variables). ``args`` are the
+    user's own launcher options (``--launcher-args``, the cluster file's ``launcher_args``),
+    written after the launcher's placement options and before the program."""
 
     name = ""
     binds_cores = False
+    args: tuple = ()
+
+    def notes(self, config: Configuration) -> list[str]:
+        """What this launcher adds on its own for ``config`` and why (said to the user)."""
+        return []
 
     def tokens(self, config: Configuration) -> list[str]:
         """The argv, without the program, that runs ``config`` (nodes x ranks x threads)."""
@@ -63,10 +72,12 @@ class Srun(Launcher):
     """Slurm's ``srun``, with the ``--mpi`` plugin ``mpi`` (none when empty)."""
 
     mpi: str = "pmi2"
+    args: tuple = ()
     name = "srun"
     binds_cores = True
 
     def __post_init__(self) -> None:
+        self.args = tuple(self.args)
         if self.mpi and not _MPI_RE.match(self.mpi):
             raise ConfigError(f"srun --mpi value {self.mpi!r} has characters not allowed "
                               "(use letters, digits, _ and - only)")
@@ -81,10 +92,10 @@ class Srun(Launcher):
         # wire-up) ends the step instead of stranding the others in MPI calls.
         return ["srun", f"--nodes={config.nodes}", f"--ntasks={config.ranks}",
                 f"--ntasks-per-node={config.ranks_per_node}", "-c", str(config.threads),
-                "--cpu-bind=cores", "--kill-on-bad-exit=1", *self._plugin()]
+                "--cpu-bind=cores", "--kill-on-bad-exit=1", *self._plugin(), *self.args]
 
     def total_tokens(self, ranks: int) -> list[str]:
-        return ["srun", "-n", str(ranks), *self._plugin()]
+        return ["srun", "-n", str(ranks), *self._plugin(), *self.args]
 
 
 @dataclass
@@ -93,16 +104,25 @@ class Mpiexec(Launcher):
     scheduler's integration (PBS ``select`` chunks). Ranks are not bound by these tokens."""
 
     command: str = "mpiexec"
+    args: tuple = ()
     name = "mpiexec"
 
+    def __post_init__(self) -> None:
+        self.args = tuple(self.args)
+
     def tokens(self, config: Configuration) -> list[str]:
-        return [self.command, "-n", str(config.ranks)] + self._per_node(config)
+        return [self.command, "-n", str(config.ranks), *self._own(config.ranks_per_node),
+                *self._per_node(config), *self.args]
+
+    def _own(self, ranks_per_node: int) -> list[str]:
+        """Options this flavour needs on this machine (root, oversubscription)."""
+        return []
 
     def _per_node(self, config: Configuration) -> list[str]:
         return []
 
     def total_tokens(self, ranks: int) -> list[str]:
-        return [self.command, "-n", str(ranks)]
+        return [self.command, "-n", str(ranks), *self._own(ranks), *self.args]
 
 
 @dataclass
@@ -115,10 +135,34 @@ class HydraMpiexec(Mpiexec):
 
 @dataclass
 class OpenMpiMpirun(Mpiexec):
-    """Open MPI's ``mpirun``/``mpiexec``: ``--map-by ppr:R:node`` places ranks per node."""
+    """Open MPI's ``mpirun``/``mpiexec``: ``--map-by ppr:R:node`` places ranks per node.
+
+    Open MPI refuses two things other launchers allow, so they are asked for explicitly and
+    said (:meth:`notes`): running as root (``as_root``: ``--allow-run-as-root``, only when the
+    launch runs as root) and more ranks on a node than it has cores (``cores``:
+    ``--oversubscribe`` when ranks per node exceed them; unknown cores: never added).
+    """
+
+    as_root: bool = False
+    cores: int | None = None
+
+    def _own(self, ranks_per_node: int) -> list[str]:
+        own = ["--allow-run-as-root"] if self.as_root else []
+        if self.cores and ranks_per_node > self.cores:
+            own.append("--oversubscribe")
+        return own
 
     def _per_node(self, config: Configuration) -> list[str]:
         return ["--map-by", f"ppr:{config.ranks_per_node}:node"] if config.nodes > 1 else []
+
+    def notes(self, config: Configuration) -> list[str]:
+        said = []
+        if self.as_root:
+            said.append("running as root: Open MPI's mpirun is given --allow-run-as-root")
+        if self.cores and config.ranks_per_node > self.cores:
+            said.append(f"{config.ranks_per_node} ranks on a node of {self.cores} cores: "
+                        "Open MPI's mpirun is given --oversubscribe (ranks share cores)")
+        return said
 
 
 def in_slurm(env: dict | None = None) -> bool:
@@ -175,25 +219,49 @@ def library_version(path: str) -> str:
     return f"{name} " + (text.strip().splitlines() or ["unknown"])[0]
 
 
-def local(launcher: str | None = None, *, mpi: str = "pmi2",
-          mpiexec: str | None = None) -> Launcher:
+def parse_args(text: str | None, what: str = "--launcher-args") -> tuple[str, ...]:
+    """A launcher-options string split like a POSIX shell (quotes honoured), checked.
+
+    Raises:
+        ConfigError: unbalanced quotes or a control character.
+    """
+    if not text:
+        return ()
+    program.no_control(text, what)
+    try:
+        return tuple(shlex.split(text))
+    except ValueError as exc:
+        raise ConfigError(f"{what} {text!r} cannot be parsed ({exc}); fix its quoting") from None
+
+
+def local(launcher: str | None = None, *, mpi: str = "pmi2", mpiexec: str | None = None,
+          args: Sequence[str] = (), cores: int | None = None) -> Launcher:
     """The launcher that starts jobs on this machine.
 
     Args:
-        launcher: ``"srun"`` or ``"mpiexec"``; detected when None (:func:`detect`).
+        launcher: ``"srun"`` or ``"mpiexec"``; detected when None (:func:`detect`); a given
+            ``mpiexec`` path means ``"mpiexec"``.
         mpi: srun's ``--mpi`` plugin.
         mpiexec: path of mpiexec (found when None); its flavour is asked once.
+        args: the user's launcher options, after the launcher's own.
+        cores: cores per node (Open MPI's ``--oversubscribe`` when ranks exceed them).
 
     Raises:
         LaunchError: an unknown launcher, or no mpiexec.
     """
-    launcher = launcher or detect()
+    launcher = launcher or ("mpiexec" if mpiexec else detect())
     if launcher == "srun":
-        return Srun(mpi)
+        return Srun(mpi, tuple(args))
     if launcher == "mpiexec":
         path = mpiexec or mpiexec_path()
-        return OpenMpiMpirun(path) if mpiexec_flavor(path) == "openmpi" else HydraMpiexec(path)
+        if mpiexec_flavor(path) == "openmpi":
+            return OpenMpiMpirun(path, tuple(args), as_root=_is_root(), cores=cores)
+        return HydraMpiexec(path, tuple(args))
     raise LaunchError(f"unknown launcher {launcher!r}; use one of {', '.join(LAUNCHERS)}")
+
+
+def _is_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
 #: The schedulers a batch script can be written for.
@@ -210,7 +278,8 @@ def check_scheduler(scheduler: str) -> str:
 def for_script(scheduler: str, cluster=None) -> Launcher:
     """The launcher a batch script for ``scheduler`` writes: ``srun`` under Slurm, ``mpiexec``
     under PBS, unless the cluster file's ``launcher`` key names another; srun's ``--mpi`` from
-    the cluster file (default pmi2).
+    the cluster file (default pmi2); the cluster file's ``mpiexec`` (a path) in place of the
+    ``mpiexec``/``mpirun`` name and its ``launcher_args`` after the launcher's own options.
 
     Raises:
         ConfigError: an unknown launcher or a bad ``--mpi`` value.
@@ -220,6 +289,8 @@ def for_script(scheduler: str, cluster=None) -> Launcher:
     name = name or ("srun" if scheduler == "slurm" else "mpiexec")
     if name not in SCRIPT_LAUNCHERS:
         raise ConfigError(f"launcher {name!r} unknown; use one of {', '.join(SCRIPT_LAUNCHERS)}")
+    args = parse_args(getattr(cluster, "launcher_args", ""), "the cluster file's launcher_args")
     if name == "srun":
-        return Srun((getattr(cluster, "mpi", "") or "pmi2") if cluster is not None else "pmi2")
-    return Mpiexec(name)
+        return Srun((getattr(cluster, "mpi", "") or "pmi2") if cluster is not None else "pmi2",
+                    args)
+    return Mpiexec(getattr(cluster, "mpiexec", "") or name, args)

@@ -1,13 +1,24 @@
-"""External-program mode: sweep a user's own MPI program, one launch per configuration.
+"""External-program mode: sweep a user's own MPI program, launched once per repeat.
 
 Each configuration is launched as ``<launcher tokens> <program>`` (see
 :mod:`hpcds1mpi.launch.launchers`) with the program rule of :mod:`hpcds1mpi.launch.program`:
 the placeholders ``{size} {nodes} {ranks_per_node} {ranks} {threads} {precision} {device}``
 filled by replacement (other braces stay literal) and the environment the launcher's batch
-script would export, so the measured job is the one a recommended script submits. The wall
-time is measured around the launch; the exit is classified as ``ok``, ``failed``, ``timeout``
-or ``oom`` (exit 137 / SIGKILL, or "out of memory" / "Killed" / ``MemoryError`` /
-``bad_alloc`` / "oom-kill" in its output).
+script would export, so the measured job is the one a recommended script submits.
+
+**Before anything runs** (:mod:`hpcds1mpi.launch.preflight`): the program is checked (found,
+executable), its MPI read (ELF, or its interpreter's mpi4py) and a launcher of another MPI
+family refused with one naming a launcher that can; with more than one rank a 2-rank probe
+proves the launcher starts one job.
+
+**Measured honestly**: like a kernel, each configuration is launched ``warmup`` times
+unrecorded, then repeated until ``min_repeats`` launches and ``min_time`` seconds are reached
+(at most ``max_repeats``; defaults 3, 1 s, 10: a short program gets at least 3 repeats), so
+``noise`` = (max - min) / median comes from the repeats (NaN with one). ``runtime_s`` is the
+median launch wall time, or with ``--time-regex`` the program's own reported time, while the
+wall time stays in ``elapsed_s`` (median) and ``measured_s`` (sum); the telemetry's ``launch``
+attribute says which (:mod:`hpcds1mpi.measure.readings`). ``--ranks-regex`` checks every
+launch's own report of its rank count. Each exit is classified (:mod:`.program_launch`).
 
 The program is started in its own session (process group). A launch that cannot start (the
 program or the launcher missing or not executable) is an error of the sweep, never a
@@ -19,14 +30,12 @@ and end the sweep with :class:`~hpcds1mpi.errors.SweepInterrupted` (exit 1).
 
 from __future__ import annotations
 
+import math
 import os
 import re
-import resource
 import shlex
 import shutil
 import signal
-import subprocess
-import tempfile
 import threading
 import time
 
@@ -34,11 +43,11 @@ from hpcds1mpi.config import OK, UNINFORMATIVE_STATUSES, enumerate_configs
 from hpcds1mpi.errors import ConfigError, LaunchError, SweepInterrupted
 from hpcds1mpi.launch.program import placeholder_values, program_tokens
 from hpcds1mpi.measure.plan import RunSpec, SweepPlan, parse_ints, parse_words
+from hpcds1mpi.measure.program_launch import classify, launch_once, launch_problem
 from hpcds1mpi.measure.progress import Progress
-from hpcds1mpi.runtime.processes import die_with_parent, end_group
 
-OOM_PATTERN = re.compile(r"out of memory|oom-kill|\bKilled\b|MemoryError|bad_alloc|"
-                         r"Cannot allocate memory", re.IGNORECASE)
+#: Repeats of an external program unless told (a short program gets at least 3 repeats).
+MIN_REPEATS, MIN_TIME, MAX_REPEATS = 3, 1.0, 10
 
 
 def format_command(program: str, spec: RunSpec) -> list[str]:
@@ -52,8 +61,15 @@ def format_command(program: str, spec: RunSpec) -> list[str]:
 def build_external_plan(program: str, label: str, *, sizes, nodes=None, ranks_per_node=None,
                         threads=None, devices=None, precisions=None, partition=None,
                         valid_only: bool = False, timeout: float | None = None,
-                        seed: int | None = None, snapshot_every: float | None = None
+                        seed: int | None = None, snapshot_every: float | None = None,
+                        min_repeats: int | None = None, max_repeats: int | None = None,
+                        min_time: float | None = None, warmup: int | None = None
                         ) -> SweepPlan:
+    """The plan of an external sweep: every size x configuration, with its repeat settings.
+
+    Raises:
+        ConfigError: bad ranges, label, command line, timeout or repeat settings.
+    """
     from hpcds1mpi.config import DEVICES, PRECISIONS
 
     size_list = parse_ints(sizes, "sizes")
@@ -79,14 +95,27 @@ def build_external_plan(program: str, label: str, *, sizes, nodes=None, ranks_pe
         raise ConfigError(f"--timeout {timeout:g}: give a positive number of seconds")
     if snapshot_every is not None and not snapshot_every >= 0:
         raise ConfigError(f"--snapshot-every {snapshot_every:g}: give 0 or more seconds")
+    lo = MIN_REPEATS if min_repeats is None else min_repeats
+    hi = max(MAX_REPEATS, lo) if max_repeats is None else max_repeats
+    for name, value in (("--min-repeats", lo), ("--max-repeats", hi)):
+        if not isinstance(value, int) or value < 1:
+            raise ConfigError(f"{name} {value}: give a whole number of 1 or more")
+    if hi < lo:
+        raise ConfigError(f"--max-repeats {hi} is below --min-repeats {lo}; raise it")
+    if warmup is not None and (not isinstance(warmup, int) or warmup < 0):
+        raise ConfigError(f"--warmup {warmup}: give 0 or more launches")
+    least = MIN_TIME if min_time is None else min_time
+    if not (isinstance(least, (int, float)) and math.isfinite(least) and least >= 0):
+        raise ConfigError(f"--min-time {least}: give 0 or more seconds")
     plan = SweepPlan(runs=runs, timeout=float(timeout) if timeout else 600.0,
-                     min_repeats=1, max_repeats=1, warmup=0,
+                     min_repeats=lo, max_repeats=hi, warmup=warmup or 0,
+                     min_time=float(least),
                      snapshot_every=30.0 if snapshot_every is None else float(snapshot_every),
                      source={"command": program, "label": label, "sizes": str(sizes)})
     return plan
 
 
-def check_program(tokens: list[str], env: dict | None = None) -> None:
+def check_program(tokens: list[str], env: dict | None = None, cwd: str | None = None) -> None:
     """Check that the program ``tokens[0]`` can be started, before anything launches.
 
     Raises:
@@ -96,7 +125,7 @@ def check_program(tokens: list[str], env: dict | None = None) -> None:
     if not name:
         raise ConfigError("--command is empty: give your program, e.g. --command './app {size}'")
     if "/" in name:
-        found = name
+        found = os.path.join(cwd, name) if cwd else name
         if not os.path.exists(found):
             raise ConfigError(f"--command: program {name!r} not found; give the path of an "
                               "executable (or a name on PATH)")
@@ -110,107 +139,6 @@ def check_program(tokens: list[str], env: dict | None = None) -> None:
                           "start it through its interpreter, e.g. 'python3 app.py')")
 
 
-class _TreeSampler:
-    """Samples the resident memory of a process and its descendants (largest single process)."""
-
-    def __init__(self, pid: int, period: float = 0.05):
-        self.pid = pid
-        self.period = period
-        self.peak_mb = 0.0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-        self._thread.start()
-
-    def _loop(self) -> None:
-        import psutil
-
-        try:
-            root = psutil.Process(self.pid)
-        except psutil.Error:
-            return
-        while not self._stop.is_set():
-            try:
-                procs = [root, *root.children(recursive=True)]
-            except psutil.Error:
-                break
-            for proc in procs:
-                try:
-                    self.peak_mb = max(self.peak_mb, proc.memory_info().rss / 2**20)
-                except psutil.Error:
-                    continue
-            self._stop.wait(self.period)
-
-    def stop(self) -> float:
-        self._stop.set()
-        self._thread.join()
-        return self.peak_mb
-
-
-def launch_once(tokens: list[str], env: dict, timeout: float) -> dict:
-    """Run ``tokens`` once in a session of its own; return exit code, wall seconds, CPU
-    seconds of children, output.
-
-    Raises:
-        LaunchError: the launch could not start (launcher or program missing, not executable).
-        BaseException: whatever interrupts the wait (KeyboardInterrupt, the SIGTERM handler's
-            SweepInterrupted) passes on after the program's whole process group is killed.
-    """
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    with tempfile.TemporaryFile() as out_fh, tempfile.TemporaryFile() as err_fh:
-        start = time.perf_counter()
-        try:
-            proc = subprocess.Popen(tokens, stdout=out_fh, stderr=err_fh, env=env,
-                                    start_new_session=True, preexec_fn=die_with_parent())
-        except OSError as exc:
-            raise LaunchError(f"cannot start {tokens[0]}: {exc.strerror}; nothing was "
-                              "recorded for this configuration (check the launcher and "
-                              "--command)") from None
-        sampler = _TreeSampler(proc.pid)
-        timed_out = False
-        try:
-            code = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            end_group(proc)
-            code = proc.returncode if proc.returncode is not None else -9
-        except BaseException:
-            end_group(proc)  # Ctrl-C / SIGTERM of the sweep: no orphan of the user's
-            sampler.stop()
-            raise
-        wall = time.perf_counter() - start
-        rss = sampler.stop()
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        out_fh.seek(0)
-        err_fh.seek(0)
-        stdout = out_fh.read().decode("utf-8", "replace")
-        stderr = err_fh.read().decode("utf-8", "replace")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"exit_code": code, "wall_s": wall, "cpu_s": cpu, "stdout": stdout, "stderr": stderr,
-            "timed_out": timed_out, "rss_mb": rss if rss > 0 else float("nan")}
-
-
-#: What a launcher prints when it could not start the program on a node (hydra, srun).
-LAUNCHER_NOT_STARTED = re.compile(r"execvp error|execve\(\)")
-#: What a shell-like launcher prints with exit 126 / 127.
-NOT_STARTED = re.compile(r"\bcommand not found\b|No such file or directory|Permission denied|"
-                         r"cannot execute", re.IGNORECASE)
-
-
-def launch_problem(result: dict) -> str:
-    """The reason the launcher could not start the program ("" when it started): a launcher's
-    execvp / execve error, or exit 126 / 127 with "not found" / "cannot execute" words."""
-    if result["timed_out"] or result["exit_code"] == 0:
-        return ""
-    tail = result["stderr"][-4000:]
-    match = LAUNCHER_NOT_STARTED.search(tail)
-    if match is None and result["exit_code"] in (126, 127):
-        match = NOT_STARTED.search(tail)
-    if match is None:
-        return ""
-    line = next((ln.strip() for ln in tail.splitlines() if match.group(0) in ln), match.group(0))
-    return line[:300]
-
-
 class _Terminated(BaseException):
     """Raised in the main thread by the SIGTERM handler (a BaseException: passes every
     ``except Exception``)."""
@@ -220,32 +148,106 @@ def _on_sigterm(signum, frame):
     raise _Terminated()
 
 
-def classify(result: dict, timeout: float) -> tuple[str, str]:
-    """(status, error text) of one launch."""
-    code = result["exit_code"]
-    if result["timed_out"]:
-        return "timeout", f"no exit within the {timeout:g} s timeout; killed"
-    text = result["stdout"][-20000:] + "\n" + result["stderr"][-20000:]
-    if code == 0:
-        return OK, ""
-    last = next((ln.strip() for ln in reversed(result["stderr"].splitlines()) if ln.strip()),
-                "") or next((ln.strip() for ln in reversed(result["stdout"].splitlines())
-                             if ln.strip()), "")
-    if code in (137, -9) or OOM_PATTERN.search(text):
-        return "oom", f"exit code {code} (out of memory): {last[:300]}"
-    return "failed", f"exit code {code}: {last[:300]}"
+
+def workdir_of(workdir: str | None, spec: RunSpec) -> str | None:
+    """The folder a configuration runs in (``--workdir`` with placeholders filled)."""
+    if not workdir:
+        return None
+    path = workdir
+    for key, value in placeholder_values(spec.config, spec.size).items():
+        path = path.replace("{" + key + "}", str(value))
+    return path
+
+
+def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, readings,
+             spec: RunSpec) -> dict:
+    """Warm-up launches, then repeats until ``min_repeats`` and ``min_time`` (at most
+    ``max_repeats``); stops at the first launch that is not ``ok`` (its status is the run's).
+
+    Raises:
+        LaunchError: the launcher could not start the program, or ``--ranks-regex`` says a
+            launch's ranks were not one job.
+    """
+    values = placeholder_values(spec.config, spec.size)
+    out_path = readings.output_path(cwd, values)
+    walls, times, foms, cpu, rss = [], [], [], 0.0, float("nan")
+    status, error, code = OK, "", 0
+    for attempt in range(plan.warmup + plan.max_repeats):
+        start = readings.mark(out_path)
+        result = launch_once(tokens, env, plan.timeout, cwd)
+        problem = launch_problem(result)
+        if problem:
+            raise LaunchError(f"the launcher could not start the program ({problem}); "
+                              "nothing was recorded for this configuration: check "
+                              "--command and --mpiexec")
+        status, error = classify(result, plan.timeout)
+        code = result["exit_code"]
+        found = readings.read(result["stdout"] + "\n" + result["stderr"] + "\n"
+                              + readings.new_text(out_path, start))
+        if status == OK:
+            readings.check_ranks(found, spec.config.ranks,
+                                 f"{spec.workload} size {spec.size} {spec.config.label()}",
+                                 tokens)
+            if readings.time is not None and math.isnan(found["time"]):
+                status, error = "failed", (f"exit 0, but --time-regex {readings.time.pattern!r}"
+                                           " matched no number in its output")
+        if attempt < plan.warmup and status == OK:
+            continue
+        walls.append(result["wall_s"])
+        cpu += result["cpu_s"]
+        rss = max(rss, result["rss_mb"]) if not math.isnan(rss) else result["rss_mb"]
+        if status != OK:
+            break
+        times.append(found["time"] if readings.time is not None else result["wall_s"])
+        foms.append(found["fom"])
+        if len(times) >= plan.min_repeats and sum(walls) >= plan.min_time:
+            break
+    return {"status": status, "error": error, "exit_code": code, "walls": walls,
+            "times": times, "foms": foms, "cpu_s": cpu, "rss_mb": rss}
+
+
+def _row_values(m: dict) -> dict:
+    """The measured columns of one run from :func:`_measure`'s result."""
+    import numpy as np
+
+    from hpcds1mpi.measure.rows import spread
+
+    row = {"status": m["status"], "error": m["error"], "exit_code": m["exit_code"],
+           "cpu_s": m["cpu_s"], "peak_rss_mb": m["rss_mb"],
+           "peak_rss_source": "psutil-sampled (largest process of the launch)"}
+    if m["walls"]:
+        row.update(elapsed_s=float(np.median(m["walls"])), measured_s=float(sum(m["walls"])))
+    if m["status"] == OK:
+        row.update(spread(m["times"]))
+        row["measured_s"] = float(sum(m["walls"]))
+        foms = [f for f in m["foms"] if not math.isnan(f)]
+        if foms:
+            row["fom"] = float(np.median(foms))
+    elif m["walls"]:  # the failing launch's wall time: what it cost, not a runtime
+        row.update(runtime_s=m["walls"][-1], repeats=len(m["walls"]), noise=float("nan"))
+    return row
 
 
 def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
                  fom_regex: str | None = None, launcher: str | None = None,
-                 progress: bool = True, mpi: str = "pmi2") -> dict:
-    """Launch every configuration of ``plan`` once and record it in ``out``.
+                 progress: bool = True, mpi: str = "pmi2", choice=None, readings=None,
+                 workdir: str | None = None, say=None) -> dict:
+    """Launch every configuration of ``plan`` (repeated) and record it in ``out``.
 
     Runs already in ``out`` are skipped, except ``interrupted`` ones (run again).
 
+    Args:
+        choice: a :class:`~hpcds1mpi.launch.preflight.LaunchChoice` (else from ``launcher`` /
+            ``mpi``).
+        readings: a :class:`~hpcds1mpi.measure.readings.Readings` (else ``fom_regex`` only).
+        workdir: the folder each configuration runs in (placeholders filled); must exist.
+        say: called with each line the pre-flight finds (the program's MPI, the probe).
+
     Raises:
-        ConfigError: the program cannot be started (checked before anything launches).
-        LaunchError: the launcher could not start it (nothing recorded for that run).
+        ConfigError: the program cannot be started, a workdir is missing (checked before
+            anything launches).
+        LaunchError: the launcher cannot start the program as one job (before anything runs),
+            or could not start it (nothing recorded for that run).
         SweepInterrupted: SIGINT / SIGTERM; the program's process group is killed first and the
             run recorded ``interrupted``; every finished run is kept.
     """
@@ -253,32 +255,41 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
     import json
     import socket
 
-    from hpcds1mpi.launch import launchers
+    from hpcds1mpi.launch import preflight
+    from hpcds1mpi.launch.launchers import library_version
     from hpcds1mpi.measure import meters
+    from hpcds1mpi.measure.readings import Readings
     from hpcds1mpi.measure.rows import base_row
     from hpcds1mpi.records import telemetry
 
-    pattern = None
-    if fom_regex:
-        try:
-            pattern = re.compile(fom_regex)
-        except re.error as exc:
-            raise ConfigError(f"--fom-regex: {exc}") from None
-        if pattern.groups < 1:
-            raise ConfigError("--fom-regex needs a group, e.g. 'GFLOPS: ([0-9.]+)'")
-    launch = launchers.local(launcher, mpi=mpi)
-    # What the launch binds (the telemetry's binding column says it for kernels too).
-    binding = "srun --cpu-bind=cores" if launch.binds_cores else f"{launch.name} default"
+    readings = readings or Readings.of(fom_regex=fom_regex)
+    choice = choice or preflight.LaunchChoice(launcher, mpi)
+    launch = choice.launcher_for(partition.cores_per_node)
+    for spec in plan.runs:
+        folder = workdir_of(workdir, spec)
+        if folder is not None and not os.path.isdir(folder):
+            raise ConfigError(f"--workdir {folder!r} (for size {spec.size} "
+                              f"{spec.config.label()}) is not a folder; create it (with the "
+                              "program's input) first")
     first = plan.runs[0]
     first_env = {**os.environ, **launch.environment(first.config)}
-    check_program(format_command(dict(first.extra)["command"], first), first_env)
-    head = launch.tokens(first.config)
-    if head and shutil.which(head[0], path=first_env.get("PATH")) is None:
-        raise LaunchError(f"launcher {head[0]!r} not found on PATH; nothing was launched "
-                          "(install an MPI, or pick another with --launcher)")
-    mpi_library = launchers.library_version(getattr(launch, "command", "srun"))
+    first_tokens = format_command(dict(first.extra)["command"], first)
+    check_program(first_tokens, first_env, workdir_of(workdir, first))
+    for line in preflight.check(launch, choice, first_tokens, first_env, plan.max_ranks):
+        if say:
+            say(line)
+    said = set()
+    mpi_library = library_version(getattr(launch, "command", "srun"))
+    attrs = {"plan": json.dumps(plan.source), "launch": json.dumps({
+        **choice.describe(launch), "runtime": readings.runtime_source(),
+        "time_regex": readings.time.pattern if readings.time else "",
+        "fom_regex": readings.fom.pattern if readings.fom else "",
+        "ranks_regex": readings.ranks.pattern if readings.ranks else "",
+        "output_file": readings.output_file or "", "workdir": workdir or "",
+        "repeats": [plan.min_repeats, plan.max_repeats], "min_time": plan.min_time,
+        "warmup": plan.warmup})}
     writer = telemetry.TelemetryWriter(out, resume=resume, snapshot_every_s=plan.snapshot_every,
-                                       attrs={"plan": json.dumps(plan.source)})
+                                       attrs=attrs)
     writer.open()
     previous = signal.getsignal(signal.SIGTERM)
     in_main = threading.current_thread() is threading.main_thread()
@@ -301,13 +312,20 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
             row = base_row(spec, machine_id, partition, sweep_id)
             program = dict(spec.extra)["command"]
             tokens = launch.tokens(spec.config) + format_command(program, spec)
-            row.update(kind="external", command=shlex.join(tokens))
+            notes = launch.notes(spec.config)
+            for note in notes:
+                if say and note not in said:
+                    say(note)
+                    said.add(note)
+            binding = "srun --cpu-bind=cores" if launch.binds_cores else f"{launch.name} default"
+            row.update(kind="external", command=shlex.join(tokens), hostnames=socket.gethostname(),
+                       binding=binding + ("; " + "; ".join(notes) if notes else ""))
             row["attempt"] = writer.start(row)
             row["started_at"] = time.time()
             env = dict(os.environ)
             env.update(launch.environment(spec.config))
             try:
-                result = launch_once(tokens, env, plan.timeout)
+                m = _measure(tokens, env, workdir_of(workdir, spec), plan, readings, spec)
             except (KeyboardInterrupt, _Terminated) as exc:
                 why = "SIGINT (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else "SIGTERM"
                 row.update(status="interrupted", finished_at=time.time(),
@@ -319,35 +337,19 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
                     f"sweep stopped by {why}: {spec.workload} size {spec.size} "
                     f"{spec.config.label()} was killed and is recorded interrupted; "
                     f"{kept} finished runs are kept in {out}; rerun with --resume") from None
-            problem = launch_problem(result)
-            if problem:
-                raise LaunchError(f"the launcher could not start the program ({problem}); "
-                                  "nothing was recorded for this configuration: check "
-                                  "--command and --launcher")
-            status, error = classify(result, plan.timeout)
-            wall = result["wall_s"]
-            row.update(status=status, error=error, exit_code=result["exit_code"],
-                       finished_at=time.time(), elapsed_s=wall, runtime_s=wall,
-                       runtime_min_s=wall, runtime_max_s=wall, repeats=1, noise=0.0,
-                       measured_s=wall, cpu_s=result["cpu_s"], peak_rss_mb=result["rss_mb"],
-                       peak_rss_source="psutil-sampled (largest process of the launch)",
-                       hostnames=socket.gethostname(), binding=binding)
-            if pattern is not None:
-                match = pattern.search(result["stdout"])
-                if match:
-                    try:
-                        row["fom"] = float(match.group(1))
-                    except ValueError:
-                        pass
-            if status not in UNINFORMATIVE_STATUSES and wall > 0:  # it ran: it drew power
+            row.update(_row_values(m), finished_at=time.time())
+            wall = row.get("elapsed_s", 0.0)
+            if row["status"] not in UNINFORMATIVE_STATUSES and wall > 0:  # it drew power
                 watts = meters.modelled_power(model, nodes=spec.config.nodes, window_s=wall,
-                                               cpu_s=result["cpu_s"])
-                row.update(avg_power_w=watts, energy_j=watts * wall, energy_source="modelled",
+                                               cpu_s=m["cpu_s"] / max(1, len(m["walls"])))
+                run_s = row.get("runtime_s", wall)
+                row.update(avg_power_w=watts, energy_j=watts * run_s, energy_source="modelled",
                            power_model=model.describe())
-            writer.record(row, {"repeats": [{"machine_id": machine_id, "run_id": spec.run_id,
-                                             "repeat": 0, "wall_s": wall}]})
-            counts[status] = counts.get(status, 0) + 1
-            measured += wall
+            writer.record(row, {"repeats": [
+                {"machine_id": machine_id, "run_id": spec.run_id, "repeat": i, "wall_s": t}
+                for i, t in enumerate(m["times"] if row["status"] == OK else m["walls"])]})
+            counts[row["status"]] = counts.get(row["status"], 0) + 1
+            measured += row.get("measured_s", 0.0)
             bar.update(done + 1, f"({spec.workload} {spec.size} {spec.config.label()})")
         return {"configs": len(todo), "statuses": counts,
                 "sweep_s": time.perf_counter() - sweep_start, "measured_s": measured,

@@ -49,7 +49,8 @@ def spread(walls: list[float]) -> dict:
 
     Returns:
         ``runtime_s``, ``runtime_min_s``, ``runtime_max_s``, ``repeats``, ``measured_s`` (sum)
-        and ``noise`` ((max - min) / median); only ``repeats`` (0) when nothing was timed.
+        and ``noise`` ((max - min) / median; NaN with one repeat); only ``repeats`` (0) when
+        nothing was timed.
     """
     import numpy as np
 
@@ -60,7 +61,9 @@ def spread(walls: list[float]) -> dict:
     return {
         "runtime_s": median, "runtime_min_s": float(arr.min()), "runtime_max_s": float(arr.max()),
         "repeats": int(arr.size), "measured_s": float(arr.sum()),
-        "noise": float((arr.max() - arr.min()) / median) if median > 0 else float("nan"),
+        # One repeat has no spread of its own: unknown (NaN), never a measured 0.
+        "noise": float((arr.max() - arr.min()) / median) if median > 0 and arr.size > 1
+        else float("nan"),
     }
 
 

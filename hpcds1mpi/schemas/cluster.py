@@ -56,7 +56,26 @@ class ClusterSettings(Schema):
     gres_syntax: Literal["gpus-per-node", "gres"] = "gpus-per-node"
     mpi: StrictStr = "pmi2"
     launcher: StrictStr = ""
+    mpiexec: StrictStr = ""
+    launcher_args: StrictStr = ""
     preamble: list[StrictStr] = []
+
+    @model_validator(mode="after")
+    def _launch_settings(self):
+        import shlex
+
+        if self.mpi and self.mpi not in ("pmix", "pmi2", "none", "cray_shasta") and \
+                not self.mpi.startswith("pmix_v"):
+            raise ValueError(f"mpi {self.mpi!r} is not an srun --mpi plugin; use pmix, pmi2, "
+                             "none (or pmix_vN, cray_shasta)")
+        try:
+            shlex.split(self.launcher_args)
+        except ValueError as exc:
+            raise ValueError(f"launcher_args {self.launcher_args!r} cannot be parsed ({exc}); "
+                             "fix its quoting") from None
+        if self.mpiexec and not self.mpiexec.startswith("/") and "/" in self.mpiexec:
+            raise ValueError(f"mpiexec {self.mpiexec!r}: give an absolute path or a name on PATH")
+        return self
 
 
 class ClusterTable(ClusterSettings):

@@ -256,7 +256,7 @@ def test_the_launchers_cannot_start_words_are_a_launch_problem():
 
 @pytest.mark.parametrize("extra, words", [
     (["--retry-crashed"], "--retry-crashed applies to kernel sweeps only"),
-    (["--min-time", "1"], "--min-time"), (["--warmup", "2", "--max-repeats", "3"], "--warmup"),
+    (["--kernel-module", "x.py"], "--kernel-module"),
     (["--launch", "2"], "drop --launch"),
 ])
 def test_kernel_sweep_options_are_refused_with_command(tmp_path, extra, words):
@@ -295,7 +295,7 @@ def _slow_args(tmp_path):
     app.write_text(SLOW_APP)
     return ["sweep", "--command", f"{sys.executable} {app} {{size}} {tmp_path / 'pids'}",
             "--sizes", "1,2", "--timeout", "120", "--out", str(tmp_path / "s.h5"),
-            "--no-progress"]
+            "--min-repeats", "1", "--max-repeats", "1", "--no-progress"]
 
 
 def _start_slow_sweep(tmp_path, extra=()):

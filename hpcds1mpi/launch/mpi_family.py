@@ -1,0 +1,344 @@
+"""Which MPI a program is built against, and which launchers can start it as one job.
+
+Never assumed: read from the program itself.
+
+* **A binary**: the ``NEEDED`` entries of its ELF dynamic section (read here with the standard
+  library: ``readelf`` is not on every cluster). ``libmpi.so.40`` (and Open MPI's older
+  ``libmpi.so.20``) is Open MPI; ``libmpich.so.12`` / ``libmpi.so.12`` is the MPICH ABI family
+  (MPICH, Intel MPI, Cray MPICH, MVAPICH); ``libmpi_abi.so`` is the MPI-5 standard ABI, whose
+  implementation is whichever library the loader finds. A binary that needs no MPI library
+  directly (it links a library that does) is followed through ``ldd`` where that exists; a
+  static binary is read for the version banner every MPI library carries ("Open MPI v...",
+  "MPICH Version:", "Intel(R) MPI Library").
+* **A Python script** (``python3 app.py``, or a ``#!`` line naming Python): the MPI of the
+  mpi4py that interpreter imports, asked in a subprocess of that interpreter
+  (``MPI.Get_library_version()``, without initialising MPI).
+* Anything else (a shell wrapper, a file of unknown kind): unknown. The launch probe
+  (:mod:`hpcds1mpi.launch.probe`) and ``--ranks-regex`` are the proof there.
+
+A launcher's family comes from its ``--version`` (hydra: MPICH family; "Open MPI"/"OpenRTE":
+Open MPI; ``srun`` starts either, given the right ``--mpi`` plugin). :func:`check_launcher`
+refuses a pairing that cannot form one job, naming a launcher on PATH that can.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import struct
+import subprocess
+from dataclasses import dataclass
+
+from hpcds1mpi.errors import ConfigError, LaunchError
+
+OPENMPI = "openmpi"
+MPICH = "mpich"
+MPI_ABI = "mpi-abi"
+#: How each family is named in messages.
+FAMILY_NAMES = {OPENMPI: "Open MPI", MPICH: "the MPICH family (MPICH, Intel MPI, Cray MPICH)",
+                MPI_ABI: "the MPI-5 standard ABI (libmpi_abi)"}
+
+#: sonames (up to the version) -> family. Open MPI's libmpi.so.12 (1.10, 2015) collides with
+#: MPICH's and is read as MPICH: Open MPI 1.10 is long unsupported.
+_SONAMES = [(re.compile(r"^libmpi_abi\.so"), MPI_ABI),
+            (re.compile(r"^libmpi\.so\.(40|20)(\.|$)"), OPENMPI),
+            (re.compile(r"^libmpich\.so"), MPICH),
+            (re.compile(r"^libmpi\.so\.12(\.|$)"), MPICH),
+            (re.compile(r"^libmpi_ilp64\.so|^libmpi_intel"), MPICH)]
+#: Version banners compiled into an MPI library (static binaries, Get_library_version).
+_BANNERS = [(re.compile(rb"Open MPI v\d|OpenRTE|Open MPI: "), OPENMPI),
+            (re.compile(rb"MPICH Version:|Intel\(R\) MPI Library|CRAY MPICH|MVAPICH"), MPICH)]
+#: How a launcher of each family is named in messages.
+LAUNCHER_NAMES = {OPENMPI: "Open MPI's launcher", MPICH: "a launcher of the MPICH family (hydra)"}
+#: Launchers that start each family, looked for on PATH to name one that can.
+CANDIDATES = {OPENMPI: ("mpirun.openmpi", "mpiexec.openmpi", "mpirun", "mpiexec"),
+              MPICH: ("mpiexec.mpich", "mpiexec.hydra", "mpirun.mpich", "mpiexec", "mpirun")}
+
+
+@dataclass(frozen=True)
+class ProgramMPI:
+    """The MPI a program uses: ``family`` (None when it cannot be told) and how it was told."""
+
+    family: str | None
+    evidence: str
+
+    def describe(self) -> str:
+        return FAMILY_NAMES.get(self.family or "", "an unknown MPI")
+
+
+def family_of_soname(name: str) -> str | None:
+    """The MPI family of a shared-library name, e.g. ``libmpi.so.40`` -> ``"openmpi"``."""
+    for pattern, family in _SONAMES:
+        if pattern.search(name):
+            return family
+    return None
+
+
+def family_of_banner(text: str | bytes) -> str | None:
+    """The MPI family named by a library version text (``MPI_Get_library_version``)."""
+    data = text.encode() if isinstance(text, str) else text
+    for pattern, family in _BANNERS:
+        if pattern.search(data):
+            return family
+    return None
+
+
+def elf_needed(path: str) -> list[str] | None:
+    """The ``DT_NEEDED`` libraries of an ELF file ([] for a static one), None if not ELF.
+
+    Reads the section headers, the ``SHT_DYNAMIC`` section and the string table it links to.
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    with open(path, "rb") as fh:
+        head = fh.read(64)
+        if len(head) < 52 or head[:4] != b"\x7fELF":
+            return None
+        wide, end = head[4] == 2, "<" if head[5] == 1 else ">"
+        if wide:
+            shoff, = struct.unpack_from(end + "Q", head, 0x28)
+            shentsize, shnum = struct.unpack_from(end + "HH", head, 0x3A)
+        else:
+            shoff, = struct.unpack_from(end + "I", head, 0x20)
+            shentsize, shnum = struct.unpack_from(end + "HH", head, 0x2E)
+        if not shoff or not shnum:
+            return []
+        fh.seek(shoff)
+        table = fh.read(shentsize * shnum)
+        sections = []
+        for i in range(shnum):
+            raw = table[i * shentsize:(i + 1) * shentsize]
+            if wide:
+                _, stype, _, _, off, size, link, _, _, entsize = struct.unpack_from(
+                    end + "IIQQQQIIQQ", raw)
+            else:
+                _, stype, _, _, off, size, link, _, _, entsize = struct.unpack_from(
+                    end + "IIIIIIIIII", raw)
+            sections.append((stype, off, size, link, entsize))
+        needed = []
+        for stype, off, size, link, _ in sections:
+            if stype != 6 or link >= len(sections):  # SHT_DYNAMIC
+                continue
+            fh.seek(off)
+            dyn = fh.read(size)
+            _, str_off, str_size, _, _ = sections[link]
+            fh.seek(str_off)
+            strings = fh.read(str_size)
+            step, fmt = (16, end + "qQ") if wide else (8, end + "iI")
+            for pos in range(0, len(dyn) - step + 1, step):
+                tag, value = struct.unpack_from(fmt, dyn, pos)
+                if tag == 0:
+                    break
+                if tag == 1 and value < len(strings):  # DT_NEEDED
+                    needed.append(strings[value:strings.index(b"\0", value)].decode(
+                        "utf-8", "replace"))
+        return needed
+
+
+def _ldd_family(path: str, env: dict) -> tuple[str | None, str]:
+    """The MPI family of the libraries the loader resolves for ``path`` (``ldd``), if any."""
+    ldd = shutil.which("ldd", path=env.get("PATH"))
+    if ldd is None:
+        return None, ""
+    try:
+        text = subprocess.run([ldd, path], capture_output=True, text=True, timeout=20,
+                              env=env).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None, ""
+    for line in text.splitlines():
+        name = line.strip().split(" ", 1)[0]
+        family = family_of_soname(name)
+        if family:
+            return family, f"links {name} (through its libraries, ldd)"
+    return None, ""
+
+
+def _abi_implementation(path: str, env: dict) -> str | None:
+    """Which implementation provides the ``libmpi_abi`` the loader finds for ``path``."""
+    ldd = shutil.which("ldd", path=env.get("PATH"))
+    if ldd is None:
+        return None
+    try:
+        text = subprocess.run([ldd, path], capture_output=True, text=True, timeout=20,
+                              env=env).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    match = re.search(r"libmpi_abi\S*\s+=>\s+(\S+)", text)
+    if not match or not os.path.exists(match.group(1)):
+        return None
+    with open(match.group(1), "rb") as fh:
+        return family_of_banner(fh.read())
+
+
+def binary_mpi(path: str, env: dict | None = None) -> ProgramMPI:
+    """The MPI of an ELF binary (see the module docstring)."""
+    env = dict(os.environ if env is None else env)
+    try:
+        needed = elf_needed(path)
+    except OSError as exc:
+        return ProgramMPI(None, f"cannot read {path}: {exc.strerror}")
+    if needed is None:
+        return ProgramMPI(None, f"{path} is not an ELF binary")
+    for name in needed:
+        family = family_of_soname(name)
+        if family == MPI_ABI:
+            impl = _abi_implementation(path, env)
+            return ProgramMPI(impl or MPI_ABI, f"links {name}" + (
+                f", provided here by {FAMILY_NAMES[impl]}" if impl else ""))
+        if family:
+            return ProgramMPI(family, f"links {name}")
+    if needed:
+        family, why = _ldd_family(path, env)
+        return ProgramMPI(family, why or "links no MPI library")
+    with open(path, "rb") as fh:  # static: the library's banner is compiled in
+        family = family_of_banner(fh.read())
+    return ProgramMPI(family, "static binary" + (" with an MPI version banner" if family
+                                                 else " without an MPI version banner"))
+
+
+_PYTHON_RE = re.compile(r"^python[0-9.]*$")
+_MPI4PY_PROBE = ("import mpi4py; mpi4py.rc.initialize = False; mpi4py.rc.finalize = False; "
+                 "from mpi4py import MPI; print(MPI.Get_library_version())")
+
+
+def python_mpi(interpreter: str, env: dict | None = None) -> ProgramMPI:
+    """The MPI of the mpi4py that ``interpreter`` imports (asked in a subprocess of it)."""
+    try:
+        proc = subprocess.run([interpreter, "-c", _MPI4PY_PROBE], capture_output=True,
+                              text=True, timeout=60, env=env)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return ProgramMPI(None, f"cannot ask {interpreter} for its mpi4py ({exc})")
+    if proc.returncode != 0:
+        return ProgramMPI(None, f"{interpreter} cannot import mpi4py")
+    family = family_of_banner(proc.stdout)
+    first = (proc.stdout.strip().splitlines() or ["?"])[0].strip()
+    return ProgramMPI(family, f"a Python program whose mpi4py uses {first} ({interpreter})")
+
+
+def _interpreter(path: str) -> list[str] | None:
+    """The ``#!`` line of a script as tokens, or None."""
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline(512)
+    except OSError:
+        return None
+    if not first.startswith(b"#!"):
+        return None
+    return first[2:].decode("utf-8", "replace").split()
+
+
+def program_mpi(tokens: list[str], env: dict | None = None) -> ProgramMPI:
+    """The MPI of the program ``tokens`` starts (the first token found on ``PATH``).
+
+    ``python x.py`` / ``python3 -m pkg`` and scripts whose ``#!`` names Python are asked
+    through that interpreter's mpi4py; ELF binaries are read; anything else is unknown.
+    """
+    env = dict(os.environ if env is None else env)
+    if not tokens:
+        return ProgramMPI(None, "no program")
+    path = tokens[0] if "/" in tokens[0] else shutil.which(tokens[0], path=env.get("PATH"))
+    if path is None or not os.path.isfile(path):
+        return ProgramMPI(None, f"{tokens[0]} not found")
+    if _PYTHON_RE.match(os.path.basename(path)):
+        return python_mpi(path, env)
+    shebang = _interpreter(path)
+    if shebang:
+        words = shebang[1:] if os.path.basename(shebang[0]) == "env" else shebang
+        words = [w for w in words if not w.startswith("-")]
+        if words and _PYTHON_RE.match(os.path.basename(words[0])):
+            interp = words[0] if "/" in words[0] else shutil.which(words[0],
+                                                                   path=env.get("PATH"))
+            if interp:
+                return python_mpi(interp, env)
+        return ProgramMPI(None, f"{os.path.basename(path)} is a script run by "
+                                f"{' '.join(shebang)}: its MPI cannot be read")
+    return binary_mpi(path, env)
+
+
+def launcher_family(path: str) -> str | None:
+    """``"openmpi"``, ``"mpich"`` (hydra, Intel MPI), ``"slurm"`` (srun), or None when the
+    command's ``--version`` names no MPI launcher."""
+    from hpcds1mpi.launch.launchers import version_text
+
+    if os.path.basename(path) == "srun":
+        return "slurm"
+    text = version_text(path) or ""
+    if "Open MPI" in text or "OpenRTE" in text or "open-mpi.org" in text:
+        return OPENMPI
+    if "HYDRA" in text or "hydra" in text or "Intel(R) MPI" in text:
+        return MPICH
+    if text.startswith("slurm"):
+        return "slurm"
+    return None
+
+
+def check_mpiexec(path: str, env: dict | None = None) -> str:
+    """The absolute path of a ``--mpiexec``, checked to be an MPI launcher.
+
+    Raises:
+        ConfigError: not found, not executable, or its ``--version`` names no MPI launcher.
+    """
+    env = os.environ if env is None else env
+    found = path if "/" in path else shutil.which(path, path=env.get("PATH"))
+    if not found or not os.path.exists(found):
+        raise ConfigError(f"--mpiexec {path!r} not found; give the path of an MPI launcher, "
+                          "e.g. /usr/bin/mpirun.openmpi")
+    if os.path.isdir(found) or not os.access(found, os.X_OK):
+        raise ConfigError(f"--mpiexec {found!r} is not an executable file")
+    found = os.path.abspath(found)
+    if launcher_family(found) is None:
+        raise ConfigError(f"--mpiexec {found!r} is not an MPI launcher (its --version names "
+                          "neither Open MPI nor hydra/MPICH/Intel MPI nor Slurm)")
+    return found
+
+
+def candidates(family: str, env: dict | None = None, exclude: str = "") -> list[str]:
+    """Launchers on ``PATH`` (and beside this Python) whose family is ``family``."""
+    import sys
+    from pathlib import Path
+
+    env = os.environ if env is None else env
+    seen, found = set(), []
+    names = [shutil.which(n, path=env.get("PATH")) for n in CANDIDATES.get(family, ())]
+    names.append(str(Path(sys.executable).parent / "mpiexec"))
+    for name in names:
+        if not name or not os.path.exists(name):
+            continue
+        real = os.path.realpath(name)
+        if real in seen or real == os.path.realpath(exclude or "/nonexistent"):
+            continue
+        seen.add(real)
+        if launcher_family(name) == family:
+            found.append(name)
+    return found
+
+
+def check_launcher(program: ProgramMPI, launcher_path: str, srun_mpi: str = "",
+                   env: dict | None = None) -> str | None:
+    """Refuse a launcher that cannot start ``program`` as one job; return its family.
+
+    Raises:
+        LaunchError: one line naming the program's MPI, why this launcher cannot start it and
+            a launcher that can (``--mpiexec PATH``), when one is on PATH.
+    """
+    family = launcher_family(launcher_path)
+    want = program.family
+    if want not in (OPENMPI, MPICH):
+        return family  # unknown or an unresolved MPI-5 ABI: the probe decides
+    if family == "slurm":
+        if srun_mpi == "none":
+            raise LaunchError(f"this program is linked against {FAMILY_NAMES[want]} "
+                              f"({program.evidence}); srun --mpi=none gives its ranks no "
+                              f"wire-up: use --mpi {'pmix' if want == OPENMPI else 'pmi2'}")
+        return family
+    if family == want:
+        return family
+    others = candidates(want, env, exclude=launcher_path)
+    hint = (f"use its launcher: --mpiexec {others[0]}" if others else
+            f"install {FAMILY_NAMES[want]}'s launcher and pass it with --mpiexec PATH")
+    raise LaunchError(f"this program is linked against {FAMILY_NAMES[want]} "
+                      f"({program.evidence}) but {launcher_path} is "
+                      f"{LAUNCHER_NAMES.get(family or '', 'not its launcher')}, "
+                      f"which would start it as independent 1-rank copies; {hint}")

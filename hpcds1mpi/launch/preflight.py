@@ -1,0 +1,103 @@
+"""Before a program is launched: choose the launcher and prove it can start the program.
+
+:func:`choose` turns the user's choice (``--launcher``, ``--mpiexec PATH``, ``--launcher-args``,
+srun's ``--mpi``, the cluster file's ``mpiexec`` / ``launcher_args`` / ``mpi``) into one
+:class:`~hpcds1mpi.launch.launchers.Launcher`; :func:`check` refuses, before anything runs, a
+launcher that cannot start the program as one job: by the program's MPI
+(:mod:`hpcds1mpi.launch.mpi_family`) and, for sweeps with more than one rank, by the 2-rank
+launch probe (:mod:`hpcds1mpi.launch.probe`). The external sweep and System 2's launches of a
+user's program both go through here.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+
+from hpcds1mpi.errors import LaunchError
+from hpcds1mpi.launch import launchers, mpi_family, probe
+
+
+@dataclass
+class LaunchChoice:
+    """What the user said about launching (None / empty: not said)."""
+
+    launcher: str | None = None
+    mpi: str = "pmi2"
+    mpiexec: str | None = None
+    args: tuple = field(default_factory=tuple)
+
+    @classmethod
+    def of(cls, *, launcher=None, mpi="pmi2", mpiexec=None, launcher_args=None,
+           cluster_file=None, partition=None) -> "LaunchChoice":
+        """The choice from the command line, the cluster file's settings filling what the
+        command line leaves out.
+
+        Raises:
+            ConfigError: a bad ``--mpiexec`` (missing, not an MPI launcher) or unbalanced
+                quotes in ``--launcher-args``.
+        """
+        from hpcds1mpi.cluster import launch_settings
+
+        site = launch_settings(cluster_file, partition)
+        args = launchers.parse_args(launcher_args) if launcher_args is not None else \
+            launchers.parse_args(site["launcher_args"], "the cluster file's launcher_args")
+        path = mpiexec or site["mpiexec"] or None
+        if path:
+            path = mpi_family.check_mpiexec(path)
+        if path and launcher == "srun":
+            from hpcds1mpi.errors import ConfigError
+
+            raise ConfigError("--mpiexec names an mpiexec/mpirun; it cannot be combined with "
+                              "--launcher srun")
+        return cls(launcher or ("mpiexec" if path else None), mpi or site["mpi"], path, args)
+
+    def launcher_for(self, cores: int | None = None) -> launchers.Launcher:
+        return launchers.local(self.launcher, mpi=self.mpi, mpiexec=self.mpiexec,
+                               args=self.args, cores=cores)
+
+    def describe(self, launch: launchers.Launcher) -> dict:
+        """The launcher as the telemetry records it."""
+        return {"launcher": launch.name, "command": getattr(launch, "command", "srun"),
+                "flavour": type(launch).__name__, "args": list(launch.args),
+                "mpi": self.mpi if launch.name == "srun" else ""}
+
+
+def launcher_path(launch: launchers.Launcher, env: dict) -> str | None:
+    """The launcher's executable, found on ``env``'s PATH (None: not found)."""
+    head = getattr(launch, "command", "srun")
+    return head if "/" in head and os.path.exists(head) else shutil.which(
+        head, path=env.get("PATH"))
+
+
+def check(launch: launchers.Launcher, choice: LaunchChoice, program_tokens: list[str],
+          env: dict, max_ranks: int) -> list[str]:
+    """Refuse a launcher that cannot start the program as one job; return what was found.
+
+    Returns:
+        Lines for the user: the program's MPI, the launcher's family, the probe's verdict, and
+        whatever the launcher adds on its own.
+
+    Raises:
+        LaunchError: the launcher is not on PATH; it belongs to another MPI family than the
+            program's; or (more than one rank) the 2-rank probe does not come up as one job.
+    """
+    path = launcher_path(launch, env)
+    if path is None:
+        raise LaunchError(f"launcher {getattr(launch, 'command', 'srun')!r} not found on PATH; "
+                          "nothing was launched (install an MPI, or name one with --mpiexec)")
+    program = mpi_family.program_mpi(program_tokens, env)
+    family = mpi_family.launcher_family(path)
+    if max_ranks > 1:  # one rank is one job under any launcher (an MPI singleton)
+        family = mpi_family.check_launcher(program, path, choice.mpi if launch.name == "srun"
+                                           else "", env)
+    lines = [f"program MPI: {program.describe()} ({program.evidence}); launcher: {path}"
+             + (f" ({mpi_family.FAMILY_NAMES.get(family, family)})" if family else "")]
+    if max_ranks > 1:
+        config = probe.probe_config()
+        probe_env = {**env, **launch.environment(config)}
+        lines.append(probe.run_probe(launch.tokens(config), probe_env, program.family))
+    else:
+        lines.append("one rank per launch: any launcher starts it as one job (no probe)")
+    return lines

@@ -1,0 +1,115 @@
+"""The launch probe: proof, before a sweep, that the launcher starts 2 ranks as one job.
+
+The ELF check (:mod:`hpcds1mpi.launch.mpi_family`) cannot see through a wrapper script or
+know how a site's ``srun --mpi`` plugin is set up. The probe asks the launcher itself: it
+starts 2 ranks of ``sh -c 'echo ...'`` with the same launcher tokens, options and environment
+the program will get, and each rank prints the wire-up variables its launcher gave it:
+
+* Open MPI's ``mpirun``: ``OMPI_COMM_WORLD_RANK`` / ``OMPI_COMM_WORLD_SIZE``;
+* hydra (MPICH, Intel MPI), ``srun --mpi=pmi2``: ``PMI_RANK`` / ``PMI_SIZE``;
+* ``srun --mpi=pmix``: ``PMIX_RANK`` with ``PMIX_NAMESPACE``;
+* ``SLURM_PROCID`` / ``SLURM_NTASKS`` (no MPI wire-up by themselves: ``--mpi=none``).
+
+An MPI library joins its ranks into one world only through the wire-up it speaks: Open MPI
+through its mpirun's variables or PMIx, the MPICH family through PMI (hydra, pmi2; PMIx where
+it was built with it). The probe passes when both ranks came up, with ranks 0 and 1 of a world
+of 2 in a wire-up the program's MPI speaks (any MPI wire-up when the program's MPI is
+unknown). Compiling nothing, it runs in a fraction of a second; no MPI library is started, so
+it cannot tell a broken network (the program's own ``--ranks-regex`` can).
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+from hpcds1mpi.config import Configuration
+from hpcds1mpi.errors import LaunchError
+from hpcds1mpi.launch import mpi_family
+
+#: What each rank prints: one line, the wire-ups as name=rank:size.
+PROBE_SCRIPT = ('echo "hpcds1mpi-probe ompi=${OMPI_COMM_WORLD_RANK:-}:${OMPI_COMM_WORLD_SIZE:-} '
+                'pmi=${PMI_RANK:-}:${PMI_SIZE:-} '
+                'pmix=${PMIX_RANK:-}:${PMIX_NAMESPACE:+ns} '
+                'slurm=${SLURM_PROCID:-}:${SLURM_NTASKS:-}"')
+#: The wire-ups each MPI family speaks.
+SPEAKS = {mpi_family.OPENMPI: ("ompi", "pmix"), mpi_family.MPICH: ("pmi", "pmix")}
+ANY_MPI = ("ompi", "pmi", "pmix")
+RANKS = 2
+
+
+def parse(output: str) -> list[dict[str, tuple[str, str]]]:
+    """The probe lines of ``output``: one ``{wire-up: (rank, size)}`` per rank that printed."""
+    ranks = []
+    for line in output.splitlines():
+        if not line.startswith("hpcds1mpi-probe "):
+            continue
+        fields = {}
+        for item in line.split()[1:]:
+            name, _, value = item.partition("=")
+            rank, _, size = value.partition(":")
+            fields[name] = (rank, size)
+        ranks.append(fields)
+    return ranks
+
+
+def judge(ranks: list[dict], family: str | None) -> tuple[str | None, str]:
+    """(the wire-up that makes the 2 ranks one job, or None; what was seen)."""
+    seen = "; ".join(" ".join(f"{k}={r}:{s}" for k, (r, s) in f.items() if r or s) or "nothing"
+                     for f in ranks) or "no rank printed"
+    if len(ranks) != RANKS:
+        return None, f"{len(ranks)} rank(s) printed ({seen})"
+    for name in SPEAKS.get(family or "", ANY_MPI):
+        values = [f.get(name, ("", "")) for f in ranks]
+        if sorted(v[0] for v in values) != ["0", "1"]:
+            continue
+        if name == "pmix" or all(v[1] == str(RANKS) for v in values):
+            return name, seen
+    return None, seen
+
+
+def run_probe(tokens: list[str], env: dict, family: str | None, timeout: float = 60.0) -> str:
+    """Start the probe with ``tokens`` (a 2-rank launch, without the program) and check it.
+
+    Returns:
+        One line saying which wire-up joined the ranks.
+
+    Raises:
+        LaunchError: the launch failed, or its ranks are not one job of 2 in a wire-up the
+            program's MPI speaks.
+    """
+    from hpcds1mpi.runtime.processes import die_with_parent, end_group
+
+    argv = [*tokens, "sh", "-c", PROBE_SCRIPT]
+    try:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                                text=True, start_new_session=True,
+                                preexec_fn=die_with_parent())
+    except OSError as exc:
+        raise LaunchError(f"cannot start the launcher {tokens[0]}: {exc.strerror}; nothing "
+                          "was launched") from None
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        end_group(proc)
+        raise LaunchError(f"the {RANKS}-rank launch probe ({' '.join(tokens)}) did not end "
+                          f"within {timeout:g} s; nothing was measured") from None
+    except BaseException:
+        end_group(proc)
+        raise
+    want = mpi_family.FAMILY_NAMES.get(family or "", "an MPI")
+    if proc.returncode != 0:
+        last = next((ln.strip() for ln in reversed(err.splitlines()) if ln.strip()), "")
+        raise LaunchError(f"the {RANKS}-rank launch probe failed (exit {proc.returncode}: "
+                          f"{last[:200]}); nothing was measured: check --mpiexec / "
+                          "--launcher-args")
+    wire, seen = judge(parse(out), family)
+    if wire is None:
+        raise LaunchError(f"{' '.join(tokens)} does not start {RANKS} ranks as one job of "
+                          f"{want} (probe saw: {seen[:240]}); nothing was measured: pick the "
+                          "program's own launcher with --mpiexec, or srun --mpi=pmix/pmi2")
+    return f"launch probe: {RANKS} ranks joined through {wire} ({seen})"
+
+
+def probe_config() -> Configuration:
+    """The configuration the probe launches: 2 ranks on one node, 1 thread each."""
+    return Configuration(1, RANKS, 1)

@@ -1,0 +1,142 @@
+"""One launch of a user's program: started in its own session, watched, classified.
+
+:func:`launch_once` runs a command line once (its process group killed on a timeout or when
+the sweep is interrupted), sampling the resident memory of the launch's process tree;
+:func:`launch_problem` tells a launcher that could not start the program (an error of the
+sweep, never a measurement) from a program that failed (a measurement); :func:`classify` gives
+a launch's status: ``ok``, ``failed``, ``timeout`` or ``oom`` (exit 137 / SIGKILL, or "out of
+memory" / "Killed" / ``MemoryError`` / ``bad_alloc`` / "oom-kill" in its output).
+"""
+
+from __future__ import annotations
+
+import re
+import resource
+import subprocess
+import tempfile
+import threading
+import time
+
+from hpcds1mpi.config import OK
+from hpcds1mpi.errors import LaunchError
+from hpcds1mpi.runtime.processes import die_with_parent, end_group
+
+OOM_PATTERN = re.compile(r"out of memory|oom-kill|\bKilled\b|MemoryError|bad_alloc|"
+                         r"Cannot allocate memory", re.IGNORECASE)
+
+
+class _TreeSampler:
+    """Samples the resident memory of a process and its descendants (largest single process)."""
+
+    def __init__(self, pid: int, period: float = 0.05):
+        self.pid = pid
+        self.period = period
+        self.peak_mb = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        import psutil
+
+        try:
+            root = psutil.Process(self.pid)
+        except psutil.Error:
+            return
+        while not self._stop.is_set():
+            try:
+                procs = [root, *root.children(recursive=True)]
+            except psutil.Error:
+                break
+            for proc in procs:
+                try:
+                    self.peak_mb = max(self.peak_mb, proc.memory_info().rss / 2**20)
+                except psutil.Error:
+                    continue
+            self._stop.wait(self.period)
+
+    def stop(self) -> float:
+        self._stop.set()
+        self._thread.join()
+        return self.peak_mb
+
+
+def launch_once(tokens: list[str], env: dict, timeout: float, cwd: str | None = None) -> dict:
+    """Run ``tokens`` once in a session of its own; return exit code, wall seconds, CPU
+    seconds of children, output.
+
+    Raises:
+        LaunchError: the launch could not start (launcher or program missing, not executable).
+        BaseException: whatever interrupts the wait (KeyboardInterrupt, the SIGTERM handler's
+            SweepInterrupted) passes on after the program's whole process group is killed.
+    """
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with tempfile.TemporaryFile() as out_fh, tempfile.TemporaryFile() as err_fh:
+        start = time.perf_counter()
+        try:
+            proc = subprocess.Popen(tokens, stdout=out_fh, stderr=err_fh, env=env, cwd=cwd,
+                                    start_new_session=True, preexec_fn=die_with_parent())
+        except OSError as exc:
+            raise LaunchError(f"cannot start {tokens[0]}: {exc.strerror}; nothing was "
+                              "recorded for this configuration (check the launcher and "
+                              "--command)") from None
+        sampler = _TreeSampler(proc.pid)
+        timed_out = False
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            end_group(proc)
+            code = proc.returncode if proc.returncode is not None else -9
+        except BaseException:
+            end_group(proc)  # Ctrl-C / SIGTERM of the sweep: no orphan of the user's
+            sampler.stop()
+            raise
+        wall = time.perf_counter() - start
+        rss = sampler.stop()
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        out_fh.seek(0)
+        err_fh.seek(0)
+        stdout = out_fh.read().decode("utf-8", "replace")
+        stderr = err_fh.read().decode("utf-8", "replace")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"exit_code": code, "wall_s": wall, "cpu_s": cpu, "stdout": stdout, "stderr": stderr,
+            "timed_out": timed_out, "rss_mb": rss if rss > 0 else float("nan")}
+
+
+#: What a launcher prints when it could not start the program on a node (hydra, srun).
+LAUNCHER_NOT_STARTED = re.compile(r"execvp error|execve\(\)")
+#: What a shell-like launcher prints with exit 126 / 127.
+NOT_STARTED = re.compile(r"\bcommand not found\b|No such file or directory|Permission denied|"
+                         r"cannot execute", re.IGNORECASE)
+
+
+def launch_problem(result: dict) -> str:
+    """The reason the launcher could not start the program ("" when it started): a launcher's
+    execvp / execve error, or exit 126 / 127 with "not found" / "cannot execute" words."""
+    if result["timed_out"] or result["exit_code"] == 0:
+        return ""
+    tail = result["stderr"][-4000:]
+    match = LAUNCHER_NOT_STARTED.search(tail)
+    if match is None and result["exit_code"] in (126, 127):
+        match = NOT_STARTED.search(tail)
+    if match is None:
+        return ""
+    line = next((ln.strip() for ln in tail.splitlines() if match.group(0) in ln), match.group(0))
+    return line[:300]
+
+
+def classify(result: dict, timeout: float) -> tuple[str, str]:
+    """(status, error text) of one launch."""
+    code = result["exit_code"]
+    if result["timed_out"]:
+        return "timeout", f"no exit within the {timeout:g} s timeout; killed"
+    text = result["stdout"][-20000:] + "\n" + result["stderr"][-20000:]
+    if code == 0:
+        return OK, ""
+    last = next((ln.strip() for ln in reversed(result["stderr"].splitlines()) if ln.strip()),
+                "") or next((ln.strip() for ln in reversed(result["stdout"].splitlines())
+                             if ln.strip()), "")
+    if code in (137, -9) or OOM_PATTERN.search(text):
+        return "oom", f"exit code {code} (out of memory): {last[:300]}"
+    return "failed", f"exit code {code}: {last[:300]}"
