@@ -54,6 +54,10 @@ class Launcher:
         """What this launcher adds on its own for ``config`` and why (said to the user)."""
         return []
 
+    def script_lines(self) -> list[str]:
+        """Shell lines a batch script runs before this launcher's line."""
+        return []
+
     def tokens(self, config: Configuration) -> list[str]:
         """The argv, without the program, that runs ``config`` (nodes x ranks x threads)."""
         raise NotImplementedError
@@ -123,6 +127,12 @@ class Mpiexec(Launcher):
 
     def total_tokens(self, ranks: int) -> list[str]:
         return [self.command, "-n", str(ranks), *self._own(ranks), *self.args]
+
+    def script_lines(self) -> list[str]:
+        # Open MPI's mpirun refuses root unless told by its own variables; a script cannot
+        # know who runs it, so it asks at run time (other MPIs ignore these variables).
+        return ['if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 '
+                'OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi']
 
 
 @dataclass

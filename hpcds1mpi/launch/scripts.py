@@ -67,10 +67,11 @@ def comment(text: str) -> str:
 
 def render(job: BatchJob, scheduler: str = "slurm") -> str:
     """The whole batch script for ``job`` under ``scheduler`` (``slurm`` or ``pbs``)."""
-    tokens = job.launcher(scheduler).tokens(job.config) + program_tokens(
-        job.program, job.placeholder_values())
+    launcher = job.launcher(scheduler)
+    tokens = launcher.tokens(job.config) + program_tokens(job.program, job.placeholder_values())
     return render_template(scheduler, job, scheduler, summary=comment(job.summary),
-                           environment=job.environment(scheduler), launch=quote_tokens(tokens))
+                           environment=job.environment(scheduler), launch=quote_tokens(tokens),
+                           launcher_lines=launcher.script_lines())
 
 
 @dataclass

@@ -63,8 +63,8 @@ class SweepStep:
         options = {**head, "sizes": [self.size], "nodes": [config.nodes],
                    "ranks_per_node": [config.ranks_per_node], "threads": [config.threads],
                    "devices": [config.device], "precisions": [config.precision]}
-        for key in _MEASURE_OPTIONS if self.program is None else ("timeout", "snapshot_every"):
-            if getattr(self, key) is not None:  # a program runs once: no repeats, no warm-up
+        for key in _MEASURE_OPTIONS:  # a program is repeated and warmed up like a kernel
+            if getattr(self, key) is not None:
                 options[key] = getattr(self, key)
         return options
 
@@ -98,6 +98,11 @@ class SweepStep:
         # The program's sweep starts it with the same launcher (and srun plugin) as the script.
         how = ["--launcher", "srun", "--mpi", launcher.mpi] if launcher.name == "srun" \
             else ["--launcher", "mpiexec"]
+        command = getattr(launcher, "command", "mpiexec")
+        if launcher.name != "srun" and command != "mpiexec":  # the site's own mpirun
+            how = ["--mpiexec", command]
+        if launcher.args:  # the same launcher options as the script's own launch lines
+            how += ["--launcher-args", quote_tokens(launcher.args)]
         return [exe, "sweep", *self.sweep_args(config, out, **kwargs), *how]
 
     def plan_doc(self, config: Configuration) -> dict:

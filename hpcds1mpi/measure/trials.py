@@ -144,7 +144,9 @@ class LaunchRunner:
             options.pop("command"), options.pop("label"), sizes=options["sizes"],
             nodes=options["nodes"], ranks_per_node=options["ranks_per_node"],
             threads=options["threads"], devices=options["devices"],
-            precisions=options["precisions"], timeout=options.get("timeout"))
+            precisions=options["precisions"], timeout=options.get("timeout"),
+            min_time=options.get("min_time"), max_repeats=options.get("max_repeats"),
+            warmup=options.get("warmup"))
         external.run_external(plan, self.out, self.partition, resume=True,
                               launcher=self.launcher, progress=False, mpi=self._srun_mpi())
         return row_of(self.out, plan.runs[0].run_id)

@@ -213,7 +213,9 @@ def test_calibration_for_external_program_quotes_the_command(tmp_path):
 def test_a_programs_step_launches_with_the_sites_srun_plugin_and_launcher():
     steps = [CalibrationStep(Configuration(1, 2, 1), "x")]
     for cluster, tail in ((site(mpi="pmix"), ["--launcher", "srun", "--mpi", "pmix"]),
-                          (site(launcher="mpirun"), ["--launcher", "mpiexec"])):
+                          (site(launcher="mpirun"), ["--mpiexec", "mpirun"]),
+                          (site(mpi="pmix", launcher_args="--overlap --label"),
+                           ["--mpi", "pmix", "--launcher-args", "--overlap --label"])):
         text = batch.render_calibration(steps, CPU, "myapp", 10, program="./app", cluster=cluster)
         kernel_step = [ln for ln in batch.render_calibration(steps, CPU, "stencil", 10,
                                                              cluster=cluster).splitlines()
@@ -222,7 +224,7 @@ def test_a_programs_step_launches_with_the_sites_srun_plugin_and_launcher():
         tokens = shlex.split(launch.split("||")[0])
         assert tokens[-len(tail):] == tail
         # the same launcher as the kernel steps of that site
-        assert shlex.split(kernel_step.split("||")[0])[0] == ("srun" if "srun" in tail
+        assert shlex.split(kernel_step.split("||")[0])[0] == ("srun" if "--mpi" in tail
                                                               else "mpirun")
 
 
