@@ -57,18 +57,13 @@ def command(host, port, model_dir, cluster_file, state_dir, certfile, keyfile,
 
         service = Service(model_dir, cluster_file, state, cache_size=cache_size)
         service.warm_up()
-        app = create_app(service, token, max_body=max_body, max_pending=max_pending,
-                         advise=_advise())
+        app = create_app(service, token, max_body=max_body, max_pending=max_pending)
         server.configure_logging()
         places = ", ".join(f"{c.name}/{p.name}" for c, p in service.places)
         click.echo(f"hpcds1mpi serve: model {service.model_dir.name}; partitions {places}")
         click.echo(f"hpcds1mpi serve: token from {source}")
         click.echo(f"hpcds1mpi serve: listening on {server.url(sock, host, tls)}", nl=True)
         server.run(app, sock, certfile=certfile, keyfile=keyfile)
+        click.echo("hpcds1mpi serve: stopped")
     finally:
         sock.close()
-
-
-def _advise():
-    """The advise function for ``/v1/advise`` when this installation has it, else None."""
-    return None

@@ -108,7 +108,7 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 
 def create_app(service, token: str, *, max_body: int = DEFAULT_MAX_BODY,
-               max_pending: int = DEFAULT_MAX_PENDING, advise=None) -> Starlette:
+               max_pending: int = DEFAULT_MAX_PENDING) -> Starlette:
     """The ASGI application over ``service``.
 
     Args:
@@ -116,7 +116,6 @@ def create_app(service, token: str, *, max_body: int = DEFAULT_MAX_BODY,
         token: the bearer token every ``/v1`` call but health must carry.
         max_body: largest request body, bytes.
         max_pending: most requests waiting for or running a computation.
-        advise: ``script text, workload -> dict`` for ``/v1/advise``; None leaves the route off.
     """
     state = {"pending": 0}
     schema_doc = schemas.schema_document()
@@ -158,7 +157,7 @@ def create_app(service, token: str, *, max_body: int = DEFAULT_MAX_BODY,
                                 status_code=500)
         finally:
             state["pending"] -= 1
-        return JSONResponse(schemas.checked(kind, data) if kind in schemas.RESPONSES else data)
+        return JSONResponse(schemas.checked(kind, data))
 
     async def recommend(request: Request) -> Response:
         return await compute(request, "recommend", service.recommend)
@@ -167,7 +166,7 @@ def create_app(service, token: str, *, max_body: int = DEFAULT_MAX_BODY,
         return await compute(request, "predict", service.predict)
 
     async def advise_route(request: Request) -> Response:
-        return await compute(request, "advise", lambda req: advise(req.script, req.workload))
+        return await compute(request, "advise", service.advise)
 
     async def health(request: Request) -> Response:
         return JSONResponse(schemas.checked("health", {"status": "ok"}))
@@ -191,10 +190,9 @@ def create_app(service, token: str, *, max_body: int = DEFAULT_MAX_BODY,
         Route("/v1/schema", schema, methods=["GET"]),
         Route("/v1/recommend", recommend, methods=["POST"]),
         Route("/v1/predict", predict, methods=["POST"]),
+        Route("/v1/advise", advise_route, methods=["POST"]),
         Mount("/static", StaticFiles(directory=_static_dir()), name="static"),
     ]
-    if advise is not None:
-        routes.insert(-1, Route("/v1/advise", advise_route, methods=["POST"]))
     app = Starlette(routes=routes, exception_handlers={HTTPException: http_error})
     app.add_middleware(_SecurityHeaders)
     return app

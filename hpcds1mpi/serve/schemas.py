@@ -90,6 +90,8 @@ class AdviseRequest(Schema):
 
     script: Annotated[StrictStr, Field(min_length=1, max_length=MAX_SCRIPT)]
     workload: Optional[Text] = None
+    size: Optional[Size] = None
+    objective: Literal["time", "energy", "edp", "balanced"] = "time"
 
 
 # --------------------------------------------------------------------------------------------
@@ -180,6 +182,20 @@ class PredictResponse(_Open):
     predictions: list[dict[str, Any]]
 
 
+class AdviseResponse(_Open):
+    """What ``advise --json`` prints, plus ``rewritten``: the script with the recommended
+    layout (what ``--rewrite OUT`` would write), None when there is nothing to rewrite."""
+
+    scheduler: str
+    workload: Optional[str]
+    verdict: VerdictOut
+    asked: Optional[dict[str, Any]]
+    recommended: Optional[dict[str, Any]]
+    summary: str
+    changes: list[dict[str, Any]]
+    rewritten: Optional[str]
+
+
 class ModelsResponse(_Open):
     model: str
     format_version: Any
@@ -196,6 +212,7 @@ class HealthResponse(_Open):
 
 REQUESTS = {"recommend": RecommendRequest, "predict": PredictRequest, "advise": AdviseRequest}
 RESPONSES = {"recommend": RecommendResponse, "predict": PredictResponse,
+             "advise": AdviseResponse,
              "models": ModelsResponse, "health": HealthResponse}
 
 

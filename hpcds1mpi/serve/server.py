@@ -116,4 +116,11 @@ def run(app, sock: socket.socket, *, certfile: str | None, keyfile: str | None) 
                             access_log=False, server_header=False, date_header=True,
                             limit_concurrency=CONNECTION_CAP, timeout_keep_alive=5,
                             lifespan="off", http="h11", loop="asyncio")
-    uvicorn.Server(config).run(sockets=[sock])
+    class _Server(uvicorn.Server):
+        def handle_exit(self, sig, frame):
+            super().handle_exit(sig, frame)
+            # SIGINT / SIGTERM is how a service is stopped: after the graceful shutdown it
+            # exits 0 instead of uvicorn re-raising the signal (exit 130 or death by SIGTERM).
+            getattr(self, "_captured_signals", []).clear()
+
+    _Server(config).run(sockets=[sock])

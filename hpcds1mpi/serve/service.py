@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from hpcds1mpi.errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from hpcds1mpi.serve.schemas import PredictRequest, RecommendRequest
+    from hpcds1mpi.serve.schemas import AdviseRequest, PredictRequest, RecommendRequest
 
 #: Answers kept for repeated questions.
 DEFAULT_CACHE = 1024
@@ -228,6 +228,26 @@ class Service:
         return {"workload": req.workload, "size": req.size, "partition": part.name,
                 "energy": self.energy_label, "verdict": verdict.as_dict(),
                 "predictions": answers}
+
+    # ------------------------------------------------------------------------------------
+    def advise(self, req: "AdviseRequest") -> dict:
+        """What ``advise --json`` prints for the script text in ``req``, and the rewritten
+        script. The text is read as a script, never as a path (``decide.advise.advise`` takes
+        text only).
+
+        Raises:
+            ConfigError: not a batch script, a partition the cluster lacks, no problem size.
+        """
+        key = ("advise", req.model_dump_json())
+        return self._cached(key, lambda: self._advise(req))
+
+    def _advise(self, req: "AdviseRequest") -> dict:
+        from hpcds1mpi.decide.advise import advise
+
+        advice = advise(req.script, self.bundle, self.places, workload=req.workload,
+                        size=req.size, objective=req.objective, model_dir=self.model_dir,
+                        history=self.history, name="<request>")
+        return {**advice.to_dict(), "rewritten": advice.rewritten}
 
     # ------------------------------------------------------------------------------------
     def models(self) -> dict:

@@ -125,13 +125,16 @@ function svg(tag, attrs, text) {
   return node;
 }
 
-// The front as a scatter: runtime across, energy up, log axes when a range spans 10x.
-function plotFront(rows) {
+const plottable = (r) => isFinite(r.runtime_s) && isFinite(r.energy_j) && r.runtime_s > 0 && r.energy_j > 0;
+
+// The front as a scatter (runtime across, energy up, log axes when a range spans 10x), the
+// alternatives as grey rings behind it for context, the pick in red.
+function plotFront(rows, alternatives) {
   const box = $("plot");
   box.replaceChildren();
-  const pts = rows.filter((r) => isFinite(r.runtime_s) && isFinite(r.energy_j) && r.runtime_s > 0 && r.energy_j > 0);
+  const pts = rows.filter(plottable), alts = (alternatives || []).filter(plottable);
   if (!pts.length) { box.appendChild(el("p", "No front: nothing was picked.", "muted")); return; }
-  const W = 560, H = 300, L = 64, R = 16, T = 12, B = 42;
+  const W = 560, H = 300, L = 64, R = 30, T = 12, B = 42;
   const axis = (vals) => {
     let lo = Math.min(...vals), hi = Math.max(...vals);
     const log = hi / lo > 10;
@@ -141,7 +144,8 @@ function plotFront(rows) {
     const pad = (b - a) * 0.06;
     return { f: f, a: a - pad, b: b + pad, log: log };
   };
-  const ax = axis(pts.map((p) => p.runtime_s)), ay = axis(pts.map((p) => p.energy_j));
+  const all = pts.concat(alts);
+  const ax = axis(all.map((p) => p.runtime_s)), ay = axis(all.map((p) => p.energy_j));
   const X = (v) => L + (ax.f(v) - ax.a) / (ax.b - ax.a) * (W - L - R);
   const Y = (v) => H - B - (ay.f(v) - ay.a) / (ay.b - ay.a) * (H - T - B);
   const s = svg("svg", { viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": "runtime-energy front" });
@@ -155,6 +159,11 @@ function plotFront(rows) {
   }
   s.appendChild(svg("text", { x: (L + W - R) / 2, y: H - 6, "text-anchor": "middle" }, "predicted runtime" + (ax.log ? " (log)" : "")));
   s.appendChild(svg("text", { x: 12, y: (T + H - B) / 2, transform: "rotate(-90 12 " + (T + H - B) / 2 + ")", "text-anchor": "middle" }, "predicted energy" + (ay.log ? " (log)" : "")));
+  for (const p of alts) {
+    const ring = svg("circle", { cx: X(p.runtime_s), cy: Y(p.energy_j), r: 4, class: "alt" });
+    ring.appendChild(svg("title", {}, "alternative: " + configText(p) + ": " + fmtTime(p.runtime_s) + ", " + fmtEnergy(p.energy_j)));
+    s.appendChild(ring);
+  }
   const sorted = pts.slice().sort((p, q) => p.runtime_s - q.runtime_s);
   s.appendChild(svg("polyline", { class: "front", points: sorted.map((p) => X(p.runtime_s) + "," + Y(p.energy_j)).join(" ") }));
   for (const p of sorted) {
@@ -187,7 +196,7 @@ function show(data) {
     .map((p) => el("p", "✗ " + (p.cluster ? p.cluster + "/" : "") + p.partition + ": " + p.reason)));
   showRows($("alternatives"), data.alternatives);
   $("energy-label").textContent = "(energy " + data.energy + ")";
-  plotFront(data.front);
+  plotFront(data.front, data.alternatives);
   const cal = data.calibration || [];
   $("calibration").hidden = cal.length === 0;
   $("calibration-steps").replaceChildren(...cal.map((c) => el("li", c.label + ": " + c.reason)));
@@ -230,12 +239,19 @@ async function copyScript() {
   $("copied").textContent = "copied";
 }
 
-document.addEventListener("DOMContentLoaded", () => {
+// A "#token=..." fragment: taken once, then removed so it is not left in the address bar.
+function tokenFromFragment() {
   const m = /(?:^#|&)token=([^&]+)/.exec(location.hash);
-  if (m) {
-    setToken(decodeURIComponent(m[1]));
-    history.replaceState(null, "", location.pathname + location.search);
-  }
+  if (!m) return false;
+  setToken(decodeURIComponent(m[1]));
+  history.replaceState(null, "", location.pathname + location.search);
+  return true;
+}
+
+window.addEventListener("hashchange", () => { if (tokenFromFragment()) connect(); });
+
+document.addEventListener("DOMContentLoaded", () => {
+  tokenFromFragment();
   $("token-form").addEventListener("submit", (e) => { e.preventDefault(); setToken($("token").value); $("token").value = ""; connect(); });
   $("ask").addEventListener("submit", ask);
   $("copy").addEventListener("click", copyScript);

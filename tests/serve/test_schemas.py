@@ -1,0 +1,78 @@
+"""Request bodies are checked as strictly as the command line: a wrong type, an unknown key, a
+number out of range, a control character or a body that is not a JSON object is one line (422);
+the answers match their published schema."""
+
+from __future__ import annotations
+
+import pytest
+
+from hpcds1mpi.serve import schemas
+
+OK = {"workload": "stencil", "size": 128}
+
+
+@pytest.mark.parametrize("body,words", [
+    (b'{"workload": "stencil",', "body is not JSON"),
+    (b"\xff\xfe", "body is not JSON"),
+    (b"[1, 2]", "must be a JSON object, got list"),
+    (b'"text"', "must be a JSON object, got str"),
+    (b'{"workload": "stencil", "size": "128"}', "size must be an integer, got '128'"),
+    (b'{"workload": "stencil", "size": 128.0}', "size must be an integer"),
+    (b'{"workload": "stencil", "size": true}', "size must be an integer"),
+    (b'{"workload": "stencil", "size": NaN}', "size must be an integer"),
+    (b'{"workload": "stencil", "size": 0}', "size must be > 0"),
+    (b'{"workload": "stencil", "size": 1' + b"0" * 40 + b"}", "size must be <="),
+    (b'{"workload": "stencil", "size": 128, "deadline": NaN}', "deadline must be a finite"),
+    (b'{"workload": "stencil", "size": 128, "deadline": -1}', "deadline must be > 0"),
+    (b'{"workload": "stencil", "size": 128, "objective": "fast"}', "objective must be"),
+    (b'{"workload": "stencil", "size": 128, "partition": "local"}', "partition must be a list"),
+    (b'{"workload": "stencil", "size": 128, "exclusive": "yes"}', "exclusive must be true or"),
+    (b'{"workload": "stencil", "size": 128, "cluster": "/etc/passwd"}', "unknown key cluster"),
+    (b'{"size": 128}', "missing required key 'workload'"),
+    (b'{"workload": "", "size": 128}', "workload"),
+    (b'{"workload": "stencil", "size": 128, "program": "app\\n#SBATCH -A x"}', "program"),
+    (b'{"workload": "sten\\u0000cil", "size": 128}', "workload"),
+])
+def test_bad_bodies_are_one_line_422(body, words):
+    with pytest.raises(schemas.RequestError) as info:
+        schemas.parse(schemas.RecommendRequest, body)
+    assert info.value.status == 422
+    assert words in info.value.reason
+    assert "\n" not in info.value.reason and len(info.value.reason) < 400
+
+
+def test_a_good_body_keeps_the_command_defaults():
+    req = schemas.parse(schemas.RecommendRequest, b'{"workload": "stencil", "size": 128}')
+    assert (req.objective, req.partition, req.emit, req.exclusive) == ("time", [], None, False)
+
+
+def test_the_request_has_the_recommend_command_options():
+    from hpcds1mpi.commands.recommend import command
+
+    options = {p.name for p in command.params}
+    # What names a file on the server or writes is fixed at start, or absent.
+    server_side = {"cluster_file", "model_dir", "history_path", "record_failure",
+                   "failure_status", "script_path", "as_json", "partitions"}
+    assert options - server_side == set(schemas.RecommendRequest.model_fields) - {"partition"}
+
+
+def test_predict_bounds_the_configurations():
+    many = b'{"workload": "gemm", "size": 512, "configs": [' + \
+        b",".join([b'{"nodes": 1, "ranks_per_node": 1}'] * (schemas.MAX_CONFIGS + 1)) + b"]}"
+    with pytest.raises(schemas.RequestError, match="at most 256"):
+        schemas.parse(schemas.PredictRequest, many)
+
+
+def test_schema_endpoint_publishes_every_model(server):
+    status, data, _ = server.request("GET", "/v1/schema")
+    assert status == 200
+    assert set(data["requests"]) >= {"recommend", "predict"}
+    assert "workload" in data["requests"]["recommend"]["properties"]
+    assert set(data["responses"]) >= {"recommend", "predict", "models", "health"}
+
+
+def test_answers_validate_against_the_response_models(server):
+    status, data, _ = server.request("POST", "/v1/recommend", {**OK, "emit": "slurm"})
+    assert status == 200
+    schemas.RecommendResponse.model_validate(data)
+    assert data["pick"] and data["script"].startswith("#!/bin/bash")

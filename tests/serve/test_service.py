@@ -1,0 +1,137 @@
+"""The service answers what ``hpcds1mpi recommend --json`` answers, from one bundle loaded once;
+a cached answer is the fresh one; /v1/predict gives System 1's own numbers for a
+configuration; a request names partitions, never files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.serve.schemas import PredictRequest, RecommendRequest
+from tests.helpers import run_cli
+from tests.serve.conftest import LAB
+
+QUESTIONS = [
+    {"workload": "stencil", "size": 128},
+    {"workload": "gemm", "size": 1024, "objective": "energy"},
+    {"workload": "stencil", "size": 4096},  # escalated: beyond the measured sizes
+    {"workload": "cg", "size": 48, "objective": "edp", "max_nodes": 2, "device": "cpu"},
+    {"workload": "nbody", "size": 3000, "objective": "balanced", "deadline": 100},
+]
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory):
+    from hpcds1mpi.serve.service import Service
+
+    return Service(None, None, tmp_path_factory.mktemp("state"))
+
+
+def _cli_args(q: dict) -> list[str]:
+    args = ["recommend", "--json", "--cluster", str(LAB), "--workload", q["workload"],
+            "--size", str(q["size"])]
+    for key in ("objective", "max_nodes", "device", "deadline", "energy_budget"):
+        if key in q:
+            args += [f"--{key.replace('_', '-')}", str(q[key])]
+    return args
+
+
+@pytest.mark.parametrize("question", QUESTIONS, ids=lambda q: f"{q['workload']}-{q['size']}")
+def test_answer_is_what_recommend_json_prints(server, tmp_path, question):
+    status, data, _ = server.request("POST", "/v1/recommend", question)
+    assert status == 200, data
+    proc = run_cli(_cli_args(question), env={"HPCDS1MPI_HISTORY": str(tmp_path / "none.json")},
+                   timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert data == json.loads(proc.stdout)
+
+
+def test_cached_answer_equals_a_fresh_one(service):
+    req = RecommendRequest(workload="gemm", size=768, objective="balanced", emit="pbs")
+    first = service.recommend(req)
+    assert service.recommend(req) is first  # from the cache
+    assert service.recommend(req, use_cache=False) == first
+
+
+def test_cache_is_bounded(tmp_path):
+    from hpcds1mpi.serve.service import Service
+
+    small = Service(None, None, tmp_path, cache_size=2)
+    for size in (100, 110, 120):
+        small.recommend(RecommendRequest(workload="stencil", size=size))
+    assert len(small._cache) == 2
+
+
+def test_predict_gives_system1_numbers_of_the_pick(service):
+    rec = service.recommend(RecommendRequest(workload="stencil", size=128))
+    pick = rec["pick"]
+    keys = ("nodes", "ranks_per_node", "threads", "device", "precision")
+    out = service.predict(PredictRequest(workload="stencil", size=128,
+                                         configs=[{k: pick[k] for k in keys}]))
+    row = out["predictions"][0]
+    assert row["valid"] and row["feasible"]
+    for name in ("runtime_s", "runtime_lo", "runtime_hi", "energy_j", "fail_prob"):
+        assert row[name] == pytest.approx(pick[name], rel=1e-6), name
+    assert out["verdict"]["verdict"] == rec["verdict"]["verdict"]
+
+
+def test_predict_marks_configurations_the_partition_cannot_run(service):
+    out = service.predict(PredictRequest(workload="fft", size=64, configs=[
+        {"nodes": 64, "ranks_per_node": 1}, {"nodes": 1, "ranks_per_node": 64},
+        {"nodes": 1, "ranks_per_node": 1, "device": "gpu"}]))
+    reasons = [p["reason"] for p in out["predictions"]]
+    assert not any(p["valid"] for p in out["predictions"])
+    assert "at most 1" in reasons[0] and "cores per node" in reasons[1] and "GPU" in reasons[2]
+
+
+def test_predict_of_a_job_never_seen_says_so(service):
+    out = service.predict(PredictRequest(workload="my_app", size=10,
+                                         configs=[{"nodes": 1, "ranks_per_node": 2}]))
+    assert out["verdict"]["verdict"] == "escalate"
+    assert any("never measured" in r for r in out["verdict"]["reasons"])
+
+
+def test_unknown_partition_names_the_known_ones(service):
+    with pytest.raises(ConfigError, match="known: local/local"):
+        service.recommend(RecommendRequest(workload="stencil", size=128,
+                                           partition=["/etc/passwd"]))
+
+
+def test_models_describes_the_bundle_without_paths(service):
+    info = service.models()
+    assert info["model"] == "default_model" and "/" not in info["model"]
+    assert "stencil" in info["workloads"] and info["places"] == ["local/local"]
+
+
+SCRIPT = (LAB.parent / "lab_stencil.sbatch").read_text()
+
+
+def test_advise_answers_what_advise_json_prints(server):
+    status, data, _ = server.request("POST", "/v1/advise", {"script": SCRIPT})
+    assert status == 200, data
+    proc = run_cli(["advise", str(LAB.parent / "lab_stencil.sbatch"), "--cluster", str(LAB),
+                    "--json"], timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    cli = json.loads(proc.stdout)
+    rewritten = data.pop("rewritten")
+    assert {**data, "script": cli["script"]} == cli
+    assert "#SBATCH --nodes=" in rewritten and rewritten != SCRIPT
+    assert data["asked"]["config"]["nodes"] == 4
+
+
+@pytest.mark.parametrize("text", ["/etc/passwd", str(LAB.parent / "lab_stencil.sbatch"),
+                                  "../../../../etc/shadow"])
+def test_advise_reads_text_never_a_path(server, text):
+    status, data, _ = server.request("POST", "/v1/advise", {"script": text})
+    assert status in (200, 422), data
+    blob = json.dumps(data)
+    assert "root:x:0:0" not in blob and "ntasks-per-node=2" not in blob
+    if status == 200:
+        assert data["asked"] is None or data["workload"] is None
+
+
+def test_advise_bounds_the_script(server):
+    status, data, _ = server.request("POST", "/v1/advise", {"script": "#" * 60_001})
+    assert status == 422 and "script" in data["error"]
