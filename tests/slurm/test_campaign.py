@@ -110,8 +110,21 @@ def test_campaign_over_nodes_1_and_2_merges_every_configuration_once(slurm, tmp_
     assert set(merged["status"]) == {"ok"}
     assert sorted(set(merged["nodes"])) == [1, 2]
     assert set(merged["source_file"]) == {f"n{n}-{i}.h5" for n in (1, 2) for i in (0, 1)}
+    _each_measured_in_one_shard(root, planned)
     status = _cli(slurm, root, "campaign", "status", "camp").stdout
     assert "parts: done 4" in status and "merged: 12/12" in status, status
+
+
+def _each_measured_in_one_shard(root: Path, planned: set[str]) -> None:
+    """The merge keeps one record per configuration whatever the shards hold: that each
+    configuration was measured once, by one shard, is seen in the shards themselves."""
+    import pandas as pd
+
+    from hpcds1mpi.records.telemetry import read_runs
+
+    shards = pd.concat([read_runs(p) for p in sorted((root / "camp" / "telemetry").glob("*.h5"))])
+    assert len(shards) == len(planned) and shards["run_id"].is_unique
+    assert set(shards["run_id"]) == planned
 
 
 def _recorded(path: Path) -> int:
@@ -167,6 +180,7 @@ def test_a_shard_cancelled_mid_way_and_resubmitted_is_still_merged_exactly_once(
     # unchanged.
     final = merged.set_index("run_id").loc[kept.index, "runtime_s"]
     assert (final == kept).all()
+    _each_measured_in_one_shard(root, planned)
     status = _cli(slurm, root, "campaign", "status", "camp").stdout
     assert "parts: done 4" in status and "merged: 32/32" in status, status
     nothing = _cli(slurm, root, "campaign", "resubmit", "camp").stdout
