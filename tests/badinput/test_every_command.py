@@ -24,12 +24,14 @@ PREFIX = {
     "tune": ["tune", "--kernel", "gemm", "--size", "64", "--out", "t.h5"],
     "quickstart": ["quickstart", "--out", "qs"],
     "campaign": ["campaign", str(REPO / "plans" / "reference.toml"), "--emit", "slurm"],
+    "serve": ["serve", "--host", "127.0.0.1", "--state-dir", "state"],
 }
 #: The last option of each prefix that takes a value (to leave its value off).
 VALUED = {"run": "--size", "sweep": "--sizes", "telemetry": "--rows", "ingest": "--kind",
           "train": "--seed", "learn": "--seed", "mobo": "--seed", "recommend": "--deadline",
           "tune": "--budget", "quickstart": "--ranks", "cluster": "--partition"}
 VALUED["campaign"] = "--shards"
+VALUED["serve"] = "--port"
 
 
 def test_the_suite_covers_every_subcommand():
