@@ -384,6 +384,10 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
         size = size_from(launch, commands.get(label or ""))
         size_source = f"the command on line {launch.line}"
     places = _places_for(script, places)
+    if script.device == "gpu" and not any(p.gpus_per_node for _, p in places):
+        raise ConfigError(f"the script asks for GPUs (line {script.lines['gpus'][0]}) but no "
+                          f"allowed partition ({', '.join(p.name for _, p in places)}) has "
+                          "any; pass --cluster FILE with its GPU partition")
     cluster, partition = places[0]
     nodes, per_node, threads = script.layout(partition.cores_per_node)
     precision, said = _precision(script, launch)

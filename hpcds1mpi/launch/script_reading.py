@@ -171,10 +171,10 @@ class JobScript:
 def _lines(text: str) -> list[tuple[int, int, str]]:
     """(line number, start offset, text without its newline) of every physical line."""
     out, pos = [], 0
-    for number, line in enumerate(text.splitlines(keepends=True), start=1):
-        out.append((number, pos, line.rstrip("\r\n")))
-        pos += len(line)
-    return out
+    for number, line in enumerate(text.split("\n"), start=1):  # sbatch splits at \n only
+        out.append((number, pos, line[:-1] if line.endswith("\r") else line))
+        pos += len(line) + 1
+    return out if not text.endswith("\n") else out[:-1]
 
 
 def _magic(line: str) -> str | None:
@@ -207,7 +207,7 @@ def _read_directives(script: JobScript, lines) -> int:
                 script.directives[opt.name] = opt  # the last one counts, as getopt's
             else:
                 script.note(f"line {number}: {opt.value!r} is no option; skipped")
-        script.directives_end = start + len(line) + 1
+        script.directives_end = lines[k + 1][1] if k + 1 < len(lines) else len(script.text)
     return len(lines)
 
 

@@ -65,6 +65,8 @@ class _Edits:
         self.put(opt, value, spelled)
 
     def insert(self, at: int, text: str) -> None:
+        if text.endswith("\n") and "\r\n" in self.script.text:
+            text = text.replace("\n", "\r\n")  # added lines end as the script's lines do
         self.edits.append((at, at, text))
 
     def changes(self) -> list[Change]:
@@ -78,7 +80,7 @@ class _Edits:
                 out += [Change(number - 1, "", added) for added in new.splitlines()]
             else:
                 by_line.setdefault(number, []).append((start, end, new))
-        lines = text.splitlines()
+        lines = [x[:-1] if x.endswith("\r") else x for x in text.split("\n")]
         for number, edits in by_line.items():
             base = starts[number - 1]
             line = lines[number - 1]

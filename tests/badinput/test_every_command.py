@@ -24,6 +24,7 @@ PREFIX = {
     "tune": ["tune", "--kernel", "gemm", "--size", "64", "--out", "t.h5"],
     "quickstart": ["quickstart", "--out", "qs"],
     "campaign": ["campaign", str(REPO / "plans" / "reference.toml"), "--emit", "slurm"],
+    "advise": ["advise", "job.sbatch"],  # usage errors come before the script is read
     "serve": ["serve", "--host", "127.0.0.1", "--state-dir", "state"],
 }
 #: The last option of each prefix that takes a value (to leave its value off).
@@ -31,6 +32,7 @@ VALUED = {"run": "--size", "sweep": "--sizes", "telemetry": "--rows", "ingest": 
           "train": "--seed", "learn": "--seed", "mobo": "--seed", "recommend": "--deadline",
           "tune": "--budget", "quickstart": "--ranks", "cluster": "--partition"}
 VALUED["campaign"] = "--shards"
+VALUED["advise"] = "--workload"
 VALUED["serve"] = "--port"
 
 

@@ -1,0 +1,135 @@
+"""``hpcds1mpi advise SCRIPT`` as users run it (a fresh process, the shipped bundle): the table,
+JSON, ``--rewrite OUT`` changing only the lines it must, and the refusals that write nothing."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.badinput.harness import assert_refused, invoke
+from tests.helpers import run_cli
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "data" / "jobscripts"
+CLUSTER = str(SCRIPTS / "lab.toml")
+SCRIPT = """#!/bin/bash
+#SBATCH --job-name=stencil
+#SBATCH --partition=standard
+#SBATCH --nodes=2
+#SBATCH --ntasks-per-node=1
+#SBATCH --cpus-per-task=2
+#SBATCH --time=00:30:00
+
+# the stencil kernel at size 128, one rank per node with two threads
+module load hpcds1mpi
+export OMP_NUM_THREADS=2
+srun hpcds1mpi run stencil --size 128 --precision fp64
+echo "done"
+"""
+#: Lines of SCRIPT a rewrite may change: directives 2-7, the OMP export, the launch line.
+MAY_CHANGE = {2, 3, 4, 5, 6, 7, 11, 12}
+
+
+@pytest.fixture
+def job(tmp_path, monkeypatch):
+    monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HPCDS1MPI_HISTORY", str(tmp_path / "cache" / "failures.json"))
+    path = tmp_path / "job.sbatch"
+    path.write_text(SCRIPT)
+    return path
+
+
+def test_table_in_a_fresh_process(job):
+    res = run_cli(["advise", str(job), "--cluster", CLUSTER])
+    assert res.returncode == 0, res.stderr
+    out = res.stdout
+    assert "workload stencil (from the program on line 12), size 128" in out
+    assert "asked       2 nodes x 1 rank x 2 threads, cpu, fp64 on lab/standard" in out
+    assert "predicted runtime" in out and "modelled" in out and "verdict auto" in out
+    assert "--rewrite changes only these lines:" in out
+
+
+def test_json(job, capsys):
+    res = invoke(capsys, ["advise", str(job), "--cluster", CLUSTER, "--json"])
+    assert res.code == 0, res.err
+    data = json.loads(res.out)
+    assert data["workload"] == "stencil" and data["asked"]["config"]["nodes"] == 2
+    assert data["recommended"]["runtime_s"] > 0 and data["verdict"]["verdict"] == "auto"
+
+
+def test_rewrite_changes_only_the_lines_it_must(job, tmp_path, capsys):
+    out = tmp_path / "new.sbatch"
+    res = invoke(capsys, ["advise", str(job), "--cluster", CLUSTER, "--rewrite", str(out)])
+    assert res.code == 0, res.err
+    assert f"wrote {out}" in res.out
+    old, new = SCRIPT.split("\n"), out.read_text().split("\n")
+    changed = set()
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new).get_opcodes():
+        if tag != "equal":
+            changed |= set(range(i1 + 1, i2 + 1))
+            assert all(x.startswith(("#SBATCH ", "export OMP_NUM_THREADS=", "srun "))
+                       for x in new[j1:j2])
+    assert changed and changed <= MAY_CHANGE, changed
+    assert job.read_text() == SCRIPT  # the input is untouched
+    data = json.loads(invoke(capsys, ["advise", str(out), "--cluster", CLUSTER,
+                                      "--json"]).out)
+    assert data["asked"]["config"] == data["recommended"]["config"]  # asks for the pick now
+
+
+def test_rewrite_never_overwrites_the_input(job, capsys):
+    res = invoke(capsys, ["advise", str(job), "--cluster", CLUSTER, "--rewrite", str(job),
+                          "--force"])
+    assert_refused(res, 2, "is the input script")
+    assert job.read_text() == SCRIPT
+
+
+def test_rewrite_refuses_an_existing_out_without_force(job, tmp_path, capsys):
+    out = tmp_path / "taken.sbatch"
+    out.write_text("keep me\n")
+    res = invoke(capsys, ["advise", str(job), "--cluster", CLUSTER, "--rewrite", str(out)])
+    assert_refused(res, 2, "exists; pass --force")
+    assert out.read_text() == "keep me\n"
+    res = invoke(capsys, ["advise", str(job), "--cluster", CLUSTER, "--rewrite", str(out),
+                          "--force"])
+    assert res.code == 0 and out.read_text() != "keep me\n"
+
+
+def test_nothing_is_written_when_there_is_nothing_to_recommend(job, tmp_path, capsys):
+    job.write_text(SCRIPT.replace("hpcds1mpi run stencil --size 128 --precision fp64",
+                                  "./lulesh -s 40"))
+    out = tmp_path / "new.sbatch"
+    res = invoke(capsys, ["advise", str(job), "--cluster", CLUSTER, "--rewrite", str(out)])
+    assert_refused(res, 2, "nothing to rewrite", "escalate")
+    assert not out.exists()
+    res = invoke(capsys, ["advise", str(job), "--cluster", CLUSTER])
+    assert res.code == 0 and "verdict escalate: no settings guessed" in res.out
+    assert "predicted" not in res.out
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["advise", "no_such.sbatch"], "job script not found"),
+    (["advise", "{dir}"], "is a directory"),
+    (["advise", "{bin}"], "not text"),
+    (["advise", "{job}", "--force"], "--force only applies to --rewrite"),
+    (["advise", "{job}", "--size", "0"], "--size must be a positive integer"),
+    (["advise", "{job}"], "partition 'standard'"),  # this machine has no such partition
+])
+def test_bad_input_is_one_line(job, tmp_path, capsys, args, fragment):
+    binary = tmp_path / "a.bin"
+    binary.write_bytes(bytes(range(256)))
+    names = {"{job}": str(job), "{dir}": str(tmp_path), "{bin}": str(binary)}
+    assert_refused(invoke(capsys, [names.get(a, a) for a in args]), 2, fragment)
+
+
+def test_every_site_script_is_advised_without_a_traceback(tmp_path, capsys):
+    for script in sorted(SCRIPTS.glob("*.sbatch")) + sorted(SCRIPTS.glob("*.pbs")):
+        copy = tmp_path / script.name
+        shutil.copy(script, copy)
+        res = invoke(capsys, ["advise", str(copy), "--workload", "stencil", "--size", "128"])
+        assert res.code in (0, 2), (script.name, res.err)
+        assert "Traceback" not in res.err
+        if res.code == 2:  # a partition this machine lacks: said in one line
+            assert_refused(res, 2, "pass --cluster")

@@ -1,0 +1,138 @@
+"""``advise`` with the shipped bundle on the lab partition (the hardware it was measured on):
+the workload found from the program, both layouts predicted by System 1 as ``recommend``
+predicts them, the script's precision kept, and an unknown program left to the guard."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hpcds1mpi import cluster as cluster_mod
+from hpcds1mpi.decide.advise import advise, match_workload, size_from
+from hpcds1mpi.decide.model_bundle import DEFAULT_MODEL, load_model
+from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.launch.script_reading import read_script
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "data" / "jobscripts"
+ASKED = """#!/bin/bash
+#SBATCH --partition=standard
+#SBATCH --nodes=2
+#SBATCH --ntasks-per-node=1
+#SBATCH --cpus-per-task=2
+#SBATCH --time=00:30:00
+export OMP_NUM_THREADS=2
+srun hpcds1mpi run stencil --size 128 --precision fp64
+"""
+
+
+@pytest.fixture(scope="module")
+def bundle():
+    return load_model(None)
+
+
+@pytest.fixture(scope="module")
+def places():
+    clusters = cluster_mod.load_clusters(SCRIPTS / "lab.toml")
+    return [(c, p) for c in clusters.values() for p in c.partitions.values()]
+
+
+@pytest.fixture(autouse=True)
+def user_files(tmp_path, monkeypatch):
+    monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HPCDS1MPI_HISTORY", str(tmp_path / "cache" / "failures.json"))
+
+
+def run(text, bundle, places, **kw):
+    return advise(text, bundle, places, model_dir=DEFAULT_MODEL, **kw)
+
+
+def test_a_familiar_script_gets_both_layouts_predicted(bundle, places):
+    a = run(ASKED, bundle, places)
+    assert (a.workload, a.workload_source) == ("stencil", "the program on line 8")
+    assert (a.size, a.verdict["verdict"]) == (128, "auto")
+    assert a.asked.config.as_dict() == {"nodes": 2, "ranks_per_node": 1, "threads": 2,
+                                        "device": "cpu", "precision": "fp64"}
+    assert a.asked.walltime_s == 1800 and a.asked.lines == [3, 4, 5, 6, 7]
+    assert math.isfinite(a.asked.runtime_s) and math.isfinite(a.recommended.runtime_s)
+    # the recommended layout's numbers are the ones recommend() ranked it by
+    ch = a.recommendation.picked.choice
+    cols = ch.scores.cols
+    row = [i for i in ch.ranking if cols["precision"][i] == "fp64"][0]
+    assert a.recommended.config == ch.config(row)
+    assert a.recommended.runtime_s == pytest.approx(float(cols["runtime_s"][row]), rel=1e-9)
+    assert a.recommended.energy_j == pytest.approx(float(cols["energy_j"][row]), rel=1e-9)
+    # the asked layout is one of the grid's, and predicted the same way on its own
+    asked = np.flatnonzero((cols["nodes"] == 2) & (cols["ranks_per_node"] == 1)
+                           & (cols["threads"] == 2) & (cols["precision"] == "fp64"))
+    assert a.asked.runtime_s == pytest.approx(float(cols["runtime_s"][asked[0]]), rel=1e-9)
+    assert a.energy_saving_pct == pytest.approx(
+        100 * (1 - a.recommended.energy_j / a.asked.energy_j))
+    assert a.recommended.walltime_s >= 60 and a.recommended.walltime_s % 60 == 0
+    assert "nodes 2 never measured (measured: 1)" in a.asked.unmeasured
+
+
+def test_the_rewrite_asks_for_the_recommended_layout(bundle, places):
+    a = run(ASKED, bundle, places)
+    again = read_script(a.rewritten)
+    r = a.recommended.config
+    assert again.layout(2) == (r.nodes, r.ranks_per_node, r.threads)
+    assert again.time_s == a.recommended.walltime_s
+    assert a.changes and all(c.line in (3, 4, 5, 6, 7, 8) for c in a.changes)
+
+
+def test_the_scripts_precision_is_kept(bundle, places):
+    a = run(ASKED, bundle, places)
+    overall = a.recommendation.picked.choice.pick["precision"]
+    assert a.recommended.config.precision == "fp64"
+    if overall != "fp64":
+        assert any("which is kept" in n for n in a.notes)
+
+
+def test_an_unknown_program_gets_the_guards_verdict_and_no_numbers(bundle, places):
+    text = ASKED.replace("hpcds1mpi run stencil --size 128 --precision fp64", "./lulesh -s 40")
+    a = run(text, bundle, places)
+    assert a.workload is None and a.verdict["verdict"] == "escalate"
+    assert "'./lulesh' matches no workload" in a.verdict["reasons"][0]
+    assert a.recommended is None and not a.asked.predicted and a.rewritten is None
+
+
+def test_a_named_workload_never_measured_escalates_with_a_calibration_sweep(bundle, places):
+    text = ASKED.replace("hpcds1mpi run stencil --size 128 --precision fp64", "./lulesh -s 40")
+    a = run(text, bundle, places, workload="lulesh", size=40)
+    assert a.verdict["verdict"] == "escalate" and a.verdict["checks"]["name"] == "escalate"
+    assert a.recommended is None and not a.asked.predicted and a.calibration
+
+
+def test_a_known_program_without_a_size_is_asked_for_one(bundle, places):
+    with pytest.raises(ConfigError, match="pass --size"):
+        run(ASKED.replace(" --size 128", ""), bundle, places)
+
+
+def test_a_partition_the_cluster_lacks_is_refused(bundle, places):
+    with pytest.raises(ConfigError, match="partition 'gpu' .* pass --cluster"):
+        run(ASKED.replace("=standard", "=gpu"), bundle, places)
+
+
+def test_a_layout_that_does_not_fit_is_said_and_still_advised(bundle, places):
+    a = run(ASKED.replace("--ntasks-per-node=1", "--ntasks-per-node=8"), bundle, places)
+    assert "16 cores per node" in a.asked.problem and not a.asked.predicted
+    assert a.recommended is not None
+
+
+def test_the_answer_is_plain_json(bundle, places):
+    data = a_dict = run(ASKED, bundle, places).to_dict()
+    text = json.dumps(data, allow_nan=False)
+    assert "recommendation" not in a_dict and json.loads(text)["summary"].startswith("asked: ")
+    assert data["predictions"].startswith("predicted by System 1")
+
+
+def test_the_workload_and_size_from_a_recorded_command():
+    script = read_script("#SBATCH -N 1\nsrun ./bin/myapp.x -n 4096 --steps 10\n")
+    commands = {"myapp-run": "./myapp -n {size} --steps {threads}"}
+    assert match_workload(script.launch, ["stencil"], commands) == "myapp-run"
+    assert size_from(script.launch, commands["myapp-run"]) == 4096
+    assert size_from(script.launch, None) is None

@@ -1,0 +1,169 @@
+"""Reading users' batch scripts: 16 scripts in the styles of site user guides (NERSC, ALCF,
+LUMI, ARCHER2, TACC, CSD3, PBS Pro, Torque), each read to the nodes, ranks per node, threads,
+GPUs and time limit the scheduler would give it, and sbatch's rules one by one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.launch.script_options import gpu_count, parse_pbs_time, parse_slurm_time
+from hpcds1mpi.launch.script_reading import read_script
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "data" / "jobscripts"
+
+# name: (scheduler, nodes, ranks per node, threads, GPUs per node, time s, partition,
+#        launcher, program)
+EXPECTED = {
+    "nersc_perlmutter_cpu.sbatch": ("slurm", 2, 16, 8, 0, 1800, None, "srun", "./mycode.exe"),
+    "nersc_perlmutter_gpu.sbatch": ("slurm", 2, 4, 32, 4, 3600, None, "srun", "./gpu_app"),
+    "archer2_mpi.sbatch": ("slurm", 4, 128, 1, 0, 1200, "standard", "srun",
+                           "./my_mpi_executable.x"),
+    "archer2_hybrid.sbatch": ("slurm", 2, 16, 8, 0, 3600, "standard", "srun", "xthi"),
+    "lumi_g.sbatch": ("slurm", 2, 8, 1, 8, 129600, "standard-g", "srun", "./select_gpu"),
+    "lumi_c_ntasks.sbatch": ("slurm", 2, 128, 1, 0, 1800, "standard", "srun",
+                             "./my_application"),
+    "tacc_frontera.sbatch": ("slurm", 4, 8, 7, 0, 5400, "normal", "ibrun", "./mycode.exe"),
+    "csd3_icelake.sbatch": ("slurm", 1, 76, 1, 0, 7200, "icelake", "mpirun", None),
+    "alcf_polaris.pbs": ("pbs", 4, 4, 2, 0, 1800, "debug-scaling", "mpiexec",
+                         "./hello_affinity"),
+    "pbspro_select.pbs": ("pbs", 2, 32, 2, 0, 3600, "workq", "mpiexec", "./solver"),
+    "torque_nodes_ppn.pbs": ("pbs", 2, 32, 1, 0, 600, None, "mpirun", "./a.out"),
+    "directives_after_command.sbatch": ("slurm", 2, 4, 1, 0, None, None, "srun", "./app"),
+    "continuation.sbatch": ("slurm", 2, 8, 4, 0, 109800, None, "srun", "./stencil"),
+    "gres_gpu.sbatch": ("slurm", 1, 4, 8, 4, 2700, "gpu", "srun", "./train.py"),
+    "openmpi_mapby.sbatch": ("slurm", 2, 8, 2, 0, 5400, None, "mpirun", "./nbody"),
+    "abbreviated.sbatch": ("slurm", 3, 4, 1, 0, 330, None, "srun", "./app"),
+}
+
+
+def test_every_script_here_is_checked():
+    scripts = {p.name for p in SCRIPTS.iterdir() if p.suffix in (".sbatch", ".pbs")}
+    assert scripts - {"lab_stencil.sbatch"} == set(EXPECTED)
+    assert len(EXPECTED) >= 12
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_site_script_is_read_as_the_scheduler_would(name):
+    scheduler, nodes, per_node, threads, gpus, time_s, partition, launcher, program = \
+        EXPECTED[name]
+    script = read_script((SCRIPTS / name).read_text())
+    assert script.scheduler == scheduler
+    assert script.layout(cores_per_node=128) == (nodes, per_node, threads)
+    assert script.gpus_per_node == gpus
+    assert script.time_s == time_s
+    assert script.partition == partition
+    assert script.launch.launcher == launcher
+    assert script.launch.program == program
+
+
+def test_directives_after_the_first_command_are_ignored():
+    script = read_script((SCRIPTS / "directives_after_command.sbatch").read_text())
+    assert script.first_command == 5
+    assert script.ignored == [6, 7]  # --nodes=8 and --time=10:00:00 never count
+    assert script.nodes == 2 and script.time_s is None
+
+
+def test_lines_say_where_each_value_was_read():
+    script = read_script((SCRIPTS / "nersc_perlmutter_cpu.sbatch").read_text())
+    assert script.lines["nodes"] == [2]
+    assert script.lines["time"] == [6]
+    assert script.lines["ranks"] == [13]            # srun -n 32
+    assert sorted(script.lines["threads"]) == [9, 13]  # OMP_NUM_THREADS=8, srun -c 16
+    assert script.cpus_per_task == 16 and script.threads == 8
+
+
+def test_continued_launch_line_spans_its_lines():
+    script = read_script((SCRIPTS / "continuation.sbatch").read_text())
+    assert (script.launch.line, script.launch.last_line) == (8, 11)
+    assert script.launch.args == ["--size", "128"]  # the redirections are not arguments
+    assert script.job_name == "stencil run"
+
+
+def test_heredoc_bodies_are_not_commands():
+    script = read_script((SCRIPTS / "lumi_g.sbatch").read_text())
+    assert [launch.line for launch in script.launches] == [25]  # not the srun in the EOF body
+    assert script.launch.args == ["./my_gpu_app", "-i", "input.dat"]
+
+
+def test_variables_and_arithmetic_are_followed():
+    script = read_script((SCRIPTS / "alcf_polaris.pbs").read_text())
+    assert script.ntasks == 16  # $(( NNODES * NRANKS_PER_NODE )), NNODES from $PBS_NODEFILE
+    assert script.launch.env["OMP_NUM_THREADS"][0] == "2"
+
+
+def test_what_cannot_be_resolved_is_said():
+    script = read_script((SCRIPTS / "csd3_icelake.sbatch").read_text())
+    assert any("'$np' could not be resolved" in n for n in script.notes)
+    assert any("program mpirun starts could not be read" in n for n in script.notes)
+
+
+@pytest.mark.parametrize("directive, nodes", [
+    ("-N2", 2), ("-N 2", 2), ("--nodes=2", 2), ("--nodes 2", 2), ("--nodes=2-4", 2),
+    ("--node=3", None),  # ambiguous prefix (--nodes, --nodelist): sbatch refuses it
+    ("--nodes=5 --nodes=3", 3),  # the last one counts
+    ("--nodes=2 # --nodes=7", 2), ("--job-name=a#b --nodes=4", None),  # '#' ends the line
+    ("--nodes='6'", 6),
+])
+def test_sbatch_option_spellings(directive, nodes):
+    script = read_script(f"#!/bin/bash\n#SBATCH {directive}\nsrun ./app\n")
+    assert script.nodes == nodes
+
+
+def test_ntasks_without_nodes_takes_the_fewest_nodes():
+    script = read_script("#!/bin/bash\n#SBATCH --ntasks=96\n#SBATCH -c 2\nsrun ./app\n")
+    assert script.nodes is None
+    assert script.layout(cores_per_node=64) == (3, 32, 2)  # 96 x 2 CPUs on 64-core nodes
+    with pytest.raises(ConfigError, match="--ntasks without --nodes"):
+        script.layout()
+
+
+def test_only_column_zero_directives_count_and_blank_or_comment_lines_do_not_end_them():
+    text = "#!/bin/bash\n\n# a comment\n  #SBATCH --nodes=9\n#SBATCH --nodes=2\n#SLURM -c 4\n" \
+           "srun ./app\n"
+    script = read_script(text)
+    assert script.nodes == 2 and script.cpus_per_task == 4
+
+
+@pytest.mark.parametrize("value, seconds", [
+    ("30", 1800), ("30:15", 1815), ("1:02:03", 3723), ("2-3", 183600), ("2-3:04", 183840),
+    ("2-3:04:05", 183845), ("0", None), ("UNLIMITED", None), ("abc", None)])
+def test_slurm_time_formats(value, seconds):
+    assert parse_slurm_time(value) == seconds
+
+
+@pytest.mark.parametrize("value, seconds", [("10:00", 600), ("01:30:00", 5400), ("90", 90),
+                                            ("x", None)])
+def test_pbs_walltime_formats(value, seconds):
+    assert parse_pbs_time(value) == seconds
+
+
+@pytest.mark.parametrize("value, count", [("gpu", 1), ("gpu:4", 4), ("gpu:a100:4", 4),
+                                          ("a100:8", 8), ("2", 2), ("gpu:2,shard:4", 2)])
+def test_gpu_counts(value, count):
+    assert gpu_count(value) == count
+
+
+def test_gpus_in_total_and_per_task():
+    total = read_script("#SBATCH -N 2\n#SBATCH -G 8\nsrun ./a\n")
+    per_task = read_script("#SBATCH -N 1\n#SBATCH --ntasks-per-node=4\n"
+                           "#SBATCH --gpus-per-task=1\nsrun ./a\n")
+    assert (total.gpus_per_node, per_task.gpus_per_node) == (4, 4)
+    assert total.device == "gpu"
+
+
+def test_launch_line_overrides_the_allocation_and_omp_export_sets_threads():
+    text = "#SBATCH -N 4 --ntasks-per-node=8 -c 4\nexport OMP_NUM_THREADS=4\n" \
+           "OMP_NUM_THREADS=2 srun -N 2 -n 8 ./app\n"
+    script = read_script(text)
+    assert script.layout() == (2, 4, 2)
+
+
+@pytest.mark.parametrize("text, what", [
+    ("", "no #SBATCH"), ("echo hello\n", "no #SBATCH"), ("a\x00b", "no job script"),
+    ("#SBATCH --job-name='open\nsrun ./a\n", "unbalanced quotes")])
+def test_not_a_job_script(text, what):
+    with pytest.raises(ConfigError, match=what):
+        read_script(text)

@@ -1,0 +1,100 @@
+"""Rewriting a user's script: only the directives, the launch line and OMP_NUM_THREADS change,
+every other line stays byte for byte, and the result asks for the new layout."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from pathlib import Path
+
+import pytest
+
+from hpcds1mpi.launch.script_reading import read_script
+from hpcds1mpi.launch.script_rewrite import Layout, rewrite
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "data" / "jobscripts"
+NAMES = sorted(p.name for p in SCRIPTS.iterdir() if p.suffix in (".sbatch", ".pbs"))
+ADDED_RE = re.compile(r"^(#SBATCH --[a-z-]+=\S+|#PBS -l \S+|export OMP_NUM_THREADS=\d+)$")
+
+
+def allowed_lines(script) -> set[int]:
+    """Lines a rewrite may change: directives, launch lines, OMP_NUM_THREADS settings."""
+    lines = {opt.line for opt in script.directives.values()}
+    for launch in script.launches:
+        lines |= set(range(launch.line, launch.last_line + 1))
+    return lines | {s.line for s in script.settings if s.name == "OMP_NUM_THREADS"}
+
+
+def diff(old: str, new: str) -> tuple[set[int], list[str]]:
+    """(old line numbers changed or removed, lines added) between two texts, as diff says."""
+    changed, added = set(), []
+    a, b = old.split("\n"), new.split("\n")
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False
+                                                        ).get_opcodes():
+        if tag in ("replace", "delete"):
+            changed |= set(range(i1 + 1, i2 + 1))
+        if tag in ("replace", "insert"):
+            added += b[j1:j2]
+    return changed, added
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_only_the_lines_it_must_change(name):
+    text = (SCRIPTS / name).read_text()
+    script = read_script(text)
+    gpus = 2 if script.gpus_per_node else 0
+    new, changes = rewrite(script, Layout(3, 6, 2, gpus, 5400))
+    changed, added = diff(text, new)
+    assert changed <= allowed_lines(script), (changed, allowed_lines(script))
+    for line in added:  # an added line is a new directive or export, or a changed allowed line
+        assert ADDED_RE.match(line) or any(c.new == line for c in changes if c.old), line
+    again = read_script(new)
+    assert again.layout(cores_per_node=128) == (3, 6, 2)
+    assert again.gpus_per_node == gpus and again.time_s == 5400
+    assert {c.line for c in changes if c.old} == changed  # what advise shows is the diff
+
+
+def test_every_other_byte_is_kept():
+    text = (SCRIPTS / "archer2_mpi.sbatch").read_text()
+    new, changes = rewrite(read_script(text), Layout(2, 64, 2, 0, 1800))
+    old_lines, new_lines = text.split("\n"), new.split("\n")
+    assert len(old_lines) == len(new_lines)  # every value it needs was there to change
+    kept = [k for k in range(len(old_lines)) if k + 1 not in {c.line for c in changes}]
+    assert all(old_lines[k] == new_lines[k] for k in kept)
+    assert [(c.line, c.new) for c in changes] == [
+        (5, "#SBATCH --time=00:30:00"), (6, "#SBATCH --nodes=2"),
+        (7, "#SBATCH --ntasks-per-node=64"), (8, "#SBATCH --cpus-per-task=2"),
+        (18, "export OMP_NUM_THREADS=2")]  # srun gets -c through SRUN_CPUS_PER_TASK
+
+
+def test_values_keep_their_spelling():
+    text = "#!/bin/bash\n#SBATCH -N2\n#SBATCH --ntasks-per-node 4   # four\n" \
+           "#SBATCH -t 30\nexport OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK\n" \
+           "#SBATCH --nodes=9\nsrun -n 8 ./app\n"
+    new, _ = rewrite(read_script(text), Layout(1, 2, 1, 0, 600))
+    assert new == ("#!/bin/bash\n#SBATCH -N1\n#SBATCH --ntasks-per-node 2   # four\n"
+                   "#SBATCH -t 00:10:00\nexport OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK\n"
+                   "#SBATCH --nodes=9\nsrun -n 2 ./app\n")  # the ignored directive stays
+
+
+def test_missing_directives_are_added_after_the_last_one_and_threads_exported():
+    text = "#!/bin/bash\n#SBATCH --job-name=x\n\necho hi\nsrun ./app\n"
+    new, changes = rewrite(read_script(text), Layout(2, 4, 2, 0, 120))
+    assert new == ("#!/bin/bash\n#SBATCH --job-name=x\n#SBATCH --nodes=2\n"
+                   "#SBATCH --ntasks-per-node=4\n#SBATCH --cpus-per-task=2\n"
+                   "#SBATCH --time=00:02:00\n\necho hi\nexport OMP_NUM_THREADS=2\n"
+                   "srun -c 2 ./app\n")
+    assert [c.old for c in changes if c.old] == ["srun ./app"]
+
+
+def test_pbs_select_and_walltime():
+    text = (SCRIPTS / "pbspro_select.pbs").read_text()
+    new, _ = rewrite(read_script(text), Layout(1, 16, 4, 0, 7200))
+    assert "#PBS -l select=1:ncpus=64:mpiprocs=16:ompthreads=4\n" in new
+    assert "#PBS -l walltime=02:00:00\n" in new and "mpiexec -n 16 ./solver" in new
+
+
+def test_crlf_scripts_keep_their_line_ends():
+    text = "#!/bin/bash\r\n#SBATCH --nodes=2\r\nsrun ./app\r\n"
+    new, _ = rewrite(read_script(text), Layout(1, 2, 2, 0, 60))
+    assert new.count("\r\n") == new.count("\n") and "#SBATCH --nodes=1\r\n" in new

@@ -1,0 +1,129 @@
+"""The Python API: ``import hpcds1mpi`` stays light, the names load on first use, the answers
+are the command line's (same numbers as ``recommend --json``), and the README's example runs
+as written in a fresh process."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import subprocess
+import sys
+
+import pytest
+
+import hpcds1mpi
+from hpcds1mpi.errors import ModelError
+from tests.helpers import REPO, run_cli
+
+CLUSTER = str(REPO / "tests" / "data" / "jobscripts" / "lab.toml")
+SCRIPT = REPO / "tests" / "data" / "jobscripts" / "lab_stencil.sbatch"
+
+
+def fresh(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=REPO, timeout=300)
+
+
+def test_import_is_light_and_the_api_loads_on_first_use():
+    res = fresh("import sys, hpcds1mpi\n"
+                "heavy = ('numpy', 'pandas', 'torch', 'hpcds1mpi.api', 'hpcds1mpi.decide')\n"
+                "print([m for m in heavy if m in sys.modules])\n"
+                "hpcds1mpi.__version__, hpcds1mpi.SHIPPED_MODEL\n"
+                "print([m for m in heavy if m in sys.modules])\n"
+                "hpcds1mpi.load_model\n"
+                "print('hpcds1mpi.api' in sys.modules, 'load_model' in dir(hpcds1mpi))\n")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split("\n")[:3] == ["[]", "[]", "True True"]
+
+
+def test_an_unknown_name_is_an_attribute_error():
+    with pytest.raises(AttributeError, match="no_such_thing"):
+        hpcds1mpi.no_such_thing  # noqa: B018
+
+
+@pytest.fixture(scope="module")
+def model():
+    return hpcds1mpi.load_model()
+
+
+@pytest.fixture(autouse=True)
+def user_files(tmp_path, monkeypatch):
+    monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HPCDS1MPI_HISTORY", str(tmp_path / "cache" / "failures.json"))
+
+
+def test_recommend_is_the_command_lines_answer(model, tmp_path):
+    rec = model.recommend("stencil", 128, cluster=CLUSTER, objective="energy")
+    assert isinstance(rec, hpcds1mpi.Recommendation)
+    assert isinstance(rec.pick, hpcds1mpi.Prediction) and rec.verdict in ("auto", "confirm")
+    assert 0 <= rec.confidence <= 1 and rec.alternatives and rec.front
+    assert all(isinstance(p, hpcds1mpi.Prediction) for p in rec.alternatives + rec.front)
+    res = run_cli(["recommend", "--workload", "stencil", "--size", "128", "--cluster", CLUSTER,
+                   "--objective", "energy", "--json"],
+                  env={"HPCDS1MPI_CACHE": str(tmp_path / "c2"),
+                       "HPCDS1MPI_HISTORY": str(tmp_path / "c2" / "f.json")})
+    assert res.returncode == 0, res.stderr
+    cli = json.loads(res.stdout)["pick"]
+    assert {k: cli[k] for k in ("nodes", "ranks_per_node", "threads", "device",
+                                "precision")} == rec.pick.config.as_dict()
+    assert cli["runtime_s"] == pytest.approx(rec.pick.runtime_s, rel=1e-12)
+    assert cli["energy_j"] == pytest.approx(rec.pick.energy_j, rel=1e-12)
+    assert cli["confidence"] == pytest.approx(rec.confidence, rel=1e-12)
+    assert rec.to_dict()["pick"]["runtime_s"] == pytest.approx(rec.pick.runtime_s)
+    assert rec.script().startswith("#!/bin/bash\n#SBATCH")
+
+
+def test_predict_gives_the_numbers_recommend_ranks_by(model):
+    rec = model.recommend("stencil", 128, cluster=CLUSTER)
+    configs = [p.config for p in rec.alternatives[:3]]
+    got = model.predict(configs, "stencil", 128, cluster=CLUSTER)
+    assert [p.config for p in got] == configs
+    for mine, theirs in zip(got, rec.alternatives[:3]):
+        assert mine.runtime_s == pytest.approx(theirs.runtime_s, rel=1e-9)
+        assert mine.energy_j == pytest.approx(theirs.energy_j, rel=1e-9)
+    as_dicts = model.predict([c.as_dict() for c in configs], "stencil", 128, cluster=CLUSTER)
+    assert [p.runtime_s for p in as_dicts] == [p.runtime_s for p in got]
+
+
+def test_an_unknown_workload_gets_the_guards_verdict_not_a_guess(model):
+    rec = model.recommend("mystery", 100, cluster=CLUSTER)
+    assert rec.verdict == "escalate" and rec.pick is None and rec.confidence is None
+    assert any("never measured" in r for r in rec.reasons) and rec.calibration
+
+
+def test_advise_takes_text_a_path_or_a_path_string(model):
+    by_text = hpcds1mpi.advise(SCRIPT.read_text(), model=model, cluster=CLUSTER)
+    by_path = model.advise(SCRIPT, cluster=CLUSTER)
+    by_name = model.advise(str(SCRIPT), cluster=CLUSTER)
+    assert by_text.script == "<text>" and by_path.script == by_name.script == SCRIPT.name
+    assert by_text.to_dict()["recommended"] == by_path.to_dict()["recommended"]
+    assert math.isfinite(by_text.asked.runtime_s) and by_text.summary().startswith("asked: ")
+
+
+def test_read_script_and_configurations():
+    script = hpcds1mpi.read_script(SCRIPT)
+    assert script.layout() == (2, 1, 2)
+    space = hpcds1mpi.configurations(CLUSTER, workload="stencil")
+    assert space and all(c.ranks_per_node * c.threads <= 2 and c.nodes <= 4 for c in space)
+    assert max(c.nodes for c in hpcds1mpi.configurations(CLUSTER, max_nodes=2)) == 2
+
+
+def test_a_missing_bundle_is_one_line(tmp_path):
+    with pytest.raises(ModelError, match="not found"):
+        hpcds1mpi.load_model(tmp_path / "nothing")
+
+
+def readme_example() -> str:
+    text = (REPO / "README.md").read_text()
+    section = re.search(r"<!-- BEGIN advise-api.*?-->(.*?)<!-- END advise-api -->", text, re.S)
+    assert section, "README.md lacks the advise-api markers"
+    blocks = re.findall(r"```python\n(.*?)```", section.group(1), re.S)
+    assert len(blocks) == 1, "the advise-api section holds one python example"
+    return blocks[0]
+
+
+def test_the_readme_example_runs_as_written():
+    res = fresh(readme_example())
+    assert res.returncode == 0, res.stderr
+    assert "asked: 2 nodes x 1 rank x 2 threads" in res.stdout
