@@ -21,9 +21,9 @@ import pandas as pd
 from hpcds1mpi.errors import DataError
 from hpcds1mpi.records.training import TrainingData
 
-from .bundle_files import (BUNDLE_FORMAT, TRAINING_DATA, TRAINING_MATRIX, default_bundle_path,
-                           is_bundle, read_bundle, read_training_matrix, read_training_rows,
-                           write_bundle)
+from .bundle_files import (BUNDLE_FORMAT, LEVELS_FILE, TRAINING_DATA, TRAINING_MATRIX,
+                           default_bundle_path, is_bundle, read_bundle, read_training_matrix,
+                           read_training_rows, write_bundle)
 from .features import INPUT_COLUMNS, build_features, normalise_frame
 from .estimators import member_budget
 from .models import SurrogateModel
@@ -260,7 +260,8 @@ class Bundle:
         data, matrix = (None, None) if same else (self._data, self.training_matrix())
         with atomic_dir(path, "bundle") as tmp:
             write_bundle(tmp, self.model, self.manifest, data, matrix)
-            carry_files(path, tmp, (*keep, TRAINING_DATA, TRAINING_MATRIX) if same else keep)
+            carry_files(path, tmp, (*keep, TRAINING_DATA, TRAINING_MATRIX, LEVELS_FILE)
+                        if same else keep)
         self._path = path
         return path
 

@@ -9,6 +9,8 @@ Layout of ``model/``::
     members.pkl            per-target ensemble members (scikit-learn-style estimators)
     training_data.parquet  every training row offered (``kept`` marks the sampled ones)
     training_matrix.npy    [features, embedding] of those rows (float32), for the guard
+    measured_levels.json   per workload, the knob levels it ran at (``levels.py``: a user's
+                           program is offered only those)
     README.txt             what the bundle is, how it was trained, where energy came from
 
 :func:`write_bundle` writes them, :func:`read_bundle` reads the model and manifest back and
@@ -27,6 +29,7 @@ import pandas as pd
 
 from hpcds1mpi.errors import ModelError
 
+from .levels import LEVELS_FILE, levels_from_frame, write_levels
 from .models import SurrogateModel
 
 BUNDLE_FORMAT = 1
@@ -38,7 +41,7 @@ BUNDLE_README_TITLE = "hpcds1mpi model bundle"
 #: Every file a bundle folder may hold: what :func:`write_bundle` writes, and the calibrations
 #: stored beside it (``decide/confidence.py``, ``decide/guard.py``).
 BUNDLE_FILES = frozenset({MANIFEST, "embedding.npz", "members.pkl", TRAINING_DATA,
-                          TRAINING_MATRIX, README, "system1_calibration.json",
+                          TRAINING_MATRIX, LEVELS_FILE, README, "system1_calibration.json",
                           "guard_calibration.json"})
 
 
@@ -79,7 +82,8 @@ def write_bundle(path: Path, model: SurrogateModel, manifest: dict, data: pd.Dat
         path: the bundle directory.
         model: the fitted surrogate.
         manifest: the manifest; its ``embedding`` entry is set here.
-        data: the training rows (with ``kept``); None: the caller puts the training files there.
+        data: the training rows (with ``kept``); None: the caller puts the training files
+            (rows, matrix, measured levels) there.
         matrix: (n_train, f + d) float32 training matrix, written with ``data``.
     """
     if model.embedding_ is not None:
@@ -93,6 +97,7 @@ def write_bundle(path: Path, model: SurrogateModel, manifest: dict, data: pd.Dat
     if data is not None:
         data.to_parquet(path / TRAINING_DATA, index=False)
         np.save(path / TRAINING_MATRIX, matrix)
+        write_levels(path, levels_from_frame(data))
     with open(path / MANIFEST, "w") as fh:
         json.dump(manifest, fh, indent=2, default=_json_default)
     (path / README).write_text(_readme(manifest))
@@ -223,6 +228,6 @@ def _readme(manifest: dict) -> str:
              h=manifest["data_hash"])
 
 
-__all__ = ["BUNDLE_FILES", "BUNDLE_FORMAT", "MANIFEST", "default_bundle_path", "is_bundle",
+__all__ = ["BUNDLE_FILES", "BUNDLE_FORMAT", "LEVELS_FILE", "MANIFEST", "default_bundle_path", "is_bundle",
            "read_bundle",
            "read_training_matrix", "read_training_rows", "write_bundle"]

@@ -62,10 +62,11 @@ def command(model_dir, analytic, workload, size, cluster_file, partition, object
         raise ConfigError(f"--budget must be at least 1, got {budget}")
     check_output_folder(out_dir, "mobo outputs")  # before the work, not after it
     node_counts = node_counts if space == "full" else "all"  # the nodes space has every count
-    problem, part, source = _problem(model_dir, analytic, workload, size, cluster_file, partition,
-                                     columns, space, model_partition, energy_from, node_counts)
+    problem, part, source, left_out = _problem(model_dir, analytic, workload, size, cluster_file,
+                                               partition, columns, space, model_partition,
+                                               energy_from, node_counts)
     _run_and_report(problem, part, source, columns, workload, size, space, method, budget, n_init,
-                    out_dir, seed, node_counts)
+                    out_dir, seed, node_counts, left_out)
 
 
 def _problem(model_dir, analytic, workload, size, cluster_file, partition, columns, space,
@@ -81,6 +82,7 @@ def _problem(model_dir, analytic, workload, size, cluster_file, partition, colum
         objective = AnalyticObjective(part)
         objective.check_workload(workload)
         source = "modelled"
+        offer = None
     else:
         from hpcds1mpi.surrogates.bundle import load_bundle
 
@@ -91,14 +93,27 @@ def _problem(model_dir, analytic, workload, size, cluster_file, partition, colum
                                     model_partition=model_partition, energy_from=energy_from)
         objective.check_workload(workload)
         source = "surrogate"
-    cands = mobo.build_candidates(part, workload, size, space, nodes=mobo.node_counts(part, node_counts))
+        offer = _measured_offer(bundle, workload, part)
+    cands = mobo.build_candidates(part, workload, size, space,
+                                  nodes=mobo.node_counts(part, node_counts), offer=offer)
     problem = mobo.Problem(cands, objective, columns)
     problem.fix_reference_point()
-    return problem, part, source
+    return problem, part, source, (offer.left_out if offer is not None else [])
+
+
+def _measured_offer(bundle, workload, part):
+    """A program's measured levels as MOBO's offer (None: a kernel, its declared knobs)."""
+    from hpcds1mpi.surrogates.levels import bundle_levels, measured_offer
+
+    levels = bundle_levels(bundle, workload)
+    if levels is None:
+        return None
+    return measured_offer(levels, ["cpu", "gpu"] if part.gpus_per_node else ["cpu"],
+                          part.cores_per_node)
 
 
 def _run_and_report(problem, part, source, columns, workload, size, space, method, budget, n_init,
-                    out_dir, seed, node_counts):
+                    out_dir, seed, node_counts, left_out=()):
     import json
     from pathlib import Path
 
@@ -114,6 +129,11 @@ def _run_and_report(problem, part, source, columns, workload, size, space, metho
     # look values up and see only the candidates they ask for.
     problem.objective = TableObjective(problem.candidates, problem.table, source)
     methods = ["mobo", "sobo-runtime", "sobo-energy", "random"] if method == "all" else [method]
+    exactly = method not in ("all", "exact") and len(problem.candidates) <= budget
+    if exactly:
+        # The budget covers the whole space: scoring every candidate is the exact front,
+        # already computed, where a search would spend seconds to find at most the same.
+        methods = ["exact"]
     results = {m: mobo.run(problem, m, budget, seed=seed, n_init=n_init) for m in methods}
     main = results[methods[0]]
     out = Path(out_dir)
@@ -145,6 +165,8 @@ def _run_and_report(problem, part, source, columns, workload, size, space, metho
         "front": front_rows.to_dict("records"),
         "methods": summaries,
         "settings": mobo.profile_dict(),
+        "left_out": list(left_out),
+        "requested_method": method, "scored_exactly": bool(exactly or method == "exact"),
     }
     write_text(out / "mobo.json", json.dumps(doc, indent=2, default=_plain), "MOBO summary")
     label = {"runtime_s": "runtime (s)", "energy_j": "energy (J)", "avg_power_w": "power (W)"}
@@ -155,6 +177,11 @@ def _run_and_report(problem, part, source, columns, workload, size, space, metho
     click.echo(f"{workload} size {size} on {part.name}: {len(problem.candidates)} candidates, "
                f"objective {source}, budget {main.budget}")
     click.echo(f"reference point (fixed): {', '.join(f'{v:.6g}' for v in problem.ref_point)}")
+    if exactly:
+        click.echo(f"{len(problem.candidates)} candidates <= budget {budget}: every candidate "
+                   f"scored exactly (the exact front; no {method} search needed)")
+    for line in left_out:  # a program is offered only what it was measured with
+        click.echo(f"left out: {line}")
     for name, s in summaries.items():
         click.echo(f"{name:>13}: HV {s['hv']:.6g} = {s['hv_ratio_to_exact']:.4f} of exact, "
                    f"Spread {s['spread']:.3f}, {s['failed_evaluations']} failed evaluations, "

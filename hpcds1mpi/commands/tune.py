@@ -244,7 +244,15 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
             cores = min(cores, min(layout.node_sizes))  # ranks, not cores, bound a sub-comm
         if max_nodes is not None:
             alloc_nodes = min(alloc_nodes, max_nodes)
-        space = tune_space.workload_space(part, kernel, max_nodes=alloc_nodes, cores_per_node=cores)
+        offer = None
+        if bundle is not None and kernel is None:  # a program: only its measured levels
+            from hpcds1mpi.decide.offer import offer_for
+
+            offer = offer_for(bundle, workload, [part])
+            for line in offer.left_out:
+                click.echo(f"tune: left out {line}", err=True)
+        space = tune_space.workload_space(part, kernel, max_nodes=alloc_nodes,
+                                          cores_per_node=cores, offer=offer)
         if layout is not None:
             # In-process runs need ranks, not cores: ranks per node up to what was launched.
             space = tune_space.Space([c for c in space.configs

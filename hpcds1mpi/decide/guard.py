@@ -154,13 +154,24 @@ def job_distance(bundle, ref: Reference, workload: str, size: float,
     q = query_frame(bundle, ref, workload, size, partition_name)
     if len(q) == 0:
         return float("inf")
+    return float(np.median(rows_distance(bundle, ref, q, exclude, k)))
+
+
+def rows_distance(bundle, ref: Reference, rows: "pd.DataFrame",
+                  exclude: np.ndarray | None = None, k: int = K_NEIGHBOURS) -> np.ndarray:
+    """Each prediction row's learned distance to the training data: ``(len(rows),)``.
+
+    Args:
+        rows: prediction input rows (workload, size, configuration, hardware).
+        exclude: ``(n,)`` booleans of reference rows to leave out.
+    """
     # The reference is ``training_matrix`` ([features, embedding]); ``design`` gives the same
     # columns for new rows (``embed`` alone where a bundle has no ``design``).
     project = getattr(bundle, "design", None) or bundle.embed
-    emb = np.asarray(project(q), dtype=float)
+    emb = np.asarray(project(rows), dtype=float)
     emb = np.nan_to_num((emb - ref.center) / ref.scale)
     pool = ref.matrix if exclude is None else ref.matrix[~exclude]
-    return float(np.median(_knn_distance(emb, pool, k)))
+    return _knn_distance(emb, pool, k)
 
 
 # --------------------------------------------------------------------------------------------

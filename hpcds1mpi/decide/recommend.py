@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from hpcds1mpi.decide import guard as guard_mod
+from hpcds1mpi.decide import offer as offer_mod
 from hpcds1mpi.decide import system1 as s1
 from hpcds1mpi.decide.confidence import ConfidenceModel
 from hpcds1mpi.decide.failure_history import FailureHistory, default_history_path
@@ -158,9 +159,6 @@ def recommend(bundle, workload: str, size: int,
     if not places:
         raise ConfigError("no partition to choose from; check --cluster / --partition")
     constraints = constraints or s1.Constraints()
-    from hpcds1mpi.kernels import support
-
-    uses_threads, precisions, devices = support(workload)
     if device is not None:
         if device not in ("cpu", "gpu"):
             raise ConfigError(f"--device must be cpu or gpu, got {device!r}")
@@ -168,15 +166,26 @@ def recommend(bundle, workload: str, size: int,
             names = ", ".join(p.name for _, p in places)
             raise ConfigError(f"GPU asked but no allowed partition ({names}) has GPUs; use "
                               "--device cpu or a GPU partition")
-        devices = [device]
-    constraints = s1.Constraints(constraints.max_nodes, constraints.deadline_s,
-                                 constraints.energy_budget_j,
-                                 devices=devices if devices is not None else constraints.devices,
-                                 precisions=precisions if precisions is not None
-                                 else constraints.precisions)
+    # A kernel is offered what it declares; a program only the levels it was measured with.
+    offer = offer_mod.offer_for(bundle, workload, [p for _, p in places], device)
+    offer_mod.check_offer(offer, workload)
     history = history or FailureHistory(default_history_path())
     ref = guard_mod.reference(bundle)
     calibration = guard_mod.load_calibration(bundle, model_dir, ref)
+    if offer.levels is not None and workload in {str(w) for w in bundle.workloads}:
+        familiar = [p for _, p in places if matching_partition(bundle, p) is not None]
+        if familiar:
+            offer = offer_mod.extend_ranks_per_node(offer, bundle, workload, size, familiar,
+                                                    ref, calibration)
+    uses_threads = offer.uses_threads
+    constraints = s1.Constraints(
+        constraints.max_nodes, constraints.deadline_s, constraints.energy_budget_j,
+        devices=offer.devices if offer.devices is not None else constraints.devices,
+        precisions=offer.precisions if offer.precisions is not None
+        else constraints.precisions,
+        threads=offer.threads if offer.threads is not None else constraints.threads,
+        max_ranks_per_node=offer.max_ranks_per_node if offer.max_ranks_per_node is not None
+        else constraints.max_ranks_per_node)
     conf_model = ConfidenceModel.load(model_dir)
     all_places = [Place(c.name if c is not None else "", p) for c, p in places]
     clusters = {pl.label: c for pl, (c, _) in zip(all_places, places)}
@@ -238,7 +247,7 @@ def recommend(bundle, workload: str, size: int,
                            f" vs {format_time(best['runtime_s'])}, {format_energy(best['energy_j'])}"
                            f" on {picked.label}")
     rec = Recommendation(workload, size, objective, all_places, picked, verdict,
-                         _energy_label(bundle), clusters=clusters)
+                         _energy_label(bundle), clusters=clusters, left_out=list(offer.left_out))
     if verdict.verdict == "escalate":
         rec.picked = None
     if verdict.verdict == "escalate" and not familiar_but_impossible:
@@ -250,7 +259,9 @@ def recommend(bundle, workload: str, size: int,
         else:
             cal_scores = s1.score(bundle, workload, size, [target],
                                   s1.Constraints(max_nodes=1, devices=constraints.devices,
-                                                 precisions=constraints.precisions),
+                                                 precisions=constraints.precisions,
+                                                 threads=constraints.threads,
+                                                 max_ranks_per_node=constraints.max_ranks_per_node),
                                   uses_threads=uses_threads)
             rec.calibration_steps = calibration_steps(cal_scores, target)
     return rec

@@ -54,6 +54,8 @@ class Recommendation:
             (:class:`~hpcds1mpi.launch.scripts.CalibrationStep`).
         calibration_partition / calibration_cluster: where that sweep runs.
         clusters: place label -> its cluster (accounts, modules for the script).
+        left_out: knob levels not offered and why, one line each (a program is offered only
+            what it was measured with: ``decide/offer.py``).
     """
 
     workload: str
@@ -67,6 +69,7 @@ class Recommendation:
     calibration_partition: Partition | None = None
     calibration_cluster: Cluster | None = None
     clusters: dict = field(default_factory=dict)
+    left_out: list = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------------------------
@@ -149,6 +152,7 @@ def to_dict(rec: Recommendation) -> dict:
     if rec.calibration_steps:
         out["calibration"] = [{"config": s.config.as_dict(), "label": s.config.label(),
                                "reason": s.reason} for s in rec.calibration_steps]
+    out["left_out"] = list(rec.left_out)
     return _clean(out)
 
 
@@ -216,6 +220,9 @@ def format_table(rec: Recommendation) -> str:
         lines += ["", f"Runtime–energy front ({len(ch.front)} points, * = pick):", header]
         for i in ch.front:
             lines.append(table_line("*" if i == ch.index else "", _row(ch, i)))
+    if rec.left_out:
+        lines += ["", "Offered only what was measured; left out:"]
+        lines += [f"  - {line}" for line in rec.left_out]
     if rec.calibration_steps:
         lines += ["", "Calibration sweep (measure these, then hpcds1mpi learn):"]
         for s in rec.calibration_steps:

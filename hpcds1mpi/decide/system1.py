@@ -54,6 +54,9 @@ class Constraints:
     energy_budget_j: float | None = None
     devices: Sequence[str] | None = None
     precisions: Sequence[str] | None = None
+    #: Thread counts and the most ranks per node offered (a program's measured levels).
+    threads: Sequence[int] | None = None
+    max_ranks_per_node: int | None = None
 
 
 @dataclass
@@ -122,6 +125,7 @@ def candidate_frame(workload: str, size: int, partitions: Sequence["Partition"],
                 continue
         grid = configuration_grid(part, max_nodes=constraints.max_nodes, devices=devices,
                                   precisions=constraints.precisions, uses_threads=uses_threads)
+        grid = _within_levels(grid, constraints)
         n = len(grid["nodes"])
         if part.name not in used:
             used.append(part.name)
@@ -145,6 +149,17 @@ def candidate_frame(workload: str, size: int, partitions: Sequence["Partition"],
     order = ["workload", "size", "nodes", "ranks_per_node", "threads", "device", "precision",
              "partition", "cores_per_node", "memory_gb", "gpus_per_node"]
     return pd.DataFrame({k: data[k] for k in order})
+
+
+def _within_levels(grid: dict, constraints: Constraints) -> dict:
+    """The grid without thread counts and ranks per node the constraints leave out."""
+    keep = None
+    if constraints.threads is not None:
+        keep = np.isin(grid["threads"], np.asarray(list(constraints.threads), dtype=np.int64))
+    if constraints.max_ranks_per_node is not None:
+        fits = grid["ranks_per_node"] <= int(constraints.max_ranks_per_node)
+        keep = fits if keep is None else keep & fits
+    return grid if keep is None else {k: v[keep] for k, v in grid.items()}
 
 
 _PRED_COLUMNS = ("runtime_s", "runtime_lo", "runtime_hi", "energy_j", "energy_lo", "energy_hi",

@@ -88,14 +88,27 @@ def build_space(partition, *, max_nodes: int, cores_per_node: int | None = None,
 
 
 def workload_space(partition, kernel: str | None, *, max_nodes: int,
-                   cores_per_node: int | None = None) -> Space:
+                   cores_per_node: int | None = None, offer=None) -> Space:
     """:func:`build_space` for a kernel (only the devices, precisions and threads it declares)
-    or, with ``kernel`` None, for a user's program (everything the partition offers)."""
+    or, with ``kernel`` None, for a user's program: everything the partition offers, or with
+    ``offer`` (its measured levels, :func:`hpcds1mpi.decide.offer.offer_for`) only those."""
     from hpcds1mpi.kernels import offered
 
     uses_threads, precisions, devices = offered(kernel, partition)
-    return build_space(partition, max_nodes=max_nodes, cores_per_node=cores_per_node,
-                       devices=devices, precisions=precisions, uses_threads=uses_threads)
+    if offer is not None and offer.levels is not None:
+        uses_threads, precisions = offer.uses_threads, offer.precisions
+        devices = [d for d in devices if d in (offer.devices or ())]
+    space = build_space(partition, max_nodes=max_nodes, cores_per_node=cores_per_node,
+                        devices=devices, precisions=precisions, uses_threads=uses_threads)
+    if offer is None or offer.levels is None:
+        return space
+    top = offer.max_ranks_per_node or partition.cores_per_node
+    kept = [c for c in space.configs
+            if c.threads in (offer.threads or [1]) and c.ranks_per_node <= top]
+    if not kept:
+        raise ConfigError(f"nothing {offer.levels.workload} was measured with fits this "
+                          "allocation; drop --model to search everything")
+    return Space(kept)
 
 
 def allocation(partition, launcher: str, layout=None) -> tuple[int, int]:

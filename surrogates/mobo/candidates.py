@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
     from hpcds1mpi.cluster import Partition
+    from hpcds1mpi.surrogates.levels import Offer
 
 SPACES = ("nodes", "full")
 NODE_COUNTS = ("pow2", "all")
@@ -27,7 +28,8 @@ NODE_COUNTS = ("pow2", "all")
 def build_candidates(partition: "Partition", workload: str, size: int, space: str = "full", *,
                      nodes: Sequence[int] | None = None, ranks_per_node: Sequence[int] | None = None,
                      threads: Sequence[int] | None = None, devices: Sequence[str] | None = None,
-                     precisions: Sequence[str] | None = None, fixed: dict | None = None) -> "pd.DataFrame":
+                     precisions: Sequence[str] | None = None, fixed: dict | None = None,
+                     offer: "Offer | None" = None) -> "pd.DataFrame":
     """Enumerate the candidate configurations of one problem.
 
     Args:
@@ -38,6 +40,8 @@ def build_candidates(partition: "Partition", workload: str, size: int, space: st
             ranks per node, threads, device, precision; ranges default to powers of two).
         nodes, ranks_per_node, threads, devices, precisions: ranges for the full space.
         fixed: the configuration held fixed in the nodes-only space.
+        offer: a program's measured levels (:func:`hpcds1mpi.surrogates.levels.measured_offer`):
+            only those are candidates; None: what the kernel declares.
 
     Returns:
         DataFrame with columns nodes, ranks_per_node, threads, device, precision, workload, size.
@@ -53,7 +57,7 @@ def build_candidates(partition: "Partition", workload: str, size: int, space: st
         raise ConfigError(f"unknown space {space!r}; choose from {', '.join(SPACES)}")
     if space == "nodes":
         base = {"ranks_per_node": partition.cores_per_node, "threads": 1, "device": "cpu",
-                "precision": "fp64", **(fixed or {})}
+                "precision": "fp64", **_measured_base(offer, partition), **(fixed or {})}
         node_list = [int(n) for n in (nodes or range(1, partition.max_nodes + 1))]
         layout = dict(ranks_per_node=[int(base["ranks_per_node"])], threads=[int(base["threads"])],
                       devices=[str(base["device"])], precisions=[str(base["precision"])])
@@ -65,10 +69,19 @@ def build_candidates(partition: "Partition", workload: str, size: int, space: st
 
         # Only what the workload can run: a kernel's declared precisions, devices and threads.
         uses_threads, declared_precisions, declared_devices = offered(workload, partition)
+        if offer is not None:  # a program: only the levels it was measured with
+            uses_threads, declared_precisions = offer.uses_threads, offer.precisions
+            declared_devices = [d for d in declared_devices if d in (offer.devices or ())]
         devices = declared_devices if devices is None else devices
         pow2 = powers_up_to(partition.cores_per_node)
+        threads = threads or pow2
+        ranks_per_node = ranks_per_node or pow2
+        if offer is not None:
+            threads = [t for t in threads if t in (offer.threads or [1])] or [1]
+            if offer.max_ranks_per_node:
+                ranks_per_node = [r for r in ranks_per_node if r <= offer.max_ranks_per_node]
         configs = list(enumerate_configs(
-            partition, nodes=nodes, ranks_per_node=ranks_per_node or pow2, threads=threads or pow2,
+            partition, nodes=nodes, ranks_per_node=ranks_per_node, threads=threads,
             devices=devices, precisions=precisions or declared_precisions,
             uses_threads=uses_threads,
         ))
@@ -78,6 +91,18 @@ def build_candidates(partition: "Partition", workload: str, size: int, space: st
     frame["workload"] = workload
     frame["size"] = int(size)
     return frame
+
+
+def _measured_base(offer, partition) -> dict:
+    """The nodes space's fixed layout within a program's measured levels (none: no change)."""
+    if offer is None or offer.levels is None:
+        return {}
+    lv = offer.levels
+    rpn = min(partition.cores_per_node, offer.max_ranks_per_node or partition.cores_per_node)
+    return {"ranks_per_node": rpn, "threads": 1 if 1 in (offer.threads or [1]) else
+            min(offer.threads), "device": "cpu" if "cpu" in lv.devices or not lv.devices
+            else lv.devices[0], "precision": "fp64" if "fp64" in lv.precisions or not
+            lv.precisions else lv.precisions[0]}
 
 
 def node_counts(partition: "Partition", which: str = "pow2") -> list[int] | None:

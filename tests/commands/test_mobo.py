@@ -165,3 +165,21 @@ def test_a_plot_that_dies_half_way_keeps_the_old_plot(tmp_path, cluster_file, mo
         CliRunner().invoke(command, [*ANALYTIC[1:], "--cluster", str(cluster_file), "--out",
                                      str(out)], catch_exceptions=False)
     assert (out / "pareto.png").read_bytes() == b"the old plot" and temporaries(tmp_path) == []
+
+
+def test_cli_space_within_the_budget_is_scored_exactly(tmp_path, cluster_file):
+    out = tmp_path / "out"
+    res = run_cli(["mobo", "--analytic", "--cluster", str(cluster_file), "--partition", "small",
+                   "--workload", "stencil", "--size", "256", "--space", "nodes",
+                   "--method", "mobo", "--budget", "300", "--out", str(out)], timeout=240)
+    assert res.returncode == 0, res.stderr
+    assert "8 candidates <= budget 300: every candidate scored exactly" in res.stdout
+    doc = json.loads((out / "mobo.json").read_text())
+    assert doc["scored_exactly"] and doc["method"] == "exact" and doc["requested_method"] == "mobo"
+    assert doc["evaluations"] == 8 and abs(doc["hv_ratio_to_exact"] - 1.0) < 1e-12
+    # A budget below the space still searches.
+    res = run_cli(["mobo", "--analytic", "--cluster", str(cluster_file), "--partition", "small",
+                   "--workload", "stencil", "--size", "256", "--space", "nodes",
+                   "--method", "random", "--budget", "5", "--out", str(out)], timeout=240)
+    assert res.returncode == 0 and "scored exactly" not in res.stdout
+    assert not json.loads((out / "mobo.json").read_text())["scored_exactly"]

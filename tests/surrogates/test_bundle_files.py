@@ -9,8 +9,8 @@ import pytest
 
 from hpcds1mpi.errors import ModelError, WriteError
 from hpcds1mpi.surrogates.bundle import train_bundle
-from hpcds1mpi.surrogates.bundle_files import (BUNDLE_FORMAT, MANIFEST, TRAINING_DATA,
-                                               TRAINING_MATRIX, read_bundle)
+from hpcds1mpi.surrogates.bundle_files import (BUNDLE_FORMAT, LEVELS_FILE, MANIFEST,
+                                               TRAINING_DATA, TRAINING_MATRIX, read_bundle)
 from tests.surrogates.test_bundle import make_runs
 from tests.test_atomic import fill, small_disk  # noqa: F401 (fixture)
 
@@ -24,7 +24,7 @@ def small():
 def test_files_written_and_read_back(small, tmp_path):
     path = small.save(tmp_path / "m")
     assert {p.name for p in path.iterdir()} == {MANIFEST, "members.pkl", TRAINING_DATA,
-                                                TRAINING_MATRIX, "README.txt"}
+                                                TRAINING_MATRIX, LEVELS_FILE, "README.txt"}
     manifest = json.loads((path / MANIFEST).read_text())
     assert manifest["format_version"] == BUNDLE_FORMAT and manifest["embedding"] is None
     model, read_manifest, where = read_bundle(path)
@@ -43,8 +43,10 @@ def test_saving_in_place_keeps_the_training_files(small, tmp_path):
     before = (path / TRAINING_DATA).stat().st_mtime_ns
     loaded.save(path)
     assert (path / TRAINING_DATA).stat().st_mtime_ns == before
+    assert (path / LEVELS_FILE).is_file()  # carried over with the rows it describes
     loaded.save(tmp_path / "copy")  # another place: the training rows travel along
     assert (tmp_path / "copy" / TRAINING_DATA).is_file()
+    assert (tmp_path / "copy" / LEVELS_FILE).is_file()
 
 
 @pytest.mark.parametrize("damage, message", [

@@ -1,0 +1,117 @@
+"""What ``recommend`` and ``tune`` may offer for a workload, and what they leave out and why.
+
+A registered kernel is offered what it declares (``kernels.support``). A user's program, or
+any workload that is no kernel, is offered only the knob levels the bundle measured it with
+(:mod:`hpcds1mpi.surrogates.levels`): its precisions, devices and thread counts, and ranks per
+node up to the measured maximum — beyond it only where the familiarity guard finds the job at
+those ranks per node as close to the training data as a familiar job
+(:func:`extend_ranks_per_node`). Each level left out gets one line saying why.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+
+from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.surrogates.levels import Offer, bundle_levels, measured_offer
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hpcds1mpi.cluster import Partition
+    from hpcds1mpi.decide.guard import GuardCalibration, Reference
+
+
+def offer_for(bundle, workload: str, partitions: Sequence["Partition"],
+              device: str | None = None) -> Offer:
+    """The offer for ``workload`` on ``partitions`` (``device``: ``--device``, if given).
+
+    Raises:
+        ConfigError: ``--device`` names a device the program was never measured on.
+    """
+    from hpcds1mpi.kernels import support
+
+    levels = bundle_levels(bundle, workload) if bundle is not None else None
+    if levels is None:
+        uses_threads, precisions, devices = support(workload)
+        offer = Offer(uses_threads, precisions, devices)
+    else:
+        have = ["cpu"] + (["gpu"] if any(p.gpus_per_node for p in partitions) else [])
+        offer = measured_offer(levels, have, max(p.cores_per_node for p in partitions))
+    if device is not None:
+        if offer.levels is not None and device not in offer.levels.devices:
+            measured = ", ".join(offer.levels.devices) or "nothing"
+            raise ConfigError(f"--device {device}: {workload} was never measured on {device} "
+                              f"(measured on {measured}); sweep it there first, or drop "
+                              "--device")
+        offer.devices = [device]
+    return offer
+
+
+def extend_ranks_per_node(offer: Offer, bundle, workload: str, size: int,
+                          partitions: Sequence["Partition"], ref: "Reference",
+                          calibration: "GuardCalibration") -> Offer:
+    """Ranks per node beyond the measured maximum, where the guard accepts the extrapolation.
+
+    The job is placed at each larger ranks-per-node count (one node, the measured threads,
+    devices and precisions); a count is accepted when its learned distance to the training
+    data (:func:`hpcds1mpi.decide.guard.rows_distance`, median over its rows) is within the
+    guard's ``auto`` threshold, and so is every smaller count. The offer's line says which
+    counts were accepted, or that none was and why.
+    """
+    from hpcds1mpi.decide import guard as guard_mod
+    from hpcds1mpi.decide.system1 import Constraints, candidate_frame
+
+    top = offer.max_ranks_per_node
+    cores = max(p.cores_per_node for p in partitions)
+    if offer.levels is None or not top or top >= cores:
+        return offer
+    frame = candidate_frame(workload, size, partitions,
+                            Constraints(max_nodes=1, devices=offer.devices,
+                                        precisions=offer.precisions, threads=offer.threads),
+                            uses_threads=offer.uses_threads)
+    frame = frame[frame["ranks_per_node"] > top].reset_index(drop=True)
+    if len(frame) == 0:
+        return offer
+    dist = guard_mod.rows_distance(bundle, ref, frame, k=calibration.k)
+    rpn = frame["ranks_per_node"].to_numpy()
+    accepted, worst = top, None
+    for r in np.unique(rpn):
+        d = float(np.median(dist[rpn == r]))
+        if not np.isfinite(d) or d > calibration.auto_threshold:
+            worst = (int(r), d)
+            break
+        accepted = int(r)
+    what = "this program" if offer.levels.external else "this workload"
+    line = next((i for i, t in enumerate(offer.left_out) if t.startswith("ranks per node above")),
+                None)
+    if accepted > top:
+        text = (f"ranks per node {top + 1}-{accepted}: beyond the measured maximum {top} for "
+                f"{what}, offered because the guard finds them familiar (distance within "
+                f"{calibration.auto_threshold:.2f})")
+        if accepted < cores:
+            text += f"; above {accepted} left out"
+    else:
+        text = f"ranks per node above {top}: beyond the measured maximum for {what}"
+        if worst is not None:
+            text += (f" (the guard finds {worst[0]} unfamiliar: distance {worst[1]:.2f} > "
+                     f"{calibration.auto_threshold:.2f})")
+    if line is None:
+        offer.left_out.append(text)
+    else:
+        offer.left_out[line] = text
+    offer.max_ranks_per_node = accepted
+    return offer
+
+
+def check_offer(offer: Offer, workload: str) -> None:
+    """Refuse an offer with nothing left in it (one line naming what was measured)."""
+    if offer.devices is not None and not offer.devices:
+        measured = ", ".join(offer.levels.devices) if offer.levels else "nothing"
+        raise ConfigError(f"{workload} was measured only on {measured}, which no allowed "
+                          "partition has; allow such a partition or sweep it here first")
+    if offer.precisions is not None and not offer.precisions:
+        raise ConfigError(f"{workload} has no measured precision; sweep it first")
+
+
+__all__ = ["check_offer", "extend_ranks_per_node", "offer_for"]

@@ -1,0 +1,237 @@
+"""The knob levels each workload of a bundle was measured at, and what may be offered for it.
+
+A registered kernel declares what it can run (``kernels.support``): the model may be asked
+about any of it. A user's program (an external workload, swept with ``sweep --command``; the
+telemetry's ``kind`` column says ``external``) or a job-log label declares nothing, so the only
+honest offer is what was measured: the precisions, devices and thread counts it ran with, and
+ranks per node up to the largest measured. Anything else is left out, and said so
+("bf16: never measured for this program").
+
+The levels are computed once at training time from the training rows and stored beside the
+bundle (``measured_levels.json``, :data:`LEVELS_FILE`); a bundle written before that file
+existed gets them from its training rows when a non-kernel workload is asked about (kernels,
+the common case, never pay for reading the rows).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+from hpcds1mpi.errors import ModelError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+LEVELS_FILE = "measured_levels.json"
+#: Statuses that say nothing about a level (it was never really run there).
+_NOT_RUN = ("unsupported", "cancelled", "interrupted")
+_FIX = "the bundle is damaged: retrain it with `hpcds1mpi train`"
+
+
+@dataclass(frozen=True)
+class MeasuredLevels:
+    """The levels one workload ran at in the training data.
+
+    Attributes:
+        workload: the workload label.
+        external: True when its rows came from a user's program (``kind`` external) or it is
+            no registered kernel (a job-log label): only these levels may be offered.
+        precisions, devices, threads, ranks_per_node, nodes: sorted distinct levels of the
+            rows that ran (status not unsupported / cancelled / interrupted).
+    """
+
+    workload: str
+    external: bool
+    precisions: tuple = ()
+    devices: tuple = ()
+    threads: tuple = ()
+    ranks_per_node: tuple = ()
+    nodes: tuple = ()
+
+    @property
+    def max_ranks_per_node(self) -> int:
+        return max(self.ranks_per_node) if self.ranks_per_node else 0
+
+    def as_dict(self) -> dict:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "MeasuredLevels":
+        return cls(str(data["workload"]), bool(data["external"]),
+                   *(tuple(data.get(k) or ()) for k in
+                     ("precisions", "devices", "threads", "ranks_per_node", "nodes")))
+
+
+def _is_kernel(workload: str) -> bool:
+    from hpcds1mpi.kernels import names
+
+    try:
+        return workload in names()
+    except Exception:  # noqa: BLE001 - a broken plugin makes nothing a kernel
+        return False
+
+
+def levels_from_frame(frame: "pd.DataFrame") -> dict[str, MeasuredLevels]:
+    """Per workload, the levels its rows ran at (training rows or a runs table)."""
+    import pandas as pd
+
+    if len(frame) == 0 or "workload" not in frame.columns:
+        return {}
+    ran = frame
+    if "status" in frame.columns:
+        ran = frame[~frame["status"].astype(str).isin(_NOT_RUN)]
+    out = {}
+    for workload, rows in ran.groupby(ran["workload"].astype(str), sort=True):
+        kinds = set(rows["kind"].dropna().astype(str)) if "kind" in rows.columns else set()
+        external = "external" in kinds or not _is_kernel(workload)
+
+        def levels(col: str, number: bool = False) -> tuple:
+            if col not in rows.columns:
+                return ()
+            values = rows[col].dropna()
+            if number:
+                values = pd.to_numeric(values, errors="coerce").dropna().astype(int)
+                return tuple(sorted({int(v) for v in values if v > 0}))
+            return tuple(sorted({str(v) for v in values.astype(str) if v}))
+
+        out[workload] = MeasuredLevels(workload, external, levels("precision"),
+                                       levels("device"), levels("threads", True),
+                                       levels("ranks_per_node", True), levels("nodes", True))
+    return out
+
+
+def write_levels(path: Path, levels: dict[str, MeasuredLevels]) -> None:
+    """Write ``measured_levels.json`` into the bundle folder ``path`` (being filled)."""
+    doc = {w: lv.as_dict() for w, lv in sorted(levels.items())}
+    (Path(path) / LEVELS_FILE).write_text(json.dumps(doc, indent=1))
+
+
+def read_levels(path: Path) -> dict[str, MeasuredLevels] | None:
+    """The stored levels of bundle folder ``path``; None when the bundle predates the file.
+
+    Raises:
+        ModelError: the file is there but damaged (one line).
+    """
+    file = Path(path) / LEVELS_FILE
+    if not file.is_file():
+        return None
+    try:
+        doc = json.loads(file.read_text())
+        if not isinstance(doc, dict):
+            raise ValueError("not a JSON object")
+        return {str(w): MeasuredLevels.from_dict(v) for w, v in doc.items()}
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise ModelError(f"{file}: unreadable ({exc}); {_FIX}") from None
+
+
+def bundle_levels(bundle, workload: str) -> MeasuredLevels | None:
+    """The measured levels of ``workload`` in ``bundle`` when only those may be offered.
+
+    None for a registered kernel measured as a kernel (it keeps its declared knobs) and for a
+    workload the bundle never saw (the guard escalates it; there is nothing to restrict to).
+    """
+    cache = getattr(bundle, "_measured_levels", None)
+    if cache is None:
+        path = getattr(bundle, "_path", None)
+        cache = read_levels(path) if path is not None else None
+        if cache is None and _is_kernel(workload) and "kind" not in _frame_columns(bundle):
+            return None  # an older bundle, a kernel: its rows are kernel runs, declared knobs
+        if cache is None:
+            frame = bundle.training_data() if hasattr(bundle, "training_data") else \
+                bundle.training_frame()
+            cache = levels_from_frame(frame)
+        try:
+            bundle._measured_levels = cache
+        except AttributeError:  # pragma: no cover - a frozen stand-in bundle
+            pass
+    levels = cache.get(workload)
+    return levels if levels is not None and levels.external else None
+
+
+def _frame_columns(bundle) -> set:
+    """Column names of the stored training rows without reading them (parquet schema)."""
+    path = getattr(bundle, "_path", None)
+    if path is None:
+        return set()
+    try:
+        import pyarrow.parquet as pq
+
+        return set(pq.read_schema(Path(path) / "training_data.parquet").names)
+    except Exception:  # noqa: BLE001 - unreadable: the bundle load reports it elsewhere
+        return set()
+
+
+@dataclass
+class Offer:
+    """What may be offered for a workload, and what was left out and why.
+
+    Attributes:
+        uses_threads: whether more than one thread per rank is offered at all.
+        precisions, devices: the levels offered (None: everything the partition has).
+        threads: thread counts offered (None: every count).
+        max_ranks_per_node: the most ranks per node offered (None: the partition's cores).
+        left_out: one line per level left out, with its reason.
+        levels: the measured levels behind the offer (None for a kernel).
+    """
+
+    uses_threads: bool = True
+    precisions: list | None = None
+    devices: list | None = None
+    threads: list | None = None
+    max_ranks_per_node: int | None = None
+    left_out: list[str] = field(default_factory=list)
+    levels: MeasuredLevels | None = None
+
+
+def measured_offer(levels: MeasuredLevels, devices_available: Sequence[str],
+                   max_cores: int, precisions_known: Sequence[str] | None = None) -> Offer:
+    """The offer of a program measured at ``levels``: only those levels.
+
+    Args:
+        levels: what it was measured with.
+        devices_available: the devices the allowed partitions have (left-out lines name
+            only what could otherwise have been offered).
+        max_cores: the most cores per node of the allowed partitions.
+        precisions_known: every precision (default :data:`hpcds1mpi.config.PRECISIONS`).
+    """
+    from hpcds1mpi.config import PRECISIONS
+
+    what = "this program" if levels.external else "this workload"
+    left = []
+    for p in precisions_known or PRECISIONS:
+        if p not in levels.precisions:
+            left.append(f"{p}: never measured for {what}")
+    for d in devices_available:
+        if d not in levels.devices:
+            left.append(f"{d}: never measured for {what}")
+    threads = [t for t in levels.threads if t <= max_cores]
+    unmeasured = [t for t in range(1, max_cores + 1) if t not in levels.threads]
+    if unmeasured and threads:
+        left.append(f"threads {_ranges(unmeasured)}: never measured for {what} "
+                    f"(measured {_ranges(threads)})")
+    rpn = levels.max_ranks_per_node
+    if rpn and rpn < max_cores:
+        left.append(f"ranks per node above {rpn}: beyond the measured maximum for {what}")
+    return Offer(uses_threads=bool(threads) and max(threads) > 1,
+                 precisions=list(levels.precisions),
+                 devices=[d for d in levels.devices if d in devices_available],
+                 threads=threads or [1], max_ranks_per_node=rpn or None, left_out=left,
+                 levels=levels)
+
+
+def _ranges(values: Sequence[int]) -> str:
+    """``1, 2, 5-8`` for integers: runs of three or more shown as a range."""
+    groups: list[list[int]] = []
+    for v in sorted(values):
+        if groups and v == groups[-1][-1] + 1:
+            groups[-1].append(v)
+        else:
+            groups.append([v])
+    return ", ".join(f"{g[0]}-{g[-1]}" if len(g) > 2 else ", ".join(map(str, g)) for g in groups)
+
+
+__all__ = ["LEVELS_FILE", "MeasuredLevels", "Offer", "bundle_levels", "levels_from_frame",
+           "measured_offer", "read_levels", "write_levels"]

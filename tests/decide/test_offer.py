@@ -1,0 +1,163 @@
+"""A user's program is offered only what it was measured with: ``recommend`` (library and
+CLI, table and JSON), ``mobo``'s candidates and ``tune``'s space, each saying what was left out
+and why; ranks per node beyond the measured maximum only where the guard accepts them. The
+bundle is trained for real on hand-made rows (a closed-form runtime, never reported)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from hpcds1mpi.cluster import Partition
+from hpcds1mpi.decide import offer as offer_mod
+from hpcds1mpi.decide import recommend as rec_mod
+from hpcds1mpi.decide.guard import GuardCalibration, reference
+from hpcds1mpi.decide.recommendation import format_table, to_dict
+from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.surrogates.bundle import load_bundle, train_bundle
+from hpcds1mpi.surrogates.levels import LEVELS_FILE, bundle_levels
+from tests.fake_bundle import isolate_user_files
+
+PART = Partition("cpu", cores_per_node=8, memory_gb=16.0, max_nodes=2)
+
+
+def make_runs() -> pd.DataFrame:
+    """A kernel (stencil: every precision) and a program measured at fp32, CPU, threads 1-2,
+    ranks per node 1, 2, 4 only."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for w, kind, precisions in (("stencil", "kernel", ("fp64", "fp32")),
+                                ("myapp", "external", ("fp32",))):
+        for size in (32, 48, 64, 96):
+            for nodes in (1, 2):
+                for rpn in (1, 2, 4):
+                    for threads in (1, 2):
+                        for prec in precisions:
+                            ranks = nodes * rpn
+                            runtime = size ** 3 * 1e-7 / (ranks * threads ** 0.8) * \
+                                np.exp(rng.normal(0, 0.05)) * (0.6 if prec != "fp64" else 1)
+                            power = nodes * 6.0 + 7.0 * rpn * threads
+                            rows.append(dict(
+                                run_id=f"{w}-{size}-{nodes}-{rpn}-{threads}-{prec}",
+                                machine_id="m0", workload=w, kind=kind, size=size, nodes=nodes,
+                                ranks_per_node=rpn, ranks=ranks, threads=threads, device="cpu",
+                                precision=prec, status="ok", error="", runtime_s=runtime,
+                                peak_rss_mb=50.0, energy_j=runtime * power, avg_power_w=power,
+                                energy_source="modelled", partition="cpu", cores_per_node=8,
+                                memory_gb=16.0, gpus_per_node=0))
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    bundle = train_bundle(make_runs(), seed=1, n_members=2, use_embedding=False, threads=1)
+    path = tmp_path_factory.mktemp("offer") / "model"
+    bundle.save(path)
+    return path
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path, monkeypatch):
+    isolate_user_files(monkeypatch, tmp_path)
+
+
+def _rows(rec):
+    ch = rec.picked.choice
+    return [ch.scores.row(i) for i in ch.ranking]
+
+
+def test_the_bundle_stores_each_programs_measured_levels(model_dir):
+    assert (model_dir / LEVELS_FILE).is_file()
+    bundle = load_bundle(model_dir)
+    levels = bundle_levels(bundle, "myapp")
+    assert levels.precisions == ("fp32",) and levels.devices == ("cpu",)
+    assert levels.threads == (1, 2) and levels.ranks_per_node == (1, 2, 4)
+    assert bundle_levels(bundle, "stencil") is None  # a kernel keeps its declared knobs
+
+
+def test_recommend_offers_a_program_only_what_was_measured(model_dir):
+    bundle = load_bundle(model_dir)
+    rec = rec_mod.recommend(bundle, "myapp", 64, [(None, PART)], model_dir=model_dir)
+    assert rec.picked is not None, format_table(rec)
+    rows = _rows(rec)
+    assert {r["precision"] for r in rows} == {"fp32"}
+    assert {r["threads"] for r in rows} <= {1, 2} and {r["device"] for r in rows} == {"cpu"}
+    cap = max(r["ranks_per_node"] for r in rows)
+    assert cap <= 8
+    assert "bf16: never measured for this program" in rec.left_out
+    assert "fp64: never measured for this program" in rec.left_out
+    assert any(t.startswith("threads 3-8: never measured") for t in rec.left_out)
+    assert any(t.startswith("ranks per node") for t in rec.left_out)
+    text = format_table(rec)
+    assert "left out:" in text and "  - bf16: never measured for this program" in text
+    assert "bf16: never measured for this program" in to_dict(rec)["left_out"]
+    # The kernel in the same bundle still gets everything it declares.
+    kernel = rec_mod.recommend(bundle, "stencil", 64, [(None, PART)], model_dir=model_dir)
+    from hpcds1mpi.kernels import support
+
+    assert {r["precision"] for r in _rows(kernel)} == set(support("stencil")[1])
+    assert kernel.left_out == []
+
+
+def test_ranks_per_node_beyond_the_measured_maximum_only_where_the_guard_accepts(model_dir):
+    bundle = load_bundle(model_dir)
+    ref = reference(bundle)
+    offer = offer_mod.offer_for(bundle, "myapp", [PART])
+    assert offer.max_ranks_per_node == 4
+    strict = offer_mod.extend_ranks_per_node(offer_mod.offer_for(bundle, "myapp", [PART]),
+                                             bundle, "myapp", 64, [PART], ref,
+                                             GuardCalibration(0.0, 0.0))
+    assert strict.max_ranks_per_node == 4
+    assert any("ranks per node above 4" in t and "unfamiliar" in t for t in strict.left_out)
+    lenient = offer_mod.extend_ranks_per_node(offer_mod.offer_for(bundle, "myapp", [PART]),
+                                              bundle, "myapp", 64, [PART], ref,
+                                              GuardCalibration(1e9, 1e9))
+    assert lenient.max_ranks_per_node == 8
+    assert any(t.startswith("ranks per node 5-8: beyond the measured maximum 4")
+               for t in lenient.left_out)
+
+
+def test_a_device_never_measured_is_refused_in_one_line(model_dir):
+    bundle = load_bundle(model_dir)
+    gpu = Partition("cpu", cores_per_node=8, memory_gb=16.0, max_nodes=2, gpus_per_node=2)
+    with pytest.raises(ConfigError, match="never measured on gpu"):
+        rec_mod.recommend(bundle, "myapp", 64, [(None, gpu)], device="gpu", model_dir=model_dir)
+
+
+def test_cli_recommend_json_says_what_was_left_out(model_dir, tmp_path):
+    from hpcds1mpi.commands.recommend import command
+
+    cluster = tmp_path / "c.toml"
+    cluster.write_text('[cluster]\nname = "lab"\n[partitions.cpu]\n'
+                       'cores_per_node = 8\nmemory_gb = 16\nmax_nodes = 2\n')
+    result = CliRunner().invoke(command, ["--model", str(model_dir), "--cluster", str(cluster),
+                                          "--workload", "myapp", "--size", "64", "--json"],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["pick"]["precision"] == "fp32"
+    assert "bf16: never measured for this program" in data["left_out"]
+
+
+def test_mobo_candidates_and_tune_space_hold_only_measured_levels(model_dir):
+    from hpcds1mpi.commands.mobo import _measured_offer
+    from hpcds1mpi.decide.tune_space import workload_space
+    from hpcds1mpi.surrogates.mobo import build_candidates
+
+    bundle = load_bundle(model_dir)
+    offer = _measured_offer(bundle, "myapp", PART)
+    cands = build_candidates(PART, "myapp", 64, "full", offer=offer)
+    assert set(cands["precision"]) == {"fp32"} and set(cands["threads"]) <= {1, 2}
+    assert cands["ranks_per_node"].max() == 4
+    nodes_only = build_candidates(PART, "myapp", 64, "nodes", offer=offer)
+    assert set(nodes_only["precision"]) == {"fp32"} and set(nodes_only["ranks_per_node"]) == {4}
+    everything = build_candidates(PART, "myapp", 64, "full")
+    assert "bf16" in set(everything["precision"])  # without the offer: the old behaviour
+    space = workload_space(PART, None, max_nodes=2, offer=offer_mod.offer_for(bundle, "myapp",
+                                                                              [PART]))
+    assert {c.precision for c in space.configs} == {"fp32"}
+    assert max(c.ranks_per_node for c in space.configs) == 4
