@@ -59,7 +59,8 @@ def read_eagle(path: str | Path) -> tuple["pd.DataFrame", FileReport]:
     out["mem_req_gb"] = out.pop("mem_req_mb").where(lambda mb: mb > 0) / 1000
     out["nodes"] = out["req_nodes"]
     out["gpus"] = out["req_gpus"]
-    report.notes["nodes and gpus are the requested counts (the file has no allocated ones)"] += 1
+    report.facts.append("nodes and gpus are the requested counts (the file has no allocated "
+                        "ones)")
     out["device"] = np.where(out["gpus"].fillna(0) > 0, "gpu", "cpu")
     out["error"] = np.where(out["status"] == "ok", "", out["state_raw"])
     report.jobs = len(out)

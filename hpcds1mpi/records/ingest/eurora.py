@@ -66,6 +66,6 @@ def read_eurora(path: str | Path) -> tuple["pd.DataFrame", FileReport]:
         report.notes[f"power {ENERGY_PREDICTED}"] += int(has_power.sum())
     out["device"] = np.where(out["gpus"].fillna(0) > 0, "gpu", "cpu")
     out["error"] = np.where(out["status"] == "ok", "", out["state_raw"])
-    report.notes["req_mem read as GB (the file states no unit)"] += 1
+    report.facts.append("req_mem read as GB (the file states no unit)")
     report.jobs = len(out)
     return out.reset_index(drop=True), report

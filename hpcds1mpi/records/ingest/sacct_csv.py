@@ -36,6 +36,6 @@ def read_sacct_csv(path: str | Path) -> tuple[list[dict], FileReport]:
                           f"(has {', '.join(df.columns[:10])})")
     header = [c for c in df.columns if c and not c.startswith("Unnamed:")]
     if "Submit" not in header:
-        report.notes["no Submit column: submit_time and wait_s unknown"] += 1
+        report.facts.append("no Submit column: submit_time and wait_s unknown")
     rows = rows_from_records(header, df[header].to_numpy().tolist(), report)
     return rows, report

@@ -215,12 +215,12 @@ def read_swf(path: str | Path, procs_are: str = "auto") -> tuple["pd.DataFrame",
     head = read_header(path)
     as_nodes, why = procs_count_nodes(head, procs_are)
     if why:
-        report.notes[why] += 1
+        report.facts.append(why)
     if head.unix_start is None:
-        report.notes["no UnixStartTime in the header: submit times counted from the epoch "
-                      "(1970-01-01), not real dates"] += 1
+        report.facts.append("no UnixStartTime in the header: submit times counted from the "
+                            "epoch (1970-01-01), not real dates")
     if head.time_zone:
-        report.notes[f"times in UTC (the log's TimeZoneString: {head.time_zone})"] += 1
+        report.facts.append(f"times in UTC (the log's TimeZoneString: {head.time_zone})")
     numbers, truncated, words = _parse(path, report)
 
     bad = pd.Series(False, index=numbers.index)
@@ -238,6 +238,9 @@ def read_swf(path: str | Path, procs_are: str = "auto") -> tuple["pd.DataFrame",
                        ("req_time", "requested time"), ("cpu_avg", "CPU time")):
         drop(numbers[name] < -1, f"negative {what} (not -1)")
     drop(numbers["submit"] == -1, "no submit time (-1)")
+    whole = ["job", "procs", "req_procs", "status", "user", "group", "executable", "queue",
+             "partition"]
+    drop((numbers[whole] % 1 != 0).any(axis=1), "a fraction where a count or id belongs")
     drop(numbers["job"].duplicated(), "duplicate job number")
     limit, limit_name = (head.max_nodes, "MaxNodes") if as_nodes else (head.max_procs, "MaxProcs")
     if limit is not None and limit > 0:
@@ -253,8 +256,6 @@ def read_swf(path: str | Path, procs_are: str = "auto") -> tuple["pd.DataFrame",
     state = codes.map(SWF_STATE)
     if len(codes) > 100 and (codes == 0).all():
         # A converter that wrote no status (ALCF Theta: every job 0): not 100% failures.
-        report.notes["status 0 (failed) on every job: the log has no status; read as "
-                     "unknown"] += 1
         codes = pd.Series(-1.0, index=codes.index)
         state = pd.Series("0 on every job (no status in this log): unknown", index=codes.index)
     out = pd.DataFrame(index=jobs.index)

@@ -30,7 +30,7 @@ def test_whole_sample_every_job_with_its_state():
     assert row["runtime_s"] == 278 and row["cores"] == 32 and row["nodes"] == 1
     assert row["time_limit_s"] == 1200 and row["start_time"] == pd.Timestamp("2023-07-17 11:46:42")
     assert pd.isna(row["gpus"]) and pd.isna(row["device"])  # no TRES column: not known
-    assert "no Submit column: submit_time and wait_s unknown" in report.notes
+    assert "no Submit column: submit_time and wait_s unknown" in report.facts
     never_started = df[df["start_time"].isna()]
     assert len(never_started) == 129 and never_started["nodes"].isna().all()
 

@@ -34,7 +34,7 @@ def test_curie_every_line_a_job_with_the_logs_statuses():
     assert first["submit_time"] == pd.Timestamp(1296571124 + 31656837, unit="s")
     assert first["start_time"] - first["submit_time"] == pd.Timedelta(seconds=33492)
     assert first["end_time"] - first["start_time"] == pd.Timedelta(seconds=86395)
-    assert "times in UTC (the log's TimeZoneString: Europe/Paris)" in report.notes
+    assert "times in UTC (the log's TimeZoneString: Europe/Paris)" in report.facts
 
 
 def test_header_read():
@@ -65,8 +65,9 @@ def test_theta_processor_fields_hold_nodes_and_no_status():
     assert df["cores"].isna().all() and df["req_procs"].isna().all()
     assert df["nodes"].min() == 128 and df["req_nodes"].notna().all()
     assert df["status"].isna().all() and df["user"].isna().all()
-    assert any("read as nodes" in n for n in report.notes)
-    assert any("no status" in n for n in report.notes)
+    assert any("read as nodes" in n for n in report.facts)
+    assert report.notes["status 0 on every job (no status in this log): unknown: kept, status "
+                        "NA (not known how it ended)"] == 23_911
     as_procs, _ = read_job_log(THETA, procs_are="processors")
     assert as_procs["nodes"].isna().all() and as_procs["cores"].min() == 128
 
@@ -110,6 +111,9 @@ GOOD = "1 0 5 100 16 -1 -1 16 600 -1 1 3 4 -1 -1 2 -1 -1\n"
      "processors above the header's MaxProcs (64): the header or the line is wrong"),
     ("2 10 5 100 16 -1 -1 16 600 -1 7 3 4 -1 -1 2 -1 -1\n", "unknown status code"),
     ("1 10 5 100 16 -1 -1 16 600 -1 1 3 4 -1 -1 2 -1 -1\n", "duplicate job number"),
+    ("2 10 5 100 16 -1 -1 16 600 -1 1 3.5 4 -1 -1 2 -1 -1\n",
+     "a fraction where a count or id belongs"),
+    ("2 -1 5 100 16 -1 -1 16 600 -1 1 3 4 -1 -1 2 -1 -1\n", "no submit time (-1)"),
 ])
 def test_bad_line_counted_under_its_reason_never_used(tmp_path, line, reason):
     path = tmp_path / "bad.swf"
@@ -126,7 +130,7 @@ def test_no_unix_start_time_said_and_epoch_used(tmp_path):
     path.write_text("; MaxProcs: 64\n" + GOOD)
     df, report = read_job_log(path)
     assert df.loc[0, "submit_time"] == pd.Timestamp(0)
-    assert any("no UnixStartTime" in n for n in report.notes)
+    assert any("no UnixStartTime" in n for n in report.facts)
 
 
 def test_truncated_gzip_and_not_swf_are_one_line_errors(tmp_path):
