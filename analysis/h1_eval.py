@@ -30,7 +30,6 @@ report's tables and summary: ``h1_report.py``).
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
@@ -38,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from .h1_report import markdown, notes, summarise
+from .h1_results import write_results
 from .h1_scores import REFERENCE_MODEL, average_seeds, interpolation_reference, scores
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -371,14 +371,7 @@ def main(argv: list[str] | None = None) -> dict:
         "summary": summarise(rows),
         "notes": notes(frame, rows),
     }
-    out_dir = Path(args.out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / f"h1_{name}.json").write_text(json.dumps(results, indent=2))
-    (out_dir / f"h1_{name}.md").write_text(markdown(results))
-    for line in results["summary"]:
-        print(line)
-    print(f"wrote {out_dir / f'h1_{name}.json'} and .md")
-    return results
+    return write_results(results, Path(args.out_dir) / f"h1_{name}", markdown, "summary")
 
 
 if __name__ == "__main__":
