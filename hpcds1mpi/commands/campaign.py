@@ -129,6 +129,8 @@ def _echo_submission(folder, result: dict) -> None:
         after = result["jobs"] and ", after all of them" or ""
         click.echo(f"submitted the merge as job {result['merge']}{after}")
     if not result["jobs"] and not result["merge"]:
-        click.echo(f"nothing to submit: every part of {folder} is done, queued or running"
-                   + (f" (jobs {', '.join(result['waiting_for'])})" if result["waiting_for"]
-                      else " and merged"))
+        if result["waiting_for"]:
+            click.echo(f"nothing to submit: every part of {folder} is done, queued or running "
+                       f"(jobs {', '.join(result['waiting_for'])})")
+        else:
+            click.echo(f"nothing to submit: every part of {folder} is done and merged")
