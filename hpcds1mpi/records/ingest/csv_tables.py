@@ -9,7 +9,6 @@ counted under its reason and dropped, never guessed.
 from __future__ import annotations
 
 import csv
-import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -46,24 +45,31 @@ def read_csv_table(path: str | Path, kind: str, required: tuple[str, ...]
 
     path = Path(path)
     report = FileReport(str(path), kind)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            df = pd.read_csv(path, dtype=str, keep_default_na=False, on_bad_lines="warn",
-                             skipinitialspace=True, encoding_errors="replace")
-        except pd.errors.EmptyDataError:
-            raise IngestError(f"{path}: empty file, not a {kind} CSV") from None
-        except pd.errors.ParserError as exc:
-            raise IngestError(f"{path}: not a CSV file ({str(exc).splitlines()[0]})") from None
-    df.columns = [str(c).strip() for c in df.columns]
-    missing = [c for c in required if c not in df.columns]
+    # csv.reader (C) splits records exactly, quotes and all, and tells a short row from a row
+    # with empty cells, which pandas' reader fills alike.
+    try:
+        with open(path, newline="", encoding="utf-8", errors="replace") as fh:
+            records = [r for r in csv.reader(fh) if r]
+    except csv.Error as exc:
+        raise IngestError(f"{path}: not a CSV file ({exc})") from None
+    if not records:
+        raise IngestError(f"{path}: empty file, not a {kind} CSV")
+    header = [c.strip().lstrip("\ufeff") for c in records[0]]
+    missing = [c for c in required if c not in header]
     if missing:
         raise IngestError(f"{path}: a {kind} CSV needs the column(s) {', '.join(missing)} "
-                          f"(has {', '.join(df.columns[:10])}{' ...' if len(df.columns) > 10 else ''})")
-    too_many = sum(str(w.message).count("Skipping line") for w in caught)
-    if too_many:
-        report.dropped["more fields than the header"] += too_many
-    report.records = len(df) + too_many
+                          f"(has {', '.join(header[:10])}{' ...' if len(header) > 10 else ''})")
+    ncols = len(header)
+    body = records[1:]
+    report.records = len(body)
+    rows = [r for r in body if len(r) == ncols]
+    longer = sum(len(r) > ncols for r in body)
+    if longer:
+        report.dropped["more fields than the header"] += longer
+    if len(body) - len(rows) - longer:
+        report.dropped["fewer fields than the header (truncated row)"] += \
+            len(body) - len(rows) - longer
+    df = pd.DataFrame(rows, columns=header, dtype=str)
     return df.apply(lambda s: s.str.strip()), report
 
 

@@ -80,3 +80,11 @@ def test_row_with_more_fields_than_the_header(tmp_path):
     df, report = read_job_log(path)
     assert dict(report.dropped) == {"more fields than the header": 1} and len(df) == 19
     assert report.records == 20
+
+
+def test_truncated_last_row_counted(tmp_path):
+    """A file cut mid-row (a copy that stopped): the short row is counted, not read as NaN."""
+    path = _slice(tmp_path, lambda ls: ls[:-1] + [ls[-1][: len(ls[-1]) // 2]])
+    df, report = read_job_log(path)
+    assert dict(report.dropped) == {"fewer fields than the header (truncated row)": 1}
+    assert len(df) == 19 and df["runtime_s"].notna().all()
