@@ -143,3 +143,30 @@ def test_srun_plugin_from_the_cluster_file(tmp_path):
     path.write_text('[clusters.a]\n[clusters.a.partitions.p]\ncores_per_node = 4\n'
                     'memory_gb = 8\nmax_nodes = 2\n')
     assert srun_mpi(str(path)) == "pmi2"
+
+
+CLUSTER = ('[clusters.a]\n{site}\n[clusters.a.partitions.p]\ncores_per_node = 4\n'
+           'memory_gb = 8\nmax_nodes = 2\n')
+
+
+def test_launch_settings_from_the_cluster_file(tmp_path):
+    from hpcds1mpi.cluster import launch_settings
+
+    path = tmp_path / "c.toml"
+    path.write_text(CLUSTER.format(site='mpi = "pmix"\nmpiexec = "/usr/bin/mpirun.openmpi"\n'
+                                        'launcher_args = "--bind-to core"'))
+    assert launch_settings(str(path)) == {"mpi": "pmix", "mpiexec": "/usr/bin/mpirun.openmpi",
+                                          "launcher_args": "--bind-to core"}
+    assert launch_settings(None) == {"mpi": "pmi2", "mpiexec": "", "launcher_args": ""}
+
+
+@pytest.mark.parametrize("site, words", [
+    ('launcher_args = "--bind-to \'core"', "launcher_args .* cannot be parsed"),
+    ('mpi = "pmi3"', "not an srun --mpi plugin; use pmix, pmi2, none"),
+    ('mpiexec = "bin/mpirun"', "give an absolute path or a name on PATH"),
+])
+def test_bad_launch_settings_are_refused_on_load(tmp_path, site, words):
+    path = tmp_path / "c.toml"
+    path.write_text(CLUSTER.format(site=site))
+    with pytest.raises(ClusterFileError, match=words):
+        load_clusters(str(path))

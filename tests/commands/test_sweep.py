@@ -76,3 +76,48 @@ def test_mpi_is_refused_for_an_in_process_sweep(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "--mpi" in proc.stderr
     assert "Traceback" not in proc.stderr and not (tmp_path / "t.h5").exists()
+
+
+# ---- choosing the launcher: bad input is one line, nothing launched, nothing written ----------
+
+def _digest(path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("extra, code, words", [
+    (["--mpiexec", "/no/such/mpirun"], 2, "--mpiexec '/no/such/mpirun' not found"),
+    (["--mpiexec", "/bin/ls"], 2, "is not an MPI launcher"),
+    (["--mpiexec", "/tmp"], 2, "is not an executable file"),
+    (["--launcher-args", "--bind-to 'core"], 2, "--launcher-args"),
+    (["--launcher-args", "-l", "--launcher", "srun", "--mpiexec", "mpiexec.mpich"], 2,
+     "cannot be combined with --launcher srun"),
+    (["--command", "touch {mark} 'x"], 2, "cannot be parsed"),
+    (["--command", "/no/such/app {size}"], 2, "program '/no/such/app' not found"),
+    (["--command", "no-such-app-xyz"], 2, "is not on PATH"),
+    (["--command", "{notexec}"], 2, "is not an executable file"),
+    (["--workdir", "{tmp}/missing-{size}"], 2, "is not a folder"),
+    (["--time-regex", "HPL"], 2, "--time-regex needs a group"),
+])
+def test_bad_launch_input_is_refused_before_anything_runs(tmp_path, extra, code, words):
+    mark = tmp_path / "launched"
+    notexec = tmp_path / "app.sh"
+    notexec.write_text("#!/bin/sh\ntouch " + str(mark) + "\n")
+    out = tmp_path / "t.h5"
+    out.write_bytes(b"an earlier file, kept as it was")
+    before = _digest(out)
+    argv = ["sweep", "--command", f"touch {mark}", "--sizes", "1,2", "--ranks-per-node", "1,2",
+            "--out", str(out), "--resume", "--no-progress"]
+    for i, token in enumerate(extra):
+        extra[i] = token.replace("{mark}", str(mark)).replace("{notexec}", str(notexec)) \
+            .replace("{tmp}", str(tmp_path))
+    if extra[0] == "--command":
+        argv[2] = extra[1]
+        extra = extra[2:]
+    proc = subprocess.run([hpcds1mpi_exe(), *argv, *extra], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == code, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+    assert words in proc.stderr, proc.stderr
+    assert not mark.exists() and _digest(out) == before

@@ -104,3 +104,50 @@ def test_one_scheduler_check_for_scripts_and_launchers():
     with pytest.raises(ConfigError, match="--emit must be one of slurm, pbs, got 'lsf'"):
         launchers.for_script("lsf")
     assert launchers.check_scheduler("pbs") == "pbs"
+
+
+def test_launcher_args_follow_the_launchers_own_options_everywhere():
+    config = Configuration(1, 2, 1)
+    srun = launchers.local("srun", mpi="pmix", args=("--overlap",))
+    assert srun.tokens(config)[-2:] == ["--mpi=pmix", "--overlap"]
+    assert srun.total_tokens(2)[-1] == "--overlap"
+    hydra = launchers.local("mpiexec", mpiexec=launchers.mpiexec_path(), args=("-l",))
+    assert hydra.tokens(config)[1:] == ["-n", "2", "-l"]
+    assert launchers.parse_args("--mca btl 'self,vader'") == ("--mca", "btl", "self,vader")
+    with pytest.raises(ConfigError, match="cannot be parsed.*fix its quoting"):
+        launchers.parse_args("--bind-to 'core")
+    with pytest.raises(ConfigError, match="control character"):
+        launchers.parse_args("-l\nrm -rf /")
+
+
+def test_open_mpi_root_and_oversubscription_are_explicit_and_said():
+    ompi = launchers.OpenMpiMpirun("/usr/bin/mpirun.openmpi", as_root=True, cores=2)
+    assert ompi.tokens(Configuration(1, 2, 1)) == ["/usr/bin/mpirun.openmpi", "-n", "2",
+                                                   "--allow-run-as-root"]
+    assert ompi.tokens(Configuration(1, 4, 1))[3:] == ["--allow-run-as-root", "--oversubscribe"]
+    notes = ompi.notes(Configuration(1, 4, 1))
+    assert any("--allow-run-as-root" in n for n in notes)
+    assert any("4 ranks on a node of 2 cores" in n and "--oversubscribe" in n for n in notes)
+    user = launchers.OpenMpiMpirun("mpirun", as_root=False, cores=None)
+    assert user.tokens(Configuration(1, 64, 1)) == ["mpirun", "-n", "64"] and not user.notes(
+        Configuration(1, 64, 1))
+    import os
+
+    mpirun = launchers.local(mpiexec="/usr/bin/mpirun.openmpi", cores=2)
+    if os.path.exists("/usr/bin/mpirun.openmpi"):
+        assert isinstance(mpirun, launchers.OpenMpiMpirun)
+        assert mpirun.as_root == (os.geteuid() == 0)
+
+
+def test_the_cluster_files_launcher_settings_reach_the_script_launcher():
+    part = Partition("p", cores_per_node=8, memory_gb=8, max_nodes=2)
+    site = Cluster(name="s", partitions={"p": part}, launcher="mpirun",
+                   mpiexec="/opt/ompi/bin/mpirun", launcher_args="--bind-to core")
+    assert launchers.for_script("pbs", site).tokens(Configuration(1, 2, 1)) == \
+        ["/opt/ompi/bin/mpirun", "-n", "2", "--bind-to", "core"]
+    assert launchers.for_script("pbs", site).script_lines()[0].startswith(
+        'if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1')
+    srun = Cluster(name="s", partitions={"p": part}, mpi="pmix", launcher_args="--overlap")
+    assert launchers.for_script("slurm", srun).tokens(Configuration(1, 2, 1))[-2:] == \
+        ["--mpi=pmix", "--overlap"]
+    assert launchers.for_script("slurm", srun).script_lines() == []

@@ -1,0 +1,140 @@
+"""The program's MPI, read from the program (ELF, its interpreter's mpi4py), and the launchers
+that can start it as one job: real Debian binaries, programs compiled with the wheel's mpicc."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hpcds1mpi.errors import ConfigError, LaunchError
+from hpcds1mpi.launch import mpi_family
+from tests.helpers import mpiexec, system_program
+
+HELLO = r"""
+#include <mpi.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+    int rank, size;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (rank == 0) printf("ranks: %d\n", size);
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+
+def compiled(tmp_path: Path, wrapper: str = "mpicc") -> str:
+    """hello.c built with the mpich wheel's compiler wrapper (mpicc: libmpi.so.12, mpicc_abi:
+    the MPI-5 ABI's libmpi_abi)."""
+    cc = Path(sys.executable).parent / wrapper
+    if not cc.exists() or shutil.which("cc") is None:
+        pytest.skip(f"{wrapper} or a C compiler missing")
+    src = tmp_path / "hello.c"
+    src.write_text(HELLO)
+    exe = tmp_path / f"hello_{wrapper}"
+    subprocess.run([str(cc), "-o", str(exe), str(src)], check=True, timeout=120)
+    return str(exe)
+
+
+def readelf_needed(path: str) -> list[str]:
+    text = subprocess.run(["readelf", "-d", path], capture_output=True, text=True).stdout
+    return [ln.split("[", 1)[1].rstrip("]") for ln in text.splitlines() if "(NEEDED)" in ln]
+
+
+def test_the_elf_reader_agrees_with_readelf():
+    if shutil.which("readelf") is None:
+        pytest.skip("readelf not installed")
+    for path in (system_program("hpcc"), system_program("NPmpich2"), sys.executable,
+                 shutil.which("sh")):
+        assert mpi_family.elf_needed(os.path.realpath(path)) == readelf_needed(path)
+
+
+def test_debian_applications_by_their_linked_mpi():
+    system_program("hpcc")
+    hpcc = mpi_family.program_mpi(["hpcc"])
+    assert hpcc.family == "openmpi" and "libmpi.so.40" in hpcc.evidence
+    netpipe = mpi_family.program_mpi([system_program("NPmpich2"), "-u", "8"])
+    assert netpipe.family == "mpich" and "libmpich.so.12" in netpipe.evidence
+
+
+def test_a_program_built_with_the_wheels_mpicc_and_its_abi_wrapper(tmp_path):
+    plain = mpi_family.program_mpi([compiled(tmp_path)])
+    assert plain.family == "mpich" and "libmpi.so.12" in plain.evidence
+    abi = mpi_family.program_mpi([compiled(tmp_path, "mpicc_abi")])
+    # MPI-5 ABI: the implementation is the library the loader finds (the wheel's MPICH here)
+    assert "libmpi_abi" in abi.evidence and abi.family == "mpich"
+
+
+def test_python_programs_by_their_interpreters_mpi4py(tmp_path):
+    direct = mpi_family.program_mpi([sys.executable, "app.py"])
+    assert direct.family == "mpich" and "mpi4py" in direct.evidence
+    script = tmp_path / "app.py"
+    script.write_text(f"#!/usr/bin/env {Path(sys.executable).name}\nprint(1)\n")
+    script.chmod(0o755)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    assert mpi_family.program_mpi([str(script)], env).family == "mpich"
+
+
+def test_what_cannot_be_read_is_unknown(tmp_path):
+    wrapper = tmp_path / "run.sh"
+    wrapper.write_text("#!/bin/sh\nexec hpcc\n")
+    assert mpi_family.program_mpi([str(wrapper)]).family is None
+    assert mpi_family.program_mpi(["sh", "-c", "true"]).family is None  # links no MPI
+    assert mpi_family.program_mpi([str(tmp_path / "missing")]).family is None
+    text = tmp_path / "data.txt"
+    text.write_text("not a program")
+    assert mpi_family.elf_needed(str(text)) is None
+
+
+def test_sonames_and_banners():
+    assert mpi_family.family_of_soname("libmpi.so.40") == "openmpi"
+    assert mpi_family.family_of_soname("libmpi.so.12") == "mpich"
+    assert mpi_family.family_of_soname("libmpich.so.12") == "mpich"
+    assert mpi_family.family_of_soname("libmpi_abi.so.1") == "mpi-abi"
+    assert mpi_family.family_of_soname("libmpi.so.4") is None  # not libmpi.so.40
+    assert mpi_family.family_of_banner(b"..Open MPI v4.1.4, package..") == "openmpi"
+    assert mpi_family.family_of_banner("Intel(R) MPI Library 2021.10") == "mpich"
+    assert mpi_family.family_of_banner("no banner") is None
+
+
+def test_launcher_families():
+    assert mpi_family.launcher_family(system_program("mpirun.openmpi")) == "openmpi"
+    assert mpi_family.launcher_family(system_program("mpiexec.mpich")) == "mpich"
+    assert mpi_family.launcher_family(mpiexec()) == "mpich"
+    assert mpi_family.launcher_family(shutil.which("ls")) is None
+
+
+def test_the_wrong_launcher_is_refused_naming_one_that_can():
+    hpcc = mpi_family.program_mpi([system_program("hpcc")])
+    openmpi = os.path.realpath(system_program("mpirun.openmpi"))
+    with pytest.raises(LaunchError) as caught:
+        mpi_family.check_launcher(hpcc, mpiexec())
+    text = str(caught.value)
+    assert "linked against Open MPI" in text and "independent 1-rank copies" in text
+    named = text.rsplit("--mpiexec ", 1)[1]
+    assert os.path.realpath(named) == openmpi
+    assert mpi_family.check_launcher(hpcc, openmpi) == "openmpi"
+    netpipe = mpi_family.program_mpi([system_program("NPmpich2")])
+    with pytest.raises(LaunchError, match="MPICH family.*--mpiexec .*mpiexec"):
+        mpi_family.check_launcher(netpipe, openmpi)
+    assert mpi_family.check_launcher(netpipe, system_program("mpiexec.mpich")) == "mpich"
+    with pytest.raises(LaunchError, match="--mpi=none gives its ranks no wire-up: use --mpi pmix"):
+        mpi_family.check_launcher(hpcc, "srun", "none")
+    assert mpi_family.check_launcher(hpcc, "srun", "pmix") == "slurm"
+
+
+def test_a_bad_mpiexec_is_a_usage_error(tmp_path):
+    with pytest.raises(ConfigError, match="not found"):
+        mpi_family.check_mpiexec(str(tmp_path / "mpirun"))
+    with pytest.raises(ConfigError, match="not an executable"):
+        mpi_family.check_mpiexec(str(tmp_path))
+    with pytest.raises(ConfigError, match="is not an MPI launcher"):
+        mpi_family.check_mpiexec(shutil.which("ls"))
+    assert mpi_family.check_mpiexec("mpiexec.mpich") == system_program("mpiexec.mpich")

@@ -1,0 +1,65 @@
+"""The 2-rank launch probe: real launchers, and a launcher that starts independent copies."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from hpcds1mpi.errors import LaunchError
+from hpcds1mpi.launch import launchers, probe
+from tests.helpers import mpiexec, system_program
+
+
+def _tokens(path: str) -> list[str]:
+    return launchers.local("mpiexec", mpiexec=path).tokens(probe.probe_config())
+
+
+def test_open_mpis_mpirun_starts_one_job_of_two():
+    line = probe.run_probe(_tokens(system_program("mpirun.openmpi")), dict(os.environ),
+                           "openmpi")
+    assert "2 ranks joined through ompi" in line
+
+
+def test_hydra_starts_one_job_of_two_for_mpich_and_unknown_programs():
+    for family in ("mpich", None):
+        assert "joined through pmi" in probe.run_probe(_tokens(mpiexec()), dict(os.environ),
+                                                       family)
+
+
+def test_hydra_is_no_wire_up_for_open_mpi():
+    with pytest.raises(LaunchError, match="does not start 2 ranks as one job of Open MPI"):
+        probe.run_probe(_tokens(mpiexec()), dict(os.environ), "openmpi")
+
+
+def test_a_launcher_of_independent_copies_is_caught(tmp_path):
+    fake = tmp_path / "copies"
+    # Starts "-n N" copies of the program, each alone: what a foreign mpiexec does to it.
+    fake.write_text('#!/bin/sh\nn=$2; shift 2\ni=0\nwhile [ $i -lt $n ]; do "$@"; '
+                    'i=$((i+1)); done\n')
+    fake.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI", "OMPI"))}
+    with pytest.raises(LaunchError, match=r"not start 2 ranks as one job.*probe saw: nothing; nothing"):
+        probe.run_probe([str(fake), "-n", "2"], env, None)
+
+
+def test_a_failing_launch_is_an_error_before_anything_runs():
+    with pytest.raises(LaunchError, match="probe failed"):
+        probe.run_probe([mpiexec(), "--no-such-option"], dict(os.environ), None)
+
+
+def test_judge_reads_every_wire_up():
+    def line(ompi="", pmi="", pmix="", slurm=""):
+        return f"hpcds1mpi-probe ompi={ompi} pmi={pmi} pmix={pmix} slurm={slurm}"
+
+    two = "\n".join([line(pmi="0:2", slurm="0:2"), line(pmi="1:2", slurm="1:2")])
+    assert probe.judge(probe.parse(two), "mpich")[0] == "pmi"
+    assert probe.judge(probe.parse(two), "openmpi")[0] is None
+    pmix = "\n".join([line(pmix="0:ns"), line(pmix="1:ns")])
+    assert probe.judge(probe.parse(pmix), "openmpi")[0] == "pmix"
+    # srun --mpi=none: two tasks, no MPI wire-up
+    bare = "\n".join([line(slurm="0:2"), line(slurm="1:2")])
+    assert probe.judge(probe.parse(bare), None)[0] is None
+    singletons = "\n".join([line(pmi="0:1"), line(pmi="0:1")])
+    assert probe.judge(probe.parse(singletons), None)[0] is None
+    assert probe.judge(probe.parse(line(pmi="0:2")), None)[0] is None  # one rank printed
