@@ -65,9 +65,7 @@ def active_tasks(manifest: dict, env: dict | None = None) -> dict[tuple[int, int
     Only Slurm is asked (``squeue -r``, one line per array task); without squeue, or under
     PBS, nothing is known to be active and the files alone decide.
     """
-    import shutil
-
-    if manifest["scheduler"] != "slurm" or shutil.which("squeue") is None:
+    if manifest["scheduler"] != "slurm" or not _has_squeue(env):
         return {}
     owner = {}
     for sub in manifest["submissions"]:
@@ -76,18 +74,42 @@ def active_tasks(manifest: dict, env: dict | None = None) -> dict[tuple[int, int
                 owner[f"{sub['job_id']}_{index}"] = (int(sub["nodes"]), int(index))
     if not owner:
         return {}
-    ids = sorted({key.split("_")[0] for key in owner})
+    active = {}
+    for task, state in _squeue(sorted({key.split("_")[0] for key in owner}), env):
+        if task in owner:
+            active[owner[task]] = (state, task)
+    return active
+
+
+def held_jobs(manifest: dict, ids: list[str], env: dict | None = None) -> list[str]:
+    """Those of job ``ids`` the scheduler still holds (queued or running; Slurm only)."""
+    if manifest["scheduler"] != "slurm" or not ids or not _has_squeue(env):
+        return []
+    return sorted({task.split("_")[0] for task, _ in _squeue(ids, env)} & set(ids))
+
+
+def _has_squeue(env: dict | None) -> bool:
+    import os
+    import shutil
+
+    return shutil.which("squeue", path=(os.environ if env is None else env).get("PATH")) \
+        is not None
+
+
+def _squeue(ids: list[str], env: dict | None) -> list[tuple[str, str]]:
+    """(job or array task id, part state) of the tasks of ``ids`` that squeue lists; nothing
+    when squeue cannot answer (the files alone decide then)."""
     try:
         proc = subprocess.run(["squeue", "-h", "-r", "-j", ",".join(ids), "-o", "%i %T"],
                               capture_output=True, text=True, timeout=30, env=env)
     except (OSError, subprocess.TimeoutExpired):
-        return {}
-    active = {}
+        return []
+    rows = []
     for line in proc.stdout.splitlines():
         words = line.split()
-        if len(words) == 2 and words[0] in owner and words[1] in _SQUEUE:
-            active[owner[words[0]]] = (_SQUEUE[words[1]], words[0])
-    return active
+        if len(words) == 2 and words[1] in _SQUEUE:
+            rows.append((words[0], _SQUEUE[words[1]]))
+    return rows
 
 
 def part_status(folder: Path, part: dict, active: dict) -> PartStatus:

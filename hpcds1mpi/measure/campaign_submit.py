@@ -89,7 +89,8 @@ def resubmit(folder: str | Path, *, env: dict | None = None, dry_run: bool = Fal
     manifest, parts = campaign_status(folder, env)
     scheduler = manifest["scheduler"]
     todo = plan_submission(parts)
-    waiting = sorted({p.job.split("_")[0] for p in parts if p.state in ACTIVE and p.job})
+    waiting = sorted({p.job.split("_")[0] for p in parts if p.state in ACTIVE and p.job}
+                     | set(_merges_held(manifest, env)))
     result = {"parts": todo, "jobs": {}, "merge": "", "waiting_for": waiting}
     merged_done = _merged_complete(folder, manifest)
     if dry_run or (not todo and (waiting or merged_done)):
@@ -117,6 +118,15 @@ def resubmit(folder: str | Path, *, env: dict | None = None, dry_run: bool = Fal
         if manifest["submissions"]:
             cm.write_manifest(folder, manifest)
     return result
+
+
+def _merges_held(manifest: dict, env: dict | None) -> list[str]:
+    """Earlier merge jobs the scheduler still holds (Slurm): a new merge waits for them, so
+    two merges never write the merged file at once."""
+    from hpcds1mpi.measure.campaign_status import held_jobs
+
+    return held_jobs(manifest, [s["job_id"] for s in manifest["submissions"]
+                                if s.get("merge") and s.get("job_id")], env)
 
 
 def _merged_complete(folder: Path, manifest: dict) -> bool:

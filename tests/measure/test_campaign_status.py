@@ -139,17 +139,18 @@ def test_parts_the_scheduler_still_holds_are_not_submitted_again(campaign, tmp_p
     folder = _copy(campaign, tmp_path)
     env, log = _scheduler(tmp_path)
     resubmit(folder, env=env)  # jobs 100 (n1: 1), 101 (n2: 0, 1), merge 102
-    env, _ = _scheduler(tmp_path, squeue="100_1 RUNNING\\n101_0 PENDING\\n")
+    env, _ = _scheduler(tmp_path, squeue="100_1 RUNNING\\n101_0 PENDING\\n102 PENDING\\n")
     states = _states(folder, env)
     assert (states["n1-1"], states["n2-0"], states["n2-1"]) == ("running", "queued", "missing")
     log.write_text("")
     result = resubmit(folder, env=env)
     calls = log.read_text().splitlines()
     # n2-1 is still missing (its task left the queue without a trace): only it goes again,
-    # and the merge waits for it and for the two tasks still held.
+    # and the new merge waits for it, for the two tasks still held and for the first merge
+    # (never two merges writing merged.h5 at once).
     assert calls == ["--parsable --array=1 n2.sbatch",
-                     "--parsable --dependency=afterany:100:101:103 merge.sbatch"]
-    assert result["waiting_for"] == ["100", "101"]
+                     "--parsable --dependency=afterany:100:101:102:103 merge.sbatch"]
+    assert result["waiting_for"] == ["100", "101", "102"]
 
 
 def test_resubmit_of_a_finished_campaign_submits_nothing(tmp_path):
