@@ -32,8 +32,8 @@ from hpcds1mpi.launch.script_options import (
 
 #: Directive prefixes, by scheduler (``#SLURM`` is sbatch's old spelling, still read).
 MAGIC = {"#SBATCH": "slurm", "#SLURM": "slurm", "#PBS": "pbs"}
-#: The longest script read (a job script, not a data file).
-MAX_SCRIPT_CHARS = 1_000_000
+#: The longest script read: job scripts are a few kB; this bounds the work a request can cause.
+MAX_SCRIPT_CHARS = 256_000
 
 
 @dataclass
@@ -223,11 +223,16 @@ def _logical(lines, k: int):
             if (line.lstrip("\t") if heredoc[1] else line) == heredoc[0]:
                 heredoc = None
             continue
-        text, last = line, k
-        while (len(text) - len(text.rstrip("\\"))) % 2 == 1 and last + 1 < len(lines):
+        parts, last, current = [], k, line
+        while (len(current) - len(current.rstrip("\\"))) % 2 == 1 and last + 1 < len(lines):
+            # the backslash and the line end become blanks, so offsets stay the script's
+            parts.append(current[:-1] + " " * (lines[last + 1][1] - lines[last][1]
+                                               - len(current) + 1))
             last += 1
-            text = text[:-1] + " " * (lines[last][1] - start - len(text) + 1) + lines[last][2]
-        m = re.search(r"<<(-?)\s*['\"]?([A-Za-z_]\w*)['\"]?", text[:comment_start(text, False)])
+            current = lines[last][2]
+        text = "".join(parts) + current
+        m = re.search(r"(?<!<)<<(?!<)(-?)\s*['\"]?([A-Za-z_]\w*)['\"]?",
+                      text[:comment_start(text, False)])
         if m:
             heredoc = (m.group(2), bool(m.group(1)))
         yield number, lines[last][0], start, text
@@ -421,7 +426,7 @@ def read_script(text: str) -> JobScript:
     if not isinstance(text, str):
         raise ConfigError("a job script must be text")
     if len(text) > MAX_SCRIPT_CHARS or "\x00" in text:
-        raise ConfigError("this is no job script (binary or over 1 MB of text); pass the "
+        raise ConfigError("this is no job script (binary or over 256 kB of text); pass the "
                           "sbatch or qsub script")
     lines = _lines(text)
     found = [MAGIC[m] for _, _, line in lines if (m := _magic(line))]

@@ -88,6 +88,11 @@ def test_heredoc_bodies_are_not_commands():
     assert script.launch.args == ["./my_gpu_app", "-i", "input.dat"]
 
 
+def test_a_here_string_is_no_here_document():
+    script = read_script("#SBATCH -N 1\ncat <<< hello\nsrun -n 2 ./app\n")
+    assert script.launch.program == "./app" and script.ntasks == 2
+
+
 def test_variables_and_arithmetic_are_followed():
     script = read_script((SCRIPTS / "alcf_polaris.pbs").read_text())
     assert script.ntasks == 16  # $(( NNODES * NRANKS_PER_NODE )), NNODES from $PBS_NODEFILE
@@ -163,7 +168,8 @@ def test_launch_line_overrides_the_allocation_and_omp_export_sets_threads():
 
 @pytest.mark.parametrize("text, what", [
     ("", "no #SBATCH"), ("echo hello\n", "no #SBATCH"), ("a\x00b", "no job script"),
-    ("#SBATCH --job-name='open\nsrun ./a\n", "unbalanced quotes")])
+    ("#SBATCH --job-name='open\nsrun ./a\n", "unbalanced quotes"),
+    ("#SBATCH -N 1\n" + "#" * 300_000, "over 256 kB")])
 def test_not_a_job_script(text, what):
     with pytest.raises(ConfigError, match=what):
         read_script(text)

@@ -98,3 +98,13 @@ def test_crlf_scripts_keep_their_line_ends():
     text = "#!/bin/bash\r\n#SBATCH --nodes=2\r\nsrun ./app\r\n"
     new, _ = rewrite(read_script(text), Layout(1, 2, 2, 0, 60))
     assert new.count("\r\n") == new.count("\n") and "#SBATCH --nodes=1\r\n" in new
+
+
+def test_values_the_scheduler_fills_in_stay_and_literal_ones_change():
+    text = "#SBATCH -N 2 --ntasks-per-node=4 -c 2\nNP=8\n" \
+           "srun -n $SLURM_NTASKS -c ${SLURM_CPUS_PER_TASK} ./a\nmpirun -np $NP ./b\n"
+    new, _ = rewrite(read_script(text), Layout(1, 2, 1, 0, None))
+    assert "srun -n $SLURM_NTASKS -c ${SLURM_CPUS_PER_TASK} ./a\n" in new
+    assert new.startswith("#SBATCH -N 1 --ntasks-per-node=2 -c 1\n")
+    again = read_script(new)
+    assert again.layout() == (1, 2, 1)
