@@ -149,20 +149,21 @@ def ingest(paths: list[str | Path], kind: str = "auto", procs_are: str = "auto")
         df, rep = read_job_log(p, kind, procs_are)
         frames.append(df.assign(_file=i))
         reports.append(rep)
+    notes: Counter = Counter()
+    if len(frames) == 1:  # within a file each reader decides what a duplicate is
+        return frames[0].drop(columns="_file"), reports, notes
     table = pd.concat(frames, ignore_index=True)
     priority = {"sacct-p": 0, "sacct-csv": 0, "sacct-json": 1}  # every other kind: 2
     table["_prio"] = table["source_kind"].map(priority).fillna(2)
     table = table.sort_values("_prio", kind="stable")
-    text = table["job_id"].astype("object").fillna("").astype(str)
-    key = text + "@" + table["submit_time"].astype("object").astype(str) + "@" + \
-        table["source_kind"].isin(["sacct-p", "sacct-csv", "sacct-json"]).astype(str)
+    table["_slurm"] = table["source_kind"].isin(["sacct-p", "sacct-csv", "sacct-json"])
+    key = ["job_id", "submit_time", "_slurm"]
     # Only a copy from another file is a duplicate: within a file each reader decides.
-    dup = key.duplicated() & ~(key + "@" + table["_file"].astype(str)).duplicated()
-    notes: Counter = Counter()
+    dup = table.duplicated(subset=key) & ~table.duplicated(subset=[*key, "_file"])
     if dup.any():
         notes["same job in several files, kept once (sacct -P preferred)"] = int(dup.sum())
-    table = table[~dup].drop(columns=["_prio", "_file"]).sort_index().reset_index(drop=True)
-    return table, reports, notes
+    table = table[~dup].drop(columns=["_prio", "_file", "_slurm"])
+    return table.sort_index().reset_index(drop=True), reports, notes
 
 
 def write_job_table(table, out: str | Path) -> Path:
