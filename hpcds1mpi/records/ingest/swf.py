@@ -56,6 +56,10 @@ SWF_STATE = {1: "1 completed", 0: "0 failed", 5: "5 cancelled", -1: "-1 unknown"
 
 PROCS_ARE = ("auto", "processors", "nodes")
 
+#: Largest submit / wait / run time of a line, s (year 2128 from the epoch: beyond it the
+#: nanosecond timestamps of the job table overflow).
+MAX_SWF_SECONDS = 5e9
+
 _HEADER_LINE = re.compile(r"^;\s*([A-Za-z]+)\s*:\s*(.*?)\s*$")
 _NUMBER_KEYS = ("MaxNodes", "MaxProcs", "UnixStartTime", "MaxJobs", "MaxRecords")
 
@@ -165,9 +169,11 @@ def _parse(path: Path, report: FileReport):
         warnings.simplefilter("always")
         try:
             with open_text(path) as fh:
+                # keep_default_na=False: "nan" is a word here, not a missing value.
                 raw = pd.read_csv(fh, sep=r"\s+", comment=";", header=None,
                                   names=list(SWF_FIELDS), on_bad_lines="warn",
-                                  skip_blank_lines=True, low_memory=False)
+                                  skip_blank_lines=True, low_memory=False,
+                                  keep_default_na=False)
         except (EOFError, OSError) as exc:  # a truncated .gz
             raise IngestError(f"{path}: unreadable SWF file ({exc})") from None
         except pd.errors.EmptyDataError:
@@ -181,8 +187,9 @@ def _parse(path: Path, report: FileReport):
     for name in SWF_FIELDS:
         col = raw[name]
         if not pd.api.types.is_numeric_dtype(col):
-            num = pd.to_numeric(col, errors="coerce")
-            words |= col.notna() & num.isna()
+            blank = col.isna() | (col.astype("string").str.strip() == "")  # a short line
+            num = pd.to_numeric(col.where(~blank), errors="coerce")
+            words |= ~blank & num.isna()
             col = num
         numbers[name] = col.astype(float)
     truncated = numbers.isna().any(axis=1) & ~words
@@ -238,6 +245,10 @@ def read_swf(path: str | Path, procs_are: str = "auto") -> tuple["pd.DataFrame",
                        ("req_time", "requested time"), ("cpu_avg", "CPU time")):
         drop(numbers[name] < -1, f"negative {what} (not -1)")
     drop(numbers["submit"] == -1, "no submit time (-1)")
+    # Past these a time overflows nanosecond timestamps and an id is no longer exact.
+    drop((numbers[["submit", "wait", "run"]] > MAX_SWF_SECONDS).any(axis=1),
+         f"absurd time (> {MAX_SWF_SECONDS:.0e} s)")
+    drop((numbers.abs() > 2**53).any(axis=1), "number too large (> 2^53)")
     whole = ["job", "procs", "req_procs", "status", "user", "group", "executable", "queue",
              "partition"]
     drop((numbers[whole] % 1 != 0).any(axis=1), "a fraction where a count or id belongs")

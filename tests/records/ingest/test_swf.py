@@ -104,6 +104,8 @@ GOOD = "1 0 5 100 16 -1 -1 16 600 -1 1 3 4 -1 -1 2 -1 -1\n"
     ("2 10 5 100 16 -1 -1 16 600 -1 1 3 4\n", "truncated line (fewer than 18 fields)"),
     ("2 10 5 100 16 -1 -1 16 600 -1 1 3 4 -1 -1 2 -1 -1 9 9\n", "more than 18 fields"),
     ("2 10 5 abc 16 -1 -1 16 600 -1 1 3 4 -1 -1 2 -1 -1\n", "a word where a number belongs"),
+    ("2 10 5 nan 16 -1 -1 16 600 -1 1 3 4 -1 -1 2 -1 -1\n", "a word where a number belongs"),
+    ("2 10 5 100 16 -1 -1 16 600 -1 1 3 4 -1 -1 2 inf -1\n", "number too large (> 2^53)"),
     ("2 10 5 -50 16 -1 -1 16 600 -1 1 3 4 -1 -1 2 -1 -1\n", "negative run time (not -1)"),
     ("2 10 -7 100 16 -1 -1 16 600 -1 1 3 4 -1 -1 2 -1 -1\n", "negative wait time (not -1)"),
     ("2 10 5 100 16 -1 -1 16 -600 -1 1 3 4 -1 -1 2 -1 -1\n", "negative requested time (not -1)"),
@@ -114,6 +116,8 @@ GOOD = "1 0 5 100 16 -1 -1 16 600 -1 1 3 4 -1 -1 2 -1 -1\n"
     ("2 10 5 100 16 -1 -1 16 600 -1 1 3.5 4 -1 -1 2 -1 -1\n",
      "a fraction where a count or id belongs"),
     ("2 -1 5 100 16 -1 -1 16 600 -1 1 3 4 -1 -1 2 -1 -1\n", "no submit time (-1)"),
+    ("2 1e12 5 100 16 -1 -1 16 600 -1 1 3 4 -1 -1 2 -1 -1\n", "absurd time (> 5e+09 s)"),
+    ("2 10 5 100 16 -1 -1 16 600 -1 1 1e30 4 -1 -1 2 -1 -1\n", "number too large (> 2^53)"),
 ])
 def test_bad_line_counted_under_its_reason_never_used(tmp_path, line, reason):
     path = tmp_path / "bad.swf"
