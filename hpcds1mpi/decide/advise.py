@@ -162,7 +162,7 @@ class Advice:
                    recommended=self.recommended.to_dict() if self.recommended else None,
                    energy_saving_pct=self.energy_saving_pct,
                    runtime_change_pct=self.runtime_change_pct, summary=self.summary(),
-                   changes=[asdict(c) for c in self.changes],
+                   changes=[asdict(c) for c in self.changes], rewritten=self.rewritten,
                    predictions="predicted by System 1 (labelled so); energy " + self.energy_label)
         return _plain(out)
 
@@ -389,6 +389,9 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
                           f"allowed partition ({', '.join(p.name for _, p in places)}) has "
                           "any; pass --cluster FILE with its GPU partition")
     cluster, partition = places[0]
+    if not script.partition and len(places) > 1:
+        script.note(f"the script names no partition; {partition.name} (the first) is taken "
+                    "as the default for the asked layout")
     nodes, per_node, threads = script.layout(partition.cores_per_node)
     precision, said = _precision(script, launch)
     notes = list(script.notes)
