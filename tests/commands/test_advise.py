@@ -116,12 +116,24 @@ def test_nothing_is_written_when_there_is_nothing_to_recommend(job, tmp_path, ca
     (["advise", "{job}", "--force"], "--force only applies to --rewrite"),
     (["advise", "{job}", "--size", "0"], "--size must be a positive integer"),
     (["advise", "{job}"], "partition 'standard'"),  # this machine has no such partition
+    (["advise", "{empty}"], "no #SBATCH / #PBS directive"),
+    (["advise", "x" * 10_000], "cannot read the job script"),
+    (["advise", "{job}", "--cluster", CLUSTER, "--rewrite", "{dir}"], "is a directory"),
+    (["advise", "{job}", "--cluster", CLUSTER, "--rewrite", "{dir}/no/such/new.sbatch"],
+     "no such directory"),
 ])
 def test_bad_input_is_one_line(job, tmp_path, capsys, args, fragment):
     binary = tmp_path / "a.bin"
     binary.write_bytes(bytes(range(256)))
-    names = {"{job}": str(job), "{dir}": str(tmp_path), "{bin}": str(binary)}
-    assert_refused(invoke(capsys, [names.get(a, a) for a in args]), 2, fragment)
+    empty = tmp_path / "empty.sbatch"
+    empty.write_text("")
+    names = {"{job}": str(job), "{dir}": str(tmp_path), "{bin}": str(binary),
+             "{empty}": str(empty)}
+    before = sorted(p.name for p in tmp_path.iterdir())
+    argv = [a.replace("{dir}", str(tmp_path)) if a.startswith("{dir}/") else names.get(a, a)
+            for a in args]
+    assert_refused(invoke(capsys, argv), 2, fragment)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before and job.read_text() == SCRIPT
 
 
 def test_every_site_script_is_advised_without_a_traceback(tmp_path, capsys):
