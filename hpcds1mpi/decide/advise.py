@@ -14,6 +14,7 @@ prediction at all, as ``recommend`` does for an unfamiliar job.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import asdict, dataclass, field
@@ -68,7 +69,7 @@ class Side:
 
     @property
     def predicted(self) -> bool:
-        return self.runtime_s == self.runtime_s  # not NaN
+        return math.isfinite(self.runtime_s)
 
     def text(self) -> str:
         c = self.config
@@ -259,8 +260,6 @@ def _precision(script: JobScript, launch: Launch | None) -> tuple[str, bool]:
 
 def _plain(value):
     """JSON-able: NaN/inf as None, numpy numbers as Python numbers."""
-    import math
-
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
