@@ -119,7 +119,10 @@ class LaunchRunner:
 
     def __init__(self, settings: RunSettings, out: str, partition, launcher: str,
                  cluster_file: str | None = None, partition_name: str | None = None,
-                 relaunches: int = 1):
+                 relaunches: int = 1, choice=None, readings=None, workdir: str | None = None):
+        #: a user's program: how it is launched (a :class:`~hpcds1mpi.launch.preflight.
+        #: LaunchChoice`: --mpiexec, --launcher-args), read (--time-regex, ...) and where
+        self.choice, self.readings, self.workdir = choice, readings, workdir
         self.relaunches = relaunches
         #: (configuration, exit code, last stderr line) of every launch made again
         self.relaunched: list[tuple[str, int, str]] = []
@@ -148,7 +151,8 @@ class LaunchRunner:
             min_time=options.get("min_time"), max_repeats=options.get("max_repeats"),
             warmup=options.get("warmup"))
         external.run_external(plan, self.out, self.partition, resume=True,
-                              launcher=self.launcher, progress=False, mpi=self._srun_mpi())
+                              launcher=self.launcher, progress=False, mpi=self._srun_mpi(),
+                              choice=self.choice, readings=self.readings, workdir=self.workdir)
         return row_of(self.out, plan.runs[0].run_id)
 
     def __call__(self, config: Configuration) -> dict:

@@ -1,0 +1,132 @@
+"""HPCC for real (Debian ``hpcc``, Open MPI): refused with the wrong launcher, one job with the
+right one, swept over ranks 1,2 x threads 1,2 at three sizes, trained on, recommended for an
+unmeasured size and the pick checked against that size's measured configurations."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from hpcds1mpi.records import telemetry
+from tests.apps.hpcc import RANKS_REGEX, sweep_args, write_decks
+from tests.helpers import mpiexec, run_cli, system_program
+
+pytestmark = [pytest.mark.mpi, pytest.mark.slow]
+SIZES, HELD = (200, 300, 500), 400
+KNOBS = ["ranks", "threads"]
+
+
+def _one_line(proc, code: int) -> str:
+    assert proc.returncode == code, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    return lines[0]
+
+
+def test_hpcc_with_the_wheels_mpiexec_is_refused_naming_open_mpis(tmp_path):
+    system_program("hpcc")
+    openmpi = system_program("mpirun.openmpi")
+    write_decks(tmp_path, [200])
+    argv = sweep_args(tmp_path, mpiexec(), launcher_args=None)
+    proc = run_cli([*argv, "--sizes", "200", "--out", str(tmp_path / "t.h5")], timeout=120)
+    line = _one_line(proc, 1)
+    assert "this program is linked against Open MPI (links libmpi.so.40)" in line
+    assert os.path.realpath(line.rsplit("--mpiexec ", 1)[1]) == os.path.realpath(openmpi)
+    # refused before anything ran: no telemetry, HPCC never wrote its report
+    assert not (tmp_path / "t.h5").exists()
+    assert not list(tmp_path.glob("*/hpccoutf.txt"))
+
+
+def test_a_wrapper_the_elf_check_cannot_read_is_caught_by_the_programs_own_rank_count(tmp_path):
+    system_program("hpcc")
+    wrapper = tmp_path / "run-hpcc"
+    wrapper.write_text("#!/bin/sh\nexec hpcc \"$@\"\n")
+    wrapper.chmod(0o755)
+    # A 1 x 1 HPL grid: each lone copy runs HPL at N=200 (a 1 x 2 grid would make each copy
+    # fall back to HPCC's default N=2560, slow for a test).
+    from tests.apps.hpcc import DECK
+
+    (tmp_path / "200-2").mkdir()
+    (tmp_path / "200-2" / "hpccinf.txt").write_text(DECK.format(n=200, q=1))
+    argv = sweep_args(tmp_path, mpiexec(), repeats=1, launcher_args=None)
+    argv[argv.index("hpcc")] = str(wrapper)
+    argv[argv.index("--ranks-per-node") + 1] = "2"
+    argv[argv.index("--threads") + 1] = "1"
+    out = tmp_path / "t.h5"
+    proc = run_cli([*argv, "--sizes", "200", "--out", str(out)], timeout=180)
+    line = _one_line(proc, 1)
+    assert "launched 2 rank(s)" in line and "with 1: its ranks are not one job" in line
+    runs = telemetry.read_runs(out) if out.exists() else None
+    assert runs is None or not (runs["status"] == "ok").any()  # never an ok run
+
+
+@pytest.fixture(scope="module")
+def hpcc(tmp_path_factory):
+    """The sweep (three sizes), the held-out size measured, a bundle trained on the sweep."""
+    system_program("hpcc")
+    openmpi = system_program("mpirun.openmpi")
+    root = tmp_path_factory.mktemp("hpcc")
+    write_decks(root, [*SIZES, HELD])
+    argv = sweep_args(root, openmpi)
+    train = root / "train.h5"
+    proc = run_cli([*argv, "--sizes", ",".join(map(str, SIZES)), "--out", str(train)],
+                   timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    held = root / "held.h5"
+    proc = run_cli([*argv, "--sizes", str(HELD), "--out", str(held)], timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    model = root / "model"
+    proc = run_cli(["train", "--telemetry", str(train), "--out", str(model), "--no-embedding",
+                    "--members", "3", "--member-trees", "20"], timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return {"root": root, "train": telemetry.read_runs(train), "held": telemetry.read_runs(held),
+            "model": model, "train_file": train}
+
+
+def test_the_right_launcher_makes_one_job_and_hpcc_reports_its_ranks(hpcc):
+    runs = hpcc["train"]
+    assert len(runs) == 12 and (runs["status"] == "ok").all()
+    report = (hpcc["root"] / "300-2" / "hpccoutf.txt").read_text()
+    assert "CommWorldProcs=2" in report and "CommWorldProcs=1" not in report
+    assert "mpirun.openmpi" in runs["command"].iloc[0] and "mpi_yield_when_idle" in \
+        runs["command"].iloc[0]
+
+
+def test_runs_are_repeated_and_the_programs_own_time_is_the_runtime(hpcc):
+    import h5py
+
+    runs = hpcc["train"]
+    assert (runs["repeats"] == 2).all() and runs["noise"].notna().all()
+    assert (runs["runtime_s"] < runs["elapsed_s"]).all()  # HPL's time, not HPCC's launch
+    assert (runs["fom"] > 0).all()  # HPL Gflop/s
+    with h5py.File(hpcc["train_file"], "r") as f:
+        launch = json.loads(f.attrs["launch"])
+    assert launch["runtime"].startswith("program's own time") and launch["flavour"] == \
+        "OpenMpiMpirun" and launch["ranks_regex"] == RANKS_REGEX
+
+
+def test_the_pick_for_an_unmeasured_size_against_its_measured_configurations(hpcc):
+    proc = run_cli(["recommend", "--workload", "hpcc", "--size", str(HELD), "--model",
+                    str(hpcc["model"]), "--json"], timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    pick = json.loads(proc.stdout)["pick"]
+    held = hpcc["held"].set_index(KNOBS)["runtime_s"]
+    measured = held.loc[(pick["nodes"] * pick["ranks_per_node"], pick["threads"])]
+    best = held.min()
+    print(f"hpcc {HELD}: pick {pick['ranks_per_node']}x{pick['threads']} {measured:.4f} s, best "
+          f"{best:.4f} s ({100 * best / measured:.0f} % of best)")
+    # One rank (HPL on one core, no halo exchange) beats two on this 2-core machine at every
+    # measured size; the pick must be on the better side of the measured configurations.
+    assert measured <= held.median()
+
+
+def test_the_recommended_script_launches_hpcc(hpcc):
+    proc = run_cli(["recommend", "--workload", "hpcc", "--size", str(HELD), "--model",
+                    str(hpcc["model"]), "--emit", "slurm", "--program", "hpcc"], timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    launch = proc.stdout.strip().splitlines()[-1]
+    assert launch.endswith(" hpcc") and launch.startswith("srun ")
+    subprocess.run(["bash", "-n"], input=proc.stdout, text=True, check=True)
