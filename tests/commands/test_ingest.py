@@ -8,7 +8,7 @@ import pandas as pd
 
 from tests.helpers import run_cli
 from tests.records.ingest.captures import DATA
-from tests.records.ingest.joblogs import CURIE, needs_joblogs
+from tests.records.ingest.joblogs import CURIE, EURORA, THETA, needs_joblogs
 
 
 def test_cli_ingest(tmp_path):
@@ -81,3 +81,19 @@ def test_cli_prints_dropped_lines_and_unknown_statuses(tmp_path):
     assert "dropped 1 x processors above the header's MaxProcs (8)" in res.stdout
     assert "dropped 1 x truncated line (fewer than 18 fields)" in res.stdout
     assert "(ok 1, unknown 1)" in res.stdout
+
+
+@needs_joblogs
+def test_procs_are_option_and_a_wrong_kind(tmp_path):
+    out = tmp_path / "theta.parquet"
+    res = run_cli(["ingest", str(THETA), "--out", str(out)], timeout=120)
+    assert res.returncode == 0 and "processor fields read as nodes" in res.stdout
+    assert pd.read_parquet(out, columns=["nodes"])["nodes"].min() == 128
+    res = run_cli(["ingest", str(THETA), "--procs-are", "processors", "--out", str(out)],
+                  timeout=120)
+    assert res.returncode == 0 and "read as nodes" not in res.stdout
+    table = pd.read_parquet(out, columns=["nodes", "cores"])
+    assert table["nodes"].isna().all() and table["cores"].min() == 128
+    res = run_cli(["ingest", str(EURORA), "--kind", "swf", "--out", str(out)], timeout=120)
+    assert res.returncode != 0 and "not a Standard Workload Format log" in res.stderr
+    assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
