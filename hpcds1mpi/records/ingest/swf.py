@@ -71,6 +71,7 @@ class SwfHeader:
     max_nodes: int | None = None
     max_procs: int | None = None
     unix_start: int | None = None
+    max_records: int | None = None
     time_zone: str | None = None
     version: str | None = None
     notes: list[str] = field(default_factory=list)
@@ -135,6 +136,8 @@ def read_header(path: str | Path) -> SwfHeader:
                     head.max_procs = number
                 elif key == "UnixStartTime":
                     head.unix_start = number
+                elif key == "MaxRecords":
+                    head.max_records = number
             elif key == "TimeZoneString":
                 head.time_zone = value
             elif key == "Version":
@@ -260,6 +263,10 @@ def read_swf(path: str | Path, procs_are: str = "auto") -> tuple["pd.DataFrame",
                    f"{limit_name} ({limit}): the header or the line is wrong")
     status = numbers["status"]
     drop(~status.isin(list(SWF_STATE)), "unknown status code")
+    if head.max_records is not None and report.records > head.max_records:
+        # Which lines are extra cannot be told: said, and every line still checked alone.
+        report.facts.append(f"{report.records} job lines but the header's MaxRecords is "
+                            f"{head.max_records}: the header is wrong or lines were appended")
     jobs = numbers[~bad]
     missing = jobs.where(jobs != -1)  # -1: not known
 
@@ -277,7 +284,8 @@ def read_swf(path: str | Path, procs_are: str = "auto") -> tuple["pd.DataFrame",
     out["queue"] = _ids(missing["queue"])
     out["partition"] = _ids(missing["partition"]).fillna(out["queue"])
     procs, req = missing["procs"], missing["req_procs"]
-    out["nodes"] = procs if as_nodes else np.nan
+    # 0 allocated: a job that never started holds no nodes (NA, as for sacct), not malformed.
+    out["nodes"] = procs.where(procs != 0) if as_nodes else np.nan
     out["req_nodes"] = req if as_nodes else np.nan
     out["cores"] = np.nan if as_nodes else procs
     out["req_procs"] = np.nan if as_nodes else req

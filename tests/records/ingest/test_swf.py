@@ -148,3 +148,22 @@ def test_truncated_gzip_and_not_swf_are_one_line_errors(tmp_path):
     other.write_text("hello world\n")
     with pytest.raises(IngestError, match="not a Standard Workload Format"):
         read_job_log(other, kind="swf")
+
+
+def test_more_lines_than_max_records_is_said(tmp_path):
+    path = tmp_path / "more.swf"
+    path.write_text("; UnixStartTime: 0\n; MaxRecords: 1\n" + GOOD
+                    + GOOD.replace("1 0 5", "2 9 5", 1))
+    df, report = read_job_log(path)
+    assert len(df) == 2
+    assert "2 job lines but the header's MaxRecords is 1: the header is wrong or lines were " \
+        "appended" in report.facts
+
+
+def test_never_started_job_in_nodes_mode_keeps_nodes_missing(tmp_path):
+    path = tmp_path / "nodes.swf"
+    path.write_text("; UnixStartTime: 0\n; MaxNodes: 8\n; MaxProcs: 8\n"
+                    "1 0 50 0 0 -1 -1 4 600 -1 5 3 4 -1 -1 2 -1 -1\n")
+    df, report = read_job_log(path)
+    assert len(df) == 1 and pd.isna(df.loc[0, "nodes"]) and df.loc[0, "req_nodes"] == 4
+    assert df.loc[0, "status"] == "cancelled" and sum(report.dropped.values()) == 0
