@@ -230,8 +230,9 @@ def to_int(value: str | None) -> int | None:
 
 
 def parse_slurm_time(value: str) -> int | None:
-    """Seconds of an sbatch ``--time``: minutes, min:sec, h:m:s, d-h, d-h:m, d-h:m:s; None for
-    0 / UNLIMITED / INFINITE (no limit) or a malformed value."""
+    """Seconds of an sbatch ``--time``: minutes, min:sec, h:m:s, d-h, d-h:m, d-h:m:s, with
+    seconds rounded up to the next minute as Slurm does; None for 0 / UNLIMITED / INFINITE
+    (no limit) or a malformed value."""
     value = value.strip()
     if value.upper() in ("UNLIMITED", "INFINITE", "0"):
         return None
@@ -240,10 +241,12 @@ def parse_slurm_time(value: str) -> int | None:
         return None
     days, a, b, c = (int(g) if g is not None else None for g in m.groups())
     if days is not None:  # d-h, d-h:m, d-h:m:s
-        return days * 86400 + a * 3600 + (b or 0) * 60 + (c or 0)
-    if c is not None:
-        return a * 3600 + b * 60 + c
-    return a * 60 + (b or 0)
+        seconds = days * 86400 + a * 3600 + (b or 0) * 60 + (c or 0)
+    elif c is not None:
+        seconds = a * 3600 + b * 60 + c
+    else:
+        seconds = a * 60 + (b or 0)
+    return -(-seconds // 60) * 60 or None
 
 
 def parse_pbs_time(value: str) -> int | None:
@@ -274,12 +277,13 @@ def gpu_count(value: str) -> int:
 # ---- options --------------------------------------------------------------------------------
 
 
-def _long_name(spelled: str, table) -> str | None:
-    """getopt_long's rule: the exact name, else the one name it is a unique prefix of."""
+def _long_name(spelled: str, table) -> tuple[str | None, list[str]]:
+    """getopt_long's rule: the exact name, else the one name it is a unique prefix of; with
+    the names it could mean when it is ambiguous."""
     if spelled in table:
-        return spelled
+        return spelled, [spelled]
     hits = [name for name in table if name.startswith(spelled)]
-    return hits[0] if len(hits) == 1 else None
+    return (hits[0] if len(hits) == 1 else None), hits
 
 
 def slurm_options(tokens, line: int, note) -> list[Option]:
@@ -289,9 +293,11 @@ def slurm_options(tokens, line: int, note) -> list[Option]:
         word, start, end, _ = tokens[i]
         if word.startswith("--") and len(word) > 2:
             spelled, eq, value = word[2:].partition("=")
-            name = _long_name(spelled, _SLURM_LONG)
+            name, hits = _long_name(spelled, _SLURM_LONG)
             if name is None:
-                note(f"line {line}: option --{spelled} is unknown or ambiguous here; skipped")
+                note(f"line {line}: sbatch refuses the ambiguous option --{spelled} (--"
+                     + ", --".join(hits) + ")" if hits else
+                     f"line {line}: option --{spelled} is not one hpcds1mpi reads; skipped")
                 i += 1
                 continue
             if eq:

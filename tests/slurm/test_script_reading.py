@@ -1,0 +1,67 @@
+"""The script reader against the real sbatch: each script is submitted held to the test Slurm,
+and what ``scontrol show job`` says Slurm understood (nodes, tasks, CPUs per task, time
+limit, job name) is what :func:`hpcds1mpi.launch.script_reading.read_script` reads."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from hpcds1mpi.launch.script_options import parse_slurm_time
+from hpcds1mpi.launch.script_reading import read_script
+
+pytestmark = pytest.mark.slurm
+
+#: Cores per node of the test Slurm (for --ntasks without --nodes).
+CORES = 2
+SCRIPTS = {
+    "short_options": "#SBATCH -N2\n#SBATCH --ntasks-per-node=1\n#SBATCH -c 2\n"
+                     "#SBATCH --time=2-3:04\n",
+    "separate_values": "#SBATCH --nodes 2\n#SBATCH --ntasks 4\n#SBATCH -t 30:15\n",
+    "ntasks_only": "#SBATCH --ntasks=3\n#SBATCH --cpus-per-task=2\n",
+    "hash_ends_the_line": "#SBATCH --job-name=a#b --nodes=2\n#SBATCH -t 90\n",
+    "after_the_first_command": "\n# a comment\n  #SBATCH --nodes=2\n#SBATCH -J real  # name\n"
+                               "echo hi\n#SBATCH --nodes=2\n#SBATCH --time=10\n",
+    "last_wins_and_prefix": "#SBATCH --nodes=5 --nodes=2 --ntasks-per-n=2\n"
+                            "#SBATCH --time=1-0\n",
+    "node_range": "#SBATCH -N 1-2\n#SBATCH -n 2\n#SBATCH --time=0:45:30\n",
+    "old_spelling": "#SLURM -N 2\n#SBATCH --time=2-0:30\n",
+    "quoted": "#SBATCH --job-name='quoted_name' --nodes=\"2\"\n",
+}
+
+
+def _job(slurm, job_id: int) -> dict:
+    text = slurm.cmd(["scontrol", "show", "job", "-o", str(job_id)]).stdout
+    return dict(re.findall(r"(\S+?)=(\S*)", text))
+
+
+@pytest.mark.parametrize("name", sorted(SCRIPTS))
+def test_the_reader_agrees_with_sbatch(slurm, tmp_path, name):
+    text = "#!/bin/bash\n" + SCRIPTS[name] + "srun ./app\n"
+    path = tmp_path / f"{name}.sbatch"
+    path.write_text(text)
+    job_id = slurm.sbatch(path, "--hold", "--output=/dev/null", cwd=tmp_path)
+    try:
+        got = _job(slurm, job_id)
+    finally:
+        slurm.cmd(["scancel", str(job_id)], check=False)
+    script = read_script(text)
+    nodes, per_node, _ = script.layout(cores_per_node=CORES)
+    assert int(got["NumNodes"].split("-")[0]) == nodes
+    assert int(got["NumTasks"]) == (script.ntasks or nodes * (script.ntasks_per_node or 1))
+    assert int(got["CPUs/Task"]) == (script.cpus_per_task or 1)
+    limit = None if got["TimeLimit"] == "UNLIMITED" else parse_slurm_time(got["TimeLimit"])
+    assert limit == script.time_s
+    assert got["JobName"] == (script.job_name or path.name)
+
+
+def test_an_ambiguous_option_is_refused_by_sbatch_and_said_by_the_reader(slurm, tmp_path):
+    text = "#!/bin/bash\n#SBATCH --node=2\nsrun ./app\n"
+    path = tmp_path / "ambiguous.sbatch"
+    path.write_text(text)
+    res = slurm.cmd(["sbatch", "--hold", "--output=/dev/null", str(path)], check=False,
+                    cwd=tmp_path)
+    assert res.returncode != 0 and "ambiguous" in res.stderr
+    assert any("sbatch refuses the ambiguous option --node" in n
+               for n in read_script(text).notes)
