@@ -44,12 +44,16 @@ METHOD_CHOICES = ("mobo", "sobo-runtime", "sobo-energy", "random", "exact", "all
 @click.option("--model-partition", default=None,
               help="Extrapolate: give the bundle this trained partition's code while the hardware "
                    "comes from --cluster/--partition (a prediction outside the trained range).")
+@click.option("--threads", type=COUNT, default=1, show_default=True,
+              help="Torch threads for the GP fits and the acquisition (their matrices are "
+                   "small: one thread is fastest unless the machine is idle).")
 @click.option("--energy-from", type=click.Choice(("bundle", "power-model")), default="bundle",
               show_default=True,
               help="Energy objective: the bundle's prediction, or modelled = predicted runtime x "
                    "the partition's modelled allocation power.")
 def command(model_dir, analytic, workload, size, cluster_file, partition, objectives, budget,
-            method, space, node_counts, n_init, out_dir, seed, model_partition, energy_from):
+            method, space, node_counts, n_init, out_dir, seed, model_partition, threads,
+            energy_from):
     """Find the runtime-energy Pareto front of a job's configuration."""
     from hpcds1mpi.errors import ConfigError
 
@@ -66,7 +70,7 @@ def command(model_dir, analytic, workload, size, cluster_file, partition, object
                                                partition, columns, space, model_partition,
                                                energy_from, node_counts)
     _run_and_report(problem, part, source, columns, workload, size, space, method, budget, n_init,
-                    out_dir, seed, node_counts, left_out)
+                    out_dir, seed, node_counts, left_out, threads)
 
 
 def _problem(model_dir, analytic, workload, size, cluster_file, partition, columns, space,
@@ -113,7 +117,7 @@ def _measured_offer(bundle, workload, part):
 
 
 def _run_and_report(problem, part, source, columns, workload, size, space, method, budget, n_init,
-                    out_dir, seed, node_counts, left_out=()):
+                    out_dir, seed, node_counts, left_out=(), threads=1):
     import json
     from pathlib import Path
 
@@ -134,6 +138,10 @@ def _run_and_report(problem, part, source, columns, workload, size, space, metho
         # The budget covers the whole space: scoring every candidate is the exact front,
         # already computed, where a search would spend seconds to find at most the same.
         methods = ["exact"]
+    if set(methods) - {"exact", "random"}:
+        import torch
+
+        torch.set_num_threads(threads)  # before the first GP: a shared machine thrashes on more
     results = {m: mobo.run(problem, m, budget, seed=seed, n_init=n_init) for m in methods}
     main = results[methods[0]]
     out = Path(out_dir)
@@ -164,7 +172,7 @@ def _run_and_report(problem, part, source, columns, workload, size, space, metho
             **{c: exact_front[:, i] for i, c in enumerate(columns)}).to_dict("records"),
         "front": front_rows.to_dict("records"),
         "methods": summaries,
-        "settings": mobo.profile_dict(),
+        "settings": {**mobo.profile_dict(), "torch_threads": threads},
         "left_out": list(left_out),
         "requested_method": method, "scored_exactly": bool(exactly or method == "exact"),
     }

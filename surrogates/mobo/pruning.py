@@ -12,6 +12,9 @@ import numpy as np
 
 from ..pareto import pareto_mask
 
+#: Candidates per posterior call of :func:`improvement_outlook` (bounds its memory).
+OUTLOOK_BLOCK = 2048
+
 
 def improvement_outlook(model, X, sampler, n_objectives: int, Y_seen: np.ndarray,
                         ref: np.ndarray | None) -> tuple[np.ndarray, np.ndarray] | None:
@@ -60,22 +63,30 @@ def improvement_outlook(model, X, sampler, n_objectives: int, Y_seen: np.ndarray
     best = np.min(Y_seen[:, 0])  # SOBO's incumbent
     keep, gaps = [], []
     with torch.no_grad():
-        # Only each candidate's marginal is needed: blocks of 256 candidates keep the joint
-        # covariance a k-point posterior builds at 256 x 256 instead of k x k (its marginals
-        # equal the acquisition's one-point posteriors to rounding; the slack covers that).
-        for block in torch.split(X, 256):
-            post = model.posterior(block)
-            mean = post.mean[..., :n_objectives].cpu().numpy()
-            sd = post.variance[..., :n_objectives].clamp_min(0).sqrt().cpu().numpy()
-            points = np.exp(mean[:, None, :] + sd[:, None, :] * z[None, :, :])  # (b, S, m) raw
-            corner = points.min(axis=1)  # (b, m)
+        # Only each candidate's marginal is needed: the candidates as a batch of one-point
+        # posteriors (what the q = 1 acquisition itself computes) give the marginals without
+        # any candidate-by-candidate covariance.
+        for block in torch.split(X, OUTLOOK_BLOCK):
+            post = model.posterior(block.unsqueeze(-2))
+            mean = post.mean[..., 0, :n_objectives].cpu().numpy()
+            sd = post.variance[..., 0, :n_objectives].clamp_min(0).sqrt().cpu().numpy()
+            # The optimistic corner (every objective at its best sample) bounds every sample
+            # from below: where the corner cannot improve, no sample can.
+            zmin = z.min(axis=0)
+            corner = np.exp(mean + sd * zmin)  # (b, m)
             if ref is None:
-                keep.append(np.any(points[..., 0] < best * (1 + slack), axis=1))
+                keep.append(corner[:, 0] < best * (1 + slack))
                 gaps.append(corner[:, 0] / best)
                 continue
-            dominated = weakly_dominated(points * (1 - slack), front)
-            beyond = np.any(points >= ref * (1 + slack), axis=2)
-            keep.append(np.any(~(dominated | beyond), axis=1))
+            hope = ~(weakly_dominated(corner * (1 - slack), front)
+                     | np.any(corner >= ref * (1 + slack), axis=1))
+            kept = np.zeros(len(corner), dtype=bool)
+            if hope.any():
+                points = np.exp(mean[hope, None, :] + sd[hope, None, :] * z[None, :, :])
+                dominated = weakly_dominated(points * (1 - slack), front)
+                beyond = np.any(points >= ref * (1 + slack), axis=2)
+                kept[hope] = np.any(~(dominated | beyond), axis=1)
+            keep.append(kept)
             # Shrinking the corner by t escapes front point f once t > min_j corner_j / f_j,
             # and enters the reference box once t > max_j corner_j / ref_j.
             escape = np.max(np.min(corner[:, None, :] / front[None, :, :], axis=2), axis=1)

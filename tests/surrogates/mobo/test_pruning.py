@@ -1,6 +1,7 @@
 """Pruning: only candidates with zero Monte Carlo improvement are left out, checked against BoTorch."""
 
 import numpy as np
+import pytest
 
 from hpcds1mpi.surrogates import mobo
 from hpcds1mpi.surrogates.pareto import pareto_mask
@@ -28,8 +29,13 @@ def test_can_improve_prunes_only_candidates_that_cannot_improve():
     assert not mobo.improvement_outlook(model, cand[1:2], sampler, 2, Y, np.array([1e-3, 1e-3]))[0].any()
 
 
-def test_can_improve_blocks_agree_with_one_joint_posterior():
+@pytest.mark.parametrize("block", [256, 2048])
+def test_can_improve_blocks_agree_with_one_joint_posterior(monkeypatch, block):
     import torch
+
+    from hpcds1mpi.surrogates.mobo import pruning
+
+    monkeypatch.setattr(pruning, "OUTLOOK_BLOCK", block)  # three blocks, or one
     from botorch.models import ModelListGP, SingleTaskGP
     from botorch.sampling.normal import SobolQMCNormalSampler
 
@@ -40,7 +46,7 @@ def test_can_improve_blocks_agree_with_one_joint_posterior():
                                        train_Yvar=torch.full((40, 1), 1e-8, dtype=torch.double))
                           for j in range(2)]).eval()
     sampler = SobolQMCNormalSampler(torch.Size([128]), seed=0)
-    cand = torch.rand(700, 2, generator=gen, dtype=torch.double) * 1.4 - 0.2  # three blocks
+    cand = torch.rand(700, 2, generator=gen, dtype=torch.double) * 1.4 - 0.2
     sampler(model.posterior(cand[:1, None]))
     keep, _ = mobo.improvement_outlook(model, cand, sampler, 2, Y, Y.max(axis=0) * 1.1)
     z = sampler.base_samples.reshape(-1, 2).numpy()
