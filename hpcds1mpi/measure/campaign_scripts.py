@@ -22,8 +22,11 @@ from hpcds1mpi.measure import campaign as cm
 
 #: The campaign templates (registered with the one renderer, launch/scripts.TEMPLATES).
 TEMPLATES = {"campaign": "campaign.j2", "campaign-merge": "campaign-merge.j2"}
-#: The array-task index variable of each scheduler.
-INDEX_VARIABLE = {"slurm": "SLURM_ARRAY_TASK_ID", "pbs": "PBS_ARRAY_INDEX"}
+#: A part's index in its job, as the job's shell reads it: the array task's index, else the
+#: one ``resubmit`` passes to a lone shard (``qsub -v``). A PBS script also reads Slurm's
+#: variable, which is what Slurm's qsub wrapper (slurm-wlm-torque) sets for ``-J``.
+INDEX = {"slurm": "${SLURM_ARRAY_TASK_ID:-${HPCDS1MPI_CAMPAIGN_INDEX:-0}}",
+         "pbs": "${PBS_ARRAY_INDEX:-${SLURM_ARRAY_TASK_ID:-${HPCDS1MPI_CAMPAIGN_INDEX:-0}}}"}
 SUFFIX = {"slurm": "sbatch", "pbs": "pbs"}
 #: Allowance for a part's start-up (Python, MPI wire-up, the first launch) in its time
 #: limit, s: the plan's estimate counts the measurements only.
@@ -205,7 +208,7 @@ def _part_script(group: list[cm.Part], partition, cluster, scheduler: str, folde
     return _render("campaign", job, scheduler, array=array, nodes=group[0].nodes,
                    shards=len(group), folder=shlex.quote(str(folder)), is_pbs=scheduler == "pbs",
                    path=shlex.quote(bin_dir) if bin_dir else "", environment=environment,
-                   index_variable=INDEX_VARIABLE[scheduler],
+                   index=INDEX[scheduler],
                    sweep=quote_tokens(_sweep_tokens(config, exe, cluster_file, partition_name)))
 
 

@@ -68,7 +68,8 @@ def test_emit_pbs_puts_the_array_on_the_qsub_line(here, capsys):
     assert res.code == 0, res.err
     text = (here / "camp" / "n2.pbs").read_text()
     assert "#PBS -l select=2:ncpus=2:mpiprocs=2:ompthreads=1" in text
-    assert "INDEX=${PBS_ARRAY_INDEX:-" in text and "--array" not in text
+    assert "INDEX=${PBS_ARRAY_INDEX:-${SLURM_ARRAY_TASK_ID:-${HPCDS1MPI_CAMPAIGN_INDEX:-0}}}" \
+        in text and "--array" not in text
     submit = (here / "camp" / "submit.sh").read_text()
     assert "qsub -J 0-1 n1.pbs" in submit and "depend=afterany:$j1:$j2 merge.pbs" in submit
 
