@@ -4,12 +4,14 @@ limit, job name) is what :func:`hpcds1mpi.launch.script_reading.read_script` rea
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 
 from hpcds1mpi.launch.script_options import parse_slurm_time
 from hpcds1mpi.launch.script_reading import read_script
+from tests.helpers import run_cli
 
 pytestmark = pytest.mark.slurm
 
@@ -65,3 +67,33 @@ def test_an_ambiguous_option_is_refused_by_sbatch_and_said_by_the_reader(slurm, 
     assert res.returncode != 0 and "ambiguous" in res.stderr
     assert any("sbatch refuses the ambiguous option --node" in n
                for n in read_script(text).notes)
+
+
+def test_a_rewritten_script_asks_slurm_for_the_recommended_layout(slurm, tmp_path):
+    """advise --rewrite on the test Slurm's partition: sbatch takes the rewritten script, and
+    what it allocates is the recommendation (nodes, tasks, CPUs per task, time limit)."""
+    cluster = tmp_path / "slurm.toml"
+    cluster.write_text("[clusters.test.partitions.debug]\ncores_per_node = 2\n"
+                       "memory_gb = 25.3\nmax_nodes = 2\n")
+    job = tmp_path / "job.sbatch"
+    job.write_text("#!/bin/bash\n#SBATCH --partition=debug\n#SBATCH --nodes=1\n"
+                   "#SBATCH --ntasks-per-node=1\n#SBATCH --cpus-per-task=2\n"
+                   "#SBATCH --time=00:30:00\nexport OMP_NUM_THREADS=2\n"
+                   "srun hpcds1mpi run stencil --size 128 --precision fp64\n")
+    out = tmp_path / "new.sbatch"
+    env = {"HPCDS1MPI_CACHE": str(tmp_path / "cache"),
+           "HPCDS1MPI_HISTORY": str(tmp_path / "cache" / "f.json")}
+    res = run_cli(["advise", str(job), "--cluster", str(cluster), "--rewrite", str(out),
+                   "--force", "--json"], env=env, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    rec = json.loads(res.stdout)["recommended"]
+    job_id = slurm.sbatch(out, "--hold", "--output=/dev/null", cwd=tmp_path)
+    try:
+        got = _job(slurm, job_id)
+    finally:
+        slurm.cmd(["scancel", str(job_id)], check=False)
+    cfg = rec["config"]
+    assert int(got["NumNodes"].split("-")[0]) == cfg["nodes"]
+    assert int(got["NumTasks"]) == cfg["nodes"] * cfg["ranks_per_node"]
+    assert int(got["CPUs/Task"]) == cfg["threads"]
+    assert parse_slurm_time(got["TimeLimit"]) == rec["walltime_s"]
