@@ -10,8 +10,12 @@ missing value (NaN in the table) is not malformed: readers report what is missin
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from .limits import MAX_COUNT, MAX_GPUS_PER_NODE, MAX_MEMORY_GB, MAX_SECONDS
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: Largest average power of one job, W (100 MW: more than any machine draws).
 MAX_JOB_WATTS = 1e8
@@ -38,7 +42,7 @@ JOB_RANGES: list[tuple[str, float, float]] = [
 ]
 
 
-def malformed_rows(table) -> tuple["np.ndarray", Counter]:  # noqa: F821
+def malformed_rows(table) -> tuple["np.ndarray", Counter]:
     """Which rows of a job table break a column's range, and why.
 
     Args:

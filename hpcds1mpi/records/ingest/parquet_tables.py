@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hpcds1mpi.errors import IngestError
 
 from .schema import ENERGY_POWER_LOG, FileReport
 from .slurm_fields import NOT_FINISHED, SLURM_STATUS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def parquet_columns(path: Path) -> list[str]:
@@ -86,7 +90,7 @@ def _mean_power(value) -> float:
         return math.nan
 
 
-def read_job_parquet(path: str | Path, kind: str) -> tuple["pd.DataFrame", FileReport]:  # noqa: F821
+def read_job_parquet(path: str | Path, kind: str) -> tuple["pd.DataFrame", FileReport]:
     """Read a PM100 (both generations) or Adastra parquet job table."""
     import numpy as np
     import pandas as pd
