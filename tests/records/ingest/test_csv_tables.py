@@ -1,0 +1,49 @@
+"""What the CSV readers share: the header, exact record splitting, rows dropped per reason."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from hpcds1mpi.errors import IngestError
+from hpcds1mpi.records.ingest.csv_tables import (csv_header, drop_rows, empty, numbers,
+                                                 read_csv_table, times)
+from hpcds1mpi.records.ingest.schema import FileReport
+
+
+def test_header_of_the_first_line():
+    assert csv_header('\ufeffa,"b,c", d\n1,2,3\n') == ["a", "b,c", "d"]
+    assert csv_header("") == []
+
+
+def test_short_long_and_quoted_rows(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text('a,b,c\n1,"x, y",3\n4,5\n6,,\n7,8,9,10\n\n')
+    df, report = read_csv_table(path, "test", ("a", "b"))
+    assert df.to_dict("records") == [{"a": "1", "b": "x, y", "c": "3"},
+                                     {"a": "6", "b": "", "c": ""}]
+    assert report.records == 4
+    assert dict(report.dropped) == {"fewer fields than the header (truncated row)": 1,
+                                    "more fields than the header": 1}
+
+
+@pytest.mark.parametrize("content, match", [("", "empty file"),
+                                            ("a,c\n1,2\n", "needs the column.s. b ")])
+def test_unreadable_is_one_line(tmp_path, content, match):
+    path = tmp_path / "t.csv"
+    path.write_text(content)
+    with pytest.raises(IngestError, match=match) as info:
+        read_csv_table(path, "test", ("a", "b"))
+    assert "\n" not in str(info.value)
+
+
+def test_each_row_dropped_once_under_its_first_reason():
+    df = pd.DataFrame({"n": ["1", "", "x", "2"], "t": ["2024-01-01 10:00", "", "soon", "?"]})
+    checks = empty(df, ("n",))
+    n = numbers(df["n"], "n", checks)
+    t = times(df["t"], "t", checks)
+    assert n.tolist()[0] == 1 and t.iloc[0] == pd.Timestamp("2024-01-01 10:00")
+    report = FileReport("x", "test")
+    kept = drop_rows(df, checks, report)
+    assert kept.index.tolist() == [0]
+    assert dict(report.dropped) == {"empty n": 1, "n not a number": 1, "t not a time": 1}
