@@ -45,7 +45,6 @@ def command(host, port, model_dir, cluster_file, state_dir, certfile, keyfile,
     tls = server.check_tls(certfile, keyfile)
     server.check_host(host, tls, allow_plain_http)
     state = auth.state_dir(state_dir)
-    token, source = auth.load_token(state)
     # Caches the decide layer writes (the guard's calibration for a bundle without one, numba's
     # compiled loops) go to the state directory, the only place this process writes.
     os.environ["HPCDS1MPI_CACHE"] = str(state / "cache")
@@ -57,6 +56,7 @@ def command(host, port, model_dir, cluster_file, state_dir, certfile, keyfile,
 
         service = Service(model_dir, cluster_file, state, cache_size=cache_size)
         service.warm_up()
+        token, source = auth.load_token(state)  # after the checks: a refused start writes none
         app = create_app(service, token, max_body=max_body, max_pending=max_pending)
         server.configure_logging()
         places = ", ".join(f"{c.name}/{p.name}" for c, p in service.places)

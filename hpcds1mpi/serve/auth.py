@@ -40,6 +40,8 @@ def state_dir(path: str | os.PathLike | None) -> Path:
         OutputError: it cannot be created, is not a directory or is not writable.
     """
     where = Path(path) if path else default_state_dir()
+    if where.exists() and not where.is_dir():
+        raise OutputError(f"{where} is not a directory; pass --state-dir DIR")
     try:
         where.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as exc:

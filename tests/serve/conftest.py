@@ -76,9 +76,9 @@ class Server:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
 
-    def stop(self) -> int:
+    def stop(self, sig: int = signal.SIGINT) -> int:
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
+            self.proc.send_signal(sig)
             try:
                 self.proc.wait(timeout=20)
             except subprocess.TimeoutExpired:

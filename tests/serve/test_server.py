@@ -6,6 +6,7 @@ and Ctrl-C stops it cleanly."""
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import ssl
 import subprocess
@@ -107,7 +108,7 @@ def test_tls_serves_https_only(tmp_path, tls_pair):
         assert srv.stop() == 0
 
 
-def test_nothing_written_outside_the_state_dir_and_ctrl_c_stops_it(tmp_path):
+def test_nothing_written_outside_the_state_dir_and_sigterm_stops_it(tmp_path):
     srv = start_server(tmp_path)
     try:
         for body in ({"workload": "stencil", "size": 128, "emit": "slurm"},
@@ -120,5 +121,24 @@ def test_nothing_written_outside_the_state_dir_and_ctrl_c_stops_it(tmp_path):
         assert written == []
         assert sorted(p.name for p in srv.state.iterdir()) == ["token"]
     finally:
-        assert srv.stop() == 0
+        assert srv.stop(signal.SIGTERM) == 0  # a service manager's stop is a clean exit
     assert "Traceback" not in srv.log()
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--port", "70000"], "give a TCP port in 0..65535"),
+    (["--max-body", "10"], "give a size in bytes"),
+    (["--max-pending", "0"], "give a request count"),
+    (["--model", "/nonexistent/bundle"], "model bundle /nonexistent/bundle not found"),
+    (["--cluster", "/nonexistent.toml"], "cluster file not found"),
+])
+def test_bad_options_are_one_line_and_write_no_token(tmp_path, args, words):
+    _refused(tmp_path, *args, words=words)
+    assert not (tmp_path / "state" / "token").exists()
+
+
+def test_a_file_as_state_dir_is_refused(tmp_path):
+    (tmp_path / "file").write_text("mine\n")
+    proc = run_cli(["serve", "--port", "0", "--state-dir", str(tmp_path / "file")], timeout=60)
+    assert proc.returncode == 2 and "is not a directory" in proc.stderr
+    assert (tmp_path / "file").read_text() == "mine\n"
