@@ -199,6 +199,7 @@ def _checked(frame: pd.DataFrame, machine: str | None, allow_columns) -> tuple[p
     if ok.sum() < MIN_OK_RUNS:
         raise DataError(f"only {int(ok.sum())} ok run(s); a model needs at least {MIN_OK_RUNS}")
     out = frame.drop(columns=["kept"], errors="ignore")
+    out = _without_predicted_energy(out)
     no_energy = ("energy_j" not in out.columns
                  or pd.to_numeric(out["energy_j"], errors="coerce").isna().all())
     if no_energy and "avg_power_w" in out.columns:
@@ -206,6 +207,26 @@ def _checked(frame: pd.DataFrame, machine: str | None, allow_columns) -> tuple[p
         out["energy_j"] = (pd.to_numeric(out["avg_power_w"], errors="coerce")
                            * pd.to_numeric(out["runtime_s"], errors="coerce"))
     return out.reset_index(drop=True), dropped
+
+
+def _without_predicted_energy(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with energy and power blanked where a job log's authors *predicted* them.
+
+    A bundle's energy model learns measured energy only: a predicted figure (CINECA Eurora's
+    ``pred_power_W``) trained on would come back out of ``recommend`` looking measured.
+    """
+    if "energy_source" not in frame.columns:
+        return frame
+    from hpcds1mpi.records.ingest.eurora import ENERGY_PREDICTED
+
+    predicted = frame["energy_source"].astype("string").fillna("") == ENERGY_PREDICTED
+    if not predicted.any():
+        return frame
+    frame = frame.copy()
+    for col in ("energy_j", "avg_power_w"):
+        if col in frame.columns:
+            frame.loc[predicted, col] = np.nan
+    return frame
 
 
 def is_job_table(frame: pd.DataFrame) -> bool:

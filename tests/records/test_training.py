@@ -69,6 +69,23 @@ def test_energy_from_average_power_when_no_energy_was_measured():
     assert runs["energy_j"].isna().all()  # the caller's frame is left alone
 
 
+def test_power_a_job_log_predicted_is_never_trained_on_as_measured():
+    from hpcds1mpi.records.ingest import ENERGY_PREDICTED
+
+    jobs = make_runs().drop(columns=["run_id", "machine_id"])
+    jobs["energy_source"] = ""
+    jobs.loc[:4, "energy_source"] = ENERGY_PREDICTED
+    data = TrainingData.from_frame(jobs)
+    predicted = data.frame["energy_source"] == ENERGY_PREDICTED
+    assert predicted.sum() == 5
+    assert data.frame.loc[predicted, ["energy_j", "avg_power_w"]].isna().all().all()
+    # Measured rows keep theirs, and the energy is not rebuilt from the predicted power.
+    measured = jobs.loc[5:, "energy_j"].reset_index(drop=True)
+    np.testing.assert_array_equal(data.frame.loc[~predicted, "energy_j"].reset_index(drop=True),
+                                  measured)
+    assert jobs.loc[:4, "energy_j"].notna().all()  # the caller's frame is left alone
+
+
 def test_kept_mark_of_a_bundle_is_dropped():
     data = TrainingData.from_frame(make_runs().assign(kept=True))
     assert "kept" not in data.frame.columns
