@@ -43,6 +43,10 @@ def test_spread():
     assert s["runtime_s"] == 2.0 and s["noise"] == pytest.approx(1.5) and s["repeats"] == 3
     assert s["runtime_min_s"] == 1.0 and s["runtime_max_s"] == 4.0 and s["measured_s"] == 7.0
     assert spread([]) == {"repeats": 0}
+    import math
+
+    one = spread([1.5])  # one repeat has no spread: unknown, never a measured 0
+    assert one["repeats"] == 1 and math.isnan(one["noise"]) and one["runtime_s"] == 1.5
 
 
 def test_base_row_is_crashed_until_finished():
