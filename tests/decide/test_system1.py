@@ -78,6 +78,20 @@ def test_pareto_front_matches_the_pareto_module():
     assert ours == {(x2[i], y2[i]) for i in idx2}
 
 
+def test_pareto_front_from_a_given_x_order_equals_its_own_sort():
+    """``choose`` hands the time ranking's sort to the front: ties in x (tree ensembles give
+    many equal predictions), ties in y and exact duplicates must give the same indices."""
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        x = rng.integers(0, 30, 400).astype(float)  # many ties
+        y = rng.integers(0, 30, 400).astype(float)
+        order = np.argsort(x, kind="stable")
+        assert s1.pareto_front_2d(x, y, order=order).tolist() == \
+            s1.pareto_front_2d(x, y).tolist()
+    assert s1.pareto_front_2d(np.ones(3), np.ones(3), order=np.arange(3)).tolist() == [0]
+    assert len(s1.pareto_front_2d(np.ones(0), np.ones(0), order=np.arange(0))) == 0
+
+
 def test_constraints_are_respected():
     bundle = FakeBundle()
     parts = list(PARTS.values())
