@@ -126,7 +126,7 @@ def create_app(service, token: str, *, max_body: int = DEFAULT_MAX_BODY,
             return None
         return refused(request, 401, why, {"WWW-Authenticate": 'Bearer realm="hpcds1mpi"'})
 
-    async def compute(request: Request, kind: str, work) -> Response:
+    async def compute(request: Request, kind: str) -> Response:
         """Read, check and answer one POST: the shared path of every computing route."""
         denied = authorised(request)
         if denied is not None:
@@ -139,13 +139,16 @@ def create_app(service, token: str, *, max_body: int = DEFAULT_MAX_BODY,
         except ClientDisconnect:
             refused(request, 499, "client disconnected before its body was read")
             return Response(status_code=400)
+        hit = service.cached(kind, req)
+        if hit is not None:
+            return Response(hit, media_type="application/json")
         if state["pending"] >= max_pending:
             return refused(request, 503, f"busy: {max_pending} requests in progress; retry "
                                          "shortly", {"Retry-After": "1"})
         state["pending"] += 1
         try:
             loop = asyncio.get_running_loop()
-            data = await loop.run_in_executor(service.executor, work, req)
+            body = await loop.run_in_executor(service.executor, service.answer, kind, req)
         except RuntimeFailure as exc:
             log.error("failed %s %s: %s", request.method, request.url.path, exc)
             return JSONResponse({"error": " ".join(str(exc).split())}, status_code=500)
@@ -157,16 +160,16 @@ def create_app(service, token: str, *, max_body: int = DEFAULT_MAX_BODY,
                                 status_code=500)
         finally:
             state["pending"] -= 1
-        return JSONResponse(schemas.checked(kind, data))
+        return Response(body, media_type="application/json")
 
     async def recommend(request: Request) -> Response:
-        return await compute(request, "recommend", service.recommend)
+        return await compute(request, "recommend")
 
     async def predict(request: Request) -> Response:
-        return await compute(request, "predict", service.predict)
+        return await compute(request, "predict")
 
     async def advise_route(request: Request) -> Response:
-        return await compute(request, "advise", service.advise)
+        return await compute(request, "advise")
 
     async def health(request: Request) -> Response:
         return JSONResponse(schemas.checked("health", {"status": "ok"}))

@@ -12,12 +12,15 @@ Computation is pure Python and numpy under the GIL, so one worker thread does it
 bundle's scorers need not be shared between threads. The event loop stays free to refuse, queue
 and answer health checks. Answers are deterministic for a given bundle and request, so a
 bounded LRU cache (:attr:`Service.cache_size` entries, keyed by the validated request) answers
-repeated questions without recomputing them; ``"cached": true`` is never added to an answer, and
-a test holds a cached answer equal to a fresh one.
+repeated questions without recomputing them. It holds each answer checked and encoded, and is
+looked up on the event loop before a request joins the computing queue, so a repeated question
+never waits behind new ones. Nothing marks an answer as cached; a test holds a cached answer
+equal to a fresh one.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
@@ -94,7 +97,7 @@ class Service:
         self.calibration = guard.load_calibration(self.bundle, self.model_dir, self.reference)
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hpcds1mpi-serve")
         self.cache_size = cache_size
-        self._cache: OrderedDict[tuple, dict] = OrderedDict()
+        self._cache: OrderedDict[tuple, bytes] = OrderedDict()
         self._lock = threading.Lock()
         self.energy_label = "modelled"
 
@@ -112,20 +115,43 @@ class Service:
         except ConfigError:
             pass  # nothing fits the shipped example here: the first request pays instead
 
-    def _cached(self, key: tuple, compute):
+    def cached(self, kind: str, req) -> bytes | None:
+        """The encoded answer to ``req`` if it was computed before (cheap: no computation, so
+        the event loop may call it and a repeated question never waits behind new ones)."""
         if self.cache_size <= 0:
-            return compute()
+            return None
+        key = (kind, req.model_dump_json())
         with self._lock:
             hit = self._cache.get(key)
             if hit is not None:
                 self._cache.move_to_end(key)
-                return hit
-        value = compute()
-        with self._lock:
-            self._cache[key] = value
-            while len(self._cache) > self.cache_size:
-                self._cache.popitem(last=False)
-        return value
+            return hit
+
+    def answer(self, kind: str, req) -> bytes:
+        """The answer to ``req`` as checked, encoded JSON, from the cache or computed now.
+
+        Answers are checked against their response model (:func:`schemas.checked`) and
+        encoded once, when computed; the cache holds the bytes, so a hit costs neither and
+        no caller can change another's answer.
+        """
+        import json
+
+        from hpcds1mpi.serve.schemas import checked
+
+        hit = self.cached(kind, req)
+        if hit is not None:
+            return hit
+        compute = {"recommend": self._recommend, "predict": self._predict,
+                   "advise": self._advise}[kind]
+        data = checked(kind, compute(req))
+        body = json.dumps(data, ensure_ascii=False, allow_nan=False,
+                          separators=(",", ":")).encode()
+        if self.cache_size > 0:
+            with self._lock:
+                self._cache[(kind, req.model_dump_json())] = body
+                while len(self._cache) > self.cache_size:
+                    self._cache.popitem(last=False)
+        return body
 
     # ------------------------------------------------------------------------------------
     def recommend(self, req: "RecommendRequest", use_cache: bool = True) -> dict:
@@ -135,10 +161,9 @@ class Service:
             ConfigError: an unknown partition, a GPU asked where there is none, or nothing
                 meets the deadline / energy budget (the same one line as the command).
         """
-        key = ("recommend", req.model_dump_json())
         if not use_cache:
             return self._recommend(req)
-        return self._cached(key, lambda: self._recommend(req))
+        return json.loads(self.answer("recommend", req))
 
     def _recommend(self, req: "RecommendRequest") -> dict:
         from hpcds1mpi.decide.recommend import recommend
@@ -172,8 +197,7 @@ class Service:
         Raises:
             ConfigError: an unknown partition, or none named where several are known.
         """
-        key = ("predict", req.model_dump_json())
-        return self._cached(key, lambda: self._predict(req))
+        return json.loads(self.answer("predict", req))
 
     def _predict(self, req: "PredictRequest") -> dict:
         import pandas as pd
@@ -238,8 +262,7 @@ class Service:
         Raises:
             ConfigError: not a batch script, a partition the cluster lacks, no problem size.
         """
-        key = ("advise", req.model_dump_json())
-        return self._cached(key, lambda: self._advise(req))
+        return json.loads(self.answer("advise", req))
 
     def _advise(self, req: "AdviseRequest") -> dict:
         from hpcds1mpi.decide.advise import advise
@@ -247,7 +270,9 @@ class Service:
         advice = advise(req.script, self.bundle, self.places, workload=req.workload,
                         size=req.size, objective=req.objective, model_dir=self.model_dir,
                         history=self.history, name="<request>")
-        return {**advice.to_dict(), "rewritten": advice.rewritten}
+        data = advice.to_dict()
+        data.setdefault("rewritten", advice.rewritten)  # what --rewrite OUT would write
+        return data
 
     # ------------------------------------------------------------------------------------
     def models(self) -> dict:

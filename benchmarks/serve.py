@@ -1,0 +1,263 @@
+"""Load on ``hpcds1mpi serve``: 50 concurrent clients, 2,000 ``/v1/recommend`` requests.
+
+Goals (issue 18): p99 latency <= 50 ms, 0 errors, server memory flat, on the shipped bundle.
+
+The server is the installed entry point in a fresh process with its shipped defaults
+(``hpcds1mpi serve --port 0``: the shipped bundle, this machine's partition, the default caps
+and answer cache), on loopback only. The clients are asyncio tasks in this process, each with
+its own keep-alive connection, taking the next request from a shared list; latency is from
+writing a request to having read its whole answer. Phases, in this order, each 2,000 requests
+from 50 clients and each bounded in time (``--phase-timeout``; a phase cut short says so):
+
+1. ``distinct``: 2,000 different questions (workload x objective x size, sizes inside each
+   workload's measured range), so the answer cache cannot help: every request is computed.
+2. ``repeated``: 2,000 requests over 20 questions, as a portal or submit filter asks them.
+3. ``distinct again``: 2,000 more different questions (none seen before), to see whether
+   memory grows once the answer cache is full.
+
+Side by side, as the baseline: the same ``Service.recommend`` computed in this process without
+HTTP, one request at a time, uncached (``--baseline`` requests, median and p99): what a request
+costs before any queueing. With one compute thread, 50 clients waiting on it see about 50x that.
+
+Server memory is its resident set (psutil) after start and warm-up, and after each phase. The
+1-minute load average is recorded before and after (a shared 2-core machine: re-run in a
+quiet period for clean numbers).
+
+Run: ``python benchmarks/serve.py`` (a few minutes). Writes ``benchmarks/results/serve.json``
+and ``serve.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "results"
+P99_GOAL_MS = 50.0
+OBJECTIVES = ("time", "energy", "edp", "balanced")
+
+
+def _entry_point() -> list[str]:
+    exe = Path(sys.executable).with_name("hpcds1mpi")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "hpcds1mpi"]
+
+
+def questions(size_range: dict, n: int, offset: int = 0) -> list[dict]:
+    """``n`` different recommend bodies (``offset`` shifts them: two calls never overlap)."""
+    workloads = sorted(size_range)
+    out, seen, i = [], set(), offset
+    while len(out) < n:
+        w = workloads[i % len(workloads)]
+        objective = OBJECTIVES[(i // len(workloads)) % len(OBJECTIVES)]
+        lo, hi = (int(max(1, v)) for v in size_range[w])
+        step = i // (len(workloads) * len(OBJECTIVES))
+        size = lo + (step * 7919) % max(1, hi - lo + 1)  # a prime stride over the range
+        key = (w, objective, size)
+        if key not in seen:
+            seen.add(key)
+            out.append({"workload": w, "size": size, "objective": objective})
+        i += 1
+    return out
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    k = min(len(ordered) - 1, max(0, int(round(q / 100.0 * (len(ordered) - 1)))))
+    return ordered[k]
+
+
+async def _client(host: str, port: int, token: str, bodies: list, cursor: list, out: dict,
+                  stop_at: float) -> None:
+    reader = writer = None
+    try:
+        reader, writer = await asyncio.open_connection(host, port)
+        while cursor[0] < len(bodies) and time.monotonic() < stop_at:
+            body = json.dumps(bodies[cursor[0]]).encode()
+            cursor[0] += 1
+            head = (f"POST /v1/recommend HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer "
+                    f"{token}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}"
+                    "\r\n\r\n").encode()
+            t0 = time.perf_counter()
+            writer.write(head + body)
+            await writer.drain()
+            status_line = await reader.readline()
+            length = 0
+            while True:
+                line = await reader.readline()
+                if line in (b"\r\n", b""):
+                    break
+                name, _, value = line.decode().partition(":")
+                if name.lower() == "content-length":
+                    length = int(value)
+            await reader.readexactly(length)
+            out["latency_ms"].append(1e3 * (time.perf_counter() - t0))
+            status = int(status_line.split()[1]) if status_line else 0
+            out["statuses"][status] = out["statuses"].get(status, 0) + 1
+    except (OSError, asyncio.IncompleteReadError, ValueError, IndexError) as exc:
+        out["errors"].append(f"{type(exc).__name__}: {exc}"[:200])
+    finally:
+        if writer is not None:
+            writer.close()
+
+
+async def _phase(host, port, token, bodies, clients, timeout) -> dict:
+    out = {"latency_ms": [], "statuses": {}, "errors": []}
+    cursor = [0]
+    t0 = time.perf_counter()
+    stop_at = time.monotonic() + timeout
+    await asyncio.gather(*[_client(host, port, token, bodies, cursor, out, stop_at)
+                           for _ in range(clients)])
+    wall = time.perf_counter() - t0
+    lat = out["latency_ms"]
+    done = len(lat)
+    bad = sum(v for k, v in out["statuses"].items() if k != 200) + len(out["errors"])
+    return {"requests": len(bodies), "answered": done, "cut_short": done < len(bodies),
+            "wall_s": wall, "throughput_rps": done / wall if wall else 0.0,
+            "p50_ms": percentile(lat, 50), "p90_ms": percentile(lat, 90),
+            "p99_ms": percentile(lat, 99), "max_ms": max(lat) if lat else float("nan"),
+            "statuses": {str(k): v for k, v in sorted(out["statuses"].items())},
+            "errors": bad, "error_samples": out["errors"][:5]}
+
+
+def baseline(bodies: list[dict], state: Path) -> dict:
+    """In-process ``Service.recommend`` of each body, uncached, one at a time."""
+    from hpcds1mpi.serve.schemas import RecommendRequest
+    from hpcds1mpi.serve.service import Service
+
+    service = Service(None, None, state, cache_size=0)
+    service.warm_up()
+    times = []
+    for body in bodies:
+        t0 = time.perf_counter()
+        try:
+            service.recommend(RecommendRequest(**body), use_cache=False)
+        except Exception:  # noqa: BLE001 - a refused question still cost its time
+            pass
+        times.append(1e3 * (time.perf_counter() - t0))
+    return {"requests": len(bodies), "median_ms": statistics.median(times),
+            "p99_ms": percentile(times, 99)}
+
+
+def start_server(state: Path) -> tuple[subprocess.Popen, str, int, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("HPCDS1MPI_SERVE_TOKEN",
+                                                             "SLURM_JOB_ID")}
+    out = state.parent / "server.out"
+    with open(out, "wb") as fh:
+        proc = subprocess.Popen([*_entry_point(), "serve", "--host", "127.0.0.1", "--port", "0",
+                                 "--state-dir", str(state)], stdout=fh,
+                                stderr=subprocess.DEVNULL, env=env)
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        text = out.read_text()
+        if "listening on " in text:
+            url = text.split("listening on ")[1].split()[0]
+            port = int(url.rstrip("/").rsplit(":", 1)[1])
+            return proc, "127.0.0.1", port, (state / "token").read_text().strip()
+        if proc.poll() is not None:
+            raise SystemExit(f"hpcds1mpi serve exited {proc.returncode}")
+        time.sleep(0.1)
+    proc.kill()
+    raise SystemExit("hpcds1mpi serve did not start in 180 s")
+
+
+def markdown(res: dict) -> str:
+    lines = [f"# Serve load ({res['date']})", "",
+             f"`hpcds1mpi serve` (fresh process, shipped bundle, this machine's partition, default "
+             f"limits and answer cache of {res['cache']}), loopback, {res['clients']} concurrent "
+             f"keep-alive clients (asyncio, in the benchmark process, sharing the CPUs with the "
+             f"server). 1-min load average {res['load_before']:.1f} before, "
+             f"{res['load_after']:.1f} after, on {res['cpus']} cores (shared machine).", "",
+             "| phase | answered | errors | p50 | p90 | p99 | max | throughput | server RSS after |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for name, ph in res["phases"].items():
+        cut = " (cut short)" if ph["cut_short"] else ""
+        lines.append(f"| {name} | {ph['answered']}/{ph['requests']}{cut} | {ph['errors']} | "
+                     f"{ph['p50_ms']:.1f} ms | {ph['p90_ms']:.1f} ms | {ph['p99_ms']:.1f} ms | "
+                     f"{ph['max_ms']:.0f} ms | {ph['throughput_rps']:.0f} req/s | "
+                     f"{ph['rss_after_mb']:.0f} MB |")
+    b = res["baseline"]
+    goal = res["goal"]
+    lines += ["", f"Server RSS after start and warm-up: {res['rss_start_mb']:.0f} MB.",
+              f"Baseline (same code, in process, no HTTP, uncached, one at a time, "
+              f"{b['requests']} distinct questions): median {b['median_ms']:.1f} ms, p99 "
+              f"{b['p99_ms']:.1f} ms per request.", "",
+              f"Goal p99 <= {P99_GOAL_MS:.0f} ms: repeated {goal['repeated']}, distinct "
+              f"{goal['distinct']}. 0 errors: {goal['errors']}. Memory flat (RSS growth "
+              f"from the end of the first distinct phase to the end of the second, cache full): "
+              f"{goal['memory_growth_mb']:+.1f} MB.", ""]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--requests", type=int, default=2000)
+    ap.add_argument("--clients", type=int, default=50)
+    ap.add_argument("--baseline", type=int, default=100)
+    ap.add_argument("--phase-timeout", type=float, default=300.0)
+    ap.add_argument("--out", default=str(RESULTS / "serve"))
+    args = ap.parse_args()
+    if not (1 <= args.requests <= 20000 and 1 <= args.clients <= 200):
+        raise SystemExit("--requests must be in 1..20000 and --clients in 1..200")
+    import psutil
+
+    from hpcds1mpi.decide.model_bundle import load_model
+    from hpcds1mpi.serve.service import DEFAULT_CACHE
+
+    size_range = {str(k): (float(v[0]), float(v[1]))
+                  for k, v in load_model(None).size_range.items()}
+    first = questions(size_range, args.requests)
+    second = questions(size_range, args.requests, offset=10 * args.requests)
+    assert not {json.dumps(q) for q in first} & {json.dumps(q) for q in second}
+    few = questions(size_range, 20, offset=50 * args.requests)
+    repeated = [few[i % len(few)] for i in range(args.requests)]
+    load_before = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory() as tmp:
+        state = Path(tmp) / "state"
+        proc, host, port, token = start_server(state)
+        server = psutil.Process(proc.pid)
+        try:
+            rss = lambda: server.memory_info().rss / 2**20  # noqa: E731
+            rss_start = rss()
+            phases = {}
+            for name, bodies in (("distinct", first), ("repeated", repeated),
+                                 ("distinct again", second)):
+                ph = asyncio.run(_phase(host, port, token, bodies, args.clients,
+                                        args.phase_timeout))
+                ph["rss_after_mb"] = rss()
+                phases[name] = ph
+                print(f"{name}: {ph['answered']}/{ph['requests']} p50 {ph['p50_ms']:.1f} ms "
+                      f"p99 {ph['p99_ms']:.1f} ms {ph['throughput_rps']:.0f} req/s errors "
+                      f"{ph['errors']} rss {ph['rss_after_mb']:.0f} MB", flush=True)
+        finally:
+            proc.terminate()
+            proc.wait(30)
+        base = baseline(first[:args.baseline], Path(tmp) / "baseline-state")
+    load_after = os.getloadavg()[0]
+    errors = sum(p["errors"] for p in phases.values())
+    res = {"date": time.strftime("%Y-%m-%d %H:%M"), "clients": args.clients,
+           "cache": DEFAULT_CACHE, "cpus": os.cpu_count(), "load_before": load_before,
+           "load_after": load_after, "rss_start_mb": rss_start, "phases": phases,
+           "baseline": base,
+           "goal": {"repeated": "met" if phases["repeated"]["p99_ms"] <= P99_GOAL_MS
+                    else "missed", "distinct": "met" if phases["distinct"]["p99_ms"] <=
+                    P99_GOAL_MS else "missed", "errors": "met" if errors == 0 else "missed",
+                    "memory_growth_mb": phases["distinct again"]["rss_after_mb"]
+                    - phases["distinct"]["rss_after_mb"]}}
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out + ".json").write_text(json.dumps(res, indent=2))
+    Path(args.out + ".md").write_text(markdown(res))
+    print(markdown(res))
+
+
+if __name__ == "__main__":
+    main()
