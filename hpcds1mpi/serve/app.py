@@ -4,8 +4,10 @@ Every ``/v1`` route but ``/v1/health`` needs ``Authorization: Bearer <token>``
 (:func:`hpcds1mpi.serve.auth.refusal`). A POST body must be ``application/json`` and at most
 ``max_body`` bytes (413 from the declared length before anything is read, else as soon as the
 stream passes the limit); it is then checked by :mod:`hpcds1mpi.serve.schemas` (422 with one
-line). At most ``max_pending`` requests wait for or run a computation; the next one is answered
-503 with ``Retry-After`` rather than queued without bound. Each refusal (401, 404, 405, 413,
+line). A question answered before is answered from the service's cache at once; one being
+computed is waited for, not computed twice. At most ``max_pending`` requests wait for or run a
+computation; the next one is answered 503 with ``Retry-After`` rather than queued without
+bound. Each refusal (401, 404, 405, 413,
 415, 422, 503, and a client that went away mid-request) is logged on ``hpcds1mpi.serve`` with
 its reason; neither a token nor a body is ever logged.
 
@@ -118,6 +120,7 @@ def create_app(service, token: str, *, max_body: int = DEFAULT_MAX_BODY,
         max_pending: most requests waiting for or running a computation.
     """
     state = {"pending": 0}
+    inflight: dict[tuple, asyncio.Future] = {}
     schema_doc = schemas.schema_document()
 
     def authorised(request: Request):
@@ -125,6 +128,19 @@ def create_app(service, token: str, *, max_body: int = DEFAULT_MAX_BODY,
         if why is None:
             return None
         return refused(request, 401, why, {"WWW-Authenticate": 'Bearer realm="hpcds1mpi"'})
+
+    def _computation(kind: str, req) -> asyncio.Future:
+        """The computation of ``req``'s answer: a new one on the worker thread, or the one
+        already running for the same question (a burst of one question computes it once).
+        Shielded by the caller, so a client that goes away does not cancel it for others."""
+        key = (kind, req.model_dump_json())
+        running = inflight.get(key)
+        if running is None:
+            loop = asyncio.get_running_loop()
+            running = loop.run_in_executor(service.executor, service.answer, kind, req)
+            inflight[key] = running
+            running.add_done_callback(lambda _: inflight.pop(key, None))
+        return running
 
     async def compute(request: Request, kind: str) -> Response:
         """Read, check and answer one POST: the shared path of every computing route."""
@@ -147,8 +163,7 @@ def create_app(service, token: str, *, max_body: int = DEFAULT_MAX_BODY,
                                          "shortly", {"Retry-After": "1"})
         state["pending"] += 1
         try:
-            loop = asyncio.get_running_loop()
-            body = await loop.run_in_executor(service.executor, service.answer, kind, req)
+            body = await asyncio.shield(_computation(kind, req))
         except RuntimeFailure as exc:
             log.error("failed %s %s: %s", request.method, request.url.path, exc)
             return JSONResponse({"error": " ".join(str(exc).split())}, status_code=500)

@@ -183,3 +183,20 @@ def test_over_the_pending_cap_is_503_and_the_server_recovers(tight_server):
     assert busy[2]["retry-after"] == "1" and "busy: 1 requests in progress" in busy[1]["error"]
     assert "503 busy" in tight_server.log()
     assert tight_server.request("POST", "/v1/recommend", OK)[0] == 200
+
+
+def test_a_burst_of_one_new_question_gets_one_answer(server):
+    body, results = {"workload": "fft", "size": 97, "objective": "edp"}, []
+    barrier = threading.Barrier(10)
+
+    def one() -> None:
+        barrier.wait()
+        results.append(server.request("POST", "/v1/recommend", body))
+
+    threads = [threading.Thread(target=one) for _ in range(10)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert [r[0] for r in results] == [200] * 10
+    assert all(r[1] == results[0][1] for r in results)
