@@ -63,3 +63,13 @@ def test_judge_reads_every_wire_up():
     singletons = "\n".join([line(pmi="0:1"), line(pmi="0:1")])
     assert probe.judge(probe.parse(singletons), None)[0] is None
     assert probe.judge(probe.parse(line(pmi="0:2")), None)[0] is None  # one rank printed
+
+
+@pytest.mark.slurm
+def test_srun_pmi2_is_one_job_and_mpi_none_is_not(slurm):
+    env = dict(slurm.env)
+    pmi2 = launchers.Srun("pmi2").tokens(probe.probe_config())
+    assert "joined through pmi" in probe.run_probe(pmi2, env, "mpich", timeout=120)
+    with pytest.raises(LaunchError, match="does not start 2 ranks as one job"):
+        probe.run_probe(launchers.Srun("none").tokens(probe.probe_config()), env, "mpich",
+                        timeout=120)
