@@ -101,3 +101,20 @@ def test_job_table_requests_become_features_and_are_then_required():
     assert "time_limit_s" in spec.request_columns and "req_time_limit_s" in spec.names
     with pytest.raises(ModelError, match="time_limit_s"):
         build_features(frame.drop(columns=["time_limit_s"]), spec)
+
+
+def test_categorical_text_columns_give_the_same_features_as_plain_text():
+    """System 1's grids hand categoricals (codes used directly, unused categories allowed);
+    a missing value falls back to hashing: the features must not change either way."""
+    plain = pd.concat([configs(), configs("gemm", sizes=(128,))], ignore_index=True)
+    plain.loc[3, "precision"] = "fp32"
+    spec = fit_spec(plain)
+    want = build_features(plain, spec).to_numpy()
+    cat = plain.copy()
+    for col in ("workload", "device", "precision", "partition"):
+        cat[col] = pd.Categorical(cat[col], categories=["zzz", *sorted(set(cat[col]))])
+    assert np.array_equal(build_features(cat, spec).to_numpy(), want, equal_nan=True)
+    cat.loc[0, "device"] = np.nan  # a missing code: the hashing path
+    plain.loc[0, "device"] = np.nan
+    assert np.array_equal(build_features(cat, spec).to_numpy(),
+                          build_features(plain, spec).to_numpy(), equal_nan=True)
