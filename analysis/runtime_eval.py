@@ -1,0 +1,227 @@
+"""Run time and walltime prediction on a real job log, side by side with the classic baselines.
+
+Run::
+
+    python analysis/runtime_eval.py LOG [--split chronological|users|random] [--json OUT]
+
+``LOG`` is any job log ``read_job_log`` reads (SWF, sacct, Eagle CSV, PM100 parquet ...).
+Jobs kept as in ``../shared/data/joblogs/README.md``: completed or unknown status, run time
+> 0, requested time > 0. Splits: ``chronological`` (default; the first 80 % by submit time
+train, the last 20 % test), ``users`` (20 % of the users, drawn at random, are never seen in
+training) and ``random`` (20 % of jobs; a reference only: a deployed predictor never sees the
+future). The submission features of every job are computed on the whole log, which is safe:
+each uses only jobs finished by its submit time.
+
+Rows (each scored on the same test jobs, in the same run):
+
+- ``ours``: :class:`~hpcds1mpi.surrogates.job_runtime.RuntimePredictor` as shipped (point and
+  calibrated walltime);
+- ``users_request``: the user's requested time (point and walltime);
+- ``last_two``: the mean of the user's last two run times (Tsafrir et al. 2007), capped at the
+  request, as the joblogs README measured it: the user's two previous *submitted* kept jobs,
+  whether or not they had finished (so it peeks at run times a scheduler could not know yet);
+- ``last_two_finished``: the same from the last two jobs that had finished by submission;
+- ``twice_last_five``: walltime = twice the longest of the user's last five run times, capped
+  at the request (README's rule, previous submitted jobs); the point value is that walltime.
+
+Metrics: ``accuracy`` = mean of min/max of predicted and actual, ``median_ape`` (%),
+``kill_rate`` = share of test jobs whose walltime is below their run time, ``over_request`` =
+median of walltime / actual. A user or job without history falls back to the request.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+RESULTS = Path(__file__).resolve().parent / "results"
+SPLITS = ("chronological", "users", "random")
+TEST_SHARE = 0.2
+
+
+def kept_jobs(table: pd.DataFrame) -> np.ndarray:
+    """Positions of the jobs the README keeps, in submit order (ties: table order)."""
+    from hpcds1mpi.surrogates.submit_features import completed_mask, submit_times
+
+    limit = pd.to_numeric(table["time_limit_s"], errors="coerce").to_numpy()
+    sub = submit_times(table)
+    keep = np.flatnonzero(completed_mask(table) & (limit > 0) & sub.notna().to_numpy())
+    return keep[np.argsort(sub.to_numpy()[keep], kind="stable")]
+
+
+def split_jobs(table: pd.DataFrame, kept: np.ndarray, split: str, seed: int = 0
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """(train, test) positions into ``table``, both in submit order. Chronological: the
+    first 80 % of the kept jobs by submit time, less those not finished by the first test
+    job's submission, train; the last 20 % test."""
+    n = len(kept)
+    if split == "chronological":
+        from hpcds1mpi.surrogates.submit_features import end_times, submit_times
+
+        cut = int(n * (1 - TEST_SHARE))
+        train, test = kept[:cut], kept[cut:]
+        # Train on what had finished when the first test job came: a job submitted before it
+        # but still running then (the rest of a batch) taught nothing yet.
+        first = submit_times(table).iloc[test[0]]
+        done = (end_times(table).iloc[train] <= first).to_numpy()
+        return train[done], test
+    rng = np.random.default_rng(seed)
+    if split == "random":
+        test = np.zeros(n, bool)
+        test[rng.choice(n, int(round(n * TEST_SHARE)), replace=False)] = True
+    else:
+        users = (table["user"] if "user" in table else pd.Series("", index=table.index)
+                 ).astype("string").fillna("").to_numpy(dtype=object)[kept]
+        distinct = np.unique(users)
+        if len(distinct) < 5:
+            from hpcds1mpi.errors import DataError
+
+            raise DataError(f"{len(distinct)} distinct user(s) in this log: too few to hold "
+                            "users out; use --split chronological")
+        held = rng.choice(distinct, max(1, int(round(len(distinct) * TEST_SHARE))),
+                          replace=False)
+        test = np.isin(users, held)
+    return kept[~test], kept[test]
+
+
+def baselines(table: pd.DataFrame, kept: np.ndarray, feats: pd.DataFrame) -> dict[str, tuple]:
+    """(point, walltime) of each baseline for every kept job (aligned with ``kept``)."""
+    k = table.iloc[kept]
+    run = k["runtime_s"].to_numpy(dtype=float)
+    req = k["time_limit_s"].to_numpy(dtype=float)
+    user = k["user"] if "user" in k else pd.Series("", index=k.index)
+    by_user = pd.Series(run).groupby(user.astype("string").fillna("").to_numpy())
+    prev = [by_user.shift(i).to_numpy() for i in range(1, 6)]
+
+    def two(p1, p2):
+        out = np.where(np.isnan(p2), np.where(np.isnan(p1), req, p1), (p1 + p2) / 2)
+        return np.minimum(out, req)
+
+    last_two = two(prev[0], prev[1])
+    f = feats.iloc[kept]
+    fin = two(np.exp(f["user_last1"].to_numpy()), np.exp(f["user_last2"].to_numpy()))
+    longest = np.nanmax(np.where(np.isnan(np.vstack(prev)), -np.inf, np.vstack(prev)), axis=0)
+    twice = np.where(np.isfinite(longest), np.minimum(2 * longest, req), req)
+    return {"users_request": (req, req), "last_two": (last_two, last_two),
+            "last_two_finished": (fin, fin), "twice_last_five": (twice, twice)}
+
+
+def scores(point: np.ndarray, wall: np.ndarray, actual: np.ndarray) -> dict:
+    """Accuracy and median APE of the point value, kill rate and over-request of the walltime."""
+    return {"accuracy": float(np.mean(np.minimum(point, actual) / np.maximum(point, actual))),
+            "median_ape": float(np.median(np.abs(point - actual) / actual) * 100),
+            "kill_rate": float(np.mean(wall < actual)),
+            "over_request": float(np.median(wall / actual))}
+
+
+def evaluate(table: pd.DataFrame, split: str = "chronological", seed: int = 0,
+             predictor_args: dict | None = None) -> dict:
+    """Train the shipped predictor on the training part of ``table``, score it and the
+    baselines on the test part; the result dict ``--json`` writes."""
+    from hpcds1mpi.surrogates.job_runtime import RuntimePredictor
+    from hpcds1mpi.surrogates.submit_features import submit_features, submit_times
+
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {', '.join(SPLITS)}")
+    t0 = time.perf_counter()
+    table = table.reset_index(drop=True)
+    kept = kept_jobs(table)
+    if len(kept) < 50:
+        from hpcds1mpi.errors import DataError
+
+        raise DataError(f"only {len(kept)} jobs are completed with a run time, a requested time "
+                        "and a submit time: too few to evaluate")
+    feats = submit_features(table)
+    train, test = split_jobs(table, kept, split, seed)
+    t_feat = time.perf_counter() - t0
+    run = table["runtime_s"].to_numpy(dtype=float)
+    sub = submit_times(table).to_numpy()
+    model = RuntimePredictor(**(predictor_args or {}))
+    model.fit(feats.iloc[train], run[train], order=sub[train])
+    t_fit = time.perf_counter() - t0 - t_feat
+    actual = run[test]
+    out = {"ours": scores(model.predict(feats.iloc[test]), model.walltime(feats.iloc[test]),
+                          actual)}
+    out["ours"]["calibration_coverage"] = model.calibration_coverage_
+    pos = {p: i for i, p in enumerate(kept)}
+    rows = np.array([pos[p] for p in test])
+    for name, (point, wall) in baselines(table, kept, feats).items():
+        out[name] = scores(point[rows], wall[rows], actual)
+    out.update({"split": split, "n_jobs": int(len(table)), "n_kept": int(len(kept)),
+                "n_train": int(len(train)), "n_test": int(len(test)),
+                "coverage_target": model.coverage,
+                "seconds": round(time.perf_counter() - t0, 2),
+                "seconds_features": round(t_feat, 2), "seconds_fit": round(t_fit, 2),
+                "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)})
+    return out
+
+
+ROWS = ("ours", "users_request", "last_two", "last_two_finished", "twice_last_five")
+
+
+def table_lines(result: dict) -> list[str]:
+    """The side-by-side text table of one result."""
+    lines = [f"{'':20s} {'accuracy':>9s} {'medAPE %':>9s} {'killed %':>9s} {'over-req':>9s}"]
+    for name in ROWS:
+        r = result[name]
+        lines.append(f"{name:20s} {r['accuracy']:9.3f} {r['median_ape']:9.1f} "
+                     f"{100 * r['kill_rate']:9.2f} {r['over_request']:8.2f}x")
+    lines.append(f"split {result['split']}: {result['n_train']} train, {result['n_test']} test "
+                 f"jobs ({result['n_kept']} kept of {result['n_jobs']}); "
+                 f"{result['seconds']:.1f} s, peak RSS {result['peak_rss_mb']} MB")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line: read LOG, evaluate, print, optionally write JSON."""
+    from hpcds1mpi.errors import HpcdsError
+    from hpcds1mpi.records.ingest import read_job_log
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("log", help="a job log of any supported format")
+    ap.add_argument("--split", choices=SPLITS, default="chronological")
+    ap.add_argument("--json", dest="json_out", help="write the scores here")
+    ap.add_argument("--seed", type=int, default=0, help="of the users / random split")
+    ap.add_argument("--coverage", type=float, default=0.95,
+                    help="share of jobs the proposed walltime should cover (default 0.95)")
+    args = ap.parse_args(argv)
+    out_path = Path(args.json_out) if args.json_out else None
+    if out_path is not None and not out_path.parent.is_dir():
+        print(f"error: {out_path.parent}: no such folder for --json", file=sys.stderr)
+        return 2
+    try:
+        table, report = read_job_log(args.log)
+    except HpcdsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    for line in report.lines():
+        print(line)
+    if not 0.5 <= args.coverage < 1:
+        print(f"error: --coverage must be in [0.5, 1), got {args.coverage}", file=sys.stderr)
+        return 2
+    try:
+        result = evaluate(table, args.split, args.seed, {"coverage": args.coverage})
+    except HpcdsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    result["log"] = Path(args.log).name
+    for line in table_lines(result):
+        print(line)
+    if out_path is not None:
+        from hpcds1mpi.atomic import atomic_path
+
+        with atomic_path(out_path, "scores") as tmp:
+            Path(tmp).write_text(json.dumps(result, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    sys.exit(main())

@@ -1,0 +1,178 @@
+"""The walltime (``--time``) to request for a job, from a history of finished jobs.
+
+:func:`propose_walltime` learns :class:`~hpcds1mpi.surrogates.job_runtime.RuntimePredictor`
+from a job table (``ingest`` of ``sacct``, an SWF log ...) and proposes the calibrated upper
+quantile of the job's run time, capped at the user's request when one is given. How sure it
+is comes from the history itself: the same method is trained on the older 80 % of the
+history's finished jobs and the share of the newest 20 % it covers is reported (measured, not
+assumed), then the proposal comes from a model trained on all of it.
+
+Where it cannot know — the user has no finished job in the history — it proposes nothing and
+says so (``reason``); it never falls back to a made-up default.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pandas as pd
+
+from hpcds1mpi.errors import DataError
+
+#: Fewest finished jobs of the user the history must hold to propose anything.
+MIN_USER_JOBS = 2
+#: Newest share of the history held out to measure the method's coverage.
+CHECK_SHARE = 0.2
+NO_HISTORY = "no history for this user/job: cannot propose"
+
+
+@dataclass
+class WalltimeProposal:
+    """A proposed walltime and how sure it is.
+
+    Attributes:
+        time_s: the ``--time`` to request (s); None when it cannot propose.
+        quantile: the share of jobs like this one the walltime is meant to cover.
+        coverage: the share of the history's newest jobs the method covered when trained on
+            the older ones (measured); None when too few to check.
+        n_checked: how many jobs ``coverage`` was measured on.
+        n_history: finished jobs of this user in the history.
+        n_same_name: of those, with this job name (0 when no name was given).
+        point_s: the predicted run time (s, modelled).
+        request_s: the user's own request it was capped at (None when not given).
+        n_train: jobs the proposing model learned from.
+        reason: why there is no proposal ("" when there is one).
+    """
+
+    time_s: float | None
+    quantile: float
+    coverage: float | None = None
+    n_checked: int = 0
+    n_history: int = 0
+    n_same_name: int = 0
+    point_s: float | None = None
+    request_s: float | None = None
+    n_train: int = 0
+    reason: str = ""
+
+    def to_dict(self) -> dict:
+        """Plain dict (JSON-ready), with ``time`` as Slurm writes it."""
+        out = asdict(self)
+        out["time"] = self.slurm_time()
+        return out
+
+    def slurm_time(self) -> str | None:
+        """``time_s`` as ``--time`` takes it (``[D-]HH:MM:SS``, rounded up to a minute)."""
+        if self.time_s is None:
+            return None
+        minutes = int(np.ceil(self.time_s / 60.0))
+        days, rest = divmod(minutes, 24 * 60)
+        text = f"{rest // 60:02d}:{rest % 60:02d}:00"
+        return f"{days}-{text}" if days else text
+
+    def lines(self) -> list[str]:
+        """What ``recommend`` prints about it."""
+        if self.time_s is None:
+            return [f"walltime: {self.reason}"]
+        sure = (f"{100 * self.coverage:.1f} % of the newest {self.n_checked} history jobs "
+                "were covered" if self.coverage is not None
+                else "coverage not checked (too few history jobs)")
+        capped = ""
+        if self.request_s:
+            capped = (", = the request: capped" if self.time_s >= self.request_s * (1 - 1e-9)
+                      else f", under the request of {self.request_s:.0f} s")
+        return [f"walltime: --time {self.slurm_time()} ({self.time_s:.0f} s{capped}; meant to "
+                f"cover {100 * self.quantile:.0f} % of jobs like it: {sure})",
+                f"walltime: predicted run time {self.point_s:.0f} s (modelled), from "
+                f"{self.n_history} finished jobs of the user ({self.n_same_name} with this name),"
+                f" a model of {self.n_train} jobs"]
+
+
+def _job_row(history: pd.DataFrame, job: dict) -> pd.DataFrame:
+    """The job to propose for as one job-table row (not finished, no run time)."""
+    row = {c: pd.NA for c in history.columns}
+    row.update({"status": pd.NA, "state_raw": "to submit", "runtime_s": np.nan,
+                "end_time": pd.NaT, "start_time": pd.NaT})
+    row.update({k: v for k, v in job.items() if v is not None})
+    return pd.DataFrame([row])
+
+
+def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None = None,
+                     account: str | None = None, partition: str | None = None,
+                     nodes: int | None = None, procs: int | None = None,
+                     time_limit_s: float | None = None, mem_req_gb: float | None = None,
+                     submit_time=None, quantile: float = 0.95, predictor_args: dict | None = None
+                     ) -> WalltimeProposal:
+    """Propose ``--time`` for a job of ``user`` from a history job table.
+
+    Args:
+        history: a job table (:data:`hpcds1mpi.records.ingest.JOB_COLUMNS`); jobs of every
+            user help the model, the user's own give the job its history features.
+        user: whose job it is.
+        workload, account, partition, nodes, procs, time_limit_s, mem_req_gb: what the job
+            requests (None: not known); ``time_limit_s`` also caps the proposal.
+        submit_time: when it is submitted (default: just after the history's last end); only
+            jobs finished by then count.
+        quantile: the share of jobs like it the walltime should cover.
+        predictor_args: keyword arguments of ``RuntimePredictor`` (tests cap the trees).
+
+    Returns:
+        WalltimeProposal; ``time_s`` None with ``reason`` when it cannot propose.
+
+    Raises:
+        DataError: the history lacks ``user`` or ``runtime_s``, or has fewer finished jobs
+            than the model needs.
+    """
+    from hpcds1mpi.surrogates.job_runtime import MIN_TRAIN, RuntimePredictor
+    from hpcds1mpi.surrogates.submit_features import (completed_mask, end_times,
+                                                      submit_features, submit_times)
+
+    missing = [c for c in ("user", "runtime_s") if c not in history.columns]
+    if missing:
+        raise DataError(f"the history job table lacks {', '.join(missing)}: give an "
+                        "ingested job table (hpcds1mpi ingest)")
+    hist = history.reset_index(drop=True)
+    end = end_times(hist)
+    if submit_time is None:
+        last = end.max()
+        submit_time = (last if pd.notna(last) else pd.Timestamp.now()) + pd.Timedelta(seconds=1)
+    submit_time = pd.Timestamp(submit_time)
+    done = completed_mask(hist) & (end <= submit_time).to_numpy()
+    mine = done & (hist["user"].astype("string") == str(user)).fillna(False).to_numpy()
+    same = mine & ((hist["workload"].astype("string") == str(workload)).fillna(False)
+                   .to_numpy() if workload is not None and "workload" in hist else False)
+    proposal = WalltimeProposal(None, quantile, n_history=int(mine.sum()),
+                                n_same_name=int(np.sum(same)), request_s=time_limit_s)
+    if done.sum() < MIN_TRAIN:
+        raise DataError(f"the history has {int(done.sum())} finished jobs: need at least "
+                        f"{MIN_TRAIN} to learn run times")
+    if mine.sum() < MIN_USER_JOBS:
+        proposal.reason = NO_HISTORY
+        return proposal
+    job = _job_row(hist, {"user": str(user), "workload": workload, "account": account,
+                          "partition": partition, "req_nodes": nodes, "nodes": nodes,
+                          "req_procs": procs, "time_limit_s": time_limit_s,
+                          "mem_req_gb": mem_req_gb, "submit_time": submit_time})
+    table = pd.concat([hist, job], ignore_index=True)
+    feats = submit_features(table)
+    run = table["runtime_s"].to_numpy(dtype=float)
+    rows = np.flatnonzero(done)
+    rows = rows[np.argsort(submit_times(hist).to_numpy()[rows], kind="stable")]
+    # Fewer, larger steps than the evaluation's defaults: a proposal should take seconds.
+    args = {"coverage": quantile, "n_estimators": 200, "learning_rate": 0.1,
+            **(predictor_args or {})}
+
+    # How sure: the method trained on the older jobs, measured on the newest it never saw.
+    n_check = int(len(rows) * CHECK_SHARE)
+    if len(rows) - n_check >= MIN_TRAIN and n_check >= 10:
+        old, new = rows[:-n_check], rows[-n_check:]
+        check = RuntimePredictor(**args).fit(feats.iloc[old], run[old])
+        proposal.coverage = float(np.mean(run[new] <= check.walltime(feats.iloc[new])))
+        proposal.n_checked = n_check
+    model = RuntimePredictor(**args).fit(feats.iloc[rows], run[rows])
+    last = feats.iloc[[len(table) - 1]]
+    proposal.time_s = float(model.walltime(last)[0])
+    proposal.point_s = float(model.predict(last)[0])
+    proposal.n_train = model.n_train_
+    return proposal

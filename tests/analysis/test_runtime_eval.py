@@ -1,0 +1,126 @@
+"""analysis/runtime_eval.py on slices of the real logs (the full Curie run is in the results)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hpcds1mpi.analysis.runtime_eval import (baselines, evaluate, kept_jobs, main, scores,
+                                             split_jobs)
+from hpcds1mpi.records.ingest import read_job_log
+from hpcds1mpi.surrogates.submit_features import submit_features
+from tests.records.ingest.joblogs import CURIE, EAGLE, GAIA, needs_joblogs, swf_slice
+
+pytestmark = needs_joblogs
+REPO = Path(__file__).resolve().parents[2]
+SMALL = {"n_estimators": 40, "learning_rate": 0.1}
+
+
+@pytest.fixture(scope="module")
+def curie(tmp_path_factory):
+    path = swf_slice(CURIE, tmp_path_factory.mktemp("curie") / "curie.swf", jobs=5000)
+    return path, read_job_log(path)[0]
+
+
+def test_baselines_as_the_readme_measures_them(curie):
+    """last-two = mean of the user's two previous submitted kept jobs, capped at the request;
+    twice-last-five = 2 x the longest of the previous five, capped; checked by a plain loop."""
+    _, table = curie
+    kept = kept_jobs(table)
+    base = baselines(table, kept, submit_features(table))
+    k = table.iloc[kept]
+    seen: dict[str, list[float]] = {}
+    for i, (user, run, req) in enumerate(zip(k["user"], k["runtime_s"], k["time_limit_s"])):
+        prev = seen.setdefault(user, [])
+        two = req if not prev else (prev[-1] if len(prev) == 1 else (prev[-1] + prev[-2]) / 2)
+        five = min(2 * max(prev[-5:]), req) if prev else req
+        assert base["last_two"][0][i] == pytest.approx(min(two, req))
+        assert base["twice_last_five"][1][i] == pytest.approx(five)
+        prev.append(run)
+
+
+def test_kept_jobs_and_splits(curie):
+    _, table = curie
+    kept = kept_jobs(table)
+    ok = table.iloc[kept]
+    assert (ok["runtime_s"] > 0).all() and (ok["time_limit_s"] > 0).all()
+    assert ok["status"].fillna("unknown").isin(["ok", "unknown"]).all()
+    assert ok["submit_time"].is_monotonic_increasing
+    train, test = split_jobs(table, kept, "chronological")
+    assert len(test) == len(kept) - int(len(kept) * 0.8)
+    # Training jobs had all finished when the first test job was submitted.
+    assert (table["end_time"].iloc[train] <= table["submit_time"].iloc[test[0]]).all()
+    tr_u, te_u = split_jobs(table, kept, "users")
+    assert not set(table["user"].iloc[tr_u]) & set(table["user"].iloc[te_u])
+    assert len(tr_u) + len(te_u) == len(kept)
+
+
+def test_scores():
+    s = scores(np.array([50.0, 200.0]), np.array([90.0, 400.0]), np.array([100.0, 100.0]))
+    assert s["accuracy"] == pytest.approx((0.5 + 0.5) / 2)
+    assert s["median_ape"] == pytest.approx(75.0)
+    assert s["kill_rate"] == pytest.approx(0.5)
+    assert s["over_request"] == pytest.approx((0.9 + 4.0) / 2)
+
+
+def test_evaluate_writes_every_row(curie):
+    _, table = curie
+    out = evaluate(table, "chronological", predictor_args=SMALL)
+    for row in ("ours", "users_request", "last_two", "last_two_finished", "twice_last_five"):
+        assert set(out[row]) >= {"accuracy", "median_ape", "kill_rate", "over_request"}
+    assert out["users_request"]["kill_rate"] < 0.01  # completed jobs ran within their request
+    assert out["last_two"]["accuracy"] > out["users_request"]["accuracy"]
+    assert out["ours"]["accuracy"] > out["users_request"]["accuracy"]
+    assert out["n_test"] > 0 and out["n_train"] > 0 and out["seconds"] > 0
+
+
+def test_the_command_on_a_gaia_slice(tmp_path):
+    log = swf_slice(GAIA, tmp_path / "gaia.swf", jobs=3000)
+    out = tmp_path / "r.json"
+    proc = subprocess.run([sys.executable, str(REPO / "analysis" / "runtime_eval.py"), str(log),
+                           "--split", "users", "--json", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert "ours" in proc.stdout and "last_two" in proc.stdout
+    result = json.loads(out.read_text())
+    assert {"ours", "users_request", "last_two", "n_train", "n_test", "seconds"} <= set(result)
+    assert result["split"] == "users"
+
+
+def test_a_csv_log_of_another_format(tmp_path, capsys):
+    assert main([str(EAGLE), "--json", str(tmp_path / "e.json")]) == 0
+    assert json.loads((tmp_path / "e.json").read_text())["n_test"] > 0
+
+
+def test_bad_input(tmp_path, capsys):
+    assert main([str(tmp_path / "missing.swf")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    log = swf_slice(GAIA, tmp_path / "tiny.swf", jobs=30)
+    assert main([str(log)]) == 2
+    assert "too few to evaluate" in capsys.readouterr().err
+    assert main([str(log), "--json", str(tmp_path / "no" / "r.json")]) == 2
+    assert "no such folder" in capsys.readouterr().err
+    assert main([str(log), "--coverage", "1.5"]) == 2
+    old = tmp_path / "r.json"
+    old.write_text("kept")
+    assert main([str(log), "--json", str(old)]) == 2
+    assert old.read_text() == "kept"  # a failed run leaves an earlier result as it was
+
+
+def test_a_log_without_users_cannot_hold_users_out(tmp_path):
+    t0 = pd.Timestamp("2024-01-01")
+    n = 80
+    table = pd.DataFrame({"runtime_s": np.arange(1, n + 1, dtype=float) * 10,
+                          "time_limit_s": 5000.0, "status": "ok",
+                          "submit_time": [t0 + pd.Timedelta(minutes=i) for i in range(n)]})
+    table["end_time"] = table["submit_time"] + pd.to_timedelta(table["runtime_s"], unit="s")
+    from hpcds1mpi.errors import DataError
+
+    with pytest.raises(DataError, match="too few to hold users out"):
+        evaluate(table, "users", predictor_args=SMALL)

@@ -1,0 +1,74 @@
+"""propose_walltime on a history cut from the real Gaia log."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from hpcds1mpi.decide.walltime import NO_HISTORY, WalltimeProposal, propose_walltime
+from hpcds1mpi.errors import DataError
+from hpcds1mpi.records.ingest import read_job_log
+from tests.records.ingest.joblogs import GAIA, needs_joblogs, swf_slice
+
+pytestmark = needs_joblogs
+SMALL = {"n_estimators": 40}
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory):
+    path = swf_slice(GAIA, tmp_path_factory.mktemp("gaia") / "gaia.swf", jobs=4000)
+    return read_job_log(path)[0]
+
+
+def _busiest(history):
+    return str(history["user"].value_counts().index[0])
+
+
+def test_a_proposal_with_measured_coverage(history):
+    user = _busiest(history)
+    p = propose_walltime(history, user, time_limit_s=86400.0, predictor_args=SMALL)
+    assert p.reason == "" and p.time_s is not None
+    assert 1.0 <= p.time_s <= 86400.0
+    assert p.quantile == 0.95
+    assert p.n_history == int(((history["user"] == user) & (history["status"] == "ok")).sum())
+    assert p.n_checked > 0 and 0.0 <= p.coverage <= 1.0
+    d = p.to_dict()
+    json.dumps(d)
+    assert d["time"] == p.slurm_time() and d["time_s"] == p.time_s
+    assert any("--time" in line for line in p.lines())
+
+
+def test_capped_at_the_request(history):
+    p = propose_walltime(history, _busiest(history), time_limit_s=60.0, predictor_args=SMALL)
+    assert p.time_s <= 60.0
+    assert "capped" in p.lines()[0]
+
+
+def test_no_history_cannot_propose(history):
+    p = propose_walltime(history, "nobody-ever", predictor_args=SMALL)
+    assert p.time_s is None and p.reason == NO_HISTORY
+    assert p.lines() == [f"walltime: {NO_HISTORY}"]
+    assert p.to_dict()["time"] is None
+
+
+def test_only_jobs_finished_by_the_submit_time_count(history):
+    user = _busiest(history)
+    mine = history[(history["user"] == user) & (history["status"] == "ok")]
+    early = mine["end_time"].min() - pd.Timedelta(seconds=1)
+    p = propose_walltime(history, user, submit_time=early, predictor_args=SMALL)
+    assert p.n_history == 0 and p.reason == NO_HISTORY
+
+
+def test_bad_history(history):
+    with pytest.raises(DataError, match="lacks user"):
+        propose_walltime(history.drop(columns="user"), "1")
+    with pytest.raises(DataError, match="need at least"):
+        propose_walltime(history.head(20), str(history["user"].iloc[0]))
+
+
+@pytest.mark.parametrize("seconds, text", [(59, "00:01:00"), (3600, "01:00:00"),
+                                           (90061, "1-01:02:00")])
+def test_slurm_time(seconds, text):
+    assert WalltimeProposal(float(seconds), 0.95).slurm_time() == text

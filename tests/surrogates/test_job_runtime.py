@@ -1,0 +1,85 @@
+"""The run-time predictor and its calibrated walltime, on a slice of the real Gaia log."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hpcds1mpi.errors import DataError, ModelError
+from hpcds1mpi.records.ingest import read_job_log
+from hpcds1mpi.surrogates.job_runtime import RuntimePredictor, conformal_offset
+from hpcds1mpi.surrogates.submit_features import completed_mask, submit_features
+from tests.records.ingest.joblogs import GAIA, needs_joblogs, swf_slice
+
+pytestmark = needs_joblogs
+SMALL = {"n_estimators": 60, "learning_rate": 0.1}
+
+
+@pytest.fixture(scope="module")
+def split(tmp_path_factory):
+    """Gaia's first 6,000 jobs: features, completed jobs in submit order, 80/20."""
+    path = swf_slice(GAIA, tmp_path_factory.mktemp("gaia") / "gaia.swf", jobs=6000)
+    table = read_job_log(path)[0]
+    feats = submit_features(table)
+    rows = np.flatnonzero(completed_mask(table) & (table["time_limit_s"] > 0).to_numpy())
+    rows = rows[np.argsort(table["submit_time"].to_numpy()[rows], kind="stable")]
+    cut = int(len(rows) * 0.8)
+    run = table["runtime_s"].to_numpy(dtype=float)
+    return feats, run, rows[:cut], rows[cut:]
+
+
+@pytest.fixture(scope="module")
+def model(split):
+    feats, run, train, _ = split
+    return RuntimePredictor(**SMALL).fit(feats.iloc[train], run[train])
+
+
+def _accuracy(p, a):
+    return float(np.mean(np.minimum(p, a) / np.maximum(p, a)))
+
+
+def test_point_prediction_beats_the_users_requests_and_is_capped(split, model):
+    feats, run, _, test = split
+    point = model.predict(feats.iloc[test])
+    request = np.exp(feats["log_limit"].to_numpy()[test])
+    assert point.shape == (len(test),)
+    assert np.all(point <= request * (1 + 1e-9))
+    assert _accuracy(point, run[test]) > _accuracy(request, run[test]) + 0.15
+
+
+def test_walltime_is_calibrated_on_the_newest_training_jobs(split, model):
+    feats, run, _, test = split
+    wall = model.walltime(feats.iloc[test])
+    assert model.n_calibration_ == round(model.n_train_ * 0.2)
+    assert model.calibration_coverage_ >= 0.95
+    assert np.all(wall <= np.exp(feats["log_limit"].to_numpy()[test]) * (1 + 1e-9))
+    assert np.all(wall >= 1.0)
+    # Held-out jobs: close to the target (time drifts, so not exactly it).
+    assert np.mean(run[test] <= wall) > 0.85
+
+
+def test_conformal_offset_is_the_finite_sample_quantile():
+    scores = np.arange(1, 20, dtype=float)  # 19 scores: ceil(20 * 0.9) = 18th smallest
+    assert conformal_offset(scores, 0.9) == 18.0
+    assert conformal_offset(scores, 0.99) == 19.0  # never past the largest
+    assert conformal_offset(np.array([]), 0.9) == 0.0
+
+
+def test_refusals(split, model):
+    feats, run, train, _ = split
+    with pytest.raises(DataError, match="need at least"):
+        RuntimePredictor(**SMALL).fit(feats.iloc[train[:10]], run[train[:10]])
+    with pytest.raises(ModelError, match="not fitted"):
+        RuntimePredictor().predict(feats.iloc[:3])
+    with pytest.raises(ModelError, match="lack user_med20"):
+        model.predict(feats.iloc[:3].drop(columns="user_med20"))
+    with pytest.raises(ValueError, match="coverage"):
+        RuntimePredictor(coverage=1.0)
+
+
+def test_unseen_identities_are_missing_not_errors(split, model):
+    feats, _, _, test = split
+    row = feats.iloc[test[:2]].copy()
+    row["user"] = pd.array(["never-seen", "never-seen"], dtype="string")
+    assert np.all(np.isfinite(model.predict(row)))
