@@ -135,7 +135,7 @@ def _pair_loop(tx, ty, tz, sx, sy, sz, sm, acc, i0, i1, eps2, refine):  # pragma
             # 1/sqrt(d2): fp32's hardware estimate (refined once by LLVM) plus one Newton step
             # in the arrays' dtype: ~46 correct bits in fp64 (errors ~1e-14), 3x faster than an
             # fp64 sqrt and divide; fp32 runs stop at the refined estimate.
-            inv = (one / np.sqrt(np.float32(d2))) * one
+            inv = one * (np.float32(1.0) / np.sqrt(np.float32(d2)))
             if refine:
                 inv = inv * (three_halves - half * d2 * inv * inv)
             w = sm[j] * inv * inv * inv
