@@ -186,8 +186,11 @@ def _run_and_report(problem, part, source, columns, workload, size, space, metho
                f"objective {source}, budget {main.budget}")
     click.echo(f"reference point (fixed): {', '.join(f'{v:.6g}' for v in problem.ref_point)}")
     if exactly:
-        click.echo(f"{len(problem.candidates)} candidates <= budget {budget}: every candidate "
-                   f"scored exactly (the exact front; no {method} search needed)")
+        n = len(problem.candidates)
+        click.echo(f"{n} candidate{'s' if n != 1 else ''} <= budget {budget}: every candidate "
+                   f"scored exactly (the exact front; no {method} search needed)"
+                   + ("; one configuration is nothing to choose from: try --space full or a "
+                      "partition with more nodes" if n == 1 else ""))
     for line in left_out:  # a program is offered only what it was measured with
         click.echo(f"left out: {line}")
     for name, s in summaries.items():
