@@ -104,6 +104,12 @@ class FFT3D(Kernel):
         n0 = a.shape[0]
         a = planes(a)
         dtype = a.dtype
+        if comm.Get_size() == 1:
+            # One rank: the transpose would only copy the slab onto itself (pack, then MPI's
+            # self-copy); the last axis runs in place on the planes' fresh output instead.
+            out = lines(a)
+            arrays.synchronize(xp)
+            return out
         # Pack: the block for rank q is a[:, s1_q:e1_q, :] (n0, n1_q, N), contiguous in turn, so
         # the receiver's blocks, stacked by sender, form its (N, n1, N) slab directly.
         send_counts = [n0 * (hi - lo) * n for lo, hi in state.blocks]
@@ -156,12 +162,13 @@ class FFT3D(Kernel):
     def work(self, size: int, ranks: int) -> WorkModel:
         item = 16  # complex128 (fp64 sizes; fp32 halves the bytes)
         points = size ** 3 / ranks
+        passes = 4 if ranks > 1 else 3  # one rank has no pack (no transpose at all)
         return WorkModel(
             flops=float(5.0 * size ** 3 * np.log2(float(size) ** 3) / ranks),
             # 3 axis passes of the FFT and the pack, each reading and writing the slab.
-            bytes_moved=4 * 2.0 * item * points,
+            bytes_moved=passes * 2.0 * item * points,
             messages=float(ranks - 1),
             comm_bytes=item * points * (ranks - 1) / ranks,
-            # input, 2D-FFT output, send buffer, receive/output slab.
-            memory_bytes=4.0 * item * points,
+            # input, 2D-FFT output, send buffer, receive/output slab (one rank: the first two).
+            memory_bytes=(4.0 if ranks > 1 else 2.0) * item * points,
         )

@@ -122,8 +122,10 @@ def _pair_loop(tx, ty, tz, sx, sy, sz, sm, acc, i0, i1, eps2, refine):  # pragma
     the arrays' dtype, so fp32 runs compute (and accumulate) in fp32; ``refine``: one Newton
     step on the fp32 estimate of 1/sqrt (fp64 runs).
     """
+    # Constants in the arrays' dtype (numba types int * float32 as float64, which would pull
+    # an fp32 loop into fp64).
     one = eps2 / eps2
-    half, three_halves = one / 2, 3 * one / 2
+    half, three_halves = one * np.float32(0.5), one * np.float32(1.5)
     for i in range(i0, i1):
         xi, yi, zi = tx[i], ty[i], tz[i]
         ax = ay = az = eps2 - eps2

@@ -21,7 +21,8 @@ def compiled(fn, fastmath: bool = False):
     ``fastmath``: let LLVM reassociate (vectorised reductions) and use approximate reciprocal
     square roots refined to full precision, with numpy's error model (a division by zero gives
     inf instead of a raise, whose branch would keep the loop scalar); for loops whose check
-    tolerates reordered sums.
+    tolerates reordered sums. numba's disk cache is keyed on the function's source, not on
+    these options: compile each function with one set of options only.
     """
     if os.environ.get(NO_JIT_ENV) == "1":
         return None
@@ -32,9 +33,35 @@ def compiled(fn, fastmath: bool = False):
         except ImportError:
             _COMPILED[key] = None
         else:
+            _full_width_vectors()
             options = {"fastmath": True, "error_model": "numpy"} if fastmath else {}
             try:
                 _COMPILED[key] = numba.njit(nogil=True, cache=True, **options)(fn)
             except RuntimeError:  # no writable cache location (read-only install, no $HOME)
                 _COMPILED[key] = numba.njit(nogil=True, **options)(fn)
     return _COMPILED[key]
+
+
+def _full_width_vectors() -> None:
+    """Let LLVM use the CPU's widest vectors (AVX-512 where present) in the loops compiled here.
+
+    LLVM's tuning for recent Intel server CPUs prefers 256-bit vectors; on the all-pairs nbody
+    loop 512-bit ones were ~1.4x faster in fp64 (measured). Only numba's own setting is changed
+    (no environment variable, so child processes are untouched), only when the user has not set
+    ``NUMBA_CPU_FEATURES`` and before numba's CPU code generator exists (it reads the setting
+    once, at its first compilation): a process that compiled something earlier keeps its
+    choice. Without fastmath, vector width does not change results (no reassociation).
+    """
+    from numba.core import config
+
+    if config.CPU_FEATURES is not None or getattr(_full_width_vectors, "done", False):
+        return
+    _full_width_vectors.done = True
+    import llvmlite.binding as llvm
+
+    try:
+        features = llvm.get_host_cpu_features().flatten()
+    except RuntimeError:  # the host's features cannot be read: leave numba's defaults
+        return
+    if "+avx512f" in features.split(","):
+        config.CPU_FEATURES = features + ",-prefer-256-bit"
