@@ -51,10 +51,10 @@ def _entry_point() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "hpcds1mpi"]
 
 
-def questions(size_range: dict, n: int, offset: int = 0) -> list[dict]:
-    """``n`` different recommend bodies (``offset`` shifts them: two calls never overlap)."""
+def questions(size_range: dict, n: int) -> list[dict]:
+    """``n`` different recommend bodies."""
     workloads = sorted(size_range)
-    out, seen, i = [], set(), offset
+    out, seen, i = [], set(), 0
     while len(out) < n:
         w = workloads[i % len(workloads)]
         objective = OBJECTIVES[(i // len(workloads)) % len(OBJECTIVES)]
@@ -178,14 +178,15 @@ def markdown(res: dict) -> str:
              f"keep-alive clients (asyncio, in the benchmark process, sharing the CPUs with the "
              f"server). 1-min load average {res['load_before']:.1f} before, "
              f"{res['load_after']:.1f} after, on {res['cpus']} cores (shared machine).", "",
-             "| phase | answered | errors | p50 | p90 | p99 | max | throughput | server RSS after |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| phase | answered | errors | p50 | p90 | p99 | max | throughput | server CPU per "
+             "request | server RSS after |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for name, ph in res["phases"].items():
         cut = " (cut short)" if ph["cut_short"] else ""
         lines.append(f"| {name} | {ph['answered']}/{ph['requests']}{cut} | {ph['errors']} | "
                      f"{ph['p50_ms']:.1f} ms | {ph['p90_ms']:.1f} ms | {ph['p99_ms']:.1f} ms | "
                      f"{ph['max_ms']:.0f} ms | {ph['throughput_rps']:.0f} req/s | "
-                     f"{ph['rss_after_mb']:.0f} MB |")
+                     f"{ph['server_cpu_ms_per_request']:.2f} ms | {ph['rss_after_mb']:.0f} MB |")
     b = res["baseline"]
     goal = res["goal"]
     lines += ["", f"Server RSS after start and warm-up: {res['rss_start_mb']:.0f} MB.",
@@ -216,10 +217,9 @@ def main() -> None:
 
     size_range = {str(k): (float(v[0]), float(v[1]))
                   for k, v in load_model(None).size_range.items()}
-    first = questions(size_range, args.requests)
-    second = questions(size_range, args.requests, offset=10 * args.requests)
-    assert not {json.dumps(q) for q in first} & {json.dumps(q) for q in second}
-    few = questions(size_range, 20, offset=50 * args.requests)
+    every = questions(size_range, 2 * args.requests + 20)  # all different
+    first, second = every[:args.requests], every[args.requests:2 * args.requests]
+    few = every[2 * args.requests:]
     repeated = [few[i % len(few)] for i in range(args.requests)]
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
@@ -234,11 +234,15 @@ def main() -> None:
                                  ("distinct again", second)):
                 if name == "repeated":  # asked before: one client asks each question once
                     asyncio.run(_phase(host, port, token, few, 1, args.phase_timeout))
+                cpu0 = sum(server.cpu_times()[:2])
                 ph = asyncio.run(_phase(host, port, token, bodies, args.clients,
                                         args.phase_timeout))
+                ph["server_cpu_ms_per_request"] = 1e3 * (sum(server.cpu_times()[:2]) - cpu0) \
+                    / max(1, ph["answered"])
                 ph["rss_after_mb"] = rss()
                 phases[name] = ph
                 print(f"{name}: {ph['answered']}/{ph['requests']} p50 {ph['p50_ms']:.1f} ms "
+                      f"cpu/req {ph['server_cpu_ms_per_request']:.2f} ms "
                       f"p99 {ph['p99_ms']:.1f} ms {ph['throughput_rps']:.0f} req/s errors "
                       f"{ph['errors']} rss {ph['rss_after_mb']:.0f} MB", flush=True)
         finally:
