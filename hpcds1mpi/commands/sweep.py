@@ -1,5 +1,6 @@
 """``hpcds1mpi sweep``: measure kernels (in-process, under mpiexec/srun) or your own MPI program
-(``--command``, one launch per configuration) over configurations into HDF5 telemetry.
+(``--command``, launched once per repeat of each configuration) over configurations into HDF5
+telemetry.
 
     mpiexec -n 4 hpcds1mpi sweep --plan plans/reference.toml --out t.h5
     mpiexec -n 4 hpcds1mpi sweep --kernel stencil,gemm --ranks-per-node 1,2,4 --threads 1,2 \\
@@ -7,6 +8,9 @@
     hpcds1mpi sweep --launch 4 --plan plan.toml --out t.h5      # relaunches after a timeout/crash
     hpcds1mpi sweep --command "./app --n {size}" --label app --sizes 100,200 --ranks-per-node 1,2 \\
         --out app.h5
+    hpcds1mpi sweep --command hpcc --workdir 'hpcc/{size}-{ranks}' --output-file hpccoutf.txt \\
+        --mpiexec /usr/bin/mpirun.openmpi --time-regex 'HPL_time=([0-9.eE+-]+)' \\
+        --ranks-regex 'CommWorldProcs=(\\d+)' --sizes 200,400 --ranks-per-node 1,2 --out hpcc.h5
     hpcds1mpi sweep --plan plans/reference.toml --list          # count and rough time, no run
 """
 
@@ -48,9 +52,12 @@ def _strip_launch(argv: list[str]) -> list[str]:
 @click.option("--threads", default=None, help="Threads per rank, e.g. 1,2.")
 @click.option("--devices", default=None, help="cpu,gpu or 'available'.")
 @click.option("--precisions", default=None, help="fp64,fp32,bf16 or 'declared'.")
-@click.option("--min-time", type=float, default=None, help="Measure at least this long (s).")
-@click.option("--min-repeats", type=int, default=None)
-@click.option("--max-repeats", type=int, default=None)
+@click.option("--min-time", type=float, default=None,
+              help="Measure at least this long (s; --command: 1 s of launches).")
+@click.option("--min-repeats", type=int, default=None,
+              help="At least this many repeats (--command default: 3 launches).")
+@click.option("--max-repeats", type=int, default=None,
+              help="At most this many repeats (--command default: 10 launches).")
 @click.option("--warmup", type=int, default=None)
 @click.option("--timeout", type=float, default=None, help="Per-configuration timeout (s).")
 @click.option("--seed", type=int, default=None)

@@ -131,6 +131,6 @@ class Readings:
         said = "nothing" if math.isnan(seen) else f"{seen:g}"
         raise LaunchError(
             f"{label}: launched {ranks} rank(s) but the program's output matched "
-            f"--ranks-regex {self.ranks.pattern!r} with {said}: its ranks are not one job "
+            f"--ranks-regex '{self.ranks.pattern}' with {said}: its ranks are not one job "
             f"({' '.join(tokens[:3])} ...); nothing was recorded for it: use the program's own "
             "launcher (--mpiexec) or fix --ranks-regex")

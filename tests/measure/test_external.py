@@ -403,3 +403,15 @@ def test_a_missing_launcher_is_one_line_exit_1_before_anything_is_stored(tmp_pat
                           capture_output=True, text=True, timeout=60, env=env)
     _one_line_error(proc, 1)
     assert "srun" in proc.stderr and not out.exists()
+
+
+def test_a_programs_repeats_default_to_at_least_three_and_are_checked():
+    plan = external.build_external_plan("true", "t", sizes="1")
+    assert (plan.min_repeats, plan.max_repeats, plan.min_time, plan.warmup) == (3, 10, 1.0, 0)
+    plan = external.build_external_plan("true", "t", sizes="1", min_repeats=12)
+    assert plan.max_repeats == 12  # raised to the minimum when not given
+    for bad, words in (({"min_repeats": 0}, "--min-repeats 0"),
+                       ({"min_repeats": 4, "max_repeats": 2}, "below --min-repeats"),
+                       ({"min_time": float("nan")}, "--min-time"), ({"warmup": -1}, "--warmup")):
+        with pytest.raises(ConfigError, match=words):
+            external.build_external_plan("true", "t", sizes="1", **bad)
