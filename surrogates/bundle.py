@@ -21,19 +21,15 @@ import pandas as pd
 from hpcds1mpi.errors import DataError
 from hpcds1mpi.records.training import TrainingData
 
-from .bundle_files import (BUNDLE_FORMAT, LEVELS_FILE, TRAINING_DATA, TRAINING_MATRIX,
-                           default_bundle_path, is_bundle, read_bundle, read_training_matrix,
+from .bundle_files import (BUNDLE_FORMAT, FRAME_COLUMNS, LEVELS_FILE, TRAINING_DATA,  # noqa: F401
+                           TRAINING_FRAME, TRAINING_MATRIX, default_bundle_path, is_bundle,
+                           read_bundle, read_training_frame, read_training_matrix,
                            read_training_rows, write_bundle)
 from .features import INPUT_COLUMNS, build_features, normalise_frame
 from .estimators import member_budget
 from .models import SurrogateModel
 from .targets import REGRESSION_TARGETS, failure_labels, target_values
 
-#: Columns :meth:`Bundle.training_frame` returns (problem, configuration, outcome).
-FRAME_COLUMNS = ("workload", "size", "nodes", "ranks_per_node", "ranks", "threads", "device",
-                 "precision", "partition", "cores_per_node", "memory_gb", "gpus_per_node",
-                 "status", "error", "runtime_s", "energy_j", "peak_rss_mb", "gpu_peak_mem_mb",
-                 "machine_id", "energy_source")
 
 
 # --------------------------------------------------------------------------------------------
@@ -205,6 +201,8 @@ class Bundle:
         return pd.DataFrame(out, index=df.index)
 
     def _design(self, df: pd.DataFrame) -> np.ndarray:
+        if self.model.embedding_ is None:  # no matrix products: no BLAS limit (~50 ms cold)
+            return self.model.design_matrix(df)
         with _one_blas_thread():
             return self.model.design_matrix(df)
 
@@ -231,8 +229,11 @@ class Bundle:
     def training_frame(self) -> pd.DataFrame:
         """Problem, configuration and outcome columns of every training row (``kept`` marks the
         rows the sampler kept), aligned with :meth:`training_matrix`."""
-        cols = [c for c in (*FRAME_COLUMNS, "kept") if c in self._data.columns]
-        return self._data[cols].copy()
+        if self._data_frame is None and self._path is not None:
+            view = read_training_frame(self._path)  # no parquet reader on recommend's path
+            if view is not None:
+                return view
+        return self._data[[c for c in FRAME_COLUMNS if c in self._data.columns]].copy()
 
     def training_data(self) -> pd.DataFrame:
         """Every column of the training rows (what ``learn`` retrains on)."""
@@ -260,8 +261,8 @@ class Bundle:
         data, matrix = (None, None) if same else (self._data, self.training_matrix())
         with atomic_dir(path, "bundle") as tmp:
             write_bundle(tmp, self.model, self.manifest, data, matrix)
-            carry_files(path, tmp, (*keep, TRAINING_DATA, TRAINING_MATRIX, LEVELS_FILE)
-                        if same else keep)
+            carry_files(path, tmp, (*keep, TRAINING_DATA, TRAINING_MATRIX, LEVELS_FILE,
+                                    TRAINING_FRAME) if same else keep)
         self._path = path
         return path
 

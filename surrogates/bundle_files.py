@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -36,12 +37,20 @@ BUNDLE_FORMAT = 1
 MANIFEST = "manifest.json"
 TRAINING_DATA = "training_data.parquet"
 TRAINING_MATRIX = "training_matrix.npy"
+#: The training rows' problem, configuration and outcome columns as plain numpy arrays: what
+#: ``recommend`` reads (the guard, memory limits) without importing a parquet reader.
+TRAINING_FRAME = "training_frame.npz"
+#: Columns :meth:`~hpcds1mpi.surrogates.bundle.Bundle.training_frame` returns.
+FRAME_COLUMNS = ("workload", "size", "nodes", "ranks_per_node", "ranks", "threads", "device",
+                 "precision", "partition", "cores_per_node", "memory_gb", "gpus_per_node",
+                 "status", "error", "runtime_s", "energy_j", "peak_rss_mb", "gpu_peak_mem_mb",
+                 "machine_id", "energy_source", "kept")
 README = "README.txt"
 BUNDLE_README_TITLE = "hpcds1mpi model bundle"
 #: Every file a bundle folder may hold: what :func:`write_bundle` writes, and the calibrations
 #: stored beside it (``decide/confidence.py``, ``decide/guard.py``).
 BUNDLE_FILES = frozenset({MANIFEST, "embedding.npz", "members.pkl", TRAINING_DATA,
-                          TRAINING_MATRIX, LEVELS_FILE, README, "system1_calibration.json",
+                          TRAINING_MATRIX, TRAINING_FRAME, LEVELS_FILE, README, "system1_calibration.json",
                           "guard_calibration.json"})
 
 
@@ -98,6 +107,7 @@ def write_bundle(path: Path, model: SurrogateModel, manifest: dict, data: pd.Dat
         data.to_parquet(path / TRAINING_DATA, index=False)
         np.save(path / TRAINING_MATRIX, matrix)
         write_levels(path, levels_from_frame(data))
+        write_training_frame(path, data)
     with open(path / MANIFEST, "w") as fh:
         json.dump(manifest, fh, indent=2, default=_json_default)
     (path / README).write_text(_readme(manifest))
@@ -114,6 +124,49 @@ def read_training_rows(path: Path) -> pd.DataFrame:
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
         raise ModelError(f"{path}: training data unreadable ({exc}); "
                          "retrain with `hpcds1mpi train`") from None
+
+
+def write_training_frame(path: Path, data: pd.DataFrame) -> None:
+    """Write :data:`TRAINING_FRAME`: each of :data:`FRAME_COLUMNS` the rows have; text as
+    codes into its distinct values (``<col>.codes``, -1 where missing; ``<col>.values``),
+    so long repeated error texts cost one copy each; no pickled objects."""
+    arrays = {}
+    for col in (c for c in FRAME_COLUMNS if c in data.columns):
+        series = data[col]
+        if pd.api.types.is_bool_dtype(series.dtype) or pd.api.types.is_numeric_dtype(series.dtype):
+            arrays[col] = series.to_numpy()
+            continue
+        codes, uniques = pd.factorize(series, use_na_sentinel=True)
+        arrays[f"{col}.codes"] = codes.astype(np.int32)
+        arrays[f"{col}.values"] = np.asarray([str(u) for u in uniques], dtype=str)
+    np.savez(path / TRAINING_FRAME, **arrays)
+
+
+def read_training_frame(path: Path) -> pd.DataFrame | None:
+    """The frame :func:`write_training_frame` wrote (the same values as those columns of the
+    parquet rows); None when the bundle predates the file.
+
+    Raises:
+        ModelError: the file is there but unreadable.
+    """
+    file = Path(path) / TRAINING_FRAME
+    if not file.is_file():
+        return None
+    try:
+        with np.load(file, allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+        out = {}
+        for col in FRAME_COLUMNS:
+            if col in arrays:
+                out[col] = arrays[col]
+            elif f"{col}.codes" in arrays:
+                codes = arrays[f"{col}.codes"]
+                text = pd.Series(arrays[f"{col}.values"].tolist() + [""], dtype="str")
+                out[col] = pd.Series(text.to_numpy()[codes], dtype="str").mask(codes < 0)
+        return pd.DataFrame(out)
+    except (OSError, ValueError, KeyError, TypeError, EOFError, IndexError,
+            zipfile.BadZipFile) as exc:
+        raise ModelError(f"{file}: unreadable ({exc}); retrain with `hpcds1mpi train`") from None
 
 
 def read_training_matrix(path: Path) -> np.ndarray | None:
@@ -228,6 +281,7 @@ def _readme(manifest: dict) -> str:
              h=manifest["data_hash"])
 
 
-__all__ = ["BUNDLE_FILES", "BUNDLE_FORMAT", "LEVELS_FILE", "MANIFEST", "default_bundle_path", "is_bundle",
+__all__ = ["BUNDLE_FILES", "BUNDLE_FORMAT", "FRAME_COLUMNS", "LEVELS_FILE", "MANIFEST",
+           "TRAINING_FRAME", "read_training_frame", "write_training_frame", "default_bundle_path", "is_bundle",
            "read_bundle",
            "read_training_matrix", "read_training_rows", "write_bundle"]

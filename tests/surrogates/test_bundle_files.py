@@ -9,8 +9,9 @@ import pytest
 
 from hpcds1mpi.errors import ModelError, WriteError
 from hpcds1mpi.surrogates.bundle import train_bundle
-from hpcds1mpi.surrogates.bundle_files import (BUNDLE_FORMAT, LEVELS_FILE, MANIFEST,
-                                               TRAINING_DATA, TRAINING_MATRIX, read_bundle)
+from hpcds1mpi.surrogates.bundle_files import (BUNDLE_FORMAT, FRAME_COLUMNS, LEVELS_FILE,
+                                               MANIFEST, TRAINING_DATA, TRAINING_FRAME,
+                                               TRAINING_MATRIX, read_bundle)
 from tests.surrogates.test_bundle import make_runs
 from tests.test_atomic import fill, small_disk  # noqa: F401 (fixture)
 
@@ -24,7 +25,8 @@ def small():
 def test_files_written_and_read_back(small, tmp_path):
     path = small.save(tmp_path / "m")
     assert {p.name for p in path.iterdir()} == {MANIFEST, "members.pkl", TRAINING_DATA,
-                                                TRAINING_MATRIX, LEVELS_FILE, "README.txt"}
+                                                TRAINING_MATRIX, LEVELS_FILE, TRAINING_FRAME,
+                                                "README.txt"}
     manifest = json.loads((path / MANIFEST).read_text())
     assert manifest["format_version"] == BUNDLE_FORMAT and manifest["embedding"] is None
     model, read_manifest, where = read_bundle(path)
@@ -44,6 +46,7 @@ def test_saving_in_place_keeps_the_training_files(small, tmp_path):
     loaded.save(path)
     assert (path / TRAINING_DATA).stat().st_mtime_ns == before
     assert (path / LEVELS_FILE).is_file()  # carried over with the rows it describes
+    assert (path / TRAINING_FRAME).is_file()
     loaded.save(tmp_path / "copy")  # another place: the training rows travel along
     assert (tmp_path / "copy" / TRAINING_DATA).is_file()
     assert (tmp_path / "copy" / LEVELS_FILE).is_file()
@@ -135,3 +138,38 @@ def test_disk_full_bundle_write_keeps_the_old_bundle(small, small_disk):
     assert err.value.exit_code == 1 and "\n" not in str(err.value)
     assert digests(path) == before and read_bundle(path)
     assert sorted(p.name for p in small_disk.iterdir()) == ["filler", "m"]
+
+
+def test_training_frame_view_equals_the_parquet_rows_and_old_bundles_still_read(small, tmp_path):
+    """recommend reads the rows' frame from training_frame.npz (no parquet reader): the same
+    frame as the parquet's columns, text with missing cells included; a bundle without the
+    file (written before it existed) reads the parquet; a damaged one is one line."""
+    import pandas as pd
+
+    from hpcds1mpi.surrogates.bundle import load_bundle
+
+    path = small.save(tmp_path / "m")
+    rows = pd.read_parquet(path / TRAINING_DATA)
+    want = rows[[c for c in FRAME_COLUMNS if c in rows.columns]]
+    pd.testing.assert_frame_equal(load_bundle(path).training_frame(), want)
+    assert want["error"].isna().any() or (want["error"] == "").any()
+    (path / TRAINING_FRAME).unlink()  # an older bundle
+    pd.testing.assert_frame_equal(load_bundle(path).training_frame(), want)
+    (path / TRAINING_FRAME).write_bytes(b"PK\x03\x04 not a zip")
+    with pytest.raises(ModelError, match="training_frame.npz: unreadable"):
+        load_bundle(path).training_frame()
+
+
+def test_training_frame_view_keeps_missing_text(tmp_path):
+    import pandas as pd
+
+    from hpcds1mpi.surrogates.bundle_files import read_training_frame, write_training_frame
+
+    rows = pd.DataFrame({"workload": ["a", "b", "a"], "size": [1, 2, 3],
+                         "error": ["", None, "oom: x" * 40], "energy_source": [None, None, "rapl"],
+                         "runtime_s": [0.1, float("nan"), 0.3], "kept": [True, False, True]})
+    rows = rows.astype({"workload": "str", "error": "str", "energy_source": "str"})
+    write_training_frame(tmp_path, rows)
+    # Columns come back in FRAME_COLUMNS order.
+    pd.testing.assert_frame_equal(read_training_frame(tmp_path), rows[[
+        c for c in FRAME_COLUMNS if c in rows.columns]])
