@@ -263,3 +263,20 @@ def limit_for(name: str, size: int, precision: str, threads: int, quick: bool = 
         return (torch_training_seconds(size, precision, threads), flops, "GFLOP/s",
                 "same model, nn.Sequential + optim.SGD, no MPI", ">= 90%")
     return None
+
+
+def cache_triad_for(name: str, size: int) -> tuple[Callable[[], float], float, str] | None:
+    """For the memory-bound kernels: a triad whose three arrays together are the kernel's
+    working set (``memory_bytes`` of its work model), (sampler, bytes of one sample, what).
+
+    On a machine whose last-level cache holds the kernel's arrays, the DRAM triad is not the
+    limit the kernel meets; this one is measured beside it so the row can say which it is.
+    """
+    if name not in ("stencil", "cg"):
+        return None
+    from hpcds1mpi.kernels import get
+
+    working = get(name).work(size, 1).memory_bytes
+    n = max(1024, int(working // 24))
+    return (triad_seconds(n), 24.0 * n,
+            f"numpy triad over a working set the kernel's size ({24 * n / 1e6:.0f} MB)")
