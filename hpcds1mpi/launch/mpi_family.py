@@ -342,3 +342,42 @@ def check_launcher(program: ProgramMPI, launcher_path: str, srun_mpi: str = "",
                       f"({program.evidence}) but {launcher_path} is "
                       f"{LAUNCHER_NAMES.get(family or '', 'not its launcher')}, "
                       f"which would start it as independent 1-rank copies; {hint}")
+
+
+def check_script(program_tokens: list[str], launcher) -> None:
+    """Refuse a batch script whose launcher cannot start its program as one job.
+
+    Only where the program is found here (the machine writing the script) and its MPI is read:
+    Open MPI under ``srun`` needs ``--mpi=pmix`` (Open MPI is not built with Slurm's PMI-2; it
+    aborts in ``MPI_Init`` under ``--mpi=pmi2``, as the test Slurm shows), any MPI under
+    ``--mpi=none`` has no wire-up, and an ``mpiexec``/``mpirun`` found here must be of the
+    program's family.
+
+    Raises:
+        ConfigError: one line naming the program's MPI and the cluster-file key to set.
+    """
+    program = program_mpi(program_tokens)
+    want = program.family
+    if want not in (OPENMPI, MPICH):
+        return
+    name = os.path.basename(program_tokens[0])
+    head = f"{name} is linked against {FAMILY_NAMES[want]} ({program.evidence})"
+    if getattr(launcher, "name", "") == "srun":
+        mpi = getattr(launcher, "mpi", "")
+        if want == OPENMPI and not mpi.startswith("pmix"):
+            raise ConfigError(f"{head}; srun --mpi={mpi or 'none'} cannot start it as one job: "
+                              "set mpi = \"pmix\" in the cluster file (or launcher = \"mpirun\" "
+                              "with mpiexec = its mpirun)")
+        if mpi in ("", "none"):
+            raise ConfigError(f"{head}; srun --mpi=none gives its ranks no wire-up: set "
+                              "mpi = \"pmi2\" in the cluster file")
+        return
+    command = getattr(launcher, "command", "")
+    if "/" not in command:  # a bare mpiexec/mpirun is whatever the job's PATH gives there
+        return
+    family = launcher_family(command) if os.path.exists(command) else None
+    if family in (OPENMPI, MPICH) and family != want:
+        others = candidates(want, exclude=command)
+        raise ConfigError(f"{head} but the script's {command} is {LAUNCHER_NAMES[family]}: set "
+                          f"mpiexec = \"{others[0] if others else 'its launcher'}\" in the "
+                          "cluster file")

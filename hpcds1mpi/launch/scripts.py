@@ -67,8 +67,12 @@ def comment(text: str) -> str:
 
 def render(job: BatchJob, scheduler: str = "slurm") -> str:
     """The whole batch script for ``job`` under ``scheduler`` (``slurm`` or ``pbs``)."""
+    from hpcds1mpi.launch.mpi_family import check_script
+
     launcher = job.launcher(scheduler)
-    tokens = launcher.tokens(job.config) + program_tokens(job.program, job.placeholder_values())
+    program = program_tokens(job.program, job.placeholder_values())
+    check_script(program, launcher)  # a launcher that cannot start the program: refused
+    tokens = launcher.tokens(job.config) + program
     return render_template(scheduler, job, scheduler, summary=comment(job.summary),
                            environment=job.environment(scheduler), launch=quote_tokens(tokens),
                            launcher_lines=launcher.script_lines())

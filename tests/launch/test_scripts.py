@@ -4,6 +4,7 @@ calibration and tune scripts."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import shlex
 import subprocess
 from pathlib import Path
@@ -246,3 +247,29 @@ def test_tune_script_comes_from_the_template_with_checked_directives():
         batch.render_tune([], CPU, nodes=1, cores=64, time_limit_s=900, job_name="x;y")
     with pytest.raises(ConfigError, match="nodes"):
         batch.render_tune([], CPU, nodes=99, cores=64, time_limit_s=900, job_name="t")
+
+
+def test_a_script_whose_launcher_cannot_start_its_program_is_refused():
+    from tests.helpers import system_program
+
+    hpcc = system_program("hpcc")
+    config = Configuration(1, 2, 1)
+    job = lambda cluster, program=hpcc: BatchJob(config=config, partition=CPU,  # noqa: E731
+                                                 program=program, cluster=cluster,
+                                                 job_name="j", time_limit_s=600)
+    # Open MPI is not built with Slurm's PMI-2: srun --mpi=pmi2 aborts it in MPI_Init
+    with pytest.raises(ConfigError, match=r'linked against Open MPI.*srun --mpi=pmi2 cannot '
+                                          r'start it as one job: set mpi = "pmix"'):
+        batch.render(job(site(mpi="pmi2")), "slurm")
+    assert batch.render(job(site(mpi="pmix")), "slurm").rstrip().endswith(
+        "--mpi=pmix " + hpcc)
+    netpipe = system_program("NPmpich2")
+    with pytest.raises(ConfigError, match="MPICH family.*mpi = \"pmi2\""):
+        batch.render(job(site(mpi="none"), netpipe), "slurm")
+    openmpi = os.path.realpath(system_program("mpirun.openmpi"))
+    with pytest.raises(ConfigError, match="Open MPI's launcher: set mpiexec = .*mpiexec"):
+        batch.render(job(site(launcher="mpirun", mpiexec=openmpi), netpipe), "pbs")
+    assert f"{openmpi} -n 2 {hpcc}" in batch.render(job(site(launcher="mpirun",
+                                                             mpiexec=openmpi)), "pbs")
+    # a program not found here, or of no known MPI, is written as asked
+    assert batch.render(job(site(mpi="pmi2"), "./my_app"), "slurm")
