@@ -133,7 +133,7 @@ def create_app(service, token: str, *, max_body: int = DEFAULT_MAX_BODY,
         """The computation of ``req``'s answer: a new one on the worker thread, or the one
         already running for the same question (a burst of one question computes it once).
         Shielded by the caller, so a client that goes away does not cancel it for others."""
-        key = (kind, req.model_dump_json())
+        key = service.key(kind, req)
         running = inflight.get(key)
         if running is None:
             loop = asyncio.get_running_loop()

@@ -115,12 +115,17 @@ class Service:
         except ConfigError:
             pass  # nothing fits the shipped example here: the first request pays instead
 
+    @staticmethod
+    def key(kind: str, req) -> tuple:
+        """What identifies a question: its kind and every field of the checked request."""
+        return (kind, req.model_dump_json())
+
     def cached(self, kind: str, req) -> bytes | None:
         """The encoded answer to ``req`` if it was computed before (cheap: no computation, so
         the event loop may call it and a repeated question never waits behind new ones)."""
         if self.cache_size <= 0:
             return None
-        key = (kind, req.model_dump_json())
+        key = self.key(kind, req)
         with self._lock:
             hit = self._cache.get(key)
             if hit is not None:
@@ -148,7 +153,7 @@ class Service:
                           separators=(",", ":")).encode()
         if self.cache_size > 0:
             with self._lock:
-                self._cache[(kind, req.model_dump_json())] = body
+                self._cache[self.key(kind, req)] = body
                 while len(self._cache) > self.cache_size:
                     self._cache.popitem(last=False)
         return body
