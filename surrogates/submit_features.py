@@ -7,12 +7,15 @@ One row per job of a job table (:data:`hpcds1mpi.records.ingest.JOB_COLUMNS`, an
 - the request: requested nodes, processors, time (s, log) and memory (GB); the log's allocated
   counts stand in where it records only those (PM100, sacct: fixed at submission for these
   jobs); hour of day and day of week of the submission;
-- the history of three groups (a group without finished jobs yet takes its user's values) of the job — the user, the user's same job name, the user's same
-  request (time limit and processors) — over those of its jobs that had **finished by the
-  job's submit time** (``end_time <= submit_time``): how many, the last two run times, the mean,
-  spread (std) and longest of the last five (log seconds), their run time / limit ratios, how
-  often they hit their limit, how often they failed, and seconds since the last one ended; for
-  the user also how many of their jobs were still queued or running at that moment.
+- the history of three groups of the job — the user, the user's same job name, the user's
+  same request (time limit, processors and partition; a group without finished jobs yet
+  takes its user's values) — over those of its jobs that had **finished by the job's submit
+  time** (``end_time <= submit_time``): how many, the last two run times, the mean,
+  spread (std), median and longest of the last five and the median and longest of the last
+  20 (log seconds), their run time / limit ratios (and the run time that ratio gives at this
+  job's request), how often they hit their limit, how often they failed, and seconds since
+  the last one ended; for the user also how many of their jobs were still queued or running
+  at that moment.
 
 Nothing uses a job that had not finished: times are compared in whole seconds, the end rounded
 up and the submission down, so a tie counts as finished only when the record says so. Every
@@ -28,7 +31,8 @@ import pandas as pd
 #: Identity columns (strings; missing -> "").
 CATEGORICAL = ("user", "account", "workload", "partition")
 #: History groups: name -> the identity columns (besides the user) that define it.
-GROUPS = {"user": (), "name": ("workload",), "request": ("time_limit_s", "req_procs")}
+GROUPS = {"user": (), "name": ("workload",),
+          "request": ("time_limit_s", "req_procs", "partition")}
 #: How many of a group's last finished jobs the window statistics look at.
 WINDOW = 5
 #: The longer window of the median (robust to one odd run among many alike).
@@ -270,6 +274,12 @@ def submit_features(table: pd.DataFrame) -> pd.DataFrame:
             col = feats[f"{gname}_{stat}"]
             feats[f"{gname}_{stat}"] = np.where(empty & np.isnan(col),
                                                 feats[f"user_{stat}"], col)
+    # The run time a group's recent share of its request would give at this job's request
+    # (users who scale the request with the work): a sum the trees cannot form themselves.
+    for gname in GROUPS:
+        if f"{gname}_ratio1" in feats:
+            feats[f"{gname}_scaled1"] = feats["log_limit"] + feats[f"{gname}_ratio1"]
+            feats[f"{gname}_scaled5"] = feats["log_limit"] + feats[f"{gname}_ratio_mean5"]
     out = pd.DataFrame(feats, index=table.index)
     for c in CATEGORICAL:
         out[c] = out[c].astype("string")
