@@ -305,6 +305,16 @@ def main(quick: bool, only: set[str] | None = None) -> dict:
     return raw
 
 
+def goal_met(goal: str, ratio: float | None) -> str:
+    """"yes" / "**no**" for a ``goal >= N%`` row (best against best), "" for other goals."""
+    import re
+
+    match = re.search(r">=\s*([\d.]+)%", goal or "")
+    if not match or ratio is None:
+        return ""
+    return "yes" if ratio >= float(match[1]) / 100 else "**no**"
+
+
 def write_results(raw: dict) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     raw["when"] = time.strftime("%Y-%m-%d %H:%M:%S %Z")
@@ -319,8 +329,8 @@ def write_results(raw: dict) -> None:
         f"(1 min) {load['load_start'][0]:.1f} at the start, {load['load_end'][0]:.1f} at the end.",
         "",
         "| measurement | achieved | unit | limit | ratio | ratio per round | spread kernel / "
-        "limit | limit measured as | goal |",
-        "| --- | ---: | --- | ---: | ---: | ---: | ---: | --- | --- |",
+        "limit | limit measured as | goal | met |",
+        "| --- | ---: | --- | ---: | ---: | ---: | ---: | --- | --- | --- |",
     ]
     for row in raw["table"]:
         limit = f"{row['limit']:.3g}" if row["limit"] is not None else "-"
@@ -330,7 +340,8 @@ def write_results(raw: dict) -> None:
         spread = (f"{row['spread_kernel']:.0%} / {row['spread_limit']:.0%}"
                   if "spread_kernel" in row else "-")
         lines.append(f"| {row['what']} | {row['achieved']:.3g} | {row['unit']} | {limit} | "
-                     f"{ratio} | {per_round} | {spread} | {row['limit_what']} | {row['goal']} |")
+                     f"{ratio} | {per_round} | {spread} | {row['limit_what']} | {row['goal']} | "
+                     f"{goal_met(row['goal'], row['ratio'])} |")
     lines += ["", f"Kernel rows: kernel and limit interleaved for {raw['rounds']} rounds; each "
               "side's rate is its fastest round (a kernel round is the best of 2 timed runs "
               "after a warm-up), the ratio is best against best, 'ratio per round' the range of "
