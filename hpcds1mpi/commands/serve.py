@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from hpcds1mpi.schemas.numbers import BoundedInt
+from hpcds1mpi.schemas.numbers import BoundedFloat, BoundedInt
 
 
 @click.command(name="serve")
@@ -28,10 +28,12 @@ from hpcds1mpi.schemas.numbers import BoundedInt
               default=256 * 1024, show_default=True, help="Largest request body, bytes.")
 @click.option("--max-pending", type=BoundedInt(1, 100_000, "request count"), default=64,
               show_default=True, help="Requests computing or waiting at once; more get 503.")
+@click.option("--body-timeout", type=BoundedFloat(0.1, 3600, "time in seconds"), default=30.0,
+              show_default=True, help="Seconds a client has to send its request body (408 after).")
 @click.option("--cache", "cache_size", type=BoundedInt(0, 1_000_000, "answer count"),
               default=1024, show_default=True, help="Answers remembered for repeated questions.")
 def command(host, port, model_dir, cluster_file, state_dir, certfile, keyfile,
-            allow_plain_http, max_body, max_pending, cache_size):
+            allow_plain_http, max_body, max_pending, body_timeout, cache_size):
     """Serve recommendations over HTTP (token, TLS) with a web console.
 
     Every /v1 call but /v1/health needs 'Authorization: Bearer TOKEN'; the token is
@@ -57,7 +59,8 @@ def command(host, port, model_dir, cluster_file, state_dir, certfile, keyfile,
         service = Service(model_dir, cluster_file, state, cache_size=cache_size)
         service.warm_up()
         token, source = auth.load_token(state)  # after the checks: a refused start writes none
-        app = create_app(service, token, max_body=max_body, max_pending=max_pending)
+        app = create_app(service, token, max_body=max_body, max_pending=max_pending,
+                         body_timeout=body_timeout)
         server.configure_logging()
         places = ", ".join(f"{c.name}/{p.name}" for c, p in service.places)
         click.echo(f"hpcds1mpi serve: model {service.model_dir.name}; partitions {places}")

@@ -7,9 +7,10 @@ stream passes the limit); it is then checked by :mod:`hpcds1mpi.serve.schemas` (
 line). A question answered before is answered from the service's cache at once; one being
 computed is waited for, not computed twice. At most ``max_pending`` requests wait for or run a
 computation; the next one is answered 503 with ``Retry-After`` rather than queued without
-bound. Each refusal (401, 404, 405, 413,
-415, 422, 503, and a client that went away mid-request) is logged on ``hpcds1mpi.serve`` with
-its reason; neither a token nor a body is ever logged.
+bound. Each refusal (401, 404, 405, 408,
+413, 415, 422, 503, and a client that went away mid-request) is logged on ``hpcds1mpi.serve`` with
+its reason; neither a token nor a body is ever logged. A body not sent within ``body_timeout``
+seconds is 408.
 
 Nothing here runs a job, opens a path named by a request or writes a file: the answers are
 computed from the bundle in memory (:class:`hpcds1mpi.serve.service.Service`), and the console
@@ -40,6 +41,8 @@ log = logging.getLogger("hpcds1mpi.serve")
 DEFAULT_MAX_BODY = 256 * 1024
 #: Requests that may wait for or run a computation at once; more get 503.
 DEFAULT_MAX_PENDING = 64
+#: Seconds a client has to send its body once its headers are in (408 after).
+DEFAULT_BODY_TIMEOUT = 30.0
 
 #: Sent with every response: the console loads only its own files, nothing frames it, and the
 #: browser neither sniffs types nor sends a referrer (the URL fragment may hold the token).
@@ -110,7 +113,8 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 
 def create_app(service, token: str, *, max_body: int = DEFAULT_MAX_BODY,
-               max_pending: int = DEFAULT_MAX_PENDING) -> Starlette:
+               max_pending: int = DEFAULT_MAX_PENDING,
+               body_timeout: float = DEFAULT_BODY_TIMEOUT) -> Starlette:
     """The ASGI application over ``service``.
 
     Args:
@@ -118,6 +122,8 @@ def create_app(service, token: str, *, max_body: int = DEFAULT_MAX_BODY,
         token: the bearer token every ``/v1`` call but health must carry.
         max_body: largest request body, bytes.
         max_pending: most requests waiting for or running a computation.
+        body_timeout: seconds a client has to send its whole body (a slow client holds a
+            connection, not the server).
     """
     state = {"pending": 0}
     inflight: dict[tuple, asyncio.Future] = {}
@@ -148,7 +154,11 @@ def create_app(service, token: str, *, max_body: int = DEFAULT_MAX_BODY,
         if denied is not None:
             return denied
         try:
-            body = await read_body(request, max_body)
+            try:
+                body = await asyncio.wait_for(read_body(request, max_body), body_timeout)
+            except asyncio.TimeoutError:
+                raise schemas.RequestError(408, f"body not received within {body_timeout:g} "
+                                                "s") from None
             req = schemas.parse(schemas.REQUESTS[kind], body)
         except schemas.RequestError as exc:
             return refused(request, exc.status, exc.reason)

@@ -132,8 +132,9 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def tight_server(tmp_path_factory):
-    """A server with small limits: 4 KiB bodies, one pending request, no answer cache."""
+    """A server with small limits: 4 KiB bodies, one pending request, 2 s to send a body, no
+    answer cache."""
     srv = start_server(tmp_path_factory.mktemp("serve-tight"), "--max-body", "4096",
-                       "--max-pending", "1", "--cache", "0")
+                       "--max-pending", "1", "--body-timeout", "2", "--cache", "0")
     yield srv
     srv.stop()

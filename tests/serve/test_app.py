@@ -200,3 +200,20 @@ def test_a_burst_of_one_new_question_gets_one_answer(server):
         t.join(120)
     assert [r[0] for r in results] == [200] * 10
     assert all(r[1] == results[0][1] for r in results)
+
+
+def test_a_body_sent_too_slowly_is_408_and_the_server_moves_on(tight_server):
+    with socket.create_connection((tight_server.host, tight_server.port), timeout=30) as sock:
+        sock.sendall(_post_head(tight_server, 100) + b'{"workload": ')
+        t0 = time.monotonic()
+        reply = sock.recv(65536)
+        waited = time.monotonic() - t0
+        while b"\r\n\r\n{" not in reply and time.monotonic() - t0 < 20:
+            more = sock.recv(65536)  # headers and body may come in two pieces
+            if not more:
+                break
+            reply += more
+    assert reply.startswith(b"HTTP/1.1 408") and b"not received within 2 s" in reply
+    assert 1.5 < waited < 20
+    assert "408 body not received within 2 s" in tight_server.log()
+    assert tight_server.request("POST", "/v1/recommend", OK)[0] == 200
