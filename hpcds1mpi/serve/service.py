@@ -11,8 +11,8 @@ Computation is pure Python and numpy under the GIL, so one worker thread does it
 (:attr:`Service.executor`): more threads would not run faster on the same bundle, and the
 bundle's scorers need not be shared between threads. The event loop stays free to refuse, queue
 and answer health checks. Answers are deterministic for a given bundle and request, so a
-bounded LRU cache (:attr:`Service.cache_size` entries, keyed by the validated request) answers
-repeated questions without recomputing them. It holds each answer checked and encoded, and is
+bounded LRU cache (:attr:`Service.cache_size` entries and :data:`CACHE_BYTES` bytes, keyed by
+the validated request) answers repeated questions without recomputing them. It holds each answer checked and encoded, and is
 looked up on the event loop before a request joins the computing queue, so a repeated question
 never waits behind new ones. Nothing marks an answer as cached; a test holds a cached answer
 equal to a fresh one.
@@ -34,6 +34,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: Answers kept for repeated questions.
 DEFAULT_CACHE = 1024
+#: Most bytes of answers kept (a predict answer for 256 configurations is ~100 KB).
+CACHE_BYTES = 64 * 2**20
 
 
 def load_places(cluster_file: str | None) -> list:
@@ -98,6 +100,7 @@ class Service:
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hpcds1mpi-serve")
         self.cache_size = cache_size
         self._cache: OrderedDict[tuple, bytes] = OrderedDict()
+        self._cache_bytes = 0
         self._lock = threading.Lock()
         self.energy_label = "modelled"
 
@@ -151,11 +154,14 @@ class Service:
         data = checked(kind, compute(req))
         body = json.dumps(data, ensure_ascii=False, allow_nan=False,
                           separators=(",", ":")).encode()
-        if self.cache_size > 0:
+        if self.cache_size > 0 and len(body) <= CACHE_BYTES:
             with self._lock:
-                self._cache[self.key(kind, req)] = body
-                while len(self._cache) > self.cache_size:
-                    self._cache.popitem(last=False)
+                key = self.key(kind, req)
+                old = self._cache.pop(key, None)
+                self._cache_bytes += len(body) - (len(old) if old is not None else 0)
+                self._cache[key] = body
+                while len(self._cache) > self.cache_size or self._cache_bytes > CACHE_BYTES:
+                    self._cache_bytes -= len(self._cache.popitem(last=False)[1])
         return body
 
     # ------------------------------------------------------------------------------------

@@ -63,6 +63,19 @@ def test_cache_is_bounded(tmp_path):
     for size in (100, 110, 120):
         small.recommend(RecommendRequest(workload="stencil", size=size))
     assert len(small._cache) == 2
+    assert small._cache_bytes == sum(len(b) for b in small._cache.values())
+
+
+def test_cache_is_bounded_in_bytes(tmp_path, monkeypatch):
+    from hpcds1mpi.serve import service as service_mod
+
+    small = service_mod.Service(None, None, tmp_path)
+    one = len(small.answer("recommend", RecommendRequest(workload="stencil", size=100)))
+    monkeypatch.setattr(service_mod, "CACHE_BYTES", int(2.5 * one))
+    for size in (110, 120, 130, 140):
+        small.recommend(RecommendRequest(workload="stencil", size=size))
+    assert small._cache_bytes <= 2.5 * one and 1 <= len(small._cache) <= 3
+    assert small._cache_bytes == sum(len(b) for b in small._cache.values())
 
 
 def test_predict_gives_system1_numbers_of_the_pick(service):
