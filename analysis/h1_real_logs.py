@@ -251,9 +251,11 @@ def findings(rows: list[dict]) -> list[str]:
     """What the rows say about the paper's H1 claims (computed, never written by hand)."""
     df = pd.DataFrame(rows)
     out = []
-    for split in df["split"].unique():
+    for split in df["split"].unique() if len(df) else []:
         s = df[df["split"] == split]
         full = s[s["rate"] == 1.0].set_index("model")
+        if full.empty:
+            continue
         for fam in FAMILIES:
             if f"{fam} (raw)" not in full.index:
                 continue
@@ -294,6 +296,8 @@ def markdown(results: dict) -> str:
     rows = pd.DataFrame(results["rows"])
     c = results["counts"]
     out = [f"# H1 on a real log: {results['name']}", "",
+           *(["**PARTIAL**: the run was stopped before it finished; only the rows below were "
+              "measured.", ""] if not results.get("complete", True) else []),
            f"Command: `{results['command']}`", "",
            f"Log: {results['source']} ({c['kind']}): {c['read']} jobs read, "
            f"{c['kept']} completed jobs with a run time used"
@@ -366,6 +370,22 @@ def main(argv: list[str] | None = None) -> dict:
     families = tuple(f for f in args.families.split(",") if f)
     seeds = list(range(args.seed, args.seed + args.seeds))
     rows, per_seed, split_info, features = [], [], [], []
+    emb = TabNetEmbedding()
+
+    def save(complete: bool) -> dict:
+        results = {
+            "name": args.name, "source": args.log, "counts": counts, "features": features,
+            "without": args.without, "complete": complete,
+            **run_info("h1_real_logs", argv),
+            "target": "log runtime_s", "seeds": seeds, "rates": rates, "epochs": args.epochs,
+            "tabnet_max_rows": emb.max_rows, "tabnet_max_steps": emb.max_steps,
+            "threads": args.threads, "splits": split_info, "rows": rows,
+            "rows_per_seed": per_seed, "findings": findings(rows),
+            "seconds": time.perf_counter() - t_start,
+        }
+        return write_results(results, Path(args.out_dir) / f"h1_real_logs_{args.name}",
+                             markdown, quiet=not complete)
+
     for split in args.splits.split(","):
         train_rows, test_rows = split_rows(jobs, split, args.seed)
         train, test = jobs.iloc[train_rows], jobs.iloc[test_rows]
@@ -391,17 +411,8 @@ def main(argv: list[str] | None = None) -> dict:
             per_seed += got
             rows += average_seeds(got)
             print(f"{split} rate {rate:.2f}: {time.perf_counter() - t0:.0f} s", flush=True)
-    emb = TabNetEmbedding()
-    results = {
-        "name": args.name, "source": args.log, "counts": counts, "features": features,
-        "without": args.without,
-        **run_info("h1_real_logs", argv),
-        "target": "log runtime_s", "seeds": seeds, "rates": rates, "epochs": args.epochs,
-        "tabnet_max_rows": emb.max_rows, "tabnet_max_steps": emb.max_steps,
-        "threads": args.threads, "splits": split_info, "rows": rows, "rows_per_seed": per_seed,
-        "findings": findings(rows), "seconds": time.perf_counter() - t_start,
-    }
-    return write_results(results, Path(args.out_dir) / f"h1_real_logs_{args.name}", markdown)
+            save(False)  # a run stopped later keeps what it finished (marked partial)
+    return save(True)
 
 
 if __name__ == "__main__":

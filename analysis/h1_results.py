@@ -18,11 +18,15 @@ def run_info(module: str, argv: list[str] | None) -> dict:
             "host": platform.node(), "load_avg_1min": float(os.getloadavg()[0])}
 
 
-def write_results(doc: dict, stem: Path, render, lines: str = "findings") -> dict:
-    """Write ``stem``.json and ``stem``.md (``render(doc)``) and print ``doc[lines]``."""
+def write_results(doc: dict, stem: Path, render, lines: str = "findings",
+                  quiet: bool = False) -> dict:
+    """Write ``stem``.json and ``stem``.md (``render(doc)``) and print ``doc[lines]`` (unless
+    ``quiet``)."""
     stem.parent.mkdir(parents=True, exist_ok=True)
     stem.with_suffix(".json").write_text(json.dumps(doc, indent=2, default=str))
     stem.with_suffix(".md").write_text(render(doc))
+    if quiet:
+        return doc
     for line in doc[lines]:
         print(line)
     took = f" ({doc['seconds']:.0f} s)" if "seconds" in doc else ""

@@ -112,6 +112,6 @@ def test_main_writes_tables_with_command_sizes_and_findings(marconi_slice, tmp_p
                                                   "tabnet (direct)"}
     assert {s["name"] for s in doc["splits"]} == {"chronological", "random"}
     assert all(r["n_train_kept"] < r["n_train_offered"] for r in doc["rows"] if r["rate"] == 0.5)
-    assert "runtime_s" not in doc["features"]
+    assert "runtime_s" not in doc["features"] and doc["complete"] is True
     assert "chronological split" in md and "the main result" in md
     assert any("embedding" in line for line in doc["findings"])
