@@ -66,7 +66,7 @@ class WalltimeProposal:
         """``time_s`` as ``--time`` takes it (``[D-]HH:MM:SS``, rounded up to a minute)."""
         if self.time_s is None:
             return None
-        minutes = int(np.ceil(self.time_s / 60.0))
+        minutes = int(np.ceil(round(self.time_s, 3) / 60.0))
         days, rest = divmod(minutes, 24 * 60)
         text = f"{rest // 60:02d}:{rest % 60:02d}:00"
         return f"{days}-{text}" if days else text
@@ -173,6 +173,8 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
     model = RuntimePredictor(**args).fit(feats.iloc[rows], run[rows])
     last = feats.iloc[[len(table) - 1]]
     proposal.time_s = float(model.walltime(last)[0])
+    if time_limit_s:
+        proposal.time_s = min(proposal.time_s, float(time_limit_s))  # exp/log round-off
     proposal.point_s = float(model.predict(last)[0])
     proposal.n_train = model.n_train_
     return proposal

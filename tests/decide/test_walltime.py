@@ -69,6 +69,7 @@ def test_bad_history(history):
 
 
 @pytest.mark.parametrize("seconds, text", [(59, "00:01:00"), (3600, "01:00:00"),
-                                           (90061, "1-01:02:00")])
+                                           (90061, "1-01:02:00"),
+                                           (259200.0000000001, "3-00:00:00")])
 def test_slurm_time(seconds, text):
     assert WalltimeProposal(float(seconds), 0.95).slurm_time() == text
