@@ -123,10 +123,22 @@ def test_the_pick_for_an_unmeasured_size_against_its_measured_configurations(hpc
     assert measured <= held.median()
 
 
-def test_the_recommended_script_launches_hpcc(hpcc):
-    proc = run_cli(["recommend", "--workload", "hpcc", "--size", str(HELD), "--model",
-                    str(hpcc["model"]), "--emit", "slurm", "--program", "hpcc"], timeout=120)
+def test_the_recommended_script_launches_hpcc_with_its_own_mpi(hpcc, tmp_path):
+    argv = ["recommend", "--workload", "hpcc", "--size", str(HELD), "--model",
+            str(hpcc["model"]), "--emit", "slurm", "--program", "hpcc"]
+    # srun --mpi=pmi2 (the default) cannot start Open MPI's hpcc: refused, naming the key
+    line = _one_line(run_cli(argv, timeout=120), 2)
+    assert "linked against Open MPI" in line and 'set mpi = "pmix"' in line
+    openmpi = system_program("mpirun.openmpi")
+    site = tmp_path / "site.toml"
+    from hpcds1mpi.cluster import detect_local
+
+    here = detect_local().partition()  # the machine the bundle was trained on
+    site.write_text(f'[cluster]\nname = "vm"\nlauncher = "mpirun"\nmpiexec = "{openmpi}"\n'
+                    f'[partitions.local]\ncores_per_node = {here.cores_per_node}\n'
+                    f'memory_gb = {here.memory_gb}\n')
+    proc = run_cli([*argv, "--cluster", str(site)], timeout=120)
     assert proc.returncode == 0, proc.stderr
     launch = proc.stdout.strip().splitlines()[-1]
-    assert launch.endswith(" hpcc") and launch.startswith("srun ")
+    assert launch.startswith(f"{openmpi} -n ") and launch.endswith(" hpcc"), proc.stdout[-600:]
     subprocess.run(["bash", "-n"], input=proc.stdout, text=True, check=True)
