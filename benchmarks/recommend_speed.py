@@ -58,13 +58,46 @@ def cold_runs(args: list[str], runs: int) -> list[float]:
     return times
 
 
-def interleaved(commands: list[list[str]], runs: int) -> list[list[float]]:
-    """``cold_runs`` of each command, one run of each in turn, ``runs`` rounds."""
+def interleaved(commands: list[list[str]], runs: int, cpu: list | None = None,
+                cwd: str | None = None) -> list[list[float]]:
+    """``cold_runs`` of each command, one run of each in turn, ``runs`` rounds; ``cpu``
+    (a list) gets each command's CPU seconds (user + system) per run, which load inflates
+    far less than wall time."""
+    import resource
+
+    def used() -> float:
+        u = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return u.ru_utime + u.ru_stime
+
     out: list[list[float]] = [[] for _ in commands]
+    if cpu is not None:
+        cpu[:] = [[] for _ in commands]
     for _ in range(runs):
-        for times, args in zip(out, commands):
-            times += cold_runs(args, 1)
+        for k, (times, args) in enumerate(zip(out, commands)):
+            before = used()
+            if cwd is None:
+                times += cold_runs(args, 1)
+            else:  # a baseline tree: run where this checkout's folders are not on sys.path
+                t0 = time.perf_counter()
+                subprocess.run(args, cwd=cwd, stdout=subprocess.DEVNULL, check=True)
+                times.append(time.perf_counter() - t0)
+            if cpu is not None:
+                cpu[k].append(used() - before)
     return out
+
+
+#: Runs the CLI of another source tree (``--baseline``) in this venv: the editable install's
+#: finder is pointed at that tree before anything of hpcds1mpi is imported.
+_BASELINE_SHIM = (
+    "import sys, glob, importlib\n"
+    "name = [p for p in sys.modules if p.startswith('__editable___hpcds1mpi')] or "
+    "[m.split('/')[-1][:-3] for m in glob.glob(sys.prefix + '/lib/python*/site-packages/"
+    "__editable___hpcds1mpi*_finder.py')]\n"
+    "f = importlib.import_module(name[0])\n"
+    "f.MAPPING.update({k: v.replace({here!r}, {tree!r}) for k, v in f.MAPPING.items()})\n"
+    "from hpcds1mpi.cli import main\n"
+    "sys.argv[0] = 'hpcds1mpi'\n"
+    "main()\n")
 
 
 def scoring(model: str | None, repeats: int) -> dict:
@@ -107,6 +140,14 @@ def markdown(res: dict) -> str:
         f"| fresh `python -c pass` (floor; spread {c['python_spread_s']:.2f} s) | "
         f"{c['python_median_s']:.2f} s | {c['python_min_s']:.2f} s | | |",
         f"| cold recommend / floor (medians) | {c['ratio_to_python']:.1f}x | | | |",
+        f"| cold recommend, CPU s (user + system) | {c['cpu_median_s']:.2f} s | "
+        f"{min(c['cpu_s']):.2f} s | | |",
+        *([f"| baseline `{c['baseline']}` cold recommend, same rounds | "
+           f"{c['baseline_median_s']:.2f} s | {min(c['baseline_times_s']):.2f} s | | |",
+           f"| baseline, CPU s | {c['baseline_cpu_median_s']:.2f} s | "
+           f"{min(c['baseline_cpu_s']):.2f} s | | |",
+           f"| this / baseline, CPU medians | {c['cpu_median_s'] / c['baseline_cpu_median_s']:.2f}x"
+           " | | | |"] if c.get("baseline") else []),
         f"| System 1 score + choose, {s['n_candidates']} candidates | "
         f"{s['score_choose']['median_ms']:.1f} ms | {s['score_choose']['min_ms']:.1f} ms | "
         f"{SCORE_GOAL_MS:.0f} ms | {ok(s['score_choose']['median_ms'] <= SCORE_GOAL_MS)} |",
@@ -125,13 +166,24 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--runs", type=int, default=7, help="cold recommend processes")
     parser.add_argument("--repeats", type=int, default=30, help="10k-scoring repeats")
     parser.add_argument("--out-dir", default=str(RESULTS))
+    parser.add_argument("--baseline", default=None, metavar="DIR",
+                        help="a source tree of older code (git archive COMMIT | tar -x -C DIR): "
+                             "its cold recommend is timed interleaved with this one's")
     args = parser.parse_args(argv)
 
     load_before = os.getloadavg()[0]
     command = [*_entry_point(), "recommend", "--workload", "stencil", "--size", "300"]
     if args.model:
         command += ["--model", args.model]
-    cold, floor = interleaved([command, [sys.executable, "-c", "pass"]], args.runs)
+    cpu: list = []
+    commands = [command, [sys.executable, "-c", "pass"]]
+    if args.baseline:
+        here = str(Path(__file__).resolve().parents[1])
+        shim = _BASELINE_SHIM.replace("{here!r}", repr(here)).replace(
+            "{tree!r}", repr(str(Path(args.baseline).resolve())))
+        commands.append([sys.executable, "-c", shim, *command[len(_entry_point()):]])
+    times = interleaved(commands, args.runs, cpu, cwd="/" if args.baseline else None)
+    cold, floor = times[0], times[1]
     score = scoring(args.model, args.repeats)
     res = {
         "date": time.strftime("%Y-%m-%d %H:%M"),
@@ -143,6 +195,13 @@ def main(argv: list[str] | None = None) -> dict:
                  "python_median_s": statistics.median(floor), "python_min_s": min(floor),
                  "python_spread_s": max(floor) - min(floor),
                  "ratio_to_python": statistics.median(cold) / statistics.median(floor),
+                 "cpu_s": cpu[0], "cpu_median_s": statistics.median(cpu[0]),
+                 "python_cpu_median_s": statistics.median(cpu[1]),
+                 **({"baseline": args.baseline, "baseline_times_s": times[2],
+                     "baseline_median_s": statistics.median(times[2]),
+                     "baseline_cpu_s": cpu[2],
+                     "baseline_cpu_median_s": statistics.median(cpu[2])}
+                    if args.baseline else {}),
                  "goal_s": COLD_GOAL_S},
         "scoring": {**score, "goal_ms": SCORE_GOAL_MS},
     }
