@@ -261,9 +261,11 @@ def findings(rows: list[dict]) -> list[str]:
                 continue
             raw, emb = full.loc[f"{fam} (raw)"], full.loc[f"{fam}+emb"]
             noise = max(emb["mape_std"], raw["mape_std"])
-            verdict = ("no clear effect (difference within the seeds' spread)"
-                       if abs(emb["mape"] - raw["mape"]) <= noise
-                       else "helps" if emb["mape"] < raw["mape"] else "HURTS")
+            verdict = ("helps" if emb["mape"] < raw["mape"] else "HURTS")
+            if emb.get("n_seeds", 1) < 2:
+                verdict += " (one seed: no spread to judge the difference by)"
+            elif abs(emb["mape"] - raw["mape"]) <= noise:
+                verdict = "no clear effect (difference within the seeds' spread)"
             out.append(f"{split}: {fam}: embedding vs none at 100 %: {verdict} (MAPE "
                        f"{100 * emb['mape']:.1f} % with vs {100 * raw['mape']:.1f} % without; "
                        f"median APE {100 * emb['median_ape']:.1f} vs "
