@@ -23,8 +23,13 @@ import click
 from hpcds1mpi.schemas.numbers import COUNT
 
 
+#: The supervisor's own options: they choose how it launches the sweep, never passed on.
+SUPERVISOR_OPTIONS = ("--launch", "--launcher", "--mpi")
+
+
 def _strip_launch(argv: list[str]) -> list[str]:
-    """The sweep's own arguments without ``--launch N``."""
+    """The sweep's own arguments without the supervisor's (``--launch N``, ``--launcher X``,
+    ``--mpi X``, and their ``=`` forms)."""
     args = list(argv)
     if "sweep" in args:
         args = args[args.index("sweep") + 1:]
@@ -33,10 +38,10 @@ def _strip_launch(argv: list[str]) -> list[str]:
         if skip:
             skip = False
             continue
-        if arg == "--launch":
+        if arg in SUPERVISOR_OPTIONS:
             skip = True
             continue
-        if arg.startswith("--launch="):
+        if arg.split("=", 1)[0] in SUPERVISOR_OPTIONS and "=" in arg:
             continue
         out.append(arg)
     return out

@@ -33,7 +33,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.cluster import Cluster, Partition
 
 TEMPLATES = {"slurm": "slurm.sbatch.j2", "pbs": "pbs.pbs.j2",
-             "calibration": "calibration.sbatch.j2", "tune": "tune.sbatch.j2"}
+             "calibration": "calibration.sbatch.j2", "tune": "tune.sbatch.j2",
+             "campaign": "campaign.j2", "campaign-merge": "campaign-merge.j2"}
 
 
 def _templates():

@@ -20,8 +20,6 @@ from hpcds1mpi.config import Configuration
 from hpcds1mpi.errors import ConfigError, OutputError
 from hpcds1mpi.measure import campaign as cm
 
-#: The campaign templates (registered with the one renderer, launch/scripts.TEMPLATES).
-TEMPLATES = {"campaign": "campaign.j2", "campaign-merge": "campaign-merge.j2"}
 #: A part's index in its job, as the job's shell reads it: the array task's index, else the
 #: one ``resubmit`` passes to a lone shard (``qsub -v``). A PBS script also reads Slurm's
 #: variable, which is what Slurm's qsub wrapper (slurm-wlm-torque) sets for ``-J``.
@@ -38,8 +36,6 @@ MERGE_TIME_S = 600
 def _render(kind: str, job, scheduler: str, **values) -> str:
     from hpcds1mpi.launch import scripts
 
-    for key, name in TEMPLATES.items():  # until launch/scripts.py lists them itself
-        scripts.TEMPLATES.setdefault(key, name)
     return scripts.render_template(kind, job, scheduler, **values)
 
 

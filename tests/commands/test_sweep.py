@@ -121,3 +121,32 @@ def test_bad_launch_input_is_refused_before_anything_runs(tmp_path, extra, code,
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
     assert words in proc.stderr, proc.stderr
     assert not mark.exists() and _digest(out) == before
+
+
+@pytest.mark.parametrize("argv, inner", [
+    (["hpcds1mpi", "sweep", "--launch", "2", "--kernel", "gemm", "--out", "x.h5"],
+     ["--kernel", "gemm", "--out", "x.h5"]),
+    (["hpcds1mpi", "sweep", "--launch=2", "--launcher", "mpiexec", "--mpi=pmix", "--out", "x.h5"],
+     ["--out", "x.h5"]),
+    (["hpcds1mpi", "sweep", "--mpi", "pmi2", "--launcher=srun", "--launch", "1", "--mpiexec",
+      "/usr/bin/mpirun", "--out", "x.h5"], ["--mpiexec", "/usr/bin/mpirun", "--out", "x.h5"]),
+])
+def test_the_supervisors_own_options_are_not_passed_to_the_sweep_it_launches(argv, inner):
+    from hpcds1mpi.commands.sweep import _strip_launch
+
+    assert _strip_launch(argv) == inner
+
+
+@pytest.mark.mpi
+def test_a_supervised_sweep_with_a_named_launcher_runs(tmp_path):
+    # It used to exit 2: the inner sweep was handed --launcher, which it refuses without --launch.
+    out = tmp_path / "x.h5"
+    proc = subprocess.run([hpcds1mpi_exe(), "sweep", "--launch", "1", "--launcher", "mpiexec",
+                           "--kernel", "gemm", "--sizes", "32", "--ranks-per-node", "1",
+                           "--threads", "1", "--precisions", "fp64", "--min-time", "0.01",
+                           "--out", str(out), "--no-progress"],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    from hpcds1mpi.records import telemetry
+
+    assert len(telemetry.read_runs(out)) > 0
