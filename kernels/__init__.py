@@ -70,7 +70,9 @@ def get(name: str) -> Kernel:
 
 def support(workload: str) -> tuple[bool, list[str] | None, list[str] | None]:
     """(uses threads, precisions, devices) a registered kernel declares; for any other workload
-    (an external program, a job-log label) ``(True, None, None)``: everything is offered."""
+    (an external program, a job-log label) ``(True, None, None)``: nothing declared here — what
+    such a workload may be offered is what it was measured with (``surrogates/levels.py``,
+    ``decide/offer.py``)."""
     try:
         if workload not in names():
             return True, None, None
@@ -83,7 +85,8 @@ def support(workload: str) -> tuple[bool, list[str] | None, list[str] | None]:
 def offered(workload: str | None, partition) -> tuple[bool, list[str] | None, list[str]]:
     """What may be offered for ``workload`` on ``partition``: (uses threads, precisions — None
     for all —, devices). A registered kernel gets what it declares (:func:`support`); a user's
-    program (``None``) or any other workload everything; devices only those the partition has.
+    program (``None``) or any other workload is not limited here (its measured levels limit it:
+    ``surrogates/levels.py``, ``decide/offer.py``); devices only those the partition has.
     The one rule behind sweeps' ``valid_only``, ``cluster``, MOBO's candidates and ``tune``."""
     uses_threads, precisions, devices = (True, None, None) if workload is None \
         else support(workload)

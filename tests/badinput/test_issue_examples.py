@@ -186,12 +186,18 @@ def test_recommend_impossible_deadline(box, capsys):
 
 
 def test_mobo_one_node_names_the_candidates(box, capsys):
-    """Misleading: `mobo` on a one-node bundle says "budget 1 is smaller than the initial
-    design" (the cause: one candidate)."""
+    """Misleading: `mobo` on a one-node bundle said "budget 1 is smaller than the initial
+    design" (the cause: one candidate). A space no larger than the budget is now scored
+    exactly, and says so."""
+    from tests.badinput.harness import invoke
+
     # The shipped bundle was trained on a one-node machine: one candidate in the nodes space.
-    line = box.refused(capsys, ["mobo", "--workload", "stencil", "--size", "1000"], 2,
-                       "1 candidate")
-    assert "budget 1" not in line
+    res = invoke(capsys, ["mobo", "--workload", "stencil", "--size", "1000", "--out",
+                          str(box.root / "mobo_out")])
+    assert res.code == 0, res.err
+    assert "1 candidate <= budget" in res.out and "scored exactly" in res.out
+    assert "nothing to choose from" in res.out
+    assert "initial design" not in res.out + res.err
 
 
 def test_recommend_output_without_emit(box, capsys):
