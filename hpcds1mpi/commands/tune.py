@@ -28,6 +28,23 @@ from hpcds1mpi.schemas.numbers import COUNT, SECONDS, SEED, SIZE, BoundedFloat
 #: A relative noise floor: 0 (none assumed) to 1.
 NOISE = BoundedFloat(0.0, 1.0, "relative noise")
 
+#: The sweep's options for launching and reading a user's program, taken as they are (same
+#: meaning, help and checks): ``tune --program`` launches that program the same way.
+PROGRAM_OPTIONS = ("--mpiexec", "--launcher-args", "--time-regex", "--fom-regex",
+                   "--ranks-regex", "--output-file", "--workdir")
+
+
+def _sweep_options(func):
+    """Add :data:`PROGRAM_OPTIONS` to ``func`` with the sweep's declarations and help text."""
+    from hpcds1mpi.commands.sweep import command as sweep
+
+    by_flag = {opt: p for p in sweep.params for opt in getattr(p, "opts", ())}
+    for flag in reversed(PROGRAM_OPTIONS):
+        param = by_flag[flag]
+        func = click.option(*param.opts, param.name, default=None,
+                            help=param.help.replace("--command", "--program"))(func)
+    return func
+
 
 def _strip_submit(argv: list[str]) -> list[str]:
     args = list(argv)
@@ -66,7 +83,8 @@ def _submit(args: list[str], nodes: int, cores: int, partition, job_name: str,
 
 
 def _check_before_running(out: str, *, timeout: float, min_time: float, max_repeats: int,
-                          time_budget: float | None, program: str | None) -> None:
+                          time_budget: float | None, program: str | None,
+                          workdir: str | None = None) -> None:
     """Refuse what would only fail after the whole budget ran: a non-positive ``--timeout``,
     a ``--out`` that cannot be written, a ``--program`` that cannot start.
 
@@ -106,8 +124,65 @@ def _check_before_running(out: str, *, timeout: float, min_time: float, max_repe
             tokens = shlex.split(program)
         except ValueError as exc:
             raise ConfigError(f"--program: {exc} (check its quotes)") from None
-        if tokens and "{" not in tokens[0]:
-            check_program(tokens)
+        relative = workdir is not None and not os.path.isabs(tokens[0] if tokens else "")
+        if tokens and "{" not in tokens[0] and not (relative and "/" in tokens[0]):
+            check_program(tokens)  # one relative to --workdir: the pre-flight checks it there
+
+
+def _program_launch(program: str | None, *, launcher, cluster_file, partition, given: dict):
+    """The launch choice and readings of ``--program`` (None, None for a kernel), checked as
+    the sweep checks them (:class:`~hpcds1mpi.launch.preflight.LaunchChoice`,
+    :class:`~hpcds1mpi.measure.readings.Readings`).
+
+    Raises:
+        ConfigError: one of :data:`PROGRAM_OPTIONS` with ``--kernel``; a bad ``--mpiexec``,
+            ``--launcher-args``, regex, ``--output-file`` or ``--workdir`` (exit 2).
+    """
+    from hpcds1mpi.errors import ConfigError
+
+    if program is None:
+        wrong = [name for name, value in given.items() if value is not None]
+        if wrong:
+            raise ConfigError(f"{', '.join(wrong)} applies to --program only (a kernel runs "
+                              f"as hpcds1mpi sweep under the launcher): drop "
+                              f"{'them' if len(wrong) > 1 else 'it'} or give --program")
+        return None, None
+    from hpcds1mpi.launch.preflight import LaunchChoice
+    from hpcds1mpi.measure.readings import Readings
+
+    readings = Readings.of(time_regex=given["--time-regex"], fom_regex=given["--fom-regex"],
+                           ranks_regex=given["--ranks-regex"],
+                           output_file=given["--output-file"])
+    if given["--workdir"] is not None:
+        from hpcds1mpi.launch.program import no_control
+
+        no_control(given["--workdir"], "--workdir")
+    choice = LaunchChoice.of(launcher=launcher, mpi=None, mpiexec=given["--mpiexec"],
+                             launcher_args=given["--launcher-args"], cluster_file=cluster_file,
+                             partition=partition)
+    return choice, readings
+
+
+def _preflight(choice, program: str, size: int, start, space, part, workdir, log) -> None:
+    """The sweep's pre-flight before any trial: the program can start, its MPI matches the
+    launcher, and (more than one rank anywhere in ``space``) the 2-rank probe is one job.
+
+    Raises:
+        ConfigError: the program cannot be started (exit 2).
+        LaunchError: the launcher cannot start it as one job (exit 1).
+    """
+    from hpcds1mpi.launch import preflight
+    from hpcds1mpi.measure import external
+    from hpcds1mpi.measure.plan import RunSpec
+
+    spec = RunSpec("program", size, start)
+    launch = choice.launcher_for(part.cores_per_node)
+    env = {**os.environ, **launch.environment(start)}
+    tokens = external.format_command(program, spec)
+    external.check_program(tokens, env, external.workdir_of(workdir, spec))
+    most = max(c.ranks for c in space.configs)
+    for line in preflight.check(launch, choice, tokens, env, most):
+        log(line)
 
 
 @click.command(name="tune")
@@ -146,9 +221,12 @@ def _check_before_running(out: str, *, timeout: float, min_time: float, max_repe
 @click.option("--submit", is_flag=True,
               help="Write a job script running this tune and sbatch it (from a login node).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@_sweep_options
 def command(kernel, program, label, size, out, model_dir, objective, budget, time_budget,
             noise_floor, nodes, ranks_per_node, threads, device, precision, max_nodes, launcher,
-            cluster_file, partition, min_time, max_repeats, timeout, seed, submit, as_json):
+            cluster_file, partition, min_time, max_repeats, timeout, seed, submit, as_json,
+            mpiexec_path, launcher_args, time_regex, fom_regex, ranks_regex, output_file,
+            workdir):
     """Tune a job by real runs inside its allocation (System 2)."""
     import json
 
@@ -170,8 +248,14 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
         raise ConfigError(f"--noise-floor must be in [0, 1), got {noise_floor}")
     if max_nodes is not None and max_nodes < 1:
         raise ConfigError(f"--max-nodes must be at least 1, got {max_nodes}")
+    choice, readings = _program_launch(
+        program, launcher=launcher, cluster_file=cluster_file, partition=partition,
+        given={"--mpiexec": mpiexec_path, "--launcher-args": launcher_args,
+               "--time-regex": time_regex, "--fom-regex": fom_regex,
+               "--ranks-regex": ranks_regex, "--output-file": output_file,
+               "--workdir": workdir})
     _check_before_running(out, timeout=timeout, min_time=min_time, max_repeats=max_repeats,
-                          time_budget=time_budget, program=program)
+                          time_budget=time_budget, program=program, workdir=workdir)
     if kernel is not None:
         from hpcds1mpi import kernels as registry
 
@@ -216,7 +300,8 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
     else:
         from hpcds1mpi.launch import launchers
 
-        kind = launcher or ("srun" if launchers.in_slurm() else None)
+        kind = (choice.launcher if choice is not None else None) or launcher or (
+            "srun" if launchers.in_slurm() else None)
         if kind is None:
             raise LaunchError("tune runs configurations for real: run it inside an allocation "
                               "(salloc/sbatch, or --submit), launch it with `mpiexec -n N "
@@ -227,8 +312,12 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
             if shutil.which("srun") is None:
                 raise LaunchError("srun not found on PATH inside the allocation; pass "
                                   "--launcher mpiexec")
-        else:
+        elif choice is None or choice.mpiexec is None:
             launchers.mpiexec_path()  # LaunchError when there is none
+        if choice is not None:
+            import dataclasses
+
+            choice = dataclasses.replace(choice, launcher=kind)
 
     rank = world.Get_rank() if world is not None else 0
     settings = trials.RunSettings(workload, size, min_time=min_time, max_repeats=max_repeats,
@@ -281,13 +370,17 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
             start_from = "System 1's pick"
         else:
             start = tune_space.default_config(space, cores)
-        if kind != "in-process":
-            evaluate = trials.LaunchRunner(settings, out, part, kind, cluster_file, partition)
-        else:
-            evaluate = runner
 
         def log(line: str) -> None:
             click.echo(f"tune: {line}", err=True)
+
+        if kind != "in-process":
+            if choice is not None:  # before any trial: as the sweep's, at the most ranks
+                _preflight(choice, program, size, start, space, part, workdir, log)
+            evaluate = trials.LaunchRunner(settings, out, part, kind, cluster_file, partition,
+                                           choice=choice, readings=readings, workdir=workdir)
+        else:
+            evaluate = runner
 
         log(f"{workload} size {size}, objective {objective}, {kind} runs, "
             f"{len(space.configs)} configurations allowed ({alloc_nodes} node(s) x {cores}); "

@@ -221,3 +221,96 @@ def test_tune_checks_its_options_and_out_before_any_launch(tmp_path):
     res = run_cli(["tune", "--program", "/nonexistent/app {size}", "--size", "1", "--launcher",
                    "mpiexec", "--cluster", "c.toml", "--out", "b.h5"], cwd=tmp_path, timeout=60)
     assert res.returncode == 2 and "not found" in res.stderr and not (tmp_path / "b.h5").exists()
+
+
+def _jacobi(tmp_path) -> str:
+    import pytest
+
+    from tests.apps import jacobi
+
+    exe = jacobi.build(tmp_path)
+    if exe is None:
+        if os.environ.get("HPCDS1MPI_REQUIRE_APPS") == "1":
+            pytest.fail("HPCDS1MPI_REQUIRE_APPS=1 but the wheel's mpicc or cc is missing")
+        pytest.skip("the wheel's mpicc or a C compiler is missing")
+    return exe
+
+
+def test_tune_a_program_takes_the_sweeps_launcher_and_reading_options(tmp_path):
+    """--mpiexec, --time-regex and --ranks-regex as the sweep has them: the program's own time
+    is each trial's runtime (start-up excluded), the launch wall time stays in elapsed_s, the
+    pre-flight (program MPI, 2-rank probe) is said before the first trial."""
+    from tests.apps import jacobi
+    from tests.helpers import mpiexec
+
+    (tmp_path / "c.toml").write_text(CLUSTER)
+    exe = _jacobi(tmp_path)
+    (tmp_path / "run").mkdir()
+    res = run_cli(["tune", "--program", f"{exe} {{size}} 40", "--label", "jacobi", "--size",
+                   "300", "--mpiexec", mpiexec(), "--launcher-args", "-genv TUNE_MARK 1", "--workdir", "run",
+                   "--time-regex", jacobi.TIME_REGEX, "--fom-regex", jacobi.FOM_REGEX,
+                   "--ranks-regex", jacobi.RANKS_REGEX, "--cluster", "c.toml",
+                   "--ranks-per-node", "1", "--threads", "1", "--budget", "2", "--min-time",
+                   "0", "--max-repeats", "3", "--out", "j.h5", "--json"],
+                  cwd=tmp_path, timeout=240)
+    assert res.returncode == 0, res.stderr[-2000:]
+    err = res.stderr
+    assert "program MPI: the MPICH family" in err and "launch probe: 2 ranks joined" in err
+    assert err.index("launch probe") < err.index("run 1:")  # before any trial
+    data = json.loads(res.stdout)
+    assert data["mode"] == "mpiexec" and data["runs"] == 2
+    from hpcds1mpi.records import telemetry
+
+    store = telemetry.load(tmp_path / "j.h5")
+    launch = json.loads(store.attrs["launch"])
+    assert launch["runtime"].startswith("program's own time (--time-regex")
+    assert launch["command"] == mpiexec() and launch["workdir"] == "run"
+    runs = telemetry.read_runs(tmp_path / "j.h5").set_index("run_id")
+    for trial in data["trials"]:
+        run = runs.loc[trial["run_id"]]
+        assert run["status"] == "ok" and run["repeats"] == 3 and run["fom"] > 0
+        # the trial's value is the program's own time, well below the launch's wall time
+        assert trial["runtime_s"] == run["runtime_s"] < run["elapsed_s"] / 2
+        assert "-genv TUNE_MARK 1" in run["command"]  # --launcher-args reach every launch
+
+
+def test_tune_refuses_the_wrong_launcher_before_any_trial(tmp_path):
+    """HPCC (Open MPI) under the wheel's hydra mpiexec: one line naming Open MPI's mpirun,
+    exit 1, before anything ran — even though the first trial has one rank (the pre-flight
+    checks the most ranks the search may try)."""
+    from tests.helpers import system_program
+
+    hpcc = system_program("hpcc")
+    openmpi = system_program("mpirun.openmpi")
+    (tmp_path / "c.toml").write_text(CLUSTER)
+    res = run_cli(["tune", "--program", hpcc, "--size", "100", "--launcher", "mpiexec",
+                   "--cluster", "c.toml", "--ranks-per-node", "1", "--threads", "1",
+                   "--budget", "2", "--out", "h.h5"], cwd=tmp_path, timeout=120)
+    assert res.returncode == 1, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in res.stderr, res.stderr
+    assert "linked against Open MPI" in lines[0]
+    assert os.path.realpath(lines[0].rsplit("--mpiexec ", 1)[1]) == os.path.realpath(openmpi)
+    assert not (tmp_path / "h.h5").exists() and not (tmp_path / "hpccoutf.txt").exists()
+
+
+def test_tune_checks_the_program_options_like_the_sweep(tmp_path):
+    """A program option with --kernel, a regex without a group, a --mpiexec that is missing,
+    unbalanced --launcher-args: one line, exit 2, nothing written."""
+    (tmp_path / "c.toml").write_text(CLUSTER)
+    program = ["--program", f"{sys.executable} -c pass", "--launcher", "mpiexec"]
+    cases = [
+        (["--kernel", "gemm", "--launcher", "mpiexec", "--time-regex", "t=(\\d+)"],
+         "--time-regex applies to --program only"),
+        (program + ["--time-regex", "time"], "--time-regex needs a group"),
+        (program + ["--mpiexec", str(tmp_path / "nope")], "--mpiexec"),
+        (program + ["--launcher-args", "'--bind-to"], "--launcher-args"),
+    ]
+    for extra, words in cases:
+        res = run_cli(["tune", *extra, "--size", "1", "--cluster", "c.toml", "--out", "x.h5"],
+                      cwd=tmp_path, timeout=60)
+        assert res.returncode == 2, (extra, res.stderr)
+        lines = res.stderr.strip().splitlines()
+        assert len(lines) == 1 and words in lines[0] and "Traceback" not in res.stderr, \
+            (extra, res.stderr)
+        assert not (tmp_path / "x.h5").exists()
