@@ -125,26 +125,11 @@ class Recommendation:
 
 
 def _places(cluster: ClusterLike, partition: str | None) -> list:
-    from hpcds1mpi import cluster as cluster_mod
+    """The (cluster, partition) pairs ``cluster`` and ``partition`` allow
+    (:func:`hpcds1mpi.cluster.allowed_places`)."""
+    from hpcds1mpi.cluster import allowed_places
 
-    if cluster is None:
-        found = [cluster_mod.detect_slurm() if "SLURM_JOB_ID" in os.environ
-                 else cluster_mod.detect_local()]
-    elif isinstance(cluster, (str, os.PathLike)):
-        found = list(cluster_mod.load_clusters(cluster).values())
-    elif isinstance(cluster, cluster_mod.Partition):
-        return [(None, cluster)]
-    elif isinstance(cluster, cluster_mod.Cluster):
-        found = [cluster]
-    else:
-        raise ConfigError(f"cluster must be a TOML path, a Cluster or a Partition, got "
-                          f"{type(cluster).__name__}")
-    pairs = [(c, p) for c in found for p in c.partitions.values()]
-    if partition is not None:
-        pairs = [(c, p) for c, p in pairs if partition in (p.name, f"{c.name}/{p.name}")]
-        if not pairs:
-            raise ConfigError(f"no partition {partition!r} in the cluster given")
-    return pairs
+    return allowed_places(cluster, [partition] if partition is not None else ())
 
 
 class Model:

@@ -350,3 +350,58 @@ def resolve_partition(cluster_file: str | None, partition: str | None) -> Partit
         raise ClusterFileError(f"no partition {partition!r} on this machine (it has 'local'); "
                                "give --cluster FILE to use a named partition")
     return detect_local().partition()
+
+
+def cluster_places(source=None) -> list[tuple["Cluster | None", Partition]]:
+    """Every (cluster, partition) pair a job may be placed on.
+
+    Args:
+        source: a cluster TOML path (every cluster in it); a :class:`Cluster`; a
+            :class:`Partition` (its cluster None); None or "": this Slurm allocation inside
+            one (``SLURM_JOB_ID``), else this machine.
+
+    Raises:
+        ClusterFileError: an unreadable or invalid cluster file, or a source of another type.
+    """
+    if source is None or (isinstance(source, str) and not source):
+        clusters = [detect_slurm() if "SLURM_JOB_ID" in os.environ else detect_local()]
+    elif isinstance(source, (str, os.PathLike)):
+        clusters = list(load_clusters(source).values())
+    elif isinstance(source, Partition):
+        return [(None, source)]
+    elif isinstance(source, Cluster):
+        clusters = [source]
+    else:
+        raise ClusterFileError(f"cluster must be a TOML path, a Cluster or a Partition, got "
+                               f"{type(source).__name__}")
+    return [(c, p) for c in clusters for p in c.partitions.values()]
+
+
+def select_places(pairs: list, wanted=()) -> list:
+    """The pairs that ``--partition`` names allow: all of them when none is named, else those
+    named ``NAME`` or ``CLUSTER/NAME``, in the order named, each once.
+
+    Raises:
+        ClusterFileError: a name matches no partition (the message lists the known ones).
+    """
+    if not wanted:
+        return list(pairs)
+
+    def names(c, p):
+        return (p.name, f"{c.name}/{p.name}") if c is not None else (p.name,)
+
+    chosen = []
+    for name in wanted:
+        hits = [(c, p) for c, p in pairs if name in names(c, p)]
+        if not hits:
+            known = ", ".join(names(c, p)[-1] for c, p in pairs)
+            raise ClusterFileError(f"no partition {name!r}; known: {known}")
+        chosen += [h for h in hits if h not in chosen]
+    return chosen
+
+
+def allowed_places(source=None, wanted=()) -> list:
+    """The (cluster, partition) pairs a job may use: :func:`cluster_places` of ``source``,
+    narrowed to the partitions ``wanted`` names (:func:`select_places`). ``recommend``,
+    ``advise``, the Python API and the service all choose partitions through this."""
+    return select_places(cluster_places(source), wanted)

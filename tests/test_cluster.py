@@ -170,3 +170,40 @@ def test_bad_launch_settings_are_refused_on_load(tmp_path, site, words):
     path.write_text(CLUSTER.format(site=site))
     with pytest.raises(ClusterFileError, match=words):
         load_clusters(str(path))
+
+
+# -- where a job may go: one choice for recommend, advise, the API and the service -------------
+
+def _labels(pairs):
+    return [f"{c.name}/{p.name}" if c is not None else p.name for c, p in pairs]
+
+
+def test_cluster_places_from_a_file_a_cluster_a_partition_or_this_machine(monkeypatch):
+    from hpcds1mpi.cluster import cluster_places
+
+    cluster = load_cluster(TWO)
+    assert _labels(cluster_places(str(TWO))) == [f"{cluster.name}/cpu", f"{cluster.name}/gpu"]
+    assert _labels(cluster_places(TWO)) == _labels(cluster_places(cluster))
+    assert cluster_places(cluster.partition("gpu")) == [(None, cluster.partition("gpu"))]
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    for default in (None, ""):
+        (c, p), = cluster_places(default)
+        assert (c.name, p.name) == ("local", "local")
+    with pytest.raises(ClusterFileError, match="a TOML path, a Cluster or a Partition, got int"):
+        cluster_places(3)
+
+
+def test_select_places_by_name_or_cluster_name_in_order_once():
+    from hpcds1mpi.cluster import allowed_places, cluster_places, select_places
+
+    pairs = cluster_places(TWO)
+    name = pairs[0][0].name
+    assert select_places(pairs, ()) == pairs and select_places(pairs, []) is not pairs
+    assert _labels(select_places(pairs, ["gpu", f"{name}/cpu", "gpu"])) == \
+        [f"{name}/gpu", f"{name}/cpu"]
+    assert allowed_places(str(TWO), ("cpu",)) == select_places(pairs, ("cpu",))
+    with pytest.raises(ClusterFileError,
+                       match=rf"no partition 'big'; known: {name}/cpu, {name}/gpu"):
+        allowed_places(str(TWO), ["big"])
+    part = pairs[1][1]
+    assert select_places([(None, part)], ["gpu"]) == [(None, part)]

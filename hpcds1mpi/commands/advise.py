@@ -100,7 +100,7 @@ def command(script, out, force, workload, size, objective, model_dir, cluster_fi
     import os
     from pathlib import Path
 
-    from hpcds1mpi.commands.recommend import _places
+    from hpcds1mpi.cluster import allowed_places
     from hpcds1mpi.decide.advise import advise, script_text
     from hpcds1mpi.decide.failure_history import FailureHistory
     from hpcds1mpi.decide.model_bundle import DEFAULT_MODEL, load_model
@@ -120,7 +120,7 @@ def command(script, out, force, workload, size, objective, model_dir, cluster_fi
             raise ConfigError(f"{out} exists; pass --force to replace it, or choose another "
                               "--rewrite path")
     text = script_text(script)
-    places = _places(cluster_file, ())
+    places = allowed_places(cluster_file)
     bundle = load_model(model_dir)
     advice = advise(text, bundle, places, workload=workload, size=size, objective=objective,
                     model_dir=model_dir or DEFAULT_MODEL, history=FailureHistory.load(None),

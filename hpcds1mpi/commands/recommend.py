@@ -5,35 +5,89 @@ from __future__ import annotations
 import click
 
 from hpcds1mpi.config import FAILURE_STATUSES
-from hpcds1mpi.errors import ClusterFileError, ConfigError
+from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.schemas.limits import MAX_COUNT, MAX_SIZE
-from hpcds1mpi.schemas.numbers import SECONDS
+from hpcds1mpi.schemas.numbers import SECONDS, BoundedFloat
 
 
-def _places(cluster_file: str | None, wanted: tuple[str, ...]):
-    """(cluster, partition) pairs allowed by ``--cluster`` and ``--partition``."""
-    from hpcds1mpi import cluster as cluster_mod
+#: Share of jobs a proposed walltime covers: a quantile the runtime model can calibrate.
+COVERAGE = BoundedFloat(0.5, 0.999, "share of jobs to cover")
+#: ``--time-limit`` values that mean no limit (nothing to cap the proposal at).
+NO_LIMIT = ("UNLIMITED", "INFINITE", "0")
 
-    if cluster_file:
-        clusters = list(cluster_mod.load_clusters(cluster_file).values())
+
+def _time_limit_s(text: str | None) -> float | None:
+    """``--time-limit`` (minutes, or a Slurm ``--time``) in seconds; None for no limit."""
+    if text is None or text.strip().upper() in NO_LIMIT:
+        return None
+    from hpcds1mpi.launch.script_options import parse_slurm_time
+
+    seconds = parse_slurm_time(text)
+    if seconds is None:
+        raise ConfigError(f"--time-limit {text.strip()[:40]!r} is not a time; give minutes "
+                          "(90) or a Slurm time (1:30:00, 2-00:00:00)")
+    return float(seconds)
+
+
+def _read_history(path: str):
+    """The history job table at ``path``: one written by ``hpcds1mpi ingest`` (.parquet or
+    .csv), or any job log :func:`~hpcds1mpi.records.ingest.job_logs.read_job_log` reads.
+
+    Raises:
+        IngestError: missing, unreadable, or not a job table or log.
+        DataError: a table without a user column (whose history would it be?).
+    """
+    from pathlib import Path
+
+    from hpcds1mpi.errors import DataError, IngestError
+    from hpcds1mpi.records.ingest.job_logs import read_job_log
+
+    file = Path(path)
+    if not file.is_file():
+        raise IngestError(f"--history {path}: no such file; give a job table written by "
+                          "hpcds1mpi ingest, or a job log")
+    if file.suffix == ".json" and b'"failures"' in file.read_bytes()[:200]:
+        raise IngestError(f"--history {path}: this is a failure history; --history takes a "
+                          "job table now, the failure history is --failure-history")
+    table = None
+    if file.suffix in (".parquet", ".csv"):
+        import pandas as pd
+
+        try:
+            table = (pd.read_parquet(file) if file.suffix == ".parquet"
+                     else pd.read_csv(file, low_memory=False))
+        except Exception as exc:  # pyarrow and the CSV parser raise many kinds: one line
+            raise IngestError(f"--history {path}: cannot read it as a job table "
+                              f"({str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__})"
+                              ) from None
+        if "runtime_s" not in table.columns:
+            table = None  # not ingest's output: a log of its own kind (PM100, sacct CSV ...)
+    if table is None:
+        table = read_job_log(file)[0]
     else:
-        import os
+        from hpcds1mpi.records.ingest.schema import normalise
 
-        if "SLURM_JOB_ID" in os.environ:
-            clusters = [cluster_mod.detect_slurm()]
-        else:
-            clusters = [cluster_mod.detect_local()]
-    pairs = [(c, p) for c in clusters for p in c.partitions.values()]
-    if not wanted:
-        return pairs
-    chosen = []
-    for name in wanted:
-        hits = [(c, p) for c, p in pairs if name in (p.name, f"{c.name}/{p.name}")]
-        if not hits:
-            known = ", ".join(f"{c.name}/{p.name}" for c, p in pairs)
-            raise ClusterFileError(f"no partition {name!r}; known: {known}")
-        chosen += [h for h in hits if h not in chosen]
-    return chosen
+        if "user" not in table.columns:
+            raise DataError(f"--history {path}: the job table has no user column, so no job is "
+                            "anyone's history; ingest a log that names users")
+        table = normalise(table, str(file), "job table")
+    return table
+
+
+def _propose(table, rec, user: str, job_name: str, time_limit_s, coverage: float):
+    """The walltime proposal for the job as recommended: its partition and node count."""
+    from hpcds1mpi.decide.walltime import propose_walltime
+
+    nodes = procs = partition = account = None
+    if rec.picked is not None:
+        cfg = rec.picked.choice.config()
+        nodes, procs = cfg.nodes, cfg.nodes * cfg.ranks_per_node * cfg.threads
+        partition = rec.picked.partition.name
+        site = rec.clusters.get(rec.picked.label)
+        account = getattr(site, "account", None) or None
+    return propose_walltime(table, user, workload=job_name, account=account,
+                            partition=partition, nodes=nodes, procs=procs,
+                            time_limit_s=time_limit_s, submit_time=None, quantile=coverage)
 
 
 @click.command(name="recommend")
@@ -56,14 +110,25 @@ def _places(cluster_file: str | None, wanted: tuple[str, ...]):
               help="Where --emit writes the script (default: print it).")
 @click.option("--program", default=None,
               help='Your program\'s command line, e.g. "./app --n {size} --prec {precision}".')
-@click.option("--job-name", default=None, help="Job name in the script.")
+@click.option("--job-name", default=None,
+              help="Job name in the script, and the job's name in --history (default: the "
+                   "workload).")
 @click.option("--job-output", default=None, help="Job stdout path in the script (%j allowed).")
 @click.option("--exclusive", is_flag=True, help="Ask for whole nodes.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.option("--model", "model_dir", type=click.Path(), default=None,
               help="Model bundle directory (default: the bundle shipped with the package).")
-@click.option("--history", "history_path", type=click.Path(), default=None,
+@click.option("--failure-history", "history_path", type=click.Path(), default=None,
               help="Failure history file (default: ~/.cache/hpcds1mpi/failures.json).")
+@click.option("--history", "job_table", type=click.Path(), default=None, metavar="JOBTABLE",
+              help="Past jobs (a table from hpcds1mpi ingest, or a job log): propose --time "
+                   "from them.")
+@click.option("--user", default=None,
+              help="Whose job it is, for --history (default: $USER).")
+@click.option("--time-limit", default=None, metavar="TIME",
+              help="Your own --time request (minutes or a Slurm time): caps the proposal.")
+@click.option("--walltime-coverage", type=COVERAGE, default=None,
+              help="Share of jobs like it the proposed --time should cover  [default: 0.95].")
 @click.option("--record-failure", default=None, metavar="PARTITION",
               help="Record that this job failed on PARTITION, then recommend again.")
 @click.option("--status", "failure_status", default="failed", show_default=True,
@@ -72,10 +137,12 @@ def _places(cluster_file: str | None, wanted: tuple[str, ...]):
               help="Kind of failure for --record-failure.")
 def command(workload, size, cluster_file, partitions, objective, max_nodes, deadline,
             energy_budget, device, emit, script_path, program, job_name, job_output, exclusive,
-            as_json, model_dir, history_path, record_failure, failure_status):
+            as_json, model_dir, history_path, job_table, user, time_limit, walltime_coverage,
+            record_failure, failure_status):
     """Recommend nodes, ranks per node, threads, device, precision and partition for a job."""
     import json
 
+    from hpcds1mpi.cluster import allowed_places
     from hpcds1mpi.decide.failure_history import FailureHistory
     from hpcds1mpi.decide.model_bundle import DEFAULT_MODEL, load_model
     from hpcds1mpi.decide.recommend import recommend
@@ -97,7 +164,22 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
         from hpcds1mpi.atomic import check_output_file
 
         check_output_file(script_path, "batch script")  # before the work, not after it
-    places = _places(cluster_file, partitions)
+    walltime_only = [name for name, value in (("--user", user), ("--time-limit", time_limit),
+                                              ("--walltime-coverage", walltime_coverage))
+                     if value is not None]
+    if walltime_only and not job_table:
+        raise ConfigError(f"{', '.join(walltime_only)} only apply to the walltime proposal; "
+                          "add --history JOBTABLE, or drop them")
+    table = limit_s = None
+    if job_table:  # read before the recommendation: a bad table costs nothing and writes nothing
+        import os
+
+        limit_s = _time_limit_s(time_limit)
+        user = user or os.environ.get("USER") or ""
+        if not user:
+            raise ConfigError("--history needs whose jobs to look at: give --user (no $USER)")
+        table = _read_history(job_table)
+    places = allowed_places(cluster_file, partitions)
     history = FailureHistory.load(history_path)
     if record_failure:
         hits = [p for c, p in places
@@ -115,16 +197,25 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
     unmet = unmet_constraints(rec)
     if unmet:  # nothing to run within the user's limits: say so, exit 2, write nothing
         raise ConfigError(unmet)
+    proposal = None
+    if table is not None:
+        proposal = _propose(table, rec, user, job_name or workload, limit_s,
+                            walltime_coverage or 0.95)
+    uses_proposal = proposal is not None and proposal.time_s is not None \
+        and rec.picked is not None
     script = None
     if emit:
         script = emit_script(rec, emit, program, job_name=job_name, output=job_output,
-                             exclusive=exclusive)
+                             exclusive=exclusive,
+                             time_limit_s=proposal.time_s if uses_proposal else None)
         if script_path:
             from hpcds1mpi.atomic import write_text
 
             write_text(script_path, script, "batch script")  # whole or not at all
     if as_json:
         data = to_dict(rec)
+        if proposal is not None:
+            data["walltime"] = {**proposal.to_dict(), "in_script": bool(emit and uses_proposal)}
         if script_path:
             data["script"] = script_path
         click.echo(json.dumps(data, indent=2))
@@ -132,6 +223,11 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
         click.echo(script, nl=False)
     else:
         click.echo(format_table(rec))
+        if proposal is not None:
+            click.echo("")
+            click.echo("\n".join(proposal.lines()))
+            if emit and uses_proposal:
+                click.echo(f"walltime: the {emit} script's time limit is this proposal")
         if script_path:
             kind = "calibration sweep" if rec.picked is None else f"{emit} script"
             click.echo(f"\nwrote {kind} to {script_path}")

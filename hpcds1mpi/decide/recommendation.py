@@ -232,8 +232,13 @@ def format_table(rec: Recommendation) -> str:
 
 def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
                 job_name: str | None = None, output: str | None = None,
-                exclusive: bool = False, telemetry: str = "calibration.h5") -> str:
-    """The batch script for the pick, or the calibration sweep when escalated."""
+                exclusive: bool = False, telemetry: str = "calibration.h5",
+                time_limit_s: float | None = None) -> str:
+    """The batch script for the pick, or the calibration sweep when escalated.
+
+    ``time_limit_s``: the job's time limit (a walltime proposed from the user's history,
+    :mod:`hpcds1mpi.decide.walltime`), rounded up to a minute; None: from the predicted upper
+    runtime. The sweep keeps its own limits."""
     from hpcds1mpi.launch import directives, scripts
 
     name = job_name or f"hpcds1mpi-{rec.workload}"
@@ -253,13 +258,18 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
     if program is None:
         program = f"hpcds1mpi run {rec.workload} --size {rec.size} --threads {{threads}} " \
                   "--device {device} --precision {precision}"
+    if time_limit_s is None:
+        limit, whence = directives.time_limit_s(r["runtime_hi"]), ""
+    else:
+        limit = int(math.ceil(max(60.0, float(time_limit_s)) / 60.0) * 60)
+        whence = "; time limit proposed from the user's job history"
     job = directives.BatchJob(
         config=ch.config(), partition=rec.picked.partition, program=program,
-        time_limit_s=directives.time_limit_s(r["runtime_hi"]),
+        time_limit_s=limit,
         cluster=rec.clusters.get(rec.picked.label), job_name=name, output=output,
         exclusive=exclusive, size=rec.size,
         summary=(f"recommended by hpcds1mpi: {_config_text(ch.config())}; predicted "
                  f"{format_time(r['runtime_s'])} ({format_time(r['runtime_lo'])}–"
                  f"{format_time(r['runtime_hi'])}); confidence {ch.confidence:.2f}; verdict "
-                 f"{rec.verdict.verdict}"))
+                 f"{rec.verdict.verdict}{whence}"))
     return scripts.render(job, scheduler)

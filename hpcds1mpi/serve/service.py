@@ -38,40 +38,6 @@ DEFAULT_CACHE = 1024
 CACHE_BYTES = 64 * 2**20
 
 
-def load_places(cluster_file: str | None) -> list:
-    """The (cluster, partition) pairs the service may recommend: every partition of
-    ``--cluster FILE``, else this Slurm allocation's or this machine's (as ``recommend``)."""
-    import os
-
-    from hpcds1mpi import cluster as cluster_mod
-
-    if cluster_file:
-        clusters = list(cluster_mod.load_clusters(cluster_file).values())
-    elif "SLURM_JOB_ID" in os.environ:
-        clusters = [cluster_mod.detect_slurm()]
-    else:
-        clusters = [cluster_mod.detect_local()]
-    return [(c, p) for c in clusters for p in c.partitions.values()]
-
-
-def allowed(pairs: list, wanted) -> list:
-    """The pairs a request allows: all of them, or those named ``NAME`` / ``CLUSTER/NAME``.
-
-    Raises:
-        ConfigError: a name matches no partition (the message lists the known ones).
-    """
-    if not wanted:
-        return list(pairs)
-    chosen = []
-    for name in wanted:
-        hits = [(c, p) for c, p in pairs if name in (p.name, f"{c.name}/{p.name}")]
-        if not hits:
-            known = ", ".join(f"{c.name}/{p.name}" for c, p in pairs)
-            raise ConfigError(f"no partition {name!r}; known: {known}")
-        chosen += [h for h in hits if h not in chosen]
-    return chosen
-
-
 class Service:
     """The bundle and the places, shared by every request.
 
@@ -90,7 +56,11 @@ class Service:
 
         self.model_dir = Path(model_dir) if model_dir else DEFAULT_MODEL
         self.bundle = load_model(model_dir)
-        self.places = load_places(cluster_file)
+        from hpcds1mpi.cluster import cluster_places
+
+        # Read now, never again: as ``recommend`` does, every partition of the file or this
+        # allocation's / machine's.
+        self.places = cluster_places(cluster_file)
         if not self.places:
             raise ConfigError("the cluster has no partition to recommend; check --cluster")
         # The site's failure history is the user's, on their disk: the service has none.
@@ -177,12 +147,13 @@ class Service:
         return json.loads(self.answer("recommend", req))
 
     def _recommend(self, req: "RecommendRequest") -> dict:
+        from hpcds1mpi.cluster import select_places
         from hpcds1mpi.decide.recommend import recommend
         from hpcds1mpi.decide.recommendation import emit_script, to_dict, unmet_constraints
         from hpcds1mpi.decide.system1 import Constraints
 
         rec = recommend(
-            self.bundle, req.workload, req.size, allowed(self.places, req.partition),
+            self.bundle, req.workload, req.size, select_places(self.places, req.partition),
             objective=req.objective,
             constraints=Constraints(max_nodes=req.max_nodes, deadline_s=req.deadline,
                                     energy_budget_j=req.energy_budget),
@@ -213,6 +184,7 @@ class Service:
     def _predict(self, req: "PredictRequest") -> dict:
         import pandas as pd
 
+        from hpcds1mpi.cluster import select_places
         from hpcds1mpi.config import Configuration, check_fits
         from hpcds1mpi.decide import guard
         from hpcds1mpi.decide import system1 as s1
@@ -221,7 +193,7 @@ class Service:
         if req.partition is None and len(self.places) > 1:
             names = ", ".join(p.name for _, p in self.places)
             raise ConfigError(f"several partitions are known ({names}); name one in 'partition'")
-        _, part = allowed(self.places, [req.partition] if req.partition else [])[0]
+        _, part = select_places(self.places, [req.partition] if req.partition else [])[0]
         uses_threads, precisions, devices = offered(req.workload, part)
         answers, valid = [], []
         for c in req.configs:

@@ -217,3 +217,160 @@ def test_an_impossible_deadline_is_refused_not_exit_0(fake_cli, tmp_path):
                     "0.000001"], timeout=120, env={"HPCDS1MPI_CACHE": str(tmp_path / "c")})
     assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0
     assert "relax --deadline" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# -- walltime from a history job table (issue 16): --history, --user, --time-limit -------------
+
+from tests.records.ingest.joblogs import GAIA, needs_joblogs, swf_slice  # noqa: E402
+
+#: Jobs of the real Gaia log the history tests use (a proposal on them takes ~2 s).
+HISTORY_JOBS = 2000
+
+
+@pytest.fixture(scope="module")
+def gaia(tmp_path_factory):
+    """A slice of the real Gaia log, as the log itself and as ingest's parquet and CSV tables,
+    and its busiest user."""
+    from hpcds1mpi.records.ingest import read_job_log
+    from hpcds1mpi.records.ingest.job_logs import write_job_table
+
+    folder = tmp_path_factory.mktemp("gaia")
+    log = swf_slice(GAIA, folder / "gaia.swf", jobs=HISTORY_JOBS)
+    table = read_job_log(log)[0]
+    write_job_table(table, folder / "gaia.parquet")
+    write_job_table(table, folder / "gaia.csv")
+    return {"log": log, "parquet": folder / "gaia.parquet", "csv": folder / "gaia.csv",
+            "folder": folder, "user": str(table["user"].value_counts().index[0])}
+
+
+def _sbatch_time(script: str) -> str:
+    return next(ln.split("=", 1)[1] for ln in script.splitlines()
+                if ln.startswith("#SBATCH --time="))
+
+
+@needs_joblogs
+def test_history_proposes_walltime_in_table_json_and_script(fake_cli, tmp_path, gaia):
+    base = ["--workload", "gemm", "--size", "2048", "--history", str(gaia["log"]),
+            "--user", gaia["user"], "--time-limit", "1-00:00:00"]
+    data = json.loads(fake_cli(*base, "--json").output)
+    wall = data["walltime"]
+    assert wall["reason"] == "" and 60 <= wall["time_s"] <= 86400 and wall["quantile"] == 0.95
+    assert wall["request_s"] == 86400 and wall["n_history"] > 0 and wall["n_checked"] > 0
+    assert wall["in_script"] is False  # no --emit
+    out = tmp_path / "job.sh"
+    result = fake_cli(*base, "--emit", "slurm", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    text = result.output
+    assert f"walltime: --time {wall['time']} (" in text and "(modelled)" in text
+    assert "walltime: the slurm script's time limit is this proposal" in text
+    script = out.read_text()
+    check_bash_syntax(script)
+    assert _sbatch_time(script) == wall["time"]  # the proposal, not the predicted runtime's
+    assert "time limit proposed from the user's job history" in script
+    # The chosen place and node count went into the question: JSON says which pick it was for.
+    assert data["pick"]["nodes"] >= 1
+
+
+@needs_joblogs
+def test_history_time_limit_caps_and_pbs_script_uses_it(fake_cli, tmp_path, gaia):
+    out = tmp_path / "job.pbs"
+    result = fake_cli("--workload", "gemm", "--size", "2048", "--history", str(gaia["log"]),
+                      "--user", gaia["user"], "--time-limit", "2", "--emit", "pbs",
+                      "-o", str(out), "--walltime-coverage", "0.9")
+    assert result.exit_code == 0, result.output
+    assert "walltime: --time 00:02:00 (120 s, = the request: capped; meant to cover 90 %" \
+        in result.output
+    assert "#PBS -l walltime=00:02:00" in out.read_text()
+
+
+@needs_joblogs
+def test_a_user_without_history_cannot_propose_and_the_script_keeps_its_limit(
+        fake_cli, tmp_path, gaia):
+    plain, wanted = tmp_path / "plain.sh", tmp_path / "wanted.sh"
+    fake_cli("--workload", "gemm", "--size", "2048", "--emit", "slurm", "-o", str(plain))
+    result = fake_cli("--workload", "gemm", "--size", "2048", "--emit", "slurm",
+                      "-o", str(wanted), "--history", str(gaia["log"]), "--user", "nobody-ever")
+    assert result.exit_code == 0, result.output
+    assert "walltime: no history for this user/job: cannot propose" in result.output
+    assert "time limit is this proposal" not in result.output
+    assert wanted.read_text() == plain.read_text()
+    data = json.loads(fake_cli("--workload", "gemm", "--size", "2048", "--json", "--history",
+                               str(gaia["log"]), "--user", "nobody-ever").output)
+    assert data["walltime"]["time"] is None and "cannot propose" in data["walltime"]["reason"]
+
+
+@needs_joblogs
+@pytest.mark.parametrize("kind", ["parquet", "csv"])
+def test_an_ingested_job_table_proposes_as_the_log_does(fake_cli, gaia, kind):
+    ask = ["--workload", "gemm", "--size", "2048", "--json", "--user", gaia["user"]]
+    from_log = json.loads(fake_cli(*ask, "--history", str(gaia["log"])).output)["walltime"]
+    from_table = json.loads(fake_cli(*ask, "--history", str(gaia[kind])).output)["walltime"]
+    assert from_table["n_history"] == from_log["n_history"] > 0
+    assert from_table["time_s"] == pytest.approx(from_log["time_s"], rel=1e-6)
+
+
+def test_without_history_there_is_no_walltime(fake_cli):
+    data = json.loads(fake_cli("--workload", "gemm", "--size", "2048", "--json").output)
+    assert "walltime" not in data
+    assert "walltime" not in fake_cli("--workload", "gemm", "--size", "2048").output
+
+
+def test_recommend_without_history_does_not_load_the_history_code(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    # A whole recommendation with the shipped bundle, in a fresh process.
+    code = ("import sys; from click.testing import CliRunner; "
+            "from hpcds1mpi.commands.recommend import command; "
+            "r = CliRunner().invoke(command, ['--workload', 'stencil', '--size', '128']); "
+            "assert r.exit_code == 0 and 'stencil' in r.output, r.output; "
+            "print(sorted(m for m in sys.modules if m.startswith(('hpcds1mpi.decide.walltime', "
+            "'hpcds1mpi.records.ingest', 'hpcds1mpi.surrogates.job_runtime'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, env={**os.environ, "HPCDS1MPI_CACHE": str(tmp_path)})
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--user", "8"], "--user only apply to the walltime proposal; add --history"),
+    (["--time-limit", "60", "--walltime-coverage", "0.9"],
+     "--time-limit, --walltime-coverage only apply"),
+])
+def test_walltime_options_need_history(fake_cli, args, message):
+    with pytest.raises(ConfigError, match=message):
+        fake_cli("--workload", "gemm", "--size", "2048", *args)
+
+
+@needs_joblogs
+def test_bad_history_is_one_line_exit_2_and_writes_nothing(fake_cli, tmp_path, gaia):
+    import pandas as pd
+
+    from hpcds1mpi.errors import HpcdsError
+    from tests.test_atomic import digests
+
+    no_user = tmp_path / "no_user.parquet"
+    pd.read_parquet(gaia["parquet"]).drop(columns="user").to_parquet(no_user)
+    broken = tmp_path / "broken.parquet"
+    broken.write_bytes(b"PAR1 not really")
+    failures = tmp_path / "failures.json"
+    failures.write_text('{"version": 1, "failures": []}')
+    cases = [(tmp_path / "nope.swf", "no such file"), (no_user, "has no user column"),
+             (broken, "cannot read it as a job table"),
+             (failures, "the failure history is --failure-history")]
+    out = tmp_path / "job.sh"
+    for path, message in cases:
+        before = digests(tmp_path)
+        with pytest.raises(HpcdsError, match=message) as err:
+            fake_cli("--workload", "gemm", "--size", "2048", "--history", str(path),
+                     "--user", "8", "--emit", "slurm", "-o", str(out))
+        assert err.value.exit_code == 2 and digests(tmp_path) == before, path
+    with pytest.raises(ConfigError, match="is not a time"):
+        fake_cli("--workload", "gemm", "--size", "2048", "--history", str(gaia["log"]),
+                 "--time-limit", "soon")
+    proc = run_cli(["recommend", "--workload", "gemm", "--size", "2048", "--history",
+                    str(no_user), "--user", "8", "--emit", "slurm", "-o", str(out)],
+                   timeout=120, env={"HPCDS1MPI_CACHE": str(tmp_path / "c")})
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.strip().count("\n") == 0 and "no user column" in proc.stderr
+    assert not out.exists()
