@@ -29,6 +29,15 @@ def _time_limit_s(text: str | None) -> float | None:
     return float(seconds)
 
 
+def _head(file, size: int = 200) -> bytes:
+    """The first bytes of a file (b"" when it cannot be read: the reader says why)."""
+    try:
+        with open(file, "rb") as fh:
+            return fh.read(size)
+    except OSError:
+        return b""
+
+
 def _read_history(path: str):
     """The history job table at ``path``: one written by ``hpcds1mpi ingest`` (.parquet or
     .csv), or any job log :func:`~hpcds1mpi.records.ingest.job_logs.read_job_log` reads.
@@ -46,7 +55,7 @@ def _read_history(path: str):
     if not file.is_file():
         raise IngestError(f"--history {path}: no such file; give a job table written by "
                           "hpcds1mpi ingest, or a job log")
-    if file.suffix == ".json" and b'"failures"' in file.read_bytes()[:200]:
+    if file.suffix == ".json" and b'"failures"' in _head(file):
         raise IngestError(f"--history {path}: this is a failure history; --history takes a "
                           "job table now, the failure history is --failure-history")
     table = None
@@ -57,8 +66,8 @@ def _read_history(path: str):
             table = (pd.read_parquet(file) if file.suffix == ".parquet"
                      else pd.read_csv(file, low_memory=False))
         except Exception as exc:  # pyarrow and the CSV parser raise many kinds: one line
-            raise IngestError(f"--history {path}: cannot read it as a job table "
-                              f"({str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__})"
+            why = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+            raise IngestError(f"--history {path}: cannot read it as a job table ({why})"
                               ) from None
         if "runtime_s" not in table.columns:
             table = None  # not ingest's output: a log of its own kind (PM100, sacct CSV ...)
