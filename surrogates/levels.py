@@ -7,6 +7,11 @@ honest offer is what was measured: the precisions, devices and thread counts it 
 ranks per node up to the largest measured. Anything else is left out, and said so
 ("bf16: never measured for this program").
 
+Each program's levels also say which runtime its rows measured (``runtime``: the telemetry's
+``launch`` attribute, put on the rows as ``runtime_source`` by
+:mod:`hpcds1mpi.records.training`): the program's own reported time (``--time-regex``) or the
+launch's wall time, so what the model predicts is said (:func:`runtime_line`).
+
 The levels are computed once at training time from the training rows and stored beside the
 bundle (``measured_levels.json``, :data:`LEVELS_FILE`); a bundle written before that file
 existed gets them from its training rows when a non-kernel workload is asked about (kernels,
@@ -29,6 +34,8 @@ LEVELS_FILE = "measured_levels.json"
 #: Statuses that say nothing about a level (it was never really run there).
 _NOT_RUN = ("unsupported", "cancelled", "interrupted")
 _FIX = "the bundle is damaged: retrain it with `hpcds1mpi train`"
+#: ``runtime`` of a program whose rows do not say (telemetry or a bundle older than it).
+UNKNOWN = "unknown"
 
 
 @dataclass(frozen=True)
@@ -41,6 +48,9 @@ class MeasuredLevels:
             no registered kernel (a job-log label): only these levels may be offered.
         precisions, devices, threads, ranks_per_node, nodes: sorted distinct levels of the
             rows that ran (status not unsupported / cancelled / interrupted).
+        runtime: what its ``runtime_s`` is, from its rows' ``runtime_source`` (the sources
+            joined by ``; `` when its telemetry files differ); :data:`UNKNOWN` for a program
+            whose rows do not say; "" for kernel runs and job-log rows (not a program sweep).
     """
 
     workload: str
@@ -50,6 +60,7 @@ class MeasuredLevels:
     threads: tuple = ()
     ranks_per_node: tuple = ()
     nodes: tuple = ()
+    runtime: str = ""
 
     @property
     def max_ranks_per_node(self) -> int:
@@ -60,9 +71,13 @@ class MeasuredLevels:
 
     @classmethod
     def from_dict(cls, data: dict) -> "MeasuredLevels":
-        return cls(str(data["workload"]), bool(data["external"]),
+        external = bool(data["external"])
+        # A file written before ``runtime`` existed: a program's source is unknown.
+        runtime = data.get("runtime", UNKNOWN if external else "")
+        return cls(str(data["workload"]), external,
                    *(tuple(data.get(k) or ()) for k in
-                     ("precisions", "devices", "threads", "ranks_per_node", "nodes")))
+                     ("precisions", "devices", "threads", "ranks_per_node", "nodes")),
+                   runtime=str(runtime or ""))
 
 
 def _is_kernel(workload: str) -> bool:
@@ -99,8 +114,46 @@ def levels_from_frame(frame: "pd.DataFrame") -> dict[str, MeasuredLevels]:
 
         out[workload] = MeasuredLevels(workload, external, levels("precision"),
                                        levels("device"), levels("threads", True),
-                                       levels("ranks_per_node", True), levels("nodes", True))
+                                       levels("ranks_per_node", True), levels("nodes", True),
+                                       runtime=_runtime_of(rows, "external" in kinds))
     return out
+
+
+def _runtime_of(rows: "pd.DataFrame", program: bool) -> str:
+    """The runtime source of one workload's rows (see :attr:`MeasuredLevels.runtime`)."""
+    if not program:
+        return ""
+    if "kind" in rows.columns:
+        rows = rows[rows["kind"].astype(str) == "external"]
+    if "runtime_source" not in rows.columns:
+        return UNKNOWN
+    sources = sorted({str(v) if isinstance(v, str) and v else UNKNOWN
+                      for v in rows["runtime_source"]})
+    return "; ".join(sources) or UNKNOWN
+
+
+def runtime_line(levels: MeasuredLevels | None) -> str | None:
+    """One line saying which runtime the model was trained on for a program (None: a kernel
+    or job-log workload, whose runtime is not a choice of the sweep)."""
+    if levels is None or not levels.runtime:
+        return None
+    from hpcds1mpi.measure.readings import WALL
+
+    parts = []
+    for source in levels.runtime.split("; "):
+        if source == WALL:
+            parts.append("the launch's wall time (MPI and start-up included; sweep with "
+                         "--time-regex to train on the program's own time)")
+        elif source.startswith("program's own time"):
+            regex = source.partition("--time-regex ")[2].removesuffix(")")
+            parts.append(f"the program's own reported time (--time-regex {regex!r})")
+        elif source == UNKNOWN:
+            parts.append("unknown (its telemetry or this bundle predates the record; retrain "
+                         "on telemetry from this version to know)")
+        else:
+            parts.append(source)
+    mixed = " (its telemetry files differ: mixed)" if len(parts) > 1 else ""
+    return f"runtime: {'; '.join(parts)}{mixed}"
 
 
 def write_levels(path: Path, levels: dict[str, MeasuredLevels]) -> None:
@@ -233,5 +286,5 @@ def _ranges(values: Sequence[int]) -> str:
     return ", ".join(f"{g[0]}-{g[-1]}" if len(g) > 2 else ", ".join(map(str, g)) for g in groups)
 
 
-__all__ = ["LEVELS_FILE", "MeasuredLevels", "Offer", "bundle_levels", "levels_from_frame",
-           "measured_offer", "read_levels", "write_levels"]
+__all__ = ["LEVELS_FILE", "MeasuredLevels", "Offer", "UNKNOWN", "bundle_levels",
+           "levels_from_frame", "measured_offer", "read_levels", "runtime_line", "write_levels"]

@@ -340,6 +340,11 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
             offer = offer_for(bundle, workload, [part])
             for line in offer.left_out:
                 click.echo(f"tune: left out {line}", err=True)
+            from hpcds1mpi.decide.offer import runtime_note
+
+            note = runtime_note(bundle, workload)
+            if note is not None:  # what System 1's predictions (the start) are in
+                click.echo(f"tune: model {note['line']}", err=True)
         space = tune_space.workload_space(part, kernel, max_nodes=alloc_nodes,
                                           cores_per_node=cores, offer=offer)
         if layout is not None:

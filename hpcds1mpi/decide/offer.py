@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from hpcds1mpi.errors import ConfigError
-from hpcds1mpi.surrogates.levels import Offer, bundle_levels, measured_offer
+from hpcds1mpi.surrogates.levels import Offer, bundle_levels, measured_offer, runtime_line
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.cluster import Partition
@@ -114,4 +114,14 @@ def check_offer(offer: Offer, workload: str) -> None:
         raise ConfigError(f"{workload} has no measured precision; sweep it first")
 
 
-__all__ = ["check_offer", "extend_ranks_per_node", "offer_for"]
+def runtime_note(bundle, workload: str) -> dict | None:
+    """Which runtime the model learned for a program: ``{"source": ..., "line": ...}`` —
+    ``source`` as its telemetry recorded it (the ``launch`` attribute's ``runtime``, or
+    ``unknown``), ``line`` the sentence for the user. None for a kernel or a workload the
+    bundle never measured as a program."""
+    levels = bundle_levels(bundle, workload) if bundle is not None else None
+    line = runtime_line(levels)
+    return None if line is None else {"source": levels.runtime, "line": line}
+
+
+__all__ = ["check_offer", "extend_ranks_per_node", "offer_for", "runtime_note"]

@@ -26,7 +26,12 @@ from hpcds1mpi.errors import DataError, TelemetryError
 #: Columns a training table may have besides the runs table (``telemetry.RUN_COLUMNS``) and
 #: the job table (``ingest.JOB_COLUMNS``): ``kept`` (a bundle's sampling mark) and the
 #: partition hardware a bundle records. Anything else is refused, not silently used or ignored.
-EXTRA_COLUMNS: frozenset[str] = frozenset({"kept", "gpu_memory_gb", "max_nodes"})
+EXTRA_COLUMNS: frozenset[str] = frozenset({"kept", "gpu_memory_gb", "max_nodes",
+                                           "runtime_source"})
+
+#: ``runtime_source`` of an external run whose telemetry does not say (written before the
+#: ``launch`` attribute, or without its ``runtime`` entry).
+UNKNOWN_SOURCE = "unknown"
 
 #: The fewest ok runs a model is trained on.
 MIN_OK_RUNS = 4
@@ -58,9 +63,7 @@ def read_frames(telemetry: tuple[str, ...] | list[str] = (),
     """
     frames = []
     for path in telemetry:
-        from hpcds1mpi.records.telemetry import read_runs
-
-        frames.append(read_runs(path))
+        frames.append(_telemetry_rows(path))
     for path in jobs:
         try:
             frames.append(pd.read_parquet(path))
@@ -75,6 +78,41 @@ def read_frames(telemetry: tuple[str, ...] | list[str] = (),
     if not frames:
         raise DataError("training data is empty: no runs; measure with `hpcds1mpi sweep` first")
     return pd.concat(frames, ignore_index=True, sort=False) if len(frames) > 1 else frames[0]
+
+
+def runtime_source(attrs: dict) -> str:
+    """What ``runtime_s`` of a telemetry file's external runs holds: the ``runtime`` entry of
+    its ``launch`` attribute (JSON; ``measure/readings.py`` writes it), else
+    :data:`UNKNOWN_SOURCE`."""
+    import json
+
+    try:
+        launch = json.loads(attrs.get("launch") or "{}")
+        text = launch.get("runtime") if isinstance(launch, dict) else None
+    except (TypeError, ValueError):
+        text = None
+    return str(text) if isinstance(text, str) and text else UNKNOWN_SOURCE
+
+
+def _telemetry_rows(path) -> pd.DataFrame:
+    """The runs table of telemetry file ``path``; its external runs (``kind`` external) carry
+    ``runtime_source`` (:func:`runtime_source`): the file attribute is not on the rows, and
+    the model trains on whichever runtime the sweep measured, so the bundle must say which.
+    Kernel runs and files without external runs get no such column."""
+    from hpcds1mpi.records.telemetry import RUN_COLUMNS, load, normalise
+
+    store = load(path)  # once: the rows and the attributes
+    names = [n for n, _ in RUN_COLUMNS]
+    rows = [normalise(r, RUN_COLUMNS) for r in store.runs.values()]
+    if not rows:
+        from hpcds1mpi.records.telemetry import read_runs
+
+        return read_runs(path)  # the typed empty table
+    frame = pd.DataFrame(rows, columns=names)
+    external = frame["kind"].astype(str) == "external"
+    if external.any():
+        frame["runtime_source"] = np.where(external, runtime_source(store.attrs), None)
+    return frame
 
 
 def merge_runs(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:

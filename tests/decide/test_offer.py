@@ -161,3 +161,51 @@ def test_mobo_candidates_and_tune_space_hold_only_measured_levels(model_dir):
                                                                               [PART]))
     assert {c.precision for c in space.configs} == {"fp32"}
     assert max(c.ranks_per_node for c in space.configs) == 4
+
+
+def test_a_programs_runtime_source_is_said_end_to_end(tmp_path):
+    """sweep --command (--time-regex / without) -> train -> the bundle says per program which
+    runtime it learned; tune and recommend's callers get the line from runtime_note."""
+    from tests.helpers import run_cli
+
+    app = tmp_path / "app.sh"
+    app.write_text("#!/bin/sh\necho \"own time: 0.0$1 s\"\n")
+    app.chmod(0o755)
+    common = ["--sizes", "1,2,3", "--threads", "1,2", "--min-repeats", "1", "--max-repeats",
+              "1", "--min-time", "0", "--no-progress"]
+    for label, extra, out in (("own", ["--time-regex", r"own time: ([0-9.]+) s"], "own.h5"),
+                              ("wall", [], "wall.h5")):
+        res = run_cli(["sweep", "--command", f"{app} {{size}}", "--label", label, *common,
+                       *extra, "--out", out], cwd=tmp_path)
+        assert res.returncode == 0, res.stderr
+    res = run_cli(["train", "--telemetry", "own.h5", "--telemetry", "wall.h5", "--out", "model",
+                   "--members", "2", "--no-embedding"], cwd=tmp_path, timeout=240)
+    assert res.returncode == 0, res.stderr[-2000:]
+    stored = json.loads((tmp_path / "model" / LEVELS_FILE).read_text())
+    assert stored["own"]["runtime"] == "program's own time (--time-regex own time: ([0-9.]+) s)"
+    assert stored["wall"]["runtime"] == "launch wall time (s)"
+    bundle = load_bundle(tmp_path / "model")
+    own = offer_mod.runtime_note(bundle, "own")
+    assert own["line"] == "runtime: the program's own reported time (--time-regex " \
+                          "'own time: ([0-9.]+) s')"
+    assert offer_mod.runtime_note(bundle, "wall")["line"].startswith(
+        "runtime: the launch's wall time")
+
+
+def test_an_older_bundle_says_its_programs_runtime_is_unknown(model_dir, tmp_path):
+    """Rows without runtime_source, a levels file without ``runtime``, no levels file at all:
+    the bundle loads, the program's runtime is unknown, a kernel gets no line."""
+    import shutil
+
+    assert offer_mod.runtime_note(load_bundle(model_dir), "myapp")["source"] == "unknown"
+    assert offer_mod.runtime_note(load_bundle(model_dir), "stencil") is None
+    old = tmp_path / "old"
+    shutil.copytree(model_dir, old)
+    doc = json.loads((old / LEVELS_FILE).read_text())
+    for entry in doc.values():
+        entry.pop("runtime", None)
+    (old / LEVELS_FILE).write_text(json.dumps(doc))
+    note = offer_mod.runtime_note(load_bundle(old), "myapp")
+    assert note["source"] == "unknown" and note["line"].startswith("runtime: unknown")
+    (old / LEVELS_FILE).unlink()
+    assert offer_mod.runtime_note(load_bundle(old), "myapp")["source"] == "unknown"

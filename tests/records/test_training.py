@@ -175,3 +175,37 @@ def test_a_job_table_may_leave_out_the_size_but_not_give_a_bad_one():
     jobs.loc[jobs.index[0], "size"] = -1.0
     with pytest.raises(DataError, match="size -1.0"):
         TrainingData.from_frame(jobs)
+
+
+def test_a_programs_runs_carry_which_runtime_its_telemetry_measured(tmp_path):
+    """The telemetry's ``launch`` attribute says what runtime_s is; read_frames puts it on
+    the program's rows (runtime_source), which train accepts; kernel telemetry and job tables
+    get no such column; telemetry without the attribute is "unknown"."""
+    import json as json_mod
+
+    from tests.helpers import run_cli
+
+    app = tmp_path / "app.sh"
+    app.write_text("#!/bin/sh\necho \"own time: 0.0$1 s\"\n")
+    app.chmod(0o755)
+    common = ["--sizes", "1,2", "--threads", "1,2", "--min-repeats", "1", "--max-repeats", "1",
+              "--min-time", "0", "--no-progress"]
+    res = run_cli(["sweep", "--command", f"{app} {{size}}", "--label", "app", *common,
+                   "--time-regex", r"own time: ([0-9.]+) s", "--out", "own.h5"], cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    frame = read_frames([str(tmp_path / "own.h5")])
+    assert set(frame["runtime_source"]) == {"program's own time (--time-regex own time: "
+                                            "([0-9.]+) s)"}
+    assert len(TrainingData.from_frame(frame).frame) == 4
+    # the attribute itself, as the sweep wrote it
+    launch = json_mod.loads(telemetry.load(tmp_path / "own.h5").attrs["launch"])
+    assert frame["runtime_source"].iloc[0] == launch["runtime"]
+    # telemetry without the attribute (older files): unknown, not a guess
+    rows = telemetry.read_runs(tmp_path / "own.h5").to_dict("records")
+    telemetry.append(tmp_path / "old.h5", rows)
+    assert set(read_frames([str(tmp_path / "old.h5")])["runtime_source"]) == {"unknown"}
+    # kernel runs: no column (nothing to say), the frame as read_runs gives it
+    telemetry.append(tmp_path / "kernel.h5", make_runs().to_dict("records"))
+    kernel = read_frames([str(tmp_path / "kernel.h5")])
+    assert "runtime_source" not in kernel.columns
+    pd.testing.assert_frame_equal(kernel, telemetry.read_runs(tmp_path / "kernel.h5"))

@@ -11,7 +11,7 @@ import pytest
 from hpcds1mpi.errors import ModelError
 from hpcds1mpi.surrogates.levels import (LEVELS_FILE, MeasuredLevels, bundle_levels,
                                          levels_from_frame, measured_offer, read_levels,
-                                         write_levels)
+                                         runtime_line, write_levels)
 
 
 def runs() -> pd.DataFrame:
@@ -83,3 +83,49 @@ def test_bundle_levels_only_restrict_programs():
     assert bundle_levels(bundle, "myapp").precisions == ("fp64",)
     assert bundle_levels(bundle, "stencil") is None  # declared knobs
     assert bundle_levels(bundle, "never-seen") is None
+
+
+def test_each_programs_runtime_source_comes_from_its_rows():
+    """The rows' runtime_source (the telemetry's launch attribute) per program; mixed files
+    both named; a program without it is unknown; a kernel says nothing."""
+    frame = runs()
+    own = "program's own time (--time-regex t=([0-9.]+))"
+    frame["runtime_source"] = [own if w == "myapp" else None for w in frame["workload"]]
+    other = pd.DataFrame([dict(workload="wallapp", kind="external", nodes=1, ranks_per_node=1,
+                               threads=1, device="cpu", precision="fp64", status="ok",
+                               runtime_source="launch wall time (s)"),
+                          dict(workload="wallapp", kind="external", nodes=1, ranks_per_node=1,
+                               threads=2, device="cpu", precision="fp64", status="ok",
+                               runtime_source=own)])
+    levels = levels_from_frame(pd.concat([frame, other], ignore_index=True))
+    assert levels["myapp"].runtime == own
+    assert levels["stencil"].runtime == ""  # a kernel: its own timer, not a sweep's choice
+    assert levels["wallapp"].runtime == f"launch wall time (s); {own}"
+    assert levels_from_frame(runs())["myapp"].runtime == "unknown"  # older telemetry
+
+
+def test_the_runtime_line_says_which_time_the_model_learned():
+    own = MeasuredLevels("a", True, runtime="program's own time (--time-regex t=([0-9.]+))")
+    assert runtime_line(own) == "runtime: the program's own reported time (--time-regex " \
+                                "'t=([0-9.]+)')"
+    wall = runtime_line(MeasuredLevels("a", True, runtime="launch wall time (s)"))
+    assert wall.startswith("runtime: the launch's wall time (MPI and start-up included")
+    assert runtime_line(MeasuredLevels("a", True, runtime="unknown")).startswith(
+        "runtime: unknown")
+    assert runtime_line(MeasuredLevels("stencil", False)) is None and runtime_line(None) is None
+
+
+def test_an_older_levels_file_without_runtime_still_loads(tmp_path):
+    """measured_levels.json written before ``runtime``: a program's is unknown, a kernel's
+    empty; a new file round-trips it."""
+    old = {"myapp": {"workload": "myapp", "external": True, "precisions": ["fp64"],
+                     "devices": ["cpu"], "threads": [1], "ranks_per_node": [1], "nodes": [1]},
+           "stencil": {"workload": "stencil", "external": False, "precisions": ["fp32"],
+                       "devices": ["cpu"], "threads": [1], "ranks_per_node": [1], "nodes": [1]}}
+    (tmp_path / LEVELS_FILE).write_text(json.dumps(old))
+    levels = read_levels(tmp_path)
+    assert levels["myapp"].runtime == "unknown" and levels["stencil"].runtime == ""
+    assert levels["myapp"].threads == (1,)
+    new = {"myapp": MeasuredLevels("myapp", True, ("fp64",), runtime="launch wall time (s)")}
+    write_levels(tmp_path, new)
+    assert read_levels(tmp_path) == new
