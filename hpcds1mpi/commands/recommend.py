@@ -221,8 +221,12 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
             from hpcds1mpi.atomic import write_text
 
             write_text(script_path, script, "batch script")  # whole or not at all
+    from hpcds1mpi.decide.offer import runtime_note
+
+    note = runtime_note(bundle, workload)  # which runtime a program's model learned; None: kernel
     if as_json:
         data = to_dict(rec)
+        data["runtime"] = note
         if proposal is not None:
             data["walltime"] = {**proposal.to_dict(), "in_script": bool(emit and uses_proposal)}
         if script_path:
@@ -232,6 +236,8 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
         click.echo(script, nl=False)
     else:
         click.echo(format_table(rec))
+        if note is not None:
+            click.echo(note["line"])
         if proposal is not None:
             click.echo("")
             click.echo("\n".join(proposal.lines()))

@@ -8,8 +8,10 @@ unknown key names the known ones, and a string may not carry control characters 
 models before they leave, so ``GET /v1/schema`` describes exactly what is sent.
 
 The recommend request has the fields of ``hpcds1mpi recommend`` that name the question; what
-names a file on the server (``--cluster``, ``--model``, ``--history``, ``-o``) is fixed when the
-server starts, and ``--record-failure`` (a write) has no counterpart.
+names a file on the server (``--cluster``, ``--model``, ``--failure-history``, ``-o``) is fixed
+when the server starts, the walltime from a job table (``--history``, ``--user``,
+``--time-limit``, ``--walltime-coverage``) is not served, and ``--record-failure`` (a write)
+has no counterpart.
 """
 
 from __future__ import annotations

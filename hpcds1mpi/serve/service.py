@@ -161,7 +161,10 @@ class Service:
         unmet = unmet_constraints(rec)
         if unmet:
             raise ConfigError(unmet)
+        from hpcds1mpi.decide.offer import runtime_note
+
         data = to_dict(rec)
+        data["runtime"] = runtime_note(self.bundle, req.workload)  # as `recommend --json` says
         if req.emit:
             try:
                 data["script"] = emit_script(rec, req.emit, req.program, job_name=req.job_name,
