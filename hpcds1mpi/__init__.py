@@ -14,8 +14,8 @@ __version__ = "0.1.0"
 SHIPPED_MODEL = Path(__file__).resolve().parent / "data" / "default_model"
 
 #: Names served lazily from :mod:`hpcds1mpi.api`.
-_API = ("load_model", "advise", "read_script", "configurations", "Model", "Prediction",
-        "Recommendation", "Configuration", "ClusterLike")
+_API = ("load_model", "advise", "read_script", "configurations", "propose_walltime", "Model",
+        "Prediction", "Recommendation", "Configuration", "ClusterLike")
 
 __all__ = ["__version__", "SHIPPED_MODEL", *_API]
 

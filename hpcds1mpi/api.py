@@ -10,6 +10,7 @@ use of one of its names)::
     rec.pick.config, rec.pick.runtime_s, rec.confidence, rec.verdict
     model.predict([hpcds1mpi.Configuration(2, 2, 1)], "stencil", 128, cluster="lab.toml")
     hpcds1mpi.advise("job.sbatch", cluster="lab.toml").summary()
+    hpcds1mpi.propose_walltime("jobs.parquet", "alice", time_limit_s=7200).lines()
 
 Every runtime and energy here is a prediction of the model (System 1), never a measurement;
 ``energy_source`` says whether the energy it learned from was measured or modelled. A job the
@@ -30,6 +31,7 @@ from hpcds1mpi.errors import ConfigError
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.cluster import Cluster, Partition
     from hpcds1mpi.decide.advise import Advice
+    from hpcds1mpi.decide.walltime import WalltimeProposal
     from hpcds1mpi.launch.script_reading import JobScript
 
 #: Where a job may run: a cluster TOML path, a Cluster, a Partition, or None (this Slurm
@@ -285,6 +287,37 @@ def read_script(script: str | os.PathLike) -> "JobScript":
     return read(_script(script, script_text)[0])
 
 
+def propose_walltime(history, user: str, *, job_name: str | None = None,
+                     partition: str | None = None, nodes: int | None = None,
+                     procs: int | None = None, time_limit_s: float | None = None,
+                     coverage: float = 0.95) -> "WalltimeProposal":
+    """The ``--time`` to request for a job, from the user's finished jobs in ``history``
+    (``recommend --history``): a calibrated upper quantile of its run time, capped at
+    ``time_limit_s``, with how often the method covered the history's newest jobs.
+
+    Args:
+        history: a job table (DataFrame from :mod:`hpcds1mpi.records.ingest`), or a path to
+            one written by ``hpcds1mpi ingest`` or to any job log ``ingest`` reads.
+        user: whose job it is.
+        job_name / partition / nodes / procs: what the job asks for (narrow its history).
+        time_limit_s: the user's own request (the proposal never exceeds it).
+        coverage: the share of jobs like it the walltime is meant to cover.
+
+    Returns:
+        a :class:`~hpcds1mpi.decide.walltime.WalltimeProposal` (``time_s`` None and a
+        ``reason`` when the user has no history to propose from); ``lines()``, ``to_dict()``.
+    """
+    from hpcds1mpi.decide.walltime import propose_walltime as propose
+
+    if isinstance(history, (str, os.PathLike)):
+        from hpcds1mpi.records.ingest.job_logs import read_job_table
+
+        history = read_job_table(history, what="history")
+    return propose(history, user, workload=job_name, account=None, partition=partition,
+                   nodes=nodes, procs=procs, time_limit_s=time_limit_s, submit_time=None,
+                   quantile=coverage)
+
+
 def configurations(cluster: ClusterLike = None, *, partition: str | None = None,
                    workload: str | None = None, max_nodes: int | None = None
                    ) -> list[Configuration]:
@@ -301,4 +334,4 @@ def configurations(cluster: ClusterLike = None, *, partition: str | None = None,
 
 
 __all__ = ["ClusterLike", "Configuration", "Model", "Prediction", "Recommendation", "advise",
-           "configurations", "load_model", "read_script"]
+           "configurations", "load_model", "propose_walltime", "read_script"]

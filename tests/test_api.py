@@ -15,6 +15,7 @@ import pytest
 import hpcds1mpi
 from hpcds1mpi.errors import ModelError
 from tests.helpers import REPO, run_cli
+from tests.records.ingest.joblogs import GAIA, needs_joblogs, swf_slice
 
 CLUSTER = str(REPO / "tests" / "data" / "jobscripts" / "lab.toml")
 SCRIPT = REPO / "tests" / "data" / "jobscripts" / "lab_stencil.sbatch"
@@ -127,3 +128,21 @@ def test_the_readme_example_runs_as_written():
     res = fresh(readme_example())
     assert res.returncode == 0, res.stderr
     assert "asked: 2 nodes x 1 rank x 2 threads" in res.stdout
+
+
+@needs_joblogs
+def test_propose_walltime_from_a_path_or_a_table_gives_recommends_proposal(tmp_path):
+    """The API's walltime is `recommend --history`'s: the same table read from a log path or
+    passed as a DataFrame gives the same proposal, capped at the request."""
+    from hpcds1mpi.records.ingest import read_job_log
+
+    log = swf_slice(GAIA, tmp_path / "gaia.swf", jobs=2000)
+    table = read_job_log(log)[0]
+    user = str(table["user"].value_counts().index[0])
+    from_path = hpcds1mpi.propose_walltime(log, user, time_limit_s=86400)
+    from_table = hpcds1mpi.propose_walltime(table, user, time_limit_s=86400)
+    assert from_path.to_dict() == from_table.to_dict()
+    assert from_path.time_s is not None and 60 <= from_path.time_s <= 86400
+    assert from_path.lines() and from_path.lines()[0].startswith("walltime: --time ")
+    nobody = hpcds1mpi.propose_walltime(table, "no-such-user")
+    assert nobody.time_s is None and "cannot propose" in nobody.lines()[0]

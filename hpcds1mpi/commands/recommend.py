@@ -39,48 +39,17 @@ def _head(file, size: int = 200) -> bytes:
 
 
 def _read_history(path: str):
-    """The history job table at ``path``: one written by ``hpcds1mpi ingest`` (.parquet or
-    .csv), or any job log :func:`~hpcds1mpi.records.ingest.job_logs.read_job_log` reads.
-
-    Raises:
-        IngestError: missing, unreadable, or not a job table or log.
-        DataError: a table without a user column (whose history would it be?).
-    """
+    """The history job table at ``path`` (:func:`~hpcds1mpi.records.ingest.job_logs.
+    read_job_table`), a failure history handed to the old option name refused with a hint."""
     from pathlib import Path
 
-    from hpcds1mpi.errors import DataError, IngestError
-    from hpcds1mpi.records.ingest.job_logs import read_job_log
+    from hpcds1mpi.errors import IngestError
+    from hpcds1mpi.records.ingest.job_logs import read_job_table
 
-    file = Path(path)
-    if not file.is_file():
-        raise IngestError(f"--history {path}: no such file; give a job table written by "
-                          "hpcds1mpi ingest, or a job log")
-    if file.suffix == ".json" and b'"failures"' in _head(file):
+    if Path(path).suffix == ".json" and b'"failures"' in _head(path):
         raise IngestError(f"--history {path}: this is a failure history; --history takes a "
                           "job table now, the failure history is --failure-history")
-    table = None
-    if file.suffix in (".parquet", ".csv"):
-        import pandas as pd
-
-        try:
-            table = (pd.read_parquet(file) if file.suffix == ".parquet"
-                     else pd.read_csv(file, low_memory=False))
-        except Exception as exc:  # pyarrow and the CSV parser raise many kinds: one line
-            why = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
-            raise IngestError(f"--history {path}: cannot read it as a job table ({why})"
-                              ) from None
-        if "runtime_s" not in table.columns:
-            table = None  # not ingest's output: a log of its own kind (PM100, sacct CSV ...)
-    if table is None:
-        table = read_job_log(file)[0]
-    else:
-        from hpcds1mpi.records.ingest.schema import normalise
-
-        if "user" not in table.columns:
-            raise DataError(f"--history {path}: the job table has no user column, so no job is "
-                            "anyone's history; ingest a log that names users")
-        table = normalise(table, str(file), "job table")
-    return table
+    return read_job_table(path, what="--history")
 
 
 def _propose(table, rec, user: str, job_name: str, time_limit_s, coverage: float):

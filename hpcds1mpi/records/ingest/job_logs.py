@@ -192,3 +192,44 @@ def write_job_table(table, out: str | Path) -> Path:
         else:
             table.to_parquet(tmp, index=False)
     return out
+
+
+def read_job_table(path: str | Path, *, what: str = "job table"):
+    """A job table as ``hpcds1mpi ingest`` writes it (``.parquet`` / ``.csv``), or any job log
+    :func:`read_job_log` reads (a table without ingest's ``runtime_s`` is read as a log).
+
+    Args:
+        path: the file.
+        what: how the messages name it (e.g. the option that gave it: ``--history``).
+
+    Returns:
+        DataFrame with :data:`JOB_COLUMNS`.
+
+    Raises:
+        IngestError: missing, unreadable, or neither a job table nor a job log.
+        DataError: an ingested table without a user column (whose history would it be?).
+    """
+    from hpcds1mpi.errors import DataError
+
+    file = Path(path)
+    if not file.is_file():
+        raise IngestError(f"{what} {path}: no such file; give a job table written by "
+                          "hpcds1mpi ingest, or a job log")
+    table = None
+    if file.suffix in (".parquet", ".csv"):
+        import pandas as pd
+
+        try:
+            table = (pd.read_parquet(file) if file.suffix == ".parquet"
+                     else pd.read_csv(file, low_memory=False))
+        except Exception as exc:  # pyarrow and the CSV parser raise many kinds: one line
+            why = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+            raise IngestError(f"{what} {path}: cannot read it as a job table ({why})") from None
+        if "runtime_s" not in table.columns:
+            table = None  # not ingest's output: a log of its own kind (PM100, sacct CSV ...)
+    if table is None:
+        return read_job_log(file)[0]
+    if "user" not in table.columns:
+        raise DataError(f"{what} {path}: the job table has no user column, so no job is "
+                        "anyone's history; ingest a log that names users")
+    return normalise(table, str(file), "job table")
