@@ -12,11 +12,11 @@ import pytest
 
 from hpcds1mpi.records import telemetry
 from tests.apps.hpcc import RANKS_REGEX, sweep_args, write_decks
+from tests.apps.picks import assert_pick_is_good
 from tests.helpers import mpiexec, run_cli, system_program
 
 pytestmark = [pytest.mark.mpi, pytest.mark.slow]
 SIZES, HELD = (200, 300, 500), 400
-KNOBS = ["ranks", "threads"]
 
 
 def _one_line(proc, code: int) -> str:
@@ -112,15 +112,7 @@ def test_the_pick_for_an_unmeasured_size_against_its_measured_configurations(hpc
     proc = run_cli(["recommend", "--workload", "hpcc", "--size", str(HELD), "--model",
                     str(hpcc["model"]), "--json"], timeout=120)
     assert proc.returncode == 0, proc.stderr
-    pick = json.loads(proc.stdout)["pick"]
-    held = hpcc["held"].set_index(KNOBS)["runtime_s"]
-    measured = held.loc[(pick["nodes"] * pick["ranks_per_node"], pick["threads"])]
-    best = held.min()
-    print(f"hpcc {HELD}: pick {pick['ranks_per_node']}x{pick['threads']} {measured:.4f} s, best "
-          f"{best:.4f} s ({100 * best / measured:.0f} % of best)")
-    # One rank (HPL on one core, no halo exchange) beats two on this 2-core machine at every
-    # measured size; the pick must be on the better side of the measured configurations.
-    assert measured <= held.median()
+    assert_pick_is_good("hpcc", HELD, hpcc["held"], json.loads(proc.stdout)["pick"])
 
 
 def test_the_recommended_script_launches_hpcc_with_its_own_mpi(hpcc, tmp_path):

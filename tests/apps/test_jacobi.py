@@ -11,11 +11,11 @@ import pytest
 
 from hpcds1mpi.records import telemetry
 from tests.apps import jacobi
+from tests.apps.picks import assert_pick_is_good
 from tests.helpers import run_cli, system_program
 
 pytestmark = [pytest.mark.mpi, pytest.mark.slow]
 SIZES, HELD = (300, 600, 1200), 900
-KNOBS = ["ranks", "threads"]
 
 
 @pytest.fixture(scope="module")
@@ -96,9 +96,4 @@ def test_the_pick_for_an_unmeasured_size_against_its_measured_configurations(swe
     proc = run_cli(["recommend", "--workload", "jacobi", "--size", str(HELD), "--model",
                     str(swept["model"]), "--json"], timeout=120)
     assert proc.returncode == 0, proc.stderr
-    pick = json.loads(proc.stdout)["pick"]
-    held = swept["held"].set_index(KNOBS)["runtime_s"]
-    measured = held.loc[(pick["nodes"] * pick["ranks_per_node"], pick["threads"])]
-    print(f"jacobi {HELD}: pick {pick['ranks_per_node']}x{pick['threads']} {measured:.4f} s, "
-          f"best {held.min():.4f} s ({100 * held.min() / measured:.0f} % of best)")
-    assert measured <= held.median()
+    assert_pick_is_good("jacobi", HELD, swept["held"], json.loads(proc.stdout)["pick"])
