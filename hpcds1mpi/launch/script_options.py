@@ -286,6 +286,18 @@ def _long_name(spelled: str, table) -> tuple[str | None, list[str]]:
     return (hits[0] if len(hits) == 1 else None), hits
 
 
+def _value_in_next_word(out: list, name: str, tokens, i: int, line: int) -> int:
+    """Append option ``name`` of word ``i``: with the next word as its value where it takes
+    one (``-N 2``, ``--nodes 2``), else without. Returns the words used beyond word ``i``."""
+    _, start, end, _ = tokens[i]
+    if _SLURM_LONG[name] and i + 1 < len(tokens):
+        nxt = tokens[i + 1]
+        out.append(Option(name, nxt[0], line, (start, nxt[2]), (nxt[1], nxt[2]), nxt.raw))
+        return 1
+    out.append(Option(name, None, line, (start, end)))
+    return 0
+
+
 def slurm_options(tokens, line: int, note) -> list[Option]:
     """sbatch / srun options of a word list; stops at the first word that is not an option."""
     out, i = [], 0
@@ -304,25 +316,15 @@ def slurm_options(tokens, line: int, note) -> list[Option]:
                 vstart = start + len(word) - len(value) if word == tokens[i].raw else None
                 out.append(Option(name, value, line, (start, end),
                                   (vstart, end) if vstart is not None else None, value))
-            elif _SLURM_LONG[name] and i + 1 < len(tokens):
-                nxt = tokens[i + 1]
-                out.append(Option(name, nxt[0], line, (start, nxt[2]), (nxt[1], nxt[2]),
-                                  nxt.raw))
-                i += 1
             else:
-                out.append(Option(name, None, line, (start, end)))
+                i += _value_in_next_word(out, name, tokens, i, line)
         elif word.startswith("-") and len(word) > 1 and word[1] in _SLURM_SHORT:
             name = _SLURM_SHORT[word[1]]
             if _SLURM_LONG[name] and len(word) > 2:  # -N2
                 out.append(Option(name, word[2:], line, (start, end), (start + 2, end),
                                   word[2:]))
-            elif _SLURM_LONG[name] and i + 1 < len(tokens):
-                nxt = tokens[i + 1]
-                out.append(Option(name, nxt[0], line, (start, nxt[2]), (nxt[1], nxt[2]),
-                                  nxt.raw))
-                i += 1
             else:
-                out.append(Option(name, None, line, (start, end)))
+                i += _value_in_next_word(out, name, tokens, i, line)
         else:
             return out + [Option("", word, line, (start, end))]  # the first operand
         i += 1

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
@@ -18,16 +17,7 @@ from tests.helpers import hpcds1mpi_exe
 
 pytestmark = pytest.mark.slurm
 
-VENV_BIN = str(Path(sys.executable).parent)
-CLUSTER_TOML = textwrap.dedent(f"""\
-    [clusters.hpcds1mpi]
-    preamble = ["export PATH={VENV_BIN}:$PATH"]
-
-    [clusters.hpcds1mpi.partitions.debug]
-    cores_per_node = 2
-    memory_gb = 4
-    max_nodes = 2
-""")
+from tests.slurm import CLUSTER_TOML
 
 
 def _plan(sizes: list[int], min_time: float) -> str:

@@ -22,17 +22,7 @@ from tests.helpers import hpcds1mpi_exe, mpiexec
 
 pytestmark = pytest.mark.slurm
 
-VENV_BIN = str(Path(sys.executable).parent)
-CLUSTER_TOML = textwrap.dedent(f"""\
-    # The test Slurm of scripts/slurm-up: nodes n1, n2 with 2 CPUs and 4000 MB each.
-    [clusters.hpcds1mpi]
-    preamble = ["export PATH={VENV_BIN}:$PATH"]
-
-    [clusters.hpcds1mpi.partitions.debug]
-    cores_per_node = 2
-    memory_gb = 4
-    max_nodes = 2
-""")
+from tests.slurm import CLUSTER_TOML
 # Each rank writes what Slurm told it, then becomes the real command (exec keeps the PID, so
 # the MPI start-up of the command is the rank's own).
 PROBE = textwrap.dedent("""\

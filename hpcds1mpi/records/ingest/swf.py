@@ -61,7 +61,10 @@ PROCS_ARE = ("auto", "processors", "nodes")
 MAX_SWF_SECONDS = 5e9
 
 _HEADER_LINE = re.compile(r"^;\s*([A-Za-z]+)\s*:\s*(.*?)\s*$")
-_NUMBER_KEYS = ("MaxNodes", "MaxProcs", "UnixStartTime", "MaxJobs", "MaxRecords")
+#: Header keys read as a number / as text, and the SwfHeader field each fills.
+_NUMBER_KEYS = {"MaxNodes": "max_nodes", "MaxProcs": "max_procs", "UnixStartTime": "unix_start",
+                "MaxRecords": "max_records"}
+_TEXT_KEYS = {"TimeZoneString": "time_zone", "Version": "version"}
 
 
 @dataclass
@@ -127,21 +130,11 @@ def read_header(path: str | Path) -> SwfHeader:
             key, value = m.group(1), m.group(2)
             if key in _NUMBER_KEYS:
                 try:
-                    number = int(float(value.split()[0]))
+                    setattr(head, _NUMBER_KEYS[key], int(float(value.split()[0])))
                 except (ValueError, IndexError):
                     continue
-                if key == "MaxNodes":
-                    head.max_nodes = number
-                elif key == "MaxProcs":
-                    head.max_procs = number
-                elif key == "UnixStartTime":
-                    head.unix_start = number
-                elif key == "MaxRecords":
-                    head.max_records = number
-            elif key == "TimeZoneString":
-                head.time_zone = value
-            elif key == "Version":
-                head.version = value
+            elif key in _TEXT_KEYS:
+                setattr(head, _TEXT_KEYS[key], value)
             elif key == "Note":
                 head.notes.append(value)
     return head
