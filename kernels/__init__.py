@@ -3,6 +3,12 @@
 Built-in kernels live one per file in this folder and register with :func:`register`. A kernel
 module whose optional library is missing still registers; it sets ``unavailable`` and the runner
 reports why only when that kernel is asked for.
+
+The registry is lazy: a built-in kernel's module is named after the kernel, so :func:`names`
+lists the built-ins without importing them and :func:`get` / :func:`support` of a built-in
+import that one module (``recommend`` asks about one workload; importing all eight kernels and
+scanning every installed package's entry points cost a cold start ~25 ms). Entry points are
+read only when a name is not a built-in, or when every kernel is listed.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ ENTRY_POINT_GROUP = "hpcds1mpi.kernels"
 BUILTIN_MODULES = ("stencil", "gemm", "fft", "cg", "nbody", "mltrain", "allreduce", "io")
 
 _REGISTRY: dict[str, type[Kernel]] = {}
-_LOADED = False
+_LOADED = False  # every built-in module and every entry point imported
 
 
 def register(cls: type[Kernel]) -> type[Kernel]:
@@ -28,17 +34,22 @@ def register(cls: type[Kernel]) -> type[Kernel]:
     return cls
 
 
+def _load_builtin(mod: str) -> None:
+    """Import one built-in kernel module (it registers itself); a missing file is skipped."""
+    try:
+        importlib.import_module(f"{__name__}.{mod}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.{mod}":
+            raise
+
+
 def _load_all() -> None:
     global _LOADED
     if _LOADED:
         return
     _LOADED = True
     for mod in BUILTIN_MODULES:
-        try:
-            importlib.import_module(f"{__name__}.{mod}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__name__}.{mod}":
-                raise
+        _load_builtin(mod)
     from importlib.metadata import entry_points
 
     for ep in entry_points(group=ENTRY_POINT_GROUP):
@@ -48,18 +59,27 @@ def _load_all() -> None:
 
 
 def names() -> list[str]:
-    """Names of every registered kernel, sorted."""
+    """Names of every registered kernel, sorted (entry points included)."""
     _load_all()
     return sorted(_REGISTRY)
 
 
+def is_kernel(name: str) -> bool:
+    """Whether ``name`` is a registered kernel: a built-in without importing any module, any
+    other name after reading the entry points."""
+    return name in BUILTIN_MODULES or name in _REGISTRY or name in names()
+
+
 def get(name: str) -> Kernel:
-    """A fresh instance of the kernel called ``name``.
+    """A fresh instance of the kernel called ``name`` (a built-in imports only its module).
 
     Raises:
         UnknownKernelError: naming the kernels that exist.
     """
-    _load_all()
+    if name in BUILTIN_MODULES and name not in _REGISTRY:
+        _load_builtin(name)
+    if name not in _REGISTRY:
+        _load_all()
     try:
         return _REGISTRY[name]()
     except KeyError:
@@ -74,7 +94,7 @@ def support(workload: str) -> tuple[bool, list[str] | None, list[str] | None]:
     such a workload may be offered is what it was measured with (``surrogates/levels.py``,
     ``decide/offer.py``)."""
     try:
-        if workload not in names():
+        if not is_kernel(workload):
             return True, None, None
         k = get(workload)
     except Exception:  # noqa: BLE001 - a broken plugin must not stop a recommendation

@@ -81,10 +81,10 @@ class MeasuredLevels:
 
 
 def _is_kernel(workload: str) -> bool:
-    from hpcds1mpi.kernels import names
+    from hpcds1mpi.kernels import is_kernel
 
     try:
-        return workload in names()
+        return is_kernel(workload)
     except Exception:  # noqa: BLE001 - a broken plugin makes nothing a kernel
         return False
 

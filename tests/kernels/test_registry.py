@@ -21,3 +21,26 @@ GPU = Partition(name="gpu", cores_per_node=8, memory_gb=32, max_nodes=4, gpus_pe
 ])
 def test_offered_is_what_the_kernel_declares_and_the_partition_has(workload, partition, expected):
     assert kernels.offered(workload, partition) == expected
+
+
+def test_a_builtin_kernel_is_answered_without_importing_the_others():
+    """``recommend`` asks about one workload: only that kernel's module is imported, and no
+    installed package's entry points are read (fresh process: the registry is module state)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, importlib.metadata as md\n"
+            "md.entry_points = lambda **k: (_ for _ in ()).throw(SystemExit('entry points read'))\n"
+            "from hpcds1mpi import kernels\n"
+            "assert kernels.support('stencil') == (True, ['fp64', 'fp32'], ['cpu', 'gpu'])\n"
+            "assert kernels.get('gemm').name == 'gemm'\n"
+            "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules\n"
+            "             if m.startswith('hpcds1mpi.kernels.') and not m.endswith(('base', '_parallel'))))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["['gemm',", "'stencil']"]
+
+
+def test_names_still_lists_every_kernel_and_other_workloads_are_not_kernels():
+    assert set(kernels.BUILTIN_MODULES) <= set(kernels.names())
+    assert kernels.is_kernel("stencil") and not kernels.is_kernel("my_app")
+    assert kernels.support("my_app") == (True, None, None)
