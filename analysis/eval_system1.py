@@ -106,6 +106,7 @@ def _pick_record(sub, idx: int, choice) -> dict:
             "pct_of_best": 100 * sp, "crashed": bool(crashed),
             "within_noise_of_best": within_noise(sub, idx),
             "best_noise": float(sub.iloc[best_idx].get("noise") or float("nan")),
+            "configurations": int(len(sub)),
             "confidence": float(choice.confidence), "spread": float(choice.spread),
             "margin": float(choice.margin)}
 
@@ -119,8 +120,10 @@ def _fit_logistic(X, y):
 
 
 def evaluate(frame, trainer, *, folds_by_size: int = 4, max_workloads: int | None = None,
-             seed: int = 0, log=print) -> dict:
-    """Run both protocols on a runs table with ``trainer(train_frame) -> bundle``."""
+             seed: int = 0, log=print, guard_trainer=None) -> dict:
+    """Run both protocols on a runs table with ``trainer(train_frame) -> bundle``
+    (``guard_trainer``, default ``trainer``, for the leave-one-workload-out part;
+    ``max_workloads=0`` skips that part)."""
     from hpcds1mpi.config import FAILURE_STATUSES, OK
     from hpcds1mpi.decide import guard
     from hpcds1mpi.decide.confidence import ConfidenceModel
@@ -175,6 +178,10 @@ def evaluate(frame, trainer, *, folds_by_size: int = 4, max_workloads: int | Non
     results["protocols"]["leave_size_out"] = {m: summary(**v) for m, v in methods.items()}
     results["protocols"]["leave_size_out"]["system1"].update(noise_summary(per_problem))
     results["leave_size_out_picks"] = per_problem
+    counts = [r["configurations"] for r in per_problem]
+    if counts:
+        results["configurations_per_problem"] = {
+            "median": float(np.median(counts)), "min": int(min(counts)), "max": int(max(counts))}
     # Confidence calibration: cross-fitted logistic model on (spread, margin).
     if conf_rows:
         spread, margin, good, raw = (np.array(x) for x in zip(*conf_rows))
@@ -195,15 +202,16 @@ def evaluate(frame, trainer, *, folds_by_size: int = 4, max_workloads: int | Non
                 auroc(probs, good), "ece_uncalibrated": ece(raw, good),
             "auroc_uncalibrated": auroc(raw, good), "coef": coef}
     # ---------------- leave-one-workload-out: the guard ----------------
+    guard_trainer = guard_trainer or trainer
     workloads = sorted(frame["workload"].unique())
-    if max_workloads:
+    if max_workloads is not None:
         workloads = list(rng.permutation(workloads))[:max_workloads]
     lowo = []
     for w in workloads:
         train = frame[frame["workload"] != w]
         if train["workload"].nunique() < 2:
             continue
-        bundle = trainer(train)
+        bundle = guard_trainer(train)
         ref = guard.reference(bundle)
         cal = guard.calibrate(bundle, ref)
         hw = dict(getattr(bundle, "partitions", {}) or {})
@@ -290,7 +298,13 @@ def main(argv=None) -> int:
                         help="features the members see (default: as the --model bundle)")
     parser.add_argument("--member-trees", type=int, default=None,
                         help="trees per member (default: as the --model bundle)")
-    parser.add_argument("--max-workloads", type=int, default=None)
+    parser.add_argument("--max-workloads", type=int, default=None,
+                        help="never-seen workloads for the guard part (0: skip it)")
+    parser.add_argument("--recipe", default=None,
+                        help="System 1 ranking recipe of the fold models: cv (chosen inside each "
+                        "fold by leave-size-out CV on its training sizes), or one of "
+                        "surrogates.ranking_cv.RECIPES (default: cv when the --model bundle's "
+                        "recipe was chosen so, else its own)")
     parser.add_argument("--write-calibration", action="store_true",
                         help="store the fitted confidence map in the model directory")
     args = parser.parse_args(argv)
@@ -315,22 +329,51 @@ def main(argv=None) -> int:
     embedding = args.embedding == "yes" if args.embedding else bool(
         manifest.get("use_embedding", True))
 
-    def trainer(train):
-        return train_bundle(train, n_members=members, use_embedding=embedding,
-                            embedding_params={"max_epochs": args.epochs}, seed=0, family=family,
-                            member_trees=member_trees,
-                            member_features=list(KNOB_FEATURES) if member_features == "knobs"
-                            else None)
+    from hpcds1mpi.surrogates import ranking_cv
 
+    ranking = (manifest.get("metrics") or {}).get("ranking") or {}
+    recipe = args.recipe or ("cv" if ranking.get("chosen_by") else ranking.get("recipe") or (
+        "centred" if ranking.get("centred_targets") else "absolute"))
+    if recipe != "cv" and recipe not in ranking_cv.RECIPES:
+        parser.error(f"--recipe must be cv or one of {', '.join(ranking_cv.RECIPES)}")
+    base_features = list(KNOB_FEATURES) if member_features == "knobs" else None
+    chosen: list[str] = []
+    kw = dict(n_members=members, use_embedding=embedding,
+              embedding_params={"max_epochs": args.epochs}, seed=0, family=family,
+              member_trees=member_trees)
+
+    def fixed(name):
+        def train(frame_):
+            settings = ranking_cv.recipe_settings(name, base_features)
+            if base_features is None:  # every feature already (core_fraction among them)
+                settings["member_features"] = None
+            return train_bundle(frame_, **kw, **settings)
+        return train
+
+    def trainer(train):
+        name = recipe
+        if recipe == "cv":  # chosen on this fold's training sizes only
+            name, _ = ranking_cv.choose_recipe(train, member_features=base_features,
+                                               **{k: v for k, v in kw.items()
+                                                  if k != "embedding_params"})
+            chosen.append(name)
+            print(f"  recipe chosen on the fold's training sizes: {name}")
+        return fixed(name)(train)
+
+    guard_recipe = recipe if recipe != "cv" else (ranking.get("recipe") or "centred")
     t0 = time.perf_counter()
     results = evaluate(frame, trainer, folds_by_size=args.folds,
-                       max_workloads=args.max_workloads)
+                       max_workloads=args.max_workloads, guard_trainer=fixed(guard_recipe))
+    results["recipe"] = {"setting": recipe, "chosen_per_fold": chosen,
+                         "guard_part": guard_recipe}
     results["timing"] = time_scoring(bundle)
     results["neighbour_oracle"] = neighbour_oracle(frame)
     results["loadavg"] = " ".join(f"{x:.2f}" for x in __import__("os").getloadavg())
     results["fold_settings"] = (f"{family} x {members} members, member features "
                                 f"{member_features}, trees {member_trees or 'default'}, "
-                                f"embedding {'yes' if embedding else 'no'}")
+                                f"embedding {'yes' if embedding else 'no'}, ranking recipe "
+                                f"{recipe}" + (f" (chosen per fold: {', '.join(chosen)})"
+                                               if chosen else ""))
     results["wall_s"] = time.perf_counter() - t0
     results["telemetry"] = str(args.telemetry)
     results["model"] = str(args.model)

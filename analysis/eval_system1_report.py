@@ -8,23 +8,55 @@ worst picks, the guard on never-seen workloads, the confidence calibration and t
 from __future__ import annotations
 
 
+def _goals(results: dict) -> list[str]:
+    """Each goal of issue 20 with its figure and met / MISSED."""
+    lso = results["protocols"]["leave_size_out"]
+    s1, lg = lso["system1"], lso["lgbm_rank"]
+    oracle = results.get("neighbour_oracle") or {}
+
+    def mark(ok: bool) -> str:
+        return "met" if ok else "MISSED"
+
+    med, geo = s1["median_pct_of_best"], s1["geomean_pct_of_best"]
+    within = 100 * (s1.get("within_5pct") or 0.0)
+    out = [f"median {med:.1f} % >= 99 % ({mark(med >= 99)})",
+           f"geomean {geo:.1f} % >= 97 % ({mark(geo >= 97)})",
+           f"within 5 % {within:.0f} % >= 85 % ({mark(within >= 85)})",
+           f"{s1['crashing_picks']:.0f} crashing picks ({mark(s1['crashing_picks'] == 0)})",
+           ">= LightGBM ranker on median and geomean "
+           f"({mark(med >= lg['median_pct_of_best'] and geo >= lg['geomean_pct_of_best'])})"]
+    if oracle:
+        beats = med >= oracle["median_pct_of_best"] and geo >= oracle["geomean_pct_of_best"]
+        out.append(f">= neighbour oracle on median and geomean ({mark(beats)})")
+    conf = results.get("confidence")
+    if conf:
+        a = conf["auroc_calibrated_crossfit"]
+        out.append(f"confidence AUROC {a:.2f} >= 0.75 ({mark(a >= 0.75)})")
+    return out
+
+
 def markdown(results: dict, args) -> str:
     """The results as a Markdown report (side-by-side table, guard, confidence, timing)."""
     lso = results["protocols"]["leave_size_out"]
     s1 = lso["system1"]
+    cpp = results.get("configurations_per_problem") or {}
     lines = ["# System 1 evaluation on measured telemetry", "",
              f"Telemetry `{results['telemetry']}`; fold models trained like the shipped bundle "
              f"`{results['model']}` ({results.get('fold_settings', '')}). Wall "
              f"{results['wall_s']:.0f} s, load average {results.get('loadavg', '?')}.", "",
              "## Leave-size-out (interior sizes held out, 4 folds)", "",
-             "| method | median % of best | geomean % of best | crashing picks | "
-             "median runs to 5 % |", "| --- | --- | --- | --- | --- |"]
+             f"{s1['problems']} held-out problems with {cpp.get('median', float('nan')):g} "
+             f"measured configurations each (median; {cpp.get('min', '?')}-{cpp.get('max', '?')})"
+             f"; a random pick among them reaches "
+             f"{lso['random']['median_pct_of_best']:.1f} % of the best (median).", "",
+             "| method | median % of best | geomean % of best | within 5 % | crashing picks | "
+             "median runs to 5 % |", "| --- | --- | --- | --- | --- | --- |"]
     for m, r in lso.items():
+        within = r.get("within_5pct")
         lines.append(f"| {m} | {r['median_pct_of_best']:.1f} | {r['geomean_pct_of_best']:.1f} | "
+                     f"{'-' if m == 'random' or within is None else f'{100 * within:.0f} %'} | "
                      f"{r['crashing_picks']:.0f} | {r['median_runs_to_5pct']:.1f} |")
-    lines += ["", f"Goals: median >= 99 % ({'met' if s1['median_pct_of_best'] >= 99 else 'MISSED'}),"
-              f" geomean >= 98 % ({'met' if s1['geomean_pct_of_best'] >= 98 else 'MISSED'}), "
-              f"0 crashing picks ({'met' if s1['crashing_picks'] == 0 else 'MISSED'}).", "",
+    lines += ["", "Goals (issue 20): " + "; ".join(_goals(results)) + ".", "",
               f"System 1 picks within 5 % of the measured best: "
               f"{100 * s1.get('picks_within_5pct', float('nan')):.0f} %; within the measured noise "
               f"of the best (the pick's fastest repeat no slower than the best's median): "

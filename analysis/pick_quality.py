@@ -72,12 +72,13 @@ def within_noise(sub, idx: int) -> bool:
 
 
 def summary(speeds, crashes, runs) -> dict:
-    """One method over many problems: median and geometric mean % of best, crashing picks,
-    median runs to 5 %."""
+    """One method over many problems: median and geometric mean % of best, share of picks
+    within 5 % of the best, crashing picks, median runs to 5 %."""
     s = np.asarray(speeds, float)
     return {"median_pct_of_best": float(100 * np.median(s)) if len(s) else None,
             "geomean_pct_of_best": float(100 * math.exp(np.mean(np.log(np.maximum(s, 1e-3)))))
             if len(s) else None,
+            "within_5pct": float(np.mean(s >= GOOD_SPEED)) if len(s) else None,
             "crashing_picks": float(np.sum(crashes)), "problems": int(len(s)),
             "median_runs_to_5pct": float(np.median(runs)) if len(runs) else None}
 

@@ -10,7 +10,6 @@ it (paper's intelligent sampling), fits the
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from pathlib import Path
@@ -21,6 +20,7 @@ import pandas as pd
 from hpcds1mpi.errors import DataError
 from hpcds1mpi.records.training import TrainingData
 
+from .bundle_manifest import _metrics, data_hash, package_versions  # noqa: F401
 from .bundle_files import (BUNDLE_FORMAT, FRAME_COLUMNS, LEVELS_FILE, TRAINING_DATA,  # noqa: F401
                            TRAINING_FRAME, TRAINING_MATRIX, default_bundle_path, is_bundle,
                            read_bundle, read_training_frame, read_training_matrix,
@@ -30,59 +30,6 @@ from .estimators import member_budget
 from .models import SurrogateModel
 from .targets import REGRESSION_TARGETS, failure_labels, target_values
 
-
-
-# --------------------------------------------------------------------------------------------
-# what the manifest records
-
-
-def data_hash(frame: pd.DataFrame) -> str:
-    """SHA-256 of the training table's content (column order independent)."""
-    cols = sorted(str(c) for c in frame.columns)
-    h = hashlib.sha256("\x00".join(cols).encode())
-    for col in cols:
-        series = frame[col]
-        try:
-            hashed = pd.util.hash_pandas_object(series, index=False).to_numpy()
-        except TypeError:  # unhashable cells (lists): hash their text
-            hashed = pd.util.hash_pandas_object(series.astype(str), index=False).to_numpy()
-        h.update(hashed.tobytes())
-    return h.hexdigest()
-
-
-def package_versions() -> dict[str, str]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = {}
-    for name in ("hpcds1mpi", "numpy", "pandas", "scikit-learn", "lightgbm", "xgboost", "torch",
-                 "pytorch-tabnet"):
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            out[name] = "missing"
-    return out
-
-
-def _metrics(model: SurrogateModel, frame: pd.DataFrame, Z: np.ndarray) -> dict:
-    """In-sample fit of the ensemble median (held-out numbers come from analysis/h1_eval.py)."""
-    preds = model.predict_design(Z)
-    out = {}
-    for target in model.targets_:
-        y = target_values(frame, target)
-        have = np.isfinite(y)
-        if target == "failed":
-            p = preds[target].mean(axis=0)[have]
-            out[target] = {"n": int(have.sum()), "rate": float(y[have].mean()),
-                           "brier_in_sample": float(np.mean((p - y[have]) ** 2))}
-            continue
-        truth = np.exp(y[have])
-        guess = np.exp(np.median(preds[target], axis=0)[have])
-        ss_res = float(np.sum((truth - guess) ** 2))
-        ss_tot = float(np.sum((truth - truth.mean()) ** 2))
-        out[target] = {"n": int(have.sum()),
-                       "mape_in_sample": float(np.mean(np.abs(guess - truth) / truth)),
-                       "r2_in_sample": 1.0 - ss_res / ss_tot if ss_tot > 0 else float("nan")}
-    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -316,7 +263,7 @@ def train_bundle(data: TrainingData | pd.DataFrame, *, sample_rate: float = 1.0,
                  threads: int = 2, machine: str | None = None,
                  sources: list[str] | None = None, use_baseline: bool = True,
                  member_trees: int | None = None,
-                 member_features: list[str] | None = None) -> Bundle:
+                 member_features: list[str] | None = None, centre="auto") -> Bundle:
     """Sample and fit; return an unsaved :class:`Bundle`.
 
     Args:
@@ -336,6 +283,9 @@ def train_bundle(data: TrainingData | pd.DataFrame, *, sample_rate: float = 1.0,
         member_trees: trees per ensemble member (default: models.member_budget).
         member_features: feature names the members see (default all; see
             ``models.KNOB_FEATURES``).
+        centre: targets whose members learn the order within a problem (``"auto"``: runtime
+            and energy on sweep-like data; ``()``: absolute regression; see
+            :mod:`~hpcds1mpi.surrogates.ranking`).
     """
     from .features import fit_spec
     from .sampling import intelligent_sample
@@ -361,7 +311,7 @@ def train_bundle(data: TrainingData | pd.DataFrame, *, sample_rate: float = 1.0,
     model = SurrogateModel(family=family, n_members=n_members, use_embedding=use_embedding,
                            embedding_params=embedding_params, seed=seed, threads=threads,
                            use_baseline=use_baseline, member_estimators=member_trees,
-                           member_features=member_features)
+                           member_features=member_features, centre=centre)
     model.fit(kept)
     t_fit = time.perf_counter() - t0 - t_sample
     data = data.copy()
@@ -370,6 +320,7 @@ def train_bundle(data: TrainingData | pd.DataFrame, *, sample_rate: float = 1.0,
     Z = bundle.training_matrix()
     metrics = _metrics(model, data[keep].reset_index(drop=True), Z[keep].astype(np.float64))
     metrics["train_seconds"] = {"sampling": t_sample, "fit": t_fit}
+    metrics["ranking"] = {"centred_targets": sorted(model.levels_)}
     ok = data["status"].astype(str) == "ok"
     energy_sources = sorted(
         data.loc[ok & pd.to_numeric(data.get("energy_j"), errors="coerce").notna(),

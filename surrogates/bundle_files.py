@@ -11,6 +11,8 @@ Layout of ``model/``::
     training_matrix.npy    [features, embedding] of those rows (float32), for the guard
     measured_levels.json   per workload, the knob levels it ran at (``levels.py``: a user's
                            program is offered only those)
+    problem_levels.json    per centred target, each workload's problem level against log size
+                           (``ranking.py``; absent: the members regress absolute values)
     README.txt             what the bundle is, how it was trained, where energy came from
 
 :func:`write_bundle` writes them, :func:`read_bundle` reads the model and manifest back and
@@ -32,10 +34,12 @@ from hpcds1mpi.errors import ModelError
 
 from .levels import LEVELS_FILE, levels_from_frame, write_levels
 from .models import SurrogateModel
+from .ranking import ProblemLevels
 
 BUNDLE_FORMAT = 1
 MANIFEST = "manifest.json"
 TRAINING_DATA = "training_data.parquet"
+PROBLEM_LEVELS = "problem_levels.json"
 TRAINING_MATRIX = "training_matrix.npy"
 #: The training rows' problem, configuration and outcome columns as plain numpy arrays: what
 #: ``recommend`` reads (the guard, memory limits) without importing a parquet reader.
@@ -50,7 +54,8 @@ BUNDLE_README_TITLE = "hpcds1mpi model bundle"
 #: Every file a bundle folder may hold: what :func:`write_bundle` writes, and the calibrations
 #: stored beside it (``decide/confidence.py``, ``decide/guard.py``).
 BUNDLE_FILES = frozenset({MANIFEST, "embedding.npz", "members.pkl", TRAINING_DATA,
-                          TRAINING_MATRIX, TRAINING_FRAME, LEVELS_FILE, README, "system1_calibration.json",
+                          TRAINING_MATRIX, TRAINING_FRAME, LEVELS_FILE, PROBLEM_LEVELS, README,
+                          "system1_calibration.json",
                           "guard_calibration.json"})
 
 
@@ -103,6 +108,9 @@ def write_bundle(path: Path, model: SurrogateModel, manifest: dict, data: pd.Dat
         manifest["embedding"] = None
     with open(path / "members.pkl", "wb") as fh:
         pickle.dump(model.members_, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    if model.levels_:
+        (path / PROBLEM_LEVELS).write_text(json.dumps(
+            {t: lv.as_dict() for t, lv in model.levels_.items()}))
     if data is not None:
         data.to_parquet(path / TRAINING_DATA, index=False)
         np.save(path / TRAINING_MATRIX, matrix)
@@ -229,6 +237,9 @@ def read_bundle(path: str | os.PathLike | None = None) -> tuple[SurrogateModel, 
             model.embedding_ = None
         with open(path / "members.pkl", "rb") as fh:
             model.members_ = pickle.load(fh)
+        if (path / PROBLEM_LEVELS).is_file():
+            levels = json.loads((path / PROBLEM_LEVELS).read_text())
+            model.levels_ = {t: ProblemLevels.from_dict(v) for t, v in levels.items()}
         if not (path / TRAINING_DATA).is_file():
             raise OSError(f"{TRAINING_DATA} missing")
     except (OSError, pickle.UnpicklingError, EOFError, KeyError, ValueError, OverflowError,
@@ -250,6 +261,21 @@ def _json_default(value):
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
+def _ranking_line(manifest: dict) -> str:
+    """What the members of the System 1 targets learn (surrogates/ranking.py)."""
+    rank = (manifest.get("metrics") or {}).get("ranking") or {}
+    centred = rank.get("centred_targets") or []
+    if not centred:
+        return ""
+    line = (f"Ranking: {', '.join(centred)} members learn the order within a problem (each "
+            "problem's mean taken out, put back from problem_levels.json)")
+    if rank.get("recipe"):
+        line += f"; recipe {rank['recipe']!r}"
+        if rank.get("chosen_by"):
+            line += f", chosen by {rank['chosen_by']}"
+    return line + ".\n"
+
+
 def _readme(manifest: dict) -> str:
     src = manifest.get("energy_source", "none")
     energy_line = (
@@ -265,7 +291,7 @@ def _readme(manifest: dict) -> str:
         "Family: {fam} x {k} members (Bayesian bootstrap over problems, {trees} trees each); "
         "TabNet embedding: {emb}; member features: {mf}.\n"
         "Sources: {src}.\n"
-        "Targets: {targets}.\n{energy}\n"
+        "Targets: {targets}.\n{ranking}{energy}\n"
         "Training-data SHA-256: {h}\n"
         "Metrics in manifest.json are in-sample; held-out accuracy: analysis/h1_eval.py.\n"
     ).format(fmt=manifest["format_version"], when=manifest["created"],
@@ -278,6 +304,7 @@ def _readme(manifest: dict) -> str:
              src=", ".join(manifest.get("sources") or []) or "not recorded",
              emb="yes" if manifest.get("use_embedding") else "no",
              targets=", ".join(manifest["targets"]), energy=energy_line,
+             ranking=_ranking_line(manifest),
              h=manifest["data_hash"])
 
 

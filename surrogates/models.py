@@ -21,6 +21,7 @@ from .estimators import (FAMILIES, ConstantClassifier, make_classifier, make_reg
                          member_budget, predict_member, single_threaded)
 from .features import (baseline_from_roofline, build_features, feature_block, fit_spec,
                        log_baseline)
+from .ranking import LEVEL_FEATURES, ProblemLevels, centred_targets, problem_means
 from .regions import merge_thresholds, tree_regions
 from .targets import (BASELINE_TARGETS, REGRESSION_TARGETS, TARGETS, bootstrap_weights,
                       problem_groups, target_values)
@@ -86,12 +87,16 @@ class SurrogateModel:
             the embedding). The baseline and the embedding still use every feature. A short
             list of the problem and the configuration knobs lets System 1 score a 10,000-row
             grid as a few hundred tree regions (:func:`tree_regions`).
+        centre: targets whose members learn the order within a problem (each problem's mean
+            taken out, put back by :class:`~.ranking.ProblemLevels`); ``"auto"``: runtime and
+            energy where the data have several configurations per problem (:mod:`.ranking`);
+            ``()``: members regress the absolute values.
     """
 
     def __init__(self, family: str = "xgboost", n_members: int = 5, use_embedding: bool = True,
                  embedding_params: dict | None = None, seed: int = 0, threads: int = 2,
                  use_baseline: bool = True, member_estimators: int | None = None,
-                 member_features: list[str] | None = None):
+                 member_features: list[str] | None = None, centre="auto"):
         if family not in FAMILIES:
             raise ModelError(f"unknown model family {family!r}; choose one of {', '.join(FAMILIES)}")
         self.family, self.n_members, self.use_embedding = family, n_members, use_embedding
@@ -99,6 +104,9 @@ class SurrogateModel:
         self.seed, self.threads, self.use_baseline = seed, threads, use_baseline
         self.member_estimators = member_estimators
         self.member_features = list(member_features) if member_features else None
+        self.centre = centre
+        #: target -> ProblemLevels of the centred targets (empty: nothing centred).
+        self.levels_: dict[str, ProblemLevels] = {}
 
     def _baseline(self, target: str, Z: np.ndarray) -> np.ndarray | float:
         if self.use_baseline and target in BASELINE_TARGETS:
@@ -142,6 +150,12 @@ class SurrogateModel:
             self.embedding_targets_ = [emb_targets[j] for j in keep_cols]
         Z = self._member_view(self._design(X))
         groups = problem_groups(frame)
+        self.levels_ = {}
+        codes, log_sizes = (X[:, self.spec_.names.index(c)] for c in LEVEL_FEATURES)
+        for target in centred_targets(self.centre, groups, targets):
+            means = problem_means(targets[target], groups)
+            self.levels_[target] = ProblemLevels.fit(codes, log_sizes, means)
+            targets[target] = targets[target] - means
         rng = np.random.default_rng(self.seed)
         self.members_: dict[str, list] = {}
         for target in self.targets_:
@@ -245,7 +259,9 @@ class SurrogateModel:
             regression targets of each row (0.0 where none).
         """
         base = log_baseline(Z, self.spec_) if self.use_baseline else None
-        return self._predict_regions(self._member_view(Z), base)
+        levels = [Z[:, self.spec_.names.index(c)] for c in LEVEL_FEATURES] \
+            if self.levels_ else None
+        return self._predict_regions(self._member_view(Z), base, levels)
 
     def predict_frame_regions(self, frame: pd.DataFrame
                               ) -> tuple[dict[str, np.ndarray], np.ndarray | None, dict]:
@@ -257,12 +273,16 @@ class SurrogateModel:
         if self.embedding_ is not None or not self.member_features:
             return self.predict_regions(self.design_matrix(frame))
         self.spec_.check_inputs(frame)
-        names = [*self.member_features, "log_t_roofline"]
+        extra = [c for c in LEVEL_FEATURES if c not in self.member_features] \
+            if self.levels_ else []
+        names = [*self.member_features, *extra, "log_t_roofline"]
         block = feature_block(frame, self.spec_, names)
         base = baseline_from_roofline(block[-1]) if self.use_baseline else None
-        return self._predict_regions(block[:-1].T, base)
+        levels = [block[names.index(c)] for c in LEVEL_FEATURES] if self.levels_ else None
+        return self._predict_regions(block[:len(self.member_features)].T, base, levels)
 
-    def _predict_regions(self, Z_members: np.ndarray, base: np.ndarray | None):
+    def _predict_regions(self, Z_members: np.ndarray, base: np.ndarray | None,
+                         levels: list[np.ndarray] | None = None):
         thresholds = self._thresholds() if len(Z_members) > 256 else None
         first = inverse = None
         if thresholds is not None and len(Z_members) > 4 * REGION_PROBE_ROWS:
@@ -289,6 +309,9 @@ class SurrogateModel:
             preds[target] = np.vstack([v for (t, _), v in zip(jobs, values) if t == target])
             baseline[target] = base if (base is not None and target in BASELINE_TARGETS) \
                 else 0.0
+            if target in self.levels_ and levels is not None:
+                # The problem's level, taken out in training (one value per problem).
+                baseline[target] = baseline[target] + self.levels_[target].predict(*levels)
         return preds, inverse, baseline
 
     def _forest(self):

@@ -54,4 +54,9 @@ def test_report_renders_every_section(results):
                     "## Leave-size-out (interior sizes held out, 4 folds)",
                     "## Guard, leave-one-workload-out (never-seen workloads)", "## Confidence"):
         assert heading in text
-    assert "| system1 | 100.0 | 100.0 | 0 |" in text
+    assert "| system1 | 100.0 | 100.0 | 100 % | 0 |" in text
+    # Every figure says how many configurations each problem had and what random reaches.
+    cpp = results["configurations_per_problem"]
+    assert f"measured configurations each (median; {cpp['min']}-{cpp['max']})" in text
+    assert "a random pick among them reaches" in text
+    assert "median 100.0 % >= 99 % (met)" in text and "within 5 % 100 % >= 85 % (met)" in text

@@ -1,0 +1,167 @@
+"""Choosing System 1's ranking recipe by cross-validation on training sizes only.
+
+A recipe is what the members learn and see (:data:`RECIPES`): absolute or problem-centred
+targets (:mod:`.ranking`), and the configuration knobs alone or with the cores-used fraction
+(ranks x threads / cores: above 1 a layout is oversubscribed, which trees otherwise have to
+build from a product of two knobs). :func:`choose_recipe` scores each on leave-size-out folds
+of the data it is given, by what System 1 needs: the measured speed of the configuration the
+model ranks first in each held-out problem (the best measured runtime / the pick's; a pick
+that failed counts 0). The System 1 evaluation calls it inside each of its folds, on that
+fold's training rows, so the recipe is never chosen on the sizes it is judged on.
+
+Train the shipped bundle with the recipe chosen on all of its data::
+
+    python -m hpcds1mpi.surrogates.ranking_cv --telemetry data/reference/telemetry.h5 \\
+        --telemetry data/reference_choice/telemetry.h5 --out hpcds1mpi/data/default_model --force
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+import numpy as np
+
+#: name -> (centre, extra member features); the first of equal scores wins (simplest first).
+RECIPES: dict[str, tuple] = {
+    "absolute": ((), ()),
+    "centred": ("auto", ()),
+    "absolute+cores": ((), ("core_fraction",)),
+    "centred+cores": ("auto", ("core_fraction",)),
+}
+#: The shipped bundle's ensemble (README.txt of hpcds1mpi/data/default_model).
+SHIPPED_SETTINGS = {"n_members": 5, "use_embedding": False, "seed": 0, "family": "xgboost"}
+#: Scores closer than this (geometric-mean speed) are a tie: the simpler recipe is kept.
+TIE = 0.002
+_PROBLEM = ["workload", "size", "partition"]
+
+
+def recipe_settings(recipe: str, member_features=None) -> dict:
+    """``train_bundle`` keyword arguments of ``recipe`` on top of ``member_features`` (default:
+    ``models.KNOB_FEATURES``)."""
+    from .models import KNOB_FEATURES
+
+    if recipe not in RECIPES:
+        raise ValueError(f"unknown ranking recipe {recipe!r}; choose one of {', '.join(RECIPES)}")
+    centre, extra = RECIPES[recipe]
+    base = list(member_features or KNOB_FEATURES)
+    return {"centre": centre, "member_features": base + [f for f in extra if f not in base]}
+
+
+def size_folds(frame, folds: int) -> dict:
+    """(workload, size) -> fold of every interior size of each workload (the end sizes are
+    extrapolation: they stay in training), spread over ``folds`` folds."""
+    out = {}
+    for w, g in frame.groupby("workload"):
+        sizes = sorted(g["size"].unique())
+        for k, s in enumerate(sizes[1:-1] if len(sizes) > 2 else []):
+            out[(w, s)] = k % folds
+    return out
+
+
+def pick_speeds(bundle, test) -> list[float]:
+    """The measured speed of the model's first-ranked configuration, per problem of ``test``.
+
+    Ranked as System 1 ranks: by predicted runtime among the rows no member expects to fail
+    (``fail_prob_max`` < 0.5), then the rest.
+    """
+    from hpcds1mpi.config import OK
+
+    from .features import INPUT_COLUMNS
+
+    out = []
+    for _, sub in test.groupby(_PROBLEM, sort=True, observed=True):
+        ok = (sub["status"].astype(str) == OK).to_numpy()
+        if not ok.any():
+            continue
+        pred = bundle.predict(sub[list(INPUT_COLUMNS)].reset_index(drop=True))
+        rt = pred["runtime_s"].to_numpy(float)
+        bad = (pred["fail_prob_max"].to_numpy(float) >= 0.5) | ~np.isfinite(rt)
+        pick = int(np.lexsort((np.where(np.isfinite(rt), rt, np.inf), bad))[0])
+        measured = sub["runtime_s"].to_numpy(float)
+        best = float(np.min(measured[ok]))
+        out.append(best / measured[pick] if ok[pick] and measured[pick] > 0 else 0.0)
+    return out
+
+
+def _summary(speeds: list[float]) -> dict:
+    s = np.asarray(speeds, float)
+    if not len(s):
+        return {"problems": 0, "geomean": float("nan"), "median": float("nan")}
+    geomean = math.exp(np.mean(np.log(np.maximum(s, 1e-3))))
+    return {"problems": int(len(s)), "geomean": float(geomean), "median": float(np.median(s)),
+            "within_5pct": float(np.mean(s >= 1 / 1.05))}
+
+
+def cv_scores(frame, recipes=tuple(RECIPES), folds: int = 3, member_features=None,
+              **train_kw) -> dict[str, dict]:
+    """Leave-size-out score of each recipe on ``frame`` (a runs table): recipe -> summary
+    (``geomean`` / ``median`` speed of the picks, ``within_5pct``, ``problems``)."""
+    from hpcds1mpi.config import FAILURE_STATUSES, OK
+
+    from .bundle import train_bundle
+
+    frame = frame[frame["status"].astype(str).isin([OK, *FAILURE_STATUSES])]
+    frame = frame.reset_index(drop=True)
+    fold_of = size_folds(frame, folds)
+    keys = list(zip(frame["workload"], frame["size"]))
+    speeds: dict[str, list] = {r: [] for r in recipes}
+    settings = {**SHIPPED_SETTINGS, **train_kw}
+    for fold in range(folds):
+        mask = np.array([fold_of.get(k) == fold for k in keys])
+        if not mask.any() or mask.all():
+            continue
+        train, test = frame[~mask], frame[mask]
+        for r in recipes:
+            bundle = train_bundle(train.reset_index(drop=True), **settings,
+                                  **recipe_settings(r, member_features))
+            speeds[r] += pick_speeds(bundle, test)
+    return {r: _summary(v) for r, v in speeds.items()}
+
+
+def choose_recipe(frame, recipes=tuple(RECIPES), folds: int = 3, member_features=None,
+                  **train_kw) -> tuple[str, dict]:
+    """The recipe with the best leave-size-out geometric-mean pick speed on ``frame``
+    (ties within :data:`TIE`: the one listed first), and every recipe's scores."""
+    scores = cv_scores(frame, recipes, folds, member_features, **train_kw)
+    best = None
+    for r in recipes:
+        g = scores[r]["geomean"]
+        if math.isfinite(g) and (best is None or g > scores[best]["geomean"] + TIE):
+            best = r
+    return (best or recipes[0]), scores
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description="Train a bundle with the System 1 ranking "
+                                     "recipe chosen by leave-size-out cross-validation.")
+    parser.add_argument("--telemetry", action="append", required=True, help="runs (.h5)")
+    parser.add_argument("--out", required=True, help="bundle directory to write")
+    parser.add_argument("--folds", type=int, default=3)
+    parser.add_argument("--force", action="store_true", help="replace a bundle at --out")
+    args = parser.parse_args(argv)
+
+    from hpcds1mpi.atomic import check_output_dir
+    from hpcds1mpi.records.training import TrainingData
+
+    from .bundle import is_bundle, train_bundle
+
+    check_output_dir(args.out, ours=is_bundle, force=args.force)
+    data = TrainingData.read(tuple(args.telemetry), ())
+    recipe, scores = choose_recipe(data.frame, folds=args.folds)
+    for r, s in scores.items():
+        print(f"{r:<16} geomean {100 * s['geomean']:.1f} %  median {100 * s['median']:.1f} %  "
+              f"within 5 % {100 * s.get('within_5pct', float('nan')):.0f} %  "
+              f"({s['problems']} held-out problems)")
+    bundle = train_bundle(data, **SHIPPED_SETTINGS, **recipe_settings(recipe))
+    bundle.manifest["metrics"]["ranking"].update({
+        "recipe": recipe, "chosen_by": f"{args.folds}-fold leave-size-out CV of pick speed "
+        "(surrogates/ranking_cv.py)", "cv_scores": scores})
+    bundle.save(args.out)
+    print(f"recipe {recipe!r}; bundle written to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

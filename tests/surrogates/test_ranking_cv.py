@@ -1,0 +1,70 @@
+"""Choosing the ranking recipe by leave-size-out CV: the held-out sizes are never trained on,
+every recipe is scored by its picks' measured speed, and ties keep the simpler recipe."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hpcds1mpi.surrogates import bundle as bundle_module
+from hpcds1mpi.surrogates import ranking_cv
+from hpcds1mpi.surrogates.models import KNOB_FEATURES
+from tests.surrogates.test_bundle import make_runs
+
+
+def test_recipe_settings():
+    assert ranking_cv.recipe_settings("absolute") == {"centre": (),
+                                                      "member_features": list(KNOB_FEATURES)}
+    cores = ranking_cv.recipe_settings("centred+cores")
+    assert cores["centre"] == "auto" and cores["member_features"][-1] == "core_fraction"
+    with pytest.raises(ValueError, match="unknown ranking recipe"):
+        ranking_cv.recipe_settings("bogus")
+
+
+def test_cv_trains_without_the_sizes_it_scores(monkeypatch):
+    runs = make_runs(sizes=(16, 24, 32, 48, 64, 96))
+    seen = []
+    real = bundle_module.train_bundle
+
+    def spy(frame, **kw):
+        seen.append(set(frame["size"].unique()))
+        return real(frame, **kw)
+
+    monkeypatch.setattr(bundle_module, "train_bundle", spy)
+    folds = ranking_cv.size_folds(runs, 2)
+    assert set(folds) == {(w, s) for w in ("stencil", "gemm") for s in (24, 32, 48, 64)}
+    name, scores = ranking_cv.choose_recipe(runs, recipes=("absolute", "centred"), folds=2,
+                                            threads=1, n_members=2)
+    assert name in ("absolute", "centred")
+    # 2 folds x 2 recipes; each fold's models never saw its held-out sizes.
+    assert len(seen) == 4
+    held = [{s for (_, s), f in folds.items() if f == k} for k in (0, 1)]
+    for k, sizes in enumerate(seen):
+        assert not sizes & held[k // 2]
+    for s in scores.values():
+        assert s["problems"] == 8 and 0 < s["geomean"] <= 1.0
+
+
+def test_ties_keep_the_recipe_listed_first(monkeypatch):
+    same = {"problems": 4, "geomean": 0.9, "median": 0.9, "within_5pct": 0.5}
+    monkeypatch.setattr(ranking_cv, "cv_scores", lambda *a, **k: {
+        "absolute": same, "centred": {**same, "geomean": 0.9 + ranking_cv.TIE / 2}})
+    assert ranking_cv.choose_recipe(None, recipes=("absolute", "centred"))[0] == "absolute"
+    monkeypatch.setattr(ranking_cv, "cv_scores", lambda *a, **k: {
+        "absolute": same, "centred": {**same, "geomean": 0.95}})
+    assert ranking_cv.choose_recipe(None, recipes=("absolute", "centred"))[0] == "centred"
+
+
+def test_pick_speeds_counts_a_failed_pick_as_zero():
+    runs = make_runs()
+
+    class Answer:
+        def predict(self, frame):
+            import pandas as pd
+
+            # Rank the gemm OOM rows first: they failed, so the pick scores 0.
+            rt = np.where(frame["ranks_per_node"] * frame["nodes"] <= 2, 1e-3, 1.0)
+            return pd.DataFrame({"runtime_s": rt, "fail_prob_max": np.zeros(len(frame))})
+
+    big = runs[(runs["workload"] == "gemm") & (runs["size"] == 96)]
+    assert ranking_cv.pick_speeds(Answer(), big) == [0.0]
