@@ -6,7 +6,9 @@ srun's ``--mpi``, the cluster file's ``mpiexec`` / ``launcher_args`` / ``mpi``) 
 launcher that cannot start the program as one job: by the program's MPI
 (:mod:`hpcds1mpi.launch.mpi_family`) and, for sweeps with more than one rank, by the 2-rank
 launch probe (:mod:`hpcds1mpi.launch.probe`). The external sweep and System 2's launches of a
-user's program both go through here.
+user's program both go through here; a check that passed is not made again in the same
+process for the same launcher, options, program and environment (``tune --program`` launches
+one sweep per trial: one probe per tune, not one per trial).
 """
 
 from __future__ import annotations
@@ -71,9 +73,35 @@ def launcher_path(launch: launchers.Launcher, env: dict) -> str | None:
         head, path=env.get("PATH"))
 
 
+#: Checks that passed in this process: key (:func:`_key`) -> the lines they said.
+_PASSED: dict[tuple, list[str]] = {}
+
+
+def _key(launch: launchers.Launcher, choice: LaunchChoice, path: str,
+         program_tokens: list[str], env: dict, probed: bool) -> tuple:
+    """What a check's verdict depends on: the launcher (its path, kind, options and 2-rank
+    tokens), srun's plugin, the program (its file and when it last changed) and the
+    environment, less the variables every configuration sets for itself (the probe sets its
+    own); ``probed``: whether the 2-rank probe was part of it."""
+    config = probe.probe_config()
+    own = set(launch.environment(config))
+    name = program_tokens[0] if program_tokens else ""
+    found = name if "/" in name else (shutil.which(name, path=env.get("PATH")) or name)
+    try:
+        changed = os.stat(found).st_mtime_ns
+    except OSError:
+        changed = None
+    return (path, type(launch).__name__, tuple(launch.args), tuple(launch.tokens(config)),
+            choice.mpi if launch.name == "srun" else "", os.path.realpath(found), changed,
+            tuple(sorted((k, v) for k, v in env.items() if k not in own)), probed)
+
+
 def check(launch: launchers.Launcher, choice: LaunchChoice, program_tokens: list[str],
           env: dict, max_ranks: int) -> list[str]:
     """Refuse a launcher that cannot start the program as one job; return what was found.
+
+    A check that passed before in this process for the same launcher, program and
+    environment (:func:`_key`) is not made again: its lines are returned, marked so.
 
     Returns:
         Lines for the user: the program's MPI, the launcher's family, the probe's verdict, and
@@ -87,6 +115,11 @@ def check(launch: launchers.Launcher, choice: LaunchChoice, program_tokens: list
     if path is None:
         raise LaunchError(f"launcher {getattr(launch, 'command', 'srun')!r} not found on PATH; "
                           "nothing was launched (install an MPI, or name one with --mpiexec)")
+    key = _key(launch, choice, path, program_tokens, env, max_ranks > 1)
+    # A check with the probe covers one without (one rank needs no probe).
+    earlier = _PASSED.get(key) or (None if key[-1] else _PASSED.get((*key[:-1], True)))
+    if earlier is not None:
+        return [f"{line} (checked earlier in this run)" for line in earlier]
     program = mpi_family.program_mpi(program_tokens, env)
     family = mpi_family.launcher_family(path)
     if max_ranks > 1:  # one rank is one job under any launcher (an MPI singleton)
@@ -100,4 +133,5 @@ def check(launch: launchers.Launcher, choice: LaunchChoice, program_tokens: list
         lines.append(probe.run_probe(launch.tokens(config), probe_env, program.family))
     else:
         lines.append("one rank per launch: any launcher starts it as one job (no probe)")
-    return lines
+    _PASSED[key] = lines
+    return list(lines)

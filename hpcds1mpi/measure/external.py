@@ -95,7 +95,11 @@ def build_external_plan(program: str, label: str, *, sizes, nodes=None, ranks_pe
         raise ConfigError(f"--timeout {timeout:g}: give a positive number of seconds")
     if snapshot_every is not None and not snapshot_every >= 0:
         raise ConfigError(f"--snapshot-every {snapshot_every:g}: give 0 or more seconds")
-    lo = MIN_REPEATS if min_repeats is None else min_repeats
+    # A bound not given yields to the one given: --max-repeats 1 alone means 1 launch (tune
+    # --program passes only its --max-repeats), --min-repeats 12 alone at most 12.
+    lo = min(MIN_REPEATS, max_repeats) if min_repeats is None and isinstance(
+        max_repeats, int) and max_repeats >= 1 else MIN_REPEATS if min_repeats is None \
+        else min_repeats
     hi = max(MAX_REPEATS, lo) if max_repeats is None else max_repeats
     for name, value in (("--min-repeats", lo), ("--max-repeats", hi)):
         if not isinstance(value, int) or value < 1:

@@ -274,6 +274,32 @@ def test_tune_a_program_takes_the_sweeps_launcher_and_reading_options(tmp_path):
         assert "-genv TUNE_MARK 1" in run["command"]  # --launcher-args reach every launch
 
 
+def test_tune_a_program_probes_its_launcher_once_not_before_every_trial(tmp_path):
+    """The 2-rank probe proves the launcher, options and environment once per tune: every
+    trial launches through the same ones (the launcher here logs each start it is asked for)."""
+    from tests.apps import jacobi
+    from tests.helpers import mpiexec
+
+    (tmp_path / "c.toml").write_text(CLUSTER)
+    exe = _jacobi(tmp_path)
+    log = tmp_path / "starts.log"
+    logging = tmp_path / "mpiexec"
+    logging.write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {mpiexec()} "$@"\n')
+    logging.chmod(0o755)
+    res = run_cli(["tune", "--program", f"{exe} {{size}} 40", "--label", "jacobi", "--size",
+                   "300", "--mpiexec", str(logging), "--ranks-regex", jacobi.RANKS_REGEX,
+                   "--cluster", "c.toml", "--budget", "3", "--min-time", "0", "--max-repeats", "1", "--out", "j.h5",
+                   "--json"], cwd=tmp_path, timeout=240)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert json.loads(res.stdout)["runs"] == 3
+    starts = log.read_text().splitlines()
+    probes = [s for s in starts if "hpcds1mpi-probe" in s]
+    assert len(probes) == 1, starts
+    # the trials through the same launcher: System 2's warm-up launch and the measured one each
+    # (--max-repeats 1 alone: one measured launch, no longer refused for below the default 3)
+    assert sum(exe in s for s in starts) == 3 * 2, starts
+
+
 def test_tune_refuses_the_wrong_launcher_before_any_trial(tmp_path):
     """HPCC (Open MPI) under the wheel's hydra mpiexec: one line naming Open MPI's mpirun,
     exit 1, before anything ran — even though the first trial has one rank (the pre-flight

@@ -410,6 +410,8 @@ def test_a_programs_repeats_default_to_at_least_three_and_are_checked():
     assert (plan.min_repeats, plan.max_repeats, plan.min_time, plan.warmup) == (3, 10, 1.0, 0)
     plan = external.build_external_plan("true", "t", sizes="1", min_repeats=12)
     assert plan.max_repeats == 12  # raised to the minimum when not given
+    plan = external.build_external_plan("true", "t", sizes="1", max_repeats=1)
+    assert (plan.min_repeats, plan.max_repeats) == (1, 1)  # lowered to the maximum likewise
     for bad, words in (({"min_repeats": 0}, "--min-repeats 0"),
                        ({"min_repeats": 4, "max_repeats": 2}, "below --min-repeats"),
                        ({"min_time": float("nan")}, "--min-time"), ({"warmup": -1}, "--warmup")):
