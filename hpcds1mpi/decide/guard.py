@@ -88,12 +88,27 @@ class Reference:
 
 
 def reference(bundle, max_rows: int = MAX_REFERENCE_ROWS, seed: int = 0) -> Reference:
-    """Build the guard's view of the training data from a bundle.
+    """The guard's view of the training data of a bundle, built once per bundle object
+    (:mod:`~hpcds1mpi.decide.bundle_cache`: it does not depend on the question).
 
     Raises:
         ModelError: the bundle's training matrix and frame disagree in length.
     """
-    frame = bundle.training_frame().reset_index(drop=True)
+    from hpcds1mpi.decide import bundle_cache
+
+    return bundle_cache.memo(bundle, ("guard_reference", max_rows, seed),
+                             lambda: build_reference(bundle, max_rows, seed))
+
+
+def build_reference(bundle, max_rows: int = MAX_REFERENCE_ROWS, seed: int = 0) -> Reference:
+    """Build the guard's view of the training data from a bundle (:func:`reference` keeps it).
+
+    Raises:
+        ModelError: the bundle's training matrix and frame disagree in length.
+    """
+    from hpcds1mpi.decide import bundle_cache
+
+    frame = bundle_cache.training_frame(bundle).reset_index(drop=True)
     matrix = np.asarray(bundle.training_matrix(), dtype=float)
     if matrix.ndim != 2 or len(matrix) != len(frame):
         raise ModelError("model bundle's training matrix and frame differ in length; retrain it")

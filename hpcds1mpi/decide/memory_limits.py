@@ -9,7 +9,7 @@ predicted need beside the limit it is judged by (host memory per node, GPU memor
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
@@ -60,6 +60,18 @@ class MemoryLimit:
 
 
 def learn_memory_limits(bundle, partitions: Sequence["Partition"]) -> dict[str, MemoryLimit]:
+    """Per-partition memory limits learned from measured out-of-memory failures, learned once
+    per bundle object and set of partitions (:mod:`~hpcds1mpi.decide.bundle_cache`; each
+    call gets its own copies). See :func:`learn_limits`."""
+    from hpcds1mpi.decide import bundle_cache
+
+    key = ("memory_limits", tuple((p.name, float(p.memory_gb), float(p.gpu_memory_gb))
+                                  for p in partitions))
+    learned = bundle_cache.memo(bundle, key, lambda: learn_limits(bundle, partitions))
+    return {name: replace(limit) for name, limit in learned.items()}
+
+
+def learn_limits(bundle, partitions: Sequence["Partition"]) -> dict[str, MemoryLimit]:
     """Per-partition memory limits learned from measured out-of-memory failures.
 
     For each partition the training data holds runs that ended ``oom``. The memory such a run
@@ -77,7 +89,9 @@ def learn_memory_limits(bundle, partitions: Sequence["Partition"]) -> dict[str, 
     Returns:
         partition name -> :class:`MemoryLimit`.
     """
-    frame = bundle.training_frame()
+    from hpcds1mpi.decide import bundle_cache
+
+    frame = bundle_cache.training_frame(bundle)
     limits: dict[str, MemoryLimit] = {}
     needed = {"status", "partition", "peak_rss_mb", "ranks_per_node", "device"}
     usable = frame is not None and needed.issubset(frame.columns)

@@ -38,7 +38,9 @@ def _energy_label(bundle) -> str:
         return source if source == "modelled" else f"measured ({source})" \
             if "modelled" not in source else "partly modelled"
     try:
-        frame = bundle.training_frame()
+        from hpcds1mpi.decide import bundle_cache
+
+        frame = bundle_cache.training_frame(bundle)
         if "energy_source" in frame.columns:
             sources = set(frame["energy_source"].dropna().astype(str))
             if sources and sources <= {"modelled"}:

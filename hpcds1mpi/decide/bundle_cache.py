@@ -1,0 +1,56 @@
+"""What a decision needs from a loaded bundle that does not depend on the question, kept once
+per bundle object: its training frame, the guard's reference, the learned memory limits.
+
+``recommend`` rebuilt these on every call (the training frame read twice, the guard's
+reference standardised again, the out-of-memory rows predicted again: about a third of a warm
+``recommend``), while ``serve``, the Python API's ``Model`` and ``tune`` ask many questions of
+one bundle. A loaded bundle is read-only, so each value is computed on first use and kept as
+long as the bundle object lives (a weak reference: a dropped bundle takes its values with it).
+An object that cannot be weakly referenced or hashed (some test doubles) is not cached: every
+call computes, as before. Callers must not change what they get (the frames are shared).
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any, Callable, Hashable
+
+_CACHES: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+#: The service computes in worker threads: the dictionaries are changed under this lock (the
+#: computation itself is not: two threads asking first compute the same value twice).
+_LOCK = threading.Lock()
+
+
+def memo(bundle, key: Hashable, compute: Callable[[], Any]):
+    """``compute()`` the first time ``key`` is asked of ``bundle``, the kept value after.
+
+    An exception is not kept: the next call computes (and raises) again.
+    """
+    try:
+        with _LOCK:
+            cache = _CACHES.get(bundle)
+            if cache is None:
+                cache = _CACHES[bundle] = {}
+            if key in cache:
+                return cache[key]
+    except TypeError:  # not weakly referable or not hashable: nothing to keep it on
+        return compute()
+    value = compute()
+    with _LOCK:
+        return cache.setdefault(key, value)
+
+
+def training_frame(bundle):
+    """The bundle's training frame (problem, configuration and outcome of each training row),
+    read once per bundle."""
+    return memo(bundle, "training_frame", bundle.training_frame)
+
+
+def forget(bundle) -> None:
+    """Drop what is kept for ``bundle`` (a test that changes a bundle in place)."""
+    with _LOCK:
+        try:
+            _CACHES.pop(bundle, None)
+        except TypeError:
+            pass

@@ -1,0 +1,89 @@
+"""What does not depend on the question is computed once per bundle (decide/bundle_cache.py):
+the training frame, the guard's reference and the memory limits; answers stay the same."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hpcds1mpi.decide import bundle_cache
+from hpcds1mpi.decide import recommend as rec_mod
+from hpcds1mpi.decide.guard import build_reference, reference
+from hpcds1mpi.decide.memory_limits import learn_limits, learn_memory_limits
+from hpcds1mpi.decide.recommendation import to_dict
+from tests.fake_bundle import WIDE_SIZES, FakeBundle, fake_partitions, fake_places, \
+    isolate_user_files
+
+
+@pytest.fixture(autouse=True)
+def isolated_cache(tmp_path, monkeypatch):
+    isolate_user_files(monkeypatch, tmp_path)
+
+
+class Counting(FakeBundle):
+    """The fake bundle, counting how often the question-independent work is asked for."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.frames = 0
+        self.predicted_rows = []
+
+    def training_frame(self):
+        self.frames += 1
+        return super().training_frame()
+
+    def predict(self, df):
+        self.predicted_rows.append(len(df))
+        return super().predict(df)
+
+
+def test_second_question_reads_no_training_frame_and_predicts_only_its_candidates():
+    bundle = Counting(sizes=WIDE_SIZES)
+    places = fake_places("gpu-small", "gpu-big", "cpu")
+    first = rec_mod.recommend(bundle, "gemm", 2048, places)
+    frames, calls = bundle.frames, len(bundle.predicted_rows)
+    # (the fake's own training_matrix reads its frame too)
+    assert frames <= 2  # not once per use: guard reference, memory limits, energy label
+    bundle.predicted_rows.clear()
+    second = rec_mod.recommend(bundle, "gemm", 3000, places)
+    assert bundle.frames == frames
+    # Only the question's own candidates are predicted: no out-of-memory rows again.
+    assert len(bundle.predicted_rows) < calls
+    assert second.picked is not None and first.picked is not None
+
+
+def test_kept_values_give_the_same_answer_as_computing_each_time():
+    places = fake_places("gpu-small", "gpu-big", "cpu")
+    warm = FakeBundle(sizes=WIDE_SIZES)
+    rec_mod.recommend(warm, "fft", 1000, places)  # fills the cache
+    for workload, size, objective in (("gemm", 13000, "time"), ("stencil", 700, "energy"),
+                                      ("fft", 5000, "balanced")):
+        cold = FakeBundle(sizes=WIDE_SIZES)
+        a = rec_mod.recommend(warm, workload, size, places, objective=objective)
+        b = rec_mod.recommend(cold, workload, size, places, objective=objective)
+        assert json.dumps(to_dict(a), sort_keys=True, default=str) == \
+            json.dumps(to_dict(b), sort_keys=True, default=str)
+
+
+def test_each_bundle_and_partition_set_has_its_own_values_and_callers_get_copies():
+    parts = list(fake_partitions().values())
+    one, two = FakeBundle(), FakeBundle(sizes=WIDE_SIZES)
+    assert reference(one) is reference(one)
+    assert reference(one) is not reference(two)
+    assert len(reference(two).matrix) == len(build_reference(two).matrix)
+    limits = learn_memory_limits(one, parts)
+    assert limits == learn_limits(one, parts)
+    limits["gpu-small"].gpu_mb = 1.0  # a caller's change stays with that caller
+    assert learn_memory_limits(one, parts)["gpu-small"].gpu_mb > 1.0
+    assert set(learn_memory_limits(one, parts[:1])) == {parts[0].name}
+
+
+def test_an_object_without_weak_references_is_computed_every_time():
+    calls = []
+    assert bundle_cache.memo(3, "k", lambda: calls.append(1) or len(calls)) == 1
+    assert bundle_cache.memo(3, "k", lambda: calls.append(1) or len(calls)) == 2
+    bundle = FakeBundle()
+    assert bundle_cache.memo(bundle, "k", lambda: "a") == "a"
+    bundle_cache.forget(bundle)
+    assert bundle_cache.memo(bundle, "k", lambda: "b") == "b"
