@@ -173,7 +173,7 @@ def evaluate(frame, trainer, *, folds_by_size: int = 4, max_workloads: int | Non
             methods["random"]["runs"].append(rr)
             sp, _ = speed(sub, order[0])
             conf_rows.append((choice.spread, choice.margin, sp >= GOOD_SPEED,
-                              choice.confidence))
+                              choice.confidence, choice.noise))
             per_problem.append(_pick_record(sub, order[0], choice))
     results["protocols"]["leave_size_out"] = {m: summary(**v) for m, v in methods.items()}
     results["protocols"]["leave_size_out"]["system1"].update(noise_summary(per_problem))
@@ -184,8 +184,10 @@ def evaluate(frame, trainer, *, folds_by_size: int = 4, max_workloads: int | Non
             "median": float(np.median(counts)), "min": int(min(counts)), "max": int(max(counts))}
     # Confidence calibration: cross-fitted logistic model on (spread, margin).
     if conf_rows:
-        spread, margin, good, raw = (np.array(x) for x in zip(*conf_rows))
-        X = ConfidenceModel.features(spread, margin)
+        spread, margin, good, raw, noise = (np.array(x) for x in zip(*conf_rows))
+        # The workload's measured noise joins spread and margin where the bundles record it.
+        X = ConfidenceModel.features(spread, margin,
+                                     noise if np.isfinite(noise).any() else None)
         probs = np.full(len(good), np.nan)
         idx = rng.permutation(len(good))
         for part in np.array_split(idx, 5):
@@ -200,7 +202,9 @@ def evaluate(frame, trainer, *, folds_by_size: int = 4, max_workloads: int | Non
             "good_pick_rate": float(good.mean()), "picks": int(len(good)),
             "ece_calibrated_crossfit": ece(probs, good), "auroc_calibrated_crossfit":
                 auroc(probs, good), "ece_uncalibrated": ece(raw, good),
-            "auroc_uncalibrated": auroc(raw, good), "coef": coef}
+            "auroc_uncalibrated": auroc(raw, good), "coef": coef,
+            "features": "log spread, margin / spread" + (
+                ", log workload noise" if X.shape[1] == 3 else "")}
     # ---------------- leave-one-workload-out: the guard ----------------
     guard_trainer = guard_trainer or trainer
     workloads = sorted(frame["workload"].unique())

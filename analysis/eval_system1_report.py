@@ -93,7 +93,8 @@ def markdown(results: dict, args) -> str:
         c = results["confidence"]
         lines += ["", "## Confidence", "",
                   f"Good picks (within 5 %): {100 * c['good_pick_rate']:.0f} % of {c['picks']}. "
-                  f"Calibrated (cross-fitted logistic on spread, margin): ECE "
+                  f"Calibrated (cross-fitted logistic on "
+                  f"{c.get('features', 'log spread, margin / spread')}): ECE "
                   f"{c['ece_calibrated_crossfit']:.3f}, AUROC {c['auroc_calibrated_crossfit']:.2f};"
                   f" uncalibrated: ECE {c['ece_uncalibrated']:.3f}, AUROC "
                   f"{c['auroc_uncalibrated']:.2f}."]

@@ -28,6 +28,7 @@ from .bundle_files import (BUNDLE_FORMAT, FRAME_COLUMNS, LEVELS_FILE, TRAINING_D
 from .features import INPUT_COLUMNS, build_features, normalise_frame
 from .estimators import member_budget
 from .models import SurrogateModel
+from .ranking import noise_of
 from .targets import REGRESSION_TARGETS, failure_labels, target_values
 
 
@@ -105,7 +106,8 @@ class Bundle:
             ``runtime_hi`` (10th / 90th percentile over members), ``runtime_spread`` (std of
             log runtime over members), ``energy_j`` / ``energy_lo`` / ``energy_hi``,
             ``fail_prob`` (mean over members), ``fail_prob_max``, and ``peak_rss_mb`` when
-            trained.
+            trained; ``runtime_noise`` (the measured repeat noise of the workload's training
+            runs, NaN for an unknown workload) when the bundle recorded it.
 
         Raises:
             ModelError: a required input column is missing.
@@ -145,6 +147,8 @@ class Bundle:
         if "peak_rss_mb" in preds:
             out["peak_rss_mb"] = np.exp(rows(_quantiles(preds["peak_rss_mb"], (0.5,))[0])
                                         + baseline["peak_rss_mb"])
+        if self.model.noise_ and "workload" in df.columns:
+            out["runtime_noise"] = noise_of(self.model.noise_, df["workload"])
         return pd.DataFrame(out, index=df.index)
 
     def _design(self, df: pd.DataFrame) -> np.ndarray:
@@ -263,7 +267,8 @@ def train_bundle(data: TrainingData | pd.DataFrame, *, sample_rate: float = 1.0,
                  threads: int = 2, machine: str | None = None,
                  sources: list[str] | None = None, use_baseline: bool = True,
                  member_trees: int | None = None,
-                 member_features: list[str] | None = None, centre="auto") -> Bundle:
+                 member_features: list[str] | None = None, centre="auto",
+                 focus: float = 0.0) -> Bundle:
     """Sample and fit; return an unsaved :class:`Bundle`.
 
     Args:
@@ -286,6 +291,7 @@ def train_bundle(data: TrainingData | pd.DataFrame, *, sample_rate: float = 1.0,
         centre: targets whose members learn the order within a problem (``"auto"``: runtime
             and energy on sweep-like data; ``()``: absolute regression; see
             :mod:`~hpcds1mpi.surrogates.ranking`).
+        focus: near-best weighting of the centred targets' rows (see ``SurrogateModel``).
     """
     from .features import fit_spec
     from .sampling import intelligent_sample
@@ -311,7 +317,7 @@ def train_bundle(data: TrainingData | pd.DataFrame, *, sample_rate: float = 1.0,
     model = SurrogateModel(family=family, n_members=n_members, use_embedding=use_embedding,
                            embedding_params=embedding_params, seed=seed, threads=threads,
                            use_baseline=use_baseline, member_estimators=member_trees,
-                           member_features=member_features, centre=centre)
+                           member_features=member_features, centre=centre, focus=focus)
     model.fit(kept)
     t_fit = time.perf_counter() - t0 - t_sample
     data = data.copy()
@@ -320,7 +326,7 @@ def train_bundle(data: TrainingData | pd.DataFrame, *, sample_rate: float = 1.0,
     Z = bundle.training_matrix()
     metrics = _metrics(model, data[keep].reset_index(drop=True), Z[keep].astype(np.float64))
     metrics["train_seconds"] = {"sampling": t_sample, "fit": t_fit}
-    metrics["ranking"] = {"centred_targets": sorted(model.levels_)}
+    metrics["ranking"] = {"centred_targets": sorted(model.levels_), "focus": float(focus)}
     ok = data["status"].astype(str) == "ok"
     energy_sources = sorted(
         data.loc[ok & pd.to_numeric(data.get("energy_j"), errors="coerce").notna(),

@@ -11,8 +11,9 @@ Layout of ``model/``::
     training_matrix.npy    [features, embedding] of those rows (float32), for the guard
     measured_levels.json   per workload, the knob levels it ran at (``levels.py``: a user's
                            program is offered only those)
-    problem_levels.json    per centred target, each workload's problem level against log size
-                           (``ranking.py``; absent: the members regress absolute values)
+    problem_levels.json    per centred target, each workload's problem level against log size,
+                           and each workload's measured repeat noise (``ranking.py``; absent:
+                           the members regress absolute values, confidence without noise)
     README.txt             what the bundle is, how it was trained, where energy came from
 
 :func:`write_bundle` writes them, :func:`read_bundle` reads the model and manifest back and
@@ -108,9 +109,10 @@ def write_bundle(path: Path, model: SurrogateModel, manifest: dict, data: pd.Dat
         manifest["embedding"] = None
     with open(path / "members.pkl", "wb") as fh:
         pickle.dump(model.members_, fh, protocol=pickle.HIGHEST_PROTOCOL)
-    if model.levels_:
+    if model.levels_ or model.noise_:
         (path / PROBLEM_LEVELS).write_text(json.dumps(
-            {t: lv.as_dict() for t, lv in model.levels_.items()}))
+            {"levels": {t: lv.as_dict() for t, lv in model.levels_.items()},
+             "workload_noise": model.noise_}))
     if data is not None:
         data.to_parquet(path / TRAINING_DATA, index=False)
         np.save(path / TRAINING_MATRIX, matrix)
@@ -239,7 +241,9 @@ def read_bundle(path: str | os.PathLike | None = None) -> tuple[SurrogateModel, 
             model.members_ = pickle.load(fh)
         if (path / PROBLEM_LEVELS).is_file():
             levels = json.loads((path / PROBLEM_LEVELS).read_text())
-            model.levels_ = {t: ProblemLevels.from_dict(v) for t, v in levels.items()}
+            model.levels_ = {t: ProblemLevels.from_dict(v)
+                             for t, v in levels["levels"].items()}
+            model.noise_ = {str(w): float(v) for w, v in levels["workload_noise"].items()}
         if not (path / TRAINING_DATA).is_file():
             raise OSError(f"{TRAINING_DATA} missing")
     except (OSError, pickle.UnpicklingError, EOFError, KeyError, ValueError, OverflowError,

@@ -21,7 +21,8 @@ from .estimators import (FAMILIES, ConstantClassifier, make_classifier, make_reg
                          member_budget, predict_member, single_threaded)
 from .features import (baseline_from_roofline, build_features, feature_block, fit_spec,
                        log_baseline)
-from .ranking import LEVEL_FEATURES, ProblemLevels, centred_targets, problem_means
+from .ranking import (LEVEL_FEATURES, ProblemLevels, centred_targets, near_best_weights,
+                      problem_means, workload_noise)
 from .regions import merge_thresholds, tree_regions
 from .targets import (BASELINE_TARGETS, REGRESSION_TARGETS, TARGETS, bootstrap_weights,
                       problem_groups, target_values)
@@ -91,12 +92,15 @@ class SurrogateModel:
             taken out, put back by :class:`~.ranking.ProblemLevels`); ``"auto"``: runtime and
             energy where the data have several configurations per problem (:mod:`.ranking`);
             ``()``: members regress the absolute values.
+        focus: weight of a centred target's rows falls as exp(-focus x log(runtime / the
+            problem's best)) (:func:`~.ranking.near_best_weights`): the members fit the
+            configurations a pick is made among more closely than the hopeless ones.
     """
 
     def __init__(self, family: str = "xgboost", n_members: int = 5, use_embedding: bool = True,
                  embedding_params: dict | None = None, seed: int = 0, threads: int = 2,
                  use_baseline: bool = True, member_estimators: int | None = None,
-                 member_features: list[str] | None = None, centre="auto"):
+                 member_features: list[str] | None = None, centre="auto", focus: float = 0.0):
         if family not in FAMILIES:
             raise ModelError(f"unknown model family {family!r}; choose one of {', '.join(FAMILIES)}")
         self.family, self.n_members, self.use_embedding = family, n_members, use_embedding
@@ -104,9 +108,12 @@ class SurrogateModel:
         self.seed, self.threads, self.use_baseline = seed, threads, use_baseline
         self.member_estimators = member_estimators
         self.member_features = list(member_features) if member_features else None
-        self.centre = centre
+        self.centre, self.focus = centre, float(focus)
         #: target -> ProblemLevels of the centred targets (empty: nothing centred).
         self.levels_: dict[str, ProblemLevels] = {}
+        #: workload -> median measured repeat noise of its training runs (System 1's
+        #: confidence: a noisy kernel's order is hard to learn and to judge).
+        self.noise_: dict[str, float] = {}
 
     def _baseline(self, target: str, Z: np.ndarray) -> np.ndarray | float:
         if self.use_baseline and target in BASELINE_TARGETS:
@@ -151,6 +158,7 @@ class SurrogateModel:
         Z = self._member_view(self._design(X))
         groups = problem_groups(frame)
         self.levels_ = {}
+        self.noise_ = workload_noise(frame)
         codes, log_sizes = (X[:, self.spec_.names.index(c)] for c in LEVEL_FEATURES)
         for target in centred_targets(self.centre, groups, targets):
             means = problem_means(targets[target], groups)
@@ -161,9 +169,13 @@ class SurrogateModel:
         for target in self.targets_:
             y = targets[target]
             have = np.flatnonzero(np.isfinite(y))
+            focus = near_best_weights(target_values(frame, target), groups, self.focus) \
+                if target in self.levels_ and self.focus else None
             members = []
             for k in range(self.n_members):
                 weight = bootstrap_weights(groups[have], rng) if self.n_members > 1 else None
+                if focus is not None:
+                    weight = focus[have] * (1.0 if weight is None else weight)
                 members.append(self._fit_one(target, Z[have], y[have], self.seed + k, weight))
             self.members_[target] = members
         self.n_features_in_ = X.shape[1]

@@ -72,6 +72,48 @@ def problem_means(y: np.ndarray, groups: np.ndarray) -> np.ndarray:
     return means[groups]
 
 
+def near_best_weights(y: np.ndarray, groups: np.ndarray, focus: float,
+                      floor: float = 0.05) -> np.ndarray:
+    """(n,) row weights exp(-focus x (y - the problem's smallest y)), at least ``floor``.
+
+    ``y`` is a log target: a configuration 10x slower than its problem's best gets
+    exp(-focus x 2.3). Squared error on log runtime otherwise spends the trees on telling
+    100x from 1,000x slower layouts, which no pick is made among. NaN rows get ``floor``.
+    """
+    have = np.isfinite(y)
+    k = int(groups.max()) + 1 if len(groups) else 0
+    best = np.full(k, np.inf)
+    np.minimum.at(best, groups[have], y[have])
+    gap = y - best[groups]
+    w = np.exp(-focus * np.where(np.isfinite(gap), gap, np.inf))
+    return np.maximum(w, floor)
+
+
+def workload_noise(frame) -> dict[str, float]:
+    """workload -> median measured repeat noise ((max - min) / median over repeats) of its ok
+    runs; workloads without a finite ``noise`` are left out."""
+    import pandas as pd
+
+    if "noise" not in frame.columns or "workload" not in frame.columns:
+        return {}
+    ok = frame["status"].astype(str) == "ok" if "status" in frame.columns else True
+    noise = pd.to_numeric(frame["noise"], errors="coerce").where(ok)
+    med = noise.groupby(frame["workload"].astype(str)).median()
+    return {str(w): float(v) for w, v in med.items() if np.isfinite(v)}
+
+
+def noise_of(noise: dict[str, float], workloads) -> np.ndarray:
+    """(n,) the training noise of each row's workload (NaN for a workload without one)."""
+    import pandas as pd
+
+    if isinstance(workloads.dtype, pd.CategoricalDtype):  # a System 1 grid: one lookup each
+        cats = np.array([noise.get(str(c), np.nan) for c in workloads.cat.categories] + [np.nan])
+        return cats[workloads.cat.codes.to_numpy()]  # code -1 (missing) -> the NaN at the end
+    values = workloads.astype(str).to_numpy()
+    uniq, inverse = np.unique(values, return_inverse=True)
+    return np.array([noise.get(u, np.nan) for u in uniq], dtype=float)[inverse]
+
+
 class ProblemLevels:
     """A problem's level (its mean centred-out log value) per workload code against log size.
 

@@ -1,9 +1,9 @@
 """Choosing System 1's ranking recipe by cross-validation on training sizes only.
 
 A recipe is what the members learn and see (:data:`RECIPES`): absolute or problem-centred
-targets (:mod:`.ranking`), and the configuration knobs alone or with the cores-used fraction
+targets (:mod:`.ranking`), the configuration knobs alone or with the cores-used fraction
 (ranks x threads / cores: above 1 a layout is oversubscribed, which trees otherwise have to
-build from a product of two knobs). :func:`choose_recipe` scores each on leave-size-out folds
+build from a product of two knobs), and whether rows near their problem's best weigh more. :func:`choose_recipe` scores each on leave-size-out folds
 of the data it is given, by what System 1 needs: the measured speed of the configuration the
 model ranks first in each held-out problem (the best measured runtime / the pick's; a pick
 that failed counts 0). The System 1 evaluation calls it inside each of its folds, on that
@@ -23,12 +23,14 @@ import sys
 
 import numpy as np
 
-#: name -> (centre, extra member features); the first of equal scores wins (simplest first).
+#: name -> (centre, extra member features, near-best focus); the first of equal scores wins
+#: (simplest first).
 RECIPES: dict[str, tuple] = {
-    "absolute": ((), ()),
-    "centred": ("auto", ()),
-    "absolute+cores": ((), ("core_fraction",)),
-    "centred+cores": ("auto", ("core_fraction",)),
+    "absolute": ((), (), 0.0),
+    "centred": ("auto", (), 0.0),
+    "absolute+cores": ((), ("core_fraction",), 0.0),
+    "centred+cores": ("auto", ("core_fraction",), 0.0),
+    "centred+cores+focus": ("auto", ("core_fraction",), 1.0),
 }
 #: The shipped bundle's ensemble (README.txt of hpcds1mpi/data/default_model).
 SHIPPED_SETTINGS = {"n_members": 5, "use_embedding": False, "seed": 0, "family": "xgboost"}
@@ -44,9 +46,10 @@ def recipe_settings(recipe: str, member_features=None) -> dict:
 
     if recipe not in RECIPES:
         raise ValueError(f"unknown ranking recipe {recipe!r}; choose one of {', '.join(RECIPES)}")
-    centre, extra = RECIPES[recipe]
+    centre, extra, focus = RECIPES[recipe]
     base = list(member_features or KNOB_FEATURES)
-    return {"centre": centre, "member_features": base + [f for f in extra if f not in base]}
+    return {"centre": centre, "member_features": base + [f for f in extra if f not in base],
+            "focus": focus}
 
 
 def size_folds(frame, folds: int) -> dict:

@@ -1,7 +1,9 @@
 """System 1's confidence: the probability that its pick is within 5 % of the best.
 
-The inputs are the ensemble's runtime spread at the pick and the margin to the runner-up; a
-logistic model maps them to a probability. ``analysis/eval_system1.py`` fits it on held-out
+The inputs are the ensemble's runtime spread at the pick, the margin to the runner-up and,
+where the bundle recorded it, the measured repeat noise of the workload's training runs (a
+kernel whose repeats scatter by 100 % has an order no model learns from them, and whose
+picks are often off: issue 20); a logistic model maps them to a probability. ``analysis/eval_system1.py`` fits it on held-out
 picks and stores ``system1_calibration.json`` next to the bundle; without that file a fixed
 heuristic is used and labelled ``uncalibrated``.
 """
@@ -18,26 +20,39 @@ import numpy as np
 #: Picks within this fraction of the best measured runtime count as "good" in calibration.
 GOOD_PICK_TOLERANCE = 0.05
 CALIBRATION_FILE = "system1_calibration.json"
+#: The noise assumed where a bundle recorded none (the reference sweep's median, 0.16).
+DEFAULT_NOISE = 0.16
 
 
 @dataclass
 class ConfidenceModel:
-    """Logistic map from (log spread, margin / spread) to P(pick within 5 % of best)."""
+    """Logistic map from (log spread, margin / spread[, log noise]) to P(pick within 5 % of
+    best); 3 coefficients (older calibrations) leave the noise out, 4 use it."""
 
-    coef: tuple[float, float, float] = (0.0, -1.0, 0.5)  # intercept, log-spread, margin ratio
+    coef: tuple[float, ...] = (0.0, -1.0, 0.5)  # intercept, log-spread, margin ratio[, noise]
     calibrated: bool = False
     source: str = "uncalibrated default"
 
     @staticmethod
-    def features(spread: np.ndarray, margin: np.ndarray) -> np.ndarray:
-        """``(n, 2)`` features: log relative spread and margin in units of spread."""
+    def features(spread: np.ndarray, margin: np.ndarray, noise=None) -> np.ndarray:
+        """``(n, 2)`` features: log relative spread and margin in units of spread; ``(n, 3)``
+        with the log of the workload's measured noise (NaN: :data:`DEFAULT_NOISE`)."""
         s = np.clip(np.asarray(spread, float), 1e-4, None)
         m = np.clip(np.asarray(margin, float), 0.0, 10.0)
-        return np.column_stack([np.log(s), np.clip(m / s, 0.0, 20.0)])
+        cols = [np.log(s), np.clip(m / s, 0.0, 20.0)]
+        if noise is not None:
+            n = np.asarray(noise, float)
+            n = np.where(np.isfinite(n), n, DEFAULT_NOISE)
+            cols.append(np.log(np.clip(n, 1e-3, 100.0)))
+        return np.column_stack(cols)
 
-    def predict(self, spread, margin) -> np.ndarray:
-        """``(n,)`` probabilities for ``(n,)`` spreads and margins."""
-        z = self.coef[0] + self.features(spread, margin) @ np.asarray(self.coef[1:])
+    def predict(self, spread, margin, noise=None) -> np.ndarray:
+        """``(n,)`` probabilities for ``(n,)`` spreads, margins (and workload noises)."""
+        uses_noise = len(self.coef) == 4
+        if uses_noise and noise is None:
+            noise = np.full(len(np.atleast_1d(spread)), np.nan)
+        X = self.features(spread, margin, noise if uses_noise else None)
+        z = self.coef[0] + X @ np.asarray(self.coef[1:])
         return 1.0 / (1.0 + np.exp(-z))
 
     @classmethod
@@ -49,7 +64,7 @@ class ConfidenceModel:
         try:
             data = json.loads(path.read_text())
             coef = tuple(float(c) for c in data["coef"])
-            if len(coef) != 3 or not all(math.isfinite(c) for c in coef):
+            if len(coef) not in (3, 4) or not all(math.isfinite(c) for c in coef):
                 return cls()
             return cls(coef=coef, calibrated=True, source=str(path))
         except (OSError, ValueError, KeyError, TypeError):

@@ -217,6 +217,9 @@ def score(bundle, workload: str, size: int, partitions: Sequence["Partition"],
             ("nodes", "ranks_per_node", "threads", "device", "precision", "partition")}
     for col in _PRED_COLUMNS:
         cols[col] = pred[col].to_numpy(dtype=float)
+    # Optional (bundles that recorded it): the workload's measured noise, for the confidence.
+    cols["runtime_noise"] = pred["runtime_noise"].to_numpy(dtype=float) \
+        if "runtime_noise" in pred.columns else np.full(len(frame), np.nan)
     if limits is None:
         limits = learn_memory_limits(bundle, partitions)
     need, mem_limit = memory_need_and_limit(cols, partitions, limits)
@@ -322,6 +325,7 @@ class Choice:
         margin: relative objective gap between the pick and the runner-up.
         confidence: probability the pick is within 5 % of the best (calibrated or not).
         calibrated: whether ``confidence`` came from a held-out calibration.
+        noise: the measured repeat noise of the workload's training runs (NaN: unknown).
     """
 
     scores: Scores
@@ -333,6 +337,7 @@ class Choice:
     margin: float = float("nan")
     confidence: float = 0.0
     calibrated: bool = False
+    noise: float = float("nan")
 
     @property
     def pick(self) -> dict | None:
@@ -389,9 +394,10 @@ def choose(scores: Scores, objective: str = "time",
         margin = abs(margin)
     else:
         margin = 1.0
-    confidence = float(confidence_model.predict([spread], [margin])[0])
+    noise = float(cols["runtime_noise"][index]) if "runtime_noise" in cols else float("nan")
+    confidence = float(confidence_model.predict([spread], [margin], [noise])[0])
     return Choice(scores, index, ranking, front, objective, spread, margin, confidence,
-                  confidence_model.calibrated)
+                  confidence_model.calibrated, noise)
 
 
 def recommend_system1(bundle, workload: str, size: int, partitions: Sequence["Partition"],

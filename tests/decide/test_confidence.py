@@ -17,3 +17,23 @@ def test_confidence_calibration_round_trip(tmp_path):
     assert loaded.calibrated and loaded.coef == (1.0, -2.0, 0.3)
     (tmp_path / CALIBRATION_FILE).write_text("{not json")
     assert not ConfidenceModel.load(tmp_path).calibrated
+
+
+def test_a_noisy_workload_lowers_the_confidence_and_three_coefficients_ignore_it():
+    model = ConfidenceModel(coef=(0.5, -0.5, 0.3, -1.0), calibrated=True)
+    quiet, noisy = model.predict([0.1, 0.1], [0.2, 0.2], [0.05, 2.0])
+    assert quiet > noisy
+    # Unknown noise is the default noise, not an error; without noise given, the same.
+    unknown = model.predict([0.1], [0.2], [float("nan")])[0]
+    assert unknown == model.predict([0.1], [0.2])[0] == model.predict(
+        [0.1], [0.2], [0.16])[0]
+    old = ConfidenceModel(coef=(0.5, -0.5, 0.3))
+    assert old.predict([0.1], [0.2], [2.0])[0] == old.predict([0.1], [0.2], [0.05])[0]
+
+
+def test_four_coefficients_round_trip(tmp_path):
+    ConfidenceModel(coef=(1.0, -2.0, 0.3, -0.7), calibrated=True).save(
+        tmp_path / CALIBRATION_FILE)
+    assert ConfidenceModel.load(tmp_path).coef == (1.0, -2.0, 0.3, -0.7)
+    ConfidenceModel(coef=(1.0, -2.0), calibrated=True).save(tmp_path / CALIBRATION_FILE)
+    assert not ConfidenceModel.load(tmp_path).calibrated

@@ -73,3 +73,20 @@ def test_levels_go_with_the_row_not_the_table():
     order = np.concatenate([g.index.to_numpy() for _, g in ok.groupby(["workload", "size"],
                                                                         sort=False)])
     assert np.allclose(together[order], alone)
+
+
+def test_each_workloads_noise_is_recorded_and_predicted_per_row(tmp_path):
+    from hpcds1mpi.surrogates.bundle import load_bundle
+
+    runs = make_runs()
+    runs["noise"] = np.where(runs["workload"] == "gemm", 0.9, 0.1)
+    b = train_bundle(runs, n_members=2, use_embedding=False, threads=1)
+    assert b.model.noise_ == {"gemm": pytest.approx(0.9), "stencil": pytest.approx(0.1)}
+    rows = runs.iloc[[0, len(runs) - 1]].reset_index(drop=True)
+    again = load_bundle(b.save(tmp_path / "m"))
+    for bundle in (b, again):
+        got = bundle.predict(rows)["runtime_noise"].to_numpy()
+        want = [0.1 if w == "stencil" else 0.9 for w in rows["workload"]]
+        assert got == pytest.approx(want)
+    unknown = rows.assign(workload="never_seen")
+    assert np.isnan(b.predict(unknown)["runtime_noise"]).all()
