@@ -8,10 +8,11 @@ KNOBS = ["ranks", "threads"]
 def combine(frames):
     """One row per configuration from rounds of one size measured at different times.
 
-    ``runtime_s``: the median of the rounds' runtimes; ``noise``: (the largest launch - the
-    smallest) / that median, over every launch of every round. On a shared machine the load
-    changes over seconds, so back-to-back repeats of one configuration can share a slow spell
-    that the others missed; rounds spread every configuration over the same stretch of time.
+    ``runtime_s``: the median of the rounds' runtimes; ``noise``: the median of the rounds'
+    own noise (their repeats' spread; not the spread across rounds, which would widen the
+    check's noise allowance). On a shared machine the load changes over seconds, so
+    back-to-back repeats of one configuration can share a slow spell that the others missed;
+    rounds spread every configuration over the same stretch of time.
     """
     import pandas as pd
 
@@ -19,8 +20,7 @@ def combine(frames):
     assert (runs["status"] == "ok").all(), runs[runs["status"] != "ok"][["error"]]
     grouped = runs.groupby(KNOBS)
     out = grouped["runtime_s"].median().to_frame()
-    out["noise"] = (grouped["runtime_max_s"].max() - grouped["runtime_min_s"].min()) \
-        / out["runtime_s"]
+    out["noise"] = grouped["noise"].median()
     out["rounds"] = grouped.size()
     return out.reset_index()
 
