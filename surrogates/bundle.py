@@ -268,7 +268,7 @@ def train_bundle(data: TrainingData | pd.DataFrame, *, sample_rate: float = 1.0,
                  sources: list[str] | None = None, use_baseline: bool = True,
                  member_trees: int | None = None,
                  member_features: list[str] | None = None, centre="auto",
-                 focus: float = 0.0) -> Bundle:
+                 focus: float = 0.0, denoise: bool = False) -> Bundle:
     """Sample and fit; return an unsaved :class:`Bundle`.
 
     Args:
@@ -292,6 +292,7 @@ def train_bundle(data: TrainingData | pd.DataFrame, *, sample_rate: float = 1.0,
             and energy on sweep-like data; ``()``: absolute regression; see
             :mod:`~hpcds1mpi.surrogates.ranking`).
         focus: near-best weighting of the centred targets' rows (see ``SurrogateModel``).
+        denoise: weigh runtime / energy rows by their measured repeat noise (idem).
     """
     from .features import fit_spec
     from .sampling import intelligent_sample
@@ -317,7 +318,8 @@ def train_bundle(data: TrainingData | pd.DataFrame, *, sample_rate: float = 1.0,
     model = SurrogateModel(family=family, n_members=n_members, use_embedding=use_embedding,
                            embedding_params=embedding_params, seed=seed, threads=threads,
                            use_baseline=use_baseline, member_estimators=member_trees,
-                           member_features=member_features, centre=centre, focus=focus)
+                           member_features=member_features, centre=centre, focus=focus,
+                           denoise=denoise)
     model.fit(kept)
     t_fit = time.perf_counter() - t0 - t_sample
     data = data.copy()
@@ -326,7 +328,8 @@ def train_bundle(data: TrainingData | pd.DataFrame, *, sample_rate: float = 1.0,
     Z = bundle.training_matrix()
     metrics = _metrics(model, data[keep].reset_index(drop=True), Z[keep].astype(np.float64))
     metrics["train_seconds"] = {"sampling": t_sample, "fit": t_fit}
-    metrics["ranking"] = {"centred_targets": sorted(model.levels_), "focus": float(focus)}
+    metrics["ranking"] = {"centred_targets": sorted(model.levels_), "focus": float(focus),
+                          "denoise": bool(denoise)}
     ok = data["status"].astype(str) == "ok"
     energy_sources = sorted(
         data.loc[ok & pd.to_numeric(data.get("energy_j"), errors="coerce").notna(),

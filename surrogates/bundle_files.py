@@ -269,10 +269,13 @@ def _ranking_line(manifest: dict) -> str:
     """What the members of the System 1 targets learn (surrogates/ranking.py)."""
     rank = (manifest.get("metrics") or {}).get("ranking") or {}
     centred = rank.get("centred_targets") or []
-    if not centred:
+    if not centred and not rank.get("recipe"):
         return ""
     line = (f"Ranking: {', '.join(centred)} members learn the order within a problem (each "
-            "problem's mean taken out, put back from problem_levels.json)")
+            "problem's mean taken out, put back from problem_levels.json)" if centred else
+            "Ranking: the members regress absolute log values")
+    if rank.get("denoise"):
+        line += "; rows weighed by 1 / (1 + measured noise)"
     if rank.get("recipe"):
         line += f"; recipe {rank['recipe']!r}"
         if rank.get("chosen_by"):

@@ -22,7 +22,7 @@ from .estimators import (FAMILIES, ConstantClassifier, make_classifier, make_reg
 from .features import (baseline_from_roofline, build_features, feature_block, fit_spec,
                        log_baseline)
 from .ranking import (LEVEL_FEATURES, ProblemLevels, centred_targets, near_best_weights,
-                      problem_means, workload_noise)
+                      noise_weights, problem_means, workload_noise)
 from .regions import merge_thresholds, tree_regions
 from .targets import (BASELINE_TARGETS, REGRESSION_TARGETS, TARGETS, bootstrap_weights,
                       problem_groups, target_values)
@@ -95,12 +95,15 @@ class SurrogateModel:
         focus: weight of a centred target's rows falls as exp(-focus x log(runtime / the
             problem's best)) (:func:`~.ranking.near_best_weights`): the members fit the
             configurations a pick is made among more closely than the hopeless ones.
+        denoise: weigh runtime and energy rows by 1 / (1 + their measured repeat noise)
+            (:func:`~.ranking.noise_weights`): a run whose repeats scatter by 300 % says less.
     """
 
     def __init__(self, family: str = "xgboost", n_members: int = 5, use_embedding: bool = True,
                  embedding_params: dict | None = None, seed: int = 0, threads: int = 2,
                  use_baseline: bool = True, member_estimators: int | None = None,
-                 member_features: list[str] | None = None, centre="auto", focus: float = 0.0):
+                 member_features: list[str] | None = None, centre="auto", focus: float = 0.0,
+                 denoise: bool = False):
         if family not in FAMILIES:
             raise ModelError(f"unknown model family {family!r}; choose one of {', '.join(FAMILIES)}")
         self.family, self.n_members, self.use_embedding = family, n_members, use_embedding
@@ -108,7 +111,7 @@ class SurrogateModel:
         self.seed, self.threads, self.use_baseline = seed, threads, use_baseline
         self.member_estimators = member_estimators
         self.member_features = list(member_features) if member_features else None
-        self.centre, self.focus = centre, float(focus)
+        self.centre, self.focus, self.denoise = centre, float(focus), bool(denoise)
         #: target -> ProblemLevels of the centred targets (empty: nothing centred).
         self.levels_: dict[str, ProblemLevels] = {}
         #: workload -> median measured repeat noise of its training runs (System 1's
@@ -171,6 +174,9 @@ class SurrogateModel:
             have = np.flatnonzero(np.isfinite(y))
             focus = near_best_weights(target_values(frame, target), groups, self.focus) \
                 if target in self.levels_ and self.focus else None
+            if self.denoise and target in BASELINE_TARGETS:
+                quiet = noise_weights(frame)
+                focus = quiet if focus is None else focus * quiet
             members = []
             for k in range(self.n_members):
                 weight = bootstrap_weights(groups[have], rng) if self.n_members > 1 else None

@@ -89,6 +89,16 @@ def near_best_weights(y: np.ndarray, groups: np.ndarray, focus: float,
     return np.maximum(w, floor)
 
 
+def noise_weights(frame) -> np.ndarray:
+    """(n,) row weights 1 / (1 + measured repeat noise); 1 where no noise was measured."""
+    import pandas as pd
+
+    if "noise" not in frame.columns:
+        return np.ones(len(frame))
+    noise = pd.to_numeric(frame["noise"], errors="coerce").to_numpy(float, na_value=np.nan)
+    return 1.0 / (1.0 + np.where(np.isfinite(noise) & (noise > 0), noise, 0.0))
+
+
 def workload_noise(frame) -> dict[str, float]:
     """workload -> median measured repeat noise ((max - min) / median over repeats) of its ok
     runs; workloads without a finite ``noise`` are left out."""

@@ -3,7 +3,8 @@
 A recipe is what the members learn and see (:data:`RECIPES`): absolute or problem-centred
 targets (:mod:`.ranking`), the configuration knobs alone or with the cores-used fraction
 (ranks x threads / cores: above 1 a layout is oversubscribed, which trees otherwise have to
-build from a product of two knobs), and whether rows near their problem's best weigh more. :func:`choose_recipe` scores each on leave-size-out folds
+build from a product of two knobs), whether rows near their problem's best weigh more, and
+whether rows whose repeats scattered weigh less. :func:`choose_recipe` scores each on leave-size-out folds
 of the data it is given, by what System 1 needs: the measured speed of the configuration the
 model ranks first in each held-out problem (the best measured runtime / the pick's; a pick
 that failed counts 0). The System 1 evaluation calls it inside each of its folds, on that
@@ -23,14 +24,16 @@ import sys
 
 import numpy as np
 
-#: name -> (centre, extra member features, near-best focus); the first of equal scores wins
-#: (simplest first).
+#: name -> (centre, extra member features, near-best focus, noise weights); the first of
+#: equal scores wins (simplest first).
 RECIPES: dict[str, tuple] = {
-    "absolute": ((), (), 0.0),
-    "centred": ("auto", (), 0.0),
-    "absolute+cores": ((), ("core_fraction",), 0.0),
-    "centred+cores": ("auto", ("core_fraction",), 0.0),
-    "centred+cores+focus": ("auto", ("core_fraction",), 1.0),
+    "absolute": ((), (), 0.0, False),
+    "centred": ("auto", (), 0.0, False),
+    "absolute+cores": ((), ("core_fraction",), 0.0, False),
+    "centred+cores": ("auto", ("core_fraction",), 0.0, False),
+    "centred+cores+focus": ("auto", ("core_fraction",), 1.0, False),
+    "absolute+denoise": ((), (), 0.0, True),
+    "centred+cores+focus+denoise": ("auto", ("core_fraction",), 1.0, True),
 }
 #: The shipped bundle's ensemble (README.txt of hpcds1mpi/data/default_model).
 SHIPPED_SETTINGS = {"n_members": 5, "use_embedding": False, "seed": 0, "family": "xgboost"}
@@ -46,10 +49,10 @@ def recipe_settings(recipe: str, member_features=None) -> dict:
 
     if recipe not in RECIPES:
         raise ValueError(f"unknown ranking recipe {recipe!r}; choose one of {', '.join(RECIPES)}")
-    centre, extra, focus = RECIPES[recipe]
+    centre, extra, focus, denoise = RECIPES[recipe]
     base = list(member_features or KNOB_FEATURES)
     return {"centre": centre, "member_features": base + [f for f in extra if f not in base],
-            "focus": focus}
+            "focus": focus, "denoise": denoise}
 
 
 def size_folds(frame, folds: int) -> dict:
@@ -143,15 +146,33 @@ def main(argv=None) -> int:
     parser.add_argument("--out", required=True, help="bundle directory to write")
     parser.add_argument("--folds", type=int, default=3)
     parser.add_argument("--force", action="store_true", help="replace a bundle at --out")
+    parser.add_argument("--leave-out", action="append", default=[], metavar="FILE=W1,W2",
+                        help="leave these workloads' rows of FILE out (measured with kernels "
+                        "changed since)")
     args = parser.parse_args(argv)
 
+    import pandas as pd
+
     from hpcds1mpi.atomic import check_output_dir
-    from hpcds1mpi.records.training import TrainingData
+    from hpcds1mpi.records.training import TrainingData, read_frames
 
     from .bundle import is_bundle, train_bundle
 
     check_output_dir(args.out, ours=is_bundle, force=args.force)
-    data = TrainingData.read(tuple(args.telemetry), ())
+    leave = {}
+    for item in args.leave_out:
+        path, _, names = item.partition("=")
+        if path not in args.telemetry or not names:
+            parser.error(f"--leave-out {item!r}: give FILE=W1,W2 with FILE one of --telemetry")
+        leave[path] = set(names.split(","))
+    frames = []
+    for path in args.telemetry:
+        rows = read_frames([path])
+        frames.append(rows[~rows["workload"].astype(str).isin(leave.get(path, set()))])
+    sources = [p + (f" (without {', '.join(sorted(leave[p]))})" if p in leave else "")
+               for p in args.telemetry]
+    data = TrainingData.from_frame(pd.concat(frames, ignore_index=True), sources=sources,
+                                   kind="telemetry")
     recipe, scores = choose_recipe(data.frame, folds=args.folds)
     for r, s in scores.items():
         print(f"{r:<16} geomean {100 * s['geomean']:.1f} %  median {100 * s['median']:.1f} %  "

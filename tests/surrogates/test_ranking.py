@@ -90,3 +90,26 @@ def test_each_workloads_noise_is_recorded_and_predicted_per_row(tmp_path):
         assert got == pytest.approx(want)
     unknown = rows.assign(workload="never_seen")
     assert np.isnan(b.predict(unknown)["runtime_noise"]).all()
+
+
+def test_near_best_rows_weigh_more_and_noisy_rows_less():
+    from hpcds1mpi.surrogates.ranking import near_best_weights, noise_weights
+
+    y = np.log(np.array([1.0, 10.0, 1000.0, np.nan, 2.0, 2.0]))
+    w = near_best_weights(y, np.array([0, 0, 0, 0, 1, 1]), focus=1.0)
+    assert w[0] == 1.0 and w[1] == pytest.approx(0.1) and w[2] == 0.05  # floored
+    assert w[3] == 0.05 and w[4] == w[5] == 1.0
+    frame = make_runs().head(3).assign(noise=[0.0, 1.0, np.nan])
+    assert noise_weights(frame).tolist() == [1.0, 0.5, 1.0]
+
+
+def test_focus_and_denoise_change_the_members_and_are_recorded():
+    runs = make_runs()
+    runs["noise"] = np.linspace(0, 3, len(runs))
+    plain = train_bundle(runs, n_members=2, use_embedding=False, threads=1)
+    both = train_bundle(runs, n_members=2, use_embedding=False, threads=1, focus=1.0,
+                        denoise=True)
+    assert both.manifest["metrics"]["ranking"] == {
+        "centred_targets": ["energy_j", "runtime_s"], "focus": 1.0, "denoise": True}
+    ok = runs[runs["status"] == "ok"].reset_index(drop=True)
+    assert not np.allclose(plain.predict(ok)["runtime_s"], both.predict(ok)["runtime_s"])

@@ -14,7 +14,7 @@ from tests.surrogates.test_bundle import make_runs
 
 def test_recipe_settings():
     assert ranking_cv.recipe_settings("absolute") == {
-        "centre": (), "member_features": list(KNOB_FEATURES), "focus": 0.0}
+        "centre": (), "member_features": list(KNOB_FEATURES), "focus": 0.0, "denoise": False}
     cores = ranking_cv.recipe_settings("centred+cores")
     assert cores["centre"] == "auto" and cores["member_features"][-1] == "core_fraction"
     with pytest.raises(ValueError, match="unknown ranking recipe"):
