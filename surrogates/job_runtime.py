@@ -3,19 +3,24 @@
 :class:`RuntimePredictor` learns from the submission features of finished jobs
 (:func:`~hpcds1mpi.surrogates.submit_features.submit_features`):
 
-- the **point** prediction: a LightGBM model with an absolute-error loss on log seconds (the
-  median of the log; the accuracy of Tsafrir et al., min/max of predicted and actual, is
-  ``exp(-|log error|)``; the loss is ``1 - exp(-|log error|)`` itself), learning the
-  correction to an anchor — the median of the last 20 (or 5, or the last run: whichever
-  scores best on the newest training slice) finished runs of the job's most specific history
-  — with its rounds and the share of the correction kept (0, 1/2, all) chosen on that slice
-  by the accuracy, then refit on all training jobs. On Curie and Gaia that slice keeps little
-  or none of the correction: the learned corrections did not carry over in time;
-- the **walltime**: the longest of the last 20 finished runs of the job's most specific
-  history (same request, else same name, else the user), multiplied by a split-conformal factor
-  measured on the newest part of the training jobs (a time-ordered calibration slice, so it is
-  calibrated on the jobs that look most like the future) so that the target share of them
-  would have been covered; that share is kept as ``calibration_coverage_``.
+- the **point** prediction *chooses* among candidate run times of the job's own history
+  (:data:`CANDIDATES`: the median of the last 5 or 20 and the last run of the user's same
+  request at the same pace, of the same request, of the user; the request itself): a
+  LightGBM classifier learns from the older 80 % of the training jobs which candidate was
+  closest (weighted by how much the choice mattered), and the prediction is the candidate
+  with the highest expected accuracy under the classifier's probabilities (a Bayes choice:
+  the accuracy of Tsafrir et al., min/max of predicted and actual, of candidate k if the
+  truth were candidate j). A tree cannot output a continuous feature, only pick one, so
+  this keeps each candidate's value exact. Whether the choice beats the best single
+  candidate is measured on the newest 20 % of the training jobs (time-ordered validation)
+  and the better of the two is kept (``mode_``);
+- the **walltime**: an upper anchor (the longest of the last 5 or of the last 20 like runs),
+  times a split-conformal factor measured on the newest 20 % of the training jobs — one
+  factor per bin of how much history the job's group has (Mondrian conformal: a user with
+  hundreds of like runs needs less margin than one with three), bins with too few jobs
+  pooled. Which anchor, and whether to bin, is chosen on the newer half of that slice with
+  factors from its older half; the factors are then measured on the whole slice. The share
+  covered there is ``calibration_coverage_``.
 
 Both are capped at the user's requested time when it is known: a completed job never ran past
 it, and the scheduler would not grant more.
@@ -32,43 +37,25 @@ from hpcds1mpi.errors import DataError, ModelError
 
 from .submit_features import CATEGORICAL, numeric_columns
 
-#: The anchor of both models, most specific first: the median of the last 20 finished runs of
-#: the user's same request, same job name, any job; then the requested time.
-ANCHORS = ("request_med20", "name_med20", "user_med20", "log_limit")
-#: The statistics the point anchor may use instead of the median of 20 (chosen per log on the
-#: newest training slice by accuracy: the median of 5 follows a drift sooner, the last run
-#: sooner still).
-ANCHOR_STATS = ("med20", "med5", "last1")
-#: The walltime model's anchor: the longest of those last 20 runs.
-UPPER_ANCHORS = ("request_max20", "name_max20", "user_max20", "log_limit")
-
-#: Shares of the learned correction to the anchor the point prediction may keep.
-SHRINKS = (0.0, 0.5, 1.0)
+#: Candidate point predictions (log s), most specific first. A missing one takes the first of
+#: :data:`FALLBACK` the job has; candidates that repeat an earlier one on the training jobs
+#: (a log without job names: "name" is the user) are dropped.
+CANDIDATES = ("pace_med5", "pace_med20", "pace_last1", "request_med5", "request_med20",
+              "request_last1", "name_med5", "name_med20", "user_med5", "log_limit")
+FALLBACK = ("request_med5", "name_med5", "user_med5", "log_limit")
+#: The walltime's upper anchors to choose from: the longest of the last 5 / 20 like runs.
+UPPER_ANCHORS = (("pace_max5", "request_max5", "name_max5", "user_max5", "log_limit"),
+                 ("request_max20", "name_max20", "user_max20", "log_limit"))
+#: Counts whose bins group the walltime's conformal factors (the most specific group first).
+DEPTH = ("pace_n", "request_n", "user_n")
+#: Fewest calibration jobs a bin needs for its own factor (else pooled).
+MIN_BIN = 200
+#: Identities the point choice does not see: who was active in the training months says
+#: little about which of their own histories will be right in the next ones.
+UNSEEN = ("user", "account", "workload")
 
 #: Fewest training jobs (the calibration slice included) the predictor will learn from.
 MIN_TRAIN = 30
-
-
-def accuracy_objective(y_true: np.ndarray, y_pred: np.ndarray):
-    """Gradient and hessian of ``1 - exp(-|log error|)``, one minus the accuracy of Tsafrir et
-    al. per job, for LightGBM. A job far off weighs little (the gradient fades with the error)
-    so the model seeks the most common run time of jobs alike, as the accuracy rewards; the
-    hessian is floored so that a leaf of only far-off jobs takes a bounded step."""
-    e = y_pred - y_true
-    w = np.exp(-np.abs(e))
-    return np.sign(e) * w, np.maximum(w, 0.1)
-
-
-def accuracy_metric(y_true: np.ndarray, y_pred: np.ndarray):
-    """LightGBM evaluation: the mean accuracy (higher is better)."""
-    return "accuracy", float(np.mean(np.exp(-np.abs(y_pred - y_true)))), True
-
-
-def _lgbm(objective, alpha: float | None, params: dict):
-    from lightgbm import LGBMRegressor
-
-    extra = {"alpha": alpha} if alpha is not None else {}
-    return LGBMRegressor(objective=objective, verbose=-1, **extra, **params)
 
 
 def _accuracy(pred: np.ndarray, actual: np.ndarray) -> float:
@@ -87,25 +74,54 @@ def conformal_offset(scores: np.ndarray, coverage: float) -> float:
     return float(s[max(k, 0)])
 
 
+def bayes_choice(cands: np.ndarray, proba: np.ndarray) -> np.ndarray:
+    """Per row, the candidate (log s) with the highest expected accuracy when the truth is
+    candidate j with probability ``proba[:, j]``: ``argmax_k sum_j p_j exp(-|c_k - c_j|)``."""
+    close = np.exp(-np.abs(cands[:, :, None] - cands[:, None, :]))
+    expected = np.einsum("nkj,nj->nk", close, proba)
+    return cands[np.arange(len(cands)), expected.argmax(axis=1)]
+
+
+def _bins(features: pd.DataFrame) -> np.ndarray:
+    """Bin of how much finished history the job's most specific group has: log2 of its count."""
+    n = np.full(len(features), np.nan)
+    for c in DEPTH:
+        if c in features:
+            v = pd.to_numeric(features[c], errors="coerce").to_numpy(dtype=float)
+            n = np.where(np.isnan(n) & (v > 0), v, n)
+    return np.floor(np.log2(1 + np.nan_to_num(n))).clip(0, 12).astype(int)
+
+
+def mondrian_offsets(scores: np.ndarray, bins: np.ndarray, coverage: float
+                     ) -> tuple[dict, float]:
+    """Conformal offsets per bin ({bin: offset}) and for the pooled rest: a bin with fewer
+    than :data:`MIN_BIN` jobs joins the rest, so every job is covered at ``coverage`` within
+    its own (pooled) bin and so overall."""
+    big = {b for b in np.unique(bins) if np.sum(bins == b) >= MIN_BIN}
+    per = {int(b): conformal_offset(scores[bins == b], coverage) for b in big}
+    rest = ~np.isin(bins, list(big))
+    pooled = conformal_offset(scores[rest] if rest.any() else scores, coverage)
+    return per, pooled
+
+
 class RuntimePredictor:
     """Point run time and calibrated upper quantile (walltime) of a job at submission.
 
     Args:
         coverage: share of jobs the proposed walltime should cover (1 - the kill rate).
-        n_estimators, learning_rate, num_leaves, min_child_samples: the boosting models'.
-        calibration_fraction: newest share of the training jobs that calibrates the walltime.
-        patience: rounds without gain on the calibration slice before the point model stops.
-        objective: the point model's loss: "accuracy" (:func:`accuracy_objective`) or a
-            LightGBM objective name ("l1", ...).
+        n_estimators, learning_rate, num_leaves, min_child_samples: the choosing
+            classifier's (its rounds stop early on the validation slice).
+        calibration_fraction: newest share of the training jobs that validates the point
+            choice and calibrates the walltime.
+        patience: rounds without gain on that slice before the classifier stops.
         n_jobs: threads LightGBM uses (1: on a shared machine more threads spin and slow it).
-        seed: random state of the models.
+        seed: random state of the classifier.
     """
 
-    def __init__(self, coverage: float = 0.95, n_estimators: int = 400,
-                 learning_rate: float = 0.05, num_leaves: int = 15,
+    def __init__(self, coverage: float = 0.95, n_estimators: int = 300,
+                 learning_rate: float = 0.1, num_leaves: int = 15,
                  min_child_samples: int = 100, calibration_fraction: float = 0.2,
-                 patience: int = 30, objective: str = "accuracy", n_jobs: int = 1,
-                 seed: int = 0):
+                 patience: int = 20, n_jobs: int = 1, seed: int = 0):
         if not 0.5 <= coverage < 1.0:
             raise ValueError(f"coverage must be in [0.5, 1), got {coverage}")
         if not 0.05 <= calibration_fraction <= 0.5:
@@ -114,30 +130,33 @@ class RuntimePredictor:
         self.coverage = coverage
         self.calibration_fraction = calibration_fraction
         self.patience = patience
-        self.objective = accuracy_objective if objective == "accuracy" else objective
         self.params = {"n_estimators": n_estimators, "learning_rate": learning_rate,
                        "num_leaves": num_leaves, "min_child_samples": min_child_samples,
                        # No row or column sampling: the same log gives the same model.
-                       "n_jobs": n_jobs, "random_state": seed}
+                       "max_bin": 63, "n_jobs": n_jobs, "random_state": seed, "verbose": -1}
 
     # ----------------------------------------------------------------------------------
-    def _anchor(self, features: pd.DataFrame, anchors=ANCHORS) -> np.ndarray:
-        """Log seconds each job's models start from (they learn the correction to it): the
-        first of :data:`ANCHORS` the job has, else the training jobs' median."""
+    def _chain(self, features: pd.DataFrame, chain) -> np.ndarray:
+        """Log seconds: per job the first column of ``chain`` it has, else the training
+        jobs' median; capped at the job's request."""
         out = np.full(len(features), np.nan)
-        for c in anchors:
+        for c in chain:
             if c in features:
                 out = np.where(np.isnan(out), pd.to_numeric(features[c], errors="coerce")
                                .to_numpy(dtype=float), out)
-        return np.where(np.isnan(out), self.median_, out)
+        out = np.where(np.isnan(out), self.median_, out)
+        return np.minimum(out, np.log(self._limit(features)))
+
+    def _candidates(self, features: pd.DataFrame, names=None) -> np.ndarray:
+        """(n, k) candidate run times (log s), each filled from :data:`FALLBACK`."""
+        return np.column_stack([self._chain(features, (c,) + FALLBACK)
+                                for c in (names or self.candidates_)])
 
     def _matrix(self, features: pd.DataFrame) -> pd.DataFrame:
-        """Features as the models take them: identities as categories of the training set
-        (a value never seen in training -> missing), numbers as float."""
-        missing = [c for c in self.columns_ if c not in features.columns]
-        if missing:
-            raise ModelError(f"features lack {', '.join(missing)}: build them with "
-                             "submit_features on a job table")
+        """Features as the classifier takes them: the partition as a category of the training
+        set (a value never seen in training -> missing), numbers as float, and each
+        candidate's distance to the first."""
+        self._require(features)
         x = pd.DataFrame(index=features.index)
         for c in self.columns_:
             if c in CATEGORICAL:
@@ -147,6 +166,9 @@ class RuntimePredictor:
                                       categories=self.categories_[c])
             else:
                 x[c] = pd.to_numeric(features[c], errors="coerce").astype("float64")
+        cands = self._candidates(features)
+        for j, c in enumerate(self.candidates_[1:], 1):
+            x[f"d_{c}"] = cands[:, j] - cands[:, 0]
         return x
 
     def fit(self, features: pd.DataFrame, runtime_s, order=None) -> "RuntimePredictor":
@@ -156,7 +178,7 @@ class RuntimePredictor:
             features: their submission features (rows of :func:`submit_features`).
             runtime_s: their run times (s), > 0.
             order: their submit times (any sortable), to find the newest jobs for the
-                calibration slice; None means ``features`` is already in submit order.
+                validation slice; None means ``features`` is already in submit order.
 
         Raises:
             DataError: fewer than :data:`MIN_TRAIN` jobs with a positive run time.
@@ -169,55 +191,91 @@ class RuntimePredictor:
         idx = np.flatnonzero(good)
         if order is not None:
             idx = idx[np.argsort(np.asarray(order)[idx], kind="stable")]
-        feats = features.iloc[idx]
-        y = np.log(run[idx])
-        # Job names are left to the history features: in some logs they are one-off ids.
-        self.columns_ = [c for c in CATEGORICAL if c in feats.columns and c != "workload" and
+        feats, run = features.iloc[idx], run[idx]
+        y = np.log(run)
+        self.median_ = float(np.median(y))
+        n_cal = max(1, int(round(len(idx) * self.calibration_fraction)))
+        fit, cal = slice(0, len(idx) - n_cal), slice(len(idx) - n_cal, None)
+        self._fit_point(feats, y, fit, cal)
+        self._fit_walltime(feats.iloc[cal], y[cal])
+        self.n_train_ = len(idx)
+        self.n_calibration_ = n_cal
+        return self
+
+    def _fit_point(self, feats: pd.DataFrame, y: np.ndarray, fit: slice, cal: slice):
+        """The candidates, the classifier that chooses among them, and whether its choice
+        or the best single candidate is kept (by the accuracy on the validation slice)."""
+        names = [c for c in CANDIDATES if c in feats.columns]
+        cands = self._candidates(feats, names)
+        keep = [j for j in range(len(names)) if not any(
+            np.mean(np.isclose(cands[:, j], cands[:, i])) > 0.999 for i in range(j))]
+        self.candidates_ = [names[j] for j in keep]
+        cands = cands[:, keep]
+        self.columns_ = [c for c in CATEGORICAL if c in feats.columns and c not in UNSEEN and
                          (feats[c].astype("string").fillna("") != "").any()]
         self.columns_ += [c for c in numeric_columns(feats)
                           if pd.to_numeric(feats[c], errors="coerce").notna().any()]
         self.categories_ = {c: pd.Index(sorted(set(feats[c].astype("string").fillna("")
                                                    .to_numpy(dtype=object))))
                             for c in self.columns_ if c in CATEGORICAL}
-        self.median_ = float(np.median(y))
-        x = self._matrix(feats)
-        n_cal = max(1, int(round(len(idx) * self.calibration_fraction)))
-        fit, cal = slice(0, len(idx) - n_cal), slice(len(idx) - n_cal, None)
-        lim_cal, run_cal = self._limit(feats.iloc[cal]), run[idx][cal]
-        chains = [tuple(a.replace("med20", stat) for a in ANCHORS) for stat in ANCHOR_STATS]
-        self.anchors_ = max(chains, key=lambda ch: _accuracy(
-            np.minimum(np.exp(self._anchor(feats.iloc[cal], ch)), lim_cal), run_cal))
-        base = self._anchor(feats, self.anchors_)
-        y = y - base
-        # Boosting rounds of the point model chosen on the newest slice (a time-ordered
-        # validation: on a log whose newest jobs differ from the old ones it keeps few
-        # corrections to the anchor), then refit on every training job with that many.
-        from lightgbm import early_stopping
+        acc = np.exp(-np.abs(cands - y[:, None]))
+        single = [float(np.mean(acc[cal, j])) for j in range(len(self.candidates_))]
+        self.best_single_ = int(np.argmax(single))
+        self.validation_ = {"single": max(single)}
+        self.mode_, self.classifier_ = "single", None
+        label = acc.argmax(axis=1)
+        classes = np.unique(label[fit])
+        if len(classes) < 2:
+            return  # one candidate always wins: nothing to choose
+        from lightgbm import LGBMClassifier, early_stopping
 
-        probe = _lgbm(self.objective, None, {**self.params, "metric": "None"}).fit(
-            x.iloc[fit], y[fit], eval_X=(x.iloc[cal],), eval_y=(y[cal],),
-            eval_metric=accuracy_metric,
-            callbacks=[early_stopping(self.patience, verbose=False)])
-        self.n_rounds_ = max(1, int(probe.best_iteration_ or self.params["n_estimators"]))
-        # How much of the correction to keep (0, 1/2, all), chosen on that slice by the
-        # accuracy itself: where the newest jobs differ from the old, corrections learned on
-        # the old ones can cost more than they give (Gaia: the anchor alone was better).
-        corr = probe.predict(x.iloc[cal], num_iteration=self.n_rounds_)
-        self.shrink_ = max(SHRINKS, key=lambda w: _accuracy(np.exp(base[cal] + w * corr),
-                                                             run_cal))
-        self.point_model_ = _lgbm(self.objective, None,
-                                  {**self.params, "n_estimators": self.n_rounds_}).fit(x, y)
-        # Walltime: the longest of the like recent runs, times the split-conformal factor
-        # measured on the newest slice. A LightGBM quantile model on top of it was tried and
-        # widened it (Curie 3.3x -> 4.9x median over-request at the same 5 % killed).
-        up_base = self._anchor(feats, UPPER_ANCHORS)
-        limit = self._limit(feats.iloc[cal])
-        self.offset_ = conformal_offset(np.log(run[idx][cal]) - up_base[cal], self.coverage)
-        wall = np.minimum(np.exp(up_base[cal] + self.offset_), limit)
-        self.calibration_coverage_ = float(np.mean(run[idx][cal] <= wall))
-        self.n_train_ = len(idx)
-        self.n_calibration_ = n_cal
-        return self
+        # Weight: how much the choice mattered for the job (all candidates alike: nothing).
+        weight = acc.max(axis=1) - acc.min(axis=1) + 1e-6
+        x = self._matrix(feats)
+        # Labels renumbered to the classes seen (a candidate never best is never chosen).
+        code = np.searchsorted(classes, label)
+        seen = np.isin(label, classes)
+        clf = LGBMClassifier(objective="multiclass", **self.params)
+        cal_rows = np.arange(len(y))[cal][seen[cal]]
+        clf.fit(x.iloc[fit], code[fit], sample_weight=weight[fit],
+                eval_X=(x.iloc[cal_rows],), eval_y=(code[cal_rows],),
+                eval_sample_weight=[weight[cal_rows]],
+                callbacks=[early_stopping(self.patience, verbose=False)])
+        self.classes_ = classes
+        chosen = bayes_choice(cands[cal][:, classes], clf.predict_proba(x.iloc[cal]))
+        self.validation_["choice"] = float(np.mean(np.exp(-np.abs(chosen - y[cal]))))
+        if self.validation_["choice"] > self.validation_["single"]:
+            self.mode_, self.classifier_ = "choice", clf
+
+    def _fit_walltime(self, feats: pd.DataFrame, y: np.ndarray):
+        """The walltime's upper anchor and conformal factors (see the module's note)."""
+        bins = _bins(feats)
+        half = len(y) // 2
+        best = None
+        for a, chain in enumerate(UPPER_ANCHORS):
+            score = y - self._chain(feats, chain)
+            for binned in (False, True):
+                b = bins if binned else np.zeros(len(y), int)
+                per, rest = mondrian_offsets(score[:half], b[:half], self.coverage)
+                off = np.array([per.get(int(v), rest) for v in b[half:]])
+                cover = float(np.mean(score[half:] <= off))
+                over = float(np.median(np.exp(np.minimum(off - score[half:],
+                                                         np.log(self._limit(feats.iloc[half:]))
+                                                         - y[half:]))))
+                # Covering the target comes first, then the least over-request.
+                key = (min(cover, self.coverage), -over)
+                if best is None or key > best[0]:
+                    best = (key, a, binned)
+        _, self.upper_, self.binned_ = best
+        score = y - self._chain(feats, UPPER_ANCHORS[self.upper_])
+        b = bins if self.binned_ else np.zeros(len(y), int)
+        self.offsets_, self.rest_offset_ = mondrian_offsets(score, b, self.coverage)
+        wall = np.minimum(np.exp(y - score + self._offset(feats)), self._limit(feats))
+        self.calibration_coverage_ = float(np.mean(np.exp(y) <= wall * (1 + 1e-12)))
+
+    def _offset(self, features: pd.DataFrame) -> np.ndarray:
+        bins = _bins(features) if self.binned_ else np.zeros(len(features), int)
+        return np.array([self.offsets_.get(int(v), self.rest_offset_) for v in bins])
 
     @staticmethod
     def _limit(features: pd.DataFrame) -> np.ndarray:
@@ -228,19 +286,32 @@ class RuntimePredictor:
         return np.where(np.isfinite(lim), lim, np.inf)
 
     def _check(self):
-        if not hasattr(self, "point_model_"):
+        if not hasattr(self, "mode_"):
             raise ModelError("RuntimePredictor is not fitted: call fit() first")
+
+    def _require(self, features: pd.DataFrame):
+        """Refuse features without a column the model was fitted with."""
+        missing = [c for c in self.columns_ if c not in features.columns]
+        if missing:
+            raise ModelError(f"features lack {', '.join(missing)}: build them with "
+                             "submit_features on a job table")
 
     def predict(self, features: pd.DataFrame) -> np.ndarray:
         """Point run time (s) per job, capped at its request; shape (n,)."""
         self._check()
-        point = np.exp(self._anchor(features, self.anchors_)
-                       + self.shrink_ * self.point_model_.predict(self._matrix(features)))
-        return np.minimum(point, self._limit(features))
+        self._require(features)
+        cands = self._candidates(features)
+        if self.mode_ == "single":
+            point = cands[:, self.best_single_]
+        else:
+            point = bayes_choice(cands[:, self.classes_],
+                                 self.classifier_.predict_proba(self._matrix(features)))
+        return np.minimum(np.exp(point), self._limit(features))
 
     def walltime(self, features: pd.DataFrame) -> np.ndarray:
         """Walltime to request (s) per job: the calibrated upper quantile, capped at the
         request, at least 1 s; shape (n,)."""
         self._check()
-        raw = self._anchor(features, UPPER_ANCHORS) + self.offset_
+        self._require(features)
+        raw = self._chain(features, UPPER_ANCHORS[self.upper_]) + self._offset(features)
         return np.maximum(np.minimum(np.exp(raw), self._limit(features)), 1.0)

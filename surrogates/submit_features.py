@@ -7,9 +7,13 @@ One row per job of a job table (:data:`hpcds1mpi.records.ingest.JOB_COLUMNS`, an
 - the request: requested nodes, processors, time (s, log) and memory (GB); the log's allocated
   counts stand in where it records only those (PM100, sacct: fixed at submission for these
   jobs); hour of day and day of week of the submission;
-- the history of three groups of the job — the user, the user's same job name, the user's
-  same request (time limit, processors and partition; a group without finished jobs yet
-  takes its user's values) — over those of its jobs that had **finished by the job's submit
+- how long after the user's previous submission the job came (``user_gap``, log seconds;
+  only submissions strictly earlier count, so the row order of a tie cannot matter);
+- the history of four groups of the job — the user, the user's same job name, the user's
+  same request (time limit, processors and partition), and the same request at the same
+  *pace* (also the same bin of ``user_gap``: a workflow's steps, each submitted at its own
+  interval after the previous one; a group without finished jobs yet takes the values of
+  the user, for the pace group of the same request) — over those of its jobs that had **finished by the job's submit
   time** (``end_time <= submit_time``): how many, the last two run times, the mean,
   spread (std), median and longest of the last five and the median and longest of the last
   20 (log seconds), their run time / limit ratios (and the run time that ratio gives at this
@@ -32,7 +36,12 @@ import pandas as pd
 CATEGORICAL = ("user", "account", "workload", "partition")
 #: History groups: name -> the identity columns (besides the user) that define it.
 GROUPS = {"user": (), "name": ("workload",),
-          "request": ("time_limit_s", "req_procs", "partition")}
+          "request": ("time_limit_s", "req_procs", "partition"),
+          "pace": ("time_limit_s", "req_procs", "partition", "gap_bin")}
+#: Width of the "pace" group's bins of the gap to the user's previous submission (log2 s):
+#: a workflow that submits its steps at its own rhythm (one job 1 s after the other, the next
+#: 10-20 s later, the next minutes later) gives each step its own bin.
+GAP_BIN = 1.0
 #: How many of a group's last finished jobs the window statistics look at.
 WINDOW = 5
 #: The longer window of the median (robust to one odd run among many alike).
@@ -170,6 +179,26 @@ def _count_before(codes: np.ndarray, times: np.ndarray) -> np.ndarray:
     return out
 
 
+def gap_before(codes: np.ndarray, times: np.ndarray) -> np.ndarray:
+    """Per row: ``times`` minus the latest strictly earlier time of the same code; NaN for a
+    code's first time. Rows sharing a time share the value (no row order is used)."""
+    n = len(codes)
+    order = np.lexsort((times, codes))
+    sc, st = codes[order], times[order]
+    new_code = np.r_[True, sc[1:] != sc[:-1]] if n else np.zeros(0, bool)
+    new_run = np.r_[True, new_code[1:] | (st[1:] != st[:-1])] if n else new_code
+    idx = np.arange(n)
+    run_start = np.maximum.accumulate(np.where(new_run, idx, 0)) if n else idx
+    code_start = np.maximum.accumulate(np.where(new_code, idx, 0)) if n else idx
+    prev = run_start - 1  # the last row of the previous time of this code, if any
+    has = prev >= code_start
+    gap = np.full(n, np.nan)
+    gap[has] = (st - st[np.maximum(prev, 0)])[has]
+    out = np.empty(n)
+    out[order] = gap
+    return out
+
+
 def _nan_median(m: np.ndarray) -> np.ndarray:
     """Row median ignoring NaN (NaN for an empty row), without warnings."""
     srt = np.sort(m, axis=1)  # NaN sort last
@@ -224,6 +253,10 @@ def submit_features(table: pd.DataFrame) -> pd.DataFrame:
     log_run = np.log(np.maximum(run, 1.0))
     ratio = np.log(np.maximum(run, 1.0) / limit)
     ties = (submit, np.nan_to_num(run, nan=-1.0), np.nan_to_num(limit, nan=-1.0))
+    gap = gap_before(_group_codes(tab, ()), submit.astype(float))
+    feats["user_gap"] = np.log1p(gap)
+    tab = tab.assign(gap_bin=np.where(np.isnan(gap), -1, np.floor(
+        np.log2(1 + np.nan_to_num(gap)) / GAP_BIN)).astype(np.int64))
 
     for gname, cols in GROUPS.items():
         if cols and not any(c in tab and tab[c].notna().any() and
@@ -264,16 +297,18 @@ def submit_features(table: pd.DataFrame) -> pd.DataFrame:
             feats["user_active"] = np.maximum(_count_before(codes, submit) - cnt, 0
                                               ).astype(float)
     # A job name or request never seen before borrows its user's history (its own count, 0,
-    # says so): job names that are one-off ids (Gaia's executables) then cost nothing.
+    # says so): job names that are one-off ids (Gaia's executables) then cost nothing. A new
+    # pace borrows the same request's (already filled from the user's where that is new too).
     for gname in GROUPS:
         if gname == "user" or f"{gname}_n" not in feats:
             continue
+        donor = "request" if gname == "pace" and "request_n" in feats else "user"
         empty = feats[f"{gname}_n"] == 0
         for stat in ("last1", "last2", "mean5", "std5", "max5", "med5", "med20", "max20", "ratio1",
                      "ratio_mean5", "hit_rate", "fail_rate", "since_last"):
             col = feats[f"{gname}_{stat}"]
             feats[f"{gname}_{stat}"] = np.where(empty & np.isnan(col),
-                                                feats[f"user_{stat}"], col)
+                                                feats[f"{donor}_{stat}"], col)
     # The run time a group's recent share of its request would give at this job's request
     # (users who scale the request with the work): a sum the trees cannot form themselves.
     for gname in GROUPS:
