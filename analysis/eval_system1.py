@@ -178,6 +178,7 @@ def evaluate(frame, trainer, *, folds_by_size: int = 4, max_workloads: int | Non
     results["protocols"]["leave_size_out"] = {m: summary(**v) for m, v in methods.items()}
     results["protocols"]["leave_size_out"]["system1"].update(noise_summary(per_problem))
     results["leave_size_out_picks"] = per_problem
+    results["folds"] = int(folds_by_size)
     counts = [r["configurations"] for r in per_problem]
     if counts:
         results["configurations_per_problem"] = {
@@ -288,7 +289,8 @@ def time_scoring(bundle, repeats: int = 7) -> dict:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True, help="bundle directory (timing, calibration)")
-    parser.add_argument("--telemetry", required=True, help="runs telemetry (.h5)")
+    parser.add_argument("--telemetry", required=True, nargs="+",
+                        help="runs telemetry (.h5); several files are evaluated as one table")
     parser.add_argument("--out", default="benchmarks/results/system1_eval.json")
     parser.add_argument("--folds", type=int, default=4)
     parser.add_argument("--members", type=int, default=None,
@@ -317,7 +319,9 @@ def main(argv=None) -> int:
     from hpcds1mpi.records import telemetry
     from hpcds1mpi.surrogates.bundle import train_bundle
 
-    frame = telemetry.read_runs(args.telemetry)
+    import pandas as pd
+
+    frame = pd.concat([telemetry.read_runs(p) for p in args.telemetry], ignore_index=True)
     bundle = load_model(args.model)
 
     from hpcds1mpi.surrogates.models import KNOB_FEATURES
@@ -336,8 +340,8 @@ def main(argv=None) -> int:
     from hpcds1mpi.surrogates import ranking_cv
 
     ranking = (manifest.get("metrics") or {}).get("ranking") or {}
-    recipe = args.recipe or ("cv" if ranking.get("chosen_by") else ranking.get("recipe") or (
-        "centred" if ranking.get("centred_targets") else "absolute"))
+    recipe = args.recipe or ("cv" if ranking.get("chosen_by") else ranking.get("recipe") or
+                             "absolute")
     if recipe != "cv" and recipe not in ranking_cv.RECIPES:
         parser.error(f"--recipe must be cv or one of {', '.join(ranking_cv.RECIPES)}")
     base_features = list(KNOB_FEATURES) if member_features == "knobs" else None
@@ -364,7 +368,7 @@ def main(argv=None) -> int:
             print(f"  recipe chosen on the fold's training sizes: {name}")
         return fixed(name)(train)
 
-    guard_recipe = recipe if recipe != "cv" else (ranking.get("recipe") or "centred")
+    guard_recipe = recipe if recipe != "cv" else (ranking.get("recipe") or "absolute")
     t0 = time.perf_counter()
     results = evaluate(frame, trainer, folds_by_size=args.folds,
                        max_workloads=args.max_workloads, guard_trainer=fixed(guard_recipe))
@@ -379,7 +383,7 @@ def main(argv=None) -> int:
                                 f"{recipe}" + (f" (chosen per fold: {', '.join(chosen)})"
                                                if chosen else ""))
     results["wall_s"] = time.perf_counter() - t0
-    results["telemetry"] = str(args.telemetry)
+    results["telemetry"] = ", ".join(args.telemetry)
     results["model"] = str(args.model)
     results["energy_source"] = getattr(bundle, "energy_source", "unknown")
     out = Path(args.out)
@@ -405,7 +409,8 @@ def main(argv=None) -> int:
 
             ConfidenceModel(tuple(c["coef"]), True).save(
                 Path(args.model) / CALIBRATION_FILE, ece=c["ece_calibrated_crossfit"],
-                auroc=c["auroc_calibrated_crossfit"], telemetry=str(args.telemetry))
+                auroc=c["auroc_calibrated_crossfit"], telemetry=", ".join(args.telemetry),
+                features=c["features"])
     t = results["timing"]
     print(f"scoring {t['candidates']} candidates: {t['total_ms_median']:.1f} ms with predict, "
           f"{t['system1_only_ms_median']:.1f} ms System 1 alone")

@@ -44,7 +44,7 @@ def markdown(results: dict, args) -> str:
              f"Telemetry `{results['telemetry']}`; fold models trained like the shipped bundle "
              f"`{results['model']}` ({results.get('fold_settings', '')}). Wall "
              f"{results['wall_s']:.0f} s, load average {results.get('loadavg', '?')}.", "",
-             "## Leave-size-out (interior sizes held out, 4 folds)", "",
+             f"## Leave-size-out (interior sizes held out, {results.get('folds', 4)} folds)", "",
              f"{s1['problems']} held-out problems with {cpp.get('median', float('nan')):g} "
              f"measured configurations each (median; {cpp.get('min', '?')}-{cpp.get('max', '?')})"
              f"; a random pick among them reaches "

@@ -187,7 +187,7 @@ def format_table(rec: Recommendation) -> str:
         r = _row(ch, ch.index)
         lines += [
             f"✓ {rec.picked.label}: {_config_text(ch.config())}",
-            f"  runtime {format_time(r['runtime_s'])} ({format_time(r['runtime_lo'])}–"
+            f"  predicted runtime {format_time(r['runtime_s'])} ({format_time(r['runtime_lo'])}–"
             f"{format_time(r['runtime_hi'])})   energy {format_energy(r['energy_j'])} "
             f"({format_energy(r['energy_lo'])}–{format_energy(r['energy_hi'])}, {rec.energy_label})",
             f"  confidence {ch.confidence:.2f} ({'calibrated' if ch.calibrated else 'uncalibrated'})"

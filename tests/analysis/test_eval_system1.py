@@ -51,7 +51,7 @@ def test_guard_protocol_and_confidence_are_reported(results):
 def test_report_renders_every_section(results):
     text = markdown(results, None)
     for heading in ("# System 1 evaluation on measured telemetry",
-                    "## Leave-size-out (interior sizes held out, 4 folds)",
+                    "## Leave-size-out (interior sizes held out, 2 folds)",
                     "## Guard, leave-one-workload-out (never-seen workloads)", "## Confidence"):
         assert heading in text
     assert "| system1 | 100.0 | 100.0 | 100 % | 0 |" in text
