@@ -15,6 +15,7 @@ import time
 import numpy as np
 
 from ..pareto import pareto_mask
+from .marginals import Marginals
 from .problem import Problem, RunResult, hv_trace
 from .pruning import discrete_argmax, improvement_outlook
 from .settings import FitPolicy, Profile
@@ -111,6 +112,8 @@ def run_bo(problem: Problem, budget: int, n_init: int, seed: int, target: int | 
     evaluated[indices] = True
     fitter = GPFitter(policy)
     X_all = torch.as_tensor(X_np, dtype=dtype)
+    # The pre-filter's posteriors, followed from iteration to iteration (marginals.py).
+    kept_marginals = Marginals(X_all) if policy.reuse and policy.prune else None
     neg_ref = torch.as_tensor(-ref, dtype=dtype)
     shared_sampler = SobolQMCNormalSampler(torch.Size([profile.mc_samples]), seed=seed)
     cached_front_key: bytes | None = None
@@ -175,9 +178,11 @@ def run_bo(problem: Problem, budget: int, n_init: int, seed: int, target: int | 
                 if policy.reuse:
                     scored = remaining
                     if policy.prune:
-                        outlook = improvement_outlook(model, X_all[remaining], sampler,
-                                                      m if target is None else 1, Yraw,
-                                                      ref if target is None else None)
+                        n_out = m if target is None else 1
+                        known = kept_marginals.of(model, n_out, remaining)
+                        outlook = improvement_outlook(model, X_all[remaining], sampler, n_out,
+                                                      Yraw, ref if target is None else None,
+                                                      marginals=known)
                         if outlook is not None and outlook[0].any():
                             scored = remaining[outlook[0]]
                         elif outlook is not None and len(remaining) > profile.raw_samples:

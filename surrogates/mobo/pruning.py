@@ -17,7 +17,8 @@ OUTLOOK_BLOCK = 2048
 
 
 def improvement_outlook(model, X, sampler, n_objectives: int, Y_seen: np.ndarray,
-                        ref: np.ndarray | None) -> tuple[np.ndarray, np.ndarray] | None:
+                        ref: np.ndarray | None, marginals: tuple | None = None
+                        ) -> tuple[np.ndarray, np.ndarray] | None:
     """Which candidates can improve under at least one of the sampler's fixed base samples,
     and how far each is from improving.
 
@@ -45,6 +46,9 @@ def improvement_outlook(model, X, sampler, n_objectives: int, Y_seen: np.ndarray
         Y_seen: ``(n, n_objectives)`` raw objective values observed (feasible ones).
         ref: ``(n_objectives,)`` reference point (MOBO), or None (SOBO: improvement over the
             best observed value).
+        marginals: ``(mean (k, n_objectives), sd (k, n_objectives))`` of the candidates'
+            posteriors when the caller has them (:class:`~.marginals.Marginals`); None: asked
+            of the model here.
 
     Returns:
         ``(mask (k,), gap (k,))``, or None when the sampler has no base samples for this model
@@ -66,10 +70,14 @@ def improvement_outlook(model, X, sampler, n_objectives: int, Y_seen: np.ndarray
         # Only each candidate's marginal is needed: the candidates as a batch of one-point
         # posteriors (what the q = 1 acquisition itself computes) give the marginals without
         # any candidate-by-candidate covariance.
-        for block in torch.split(X, OUTLOOK_BLOCK):
-            post = model.posterior(block.unsqueeze(-2))
-            mean = post.mean[..., 0, :n_objectives].cpu().numpy()
-            sd = post.variance[..., 0, :n_objectives].clamp_min(0).sqrt().cpu().numpy()
+        for start in range(0, len(X), OUTLOOK_BLOCK):
+            if marginals is not None:
+                mean = marginals[0][start:start + OUTLOOK_BLOCK]
+                sd = marginals[1][start:start + OUTLOOK_BLOCK]
+            else:
+                post = model.posterior(X[start:start + OUTLOOK_BLOCK].unsqueeze(-2))
+                mean = post.mean[..., 0, :n_objectives].cpu().numpy()
+                sd = post.variance[..., 0, :n_objectives].clamp_min(0).sqrt().cpu().numpy()
             # The optimistic corner (every objective at its best sample) bounds every sample
             # from below: where the corner cannot improve, no sample can.
             zmin = z.min(axis=0)
