@@ -40,9 +40,7 @@ from hpcds1mpi.analysis.pick_quality import (
     CONFIG_COLS,
     GOOD_SPEED,
     PROBLEM_COLS,
-    auroc,
     config_label,
-    ece,
     noise_summary,
     runs_to_within,
     speed,
@@ -56,6 +54,7 @@ from hpcds1mpi.analysis.system1_baselines import (
     rules_order,
 )
 from hpcds1mpi.analysis.eval_system1_report import markdown
+from hpcds1mpi.analysis.system1_confidence import calibrate
 from hpcds1mpi.analysis.system1_speed import scoring_times
 from hpcds1mpi.config import OK
 
@@ -111,14 +110,6 @@ def _pick_record(sub, idx: int, choice) -> dict:
             "margin": float(choice.margin)}
 
 
-def _fit_logistic(X, y):
-    from sklearn.linear_model import LogisticRegression
-
-    if len(set(y)) < 2:
-        return None
-    return LogisticRegression(C=1.0).fit(X, y)
-
-
 def evaluate(frame, trainer, *, folds_by_size: int = 4, max_workloads: int | None = None,
              seed: int = 0, log=print, guard_trainer=None) -> dict:
     """Run both protocols on a runs table with ``trainer(train_frame) -> bundle``
@@ -126,7 +117,6 @@ def evaluate(frame, trainer, *, folds_by_size: int = 4, max_workloads: int | Non
     ``max_workloads=0`` skips that part)."""
     from hpcds1mpi.config import FAILURE_STATUSES, OK
     from hpcds1mpi.decide import guard
-    from hpcds1mpi.decide.confidence import ConfidenceModel
 
     frame = frame.copy()
     frame = frame[frame["status"].isin([OK, *FAILURE_STATUSES])]
@@ -183,29 +173,10 @@ def evaluate(frame, trainer, *, folds_by_size: int = 4, max_workloads: int | Non
     if counts:
         results["configurations_per_problem"] = {
             "median": float(np.median(counts)), "min": int(min(counts)), "max": int(max(counts))}
-    # Confidence calibration: cross-fitted logistic model on (spread, margin).
+    # Confidence calibration: cross-fitted logistic models (analysis/system1_confidence.py).
     if conf_rows:
-        spread, margin, good, raw, noise = (np.array(x) for x in zip(*conf_rows))
-        # The workload's measured noise joins spread and margin where the bundles record it.
-        X = ConfidenceModel.features(spread, margin,
-                                     noise if np.isfinite(noise).any() else None)
-        probs = np.full(len(good), np.nan)
-        idx = rng.permutation(len(good))
-        for part in np.array_split(idx, 5):
-            train_idx = np.setdiff1d(idx, part)
-            model = _fit_logistic(X[train_idx], good[train_idx])
-            probs[part] = model.predict_proba(X[part])[:, 1] if model is not None else \
-                good[train_idx].mean() if len(train_idx) else 0.5
-        full = _fit_logistic(X, good)
-        coef = (float(full.intercept_[0]), *map(float, full.coef_[0])) if full is not None \
-            else None
-        results["confidence"] = {
-            "good_pick_rate": float(good.mean()), "picks": int(len(good)),
-            "ece_calibrated_crossfit": ece(probs, good), "auroc_calibrated_crossfit":
-                auroc(probs, good), "ece_uncalibrated": ece(raw, good),
-            "auroc_uncalibrated": auroc(raw, good), "coef": coef,
-            "features": "log spread, margin / spread" + (
-                ", log workload noise" if X.shape[1] == 3 else "")}
+        spread, margin, good, raw, noise = zip(*conf_rows)
+        results["confidence"] = calibrate(spread, margin, good, raw, noise, seed=seed)
     # ---------------- leave-one-workload-out: the guard ----------------
     guard_trainer = guard_trainer or trainer
     workloads = sorted(frame["workload"].unique())
