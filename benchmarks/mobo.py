@@ -72,6 +72,10 @@ def parse_args(argv=None):
                     help="time the `hpcds1mpi mobo` command users run (fresh process, shipped "
                          "defaults, budget --wall-budget or 300) this many times, each beside an "
                          "in-process run of the same problem and a `python -c pass` (interleaved)")
+    ap.add_argument("--baseline", default=None, metavar="DIR",
+                    help="with --cli-runs: a source tree of older code (git archive COMMIT | tar -x "
+                         "-C DIR) whose `hpcds1mpi mobo` runs in each round too, same arguments; "
+                         "its front and hypervolume are compared with this code's")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (1 is steadier on a shared machine)")
     ap.add_argument("--out", default=str(HERE / "results" / "mobo"), help="output path without extension")
     args = ap.parse_args(argv)
@@ -252,8 +256,8 @@ def cli_timing(args, first) -> dict:
     command += ["mobo", "--workload", workload, "--size", size, "--space", args.space,
                 "--node-counts", args.node_counts, "--budget", str(budget),
                 "--energy-from", args.energy_from]
-    command += ["--model", args.model] if args.model else ["--analytic"]
-    command += ["--cluster", str(args.cluster)] if args.cluster else (
+    command += ["--model", str(Path(args.model).resolve())] if args.model else ["--analytic"]
+    command += ["--cluster", str(Path(args.cluster).resolve())] if args.cluster else (
         [] if args.model else ["--cluster", str(DEFAULT_CLUSTER)])
     command += ["--partition", args.partition] if args.partition else []
     command += ["--model-partition", args.model_partition] if args.model_partition else []
@@ -265,16 +269,35 @@ def cli_timing(args, first) -> dict:
 
     runs = {"cli": [], "in_process": [], "python": []}
     cpu = {"cli": [], "in_process": []}  # CPU seconds: what a loaded machine cannot inflate
+    same = []  # per round: the baseline's front and hypervolume equal this code's
+    if args.baseline:
+        sys.path.insert(0, str(HERE))
+        from recommend_speed import baseline_command
+
+        baseline = baseline_command(args.baseline, command[1 if exe.exists() else 3:])
+        runs["baseline"], cpu["baseline"] = [], []
+
+    def timed(key: str, cmd: list[str], out: str) -> None:
+        t0, c0 = time.perf_counter(), child_cpu()
+        proc = subprocess.run(cmd + ["--out", out], capture_output=True, text=True,
+                              cwd="/" if key == "baseline" else None)
+        runs[key].append(time.perf_counter() - t0)
+        cpu[key].append(child_cpu() - c0)
+        if proc.returncode != 0:
+            raise SystemExit(f"{key}: {' '.join(cmd[:3])}... failed: {proc.stderr.strip()[-300:]}")
+
     with tempfile.TemporaryDirectory() as tmp:
         for k in range(args.cli_runs):
             load = os.getloadavg()[0]
-            t0, c0 = time.perf_counter(), child_cpu()
-            proc = subprocess.run(command + ["--out", f"{tmp}/out{k}"], capture_output=True,
-                                  text=True)
-            runs["cli"].append(time.perf_counter() - t0)
-            cpu["cli"].append(child_cpu() - c0)
-            if proc.returncode != 0:
-                raise SystemExit(f"{' '.join(command)} failed: {proc.stderr.strip()[-300:]}")
+            # Alternate which command goes first, so neither always meets the same load.
+            order = ["cli", "baseline"] if args.baseline else ["cli"]
+            for key in (order if k % 2 == 0 else order[::-1]):
+                timed(key, command if key == "cli" else baseline, f"{tmp}/{key}{k}")
+            if args.baseline:
+                new, old = (json.loads(Path(f"{tmp}/{key}{k}/mobo.json").read_text())
+                            for key in ("cli", "baseline"))
+                same.append(new["front"] == old["front"] and new["hv"] == old["hv"]
+                            and new["failed_evaluations"] == old["failed_evaluations"])
             c0 = time.process_time()
             runs["in_process"].append(mobo.run(problem, "mobo", budget, seed=0).wall_s)
             cpu["in_process"].append(time.process_time() - c0)
@@ -282,10 +305,16 @@ def cli_timing(args, first) -> dict:
             subprocess.run([sys.executable, "-c", "pass"], check=True)
             runs["python"].append(time.perf_counter() - t0)
             print(f"cli round {k + 1}: command {runs['cli'][-1]:.1f} s ({cpu['cli'][-1]:.1f} s "
-                  f"CPU), in-process {runs['in_process'][-1]:.1f} s "
+                  + (f"CPU), baseline {runs['baseline'][-1]:.1f} s ({cpu['baseline'][-1]:.1f} s "
+                     f"CPU, same front and HV: {same[-1]}; " if args.baseline else "")
+                  + f"CPU), in-process {runs['in_process'][-1]:.1f} s "
                   f"({cpu['in_process'][-1]:.1f} s CPU), python -c pass "
                   f"{runs['python'][-1]:.2f} s (load {load:.1f})", flush=True)
-    out = {"command": " ".join(command[1:]), "budget": budget, "runs": runs, "cpu_s": cpu}
+    out = {"command": " ".join(command[1:]), "budget": budget, "runs": runs, "cpu_s": cpu,
+           "load_avg_1min_after": os.getloadavg()[0]}
+    if args.baseline:
+        out["baseline_tree"] = args.baseline
+        out["baseline_same_front_and_hv"] = same
     for key, values in cpu.items():
         out[f"{key}_cpu"] = {"median_s": statistics.median(values), "best_s": min(values)}
     for key, values in runs.items():
@@ -395,14 +424,27 @@ def _write(args, part, evals, methods, records, problem_info, timing, total):
                   f"defaults), {len(c['runs']['cli'])} rounds interleaved with the same run in "
                   "process and a fresh `python -c pass`:", "",
                   "| path | median s | best s | spread s |", "| --- | --- | --- | --- |"]
-        for key, label in (("cli", "command (CLI)"), ("in_process", "mobo.run in process"),
-                           ("python", "python -c pass")):
+        rows = [("cli", "command (CLI)"), ("in_process", "mobo.run in process"),
+                ("python", "python -c pass")]
+        if c.get("baseline_tree"):
+            rows.insert(1, ("baseline", f"baseline `{c['baseline_tree']}`, same command"))
+        for key, label in rows:
             lines.append(f"| {label} | {c[key]['median_s']:.2f} | {c[key]['best_s']:.2f} | "
                          f"{c[key]['spread_s']:.2f} |")
         lines.append(f"| command, CPU s (user + system) | {c['cli_cpu']['median_s']:.2f} | "
                      f"{c['cli_cpu']['best_s']:.2f} | |")
+        if c.get("baseline_tree"):
+            lines.append(f"| baseline, CPU s | {c['baseline_cpu']['median_s']:.2f} | "
+                         f"{c['baseline_cpu']['best_s']:.2f} | |")
         lines.append(f"| in process, CPU s | {c['in_process_cpu']['median_s']:.2f} | "
                      f"{c['in_process_cpu']['best_s']:.2f} | |")
+        if c.get("baseline_tree"):
+            lines.append(f"\nCommand / baseline, CPU medians: "
+                         f"{c['cli_cpu']['median_s'] / c['baseline_cpu']['median_s']:.2f}x "
+                         f"(wall {c['cli']['median_s'] / c['baseline']['median_s']:.2f}x); "
+                         f"same Pareto front, hypervolume and failed evaluations as the baseline "
+                         f"in every round: {all(c['baseline_same_front_and_hv'])}. 1-min load "
+                         f"average {c.get('load_avg_1min_after', float('nan')):.1f} at the end.")
         lines.append(f"\nCLI / in-process (wall medians): {c['cli_over_in_process']:.2f}x; goal: "
                      f"the {c['budget']}-evaluation command <= 30 s. On a shared machine the CPU "
                      "seconds are the steadier figure (a quiet machine's wall time is about "

@@ -100,6 +100,33 @@ _BASELINE_SHIM = (
     "main()\n")
 
 
+def baseline_command(tree: str, args: list[str]) -> list[str]:
+    """``hpcds1mpi ARGS`` run from another source tree (``git archive COMMIT | tar -x -C
+    TREE``) in this venv, as a fresh process: run it with ``cwd="/"`` so that this checkout's
+    folders are not on ``sys.path``. Also used by ``mobo.py`` and ``serve.py``."""
+    here = str(Path(__file__).resolve().parents[1])
+    shim = _BASELINE_SHIM.replace("{here!r}", repr(here)).replace(
+        "{tree!r}", repr(str(Path(tree).resolve())))
+    return [sys.executable, "-c", shim, *args]
+
+
+def _same_bundle(model: str | None, tree: str) -> bool:
+    """Whether the baseline tree reads the same bundle files as this run (its shipped bundle
+    unless ``--model``)."""
+    import hashlib
+
+    def digest(folder: Path) -> str:
+        h = hashlib.sha256()
+        for p in sorted(folder.glob("*")):
+            h.update(p.name.encode() + p.read_bytes())
+        return h.hexdigest()
+
+    here = Path(model) if model else Path(__file__).resolve().parents[1] / "hpcds1mpi" / \
+        "data" / "default_model"
+    there = Path(model) if model else Path(tree) / "hpcds1mpi" / "data" / "default_model"
+    return digest(here) == digest(there)
+
+
 def scoring(model: str | None, repeats: int) -> dict:
     """Median timings of System 1 on a ~10,000-candidate grid (bundle loaded once)."""
     import numpy as np
@@ -147,7 +174,10 @@ def markdown(res: dict) -> str:
            f"| baseline, CPU s | {c['baseline_cpu_median_s']:.2f} s | "
            f"{min(c['baseline_cpu_s']):.2f} s | | |",
            f"| this / baseline, CPU medians | {c['cpu_median_s'] / c['baseline_cpu_median_s']:.2f}x"
-           " | | | |"] if c.get("baseline") else []),
+           " | | | |",
+           f"| same `--json` answer as the baseline (else: the keys that differ) | "
+           f"{c.get('baseline_same_output')} (same "
+           f"bundle files: {c.get('baseline_same_bundle')}) | | | |"] if c.get("baseline") else []),
         f"| System 1 score + choose, {s['n_candidates']} candidates | "
         f"{s['score_choose']['median_ms']:.1f} ms | {s['score_choose']['min_ms']:.1f} ms | "
         f"{SCORE_GOAL_MS:.0f} ms | {ok(s['score_choose']['median_ms'] <= SCORE_GOAL_MS)} |",
@@ -178,11 +208,16 @@ def main(argv: list[str] | None = None) -> dict:
     cpu: list = []
     commands = [command, [sys.executable, "-c", "pass"]]
     if args.baseline:
-        here = str(Path(__file__).resolve().parents[1])
-        shim = _BASELINE_SHIM.replace("{here!r}", repr(here)).replace(
-            "{tree!r}", repr(str(Path(args.baseline).resolve())))
-        commands.append([sys.executable, "-c", shim, *command[len(_entry_point()):]])
+        commands.append(baseline_command(args.baseline, command[len(_entry_point()):]))
     times = interleaved(commands, args.runs, cpu, cwd="/" if args.baseline else None)
+    same_output = None
+    if args.baseline:  # the answer itself (--json: pick, numbers, verdict, alternatives,
+        # front), this code against the baseline's; the table's wording is others' to change
+        answers = [json.loads(subprocess.run(c + ["--json"], cwd="/", capture_output=True,
+                                             text=True, check=True).stdout)
+                   for c in (command, commands[2])]
+        same_output = sorted(k for k in set(answers[0]) | set(answers[1])
+                             if answers[0].get(k) != answers[1].get(k)) or True
     cold, floor = times[0], times[1]
     score = scoring(args.model, args.repeats)
     res = {
@@ -200,7 +235,9 @@ def main(argv: list[str] | None = None) -> dict:
                  **({"baseline": args.baseline, "baseline_times_s": times[2],
                      "baseline_median_s": statistics.median(times[2]),
                      "baseline_cpu_s": cpu[2],
-                     "baseline_cpu_median_s": statistics.median(cpu[2])}
+                     "baseline_cpu_median_s": statistics.median(cpu[2]),
+                     "baseline_same_output": same_output,
+                     "baseline_same_bundle": _same_bundle(args.model, args.baseline)}
                     if args.baseline else {}),
                  "goal_s": COLD_GOAL_S},
         "scoring": {**score, "goal_ms": SCORE_GOAL_MS},
