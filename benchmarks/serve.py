@@ -149,14 +149,24 @@ def baseline(bodies: list[dict], state: Path) -> dict:
             "p99_ms": percentile(times, 99)}
 
 
-def start_server(state: Path) -> tuple[subprocess.Popen, str, int, str]:
+def start_server(state: Path, tree: str | None = None
+                 ) -> tuple[subprocess.Popen, str, int, str]:
+    """A fresh ``hpcds1mpi serve`` with the shipped defaults; ``tree``: the CLI of that source
+    tree instead (the baseline; ``recommend_speed.baseline_command``)."""
     env = {k: v for k, v in os.environ.items() if k not in ("HPCDS1MPI_SERVE_TOKEN",
                                                              "SLURM_JOB_ID")}
-    out = state.parent / "server.out"
+    out = state.parent / f"server-{state.name}.out"
+    args = ["serve", "--host", "127.0.0.1", "--port", "0", "--state-dir", str(state)]
+    if tree is None:
+        command = [*_entry_point(), *args]
+    else:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from recommend_speed import baseline_command
+
+        command = baseline_command(tree, args)
     with open(out, "wb") as fh:
-        proc = subprocess.Popen([*_entry_point(), "serve", "--host", "127.0.0.1", "--port", "0",
-                                 "--state-dir", str(state)], stdout=fh,
-                                stderr=subprocess.DEVNULL, env=env)
+        proc = subprocess.Popen(command, stdout=fh, stderr=subprocess.DEVNULL, env=env,
+                                cwd="/" if tree else None)
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         text = out.read_text()
@@ -181,7 +191,11 @@ def markdown(res: dict) -> str:
              "| phase | answered | errors | p50 | p90 | p99 | max | throughput | server CPU per "
              "request | server RSS after |",
              "|---|---|---|---|---|---|---|---|---|---|"]
-    for name, ph in res["phases"].items():
+    rows = [(name, ph) for name, ph in res["phases"].items()]
+    if res.get("baseline_tree"):
+        rows = [row for name, ph in rows for row in
+                ((name, ph), (f"{name}, baseline", res["baseline_phases"][name]))]
+    for name, ph in rows:
         cut = " (cut short)" if ph["cut_short"] else ""
         lines.append(f"| {name} | {ph['answered']}/{ph['requests']}{cut} | {ph['errors']} | "
                      f"{ph['p50_ms']:.1f} ms | {ph['p90_ms']:.1f} ms | {ph['p99_ms']:.1f} ms | "
@@ -189,8 +203,13 @@ def markdown(res: dict) -> str:
                      f"{ph['server_cpu_ms_per_request']:.2f} ms | {ph['rss_after_mb']:.0f} MB |")
     b = res["baseline"]
     goal = res["goal"]
+    if res.get("baseline_tree"):
+        lines += ["", f"Rows marked baseline: the server of `{res['baseline_tree']}` (the code at "
+                  "the start of this session), started beside this one and asked the same "
+                  "questions, phase by phase, in alternating order (one server works at a "
+                  "time)."]
     lines += ["", f"Server RSS after start and warm-up: {res['rss_start_mb']:.0f} MB.",
-              f"Baseline (same code, in process, no HTTP, uncached, one at a time, "
+              f"In process (this code's Service.recommend, no HTTP, uncached, one at a time, "
               f"{b['requests']} distinct questions): median {b['median_ms']:.1f} ms, p99 "
               f"{b['p99_ms']:.1f} ms per request.", "",
               f"Goal p99 <= {P99_GOAL_MS:.0f} ms: repeated {goal['repeated']}, distinct "
@@ -207,6 +226,9 @@ def main() -> None:
     ap.add_argument("--baseline", type=int, default=100)
     ap.add_argument("--phase-timeout", type=float, default=300.0)
     ap.add_argument("--out", default=str(RESULTS / "serve"))
+    ap.add_argument("--baseline-tree", default=None, metavar="DIR",
+                    help="a source tree of older code (git archive COMMIT | tar -x -C DIR): its "
+                         "server answers every phase too, interleaved phase by phase")
     args = ap.parse_args()
     if not (1 <= args.requests <= 20000 and 1 <= args.clients <= 200):
         raise SystemExit("--requests must be in 1..20000 and --clients in 1..200")
@@ -223,38 +245,45 @@ def main() -> None:
     repeated = [few[i % len(few)] for i in range(args.requests)]
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
-        state = Path(tmp) / "state"
-        proc, host, port, token = start_server(state)
-        server = psutil.Process(proc.pid)
+        servers = {"this": start_server(Path(tmp) / "state")}
+        if args.baseline_tree:
+            servers["baseline"] = start_server(Path(tmp) / "baseline", args.baseline_tree)
+        procs = {key: psutil.Process(s[0].pid) for key, s in servers.items()}
         try:
-            rss = lambda: server.memory_info().rss / 2**20  # noqa: E731
-            rss_start = rss()
-            phases = {}
-            for name, bodies in (("distinct", first), ("repeated", repeated),
-                                 ("distinct again", second)):
-                if name == "repeated":  # asked before: one client asks each question once
-                    asyncio.run(_phase(host, port, token, few, 1, args.phase_timeout))
-                cpu0 = sum(server.cpu_times()[:2])
-                ph = asyncio.run(_phase(host, port, token, bodies, args.clients,
-                                        args.phase_timeout))
-                ph["server_cpu_ms_per_request"] = 1e3 * (sum(server.cpu_times()[:2]) - cpu0) \
-                    / max(1, ph["answered"])
-                ph["rss_after_mb"] = rss()
-                phases[name] = ph
-                print(f"{name}: {ph['answered']}/{ph['requests']} p50 {ph['p50_ms']:.1f} ms "
-                      f"cpu/req {ph['server_cpu_ms_per_request']:.2f} ms "
-                      f"p99 {ph['p99_ms']:.1f} ms {ph['throughput_rps']:.0f} req/s errors "
-                      f"{ph['errors']} rss {ph['rss_after_mb']:.0f} MB", flush=True)
+            rss = lambda key: procs[key].memory_info().rss / 2**20  # noqa: E731
+            rss_start = rss("this")
+            results = {key: {} for key in servers}
+            for k, (name, bodies) in enumerate((("distinct", first), ("repeated", repeated),
+                                                ("distinct again", second))):
+                order = list(servers) if k % 2 == 0 else list(servers)[::-1]
+                for key in order:
+                    _, host, port, token = servers[key]
+                    if name == "repeated":  # asked before: one client asks each question once
+                        asyncio.run(_phase(host, port, token, few, 1, args.phase_timeout))
+                    cpu0 = sum(procs[key].cpu_times()[:2])
+                    ph = asyncio.run(_phase(host, port, token, bodies, args.clients,
+                                            args.phase_timeout))
+                    ph["server_cpu_ms_per_request"] = 1e3 * (
+                        sum(procs[key].cpu_times()[:2]) - cpu0) / max(1, ph["answered"])
+                    ph["rss_after_mb"] = rss(key)
+                    results[key][name] = ph
+                    print(f"{key} {name}: {ph['answered']}/{ph['requests']} p50 "
+                          f"{ph['p50_ms']:.1f} ms cpu/req {ph['server_cpu_ms_per_request']:.2f} "
+                          f"ms p99 {ph['p99_ms']:.1f} ms {ph['throughput_rps']:.0f} req/s errors "
+                          f"{ph['errors']} rss {ph['rss_after_mb']:.0f} MB", flush=True)
+            phases = results["this"]
         finally:
-            proc.terminate()
-            proc.wait(30)
+            for proc, *_ in servers.values():
+                proc.terminate()
+                proc.wait(30)
         base = baseline(first[:args.baseline], Path(tmp) / "baseline-state")
     load_after = os.getloadavg()[0]
     errors = sum(p["errors"] for p in phases.values())
     res = {"date": time.strftime("%Y-%m-%d %H:%M"), "clients": args.clients,
            "cache": DEFAULT_CACHE, "cpus": os.cpu_count(), "load_before": load_before,
            "load_after": load_after, "rss_start_mb": rss_start, "phases": phases,
-           "baseline": base,
+           "baseline": base, "baseline_tree": args.baseline_tree,
+           "baseline_phases": results.get("baseline"),
            "goal": {"repeated": "met" if phases["repeated"]["p99_ms"] <= P99_GOAL_MS
                     else "missed", "distinct": "met" if phases["distinct"]["p99_ms"] <=
                     P99_GOAL_MS else "missed", "errors": "met" if errors == 0 else "missed",
