@@ -114,6 +114,10 @@ class RuntimePredictor:
         calibration_fraction: newest share of the training jobs that validates the point
             choice and calibrates the walltime.
         patience: rounds without gain on that slice before the classifier stops.
+        choose: "validate" (keep the classifier's choice only where it beats the best single
+            candidate on the validation slice), "choice" or "single" (always; ablations).
+        refit: refit the chosen classifier on all training jobs (the slice included) with
+            the rounds found, as the last step.
         n_jobs: threads LightGBM uses (1: on a shared machine more threads spin and slow it).
         seed: random state of the classifier.
     """
@@ -121,7 +125,8 @@ class RuntimePredictor:
     def __init__(self, coverage: float = 0.95, n_estimators: int = 300,
                  learning_rate: float = 0.1, num_leaves: int = 15,
                  min_child_samples: int = 100, calibration_fraction: float = 0.2,
-                 patience: int = 20, n_jobs: int = 1, seed: int = 0):
+                 patience: int = 20, refit: bool = True, choose: str = "validate",
+                 n_jobs: int = 1, seed: int = 0):
         if not 0.5 <= coverage < 1.0:
             raise ValueError(f"coverage must be in [0.5, 1), got {coverage}")
         if not 0.05 <= calibration_fraction <= 0.5:
@@ -130,6 +135,10 @@ class RuntimePredictor:
         self.coverage = coverage
         self.calibration_fraction = calibration_fraction
         self.patience = patience
+        self.refit = refit
+        if choose not in ("validate", "choice", "single"):
+            raise ValueError(f"choose must be validate, choice or single, got {choose!r}")
+        self.choose = choose
         self.params = {"n_estimators": n_estimators, "learning_rate": learning_rate,
                        "num_leaves": num_leaves, "min_child_samples": min_child_samples,
                        # No row or column sampling: the same log gives the same model.
@@ -225,7 +234,7 @@ class RuntimePredictor:
         self.mode_, self.classifier_ = "single", None
         label = acc.argmax(axis=1)
         classes = np.unique(label[fit])
-        if len(classes) < 2:
+        if len(classes) < 2 or self.choose == "single":
             return  # one candidate always wins: nothing to choose
         from lightgbm import LGBMClassifier, early_stopping
 
@@ -244,8 +253,15 @@ class RuntimePredictor:
         self.classes_ = classes
         chosen = bayes_choice(cands[cal][:, classes], clf.predict_proba(x.iloc[cal]))
         self.validation_["choice"] = float(np.mean(np.exp(-np.abs(chosen - y[cal]))))
-        if self.validation_["choice"] > self.validation_["single"]:
-            self.mode_, self.classifier_ = "choice", clf
+        if self.choose == "validate" and self.validation_["choice"] <= self.validation_["single"]:
+            return
+        self.mode_, self.classifier_ = "choice", clf
+        if self.refit:
+            # The newest jobs look most like the future: refit on all of them, as many rounds.
+            rounds = max(1, int(clf.best_iteration_ or self.params["n_estimators"]))
+            self.classifier_ = LGBMClassifier(objective="multiclass", **{
+                **self.params, "n_estimators": rounds}).fit(x[seen], code[seen],
+                                                            sample_weight=weight[seen])
 
     def _fit_walltime(self, feats: pd.DataFrame, y: np.ndarray):
         """The walltime's upper anchor and conformal factors (see the module's note)."""

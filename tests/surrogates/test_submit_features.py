@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from hpcds1mpi.records.ingest import read_job_log
-from hpcds1mpi.surrogates.submit_features import (CATEGORICAL, completed_mask, numeric_columns,
-                                                  submit_features)
+from hpcds1mpi.surrogates.submit_features import (CATEGORICAL, completed_mask, gap_before,
+                                                  numeric_columns, submit_features)
 from tests.records.ingest.joblogs import GAIA, needs_joblogs, swf_slice
 
 pytestmark = needs_joblogs
@@ -110,3 +110,74 @@ def test_columns_and_missing_fields():
     assert list(feats.columns[:len(CATEGORICAL)]) == list(CATEGORICAL)
     assert feats["log_limit"].isna().all()
     assert all(feats[c].dtype == "float64" for c in numeric_columns(feats))
+
+
+def test_gap_before_ignores_ties_and_row_order():
+    codes = np.array([0, 0, 0, 0, 1, 1])
+    times = np.array([10.0, 10.0, 13.0, 20.0, 5.0, 9.0])
+    gap = gap_before(codes, times)
+    # The first time of a code has no previous; a tie shares its value (both first here).
+    assert np.isnan(gap[0]) and np.isnan(gap[1]) and np.isnan(gap[4])
+    assert list(gap[[2, 3, 5]]) == [3.0, 7.0, 4.0]
+    perm = np.random.default_rng(0).permutation(len(codes))
+    assert np.array_equal(gap_before(codes[perm], times[perm]), gap[perm], equal_nan=True)
+
+
+def _workflow(cycles: int = 12) -> pd.DataFrame:
+    """One user's workflow: step A (4 s) then, 1 s after it, step B (300 s), same request;
+    the next cycle 10 minutes later. Each job ends before the next cycle."""
+    t0, rows = pd.Timestamp("2024-01-01"), []
+    for i in range(cycles):
+        for step, (lag, run) in enumerate(((0, 4.0), (1, 300.0))):
+            sub = t0 + pd.Timedelta(seconds=600 * i + lag)
+            rows.append({"job_id": f"{i}{'ab'[step]}", "user": "u", "status": "ok",
+                         "runtime_s": run, "time_limit_s": 3600.0, "req_procs": 1,
+                         "submit_time": sub, "start_time": sub,
+                         "end_time": sub + pd.Timedelta(seconds=run)})
+    return pd.DataFrame(rows)
+
+
+def test_the_pace_group_tells_the_steps_of_a_workflow_apart():
+    table = _workflow()
+    feats = submit_features(table)
+    late = table.index[-4:]  # the last two cycles: history of both steps exists
+    a = late[table.loc[late, "job_id"].str.endswith("a")]
+    b = late[table.loc[late, "job_id"].str.endswith("b")]
+    assert np.allclose(np.exp(feats.loc[a, "pace_med5"]), 4.0)
+    assert np.allclose(np.exp(feats.loc[b, "pace_med5"]), 300.0)
+    # The same request without the pace mixes the two steps: A's last like run is a B.
+    assert np.allclose(np.exp(feats.loc[a, "pace_last1"]), 4.0)
+    assert np.allclose(np.exp(feats.loc[a, "request_last1"]), 300.0)
+    # The second A is the first 10 minutes after a job (the first A followed nothing): no
+    # finished job at that pace yet, so it borrows its request's history (the first B).
+    new = table.index[table["job_id"] == "1a"][0]
+    assert feats.loc[new, "pace_n"] == 0 and feats.loc[new, "request_n"] == 2
+    assert feats.loc[new, "pace_last1"] == feats.loc[new, "request_last1"] == np.log(300.0)
+
+
+def test_pace_values_match_a_plain_loop(gaia):
+    feats = submit_features(gaia)
+    done = completed_mask(gaia)
+    sub = gaia["submit_time"]
+    rng = np.random.default_rng(2)
+
+    def gap_bin(j):
+        same = gaia[(gaia["user"] == gaia["user"].iloc[j]) & (sub < sub.iloc[j])]
+        if not len(same):
+            return -1
+        return int(np.floor(np.log2(1 + (sub.iloc[j] - same["submit_time"].max())
+                                    .total_seconds())))
+
+    for i in rng.choice(np.flatnonzero(feats["pace_n"].to_numpy() > 0), 15, replace=False):
+        row = gaia.iloc[i]
+        like = np.flatnonzero(((gaia["user"] == row["user"]) & done &
+                               (gaia["time_limit_s"] == row["time_limit_s"]) &
+                               (gaia["req_procs"] == row["req_procs"]) &
+                               (gaia["partition"].astype(str) == str(row["partition"])) &
+                               (gaia["end_time"].dt.ceil("s") <= row["submit_time"].floor("s"))
+                               ).to_numpy())
+        mine = [j for j in like if gap_bin(j) == gap_bin(i)]
+        assert feats["pace_n"].iloc[i] == len(mine)
+        last = gaia.iloc[mine].sort_values("end_time", kind="stable")
+        runs = np.log(np.maximum(last["runtime_s"].to_numpy(), 1.0))
+        assert feats["pace_med5"].iloc[i] == pytest.approx(np.median(runs[-5:]))
