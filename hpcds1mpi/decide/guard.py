@@ -85,15 +85,14 @@ class Reference:
     scale: np.ndarray
     configs: "pd.DataFrame"
     frame: "pd.DataFrame"
+    #: The configurations placed on a partition, hardware filled in (:func:`query_frame`):
+    #: (partition name, the bundle's partition table) -> frame. None of it is the question's.
+    placed: dict = field(default_factory=dict, repr=False, compare=False)
 
 
 def reference(bundle, max_rows: int = MAX_REFERENCE_ROWS, seed: int = 0) -> Reference:
     """The guard's view of the training data of a bundle, built once per bundle object
-    (:mod:`~hpcds1mpi.decide.bundle_cache`: it does not depend on the question).
-
-    Raises:
-        ModelError: the bundle's training matrix and frame disagree in length.
-    """
+    (:mod:`~hpcds1mpi.decide.bundle_cache`) by :func:`build_reference`."""
     from hpcds1mpi.decide import bundle_cache
 
     return bundle_cache.memo(bundle, ("guard_reference", max_rows, seed),
@@ -129,15 +128,30 @@ def build_reference(bundle, max_rows: int = MAX_REFERENCE_ROWS, seed: int = 0) -
 
 def query_frame(bundle, ref: Reference, workload: str, size: float,
                 partition_name: str | None = None) -> "pd.DataFrame":
-    """The job placed at the reference configurations (hardware from the bundle's table)."""
+    """The job placed at the reference configurations (hardware from the bundle's table).
+
+    The configurations with their hardware do not depend on the job: they are built once per
+    reference and partition (:attr:`Reference.placed`), and only the job's workload and size
+    are put in front of a copy.
+    """
+    hw = trained_partitions(bundle)
+    key = (partition_name, repr(sorted(hw.items())))
+    placed = ref.placed.get(key)
+    if placed is None:
+        placed = ref.placed[key] = _placed_configs(ref, partition_name, hw)
+    q = placed.copy()
+    q.insert(0, "size", size)
+    q.insert(0, "workload", workload)
+    return q
+
+
+def _placed_configs(ref: Reference, partition_name: str | None, hw: dict) -> "pd.DataFrame":
+    """The reference configurations on ``partition_name`` with their hardware columns."""
     import pandas as pd
 
     q = ref.configs.copy()
     if partition_name is not None:
         q["partition"] = partition_name
-    q.insert(0, "size", size)
-    q.insert(0, "workload", workload)
-    hw = trained_partitions(bundle)
     q = hardware_columns(q, hw)
     # A GPU configuration cannot be placed on a partition without GPUs.
     if partition_name is not None:
@@ -299,8 +313,28 @@ def load_calibration(bundle, model_dir: str | os.PathLike | None,
     """The guard calibration shipped with a bundle, else a cached one, else computed now.
 
     Computed calibrations are cached under ``~/.cache/hpcds1mpi`` (``HPCDS1MPI_CACHE``) keyed
-    by the bundle directory's files, so only the first call per bundle pays for it.
+    by the bundle directory's files, so only the first call per bundle pays for it. Whichever
+    it is, it is kept with the loaded bundle (:mod:`~hpcds1mpi.decide.bundle_cache`) while
+    the shipped file stays the same; each call gets its own copy.
     """
+    from dataclasses import replace
+
+    from hpcds1mpi.decide import bundle_cache
+
+    stamps = []  # the answer is kept while the files it would be read from stay the same
+    for path in ((Path(model_dir) / CALIBRATION_FILE,
+                  cache_dir() / f"guard-{_cache_key(model_dir)}.json") if model_dir else ()):
+        try:
+            stamps.append((path.stat().st_mtime_ns, path.stat().st_size))
+        except OSError:
+            stamps.append(None)
+    key = ("guard_calibration", model_dir and str(model_dir), tuple(stamps), str(cache_dir()))
+    return replace(bundle_cache.memo(bundle, key,
+                                     lambda: _read_or_calibrate(bundle, model_dir, ref)))
+
+
+def _read_or_calibrate(bundle, model_dir, ref: Reference | None) -> GuardCalibration:
+    """:func:`load_calibration` without keeping the answer."""
     if model_dir is not None:
         shipped = Path(model_dir) / CALIBRATION_FILE
         cached = cache_dir() / f"guard-{_cache_key(model_dir)}.json"

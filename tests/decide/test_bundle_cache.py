@@ -87,3 +87,63 @@ def test_an_object_without_weak_references_is_computed_every_time():
     assert bundle_cache.memo(bundle, "k", lambda: "a") == "a"
     bundle_cache.forget(bundle)
     assert bundle_cache.memo(bundle, "k", lambda: "b") == "b"
+
+
+def _query_frame_as_before(bundle, ref, workload, size, partition_name):
+    """guard.query_frame as it was before the placed configurations were kept."""
+    import pandas as pd
+
+    from hpcds1mpi.decide.trained_hardware import hardware_columns, trained_partitions
+
+    q = ref.configs.copy()
+    if partition_name is not None:
+        q["partition"] = partition_name
+    q.insert(0, "size", size)
+    q.insert(0, "workload", workload)
+    hw = trained_partitions(bundle)
+    q = hardware_columns(q, hw)
+    if partition_name is not None:
+        gpus = (hw.get(partition_name) or {}).get("gpus_per_node", 0) or 0
+        q = q[(q["device"] != "gpu") | (q["ranks_per_node"] <= gpus)]
+    return pd.DataFrame(q).reset_index(drop=True)
+
+
+def test_guard_query_is_the_same_frame_as_building_it_each_time():
+    import pandas as pd
+
+    from hpcds1mpi.decide.guard import job_distance, query_frame
+
+    bundle = FakeBundle(sizes=WIDE_SIZES)
+    ref = reference(bundle)
+    for part in (None, "cpu", "gpu-small", "gpu-big", "cpu", None):
+        for workload, size in (("gemm", 300), ("stencil", 5000.0), ("unknown", 7)):
+            pd.testing.assert_frame_equal(
+                query_frame(bundle, ref, workload, size, part),
+                _query_frame_as_before(bundle, ref, workload, size, part))
+    q = query_frame(bundle, ref, "gemm", 300, "cpu")
+    q["size"] = -1  # a caller's change does not reach the kept configurations
+    assert (query_frame(bundle, ref, "gemm", 300, "cpu")["size"] == 300).all()
+    assert job_distance(bundle, ref, "fft", 1000, "gpu-big") == job_distance(
+        bundle, build_reference(bundle), "fft", 1000, "gpu-big")
+
+
+def test_guard_calibration_is_read_once_until_the_file_changes(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from hpcds1mpi.decide import guard
+
+    bundle = FakeBundle(sizes=WIDE_SIZES)
+    cal = guard.calibrate(bundle)
+    (tmp_path / guard.CALIBRATION_FILE).write_text(json.dumps(cal.as_dict()))
+    reads = []
+    original = Path.read_text
+    monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: reads.append(self.name)
+                        or original(self, *a, **k))
+    first = guard.load_calibration(bundle, tmp_path)
+    first.auto_threshold = -1.0  # a caller's copy
+    second = guard.load_calibration(bundle, tmp_path)
+    assert reads.count(guard.CALIBRATION_FILE) == 1
+    assert second.auto_threshold == cal.auto_threshold
+    changed = dict(cal.as_dict(), auto_threshold=cal.auto_threshold / 2, source="x" * 3)
+    (tmp_path / guard.CALIBRATION_FILE).write_text(json.dumps(changed))
+    assert guard.load_calibration(bundle, tmp_path).auto_threshold == cal.auto_threshold / 2
