@@ -13,7 +13,9 @@
   truth were candidate j). A tree cannot output a continuous feature, only pick one, so
   this keeps each candidate's value exact. Whether the choice beats the best single
   candidate is measured on the newest 20 % of the training jobs (time-ordered validation)
-  and the better of the two is kept (``mode_``);
+  and the better of the two is kept (``mode_``). Where a log gives no history at all (no
+  end times: every candidate is the request), a LightGBM regression of log run time from
+  the request and partition, with the accuracy as its loss, is tried instead;
 - the **walltime**: an upper anchor (the longest of the last 5 or of the last 20 like runs),
   times a split-conformal factor measured on the newest 20 % of the training jobs — one
   factor per bin of how much history the job's group has (Mondrian conformal: a user with
@@ -56,6 +58,15 @@ UNSEEN = ("user", "account", "workload")
 
 #: Fewest training jobs (the calibration slice included) the predictor will learn from.
 MIN_TRAIN = 30
+
+
+def accuracy_objective(y_true: np.ndarray, y_pred: np.ndarray):
+    """Gradient and hessian of ``1 - exp(-|log error|)``, one minus the accuracy of Tsafrir et
+    al. per job, for LightGBM (the hessian floored so a leaf of far-off jobs takes a bounded
+    step)."""
+    e = y_pred - y_true
+    w = np.exp(-np.abs(e))
+    return np.sign(e) * w, np.maximum(w, 0.1)
 
 
 def _accuracy(pred: np.ndarray, actual: np.ndarray) -> float:
@@ -232,6 +243,10 @@ class RuntimePredictor:
         self.best_single_ = int(np.argmax(single))
         self.validation_ = {"single": max(single)}
         self.mode_, self.classifier_ = "single", None
+        if len(self.candidates_) < 2:
+            # No history at all (a log without end times): learn from the request instead.
+            self._fit_regression(feats, y, fit, cal)
+            return
         label = acc.argmax(axis=1)
         classes = np.unique(label[fit])
         if len(classes) < 2 or self.choose == "single":
@@ -246,6 +261,8 @@ class RuntimePredictor:
         seen = np.isin(label, classes)
         clf = LGBMClassifier(objective="multiclass", **self.params)
         cal_rows = np.arange(len(y))[cal][seen[cal]]
+        if len(cal_rows) == 0:
+            return  # no validation job has a candidate the classifier could learn
         clf.fit(x.iloc[fit], code[fit], sample_weight=weight[fit],
                 eval_X=(x.iloc[cal_rows],), eval_y=(code[cal_rows],),
                 eval_sample_weight=[weight[cal_rows]],
@@ -262,6 +279,29 @@ class RuntimePredictor:
             self.classifier_ = LGBMClassifier(objective="multiclass", **{
                 **self.params, "n_estimators": rounds}).fit(x[seen], code[seen],
                                                             sample_weight=weight[seen])
+
+    def _fit_regression(self, feats: pd.DataFrame, y: np.ndarray, fit: slice, cal: slice):
+        """LightGBM on log run time with the accuracy as loss, from the request and the
+        partition; rounds stopped on the validation slice, kept only if it beats the single
+        candidate there (``mode_`` "regression")."""
+        from lightgbm import LGBMRegressor, early_stopping
+
+        x = self._matrix(feats)
+        params = {**self.params, "objective": accuracy_objective, "metric": "None"}
+        probe = LGBMRegressor(**params).fit(
+            x.iloc[fit], y[fit] - self.median_, eval_X=(x.iloc[cal],),
+            eval_y=(y[cal] - self.median_,), eval_metric=lambda t, p: (
+                "accuracy", float(np.mean(np.exp(-np.abs(p - t)))), True),
+            callbacks=[early_stopping(self.patience, verbose=False)])
+        pred = self.median_ + probe.predict(x.iloc[cal])
+        pred = np.minimum(pred, np.log(self._limit(feats.iloc[cal])))
+        self.validation_["regression"] = float(np.mean(np.exp(-np.abs(pred - y[cal]))))
+        if self.validation_["regression"] <= self.validation_["single"]:
+            return
+        rounds = max(1, int(probe.best_iteration_ or self.params["n_estimators"]))
+        self.mode_ = "regression"
+        self.classifier_ = LGBMRegressor(**{**params, "n_estimators": rounds}).fit(
+            x, y - self.median_) if self.refit else probe
 
     def _fit_walltime(self, feats: pd.DataFrame, y: np.ndarray):
         """The walltime's upper anchor and conformal factors (see the module's note)."""
@@ -319,6 +359,8 @@ class RuntimePredictor:
         cands = self._candidates(features)
         if self.mode_ == "single":
             point = cands[:, self.best_single_]
+        elif self.mode_ == "regression":
+            point = self.median_ + self.classifier_.predict(self._matrix(features))
         else:
             point = bayes_choice(cands[:, self.classes_],
                                  self.classifier_.predict_proba(self._matrix(features)))

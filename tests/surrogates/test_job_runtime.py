@@ -135,3 +135,15 @@ def test_the_walltime_does_not_depend_on_the_point_choice(split, model, chooser)
     # while the walltime is the anchor and factors alone.
     feats, _, _, test = split
     assert np.array_equal(model.walltime(feats.iloc[test]), chooser.walltime(feats.iloc[test]))
+
+
+def test_without_any_history_it_learns_from_the_request(split):
+    # A log without end times gives no history: every candidate is the request, so the
+    # predictor tries a regression on the request and identities (kept if it validates).
+    feats, run, train, test = split
+    bare = feats[[c for c in feats.columns if not c.split("_")[0] in
+                  ("user", "name", "request", "pace") or c == "user"]]
+    m = RuntimePredictor(**SMALL).fit(bare.iloc[train], run[train])
+    assert m.mode_ == "regression" and m.validation_["regression"] > m.validation_["single"]
+    request = np.exp(bare["log_limit"].to_numpy()[test])
+    assert _accuracy(m.predict(bare.iloc[test]), run[test]) > _accuracy(request, run[test])
