@@ -28,15 +28,16 @@ _NOT_HYPER = ("outcome_transform",)
 
 
 class _GPState:
-    """The kept factors of one GP: training inputs, hyperparameters, ``L``, ``W``, ``sum W^2``."""
+    """The kept factors of one GP: training inputs, hyperparameters, ``L``, ``W``, ``sum W^2``
+    (torch tensors: the linear algebra stays on torch's threads, which the loop sets; numpy's
+    and SciPy's BLAS spun both cores of a busy machine for a 150 x 150 Cholesky)."""
 
-    def __init__(self, X_train: np.ndarray, hyper: dict, L: np.ndarray, W: np.ndarray,
-                 prior_var: np.ndarray):
+    def __init__(self, X_train, hyper: dict, L, W, prior_var):
         self.X_train = X_train
         self.hyper = hyper
         self.L = L
         self.W = W  # (n_candidates, n): row i is L^-1 k(X, candidate i)
-        self.sumsq = np.einsum("ij,ij->i", W, W)
+        self.sumsq = (W * W).sum(dim=1)
         self.prior_var = prior_var
 
 
@@ -56,84 +57,87 @@ class Marginals:
         """``(mean (len(rows), m), sd (len(rows), m))`` of outputs ``0..m-1`` at candidates
         ``rows``, or None when the model is not one this can follow (GPyTorch answers then).
         """
+        import torch
+
         gps = list(getattr(model, "models", [model]))[:n_objectives]
         if len(gps) < n_objectives or not all(_supported(gp) for gp in gps):
             return None
         means, sds = [], []
-        for j, gp in enumerate(gps):
-            mean, var = self._one(j, gp)
-            means.append(mean[rows])
-            sds.append(np.sqrt(np.maximum(var[rows], 0.0)))
+        with torch.no_grad():
+            for j, gp in enumerate(gps):
+                mean, var = self._one(j, gp)
+                means.append(mean.cpu().numpy()[rows])
+                sds.append(np.sqrt(np.maximum(var.cpu().numpy()[rows], 0.0)))
         return np.stack(means, axis=1), np.stack(sds, axis=1)
 
-    def _one(self, j: int, gp) -> tuple[np.ndarray, np.ndarray]:
+    def _one(self, j: int, gp):
         import torch
-        from scipy.linalg import solve_triangular
 
-        with torch.no_grad():
-            X_train = gp.train_inputs[0].detach().cpu().numpy()
-            hyper = {k: v.detach().cpu().numpy().copy() for k, v in gp.state_dict().items()
-                     if not k.startswith(_NOT_HYPER)}
-            state = self.states.get(j)
-            n_old = 0 if state is None else len(state.X_train)
-            same = (state is not None and n_old <= len(X_train)
-                    and _same(state.hyper, hyper)
-                    and np.array_equal(state.X_train, X_train[:n_old]))
-            if not same:
-                state = self._factorise(gp, X_train, hyper)
-                self.states[j] = state
-                self.full_solves += 1
-            elif n_old < len(X_train):
-                self._extend(gp, state, X_train)
-            y = gp.train_targets.detach().cpu().numpy().reshape(-1)
-            c = float(gp.mean_module.constant.detach().reshape(-1)[0])
-            beta = solve_triangular(state.L, y - c, lower=True)
-            mean = c + state.W @ beta
-            var = state.prior_var - state.sumsq
-            tf = gp.outcome_transform
-            mu = float(tf.means.detach().reshape(-1)[0])
-            sd = float(tf.stdvs.detach().reshape(-1)[0])
+        X_train = gp.train_inputs[0].detach()
+        hyper = {k: v.detach().clone() for k, v in gp.state_dict().items()
+                 if not k.startswith(_NOT_HYPER)}
+        state = self.states.get(j)
+        n_old = 0 if state is None else len(state.X_train)
+        same = (state is not None and n_old <= len(X_train)
+                and _same(state.hyper, hyper)
+                and torch.equal(state.X_train, X_train[:n_old]))
+        if not same:
+            state = self._factorise(gp, X_train, hyper)
+            self.states[j] = state
+            self.full_solves += 1
+        elif n_old < len(X_train):
+            self._extend(gp, state, X_train)
+        y = gp.train_targets.detach().reshape(-1, 1)
+        c = gp.mean_module.constant.detach().reshape(-1)[0]
+        beta = torch.linalg.solve_triangular(state.L, y - c, upper=False)
+        mean = c + (state.W @ beta)[:, 0]
+        var = state.prior_var - state.sumsq
+        tf = gp.outcome_transform
+        mu = tf.means.detach().reshape(-1)[0]
+        sd = tf.stdvs.detach().reshape(-1)[0]
         return mean * sd + mu, var * sd * sd
 
-    def _factorise(self, gp, X_train: np.ndarray, hyper: dict) -> _GPState:
+    def _factorise(self, gp, X_train, hyper: dict) -> _GPState:
         import torch
-        from scipy.linalg import cholesky, solve_triangular
 
-        Xt = torch.as_tensor(X_train, dtype=self.X.dtype)
-        K = gp.covar_module(Xt).to_dense().cpu().numpy()
-        K = K + float(gp.likelihood.noise.detach().reshape(-1)[0]) * np.eye(len(K))
-        L = cholesky(K, lower=True)
-        cross = gp.covar_module(Xt, self.X).to_dense().cpu().numpy()  # (n, k)
-        W = solve_triangular(L, cross, lower=True).T.copy()
-        prior = gp.covar_module(self.X, self.X, diag=True).cpu().numpy()
-        return _GPState(X_train.copy(), hyper, L, W, prior)
+        K = gp.covar_module(X_train).to_dense()
+        K = K + _noise(gp) * torch.eye(len(K), dtype=K.dtype)
+        L = torch.linalg.cholesky(K)
+        cross = gp.covar_module(X_train, self.X).to_dense()  # (n, k)
+        W = torch.linalg.solve_triangular(L, cross, upper=False).T.contiguous()
+        prior = gp.covar_module(self.X, self.X, diag=True)
+        return _GPState(X_train.clone(), hyper, L, W, prior)
 
-    def _extend(self, gp, state: _GPState, X_train: np.ndarray) -> None:
+    def _extend(self, gp, state: _GPState, X_train) -> None:
         """Append the new training rows to ``L`` and ``W``, one at a time."""
         import torch
-        from scipy.linalg import solve_triangular
 
-        noise = float(gp.likelihood.noise.detach().reshape(-1)[0])
+        noise = _noise(gp)
         for i in range(len(state.X_train), len(X_train)):
-            x = torch.as_tensor(X_train[i:i + 1], dtype=self.X.dtype)
-            old = torch.as_tensor(state.X_train, dtype=self.X.dtype)
-            k_old = gp.covar_module(old, x).to_dense().cpu().numpy()[:, 0]  # (n,)
-            k_self = float(gp.covar_module(x, x, diag=True).reshape(-1)[0]) + noise
-            k_cand = gp.covar_module(x, self.X).to_dense().cpu().numpy()[0]  # (k,)
-            l = solve_triangular(state.L, k_old, lower=True)
-            d = np.sqrt(max(k_self - float(l @ l), 1e-300))
+            x = X_train[i:i + 1]
+            k_old = gp.covar_module(state.X_train, x).to_dense()  # (n, 1)
+            k_self = gp.covar_module(x, x, diag=True).reshape(-1)[0] + noise
+            k_cand = gp.covar_module(x, self.X).to_dense()[0]  # (k,)
+            l = torch.linalg.solve_triangular(state.L, k_old, upper=False)[:, 0]
+            d = torch.sqrt(torch.clamp(k_self - l @ l, min=1e-300))
             n = len(state.L)
-            L = np.zeros((n + 1, n + 1))
+            L = torch.zeros((n + 1, n + 1), dtype=state.L.dtype)
             L[:n, :n], L[n, :n], L[n, n] = state.L, l, d
             w = (k_cand - state.W @ l) / d
             state.L = L
-            state.W = np.concatenate([state.W, w[:, None]], axis=1)
+            state.W = torch.cat([state.W, w[:, None]], dim=1)
             state.sumsq = state.sumsq + w * w
-            state.X_train = np.vstack([state.X_train, X_train[i:i + 1]])
+            state.X_train = torch.cat([state.X_train, x], dim=0)
+
+
+def _noise(gp):
+    return gp.likelihood.noise.detach().reshape(-1)[0]
 
 
 def _same(a: dict, b: dict) -> bool:
-    return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+    import torch
+
+    return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
 
 
 def _supported(gp) -> bool:
