@@ -39,7 +39,8 @@ class WalltimeProposal:
         n_checked: how many jobs ``coverage`` was measured on.
         n_history: finished jobs of this user in the history.
         n_same_name: of those, with this job name (0 when no name was given).
-        point_s: the predicted run time (s, modelled).
+        point_s: the predicted run time (s, modelled: the best single candidate of the
+            job's history, see :class:`~hpcds1mpi.surrogates.job_runtime.RuntimePredictor`).
         request_s: the user's own request it was capped at (None when not given).
         n_train: jobs the proposing model learned from.
         reason: why there is no proposal ("" when there is one).
@@ -159,16 +160,16 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
     run = table["runtime_s"].to_numpy(dtype=float)
     rows = np.flatnonzero(done)
     rows = rows[np.argsort(submit_times(hist).to_numpy()[rows], kind="stable")]
-    # Fewer rounds than the evaluation's defaults and no refit: a proposal should take seconds.
-    args = {"coverage": quantile, "n_estimators": 200, "refit": False,
-            **(predictor_args or {})}
+    # A proposal should take seconds: the point run time shown beside it is the best single
+    # history candidate (validated on the newest jobs), not the evaluation's classifier over
+    # them (tens of seconds on a 40k-job history); the walltime itself does not use either.
+    args = {"coverage": quantile, "choose": "single", **(predictor_args or {})}
 
     # How sure: the method trained on the older jobs, measured on the newest it never saw.
-    # The walltime does not depend on the point model's choice: the check skips it.
     n_check = int(len(rows) * CHECK_SHARE)
     if len(rows) - n_check >= MIN_TRAIN and n_check >= 10:
         old, new = rows[:-n_check], rows[-n_check:]
-        check = RuntimePredictor(**{**args, "choose": "single"}).fit(feats.iloc[old], run[old])
+        check = RuntimePredictor(**args).fit(feats.iloc[old], run[old])
         proposal.coverage = float(np.mean(run[new] <= check.walltime(feats.iloc[new])))
         proposal.n_checked = n_check
     model = RuntimePredictor(**args).fit(feats.iloc[rows], run[rows])
