@@ -183,3 +183,30 @@ def test_cli_space_within_the_budget_is_scored_exactly(tmp_path, cluster_file):
                    "--method", "random", "--budget", "5", "--out", str(out)], timeout=240)
     assert res.returncode == 0 and "scored exactly" not in res.stdout
     assert not json.loads((out / "mobo.json").read_text())["scored_exactly"]
+
+
+def test_the_search_runs_with_numpys_blas_on_the_torch_thread_count(tmp_path, cluster_file,
+                                                                    monkeypatch):
+    """numpy's and SciPy's BLAS pools are limited to ``--threads`` while BO runs (they spun
+    both cores of a busy machine beside one torch thread)."""
+    from click.testing import CliRunner
+    from threadpoolctl import threadpool_info
+
+    from hpcds1mpi.commands.mobo import command
+
+    if not [p for p in threadpool_info() if p["user_api"] == "blas"]:
+        pytest.skip("no BLAS thread pool to limit")
+    seen = []
+    real_run = mobo.run
+
+    def run(problem, method, *args, **kwargs):
+        seen.append({p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"})
+        return real_run(problem, method, *args, **kwargs)
+
+    monkeypatch.setattr(mobo, "run", run)
+    res = CliRunner().invoke(command, ["--analytic", "--cluster", str(cluster_file),
+                                       "--partition", "small", "--workload", "stencil", "--size",
+                                       "256", "--space", "full", "--method", "mobo", "--budget",
+                                       "9", "--out", str(tmp_path / "o")], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    assert seen == [{1}]
