@@ -78,6 +78,11 @@ def test_evaluate_writes_every_row(curie):
     assert out["last_two"]["accuracy"] > out["users_request"]["accuracy"]
     assert out["ours"]["accuracy"] > out["users_request"]["accuracy"]
     assert out["n_test"] > 0 and out["n_train"] > 0 and out["seconds"] > 0
+    # What the predictor chose on the newest training jobs is reported with its evidence.
+    method = out["ours"]["method"]
+    assert method["point"] in ("single", "choice", "regression")
+    assert "single" in method["validation_accuracy"] and method["candidates"]
+    assert method["walltime_anchor"][-1] == "log_limit"
 
 
 def test_the_command_on_a_gaia_slice(tmp_path):
