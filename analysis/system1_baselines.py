@@ -27,11 +27,16 @@ def rules_order(sub) -> list:
     """The rules-of-thumb order of a problem's measured rows (row positions, best first)."""
     gpu = sub["device"] == "gpu"
     cores = sub["ranks_per_node"] * sub["threads"]
+    # "Every core a rank" means the node's cores, not more: a sweep with oversubscribed
+    # layouts (issue 20) would otherwise make the rule pick 4 ranks x 4 threads on 2 cores.
+    over = (cores > sub["cores_per_node"]).to_numpy() if "cores_per_node" in sub.columns \
+        else np.zeros(len(sub), bool)
     key = np.lexsort((
         (sub["precision"] != "fp64").to_numpy(),
         sub["threads"].to_numpy(),
         -cores.to_numpy(),
         -sub["nodes"].to_numpy(),
+        over,
         ~gpu.to_numpy() if gpu.any() else np.zeros(len(sub), bool),
     ))
     return list(key)

@@ -21,6 +21,13 @@ def test_rules_prefer_gpu_then_every_core_a_rank_one_thread_fp64():
     assert rules_order(cpu_only) == [2, 0, 1]
 
 
+def test_rules_never_oversubscribe_the_node():
+    sub = pd.DataFrame({
+        "nodes": [1, 1, 1], "ranks_per_node": [4, 2, 1], "threads": [4, 1, 1],
+        "device": ["cpu"] * 3, "precision": ["fp64"] * 3, "cores_per_node": [2, 2, 2]})
+    assert rules_order(sub) == [1, 2, 0]
+
+
 def test_random_expectation_is_exact():
     sub = pd.DataFrame({"status": ["ok", "ok", "failed", "ok"],
                         "runtime_s": [1.0, 2.0, float("nan"), 1.04]})
