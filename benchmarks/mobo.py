@@ -72,10 +72,9 @@ def parse_args(argv=None):
                     help="time the `hpcds1mpi mobo` command users run (fresh process, shipped "
                          "defaults, budget --wall-budget or 300) this many times, each beside an "
                          "in-process run of the same problem and a `python -c pass` (interleaved)")
-    ap.add_argument("--baseline", default=None, metavar="DIR",
-                    help="with --cli-runs: a source tree of older code (git archive COMMIT | tar -x "
-                         "-C DIR) whose `hpcds1mpi mobo` runs in each round too, same arguments; "
-                         "its front and hypervolume are compared with this code's")
+    ap.add_argument("--baseline", default=None, metavar="DIR", help="with --cli-runs: an older "
+                    "source tree (git archive C | tar -x -C DIR) whose `hpcds1mpi mobo` runs each "
+                    "round too, same arguments; front and hypervolume compared")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (1 is steadier on a shared machine)")
     ap.add_argument("--out", default=str(HERE / "results" / "mobo"), help="output path without extension")
     args = ap.parse_args(argv)
@@ -264,12 +263,10 @@ def cli_timing(args, first) -> dict:
     import resource
 
     def child_cpu() -> float:
-        use = resource.getrusage(resource.RUSAGE_CHILDREN)
-        return use.ru_utime + use.ru_stime
+        return sum(resource.getrusage(resource.RUSAGE_CHILDREN)[:2])  # user + system
 
-    runs = {"cli": [], "in_process": [], "python": []}
+    runs, same = {"cli": [], "in_process": [], "python": []}, []  # same: front, HV as baseline
     cpu = {"cli": [], "in_process": []}  # CPU seconds: what a loaded machine cannot inflate
-    same = []  # per round: the baseline's front and hypervolume equal this code's
     if args.baseline:
         sys.path.insert(0, str(HERE))
         from recommend_speed import baseline_command
@@ -279,8 +276,7 @@ def cli_timing(args, first) -> dict:
 
     def timed(key: str, cmd: list[str], out: str) -> None:
         t0, c0 = time.perf_counter(), child_cpu()
-        proc = subprocess.run(cmd + ["--out", out], capture_output=True, text=True,
-                              cwd="/" if key == "baseline" else None)
+        proc = subprocess.run(cmd + ["--out", out], capture_output=True, text=True, cwd="/")
         runs[key].append(time.perf_counter() - t0)
         cpu[key].append(child_cpu() - c0)
         if proc.returncode != 0:
@@ -296,8 +292,7 @@ def cli_timing(args, first) -> dict:
             if args.baseline:
                 new, old = (json.loads(Path(f"{tmp}/{key}{k}/mobo.json").read_text())
                             for key in ("cli", "baseline"))
-                same.append(new["front"] == old["front"] and new["hv"] == old["hv"]
-                            and new["failed_evaluations"] == old["failed_evaluations"])
+                same.append(all(new[x] == old[x] for x in ("front", "hv", "failed_evaluations")))
             c0 = time.process_time()
             runs["in_process"].append(mobo.run(problem, "mobo", budget, seed=0).wall_s)
             cpu["in_process"].append(time.process_time() - c0)
@@ -425,17 +420,15 @@ def _write(args, part, evals, methods, records, problem_info, timing, total):
                   "process and a fresh `python -c pass`:", "",
                   "| path | median s | best s | spread s |", "| --- | --- | --- | --- |"]
         rows = [("cli", "command (CLI)"), ("in_process", "mobo.run in process"),
-                ("python", "python -c pass")]
-        if c.get("baseline_tree"):
-            rows.insert(1, ("baseline", f"baseline `{c['baseline_tree']}`, same command"))
+                ("python", "python -c pass")] + ([("baseline", f"baseline `{c['baseline_tree']}`, "
+                                                  "same command")] if c.get("baseline_tree") else [])
         for key, label in rows:
             lines.append(f"| {label} | {c[key]['median_s']:.2f} | {c[key]['best_s']:.2f} | "
                          f"{c[key]['spread_s']:.2f} |")
         lines.append(f"| command, CPU s (user + system) | {c['cli_cpu']['median_s']:.2f} | "
                      f"{c['cli_cpu']['best_s']:.2f} | |")
-        if c.get("baseline_tree"):
-            lines.append(f"| baseline, CPU s | {c['baseline_cpu']['median_s']:.2f} | "
-                         f"{c['baseline_cpu']['best_s']:.2f} | |")
+        lines += [f"| baseline, CPU s | {c['baseline_cpu']['median_s']:.2f} | "
+                  f"{c['baseline_cpu']['best_s']:.2f} | |"] if c.get("baseline_tree") else []
         lines.append(f"| in process, CPU s | {c['in_process_cpu']['median_s']:.2f} | "
                      f"{c['in_process_cpu']['best_s']:.2f} | |")
         if c.get("baseline_tree"):
