@@ -130,12 +130,12 @@ async def _phase(host, port, token, bodies, clients, timeout) -> dict:
             "errors": bad, "error_samples": out["errors"][:5]}
 
 
-def baseline(bodies: list[dict], state: Path) -> dict:
+def baseline(bodies: list[dict], state: Path, model: str | None = None) -> dict:
     """In-process ``Service.recommend`` of each body, uncached, one at a time."""
     from hpcds1mpi.serve.schemas import RecommendRequest
     from hpcds1mpi.serve.service import Service
 
-    service = Service(None, None, state, cache_size=0)
+    service = Service(model, None, state, cache_size=0)
     service.warm_up()
     times = []
     for body in bodies:
@@ -149,14 +149,15 @@ def baseline(bodies: list[dict], state: Path) -> dict:
             "p99_ms": percentile(times, 99)}
 
 
-def start_server(state: Path, tree: str | None = None
+def start_server(state: Path, tree: str | None = None, model: str | None = None
                  ) -> tuple[subprocess.Popen, str, int, str]:
     """A fresh ``hpcds1mpi serve`` with the shipped defaults; ``tree``: the CLI of that source
     tree instead (the baseline; ``recommend_speed.baseline_command``)."""
     env = {k: v for k, v in os.environ.items() if k not in ("HPCDS1MPI_SERVE_TOKEN",
                                                              "SLURM_JOB_ID")}
     out = state.parent / f"server-{state.name}.out"
-    args = ["serve", "--host", "127.0.0.1", "--port", "0", "--state-dir", str(state)]
+    args = ["serve", "--host", "127.0.0.1", "--port", "0", "--state-dir", str(state)] + (
+        ["--model", str(Path(model).resolve())] if model else [])
     if tree is None:
         command = [*_entry_point(), *args]
     else:
@@ -183,7 +184,8 @@ def start_server(state: Path, tree: str | None = None
 
 def markdown(res: dict) -> str:
     lines = [f"# Serve load ({res['date']})", "",
-             f"`hpcds1mpi serve` (fresh process, shipped bundle, this machine's partition, default "
+             f"`hpcds1mpi serve` (fresh process, bundle {res.get('model') or 'shipped'}, this "
+             f"machine's partition, default "
              f"limits and answer cache of {res['cache']}), loopback, {res['clients']} concurrent "
              f"keep-alive clients (asyncio, in the benchmark process, sharing the CPUs with the "
              f"server). 1-min load average {res['load_before']:.1f} before, "
@@ -226,6 +228,8 @@ def main() -> None:
     ap.add_argument("--baseline", type=int, default=100)
     ap.add_argument("--phase-timeout", type=float, default=300.0)
     ap.add_argument("--out", default=str(RESULTS / "serve"))
+    ap.add_argument("--model", default=None, help="bundle both servers load (default: each "
+                    "its shipped one)")
     ap.add_argument("--baseline-tree", default=None, metavar="DIR",
                     help="a source tree of older code (git archive COMMIT | tar -x -C DIR): its "
                          "server answers every phase too, interleaved phase by phase")
@@ -238,16 +242,17 @@ def main() -> None:
     from hpcds1mpi.serve.service import DEFAULT_CACHE
 
     size_range = {str(k): (float(v[0]), float(v[1]))
-                  for k, v in load_model(None).size_range.items()}
+                  for k, v in load_model(args.model).size_range.items()}
     every = questions(size_range, 2 * args.requests + 20)  # all different
     first, second = every[:args.requests], every[args.requests:2 * args.requests]
     few = every[2 * args.requests:]
     repeated = [few[i % len(few)] for i in range(args.requests)]
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
-        servers = {"this": start_server(Path(tmp) / "state")}
+        servers = {"this": start_server(Path(tmp) / "state", model=args.model)}
         if args.baseline_tree:
-            servers["baseline"] = start_server(Path(tmp) / "baseline", args.baseline_tree)
+            servers["baseline"] = start_server(Path(tmp) / "baseline", args.baseline_tree,
+                                               args.model)
         procs = {key: psutil.Process(s[0].pid) for key, s in servers.items()}
         try:
             rss = lambda key: procs[key].memory_info().rss / 2**20  # noqa: E731
@@ -276,13 +281,13 @@ def main() -> None:
             for proc, *_ in servers.values():
                 proc.terminate()
                 proc.wait(30)
-        base = baseline(first[:args.baseline], Path(tmp) / "baseline-state")
+        base = baseline(first[:args.baseline], Path(tmp) / "baseline-state", args.model)
     load_after = os.getloadavg()[0]
     errors = sum(p["errors"] for p in phases.values())
     res = {"date": time.strftime("%Y-%m-%d %H:%M"), "clients": args.clients,
            "cache": DEFAULT_CACHE, "cpus": os.cpu_count(), "load_before": load_before,
            "load_after": load_after, "rss_start_mb": rss_start, "phases": phases,
-           "baseline": base, "baseline_tree": args.baseline_tree,
+           "baseline": base, "baseline_tree": args.baseline_tree, "model": args.model,
            "baseline_phases": results.get("baseline"),
            "goal": {"repeated": "met" if phases["repeated"]["p99_ms"] <= P99_GOAL_MS
                     else "missed", "distinct": "met" if phases["distinct"]["p99_ms"] <=
