@@ -267,7 +267,7 @@ def train_bundle(data: TrainingData | pd.DataFrame, *, sample_rate: float = 1.0,
                  threads: int = 2, machine: str | None = None,
                  sources: list[str] | None = None, use_baseline: bool = True,
                  member_trees: int | None = None,
-                 member_features: list[str] | None = None, centre="auto",
+                 member_features: list[str] | None = None, centre=(),
                  focus: float = 0.0, denoise: bool = False) -> Bundle:
     """Sample and fit; return an unsaved :class:`Bundle`.
 
@@ -289,8 +289,9 @@ def train_bundle(data: TrainingData | pd.DataFrame, *, sample_rate: float = 1.0,
         member_features: feature names the members see (default all; see
             ``models.KNOB_FEATURES``).
         centre: targets whose members learn the order within a problem (``"auto"``: runtime
-            and energy on sweep-like data; ``()``: absolute regression; see
-            :mod:`~hpcds1mpi.surrogates.ranking`).
+            and energy on sweep-like data; ``()``, the default: absolute regression, as
+            ``hpcds1mpi train`` always did; the shipped bundle's recipe is chosen by
+            :mod:`~hpcds1mpi.surrogates.ranking_cv`).
         focus: near-best weighting of the centred targets' rows (see ``SurrogateModel``).
         denoise: weigh runtime / energy rows by their measured repeat noise (idem).
     """

@@ -91,7 +91,7 @@ class SurrogateModel:
         centre: targets whose members learn the order within a problem (each problem's mean
             taken out, put back by :class:`~.ranking.ProblemLevels`); ``"auto"``: runtime and
             energy where the data have several configurations per problem (:mod:`.ranking`);
-            ``()``: members regress the absolute values.
+            ``()`` (default, as before issue 20): members regress the absolute values.
         focus: weight of a centred target's rows falls as exp(-focus x log(runtime / the
             problem's best)) (:func:`~.ranking.near_best_weights`): the members fit the
             configurations a pick is made among more closely than the hopeless ones.
@@ -102,7 +102,7 @@ class SurrogateModel:
     def __init__(self, family: str = "xgboost", n_members: int = 5, use_embedding: bool = True,
                  embedding_params: dict | None = None, seed: int = 0, threads: int = 2,
                  use_baseline: bool = True, member_estimators: int | None = None,
-                 member_features: list[str] | None = None, centre="auto", focus: float = 0.0,
+                 member_features: list[str] | None = None, centre=(), focus: float = 0.0,
                  denoise: bool = False):
         if family not in FAMILIES:
             raise ModelError(f"unknown model family {family!r}; choose one of {', '.join(FAMILIES)}")

@@ -26,14 +26,14 @@ def test_files_written_and_read_back(small, tmp_path):
     path = small.save(tmp_path / "m")
     assert {p.name for p in path.iterdir()} == {MANIFEST, "members.pkl", TRAINING_DATA,
                                                 TRAINING_MATRIX, LEVELS_FILE, TRAINING_FRAME,
-                                                PROBLEM_LEVELS, "README.txt"}
+                                                "README.txt"}
     manifest = json.loads((path / MANIFEST).read_text())
     assert manifest["format_version"] == BUNDLE_FORMAT and manifest["embedding"] is None
     model, read_manifest, where = read_bundle(path)
     assert where == path and read_manifest["data_hash"] == small.manifest["data_hash"]
     assert len(model.members_) == len(small.model.members_)
-    # The centred targets' problem levels come back: the same runtimes as before the save.
-    assert set(model.levels_) == set(small.model.levels_) == {"runtime_s", "energy_j"}
+    # Absolute regression (train's default) and no noise recorded: no problem_levels.json.
+    assert not model.levels_ and not (path / PROBLEM_LEVELS).exists()
     readme = (path / "README.txt").read_text()
     assert "MODELLED" in readme and "runs.h5" in readme
     assert np.load(path / TRAINING_MATRIX).shape[0] == small.manifest["n_rows"]

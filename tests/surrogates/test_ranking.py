@@ -45,9 +45,9 @@ def test_centring_needs_several_rows_per_problem():
 
 def test_a_centred_bundle_predicts_the_same_order_and_a_runtime_near_the_truth():
     runs = make_runs()
-    centred = train_bundle(runs, n_members=3, use_embedding=False, threads=1, seed=0)
-    absolute = train_bundle(runs, n_members=3, use_embedding=False, threads=1, seed=0,
-                            centre=())
+    centred = train_bundle(runs, n_members=3, use_embedding=False, threads=1, seed=0,
+                           centre="auto")
+    absolute = train_bundle(runs, n_members=3, use_embedding=False, threads=1, seed=0)
     assert set(centred.model.levels_) == {"runtime_s", "energy_j"} and not absolute.model.levels_
     assert centred.manifest["metrics"]["ranking"]["centred_targets"] == ["energy_j", "runtime_s"]
     ok = runs[runs["status"] == "ok"].reset_index(drop=True)
@@ -65,7 +65,7 @@ def test_a_centred_bundle_predicts_the_same_order_and_a_runtime_near_the_truth()
 def test_levels_go_with_the_row_not_the_table():
     """A table mixing problems gets each row's own level (not the first row's)."""
     runs = make_runs()
-    b = train_bundle(runs, n_members=2, use_embedding=False, threads=1)
+    b = train_bundle(runs, n_members=2, use_embedding=False, threads=1, centre="auto")
     ok = runs[runs["status"] == "ok"].reset_index(drop=True)
     together = b.predict(ok)["runtime_s"].to_numpy()
     alone = np.concatenate([b.predict(g.reset_index(drop=True))["runtime_s"].to_numpy()
@@ -80,10 +80,13 @@ def test_each_workloads_noise_is_recorded_and_predicted_per_row(tmp_path):
 
     runs = make_runs()
     runs["noise"] = np.where(runs["workload"] == "gemm", 0.9, 0.1)
-    b = train_bundle(runs, n_members=2, use_embedding=False, threads=1)
+    b = train_bundle(runs, n_members=2, use_embedding=False, threads=1, centre="auto")
     assert b.model.noise_ == {"gemm": pytest.approx(0.9), "stencil": pytest.approx(0.1)}
     rows = runs.iloc[[0, len(runs) - 1]].reset_index(drop=True)
     again = load_bundle(b.save(tmp_path / "m"))
+    # The centred targets' problem levels come back: the same runtimes as before the save.
+    assert set(again.model.levels_) == set(b.model.levels_) == {"runtime_s", "energy_j"}
+    assert np.array_equal(again.predict(rows)["runtime_s"], b.predict(rows)["runtime_s"])
     for bundle in (b, again):
         got = bundle.predict(rows)["runtime_noise"].to_numpy()
         want = [0.1 if w == "stencil" else 0.9 for w in rows["workload"]]
@@ -106,9 +109,9 @@ def test_near_best_rows_weigh_more_and_noisy_rows_less():
 def test_focus_and_denoise_change_the_members_and_are_recorded():
     runs = make_runs()
     runs["noise"] = np.linspace(0, 3, len(runs))
-    plain = train_bundle(runs, n_members=2, use_embedding=False, threads=1)
+    plain = train_bundle(runs, n_members=2, use_embedding=False, threads=1, centre="auto")
     both = train_bundle(runs, n_members=2, use_embedding=False, threads=1, focus=1.0,
-                        denoise=True)
+                        denoise=True, centre="auto")
     assert both.manifest["metrics"]["ranking"] == {
         "centred_targets": ["energy_j", "runtime_s"], "focus": 1.0, "denoise": True}
     ok = runs[runs["status"] == "ok"].reset_index(drop=True)
