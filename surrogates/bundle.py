@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from hpcds1mpi.errors import DataError
+from hpcds1mpi.runtime.blas_threads import one_blas_thread
 from hpcds1mpi.records.training import TrainingData
 
 from .bundle_manifest import _metrics, data_hash, package_versions  # noqa: F401
@@ -118,7 +119,7 @@ class Bundle:
         if self.model.embedding_ is None:  # no matrix products: no BLAS limit needed
             preds, inverse, baseline = self.model.predict_frame_regions(df)
         else:
-            with _one_blas_thread():
+            with one_blas_thread():
                 preds, inverse, baseline = self.model.predict_frame_regions(df)
 
         def rows(values: np.ndarray) -> np.ndarray:
@@ -154,7 +155,7 @@ class Bundle:
     def _design(self, df: pd.DataFrame) -> np.ndarray:
         if self.model.embedding_ is None:  # no matrix products: no BLAS limit (~50 ms cold)
             return self.model.design_matrix(df)
-        with _one_blas_thread():
+        with one_blas_thread():
             return self.model.design_matrix(df)
 
     def embed(self, df: pd.DataFrame) -> np.ndarray:
@@ -162,7 +163,7 @@ class Bundle:
         X = build_features(df, self.model.spec_).to_numpy()
         if self.model.embedding_ is None:
             return np.zeros((len(df), 0))
-        with _one_blas_thread():
+        with one_blas_thread():
             return self.model.embedding_.transform(X)
 
     def design(self, df: pd.DataFrame) -> np.ndarray:
@@ -231,30 +232,6 @@ def _quantiles(values: np.ndarray, qs: tuple[float, ...]) -> list[np.ndarray]:
         frac = pos - lo
         out.append(ordered[lo] if frac == 0 else ordered[lo] + (ordered[hi] - ordered[lo]) * frac)
     return out
-
-
-class _one_blas_thread:
-    """Limit BLAS to one thread: the small matmuls of the embedding are 10-100x slower when
-    OpenBLAS spreads them over busy cores."""
-
-    _controller = None
-
-    def __enter__(self):
-        try:
-            from threadpoolctl import ThreadpoolController
-        except ImportError:  # pragma: no cover
-            self._ctx = None
-            return self
-        if _one_blas_thread._controller is None:
-            _one_blas_thread._controller = ThreadpoolController()
-        self._ctx = _one_blas_thread._controller.limit(limits=1, user_api="blas")
-        self._ctx.__enter__()
-        return self
-
-    def __exit__(self, *exc):
-        if self._ctx is not None:
-            self._ctx.__exit__(*exc)
-        return False
 
 
 # --------------------------------------------------------------------------------------------

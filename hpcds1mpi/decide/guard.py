@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from hpcds1mpi.decide.blas_threads import one_blas_thread
+from hpcds1mpi.runtime.blas_threads import one_blas_thread
 from hpcds1mpi.decide.trained_hardware import (
     hardware_columns,
     matching_partition,

@@ -1,4 +1,5 @@
-"""numpy's BLAS on one thread for a block of small matrix products.
+"""numpy's BLAS on one thread for a block of small matrix products (the guard's distance, the
+bundle's embedding and design matrix).
 
 The guard's distance is one ``(48, d) @ (d, n)`` product per question. OpenBLAS hands a product
 of that size to its thread pool, and on a busy machine the woken threads spin: 25-30 ms of CPU
