@@ -117,6 +117,7 @@ def evaluate(frame, trainer, *, folds_by_size: int = 4, max_workloads: int | Non
     ``max_workloads=0`` skips that part)."""
     from hpcds1mpi.config import FAILURE_STATUSES, OK
     from hpcds1mpi.decide import guard
+    from hpcds1mpi.surrogates.ranking_cv import size_folds
 
     frame = frame.copy()
     frame = frame[frame["status"].isin([OK, *FAILURE_STATUSES])]
@@ -124,14 +125,9 @@ def evaluate(frame, trainer, *, folds_by_size: int = 4, max_workloads: int | Non
     rng = np.random.default_rng(seed)
     results: dict = {"protocols": {}}
     # ---------------- leave-size-out ----------------
-    sizes_by_workload = {w: sorted(g["size"].unique()) for w, g in frame.groupby("workload")}
-    fold_of = {}
-    for w, sizes in sizes_by_workload.items():
-        # Interior sizes only are held out (the end sizes would be extrapolation, judged by the
-        # guard, not by System 1's accuracy); spread over the folds.
-        inner = sizes[1:-1] if len(sizes) > 2 else []
-        for k, s in enumerate(inner):
-            fold_of[(w, s)] = k % folds_by_size
+    # Interior sizes only are held out (the end sizes would be extrapolation, judged by the
+    # guard, not by System 1's accuracy); spread over the folds.
+    fold_of = size_folds(frame, folds_by_size)
     methods = {m: {"speeds": [], "crashes": [], "runs": []}
                for m in ("system1", "rules", "lgbm_rank", "random")}
     conf_rows = []
@@ -140,7 +136,8 @@ def evaluate(frame, trainer, *, folds_by_size: int = 4, max_workloads: int | Non
         held = [(w, s) for (w, s), f in fold_of.items() if f == fold]
         if not held:
             continue
-        mask = np.array([(w, s) in set(held) for w, s in zip(frame["workload"], frame["size"])])
+        held_set = set(held)
+        mask = np.array([(w, s) in held_set for w, s in zip(frame["workload"], frame["size"])])
         train, test = frame[~mask], frame[mask]
         t0 = time.perf_counter()
         bundle = trainer(train)
