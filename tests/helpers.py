@@ -79,18 +79,33 @@ def fill_disk(disk: Path, leave: int) -> Path:
 
 def wait_for_start(out, size: int, timeout: float = 60.0) -> None:
     """Wait until the sweep writing ``out`` has journaled the start of its run of ``size``
-    (the last start event names it), or ``timeout`` seconds passed."""
+    (the last start event's row has that size), or ``timeout`` seconds passed.
+
+    The row is parsed, not searched: a substring test matched "4000" inside a run id or a
+    timestamp of another size's start and signalled the sweep too early (a CI flake)."""
+    import json
     import time
 
     from hpcds1mpi.records import telemetry
 
-    marker = str(size).encode()
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         jpath = telemetry.journal_path(out)
-        if jpath.exists() and marker in jpath.read_bytes().split(b'"event": "start"')[-1]:
+        if jpath.exists() and _last_started_size(jpath.read_bytes(), json) == size:
             return
         time.sleep(0.05)
+
+
+def _last_started_size(journal: bytes, json):
+    """The size of the journal's last whole "start" event, or None."""
+    for line in reversed(journal.splitlines()):
+        try:
+            event = json.loads(line)
+        except ValueError:  # a line still being written
+            continue
+        if isinstance(event, dict) and event.get("event") == "start":
+            return event.get("row", {}).get("size")
+    return None
 
 
 def system_program(name: str) -> str:
