@@ -60,6 +60,22 @@ def recipe_settings(recipe: str, member_features=None) -> dict:
             "focus": focus, "denoise": denoise}
 
 
+def settings_of(manifest: dict) -> dict:
+    """The ranking ``train_bundle`` keywords a saved bundle was trained with, read back from
+    its manifest (what ``hpcds1mpi learn`` retrains with): the targets it centred, its
+    near-best focus and denoising. A bundle from before the ranking recipes: absolute."""
+    ranking = (manifest.get("metrics") or {}).get("ranking") or {}
+    return {"centre": tuple(ranking.get("centred_targets") or ()),
+            "focus": float(ranking.get("focus", 0.0)),
+            "denoise": bool(ranking.get("denoise", False))}
+
+
+def recorded_recipe(manifest: dict) -> dict:
+    """The manifest's record of how the recipe was chosen (name, by what), to carry over."""
+    ranking = (manifest.get("metrics") or {}).get("ranking") or {}
+    return {k: ranking[k] for k in ("recipe", "chosen_by") if k in ranking}
+
+
 def size_folds(frame, folds: int) -> dict:
     """(workload, size) -> fold of every interior size of each workload (the end sizes are
     extrapolation: they stay in training), spread over ``folds`` folds."""

@@ -1,7 +1,8 @@
 """``hpcds1mpi learn``: retrain an existing bundle with newly collected runs.
 
 New runs are added to the bundle's training data (a re-measured ``run_id`` replaces the old
-row) and the bundle is retrained with its own settings. Runs from a machine the bundle was not
+row) and the bundle is retrained with its own settings, its System 1 ranking recipe included
+(the targets it centred, focus, denoising: ``surrogates/ranking_cv.settings_of``). Runs from a machine the bundle was not
 trained on are refused: telemetry of different machines is never mixed into one model; train a
 separate bundle for that machine (``hpcds1mpi train --machine ID``).
 """
@@ -37,6 +38,7 @@ def command(model_dir, telemetry, jobs, out, sample_rate, seed, threads, force):
     from hpcds1mpi.decide import confidence, guard
     from hpcds1mpi.records.training import TrainingData, read_frames
     from hpcds1mpi.surrogates.bundle import is_bundle, load_bundle, train_bundle
+    from hpcds1mpi.surrogates.ranking_cv import recorded_recipe, settings_of
 
     bundle = load_bundle(model_dir)
     target = out or model_dir
@@ -55,7 +57,11 @@ def command(model_dir, telemetry, jobs, out, sample_rate, seed, threads, force):
         embedding_params={k: v for k, v in emb.items() if k not in ("seed", "threads")},
         threads=threads, use_baseline=m.get("use_baseline", True),
         member_trees=m.get("member_trees"), member_features=m.get("member_features"),
+        **settings_of(m),
     )
+    if recorded_recipe(m):  # the recipe is kept, not chosen again: say where it came from
+        retrained.manifest["metrics"]["ranking"].update(
+            {**recorded_recipe(m), "carried_over_by": "hpcds1mpi learn"})
     # The old bundle stays whole until the new one is complete (temporary folder, swapped in).
     keep = (confidence.CALIBRATION_FILE, guard.CALIBRATION_FILE) if in_place else ()
     retrained.save(target, keep=keep)

@@ -40,6 +40,17 @@ def summary_lines(bundle, out: str) -> list[str]:
     return lines
 
 
+def _choose_recipe(data, settings: dict, knobs) -> tuple[str, dict]:
+    """``--recipe cv``: the recipe with the best leave-size-out pick speed on ``data``."""
+    from hpcds1mpi.errors import DataError
+    from hpcds1mpi.surrogates.ranking_cv import choose_recipe
+
+    if "size" not in data.frame.columns or data.frame["size"].nunique() < 3:
+        raise DataError("--recipe cv needs runs at 3 or more sizes (it holds sizes out); "
+                        "name a recipe instead, e.g. --recipe centred+cores")
+    return choose_recipe(data.frame, member_features=knobs, **settings)
+
+
 @click.command(name="train")
 @click.option("--telemetry", "telemetry", multiple=True, type=click.Path(),
               help="Sweep telemetry (.h5); repeatable.")
@@ -58,11 +69,18 @@ def summary_lines(bundle, out: str) -> list[str]:
               help="Trees per member (default: 100 / members, at least 20; 100 = the paper's "
                    "setting per member, slower to score).")
 @click.option("--no-embedding", is_flag=True, help="Members on raw features only.")
-@click.option("--member-features", default="all", show_default=True,
-              type=click.Choice(["all", "knobs"]),
+@click.option("--member-features", default=None, type=click.Choice(["all", "knobs"]),
               help="Features the members see: all, or the problem and configuration knobs only "
                    "(models.KNOB_FEATURES; what the shipped bundle uses: System 1 scores a "
-                   "10,000-candidate grid as a few tree regions).")
+                   "10,000-candidate grid as a few tree regions). Default: all, or knobs with "
+                   "a ranking --recipe.")
+@click.option("--recipe", default="absolute", show_default=True,
+              type=click.Choice(["absolute", "centred+cores", "centred+cores+focus",
+                                 "absolute+denoise", "centred+cores+focus+denoise", "cv"]),
+              help="System 1's ranking recipe (surrogates/ranking_cv.RECIPES): absolute "
+                   "regression, or members that learn the order of a problem's configurations; "
+                   "'cv' chooses one by leave-size-out cross-validation on the training sizes "
+                   "(as the shipped bundle was; costs a few trainings more).")
 @click.option("--epochs", default=60, show_default=True, type=click.IntRange(1, 10000),
               help="TabNet training epochs.")
 @click.option("--machine", default=None, help="Train on runs of this machine id only.")
@@ -70,7 +88,7 @@ def summary_lines(bundle, out: str) -> list[str]:
 @click.option("--force", is_flag=True,
               help="Replace an existing bundle at --out (only a hpcds1mpi bundle is replaced).")
 def command(telemetry, jobs, out, sample_rate, seed, family, members, member_trees,
-            no_embedding, member_features, epochs, machine, threads, force):
+            no_embedding, member_features, recipe, epochs, machine, threads, force):
     """Train the runtime/energy/failure surrogate bundle from telemetry or job tables."""
     from hpcds1mpi.atomic import check_output_dir
     from hpcds1mpi.errors import DataError
@@ -78,16 +96,35 @@ def command(telemetry, jobs, out, sample_rate, seed, family, members, member_tre
     from hpcds1mpi.surrogates.bundle import is_bundle, train_bundle
     from hpcds1mpi.surrogates.models import KNOB_FEATURES
 
+    if member_features == "all" and recipe != "absolute":
+        raise click.UsageError(f"--recipe {recipe} ranks on the knob features; drop "
+                               "--member-features all or use --recipe absolute")
     if not 0.0 < sample_rate <= 1.0:
         raise DataError(f"--sample-rate must be in (0, 1], got {sample_rate}")
     check_output_dir(out, ours=is_bundle, force=force)  # before the training, not after it
     data = TrainingData.read(telemetry, jobs, machine=machine)
-    bundle = train_bundle(
-        data, sample_rate=sample_rate, seed=seed, family=family, n_members=members,
-        use_embedding=not no_embedding, embedding_params={"max_epochs": epochs},
-        threads=threads, member_trees=member_trees,
-        member_features=list(KNOB_FEATURES) if member_features == "knobs" else None,
-    )
+    settings = dict(sample_rate=sample_rate, seed=seed, family=family, n_members=members,
+                    use_embedding=not no_embedding, embedding_params={"max_epochs": epochs},
+                    threads=threads, member_trees=member_trees)
+    knobs = list(KNOB_FEATURES) if member_features == "knobs" else None
+    chosen = None
+    if recipe == "cv":
+        chosen, scores = _choose_recipe(data, settings, knobs)
+        recipe = chosen
+    if recipe == "absolute" and not chosen:  # what train always did
+        bundle = train_bundle(data, **settings, member_features=knobs)
+    else:
+        from hpcds1mpi.surrogates.ranking_cv import recipe_settings
+
+        bundle = train_bundle(data, **settings, **recipe_settings(recipe, knobs))
+    ranking = bundle.manifest["metrics"]["ranking"]
+    ranking["recipe"] = recipe
+    if chosen:
+        ranking.update({"chosen_by": "3-fold leave-size-out CV of pick speed "
+                        "(hpcds1mpi train --recipe cv)", "cv_scores": scores})
     bundle.save(out)
+    if chosen:
+        click.echo(f"recipe {chosen!r}, chosen by 3-fold leave-size-out cross-validation on "
+                   "the training sizes")
     for line in summary_lines(bundle, out):
         click.echo(line)

@@ -194,3 +194,57 @@ def test_train_into_a_read_only_place_is_one_usage_line(tmp_path, read_only_dir)
                     *FASTEST], timeout=120)
     assert_one_line_error(proc, "not writable")
     assert proc.returncode == 2 and list(read_only_dir.iterdir()) == []
+
+
+# -- System 1's ranking recipe: chosen by train, kept by learn (#20) ---------------------------
+
+def test_recipe_choices_are_the_ranking_recipes():
+    """The CLI spells the recipes out (no import of surrogates for --help): they must match."""
+    from hpcds1mpi.commands.train import command
+    from hpcds1mpi.surrogates.ranking_cv import RECIPES
+
+    choices = next(p for p in command.params if p.name == "recipe").type.choices
+    assert list(choices) == [*RECIPES, "cv"]
+
+
+@pytest.mark.slow
+def test_train_ranking_recipe_is_recorded_and_kept_by_learn(tmp_path):
+    runs = make_runs()
+    tele = write(tmp_path / "a.h5", runs[runs["size"] < 96])
+    more = write(tmp_path / "b.h5", runs[runs["size"] == 96])
+    out = tmp_path / "model"
+    proc = run_cli(["train", "--telemetry", tele, "--out", str(out), "--recipe", "centred+cores",
+                    *FASTEST], timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    ranking = json.loads((out / "manifest.json").read_text())["metrics"]["ranking"]
+    assert ranking["recipe"] == "centred+cores" and ranking["centred_targets"]
+    proc = run_cli(["learn", "--model", str(out), "--telemetry", more, "--threads", "1"],
+                   timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    after = json.loads((out / "manifest.json").read_text())
+    assert after["metrics"]["ranking"]["centred_targets"] == ranking["centred_targets"]
+    assert after["metrics"]["ranking"]["recipe"] == "centred+cores"
+    assert "core_fraction" in after["member_features"]
+
+
+@pytest.mark.slow
+def test_train_recipe_cv_chooses_on_held_out_sizes_and_says_which(tmp_path):
+    from hpcds1mpi.surrogates.ranking_cv import RECIPES
+
+    tele = write(tmp_path / "a.h5", make_runs())
+    out = tmp_path / "model"
+    proc = run_cli(["train", "--telemetry", tele, "--out", str(out), "--recipe", "cv",
+                    *FASTEST], timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    ranking = json.loads((out / "manifest.json").read_text())["metrics"]["ranking"]
+    assert ranking["recipe"] in RECIPES and set(ranking["cv_scores"]) == set(RECIPES)
+    assert f"recipe {ranking['recipe']!r}, chosen by" in proc.stdout
+
+
+def test_a_ranking_recipe_on_all_features_is_one_usage_line(tmp_path):
+    tele = write(tmp_path / "a.h5", make_runs())
+    proc = run_cli(["train", "--telemetry", tele, "--out", str(tmp_path / "m"), "--recipe",
+                    "centred+cores", "--member-features", "all", *FASTEST], timeout=120)
+    assert proc.returncode == 2
+    assert_one_line_error(proc, "ranks on the knob features")
+    assert not (tmp_path / "m").exists()
