@@ -58,6 +58,7 @@ def command(host, port, model_dir, cluster_file, state_dir, certfile, keyfile,
 
         service = Service(model_dir, cluster_file, state, cache_size=cache_size)
         service.warm_up()
+        server.settle_heap()  # last thing before serving: the loaded bundle is never garbage
         token, source = auth.load_token(state)  # after the checks: a refused start writes none
         app = create_app(service, token, max_body=max_body, max_pending=max_pending,
                          body_timeout=body_timeout)

@@ -98,6 +98,21 @@ def url(sock: socket.socket, host: str, tls: bool) -> str:
     return f"{'https' if tls else 'http'}://{shown}:{port}/"
 
 
+def settle_heap() -> None:
+    """Move what start-up built (the bundle, numpy, pandas, pydantic: ~1e6 objects) out of
+    the garbage collector's reach, so that a full collection walks only what requests made.
+
+    Measured (issue 18): without it, a full collection ran about once per 2,000 cached answers
+    and paused the event loop 47-90 ms, which made the 50-client p99 (the 20 slowest requests,
+    all waiting on that pause). ``gc.freeze`` is CPython's way to do this; the frozen objects
+    live as long as the process anyway.
+    """
+    import gc
+
+    gc.collect()
+    gc.freeze()
+
+
 def configure_logging() -> None:
     """Our refusals and uvicorn's errors on stderr, one line each (no access log: a busy
     portal would flood it; refusals are what an operator reads)."""

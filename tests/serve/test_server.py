@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from hpcds1mpi.serve.server import is_loopback
+from hpcds1mpi.serve.server import is_loopback, settle_heap
 from tests.helpers import run_cli, system_program
 from tests.serve.conftest import start_server
 
@@ -23,6 +23,21 @@ from tests.serve.conftest import start_server
                                        ("10.0.0.5", False), ("example.org", False)])
 def test_is_loopback(host, loop):
     assert is_loopback(host) is loop
+
+
+def test_settle_heap_takes_what_is_loaded_out_of_collections():
+    import gc
+
+    import pandas
+
+    assert pandas.DataFrame  # something big loaded, as the bundle is in a server
+    before = gc.get_freeze_count()
+    try:
+        settle_heap()
+        assert gc.get_freeze_count() > max(before, 50_000)
+        assert all(n == 0 for n in gc.get_count()[1:])  # nothing left to age into gen 2
+    finally:
+        gc.unfreeze()
 
 
 def _refused(tmp_path, *args, words: str):
