@@ -36,6 +36,10 @@ if TYPE_CHECKING:  # pragma: no cover
 DEFAULT_CACHE = 1024
 #: Most bytes of answers kept (a predict answer for 256 configurations is ~100 KB).
 CACHE_BYTES = 64 * 2**20
+#: Request bodies up to this size are also remembered verbatim, once checked, so that the same
+#: bytes sent again skip JSON parsing and validation (a recommend body is ~100 bytes; a script
+#: sent to /v1/advise is usually larger and goes the checked way).
+ALIAS_BYTES = 4096
 
 
 class Service:
@@ -71,6 +75,9 @@ class Service:
         self.cache_size = cache_size
         self._cache: OrderedDict[tuple, bytes] = OrderedDict()
         self._cache_bytes = 0
+        # (kind, body bytes) -> key, for bodies that passed validation (at most cache_size of
+        # them, each at most ALIAS_BYTES): only a checked body is ever answered from here.
+        self._aliases: OrderedDict[tuple, tuple] = OrderedDict()
         self._lock = threading.Lock()
         self.energy_label = "modelled"
 
@@ -104,6 +111,32 @@ class Service:
             if hit is not None:
                 self._cache.move_to_end(key)
             return hit
+
+    def cached_body(self, kind: str, body: bytes) -> bytes | None:
+        """The encoded answer for exactly these request bytes, if they were checked before
+        (:meth:`remember_body`) and their answer is still cached; else None (then the body is
+        parsed and checked as usual)."""
+        if self.cache_size <= 0 or len(body) > ALIAS_BYTES:
+            return None
+        with self._lock:
+            key = self._aliases.get((kind, body))
+            if key is None:
+                return None
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)
+                self._aliases.move_to_end((kind, body))
+            return hit
+
+    def remember_body(self, kind: str, body: bytes, req) -> None:
+        """Note that ``body`` is the checked request ``req`` (call only after validation)."""
+        if self.cache_size <= 0 or len(body) > ALIAS_BYTES:
+            return
+        with self._lock:
+            self._aliases[(kind, body)] = self.key(kind, req)
+            self._aliases.move_to_end((kind, body))
+            while len(self._aliases) > self.cache_size:
+                self._aliases.popitem(last=False)
 
     def answer(self, kind: str, req) -> bytes:
         """The answer to ``req`` as checked, encoded JSON, from the cache or computed now.

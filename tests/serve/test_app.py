@@ -217,3 +217,23 @@ def test_a_body_sent_too_slowly_is_408_and_the_server_moves_on(tight_server):
     assert 1.5 < waited < 20
     assert "408 body not received within 2 s" in tight_server.log()
     assert tight_server.request("POST", "/v1/recommend", OK)[0] == 200
+
+
+def test_the_same_bytes_again_get_their_own_answer(server):
+    """A body sent before is answered from its bytes (no parsing): each with its own answer,
+    as a fresh one, and a bad body is refused (and logged) every time, never remembered."""
+    a = json.dumps({"workload": "stencil", "size": 140, "objective": "energy"}).encode()
+    b = json.dumps({"workload": "stencil", "size": 150, "objective": "energy"}).encode()
+    fresh_a = server.request("POST", "/v1/recommend", raw=a)
+    fresh_b = server.request("POST", "/v1/recommend", raw=b)
+    assert fresh_a[0] == fresh_b[0] == 200 and fresh_a[1] != fresh_b[1]
+    for _ in range(2):
+        for raw, fresh in ((b, fresh_b), (a, fresh_a), (b"  " + a, fresh_a), (b + b"\n", fresh_b)):
+            status, data, _ = server.request("POST", "/v1/recommend", raw=raw)
+            assert (status, data) == (200, fresh[1])
+        assert server.request("POST", "/v1/predict", raw=a)[0] == 422  # same bytes, other kind
+    bad = b'{"workload": "stencil", "size": "141"}'
+    for _ in range(3):
+        status, data, _ = server.request("POST", "/v1/recommend", raw=bad)
+        assert status == 422 and "size must be an integer" in data["error"]
+    assert server.log().count("422 size must be an integer, got '141'") == 3
