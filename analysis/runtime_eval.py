@@ -131,7 +131,7 @@ def evaluate(table: pd.DataFrame, split: str = "chronological", seed: int = 0,
              predictor_args: dict | None = None) -> dict:
     """Train the shipped predictor on the training part of ``table``, score it and the
     baselines on the test part; the result dict ``--json`` writes."""
-    from hpcds1mpi.surrogates.job_runtime import UPPER_ANCHORS, RuntimePredictor
+    from hpcds1mpi.surrogates.job_runtime import RuntimePredictor
     from hpcds1mpi.surrogates.submit_features import submit_features, submit_times
 
     if split not in SPLITS:
@@ -158,8 +158,7 @@ def evaluate(table: pd.DataFrame, split: str = "chronological", seed: int = 0,
     out["ours"]["calibration_coverage"] = model.calibration_coverage_
     out["ours"]["method"] = {"point": model.mode_, "candidates": model.candidates_,
                              "validation_accuracy": model.validation_,
-                             "walltime_anchor": list(UPPER_ANCHORS[model.upper_]),
-                             "walltime_binned": model.binned_}
+                             "walltime": model.walltime_.describe()}
     pos = {p: i for i, p in enumerate(kept)}
     rows = np.array([pos[p] for p in test])
     for name, (point, wall) in baselines(table, kept, feats).items():

@@ -16,13 +16,13 @@
   and the better of the two is kept (``mode_``). Where a log gives no history at all (no
   end times: every candidate is the request), a LightGBM regression of log run time from
   the request and partition, with the accuracy as its loss, is tried instead;
-- the **walltime**: an upper anchor (the longest of the last 5 or of the last 20 like runs),
-  times a split-conformal factor measured on the newest 20 % of the training jobs — one
-  factor per bin of how much history the job's group has (Mondrian conformal: a user with
-  hundreds of like runs needs less margin than one with three), bins with too few jobs
-  pooled. Which anchor, and whether to bin, is chosen on the newer half of that slice with
-  factors from its older half; the factors are then measured on the whole slice. The share
-  covered there is ``calibration_coverage_``.
+- the **walltime** (:class:`~hpcds1mpi.surrogates.walltime_model.WalltimeModel`): a
+  conformalized upper quantile — either the best single candidate plus a LightGBM quantile
+  regression of its residual, with a normalized conformal margin, or (kept where it validates
+  better) the longest of the last 5 / 20 like runs times a Mondrian conformal factor — with the
+  variant and the conformal level chosen on the newest 20 % of the training jobs so that their
+  newer half is covered at the target. The share covered on the whole slice is
+  ``calibration_coverage_``.
 
 Both are capped at the user's requested time when it is known: a completed job never ran past
 it, and the scheduler would not grant more.
@@ -30,14 +30,17 @@ it, and the scheduler would not grant more.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 
 from hpcds1mpi.errors import DataError, ModelError
 
 from .submit_features import CATEGORICAL, numeric_columns
+from .walltime_model import (MIN_BIN, UPPER_ANCHORS, WalltimeModel, conformal_offset,
+                             mondrian_offsets)
+
+__all__ = ["RuntimePredictor", "accuracy_objective", "bayes_choice", "conformal_offset",
+           "mondrian_offsets", "MIN_BIN", "UPPER_ANCHORS", "CANDIDATES", "FALLBACK"]
 
 #: Candidate point predictions (log s), most specific first. A missing one takes the first of
 #: :data:`FALLBACK` the job has; candidates that repeat an earlier one on the training jobs
@@ -45,13 +48,6 @@ from .submit_features import CATEGORICAL, numeric_columns
 CANDIDATES = ("pace_med5", "pace_med20", "pace_last1", "request_med5", "request_med20",
               "request_last1", "name_med5", "name_med20", "user_med5", "log_limit")
 FALLBACK = ("request_med5", "name_med5", "user_med5", "log_limit")
-#: The walltime's upper anchors to choose from: the longest of the last 5 / 20 like runs.
-UPPER_ANCHORS = (("pace_max5", "request_max5", "name_max5", "user_max5", "log_limit"),
-                 ("request_max20", "name_max20", "user_max20", "log_limit"))
-#: Counts whose bins group the walltime's conformal factors (the most specific group first).
-DEPTH = ("pace_n", "request_n", "user_n")
-#: Fewest calibration jobs a bin needs for its own factor (else pooled).
-MIN_BIN = 200
 #: Identities the point choice does not see: who was active in the training months says
 #: little about which of their own histories will be right in the next ones.
 UNSEEN = ("user", "account", "workload")
@@ -74,45 +70,12 @@ def _accuracy(pred: np.ndarray, actual: np.ndarray) -> float:
     return float(np.mean(np.minimum(pred, actual) / np.maximum(pred, actual)))
 
 
-def conformal_offset(scores: np.ndarray, coverage: float) -> float:
-    """The split-conformal offset: the ``ceil((n+1) coverage) / n`` empirical quantile of the
-    calibration scores (log actual - log predicted), so that at least ``coverage`` of new jobs
-    from the same distribution fall under prediction + offset."""
-    s = np.sort(np.asarray(scores, dtype=float))
-    if len(s) == 0:
-        return 0.0
-    k = min(len(s), math.ceil((len(s) + 1) * coverage)) - 1
-    return float(s[max(k, 0)])
-
-
 def bayes_choice(cands: np.ndarray, proba: np.ndarray) -> np.ndarray:
     """Per row, the candidate (log s) with the highest expected accuracy when the truth is
     candidate j with probability ``proba[:, j]``: ``argmax_k sum_j p_j exp(-|c_k - c_j|)``."""
     close = np.exp(-np.abs(cands[:, :, None] - cands[:, None, :]))
     expected = np.einsum("nkj,nj->nk", close, proba)
     return cands[np.arange(len(cands)), expected.argmax(axis=1)]
-
-
-def _bins(features: pd.DataFrame) -> np.ndarray:
-    """Bin of how much finished history the job's most specific group has: log2 of its count."""
-    n = np.full(len(features), np.nan)
-    for c in DEPTH:
-        if c in features:
-            v = pd.to_numeric(features[c], errors="coerce").to_numpy(dtype=float)
-            n = np.where(np.isnan(n) & (v > 0), v, n)
-    return np.floor(np.log2(1 + np.nan_to_num(n))).clip(0, 12).astype(int)
-
-
-def mondrian_offsets(scores: np.ndarray, bins: np.ndarray, coverage: float
-                     ) -> tuple[dict, float]:
-    """Conformal offsets per bin ({bin: offset}) and for the pooled rest: a bin with fewer
-    than :data:`MIN_BIN` jobs joins the rest, so every job is covered at ``coverage`` within
-    its own (pooled) bin and so overall."""
-    big = {b for b in np.unique(bins) if np.sum(bins == b) >= MIN_BIN}
-    per = {int(b): conformal_offset(scores[bins == b], coverage) for b in big}
-    rest = ~np.isin(bins, list(big))
-    pooled = conformal_offset(scores[rest] if rest.any() else scores, coverage)
-    return per, pooled
 
 
 class RuntimePredictor:
@@ -217,7 +180,7 @@ class RuntimePredictor:
         n_cal = max(1, int(round(len(idx) * self.calibration_fraction)))
         fit, cal = slice(0, len(idx) - n_cal), slice(len(idx) - n_cal, None)
         self._fit_point(feats, y, fit, cal)
-        self._fit_walltime(feats.iloc[cal], y[cal])
+        self._fit_walltime(feats, y, fit, cal)
         self.n_train_ = len(idx)
         self.n_calibration_ = n_cal
         return self
@@ -303,35 +266,11 @@ class RuntimePredictor:
         self.classifier_ = LGBMRegressor(**{**params, "n_estimators": rounds}).fit(
             x, y - self.median_) if self.refit else probe
 
-    def _fit_walltime(self, feats: pd.DataFrame, y: np.ndarray):
-        """The walltime's upper anchor and conformal factors (see the module's note)."""
-        bins = _bins(feats)
-        half = len(y) // 2
-        best = None
-        for a, chain in enumerate(UPPER_ANCHORS):
-            score = y - self._chain(feats, chain)
-            for binned in (False, True):
-                b = bins if binned else np.zeros(len(y), int)
-                per, rest = mondrian_offsets(score[:half], b[:half], self.coverage)
-                off = np.array([per.get(int(v), rest) for v in b[half:]])
-                cover = float(np.mean(score[half:] <= off))
-                over = float(np.median(np.exp(np.minimum(off - score[half:],
-                                                         np.log(self._limit(feats.iloc[half:]))
-                                                         - y[half:]))))
-                # Covering the target comes first, then the least over-request.
-                key = (min(cover, self.coverage), -over)
-                if best is None or key > best[0]:
-                    best = (key, a, binned)
-        _, self.upper_, self.binned_ = best
-        score = y - self._chain(feats, UPPER_ANCHORS[self.upper_])
-        b = bins if self.binned_ else np.zeros(len(y), int)
-        self.offsets_, self.rest_offset_ = mondrian_offsets(score, b, self.coverage)
-        wall = np.minimum(np.exp(y - score + self._offset(feats)), self._limit(feats))
-        self.calibration_coverage_ = float(np.mean(np.exp(y) <= wall * (1 + 1e-12)))
-
-    def _offset(self, features: pd.DataFrame) -> np.ndarray:
-        bins = _bins(features) if self.binned_ else np.zeros(len(features), int)
-        return np.array([self.offsets_.get(int(v), self.rest_offset_) for v in bins])
+    def _fit_walltime(self, feats: pd.DataFrame, y: np.ndarray, fit: slice, cal: slice):
+        """The walltime half (:class:`~hpcds1mpi.surrogates.walltime_model.WalltimeModel`)."""
+        self.walltime_ = WalltimeModel(self.coverage, self.params, self.patience).fit(
+            self, feats, y, fit, cal)
+        self.calibration_coverage_ = self.walltime_.calibration_coverage_
 
     @staticmethod
     def _limit(features: pd.DataFrame) -> np.ndarray:
@@ -371,5 +310,4 @@ class RuntimePredictor:
         request, at least 1 s; shape (n,)."""
         self._check()
         self._require(features)
-        raw = self._chain(features, UPPER_ANCHORS[self.upper_]) + self._offset(features)
-        return np.maximum(np.minimum(np.exp(raw), self._limit(features)), 1.0)
+        return self.walltime_.walltime(self, features)

@@ -1,0 +1,194 @@
+"""The walltime to request: a conditional upper quantile of a job's run time, conformalized.
+
+:class:`WalltimeModel` is the walltime half of
+:class:`~hpcds1mpi.surrogates.job_runtime.RuntimePredictor`. It chooses, on the newest
+training jobs only, among *variants* of one recipe — a centre ``c`` and a scale ``s`` (log
+seconds) per job, and the walltime ``exp(c + k s)`` capped at the request, where ``k`` is a
+split-conformal quantile of the scores ``(log run - c) / s`` on the calibration slice:
+
+- **model** variants: ``c`` is the best single history candidate plus a LightGBM *quantile*
+  regression (at :data:`UPPER_ALPHA`) of the residual from the submission features, and ``s``
+  the distance from that upper quantile to a second, median regression, floored at one of
+  :data:`FLOORS` (normalized conformal: a job whose run times the features pin down gets a
+  small margin, an erratic one a large margin — and, capped at its request, costs nothing in
+  kills). The floor ``inf`` is a plain shift;
+- **anchor** variants (the earlier method, kept so a log where the regressions do not help
+  loses nothing): ``c`` the longest of the last 5 / 20 like runs, ``s = 1``, optionally one
+  ``k`` per bin of history depth (Mondrian).
+
+How the choice is made: the regressions learn on the older training jobs (rounds stopped on
+the older half of the calibration slice); each variant gets ``k`` from the older half of the
+slice and is scored on the newer half. Because the months drift, the conformal *level* is
+raised until the newer half is covered at the target (:data:`LEVELS`) — the kill budget is
+met inside the training part, not assumed from exchangeability — and the variant with the
+least median over-request among those that reach the target wins. Its ``k`` is then measured
+on the whole slice at that level.
+
+A completed job never ran past its request, so capping there never adds a kill.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+#: The upper quantile the residual regression learns (the conformal step does the rest).
+UPPER_ALPHA = 0.8
+#: Floors of the normalized score's scale (log s); ``inf``: a plain shift.
+FLOORS = (0.25, 0.5, 1.0, math.inf)
+#: The walltime's anchors of the earlier method: the longest of the last 5 / 20 like runs.
+UPPER_ANCHORS = (("pace_max5", "request_max5", "name_max5", "user_max5", "log_limit"),
+                 ("request_max20", "name_max20", "user_max20", "log_limit"))
+#: Counts whose bins group the anchor variants' conformal factors (most specific first).
+DEPTH = ("pace_n", "request_n", "user_n")
+#: Fewest calibration jobs a bin needs for its own factor (else pooled).
+MIN_BIN = 200
+#: How far above the target the conformal level may be raised against drift (steps of the
+#: share left uncovered: 1, 0.9, ... 0.3 of it).
+LEVELS = tuple(1 - 0.1 * j for j in range(8))
+
+
+def conformal_offset(scores: np.ndarray, coverage: float) -> float:
+    """The split-conformal offset: the ``ceil((n+1) coverage) / n`` empirical quantile of the
+    calibration scores, so that at least ``coverage`` of new jobs from the same distribution
+    score at most it."""
+    s = np.sort(np.asarray(scores, dtype=float))
+    if len(s) == 0:
+        return 0.0
+    k = min(len(s), math.ceil((len(s) + 1) * coverage)) - 1
+    return float(s[max(k, 0)])
+
+
+def depth_bins(features: pd.DataFrame) -> np.ndarray:
+    """Bin of how much finished history the job's most specific group has: log2 of its count."""
+    n = np.full(len(features), np.nan)
+    for c in DEPTH:
+        if c in features:
+            v = pd.to_numeric(features[c], errors="coerce").to_numpy(dtype=float)
+            n = np.where(np.isnan(n) & (v > 0), v, n)
+    return np.floor(np.log2(1 + np.nan_to_num(n))).clip(0, 12).astype(int)
+
+
+def mondrian_offsets(scores: np.ndarray, bins: np.ndarray, coverage: float
+                     ) -> tuple[dict, float]:
+    """Conformal offsets per bin ({bin: offset}) and for the pooled rest: a bin with fewer
+    than :data:`MIN_BIN` jobs joins the rest, so every job is covered at ``coverage`` within
+    its own (pooled) bin and so overall."""
+    big = {b for b in np.unique(bins) if np.sum(bins == b) >= MIN_BIN}
+    per = {int(b): conformal_offset(scores[bins == b], coverage) for b in big}
+    rest = ~np.isin(bins, list(big))
+    pooled = conformal_offset(scores[rest] if rest.any() else scores, coverage)
+    return per, pooled
+
+
+class WalltimeModel:
+    """Calibrated walltime of a job at submission (see the module's note).
+
+    Args:
+        coverage: share of jobs the walltime should cover (1 - the kill budget).
+        params: LightGBM parameters of the two residual regressions.
+        patience: rounds without gain before they stop.
+    """
+
+    def __init__(self, coverage: float, params: dict, patience: int = 20):
+        self.coverage = coverage
+        self.params = params
+        self.patience = patience
+
+    def fit(self, predictor, feats: pd.DataFrame, y: np.ndarray, fit: slice, cal: slice
+            ) -> "WalltimeModel":
+        """Learn from the training jobs in submit order: ``fit`` the older, ``cal`` the
+        newest slice; ``predictor`` (a fitted point half) gives the candidates, the request
+        and the feature matrix."""
+        self.base_ = predictor.candidates_[predictor.best_single_]
+        fc, cc = feats.iloc[fit], feats.iloc[cal]
+        yc = y[cal]
+        half = len(yc) // 2
+        self.regressions_ = self._fit_regressions(predictor, fc, y[fit], cc.iloc[:half],
+                                                  yc[:half])
+        variants = [("anchor", a, b) for a in range(len(UPPER_ANCHORS)) for b in (False, True)]
+        if self.regressions_ is not None:
+            variants += [("model", f, False) for f in FLOORS]
+        lim = np.log(predictor._limit(cc))
+        best = None
+        for v in variants:
+            centre, scale = self._centre_scale(predictor, cc, v)
+            score = (yc - centre) / scale
+            bins = depth_bins(cc) if v[2] else np.zeros(len(yc), int)
+            for share in LEVELS:
+                level = 1 - (1 - self.coverage) * share
+                per, rest = mondrian_offsets(score[:half], bins[:half], level)
+                k = np.array([per.get(int(b), rest) for b in bins[half:]])
+                wall = np.minimum(centre[half:] + k * scale[half:], lim[half:])
+                cover = float(np.mean(yc[half:] <= wall + 1e-12))
+                if cover >= self.coverage or share == LEVELS[-1]:
+                    break
+            over = float(np.median(np.exp(wall - yc[half:])))
+            # Covering the target comes first, then the least over-request.
+            key = (min(cover, self.coverage), -over)
+            if best is None or key > best[0]:
+                best = (key, v, level, cover, over)
+        _, self.variant_, self.level_, cover, over = best
+        self.validation_ = {"coverage": cover, "over_request": over}
+        centre, scale = self._centre_scale(predictor, cc, self.variant_)
+        score = (yc - centre) / scale
+        self.offsets_, self.rest_offset_ = mondrian_offsets(score, self._bins(cc), self.level_)
+        wall = np.minimum(centre + self._k(cc) * scale, lim)
+        self.calibration_coverage_ = float(np.mean(yc <= wall + 1e-12))
+        return self
+
+    def _fit_regressions(self, predictor, fc, yf, cc, yc):
+        """The median and upper quantile regressions of the residual from the base
+        candidate (None when too few jobs to learn them)."""
+        if len(yf) < 200 or len(yc) < 50:
+            return None
+        from lightgbm import LGBMRegressor, early_stopping
+
+        xf, xc = predictor._matrix(fc), predictor._matrix(cc)
+        rf = yf - predictor._chain(fc, self._base_chain())
+        rc = yc - predictor._chain(cc, self._base_chain())
+        out = []
+        for alpha in (0.5, UPPER_ALPHA):
+            out.append(LGBMRegressor(objective="quantile", alpha=alpha, **self.params).fit(
+                xf, rf, eval_X=(xc,), eval_y=(rc,),
+                callbacks=[early_stopping(self.patience, verbose=False)]))
+        return out
+
+    def _base_chain(self):
+        from .job_runtime import FALLBACK
+
+        return (self.base_,) + FALLBACK
+
+    def _centre_scale(self, predictor, feats: pd.DataFrame, variant) -> tuple:
+        kind, arg, _ = variant
+        if kind == "anchor":
+            return predictor._chain(feats, UPPER_ANCHORS[arg]), np.ones(len(feats))
+        x = predictor._matrix(feats)
+        base = predictor._chain(feats, self._base_chain())
+        med, hi = (m.predict(x) for m in self.regressions_)
+        # An infinite floor is the plain shift: one margin for every job.
+        return base + hi, (np.ones(len(feats)) if math.isinf(arg) else np.maximum(hi - med, arg))
+
+    def _bins(self, feats: pd.DataFrame) -> np.ndarray:
+        return depth_bins(feats) if self.variant_[2] else np.zeros(len(feats), int)
+
+    def _k(self, feats: pd.DataFrame) -> np.ndarray:
+        return np.array([self.offsets_.get(int(b), self.rest_offset_)
+                         for b in self._bins(feats)])
+
+    def walltime(self, predictor, feats: pd.DataFrame) -> np.ndarray:
+        """Walltime (s) per job, capped at the request, at least 1 s."""
+        centre, scale = self._centre_scale(predictor, feats, self.variant_)
+        raw = centre + self._k(feats) * scale
+        return np.maximum(np.minimum(np.exp(raw), predictor._limit(feats)), 1.0)
+
+    def describe(self) -> dict:
+        """What was chosen, for the evaluation's JSON."""
+        kind, arg, binned = self.variant_
+        name = ("+".join(UPPER_ANCHORS[arg][:1]) if kind == "anchor" else
+                f"{self.base_} + quantile {UPPER_ALPHA} regression")
+        return {"kind": kind, "centre": name, "scale_floor": None if kind == "anchor" else
+                (None if math.isinf(arg) else arg), "binned": binned,
+                "level": self.level_, "validation": self.validation_}
