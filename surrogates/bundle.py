@@ -13,25 +13,29 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from hpcds1mpi.errors import DataError
 from hpcds1mpi.runtime.blas_threads import one_blas_thread
-from hpcds1mpi.records.training import TrainingData
 
 from .bundle_manifest import _metrics, data_hash, package_versions  # noqa: F401
 from .bundle_files import (BUNDLE_FORMAT, FRAME_COLUMNS, LEVELS_FILE, TRAINING_DATA,  # noqa: F401
                            TRAINING_FRAME, TRAINING_MATRIX, default_bundle_path, is_bundle,
-                           read_bundle, read_training_frame, read_training_matrix,
-                           read_training_rows, write_bundle)
-from .features import INPUT_COLUMNS, build_features, normalise_frame
+                           read_bundle, read_training_columns, read_training_frame,
+                           read_training_matrix, read_training_rows, write_bundle)
+from .columns import Columns, as_columns, is_columns
+from .features import INPUT_COLUMNS, build_features, feature_block, normalise_frame
 from .estimators import member_budget
 from .models import SurrogateModel
 from .ranking import noise_of
 from .targets import REGRESSION_TARGETS, failure_labels, target_values
 
+if TYPE_CHECKING:  # pragma: no cover - pandas only where a caller hands or asks for a frame
+    import pandas as pd
+
+    from hpcds1mpi.records.training import TrainingData
 
 
 # --------------------------------------------------------------------------------------------
@@ -51,7 +55,11 @@ class Bundle:
         energy_source: where the training energies came from (e.g. ``modelled``).
     """
 
-    def __init__(self, model: SurrogateModel, manifest: dict, data: pd.DataFrame | None,
+    #: :meth:`predict`, :meth:`design` and :meth:`embed` take :class:`~.columns.Columns`
+    #: (System 1 and the guard then build no DataFrame; stand-ins without it get DataFrames).
+    takes_columns = True
+
+    def __init__(self, model: SurrogateModel, manifest: dict, data: "pd.DataFrame | None",
                  matrix: np.ndarray | None = None, path: Path | None = None):
         self.model = model
         self.manifest = manifest
@@ -60,7 +68,7 @@ class Bundle:
         self._path = path
 
     @property
-    def _data(self) -> pd.DataFrame:
+    def _data(self) -> "pd.DataFrame":
         # Read lazily: scoring needs none of it, and a 231,000-row table costs a cold start.
         if self._data_frame is None:
             self._data_frame = read_training_rows(self._path)
@@ -96,14 +104,15 @@ class Bundle:
         return self.model.spec_.input_columns
 
     # -- prediction ----------------------------------------------------------------------
-    def predict(self, df: pd.DataFrame) -> pd.DataFrame:
+    def predict(self, df: "pd.DataFrame | Columns") -> "pd.DataFrame | Columns":
         """Predict every row of ``df``.
 
         Args:
-            df: (n rows) with :data:`~hpcds1mpi.surrogates.features.INPUT_COLUMNS`.
+            df: (n rows) with :data:`~hpcds1mpi.surrogates.features.INPUT_COLUMNS`: a
+                DataFrame, or :class:`~.columns.Columns` (the recommend path: no pandas).
 
         Returns:
-            DataFrame aligned with ``df``: ``runtime_s`` (ensemble median), ``runtime_lo`` /
+            the same kind as ``df`` (a DataFrame keeps ``df``'s index): ``runtime_s`` (ensemble median), ``runtime_lo`` /
             ``runtime_hi`` (10th / 90th percentile over members), ``runtime_spread`` (std of
             log runtime over members), ``energy_j`` / ``energy_lo`` / ``energy_hi``,
             ``fail_prob`` (mean over members), ``fail_prob_max``, and ``peak_rss_mb`` when
@@ -149,24 +158,33 @@ class Bundle:
             out["peak_rss_mb"] = np.exp(rows(_quantiles(preds["peak_rss_mb"], (0.5,))[0])
                                         + baseline["peak_rss_mb"])
         if self.model.noise_ and "workload" in df.columns:
-            out["runtime_noise"] = noise_of(self.model.noise_, df["workload"])
+            out["runtime_noise"] = _noise_of(self.model.noise_, df["workload"])
+        if is_columns(df):
+            return Columns(out)
+        import pandas as pd
+
         return pd.DataFrame(out, index=df.index)
 
-    def _design(self, df: pd.DataFrame) -> np.ndarray:
+    def _design(self, df: "pd.DataFrame | Columns") -> np.ndarray:
         if self.model.embedding_ is None:  # no matrix products: no BLAS limit (~50 ms cold)
-            return self.model.design_matrix(df)
+            return self._features(df)
         with one_blas_thread():
-            return self.model.design_matrix(df)
+            return self.model._design(self._features(df))
 
-    def embed(self, df: pd.DataFrame) -> np.ndarray:
+    def _features(self, df: "pd.DataFrame | Columns") -> np.ndarray:
+        """The (n, f) feature matrix of ``df`` (``build_features`` without its DataFrame)."""
+        spec = self.model.spec_
+        return feature_block(df, spec, spec.names).T
+
+    def embed(self, df: "pd.DataFrame | Columns") -> np.ndarray:
         """The TabNet embedding of ``df``'s rows: (n, d) (d = 0 without embedding)."""
-        X = build_features(df, self.model.spec_).to_numpy()
+        X = self._features(df)
         if self.model.embedding_ is None:
             return np.zeros((len(df), 0))
         with one_blas_thread():
             return self.model.embedding_.transform(X)
 
-    def design(self, df: pd.DataFrame) -> np.ndarray:
+    def design(self, df: "pd.DataFrame | Columns") -> np.ndarray:
         """[features, embedding] of ``df``: (n, f + d), comparable with :meth:`training_matrix`."""
         return self._design(df)
 
@@ -178,7 +196,7 @@ class Bundle:
             self._matrix = self._design(self._data).astype(np.float32)
         return self._matrix
 
-    def training_frame(self) -> pd.DataFrame:
+    def training_frame(self) -> "pd.DataFrame":
         """Problem, configuration and outcome columns of every training row (``kept`` marks the
         rows the sampler kept), aligned with :meth:`training_matrix`."""
         if self._data_frame is None and self._path is not None:
@@ -187,7 +205,16 @@ class Bundle:
                 return view
         return self._data[[c for c in FRAME_COLUMNS if c in self._data.columns]].copy()
 
-    def training_data(self) -> pd.DataFrame:
+    def training_columns(self) -> Columns:
+        """:meth:`training_frame` as plain arrays (:class:`~.columns.Columns`: text as ``<U``
+        arrays, ``""`` where missing), read without pandas from a bundle that stores them."""
+        if self._data_frame is None and self._path is not None:
+            view = read_training_columns(self._path)
+            if view is not None:
+                return view
+        return as_columns(self._data, FRAME_COLUMNS)
+
+    def training_data(self) -> "pd.DataFrame":
         """Every column of the training rows (what ``learn`` retrains on)."""
         return self._data.copy()
 
@@ -219,6 +246,14 @@ class Bundle:
         return path
 
 
+def _noise_of(noise: dict[str, float], workloads) -> np.ndarray:
+    """``ranking.noise_of`` for a Columns column too (a text array: no pandas)."""
+    if not isinstance(workloads, np.ndarray):
+        return noise_of(noise, workloads)
+    uniq, inverse = np.unique(workloads.astype(str), return_inverse=True)
+    return np.array([noise.get(u, np.nan) for u in uniq.tolist()], dtype=float)[inverse]
+
+
 def _quantiles(values: np.ndarray, qs: tuple[float, ...]) -> list[np.ndarray]:
     """Quantiles over axis 0 of a (K, n) array, linear interpolation (np.percentile's default
     method) from one sort: np.percentile costs ~3 ms per call on 10,000 columns."""
@@ -238,7 +273,7 @@ def _quantiles(values: np.ndarray, qs: tuple[float, ...]) -> list[np.ndarray]:
 # train / load
 
 
-def train_bundle(data: TrainingData | pd.DataFrame, *, sample_rate: float = 1.0,
+def train_bundle(data: "TrainingData | pd.DataFrame", *, sample_rate: float = 1.0,
                  seed: int = 0, family: str = "xgboost", n_members: int = 5,
                  use_embedding: bool = True, embedding_params: dict | None = None,
                  threads: int = 2, machine: str | None = None,
@@ -272,6 +307,10 @@ def train_bundle(data: TrainingData | pd.DataFrame, *, sample_rate: float = 1.0,
         focus: near-best weighting of the centred targets' rows (see ``SurrogateModel``).
         denoise: weigh runtime / energy rows by their measured repeat noise (idem).
     """
+    import pandas as pd
+
+    from hpcds1mpi.records.training import TrainingData
+
     from .features import fit_spec
     from .sampling import intelligent_sample
 

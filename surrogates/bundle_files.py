@@ -27,15 +27,19 @@ import os
 import pickle
 import zipfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from hpcds1mpi.errors import ModelError
 
+from .columns import Columns
 from .levels import LEVELS_FILE, levels_from_frame, write_levels
 from .models import SurrogateModel
 from .ranking import ProblemLevels
+
+if TYPE_CHECKING:  # pragma: no cover - pandas is imported where a DataFrame is made
+    import pandas as pd
 
 BUNDLE_FORMAT = 1
 MANIFEST = "manifest.json"
@@ -88,7 +92,7 @@ def is_bundle(path: str | os.PathLike) -> bool:
     return readme.startswith(BUNDLE_README_TITLE) and not extra
 
 
-def write_bundle(path: Path, model: SurrogateModel, manifest: dict, data: pd.DataFrame | None,
+def write_bundle(path: Path, model: SurrogateModel, manifest: dict, data: "pd.DataFrame | None",
                  matrix: np.ndarray | None) -> None:
     """Write the bundle files into the folder ``path`` (a new, empty one: ``Bundle.save`` fills
     a temporary folder and swaps it in whole).
@@ -123,12 +127,14 @@ def write_bundle(path: Path, model: SurrogateModel, manifest: dict, data: pd.Dat
     (path / README).write_text(_readme(manifest))
 
 
-def read_training_rows(path: Path) -> pd.DataFrame:
+def read_training_rows(path: Path) -> "pd.DataFrame":
     """The training rows stored in bundle directory ``path``.
 
     Raises:
         ModelError: the file is unreadable.
     """
+    import pandas as pd
+
     try:
         return pd.read_parquet(path / TRAINING_DATA)
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
@@ -136,10 +142,12 @@ def read_training_rows(path: Path) -> pd.DataFrame:
                          "retrain with `hpcds1mpi train`") from None
 
 
-def write_training_frame(path: Path, data: pd.DataFrame) -> None:
+def write_training_frame(path: Path, data: "pd.DataFrame") -> None:
     """Write :data:`TRAINING_FRAME`: each of :data:`FRAME_COLUMNS` the rows have; text as
     codes into its distinct values (``<col>.codes``, -1 where missing; ``<col>.values``),
     so long repeated error texts cost one copy each; no pickled objects."""
+    import pandas as pd
+
     arrays = {}
     for col in (c for c in FRAME_COLUMNS if c in data.columns):
         series = data[col]
@@ -152,13 +160,40 @@ def write_training_frame(path: Path, data: pd.DataFrame) -> None:
     np.savez(path / TRAINING_FRAME, **arrays)
 
 
-def read_training_frame(path: Path) -> pd.DataFrame | None:
+def read_training_frame(path: Path) -> "pd.DataFrame | None":
     """The frame :func:`write_training_frame` wrote (the same values as those columns of the
     parquet rows); None when the bundle predates the file.
 
     Raises:
         ModelError: the file is there but unreadable.
     """
+    import pandas as pd
+
+    def text(values: np.ndarray, codes: np.ndarray):
+        text = pd.Series(values.tolist() + [""], dtype="str")
+        return pd.Series(text.to_numpy()[codes], dtype="str").mask(codes < 0)
+
+    out = _read_frame_file(path, text)
+    return None if out is None else pd.DataFrame(out)
+
+
+def read_training_columns(path: Path) -> Columns | None:
+    """:func:`read_training_frame` as plain arrays (:class:`~.columns.Columns`, no pandas):
+    text as ``<U`` arrays, ``""`` where the frame has a missing value; None when the bundle
+    predates the file.
+
+    Raises:
+        ModelError: the file is there but unreadable.
+    """
+    def text(values: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        return np.append(values.astype(str), "")[codes]  # code -1: the "" appended
+
+    out = _read_frame_file(path, text)
+    return None if out is None else Columns(out)
+
+
+def _read_frame_file(path: Path, text) -> dict | None:
+    """The columns of :data:`TRAINING_FRAME`, text columns made by ``text(values, codes)``."""
     file = Path(path) / TRAINING_FRAME
     if not file.is_file():
         return None
@@ -170,10 +205,8 @@ def read_training_frame(path: Path) -> pd.DataFrame | None:
             if col in arrays:
                 out[col] = arrays[col]
             elif f"{col}.codes" in arrays:
-                codes = arrays[f"{col}.codes"]
-                text = pd.Series(arrays[f"{col}.values"].tolist() + [""], dtype="str")
-                out[col] = pd.Series(text.to_numpy()[codes], dtype="str").mask(codes < 0)
-        return pd.DataFrame(out)
+                out[col] = text(arrays[f"{col}.values"], arrays[f"{col}.codes"])
+        return out
     except (OSError, ValueError, KeyError, TypeError, EOFError, IndexError,
             zipfile.BadZipFile) as exc:
         raise ModelError(f"{file}: unreadable ({exc}); retrain with `hpcds1mpi train`") from None
@@ -216,9 +249,10 @@ def read_bundle(path: str | os.PathLike | None = None) -> tuple[SurrogateModel, 
     if version != BUNDLE_FORMAT:
         raise ModelError(f"{path}: bundle format {version} but this hpcds1mpi reads format "
                          f"{BUNDLE_FORMAT}; retrain with `hpcds1mpi train`")
-    from hpcds1mpi.schemas.manifest import check_manifest
+    from hpcds1mpi.schemas.manifest import check_manifest_fast
 
-    check_manifest(manifest, str(manifest_path))  # every key typed: one line, not a KeyError
+    # every key typed: one line, not a KeyError (pydantic only when something is wrong)
+    check_manifest_fast(manifest, str(manifest_path))
     spec = FeatureSpec.from_dict(manifest["feature_spec"])
     if spec.format != FEATURE_FORMAT:
         raise ModelError(f"{path}: feature format {spec.format} but this hpcds1mpi builds "
@@ -316,6 +350,6 @@ def _readme(manifest: dict) -> str:
 
 
 __all__ = ["BUNDLE_FILES", "BUNDLE_FORMAT", "FRAME_COLUMNS", "LEVELS_FILE", "MANIFEST",
-           "TRAINING_FRAME", "read_training_frame", "write_training_frame", "default_bundle_path", "is_bundle",
+           "TRAINING_FRAME", "read_training_columns", "read_training_frame", "write_training_frame", "default_bundle_path", "is_bundle",
            "read_bundle",
            "read_training_matrix", "read_training_rows", "write_bundle"]

@@ -4,16 +4,21 @@ the in-sample metrics (moved out of :mod:`.bundle`, which keeps them importable)
 from __future__ import annotations
 
 import hashlib
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from .models import SurrogateModel
 from .targets import target_values
 
+if TYPE_CHECKING:  # pragma: no cover - training only: loading a bundle imports no pandas
+    import pandas as pd
 
-def data_hash(frame: pd.DataFrame) -> str:
+
+def data_hash(frame: "pd.DataFrame") -> str:
     """SHA-256 of the training table's content (column order independent)."""
+    import pandas as pd
+
     cols = sorted(str(c) for c in frame.columns)
     h = hashlib.sha256("\x00".join(cols).encode())
     for col in cols:
@@ -39,7 +44,7 @@ def package_versions() -> dict[str, str]:
     return out
 
 
-def _metrics(model: SurrogateModel, frame: pd.DataFrame, Z: np.ndarray) -> dict:
+def _metrics(model: SurrogateModel, frame: "pd.DataFrame", Z: np.ndarray) -> dict:
     """In-sample fit of the ensemble median (held-out numbers come from analysis/h1_eval.py)."""
     preds = model.predict_design(Z)
     out = {}

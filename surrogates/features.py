@@ -26,12 +26,18 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from hpcds1mpi.errors import DataError, ModelError
 from hpcds1mpi.kernels.base import WORK_COLUMNS
+
+from .columns import factorize
+from .feature_values import _codes, _factor, _mapped, _num
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 #: Columns every prediction input must have (the contract System 1 and recommend code against).
 INPUT_COLUMNS: tuple[str, ...] = (
@@ -163,39 +169,10 @@ def _log(x: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(out), out, -1.0)
 
 
-def _num(frame: pd.DataFrame, col: str, n: int) -> np.ndarray:
-    if col not in frame.columns:
-        return np.full(n, np.nan)
-    series = frame[col]
-    if pd.api.types.is_numeric_dtype(series.dtype):  # the common case: no parsing needed
-        return series.to_numpy(dtype=np.float64, na_value=np.nan)
-    return pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-
-
-def _factor(values: pd.Series) -> tuple[np.ndarray, list[str]]:
-    """(codes, unique strings): hash-based, so 10,000 rows of a few values stay cheap; a
-    categorical column (System 1's grids) already has them, and no missing value."""
-    if isinstance(values.dtype, pd.CategoricalDtype):
-        codes = values.cat.codes.to_numpy()
-        if len(codes) == 0 or codes.min() >= 0:
-            return codes.astype(np.intp), [str(c) for c in values.cat.categories]
-    codes, uniques = pd.factorize(values, use_na_sentinel=False)
-    return codes, [str(u) for u in uniques]
-
-
-def _codes(values: pd.Series, vocab: list[str]) -> np.ndarray:
-    lookup = {v: float(i) for i, v in enumerate(vocab)}
-    codes, uniques = _factor(values)
-    return np.array([lookup.get(u, -1.0) for u in uniques], dtype=np.float64)[codes]
-
-
-def _mapped(values: pd.Series, table: dict[str, float]) -> np.ndarray:
-    codes, uniques = _factor(values)
-    return np.array([table.get(u, -1.0) for u in uniques], dtype=np.float64)[codes]
-
-
-def fit_spec(frame: pd.DataFrame) -> FeatureSpec:
+def fit_spec(frame: "pd.DataFrame") -> FeatureSpec:
     """Record the vocabularies and request columns of a training frame."""
+    import pandas as pd
+
     for col in ("workload",):
         if col not in frame.columns:
             raise DataError(f"training data has no {col!r} column")
@@ -254,7 +231,7 @@ def baseline_from_roofline(v: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(out), out, 0.0)
 
 
-def normalise_frame(frame: pd.DataFrame) -> pd.DataFrame:
+def normalise_frame(frame: "pd.DataFrame") -> "pd.DataFrame":
     """Fill configuration columns a job table may lack, the same way for training and scoring.
 
     ``ranks_per_node`` from ranks / nodes, ``threads`` 1, ``device`` gpu when the job had GPUs,
@@ -285,7 +262,7 @@ def normalise_frame(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def build_features(frame: pd.DataFrame, spec: FeatureSpec) -> pd.DataFrame:
+def build_features(frame: "pd.DataFrame", spec: FeatureSpec) -> "pd.DataFrame":
     """The feature table of ``frame`` under ``spec``.
 
     Args:
@@ -298,13 +275,16 @@ def build_features(frame: pd.DataFrame, spec: FeatureSpec) -> pd.DataFrame:
     Raises:
         ModelError: a required input column is missing.
     """
+    import pandas as pd
+
     block = feature_block(frame, spec, spec.names)
+    index = frame.index if hasattr(frame, "index") else None
     # The transpose of the feature-major block is the (n, f) matrix; pandas keeps that (f, n)
     # block without copying.
-    return pd.DataFrame(block.T, columns=spec.names, index=frame.index, copy=False)
+    return pd.DataFrame(block.T, columns=spec.names, index=index, copy=False)
 
 
-def feature_block(frame: pd.DataFrame, spec: FeatureSpec, names: list[str]) -> np.ndarray:
+def feature_block(frame: "pd.DataFrame", spec: FeatureSpec, names: list[str]) -> np.ndarray:
     """Only the features ``names`` of ``frame``, feature-major.
 
     The same values as the matching columns of :func:`build_features`, computing only what
@@ -312,7 +292,7 @@ def feature_block(frame: pd.DataFrame, spec: FeatureSpec, names: list[str]) -> n
     not the whole table (half the cost on 10,000 rows).
 
     Args:
-        frame: as for :func:`build_features`.
+        frame: as for :func:`build_features`, or :class:`~.columns.Columns`.
         spec: the specification recorded at training.
         names: feature names, each one of ``spec.names``.
 
@@ -339,11 +319,11 @@ def feature_block(frame: pd.DataFrame, spec: FeatureSpec, names: list[str]) -> n
     # Work model per unique (workload, size, ranks): a 10,000-config frame has few unique keys.
     size_key = np.nan_to_num(size, nan=-1).astype(np.int64)
     rank_key = np.nan_to_num(ranks, nan=-1).astype(np.int64)
-    # Hash-based grouping (pd.factorize): np.unique(axis=0) sorts and cost 20 ms per 10k rows.
-    s_codes, s_uniq = pd.factorize(size_key)
-    r_codes, r_uniq = pd.factorize(rank_key)
+    # One int64 key per row, grouped by a 1-d sort (np.unique(axis=0) cost 20 ms per 10k rows).
+    s_codes, s_uniq = factorize(size_key)
+    r_codes, r_uniq = factorize(rank_key)
     combined = (wl_codes.astype(np.int64) * len(s_uniq) + s_codes) * len(r_uniq) + r_codes
-    inverse, first = pd.factorize(combined)
+    inverse, first = factorize(combined)
     w_of = first // (len(s_uniq) * len(r_uniq))
     uniq = np.column_stack([w_of, s_uniq[(first // len(r_uniq)) % len(s_uniq)],
                             r_uniq[first % len(r_uniq)]])

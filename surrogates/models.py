@@ -11,8 +11,9 @@ spreads big tables over the cores (:mod:`.parallel`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 
 from hpcds1mpi.errors import DataError, ModelError
 
@@ -27,6 +28,9 @@ from .regions import merge_thresholds, tree_regions
 from .targets import (BASELINE_TARGETS, REGRESSION_TARGETS, TARGETS, bootstrap_weights,
                       problem_groups, target_values)
 from .xgboost_scorer import XGBoostScorer, to_scorer
+
+if TYPE_CHECKING:  # pragma: no cover - pandas only when a caller hands a DataFrame
+    import pandas as pd
 
 # Saved bundles pickle their members: a members.pkl written before the estimators and the
 # scorer had their own modules (the shipped default model among them) names

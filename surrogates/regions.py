@@ -8,7 +8,8 @@ between the same neighbouring thresholds of every feature, so one row per region
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
+
+from .columns import factorize
 
 
 def split_thresholds(booster) -> dict[int, np.ndarray]:
@@ -67,12 +68,12 @@ def tree_regions(Z: np.ndarray, thresholds: dict[int, np.ndarray]
         code = np.searchsorted(thr, x, side="right")
         code[np.isnan(x)] = base - 1  # missing values take the trees' default direction
         if span * base >= 2 ** 62:  # keep the mixed-radix key in int64
-            key, uniques = pd.factorize(key)
+            key, uniques = factorize(key)
             key = key.astype(np.int64)
             span = len(uniques)
         key = key * base + code
         span *= base
-    inverse, _ = pd.factorize(key)
+    inverse, _ = factorize(key)
     # factorize numbers regions in order of first appearance: a region starts where the
     # running maximum of the codes grows.
     if n == 0:

@@ -8,10 +8,14 @@ on all runs.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 
 from hpcds1mpi.config import FAILURE_STATUSES, OK
+
+if TYPE_CHECKING:  # pragma: no cover - training code hands DataFrames; scoring imports none
+    import pandas as pd
 
 REGRESSION_TARGETS = ("runtime_s", "energy_j", "peak_rss_mb")
 #: Targets regressed relative to the analytic time estimate (see features.log_baseline):
@@ -36,6 +40,8 @@ def target_values(frame: pd.DataFrame, target: str) -> np.ndarray:
         return failure_labels(frame["status"]) if "status" in frame.columns else np.zeros(n)
     if target not in frame.columns:
         return np.full(n, np.nan)
+    import pandas as pd
+
     values = pd.to_numeric(frame[target], errors="coerce").to_numpy(dtype=np.float64,
                                                                     na_value=np.nan)
     ok = frame["status"].astype(str).to_numpy() == OK if "status" in frame.columns \
@@ -47,6 +53,8 @@ def target_values(frame: pd.DataFrame, target: str) -> np.ndarray:
 
 def problem_groups(frame: pd.DataFrame) -> np.ndarray:
     """(n,) integer id of each row's problem = (workload, size)."""
+    import pandas as pd
+
     size = frame["size"].astype(str) if "size" in frame.columns else ""
     key = frame["workload"].astype(str) + "\x00" + size
     return pd.factorize(key)[0]

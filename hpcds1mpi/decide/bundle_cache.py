@@ -47,6 +47,20 @@ def training_frame(bundle):
     return memo(bundle, "training_frame", bundle.training_frame)
 
 
+def training_columns(bundle):
+    """The training frame as plain arrays (:class:`~hpcds1mpi.surrogates.columns.Columns`,
+    no pandas for a bundle that stores them), read once per bundle; a stand-in bundle's
+    ``training_frame`` converted."""
+    def read():
+        if hasattr(bundle, "training_columns"):
+            return bundle.training_columns()
+        from hpcds1mpi.surrogates.columns import as_columns
+
+        return as_columns(training_frame(bundle))
+
+    return memo(bundle, "training_columns", read)
+
+
 def forget(bundle) -> None:
     """Drop what is kept for ``bundle`` (a test that changes a bundle in place)."""
     with _LOCK:

@@ -37,18 +37,25 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from hpcds1mpi.runtime.blas_threads import one_blas_thread
-from hpcds1mpi.decide.trained_hardware import (
-    hardware_columns,
-    matching_partition,
-    trained_partitions,
+from hpcds1mpi.decide.guard_reference import (  # moved there; importable from here, as before
+    MAX_REFERENCE_ROWS,
+    QUERY_CONFIGS,
+    Reference,
+    _placed_configs,
+    build_reference,
+    query_frame,
+    reference,
 )
-from hpcds1mpi.errors import HpcdsError, ModelError
+from hpcds1mpi.decide.trained_hardware import matching_partition
+from hpcds1mpi.errors import HpcdsError
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
     from hpcds1mpi.cluster import Partition
 
+#: Names that moved to guard_reference, kept importable from here.
+MOVED = (MAX_REFERENCE_ROWS, QUERY_CONFIGS, Reference, build_reference, _placed_configs)
 VERDICTS = ("auto", "confirm", "escalate")
 CALIBRATION_FILE = "guard_calibration.json"
 #: Quantiles of held-out-problem distances that set the thresholds.
@@ -59,106 +66,11 @@ ESCALATE_MIN_RATIO = 1.5
 #: System 1 confidence below which an otherwise familiar job asks to confirm.
 CONFIDENCE_AUTO = 0.7
 K_NEIGHBOURS = 3
-QUERY_CONFIGS = 48
-MAX_REFERENCE_ROWS = 12000
 SIZE_CONFIRM_RATIO = 2.0
 
 
 # --------------------------------------------------------------------------------------------
 # Distances
-
-
-@dataclass
-class Reference:
-    """The standardised training embedding and the problem of each row.
-
-    Attributes:
-        matrix: ``(n, d)`` standardised training rows (a deterministic subsample when large).
-        workloads / sizes: ``(n,)`` the problem of each row.
-        center / scale: ``(d,)`` the standardisation.
-        configs: the training configurations used as query points (a DataFrame).
-    """
-
-    matrix: np.ndarray
-    workloads: np.ndarray
-    sizes: np.ndarray
-    center: np.ndarray
-    scale: np.ndarray
-    configs: "pd.DataFrame"
-    frame: "pd.DataFrame"
-    #: The configurations placed on a partition, hardware filled in (:func:`query_frame`):
-    #: (partition name, the bundle's partition table) -> frame. None of it is the question's.
-    placed: dict = field(default_factory=dict, repr=False, compare=False)
-
-
-def reference(bundle, max_rows: int = MAX_REFERENCE_ROWS, seed: int = 0) -> Reference:
-    """The guard's view of the training data of a bundle, built once per bundle object
-    (:mod:`~hpcds1mpi.decide.bundle_cache`) by :func:`build_reference`."""
-    from hpcds1mpi.decide import bundle_cache
-
-    return bundle_cache.memo(bundle, ("guard_reference", max_rows, seed),
-                             lambda: build_reference(bundle, max_rows, seed))
-
-
-def build_reference(bundle, max_rows: int = MAX_REFERENCE_ROWS, seed: int = 0) -> Reference:
-    """Build the guard's view of the training data from a bundle (:func:`reference` keeps it).
-
-    Raises:
-        ModelError: the bundle's training matrix and frame disagree in length.
-    """
-    from hpcds1mpi.decide import bundle_cache
-
-    frame = bundle_cache.training_frame(bundle).reset_index(drop=True)
-    matrix = np.asarray(bundle.training_matrix(), dtype=float)
-    if matrix.ndim != 2 or len(matrix) != len(frame):
-        raise ModelError("model bundle's training matrix and frame differ in length; retrain it")
-    if len(frame) > max_rows:
-        keep = np.sort(np.random.default_rng(seed).choice(len(frame), max_rows, replace=False))
-        frame, matrix = frame.iloc[keep].reset_index(drop=True), matrix[keep]
-    center = np.nanmean(matrix, axis=0)
-    scale = np.nanstd(matrix, axis=0)
-    scale = np.where(np.isfinite(scale) & (scale > 1e-9), scale, 1.0)
-    std = np.nan_to_num((matrix - center) / scale)
-    cols = ["nodes", "ranks_per_node", "threads", "device", "precision", "partition"]
-    configs = frame[cols].drop_duplicates().reset_index(drop=True)
-    if len(configs) > QUERY_CONFIGS:
-        configs = configs.sample(QUERY_CONFIGS, random_state=seed).reset_index(drop=True)
-    return Reference(std, frame["workload"].astype(str).to_numpy(),
-                     np.asarray(frame["size"], dtype=float), center, scale, configs, frame)
-
-
-def query_frame(bundle, ref: Reference, workload: str, size: float,
-                partition_name: str | None = None) -> "pd.DataFrame":
-    """The job placed at the reference configurations (hardware from the bundle's table).
-
-    The configurations with their hardware do not depend on the job: they are built once per
-    reference and partition (:attr:`Reference.placed`), and only the job's workload and size
-    are put in front of a copy.
-    """
-    hw = trained_partitions(bundle)
-    key = (partition_name, repr(sorted(hw.items())))
-    placed = ref.placed.get(key)
-    if placed is None:
-        placed = ref.placed[key] = _placed_configs(ref, partition_name, hw)
-    q = placed.copy()
-    q.insert(0, "size", size)
-    q.insert(0, "workload", workload)
-    return q
-
-
-def _placed_configs(ref: Reference, partition_name: str | None, hw: dict) -> "pd.DataFrame":
-    """The reference configurations on ``partition_name`` with their hardware columns."""
-    import pandas as pd
-
-    q = ref.configs.copy()
-    if partition_name is not None:
-        q["partition"] = partition_name
-    q = hardware_columns(q, hw)
-    # A GPU configuration cannot be placed on a partition without GPUs.
-    if partition_name is not None:
-        gpus = (hw.get(partition_name) or {}).get("gpus_per_node", 0) or 0
-        q = q[(q["device"] != "gpu") | (q["ranks_per_node"] <= gpus)]
-    return pd.DataFrame(q).reset_index(drop=True)
 
 
 def _knn_distance(query: np.ndarray, ref: np.ndarray, k: int) -> np.ndarray:
@@ -260,7 +172,7 @@ def calibrate(bundle, ref: Reference | None = None, k: int = K_NEIGHBOURS) -> Gu
     only; the catch rate is computed per workload with thresholds from the other workloads.
     """
     ref = ref or reference(bundle)
-    frame = ref.frame
+    frame = ref.frame.to_frame()  # only without a shipped calibration: pandas is fine here
     problems = (frame.groupby(["workload", "size"])["partition"]
                 .agg(lambda s: s.value_counts().index[0]).reset_index())
     # Held-out end sizes are extrapolation, which the size-range check judges; the learned

@@ -91,16 +91,19 @@ def learn_limits(bundle, partitions: Sequence["Partition"]) -> dict[str, MemoryL
     """
     from hpcds1mpi.decide import bundle_cache
 
-    frame = bundle_cache.training_frame(bundle)
+    from hpcds1mpi.surrogates.columns import for_model
+
+    frame = bundle_cache.training_columns(bundle)  # plain arrays: no pandas
     limits: dict[str, MemoryLimit] = {}
     needed = {"status", "partition", "peak_rss_mb", "ranks_per_node", "device"}
     usable = frame is not None and needed.issubset(frame.columns)
     oom_need = None
     if usable:
-        frame = frame[frame["partition"].isin([p.name for p in partitions])]
+        frame = frame[np.isin(frame["partition"], [p.name for p in partitions])]
         oom = frame[frame["status"] == "oom"]
         if len(oom):
-            pred = bundle.predict(hardware_columns(oom, trained_partitions(bundle)))
+            pred = bundle.predict(for_model(bundle, hardware_columns(
+                oom, trained_partitions(bundle))))
             oom_need = np.asarray(pred["peak_rss_mb"], dtype=float)
             measured = np.asarray(oom["peak_rss_mb"], dtype=float)
             # A killed run's measured peak is a floor of what it needed.
@@ -121,17 +124,17 @@ def _learn(limit: MemoryLimit, frame, oom_need: np.ndarray) -> None:
         frame: the training rows of the partitions being judged.
         oom_need: ``(n_oom,)`` the memory each ``oom`` row of ``frame`` needed, per rank.
     """
-    here = (frame["partition"] == limit.partition).to_numpy()
+    here = np.asarray(frame["partition"] == limit.partition)
     failed = frame[frame["status"] == "oom"]
     for kind in ("cpu", "gpu"):
         per_node = kind == "cpu"
-        ok_rows = frame[here & (frame["device"] == kind).to_numpy()
-                        & (frame["status"] == OK).to_numpy()]
+        ok_rows = frame[here & np.asarray(frame["device"] == kind)
+                        & np.asarray(frame["status"] == OK)]
         ok_need = np.asarray(ok_rows["peak_rss_mb"], dtype=float) * (
             np.asarray(ok_rows["ranks_per_node"], dtype=float) if per_node else 1.0)
         ok_max = float(np.nanmax(ok_need)) if np.isfinite(ok_need).any() else 0.0
-        oom_mask = (failed["partition"] == limit.partition).to_numpy() \
-            & (failed["device"] == kind).to_numpy()
+        oom_mask = np.asarray(failed["partition"] == limit.partition) \
+            & np.asarray(failed["device"] == kind)
         if not oom_mask.any():
             continue
         rpn = np.asarray(failed["ranks_per_node"], dtype=float)[oom_mask]

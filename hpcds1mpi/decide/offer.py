@@ -60,21 +60,25 @@ def extend_ranks_per_node(offer: Offer, bundle, workload: str, size: int,
     counts were accepted, or that none was and why.
     """
     from hpcds1mpi.decide import guard as guard_mod
-    from hpcds1mpi.decide.system1 import Constraints, candidate_frame
+    from hpcds1mpi.decide.system1 import Constraints, candidate_columns, candidate_frame
+    from hpcds1mpi.surrogates.columns import takes_columns
 
     top = offer.max_ranks_per_node
     cores = max(p.cores_per_node for p in partitions)
     if offer.levels is None or not top or top >= cores:
         return offer
-    frame = candidate_frame(workload, size, partitions,
+    build = candidate_columns if takes_columns(bundle) else candidate_frame  # a stand-in
+    frame = build(workload, size, partitions,
                             Constraints(max_nodes=1, devices=offer.devices,
                                         precisions=offer.precisions, threads=offer.threads),
                             uses_threads=offer.uses_threads)
-    frame = frame[frame["ranks_per_node"] > top].reset_index(drop=True)
+    frame = frame[np.asarray(frame["ranks_per_node"] > top)]
+    if not takes_columns(bundle):
+        frame = frame.reset_index(drop=True)
     if len(frame) == 0:
         return offer
     dist = guard_mod.rows_distance(bundle, ref, frame, k=calibration.k)
-    rpn = frame["ranks_per_node"].to_numpy()
+    rpn = np.asarray(frame["ranks_per_node"])
     accepted, worst = top, None
     for r in np.unique(rpn):
         d = float(np.median(dist[rpn == r]))

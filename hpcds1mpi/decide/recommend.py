@@ -40,9 +40,9 @@ def _energy_label(bundle) -> str:
     try:
         from hpcds1mpi.decide import bundle_cache
 
-        frame = bundle_cache.training_frame(bundle)
+        frame = bundle_cache.training_columns(bundle)
         if "energy_source" in frame.columns:
-            sources = set(frame["energy_source"].dropna().astype(str))
+            sources = {s for s in frame["energy_source"].astype(str).tolist() if s}
             if sources and sources <= {"modelled"}:
                 return "modelled"
             if "modelled" in sources:

@@ -16,7 +16,8 @@ partition can give (limits learned from measured out-of-memory failures, see
 Its confidence combines the ensemble's spread at the pick and the margin to the runner-up
 (:mod:`hpcds1mpi.decide.confidence`).
 
-Everything here is numpy / pandas; nothing imports torch.
+Everything here is numpy (a candidate grid is :class:`~hpcds1mpi.surrogates.columns.Columns`:
+no pandas on the recommend path; a DataFrame handed in still works); nothing imports torch.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from hpcds1mpi.config import DEVICES, PRECISIONS, Configuration, configuration_g
 from hpcds1mpi.decide.confidence import ConfidenceModel
 from hpcds1mpi.decide.memory_limits import MemoryLimit, learn_memory_limits, memory_need_and_limit
 from hpcds1mpi.errors import ConfigError, ModelError
+from hpcds1mpi.surrogates.columns import Columns, takes_columns
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -111,10 +113,39 @@ def candidate_frame(workload: str, size: int, partitions: Sequence["Partition"],
     """The prediction input frame for every candidate on every partition (one row each).
 
     Text columns are pandas categoricals: building and comparing them costs microseconds where
-    10,000 Python strings would cost milliseconds.
+    10,000 Python strings would cost milliseconds. :func:`candidate_columns` is the same
+    table without pandas (what :func:`score` builds).
     """
     import pandas as pd
 
+    data, used = _candidate_arrays(workload, size, partitions, constraints, uses_threads)
+    data["workload"] = pd.Categorical.from_codes(data["workload"], [workload])
+    data["device"] = pd.Categorical.from_codes(data["device"], list(DEVICES))
+    data["precision"] = pd.Categorical.from_codes(data["precision"], list(PRECISIONS))
+    data["partition"] = pd.Categorical.from_codes(data["partition"], used)
+    return pd.DataFrame({k: data[k] for k in _CANDIDATE_ORDER})
+
+
+def candidate_columns(workload: str, size: int, partitions: Sequence["Partition"],
+                      constraints: Constraints | None = None, uses_threads: bool = True
+                      ) -> Columns:
+    """:func:`candidate_frame`'s table as plain arrays (text as ``<U`` arrays)."""
+    data, used = _candidate_arrays(workload, size, partitions, constraints, uses_threads)
+    for col, names in (("workload", [workload]), ("device", list(DEVICES)),
+                       ("precision", list(PRECISIONS)), ("partition", used)):
+        data[col] = np.asarray(names, dtype=str)[data[col]]
+    return Columns({k: data[k] for k in _CANDIDATE_ORDER})
+
+
+_CANDIDATE_ORDER = ("workload", "size", "nodes", "ranks_per_node", "threads", "device",
+                    "precision", "partition", "cores_per_node", "memory_gb", "gpus_per_node")
+
+
+def _candidate_arrays(workload: str, size: int, partitions: Sequence["Partition"],
+                      constraints: Constraints | None, uses_threads: bool
+                      ) -> tuple[dict, list[str]]:
+    """The candidate columns, text as codes (``workload`` into ``[workload]``, ``device``
+    and ``precision`` into DEVICES / PRECISIONS, ``partition`` into the returned names)."""
     constraints = constraints or Constraints()
     blocks, used = [], []
     for part in partitions:
@@ -139,16 +170,14 @@ def candidate_frame(workload: str, size: int, partitions: Sequence["Partition"],
     columns = {k: np.concatenate([b[k] for b in blocks]) for k in blocks[0]}
     n = len(columns["nodes"])
     data = {
-        "workload": pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), [workload]),
+        "workload": np.zeros(n, dtype=np.int8),
         "size": np.full(n, int(size), dtype=np.int64),
-        "device": pd.Categorical.from_codes(columns.pop("device_code"), list(DEVICES)),
-        "precision": pd.Categorical.from_codes(columns.pop("precision_code"), list(PRECISIONS)),
-        "partition": pd.Categorical.from_codes(columns.pop("partition_code"), used),
+        "device": columns.pop("device_code"),
+        "precision": columns.pop("precision_code"),
+        "partition": columns.pop("partition_code"),
         **columns,
     }
-    order = ["workload", "size", "nodes", "ranks_per_node", "threads", "device", "precision",
-             "partition", "cores_per_node", "memory_gb", "gpus_per_node"]
-    return pd.DataFrame({k: data[k] for k in order})
+    return data, used
 
 
 def _within_levels(grid: dict, constraints: Constraints) -> dict:
@@ -170,6 +199,8 @@ def _column_array(frame: "pd.DataFrame", col: str) -> np.ndarray:
     """A column as a numpy array; text as fixed-width unicode (``<U``), not Python objects:
     taking and comparing 10,000 of them is a C loop, not 10,000 calls (~1 ms per column)."""
     series = frame[col]
+    if isinstance(series, np.ndarray):  # Columns: text is <U already
+        return series.astype(str) if series.dtype == object else series
     if isinstance(series.dtype, _categorical_dtype()):
         cats = np.asarray([str(c) for c in series.cat.categories], dtype=str)
         return cats[series.cat.codes.to_numpy()]
@@ -195,7 +226,8 @@ def score(bundle, workload: str, size: int, partitions: Sequence["Partition"],
         constraints: user constraints.
         limits: memory limits per partition (learned when None).
         uses_threads: False when the workload cannot use threads.
-        frame: a ready candidate frame (evaluation replays measured configurations).
+        frame: a ready candidate table, Columns or DataFrame (evaluation replays measured
+            configurations).
 
     Raises:
         ConfigError: size <= 0 or no partition.
@@ -207,7 +239,8 @@ def score(bundle, workload: str, size: int, partitions: Sequence["Partition"],
         raise ConfigError("no partition to choose from; check --cluster / --partition")
     constraints = constraints or Constraints()
     if frame is None:
-        frame = candidate_frame(workload, int(size), partitions, constraints, uses_threads)
+        build = candidate_columns if takes_columns(bundle) else candidate_frame  # a stand-in
+        frame = build(workload, int(size), partitions, constraints, uses_threads)
     pred = bundle.predict(frame)
     missing = [c for c in _PRED_COLUMNS if c not in pred.columns]
     if missing or len(pred) != len(frame):
@@ -216,9 +249,9 @@ def score(bundle, workload: str, size: int, partitions: Sequence["Partition"],
     cols = {c: _column_array(frame, c) for c in
             ("nodes", "ranks_per_node", "threads", "device", "precision", "partition")}
     for col in _PRED_COLUMNS:
-        cols[col] = pred[col].to_numpy(dtype=float)
+        cols[col] = np.asarray(pred[col], dtype=float)
     # Optional (bundles that recorded it): the workload's measured noise, for the confidence.
-    cols["runtime_noise"] = pred["runtime_noise"].to_numpy(dtype=float) \
+    cols["runtime_noise"] = np.asarray(pred["runtime_noise"], dtype=float) \
         if "runtime_noise" in pred.columns else np.full(len(frame), np.nan)
     if limits is None:
         limits = learn_memory_limits(bundle, partitions)

@@ -36,14 +36,37 @@ def hardware_columns(frame: "pd.DataFrame", partitions: dict) -> "pd.DataFrame":
     ``partitions[row.partition]``, NaN where the table does not know the partition.
 
     Args:
-        frame: rows with a ``partition`` column.
+        frame: rows with a ``partition`` column: a DataFrame, or
+            :class:`~hpcds1mpi.surrogates.columns.Columns` (then Columns back, no pandas).
         partitions: partition name -> hardware dict (a bundle's ``partitions``).
     """
+    from hpcds1mpi.surrogates.columns import is_columns
+
+    if is_columns(frame):
+        return _hardware_arrays(frame, partitions)
     frame = frame.copy()
     for col in HARDWARE_COLUMNS:
         mapped = frame["partition"].map(lambda p, c=col: (partitions.get(p) or {}).get(c, np.nan))
         frame[col] = frame[col].fillna(mapped) if col in frame.columns else mapped
     return frame
+
+
+def _hardware_arrays(table, partitions: dict):
+    """:func:`hardware_columns` of Columns: one look-up per distinct partition."""
+    table = table.copy()
+    names, inverse = np.unique(np.asarray(table["partition"]).astype(str), return_inverse=True)
+    for col in HARDWARE_COLUMNS:
+        values = [(partitions.get(p) or {}).get(col, np.nan) for p in names.tolist()]
+        mapped = np.asarray(values if values else [], dtype=float)[inverse] \
+            if not all(isinstance(v, (int, np.integer)) for v in values) or not values \
+            else np.asarray(values, dtype=np.int64)[inverse]
+        if col not in table:
+            table[col] = mapped
+            continue
+        have = np.asarray(table[col])
+        if have.dtype.kind == "f":
+            table[col] = np.where(np.isnan(have), mapped, have)
+    return table
 
 
 def matching_partition(bundle, partition: "Partition") -> str | None:

@@ -5,61 +5,87 @@ What prediction reads is required and typed; what only the README or a report re
 optional (bundles of the same format written before it existed still load); an unknown key is
 refused with the list of known ones, as is a manifest that is not a JSON object. A damaged
 manifest is one line naming the key, never a traceback later at ``manifest["family"]``.
+
+Loading a bundle (every ``recommend``) checks the manifest with :func:`manifest_is_sound`, a
+few dictionary and type tests of every key that accept only what the pydantic schema
+(:data:`Manifest`, built on first use: importing pydantic cost a cold ``recommend`` 0.13 s)
+accepts; anything they cannot confirm goes to the schema, which says what is wrong
+(:func:`check_manifest_fast`).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Optional
-
-from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
+import math
+from functools import lru_cache
+from typing import Any, Callable
 
 from hpcds1mpi.errors import ModelError
 
-from .base import Schema, validate
-
 FIX = "the bundle is damaged: retrain it with `hpcds1mpi train` (or restore its manifest.json)"
 
-_Number = StrictInt | StrictFloat
+
+@lru_cache(maxsize=1)
+def _manifest_class():
+    """The pydantic schema (defined here, not at import: see the module docstring)."""
+    from typing import Annotated, Optional
+
+    from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
+
+    from .base import Schema
+
+    _Number = StrictInt | StrictFloat
+
+    class Manifest(Schema):
+        """``manifest.json``, key by key."""
+
+        format_version: StrictInt
+        created: StrictStr
+        feature_spec: dict[StrictStr, Any]
+        targets: Annotated[list[StrictStr], Field(min_length=1)]
+        workloads: list[StrictStr]
+        size_range: dict[StrictStr, Annotated[list[_Number], Field(min_length=2, max_length=2)]]
+        machine_ids: list[StrictStr]
+        partitions: dict[StrictStr, dict[StrictStr, Any]]
+        data_hash: StrictStr
+        family: StrictStr
+        n_members: Annotated[StrictInt, Field(ge=1)]
+        use_embedding: StrictBool
+        seed: StrictInt
+        embedding: Optional[dict[StrictStr, Any]] = None
+        # Optional: read with defaults, or only by the README and reports.
+        packages: dict[StrictStr, Any] = {}
+        embedding_targets: list[StrictStr] = []
+        energy_source: StrictStr = "none"
+        sampling: dict[StrictStr, Any] = {}
+        metrics: dict[StrictStr, Any] = {}
+        n_rows: Annotated[StrictInt, Field(ge=0)] = 0
+        dropped_zero_runtime_jobs: Annotated[StrictInt, Field(ge=0)] = 0
+        member_trees_and_learning_rate: Optional[list[_Number]] = None
+        member_trees: Optional[Annotated[StrictInt, Field(ge=1)]] = None
+        member_features: Optional[list[StrictStr]] = None
+        use_baseline: StrictBool = False
+        sources: list[StrictStr] = []
+
+    Manifest.__module__ = __name__
+    return Manifest
 
 
-class Manifest(Schema):
-    """``manifest.json``, key by key."""
-
-    format_version: StrictInt
-    created: StrictStr
-    feature_spec: dict[StrictStr, Any]
-    targets: Annotated[list[StrictStr], Field(min_length=1)]
-    workloads: list[StrictStr]
-    size_range: dict[StrictStr, Annotated[list[_Number], Field(min_length=2, max_length=2)]]
-    machine_ids: list[StrictStr]
-    partitions: dict[StrictStr, dict[StrictStr, Any]]
-    data_hash: StrictStr
-    family: StrictStr
-    n_members: Annotated[StrictInt, Field(ge=1)]
-    use_embedding: StrictBool
-    seed: StrictInt
-    embedding: Optional[dict[StrictStr, Any]] = None
-    # Optional: read with defaults, or only by the README and reports.
-    packages: dict[StrictStr, Any] = {}
-    embedding_targets: list[StrictStr] = []
-    energy_source: StrictStr = "none"
-    sampling: dict[StrictStr, Any] = {}
-    metrics: dict[StrictStr, Any] = {}
-    n_rows: Annotated[StrictInt, Field(ge=0)] = 0
-    dropped_zero_runtime_jobs: Annotated[StrictInt, Field(ge=0)] = 0
-    member_trees_and_learning_rate: Optional[list[_Number]] = None
-    member_trees: Optional[Annotated[StrictInt, Field(ge=1)]] = None
-    member_features: Optional[list[StrictStr]] = None
-    use_baseline: StrictBool = False
-    sources: list[StrictStr] = []
+def __getattr__(name: str):
+    # ``from hpcds1mpi.schemas.manifest import Manifest`` still works; it imports pydantic.
+    if name == "Manifest":
+        return _manifest_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def check_manifest(manifest: Any, source: str) -> Manifest:
-    """A bundle manifest, checked key by key.
+def check_manifest(manifest: Any, source: str):
+    """A bundle manifest, checked key by key by the schema.
 
     Args:
         manifest: what ``json.loads`` gave.
         source: the manifest file, for the message.
+
+    Returns:
+        the validated :data:`Manifest`.
 
     Raises:
         ModelError: not an object, a key missing, unknown or of the wrong type (one line:
@@ -67,4 +93,94 @@ def check_manifest(manifest: Any, source: str) -> Manifest:
     """
     if not isinstance(manifest, dict):
         raise ModelError(f"{source}: not a JSON object (got {type(manifest).__name__}); {FIX}")
-    return validate(Manifest, manifest, source=source, error=ModelError, fix=FIX)
+    from .base import validate
+
+    return validate(_manifest_class(), manifest, source=source, error=ModelError, fix=FIX)
+
+
+def check_manifest_fast(manifest: Any, source: str) -> None:
+    """:func:`check_manifest` without pydantic when the manifest is sound (the usual case);
+    the same one-line :class:`ModelError` as the schema's when it is not."""
+    if not manifest_is_sound(manifest):
+        check_manifest(manifest, source)
+
+
+# --------------------------------------------------------------------------------------------
+# The cheap check: each test accepts a subset of what the schema's field accepts.
+
+
+def _int(v) -> bool:
+    return type(v) is int  # strict: no bool, no float, no text
+
+
+def _number(v) -> bool:
+    return type(v) is int or (type(v) is float and math.isfinite(v))
+
+
+def _str(v) -> bool:
+    return type(v) is str
+
+
+def _bool(v) -> bool:
+    return type(v) is bool
+
+
+def _table(v) -> bool:
+    return type(v) is dict and all(type(k) is str for k in v)
+
+
+def _texts(v) -> bool:
+    return type(v) is list and all(type(x) is str for x in v)
+
+
+def _optional(test: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda v: v is None or test(v)
+
+
+#: key -> (required, test).
+_KEYS: dict[str, tuple[bool, Callable[[Any], bool]]] = {
+    "format_version": (True, _int),
+    "created": (True, _str),
+    "feature_spec": (True, _table),
+    "targets": (True, lambda v: _texts(v) and len(v) >= 1),
+    "workloads": (True, _texts),
+    "size_range": (True, lambda v: _table(v) and all(
+        type(r) is list and len(r) == 2 and all(_number(x) for x in r) for r in v.values())),
+    "machine_ids": (True, _texts),
+    "partitions": (True, lambda v: _table(v) and all(_table(p) for p in v.values())),
+    "data_hash": (True, _str),
+    "family": (True, _str),
+    "n_members": (True, lambda v: _int(v) and v >= 1),
+    "use_embedding": (True, _bool),
+    "seed": (True, _int),
+    "embedding": (False, _optional(_table)),
+    "packages": (False, _table),
+    "embedding_targets": (False, _texts),
+    "energy_source": (False, _str),
+    "sampling": (False, _table),
+    "metrics": (False, _table),
+    "n_rows": (False, lambda v: _int(v) and v >= 0),
+    "dropped_zero_runtime_jobs": (False, lambda v: _int(v) and v >= 0),
+    "member_trees_and_learning_rate": (False, _optional(
+        lambda v: type(v) is list and all(_number(x) for x in v))),
+    "member_trees": (False, _optional(lambda v: _int(v) and v >= 1)),
+    "member_features": (False, _optional(_texts)),
+    "use_baseline": (False, _bool),
+    "sources": (False, _texts),
+}
+
+
+def manifest_is_sound(manifest: Any) -> bool:
+    """Whether every key of ``manifest`` is known and of its schema type, and every required
+    key is there (True only where the schema would accept it too)."""
+    if type(manifest) is not dict:
+        return False
+    if any(key not in _KEYS for key in manifest):
+        return False
+    for key, (required, test) in _KEYS.items():
+        if key in manifest:
+            if not test(manifest[key]):
+                return False
+        elif required:
+            return False
+    return True

@@ -95,7 +95,7 @@ def _query_frame_as_before(bundle, ref, workload, size, partition_name):
 
     from hpcds1mpi.decide.trained_hardware import hardware_columns, trained_partitions
 
-    q = ref.configs.copy()
+    q = ref.configs.to_frame()  # the reference keeps plain arrays (Columns)
     if partition_name is not None:
         q["partition"] = partition_name
     q.insert(0, "size", size)

@@ -119,8 +119,9 @@ def test_mismatched_training_matrix_is_a_model_error():
 def test_thresholds_come_from_interior_sizes_not_extrapolated_ends(bundle, ref, monkeypatch):
     """A held-out end size is extrapolation (the size-range check's job): its large distance
     must not raise the escalate threshold, or never-seen workloads slip under it."""
-    lo = ref.frame.groupby("workload")["size"].min()
-    hi = ref.frame.groupby("workload")["size"].max()
+    frame = ref.frame.to_frame()  # the reference keeps plain arrays (Columns)
+    lo = frame.groupby("workload")["size"].min()
+    hi = frame.groupby("workload")["size"].max()
     real = guard.job_distance
 
     def inflated_ends(bundle_, ref_, workload, size, *args, exclude=None, **kwargs):

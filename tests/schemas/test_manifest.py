@@ -73,3 +73,42 @@ def test_read_bundle_validates_the_manifest(tmp_path, damage, message):
     damage(path)
     with pytest.raises(ModelError, match=message.replace("(", r"\(")):
         read_bundle(path)
+
+
+# -- the cheap check a bundle load uses (no pydantic when the manifest is sound) ----------
+
+_WRONG = (None, True, 0, -1, 1.5, float("nan"), "x", "", [], ["a"], [1, 2], {}, {"a": 1},
+          {"a": [1, 2]}, {"a": {"b": 1}}, {"a": "b"}, [1.0, float("inf")])
+
+
+def test_the_cheap_check_accepts_only_what_the_schema_accepts():
+    """For every key and a spread of values of every type: wherever the cheap check says
+    sound, the schema agrees (it may send more to the schema, never less)."""
+    from hpcds1mpi.schemas.manifest import manifest_is_sound
+
+    assert manifest_is_sound(_shipped())
+    tried = sound = 0
+    for key in _shipped():
+        for value in _WRONG:
+            manifest = {**_shipped(), key: value}
+            tried += 1
+            if manifest_is_sound(manifest):
+                sound += 1
+                check_manifest(manifest, "m.json")  # must not raise
+    assert sound < tried / 2  # most of these are damage, and were sent to the schema
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda m: m.pop("family"), "m.json: missing required key 'family'"),
+    (lambda m: m.update(bogus=1), "m.json: unknown key bogus"),
+    (lambda m: m.update(n_members=0), "n_members must be >= 1"),
+    (lambda m: m.update(size_range={"gemm": [1.0]}), "size_range.gemm must have at least 2"),
+])
+def test_the_fast_check_gives_the_schemas_message(change, message):
+    from hpcds1mpi.schemas.manifest import check_manifest_fast
+
+    manifest = _shipped()
+    change(manifest)
+    with pytest.raises(ModelError, match="retrain") as info:
+        check_manifest_fast(manifest, "m.json")
+    assert message in str(info.value)
