@@ -32,8 +32,11 @@ from hpcds1mpi.schemas.numbers import BoundedFloat, BoundedInt
               show_default=True, help="Seconds a client has to send its request body (408 after).")
 @click.option("--cache", "cache_size", type=BoundedInt(0, 1_000_000, "answer count"),
               default=1024, show_default=True, help="Answers remembered for repeated questions.")
+@click.option("--workers", type=BoundedInt(1, 64, "process count"), default=1,
+              show_default=True, help="Processes computing new answers (each loads the bundle; "
+                                      "1: a thread of the server process).")
 def command(host, port, model_dir, cluster_file, state_dir, certfile, keyfile,
-            allow_plain_http, max_body, max_pending, body_timeout, cache_size):
+            allow_plain_http, max_body, max_pending, body_timeout, cache_size, workers):
     """Serve recommendations over HTTP (token, TLS) with a web console.
 
     Every /v1 call but /v1/health needs 'Authorization: Bearer TOKEN'; the token is
@@ -52,22 +55,30 @@ def command(host, port, model_dir, cluster_file, state_dir, certfile, keyfile,
     os.environ["HPCDS1MPI_CACHE"] = str(state / "cache")
     os.environ["NUMBA_CACHE_DIR"] = str(state / "numba")
     sock = server.bind(host, port)  # before the bundle: a taken port costs no loading time
+    pool = None
     try:
         from hpcds1mpi.serve.app import create_app
         from hpcds1mpi.serve.service import Service
 
         service = Service(model_dir, cluster_file, state, cache_size=cache_size)
         service.warm_up()
+        if workers > 1:
+            from hpcds1mpi.serve.workers import Workers
+
+            pool = Workers(workers, model_dir, cluster_file, state)
         server.settle_heap()  # last thing before serving: the loaded bundle is never garbage
         token, source = auth.load_token(state)  # after the checks: a refused start writes none
         app = create_app(service, token, max_body=max_body, max_pending=max_pending,
-                         body_timeout=body_timeout)
+                         body_timeout=body_timeout, workers=pool)
         server.configure_logging()
         places = ", ".join(f"{c.name}/{p.name}" for c, p in service.places)
-        click.echo(f"hpcds1mpi serve: model {service.model_dir.name}; partitions {places}")
+        click.echo(f"hpcds1mpi serve: model {service.model_dir.name}; partitions {places}"
+                   + (f"; {workers} worker processes" if pool else ""))
         click.echo(f"hpcds1mpi serve: token from {source}")
         click.echo(f"hpcds1mpi serve: listening on {server.url(sock, host, tls)}", nl=True)
         server.run(app, sock, certfile=certfile, keyfile=keyfile)
         click.echo("hpcds1mpi serve: stopped")
     finally:
+        if pool is not None:
+            pool.close()
         sock.close()

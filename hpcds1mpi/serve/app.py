@@ -126,7 +126,7 @@ async def _within(awaitable, seconds: float):
 
 def create_app(service, token: str, *, max_body: int = DEFAULT_MAX_BODY,
                max_pending: int = DEFAULT_MAX_PENDING,
-               body_timeout: float = DEFAULT_BODY_TIMEOUT) -> Starlette:
+               body_timeout: float = DEFAULT_BODY_TIMEOUT, workers=None) -> Starlette:
     """The ASGI application over ``service``.
 
     Args:
@@ -136,6 +136,8 @@ def create_app(service, token: str, *, max_body: int = DEFAULT_MAX_BODY,
         max_pending: most requests waiting for or running a computation.
         body_timeout: seconds a client has to send its whole body (a slow client holds a
             connection, not the server).
+        workers: a :class:`~hpcds1mpi.serve.workers.Workers` computing new answers in other
+            processes; None: the service's one worker thread.
     """
     state = {"pending": 0}
     inflight: dict[tuple, asyncio.Future] = {}
@@ -155,10 +157,30 @@ def create_app(service, token: str, *, max_body: int = DEFAULT_MAX_BODY,
         running = inflight.get(key)
         if running is None:
             loop = asyncio.get_running_loop()
-            running = loop.run_in_executor(service.executor, service.answer, kind, req)
+            if workers is None:
+                running = loop.run_in_executor(service.executor, service.answer, kind, req)
+            else:
+                running = asyncio.ensure_future(_in_worker(kind, req))
             inflight[key] = running
             running.add_done_callback(lambda _: inflight.pop(key, None))
         return running
+
+    async def _in_worker(kind: str, req) -> bytes:
+        """The answer computed by a worker process, then cached here (``--workers``)."""
+        from concurrent.futures.process import BrokenProcessPool
+
+        from hpcds1mpi.serve.workers import _answer
+
+        executor = workers.executor
+        try:
+            body = await asyncio.get_running_loop().run_in_executor(executor, _answer, kind,
+                                                                     req)
+        except BrokenProcessPool:
+            workers.broken(executor)
+            raise RuntimeFailure("a worker process died computing this answer; retry "
+                                 "(new workers are starting)") from None
+        service.store(kind, req, body)
+        return body
 
     async def compute(request: Request, kind: str) -> Response:
         """Read, check and answer one POST: the shared path of every computing route."""

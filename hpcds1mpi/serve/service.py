@@ -157,6 +157,11 @@ class Service:
         data = checked(kind, compute(req))
         body = json.dumps(data, ensure_ascii=False, allow_nan=False,
                           separators=(",", ":")).encode()
+        self.store(kind, req, body)
+        return body
+
+    def store(self, kind: str, req, body: bytes) -> None:
+        """Keep ``body``, the checked and encoded answer to ``req`` (bounded LRU)."""
         if self.cache_size > 0 and len(body) <= CACHE_BYTES:
             with self._lock:
                 key = self.key(kind, req)
@@ -165,7 +170,6 @@ class Service:
                 self._cache[key] = body
                 while len(self._cache) > self.cache_size or self._cache_bytes > CACHE_BYTES:
                     self._cache_bytes -= len(self._cache.popitem(last=False)[1])
-        return body
 
     # ------------------------------------------------------------------------------------
     def recommend(self, req: "RecommendRequest", use_cache: bool = True) -> dict:

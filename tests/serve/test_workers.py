@@ -1,0 +1,82 @@
+"""``serve --workers 2``: new questions computed in two worker processes answer what the
+one-thread server answers, a worker that dies costs one 500 and the next request is answered,
+and SIGINT stops the server and its workers (exit 0, no process left behind)."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+
+import psutil
+import pytest
+
+from tests.serve.conftest import LAB, start_server
+
+QUESTIONS = [{"workload": "stencil", "size": 160, "objective": "energy"},
+             {"workload": "gemm", "size": 700, "emit": "slurm"},
+             {"workload": "cg", "size": 40, "objective": "edp", "max_nodes": 2},
+             {"workload": "stencil", "size": 4096}]
+
+
+@pytest.fixture(scope="module")
+def pooled(tmp_path_factory):
+    srv = start_server(tmp_path_factory.mktemp("serve-workers"), "--cluster", str(LAB),
+                       "--workers", "2")
+    yield srv
+    srv.stop()
+
+
+def _workers(srv) -> list[psutil.Process]:
+    return [p for p in psutil.Process(srv.proc.pid).children(recursive=True)
+            if "spawn_main" in " ".join(p.cmdline())]
+
+
+def test_two_workers_answer_as_the_thread_does(pooled, server):
+    assert len(_workers(pooled)) == 2
+    assert "2 worker processes" in pooled.extra["out"].read_text()
+    results: dict[int, tuple] = {}
+
+    def ask(i: int) -> None:
+        results[i] = pooled.request("POST", "/v1/recommend", QUESTIONS[i])
+
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(len(QUESTIONS))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    for i, q in enumerate(QUESTIONS):
+        status, data, _ = server.request("POST", "/v1/recommend", q)
+        assert status == 200 and results[i][:2] == (200, data)
+    # asked again: from the server's own cache, as with one thread
+    assert pooled.request("POST", "/v1/recommend", QUESTIONS[0])[1] == results[0][1]
+
+
+def test_a_dead_worker_costs_one_request_at_most(pooled):
+    victim = _workers(pooled)[0]
+    victim.kill()
+    victim.wait(10)
+    first = pooled.request("POST", "/v1/recommend", {"workload": "stencil", "size": 171})
+    assert first[0] in (200, 500), first
+    if first[0] == 500:
+        assert "a worker process died" in first[1]["error"]
+        assert "a worker process died; starting 2 new ones" in pooled.log()
+    for size in (172, 173):
+        status, data, _ = pooled.request("POST", "/v1/recommend",
+                                         {"workload": "stencil", "size": size})
+        assert status == 200 and data["size"] == size
+    deadline = time.monotonic() + 30
+    while len(_workers(pooled)) != 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert len(_workers(pooled)) == 2
+
+
+def test_sigint_stops_the_workers_too(tmp_path):
+    srv = start_server(tmp_path, "--workers", "2")
+    workers = _workers(srv)
+    assert len(workers) == 2
+    assert srv.request("POST", "/v1/recommend", QUESTIONS[0])[0] == 200
+    assert srv.stop(signal.SIGINT) == 0
+    gone, alive = psutil.wait_procs(workers, timeout=10)
+    assert not alive
+    assert "Traceback" not in srv.log()
