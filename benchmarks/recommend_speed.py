@@ -1,27 +1,29 @@
 """Speed of the recommend path: cold ``hpcds1mpi recommend`` and System 1 on 10,000 configurations.
 
 Goals (issue 19): ``hpcds1mpi recommend --workload stencil --size 300`` answers in <= 0.4 s
-wall from a fresh process (bundle on disk, nothing warm, defaults as shipped); System 1 scores
-10,000 configurations in <= 10 ms.
+from a fresh process (bundle on disk, defaults as shipped); System 1 scores and chooses among
+10,000+ configurations in <= 10 ms.
 
-1. Cold recommend: ``--runs`` fresh processes of the installed ``hpcds1mpi`` entry point (the
-   bundle shipped with the package unless ``--model``), interleaved one for one with a fresh
-   ``python -c pass`` (the part no code of ours can remove), so both see the same machine;
-   median, best and spread (max - min) of each, and the ratio of the medians: on a shared
-   machine the ratio moves less than either time.
-2. System 1 on ~10,000 candidates: one partition whose grid has about 10,000 valid
-   configurations (128 cores, 16 nodes, 1 GPU per node); the bundle is loaded once, the grid
-   is scored ``--repeats`` times, median reported. Timed three ways, each its own median:
-   ``score+choose`` (everything System 1 does: grid, features, every model, feasibility,
-   pick), ``predict`` (the bundle's predict alone on the same frame), and ``system1 only``
-   (score + choose with the predictions precomputed).
+1. Cold recommend: ``--runs`` rounds of fresh processes, each round one run of the installed
+   ``hpcds1mpi`` entry point, one fresh ``python -c pass`` (the part no code of ours can
+   remove) and, with ``--baseline DIR``, the same command from that source tree, so all see
+   the same machine. Wall and CPU seconds (user + system of the child: load inflates it far
+   less than wall time), medians, best and spread. The children run with bytecode caching as
+   an installed package has it (``PYTHONDONTWRITEBYTECODE`` dropped, ``PYTHONPYCACHEPREFIX``
+   a fresh folder, so the read-only baseline tree is cached too) after one untimed round.
+2. The answer: with ``--baseline``, ``recommend --json`` of both trees on the baseline's
+   bundle for :data:`QUESTIONS` (workloads, sizes, objectives, constraints, a cluster file
+   with a 10,000-candidate grid, a GPU, an unknown workload), every number compared to 1e-9.
+3. System 1 on ~10,000 candidates: one partition whose grid has 11,595 valid configurations
+   (128 cores, 16 nodes, 1 GPU per node), in fresh processes of each tree taking turns
+   (``--scoring-rounds``), each loading the bundle once and timing ``--repeats`` calls after a
+   warm-up: ``score+choose`` (grid, features, every model, feasibility, pick), ``predict``
+   (the bundle's predict of the grid alone) and ``system1 only`` (score + choose with the
+   predictions precomputed).
 
-Each number is measured in this run; the 1-minute load average is recorded before and after
-(the machine is a shared 2-core box: re-run in a quiet period for clean numbers).
-
-Run: ``python benchmarks/recommend_speed.py`` (about 30 s; on a shared machine
-``nice -n -10 python benchmarks/recommend_speed.py``, recorded in the results). Writes
-``benchmarks/results/recommend_speed.json`` and ``.md``.
+The 1-minute load average is recorded before and after. Run: ``python
+benchmarks/recommend_speed.py --baseline DIR`` (DIR: ``git archive COMMIT | tar -x -C DIR``;
+a few minutes). Writes ``benchmarks/results/recommend_speed.json`` and ``.md``.
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ def cold_runs(args: list[str], runs: int) -> list[float]:
 
 
 def interleaved(commands: list[list[str]], runs: int, cpu: list | None = None,
-                cwd: str | None = None) -> list[list[float]]:
+                cwd: str | None = None, env: dict | None = None) -> list[list[float]]:
     """``cold_runs`` of each command, one run of each in turn, ``runs`` rounds; ``cpu``
     (a list) gets each command's CPU seconds (user + system) per run, which load inflates
     far less than wall time."""
@@ -79,7 +81,7 @@ def interleaved(commands: list[list[str]], runs: int, cpu: list | None = None,
                 times += cold_runs(args, 1)
             else:  # a baseline tree: run where this checkout's folders are not on sys.path
                 t0 = time.perf_counter()
-                subprocess.run(args, cwd=cwd, stdout=subprocess.DEVNULL, check=True)
+                subprocess.run(args, cwd=cwd, stdout=subprocess.DEVNULL, check=True, env=env)
                 times.append(time.perf_counter() - t0)
             if cpu is not None:
                 cpu[k].append(used() - before)
@@ -127,123 +129,255 @@ def _same_bundle(model: str | None, tree: str) -> bool:
     return digest(here) == digest(there)
 
 
-def scoring(model: str | None, repeats: int) -> dict:
-    """Median timings of System 1 on a ~10,000-candidate grid (bundle loaded once)."""
+#: Questions whose ``--json`` answers must not change (``{clusters}``: benchmarks/clusters).
+QUESTIONS = (
+    "--workload stencil --size 300",
+    "--workload stencil --size 128 --objective energy",
+    "--workload gemm --size 1024 --objective balanced",
+    "--workload cg --size 64 --objective edp",
+    "--workload fft --size 128 --max-nodes 1 --deadline 0.5",
+    "--workload nbody --size 4096 --energy-budget 50",
+    "--workload mltrain --size 2048 --device cpu",
+    "--workload stencil --size 256 --cluster {clusters}/cpu64.toml",
+    "--workload gemm --size 2048 --cluster {clusters}/gpu64.toml --device gpu",
+    "--workload stencil --size 200 --cluster {clusters}/gpu64.toml --objective balanced",
+    "--workload myapp --size 100",
+    "--workload stencil --size 5000",
+    "--workload allreduce --size 65536 --objective energy",
+    "--workload io --size 1048576",
+)
+TOLERANCE = 1e-9
+
+
+def child_env(cache: str) -> dict:
+    """The environment of timed children: bytecode cached in ``cache`` as an installed
+    package has it (a session's PYTHONDONTWRITEBYTECODE would compile every module of ours
+    from source in every run, and the read-only baseline tree can keep no cache of its own)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = cache
+    return env
+
+
+def differences(a, b, path: str = "") -> list[str]:
+    """Where two JSON answers differ: numbers beyond :data:`TOLERANCE` (relative), anything
+    else that is not equal."""
+    import math
+
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [d for k in sorted(set(a) | set(b))
+                for d in differences(a.get(k, "<missing>"), b.get(k, "<missing>"), f"{path}.{k}")]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [d for i, (x, y) in enumerate(zip(a, b)) for d in differences(x, y, f"{path}[{i}]")]
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (a, b))
+    if numbers:
+        if a == b or (math.isnan(a) and math.isnan(b)) or \
+                abs(a - b) <= TOLERANCE * max(1.0, abs(a), abs(b)):
+            return []
+        return [f"{path}: {a!r} vs {b!r}"]
+    return [] if a == b else [f"{path}: {str(a)[:60]!r} vs {str(b)[:60]!r}"]
+
+
+def same_answers(command: list[str], baseline: list[str], model: str, env: dict) -> list[dict]:
+    """Each of :data:`QUESTIONS` asked of both commands (``--json --model MODEL``): the exit
+    codes and, where both answered, the differences."""
+    import shlex
+
+    clusters = str(Path(__file__).resolve().parent / "clusters")
+    out = []
+    for question in QUESTIONS:
+        args = ["recommend", *shlex.split(question.format(clusters=clusters)), "--json",
+                "--model", model]
+        runs = [subprocess.run(c + args, cwd="/", capture_output=True, text=True, env=env)
+                for c in (command, baseline)]
+        entry = {"question": question, "exit": [r.returncode for r in runs]}
+        if all(r.returncode == 0 for r in runs):
+            entry["differences"] = differences(*(json.loads(r.stdout) for r in runs))
+        else:
+            entry["differences"] = [] if runs[0].returncode == runs[1].returncode and \
+                runs[0].stderr.strip() == runs[1].stderr.strip() else ["exit or error differs"]
+        out.append(entry)
+    return out
+
+
+#: Timed in a fresh process of either tree (its own System 1, its own bundle reader).
+_SCORING = """
+import json, statistics, sys, time
+from hpcds1mpi.cluster import Partition
+from hpcds1mpi.decide import system1 as s1
+from hpcds1mpi.decide.memory_limits import learn_memory_limits
+from hpcds1mpi.decide.model_bundle import load_model
+from hpcds1mpi.analysis.system1_speed import PrecomputedAnswer
+model, repeats = json.loads(sys.argv[1])
+bundle = load_model(model)
+part = Partition("big", cores_per_node=128, memory_gb=512, max_nodes=16, gpus_per_node=1,
+                 gpu_memory_gb=80)
+grid = (getattr(s1, "candidate_columns", None) if getattr(bundle, "takes_columns", False)
+        else None) or s1.candidate_frame
+frame = grid("stencil", 300, [part])
+limits = learn_memory_limits(bundle, [part])
+stand_in = PrecomputedAnswer(bundle, bundle.predict(s1.candidate_frame("stencil", 300, [part])))
+def timed(fn):
+    fn()
+    out = []
+    for _ in range(repeats):
+        t0 = time.perf_counter(); fn(); out.append(time.perf_counter() - t0)
+    return out
+def choose_with(m):
+    return s1.choose(s1.score(m, "stencil", 300, [part], limits=limits), "time")
+print(json.dumps({"candidates": len(frame), "score_choose": timed(lambda: choose_with(bundle)),
+                  "predict": timed(lambda: bundle.predict(frame)),
+                  "system1_only": timed(lambda: choose_with(stand_in)),
+                  "n_models": sum(len(m) for m in bundle.model.members_.values()),
+                  "family": bundle.manifest.get("family"),
+                  "use_embedding": bool(bundle.manifest.get("use_embedding"))}))
+"""
+
+
+def tree_python(tree: str | None, body: str) -> list[str]:
+    """``python -c BODY`` importing hpcds1mpi from ``tree`` (None: this checkout)."""
+    if tree is None:
+        return [sys.executable, "-c", body]
+    shim = _BASELINE_SHIM.split("from hpcds1mpi.cli import main")[0]
+    here = str(Path(__file__).resolve().parents[1])
+    shim = shim.replace("{here!r}", repr(here)).replace("{tree!r}",
+                                                        repr(str(Path(tree).resolve())))
+    return [sys.executable, "-c", shim + body]
+
+
+def scoring(model: str | None, repeats: int, rounds: int, baseline: str | None,
+            env: dict) -> dict:
+    """System 1 timings of this tree (and the baseline's), fresh processes taking turns."""
+    trees = [None] + ([baseline] if baseline else [])
+    runs: dict = {t: [] for t in trees}
+    for r in range(rounds):
+        for tree in (trees if r % 2 == 0 else trees[::-1]):  # alternate who goes first
+            proc = subprocess.run(tree_python(tree, _SCORING) + [json.dumps([model, repeats])],
+                                  cwd="/", capture_output=True, text=True, env=env, check=True)
+            runs[tree].append(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+    def summary(results: list[dict]) -> dict:
+        out = {k: results[0][k] for k in ("candidates", "n_models", "family", "use_embedding")}
+        for key in ("score_choose", "predict", "system1_only"):
+            values = [t for res in results for t in res[key]]
+            out[key] = {"median_ms": 1e3 * statistics.median(values), "min_ms": 1e3 * min(values),
+                        "spread_ms": 1e3 * (max(values) - min(values))}
+        return out
+
     import numpy as np
 
-    from hpcds1mpi.analysis.system1_speed import scoring_times
-    from hpcds1mpi.cluster import Partition
-    from hpcds1mpi.decide.model_bundle import load_model
+    res = {"repeats": repeats, "rounds": rounds, "numpy": np.__version__,
+           "this": summary(runs[None])}
+    if baseline:
+        res["baseline"] = summary(runs[baseline])
+    return res
 
-    bundle = load_model(model)
-    part = Partition("big", cores_per_node=128, memory_gb=512, max_nodes=16, gpus_per_node=1,
-                     gpu_memory_gb=80)
-    times = scoring_times(bundle, "stencil", 300, part, repeats=repeats)
-    stats = {k: {"median_ms": 1e3 * statistics.median(times[k]), "min_ms": 1e3 * min(times[k]),
-                 "spread_ms": 1e3 * (max(times[k]) - min(times[k]))}
-             for k in ("score_choose", "predict", "system1_only")}
-    return {"n_candidates": times["candidates"], "repeats": repeats, **stats,
-            "n_models_scored": int(sum(len(m) for m in bundle.model.members_.values())),
-            "family": bundle.manifest.get("family"),
-            "use_embedding": bool(bundle.manifest.get("use_embedding")),
-            "numpy": np.__version__}
+
+def _stats(values: list[float]) -> dict:
+    return {"median": statistics.median(values), "min": min(values),
+            "spread": max(values) - min(values)}
 
 
 def markdown(res: dict) -> str:
     c, s = res["cold"], res["scoring"]
     ok = lambda good: "met" if good else "NOT met"  # noqa: E731
+    t, b = s["this"], s.get("baseline")
     lines = [
         f"# Recommend speed ({res['date']})", "",
-        f"Bundle: {res['bundle']} ({s['family']}, embedding {'yes' if s['use_embedding'] else 'no'}, "
-        f"{s['n_models_scored']} fitted models). 1-min load average {res['load_before']:.1f} "
-        f"before, {res['load_after']:.1f} after, on {os.cpu_count()} cores (shared machine); "
-        f"scheduling niceness {res.get('niceness', 0)}"
-        + (" (run with `nice -n -10`, as the reference sweep was, so other users' jobs "
-           "delay it less)" if res.get("niceness", 0) < 0 else "") + ".", "",
-        "| measure | median | min | goal | |", "|---|---|---|---|---|",
-        f"| cold `{' '.join(c['command'][-4:])}` ({c['runs']} fresh processes, interleaved "
-        f"with the floor; spread {c['spread_s']:.2f} s) | "
-        f"{c['median_s']:.2f} s | {c['min_s']:.2f} s | {COLD_GOAL_S} s | {ok(c['median_s'] <= COLD_GOAL_S)} |",
-        f"| fresh `python -c pass` (floor; spread {c['python_spread_s']:.2f} s) | "
-        f"{c['python_median_s']:.2f} s | {c['python_min_s']:.2f} s | | |",
-        f"| cold recommend / floor (medians) | {c['ratio_to_python']:.1f}x | | | |",
-        f"| cold recommend, CPU s (user + system) | {c['cpu_median_s']:.2f} s | "
-        f"{min(c['cpu_s']):.2f} s | | |",
-        *([f"| baseline `{c['baseline']}` cold recommend, same rounds | "
-           f"{c['baseline_median_s']:.2f} s | {min(c['baseline_times_s']):.2f} s | | |",
-           f"| baseline, CPU s | {c['baseline_cpu_median_s']:.2f} s | "
-           f"{min(c['baseline_cpu_s']):.2f} s | | |",
-           f"| this / baseline, CPU medians | {c['cpu_median_s'] / c['baseline_cpu_median_s']:.2f}x"
-           " | | | |",
-           f"| same `--json` answer as the baseline on one bundle (else: the keys that "
-           f"differ) | {c.get('baseline_same_output')} (timed runs: each its own shipped bundle; "
-           f"identical files: {c.get('baseline_same_bundle')}) | | | |"] if c.get("baseline")
-          else []),
-        f"| System 1 score + choose, {s['n_candidates']} candidates | "
-        f"{s['score_choose']['median_ms']:.1f} ms | {s['score_choose']['min_ms']:.1f} ms | "
-        f"{SCORE_GOAL_MS:.0f} ms | {ok(s['score_choose']['median_ms'] <= SCORE_GOAL_MS)} |",
-        f"| of which bundle.predict | {s['predict']['median_ms']:.1f} ms | "
-        f"{s['predict']['min_ms']:.1f} ms | | |",
-        f"| of which System 1's own work | {s['system1_only']['median_ms']:.1f} ms | "
-        f"{s['system1_only']['min_ms']:.1f} ms | | |",
-        "", f"Scoring medians over {s['repeats']} repeats after one warm-up call.", "",
+        f"Command: `{res['command_line']}`. Bundle: {res['bundle']} ({t['family']}, embedding "
+        f"{'yes' if t['use_embedding'] else 'no'}, {t['n_models']} fitted models). 1-min load "
+        f"average {res['load_before']:.1f} before, {res['load_after']:.1f} after, on "
+        f"{os.cpu_count()} cores (shared machine); niceness {res['niceness']}. Children: "
+        f"{res['children']}.", "",
+        "| measure | this tree, median | min | baseline, same rounds | this / baseline | goal | |",
+        "|---|---|---|---|---|---|---|",
     ]
+    base = c.get("baseline")
+    for what, key in (("wall s", "wall"), ("CPU s (user + system)", "cpu")):
+        mine = c[key]
+        theirs = base[key] if base else None
+        lines.append(
+            f"| cold `{' '.join(c['command'][-5:])}`, {what} ({c['runs']} rounds; spread "
+            f"{mine['spread']:.2f}) | {mine['median']:.3f} | {mine['min']:.3f} | "
+            + (f"{theirs['median']:.3f} (min {theirs['min']:.3f}) | "
+               f"{mine['median'] / theirs['median']:.2f}x" if theirs else "| ")
+            + f" | {COLD_GOAL_S} s | {ok(mine['median'] <= COLD_GOAL_S)} |")
+    lines.append(f"| fresh `python -c pass` (floor), wall / CPU s | {c['floor']['wall']['median']:.3f}"
+                 f" / {c['floor']['cpu']['median']:.3f} | {c['floor']['wall']['min']:.3f} | | | | |")
+    for label, key in (("System 1 score + choose", "score_choose"),
+                       ("of which bundle.predict", "predict"),
+                       ("of which System 1's own work", "system1_only")):
+        goal = key == "score_choose"
+        lines.append(
+            f"| {label}, {t['candidates']} candidates, ms | {t[key]['median_ms']:.1f} | "
+            f"{t[key]['min_ms']:.1f} | "
+            + (f"{b[key]['median_ms']:.1f} (min {b[key]['min_ms']:.1f}) | "
+               f"{t[key]['median_ms'] / b[key]['median_ms']:.2f}x" if b else "| ")
+            + (f" | {SCORE_GOAL_MS:.0f} ms | {ok(t[key]['median_ms'] <= SCORE_GOAL_MS)} |"
+               if goal else " | | |"))
+    lines += ["", f"Scoring: {s['rounds']} fresh processes of each tree taking turns, "
+              f"{s['repeats']} timed calls each after a warm-up; medians over all calls.", ""]
+    if res.get("answers") is not None:
+        same = [a for a in res["answers"] if not a["differences"]]
+        lines += [f"Same `--json` answers as the baseline (numbers to {TOLERANCE:g}, on the "
+                  f"baseline's bundle): {len(same)} of {len(res['answers'])} questions.", ""]
+        lines += [f"- `{a['question']}` (exit {a['exit'][0]}): "
+                  + ("same" if not a["differences"] else "; ".join(a["differences"][:3]))
+                  for a in res["answers"]]
+        lines.append("")
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> dict:
+    import tempfile
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=None, help="bundle (default: the shipped one)")
-    parser.add_argument("--runs", type=int, default=7, help="cold recommend processes")
-    parser.add_argument("--repeats", type=int, default=30, help="10k-scoring repeats")
+    parser.add_argument("--runs", type=int, default=9, help="cold recommend rounds")
+    parser.add_argument("--repeats", type=int, default=30, help="10k-scoring calls a process")
+    parser.add_argument("--scoring-rounds", type=int, default=3,
+                        help="scoring processes of each tree")
     parser.add_argument("--out-dir", default=str(RESULTS))
     parser.add_argument("--baseline", default=None, metavar="DIR",
                         help="a source tree of older code (git archive COMMIT | tar -x -C DIR): "
-                             "its cold recommend is timed interleaved with this one's")
+                             "timed interleaved with this one; answers compared")
     args = parser.parse_args(argv)
 
     load_before = os.getloadavg()[0]
     command = [*_entry_point(), "recommend", "--workload", "stencil", "--size", "300"]
     if args.model:
         command += ["--model", args.model]
-    cpu: list = []
     commands = [command, [sys.executable, "-c", "pass"]]
     if args.baseline:
         commands.append(baseline_command(args.baseline, command[len(_entry_point()):]))
-    times = interleaved(commands, args.runs, cpu, cwd="/" if args.baseline else None)
-    same_output = None
-    if args.baseline:  # the answer itself (--json: pick, numbers, verdict, alternatives,
-        # front), this code against the baseline's on one bundle (--model, else the
-        # baseline's shipped one); the table's wording is others' to change
-        same_model = ["--model", str(Path(args.model or Path(args.baseline) / "hpcds1mpi" /
-                                          "data" / "default_model").resolve())]
-        answers = [json.loads(subprocess.run(c + ["--json"] + same_model, cwd="/",
-                                             capture_output=True, text=True, check=True).stdout)
-                   for c in (command, commands[2])]
-        same_output = sorted(k for k in set(answers[0]) | set(answers[1])
-                             if answers[0].get(k) != answers[1].get(k)) or True
-    cold, floor = times[0], times[1]
-    score = scoring(args.model, args.repeats)
+    with tempfile.TemporaryDirectory(prefix="hpcds1mpi-pyc-") as cache:
+        env = child_env(cache)
+        interleaved(commands, 1, [], cwd="/", env=env)  # untimed: the bytecode cache filled
+        cpu: list = []
+        times = interleaved(commands, args.runs, cpu, cwd="/", env=env)
+        answers = None
+        if args.baseline:
+            model = str(Path(args.model or Path(args.baseline) / "hpcds1mpi" / "data" /
+                             "default_model").resolve())
+            answers = same_answers(_entry_point(),
+                                   baseline_command(args.baseline, [])[:3], model, env)
+        score = scoring(args.model, args.repeats, args.scoring_rounds, args.baseline, env)
     res = {
         "date": time.strftime("%Y-%m-%d %H:%M"),
+        "command_line": " ".join(["python", "benchmarks/recommend_speed.py", *(argv or
+                                                                               sys.argv[1:])]),
         "bundle": args.model or "shipped default (hpcds1mpi/data/default_model)",
         "load_before": load_before, "load_after": os.getloadavg()[0], "niceness": os.nice(0),
-        "cold": {"command": command, "runs": args.runs, "times_s": cold,
-                 "median_s": statistics.median(cold), "min_s": min(cold),
-                 "spread_s": max(cold) - min(cold), "python_times_s": floor,
-                 "python_median_s": statistics.median(floor), "python_min_s": min(floor),
-                 "python_spread_s": max(floor) - min(floor),
-                 "ratio_to_python": statistics.median(cold) / statistics.median(floor),
-                 "cpu_s": cpu[0], "cpu_median_s": statistics.median(cpu[0]),
-                 "python_cpu_median_s": statistics.median(cpu[1]),
-                 **({"baseline": args.baseline, "baseline_times_s": times[2],
-                     "baseline_median_s": statistics.median(times[2]),
-                     "baseline_cpu_s": cpu[2],
-                     "baseline_cpu_median_s": statistics.median(cpu[2]),
-                     "baseline_same_output": same_output,
-                     "baseline_same_bundle": _same_bundle(args.model, args.baseline)}
-                    if args.baseline else {}),
-                 "goal_s": COLD_GOAL_S},
+        "children": "bytecode cached (PYTHONPYCACHEPREFIX, one untimed round first), cwd /",
+        "cold": {"command": command, "runs": args.runs, "goal_s": COLD_GOAL_S,
+                 "wall": _stats(times[0]), "cpu": _stats(cpu[0]),
+                 "times_s": times[0], "cpu_s": cpu[0],
+                 "floor": {"wall": _stats(times[1]), "cpu": _stats(cpu[1])},
+                 **({"baseline": {"tree": args.baseline, "wall": _stats(times[2]),
+                                  "cpu": _stats(cpu[2]), "times_s": times[2],
+                                  "cpu_s": cpu[2],
+                                  "same_bundle_files": _same_bundle(args.model, args.baseline)}}
+                    if args.baseline else {})},
+        "answers": answers,
         "scoring": {**score, "goal_ms": SCORE_GOAL_MS},
     }
     out = Path(args.out_dir)

@@ -158,7 +158,8 @@ class Bundle:
             out["peak_rss_mb"] = np.exp(rows(_quantiles(preds["peak_rss_mb"], (0.5,))[0])
                                         + baseline["peak_rss_mb"])
         if self.model.noise_ and "workload" in df.columns:
-            out["runtime_noise"] = _noise_of(self.model.noise_, df["workload"])
+            workloads = (df.coded("workload") if is_columns(df) else None) or df["workload"]
+            out["runtime_noise"] = _noise_of(self.model.noise_, workloads)
         if is_columns(df):
             return Columns(out)
         import pandas as pd
@@ -247,7 +248,11 @@ class Bundle:
 
 
 def _noise_of(noise: dict[str, float], workloads) -> np.ndarray:
-    """``ranking.noise_of`` for a Columns column too (a text array: no pandas)."""
+    """``ranking.noise_of`` for a Columns column too (a text array, or its ``(codes,
+    values)``: no pandas)."""
+    if isinstance(workloads, tuple):
+        codes, values = workloads
+        return np.array([noise.get(str(v), np.nan) for v in values], dtype=float)[codes]
     if not isinstance(workloads, np.ndarray):
         return noise_of(noise, workloads)
     uniq, inverse = np.unique(workloads.astype(str), return_inverse=True)

@@ -230,7 +230,6 @@ def read_bundle(path: str | os.PathLike | None = None) -> tuple[SurrogateModel, 
     Raises:
         ModelError: missing directory or files, or a different bundle format version.
     """
-    from .embedding import TabNetEmbedding
     from .features import FEATURE_FORMAT, FeatureSpec
 
     path = Path(path) if path is not None else default_bundle_path()
@@ -266,6 +265,8 @@ def read_bundle(path: str | os.PathLike | None = None) -> tuple[SurrogateModel, 
     model.n_features_in_ = len(spec.names)
     try:
         if manifest.get("embedding"):
+            from .embedding import TabNetEmbedding  # only a bundle with one (numba, tabnet)
+
             with np.load(path / "embedding.npz") as npz:
                 arrays = {k: npz[k] for k in npz.files}
             model.embedding_ = TabNetEmbedding.from_arrays(arrays, manifest["embedding"])

@@ -23,12 +23,17 @@ class Columns:
 
     Args:
         data: name -> array-like; every array gets the same length (``ValueError`` else).
+        codes: text column name -> ``(codes, values)`` with ``values[codes]`` equal to the
+            column, when the maker has them (System 1's grid): the feature builder then
+            groups the column without sorting 10,000 strings.
     """
 
-    __slots__ = ("_data", "_n")
+    __slots__ = ("_data", "_n", "_codes")
 
-    def __init__(self, data: Mapping[str, object] | None = None):
+    def __init__(self, data: Mapping[str, object] | None = None,
+                 codes: Mapping[str, tuple[np.ndarray, list]] | None = None):
         self._data: dict[str, np.ndarray] = {}
+        self._codes = dict(codes or {})
         self._n = 0
         for i, (name, values) in enumerate((data or {}).items()):
             arr = np.asarray(values)
@@ -57,13 +62,18 @@ class Columns:
     def get(self, name: str, default=None):
         return self._data.get(name, default)
 
+    def coded(self, name: str) -> tuple[np.ndarray, list] | None:
+        """``(codes, values)`` of a text column when known (see the class), else None."""
+        return self._codes.get(name)
+
     def __getitem__(self, key):
         """A column (``str``), the rows of a boolean mask or index array, or some columns
         (a list of names)."""
         if isinstance(key, str):
             return self._data[key]
         if isinstance(key, list) and all(isinstance(k, str) for k in key):
-            return Columns({k: self._data[k] for k in key})
+            return Columns({k: self._data[k] for k in key},
+                           {k: v for k, v in self._codes.items() if k in key})
         return self.take(key)
 
     def __setitem__(self, name: str, values) -> None:
@@ -75,14 +85,17 @@ class Columns:
         if not self._data:
             self._n = len(arr)
         self._data[name] = arr
+        self._codes.pop(name, None)
 
     def take(self, rows) -> "Columns":
         """The rows ``rows`` (boolean mask or indices), in that order."""
         rows = np.asarray(rows)
-        return Columns({k: v[rows] for k, v in self._data.items()}) if self._data else Columns()
+        return Columns({k: v[rows] for k, v in self._data.items()},
+                       {k: (c[rows], u) for k, (c, u) in self._codes.items()}) \
+            if self._data else Columns()
 
     def copy(self) -> "Columns":
-        return Columns({k: v.copy() for k, v in self._data.items()})
+        return Columns({k: v.copy() for k, v in self._data.items()}, self._codes)
 
     def to_frame(self):
         """The same table as a pandas DataFrame (imports pandas)."""
@@ -125,15 +138,39 @@ def as_columns(table, names: Iterable[str] | None = None) -> Columns:
 
 def factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(codes, uniques)`` with codes numbered in order of first appearance, as
-    ``pd.factorize(values)`` gives for values without missing ones (a sort, not a hash)."""
+    ``pd.factorize(values)`` gives for values without missing ones.
+
+    Integers within a range of a few times their count (a grid's sizes, rank counts, keys
+    made of codes) go through a lookup table, O(n + range); anything else through a sort.
+    """
     values = np.asarray(values)
-    if len(values) == 0:
+    n = len(values)
+    if n == 0:
         return np.zeros(0, dtype=np.intp), values[:0]
+    if values.dtype.kind in "iu" and values.ndim == 1:
+        lo, hi = int(values.min()), int(values.max())
+        if hi - lo < max(4 * n, 1 << 16):
+            return _factorize_range(values, lo, hi - lo + 1)
     uniq, first, inverse = np.unique(values, return_index=True, return_inverse=True)
     order = np.argsort(first, kind="stable")
     rank = np.empty(len(order), dtype=np.intp)
     rank[order] = np.arange(len(order))
     return rank[inverse.reshape(-1)], uniq[order]
+
+
+def _factorize_range(values: np.ndarray, lo: int, span: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`factorize` of integers in ``[lo, lo + span)`` by a table of the values present."""
+    offset = (values - lo).astype(np.intp)
+    present = np.zeros(span, dtype=bool)
+    present[offset] = True
+    sorted_offsets = np.flatnonzero(present)
+    inverse = (np.cumsum(present, dtype=np.intp) - 1)[offset]  # code in sorted order
+    first = np.full(len(sorted_offsets), len(values), dtype=np.intp)
+    np.minimum.at(first, inverse, np.arange(len(values), dtype=np.intp))
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(len(order), dtype=np.intp)
+    rank[order] = np.arange(len(order))
+    return rank[inverse], (sorted_offsets[order] + lo).astype(values.dtype)
 
 
 

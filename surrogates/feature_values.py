@@ -43,9 +43,17 @@ def _parse_numbers(values: np.ndarray) -> np.ndarray:
         return np.array([one(v) for v in values.tolist()], dtype=np.float64)
 
 
+def _column(frame, name: str):
+    """``frame[name]``, or its ``(codes, values)`` where a Columns table has them."""
+    coded = frame.coded(name) if is_columns(frame) else None
+    return coded if coded is not None else frame[name]
+
+
 def _factor(values: "pd.Series") -> tuple[np.ndarray, list[str]]:
     """(codes, unique strings): hash-based, so 10,000 rows of a few values stay cheap; a
     categorical column (System 1's grids) already has them, and no missing value."""
+    if isinstance(values, tuple):  # (codes, values) of a Columns grid
+        return np.asarray(values[0], dtype=np.intp), [str(v) for v in values[1]]
     if isinstance(values, np.ndarray):  # a Columns column: text arrays, sorted once
         codes, uniques = factorize(values)
         return codes, [str(u) for u in uniques.tolist()]

@@ -34,7 +34,7 @@ from hpcds1mpi.errors import DataError, ModelError
 from hpcds1mpi.kernels.base import WORK_COLUMNS
 
 from .columns import factorize
-from .feature_values import _codes, _factor, _mapped, _num
+from .feature_values import _codes, _column, _factor, _mapped, _num
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -305,7 +305,7 @@ def feature_block(frame: "pd.DataFrame", spec: FeatureSpec, names: list[str]) ->
                          f"{', '.join(spec.names)}")
     spec.check_inputs(frame)
     n = len(frame)
-    wl_codes, wl_names = _factor(frame["workload"])
+    wl_codes, wl_names = _factor(_column(frame, "workload"))
     size = _num(frame, "size", n)
     nodes = _num(frame, "nodes", n)
     rpn = _num(frame, "ranks_per_node", n)
@@ -313,8 +313,8 @@ def feature_block(frame: "pd.DataFrame", spec: FeatureSpec, names: list[str]) ->
     threads = _num(frame, "threads", n)
     cores_per_node = _num(frame, "cores_per_node", n)
     memory_gb = _num(frame, "memory_gb", n)
-    device = _mapped(frame["device"], DEVICE_CODES)
-    precision = _mapped(frame["precision"], PRECISION_BYTES)
+    device = _mapped(_column(frame, "device"), DEVICE_CODES)
+    precision = _mapped(_column(frame, "precision"), PRECISION_BYTES)
 
     # Work model per unique (workload, size, ranks): a 10,000-config frame has few unique keys.
     size_key = np.nan_to_num(size, nan=-1).astype(np.int64)
@@ -381,7 +381,7 @@ def feature_block(frame: "pd.DataFrame", spec: FeatureSpec, names: list[str]) ->
         "log_ranks": lambda: _log(ranks),
         "device_code": lambda: device,
         "precision_bytes": lambda: precision,
-        "partition_code": lambda: _codes(frame["partition"],
+        "partition_code": lambda: _codes(_column(frame, "partition"),
                                          spec.categories.get("partition", [])),
         "cores_per_node": lambda: cores_per_node,
         "memory_gb": lambda: memory_gb,

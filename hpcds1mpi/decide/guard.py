@@ -78,7 +78,10 @@ def _knn_distance(query: np.ndarray, ref: np.ndarray, k: int) -> np.ndarray:
     if len(ref) == 0:
         return np.full(len(query), np.inf)
     k = min(k, len(ref))
-    with one_blas_thread():  # BLAS threads spun for this small product: 25 ms CPU a question
+    # BLAS, on one thread (threads spun for this small product: 25 ms CPU a question). Not
+    # numpy's own loop, which saves a cold recommend the ~10 ms of the limiter: |q|^2 + |r|^2
+    # - 2 q.r cancels, and its other rounding moved the distance by 3e-9 (relative).
+    with one_blas_thread():
         cross = query @ ref.T
     d2 = np.sum(query ** 2, axis=1)[:, None] + np.sum(ref ** 2, axis=1)[None, :] - 2.0 * cross
     d2 = np.maximum(d2, 0.0)
@@ -97,7 +100,17 @@ def job_distance(bundle, ref: Reference, workload: str, size: float,
     q = query_frame(bundle, ref, workload, size, partition_name)
     if len(q) == 0:
         return float("inf")
-    return float(np.median(rows_distance(bundle, ref, q, exclude, k)))
+    return median(rows_distance(bundle, ref, q, exclude, k))
+
+
+def median(values: np.ndarray) -> float:
+    """``np.median`` of a 1-d array (NaN if any value is), from one sort: np.median's first
+    call imports numpy.ma (10-30 ms of a cold ``recommend``)."""
+    x = np.sort(np.asarray(values, dtype=float).ravel())
+    n = len(x)
+    if n == 0 or np.isnan(x[-1]):
+        return float("nan")
+    return float(x[n // 2]) if n % 2 else float((x[n // 2 - 1] + x[n // 2]) / 2.0)
 
 
 def rows_distance(bundle, ref: Reference, rows: "pd.DataFrame",

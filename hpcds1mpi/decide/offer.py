@@ -81,7 +81,7 @@ def extend_ranks_per_node(offer: Offer, bundle, workload: str, size: int,
     rpn = np.asarray(frame["ranks_per_node"])
     accepted, worst = top, None
     for r in np.unique(rpn):
-        d = float(np.median(dist[rpn == r]))
+        d = guard_mod.median(dist[rpn == r])
         if not np.isfinite(d) or d > calibration.auto_threshold:
             worst = (int(r), d)
             break

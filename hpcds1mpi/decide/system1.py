@@ -131,10 +131,12 @@ def candidate_columns(workload: str, size: int, partitions: Sequence["Partition"
                       ) -> Columns:
     """:func:`candidate_frame`'s table as plain arrays (text as ``<U`` arrays)."""
     data, used = _candidate_arrays(workload, size, partitions, constraints, uses_threads)
+    codes = {}
     for col, names in (("workload", [workload]), ("device", list(DEVICES)),
                        ("precision", list(PRECISIONS)), ("partition", used)):
+        codes[col] = (data[col], names)
         data[col] = np.asarray(names, dtype=str)[data[col]]
-    return Columns({k: data[k] for k in _CANDIDATE_ORDER})
+    return Columns({k: data[k] for k in _CANDIDATE_ORDER}, codes)
 
 
 _CANDIDATE_ORDER = ("workload", "size", "nodes", "ranks_per_node", "threads", "device",
