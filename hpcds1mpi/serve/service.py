@@ -8,14 +8,18 @@ calibration. Every request then runs the code ``hpcds1mpi recommend --json`` run
 ``unmet_constraints``), so the service and the command answer alike.
 
 Computation is pure Python and numpy under the GIL, so one worker thread does it
-(:attr:`Service.executor`): more threads would not run faster on the same bundle, and the
-bundle's scorers need not be shared between threads. The event loop stays free to refuse, queue
-and answer health checks. Answers are deterministic for a given bundle and request, so a
-bounded LRU cache (:attr:`Service.cache_size` entries and :data:`CACHE_BYTES` bytes, keyed by
-the validated request) answers repeated questions without recomputing them. It holds each answer checked and encoded, and is
-looked up on the event loop before a request joins the computing queue, so a repeated question
-never waits behind new ones. Nothing marks an answer as cached; a test holds a cached answer
-equal to a fresh one.
+(:attr:`Service.executor`): more threads would not run faster on the same bundle (measured: two
+threads answer as many questions a second as one), and the bundle's scorers need not be shared
+between threads; ``serve --workers N`` computes in processes instead
+(:mod:`hpcds1mpi.serve.workers`). The event loop stays free to refuse, queue and answer health
+checks. Answers are deterministic for a given bundle and request, so a bounded LRU cache
+(:attr:`Service.cache_size` entries and :data:`CACHE_BYTES` bytes, keyed by the validated
+request) answers repeated questions without recomputing them. It holds each answer checked and
+encoded, and is looked up on the event loop before a request joins the computing queue, so a
+repeated question never waits behind new ones; the bytes of a body that passed validation are
+remembered too (:meth:`Service.cached_body`), so the same bytes again skip parsing. Nothing
+marks an answer as cached; tests hold a cached answer equal to a fresh one and each body to
+its own answer.
 """
 
 from __future__ import annotations
