@@ -1,0 +1,121 @@
+"""The walltime half: a conformalized quantile regression, chosen on the newest training jobs.
+
+A synthetic job table (made here, so the truth is known): one user whose runs are regular
+(1000 s within 2 %) and one whose runs are erratic (log-normal, sigma 1), each under one request.
+A single margin for both — the earlier method's factor — must cover the erratic user and so
+over-requests the regular one several-fold; the normalized margin gives each its own.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hpcds1mpi.surrogates.job_runtime import RuntimePredictor
+from hpcds1mpi.surrogates.submit_features import submit_features
+from hpcds1mpi.surrogates.walltime_model import (FLOORS, LEVELS, WalltimeModel, conformal_offset,
+                                                 raise_level)
+
+SMALL = {"n_estimators": 60, "learning_rate": 0.1}
+
+
+def _table(n: int = 6000, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    user = np.where(rng.random(n) < 0.5, "regular", "erratic")
+    run = np.where(user == "regular", 1000 * np.exp(rng.normal(0, 0.02, n)),
+                   600 * np.exp(rng.normal(0, 1.0, n))).clip(1, 86000)
+    submit = pd.Timestamp("2024-01-01") + pd.to_timedelta(np.arange(n) * 3600.0, unit="s")
+    start = submit + pd.Timedelta(seconds=10)
+    return pd.DataFrame({"user": user, "submit_time": submit, "start_time": start,
+                         "end_time": start + pd.to_timedelta(run, unit="s"),
+                         "runtime_s": run, "status": "ok", "time_limit_s": 86400.0,
+                         "req_procs": 16.0, "partition": "batch", "workload": "job"})
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    table = _table()
+    feats = submit_features(table)
+    run = table["runtime_s"].to_numpy()
+    cut = int(len(table) * 0.8)
+    model = RuntimePredictor(coverage=0.95, choose="single", **SMALL).fit(
+        feats.iloc[:cut], run[:cut])
+    return table, feats, run, cut, model
+
+
+def _over_by_user(table, feats, run, cut, model, floor):
+    """Held-out median over-request per user of the model variant with ``floor``, its
+    conformal factor measured on the calibration slice at 95 %."""
+    w = model.walltime_
+    cal = slice(cut - model.n_calibration_, cut)
+    centre, scale = w._centre_scale(model, feats.iloc[cal], ("model", floor, False))
+    k = conformal_offset((np.log(run[cal]) - centre) / scale, 0.95)
+    centre, scale = w._centre_scale(model, feats.iloc[cut:], ("model", floor, False))
+    wall = np.minimum(np.exp(centre + k * scale), 86400.0)
+    user = table["user"].to_numpy()[cut:]
+    actual = run[cut:]
+    cover = float(np.mean(actual <= wall))
+    return {u: float(np.median(wall[user == u] / actual[user == u])) for u in set(user)}, cover
+
+
+def test_the_normalized_margin_fits_each_user(fitted):
+    over, cover = _over_by_user(*fitted, floor=0.25)
+    shift, cover_shift = _over_by_user(*fitted, floor=math.inf)
+    assert cover >= 0.93 and cover_shift >= 0.93  # held out: near the 95 % target
+    # One margin for both is set by the erratic user: several-fold for the regular one.
+    assert shift["regular"] > 1.5
+    assert over["regular"] < min(1.4, 0.75 * shift["regular"])
+    assert over["erratic"] > 2.0
+
+
+def test_the_level_meets_the_target_inside_the_training_part(fitted):
+    *_, model = fitted
+    w = model.walltime_
+    assert w.level_ in [1 - (1 - 0.95) * s for s in LEVELS]
+    assert w.level_ >= 0.95
+    # Chosen on the newer half of the slice with factors from its older half.
+    assert w.validation_["coverage"] >= 0.95 or w.level_ == 1 - 0.05 * LEVELS[-1]
+    assert model.calibration_coverage_ >= w.level_ - 1e-9
+
+
+def test_every_variant_gives_finite_walltimes(fitted):
+    # The plain shift (infinite floor) is a scale of one, never an infinite margin.
+    _, feats, _, cut, model = fitted
+    w = model.walltime_
+    assert math.inf in FLOORS
+    for floor in FLOORS:
+        centre, scale = w._centre_scale(model, feats.iloc[cut:], ("model", floor, False))
+        assert np.all(np.isfinite(centre)) and np.all(np.isfinite(scale))
+        assert np.all(scale >= min(floor, 1.0))
+
+
+def test_too_few_jobs_keep_the_anchor_variants():
+    table = _table(n=150)
+    feats = submit_features(table)
+    run = table["runtime_s"].to_numpy()
+    model = RuntimePredictor(coverage=0.9, choose="single", **SMALL).fit(feats, run)
+    assert isinstance(model.walltime_, WalltimeModel)
+    assert model.walltime_.regressions_ is None
+    assert model.walltime_.variant_[0] == "anchor"
+    assert np.all(model.walltime(feats) <= 86400.0 * (1 + 1e-9))
+
+
+def test_the_level_is_raised_when_the_newest_jobs_drift():
+    # Newer scores spread wider than the older ones: factors at 95 % from the old under-cover
+    # the new, so the level goes up until the new are covered at 95 %.
+    rng = np.random.default_rng(1)
+    old, new = rng.normal(0, 1, 4000), rng.normal(0, 1.15, 4000)
+    zeros = np.zeros(4000, int)
+    level, k, cover = raise_level(old, zeros, new, zeros, np.ones(4000, bool), 0.95)
+    assert level > 0.95 and cover >= 0.95
+    assert np.mean(new <= conformal_offset(old, 0.95)) < 0.95  # what the fixed level gives
+    # No drift: the target itself. A newer job past its request is never covered.
+    level, _, cover = raise_level(old, zeros, old, zeros, np.ones(4000, bool), 0.95)
+    assert level == 0.95 and cover >= 0.95
+    fits = np.ones(4000, bool)
+    fits[:400] = False
+    level, _, cover = raise_level(old, zeros, old, zeros, fits, 0.95)
+    assert cover < 0.95 and level == 1 - 0.05 * LEVELS[-1]
