@@ -15,9 +15,10 @@ import time
 import numpy as np
 
 from ..pareto import pareto_mask
+from .acquisition import q_one_log_ehvi
 from .marginals import Marginals
 from .problem import Problem, RunResult, hv_trace
-from .pruning import discrete_argmax, improvement_outlook
+from .pruning import discrete_argmax, improvement_outlook, samplewise_dominated
 from .settings import FitPolicy, Profile
 
 
@@ -165,7 +166,9 @@ def run_bo(problem: Problem, budget: int, n_init: int, seed: int, target: int | 
                 else:
                     partitioning = FastNondominatedPartitioning(ref_point=neg_ref, Y=neg_y)
                     cached_front_key, cached_partitioning = key, partitioning
-                acq = qLogExpectedHypervolumeImprovement(
+                # q = 1 without BoTorch's no-op batch bookkeeping: the same values (acquisition.py)
+                make = q_one_log_ehvi if policy.reuse else qLogExpectedHypervolumeImprovement
+                acq = make(
                     model=model, ref_point=neg_ref.tolist(), partitioning=partitioning,
                     sampler=sampler, objective=mc_objective, constraints=constraints,
                 )
@@ -183,16 +186,25 @@ def run_bo(problem: Problem, budget: int, n_init: int, seed: int, target: int | 
                         outlook = improvement_outlook(model, X_all[remaining], sampler, n_out,
                                                       Yraw, ref if target is None else None,
                                                       marginals=known)
+                        at = np.arange(len(remaining))  # positions of the scored in remaining
                         if outlook is not None and outlook[0].any():
-                            scored = remaining[outlook[0]]
+                            at = at[outlook[0]]
                         elif outlook is not None and len(remaining) > profile.raw_samples:
                             # No candidate improves under any base sample: the Monte Carlo
                             # improvement is exactly zero everywhere and only the log
                             # smoothing's tail orders them (scoring all of them cost seconds
                             # per iteration on a 50-point front), so the raw_samples closest
                             # to improving are scored.
-                            closest = np.argsort(outlook[1], kind="stable")[:profile.raw_samples]
-                            scored = remaining[np.sort(closest)]
+                            at = np.sort(np.argsort(outlook[1], kind="stable")[:profile.raw_samples])
+                        base = getattr(sampler, "base_samples", None)
+                        if (policy.dominance and known is not None and constraints is None
+                                and base is not None and base.shape[-1] == model.num_outputs
+                                and len(at) > 1):
+                            # Candidates another one beats in every sample cannot be the
+                            # maximum (pruning.samplewise_dominated): not scored.
+                            z = base.reshape(-1, base.shape[-1])[:, :n_out].cpu().numpy()
+                            at = at[~samplewise_dominated(known[0][at], known[1][at], z)]
+                        scored = remaining[at]
                     pruned.append(len(remaining) - len(scored))
                     pick = int(scored[discrete_argmax(acq, X_all[scored], profile.batch_size)])
                 else:

@@ -2,7 +2,8 @@
 
 :func:`improvement_outlook` tells which candidates can improve under one of the sampler's fixed
 base samples (the others have exactly zero Monte Carlo improvement), :func:`weakly_dominated`
-is its dominance search, and :func:`discrete_argmax` takes the best of the scored candidates
+is its dominance search, :func:`samplewise_dominated` finds candidates another one beats in
+every sample (they cannot be the maximum), and :func:`discrete_argmax` takes the best of the scored candidates
 (exact discrete maximisation: no continuous optimum is rounded).
 """
 
@@ -118,6 +119,44 @@ def weakly_dominated(points: np.ndarray, front: np.ndarray) -> np.ndarray:
     best_second = np.minimum.accumulate(front[order, 1])
     at = np.searchsorted(first, points[..., 0], side="right")  # rows with first <= the point's
     return (at > 0) & (best_second[np.maximum(at - 1, 0)] <= points[..., 1])
+
+
+def samplewise_dominated(mean: np.ndarray, sd: np.ndarray, z: np.ndarray,
+                         block: int = 512) -> np.ndarray:
+    """Which candidates another candidate beats in every one of the sampler's fixed samples.
+
+    With q = 1 and independent GPs, candidate ``a``'s sample ``s`` of log objective ``j`` is
+    ``mean[a, j] + sd[a, j] * z[s, j]``: linear in ``z``, so when ``a``'s value is at most
+    ``b``'s at both ``min_s z[s, j]`` and ``max_s z[s, j]`` for every ``j``, it is at most
+    ``b``'s in every sample. Every Monte Carlo acquisition the loop uses (qLogEHVI, qLogEI,
+    smoothing included) is a mean over samples of a function that does not decrease as any
+    objective of the sample decreases (the objective is ``-exp(sample)``, the smoothed
+    improvements are monotone), so such a ``b`` scores no higher than ``a`` and is never the
+    strict maximum: leaving it out does not change the discrete argmax. Exact ties keep the
+    lower index, as :func:`discrete_argmax` does. (Without failures only: a feasibility GP's
+    sample enters the weight too, and is not looked at here.)
+
+    Args:
+        mean, sd: ``(k, m)`` posterior mean and standard deviation of the log objectives.
+        z: ``(S, m)`` the sampler's base samples of those outputs.
+        block: candidates compared at once (bounds memory at ``block x k x 2m``).
+
+    Returns:
+        ``(k,)`` True where a candidate is beaten sample by sample.
+    """
+    lo = mean + sd * z.min(axis=0)
+    hi = mean + sd * z.max(axis=0)
+    corners = np.concatenate([lo, hi], axis=1)  # (k, 2m): every sample lies between
+    k = len(corners)
+    order = np.arange(k)
+    out = np.zeros(k, dtype=bool)
+    for start in range(0, k, block):
+        b = corners[start:start + block]  # (B, 2m), the candidates that may be beaten
+        le = np.all(corners[None, :, :] <= b[:, None, :], axis=2)  # (B, k): a <= b everywhere
+        lt = np.any(corners[None, :, :] < b[:, None, :], axis=2)
+        earlier = order[None, :] < order[start:start + block, None]
+        out[start:start + block] = np.any(le & (lt | earlier), axis=1)
+    return out
 
 
 def discrete_argmax(acq, choices, batch_size: int) -> int:

@@ -45,6 +45,9 @@ class FitPolicy:
         prune: score the acquisition only on candidates that can still improve (see
             :func:`improvement_outlook`); the others have zero improvement under every one of the
             sampler's fixed base samples, so leaving them out does not change the choice.
+        dominance: with ``prune``, also leave out candidates another scored candidate beats in
+            every one of the sampler's samples (:func:`~.pruning.samplewise_dominated`): they
+            cannot be the maximum either.
     """
 
     name: str
@@ -53,10 +56,12 @@ class FitPolicy:
     refit_steps: int | None
     reuse: bool
     prune: bool = False
+    dominance: bool = False
 
 
 STRAIGHTFORWARD = FitPolicy("straightforward", warm_start=False, refit_every=1, refit_steps=None, reuse=False)
-OPTIMISED = FitPolicy("optimised", warm_start=True, refit_every=10, refit_steps=20, reuse=True, prune=True)
+OPTIMISED = FitPolicy("optimised", warm_start=True, refit_every=10, refit_steps=20, reuse=True, prune=True,
+                      dominance=True)
 
 
 def profile_dict(profile: Profile = PAPER_PROFILE, policy: FitPolicy = OPTIMISED) -> dict:

@@ -1,6 +1,8 @@
 """The BO loop: the optimised fitting policy against the straightforward one, and the
 candidates it scores when nothing can improve."""
 
+import dataclasses
+
 import numpy as np
 
 from hpcds1mpi.surrogates import mobo
@@ -24,12 +26,20 @@ def test_when_nothing_can_improve_the_closest_raw_samples_are_scored(monkeypatch
         return np.zeros(len(X), dtype=bool), gap[rows]
 
     monkeypatch.setattr(loop, "improvement_outlook", outlook)
-    res = mobo.run(problem, "mobo", 10, seed=0)
+    # without the sample-wise dominance step, exactly the raw_samples closest are scored
+    res = mobo.run(problem, "mobo", 10, seed=0,
+                   policy=dataclasses.replace(mobo.OPTIMISED, dominance=False))
     remaining = len(problem.candidates) - np.arange(res.n_init, 10)
     assert res.pruned == (remaining - raw).tolist()
     for rows, pick in zip(seen, res.indices[res.n_init:]):
         closest = sorted(rows, key=lambda r: gap[r])[:raw]
         assert pick in closest  # chosen among the raw_samples smallest gaps, not at random
+    # with it (the default), a subset of those
+    seen.clear()
+    res = mobo.run(problem, "mobo", 10, seed=0)
+    assert all(p >= r for p, r in zip(res.pruned, (remaining - raw).tolist()))
+    for rows, pick in zip(seen, res.indices[res.n_init:]):
+        assert pick in sorted(rows, key=lambda r: gap[r])[:raw]
 
 
 def test_optimised_loop_matches_straightforward_on_nodes_space():

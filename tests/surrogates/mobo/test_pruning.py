@@ -132,3 +132,48 @@ def test_weakly_dominated_two_objectives_matches_pairwise():
     three = rng.random((5, 3))
     cloud = rng.random((50, 3))
     assert mobo.weakly_dominated(cloud, three).tolist() == [any(np.all(f <= p) for f in three) for p in cloud]
+
+
+def test_samplewise_dominated_candidates_score_no_higher_than_their_dominator():
+    """Against BoTorch's qLogEHVI (the loop's acquisition, smoothing included): a candidate
+    another beats in every sample scores no higher than it, so the argmax over the rest is the
+    argmax over all."""
+    import torch
+    from botorch.acquisition.multi_objective.logei import qLogExpectedHypervolumeImprovement
+
+    from hpcds1mpi.surrogates.mobo.pruning import samplewise_dominated
+    from tests.surrogates.mobo.test_acquisition import _setup
+
+    kwargs, cand, sampler = _setup(seed=4)
+    acq = qLogExpectedHypervolumeImprovement(sampler=sampler(), **kwargs)
+    with torch.no_grad():
+        values = acq(cand).numpy()
+        post = kwargs["model"].posterior(cand)
+        mean = post.mean[:, 0, :].numpy()
+        sd = post.variance[:, 0, :].clamp_min(0).sqrt().numpy()
+    z = acq.sampler.base_samples.reshape(-1, 2).numpy()
+    beaten = samplewise_dominated(mean, sd, z, block=64)  # several blocks
+    assert 30 < beaten.sum() < len(beaten) - 5
+    assert int(np.argmax(np.where(beaten, -np.inf, values))) == int(np.argmax(values))
+    lo, hi = mean + sd * z.min(axis=0), mean + sd * z.max(axis=0)
+    for b in np.flatnonzero(beaten):  # each beaten one has a kept dominator at least as good
+        by = np.flatnonzero(np.all(lo <= lo[b], axis=1) & np.all(hi <= hi[b], axis=1) & ~beaten)
+        assert len(by) and values[by].max() >= values[b]
+    # the premise, sample by sample: a dominator's draws are below in every sample and output
+    samples = mean[:, None, :] + sd[:, None, :] * z[None]
+    for b in np.flatnonzero(beaten)[:20]:
+        by = np.flatnonzero(np.all(lo <= lo[b], axis=1) & np.all(hi <= hi[b], axis=1) & ~beaten)
+        assert np.all(samples[by[0]] <= samples[b] + 1e-12)
+
+
+def test_samplewise_dominated_keeps_one_of_identical_candidates():
+    mean = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 1.0]])
+    sd = np.array([[0.1, 0.1], [0.1, 0.1], [0.1, 0.1]])
+    z = np.array([[-1.0, 1.0], [1.0, -1.0]])
+    assert samplewise_dominated_list(mean, sd, z) == [False, True, True]
+
+
+def samplewise_dominated_list(mean, sd, z):
+    from hpcds1mpi.surrogates.mobo.pruning import samplewise_dominated
+
+    return samplewise_dominated(mean, sd, z).tolist()
