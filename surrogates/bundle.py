@@ -126,7 +126,9 @@ class Bundle:
         # and spread to the rows after: the baseline is the same for every member, so
         # quantile(members + baseline) = quantile(members) + baseline.
         if self.model.embedding_ is None:  # no matrix products: no BLAS limit needed
-            preds, inverse, baseline = self.model.predict_frame_regions(df)
+            from .forest_walk import predict_regions  # a grid's regions walked in numpy
+
+            preds, inverse, baseline = predict_regions(self.model, df)
         else:
             with one_blas_thread():
                 preds, inverse, baseline = self.model.predict_frame_regions(df)

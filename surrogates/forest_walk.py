@@ -1,0 +1,134 @@
+"""The compiled forest's walk (:mod:`.forest`) in numpy, for the few tree regions of a grid.
+
+A System 1 grid of 11,595 candidates falls into ~40 tree regions (:mod:`.regions`): scoring
+them is 15 ``libxgboost`` calls of ~40 rows, whose per-call cost (~0.1-0.3 ms: argument JSON,
+ctypes, the library's own set-up) was most of ``Bundle.predict``; the compiled forest is kept
+for 2,048 rows and more because importing numba costs a cold process ~0.3 s. Here every tree of
+every member walks those rows at once, one level per step, in numpy: the same layout, the same
+float32 comparisons and the same float32 sums in tree order as :func:`.forest._forest_rows`
+(which is tested bit-equal to libxgboost), so the margins are the same bits.
+
+:func:`predict_regions` is ``SurrogateModel.predict_frame_regions`` with that member scoring
+(used by ``Bundle.predict`` for a grid); anything it does not cover goes to the model's own.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .estimators import ConstantClassifier, predict_member
+from .features import baseline_from_roofline, feature_block
+from .forest import Forest
+from .ranking import LEVEL_FEATURES
+from .regions import tree_regions
+from .targets import BASELINE_TARGETS
+from .xgboost_scorer import XGBoostScorer
+
+#: Scored rows from which the walk replaces libxgboost: below, a few calls are as cheap as
+#: laying out the forest (once per model); from models.FOREST_MIN_ROWS on the model's own
+#: compiled forest scores them.
+WALK_MIN_ROWS = 16
+WALK_MAX_ROWS = 2047
+
+
+def margins(forest: Forest, X32: np.ndarray) -> np.ndarray:
+    """(n_members, n) float32 margins of the rows of a float32 matrix: every tree at once.
+
+    Each member's margin is its base plus its trees' leaves added one tree at a time in
+    float32, in tree order (a member without a j-th tree adds an exact 0.0).
+    """
+    n = len(X32)
+    n_trees = forest.feature.shape[0]
+    inner = forest.leaf.shape[1] - 1
+    trees = np.arange(n_trees)[:, None]
+    rows = np.arange(n)[None, :]
+    pos = np.zeros((n_trees, n), dtype=np.intp)
+    has_nan = bool(np.isnan(X32).any())
+    for _ in range(forest.depth):
+        x = X32[rows, forest.feature[trees, pos]]
+        right = x >= forest.threshold[trees, pos]
+        if has_nan:  # a missing value takes the node's default direction
+            right |= (x != x) & (forest.default_left[trees, pos] == 0)
+        pos = 2 * pos + 1 + right
+    leaves = np.vstack([forest.leaf[trees, pos - inner], np.zeros((1, n), np.float32)])
+    order = _tree_order(forest)
+    out = np.repeat(forest.base[:, None], n, axis=1).astype(np.float32)
+    for j in range(order.shape[1]):
+        out += leaves[order[:, j]]
+    return out
+
+
+def _tree_order(forest: Forest) -> np.ndarray:
+    """(n_members, most trees) index of each member's j-th tree (the zero row when none)."""
+    cached = getattr(forest, "_walk_order", None)
+    if cached is None:
+        zero = forest.feature.shape[0]
+        counts = np.bincount(forest.owner, minlength=forest.n_members)
+        cached = np.full((forest.n_members, max(int(counts.max(initial=0)), 1)), zero, np.intp)
+        seen = np.zeros(forest.n_members, dtype=np.intp)
+        for t, m in enumerate(forest.owner.tolist()):
+            cached[m, seen[m]] = t
+            seen[m] += 1
+        forest._walk_order = cached
+    return cached
+
+
+def _layout(model):
+    """(forest of the model's XGBoost members, their job indices), laid out once per model;
+    None when a member is neither an XGBoost scorer nor a constant, or the layout refuses."""
+    if not hasattr(model, "_walk_forest"):
+        jobs = [m for members in model.members_.values() for m in members]
+        index = [i for i, m in enumerate(jobs) if isinstance(m, XGBoostScorer)]
+        layout = None
+        if index and all(isinstance(m, (XGBoostScorer, ConstantClassifier)) for m in jobs):
+            try:
+                layout = (Forest([jobs[i].json_model() for i in index]), index)
+            except ValueError:  # a model the layout does not reproduce: libxgboost
+                layout = None
+        model._walk_forest = layout
+    return model._walk_forest
+
+
+def predict_regions(model, frame):
+    """``model.predict_frame_regions(frame)`` (same return values), the members scored by
+    :func:`margins` where the grid's regions are between :data:`WALK_MIN_ROWS` and
+    :data:`WALK_MAX_ROWS` rows; otherwise the model's own path."""
+    from .models import REGION_PROBE_ROWS
+
+    if model.embedding_ is not None or not model.member_features or len(frame) <= 256:
+        return model.predict_frame_regions(frame)
+    thresholds = model._thresholds()
+    if thresholds is None or _layout(model) is None:
+        return model.predict_frame_regions(frame)
+    model.spec_.check_inputs(frame)
+    extra = [c for c in LEVEL_FEATURES if c not in model.member_features] \
+        if model.levels_ else []
+    names = [*model.member_features, *extra, "log_t_roofline"]
+    block = feature_block(frame, model.spec_, names)
+    base = baseline_from_roofline(block[-1]) if model.use_baseline else None
+    levels = [block[names.index(c)] for c in LEVEL_FEATURES] if model.levels_ else None
+    Z = block[:len(model.member_features)].T
+    if len(Z) > 4 * REGION_PROBE_ROWS:  # the model's probe: mostly distinct rows, no grouping
+        probe, _ = tree_regions(Z[:REGION_PROBE_ROWS], thresholds)
+        if len(probe) > 0.5 * REGION_PROBE_ROWS:
+            return model._predict_regions(Z, base, levels)
+    first, inverse = tree_regions(Z, thresholds)
+    if len(first) > 0.5 * len(Z) or not WALK_MIN_ROWS <= len(first) <= WALK_MAX_ROWS:
+        return model._predict_regions(Z, base, levels)
+    Z_score = Z[first]
+    forest, index = _layout(model)
+    values = forest.finish(margins(forest, np.ascontiguousarray(Z_score, dtype=np.float32)))
+    jobs = [(target, m) for target, members in model.members_.items() for m in members]
+    out: list = [None] * len(jobs)
+    for row, i in enumerate(index):
+        out[i] = values[row]
+    for i, (target, m) in enumerate(jobs):
+        if out[i] is None:
+            out[i] = predict_member(m, Z_score, target == "failed")
+    preds, baseline = {}, {}
+    for target in model.members_:
+        preds[target] = np.vstack([v for (t, _), v in zip(jobs, out) if t == target])
+        baseline[target] = base if (base is not None and target in BASELINE_TARGETS) else 0.0
+        if target in model.levels_ and levels is not None:
+            baseline[target] = baseline[target] + model.levels_[target].predict(*levels)
+    return preds, inverse, baseline
