@@ -82,7 +82,10 @@ def test_evaluate_writes_every_row(curie):
     method = out["ours"]["method"]
     assert method["point"] in ("single", "choice", "regression")
     assert "single" in method["validation_accuracy"] and method["candidates"]
-    assert method["walltime_anchor"][-1] == "log_limit"
+    wall = method["walltime"]
+    assert wall["kind"] in ("anchor", "model") and wall["centre"]
+    assert wall["level"] >= out["coverage_target"]
+    assert 0 <= wall["validation"]["coverage"] <= 1 and wall["validation"]["over_request"] > 0
 
 
 def test_the_command_on_a_gaia_slice(tmp_path):
