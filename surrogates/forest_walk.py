@@ -24,11 +24,15 @@ from .regions import tree_regions
 from .targets import BASELINE_TARGETS
 from .xgboost_scorer import XGBoostScorer
 
-#: Scored rows from which the walk replaces libxgboost: below, a few calls are as cheap as
-#: laying out the forest (once per model); from models.FOREST_MIN_ROWS on the model's own
-#: compiled forest scores them.
+#: Scored rows from which the walk replaces libxgboost (below, a few calls cost as little);
+#: from models.FOREST_MIN_ROWS on the model's own compiled forest scores them.
 WALK_MIN_ROWS = 16
 WALK_MAX_ROWS = 2047
+#: Grids a model scores through libxgboost before its forest is laid out: the layout costs
+#: ~0.25 s of Python (the shipped bundle's 300 trees), which a one-question process (a cold
+#: ``recommend`` with a large cluster file) must not pay; a process asking again (the
+#: service, the API, ``tune``, a benchmark) pays it once.
+LAYOUT_AFTER_GRIDS = 1
 
 
 def margins(forest: Forest, X32: np.ndarray) -> np.ndarray:
@@ -73,10 +77,13 @@ def _tree_order(forest: Forest) -> np.ndarray:
     return cached
 
 
-def _layout(model):
+def _layout(model, build: bool = True):
     """(forest of the model's XGBoost members, their job indices), laid out once per model;
-    None when a member is neither an XGBoost scorer nor a constant, or the layout refuses."""
+    None when a member is neither an XGBoost scorer nor a constant, or the layout refuses, or
+    it is not laid out yet and ``build`` is false."""
     if not hasattr(model, "_walk_forest"):
+        if not build:
+            return None
         jobs = [m for members in model.members_.values() for m in members]
         index = [i for i, m in enumerate(jobs) if isinstance(m, XGBoostScorer)]
         layout = None
@@ -98,7 +105,9 @@ def predict_regions(model, frame):
     if model.embedding_ is not None or not model.member_features or len(frame) <= 256:
         return model.predict_frame_regions(frame)
     thresholds = model._thresholds()
-    if thresholds is None or _layout(model) is None:
+    grids = getattr(model, "_walk_grids", 0)
+    model._walk_grids = grids + 1
+    if thresholds is None or _layout(model, build=grids >= LAYOUT_AFTER_GRIDS) is None:
         return model.predict_frame_regions(frame)
     model.spec_.check_inputs(frame)
     extra = [c for c in LEVEL_FEATURES if c not in model.member_features] \

@@ -35,6 +35,7 @@ def test_a_grid_predicts_as_the_model_does(model, gpus, nodes):
     part = Partition("big", cores_per_node=128, memory_gb=512, max_nodes=nodes,
                      gpus_per_node=gpus, gpu_memory_gb=80 if gpus else 0)
     grid = s1.candidate_columns("stencil", 300, [part])
+    assert forest_walk._layout(model) is not None  # laid out: the walk scores the regions
     preds, inverse, baseline = forest_walk.predict_regions(model, grid)
     want = model.predict_frame_regions(s1.candidate_frame("stencil", 300, [part]))
     assert inverse is not None and np.array_equal(inverse, want[1])
@@ -42,3 +43,14 @@ def test_a_grid_predicts_as_the_model_does(model, gpus, nodes):
         assert np.array_equal(preds[target], want[0][target]), target
         assert np.array_equal(np.broadcast_to(baseline[target], len(grid)),
                               np.broadcast_to(want[2][target], len(grid))), target
+
+
+def test_a_one_question_process_does_not_lay_out_the_forest():
+    """The layout costs ~0.25 s: a model's first grid goes through libxgboost."""
+    model = load_model(None).model
+    part = Partition("big", cores_per_node=128, memory_gb=512, max_nodes=16, gpus_per_node=1,
+                     gpu_memory_gb=80)
+    forest_walk.predict_regions(model, s1.candidate_columns("stencil", 300, [part]))
+    assert not hasattr(model, "_walk_forest")
+    forest_walk.predict_regions(model, s1.candidate_columns("stencil", 300, [part]))
+    assert model._walk_forest is not None
