@@ -157,6 +157,20 @@ def baseline(bodies: list[dict], state: Path, model: str | None = None) -> dict:
             "p99_ms": percentile(times, 99)}
 
 
+def runq_wait_s(pids) -> float:
+    """Seconds the threads of ``pids`` spent runnable but waiting for a CPU (the scheduler's
+    ``/proc/PID/task/TID/schedstat``, second field): time the machine's other work took, not
+    this code's. NaN where the kernel does not say."""
+    total = 0.0
+    try:
+        for pid in pids:
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                total += int((task / "schedstat").read_text().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+    return total
+
+
 def start_server(state: Path, tree: str | None = None, model: str | None = None,
                  extra: tuple = ()) -> tuple[subprocess.Popen, str, int, str]:
     """A fresh ``hpcds1mpi serve`` with the shipped defaults (and ``extra`` options); ``tree``:
@@ -209,8 +223,9 @@ def markdown(res: dict) -> str:
              f"1-min load average {res['load_before']:.1f} at the start, "
              f"{res['load_after']:.1f} at the end. {res['dirty']}", "",
              "| phase | answered | errors | p50 | p90 | p99 | max | throughput | server CPU "
-             "per request | client CPU per request | load after | server RSS after |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "per request | server waiting for a CPU per request | client CPU per request | "
+             "load after | server RSS after |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name in ph0:
         for key in res["phases"]:
             ph = res["phases"][key][name]
@@ -220,9 +235,13 @@ def markdown(res: dict) -> str:
                 f"{ph['errors']} | {ph['p50_ms']:.1f} ms | {ph['p90_ms']:.1f} ms | "
                 f"{ph['p99_ms']:.1f} ms | {ph['max_ms']:.0f} ms | {ph['throughput_rps']:.0f} "
                 f"req/s | {ph['server_cpu_ms_per_request']:.2f} ms | "
+                f"{ph['server_runq_wait_ms_per_request']:.2f} ms | "
                 f"{ph['client_cpu_ms_per_request']:.2f} ms | {ph['load_after']:.1f} | "
                 f"{ph['rss_after_mb']:.0f} MB |")
     b, goal = res["baseline"], res["goal"]
+    lines += ["", "Server waiting for a CPU: the time its threads were ready to run but the "
+              "CPUs were busy with other work (the scheduler's run-queue wait, "
+              "`/proc/PID/task/*/schedstat`), per request answered."]
     if res.get("baseline_tree"):
         lines += ["", f"Rows marked baseline: the server of `{res['baseline_tree']}` (the code "
                   "at the start of this session). Every phase asks each server the same "
@@ -231,12 +250,15 @@ def markdown(res: dict) -> str:
         lines += ["", f"Rows marked --workers {res['workers']}: this code's server computing "
                   f"new questions in {res['workers']} worker processes (CPU and RSS include "
                   "them)."]
-    s = ph0["distinct"]["server_cpu_ms_per_request"]
     lines += ["", f"Server RSS after start and warm-up: {res['rss_start_mb']:.0f} MB.",
               f"In process (this code's Service.recommend, no HTTP, uncached, one at a time, "
               f"{b['requests']} distinct questions): median {b['median_ms']:.1f} ms, p99 "
-              f"{b['p99_ms']:.1f} ms wall per question.", "",
-              f"Bound for distinct questions (Little's law, closed loop): {res['clients']} "
+              f"{b['p99_ms']:.1f} ms wall per question.", ""]
+    if "distinct" not in ph0:
+        return "\n".join(lines + [f"Goal p99 <= {P99_GOAL_MS:.0f} ms: repeated "
+                                   f"{goal['repeated']}. 0 errors: {goal['errors']}.", ""])
+    s = ph0["distinct"]["server_cpu_ms_per_request"]
+    lines += [f"Bound for distinct questions (Little's law, closed loop): {res['clients']} "
               f"clients each waiting for its answer, S = {s:.1f} ms of server CPU a question, "
               f"one question computed at a time: mean latency >= {res['clients']} x S = "
               f"{res['clients'] * s:.0f} ms even on a core of its own "
@@ -277,6 +299,8 @@ def main() -> None:
     ap.add_argument("--baseline-tree", default=None, metavar="DIR",
                     help="a source tree of older code (git archive COMMIT | tar -x -C DIR): its "
                          "server answers every phase too, interleaved phase by phase")
+    ap.add_argument("--only-repeated", action="store_true",
+                    help="only the rounds of the repeated phase (a second look at its tail)")
     ap.add_argument("--workers", type=int, default=0, metavar="N",
                     help="also a server of this code with --workers N (N >= 2)")
     args = ap.parse_args()
@@ -296,9 +320,10 @@ def main() -> None:
     first, second = every[:args.requests], every[args.requests:2 * args.requests]
     few = every[2 * args.requests:]
     repeated = [few[i % len(few)] for i in range(args.requests)]
-    phases = [("distinct", first)] + [
-        (f"repeated{'' if args.rounds == 1 else f' {r + 1}'}", repeated)
-        for r in range(args.rounds)] + [("distinct again", second)]
+    phases = [(f"repeated{'' if args.rounds == 1 else f' {r + 1}'}", repeated)
+              for r in range(args.rounds)]
+    if not args.only_repeated:
+        phases = [("distinct", first), *phases, ("distinct again", second)]
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         servers = {"this": start_server(Path(tmp) / "state", model=args.model)}
@@ -312,6 +337,7 @@ def main() -> None:
         family = lambda key: [procs[key], *procs[key].children(recursive=True)]  # noqa: E731
         cpu = lambda key: sum(sum(p.cpu_times()[:2]) for p in family(key))  # noqa: E731
         rss = lambda key: sum(p.memory_info().rss for p in family(key)) / 2**20  # noqa: E731
+        waited = lambda key: runq_wait_s(p.pid for p in family(key))  # noqa: E731
         try:
             rss_start = rss("this")
             results = {key: {} for key in servers}
@@ -321,18 +347,20 @@ def main() -> None:
                     _, host, port, token = servers[key]
                     if name in ("repeated", "repeated 1"):  # asked once before, 1 client
                         asyncio.run(_phase(host, port, token, few, 1, args.phase_timeout))
-                    cpu0, me0 = cpu(key), sum(os.times()[:2])
+                    cpu0, me0, wait0 = cpu(key), sum(os.times()[:2]), waited(key)
                     ph = asyncio.run(_phase(host, port, token, bodies, args.clients,
                                             args.phase_timeout))
                     n = max(1, ph["answered"])
                     ph["server_cpu_ms_per_request"] = 1e3 * (cpu(key) - cpu0) / n
                     ph["client_cpu_ms_per_request"] = 1e3 * (sum(os.times()[:2]) - me0) / n
+                    ph["server_runq_wait_ms_per_request"] = 1e3 * (waited(key) - wait0) / n
                     ph["rss_after_mb"], ph["load_after"] = rss(key), os.getloadavg()[0]
                     results[key][name] = ph
                     print(f"{key} {name}: {ph['answered']}/{ph['requests']} p50 "
                           f"{ph['p50_ms']:.1f} ms p99 {ph['p99_ms']:.1f} ms "
                           f"{ph['throughput_rps']:.0f} req/s server cpu/req "
-                          f"{ph['server_cpu_ms_per_request']:.2f} ms errors {ph['errors']} "
+                          f"{ph['server_cpu_ms_per_request']:.2f} ms waited "
+                          f"{ph['server_runq_wait_ms_per_request']:.2f} ms errors {ph['errors']} "
                           f"rss {ph['rss_after_mb']:.0f} MB load {ph['load_after']:.1f}",
                           flush=True)
         finally:
@@ -350,13 +378,15 @@ def main() -> None:
            "load_before": load_before, "load_after": load_after, "rss_start_mb": rss_start,
            "phases": results, "baseline": base, "baseline_tree": args.baseline_tree,
            "model": args.model, "workers": args.workers,
-           "goal": {"repeated": ("met" if met == len(rep) else "missed") + f" in {met} of "
-                    f"{len(rep)} rounds (p99 {', '.join(f'{v:.1f}' for v in rep)} ms)",
-                    "distinct": "met" if mine["distinct"]["p99_ms"] <= P99_GOAL_MS
-                    else f"missed (p99 {mine['distinct']['p99_ms']:.0f} ms)",
-                    "errors": "met" if errors == 0 else f"missed ({errors})",
-                    "memory_growth_mb": mine["distinct again"]["rss_after_mb"]
-                    - mine["distinct"]["rss_after_mb"]}}
+           "goal": {"repeated": ("met" if met == len(rep) else "missed") + f" (met in {met} "
+                    f"of {len(rep)} rounds; p99 {', '.join(f'{v:.1f}' for v in rep)} ms)",
+                    "errors": "met" if errors == 0 else f"missed ({errors})"}}
+    if "distinct" in mine:
+        res["goal"].update(
+            distinct="met" if mine["distinct"]["p99_ms"] <= P99_GOAL_MS
+            else f"missed (p99 {mine['distinct']['p99_ms']:.0f} ms)",
+            memory_growth_mb=mine["distinct again"]["rss_after_mb"]
+            - mine["distinct"]["rss_after_mb"])
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out + ".json").write_text(json.dumps(res, indent=2))
     Path(args.out + ".md").write_text(markdown(res))
