@@ -18,11 +18,15 @@ split-conformal quantile of the scores ``(log run - c) / s`` on the calibration 
 
 How the choice is made: the regressions learn on the older training jobs (rounds stopped on
 the older half of the calibration slice); each variant gets ``k`` from the older half of the
-slice and is scored on the newer half. Because the months drift, the conformal *level* is
-raised until the newer half is covered at the target (:data:`LEVELS`) — the kill budget is
-met inside the training part, not assumed from exchangeability — and the variant with the
-least median over-request among those that reach the target wins. Its ``k`` is then measured
-on the whole slice at that level.
+slice and is scored on the newer half, at the level that just covers that newer half at the
+target (:data:`RANK_LEVELS`, below the target too: variants are compared at equal coverage,
+not by how much each over-covers), and the least median over-request wins. Because the
+months drift, the level then kept is the target *raised* until the newer half is covered
+(:data:`LEVELS`; never lowered) — the kill budget is met inside the training part, not
+assumed from exchangeability. The winner's ``k`` is then measured on the whole slice at that
+level. On Curie's own training part (inner folds: learn on the first 60 % / 80 %, score the
+next 20 %), this ranking picked the normalized variant in both folds (4.5 % killed at 3.6x,
+5.4 % at 2.4x, against 4.5 % at 4.3x and 3.4 % at 3.9x for the earlier method).
 
 A completed job never ran past its request, so capping there never adds a kill.
 """
@@ -52,6 +56,9 @@ MIN_BIN = 200
 #: How far above the target the conformal level may be raised against drift (steps of the
 #: share left uncovered: 1, 0.9, ... 0.3 of it).
 LEVELS = tuple(1 - 0.1 * j for j in range(8))
+#: The levels the variants are *compared* at (below the target too): each at the level that
+#: just covers the newer half, so that a variant is not ranked by how much it over-covers.
+RANK_LEVELS = tuple(2 - 0.1 * j for j in range(18))
 
 
 def conformal_offset(scores: np.ndarray, coverage: float) -> float:
@@ -88,8 +95,10 @@ def mondrian_offsets(scores: np.ndarray, bins: np.ndarray, coverage: float
 
 
 def raise_level(old: np.ndarray, old_bins: np.ndarray, new: np.ndarray, new_bins: np.ndarray,
-                fits: np.ndarray, coverage: float) -> tuple[float, np.ndarray, float]:
-    """The lowest conformal level of :data:`LEVELS` whose factors, measured on the ``old``
+                fits: np.ndarray, coverage: float, shares=LEVELS
+                ) -> tuple[float, np.ndarray, float]:
+    """The lowest conformal level ``1 - (1 - coverage) * share`` for ``share`` in ``shares``
+    (:data:`LEVELS`: from the target up) whose factors, measured on the ``old``
     scores, cover ``coverage`` of the ``new`` ones (the highest level if none does).
 
     Args:
@@ -101,7 +110,7 @@ def raise_level(old: np.ndarray, old_bins: np.ndarray, new: np.ndarray, new_bins
     Returns:
         (level, factor per newer job, the share of newer jobs covered).
     """
-    for share in LEVELS:
+    for share in shares:
         level = 1 - (1 - coverage) * share
         per, rest = mondrian_offsets(old, old_bins, level)
         k = np.array([per.get(int(b), rest) for b in new_bins])
@@ -145,16 +154,20 @@ class WalltimeModel:
             centre, scale = self._centre_scale(predictor, cc, v)
             score = (yc - centre) / scale
             bins = depth_bins(cc) if v[2] else np.zeros(len(yc), int)
-            level, k, cover = raise_level(score[:half], bins[:half], score[half:], bins[half:],
-                                          yc[half:] <= lim[half:], self.coverage)
+            fits = yc[half:] <= lim[half:]
+            # Ranked at equal coverage of the newer half; the level kept is only ever raised.
+            _, k, cover = raise_level(score[:half], bins[:half], score[half:], bins[half:],
+                                      fits, self.coverage, RANK_LEVELS)
             wall = np.minimum(centre[half:] + k * scale[half:], lim[half:])
             over = float(np.median(np.exp(wall - yc[half:])))
             # Covering the target comes first, then the least over-request.
             key = (min(cover, self.coverage), -over)
             if best is None or key > best[0]:
-                best = (key, v, level, cover, over)
-        _, self.variant_, self.level_, cover, over = best
-        self.validation_ = {"coverage": cover, "over_request": over}
+                level, k, kept = raise_level(score[:half], bins[:half], score[half:],
+                                             bins[half:], fits, self.coverage)
+                best = (key, v, level, {"coverage": kept, "ranked_coverage": cover,
+                                        "ranked_over_request": over})
+        _, self.variant_, self.level_, self.validation_ = best
         centre, scale = self._centre_scale(predictor, cc, self.variant_)
         score = (yc - centre) / scale
         self.offsets_, self.rest_offset_ = mondrian_offsets(score, self._bins(cc), self.level_)

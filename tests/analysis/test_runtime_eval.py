@@ -85,7 +85,7 @@ def test_evaluate_writes_every_row(curie):
     wall = method["walltime"]
     assert wall["kind"] in ("anchor", "model") and wall["centre"]
     assert wall["level"] >= out["coverage_target"]
-    assert 0 <= wall["validation"]["coverage"] <= 1 and wall["validation"]["over_request"] > 0
+    assert 0 <= wall["validation"]["coverage"] <= 1 and wall["validation"]["ranked_over_request"] > 0
 
 
 def test_the_command_on_a_gaia_slice(tmp_path):

@@ -16,8 +16,8 @@ import pytest
 
 from hpcds1mpi.surrogates.job_runtime import RuntimePredictor
 from hpcds1mpi.surrogates.submit_features import submit_features
-from hpcds1mpi.surrogates.walltime_model import (FLOORS, LEVELS, WalltimeModel, conformal_offset,
-                                                 raise_level)
+from hpcds1mpi.surrogates.walltime_model import (FLOORS, LEVELS, RANK_LEVELS, WalltimeModel,
+                                                 conformal_offset, raise_level)
 
 SMALL = {"n_estimators": 60, "learning_rate": 0.1}
 
@@ -119,3 +119,14 @@ def test_the_level_is_raised_when_the_newest_jobs_drift():
     fits[:400] = False
     level, _, cover = raise_level(old, zeros, old, zeros, fits, 0.95)
     assert cover < 0.95 and level == 1 - 0.05 * LEVELS[-1]
+
+
+def test_variants_are_ranked_at_the_level_that_just_covers():
+    # Newer scores narrower than the older: ranked below the target (not by how much the
+    # target's factor over-covers), but the level kept is never below it.
+    rng = np.random.default_rng(2)
+    old, new = rng.normal(0, 1, 4000), rng.normal(0, 0.85, 4000)
+    zeros, fits = np.zeros(4000, int), np.ones(4000, bool)
+    ranked, k, cover = raise_level(old, zeros, new, zeros, fits, 0.95, RANK_LEVELS)
+    assert ranked < 0.95 and 0.95 <= cover < np.mean(new <= conformal_offset(old, 0.95))
+    assert raise_level(old, zeros, new, zeros, fits, 0.95)[0] == 0.95
