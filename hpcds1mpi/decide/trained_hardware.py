@@ -57,9 +57,9 @@ def _hardware_arrays(table, partitions: dict):
     names, inverse = np.unique(np.asarray(table["partition"]).astype(str), return_inverse=True)
     for col in HARDWARE_COLUMNS:
         values = [(partitions.get(p) or {}).get(col, np.nan) for p in names.tolist()]
-        mapped = np.asarray(values if values else [], dtype=float)[inverse] \
-            if not all(isinstance(v, (int, np.integer)) for v in values) or not values \
-            else np.asarray(values, dtype=np.int64)[inverse]
+        whole = values and all(isinstance(v, (int, np.integer)) for v in values)
+        # pandas' map gives int64 where every value is whole, float64 (NaN: unknown) else
+        mapped = np.asarray(values, dtype=np.int64 if whole else float)[inverse]
         if col not in table:
             table[col] = mapped
             continue

@@ -21,6 +21,24 @@ def test_hardware_columns_fill_what_is_missing_and_keep_what_is_there():
     assert "cores_per_node" not in frame.columns  # the caller's frame is left alone
 
 
+def test_hardware_columns_of_plain_arrays_are_the_frames():
+    """Columns (the recommend path, no pandas) get the same values and kinds."""
+    import numpy as np
+
+    from hpcds1mpi.surrogates.columns import Columns, as_columns
+
+    frame = pd.DataFrame({"partition": ["cpu", "gpu-big", "elsewhere", "cpu"],
+                          "memory_gb": [1.0, float("nan"), float("nan"), float("nan")]})
+    want = hardware_columns(frame, PARTITIONS)
+    got = hardware_columns(as_columns(frame), PARTITIONS)
+    assert isinstance(got, Columns)
+    for col in want.columns:
+        assert np.array_equal(np.asarray(got[col]), want[col].to_numpy(),
+                              equal_nan=want[col].dtype.kind == "f"), col
+        if col != "partition":  # text stays <U in Columns
+            assert np.asarray(got[col]).dtype.kind == want[col].dtype.kind, col
+
+
 def test_matching_partition_by_name_then_by_hardware():
     bundle = FakeBundle()
     assert matching_partition(bundle, Partition("laptop", cores_per_node=6, memory_gb=16)) is None
