@@ -319,11 +319,12 @@ def feature_block(frame: "pd.DataFrame", spec: FeatureSpec, names: list[str]) ->
     # Work model per unique (workload, size, ranks): a 10,000-config frame has few unique keys.
     size_key = np.nan_to_num(size, nan=-1).astype(np.int64)
     rank_key = np.nan_to_num(ranks, nan=-1).astype(np.int64)
-    # One int64 key per row, grouped by a 1-d sort (np.unique(axis=0) cost 20 ms per 10k rows).
-    s_codes, s_uniq = factorize(size_key)
-    r_codes, r_uniq = factorize(rank_key)
+    # One int64 key per row, grouped 1-d (np.unique(axis=0) cost 20 ms per 10k rows); any
+    # numbering of the groups will do.
+    s_codes, s_uniq = factorize(size_key, ordered=False)
+    r_codes, r_uniq = factorize(rank_key, ordered=False)
     combined = (wl_codes.astype(np.int64) * len(s_uniq) + s_codes) * len(r_uniq) + r_codes
-    inverse, first = factorize(combined)
+    inverse, first = factorize(combined, ordered=False)
     w_of = first // (len(s_uniq) * len(r_uniq))
     uniq = np.column_stack([w_of, s_uniq[(first // len(r_uniq)) % len(s_uniq)],
                             r_uniq[first % len(r_uniq)]])

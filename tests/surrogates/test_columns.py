@@ -41,3 +41,10 @@ def test_rows_columns_and_lengths():
 def test_missing_text_becomes_empty():
     frame = pd.DataFrame({"s": ["a", None, "b"]}, dtype=object)
     assert as_columns(frame)["s"].tolist() == ["a", "", "b"]
+
+
+@pytest.mark.parametrize("values", [np.array([5, 3, 5, 9, 3]), np.arange(50)[::-1] * 2 ** 40])
+def test_unordered_factorize_groups_the_same_rows(values):
+    codes, uniques = factorize(values, ordered=False)
+    assert np.array_equal(uniques[codes], values)
+    assert len(uniques) == len(set(values.tolist()))
