@@ -42,19 +42,24 @@ def margins(forest: Forest, X32: np.ndarray) -> np.ndarray:
     float32, in tree order (a member without a j-th tree adds an exact 0.0).
     """
     n = len(X32)
-    n_trees = forest.feature.shape[0]
+    n_trees, width = forest.feature.shape
     inner = forest.leaf.shape[1] - 1
-    trees = np.arange(n_trees)[:, None]
-    rows = np.arange(n)[None, :]
+    # Flat indices (one-dimensional takes are cheaper than two-dimensional fancy indexing).
+    tree_start = (np.arange(n_trees, dtype=np.intp) * width)[:, None]
+    row_start = (np.arange(n, dtype=np.intp) * X32.shape[1])[None, :]
+    feature, threshold = forest.feature.ravel(), forest.threshold.ravel()
+    default_left, x_flat = forest.default_left.ravel(), np.ascontiguousarray(X32).ravel()
     pos = np.zeros((n_trees, n), dtype=np.intp)
     has_nan = bool(np.isnan(X32).any())
     for _ in range(forest.depth):
-        x = X32[rows, forest.feature[trees, pos]]
-        right = x >= forest.threshold[trees, pos]
+        node = tree_start + pos
+        x = x_flat.take(row_start + feature.take(node))
+        right = x >= threshold.take(node)
         if has_nan:  # a missing value takes the node's default direction
-            right |= (x != x) & (forest.default_left[trees, pos] == 0)
+            right |= (x != x) & (default_left.take(node) == 0)
         pos = 2 * pos + 1 + right
-    leaves = np.vstack([forest.leaf[trees, pos - inner], np.zeros((1, n), np.float32)])
+    leaf_at = (np.arange(n_trees, dtype=np.intp) * forest.leaf.shape[1])[:, None] + pos - inner
+    leaves = np.vstack([forest.leaf.ravel().take(leaf_at), np.zeros((1, n), np.float32)])
     order = _tree_order(forest)
     out = np.repeat(forest.base[:, None], n, axis=1).astype(np.float32)
     for j in range(order.shape[1]):
