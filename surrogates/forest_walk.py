@@ -101,6 +101,19 @@ def _layout(model, build: bool = True):
     return model._walk_forest
 
 
+def _varying(Z: np.ndarray, thresholds: dict) -> dict:
+    """The thresholds of the features that vary over the rows of ``Z``: a column with one
+    value (a grid's workload, size, hardware) puts every row in the same interval, so the
+    regions are the same without it (an all-NaN column too; one with some NaN varies)."""
+    cols = np.fromiter(thresholds, dtype=np.intp, count=len(thresholds))
+    if len(Z) == 0 or len(cols) == 0:
+        return thresholds
+    part = Z[:, cols]
+    first = part[0]
+    same = ((part == first) | (np.isnan(part) & np.isnan(first))).all(axis=0)
+    return {f: thresholds[f] for f, keep in zip(cols.tolist(), (~same).tolist()) if keep}
+
+
 def predict_regions(model, frame):
     """``model.predict_frame_regions(frame)`` (same return values), the members scored by
     :func:`margins` where the grid's regions are between :data:`WALK_MIN_ROWS` and
@@ -122,6 +135,7 @@ def predict_regions(model, frame):
     base = baseline_from_roofline(block[-1]) if model.use_baseline else None
     levels = [block[names.index(c)] for c in LEVEL_FEATURES] if model.levels_ else None
     Z = block[:len(model.member_features)].T
+    thresholds = _varying(Z, thresholds)
     if len(Z) > 4 * REGION_PROBE_ROWS:  # the model's probe: mostly distinct rows, no grouping
         probe, _ = tree_regions(Z[:REGION_PROBE_ROWS], thresholds)
         if len(probe) > 0.5 * REGION_PROBE_ROWS:
