@@ -284,6 +284,14 @@ def build_features(frame: "pd.DataFrame", spec: FeatureSpec) -> "pd.DataFrame":
     return pd.DataFrame(block.T, columns=spec.names, index=index, copy=False)
 
 
+def _int_key(values: np.ndarray) -> np.ndarray:
+    """``nan_to_num(values, nan=-1).astype(int64)`` (the conversion skipped when every value
+    is finite, as in a grid)."""
+    if np.isfinite(values).all():
+        return values.astype(np.int64)
+    return np.nan_to_num(values, nan=-1).astype(np.int64)
+
+
 def feature_block(frame: "pd.DataFrame", spec: FeatureSpec, names: list[str]) -> np.ndarray:
     """Only the features ``names`` of ``frame``, feature-major.
 
@@ -317,8 +325,7 @@ def feature_block(frame: "pd.DataFrame", spec: FeatureSpec, names: list[str]) ->
     precision = _mapped(_column(frame, "precision"), PRECISION_BYTES)
 
     # Work model per unique (workload, size, ranks): a 10,000-config frame has few unique keys.
-    size_key = np.nan_to_num(size, nan=-1).astype(np.int64)
-    rank_key = np.nan_to_num(ranks, nan=-1).astype(np.int64)
+    size_key, rank_key = _int_key(size), _int_key(ranks)
     # One int64 key per row, grouped 1-d (np.unique(axis=0) cost 20 ms per 10k rows); any
     # numbering of the groups will do.
     s_codes, s_uniq = factorize(size_key, ordered=False)
@@ -335,9 +342,12 @@ def feature_block(frame: "pd.DataFrame", spec: FeatureSpec, names: list[str]) ->
         recorded = np.column_stack([_num(frame, c, n) for c in WORK_COLUMNS])
         have = np.isfinite(recorded).all(axis=1)
     else:
-        recorded, have = None, np.zeros(n, dtype=bool)
-    compute = np.zeros(len(uniq), dtype=bool)
-    compute[inverse[~have]] = True
+        recorded, have = None, None
+    if have is None:  # every key is some row's: every one is computed
+        compute = np.ones(len(uniq), dtype=bool)
+    else:
+        compute = np.zeros(len(uniq), dtype=bool)
+        compute[inverse[~have]] = True
     # One list of Python tuples, made an array at once (row-by-row numpy writes cost ~2 us
     # each: milliseconds on a grid's hundreds of keys); descriptions are per workload.
     none = (np.nan,) * 5
