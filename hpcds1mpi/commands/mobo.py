@@ -125,13 +125,12 @@ def _run_and_report(problem, part, source, columns, workload, size, space, metho
     from hpcds1mpi.surrogates.pareto import hypervolume, spread
     from hpcds1mpi.analysis.pareto_plot import plot_fronts
     from hpcds1mpi.surrogates import mobo
-    from hpcds1mpi.surrogates.objectives import TableObjective
 
     exact_idx, exact_front = problem.exact()
     exact_hv = hypervolume(exact_front, problem.ref_point)
     # Every candidate is already evaluated for the exact front and the reference point: methods
     # look values up and see only the candidates they ask for.
-    problem.objective = TableObjective(problem.candidates, problem.table, source)
+    problem.objective = mobo.CandidateTable(problem, source)
     methods = ["mobo", "sobo-runtime", "sobo-energy", "random"] if method == "all" else [method]
     exactly = method not in ("all", "exact") and len(problem.candidates) <= budget
     if exactly:

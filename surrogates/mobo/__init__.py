@@ -43,7 +43,7 @@ of them cost seconds per iteration once a 50-point front was found).
 from .candidates import NODE_COUNTS, SPACES, build_candidates, encode, node_counts
 from .loop import initial_design
 from .methods import METHODS, RANDOM_STREAMS, random_design, run
-from .problem import Problem, RunResult, default_n_init, hv_trace
+from .problem import CandidateTable, Problem, RunResult, default_n_init, hv_trace
 from .pruning import improvement_outlook, weakly_dominated
 from .settings import (OPTIMISED, PAPER_PROFILE, STRAIGHTFORWARD, FitPolicy, Profile,
                        profile_dict)
@@ -51,6 +51,6 @@ from .settings import (OPTIMISED, PAPER_PROFILE, STRAIGHTFORWARD, FitPolicy, Pro
 __all__ = [
     "METHODS", "SPACES", "NODE_COUNTS", "RANDOM_STREAMS", "Profile", "PAPER_PROFILE",
     "FitPolicy", "STRAIGHTFORWARD", "OPTIMISED", "profile_dict", "build_candidates",
-    "node_counts", "encode", "Problem", "RunResult", "default_n_init", "hv_trace", "run",
+    "node_counts", "encode", "Problem", "CandidateTable", "RunResult", "default_n_init", "hv_trace", "run",
     "random_design", "initial_design", "improvement_outlook", "weakly_dominated",
 ]

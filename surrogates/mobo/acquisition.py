@@ -51,3 +51,37 @@ def _class():
 
     _CLASS = QOneLogEHVI
     return _CLASS
+
+
+def log_ehvi_from_marginals(acq, mean, sd, z, batch_size: int):
+    """The acquisition's values at q = 1 candidates from their posterior marginals.
+
+    For one candidate and independent GPs, the sampler's draw of output ``j`` is
+    ``mean_j + sd_j * z_j`` with ``z`` its fixed base samples (what
+    :func:`~.pruning.improvement_outlook` relies on too): the samples are built here from the
+    marginals the loop already follows (:class:`~.marginals.Marginals`) and handed to the
+    acquisition's own ``_compute_log_qehvi``, instead of asking GPyTorch for a fresh posterior
+    of the same candidates each iteration (a fifth of a 300-evaluation run). The values are
+    BoTorch's up to the marginals' rounding (about 1e-12 relative).
+
+    Args:
+        acq: a qLogExpectedHypervolumeImprovement without constraints (objectives only).
+        mean, sd: ``(k, m)`` posterior mean and standard deviation of the modelled outputs.
+        z: ``(S, m)`` the sampler's base samples.
+        batch_size: candidates per call (memory bound).
+
+    Returns:
+        ``(k,)`` tensor of acquisition values.
+    """
+    import torch
+
+    mean = torch.as_tensor(mean, dtype=torch.double)
+    sd = torch.as_tensor(sd, dtype=torch.double)
+    z = torch.as_tensor(z, dtype=torch.double)[:, None, None, :]  # (S, 1, 1, m)
+    values = []
+    with torch.no_grad():
+        for start in range(0, len(mean), batch_size):
+            mu = mean[None, start:start + batch_size, None, :]  # (1, b, q = 1, m)
+            samples = mu + sd[None, start:start + batch_size, None, :] * z
+            values.append(acq._compute_log_qehvi(samples))
+    return torch.cat(values)

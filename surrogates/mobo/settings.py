@@ -40,6 +40,9 @@ class FitPolicy:
         refit_every: fit hyperparameters every k-th iteration (1 = every iteration); in between
             the GPs are conditioned on the new data with the previous hyperparameters.
         refit_steps: L-BFGS iterations per refit (None: ``fit_gpytorch_mll`` to convergence).
+        refit_growth: refit only once the training set grew by this fraction of its size at
+            the last refit (and at a multiple of ``refit_every`` iterations since it); 0: every
+            ``refit_every`` iterations.
         reuse: reuse the box decomposition while the observed front is unchanged, and keep
             the candidate tensors and the QMC sampler (its base samples) across iterations.
         prune: score the acquisition only on candidates that can still improve (see
@@ -48,6 +51,9 @@ class FitPolicy:
         dominance: with ``prune``, also leave out candidates another scored candidate beats in
             every one of the sampler's samples (:func:`~.pruning.samplewise_dominated`): they
             cannot be the maximum either.
+        direct_samples: with ``prune``, MOBO's acquisition takes its samples from the
+            marginals the pruning follows (:func:`~.acquisition.log_ehvi_from_marginals`)
+            instead of a fresh GPyTorch posterior of the scored candidates.
     """
 
     name: str
@@ -55,13 +61,15 @@ class FitPolicy:
     refit_every: int
     refit_steps: int | None
     reuse: bool
+    refit_growth: float = 0.0
     prune: bool = False
     dominance: bool = False
+    direct_samples: bool = False
 
 
 STRAIGHTFORWARD = FitPolicy("straightforward", warm_start=False, refit_every=1, refit_steps=None, reuse=False)
-OPTIMISED = FitPolicy("optimised", warm_start=True, refit_every=10, refit_steps=20, reuse=True, prune=True,
-                      dominance=True)
+OPTIMISED = FitPolicy("optimised", warm_start=True, refit_every=10, refit_steps=20, reuse=True,
+                      refit_growth=0.2, prune=True, dominance=True, direct_samples=True)
 
 
 def profile_dict(profile: Profile = PAPER_PROFILE, policy: FitPolicy = OPTIMISED) -> dict:

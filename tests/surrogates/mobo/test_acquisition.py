@@ -66,3 +66,24 @@ def test_shortcut_taken_when_it_applies(monkeypatch):
     with torch.no_grad():
         acq(cand[:5])
     assert not calls
+
+
+def test_values_from_marginals_match_the_acquisition_on_its_posterior():
+    import numpy as np
+    import torch
+
+    from hpcds1mpi.surrogates.mobo.acquisition import log_ehvi_from_marginals, q_one_log_ehvi
+
+    kwargs, cand, sampler = _setup(seed=2)
+    acq = q_one_log_ehvi(sampler=sampler(), **kwargs)
+    with torch.no_grad():
+        expected = acq(cand)  # BoTorch's forward: GPyTorch posterior, the sampler's draws
+        post = kwargs["model"].posterior(cand)
+        mean = post.mean[:, 0, :].numpy()
+        sd = post.variance[:, 0, :].clamp_min(0).sqrt().numpy()
+    z = acq.sampler.base_samples.reshape(-1, 2).numpy()
+    got = log_ehvi_from_marginals(acq, mean, sd, z, batch_size=128)  # three batches
+    assert got.shape == expected.shape
+    assert torch.allclose(got, expected, rtol=1e-9, atol=1e-9)
+    assert int(torch.argmax(got)) == int(torch.argmax(expected))
+    assert np.ptp(expected.numpy()) > 5

@@ -52,3 +52,29 @@ def test_optimised_loop_matches_straightforward_on_nodes_space():
     exact_hv = hypervolume(front, problem.ref_point)
     assert fast.hv_trace[-1] / exact_hv > 0.9 and slow.hv_trace[-1] / exact_hv > 0.9
     assert len(fast.pruned) == 3 and not slow.pruned  # the pruning was consulted each iteration
+
+
+def test_refit_growth_waits_until_the_training_set_grew(monkeypatch):
+    """Hyperparameters are refined every refit_every iterations while the training set is small,
+    then only once it grew by refit_growth of its size at the last refit."""
+    import botorch.optim.fit
+    import torch
+
+    refits = []
+    monkeypatch.setattr(botorch.optim.fit, "fit_gpytorch_mll_scipy",
+                        lambda mll, **kw: "options" in kw and refits.append(len(mll.model.train_targets)))
+    fitter = loop.GPFitter(dataclasses.replace(mobo.OPTIMISED, refit_growth=0.2))
+    gen = torch.Generator().manual_seed(0)
+    X = torch.rand(160, 2, generator=gen, dtype=torch.double)
+    y = torch.sin(6 * X[:, :1]) + X[:, 1:]
+    for n in range(8, 160):  # one more point each iteration, as in the loop
+        fitter.model([(X[:n], y[:n])])
+    # every 10 iterations up to 58 points, then after 20 % growth (and a multiple of 10)
+    assert refits == [18, 28, 38, 48, 58, 78, 98, 118, 148]  # the loop's refits (with options)
+    plain = []
+    monkeypatch.setattr(botorch.optim.fit, "fit_gpytorch_mll_scipy",
+                        lambda mll, **kw: "options" in kw and plain.append(len(mll.model.train_targets)))
+    fitter = loop.GPFitter(dataclasses.replace(mobo.OPTIMISED, refit_growth=0.0))
+    for n in range(8, 160):
+        fitter.model([(X[:n], y[:n])])
+    assert plain == list(range(18, 160, 10))  # growth 0: every refit_every iterations

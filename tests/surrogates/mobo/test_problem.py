@@ -36,3 +36,24 @@ def test_hv_trace_is_the_hypervolume_of_each_prefix():
     trace = mobo.hv_trace(Y, feasible, ref)
     expected = [hypervolume(Y[:k][feasible[:k]], ref) for k in range(1, 5)]
     assert np.allclose(trace, expected) and trace[1] == trace[0]
+
+
+def test_candidate_table_answers_by_row_number_as_the_keyed_table_does():
+    from hpcds1mpi.surrogates.objectives import TableObjective
+    from tests.surrogates.mobo import make_problem
+
+    problem = make_problem(space="full")
+    keyed = TableObjective(problem.candidates, problem.table, "modelled")
+    by_row = mobo.CandidateTable(problem, "modelled")
+    picks = [7, 3, 0, len(problem.candidates) - 1, 3]
+    problem.objective = keyed
+    expected = problem.evaluate(picks)
+    problem.objective = by_row
+    got = problem.evaluate(picks)
+    assert np.array_equal(got[0], expected[0], equal_nan=True)
+    assert got[1].tolist() == expected[1].tolist() and got[2] == expected[2]
+    assert by_row.calls == len(picks) and by_row.source == "modelled"
+    # configurations from another frame still go through the keys
+    other = problem.candidates.iloc[[5, 2]].copy()
+    assert by_row(other)["runtime_s"].tolist() == keyed(other)["runtime_s"].tolist()
+    assert by_row.calls == len(picks) + 2
