@@ -67,12 +67,12 @@ class Workers:
 
         executor = ProcessPoolExecutor(self.count, mp_context=multiprocessing.get_context("spawn"),
                                        initializer=_start, initargs=self._args)
-        if wait:
-            # Start every worker now (one task each, submitted at once), so a worker that
-            # cannot start is an error at start, and the first requests do not pay for loading.
-            futures = [executor.submit(_ready, i) for i in range(self.count)]
-            for f in futures:
-                f.result()
+        # Start every worker now (one task each, submitted at once: the pool starts processes
+        # only when none is idle), so the first requests do not pay for loading; at start,
+        # wait for them, so that a worker that cannot start is an error at start.
+        futures = [executor.submit(_ready, i) for i in range(self.count)]
+        for f in futures if wait else ():
+            f.result()
         return executor
 
     def pids(self) -> list[int]:

@@ -52,6 +52,16 @@ def test_two_workers_answer_as_the_thread_does(pooled, server):
     assert pooled.request("POST", "/v1/recommend", QUESTIONS[0])[1] == results[0][1]
 
 
+@pytest.mark.parametrize("path,body", [
+    ("/v1/predict", {"workload": "gemm", "size": 512, "configs": [
+        {"nodes": 1, "ranks_per_node": 2}, {"nodes": 9, "ranks_per_node": 1}]}),
+    ("/v1/advise", {"script": (LAB.parent / "lab_stencil.sbatch").read_text()}),
+    ("/v1/recommend", {"workload": "stencil", "size": 128, "partition": ["nowhere"]}),
+])
+def test_predict_advise_and_refusals_come_back_from_a_worker_alike(pooled, server, path, body):
+    assert pooled.request("POST", path, body)[:2] == server.request("POST", path, body)[:2]
+
+
 def test_a_dead_worker_costs_one_request_at_most(pooled):
     victim = _workers(pooled)[0]
     victim.kill()
