@@ -72,6 +72,8 @@ def parse_args(argv=None):
                     help="time the `hpcds1mpi mobo` command users run (fresh process, shipped "
                          "defaults, budget --wall-budget or 300) this many times, each beside an "
                          "in-process run of the same problem and a `python -c pass` (interleaved)")
+    ap.add_argument("--cli-seeds", default="0", help="with --cli-runs: seeds of the rounds, in "
+                    "turn (each round's HV ratio is recorded for both commands)")
     ap.add_argument("--baseline", default=None, metavar="DIR", help="with --cli-runs: an older "
                     "source tree (git archive C | tar -x -C DIR) whose `hpcds1mpi mobo` runs each "
                     "round too, same arguments; front and hypervolume compared")
@@ -135,7 +137,6 @@ def main(argv=None) -> int:
 
     from hpcds1mpi.surrogates.pareto import hypervolume, spread
     from hpcds1mpi.surrogates import mobo
-    from hpcds1mpi.surrogates.objectives import TableObjective
 
     torch.set_num_threads(args.threads)
     evals = sorted({int(e) for e in args.evals.split(",")})
@@ -147,14 +148,14 @@ def main(argv=None) -> int:
           f"{part.gpus_per_node} GPUs; space {args.space}; budget {budget}; seeds {args.seeds}", flush=True)
     # Warm the lazy imports (scipy/botorch/gpytorch) so the first timed iteration is not an import.
     _, warm, _ = problems[0]
-    warm.objective = TableObjective(warm.candidates, warm.table, "warm-up")
+    warm.objective = mobo.CandidateTable(warm, "warm-up")
     mobo.run(warm, "mobo", mobo.default_n_init(warm) + 1, seed=999)
 
     records, problem_info = [], {}
     for name, problem, source in problems:
         exact_idx, exact = problem.exact()
         exact_hv = hypervolume(exact, problem.ref_point)
-        problem.objective = TableObjective(problem.candidates, problem.table, source)
+        problem.objective = mobo.CandidateTable(problem, source)
         problem_info[name] = {"candidates": len(problem.candidates),
                               "feasible": int(problem.table["feasible"].sum()),
                               "exact_front_size": int(len(exact_idx)), "exact_hv": exact_hv,
@@ -223,100 +224,15 @@ def main(argv=None) -> int:
         print(f"one optimised {args.wall_budget}-evaluation MOBO run on {name}: {res.wall_s:.1f} s "
               f"(load {load_before:.1f} -> {os.getloadavg()[0]:.1f})", flush=True)
     if args.cli_runs:
+        sys.path.insert(0, str(HERE))
+        from mobo_cli import cli_timing
+
         timing = dict(timing or {})
         timing["cli"] = cli_timing(args, problems[0])
     total = time.perf_counter() - t_start
     _write(args, part, evals, methods, records, problem_info, timing, total)
     print(f"\ntotal runtime {total:.1f} s; wrote {args.out}.json and {args.out}.md")
     return 0
-
-
-def cli_timing(args, first) -> dict:
-    """Wall seconds of the command users run, beside the same run in this process.
-
-    Each round runs, in turn: ``hpcds1mpi mobo`` on the first problem (a fresh process with
-    the shipped defaults: method mobo, seed 0, torch threads 1, outputs written and plotted),
-    ``mobo.run`` on the same problem here (imports warm, values looked up), and a fresh
-    ``python -c pass`` (the interpreter's own start). Ratios of the medians survive a shared
-    machine's load better than either time.
-    """
-    import statistics
-    import subprocess
-    import tempfile
-
-    from hpcds1mpi.surrogates import mobo
-
-    name, problem, _ = first
-    workload, size = name.rsplit(":", 1) if ":" in name else (name, "0")
-    budget = args.wall_budget or 300
-    exe = Path(sys.executable).with_name("hpcds1mpi")
-    command = [str(exe) if exe.exists() else sys.executable] + ([] if exe.exists() else
-                                                                 ["-m", "hpcds1mpi"])
-    command += ["mobo", "--workload", workload, "--size", size, "--space", args.space,
-                "--node-counts", args.node_counts, "--budget", str(budget),
-                "--energy-from", args.energy_from]
-    command += ["--model", str(Path(args.model).resolve())] if args.model else ["--analytic"]
-    command += ["--cluster", str(Path(args.cluster).resolve())] if args.cluster else (
-        [] if args.model else ["--cluster", str(DEFAULT_CLUSTER)])
-    command += ["--partition", args.partition] if args.partition else []
-    command += ["--model-partition", args.model_partition] if args.model_partition else []
-    import resource
-
-    def child_cpu() -> float:
-        return sum(resource.getrusage(resource.RUSAGE_CHILDREN)[:2])  # user + system
-
-    runs, same = {"cli": [], "in_process": [], "python": []}, []  # same: front, HV as baseline
-    cpu = {"cli": [], "in_process": []}  # CPU seconds: what a loaded machine cannot inflate
-    if args.baseline:
-        sys.path.insert(0, str(HERE))
-        from recommend_speed import baseline_command
-
-        baseline = baseline_command(args.baseline, command[1 if exe.exists() else 3:])
-        runs["baseline"], cpu["baseline"] = [], []
-
-    def timed(key: str, cmd: list[str], out: str) -> None:
-        t0, c0 = time.perf_counter(), child_cpu()
-        proc = subprocess.run(cmd + ["--out", out], capture_output=True, text=True, cwd="/")
-        runs[key].append(time.perf_counter() - t0)
-        cpu[key].append(child_cpu() - c0)
-        if proc.returncode != 0:
-            raise SystemExit(f"{key}: {' '.join(cmd[:3])}... failed: {proc.stderr.strip()[-300:]}")
-
-    with tempfile.TemporaryDirectory() as tmp:
-        for k in range(args.cli_runs):
-            load = os.getloadavg()[0]
-            # Alternate which command goes first, so neither always meets the same load.
-            order = ["cli", "baseline"] if args.baseline else ["cli"]
-            for key in (order if k % 2 == 0 else order[::-1]):
-                timed(key, command if key == "cli" else baseline, f"{tmp}/{key}{k}")
-            if args.baseline:
-                new, old = (json.loads(Path(f"{tmp}/{key}{k}/mobo.json").read_text())
-                            for key in ("cli", "baseline"))
-                same.append(all(new[x] == old[x] for x in ("front", "hv", "failed_evaluations")))
-            c0 = time.process_time()
-            runs["in_process"].append(mobo.run(problem, "mobo", budget, seed=0).wall_s)
-            cpu["in_process"].append(time.process_time() - c0)
-            t0 = time.perf_counter()
-            subprocess.run([sys.executable, "-c", "pass"], check=True)
-            runs["python"].append(time.perf_counter() - t0)
-            print(f"cli round {k + 1}: command {runs['cli'][-1]:.1f} s ({cpu['cli'][-1]:.1f} s "
-                  + (f"CPU), baseline {runs['baseline'][-1]:.1f} s ({cpu['baseline'][-1]:.1f} s "
-                     f"CPU, same front and HV: {same[-1]}; " if args.baseline else "")
-                  + f"CPU), in-process {runs['in_process'][-1]:.1f} s "
-                  f"({cpu['in_process'][-1]:.1f} s CPU), python -c pass "
-                  f"{runs['python'][-1]:.2f} s (load {load:.1f})", flush=True)
-    out = {"command": " ".join(command[1:]), "budget": budget, "runs": runs, "cpu_s": cpu,
-           "load_avg_1min_after": os.getloadavg()[0]}
-    if args.baseline:
-        out["baseline_tree"] = args.baseline
-        out["baseline_same_front_and_hv"] = same
-    for key, values in cpu.items():
-        out[f"{key}_cpu"] = {"median_s": statistics.median(values), "best_s": min(values)}
-    for key, values in runs.items():
-        out[key] = {"median_s": statistics.median(values), "best_s": min(values),
-                    "spread_s": max(values) - min(values)}
-    out["cli_over_in_process"] = out["cli"]["median_s"] / out["in_process"]["median_s"]
-    return out
 
 
 def _aggregate(records, evals, methods):
@@ -414,34 +330,9 @@ def _write(args, part, evals, methods, records, problem_info, timing, total):
                      f"average), HV ratio {w['hv_ratio']:.4f}; 1-min load average {w['load_avg_1min_before']:.1f} "
                      f"before, {w['load_avg_1min_after']:.1f} after, on {os.cpu_count()} CPUs.")
     if timing and "cli" in timing:
-        c = timing["cli"]
-        lines += ["", f"The command users run, `hpcds1mpi {c['command']}` (fresh process, shipped "
-                  f"defaults), {len(c['runs']['cli'])} rounds interleaved with the same run in "
-                  "process and a fresh `python -c pass`:", "",
-                  "| path | median s | best s | spread s |", "| --- | --- | --- | --- |"]
-        rows = [("cli", "command (CLI)"), ("in_process", "mobo.run in process"),
-                ("python", "python -c pass")] + ([("baseline", f"baseline `{c['baseline_tree']}`, "
-                                                  "same command")] if c.get("baseline_tree") else [])
-        for key, label in rows:
-            lines.append(f"| {label} | {c[key]['median_s']:.2f} | {c[key]['best_s']:.2f} | "
-                         f"{c[key]['spread_s']:.2f} |")
-        lines.append(f"| command, CPU s (user + system) | {c['cli_cpu']['median_s']:.2f} | "
-                     f"{c['cli_cpu']['best_s']:.2f} | |")
-        lines += [f"| baseline, CPU s | {c['baseline_cpu']['median_s']:.2f} | "
-                  f"{c['baseline_cpu']['best_s']:.2f} | |"] if c.get("baseline_tree") else []
-        lines.append(f"| in process, CPU s | {c['in_process_cpu']['median_s']:.2f} | "
-                     f"{c['in_process_cpu']['best_s']:.2f} | |")
-        if c.get("baseline_tree"):
-            lines.append(f"\nCommand / baseline, CPU medians: "
-                         f"{c['cli_cpu']['median_s'] / c['baseline_cpu']['median_s']:.2f}x "
-                         f"(wall {c['cli']['median_s'] / c['baseline']['median_s']:.2f}x); "
-                         f"same Pareto front, hypervolume and failed evaluations as the baseline "
-                         f"in every round: {all(c['baseline_same_front_and_hv'])}. 1-min load "
-                         f"average {c.get('load_avg_1min_after', float('nan')):.1f} at the end.")
-        lines.append(f"\nCLI / in-process (wall medians): {c['cli_over_in_process']:.2f}x; goal: "
-                     f"the {c['budget']}-evaluation command <= 30 s. On a shared machine the CPU "
-                     "seconds are the steadier figure (a quiet machine's wall time is about "
-                     "them).")
+        from mobo_cli import cli_lines
+
+        lines += cli_lines(timing["cli"])
     lines.append(f"\nTotal runtime {total:.0f} s.")
     Path(f"{args.out}.md").write_text("\n".join(lines) + "\n")
 
