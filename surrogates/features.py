@@ -354,16 +354,17 @@ def feature_block(frame: "pd.DataFrame", spec: FeatureSpec, names: list[str]) ->
     uniq_work = np.array([(_work(wl_names[w], s, r) or none) if c else none
                           for (w, s, r), c in zip(uniq.tolist(), compute.tolist())],
                          dtype=np.float64).reshape(len(uniq), 5)
-    uniq_desc = np.array([_description(name) for name in wl_names],
-                         dtype=np.float64).reshape(len(wl_names), len(COMM_PATTERNS) + 1)[
-        uniq[:, 0]]
+    # A description is the row's workload's: one small column per feature, taken by code.
+    wl_desc = np.array([_description(name) for name in wl_names],
+                       dtype=np.float64).reshape(len(wl_names), len(COMM_PATTERNS) + 1)
+    wl_rows = np.asarray(wl_codes, dtype=np.intp)
     work = uniq_work[inverse]
     if recorded is not None:
         work[have] = recorded[have]
     flops, bytes_moved, messages, comm_bytes, mem = work.T
 
     def desc(i: int) -> np.ndarray:
-        return uniq_desc[inverse, i]
+        return np.ascontiguousarray(wl_desc[:, i]).take(wl_rows)
 
     def t_compute() -> np.ndarray:
         return flops / (threads * _NOMINAL_FLOPS_PER_CORE)

@@ -104,13 +104,12 @@ def _layout(model, build: bool = True):
 def _varying(Z: np.ndarray, thresholds: dict) -> dict:
     """The thresholds of the features that vary over the rows of ``Z``: a column with one
     value (a grid's workload, size, hardware) puts every row in the same interval, so the
-    regions are the same without it (an all-NaN column too; one with some NaN varies)."""
+    regions are the same without it (a column with a NaN is kept: min and max are NaN)."""
     cols = np.fromiter(thresholds, dtype=np.intp, count=len(thresholds))
     if len(Z) == 0 or len(cols) == 0:
         return thresholds
     part = Z[:, cols]
-    first = part[0]
-    same = ((part == first) | (np.isnan(part) & np.isnan(first))).all(axis=0)
+    same = part.min(axis=0) == part.max(axis=0)
     return {f: thresholds[f] for f, keep in zip(cols.tolist(), (~same).tolist()) if keep}
 
 
