@@ -268,8 +268,9 @@ class RuntimePredictor:
 
     def _fit_walltime(self, feats: pd.DataFrame, y: np.ndarray, fit: slice, cal: slice):
         """The walltime half (:class:`~hpcds1mpi.surrogates.walltime_model.WalltimeModel`)."""
+        base = (self.candidates_[self.best_single_],) + FALLBACK
         self.walltime_ = WalltimeModel(self.coverage, self.params, self.patience).fit(
-            self, feats, y, fit, cal)
+            self, feats, y, fit, cal, base)
         self.calibration_coverage_ = self.walltime_.calibration_coverage_
 
     @staticmethod

@@ -134,12 +134,13 @@ class WalltimeModel:
         self.params = params
         self.patience = patience
 
-    def fit(self, predictor, feats: pd.DataFrame, y: np.ndarray, fit: slice, cal: slice
-            ) -> "WalltimeModel":
+    def fit(self, predictor, feats: pd.DataFrame, y: np.ndarray, fit: slice, cal: slice,
+            base: tuple[str, ...]) -> "WalltimeModel":
         """Learn from the training jobs in submit order: ``fit`` the older, ``cal`` the
-        newest slice; ``predictor`` (a fitted point half) gives the candidates, the request
-        and the feature matrix."""
-        self.base_ = predictor.candidates_[predictor.best_single_]
+        newest slice; ``predictor`` (a fitted point half) gives the request and the feature
+        matrix, ``base`` the columns of the centre (the best single candidate, then its
+        fallbacks)."""
+        self.base_, self.base_chain_ = base[0], tuple(base)
         fc, cc = feats.iloc[fit], feats.iloc[cal]
         yc = y[cal]
         half = len(yc) // 2
@@ -184,8 +185,8 @@ class WalltimeModel:
 
         fc, yf = fc.iloc[-REGRESSION_ROWS:], yf[-REGRESSION_ROWS:]
         xf, xc = predictor._matrix(fc), predictor._matrix(cc)
-        rf = yf - predictor._chain(fc, self._base_chain())
-        rc = yc - predictor._chain(cc, self._base_chain())
+        rf = yf - predictor._chain(fc, self.base_chain_)
+        rc = yc - predictor._chain(cc, self.base_chain_)
         out = []
         for alpha in (0.5, UPPER_ALPHA):
             out.append(LGBMRegressor(objective="quantile", alpha=alpha, **self.params).fit(
@@ -193,17 +194,12 @@ class WalltimeModel:
                 callbacks=[early_stopping(self.patience, verbose=False)]))
         return out
 
-    def _base_chain(self):
-        from .job_runtime import FALLBACK
-
-        return (self.base_,) + FALLBACK
-
     def _centre_scale(self, predictor, feats: pd.DataFrame, variant) -> tuple:
         kind, arg, _ = variant
         if kind == "anchor":
             return predictor._chain(feats, UPPER_ANCHORS[arg]), np.ones(len(feats))
         x = predictor._matrix(feats)
-        base = predictor._chain(feats, self._base_chain())
+        base = predictor._chain(feats, self.base_chain_)
         med, hi = (m.predict(x) for m in self.regressions_)
         # An infinite floor is the plain shift: one margin for every job.
         return base + hi, (np.ones(len(feats)) if math.isinf(arg) else np.maximum(hi - med, arg))
