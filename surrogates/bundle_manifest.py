@@ -3,7 +3,6 @@ the in-sample metrics (moved out of :mod:`.bundle`, which keeps them importable)
 
 from __future__ import annotations
 
-import hashlib
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -20,6 +19,8 @@ def data_hash(frame: "pd.DataFrame") -> str:
     import pandas as pd
 
     cols = sorted(str(c) for c in frame.columns)
+    import hashlib  # training only: a bundle load does not need it
+
     h = hashlib.sha256("\x00".join(cols).encode())
     for col in cols:
         series = frame[col]
