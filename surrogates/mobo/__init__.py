@@ -32,12 +32,16 @@ never enters a hypervolume, is not offered again, and is left out of the GP trai
 Two model-fitting policies are measured side by side (:data:`STRAIGHTFORWARD`,
 :data:`OPTIMISED`): refit both GPs from scratch with ``fit_gpytorch_mll`` every iteration, or
 warm-start the hyperparameters from the previous iteration, refit with a few L-BFGS steps every
-k iterations (conditioning on the new data in between), reuse the box decomposition while the
-observed front is unchanged, keep the candidate tensors and the sampler across iterations, and
-score the acquisition only on candidates that can still improve under one of the sampler's
-fixed base samples (:func:`improvement_outlook`; when none can, every Monte Carlo improvement
-is exactly zero and only the ``raw_samples`` closest to improving are scored: scoring thousands
-of them cost seconds per iteration once a 50-point front was found).
+k iterations once the training set grew by a fifth (conditioning on every new point in
+between), reuse the box decomposition while the observed front is unchanged, keep the candidate
+tensors and the sampler across iterations, and score the acquisition only on candidates that
+can still improve under one of the sampler's fixed base samples (:func:`improvement_outlook`;
+when none can, every Monte Carlo improvement is exactly zero and only the ``raw_samples``
+closest to improving are scored: scoring thousands of them cost seconds per iteration once a
+50-point front was found) and that no other candidate beats in every sample
+(:func:`~.pruning.samplewise_dominated`). MOBO's qLogEHVI is then computed for q = 1 without
+BoTorch's no-op batch steps, from draws built on the posteriors the pruning follows
+(:mod:`.acquisition`; the same values).
 """
 
 from .candidates import NODE_COUNTS, SPACES, build_candidates, encode, node_counts

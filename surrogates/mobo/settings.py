@@ -76,4 +76,5 @@ def profile_dict(profile: Profile = PAPER_PROFILE, policy: FitPolicy = OPTIMISED
     """Settings to record next to results."""
     return {"profile": asdict(profile), "policy": asdict(policy),
             "acquisition_optimiser": "exhaustive over the remaining enumerated candidates that can "
-            "improve (the raw_samples closest to improving when none can)"}
+            "improve (the raw_samples closest to improving when none can), less those another "
+            "candidate beats in every QMC sample"}
