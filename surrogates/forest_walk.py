@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .estimators import ConstantClassifier, predict_member
-from .features import baseline_from_roofline, feature_block
+from .estimators import ConstantClassifier
 from .forest import Forest
-from .ranking import LEVEL_FEATURES
 from .regions import tree_regions
 from .targets import BASELINE_TARGETS
 from .xgboost_scorer import XGBoostScorer
@@ -117,7 +115,7 @@ def predict_regions(model, frame):
     """``model.predict_frame_regions(frame)`` (same return values), the members scored by
     :func:`margins` where the grid's regions are between :data:`WALK_MIN_ROWS` and
     :data:`WALK_MAX_ROWS` rows; otherwise the model's own path."""
-    from .models import REGION_PROBE_ROWS
+    from .models import REGION_PROBE_ROWS, member_predictions
 
     if model.embedding_ is not None or not model.member_features or len(frame) <= 256:
         return model.predict_frame_regions(frame)
@@ -126,14 +124,7 @@ def predict_regions(model, frame):
     model._walk_grids = grids + 1
     if thresholds is None or _layout(model, build=grids >= LAYOUT_AFTER_GRIDS) is None:
         return model.predict_frame_regions(frame)
-    model.spec_.check_inputs(frame)
-    extra = [c for c in LEVEL_FEATURES if c not in model.member_features] \
-        if model.levels_ else []
-    names = [*model.member_features, *extra, "log_t_roofline"]
-    block = feature_block(frame, model.spec_, names)
-    base = baseline_from_roofline(block[-1]) if model.use_baseline else None
-    levels = [block[names.index(c)] for c in LEVEL_FEATURES] if model.levels_ else None
-    Z = block[:len(model.member_features)].T
+    Z, base, levels = model.member_block(frame)
     thresholds = _varying(Z, thresholds)
     if len(Z) > 4 * REGION_PROBE_ROWS:  # the model's probe: mostly distinct rows, no grouping
         probe, _ = tree_regions(Z[:REGION_PROBE_ROWS], thresholds)
@@ -146,12 +137,7 @@ def predict_regions(model, frame):
     forest, index = _layout(model)
     values = forest.finish(margins(forest, np.ascontiguousarray(Z_score, dtype=np.float32)))
     jobs = [(target, m) for target, members in model.members_.items() for m in members]
-    out: list = [None] * len(jobs)
-    for row, i in enumerate(index):
-        out[i] = values[row]
-    for i, (target, m) in enumerate(jobs):
-        if out[i] is None:
-            out[i] = predict_member(m, Z_score, target == "failed")
+    out = member_predictions(values, index, jobs, Z_score)
     preds, baseline = {}, {}
     for target in model.members_:
         preds[target] = np.vstack([v for (t, _), v in zip(jobs, out) if t == target])

@@ -61,7 +61,13 @@ def forest_predict(forest, index: list[int], jobs: list, Z: np.ndarray) -> list[
     (row blocks on the usable cores), the others one by one."""
     X32 = np.ascontiguousarray(Z, dtype=np.float32)
     parts = parallel.map_row_blocks(lambda start, stop: forest.margins(X32, start, stop), len(X32))
-    values = forest.finish(np.hstack(parts))
+    return member_predictions(forest.finish(np.hstack(parts)), index, jobs, Z)
+
+
+def member_predictions(values: np.ndarray, index: list[int], jobs: list, Z: np.ndarray
+                       ) -> list[np.ndarray]:
+    """Every job's (target, member) prediction: row ``r`` of ``values`` (the compiled
+    forest's answers) for job ``index[r]``, the other members scored one by one on ``Z``."""
     out: list = [None] * len(jobs)
     for row, i in enumerate(index):
         out[i] = values[row]
@@ -294,6 +300,12 @@ class SurrogateModel:
         """
         if self.embedding_ is not None or not self.member_features:
             return self.predict_regions(self.design_matrix(frame))
+        return self._predict_regions(*self.member_block(frame))
+
+    def member_block(self, frame) -> tuple:
+        """The members' features of ``frame`` (rows x features), the baseline's log time
+        estimate (or None) and the ranking levels' features (or None): only the columns the
+        members and the baseline need (checked inputs)."""
         self.spec_.check_inputs(frame)
         extra = [c for c in LEVEL_FEATURES if c not in self.member_features] \
             if self.levels_ else []
@@ -301,7 +313,7 @@ class SurrogateModel:
         block = feature_block(frame, self.spec_, names)
         base = baseline_from_roofline(block[-1]) if self.use_baseline else None
         levels = [block[names.index(c)] for c in LEVEL_FEATURES] if self.levels_ else None
-        return self._predict_regions(block[:len(self.member_features)].T, base, levels)
+        return block[:len(self.member_features)].T, base, levels
 
     def _predict_regions(self, Z_members: np.ndarray, base: np.ndarray | None,
                          levels: list[np.ndarray] | None = None):
