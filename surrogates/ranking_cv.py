@@ -44,6 +44,8 @@ SHIPPED_SETTINGS = {"n_members": 5, "use_embedding": False, "seed": 0, "family":
 #: 97.9 % vs 98.6 % for the plain recipe, and spreads of different recipes pooled into one
 #: confidence calibration: AUROC 0.62 vs 0.83).
 TIE = 0.01
+#: Leave-size-out folds when choosing a recipe: each holds out every third size.
+FOLDS = 3
 _PROBLEM = ["workload", "size", "partition"]
 
 
@@ -68,6 +70,14 @@ def settings_of(manifest: dict) -> dict:
     return {"centre": tuple(ranking.get("centred_targets") or ()),
             "focus": float(ranking.get("focus", 0.0)),
             "denoise": bool(ranking.get("denoise", False))}
+
+
+def record_choice(bundle, recipe: str, scores: dict, folds: int, by: str) -> None:
+    """Write into ``bundle``'s manifest which recipe cross-validation chose, how (``folds``
+    leave-size-out folds, run by ``by``) and every recipe's scores."""
+    bundle.manifest["metrics"]["ranking"].update({
+        "recipe": recipe, "chosen_by": f"{folds}-fold leave-size-out CV of pick speed ({by})",
+        "cv_scores": scores})
 
 
 def recorded_recipe(manifest: dict) -> dict:
@@ -121,7 +131,7 @@ def _summary(speeds: list[float]) -> dict:
             "within_5pct": float(np.mean(s >= 1 / 1.05))}
 
 
-def cv_scores(frame, recipes=tuple(RECIPES), folds: int = 3, member_features=None,
+def cv_scores(frame, recipes=tuple(RECIPES), folds: int = FOLDS, member_features=None,
               **train_kw) -> dict[str, dict]:
     """Leave-size-out score of each recipe on ``frame`` (a runs table): recipe -> summary
     (``geomean`` / ``median`` speed of the picks, ``within_5pct``, ``problems``)."""
@@ -147,7 +157,7 @@ def cv_scores(frame, recipes=tuple(RECIPES), folds: int = 3, member_features=Non
     return {r: _summary(v) for r, v in speeds.items()}
 
 
-def choose_recipe(frame, recipes=tuple(RECIPES), folds: int = 3, member_features=None,
+def choose_recipe(frame, recipes=tuple(RECIPES), folds: int = FOLDS, member_features=None,
                   **train_kw) -> tuple[str, dict]:
     """The recipe with the best leave-size-out geometric-mean pick speed on ``frame``
     (ties within :data:`TIE`: the one listed first), and every recipe's scores."""
@@ -165,7 +175,7 @@ def main(argv=None) -> int:
                                      "recipe chosen by leave-size-out cross-validation.")
     parser.add_argument("--telemetry", action="append", required=True, help="runs (.h5)")
     parser.add_argument("--out", required=True, help="bundle directory to write")
-    parser.add_argument("--folds", type=int, default=3)
+    parser.add_argument("--folds", type=int, default=FOLDS)
     parser.add_argument("--force", action="store_true", help="replace a bundle at --out")
     parser.add_argument("--leave-out", action="append", default=[], metavar="FILE=W1,W2",
                         help="leave these workloads' rows of FILE out (measured with kernels "
@@ -200,9 +210,7 @@ def main(argv=None) -> int:
               f"within 5 % {100 * s.get('within_5pct', float('nan')):.0f} %  "
               f"({s['problems']} held-out problems)")
     bundle = train_bundle(data, **SHIPPED_SETTINGS, **recipe_settings(recipe))
-    bundle.manifest["metrics"]["ranking"].update({
-        "recipe": recipe, "chosen_by": f"{args.folds}-fold leave-size-out CV of pick speed "
-        "(surrogates/ranking_cv.py)", "cv_scores": scores})
+    record_choice(bundle, recipe, scores, args.folds, by="surrogates/ranking_cv.py")
     bundle.save(args.out)
     print(f"recipe {recipe!r}; bundle written to {args.out}")
     return 0

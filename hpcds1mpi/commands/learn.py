@@ -59,9 +59,10 @@ def command(model_dir, telemetry, jobs, out, sample_rate, seed, threads, force):
         member_trees=m.get("member_trees"), member_features=m.get("member_features"),
         **settings_of(m),
     )
-    if recorded_recipe(m):  # the recipe is kept, not chosen again: say where it came from
+    kept = recorded_recipe(m)
+    if kept:  # the recipe is kept, not chosen again: say where it came from
         retrained.manifest["metrics"]["ranking"].update(
-            {**recorded_recipe(m), "carried_over_by": "hpcds1mpi learn"})
+            {**kept, "carried_over_by": "hpcds1mpi learn"})
     # The old bundle stays whole until the new one is complete (temporary folder, swapped in).
     keep = (confidence.CALIBRATION_FILE, guard.CALIBRATION_FILE) if in_place else ()
     retrained.save(target, keep=keep)

@@ -43,12 +43,12 @@ def summary_lines(bundle, out: str) -> list[str]:
 def _choose_recipe(data, settings: dict, knobs) -> tuple[str, dict]:
     """``--recipe cv``: the recipe with the best leave-size-out pick speed on ``data``."""
     from hpcds1mpi.errors import DataError
-    from hpcds1mpi.surrogates.ranking_cv import choose_recipe
+    from hpcds1mpi.surrogates.ranking_cv import FOLDS, choose_recipe
 
     if "size" not in data.frame.columns or data.frame["size"].nunique() < 3:
         raise DataError("--recipe cv needs runs at 3 or more sizes (it holds sizes out); "
                         "name a recipe instead, e.g. --recipe centred+cores")
-    return choose_recipe(data.frame, member_features=knobs, **settings)
+    return choose_recipe(data.frame, folds=FOLDS, member_features=knobs, **settings)
 
 
 @click.command(name="train")
@@ -117,14 +117,14 @@ def command(telemetry, jobs, out, sample_rate, seed, family, members, member_tre
         from hpcds1mpi.surrogates.ranking_cv import recipe_settings
 
         bundle = train_bundle(data, **settings, **recipe_settings(recipe, knobs))
-    ranking = bundle.manifest["metrics"]["ranking"]
-    ranking["recipe"] = recipe
+    bundle.manifest["metrics"]["ranking"]["recipe"] = recipe
     if chosen:
-        ranking.update({"chosen_by": "3-fold leave-size-out CV of pick speed "
-                        "(hpcds1mpi train --recipe cv)", "cv_scores": scores})
+        from hpcds1mpi.surrogates.ranking_cv import FOLDS, record_choice
+
+        record_choice(bundle, chosen, scores, FOLDS, by="hpcds1mpi train --recipe cv")
     bundle.save(out)
     if chosen:
-        click.echo(f"recipe {chosen!r}, chosen by 3-fold leave-size-out cross-validation on "
-                   "the training sizes")
+        click.echo(f"recipe {chosen!r}, chosen by {FOLDS}-fold leave-size-out "
+                   "cross-validation on the training sizes")
     for line in summary_lines(bundle, out):
         click.echo(line)

@@ -229,7 +229,7 @@ def test_train_ranking_recipe_is_recorded_and_kept_by_learn(tmp_path):
 
 @pytest.mark.slow
 def test_train_recipe_cv_chooses_on_held_out_sizes_and_says_which(tmp_path):
-    from hpcds1mpi.surrogates.ranking_cv import RECIPES
+    from hpcds1mpi.surrogates.ranking_cv import FOLDS, RECIPES
 
     tele = write(tmp_path / "a.h5", make_runs())
     out = tmp_path / "model"
@@ -238,7 +238,9 @@ def test_train_recipe_cv_chooses_on_held_out_sizes_and_says_which(tmp_path):
     assert proc.returncode == 0, proc.stderr
     ranking = json.loads((out / "manifest.json").read_text())["metrics"]["ranking"]
     assert ranking["recipe"] in RECIPES and set(ranking["cv_scores"]) == set(RECIPES)
-    assert f"recipe {ranking['recipe']!r}, chosen by" in proc.stdout
+    assert ranking["chosen_by"] == (f"{FOLDS}-fold leave-size-out CV of pick speed "
+                                    "(hpcds1mpi train --recipe cv)")
+    assert f"recipe {ranking['recipe']!r}, chosen by {FOLDS}-fold" in proc.stdout
 
 
 def test_a_ranking_recipe_on_all_features_is_one_usage_line(tmp_path):

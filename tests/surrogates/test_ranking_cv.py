@@ -69,3 +69,17 @@ def test_pick_speeds_counts_a_failed_pick_as_zero():
 
     big = runs[(runs["workload"] == "gemm") & (runs["size"] == 96)]
     assert ranking_cv.pick_speeds(Answer(), big) == [0.0]
+
+
+def test_record_choice_says_how_many_folds_and_who_chose():
+    from types import SimpleNamespace
+
+    from hpcds1mpi.surrogates.ranking_cv import record_choice, recorded_recipe
+
+    bundle = SimpleNamespace(manifest={"metrics": {"ranking": {"focus": 0.5}}})
+    record_choice(bundle, "centred", {"centred": {"geomean": 0.9}}, 4, by="a test")
+    ranking = bundle.manifest["metrics"]["ranking"]
+    assert ranking["chosen_by"] == "4-fold leave-size-out CV of pick speed (a test)"
+    assert ranking["focus"] == 0.5 and ranking["cv_scores"] == {"centred": {"geomean": 0.9}}
+    assert recorded_recipe(bundle.manifest) == {"recipe": "centred",
+                                                "chosen_by": ranking["chosen_by"]}
