@@ -83,7 +83,7 @@ def _submit(args: list[str], nodes: int, cores: int, partition, job_name: str,
 
 
 def _check_before_running(out: str, *, timeout: float, min_time: float, max_repeats: int,
-                          time_budget: float | None, program: str | None,
+                          min_repeats: int | None = None, time_budget: float | None, program: str | None,
                           workdir: str | None = None) -> None:
     """Refuse what would only fail after the whole budget ran: a non-positive ``--timeout``,
     a ``--out`` that cannot be written, a ``--program`` that cannot start.
@@ -104,6 +104,9 @@ def _check_before_running(out: str, *, timeout: float, min_time: float, max_repe
         raise ConfigError(f"--min-time must be 0 or more seconds, got {min_time:g}")
     if max_repeats < 1:
         raise ConfigError(f"--max-repeats must be at least 1, got {max_repeats}")
+    if min_repeats is not None and min_repeats > max_repeats:
+        raise ConfigError(f"--min-repeats {min_repeats} is more than --max-repeats "
+                          f"{max_repeats}; lower --min-repeats or raise --max-repeats")
     if time_budget is not None and not (math.isfinite(time_budget) and time_budget > 0):
         raise ConfigError(f"--time-budget must be a positive number of seconds, "
                           f"got {time_budget:g}")
@@ -214,6 +217,9 @@ def _preflight(choice, program: str, size: int, start, space, part, workdir, log
 @click.option("--partition", default=None)
 @click.option("--min-time", type=float, default=0.2, show_default=True,
               help="Measure each configuration at least this long (s).")
+@click.option("--min-repeats", type=COUNT, default=None,
+              help="Measure each configuration at least this many times (default: the "
+              "sweep's, 1), e.g. 5 on a noisy node so that close configurations are told apart.")
 @click.option("--max-repeats", type=COUNT, default=5, show_default=True)
 @click.option("--timeout", type=float, default=600.0, show_default=True,
               help="Per-configuration timeout (s).")
@@ -224,8 +230,8 @@ def _preflight(choice, program: str, size: int, start, space, part, workdir, log
 @_sweep_options
 def command(kernel, program, label, size, out, model_dir, objective, budget, time_budget,
             noise_floor, nodes, ranks_per_node, threads, device, precision, max_nodes, launcher,
-            cluster_file, partition, min_time, max_repeats, timeout, seed, submit, as_json,
-            mpiexec_path, launcher_args, time_regex, fom_regex, ranks_regex, output_file,
+            cluster_file, partition, min_time, min_repeats, max_repeats, timeout, seed, submit,
+            as_json, mpiexec_path, launcher_args, time_regex, fom_regex, ranks_regex, output_file,
             workdir):
     """Tune a job by real runs inside its allocation (System 2)."""
     import json
@@ -255,6 +261,7 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
                "--ranks-regex": ranks_regex, "--output-file": output_file,
                "--workdir": workdir})
     _check_before_running(out, timeout=timeout, min_time=min_time, max_repeats=max_repeats,
+                          min_repeats=min_repeats,
                           time_budget=time_budget, program=program, workdir=workdir)
     if kernel is not None:
         from hpcds1mpi import kernels as registry
@@ -320,7 +327,8 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
             choice = dataclasses.replace(choice, launcher=kind)
 
     rank = world.Get_rank() if world is not None else 0
-    settings = trials.RunSettings(workload, size, min_time=min_time, max_repeats=max_repeats,
+    settings = trials.RunSettings(workload, size, min_time=min_time, min_repeats=min_repeats,
+                                  max_repeats=max_repeats,
                                   timeout=timeout, program=program)
     if in_process:
         runner = trials.InProcessRunner(settings, out, part, world)

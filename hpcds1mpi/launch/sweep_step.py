@@ -22,7 +22,7 @@ from hpcds1mpi.launch.launchers import Launcher
 from hpcds1mpi.launch.program import no_control, quote_tokens
 
 #: Measurement options written only when set (None = the sweep's own default).
-_MEASURE_OPTIONS = ("min_time", "max_repeats", "warmup", "timeout", "snapshot_every")
+_MEASURE_OPTIONS = ("min_time", "min_repeats", "max_repeats", "warmup", "timeout", "snapshot_every")
 
 
 @dataclass
@@ -32,14 +32,15 @@ class SweepStep:
     Attributes:
         workload: a kernel's name, or the label of ``program``.
         size: the problem size.
-        min_time / max_repeats / warmup / timeout / snapshot_every: the sweep's options; None
-            leaves the sweep's default.
+        min_time / min_repeats / max_repeats / warmup / timeout / snapshot_every: the sweep's
+            options; None leaves the sweep's default.
         program: a user's program (command line or tokens) instead of a kernel.
     """
 
     workload: str
     size: int
     min_time: float | None = None
+    min_repeats: int | None = None
     max_repeats: int | None = None
     warmup: int | None = None
     timeout: float | None = None

@@ -148,7 +148,8 @@ class LaunchRunner:
             nodes=options["nodes"], ranks_per_node=options["ranks_per_node"],
             threads=options["threads"], devices=options["devices"],
             precisions=options["precisions"], timeout=options.get("timeout"),
-            min_time=options.get("min_time"), max_repeats=options.get("max_repeats"),
+            min_time=options.get("min_time"), min_repeats=options.get("min_repeats"),
+            max_repeats=options.get("max_repeats"),
             warmup=options.get("warmup"))
         external.run_external(plan, self.out, self.partition, resume=True,
                               launcher=self.launcher, progress=False, mpi=self._srun_mpi(),

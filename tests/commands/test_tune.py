@@ -340,3 +340,28 @@ def test_tune_checks_the_program_options_like_the_sweep(tmp_path):
         assert len(lines) == 1 and words in lines[0] and "Traceback" not in res.stderr, \
             (extra, res.stderr)
         assert not (tmp_path / "x.h5").exists()
+
+
+def test_tune_min_repeats_measures_each_trial_that_often(tmp_path):
+    (tmp_path / "c.toml").write_text(CLUSTER)
+    res = run_cli(["tune", "--kernel", "gemm", "--size", "64", "--budget", "2", "--launcher",
+                   "mpiexec", "--min-time", "0", "--min-repeats", "4", "--max-repeats", "6",
+                   "--cluster", "c.toml", "--out", "r.h5", "--json"], cwd=tmp_path, timeout=240)
+    assert res.returncode == 0, res.stderr[-2000:]
+    from hpcds1mpi.records.telemetry import read_runs
+
+    runs = read_runs(tmp_path / "r.h5")
+    ok = runs[runs["status"] == "ok"]
+    assert len(ok) >= 1 and (ok["repeats"] >= 4).all(), ok["repeats"].tolist()
+
+
+def test_tune_refuses_min_repeats_above_max_repeats_before_running(tmp_path):
+    (tmp_path / "c.toml").write_text(CLUSTER)
+    res = run_cli(["tune", "--kernel", "gemm", "--size", "64", "--min-repeats", "6",
+                   "--max-repeats", "3", "--cluster", "c.toml", "--out", "r.h5"],
+                  cwd=tmp_path, timeout=60)
+    assert res.returncode == 2
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--min-repeats 6 is more than --max-repeats 3" in lines[0], \
+        res.stderr
+    assert not (tmp_path / "r.h5").exists()

@@ -39,3 +39,11 @@ def test_program_step_is_not_started_under_the_launcher():
         step.plan_doc(CONFIG)
     with pytest.raises(ConfigError):
         SweepStep("app", 0).options(CONFIG)
+
+
+def test_min_repeats_is_passed_on_when_set():
+    step = SweepStep("gemm", 64, min_repeats=4, max_repeats=6)
+    args = step.sweep_args(CONFIG, "t.h5")
+    assert args[args.index("--min-repeats") + 1] == "4"
+    assert step.plan_doc(CONFIG)["sweep"] == {"min_repeats": 4, "max_repeats": 6}
+    assert "--min-repeats" not in SweepStep("gemm", 64).sweep_args(CONFIG, "t.h5")
