@@ -12,7 +12,13 @@ repeats (the ``repeats`` table: one wall time per repeat, the slowest rank's):
 * ``separated`` — whether the gap is larger than twice the standard error of the difference of
   the two means (a two-sided Welch z of 2, about 95 %): the measurement can tell them apart;
 * ``repeats_needed`` — the repeats per configuration that would separate a gap of 5 % at that
-  noise, ``n = 2 (2 cv / 0.05)^2`` (both configurations measured n times; a planning figure).
+  noise, ``n = 2 (2 cv / 0.05)^2`` (both configurations measured n times; a planning figure);
+* ``ceiling`` / ``ceiling_within_5pct`` — the *re-measurement ceiling*: every configuration's
+  repeats are resampled (bootstrap, as if the problem were measured again with as many repeats)
+  and the configuration that is best on all the repeats is scored against the resampled best
+  (geometric mean of best / its runtime, and the share of draws within 5 %). A picker that knew
+  the true order would score about this against data this noisy: what any model's "% of best"
+  on the file can reach.
 
 Per kernel it prints the medians and the share of separated problems, so repeats can be chosen
 from the noise (``plans/reference_choice.toml``). Nothing here is modelled: every figure comes
@@ -31,6 +37,19 @@ import numpy as np
 PROBLEM = ["workload", "size", "partition", "nodes"]
 CONFIG = ["ranks_per_node", "threads", "device", "precision"]
 RESOLVABLE_GAP = 0.05
+#: Bootstrap draws of the re-measurement ceiling (seeded: the figure is reproducible).
+DRAWS = 400
+
+
+def remeasure_ceiling(walls: list[np.ndarray], draws: int = DRAWS, seed: int = 0) -> tuple:
+    """(geometric-mean score, share within 5 %) of the configuration best on all of ``walls``
+    (one array of repeat times per configuration) when each is measured again: its repeats
+    resampled with replacement, the median taken, scored against the resampled best."""
+    rng = np.random.default_rng(seed)
+    true_best = int(np.argmin([np.median(w) for w in walls]))
+    medians = np.stack([np.median(rng.choice(w, size=(draws, len(w))), axis=1) for w in walls])
+    score = medians.min(axis=0) / medians[true_best]
+    return float(np.exp(np.log(score).mean())), float((score >= 1 / (1 + RESOLVABLE_GAP)).mean())
 
 
 def problem_rows(runs, repeats) -> list[dict]:
@@ -49,6 +68,10 @@ def problem_rows(runs, repeats) -> list[dict]:
         gap = float(second["runtime_s"] / best["runtime_s"] - 1.0)
         se = math.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))
         cv = float(np.median([a.std(ddof=1) / a.mean(), b.std(ddof=1) / b.mean()]))
+        every = [walls.get(r) for r in sub["run_id"]]  # a run without repeats: its median
+        every = [w if w is not None and len(w) else np.array([t], float)
+                 for w, t in zip(every, sub["runtime_s"].to_numpy(float))]
+        ceiling, ceiling_within = remeasure_ceiling(every)
         out.append({
             **dict(zip(PROBLEM, (k.item() if hasattr(k, "item") else k for k in key))),
             "configurations": int(len(sub)),
@@ -59,6 +82,7 @@ def problem_rows(runs, repeats) -> list[dict]:
             "separated": bool(b.mean() - a.mean() > 2.0 * se),
             "repeats_needed": int(math.ceil(2 * (2 * cv / RESOLVABLE_GAP) ** 2)),
             "repeats": int(min(len(a), len(b))),
+            "ceiling": ceiling, "ceiling_within_5pct": ceiling_within,
         })
     return out
 
@@ -76,25 +100,47 @@ def per_kernel(rows: list[dict]) -> list[dict]:
             "gap": med("gap"), "separated": sum(r["separated"] for r in mine) / len(mine),
             "within_5pct": sum(r["gap"] <= RESOLVABLE_GAP for r in mine) / len(mine),
             "repeats": med("repeats"), "repeats_needed": med("repeats_needed"),
+            **_ceilings(mine),
         })
     return table
 
 
-def markdown(source: str, table: list[dict]) -> str:
+def _ceilings(rows: list[dict]) -> dict:
+    """The re-measurement ceiling over ``rows``' problems, aggregated as System 1's evaluation
+    aggregates picks: geometric mean over problems, mean share within 5 %."""
+    return {"ceiling": float(np.exp(np.mean([math.log(r["ceiling"]) for r in rows]))),
+            "ceiling_within_5pct": float(np.mean([r["ceiling_within_5pct"] for r in rows]))}
+
+
+def overall(rows: list[dict]) -> dict:
+    """The ceiling over every problem of the file."""
+    return {"problems": len(rows), **_ceilings(rows)}
+
+
+def markdown(source: str, table: list[dict], total: dict | None = None) -> str:
     """The per-kernel table as markdown."""
     lines = [f"# Best vs runner-up in `{source}`", "",
              "Medians over each kernel's problems (workload, size, nodes). `separated`: share of "
              "problems whose best and runner-up differ by more than 2 standard errors of their "
              "repeats; `runner-up within 5 %`: share where the choice between them costs under 5 %; "
              "`repeats for 5 %`: repeats per configuration that would separate a 5 % gap at the "
-             "measured cv (planning figure, `2 (2 cv / 0.05)^2`).", "",
+             "measured cv (planning figure, `2 (2 cv / 0.05)^2`). `ceiling`: the re-measurement "
+             f"ceiling ({DRAWS} bootstrap draws of every configuration's repeats): the geometric-"
+             "mean % of best, and the share of problems within 5 %, that the configuration best "
+             "on all repeats gets when the problem is measured again; no model's pick can "
+             "expect more on this file.", "",
              "| kernel | problems | configs | noise (range/median) | cv | best→runner-up gap "
-             "| separated | runner-up within 5 % | repeats | repeats for 5 % |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| separated | runner-up within 5 % | repeats | repeats for 5 % | ceiling geomean "
+             "| ceiling within 5 % |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for t in table:
         lines.append(f"| {t['workload']} | {t['problems']} | {t['configurations']:.0f} | "
                      f"{t['noise']:.1%} | {t['cv']:.1%} | {t['gap']:.1%} | {t['separated']:.0%} | "
-                     f"{t['within_5pct']:.0%} | {t['repeats']:.0f} | {t['repeats_needed']:.0f} |")
+                     f"{t['within_5pct']:.0%} | {t['repeats']:.0f} | {t['repeats_needed']:.0f} | "
+                     f"{t['ceiling']:.1%} | {t['ceiling_within_5pct']:.0%} |")
+    if total:
+        lines.append(f"| **all** | {total['problems']} | | | | | | | | | "
+                     f"**{total['ceiling']:.1%}** | **{total['ceiling_within_5pct']:.0%}** |")
     return "\n".join(lines) + "\n"
 
 
@@ -111,15 +157,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"choice_noise: no problem in {args.telemetry} has two ok configurations with "
               "repeats; measure more configurations", file=sys.stderr)
         return 2
-    table = per_kernel(rows)
-    text = markdown(args.telemetry, table)
+    table, total = per_kernel(rows), overall(rows)
+    text = markdown(args.telemetry, table, total)
     print(text, end="")
     if args.md_out:
         with open(args.md_out, "w") as fh:
             fh.write(text)
     if args.json_out:
         with open(args.json_out, "w") as fh:
-            json.dump({"source": args.telemetry, "kernels": table, "problems": rows}, fh, indent=1)
+            json.dump({"source": args.telemetry, "kernels": table, "all": total, "problems": rows}, fh, indent=1)
     return 0
 
 
