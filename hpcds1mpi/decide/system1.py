@@ -243,7 +243,13 @@ def score(bundle, workload: str, size: int, partitions: Sequence["Partition"],
     if frame is None:
         build = candidate_columns if takes_columns(bundle) else candidate_frame  # a stand-in
         frame = build(workload, int(size), partitions, constraints, uses_threads)
-    pred = bundle.predict(frame)
+    return scores_from_prediction(bundle, workload, size, partitions, constraints, limits,
+                                  frame, bundle.predict(frame))
+
+
+def scores_from_prediction(bundle, workload, size, partitions, constraints, limits, frame, pred
+                           ) -> Scores:
+    """:func:`score` once ``pred = bundle.predict(frame)`` is known (``system1_batch``)."""
     missing = [c for c in _PRED_COLUMNS if c not in pred.columns]
     if missing or len(pred) != len(frame):
         raise ModelError(f"model answer lacks {', '.join(missing) or 'rows'}; "

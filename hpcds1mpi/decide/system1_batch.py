@@ -1,0 +1,110 @@
+"""System 1 for many questions at once: one candidate table, one ``Bundle.predict``.
+
+A question's own work in :func:`~hpcds1mpi.decide.system1.score` is small (its grid is a few
+to a few hundred rows); most of its cost is the ensemble's fixed cost per ``predict`` call
+(every member walked once per call, measured ~6 ms on the shipped bundle for a 9-row grid).
+:func:`score_many` builds each question's grid, stacks them into one table, predicts once,
+and finishes each question with the same code :func:`score` uses
+(:func:`~hpcds1mpi.decide.system1.scores_from_prediction`), so each answer equals the
+one-question answer (the forest's answer for a row does not depend on the other rows; the
+tests hold them equal, bit for bit).
+
+A question whose input is wrong (size <= 0, no partition, a device no partition has) gets
+its own exception in its place in the answer list; the others are answered. Should the
+stacked predict itself fail, every question is predicted alone, so one question's error is
+never another's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+
+from hpcds1mpi.decide import system1 as s1
+from hpcds1mpi.errors import ConfigError, ModelError
+from hpcds1mpi.surrogates.columns import Columns, is_columns, takes_columns
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hpcds1mpi.cluster import Partition
+    from hpcds1mpi.decide.memory_limits import MemoryLimit
+
+
+@dataclass
+class Question:
+    """One problem as :func:`~hpcds1mpi.decide.system1.score` takes it."""
+
+    workload: str
+    size: int
+    partitions: Sequence["Partition"]
+    constraints: s1.Constraints | None = None
+    limits: "dict[str, MemoryLimit] | None" = None
+    uses_threads: bool = True
+
+
+def _frame(bundle, q: Question):
+    """The question's candidate table, checked as :func:`score` checks it (raises alike)."""
+    size = q.size
+    if not isinstance(size, (int, np.integer)) or isinstance(size, bool) or size <= 0:
+        raise ConfigError(f"--size must be a positive integer, got {size!r}")
+    if not q.partitions:
+        raise ConfigError("no partition to choose from; check --cluster / --partition")
+    build = s1.candidate_columns if takes_columns(bundle) else s1.candidate_frame
+    return build(q.workload, int(size), q.partitions, q.constraints or s1.Constraints(),
+                 q.uses_threads)
+
+
+def _stack(frames: list):
+    """One table of every frame's rows, in order."""
+    if all(is_columns(f) for f in frames):
+        return Columns({k: np.concatenate([f[k] for f in frames]) for k in frames[0].columns})
+    import pandas as pd
+
+    return pd.concat([f if not is_columns(f) else f.to_frame() for f in frames],
+                     ignore_index=True)
+
+
+def _rows(table, start: int, stop: int):
+    """Rows ``start:stop`` of a prediction (Columns or DataFrame)."""
+    if is_columns(table):
+        return Columns({k: table[k][start:stop] for k in table.columns})
+    return table.iloc[start:stop].reset_index(drop=True)
+
+
+def score_many(bundle, questions: Sequence[Question]) -> list:
+    """Score every question with one predict call.
+
+    Returns:
+        one entry per question, in order: its :class:`~hpcds1mpi.decide.system1.Scores`, or
+        the exception :func:`score` would have raised for it (never raised here).
+    """
+    out: list = [None] * len(questions)
+    frames: dict[int, object] = {}
+    for i, q in enumerate(questions):
+        try:
+            frames[i] = _frame(bundle, q)
+        except Exception as exc:  # noqa: BLE001 - the question's own error, kept in place
+            out[i] = exc
+    if not frames:
+        return out
+    order = list(frames)
+    try:
+        pred = bundle.predict(_stack([frames[i] for i in order]))
+        if len(pred) != sum(len(frames[i]) for i in order):
+            raise ModelError("model answer has the wrong length")
+    except Exception:  # noqa: BLE001 - predict each alone: its error stays its own
+        pred = None
+    start = 0
+    for i in order:
+        q, frame = questions[i], frames[i]
+        try:
+            part = bundle.predict(frame) if pred is None \
+                else _rows(pred, start, start + len(frame))
+            out[i] = s1.scores_from_prediction(bundle, q.workload, int(q.size), q.partitions,
+                                               q.constraints or s1.Constraints(), q.limits,
+                                               frame, part)
+        except Exception as exc:  # noqa: BLE001
+            out[i] = exc
+        start += len(frame)
+    return out
