@@ -172,9 +172,35 @@ class WalltimeModel:
         centre, scale = self._centre_scale(predictor, cc, self.variant_)
         score = (yc - centre) / scale
         self.offsets_, self.rest_offset_ = mondrian_offsets(score, self._bins(cc), self.level_)
-        wall = np.minimum(centre + self._k(cc) * scale, lim)
+        self.policy_ = None
+        if self.regressions_ is not None:
+            from .walltime_policy import choose_policy
+
+            self.policy_ = choose_policy(centre, scale, self._width(predictor, cc), yc, lim,
+                                         1 - self.coverage)
+        wall, _ = self._wall(predictor, cc)
         self.calibration_coverage_ = float(np.mean(yc <= wall + 1e-12))
         return self
+
+    def _width(self, predictor, feats: pd.DataFrame) -> np.ndarray:
+        """Predicted tail width (log s): upper minus median residual regression."""
+        x = predictor._matrix(feats)
+        med, hi = (m.predict(x) for m in self.regressions_)
+        return hi - med
+
+    def _wall(self, predictor, feats: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """(log walltime, tight mask) per job: the per-job policy where there is one."""
+        centre, scale = self._centre_scale(predictor, feats, self.variant_)
+        lim = np.log(predictor._limit(feats))
+        if self.policy_ is None:
+            return np.minimum(centre + self._k(feats) * scale, lim), np.ones(len(feats), bool)
+        from .walltime_policy import apply_policy
+
+        return apply_policy(self.policy_, centre, scale, self._width(predictor, feats), lim)
+
+    def tight(self, predictor, feats: pd.DataFrame) -> np.ndarray:
+        """Per job, whether it gets a tight proposal (else it is kept at its request)."""
+        return self._wall(predictor, feats)[1]
 
     def _fit_regressions(self, predictor, fc, yf, cc, yc):
         """The median and upper quantile regressions of the residual from the base
@@ -213,8 +239,7 @@ class WalltimeModel:
 
     def walltime(self, predictor, feats: pd.DataFrame) -> np.ndarray:
         """Walltime (s) per job, capped at the request, at least 1 s."""
-        centre, scale = self._centre_scale(predictor, feats, self.variant_)
-        raw = centre + self._k(feats) * scale
+        raw, _ = self._wall(predictor, feats)
         return np.maximum(np.minimum(np.exp(raw), predictor._limit(feats)), 1.0)
 
     def describe(self) -> dict:
@@ -224,4 +249,5 @@ class WalltimeModel:
                 f"{self.base_} + quantile {UPPER_ALPHA} regression")
         return {"kind": kind, "centre": name, "scale_floor": None if kind == "anchor" else
                 (None if math.isinf(arg) else arg), "binned": binned,
-                "level": self.level_, "validation": self.validation_}
+                "level": self.level_, "validation": self.validation_,
+                "policy": None if self.policy_ is None else self.policy_.to_dict()}

@@ -3,9 +3,9 @@
 :func:`propose_walltime` learns :class:`~hpcds1mpi.surrogates.job_runtime.RuntimePredictor`
 from a job table (``ingest`` of ``sacct``, an SWF log ...) and proposes the calibrated upper
 quantile of the job's run time, capped at the user's request when one is given. How sure it
-is comes from the history itself: the same method is trained on the older 80 % of the
-history's finished jobs and the share of the newest 20 % it covers is reported (measured, not
-assumed), then the proposal comes from a model trained on all of it.
+is comes from the history itself (measured, not assumed) with one model: the share covered of
+its own newest calibration jobs, held out from the choice of the per-job policy (:mod:`~hpcds1mpi.surrogates.walltime_policy`: tight where the
+model is sure, the request kept where it is not).
 
 Where it cannot know — the user has no finished job in the history — it proposes nothing and
 says so (``reason``); it never falls back to a made-up default.
@@ -22,8 +22,6 @@ from hpcds1mpi.errors import DataError
 
 #: Fewest finished jobs of the user the history must hold to propose anything.
 MIN_USER_JOBS = 2
-#: Newest share of the history held out to measure the method's coverage.
-CHECK_SHARE = 0.2
 NO_HISTORY = "no history for this user/job: cannot propose"
 
 
@@ -44,6 +42,8 @@ class WalltimeProposal:
         request_s: the user's own request it was capped at (None when not given).
         n_train: jobs the proposing model learned from.
         reason: why there is no proposal ("" when there is one).
+        tight: True where the model is sure of this job (a narrow predicted run-time tail:
+            a tight calibrated proposal); False where it is not and the request is kept.
     """
 
     time_s: float | None
@@ -56,6 +56,7 @@ class WalltimeProposal:
     request_s: float | None = None
     n_train: int = 0
     reason: str = ""
+    tight: bool = True
 
     def to_dict(self) -> dict:
         """Plain dict (JSON-ready), with ``time`` as Slurm writes it."""
@@ -83,8 +84,11 @@ class WalltimeProposal:
         if self.request_s:
             capped = (", = the request: capped" if self.time_s >= self.request_s * (1 - 1e-9)
                       else f", under the request of {self.request_s:.0f} s")
-        return [f"walltime: --time {self.slurm_time()} ({self.time_s:.0f} s{capped}; meant to "
-                f"cover {100 * self.quantile:.0f} % of jobs like it: {sure})",
+        case = (f"tight: about {100 * self.quantile:.0f} % of such jobs finished within it"
+                if self.tight else "unsure: kept your request because the predicted run time "
+                "of jobs like this one is too spread out to propose less")
+        return [f"walltime: --time {self.slurm_time()} ({self.time_s:.0f} s{capped}; {case}; "
+                f"{sure})",
                 f"walltime: predicted run time {self.point_s:.0f} s (modelled), from "
                 f"{self.n_history} finished jobs of the user ({self.n_same_name} with this name),"
                 f" a model of {self.n_train} jobs"]
@@ -165,16 +169,19 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
     # them (tens of seconds on a 40k-job history); the walltime itself does not use either.
     args = {"coverage": quantile, "choose": "single", **(predictor_args or {})}
 
-    # How sure: the method trained on the older jobs, measured on the newest it never saw.
-    n_check = int(len(rows) * CHECK_SHARE)
-    if len(rows) - n_check >= MIN_TRAIN and n_check >= 10:
-        old, new = rows[:-n_check], rows[-n_check:]
-        check = RuntimePredictor(**args).fit(feats.iloc[old], run[old])
-        proposal.coverage = float(np.mean(run[new] <= check.walltime(feats.iloc[new])))
-        proposal.n_checked = n_check
+    # One fit: how sure comes from the model's own held-out check (the newest half of its
+    # calibration slice, scored with the policy chosen on the older half), not a second model.
     model = RuntimePredictor(**args).fit(feats.iloc[rows], run[rows])
+    wm = model.walltime_
+    check = wm.validation_.get("coverage")
+    if wm.policy_ is not None and np.isfinite(wm.policy_.kill):
+        check = 1.0 - wm.policy_.kill
+    if check is not None and model.n_calibration_ >= 20:
+        proposal.coverage = float(check)
+        proposal.n_checked = int(model.n_calibration_ - model.n_calibration_ // 2)
     last = feats.iloc[[len(table) - 1]]
     proposal.time_s = float(model.walltime(last)[0])
+    proposal.tight = bool(wm.tight(model, last)[0]) or not time_limit_s
     if time_limit_s:
         proposal.time_s = min(proposal.time_s, float(time_limit_s))  # exp/log round-off
     proposal.point_s = float(model.predict(last)[0])
