@@ -38,6 +38,8 @@ import math
 import numpy as np
 import pandas as pd
 
+from .walltime_policy import apply_policy, choose_policy, conformal_offset  # noqa: F401
+
 #: The upper quantile the residual regression learns (the conformal step does the rest).
 UPPER_ALPHA = 0.8
 #: Floors of the normalized score's scale (log s); ``inf``: a plain shift.
@@ -59,17 +61,6 @@ LEVELS = tuple(1 - 0.1 * j for j in range(8))
 #: The levels the variants are *compared* at (below the target too): each at the level that
 #: just covers the newer half, so that a variant is not ranked by how much it over-covers.
 RANK_LEVELS = tuple(2 - 0.1 * j for j in range(18))
-
-
-def conformal_offset(scores: np.ndarray, coverage: float) -> float:
-    """The split-conformal offset: the ``ceil((n+1) coverage) / n`` empirical quantile of the
-    calibration scores, so that at least ``coverage`` of new jobs from the same distribution
-    score at most it."""
-    s = np.sort(np.asarray(scores, dtype=float))
-    if len(s) == 0:
-        return 0.0
-    k = min(len(s), math.ceil((len(s) + 1) * coverage)) - 1
-    return float(s[max(k, 0)])
 
 
 def depth_bins(features: pd.DataFrame) -> np.ndarray:
@@ -174,8 +165,6 @@ class WalltimeModel:
         self.offsets_, self.rest_offset_ = mondrian_offsets(score, self._bins(cc), self.level_)
         self.policy_ = None
         if self.regressions_ is not None:
-            from .walltime_policy import choose_policy
-
             self.policy_ = choose_policy(centre, scale, self._width(predictor, cc), yc, lim,
                                          1 - self.coverage)
         wall, _ = self._wall(predictor, cc)
@@ -194,8 +183,6 @@ class WalltimeModel:
         lim = np.log(predictor._limit(feats))
         if self.policy_ is None:
             return np.minimum(centre + self._k(feats) * scale, lim), np.ones(len(feats), bool)
-        from .walltime_policy import apply_policy
-
         return apply_policy(self.policy_, centre, scale, self._width(predictor, feats), lim)
 
     def tight(self, predictor, feats: pd.DataFrame) -> np.ndarray:

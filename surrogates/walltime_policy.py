@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
+import math
 
-from .walltime_model import conformal_offset
+import numpy as np
 
 #: Tight shares tried (the share of jobs with a request given a tight proposal).
 SHARES = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -46,6 +46,17 @@ class Policy:
     def to_dict(self) -> dict:
         return {"tau": self.tau if np.isfinite(self.tau) else None, "k": self.k, "level": self.level, "tight_share": self.share,
                 "validation_kill_rate": self.kill, "validation_over_request": self.over}
+
+
+def conformal_offset(scores: np.ndarray, coverage: float) -> float:
+    """The split-conformal offset: the ``ceil((n+1) coverage) / n`` empirical quantile of the
+    calibration scores, so that at least ``coverage`` of new jobs from the same distribution
+    score at most it."""
+    s = np.sort(np.asarray(scores, dtype=float))
+    if len(s) == 0:
+        return 0.0
+    k = min(len(s), math.ceil((len(s) + 1) * coverage)) - 1
+    return float(s[max(k, 0)])
 
 
 def apply_policy(policy: Policy, centre, scale, width, lim):
