@@ -73,3 +73,12 @@ def test_bad_history(history):
                                            (259200.0000000001, "3-00:00:00")])
 def test_slurm_time(seconds, text):
     assert WalltimeProposal(float(seconds), 0.95).slurm_time() == text
+
+
+def test_says_per_job_whether_tight_or_kept():
+    """The printed line names the case: a tight proposal, or the request kept and why."""
+    tight = WalltimeProposal(3600.0, 0.95, 0.95, 100, 10, 5, 1800.0, 7200.0, 1000, tight=True)
+    kept = WalltimeProposal(7200.0, 0.95, 0.95, 100, 10, 5, 1800.0, 7200.0, 1000, tight=False)
+    assert "tight: about 95 % of such jobs finished within it" in tight.lines()[0]
+    assert "unsure: kept your request because" in kept.lines()[0]
+    assert "tight" not in kept.lines()[0].split(";")[1]
