@@ -57,18 +57,27 @@ class ConfidenceModel:
 
     @classmethod
     def load(cls, model_dir: str | Path | None) -> "ConfidenceModel":
-        """The calibration stored next to a bundle, else the uncalibrated default."""
+        """The calibration stored next to a bundle, else the uncalibrated default.
+
+        What a file held is kept while the file stays the same (its mtime, size, inode and
+        ctime: ``learn`` may rewrite it), so ``serve``, asked many questions of one bundle,
+        reads it once, not once a question; each call gets its own model.
+        """
         if model_dir is None:
             return cls()
         path = Path(model_dir) / CALIBRATION_FILE
         try:
-            data = json.loads(path.read_text())
-            coef = tuple(float(c) for c in data["coef"])
-            if len(coef) not in (3, 4) or not all(math.isfinite(c) for c in coef):
-                return cls()
-            return cls(coef=coef, calibrated=True, source=str(path))
-        except (OSError, ValueError, KeyError, TypeError):
+            st = path.stat()
+        except OSError:
             return cls()
+        key = (str(path), st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
+        kept = _LOADED.get(key)
+        if kept is None:
+            kept = _read(path)
+            if len(_LOADED) >= _KEEP:  # bounded: a long-lived process sees few bundles
+                _LOADED.clear()
+            _LOADED[key] = kept
+        return cls(coef=kept[0], calibrated=True, source=kept[1]) if kept[0] else cls()
 
     def save(self, path: str | Path, **extra) -> None:
         """Write the coefficients (and ``extra`` evidence) as JSON."""
@@ -76,3 +85,21 @@ class ConfidenceModel:
 
         write_text(path, json.dumps({"coef": list(self.coef), **extra}, indent=2),
                    "confidence calibration")
+
+
+#: (path, mtime, size, inode, ctime) -> (coefficients or (), source) of files read.
+_LOADED: dict[tuple, tuple] = {}
+_KEEP = 64
+
+
+def _read(path: Path) -> tuple:
+    """(coefficients, source) in the calibration file, ``()`` for coefficients where it
+    cannot be used (the uncalibrated default then)."""
+    try:
+        data = json.loads(path.read_text())
+        coef = tuple(float(c) for c in data["coef"])
+        if len(coef) not in (3, 4) or not all(math.isfinite(c) for c in coef):
+            return (), ""
+        return coef, str(path)
+    except (OSError, ValueError, KeyError, TypeError):
+        return (), ""

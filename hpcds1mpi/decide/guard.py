@@ -251,22 +251,49 @@ def load_calibration(bundle, model_dir: str | os.PathLike | None,
     Computed calibrations are cached under ``~/.cache/hpcds1mpi`` (``HPCDS1MPI_CACHE``) keyed
     by the bundle directory's files, so only the first call per bundle pays for it. Whichever
     it is, it is kept with the loaded bundle (:mod:`~hpcds1mpi.decide.bundle_cache`) while
-    the shipped file stays the same; each call gets its own copy.
+    the file it was read from stays the same (``learn`` may rewrite it); each call gets its
+    own copy. A readable shipped file wins, so while it is there only it is looked at (one
+    ``stat``: the whole directory's key cost every question of ``serve`` ~1 ms).
     """
     from dataclasses import replace
 
     from hpcds1mpi.decide import bundle_cache
 
+    if model_dir:
+        shipped = Path(model_dir) / CALIBRATION_FILE
+        stamp = file_stamp(shipped)
+        if stamp is not None:
+            cal = bundle_cache.memo(bundle, ("guard_calibration_shipped", str(shipped), stamp),
+                                    lambda: _read_shipped(shipped))
+            if cal is not None:
+                return replace(cal)
     stamps = []  # the answer is kept while the files it would be read from stay the same
     for path in ((Path(model_dir) / CALIBRATION_FILE,
                   cache_dir() / f"guard-{_cache_key(model_dir)}.json") if model_dir else ()):
-        try:
-            stamps.append((path.stat().st_mtime_ns, path.stat().st_size))
-        except OSError:
-            stamps.append(None)
+        stamps.append(file_stamp(path))
     key = ("guard_calibration", model_dir and str(model_dir), tuple(stamps), str(cache_dir()))
     return replace(bundle_cache.memo(bundle, key,
                                      lambda: _read_or_calibrate(bundle, model_dir, ref)))
+
+
+def file_stamp(path: Path) -> tuple | None:
+    """What changes when a file is rewritten (in place or replaced): its mtime, size, inode
+    and ctime; None when it is not there."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
+
+
+def _read_shipped(path: Path) -> GuardCalibration | None:
+    """The calibration in ``path``, None when it cannot be read as one."""
+    try:
+        cal = GuardCalibration.from_dict(json.loads(path.read_text()))
+    except (OSError, ValueError, TypeError):
+        return None
+    cal.source = str(path)
+    return cal
 
 
 def _read_or_calibrate(bundle, model_dir, ref: Reference | None) -> GuardCalibration:
@@ -275,12 +302,9 @@ def _read_or_calibrate(bundle, model_dir, ref: Reference | None) -> GuardCalibra
         shipped = Path(model_dir) / CALIBRATION_FILE
         cached = cache_dir() / f"guard-{_cache_key(model_dir)}.json"
         for path in (shipped, cached):
-            try:
-                cal = GuardCalibration.from_dict(json.loads(path.read_text()))
-                cal.source = str(path)
+            cal = _read_shipped(path)
+            if cal is not None:
                 return cal
-            except (OSError, ValueError, TypeError):
-                continue
     cal = calibrate(bundle, ref)
     if model_dir is not None:
         try:
@@ -325,9 +349,15 @@ def _escalate_worst(current: str, new: str) -> str:
 
 
 def judge(bundle, workload: str, size: int, partition: "Partition",
-          calibration: GuardCalibration, ref: Reference, confidence: float | None = None
-          ) -> Verdict:
-    """The guard's verdict for ``workload`` at ``size`` on ``partition``."""
+          calibration: GuardCalibration, ref: Reference, confidence: float | None = None,
+          distance: float | None = None) -> Verdict:
+    """The guard's verdict for ``workload`` at ``size`` on ``partition``.
+
+    Args:
+        distance: the job's learned distance, when the caller computed it already
+            (:func:`~hpcds1mpi.decide.guard_batch.judge_many`, many jobs in one pass); None:
+            :func:`job_distance` now.
+    """
     verdict = Verdict("auto", auto_threshold=calibration.auto_threshold,
                       escalate_threshold=calibration.escalate_threshold)
 
@@ -363,7 +393,8 @@ def judge(bundle, workload: str, size: int, partition: "Partition",
         else:
             mark("size_range", "escalate",
                  f"size {size} is {ratio:.1f}x beyond the measured range {lo:g}–{hi:g}")
-    distance = job_distance(bundle, ref, workload, size, trained, k=calibration.k)
+    if distance is None:
+        distance = job_distance(bundle, ref, workload, size, trained, k=calibration.k)
     verdict.distance = distance
     if not math.isfinite(distance) or distance > calibration.escalate_threshold:
         mark("learned", "escalate",

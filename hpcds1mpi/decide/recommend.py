@@ -12,6 +12,7 @@ script by :mod:`hpcds1mpi.decide.recommendation`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
@@ -137,6 +138,44 @@ def calibration_steps(scores: s1.Scores, partition: "Partition", n: int = CALIBR
     return [CalibrationStep(choice.config(i), why) for i, why in chosen]
 
 
+@dataclass
+class Prepared:
+    """One question checked and set up for System 1: what :func:`prepare` finds before the
+    scoring, and what :func:`choose_places` and :func:`conclude` add after it (shared by
+    :func:`recommend` and ``recommend_batch.recommend_many``, which scores many at once).
+
+    Attributes:
+        usable: the places System 1 scores (familiar hardware, no failure there before).
+        parts / constraints / uses_threads: what ``system1.score`` is asked.
+        scores, picked, candidates, judged: set by :func:`choose_places`.
+    """
+
+    bundle: object
+    workload: str
+    size: int
+    objective: str
+    constraints: s1.Constraints
+    offer: object
+    ref: object
+    calibration: object
+    conf_model: ConfidenceModel
+    all_places: list
+    clusters: dict
+    usable: list
+    scores: s1.Scores | None = None
+    picked: Place | None = None
+    candidates: list = field(default_factory=list)
+    judged: Place | None = None
+
+    @property
+    def parts(self) -> list:
+        return [pl.partition for pl in self.usable]
+
+    @property
+    def uses_threads(self) -> bool:
+        return self.offer.uses_threads
+
+
 def recommend(bundle, workload: str, size: int,
               places: Sequence[tuple["Cluster | None", "Partition"]], *,
               objective: str = "time", constraints: s1.Constraints | None = None,
@@ -153,6 +192,30 @@ def recommend(bundle, workload: str, size: int,
         history: failure history (partitions where this job failed are skipped).
         model_dir: where the bundle lives (calibration files next to it).
         device: restrict to ``cpu`` or ``gpu``.
+    """
+    prep = prepare(bundle, workload, size, places, objective=objective,
+                   constraints=constraints, history=history, model_dir=model_dir,
+                   device=device)
+    scores = s1.score(bundle, workload, size, prep.parts, prep.constraints,
+                      uses_threads=prep.uses_threads) if prep.usable else None
+    judged, confidence = choose_places(prep, scores)
+    # The guard judges the job where it would run (or the first familiar partition).
+    verdict = guard_mod.judge(bundle, workload, size, judged.partition, prep.calibration,
+                              prep.ref, confidence)
+    return conclude(prep, verdict)
+
+
+def prepare(bundle, workload: str, size: int,
+            places: Sequence[tuple["Cluster | None", "Partition"]], *,
+            objective: str = "time", constraints: s1.Constraints | None = None,
+            history: FailureHistory | None = None, model_dir=None,
+            device: str | None = None, ref=None, calibration=None,
+            conf_model: ConfidenceModel | None = None) -> Prepared:
+    """:func:`recommend`'s checks and set-up before System 1 scores (its arguments; ``ref``,
+    ``calibration`` and ``conf_model`` when the caller loaded them for many questions).
+
+    Raises:
+        ConfigError: the question's one line (objective, size, device, partitions, offer).
     """
     if objective not in s1.OBJECTIVES:
         raise ConfigError(f"--objective must be one of {', '.join(s1.OBJECTIVES)}")
@@ -172,14 +235,14 @@ def recommend(bundle, workload: str, size: int,
     offer = offer_mod.offer_for(bundle, workload, [p for _, p in places], device)
     offer_mod.check_offer(offer, workload)
     history = history or FailureHistory(default_history_path())
-    ref = guard_mod.reference(bundle)
-    calibration = guard_mod.load_calibration(bundle, model_dir, ref)
+    ref = ref if ref is not None else guard_mod.reference(bundle)
+    if calibration is None:
+        calibration = guard_mod.load_calibration(bundle, model_dir, ref)
     if offer.levels is not None and workload in {str(w) for w in bundle.workloads}:
         familiar = [p for _, p in places if matching_partition(bundle, p) is not None]
         if familiar:
             offer = offer_mod.extend_ranks_per_node(offer, bundle, workload, size, familiar,
                                                     ref, calibration)
-    uses_threads = offer.uses_threads
     constraints = s1.Constraints(
         constraints.max_nodes, constraints.deadline_s, constraints.energy_budget_j,
         devices=offer.devices if offer.devices is not None else constraints.devices,
@@ -188,7 +251,8 @@ def recommend(bundle, workload: str, size: int,
         threads=offer.threads if offer.threads is not None else constraints.threads,
         max_ranks_per_node=offer.max_ranks_per_node if offer.max_ranks_per_node is not None
         else constraints.max_ranks_per_node)
-    conf_model = ConfidenceModel.load(model_dir)
+    if conf_model is None:
+        conf_model = ConfidenceModel.load(model_dir)
     all_places = [Place(c.name if c is not None else "", p) for c, p in places]
     clusters = {pl.label: c for pl, (c, _) in zip(all_places, places)}
     usable: list[Place] = []
@@ -206,18 +270,28 @@ def recommend(bundle, workload: str, size: int,
             pl.rejected = "never measured hardware like this; run a calibration sweep there"
             continue
         usable.append(pl)
-    scores = None
-    if usable:
-        parts = [pl.partition for pl in usable]
-        names = [p.name for p in parts]
-        if len(set(names)) != len(names):
-            raise ConfigError("two allowed partitions share a name; pass --partition to choose")
-        scores = s1.score(bundle, workload, size, parts, constraints, uses_threads=uses_threads)
-        for pl in usable:
-            sub = scores.subset(pl.partition.name)
-            pl.choice = s1.choose(sub, objective, conf_model)
-            if pl.choice.index is None:
-                pl.rejected = _rejection(pl, sub)
+    names = [pl.partition.name for pl in usable]
+    if len(set(names)) != len(names):
+        raise ConfigError("two allowed partitions share a name; pass --partition to choose")
+    return Prepared(bundle, workload, size, objective, constraints, offer, ref, calibration,
+                    conf_model, all_places, clusters, usable)
+
+
+def choose_places(prep: Prepared, scores: s1.Scores | None) -> tuple[Place, float | None]:
+    """System 1's pick on each usable place and over all of them, from ``scores`` (None when
+    no place is usable).
+
+    Returns:
+        the place the guard judges (where the job would run, or the first familiar one)
+        and the pick's confidence (None without a pick).
+    """
+    prep.scores = scores
+    usable, objective, conf_model = prep.usable, prep.objective, prep.conf_model
+    for pl in usable:
+        sub = scores.subset(pl.partition.name)
+        pl.choice = s1.choose(sub, objective, conf_model)
+        if pl.choice.index is None:
+            pl.rejected = _rejection(pl, sub)
     candidates = [pl for pl in usable if pl.choice is not None and pl.choice.index is not None]
     picked = None
     if candidates:
@@ -227,10 +301,16 @@ def recommend(bundle, workload: str, size: int,
         where = str(scores.cols["partition"][joint.index])
         picked = next(pl for pl in usable if pl.partition.name == where)
         picked.choice = joint
-    judged = picked or (usable[0] if usable else all_places[0])
-    # The guard judges the job where it would run (or the first familiar partition).
-    verdict = guard_mod.judge(bundle, workload, size, judged.partition, calibration, ref,
-                              picked.choice.confidence if picked else None)
+    prep.candidates, prep.picked = candidates, picked
+    prep.judged = picked or (usable[0] if usable else prep.all_places[0])
+    return prep.judged, (picked.choice.confidence if picked else None)
+
+
+def conclude(prep: Prepared, verdict) -> Recommendation:
+    """The recommendation, from the guard's ``verdict`` on ``prep.judged``."""
+    bundle, workload, size, objective = prep.bundle, prep.workload, prep.size, prep.objective
+    picked, judged, candidates, scores = prep.picked, prep.judged, prep.candidates, prep.scores
+    constraints, clusters = prep.constraints, prep.clusters
     familiar_but_impossible = picked is None and verdict.verdict != "escalate"
     if familiar_but_impossible:
         # Known job, but every configuration fails, overflows memory or misses a constraint:
@@ -248,8 +328,9 @@ def recommend(bundle, workload: str, size: int,
                            f": best there {format_time(p['runtime_s'])}, {format_energy(p['energy_j'])}"
                            f" vs {format_time(best['runtime_s'])}, {format_energy(best['energy_j'])}"
                            f" on {picked.label}")
-    rec = Recommendation(workload, size, objective, all_places, picked, verdict,
-                         _energy_label(bundle), clusters=clusters, left_out=list(offer.left_out))
+    rec = Recommendation(workload, size, objective, prep.all_places, picked, verdict,
+                         _energy_label(bundle), clusters=clusters,
+                         left_out=list(prep.offer.left_out))
     if verdict.verdict == "escalate":
         rec.picked = None
     if verdict.verdict == "escalate" and not familiar_but_impossible:
@@ -264,6 +345,6 @@ def recommend(bundle, workload: str, size: int,
                                                  precisions=constraints.precisions,
                                                  threads=constraints.threads,
                                                  max_ranks_per_node=constraints.max_ranks_per_node),
-                                  uses_threads=uses_threads)
+                                  uses_threads=prep.uses_threads)
             rec.calibration_steps = calibration_steps(cal_scores, target)
     return rec

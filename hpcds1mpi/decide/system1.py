@@ -31,6 +31,7 @@ import numpy as np
 from hpcds1mpi.config import DEVICES, PRECISIONS, Configuration, configuration_grid
 from hpcds1mpi.decide.confidence import ConfidenceModel
 from hpcds1mpi.decide.memory_limits import MemoryLimit, learn_memory_limits, memory_need_and_limit
+from hpcds1mpi.decide.system1_front import knee, pareto_front_2d  # importable from here too
 from hpcds1mpi.errors import ConfigError, ModelError
 from hpcds1mpi.surrogates.columns import Columns, takes_columns
 
@@ -235,16 +236,33 @@ def score(bundle, workload: str, size: int, partitions: Sequence["Partition"],
         ConfigError: size <= 0 or no partition.
         ModelError: the bundle's answer lacks a column or has the wrong length.
     """
+    constraints = constraints or Constraints()
+    if frame is None:
+        frame = grid(bundle, workload, size, partitions, constraints, uses_threads)
+    else:
+        _check_question(size, partitions)
+    return scores_from_prediction(bundle, workload, size, partitions, constraints, limits,
+                                  frame, bundle.predict(frame))
+
+
+def grid(bundle, workload: str, size: int, partitions: Sequence["Partition"],
+         constraints: Constraints | None = None, uses_threads: bool = True):
+    """The question's checked candidate table, the kind ``bundle`` predicts from: what
+    :func:`score` predicts, and each question of ``system1_batch.score_many``.
+
+    Raises:
+        ConfigError: size <= 0, no partition, or no partition can run the devices asked.
+    """
+    _check_question(size, partitions)
+    build = candidate_columns if takes_columns(bundle) else candidate_frame  # a stand-in
+    return build(workload, int(size), partitions, constraints or Constraints(), uses_threads)
+
+
+def _check_question(size, partitions) -> None:
     if not isinstance(size, (int, np.integer)) or isinstance(size, bool) or size <= 0:
         raise ConfigError(f"--size must be a positive integer, got {size!r}")
     if not partitions:
         raise ConfigError("no partition to choose from; check --cluster / --partition")
-    constraints = constraints or Constraints()
-    if frame is None:
-        build = candidate_columns if takes_columns(bundle) else candidate_frame  # a stand-in
-        frame = build(workload, int(size), partitions, constraints, uses_threads)
-    return scores_from_prediction(bundle, workload, size, partitions, constraints, limits,
-                                  frame, bundle.predict(frame))
 
 
 def scores_from_prediction(bundle, workload, size, partitions, constraints, limits, frame, pred
@@ -285,54 +303,6 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
 
 # --------------------------------------------------------------------------------------------
 # Choosing
-
-
-def pareto_front_2d(x: np.ndarray, y: np.ndarray, order: np.ndarray | None = None
-                    ) -> np.ndarray:
-    """Indices of the non-dominated points of (x, y), both minimised, sorted by x.
-
-    Vectorised (sort + running minimum), O(n log n); exact duplicates keep one point.
-
-    Args:
-        order: every index sorted by x (a stable sort of finite x and y), when the caller has
-            it already (``choose`` ranks by runtime): the front then needs no sort of its own.
-            Ties in x are settled after the running minimum, with the same result.
-    """
-    x = np.asarray(x, dtype=float)
-    y = np.asarray(y, dtype=float)
-    if order is None:
-        ok = np.flatnonzero(np.isfinite(x) & np.isfinite(y))
-        if len(ok) == 0:
-            return ok
-        order = ok[np.lexsort((y[ok], x[ok]))]
-        ys = y[order]
-        prev_min = np.concatenate([[np.inf], np.minimum.accumulate(ys)[:-1]])
-        return order[ys < prev_min]
-    if len(order) == 0:
-        return np.asarray(order, dtype=np.intp)
-    ys = y[order]
-    prev_min = np.concatenate([[np.inf], np.minimum.accumulate(ys)[:-1]])
-    front = order[ys < prev_min]
-    # Points of equal x kept above fall in y order: only the last of each run is undominated.
-    fx = x[front]
-    return front[np.append(fx[1:] != fx[:-1], True)]
-
-
-def knee(x: np.ndarray, y: np.ndarray) -> int:
-    """Position (in the given arrays) of the knee of a front sorted by x.
-
-    In log units normalised to [0, 1] per objective, the knee is the point farthest below the
-    chord joining the front's two ends; fronts of one or two points take the point with the
-    smallest normalised sum.
-    """
-    lx, ly = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
-    span_x = (lx.max() - lx.min()) or 1.0
-    span_y = (ly.max() - ly.min()) or 1.0
-    nx, ny = (lx - lx.min()) / span_x, (ly - ly.min()) / span_y
-    if len(nx) <= 2:
-        return int(np.argmin(nx + ny))
-    # Chord from (0, 1) (fastest end) to (1, 0) (cheapest end): distance ∝ 1 - nx - ny.
-    return int(np.argmax(1.0 - nx - ny))
 
 
 def objective_values(cols, objective: str) -> np.ndarray:

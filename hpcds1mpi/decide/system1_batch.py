@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from hpcds1mpi.decide import system1 as s1
-from hpcds1mpi.errors import ConfigError, ModelError
-from hpcds1mpi.surrogates.columns import Columns, is_columns, takes_columns
+from hpcds1mpi.errors import ModelError
+from hpcds1mpi.surrogates.columns import Columns, is_columns
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.cluster import Partition
@@ -44,18 +44,12 @@ class Question:
 
 
 def _frame(bundle, q: Question):
-    """The question's candidate table, checked as :func:`score` checks it (raises alike)."""
-    size = q.size
-    if not isinstance(size, (int, np.integer)) or isinstance(size, bool) or size <= 0:
-        raise ConfigError(f"--size must be a positive integer, got {size!r}")
-    if not q.partitions:
-        raise ConfigError("no partition to choose from; check --cluster / --partition")
-    build = s1.candidate_columns if takes_columns(bundle) else s1.candidate_frame
-    return build(q.workload, int(size), q.partitions, q.constraints or s1.Constraints(),
-                 q.uses_threads)
+    """The question's candidate table (:func:`~hpcds1mpi.decide.system1.grid`: checked as
+    :func:`~hpcds1mpi.decide.system1.score` checks it, raising alike)."""
+    return s1.grid(bundle, q.workload, q.size, q.partitions, q.constraints, q.uses_threads)
 
 
-def _stack(frames: list):
+def stack_tables(frames: list):
     """One table of every frame's rows, in order."""
     if all(is_columns(f) for f in frames):
         return Columns({k: np.concatenate([f[k] for f in frames]) for k in frames[0].columns})
@@ -65,7 +59,7 @@ def _stack(frames: list):
                      ignore_index=True)
 
 
-def _rows(table, start: int, stop: int):
+def table_rows(table, start: int, stop: int):
     """Rows ``start:stop`` of a prediction (Columns or DataFrame)."""
     if is_columns(table):
         return Columns({k: table[k][start:stop] for k in table.columns})
@@ -90,7 +84,7 @@ def score_many(bundle, questions: Sequence[Question]) -> list:
         return out
     order = list(frames)
     try:
-        pred = bundle.predict(_stack([frames[i] for i in order]))
+        pred = bundle.predict(stack_tables([frames[i] for i in order]))
         if len(pred) != sum(len(frames[i]) for i in order):
             raise ModelError("model answer has the wrong length")
     except Exception:  # noqa: BLE001 - predict each alone: its error stays its own
@@ -100,7 +94,7 @@ def score_many(bundle, questions: Sequence[Question]) -> list:
         q, frame = questions[i], frames[i]
         try:
             part = bundle.predict(frame) if pred is None \
-                else _rows(pred, start, start + len(frame))
+                else table_rows(pred, start, start + len(frame))
             out[i] = s1.scores_from_prediction(bundle, q.workload, int(q.size), q.partitions,
                                                q.constraints or s1.Constraints(), q.limits,
                                                frame, part)

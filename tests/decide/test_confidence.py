@@ -37,3 +37,20 @@ def test_four_coefficients_round_trip(tmp_path):
     assert ConfidenceModel.load(tmp_path).coef == (1.0, -2.0, 0.3, -0.7)
     ConfidenceModel(coef=(1.0, -2.0), calibrated=True).save(tmp_path / CALIBRATION_FILE)
     assert not ConfidenceModel.load(tmp_path).calibrated
+
+
+def test_the_file_is_read_once_and_again_when_rewritten(tmp_path, monkeypatch):
+    from hpcds1mpi.decide import confidence
+
+    ConfidenceModel(coef=(1.0, -2.0, 0.3)).save(tmp_path / CALIBRATION_FILE)
+    reads = []
+    real = confidence._read
+    monkeypatch.setattr(confidence, "_read", lambda p: reads.append(p) or real(p))
+    models = [ConfidenceModel.load(tmp_path) for _ in range(3)]
+    assert len(reads) == 1 and all(m.coef == (1.0, -2.0, 0.3) and m.calibrated for m in models)
+    assert models[0] is not models[1]
+    # Rewritten (``learn``), same size: the new coefficients, not the kept ones.
+    ConfidenceModel(coef=(1.0, -2.0, 0.4)).save(tmp_path / CALIBRATION_FILE)
+    assert ConfidenceModel.load(tmp_path).coef == (1.0, -2.0, 0.4) and len(reads) == 2
+    (tmp_path / CALIBRATION_FILE).unlink()
+    assert not ConfidenceModel.load(tmp_path).calibrated

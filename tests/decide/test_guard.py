@@ -136,3 +136,31 @@ def test_thresholds_come_from_interior_sizes_not_extrapolated_ends(bundle, ref, 
     with_outliers = guard.calibrate(bundle, ref)
     assert with_outliers.escalate_threshold == pytest.approx(baseline.escalate_threshold)
     assert with_outliers.catch_rate == pytest.approx(baseline.catch_rate)
+
+
+def test_shipped_calibration_is_read_once_and_again_when_rewritten(bundle, ref, tmp_path,
+                                                                   monkeypatch):
+    monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
+    model = tmp_path / "model"
+    model.mkdir()
+    path = model / guard.CALIBRATION_FILE
+    path.write_text(json.dumps({"auto_threshold": 1.0, "escalate_threshold": 2.0}))
+    reads = []
+    real = guard._read_shipped
+    monkeypatch.setattr(guard, "_read_shipped", lambda p: reads.append(p) or real(p))
+    monkeypatch.setattr(guard, "_cache_key", lambda _: pytest.fail("the directory was keyed"))
+    for _ in range(3):
+        cal = guard.load_calibration(bundle, model, ref)
+        assert (cal.auto_threshold, cal.escalate_threshold) == (1.0, 2.0)
+    assert len(reads) == 1
+    cal.reasons = "a caller's change"  # each call its own copy
+    assert not hasattr(guard.load_calibration(bundle, model, ref), "reasons")
+    # ``learn`` rewrites the bundle: the same size, even within the same mtime tick.
+    path.write_text(json.dumps({"auto_threshold": 3.0, "escalate_threshold": 4.0}))
+    cal = guard.load_calibration(bundle, model, ref)
+    assert (cal.auto_threshold, cal.escalate_threshold) == (3.0, 4.0) and len(reads) == 2
+    path.write_text("{not json")  # unreadable: the slow path, as before
+    monkeypatch.undo()
+    monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
+    cal = guard.load_calibration(bundle, model, ref)
+    assert cal.source != str(path) and cal.auto_threshold != 3.0

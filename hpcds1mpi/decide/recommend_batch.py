@@ -1,0 +1,103 @@
+"""``recommend`` for many questions at once: one System 1 predict and one guard pass.
+
+:func:`~hpcds1mpi.decide.recommend.recommend` answers one question in four steps
+(:func:`~hpcds1mpi.decide.recommend.prepare`, System 1's scoring,
+:func:`~hpcds1mpi.decide.recommend.choose_places`, the guard's verdict, then
+:func:`~hpcds1mpi.decide.recommend.conclude`). Two of them are mostly a fixed cost per call
+(``Bundle.predict`` walks every ensemble member, ``design`` builds every feature block,
+whatever the rows): :func:`recommend_many` runs the other steps per question, as
+``recommend`` does, and those two once for all (:func:`~hpcds1mpi.decide.system1_batch.score_many`,
+:func:`~hpcds1mpi.decide.guard_batch.judge_many`). The bundle's reference, guard calibration
+and confidence model are loaded once for the batch. Each answer equals ``recommend``'s (the
+tests hold the JSON of each equal).
+
+A question that ``recommend`` would refuse gets its exception in its place in the answers;
+the others are answered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Sequence
+
+from hpcds1mpi.decide import guard as guard_mod
+from hpcds1mpi.decide import recommend as rec_mod
+from hpcds1mpi.decide import system1 as s1
+from hpcds1mpi.decide import system1_batch as sb
+from hpcds1mpi.decide.confidence import ConfidenceModel
+from hpcds1mpi.decide.failure_history import FailureHistory, default_history_path
+from hpcds1mpi.decide.guard_batch import judge_many
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hpcds1mpi.cluster import Cluster, Partition
+
+
+@dataclass
+class Ask:
+    """One question, as :func:`~hpcds1mpi.decide.recommend.recommend` takes it."""
+
+    workload: str
+    size: int
+    places: Sequence[tuple["Cluster | None", "Partition"]]
+    objective: str = "time"
+    constraints: s1.Constraints | None = None
+    device: str | None = None
+
+
+def recommend_many(bundle, asks: Sequence[Ask], *, history: FailureHistory | None = None,
+                   model_dir=None) -> list:
+    """Answer every question, scoring and judging them together.
+
+    Args:
+        bundle: the model bundle.
+        asks: the questions.
+        history, model_dir: as :func:`~hpcds1mpi.decide.recommend.recommend` (shared).
+
+    Returns:
+        one entry per question, in order: its
+        :class:`~hpcds1mpi.decide.recommendation.Recommendation`, or the exception
+        ``recommend`` would have raised for it (never raised here).
+    """
+    out: list = [None] * len(asks)
+    if not asks:
+        return out
+    history = history or FailureHistory(default_history_path())  # read once for all
+    ref = guard_mod.reference(bundle)
+    calibration = guard_mod.load_calibration(bundle, model_dir, ref)
+    conf_model = ConfidenceModel.load(model_dir)
+    preps: dict[int, rec_mod.Prepared] = {}
+    for i, a in enumerate(asks):
+        try:
+            # The calibration and confidence model are only read (shared by the batch).
+            preps[i] = rec_mod.prepare(
+                bundle, a.workload, a.size, a.places, objective=a.objective,
+                constraints=a.constraints, history=history, model_dir=model_dir,
+                device=a.device, ref=ref, calibration=calibration, conf_model=conf_model)
+        except Exception as exc:  # noqa: BLE001 - the question's own error, kept in place
+            out[i] = exc
+    scored = [i for i, p in preps.items() if p.usable]
+    answers = sb.score_many(bundle, [sb.Question(preps[i].workload, preps[i].size,
+                                                 preps[i].parts, preps[i].constraints,
+                                                 uses_threads=preps[i].uses_threads)
+                                     for i in scored])
+    scores = dict(zip(scored, answers))
+    jobs: dict[int, tuple] = {}
+    for i, prep in preps.items():
+        try:
+            got = scores.get(i)
+            if isinstance(got, BaseException):
+                raise got
+            judged, confidence = rec_mod.choose_places(prep, got)
+            jobs[i] = (prep.workload, prep.size, judged.partition, confidence)
+        except Exception as exc:  # noqa: BLE001
+            out[i] = exc
+    order = list(jobs)
+    verdicts = judge_many(bundle, [jobs[i] for i in order], calibration, ref)
+    for i, verdict in zip(order, verdicts):
+        try:
+            if isinstance(verdict, BaseException):
+                raise verdict
+            out[i] = rec_mod.conclude(preps[i], verdict)
+        except Exception as exc:  # noqa: BLE001
+            out[i] = exc
+    return out

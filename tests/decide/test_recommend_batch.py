@@ -1,0 +1,136 @@
+"""recommend_many: many questions, one predict and one guard pass, each answer equal to
+``recommend``'s (its JSON, its table, or its error), an error kept to its own question."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hpcds1mpi.cluster import Cluster, Partition
+from hpcds1mpi.decide import recommend as rec_mod
+from hpcds1mpi.decide import recommend_batch as rb
+from hpcds1mpi.decide import system1 as s1
+from hpcds1mpi.decide.failure_history import FailureHistory
+from hpcds1mpi.decide.recommendation import format_table, to_dict
+from tests.fake_bundle import WIDE_SIZES, FakeBundle, fake_places, isolate_user_files
+
+
+@pytest.fixture(autouse=True)
+def isolated_cache(tmp_path, monkeypatch):
+    isolate_user_files(monkeypatch, tmp_path)
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    from hpcds1mpi.decide.model_bundle import DEFAULT_MODEL, load_model
+
+    return load_model(None), DEFAULT_MODEL
+
+
+def _lab_places():
+    """The shipped bundle's hardware (familiar) and a machine it never saw (unfamiliar)."""
+    std = Partition(name="standard", cores_per_node=2, memory_gb=25.3, max_nodes=4)
+    big = Partition(name="big", cores_per_node=64, memory_gb=512.0, max_nodes=8)
+    lab = Cluster("lab", {"standard": std, "big": big})
+    return [(lab, std)], [(lab, std), (lab, big)], [(lab, big)]
+
+
+def _varied(bundle, place_sets) -> list:
+    """Workloads x sizes (inside, at the edge of and far beyond the measured range) x
+    objectives x constraints x partition sets, an unknown workload, and questions
+    ``recommend`` refuses, spread through the list."""
+    workloads = sorted(str(w) for w in bundle.workloads)
+    cons = [None, s1.Constraints(max_nodes=1), s1.Constraints(deadline_s=1e-9),
+            s1.Constraints(energy_budget_j=1e-12), s1.Constraints(max_nodes=2, deadline_s=1e3)]
+    asks = []
+    for k, w in enumerate(workloads * 4):
+        lo, hi = (bundle.size_range or {}).get(w, (64, 4096))
+        size = [int(lo + (k * 7919) % max(1, int(hi - lo) + 1)), int(hi * 1.5),
+                int(hi * 5) + 1, max(1, int(lo))][k % 4]
+        asks.append(rb.Ask(w, size, place_sets[k % len(place_sets)],
+                           s1.OBJECTIVES[k % len(s1.OBJECTIVES)], cons[k % len(cons)]))
+    asks.insert(3, rb.Ask(workloads[0], 0, place_sets[0]))  # bad size
+    asks.insert(5, rb.Ask("never-measured", 512, place_sets[0], "energy"))  # name escalates
+    asks.insert(7, rb.Ask(workloads[0], 512, place_sets[0], "fastest"))  # bad objective
+    asks.insert(9, rb.Ask(workloads[0], 512, place_sets[0], device="gpu"))  # no GPU there
+    asks.insert(11, rb.Ask(workloads[0], 512, []))  # nothing to choose from
+    asks.append(asks[0])  # the same question twice in one batch
+    return asks
+
+
+def _one(bundle, a: rb.Ask, model_dir, history):
+    try:
+        return rec_mod.recommend(bundle, a.workload, a.size, a.places, objective=a.objective,
+                                 constraints=a.constraints, history=history,
+                                 model_dir=model_dir, device=a.device)
+    except Exception as exc:  # noqa: BLE001
+        return exc
+
+
+def _check_equal(bundle, asks, model_dir=None, history=None):
+    history = history or FailureHistory(None, [])
+    got = rb.recommend_many(bundle, asks, history=history, model_dir=model_dir)
+    assert len(got) == len(asks)
+    kinds = set()
+    for a, g in zip(asks, got):
+        want = _one(bundle, a, model_dir, history)
+        if isinstance(want, Exception):
+            assert type(g) is type(want) and str(g) == str(want), (a, g)
+            kinds.add("error")
+            continue
+        assert not isinstance(g, Exception), (a, g)
+        assert json.dumps(to_dict(g), sort_keys=True) == json.dumps(to_dict(want), sort_keys=True)
+        assert format_table(g) == format_table(want)
+        assert [s.config for s in g.calibration_steps] == [s.config for s in want.calibration_steps]
+        kinds.add(g.verdict.verdict)
+    return got, kinds
+
+
+def test_every_answer_equals_recommend_on_the_shipped_bundle(shipped):
+    bundle, model_dir = shipped
+    got, kinds = _check_equal(bundle, _varied(bundle, _lab_places()), model_dir)
+    # The set covers each outcome: picks, confirmations, escalations and refusals.
+    assert {"auto", "escalate", "error"} <= kinds, kinds
+    assert sum(r.picked is not None for r in got if not isinstance(r, Exception)) >= 5
+
+
+def test_every_answer_equals_recommend_on_a_stand_in_bundle():
+    bundle = FakeBundle(sizes=WIDE_SIZES)
+    sets = [fake_places("cpu"), fake_places("cpu", "gpu-small", "gpu-big"),
+            fake_places("gpu-small", "gpu-big")]
+    _, kinds = _check_equal(bundle, _varied(bundle, sets))
+    assert "error" in kinds and len(kinds) >= 2, kinds
+
+
+def test_a_batch_predicts_once_and_embeds_once(monkeypatch):
+    bundle = FakeBundle(sizes=WIDE_SIZES)
+    calls = {"predict": 0, "embed": 0}
+    for name in calls:
+        real = getattr(FakeBundle, name)
+
+        def counted(self, df, _real=real, _name=name):
+            calls[_name] += 1
+            return _real(self, df)
+
+        monkeypatch.setattr(FakeBundle, name, counted)
+    asks = [rb.Ask(w, s, fake_places("cpu"), o) for w in ("stencil", "gemm")
+            for s in (300, 700) for o in ("time", "energy")]
+    rb.recommend_many(bundle, asks, history=FailureHistory(None, []))
+    rb.recommend_many(bundle, asks[:1], history=FailureHistory(None, []))  # warm what is kept
+    calls.update(predict=0, embed=0)
+    got = rb.recommend_many(bundle, asks, history=FailureHistory(None, []))
+    assert all(r.picked is not None for r in got)
+    assert calls == {"predict": 1, "embed": 1}
+
+
+def test_an_error_in_one_question_does_not_fail_the_others(shipped):
+    bundle, model_dir = shipped
+    asks = _varied(bundle, _lab_places())[:8]
+    got, _ = _check_equal(bundle, asks, model_dir)
+    errors = [i for i, g in enumerate(got) if isinstance(g, Exception)]
+    assert errors == [3, 7] and all(not isinstance(g, Exception) for g in got[:3])
+
+
+def test_no_question_is_no_answer():
+    assert rb.recommend_many(FakeBundle(), []) == []
