@@ -6,7 +6,8 @@ Every ``/v1`` route but ``/v1/health`` needs ``Authorization: Bearer <token>``
 stream passes the limit); it is then checked by :mod:`hpcds1mpi.serve.schemas` (422 with one
 line). A question answered before is answered from the service's cache at once (the very
 bytes of a body checked before skip parsing too); one being computed is waited for, not
-computed twice. At most ``max_pending`` requests wait for or run a
+computed twice; new ones are answered together, as many as are queued
+(:mod:`hpcds1mpi.serve.batching`). At most ``max_pending`` requests wait for or run a
 computation; the next one is answered 503 with ``Retry-After`` rather than queued without
 bound. Each refusal (401, 404, 405, 408,
 413, 415, 422, 503, and a client that went away mid-request) is logged on ``hpcds1mpi.serve`` with
@@ -35,6 +36,7 @@ from starlette.staticfiles import StaticFiles
 from hpcds1mpi.errors import HpcdsError, RuntimeFailure
 from hpcds1mpi.serve import schemas
 from hpcds1mpi.serve.auth import refusal
+from hpcds1mpi.serve.batching import DEFAULT_LIMIT, MicroBatch
 
 log = logging.getLogger("hpcds1mpi.serve")
 
@@ -126,7 +128,8 @@ async def _within(awaitable, seconds: float):
 
 def create_app(service, token: str, *, max_body: int = DEFAULT_MAX_BODY,
                max_pending: int = DEFAULT_MAX_PENDING,
-               body_timeout: float = DEFAULT_BODY_TIMEOUT, workers=None) -> Starlette:
+               body_timeout: float = DEFAULT_BODY_TIMEOUT, workers=None,
+               batch_limit: int = DEFAULT_LIMIT) -> Starlette:
     """The ASGI application over ``service``.
 
     Args:
@@ -138,6 +141,8 @@ def create_app(service, token: str, *, max_body: int = DEFAULT_MAX_BODY,
             connection, not the server).
         workers: a :class:`~hpcds1mpi.serve.workers.Workers` computing new answers in other
             processes; None: the service's one worker thread.
+        batch_limit: most new questions answered in one call
+            (:class:`~hpcds1mpi.serve.batching.MicroBatch`: what is queued, no waiting).
     """
     state = {"pending": 0}
     inflight: dict[tuple, asyncio.Future] = {}
@@ -149,38 +154,23 @@ def create_app(service, token: str, *, max_body: int = DEFAULT_MAX_BODY,
             return None
         return refused(request, 401, why, {"WWW-Authenticate": 'Bearer realm="hpcds1mpi"'})
 
+    if workers is None:  # the service's one computing thread
+        batch = MicroBatch(service.answer_many, service.executor.submit, limit=batch_limit)
+    else:  # a thread per worker process, each sending its batch there
+        batch = MicroBatch(lambda items: workers.answer_many(items, service.store),
+                           workers.threads.submit, limit=batch_limit, slots=workers.count)
+
     def _computation(kind: str, req) -> asyncio.Future:
-        """The computation of ``req``'s answer: a new one on the worker thread, or the one
+        """The computation of ``req``'s answer: queued for the next micro-batch, or the one
         already running for the same question (a burst of one question computes it once).
         Shielded by the caller, so a client that goes away does not cancel it for others."""
         key = service.key(kind, req)
         running = inflight.get(key)
         if running is None:
-            loop = asyncio.get_running_loop()
-            if workers is None:
-                running = loop.run_in_executor(service.executor, service.answer, kind, req)
-            else:
-                running = asyncio.ensure_future(_in_worker(kind, req))
+            running = asyncio.wrap_future(batch.submit(kind, req))
             inflight[key] = running
             running.add_done_callback(lambda _: inflight.pop(key, None))
         return running
-
-    async def _in_worker(kind: str, req) -> bytes:
-        """The answer computed by a worker process, then cached here (``--workers``)."""
-        from concurrent.futures.process import BrokenProcessPool
-
-        from hpcds1mpi.serve.workers import _answer
-
-        executor = workers.executor
-        try:
-            body = await asyncio.get_running_loop().run_in_executor(executor, _answer, kind,
-                                                                     req)
-        except BrokenProcessPool:
-            workers.broken(executor)
-            raise RuntimeFailure("a worker process died computing this answer; retry "
-                                 "(new workers are starting)") from None
-        service.store(kind, req, body)
-        return body
 
     async def compute(request: Request, kind: str) -> Response:
         """Read, check and answer one POST: the shared path of every computing route."""

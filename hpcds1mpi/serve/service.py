@@ -149,20 +149,51 @@ class Service:
         encoded once, when computed; the cache holds the bytes, so a hit costs neither and
         no caller can change another's answer.
         """
-        import json
-
-        from hpcds1mpi.serve.schemas import checked
-
         hit = self.cached(kind, req)
         if hit is not None:
             return hit
         compute = {"recommend": self._recommend, "predict": self._predict,
                    "advise": self._advise}[kind]
-        data = checked(kind, compute(req))
-        body = json.dumps(data, ensure_ascii=False, allow_nan=False,
+        return self._encoded(kind, req, compute(req))
+
+    def _encoded(self, kind: str, req, data: dict) -> bytes:
+        """``data``, the answer to ``req``, checked, encoded and kept."""
+        from hpcds1mpi.serve.schemas import checked
+
+        body = json.dumps(checked(kind, data), ensure_ascii=False, allow_nan=False,
                           separators=(",", ":")).encode()
         self.store(kind, req, body)
         return body
+
+    def answer_many(self, items: list) -> list:
+        """:meth:`answer` for each ``(kind, request)``: the bytes, or the exception
+        :meth:`answer` would raise, in its place (one request's error is never another's).
+
+        The recommend questions not cached are computed together (:meth:`_recommend_many`:
+        one System 1 predict and one guard pass for all); predict and advise one by one.
+        """
+        out: list = [None] * len(items)
+        fresh = []
+        for i, (kind, req) in enumerate(items):
+            hit = self.cached(kind, req)
+            if hit is not None:
+                out[i] = hit
+            elif kind == "recommend":
+                fresh.append(i)
+            else:
+                try:
+                    out[i] = self.answer(kind, req)
+                except Exception as exc:  # noqa: BLE001
+                    out[i] = exc
+        datas = self._recommend_many([items[i][1] for i in fresh]) if fresh else []
+        for i, data in zip(fresh, datas):
+            try:
+                if isinstance(data, BaseException):
+                    raise data
+                out[i] = self._encoded("recommend", items[i][1], data)
+            except Exception as exc:  # noqa: BLE001
+                out[i] = exc
+        return out
 
     def store(self, kind: str, req, body: bytes) -> None:
         """Keep ``body``, the checked and encoded answer to ``req`` (bounded LRU)."""
@@ -188,22 +219,50 @@ class Service:
         return json.loads(self.answer("recommend", req))
 
     def _recommend(self, req: "RecommendRequest") -> dict:
+        got = self._recommend_many([req])[0]
+        if isinstance(got, BaseException):
+            raise got
+        return got
+
+    def _recommend_many(self, reqs: list) -> list:
+        """What :meth:`_recommend` answers for each request, one
+        :func:`~hpcds1mpi.decide.recommend_batch.recommend_many` for all (one System 1
+        predict, one guard pass); a request's error in its place."""
         from hpcds1mpi.cluster import select_places
-        from hpcds1mpi.decide.recommend import recommend
-        from hpcds1mpi.decide.recommendation import emit_script, to_dict, unmet_constraints
+        from hpcds1mpi.decide.recommend_batch import Ask, recommend_many
         from hpcds1mpi.decide.system1 import Constraints
 
-        rec = recommend(
-            self.bundle, req.workload, req.size, select_places(self.places, req.partition),
-            objective=req.objective,
-            constraints=Constraints(max_nodes=req.max_nodes, deadline_s=req.deadline,
-                                    energy_budget_j=req.energy_budget),
-            history=self.history, model_dir=self.model_dir, device=req.device)
+        out: list = [None] * len(reqs)
+        asks: dict[int, Ask] = {}
+        for i, req in enumerate(reqs):
+            try:
+                asks[i] = Ask(req.workload, req.size, select_places(self.places, req.partition),
+                              req.objective, Constraints(max_nodes=req.max_nodes,
+                                                         deadline_s=req.deadline,
+                                                         energy_budget_j=req.energy_budget),
+                              req.device)
+            except Exception as exc:  # noqa: BLE001 - the request's own error
+                out[i] = exc
+        order = list(asks)
+        recs = recommend_many(self.bundle, [asks[i] for i in order], history=self.history,
+                              model_dir=self.model_dir)
+        for i, rec in zip(order, recs):
+            try:
+                if isinstance(rec, BaseException):
+                    raise rec
+                out[i] = self._respond(reqs[i], rec)
+            except Exception as exc:  # noqa: BLE001
+                out[i] = exc
+        return out
+
+    def _respond(self, req: "RecommendRequest", rec) -> dict:
+        """The answer to ``req`` from its recommendation (``recommend --json``'s fields)."""
+        from hpcds1mpi.decide.offer import runtime_note
+        from hpcds1mpi.decide.recommendation import emit_script, to_dict, unmet_constraints
+
         unmet = unmet_constraints(rec)
         if unmet:
             raise ConfigError(unmet)
-        from hpcds1mpi.decide.offer import runtime_note
-
         data = to_dict(rec)
         data["runtime"] = runtime_note(self.bundle, req.workload)  # as `recommend --json` says
         if req.emit:

@@ -43,6 +43,24 @@ def _answer(kind: str, req) -> bytes:
     return _service.answer(kind, req)
 
 
+def _answer_many(items: list) -> list:
+    """:meth:`Service.answer_many` in this worker; an exception that cannot travel back
+    (pickled) becomes one that can, with its type and text, so the batch's other answers
+    still arrive."""
+    import pickle
+
+    out = []
+    for got in _service.answer_many(items):
+        if isinstance(got, BaseException):
+            try:
+                pickle.dumps(got)
+            except Exception:  # noqa: BLE001
+                log.error("internal error in a worker: %r", got)
+                got = RuntimeError(f"{type(got).__name__}: {got}")
+        out.append(got)
+    return out
+
+
 def _ready(_: int) -> bool:
     return _service is not None
 
@@ -57,9 +75,16 @@ class Workers:
 
     def __init__(self, count: int, model_dir: str | None, cluster_file: str | None,
                  state: Path):
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
+
         self.count = count
         self._args = (model_dir, cluster_file, str(state))
+        self._lock = threading.Lock()
         self.executor = self._new(wait=True)
+        #: One thread per worker process, each sending a micro-batch and waiting for it
+        #: (:class:`~hpcds1mpi.serve.batching.MicroBatch` with ``count`` slots).
+        self.threads = ThreadPoolExecutor(count, thread_name_prefix="hpcds1mpi-serve-send")
 
     def _new(self, wait: bool):
         import multiprocessing
@@ -79,14 +104,39 @@ class Workers:
         """The worker processes' ids (tests)."""
         return sorted(getattr(self.executor, "_processes", {}) or {})
 
+    def answer_many(self, items: list, store) -> list:
+        """One batch's answers computed by a worker process (on a sending thread), each
+        kept with ``store(kind, request, body)`` here, where the cache is.
+
+        Raises:
+            RuntimeFailure: the worker died computing it (every answer of this batch).
+        """
+        from concurrent.futures.process import BrokenProcessPool
+
+        from hpcds1mpi.errors import RuntimeFailure
+
+        executor = self.executor
+        try:
+            answers = executor.submit(_answer_many, items).result()
+        except BrokenProcessPool:
+            self.broken(executor)
+            raise RuntimeFailure("a worker process died computing this answer; retry "
+                                 "(new workers are starting)") from None
+        for (kind, req), body in zip(items, answers):
+            if isinstance(body, bytes):
+                store(kind, req, body)
+        return answers
+
     def broken(self, executor) -> None:
         """A worker died under ``executor``: a fresh pool (once, however many requests saw
         the same break), whose workers start with the next request, not on the event loop."""
-        if executor is not self.executor:
-            return  # already replaced
-        log.error("a worker process died; starting %d new ones", self.count)
-        executor.shutdown(wait=False, cancel_futures=True)
-        self.executor = self._new(wait=False)
+        with self._lock:  # the sending threads may see the same break at once
+            if executor is not self.executor:
+                return  # already replaced
+            log.error("a worker process died; starting %d new ones", self.count)
+            executor.shutdown(wait=False, cancel_futures=True)
+            self.executor = self._new(wait=False)
 
     def close(self) -> None:
+        self.threads.shutdown(wait=False, cancel_futures=True)
         self.executor.shutdown(wait=True, cancel_futures=True)

@@ -174,3 +174,35 @@ def test_advise_reads_text_never_a_path(server, text):
 def test_advise_bounds_the_script(server):
     status, data, _ = server.request("POST", "/v1/advise", {"script": "#" * 60_001})
     assert status == 422 and "script" in data["error"]
+
+
+def test_answer_many_equals_answer_one_by_one_and_keeps_errors_in_place(tmp_path):
+    """A micro-batch's answers (one recommend_many for the new recommend questions) are the
+    bytes each question gets alone; a refused question is refused alone, the others answered."""
+    from hpcds1mpi.serve.service import Service
+
+    batched = Service(None, str(LAB), tmp_path / "a", cache_size=0)
+    alone = Service(None, str(LAB), tmp_path / "b", cache_size=0)
+    reqs = [("recommend", RecommendRequest(**q)) for q in QUESTIONS]
+    reqs += [("recommend", RecommendRequest(workload=w, size=s, objective=o, emit="slurm"))
+             for w, s, o in (("fft", 64, "energy"), ("fft", 64, "time"), ("gemm", 99, "edp"),
+                             ("never-measured", 500, "time"), ("stencil", 20000, "balanced"))]
+    reqs.insert(2, ("recommend", RecommendRequest(workload="gemm", size=512,
+                                                  partition=["nowhere"])))
+    reqs.insert(4, ("recommend", RecommendRequest(workload="gemm", size=512, deadline=1e-9)))
+    reqs.insert(6, ("recommend", RecommendRequest(workload="gemm", size=512, device="gpu")))
+    reqs.insert(8, ("predict", PredictRequest(workload="gemm", size=512,
+                                              configs=[{"nodes": 1, "ranks_per_node": 2}])))
+    got = batched.answer_many(reqs)
+    assert len(got) == len(reqs)
+    errors = 0
+    for (kind, req), body in zip(reqs, got):
+        try:
+            want = alone.answer(kind, req)
+        except ConfigError as exc:
+            assert isinstance(body, ConfigError) and str(body) == str(exc), (req, body)
+            errors += 1
+            continue
+        assert body == want, req
+    assert errors == 3
+    assert json.loads(got[-2])["verdict"]["verdict"] == "escalate"

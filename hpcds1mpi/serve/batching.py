@@ -1,0 +1,108 @@
+"""The micro-batch: new questions queued for the computing thread, answered together.
+
+A distinct question's cost is mostly fixed per call (System 1's ``Bundle.predict`` walks every
+ensemble member, the guard's ``design`` builds every feature block, whatever the rows), so
+answering the questions that wait together costs little more than answering one
+(:meth:`~hpcds1mpi.serve.service.Service.answer_many`). The computing thread takes everything
+queued (at most ``limit``), answers it in one call, and takes again; when the queue is empty
+it stops, and the next question starts it. No timer: a lone question is computed at once,
+never held back for company, and under load a batch is what arrived while the last one was
+computed.
+
+``slots`` computing threads drain the same queue (``serve --workers N``: N threads, each
+sending its batch to a worker process and waiting, so N batches compute at once). Each
+question gets its own answer or its own exception, in its own future; an error of the whole
+call (a worker process that died) is every question of that batch's error, never a later
+batch's.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from concurrent.futures import Future
+from typing import Callable
+
+log = logging.getLogger("hpcds1mpi.serve")
+
+#: Most questions answered in one call (the app's ``max_pending`` bounds what can wait).
+DEFAULT_LIMIT = 64
+
+
+class MicroBatch:
+    """Queue questions; ``slots`` threads answer what is queued in batches.
+
+    Args:
+        answer_many: ``[(kind, request), ...]`` -> one bytes or exception each, in order.
+        start: runs a callable on a computing thread (``executor.submit``).
+        limit: most questions in one call.
+        slots: most calls at once (threads draining the queue).
+    """
+
+    def __init__(self, answer_many: Callable[[list], list], start: Callable, *,
+                 limit: int = DEFAULT_LIMIT, slots: int = 1):
+        if limit < 1 or slots < 1:
+            raise ValueError("limit and slots must be at least 1")
+        self.answer_many = answer_many
+        self.start = start
+        self.limit = limit
+        self.slots = slots
+        self._queue: list[tuple[str, object, Future]] = []
+        self._running = 0
+        self._lock = threading.Lock()
+        #: Sizes of the batches answered (tests; the last 1,000).
+        self.sizes: deque[int] = deque(maxlen=1000)
+
+    def submit(self, kind: str, req) -> Future:
+        """The future answer to ``req`` (bytes, or the exception ``answer`` raises)."""
+        fut: Future = Future()
+        with self._lock:
+            self._queue.append((kind, req, fut))
+            wake = self._running < self.slots
+            if wake:
+                self._running += 1
+        if wake:
+            try:
+                self.start(self._drain)
+            except Exception as exc:  # noqa: BLE001 - e.g. the executor shut down
+                with self._lock:
+                    self._running -= 1
+                    taken, self._queue = self._queue, []
+                for _, _, f in taken:
+                    _settle(f, exc)
+        return fut
+
+    def _take(self) -> list:
+        """The next batch, or [] (then this drain has stopped: counted under the lock, so a
+        question queued after it starts another)."""
+        with self._lock:
+            batch, self._queue = self._queue[:self.limit], self._queue[self.limit:]
+            if not batch:
+                self._running -= 1
+            return batch
+
+    def _drain(self) -> None:
+        """Answer batches until the queue is empty (on a computing thread)."""
+        while True:
+            batch = self._take()
+            if not batch:
+                return
+            self.sizes.append(len(batch))
+            try:
+                answers = self.answer_many([(kind, req) for kind, req, _ in batch])
+                if len(answers) != len(batch):
+                    raise RuntimeError(f"{len(answers)} answers to {len(batch)} questions")
+            except Exception as exc:  # noqa: BLE001 - the whole call failed: this batch's
+                answers = [exc] * len(batch)
+            for (_, _, fut), got in zip(batch, answers):
+                _settle(fut, got)
+
+
+def _settle(fut: Future, got) -> None:
+    if fut.done():  # pragma: no cover - never set twice
+        return
+    if isinstance(got, BaseException):
+        fut.set_exception(got)
+    else:
+        fut.set_result(got)
