@@ -119,6 +119,38 @@ def baselines(table: pd.DataFrame, kept: np.ndarray, feats: pd.DataFrame) -> dic
             "twice_last_five_finished": (twice_fin, twice_fin)}
 
 
+#: A test part whose largest batch (one user's jobs submitted in the same second: a job
+#: array) holds more than this share, or that has fewer than MIN_BATCHES batches, is one case
+#: rather than a sample, and the evaluation says so.
+MAX_BATCH_SHARE = 0.5
+MIN_BATCHES = 10
+
+
+def test_part(table: pd.DataFrame, feats: pd.DataFrame, test: np.ndarray) -> dict:
+    """What the test part is made of: its users, its batches (a user's jobs submitted in the
+    same second) and the share of *novel* jobs (no finished job of their own request, so
+    their history is the user's other requests'); ``warning`` says when it is one case."""
+    from hpcds1mpi.surrogates.submit_features import submit_times
+    from hpcds1mpi.surrogates.walltime_model import novel_mask
+
+    user = (table["user"] if "user" in table else pd.Series("", index=table.index)
+            ).astype("string").fillna("").to_numpy(dtype=object)[test]
+    sub = submit_times(table).iloc[test].dt.floor("s").astype("string").fillna("")
+    batch = pd.Series(user).str.cat(sub.to_numpy(dtype=object), sep="|")
+    counts = batch.value_counts()
+    out = {"n_users": int(len(set(user))), "n_batches": int(len(counts)),
+           "largest_batch_share": float(counts.iloc[0] / len(test)),
+           "novel_share": float(np.mean(novel_mask(feats.iloc[test])))}
+    out["warning"] = ""
+    if out["largest_batch_share"] > MAX_BATCH_SHARE or out["n_batches"] < MIN_BATCHES:
+        out["warning"] = (
+            f"the test part is {len(test)} jobs in {out['n_batches']} batch(es) of "
+            f"{out['n_users']} user(s), the largest {100 * out['largest_batch_share']:.0f} % of "
+            "it (jobs submitted in the same second): one case, not a sample; "
+            f"{100 * out['novel_share']:.0f} % have no finished job of their own request")
+    return out
+
+
 def scores(point: np.ndarray, wall: np.ndarray, actual: np.ndarray) -> dict:
     """Accuracy and median APE of the point value, kill rate and over-request of the walltime."""
     return {"accuracy": float(np.mean(np.minimum(point, actual) / np.maximum(point, actual))),
@@ -157,10 +189,11 @@ def evaluate(table: pd.DataFrame, split: str = "chronological", seed: int = 0,
     model.fit(feats.iloc[train], run[train], order=sub[train])
     t_fit = time.perf_counter() - t0 - t_feat
     actual = run[test]
-    out = {"ours": scores(model.predict(feats.iloc[test]), model.walltime(feats.iloc[test]),
-                          actual)}
+    model._require(feats.iloc[test])
+    wall, tight = model.walltime_.walltime_tight(model, feats.iloc[test])
+    out = {"ours": scores(model.predict(feats.iloc[test]), wall, actual)}
     out["ours"]["calibration_coverage"] = model.calibration_coverage_
-    out["ours"]["tight_share"] = float(np.mean(model.walltime_.tight(model, feats.iloc[test])))
+    out["ours"]["tight_share"] = float(np.mean(tight))
     out["ours"]["method"] = {"point": model.mode_, "candidates": model.candidates_,
                              "validation_accuracy": model.validation_,
                              "walltime": model.walltime_.describe()}
@@ -168,6 +201,7 @@ def evaluate(table: pd.DataFrame, split: str = "chronological", seed: int = 0,
     rows = np.array([pos[p] for p in test])
     for name, (point, wall) in baselines(table, kept, feats).items():
         out[name] = scores(point[rows], wall[rows], actual)
+    out["test_part"] = test_part(table, feats, test)
     out.update({"split": split, "n_jobs": int(len(table)), "n_kept": int(len(kept)),
                 "n_train": int(len(train)), "n_test": int(len(test)),
                 "coverage_target": model.coverage,
@@ -191,6 +225,8 @@ def table_lines(result: dict) -> list[str]:
     lines.append(f"split {result['split']}: {result['n_train']} train, {result['n_test']} test "
                  f"jobs ({result['n_kept']} kept of {result['n_jobs']}); "
                  f"{result['seconds']:.1f} s, peak RSS {result['peak_rss_mb']} MB")
+    if result.get("test_part", {}).get("warning"):
+        lines.append(f"warning: {result['test_part']['warning']}")
     return lines
 
 

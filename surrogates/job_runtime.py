@@ -11,11 +11,14 @@
   with the highest expected accuracy under the classifier's probabilities (a Bayes choice:
   the accuracy of Tsafrir et al., min/max of predicted and actual, of candidate k if the
   truth were candidate j). A tree cannot output a continuous feature, only pick one, so
-  this keeps each candidate's value exact. Whether the choice beats the best single
-  candidate is measured on the newest 20 % of the training jobs (time-ordered validation)
-  and the better of the two is kept (``mode_``). Where a log gives no history at all (no
-  end times: every candidate is the request), a LightGBM regression of log run time from
-  the request and partition, with the accuracy as its loss, is tried instead;
+  this keeps each candidate's value exact. The choice is *gated* per job: it replaces the
+  best single candidate only where its expected gain over it (under the same probabilities)
+  exceeds a gate, chosen on the newest 20 % of the training jobs (time-ordered validation)
+  among "always", quantiles of the gains and "never" -- so on that slice it ties or beats the
+  single candidate (``mode_`` "single" when "never" wins, ``gate_``). Where a log gives
+  no history at all (no end times: every candidate is the request), a LightGBM regression
+  of log run time from the request and partition, with the accuracy as its loss, is tried
+  instead;
 - the **walltime** (:class:`~hpcds1mpi.surrogates.walltime_model.WalltimeModel`): a
   conformalized upper quantile — either the best single candidate plus a LightGBM quantile
   regression of its residual, with a normalized conformal margin, or (kept where it validates
@@ -39,7 +42,8 @@ from .submit_features import CATEGORICAL, numeric_columns
 from .walltime_model import (MIN_BIN, UPPER_ANCHORS, WalltimeModel, conformal_offset,
                              mondrian_offsets)
 
-__all__ = ["RuntimePredictor", "accuracy_objective", "bayes_choice", "conformal_offset",
+__all__ = ["RuntimePredictor", "accuracy_objective", "bayes_choice", "choose_gate",
+           "gated_choice", "conformal_offset",
            "mondrian_offsets", "MIN_BIN", "UPPER_ANCHORS", "CANDIDATES", "FALLBACK"]
 
 #: Candidate point predictions (log s), most specific first. A missing one takes the first of
@@ -54,6 +58,8 @@ UNSEEN = ("user", "account", "workload")
 
 #: Fewest training jobs (the calibration slice included) the predictor will learn from.
 MIN_TRAIN = 30
+#: Quantiles of the validation jobs' expected gains at which the choice's gate is tried.
+GATE_QUANTILES = tuple(np.round(np.arange(0.05, 1.0, 0.05), 2))
 
 
 def accuracy_objective(y_true: np.ndarray, y_pred: np.ndarray):
@@ -73,9 +79,45 @@ def _accuracy(pred: np.ndarray, actual: np.ndarray) -> float:
 def bayes_choice(cands: np.ndarray, proba: np.ndarray) -> np.ndarray:
     """Per row, the candidate (log s) with the highest expected accuracy when the truth is
     candidate j with probability ``proba[:, j]``: ``argmax_k sum_j p_j exp(-|c_k - c_j|)``."""
+    return gated_choice(cands, proba, cands[:, 0], -np.inf)[0]
+
+
+def gated_choice(cands: np.ndarray, proba: np.ndarray, single: np.ndarray, gate: float
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """The Bayes choice (:func:`bayes_choice`) where its expected accuracy beats that of the
+    ``single`` candidate (log s, per row) by more than ``gate``, else ``single``.
+
+    Returns:
+        (chosen log s, expected gain per row: the choice's expected accuracy minus the
+        single candidate's, under ``proba``; >= 0).
+    """
     close = np.exp(-np.abs(cands[:, :, None] - cands[:, None, :]))
     expected = np.einsum("nkj,nj->nk", close, proba)
-    return cands[np.arange(len(cands)), expected.argmax(axis=1)]
+    best = expected.argmax(axis=1)
+    rows = np.arange(len(cands))
+    own = np.einsum("nj,nj->n", np.exp(-np.abs(single[:, None] - cands)), proba)
+    gain = expected[rows, best] - own
+    return np.where(gain > gate, cands[rows, best], single), gain
+
+
+def choose_gate(cands: np.ndarray, proba: np.ndarray, single: np.ndarray, y: np.ndarray,
+                grid=GATE_QUANTILES) -> tuple[float, float]:
+    """The gate (:func:`gated_choice`) with the best accuracy on validation jobs ``y`` (log
+    s): tried at -inf (always the choice), at the :data:`GATE_QUANTILES` of the expected gains
+    and at +inf (always the single candidate), so it ties or beats both there; a tie goes to
+    the larger gate (fewer departures from the single candidate).
+
+    Returns:
+        (gate, its validation accuracy).
+    """
+    gain = gated_choice(cands, proba, single, -np.inf)[1]
+    gates = sorted({-np.inf, np.inf, *np.quantile(gain, grid).tolist()}, reverse=True)
+    best = None
+    for g in gates:
+        acc = float(np.mean(np.exp(-np.abs(gated_choice(cands, proba, single, g)[0] - y))))
+        if best is None or acc > best[1] + 1e-12:
+            best = (g, acc)
+    return best
 
 
 class RuntimePredictor:
@@ -88,8 +130,10 @@ class RuntimePredictor:
         calibration_fraction: newest share of the training jobs that validates the point
             choice and calibrates the walltime.
         patience: rounds without gain on that slice before the classifier stops.
-        choose: "validate" (keep the classifier's choice only where it beats the best single
-            candidate on the validation slice), "choice" or "single" (always; ablations).
+        choose: "gated" (per job, the classifier's choice only where its expected gain
+            over the best single candidate passes a gate chosen on the validation slice;
+            :func:`choose_gate`), "validate" (session 10's: the choice for every job or for
+            none, whichever validates better), "choice" or "single" (always; ablations).
         refit: refit the chosen classifier on all training jobs (the slice included) with
             the rounds found, as the last step.
         n_jobs: threads LightGBM uses (1: on a shared machine more threads spin and slow it).
@@ -99,7 +143,7 @@ class RuntimePredictor:
     def __init__(self, coverage: float = 0.95, n_estimators: int = 300,
                  learning_rate: float = 0.1, num_leaves: int = 15,
                  min_child_samples: int = 100, calibration_fraction: float = 0.2,
-                 patience: int = 20, refit: bool = True, choose: str = "validate",
+                 patience: int = 20, refit: bool = True, choose: str = "gated",
                  n_jobs: int = 1, seed: int = 0):
         if not 0.5 <= coverage < 1.0:
             raise ValueError(f"coverage must be in [0.5, 1), got {coverage}")
@@ -110,8 +154,9 @@ class RuntimePredictor:
         self.calibration_fraction = calibration_fraction
         self.patience = patience
         self.refit = refit
-        if choose not in ("validate", "choice", "single"):
-            raise ValueError(f"choose must be validate, choice or single, got {choose!r}")
+        if choose not in ("gated", "validate", "choice", "single"):
+            raise ValueError(f"choose must be gated, validate, choice or single, "
+                             f"got {choose!r}")
         self.choose = choose
         self.params = {"n_estimators": n_estimators, "learning_rate": learning_rate,
                        "num_leaves": num_leaves, "min_child_samples": min_child_samples,
@@ -231,9 +276,20 @@ class RuntimePredictor:
                 eval_sample_weight=[weight[cal_rows]],
                 callbacks=[early_stopping(self.patience, verbose=False)])
         self.classes_ = classes
-        chosen = bayes_choice(cands[cal][:, classes], clf.predict_proba(x.iloc[cal]))
+        proba, single = clf.predict_proba(x.iloc[cal]), cands[cal, self.best_single_]
+        chosen = bayes_choice(cands[cal][:, classes], proba)
         self.validation_["choice"] = float(np.mean(np.exp(-np.abs(chosen - y[cal]))))
-        if self.choose == "validate" and self.validation_["choice"] <= self.validation_["single"]:
+        self.gate_ = -np.inf
+        if self.choose == "gated":
+            # Chosen on the validation slice (training jobs only): +inf is "single", so the
+            # gated choice ties or beats the single candidate there.
+            self.gate_, self.validation_["gated"] = choose_gate(cands[cal][:, classes], proba,
+                                                                single, y[cal])
+            self.validation_["gate"] = self.gate_ if np.isfinite(self.gate_) else None
+            if not np.isfinite(self.gate_) and self.gate_ > 0:
+                return
+        elif self.choose == "validate" and (self.validation_["choice"]
+                                            <= self.validation_["single"]):
             return
         self.mode_, self.classifier_ = "choice", clf
         if self.refit:
@@ -302,8 +358,9 @@ class RuntimePredictor:
         elif self.mode_ == "regression":
             point = self.median_ + self.classifier_.predict(self._matrix(features))
         else:
-            point = bayes_choice(cands[:, self.classes_],
-                                 self.classifier_.predict_proba(self._matrix(features)))
+            point = gated_choice(cands[:, self.classes_],
+                                 self.classifier_.predict_proba(self._matrix(features)),
+                                 cands[:, self.best_single_], self.gate_)[0]
         return np.minimum(np.exp(point), self._limit(features))
 
     def walltime(self, features: pd.DataFrame) -> np.ndarray:

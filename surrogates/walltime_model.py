@@ -38,7 +38,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from .walltime_policy import apply_policy, choose_policy, conformal_offset  # noqa: F401
+from .walltime_policy import choose_policy, conformal_offset
 
 #: The upper quantile the residual regression learns (the conformal step does the rest).
 UPPER_ALPHA = 0.8
@@ -55,12 +55,25 @@ UPPER_ANCHORS = (("pace_max5", "request_max5", "name_max5", "user_max5", "log_li
 DEPTH = ("pace_n", "request_n", "user_n")
 #: Fewest calibration jobs a bin needs for its own factor (else pooled).
 MIN_BIN = 200
+#: Fewest novel calibration jobs (:func:`novel_mask`) that give novel jobs their own offset;
+#: with fewer, a novel job keeps its request (NREL Eagle's sample: a 197-task array asking
+#: 42,000 s, whose user had finished one 50-s job of another request, got 730 s, all killed).
+MIN_NOVEL = 30
 #: How far above the target the conformal level may be raised against drift (steps of the
 #: share left uncovered: 1, 0.9, ... 0.3 of it).
 LEVELS = tuple(1 - 0.1 * j for j in range(8))
 #: The levels the variants are *compared* at (below the target too): each at the level that
 #: just covers the newer half, so that a variant is not ranked by how much it over-covers.
 RANK_LEVELS = tuple(2 - 0.1 * j for j in range(18))
+
+
+def novel_mask(features: pd.DataFrame) -> np.ndarray:
+    """Jobs with no finished job of their own request (``request_n`` 0): their history
+    values are borrowed from the user's other requests (:mod:`submit_features`), so they are
+    not exchangeable with jobs that have their own (False where the log has no such column)."""
+    if "request_n" not in features:
+        return np.zeros(len(features), bool)
+    return (pd.to_numeric(features["request_n"], errors="coerce").to_numpy(dtype=float) == 0)
 
 
 def depth_bins(features: pd.DataFrame) -> np.ndarray:
@@ -143,7 +156,7 @@ class WalltimeModel:
         lim = np.log(predictor._limit(cc))
         best = None
         for v in variants:
-            centre, scale = self._centre_scale(predictor, cc, v)
+            centre, scale, _ = self._parts(predictor, cc, v)
             score = (yc - centre) / scale
             bins = depth_bins(cc) if v[2] else np.zeros(len(yc), int)
             fits = yc[half:] <= lim[half:]
@@ -160,30 +173,67 @@ class WalltimeModel:
                 best = (key, v, level, {"coverage": kept, "ranked_coverage": cover,
                                         "ranked_over_request": over})
         _, self.variant_, self.level_, self.validation_ = best
-        centre, scale = self._centre_scale(predictor, cc, self.variant_)
+        # The winner's parts on the calibration slice, computed once for everything below.
+        centre, scale, width = self._parts(predictor, cc, self.variant_)
         score = (yc - centre) / scale
         self.offsets_, self.rest_offset_ = mondrian_offsets(score, self._bins(cc), self.level_)
         self.policy_ = None
+        tight = np.ones(len(yc), bool)
         if self.regressions_ is not None:
-            self.policy_ = choose_policy(centre, scale, self._width(predictor, cc), yc, lim,
-                                         1 - self.coverage)
-        wall, _ = self._wall(predictor, cc)
+            self.policy_ = choose_policy(centre, scale, width, yc, lim, 1 - self.coverage)
+            tight = (width <= self.policy_.tau) | ~np.isfinite(lim)
+        self._fit_novel(cc, score, tight)
+        wall, _ = self._combine(cc, centre, scale, width, lim)
         self.calibration_coverage_ = float(np.mean(yc <= wall + 1e-12))
         return self
 
-    def _width(self, predictor, feats: pd.DataFrame) -> np.ndarray:
-        """Predicted tail width (log s): upper minus median residual regression."""
-        x = predictor._matrix(feats)
-        med, hi = (m.predict(x) for m in self.regressions_)
-        return hi - med
+    def _fit_novel(self, cc: pd.DataFrame, score: np.ndarray, tight: np.ndarray):
+        """The offset of *novel* calibration jobs (:func:`novel_mask`) among the tight ones,
+        at the level kept; None (novel jobs then keep their request) when fewer than
+        :data:`MIN_NOVEL`: their history is borrowed, so the other jobs' coverage says
+        nothing about them."""
+        novel = novel_mask(cc) & tight
+        level = self.level_ if self.policy_ is None else self.policy_.level
+        self.novel_n_ = int(novel.sum())
+        self.novel_k_ = (conformal_offset(score[novel], level) if self.novel_n_ >= MIN_NOVEL
+                         else None)
+
+    def _parts(self, predictor, feats: pd.DataFrame, variant) -> tuple:
+        """(centre, scale, width) per job (log s): the variant's walltime recipe and the
+        predicted tail width, upper minus median residual regression (None without them);
+        the feature matrix and the two regressions are evaluated once."""
+        kind, arg, _ = variant
+        width = med = hi = None
+        if self.regressions_ is not None:
+            x = predictor._matrix(feats)
+            med, hi = (m.predict(x) for m in self.regressions_)
+            width = hi - med
+        if kind == "anchor":
+            return predictor._chain(feats, UPPER_ANCHORS[arg]), np.ones(len(feats)), width
+        base = predictor._chain(feats, self.base_chain_)
+        # An infinite floor is the plain shift: one margin for every job.
+        scale = np.ones(len(feats)) if math.isinf(arg) else np.maximum(width, arg)
+        return base + hi, scale, width
+
+    def _combine(self, feats, centre, scale, width, lim) -> tuple[np.ndarray, np.ndarray]:
+        """(log walltime, tight mask) per job from its parts: the per-job policy where there
+        is one, novel jobs at least at their own offset or, without one, kept."""
+        if self.policy_ is None:
+            k, tight = self._k(feats), np.ones(len(feats), bool)
+        else:
+            k = np.full(len(feats), self.policy_.k)
+            tight = (width <= self.policy_.tau) | ~np.isfinite(lim)
+        novel = novel_mask(feats)
+        if self.novel_k_ is None:
+            tight = tight & ~(novel & np.isfinite(lim))
+        else:
+            k = np.where(novel, np.maximum(k, self.novel_k_), k)
+        return np.where(tight, np.minimum(centre + k * scale, lim), lim), tight
 
     def _wall(self, predictor, feats: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-        """(log walltime, tight mask) per job: the per-job policy where there is one."""
-        centre, scale = self._centre_scale(predictor, feats, self.variant_)
-        lim = np.log(predictor._limit(feats))
-        if self.policy_ is None:
-            return np.minimum(centre + self._k(feats) * scale, lim), np.ones(len(feats), bool)
-        return apply_policy(self.policy_, centre, scale, self._width(predictor, feats), lim)
+        """(log walltime, tight mask) per job."""
+        centre, scale, width = self._parts(predictor, feats, self.variant_)
+        return self._combine(feats, centre, scale, width, np.log(predictor._limit(feats)))
 
     def tight(self, predictor, feats: pd.DataFrame) -> np.ndarray:
         """Per job, whether it gets a tight proposal (else it is kept at its request)."""
@@ -207,16 +257,6 @@ class WalltimeModel:
                 callbacks=[early_stopping(self.patience, verbose=False)]))
         return out
 
-    def _centre_scale(self, predictor, feats: pd.DataFrame, variant) -> tuple:
-        kind, arg, _ = variant
-        if kind == "anchor":
-            return predictor._chain(feats, UPPER_ANCHORS[arg]), np.ones(len(feats))
-        x = predictor._matrix(feats)
-        base = predictor._chain(feats, self.base_chain_)
-        med, hi = (m.predict(x) for m in self.regressions_)
-        # An infinite floor is the plain shift: one margin for every job.
-        return base + hi, (np.ones(len(feats)) if math.isinf(arg) else np.maximum(hi - med, arg))
-
     def _bins(self, feats: pd.DataFrame) -> np.ndarray:
         return depth_bins(feats) if self.variant_[2] else np.zeros(len(feats), int)
 
@@ -226,8 +266,12 @@ class WalltimeModel:
 
     def walltime(self, predictor, feats: pd.DataFrame) -> np.ndarray:
         """Walltime (s) per job, capped at the request, at least 1 s."""
-        raw, _ = self._wall(predictor, feats)
-        return np.maximum(np.minimum(np.exp(raw), predictor._limit(feats)), 1.0)
+        return self.walltime_tight(predictor, feats)[0]
+
+    def walltime_tight(self, predictor, feats: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """(walltime (s) as :meth:`walltime`, tight mask as :meth:`tight`) from one pass."""
+        raw, tight = self._wall(predictor, feats)
+        return np.maximum(np.minimum(np.exp(raw), predictor._limit(feats)), 1.0), tight
 
     def describe(self) -> dict:
         """What was chosen, for the evaluation's JSON."""
@@ -237,4 +281,5 @@ class WalltimeModel:
         return {"kind": kind, "centre": name, "scale_floor": None if kind == "anchor" else
                 (None if math.isinf(arg) else arg), "binned": binned,
                 "level": self.level_, "validation": self.validation_,
-                "policy": None if self.policy_ is None else self.policy_.to_dict()}
+                "policy": None if self.policy_ is None else self.policy_.to_dict(),
+                "novel": {"n_calibration": self.novel_n_, "k": self.novel_k_}}

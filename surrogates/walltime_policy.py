@@ -67,11 +67,6 @@ def apply_policy(policy: Policy, centre, scale, width, lim):
     return wall, tight
 
 
-def _offset(score, tight, level):
-    s = score[tight]
-    return conformal_offset(s, level) if len(s) else 0.0
-
-
 def choose_policy(centre, scale, width, y, lim, budget: float, shares=SHARES) -> Policy:
     """Choose ``tau`` and ``k`` on calibration jobs in submit order (see the module's note).
 
@@ -93,7 +88,7 @@ def choose_policy(centre, scale, width, y, lim, budget: float, shares=SHARES) ->
             tau = np.inf
         level = max(0.5, 1 - min(budget * SAFETY / share, 0.5))
         tight_o = (width[o] <= tau) | ~has_req[o]
-        k = _offset(score[o], tight_o, level)
+        k = conformal_offset(score[o][tight_o], level)
         pol = Policy(tau, k, level, share, 0.0, 0.0)
         wall, tight = apply_policy(pol, centre[w], scale[w], width[w], lim[w])
         pol.kill = float(np.mean(y[w] > wall + 1e-12))
@@ -103,8 +98,8 @@ def choose_policy(centre, scale, width, y, lim, budget: float, shares=SHARES) ->
                                                                              -best.share)):
             best = pol
     if best is None:  # nothing keeps the budget: keep every request
-        k = _offset(score, np.ones(n, bool), 1 - budget)
+        k = conformal_offset(score, 1 - budget)
         return Policy(-np.inf, k, 1 - budget, 0.0, 0.0, float("nan"))
     tight_all = (width <= best.tau) | ~has_req
-    best.k = max(best.k, _offset(score, tight_all, best.level))
+    best.k = max(best.k, conformal_offset(score[tight_all], best.level))
     return best

@@ -23,6 +23,8 @@ from hpcds1mpi.errors import DataError
 #: Fewest finished jobs of the user the history must hold to propose anything.
 MIN_USER_JOBS = 2
 NO_HISTORY = "no history for this user/job: cannot propose"
+NOVEL = ("none of your finished jobs asked for this time, processors and partition, and the "
+         "history has too few such new requests to tell how long they run")
 
 
 @dataclass
@@ -44,6 +46,9 @@ class WalltimeProposal:
         reason: why there is no proposal ("" when there is one).
         tight: True where the model is sure of this job (a narrow predicted run-time tail:
             a tight calibrated proposal); False where it is not and the request is kept.
+        novel: True where no finished job of the user had this request (time, processors,
+            partition) -- its history is borrowed from the user's other requests -- and the
+            history holds too few such jobs to calibrate them apart: the request is kept.
     """
 
     time_s: float | None
@@ -57,6 +62,7 @@ class WalltimeProposal:
     n_train: int = 0
     reason: str = ""
     tight: bool = True
+    novel: bool = False
 
     def to_dict(self) -> dict:
         """Plain dict (JSON-ready), with ``time`` as Slurm writes it."""
@@ -85,8 +91,9 @@ class WalltimeProposal:
             capped = (", = the request: capped" if self.time_s >= self.request_s * (1 - 1e-9)
                       else f", under the request of {self.request_s:.0f} s")
         case = (f"tight: about {100 * self.quantile:.0f} % of such jobs finished within it"
-                if self.tight else "unsure: kept your request because the predicted run time "
-                "of jobs like this one is too spread out to propose less")
+                if self.tight else "unsure: kept your request because " + (
+                    NOVEL if self.novel else "the predicted run time of jobs like this one "
+                    "is too spread out to propose less"))
         return [f"walltime: --time {self.slurm_time()} ({self.time_s:.0f} s{capped}; {case}; "
                 f"{sure})",
                 f"walltime: predicted run time {self.point_s:.0f} s (modelled), from "
@@ -132,6 +139,7 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
     from hpcds1mpi.surrogates.job_runtime import MIN_TRAIN, RuntimePredictor
     from hpcds1mpi.surrogates.submit_features import (completed_mask, end_times,
                                                       submit_features, submit_times)
+    from hpcds1mpi.surrogates.walltime_model import novel_mask
 
     missing = [c for c in ("user", "runtime_s") if c not in history.columns]
     if missing:
@@ -180,8 +188,11 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
         proposal.coverage = float(check)
         proposal.n_checked = int(model.n_calibration_ - model.n_calibration_ // 2)
     last = feats.iloc[[len(table) - 1]]
-    proposal.time_s = float(model.walltime(last)[0])
-    proposal.tight = bool(wm.tight(model, last)[0]) or not time_limit_s
+    wall, tight = wm.walltime_tight(model, last)
+    proposal.time_s = float(wall[0])
+    proposal.tight = bool(tight[0]) or not time_limit_s
+    # Why a request was kept: a request new to the user, too rare in the history to calibrate.
+    proposal.novel = bool(novel_mask(last)[0]) and wm.novel_k_ is None
     if time_limit_s:
         proposal.time_s = min(proposal.time_s, float(time_limit_s))  # exp/log round-off
     proposal.point_s = float(model.predict(last)[0])

@@ -101,9 +101,19 @@ def test_the_command_on_a_gaia_slice(tmp_path):
     assert result["split"] == "users"
 
 
-def test_a_csv_log_of_another_format(tmp_path, capsys):
+def test_the_eagle_sample_is_one_case_and_its_new_requests_are_kept(tmp_path, capsys):
+    # A CSV log of another format. Its test part is 197 tasks of one job array, submitted in
+    # one second and asking 42,000 s, whose user had finished only a 50-s job of another
+    # request: every history value is borrowed. Before, ours proposed ~730 s and killed all.
     assert main([str(EAGLE), "--json", str(tmp_path / "e.json")]) == 0
-    assert json.loads((tmp_path / "e.json").read_text())["n_test"] > 0
+    result = json.loads((tmp_path / "e.json").read_text())
+    assert result["n_test"] > 0
+    part = result["test_part"]
+    assert part["n_batches"] == 1 and part["novel_share"] == 1.0
+    assert "warning: the test part is" in capsys.readouterr().out
+    assert result["ours"]["method"]["walltime"]["novel"]["k"] is None
+    assert result["ours"]["kill_rate"] <= result["users_request"]["kill_rate"]
+    assert result["ours"]["tight_share"] == 0.0
 
 
 def test_bad_input(tmp_path, capsys):

@@ -7,10 +7,10 @@ import json
 import pandas as pd
 import pytest
 
-from hpcds1mpi.decide.walltime import NO_HISTORY, WalltimeProposal, propose_walltime
+from hpcds1mpi.decide.walltime import NOVEL, NO_HISTORY, WalltimeProposal, propose_walltime
 from hpcds1mpi.errors import DataError
 from hpcds1mpi.records.ingest import read_job_log
-from tests.records.ingest.joblogs import GAIA, needs_joblogs, swf_slice
+from tests.records.ingest.joblogs import EAGLE, GAIA, needs_joblogs, swf_slice
 
 pytestmark = needs_joblogs
 SMALL = {"n_estimators": 40}
@@ -82,3 +82,17 @@ def test_says_per_job_whether_tight_or_kept():
     assert "tight: about 95 % of such jobs finished within it" in tight.lines()[0]
     assert "unsure: kept your request because" in kept.lines()[0]
     assert "tight" not in kept.lines()[0].split(";")[1]
+
+
+def test_a_request_new_to_the_user_is_kept_when_the_history_cannot_calibrate_it():
+    # NREL Eagle's sample: user0025's 42,000-s array, whose only finished job before it ran
+    # 50 s under another request (a second, 322 s, ended 3 s after it was submitted): session
+    # 10 proposed ~730 s to the array in the evaluation (each task ran ~14,500 s).
+    history = read_job_log(EAGLE)[0]
+    p = propose_walltime(history, "user0025", time_limit_s=42000.0, partition="partition001",
+                         submit_time="2019-01-03 10:28:00", predictor_args=SMALL)
+    assert p.time_s == pytest.approx(42000.0) and not p.tight and p.novel
+    assert NOVEL in p.lines()[0]
+    # Not novel (no request given: nothing to keep), the job still gets a proposal.
+    assert propose_walltime(history, "user0025", submit_time="2019-01-03 10:28:00",
+                            predictor_args=SMALL).time_s is not None

@@ -8,8 +8,9 @@ import pytest
 
 from hpcds1mpi.errors import DataError, ModelError
 from hpcds1mpi.records.ingest import read_job_log
-from hpcds1mpi.surrogates.job_runtime import (MIN_BIN, RuntimePredictor, bayes_choice,
-                                              conformal_offset, mondrian_offsets)
+from hpcds1mpi.surrogates.job_runtime import (GATE_QUANTILES, MIN_BIN, RuntimePredictor,
+                                              bayes_choice, choose_gate, conformal_offset,
+                                              gated_choice, mondrian_offsets)
 from hpcds1mpi.surrogates.submit_features import completed_mask, submit_features
 from tests.records.ingest.joblogs import GAIA, needs_joblogs, swf_slice
 
@@ -102,10 +103,14 @@ def test_the_point_is_one_of_the_jobs_own_candidates(split, model, chooser):
         point = np.log(m.predict(feats.iloc[test]))
         cands = m._candidates(feats.iloc[test])
         assert np.all(np.min(np.abs(cands - point[:, None]), axis=1) < 1e-9)
-    # On this slice the choice lost to the best single candidate on the newest training
-    # jobs, so the shipped setting keeps that candidate.
-    assert model.mode_ == "single"
+    # On this slice the choice for every job lost to the best single candidate on the
+    # newest training jobs, so session 10's setting kept that candidate; the shipped gate
+    # ties or beats both there.
     assert model.validation_["choice"] <= model.validation_["single"]
+    assert model.validation_["gated"] >= model.validation_["single"]
+    old = RuntimePredictor(choose="validate", **SMALL).fit(feats.iloc[split[2]],
+                                                           split[1][split[2]])
+    assert old.mode_ == "single"
 
 
 def test_bayes_choice_weighs_near_candidates_together():
@@ -147,3 +152,56 @@ def test_without_any_history_it_learns_from_the_request(split):
     assert m.mode_ == "regression" and m.validation_["regression"] > m.validation_["single"]
     request = np.exp(bare["log_limit"].to_numpy()[test])
     assert _accuracy(m.predict(bare.iloc[test]), run[test]) > _accuracy(request, run[test])
+
+
+def test_the_gate_keeps_the_choice_only_where_it_is_expected_to_gain():
+    # Rows 0-999: the classifier is sure and right (gain large); rows 1000-1999: it is
+    # unsure and its choice is wrong, while the single candidate (column 0) is right.
+    rng = np.random.default_rng(3)
+    n = 2000
+    cands = np.column_stack([np.zeros(n), np.full(n, 2.0)])
+    y = np.where(np.arange(n) < 1000, 2.0, 0.0) + rng.normal(0, 0.05, n)
+    proba = np.where((np.arange(n) < 1000)[:, None], [0.02, 0.98], [0.45, 0.55])
+    gate, acc = choose_gate(cands, proba, cands[:, 0], y)
+    chosen, gain = gated_choice(cands, proba, cands[:, 0], gate)
+    always = float(np.mean(np.exp(-np.abs(bayes_choice(cands, proba) - y))))
+    never = float(np.mean(np.exp(-np.abs(cands[:, 0] - y))))
+    assert np.isfinite(gate) and acc > max(always, never) + 0.2
+    assert np.all(chosen[:1000] == 2.0) and np.all(chosen[1000:] == 0.0)
+    assert np.all(gain >= -1e-12)
+    # A gate of +inf is the single candidate, -inf the choice for every row.
+    assert np.array_equal(gated_choice(cands, proba, cands[:, 0], np.inf)[0], cands[:, 0])
+    assert np.array_equal(gated_choice(cands, proba, cands[:, 0], -np.inf)[0],
+                          bayes_choice(cands, proba))
+
+
+@pytest.fixture(scope="module")
+def unrefit(split):
+    """The shipped (gated) choice, its classifier kept as validated (no refit)."""
+    feats, run, train, _ = split
+    return RuntimePredictor(refit=False, **SMALL).fit(feats.iloc[train], run[train])
+
+
+def test_the_gate_is_the_best_on_the_validation_slice_and_predict_uses_it(split, unrefit):
+    feats, run, train, _ = split
+    m = unrefit
+    cal = train[-m.n_calibration_:]  # the newest training jobs (train is in submit order)
+    v = m.validation_
+    assert v["gated"] >= max(v["single"], v["choice"])
+    assert _accuracy(m.predict(feats.iloc[cal]), run[cal]) == pytest.approx(
+        v["gated"] if m.mode_ == "choice" else v["single"])
+    if m.mode_ != "choice":
+        return
+    cands = m._candidates(feats.iloc[cal])
+    proba = m.classifier_.predict_proba(m._matrix(feats.iloc[cal]))
+    single = cands[:, m.best_single_]
+    # Chosen on the validation slice: no gate of the grid does better there.
+    _, gain = gated_choice(cands[:, m.classes_], proba, single, -np.inf)
+    for g in (-np.inf, np.inf, *np.quantile(gain, GATE_QUANTILES)):
+        point = gated_choice(cands[:, m.classes_], proba, single, g)[0]
+        assert np.mean(np.exp(-np.abs(point - np.log(run[cal])))) <= v["gated"] + 1e-9
+    # Used: where the expected gain does not pass the gate the single candidate is kept.
+    low = gain <= m.gate_
+    assert low.any() and not np.allclose(bayes_choice(cands[:, m.classes_], proba)[low],
+                                         single[low])
+    assert np.allclose(np.log(m.predict(feats.iloc[cal]))[low], single[low])

@@ -51,9 +51,9 @@ def _over_by_user(table, feats, run, cut, model, floor):
     conformal factor measured on the calibration slice at 95 %."""
     w = model.walltime_
     cal = slice(cut - model.n_calibration_, cut)
-    centre, scale = w._centre_scale(model, feats.iloc[cal], ("model", floor, False))
+    centre, scale, _ = w._parts(model, feats.iloc[cal], ("model", floor, False))
     k = conformal_offset((np.log(run[cal]) - centre) / scale, 0.95)
-    centre, scale = w._centre_scale(model, feats.iloc[cut:], ("model", floor, False))
+    centre, scale, _ = w._parts(model, feats.iloc[cut:], ("model", floor, False))
     wall = np.minimum(np.exp(centre + k * scale), 86400.0)
     user = table["user"].to_numpy()[cut:]
     actual = run[cut:]
@@ -87,7 +87,7 @@ def test_every_variant_gives_finite_walltimes(fitted):
     w = model.walltime_
     assert math.inf in FLOORS
     for floor in FLOORS:
-        centre, scale = w._centre_scale(model, feats.iloc[cut:], ("model", floor, False))
+        centre, scale, _ = w._parts(model, feats.iloc[cut:], ("model", floor, False))
         assert np.all(np.isfinite(centre)) and np.all(np.isfinite(scale))
         assert np.all(scale >= min(floor, 1.0))
 
