@@ -340,8 +340,14 @@ class Verdict:
     escalate_threshold: float = float("nan")
 
     def as_dict(self) -> dict:
+        """The fields as plain data (copies: the caller may change them), NaN as None; as
+        ``dataclasses.asdict`` gives them, without its deep copy of every value."""
+        out = {"verdict": self.verdict, "reasons": list(self.reasons),
+               "checks": dict(self.checks), "distance": self.distance,
+               "auto_threshold": self.auto_threshold,
+               "escalate_threshold": self.escalate_threshold}
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
-                for k, v in asdict(self).items()}
+                for k, v in out.items()}
 
 
 def _escalate_worst(current: str, new: str) -> str:

@@ -164,3 +164,15 @@ def test_shipped_calibration_is_read_once_and_again_when_rewritten(bundle, ref, 
     monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
     cal = guard.load_calibration(bundle, model, ref)
     assert cal.source != str(path) and cal.auto_threshold != 3.0
+
+
+def test_verdict_as_dict_is_asdict_with_nan_as_none():
+    from dataclasses import asdict
+
+    v = guard.Verdict("confirm", ["a reason"], {"learned": "confirm"}, 1.5, float("nan"), 2.0)
+    want = {k: (None if isinstance(x, float) and x != x else x) for k, x in asdict(v).items()}
+    got = v.as_dict()
+    assert got == want and list(got) == list(want)
+    got["reasons"].append("changed")
+    got["checks"]["x"] = "y"
+    assert v.reasons == ["a reason"] and v.checks == {"learned": "confirm"}
