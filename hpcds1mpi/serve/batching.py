@@ -75,12 +75,28 @@ class MicroBatch:
 
     def _take(self) -> list:
         """The next batch, or [] (then this drain has stopped: counted under the lock, so a
-        question queued after it starts another)."""
+        question queued after it starts another).
+
+        With several slots a drain takes its share of the queue (1/slots of it), and wakes
+        an idle slot for the rest: 50 questions queued at once go to two workers as 25 and
+        25, not 50 to one while the other waits.
+        """
         with self._lock:
-            batch, self._queue = self._queue[:self.limit], self._queue[self.limit:]
+            n = min(self.limit, max(1, -(-len(self._queue) // self.slots)))
+            batch, self._queue = self._queue[:n], self._queue[n:]
             if not batch:
                 self._running -= 1
-            return batch
+                return batch
+            wake = bool(self._queue) and self._running < self.slots
+            if wake:
+                self._running += 1
+        if wake:
+            try:
+                self.start(self._drain)
+            except Exception:  # noqa: BLE001 - e.g. shutting down: this drain takes the rest
+                with self._lock:
+                    self._running -= 1
+        return batch
 
     def _drain(self) -> None:
         """Answer batches until the queue is empty (on a computing thread)."""

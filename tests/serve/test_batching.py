@@ -116,3 +116,13 @@ def test_a_stopped_executor_fails_the_question_instead_of_losing_it():
         batch.submit("recommend", "q").result(timeout=5)
     with pytest.raises(ValueError):
         MicroBatch(Answerer(), executor.submit, limit=0)
+
+
+def test_with_two_slots_a_queue_is_shared_not_taken_by_one():
+    started = []
+    batch = MicroBatch(Answerer(), started.append, slots=2)
+    futs = [batch.submit("recommend", f"q{i}") for i in range(10)]
+    assert len(started) == 2  # two drains asked for, none running yet
+    started.pop()()  # one drain runs to the end: its share, then the rest as they come
+    assert list(batch.sizes)[0] == 5
+    assert [f.result(timeout=5) for f in futs] == [f"recommend:q{i}".encode() for i in range(10)]
