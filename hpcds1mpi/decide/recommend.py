@@ -297,7 +297,10 @@ def choose_places(prep: Prepared, scores: s1.Scores | None) -> tuple[Place, floa
     if candidates:
         # One choice over every feasible candidate of every usable partition: the pick's
         # partition wins, and the front and alternatives span all partitions.
-        joint = s1.choose(scores, objective, conf_model)
+        # One usable partition: its choice is the joint one (the same rows in the same
+        # order), so it is not computed twice.
+        joint = candidates[0].choice if len(usable) == 1 else \
+            s1.choose(scores, objective, conf_model)
         where = str(scores.cols["partition"][joint.index])
         picked = next(pl for pl in usable if pl.partition.name == where)
         picked.choice = joint

@@ -157,8 +157,8 @@ def _candidate_arrays(workload: str, size: int, partitions: Sequence["Partition"
             devices = [d for d in devices if d != "gpu"]
             if not devices:
                 continue
-        grid = configuration_grid(part, max_nodes=constraints.max_nodes, devices=devices,
-                                  precisions=constraints.precisions, uses_threads=uses_threads)
+        grid = _grid_of(part, constraints.max_nodes, devices, constraints.precisions,
+                        uses_threads)
         grid = _within_levels(grid, constraints)
         n = len(grid["nodes"])
         if part.name not in used:
@@ -181,6 +181,27 @@ def _candidate_arrays(workload: str, size: int, partitions: Sequence["Partition"
         **columns,
     }
     return data, used
+
+
+#: configuration_grid's answers kept (a service asks for the same few partitions' grids).
+_GRIDS: dict = {}
+
+
+def _grid_of(part, max_nodes, devices, precisions, uses_threads: bool) -> dict:
+    """``configuration_grid``, kept per partition (all its fields) and knobs: a new dict of
+    the kept arrays, which are read-only (every use above copies or masks them)."""
+    key = (repr(part), max_nodes, None if devices is None else tuple(devices),
+           None if precisions is None else tuple(precisions), bool(uses_threads))
+    got = _GRIDS.get(key)
+    if got is None:
+        got = configuration_grid(part, max_nodes=max_nodes, devices=devices,
+                                 precisions=precisions, uses_threads=uses_threads)
+        for v in got.values():
+            v.flags.writeable = False
+        if len(_GRIDS) >= 256:
+            _GRIDS.clear()
+        _GRIDS[key] = got
+    return dict(got)
 
 
 def _within_levels(grid: dict, constraints: Constraints) -> dict:

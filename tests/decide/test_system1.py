@@ -147,3 +147,21 @@ def test_subset_keeps_one_partitions_candidates_and_the_limits():
     assert len(sub) == int((scores.cols["partition"] == "gpu-big").sum()) > 0
     assert set(sub.cols["partition"]) == {"gpu-big"} and sub.limits is scores.limits
     assert set(sub.cols) == set(scores.cols)
+
+
+def test_kept_grids_follow_the_partition_and_stay_unchanged():
+    from dataclasses import replace
+
+    from hpcds1mpi.config import configuration_grid
+
+    part = Partition(name="kept", cores_per_node=4, memory_gb=16.0, max_nodes=4)
+    first = s1.candidate_columns("gemm", 512, [part])
+    again = s1.candidate_columns("gemm", 512, [part])
+    assert all(np.array_equal(first[k], again[k]) for k in first.columns)
+    want = configuration_grid(part, uses_threads=True)
+    assert np.array_equal(first["nodes"], want["nodes"])
+    bigger = replace(part, max_nodes=8)  # another partition of the same name: its own grid
+    assert len(s1.candidate_columns("gemm", 512, [bigger])) > len(first)
+    kept = s1._grid_of(part, None, None, None, True)
+    with pytest.raises(ValueError):
+        kept["nodes"][0] = 99  # the kept arrays cannot be changed by a caller
