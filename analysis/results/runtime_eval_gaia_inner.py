@@ -1,8 +1,9 @@
 """Gaia inner split: the first 80 % of kept jobs (by submit time) re-split chronologically; the outer test part never read."""
-import sys, json, numpy as np, pandas as pd
+import sys
+import numpy as np
 sys.path.insert(0, "/work/main")
 from hpcds1mpi.records.ingest import read_job_log
-from hpcds1mpi.analysis.runtime_eval import kept_jobs, split_jobs, evaluate
+from hpcds1mpi.analysis.runtime_eval import kept_jobs, split_jobs
 from hpcds1mpi.surrogates.submit_features import submit_features, submit_times
 from hpcds1mpi.surrogates.job_runtime import RuntimePredictor
 table = read_job_log("/work/shared/data/joblogs/UniLu-Gaia-2014-1.swf.gz")[0].reset_index(drop=True)
