@@ -104,16 +104,35 @@ def _config_text(cfg) -> str:
             f"{cfg.threads} thread{'s' if cfg.threads > 1 else ''}, {cfg.device}, {cfg.precision}")
 
 
+class _CleanRow(dict):
+    """A row of :func:`_json_row`: plain Python values already (non-finite floats as None), so
+    :func:`_clean` copies it without walking it (~40 rows an answer)."""
+
+
 def _row(choice: "Choice", i: int) -> dict:
+    """One candidate as the table and the script read it (floats as they are)."""
     c = choice.scores.cols
-    cfg = choice.config(int(i))
-    return {"partition": str(c["partition"][i]), "nodes": cfg.nodes,
-            "ranks_per_node": cfg.ranks_per_node, "threads": cfg.threads, "device": cfg.device,
-            "precision": cfg.precision,
-            "runtime_s": float(c["runtime_s"][i]), "runtime_lo": float(c["runtime_lo"][i]),
-            "runtime_hi": float(c["runtime_hi"][i]), "energy_j": float(c["energy_j"][i]),
-            "energy_lo": float(c["energy_lo"][i]), "energy_hi": float(c["energy_hi"][i]),
-            "fail_prob": float(c["fail_prob"][i]), "mem_need_mb": float(c["mem_need_mb"][i])}
+    i = int(i)
+    # The configuration as ``choice.config(i)`` gives it, read without building one (its
+    # checks hold for every grid row; ~4,000 of them cost serve ~0.1 ms a question).
+    return {"partition": str(c["partition"][i]), "nodes": int(c["nodes"][i]),
+            "ranks_per_node": int(c["ranks_per_node"][i]), "threads": int(c["threads"][i]),
+            "device": str(c["device"][i]), "precision": str(c["precision"][i]),
+            **{k: float(c[k][i]) for k in _ROW_NUMBERS}}
+
+
+def _json_row(choice: "Choice", i: int, **extra) -> _CleanRow:
+    """:func:`_row` as the JSON answer shows it (non-finite floats as None; ``extra``: plain
+    values added after)."""
+    row = _row(choice, i)
+    for k in _ROW_NUMBERS:
+        if not math.isfinite(row[k]):
+            row[k] = None
+    return _CleanRow(row, **extra)
+
+
+_ROW_NUMBERS = ("runtime_s", "runtime_lo", "runtime_hi", "energy_j", "energy_lo", "energy_hi",
+                "fail_prob", "mem_need_mb")
 
 
 def _clean(value):
@@ -122,6 +141,8 @@ def _clean(value):
     ``isinstance`` chain cost ``serve`` ~1 ms a question); anything else, subclasses
     included, goes the general way."""
     kind = type(value)
+    if kind is _CleanRow:
+        return dict(value)
     if kind is float:
         return value if math.isfinite(value) else None
     if kind is str or kind is int or kind is bool or value is None:
@@ -152,7 +173,7 @@ def to_dict(rec: Recommendation) -> dict:
         entry = {"partition": pl.partition.name, "cluster": pl.cluster,
                  "status": "picked" if pl is rec.picked else "rejected", "reason": pl.rejected}
         if pl.choice is not None and pl.choice.index is not None:
-            entry["best"] = _row(pl.choice, pl.choice.index)
+            entry["best"] = _json_row(pl.choice, pl.choice.index)
         out["partitions"].append(entry)
     if rec.picked is not None:
         ch = rec.picked.choice
@@ -160,8 +181,8 @@ def to_dict(rec: Recommendation) -> dict:
                        **_row(ch, ch.index), "confidence": ch.confidence,
                        "confidence_calibrated": ch.calibrated, "spread": ch.spread,
                        "margin": ch.margin}
-        out["alternatives"] = [_row(ch, i) for i in ch.ranking[1:1 + TOP_ALTERNATIVES]]
-        out["front"] = [{**_row(ch, i), "pick": bool(i == ch.index)} for i in ch.front]
+        out["alternatives"] = [_json_row(ch, i) for i in ch.ranking[1:1 + TOP_ALTERNATIVES]]
+        out["front"] = [_json_row(ch, i, pick=bool(i == ch.index)) for i in ch.front]
     if rec.calibration_steps:
         out["calibration"] = [{"config": s.config.as_dict(), "label": s.config.label(),
                                "reason": s.reason} for s in rec.calibration_steps]

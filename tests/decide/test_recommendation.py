@@ -115,3 +115,16 @@ def test_unmet_constraints_name_the_option_to_relax():
     assert "--energy-budget" in unmet_constraints(poor)
     unconstrained = recommend(bundle, "brand-new-code", 500, places)  # escalated, not refused
     assert unmet_constraints(unconstrained) is None
+
+
+def test_every_row_of_the_json_is_plain_and_without_nan():
+    rec = recommend(UnknownFailureOdds(), "gemm", 1024, fake_places("cpu", "gpu-big"))
+    data = to_dict(rec)
+    rows = data["alternatives"] + data["front"] + [p["best"] for p in data["partitions"]
+                                                  if "best" in p]
+    assert rows and all(type(r) is dict for r in rows)  # no marker class leaks out
+    assert all(r["fail_prob"] is None for r in rows)  # NaN in every row, None in the JSON
+    assert all(type(r["nodes"]) is int and type(r["runtime_s"]) is float for r in rows)
+    assert json.loads(json.dumps(data, allow_nan=False)) == data
+    table = format_table(rec)  # the table reads the same rows, NaN as unknown
+    assert rec.picked.partition.name in table
