@@ -38,7 +38,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from .walltime_policy import choose_policy, conformal_offset
+from .walltime_policy import choose_policy, conformal_offset, tight_mask
 
 #: The upper quantile the residual regression learns (the conformal step does the rest).
 UPPER_ALPHA = 0.8
@@ -154,9 +154,10 @@ class WalltimeModel:
         if self.regressions_ is not None:
             variants += [("model", f, False) for f in FLOORS]
         lim = np.log(predictor._limit(cc))
+        reg = self._regress(predictor, cc)  # once for every variant and the policy
         best = None
         for v in variants:
-            centre, scale, _ = self._parts(predictor, cc, v)
+            centre, scale, _ = self._parts(predictor, cc, v, reg)
             score = (yc - centre) / scale
             bins = depth_bins(cc) if v[2] else np.zeros(len(yc), int)
             fits = yc[half:] <= lim[half:]
@@ -174,14 +175,14 @@ class WalltimeModel:
                                         "ranked_over_request": over})
         _, self.variant_, self.level_, self.validation_ = best
         # The winner's parts on the calibration slice, computed once for everything below.
-        centre, scale, width = self._parts(predictor, cc, self.variant_)
+        centre, scale, width = self._parts(predictor, cc, self.variant_, reg)
         score = (yc - centre) / scale
         self.offsets_, self.rest_offset_ = mondrian_offsets(score, self._bins(cc), self.level_)
         self.policy_ = None
         tight = np.ones(len(yc), bool)
         if self.regressions_ is not None:
             self.policy_ = choose_policy(centre, scale, width, yc, lim, 1 - self.coverage)
-            tight = (width <= self.policy_.tau) | ~np.isfinite(lim)
+            tight = tight_mask(self.policy_, width, lim)
         self._fit_novel(cc, score, tight)
         wall, _ = self._combine(cc, centre, scale, width, lim)
         self.calibration_coverage_ = float(np.mean(yc <= wall + 1e-12))
@@ -198,16 +199,20 @@ class WalltimeModel:
         self.novel_k_ = (conformal_offset(score[novel], level) if self.novel_n_ >= MIN_NOVEL
                          else None)
 
-    def _parts(self, predictor, feats: pd.DataFrame, variant) -> tuple:
+    def _regress(self, predictor, feats: pd.DataFrame):
+        """(median, upper) residual regressions per job (log s); None without them."""
+        if self.regressions_ is None:
+            return None
+        x = predictor._matrix(feats)
+        return tuple(m.predict(x) for m in self.regressions_)
+
+    def _parts(self, predictor, feats: pd.DataFrame, variant, reg) -> tuple:
         """(centre, scale, width) per job (log s): the variant's walltime recipe and the
         predicted tail width, upper minus median residual regression (None without them);
-        the feature matrix and the two regressions are evaluated once."""
+        ``reg``: :meth:`_regress` of the same jobs."""
         kind, arg, _ = variant
-        width = med = hi = None
-        if self.regressions_ is not None:
-            x = predictor._matrix(feats)
-            med, hi = (m.predict(x) for m in self.regressions_)
-            width = hi - med
+        med, hi = reg if reg is not None else (None, None)
+        width = None if reg is None else hi - med
         if kind == "anchor":
             return predictor._chain(feats, UPPER_ANCHORS[arg]), np.ones(len(feats)), width
         base = predictor._chain(feats, self.base_chain_)
@@ -222,7 +227,7 @@ class WalltimeModel:
             k, tight = self._k(feats), np.ones(len(feats), bool)
         else:
             k = np.full(len(feats), self.policy_.k)
-            tight = (width <= self.policy_.tau) | ~np.isfinite(lim)
+            tight = tight_mask(self.policy_, width, lim)
         novel = novel_mask(feats)
         if self.novel_k_ is None:
             tight = tight & ~(novel & np.isfinite(lim))
@@ -232,7 +237,8 @@ class WalltimeModel:
 
     def _wall(self, predictor, feats: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         """(log walltime, tight mask) per job."""
-        centre, scale, width = self._parts(predictor, feats, self.variant_)
+        centre, scale, width = self._parts(predictor, feats, self.variant_,
+                                           self._regress(predictor, feats))
         return self._combine(feats, centre, scale, width, np.log(predictor._limit(feats)))
 
     def tight(self, predictor, feats: pd.DataFrame) -> np.ndarray:

@@ -59,10 +59,15 @@ def conformal_offset(scores: np.ndarray, coverage: float) -> float:
     return float(s[max(k, 0)])
 
 
+def tight_mask(policy: Policy, width, lim) -> np.ndarray:
+    """Per job, whether it is tight: its width at most ``tau`` or its request unknown."""
+    return (width <= policy.tau) | ~np.isfinite(lim)
+
+
 def apply_policy(policy: Policy, centre, scale, width, lim):
-    """(log walltime, tight mask) per job: tight where the width is at most ``tau`` or the
-    request is unknown, else the request."""
-    tight = (width <= policy.tau) | ~np.isfinite(lim)
+    """(log walltime, tight mask) per job: tight (:func:`tight_mask`) jobs get
+    ``min(centre + k scale, request)``, the others their request."""
+    tight = tight_mask(policy, width, lim)
     wall = np.where(tight, np.minimum(centre + policy.k * scale, lim), lim)
     return wall, tight
 

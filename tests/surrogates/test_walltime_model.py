@@ -46,14 +46,19 @@ def fitted():
     return table, feats, run, cut, model
 
 
+def _parts(w, model, feats, floor):
+    """(centre, scale, width) of the model variant with ``floor`` for ``feats``."""
+    return w._parts(model, feats, ("model", floor, False), w._regress(model, feats))
+
+
 def _over_by_user(table, feats, run, cut, model, floor):
     """Held-out median over-request per user of the model variant with ``floor``, its
     conformal factor measured on the calibration slice at 95 %."""
     w = model.walltime_
     cal = slice(cut - model.n_calibration_, cut)
-    centre, scale, _ = w._parts(model, feats.iloc[cal], ("model", floor, False))
+    centre, scale, _ = _parts(w, model, feats.iloc[cal], floor)
     k = conformal_offset((np.log(run[cal]) - centre) / scale, 0.95)
-    centre, scale, _ = w._parts(model, feats.iloc[cut:], ("model", floor, False))
+    centre, scale, _ = _parts(w, model, feats.iloc[cut:], floor)
     wall = np.minimum(np.exp(centre + k * scale), 86400.0)
     user = table["user"].to_numpy()[cut:]
     actual = run[cut:]
@@ -87,7 +92,7 @@ def test_every_variant_gives_finite_walltimes(fitted):
     w = model.walltime_
     assert math.inf in FLOORS
     for floor in FLOORS:
-        centre, scale, _ = w._parts(model, feats.iloc[cut:], ("model", floor, False))
+        centre, scale, _ = _parts(w, model, feats.iloc[cut:], floor)
         assert np.all(np.isfinite(centre)) and np.all(np.isfinite(scale))
         assert np.all(scale >= min(floor, 1.0))
 
