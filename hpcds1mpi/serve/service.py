@@ -4,8 +4,12 @@ A :class:`Service` is built when the server starts: the bundle (``--model`` or t
 through :func:`hpcds1mpi.decide.model_bundle.load_model`), the places jobs may run (``--cluster``
 or this machine, read once: a request names partitions, never files), the guard's reference and
 calibration. Every request then runs the code ``hpcds1mpi recommend --json`` runs
-(:func:`hpcds1mpi.decide.recommend.recommend`, ``recommendation.to_dict`` / ``emit_script`` /
-``unmet_constraints``), so the service and the command answer alike.
+(``recommend``'s steps, ``recommendation.to_dict`` / ``emit_script`` / ``unmet_constraints``),
+so the service and the command answer alike. New recommend questions that wait together are
+answered together (:meth:`Service.answer_many`, fed by :mod:`hpcds1mpi.serve.batching`):
+:func:`hpcds1mpi.decide.recommend_batch.recommend_many` gives each the answer
+:func:`hpcds1mpi.decide.recommend.recommend` gives it alone, with one System 1 predict and one
+guard pass for all.
 
 Computation is pure Python and numpy under the GIL, so one worker thread does it
 (:attr:`Service.executor`): more threads would not run faster on the same bundle (measured: two

@@ -3,8 +3,9 @@
 A distinct question is pure Python and numpy under the GIL (measured: two threads answer no
 more questions a second than one), so one process computes one question at a time whatever
 the cores. With ``--workers N`` the server starts N processes, each with its own copy of the
-service (the same bundle and places, loaded once per process), and sends each new question to
-a free one. The server process keeps everything else: the token check, the limits, the answer
+service (the same bundle and places, loaded once per process), and sends each micro-batch of
+new questions (:mod:`hpcds1mpi.serve.batching`: a sending thread per worker, each taking its
+share of the queue) to one of them. The server process keeps everything else: the token check, the limits, the answer
 cache and the event loop, so a repeated question never reaches a worker.
 
 The workers are *spawned* (a fresh interpreter), not forked: the parent has loaded numpy,
