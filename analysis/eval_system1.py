@@ -289,7 +289,11 @@ def main(argv=None) -> int:
 
     import pandas as pd
 
-    frame = pd.concat([telemetry.read_runs(p) for p in args.telemetry], ignore_index=True)
+    from hpcds1mpi.records.rounds import collapse_rounds
+
+    # One measured outcome per configuration: a sweep in rounds gives each configuration's median.
+    frame = collapse_rounds(pd.concat([telemetry.read_runs(p) for p in args.telemetry],
+                                      ignore_index=True))
     bundle = load_model(args.model)
 
     from hpcds1mpi.surrogates.models import KNOB_FEATURES

@@ -105,9 +105,12 @@ def pick_speeds(bundle, test) -> list[float]:
     """
     from hpcds1mpi.config import OK
 
+    from hpcds1mpi.records.rounds import collapse_rounds
+
     from .features import INPUT_COLUMNS
 
     out = []
+    test = collapse_rounds(test)  # a sweep in rounds: one measured outcome per configuration
     for _, sub in test.groupby(_PROBLEM, sort=True, observed=True):
         ok = (sub["status"].astype(str) == OK).to_numpy()
         if not ok.any():

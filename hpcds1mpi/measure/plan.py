@@ -232,7 +232,7 @@ def build_plan(doc: dict, partition) -> SweepPlan:
         partition: the :class:`~hpcds1mpi.cluster.Partition` swept on.
 
     Returns:
-        The :class:`SweepPlan`, runs in plan order (kernel, size, configuration).
+        The :class:`SweepPlan`, runs in plan order (kernel, size, round, configuration).
 
     Raises:
         ConfigError: a bad range or setting, or a plan that lists a configuration twice.
@@ -282,9 +282,12 @@ def build_plan(doc: dict, partition) -> SweepPlan:
             partition if valid_only else None, nodes=nodes, ranks_per_node=rpn, threads=threads,
             devices=devices, precisions=precisions, accept=supported if valid_only else None))
         for size in sizes:
-            for config in configs:
-                runs.append(RunSpec(name, size, config, seed, tuple(sorted(extra.items())),
-                                    corrupt))
+            # Rounds interleave: every configuration of the problem once, then again, so a
+            # drift of the machine's speed lands on all of a round's configurations alike.
+            for round_ in range(settings.rounds):
+                for config in configs:
+                    runs.append(RunSpec(name, size, config, seed + round_,
+                                        tuple(sorted(extra.items())), corrupt))
         if len(runs) == before:
             raise ConfigError(f"kernel {name!r}: the ranges leave no configuration to run "
                               "(check nodes/ranks/threads against the partition)")

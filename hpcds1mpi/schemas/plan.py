@@ -56,12 +56,18 @@ class SweepSettings(_Ranges):
     snapshot_every: Seconds0 = 30.0
     retry_crashed: Flag = False
     max_attempts: Count = 2
+    #: Each problem's configurations measured this many times in turn (seeds seed, seed+1, ...):
+    #: a machine whose speed drifts then slows every configuration of a round alike.
+    rounds: Annotated[StrictInt, Field(ge=1, le=100)] = 1
 
     @model_validator(mode="after")
     def _repeats(self):
         if self.min_repeats > self.max_repeats:
             raise ValueError(f"min_repeats {self.min_repeats} > max_repeats {self.max_repeats}: "
                              "contradictory; lower min_repeats or raise max_repeats")
+        if self.seed + self.rounds - 1 > MAX_SEED:
+            raise ValueError(f"seed {self.seed} + rounds {self.rounds} passes the largest seed "
+                             f"{MAX_SEED}; lower seed or rounds")
         return self
 
 

@@ -50,6 +50,17 @@ def test_build_plan_counts_and_valid_only():
     assert len({r.run_id for r in plan.runs}) == len(plan.runs)
 
 
+def test_rounds_measure_each_problem_s_configurations_in_turn():
+    plan = build_plan(_plan(sizes=[1, 2], ranks_per_node=[1, 2], threads=[1],
+                            precisions=["fp64"], seed=7, rounds=3), TWO_CORES)
+    order = [(r.size, r.seed, r.config.ranks_per_node) for r in plan.runs]
+    assert order == [(size, seed, rpn) for size in (1, 2) for seed in (7, 8, 9) for rpn in (1, 2)]
+    assert len({r.run_id for r in plan.runs}) == len(plan.runs)  # each round resumes alone
+    one = build_plan(_plan(sizes=[1, 2], ranks_per_node=[1, 2], threads=[1],
+                           precisions=["fp64"], seed=7), TWO_CORES)
+    assert [r.run_id for r in one.runs] == [r.run_id for r in plan.runs if r.seed == 7]
+
+
 def test_run_id_is_stable_and_distinct():
     a = build_plan(_plan(sizes=[1, 2], threads=[1]), TWO_CORES)
     b = build_plan(_plan(sizes=[1, 2], threads=[1]), TWO_CORES)
@@ -188,6 +199,8 @@ def test_plan_doc_flags_replace_the_files_ranges_for_every_kernel(tmp_path):
     ({"warmup": 1.5}, "warmup must be an integer, got 1.5"),
     ({"min_repeats": 0}, "min_repeats must be > 0"),
     ({"seed": -1}, "seed must be >= 0"),
+    ({"rounds": 0}, "rounds must be >= 1"),
+    ({"rounds": 2, "seed": 2**63 - 1}, "passes the largest seed"),
     ({"timeout": float("nan")}, "timeout must be a finite number"),
     ({"min_time": float("inf")}, "min_time must be a finite number"),
     ({"timeout": "10"}, "timeout must be a number"),

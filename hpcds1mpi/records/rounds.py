@@ -1,0 +1,70 @@
+"""One row per configuration from a sweep measured in rounds.
+
+A plan with ``rounds = R`` (docs/telemetry.md, "Sweep plans") measures every configuration of
+a problem R times in turn, each round under its own seed, so the runs table holds R rows of the
+same configuration. Whatever judges a *pick* among a problem's configurations (the System 1
+evaluation, the recipe cross-validation) needs one measured outcome per configuration, or the
+"best measured" becomes the luckiest of R draws. :func:`collapse_rounds` gives it: the median
+runtime (and energy) of the rounds, their spread folded into ``noise``, the repeats summed. A
+configuration that failed in any round keeps that failure: it is a crash risk, whatever the
+other rounds did. Rows of a sweep without rounds pass through unchanged.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: What identifies a configuration of a problem across rounds (those present are used).
+IDENTITY = ("machine_id", "workload", "size", "partition", "nodes", "ranks_per_node",
+            "threads", "device", "precision", "command", "kind")
+#: Measured values that become the median of the rounds.
+MEDIANS = ("runtime_s", "energy_j", "avg_power_w", "peak_rss_mb", "fom")
+
+
+def collapse_rounds(frame):
+    """``frame`` (a runs table) with each configuration's rounds folded into one row.
+
+    Adds a ``rounds`` column (rows folded into each; 1 where there was one).
+    """
+    import pandas as pd
+
+    keys = [c for c in IDENTITY if c in frame.columns]
+    if frame.empty or not keys:
+        return frame.assign(rounds=1) if "rounds" not in frame.columns else frame
+    ident = frame[keys].astype(str).agg("\x1f".join, axis=1) if len(keys) > 1 else \
+        frame[keys[0]].astype(str)
+    counts = ident.map(ident.value_counts())
+    if (counts <= 1).all():
+        return frame.assign(rounds=1)
+    single = frame[counts <= 1].assign(rounds=1)
+    folded = []
+    status = frame["status"].astype(str) if "status" in frame.columns else None
+    for _, idx in frame[counts > 1].groupby(ident[counts > 1], sort=False).groups.items():
+        rows = frame.loc[idx]
+        if status is not None and (status.loc[idx] != "ok").any():
+            row = rows[status.loc[idx] != "ok"].iloc[0].copy()
+        else:
+            row = rows.iloc[0].copy()
+            for col in MEDIANS:
+                if col in rows.columns:
+                    row[col] = float(np.nanmedian(pd.to_numeric(rows[col], errors="coerce")))
+            runtimes = pd.to_numeric(rows["runtime_s"], errors="coerce").to_numpy(float)
+            if "noise" in rows.columns and np.isfinite(runtimes).all() and row["runtime_s"] > 0:
+                between = float((runtimes.max() - runtimes.min()) / row["runtime_s"])
+                within = float(np.nanmedian(pd.to_numeric(rows["noise"], errors="coerce")))
+                row["noise"] = max(between, within) if np.isfinite(within) else between
+            if "repeats" in rows.columns:
+                row["repeats"] = int(pd.to_numeric(rows["repeats"], errors="coerce").sum())
+            for col, fold in (("runtime_min_s", np.nanmin), ("runtime_max_s", np.nanmax)):
+                if col in rows.columns:
+                    row[col] = float(fold(pd.to_numeric(rows[col], errors="coerce")))
+        row["rounds"] = len(rows)
+        folded.append(row)
+    merged = pd.DataFrame(folded)
+    for col in frame.columns:  # rows taken out as Series come back as objects
+        try:
+            merged[col] = merged[col].astype(frame[col].dtype)
+        except (TypeError, ValueError):
+            pass
+    out = pd.concat([single, merged], ignore_index=False).sort_index()
+    return out.reset_index(drop=True)

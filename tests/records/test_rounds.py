@@ -1,0 +1,43 @@
+"""records/rounds: a configuration measured in several rounds becomes one row."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from hpcds1mpi.records.rounds import collapse_rounds
+
+
+def _row(rpn, seed, runtime, status="ok", noise=0.1, repeats=5):
+    return {"machine_id": "m", "workload": "gemm", "size": 512, "partition": "p", "nodes": 1,
+            "ranks_per_node": rpn, "threads": 1, "device": "cpu", "precision": "fp64",
+            "seed": seed, "status": status, "runtime_s": runtime, "energy_j": 10 * runtime,
+            "noise": noise, "repeats": repeats}
+
+
+def test_rounds_become_the_median_with_their_spread_as_noise():
+    frame = pd.DataFrame([_row(1, 0, 1.0), _row(2, 0, 2.0), _row(1, 1, 1.4), _row(2, 1, 2.1),
+                          _row(1, 2, 1.2), _row(2, 2, 1.9)])
+    out = collapse_rounds(frame)
+    assert len(out) == 2 and list(out["rounds"]) == [3, 3]
+    one = out[out["ranks_per_node"] == 1].iloc[0]
+    assert one["runtime_s"] == pytest.approx(1.2)
+    assert one["energy_j"] == pytest.approx(12.0)
+    assert one["noise"] == pytest.approx(0.4 / 1.2)  # between rounds, above the within 0.1
+    assert one["repeats"] == 15
+    assert out["runtime_s"].dtype == float and out["repeats"].dtype == frame["repeats"].dtype
+
+
+def test_a_failure_in_any_round_is_kept_and_single_rows_pass_through():
+    frame = pd.DataFrame([_row(1, 0, 1.0), _row(1, 1, float("nan"), status="crashed"),
+                          _row(4, 0, 3.0)])
+    out = collapse_rounds(frame)
+    assert len(out) == 2
+    assert out.loc[out["ranks_per_node"] == 1, "status"].item() == "crashed"
+    assert out.loc[out["ranks_per_node"] == 4, "runtime_s"].item() == 3.0
+
+
+def test_a_sweep_without_rounds_is_unchanged():
+    frame = pd.DataFrame([_row(1, 0, 1.0), _row(2, 0, 2.0)])
+    out = collapse_rounds(frame)
+    pd.testing.assert_frame_equal(out.drop(columns="rounds"), frame)
