@@ -38,7 +38,14 @@ def main() -> None:
     ap.add_argument("--questions", type=int, default=256)
     ap.add_argument("--batches", default="1,8,32,64")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--whole", action="store_true",
+                    help="whole answers instead (Service.answer one by one vs answer_many: "
+                         "recommend's every step, to_dict, checking, encoding); writes "
+                         "results/serve_batch_whole.md")
+    ap.add_argument("--model", default=None, help="bundle (default: the shipped one)")
     args = ap.parse_args()
+    if args.whole:
+        return whole(args)
     bundle = load_model(None)
     parts = [p for _, p in cluster_places(None)]
     sr = {str(k): (float(v[0]), float(v[1])) for k, v in bundle.size_range.items()}
@@ -82,6 +89,58 @@ def main() -> None:
                      f"{', '.join(f'{x[1]:.2f}' for x in xs)} | {cpu / one:.2f} |")
     text = "\n".join(lines) + "\n"
     (Path(__file__).resolve().parent / "results" / "serve_batch.md").write_text(text)
+    print(text)
+
+
+def whole(args) -> None:
+    """CPU per question of a whole answer: ``Service.answer`` one by one against
+    ``Service.answer_many`` on batches (what the micro-batch calls), uncached, interleaved;
+    every batched answer checked to be the same bytes."""
+    import tempfile
+
+    from hpcds1mpi.serve.schemas import RecommendRequest
+    from hpcds1mpi.serve.service import Service
+
+    with tempfile.TemporaryDirectory() as tmp:
+        svc = Service(args.model, None, Path(tmp), cache_size=0)
+        svc.warm_up()
+        sr = {str(k): (float(v[0]), float(v[1])) for k, v in svc.bundle.size_range.items()}
+        qs = [("recommend", RecommendRequest(**q))
+              for q in load_bench.questions(sr, args.questions)]
+        res: dict[str, list] = {}
+        load = [os.getloadavg()[0]]
+        ref = None
+        for _ in range(args.rounds):
+            for mode in ["one"] + [f"batch {b}" for b in args.batches.split(",")]:
+                w, c = time.perf_counter(), time.process_time()
+                if mode == "one":
+                    out = [svc.answer(k, r) for k, r in qs]
+                else:
+                    b = int(mode.split()[1])
+                    out = [a for i in range(0, len(qs), b) for a in svc.answer_many(qs[i:i + b])]
+                w, c = time.perf_counter() - w, time.process_time() - c
+                res.setdefault(mode, []).append((w * 1e3 / len(qs), c * 1e3 / len(qs)))
+                ref = out if ref is None else ref
+                assert out == ref, "a batched answer differs"
+            load.append(os.getloadavg()[0])
+    one = statistics.median(x[1] for x in res["one"])
+    lines = ["# Whole recommend answers, one by one vs micro-batches (issue 18)", "",
+             f"Command: `python benchmarks/serve_batch.py --whole --questions {args.questions} "
+             f"--batches {args.batches} --rounds {args.rounds}"
+             + (f" --model {args.model}" if args.model else "") + "`; "
+             f"bundle {args.model or 'shipped'}, this machine's partition, in process (no HTTP), "
+             "uncached: recommend's every step, to_dict, the response check and JSON encoding. "
+             f"1-min load average {', '.join(f'{x:.2f}' for x in load)} (start, after each "
+             "round; shared 2-core machine). Every batched answer was the same bytes as its "
+             "one-by-one answer.", "",
+             "| mode | wall ms/question (rounds) | CPU ms/question (rounds) | CPU vs one by one |",
+             "|---|---|---|---|"]
+    for mode, xs in res.items():
+        cpu = statistics.median(x[1] for x in xs)
+        lines.append(f"| {mode} | {', '.join(f'{x[0]:.2f}' for x in xs)} | "
+                     f"{', '.join(f'{x[1]:.2f}' for x in xs)} | {cpu / one:.2f} |")
+    text = "\n".join(lines) + "\n"
+    (Path(__file__).resolve().parent / "results" / "serve_batch_whole.md").write_text(text)
     print(text)
 
 
