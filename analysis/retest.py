@@ -32,14 +32,19 @@ from hpcds1mpi.analysis.choice_noise import CONFIG, PROBLEM, RESOLVABLE_GAP
 
 def problem_rows(first, second) -> list[dict]:
     """One dict per problem measured in both runs tables (see the module docstring)."""
+    from hpcds1mpi.records.rounds import collapse_rounds
+
     keys = PROBLEM + CONFIG
 
     def ok(runs):
+        # A sweep in rounds: one outcome per configuration first (a failed round stays failed).
+        runs = collapse_rounds(runs)
         runs = runs[runs["status"] == "ok"]
         return runs.groupby(keys)["runtime_s"].median()
 
     both = ok(first).to_frame("first").join(ok(second).to_frame("second"), how="inner")
     both = both[(both["first"] > 0) & (both["second"] > 0)]
+
     def label(sub, i):
         return "/".join(str(v) for v in sub.index[i][len(PROBLEM):])
 
@@ -96,7 +101,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from hpcds1mpi.records.telemetry import read_runs
 
-    rows = problem_rows(read_runs(args.first), read_runs(args.second))
+    from hpcds1mpi.errors import HpcdsError
+
+    try:
+        first, second = read_runs(args.first), read_runs(args.second)
+    except (OSError, HpcdsError) as exc:
+        print(f"retest: {exc}; give two telemetry files written by hpcds1mpi sweep",
+              file=sys.stderr)
+        return 2
+    rows = problem_rows(first, second)
     if not rows:
         print(f"retest: {args.first} and {args.second} share no problem with two ok "
               "configurations; measure the same problems in both", file=sys.stderr)

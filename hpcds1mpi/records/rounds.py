@@ -7,15 +7,20 @@ evaluation, the recipe cross-validation) needs one measured outcome per configur
 "best measured" becomes the luckiest of R draws. :func:`collapse_rounds` gives it: the median
 runtime (and energy) of the rounds, their spread folded into ``noise``, the repeats summed. A
 configuration that failed in any round keeps that failure: it is a crash risk, whatever the
-other rounds did. Rows of a sweep without rounds pass through unchanged.
+other rounds did; a round that says nothing of how it runs (``interrupted``, ``cancelled``,
+``unsupported``) is left out while another round says something. Rows of a sweep without
+rounds pass through unchanged.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-#: What identifies a configuration of a problem across rounds (those present are used).
-IDENTITY = ("machine_id", "workload", "size", "partition", "nodes", "ranks_per_node",
+from hpcds1mpi.config import FAILURE_STATUSES, OK, UNINFORMATIVE_STATUSES
+
+#: What identifies a configuration of a problem across rounds (those present are used); the
+#: sweep id keeps two measurements of the same configuration (two files, two plans) apart.
+IDENTITY = ("sweep_id", "machine_id", "workload", "size", "partition", "nodes", "ranks_per_node",
             "threads", "device", "precision", "command", "kind")
 #: Measured values that become the median of the rounds.
 MEDIANS = ("runtime_s", "energy_j", "avg_power_w", "peak_rss_mb", "fom")
@@ -41,8 +46,13 @@ def collapse_rounds(frame):
     status = frame["status"].astype(str) if "status" in frame.columns else None
     for _, idx in frame[counts > 1].groupby(ident[counts > 1], sort=False).groups.items():
         rows = frame.loc[idx]
-        if status is not None and (status.loc[idx] != "ok").any():
-            row = rows[status.loc[idx] != "ok"].iloc[0].copy()
+        said = status.loc[idx] if status is not None else None
+        informative = ~said.isin(UNINFORMATIVE_STATUSES) if said is not None else None
+        if informative is not None and informative.any():
+            rows, said = rows[informative], said[informative]
+        if said is not None and (said != OK).any():
+            failed = said.isin(FAILURE_STATUSES)
+            row = rows[failed].iloc[0].copy() if failed.any() else rows.iloc[0].copy()
         else:
             row = rows.iloc[0].copy()
             for col in MEDIANS:
@@ -58,7 +68,7 @@ def collapse_rounds(frame):
             for col, fold in (("runtime_min_s", np.nanmin), ("runtime_max_s", np.nanmax)):
                 if col in rows.columns:
                     row[col] = float(fold(pd.to_numeric(rows[col], errors="coerce")))
-        row["rounds"] = len(rows)
+        row["rounds"] = len(frame.loc[idx])
         folded.append(row)
     merged = pd.DataFrame(folded)
     for col in frame.columns:  # rows taken out as Series come back as objects

@@ -49,9 +49,15 @@ DATA = Path(__file__).resolve().parents[2] / "data" / "reference_choice"
 
 def test_the_committed_retest_files_give_the_ceiling_the_readme_quotes(capsys):
     """The two measurements of the same four problems (plans/reference_choice_300_retest.toml)."""
-    assert main([str(DATA / "retest_300.h5"), str(DATA / "retest_300_quiet.h5")]) == 0
+    assert main([str(DATA / "remeasure_300.h5"), str(DATA / "retest_300_quiet.h5")]) == 0
     out = capsys.readouterr().out
-    assert "**Retest ceiling** over 4 problems" in out
+    assert "**Retest ceiling** over 4 problems: geometric mean 63.0 %" in out
+
+
+def test_a_missing_file_is_one_line_and_exit_2(tmp_path, capsys):
+    assert main([str(tmp_path / "nope.h5"), str(DATA / "retest_300.h5")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("retest: ")
 
 
 def test_files_without_a_shared_problem_are_one_line_and_exit_2(capsys):

@@ -37,6 +37,16 @@ def test_a_failure_in_any_round_is_kept_and_single_rows_pass_through():
     assert out.loc[out["ranks_per_node"] == 4, "runtime_s"].item() == 3.0
 
 
+def test_an_interrupted_round_says_nothing_and_two_sweeps_stay_apart():
+    frame = pd.DataFrame([_row(1, 0, 1.0), _row(1, 1, 1.4), _row(1, 2, float("nan"),
+                                                                status="interrupted")])
+    out = collapse_rounds(frame)
+    assert out["status"].item() == "ok" and out["runtime_s"].item() == pytest.approx(1.2)
+    assert out["rounds"].item() == 3
+    other = pd.DataFrame([_row(1, 0, 1.0), _row(1, 0, 3.0)]).assign(sweep_id=["a", "b"])
+    assert len(collapse_rounds(other)) == 2  # one measurement per file: not folded
+
+
 def test_a_sweep_without_rounds_is_unchanged():
     frame = pd.DataFrame([_row(1, 0, 1.0), _row(2, 0, 2.0)])
     out = collapse_rounds(frame)
