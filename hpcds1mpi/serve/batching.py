@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
-from concurrent.futures import Future
+from concurrent.futures import Future, InvalidStateError
 from typing import Callable
 
 log = logging.getLogger("hpcds1mpi.serve")
@@ -68,7 +68,11 @@ class MicroBatch:
             except Exception as exc:  # noqa: BLE001 - e.g. the executor shut down
                 with self._lock:
                     self._running -= 1
-                    taken, self._queue = self._queue, []
+                    if self._running:  # a running drain answers the others: fail only this
+                        self._queue = [q for q in self._queue if q[2] is not fut]
+                        taken = [(kind, req, fut)]
+                    else:  # nobody would ever answer what waits
+                        taken, self._queue = self._queue, []
                 for _, _, f in taken:
                     _settle(f, exc)
         return fut
@@ -100,25 +104,46 @@ class MicroBatch:
 
     def _drain(self) -> None:
         """Answer batches until the queue is empty (on a computing thread)."""
-        while True:
-            batch = self._take()
-            if not batch:
-                return
-            self.sizes.append(len(batch))
-            try:
-                answers = self.answer_many([(kind, req) for kind, req, _ in batch])
-                if len(answers) != len(batch):
-                    raise RuntimeError(f"{len(answers)} answers to {len(batch)} questions")
-            except Exception as exc:  # noqa: BLE001 - the whole call failed: this batch's
-                answers = [exc] * len(batch)
-            for (_, _, fut), got in zip(batch, answers):
-                _settle(fut, got)
+        batch: list = []
+        try:
+            while True:
+                batch = self._take()
+                if not batch:
+                    return
+                self.sizes.append(len(batch))
+                try:
+                    answers = self.answer_many([(kind, req) for kind, req, _ in batch])
+                    if len(answers) != len(batch):
+                        raise RuntimeError(f"{len(answers)} answers to {len(batch)} questions")
+                except Exception as exc:  # noqa: BLE001 - the whole call failed: this batch's
+                    answers = [exc] * len(batch)
+                for (_, _, fut), got in zip(batch, answers):
+                    _settle(fut, got)
+                batch = []
+        except BaseException:
+            # Not an answer's error (those are settled above): the thread itself is going.
+            # Nothing it held may wait for ever, and what is queued needs another drain.
+            for _, _, fut in batch:
+                _settle(fut, RuntimeError("the computing thread stopped; ask again"))
+            with self._lock:
+                self._running -= 1
+                wake = bool(self._queue) and self._running < self.slots
+                if wake:
+                    self._running += 1
+            if wake:
+                try:
+                    self.start(self._drain)
+                except Exception:  # noqa: BLE001 - shutting down
+                    with self._lock:
+                        self._running -= 1
+            raise
 
 
 def _settle(fut: Future, got) -> None:
-    if fut.done():  # pragma: no cover - never set twice
-        return
-    if isinstance(got, BaseException):
-        fut.set_exception(got)
-    else:
-        fut.set_result(got)
+    try:
+        if isinstance(got, BaseException):
+            fut.set_exception(got)
+        else:
+            fut.set_result(got)
+    except InvalidStateError:  # cancelled (a client gone) or settled: nothing to tell it
+        pass

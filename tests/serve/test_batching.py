@@ -126,3 +126,34 @@ def test_with_two_slots_a_queue_is_shared_not_taken_by_one():
     started.pop()()  # one drain runs to the end: its share, then the rest as they come
     assert list(batch.sizes)[0] == 5
     assert [f.result(timeout=5) for f in futs] == [f"recommend:q{i}".encode() for i in range(10)]
+
+
+def test_a_dying_computing_thread_fails_its_batch_and_the_queue_still_drains(pool):
+    class Dies(BaseException):
+        pass
+
+    calls = []
+
+    def answer_many(items):
+        calls.append(items)
+        if len(calls) == 1:
+            raise Dies()  # not an answer's error: the thread itself is going
+        return [b"ok"] * len(items)
+
+    batch = MicroBatch(answer_many, pool.submit)
+    first = batch.submit("recommend", "q1")
+    with pytest.raises(RuntimeError, match="ask again"):
+        first.result(timeout=5)
+    assert batch.submit("recommend", "q2").result(timeout=5) == b"ok"  # not wedged
+
+
+def test_a_cancelled_question_does_not_stop_the_others(pool):
+    answer = Answerer(hold_first=True)
+    batch = MicroBatch(answer, pool.submit)
+    first = batch.submit("recommend", "first")
+    assert answer.entered.wait(5)
+    gone, kept = batch.submit("recommend", "gone"), batch.submit("recommend", "kept")
+    assert gone.cancel()  # a client that went away
+    answer.release.set()
+    assert first.result(timeout=5) == b"recommend:first"
+    assert kept.result(timeout=5) == b"recommend:kept"

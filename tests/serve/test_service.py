@@ -206,3 +206,23 @@ def test_answer_many_equals_answer_one_by_one_and_keeps_errors_in_place(tmp_path
         assert body == want, req
     assert errors == 3
     assert json.loads(got[-2])["verdict"]["verdict"] == "escalate"
+
+
+def test_a_failed_shared_recommend_pass_fails_only_its_questions(tmp_path, monkeypatch):
+    """The batch's one recommend pass raising (a bundle file gone mid-flight) is the error of
+    the recommend questions it held; a predict in the same batch is still answered."""
+    from hpcds1mpi.serve.service import Service
+
+    svc = Service(None, str(LAB), tmp_path / "s", cache_size=0)
+    predict = ("predict", PredictRequest(workload="gemm", size=512,
+                                         configs=[{"nodes": 1, "ranks_per_node": 2}]))
+    want = svc.answer(*predict)
+
+    def broken(reqs):
+        raise OSError("the bundle's guard calibration vanished")
+
+    monkeypatch.setattr(svc, "_recommend_many", broken)
+    got = svc.answer_many([("recommend", RecommendRequest(workload="gemm", size=512)), predict,
+                           ("recommend", RecommendRequest(workload="fft", size=64))])
+    assert isinstance(got[0], OSError) and isinstance(got[2], OSError)
+    assert got[1] == want
