@@ -189,8 +189,7 @@ def evaluate(table: pd.DataFrame, split: str = "chronological", seed: int = 0,
     model.fit(feats.iloc[train], run[train], order=sub[train])
     t_fit = time.perf_counter() - t0 - t_feat
     actual = run[test]
-    model._require(feats.iloc[test])
-    wall, tight = model.walltime_.walltime_tight(model, feats.iloc[test])
+    wall, tight = model.walltime_tight(feats.iloc[test])
     out = {"ours": scores(model.predict(feats.iloc[test]), wall, actual)}
     out["ours"]["calibration_coverage"] = model.calibration_coverage_
     out["ours"]["tight_share"] = float(np.mean(tight))

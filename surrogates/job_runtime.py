@@ -369,3 +369,10 @@ class RuntimePredictor:
         self._check()
         self._require(features)
         return self.walltime_.walltime(self, features)
+
+    def walltime_tight(self, features: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """(:meth:`walltime`, and where the proposal is tight rather than the kept request),
+        from one pass of the walltime model; shapes (n,)."""
+        self._check()
+        self._require(features)
+        return self.walltime_.walltime_tight(self, features)

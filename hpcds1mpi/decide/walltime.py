@@ -188,11 +188,13 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
         proposal.coverage = float(check)
         proposal.n_checked = int(model.n_calibration_ - model.n_calibration_ // 2)
     last = feats.iloc[[len(table) - 1]]
-    wall, tight = wm.walltime_tight(model, last)
+    wall, tight = model.walltime_tight(last)
     proposal.time_s = float(wall[0])
     proposal.tight = bool(tight[0]) or not time_limit_s
-    # Why a request was kept: a request new to the user, too rare in the history to calibrate.
-    proposal.novel = bool(novel_mask(last)[0]) and wm.novel_k_ is None
+    # Why a request was kept: a request new to the user, too rare in the history to calibrate
+    # (no request given: nothing was kept).
+    proposal.novel = (bool(novel_mask(last)[0]) and wm.novel_k_ is None
+                      and not proposal.tight)
     if time_limit_s:
         proposal.time_s = min(proposal.time_s, float(time_limit_s))  # exp/log round-off
     proposal.point_s = float(model.predict(last)[0])

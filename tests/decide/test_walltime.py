@@ -94,5 +94,7 @@ def test_a_request_new_to_the_user_is_kept_when_the_history_cannot_calibrate_it(
     assert p.time_s == pytest.approx(42000.0) and not p.tight and p.novel
     assert NOVEL in p.lines()[0]
     # Not novel (no request given: nothing to keep), the job still gets a proposal.
-    assert propose_walltime(history, "user0025", submit_time="2019-01-03 10:28:00",
-                            predictor_args=SMALL).time_s is not None
+    free = propose_walltime(history, "user0025", submit_time="2019-01-03 10:28:00",
+                            predictor_args=SMALL)
+    assert free.time_s is not None and free.tight and not free.novel
+    assert NOVEL not in " ".join(free.lines())

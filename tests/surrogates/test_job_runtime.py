@@ -191,7 +191,7 @@ def test_the_gate_is_the_best_on_the_validation_slice_and_predict_uses_it(split,
     assert _accuracy(m.predict(feats.iloc[cal]), run[cal]) == pytest.approx(
         v["gated"] if m.mode_ == "choice" else v["single"])
     if m.mode_ != "choice":
-        return
+        pytest.skip(f"the fit kept {m.mode_!r}: no gate to check on this slice")
     cands = m._candidates(feats.iloc[cal])
     proba = m.classifier_.predict_proba(m._matrix(feats.iloc[cal]))
     single = cands[:, m.best_single_]
