@@ -92,9 +92,8 @@ def choose_policy(centre, scale, width, y, lim, budget: float, shares=SHARES) ->
         if share >= 1.0:
             tau = np.inf
         level = max(0.5, 1 - min(budget * SAFETY / share, 0.5))
-        tight_o = (width[o] <= tau) | ~has_req[o]
-        k = conformal_offset(score[o][tight_o], level)
-        pol = Policy(tau, k, level, share, 0.0, 0.0)
+        pol = Policy(tau, 0.0, level, share, 0.0, 0.0)
+        pol.k = conformal_offset(score[o][tight_mask(pol, width[o], lim[o])], level)
         wall, tight = apply_policy(pol, centre[w], scale[w], width[w], lim[w])
         pol.kill = float(np.mean(y[w] > wall + 1e-12))
         pol.over = float(np.median(np.exp(wall - y[w])))
@@ -105,6 +104,5 @@ def choose_policy(centre, scale, width, y, lim, budget: float, shares=SHARES) ->
     if best is None:  # nothing keeps the budget: keep every request
         k = conformal_offset(score, 1 - budget)
         return Policy(-np.inf, k, 1 - budget, 0.0, 0.0, float("nan"))
-    tight_all = (width <= best.tau) | ~has_req
-    best.k = max(best.k, conformal_offset(score[tight_all], best.level))
+    best.k = max(best.k, conformal_offset(score[tight_mask(best, width, lim)], best.level))
     return best

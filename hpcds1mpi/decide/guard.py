@@ -123,8 +123,14 @@ def rows_distance(bundle, ref: Reference, rows: "pd.DataFrame",
     # The reference is ``training_matrix`` ([features, embedding]); ``design`` gives the same
     # columns for new rows (``embed`` alone where a bundle has no ``design``).
     project = getattr(bundle, "design", None) or bundle.embed
-    emb = np.asarray(project(rows), dtype=float)
-    emb = np.nan_to_num((emb - ref.center) / ref.scale)
+    return design_distance(ref, project(rows), exclude, k)
+
+
+def design_distance(ref: Reference, emb, exclude: np.ndarray | None = None,
+                    k: int = K_NEIGHBOURS) -> np.ndarray:
+    """Each row of a design matrix ``emb`` (``design``'s columns), standardised as the
+    reference was, to its ``k`` nearest reference rows: ``(len(emb),)``."""
+    emb = np.nan_to_num((np.asarray(emb, dtype=float) - ref.center) / ref.scale)
     pool = ref.matrix if exclude is None else ref.matrix[~exclude]
     return _knn_distance(emb, pool, k)
 

@@ -32,8 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def _distance(ref: "Reference", emb, k: int) -> float:
     """The job's distance from its rows' design matrix, as ``rows_distance`` + ``median``."""
-    emb = np.nan_to_num((np.asarray(emb, dtype=float) - ref.center) / ref.scale)
-    return guard_mod.median(guard_mod._knn_distance(emb, ref.matrix, k))
+    return guard_mod.median(guard_mod.design_distance(ref, emb, k=k))
 
 
 def job_distances(bundle, ref: "Reference", jobs: Sequence[tuple], k: int) -> list:
