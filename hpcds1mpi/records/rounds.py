@@ -57,17 +57,17 @@ def collapse_rounds(frame):
             row = rows.iloc[0].copy()
             for col in MEDIANS:
                 if col in rows.columns:
-                    row[col] = float(np.nanmedian(pd.to_numeric(rows[col], errors="coerce")))
+                    row[col] = _median(pd.to_numeric(rows[col], errors="coerce"))
             runtimes = pd.to_numeric(rows["runtime_s"], errors="coerce").to_numpy(float)
             if "noise" in rows.columns and np.isfinite(runtimes).all() and row["runtime_s"] > 0:
                 between = float((runtimes.max() - runtimes.min()) / row["runtime_s"])
-                within = float(np.nanmedian(pd.to_numeric(rows["noise"], errors="coerce")))
+                within = _median(pd.to_numeric(rows["noise"], errors="coerce"))
                 row["noise"] = max(between, within) if np.isfinite(within) else between
             if "repeats" in rows.columns:
                 row["repeats"] = int(pd.to_numeric(rows["repeats"], errors="coerce").sum())
-            for col, fold in (("runtime_min_s", np.nanmin), ("runtime_max_s", np.nanmax)):
-                if col in rows.columns:
-                    row[col] = float(fold(pd.to_numeric(rows[col], errors="coerce")))
+            for col, fold in (("runtime_min_s", "min"), ("runtime_max_s", "max")):
+                if col in rows.columns:  # pandas skips NaN and gives NaN for none, silently
+                    row[col] = float(getattr(pd.to_numeric(rows[col], errors="coerce"), fold)())
         row["rounds"] = len(frame.loc[idx])
         folded.append(row)
     merged = pd.DataFrame(folded)
@@ -78,3 +78,10 @@ def collapse_rounds(frame):
             pass
     out = pd.concat([single, merged], ignore_index=False).sort_index()
     return out.reset_index(drop=True)
+
+
+def _median(values) -> float:
+    """The median of the finite values; NaN (no warning) when there is none (e.g. no meter)."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    return float(np.median(v)) if len(v) else float("nan")
