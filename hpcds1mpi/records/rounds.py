@@ -27,21 +27,19 @@ MEDIANS = ("runtime_s", "energy_j", "avg_power_w", "peak_rss_mb", "fom")
 
 
 def collapse_rounds(frame):
-    """``frame`` (a runs table) with each configuration's rounds folded into one row.
-
-    Adds a ``rounds`` column (rows folded into each; 1 where there was one).
-    """
+    """``frame`` (a runs table) with each configuration's rounds folded into one row (the
+    same columns: what it returns trains and evaluates like any runs table)."""
     import pandas as pd
 
     keys = [c for c in IDENTITY if c in frame.columns]
     if frame.empty or not keys:
-        return frame.assign(rounds=1) if "rounds" not in frame.columns else frame
+        return frame
     ident = frame[keys].astype(str).agg("\x1f".join, axis=1) if len(keys) > 1 else \
         frame[keys[0]].astype(str)
     counts = ident.map(ident.value_counts())
     if (counts <= 1).all():
-        return frame.assign(rounds=1)
-    single = frame[counts <= 1].assign(rounds=1)
+        return frame
+    single = frame[counts <= 1]
     folded = []
     status = frame["status"].astype(str) if "status" in frame.columns else None
     for _, idx in frame[counts > 1].groupby(ident[counts > 1], sort=False).groups.items():
@@ -68,7 +66,6 @@ def collapse_rounds(frame):
             for col, fold in (("runtime_min_s", "min"), ("runtime_max_s", "max")):
                 if col in rows.columns:  # pandas skips NaN and gives NaN for none, silently
                     row[col] = float(getattr(pd.to_numeric(rows[col], errors="coerce"), fold)())
-        row["rounds"] = len(frame.loc[idx])
         folded.append(row)
     merged = pd.DataFrame(folded)
     for col in frame.columns:  # rows taken out as Series come back as objects
