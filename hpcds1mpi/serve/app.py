@@ -37,6 +37,7 @@ from hpcds1mpi.errors import HpcdsError, RuntimeFailure
 from hpcds1mpi.serve import schemas
 from hpcds1mpi.serve.auth import refusal
 from hpcds1mpi.serve.batching import DEFAULT_LIMIT, MicroBatch
+from hpcds1mpi.serve.service import BATCHED_KINDS
 
 log = logging.getLogger("hpcds1mpi.serve")
 
@@ -155,10 +156,12 @@ def create_app(service, token: str, *, max_body: int = DEFAULT_MAX_BODY,
         return refused(request, 401, why, {"WWW-Authenticate": 'Bearer realm="hpcds1mpi"'})
 
     if workers is None:  # the service's one computing thread
-        batch = MicroBatch(service.answer_many, service.executor.submit, limit=batch_limit)
+        batch = MicroBatch(service.answer_many, service.executor.submit, limit=batch_limit,
+                           together=BATCHED_KINDS)
     else:  # a thread per worker process, each sending its batch there
         batch = MicroBatch(lambda items: workers.answer_many(items, service.store),
-                           workers.threads.submit, limit=batch_limit, slots=workers.count)
+                           workers.threads.submit, limit=batch_limit, slots=workers.count,
+                           together=BATCHED_KINDS)
 
     def _computation(kind: str, req) -> asyncio.Future:
         """The computation of ``req``'s answer: queued for the next micro-batch, or the one

@@ -9,6 +9,10 @@ it stops, and the next question starts it. No timer: a lone question is computed
 never held back for company, and under load a batch is what arrived while the last one was
 computed.
 
+Only the kinds that are cheaper together (``together``: the service's recommend questions)
+share a call; a question of another kind (predict, advise) gets a call of its own in the same
+drain, settled as soon as it is answered, so a slow script never holds back a batch.
+
 ``slots`` computing threads drain the same queue (``serve --workers N``: N threads, each
 sending its batch to a worker process and waiting, so N batches compute at once). Each
 question gets its own answer or its own exception, in its own future; an error of the whole
@@ -38,12 +42,17 @@ class MicroBatch:
         start: runs a callable on a computing thread (``executor.submit``).
         limit: most questions in one call.
         slots: most calls at once (threads draining the queue).
+        together: the kinds answered in one call; a question of another kind gets a call of
+            its own, settled as soon as it is answered, so a slow one (an ``advise`` parsing a
+            script) never holds back a batch's answers. None: every kind together.
     """
 
     def __init__(self, answer_many: Callable[[list], list], start: Callable, *,
-                 limit: int = DEFAULT_LIMIT, slots: int = 1):
+                 limit: int = DEFAULT_LIMIT, slots: int = 1,
+                 together: tuple[str, ...] | None = None):
         if limit < 1 or slots < 1:
             raise ValueError("limit and slots must be at least 1")
+        self.together = together
         self.answer_many = answer_many
         self.start = start
         self.limit = limit
@@ -111,14 +120,8 @@ class MicroBatch:
                 if not batch:
                     return
                 self.sizes.append(len(batch))
-                try:
-                    answers = self.answer_many([(kind, req) for kind, req, _ in batch])
-                    if len(answers) != len(batch):
-                        raise RuntimeError(f"{len(answers)} answers to {len(batch)} questions")
-                except Exception as exc:  # noqa: BLE001 - the whole call failed: this batch's
-                    answers = [exc] * len(batch)
-                for (_, _, fut), got in zip(batch, answers):
-                    _settle(fut, got)
+                for call in self._calls(batch):
+                    self._answer(call)
                 batch = []
         except BaseException:
             # Not an answer's error (those are settled above): the thread itself is going.
@@ -137,6 +140,25 @@ class MicroBatch:
                     with self._lock:
                         self._running -= 1
             raise
+
+
+    def _calls(self, batch: list) -> list[list]:
+        """The batch as calls: the kinds answered together in one, each other question alone."""
+        if self.together is None:
+            return [batch]
+        joint = [q for q in batch if q[0] in self.together]
+        return ([joint] if joint else []) + [[q] for q in batch if q[0] not in self.together]
+
+    def _answer(self, call: list) -> None:
+        """One ``answer_many`` call, each question's future settled with its answer."""
+        try:
+            answers = self.answer_many([(kind, req) for kind, req, _ in call])
+            if len(answers) != len(call):
+                raise RuntimeError(f"{len(answers)} answers to {len(call)} questions")
+        except Exception as exc:  # noqa: BLE001 - the whole call failed: this call's questions'
+            answers = [exc] * len(call)
+        for (_, _, fut), got in zip(call, answers):
+            _settle(fut, got)
 
 
 def _settle(fut: Future, got) -> None:

@@ -40,6 +40,9 @@ from hpcds1mpi.errors import ConfigError
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.serve.schemas import AdviseRequest, PredictRequest, RecommendRequest
 
+#: The kinds :meth:`Service.answer_many` computes together (one System 1 and guard pass);
+#: the others are computed one by one, so the micro-batch gives each its own call.
+BATCHED_KINDS = ("recommend",)
 #: Answers kept for repeated questions.
 DEFAULT_CACHE = 1024
 #: Most bytes of answers kept (a predict answer for 256 configurations is ~100 KB).

@@ -157,3 +157,33 @@ def test_a_cancelled_question_does_not_stop_the_others(pool):
     answer.release.set()
     assert first.result(timeout=5) == b"recommend:first"
     assert kept.result(timeout=5) == b"recommend:kept"
+
+
+def test_a_slow_question_of_another_kind_does_not_hold_back_the_batch(pool):
+    """``together``: the recommend questions of a batch are one call and settled when it
+    returns; an advise queued with them gets its own call (a slow one waits alone)."""
+    first_in, first_go, slow_go = threading.Event(), threading.Event(), threading.Event()
+    calls = []
+
+    def answer_many(items):
+        calls.append([k for k, _ in items])
+        if items[0][1] == "first":
+            first_in.set()
+            first_go.wait(10)
+        if items[0][0] == "advise":
+            slow_go.wait(10)
+        return [f"{k}:{r}".encode() for k, r in items]
+
+    batch = MicroBatch(answer_many, pool.submit, together=("recommend",))
+    first = batch.submit("recommend", "first")
+    assert first_in.wait(5)
+    slow = batch.submit("advise", "script")
+    quick = [batch.submit("recommend", f"q{i}") for i in range(3)]
+    first_go.set()
+    assert [f.result(timeout=5) for f in quick] == [b"recommend:q0", b"recommend:q1",
+                                                     b"recommend:q2"]
+    assert not slow.done()
+    slow_go.set()
+    assert slow.result(timeout=5) == b"advise:script"
+    assert first.result(timeout=5) == b"recommend:first"
+    assert calls == [["recommend"], ["recommend"] * 3, ["advise"]]
