@@ -158,15 +158,20 @@ def main(argv: list[str] | None = None) -> int:
               "repeats; measure more configurations", file=sys.stderr)
         return 2
     table, total = per_kernel(rows), overall(rows)
-    text = markdown(args.telemetry, table, total)
-    print(text, end="")
-    if args.md_out:
-        with open(args.md_out, "w") as fh:
-            fh.write(text)
-    if args.json_out:
-        with open(args.json_out, "w") as fh:
-            json.dump({"source": args.telemetry, "kernels": table, "all": total, "problems": rows}, fh, indent=1)
+    report(markdown(args.telemetry, table, total), args.md_out, args.json_out,
+           {"source": args.telemetry, "kernels": table, "all": total, "problems": rows})
     return 0
+
+
+def report(text: str, md_out: str | None, json_out: str | None, payload: dict) -> None:
+    """Print ``text``; write it to ``md_out`` and ``payload`` to ``json_out`` when given."""
+    print(text, end="")
+    if md_out:
+        with open(md_out, "w") as fh:
+            fh.write(text)
+    if json_out:
+        with open(json_out, "w") as fh:
+            json.dump(payload, fh, indent=1)
 
 
 if __name__ == "__main__":

@@ -22,12 +22,11 @@ that, whatever its within-run ceiling says. Nothing is modelled: runtimes as sto
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 import numpy as np
 
-from hpcds1mpi.analysis.choice_noise import CONFIG, PROBLEM, RESOLVABLE_GAP
+from hpcds1mpi.analysis.choice_noise import CONFIG, PROBLEM, RESOLVABLE_GAP, report
 
 
 def problem_rows(first, second) -> list[dict]:
@@ -115,15 +114,8 @@ def main(argv: list[str] | None = None) -> int:
               "configurations; measure the same problems in both", file=sys.stderr)
         return 2
     total = overall(rows)
-    text = markdown(args.first, args.second, rows, total)
-    print(text, end="")
-    if args.md_out:
-        with open(args.md_out, "w") as fh:
-            fh.write(text)
-    if args.json_out:
-        with open(args.json_out, "w") as fh:
-            json.dump({"first": args.first, "second": args.second, "all": total,
-                       "problems": rows}, fh, indent=1)
+    report(markdown(args.first, args.second, rows, total), args.md_out, args.json_out,
+           {"first": args.first, "second": args.second, "all": total, "problems": rows})
     return 0
 
 

@@ -100,16 +100,25 @@ class MicroBatch:
             if not batch:
                 self._running -= 1
                 return batch
-            wake = bool(self._queue) and self._running < self.slots
-            if wake:
-                self._running += 1
+            wake = self._claim_slot()
         if wake:
-            try:
-                self.start(self._drain)
-            except Exception:  # noqa: BLE001 - e.g. shutting down: this drain takes the rest
-                with self._lock:
-                    self._running -= 1
+            self._start_another()  # on failure this drain takes the rest
         return batch
+
+    def _claim_slot(self) -> bool:
+        """(Lock held.) Count one more drain when questions wait and a slot is free."""
+        if self._queue and self._running < self.slots:
+            self._running += 1
+            return True
+        return False
+
+    def _start_another(self) -> None:
+        """Start the drain :meth:`_claim_slot` counted; uncount it when it cannot start."""
+        try:
+            self.start(self._drain)
+        except Exception:  # noqa: BLE001 - e.g. shutting down
+            with self._lock:
+                self._running -= 1
 
     def _drain(self) -> None:
         """Answer batches until the queue is empty (on a computing thread)."""
@@ -130,15 +139,9 @@ class MicroBatch:
                 _settle(fut, RuntimeError("the computing thread stopped; ask again"))
             with self._lock:
                 self._running -= 1
-                wake = bool(self._queue) and self._running < self.slots
-                if wake:
-                    self._running += 1
+                wake = self._claim_slot()
             if wake:
-                try:
-                    self.start(self._drain)
-                except Exception:  # noqa: BLE001 - shutting down
-                    with self._lock:
-                        self._running -= 1
+                self._start_another()
             raise
 
 
