@@ -93,11 +93,17 @@ def recommend_many(bundle, asks: Sequence[Ask], *, history: FailureHistory | Non
             out[i] = exc
     order = list(jobs)
     verdicts = judge_many(bundle, [jobs[i] for i in order], calibration, ref)
-    for i, verdict in zip(order, verdicts):
-        try:
-            if isinstance(verdict, BaseException):
-                raise verdict
-            out[i] = rec_mod.conclude(preps[i], verdict)
-        except Exception as exc:  # noqa: BLE001
-            out[i] = exc
+    finish_each(out, order, verdicts, lambda i, verdict: rec_mod.conclude(preps[i], verdict))
     return out
+
+
+def finish_each(out: list, order, results, finish) -> None:
+    """``out[i] = finish(i, result)`` for each ``i`` of ``order`` and its result; a result that
+    is an exception, or a ``finish`` that raises, leaves that exception in ``out[i]`` alone."""
+    for i, got in zip(order, results):
+        try:
+            if isinstance(got, BaseException):
+                raise got
+            out[i] = finish(i, got)
+        except Exception as exc:  # noqa: BLE001 - this question's error, nobody else's
+            out[i] = exc

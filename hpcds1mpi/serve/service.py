@@ -247,7 +247,7 @@ class Service:
         :func:`~hpcds1mpi.decide.recommend_batch.recommend_many` for all (one System 1
         predict, one guard pass); a request's error in its place."""
         from hpcds1mpi.cluster import select_places
-        from hpcds1mpi.decide.recommend_batch import Ask, recommend_many
+        from hpcds1mpi.decide.recommend_batch import Ask, finish_each, recommend_many
         from hpcds1mpi.decide.system1 import Constraints
 
         out: list = [None] * len(reqs)
@@ -264,13 +264,7 @@ class Service:
         order = list(asks)
         recs = recommend_many(self.bundle, [asks[i] for i in order], history=self.history,
                               model_dir=self.model_dir)
-        for i, rec in zip(order, recs):
-            try:
-                if isinstance(rec, BaseException):
-                    raise rec
-                out[i] = self._respond(reqs[i], rec)
-            except Exception as exc:  # noqa: BLE001
-                out[i] = exc
+        finish_each(out, order, recs, lambda i, rec: self._respond(reqs[i], rec))
         return out
 
     def _respond(self, req: "RecommendRequest", rec) -> dict:
