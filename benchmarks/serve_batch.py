@@ -83,13 +83,19 @@ def main() -> None:
              "machine). Every batched answer was checked equal to its one-by-one answer.", "",
              "| mode | wall ms/question (rounds) | CPU ms/question (rounds) | CPU vs one by one |",
              "|---|---|---|---|"]
-    for mode, xs in res.items():
-        cpu = statistics.median(x[1] for x in xs)
-        lines.append(f"| {mode} | {', '.join(f'{x[0]:.2f}' for x in xs)} | "
-                     f"{', '.join(f'{x[1]:.2f}' for x in xs)} | {cpu / one:.2f} |")
-    text = "\n".join(lines) + "\n"
+    text = "\n".join(lines + _rows(res, one)) + "\n"
     (Path(__file__).resolve().parent / "results" / "serve_batch.md").write_text(text)
     print(text)
+
+
+def _rows(res: dict, one: float) -> list[str]:
+    """The results table's rows: each mode's wall and CPU per question by round, CPU ratio."""
+    out = []
+    for mode, xs in res.items():
+        cpu = statistics.median(x[1] for x in xs)
+        out.append(f"| {mode} | {', '.join(f'{x[0]:.2f}' for x in xs)} | "
+                   f"{', '.join(f'{x[1]:.2f}' for x in xs)} | {cpu / one:.2f} |")
+    return out
 
 
 def whole(args) -> None:
@@ -135,11 +141,7 @@ def whole(args) -> None:
              "one-by-one answer.", "",
              "| mode | wall ms/question (rounds) | CPU ms/question (rounds) | CPU vs one by one |",
              "|---|---|---|---|"]
-    for mode, xs in res.items():
-        cpu = statistics.median(x[1] for x in xs)
-        lines.append(f"| {mode} | {', '.join(f'{x[0]:.2f}' for x in xs)} | "
-                     f"{', '.join(f'{x[1]:.2f}' for x in xs)} | {cpu / one:.2f} |")
-    text = "\n".join(lines) + "\n"
+    text = "\n".join(lines + _rows(res, one)) + "\n"
     (Path(__file__).resolve().parent / "results" / "serve_batch_whole.md").write_text(text)
     print(text)
 

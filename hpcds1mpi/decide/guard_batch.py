@@ -22,9 +22,8 @@ import numpy as np
 
 from hpcds1mpi.decide import guard as guard_mod
 from hpcds1mpi.decide.guard_reference import query_frame
-from hpcds1mpi.decide.system1_batch import stack_tables
+from hpcds1mpi.decide.system1_batch import stacked_call
 from hpcds1mpi.decide.trained_hardware import matching_partition
-from hpcds1mpi.errors import ModelError
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.decide.guard import GuardCalibration, Reference, Verdict
@@ -62,12 +61,9 @@ def job_distances(bundle, ref: "Reference", jobs: Sequence[tuple], k: int) -> li
     if not rows:
         return out
     order = list(rows)
-    try:
-        emb_all = np.asarray(project(stack_tables([rows[i] for i in order])), dtype=float)
-        if len(emb_all) != sum(len(rows[i]) for i in order):
-            raise ModelError("the bundle's design has the wrong length")
-    except Exception:  # noqa: BLE001 - each job alone: its error stays its own
-        emb_all = None
+    # None: each job alone, so its error stays its own.
+    emb_all = stacked_call(lambda table: np.asarray(project(table), dtype=float),
+                           [rows[i] for i in order], "the bundle's design")
     start = 0
     for i in order:
         n = len(rows[i])

@@ -66,6 +66,19 @@ def table_rows(table, start: int, stop: int):
     return table.iloc[start:stop].reset_index(drop=True)
 
 
+def stacked_call(fn, tables: list, what: str):
+    """``fn`` of all ``tables`` stacked (:func:`stack_tables`), one answer row per input row;
+    None when it fails or answers the wrong number of rows (the caller then asks each table
+    alone, so one table's error is never another's)."""
+    try:
+        got = fn(stack_tables(tables))
+        if len(got) != sum(len(t) for t in tables):
+            raise ModelError(f"{what} has the wrong length")
+        return got
+    except Exception:  # noqa: BLE001 - the caller's one-by-one path reports each error
+        return None
+
+
 def score_many(bundle, questions: Sequence[Question]) -> list:
     """Score every question with one predict call.
 
@@ -83,12 +96,8 @@ def score_many(bundle, questions: Sequence[Question]) -> list:
     if not frames:
         return out
     order = list(frames)
-    try:
-        pred = bundle.predict(stack_tables([frames[i] for i in order]))
-        if len(pred) != sum(len(frames[i]) for i in order):
-            raise ModelError("model answer has the wrong length")
-    except Exception:  # noqa: BLE001 - predict each alone: its error stays its own
-        pred = None
+    # None: predict each alone, so a question's error stays its own.
+    pred = stacked_call(bundle.predict, [frames[i] for i in order], "model answer")
     start = 0
     for i in order:
         q, frame = questions[i], frames[i]
