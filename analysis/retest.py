@@ -80,8 +80,11 @@ def markdown(first: str, second: str, rows: list[dict], total: dict) -> str:
              "`python -m hpcds1mpi.analysis.retest FIRST SECOND`.", "",
              "| problem | configs | best (first) | best (second) | first's best on second "
              "| second's best on first | moved |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    where = len({(r["partition"], r["nodes"]) for r in rows}) > 1  # else one place for all
     for r in rows:
-        lines.append(f"| {r['workload']} {r['size']} | {r['configs']} | {r['best_first']} | "
+        name = f"{r['workload']} {r['size']}" + (
+            f" ({r['partition']}, {r['nodes']} nodes)" if where else "")
+        lines.append(f"| {name} | {r['configs']} | {r['best_first']} | "
                      f"{r['best_second']} | {100 * r['first_on_second']:.0f} % | "
                      f"{100 * r['second_on_first']:.0f} % | {100 * r['moved']:.0f} % |")
     lines += ["", f"**Retest ceiling** over {total['problems']} problems: geometric mean "

@@ -89,7 +89,8 @@ def gated_choice(cands: np.ndarray, proba: np.ndarray, single: np.ndarray, gate:
 
     Returns:
         (chosen log s, expected gain per row: the choice's expected accuracy minus the
-        single candidate's, under ``proba``; >= 0).
+        single candidate's, under ``proba``; it can be negative when the single candidate is
+        not among the classifier's classes, and then the single candidate is kept).
     """
     close = np.exp(-np.abs(cands[:, :, None] - cands[:, None, :]))
     expected = np.einsum("nkj,nj->nk", close, proba)
@@ -285,7 +286,8 @@ class RuntimePredictor:
             # gated choice ties or beats the single candidate there.
             self.gate_, self.validation_["gated"] = choose_gate(cands[cal][:, classes], proba,
                                                                 single, y[cal])
-            self.validation_["gate"] = self.gate_ if np.isfinite(self.gate_) else None
+            self.validation_["gate"] = (self.gate_ if np.isfinite(self.gate_) else
+                                        "always" if self.gate_ < 0 else "never")
             if not np.isfinite(self.gate_) and self.gate_ > 0:
                 return
         elif self.choose == "validate" and (self.validation_["choice"]

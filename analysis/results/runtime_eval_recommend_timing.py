@@ -1,17 +1,23 @@
-"""recommend --history on the full Gaia log: this tree against /tmp/w11/base, interleaved, repeated."""
+"""recommend --history on the full Gaia log: this tree against a baseline tree, interleaved, repeated.
+
+    python analysis/results/runtime_eval_recommend_timing.py [ROUNDS [BASELINE_TREE]]
+
+(session 11 measured against /tmp/w11/base, an unpacked copy of b503ebe).
+"""
 import json, os, resource, subprocess, sys, tempfile, time
 from pathlib import Path
-HERE = Path("/work/main")
+HERE = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(HERE / "benchmarks"))
 from recommend_speed import baseline_command
 LOG = str((HERE / "../shared/data/joblogs/UniLu-Gaia-2014-1.swf.gz").resolve())
 ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 4
+BASE = sys.argv[2] if len(sys.argv) > 2 else "/tmp/w11/base"
 tmp = Path(tempfile.mkdtemp())
 def args(tag):
     return ["recommend", "--workload", "stencil", "--size", "128", "--history", LOG, "--user", "46",
             "--time-limit", "120", "--emit", "slurm", "-o", str(tmp / f"{tag}.sh")]
 cmds = {"this": [str(HERE / ".venv/bin/hpcds1mpi"), *args("this")],
-        "base": baseline_command("/tmp/w11/base", args("base"))}
+        "base": baseline_command(BASE, args("base"))}
 res = {k: [] for k in cmds}
 out = {}
 for r in range(ROUNDS):

@@ -54,7 +54,7 @@ def _answer_many(items: list) -> list:
     for got in _service.answer_many(items):
         if isinstance(got, BaseException):
             try:
-                pickle.dumps(got)
+                pickle.loads(pickle.dumps(got))  # it must also be rebuilt in the server
             except Exception:  # noqa: BLE001
                 log.error("internal error in a worker: %r", got)
                 got = RuntimeError(f"{type(got).__name__}: {got}")

@@ -90,3 +90,28 @@ def test_sigint_stops_the_workers_too(tmp_path):
     gone, alive = psutil.wait_procs(workers, timeout=10)
     assert not alive
     assert "Traceback" not in srv.log()
+
+
+def test_an_error_that_cannot_be_rebuilt_travels_as_its_type_and_text(monkeypatch):
+    """An exception that pickles but cannot be unpickled (its __init__ takes two arguments)
+    would break the pool when the server rebuilds it: the worker sends a RuntimeError."""
+    import pickle
+
+    from hpcds1mpi.serve import workers
+
+    class Stub:
+        def answer_many(self, items):
+            return [TwoArgs(422, "bad"), b"ok"]
+
+    monkeypatch.setattr(workers, "_service", Stub(), raising=False)
+    got = workers._answer_many([("recommend", 1), ("recommend", 2)])
+    assert isinstance(got[0], RuntimeError) and "TwoArgs: 422: bad" in str(got[0])
+    assert got[1] == b"ok"
+    pickle.loads(pickle.dumps(got[0]))
+
+
+class TwoArgs(Exception):
+    """Module level, so it pickles; rebuilding it from its one stored argument fails."""
+
+    def __init__(self, status, reason):
+        super().__init__(f"{status}: {reason}")
