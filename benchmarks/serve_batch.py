@@ -73,29 +73,29 @@ def main() -> None:
                                or np.allclose(a.cols[k], r.cols[k], equal_nan=True, rtol=0, atol=0)
                                for k in r.cols), "a batched answer differs"
         load.append(os.getloadavg()[0])
-    one = statistics.median(x[1] for x in res["one"])
     lines = ["# System 1 scoring, one question vs many per predict (issue 18)", "",
              f"Command: `python benchmarks/serve_batch.py --questions {args.questions} "
              f"--batches {args.batches} --rounds {args.rounds}`; shipped bundle, this machine's "
              f"partitions ({', '.join(p.name for p in parts)}); candidate rows per question: "
              f"median {statistics.median(rows):.0f}, max {max(rows)}. 1-min load average "
              f"{', '.join(f'{x:.2f}' for x in load)} (start, after each round; shared 2-core "
-             "machine). Every batched answer was checked equal to its one-by-one answer.", "",
-             "| mode | wall ms/question (rounds) | CPU ms/question (rounds) | CPU vs one by one |",
-             "|---|---|---|---|"]
-    text = "\n".join(lines + _rows(res, one)) + "\n"
-    (Path(__file__).resolve().parent / "results" / "serve_batch.md").write_text(text)
-    print(text)
+             "machine). Every batched answer was checked equal to its one-by-one answer."]
+    _write("serve_batch.md", lines, res)
 
 
-def _rows(res: dict, one: float) -> list[str]:
-    """The results table's rows: each mode's wall and CPU per question by round, CPU ratio."""
-    out = []
+def _write(name: str, head: list[str], res: dict) -> None:
+    """Print and write ``results/NAME``: ``head``, then each mode's wall and CPU per question
+    by round and its CPU against one by one."""
+    one = statistics.median(x[1] for x in res["one"])
+    lines = head + ["", "| mode | wall ms/question (rounds) | CPU ms/question (rounds) | "
+                    "CPU vs one by one |", "|---|---|---|---|"]
     for mode, xs in res.items():
         cpu = statistics.median(x[1] for x in xs)
-        out.append(f"| {mode} | {', '.join(f'{x[0]:.2f}' for x in xs)} | "
-                   f"{', '.join(f'{x[1]:.2f}' for x in xs)} | {cpu / one:.2f} |")
-    return out
+        lines.append(f"| {mode} | {', '.join(f'{x[0]:.2f}' for x in xs)} | "
+                     f"{', '.join(f'{x[1]:.2f}' for x in xs)} | {cpu / one:.2f} |")
+    text = "\n".join(lines) + "\n"
+    (Path(__file__).resolve().parent / "results" / name).write_text(text)
+    print(text)
 
 
 def whole(args) -> None:
@@ -129,7 +129,6 @@ def whole(args) -> None:
                 ref = out if ref is None else ref
                 assert out == ref, "a batched answer differs"
             load.append(os.getloadavg()[0])
-    one = statistics.median(x[1] for x in res["one"])
     lines = ["# Whole recommend answers, one by one vs micro-batches (issue 18)", "",
              f"Command: `python benchmarks/serve_batch.py --whole --questions {args.questions} "
              f"--batches {args.batches} --rounds {args.rounds}"
@@ -138,12 +137,8 @@ def whole(args) -> None:
              "uncached: recommend's every step, to_dict, the response check and JSON encoding. "
              f"1-min load average {', '.join(f'{x:.2f}' for x in load)} (start, after each "
              "round; shared 2-core machine). Every batched answer was the same bytes as its "
-             "one-by-one answer.", "",
-             "| mode | wall ms/question (rounds) | CPU ms/question (rounds) | CPU vs one by one |",
-             "|---|---|---|---|"]
-    text = "\n".join(lines + _rows(res, one)) + "\n"
-    (Path(__file__).resolve().parent / "results" / "serve_batch_whole.md").write_text(text)
-    print(text)
+             "one-by-one answer."]
+    _write("serve_batch_whole.md", lines, res)
 
 
 if __name__ == "__main__":
