@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from hpcds1mpi.runtime.blas_threads import one_blas_thread
+from hpcds1mpi.decide.neighbours import knn_distance
 from hpcds1mpi.decide.guard_reference import (  # moved there; importable from here, as before
     MAX_REFERENCE_ROWS,
     QUERY_CONFIGS,
@@ -70,22 +70,6 @@ SIZE_CONFIRM_RATIO = 2.0
 
 # --------------------------------------------------------------------------------------------
 # Distances
-
-
-def _knn_distance(query: np.ndarray, ref: np.ndarray, k: int) -> np.ndarray:
-    """Mean distance of each query row to its ``k`` nearest reference rows. ``(q,)``."""
-    if len(ref) == 0:
-        return np.full(len(query), np.inf)
-    k = min(k, len(ref))
-    # BLAS, on one thread (threads spun for this small product: 25 ms CPU a question). Not
-    # numpy's own loop, which saves a cold recommend the ~10 ms of the limiter: |q|^2 + |r|^2
-    # - 2 q.r cancels, and its other rounding moved the distance by 3e-9 (relative).
-    with one_blas_thread():
-        cross = query @ ref.T
-    d2 = np.sum(query ** 2, axis=1)[:, None] + np.sum(ref ** 2, axis=1)[None, :] - 2.0 * cross
-    d2 = np.maximum(d2, 0.0)
-    part = np.partition(d2, k - 1, axis=1)[:, :k]
-    return np.sqrt(part).mean(axis=1)
 
 
 def job_distance(bundle, ref: Reference, workload: str, size: float,
@@ -131,8 +115,9 @@ def design_distance(ref: Reference, emb, exclude: np.ndarray | None = None,
     """Each row of a design matrix ``emb`` (``design``'s columns), standardised as the
     reference was, to its ``k`` nearest reference rows: ``(len(emb),)``."""
     emb = np.nan_to_num((np.asarray(emb, dtype=float) - ref.center) / ref.scale)
-    pool = ref.matrix if exclude is None else ref.matrix[~exclude]
-    return _knn_distance(emb, pool, k)
+    if exclude is None:
+        return knn_distance(emb, ref.matrix, k, ref.norms())
+    return knn_distance(emb, ref.matrix[~exclude], k)
 
 
 # --------------------------------------------------------------------------------------------

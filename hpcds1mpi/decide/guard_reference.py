@@ -45,6 +45,13 @@ class Reference:
     #: The configurations placed on a partition, hardware filled in (:func:`query_frame`):
     #: (partition name, the bundle's partition table) -> Columns. None of it is the question's.
     placed: dict = field(default_factory=dict, repr=False, compare=False)
+    _norms: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    def norms(self) -> np.ndarray:
+        """``(matrix ** 2).sum(axis=1)``, computed once (every question's distance needs it)."""
+        if self._norms is None:
+            self._norms = np.sum(self.matrix ** 2, axis=1)
+        return self._norms
 
 
 def reference(bundle, max_rows: int = MAX_REFERENCE_ROWS, seed: int = 0) -> Reference:
