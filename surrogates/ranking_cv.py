@@ -21,8 +21,12 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 #: name -> (centre, extra member features, near-best focus, noise weights); the first of
 #: equal scores wins (simplest first). Five, not every combination: each costs a training per
@@ -173,6 +177,26 @@ def choose_recipe(frame, recipes=tuple(RECIPES), folds: int = FOLDS, member_feat
     return (best or recipes[0]), scores
 
 
+def training_frame(paths: list[str], leave: dict[str, set], read) -> "pd.DataFrame":
+    """The rows the bundle learns from: every file's, less the workloads ``leave`` names for
+    it, a sweep measured in rounds folded to one median row per configuration
+    (:func:`~hpcds1mpi.records.rounds.collapse_rounds`, as ``eval_system1`` trains and judges),
+    so a configuration measured three times is not three samples of its luckiest conditions.
+
+    Args:
+        read: ``read([path])`` -> that file's runs (``records.training.read_frames``).
+    """
+    import pandas as pd
+
+    from hpcds1mpi.records.rounds import collapse_rounds
+
+    frames = []
+    for path in paths:
+        rows = read([path])
+        frames.append(rows[~rows["workload"].astype(str).isin(leave.get(path, set()))])
+    return collapse_rounds(pd.concat(frames, ignore_index=True))
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Train a bundle with the System 1 ranking "
                                      "recipe chosen by leave-size-out cross-validation.")
@@ -184,8 +208,6 @@ def main(argv=None) -> int:
                         help="leave these workloads' rows of FILE out (measured with kernels "
                         "changed since)")
     args = parser.parse_args(argv)
-
-    import pandas as pd
 
     from hpcds1mpi.atomic import check_output_dir
     from hpcds1mpi.records.training import TrainingData, read_frames
@@ -199,14 +221,10 @@ def main(argv=None) -> int:
         if path not in args.telemetry or not names:
             parser.error(f"--leave-out {item!r}: give FILE=W1,W2 with FILE one of --telemetry")
         leave[path] = set(names.split(","))
-    frames = []
-    for path in args.telemetry:
-        rows = read_frames([path])
-        frames.append(rows[~rows["workload"].astype(str).isin(leave.get(path, set()))])
     sources = [p + (f" (without {', '.join(sorted(leave[p]))})" if p in leave else "")
                for p in args.telemetry]
-    data = TrainingData.from_frame(pd.concat(frames, ignore_index=True), sources=sources,
-                                   kind="telemetry")
+    data = TrainingData.from_frame(training_frame(args.telemetry, leave, read_frames),
+                                   sources=sources, kind="telemetry")
     recipe, scores = choose_recipe(data.frame, folds=args.folds)
     for r, s in scores.items():
         print(f"{r:<16} geomean {100 * s['geomean']:.1f} %  median {100 * s['median']:.1f} %  "

@@ -4,11 +4,11 @@ The shipped evaluation (`eval_system1 --telemetry data/reference_choice/remeasur
 --recipe absolute+denoise`, `benchmarks/results/system1_eval_guard_choice.md`) judges picks
 against one measurement whose best does not repeat. Here fft's and nbody's rows are replaced by
 their six interleaved rounds (`rounds_a.h5`, `rounds_b.h5`: same plan, so `collapse_rounds`
-folds each configuration's six rounds into their median), and gemm's by its three
-(`rounds_gemm.h5`); every other kernel is as measured. Same folds, recipe and settings::
+folds each configuration's six rounds into their median), gemm's and mltrain's by their three
+(`rounds_gemm.h5`, `rounds_mltrain.h5`); every other kernel is as measured. Same folds, recipe and settings::
 
     python analysis/results/system1_eval_rounds.py [ROUNDS.h5 ...]
-        # -> benchmarks/results/system1_eval_rounds.*; default: the three files above
+        # -> benchmarks/results/system1_eval_rounds.*; default: the four files above
 """
 
 import sys
@@ -19,7 +19,8 @@ from hpcds1mpi.records import telemetry
 
 ROUNDS = sys.argv[1:] or ["data/reference_choice/rounds_a.h5",
                            "data/reference_choice/rounds_b.h5",
-                           "data/reference_choice/rounds_gemm.h5"]
+                           "data/reference_choice/rounds_gemm.h5",
+                           "data/reference_choice/rounds_mltrain.h5"]
 _read = telemetry.read_runs
 REPLACED = sorted({w for p in ROUNDS for w in _read(p)["workload"].astype(str).unique()})
 

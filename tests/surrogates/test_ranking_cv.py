@@ -83,3 +83,22 @@ def test_record_choice_says_how_many_folds_and_who_chose():
     assert ranking["focus"] == 0.5 and ranking["cv_scores"] == {"centred": {"geomean": 0.9}}
     assert recorded_recipe(bundle.manifest) == {"recipe": "centred",
                                                 "chosen_by": ranking["chosen_by"]}
+
+
+def test_training_frame_folds_rounds_and_leaves_out_what_it_is_told():
+    import pandas as pd
+
+    from hpcds1mpi.surrogates.ranking_cv import training_frame
+
+    def row(workload, seed, runtime):
+        return {"machine_id": "m", "workload": workload, "size": 512, "partition": "p",
+                "nodes": 1, "ranks_per_node": 1, "threads": 1, "device": "cpu",
+                "precision": "fp64", "seed": seed, "status": "ok", "runtime_s": runtime,
+                "energy_j": runtime, "noise": 0.0, "repeats": 2}
+
+    files = {"a.h5": pd.DataFrame([row("gemm", s, t) for s, t in [(0, 1.0), (1, 3.0), (2, 2.0)]]
+                                  + [row("fft", 0, 5.0)]),
+             "b.h5": pd.DataFrame([row("cg", 0, 4.0)])}
+    out = training_frame(["a.h5", "b.h5"], {"a.h5": {"fft"}}, lambda p: files[p[0]])
+    assert sorted(out["workload"]) == ["cg", "gemm"]  # fft left out of a.h5
+    assert out.loc[out["workload"] == "gemm", "runtime_s"].item() == 2.0  # three rounds, median
