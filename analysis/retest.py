@@ -33,7 +33,10 @@ def problem_rows(first, second) -> list[dict]:
     """One dict per problem measured in both runs tables (see the module docstring)."""
     from hpcds1mpi.records.rounds import collapse_rounds
 
-    keys = PROBLEM + CONFIG
+    # The same problem on another machine is another problem (a different CPU's speeds are no
+    # retest): the machine is part of the key wherever both tables say which it was.
+    machine = ["machine_id"] if {"machine_id"} <= set(first) & set(second) else []
+    keys = machine + PROBLEM + CONFIG
 
     def ok(runs):
         # A sweep in rounds: one outcome per configuration first (a failed round stays failed).
@@ -44,13 +47,16 @@ def problem_rows(first, second) -> list[dict]:
     both = ok(first).to_frame("first").join(ok(second).to_frame("second"), how="inner")
     both = both[(both["first"] > 0) & (both["second"] > 0)]
 
+    problem = len(machine) + len(PROBLEM)
+
     def label(sub, i):
-        return "/".join(str(v) for v in sub.index[i][len(PROBLEM):])
+        return "/".join(str(v) for v in sub.index[i][problem:])
 
     out = []
-    for key, sub in both.groupby(level=list(range(len(PROBLEM))), sort=True):
+    for key, sub in both.groupby(level=list(range(problem)), sort=True):
         if len(sub) < 2:
             continue
+        key = key[len(machine):]
         a, b = sub["first"].to_numpy(float), sub["second"].to_numpy(float)
         best_a, best_b = int(np.argmin(a)), int(np.argmin(b))
         out.append({**dict(zip(PROBLEM, (k.item() if hasattr(k, "item") else k for k in key))),
@@ -113,8 +119,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     rows = problem_rows(first, second)
     if not rows:
+        machines = [sorted(set(t["machine_id"].astype(str))) if "machine_id" in t else []
+                    for t in (first, second)]
+        other = (f" on the same machine (first: {', '.join(machines[0])}; second: "
+                 f"{', '.join(machines[1])})" if machines[0] and machines[1]
+                 and not set(machines[0]) & set(machines[1]) else "")
         print(f"retest: {args.first} and {args.second} share no problem with two ok "
-              "configurations; measure the same problems in both", file=sys.stderr)
+              f"configurations{other}; measure the same problems in both, on one machine",
+              file=sys.stderr)
         return 2
     total = overall(rows)
     report(markdown(args.first, args.second, rows, total), args.md_out, args.json_out,

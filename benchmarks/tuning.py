@@ -152,7 +152,10 @@ def main(argv=None) -> int:
     recipe = args.recipe or ((load_bundle().manifest.get("metrics") or {}).get("ranking")
                              or {}).get("recipe") or "absolute"
     settings = ranking_cv.recipe_settings(recipe, KNOB_FEATURES)
-    runs = pd.concat([read_runs(p) for p in args.telemetry], ignore_index=True)
+    from hpcds1mpi.records.rounds import collapse_rounds
+
+    # One measured outcome per configuration: a sweep in rounds replays its medians.
+    runs = collapse_rounds(pd.concat([read_runs(p) for p in args.telemetry], ignore_index=True))
     chosen = problems(runs, args.min_configs)[: args.max_problems]
     if len(chosen) < 2:
         print("need at least two problems with enough successful configurations "

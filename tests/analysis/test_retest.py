@@ -65,3 +65,20 @@ def test_files_without_a_shared_problem_are_one_line_and_exit_2(capsys):
     assert main([str(DATA / "repeats_check_10.h5"), str(DATA / "retest_300.h5")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "share no problem" in err[0]
+
+
+def test_another_machine_is_another_problem():
+    first = _runs({100: {1: 1.0, 2: 1.2}}).assign(machine_id="intel")
+    second = _runs({100: {1: 1.5, 2: 1.2}}).assign(machine_id="amd")
+    assert problem_rows(first, second) == []
+    (row,) = problem_rows(first, second.assign(machine_id="intel"))
+    assert row["size"] == 100 and row["workload"] == "gemm"  # the key without the machine
+    # Tables that do not say which machine (older exports) are compared as before.
+    assert len(problem_rows(first.drop(columns="machine_id"), second)) == 1
+
+
+def test_files_of_two_machines_are_refused_in_one_line(capsys):
+    # mltrain measured on the Intel VM (remeasure_300) and on the AMD VM (rounds_mltrain)
+    assert main([str(DATA / "remeasure_300.h5"), str(DATA / "rounds_mltrain.h5")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "on the same machine" in err[0]
