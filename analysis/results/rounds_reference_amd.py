@@ -28,25 +28,25 @@ lines = ["# The reference in 3 rounds on one machine (issue 20)", "",
          "0-1, 1-2, 0-2):", "",
          "| kernel | problems | configurations (median) | moved (median) | same best | "
          "round-vs-round ceiling geomean | within 5 % |", "| --- | --- | --- | --- | --- | --- | --- |"]
-for kernel, sub in runs.groupby("workload", sort=True):
-    stats = [overall(problem_rows(sub[sub.seed == x], sub[sub.seed == y]))
-             for x, y in ((0, 1), (1, 2), (0, 2))]
-    rows = problem_rows(sub[sub.seed == 0], sub[sub.seed == 1])
+PAIRS = ((0, 1), (1, 2), (0, 2))
+
+
+def row(name: str, sub, configs: str) -> str:
+    """One table row: ``retest``'s measure on each pair of rounds of ``sub``, the median."""
+    stats = [overall(problem_rows(sub[sub.seed == x], sub[sub.seed == y])) for x, y in PAIRS]
 
     def med(key):
         return float(np.median([s[key] for s in stats]))
 
-    lines.append(f"| {kernel} | {stats[0]['problems']} | "
-                 f"{int(np.median([r['configs'] for r in rows]))} | "
-                 f"{100 * med('moved_median'):.0f} % | {100 * med('same_best'):.0f} % | "
-                 f"{100 * med('ceiling'):.1f} % | {100 * med('ceiling_within_5pct'):.0f} % |")
-every = [overall(problem_rows(runs[runs.seed == x], runs[runs.seed == y]))
-         for x, y in ((0, 1), (1, 2), (0, 2))]
-lines.append(f"| all | {every[0]['problems']} | | "
-             f"{100 * float(np.median([s['moved_median'] for s in every])):.0f} % | "
-             f"{100 * float(np.median([s['same_best'] for s in every])):.0f} % | "
-             f"{100 * float(np.median([s['ceiling'] for s in every])):.1f} % | "
-             f"{100 * float(np.median([s['ceiling_within_5pct'] for s in every])):.0f} % |")
+    return (f"| {name} | {stats[0]['problems']} | {configs} | "
+            f"{100 * med('moved_median'):.0f} % | {100 * med('same_best'):.0f} % | "
+            f"{100 * med('ceiling'):.1f} % | {100 * med('ceiling_within_5pct'):.0f} % |")
+
+
+for kernel, sub in runs.groupby("workload", sort=True):
+    configs = [r["configs"] for r in problem_rows(sub[sub.seed == 0], sub[sub.seed == 1])]
+    lines.append(row(kernel, sub, str(int(np.median(configs)))))
+lines.append(row("all", runs, ""))
 out = Path(__file__).with_suffix(".md")
 out.write_text("\n".join(lines) + "\n")
 print("\n".join(lines))
