@@ -30,6 +30,7 @@ from .features import INPUT_COLUMNS, build_features, feature_block, normalise_fr
 from .estimators import member_budget
 from .models import SurrogateModel
 from .ranking import noise_of
+from .size_neighbours import SizeNeighbours, correct_by_neighbours
 from .targets import REGRESSION_TARGETS, failure_labels, target_values
 
 if TYPE_CHECKING:  # pragma: no cover - pandas only where a caller hands or asks for a frame
@@ -159,6 +160,7 @@ class Bundle:
         if "peak_rss_mb" in preds:
             out["peak_rss_mb"] = np.exp(rows(_quantiles(preds["peak_rss_mb"], (0.5,))[0])
                                         + baseline["peak_rss_mb"])
+        correct_by_neighbours(self.model, df, out)  # measured neighbouring sizes, if kept
         if self.model.noise_ and "workload" in df.columns:
             workloads = (df.coded("workload") if is_columns(df) else None) or df["workload"]
             out["runtime_noise"] = _noise_of(self.model.noise_, workloads)
@@ -287,7 +289,7 @@ def train_bundle(data: "TrainingData | pd.DataFrame", *, sample_rate: float = 1.
                  sources: list[str] | None = None, use_baseline: bool = True,
                  member_trees: int | None = None,
                  member_features: list[str] | None = None, centre=(),
-                 focus: float = 0.0, denoise: bool = False) -> Bundle:
+                 focus: float = 0.0, denoise: bool = False, neighbours: float = 0.0) -> Bundle:
     """Sample and fit; return an unsaved :class:`Bundle`.
 
     Args:
@@ -313,7 +315,11 @@ def train_bundle(data: "TrainingData | pd.DataFrame", *, sample_rate: float = 1.
             :mod:`~hpcds1mpi.surrogates.ranking_cv`).
         focus: near-best weighting of the centred targets' rows (see ``SurrogateModel``).
         denoise: weigh runtime / energy rows by their measured repeat noise (idem).
+        neighbours: weight of the correction by measured neighbouring sizes (0: none; see
+            :mod:`~.size_neighbours`, which trains this bundle 3 more times without it).
     """
+    inner = {k: v for k, v in locals().items() if k not in ("data", "sample_rate", "machine",
+                                                          "sources", "neighbours")}
     import pandas as pd
 
     from hpcds1mpi.records.training import TrainingData
@@ -345,6 +351,9 @@ def train_bundle(data: "TrainingData | pd.DataFrame", *, sample_rate: float = 1.
                            member_features=member_features, centre=centre, focus=focus,
                            denoise=denoise)
     model.fit(kept)
+    if neighbours:  # the residuals' models: the same settings, on rows already sampled
+        model.size_neighbours_ = SizeNeighbours.trained(
+            kept, lambda rows: train_bundle(rows, **inner), neighbours)
     t_fit = time.perf_counter() - t0 - t_sample
     data = data.copy()
     data["kept"] = keep
@@ -353,7 +362,8 @@ def train_bundle(data: "TrainingData | pd.DataFrame", *, sample_rate: float = 1.
     metrics = _metrics(model, data[keep].reset_index(drop=True), Z[keep].astype(np.float64))
     metrics["train_seconds"] = {"sampling": t_sample, "fit": t_fit}
     metrics["ranking"] = {"centred_targets": sorted(model.levels_), "focus": float(focus),
-                          "denoise": bool(denoise)}
+                          "denoise": bool(denoise), "size_neighbours":
+                          model.size_neighbours_.summary() if neighbours else None}
     ok = data["status"].astype(str) == "ok"
     energy_sources = sorted(
         data.loc[ok & pd.to_numeric(data.get("energy_j"), errors="coerce").notna(),

@@ -14,6 +14,8 @@ Layout of ``model/``::
     problem_levels.json    per centred target, each workload's problem level against log size,
                            and each workload's measured repeat noise (``ranking.py``; absent:
                            the members regress absolute values, confidence without noise)
+    size_neighbours.npz    out-of-fold residuals of the measured configurations per size, when
+                           trained with the measured-neighbours correction (``size_neighbours.py``)
     README.txt             what the bundle is, how it was trained, where energy came from
 
 :func:`write_bundle` writes them, :func:`read_bundle` reads the model and manifest back and
@@ -55,11 +57,13 @@ FRAME_COLUMNS = ("workload", "size", "nodes", "ranks_per_node", "ranks", "thread
                  "status", "error", "runtime_s", "energy_j", "peak_rss_mb", "gpu_peak_mem_mb",
                  "machine_id", "energy_source", "kept")
 README = "README.txt"
+SIZE_NEIGHBOURS = "size_neighbours.npz"
 BUNDLE_README_TITLE = "hpcds1mpi model bundle"
 #: Every file a bundle folder may hold: what :func:`write_bundle` writes, and the calibrations
 #: stored beside it (``decide/confidence.py``, ``decide/guard.py``).
 BUNDLE_FILES = frozenset({MANIFEST, "embedding.npz", "members.pkl", TRAINING_DATA,
                           TRAINING_MATRIX, TRAINING_FRAME, LEVELS_FILE, PROBLEM_LEVELS, README,
+                          SIZE_NEIGHBOURS,
                           "system1_calibration.json",
                           "guard_calibration.json"})
 
@@ -117,6 +121,8 @@ def write_bundle(path: Path, model: SurrogateModel, manifest: dict, data: "pd.Da
         (path / PROBLEM_LEVELS).write_text(json.dumps(
             {"levels": {t: lv.as_dict() for t, lv in model.levels_.items()},
              "workload_noise": model.noise_}))
+    if getattr(model, "size_neighbours_", None) is not None:
+        np.savez(path / SIZE_NEIGHBOURS, **model.size_neighbours_.to_arrays())
     if data is not None:
         data.to_parquet(path / TRAINING_DATA, index=False)
         np.save(path / TRAINING_MATRIX, matrix)
@@ -279,6 +285,11 @@ def read_bundle(path: str | os.PathLike | None = None) -> tuple[SurrogateModel, 
             model.levels_ = {t: ProblemLevels.from_dict(v)
                              for t, v in levels["levels"].items()}
             model.noise_ = {str(w): float(v) for w, v in levels["workload_noise"].items()}
+        if (path / SIZE_NEIGHBOURS).is_file():
+            from .size_neighbours import SizeNeighbours
+
+            with np.load(path / SIZE_NEIGHBOURS, allow_pickle=False) as npz:
+                model.size_neighbours_ = SizeNeighbours.from_arrays(npz)
         if not (path / TRAINING_DATA).is_file():
             raise OSError(f"{TRAINING_DATA} missing")
     except (OSError, pickle.UnpicklingError, EOFError, KeyError, ValueError, OverflowError,
@@ -304,13 +315,17 @@ def _ranking_line(manifest: dict) -> str:
     """What the members of the System 1 targets learn (surrogates/ranking.py)."""
     rank = (manifest.get("metrics") or {}).get("ranking") or {}
     centred = rank.get("centred_targets") or []
-    if not centred and not rank.get("recipe"):
+    neighbours = rank.get("size_neighbours") or {}
+    if not centred and not rank.get("recipe") and not neighbours.get("weight"):
         return ""
     line = (f"Ranking: {', '.join(centred)} members learn the order within a problem (each "
             "problem's mean taken out, put back from problem_levels.json)" if centred else
             "Ranking: the members regress absolute log values")
     if rank.get("denoise"):
         line += "; rows weighed by 1 / (1 + measured noise)"
+    if neighbours.get("weight"):
+        line += (f"; predictions corrected by {neighbours['weight']:g} x the out-of-fold "
+                 "residuals measured at the neighbouring sizes (surrogates/size_neighbours.py)")
     if rank.get("recipe"):
         line += f"; recipe {rank['recipe']!r}"
         if rank.get("chosen_by"):

@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .size_neighbours import WEIGHTS
+
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
@@ -53,17 +55,42 @@ FOLDS = 3
 _PROBLEM = ["workload", "size", "partition"]
 
 
+#: A recipe name may end in this and a weight: the measured-neighbours correction
+#: (:mod:`.size_neighbours`) at that weight, e.g. ``absolute+neighbours0.5``.
+NEIGHBOURS = "+neighbours"
+
+
+def split_recipe(recipe: str) -> tuple[str, float]:
+    """``(base recipe, neighbours weight)`` of a recipe name (weight 0 when it has none)."""
+    base, sep, weight = recipe.partition(NEIGHBOURS)
+    try:
+        value = float(weight) if sep else 0.0
+    except ValueError:
+        value = -1.0
+    if base not in RECIPES or not 0.0 <= value <= 1.0:
+        raise ValueError(f"unknown ranking recipe {recipe!r}; choose one of {', '.join(RECIPES)}"
+                         f", optionally followed by {NEIGHBOURS}W with W in [0, 1]")
+    return base, value
+
+
+def recipe_name(base: str, weight: float) -> str:
+    """The name of ``base`` with the neighbours correction at ``weight`` (none at 0)."""
+    return f"{base}{NEIGHBOURS}{weight:g}" if weight else base
+
+
 def recipe_settings(recipe: str, member_features=None) -> dict:
     """``train_bundle`` keyword arguments of ``recipe`` on top of ``member_features`` (default:
     ``models.KNOB_FEATURES``)."""
     from .models import KNOB_FEATURES
 
-    if recipe not in RECIPES:
-        raise ValueError(f"unknown ranking recipe {recipe!r}; choose one of {', '.join(RECIPES)}")
-    centre, extra, focus, denoise = RECIPES[recipe]
+    base_recipe, weight = split_recipe(recipe)
+    centre, extra, focus, denoise = RECIPES[base_recipe]
     base = list(member_features or KNOB_FEATURES)
-    return {"centre": centre, "member_features": base + [f for f in extra if f not in base],
-            "focus": focus, "denoise": denoise}
+    out = {"centre": centre, "member_features": base + [f for f in extra if f not in base],
+           "focus": focus, "denoise": denoise}
+    if weight:
+        out["neighbours"] = weight
+    return out
 
 
 def settings_of(manifest: dict) -> dict:
@@ -71,9 +98,13 @@ def settings_of(manifest: dict) -> dict:
     its manifest (what ``hpcds1mpi learn`` retrains with): the targets it centred, its
     near-best focus and denoising. A bundle from before the ranking recipes: absolute."""
     ranking = (manifest.get("metrics") or {}).get("ranking") or {}
-    return {"centre": tuple(ranking.get("centred_targets") or ()),
-            "focus": float(ranking.get("focus", 0.0)),
-            "denoise": bool(ranking.get("denoise", False))}
+    out = {"centre": tuple(ranking.get("centred_targets") or ()),
+           "focus": float(ranking.get("focus", 0.0)),
+           "denoise": bool(ranking.get("denoise", False))}
+    weight = (ranking.get("size_neighbours") or {}).get("weight")
+    if weight:
+        out["neighbours"] = float(weight)
+    return out
 
 
 def record_choice(bundle, recipe: str, scores: dict, folds: int, by: str) -> None:
@@ -142,39 +173,76 @@ def cv_scores(frame, recipes=tuple(RECIPES), folds: int = FOLDS, member_features
               **train_kw) -> dict[str, dict]:
     """Leave-size-out score of each recipe on ``frame`` (a runs table): recipe -> summary
     (``geomean`` / ``median`` speed of the picks, ``within_5pct``, ``problems``)."""
-    from hpcds1mpi.config import FAILURE_STATUSES, OK
-
     from .bundle import train_bundle
+
+    speeds: dict[str, list] = {r: [] for r in recipes}
+    settings = {**SHIPPED_SETTINGS, **train_kw}
+    for train, test in _fold_splits(frame, folds):
+        for r in recipes:
+            bundle = train_bundle(train, **settings, **recipe_settings(r, member_features))
+            speeds[r] += pick_speeds(bundle, test)
+    return {r: _summary(v) for r, v in speeds.items()}
+
+
+def weight_scores(frame, recipe: str, weights=WEIGHTS, folds: int = FOLDS,
+                  member_features=None, **train_kw) -> dict[float, dict]:
+    """Leave-size-out score of ``recipe`` with the measured-neighbours correction at each of
+    ``weights``: weight -> summary. One bundle per fold (its residuals from its own training
+    sizes only), judged at every weight."""
+    from .bundle import train_bundle
+
+    speeds: dict[float, list] = {w: [] for w in weights}
+    settings = {**SHIPPED_SETTINGS, **train_kw, **recipe_settings(recipe, member_features),
+                "neighbours": 1.0}
+    for train, test in _fold_splits(frame, folds):
+        bundle = train_bundle(train, **settings)
+        for w in weights:
+            bundle.model.size_neighbours_.weight = w
+            speeds[w] += pick_speeds(bundle, test)
+    return {w: _summary(v) for w, v in speeds.items()}
+
+
+def _fold_splits(frame, folds: int):
+    """``(training rows, held-out rows)`` of each leave-size-out fold (ok and failed runs)."""
+    from hpcds1mpi.config import FAILURE_STATUSES, OK
 
     frame = frame[frame["status"].astype(str).isin([OK, *FAILURE_STATUSES])]
     frame = frame.reset_index(drop=True)
     fold_of = size_folds(frame, folds)
     keys = list(zip(frame["workload"], frame["size"]))
-    speeds: dict[str, list] = {r: [] for r in recipes}
-    settings = {**SHIPPED_SETTINGS, **train_kw}
     for fold in range(folds):
         mask = np.array([fold_of.get(k) == fold for k in keys])
-        if not mask.any() or mask.all():
-            continue
-        train, test = frame[~mask], frame[mask]
-        for r in recipes:
-            bundle = train_bundle(train.reset_index(drop=True), **settings,
-                                  **recipe_settings(r, member_features))
-            speeds[r] += pick_speeds(bundle, test)
-    return {r: _summary(v) for r, v in speeds.items()}
+        if mask.any() and not mask.all():
+            yield frame[~mask].reset_index(drop=True), frame[mask]
 
 
 def choose_recipe(frame, recipes=tuple(RECIPES), folds: int = FOLDS, member_features=None,
-                  **train_kw) -> tuple[str, dict]:
+                  weights=WEIGHTS, **train_kw) -> tuple[str, dict]:
     """The recipe with the best leave-size-out geometric-mean pick speed on ``frame``
-    (ties within :data:`TIE`: the one listed first), and every recipe's scores."""
+    (ties within :data:`TIE`: the one listed first), then the measured-neighbours weight
+    (of ``weights``; ties keep the smaller) with the best score for it; and every scored
+    recipe's summary (the weighted ones named by :func:`recipe_name`)."""
     scores = cv_scores(frame, recipes, folds, member_features, **train_kw)
     best = None
     for r in recipes:
         g = scores[r]["geomean"]
         if math.isfinite(g) and (best is None or g > scores[best]["geomean"] + TIE):
             best = r
-    return (best or recipes[0]), scores
+    best = best or recipes[0]
+    if not weights:
+        return best, scores
+    # Then the neighbours correction's weight for that recipe, on the same folds; weight 0
+    # is the recipe itself, already scored.
+    by_weight = weight_scores(frame, best, [w for w in weights if w], folds, member_features,
+                              **train_kw)
+    chosen = best
+    for w, summary in by_weight.items():
+        name = recipe_name(best, w)
+        scores[name] = summary
+        if math.isfinite(summary["geomean"]) and \
+                summary["geomean"] > scores[chosen]["geomean"] + TIE:
+            chosen = name
+    return chosen, scores
 
 
 def training_frame(paths: list[str], leave: dict[str, set], read) -> "pd.DataFrame":

@@ -22,6 +22,59 @@ def test_recipe_settings():
         ranking_cv.recipe_settings("bogus")
 
 
+@pytest.mark.parametrize("bad", ["absolute+neighbours", "absolute+neighbours1.5",
+                                 "absolute+neighboursx", "bogus+neighbours0.5"])
+def test_neighbours_suffix(bad):
+    assert ranking_cv.recipe_settings("centred+cores+neighbours0.25")["neighbours"] == 0.25
+    assert "neighbours" not in ranking_cv.recipe_settings("absolute")
+    assert ranking_cv.recipe_name("absolute", 0.5) == "absolute+neighbours0.5"
+    assert ranking_cv.recipe_name("absolute", 0.0) == "absolute"
+    assert ranking_cv.split_recipe("absolute+neighbours0.5") == ("absolute", 0.5)
+    with pytest.raises(ValueError, match="unknown ranking recipe"):
+        ranking_cv.split_recipe(bad)
+
+
+def test_settings_of_reads_the_neighbours_weight_back():
+    manifest = {"metrics": {"ranking": {"centred_targets": [], "size_neighbours":
+                                        {"weight": 0.75, "problems": 3}}}}
+    assert ranking_cv.settings_of(manifest)["neighbours"] == 0.75
+    manifest["metrics"]["ranking"]["size_neighbours"] = None
+    assert "neighbours" not in ranking_cv.settings_of(manifest)
+
+
+def test_a_neighbours_weight_is_kept_only_when_it_beats_the_recipe(monkeypatch):
+    same = {"problems": 4, "geomean": 0.9, "median": 0.9, "within_5pct": 0.5}
+    monkeypatch.setattr(ranking_cv, "cv_scores", lambda *a, **k: {"absolute": same})
+    scores = {0.5: {**same, "geomean": 0.9 + ranking_cv.TIE / 2}, 1.0: {**same, "geomean": 0.8}}
+    monkeypatch.setattr(ranking_cv, "weight_scores", lambda *a, **k: scores)
+    name, got = ranking_cv.choose_recipe(None, recipes=("absolute",))
+    assert name == "absolute" and set(got) == {"absolute", "absolute+neighbours0.5",
+                                               "absolute+neighbours1"}
+    scores[1.0] = {**same, "geomean": 0.95}
+    assert ranking_cv.choose_recipe(None, recipes=("absolute",))[0] == "absolute+neighbours1"
+
+
+def test_weight_scores_never_train_on_the_sizes_they_score(monkeypatch):
+    runs = make_runs(sizes=(16, 24, 32, 48, 64, 96))
+    seen = []
+    real = bundle_module.train_bundle
+
+    def spy(frame, **kw):
+        seen.append(set(frame["size"].unique()))
+        return real(frame, **kw)
+
+    monkeypatch.setattr(bundle_module, "train_bundle", spy)
+    folds = ranking_cv.size_folds(runs, 2)
+    got = ranking_cv.weight_scores(runs, "absolute", (0.0, 1.0), folds=2, threads=1,
+                                   n_members=2)
+    held = [{s for (_, s), f in folds.items() if f == k} for k in (0, 1)]
+    # per fold: its bundle, then one residual model per training size (5 sizes each)
+    assert len(seen) == 2 * (1 + 4)
+    for k, sizes in enumerate(seen):
+        assert not sizes & held[k // 5]
+    assert set(got) == {0.0, 1.0} and all(s["problems"] == 8 for s in got.values())
+
+
 def test_cv_trains_without_the_sizes_it_scores(monkeypatch):
     runs = make_runs(sizes=(16, 24, 32, 48, 64, 96))
     seen = []
@@ -35,7 +88,7 @@ def test_cv_trains_without_the_sizes_it_scores(monkeypatch):
     folds = ranking_cv.size_folds(runs, 2)
     assert set(folds) == {(w, s) for w in ("stencil", "gemm") for s in (24, 32, 48, 64)}
     name, scores = ranking_cv.choose_recipe(runs, recipes=("absolute", "centred+cores"),
-                                            folds=2, threads=1, n_members=2)
+                                            folds=2, weights=(), threads=1, n_members=2)
     assert name in ("absolute", "centred+cores")
     # 2 folds x 2 recipes; each fold's models never saw its held-out sizes.
     assert len(seen) == 4
@@ -50,10 +103,12 @@ def test_ties_keep_the_recipe_listed_first(monkeypatch):
     same = {"problems": 4, "geomean": 0.9, "median": 0.9, "within_5pct": 0.5}
     monkeypatch.setattr(ranking_cv, "cv_scores", lambda *a, **k: {
         "absolute": same, "centred": {**same, "geomean": 0.9 + ranking_cv.TIE / 2}})
-    assert ranking_cv.choose_recipe(None, recipes=("absolute", "centred"))[0] == "absolute"
+    assert ranking_cv.choose_recipe(None, recipes=("absolute", "centred"), weights=())[0] \
+        == "absolute"
     monkeypatch.setattr(ranking_cv, "cv_scores", lambda *a, **k: {
         "absolute": same, "centred": {**same, "geomean": 0.95}})
-    assert ranking_cv.choose_recipe(None, recipes=("absolute", "centred"))[0] == "centred"
+    assert ranking_cv.choose_recipe(None, recipes=("absolute", "centred"), weights=())[0] \
+        == "centred"
 
 
 def test_pick_speeds_counts_a_failed_pick_as_zero():
