@@ -246,10 +246,13 @@ def markdown(res: dict) -> str:
         lines += ["", f"Rows marked baseline: the server of `{res['baseline_tree']}` (the code "
                   "at the start of this session). Every phase asks each server the same "
                   "questions, the servers in turn, the order turning from phase to phase."]
-    if res.get("workers"):
-        lines += ["", f"Rows marked --workers {res['workers']}: this code's server computing "
-                  f"new questions in {res['workers']} worker processes (CPU and RSS include "
-                  "them)."]
+    if res.get("workers") is not None:
+        n = res["workers"]
+        where = (f"in {n} worker process{'es' if n > 1 else ''} (CPU and RSS include them)"
+                 if n else "in a thread of the server process (the computing before "
+                 "`--workers` defaulted to one process)")
+        lines += ["", f"Rows marked --workers {n}: this code's server computing new "
+                  f"questions {where}."]
     lines += ["", f"Server RSS after start and warm-up: {res['rss_start_mb']:.0f} MB.",
               f"In process (this code's Service.recommend, no HTTP, uncached, one at a time, "
               f"{b['requests']} distinct questions): median {b['median_ms']:.1f} ms, p99 "
@@ -301,13 +304,14 @@ def main() -> None:
                          "server answers every phase too, interleaved phase by phase")
     ap.add_argument("--only-repeated", action="store_true",
                     help="only the rounds of the repeated phase (a second look at its tail)")
-    ap.add_argument("--workers", type=int, default=0, metavar="N",
-                    help="also a server of this code with --workers N (N >= 2)")
+    ap.add_argument("--workers", type=int, default=None, metavar="N",
+                    help="also a server of this code with --workers N (0: computing in a "
+                         "thread of the server process; the default is 1 process)")
     args = ap.parse_args()
     if not (1 <= args.requests <= 20000 and 1 <= args.clients <= 200 and 1 <= args.rounds <= 10
-            and args.workers in (0, *range(2, 17))):
+            and args.workers in (None, *range(0, 17))):
         raise SystemExit("--requests must be in 1..20000, --clients in 1..200, --rounds in "
-                         "1..10 and --workers 0 or 2..16")
+                         "1..10 and --workers in 0..16")
     import psutil
 
     from hpcds1mpi.decide.model_bundle import load_model
@@ -330,7 +334,7 @@ def main() -> None:
         if args.baseline_tree:
             servers["baseline"] = start_server(Path(tmp) / "baseline", args.baseline_tree,
                                                args.model)
-        if args.workers:
+        if args.workers is not None:
             servers["workers"] = start_server(Path(tmp) / "workers", model=args.model,
                                               extra=("--workers", str(args.workers)))
         procs = {key: psutil.Process(s[0].pid) for key, s in servers.items()}

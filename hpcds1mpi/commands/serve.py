@@ -32,9 +32,11 @@ from hpcds1mpi.schemas.numbers import BoundedFloat, BoundedInt
               show_default=True, help="Seconds a client has to send its request body (408 after).")
 @click.option("--cache", "cache_size", type=BoundedInt(0, 1_000_000, "answer count"),
               default=1024, show_default=True, help="Answers remembered for repeated questions.")
-@click.option("--workers", type=BoundedInt(1, 64, "process count"), default=1,
-              show_default=True, help="Processes computing new answers (each loads the bundle; "
-                                      "1: a thread of the server process).")
+@click.option("--workers", type=BoundedInt(0, 64, "process count"), default=1,
+              show_default=True,
+              help="Processes computing new answers, each with its own copy of the bundle, "
+                   "beside the process serving HTTP (0: a thread of that process instead: "
+                   "less memory, but HTTP and computing then share one core).")
 def command(host, port, model_dir, cluster_file, state_dir, certfile, keyfile,
             allow_plain_http, max_body, max_pending, body_timeout, cache_size, workers):
     """Serve recommendations over HTTP (token, TLS) with a web console.
@@ -62,7 +64,7 @@ def command(host, port, model_dir, cluster_file, state_dir, certfile, keyfile,
 
         service = Service(model_dir, cluster_file, state, cache_size=cache_size)
         service.warm_up()
-        if workers > 1:
+        if workers >= 1:
             from hpcds1mpi.serve.workers import Workers
 
             pool = Workers(workers, model_dir, cluster_file, state)
@@ -73,7 +75,8 @@ def command(host, port, model_dir, cluster_file, state_dir, certfile, keyfile,
         server.configure_logging()
         places = ", ".join(f"{c.name}/{p.name}" for c, p in service.places)
         click.echo(f"hpcds1mpi serve: model {service.model_dir.name}; partitions {places}"
-                   + (f"; {workers} worker processes" if pool else ""))
+                   + (f"; {workers} worker process{'es' if workers > 1 else ''}" if pool
+                      else "; computing in a thread of this process"))
         click.echo(f"hpcds1mpi serve: token from {source}")
         click.echo(f"hpcds1mpi serve: listening on {server.url(sock, host, tls)}", nl=True)
         server.run(app, sock, certfile=certfile, keyfile=keyfile)

@@ -14,8 +14,9 @@ guard pass for all.
 Computation is pure Python and numpy under the GIL, so one worker thread does it
 (:attr:`Service.executor`): more threads would not run faster on the same bundle (measured: two
 threads answer as many questions a second as one), and the bundle's scorers need not be shared
-between threads; ``serve --workers N`` computes in processes instead
-(:mod:`hpcds1mpi.serve.workers`). The event loop stays free to refuse, queue and answer health
+between threads. ``serve`` computes in one worker process by default (``--workers N``: N;
+:mod:`hpcds1mpi.serve.workers`), so that the event loop and the computing do not share a GIL;
+this thread computes only with ``--workers 0``. The event loop stays free to refuse, queue and answer health
 checks. Answers are deterministic for a given bundle and request, so a bounded LRU cache
 (:attr:`Service.cache_size` entries and :data:`CACHE_BYTES` bytes, keyed by the validated
 request) answers repeated questions without recomputing them. It holds each answer checked and

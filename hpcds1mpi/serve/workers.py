@@ -1,8 +1,13 @@
-"""Computing new answers in worker processes (``serve --workers N``, N >= 2).
+"""Computing new answers in worker processes (``serve --workers N``; N = 1 by default).
 
 A distinct question is pure Python and numpy under the GIL (measured: two threads answer no
 more questions a second than one), so one process computes one question at a time whatever
-the cores. With ``--workers N`` the server starts N processes, each with its own copy of the
+the cores, and a computing thread in the server process would share the GIL with the event
+loop (HTTP, body checks, the cache). So by default the server starts one worker process, and
+the event loop and the computing run on two cores at once (``--workers 0`` keeps the
+computing in a thread of the server process instead:
+:attr:`hpcds1mpi.serve.service.Service.executor`). With ``--workers N`` the server starts N
+processes, each with its own copy of the
 service (the same bundle and places, loaded once per process), and sends each micro-batch of
 new questions (:mod:`hpcds1mpi.serve.batching`: a sending thread per worker, each taking its
 share of the queue) to one of them. The server process keeps everything else: the token check, the limits, the answer
@@ -70,7 +75,7 @@ class Workers:
     """N worker processes computing answers; ``submit`` as the event loop needs it.
 
     Args:
-        count: processes (2 or more).
+        count: processes (1 or more).
         model_dir, cluster_file, state: what each worker's service loads (as the parent's).
     """
 

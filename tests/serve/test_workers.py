@@ -1,5 +1,6 @@
-"""``serve --workers 2``: new questions computed in two worker processes answer what the
-one-thread server answers, a worker that dies costs one 500 and the next request is answered,
+"""``serve --workers N``: by default one worker process computes new questions, ``--workers 0``
+a thread of the server process, and ``--workers 2`` two processes; each answers what the
+others answer, a worker that dies costs one 500 and the next request is answered,
 and SIGINT stops the server and its workers (exit 0, no process left behind)."""
 
 from __future__ import annotations
@@ -32,7 +33,25 @@ def _workers(srv) -> list[psutil.Process]:
             if "spawn_main" in " ".join(p.cmdline())]
 
 
-def test_two_workers_answer_as_the_thread_does(pooled, server):
+@pytest.fixture(scope="module")
+def threaded(tmp_path_factory):
+    srv = start_server(tmp_path_factory.mktemp("serve-thread"), "--cluster", str(LAB),
+                       "--workers", "0")
+    yield srv
+    srv.stop()
+
+
+def test_one_worker_process_by_default_and_none_with_workers_0(server, threaded):
+    assert len(_workers(server)) == 1
+    assert "; 1 worker process\n" in server.extra["out"].read_text()
+    assert _workers(threaded) == []
+    assert "computing in a thread of this process" in threaded.extra["out"].read_text()
+    for q in QUESTIONS:
+        got = threaded.request("POST", "/v1/recommend", q)
+        assert got[0] == 200 and got[:2] == server.request("POST", "/v1/recommend", q)[:2]
+
+
+def test_two_workers_answer_as_one_does(pooled, server):
     assert len(_workers(pooled)) == 2
     assert "2 worker processes" in pooled.extra["out"].read_text()
     results: dict[int, tuple] = {}
