@@ -20,12 +20,15 @@ QUESTIONS = [{"workload": "stencil", "size": 160, "objective": "energy"},
              {"workload": "stencil", "size": 4096}]
 
 
-@pytest.fixture(scope="module")
-def pooled(tmp_path_factory):
-    srv = start_server(tmp_path_factory.mktemp("serve-workers"), "--cluster", str(LAB),
-                       "--workers", "2")
+def _server_with(tmp_path_factory, name: str, workers: str):
+    srv = start_server(tmp_path_factory.mktemp(name), "--cluster", str(LAB), "--workers", workers)
     yield srv
     srv.stop()
+
+
+@pytest.fixture(scope="module")
+def pooled(tmp_path_factory):
+    yield from _server_with(tmp_path_factory, "serve-workers", "2")
 
 
 def _workers(srv) -> list[psutil.Process]:
@@ -35,10 +38,7 @@ def _workers(srv) -> list[psutil.Process]:
 
 @pytest.fixture(scope="module")
 def threaded(tmp_path_factory):
-    srv = start_server(tmp_path_factory.mktemp("serve-thread"), "--cluster", str(LAB),
-                       "--workers", "0")
-    yield srv
-    srv.stop()
+    yield from _server_with(tmp_path_factory, "serve-thread", "0")
 
 
 def test_one_worker_process_by_default_and_none_with_workers_0(server, threaded):

@@ -113,6 +113,7 @@ def test_focus_and_denoise_change_the_members_and_are_recorded():
     both = train_bundle(runs, n_members=2, use_embedding=False, threads=1, focus=1.0,
                         denoise=True, centre="auto")
     assert both.manifest["metrics"]["ranking"] == {
-        "centred_targets": ["energy_j", "runtime_s"], "focus": 1.0, "denoise": True}
+        "centred_targets": ["energy_j", "runtime_s"], "focus": 1.0, "denoise": True,
+        "size_neighbours": None}
     ok = runs[runs["status"] == "ok"].reset_index(drop=True)
     assert not np.allclose(plain.predict(ok)["runtime_s"], both.predict(ok)["runtime_s"])

@@ -12,6 +12,19 @@ from hpcds1mpi.surrogates.models import KNOB_FEATURES
 from tests.surrogates.test_bundle import make_runs
 
 
+def trained_sizes(monkeypatch) -> list:
+    """The set of sizes each ``train_bundle`` call from now on trains on, in call order."""
+    seen = []
+    real = bundle_module.train_bundle
+
+    def spy(frame, **kw):
+        seen.append(set(frame["size"].unique()))
+        return real(frame, **kw)
+
+    monkeypatch.setattr(bundle_module, "train_bundle", spy)
+    return seen
+
+
 def test_recipe_settings():
     assert ranking_cv.recipe_settings("absolute") == {
         "centre": (), "member_features": list(KNOB_FEATURES), "focus": 0.0, "denoise": False}
@@ -56,14 +69,7 @@ def test_a_neighbours_weight_is_kept_only_when_it_beats_the_recipe(monkeypatch):
 
 def test_weight_scores_never_train_on_the_sizes_they_score(monkeypatch):
     runs = make_runs(sizes=(16, 24, 32, 48, 64, 96))
-    seen = []
-    real = bundle_module.train_bundle
-
-    def spy(frame, **kw):
-        seen.append(set(frame["size"].unique()))
-        return real(frame, **kw)
-
-    monkeypatch.setattr(bundle_module, "train_bundle", spy)
+    seen = trained_sizes(monkeypatch)
     folds = ranking_cv.size_folds(runs, 2)
     got = ranking_cv.weight_scores(runs, "absolute", (0.0, 1.0), folds=2, threads=1,
                                    n_members=2)
@@ -77,14 +83,7 @@ def test_weight_scores_never_train_on_the_sizes_they_score(monkeypatch):
 
 def test_cv_trains_without_the_sizes_it_scores(monkeypatch):
     runs = make_runs(sizes=(16, 24, 32, 48, 64, 96))
-    seen = []
-    real = bundle_module.train_bundle
-
-    def spy(frame, **kw):
-        seen.append(set(frame["size"].unique()))
-        return real(frame, **kw)
-
-    monkeypatch.setattr(bundle_module, "train_bundle", spy)
+    seen = trained_sizes(monkeypatch)
     folds = ranking_cv.size_folds(runs, 2)
     assert set(folds) == {(w, s) for w in ("stencil", "gemm") for s in (24, 32, 48, 64)}
     name, scores = ranking_cv.choose_recipe(runs, recipes=("absolute", "centred+cores"),
