@@ -316,7 +316,7 @@ def train_bundle(data: "TrainingData | pd.DataFrame", *, sample_rate: float = 1.
         focus: near-best weighting of the centred targets' rows (see ``SurrogateModel``).
         denoise: weigh runtime / energy rows by their measured repeat noise (idem).
         neighbours: weight of the correction by measured neighbouring sizes (0: none; see
-            :mod:`~.size_neighbours`, which trains this bundle 3 more times without it).
+            :mod:`~.size_neighbours`, which trains it once more per measured size, without it).
     """
     inner = {k: v for k, v in locals().items() if k not in ("data", "sample_rate", "machine",
                                                           "sources", "neighbours")}
