@@ -117,6 +117,7 @@ def evaluate(frame, trainer, *, folds_by_size: int = 4, max_workloads: int | Non
     ``max_workloads=0`` skips that part)."""
     from hpcds1mpi.config import FAILURE_STATUSES, OK
     from hpcds1mpi.decide import guard
+    from hpcds1mpi.decide.confidence import measured_best_share
     from hpcds1mpi.surrogates.ranking_cv import size_folds
 
     frame = frame.copy()
@@ -159,9 +160,12 @@ def evaluate(frame, trainer, *, folds_by_size: int = 4, max_workloads: int | Non
             methods["random"]["crashes"].append(rc)
             methods["random"]["runs"].append(rr)
             sp, _ = speed(sub, order[0])
+            # Measured fastest around the held-out size (the fold's training rows only).
+            share = float(measured_best_share(bundle, sub.iloc[[order[0]]])[0])
             conf_rows.append((choice.spread, choice.margin, sp >= GOOD_SPEED,
-                              choice.confidence, choice.noise))
-            per_problem.append(_pick_record(sub, order[0], choice))
+                              choice.confidence, choice.noise, share))
+            per_problem.append({**_pick_record(sub, order[0], choice),
+                                "measured_best_share": share})
     results["protocols"]["leave_size_out"] = {m: summary(**v) for m, v in methods.items()}
     results["protocols"]["leave_size_out"]["system1"].update(noise_summary(per_problem))
     results["leave_size_out_picks"] = per_problem
@@ -172,8 +176,8 @@ def evaluate(frame, trainer, *, folds_by_size: int = 4, max_workloads: int | Non
             "median": float(np.median(counts)), "min": int(min(counts)), "max": int(max(counts))}
     # Confidence calibration: cross-fitted logistic models (analysis/system1_confidence.py).
     if conf_rows:
-        spread, margin, good, raw, noise = zip(*conf_rows)
-        results["confidence"] = calibrate(spread, margin, good, raw, noise, seed=seed)
+        spread, margin, good, raw, noise, share = zip(*conf_rows)
+        results["confidence"] = calibrate(spread, margin, good, raw, noise, share, seed=seed)
     # ---------------- leave-one-workload-out: the guard ----------------
     guard_trainer = guard_trainer or trainer
     workloads = sorted(frame["workload"].unique())
@@ -257,7 +261,7 @@ def time_scoring(bundle, repeats: int = 7) -> dict:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True, help="bundle directory (timing, calibration)")
-    parser.add_argument("--telemetry", required=True, nargs="+",
+    parser.add_argument("--telemetry", required=True, nargs="+", action="extend",
                         help="runs telemetry (.h5); several files are evaluated as one table")
     parser.add_argument("--out", default="benchmarks/results/system1_eval.json")
     parser.add_argument("--folds", type=int, default=4)
@@ -382,7 +386,7 @@ def main(argv=None) -> int:
         if args.write_calibration and c["coef"]:
             from hpcds1mpi.decide.confidence import CALIBRATION_FILE, ConfidenceModel
 
-            ConfidenceModel(tuple(c["coef"]), True).save(
+            ConfidenceModel(tuple(c["coef"]), True, inputs=tuple(c["inputs"])).save(
                 Path(args.model) / CALIBRATION_FILE, ece=c["ece_calibrated_crossfit"],
                 auroc=c["auroc_calibrated_crossfit"], telemetry=", ".join(args.telemetry),
                 features=c["features"])

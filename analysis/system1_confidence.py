@@ -1,12 +1,14 @@
 """Calibrating System 1's confidence on held-out picks: cross-fitted logistic models.
 
 Each held-out pick gives the ensemble's spread and margin at the pick, the workload's measured
-noise (where the bundles recorded it) and whether the pick was good (within 5 % of the best).
-:func:`calibrate` fits :class:`~hpcds1mpi.decide.confidence.ConfidenceModel`'s logistic map
-two ways, on the same 5 cross-fitting folds: on (spread, margin) and on (spread, margin,
-noise). Which is kept is the one with the higher cross-fitted AUROC (both are reported; on
-56 picks a third coefficient can cost more than it brings). The coefficients shipped are the
-kept feature set's fit on every pick.
+noise (where the bundles recorded it), the share of the measured sizes around it at which the
+picked configuration measured fastest (where the bundles keep their training rows) and whether
+the pick was good (within 5 % of the best). :func:`calibrate` fits
+:class:`~hpcds1mpi.decide.confidence.ConfidenceModel`'s logistic map on each of a few input
+sets (:data:`INPUT_SETS`), cross-fitted on 5 folds, the same folds for every set, repeated
+over :data:`REPEATS` fold draws (one draw of 56 picks moves the AUROC by several points). The
+set kept is the one with the highest mean cross-fitted AUROC, ties to the smaller set; the
+coefficients shipped are its fit on every pick. Every set's figures are reported.
 """
 
 from __future__ import annotations
@@ -14,6 +16,15 @@ from __future__ import annotations
 import numpy as np
 
 from hpcds1mpi.analysis.pick_quality import auroc, ece
+
+#: The input sets tried (names of :data:`hpcds1mpi.decide.confidence.INPUTS`): the spread
+#: and margin of before; with the workload's noise; and with the measured best around.
+INPUT_SETS = (("log_spread", "margin_ratio"),
+              ("log_spread", "margin_ratio", "log_noise"),
+              ("log_margin", "measured_best_share"),
+              ("log_spread", "margin_ratio", "measured_best_share"))
+#: Fold draws averaged per input set.
+REPEATS = 10
 
 
 def _fit_logistic(X, y):
@@ -37,7 +48,8 @@ def cross_fit(X: np.ndarray, good: np.ndarray, rng: np.random.Generator,
     return probs
 
 
-def calibrate(spread, margin, good, raw, noise, seed: int = 0) -> dict:
+def calibrate(spread, margin, good, raw, noise, measured_best_share=None,
+              seed: int = 0) -> dict:
     """The confidence section of the System 1 evaluation (see the module docstring).
 
     Args:
@@ -45,19 +57,25 @@ def calibrate(spread, margin, good, raw, noise, seed: int = 0) -> dict:
         good: (n,) bool, the pick within 5 % of the best.
         raw: (n,) the confidence the fold models gave (their own calibration or none).
         noise: (n,) workload noise (NaN where unknown).
+        measured_best_share: (n,) share of the measured sizes around at which the pick
+            measured fastest (NaN where unknown; None: not offered).
     """
-    from hpcds1mpi.decide.confidence import ConfidenceModel
+    from hpcds1mpi.decide.confidence import design
 
     spread, margin, good, raw, noise = (np.asarray(x) for x in (spread, margin, good, raw,
                                                                  noise))
-    sets = {"log spread, margin / spread": ConfidenceModel.features(spread, margin)}
-    if np.isfinite(noise).any():
-        sets["log spread, margin / spread, log workload noise"] = ConfidenceModel.features(
-            spread, margin, noise)
+    share = np.full(len(good), np.nan) if measured_best_share is None else \
+        np.asarray(measured_best_share, float)
+    offered = {"log_noise": np.isfinite(noise).any(),
+               "measured_best_share": np.isfinite(share).any()}
     fits = {}
-    for name, X in sets.items():
-        probs = cross_fit(X, good, np.random.default_rng(seed))  # the same folds for each
-        fits[name] = {"auroc": auroc(probs, good), "ece": ece(probs, good), "X": X}
+    for inputs in INPUT_SETS:
+        if not all(offered.get(name, True) for name in inputs):
+            continue
+        X = design(inputs, spread, margin, noise, share)
+        draws = [cross_fit(X, good, np.random.default_rng(seed + r)) for r in range(REPEATS)]
+        fits[inputs] = {"auroc": float(np.mean([auroc(p, good) for p in draws])),
+                        "ece": float(np.mean([ece(p, good) for p in draws])), "X": X}
     kept = max(fits, key=lambda k: (np.nan_to_num(fits[k]["auroc"], nan=-1.0), -len(k)))
     full = _fit_logistic(fits[kept]["X"], good)
     coef = (float(full.intercept_[0]), *map(float, full.coef_[0])) if full is not None \
@@ -66,6 +84,8 @@ def calibrate(spread, margin, good, raw, noise, seed: int = 0) -> dict:
             "ece_calibrated_crossfit": fits[kept]["ece"],
             "auroc_calibrated_crossfit": fits[kept]["auroc"],
             "ece_uncalibrated": ece(raw, good), "auroc_uncalibrated": auroc(raw, good),
-            "coef": coef, "features": kept,
-            "feature_sets": {k: {"auroc_crossfit": v["auroc"], "ece_crossfit": v["ece"]}
+            "coef": coef, "inputs": list(kept), "features": ", ".join(kept),
+            "crossfit_draws": REPEATS,
+            "feature_sets": {", ".join(k): {"auroc_crossfit": v["auroc"],
+                                            "ece_crossfit": v["ece"]}
                              for k, v in fits.items()}}

@@ -1,11 +1,15 @@
 """System 1's confidence: the probability that its pick is within 5 % of the best.
 
-The inputs are the ensemble's runtime spread at the pick, the margin to the runner-up and,
-where the bundle recorded it, the measured repeat noise of the workload's training runs (a
-kernel whose repeats scatter by 100 % has an order no model learns from them, and whose
-picks are often off: issue 20); a logistic model maps them to a probability. ``analysis/eval_system1.py`` fits it on held-out
-picks and stores ``system1_calibration.json`` next to the bundle; without that file a fixed
-heuristic is used and labelled ``uncalibrated``.
+A logistic model maps a few inputs at the pick to a probability; which inputs is part of the
+calibration (:data:`INPUTS` names them). The ensemble's runtime spread and the margin to the
+runner-up come from the prediction; the measured repeat noise of the workload's training
+runs, where the bundle recorded it (a kernel whose repeats scatter by 100 % has an order no
+model learns from them: issue 20); and the share of the measured sizes around the question at
+which the picked configuration measured fastest (:mod:`~hpcds1mpi.surrogates.measured_best`:
+on the AMD rounds reference the input that separated good picks from bad best).
+``analysis/eval_system1.py`` fits the map on held-out picks and stores
+``system1_calibration.json`` next to the bundle, with the inputs it kept; without that file a
+fixed heuristic is used and labelled ``uncalibrated``.
 """
 
 from __future__ import annotations
@@ -22,36 +26,71 @@ GOOD_PICK_TOLERANCE = 0.05
 CALIBRATION_FILE = "system1_calibration.json"
 #: The noise assumed where a bundle recorded none (the reference sweep's median, 0.16).
 DEFAULT_NOISE = 0.16
+#: The inputs a calibration may use, with what each is (the calibration file names them).
+INPUTS = {
+    "log_spread": "log of the ensemble's relative runtime spread at the pick",
+    "margin_ratio": "margin to the runner-up in units of that spread",
+    "log_noise": "log of the workload's measured repeat noise",
+    "log_margin": "log of the margin to the runner-up",
+    "measured_best_share": "share of the measured sizes around at which the pick was fastest",
+}
+#: Older calibration files name no inputs: their number of coefficients says which.
+_BY_COUNT = {3: ("log_spread", "margin_ratio"), 4: ("log_spread", "margin_ratio", "log_noise")}
+
+
+def design(inputs: tuple[str, ...], spread, margin, noise=None,
+           measured_best_share=None) -> np.ndarray:
+    """``(n, len(inputs))`` the named inputs (see :data:`INPUTS`) of ``(n,)`` picks. Unknown
+    noise is :data:`DEFAULT_NOISE`; an unknown share (nothing measured around) is 0."""
+    s = np.clip(np.asarray(spread, float), 1e-4, None)
+    m = np.clip(np.asarray(margin, float), 0.0, 10.0)
+    n = len(s)
+    cols = []
+    for name in inputs:
+        if name == "log_spread":
+            cols.append(np.log(s))
+        elif name == "margin_ratio":
+            cols.append(np.clip(m / s, 0.0, 20.0))
+        elif name == "log_margin":
+            cols.append(np.log(np.clip(m, 1e-4, None)))
+        elif name == "log_noise":
+            v = np.full(n, np.nan) if noise is None else np.asarray(noise, float)
+            cols.append(np.log(np.clip(np.where(np.isfinite(v), v, DEFAULT_NOISE), 1e-3, 100.0)))
+        elif name == "measured_best_share":
+            v = np.full(n, np.nan) if measured_best_share is None else \
+                np.asarray(measured_best_share, float)
+            cols.append(np.where(np.isfinite(v), np.clip(v, 0.0, 1.0), 0.0))
+        else:
+            raise ValueError(f"unknown confidence input {name!r}")
+    return np.column_stack(cols) if cols else np.zeros((n, 0))
 
 
 @dataclass
 class ConfidenceModel:
-    """Logistic map from (log spread, margin / spread[, log noise]) to P(pick within 5 % of
-    best); 3 coefficients (older calibrations) leave the noise out, 4 use it."""
+    """Logistic map from the named :data:`INPUTS` to P(pick within 5 % of best).
 
-    coef: tuple[float, ...] = (0.0, -1.0, 0.5)  # intercept, log-spread, margin ratio[, noise]
+    ``coef`` is the intercept, then one coefficient per input; ``inputs`` None means the
+    older files' meaning (3 coefficients: log spread and margin / spread; 4: and log noise).
+    """
+
+    coef: tuple[float, ...] = (0.0, -1.0, 0.5)  # intercept, log-spread, margin ratio
     calibrated: bool = False
     source: str = "uncalibrated default"
+    inputs: tuple[str, ...] | None = None
 
-    @staticmethod
-    def features(spread: np.ndarray, margin: np.ndarray, noise=None) -> np.ndarray:
-        """``(n, 2)`` features: log relative spread and margin in units of spread; ``(n, 3)``
-        with the log of the workload's measured noise (NaN: :data:`DEFAULT_NOISE`)."""
-        s = np.clip(np.asarray(spread, float), 1e-4, None)
-        m = np.clip(np.asarray(margin, float), 0.0, 10.0)
-        cols = [np.log(s), np.clip(m / s, 0.0, 20.0)]
-        if noise is not None:
-            n = np.asarray(noise, float)
-            n = np.where(np.isfinite(n), n, DEFAULT_NOISE)
-            cols.append(np.log(np.clip(n, 1e-3, 100.0)))
-        return np.column_stack(cols)
+    def names(self) -> tuple[str, ...]:
+        """The inputs this map reads, in the order of ``coef[1:]``."""
+        return tuple(self.inputs) if self.inputs is not None else _BY_COUNT[len(self.coef)]
 
-    def predict(self, spread, margin, noise=None) -> np.ndarray:
-        """``(n,)`` probabilities for ``(n,)`` spreads, margins (and workload noises)."""
-        uses_noise = len(self.coef) == 4
-        if uses_noise and noise is None:
-            noise = np.full(len(np.atleast_1d(spread)), np.nan)
-        X = self.features(spread, margin, noise if uses_noise else None)
+    def uses(self, name: str) -> bool:
+        """Whether the map reads the input ``name`` (callers skip computing the others)."""
+        return name in self.names()
+
+    def predict(self, spread, margin, noise=None, measured_best_share=None) -> np.ndarray:
+        """``(n,)`` probabilities for ``(n,)`` spreads, margins (and workload noises, shares
+        of the measured sizes around at which the pick was fastest)."""
+        X = design(self.names(), np.atleast_1d(spread), np.atleast_1d(margin), noise,
+                   measured_best_share)
         z = self.coef[0] + X @ np.asarray(self.coef[1:])
         return 1.0 / (1.0 + np.exp(-z))
 
@@ -77,29 +116,55 @@ class ConfidenceModel:
             if len(_LOADED) >= _KEEP:  # bounded: a long-lived process sees few bundles
                 _LOADED.clear()
             _LOADED[key] = kept
-        return cls(coef=kept[0], calibrated=True, source=kept[1]) if kept[0] else cls()
+        return cls(coef=kept[0], calibrated=True, source=kept[1], inputs=kept[2]) \
+            if kept[0] else cls()
 
     def save(self, path: str | Path, **extra) -> None:
         """Write the coefficients (and ``extra`` evidence) as JSON."""
         from hpcds1mpi.atomic import write_text
 
-        write_text(path, json.dumps({"coef": list(self.coef), **extra}, indent=2),
+        body = {"coef": list(self.coef), **extra}
+        if self.inputs is not None:
+            body["inputs"] = list(self.inputs)
+        write_text(path, json.dumps(body, indent=2),
                    "confidence calibration")
 
 
-#: (path, mtime, size, inode, ctime) -> (coefficients or (), source) of files read.
+#: (path, mtime, size, inode, ctime) -> (coefficients or (), source, inputs) of files read.
 _LOADED: dict[tuple, tuple] = {}
 _KEEP = 64
 
 
 def _read(path: Path) -> tuple:
-    """(coefficients, source) in the calibration file, ``()`` for coefficients where it
-    cannot be used (the uncalibrated default then)."""
+    """(coefficients, source, inputs) in the calibration file; ``()`` for coefficients where
+    it cannot be used (the uncalibrated default then): unreadable, not finite, or not one
+    coefficient per input it names (or, naming none, not 3 or 4)."""
     try:
         data = json.loads(path.read_text())
         coef = tuple(float(c) for c in data["coef"])
-        if len(coef) not in (3, 4) or not all(math.isfinite(c) for c in coef):
-            return (), ""
-        return coef, str(path)
+        inputs = data.get("inputs")
+        if inputs is not None:
+            inputs = tuple(str(x) for x in inputs)
+            if len(coef) != len(inputs) + 1 or not set(inputs) <= set(INPUTS):
+                return (), "", None
+        elif len(coef) not in _BY_COUNT:
+            return (), "", None
+        if not all(math.isfinite(c) for c in coef):
+            return (), "", None
+        return coef, str(path), inputs
     except (OSError, ValueError, KeyError, TypeError):
-        return (), ""
+        return (), "", None
+
+
+def measured_best_share(bundle, table) -> np.ndarray:
+    """``(n,)`` :meth:`~hpcds1mpi.surrogates.measured_best.MeasuredBest.share` of ``table``'s
+    rows on ``bundle``'s training rows (fitted once per loaded bundle); NaN where the bundle
+    keeps no training rows."""
+    from hpcds1mpi.decide import bundle_cache
+    from hpcds1mpi.surrogates.measured_best import MeasuredBest
+
+    def fit():
+        columns = getattr(bundle, "training_columns", None)
+        return MeasuredBest.fit(columns()) if columns is not None else MeasuredBest({})
+
+    return bundle_cache.memo(bundle, ("measured_best",), fit).share(table)

@@ -54,3 +54,29 @@ def test_the_file_is_read_once_and_again_when_rewritten(tmp_path, monkeypatch):
     assert ConfidenceModel.load(tmp_path).coef == (1.0, -2.0, 0.4) and len(reads) == 2
     (tmp_path / CALIBRATION_FILE).unlink()
     assert not ConfidenceModel.load(tmp_path).calibrated
+
+
+def test_named_inputs_round_trip_and_the_measured_best_share_raises_confidence(tmp_path):
+    model = ConfidenceModel(coef=(0.2, 0.7, 1.3), calibrated=True,
+                            inputs=("log_margin", "measured_best_share"))
+    assert model.uses("measured_best_share") and not model.uses("log_noise")
+    none, half, both = model.predict([0.1] * 3, [0.05] * 3, None, [0.0, 0.5, 1.0])
+    assert none < half < both
+    # Unknown (nothing measured around) counts as not the measured best.
+    assert model.predict([0.1], [0.05], None, [float("nan")])[0] == none
+    model.save(tmp_path / CALIBRATION_FILE)
+    loaded = ConfidenceModel.load(tmp_path)
+    assert loaded.inputs == ("log_margin", "measured_best_share") and loaded.coef == model.coef
+    # Older files name no inputs: the number of coefficients says which.
+    assert ConfidenceModel(coef=(1.0, -2.0, 0.3)).uses("margin_ratio")
+
+
+def test_a_file_whose_inputs_do_not_match_its_coefficients_is_not_used(tmp_path):
+    import json
+
+    path = tmp_path / CALIBRATION_FILE
+    for body in ({"coef": [1.0, 2.0], "inputs": ["log_margin", "measured_best_share"]},
+                 {"coef": [1.0, 2.0], "inputs": ["not_an_input"]},
+                 {"coef": [1.0, 2.0, 3.0, 4.0, 5.0]}):
+        path.write_text(json.dumps(body))
+        assert not ConfidenceModel.load(tmp_path).calibrated, body

@@ -1,0 +1,97 @@
+"""Which configuration measured fastest at the sizes around a question (issue 20).
+
+System 1's pick at a size it was not trained on is most often right when the same
+configuration also measured fastest at the measured sizes on either side: on the AMD rounds
+reference a pick that was the measured best at both neighbours was within 5 % of the best in
+most held-out problems, one that was the best at neither in few. :class:`MeasuredBest` keeps,
+per (workload, partition), the measured sizes and the code of the fastest ``ok``
+configuration at each (the bundle's training rows; nothing is predicted), and
+:meth:`MeasuredBest.share` answers, for a row, the share of the sizes bracketing it at which
+the row's configuration was that fastest one. It is an input of System 1's confidence
+(:mod:`hpcds1mpi.decide.confidence`), not of the ranking.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hpcds1mpi.config import OK
+
+from .size_neighbours import config_codes
+
+
+class MeasuredBest:
+    """The fastest measured configuration at each measured size.
+
+    Attributes:
+        groups: (workload, partition) -> (sorted log sizes ``(m,)``, configuration code of the
+            fastest ok row at each ``(m,)``; see :func:`~.size_neighbours.config_codes`).
+    """
+
+    def __init__(self, groups: dict):
+        self.groups = groups
+
+    @classmethod
+    def fit(cls, table) -> "MeasuredBest":
+        """From training rows (a DataFrame or :class:`~.columns.Columns` with the problem,
+        configuration, ``status`` and ``runtime_s`` columns). Rows not ``ok`` or without a
+        positive finite runtime are left out; a size where nothing ran ok has no entry."""
+        status = np.asarray(table["status"]).astype(str)
+        runtime = np.asarray(table["runtime_s"], dtype=float)
+        ok = (status == OK) & np.isfinite(runtime) & (runtime > 0)
+        if not ok.any():
+            return cls({})
+        idx = np.flatnonzero(ok)
+        workloads = np.asarray(table["workload"]).astype(str)[idx]
+        partitions = np.asarray(table["partition"]).astype(str)[idx]
+        sizes = np.asarray(table["size"], dtype=float)[idx]
+        codes = config_codes(table[idx] if hasattr(table, "coded") else table.iloc[idx])
+        runtime = runtime[idx]
+        groups = {}
+        for key in sorted(set(zip(workloads.tolist(), partitions.tolist()))):
+            mine = np.flatnonzero((workloads == key[0]) & (partitions == key[1]))
+            levels = np.unique(sizes[mine])
+            best = np.empty(len(levels), dtype=np.int64)
+            for k, s in enumerate(levels):
+                at = mine[sizes[mine] == s]
+                best[k] = codes[at[np.argmin(runtime[at])]]  # ties: the first row measured
+            groups[key] = (np.log(levels), best)
+        return cls(groups)
+
+    def share(self, table) -> np.ndarray:
+        """``(n,)`` for each row: the share (0, 0.5 or 1) of the measured sizes around its size
+        at which its configuration measured fastest. Around means the size itself when it was
+        measured, else the nearest measured size below and above it, else (outside the
+        measured range) the nearest end. NaN where its workload and partition were never
+        measured."""
+        n = len(table)
+        out = np.full(n, np.nan)
+        if not n or not self.groups:
+            return out
+        workloads = np.asarray(table["workload"]).astype(str)
+        partitions = np.asarray(table["partition"]).astype(str)
+        log_sizes = np.log(np.asarray(table["size"], dtype=float))
+        codes = None
+        for key in set(zip(workloads.tolist(), partitions.tolist())):
+            group = self.groups.get(key)
+            if group is None:
+                continue
+            if codes is None:
+                codes = config_codes(table)
+            rows = np.flatnonzero((workloads == key[0]) & (partitions == key[1]))
+            lo, hi = _around(group[0], log_sizes[rows])
+            out[rows] = 0.5 * ((codes[rows] == group[1][lo]).astype(float)
+                               + (codes[rows] == group[1][hi]))
+        return out
+
+
+def _around(levels: np.ndarray, log_sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Indices into ``levels`` of the measured sizes around each of ``log_sizes`` (both the
+    same where only one counts: a measured size, or outside the range)."""
+    last = len(levels) - 1
+    hi = np.minimum(np.searchsorted(levels, log_sizes), last)  # first level >= the size
+    # At a measured size, or above the range (hi is then the last), that size alone; below
+    # the range hi is 0 and so is lo.
+    lo = np.where(np.isclose(levels[hi], log_sizes) | (levels[hi] < log_sizes), hi,
+                  np.maximum(hi - 1, 0))
+    return lo, hi

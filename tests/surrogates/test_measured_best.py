@@ -1,0 +1,50 @@
+"""The fastest measured configuration around a size: which sizes count, and what is left out."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from hpcds1mpi.surrogates.columns import as_columns
+from hpcds1mpi.surrogates.measured_best import MeasuredBest
+
+
+def _row(size, rpn, threads, runtime, status="ok", workload="gemm", partition="p"):
+    return {"workload": workload, "size": size, "partition": partition, "nodes": 1,
+            "ranks_per_node": rpn, "threads": threads, "device": "cpu", "precision": "fp64",
+            "status": status, "runtime_s": runtime}
+
+
+def _training():
+    # At 100 and 400 the 2x1 layout is fastest; at 200 the 1x2 layout; at 800 the 2x1 layout
+    # failed (its fast runtime must not count) so 1x2 is fastest there.
+    rows = []
+    for size, fast in ((100, (2, 1)), (200, (1, 2)), (400, (2, 1))):
+        for layout in ((1, 1), (1, 2), (2, 1)):
+            rows.append(_row(size, *layout, 1.0 if layout == fast else 2.0))
+    rows += [_row(800, 2, 1, 0.1, status="failed"), _row(800, 1, 2, 1.5), _row(800, 1, 1, 3.0)]
+    return pd.DataFrame(rows)
+
+
+def _questions(*rows):
+    return pd.DataFrame([_row(*r, runtime=np.nan) for r in rows])
+
+
+def test_share_counts_the_measured_sizes_around_the_question():
+    best = MeasuredBest.fit(_training())
+    q = _questions((150, 2, 1), (150, 1, 2), (150, 1, 1),   # between 100 and 200
+                   (300, 1, 2), (200, 1, 2), (200, 2, 1),   # between 200 and 400; at 200
+                   (50, 2, 1), (5000, 1, 2), (5000, 2, 1))  # below and above the range
+    assert best.share(q).tolist() == [0.5, 0.5, 0.0, 0.5, 1.0, 0.0, 1.0, 1.0, 0.0]
+
+
+def test_unknown_workloads_and_partitions_are_nan_and_columns_answer_alike():
+    best = MeasuredBest.fit(as_columns(_training()))
+    q = pd.concat([_questions((150, 2, 1)),
+                   pd.DataFrame([_row(150, 2, 1, np.nan, workload="fft"),
+                                 _row(150, 2, 1, np.nan, partition="gpu")])],
+                  ignore_index=True)
+    share = best.share(as_columns(q))
+    assert share[0] == 0.5 and np.isnan(share[1:]).all()
+    assert np.array_equal(best.share(q), share, equal_nan=True)
+    assert np.isnan(MeasuredBest.fit(_training().assign(status="failed")).share(q)).all()
