@@ -7,7 +7,7 @@ import click
 from hpcds1mpi.config import FAILURE_STATUSES
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.schemas.limits import MAX_COUNT, MAX_SIZE
-from hpcds1mpi.schemas.numbers import SECONDS, BoundedFloat
+from hpcds1mpi.schemas.numbers import JOULES, SECONDS, BoundedFloat
 
 
 #: Share of jobs a proposed walltime covers: a quantile the runtime model can calibrate.
@@ -79,7 +79,8 @@ def _propose(table, rec, user: str, job_name: str, time_limit_s, coverage: float
               default="time", show_default=True)
 @click.option("--max-nodes", type=int, default=None, help="Use at most this many nodes.")
 @click.option("--deadline", type=SECONDS, default=None, help="Predicted upper runtime limit, s.")
-@click.option("--energy-budget", type=SECONDS, default=None, help="Predicted upper energy limit, J.")
+@click.option("--energy-budget", type=JOULES, default=None, metavar="JOULES",
+              help="Predicted upper energy limit, J.")
 @click.option("--device", type=click.Choice(["cpu", "gpu"]), default=None,
               help="Only CPU or only GPU configurations.")
 @click.option("--emit", type=click.Choice(["slurm", "pbs"]), default=None,
@@ -128,6 +129,9 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
                                                  unmet_constraints)
     from hpcds1mpi.decide.system1 import Constraints
 
+    if not workload.strip():
+        raise ConfigError("--workload is empty; give a kernel name (hpcds1mpi kernels) or your "
+                          "program's telemetry label")
     if not 0 < size <= MAX_SIZE:
         raise ConfigError(f"--size must be a positive integer up to {MAX_SIZE}, got {size}")
     if max_nodes is not None and not 1 <= max_nodes <= MAX_COUNT:

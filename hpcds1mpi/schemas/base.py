@@ -11,9 +11,10 @@ from pydantic_core import PydanticCustomError
 
 from hpcds1mpi.errors import HpcdsError
 
-from .limits import MAX_COUNT, MAX_GPUS_PER_NODE, MAX_MEMORY_GB, MAX_SECONDS, MAX_SIZE, MAX_WATTS
+from .limits import (MAX_COUNT, MAX_GPUS_PER_NODE, MAX_JOULES, MAX_MEMORY_GB, MAX_SECONDS,
+                     MAX_SIZE, MAX_WATTS)
 
-__all__ = ["Count", "Count0", "Flag", "GPUCount", "MemoryGB", "Name", "Schema", "Seconds",
+__all__ = ["Count", "Count0", "Flag", "GPUCount", "Joules", "MemoryGB", "Name", "Schema", "Seconds",
            "Seconds0", "Size", "Watts", "describe", "key_path", "validate"]
 
 
@@ -46,6 +47,7 @@ MemoryGB = Annotated[float, Field(gt=0, le=MAX_MEMORY_GB)]
 Watts = Annotated[float, Field(ge=0, le=MAX_WATTS)]
 Seconds = Annotated[float, Field(gt=0, le=MAX_SECONDS)]
 Seconds0 = Annotated[float, Field(ge=0, le=MAX_SECONDS)]
+Joules = Annotated[float, Field(gt=0, le=MAX_JOULES)]
 Flag = StrictBool
 Name = StrictStr
 

@@ -18,5 +18,7 @@ MAX_SECONDS = 365 * 24 * 3600.0
 MAX_MEMORY_GB = 1e6
 #: Largest power of one node or one GPU, W.
 MAX_WATTS = 1e6
+#: Largest energy in joules (an energy budget): a year of a million such nodes.
+MAX_JOULES = MAX_WATTS * MAX_COUNT * MAX_SECONDS
 #: Largest seed (numpy seeds with any non-negative int; the telemetry stores an int64).
 MAX_SEED = 2**63 - 1

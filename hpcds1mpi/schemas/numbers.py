@@ -20,7 +20,7 @@ import re
 
 import click
 
-from .limits import MAX_COUNT, MAX_SECONDS, MAX_SEED, MAX_SIZE
+from .limits import MAX_COUNT, MAX_JOULES, MAX_SECONDS, MAX_SEED, MAX_SIZE
 
 __all__ = ["BoundedFloat", "BoundedInt", "COUNT", "COUNT0", "FRACTION", "PositiveSeconds",
            "SECONDS", "SECONDS0", "SEED", "SIZE"]
@@ -130,5 +130,7 @@ SEED = BoundedInt(0, MAX_SEED, "seed")
 SECONDS = PositiveSeconds()
 #: A time in seconds, >= 0 and at most a year (a minimum measuring time, a snapshot interval).
 SECONDS0 = PositiveSeconds(zero_ok=True)
+#: An energy in joules, > 0 (an energy budget).
+JOULES = BoundedFloat(0.0, MAX_JOULES, "value in joules", low_open=True)
 #: A fraction in (0, 1] (a sampling rate).
 FRACTION = BoundedFloat(0.0, 1.0, "fraction", low_open=True)

@@ -125,6 +125,7 @@ def test_injection_in_cli_fields_is_rejected_or_inert(fake_cli, tmp_path):
     (["--size", "-3"], "size"),
     (["--size", "100", "--device", "gpu", "--partition", "cpu"], "has GPUs"),
     (["--size", "100", "--objective", "time", "--max-nodes", "0"], "max-nodes"),
+    (["--size", "100", "--workload", " "], "--workload is empty"),
 ])
 def test_bad_input_is_one_line_error(tmp_path, args, message):
     path = tmp_path / "c.toml"
@@ -132,6 +133,15 @@ def test_bad_input_is_one_line_error(tmp_path, args, message):
     with pytest.raises(ConfigError, match=message):
         CliRunner().invoke(command, ["--cluster", str(path), "--workload", "gemm", *args],
                            catch_exceptions=False)
+
+
+def test_an_energy_budget_is_in_joules_not_bounded_by_a_year_of_seconds(fake_cli):
+    # 1e9 J (about 280 kWh, a few nodes for days) is more than a year in seconds.
+    out = fake_cli("--workload", "gemm", "--size", "2048", "--energy-budget", "1e9", "--json")
+    assert json.loads(out.output)["pick"]
+    res = CliRunner().invoke(command, ["--workload", "gemm", "--size", "2048",
+                                       "--energy-budget", "lots"])
+    assert res.exit_code == 2 and "joules" in res.output and "seconds" not in res.output
 
 
 @pytest.mark.parametrize("content", [None, "garbage"])
