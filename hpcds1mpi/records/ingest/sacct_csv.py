@@ -37,5 +37,8 @@ def read_sacct_csv(path: str | Path) -> tuple[list[dict], FileReport]:
     header = [c for c in df.columns if c and not c.startswith("Unnamed:")]
     if "Submit" not in header:
         report.facts.append("no Submit column: submit_time and wait_s unknown")
+    if not {"ElapsedRaw", "Elapsed"} & set(header):
+        report.facts.append("no ElapsedRaw or Elapsed column: run times unknown (such a table "
+                            "cannot train a runtime model)")
     rows = rows_from_records(header, df[header].to_numpy().tolist(), report)
     return rows, report

@@ -84,3 +84,20 @@ def test_missing_column_is_a_one_line_error(tmp_path, missing, match):
     with pytest.raises(IngestError, match=match) as info:
         read_job_log(path, kind="sacct-csv")
     assert "\n" not in str(info.value)
+
+
+def test_a_table_without_run_times_says_so(tmp_path):
+    path = tmp_path / "states.csv"
+    path.write_text("JobID,State\n1,COMPLETED\n2,FAILED\n")
+    df, report = read_job_log(path)
+    assert len(df) == 2 and df["runtime_s"].isna().all()
+    assert any(f.startswith("no ElapsedRaw or Elapsed column") for f in report.facts)
+    _, report = read_job_log(_csd3_copy(tmp_path))
+    assert not any("Elapsed" in f for f in report.facts)
+
+
+def _csd3_copy(tmp_path):
+    path = tmp_path / "csd3.csv"
+    with open(path, "w", newline="") as fh:
+        csv.writer(fh).writerows(_rows(5))
+    return path
