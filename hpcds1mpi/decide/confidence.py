@@ -156,15 +156,40 @@ def _read(path: Path) -> tuple:
         return (), "", None
 
 
-def measured_best_share(bundle, table) -> np.ndarray:
-    """``(n,)`` :meth:`~hpcds1mpi.surrogates.measured_best.MeasuredBest.share` of ``table``'s
-    rows on ``bundle``'s training rows (fitted once per loaded bundle); NaN where the bundle
-    keeps no training rows."""
+def measured_best_of(bundle):
+    """The :class:`~hpcds1mpi.surrogates.measured_best.MeasuredBest` of ``bundle``'s
+    training rows, fitted once per loaded bundle (empty where it keeps none)."""
     from hpcds1mpi.decide import bundle_cache
     from hpcds1mpi.surrogates.measured_best import MeasuredBest
 
     def fit():
         columns = getattr(bundle, "training_columns", None)
-        return MeasuredBest.fit(columns()) if columns is not None else MeasuredBest({})
+        try:
+            return MeasuredBest.fit(columns()) if columns is not None else MeasuredBest({})
+        except KeyError:  # training rows without outcomes: nothing measured to go by
+            return MeasuredBest({})
 
-    return bundle_cache.memo(bundle, ("measured_best",), fit).share(table)
+    return bundle_cache.memo(bundle, ("measured_best",), fit)
+
+
+def measured_best_share(bundle, table) -> np.ndarray:
+    """``(n,)`` :meth:`~hpcds1mpi.surrogates.measured_best.MeasuredBest.share` of ``table``'s
+    rows on ``bundle``'s training rows (NaN where it keeps none)."""
+    return measured_best_of(bundle).share(table)
+
+
+def pick_measured_best_share(scores, index: int) -> float:
+    """:func:`measured_best_share` of candidate ``index`` of System 1's ``scores`` (their
+    ``measured_best``, set from the bundle that scored them); NaN where they have none."""
+    share = getattr(scores, "measured_best", None)
+    if share is None:
+        return float("nan")
+    from hpcds1mpi.surrogates.columns import Columns
+
+    cols = scores.cols
+    row = Columns({"workload": np.array([str(scores.workload)]),
+                   "size": np.array([float(scores.size)]),
+                   **{k: np.asarray(cols[k][index:index + 1]) for k in (
+                       "partition", "nodes", "ranks_per_node", "threads", "device",
+                       "precision")}})
+    return float(share(row)[0])
