@@ -129,7 +129,8 @@ def _check_before_running(out: str, *, timeout: float, min_time: float, max_repe
             raise ConfigError(f"--program: {exc} (check its quotes)") from None
         relative = workdir is not None and not os.path.isabs(tokens[0] if tokens else "")
         if tokens and "{" not in tokens[0] and not (relative and "/" in tokens[0]):
-            check_program(tokens)  # one relative to --workdir: the pre-flight checks it there
+            # (one relative to --workdir: the pre-flight checks it there)
+            check_program(tokens, option="--program")
 
 
 def _program_launch(program: str | None, *, launcher, cluster_file, partition, given: dict):
@@ -182,7 +183,7 @@ def _preflight(choice, program: str, size: int, start, space, part, workdir, log
     launch = choice.launcher_for(part.cores_per_node)
     env = {**os.environ, **launch.environment(start)}
     tokens = external.format_command(program, spec)
-    external.check_program(tokens, env, external.workdir_of(workdir, spec))
+    external.check_program(tokens, env, external.workdir_of(workdir, spec), option="--program")
     most = max(c.ranks for c in space.configs)
     for line in preflight.check(launch, choice, tokens, env, most):
         log(line)

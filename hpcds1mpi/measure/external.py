@@ -119,27 +119,29 @@ def build_external_plan(program: str, label: str, *, sizes, nodes=None, ranks_pe
     return plan
 
 
-def check_program(tokens: list[str], env: dict | None = None, cwd: str | None = None) -> None:
-    """Check that the program ``tokens[0]`` can be started, before anything launches.
+def check_program(tokens: list[str], env: dict | None = None, cwd: str | None = None,
+                  option: str = "--command") -> None:
+    """Check that the program ``tokens[0]`` can be started, before anything launches
+    (``option``: the option that gave it, for the message).
 
     Raises:
         ConfigError: it is not found (as a path, or on ``PATH``) or not an executable file.
     """
     name = tokens[0] if tokens else ""
     if not name:
-        raise ConfigError("--command is empty: give your program, e.g. --command './app {size}'")
+        raise ConfigError(f"{option} is empty: give your program, e.g. {option} './app {{size}}'")
     if "/" in name:
         found = os.path.join(cwd, name) if cwd else name
         if not os.path.exists(found):
-            raise ConfigError(f"--command: program {name!r} not found; give the path of an "
+            raise ConfigError(f"{option}: program {name!r} not found; give the path of an "
                               "executable (or a name on PATH)")
     else:
         found = shutil.which(name, path=(env or os.environ).get("PATH"))
         if found is None:
-            raise ConfigError(f"--command: program {name!r} is not on PATH; give its path "
+            raise ConfigError(f"{option}: program {name!r} is not on PATH; give its path "
                               "(e.g. ./" + name + ") or install it")
     if os.path.isdir(found) or not os.access(found, os.X_OK):
-        raise ConfigError(f"--command: {found!r} is not an executable file (chmod +x it, or "
+        raise ConfigError(f"{option}: {found!r} is not an executable file (chmod +x it, or "
                           "start it through its interpreter, e.g. 'python3 app.py')")
 
 

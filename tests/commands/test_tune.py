@@ -221,6 +221,7 @@ def test_tune_checks_its_options_and_out_before_any_launch(tmp_path):
     res = run_cli(["tune", "--program", "/nonexistent/app {size}", "--size", "1", "--launcher",
                    "mpiexec", "--cluster", "c.toml", "--out", "b.h5"], cwd=tmp_path, timeout=60)
     assert res.returncode == 2 and "not found" in res.stderr and not (tmp_path / "b.h5").exists()
+    assert "--program: program" in res.stderr  # tune's option, not the sweep's --command
 
 
 def _jacobi(tmp_path) -> str:
