@@ -13,11 +13,14 @@ the row's configuration was that fastest one. It is an input of System 1's confi
 
 from __future__ import annotations
 
+import bisect
+import math
+
 import numpy as np
 
 from hpcds1mpi.config import OK
 
-from .size_neighbours import config_codes
+from .size_neighbours import config_code, config_codes
 
 
 class MeasuredBest:
@@ -30,6 +33,8 @@ class MeasuredBest:
 
     def __init__(self, groups: dict):
         self.groups = groups
+        # The same as plain lists, for one row at a time (no array calls: ~2 us, not ~25).
+        self._lists = {k: (g[0].tolist(), g[1].tolist()) for k, g in groups.items()}
 
     @classmethod
     def fit(cls, table) -> "MeasuredBest":
@@ -83,6 +88,21 @@ class MeasuredBest:
             out[rows] = 0.5 * ((codes[rows] == group[1][lo]).astype(float)
                                + (codes[rows] == group[1][hi]))
         return out
+
+
+    def share_of(self, workload: str, size: float, partition: str, nodes: int,
+                 ranks_per_node: int, threads: int, device: str, precision: str) -> float:
+        """:meth:`share` of one row given by its values (System 1's pick: no arrays)."""
+        group = self._lists.get((str(workload), str(partition)))
+        if group is None:
+            return float("nan")
+        levels, best = group
+        x = math.log(float(size))
+        hi = min(bisect.bisect_left(levels, x), len(levels) - 1)
+        exact = abs(levels[hi] - x) <= 1e-8 + 1e-5 * abs(x)  # np.isclose, as _around
+        lo = hi if exact or levels[hi] < x else max(hi - 1, 0)
+        code = config_code(nodes, ranks_per_node, threads, device, precision)
+        return 0.5 * (float(best[lo] == code) + float(best[hi] == code))
 
 
 def _around(levels: np.ndarray, log_sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

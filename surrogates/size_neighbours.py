@@ -43,6 +43,15 @@ def config_codes(table) -> np.ndarray:
     return code
 
 
+def config_code(nodes, ranks_per_node, threads, device, precision) -> int:
+    """:func:`config_codes` of one configuration, without arrays (System 1's pick)."""
+    code = (int(nodes) * 4096 + int(ranks_per_node)) * 1024 + int(threads)
+    for value, names in ((device, _TEXT_CODES["device"]), (precision, _TEXT_CODES["precision"])):
+        value = str(value)
+        code = code * 8 + (names.index(value) if value in names else len(names))
+    return code
+
+
 def out_of_fold_log_runtime(frame, train) -> np.ndarray:
     """``(n,)`` each ok row's log runtime predicted by a bundle trained without its size
     (NaN for other rows). Leave one size out, the k-th size of every workload in fold k: the

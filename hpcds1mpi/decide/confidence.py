@@ -181,15 +181,9 @@ def measured_best_share(bundle, table) -> np.ndarray:
 def pick_measured_best_share(scores, index: int) -> float:
     """:func:`measured_best_share` of candidate ``index`` of System 1's ``scores`` (their
     ``measured_best``, set from the bundle that scored them); NaN where they have none."""
-    share = getattr(scores, "measured_best", None)
-    if share is None:
+    measured = getattr(scores, "measured_best", None)
+    if measured is None:
         return float("nan")
-    from hpcds1mpi.surrogates.columns import Columns
-
     cols = scores.cols
-    row = Columns({"workload": np.array([str(scores.workload)]),
-                   "size": np.array([float(scores.size)]),
-                   **{k: np.asarray(cols[k][index:index + 1]) for k in (
-                       "partition", "nodes", "ranks_per_node", "threads", "device",
-                       "precision")}})
-    return float(share(row)[0])
+    return measured.share_of(scores.workload, scores.size, *(cols[k][index] for k in (
+        "partition", "nodes", "ranks_per_node", "threads", "device", "precision")))

@@ -48,3 +48,14 @@ def test_unknown_workloads_and_partitions_are_nan_and_columns_answer_alike():
     assert share[0] == 0.5 and np.isnan(share[1:]).all()
     assert np.array_equal(best.share(q), share, equal_nan=True)
     assert np.isnan(MeasuredBest.fit(_training().assign(status="failed")).share(q)).all()
+
+
+def test_one_row_by_its_values_answers_as_the_table_does():
+    best = MeasuredBest.fit(_training())
+    q = _questions((150, 2, 1), (150, 1, 2), (300, 1, 2), (200, 1, 2), (50, 2, 1), (5000, 2, 1))
+    q = pd.concat([q, pd.DataFrame([_row(150, 2, 1, np.nan, workload="fft")])],
+                  ignore_index=True)
+    one = [best.share_of(r.workload, r.size, r.partition, r.nodes, r.ranks_per_node, r.threads,
+                         r.device, r.precision) for r in q.itertuples()]
+    assert np.array_equal(one, best.share(q), equal_nan=True)
+    assert best.share_of("gemm", 150, "p", 1, 2, 1, "cpu", "fp32") == 0.0  # another precision
