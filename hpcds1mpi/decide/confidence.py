@@ -163,9 +163,11 @@ def measured_best_of(bundle):
     from hpcds1mpi.surrogates.measured_best import MeasuredBest
 
     def fit():
-        columns = getattr(bundle, "training_columns", None)
+        # Without pandas where the bundle can (training_columns), else its frame.
+        rows = getattr(bundle, "training_columns", None) or \
+            getattr(bundle, "training_frame", None)
         try:
-            return MeasuredBest.fit(columns()) if columns is not None else MeasuredBest({})
+            return MeasuredBest.fit(rows()) if rows is not None else MeasuredBest({})
         except KeyError:  # training rows without outcomes: nothing measured to go by
             return MeasuredBest({})
 
