@@ -74,7 +74,45 @@ def markdown(results: dict, args) -> str:
                      f"{r['pct_of_best']:.0f} | {'yes' if r['within_noise_of_best'] else 'no'} |")
     g = results["protocols"]["leave_one_workload_out"]
     rate = g.get("learned_catch_rate_of_confidently_wrong")
-    lines += ["", "## Guard, leave-one-workload-out (never-seen workloads)", "",
+    if not g["problems"]:
+        lines += ["", "## Guard, leave-one-workload-out (never-seen workloads)", "",
+                  "Not run (`--max-workloads 0`)."]
+    else:
+        lines += _guard_lines(g, rate)
+    if "confidence" in results:
+        c = results["confidence"]
+        lines += ["", "## Confidence", "",
+                  f"Good picks (within 5 %): {100 * c['good_pick_rate']:.0f} % of {c['picks']}. "
+                  f"Calibrated (cross-fitted logistic on "
+                  f"{c.get('features', 'log spread, margin / spread')}): ECE "
+                  f"{c['ece_calibrated_crossfit']:.3f}, AUROC {c['auroc_calibrated_crossfit']:.2f};"
+                  f" uncalibrated: ECE {c['ece_uncalibrated']:.3f}, AUROC "
+                  f"{c['auroc_uncalibrated']:.2f}."]
+        if c.get("feature_sets"):
+            lines += ["", f"Every input set tried (cross-fitted on 5 folds, mean of "
+                      f"{c.get('crossfit_draws', 1)} fold draws; the highest AUROC is kept):", "",
+                      "| inputs | AUROC | ECE |", "| --- | --- | --- |"]
+            lines += [f"| {k} | {v['auroc_crossfit']:.3f} | {v['ece_crossfit']:.3f} |"
+                      for k, v in c["feature_sets"].items()]
+        picks = results.get("leave_size_out_picks") or []
+        shares = [(pk.get("measured_best_share"), pk["pct_of_best"] >= 100 / 1.05) for pk in picks]
+        if any(x is not None and x == x for x, _ in shares):
+            lines += ["", "Picks by the share of the two measured sizes around them at which "
+                      "the picked configuration measured fastest:", "",
+                      "| share | picks | within 5 % |", "| --- | --- | --- |"]
+            for level in sorted({x for x, _ in shares if x is not None and x == x}):
+                got = [g for x, g in shares if x == level]
+                lines.append(f"| {level:g} | {len(got)} | {100 * sum(got) / len(got):.0f} % |")
+    t = results["timing"]
+    lines += ["", f"Scoring {t['candidates']} candidates: {t['total_ms_median']:.1f} ms with the "
+              f"bundle's predict, {t['system1_only_ms_median']:.1f} ms System 1 alone (median of "
+              f"7, under the load above).", ""]
+    return "\n".join(lines)
+
+
+def _guard_lines(g: dict, rate) -> list[str]:
+    """The leave-one-workload-out section's lines (the guard on never-seen workloads)."""
+    lines = ["", "## Guard, leave-one-workload-out (never-seen workloads)", "",
               f"- escalated by the full guard: {100 * (g['escalated_fraction'] or 0):.0f} % of "
               f"{g['problems']} problems; confidently wrong automatic picks: "
               f"{g['confidently_wrong_auto']}",
@@ -89,17 +127,4 @@ def markdown(results: dict, args) -> str:
     for x in g["per_workload"]:
         lines.append(f"| {x['workload']} | {x['problems']} | {x['wrong_picks']} | "
                      f"{100 * (x['learned_catch_rate'] or 0):.0f} % | {x['confidently_wrong_auto']} |")
-    if "confidence" in results:
-        c = results["confidence"]
-        lines += ["", "## Confidence", "",
-                  f"Good picks (within 5 %): {100 * c['good_pick_rate']:.0f} % of {c['picks']}. "
-                  f"Calibrated (cross-fitted logistic on "
-                  f"{c.get('features', 'log spread, margin / spread')}): ECE "
-                  f"{c['ece_calibrated_crossfit']:.3f}, AUROC {c['auroc_calibrated_crossfit']:.2f};"
-                  f" uncalibrated: ECE {c['ece_uncalibrated']:.3f}, AUROC "
-                  f"{c['auroc_uncalibrated']:.2f}."]
-    t = results["timing"]
-    lines += ["", f"Scoring {t['candidates']} candidates: {t['total_ms_median']:.1f} ms with the "
-              f"bundle's predict, {t['system1_only_ms_median']:.1f} ms System 1 alone (median of "
-              f"7, under the load above).", ""]
-    return "\n".join(lines)
+    return lines

@@ -60,3 +60,13 @@ def test_report_renders_every_section(results):
     assert f"measured configurations each (median; {cpp['min']}-{cpp['max']})" in text
     assert "a random pick among them reaches" in text
     assert "median 100.0 % >= 99 % (met)" in text and "within 5 % 100 % >= 85 % (met)" in text
+
+
+def test_each_pick_records_its_measured_best_share_and_the_report_breaks_picks_down_by_it(results):
+    # The fake's training rows are the truth at every size, held-out ones too: each (best)
+    # pick measured fastest at its own size.
+    picks = results["leave_size_out_picks"]
+    assert {p["measured_best_share"] for p in picks} == {1.0}
+    text = markdown(results, None)
+    assert f"| 1 | {len(picks)} | 100 % |" in text
+    assert "| inputs | AUROC | ECE |" in text
