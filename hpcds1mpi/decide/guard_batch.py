@@ -82,11 +82,14 @@ def job_distances(bundle, ref: "Reference", jobs: Sequence[tuple], k: int) -> li
 
 
 def judge_many(bundle, jobs: Sequence[tuple], calibration: "GuardCalibration",
-               ref: "Reference") -> list:
+               ref: "Reference", memo=None) -> list:
     """:func:`~hpcds1mpi.decide.guard.judge` for many jobs, their distances in one pass.
 
     Args:
         jobs: ``(workload, size, partition, confidence or None)`` each.
+        memo: distances kept from earlier calls for this bundle and ``ref`` (a
+            :class:`~hpcds1mpi.decide.batch_memo.Kept`; the calibration's ``k`` is in its
+            keys): used, and this call's kept. None: nothing kept.
 
     Returns:
         one entry per job: its :class:`~hpcds1mpi.decide.guard.Verdict` (equal to
@@ -100,9 +103,18 @@ def judge_many(bundle, jobs: Sequence[tuple], calibration: "GuardCalibration",
             keys[i] = (str(workload), type(size), size, matching_partition(bundle, partition))
         except Exception as exc:  # noqa: BLE001
             out[i] = exc
-    unique = list(dict.fromkeys(keys.values()))
-    found = dict(zip(unique, job_distances(bundle, ref, [(w, s, p) for w, _, s, p in unique],
-                                           calibration.k)))
+    found: dict = {}
+    if memo is not None:
+        for key in keys.values():
+            kept = memo.get((key, calibration.k))
+            if kept is not None:
+                found[key] = kept
+    unique = [key for key in dict.fromkeys(keys.values()) if key not in found]
+    for key, distance in zip(unique, job_distances(
+            bundle, ref, [(w, s, p) for w, _, s, p in unique], calibration.k)):
+        found[key] = distance
+        if memo is not None and not isinstance(distance, BaseException):
+            memo.put((key, calibration.k), distance)
     for i, key in keys.items():
         distance = found[key]
         if isinstance(distance, BaseException):

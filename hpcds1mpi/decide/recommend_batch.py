@@ -45,13 +45,15 @@ class Ask:
 
 
 def recommend_many(bundle, asks: Sequence[Ask], *, history: FailureHistory | None = None,
-                   model_dir=None) -> list:
+                   model_dir=None, memo=None) -> list:
     """Answer every question, scoring and judging them together.
 
     Args:
         bundle: the model bundle.
         asks: the questions.
         history, model_dir: as :func:`~hpcds1mpi.decide.recommend.recommend` (shared).
+        memo: a :class:`~hpcds1mpi.decide.batch_memo.RecommendMemo` keeping the questions'
+            scores and guard distances across calls (a service's); None: nothing kept.
 
     Returns:
         one entry per question, in order: its
@@ -65,6 +67,7 @@ def recommend_many(bundle, asks: Sequence[Ask], *, history: FailureHistory | Non
     ref = guard_mod.reference(bundle)
     calibration = guard_mod.load_calibration(bundle, model_dir, ref)
     conf_model = ConfidenceModel.load(model_dir)
+    memo = memo.bind(bundle, ref) if memo is not None else None
     preps: dict[int, rec_mod.Prepared] = {}
     for i, a in enumerate(asks):
         try:
@@ -79,7 +82,8 @@ def recommend_many(bundle, asks: Sequence[Ask], *, history: FailureHistory | Non
     answers = sb.score_many(bundle, [sb.Question(preps[i].workload, preps[i].size,
                                                  preps[i].parts, preps[i].constraints,
                                                  uses_threads=preps[i].uses_threads)
-                                     for i in scored])
+                                     for i in scored],
+                            memo=memo.scores if memo is not None else None)
     scores = dict(zip(scored, answers))
     jobs: dict[int, tuple] = {}
     for i, prep in preps.items():
@@ -92,7 +96,8 @@ def recommend_many(bundle, asks: Sequence[Ask], *, history: FailureHistory | Non
         except Exception as exc:  # noqa: BLE001
             out[i] = exc
     order = list(jobs)
-    verdicts = judge_many(bundle, [jobs[i] for i in order], calibration, ref)
+    verdicts = judge_many(bundle, [jobs[i] for i in order], calibration, ref,
+                          memo=memo.distances if memo is not None else None)
     finish_each(out, order, verdicts, lambda i, verdict: rec_mod.conclude(preps[i], verdict))
     return out
 

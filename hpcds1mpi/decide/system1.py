@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from hpcds1mpi.config import DEVICES, PRECISIONS, Configuration, configuration_grid
+from hpcds1mpi.decide.batch_memo import freeze
 from hpcds1mpi.decide.confidence import ConfidenceModel
 from hpcds1mpi.decide.memory_limits import MemoryLimit, learn_memory_limits, memory_need_and_limit
 from hpcds1mpi.decide.system1_front import knee, pareto_front_2d  # importable from here too
@@ -80,6 +81,9 @@ class Scores:
     size: int
     limits: dict[str, MemoryLimit] = field(default_factory=dict)
     _frame: "pd.DataFrame | None" = None
+    #: Shared by answers (:func:`~hpcds1mpi.decide.batch_memo.freeze`): read-only, subsets kept.
+    shared: bool = False
+    _subsets: dict = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
         return len(self.cols["nodes"])
@@ -95,9 +99,14 @@ class Scores:
 
     def subset(self, partition: str) -> "Scores":
         """The candidates on one partition only (same limits)."""
+        if self.shared and partition in self._subsets:
+            return self._subsets[partition]
         mask = self.cols["partition"] == partition
-        return Scores({k: v[mask] for k, v in self.cols.items()}, self.workload, self.size,
-                      self.limits)
+        sub = Scores({k: v[mask] for k, v in self.cols.items()}, self.workload, self.size,
+                     self.limits)
+        if self.shared:
+            self._subsets[partition] = freeze(sub)
+        return sub
 
     def row(self, index: int) -> dict:
         """One candidate as a plain dict of Python values."""

@@ -79,25 +79,54 @@ def stacked_call(fn, tables: list, what: str):
         return None
 
 
-def score_many(bundle, questions: Sequence[Question]) -> list:
+def question_key(q: Question):
+    """What :func:`~hpcds1mpi.decide.system1.score` reads of ``q`` (the bundle aside), as a
+    hashable key; None when its limits are given (not kept). The size's type is in it: a
+    size of the wrong type is refused, not taken for an equal integer."""
+    if q.limits is not None:
+        return None
+    return (str(q.workload), type(q.size), q.size, tuple(repr(p) for p in q.partitions),
+            repr(q.constraints or s1.Constraints()), bool(q.uses_threads))
+
+
+def score_many(bundle, questions: Sequence[Question], memo=None) -> list:
     """Score every question with one predict call.
+
+    Questions asked twice (:func:`question_key`: the same job for two objectives) are scored
+    once and share their (read-only) scores; with ``memo`` (a
+    :class:`~hpcds1mpi.decide.batch_memo.Kept`, for this bundle) scores kept from earlier
+    calls are used and this call's are kept.
 
     Returns:
         one entry per question, in order: its :class:`~hpcds1mpi.decide.system1.Scores`, or
         the exception :func:`score` would have raised for it (never raised here).
     """
+    from hpcds1mpi.decide.batch_memo import freeze
+
     out: list = [None] * len(questions)
     frames: dict[int, object] = {}
+    first: dict = {}  # key -> the question scored for it
+    same: dict[int, int] = {}  # question -> the earlier one with its key
+    keys: dict[int, object] = {}
     for i, q in enumerate(questions):
+        key = question_key(q)
+        if key is not None:
+            kept = memo.get(key) if memo is not None else None
+            if kept is not None:
+                out[i] = kept
+                continue
+            if key in first:
+                same[i] = first[key]
+                continue
+            first[key], keys[i] = i, key
         try:
             frames[i] = _frame(bundle, q)
         except Exception as exc:  # noqa: BLE001 - the question's own error, kept in place
             out[i] = exc
-    if not frames:
-        return out
     order = list(frames)
     # None: predict each alone, so a question's error stays its own.
-    pred = stacked_call(bundle.predict, [frames[i] for i in order], "model answer")
+    pred = stacked_call(bundle.predict, [frames[i] for i in order], "model answer") \
+        if order else None
     start = 0
     for i in order:
         q, frame = questions[i], frames[i]
@@ -107,7 +136,13 @@ def score_many(bundle, questions: Sequence[Question]) -> list:
             out[i] = s1.scores_from_prediction(bundle, q.workload, int(q.size), q.partitions,
                                                q.constraints or s1.Constraints(), q.limits,
                                                frame, part)
+            if i in keys and (memo is not None or i in same.values()):
+                freeze(out[i])  # shared
+                if memo is not None:
+                    memo.put(keys[i], out[i])
         except Exception as exc:  # noqa: BLE001
             out[i] = exc
         start += len(frame)
+    for i, j in same.items():
+        out[i] = out[j]
     return out

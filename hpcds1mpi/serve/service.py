@@ -84,6 +84,10 @@ class Service:
         self.reference = guard.reference(self.bundle)
         self.calibration = guard.load_calibration(self.bundle, self.model_dir, self.reference)
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hpcds1mpi-serve")
+        from hpcds1mpi.decide.batch_memo import RecommendMemo
+
+        # Scores and guard distances of recent jobs, shared by their objectives' questions.
+        self.memo = RecommendMemo()
         self.cache_size = cache_size
         self._cache: OrderedDict[tuple, bytes] = OrderedDict()
         self._cache_bytes = 0
@@ -264,7 +268,7 @@ class Service:
                 out[i] = exc
         order = list(asks)
         recs = recommend_many(self.bundle, [asks[i] for i in order], history=self.history,
-                              model_dir=self.model_dir)
+                              model_dir=self.model_dir, memo=self.memo)
         finish_each(out, order, recs, lambda i, rec: self._respond(reqs[i], rec))
         return out
 

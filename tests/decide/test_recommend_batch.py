@@ -68,9 +68,9 @@ def _one(bundle, a: rb.Ask, model_dir, history):
         return exc
 
 
-def _check_equal(bundle, asks, model_dir=None, history=None):
+def _check_equal(bundle, asks, model_dir=None, history=None, memo=None):
     history = history or FailureHistory(None, [])
-    got = rb.recommend_many(bundle, asks, history=history, model_dir=model_dir)
+    got = rb.recommend_many(bundle, asks, history=history, model_dir=model_dir, memo=memo)
     assert len(got) == len(asks)
     kinds = set()
     for a, g in zip(asks, got):
@@ -130,6 +130,46 @@ def test_an_error_in_one_question_does_not_fail_the_others(shipped):
     got, _ = _check_equal(bundle, asks, model_dir)
     errors = [i for i, g in enumerate(got) if isinstance(g, Exception)]
     assert errors == [3, 7] and all(not isinstance(g, Exception) for g in got[:3])
+
+
+def _objectives_of(asks) -> list:
+    """Each question once per objective, the objectives of one job side by side."""
+    return [rb.Ask(a.workload, a.size, a.places, o, a.constraints, a.device)
+            for a in asks for o in s1.OBJECTIVES]
+
+
+def test_kept_scores_and_distances_give_each_question_its_own_answer(shipped):
+    """A memo shared by batches (a service's): each job's scores and distance computed once
+    for its four objectives, and used again by later batches, never change an answer."""
+    from hpcds1mpi.decide.batch_memo import RecommendMemo
+
+    bundle, model_dir = shipped
+    memo = RecommendMemo()
+    asks = _objectives_of(_varied(bundle, _lab_places())[:12])
+    std = _lab_places()[0]
+    asks += [rb.Ask("stencil", 160, std, "time", c) for c in  # one job, other constraints
+             (None, s1.Constraints(max_nodes=1), s1.Constraints(deadline_s=1e-9))]
+    _check_equal(bundle, asks, model_dir, memo=memo)
+    assert len(memo.scores) > 0 and len(memo.distances) > 0
+    got, kinds = _check_equal(bundle, asks[::-1], model_dir, memo=memo)  # from the memo
+    assert {"auto", "escalate", "error"} <= kinds, kinds
+
+
+def test_kept_scores_are_read_only_and_forgotten_for_another_bundle():
+    from hpcds1mpi.decide.batch_memo import RecommendMemo
+
+    bundle, memo = FakeBundle(sizes=WIDE_SIZES), RecommendMemo()
+    asks = [rb.Ask("stencil", 300, fake_places("cpu"), o) for o in ("time", "energy")]
+    got = rb.recommend_many(bundle, asks, history=FailureHistory(None, []), memo=memo)
+    assert len(memo.scores) == 1
+    shared = got[0].picked.choice.scores
+    assert shared is got[1].picked.choice.scores  # one subset for both objectives
+    with pytest.raises(ValueError):
+        shared.cols["runtime_s"][0] = 0.0
+    again = rb.recommend_many(FakeBundle(sizes=WIDE_SIZES), asks[:1],
+                              history=FailureHistory(None, []), memo=memo)
+    assert again[0].picked.choice.scores is not shared  # the other bundle's own
+    assert len(memo.scores) == 1 and len(memo.distances) == 1
 
 
 def test_no_question_is_no_answer():

@@ -226,3 +226,33 @@ def test_a_failed_shared_recommend_pass_fails_only_its_questions(tmp_path, monke
                            ("recommend", RecommendRequest(workload="fft", size=64))])
     assert isinstance(got[0], OSError) and isinstance(got[2], OSError)
     assert got[1] == want
+
+
+def test_the_load_benchmarks_questions_in_batches_get_each_its_own_answer(tmp_path):
+    """320 of ``benchmarks/serve.py``'s distinct questions (each job for four objectives),
+    in micro-batches of 25 that share a job's scores and guard distance (the service's memo),
+    then 40 of them again (from the memo): the bytes each gets alone, without a memo."""
+    import importlib.util
+    from pathlib import Path
+
+    from hpcds1mpi.serve.service import Service
+
+    source = Path(__file__).resolve().parents[2] / "benchmarks" / "serve.py"
+    spec = importlib.util.spec_from_file_location("serve_load_questions", source)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    batched = Service(None, str(LAB), tmp_path / "a", cache_size=0)
+    alone = Service(None, str(LAB), tmp_path / "b", cache_size=0)
+    alone.memo = None
+    sizes = {str(k): (float(v[0]), float(v[1])) for k, v in batched.bundle.size_range.items()}
+    reqs = [("recommend", RecommendRequest(**q)) for q in bench.questions(sizes, 320)]
+    got = [a for i in range(0, len(reqs), 25) for a in batched.answer_many(reqs[i:i + 25])]
+    got += batched.answer_many(reqs[:40])
+    assert len(batched.memo.scores) > 0
+    for (kind, req), body in zip(reqs + reqs[:40], got):
+        try:
+            want = alone.answer(kind, req)
+        except ConfigError as exc:
+            assert isinstance(body, ConfigError) and str(body) == str(exc), (req, body)
+            continue
+        assert body == want, req
