@@ -139,12 +139,14 @@ async def _phase(host, port, token, bodies, clients, timeout) -> dict:
 
 
 def baseline(bodies: list[dict], state: Path, model: str | None = None) -> dict:
-    """In-process ``Service.recommend`` of each body, uncached, one at a time."""
+    """In-process ``Service.recommend`` of each body, uncached, one at a time (without the
+    service's memo of a job's scores, which its other objectives would use)."""
     from hpcds1mpi.serve.schemas import RecommendRequest
     from hpcds1mpi.serve.service import Service
 
     service = Service(model, None, state, cache_size=0)
     service.warm_up()
+    service.memo = None
     times = []
     for body in bodies:
         t0 = time.perf_counter()
@@ -177,6 +179,13 @@ def start_server(state: Path, tree: str | None = None, model: str | None = None,
     the CLI of that source tree instead (the baseline; ``recommend_speed.baseline_command``)."""
     env = {k: v for k, v in os.environ.items() if k not in ("HPCDS1MPI_SERVE_TOKEN",
                                                              "SLURM_JOB_ID")}
+    if tree is not None:
+        # The tree's code for its worker processes too: a spawned worker starts a fresh
+        # interpreter, which the command's shim does not reach (before session 14, the
+        # baseline's worker computed with this checkout's code).
+        env["PYTHONPATH"] = os.pathsep.join([str(Path(tree).resolve())]
+                                            + ([env["PYTHONPATH"]] if env.get("PYTHONPATH")
+                                               else []))
     out = state.parent / f"server-{state.name}.out"
     args = ["serve", "--host", "127.0.0.1", "--port", "0", "--state-dir", str(state)] + (
         ["--model", str(Path(model).resolve())] if model else []) + list(extra)
@@ -334,13 +343,20 @@ def main() -> None:
         phases = [("distinct", first), *phases, ("distinct again", second)]
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
-        servers = {"this": start_server(Path(tmp) / "state", model=args.model)}
-        if args.baseline_tree:
-            servers["baseline"] = start_server(Path(tmp) / "baseline", args.baseline_tree,
-                                               args.model)
-        if args.workers is not None:
-            servers["workers"] = start_server(Path(tmp) / "workers", model=args.model,
-                                              extra=("--workers", str(args.workers)))
+        servers: dict = {}
+        try:  # a server that cannot start stops the ones started before it
+            servers["this"] = start_server(Path(tmp) / "state", model=args.model)
+            if args.baseline_tree:
+                servers["baseline"] = start_server(Path(tmp) / "baseline", args.baseline_tree,
+                                                   args.model)
+            if args.workers is not None:
+                servers["workers"] = start_server(Path(tmp) / "workers", model=args.model,
+                                                  extra=("--workers", str(args.workers)))
+        except BaseException:
+            for proc, *_ in servers.values():
+                proc.terminate()
+                proc.wait(30)
+            raise
         procs = {key: psutil.Process(s[0].pid) for key, s in servers.items()}
         family = lambda key: [procs[key], *procs[key].children(recursive=True)]  # noqa: E731
         cpu = lambda key: sum(sum(p.cpu_times()[:2]) for p in family(key))  # noqa: E731

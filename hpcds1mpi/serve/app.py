@@ -156,12 +156,11 @@ def create_app(service, token: str, *, max_body: int = DEFAULT_MAX_BODY,
         return refused(request, 401, why, {"WWW-Authenticate": 'Bearer realm="hpcds1mpi"'})
 
     if workers is None:  # the service's one computing thread
-        batch = MicroBatch(service.answer_many, service.executor.submit, limit=batch_limit,
-                           together=BATCHED_KINDS)
-    else:  # a thread per worker process, each sending its batch there
-        batch = MicroBatch(lambda items: workers.answer_many(items, service.store),
-                           workers.threads.submit, limit=batch_limit, slots=workers.count,
-                           together=BATCHED_KINDS)
+        submit = MicroBatch(service.answer_many, service.executor.submit, limit=batch_limit,
+                            together=BATCHED_KINDS).submit
+    else:  # worker processes, each batching what reaches it; answers kept here
+        workers.store = service.store
+        submit = workers.submit
 
     def _computation(kind: str, req) -> asyncio.Future:
         """The computation of ``req``'s answer: queued for the next micro-batch, or the one
@@ -170,7 +169,7 @@ def create_app(service, token: str, *, max_body: int = DEFAULT_MAX_BODY,
         key = service.key(kind, req)
         running = inflight.get(key)
         if running is None:
-            running = asyncio.wrap_future(batch.submit(kind, req))
+            running = asyncio.wrap_future(submit(kind, req))
             inflight[key] = running
             running.add_done_callback(lambda _: inflight.pop(key, None))
         return running

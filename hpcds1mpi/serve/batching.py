@@ -13,11 +13,12 @@ Only the kinds that are cheaper together (``together``: the service's recommend 
 share a call; a question of another kind (predict, advise) gets a call of its own in the same
 drain, settled as soon as it is answered, so a slow script never holds back a batch.
 
-``slots`` computing threads drain the same queue (``serve --workers N``: N threads, each
-sending its batch to a worker process and waiting, so N batches compute at once). Each
-question gets its own answer or its own exception, in its own future; an error of the whole
-call (a worker process that died) is every question of that batch's error, never a later
-batch's.
+``slots`` computing threads may drain the same queue. Each question gets its own answer or
+its own exception, in its own future; an error of the whole call is every question of that
+batch's error, never a later batch's. ``serve --workers N`` (the default, one process) batches
+the same way inside each worker process (:mod:`hpcds1mpi.serve.workers`, with :func:`calls`),
+so that no hand-off between two batches leaves the worker idle; this queue serves
+``--workers 0``'s computing thread.
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ class MicroBatch:
                     else:  # nobody would ever answer what waits
                         taken, self._queue = self._queue, []
                 for _, _, f in taken:
-                    _settle(f, exc)
+                    settle(f, exc)
         return fut
 
     def _take(self) -> list:
@@ -136,7 +137,7 @@ class MicroBatch:
             # Not an answer's error (those are settled above): the thread itself is going.
             # Nothing it held may wait for ever, and what is queued needs another drain.
             for _, _, fut in batch:
-                _settle(fut, RuntimeError("the computing thread stopped; ask again"))
+                settle(fut, RuntimeError("the computing thread stopped; ask again"))
             with self._lock:
                 self._running -= 1
                 wake = self._claim_slot()
@@ -147,10 +148,7 @@ class MicroBatch:
 
     def _calls(self, batch: list) -> list[list]:
         """The batch as calls: the kinds answered together in one, each other question alone."""
-        if self.together is None:
-            return [batch]
-        joint = [q for q in batch if q[0] in self.together]
-        return ([joint] if joint else []) + [[q] for q in batch if q[0] not in self.together]
+        return calls(batch, self.together)
 
     def _answer(self, call: list) -> None:
         """One ``answer_many`` call, each question's future settled with its answer."""
@@ -161,10 +159,20 @@ class MicroBatch:
         except Exception as exc:  # noqa: BLE001 - the whole call failed: this call's questions'
             answers = [exc] * len(call)
         for (_, _, fut), got in zip(call, answers):
-            _settle(fut, got)
+            settle(fut, got)
 
 
-def _settle(fut: Future, got) -> None:
+def calls(batch: list, together: tuple[str, ...] | None) -> list[list]:
+    """``batch`` (tuples, each's kind first) as calls: the kinds in ``together`` in one call
+    (every kind with None), each other question in a call of its own."""
+    if together is None:
+        return [batch]
+    joint = [q for q in batch if q[0] in together]
+    return ([joint] if joint else []) + [[q] for q in batch if q[0] not in together]
+
+
+def settle(fut: Future, got) -> None:
+    """Give ``fut`` its answer, or its exception; nothing when it was cancelled or settled."""
     try:
         if isinstance(got, BaseException):
             fut.set_exception(got)

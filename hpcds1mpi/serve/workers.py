@@ -6,35 +6,55 @@ the cores, and a computing thread in the server process would share the GIL with
 loop (HTTP, body checks, the cache). So by default the server starts one worker process, and
 the event loop and the computing run on two cores at once (``--workers 0`` keeps the
 computing in a thread of the server process instead:
-:attr:`hpcds1mpi.serve.service.Service.executor`). With ``--workers N`` the server starts N
-processes, each with its own copy of the
-service (the same bundle and places, loaded once per process), and sends each micro-batch of
-new questions (:mod:`hpcds1mpi.serve.batching`: a sending thread per worker, each taking its
-share of the queue) to one of them. The server process keeps everything else: the token check, the limits, the answer
+:attr:`hpcds1mpi.serve.service.Service.executor`, fed by
+:class:`~hpcds1mpi.serve.batching.MicroBatch`). With ``--workers N`` the server starts N
+processes, each with its own copy of the service (the same bundle and places, loaded once per
+process). The server process keeps everything else: the token check, the limits, the answer
 cache and the event loop, so a repeated question never reaches a worker.
 
+Each worker has a pipe of its own. A new question goes down it at once (a sending thread per
+worker, so a large script never blocks the event loop) to the worker that holds the fewest; the
+worker takes everything that arrived while it computed (at most ``limit``) and answers it as
+one micro-batch, as :class:`~hpcds1mpi.serve.batching.MicroBatch` does in a thread: the kinds
+cheaper together (recommend) in one :meth:`~hpcds1mpi.serve.service.Service.answer_many`
+call, each other question alone, each call's answers sent back as soon as they are computed.
+A reading thread per worker settles each question's future and keeps its answer in the cache.
+The batching is in the worker, so it starts its next batch the moment one is done: measured
+(issue 18), a process pool's hand-off between two batches (the parent's threads taking the
+answers, then sending the next batch) left the worker idle ~4 ms for every ~16 ms computed.
+
 The workers are *spawned* (a fresh interpreter), not forked: the parent has loaded numpy,
-BLAS and numba, whose thread pools do not survive a fork. Each worker ignores SIGINT (a Ctrl-C
-reaches the whole process group; the parent stops them itself, after its graceful shutdown).
-A worker that dies (killed, out of memory) breaks the pool: the request it held gets a 500,
-the pool is started again, and the next request is computed as usual.
+BLAS and numba, whose thread pools do not survive a fork. Each worker ignores SIGINT and
+SIGTERM (a Ctrl-C reaches the whole process group; the parent stops them itself, after its
+graceful shutdown, and a worker whose pipe closes stops).
+A worker that dies (killed, out of memory) fails the questions it held (500), a new one is
+started in its place, and the other workers (or, with one, the new one once loaded) answer
+the next questions.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+from collections import deque
+from concurrent.futures import Future
 from pathlib import Path
 
 log = logging.getLogger("hpcds1mpi.serve")
 
 _service = None  # the worker's own Service (in a worker process only)
+#: Seconds a worker has to load the bundle at start before the server gives up.
+START_TIMEOUT = 300.0
 
 
 def _start(model_dir: str | None, cluster_file: str | None, state: str) -> None:
-    """Worker initialiser: load the service once, without a cache (the parent keeps it)."""
+    """Worker set-up: load the service once, without a cache (the parent keeps it)."""
     import signal
 
+    # A Ctrl-C or a TERM reaches the whole process group: the server stops its workers
+    # itself, after its graceful shutdown (a worker whose server is gone stops too).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     from hpcds1mpi.serve.server import settle_heap
     from hpcds1mpi.serve.service import Service
 
@@ -42,11 +62,6 @@ def _start(model_dir: str | None, cluster_file: str | None, state: str) -> None:
     _service = Service(model_dir, cluster_file, Path(state), cache_size=0)
     _service.warm_up()
     settle_heap()
-
-
-def _answer(kind: str, req) -> bytes:
-    """The checked, encoded answer to ``req``, computed in this worker."""
-    return _service.answer(kind, req)
 
 
 def _answer_many(items: list) -> list:
@@ -67,82 +82,237 @@ def _answer_many(items: list) -> list:
     return out
 
 
-def _ready(_: int) -> bool:
-    return _service is not None
+def _main(conn, model_dir: str | None, cluster_file: str | None, state: str,
+          limit: int) -> None:
+    """A worker process: load, say so (None), then answer what comes until told to stop."""
+    _start(model_dir, cluster_file, state)
+    conn.send(None)
+    serve_pipe(conn, limit, _answer_many)
+
+
+def serve_pipe(conn, limit: int, answer_many) -> None:
+    """Answer the questions ``conn`` brings (lists of ``(kind, request, id)``) in batches of
+    what has arrived, at most ``limit``; send ``[(id, answer or exception), ...]`` back per
+    call. Returns once a None (stop) has come and what came before it is answered, or when
+    the server is gone."""
+    from hpcds1mpi.serve.batching import calls
+    from hpcds1mpi.serve.service import BATCHED_KINDS
+
+    waiting: deque = deque()
+    stop = False
+    try:
+        while True:
+            while not stop and (not waiting or conn.poll()):
+                got = conn.recv()
+                if got is None:
+                    stop = True  # answer what waits, then stop
+                else:
+                    waiting.extend(got)
+            if not waiting:
+                return
+            batch = [waiting.popleft() for _ in range(min(limit, len(waiting)))]
+            for call in calls(batch, BATCHED_KINDS):
+                try:
+                    answers = answer_many([(kind, req) for kind, req, _ in call])
+                except Exception as exc:  # noqa: BLE001 - the whole call failed: its questions'
+                    answers = [RuntimeError(f"{type(exc).__name__}: {exc}")] * len(call)
+                conn.send([(ident, got) for (_, _, ident), got in zip(call, answers)])
+    except (EOFError, OSError):
+        return  # the server went away
+
+
+class _Worker:
+    """One worker process, its pipe, and the questions it holds (id -> (kind, req, future))."""
+
+    def __init__(self, args: tuple, limit: int, store, on_death):
+        import multiprocessing
+        import queue
+
+        ctx = multiprocessing.get_context("spawn")
+        self.conn, child = ctx.Pipe(duplex=True)
+        self.proc = ctx.Process(target=_main, args=(child, *args, limit),
+                                name="hpcds1mpi-serve-worker")
+        self.proc.start()
+        child.close()
+        self.store, self.on_death = store, on_death
+        self.held: dict[int, tuple] = {}
+        self.alive, self.closing, self.ready = True, False, False
+        #: Set once the worker has loaded (``ready``) or died before it could.
+        self.started = threading.Event()
+        self._lock = threading.Lock()
+        self._outbox: queue.SimpleQueue = queue.SimpleQueue()
+        for target, name in ((self._send, "send"), (self._read, "read")):
+            threading.Thread(target=target, name=f"hpcds1mpi-serve-{name}", daemon=True).start()
+
+    def put(self, ident: int, kind: str, req, fut: Future) -> bool:
+        """Hold the question and queue it for the pipe; False when this worker is dead."""
+        with self._lock:
+            if not self.alive:
+                return False
+            self.held[ident] = (kind, req, fut)
+        self._outbox.put((kind, req, ident))
+        return True
+
+    def _send(self) -> None:
+        """(Thread.) Everything queued down the pipe, as one message per wake-up."""
+        import queue
+
+        while True:
+            items = [self._outbox.get()]
+            try:
+                while True:
+                    items.append(self._outbox.get_nowait())
+            except queue.Empty:
+                pass
+            stop = None in items
+            items = [i for i in items if i is not None]
+            try:
+                if items:
+                    self._send_items(items)
+                if stop:
+                    self.conn.send(None)
+                    return
+            except (OSError, ValueError):
+                return  # the pipe is gone: the reading thread sees the death
+
+    def _send_items(self, items: list) -> None:
+        try:
+            self.conn.send(items)
+        except (OSError, ValueError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - one question did not pickle: its own error
+            if len(items) == 1:
+                self._settle(items[0][2], exc)
+                return
+            for item in items:
+                self._send_items([item])
+
+    def _settle(self, ident: int, got) -> None:
+        from hpcds1mpi.serve.batching import settle
+
+        with self._lock:
+            entry = self.held.pop(ident, None)
+        if entry is None:
+            return
+        kind, req, fut = entry
+        if isinstance(got, bytes):
+            self.store(kind, req, got)
+        settle(fut, got)
+
+    def _read(self) -> None:
+        """(Thread.) Each answer to its future, until the worker is gone."""
+        while True:
+            try:
+                msg = self.conn.recv()
+            except (EOFError, OSError):
+                break
+            if msg is None:
+                self.ready = True
+                self.started.set()
+                continue
+            for ident, got in msg:
+                self._settle(ident, got)
+        self.proc.join(5)  # reaped, not left a zombie
+        self.on_death(self)
+        self.started.set()
+
+    def fail_all(self, exc: BaseException) -> None:
+        """This worker is gone: every question it held gets ``exc``."""
+        from hpcds1mpi.serve.batching import settle
+
+        with self._lock:
+            self.alive = False
+            held, self.held = self.held, {}
+        for _, _, fut in held.values():
+            settle(fut, exc)
+
+    def stop(self, timeout: float) -> None:
+        self.closing = True
+        self._outbox.put(None)
+        self.proc.join(timeout)
+        if self.proc.is_alive():
+            self.proc.terminate()
+            self.proc.join(5)
+        self.conn.close()
 
 
 class Workers:
-    """N worker processes computing answers; ``submit`` as the event loop needs it.
+    """N worker processes computing answers (:meth:`submit`, as the event loop needs it).
 
     Args:
         count: processes (1 or more).
         model_dir, cluster_file, state: what each worker's service loads (as the parent's).
+        limit: most questions a worker answers in one batch.
     """
 
     def __init__(self, count: int, model_dir: str | None, cluster_file: str | None,
-                 state: Path):
-        import threading
-        from concurrent.futures import ThreadPoolExecutor
+                 state: Path, limit: int | None = None):
+        from hpcds1mpi.serve.batching import DEFAULT_LIMIT
 
         self.count = count
+        self.limit = limit or DEFAULT_LIMIT
         self._args = (model_dir, cluster_file, str(state))
         self._lock = threading.Lock()
-        self.executor = self._new(wait=True)
-        #: One thread per worker process, each sending a micro-batch and waiting for it
-        #: (:class:`~hpcds1mpi.serve.batching.MicroBatch` with ``count`` slots).
-        self.threads = ThreadPoolExecutor(count, thread_name_prefix="hpcds1mpi-serve-send")
+        self._ids = 0
+        self._closing = False
+        #: Keeps each computed answer (the server's cache): ``store(kind, request, body)``.
+        self.store = lambda kind, req, body: None
+        self._workers = [self._new() for _ in range(count)]
+        for w in self._workers:  # at start, a worker that cannot start is an error at start
+            if not w.started.wait(START_TIMEOUT) or not w.ready:
+                self.close()
+                raise RuntimeError("a worker process did not start; see the errors above")
 
-    def _new(self, wait: bool):
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        executor = ProcessPoolExecutor(self.count, mp_context=multiprocessing.get_context("spawn"),
-                                       initializer=_start, initargs=self._args)
-        # Start every worker now (one task each, submitted at once: the pool starts processes
-        # only when none is idle), so the first requests do not pay for loading; at start,
-        # wait for them, so that a worker that cannot start is an error at start.
-        futures = [executor.submit(_ready, i) for i in range(self.count)]
-        for f in futures if wait else ():
-            f.result()
-        return executor
+    def _new(self) -> _Worker:
+        return _Worker(self._args, self.limit, lambda kind, req, body: self.store(kind, req, body),
+                       self._died)
 
     def pids(self) -> list[int]:
         """The worker processes' ids (tests)."""
-        return sorted(getattr(self.executor, "_processes", {}) or {})
+        return sorted(w.proc.pid for w in self._workers)
 
-    def answer_many(self, items: list, store) -> list:
-        """One batch's answers computed by a worker process (on a sending thread), each
-        kept with ``store(kind, request, body)`` here, where the cache is.
-
-        Raises:
-            RuntimeFailure: the worker died computing it (every answer of this batch).
-        """
-        from concurrent.futures.process import BrokenProcessPool
-
+    def submit(self, kind: str, req) -> Future:
+        """The future answer to ``req`` (bytes, or the exception computing it raised), from the
+        worker that holds the fewest questions (a loaded one first)."""
         from hpcds1mpi.errors import RuntimeFailure
 
-        executor = self.executor
-        try:
-            answers = executor.submit(_answer_many, items).result()
-        except BrokenProcessPool:
-            self.broken(executor)
-            raise RuntimeFailure("a worker process died computing this answer; retry "
-                                 "(new workers are starting)") from None
-        for (kind, req), body in zip(items, answers):
-            if isinstance(body, bytes):
-                store(kind, req, body)
-        return answers
+        fut: Future = Future()
+        while True:
+            with self._lock:
+                alive = [w for w in self._workers if w.alive]
+                if self._closing or not alive:
+                    fut.set_exception(RuntimeFailure(
+                        "the server is stopping" if self._closing else
+                        "no worker process is running (they failed to start); see the "
+                        "server's log and restart it"))
+                    return fut
+                self._ids += 1
+                ident = self._ids
+                worker = min(alive, key=lambda w: (not w.ready, len(w.held)))
+            if worker.put(ident, kind, req, fut):
+                return fut
 
-    def broken(self, executor) -> None:
-        """A worker died under ``executor``: a fresh pool (once, however many requests saw
-        the same break), whose workers start with the next request, not on the event loop."""
-        with self._lock:  # the sending threads may see the same break at once
-            if executor is not self.executor:
-                return  # already replaced
-            log.error("a worker process died; starting %d new ones", self.count)
-            executor.shutdown(wait=False, cancel_futures=True)
-            self.executor = self._new(wait=False)
+    def _died(self, worker: _Worker) -> None:
+        """(A reading thread.) ``worker`` is gone: a new one in its place (unless stopping),
+        then its questions fail (500)."""
+        from hpcds1mpi.errors import RuntimeFailure
+
+        with self._lock:
+            # One that never loaded is not started again (it would fail again, for ever).
+            replace = not self._closing and not worker.closing and worker.ready \
+                and worker in self._workers
+            if replace:
+                log.error("a worker process died; starting a new one")
+                self._workers[self._workers.index(worker)] = self._new()
+            elif not self._closing and not worker.closing:
+                log.error("a worker process failed to start")
+        worker.fail_all(RuntimeFailure("a worker process died computing this answer; retry "
+                                       "(a new worker is starting)") if replace
+                        else RuntimeFailure("the server is stopping"))
 
     def close(self) -> None:
-        self.threads.shutdown(wait=False, cancel_futures=True)
-        self.executor.shutdown(wait=True, cancel_futures=True)
+        with self._lock:
+            self._closing = True
+            workers = list(self._workers)
+        for w in workers:
+            w.stop(10)

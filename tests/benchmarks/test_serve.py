@@ -43,3 +43,31 @@ def test_the_bound_is_the_busier_stage():
 
 def test_a_server_without_workers_is_one_stage():
     assert "S = 1.70 ms a question" in _report(1.7, 1.7)
+
+
+def test_a_baseline_tree_server_and_its_workers_import_that_tree(tmp_path, monkeypatch):
+    """The baseline's spawned workers start fresh interpreters: the tree must come first on
+    their path too (PYTHONPATH), not only in the shim of the server's own command."""
+    import pytest
+
+    seen = {}
+
+    class Exited:
+        returncode = 1
+
+        def __init__(self, command, **kw):
+            seen.update(kw, command=command)
+
+        def poll(self):
+            return 1
+
+    monkeypatch.setenv("PYTHONPATH", "/elsewhere")
+    monkeypatch.setattr(bench.subprocess, "Popen", Exited)
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    with pytest.raises(SystemExit, match="exited 1"):
+        bench.start_server(tmp_path / "state", str(tree))
+    assert seen["env"]["PYTHONPATH"] == f"{tree.resolve()}:/elsewhere"
+    with pytest.raises(SystemExit):
+        bench.start_server(tmp_path / "mine")
+    assert seen["env"]["PYTHONPATH"] == "/elsewhere"

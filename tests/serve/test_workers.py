@@ -89,7 +89,7 @@ def test_a_dead_worker_costs_one_request_at_most(pooled):
     assert first[0] in (200, 500), first
     if first[0] == 500:
         assert "a worker process died" in first[1]["error"]
-        assert "a worker process died; starting 2 new ones" in pooled.log()
+        assert "a worker process died; starting a new one" in pooled.log()
     for size in (172, 173):
         status, data, _ = pooled.request("POST", "/v1/recommend",
                                          {"workload": "stencil", "size": size})
@@ -134,3 +134,38 @@ class TwoArgs(Exception):
 
     def __init__(self, status, reason):
         super().__init__(f"{status}: {reason}")
+
+
+def test_a_worker_answers_what_arrived_while_it_computed_as_one_batch():
+    """The questions waiting in the pipe are one batch (at most ``limit``): the recommend
+    questions in one call, a predict in its own; each answer goes back with its id."""
+    from multiprocessing import Pipe
+
+    from hpcds1mpi.serve.workers import serve_pipe
+
+    server, worker = Pipe()
+    server.send([("recommend", 1, 10), ("recommend", 2, 11)])
+    server.send([("predict", 3, 12), ("recommend", 4, 13)])
+    server.send([("recommend", 5, 14)])
+    server.send(None)
+    seen = []
+
+    def answer_many(items):
+        seen.append(items)
+        return [f"{kind}{req}".encode() for kind, req in items]
+
+    serve_pipe(worker, 4, answer_many)
+    assert seen == [[("recommend", 1), ("recommend", 2), ("recommend", 4)], [("predict", 3)],
+                    [("recommend", 5)]]
+    got = [server.recv() for _ in seen]
+    assert got[0] == [(10, b"recommend1"), (11, b"recommend2"), (13, b"recommend4")]
+    assert got[1:] == [[(12, b"predict3")], [(14, b"recommend5")]]
+
+
+def test_a_worker_that_cannot_start_is_an_error_at_start_not_started_again(tmp_path, caplog):
+    from hpcds1mpi.serve.workers import Workers
+
+    with pytest.raises(RuntimeError, match="did not start"):
+        Workers(1, str(tmp_path / "no-such-bundle"), None, tmp_path / "state")
+    assert "a worker process failed to start" in caplog.text
+    assert "starting a new one" not in caplog.text
