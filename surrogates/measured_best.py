@@ -52,15 +52,17 @@ class MeasuredBest:
         sizes = np.asarray(table["size"], dtype=float)[idx]
         codes = config_codes(table[idx] if hasattr(table, "coded") else table.iloc[idx])
         runtime = runtime[idx]
+        # One sort: by workload and partition, then size, then runtime (stable: of equal
+        # runtimes the first row measured); the first row of each size is its fastest.
+        order = np.lexsort((runtime, sizes, partitions, workloads))
+        w, p, s = workloads[order], partitions[order], sizes[order]
+        first = np.ones(len(order), dtype=bool)
+        first[1:] = (w[1:] != w[:-1]) | (p[1:] != p[:-1]) | (s[1:] != s[:-1])
+        w, p, s, best = w[first], p[first], s[first], codes[order][first]
+        starts = np.flatnonzero(np.r_[True, (w[1:] != w[:-1]) | (p[1:] != p[:-1])])
         groups = {}
-        for key in sorted(set(zip(workloads.tolist(), partitions.tolist()))):
-            mine = np.flatnonzero((workloads == key[0]) & (partitions == key[1]))
-            levels = np.unique(sizes[mine])
-            best = np.empty(len(levels), dtype=np.int64)
-            for k, s in enumerate(levels):
-                at = mine[sizes[mine] == s]
-                best[k] = codes[at[np.argmin(runtime[at])]]  # ties: the first row measured
-            groups[key] = (np.log(levels), best)
+        for a, b in zip(starts, np.r_[starts[1:], len(w)]):
+            groups[(str(w[a]), str(p[a]))] = (np.log(s[a:b]), best[a:b])
         return cls(groups)
 
     def share(self, table) -> np.ndarray:

@@ -163,12 +163,9 @@ def measured_best_of(bundle):
     from hpcds1mpi.surrogates.measured_best import MeasuredBest
 
     def fit():
-        # Without pandas where the bundle can (training_columns), else its frame.
-        rows = getattr(bundle, "training_columns", None) or \
-            getattr(bundle, "training_frame", None)
-        try:
-            return MeasuredBest.fit(rows()) if rows is not None else MeasuredBest({})
-        except KeyError:  # training rows without outcomes: nothing measured to go by
+        try:  # the training rows every check reads (read once per bundle; no pandas)
+            return MeasuredBest.fit(bundle_cache.training_columns(bundle))
+        except (AttributeError, KeyError):  # no training rows, or none with outcomes
             return MeasuredBest({})
 
     return bundle_cache.memo(bundle, ("measured_best",), fit)
@@ -189,3 +186,15 @@ def pick_measured_best_share(scores, index: int) -> float:
     cols = scores.cols
     return measured.share_of(scores.workload, scores.size, *(cols[k][index] for k in (
         "partition", "nodes", "ranks_per_node", "threads", "device", "precision")))
+
+
+def pick_confidence(model: ConfidenceModel, scores, index: int, spread: float,
+                    margin: float) -> tuple[float, float]:
+    """(confidence, workload noise) of candidate ``index`` of System 1's ``scores``, its
+    spread and margin given; the measured-best share is looked up only when ``model`` reads
+    it."""
+    cols = scores.cols
+    noise = float(cols["runtime_noise"][index]) if "runtime_noise" in cols else float("nan")
+    share = pick_measured_best_share(scores, index) if model.uses("measured_best_share") \
+        else float("nan")
+    return float(model.predict([spread], [margin], [noise], [share])[0]), noise

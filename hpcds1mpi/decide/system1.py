@@ -30,7 +30,7 @@ import numpy as np
 
 from hpcds1mpi.config import DEVICES, PRECISIONS, Configuration, configuration_grid
 from hpcds1mpi.decide.batch_memo import freeze
-from hpcds1mpi.decide.confidence import ConfidenceModel
+from hpcds1mpi.decide.confidence import ConfidenceModel, measured_best_of, pick_confidence
 from hpcds1mpi.decide.memory_limits import MemoryLimit, learn_memory_limits, memory_need_and_limit
 from hpcds1mpi.decide.system1_front import knee, pareto_front_2d  # importable from here too
 from hpcds1mpi.errors import ConfigError, ModelError
@@ -74,12 +74,14 @@ class Scores:
             / ``memory`` / ``deadline`` / ``energy``).
         workload, size: the problem.
         limits: the memory limits used, per partition.
+        measured_best: the scoring bundle's fastest measured configurations (the confidence's).
     """
 
     cols: dict
     workload: str
     size: int
     limits: dict[str, MemoryLimit] = field(default_factory=dict)
+    measured_best: object = field(default=None, repr=False)
     _frame: "pd.DataFrame | None" = None
     #: Shared by answers (:func:`~hpcds1mpi.decide.batch_memo.freeze`): read-only, subsets kept.
     shared: bool = False
@@ -103,7 +105,7 @@ class Scores:
             return self._subsets[partition]
         mask = self.cols["partition"] == partition
         sub = Scores({k: v[mask] for k, v in self.cols.items()}, self.workload, self.size,
-                     self.limits)
+                     self.limits, self.measured_best)
         if self.shared:
             self._subsets[partition] = freeze(sub)
         return sub
@@ -328,7 +330,8 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     reason[fail] = "fail"
     cols["reason"] = reason
     cols["feasible"] = ~(fail | memory) & (reason == "")
-    return Scores(cols=cols, workload=workload, size=int(size), limits=limits)
+    return Scores(cols=cols, workload=workload, size=int(size), limits=limits,
+                  measured_best=measured_best_of(bundle))
 
 
 # --------------------------------------------------------------------------------------------
@@ -429,14 +432,11 @@ def choose(scores: Scores, objective: str = "time",
     index = int(ranking[0])
     lo, hi = cols["runtime_lo"][index], cols["runtime_hi"][index]
     spread = float(max(hi - lo, 0.0) / runtime[index]) if runtime[index] > 0 else float("inf")
-    if len(ranking) > 1:
-        runner = int(ranking[1])
-        margin = float((vals[runner] - vals[index]) / abs(vals[index])) if vals[index] else 0.0
-        margin = abs(margin)
+    if len(ranking) > 1:  # the relative gap to the runner-up
+        margin = abs(float((vals[ranking[1]] - vals[index]) / vals[index])) if vals[index] else 0.0
     else:
         margin = 1.0
-    noise = float(cols["runtime_noise"][index]) if "runtime_noise" in cols else float("nan")
-    confidence = float(confidence_model.predict([spread], [margin], [noise])[0])
+    confidence, noise = pick_confidence(confidence_model, scores, index, spread, margin)
     return Choice(scores, index, ranking, front, objective, spread, margin, confidence,
                   confidence_model.calibrated, noise)
 

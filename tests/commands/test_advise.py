@@ -48,7 +48,10 @@ def test_table_in_a_fresh_process(job):
     out = res.stdout
     assert "workload stencil (from the program on line 12), size 128" in out
     assert "asked       2 nodes x 1 rank x 2 threads, cpu, fp64 on lab/standard" in out
-    assert "predicted runtime" in out and "modelled" in out and "verdict auto" in out
+    # A stencil size between measured ones: a guess the guard lets out (auto or confirm, as
+    # the shipped bundle's confidence has it), never an escalation.
+    assert "predicted runtime" in out and "modelled" in out
+    assert "verdict auto" in out or "verdict confirm" in out
     assert "--rewrite changes only these lines:" in out
 
 
@@ -57,7 +60,8 @@ def test_json(job, capsys):
     assert res.code == 0, res.err
     data = json.loads(res.out)
     assert data["workload"] == "stencil" and data["asked"]["config"]["nodes"] == 2
-    assert data["recommended"]["runtime_s"] > 0 and data["verdict"]["verdict"] == "auto"
+    assert data["recommended"]["runtime_s"] > 0
+    assert data["verdict"]["verdict"] in ("auto", "confirm")
 
 
 def test_rewrite_changes_only_the_lines_it_must(job, tmp_path, capsys):

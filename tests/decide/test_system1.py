@@ -165,3 +165,42 @@ def test_kept_grids_follow_the_partition_and_stay_unchanged():
     kept = s1._grid_of(part, None, None, None, True)
     with pytest.raises(ValueError):
         kept["nodes"][0] = 99  # the kept arrays cannot be changed by a caller
+
+
+def test_the_confidence_reads_the_pick_s_measured_best_share_when_its_calibration_names_it():
+    from hpcds1mpi.decide.confidence import ConfidenceModel
+    from hpcds1mpi.surrogates.measured_best import MeasuredBest
+
+    bundle = FakeBundle()
+    part = PARTS["cpu"]
+    reads_share = ConfidenceModel(coef=(0.0, 0.0, 3.0), calibrated=True,
+                                  inputs=("log_margin", "measured_best_share"))
+    trained = bundle.training_frame()
+    cols = ["workload", "size", "nodes", "ranks_per_node", "threads", "device", "precision",
+            "partition", "cores_per_node", "memory_gb", "gpus_per_node"]
+
+    def pick(workload, size, measured_only):
+        rows = trained[(trained["workload"] == "gemm") & (trained["partition"] == "cpu")
+                       & (trained["size"] == 512)][cols].assign(workload=workload, size=size)
+        scores = s1.score(bundle, workload, size, [part],
+                          frame=rows.reset_index(drop=True) if measured_only else None)
+        return s1.choose(scores, "time", reads_share)
+
+    # Among the configurations measured at 512, the fake's pick is the one that measured
+    # fastest there (its training runtimes are its own predictions): share 1.
+    assert pick("gemm", 512, True).confidence == pytest.approx(1 / (1 + np.exp(-3.0)))
+    # A workload never measured has no share (0).
+    assert pick("cg", 512, True).confidence == pytest.approx(0.5)
+    # On the whole grid, between measured sizes: exactly the share the bundle's rows give.
+    choice = pick("gemm", 700, False)
+    c = choice.config()
+    share = MeasuredBest.fit(trained).share_of("gemm", 700, "cpu", c.nodes, c.ranks_per_node,
+                                               c.threads, c.device, c.precision)
+    assert choice.confidence == pytest.approx(1 / (1 + np.exp(-3.0 * share)))
+    # A calibration that does not name the share is not given it (the old meaning).
+    plain = s1.choose(s1.score(bundle, "gemm", 512, [part]), "time",
+                      ConfidenceModel(coef=(0.0, 0.0, 0.0), calibrated=True))
+    assert plain.confidence == pytest.approx(0.5)
+    # recommend chooses per partition: a subset keeps what the pick is judged by.
+    scores = s1.score(bundle, "gemm", 512, list(PARTS.values()))
+    assert scores.subset("cpu").measured_best is scores.measured_best is not None

@@ -59,3 +59,13 @@ def test_one_row_by_its_values_answers_as_the_table_does():
                          r.device, r.precision) for r in q.itertuples()]
     assert np.array_equal(one, best.share(q), equal_nan=True)
     assert best.share_of("gemm", 150, "p", 1, 2, 1, "cpu", "fp32") == 0.0  # another precision
+
+
+def test_of_equal_runtimes_the_first_row_measured_counts_and_row_order_does_not_matter():
+    rows = [_row(100, 1, 2, 1.0), _row(100, 2, 1, 1.0), _row(100, 1, 1, 3.0),
+            _row(100, 1, 1, 0.5, workload="fft"), _row(200, 2, 1, 0.7, workload="fft")]
+    best = MeasuredBest.fit(pd.DataFrame(rows))
+    assert best.share(_questions((100, 1, 2), (100, 2, 1))).tolist() == [1.0, 0.0]
+    shuffled = MeasuredBest.fit(pd.DataFrame([rows[i] for i in (4, 2, 0, 3, 1)]))
+    assert shuffled.share(_questions((100, 1, 2), (100, 2, 1))).tolist() == [1.0, 0.0]
+    assert shuffled.share(pd.DataFrame([_row(150, 2, 1, np.nan, workload="fft")]))[0] == 0.5
