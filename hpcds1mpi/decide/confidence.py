@@ -177,15 +177,45 @@ def measured_best_share(bundle, table) -> np.ndarray:
     return measured_best_of(bundle).share(table)
 
 
+def measured_best_lookup(bundle, partitions=()):
+    """A call that gives, when first asked, :func:`measured_best_of` ``bundle`` and the name
+    of the trained partition each of ``partitions`` (those scored) corresponds to — a
+    cluster file's ``standard`` may be the ``local`` the bundle measured
+    (:func:`~hpcds1mpi.decide.trained_hardware.matching_partition`; None: hardware it never
+    saw). System 1's ``Scores.measured_best``: a calibration that does not read the share
+    never fits it. The bundle is held weakly (kept answers must not keep a replaced bundle)."""
+    import weakref
+
+    parts = tuple(partitions)
+
+    def answer(alive):
+        from hpcds1mpi.decide.trained_hardware import matching_partition
+
+        return measured_best_of(alive), {p.name: matching_partition(alive, p) for p in parts}
+
+    try:
+        ref = weakref.ref(bundle)
+    except TypeError:  # not weakly referable: a stand-in, kept as long as its answers
+        return lambda: answer(bundle)
+    return lambda: None if ref() is None else answer(ref())
+
+
 def pick_measured_best_share(scores, index: int) -> float:
     """:func:`measured_best_share` of candidate ``index`` of System 1's ``scores`` (their
-    ``measured_best``, set from the bundle that scored them); NaN where they have none."""
-    measured = getattr(scores, "measured_best", None)
-    if measured is None:
+    ``measured_best`` lookup, set from the bundle that scored them), on the trained partition
+    its partition corresponds to; NaN where they have none or the hardware was never
+    measured."""
+    lookup = getattr(scores, "measured_best", None)
+    found = lookup() if lookup is not None else None
+    if found is None:
         return float("nan")
+    measured, trained = found
     cols = scores.cols
-    return measured.share_of(scores.workload, scores.size, *(cols[k][index] for k in (
-        "partition", "nodes", "ranks_per_node", "threads", "device", "precision")))
+    partition = trained.get(str(cols["partition"][index]))
+    if partition is None:
+        return float("nan")
+    return measured.share_of(scores.workload, scores.size, partition, *(cols[k][index] for k in (
+        "nodes", "ranks_per_node", "threads", "device", "precision")))
 
 
 def pick_confidence(model: ConfidenceModel, scores, index: int, spread: float,

@@ -30,7 +30,7 @@ import numpy as np
 
 from hpcds1mpi.config import DEVICES, PRECISIONS, Configuration, configuration_grid
 from hpcds1mpi.decide.batch_memo import freeze
-from hpcds1mpi.decide.confidence import ConfidenceModel, measured_best_of, pick_confidence
+from hpcds1mpi.decide.confidence import ConfidenceModel, measured_best_lookup, pick_confidence
 from hpcds1mpi.decide.memory_limits import MemoryLimit, learn_memory_limits, memory_need_and_limit
 from hpcds1mpi.decide.system1_front import knee, pareto_front_2d  # importable from here too
 from hpcds1mpi.errors import ConfigError, ModelError
@@ -74,7 +74,7 @@ class Scores:
             / ``memory`` / ``deadline`` / ``energy``).
         workload, size: the problem.
         limits: the memory limits used, per partition.
-        measured_best: the scoring bundle's fastest measured configurations (the confidence's).
+        measured_best: gives the scoring bundle's fastest measured configurations (confidence).
     """
 
     cols: dict
@@ -331,7 +331,7 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     cols["reason"] = reason
     cols["feasible"] = ~(fail | memory) & (reason == "")
     return Scores(cols=cols, workload=workload, size=int(size), limits=limits,
-                  measured_best=measured_best_of(bundle))
+                  measured_best=measured_best_lookup(bundle, partitions))
 
 
 # --------------------------------------------------------------------------------------------

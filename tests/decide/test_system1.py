@@ -191,12 +191,16 @@ def test_the_confidence_reads_the_pick_s_measured_best_share_when_its_calibratio
     assert pick("gemm", 512, True).confidence == pytest.approx(1 / (1 + np.exp(-3.0)))
     # A workload never measured has no share (0).
     assert pick("cg", 512, True).confidence == pytest.approx(0.5)
-    # On the whole grid, between measured sizes: exactly the share the bundle's rows give.
-    choice = pick("gemm", 700, False)
-    c = choice.config()
-    share = MeasuredBest.fit(trained).share_of("gemm", 700, "cpu", c.nodes, c.ranks_per_node,
-                                               c.threads, c.device, c.precision)
-    assert choice.confidence == pytest.approx(1 / (1 + np.exp(-3.0 * share)))
+    # Between measured sizes: exactly the share the bundle's rows give, which is not 0 here
+    # (0 would look like no share at all).
+    for size, measured_only in ((700, True), (700, False), (3000, True)):
+        choice = pick("gemm", size, measured_only)
+        c = choice.config()
+        share = MeasuredBest.fit(trained).share_of("gemm", size, "cpu", c.nodes,
+                                                   c.ranks_per_node, c.threads, c.device,
+                                                   c.precision)
+        assert choice.confidence == pytest.approx(1 / (1 + np.exp(-3.0 * share)))
+    assert share > 0
     # A calibration that does not name the share is not given it (the old meaning).
     plain = s1.choose(s1.score(bundle, "gemm", 512, [part]), "time",
                       ConfidenceModel(coef=(0.0, 0.0, 0.0), calibrated=True))
@@ -204,3 +208,23 @@ def test_the_confidence_reads_the_pick_s_measured_best_share_when_its_calibratio
     # recommend chooses per partition: a subset keeps what the pick is judged by.
     scores = s1.score(bundle, "gemm", 512, list(PARTS.values()))
     assert scores.subset("cpu").measured_best is scores.measured_best is not None
+
+
+def test_the_share_is_read_on_the_trained_partition_a_cluster_s_partition_corresponds_to():
+    from dataclasses import replace
+
+    from hpcds1mpi.decide.confidence import ConfidenceModel
+
+    bundle = FakeBundle()
+    reads_share = ConfidenceModel(coef=(0.0, 0.0, 3.0), calibrated=True,
+                                  inputs=("log_margin", "measured_best_share"))
+    trained = bundle.training_frame()
+    rows = trained[(trained["workload"] == "gemm") & (trained["partition"] == "cpu")
+                   & (trained["size"] == 512)].reset_index(drop=True)
+    same_hardware = replace(PARTS["cpu"], name="standard")  # a site's name for it
+    other_hardware = replace(PARTS["cpu"], name="huge", cores_per_node=256)
+    for part, expected in ((same_hardware, 1 / (1 + np.exp(-3.0))), (other_hardware, 0.5)):
+        frame = rows.assign(partition=part.name, cores_per_node=part.cores_per_node)
+        choice = s1.choose(s1.score(bundle, "gemm", 512, [part], frame=frame), "time",
+                           reads_share)
+        assert choice.confidence == pytest.approx(expected), part.name

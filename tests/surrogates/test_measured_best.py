@@ -34,8 +34,22 @@ def test_share_counts_the_measured_sizes_around_the_question():
     best = MeasuredBest.fit(_training())
     q = _questions((150, 2, 1), (150, 1, 2), (150, 1, 1),   # between 100 and 200
                    (300, 1, 2), (200, 1, 2), (200, 2, 1),   # between 200 and 400; at 200
-                   (50, 2, 1), (5000, 1, 2), (5000, 2, 1))  # below and above the range
+                   (800, 1, 2), (800.0000001, 1, 2), (799.9999999, 2, 1))  # at 800, a hair off
     assert best.share(q).tolist() == [0.5, 0.5, 0.0, 0.5, 1.0, 0.0, 1.0, 1.0, 0.0]
+    # Outside the measured range nothing is known on one side: no share.
+    assert np.isnan(best.share(_questions((50, 2, 1), (5000, 1, 2)))).all()
+
+
+def test_a_measured_size_is_that_size_whatever_its_logarithm_rounds_to():
+    # 9170 and 19143 are sizes whose math.log and numpy log differ in the last bit here.
+    for size in (9170, 19143, 3, 1 << 40):
+        rows = [_row(size / 2, 1, 1, 1.0), _row(size / 2, 2, 1, 2.0),
+                _row(size, 2, 1, 1.0), _row(size, 1, 1, 2.0),
+                _row(size * 2, 1, 1, 1.0), _row(size * 2, 2, 1, 2.0)]
+        best = MeasuredBest.fit(pd.DataFrame(rows))
+        assert best.share_of("gemm", size, "p", 1, 2, 1, "cpu", "fp64") == 1.0, size
+        assert best.share_of("gemm", size, "p", 1, 1, 1, "cpu", "fp64") == 0.0, size
+        assert best.share(_questions((size, 2, 1)))[0] == 1.0
 
 
 def test_unknown_workloads_and_partitions_are_nan_and_columns_answer_alike():
@@ -52,7 +66,7 @@ def test_unknown_workloads_and_partitions_are_nan_and_columns_answer_alike():
 
 def test_one_row_by_its_values_answers_as_the_table_does():
     best = MeasuredBest.fit(_training())
-    q = _questions((150, 2, 1), (150, 1, 2), (300, 1, 2), (200, 1, 2), (50, 2, 1), (5000, 2, 1))
+    q = _questions((150, 2, 1), (150, 1, 2), (300, 1, 2), (200, 1, 2), (50, 2, 1), (800, 1, 2))
     q = pd.concat([q, pd.DataFrame([_row(150, 2, 1, np.nan, workload="fft")])],
                   ignore_index=True)
     one = [best.share_of(r.workload, r.size, r.partition, r.nodes, r.ranks_per_node, r.threads,
