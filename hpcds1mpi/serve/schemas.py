@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
-from hpcds1mpi.schemas.base import Count, Schema, Seconds, Size, describe
+from hpcds1mpi.schemas.base import Count, Joules, Schema, Seconds, Size, describe
 from hpcds1mpi.schemas.limits import MAX_COUNT
 
 #: Longest one-line text field (a workload label, a partition or job name).
@@ -35,9 +35,11 @@ MAX_PARTITIONS = 64
 #: Longest batch script ``/v1/advise`` reads, in characters.
 MAX_SCRIPT = 60_000
 
-# One line of printable text: no C0 control characters (tab excepted) and no DEL.
+# One line of printable text: no C0 control characters (tab excepted) and no DEL; a name
+# also has one character that is not a space (a blank workload is no question: as the CLI).
 _ONE_LINE = r"^[^\x00-\x08\x0a-\x1f\x7f]*$"
-Text = Annotated[StrictStr, Field(min_length=1, max_length=MAX_NAME, pattern=_ONE_LINE)]
+_NAME = r"^[^\x00-\x08\x0a-\x1f\x7f]*[^\x00-\x20\x7f][^\x00-\x08\x0a-\x1f\x7f]*$"
+Text = Annotated[StrictStr, Field(min_length=1, max_length=MAX_NAME, pattern=_NAME)]
 Program = Annotated[StrictStr, Field(min_length=1, max_length=MAX_PROGRAM, pattern=_ONE_LINE)]
 
 
@@ -58,7 +60,7 @@ class RecommendRequest(Schema):
     objective: Literal["time", "energy", "edp", "balanced"] = "time"
     max_nodes: Optional[Count] = None
     deadline: Optional[Seconds] = None
-    energy_budget: Optional[Seconds] = None
+    energy_budget: Optional[Joules] = None
     device: Optional[Literal["cpu", "gpu"]] = None
     emit: Optional[Literal["slurm", "pbs"]] = None
     program: Optional[Program] = None

@@ -32,6 +32,8 @@ OK = {"workload": "stencil", "size": 128}
     (b'{"workload": "", "size": 128}', "workload"),
     (b'{"workload": "stencil", "size": 128, "program": "app\\n#SBATCH -A x"}', "program"),
     (b'{"workload": "sten\\u0000cil", "size": 128}', "workload"),
+    (b'{"workload": "   ", "size": 128}', "workload"),  # blank: as the CLI refuses it
+    (b'{"workload": "stencil", "size": 128, "energy_budget": -1}', "energy_budget must be > 0"),
 ])
 def test_bad_bodies_are_one_line_422(body, words):
     with pytest.raises(schemas.RequestError) as info:
@@ -39,6 +41,14 @@ def test_bad_bodies_are_one_line_422(body, words):
     assert info.value.status == 422
     assert words in info.value.reason
     assert "\n" not in info.value.reason and len(info.value.reason) < 400
+
+
+def test_an_energy_budget_is_joules_not_bounded_by_a_year_of_seconds():
+    req = schemas.parse(schemas.RecommendRequest,
+                        b'{"workload": "stencil", "size": 128, "energy_budget": 1e9}')
+    assert req.energy_budget == 1e9
+    req = schemas.parse(schemas.RecommendRequest, b'{"workload": "my app", "size": 128}')
+    assert req.workload == "my app"  # spaces inside a name are fine
 
 
 def test_a_good_body_keeps_the_command_defaults():
