@@ -19,6 +19,7 @@ import numpy as np
 
 from hpcds1mpi.config import OK
 
+from .columns import is_columns
 from .size_neighbours import config_code, config_codes
 
 
@@ -49,7 +50,7 @@ class MeasuredBest:
         workloads = np.asarray(table["workload"]).astype(str)[idx]
         partitions = np.asarray(table["partition"]).astype(str)[idx]
         sizes = np.asarray(table["size"], dtype=float)[idx]
-        codes = config_codes(table[idx] if hasattr(table, "coded") else table.iloc[idx])
+        codes = config_codes(table[idx] if is_columns(table) else table.iloc[idx])
         runtime = runtime[idx]
         # One sort: by workload and partition, then size, then runtime (stable: of equal
         # runtimes the first row measured); the first row of each size is its fastest.

@@ -187,11 +187,14 @@ def measured_best_lookup(bundle, partitions=()):
     import weakref
 
     parts = tuple(partitions)
+    kept: list = []  # the partition names, matched once (a lookup is asked once a choice)
 
     def answer(alive):
-        from hpcds1mpi.decide.trained_hardware import matching_partition
+        if not kept:
+            from hpcds1mpi.decide.trained_hardware import matching_partition
 
-        return measured_best_of(alive), {p.name: matching_partition(alive, p) for p in parts}
+            kept.append({p.name: matching_partition(alive, p) for p in parts})
+        return measured_best_of(alive), kept[0]
 
     try:
         ref = weakref.ref(bundle)
