@@ -1,0 +1,87 @@
+"""The bound on a request's head (``serve/http_protocol``), on the real server: a head over the
+limit, at once or a byte stream at a time, is refused with 431 and logged, and the server
+answers the next client; heads under the limit and pipelined requests are served."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+
+from hpcds1mpi.serve.http_protocol import HEAD_LIMIT
+
+OK = json.dumps({"workload": "stencil", "size": 140}).encode()
+
+
+def _head(server, extra: bytes = b"", body: bytes = OK) -> bytes:
+    return (b"POST /v1/recommend HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+            + server.token.encode() + b"\r\nContent-Type: application/json\r\n"
+            + extra + b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n")
+
+
+def _read_all(sock: socket.socket, timeout: float = 30.0) -> bytes:
+    """Everything the server sends until it closes (or ``timeout``)."""
+    sock.settimeout(timeout)
+    got = b""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        try:
+            more = sock.recv(65536)
+        except (ConnectionResetError, socket.timeout):
+            break
+        if not more:
+            break
+        got += more
+    return got
+
+
+def _send_quietly(sock: socket.socket, data: bytes) -> None:
+    try:
+        sock.sendall(data)
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the server refused and closed before reading all of it
+
+
+def test_a_huge_header_is_431_logged_and_the_server_moves_on(server):
+    with socket.create_connection((server.host, server.port), timeout=30) as sock:
+        _send_quietly(sock, _head(server, b"X-Big: " + b"a" * (4 * HEAD_LIMIT) + b"\r\n") + OK)
+        reply = _read_all(sock)
+    assert reply.startswith(b"HTTP/1.1 431"), reply[:200]
+    assert b"over 16384 bytes" in reply
+    assert "431 request line and headers over 16384 bytes" in server.log()
+    assert server.request("POST", "/v1/recommend", {"workload": "stencil", "size": 140})[0] == 200
+
+
+def test_a_head_that_never_ends_is_refused_while_it_streams(server):
+    """No line end, ever: the server must not keep reading (httptools alone would)."""
+    with socket.create_connection((server.host, server.port), timeout=30) as sock:
+        _send_quietly(sock, b"POST /v1/recommend HTTP/1.1\r\nX-Slow: ")
+        sent = 0
+        while sent < 8 * HEAD_LIMIT:
+            try:
+                sock.sendall(b"b" * 1024)
+            except (BrokenPipeError, ConnectionResetError):
+                break
+            sent += 1024
+            time.sleep(0.001)
+        reply = _read_all(sock)
+    assert reply.startswith(b"HTTP/1.1 431"), reply[:200]
+
+
+def test_many_small_headers_over_the_limit_are_refused(server):
+    many = b"".join(b"X-H%d: %s\r\n" % (i, b"c" * 90) for i in range(HEAD_LIMIT // 90))
+    with socket.create_connection((server.host, server.port), timeout=30) as sock:
+        _send_quietly(sock, _head(server, many) + OK)
+        reply = _read_all(sock)
+    assert reply.startswith(b"HTTP/1.1 431"), reply[:200]
+
+
+def test_heads_under_the_limit_and_pipelined_requests_are_answered(server):
+    near = b"X-Near: " + b"d" * (HEAD_LIMIT - 400) + b"\r\n"
+    with socket.create_connection((server.host, server.port), timeout=60) as sock:
+        # Three requests in one write, the middle one with a head just under the limit: all
+        # answered (the bytes of a chunk that ends a request are not held against the next).
+        sock.sendall(_head(server) + OK + _head(server, near) + OK
+                     + _head(server, b"Connection: close\r\n") + OK)
+        reply = _read_all(sock, timeout=60)
+    assert reply.count(b"HTTP/1.1 200") == 3, reply[:300]
