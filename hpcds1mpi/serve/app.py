@@ -159,7 +159,7 @@ def create_app(service, token: str, *, max_body: int = DEFAULT_MAX_BODY,
         submit = MicroBatch(service.answer_many, service.executor.submit, limit=batch_limit,
                             together=BATCHED_KINDS).submit
     else:  # worker processes, each batching what reaches it; answers kept here
-        workers.finish = service.finish
+        workers.store = service.store
         submit = workers.submit
 
     def _computation(kind: str, req) -> asyncio.Future:

@@ -16,12 +16,9 @@ Each worker has a pipe of its own. A new question goes down it at once (a sendin
 worker, so a large script never blocks the event loop) to the worker that holds the fewest; the
 worker takes everything that arrived while it computed (at most ``limit``) and answers it as
 one micro-batch, as :class:`~hpcds1mpi.serve.batching.MicroBatch` does in a thread: the kinds
-cheaper together (recommend) in one :meth:`~hpcds1mpi.serve.service.Service.compute_many`
+cheaper together (recommend) in one :meth:`~hpcds1mpi.serve.service.Service.answer_many`
 call, each other question alone, each call's answers sent back as soon as they are computed.
-A reading thread per worker finishes each answer (a recommend answer comes back as data: the
-server process checks and encodes it, :meth:`~hpcds1mpi.serve.service.Service.finish`, which
-takes ~0.08 ms an answer off the worker, the busier of the two stages), settles the
-question's future and keeps the answer in the cache.
+A reading thread per worker settles each question's future and keeps its answer in the cache.
 The batching is in the worker, so it starts its next batch the moment one is done: measured
 (issue 18), a process pool's hand-off between two batches (the parent's threads taking the
 answers, then sending the next batch) left the worker idle ~4 ms for every ~16 ms computed.
@@ -68,14 +65,13 @@ def _start(model_dir: str | None, cluster_file: str | None, state: str) -> None:
 
 
 def _answer_many(items: list) -> list:
-    """:meth:`Service.compute_many` in this worker (the server finishes each recommend
-    answer's data: :meth:`Service.finish`); an exception that cannot travel back
+    """:meth:`Service.answer_many` in this worker; an exception that cannot travel back
     (pickled) becomes one that can, with its type and text, so the batch's other answers
     still arrive."""
     import pickle
 
     out = []
-    for got in _service.compute_many(items):
+    for got in _service.answer_many(items):
         if isinstance(got, BaseException):
             try:
                 pickle.loads(pickle.dumps(got))  # it must also be rebuilt in the server
@@ -128,7 +124,7 @@ def serve_pipe(conn, limit: int, answer_many) -> None:
 class _Worker:
     """One worker process, its pipe, and the questions it holds (id -> (kind, req, future))."""
 
-    def __init__(self, args: tuple, limit: int, finish, on_death):
+    def __init__(self, args: tuple, limit: int, store, on_death):
         import multiprocessing
         import queue
 
@@ -138,7 +134,7 @@ class _Worker:
                                 name="hpcds1mpi-serve-worker")
         self.proc.start()
         child.close()
-        self.finish, self.on_death = finish, on_death
+        self.store, self.on_death = store, on_death
         self.held: dict[int, tuple] = {}
         self.alive, self.closing, self.ready = True, False, False
         #: Set once the worker has loaded (``ready``) or died before it could.
@@ -199,7 +195,9 @@ class _Worker:
         if entry is None:
             return
         kind, req, fut = entry
-        settle(fut, self.finish(kind, req, got))
+        if isinstance(got, bytes):
+            self.store(kind, req, got)
+        settle(fut, got)
 
     def _read(self) -> None:
         """(Thread.) Each answer to its future, until the worker is gone."""
@@ -257,9 +255,8 @@ class Workers:
         self._lock = threading.Lock()
         self._ids = 0
         self._closing = False
-        #: Turns what a worker sent into the answer and keeps it (the server's cache):
-        #: ``finish(kind, request, got)`` -> bytes or exception (``Service.finish``).
-        self.finish = lambda kind, req, got: got
+        #: Keeps each computed answer (the server's cache): ``store(kind, request, body)``.
+        self.store = lambda kind, req, body: None
         self._workers = [self._new() for _ in range(count)]
         for w in self._workers:  # at start, a worker that cannot start is an error at start
             if not w.started.wait(START_TIMEOUT) or not w.ready:
@@ -267,8 +264,8 @@ class Workers:
                 raise RuntimeError("a worker process did not start; see the errors above")
 
     def _new(self) -> _Worker:
-        return _Worker(self._args, self.limit,
-                       lambda kind, req, got: self.finish(kind, req, got), self._died)
+        return _Worker(self._args, self.limit, lambda kind, req, body: self.store(kind, req, body),
+                       self._died)
 
     def pids(self) -> list[int]:
         """The worker processes' ids (tests)."""

@@ -256,35 +256,3 @@ def test_the_load_benchmarks_questions_in_batches_get_each_its_own_answer(tmp_pa
             assert isinstance(body, ConfigError) and str(body) == str(exc), (req, body)
             continue
         assert body == want, req
-
-
-def test_computed_data_finished_elsewhere_is_the_same_answer_kept_once(tmp_path):
-    """What a worker computes (``compute_many``: a new recommend answer as data) and the
-    server finishes (``finish``: checked, encoded, kept) is the bytes ``answer_many`` gives;
-    bytes computed elsewhere are kept; data that fails the response check
-    is an error, never kept."""
-    from hpcds1mpi.serve.service import Service
-
-    worker = Service(None, str(LAB), tmp_path / "w", cache_size=0)
-    server = Service(None, str(LAB), tmp_path / "s")
-    whole = Service(None, str(LAB), tmp_path / "a", cache_size=0)
-    predict = ("predict", PredictRequest(workload="gemm", size=512,
-                                         configs=[{"nodes": 1, "ranks_per_node": 2}]))
-    reqs = [("recommend", RecommendRequest(**q)) for q in QUESTIONS[:3]] + [predict]
-    reqs.insert(1, ("recommend", RecommendRequest(workload="gemm", size=512,
-                                                  partition=["nowhere"])))
-    computed = worker.compute_many(reqs)
-    assert [type(g) for g in computed[:1] + computed[2:]] == [dict, dict, dict, bytes]
-    assert isinstance(computed[1], ConfigError)  # the unknown partition's own error
-    finished = [server.finish(kind, req, got)
-                for (kind, req), got in zip(reqs, computed)]
-    want = whole.answer_many(reqs)
-    assert finished[1] is computed[1] and str(want[1]) == str(computed[1])
-    assert [f for i, f in enumerate(finished) if i != 1] == \
-        [w for i, w in enumerate(want) if i != 1]
-    for i in (0, 2, 3, 4):
-        assert server.cached(*reqs[i]) == want[i]  # kept in the server's cache
-    assert server.cached(*reqs[1]) is None
-    bad = RecommendRequest(workload="gemm", size=640)
-    got = server.finish("recommend", bad, {"workload": "gemm"})  # not a recommend answer
-    assert isinstance(got, Exception) and server.cached("recommend", bad) is None

@@ -119,7 +119,7 @@ def test_an_error_that_cannot_be_rebuilt_travels_as_its_type_and_text(monkeypatc
     from hpcds1mpi.serve import workers
 
     class Stub:
-        def compute_many(self, items):
+        def answer_many(self, items):
             return [TwoArgs(422, "bad"), b"ok"]
 
     monkeypatch.setattr(workers, "_service", Stub(), raising=False)
