@@ -152,6 +152,10 @@ def _storage_error(exc: Exception, out: str) -> Exception:
     return exc
 
 
+#: Seconds a rank that said why it is ending waits before MPI_Abort (see :func:`_abort`).
+ABORT_GRACE_S = 0.3
+
+
 def _abort(comm, exc: BaseException, out: str) -> None:
     """End every rank of ``comm`` after ``exc`` on this rank, with one line on stderr.
 
@@ -193,6 +197,11 @@ def _abort(comm, exc: BaseException, out: str) -> None:
         pass
     # Under --launch a distinct code tells the supervisor it was the sweep, not the run.
     code = SWEEP_ERROR_EXIT if os.environ.get(SUPERVISED_ENV) == "1" else 1
+    if not quiet or isinstance(exc, HpcdsError):
+        # The line went into the launcher's stderr pipe; MPI_Abort makes the launcher kill
+        # every rank, and under load it may do so before forwarding what is still in that
+        # pipe (a CI run once ended with exit 1 and an empty stderr). A moment first.
+        time.sleep(ABORT_GRACE_S)
     try:
         comm.Abort(code)
     finally:
