@@ -11,6 +11,7 @@ import http.client
 import json
 import os
 import signal
+import socket
 import ssl
 import subprocess
 import time
@@ -85,6 +86,22 @@ class Server:
                 self.proc.kill()
                 self.proc.wait()
         return self.proc.returncode
+
+
+def read_until_closed(sock: socket.socket, timeout: float = 30.0) -> bytes:
+    """Everything the server sends on ``sock`` until it closes it (or ``timeout`` passes)."""
+    sock.settimeout(timeout)
+    deadline = time.monotonic() + timeout
+    chunks = []
+    while time.monotonic() < deadline:
+        try:
+            chunk = sock.recv(65536)
+        except (ConnectionResetError, socket.timeout):
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def start_server(tmp: Path, *args: str, env: dict | None = None,

@@ -12,6 +12,8 @@ import time
 
 import pytest
 
+from tests.serve.conftest import read_until_closed
+
 OK = {"workload": "stencil", "size": 128}
 #: Strings a hostile or careless client may send: paths, shell, markup, format specifiers.
 HOSTILE = ["../../../../etc/passwd", "/etc/shadow", "~/.ssh/id_rsa", "file:///etc/passwd",
@@ -37,16 +39,7 @@ def _raw(server, data: bytes, *, read: bool = True, timeout: float = 30.0) -> by
         sock.sendall(data)
         if not read:
             return b""
-        chunks = []
-        while True:
-            try:
-                chunk = sock.recv(65536)
-            except (ConnectionResetError, socket.timeout):
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-        return b"".join(chunks)
+        return read_until_closed(sock, timeout)
 
 
 def _post_head(server, length: int | None, extra: str = "") -> bytes:

@@ -9,6 +9,7 @@ import socket
 import time
 
 from hpcds1mpi.serve.http_protocol import HEAD_LIMIT
+from tests.serve.conftest import read_until_closed
 
 OK = json.dumps({"workload": "stencil", "size": 140}).encode()
 
@@ -17,22 +18,6 @@ def _head(server, extra: bytes = b"", body: bytes = OK) -> bytes:
     return (b"POST /v1/recommend HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
             + server.token.encode() + b"\r\nContent-Type: application/json\r\n"
             + extra + b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n")
-
-
-def _read_all(sock: socket.socket, timeout: float = 30.0) -> bytes:
-    """Everything the server sends until it closes (or ``timeout``)."""
-    sock.settimeout(timeout)
-    got = b""
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout:
-        try:
-            more = sock.recv(65536)
-        except (ConnectionResetError, socket.timeout):
-            break
-        if not more:
-            break
-        got += more
-    return got
 
 
 def _send_quietly(sock: socket.socket, data: bytes) -> None:
@@ -45,7 +30,7 @@ def _send_quietly(sock: socket.socket, data: bytes) -> None:
 def test_a_huge_header_is_431_logged_and_the_server_moves_on(server):
     with socket.create_connection((server.host, server.port), timeout=30) as sock:
         _send_quietly(sock, _head(server, b"X-Big: " + b"a" * (4 * HEAD_LIMIT) + b"\r\n") + OK)
-        reply = _read_all(sock)
+        reply = read_until_closed(sock)
     assert reply.startswith(b"HTTP/1.1 431"), reply[:200]
     assert b"over 16384 bytes" in reply
     assert "431 request line and headers over 16384 bytes" in server.log()
@@ -64,7 +49,7 @@ def test_a_head_that_never_ends_is_refused_while_it_streams(server):
                 break
             sent += 1024
             time.sleep(0.001)
-        reply = _read_all(sock)
+        reply = read_until_closed(sock)
     assert reply.startswith(b"HTTP/1.1 431"), reply[:200]
 
 
@@ -72,7 +57,7 @@ def test_many_small_headers_over_the_limit_are_refused(server):
     many = b"".join(b"X-H%d: %s\r\n" % (i, b"c" * 90) for i in range(HEAD_LIMIT // 90))
     with socket.create_connection((server.host, server.port), timeout=30) as sock:
         _send_quietly(sock, _head(server, many) + OK)
-        reply = _read_all(sock)
+        reply = read_until_closed(sock)
     assert reply.startswith(b"HTTP/1.1 431"), reply[:200]
 
 
@@ -83,5 +68,5 @@ def test_heads_under_the_limit_and_pipelined_requests_are_answered(server):
         # answered (the bytes of a chunk that ends a request are not held against the next).
         sock.sendall(_head(server) + OK + _head(server, near) + OK
                      + _head(server, b"Connection: close\r\n") + OK)
-        reply = _read_all(sock, timeout=60)
+        reply = read_until_closed(sock, timeout=60)
     assert reply.count(b"HTTP/1.1 200") == 3, reply[:300]
