@@ -27,29 +27,36 @@ WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
 _TEXT_CODES = {"device": DEVICES, "precision": PRECISIONS}
 
 
+def _code(nodes, ranks_per_node, threads, device_index, precision_index):
+    """The one formula of a configuration's code, for Python ints or int64 arrays alike."""
+    return (((nodes * 4096 + ranks_per_node) * 1024 + threads) * 8 + device_index) * 8 \
+        + precision_index
+
+
 def config_codes(table) -> np.ndarray:
     """``(n,)`` int64 code of each row's configuration (nodes, ranks per node, threads,
     device, precision): equal codes, equal configurations. A text value that is not a known
     device or precision gets a code no measured row has."""
     nodes, rpn, threads = (np.asarray(table[c], dtype=np.int64)
                            for c in ("nodes", "ranks_per_node", "threads"))
-    code = (nodes * 4096 + rpn) * 1024 + threads
+    index = {}
     for col, names in _TEXT_CODES.items():
         values = np.asarray(table[col]).astype(str)
         idx = np.full(len(values), len(names), dtype=np.int64)
         for i, name in enumerate(names):
             idx[values == name] = i
-        code = code * 8 + idx
-    return code
+        index[col] = idx
+    return _code(nodes, rpn, threads, index["device"], index["precision"])
 
 
 def config_code(nodes, ranks_per_node, threads, device, precision) -> int:
     """:func:`config_codes` of one configuration, without arrays (System 1's pick)."""
-    code = (int(nodes) * 4096 + int(ranks_per_node)) * 1024 + int(threads)
-    for value, names in ((device, _TEXT_CODES["device"]), (precision, _TEXT_CODES["precision"])):
-        value = str(value)
-        code = code * 8 + (names.index(value) if value in names else len(names))
-    return code
+    index = {}
+    for col, value in (("device", device), ("precision", precision)):
+        names, value = _TEXT_CODES[col], str(value)
+        index[col] = names.index(value) if value in names else len(names)
+    return _code(int(nodes), int(ranks_per_node), int(threads), index["device"],
+                 index["precision"])
 
 
 def out_of_fold_log_runtime(frame, train) -> np.ndarray:

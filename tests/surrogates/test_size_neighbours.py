@@ -13,7 +13,7 @@ import pytest
 from hpcds1mpi.surrogates import bundle as bundle_module
 from hpcds1mpi.surrogates.columns import as_columns
 from hpcds1mpi.surrogates.features import INPUT_COLUMNS
-from hpcds1mpi.surrogates.size_neighbours import (SizeNeighbours, config_codes,
+from hpcds1mpi.surrogates.size_neighbours import (SizeNeighbours, config_code, config_codes,
                                                   out_of_fold_log_runtime)
 from tests.surrogates.test_bundle import make_runs
 
@@ -31,6 +31,11 @@ def test_config_codes_tell_configurations_apart():
     assert codes[0] == codes[4] and len(set(codes[:4])) == 4
     other = rows.assign(precision=["fp32", "fp64", "fp64", "fp64", "bogus"])
     assert len(set(config_codes(other))) == 5
+    # One configuration's code (System 1's pick) is its row's, the unknown text too.
+    other = other.assign(device=["cpu", "gpu", "cpu", "tpu", "cpu"])
+    assert [config_code(*r) for r in other[["nodes", "ranks_per_node", "threads", "device",
+                                           "precision"]].itertuples(index=False)] \
+        == config_codes(other).tolist()
 
 
 def _fitted(weight=1.0):
