@@ -29,7 +29,8 @@ from hpcds1mpi.schemas.numbers import BoundedFloat, BoundedInt
 @click.option("--max-pending", type=BoundedInt(1, 100_000, "request count"), default=64,
               show_default=True, help="Requests computing or waiting at once; more get 503.")
 @click.option("--body-timeout", type=BoundedFloat(0.1, 3600, "time in seconds"), default=30.0,
-              show_default=True, help="Seconds a client has to send its request body (408 after).")
+              show_default=True, help="Seconds a client has to send its request head once begun, "
+                   "and then its body (408 after).")
 @click.option("--cache", "cache_size", type=BoundedInt(0, 1_000_000, "answer count"),
               default=1024, show_default=True, help="Answers remembered for repeated questions.")
 @click.option("--workers", type=BoundedInt(0, 64, "process count"), default=1,
@@ -79,7 +80,7 @@ def command(host, port, model_dir, cluster_file, state_dir, certfile, keyfile,
                       else "; computing in a thread of this process"))
         click.echo(f"hpcds1mpi serve: token from {source}")
         click.echo(f"hpcds1mpi serve: listening on {server.url(sock, host, tls)}", nl=True)
-        server.run(app, sock, certfile=certfile, keyfile=keyfile)
+        server.run(app, sock, certfile=certfile, keyfile=keyfile, head_timeout=body_timeout)
         click.echo("hpcds1mpi serve: stopped")
     finally:
         if pool is not None:

@@ -1,4 +1,4 @@
-"""The HTTP/1.1 protocol the service speaks: uvicorn's httptools one, with a bound on the head.
+"""The HTTP/1.1 protocol the service speaks: uvicorn's httptools one, with bounds on the head.
 
 httptools (llhttp, Node's parser) costs the HTTP process about a third less CPU a request than
 h11 (``benchmarks/results/serve.md``), but unlike h11 it sets no limit on a request's head:
@@ -8,6 +8,12 @@ protocol counts the bytes of the head as they arrive and, past :data:`HEAD_LIMIT
 closes the connection. A head that arrives whole is measured by its parts (request target,
 header names and values); one still arriving is counted by the chunks received while it is
 incomplete, so what is held is bounded by the limit plus one chunk.
+
+Neither h11 nor uvicorn bounds the *time* a head takes: a client sending a byte every few
+seconds held its connection for ever (uvicorn's keep-alive timeout only runs between
+requests), and 512 such clients would take every connection. A head begun must be whole
+within :attr:`BoundedHttpToolsProtocol.head_timeout` seconds (``serve --body-timeout``, the
+time a body gets too) or the answer is ``408`` and the connection is closed.
 """
 
 from __future__ import annotations
@@ -28,18 +34,27 @@ class _HeadTooLarge(Exception):
 
 
 class BoundedHttpToolsProtocol(HttpToolsProtocol):
-    """:class:`HttpToolsProtocol` that refuses a request head over :data:`HEAD_LIMIT` bytes."""
+    """:class:`HttpToolsProtocol` that refuses a request head over :data:`HEAD_LIMIT` bytes
+    or not whole within :attr:`head_timeout` seconds of its first byte."""
+
+    #: Seconds from a head's first bytes to its end (:func:`bounded_protocol` sets it).
+    head_timeout: float = 30.0
 
     def connection_made(self, transport) -> None:  # type: ignore[override]
         self._head_bytes = 0
-        self._in_head = True
+        self._in_head = False  # from a request's first byte to the end of its head
         self._finished_one = False
         self._parts = 0
         self._refused = False
+        self._head_timer = None
         super().connection_made(transport)
 
+    def connection_lost(self, exc) -> None:
+        self._stop_head_timer()
+        super().connection_lost(exc)
+
     def on_message_begin(self) -> None:
-        self._parts = 0
+        self._in_head, self._parts = True, 0
         super().on_message_begin()
 
     def on_url(self, url: bytes) -> None:
@@ -52,8 +67,11 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._in_head = False
+        self._stop_head_timer()
         if self._parts > HEAD_LIMIT:
-            self._refuse_head()
+            self._refuse(431, "Request Header Fields Too Large",
+                         f"request line and headers over {HEAD_LIMIT} bytes; send fewer or "
+                         "shorter headers")
             raise _HeadTooLarge  # uvicorn's parser-error path then stops reading
         super().on_headers_complete()
 
@@ -63,7 +81,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
 
     def on_message_complete(self) -> None:
         super().on_message_complete()
-        self._in_head, self._head_bytes, self._finished_one = True, 0, True
+        self._head_bytes, self._finished_one = 0, True
 
     def data_received(self, data: bytes) -> None:
         self._finished_one = False
@@ -76,18 +94,40 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         if not self._finished_one:
             self._head_bytes += len(data)
         if self._head_bytes > HEAD_LIMIT:
-            self._refuse_head()
+            self._refuse(431, "Request Header Fields Too Large",
+                         f"request line and headers over {HEAD_LIMIT} bytes; send fewer or "
+                         "shorter headers")
+        elif self._head_timer is None:  # a head has begun and is not whole yet
+            self._head_timer = self.loop.call_later(self.head_timeout, self._head_too_slow)
 
-    def _refuse_head(self) -> None:
+    def _stop_head_timer(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_too_slow(self) -> None:
+        self._head_timer = None
+        if self._in_head and not self._refused and not self.transport.is_closing():
+            self._refuse(408, "Request Timeout",
+                         f"request head not received within {self.head_timeout:g} s")
+
+    def _refuse(self, status: int, phrase: str, reason: str) -> None:
+        """Answer ``status`` with ``{"error": reason}``, log it, close the connection."""
         self._refused = True
-        reason = (f"request line and headers over {HEAD_LIMIT} bytes; send fewer or "
-                  "shorter headers")
-        client = "%s:%d" % self.client if self.client else "?"
-        log.warning("refused a request from %s: 431 %s", client, reason)
+        self._stop_head_timer()
+        client = "%s:%d" % tuple(self.client[:2]) if self.client else "?"
+        log.warning("refused a request from %s: %d %s", client, status, reason)
         body = json.dumps({"error": reason}).encode()
         self.transport.write(b"".join([
-            b"HTTP/1.1 431 Request Header Fields Too Large\r\n",
+            f"HTTP/1.1 {status} {phrase}\r\n".encode(),
             b"content-type: application/json\r\n",
             b"content-length: " + str(len(body)).encode() + b"\r\n",
             b"connection: close\r\n\r\n", body]))
         self.transport.close()
+
+
+def bounded_protocol(head_timeout: float) -> type:
+    """:class:`BoundedHttpToolsProtocol` with ``head_timeout`` seconds for a head (uvicorn
+    builds the protocol itself, from a class)."""
+    return type("BoundedHttpToolsProtocol", (BoundedHttpToolsProtocol,),
+                {"head_timeout": float(head_timeout)})

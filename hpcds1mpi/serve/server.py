@@ -7,7 +7,7 @@ without TLS (the bearer token would cross the network in clear) unless the calle
 (``allow_plain_http``). Uvicorn serves the application on that socket: its connection cap
 (``limit_concurrency``) bounds open connections and its keep-alive timeout drops idle ones. It
 speaks HTTP/1.1 through httptools on uvloop (a third less CPU a request than h11 on asyncio),
-with a bound on each request's head that httptools lacks
+with bounds on each request's head that httptools lacks, in bytes and in time
 (:mod:`hpcds1mpi.serve.http_protocol`), so what is read before the application sees a request
 stays bounded.
 """
@@ -126,16 +126,19 @@ def configure_logging() -> None:
     root.setLevel(logging.INFO)
 
 
-def run(app, sock: socket.socket, *, certfile: str | None, keyfile: str | None) -> None:
-    """Serve ``app`` on ``sock`` until SIGINT or SIGTERM (uvicorn's graceful shutdown)."""
+def run(app, sock: socket.socket, *, certfile: str | None, keyfile: str | None,
+        head_timeout: float = 30.0) -> None:
+    """Serve ``app`` on ``sock`` until SIGINT or SIGTERM (uvicorn's graceful shutdown);
+    ``head_timeout``: seconds a request's head may take once begun (408 after)."""
     import uvicorn
 
-    from hpcds1mpi.serve.http_protocol import BoundedHttpToolsProtocol
+    from hpcds1mpi.serve.http_protocol import bounded_protocol
 
     config = uvicorn.Config(app, ssl_certfile=certfile, ssl_keyfile=keyfile, log_config=None,
                             access_log=False, server_header=False, date_header=True,
                             limit_concurrency=CONNECTION_CAP, timeout_keep_alive=5,
-                            lifespan="off", http=BoundedHttpToolsProtocol, loop="uvloop")
+                            lifespan="off", http=bounded_protocol(head_timeout),
+                            loop="uvloop")
     class _Server(uvicorn.Server):
         def handle_exit(self, sig, frame):
             super().handle_exit(sig, frame)

@@ -70,3 +70,46 @@ def test_heads_under_the_limit_and_pipelined_requests_are_answered(server):
                      + _head(server, b"Connection: close\r\n") + OK)
         reply = read_until_closed(sock, timeout=60)
     assert reply.count(b"HTTP/1.1 200") == 3, reply[:300]
+
+
+def test_a_head_trickled_a_byte_at_a_time_is_408_after_the_timeout(tight_server):
+    """A byte every 0.3 s keeps a connection busy (no keep-alive timeout runs mid-request):
+    the head must be whole within --body-timeout (2 s here) of its first bytes."""
+    with socket.create_connection((tight_server.host, tight_server.port), timeout=30) as sock:
+        t0 = time.monotonic()
+        sock.sendall(b"POST /v1/recommend HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        reply = b""
+        sock.settimeout(0.3)
+        while time.monotonic() - t0 < 20:
+            try:
+                sock.sendall(b"z")
+                more = sock.recv(65536)
+            except socket.timeout:
+                continue
+            except (BrokenPipeError, ConnectionResetError):
+                break
+            if not more:
+                break
+            reply += more
+        waited = time.monotonic() - t0
+    assert reply.startswith(b"HTTP/1.1 408"), reply[:200]
+    assert b"request head not received within 2 s" in reply
+    assert 1.5 < waited < 15
+    assert "408 request head not received within 2 s" in tight_server.log()
+    assert tight_server.request("POST", "/v1/recommend", {"workload": "stencil",
+                                                          "size": 140})[0] == 200
+
+
+def test_a_whole_head_is_not_timed_and_keep_alive_still_answers(tight_server):
+    """Two requests 2.5 s apart on one keep-alive connection (past the 2 s head time, within
+    the 5 s keep-alive): both answered, no 408."""
+    conn = tight_server.connection()
+    try:
+        for _ in range(2):
+            conn.request("GET", "/v1/health")
+            resp = conn.getresponse()
+            assert resp.status == 200
+            resp.read()
+            time.sleep(2.5)
+    finally:
+        conn.close()
