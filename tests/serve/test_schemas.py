@@ -88,3 +88,31 @@ def test_answers_validate_against_the_response_models(server):
     assert status == 200
     schemas.RecommendResponse.model_validate(data)
     assert data["pick"] and data["script"].startswith("#!/bin/bash")
+
+
+def _answer(**extra) -> dict:
+    """A minimal recommend answer that passes its response model."""
+    return {"workload": "stencil", "size": 140, "objective": "time", "energy": "modelled",
+            "verdict": {"verdict": "auto", "reasons": [], "checks": {}}, "pick": None,
+            "alternatives": [], "front": [], "partitions": [], **extra}
+
+
+def test_an_encoded_answer_is_the_json_that_json_dumps_writes():
+    import json
+
+    data = _answer(note="é \u2028 <script>\"\\ :NaN, [Infinity]", tiny=1.5e-07, big=1e16,
+                   many=[0.1, -0.0, 2**70, None, True])
+    body = schemas.encode_answer("recommend", data)
+    assert json.loads(body) == data
+    assert "é" in body.decode()  # UTF-8, not \u escapes
+    plain = _answer(big=1e16, many=[0.1, 2**70, None])
+    assert schemas.encode_answer("recommend", plain) == json.dumps(
+        plain, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_a_non_finite_number_in_an_answer_is_a_bug_never_sent(bad):
+    with pytest.raises(ValueError):
+        schemas.encode_answer("recommend", _answer(extra=[1.0, bad]))
+    with pytest.raises(ValueError):
+        schemas.encode_answer("recommend", _answer(extra={"x": bad}))
