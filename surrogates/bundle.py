@@ -105,6 +105,15 @@ class Bundle:
         return self.model.spec_.input_columns
 
     # -- prediction ----------------------------------------------------------------------
+    def warm_up_scoring(self) -> bool:
+        """Pay the compiled forest's one-time cost now (~0.55 s cold), so that every later
+        :meth:`predict` in this process scores its XGBoost members through it, whatever the
+        rows (a long-lived process: the service). A one-question process should not call it:
+        for a few rows libxgboost answers sooner than a numba import. False when there is no
+        compiled forest (numba missing, ``HPCDS1MPI_NO_JIT=1``, no XGBoost member)."""
+        warm = getattr(self.model, "warm_forest", None)
+        return bool(warm()) if warm is not None else False
+
     def predict(self, df: "pd.DataFrame | Columns") -> "pd.DataFrame | Columns":
         """Predict every row of ``df``.
 

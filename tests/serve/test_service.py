@@ -256,3 +256,29 @@ def test_the_load_benchmarks_questions_in_batches_get_each_its_own_answer(tmp_pa
             assert isinstance(body, ConfigError) and str(body) == str(exc), (req, body)
             continue
         assert body == want, req
+
+
+def test_warm_up_scores_new_grids_through_the_compiled_forest(tmp_path, monkeypatch):
+    """After warm_up a one-job grid (18 rows) is scored by the compiled forest, not by 15
+    libxgboost calls (~2.5 ms against ~0.15 ms), with the same answer; before it, libxgboost
+    (a private copy of the bundle: no other test's process-wide warming reaches it)."""
+    import shutil
+
+    from hpcds1mpi.decide.model_bundle import DEFAULT_MODEL
+    from hpcds1mpi.serve.schemas import RecommendRequest
+    from hpcds1mpi.serve.service import Service
+    from hpcds1mpi.surrogates.xgboost_scorer import XGBoostScorer
+
+    calls = []
+    real = XGBoostScorer.predict
+    monkeypatch.setattr(XGBoostScorer, "predict", lambda self, Z: calls.append(1) or real(self, Z))
+    ask = RecommendRequest(workload="gemm", size=1000)
+    cold = Service(str(shutil.copytree(DEFAULT_MODEL, tmp_path / "a")), None, tmp_path / "sa",
+                   cache_size=0).recommend(ask, use_cache=False)
+    assert calls, "the cold service did not go through libxgboost"
+    svc = Service(str(shutil.copytree(DEFAULT_MODEL, tmp_path / "b")), None, tmp_path / "sb",
+                  cache_size=0)
+    svc.warm_up()
+    calls.clear()
+    assert svc.recommend(ask, use_cache=False) == cold
+    assert not calls, "a warm service still scored through libxgboost"

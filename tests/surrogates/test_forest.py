@@ -105,3 +105,30 @@ def test_bundle_scores_big_tables_through_the_forest_with_the_same_numbers(monke
     assert len(calls) == 1  # libxgboost this time
     for target in plain:
         assert np.array_equal(fast[target], plain[target]), target
+
+
+def test_small_tables_go_through_the_forest_only_once_it_is_warm(monkeypatch):
+    """A cold process scores a few rows through libxgboost (no numba import); once the forest
+    is laid out and compiled (``warm_forest``, as the service does at start) every table goes
+    through it, with the same numbers."""
+    from hpcds1mpi.surrogates import models as M
+    from tests.surrogates.test_models import make_runs
+
+    frame = make_runs()
+    model = M.SurrogateModel(family="xgboost", n_members=3, use_embedding=False,
+                             threads=1).fit(frame)
+    Z = model.design_matrix(frame.head(18))
+    calls = []
+    real = M.forest_predict
+    monkeypatch.setattr(M, "forest_predict", lambda *a: calls.append(1) or real(*a))
+    cold = model.predict_design(Z)
+    assert not calls, "a cold model paid for the forest on 18 rows"
+    assert model.warm_forest()
+    warm = model.predict_design(Z)
+    assert calls, "a warm model did not score through the forest"
+    for target in cold:
+        assert np.array_equal(cold[target], warm[target]), target
+    monkeypatch.setenv(jit.NO_JIT_ENV, "1")
+    other = M.SurrogateModel(family="xgboost", n_members=3, use_embedding=False,
+                             threads=1).fit(frame)
+    assert not other.warm_forest()  # no numba: nothing to warm, libxgboost as before
