@@ -64,7 +64,7 @@ def command(host, port, model_dir, cluster_file, state_dir, certfile, keyfile,
         from hpcds1mpi.serve.service import Service
 
         service = Service(model_dir, cluster_file, state, cache_size=cache_size)
-        service.warm_up()
+        service.warm_up(computes=workers == 0)  # with workers, they compute (and warm up)
         if workers >= 1:
             from hpcds1mpi.serve.workers import Workers
 

@@ -98,26 +98,33 @@ class Service:
         self.energy_label = "modelled"
 
     # ------------------------------------------------------------------------------------
-    def warm_up(self) -> None:
-        """One recommendation before the first request (fills caches, compiles hot loops)."""
+    def warm_up(self, computes: bool = True) -> None:
+        """One recommendation before the first request (checks the bundle answers, learns its
+        energy label) and, in a process that ``computes`` new answers, what makes its later
+        batches fast: the compiled forest and the scoring paths, paid here, not by the first
+        busy moment. A server whose worker processes compute (``--workers`` >= 1) needs only
+        the first: the forest costs a process ~130 MB (numba), measured."""
         from hpcds1mpi.serve.schemas import RecommendRequest
 
-        # The compiled forest scores a micro-batch's ~100 rows 4x faster than libxgboost and
-        # a one-job grid 16x (same bits); its ~0.55 s start is paid here, once.
-        warm = getattr(self.bundle, "warm_up_scoring", None)
-        if warm is not None:
-            warm()
         workloads = sorted(str(w) for w in self.bundle.workloads) or ["stencil"]
         lo, hi = (self.bundle.size_range or {}).get(workloads[0], (64, 64))
         req = RecommendRequest(workload=workloads[0], size=max(1, int((lo * hi) ** 0.5)),
                                emit="slurm")
+        if computes:
+            # The compiled forest scores a micro-batch's ~100 rows 4x faster than libxgboost
+            # and a one-job grid 16x (same bits); its ~0.55 s start is paid once.
+            warm = getattr(self.bundle, "warm_up_scoring", None)
+            if warm is not None:
+                warm()
         try:
             self.energy_label = self.recommend(req, use_cache=False)["energy"]
         except ConfigError:
             pass  # nothing fits the shipped example here: the first request pays instead
+        if not computes:
+            return
         # Micro-batches predict many grids at once, which the bundle scores its own way
-        # once a process has asked for a few (its forest laid out once, ~0.3 s): paid here,
-        # not by the first busy moment's batch. Nothing is cached.
+        # once a process has asked for a few (its region walk laid out once): paid here.
+        # Nothing is cached.
         asks = [RecommendRequest(workload=w, size=max(1, int(size)), objective=o)
                 for w in workloads for size in (self.bundle.size_range or {}).get(w, (64, 64))
                 for o in ("time", "energy", "edp", "balanced")]

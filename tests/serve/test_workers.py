@@ -169,3 +169,15 @@ def test_a_worker_that_cannot_start_is_an_error_at_start_not_started_again(tmp_p
         Workers(1, str(tmp_path / "no-such-bundle"), None, tmp_path / "state")
     assert "a worker process failed to start" in caplog.text
     assert "starting a new one" not in caplog.text
+
+
+def _loaded_numba(proc: psutil.Process) -> bool:
+    return any("llvmlite" in m.path for m in proc.memory_maps(grouped=True))
+
+
+def test_the_compiled_forest_is_loaded_where_answers_are_computed(server, threaded):
+    """numba (~130 MB a process) is loaded by the process that computes: the worker, or the
+    server itself with --workers 0; never by an HTTP process whose workers compute."""
+    assert _loaded_numba(_workers(server)[0])
+    assert not _loaded_numba(psutil.Process(server.proc.pid))
+    assert _loaded_numba(psutil.Process(threaded.proc.pid))
