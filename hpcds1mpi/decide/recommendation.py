@@ -111,14 +111,15 @@ class _CleanRow(dict):
 
 def _row(choice: "Choice", i: int) -> dict:
     """One candidate as the table and the script read it (floats as they are)."""
-    c = choice.scores.cols
+    value = choice.scores.values  # each column as Python values, converted once per job
     i = int(i)
     # The configuration as ``choice.config(i)`` gives it, read without building one (its
     # checks hold for every grid row; ~4,000 of them cost serve ~0.1 ms a question).
-    return {"partition": str(c["partition"][i]), "nodes": int(c["nodes"][i]),
-            "ranks_per_node": int(c["ranks_per_node"][i]), "threads": int(c["threads"][i]),
-            "device": str(c["device"][i]), "precision": str(c["precision"][i]),
-            **{k: float(c[k][i]) for k in _ROW_NUMBERS}}
+    return {"partition": str(value("partition")[i]), "nodes": int(value("nodes")[i]),
+            "ranks_per_node": int(value("ranks_per_node")[i]),
+            "threads": int(value("threads")[i]), "device": str(value("device")[i]),
+            "precision": str(value("precision")[i]),
+            **{k: float(value(k)[i]) for k in _ROW_NUMBERS}}
 
 
 def _json_row(choice: "Choice", i: int, **extra) -> _CleanRow:
