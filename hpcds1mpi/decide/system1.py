@@ -123,6 +123,8 @@ class Scores:
 
     def row(self, index: int) -> dict:
         """One candidate as a plain dict of Python values."""
+        if self.shared:  # a job's kept scores: its objectives' answers read rows again
+            return {k: self.values(k)[index] for k in self.cols}
         out = {}
         for k, v in self.cols.items():
             value = v[index]
