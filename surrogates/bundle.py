@@ -106,11 +106,9 @@ class Bundle:
 
     # -- prediction ----------------------------------------------------------------------
     def warm_up_scoring(self) -> bool:
-        """Pay the compiled forest's one-time cost now (~0.55 s cold), so that every later
-        :meth:`predict` in this process scores its XGBoost members through it, whatever the
-        rows (a long-lived process: the service). A one-question process should not call it:
-        for a few rows libxgboost answers sooner than a numba import. False when there is no
-        compiled forest (numba missing, ``HPCDS1MPI_NO_JIT=1``, no XGBoost member)."""
+        """Pay the compiled forest's one-time cost now (~0.55 s), so that every later
+        :meth:`predict` here scores through it, whatever the rows (for long-lived processes:
+        the service). False when there is none (``models.SurrogateModel.warm_forest``)."""
         warm = getattr(self.model, "warm_forest", None)
         return bool(warm()) if warm is not None else False
 

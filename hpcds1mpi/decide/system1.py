@@ -23,15 +23,15 @@ no pandas on the recommend path; a DataFrame handed in still works); nothing imp
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from hpcds1mpi.config import DEVICES, PRECISIONS, Configuration, configuration_grid
-from hpcds1mpi.decide.batch_memo import freeze
 from hpcds1mpi.decide.confidence import ConfidenceModel, measured_best_lookup, pick_confidence
 from hpcds1mpi.decide.memory_limits import MemoryLimit, learn_memory_limits, memory_need_and_limit
+from hpcds1mpi.decide.scores import Scores  # importable from here too
 from hpcds1mpi.decide.system1_front import knee, pareto_front_2d  # importable from here too
 from hpcds1mpi.errors import ConfigError, ModelError
 from hpcds1mpi.surrogates.columns import Columns, takes_columns
@@ -61,75 +61,6 @@ class Constraints:
     #: Thread counts and the most ranks per node offered (a program's measured levels).
     threads: Sequence[int] | None = None
     max_ranks_per_node: int | None = None
-
-
-@dataclass
-class Scores:
-    """Every candidate of a problem with its predictions and why it is (in)feasible.
-
-    Attributes:
-        cols: parallel ``(n,)`` arrays, one per candidate: the input columns, the bundle's
-            prediction columns, ``mem_need_mb`` (per node on CPU, per GPU on GPU),
-            ``mem_limit_mb``, ``feasible`` and ``reason`` (``""`` when feasible, else ``fail``
-            / ``memory`` / ``deadline`` / ``energy``).
-        workload, size: the problem.
-        limits: the memory limits used, per partition.
-        measured_best: gives the scoring bundle's fastest measured configurations (confidence).
-    """
-
-    cols: dict
-    workload: str
-    size: int
-    limits: dict[str, MemoryLimit] = field(default_factory=dict)
-    measured_best: object = field(default=None, repr=False)
-    _frame: "pd.DataFrame | None" = None
-    #: Shared by answers (:func:`~hpcds1mpi.decide.batch_memo.freeze`): read-only, subsets kept.
-    shared: bool = False
-    _subsets: dict = field(default_factory=dict, repr=False)
-    _values: dict = field(default_factory=dict, repr=False, init=False, compare=False)
-
-    def __len__(self) -> int:
-        return len(self.cols["nodes"])
-
-    @property
-    def frame(self) -> "pd.DataFrame":
-        """The same columns as a DataFrame (built once, on first use)."""
-        if self._frame is None:
-            import pandas as pd
-
-            self._frame = pd.DataFrame({k: np.asarray(v) for k, v in self.cols.items()})
-        return self._frame
-
-    def subset(self, partition: str) -> "Scores":
-        """The candidates on one partition only (same limits)."""
-        if self.shared and partition in self._subsets:
-            return self._subsets[partition]
-        mask = self.cols["partition"] == partition
-        sub = Scores({k: v[mask] for k, v in self.cols.items()}, self.workload, self.size,
-                     self.limits, self.measured_best)
-        if self.shared:
-            self._subsets[partition] = freeze(sub)
-        return sub
-
-    def values(self, name: str) -> list:
-        """Column ``name`` as a list of Python values (``int``, ``float``, ``str``, ``bool``),
-        converted once and kept (the columns are not changed after scoring). An answer reads
-        ~40 rows of 14 columns; element by element, as numpy scalars, that cost the service
-        ~0.05 ms a question, and a job's scores serve each of its objectives' answers."""
-        got = self._values.get(name)
-        if got is None:
-            got = self._values[name] = np.asarray(self.cols[name]).tolist()
-        return got
-
-    def row(self, index: int) -> dict:
-        """One candidate as a plain dict of Python values."""
-        if self.shared:  # a job's kept scores: its objectives' answers read rows again
-            return {k: self.values(k)[index] for k in self.cols}
-        out = {}
-        for k, v in self.cols.items():
-            value = v[index]
-            out[k] = value.item() if hasattr(value, "item") else value
-        return out
 
 
 def candidate_frame(workload: str, size: int, partitions: Sequence["Partition"],
