@@ -35,6 +35,13 @@ def command(files: tuple[str, ...], out: str, kind: str, procs_are: str) -> None
 
     if not out.endswith((".parquet", ".csv")):  # before reading: a bad --out costs nothing
         raise OutputError(f"--out {out}: output must end in .parquet or .csv")
+    from pathlib import Path
+
+    target = Path(out)
+    for f in files:  # the log itself would be replaced by the table read from it
+        if target.exists() and Path(f).exists() and target.samefile(f):
+            raise OutputError(f"--out {out} is the input log {f}; write the table to another "
+                              "file")
     began = time.perf_counter()
     table, reports, notes = ingest(list(files), kind, procs_are)
     for report in reports:

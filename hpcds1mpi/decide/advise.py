@@ -26,6 +26,7 @@ from hpcds1mpi.decide import system1 as s1
 from hpcds1mpi.decide.recommend import recommend
 from hpcds1mpi.decide.recommendation import format_time
 from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.schemas.limits import MAX_SIZE
 from hpcds1mpi.launch import directives as directives_mod
 from hpcds1mpi.launch.script_reading import JobScript, Launch, read_script
 from hpcds1mpi.launch.script_request import resolve_launch
@@ -413,6 +414,9 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
                       verdict.as_dict(), objective, notes=notes)
     if size is None:
         raise ConfigError(f"no problem size for {label} in the script; pass --size")
+    if not 1 <= int(size) <= MAX_SIZE:  # --size is bounded by the CLI; the script's is not
+        raise ConfigError(f"problem size {size} ({size_source}) is outside 1..{MAX_SIZE}; "
+                          "pass --size")
     rec = recommend(bundle, label, int(size), places, objective=objective, history=history,
                     model_dir=model_dir, device=script.device)
     advice = Advice(name, script.scheduler, label, source, int(size), size_source, asked, None,

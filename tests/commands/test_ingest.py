@@ -97,3 +97,18 @@ def test_procs_are_option_and_a_wrong_kind(tmp_path):
     res = run_cli(["ingest", str(EURORA), "--kind", "swf", "--out", str(out)], timeout=120)
     assert res.returncode != 0 and "not a Standard Workload Format log" in res.stderr
     assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_the_input_log_is_never_the_output(tmp_path):
+    """--out naming the log itself (or a link to it) would replace the log by its table."""
+    log = tmp_path / "sacct.csv"
+    log.write_text("JobIDRaw,JobName,Partition,ElapsedRaw,Account,State,AllocNodes,AllocCPUS,"
+                   "Start,End\n1,j,p,60,a,COMPLETED,1,4,2023-07-01T00:00:00,"
+                   "2023-07-01T00:01:00\n")
+    before = log.read_bytes()
+    (tmp_path / "link.csv").symlink_to(log)
+    for out in (log, tmp_path / "link.csv"):
+        proc = run_cli(["ingest", str(log), "--out", str(out)])
+        assert proc.returncode == 2 and "is the input log" in proc.stderr, proc.stderr
+        assert proc.stderr.count("\n") == 1
+    assert log.read_bytes() == before

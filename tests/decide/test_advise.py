@@ -112,6 +112,14 @@ def test_a_known_program_without_a_size_is_asked_for_one(bundle, places):
         run(ASKED.replace(" --size 128", ""), bundle, places)
 
 
+@pytest.mark.parametrize("size", ["99999999999999999999999", "2000000000000", "0"])
+def test_a_size_in_the_script_out_of_range_is_refused(bundle, places, size):
+    """--size on the command line is bounded by the CLI; the script's own must be too (a huge
+    one overflowed the candidate grid with a traceback)."""
+    with pytest.raises(ConfigError, match=r"outside 1\.\.1099511627776; pass --size"):
+        run(ASKED.replace("--size 128", f"--size {size}"), bundle, places)
+
+
 def test_a_partition_the_cluster_lacks_is_refused(bundle, places):
     with pytest.raises(ConfigError, match="partition 'gpu' .* pass --cluster"):
         run(ASKED.replace("=standard", "=gpu"), bundle, places)

@@ -175,3 +175,10 @@ def test_launch_line_overrides_the_allocation_and_omp_export_sets_threads():
 def test_not_a_job_script(text, what):
     with pytest.raises(ConfigError, match=what):
         read_script(text)
+
+
+def test_a_script_with_a_byte_order_mark_is_refused_as_sbatch_refuses_it():
+    text = "#!/bin/bash\n#SBATCH --nodes=2\nsrun hpcds1mpi run stencil --size 128\n"
+    assert read_script(text).directives
+    with pytest.raises(ConfigError, match="byte-order mark"):
+        read_script("\ufeff" + text)

@@ -182,6 +182,10 @@ def rows_frame(rows: list[dict]):
                                        ("source_file", "source_kind")])
 
 
+#: Largest magnitude an integer column keeps (2^62: exact in float64, inside int64).
+INT_LIMIT = float(2**62)
+
+
 def normalise(df, path: str, kind: str):
     """Give a reader's frame the exact columns and dtypes of :data:`JOB_COLUMNS`."""
     import pandas as pd
@@ -200,7 +204,10 @@ def normalise(df, path: str, kind: str):
             df[name] = pd.Series(index=df.index, dtype=dtype)
             continue
         if dtype == "Int64":
-            df[name] = pd.to_numeric(df[name], errors="coerce").round().astype("Int64")
+            # A count beyond 64 bits (1e300, inf) stays absurdly large instead of failing the
+            # cast, so the range check drops its job and counts it (schemas/jobs.JOB_RANGES).
+            number = pd.to_numeric(df[name], errors="coerce")
+            df[name] = number.clip(-INT_LIMIT, INT_LIMIT).round().astype("Int64")
         elif dtype == "float64":
             df[name] = pd.to_numeric(df[name], errors="coerce").astype("float64")
         elif dtype.startswith("datetime64"):

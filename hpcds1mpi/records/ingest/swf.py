@@ -28,8 +28,10 @@ fill ``nodes`` / ``req_nodes`` instead of ``cores`` / ``req_procs``.
 from __future__ import annotations
 
 import gzip
+import math
 import re
 import warnings
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -78,6 +80,8 @@ class SwfHeader:
     time_zone: str | None = None
     version: str | None = None
     notes: list[str] = field(default_factory=list)
+    #: Header values not used, each with why (reported as facts).
+    ignored: list[str] = field(default_factory=list)
 
 
 def is_gzip(path: str | Path) -> bool:
@@ -94,12 +98,21 @@ def open_text(path: str | Path):
 
 
 def head_text(path: str | Path, size: int = 65536) -> str:
-    """The first ``size`` characters of a plain or gzip-compressed file ("" if unreadable gzip)."""
+    """The first ``size`` characters of a plain or gzip-compressed file: as many as could be
+    read before a gzip stream ends early or has a corrupt byte (reading the whole file then
+    says why it cannot be read)."""
+    parts, n = [], 0
     try:
         with open_text(path) as fh:
-            return fh.read(size)
-    except (OSError, EOFError):
-        return ""
+            while n < size:
+                chunk = fh.read(min(4096, size - n))
+                if not chunk:
+                    break
+                parts.append(chunk)
+                n += len(chunk)
+    except (OSError, EOFError, zlib.error):
+        pass
+    return "".join(parts)
 
 
 def looks_like_swf(text: str) -> bool:
@@ -129,15 +142,36 @@ def read_header(path: str | Path) -> SwfHeader:
                 continue
             key, value = m.group(1), m.group(2)
             if key in _NUMBER_KEYS:
-                try:
-                    setattr(head, _NUMBER_KEYS[key], int(float(value.split()[0])))
-                except (ValueError, IndexError):
-                    continue
+                number = _header_number(key, value)
+                if isinstance(number, str):
+                    head.ignored.append(f"header {key}: {value[:40]!r} ignored ({number})")
+                elif number is not None:
+                    setattr(head, _NUMBER_KEYS[key], number)
             elif key in _TEXT_KEYS:
                 setattr(head, _TEXT_KEYS[key], value)
             elif key == "Note":
                 head.notes.append(value)
     return head
+
+
+def _header_number(key: str, value: str) -> int | str | None:
+    """A numeric header value as an int; None for SWF's "not known" (-1); or why it cannot be
+    used: not a whole number, or out of range (a start time must give a date the job table
+    can hold, a count must be positive)."""
+    try:
+        number = float(value.split()[0])
+    except (ValueError, IndexError):
+        return "not a number"
+    if number == -1:
+        return None
+    if not math.isfinite(number) or number != int(number):
+        return "not a whole number"
+    # A start after 2096 plus a line's submit time (<= MAX_SWF_SECONDS) would pass 2262, the
+    # end of nanosecond timestamps.
+    low, high = (0, 4e9) if key == "UnixStartTime" else (1, 2**53)
+    if not low <= number <= high:
+        return f"outside {low}..{high:.0e}" if key == "UnixStartTime" else "not a positive count"
+    return int(number)
 
 
 def procs_count_nodes(head: SwfHeader, procs_are: str) -> tuple[bool, str | None]:
@@ -170,8 +204,11 @@ def _parse(path: Path, report: FileReport):
                                   names=list(SWF_FIELDS), on_bad_lines="warn",
                                   skip_blank_lines=True, low_memory=False,
                                   keep_default_na=False)
-        except (EOFError, OSError) as exc:  # a truncated .gz
-            raise IngestError(f"{path}: unreadable SWF file ({exc})") from None
+        except (EOFError, OSError, zlib.error, pd.errors.ParserError) as exc:
+            # A .gz cut short (EOFError) or with a corrupt byte (zlib.error; pandas wraps it
+            # in a ParserError when it happens inside its reader).
+            raise IngestError(f"{path}: unreadable SWF file ({str(exc).splitlines()[0][:120]}); "
+                              "fetch or decompress the log again") from None
         except pd.errors.EmptyDataError:
             raw = pd.DataFrame(columns=list(SWF_FIELDS))
     too_many = sum(str(w.message).count("Skipping line") for w in caught)
@@ -215,12 +252,17 @@ def read_swf(path: str | Path, procs_are: str = "auto") -> tuple["pd.DataFrame",
     if not looks_like_swf(head_text(path)):
         raise IngestError(f"{path}: not a Standard Workload Format log (no SWF header and no "
                           "line of 18 numbers)")
-    head = read_header(path)
+    try:
+        head = read_header(path)
+    except (EOFError, OSError, zlib.error) as exc:
+        raise IngestError(f"{path}: unreadable SWF file ({str(exc).splitlines()[0][:120]}); "
+                          "fetch or decompress the log again") from None
+    report.facts.extend(head.ignored)
     as_nodes, why = procs_count_nodes(head, procs_are)
     if why:
         report.facts.append(why)
     if head.unix_start is None:
-        report.facts.append("no UnixStartTime in the header: submit times counted from the "
+        report.facts.append("no usable UnixStartTime in the header: submit times counted from the "
                             "epoch (1970-01-01), not real dates")
     if head.time_zone:
         report.facts.append(f"times in UTC (the log's TimeZoneString: {head.time_zone})")

@@ -57,3 +57,16 @@ def test_both_slurm_readers_build_rows_with_the_one_constructor(module, path, mo
     assert len(calls) == len(df) > 0
     assert all(fields == set(FIELDS) for fields in calls)
     assert isinstance(df, pd.DataFrame)
+
+
+def test_a_count_beyond_64_bits_is_dropped_as_absurd_not_a_crash(tmp_path):
+    """1e300 or inf where a node count belongs: the integer cast kept it large (2^62), so the
+    range check drops the job and counts it."""
+    head = "JobIDRaw,JobName,Partition,ElapsedRaw,Account,State,AllocNodes,AllocCPUS,Start,End\n"
+    rows = [f"{i},j,p,60,a,COMPLETED,{n},4,2023-07-01T00:00:00,2023-07-01T00:01:00\n"
+            for i, n in enumerate(["1", "1e300", "inf", "-1e300", "2"], start=1)]
+    path = tmp_path / "huge.csv"
+    path.write_text(head + "".join(rows))
+    df, report = read_job_log(path, kind="sacct-csv")
+    assert sorted(df["job_id"]) == ["1", "5"]
+    assert sum(report.dropped.values()) == 3, report.lines()

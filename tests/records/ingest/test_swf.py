@@ -134,7 +134,7 @@ def test_no_unix_start_time_said_and_epoch_used(tmp_path):
     path.write_text("; MaxProcs: 64\n" + GOOD)
     df, report = read_job_log(path)
     assert df.loc[0, "submit_time"] == pd.Timestamp(0)
-    assert any("no UnixStartTime" in n for n in report.facts)
+    assert any("no usable UnixStartTime" in n for n in report.facts)
 
 
 def test_truncated_gzip_and_not_swf_are_one_line_errors(tmp_path):
@@ -167,3 +167,41 @@ def test_never_started_job_in_nodes_mode_keeps_nodes_missing(tmp_path):
     df, report = read_job_log(path)
     assert len(df) == 1 and pd.isna(df.loc[0, "nodes"]) and df.loc[0, "req_nodes"] == 4
     assert df.loc[0, "status"] == "cancelled" and sum(report.dropped.values()) == 0
+
+
+@pytest.mark.parametrize("key, value, why", [
+    ("MaxProcs", "inf", "not a whole number"), ("MaxProcs", "1e400", "not a whole number"),
+    ("MaxProcs", "0", "not a positive count"), ("MaxNodes", "-5", "not a positive count"),
+    ("MaxProcs", "abc", "not a number"), ("UnixStartTime", "-99999999999", "outside"),
+    ("UnixStartTime", "99999999999999", "outside"),
+])
+def test_a_header_value_out_of_range_is_ignored_and_said(tmp_path, key, value, why):
+    path = tmp_path / "liar.swf"
+    path.write_text(f"; UnixStartTime: 1000\n; MaxProcs: 64\n; {key}: {value}\n" + GOOD)
+    df, report = read_job_log(path)
+    assert len(df) == 1 and df.loc[0, "runtime_s"] == 100
+    assert any(f.startswith(f"header {key}: '{value}' ignored ({why}") for f in report.facts), \
+        report.facts
+
+
+def test_minus_one_in_the_header_is_not_known_and_not_said(tmp_path):
+    path = tmp_path / "unknown.swf"
+    path.write_text("; UnixStartTime: 1000\n; MaxNodes: -1\n; MaxProcs: 64\n" + GOOD)
+    head = read_header(path)
+    _, report = read_job_log(path)
+    assert head.max_nodes is None and head.max_procs == 64
+    assert not any("ignored" in f for f in report.facts)
+
+
+@pytest.mark.parametrize("where", [0.05, 0.5])
+def test_a_corrupt_byte_in_a_gzip_log_is_one_line(tmp_path, where):
+    """A flipped byte early (while the header is read) or late (inside the table reader)."""
+    data = bytearray(gzip.compress(("; UnixStartTime: 0\n" + "".join(
+        GOOD.replace("1 0 5", f"{i} {i} 5", 1) for i in range(1, 40000))).encode()))
+    at = int(len(data) * where)
+    data[at:at + 4] = b"\xff\xff\xff\xff"
+    packed = tmp_path / "corrupt.swf.gz"
+    packed.write_bytes(bytes(data))
+    with pytest.raises(IngestError, match="unreadable SWF file") as info:
+        read_job_log(packed)
+    assert "\n" not in str(info.value)
