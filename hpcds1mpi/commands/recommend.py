@@ -26,6 +26,11 @@ def _time_limit_s(text: str | None) -> float | None:
     if seconds is None:
         raise ConfigError(f"--time-limit {text.strip()[:40]!r} is not a time; give minutes "
                           "(90) or a Slurm time (1:30:00, 2-00:00:00)")
+    from hpcds1mpi.schemas.limits import MAX_SECONDS
+
+    if seconds > MAX_SECONDS:  # the bound of every time the command line takes
+        raise ConfigError(f"--time-limit {text.strip()[:40]!r} is over a year; give the "
+                          "partition's real limit, or UNLIMITED")
     return float(seconds)
 
 
@@ -150,8 +155,10 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
                                               ("--walltime-coverage", walltime_coverage))
                      if value is not None]
     if walltime_only and not job_table:
-        raise ConfigError(f"{', '.join(walltime_only)} only apply to the walltime proposal; "
-                          "add --history JOBTABLE, or drop them")
+        one = len(walltime_only) == 1
+        raise ConfigError(f"{', '.join(walltime_only)} only appl{'ies' if one else 'y'} to the "
+                          f"walltime proposal; add --history JOBTABLE, or drop "
+                          f"{'it' if one else 'them'}")
     table = limit_s = None
     if job_table:  # read before the recommendation: a bad table costs nothing and writes nothing
         import os

@@ -236,7 +236,7 @@ def parse_slurm_time(value: str) -> int | None:
     value = value.strip()
     if value.upper() in ("UNLIMITED", "INFINITE", "0"):
         return None
-    m = re.fullmatch(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?", value)
+    m = re.fullmatch(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?", value, re.ASCII)
     if not m:
         return None
     days, a, b, c = (int(g) if g is not None else None for g in m.groups())
@@ -252,7 +252,8 @@ def parse_slurm_time(value: str) -> int | None:
 def parse_pbs_time(value: str) -> int | None:
     """Seconds of a PBS ``walltime``: ``[[hours:]minutes:]seconds``."""
     parts = value.strip().split(":")
-    if not 1 <= len(parts) <= 3 or not all(re.fullmatch(r"\d+(\.\d+)?", p) for p in parts):
+    if not 1 <= len(parts) <= 3 or not all(re.fullmatch(r"\d+(\.\d+)?", p, re.ASCII)
+                                           for p in parts):
         return None
     seconds = 0.0
     for p in parts:

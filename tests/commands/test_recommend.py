@@ -344,8 +344,19 @@ def test_recommend_without_history_does_not_load_the_history_code(tmp_path):
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
 
 
+@pytest.mark.parametrize("text, seconds", [("90", 5400.0), ("365-00:00:00", 365 * 86400.0),
+                                           ("UNLIMITED", None)])
+def test_a_time_limit_is_up_to_a_year(text, seconds):
+    from hpcds1mpi.commands.recommend import _time_limit_s
+
+    assert _time_limit_s(text) == seconds
+    for bad in ("99999999", "366-00:00:00"):
+        with pytest.raises(ConfigError, match="is over a year"):
+            _time_limit_s(bad)
+
+
 @pytest.mark.parametrize("args, message", [
-    (["--user", "8"], "--user only apply to the walltime proposal; add --history"),
+    (["--user", "8"], "--user only applies to the walltime proposal; add --history"),
     (["--time-limit", "60", "--walltime-coverage", "0.9"],
      "--time-limit, --walltime-coverage only apply"),
 ])

@@ -135,14 +135,15 @@ def test_only_column_zero_directives_count_and_blank_or_comment_lines_do_not_end
 
 @pytest.mark.parametrize("value, seconds", [
     ("30", 1800), ("30:15", 1860), ("1:02:03", 3780), ("2-3", 183600), ("2-3:04", 183840),
-    ("2-3:04:05", 183900), ("0", None), ("UNLIMITED", None), ("abc", None)])  # seconds
+    ("2-3:04:05", 183900), ("0", None), ("UNLIMITED", None), ("abc", None),
+    ("\u0663\u0660", None)])  # Arabic-Indic "30": Slurm reads ASCII digits only; seconds
     # round up to the next minute, as Slurm rounds them
 def test_slurm_time_formats(value, seconds):
     assert parse_slurm_time(value) == seconds
 
 
 @pytest.mark.parametrize("value, seconds", [("10:00", 600), ("01:30:00", 5400), ("90", 90),
-                                            ("x", None)])
+                                            ("x", None), ("\u0669\u0660", None)])
 def test_pbs_walltime_formats(value, seconds):
     assert parse_pbs_time(value) == seconds
 
