@@ -407,9 +407,11 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
         asked.problem = str(exc).split(";")[0]
     if label is None:
         program = (launch.program or launch.program_raw) if launch else None
+        what = f"the program {program!r} matches" if program else \
+            "no launched program was found, so the script names"
         verdict = guard_mod.Verdict("escalate", [
-            f"the program {program!r} matches no workload the model was trained on "
-            f"({', '.join(labels)}); pass --workload if it is one of them"], {"name": "escalate"})
+            f"{what} no workload the model was trained on ({', '.join(labels)}); pass "
+            "--workload if it is one of them"], {"name": "escalate"})
         return Advice(name, script.scheduler, None, source, size, size_source, asked, None,
                       verdict.as_dict(), objective, notes=notes)
     if size is None:

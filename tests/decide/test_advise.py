@@ -100,6 +100,14 @@ def test_an_unknown_program_gets_the_guards_verdict_and_no_numbers(bundle, place
     assert a.recommended is None and not a.asked.predicted and a.rewritten is None
 
 
+def test_a_script_without_a_launch_line_says_so_not_program_none(bundle, places):
+    text = ASKED.replace("srun hpcds1mpi run stencil --size 128 --precision fp64", "./app 100")
+    a = run(text, bundle, places)
+    assert a.verdict["verdict"] == "escalate"
+    assert a.verdict["reasons"][0].startswith("no launched program was found"), a.verdict
+    assert "None" not in a.verdict["reasons"][0]
+
+
 def test_a_named_workload_never_measured_escalates_with_a_calibration_sweep(bundle, places):
     text = ASKED.replace("hpcds1mpi run stencil --size 128 --precision fp64", "./lulesh -s 40")
     a = run(text, bundle, places, workload="lulesh", size=40)

@@ -126,10 +126,33 @@ def read_job_log(path: str | Path, kind: str = "auto", procs_are: str = "auto"):
         # Ranges, column by column (schemas/jobs.py): ElapsedRaw -5 is malformed, not a runtime.
         df = drop_malformed(normalise(df, str(path), kind), report.dropped)
         report.jobs = len(df)
+        _say_empty_columns(df, report)
     if report.jobs == 0:
         reasons = "; ".join(f"{n} x {r}" for r, n in report.dropped.most_common(3)) or "empty"
         raise IngestError(f"{path}: no job could be read as {kind} ({reasons})")
     return df, report
+
+
+#: Columns a job table is read for, with the words a reader's own note would say them in: one
+#: with no value in any job is said (a renamed or unreadable column would otherwise go unseen
+#: until a later step finds nothing).
+KEY_COLUMNS = {"user": ("user",), "runtime_s": ("run time", "runtime", "elapsed"),
+               "submit_time": ("submit",), "time_limit_s": ("time limit", "timelimit"),
+               "nodes": ("node",)}
+
+
+def _say_empty_columns(df, report) -> None:
+    """A fact for each of :data:`KEY_COLUMNS` without a value in any job (missing, or empty
+    text), unless the reader already said why."""
+    said = " ".join([*report.notes, *report.facts]).lower()
+    for column, words in KEY_COLUMNS.items():
+        if column not in df.columns or not len(df) or any(w in said for w in words):
+            continue
+        values = df[column]
+        empty = values.isna() | (values.astype("string").str.strip() == "").fillna(True)
+        if empty.all():
+            report.facts.append(f"no job has a value for {column} (the log lacks the column, "
+                                "or none of its values could be read)")
 
 
 def ingest(paths: list[str | Path], kind: str = "auto", procs_are: str = "auto"):

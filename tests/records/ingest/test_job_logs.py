@@ -240,3 +240,22 @@ def test_files_of_several_kinds_into_one_table_without_false_duplicates():
     assert [r.kind for r in reports] == ["eagle", "sacct-csv", "eurora"]
     again, _, notes = ingest([EAGLE, EAGLE])
     assert len(again) == 1000 and sum(notes.values()) == 1000
+
+
+def test_a_key_column_without_any_value_is_said_once(tmp_path):
+    """A renamed User column gave every job an empty user with nothing said; a column the
+    reader already notes (no ElapsedRaw) is not said twice."""
+    head = "JobIDRaw,JobName,Partition,ElapsedRaw,Account,State,{user},AllocNodes,Start,End\n"
+    row = "{i},j,p,60,a,COMPLETED,alice,1,2023-07-01T00:00:00,2023-07-01T00:01:00\n"
+    for name, says in (("User", False), ("Username", True)):
+        path = tmp_path / f"{name}.csv"
+        path.write_text(head.format(user=name) + "".join(row.format(i=i) for i in range(1, 4)))
+        _, report = read_job_log(path, kind="sacct-csv")
+        said = [f for f in report.facts if f.startswith("no job has a value for user")]
+        assert len(said) == int(says), report.lines()
+    no_elapsed = tmp_path / "noel.csv"
+    no_elapsed.write_text("JobIDRaw,JobName,Partition,Account,State,User,AllocNodes\n"
+                          "1,j,p,a,COMPLETED,alice,1\n")
+    _, report = read_job_log(no_elapsed, kind="sacct-csv")
+    assert not any("runtime_s" in f for f in report.facts), report.lines()
+    assert any("run times unknown" in n for n in [*report.notes, *report.facts])
