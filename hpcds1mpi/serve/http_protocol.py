@@ -9,11 +9,15 @@ closes the connection. A head that arrives whole is measured by its parts (reque
 header names and values); one still arriving is counted by the chunks received while it is
 incomplete, so what is held is bounded by the limit plus one chunk.
 
-Neither h11 nor uvicorn bounds the *time* a head takes: a client sending a byte every few
-seconds held its connection for ever (uvicorn's keep-alive timeout only runs between
-requests), and 512 such clients would take every connection. A head begun must be whole
-within :attr:`BoundedHttpToolsProtocol.head_timeout` seconds (``serve --body-timeout``, the
-time a body gets too) or the answer is ``408`` and the connection is closed.
+Nor does it bound the *time* a head takes, and uvicorn's keep-alive timer runs only from the
+end of a response to the next byte, whatever that byte is: a client sending a byte of a head
+every few seconds, one that connects and sends nothing, or one that sends a blank line every
+few seconds between requests (the parser skips those without starting a request) held its
+connection for ever, and 512 such clients would take every connection. So a head begun must
+be whole within :attr:`BoundedHttpToolsProtocol.head_timeout` seconds (``serve
+--body-timeout``, the time a body gets too) or is answered ``408``, and a connection waiting
+for a request (from its opening, or from the end of a response) that begins none within that
+time or uvicorn's keep-alive, whichever is longer, is closed; each is logged.
 """
 
 from __future__ import annotations
@@ -35,9 +39,10 @@ class _HeadTooLarge(Exception):
 
 class BoundedHttpToolsProtocol(HttpToolsProtocol):
     """:class:`HttpToolsProtocol` that refuses a request head over :data:`HEAD_LIMIT` bytes
-    or not whole within :attr:`head_timeout` seconds of its first byte."""
+    or not whole within :attr:`head_timeout` seconds of the connection's waiting for it."""
 
-    #: Seconds from a head's first bytes to its end (:func:`bounded_protocol` sets it).
+    #: Seconds from a connection's opening or a response's end to a head's end
+    #: (:func:`bounded_protocol` sets it).
     head_timeout: float = 30.0
 
     def connection_made(self, transport) -> None:  # type: ignore[override]
@@ -48,6 +53,13 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self._refused = False
         self._head_timer = None
         super().connection_made(transport)
+        self._start_head_timer()  # waiting for the first request
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        # Waiting for the next request, unless a pipelined one's head is already read.
+        if not self.transport.is_closing() and not self.pipeline and not self._in_head:
+            self._start_head_timer()
 
     def connection_lost(self, exc) -> None:
         self._stop_head_timer()
@@ -97,8 +109,15 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
             self._refuse(431, "Request Header Fields Too Large",
                          f"request line and headers over {HEAD_LIMIT} bytes; send fewer or "
                          "shorter headers")
-        elif self._head_timer is None:  # a head has begun and is not whole yet
-            self._head_timer = self.loop.call_later(self.head_timeout, self._head_too_slow)
+        else:  # a head has begun and is not whole yet
+            self._start_head_timer()
+
+    def _start_head_timer(self) -> None:
+        if self._head_timer is None:
+            # Waiting with no head begun, a connection keeps at least uvicorn's keep-alive.
+            wait = self.head_timeout if self._in_head else \
+                max(self.head_timeout, self.timeout_keep_alive)
+            self._head_timer = self.loop.call_later(wait, self._head_too_slow)
 
     def _stop_head_timer(self) -> None:
         if self._head_timer is not None:
@@ -107,16 +126,25 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
 
     def _head_too_slow(self) -> None:
         self._head_timer = None
-        if self._in_head and not self._refused and not self.transport.is_closing():
+        if self._refused or self.transport.is_closing():
+            return
+        if self._in_head:
             self._refuse(408, "Request Timeout",
                          f"request head not received within {self.head_timeout:g} s")
+        elif not self.cycle or self.cycle.response_complete:  # idle: no request to answer
+            self._refused = True
+            log.warning("closed a connection from %s: no request within %g s",
+                        self._client_text(), max(self.head_timeout, self.timeout_keep_alive))
+            self.transport.close()
+
+    def _client_text(self) -> str:
+        return "%s:%d" % tuple(self.client[:2]) if self.client else "?"
 
     def _refuse(self, status: int, phrase: str, reason: str) -> None:
         """Answer ``status`` with ``{"error": reason}``, log it, close the connection."""
         self._refused = True
         self._stop_head_timer()
-        client = "%s:%d" % tuple(self.client[:2]) if self.client else "?"
-        log.warning("refused a request from %s: %d %s", client, status, reason)
+        log.warning("refused a request from %s: %d %s", self._client_text(), status, reason)
         body = json.dumps({"error": reason}).encode()
         self.transport.write(b"".join([
             f"HTTP/1.1 {status} {phrase}\r\n".encode(),

@@ -113,3 +113,41 @@ def test_a_whole_head_is_not_timed_and_keep_alive_still_answers(tight_server):
             time.sleep(2.5)
     finally:
         conn.close()
+
+
+def _closed_within(sock, seconds: float, poke: bytes = b"") -> tuple[float, bytes]:
+    """(seconds until the server closed ``sock``, what it sent), sending ``poke`` every 0.3 s."""
+    t0, got = time.monotonic(), b""
+    sock.settimeout(0.3)
+    while time.monotonic() - t0 < seconds:
+        try:
+            if poke:
+                sock.sendall(poke)
+            more = sock.recv(65536)
+        except socket.timeout:
+            continue
+        except (BrokenPipeError, ConnectionResetError):
+            break
+        if not more:
+            break
+        got += more
+    return time.monotonic() - t0, got
+
+
+def test_a_connection_that_sends_nothing_is_closed_after_the_timeout(tight_server):
+    with socket.create_connection((tight_server.host, tight_server.port), timeout=30) as sock:
+        waited, got = _closed_within(sock, 20)
+    assert 1.5 < waited < 15 and got == b"", (waited, got)
+    assert "no request within 5 s" in tight_server.log()  # the keep-alive, longer than 2 s
+
+
+def test_blank_lines_between_requests_do_not_keep_a_connection(tight_server):
+    """The parser skips CR/LF without beginning a request, and each byte reset uvicorn's
+    keep-alive timer: a blank line every 0.3 s after an answer held the connection for ever."""
+    with socket.create_connection((tight_server.host, tight_server.port), timeout=30) as sock:
+        sock.sendall(b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
+        first = sock.recv(65536)
+        assert first.startswith(b"HTTP/1.1 200"), first
+        waited, got = _closed_within(sock, 20, poke=b"\r\n")
+    assert 1.5 < waited < 15, (waited, got)
+    assert tight_server.request("GET", "/v1/health", token=None)[0] == 200
