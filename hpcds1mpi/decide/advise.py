@@ -28,6 +28,7 @@ from hpcds1mpi.decide.recommendation import format_time
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.schemas.limits import MAX_SIZE
 from hpcds1mpi.launch import directives as directives_mod
+from hpcds1mpi.launch.script_options import SIZE_DIGITS
 from hpcds1mpi.launch.script_reading import JobScript, Launch, read_script
 from hpcds1mpi.launch.script_request import resolve_launch
 from hpcds1mpi.launch.script_rewrite import Change, Layout, rewrite
@@ -225,16 +226,16 @@ def size_from(launch: Launch, template: str | None) -> int | None:
     of ``{size}`` in the workload's recorded command line."""
     args = launch.args
     for k, word in enumerate(args):
-        if word == "--size" and k + 1 < len(args) and args[k + 1].isdigit():
+        if word == "--size" and k + 1 < len(args) and re.fullmatch(SIZE_DIGITS, args[k + 1]):
             return int(args[k + 1])
-        if word.startswith("--size=") and word[7:].isdigit():
+        if word.startswith("--size=") and re.fullmatch(SIZE_DIGITS, word[7:]):
             return int(word[7:])
     if template and "{size}" in template:
         tokens = template.split()[1:]
         if len(tokens) == len(args):
             for token, word in zip(tokens, args):
                 if "{size}" in token:
-                    pattern = re.escape(token).replace(re.escape("{size}"), r"(\d+)")
+                    pattern = re.escape(token).replace(re.escape("{size}"), f"({SIZE_DIGITS})")
                     m = re.fullmatch(re.sub(r"\\\{\w+\\\}", r"\\S+", pattern), word)
                     if m:
                         return int(m.group(1))
@@ -407,17 +408,17 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
         asked.problem = str(exc).split(";")[0]
     if label is None:
         program = (launch.program or launch.program_raw) if launch else None
-        what = f"the program {program!r} matches" if program else \
-            "no launched program was found, so the script names"
-        verdict = guard_mod.Verdict("escalate", [
-            f"{what} no workload the model was trained on ({', '.join(labels)}); pass "
-            "--workload if it is one of them"], {"name": "escalate"})
+        what = f"the program {program!r} matches" if program else "no launched program was " \
+            "found, so the script names"
+        verdict = guard_mod.Verdict("escalate", [f"{what} no workload the model was trained on "
+            f"({', '.join(labels)}); pass --workload if it is one of them"], {"name": "escalate"})
         return Advice(name, script.scheduler, None, source, size, size_source, asked, None,
                       verdict.as_dict(), objective, notes=notes)
     if size is None:
         raise ConfigError(f"no problem size for {label} in the script; pass --size")
     if not 1 <= int(size) <= MAX_SIZE:  # --size is bounded by the CLI; the script's is not
-        raise ConfigError(f"problem size {size} ({size_source}) is outside 1..{MAX_SIZE}; "
+        shown = f"{str(size)[:20]}{'...' if len(str(size)) > 20 else ''}"
+        raise ConfigError(f"problem size {shown} ({size_source}) is outside 1..{MAX_SIZE}; "
                           "pass --size")
     rec = recommend(bundle, label, int(size), places, objective=objective, history=history,
                     model_dir=model_dir, device=script.device)

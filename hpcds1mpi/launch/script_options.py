@@ -221,11 +221,27 @@ def expand(value: str, scope: dict) -> str | None:
     return None if unknown else out
 
 
+#: A number in a directive: ASCII digits only (as the schedulers read them; ``\d`` would take
+#: any script's digits, and Python's ``int`` refuses over 4,300 of them with a ValueError), at
+#: most 12 of them (more than any count or time a scheduler takes).
+DIGITS = "[0-9]{1,12}"
+
+
+#: A problem size in a script's command line: ASCII digits, fewer than ``int``'s 4,300-digit
+#: limit (a size over 2^40 is then refused with where it was read: ``decide/advise.py``).
+SIZE_DIGITS = "[0-9]{1,4000}"
+
+
+def whole(text: str) -> int | None:
+    """``text`` as a count if it is :data:`DIGITS`, else None."""
+    return int(text) if re.fullmatch(DIGITS, text) else None
+
+
 def to_int(value: str | None) -> int | None:
     """A positive count, or None (``2-4`` ranges count their minimum)."""
     if value is None:
         return None
-    m = re.fullmatch(r"\s*(\d+)(?:-\d+)?\s*", value)
+    m = re.fullmatch(rf"\s*({DIGITS})(?:-{DIGITS})?\s*", value)
     return int(m.group(1)) if m and int(m.group(1)) > 0 else None
 
 
@@ -236,7 +252,7 @@ def parse_slurm_time(value: str) -> int | None:
     value = value.strip()
     if value.upper() in ("UNLIMITED", "INFINITE", "0"):
         return None
-    m = re.fullmatch(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?", value, re.ASCII)
+    m = re.fullmatch(rf"(?:({DIGITS})-)?({DIGITS})(?::({DIGITS}))?(?::({DIGITS}))?", value)
     if not m:
         return None
     days, a, b, c = (int(g) if g is not None else None for g in m.groups())
@@ -252,7 +268,7 @@ def parse_slurm_time(value: str) -> int | None:
 def parse_pbs_time(value: str) -> int | None:
     """Seconds of a PBS ``walltime``: ``[[hours:]minutes:]seconds``."""
     parts = value.strip().split(":")
-    if not 1 <= len(parts) <= 3 or not all(re.fullmatch(r"\d+(\.\d+)?", p, re.ASCII)
+    if not 1 <= len(parts) <= 3 or not all(re.fullmatch(rf"{DIGITS}(\.{DIGITS})?", p)
                                            for p in parts):
         return None
     seconds = 0.0
@@ -268,10 +284,11 @@ def gpu_count(value: str) -> int:
     for item in value.split(","):
         item = re.sub(r"\(.*?\)", "", item.strip())
         fields = item.split(":")
+        count = whole(fields[-1])
         if fields[0] in ("gpu", "gres/gpu"):
-            total += int(fields[-1]) if len(fields) > 1 and fields[-1].isdigit() else 1
-        elif fields[-1].isdigit() and (len(fields) == 1 or fields[0] not in ("shard", "mps")):
-            total += int(fields[-1])
+            total += count if len(fields) > 1 and count is not None else 1
+        elif count is not None and (len(fields) == 1 or fields[0] not in ("shard", "mps")):
+            total += count
     return total
 
 

@@ -429,8 +429,8 @@ def read_script(text: str) -> JobScript:
         raise ConfigError("this is no job script (binary or over 256 kB of text); pass the "
                           "sbatch or qsub script")
     if text.startswith("\ufeff"):  # its first line no longer starts with #!: sbatch refuses
-        raise ConfigError("the script starts with a byte-order mark (U+FEFF), which sbatch "
-                          "refuses as not a batch script; save it as UTF-8 without BOM")
+        raise ConfigError("the script starts with a byte-order mark (U+FEFF), so its first "
+                          "line is not #! (sbatch refuses it); save it as UTF-8 without BOM")
     lines = _lines(text)
     found = [MAGIC[m] for _, _, line in lines if (m := _magic(line))]
     script = JobScript(text, found[0] if found else "slurm")

@@ -120,11 +120,19 @@ def test_a_known_program_without_a_size_is_asked_for_one(bundle, places):
         run(ASKED.replace(" --size 128", ""), bundle, places)
 
 
-@pytest.mark.parametrize("size", ["99999999999999999999999", "2000000000000", "0"])
+@pytest.mark.parametrize("size", ["99999999999999999999999", "2000000000000", "0", "9" * 3000])
 def test_a_size_in_the_script_out_of_range_is_refused(bundle, places, size):
     """--size on the command line is bounded by the CLI; the script's own must be too (a huge
     one overflowed the candidate grid with a traceback)."""
     with pytest.raises(ConfigError, match=r"outside 1\.\.1099511627776; pass --size"):
+        run(ASKED.replace("--size 128", f"--size {size}"), bundle, places)
+
+
+@pytest.mark.parametrize("size", ["\u0663\u0660", "\u00b2", "9" * 5000])
+def test_a_size_in_the_script_is_ascii_digits_or_none(bundle, places, size):
+    """Arabic-Indic digits were read as 30, a superscript two and 5,000 digits raised
+    ValueError: none is a size (asked for one), none a traceback."""
+    with pytest.raises(ConfigError, match="no problem size for stencil in the script"):
         run(ASKED.replace("--size 128", f"--size {size}"), bundle, places)
 
 

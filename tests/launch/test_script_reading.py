@@ -136,14 +136,16 @@ def test_only_column_zero_directives_count_and_blank_or_comment_lines_do_not_end
 @pytest.mark.parametrize("value, seconds", [
     ("30", 1800), ("30:15", 1860), ("1:02:03", 3780), ("2-3", 183600), ("2-3:04", 183840),
     ("2-3:04:05", 183900), ("0", None), ("UNLIMITED", None), ("abc", None),
-    ("\u0663\u0660", None)])  # Arabic-Indic "30": Slurm reads ASCII digits only; seconds
+    ("\u0663\u0660", None), ("9" * 5000, None), ("1-" + "9" * 13, None)])
+    # Arabic-Indic "30": Slurm reads ASCII digits only; 5,000 digits: no ValueError; seconds
     # round up to the next minute, as Slurm rounds them
 def test_slurm_time_formats(value, seconds):
     assert parse_slurm_time(value) == seconds
 
 
 @pytest.mark.parametrize("value, seconds", [("10:00", 600), ("01:30:00", 5400), ("90", 90),
-                                            ("x", None), ("\u0669\u0660", None)])
+                                            ("x", None), ("\u0669\u0660", None),
+                                            ("9" * 400, None), ("1:" + "9" * 400, None)])
 def test_pbs_walltime_formats(value, seconds):
     assert parse_pbs_time(value) == seconds
 
@@ -183,3 +185,16 @@ def test_a_script_with_a_byte_order_mark_is_refused_as_sbatch_refuses_it():
     assert read_script(text).directives
     with pytest.raises(ConfigError, match="byte-order mark"):
         read_script("\ufeff" + text)
+
+
+def test_directive_numbers_out_of_reach_are_unread_not_a_traceback():
+    """--nodes and --time of 5,000 digits raised ValueError (int's digit limit) out of
+    read_script; a walltime of 400 nines overflowed math.ceil."""
+    huge = "9" * 5000
+    script = read_script(f"#!/bin/bash\n#SBATCH --nodes={huge}\n#SBATCH --time={huge}\n"
+                         "srun ./app\n")
+    assert script.time_s is None
+    pbs = read_script(f"#!/bin/bash\n#PBS -l select={huge}:ncpus=2\n#PBS -l walltime="
+                      f"{'9' * 400}\nmpiexec ./app\n")
+    assert pbs.time_s is None
+    assert gpu_count(f"gpu:{huge}") == 1 and gpu_count("gpu:\u0663") == 1

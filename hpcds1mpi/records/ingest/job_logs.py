@@ -133,24 +133,23 @@ def read_job_log(path: str | Path, kind: str = "auto", procs_are: str = "auto"):
     return df, report
 
 
-#: Columns a job table is read for, with the words a reader's own note would say them in: one
-#: with no value in any job is said (a renamed or unreadable column would otherwise go unseen
-#: until a later step finds nothing).
-KEY_COLUMNS = {"user": ("user",), "runtime_s": ("run time", "runtime", "elapsed"),
-               "submit_time": ("submit",), "time_limit_s": ("time limit", "timelimit"),
-               "nodes": ("node",)}
+#: Columns a job table is read for: one with no value in any job is said (a renamed or
+#: unreadable column would otherwise go unseen until a later step finds nothing).
+KEY_COLUMNS = ("user", "runtime_s", "submit_time", "time_limit_s", "nodes")
 
 
 def _say_empty_columns(df, report) -> None:
     """A fact for each of :data:`KEY_COLUMNS` without a value in any job (missing, or empty
-    text), unless the reader already said why."""
-    said = " ".join([*report.notes, *report.facts]).lower()
-    for column, words in KEY_COLUMNS.items():
-        if column not in df.columns or not len(df) or any(w in said for w in words):
+    text), unless a note of the reader names that column already."""
+    said = " ".join([*report.notes, *report.facts])
+    for column in KEY_COLUMNS:
+        if column not in df.columns or not len(df) or column in said:
             continue
         values = df[column]
-        empty = values.isna() | (values.astype("string").str.strip() == "").fillna(True)
-        if empty.all():
+        filled = values.notna()
+        if filled.any() and str(values.dtype) in ("string", "object"):  # text: "" is no value
+            filled &= values.ne("").fillna(False).astype(bool)
+        if not filled.any():
             report.facts.append(f"no job has a value for {column} (the log lacks the column, "
                                 "or none of its values could be read)")
 

@@ -164,13 +164,15 @@ def _header_number(key: str, value: str) -> int | str | None:
         return "not a number"
     if number == -1:
         return None
-    if not math.isfinite(number) or number != int(number):
+    if not math.isfinite(number):
+        return "not finite"
+    if number != int(number):
         return "not a whole number"
     # A start after 2096 plus a line's submit time (<= MAX_SWF_SECONDS) would pass 2262, the
     # end of nanosecond timestamps.
     low, high = (0, 4e9) if key == "UnixStartTime" else (1, 2**53)
     if not low <= number <= high:
-        return f"outside {low}..{high:.0e}" if key == "UnixStartTime" else "not a positive count"
+        return f"outside {low}..{high:.0e}"
     return int(number)
 
 

@@ -243,8 +243,9 @@ def test_files_of_several_kinds_into_one_table_without_false_duplicates():
 
 
 def test_a_key_column_without_any_value_is_said_once(tmp_path):
-    """A renamed User column gave every job an empty user with nothing said; a column the
-    reader already notes (no ElapsedRaw) is not said twice."""
+    """A renamed User column gave every job an empty user with nothing said; a column a
+    reader's note names already (no Submit: "submit_time and wait_s unknown") is not said
+    twice."""
     head = "JobIDRaw,JobName,Partition,ElapsedRaw,Account,State,{user},AllocNodes,Start,End\n"
     row = "{i},j,p,60,a,COMPLETED,alice,1,2023-07-01T00:00:00,2023-07-01T00:01:00\n"
     for name, says in (("User", False), ("Username", True)):
@@ -257,5 +258,6 @@ def test_a_key_column_without_any_value_is_said_once(tmp_path):
     no_elapsed.write_text("JobIDRaw,JobName,Partition,Account,State,User,AllocNodes\n"
                           "1,j,p,a,COMPLETED,alice,1\n")
     _, report = read_job_log(no_elapsed, kind="sacct-csv")
-    assert not any("runtime_s" in f for f in report.facts), report.lines()
-    assert any("run times unknown" in n for n in [*report.notes, *report.facts])
+    said = " ".join([*report.notes, *report.facts])
+    assert said.count("submit_time") == 1, report.lines()
+    assert "no job has a value for runtime_s" in said

@@ -170,8 +170,9 @@ def test_never_started_job_in_nodes_mode_keeps_nodes_missing(tmp_path):
 
 
 @pytest.mark.parametrize("key, value, why", [
-    ("MaxProcs", "inf", "not a whole number"), ("MaxProcs", "1e400", "not a whole number"),
-    ("MaxProcs", "0", "not a positive count"), ("MaxNodes", "-5", "not a positive count"),
+    ("MaxProcs", "inf", "not finite"), ("MaxProcs", "1e400", "not finite"),
+    ("MaxProcs", "2.5", "not a whole number"), ("MaxProcs", "1e16", "outside 1..9e+15"),
+    ("MaxProcs", "0", "outside 1..9e+15"), ("MaxNodes", "-5", "outside 1..9e+15"),
     ("MaxProcs", "abc", "not a number"), ("UnixStartTime", "-99999999999", "outside"),
     ("UnixStartTime", "99999999999999", "outside"),
 ])
