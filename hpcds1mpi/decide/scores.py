@@ -3,7 +3,9 @@
 :func:`~hpcds1mpi.decide.system1.score` builds a :class:`Scores`; ``choose``, the guard, the
 answer's rows (``recommendation._row``) and System 2 read it. A service keeps a job's
 :class:`Scores` for its other objectives' questions (``decide/batch_memo.py``): then it is
-*shared*, its columns read-only and its subsets and Python values kept.
+*shared*, its columns read-only and its subsets kept, and its rows are read from its columns'
+Python values (:meth:`Scores.values`, which an answer's rows read for every table). What is
+derived (the frame, subsets, values) is never copied by ``dataclasses.replace``.
 """
 
 from __future__ import annotations
@@ -40,10 +42,10 @@ class Scores:
     size: int
     limits: dict[str, MemoryLimit] = field(default_factory=dict)
     measured_best: object = field(default=None, repr=False)
-    _frame: "pd.DataFrame | None" = None
+    _frame: "pd.DataFrame | None" = field(default=None, init=False, repr=False, compare=False)
     #: Shared by answers (:func:`~hpcds1mpi.decide.batch_memo.freeze`): read-only, subsets kept.
-    shared: bool = False
-    _subsets: dict = field(default_factory=dict, repr=False)
+    shared: bool = field(default=False, init=False)
+    _subsets: dict = field(default_factory=dict, repr=False, init=False, compare=False)
     _values: dict = field(default_factory=dict, repr=False, init=False, compare=False)
 
     def __len__(self) -> int:

@@ -26,3 +26,4 @@ def test_values_are_each_column_as_python_values_converted_once():
     assert [repr(sub.row(i)) for i in range(len(sub))] == [repr(r) for r in plain]
     other = replace(sub, cols={k: v[::-1] for k, v in sub.cols.items()})
     assert other.values("runtime_s") == sub.values("runtime_s")[::-1]  # its own, not copied
+    assert not other.shared and other._subsets == {}  # what was derived is not copied either
