@@ -72,26 +72,31 @@ def test_heads_under_the_limit_and_pipelined_requests_are_answered(server):
     assert reply.count(b"HTTP/1.1 200") == 3, reply[:300]
 
 
+def _closed_within(sock, seconds: float, poke: bytes = b"") -> tuple[float, bytes]:
+    """(seconds until the server closed ``sock``, what it sent), sending ``poke`` every 0.3 s."""
+    t0, got = time.monotonic(), b""
+    sock.settimeout(0.3)
+    while time.monotonic() - t0 < seconds:
+        try:
+            if poke:
+                sock.sendall(poke)
+            more = sock.recv(65536)
+        except socket.timeout:
+            continue
+        except (BrokenPipeError, ConnectionResetError):
+            break
+        if not more:
+            break
+        got += more
+    return time.monotonic() - t0, got
+
+
 def test_a_head_trickled_a_byte_at_a_time_is_408_after_the_timeout(tight_server):
     """A byte every 0.3 s keeps a connection busy (no keep-alive timeout runs mid-request):
     the head must be whole within --body-timeout (2 s here) of its first bytes."""
     with socket.create_connection((tight_server.host, tight_server.port), timeout=30) as sock:
-        t0 = time.monotonic()
         sock.sendall(b"POST /v1/recommend HTTP/1.1\r\nHost: x\r\nX-Slow: ")
-        reply = b""
-        sock.settimeout(0.3)
-        while time.monotonic() - t0 < 20:
-            try:
-                sock.sendall(b"z")
-                more = sock.recv(65536)
-            except socket.timeout:
-                continue
-            except (BrokenPipeError, ConnectionResetError):
-                break
-            if not more:
-                break
-            reply += more
-        waited = time.monotonic() - t0
+        waited, reply = _closed_within(sock, 20, poke=b"z")
     assert reply.startswith(b"HTTP/1.1 408"), reply[:200]
     assert b"request head not received within 2 s" in reply
     assert 1.5 < waited < 15
@@ -113,25 +118,6 @@ def test_a_whole_head_is_not_timed_and_keep_alive_still_answers(tight_server):
             time.sleep(2.5)
     finally:
         conn.close()
-
-
-def _closed_within(sock, seconds: float, poke: bytes = b"") -> tuple[float, bytes]:
-    """(seconds until the server closed ``sock``, what it sent), sending ``poke`` every 0.3 s."""
-    t0, got = time.monotonic(), b""
-    sock.settimeout(0.3)
-    while time.monotonic() - t0 < seconds:
-        try:
-            if poke:
-                sock.sendall(poke)
-            more = sock.recv(65536)
-        except socket.timeout:
-            continue
-        except (BrokenPipeError, ConnectionResetError):
-            break
-        if not more:
-            break
-        got += more
-    return time.monotonic() - t0, got
 
 
 def test_a_connection_that_sends_nothing_is_closed_after_the_timeout(tight_server):
