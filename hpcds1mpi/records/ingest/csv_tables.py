@@ -29,6 +29,10 @@ def csv_header(text: str) -> list[str]:
         return []
 
 
+#: How a message names a CSV kind.
+_KIND_NAMES = {"eagle": "an NREL Eagle", "eurora": "a CINECA Eurora", "sacct-csv": "a sacct"}
+
+
 def read_csv_table(path: str | Path, kind: str, required: tuple[str, ...]
                    ) -> tuple["pd.DataFrame", FileReport]:
     """A CSV job log as text columns, with its report.
@@ -52,12 +56,13 @@ def read_csv_table(path: str | Path, kind: str, required: tuple[str, ...]
             records = [r for r in csv.reader(fh) if r]
     except csv.Error as exc:
         raise IngestError(f"{path}: not a CSV file ({exc})") from None
+    what = _KIND_NAMES.get(kind, f"a {kind}")
     if not records:
-        raise IngestError(f"{path}: empty file, not a {kind} CSV")
+        raise IngestError(f"{path}: empty file, not {what} CSV")
     header = [c.strip().lstrip("\ufeff") for c in records[0]]
     missing = [c for c in required if c not in header]
     if missing:
-        raise IngestError(f"{path}: a {kind} CSV needs the column(s) {', '.join(missing)} "
+        raise IngestError(f"{path}: {what} CSV needs the column(s) {', '.join(missing)} "
                           f"(has {', '.join(header[:10])}{' ...' if len(header) > 10 else ''})")
     ncols = len(header)
     body = records[1:]

@@ -67,13 +67,24 @@ def _csv_kind(text: str) -> str | None:
     if "," not in first:
         return None
     cols = set(csv_header(first))
-    if {"pred_power_W", "used_nodes", "req_walltime_s"} <= cols:
-        return "eurora"
-    if {"wallclock_req", "nodes_req", "processors_req", "run_time"} <= cols:
-        return "eagle"
+    for kind, signature in _CSV_SIGNATURES:
+        if signature <= cols:
+            return kind
     if is_sacct_header(cols):
         return "sacct-csv"
+    # Most of a kind's columns but not all (one removed or renamed): that kind, whose reader
+    # then names the missing column in one line, rather than "not a job log".
+    for kind, signature in _CSV_SIGNATURES:
+        if 2 * len(signature & cols) > len(signature):
+            return kind
+    if cols & {"JobID", "JobIDRaw"}:
+        return "sacct-csv"
     return None
+
+
+#: The columns that tell each CSV kind (all of them), in the order they are tried.
+_CSV_SIGNATURES = (("eurora", {"pred_power_W", "used_nodes", "req_walltime_s"}),
+                   ("eagle", {"wallclock_req", "nodes_req", "processors_req", "run_time"}))
 
 
 def read_job_log(path: str | Path, kind: str = "auto", procs_are: str = "auto"):

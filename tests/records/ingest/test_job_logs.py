@@ -261,3 +261,23 @@ def test_a_key_column_without_any_value_is_said_once(tmp_path):
     said = " ".join([*report.notes, *report.facts])
     assert said.count("submit_time") == 1, report.lines()
     assert "no job has a value for runtime_s" in said
+
+
+@pytest.mark.parametrize("header, kind, missing", [
+    ("job_id,user,wallclock_req,nodes_req,processors_req,state\n", "eagle", "run_time"),
+    ("job_id,queue,used_nodes,req_walltime_s,run_time_s\n", "eurora", "pred_power_W"),
+    ("JobIDRaw,JobName,Partition,ElapsedRaw\n", "sacct-csv", "State"),
+])
+def test_a_csv_log_missing_one_needed_column_is_named_by_auto(tmp_path, header, kind, missing):
+    """With --kind auto, a known CSV with one column removed was 'not a job log of a known
+    kind'; the column it lacks is named, in one line, as with --kind."""
+    path = tmp_path / "cut.csv"
+    path.write_text(header + ",".join(["1"] * header.count(",")) + ",x\n")
+    assert detect_kind(path) == kind
+    with pytest.raises(IngestError, match=f"CSV needs the column\\(s\\) [^(]*{missing}") as info:
+        read_job_log(path)
+    assert "\n" not in str(info.value)
+    other = tmp_path / "other.csv"
+    other.write_text("a,b,run_time\n1,2,3\n")
+    with pytest.raises(IngestError, match="not a job log of a known kind"):
+        detect_kind(other)
