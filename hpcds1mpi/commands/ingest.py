@@ -38,8 +38,8 @@ def command(files: tuple[str, ...], out: str, kind: str, procs_are: str) -> None
     from pathlib import Path
 
     target = Path(out)
-    for f in files:  # the log itself would be replaced by the table read from it
-        if target.exists() and Path(f).exists() and target.samefile(f):
+    for f in files if target.exists() else ():  # the log would be replaced by its own table
+        if Path(f).exists() and target.samefile(f):
             raise OutputError(f"--out {out} is the input log {f}; write the table to another "
                               "file")
     began = time.perf_counter()

@@ -26,12 +26,12 @@ from hpcds1mpi.decide import system1 as s1
 from hpcds1mpi.decide.recommend import recommend
 from hpcds1mpi.decide.recommendation import format_time
 from hpcds1mpi.errors import ConfigError
-from hpcds1mpi.schemas.limits import MAX_SIZE
 from hpcds1mpi.launch import directives as directives_mod
 from hpcds1mpi.launch.script_options import SIZE_DIGITS
 from hpcds1mpi.launch.script_reading import JobScript, Launch, read_script
 from hpcds1mpi.launch.script_request import resolve_launch
 from hpcds1mpi.launch.script_rewrite import Change, Layout, rewrite
+from hpcds1mpi.schemas.limits import MAX_SIZE
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.cluster import Cluster, Partition

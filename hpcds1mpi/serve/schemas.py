@@ -259,9 +259,9 @@ def encode_answer(kind: str, data: dict) -> bytes:
 
     pydantic_core's encoder (Rust, already a dependency) writes the JSON that ``json.dumps``
     with ``separators=(",", ":"), ensure_ascii=False`` writes (small numbers may be spelled
-    otherwise: ``1e-05`` as ``0.00001``, ``1e-07`` as ``1e-7``; the same values) at a sixth of its cost (~17 against
-    ~100 µs for a 4 KB recommend answer, measured; the service's worker encodes every new
-    answer). It has no mode that refuses NaN or Infinity, so an answer holding one goes the
+    otherwise: ``1e-05`` as ``0.00001``, ``1e-07`` as ``1e-7``; the same values) at a sixth of
+    its cost (~17 against ~100 µs for a 4 KB recommend answer, measured; the service's worker
+    encodes every new answer). It has no mode that refuses NaN or Infinity, so an answer holding one goes the
     ``json.dumps(allow_nan=False)`` way, which raises: a non-finite number is a bug, never
     sent.
     """

@@ -193,6 +193,12 @@ def procs_count_nodes(head: SwfHeader, procs_are: str) -> tuple[bool, str | None
     return False, None
 
 
+def _unreadable(path: Path, exc: Exception) -> IngestError:
+    """The one-line error of a log whose stream cannot be read to its end."""
+    return IngestError(f"{path}: unreadable SWF file ({str(exc).splitlines()[0][:120]}); "
+                       "fetch or decompress the log again")
+
+
 def _parse(path: Path, report: FileReport):
     """The job lines as an (n, 18) float frame; lines of the wrong width are counted."""
     import pandas as pd
@@ -209,8 +215,7 @@ def _parse(path: Path, report: FileReport):
         except (EOFError, OSError, zlib.error, pd.errors.ParserError) as exc:
             # A .gz cut short (EOFError) or with a corrupt byte (zlib.error; pandas wraps it
             # in a ParserError when it happens inside its reader).
-            raise IngestError(f"{path}: unreadable SWF file ({str(exc).splitlines()[0][:120]}); "
-                              "fetch or decompress the log again") from None
+            raise _unreadable(path, exc) from None
         except pd.errors.EmptyDataError:
             raw = pd.DataFrame(columns=list(SWF_FIELDS))
     too_many = sum(str(w.message).count("Skipping line") for w in caught)
@@ -257,8 +262,7 @@ def read_swf(path: str | Path, procs_are: str = "auto") -> tuple["pd.DataFrame",
     try:
         head = read_header(path)
     except (EOFError, OSError, zlib.error) as exc:
-        raise IngestError(f"{path}: unreadable SWF file ({str(exc).splitlines()[0][:120]}); "
-                          "fetch or decompress the log again") from None
+        raise _unreadable(path, exc) from None
     report.facts.extend(head.ignored)
     as_nodes, why = procs_count_nodes(head, procs_are)
     if why:
