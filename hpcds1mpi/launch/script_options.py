@@ -245,6 +245,21 @@ def to_int(value: str | None) -> int | None:
     return int(m.group(1)) if m and int(m.group(1)) > 0 else None
 
 
+def count_range(value: str | None) -> tuple[int, int] | None:
+    """(minimum, maximum) of a count written as a range (``--nodes=1-4``), else None."""
+    m = re.fullmatch(rf"\s*({DIGITS})-({DIGITS})\s*", value or "")
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def range_note(line: int, name: str, value: str | None) -> str | None:
+    """The note a range count gets (its minimum is what is read), or None for a plain count."""
+    span = count_range(value)
+    if span is None or span[0] == span[1]:
+        return None
+    return (f"line {line}: {name} {value.strip()} is a range: its minimum {span[0]} is read "
+            f"(the scheduler may give up to {span[1]})")
+
+
 def parse_slurm_time(value: str) -> int | None:
     """Seconds of an sbatch ``--time``: minutes, min:sec, h:m:s, d-h, d-h:m, d-h:m:s, with
     seconds rounded up to the next minute as Slurm does; None for 0 / UNLIMITED / INFINITE

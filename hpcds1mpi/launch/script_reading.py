@@ -28,7 +28,7 @@ from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.script_options import (
     ASSIGN_RE, LAUNCHERS, REDIRECT_RE, SHELL_STOP, TABLES, Option, Word,
     comment_start, expand, gpu_count, mpi_options, parse_pbs_time, parse_slurm_time,
-    pbs_options, slurm_options, to_int, words)
+    pbs_options, range_note, slurm_options, to_int, words)
 
 #: Directive prefixes, by scheduler (``#SLURM`` is sbatch's old spelling, still read).
 MAGIC = {"#SBATCH": "slurm", "#SLURM": "slurm", "#PBS": "pbs"}
@@ -292,6 +292,8 @@ def _resolve_directives(script: JobScript) -> None:
             script.note(f"line {opt.line}: cannot read {name} {opt.value!r}; ignored")
         else:
             script.where(key, opt.line)
+            if convert is to_int and (ranged := range_note(opt.line, name, opt.value)):
+                script.note(ranged)
         return value
 
     if script.scheduler == "slurm":

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from hpcds1mpi.launch.script_options import gpu_count, to_int
+from hpcds1mpi.launch.script_options import gpu_count, range_note, to_int
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.script_reading import JobScript, Launch
@@ -36,6 +36,8 @@ def _count(script: "JobScript", launch: "Launch", name: str, key: str) -> int | 
                     "resolved; the directives' value is used")
     else:
         script.where(key, opt.line)
+        if ranged := range_note(opt.line, f"{launch.launcher} {name}", opt.value):
+            script.note(ranged)
     return value
 
 

@@ -198,3 +198,17 @@ def test_directive_numbers_out_of_reach_are_unread_not_a_traceback():
                       f"{'9' * 400}\nmpiexec ./app\n")
     assert pbs.time_s is None
     assert gpu_count(f"gpu:{huge}") == 1 and gpu_count("gpu:\u0663") == 1
+
+
+@pytest.mark.parametrize("text, note", [
+    ("#SBATCH --nodes=1-4\nsrun ./app\n", "line 2: nodes 1-4 is a range: its minimum 1 is read"),
+    ("#SBATCH -N 2\nsrun -N 2-8 ./app\n", "line 3: srun nodes 2-8 is a range: its minimum 2"),
+])
+def test_a_node_range_reads_its_minimum_and_says_so(text, note):
+    """sbatch --nodes=1-4 lets the scheduler give 1 to 4 nodes; reading it as 1 without a
+    word hid that the job may run on more."""
+    script = read_script("#!/bin/bash\n" + text)
+    assert script.nodes == int(note.split("minimum ")[1].split()[0])
+    assert any(n.startswith(note) for n in script.notes), script.notes
+    plain = read_script("#!/bin/bash\n#SBATCH --nodes=2-2\nsrun ./app\n")
+    assert not any("range" in n for n in plain.notes)
