@@ -31,6 +31,28 @@ SUFFIX = {"slurm": "sbatch", "pbs": "pbs"}
 STARTUP_S = 120
 #: Time limit of the merge job, s.
 MERGE_TIME_S = 600
+#: Most tasks of one job array where the scheduler cannot be asked: Slurm's default
+#: ``MaxArraySize`` (1001: indices 0-1000) and PBS Pro's default ``max_array_size``.
+DEFAULT_MAX_ARRAY = {"slurm": 1001, "pbs": 10000}
+
+
+def max_array_tasks(scheduler: str) -> tuple[int, str]:
+    """(most tasks one job array may have, where the figure comes from): this cluster's
+    ``MaxArraySize`` when ``scontrol show config`` answers, else the scheduler's default."""
+    import re
+    import subprocess
+
+    if scheduler == "slurm":
+        try:
+            text = subprocess.run(["scontrol", "show", "config"], capture_output=True,
+                                  text=True, timeout=10).stdout
+        except (OSError, subprocess.SubprocessError):
+            text = ""
+        m = re.search(r"^MaxArraySize\s*=\s*(\d+)\s*$", text, re.M)
+        if m:
+            return int(m.group(1)), "this cluster's MaxArraySize (scontrol show config)"
+        return DEFAULT_MAX_ARRAY[scheduler], "Slurm's default MaxArraySize"
+    return DEFAULT_MAX_ARRAY[scheduler], "PBS Pro's default max_array_size"
 
 
 def _render(kind: str, job, scheduler: str, **values) -> str:
@@ -122,10 +144,17 @@ def emit(plan_file: str, scheduler: str, out: str, *, shards: int = 1,
     folder = Path(out).absolute()
     no_control(str(folder), "--out")
     check_out(Path(out), plan_sha)
-    exe, bin_dir = _exe()
     by_nodes: dict[int, list[cm.Part]] = {}
     for part in parts:
         by_nodes.setdefault(part.nodes, []).append(part)
+    widest = max((len(group) for group in by_nodes.values()), default=0)
+    if widest > 1:
+        most, source = max_array_tasks(scheduler)
+        if widest > most:
+            # sbatch / qsub would refuse the array at submission, after the folder is written.
+            raise ConfigError(f"--shards {shards} makes an array of {widest} tasks; {source} "
+                              f"allows {most}: give --shards {most} or fewer")
+    exe, bin_dir = _exe()
     texts = {f"plans/{p.name}.toml": _part_plan(p, plan, partition) for p in parts}
     jobs = {}
     for nodes, group in by_nodes.items():

@@ -144,3 +144,27 @@ def test_dry_run_says_what_would_go(here, capsys):
                            "camp"]).code == 0
     res = invoke(capsys, ["campaign", "resubmit", "camp", "--dry-run"])
     assert res.code == 0 and res.out.strip() == "would submit: n1 indices 0,1; n2 indices 0,1"
+
+
+def test_an_array_wider_than_the_scheduler_allows_is_refused_before_anything_is_written(
+        here, capsys):
+    """--shards 99999999999 wrote an array of every configuration, which sbatch refuses at
+    submission (MaxArraySize): now refused at emit, naming the limit and where it comes from."""
+    from hpcds1mpi.measure.campaign_scripts import max_array_tasks
+
+    most, source = max_array_tasks("slurm")
+    if most > 5000:
+        pytest.skip(f"{source} is {most}: a plan that wide is too slow to build here")
+    sizes = ", ".join(str(16 + i) for i in range(most + 1))
+    (here / "wide.toml").write_text(PLAN.replace("[32, 64]", f"[{sizes}]")
+                                    .replace("nodes = [1, 2]", "nodes = [1]")
+                                    .replace("ranks_per_node = [1, 2]", "ranks_per_node = [1]"))
+    line = _refused(capsys, here, ["campaign", "wide.toml", *EMIT, "--shards", "99999999999",
+                                   "--out", "camp"], 2, f"array of {most + 1} tasks",
+                    f"allows {most}", f"--shards {most} or fewer")
+    assert source.split(" (")[0] in line
+    assert not (here / "camp").exists()
+    # at the limit it is written
+    res = invoke(capsys, ["campaign", "wide.toml", *EMIT, "--shards", str(most), "--out", "ok"])
+    assert res.code == 0, res.err
+    assert f"#SBATCH --array=0-{most - 1}" in (here / "ok" / "n1.sbatch").read_text()
