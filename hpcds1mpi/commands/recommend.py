@@ -194,6 +194,10 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
         and rec.picked is not None
     script = None
     if emit:
+        from hpcds1mpi.launch.program import placeholder_note
+
+        if note := placeholder_note(program):
+            click.echo(f"note: {note}", err=True)
         script = emit_script(rec, emit, program, job_name=job_name, output=job_output,
                              exclusive=exclusive,
                              time_limit_s=proposal.time_s if uses_proposal else None)

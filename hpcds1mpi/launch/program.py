@@ -51,6 +51,32 @@ def placeholder_values(config: Configuration, size: int | None = None) -> dict:
     return values
 
 
+_BRACED_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_-]*)\}")
+
+
+def placeholder_note(program: str | Sequence[str] | None, option: str = "--program"
+                     ) -> str | None:
+    """A note for ``{word}`` text in ``program`` that is no placeholder but looks like one
+    (``{rank}``, ``{Size}``, ``{n-threads}``): it is passed to the program as it is, so a
+    typo would run every configuration with the same literal argument. None when none does."""
+    import difflib
+
+    text = program if isinstance(program, str) else " ".join(map(str, program or ()))
+    slips = []
+    for word in dict.fromkeys(_BRACED_RE.findall(text or "")):
+        if word in PLACEHOLDERS:
+            continue
+        plain = word.lower().replace("-", "_")
+        meant = difflib.get_close_matches(plain, PLACEHOLDERS, n=1, cutoff=0.75)
+        meant = meant or [p for p in PLACEHOLDERS if plain.endswith(p) or plain.startswith(p)]
+        if meant:
+            slips.append(f"{{{word}}} (did you mean {{{meant[0]}}}?)")
+    if not slips:
+        return None
+    return (f"{option} has {', '.join(slips)}: not a placeholder, passed as written; the "
+            f"placeholders are {' '.join('{' + p + '}' for p in PLACEHOLDERS)}")
+
+
 def program_tokens(program: str | Sequence[str], values: dict | None = None) -> list[str]:
     """Split a program command line into argv tokens and fill placeholders.
 

@@ -397,3 +397,12 @@ def test_bad_history_is_one_line_exit_2_and_writes_nothing(fake_cli, tmp_path, g
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert proc.stderr.strip().count("\n") == 0 and "no user column" in proc.stderr
     assert not out.exists()
+
+
+def test_a_placeholder_slip_in_program_is_said_and_the_script_still_written(fake_cli, tmp_path):
+    out = tmp_path / "job.sh"
+    result = fake_cli("--workload", "gemm", "--size", "2048", "--emit", "slurm", "-o", str(out),
+                      "--program", "./gemm --n {Size}")
+    assert result.exit_code == 0, result.output
+    assert "note: --program has {Size} (did you mean {size}?)" in result.stderr
+    assert "./gemm --n '{Size}'" in out.read_text()

@@ -39,3 +39,23 @@ def test_environment_threads_blas_and_binding_only_where_ranks_are_bound():
         program.environment(config, binds_cores=True, extra={"A=B": "1"})
     with pytest.raises(ConfigError):
         program.environment(config, binds_cores=True, extra={"A": "1\n2"})
+
+
+@pytest.mark.parametrize("text, slips", [
+    ("./app --n {Size} -r {rank} -t {n_threads}", ["{Size} (did you mean {size}?)",
+                                                   "{rank} (did you mean {ranks}?)",
+                                                   "{n_threads} (did you mean {threads}?)"]),
+    ("./app --prec {precison} {device}", ["{precison} (did you mean {precision}?)"]),
+    ("./app --n {size} awk '{print $1}' ${HOME} {} {nope}", []),
+])
+def test_a_brace_word_that_looks_like_a_placeholder_gets_a_note(text, slips):
+    """{rank} is passed literally (it is no placeholder): every configuration would get the
+    same argument without a word."""
+    note = program.placeholder_note(text)
+    if not slips:
+        assert note is None
+        return
+    assert note.startswith("--program has ") and "passed as written" in note
+    for slip in slips:
+        assert slip in note
+    assert program.program_tokens(text, {"ranks": 4, "size": 9})[-1] != "4"  # still literal
