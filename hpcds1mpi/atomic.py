@@ -30,6 +30,10 @@ from hpcds1mpi.errors import HpcdsError, OutputError, WriteError
 TMP_PREFIX = ".hpcds1mpi-tmp-"
 _NOT_WRITABLE = (errno.EACCES, errno.EPERM, errno.EROFS)
 _FULL = (errno.ENOSPC, errno.EDQUOT)
+#: A path the file system will not hold a file at (a folder under /proc or /sys, a name too
+#: long, a component that is a file): rerunning unchanged fails the same way, so exit 2.
+_UNUSABLE = (errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.EINVAL, errno.ENAMETOOLONG,
+             errno.ELOOP)
 
 
 def write_error(exc: OSError, path: Path | str, what: str = "output") -> HpcdsError:
@@ -37,6 +41,9 @@ def write_error(exc: OSError, path: Path | str, what: str = "output") -> HpcdsEr
     reason = exc.strerror or str(exc)
     if exc.errno in _NOT_WRITABLE:
         return OutputError(f"{path}: cannot write the {what} ({reason}); choose another path")
+    if exc.errno in _UNUSABLE:
+        return OutputError(f"{path}: no file can be written there ({reason}); choose another "
+                           f"path for the {what}")
     if exc.errno in _FULL:
         return WriteError(f"{path}: {what} not written, the disk is full ({reason}); free some "
                           "space and rerun (nothing already there was changed)")

@@ -231,3 +231,14 @@ def test_a_symlinked_target_is_written_through(tmp_path):
         (tmp / "a").write_text("1")
     assert (tmp_path / "model").is_symlink() and (real / "model" / "a").read_text() == "1"
     assert temporaries(tmp_path) == []
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux /proc")
+def test_a_folder_that_holds_no_files_is_a_usage_error_not_a_runtime_failure():
+    """/proc passes every check (it exists, is a directory, root may write it) but refuses a
+    new file (ENOENT): that was exit 1, which says 'try again'; a rerun fails the same way."""
+    with pytest.raises(OutputError, match="no file can be written there|not writable") as err:
+        atomic.write_text("/proc/hpcds1mpi-test.sh", "x", "batch script")
+    assert err.value.exit_code == 2 and "\n" not in str(err.value)
+    assert atomic.write_error(OSError(36, "File name too long"), "f").exit_code == 2
+    assert atomic.write_error(OSError(5, "Input/output error"), "f").exit_code == 1
