@@ -75,6 +75,26 @@ def check_output_file(path: str | os.PathLike, what: str = "output") -> Path:
     return path
 
 
+def check_replace(path: str | os.PathLike, *, ours: Callable[[Path], bool], force: bool,
+                  what: str, option: str) -> None:
+    """Refuse to replace an existing file that hpcds1mpi did not write, unless ``force``: a
+    rerun replaces its own output, while a file of the user's named by mistake is kept.
+
+    Raises:
+        OutputError: (exit 2) ``path`` is a file ``ours`` does not recognise, without ``force``.
+    """
+    path = Path(path)
+    if force or not path.is_file():
+        return
+    try:
+        mine = bool(ours(path))
+    except (OSError, ValueError):
+        mine = False
+    if not mine:
+        raise OutputError(f"{path} exists and is not a {what} hpcds1mpi wrote; pass --force to "
+                          f"replace it, or choose another {option}")
+
+
 def check_output_dir(path: str | os.PathLike, *, ours: Callable[[Path], bool], force: bool,
                      what: str = "bundle", option: str = "--out") -> Path:
     """``path`` as a Path if a folder of kind ``what`` may be (re)written there.

@@ -15,13 +15,15 @@ KIND_CHOICES = ("auto", "sacct-p", "sacct-json", "sacct-csv", "pm100", "adastra"
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False),
               help="Job table to write (.parquet, or .csv).")
+@click.option("--force", is_flag=True,
+              help="Replace an existing --out that is not a job table ingest wrote.")
 @click.option("--kind", type=click.Choice(KIND_CHOICES), default="auto", show_default=True,
               help="Kind of every input file; auto detects it per file.")
 @click.option("--procs-are", "procs_are", type=click.Choice(["auto", "processors", "nodes"]),
               default="auto", show_default=True,
               help="What an SWF log's processor fields count; auto reads them as nodes when "
                    "the header's MaxProcs equals MaxNodes (ALCF Theta).")
-def command(files: tuple[str, ...], out: str, kind: str, procs_are: str) -> None:
+def command(files: tuple[str, ...], out: str, force: bool, kind: str, procs_are: str) -> None:
     """Read Slurm `sacct -P` / `sacct --json` / sacct CSV exports, Standard Workload Format
     logs (plain or .gz), PM100 / Adastra parquet tables and the NREL Eagle / CINECA Eurora CSV
     into one job table with the runs-table column names.
@@ -30,8 +32,10 @@ def command(files: tuple[str, ...], out: str, kind: str, procs_are: str) -> None
     """
     import time
 
+    from hpcds1mpi.atomic import check_replace
     from hpcds1mpi.errors import OutputError
     from hpcds1mpi.records.ingest import ingest, write_job_table
+    from hpcds1mpi.records.ingest.job_logs import is_job_table
 
     if not out.endswith((".parquet", ".csv")):  # before reading: a bad --out costs nothing
         raise OutputError(f"--out {out}: output must end in .parquet or .csv")
@@ -42,6 +46,7 @@ def command(files: tuple[str, ...], out: str, kind: str, procs_are: str) -> None
         if Path(f).exists() and target.samefile(f):
             raise OutputError(f"--out {out} is the input log {f}; write the table to another "
                               "file")
+    check_replace(target, ours=is_job_table, force=force, what="job table", option="--out")
     began = time.perf_counter()
     table, reports, notes = ingest(list(files), kind, procs_are)
     for report in reports:

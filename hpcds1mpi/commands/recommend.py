@@ -92,6 +92,8 @@ def _propose(table, rec, user: str, job_name: str, time_limit_s, coverage: float
               help="Write a batch script (the calibration sweep when escalated).")
 @click.option("-o", "--output", "script_path", type=click.Path(), default=None,
               help="Where --emit writes the script (default: print it).")
+@click.option("--force", is_flag=True,
+              help="Let -o replace an existing file that is not a script hpcds1mpi wrote.")
 @click.option("--program", default=None,
               help='Your program\'s command line, e.g. "./app --n {size} --prec {precision}".')
 @click.option("--job-name", default=None,
@@ -120,7 +122,7 @@ def _propose(table, rec, user: str, job_name: str, time_limit_s, coverage: float
               type=click.Choice(sorted(FAILURE_STATUSES - {"wrong"})),
               help="Kind of failure for --record-failure.")
 def command(workload, size, cluster_file, partitions, objective, max_nodes, deadline,
-            energy_budget, device, emit, script_path, program, job_name, job_output, exclusive,
+            energy_budget, device, emit, script_path, force, program, job_name, job_output, exclusive,
             as_json, model_dir, history_path, job_table, user, time_limit, walltime_coverage,
             record_failure, failure_status):
     """Recommend nodes, ranks per node, threads, device, precision and partition for a job."""
@@ -147,10 +149,15 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
     if script_path and not emit:
         raise ConfigError("-o/--output is where --emit writes the batch script; add --emit "
                           "slurm or --emit pbs, or drop -o")
+    if force and not script_path:
+        raise ConfigError("--force only applies to -o FILE; add -o or drop --force")
     if script_path:
-        from hpcds1mpi.atomic import check_output_file
+        from hpcds1mpi.atomic import check_output_file, check_replace
+        from hpcds1mpi.launch.scripts import written_by_us
 
         check_output_file(script_path, "batch script")  # before the work, not after it
+        check_replace(script_path, ours=written_by_us, force=force, what="batch script",
+                      option="-o")
     walltime_only = [name for name, value in (("--user", user), ("--time-limit", time_limit),
                                               ("--walltime-coverage", walltime_coverage))
                      if value is not None]

@@ -176,6 +176,18 @@ def render_tune(args: Sequence[str], partition: "Partition", *, nodes: int, core
                            command=quote_tokens(program_tokens(job.program)))
 
 
+#: The line every script we render carries near its top (the templates' header comment).
+MARK = "# Written by hpcds1mpi"
+
+
+def written_by_us(path) -> bool:
+    """Whether the file at ``path`` is a script hpcds1mpi rendered (its header line is in the
+    first 4 KB): a rerun of ``recommend -o`` may replace it, another file is kept."""
+    with open(path, "rb") as fh:
+        head = fh.read(4096).decode("utf-8", "replace")
+    return any(line.startswith(MARK) for line in head.splitlines())
+
+
 def check_bash_syntax(script: str) -> None:
     """Run ``bash -n`` on a script; raise :class:`ConfigError` with bash's message if it fails."""
     import subprocess

@@ -112,3 +112,24 @@ def test_the_input_log_is_never_the_output(tmp_path):
         assert proc.returncode == 2 and "is the input log" in proc.stderr, proc.stderr
         assert proc.stderr.count("\n") == 1
     assert log.read_bytes() == before
+
+
+def test_out_replaces_a_table_ingest_wrote_but_not_another_file_without_force(tmp_path):
+    """ingest --out overwrote any file (a colleague's table, a results CSV) without a word."""
+    log = DATA / "sacct-energy-gpu.txt"
+    for name in ("results.csv", "other.parquet"):
+        theirs = tmp_path / name
+        if name.endswith(".csv"):
+            theirs.write_text("config,runtime\na,1.0\n")
+        else:
+            pd.DataFrame({"job_id": ["1"], "runtime": [1.0]}).to_parquet(theirs)
+        before = theirs.read_bytes()
+        proc = run_cli(["ingest", str(log), "--out", str(theirs)], timeout=120)
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+        assert "is not a job table hpcds1mpi wrote; pass --force" in proc.stderr
+        assert theirs.read_bytes() == before
+        proc = run_cli(["ingest", str(log), "--out", str(theirs), "--force"], timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        # now it is one of ours: a rerun replaces it without --force
+        proc = run_cli(["ingest", str(log), "--out", str(theirs)], timeout=120)
+        assert proc.returncode == 0, proc.stderr

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from hpcds1mpi.commands.recommend import command
 from hpcds1mpi.decide import model_bundle
-from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.errors import ConfigError, OutputError
 from hpcds1mpi.launch.scripts import check_bash_syntax
 from tests.fake_bundle import WIDE_SIZES, FakeBundle, cluster_toml, isolate_user_files
 from tests.helpers import run_cli
@@ -196,11 +196,12 @@ def test_a_refused_script_leaves_the_old_one_and_no_temporary(fake_cli, tmp_path
     from tests.test_atomic import temporaries
 
     out = tmp_path / "job.sh"
-    out.write_text("#!/bin/bash\n# the user's previous script\n")
+    old = "#!/bin/bash\n# Written by hpcds1mpi 0.1.0. the previous script\n"
+    out.write_text(old)
     with pytest.raises(ConfigError):
         fake_cli("--workload", "gemm", "--size", "2048", "--emit", "slurm", "-o", str(out),
                  "--job-name", "x$(touch PWNED)")
-    assert out.read_text() == "#!/bin/bash\n# the user's previous script\n"
+    assert out.read_text() == old
     assert temporaries(tmp_path) == []
 
 
@@ -209,7 +210,7 @@ def test_script_on_a_full_disk_is_exit_1_and_keeps_the_old_script(fake_cli, smal
     from tests.test_atomic import digests, fill
 
     out = small_disk / "job.sh"
-    out.write_text("old script\n")
+    out.write_text("# Written by hpcds1mpi 0.1.0. the old script\n")
     fill(small_disk, 0)
     before = digests(small_disk)
     with pytest.raises(WriteError, match="disk is full") as err:
@@ -406,3 +407,24 @@ def test_a_placeholder_slip_in_program_is_said_and_the_script_still_written(fake
     assert result.exit_code == 0, result.output
     assert "note: --program has {Size} (did you mean {size}?)" in result.stderr
     assert "./gemm --n '{Size}'" in out.read_text()
+
+
+def test_o_replaces_its_own_script_but_not_a_file_of_the_users_without_force(fake_cli,
+                                                                            tmp_path):
+    """recommend -o overwrote whatever was there (advise --rewrite and train refuse that)."""
+    from tests.badinput.harness import snapshot
+
+    mine, ours = tmp_path / "my_job.sh", tmp_path / "job.sh"
+    mine.write_text("#!/bin/bash\n#SBATCH -N 4\nsrun ./my_app  # hand-tuned\n")
+    args = ("--workload", "gemm", "--size", "2048", "--emit", "slurm")
+    before = snapshot(tmp_path)
+    with pytest.raises(OutputError, match="my_job.sh exists and is not a batch script "
+                                          "hpcds1mpi wrote; pass --force"):
+        fake_cli(*args, "-o", str(mine))
+    assert snapshot(tmp_path) == before
+    assert fake_cli(*args, "-o", str(ours)).exit_code == 0
+    assert fake_cli(*args, "-o", str(ours)).exit_code == 0  # a rerun replaces its own
+    assert fake_cli(*args, "-o", str(mine), "--force").exit_code == 0
+    assert "# Written by hpcds1mpi" in mine.read_text()
+    with pytest.raises(ConfigError, match="--force only applies to -o"):
+        fake_cli(*args, "--force")

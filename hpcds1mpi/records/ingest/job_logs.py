@@ -199,6 +199,27 @@ def ingest(paths: list[str | Path], kind: str = "auto", procs_are: str = "auto")
     return table.sort_index().reset_index(drop=True), reports, notes
 
 
+#: Columns whose presence marks a file as a job table ``ingest`` wrote.
+TABLE_MARK = ("job_id", "runtime_s", "source_kind")
+
+
+def is_job_table(path: str | Path) -> bool:
+    """Whether ``path`` is a job table ``ingest`` wrote (its columns, not its content, are
+    looked at): so a rerun may replace it while another file of that name is kept."""
+    path = Path(path)
+    if path.suffix == ".csv":
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            names = fh.readline(65536).strip().split(",")
+    else:
+        import pyarrow.parquet as pq
+
+        try:
+            names = pq.read_schema(path).names
+        except Exception:  # noqa: BLE001 - anything unreadable is not ours
+            return False
+    return all(c in names for c in TABLE_MARK)
+
+
 def write_job_table(table, out: str | Path) -> Path:
     """Write the job table as parquet (``.parquet``) or CSV (``.csv``), whole or not at all
     (temp-and-rename: a failure leaves no partial file and any old one unchanged).
