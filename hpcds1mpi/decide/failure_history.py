@@ -15,6 +15,9 @@ from pathlib import Path
 from hpcds1mpi.decide.guard import cache_dir
 from hpcds1mpi.errors import ConfigError
 
+#: Largest history file read (a few hundred bytes per failure).
+MAX_BYTES = 16 << 20
+
 
 def default_history_path() -> Path:
     """``HPCDS1MPI_HISTORY`` when set, else ``failures.json`` in the user's cache."""
@@ -43,13 +46,28 @@ class FailureHistory:
             ConfigError: the file exists but is not a readable history.
         """
         path = Path(path) if path else default_history_path()
+        unreadable = f"failure history {path} is unreadable"
+        if path.exists() and not path.is_file():  # a FIFO or /dev/zero would block or fill RAM
+            raise ConfigError(f"{unreadable} (not a regular file); give a JSON file")
         try:
-            data = json.loads(path.read_text())
-            failures = [f for f in data.get("failures", []) if isinstance(f, dict)]
+            with open(path, "rb") as fh:
+                text = fh.read(MAX_BYTES + 1)
+            if len(text) > MAX_BYTES:
+                raise ConfigError(f"{unreadable} (over {MAX_BYTES >> 20} MiB); fix or delete it")
+            data = json.loads(text)
+            failures = data.get("failures", [])
         except FileNotFoundError:
-            failures = []
-        except (OSError, ValueError, AttributeError):
-            raise ConfigError(f"failure history {path} is unreadable; fix or delete it") from None
+            return cls(path, [])
+        except (OSError, ValueError, AttributeError, RecursionError):
+            raise ConfigError(f"{unreadable}; fix or delete it") from None
+        if not isinstance(failures, list):
+            raise ConfigError(f"{unreadable} ('failures' is not a list); fix or delete it")
+        failures = [f for f in failures if isinstance(f, dict)]
+        for i, f in enumerate(failures):
+            size = f.get("size", 0)
+            if isinstance(size, bool) or not isinstance(size, int) or not 0 <= size <= 2**62:
+                raise ConfigError(f"{unreadable} (entry {i}: size {size!r} is not a whole "
+                                  "number); fix or delete it")
         return cls(path, failures)
 
     def record(self, workload: str, size: int, partition: str, cluster: str = "",
@@ -58,10 +76,12 @@ class FailureHistory:
         self.failures.append({"workload": workload, "size": int(size), "partition": partition,
                               "cluster": cluster, "status": status,
                               "time": time.strftime("%Y-%m-%dT%H:%M:%S")})
+        from hpcds1mpi.atomic import write_text
+
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"version": 1, "failures": self.failures}, indent=1))
-        os.replace(tmp, self.path)  # atomic: a reader never sees half a file
+        # Whole or not at all, under a name no other file has: a reader never sees half a file.
+        write_text(self.path, json.dumps({"version": 1, "failures": self.failures}, indent=1),
+                   "failure history")
 
     def failed_on(self, workload: str, size: int, partition: str, cluster: str = ""
                   ) -> dict | None:

@@ -40,3 +40,37 @@ def test_default_path_follows_the_environment(tmp_path, monkeypatch):
     monkeypatch.delenv("HPCDS1MPI_HISTORY")
     monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
     assert default_history_path() == tmp_path / "cache" / "failures.json"
+
+
+def test_recording_leaves_every_other_file_alone(tmp_path):
+    """The writer used PATH.tmp as its temporary: a user's hist.tmp beside hist.json was
+    overwritten, then renamed away."""
+    (tmp_path / "hist.tmp").write_text("precious notes")
+    history = FailureHistory.load(tmp_path / "hist.json")
+    history.record("stencil", 300, "local")
+    assert (tmp_path / "hist.tmp").read_text() == "precious notes"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hist.json", "hist.tmp"]
+    assert FailureHistory.load(tmp_path / "hist.json").failed_on("stencil", 300, "local")
+
+
+@pytest.mark.parametrize("content, fragment", [
+    ('{"failures": 5}', "'failures' is not a list"),
+    ('{"failures": [{"workload": "s", "partition": "p", "size": "big"}]}', "entry 0: size 'big'"),
+    ('{"failures": [{"workload": "s", "partition": "p", "size": null}]}', "entry 0: size None"),
+    ('{"failures": [{"workload": "s", "partition": "p", "size": 1e400}]}', "entry 0: size inf"),
+    ("[" * 100000 + "]" * 100000, "unreadable; fix or delete it"),
+])
+def test_wrong_typed_or_hostile_content_is_one_config_error(tmp_path, content, fragment):
+    path = tmp_path / "h.json"
+    path.write_text(content)
+    with pytest.raises(ConfigError, match="is unreadable") as err:
+        FailureHistory.load(path)
+    assert fragment in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_fifo_is_refused_not_waited_on(tmp_path):
+    import os
+
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(ConfigError, match="not a regular file"):
+        FailureHistory.load(tmp_path / "fifo")
