@@ -229,7 +229,8 @@ class Model:
                ) -> "Advice":
         """Compare a batch script (text or path) with the recommendation (``hpcds1mpi
         advise``); see :func:`advise`."""
-        from hpcds1mpi.decide.advise import advise as advise_text, script_text
+        from hpcds1mpi.decide.advise import advise as advise_text
+        from hpcds1mpi.launch.script_file import script_text
 
         text, name = _script(script, script_text)
         return advise_text(text, self.bundle, _places(cluster, None), workload=workload,
@@ -281,7 +282,7 @@ def advise(script: str | os.PathLike, *, model: Model | None = None,
 
 def read_script(script: str | os.PathLike) -> "JobScript":
     """Read a batch script (text or path): directives, launch line, what it asks for."""
-    from hpcds1mpi.decide.advise import script_text
+    from hpcds1mpi.launch.script_file import script_text
     from hpcds1mpi.launch.script_reading import read_script as read
 
     return read(_script(script, script_text)[0])

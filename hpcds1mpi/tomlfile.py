@@ -6,6 +6,9 @@ from pathlib import Path
 
 from hpcds1mpi.errors import HpcdsError
 
+#: Largest TOML file read: cluster files and plans are a few KB; /dev/zero is endless.
+MAX_BYTES = 16 << 20
+
 
 def read_toml(path: str | Path, what: str, error: type[HpcdsError]) -> dict:
     """The document in ``path``, or ``error`` with a message that names the file and the fix.
@@ -16,13 +19,20 @@ def read_toml(path: str | Path, what: str, error: type[HpcdsError]) -> dict:
         error: the :class:`~hpcds1mpi.errors.HpcdsError` subclass to raise.
 
     Raises:
-        error: the file is missing, a directory, unreadable, not UTF-8 text or not TOML.
+        error: the file is missing, a directory, not a regular file, unreadable, over
+            :data:`MAX_BYTES`, not UTF-8 text, not TOML or nested too deep to read.
     """
     import tomllib
 
+    if Path(path).exists() and not Path(path).is_dir() and not Path(path).is_file():
+        # a FIFO would block, /dev/zero fill the memory
+        raise error(f"{path}: {what} is not a regular file; give a TOML file")
     try:
         with open(path, "rb") as fh:
-            return tomllib.load(fh)
+            data = fh.read(MAX_BYTES + 1)
+        if len(data) > MAX_BYTES:
+            raise error(f"{path}: {what} is over {MAX_BYTES >> 20} MiB; give a TOML file")
+        return tomllib.loads(data.decode("utf-8"))
     except FileNotFoundError:
         raise error(f"{path}: {what} not found") from None
     except IsADirectoryError:
@@ -33,3 +43,6 @@ def read_toml(path: str | Path, what: str, error: type[HpcdsError]) -> dict:
         raise error(f"{path}: {what} is not text (not UTF-8); give a TOML file") from None
     except tomllib.TOMLDecodeError as exc:
         raise error(f"{path}: not valid TOML ({exc})") from None
+    except RecursionError:
+        raise error(f"{path}: {what} is nested too deep to read; give a plain TOML file") \
+            from None

@@ -44,3 +44,18 @@ def test_a_binary_that_is_not_utf8_is_called_not_text(tmp_path):
     path.write_bytes(b"\xff\xfe\xfa")
     with pytest.raises(ConfigError, match="not text"):
         read_toml(path, "plan file", ConfigError)
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda p: os.mkfifo(p), "not a regular file"),  # was a wait for ever
+    (lambda p: p.write_text("a = " + "[" * 1000 + "]" * 1000), "nested too deep"),  # traceback
+    (lambda p: p.write_bytes(b"a = 1\n" + b"#" * (16 << 20)), "over 16 MiB"),
+])
+def test_hostile_files_are_one_line_not_a_hang_or_a_traceback(tmp_path, make, match):
+    path = tmp_path / "c.toml"
+    make(path)
+    with pytest.raises(ClusterFileError, match=match) as err:
+        read_toml(path, "cluster file", ClusterFileError)
+    assert "\n" not in str(err.value) and str(path) in str(err.value)
+    with pytest.raises(ConfigError, match="not a regular file"):
+        read_toml("/dev/zero", "plan file", ConfigError)

@@ -101,7 +101,8 @@ def command(script, out, force, workload, size, objective, model_dir, cluster_fi
     from pathlib import Path
 
     from hpcds1mpi.cluster import allowed_places
-    from hpcds1mpi.decide.advise import advise, script_text
+    from hpcds1mpi.decide.advise import advise
+    from hpcds1mpi.launch.script_file import script_text
     from hpcds1mpi.decide.failure_history import FailureHistory
     from hpcds1mpi.decide.model_bundle import DEFAULT_MODEL, load_model
 

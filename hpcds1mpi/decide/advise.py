@@ -170,23 +170,6 @@ class Advice:
         return _plain(out)
 
 
-def script_text(path: str | os.PathLike) -> str:
-    """The text of the job script at ``path``, or a one-line :class:`ConfigError`."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read(2_000_001)
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: job script not found") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{path}: is a directory; give the job script itself") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: is not text (not UTF-8); give the sbatch / qsub script") \
-            from None
-    except OSError as exc:
-        raise ConfigError(f"{str(path)[:200]}: cannot read the job script "
-                          f"({exc.strerror or exc})") from None
-
-
 # ---- the workload and size ------------------------------------------------------------------
 
 

@@ -88,7 +88,7 @@ def read_journal(path: str | os.PathLike) -> list[dict]:
             continue
         try:
             event = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue  # a line torn by a kill (a multi-page write cut short), then appended after
         problem = event_problem(event)
         if problem:

@@ -197,6 +197,8 @@ def _check_hdf5(path: Path) -> None:
         raise TelemetryError(f"{path}: no such telemetry file")
     if path.is_dir():
         raise TelemetryError(f"{path}: is a directory; give the telemetry file (.h5) itself")
+    if not path.is_file():  # a FIFO would block the read below
+        raise TelemetryError(f"{path}: not a regular file; give the telemetry file (.h5) itself")
     with open(path, "rb") as fh:
         magic = fh.read(8)
     if magic != b"\x89HDF\r\n\x1a\n":

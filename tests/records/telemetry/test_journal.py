@@ -143,3 +143,13 @@ def test_the_hpcds1mpi_cli_reads_a_tampered_journal_as_one_line(tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
     assert "line 2" in proc.stderr
+
+
+def test_a_line_nested_too_deep_to_parse_is_torn_not_a_traceback(tmp_path):
+    """json.loads raises RecursionError (not ValueError) on 100,000 nested brackets."""
+    path = tmp_path / "t.h5"
+    with telemetry.TelemetryWriter(path, snapshot_every_s=3600) as w:
+        w.record(run_row(0))
+    with open(telemetry.journal_path(path), "ab") as fh:
+        fh.write(b"[" * 100000 + b"]" * 100000 + b"\n")
+    assert list(telemetry.read_runs(path)["run_id"]) == ["r000"]

@@ -103,3 +103,12 @@ def test_unknown_attributes_and_numpy_values_are_kept(tmp_path):
     store = telemetry.layout.read_snapshot(path)
     assert store.attrs["from_a_newer_writer"] == 7 and len(store.runs) == 2
     assert all(n >= 1 for n in store.attempts.values())
+
+
+def test_a_fifo_or_device_is_refused_not_waited_on(tmp_path):
+    import os
+
+    os.mkfifo(tmp_path / "t.h5")
+    for path in (tmp_path / "t.h5", "/dev/zero"):
+        with pytest.raises(TelemetryError, match="not a regular file"):
+            telemetry.read_runs(path)
