@@ -62,9 +62,12 @@ def command(model_dir, analytic, workload, size, cluster_file, partition, object
     from hpcds1mpi.atomic import check_output_folder
 
     columns = objective_columns(objectives.split(","))
+    if len(columns) != 2:  # the Spread and the plot are of two objectives
+        raise ConfigError(f"--objectives {objectives}: give exactly two, e.g. runtime,energy")
     if budget < 1:
         raise ConfigError(f"--budget must be at least 1, got {budget}")
     check_output_folder(out_dir, "mobo outputs")  # before the work, not after it
+    _check_own_outputs(out_dir)
     node_counts = node_counts if space == "full" else "all"  # the nodes space has every count
     problem, part, source, left_out = _problem(model_dir, analytic, workload, size, cluster_file,
                                                partition, columns, space, model_partition,
@@ -161,8 +164,6 @@ def _run_and_report(problem, part, source, columns, workload, size, space, metho
     for col in ("runtime_s", "energy_j", "avg_power_w"):
         front_rows[col] = values[col].to_numpy()
     front_rows = front_rows.sort_values(columns[0])
-    with atomic_path(out / "pareto.csv", "Pareto front") as tmp:  # each file whole or absent
-        front_rows.to_csv(tmp, index=False)
     summaries = {}
     for name, res in results.items():
         s = res.summary()
@@ -183,6 +184,9 @@ def _run_and_report(problem, part, source, columns, workload, size, space, metho
         "left_out": list(left_out),
         "requested_method": method, "scored_exactly": bool(exactly or method == "exact"),
     }
+    # Written only now that every figure is computed: a failure above leaves the old set.
+    with atomic_path(out / "pareto.csv", "Pareto front") as tmp:  # each file whole or absent
+        front_rows.to_csv(tmp, index=False)
     write_text(out / "mobo.json", json.dumps(doc, indent=2, default=_plain), "MOBO summary")
     label = {"runtime_s": "runtime (s)", "energy_j": "energy (J)", "avg_power_w": "power (W)"}
     with atomic_path(out / "pareto.png", "Pareto plot") as tmp:
@@ -218,3 +222,32 @@ def _plain(value):
     if isinstance(value, np.ndarray):
         return value.tolist()
     return str(value)
+
+
+#: The files a mobo run writes into its --out folder (anything else there is left alone).
+OUTPUTS = ("pareto.csv", "mobo.json", "pareto.png")
+
+
+def _check_own_outputs(out_dir: str) -> None:
+    """Refuse an empty --out, and a folder holding a pareto.csv / mobo.json / pareto.png that
+    no earlier mobo run wrote (a user's own pareto.csv was replaced without a word)."""
+    import json
+    from pathlib import Path
+
+    from hpcds1mpi.errors import ConfigError, OutputError
+
+    if not out_dir.strip():
+        raise ConfigError("--out is empty; give a folder for the mobo outputs")
+    out = Path(out_dir)
+    present = [name for name in OUTPUTS if (out / name).exists()]
+    if not present:
+        return
+    try:
+        doc = json.loads((out / "mobo.json").read_text()[:50_000_000])
+        ours = isinstance(doc, dict) and {"objectives", "exact_hv", "methods"} <= doc.keys()
+    except (OSError, ValueError, RecursionError):
+        ours = False
+    if not ours:
+        raise OutputError(f"{out} holds {', '.join(present)} that no mobo run wrote; choose "
+                          "another --out (or move them)")
+

@@ -114,11 +114,38 @@ def test_cli_out_that_is_a_file_is_one_usage_line(tmp_path, cluster_file):
     assert len(res.stderr.strip().splitlines()) == 1 and digests(tmp_path) == before
 
 
+def _earlier_run(out, cluster_file):
+    res = run_cli([*ANALYTIC, "--cluster", str(cluster_file), "--out", str(out)], timeout=240)
+    assert res.returncode == 0, res.stderr
+
+
+def test_outputs_no_mobo_run_wrote_and_bad_options_are_refused_before_anything_is_written(
+        tmp_path, cluster_file):
+    """A user's pareto.csv in --out was replaced; --out '' wrote into the working folder; three
+    objectives crashed (ValueError traceback) after pareto.csv was written."""
+    from tests.badinput.harness import snapshot
+
+    out = tmp_path / "results"
+    out.mkdir()
+    (out / "pareto.csv").write_text("my,data\n")
+    before = snapshot(tmp_path)
+    for extra, code, fragment in (([], 2, "holds pareto.csv that no mobo run wrote"),
+                                  (["--objectives", "runtime,energy,power"], 2,
+                                   "give exactly two")):
+        res = run_cli([*ANALYTIC, "--cluster", str(cluster_file), "--out", str(out), *extra],
+                      timeout=240)
+        assert res.returncode == code and fragment in res.stderr, res.stderr
+        assert res.stderr.count("\n") == 1 and snapshot(tmp_path) == before
+    res = run_cli([*ANALYTIC, "--cluster", str(cluster_file), "--out", ""], timeout=240)
+    assert res.returncode == 2 and "--out is empty" in res.stderr, res.stderr
+    assert snapshot(tmp_path) == before
+
+
 def test_cli_outputs_replaced_whole_without_temporaries(tmp_path, cluster_file):
     from tests.test_atomic import temporaries
 
     out = tmp_path / "out"
-    out.mkdir()
+    _earlier_run(out, cluster_file)
     (out / "pareto.csv").write_text("stale")
     (out / "notes.txt").write_text("the user's notes stay")
     res = run_cli([*ANALYTIC, "--cluster", str(cluster_file), "--out", str(out)], timeout=240)
@@ -134,7 +161,7 @@ def test_cli_full_disk_is_exit_1_and_leaves_no_partial_file(tmp_path, cluster_fi
 
     out = small_disk / "out"
     out.mkdir()
-    (out / "mobo.json").write_text('{"old": true}')
+    (out / "mobo.json").write_text('{"old": true, "objectives": [], "exact_hv": 1, "methods": {}}')
     fill(small_disk, 0)
     before = digests(small_disk)
     res = run_cli([*ANALYTIC, "--cluster", str(cluster_file), "--out", str(out)], timeout=240)
@@ -152,7 +179,7 @@ def test_a_plot_that_dies_half_way_keeps_the_old_plot(tmp_path, cluster_file, mo
     from tests.test_atomic import temporaries
 
     out = tmp_path / "out"
-    out.mkdir()
+    _earlier_run(out, cluster_file)
     (out / "pareto.png").write_bytes(b"the old plot")
 
     def dies(path, *args, **kwargs):
