@@ -156,17 +156,43 @@ def enumerate_configs(
         ["cpu", "gpu"] if partition is not None and partition.gpus_per_node else ["cpu"]
     )
     precision_range = list(precisions) if precisions is not None else list(PRECISIONS)
-    for n, r, t, d, p in itertools.product(
-        node_range, rank_range, thread_range, device_range, precision_range
-    ):
-        try:
-            config = Configuration(n, r, t, d, p)
-            if partition is not None:
-                check_fits(config, partition)
-        except ConfigError:
-            continue
-        if accept is None or accept(config):
-            yield config
+    pairs = len(rank_range) * len(thread_range)
+    if partition is not None:
+        import numpy as np
+
+        cores = partition.cores_per_node
+        pairs = int(np.searchsorted(np.asarray(thread_range), cores // np.asarray(rank_range),
+                                    side="right").sum())  # the (ranks, threads) that fit
+    check_space_size(pairs * len(node_range) * len(device_range) * len(precision_range),
+                     partition)
+    for n, r in itertools.product(node_range, rank_range):
+        for t in thread_range:
+            if partition is not None and r * t > partition.cores_per_node:
+                break  # sorted: no larger thread count fits either
+            for d, p in itertools.product(device_range, precision_range):
+                try:
+                    config = Configuration(n, r, t, d, p)
+                    if partition is not None:
+                        check_fits(config, partition)
+                except ConfigError:
+                    continue
+                if accept is None or accept(config):
+                    yield config
+
+
+#: Most configurations one space may hold: past it every user of the space (a sweep's plan,
+#: System 1's grid, MOBO's candidates, ``cluster``) runs out of time or memory.
+MAX_CONFIGURATIONS = 1_000_000
+
+
+def check_space_size(count: int, partition: "Partition | None") -> None:
+    """Refuse a space of more than :data:`MAX_CONFIGURATIONS` configurations in one line."""
+    if count > MAX_CONFIGURATIONS:
+        where = "the ranges" if partition is None else (
+            f"partition {partition.name!r} ({partition.cores_per_node} cores per node, up to "
+            f"{partition.max_nodes} nodes)")
+        raise ConfigError(f"{where} span {count:,} configurations, over "
+                          f"{MAX_CONFIGURATIONS:,}; give fewer ranks per node and threads")
 
 
 def powers_up_to(limit: int) -> list[int]:
@@ -210,17 +236,21 @@ def configuration_grid(partition: "Partition", *, max_nodes: int | None = None,
     node_values = np.array([n for n in powers_up_to(partition.max_nodes) if n <= limit]
                            or [limit], dtype=np.int64)
     cores = partition.cores_per_node
+    # Every (ranks, threads) with ranks x threads <= cores, built per rank count (a cores x
+    # cores mesh is 10^12 cells at 10^6 cores): ranks r takes threads 1..cores // r.
     r = np.arange(1, cores + 1, dtype=np.int64)
-    t = np.arange(1, (cores if uses_threads else 1) + 1, dtype=np.int64)
-    rr, tt = np.meshgrid(r, t, indexing="ij")
-    keep = rr * tt <= cores
-    pairs_r, pairs_t = rr[keep], tt[keep]
+    per_rank = np.minimum(cores // r, cores if uses_threads else 1)
     device_list = list(devices) if devices is not None else (
         ["cpu", "gpu"] if partition.gpus_per_node else ["cpu"])
     precision_list = list(precisions) if precisions is not None else list(PRECISIONS)
     for p in precision_list:
         if p not in PRECISIONS:
             raise ConfigError(f"precision must be one of {', '.join(PRECISIONS)}, got {p!r}")
+    check_space_size(int(per_rank.sum()) * len(node_values) * len(device_list)
+                     * len(precision_list), partition)
+    pairs_r = np.repeat(r, per_rank)
+    starts = np.cumsum(per_rank) - per_rank
+    pairs_t = np.arange(len(pairs_r), dtype=np.int64) - np.repeat(starts, per_rank) + 1
     parts = {k: [] for k in ("nodes", "ranks_per_node", "threads", "device_code",
                              "precision_code")}
     for device in device_list:

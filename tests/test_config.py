@@ -98,3 +98,30 @@ def test_without_a_partition_the_product_is_kept_and_accept_filters():
         "N2xR4xT1-gpu-fp32", "N2xR4xT1-cpu-fp32", "N2xR4xT2-cpu-fp32"]
     with pytest.raises(ConfigError, match="must be given"):
         list(enumerate_configs(None, nodes=[1]))
+
+
+def test_a_space_too_big_to_hold_is_one_line_not_a_hang():
+    """cores_per_node = 10^6 is within the schema's counts: `cluster`, `sweep --list` and
+    `mobo --space full` enumerated cores x cores layouts for ever (10^12 at 10^6 cores)."""
+    import time
+
+    from hpcds1mpi.cluster import Partition
+    from hpcds1mpi.config import MAX_CONFIGURATIONS, configuration_grid, enumerate_configs
+
+    huge = Partition(name="big", cores_per_node=10**6, memory_gb=256.0, max_nodes=10**6)
+    began = time.perf_counter()
+    with pytest.raises(ConfigError, match="span .* configurations, over 1,000,000"):
+        configuration_grid(huge)
+    with pytest.raises(ConfigError, match="span .* configurations"):
+        next(enumerate_configs(huge))
+    with pytest.raises(ConfigError, match="the ranges span 2,000,000,000,000"):
+        next(enumerate_configs(None, nodes=[1, 2], ranks_per_node=range(1, 10**6 + 1),
+                               threads=range(1, 10**6 + 1), precisions=["fp64"], devices=["cpu"]))
+    assert time.perf_counter() - began < 10
+    # 4,096 cores (a mesh of 16.8M cells before): the grid and the enumerator agree, quickly
+    wide = Partition(name="w", cores_per_node=4096, memory_gb=256.0, max_nodes=1)
+    grid = configuration_grid(wide, precisions=["fp64"])
+    assert len(grid["nodes"]) <= MAX_CONFIGURATIONS
+    listed = [(c.ranks_per_node, c.threads) for c in enumerate_configs(wide, precisions=["fp64"])]
+    assert sorted(listed) == sorted(zip(grid["ranks_per_node"].tolist(), grid["threads"].tolist()))
+    assert all(r * t <= 4096 for r, t in listed) and (4096, 1) in listed and (1, 4096) in listed
