@@ -127,6 +127,7 @@ class TelemetryWriter:
         self.crashed_on_open = settle_unfinished(self.store, read_fault_notes(self.path),
                                                  read_crash_note(self.path))
         self.store.attrs.setdefault("created_at", time.time())
+        keep_replaced_plan(self.store.attrs, self.new_attrs)
         self.store.attrs.update(self.new_attrs)
         self.snapshot()  # fold the journal in, then start a fresh one
         remove_fault_notes(self.path)  # their text is in the snapshot now
@@ -249,3 +250,27 @@ def append(path: str | os.PathLike, rows: list[dict], detail: list[dict] | None 
     with TelemetryWriter(path, resume=True) as writer:
         for i, row in enumerate(rows):
             writer.record(row, (detail or [None] * len(rows))[i])
+
+
+#: File attribute holding, as a JSON list, every earlier plan a resumed sweep replaced.
+EARLIER_PLANS = "earlier_plans"
+
+
+def keep_replaced_plan(old: dict, new: dict) -> None:
+    """Before ``new`` attributes replace ``old`` ones: a resumed sweep with another plan (runs
+    added to a file, as the reference telemetry was extended) keeps the file's plan in
+    :data:`EARLIER_PLANS` instead of losing the record of how its first runs were planned."""
+    import json
+
+    before, after = old.get("plan"), new.get("plan")
+    if before is None or after is None or before == after:
+        return
+    try:
+        earlier = json.loads(old.get(EARLIER_PLANS) or "[]")
+    except ValueError:
+        earlier = []
+    earlier = earlier if isinstance(earlier, list) else []
+    if before not in earlier:
+        earlier.append(before)
+    new[EARLIER_PLANS] = json.dumps(earlier)
+

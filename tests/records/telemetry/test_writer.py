@@ -68,3 +68,23 @@ def test_second_writer_gets_lock_error(tmp_path):
         stop.set()
         proc.join(30)
     telemetry.TelemetryWriter(path, resume=True).open().close()  # free again
+
+
+def test_a_resume_with_another_plan_keeps_the_files_plan(tmp_path):
+    """sweep --resume with another plan (how the reference telemetry was extended) replaced
+    the file's plan: the record of how its first runs were planned was lost."""
+    import json
+
+    import h5py
+
+    path = tmp_path / "t.h5"
+    first, second = json.dumps({"kernel": [{"name": "gemm"}]}), json.dumps({"kernel": []})
+    with telemetry.TelemetryWriter(path, attrs={"plan": first}) as w:
+        w.record(run_row(0))
+    for plan in (first, second, second):  # the same plan again keeps nothing twice
+        with telemetry.TelemetryWriter(path, resume=True, attrs={"plan": plan}) as w:
+            pass
+    with h5py.File(path) as f:
+        assert f.attrs["plan"] == second
+        assert json.loads(f.attrs["earlier_plans"]) == [first]
+    assert len(telemetry.read_runs(path)) == 1
