@@ -153,6 +153,10 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
                                    mpi=srun_mpi(cluster_file) if mpi_plugin is None else mpi_plugin))
     if not out and not list_only:
         raise ConfigError("--out is required (the telemetry file to write)")
+    if out and not list_only:
+        from hpcds1mpi.atomic import check_output_file
+
+        check_output_file(out, "telemetry")  # before any launch: a file as folder, none at all
     for module in kernel_module:
         registry.load_plugin(module)
     part = resolve_partition(cluster_file, partition)

@@ -150,3 +150,20 @@ def test_a_supervised_sweep_with_a_named_launcher_runs(tmp_path):
     from hpcds1mpi.records import telemetry
 
     assert len(telemetry.read_runs(out)) > 0
+
+
+@pytest.mark.parametrize("command", ["sweep", "tune"])
+def test_an_out_inside_a_file_is_a_usage_line_before_any_launch(tmp_path, command):
+    """sweep said 'free space' with exit 1; tune launched, recorded the run as crashed and
+    pointed at a file that could not exist."""
+    (tmp_path / "afile").write_text("kept")
+    argv = (["sweep", "--kernel", "stencil", "--sizes", "8", "--ranks-per-node", "1",
+             "--threads", "1", "--precisions", "fp64"] if command == "sweep" else
+            ["tune", "--kernel", "stencil", "--size", "8", "--budget", "1", "--launcher",
+             "mpiexec"])
+    proc = subprocess.run([hpcds1mpi_exe(), *argv, "--min-time", "0", "--max-repeats", "1",
+                           "--out", str(tmp_path / "afile" / "x.h5")], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "afile is not a directory" in proc.stderr and "crashed" not in proc.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]

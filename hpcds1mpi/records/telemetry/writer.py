@@ -74,6 +74,8 @@ class TelemetryWriter:
             raise TelemetryError(f"{journal_path(self.path)} exists; pass --resume to continue it")
         if not self.path.parent.exists():
             raise TelemetryError(f"{self.path.parent}: no such directory for --out")
+        if not self.path.parent.is_dir():
+            raise TelemetryError(f"{self.path.parent} is not a directory; choose another --out")
         if writer_alive(self.path):
             raise LockError(self._lock_message())
 
