@@ -220,6 +220,8 @@ def reference_solution(seed: int, n: int, iterations: int) -> np.ndarray:
     p = r.copy()
     rr = r @ r
     for _ in range(iterations):
+        if rr == 0:
+            break  # solved exactly (N^3 unknowns in fewer iterations): 0/0 would follow
         ap = matrix @ p
         alpha = rr / (p @ ap)
         x += alpha * p
@@ -309,6 +311,8 @@ class ConjugateGradient(Kernel):
         # Our pool supplies the threads: BLAS calls inside it stay single-threaded.
         with _blas_single_thread() if (xp is np and ctx.threads > 1) else _nothing():
             for _ in range(state.iterations):
+                if rr == 0:
+                    break  # solved exactly (tiny N): every rank has the same allreduced rr
                 exchange()
                 alpha = rr / allreduce(local.apply_and_dot(p_pad, p, ap))
                 rr_new = allreduce(local.update_solution(alpha, x, r, p, ap))

@@ -73,3 +73,14 @@ def test_work_model_counts_the_compiled_phases():
     work = kernels.get("cg").work(40, 1)
     assert work.bytes_moved == pytest.approx(12 * 8 * 40 ** 3 * cg.DEFAULT_ITERATIONS)
     assert work.flops == pytest.approx(17 * 40 ** 3 * cg.DEFAULT_ITERATIONS)
+
+
+@pytest.mark.parametrize("size", [1, 2])
+def test_a_system_solved_exactly_before_the_last_iteration_is_ok(size):
+    """N = 1 or 2 is solved in fewer than 50 iterations: the residual is exactly 0, and the
+    next step divided by it (ZeroDivisionError, a failed run) in the kernel and the reference."""
+    kernel = kernels.get("cg")
+    outcome = runner.execute(get_mpi().COMM_SELF, kernel, size, Configuration(),
+                             warmup=0, max_repeats=1, min_repeats=1)
+    assert outcome.status == "ok", outcome.error
+    assert outcome.rel_error <= kernel.tolerance["fp64"]
