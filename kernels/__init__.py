@@ -124,6 +124,8 @@ def load_plugin(spec: str) -> list[str]:
 
     from hpcds1mpi.errors import ConfigError
 
+    if not spec.strip():
+        raise ConfigError("--kernel-module is empty; give a module name or a .py file")
     _load_all()
     before = set(_REGISTRY)
     try:
@@ -136,6 +138,18 @@ def load_plugin(spec: str) -> list[str]:
             mod_spec.loader.exec_module(module)
         else:
             importlib.import_module(spec)
+    except ConfigError:
+        raise
     except ImportError as exc:
         raise ConfigError(f"cannot import kernel module {spec!r}: {exc}") from None
+    except SyntaxError as exc:
+        raise ConfigError(f"kernel module {spec} failed to import (SyntaxError at line "
+                          f"{exc.lineno}: {exc.msg}); fix the module") from None
+    except SystemExit:
+        raise ConfigError(f"kernel module {spec} exited while it was imported; a kernel module "
+                          "only defines kernels") from None
+    except Exception as exc:  # noqa: BLE001 - the site's own code: any error of it is its own
+        reason = " ".join(str(exc).split())[:300]
+        raise ConfigError(f"kernel module {spec} failed to import ({type(exc).__name__}: "
+                          f"{reason}); fix the module") from None
     return sorted(set(_REGISTRY) - before)

@@ -44,3 +44,23 @@ def test_names_still_lists_every_kernel_and_other_workloads_are_not_kernels():
     assert set(kernels.BUILTIN_MODULES) <= set(kernels.names())
     assert kernels.is_kernel("stencil") and not kernels.is_kernel("my_app")
     assert kernels.support("my_app") == (True, None, None)
+
+
+@pytest.mark.parametrize("source, fragment", [
+    ("def (\n", "failed to import (SyntaxError at line 1"),
+    ("import numpy as np\nnp.nosuch\n", "failed to import (AttributeError: module 'numpy'"),
+    ("raise SystemExit(0)\n", "exited while it was imported"),
+    (None, "--kernel-module is empty"),
+])
+def test_a_kernel_module_that_does_not_import_is_one_line(tmp_path, source, fragment):
+    """A site's broken module gave a traceback (SyntaxError, AttributeError, ValueError for an
+    empty name); one that called exit() ended the sweep with exit 0 and nothing said."""
+    from hpcds1mpi.errors import ConfigError
+
+    spec = ""
+    if source is not None:
+        spec = str(tmp_path / "site_kernels.py")
+        (tmp_path / "site_kernels.py").write_text(source)
+    with pytest.raises(ConfigError, match=fragment.replace("(", r"\(")) as err:
+        kernels.load_plugin(spec)
+    assert "\n" not in str(err.value)
