@@ -190,7 +190,7 @@ def read_manifest(folder: str | Path) -> dict:
                           "of `hpcds1mpi campaign PLAN --emit ...`")
     try:
         doc = json.loads(path.read_text())
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise ConfigError(f"{path}: not a readable campaign manifest ({type(exc).__name__}); "
                           "restore it or emit the campaign again into a new folder") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
@@ -219,6 +219,12 @@ def _manifest_problem(doc: dict) -> str:
             return "a part"
     if not isinstance(doc.get("jobs"), dict) or not isinstance(doc.get("submissions"), list):
         return "jobs"
+    for sub in doc["submissions"]:
+        if not isinstance(sub, dict) or not isinstance(sub.get("job_id", ""), str) or (
+                "nodes" in sub and (type(sub["nodes"]) is not int or not isinstance(
+                    sub.get("indices"), list) or any(type(i) is not int
+                                                     for i in sub["indices"]))):
+            return "submissions"
     return ""
 
 

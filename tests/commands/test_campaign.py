@@ -5,6 +5,7 @@ traceback, nothing already there changed."""
 
 from __future__ import annotations
 
+import json
 import textwrap
 
 import pytest
@@ -128,9 +129,17 @@ def test_status_and_resubmit_on_what_is_not_a_campaign(here, capsys, sub):
 def test_a_damaged_manifest(here, capsys):
     assert invoke(capsys, ["campaign", "plan.toml", *EMIT, "--out", "camp"]).code == 0
     manifest = here / "camp" / "campaign.json"
-    for text in ("{not json", '{"format": "hpcds1mpi-campaign", "version": 1}', "[]"):
+    good = json.loads(manifest.read_text())
+    for text in ("{not json", '{"format": "hpcds1mpi-campaign", "version": 1}', "[]",
+                 "[" * 100000 + "]" * 100000):  # deep nesting: a RecursionError traceback
         manifest.write_text(text)
         _refused(capsys, here, ["campaign", "status", "camp"], 2, "campaign.json")
+    # a submission that is not an object, or with nodes but no whole indices: a TypeError
+    for bad in ([5], [{"nodes": 1, "indices": "0", "job_id": "7"}],
+                [{"nodes": "1", "indices": [0], "job_id": "7"}], [{"job_id": 7}]):
+        manifest.write_text(json.dumps({**good, "submissions": bad}))
+        _refused(capsys, here, ["campaign", "status", "camp"], 2, "damaged campaign manifest "
+                                                                 "(submissions)")
 
 
 def test_resubmit_without_a_scheduler_is_a_runtime_failure(here, capsys, monkeypatch):
