@@ -108,6 +108,7 @@ class _State:
 @register
 class Allreduce(Kernel):
     name = "allreduce"
+    options = {"allreduce_iteration_scale": (float, 1e-6, 1e6)}
     description = "Allreduce(SUM) and rank0<->last ping-pong over message sizes"
     decomposition = "none: every rank contributes a buffer of each size"
     communication = "Allreduce per size and iteration; Send/Recv ping-pong between rank 0 and last"

@@ -99,6 +99,34 @@ class Kernel:
     #: smallest of ``default_sizes``) and ``test_extra`` (a dict passed as ``extra`` there).
     #: A reason the kernel cannot run here (missing optional library); None when it can.
     unavailable: ClassVar[str | None] = None
+    #: Options the kernel reads from a plan's ``extra``, checked when the plan loads:
+    #: name -> ``(int | float, smallest, largest)`` or ``(str, allowed words or None)``.
+    options: ClassVar[dict[str, tuple]] = {}
+
+    def check_extra(self, extra: dict) -> None:
+        """Raise :class:`hpcds1mpi.errors.ConfigError` for a value of an option this kernel
+        reads (:attr:`options`) that it cannot use (``sweeps = 0`` measured no work as an ok
+        run; ``"lots"`` failed every run). Keys it does not read are left alone."""
+        import math
+
+        from hpcds1mpi.errors import ConfigError
+
+        for key, (kind, *limits) in self.options.items():
+            if key not in extra:
+                continue
+            value = extra[key]
+            if kind is str:
+                ok = isinstance(value, str) and (limits[0] is None or value in limits[0])
+                want = "a word" if limits[0] is None else f"one of {', '.join(limits[0])}"
+            else:
+                number = type(value) is int or (kind is float and type(value) is float
+                                                 and math.isfinite(value))
+                ok = number and limits[0] <= value <= limits[1]
+                want = (f"a whole number from {limits[0]:,} to {limits[1]:,}" if kind is int
+                        else f"a number from {limits[0]:g} to {limits[1]:g}")
+            if not ok:
+                raise ConfigError(f"kernel {self.name!r}: extra {key} = {value!r}; it must be "
+                                  f"{want}")
 
     def setup(self, ctx: KernelContext, size: int) -> Any:
         raise NotImplementedError

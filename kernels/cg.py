@@ -235,6 +235,7 @@ def reference_solution(seed: int, n: int, iterations: int) -> np.ndarray:
 @register
 class ConjugateGradient(Kernel):
     name = "cg"
+    options = {"iterations": (int, 1, 10**6)}
     description = "conjugate gradient, fixed iterations, on the 3D Poisson 7-point matrix (N^3)"
     decomposition = "1D slabs of z-planes (uneven splits allowed)"
     communication = "2 Sendrecv of boundary planes per SpMV + 2 Allreduce(1 double) per iteration"

@@ -61,6 +61,7 @@ class _IoState:
 @register
 class Io(Kernel):
     name = "io"
+    options = {"io_mode": (str, MODES), "workdir": (str, None)}
     description = "HDF5 checkpoint write (fsync) and read-back of a distributed array"
     decomposition = "1D row blocks; rank 0 gathers to one file, or one file per rank"
     communication = "gather mode: Gatherv before the write, Scatterv after the read; shards: none"

@@ -182,6 +182,7 @@ def reference_block(seed: int, n: int, box, sweeps: int) -> np.ndarray:
 @register
 class Stencil(Kernel):
     name = "stencil"
+    options = {"sweeps": (int, 1, 10**6)}
     description = "3D 7-point Jacobi sweeps (Laplace, fixed Dirichlet boundary) on an N^3 grid"
     decomposition = "3D blocks on a Cartesian grid (balanced dims), uneven splits allowed"
     communication = "6 face halos per sweep, Isend/Irecv + Waitall (staged via host on GPU)"

@@ -249,6 +249,7 @@ def build_plan(doc: dict, partition) -> SweepPlan:
         checked = kernel_entry(entry, "sweep plan, [[kernel]]")
         name = checked.name
         kernel = registry.get(name)  # UnknownKernelError lists the known ones
+        kernel.check_extra(checked.extra)
         merged = {**{k: v for k, v in sweep.items()}, **entry}
         sizes_value = merged.get("sizes", "default")
         if sizes_value == "default":

@@ -9,9 +9,10 @@ by :func:`hpcds1mpi.measure.plan.parse_ints`; here they are only passed through.
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any
 
-from pydantic import Field, StrictInt, StrictStr, model_validator
+from pydantic import Field, StrictInt, StrictStr, field_validator, model_validator
 
 from hpcds1mpi.errors import ConfigError
 
@@ -71,12 +72,31 @@ class SweepSettings(_Ranges):
         return self
 
 
+def _plain_option(value: Any) -> bool:
+    """Whether ``value`` is what a run's JSON ``extra`` column can hold: true/false, a whole
+    or finite number, a word, or a list of those (a TOML date or table raised TypeError)."""
+    if isinstance(value, list):
+        return all(_plain_option(v) and not isinstance(v, list) for v in value)
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, (bool, int, str))
+
+
 class KernelEntry(_Ranges):
     """One ``[[kernel]]``: a kernel, its own ranges, its options."""
 
     name: Annotated[StrictStr, Field(min_length=1)]
     extra: dict[StrictStr, Any] = {}
     corrupt: Flag = False
+
+    @field_validator("extra")
+    @classmethod
+    def _extra_values(cls, value: dict) -> dict:
+        for key, option in value.items():
+            if not _plain_option(option):
+                raise ValueError(f"option {key} = {option!r} is not true/false, a finite "
+                                 "number, a word or a list of those")
+        return value
 
 
 class PlanFile(Schema):

@@ -264,3 +264,30 @@ def test_a_huge_size_is_refused_before_the_telemetry_file_exists(tmp_path):
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "sizes: values must be <= 1099511627776" in lines[0]
     assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("kernel, extra, match", [
+    ("stencil", {"sweeps": 0}, "extra sweeps = 0; it must be a whole number from 1"),
+    ("stencil", {"sweeps": "lots"}, "extra sweeps = 'lots'"),
+    ("stencil", {"sweeps": 2.5}, "extra sweeps = 2.5"),
+    ("stencil", {"sweeps": True}, "extra sweeps = True"),
+    ("cg", {"iterations": -5}, "extra iterations = -5"),
+    ("allreduce", {"allreduce_iteration_scale": 0}, "a number from 1e-06 to"),
+    ("io", {"io_mode": "scatter"}, "must be one of gather, shards"),
+    ("stencil", {"when": __import__("datetime").datetime(1979, 5, 27)}, "is not true/false"),
+    ("stencil", {"sweeps": float("inf")}, "option sweeps = inf is not"),
+    ("stencil", {"deep": {"a": 1}}, "option deep = {'a': 1} is not"),
+])
+def test_a_kernel_option_it_cannot_use_is_refused_when_the_plan_loads(kernel, extra, match):
+    """stencil's sweeps = 0 was measured as an ok run of no work (a training row); 'lots' or
+    -5 failed every run into the failure model; a TOML date was a TypeError traceback."""
+    with pytest.raises(ConfigError, match=match):
+        build_plan(_plan(kernel=[{"name": kernel, "sizes": [8], "extra": extra}],
+                         ranks_per_node=[1], threads=[1]), TWO_CORES)
+
+
+def test_options_a_kernel_reads_pass_and_others_are_left_alone():
+    plan = build_plan(_plan(kernel=[{"name": "stencil", "sizes": [8], "extra": {
+        "sweeps": 3, "note": "a label", "tags": ["a", 1]}}], ranks_per_node=[1], threads=[1],
+        precisions=["fp64"]), TWO_CORES)
+    assert dict(plan.runs[0].extra) == {"sweeps": 3, "note": "a label", "tags": ["a", 1]}
