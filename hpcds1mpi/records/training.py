@@ -155,10 +155,11 @@ def refuse_foreign_machines(known: set[str], new: pd.DataFrame) -> None:
                         "machine with `hpcds1mpi train --machine ID`")
 
 
-def _impossible_rows(frame: pd.DataFrame) -> str | None:
-    """The first column with values no run can have, as a message; None when every row could
-    have run. A sweep's runs table (``run_id``) must give every row a size and a layout; a job
-    table may leave them out (job logs carry no problem size), but what it gives must be real."""
+def impossible_rows(frame: pd.DataFrame, what: str = "training data") -> str | None:
+    """The first column with values no run can have, as a message about ``what``; None when
+    every row could have run. A sweep's runs table (``run_id``) must give every row a size and
+    a layout; a job table may leave them out (job logs carry no problem size), but what it
+    gives must be real; a run time, where given, is finite and not negative."""
     every_row = not is_job_table(frame)
     numbers = [("size", "sizes must be positive numbers", lambda v: v > 0)]
     numbers += [(col, f"{col} must be whole numbers >= 1", lambda v: (v >= 1) & (v == np.floor(v)))
@@ -172,15 +173,22 @@ def _impossible_rows(frame: pd.DataFrame) -> str | None:
         with np.errstate(invalid="ignore"):
             bad = given & ~(finite & good(values))
         if bad.any():
-            return (f"training data has {int(bad.sum())} row(s) with {col} "
+            return (f"{what} has {int(bad.sum())} row(s) with {col} "
                     f"{str(frame[col][bad].iloc[0])[:40]}: {rule}; fix or drop those rows")
+    if "runtime_s" in frame.columns:
+        run = pd.to_numeric(frame["runtime_s"], errors="coerce").astype(float)
+        bad = run.notna() & ~(np.isfinite(run) & (run >= 0))
+        if bad.any():
+            return (f"{what} has {int(bad.sum())} row(s) with runtime_s "
+                    f"{run[bad].iloc[0]:g}: run times are finite and >= 0 s; fix or drop "
+                    "those rows")
     for col, allowed in (("device", DEVICES), ("precision", PRECISIONS), ("status", STATUSES)):
         if col not in frame.columns:
             continue
         text = frame[col]
         bad = text.notna() & ~text.astype(str).isin(allowed)
         if bad.any():
-            return (f"training data has {int(bad.sum())} row(s) with {col} "
+            return (f"{what} has {int(bad.sum())} row(s) with {col} "
                     f"{str(text[bad].iloc[0])[:40]!r}: use one of {', '.join(allowed)}; "
                     "fix or drop those rows")
     return None
@@ -202,7 +210,7 @@ def _checked(frame: pd.DataFrame, machine: str | None, allow_columns) -> tuple[p
         if col not in frame.columns:
             raise DataError(f"training data has no {col!r} column; expected a runs table "
                             "or an ingested job table")
-    impossible = _impossible_rows(frame)
+    impossible = impossible_rows(frame)
     if impossible:
         raise DataError(impossible)
     if "machine_id" in frame.columns:

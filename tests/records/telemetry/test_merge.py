@@ -41,3 +41,27 @@ def test_merge_prefers_finished_over_crashed_over_interrupted(tmp_path):
     telemetry.append(c, [run_row(1, status="interrupted", finished_at=later + 5)])
     telemetry.merge([c], out)
     assert telemetry.read_runs(out).set_index("run_id").loc["r001", "status"] == "crashed"
+
+
+def test_a_shard_with_rows_train_refuses_is_refused_and_nothing_merged(tmp_path):
+    """merge took nodes 0 / runtime -1 rows that train refuses, and a bad shard's row could
+    replace a good one."""
+    import pytest
+
+    from hpcds1mpi.errors import TelemetryError
+
+    good, out = tmp_path / "good.h5", tmp_path / "merged.h5"
+    with telemetry.TelemetryWriter(good) as w:
+        w.record(run_row(0))
+    telemetry.merge([good], out)
+    before = out.read_bytes()
+    for column, value, words in (("nodes", 0, "row(s) with nodes 0"),
+                                 ("runtime_s", -1.0, "row(s) with runtime_s -1"),
+                                 ("size", 0, "row(s) with size 0")):
+        bad = tmp_path / f"bad_{column}.h5"
+        with telemetry.TelemetryWriter(bad) as w:
+            w.record({**run_row(0), column: value, "finished_at": time.time() + 60})
+        with pytest.raises(TelemetryError, match=words.replace("(s)", r"\(s\)")) as err:
+            telemetry.merge([bad, good], out)
+        assert str(bad) in str(err.value) and "leave it out of the merge" in str(err.value)
+        assert out.read_bytes() == before
