@@ -176,7 +176,12 @@ class Model:
         from hpcds1mpi.decide.recommend import recommend
         from hpcds1mpi.decide.recommendation import TOP_ALTERNATIVES
         from hpcds1mpi.decide.system1 import Constraints
+        from hpcds1mpi.schemas.api_args import check_api_arguments
 
+        check_api_arguments("recommend", workload=workload, size=size, partition=partition,
+                            objective=objective, max_nodes=max_nodes, deadline_s=deadline_s,
+                            energy_budget_j=energy_budget_j, device=device)
+        size = int(size)  # a numpy integer too
         rec = recommend(self.bundle, workload, size, _places(cluster, partition),
                         objective=objective, device=device, model_dir=self.path,
                         constraints=Constraints(max_nodes, deadline_s, energy_budget_j))
@@ -208,7 +213,9 @@ class Model:
         import pandas as pd
 
         from hpcds1mpi.decide.system1 import score
+        from hpcds1mpi.schemas.api_args import check_api_arguments
 
+        check_api_arguments("predict", workload=workload, size=size, partition=partition)
         configs = [c if isinstance(c, Configuration) else Configuration(**dict(c))
                    for c in configs]
         if not configs:
@@ -231,7 +238,9 @@ class Model:
         advise``); see :func:`advise`."""
         from hpcds1mpi.decide.advise import advise as advise_text
         from hpcds1mpi.launch.script_file import script_text
+        from hpcds1mpi.schemas.api_args import check_api_arguments
 
+        check_api_arguments("advise", workload=workload, size=size, objective=objective)
         text, name = _script(script, script_text)
         return advise_text(text, self.bundle, _places(cluster, None), workload=workload,
                            size=size, objective=objective, model_dir=self.path, name=name)
@@ -309,11 +318,17 @@ def propose_walltime(history, user: str, *, job_name: str | None = None,
         ``reason`` when the user has no history to propose from); ``lines()``, ``to_dict()``.
     """
     from hpcds1mpi.decide.walltime import propose_walltime as propose
+    from hpcds1mpi.schemas.api_args import check_api_arguments
 
+    check_api_arguments("propose_walltime", user=user, job_name=job_name, partition=partition,
+                        nodes=nodes, procs=procs, time_limit_s=time_limit_s, coverage=coverage)
     if isinstance(history, (str, os.PathLike)):
         from hpcds1mpi.records.ingest.job_logs import read_job_table
 
         history = read_job_table(history, what="history")
+    elif not hasattr(history, "columns"):
+        raise ConfigError(f"propose_walltime(): history must be a job table (DataFrame) or a "
+                          f"path to one, got {type(history).__name__}")
     return propose(history, user, workload=job_name, account=None, partition=partition,
                    nodes=nodes, procs=procs, time_limit_s=time_limit_s, submit_time=None,
                    quantile=coverage)
@@ -326,7 +341,10 @@ def configurations(cluster: ClusterLike = None, *, partition: str | None = None,
     covers), narrowed to what ``workload`` supports when it is a kernel."""
     from hpcds1mpi.config import enumerate_configs, powers_up_to
     from hpcds1mpi.kernels import offered
+    from hpcds1mpi.schemas.api_args import check_api_arguments
 
+    check_api_arguments("configurations", partition=partition, workload=workload,
+                        max_nodes=max_nodes)
     _, part = _places(cluster, partition)[0]
     uses_threads, precisions, devices = offered(workload, part)
     nodes = powers_up_to(min(max_nodes, part.max_nodes)) if max_nodes else None

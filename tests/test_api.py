@@ -13,7 +13,7 @@ import sys
 import pytest
 
 import hpcds1mpi
-from hpcds1mpi.errors import ModelError
+from hpcds1mpi.errors import ConfigError, ModelError
 from tests.helpers import REPO, run_cli
 from tests.records.ingest.joblogs import GAIA, needs_joblogs, swf_slice
 
@@ -146,3 +146,33 @@ def test_propose_walltime_from_a_path_or_a_table_gives_recommends_proposal(tmp_p
     assert from_path.lines() and from_path.lines()[0].startswith("walltime: --time ")
     nobody = hpcds1mpi.propose_walltime(table, "no-such-user")
     assert nobody.time_s is None and "cannot propose" in nobody.lines()[0]
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda m: m.recommend("stencil", 300, deadline_s=float("nan")),
+     "recommend(): deadline_s must be a finite number"),  # the constraint vanished
+    (lambda m: m.recommend("stencil", 300, deadline_s=-1), "deadline_s must be > 0"),  # no pick
+    (lambda m: m.recommend("stencil", 2**80), "size must be <= 1099511627776"),  # Overflow
+    (lambda m: m.recommend("stencil", 300, energy_budget_j="x"), "energy_budget_j must be"),
+    (lambda m: m.recommend(" ", 300), "workload"),
+    (lambda m: m.predict([{}], "stencil", float("nan")), "predict(): size must be an integer"),
+    (lambda m: m.advise("#!/bin/bash\nsrun ./a\n", objective="x"), "advise(): objective"),
+    (lambda m: hpcds1mpi.configurations(max_nodes=-1), "configurations(): max_nodes must be"),
+    (lambda m: hpcds1mpi.configurations(max_nodes="x"), "max_nodes must be an integer"),
+    (lambda m: hpcds1mpi.propose_walltime(5, "alice"), "history must be a job table"),
+    (lambda m: hpcds1mpi.propose_walltime(None, "alice", coverage=2.0), "coverage must be"),
+])
+def test_wrong_arguments_are_one_config_error_naming_them(model, call, words):
+    """The API raised OverflowError / TypeError / AttributeError, returned no pick, or dropped
+    the constraint where the CLI refuses the same value in one line."""
+    with pytest.raises(ConfigError, match=re.escape(words)) as err:
+        call(model)
+    assert "\n" not in str(err.value)
+
+
+def test_numpy_numbers_are_taken_as_numbers(model):
+    import numpy as np
+
+    rec = model.recommend("stencil", np.int64(300), deadline_s=np.float64(60))
+    assert rec.pick is not None and rec.size == 300
+    assert len(model.predict([{}], "stencil", np.int32(300))) == 1
