@@ -45,9 +45,12 @@ def show(path, rows) -> None:
               help="Output file: .csv, .parquet or .json (lines).")
 @click.option("--table", type=click.Choice(["runs", "machines", "repeats", "ranks",
                                             "rank_repeats"]), default="runs", show_default=True)
-def export(path, out, table) -> None:
+@click.option("--force", is_flag=True,
+              help="Replace an existing --out that is not a table telemetry export wrote.")
+def export(path, out, table, force) -> None:
     """Write one table of PATH to CSV, Parquet or JSON lines."""
-    from hpcds1mpi.atomic import atomic_path, check_output_file
+    from hpcds1mpi.atomic import atomic_path, check_output_file, check_replace
+    from hpcds1mpi.records.table_files import column_names
     from hpcds1mpi.errors import OutputError
     from hpcds1mpi.records import telemetry
 
@@ -63,6 +66,9 @@ def export(path, out, table) -> None:
     else:
         raise OutputError(f"--out {out}: use a .csv, .parquet or .json file name")
     check_output_file(out, "export")
+    # every telemetry table has machine_id: a rerun replaces its own export, nothing else
+    check_replace(out, ours=lambda p: "machine_id" in column_names(p), force=force,
+                  what="table telemetry export", option="--out")
     if table == "runs":
         frame = telemetry.read_runs(path)
     elif table == "machines":

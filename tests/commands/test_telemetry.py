@@ -41,7 +41,7 @@ def test_export_replaces_its_output_whole_or_not_at_all(tmp_path, monkeypatch, c
 
     src, csv = tmp_path / "a.h5", tmp_path / "runs.csv"
     telemetry.append(src, [run_row(0), run_row(1)])
-    csv.write_text("the old export\n")
+    csv.write_text("run_id,machine_id\nthe old export\n")
 
     def half_then_full(self, path, **kwargs):
         with open(path, "w") as fh:
@@ -54,7 +54,7 @@ def test_export_replaces_its_output_whole_or_not_at_all(tmp_path, monkeypatch, c
     assert exit_info.value.code == WriteError.exit_code == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "disk is full" in err
-    assert csv.read_text() == "the old export\n"
+    assert csv.read_text() == "run_id,machine_id\nthe old export\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.h5", "runs.csv"]
 
 
@@ -70,3 +70,27 @@ def test_export_checks_out_before_reading(tmp_path, capsys):
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and err.count("\n") == 1
     assert "no_dir" in err and "missing.h5" not in err
+
+
+def test_export_replaces_its_own_table_but_not_another_file_without_force(tmp_path, capsys):
+    """export --out overwrote any file (a results CSV of the user's) without a word."""
+    import pytest
+
+    from hpcds1mpi.cli import main
+
+    src = tmp_path / "a.h5"
+    telemetry.append(src, [run_row(0)])
+    for name in ("results.csv", "notes.json", "other.parquet"):
+        theirs = tmp_path / name
+        theirs.write_bytes(b"config,runtime\na,1\n" if name.endswith(".csv") else b"{}")
+        before = theirs.read_bytes()
+        with pytest.raises(SystemExit) as exit_info:
+            main(["telemetry", "export", str(src), "--out", str(theirs)])
+        err = capsys.readouterr().err
+        assert exit_info.value.code == 2 and "pass --force" in err and err.count("\n") == 1
+        assert theirs.read_bytes() == before
+        for extra in (["--force"], []):  # then it is ours: a rerun replaces it
+            with pytest.raises(SystemExit) as exit_info:
+                main(["telemetry", "export", str(src), "--out", str(theirs), *extra])
+            assert exit_info.value.code in (0, None), capsys.readouterr().err
+            assert "wrote 1 rows" in capsys.readouterr().out

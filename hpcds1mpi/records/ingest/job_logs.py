@@ -206,17 +206,9 @@ TABLE_MARK = ("job_id", "runtime_s", "source_kind")
 def is_job_table(path: str | Path) -> bool:
     """Whether ``path`` is a job table ``ingest`` wrote (its columns, not its content, are
     looked at): so a rerun may replace it while another file of that name is kept."""
-    path = Path(path)
-    if path.suffix == ".csv":
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            names = fh.readline(65536).strip().split(",")
-    else:
-        import pyarrow.parquet as pq
+    from hpcds1mpi.records.table_files import column_names
 
-        try:
-            names = pq.read_schema(path).names
-        except Exception:  # noqa: BLE001 - anything unreadable is not ours
-            return False
+    names = column_names(path)
     return all(c in names for c in TABLE_MARK)
 
 
