@@ -8,6 +8,7 @@ import click
 
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.schemas.limits import MAX_SIZE
+from hpcds1mpi.schemas.numbers import SIZE
 
 
 def _walltime(seconds) -> str:
@@ -85,7 +86,7 @@ def format_advice(advice) -> str:
 @click.option("--force", is_flag=True, help="Let --rewrite replace an existing OUT.")
 @click.option("--workload", default=None, help="The workload (default: matched from the "
               "program against the model's telemetry labels).")
-@click.option("--size", type=int, default=None, help="Problem size (default: read from the "
+@click.option("--size", type=SIZE, default=None, help="Problem size (default: read from the "
               "program's arguments).")
 @click.option("--objective", type=click.Choice(["time", "energy", "edp", "balanced"]),
               default="time", show_default=True)

@@ -46,7 +46,7 @@ def command() -> None:
               help="The scheduler to write the jobs for.")
 @click.option("--out", default=None, type=click.Path(file_okay=False),
               help="Campaign folder to write (missing or empty; default campaign-PLAN).")
-@click.option("--shards", type=int, default=1, show_default=True,
+@click.option("--shards", type=COUNT, default=1, show_default=True,
               help="At most this many shards (array tasks) per node count.")
 @click.option("--cluster", "cluster_file", type=click.Path(dir_okay=False), default=None,
               help="Cluster file (partitions, site settings); the jobs' sweeps use it too.")

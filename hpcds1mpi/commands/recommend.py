@@ -7,7 +7,7 @@ import click
 from hpcds1mpi.config import FAILURE_STATUSES
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.schemas.limits import MAX_COUNT, MAX_SIZE
-from hpcds1mpi.schemas.numbers import JOULES, SECONDS, BoundedFloat
+from hpcds1mpi.schemas.numbers import COUNT, JOULES, SECONDS, SIZE, BoundedFloat
 
 
 #: Share of jobs a proposed walltime covers: a quantile the runtime model can calibrate.
@@ -75,14 +75,14 @@ def _propose(table, rec, user: str, job_name: str, time_limit_s, coverage: float
 
 @click.command(name="recommend")
 @click.option("--workload", required=True, help="Kernel name or your program's telemetry label.")
-@click.option("--size", required=True, type=int, help="Problem size (> 0).")
+@click.option("--size", required=True, type=SIZE, help="Problem size (> 0).")
 @click.option("--cluster", "cluster_file", type=click.Path(), default=None,
               help="Cluster TOML file (default: this Slurm allocation or this machine).")
 @click.option("--partition", "partitions", multiple=True,
               help="Allowed partition (repeatable; NAME or CLUSTER/NAME). Default: all.")
 @click.option("--objective", type=click.Choice(["time", "energy", "edp", "balanced"]),
               default="time", show_default=True)
-@click.option("--max-nodes", type=int, default=None, help="Use at most this many nodes.")
+@click.option("--max-nodes", type=COUNT, default=None, help="Use at most this many nodes.")
 @click.option("--deadline", type=SECONDS, default=None, help="Predicted upper runtime limit, s.")
 @click.option("--energy-budget", type=JOULES, default=None, metavar="JOULES",
               help="Predicted upper energy limit, J.")

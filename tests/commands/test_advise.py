@@ -118,7 +118,8 @@ def test_nothing_is_written_when_there_is_nothing_to_recommend(job, tmp_path, ca
     (["advise", "{dir}"], "is a directory"),
     (["advise", "{bin}"], "not text"),
     (["advise", "{job}", "--force"], "--force only applies to --rewrite"),
-    (["advise", "{job}", "--size", "0"], "--size must be a positive integer"),
+    (["advise", "{job}", "--size", "0"], "'--size': 0 is out of range; give a problem size"),
+    (["advise", "{job}", "--size", "\u0663\u0660"], "is not a whole number"),  # read as 30
     (["advise", "{job}"], "partition 'standard'"),  # this machine has no such partition
     (["advise", "{empty}"], "no #SBATCH / #PBS directive"),
     (["advise", "x" * 10_000], "cannot read the job script"),

@@ -157,7 +157,7 @@ def test_dry_run_says_what_would_go(here, capsys):
 
 def test_an_array_wider_than_the_scheduler_allows_is_refused_before_anything_is_written(
         here, capsys):
-    """--shards 99999999999 wrote an array of every configuration, which sbatch refuses at
+    """--shards 1000000 wrote an array of every configuration, which sbatch refuses at
     submission (MaxArraySize): now refused at emit, naming the limit and where it comes from."""
     from hpcds1mpi.measure.campaign_scripts import max_array_tasks
 
@@ -168,7 +168,7 @@ def test_an_array_wider_than_the_scheduler_allows_is_refused_before_anything_is_
     (here / "wide.toml").write_text(PLAN.replace("[32, 64]", f"[{sizes}]")
                                     .replace("nodes = [1, 2]", "nodes = [1]")
                                     .replace("ranks_per_node = [1, 2]", "ranks_per_node = [1]"))
-    line = _refused(capsys, here, ["campaign", "wide.toml", *EMIT, "--shards", "99999999999",
+    line = _refused(capsys, here, ["campaign", "wide.toml", *EMIT, "--shards", "1000000",
                                    "--out", "camp"], 2, f"array of {most + 1} tasks",
                     f"allows {most}", f"--shards {most} or fewer")
     assert source.split(" (")[0] in line
