@@ -54,6 +54,7 @@ def command(kernel, size, threads, device, precision, repeats, seed, cluster_fil
     # The launch is already made: only check what the flags add (threads, device, precision).
     check_fits(Configuration(1, ranks_per_node, threads, device, precision),
                _one_node(part))
+    k.validate_size(size, comm.Get_size())  # bad input (exit 2), not a failed run
     out = runner.execute(comm, k, size, config, seed=seed, warmup=1, min_repeats=repeats,
                          max_repeats=repeats, local_rank=local_rank)
     if comm.Get_rank() != 0:
@@ -75,8 +76,8 @@ def command(kernel, size, threads, device, precision, repeats, seed, cluster_fil
         if out.wall:
             click.echo(f"  wall (slowest rank) median {median:.4f} s over {len(out.wall)} repeats; "
                        f"rank 0 in MPI {100 * mpi_share:.1f} %; rel. error {out.rel_error:.2e}")
-    if out.status != "ok":
-        raise SystemExit(1)
+    if out.status != "ok":  # what the kernel does not support is bad input: exit 2
+        raise SystemExit(2 if out.status == "unsupported" else 1)
 
 
 def _one_node(part):

@@ -1,0 +1,27 @@
+"""``hpcds1mpi run``: what a kernel refuses is bad input (exit 2, one line), not a failed run."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import run_cli
+
+
+def test_a_size_the_kernel_refuses_is_exit_2():
+    """It printed a 'failed' run and exited 1, which says 'try again'."""
+    proc = run_cli(["run", "allreduce", "--size", "1", "--repeats", "1"], timeout=120)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "kernel 'allreduce' needs size >= 8 on 1 ranks, got 1" in proc.stderr
+    assert "failed" not in proc.stdout
+
+
+def test_a_precision_the_kernel_does_not_support_is_reported_and_exit_2():
+    proc = run_cli(["run", "stencil", "--size", "16", "--precision", "bf16", "--repeats", "1"],
+                   timeout=120)
+    assert proc.returncode == 2, proc.stderr  # was 1
+    assert "unsupported" in proc.stdout and "does not support bf16" in proc.stdout
+
+
+def test_a_good_run_still_runs():
+    proc = run_cli(["run", "stencil", "--size", "16", "--repeats", "1"], timeout=120)
+    assert proc.returncode == 0 and "rel. error" in proc.stdout, proc.stderr
