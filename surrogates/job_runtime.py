@@ -250,6 +250,9 @@ class RuntimePredictor:
         acc = np.exp(-np.abs(cands - y[:, None]))
         single = [float(np.mean(acc[cal, j])) for j in range(len(self.candidates_))]
         self.best_single_ = int(np.argmax(single))
+        # The point of each validation job as made before any refit on it (the walltime's
+        # risk gate learns how far real run times fall from it).
+        self.cal_point_ = cands[cal, self.best_single_]
         self.validation_ = {"single": max(single)}
         self.mode_, self.classifier_ = "single", None
         if len(self.candidates_) < 2:
@@ -294,6 +297,7 @@ class RuntimePredictor:
                                             <= self.validation_["single"]):
             return
         self.mode_, self.classifier_ = "choice", clf
+        self.cal_point_ = gated_choice(cands[cal][:, classes], proba, single, self.gate_)[0]
         if self.refit:
             # The newest jobs look most like the future: refit on all of them, as many rounds.
             rounds = max(1, int(clf.best_iteration_ or self.params["n_estimators"]))
@@ -320,7 +324,7 @@ class RuntimePredictor:
         if self.validation_["regression"] <= self.validation_["single"]:
             return
         rounds = max(1, int(probe.best_iteration_ or self.params["n_estimators"]))
-        self.mode_ = "regression"
+        self.mode_, self.cal_point_ = "regression", pred
         self.classifier_ = LGBMRegressor(**{**params, "n_estimators": rounds}).fit(
             x, y - self.median_) if self.refit else probe
 

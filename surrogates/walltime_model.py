@@ -185,8 +185,41 @@ class WalltimeModel:
             tight = tight_mask(self.policy_, width, lim)
         self._fit_novel(cc, score, tight)
         wall, _ = self._combine(cc, centre, scale, width, lim)
+        self._fit_gate(predictor, cc, yc, lim, wall)
+        if self.gate_ is not None:
+            wall = self.gate_.wall(predictor._matrix(cc), predictor.cal_point_, lim)[0]
         self.calibration_coverage_ = float(np.mean(yc <= wall + 1e-12))
         return self
+
+    def _fit_gate(self, predictor, cc: pd.DataFrame, yc, lim, wall) -> None:
+        """The risk gate (:mod:`.walltime_gate`), kept only where, on the calibration jobs it
+        chose on, it over-requests less than the recipe above (or the recipe overran the
+        budget there)."""
+        from .walltime_gate import LEARN_SHARE, RiskGate
+
+        self.gate_ = None
+        point = getattr(predictor, "cal_point_", None)
+        if point is None or len(point) != len(yc):
+            return
+        gate = RiskGate.fit(predictor._matrix(cc), point, yc, lim, 1 - self.coverage,
+                            self.params)
+        if gate is None:
+            return
+        new = slice(int(len(yc) * LEARN_SHARE), None)
+        kill = float(np.mean(yc[new] > wall[new] + 1e-12))
+        over = float(np.median(np.exp(wall[new] - yc[new])))
+        self.recipe_check_ = {"kill_rate": kill, "over_request": over}
+        if gate.over < over or kill > 1 - self.coverage:
+            self.gate_ = gate
+
+    def held_out_coverage(self) -> float | None:
+        """The share of held-out calibration jobs the walltime covered (the gate's choosing
+        jobs, the policy's newer half, or the level's check), None when not measured."""
+        if self.gate_ is not None:
+            return 1.0 - self.gate_.kill
+        if self.policy_ is not None and np.isfinite(self.policy_.kill):
+            return 1.0 - self.policy_.kill
+        return self.validation_.get("coverage")
 
     def _fit_novel(self, cc: pd.DataFrame, score: np.ndarray, tight: np.ndarray):
         """The offset of *novel* calibration jobs (:func:`novel_mask`) among the tight ones,
@@ -237,6 +270,9 @@ class WalltimeModel:
 
     def _wall(self, predictor, feats: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         """(log walltime, tight mask) per job."""
+        if getattr(self, "gate_", None) is not None:
+            return self.gate_.wall(predictor._matrix(feats), np.log(predictor.predict(feats)),
+                                   np.log(predictor._limit(feats)))
         centre, scale, width = self._parts(predictor, feats, self.variant_,
                                            self._regress(predictor, feats))
         return self._combine(feats, centre, scale, width, np.log(predictor._limit(feats)))
@@ -288,4 +324,6 @@ class WalltimeModel:
                 (None if math.isinf(arg) else arg), "binned": binned,
                 "level": self.level_, "validation": self.validation_,
                 "policy": None if self.policy_ is None else self.policy_.to_dict(),
+                "gate": None if getattr(self, "gate_", None) is None else self.gate_.to_dict(),
+                "recipe_check": getattr(self, "recipe_check_", None),
                 "novel": {"n_calibration": self.novel_n_, "k": self.novel_k_}}

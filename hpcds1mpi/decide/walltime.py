@@ -92,8 +92,8 @@ class WalltimeProposal:
                       else f", under the request of {self.request_s:.0f} s")
         case = (f"tight: about {100 * self.quantile:.0f} % of such jobs finished within it"
                 if self.tight else "unsure: kept your request because " + (
-                    NOVEL if self.novel else "the predicted run time of jobs like this one "
-                    "is too spread out to propose less"))
+                    NOVEL if self.novel else "jobs like this one too often ran past a shorter "
+                    "walltime (their run times are spread out)"))
         return [f"walltime: --time {self.slurm_time()} ({self.time_s:.0f} s{capped}; {case}; "
                 f"{sure})",
                 f"walltime: predicted run time {self.point_s:.0f} s (modelled), from "
@@ -181,9 +181,7 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
     # calibration slice, scored with the policy chosen on the older half), not a second model.
     model = RuntimePredictor(**args).fit(feats.iloc[rows], run[rows])
     wm = model.walltime_
-    check = wm.validation_.get("coverage")
-    if wm.policy_ is not None and np.isfinite(wm.policy_.kill):
-        check = 1.0 - wm.policy_.kill
+    check = wm.held_out_coverage()
     if check is not None and model.n_calibration_ >= 20:
         proposal.coverage = float(check)
         proposal.n_checked = int(model.n_calibration_ - model.n_calibration_ // 2)
@@ -193,7 +191,7 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
     proposal.tight = bool(tight[0]) or not time_limit_s
     # Why a request was kept: a request new to the user, too rare in the history to calibrate
     # (no request given: nothing was kept).
-    proposal.novel = (bool(novel_mask(last)[0]) and wm.novel_k_ is None
+    proposal.novel = (bool(novel_mask(last)[0]) and wm.novel_k_ is None and wm.gate_ is None
                       and not proposal.tight)
     if time_limit_s:
         proposal.time_s = min(proposal.time_s, float(time_limit_s))  # exp/log round-off
