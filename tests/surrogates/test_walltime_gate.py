@@ -16,21 +16,13 @@ import pytest
 from hpcds1mpi.surrogates.job_runtime import RuntimePredictor
 from hpcds1mpi.surrogates.submit_features import submit_features
 from hpcds1mpi.surrogates.walltime_gate import FACTORS, MIN_JOBS, RiskGate
+from tests.surrogates.test_walltime_model import _table as walltime_table
 
 SMALL = {"n_estimators": 60, "learning_rate": 0.1}
 
 
-def _table(n: int = 8000, seed: int = 1) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    user = np.where(rng.random(n) < 0.7, "regular", "erratic")
-    run = np.where(user == "regular", 1000 * np.exp(rng.normal(0, 0.02, n)),
-                   600 * np.exp(rng.normal(0, 1.2, n))).clip(1, 86000)
-    submit = pd.Timestamp("2024-01-01") + pd.to_timedelta(np.arange(n) * 3600.0, unit="s")
-    start = submit + pd.Timedelta(seconds=10)
-    return pd.DataFrame({"user": user, "submit_time": submit, "start_time": start,
-                         "end_time": start + pd.to_timedelta(run, unit="s"),
-                         "runtime_s": run, "status": "ok", "time_limit_s": 86400.0,
-                         "req_procs": 16.0, "partition": "batch", "workload": "job"})
+def _table() -> pd.DataFrame:
+    return walltime_table(8000, seed=1, regular=0.7, sigma=1.2)
 
 
 @pytest.fixture(scope="module")

@@ -22,11 +22,13 @@ from hpcds1mpi.surrogates.walltime_model import (FLOORS, LEVELS, RANK_LEVELS, Wa
 SMALL = {"n_estimators": 60, "learning_rate": 0.1}
 
 
-def _table(n: int = 6000, seed: int = 0) -> pd.DataFrame:
+def _table(n: int = 6000, seed: int = 0, regular: float = 0.5, sigma: float = 1.0
+           ) -> pd.DataFrame:
+    """``regular`` of the jobs from the regular user, the rest log-normal with ``sigma``."""
     rng = np.random.default_rng(seed)
-    user = np.where(rng.random(n) < 0.5, "regular", "erratic")
+    user = np.where(rng.random(n) < regular, "regular", "erratic")
     run = np.where(user == "regular", 1000 * np.exp(rng.normal(0, 0.02, n)),
-                   600 * np.exp(rng.normal(0, 1.0, n))).clip(1, 86000)
+                   600 * np.exp(rng.normal(0, sigma, n))).clip(1, 86000)
     submit = pd.Timestamp("2024-01-01") + pd.to_timedelta(np.arange(n) * 3600.0, unit="s")
     start = submit + pd.Timedelta(seconds=10)
     return pd.DataFrame({"user": user, "submit_time": submit, "start_time": start,
