@@ -13,12 +13,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hpcds1mpi.surrogates.job_runtime import RuntimePredictor
 from hpcds1mpi.surrogates.submit_features import submit_features
 from hpcds1mpi.surrogates.walltime_gate import FACTORS, MIN_JOBS, RiskGate
 from tests.surrogates.test_walltime_model import _table as walltime_table
-
-SMALL = {"n_estimators": 60, "learning_rate": 0.1}
+from tests.surrogates.test_walltime_model import fit_on
 
 
 def _table() -> pd.DataFrame:
@@ -27,13 +25,7 @@ def _table() -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def fitted():
-    table = _table()
-    feats = submit_features(table)
-    run = table["runtime_s"].to_numpy()
-    cut = int(len(table) * 0.8)
-    model = RuntimePredictor(coverage=0.95, choose="single", **SMALL).fit(feats.iloc[:cut],
-                                                                          run[:cut])
-    return table, feats, run, cut, model
+    return fit_on(_table())
 
 
 def _calibration(feats, run, cut, model):

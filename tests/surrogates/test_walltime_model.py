@@ -39,7 +39,11 @@ def _table(n: int = 6000, seed: int = 0, regular: float = 0.5, sigma: float = 1.
 
 @pytest.fixture(scope="module")
 def fitted():
-    table = _table()
+    return fit_on(_table())
+
+
+def fit_on(table: pd.DataFrame) -> tuple:
+    """(table, features, run times, cut, predictor trained on the first 80 %)."""
     feats = submit_features(table)
     run = table["runtime_s"].to_numpy()
     cut = int(len(table) * 0.8)
