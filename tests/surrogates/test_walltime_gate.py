@@ -13,7 +13,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hpcds1mpi.surrogates.submit_features import submit_features
 from hpcds1mpi.surrogates.walltime_gate import FACTORS, MIN_JOBS, RiskGate
 from tests.surrogates.test_walltime_model import _table as walltime_table
 from tests.surrogates.test_walltime_model import fit_on
