@@ -354,18 +354,22 @@ class RuntimePredictor:
             raise ModelError(f"features lack {', '.join(missing)}: build them with "
                              "submit_features on a job table")
 
-    def predict(self, features: pd.DataFrame) -> np.ndarray:
-        """Point run time (s) per job, capped at its request; shape (n,)."""
+    def predict(self, features: pd.DataFrame, matrix: pd.DataFrame | None = None
+                ) -> np.ndarray:
+        """Point run time (s) per job, capped at its request; shape (n,). ``matrix``: the
+        jobs' :meth:`_matrix` where the caller has built it already."""
         self._check()
         self._require(features)
         cands = self._candidates(features)
+        if self.mode_ != "single" and matrix is None:
+            matrix = self._matrix(features)
         if self.mode_ == "single":
             point = cands[:, self.best_single_]
         elif self.mode_ == "regression":
-            point = self.median_ + self.classifier_.predict(self._matrix(features))
+            point = self.median_ + self.classifier_.predict(matrix)
         else:
             point = gated_choice(cands[:, self.classes_],
-                                 self.classifier_.predict_proba(self._matrix(features)),
+                                 self.classifier_.predict_proba(matrix),
                                  cands[:, self.best_single_], self.gate_)[0]
         return np.minimum(np.exp(point), self._limit(features))
 

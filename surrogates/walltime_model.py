@@ -154,7 +154,8 @@ class WalltimeModel:
         if self.regressions_ is not None:
             variants += [("model", f, False) for f in FLOORS]
         lim = np.log(predictor._limit(cc))
-        reg = self._regress(predictor, cc)  # once for every variant and the policy
+        xc = predictor._matrix(cc)  # once for the regressions and the gate
+        reg = self._regress(xc)  # once for every variant and the policy
         best = None
         for v in variants:
             centre, scale, _ = self._parts(predictor, cc, v, reg)
@@ -185,13 +186,13 @@ class WalltimeModel:
             tight = tight_mask(self.policy_, width, lim)
         self._fit_novel(cc, score, tight)
         wall, _ = self._combine(cc, centre, scale, width, lim)
-        self._fit_gate(predictor, cc, yc, lim, wall)
+        self._fit_gate(predictor, xc, yc, lim, wall)
         if self.gate_ is not None:
-            wall = self.gate_.wall(predictor._matrix(cc), predictor.cal_point_, lim)[0]
+            wall = self.gate_.wall(xc, predictor.cal_point_, lim)[0]
         self.calibration_coverage_ = float(np.mean(yc <= wall + 1e-12))
         return self
 
-    def _fit_gate(self, predictor, cc: pd.DataFrame, yc, lim, wall) -> None:
+    def _fit_gate(self, predictor, xc: pd.DataFrame, yc, lim, wall) -> None:
         """The risk gate (:mod:`.walltime_gate`), kept only where, on the calibration jobs it
         chose on, it over-requests less than the recipe above (or the recipe overran the
         budget there)."""
@@ -201,7 +202,7 @@ class WalltimeModel:
         point = getattr(predictor, "cal_point_", None)
         if point is None or len(point) != len(yc):
             return
-        gate = RiskGate.fit(predictor._matrix(cc), point, yc, lim, 1 - self.coverage,
+        gate = RiskGate.fit(xc, point, yc, lim, 1 - self.coverage,
                             self.params)
         if gate is None:
             return
@@ -232,11 +233,11 @@ class WalltimeModel:
         self.novel_k_ = (conformal_offset(score[novel], level) if self.novel_n_ >= MIN_NOVEL
                          else None)
 
-    def _regress(self, predictor, feats: pd.DataFrame):
-        """(median, upper) residual regressions per job (log s); None without them."""
+    def _regress(self, x: pd.DataFrame | None):
+        """(median, upper) residual regressions per job (log s) from the jobs' feature matrix
+        (:meth:`RuntimePredictor._matrix`); None without them."""
         if self.regressions_ is None:
             return None
-        x = predictor._matrix(feats)
         return tuple(m.predict(x) for m in self.regressions_)
 
     def _parts(self, predictor, feats: pd.DataFrame, variant, reg) -> tuple:
@@ -271,10 +272,11 @@ class WalltimeModel:
     def _wall(self, predictor, feats: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         """(log walltime, tight mask) per job."""
         if getattr(self, "gate_", None) is not None:
-            return self.gate_.wall(predictor._matrix(feats), np.log(predictor.predict(feats)),
+            x = predictor._matrix(feats)  # once for the point and the gate
+            return self.gate_.wall(x, np.log(predictor.predict(feats, matrix=x)),
                                    np.log(predictor._limit(feats)))
-        centre, scale, width = self._parts(predictor, feats, self.variant_,
-                                           self._regress(predictor, feats))
+        x = predictor._matrix(feats) if self.regressions_ is not None else None
+        centre, scale, width = self._parts(predictor, feats, self.variant_, self._regress(x))
         return self._combine(feats, centre, scale, width, np.log(predictor._limit(feats)))
 
     def tight(self, predictor, feats: pd.DataFrame) -> np.ndarray:

@@ -243,7 +243,8 @@ def _check_own_outputs(out_dir: str) -> None:
     if not present:
         return
     try:
-        doc = json.loads((out / "mobo.json").read_text()[:50_000_000])
+        with open(out / "mobo.json", "rb") as fh:  # a summary is a few hundred KB
+            doc = json.loads(fh.read(50_000_000))
         ours = isinstance(doc, dict) and {"objectives", "exact_hv", "methods"} <= doc.keys()
     except (OSError, ValueError, RecursionError):
         ours = False

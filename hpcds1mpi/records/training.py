@@ -155,8 +155,10 @@ def refuse_foreign_machines(known: set[str], new: pd.DataFrame) -> None:
                         "machine with `hpcds1mpi train --machine ID`")
 
 
-def impossible_rows(frame: pd.DataFrame, what: str = "training data") -> str | None:
-    """The first column with values no run can have, as a message about ``what``; None when
+def impossible_rows(frame: pd.DataFrame, what: str = "training data",
+                    fix: str = "fix or drop those rows") -> str | None:
+    """The first column with values no run can have, as a message about ``what`` ending in
+    ``fix``; None when
     every row could have run. A sweep's runs table (``run_id``) must give every row a size and
     a layout; a job table may leave them out (job logs carry no problem size), but what it
     gives must be real; a run time, where given, is finite and not negative."""
@@ -174,14 +176,13 @@ def impossible_rows(frame: pd.DataFrame, what: str = "training data") -> str | N
             bad = given & ~(finite & good(values))
         if bad.any():
             return (f"{what} has {int(bad.sum())} row(s) with {col} "
-                    f"{str(frame[col][bad].iloc[0])[:40]}: {rule}; fix or drop those rows")
+                    f"{str(frame[col][bad].iloc[0])[:40]}: {rule}; {fix}")
     if "runtime_s" in frame.columns:
         run = pd.to_numeric(frame["runtime_s"], errors="coerce").astype(float)
         bad = run.notna() & ~(np.isfinite(run) & (run >= 0))
         if bad.any():
             return (f"{what} has {int(bad.sum())} row(s) with runtime_s "
-                    f"{run[bad].iloc[0]:g}: run times are finite and >= 0 s; fix or drop "
-                    "those rows")
+                    f"{run[bad].iloc[0]:g}: run times are finite and >= 0 s; {fix}")
     for col, allowed in (("device", DEVICES), ("precision", PRECISIONS), ("status", STATUSES)):
         if col not in frame.columns:
             continue
@@ -190,7 +191,7 @@ def impossible_rows(frame: pd.DataFrame, what: str = "training data") -> str | N
         if bad.any():
             return (f"{what} has {int(bad.sum())} row(s) with {col} "
                     f"{str(text[bad].iloc[0])[:40]!r}: use one of {', '.join(allowed)}; "
-                    "fix or drop those rows")
+                    f"{fix}")
     return None
 
 

@@ -55,7 +55,7 @@ def test_the_gate_is_kept_only_where_it_beats_the_recipe(fitted):
     w = model.walltime_
     assert w.gate_ is None and w.recipe_check_["over_request"] < 1.2
     cc, yc, lim = _calibration(feats, run, cut, model)
-    w._fit_gate(model, cc, yc, lim, lim)  # a recipe that keeps every request
+    w._fit_gate(model, model._matrix(cc), yc, lim, lim)  # a recipe that keeps every request
     try:
         assert w.gate_ is not None and w.held_out_coverage() == pytest.approx(1 - w.gate_.kill)
         assert w.describe()["gate"]["factor"] == w.gate_.factor

@@ -54,7 +54,7 @@ def fit_on(table: pd.DataFrame) -> tuple:
 
 def _parts(w, model, feats, floor):
     """(centre, scale, width) of the model variant with ``floor`` for ``feats``."""
-    return w._parts(model, feats, ("model", floor, False), w._regress(model, feats))
+    return w._parts(model, feats, ("model", floor, False), w._regress(model._matrix(feats)))
 
 
 def _over_by_user(table, feats, run, cut, model, floor):

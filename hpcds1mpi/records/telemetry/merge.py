@@ -28,10 +28,10 @@ def merge(sources: list[str | os.PathLike], out: str | os.PathLike) -> dict:
 
     stores = [(Path(s), load(s)) for s in sources]  # read (and check) everything first
     for src, shard in stores:  # rows train would refuse must not enter (or win) a merge
-        problem = impossible_rows(pd.DataFrame(list(shard.runs.values())), str(src))
+        problem = impossible_rows(pd.DataFrame(list(shard.runs.values())), str(src),
+                                  "fix the shard or leave it out of the merge")
         if problem:
-            raise TelemetryError(problem.replace("fix or drop those rows", "fix the shard "
-                                                 "or leave it out of the merge"))
+            raise TelemetryError(problem)
     writer = TelemetryWriter(out, resume=True)
     counts = {"added": 0, "replaced": 0, "kept": 0}
     with writer:
