@@ -2,6 +2,8 @@
 
 - ``fault_sleep``: every rank sleeps ``size`` milliseconds then does a tiny Allreduce; a known
   run time (the sweep-overhead benchmark uses it too). Declares fp64 and fp32 only.
+- ``fault_slow64``: like ``fault_sleep``, but sleeps three times as long in fp64 (a problem
+  whose fp32 configurations are close and whose fp64 ones are far behind).
 - ``fault_hang``: sizes >= 1000 hang: rank 0 waits in a Barrier (inside MPI) while the other
   ranks sleep; on one rank it sleeps. Smaller sizes behave like ``fault_sleep``.
 - ``fault_raise``: the last rank raises in ``run`` when there are 2+ ranks (1 rank: fine).
@@ -56,6 +58,16 @@ class _Base(Kernel):
 @register
 class SleepKernel(_Base):
     name = "fault_sleep"
+
+
+@register
+class Slow64Kernel(_Base):
+    name = "fault_slow64"
+
+    def run(self, ctx, state):
+        factor = 3.0 if ctx.precision == "fp64" else 1.0
+        time.sleep(factor * state["size"] / 1000.0)
+        return self._sum(ctx)
 
 
 @register

@@ -66,6 +66,13 @@ def _strip_launch(argv: list[str]) -> list[str]:
 @click.option("--warmup", type=int, default=None)
 @click.option("--timeout", type=float, default=None, help="Per-configuration timeout (s).")
 @click.option("--seed", type=int, default=None)
+@click.option("--rounds", type=int, default=None,
+              help="Measure each problem's configurations this many times in turn.")
+@click.option("--race-rounds", type=int, default=None,
+              help="Up to this many more rounds of only the configurations still within "
+                   "--race-within of their problem's best median (kernel sweeps).")
+@click.option("--race-within", type=float, default=None,
+              help="Contender margin for --race-rounds (default 0.05: within 5 %).")
 @click.option("--valid-only", is_flag=True, default=None,
               help="Keep only configurations that fit the partition and the kernel.")
 @click.option("--resume", is_flag=True, help="Continue an existing telemetry file.")
@@ -106,7 +113,8 @@ def _strip_launch(argv: list[str]) -> list[str]:
               help="Rewrite the HDF5 snapshot at most every S seconds (journal in between).")
 @click.option("--no-progress", is_flag=True)
 def command(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices, precisions,
-            min_time, min_repeats, max_repeats, warmup, timeout, seed, valid_only, resume,
+            min_time, min_repeats, max_repeats, warmup, timeout, seed, rounds, race_rounds,
+            race_within, valid_only, resume,
             retry_crashed, kernel_module, cluster_file, partition, list_only, launch, program,
             label, fom_regex, time_regex, ranks_regex, output_file, workdir, launcher,
             mpiexec_path, launcher_args, mpi_plugin, snapshot_every, no_progress) -> None:
@@ -124,7 +132,8 @@ def command(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devic
 
 
 def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices, precisions,
-          min_time, min_repeats, max_repeats, warmup, timeout, seed, valid_only, resume,
+          min_time, min_repeats, max_repeats, warmup, timeout, seed, rounds, race_rounds,
+          race_within, valid_only, resume,
           retry_crashed, kernel_module, cluster_file, partition, list_only, launch, program,
           label, fom_regex, time_regex, ranks_regex, output_file, workdir, launcher,
           mpiexec_path, launcher_args, mpi_plugin, snapshot_every, no_progress) -> None:
@@ -138,6 +147,7 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
         given={"--min-time": min_time, "--min-repeats": min_repeats,
                "--max-repeats": max_repeats, "--warmup": warmup,
                "--retry-crashed": retry_crashed, "--kernel-module": kernel_module or None,
+               "--rounds": rounds, "--race-rounds": race_rounds, "--race-within": race_within,
                "--label": label, "--fom-regex": fom_regex, "--time-regex": time_regex,
                "--ranks-regex": ranks_regex, "--output-file": output_file,
                "--workdir": workdir, "--mpiexec": mpiexec_path,
@@ -211,7 +221,8 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
                     devices=devices, precisions=precisions),
         settings=dict(min_time=min_time, min_repeats=min_repeats, max_repeats=max_repeats,
                       warmup=warmup, timeout=timeout, seed=seed, valid_only=valid_only,
-                      retry_crashed=retry_crashed, snapshot_every=snapshot_every))
+                      retry_crashed=retry_crashed, snapshot_every=snapshot_every,
+                      rounds=rounds, race_rounds=race_rounds, race_within=race_within))
     plan = plans.build_plan(doc, part)
     if list_only:
         _print_list(plan, plans.estimate_seconds(plan))
@@ -225,8 +236,9 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
 
 
 #: Options that only the kernel sweep reads (an external program's failure is a
-#: measurement, never retried; it is no kernel module).
-KERNEL_ONLY = ("--retry-crashed", "--kernel-module")
+#: measurement, never retried; it is no kernel module; its sweep has no rounds).
+KERNEL_ONLY = ("--retry-crashed", "--kernel-module", "--rounds", "--race-rounds",
+               "--race-within")
 #: Options that only the external sweep (``--command``) reads.
 EXTERNAL_ONLY = ("--label", "--fom-regex", "--time-regex", "--ranks-regex", "--output-file",
                  "--workdir", "--mpiexec", "--launcher-args")
@@ -251,8 +263,9 @@ def _refuse_options_of_the_other_mode(*, external: bool, launch: bool, given: di
         wrong = [n for n in set_ if n in KERNEL_ONLY]
         if wrong:
             raise ConfigError(f"{', '.join(wrong)} applies to kernel sweeps only; --command "
-                              "launches your program and records its exit (failed/oom/timeout "
-                              "are measurements, never retried): drop "
+                              "launches your program once per configuration, repeated by "
+                              "--min-repeats/--max-repeats, and records its exit (failed/oom/"
+                              f"timeout are measurements, never retried): drop "
                               f"{'them' if len(wrong) > 1 else 'it'}")
         return
     wrong = [n for n in set_ if n in EXTERNAL_ONLY]
@@ -268,8 +281,10 @@ def _refuse_options_of_the_other_mode(*, external: bool, launch: bool, given: di
 
 def _summary_line(summary: dict, out: str) -> str:
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary.get("statuses", {}).items()))
+    raced = (f"; {summary['raced_out']} race runs not needed: their problem's best was "
+             "settled" if summary.get("raced_out") else "")
     return (f"hpcds1mpi sweep: {summary['configs']} configurations into {out} "
-            f"({statuses or 'nothing new'}; {summary.get('skipped', 0)} already done) in "
+            f"({statuses or 'nothing new'}; {summary.get('skipped', 0)} already done{raced}) in "
             f"{summary['sweep_s']:.1f} s, of which measured {summary['measured_s']:.1f} s")
 
 
@@ -283,6 +298,10 @@ def _print_list(plan, estimate: float | None) -> None:
                    f"({sizes[0]}..{sizes[-1]})")
     click.echo(f"total: {len(plan.runs)} configurations; launch with at least "
                f"{plan.max_ranks} ranks")
+    if plan.races:
+        click.echo(f"of which {len(plan.races)} race runs, measured only while their "
+                   f"configuration is within {plan.race_within:.0%} of its problem's best median "
+                   "(the estimate counts them all)")
     if estimate is not None:
         click.echo(f"rough estimate: {estimate / 60:.1f} min (from min_time and the kernels' work "
                    "models at a pessimistic 1 GFLOP/s, 5 GB/s per rank; not a measurement: "

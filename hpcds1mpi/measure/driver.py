@@ -15,7 +15,6 @@ done.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -107,8 +106,7 @@ def run_inprocess(comm, plan: SweepPlan, out: str, partition, *, resume: bool = 
                                     gpu_aware=gpu_aware() if partition.gpus_per_node else False)
             writer.machine(fp)
             machine_id = fp["machine_id"]
-            sweep_id = hashlib.sha1(json.dumps(plan.source, sort_keys=True, default=str)
-                                    .encode()).hexdigest()[:12]
+            sweep_id = plan.sweep_id
             todo = _runs_to_do(plan, writer.store, machine_id)
         except Exception as exc:  # noqa: BLE001 - told to every rank, then re-raised on 0
             failure = _storage_error(exc, out)
@@ -244,8 +242,14 @@ def _sweep_loop(comm, plan, out, partition, layout, cpus, writer, machine_id, sw
     counts: dict[str, int] = {}
     sweep_start = time.perf_counter()
     measured_total = 0.0
+    raced_out = 0
     for done, index in enumerate(todo):
         spec = plan.runs[index]
+        if spec.run_id in plan.races and not _still_racing(comm, plan, spec, writer, machine_id):
+            raced_out += 1
+            if rank == 0:
+                bar.update(done + 1, f"({spec.workload} {spec.size} raced out)")
+            continue
         sub = subcomms[(spec.config.nodes, spec.config.ranks_per_node)]
         kernel = registry.get(spec.workload)
         row = None
@@ -278,8 +282,8 @@ def _sweep_loop(comm, plan, out, partition, layout, cpus, writer, machine_id, sw
     if rank == 0:
         writer.store.attrs[COMPLETE_ATTR] = 1  # the supervisor's "this launch is done"
         writer.close()
-        summary = {"configs": len(todo), "statuses": counts, "sweep_s": total,
-                   "measured_s": measured_total, "journal_s": writer.journal_seconds,
+        summary = {"configs": len(todo) - raced_out, "raced_out": raced_out,
+                   "statuses": counts, "sweep_s": total, "measured_s": measured_total, "journal_s": writer.journal_seconds,
                    "snapshot_s": writer.snapshot_seconds, "snapshots": writer.snapshots,
                    "journal_writes": writer.journal_writes, "skipped": len(plan.runs) - len(todo)}
     for pair in subcomms.values():
@@ -287,6 +291,19 @@ def _sweep_loop(comm, plan, out, partition, layout, cpus, writer, machine_id, sw
             for derived in pair:
                 derived.Free()
     return summary
+
+
+def _still_racing(comm, plan: SweepPlan, spec: RunSpec, writer, machine_id: str) -> bool:
+    """Whether a race run is measured (:mod:`hpcds1mpi.measure.race`): rank 0 reads its
+    records and tells every rank; collective."""
+    go = None
+    if comm.Get_rank() == 0:
+        from hpcds1mpi.measure.race import is_contender
+
+        go = is_contender(plan.races[spec.run_id],
+                          lambda run_id: writer.store.runs.get((machine_id, run_id)),
+                          plan.race_within)
+    return comm.bcast(go, root=0)
 
 
 def _measure_on_rank(sub, spec: RunSpec, plan: SweepPlan, layout: NodeLayout, cpus: list[int],

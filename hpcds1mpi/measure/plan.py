@@ -43,6 +43,10 @@ class RunSpec:
         return hashlib.sha1(json.dumps(key).encode()).hexdigest()[:16]
 
 
+#: ``[sweep]`` settings that say how long to race, not what is measured.
+RACE_SETTINGS = ("race_rounds", "race_within")
+
+
 @dataclass
 class SweepPlan:
     """What to measure and how (docs/telemetry.md, "Sweep plans").
@@ -61,12 +65,25 @@ class SweepPlan:
     snapshot_every: float = 30.0
     retry_crashed: bool = False
     max_attempts: int = 2
+    #: Race runs (:mod:`hpcds1mpi.measure.race`) by run id, measured only while contenders.
+    race_within: float = 0.05
+    races: dict = field(default_factory=dict)
     source: dict = field(default_factory=dict)
 
     @property
     def max_ranks(self) -> int:
         """The most ranks any run needs."""
         return max((r.config.ranks for r in self.runs), default=1)
+
+    @property
+    def sweep_id(self) -> str:
+        """The hash of the plan that names its sweep in the runs table. Race settings are left
+        out: a plan that only adds race rounds continues the sweep of its rounds."""
+        source = json.loads(json.dumps(self.source, default=str))
+        if isinstance(source.get("sweep"), dict):
+            for key in RACE_SETTINGS:
+                source["sweep"].pop(key, None)
+        return hashlib.sha1(json.dumps(source, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
     def layouts(self) -> list[tuple[int, int]]:
         """The distinct (nodes, ranks per node) pairs of the runs, sorted."""
@@ -239,12 +256,14 @@ def build_plan(doc: dict, partition) -> SweepPlan:
         UnknownKernelError: a kernel name that is not registered.
     """
     from hpcds1mpi import kernels as registry
+    from hpcds1mpi.measure.race import race_checks
     from hpcds1mpi.schemas.plan import kernel_entry, sweep_settings
 
     sweep = doc.get("sweep", {})
     settings = sweep_settings(sweep)
     valid_only, seed = settings.valid_only, settings.seed
     runs: list[RunSpec] = []
+    races: dict = {}
     for entry in doc["kernel"]:
         checked = kernel_entry(entry, "sweep plan, [[kernel]]")
         name = checked.name
@@ -285,10 +304,12 @@ def build_plan(doc: dict, partition) -> SweepPlan:
         for size in sizes:
             # Rounds interleave: every configuration of the problem once, then again, so a
             # drift of the machine's speed lands on all of a round's configurations alike.
-            for round_ in range(settings.rounds):
-                for config in configs:
-                    runs.append(RunSpec(name, size, config, seed + round_,
-                                        tuple(sorted(extra.items())), corrupt))
+            problem = [[RunSpec(name, size, config, seed + round_, tuple(sorted(extra.items())),
+                                corrupt) for config in configs]
+                       for round_ in range(settings.rounds + settings.race_rounds)]
+            runs.extend(spec for round_specs in problem for spec in round_specs)
+            if settings.race_rounds:
+                races.update(race_checks(problem, settings.rounds))
         if len(runs) == before:
             raise ConfigError(f"kernel {name!r}: the ranges leave no configuration to run "
                               "(check nodes/ranks/threads against the partition)")
@@ -298,7 +319,7 @@ def build_plan(doc: dict, partition) -> SweepPlan:
         max_repeats=settings.max_repeats, warmup=settings.warmup, timeout=settings.timeout,
         check=settings.check, snapshot_every=settings.snapshot_every,
         retry_crashed=settings.retry_crashed, max_attempts=settings.max_attempts,
-        source=doc,
+        race_within=settings.race_within, races=races, source=doc,
     )
     ids = [r.run_id for r in runs]
     if len(set(ids)) != len(ids):

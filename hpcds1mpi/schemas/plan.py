@@ -60,15 +60,20 @@ class SweepSettings(_Ranges):
     #: Each problem's configurations measured this many times in turn (seeds seed, seed+1, ...):
     #: a machine whose speed drifts then slows every configuration of a round alike.
     rounds: Annotated[StrictInt, Field(ge=1, le=100)] = 1
+    #: Up to this many more rounds, each measuring only the configurations still within
+    #: race_within of the problem's best median (hpcds1mpi.measure.race).
+    race_rounds: Annotated[StrictInt, Field(ge=0, le=100)] = 0
+    race_within: Annotated[float, Field(gt=0, le=1)] = 0.05
 
     @model_validator(mode="after")
     def _repeats(self):
         if self.min_repeats > self.max_repeats:
             raise ValueError(f"min_repeats {self.min_repeats} > max_repeats {self.max_repeats}: "
                              "contradictory; lower min_repeats or raise max_repeats")
-        if self.seed + self.rounds - 1 > MAX_SEED:
-            raise ValueError(f"seed {self.seed} + rounds {self.rounds} passes the largest seed "
-                             f"{MAX_SEED}; lower seed or rounds")
+        if self.seed + self.rounds + self.race_rounds - 1 > MAX_SEED:
+            raise ValueError(f"seed {self.seed} + rounds {self.rounds} + race_rounds "
+                             f"{self.race_rounds} passes the largest seed {MAX_SEED}; lower "
+                             "seed or rounds")
         return self
 
 

@@ -256,6 +256,7 @@ def test_the_launchers_cannot_start_words_are_a_launch_problem():
 
 @pytest.mark.parametrize("extra, words", [
     (["--retry-crashed"], "--retry-crashed applies to kernel sweeps only"),
+    (["--race-rounds", "3"], "--race-rounds applies to kernel sweeps only"),
     (["--kernel-module", "x.py"], "--kernel-module"),
     (["--launch", "2"], "drop --launch"),
 ])

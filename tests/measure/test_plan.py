@@ -291,3 +291,44 @@ def test_options_a_kernel_reads_pass_and_others_are_left_alone():
         "sweeps": 3, "note": "a label", "tags": ["a", 1]}}], ranks_per_node=[1], threads=[1],
         precisions=["fp64"]), TWO_CORES)
     assert dict(plan.runs[0].extra) == {"sweeps": 3, "note": "a label", "tags": ["a", 1]}
+
+
+def test_race_rounds_follow_the_rounds_and_are_checked_before_running():
+    plan = build_plan(_plan(sizes=[1, 2], ranks_per_node=[1, 2], threads=[1],
+                            precisions=["fp64"], rounds=2, race_rounds=3, race_within=0.2),
+                      TWO_CORES)
+    assert [r.seed for r in plan.runs if r.size == 1] == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4]
+    raced = {r.run_id for r in plan.runs if r.seed >= 2}
+    assert set(plan.races) == raced and plan.race_within == 0.2
+    check = plan.races[plan.runs[4].run_id]  # size 1, round 2, first configuration
+    assert check.round == 2 and check.own == 0
+    assert check.grid[1] == tuple(r.run_id for r in plan.runs if r.size == 1
+                                  and r.config.ranks_per_node == 2)
+    assert build_plan(_plan(sizes=[1], rounds=2), TWO_CORES).races == {}
+
+
+def test_race_settings_do_not_change_the_sweep_id():
+    """A plan that only adds race rounds continues the sweep its rounds were measured in; a plan
+    without them keeps the sweep id it always had (files measured before still resume)."""
+    import hashlib
+    import json
+
+    base = _plan(sizes=[1], rounds=3)
+    plain = build_plan(base, TWO_CORES)
+    raced = build_plan(_plan(sizes=[1], rounds=3, race_rounds=4, race_within=0.1), TWO_CORES)
+    assert raced.sweep_id == plain.sweep_id
+    old = hashlib.sha1(json.dumps(base, sort_keys=True, default=str).encode()).hexdigest()[:12]
+    assert plain.sweep_id == old
+    assert build_plan(_plan(sizes=[1], rounds=2), TWO_CORES).sweep_id != plain.sweep_id
+
+
+@pytest.mark.parametrize("keys, match", [
+    ({"race_rounds": -1}, "race_rounds"),
+    ({"race_rounds": 101}, "race_rounds"),
+    ({"race_within": 0}, "race_within"),
+    ({"race_within": 1.5}, "race_within"),
+    ({"race_within": "0.1"}, "race_within"),
+])
+def test_bad_race_settings_are_refused(keys, match):
+    with pytest.raises(ConfigError, match=match):
+        build_plan(_plan(sizes=[1], **keys), TWO_CORES)
