@@ -283,6 +283,9 @@ def main(argv=None) -> int:
                         "fold by leave-size-out CV on its training sizes), or one of "
                         "surrogates.ranking_cv.RECIPES (default: cv when the --model bundle's "
                         "recipe was chosen so, else its own)")
+    parser.add_argument("--first-rounds", type=int, default=None,
+                        help="keep each sweep's first N rounds only (e.g. a sweep without its "
+                        "race rounds)")
     parser.add_argument("--write-calibration", action="store_true",
                         help="store the fitted confidence map in the model directory")
     args = parser.parse_args(argv)
@@ -293,11 +296,15 @@ def main(argv=None) -> int:
 
     import pandas as pd
 
-    from hpcds1mpi.records.rounds import collapse_rounds
+    from hpcds1mpi.records.rounds import collapse_rounds, first_rounds
 
+    if args.first_rounds is not None and args.first_rounds < 1:
+        parser.error("--first-rounds must be at least 1")
     # One measured outcome per configuration: a sweep in rounds gives each configuration's median.
-    frame = collapse_rounds(pd.concat([telemetry.read_runs(p) for p in args.telemetry],
-                                      ignore_index=True))
+    frame = pd.concat([telemetry.read_runs(p) for p in args.telemetry], ignore_index=True)
+    if args.first_rounds is not None:
+        frame = first_rounds(frame, args.first_rounds)
+    frame = collapse_rounds(frame)
     bundle = load_model(args.model)
 
     from hpcds1mpi.surrogates.models import KNOB_FEATURES
@@ -362,7 +369,8 @@ def main(argv=None) -> int:
                                 f"{recipe}" + (f" (chosen per fold: {', '.join(chosen)})"
                                                if chosen else ""))
     results["wall_s"] = time.perf_counter() - t0
-    results["telemetry"] = ", ".join(args.telemetry)
+    results["telemetry"] = ", ".join(args.telemetry) + (
+        f" (each sweep's first {args.first_rounds} rounds)" if args.first_rounds else "")
     results["model"] = str(args.model)
     results["energy_source"] = getattr(bundle, "energy_source", "unknown")
     out = Path(args.out)

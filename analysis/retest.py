@@ -1,6 +1,6 @@
 """Test-retest: does a problem's fastest configuration stay the fastest when measured again?
 
-    python -m hpcds1mpi.analysis.retest FIRST SECOND [--json OUT] [--markdown OUT]
+    python -m hpcds1mpi.analysis.retest FIRST SECOND [--first-rounds N] [--json OUT] [--markdown OUT]
 
 ``choice_noise``'s re-measurement ceiling resamples the repeats of one measurement, which were
 taken back to back: it sees the scatter within a run, not a machine whose speed drifts between
@@ -17,6 +17,9 @@ The *retest ceiling* is the geometric mean of both directions over all problems,
 of directions within 5 %: what a picker that had seen one measurement perfectly would score
 when judged on the other. A file whose retest ceiling is low cannot rank a model better than
 that, whatever its within-run ceiling says. Nothing is modelled: runtimes as stored.
+
+``--first-rounds N`` keeps each sweep's first N rounds only (seeds from its lowest on), e.g.
+to judge a sweep's race rounds (:mod:`hpcds1mpi.measure.race`) against the rounds before them.
 """
 
 from __future__ import annotations
@@ -104,15 +107,25 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("first")
     parser.add_argument("second")
+    parser.add_argument("--first-rounds", type=int, default=None,
+                        help="keep each sweep's first N rounds only")
     parser.add_argument("--json", dest="json_out")
     parser.add_argument("--markdown", dest="md_out")
     args = parser.parse_args(argv)
+    if args.first_rounds is not None and args.first_rounds < 1:
+        print("retest: --first-rounds must be at least 1", file=sys.stderr)
+        return 2
     from hpcds1mpi.records.telemetry import read_runs
 
     from hpcds1mpi.errors import HpcdsError
 
     try:
         first, second = read_runs(args.first), read_runs(args.second)
+        if args.first_rounds is not None:
+            from hpcds1mpi.records.rounds import first_rounds
+
+            first = first_rounds(first, args.first_rounds)
+            second = first_rounds(second, args.first_rounds)
     except (OSError, HpcdsError) as exc:
         print(f"retest: {exc}; give two telemetry files written by hpcds1mpi sweep",
               file=sys.stderr)
@@ -130,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     total = overall(rows)
     report(markdown(args.first, args.second, rows, total), args.md_out, args.json_out,
-           {"first": args.first, "second": args.second, "all": total, "problems": rows})
+           {"first": args.first, "second": args.second, "first_rounds": args.first_rounds,
+            "all": total, "problems": rows})
     return 0
 
 

@@ -77,6 +77,16 @@ def collapse_rounds(frame):
     return out.reset_index(drop=True)
 
 
+def first_rounds(runs, count: int):
+    """The runs of each sweep's first ``count`` rounds: a round is a seed counted from the
+    sweep's lowest (a plan in rounds gives round r the seed seed + r)."""
+    if "seed" not in runs.columns:
+        return runs
+    seed = runs["seed"].astype(int)
+    lowest = seed.groupby(runs["sweep_id"]).transform("min") if "sweep_id" in runs else seed.min()
+    return runs[(seed - lowest) < count]
+
+
 def _median(values) -> float:
     """The median of the finite values; NaN (no warning) when there is none (e.g. no meter)."""
     v = np.asarray(values, dtype=float)

@@ -70,3 +70,12 @@ def test_each_pick_records_its_measured_best_share_and_the_report_breaks_picks_d
     text = markdown(results, None)
     assert f"| 1 | {len(picks)} | 100 % |" in text
     assert "| inputs | AUROC | ECE |" in text
+
+
+def test_first_rounds_below_one_is_refused(capsys):
+    from hpcds1mpi.analysis.eval_system1 import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--model", "hpcds1mpi/data/default_model", "--telemetry", "x.h5",
+              "--first-rounds", "0"])
+    assert exit_.value.code == 2 and "--first-rounds" in capsys.readouterr().err

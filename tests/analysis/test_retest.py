@@ -82,3 +82,10 @@ def test_files_of_two_machines_are_refused_in_one_line(capsys):
     assert main([str(DATA / "remeasure_300.h5"), str(DATA / "rounds_mltrain.h5")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "on the same machine" in err[0]
+
+
+def test_first_rounds_below_one_is_refused(capsys):
+    here = Path(__file__).resolve().parents[2] / "data" / "reference_choice"
+    assert main([str(here / "retest_300.h5"), str(here / "retest_300_quiet.h5"),
+                 "--first-rounds", "0"]) == 2
+    assert "--first-rounds" in capsys.readouterr().err

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from hpcds1mpi.records.rounds import collapse_rounds
+from hpcds1mpi.records.rounds import collapse_rounds, first_rounds
 
 
 def _row(rpn, seed, runtime, status="ok", noise=0.1, repeats=5):
@@ -51,3 +51,12 @@ def test_a_sweep_without_rounds_is_unchanged():
     frame = pd.DataFrame([_row(1, 0, 1.0), _row(2, 0, 2.0)])
     out = collapse_rounds(frame)
     pd.testing.assert_frame_equal(out, frame)
+
+
+def test_first_rounds_keeps_each_sweep_s_earliest_rounds():
+    """Two sweeps with their own first seeds: --first-rounds 2 keeps seeds 5, 6 of one and
+    100, 101 of the other (a race round, seed 7 or 102, is left out)."""
+    runs = pd.DataFrame({"sweep_id": ["a"] * 3 + ["b"] * 3, "seed": [5, 6, 7, 100, 101, 102]})
+    kept = first_rounds(runs, 2)
+    assert kept["seed"].tolist() == [5, 6, 100, 101]
+    assert first_rounds(runs, 3).equals(runs)
