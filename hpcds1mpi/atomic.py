@@ -64,8 +64,13 @@ def _check_parent(parent: Path, what: str) -> None:
 def check_output_file(path: str | os.PathLike, what: str = "output") -> Path:
     """``path`` as a Path if a file can be written there, else a one-line :class:`OutputError`.
 
-    Refused: an existing folder or other non-file, a missing, non-directory or read-only parent.
+    Refused: a name ending in a slash (a folder was meant: Path would drop the slash and write a
+    file of the folder's name), an existing folder or other non-file, a missing, non-directory
+    or read-only parent.
     """
+    if str(path).endswith(("/", os.sep)) and not Path(path).is_dir():
+        raise OutputError(f"{path} ends in '/' (a folder) but the {what} is a file; give a file "
+                          "name, without the trailing '/'")
     path = Path(path)
     if path.is_dir():
         raise OutputError(f"{path} is a directory; give a file name for the {what}")

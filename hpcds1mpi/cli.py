@@ -104,7 +104,11 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("hpcds1mpi: aborted", err=True)
         sys.exit(130)
     except click.ClickException as exc:
-        click.echo(f"hpcds1mpi: error: {usage_message(exc)}", err=True)
+        from hpcds1mpi.runtime.mpi import launch_rank
+
+        # Under mpiexec/srun every rank parses the same command line: one line, from rank 0.
+        if launch_rank() == 0:
+            click.echo(f"hpcds1mpi: error: {usage_message(exc)}", err=True)
         sys.exit(exc.exit_code)
     except HpcdsError as exc:
         click.echo(f"hpcds1mpi: error: {one_line(exc) or type(exc).__name__}", err=True)

@@ -110,6 +110,18 @@ def test_unusable_output_file_is_one_usage_line(tmp_path, case, message):
     assert digests(tmp_path) == before and temporaries(tmp_path) == []
 
 
+def test_a_name_ending_in_a_slash_is_refused_not_written_as_a_file(tmp_path):
+    """``--out results/`` means a folder; Path would drop the slash and write a file called
+    ``results``. An existing folder is still reported as a folder."""
+    with pytest.raises(OutputError, match="ends in '/'") as err:
+        atomic.check_output_file(f"{tmp_path}/results/", "merged telemetry")
+    assert err.value.exit_code == 2 and not (tmp_path / "results").exists()
+    (tmp_path / "there").mkdir()
+    with pytest.raises(OutputError, match="is a directory"):
+        atomic.check_output_file(f"{tmp_path}/there/", "merged telemetry")
+    assert atomic.check_output_file(f"{tmp_path}/results.h5") == tmp_path / "results.h5"
+
+
 def test_read_only_directory_is_one_usage_line(read_only_dir):
     with pytest.raises(OutputError, match="not writable") as err:
         atomic.write_text(read_only_dir / "f.sh", "x")

@@ -184,3 +184,9 @@ def test_ctrl_c_is_one_line_and_130(monkeypatch, capsys):
     code, err = _main(["kernels"], capsys)
     # click ends the ^C line with a blank one, then turns the interrupt into an Abort.
     assert code == 130 and err.strip() == "hpcds1mpi: aborted"
+
+
+def test_a_usage_error_under_mpiexec_is_one_line_not_one_per_rank():
+    proc = run_mpi(3, [hpcds1mpi_exe(), "run", "--no-such-option"], timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.count("hpcds1mpi: error:") == 1, proc.stderr
