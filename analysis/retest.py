@@ -1,6 +1,7 @@
 """Test-retest: does a problem's fastest configuration stay the fastest when measured again?
 
-    python -m hpcds1mpi.analysis.retest FIRST SECOND [--first-rounds N] [--json OUT] [--markdown OUT]
+    python -m hpcds1mpi.analysis.retest FIRST SECOND [--first-rounds N] [--json OUT]
+        [--markdown OUT]
 
 ``choice_noise``'s re-measurement ceiling resamples the repeats of one measurement, which were
 taken back to back: it sees the scatter within a run, not a machine whose speed drifts between

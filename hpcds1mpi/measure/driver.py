@@ -283,9 +283,10 @@ def _sweep_loop(comm, plan, out, partition, layout, cpus, writer, machine_id, sw
         writer.store.attrs[COMPLETE_ATTR] = 1  # the supervisor's "this launch is done"
         writer.close()
         summary = {"configs": len(todo) - raced_out, "raced_out": raced_out,
-                   "statuses": counts, "sweep_s": total, "measured_s": measured_total, "journal_s": writer.journal_seconds,
-                   "snapshot_s": writer.snapshot_seconds, "snapshots": writer.snapshots,
-                   "journal_writes": writer.journal_writes, "skipped": len(plan.runs) - len(todo)}
+                   "statuses": counts, "sweep_s": total, "measured_s": measured_total,
+                   "journal_s": writer.journal_seconds, "snapshot_s": writer.snapshot_seconds,
+                   "snapshots": writer.snapshots, "journal_writes": writer.journal_writes,
+                   "skipped": len(plan.runs) - len(todo)}
     for pair in subcomms.values():
         if pair is not None:
             for derived in pair:

@@ -83,7 +83,8 @@ class SweepPlan:
         if isinstance(source.get("sweep"), dict):
             for key in RACE_SETTINGS:
                 source["sweep"].pop(key, None)
-        return hashlib.sha1(json.dumps(source, sort_keys=True, default=str).encode()).hexdigest()[:12]
+        text = json.dumps(source, sort_keys=True, default=str)
+        return hashlib.sha1(text.encode()).hexdigest()[:12]
 
     def layouts(self) -> list[tuple[int, int]]:
         """The distinct (nodes, ranks per node) pairs of the runs, sorted."""
