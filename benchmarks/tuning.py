@@ -132,9 +132,13 @@ def main(argv=None) -> int:
     parser.add_argument("--recipe", default=None,
                         help="System 1 ranking recipe (surrogates.ranking_cv.RECIPES; default: "
                         "the shipped bundle's, chosen by its CV on all problems)")
+    parser.add_argument("--first-rounds", type=int, default=None,
+                        help="keep each sweep's first N rounds only (e.g. without its race)")
     parser.add_argument("--out", default=str(RESULTS / "tuning"),
                         help="results path without suffix (.json and .md are written)")
     args = parser.parse_args(argv)
+    if args.first_rounds is not None and args.first_rounds < 1:
+        parser.error("--first-rounds must be at least 1")
 
     import pandas as pd
 
@@ -152,10 +156,13 @@ def main(argv=None) -> int:
     recipe = args.recipe or ((load_bundle().manifest.get("metrics") or {}).get("ranking")
                              or {}).get("recipe") or "absolute"
     settings = ranking_cv.recipe_settings(recipe, KNOB_FEATURES)
-    from hpcds1mpi.records.rounds import collapse_rounds
+    from hpcds1mpi.records.rounds import collapse_rounds, first_rounds
 
     # One measured outcome per configuration: a sweep in rounds replays its medians.
-    runs = collapse_rounds(pd.concat([read_runs(p) for p in args.telemetry], ignore_index=True))
+    runs = pd.concat([read_runs(p) for p in args.telemetry], ignore_index=True)
+    if args.first_rounds is not None:
+        runs = first_rounds(runs, args.first_rounds)
+    runs = collapse_rounds(runs)
     chosen = problems(runs, args.min_configs)[: args.max_problems]
     if len(chosen) < 2:
         print("need at least two problems with enough successful configurations "
@@ -232,7 +239,8 @@ def main(argv=None) -> int:
                         if penalised else None,
                         "mean_runs_made": float(np.mean([e[key].get("made", 1) for e in scored]))
                         if scored else None}
-    report = {"telemetry": [str(p) for p in args.telemetry], "target": TARGET,
+    report = {"telemetry": [str(p) for p in args.telemetry], "first_rounds": args.first_rounds,
+              "target": TARGET,
               "budget": args.budget, "min_runs": min_runs, "members": args.members,
               "loadavg": " ".join(f"{x:.2f}" for x in __import__("os").getloadavg()), "seed": args.seed,
               "problems": len(scored), "skipped": len(per_problem) - len(scored),
@@ -250,7 +258,9 @@ def main(argv=None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(json.dumps(report, indent=1, default=str))
     lines = [f"# Tuning: runs to within {100 * TARGET:.0f} % of the best configuration", "",
-             f"Replay of measured telemetry {', '.join(report['telemetry'])}: "
+             f"Replay of measured telemetry {', '.join(report['telemetry'])}"
+             + (f" (each sweep's first {args.first_rounds} rounds)" if args.first_rounds else "")
+             + ": "
              f"{report['problems']} problems (>= {args.min_configs} successful configurations "
              f"each), budget {args.budget} runs, System 2 runs at least {min_runs} before its "
              f"noise stop, System 1 bundle leave-problem-out "
