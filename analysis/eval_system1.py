@@ -291,20 +291,13 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     from hpcds1mpi.decide.model_bundle import load_model
-    from hpcds1mpi.records import telemetry
+    from hpcds1mpi.records.rounds import measured_outcomes
     from hpcds1mpi.surrogates.bundle import train_bundle
-
-    import pandas as pd
-
-    from hpcds1mpi.records.rounds import collapse_rounds, first_rounds
 
     if args.first_rounds is not None and args.first_rounds < 1:
         parser.error("--first-rounds must be at least 1")
     # One measured outcome per configuration: a sweep in rounds gives each configuration's median.
-    frame = pd.concat([telemetry.read_runs(p) for p in args.telemetry], ignore_index=True)
-    if args.first_rounds is not None:
-        frame = first_rounds(frame, args.first_rounds)
-    frame = collapse_rounds(frame)
+    frame = measured_outcomes(args.telemetry, args.first_rounds)
     bundle = load_model(args.model)
 
     from hpcds1mpi.surrogates.models import KNOB_FEATURES

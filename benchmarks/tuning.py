@@ -140,14 +140,11 @@ def main(argv=None) -> int:
     if args.first_rounds is not None and args.first_rounds < 1:
         parser.error("--first-rounds must be at least 1")
 
-    import pandas as pd
-
     from hpcds1mpi.decide import system2
     from hpcds1mpi.decide import tune_predictions
     from hpcds1mpi.decide import tune_space
     from hpcds1mpi.surrogates.bundle import train_bundle
     from hpcds1mpi.surrogates.models import KNOB_FEATURES
-    from hpcds1mpi.records.telemetry import read_runs
 
     from hpcds1mpi.surrogates import ranking_cv
     from hpcds1mpi.surrogates.bundle import load_bundle
@@ -156,13 +153,10 @@ def main(argv=None) -> int:
     recipe = args.recipe or ((load_bundle().manifest.get("metrics") or {}).get("ranking")
                              or {}).get("recipe") or "absolute"
     settings = ranking_cv.recipe_settings(recipe, KNOB_FEATURES)
-    from hpcds1mpi.records.rounds import collapse_rounds, first_rounds
+    from hpcds1mpi.records.rounds import measured_outcomes
 
     # One measured outcome per configuration: a sweep in rounds replays its medians.
-    runs = pd.concat([read_runs(p) for p in args.telemetry], ignore_index=True)
-    if args.first_rounds is not None:
-        runs = first_rounds(runs, args.first_rounds)
-    runs = collapse_rounds(runs)
+    runs = measured_outcomes(args.telemetry, args.first_rounds)
     chosen = problems(runs, args.min_configs)[: args.max_problems]
     if len(chosen) < 2:
         print("need at least two problems with enough successful configurations "
@@ -240,8 +234,7 @@ def main(argv=None) -> int:
                         "mean_runs_made": float(np.mean([e[key].get("made", 1) for e in scored]))
                         if scored else None}
     report = {"telemetry": [str(p) for p in args.telemetry], "first_rounds": args.first_rounds,
-              "target": TARGET,
-              "budget": args.budget, "min_runs": min_runs, "members": args.members,
+              "target": TARGET, "budget": args.budget, "min_runs": min_runs, "members": args.members,
               "loadavg": " ".join(f"{x:.2f}" for x in __import__("os").getloadavg()), "seed": args.seed,
               "problems": len(scored), "skipped": len(per_problem) - len(scored),
               "recipe": recipe, "configs_per_problem": {

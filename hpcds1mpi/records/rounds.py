@@ -87,6 +87,18 @@ def first_rounds(runs, count: int):
     return runs[(seed - lowest) < count]
 
 
+def measured_outcomes(paths, first: int | None = None):
+    """One row per configuration from telemetry files read as one table: each sweep's first
+    ``first`` rounds when given (a sweep judged without its race rounds), then
+    :func:`collapse_rounds` -- in that order, so a median never sees the rounds left out."""
+    import pandas as pd
+
+    from hpcds1mpi.records.telemetry import read_runs
+
+    runs = pd.concat([read_runs(p) for p in paths], ignore_index=True)
+    return collapse_rounds(runs if first is None else first_rounds(runs, first))
+
+
 def _median(values) -> float:
     """The median of the finite values; NaN (no warning) when there is none (e.g. no meter)."""
     v = np.asarray(values, dtype=float)

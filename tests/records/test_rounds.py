@@ -60,3 +60,20 @@ def test_first_rounds_keeps_each_sweep_s_earliest_rounds():
     kept = first_rounds(runs, 2)
     assert kept["seed"].tolist() == [5, 6, 100, 101]
     assert first_rounds(runs, 3).equals(runs)
+
+
+def test_measured_outcomes_leave_the_race_out_before_taking_medians():
+    """On a committed sweep with race rounds: the first 3 rounds are cut before the medians
+    (the raced configurations' medians differ from those over every round)."""
+    from pathlib import Path
+
+    from hpcds1mpi.records.rounds import measured_outcomes
+    from hpcds1mpi.records.telemetry import read_runs
+
+    path = Path(__file__).resolve().parents[2] / "data" / "reference_choice" / "race_a.h5"
+    runs = read_runs(path)
+    cut = measured_outcomes([path], 3)
+    assert cut.equals(collapse_rounds(first_rounds(runs, 3)))
+    every = measured_outcomes([path])
+    assert every.equals(collapse_rounds(runs)) and len(every) == len(cut)
+    assert not cut["runtime_s"].equals(every["runtime_s"])
