@@ -60,10 +60,11 @@ def row(name: str, part: pd.DataFrame, race_part: pd.DataFrame, drift: pd.Series
 
 
 def main(name: str, files: list[str]) -> str:
-    runs = pd.concat([read(f) for f in files], ignore_index=True)
+    runs = pd.concat([read(f).assign(file=f) for f in files], ignore_index=True)
     raced = runs[runs["race"]]
-    before = best_and_lead(collapse_rounds(runs[~runs["race"]].drop(columns=["round", "race"])))
-    after = best_and_lead(collapse_rounds(runs.drop(columns=["round", "race"])))
+    plain = runs.drop(columns=["round", "race", "file"])
+    before = best_and_lead(collapse_rounds(plain[~runs["race"]]))
+    after = best_and_lead(collapse_rounds(plain))
     both = before.merge(after, on=PROBLEM, suffixes=("_before", "_after"))
     key = PROBLEM + CONFIG
     ok = runs[runs["status"] == "ok"]
@@ -71,11 +72,16 @@ def main(name: str, files: list[str]) -> str:
     later = ok[ok["race"]].groupby(key)["runtime_s"].median()
     drift = (later / first.reindex(later.index)).dropna()
     when = runs["started_at"].astype(float)
+    took = runs["finished_at"].astype(float) - when
+    cost = [f"{Path(f).name}: race {took[(runs['file'] == f) & runs['race']].sum():.0f} s of run "
+            f"time beside {took[(runs['file'] == f) & ~runs['race']].sum():.0f} s for its rounds"
+            for f in files]
     lines = [f"# What race rounds changed: {name} (issue 20)", "",
              f"`python analysis/results/race_check.py {name} {' '.join(files)}`; machine(s): "
              f"{', '.join(sorted(runs['machine_id'].astype(str).unique()))}; measured "
              f"{pd.Timestamp(when.min(), unit='s'):%Y-%m-%d %H:%M}-"
-             f"{pd.Timestamp(when.max(), unit='s'):%H:%M} UTC; {len(raced)} race runs.", "",
+             f"{pd.Timestamp(when.max(), unit='s'):%H:%M} UTC; {len(raced)} race runs "
+             f"({'; '.join(cost)}).", "",
              "| kernel | problems | raced | race runs | best changed by the race | best's lead "
              "over the runner-up, median (before -> after) | lead >= 5 % (before -> after) | "
              "race rounds / first rounds of the raced configurations (median, range) |",
