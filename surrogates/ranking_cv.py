@@ -15,9 +15,8 @@ Train the shipped bundle with the recipe chosen on all of its data::
     python -m hpcds1mpi.surrogates.ranking_cv --telemetry data/reference/telemetry.h5 \\
         --telemetry data/reference_choice/telemetry.h5 --out hpcds1mpi/data/default_model --force
 
-which also writes the bundle's guard calibration; then ``python -m
-hpcds1mpi.analysis.eval_system1 --model hpcds1mpi/data/default_model --telemetry ...
---write-calibration`` adds System 1's confidence calibration.
+then ``python -m hpcds1mpi.analysis.eval_system1 --model hpcds1mpi/data/default_model
+--telemetry ... --write-calibration`` adds its guard and System 1 confidence calibrations.
 """
 
 from __future__ import annotations
@@ -306,27 +305,7 @@ def main(argv=None) -> int:
     record_choice(bundle, recipe, scores, args.folds, by="surrogates/ranking_cv.py")
     bundle.save(args.out)
     print(f"recipe {recipe!r}; bundle written to {args.out}")
-    write_guard_calibration(args.out)
     return 0
-
-
-def write_guard_calibration(model_dir: str) -> None:
-    """Calibrate the guard's learned check on the saved bundle's own training problems and ship
-    it in the bundle (``guard_calibration.json``), so ``recommend`` never computes it on first
-    use. The System 1 confidence calibration needs held-out picks: ``eval_system1
-    --write-calibration`` writes it."""
-    import json
-
-    from hpcds1mpi.atomic import write_text
-    from hpcds1mpi.decide import guard
-    from hpcds1mpi.decide.model_bundle import load_model
-
-    cal = guard.calibrate(load_model(model_dir))
-    write_text(f"{model_dir}/{guard.CALIBRATION_FILE}", json.dumps(cal.as_dict()),
-               "guard calibration")
-    print(f"guard calibration: auto below {cal.auto_threshold:.2f}, escalate above "
-          f"{cal.escalate_threshold:.2f}; never-seen workloads caught {100 * cal.catch_rate:.0f} %,"
-          f" false escalations {100 * cal.false_escalations:.0f} %")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -210,6 +210,16 @@ def calibrate(bundle, ref: Reference | None = None, k: int = K_NEIGHBOURS) -> Gu
                             catch, false_esc, k)
 
 
+def write_calibration(bundle, model_dir: str | os.PathLike) -> GuardCalibration:
+    """Calibrate ``bundle`` (saved in ``model_dir``) and ship the result there as
+    :data:`CALIBRATION_FILE`, so ``recommend`` never computes it on first use."""
+    from hpcds1mpi.atomic import write_text
+
+    cal = calibrate(bundle)
+    write_text(Path(model_dir) / CALIBRATION_FILE, json.dumps(cal.as_dict()), "guard calibration")
+    return cal
+
+
 def _cache_key(model_dir: str | os.PathLike) -> str:
     path = Path(model_dir).resolve()
     stamp = []

@@ -176,3 +176,17 @@ def test_verdict_as_dict_is_asdict_with_nan_as_none():
     got["reasons"].append("changed")
     got["checks"]["x"] = "y"
     assert v.reasons == ["a reason"] and v.checks == {"learned": "confirm"}
+
+
+def test_write_calibration_ships_what_load_calibration_reads_first(bundle, cal, tmp_path,
+                                                                    monkeypatch):
+    """The calibration ``eval_system1 --write-calibration`` ships in a bundle folder is the one
+    ``recommend`` reads (no cache, nothing recomputed)."""
+    monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
+    written = guard.write_calibration(bundle, tmp_path)
+    assert (written.auto_threshold, written.escalate_threshold) == pytest.approx(
+        (cal.auto_threshold, cal.escalate_threshold))
+    loaded = guard.load_calibration(bundle, tmp_path)
+    assert loaded.source == str(tmp_path / guard.CALIBRATION_FILE)
+    assert loaded.escalate_threshold == pytest.approx(cal.escalate_threshold)
+    assert not (tmp_path / "cache").exists()

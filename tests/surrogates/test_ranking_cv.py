@@ -157,21 +157,3 @@ def test_training_frame_folds_rounds_and_leaves_out_what_it_is_told():
     assert sorted(out["workload"]) == ["cg", "gemm"]  # fft left out of a.h5
     assert out.loc[out["workload"] == "gemm", "runtime_s"].item() == 2.0  # three rounds, median
 
-
-def test_the_shipped_bundle_script_ships_its_guard_calibration(tmp_path):
-    """``ranking_cv``'s training writes the guard calibration into the bundle, where
-    ``recommend`` reads it (nothing computed on first use)."""
-    from hpcds1mpi.decide import guard
-    from hpcds1mpi.decide.model_bundle import load_model
-    from hpcds1mpi.surrogates.bundle import train_bundle
-
-    bundle = train_bundle(make_runs(), n_members=2, use_embedding=False, seed=0)
-    bundle.save(tmp_path / "model")
-    ranking_cv.write_guard_calibration(str(tmp_path / "model"))
-    shipped = tmp_path / "model" / guard.CALIBRATION_FILE
-    loaded = load_model(str(tmp_path / "model"))
-    cal = guard.load_calibration(loaded, str(tmp_path / "model"))
-    assert cal.source == str(shipped)
-    fresh = guard.calibrate(loaded)
-    assert (cal.auto_threshold, cal.escalate_threshold) == pytest.approx(
-        (fresh.auto_threshold, fresh.escalate_threshold))
