@@ -287,8 +287,8 @@ def main(argv=None) -> int:
                         help="keep each sweep's first N rounds only (e.g. a sweep without its "
                         "race rounds)")
     parser.add_argument("--write-calibration", action="store_true",
-                        help="store the fitted confidence map and the guard calibration in the model "
-                        "directory")
+                        help="store the fitted confidence map and the guard calibration in "
+                        "the model directory")
     args = parser.parse_args(argv)
 
     from hpcds1mpi.decide.model_bundle import load_model
@@ -398,7 +398,8 @@ def main(argv=None) -> int:
         cal = guard.write_calibration(bundle, args.model)
         print(f"guard calibration written: auto below {cal.auto_threshold:.2f}, escalate above "
               f"{cal.escalate_threshold:.2f}; never-seen workloads caught "
-              f"{100 * cal.catch_rate:.0f} %, false escalations {100 * cal.false_escalations:.0f} %")
+              f"{100 * cal.catch_rate:.0f} %, false escalations "
+              f"{100 * cal.false_escalations:.0f} %")
     t = results["timing"]
     print(f"scoring {t['candidates']} candidates: {t['total_ms_median']:.1f} ms with predict, "
           f"{t['system1_only_ms_median']:.1f} ms System 1 alone")

@@ -156,4 +156,3 @@ def test_training_frame_folds_rounds_and_leaves_out_what_it_is_told():
     out = training_frame(["a.h5", "b.h5"], {"a.h5": {"fft"}}, lambda p: files[p[0]])
     assert sorted(out["workload"]) == ["cg", "gemm"]  # fft left out of a.h5
     assert out.loc[out["workload"] == "gemm", "runtime_s"].item() == 2.0  # three rounds, median
-
