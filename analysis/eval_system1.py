@@ -57,6 +57,7 @@ from hpcds1mpi.analysis.eval_system1_report import markdown
 from hpcds1mpi.analysis.system1_confidence import calibrate
 from hpcds1mpi.analysis.system1_speed import scoring_times
 from hpcds1mpi.config import OK
+from hpcds1mpi.records import rounds
 
 
 def _problems(frame):
@@ -283,22 +284,17 @@ def main(argv=None) -> int:
                         "fold by leave-size-out CV on its training sizes), or one of "
                         "surrogates.ranking_cv.RECIPES (default: cv when the --model bundle's "
                         "recipe was chosen so, else its own)")
-    parser.add_argument("--first-rounds", type=int, default=None,
-                        help="keep each sweep's first N rounds only (e.g. a sweep without its "
-                        "race rounds)")
+    rounds.add_arguments(parser)
     parser.add_argument("--write-calibration", action="store_true",
                         help="store the fitted confidence map and the guard calibration in "
                         "the model directory")
     args = parser.parse_args(argv)
 
     from hpcds1mpi.decide.model_bundle import load_model
-    from hpcds1mpi.records.rounds import measured_outcomes
     from hpcds1mpi.surrogates.bundle import train_bundle
 
-    if args.first_rounds is not None and args.first_rounds < 1:
-        parser.error("--first-rounds must be at least 1")
     # One measured outcome per configuration: a sweep in rounds gives each configuration's median.
-    frame = measured_outcomes(args.telemetry, args.first_rounds)
+    frame = rounds.measured_outcomes(args.telemetry, args.first_rounds, args.pool_sweeps)
     bundle = load_model(args.model)
 
     from hpcds1mpi.surrogates.models import KNOB_FEATURES
@@ -363,8 +359,7 @@ def main(argv=None) -> int:
                                 f"{recipe}" + (f" (chosen per fold: {', '.join(chosen)})"
                                                if chosen else ""))
     results["wall_s"] = time.perf_counter() - t0
-    results["telemetry"] = ", ".join(args.telemetry) + (
-        f" (each sweep's first {args.first_rounds} rounds)" if args.first_rounds else "")
+    results["telemetry"] = ", ".join(args.telemetry) + rounds.describe(args)
     results["model"] = str(args.model)
     results["energy_source"] = getattr(bundle, "energy_source", "unknown")
     out = Path(args.out)

@@ -108,14 +108,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("first")
     parser.add_argument("second")
-    parser.add_argument("--first-rounds", type=int, default=None,
-                        help="keep each sweep's first N rounds only")
+    from hpcds1mpi.records import rounds
+
+    rounds.add_arguments(parser, pool=False)
     parser.add_argument("--json", dest="json_out")
     parser.add_argument("--markdown", dest="md_out")
     args = parser.parse_args(argv)
-    if args.first_rounds is not None and args.first_rounds < 1:
-        print("retest: --first-rounds must be at least 1", file=sys.stderr)
-        return 2
     from hpcds1mpi.records.telemetry import read_runs
 
     from hpcds1mpi.errors import HpcdsError
@@ -123,10 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         first, second = read_runs(args.first), read_runs(args.second)
         if args.first_rounds is not None:
-            from hpcds1mpi.records.rounds import first_rounds
-
-            first = first_rounds(first, args.first_rounds)
-            second = first_rounds(second, args.first_rounds)
+            first = rounds.first_rounds(first, args.first_rounds)
+            second = rounds.first_rounds(second, args.first_rounds)
     except (OSError, HpcdsError) as exc:
         print(f"retest: {exc}; give two telemetry files written by hpcds1mpi sweep",
               file=sys.stderr)

@@ -33,6 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
+from hpcds1mpi.records import rounds
+
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
 TARGET = 0.05
@@ -132,13 +134,10 @@ def main(argv=None) -> int:
     parser.add_argument("--recipe", default=None,
                         help="System 1 ranking recipe (surrogates.ranking_cv.RECIPES; default: "
                         "the shipped bundle's, chosen by its CV on all problems)")
-    parser.add_argument("--first-rounds", type=int, default=None,
-                        help="keep each sweep's first N rounds only (e.g. without its race)")
+    rounds.add_arguments(parser)
     parser.add_argument("--out", default=str(RESULTS / "tuning"),
                         help="results path without suffix (.json and .md are written)")
     args = parser.parse_args(argv)
-    if args.first_rounds is not None and args.first_rounds < 1:
-        parser.error("--first-rounds must be at least 1")
 
     from hpcds1mpi.decide import system2
     from hpcds1mpi.decide import tune_predictions
@@ -153,10 +152,8 @@ def main(argv=None) -> int:
     recipe = args.recipe or ((load_bundle().manifest.get("metrics") or {}).get("ranking")
                              or {}).get("recipe") or "absolute"
     settings = ranking_cv.recipe_settings(recipe, KNOB_FEATURES)
-    from hpcds1mpi.records.rounds import measured_outcomes
-
     # One measured outcome per configuration: a sweep in rounds replays its medians.
-    runs = measured_outcomes(args.telemetry, args.first_rounds)
+    runs = rounds.measured_outcomes(args.telemetry, args.first_rounds, args.pool_sweeps)
     chosen = problems(runs, args.min_configs)[: args.max_problems]
     if len(chosen) < 2:
         print("need at least two problems with enough successful configurations "
@@ -234,6 +231,7 @@ def main(argv=None) -> int:
                         "mean_runs_made": float(np.mean([e[key].get("made", 1) for e in scored]))
                         if scored else None}
     report = {"telemetry": [str(p) for p in args.telemetry], "first_rounds": args.first_rounds,
+              "pool_sweeps": args.pool_sweeps,
               "target": TARGET, "budget": args.budget, "min_runs": min_runs, "members": args.members,
               "loadavg": " ".join(f"{x:.2f}" for x in __import__("os").getloadavg()), "seed": args.seed,
               "problems": len(scored), "skipped": len(per_problem) - len(scored),
@@ -252,7 +250,7 @@ def main(argv=None) -> int:
     out.with_suffix(".json").write_text(json.dumps(report, indent=1, default=str))
     lines = [f"# Tuning: runs to within {100 * TARGET:.0f} % of the best configuration", "",
              f"Replay of measured telemetry {', '.join(report['telemetry'])}"
-             + (f" (each sweep's first {args.first_rounds} rounds)" if args.first_rounds else "")
+             + rounds.describe(args)
              + ": "
              f"{report['problems']} problems (>= {args.min_configs} successful configurations "
              f"each), budget {args.budget} runs, System 2 runs at least {min_runs} before its "

@@ -248,7 +248,8 @@ def choose_recipe(frame, recipes=tuple(RECIPES), folds: int = FOLDS, member_feat
     return chosen, scores
 
 
-def training_frame(paths: list[str], leave: dict[str, set], read) -> "pd.DataFrame":
+def training_frame(paths: list[str], leave: dict[str, set], read, *, first: int | None = None,
+                   pool: bool = False) -> "pd.DataFrame":
     """The rows the bundle learns from: every file's, less the workloads ``leave`` names for
     it, a sweep measured in rounds folded to one median row per configuration
     (:func:`~hpcds1mpi.records.rounds.collapse_rounds`, as ``eval_system1`` trains and judges),
@@ -256,16 +257,19 @@ def training_frame(paths: list[str], leave: dict[str, set], read) -> "pd.DataFra
 
     Args:
         read: ``read([path])`` -> that file's runs (``records.training.read_frames``).
+        first, pool: as :func:`~hpcds1mpi.records.rounds.measured_outcomes`.
     """
     import pandas as pd
 
-    from hpcds1mpi.records.rounds import collapse_rounds
+    from hpcds1mpi.records.rounds import collapse_rounds, first_rounds, pool_sweeps
 
     frames = []
     for path in paths:
         rows = read([path])
         frames.append(rows[~rows["workload"].astype(str).isin(leave.get(path, set()))])
-    return collapse_rounds(pd.concat(frames, ignore_index=True))
+    runs = pd.concat(frames, ignore_index=True)
+    runs = runs if first is None else first_rounds(runs, first)
+    return collapse_rounds(pool_sweeps(runs) if pool else runs)
 
 
 def main(argv=None) -> int:
@@ -278,6 +282,9 @@ def main(argv=None) -> int:
     parser.add_argument("--leave-out", action="append", default=[], metavar="FILE=W1,W2",
                         help="leave these workloads' rows of FILE out (measured with kernels "
                         "changed since)")
+    from hpcds1mpi.records import rounds
+
+    rounds.add_arguments(parser)
     args = parser.parse_args(argv)
 
     from hpcds1mpi.atomic import check_output_dir
@@ -293,9 +300,10 @@ def main(argv=None) -> int:
             parser.error(f"--leave-out {item!r}: give FILE=W1,W2 with FILE one of --telemetry")
         leave[path] = set(names.split(","))
     sources = [p + (f" (without {', '.join(sorted(leave[p]))})" if p in leave else "")
-               for p in args.telemetry]
-    data = TrainingData.from_frame(training_frame(args.telemetry, leave, read_frames),
-                                   sources=sources, kind="telemetry")
+               + rounds.describe(args) for p in args.telemetry]
+    frame = training_frame(args.telemetry, leave, read_frames, first=args.first_rounds,
+                           pool=args.pool_sweeps)
+    data = TrainingData.from_frame(frame, sources=sources, kind="telemetry")
     recipe, scores = choose_recipe(data.frame, folds=args.folds)
     for r, s in scores.items():
         print(f"{r:<16} geomean {100 * s['geomean']:.1f} %  median {100 * s['median']:.1f} %  "

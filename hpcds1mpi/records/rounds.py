@@ -87,16 +87,32 @@ def first_rounds(runs, count: int):
     return runs[(seed - lowest) < count]
 
 
-def measured_outcomes(paths, first: int | None = None):
+def pool_sweeps(runs):
+    """``runs`` with every sweep of one machine under one sweep id, so that
+    :func:`collapse_rounds` folds a configuration measured by several sweeps (the same plan
+    run twice, under two seeds) into the median of all their rounds: more repeats of one
+    configuration on one machine, not two configurations."""
+    if runs.empty or "sweep_id" not in runs.columns:
+        return runs
+    machine = runs["machine_id"].astype(str) if "machine_id" in runs.columns else None
+    ids = runs["sweep_id"].astype(str)
+    pooled = ids.groupby(machine).transform(lambda s: "+".join(sorted(s.unique()))) \
+        if machine is not None else "+".join(sorted(ids.unique()))
+    return runs.assign(sweep_id=pooled)
+
+
+def measured_outcomes(paths, first: int | None = None, pool: bool = False):
     """One row per configuration from telemetry files read as one table: each sweep's first
-    ``first`` rounds when given (a sweep judged without its race rounds), then
-    :func:`collapse_rounds` -- in that order, so a median never sees the rounds left out."""
+    ``first`` rounds when given (a sweep judged without its race rounds), the sweeps of one
+    machine pooled when ``pool`` (:func:`pool_sweeps`), then :func:`collapse_rounds` -- in
+    that order, so a median never sees the rounds left out."""
     import pandas as pd
 
     from hpcds1mpi.records.telemetry import read_runs
 
     runs = pd.concat([read_runs(p) for p in paths], ignore_index=True)
-    return collapse_rounds(runs if first is None else first_rounds(runs, first))
+    runs = runs if first is None else first_rounds(runs, first)
+    return collapse_rounds(pool_sweeps(runs) if pool else runs)
 
 
 def _median(values) -> float:
@@ -104,3 +120,39 @@ def _median(values) -> float:
     v = np.asarray(values, dtype=float)
     v = v[np.isfinite(v)]
     return float(np.median(v)) if len(v) else float("nan")
+
+
+def _at_least_one(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of rounds, at least 1 "
+                                         f"(got {text!r})")
+    return value
+
+
+def add_arguments(parser, *, pool: bool = True) -> None:
+    """The options every reader of swept rounds shares: ``--first-rounds N`` (each sweep's
+    first N rounds only) and, with ``pool``, ``--pool-sweeps`` (:func:`pool_sweeps`)."""
+    parser.add_argument("--first-rounds", type=_at_least_one, default=None, metavar="N",
+                        help="keep each sweep's first N rounds only (e.g. a sweep without its "
+                        "race rounds)")
+    if pool:
+        parser.add_argument("--pool-sweeps", action="store_true",
+                            help="fold a configuration measured by several sweeps of one "
+                            "machine (the same plan under two seeds) into the median of all "
+                            "their rounds, instead of keeping each sweep's apart")
+
+
+def describe(args) -> str:
+    """What ``add_arguments``' options did to the telemetry, for a results file ('' if nothing)."""
+    said = []
+    if getattr(args, "first_rounds", None):
+        said.append(f"each sweep's first {args.first_rounds} rounds")
+    if getattr(args, "pool_sweeps", False):
+        said.append("sweeps of one machine pooled")
+    return f" ({'; '.join(said)})" if said else ""

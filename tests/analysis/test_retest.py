@@ -86,6 +86,8 @@ def test_files_of_two_machines_are_refused_in_one_line(capsys):
 
 def test_first_rounds_below_one_is_refused(capsys):
     here = Path(__file__).resolve().parents[2] / "data" / "reference_choice"
-    assert main([str(here / "retest_300.h5"), str(here / "retest_300_quiet.h5"),
-                 "--first-rounds", "0"]) == 2
+    with pytest.raises(SystemExit) as exc:  # argparse's usage error, before any file is read
+        main([str(here / "retest_300.h5"), str(here / "retest_300_quiet.h5"),
+              "--first-rounds", "0"])
+    assert exc.value.code == 2
     assert "--first-rounds" in capsys.readouterr().err

@@ -77,3 +77,62 @@ def test_measured_outcomes_leave_the_race_out_before_taking_medians():
     every = measured_outcomes([path])
     assert every.equals(collapse_rounds(runs)) and len(every) == len(cut)
     assert not cut["runtime_s"].equals(every["runtime_s"])
+
+
+def test_pooled_sweeps_of_one_machine_fold_into_the_median_of_all_their_rounds():
+    """The same configuration measured by two sweeps (two seeds) becomes one row when pooled,
+    its median over both sweeps' rounds; another machine's sweep stays apart."""
+    from hpcds1mpi.records.rounds import pool_sweeps
+
+    frame = pd.DataFrame([_row(1, 100, 1.0), _row(1, 101, 1.2), _row(1, 200, 3.0),
+                          _row(1, 201, 1.4), _row(1, 0, 9.0)])
+    frame = frame.assign(sweep_id=["a", "a", "b", "b", "c"],
+                         machine_id=["m", "m", "m", "m", "other"])
+    assert len(collapse_rounds(frame)) == 3  # not pooled: one row per sweep
+    out = collapse_rounds(pool_sweeps(frame))
+    assert len(out) == 2
+    mine = out[out["machine_id"] == "m"].iloc[0]
+    assert mine["runtime_s"] == pytest.approx(1.3) and mine["repeats"] == 20
+    assert mine["noise"] == pytest.approx(2.0 / 1.3)  # the spread across both sweeps
+    assert out.loc[out["machine_id"] == "other", "runtime_s"].item() == 9.0
+
+
+def test_round_options_refuse_zero_and_say_what_they_did():
+    import argparse
+
+    from hpcds1mpi.records import rounds
+
+    parser = argparse.ArgumentParser()
+    rounds.add_arguments(parser)
+    for bad in ("0", "-1", "two"):
+        with pytest.raises(SystemExit) as exc:
+            parser.parse_args(["--first-rounds", bad])
+        assert exc.value.code == 2
+    args = parser.parse_args(["--first-rounds", "3", "--pool-sweeps"])
+    assert rounds.describe(args) == " (each sweep's first 3 rounds; sweeps of one machine pooled)"
+    assert rounds.describe(parser.parse_args([])) == ""
+    lone = argparse.ArgumentParser()
+    rounds.add_arguments(lone, pool=False)
+    with pytest.raises(SystemExit):
+        lone.parse_args(["--pool-sweeps"])
+
+
+def test_measured_outcomes_pool_two_committed_sweeps_of_the_same_plan():
+    """mltrain measured twice (seeds 100 and 200): pooled, each configuration is one row whose
+    runtime is the median of both sweeps' rounds."""
+    from pathlib import Path
+
+    from hpcds1mpi.records.rounds import measured_outcomes
+    from hpcds1mpi.records.telemetry import read_runs
+
+    data = Path(__file__).resolve().parents[2] / "data" / "reference_choice"
+    paths = [data / "race_mltrain_a.h5", data / "race_mltrain_b.h5"]
+    apart, pooled = measured_outcomes(paths), measured_outcomes(paths, pool=True)
+    one = measured_outcomes(paths[:1])
+    assert len(apart) == 2 * len(one) and len(pooled) == len(one)
+    runs = pd.concat([read_runs(p) for p in paths], ignore_index=True)
+    key = ["size", "ranks_per_node", "threads", "precision"]
+    ok = pooled[pooled["status"] == "ok"].iloc[0]
+    same = runs.set_index(key).loc[tuple(ok[k] for k in key)]
+    assert set(same["sweep_id"]) == set(runs["sweep_id"])
+    assert ok["runtime_s"] == pytest.approx(same["runtime_s"].median())
