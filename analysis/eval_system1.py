@@ -305,7 +305,6 @@ def main(argv=None) -> int:
     family = manifest.get("family", "xgboost")
     member_features = args.member_features or (
         "knobs" if manifest.get("member_features") else "all")
-    member_trees = args.member_trees or manifest.get("member_trees")
     members = args.members or int(manifest.get("n_members", 3))
     embedding = args.embedding == "yes" if args.embedding else bool(
         manifest.get("use_embedding", True))
@@ -315,6 +314,9 @@ def main(argv=None) -> int:
     ranking = (manifest.get("metrics") or {}).get("ranking") or {}
     recipe = args.recipe or ("cv" if ranking.get("chosen_by") else ranking.get("recipe") or
                              "absolute")
+    # A recipe names its members' budget (trees, learning rate) or, chosen per fold, has
+    # it chosen there; an older bundle's own trees otherwise.
+    member_trees = args.member_trees or (None if recipe == "cv" else manifest.get("member_trees"))
     if recipe != "cv":
         try:
             ranking_cv.split_recipe(recipe)
@@ -331,7 +333,7 @@ def main(argv=None) -> int:
             settings = ranking_cv.recipe_settings(name, base_features)
             if base_features is None:  # every feature already (core_fraction among them)
                 settings["member_features"] = None
-            return train_bundle(frame_, **kw, **settings)
+            return train_bundle(frame_, **{**kw, **settings})
         return train
 
     def trainer(train):

@@ -296,7 +296,8 @@ def train_bundle(data: "TrainingData | pd.DataFrame", *, sample_rate: float = 1.
                  sources: list[str] | None = None, use_baseline: bool = True,
                  member_trees: int | None = None,
                  member_features: list[str] | None = None, centre=(),
-                 focus: float = 0.0, denoise: bool = False, neighbours: float = 0.0) -> Bundle:
+                 focus: float = 0.0, denoise: bool = False, neighbours: float = 0.0,
+                 member_learning_rate: float | None = None) -> Bundle:
     """Sample and fit; return an unsaved :class:`Bundle`.
 
     Args:
@@ -314,6 +315,7 @@ def train_bundle(data: "TrainingData | pd.DataFrame", *, sample_rate: float = 1.
         sources: file names the data came from (recorded; default ``data.sources``).
         use_baseline: regress runtime and energy relative to the analytic time estimate.
         member_trees: trees per ensemble member (default: models.member_budget).
+        member_learning_rate: the members' learning rate (default: models.member_budget).
         member_features: feature names the members see (default all; see
             ``models.KNOB_FEATURES``).
         centre: targets whose members learn the order within a problem (``"auto"``: runtime
@@ -356,7 +358,7 @@ def train_bundle(data: "TrainingData | pd.DataFrame", *, sample_rate: float = 1.
                            embedding_params=embedding_params, seed=seed, threads=threads,
                            use_baseline=use_baseline, member_estimators=member_trees,
                            member_features=member_features, centre=centre, focus=focus,
-                           denoise=denoise)
+                           denoise=denoise, member_learning_rate=member_learning_rate)
     model.fit(kept)
     if neighbours:  # the residuals' models: the same settings, on rows already sampled
         model.size_neighbours_ = SizeNeighbours.trained(
@@ -414,8 +416,10 @@ def train_bundle(data: "TrainingData | pd.DataFrame", *, sample_rate: float = 1.
         "dropped_zero_runtime_jobs": int(training.dropped_zero_runtime_jobs),
         "family": family,
         "n_members": int(n_members),
-        "member_trees_and_learning_rate": list(member_budget(n_members, member_trees)),
+        "member_trees_and_learning_rate": list(member_budget(n_members, member_trees,
+                                                             member_learning_rate)),
         "member_trees": member_trees,
+        "member_learning_rate": member_learning_rate,
         "member_features": model.member_features,
         "use_embedding": bool(use_embedding),
         "use_baseline": bool(use_baseline),

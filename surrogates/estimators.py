@@ -18,7 +18,8 @@ from .xgboost_scorer import XGBoostScorer
 FAMILIES = ("rf", "xgboost", "lightgbm")
 
 
-def member_budget(n_members: int, member_estimators: int | None = None) -> tuple[int, float]:
+def member_budget(n_members: int, member_estimators: int | None = None,
+                  learning_rate: float | None = None) -> tuple[int, float]:
     """(trees, learning rate) of each ensemble member.
 
     By default the ensemble as a whole spends the paper's 100 trees per target: K members of
@@ -26,10 +27,14 @@ def member_budget(n_members: int, member_estimators: int | None = None) -> tuple
     (0.1 x 100 / trees, at most 0.5). Scoring 10,000 configurations then costs about one
     100-tree model per target, not K (measured: ~11 ms CPU per 100-tree XGBoost model on
     10,000 rows here). ``member_estimators=100`` gives members with the paper's exact settings.
+    A ``learning_rate`` given replaces that rule's (System 1's ranking recipes choose it by
+    cross-validation: ``ranking_cv.BUDGETS``).
     """
     if member_estimators is None:
         member_estimators = 100 if n_members <= 1 else max(20, int(np.ceil(100 / n_members)))
-    return member_estimators, min(0.5, 0.1 * 100 / member_estimators)
+    if learning_rate is None:
+        learning_rate = min(0.5, 0.1 * 100 / member_estimators)
+    return member_estimators, float(learning_rate)
 
 
 def predict_member(model, Z: np.ndarray, classify: bool) -> np.ndarray:

@@ -95,6 +95,7 @@ class SurrogateModel:
         threads: threads for training and prediction.
         use_baseline: regress runtime and energy relative to the analytic time estimate.
         member_estimators: trees per member (default: see :func:`member_budget`).
+        member_learning_rate: the members' learning rate (default: see :func:`member_budget`).
         member_features: feature names the ensemble members see (default: all features, plus
             the embedding). The baseline and the embedding still use every feature. A short
             list of the problem and the configuration knobs lets System 1 score a 10,000-row
@@ -114,13 +115,14 @@ class SurrogateModel:
                  embedding_params: dict | None = None, seed: int = 0, threads: int = 2,
                  use_baseline: bool = True, member_estimators: int | None = None,
                  member_features: list[str] | None = None, centre=(), focus: float = 0.0,
-                 denoise: bool = False):
+                 denoise: bool = False, member_learning_rate: float | None = None):
         if family not in FAMILIES:
             raise ModelError(f"unknown model family {family!r}; choose one of {', '.join(FAMILIES)}")
         self.family, self.n_members, self.use_embedding = family, n_members, use_embedding
         self.embedding_params = dict(embedding_params or {})
         self.seed, self.threads, self.use_baseline = seed, threads, use_baseline
         self.member_estimators = member_estimators
+        self.member_learning_rate = member_learning_rate
         self.member_features = list(member_features) if member_features else None
         self.centre, self.focus, self.denoise = centre, float(focus), bool(denoise)
         #: target -> ProblemLevels of the centred targets (empty: nothing centred).
@@ -201,7 +203,8 @@ class SurrogateModel:
     def _fit_one(self, target: str, Z: np.ndarray, y: np.ndarray, seed: int,
                  weight: np.ndarray | None = None):
         threads = parallel.fit_threads(len(Z), self.threads)
-        trees, lr = member_budget(self.n_members, self.member_estimators)
+        trees, lr = member_budget(self.n_members, self.member_estimators,
+                                  getattr(self, "member_learning_rate", None))
         kw = {"seed": seed, "threads": threads, "n_estimators": trees, "learning_rate": lr}
         if target == "failed":
             labels = y.astype(int)

@@ -57,6 +57,7 @@ def command(model_dir, telemetry, jobs, out, sample_rate, seed, threads, force):
         embedding_params={k: v for k, v in emb.items() if k not in ("seed", "threads")},
         threads=threads, use_baseline=m.get("use_baseline", True),
         member_trees=m.get("member_trees"), member_features=m.get("member_features"),
+        member_learning_rate=m.get("member_learning_rate"),
         **settings_of(m),
     )
     kept = recorded_recipe(m)

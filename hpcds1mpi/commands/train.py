@@ -79,8 +79,9 @@ def _choose_recipe(data, settings: dict, knobs) -> tuple[str, dict]:
                                  "absolute+denoise", "centred+cores+focus+denoise", "cv"]),
               help="System 1's ranking recipe (surrogates/ranking_cv.RECIPES): absolute "
                    "regression, or members that learn the order of a problem's configurations; "
-                   "'cv' chooses one by leave-size-out cross-validation on the training sizes "
-                   "(as the shipped bundle was; costs a few trainings more).")
+                   "'cv' chooses one, and the members' trees and learning rate, by "
+                   "leave-size-out cross-validation on the training sizes (as the shipped "
+                   "bundle was; costs a few trainings more).")
 @click.option("--epochs", default=60, show_default=True, type=click.IntRange(1, 10000),
               help="TabNet training epochs.")
 @click.option("--machine", default=None, help="Train on runs of this machine id only.")
@@ -116,7 +117,8 @@ def command(telemetry, jobs, out, sample_rate, seed, family, members, member_tre
     else:
         from hpcds1mpi.surrogates.ranking_cv import recipe_settings
 
-        bundle = train_bundle(data, **settings, **recipe_settings(recipe, knobs))
+        # A budget chosen by cv (``ranking_cv.BUDGETS``) over the default trees.
+        bundle = train_bundle(data, **{**settings, **recipe_settings(recipe, knobs)})
     bundle.manifest["metrics"]["ranking"]["recipe"] = recipe
     if chosen:
         from hpcds1mpi.surrogates.ranking_cv import FOLDS, record_choice

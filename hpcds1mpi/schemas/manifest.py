@@ -62,6 +62,7 @@ def _manifest_class():
         dropped_zero_runtime_jobs: Annotated[StrictInt, Field(ge=0)] = 0
         member_trees_and_learning_rate: Optional[list[_Number]] = None
         member_trees: Optional[Annotated[StrictInt, Field(ge=1)]] = None
+        member_learning_rate: Optional[Annotated[StrictFloat, Field(gt=0, le=1)]] = None
         member_features: Optional[list[StrictStr]] = None
         use_baseline: StrictBool = False
         sources: list[StrictStr] = []
@@ -164,6 +165,7 @@ _KEYS: dict[str, tuple[bool, Callable[[Any], bool]]] = {
     "member_trees_and_learning_rate": (False, _optional(
         lambda v: type(v) is list and all(_number(x) for x in v))),
     "member_trees": (False, _optional(lambda v: _int(v) and v >= 1)),
+    "member_learning_rate": (False, _optional(lambda v: type(v) is float and 0 < v <= 1)),
     "member_features": (False, _optional(_texts)),
     "use_baseline": (False, _bool),
     "sources": (False, _texts),

@@ -5,6 +5,7 @@ The happy path (train then learn, member features kept) is in ``test_train.py``.
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -72,3 +73,18 @@ def test_learn_on_a_full_disk_keeps_the_old_bundle_whole(tmp_path, saved_bundle,
     assert_one_line_error(proc, "disk is full")
     assert proc.returncode == 1 and sha256s(small_disk) == before
     assert sorted(p.name for p in small_disk.iterdir()) == ["filler", "model"]
+
+
+def test_learn_keeps_the_members_learning_rate(tmp_path, model):
+    """A bundle whose recipe chose its members' learning rate (ranking_cv.BUDGETS) is retrained
+    at that rate, not at the default's."""
+    manifest = json.loads((model / "manifest.json").read_text())
+    trees = manifest["member_trees_and_learning_rate"][0]
+    manifest.update(member_learning_rate=0.3, member_trees_and_learning_rate=[trees, 0.3])
+    (model / "manifest.json").write_text(json.dumps(manifest))
+    proc = run_cli(["learn", "--model", str(model), "--telemetry", more_runs(tmp_path),
+                    "--threads", "1"], timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    after = json.loads((model / "manifest.json").read_text())
+    assert after["member_learning_rate"] == 0.3
+    assert after["member_trees_and_learning_rate"] == [trees, 0.3]

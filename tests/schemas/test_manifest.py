@@ -41,6 +41,8 @@ def test_optional_keys_may_be_missing():
     (lambda m: m.update(size_range={"gemm": [1.0]}), "size_range.gemm must have at least 2"),
     (lambda m: m.update(feature_spec=[]), "feature_spec must be a table"),
     (lambda m: m.update(partitions={"p": 3}), "partitions.p must be a table"),
+    (lambda m: m.update(member_learning_rate=0.0), "member_learning_rate"),
+    (lambda m: m.update(member_learning_rate="fast"), "member_learning_rate"),
 ])
 def test_a_damaged_manifest_is_one_line_naming_the_key(change, message):
     manifest = _shipped()

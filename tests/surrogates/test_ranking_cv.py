@@ -55,14 +55,29 @@ def test_settings_of_reads_the_neighbours_weight_back():
     assert "neighbours" not in ranking_cv.settings_of(manifest)
 
 
+def _fake_cv(monkeypatch, geomeans: dict, default: float = 0.9):
+    """cv_scores answering each recipe asked for with its geomean in ``geomeans`` (else
+    ``default``); returns the list of recipe lists asked for."""
+    asked = []
+
+    def cv_scores(frame, recipes, *a, **k):
+        asked.append(list(recipes))
+        return {r: {"problems": 4, "geomean": geomeans.get(r, default), "median": 0.9,
+                    "within_5pct": 0.5} for r in recipes}
+
+    monkeypatch.setattr(ranking_cv, "cv_scores", cv_scores)
+    return asked
+
+
 def test_a_neighbours_weight_is_kept_only_when_it_beats_the_recipe(monkeypatch):
     same = {"problems": 4, "geomean": 0.9, "median": 0.9, "within_5pct": 0.5}
-    monkeypatch.setattr(ranking_cv, "cv_scores", lambda *a, **k: {"absolute": same})
+    _fake_cv(monkeypatch, {})
     scores = {0.5: {**same, "geomean": 0.9 + ranking_cv.TIE / 2}, 1.0: {**same, "geomean": 0.8}}
     monkeypatch.setattr(ranking_cv, "weight_scores", lambda *a, **k: scores)
     name, got = ranking_cv.choose_recipe(None, recipes=("absolute",))
-    assert name == "absolute" and set(got) == {"absolute", "absolute+neighbours0.5",
-                                               "absolute+neighbours1"}
+    assert name == "absolute" and set(got) == {
+        "absolute", "absolute+lr0.25", "absolute+trees40", "absolute+neighbours0.5",
+        "absolute+neighbours1"}
     scores[1.0] = {**same, "geomean": 0.95}
     assert ranking_cv.choose_recipe(None, recipes=("absolute",))[0] == "absolute+neighbours1"
 
@@ -88,26 +103,65 @@ def test_cv_trains_without_the_sizes_it_scores(monkeypatch):
     assert set(folds) == {(w, s) for w in ("stencil", "gemm") for s in (24, 32, 48, 64)}
     name, scores = ranking_cv.choose_recipe(runs, recipes=("absolute", "centred+cores"),
                                             folds=2, weights=(), threads=1, n_members=2)
-    assert name in ("absolute", "centred+cores")
-    # 2 folds x 2 recipes; each fold's models never saw its held-out sizes.
-    assert len(seen) == 4
+    assert ranking_cv.split_recipe(name)[0] in ("absolute", "centred+cores")
+    # 2 folds x 2 recipes, then 2 folds x the chosen one's 2 budgets; each fold's models
+    # never saw its held-out sizes.
+    assert len(seen) == 8
     held = [{s for (_, s), f in folds.items() if f == k} for k in (0, 1)]
     for k, sizes in enumerate(seen):
-        assert not sizes & held[k // 2]
+        assert not sizes & held[(k // 2) % 2]
     for s in scores.values():
         assert s["problems"] == 8 and 0 < s["geomean"] <= 1.0
 
 
 def test_ties_keep_the_recipe_listed_first(monkeypatch):
-    same = {"problems": 4, "geomean": 0.9, "median": 0.9, "within_5pct": 0.5}
-    monkeypatch.setattr(ranking_cv, "cv_scores", lambda *a, **k: {
-        "absolute": same, "centred": {**same, "geomean": 0.9 + ranking_cv.TIE / 2}})
+    _fake_cv(monkeypatch, {"centred": 0.9 + ranking_cv.TIE / 2})
     assert ranking_cv.choose_recipe(None, recipes=("absolute", "centred"), weights=())[0] \
         == "absolute"
-    monkeypatch.setattr(ranking_cv, "cv_scores", lambda *a, **k: {
-        "absolute": same, "centred": {**same, "geomean": 0.95}})
+    _fake_cv(monkeypatch, {"centred": 0.95})
     assert ranking_cv.choose_recipe(None, recipes=("absolute", "centred"), weights=())[0] \
         == "centred"
+
+
+def test_a_members_budget_is_kept_only_when_it_beats_the_default_and_the_cheaper(monkeypatch):
+    """After the recipe, its budgets (cheapest first): one within the tie is not kept; a
+    dearer one must beat the cheaper by more than the tie; none is tried when the caller
+    fixed the trees."""
+    tie = ranking_cv.TIE
+    _fake_cv(monkeypatch, {"centred+cores+lr0.25": 0.9 + tie / 2,
+                           "centred+cores+trees40": 0.9 + tie / 2})
+    name, got = ranking_cv.choose_recipe(None, recipes=("centred+cores",), weights=())
+    assert name == "centred+cores" and "centred+cores+trees40" in got
+    _fake_cv(monkeypatch, {"centred+cores+lr0.25": 0.9 + 2 * tie,
+                           "centred+cores+trees40": 0.9 + 2.5 * tie})
+    assert ranking_cv.choose_recipe(None, recipes=("centred+cores",), weights=())[0] \
+        == "centred+cores+lr0.25"
+    _fake_cv(monkeypatch, {"centred+cores+lr0.25": 0.9 + 2 * tie,
+                           "centred+cores+trees40": 0.9 + 3.5 * tie})
+    assert ranking_cv.choose_recipe(None, recipes=("centred+cores",), weights=())[0] \
+        == "centred+cores+trees40"
+    asked = _fake_cv(monkeypatch, {"centred+cores+trees40": 0.99})
+    name, got = ranking_cv.choose_recipe(None, recipes=("centred+cores",), weights=(),
+                                         member_trees=30)
+    assert name == "centred+cores" and asked == [["centred+cores"]]
+
+
+@pytest.mark.parametrize("name, trees, rate, weight", [
+    ("centred+cores+trees40", 40, None, None),
+    ("centred+cores+lr0.25+neighbours0.5", None, 0.25, 0.5),
+    ("centred+cores+focus+denoise+trees40+lr0.1", 40, 0.1, None)])
+def test_a_recipe_names_its_members_budget(name, trees, rate, weight):
+    got = ranking_cv.recipe_settings(name)
+    assert (got.get("member_trees"), got.get("member_learning_rate"), got.get("neighbours")) \
+        == (trees, rate, weight)
+    assert ranking_cv.split_recipe(name)[0] in ranking_cv.RECIPES
+
+
+@pytest.mark.parametrize("bad", ["centred+cores+trees0", "absolute+lr0", "absolute+lr1.5",
+                                 "absolute+treesx", "bogus+trees40", "absolute+trees40+bogus"])
+def test_a_bad_budget_is_refused(bad):
+    with pytest.raises(ValueError, match="trees"):
+        ranking_cv.split_recipe(bad)
 
 
 def test_pick_speeds_counts_a_failed_pick_as_zero():
