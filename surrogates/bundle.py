@@ -294,10 +294,9 @@ def train_bundle(data: "TrainingData | pd.DataFrame", *, sample_rate: float = 1.
                  use_embedding: bool = True, embedding_params: dict | None = None,
                  threads: int = 2, machine: str | None = None,
                  sources: list[str] | None = None, use_baseline: bool = True,
-                 member_trees: int | None = None,
+                 member_trees: int | None = None, member_learning_rate: float | None = None,
                  member_features: list[str] | None = None, centre=(),
-                 focus: float = 0.0, denoise: bool = False, neighbours: float = 0.0,
-                 member_learning_rate: float | None = None) -> Bundle:
+                 focus: float = 0.0, denoise: bool = False, neighbours: float = 0.0) -> Bundle:
     """Sample and fit; return an unsaved :class:`Bundle`.
 
     Args:
@@ -314,14 +313,11 @@ def train_bundle(data: "TrainingData | pd.DataFrame", *, sample_rate: float = 1.
         machine: machine id to train on when the data mixes machines.
         sources: file names the data came from (recorded; default ``data.sources``).
         use_baseline: regress runtime and energy relative to the analytic time estimate.
-        member_trees: trees per ensemble member (default: models.member_budget).
-        member_learning_rate: the members' learning rate (default: models.member_budget).
-        member_features: feature names the members see (default all; see
-            ``models.KNOB_FEATURES``).
+        member_trees, member_learning_rate: trees per member, their rate (models.member_budget).
+        member_features: feature names the members see (default all; ``models.KNOB_FEATURES``).
         centre: targets whose members learn the order within a problem (``"auto"``: runtime
-            and energy on sweep-like data; ``()``, the default: absolute regression, as
-            ``hpcds1mpi train`` always did; the shipped bundle's recipe is chosen by
-            :mod:`~hpcds1mpi.surrogates.ranking_cv`).
+            and energy on sweep-like data; ``()``, the default: absolute regression; the
+            shipped bundle's recipe is chosen by :mod:`~hpcds1mpi.surrogates.ranking_cv`).
         focus: near-best weighting of the centred targets' rows (see ``SurrogateModel``).
         denoise: weigh runtime / energy rows by their measured repeat noise (idem).
         neighbours: weight of the correction by measured neighbouring sizes (0: none; see
