@@ -1,7 +1,8 @@
 """Issue 20: System 1's leave-size-out picks of `benchmarks/results/system1_eval_race_*.json`
 per kernel (geometric mean % of best, share within 5 %), and on fft + nbody together
 (race_{a,b}: fft and nbody from a race file, the rest from the rounds files; race_full_a: every
-kernel from a race file).
+kernel from a race file; race_pooled: both race sweeps of every kernel pooled, the recipe
+chosen per fold, or `_shipped`: the shipped recipe fixed).
 
     python analysis/results/system1_eval_race_by_kernel.py   # -> ..._by_kernel.md beside it
 """
@@ -12,7 +13,8 @@ from pathlib import Path
 import numpy as np
 
 RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
-RUNS = ["race_a_3", "race_a_all", "race_b_3", "race_b_all", "race_full_a_3", "race_full_a_all"]
+RUNS = ["race_a_3", "race_a_all", "race_b_3", "race_b_all", "race_full_a_3", "race_full_a_all",
+        "race_pooled_3", "race_pooled_all", "race_pooled_shipped"]
 
 
 def cell(picks) -> str:
