@@ -62,15 +62,14 @@ _PROBLEM = ["workload", "size", "partition"]
 #: A recipe name may end in this and a weight: the measured-neighbours correction
 #: (:mod:`.size_neighbours`) at that weight, e.g. ``absolute+neighbours0.5``.
 NEIGHBOURS = "+neighbours"
-#: The members' budgets tried for the chosen recipe, cheapest first, each named by the suffix
-#: it adds (before any neighbours weight): (trees per member, learning rate; None: the
-#: default of ``estimators.member_budget``, 20 trees at 0.5 for 5 members). The default's
-#: steps are coarse for ranking 18 configurations of a problem: on the pooled issue-20
-#: reference, leave-size-out with the recipe fixed, 20 trees at 0.25 and 40 trees (at 0.25)
-#: scored 97.7 and 98.5 % of the best against 96.7 % at the default; 40 trees cost System 1
-#: about 13 % more time on 11,595 configurations. Ties keep the cheaper.
-BUDGETS: dict[str, tuple[int | None, float | None]] = {"+lr0.25": (None, 0.25),
-                                                       "+trees40": (40, None)}
+#: The members' budgets tried for the chosen recipe, cheapest first, as the suffix each adds
+#: to its name (before any neighbours weight): 20 trees at learning rate 0.25, and 40 trees
+#: (at 0.25, ``estimators.member_budget``'s rate for 40), against the default 20 trees at 0.5
+#: for 5 members. The default's steps are coarse for ranking 18 configurations of a problem:
+#: on the pooled issue-20 reference, leave-size-out with the recipe fixed, these scored 97.7
+#: and 98.5 % of the best against 96.7 %; 40 trees cost System 1 about 13 % more time on
+#: 11,595 configurations. Ties keep the cheaper.
+BUDGETS = ("+lr0.25", "+trees40")
 _BUDGET = re.compile(r"\+trees(\d+)|\+lr(\d*\.?\d+)")
 
 
