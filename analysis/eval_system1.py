@@ -294,7 +294,8 @@ def main(argv=None) -> int:
     from hpcds1mpi.surrogates.bundle import train_bundle
 
     # One measured outcome per configuration: a sweep in rounds gives each configuration's median.
-    frame = rounds.measured_outcomes(args.telemetry, args.first_rounds, args.pool_sweeps)
+    frame = rounds.read_or_exit(parser.prog, rounds.measured_outcomes, args.telemetry,
+                                args.first_rounds, args.pool_sweeps)
     bundle = load_model(args.model)
 
     from hpcds1mpi.surrogates.models import KNOB_FEATURES

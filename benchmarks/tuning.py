@@ -153,7 +153,8 @@ def main(argv=None) -> int:
                              or {}).get("recipe") or "absolute"
     settings = ranking_cv.recipe_settings(recipe, KNOB_FEATURES)
     # One measured outcome per configuration: a sweep in rounds replays its medians.
-    runs = rounds.measured_outcomes(args.telemetry, args.first_rounds, args.pool_sweeps)
+    runs = rounds.read_or_exit(parser.prog, rounds.measured_outcomes, args.telemetry,
+                               args.first_rounds, args.pool_sweeps)
     chosen = problems(runs, args.min_configs)[: args.max_problems]
     if len(chosen) < 2:
         print("need at least two problems with enough successful configurations "

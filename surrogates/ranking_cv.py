@@ -340,8 +340,8 @@ def main(argv=None) -> int:
         leave[path] = set(names.split(","))
     sources = [p + (f" (without {', '.join(sorted(leave[p]))})" if p in leave else "")
                + rounds.describe(args) for p in args.telemetry]
-    frame = training_frame(args.telemetry, leave, read_frames, first=args.first_rounds,
-                           pool=args.pool_sweeps)
+    frame = rounds.read_or_exit(parser.prog, training_frame, args.telemetry, leave, read_frames,
+                                first=args.first_rounds, pool=args.pool_sweeps)
     data = TrainingData.from_frame(frame, sources=sources, kind="telemetry")
     recipe, scores = choose_recipe(data.frame, folds=args.folds)
     for r, s in scores.items():

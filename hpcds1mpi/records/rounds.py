@@ -148,6 +148,22 @@ def add_arguments(parser, *, pool: bool = True) -> None:
                             "their rounds, instead of keeping each sweep's apart")
 
 
+def read_or_exit(prog: str, read, *args, **kwargs):
+    """``read(*args, **kwargs)`` (e.g. :func:`measured_outcomes`), or, for a telemetry file that
+    is missing or not ours, one line on stderr naming it and exit status 2."""
+    import sys
+
+    from hpcds1mpi.errors import HpcdsError
+
+    try:
+        return read(*args, **kwargs)
+    except (OSError, HpcdsError) as exc:
+        hint = "" if "hpcds1mpi sweep" in str(exc) else "; give telemetry files written by " \
+            "hpcds1mpi sweep"
+        print(f"{prog}: {exc}{hint}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
 def describe(args) -> str:
     """What ``add_arguments``' options did to the telemetry, for a results file ('' if nothing)."""
     said = []

@@ -136,3 +136,17 @@ def test_measured_outcomes_pool_two_committed_sweeps_of_the_same_plan():
     same = runs.set_index(key).loc[tuple(ok[k] for k in key)]
     assert set(same["sweep_id"]) == set(runs["sweep_id"])
     assert ok["runtime_s"] == pytest.approx(same["runtime_s"].median())
+
+
+def test_a_missing_or_foreign_telemetry_file_is_one_line_and_status_2(tmp_path, capsys):
+    from hpcds1mpi.records.rounds import measured_outcomes, read_or_exit
+
+    foreign = tmp_path / "notes.h5"
+    foreign.write_text("not hdf5")
+    for path, said in ((tmp_path / "none.h5", "no such telemetry file"),
+                       (foreign, "not an HDF5 file")):
+        with pytest.raises(SystemExit) as exc:
+            read_or_exit("eval", measured_outcomes, [path], None, True)
+        err = capsys.readouterr().err
+        assert exc.value.code == 2 and err.count("\n") == 1
+        assert err.startswith(f"eval: {path}: {said}") and "hpcds1mpi sweep" in err
