@@ -315,14 +315,19 @@ def main(argv=None) -> int:
     ranking = (manifest.get("metrics") or {}).get("ranking") or {}
     recipe = args.recipe or ("cv" if ranking.get("chosen_by") else ranking.get("recipe") or
                              "absolute")
-    # A recipe names its members' budget (trees, learning rate) or, chosen per fold, has
-    # it chosen there; an older bundle's own trees otherwise.
-    member_trees = args.member_trees or (None if recipe == "cv" else manifest.get("member_trees"))
+    # A recipe names its members' budget (trees, learning rate) or, chosen per fold, has it
+    # chosen there; the bundle's own trees only when they were a setting, not its recipe's.
+    own_recipe_trees = ranking_cv.recipe_settings(ranking["recipe"]).get("member_trees") \
+        if ranking.get("recipe") else None
+    member_trees = args.member_trees or (None if recipe == "cv" or own_recipe_trees
+                                         else manifest.get("member_trees"))
     if recipe != "cv":
         try:
             ranking_cv.split_recipe(recipe)
         except ValueError as exc:
             parser.error(f"--recipe must be cv or a recipe: {exc}")
+        if args.member_trees and ranking_cv.recipe_settings(recipe).get("member_trees"):
+            parser.error(f"--recipe {recipe} names its trees; drop --member-trees")
     base_features = list(KNOB_FEATURES) if member_features == "knobs" else None
     chosen: list[str] = []
     kw = dict(n_members=members, use_embedding=embedding,

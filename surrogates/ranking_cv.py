@@ -83,7 +83,7 @@ def _parse(recipe: str) -> tuple[str, int | None, float | None, float]:
         value = -1.0
     trees = rate = None
     base = head
-    tail = re.search(r"((?:\+trees\d+|\+lr\d*\.?\d+)*)$", head)
+    tail = re.search(r"((?:\+trees\d+|\+lr\d*\.?\d+)*)\Z", head)
     if tail and tail.group(1):
         base = head[:tail.start(1)]
         for t, lr in _BUDGET.findall(tail.group(1)):
@@ -264,7 +264,8 @@ def choose_recipe(frame, recipes=tuple(RECIPES), folds: int = FOLDS, member_feat
         if math.isfinite(g) and (best is None or g > scores[best]["geomean"] + TIE):
             best = r
     best = best or recipes[0]
-    if train_kw.get("member_trees") is None and train_kw.get("member_learning_rate") is None:
+    if train_kw.get("member_trees") is None and train_kw.get("member_learning_rate") is None \
+            and _parse(best)[1:] == (None, None, 0.0):  # a plain recipe: no budget named yet
         budgets = [best + suffix for suffix in BUDGETS]
         scores.update(cv_scores(frame, budgets, folds, member_features, **train_kw))
         for r in budgets:

@@ -115,12 +115,11 @@ def test_cv_trains_without_the_sizes_it_scores(monkeypatch):
 
 
 def test_ties_keep_the_recipe_listed_first(monkeypatch):
-    _fake_cv(monkeypatch, {"centred": 0.9 + ranking_cv.TIE / 2})
-    assert ranking_cv.choose_recipe(None, recipes=("absolute", "centred"), weights=())[0] \
-        == "absolute"
-    _fake_cv(monkeypatch, {"centred": 0.95})
-    assert ranking_cv.choose_recipe(None, recipes=("absolute", "centred"), weights=())[0] \
-        == "centred"
+    both = ("absolute", "centred+cores")
+    _fake_cv(monkeypatch, {"centred+cores": 0.9 + ranking_cv.TIE / 2})
+    assert ranking_cv.choose_recipe(None, recipes=both, weights=())[0] == "absolute"
+    _fake_cv(monkeypatch, {"centred+cores": 0.95})
+    assert ranking_cv.choose_recipe(None, recipes=both, weights=())[0] == "centred+cores"
 
 
 def test_a_members_budget_is_kept_only_when_it_beats_the_default_and_the_cheaper(monkeypatch):
@@ -144,6 +143,9 @@ def test_a_members_budget_is_kept_only_when_it_beats_the_default_and_the_cheaper
     name, got = ranking_cv.choose_recipe(None, recipes=("centred+cores",), weights=(),
                                          member_trees=30)
     assert name == "centred+cores" and asked == [["centred+cores"]]
+    asked = _fake_cv(monkeypatch, {})  # a recipe that already names a budget gets no other
+    assert ranking_cv.choose_recipe(None, recipes=("absolute+trees40",), weights=())[0] \
+        == "absolute+trees40" and asked == [["absolute+trees40"]]
 
 
 @pytest.mark.parametrize("name, trees, rate, weight", [
@@ -158,7 +160,8 @@ def test_a_recipe_names_its_members_budget(name, trees, rate, weight):
 
 
 @pytest.mark.parametrize("bad", ["centred+cores+trees0", "absolute+lr0", "absolute+lr1.5",
-                                 "absolute+treesx", "bogus+trees40", "absolute+trees40+bogus"])
+                                 "absolute+treesx", "bogus+trees40", "absolute+trees40+bogus",
+                                 "absolute+trees40\n"])
 def test_a_bad_budget_is_refused(bad):
     with pytest.raises(ValueError, match="trees"):
         ranking_cv.split_recipe(bad)
