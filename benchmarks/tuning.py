@@ -49,8 +49,16 @@ def _config(row):
 
 
 def problems(runs, min_ok: int):
-    """(key, rows) per problem with at least ``min_ok`` successful configurations."""
+    """(key, rows) per problem with at least ``min_ok`` successful configurations.
+
+    A configuration that was never tried (``unsupported``: the kernel declares it cannot run
+    it, as io's threads; or cancelled, interrupted) is not in the problem: ``tune`` and
+    ``recommend`` never offer it, and a replay that did would score a pick of it as a miss
+    that no user sees (as ``eval_system1`` leaves it out)."""
+    from hpcds1mpi.config import UNINFORMATIVE_STATUSES
+
     out = []
+    runs = runs[~runs["status"].isin(UNINFORMATIVE_STATUSES)]
     for key, rows in runs.groupby(["machine_id", "workload", "size"], sort=True):
         rows = rows.drop_duplicates(subset=KEY, keep="last")
         if (rows["status"] == "ok").sum() >= min_ok:
@@ -246,6 +254,11 @@ def main(argv=None) -> int:
               "goal": "System 1 + System 2 within 5 % in <= 1.5 runs on average",
               "goal_met": bool(summary["s1_s2"]["reached"] == summary["s1_s2"]["problems"]
                                and (summary["s1_s2"]["mean_runs_when_reached"] or 99) <= 1.5)}
+    # Runs-to-target counts the first run within 5 %; System 2 answers with the run it kept,
+    # and it keeps a faster one only when it beats the best by more than the measured noise.
+    answered = {key: sum(1 for e in scored if e[key]["final_gap"] is not None
+                         and e[key]["final_gap"] <= TARGET) for key in ("s1_s2", "s2_default")}
+    report["answer_within_target"] = answered
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(json.dumps(report, indent=1, default=str))
@@ -270,6 +283,10 @@ def main(argv=None) -> int:
         lines.append(f"| {s['label']} | {s['reached']}/{s['problems']} | "
                      f"{'-' if mr is None else f'{mr:.2f}'} | {'-' if mp is None else f'{mp:.2f}'} | "
                      f"{s['mean_runs_made']:.2f} |")
+    lines += ["", f"System 2's answer (the run it kept, not the fastest it measured) within "
+              f"{100 * TARGET:.0f} %: System 1 + System 2 {answered['s1_s2']}/{len(scored)}, "
+              f"System 2 from the default {answered['s2_default']}/{len(scored)} (it keeps a "
+              "faster run only when it beats the best by more than the measured noise)."]
     lines += ["", f"Goal ({report['goal']}): {'met' if report['goal_met'] else 'NOT met'}. "
               f"Wall {report['wall_s']:.0f} s at load average {report['loadavg']}.", "",
               "| workload | size | configs | S1 | S1+S2 | S2 default | BO |", "| --- | --- | --- | --- | --- | --- | --- |"]
@@ -278,7 +295,7 @@ def main(argv=None) -> int:
                      f"{e['s1_s2']['runs'] or '-'} | {e['s2_default']['runs'] or '-'} | "
                      f"{e['bo']['runs'] or '-'} |")
     out.with_suffix(".md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines[:12 + len(summary)]))
+    print("\n".join(lines[:14 + len(summary)]))
     return 0
 
 
