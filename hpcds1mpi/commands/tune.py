@@ -428,6 +428,8 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
     click.echo(f"best: {result.best.label()}  {result.best_value:.4g} {unit} "
                f"(start {first.config.label()} {first.value:.4g} {unit}) after {result.runs} "
                f"run(s); {result.stop_reason}")
+    if result.note:
+        click.echo(result.note)
     for point in result.front:
         click.echo(f"  front: {point['label']}  {point['runtime_s']:.4g} s  "
                    f"{point['energy_j']:.4g} J")

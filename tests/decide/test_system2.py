@@ -61,20 +61,36 @@ def test_keeps_improvements_reverts_regressions_excludes_failures():
     assert "local optimum" in result.stop_reason
 
 
-def test_a_within_noise_result_is_not_kept():
+def test_a_within_noise_result_does_not_move_the_search_but_is_the_answer():
     space = _space()
     start = Configuration(1, 4, 1)
-    # 2 % better but the measured noise is 10 %: a real tuner must not chase that.
+    # 2 % better but the measured noise is 10 %: a real tuner must not chase that (the
+    # search stays at the start), nor recommend the slower run it measured.
     table = {start.label(): 1.0, "N1xR4xT1-cpu-fp32": 0.98}
+    calls = []
 
     def evaluate(config):
+        calls.append(config)
         value = table.get(config.label(), 2.0)
         return {"status": "ok", "runtime_s": value, "runtime_min_s": value * 0.9, "repeats": 5}
 
-    result = system2.tune(space, start, evaluate, budget=3)
-    assert result.best == start
+    result = system2.tune(space, start, evaluate, budget=10)
     assert result.noise == pytest.approx(0.1)
-    assert [t.decision for t in result.trials][1] == "reverted"
+    decisions = {t.config.label(): t.decision for t in result.trials}
+    assert decisions["N1xR4xT1-cpu-fp32"] == "reverted"
+    # The search did not move: it stopped once the start's neighbours were measured.
+    assert result.runs == 4 and all(c in space.neighbours(start) for c in calls[1:])
+    assert "every neighbour of N1xR4xT1-cpu-fp64" in result.stop_reason
+    assert result.best == Configuration(1, 4, 1, "cpu", "fp32") and result.best_value == 0.98
+    assert "2.0 % lower than N1xR4xT1-cpu-fp64" in result.note and "10.0 %" in result.note
+    assert result.as_dict()["note"] == result.note
+
+
+def test_the_answer_is_the_run_kept_when_nothing_measured_lower():
+    space = _space()
+    start = Configuration(1, 4, 1)
+    result = system2.tune(space, start, _table_evaluator({start.label(): 1.0}, []), budget=3)
+    assert result.best == start and result.best_value == 1.0 and result.note == ""
 
 
 def test_model_guided_search_stops_when_expected_gain_is_below_noise():
