@@ -3,21 +3,16 @@ runs (tiny sizes) and times the work it claims."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-from pathlib import Path
 
 import pytest
 
-SOURCE = Path(__file__).resolve().parents[2] / "benchmarks" / "kernel_limits.py"
+from tests.benchmarks import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def limits():
-    spec = importlib.util.spec_from_file_location("kernel_limits", SOURCE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("kernel_limits")
 
 
 def test_best_against_best_with_the_per_round_range_and_spreads(limits):

@@ -3,13 +3,9 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
+from tests.benchmarks import load_benchmark
 
-SOURCE = Path(__file__).resolve().parents[2] / "benchmarks" / "serve.py"
-_spec = importlib.util.spec_from_file_location("serve_load_bench", SOURCE)
-bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench)
+bench = load_benchmark("serve")
 
 
 def _phase(total: float, own: float) -> dict:

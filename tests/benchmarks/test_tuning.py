@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pandas as pd
 import pytest
 
-SOURCE = Path(__file__).resolve().parents[2] / "benchmarks" / "tuning.py"
+from tests.benchmarks import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def tuning():
-    spec = importlib.util.spec_from_file_location("tuning_benchmark", SOURCE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("tuning")
 
 
 def _row(threads, status, runtime=1.0, size=64, precision="fp64"):
