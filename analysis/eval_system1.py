@@ -317,8 +317,11 @@ def main(argv=None) -> int:
                              "absolute")
     # A recipe names its members' budget (trees, learning rate) or, chosen per fold, has it
     # chosen there; the bundle's own trees only when they were a setting, not its recipe's.
-    own_recipe_trees = ranking_cv.recipe_settings(ranking["recipe"]).get("member_trees") \
-        if ranking.get("recipe") else None
+    try:
+        own_recipe_trees = ranking_cv.recipe_settings(ranking["recipe"]).get("member_trees") \
+            if ranking.get("recipe") else None
+    except ValueError:  # a recipe this version no longer reads: its trees are the manifest's
+        own_recipe_trees = None
     member_trees = args.member_trees or (None if recipe == "cv" or own_recipe_trees
                                          else manifest.get("member_trees"))
     if recipe != "cv":
