@@ -24,7 +24,7 @@ def _plan(sizes: list[int], min_time: float) -> str:
     return textwrap.dedent(f"""\
         [sweep]
         min_time = {min_time}
-        max_repeats = 1000
+        max_repeats = 1000000
         warmup = 0
         snapshot_every = 1
 
@@ -133,8 +133,10 @@ def test_a_shard_cancelled_mid_way_and_resubmitted_is_still_merged_exactly_once(
                                                                                   tmp_path):
     from hpcds1mpi.records.telemetry import read_runs
 
-    # 6 sizes x 2 layouts per node count, 2 shards: 6 configurations per shard of >= 0.4 s each.
-    root = _setup(tmp_path, [64, 72, 80, 88, 96, 104], 0.4)
+    # 6 sizes x 2 layouts per node count, 2 shards: 6 configurations per shard of >= 1 s each
+    # (min_time rules: with 1,000 repeats at most, these gemm sizes took 0.05 s and a poll on a
+    # loaded machine missed the shard's 1-3 records window).
+    root = _setup(tmp_path, [64, 72, 80, 88, 96, 104], 1.0)
     res = _cli(slurm, root, "campaign", "plan.toml", "--emit", "slurm", "--shards", "2",
                "--out", "camp", "--cluster", "cluster.toml", "--partition", "debug",
                "--time-limit", "5", "--submit")
