@@ -2,10 +2,10 @@
 
 ``benchmarks/tuning.py`` replays one telemetry: its "best" is the same measurement the answer
 was picked from, so there the answer (the lowest run measured) is within 5 % whenever any run
-was. This script judges the problems where the answer is not the run the search kept (a
-faster run it set aside as within the noise: the report's ``note``) on *another* sweep of the
-same machine and problems: is the answer faster than the kept run there, and which of the two
-is within 5 % of that sweep's best?
+was. This script judges the problems where the answer is not the run the search kept (the
+report's ``answer`` and ``kept``: a faster run it set aside as within the noise) on *another*
+sweep of the same machine and problems: is the answer faster than the kept run there, and
+which of the two is within 5 % of that sweep's best?
 
     python analysis/tuning_answer_check.py REPORT.json OTHER.h5 [OTHER.h5 ...] [--out PATH]
 
@@ -18,28 +18,25 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
 import sys
 from pathlib import Path
 
-NOTE_KEPT = re.compile(r"lower than (\S+),")
 METHODS = {"s1_s2": "System 1 + System 2", "s2_default": "System 2 from the default"}
 
 
 def judge(report: dict, other: dict) -> dict:
-    """Per method, the problems with a note: (workload, size, answer / kept, answer / best,
-    kept / best) in ``other`` ({(workload, size): {label: runtime}}), and a summary."""
+    """Per method, the problems whose answer is not the kept run: (workload, size, answer /
+    kept, answer / best, kept / best) in ``other`` ({(workload, size): {label: runtime}}), and
+    a summary."""
     out = {}
     for key in METHODS:
         rows = []
         for e in report["per_problem"]:
-            note = (e.get(key) or {}).get("note")
-            found = NOTE_KEPT.search(note or "")
+            answer, kept = (e.get(key) or {}).get("answer"), (e.get(key) or {}).get("kept")
             times = other.get((e["workload"], int(e["size"])), {})
-            answer = e[key].get("answer")
-            if not found or answer not in times or found.group(1) not in times:
+            if answer == kept or answer not in times or kept not in times:
                 continue
-            best, a, k = min(times.values()), times[answer], times[found.group(1)]
+            best, a, k = min(times.values()), times[answer], times[kept]
             rows.append((e["workload"], int(e["size"]), a / k, a / best, k / best))
         ratios = [r[2] for r in rows]
         out[key] = {"rows": rows, "notes": len(rows),

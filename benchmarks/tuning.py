@@ -215,6 +215,8 @@ def main(argv=None) -> int:
                            if math.isfinite(result.best_value) else None,
                            "stop": result.stop_reason,
                            "answer": result.best.label() if result.best else None,
+                           "kept": next((t.config.label() for t in reversed(result.trials)
+                                         if t.decision in ("start", "kept")), None),
                            "note": result.note}
         reached, made = bo_runs(space, lookup, target, args.budget, args.seed)
         entry["bo"] = {"runs": reached, "made": made}
