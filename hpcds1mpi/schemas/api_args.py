@@ -11,6 +11,7 @@ from typing import Annotated, Literal, Optional
 
 from pydantic import Field, StrictStr
 
+from hpcds1mpi.config import DEVICES
 from hpcds1mpi.errors import ConfigError
 
 from .base import Count, Joules, Schema, Seconds, Size, validate
@@ -27,7 +28,7 @@ class ApiArguments(Schema):
     max_nodes: Optional[Count] = None
     deadline_s: Optional[Seconds] = None
     energy_budget_j: Optional[Joules] = None
-    device: Optional[Literal["cpu", "gpu"]] = None
+    device: Optional[Literal[DEVICES]] = None  # the one list of devices (config.py)
     partition: Optional[Text] = None
     user: Optional[Text] = None
     job_name: Optional[Text] = None
