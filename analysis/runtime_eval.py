@@ -82,12 +82,13 @@ def split_jobs(table: pd.DataFrame, kept: np.ndarray, split: str, seed: int = 0
     else:
         users = (table["user"] if "user" in table else pd.Series("", index=table.index)
                  ).astype("string").fillna("").to_numpy(dtype=object)[kept]
-        distinct = np.unique(users)
+        distinct = np.unique(users[users != ""])
         if len(distinct) < 5:
             from hpcds1mpi.errors import DataError
 
-            raise DataError(f"{len(distinct)} distinct user(s) in this log: too few to hold "
-                            "users out; use --split chronological")
+            said = (f"{len(distinct)} distinct user(s) in this log" if len(distinct) else
+                    "no job in this log names its user")
+            raise DataError(f"{said}: too few to hold users out; use --split chronological")
         held = rng.choice(distinct, max(1, int(round(len(distinct) * TEST_SHARE))),
                           replace=False)
         test = np.isin(users, held)
@@ -229,33 +230,53 @@ def table_lines(result: dict) -> list[str]:
     return lines
 
 
+def _is_scores(path: Path) -> bool:
+    """Whether ``path`` is a scores file this script wrote (a rerun may replace it)."""
+    if path.stat().st_size > 1 << 20:
+        return False
+    data = json.loads(path.read_text())
+    return isinstance(data, dict) and {"ours", "users_request", "last_two"} <= set(data)
+
+
 def main(argv: list[str] | None = None) -> int:
     """The command line: read LOG, evaluate, print, optionally write JSON."""
     from hpcds1mpi.errors import HpcdsError
-    from hpcds1mpi.records.ingest import read_job_log
+    from hpcds1mpi.records.ingest.job_logs import read_jobs
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("log", help="a job log of any supported format")
+    ap.add_argument("log", help="a job log of any supported format, or a job table written "
+                    "by hpcds1mpi ingest")
     ap.add_argument("--split", choices=SPLITS, default="chronological")
     ap.add_argument("--json", dest="json_out", help="write the scores here")
+    ap.add_argument("--force", action="store_true",
+                    help="replace a --json file this script did not write")
     ap.add_argument("--seed", type=int, default=0, help="of the users / random split")
     ap.add_argument("--coverage", type=float, default=0.95,
                     help="share of jobs the proposed walltime should cover (default 0.95)")
     args = ap.parse_args(argv)
-    out_path = Path(args.json_out) if args.json_out else None
-    if out_path is not None and not out_path.parent.is_dir():
-        print(f"error: {out_path.parent}: no such folder for --json", file=sys.stderr)
+    # Every check on the options before the log is read (Curie takes a minute to read).
+    if not 0.5 <= args.coverage < 1:
+        print(f"error: --coverage must be in [0.5, 1), got {args.coverage}", file=sys.stderr)
         return 2
+    out_path = Path(args.json_out) if args.json_out else None
     try:
-        table, report = read_job_log(args.log)
+        if out_path is not None:
+            from hpcds1mpi.atomic import check_output_file, check_replace
+            from hpcds1mpi.errors import OutputError
+
+            check_output_file(out_path, "scores")
+            if out_path.exists() and Path(args.log).exists() and \
+                    out_path.resolve() == Path(args.log).resolve():
+                raise OutputError(f"--json {out_path} is the log itself; choose another path "
+                                  "for the scores")
+            check_replace(out_path, ours=_is_scores, force=args.force, what="scores file",
+                          option="--json path")
+        table, report = read_jobs(args.log, what="log")
     except HpcdsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
     for line in report.lines():
         print(line)
-    if not 0.5 <= args.coverage < 1:
-        print(f"error: --coverage must be in [0.5, 1), got {args.coverage}", file=sys.stderr)
-        return 2
     try:
         result = evaluate(table, args.split, args.seed, {"coverage": args.coverage})
     except HpcdsError as exc:
@@ -267,8 +288,12 @@ def main(argv: list[str] | None = None) -> int:
     if out_path is not None:
         from hpcds1mpi.atomic import atomic_path
 
-        with atomic_path(out_path, "scores") as tmp:
-            Path(tmp).write_text(json.dumps(result, indent=2) + "\n")
+        try:
+            with atomic_path(out_path, "scores") as tmp:
+                Path(tmp).write_text(json.dumps(result, indent=2) + "\n")
+        except HpcdsError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return exc.exit_code
     return 0
 
 

@@ -188,7 +188,8 @@ class WalltimeModel:
         wall, _ = self._combine(cc, centre, scale, width, lim)
         self._fit_gate(predictor, xc, yc, lim, wall)
         if self.gate_ is not None:
-            wall = self.gate_.wall(xc, predictor.cal_point_, lim)[0]
+            wall, tight = self.gate_.wall(xc, predictor.cal_point_, lim)
+            wall = np.where(self._novel_kept(cc, tight, lim), wall, lim)
         self.calibration_coverage_ = float(np.mean(yc <= wall + 1e-12))
         return self
 
@@ -264,17 +265,27 @@ class WalltimeModel:
             tight = tight_mask(self.policy_, width, lim)
         novel = novel_mask(feats)
         if self.novel_k_ is None:
-            tight = tight & ~(novel & np.isfinite(lim))
+            tight = self._novel_kept(feats, tight, lim)
         else:
             k = np.where(novel, np.maximum(k, self.novel_k_), k)
         return np.where(tight, np.minimum(centre + k * scale, lim), lim), tight
+
+    def _novel_kept(self, feats, tight, lim) -> np.ndarray:
+        """``tight`` without the novel jobs that have a request, when too few novel
+        calibration jobs were seen to calibrate them (``novel_k_`` None): those keep their
+        request, whichever part proposed for the others -- the recipe or the risk gate."""
+        if getattr(self, "novel_k_", None) is not None:
+            return tight
+        return tight & ~(novel_mask(feats) & np.isfinite(lim))
 
     def _wall(self, predictor, feats: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         """(log walltime, tight mask) per job."""
         if getattr(self, "gate_", None) is not None:
             x = predictor._matrix(feats)  # once for the point and the gate
-            return self.gate_.wall(x, np.log(predictor.predict(feats, matrix=x)),
-                                   np.log(predictor._limit(feats)))
+            lim = np.log(predictor._limit(feats))
+            wall, tight = self.gate_.wall(x, np.log(predictor.predict(feats, matrix=x)), lim)
+            tight = self._novel_kept(feats, tight, lim)  # the gate never saw them apart
+            return np.where(tight, wall, lim), tight
         x = predictor._matrix(feats) if self.regressions_ is not None else None
         centre, scale, width = self._parts(predictor, feats, self.variant_, self._regress(x))
         return self._combine(feats, centre, scale, width, np.log(predictor._limit(feats)))

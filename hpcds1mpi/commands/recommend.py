@@ -54,7 +54,13 @@ def _read_history(path: str):
     if Path(path).suffix == ".json" and b'"failures"' in _head(path):
         raise IngestError(f"--history {path}: this is a failure history; --history takes a "
                           "job table now, the failure history is --failure-history")
-    return read_job_table(path, what="--history")
+    notes: list[str] = []
+    table = read_job_table(path, what="--history", notes=notes)
+    dropped = [line for line in notes[1:] if line.lstrip().startswith("dropped")]
+    if dropped:  # jobs of the history not used, and why: said before any answer
+        for line in [notes[0], *dropped]:
+            click.echo(f"history: {line.strip()}", err=True)
+    return table
 
 
 def _propose(table, rec, user: str, job_name: str, time_limit_s, coverage: float):
@@ -199,6 +205,8 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
                             walltime_coverage or 0.95)
     uses_proposal = proposal is not None and proposal.time_s is not None \
         and rec.picked is not None
+    # No proposal (no history of this user): the user's own --time-limit is the script's.
+    script_time = proposal.time_s if uses_proposal else limit_s
     script = None
     if emit:
         from hpcds1mpi.launch.program import placeholder_note
@@ -207,7 +215,9 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
             click.echo(f"note: {note}", err=True)
         script = emit_script(rec, emit, program, job_name=job_name, output=job_output,
                              exclusive=exclusive,
-                             time_limit_s=proposal.time_s if uses_proposal else None)
+                             time_limit_s=script_time,
+                             time_limit_from=("proposed from the user's job history"
+                                              if uses_proposal else "given by --time-limit"))
         if script_path:
             from hpcds1mpi.atomic import write_text
 
@@ -219,7 +229,8 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
         data = to_dict(rec)
         data["runtime"] = note
         if proposal is not None:
-            data["walltime"] = {**proposal.to_dict(), "in_script": bool(emit and uses_proposal)}
+            data["walltime"] = {**proposal.to_dict(), "in_script": bool(emit and uses_proposal),
+                                "script_time_s": script_time if emit else None}
         if script_path:
             data["script"] = script_path
         click.echo(json.dumps(data, indent=2))
@@ -234,6 +245,9 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
             click.echo("\n".join(proposal.lines()))
             if emit and uses_proposal:
                 click.echo(f"walltime: the {emit} script's time limit is this proposal")
+            elif emit and script_time:
+                click.echo(f"walltime: the {emit} script's time limit is your --time-limit "
+                           f"({script_time:.0f} s)")
         if script_path:
             kind = "calibration sweep" if rec.picked is None else f"{emit} script"
             click.echo(f"\nwrote {kind} to {script_path}")

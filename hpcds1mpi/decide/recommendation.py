@@ -268,12 +268,14 @@ def format_table(rec: Recommendation) -> str:
 def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
                 job_name: str | None = None, output: str | None = None,
                 exclusive: bool = False, telemetry: str = "calibration.h5",
-                time_limit_s: float | None = None) -> str:
+                time_limit_s: float | None = None,
+                time_limit_from: str = "proposed from the user's job history") -> str:
     """The batch script for the pick, or the calibration sweep when escalated.
 
     ``time_limit_s``: the job's time limit (a walltime proposed from the user's history,
-    :mod:`hpcds1mpi.decide.walltime`), rounded up to a minute; None: from the predicted upper
-    runtime. The sweep keeps its own limits."""
+    :mod:`hpcds1mpi.decide.walltime`, or the user's own), rounded up to a minute; None: from
+    the predicted upper runtime. ``time_limit_from`` says where it came from, in the
+    script's comment. The sweep keeps its own limits."""
     from hpcds1mpi.launch import directives, scripts
 
     name = job_name or f"hpcds1mpi-{rec.workload}"
@@ -297,7 +299,7 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
         limit, whence = directives.time_limit_s(r["runtime_hi"]), ""
     else:
         limit = int(math.ceil(max(60.0, float(time_limit_s)) / 60.0) * 60)
-        whence = "; time limit proposed from the user's job history"
+        whence = f"; time limit {time_limit_from}"
     job = directives.BatchJob(
         config=ch.config(), partition=rec.picked.partition, program=program,
         time_limit_s=limit,

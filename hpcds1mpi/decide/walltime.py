@@ -49,6 +49,9 @@ class WalltimeProposal:
         novel: True where no finished job of the user had this request (time, processors,
             partition) -- its history is borrowed from the user's other requests -- and the
             history holds too few such jobs to calibrate them apart: the request is kept.
+        uncapped_s: the walltime the model would propose without the request (s); above
+            ``request_s`` the request is what is proposed, and it covers fewer jobs like this
+            one than ``quantile`` says.
     """
 
     time_s: float | None
@@ -63,6 +66,7 @@ class WalltimeProposal:
     reason: str = ""
     tight: bool = True
     novel: bool = False
+    uncapped_s: float | None = None
 
     def to_dict(self) -> dict:
         """Plain dict (JSON-ready), with ``time`` as Slurm writes it."""
@@ -90,15 +94,31 @@ class WalltimeProposal:
         if self.request_s:
             capped = (", = the request: capped" if self.time_s >= self.request_s * (1 - 1e-9)
                       else f", under the request of {self.request_s:.0f} s")
-        case = (f"tight: about {100 * self.quantile:.0f} % of such jobs finished within it"
-                if self.tight else "unsure: kept your request because " + (
-                    NOVEL if self.novel else "jobs like this one too often ran past a shorter "
-                    "walltime (their run times are spread out)"))
-        return [f"walltime: --time {self.slurm_time()} ({self.time_s:.0f} s{capped}; {case}; "
-                f"{sure})",
-                f"walltime: predicted run time {self.point_s:.0f} s (modelled), from "
-                f"{self.n_history} finished jobs of the user ({self.n_same_name} with this name),"
-                f" a model of {self.n_train} jobs"]
+        if self.tight and self.short_request():
+            case = (f"your request is shorter than the {100 * self.quantile:.0f} % walltime "
+                    f"of {self.uncapped_s:.0f} s, so fewer jobs like this one finish within it")
+        elif self.tight:
+            case = f"tight: about {100 * self.quantile:.0f} % of such jobs finished within it"
+        else:
+            case = "unsure: kept your request because " + (
+                NOVEL if self.novel else "jobs like this one too often ran past a shorter "
+                "walltime (their run times are spread out)")
+        lines = [f"walltime: --time {self.slurm_time()} ({self.time_s:.0f} s{capped}; {case}; "
+                 f"{sure})",
+                 f"walltime: predicted run time {self.point_s:.0f} s (modelled), from "
+                 f"{self.n_history} finished jobs of the user ({self.n_same_name} with this "
+                 f"name), a model of {self.n_train} jobs"]
+        if self.request_s and self.point_s and self.point_s > self.request_s:
+            lines.append(f"warning: your request of {self.request_s:.0f} s is below the "
+                         f"predicted run time of {self.point_s:.0f} s: the job will likely be "
+                         f"killed; ask for about {self.uncapped_s:.0f} s (--time-limit)")
+        return lines
+
+    def short_request(self) -> bool:
+        """Whether the user's request, not the model, set the proposal (it is below the
+        walltime the model would propose)."""
+        return bool(self.request_s and self.uncapped_s
+                    and self.uncapped_s > self.request_s * (1 + 1e-9))
 
 
 def _job_row(history: pd.DataFrame, job: dict) -> pd.DataFrame:
@@ -191,10 +211,14 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
     proposal.tight = bool(tight[0]) or not time_limit_s
     # Why a request was kept: a request new to the user, too rare in the history to calibrate
     # (no request given: nothing was kept).
-    proposal.novel = (bool(novel_mask(last)[0]) and wm.novel_k_ is None and wm.gate_ is None
+    proposal.novel = (bool(novel_mask(last)[0]) and wm.novel_k_ is None
                       and not proposal.tight)
+    # The same job without its request: what the model says when the request does not cap
+    # it (a request shorter than that is the user's to change, and is said so).
+    free = last.assign(log_limit=np.nan) if "log_limit" in last else last
+    proposal.uncapped_s = float(model.walltime(free)[0])
+    proposal.point_s = float(model.predict(free)[0])
     if time_limit_s:
         proposal.time_s = min(proposal.time_s, float(time_limit_s))  # exp/log round-off
-    proposal.point_s = float(model.predict(last)[0])
     proposal.n_train = model.n_train_
     return proposal

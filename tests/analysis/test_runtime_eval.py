@@ -123,12 +123,46 @@ def test_bad_input(tmp_path, capsys):
     assert main([str(log)]) == 2
     assert "too few to evaluate" in capsys.readouterr().err
     assert main([str(log), "--json", str(tmp_path / "no" / "r.json")]) == 2
-    assert "no such folder" in capsys.readouterr().err
+    assert "no such directory" in capsys.readouterr().err
     assert main([str(log), "--coverage", "1.5"]) == 2
     old = tmp_path / "r.json"
     old.write_text("kept")
     assert main([str(log), "--json", str(old)]) == 2
     assert old.read_text() == "kept"  # a failed run leaves an earlier result as it was
+
+
+def test_the_scores_never_replace_the_log_or_a_file_of_the_users(tmp_path, capsys):
+    log = swf_slice(GAIA, tmp_path / "g.swf", jobs=400)
+    before = log.read_bytes()
+    assert main([str(log), "--json", str(log)]) == 2  # was: the log overwritten, exit 0
+    assert "is the log itself" in capsys.readouterr().err
+    assert log.read_bytes() == before
+    theirs = tmp_path / "theirs.json"
+    theirs.write_text('{"a": 1}')
+    assert main([str(log), "--json", str(theirs)]) == 2
+    assert "pass --force" in capsys.readouterr().err and theirs.read_text() == '{"a": 1}'
+    assert main([str(log), "--json", str(tmp_path)]) == 2  # a folder: one line, no traceback
+    assert "is a directory" in capsys.readouterr().err
+    # Refused before the log is read: nothing of the log is printed.
+    assert main([str(log), "--json", str(theirs), "--coverage", "2"]) == 2
+    assert capsys.readouterr().out == ""
+    ours = tmp_path / "ours.json"
+    assert main([str(log), "--json", str(ours)]) == 0
+    assert main([str(log), "--json", str(ours)]) == 0  # a rerun replaces its own scores
+    assert main([str(log), "--json", str(theirs), "--force"]) == 0
+    assert "ours" in json.loads(theirs.read_text())
+
+
+def test_a_table_written_by_ingest_is_read_like_its_log(tmp_path, capsys):
+    from hpcds1mpi.records.ingest import ingest, write_job_table
+
+    log = swf_slice(GAIA, tmp_path / "g.swf", jobs=400)
+    table, _, _ = ingest([log])
+    write_job_table(table, tmp_path / "g.parquet")
+    assert main([str(log), "--json", str(tmp_path / "a.json")]) == 0
+    assert main([str(tmp_path / "g.parquet"), "--json", str(tmp_path / "b.json")]) == 0
+    a, b = (json.loads((tmp_path / f).read_text()) for f in ("a.json", "b.json"))
+    assert a["ours"]["accuracy"] == b["ours"]["accuracy"] and a["n_test"] == b["n_test"]
 
 
 def test_a_log_without_users_cannot_hold_users_out(tmp_path):

@@ -316,6 +316,47 @@ def test_a_user_without_history_cannot_propose_and_the_script_keeps_its_limit(
 
 
 @needs_joblogs
+def test_without_history_the_users_own_time_limit_goes_into_the_script(fake_cli, tmp_path,
+                                                                     gaia):
+    # Was: --time-limit 90 (minutes) dropped; the script got the predicted runtime's 1 minute.
+    out = tmp_path / "job.sh"
+    result = fake_cli("--workload", "gemm", "--size", "2048", "--emit", "slurm", "-o", str(out),
+                      "--history", str(gaia["log"]), "--user", "nobody-ever",
+                      "--time-limit", "90")
+    assert result.exit_code == 0, result.output
+    assert "cannot propose" in result.output
+    assert "the slurm script's time limit is your --time-limit (5400 s)" in result.output
+    script = out.read_text()
+    assert _sbatch_time(script) == "01:30:00" and "time limit given by --time-limit" in script
+
+
+@needs_joblogs
+def test_a_tampered_history_table_is_checked_and_its_dropped_rows_said(fake_cli, gaia):
+    import pandas as pd
+
+    table = pd.read_parquet(gaia["parquet"])
+    table.loc[table.index[:7], "runtime_s"] = -5.0
+    table.loc[table.index[7:9], "runtime_s"] = float("inf")
+    table.loc[table.index[9], "runtime_s"] = 1e12  # was: OutOfBoundsTimedelta traceback
+    bad = gaia["folder"] / "tampered.parquet"
+    table.to_parquet(bad)
+    result = fake_cli("--workload", "gemm", "--size", "2048", "--history", str(bad),
+                      "--user", gaia["user"])
+    assert result.exit_code == 0, result.output
+    assert "history: " in result.stderr and "10 malformed/skipped" in result.stderr
+    assert "runtime_s negative" in result.stderr
+    assert "walltime: --time" in result.stdout
+    from hpcds1mpi.errors import HpcdsError
+
+    table.assign(user=None).to_parquet(bad)  # a column, but no user in it
+    for path, message in ((bad, "no job in it names its user"), (gaia["folder"], "is a folder")):
+        with pytest.raises(HpcdsError, match=message) as err:
+            fake_cli("--workload", "gemm", "--size", "2048", "--history", str(path),
+                     "--user", gaia["user"])
+        assert err.value.exit_code == 2
+
+
+@needs_joblogs
 @pytest.mark.parametrize("kind", ["parquet", "csv"])
 def test_an_ingested_job_table_proposes_as_the_log_does(fake_cli, gaia, kind):
     ask = ["--workload", "gemm", "--size", "2048", "--json", "--user", gaia["user"]]
@@ -382,7 +423,7 @@ def test_bad_history_is_one_line_exit_2_and_writes_nothing(fake_cli, tmp_path, g
     broken.write_bytes(b"PAR1 not really")
     failures = tmp_path / "failures.json"
     failures.write_text('{"version": 1, "failures": []}')
-    cases = [(tmp_path / "nope.swf", "no such file"), (no_user, "has no user column"),
+    cases = [(tmp_path / "nope.swf", "no such file"), (no_user, "no job in it names its user"),
              (broken, "cannot read it as a job table"),
              (failures, "the failure history is --failure-history")]
     out = tmp_path / "job.sh"
@@ -399,7 +440,7 @@ def test_bad_history_is_one_line_exit_2_and_writes_nothing(fake_cli, tmp_path, g
                     str(no_user), "--user", "8", "--emit", "slurm", "-o", str(out)],
                    timeout=120, env={"HPCDS1MPI_CACHE": str(tmp_path / "c")})
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
-    assert proc.stderr.strip().count("\n") == 0 and "no user column" in proc.stderr
+    assert proc.stderr.strip().count("\n") == 0 and "names its user" in proc.stderr
     assert not out.exists()
 
 

@@ -46,6 +46,27 @@ def test_capped_at_the_request(history):
     assert "capped" in p.lines()[0]
 
 
+def test_a_request_below_the_predicted_run_time_is_said_not_called_tight(history):
+    # Was: "--time 00:01:00 (= the request: capped; tight: about 95 % of such jobs finished
+    # within it)" beside a predicted run time cut down to the request itself.
+    user = _busiest(history)
+    free = propose_walltime(history, user, predictor_args=SMALL)
+    short = free.point_s / 4
+    p = propose_walltime(history, user, time_limit_s=short, predictor_args=SMALL)
+    assert p.time_s == pytest.approx(short)
+    assert p.point_s == pytest.approx(free.point_s, rel=1e-6)  # not cut to the request
+    assert p.short_request() and p.uncapped_s > short
+    assert "tight: about" not in " ".join(p.lines())
+    assert "warning: your request of" in p.lines()[-1] and "--time-limit" in p.lines()[-1]
+    # A tight proposal that the request cut down says so, in place of "tight: about 95 %".
+    cut = WalltimeProposal(600.0, 0.95, 0.95, 100, 10, 5, 400.0, 600.0, 1000, tight=True,
+                           uncapped_s=900.0)
+    assert "your request is shorter than the 95 % walltime of 900 s" in cut.lines()[0]
+    assert "tight: about" not in cut.lines()[0] and len(cut.lines()) == 2
+    roomy = propose_walltime(history, user, time_limit_s=free.time_s * 10, predictor_args=SMALL)
+    assert not roomy.short_request() and not roomy.lines()[-1].startswith("warning")
+
+
 def test_no_history_cannot_propose(history):
     p = propose_walltime(history, "nobody-ever", predictor_args=SMALL)
     assert p.time_s is None and p.reason == NO_HISTORY

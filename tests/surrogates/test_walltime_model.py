@@ -141,3 +141,36 @@ def test_variants_are_ranked_at_the_level_that_just_covers():
     ranked, k, cover = raise_level(old, zeros, new, zeros, fits, 0.95, RANK_LEVELS)
     assert ranked < 0.95 and 0.95 <= cover < np.mean(new <= conformal_offset(old, 0.95))
     assert raise_level(old, zeros, new, zeros, fits, 0.95)[0] == 0.95
+
+
+def test_a_new_request_keeps_its_request_under_the_risk_gate_too(fitted):
+    """With too few novel calibration jobs (``novel_k_`` None) a request new to the user is
+    kept whichever part proposes for the others; the risk gate had proposed its factor x the
+    point for it (a 7-day request on Gaia got 2 h 46 min, "tight: about 95 %")."""
+    import copy
+
+    from sklearn.dummy import DummyClassifier
+
+    from hpcds1mpi.surrogates.walltime_gate import RiskGate, gate_matrix
+
+    table, _, _, cut, model = fitted
+    model = copy.deepcopy(model)
+    w = model.walltime_
+    job = table.iloc[[cut]].assign(runtime_s=np.nan, status=pd.NA, end_time=pd.NaT)
+    new = job.assign(time_limit_s=7 * 86400.0, req_procs=64.0)  # never asked for before
+    rows = {}
+    for name, one in (("usual", job), ("new", new)):
+        feats = submit_features(pd.concat([table.iloc[:cut], one], ignore_index=True))
+        rows[name] = feats.iloc[[len(feats) - 1]]
+    assert rows["new"]["request_n"].iloc[0] == 0 and rows["usual"]["request_n"].iloc[0] > 0
+    x = model._matrix(rows["new"])
+    both = gate_matrix(pd.concat([x, x]), np.zeros(2), np.zeros(2))
+    # A gate that calls every job safe (risk 0.5 <= threshold 1): only the novel rule keeps.
+    w.gate_ = RiskGate(1.5, DummyClassifier().fit(both, [0, 1]), 1.0, 1.0, 0.0, 1.5)
+    w.novel_k_ = None
+    wall, tight = model.walltime_tight(rows["new"])
+    assert not tight[0] and wall[0] == pytest.approx(7 * 86400.0)
+    wall, tight = model.walltime_tight(rows["usual"])
+    assert tight[0] and wall[0] < 86400.0
+    w.novel_k_ = 1.0  # enough novel jobs seen: the gate proposes for them too
+    assert model.walltime_tight(rows["new"])[1][0]

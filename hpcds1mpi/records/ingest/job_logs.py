@@ -16,7 +16,7 @@ from .parquet_tables import parquet_columns, parquet_kind, read_job_parquet
 from .sacct_csv import is_sacct_header, read_sacct_csv
 from .sacct_json import read_sacct_json
 from .sacct_text import read_sacct_parsable
-from .schema import KINDS, normalise, rows_frame
+from .schema import KINDS, FileReport, normalise, rows_frame
 from .swf import head_text, looks_like_swf, read_swf
 
 
@@ -195,6 +195,17 @@ def ingest(paths: list[str | Path], kind: str = "auto", procs_are: str = "auto")
     dup = table.duplicated(subset=key) & ~table.duplicated(subset=[*key, "_file"])
     if dup.any():
         notes["same job in several files, kept once (sacct -P preferred)"] = int(dup.sum())
+        # Copies of one kind that disagree (another run time, status or request) are said
+        # apart: the files describe the job differently, and only the first one read is kept.
+        # (Across kinds they differ by design: sacct --json lacks what -P has.)
+        facts = [c for c in ("runtime_s", "status", "time_limit_s", "nodes", "user")
+                 if c in table.columns]
+        same = [*key, "source_kind"]
+        differs = (table.duplicated(subset=same) & ~table.duplicated(subset=[*same, "_file"])
+                   & ~table.duplicated(subset=[*same, *facts]))
+        if differs.any():
+            notes["of those, copies that disagree (run time, status, request or user): "
+                  "the first file's kept; check which file is right"] = int(differs.sum())
     table = table[~dup].drop(columns=["_prio", "_file", "_slurm"])
     return table.sort_index().reset_index(drop=True), reports, notes
 
@@ -240,24 +251,28 @@ def write_job_table(table, out: str | Path) -> Path:
     return out
 
 
-def read_job_table(path: str | Path, *, what: str = "job table"):
+def read_jobs(path: str | Path, *, what: str = "job table"):
     """A job table as ``hpcds1mpi ingest`` writes it (``.parquet`` / ``.csv``), or any job log
     :func:`read_job_log` reads (a table without ingest's ``runtime_s`` is read as a log).
+
+    A table is checked like a log (:func:`~hpcds1mpi.schemas.jobs.drop_malformed`: a table
+    edited by hand, or written by another tool, may hold negative or absurd times), and its
+    dropped rows are counted in the report.
 
     Args:
         path: the file.
         what: how the messages name it (e.g. the option that gave it: ``--history``).
 
     Returns:
-        DataFrame with :data:`JOB_COLUMNS`.
+        (DataFrame with :data:`JOB_COLUMNS`, FileReport)
 
     Raises:
-        IngestError: missing, unreadable, or neither a job table nor a job log.
-        DataError: an ingested table without a user column (whose history would it be?).
+        IngestError: missing, a folder, unreadable, or neither a job table nor a job log.
     """
-    from hpcds1mpi.errors import DataError
-
     file = Path(path)
+    if file.is_dir():
+        raise IngestError(f"{what} {path}: is a folder; give a job table written by "
+                          "hpcds1mpi ingest, or a job log")
     if not file.is_file():
         raise IngestError(f"{what} {path}: no such file; give a job table written by "
                           "hpcds1mpi ingest, or a job log")
@@ -274,8 +289,39 @@ def read_job_table(path: str | Path, *, what: str = "job table"):
         if "runtime_s" not in table.columns:
             table = None  # not ingest's output: a log of its own kind (PM100, sacct CSV ...)
     if table is None:
-        return read_job_log(file)[0]
-    if "user" not in table.columns:
-        raise DataError(f"{what} {path}: the job table has no user column, so no job is "
-                        "anyone's history; ingest a log that names users")
-    return normalise(table, str(file), "job table")
+        return read_job_log(file)
+    report = FileReport(str(file), "job table", records=len(table))
+    table = drop_malformed(normalise(table, str(file), "job table"), report.dropped)
+    report.jobs = len(table)
+    if not len(table):
+        raise IngestError(f"{what} {path}: no job in the table could be used ("
+                          + ("; ".join(f"{n} x {r}" for r, n in report.dropped.most_common(3))
+                             or "empty") + ")")
+    return table, report
+
+
+def read_job_table(path: str | Path, *, what: str = "job table", notes: list | None = None):
+    """:func:`read_jobs`, for a job history: the jobs must name their users.
+
+    Args:
+        path, what: as :func:`read_jobs`.
+        notes: when given, the reading's report lines (a log's ingest report; the rows of a
+            table dropped, by reason) are appended to it, for the caller to show.
+
+    Returns:
+        DataFrame with :data:`JOB_COLUMNS`.
+
+    Raises:
+        IngestError: as :func:`read_jobs`.
+        DataError: no job names its user (whose history would it be?).
+    """
+    from hpcds1mpi.errors import DataError
+
+    table, report = read_jobs(path, what=what)
+    if notes is not None:
+        notes.extend(report.lines())
+    users = table["user"] if "user" in table.columns else None
+    if users is None or not users.astype("string").fillna("").ne("").any():
+        raise DataError(f"{what} {path}: no job in it names its user, so no job is anyone's "
+                        "history; give a log that names users")
+    return table

@@ -281,3 +281,24 @@ def test_a_csv_log_missing_one_needed_column_is_named_by_auto(tmp_path, header, 
     other.write_text("a,b,run_time\n1,2,3\n")
     with pytest.raises(IngestError, match="not a job log of a known kind"):
         detect_kind(other)
+
+
+@needs_joblogs
+def test_the_same_jobs_in_two_files_that_disagree_are_said_apart(tmp_path):
+    from tests.records.ingest.joblogs import swf_lines, swf_slice
+
+    first = swf_slice(GAIA, tmp_path / "a.swf", jobs=50)
+    header, body = swf_lines(GAIA)
+    changed = []
+    for line in body[:50]:  # every run time 7 s longer (field 4)
+        fields = line.split()
+        fields[3] = str(int(fields[3]) + 7) if int(fields[3]) >= 0 else fields[3]
+        changed.append(" ".join(fields) + "\n")
+    second = tmp_path / "b.swf"
+    second.write_text("".join(header + changed))
+    table, _, notes = ingest([first, second])
+    assert len(table) == 50
+    disagree = [n for reason, n in notes.items() if "disagree" in reason]
+    assert disagree and disagree[0] >= 45  # was: only "kept once", the conflict unseen
+    same, _, notes = ingest([first, swf_slice(GAIA, tmp_path / "c.swf", jobs=50)])
+    assert not [reason for reason in notes if "disagree" in reason]
