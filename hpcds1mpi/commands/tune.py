@@ -50,19 +50,25 @@ def _strip_submit(argv: list[str]) -> list[str]:
     args = list(argv)
     if "tune" in args:
         args = args[args.index("tune") + 1:]
-    return [a for a in args if a != "--submit"]
+    return [a for a in args if a not in ("--submit", "--force")]
 
 
 def _submit(args: list[str], nodes: int, cores: int, partition, job_name: str,
-            time_min: int, cluster=None) -> str:
-    """Write a job script that runs ``hpcds1mpi tune ARGS`` and sbatch it; return the job id."""
+            time_min: int, cluster=None, force: bool = False) -> tuple[str, str]:
+    """Write a job script that runs ``hpcds1mpi tune ARGS`` and sbatch it; return (the job
+    id, the script's path). A file of that name hpcds1mpi did not write is kept unless
+    ``force``."""
     import shutil
     import subprocess
     from pathlib import Path
 
+    from hpcds1mpi.atomic import check_output_file, check_replace
     from hpcds1mpi.errors import SchedulerError
-    from hpcds1mpi.launch.scripts import render_tune
+    from hpcds1mpi.launch.scripts import render_tune, written_by_us
 
+    path = check_output_file(Path(f"{job_name}.sbatch"), "tune job script")
+    check_replace(path, ours=written_by_us, force=force, what="job script",
+                  option="folder to submit from")
     if shutil.which("sbatch") is None:
         raise SchedulerError("sbatch not found on PATH: --submit needs a Slurm login node "
                              "(or run tune inside an allocation yourself)")
@@ -70,7 +76,6 @@ def _submit(args: list[str], nodes: int, cores: int, partition, job_name: str,
     script = render_tune(args, partition, nodes=nodes, cores=cores, time_limit_s=time_min * 60,
                          job_name=job_name, exe=str(exe) if exe.exists() else "hpcds1mpi",
                          bin_dir=str(exe.parent), cluster=cluster)
-    path = Path(f"{job_name}.sbatch")
     from hpcds1mpi.atomic import write_text
 
     write_text(path, script, "tune job script")
@@ -79,7 +84,7 @@ def _submit(args: list[str], nodes: int, cores: int, partition, job_name: str,
     if proc.returncode != 0:
         raise SchedulerError(f"sbatch refused {path}: "
                              f"{(proc.stderr.strip().splitlines() or ['no message'])[-1]}")
-    return proc.stdout.strip().split(";")[0]
+    return proc.stdout.strip().split(";")[0], str(path)
 
 
 def _check_before_running(out: str, *, timeout: float, min_time: float, max_repeats: int,
@@ -231,12 +236,15 @@ def _preflight(choice, program: str, size: int, start, space, part, workdir, log
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of MOBO's design.")
 @click.option("--submit", is_flag=True,
               help="Write a job script running this tune and sbatch it (from a login node).")
+@click.option("--force", is_flag=True,
+              help="With --submit: replace a job script of that name that hpcds1mpi did not "
+              "write.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @_sweep_options
 def command(kernel, program, label, size, out, model_dir, objective, budget, time_budget,
             noise_floor, nodes, ranks_per_node, threads, device, precision, max_nodes, launcher,
             cluster_file, partition, min_time, min_repeats, max_repeats, timeout, seed, submit,
-            as_json, mpiexec_path, launcher_args, time_regex, fom_regex, ranks_regex, output_file,
+            force, as_json, mpiexec_path, launcher_args, time_regex, fom_regex, ranks_regex, output_file,
             workdir):
     """Tune a job by real runs inside its allocation (System 2)."""
     import json
@@ -291,11 +299,11 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
         from hpcds1mpi.cluster import resolve_cluster
 
         # The allocation: --max-nodes nodes, at most the partition's (the tune searches inside).
-        job_id = _submit(_strip_submit(sys.argv), min(max_nodes or 1, part.max_nodes),
-                         part.cores_per_node, part, f"hpcds1mpi-tune-{workload}"[:60],
-                         max(5, int((time_budget or budget * (timeout + 30)) / 60) + 5),
-                         cluster=resolve_cluster(cluster_file, partition))
-        click.echo(f"submitted tune as Slurm job {job_id}")
+        job_id, script = _submit(_strip_submit(sys.argv), min(max_nodes or 1, part.max_nodes),
+                                 part.cores_per_node, part, f"hpcds1mpi-tune-{workload}"[:60],
+                                 max(5, int((time_budget or budget * (timeout + 30)) / 60) + 5),
+                                 cluster=resolve_cluster(cluster_file, partition), force=force)
+        click.echo(f"wrote {script}; submitted tune as Slurm job {job_id}")
         return
 
     in_process = trials.launched_under_mpi()
@@ -359,7 +367,7 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
             if note is not None:  # what System 1's predictions (the start) are in
                 click.echo(f"tune: model {note['line']}", err=True)
         space = tune_space.workload_space(part, kernel, max_nodes=alloc_nodes,
-                                          cores_per_node=cores, offer=offer)
+                                          cores_per_node=cores, offer=offer, program=program)
         if layout is not None:
             # In-process runs need ranks, not cores: ranks per node up to what was launched.
             space = tune_space.Space([c for c in space.configs
@@ -402,7 +410,10 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
 
         log(f"{workload} size {size}, objective {objective}, {kind} runs, "
             f"{len(space.configs)} configurations allowed ({alloc_nodes} node(s) x {cores}); "
-            f"start from {start_from}: {start.label()}")
+            f"start from {start_from}: {start.label()}" + (
+                "; fp64 only: the command takes no {precision}"
+                if kernel is None and offer is None and tune_space.program_precisions(program)
+                else ""))
         if objective == "front":
             result = system2.tune_front(space, start, evaluate, budget=budget, seed=seed, log=log)
         else:

@@ -87,10 +87,26 @@ def build_space(partition, *, max_nodes: int, cores_per_node: int | None = None,
     return Space(configs)
 
 
+#: The placeholder a program's command takes its precision from.
+PRECISION_PLACEHOLDER = "{precision}"
+
+
+def program_precisions(program: str | None) -> tuple[str, ...] | None:
+    """The precisions a tune may try for a program: fp64 alone unless its command takes
+    ``{precision}`` (None: no restriction). Without the placeholder the runs of the other
+    precisions would be the same computation under another label (the sweep of a program
+    defaults to fp64 for the same reason)."""
+    if program is None or PRECISION_PLACEHOLDER in program:
+        return None
+    return ("fp64",)
+
+
 def workload_space(partition, kernel: str | None, *, max_nodes: int,
-                   cores_per_node: int | None = None, offer=None) -> Space:
+                   cores_per_node: int | None = None, offer=None,
+                   program: str | None = None) -> Space:
     """:func:`build_space` for a kernel (only the devices, precisions and threads it declares)
-    or, with ``kernel`` None, for a user's program: everything the partition offers, or with
+    or, with ``kernel`` None, for a user's program: everything the partition offers (the
+    precisions only where the command takes them: :func:`program_precisions`), or with
     ``offer`` (its measured levels, :func:`hpcds1mpi.decide.offer.offer_for`) only those."""
     from hpcds1mpi.kernels import offered
 
@@ -98,6 +114,9 @@ def workload_space(partition, kernel: str | None, *, max_nodes: int,
     if offer is not None and offer.levels is not None:
         uses_threads, precisions = offer.uses_threads, offer.precisions
         devices = [d for d in devices if d in (offer.devices or ())]
+    elif kernel is None and program_precisions(program) is not None:
+        allowed = program_precisions(program)
+        precisions = [p for p in (precisions or allowed) if p in allowed] or precisions
     space = build_space(partition, max_nodes=max_nodes, cores_per_node=cores_per_node,
                         devices=devices, precisions=precisions, uses_threads=uses_threads)
     if offer is None or offer.levels is None:

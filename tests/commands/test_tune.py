@@ -159,7 +159,7 @@ def test_submit_renders_the_tune_template_and_sbatches_it(tmp_path):
                           "t.h5", "--cluster", "c.toml", "--budget", "2", "--submit"],
                          capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
     assert res.returncode == 0, res.stderr
-    assert "submitted tune as Slurm job 4242" in res.stdout
+    assert "wrote hpcds1mpi-tune-gemm.sbatch; submitted tune as Slurm job 4242" in res.stdout
     lines = (tmp_path / "submitted.sbatch").read_text().splitlines()
     assert lines[:7] == ["#!/bin/bash", "#SBATCH --job-name=hpcds1mpi-tune-gemm",
                          "#SBATCH --partition=debug", "#SBATCH --nodes=1",
@@ -167,6 +167,29 @@ def test_submit_renders_the_tune_template_and_sbatches_it(tmp_path):
                          "#SBATCH --time=00:26:00"]
     assert lines[-1].endswith("hpcds1mpi tune --kernel gemm --size 64 --out t.h5 --cluster "
                               "c.toml --budget 2")
+
+
+def test_submit_keeps_a_file_of_the_users_by_the_scripts_name(tmp_path):
+    """A file named like the tune script that hpcds1mpi did not write is kept (was: replaced
+    by the script, the user's notes lost); --force replaces it, a rerun replaces its own."""
+    (tmp_path / "c.toml").write_text(CLUSTER)
+    env = _fake_sbatch(tmp_path)
+    mine = tmp_path / "hpcds1mpi-tune-gemm.sbatch"
+    mine.write_text("my own notes\n")
+    import subprocess
+
+    def submit(*extra):
+        return subprocess.run([hpcds1mpi_exe(), "tune", "--kernel", "gemm", "--size", "64",
+                               "--out", "t.h5", "--cluster", "c.toml", "--submit", *extra],
+                              capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
+
+    res = submit()
+    assert res.returncode == 2 and "pass --force" in res.stderr, res.stderr
+    assert mine.read_text() == "my own notes\n" and not (tmp_path / "submitted.sbatch").exists()
+    assert submit("--force").returncode == 0 and "my own notes" not in mine.read_text()
+    res = submit()  # its own script now: a rerun replaces it
+    assert res.returncode == 0, res.stderr
+    assert "--force" not in (tmp_path / "submitted.sbatch").read_text()
 
 
 def test_submit_carries_the_sites_settings_and_caps_nodes_at_the_partition(tmp_path):

@@ -31,3 +31,15 @@ def test_allocation_and_default_start(monkeypatch):
     assert tune_space.allocation(PART, "mpiexec") == (1, 8)
     space = tune_space.build_space(PART, max_nodes=1, cores_per_node=6)
     assert tune_space.default_config(space, 6) == Configuration(1, 6, 1, "cpu", "fp64")
+
+
+def test_a_program_is_tuned_over_precisions_only_where_its_command_takes_them():
+    # Was: fp32 and bf16 runs of a program that never gets a precision, the same computation
+    # measured three times under three labels.
+    plain = tune_space.workload_space(PART, None, max_nodes=1, program="./app {size}")
+    assert {c.precision for c in plain.configs} == {"fp64"}
+    takes = tune_space.workload_space(PART, None, max_nodes=1,
+                                      program="./app {size} --prec {precision}")
+    assert {"fp64", "fp32"} <= {c.precision for c in takes.configs}
+    kernel = tune_space.workload_space(PART, "gemm", max_nodes=1)
+    assert "fp32" in {c.precision for c in kernel.configs}
