@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 from hpcds1mpi.errors import ConfigError
 
@@ -16,7 +17,7 @@ def script_text(path: str | os.PathLike) -> str:
         # a FIFO would block the read, a device never end
         raise ConfigError(f"{path}: not a regular file; give the job script itself")
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8", newline="") as fh:  # CRLF kept: sbatch refuses it
             return fh.read(MAX_CHARS)
     except FileNotFoundError:
         raise ConfigError(f"{path}: job script not found") from None
@@ -28,3 +29,25 @@ def script_text(path: str | os.PathLike) -> str:
     except OSError as exc:
         raise ConfigError(f"{str(path)[:200]}: cannot read the job script "
                           f"({exc.strerror or exc})") from None
+
+
+#: A Slurm heterogeneous job: components separated by ``#SBATCH hetjob`` (``packjob`` before
+#: Slurm 20.02), or launched with ``srun --het-group``.
+_HETEROGENEOUS = re.compile(r"^#SBATCH[ \t]+(hetjob|packjob)[ \t]*(#.*)?$|--het-group\b|"
+                            r"--pack-group\b", re.MULTILINE)
+
+
+def check_script_text(text: str) -> None:
+    """Refuse, in one line, a script whose request cannot be read as one job's: one that
+    ``sbatch`` would refuse for a byte-order mark or DOS line breaks, or a heterogeneous job (several
+    components, each its own nodes and tasks: read as one, their options mixed)."""
+    if text.startswith("\ufeff"):  # its first line no longer starts with #!: sbatch refuses
+        raise ConfigError("the script starts with a byte-order mark (U+FEFF), so its first "
+                          "line is not #! (sbatch refuses it); save it as UTF-8 without BOM")
+    if "#SBATCH" in text and "\r\n" in text:
+        raise ConfigError("the script has DOS line breaks (CRLF), which sbatch refuses "
+                          "(\"Batch script contains DOS line breaks\"); convert it with dos2unix")
+    if _HETEROGENEOUS.search(text):
+        raise ConfigError("this is a heterogeneous job (#SBATCH hetjob / srun --het-group): "
+                          "its components ask for different nodes and tasks; advise each "
+                          "component as a script of its own")

@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass, field
 
 from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.launch.script_file import check_script_text
 from hpcds1mpi.launch.script_options import (
     ASSIGN_RE, LAUNCHERS, REDIRECT_RE, SHELL_STOP, TABLES, Option, Word,
     comment_start, expand, gpu_count, mpi_options, parse_pbs_time, parse_slurm_time,
@@ -430,9 +431,7 @@ def read_script(text: str) -> JobScript:
     if len(text) > MAX_SCRIPT_CHARS or "\x00" in text:
         raise ConfigError("this is no job script (binary or over 256 kB of text); pass the "
                           "sbatch or qsub script")
-    if text.startswith("\ufeff"):  # its first line no longer starts with #!: sbatch refuses
-        raise ConfigError("the script starts with a byte-order mark (U+FEFF), so its first "
-                          "line is not #! (sbatch refuses it); save it as UTF-8 without BOM")
+    check_script_text(text)  # a BOM, DOS line breaks, a heterogeneous job
     lines = _lines(text)
     found = [MAGIC[m] for _, _, line in lines if (m := _magic(line))]
     script = JobScript(text, found[0] if found else "slurm")

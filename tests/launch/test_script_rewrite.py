@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.script_reading import read_script
 from hpcds1mpi.launch.script_rewrite import Layout, rewrite
 
@@ -95,9 +96,23 @@ def test_pbs_select_and_walltime():
 
 
 def test_crlf_scripts_keep_their_line_ends():
-    text = "#!/bin/bash\r\n#SBATCH --nodes=2\r\nsrun ./app\r\n"
+    text = "#!/bin/bash\r\n#PBS -l nodes=2:ppn=2\r\nmpiexec ./app\r\n"
     new, _ = rewrite(read_script(text), Layout(1, 2, 2, 0, 60))
-    assert new.count("\r\n") == new.count("\n") and "#SBATCH --nodes=1\r\n" in new
+    assert new.count("\r\n") == new.count("\n") and "#PBS -l nodes=1:ppn=2\r\n" in new
+
+
+def test_a_slurm_script_sbatch_would_refuse_or_several_jobs_in_one_are_refused():
+    # Was: CRLF read and rewritten (sbatch refuses "DOS line breaks"), and a heterogeneous job
+    # read as one request, component 0's tasks with component 1's nodes.
+    with pytest.raises(ConfigError, match="DOS line breaks.*dos2unix"):
+        read_script("#!/bin/bash\r\n#SBATCH --nodes=2\r\nsrun ./app\r\n")
+    hetero = ("#!/bin/bash\n#SBATCH --nodes=1 --ntasks=1\n#SBATCH hetjob\n"
+              "#SBATCH --nodes=2 --ntasks-per-node=2\nsrun --het-group=0 a : --het-group=1 b\n")
+    with pytest.raises(ConfigError, match="heterogeneous job"):
+        read_script(hetero)
+    with pytest.raises(ConfigError, match="heterogeneous job"):
+        read_script("#!/bin/bash\n#SBATCH -N 2\nsrun --het-group=1 ./b\n")
+    read_script("#!/bin/bash\n#SBATCH --job-name=hetjob\nsrun ./app\n")  # a name, not a split
 
 
 def test_values_the_scheduler_fills_in_stay_and_literal_ones_change():
