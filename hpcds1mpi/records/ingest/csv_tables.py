@@ -1,5 +1,6 @@
 """What every CSV job log shares (sacct CSV exports, NREL Eagle, CINECA Eurora): the header
-check, one vectorised read, and rows missing a required value counted per reason.
+check (also ``sacct -P``'s: no column named twice), one vectorised read, and rows missing a
+required value counted per reason.
 
 A file without a column a reader needs is an :class:`IngestError` naming the missing columns;
 a row with more fields than the header, or an empty cell where a required value belongs, is
@@ -9,6 +10,7 @@ counted under its reason and dropped, never guessed.
 from __future__ import annotations
 
 import csv
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,6 +29,19 @@ def csv_header(text: str) -> list[str]:
         return [c.strip() for c in next(csv.reader([first]))]
     except (csv.Error, StopIteration):
         return []
+
+
+def check_unique_columns(path: str | Path, header: list[str]) -> None:
+    """Refuse a header that names a column twice: which of the two holds the value cannot be
+    told (a second ``State``, an ``Account`` pasted twice).
+
+    Raises:
+        IngestError: naming the repeated column(s).
+    """
+    twice = [name for name, n in Counter(c for c in header if c).items() if n > 1]
+    if twice:
+        raise IngestError(f"{path}: the header names the column {', '.join(twice)} twice; "
+                          "keep one (which of them holds the value cannot be told)")
 
 
 #: How a message names a CSV kind.
@@ -60,6 +75,7 @@ def read_csv_table(path: str | Path, kind: str, required: tuple[str, ...]
     if not records:
         raise IngestError(f"{path}: empty file, not {what} CSV")
     header = [c.strip().lstrip("\ufeff") for c in records[0]]
+    check_unique_columns(path, header)
     missing = [c for c in required if c not in header]
     if missing:
         raise IngestError(f"{path}: {what} CSV needs the column(s) {', '.join(missing)} "

@@ -46,6 +46,8 @@ def read_eagle(path: str | Path) -> tuple["pd.DataFrame", FileReport]:
     out["state_raw"] = src["state"]
     out["status"] = base.map(SLURM_STATUS)
     checks.append((base.isin(NOT_FINISHED), "not finished (pending/running)"))
+    # As for sacct: a job cannot end before it starts, and which time is wrong is unknown.
+    checks.append((out["end_time"] < out["start_time"], "end_time before start_time"))
     checks.append((out["status"].isna() & (src["state"] != ""), "unknown job state"))
     out = drop_rows(out, checks, report)
     shared = out["job_id"].duplicated(keep=False)

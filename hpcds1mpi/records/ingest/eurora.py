@@ -55,6 +55,8 @@ def read_eurora(path: str | Path) -> tuple["pd.DataFrame", FileReport]:
     out["state_raw"] = src["status"]
     out["status"] = states.map(SLURM_STATUS)
     checks.append((out["status"].isna() & (src["status"] != ""), "unknown status"))
+    # As for sacct: a job cannot end before it starts, and which time is wrong is unknown.
+    checks.append((out["end_time"] < out["start_time"], "end_time before start_time"))
     out = drop_rows(out, checks, report)
 
     has_power = out["avg_power_w"].notna()

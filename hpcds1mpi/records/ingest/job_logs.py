@@ -38,7 +38,7 @@ def detect_kind(path: str | Path) -> str:
         if looks_like_swf(head_text(path)):
             return "swf"
         raise IngestError(f"{path}: a gzip file that is not an SWF log; decompress it first")
-    text = head.decode("utf-8", errors="replace").lstrip()
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff").lstrip()  # a BOM too
     if looks_like_swf(text):
         return "swf"
     csv_kind = _csv_kind(text)

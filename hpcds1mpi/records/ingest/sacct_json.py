@@ -11,7 +11,7 @@ from pathlib import Path
 from hpcds1mpi.errors import IngestError
 
 from .schema import FileReport, build_rows, job_row
-from .slurm_fields import oom_from_steps, slurm_status
+from .slurm_fields import limit_or_none, oom_from_memory_kill, oom_from_steps, slurm_status
 
 
 def _num(value):
@@ -36,6 +36,12 @@ def _first(value):
     return value or ""
 
 
+def _signal(exit_code: dict | None):
+    """The signal number of a job's or step's ``exit_code`` (None: none)."""
+    sig = (exit_code or {}).get("signal") or {}
+    return _num(sig.get("signal_id", sig.get("id")))
+
+
 def _json_version(doc: dict) -> tuple[int, int, str]:
     meta = doc.get("meta", {})
     slurm = meta.get("Slurm") or meta.get("slurm") or {}
@@ -54,7 +60,8 @@ def read_sacct_json(path: str | Path) -> tuple[list[dict], FileReport]:
     path = Path(path)
     report = FileReport(str(path), "sacct-json")
     try:
-        doc = json.loads(path.read_text(errors="replace"))
+        # utf-8-sig: a byte-order mark (a file saved by an editor) is not JSON.
+        doc = json.loads(path.read_text(encoding="utf-8-sig", errors="replace"))
     except json.JSONDecodeError as exc:
         raise IngestError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("jobs"), list):
@@ -77,11 +84,20 @@ def _job_from_json(job: dict, report: FileReport, old_exit_codes: bool) -> dict 
     if status is None:
         report.dropped["not finished (pending/running)"] += 1
         return None
+
+    def ts(v):
+        v = _num(v)
+        return pd.Timestamp(int(v), unit="s") if v else None
+
+    t = job.get("time", {})
+    start, end = ts(t.get("start")), ts(t.get("end"))
+    if start is not None and end is not None and end < start:
+        report.dropped["End before Start"] += 1  # as sacct_text: which one is wrong is unknown
+        return None
     ex = job.get("exit_code") or {}
     exit_status = _first(ex.get("status"))
     exit_code = _num(ex.get("return_code"))
-    sig = ex.get("signal") or {}
-    exit_signal = _num(sig.get("signal_id", sig.get("id")))
+    exit_signal = _signal(ex)
     if exit_status == "SIGNALED":
         exit_code = exit_code if exit_code is not None else 0
     else:
@@ -91,7 +107,6 @@ def _job_from_json(job: dict, report: FileReport, old_exit_codes: bool) -> dict 
         exit_code = None
         report.notes["22.05 --json exit code unreliable (set to missing; use sacct -P)"] += 1
 
-    t = job.get("time", {})
     runtime_s = _num(t.get("elapsed"))
     alloc = {}
     for item in (job.get("tres") or {}).get("allocated") or []:
@@ -136,11 +151,14 @@ def _job_from_json(job: dict, report: FileReport, old_exit_codes: bool) -> dict 
 
     limit = _num(t.get("limit"))
     mem_mb = requested.get("mem") or alloc.get("mem")
+    # A step's TRES usage maximum ("requested" in the JSON) of mem is its MaxRSS, bytes.
+    peak = max((float(_num(i.get("count"))) / 1e6 for s in steps
+                for i in (((s.get("tres") or {}).get("requested") or {}).get("max") or [])
+                if i.get("type") == "mem" and _num(i.get("count")) is not None), default=None)
     status = oom_from_steps(status, [_first(s.get("state")) for s in steps], report)
-
-    def ts(v):
-        v = _num(v)
-        return pd.Timestamp(int(v), unit="s") if v else None
+    signals = [exit_signal] + [_signal(s.get("exit_code")) for s in steps]
+    status = oom_from_memory_kill(status, signals, peak, mem_mb / 1000 if mem_mb else None,
+                                  nodes, report)
 
     gpus = int(alloc.get("gres/gpu", 0))
     name = job.get("name", "")
@@ -154,9 +172,9 @@ def _job_from_json(job: dict, report: FileReport, old_exit_codes: bool) -> dict 
         state=state, exit_code=exit_code, exit_signal=exit_signal,
         runtime_s=float(runtime_s) if runtime_s is not None else None,
         cpu_s=None,  # job-level CPU time is 0 in 22.05 JSON; sacct -P TotalCPU has it
-        peak_rss_mb=None, energy_j=energy, submit_time=ts(t.get("submission")),
-        start_time=ts(t.get("start")), end_time=ts(t.get("end")),
-        time_limit_s=float(limit) * 60 if limit is not None else None,
+        peak_rss_mb=peak, energy_j=energy, submit_time=ts(t.get("submission")),
+        start_time=start, end_time=end,
+        time_limit_s=limit_or_none(float(limit) * 60, report) if limit is not None else None,
         mem_req_gb=mem_mb / 1000 if mem_mb else None,
         account=job.get("account") or None, queue=_first(job.get("qos")) or None,
         req_nodes=int(requested["node"]) if "node" in requested else None,

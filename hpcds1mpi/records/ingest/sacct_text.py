@@ -12,10 +12,11 @@ from pathlib import Path
 
 from hpcds1mpi.errors import IngestError
 
+from .csv_tables import check_unique_columns
 from .schema import FileReport, build_rows, job_row
-from .slurm_fields import (gpus_from_tres, int_or_none, oom_from_steps, parse_duration,
-                           parse_exit, parse_memory_bytes, parse_tres, slurm_status,
-                           time_or_none)
+from .slurm_fields import (gpus_from_tres, int_or_none, limit_or_none, oom_from_memory_kill,
+                           oom_from_steps, parse_duration, parse_exit, parse_memory_bytes,
+                           parse_tres, slurm_status, time_or_none)
 
 
 def _split_records(lines: list[str], ncols: int, report: FileReport) -> list[list[str]]:
@@ -51,7 +52,8 @@ def read_sacct_parsable(path: str | Path) -> tuple[list[dict], FileReport]:
     """Read ``sacct -P`` (or ``-p``) output into one dict per job."""
     path = Path(path)
     report = FileReport(str(path), "sacct-p")
-    text = path.read_text(errors="replace")
+    # utf-8-sig: a byte-order mark (a file saved by an editor) is not part of the header.
+    text = path.read_text(encoding="utf-8-sig", errors="replace")
     lines = text.splitlines()
     if not lines or not {"JobID", "JobIDRaw"} & set(lines[0].split("|")):
         raise IngestError(f"{path}: not sacct -P output (first line is not a header with JobID)")
@@ -59,6 +61,7 @@ def read_sacct_parsable(path: str | Path) -> tuple[list[dict], FileReport]:
     trailing = header[-1] == ""  # sacct -p ends every line with the delimiter
     if trailing:
         header = header[:-1]
+    check_unique_columns(path, header)
     ncols = len(header) + (1 if trailing else 0)
     records = _split_records(lines[1:], ncols, report)
     return rows_from_records(header, records, report), report
@@ -95,8 +98,11 @@ def rows_from_records(header: list[str], records, report: FileReport) -> list[di
 
 
 def _reason(exc: Exception) -> str:
-    """Group ValueErrors by their kind, not by the value, so counts add up per reason."""
-    return re.sub(r"\s*'[^']*'$", "", str(exc))
+    """Group ValueErrors by their kind, not by the value, so counts add up per reason: the
+    parsers end their message with the value quoted ("bad duration '1:xx'"), cut here; any
+    other message is cut at its first ": " (where a library puts the value)."""
+    text = re.sub(r"""\s*('.*'|".*")$""", "", str(exc))
+    return text.split(": ", 1)[0]
 
 
 def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileReport
@@ -108,6 +114,12 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
     status = slurm_status(state)
     if status is None:
         report.dropped["not finished (pending/running)"] += 1
+        return None
+    submit, start, end = (time_or_none(job.get(c), c) for c in ("Submit", "Start", "End"))
+    if start is not None and end is not None and end < start:
+        # A job cannot end before it starts: one of the two times is wrong, and which cannot
+        # be told (the run time may be right, but the start, the wait, or the order are not).
+        report.dropped["End before Start"] += 1
         return None
 
     exit_code, exit_signal = parse_exit(job.get("ExitCode"))
@@ -150,16 +162,14 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
         time_limit_s = float(limit_raw) * 60
     else:
         time_limit_s = parse_duration(job.get("Timelimit"))
+    cpu_s = parse_duration(job.get("TotalCPU"))
 
+    # Notes last: every value above parsed, so a job dropped as malformed adds none.
+    time_limit_s = limit_or_none(time_limit_s, report)
     status = oom_from_steps(status, [s.get("State", "") for s in steps], report)
-    # jobacct_gather's OverMemoryKill ends a job with SIGKILL and records FAILED/CANCELLED, not
-    # OUT_OF_MEMORY: call it oom when a step was killed by signal 9 at or above its request.
-    if status in ("failed", "cancelled") and mem_req_gb and peak:
-        req_bytes = mem_req_gb * 1000 * 1024**2 / max(nodes or 1, 1)
-        killed = [s for s in steps if parse_exit(s.get("ExitCode"))[1] == 9]
-        if (exit_signal == 9 or killed) and peak * 1e6 >= req_bytes:
-            status = "oom"
-            report.notes["killed by signal 9 at its memory request -> oom"] += 1
+    status = oom_from_memory_kill(
+        status, [exit_signal] + [parse_exit(s.get("ExitCode"))[1] for s in steps], peak,
+        mem_req_gb, nodes, report)
 
     return job_row(
         job_id=jid, workload=job.get("JobName", ""), user=job.get("User", ""),
@@ -168,9 +178,9 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
         # No TRES column (a CSV export of a few fields): how many GPUs is not known.
         gpus=gpus_from_tres(alloc) if {"AllocTRES", "ReqTRES"} & set(job) else None, state=state,
         exit_code=exit_code, exit_signal=exit_signal, runtime_s=runtime_s,
-        cpu_s=parse_duration(job.get("TotalCPU")), peak_rss_mb=peak, energy_j=energy,
-        submit_time=time_or_none(job.get("Submit")), start_time=time_or_none(job.get("Start")),
-        end_time=time_or_none(job.get("End")), time_limit_s=time_limit_s, mem_req_gb=mem_req_gb,
+        cpu_s=cpu_s, peak_rss_mb=peak, energy_j=energy,
+        submit_time=submit, start_time=start, end_time=end,
+        time_limit_s=time_limit_s, mem_req_gb=mem_req_gb,
         account=job.get("Account", "").strip() or None, queue=job.get("QOS", "").strip() or None,
         req_nodes=int_or_none(job.get("ReqNodes")) or (int(requested["node"]) if "node" in
                                                         requested else None),

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import math
 import re
+from typing import TYPE_CHECKING
 
 from hpcds1mpi.config import STATUSES
 
 from .schema import FileReport
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # Slurm job states (also PM100's job_state) -> our status (only config.STATUSES). Anything
 # still queued or running is not a finished job: it is counted under "not finished" instead.
@@ -34,6 +38,11 @@ if not set(SLURM_STATUS.values()) <= set(STATUSES):  # pragma: no cover - a prog
 NOT_FINISHED = {"PENDING", "RUNNING", "SUSPENDED", "REQUEUED", "RESIZING", "REQUEUE_HOLD",
                 "REQUEUE_FED", "CONFIGURING", "COMPLETING", "STOPPED", "SIGNALING",
                 "STAGE_OUT", "SPECIAL_EXIT"}
+
+#: The time limit (minutes) Slurm's backfill scheduler records for a job that set none: the
+#: "infinite" partition limit stored as 365 days, where other jobs say UNLIMITED (the capture
+#: README's surprise 6). A limit of exactly 365-00:00:00 is read as no limit.
+BACKFILL_NO_LIMIT_MIN = 525600
 
 _DURATION_PART = re.compile(r"\d+(\.\d*)?")
 _MEM_UNITS = {"": 1024**2, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
@@ -143,10 +152,39 @@ def oom_from_steps(status: str, step_states: list[str], report: FileReport) -> s
     return status
 
 
-def time_or_none(text: str | None):
-    """A Slurm time stamp -> pandas Timestamp; empty / ``Unknown`` / ``None`` -> None."""
+def time_or_none(text: str | None, column: str = "") -> "pd.Timestamp | None":
+    """A Slurm time stamp -> pandas Timestamp; empty / ``Unknown`` / ``None`` -> None.
+
+    Raises:
+        ValueError: not a time ("bad time in Start '...'": the reason without the value).
+    """
     import pandas as pd
 
     if text is None or not text.strip() or text.strip() in ("Unknown", "None"):
         return None
-    return pd.Timestamp(text.strip())
+    try:
+        return pd.Timestamp(text.strip())
+    except ValueError:  # pandas' messages hold the value: not a reason to count by
+        raise ValueError(f"bad time{' in ' + column if column else ''} {text.strip()!r}") from None
+
+
+def limit_or_none(seconds: float | None, report: FileReport) -> float | None:
+    """A job's time limit, s; backfill's record of "no limit" (:data:`BACKFILL_NO_LIMIT_MIN`)
+    -> None, noted."""
+    if seconds == BACKFILL_NO_LIMIT_MIN * 60:
+        report.notes["time limit 365-00:00:00 (backfill's record of no limit): time_limit_s "
+                     "NA"] += 1
+        return None
+    return seconds
+
+
+def oom_from_memory_kill(status: str, signals: list, peak_mb: float | None,
+                         mem_req_gb: float | None, nodes: int | None, report: FileReport) -> str:
+    """jobacct_gather's OverMemoryKill ends a job with SIGKILL and records FAILED/CANCELLED, not
+    OUT_OF_MEMORY: call it oom when the job or a step (``signals``: their signal numbers) was
+    killed by signal 9 with a step's peak RSS at or above the memory request (per node)."""
+    if status in ("failed", "cancelled") and mem_req_gb and peak_mb and 9 in signals:
+        if peak_mb * 1e6 >= mem_req_gb * 1000 * 1024**2 / max(nodes or 1, 1):
+            report.notes["killed by signal 9 at its memory request -> oom"] += 1
+            return "oom"
+    return status

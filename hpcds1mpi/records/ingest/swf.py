@@ -13,7 +13,8 @@ meaning "not known":
 The file is parsed in one vectorised ``pandas.read_csv`` (313k lines in under a second), not a
 Python loop per line. A line that cannot be a job (fewer or more than 18 fields, a word where a
 number belongs, processors above the header's ``MaxProcs``, a negative time other than -1) is
-counted under its reason in the :class:`FileReport`, never used.
+counted under its reason in the :class:`FileReport`, never used; so is an id below -1 and a job
+submitted after the header's ``EndTime``. A count or requested time of 0 is no value (NA, noted).
 
 Times: ``submit_time = UnixStartTime + field 2``, in UTC (the job table's times are naive; the
 log's ``TimeZoneString`` is reported as a note). Without ``UnixStartTime`` the submit times are
@@ -66,7 +67,10 @@ _HEADER_LINE = re.compile(r"^;\s*([A-Za-z]+)\s*:\s*(.*?)\s*$")
 #: Header keys read as a number / as text, and the SwfHeader field each fills.
 _NUMBER_KEYS = {"MaxNodes": "max_nodes", "MaxProcs": "max_procs", "UnixStartTime": "unix_start",
                 "MaxRecords": "max_records"}
-_TEXT_KEYS = {"TimeZoneString": "time_zone", "Version": "version"}
+_TEXT_KEYS = {"TimeZoneString": "time_zone", "Version": "version", "StartTime": "start_text",
+              "EndTime": "end_text"}
+#: How far past the header's EndTime a submit time may be (its time zone, a rounded EndTime).
+END_SLACK_S = 86400.0
 
 
 @dataclass
@@ -79,6 +83,8 @@ class SwfHeader:
     max_records: int | None = None
     time_zone: str | None = None
     version: str | None = None
+    start_text: str | None = None
+    end_text: str | None = None
     notes: list[str] = field(default_factory=list)
     #: Header values not used, each with why (reported as facts).
     ignored: list[str] = field(default_factory=list)
@@ -92,9 +98,10 @@ def is_gzip(path: str | Path) -> bool:
 
 def open_text(path: str | Path):
     """A text handle on a plain or gzip-compressed file."""
+    # utf-8-sig: a byte-order mark (an editor's) is not part of the first line.
     if is_gzip(path):
-        return gzip.open(path, "rt", errors="replace")
-    return open(path, errors="replace")
+        return gzip.open(path, "rt", encoding="utf-8-sig", errors="replace")
+    return open(path, encoding="utf-8-sig", errors="replace")
 
 
 def head_text(path: str | Path, size: int = 65536) -> str:
@@ -118,7 +125,7 @@ def head_text(path: str | Path, size: int = 65536) -> str:
 def looks_like_swf(text: str) -> bool:
     """Whether a file's first characters are SWF: ``;`` header lines with SWF keys, or the
     first non-comment line is 18 whitespace-separated numbers."""
-    lines = [ln for ln in text.splitlines() if ln.strip()]
+    lines = [ln for ln in text.lstrip("\ufeff").splitlines() if ln.strip()]
     header = [ln for ln in lines if ln.lstrip().startswith(";")]
     if any(_HEADER_LINE.match(ln) and _HEADER_LINE.match(ln).group(1) in
            ("MaxProcs", "MaxNodes", "UnixStartTime", "MaxJobs", "MaxRecords") for ln in header):
@@ -176,6 +183,35 @@ def _header_number(key: str, value: str) -> int | str | None:
     return int(number)
 
 
+def header_span_s(head: SwfHeader) -> float | str | None:
+    """Seconds from the log's start to its header ``EndTime`` (None: none), or why it cannot be
+    used. Both are local times (a zone word, CEST, ignored); without ``StartTime``, counted
+    from ``UnixStartTime``: off by the time zone, within :data:`END_SLACK_S`."""
+    import pandas as pd
+    from dateutil import parser
+
+    def when(text: str | None):
+        if not text or not re.search(r"\b\d{4}\b", text):  # no year: dateutil would guess
+            return None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # an unknown time-zone word
+            try:
+                return pd.Timestamp(parser.parse(text, ignoretz=True))
+            except (ValueError, OverflowError, pd.errors.OutOfBoundsDatetime):
+                return None
+
+    if head.end_text is None:
+        return None
+    end, start = when(head.end_text), when(head.start_text)
+    if end is None:
+        return "not a date"
+    if start is None and head.unix_start is None:
+        return "no StartTime or UnixStartTime to count from"
+    span = (end - (pd.Timestamp(head.unix_start, unit="s") if start is None else start)
+            ).total_seconds()
+    return span if span >= 0 else "before the log's start"
+
+
 def procs_count_nodes(head: SwfHeader, procs_are: str) -> tuple[bool, str | None]:
     """Whether the processor fields count nodes, and the note saying why (None: no note)."""
     if procs_are not in PROCS_ARE:
@@ -195,27 +231,44 @@ def procs_count_nodes(head: SwfHeader, procs_are: str) -> tuple[bool, str | None
 
 def _unreadable(path: Path, exc: Exception) -> IngestError:
     """The one-line error of a log whose stream cannot be read to its end."""
-    return IngestError(f"{path}: unreadable SWF file ({str(exc).splitlines()[0][:120]}); "
-                       "fetch or decompress the log again")
+    cause = (str(exc).splitlines() or [type(exc).__name__])[0][:100]
+    if not is_gzip(path):
+        return IngestError(f"{path}: unreadable SWF file ({cause})")
+    return IngestError(f"{path}: unreadable SWF file: the gzip file is corrupt or truncated "
+                       f"({cause}); download the log again (`gzip -t` tests a copy)")
+
+
+def read_text(path: Path) -> str:
+    """A whole plain or gzip-compressed log as text (read before parsing, so that a corrupt
+    or cut gzip stream is told apart from a bad line).
+
+    Raises:
+        IngestError: the stream cannot be read to its end.
+    """
+    try:
+        with open_text(path) as fh:
+            return fh.read()
+    except (EOFError, OSError, zlib.error) as exc:  # cut short; a corrupt byte or CRC
+        raise _unreadable(path, exc) from None
 
 
 def _parse(path: Path, report: FileReport):
     """The job lines as an (n, 18) float frame; lines of the wrong width are counted."""
+    import io
+
     import pandas as pd
 
+    text = read_text(path)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            with open_text(path) as fh:
-                # keep_default_na=False: "nan" is a word here, not a missing value.
-                raw = pd.read_csv(fh, sep=r"\s+", comment=";", header=None,
-                                  names=list(SWF_FIELDS), on_bad_lines="warn",
-                                  skip_blank_lines=True, low_memory=False,
-                                  keep_default_na=False)
-        except (EOFError, OSError, zlib.error, pd.errors.ParserError) as exc:
-            # A .gz cut short (EOFError) or with a corrupt byte (zlib.error; pandas wraps it
-            # in a ParserError when it happens inside its reader).
-            raise _unreadable(path, exc) from None
+            # keep_default_na=False: "nan" is a word here, not a missing value.
+            raw = pd.read_csv(io.StringIO(text), sep=r"\s+", comment=";", header=None,
+                              names=list(SWF_FIELDS), on_bad_lines="warn",
+                              skip_blank_lines=True, low_memory=False, keep_default_na=False)
+        except pd.errors.ParserError as exc:
+            raise IngestError(f"{path}: unreadable SWF file "
+                              f"({str(exc).splitlines()[0][:100]})") from None
         except pd.errors.EmptyDataError:
             raw = pd.DataFrame(columns=list(SWF_FIELDS))
     too_many = sum(str(w.message).count("Skipping line") for w in caught)
@@ -289,6 +342,10 @@ def read_swf(path: str | Path, procs_are: str = "auto") -> tuple["pd.DataFrame",
                        ("req_time", "requested time"), ("cpu_avg", "CPU time")):
         drop(numbers[name] < -1, f"negative {what} (not -1)")
     drop(numbers["submit"] == -1, "no submit time (-1)")
+    # An id below -1 is no SWF value (ids count from 1; -1 is "not known"): the line is garbled,
+    # so none of its fields is trusted (unlike a 0 count, a converter's "none", below).
+    ids = ["user", "group", "executable", "queue", "partition", "preceding"]
+    drop((numbers[ids] < -1).any(axis=1), "negative id (not -1)")
     # Past these a time overflows nanosecond timestamps and an id is no longer exact.
     drop((numbers[["submit", "wait", "run"]] > MAX_SWF_SECONDS).any(axis=1),
          f"absurd time (> {MAX_SWF_SECONDS:.0e} s)")
@@ -304,6 +361,17 @@ def read_swf(path: str | Path, procs_are: str = "auto") -> tuple["pd.DataFrame",
                    f"{limit_name} ({limit}): the header or the line is wrong")
     status = numbers["status"]
     drop(~status.isin(list(SWF_STATE)), "unknown status code")
+    span = header_span_s(head)
+    if isinstance(span, str):
+        report.facts.append(f"header EndTime: {head.end_text[:40]!r} ignored ({span})")
+    elif span is not None:
+        late = numbers["submit"] > span + END_SLACK_S
+        if late[~bad].sum() * 2 > (~bad).sum():  # most lines: the header is what is wrong
+            report.facts.append(f"header EndTime {head.end_text!r} is before most submit "
+                                "times: ignored")
+        else:
+            drop(late, "submitted after the header's EndTime (by more than a day): the header "
+                       "or the line is wrong")
     if head.max_records is not None and report.records > head.max_records:
         # Which lines are extra cannot be told: said, and every line still checked alone.
         report.facts.append(f"{report.records} job lines but the header's MaxRecords is "
@@ -313,10 +381,15 @@ def read_swf(path: str | Path, procs_are: str = "auto") -> tuple["pd.DataFrame",
 
     codes = jobs["status"]
     state = codes.map(SWF_STATE)
-    if len(codes) > 100 and (codes == 0).all():
-        # A converter that wrote no status (ALCF Theta: every job 0): not 100% failures.
+    if len(codes) > 100 and (codes == 0).all() and missing["user"].isna().all():
+        # A converter that wrote no status (ALCF Theta: every job 0, and no user either): not
+        # 100% failures. A log with users and every status 0 (failed jobs picked out of a
+        # log) keeps them failed, said once.
         codes = pd.Series(-1.0, index=codes.index)
         state = pd.Series("0 on every job (no status in this log): unknown", index=codes.index)
+    elif len(codes) > 100 and (codes == 0).all():
+        report.facts.append("every job has status 0 (failed): read as failed, as SWF defines "
+                            "it; if this log's converter wrote 0 for no status, they are not")
     out = pd.DataFrame(index=jobs.index)
     out["job_id"] = jobs["job"].astype("Int64").astype("string")
     out["workload"] = _ids(missing["executable"])
@@ -324,9 +397,18 @@ def read_swf(path: str | Path, procs_are: str = "auto") -> tuple["pd.DataFrame",
     out["account"] = _ids(missing["group"])
     out["queue"] = _ids(missing["queue"])
     out["partition"] = _ids(missing["partition"]).fillna(out["queue"])
+    # 0 processors allocated (a job that never started holds none) or requested, a requested
+    # time of 0: a converter's "none", not a count of 0 (1..10^6) nor a limit of 0 s; the
+    # rest of the job is usable, so that one field is NA and noted.
+    for name, field_no, column in (("procs", 5, "nodes" if as_nodes else "cores"),
+                                   ("req_procs", 8, "req_nodes" if as_nodes else "req_procs"),
+                                   ("req_time", 9, "time_limit_s")):
+        zero = missing[name] == 0
+        if zero.any():
+            report.notes[f"field {field_no} ({name}) 0: {column} NA"] += int(zero.sum())
+            missing[name] = missing[name].where(~zero)
     procs, req = missing["procs"], missing["req_procs"]
-    # 0 allocated: a job that never started holds no nodes (NA, as for sacct), not malformed.
-    out["nodes"] = procs.where(procs != 0) if as_nodes else np.nan
+    out["nodes"] = procs if as_nodes else np.nan
     out["req_nodes"] = req if as_nodes else np.nan
     out["cores"] = np.nan if as_nodes else procs
     out["req_procs"] = np.nan if as_nodes else req

@@ -28,7 +28,8 @@ def test_short_long_and_quoted_rows(tmp_path):
 
 
 @pytest.mark.parametrize("content, match", [("", "empty file"),
-                                            ("a,c\n1,2\n", "needs the column.s. b ")])
+                                            ("a,c\n1,2\n", "needs the column.s. b "),
+                                            ("a,b,a\n1,2,3\n", "names the column a twice")])
 def test_unreadable_is_one_line(tmp_path, content, match):
     path = tmp_path / "t.csv"
     path.write_text(content)

@@ -49,6 +49,7 @@ def _rows(n=10):
     ("run_time", "-3.0", "runtime_s negative"),
     ("run_time", "", "empty run_time"),
     ("start_time", "2019-01-01 08:00:00", "wait_s negative"),
+    ("end_time", "2018-01-01 08:00:00", "end_time before start_time"),
     ("submit_time", "when", "submit_time not a time"),
     ("state", "PENDING", "not finished (pending/running)"),
     ("state", "WEIRD", "unknown job state"),
@@ -66,5 +67,13 @@ def test_missing_column_is_a_one_line_error(tmp_path):
     at = rows[0].index("wallclock_req")
     path = _write(tmp_path, [r[:at] + r[at + 1:] for r in rows])
     with pytest.raises(IngestError, match="needs the column.s. wallclock_req") as info:
+        read_job_log(path, kind="eagle")
+    assert "\n" not in str(info.value)
+
+
+def test_a_column_named_twice_is_a_one_line_error(tmp_path):
+    rows = _rows()
+    path = _write(tmp_path, [r + [r[0]] for r in rows])  # job_id again at the end
+    with pytest.raises(IngestError, match="names the column job_id twice") as info:
         read_job_log(path, kind="eagle")
     assert "\n" not in str(info.value)

@@ -57,6 +57,7 @@ START = 7
     ("soon", RUN_TIME, "run_time_s not a number"),
     ("yesterday", START, "start not a time"),
     ("2014-03-31 08:00:00", START, "wait_s negative"),  # started before it was submitted
+    ("2014-03-30 08:00:00", START + 1, "end_time before start_time"),
 ])
 def test_bad_row_counted_never_used(tmp_path, value, column, reason):
     path = _slice(tmp_path, lambda ls: ls[:3] + [_set(ls[3], column, value)] + ls[4:])

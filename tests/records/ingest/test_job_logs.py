@@ -302,3 +302,14 @@ def test_the_same_jobs_in_two_files_that_disagree_are_said_apart(tmp_path):
     assert disagree and disagree[0] >= 45  # was: only "kept once", the conflict unseen
     same, _, notes = ingest([first, swf_slice(GAIA, tmp_path / "c.swf", jobs=50)])
     assert not [reason for reason in notes if "disagree" in reason]
+
+
+@needs_captures
+@pytest.mark.parametrize("name,kind", [("sacct-parsable2.txt", "sacct-p"),
+                                       ("sacct.json", "sacct-json")])
+def test_a_byte_order_mark_does_not_hide_the_kind(tmp_path, name, kind):
+    # Was: "no JobID header" for a sacct -P export saved with a BOM, read by --kind only.
+    path = tmp_path / name
+    path.write_bytes(b"\xef\xbb\xbf" + (CAPTURES / name).read_bytes())
+    assert detect_kind(path) == kind
+    assert len(read_job_log(path)[0]) == len(read_job_log(CAPTURES / name)[0])

@@ -61,6 +61,8 @@ def test_same_records_as_sacct_p_give_the_same_jobs(tmp_path):
     ("State", "", "no State column/value"),
     ("State", "RUNNING", "not finished (pending/running)"),
     ("Timelimit", "1:xx", "unparseable value (bad duration)"),
+    ("Start", "2023-07-40T10:00:00", "unparseable value (bad time in Start)"),
+    ("End", "2023-07-01T00:00:00", "End before Start"),
 ])
 def test_bad_row_counted_never_used(tmp_path, column, value, reason):
     rows = _rows(10)
@@ -101,3 +103,15 @@ def _csd3_copy(tmp_path):
     with open(path, "w", newline="") as fh:
         csv.writer(fh).writerows(_rows(5))
     return path
+
+
+def test_a_column_named_twice_is_a_one_line_error(tmp_path):
+    """Account twice read as 2000 x 'unknown job state': the columns after it shifted."""
+    rows = _rows(5)
+    at = rows[0].index("Account")
+    path = tmp_path / "twice.csv"
+    with open(path, "w", newline="") as fh:
+        csv.writer(fh).writerows([r[:at + 1] + r[at:] for r in rows])
+    with pytest.raises(IngestError, match="names the column Account twice") as info:
+        read_job_log(path)
+    assert "\n" not in str(info.value)

@@ -20,12 +20,15 @@ def test_sacct_json_2205_exit_codes_are_marked_unknown_not_zero():
         assert pd.isna(j[jid]["exit_code"]) and p[jid]["exit_code"] > 0
     assert report.notes["22.05 --json exit code unreliable (set to missing; use sacct -P)"] == 4
     for jid in p:
-        if jid != "7":  # -P alone has MaxRSS, which the OverMemoryKill rule needs
-            assert j[jid]["status"] == p[jid]["status"], jid
-        for col in ("nodes", "ranks", "threads", "runtime_s", "mem_req_gb", "time_limit_s"):
+        assert j[jid]["status"] == p[jid]["status"], jid
+        for col in ("nodes", "ranks", "threads", "runtime_s", "mem_req_gb", "time_limit_s",
+                    "peak_rss_mb"):
             a, b = j[jid][col], p[jid][col]
             assert (pd.isna(a) and pd.isna(b)) or a == b, (jid, col, a, b)
-    assert j["7"]["exit_signal"] == 9
+    # OverMemoryKill (README surprise 10): signal 9 at the 50M request, from the step's TRES
+    # usage maximum, which is its MaxRSS (52584K); 365 days is backfill's "no limit".
+    assert (j["7"]["status"], j["7"]["exit_signal"]) == ("oom", 9)
+    assert j["7"]["peak_rss_mb"] == 52584 * 1024 / 1e6 and pd.isna(j["5"]["time_limit_s"])
 
 
 def test_sacct_json_newer_layout(tmp_path):
@@ -61,3 +64,24 @@ def test_sacct_json_newer_layout(tmp_path):
     assert job["time_limit_s"] == 1800 and job["mem_req_gb"] == 2.0
     assert job["start_time"] == pd.Timestamp(1700000010, unit="s")
     assert not report.notes and report.dropped == {"not finished (pending/running)": 1}
+
+
+@needs_captures
+def test_a_byte_order_mark_before_the_json_reads_the_same(tmp_path):
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + (CAPTURES / "sacct.json").read_bytes())
+    a = read_job_log(path, kind="sacct-json")[0].drop(columns="source_file")
+    b = read_job_log(CAPTURES / "sacct.json")[0].drop(columns="source_file")
+    pd.testing.assert_frame_equal(a, b)
+
+
+@needs_captures
+def test_a_job_that_ends_before_it_starts_is_dropped(tmp_path):
+    doc = json.loads((CAPTURES / "sacct.json").read_text())
+    job = doc["jobs"][1]
+    job["time"]["end"] = job["time"]["start"] - 600
+    path = tmp_path / "order.json"
+    path.write_text(json.dumps(doc))
+    df, report = read_job_log(path)
+    assert len(df) == 12 and str(job["job_id"]) not in set(df["job_id"])
+    assert dict(report.dropped) == {"End before Start": 1}

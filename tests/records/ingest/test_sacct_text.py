@@ -5,19 +5,23 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from hpcds1mpi.errors import IngestError
 from hpcds1mpi.records.ingest import read_job_log
 from tests.records.ingest.captures import CAPTURES, DATA, by_id, needs_captures
 
 
 @needs_captures
 def test_sacct_parsable_values_match_the_capture_readme():
-    df, _ = read_job_log(CAPTURES / "sacct-parsable2.txt")
+    df, report = read_job_log(CAPTURES / "sacct-parsable2.txt")
     jobs = by_id(df)
     assert jobs["2"]["status"] == "ok" and jobs["2"]["runtime_s"] == 15.0
     assert jobs["2"]["peak_rss_mb"] == pytest.approx(76628 * 1024 / 1e6)  # MaxRSS in K
     assert jobs["2"]["cpu_s"] == pytest.approx(15.099)
     assert (jobs["5"]["status"], jobs["5"]["exit_code"]) == ("failed", 3)
-    assert jobs["5"]["time_limit_s"] == 365 * 86400  # backfill's "infinite" limit
+    # Surprise 6: backfill records "no limit" as 365-00:00:00 (TimelimitRaw 525600).
+    assert pd.isna(jobs["5"]["time_limit_s"])
+    assert report.notes["time limit 365-00:00:00 (backfill's record of no limit): "
+                        "time_limit_s NA"] == 1
     assert (jobs["6"]["status"], jobs["6"]["runtime_s"], jobs["6"]["time_limit_s"]) == (
         "timeout", 69.0, 60.0)
     assert jobs["8"]["status"] == "cancelled" and jobs["8"]["state_raw"] == "CANCELLED by 0"
@@ -106,3 +110,48 @@ def test_lowercase_p_trailing_delimiter_reads_the_same(tmp_path):
     a = read_job_log(path)[0].drop(columns="source_file")
     b = read_job_log(CAPTURES / "sacct-parsable2.txt")[0].drop(columns="source_file")
     pd.testing.assert_frame_equal(a, b)
+
+
+@needs_captures
+def test_a_byte_order_mark_before_the_header_reads_the_same(tmp_path):
+    text = (CAPTURES / "sacct-parsable2.txt").read_bytes()
+    path = tmp_path / "bom.txt"
+    path.write_bytes(b"\xef\xbb\xbf" + text)
+    a = read_job_log(path, kind="sacct-p")[0].drop(columns="source_file")
+    b = read_job_log(CAPTURES / "sacct-parsable2.txt")[0].drop(columns="source_file")
+    pd.testing.assert_frame_equal(a, b)
+
+
+SHORT = "JobID|State|ElapsedRaw|Submit|Start|End\n"
+GOOD = "9|COMPLETED|10|2026-11-30T08:00:00|2026-11-30T08:01:00|2026-11-30T08:01:10\n"
+
+
+def test_bad_times_counted_per_kind_not_per_value(tmp_path):
+    """pandas' messages hold the value: 'garbage' and '2026-13-45...' were two reasons."""
+    path = tmp_path / "times.txt"
+    path.write_text(SHORT + GOOD
+                    + "1|COMPLETED|10|garbage|2026-11-30T08:01:00|2026-11-30T08:01:10\n"
+                    + "2|COMPLETED|10|2026-13-45T99:99:99|2026-11-30T08:01:00|"
+                      "2026-11-30T08:01:10\n"
+                    + "3|COMPLETED|10|2026-11-30T08:00:00|2026-11-30T08:01:00|never\n")
+    df, report = read_job_log(path)
+    assert list(df["job_id"]) == ["9"]
+    assert dict(report.dropped) == {"unparseable value (bad time in Submit)": 2,
+                                    "unparseable value (bad time in End)": 1}
+
+
+def test_a_job_that_ends_before_it_starts_is_dropped(tmp_path):
+    path = tmp_path / "order.txt"
+    path.write_text(SHORT + GOOD
+                    + "1|CANCELLED by 0|9|2026-11-30T08:00:00|2026-11-30T08:17:43|"
+                      "2026-11-30T08:10:00\n")
+    df, report = read_job_log(path)
+    assert list(df["job_id"]) == ["9"] and dict(report.dropped) == {"End before Start": 1}
+
+
+def test_a_column_named_twice_is_a_one_line_error(tmp_path):
+    path = tmp_path / "twice.txt"
+    path.write_text("JobID|State|ElapsedRaw|State\n1|COMPLETED|10|FAILED\n")
+    with pytest.raises(IngestError, match="names the column State twice") as info:
+        read_job_log(path)
+    assert "\n" not in str(info.value)

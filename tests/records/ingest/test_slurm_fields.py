@@ -5,10 +5,12 @@ from __future__ import annotations
 import pytest
 
 from hpcds1mpi.config import STATUSES
+from hpcds1mpi.records.ingest.schema import FileReport
 from hpcds1mpi.records.ingest.slurm_fields import (NOT_FINISHED, SLURM_STATUS, gpus_from_tres,
-                                                   int_or_none, parse_duration, parse_exit,
-                                                   parse_memory_bytes, parse_tres,
-                                                   slurm_status)
+                                                   int_or_none, limit_or_none,
+                                                   oom_from_memory_kill, parse_duration,
+                                                   parse_exit, parse_memory_bytes, parse_tres,
+                                                   slurm_status, time_or_none)
 
 
 def test_job_states_map_onto_the_one_status_vocabulary_only():
@@ -59,3 +61,28 @@ def test_counts_and_tres_refuse_nan_and_infinity():
     with pytest.raises(ValueError, match="bad TRES count"):
         parse_tres("cpu=inf,node=1")
     assert parse_duration("1-02:03:04.5") == 86400 + 7384.5 and parse_tres("cpu=x") == {}
+
+
+@pytest.mark.parametrize("text", ["garbage", "2026-13-45T99:99:99", "2023-07-40"])
+def test_a_bad_time_names_its_column_and_only_quotes_the_value(text):
+    with pytest.raises(ValueError) as info:
+        time_or_none(text, "Start")
+    assert str(info.value) == f"bad time in Start {text!r}"
+
+
+def test_backfills_365_days_is_no_limit():
+    report = FileReport("x", "sacct-p")
+    assert limit_or_none(365 * 86400.0, report) is None
+    assert limit_or_none(364 * 86400.0, report) == 364 * 86400.0
+    assert limit_or_none(None, report) is None
+    assert sum(report.notes.values()) == 1
+
+
+def test_over_memory_kill_needs_signal_9_and_the_peak_at_the_request():
+    report = FileReport("x", "sacct-json")
+    # job 7 of the captures: --mem=50M, MaxRSS 52584K, killed by signal 9
+    assert oom_from_memory_kill("failed", [9], 52584 * 1024 / 1e6, 0.05, 1, report) == "oom"
+    assert oom_from_memory_kill("failed", [15], 52584 * 1024 / 1e6, 0.05, 1, report) == "failed"
+    assert oom_from_memory_kill("failed", [None, 9], 10.0, 0.05, 1, report) == "failed"
+    assert oom_from_memory_kill("ok", [9], 60.0, 0.05, 1, report) == "ok"
+    assert sum(report.notes.values()) == 1

@@ -118,6 +118,8 @@ GOOD = "1 0 5 100 16 -1 -1 16 600 -1 1 3 4 -1 -1 2 -1 -1\n"
     ("2 -1 5 100 16 -1 -1 16 600 -1 1 3 4 -1 -1 2 -1 -1\n", "no submit time (-1)"),
     ("2 1e12 5 100 16 -1 -1 16 600 -1 1 3 4 -1 -1 2 -1 -1\n", "absurd time (> 5e+09 s)"),
     ("2 10 5 100 16 -1 -1 16 600 -1 1 1e30 4 -1 -1 2 -1 -1\n", "number too large (> 2^53)"),
+    ("2 10 5 100 16 -1 -1 16 600 -1 1 -5 4 -1 -1 2 -1 -1\n", "negative id (not -1)"),
+    ("2 10 5 100 16 -1 -1 16 600 -1 1 3 4 -1 -3 2 -1 -1\n", "negative id (not -1)"),
 ])
 def test_bad_line_counted_under_its_reason_never_used(tmp_path, line, reason):
     path = tmp_path / "bad.swf"
@@ -141,7 +143,8 @@ def test_truncated_gzip_and_not_swf_are_one_line_errors(tmp_path):
     packed = tmp_path / "cut.swf.gz"
     data = gzip.compress(("; UnixStartTime: 0\n" + GOOD * 5000).encode())
     packed.write_bytes(data[: len(data) // 2])
-    with pytest.raises(IngestError, match="unreadable SWF") as info:
+    with pytest.raises(IngestError, match="unreadable SWF file: the gzip file is corrupt or "
+                                          "truncated") as info:
         read_job_log(packed)
     assert "\n" not in str(info.value)
     other = tmp_path / "words.swf"
@@ -203,6 +206,85 @@ def test_a_corrupt_byte_in_a_gzip_log_is_one_line(tmp_path, where):
     data[at:at + 4] = b"\xff\xff\xff\xff"
     packed = tmp_path / "corrupt.swf.gz"
     packed.write_bytes(bytes(data))
-    with pytest.raises(IngestError, match="unreadable SWF file") as info:
+    with pytest.raises(IngestError, match="unreadable SWF file: the gzip file is corrupt or "
+                                          "truncated") as info:
         read_job_log(packed)
-    assert "\n" not in str(info.value)
+    assert "\n" not in str(info.value) and "engine" not in str(info.value)
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_line(tmp_path):
+    """An editor's UTF-8 BOM before the header (or the first job line) hid it: 1970 dates."""
+    plain = tmp_path / "bom.swf"
+    plain.write_bytes(b"\xef\xbb\xbf; UnixStartTime: 1000\n; MaxProcs: 64\n" + GOOD.encode())
+    packed = tmp_path / "bom.swf.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    for path in (plain, packed):
+        df, report = read_job_log(path)
+        assert df.loc[0, "submit_time"] == pd.Timestamp(1000, unit="s"), report.facts
+        assert not any("UnixStartTime" in f for f in report.facts)
+    bare = tmp_path / "bom_nohdr.swf"
+    bare.write_bytes(b"\xef\xbb\xbf" + GOOD.encode())
+    assert detect_kind(bare) == "swf"
+    df, _ = read_job_log(bare, kind="swf")
+    assert df.loc[0, "runtime_s"] == 100
+
+
+def test_zero_processors_and_zero_requested_time_are_missing_and_noted(tmp_path):
+    """Counts run 1..10^6 and a limit of 0 s is no limit: 0 is a converter's "none"."""
+    path = tmp_path / "zeros.swf"
+    path.write_text("; UnixStartTime: 0\n; MaxProcs: 64\n" + GOOD
+                    + "2 10 5 0 0 -1 -1 0 0 -1 5 3 4 -1 -1 2 -1 -1\n")
+    df, report = read_job_log(path)
+    zero = df.iloc[1]
+    assert len(df) == 2 and sum(report.dropped.values()) == 0
+    assert pd.isna(zero["cores"]) and pd.isna(zero["req_procs"]) and pd.isna(zero["time_limit_s"])
+    assert zero["status"] == "cancelled" and df.loc[0, "cores"] == 16
+    assert dict(report.notes) == {"field 5 (procs) 0: cores NA": 1,
+                                  "field 8 (req_procs) 0: req_procs NA": 1,
+                                  "field 9 (req_time) 0: time_limit_s NA": 1}
+
+
+def test_a_job_submitted_after_the_headers_end_time_is_dropped(tmp_path):
+    """Gaia's header ends 2014-08-19; a submit 155 years later is a garbled line."""
+    path = swf_slice(GAIA, tmp_path / "far.swf", jobs=100, extra=(
+        "99002 4900000000 1 50 24 1783 14805 24 432000 -1 1 17 5 5 1 -1 -1 -1\n",))
+    df, report = read_job_log(path)
+    assert len(df) == 100 and df["submit_time"].max().year == 2014
+    assert dict(report.dropped) == {"submitted after the header's EndTime (by more than a day): "
+                                    "the header or the line is wrong": 1}
+
+
+@pytest.mark.parametrize("end, facts", [
+    ("2014-05-23 10:00:00", []),  # the lines agree with it: only the far one is dropped
+    ("2014-05-21 10:00:00", ["header EndTime: '2014-05-21 10:00:00' ignored (before the log's "
+                             "start)"]),
+    ("soon", ["header EndTime: 'soon' ignored (not a date)"]),
+])
+def test_end_time_read_as_local_time_and_a_wrong_one_ignored(tmp_path, end, facts):
+    path = tmp_path / "end.swf"
+    path.write_text("; UnixStartTime: 1400749079\n; StartTime: 2014-05-22 10:57:59\n"
+                    f"; EndTime: {end}\n" + GOOD + GOOD.replace("1 0 5", "2 90000 5", 1)
+                    + GOOD.replace("1 0 5", "3 900000 5", 1))
+    df, report = read_job_log(path)
+    assert [f for f in report.facts if "EndTime" in f] == facts
+    assert list(df["job_id"]) == (["1", "2"] if not facts else ["1", "2", "3"])
+
+
+def test_end_time_before_most_lines_is_the_headers_fault(tmp_path):
+    path = tmp_path / "end.swf"
+    path.write_text("; StartTime: 2014-05-22 10:00:00\n; EndTime: 2014-05-22 11:00:00\n"
+                    + "".join(GOOD.replace("1 0 5", f"{i} {i * 90000} 5", 1) for i in range(1, 5)))
+    df, report = read_job_log(path)
+    assert len(df) == 4 and "header EndTime '2014-05-22 11:00:00' is before most submit " \
+        "times: ignored" in report.facts
+
+
+def test_every_status_0_with_users_stays_failed(tmp_path):
+    """Failed jobs picked out of Gaia are failures; Theta's all-0 status comes with no users."""
+    header, body = swf_lines(GAIA)
+    failed = [ln for ln in body if ln.split()[10] == "0"][:300]
+    path = tmp_path / "failed.swf"
+    path.write_text("".join(header + failed))
+    df, report = read_job_log(path)
+    assert len(df) == 300 and (df["status"] == "failed").all() and not report.notes
+    assert any(f.startswith("every job has status 0 (failed)") for f in report.facts)
