@@ -209,9 +209,9 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
     script_time = proposal.time_s if uses_proposal else limit_s
     script = None
     if emit:
-        from hpcds1mpi.launch.program import placeholder_note
+        from hpcds1mpi.launch.program import program_note
 
-        if note := placeholder_note(program):
+        if note := program_note(program):
             click.echo(f"note: {note}", err=True)
         script = emit_script(rec, emit, program, job_name=job_name, output=job_output,
                              exclusive=exclusive,

@@ -172,10 +172,10 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
     part = resolve_partition(cluster_file, partition)
 
     if program is not None:
-        from hpcds1mpi.launch.program import placeholder_note
+        from hpcds1mpi.launch.program import program_note
         from hpcds1mpi.measure import external
 
-        if note := placeholder_note(program, "--command"):
+        if note := program_note(program, "--command"):
             click.echo(f"note: {note}", err=True)
         if plan_file or kernel:
             raise ConfigError("--command sweeps your program; do not combine it with --plan/--kernel")

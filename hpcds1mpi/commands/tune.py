@@ -126,10 +126,10 @@ def _check_before_running(out: str, *, timeout: float, min_time: float, max_repe
     if program is not None:
         import shlex
 
-        from hpcds1mpi.launch.program import placeholder_note
+        from hpcds1mpi.launch.program import program_note
         from hpcds1mpi.measure.external import check_program
 
-        if note := placeholder_note(program):
+        if note := program_note(program):
             click.echo(f"note: {note}", err=True)
 
         try:

@@ -54,15 +54,26 @@ def placeholder_values(config: Configuration, size: int | None = None) -> dict:
 _BRACED_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_-]*)\}")
 
 
-def placeholder_note(program: str | Sequence[str] | None, option: str = "--program"
-                     ) -> str | None:
-    """A note for ``{word}`` text in ``program`` that is no placeholder but looks like one
-    (``{rank}``, ``{Size}``, ``{n-threads}``): it is passed to the program as it is, so a
-    typo would run every configuration with the same literal argument. None when none does."""
+#: Shell operators a command line may hold by habit: ``--command`` / ``--program`` is not run
+#: by a shell, so each would reach the program as an argument.
+_SHELL_TOKEN_RE = re.compile(r"^(\d?>>?|&>|<|\||\|\||&&|;|&|\d?>&\d)")
+_ASSIGNMENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def program_note(program: str | Sequence[str] | None, option: str = "--program"
+                 ) -> str | None:
+    """A note on ``program``'s text that would run otherwise than its author meant, or None:
+
+    * ``{word}`` text that is no placeholder but looks like one (``{rank}``, ``{Size}``,
+      ``{n-threads}``): it is passed as it is, so a typo would run every configuration with
+      the same literal argument;
+    * shell syntax (``> out.txt``, ``| tee log``, ``&&``, a leading ``VAR=value``): the command
+      is not run by a shell, so these reach the program as arguments.
+    """
     import difflib
 
     text = program if isinstance(program, str) else " ".join(map(str, program or ()))
-    slips = []
+    notes, slips = [], []
     for word in dict.fromkeys(_BRACED_RE.findall(text or "")):
         if word in PLACEHOLDERS:
             continue
@@ -71,10 +82,21 @@ def placeholder_note(program: str | Sequence[str] | None, option: str = "--progr
         meant = meant or [p for p in PLACEHOLDERS if plain.endswith(p) or plain.startswith(p)]
         if meant:
             slips.append(f"{{{word}}} (did you mean {{{meant[0]}}}?)")
-    if not slips:
-        return None
-    return (f"{option} has {', '.join(slips)}: not a placeholder, passed as written; the "
-            f"placeholders are {' '.join('{' + p + '}' for p in PLACEHOLDERS)}")
+    if slips:
+        notes.append(f"{option} has {', '.join(slips)}: not a placeholder, passed as written; "
+                     f"the placeholders are {' '.join('{' + p + '}' for p in PLACEHOLDERS)}")
+    try:
+        tokens = shlex.split(text) if isinstance(program, str) else list(map(str, program or ()))
+    except ValueError:
+        tokens = []
+    shell = [t for t in tokens if _SHELL_TOKEN_RE.match(t)]
+    if tokens and _ASSIGNMENT_RE.match(tokens[0]):
+        shell.insert(0, tokens[0])
+    if shell:
+        notes.append(f"{option} is not run by a shell: {' '.join(map(repr, shell[:3]))} "
+                     "reach the program as arguments; put redirections, pipes and variables in "
+                     "a script and give that script")
+    return "; ".join(notes) or None
 
 
 def program_tokens(program: str | Sequence[str], values: dict | None = None) -> list[str]:
@@ -102,7 +124,8 @@ def program_tokens(program: str | Sequence[str], values: dict | None = None) -> 
     else:
         tokens = [no_control(str(t), "program argument") for t in program]
     if not tokens:
-        raise ConfigError("program is empty; pass --program \"./my_app ...\"")
+        raise ConfigError("the program command is empty; give the program to run, e.g. "
+                          "\"./my_app {size}\"")
     values = values or {}
     filled = []
     for token in tokens:

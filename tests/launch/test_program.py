@@ -51,7 +51,7 @@ def test_environment_threads_blas_and_binding_only_where_ranks_are_bound():
 def test_a_brace_word_that_looks_like_a_placeholder_gets_a_note(text, slips):
     """{rank} is passed literally (it is no placeholder): every configuration would get the
     same argument without a word."""
-    note = program.placeholder_note(text)
+    note = program.program_note(text)
     if not slips:
         assert note is None
         return
@@ -59,3 +59,23 @@ def test_a_brace_word_that_looks_like_a_placeholder_gets_a_note(text, slips):
     for slip in slips:
         assert slip in note
     assert program.program_tokens(text, {"ranks": 4, "size": 9})[-1] != "4"  # still literal
+
+
+@pytest.mark.parametrize("text,said", [
+    ("./app {size} > out.txt", "'>'"),
+    ("./app {size} | tee log", "'|'"),
+    ("./app {size} 2>&1", "'2>&1'"),
+    ("FOO=1 ./app {size}", "'FOO=1'"),
+    ("./prep && ./app", "'&&'"),
+])
+def test_shell_syntax_in_a_command_gets_a_note(text, said):
+    """The command is not run by a shell: a redirection reached the program as two arguments,
+    with no word (and FOO=1 was taken for the program's path)."""
+    note = program.program_note(text, "--command")
+    assert note is not None and "is not run by a shell" in note and said in note
+
+
+@pytest.mark.parametrize("text", ["./app --out=x.txt {size}", "./app -n 5 'a > b'",
+                                  "./app --env FOO=1"])
+def test_no_shell_note_for_arguments_that_only_contain_such_characters(text):
+    assert program.program_note(text) is None

@@ -56,8 +56,8 @@ def detect_kind(path: str | Path) -> str:
         raise IngestError(f"{path}: '|'-separated but no JobID header; "
                           "run sacct -P without --noheader and with JobID in --format")
     raise IngestError(f"{path}: not a job log of a known kind (sacct -P/--json/CSV, SWF, "
-                      f"PM100/Adastra parquet, NREL Eagle or CINECA Eurora CSV; use --kind to "
-                      f"say which it is)")
+                      f"PM100/Adastra parquet, NREL Eagle or CINECA Eurora CSV); if it is one "
+                      f"of these, `hpcds1mpi ingest --kind KIND` reads it into a job table")
 
 
 
