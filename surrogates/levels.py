@@ -51,6 +51,10 @@ class MeasuredLevels:
         runtime: what its ``runtime_s`` is, from its rows' ``runtime_source`` (the sources
             joined by ``; `` when its telemetry files differ); :data:`UNKNOWN` for a program
             whose rows do not say; "" for kernel runs and job-log rows (not a program sweep).
+        wall_per_runtime: for a program whose ``runtime_s`` is its own reported time, the
+            largest measured ratio of its launch's wall time (``elapsed_s``) to that time:
+            what a job's time limit must allow for per predicted second (HPCC: 7.1 s of
+            launch for 0.31 s of ``HPL_time``); 1 otherwise.
     """
 
     workload: str
@@ -61,6 +65,7 @@ class MeasuredLevels:
     ranks_per_node: tuple = ()
     nodes: tuple = ()
     runtime: str = ""
+    wall_per_runtime: float = 1.0
 
     @property
     def max_ranks_per_node(self) -> int:
@@ -74,10 +79,12 @@ class MeasuredLevels:
         external = bool(data["external"])
         # A file written before ``runtime`` existed: a program's source is unknown.
         runtime = data.get("runtime", UNKNOWN if external else "")
+        scale = data.get("wall_per_runtime", 1.0)  # older files: none known
+        scale = float(scale) if isinstance(scale, (int, float)) and 1 <= scale < 1e9 else 1.0
         return cls(str(data["workload"]), external,
                    *(tuple(data.get(k) or ()) for k in
                      ("precisions", "devices", "threads", "ranks_per_node", "nodes")),
-                   runtime=str(runtime or ""))
+                   runtime=str(runtime or ""), wall_per_runtime=scale)
 
 
 def _is_kernel(workload: str) -> bool:
@@ -115,8 +122,28 @@ def levels_from_frame(frame: "pd.DataFrame") -> dict[str, MeasuredLevels]:
         out[workload] = MeasuredLevels(workload, external, levels("precision"),
                                        levels("device"), levels("threads", True),
                                        levels("ranks_per_node", True), levels("nodes", True),
-                                       runtime=_runtime_of(rows, "external" in kinds))
+                                       runtime=_runtime_of(rows, "external" in kinds),
+                                       wall_per_runtime=_wall_per_runtime(rows))
     return out
+
+
+def _wall_per_runtime(rows: "pd.DataFrame") -> float:
+    """The largest launch wall / runtime of a program's successful rows whose runtime is its
+    own reported time (see :attr:`MeasuredLevels.wall_per_runtime`); 1 for any other rows."""
+    import numpy as np
+    import pandas as pd
+
+    from hpcds1mpi.measure.readings import WALL
+
+    need = {"kind", "runtime_source", "elapsed_s", "runtime_s", "status"}
+    if not need <= set(rows.columns):
+        return 1.0
+    own = rows[(rows["kind"].astype(str) == "external") & (rows["status"].astype(str) == "ok")
+               & (rows["runtime_source"].astype(str) != WALL)]
+    wall = pd.to_numeric(own["elapsed_s"], errors="coerce").to_numpy(float)
+    run = pd.to_numeric(own["runtime_s"], errors="coerce").to_numpy(float)
+    good = np.isfinite(wall) & np.isfinite(run) & (run > 0) & (wall > 0)
+    return float(min(max(1.0, np.max(wall[good] / run[good])), 1e8)) if good.any() else 1.0
 
 
 def _runtime_of(rows: "pd.DataFrame", program: bool) -> str:

@@ -424,7 +424,8 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     picked_part = rec.picked.partition
     advice.recommended = predict_side(bundle, label, int(size), picked_part, cfg, Side(
         cfg, rec.picked.label,
-        directives_mod.time_limit_s(float(ch.scores.cols["runtime_hi"][row]))))
+        directives_mod.time_limit_s(float(ch.scores.cols["runtime_hi"][row])
+                                    * rec.wall_per_runtime)))
     queue = picked_part.slurm_partition or picked_part.name
     advice.rewritten, advice.changes = rewrite(script, Layout(
         cfg.nodes, cfg.ranks_per_node, cfg.threads,

@@ -333,7 +333,8 @@ def conclude(prep: Prepared, verdict) -> Recommendation:
                            f" on {picked.label}")
     rec = Recommendation(workload, size, objective, prep.all_places, picked, verdict,
                          _energy_label(bundle), clusters=clusters,
-                         left_out=list(prep.offer.left_out))
+                         left_out=list(prep.offer.left_out),
+                         wall_per_runtime=getattr(prep.offer.levels, "wall_per_runtime", 1.0))
     if verdict.verdict == "escalate":
         rec.picked = None
     if verdict.verdict == "escalate" and not familiar_but_impossible:

@@ -56,6 +56,9 @@ class Recommendation:
         clusters: place label -> its cluster (accounts, modules for the script).
         left_out: knob levels not offered and why, one line each (a program is offered only
             what it was measured with: ``decide/offer.py``).
+        wall_per_runtime: measured launch wall time per predicted second, for a program whose
+            model learned its own reported time (``surrogates/levels.py``); a job's time
+            limit allows for it. 1 for kernels and programs timed by their launch.
     """
 
     workload: str
@@ -70,6 +73,7 @@ class Recommendation:
     calibration_cluster: Cluster | None = None
     clusters: dict = field(default_factory=dict)
     left_out: list = field(default_factory=list)
+    wall_per_runtime: float = 1.0
 
 
 # --------------------------------------------------------------------------------------------
@@ -296,7 +300,9 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
         program = f"hpcds1mpi run {rec.workload} --size {rec.size} --threads {{threads}} " \
                   "--device {device} --precision {precision}"
     if time_limit_s is None:
-        limit, whence = directives.time_limit_s(r["runtime_hi"]), ""
+        limit = directives.time_limit_s(r["runtime_hi"] * rec.wall_per_runtime)
+        whence = (f"; time limit allows {rec.wall_per_runtime:.3g}x the predicted time, the "
+                  "measured launch wall per reported second" if rec.wall_per_runtime > 1 else "")
     else:
         limit = int(math.ceil(max(60.0, float(time_limit_s)) / 60.0) * 60)
         whence = f"; time limit {time_limit_from}"

@@ -128,3 +128,21 @@ def test_every_row_of_the_json_is_plain_and_without_nan():
     assert json.loads(json.dumps(data, allow_nan=False)) == data
     table = format_table(rec)  # the table reads the same rows, NaN as unknown
     assert rec.picked.partition.name in table
+
+
+def test_the_script_time_limit_allows_a_programs_measured_launch_wall():
+    """A program timed by its own output: the predicted time is part of the launch (HPCC's
+    HPL_time), so the time limit takes the measured wall per reported second along."""
+    rec = recommend(FakeBundle(), "gemm", 1024, fake_places("cpu"))
+    plain = emit_script(rec, "slurm", None)
+    rec.wall_per_runtime = 5000.0
+    scaled = emit_script(rec, "slurm", None)
+
+    def minutes(script):
+        text = next(ln for ln in script.splitlines() if ln.startswith("#SBATCH --time="))
+        h, m, s = text.split("=", 1)[1].split("-")[-1].split(":")
+        return int(h) * 60 + int(m)
+
+    assert minutes(scaled) > minutes(plain)
+    assert "the measured launch wall per reported second" in scaled
+    assert "launch wall" not in plain

@@ -129,3 +129,26 @@ def test_an_older_levels_file_without_runtime_still_loads(tmp_path):
     new = {"myapp": MeasuredLevels("myapp", True, ("fp64",), runtime="launch wall time (s)")}
     write_levels(tmp_path, new)
     assert read_levels(tmp_path) == new
+
+
+def test_a_program_timed_by_its_own_output_keeps_its_launch_wall_per_second(tmp_path):
+    """HPCC's HPL_time is 0.31 s of a 7.1 s launch: a time limit from the predicted time alone
+    killed the job (a 62-s run got --time=00:01:00 from a 0.62-s reported time)."""
+    own = "program's own time (--time-regex t=([0-9.]+))"
+    frame = pd.DataFrame([
+        dict(workload="part", kind="external", nodes=1, ranks_per_node=1, threads=t,
+             device="cpu", precision="fp64", status=status, runtime_source=source,
+             runtime_s=run, elapsed_s=wall)
+        for t, status, source, run, wall in [(1, "ok", own, 0.62, 62.5), (2, "ok", own, 0.7, 35.0),
+                                             (4, "failed", own, 0.01, 99.0)]] + [
+        dict(workload="walled", kind="external", nodes=1, ranks_per_node=1, threads=1,
+             device="cpu", precision="fp64", status="ok", runtime_source="launch wall time (s)",
+             runtime_s=2.0, elapsed_s=2.0)])
+    levels = levels_from_frame(frame)
+    assert levels["part"].wall_per_runtime == pytest.approx(62.5 / 0.62)  # the largest, ok rows
+    assert levels["walled"].wall_per_runtime == 1.0
+    assert levels_from_frame(runs())["myapp"].wall_per_runtime == 1.0  # no elapsed_s: none
+    write_levels(tmp_path, levels)
+    assert read_levels(tmp_path)["part"].wall_per_runtime == pytest.approx(62.5 / 0.62)
+    assert MeasuredLevels.from_dict({"workload": "x", "external": True,
+                                     "wall_per_runtime": -3}).wall_per_runtime == 1.0
