@@ -19,6 +19,9 @@ median launch wall time, or with ``--time-regex`` the program's own reported tim
 wall time stays in ``elapsed_s`` (median) and ``measured_s`` (sum); the telemetry's ``launch``
 attribute says which (:mod:`hpcds1mpi.measure.readings`). ``--ranks-regex`` checks every
 launch's own report of its rank count. Each exit is classified (:mod:`.program_launch`).
+A ``device=gpu`` configuration on a partition without GPUs is recorded ``unsupported``
+(not launched), as a kernel sweep records it. ``--resume`` refuses a file measured with
+another ``--command`` or other readings (:func:`check_resumed`).
 
 The program is started in its own session (process group). A launch that cannot start (the
 program or the launcher missing or not executable) is an error of the sweep, never a
@@ -145,6 +148,49 @@ def check_program(tokens: list[str], env: dict | None = None, cwd: str | None = 
                           "start it through its interpreter, e.g. 'python3 app.py')")
 
 
+#: What a resumed file must share with the sweep resuming it: (option, ``launch`` key).
+RESUME_SAME = (("--time-regex", "time_regex"), ("--fom-regex", "fom_regex"),
+               ("--ranks-regex", "ranks_regex"), ("--output-file", "output_file"))
+
+
+def check_resumed(out: str, program: str, readings) -> None:
+    """Refuse to resume ``out`` with another program command or other readings than the file
+    records (its ``plan`` and ``launch`` attributes): ``runtime_s`` would mean two things in
+    one file, and the file's record of what it means would be overwritten.
+
+    Raises:
+        ConfigError: the command or a reading differs, naming which.
+    """
+    import json
+
+    from hpcds1mpi.errors import HpcdsError
+    from hpcds1mpi.records import telemetry
+
+    if not os.path.isfile(out):
+        return
+    try:
+        attrs = telemetry.read_snapshot(out).attrs
+        before_plan = json.loads(attrs.get("plan") or "{}")
+        before = json.loads(attrs.get("launch") or "{}")
+    except (HpcdsError, OSError, ValueError):
+        return  # the writer says what is wrong with the file
+    if not isinstance(before_plan, dict) or not isinstance(before, dict):
+        return
+    now, differ = readings.describe(), []
+
+    def shown(value) -> str:
+        return f"'{value}'" if value else "none"
+
+    if "command" in before_plan and before_plan["command"] != program:
+        differ.append(f"--command {shown(before_plan['command'])} (now {shown(program)})")
+    for option, key in RESUME_SAME:
+        if key in before and (before[key] or "") != now[key]:
+            differ.append(f"{option} {shown(before[key])} (now {shown(now[key])})")
+    if differ:
+        raise ConfigError(f"--resume {out}: the file was measured with {'; '.join(differ)}; "
+                          "its runs would not mean what this sweep's mean: give a new --out")
+
+
 class _Terminated(BaseException):
     """Raised in the main thread by the SIGTERM handler (a BaseException: passes every
     ``except Exception``)."""
@@ -179,8 +225,10 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
     walls, times, foms, cpu, rss = [], [], [], 0.0, float("nan")
     status, error, code = OK, "", 0
     for attempt in range(plan.warmup + plan.max_repeats):
-        start = readings.mark(out_path)
-        result = launch_once(tokens, env, plan.timeout, cwd)
+        mark = readings.mark(out_path)
+        result = launch_once(tokens, env, plan.timeout, cwd,
+                             scan=lambda streams, mark=mark: readings.scan(streams, out_path,
+                                                                           mark))
         problem = launch_problem(result)
         if problem:
             raise LaunchError(f"the launcher could not start the program ({problem}); "
@@ -188,15 +236,13 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
                               "--command and --mpiexec")
         status, error = classify(result, plan.timeout)
         code = result["exit_code"]
-        found = readings.read(result["stdout"] + "\n" + result["stderr"] + "\n"
-                              + readings.new_text(out_path, start))
+        found = result["found"]
         if status == OK:
             readings.check_ranks(found, spec.config.ranks,
                                  f"{spec.workload} size {spec.size} {spec.config.label()}",
                                  tokens)
-            if readings.time is not None and math.isnan(found["time"]):
-                status, error = "failed", (f"exit 0, but --time-regex {readings.time.pattern!r}"
-                                           " matched no number in its output")
+            if why := readings.time_problem(found, result["wall_s"]):
+                status, error = "failed", why
         if attempt < plan.warmup and status == OK:
             continue
         walls.append(result["wall_s"])
@@ -277,6 +323,10 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
             raise ConfigError(f"--workdir {folder!r} (for size {spec.size} "
                               f"{spec.config.label()}) is not a folder; create it (with the "
                               "program's input) first")
+        readings.check_output_path(readings.output_path(
+            folder, placeholder_values(spec.config, spec.size)))
+    if resume:
+        check_resumed(out, plan.source.get("command", ""), readings)
     first = plan.runs[0]
     first_env = {**os.environ, **launch.environment(first.config)}
     first_tokens = format_command(dict(first.extra)["command"], first)
@@ -287,11 +337,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
     said = set()
     mpi_library = library_version(getattr(launch, "command", "srun"))
     attrs = {"plan": json.dumps(plan.source), "launch": json.dumps({
-        **choice.describe(launch), "runtime": readings.runtime_source(),
-        "time_regex": readings.time.pattern if readings.time else "",
-        "fom_regex": readings.fom.pattern if readings.fom else "",
-        "ranks_regex": readings.ranks.pattern if readings.ranks else "",
-        "output_file": readings.output_file or "", "workdir": workdir or "",
+        **choice.describe(launch), **readings.describe(), "workdir": workdir or "",
         "repeats": [plan.min_repeats, plan.max_repeats], "min_time": plan.min_time,
         "warmup": plan.warmup})}
     writer = telemetry.TelemetryWriter(out, resume=resume, snapshot_every_s=plan.snapshot_every,
@@ -328,6 +374,15 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
                        binding=binding + ("; " + "; ".join(notes) if notes else ""))
             row["attempt"] = writer.start(row)
             row["started_at"] = time.time()
+            if spec.config.device == "gpu" and partition.gpus_per_node < 1:
+                row.update(status="unsupported", finished_at=time.time(),
+                           error=f"partition {partition.name!r} has no GPUs, so a gpu run "
+                                 "cannot be measured; not launched (sweep --devices cpu "
+                                 "here, or gpu on a GPU partition)")
+                writer.record(row, {})
+                counts["unsupported"] = counts.get("unsupported", 0) + 1
+                bar.update(done + 1, f"({spec.workload} {spec.size} {spec.config.label()})")
+                continue
             env = dict(os.environ)
             env.update(launch.environment(spec.config))
             try:

@@ -4,8 +4,20 @@
 the sweep is interrupted), sampling the resident memory of the launch's process tree;
 :func:`launch_problem` tells a launcher that could not start the program (an error of the
 sweep, never a measurement) from a program that failed (a measurement); :func:`classify` gives
-a launch's status: ``ok``, ``failed``, ``timeout`` or ``oom`` (exit 137 / SIGKILL, or "out of
-memory" / "Killed" / ``MemoryError`` / ``bad_alloc`` / "oom-kill" in its output).
+a launch's status: ``ok``, ``failed``, ``timeout`` or ``oom``.
+
+``oom`` takes a specific sign (:data:`OOM_WORDS`, :data:`OOM_LINES`): exit 137 / SIGKILL, a
+launcher's report of a rank killed by signal 9, "out of memory" (the kernel's OOM killer,
+CUDA), Slurm's "oom-kill" / "oom_kill" event and "OOM Killed", ``MemoryError``,
+``std::bad_alloc``, "Cannot allocate memory", or "Killed" as the shell reports a killed child
+(a line of its own, or bash's "line N: PID Killed"). The word "killed" in passing is not one:
+Open MPI's "not able to guarantee that all other processes were killed!" on every aborted
+``MPI_Init``, or a program's "0 stray processes killed".
+
+The program's output is never held whole: it goes to temporary files, which ``scan`` reads
+(:meth:`~hpcds1mpi.measure.readings.Readings.scan`, in bounded windows) before they close; the
+result keeps only the last :data:`TAIL` bytes of stdout and stderr, which is all
+:func:`classify` and :func:`launch_problem` read.
 """
 
 from __future__ import annotations
@@ -21,8 +33,18 @@ from hpcds1mpi.config import OK
 from hpcds1mpi.errors import LaunchError
 from hpcds1mpi.runtime.processes import die_with_parent, end_group
 
-OOM_PATTERN = re.compile(r"out of memory|oom-kill|\bKilled\b|MemoryError|bad_alloc|"
-                         r"Cannot allocate memory", re.IGNORECASE)
+#: Out-of-memory words, any case: the kernel's / CUDA's "out of memory" (CUDA_ERROR_OUT_OF_MEMORY),
+#: Slurm's "Detected N oom-kill event(s)" / "oom_kill" / "OOM Killed", Python's MemoryError,
+#: C++'s std::bad_alloc, ENOMEM's "Cannot allocate memory".
+OOM_WORDS = re.compile(r"out[ _]of[ _]memory|\boom[-_ ]?kill|\bMemoryError\b|\bbad_alloc\b|"
+                       r"Cannot allocate memory", re.IGNORECASE)
+#: SIGKILL as a shell or an MPI launcher reports it, as written: "Killed" on a line of its own
+#: (sh), "line 3: 1234 Killed" (bash), the kernel's "Killed process 1234", hydra's "Killed
+#: (signal 9)", Open MPI's "exited on signal 9 (Killed)".
+OOM_LINES = re.compile(r"^\s*Killed\s*$|\bline \d+: +\d+ Killed\b|\bKilled process \d+|"
+                       r"\bKilled \(signal 9\)|\bsignal 9 \(Killed\)", re.MULTILINE)
+#: Bytes of stdout and of stderr a launch's result keeps (their ends).
+TAIL = 64 * 2**10
 
 
 class _TreeSampler:
@@ -61,9 +83,19 @@ class _TreeSampler:
         return self.peak_mb
 
 
-def launch_once(tokens: list[str], env: dict, timeout: float, cwd: str | None = None) -> dict:
+def _tail(fh) -> str:
+    """The last :data:`TAIL` bytes of the binary file ``fh``, decoded."""
+    size = fh.seek(0, 2)
+    fh.seek(max(0, size - TAIL))
+    return fh.read(TAIL).decode("utf-8", "replace")
+
+
+def launch_once(tokens: list[str], env: dict, timeout: float, cwd: str | None = None,
+                scan=None) -> dict:
     """Run ``tokens`` once in a session of its own; return exit code, wall seconds, CPU
-    seconds of children, output.
+    seconds of children, the last :data:`TAIL` bytes of stdout and stderr, and ``found``:
+    ``scan([stdout, stderr])`` called on the whole output (binary files) before it is
+    dropped (None without ``scan``).
 
     Raises:
         LaunchError: the launch could not start (launcher or program missing, not executable).
@@ -95,13 +127,12 @@ def launch_once(tokens: list[str], env: dict, timeout: float, cwd: str | None = 
         wall = time.perf_counter() - start
         rss = sampler.stop()
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        out_fh.seek(0)
-        err_fh.seek(0)
-        stdout = out_fh.read().decode("utf-8", "replace")
-        stderr = err_fh.read().decode("utf-8", "replace")
+        stdout, stderr = _tail(out_fh), _tail(err_fh)
+        found = scan([out_fh, err_fh]) if scan is not None else None
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {"exit_code": code, "wall_s": wall, "cpu_s": cpu, "stdout": stdout, "stderr": stderr,
-            "timed_out": timed_out, "rss_mb": rss if rss > 0 else float("nan")}
+            "timed_out": timed_out, "rss_mb": rss if rss > 0 else float("nan"),
+            "found": found}
 
 
 #: What a launcher prints when it could not start the program on a node (hydra, srun).
@@ -137,6 +168,6 @@ def classify(result: dict, timeout: float) -> tuple[str, str]:
     last = next((ln.strip() for ln in reversed(result["stderr"].splitlines()) if ln.strip()),
                 "") or next((ln.strip() for ln in reversed(result["stdout"].splitlines())
                              if ln.strip()), "")
-    if code in (137, -9) or OOM_PATTERN.search(text):
+    if code in (137, -9) or OOM_WORDS.search(text) or OOM_LINES.search(text):
         return "oom", f"exit code {code} (out of memory): {last[:300]}"
     return "failed", f"exit code {code}: {last[:300]}"

@@ -1,14 +1,30 @@
 """What a user's program says about its own run: time, figure of merit, rank count.
 
 Three optional regular expressions, each with one group holding a number, matched against
-the program's output — its stdout and stderr, and the part of ``--output-file`` written
-during the launch (HPCC writes ``hpccoutf.txt``, appending):
+the program's output — its stdout and stderr, and what it wrote to ``--output-file`` during
+the launch:
 
 * ``--time-regex``: the program's own time, s. It becomes ``runtime_s`` (median over repeats);
-  the launch's wall time (MPI and interpreter start-up included) stays in ``elapsed_s``.
+  the launch's wall time (MPI and interpreter start-up included) stays in ``elapsed_s``. A
+  launch whose time is not a positive finite number, is over a year
+  (:data:`~hpcds1mpi.schemas.limits.MAX_SECONDS`) or over :data:`WALL_FACTOR` x its own wall
+  time + :data:`SLACK_S` (a unit mistake: milliseconds read as seconds) is ``failed``
+  (:meth:`Readings.time_problem`).
 * ``--fom-regex``: a figure of merit (``fom``), e.g. HPL's Gflop/s.
 * ``--ranks-regex``: the number of MPI processes the program reports; a launch whose count is
   not the configuration's ranks is not one job, and the sweep stops with an error.
+
+**Which match**: each regex takes its *last* match, the output file's part after stderr after
+stdout (the program's final report; HPCC appends one result per run). :meth:`Readings.scan`
+searches from the end backwards in windows of :data:`CHUNK` bytes cut at line ends, stopping
+once every regex has matched: memory stays bounded at any output size and nothing is skipped.
+A match may span lines up to :data:`OVERLAP` bytes across a window's cut.
+
+**What the launch wrote to ``--output-file``** (:class:`FileMark`, taken before each launch):
+a program that *appends* (HPCC's ``hpccoutf.txt``) is read from the old end only, so an
+earlier run's number is never taken for this one's; a program that *rewrites* its file
+(``> result.txt``: truncated, replaced, or the same length again) is read whole; a file the
+launch did not touch is not read at all.
 """
 
 from __future__ import annotations
@@ -17,11 +33,21 @@ import math
 import os
 import re
 from dataclasses import dataclass
+from stat import S_ISREG
 
 from hpcds1mpi.errors import ConfigError, LaunchError
+from hpcds1mpi.schemas.limits import MAX_SECONDS
 
 #: What the telemetry's plan says ``runtime_s`` is, per choice.
 WALL = "launch wall time (s)"
+#: Bytes of output searched at once (a line longer than this is cut).
+CHUNK = 8 * 2**20
+#: How far (bytes, to a line end) a window reaches into the later one: a match spanning lines.
+OVERLAP = 2**16
+#: Bytes kept of the output file's start and end before a launch, to tell append from rewrite.
+FINGERPRINT = 2**16
+#: A program's own time over WALL_FACTOR x the launch's wall time + SLACK_S is not its runtime.
+WALL_FACTOR, SLACK_S = 1.5, 0.1
 
 
 def compile_regex(text: str | None, option: str, example: str) -> re.Pattern | None:
@@ -41,18 +67,104 @@ def compile_regex(text: str | None, option: str, example: str) -> re.Pattern | N
     return pattern
 
 
+def _last_group(pattern: re.Pattern, text: str) -> str | None:
+    """The first group of ``pattern``'s last match in ``text`` ("" when it took no part);
+    None: no match."""
+    last = None
+    for last in pattern.finditer(text):
+        pass
+    return None if last is None else (last.group(1) or "")
+
+
+def _float(text: str | None) -> float:
+    """``text`` as a float (NaN: none, or not a number)."""
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return math.nan
+
+
 def number(pattern: re.Pattern | None, text: str) -> float:
     """The first group of ``pattern``'s last match in ``text`` as a number (NaN: none)."""
     if pattern is None:
         return math.nan
-    matches = list(pattern.finditer(text))
-    if not matches:
-        return math.nan
-    try:
-        value = float(matches[-1].group(1))
-    except (TypeError, ValueError):
-        return math.nan
+    value = _float(_last_group(pattern, text))
     return value if math.isfinite(value) else math.nan
+
+
+@dataclass(frozen=True)
+class FileMark:
+    """The output file just before a launch: identity, size, times and its first and last
+    :data:`FINGERPRINT` bytes.
+
+    Size alone cannot tell a rewrite from an append (a rewrite may be shorter, as long or
+    longer), nor times alone (their tick may be coarse, and say nothing of where the new text
+    starts). So: untouched (same inode, size, mtime and ctime) → nothing to read; shorter or as
+    long (truncated or rewritten) → all of it; longer with the old start and end bytes still in
+    place → appended, read from the old end; anything else (another file renamed over it, or a
+    rewrite) → all of it. A rewrite whose new file begins with the whole old one reads as an
+    append, which gives the same last match unless the new part has none.
+    """
+
+    stat: tuple | None = None  # (dev, inode, size, mtime_ns, ctime_ns); None: no file
+    head: bytes = b""
+    tail: bytes = b""
+
+    @classmethod
+    def of(cls, path: str | None) -> "FileMark":
+        """The mark of ``path`` now (an empty mark where there is no regular file)."""
+        if not path:
+            return cls()
+        try:
+            with open(path, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                if not S_ISREG(st.st_mode):
+                    return cls()
+                head = fh.read(FINGERPRINT)
+                fh.seek(max(0, st.st_size - FINGERPRINT))
+                tail = fh.read(FINGERPRINT)
+        except OSError:
+            return cls()
+        return cls((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns),
+                   head, tail)
+
+    def written_from(self, fh) -> int | None:
+        """Where this launch's output starts in the open file ``fh`` (see the class); None
+        when the launch did not write it."""
+        st = os.fstat(fh.fileno())
+        if self.stat is None:
+            return 0
+        dev, ino, size, mtime, ctime = self.stat
+        if (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) == self.stat:
+            return None
+        if (st.st_dev, st.st_ino) != (dev, ino) or st.st_size <= size:
+            return 0
+        fh.seek(0)
+        head = fh.read(len(self.head))
+        fh.seek(size - len(self.tail))
+        tail = fh.read(len(self.tail))
+        return size if (head, tail) == (self.head, self.tail) else 0
+
+
+def windows(fh, start: int, end: int):
+    """The text of ``fh[start:end]`` from the end backwards, window by window: each at most
+    :data:`CHUNK` bytes starting at a line start, reaching :data:`OVERLAP` bytes (to a line
+    end) into the window after it."""
+    cut = end  # where the later window starts
+    while cut > start:
+        lo = max(start, cut - CHUNK)
+        hi = min(end, cut + OVERLAP)
+        fh.seek(lo)
+        data = fh.read(hi - lo)
+        if hi > cut:  # the overlap, up to its last line end
+            nl = data.rfind(b"\n", cut - lo, hi - lo)
+            data = data[:nl + 1] if nl >= 0 else data[:cut - lo]
+        if lo > start:
+            nl = data.find(b"\n", 0, cut - lo)
+            if 0 <= nl and lo + nl + 1 < cut:
+                data, lo = data[nl + 1:], lo + nl + 1
+        yield data.decode("utf-8", "replace")
+        cut = lo
 
 
 @dataclass
@@ -73,6 +185,9 @@ class Readings:
             no_control(output_file, "--output-file")
             if not output_file.strip():
                 raise ConfigError("--output-file is empty; give the file the program writes")
+            if output_file.endswith(("/", "/.", "/..")) or output_file in (".", ".."):
+                raise ConfigError(f"--output-file {output_file!r} names a folder; give the "
+                                  "file the program writes in it")
         return cls(compile_regex(time_regex, "--time-regex", r"time: ([0-9.eE+-]+) s"),
                    compile_regex(fom_regex, "--fom-regex", r"GFLOPS: ([0-9.]+)"),
                    compile_regex(ranks_regex, "--ranks-regex", r"ranks: (\d+)"),
@@ -81,6 +196,14 @@ class Readings:
     def runtime_source(self) -> str:
         """What ``runtime_s`` holds, for the telemetry's plan and the bundle."""
         return f"program's own time (--time-regex {self.time.pattern})" if self.time else WALL
+
+    def describe(self) -> dict:
+        """The readings as the telemetry's ``launch`` attribute records them."""
+        return {"runtime": self.runtime_source(),
+                "time_regex": self.time.pattern if self.time else "",
+                "fom_regex": self.fom.pattern if self.fom else "",
+                "ranks_regex": self.ranks.pattern if self.ranks else "",
+                "output_file": self.output_file or ""}
 
     def output_path(self, cwd: str | None, values: dict) -> str | None:
         """The output file of one launch, placeholders filled, relative to ``cwd``."""
@@ -91,31 +214,110 @@ class Readings:
             name = name.replace("{" + key + "}", str(value))
         return os.path.join(cwd or ".", name)
 
-    @staticmethod
-    def mark(path: str | None) -> int:
-        """Where the output file ends before a launch (0: none yet)."""
-        try:
-            return os.path.getsize(path) if path else 0
-        except OSError:
-            return 0
+    def check_output_path(self, path: str | None) -> None:
+        """Refuse an output file that is a folder, before anything launches.
+
+        Raises:
+            ConfigError: ``path`` is a folder.
+        """
+        if path and os.path.isdir(path):
+            raise ConfigError(f"--output-file {self.output_file!r}: {path!r} is a folder; "
+                              "give the file the program writes in it")
 
     @staticmethod
-    def new_text(path: str | None, start: int) -> str:
-        """What the launch wrote to its output file (from ``start``; all if it shrank)."""
+    def mark(path: str | None) -> FileMark:
+        """The output file before a launch (:class:`FileMark`)."""
+        return FileMark.of(path)
+
+    @staticmethod
+    def new_text(path: str | None, mark: FileMark) -> str:
+        """What the launch wrote to its output file (:meth:`FileMark.written_from`), whole:
+        for small files and tests; a launch's readings use :meth:`scan`."""
         if not path:
             return ""
         try:
             with open(path, "rb") as fh:
-                if os.fstat(fh.fileno()).st_size >= start:
-                    fh.seek(start)
-                return fh.read(8 * 2**20).decode("utf-8", "replace")
+                start = mark.written_from(fh)
+                if start is None:
+                    return ""
+                fh.seek(start)
+                return fh.read().decode("utf-8", "replace")
         except OSError:
             return ""
 
+    def _patterns(self) -> dict:
+        return {name: p for name, p in (("time", self.time), ("fom", self.fom),
+                                        ("ranks", self.ranks)) if p is not None}
+
+    @staticmethod
+    def _values(groups: dict) -> dict:
+        fom, ranks = _float(groups.get("fom")), _float(groups.get("ranks"))
+        return {"time": _float(groups.get("time")), "time_text": groups.get("time"),
+                "fom": fom if math.isfinite(fom) else math.nan,
+                "ranks": ranks if math.isfinite(ranks) else math.nan}
+
     def read(self, text: str) -> dict:
-        """``{"time": s, "fom": x, "ranks": n}`` from one launch's output (NaN: not found)."""
-        return {"time": number(self.time, text), "fom": number(self.fom, text),
-                "ranks": number(self.ranks, text)}
+        """``{"time": s, "time_text": str, "fom": x, "ranks": n}`` from one launch's output
+        (NaN / None: not found)."""
+        return self._values({name: _last_group(p, text)
+                             for name, p in self._patterns().items()})
+
+    def scan(self, streams: list, out_path: str | None = None,
+             mark: FileMark | None = None) -> dict:
+        """:meth:`read` over the binary files ``streams`` (stdout, stderr), then what the
+        launch wrote to ``out_path`` since ``mark``, searched backwards in windows."""
+        todo, groups = self._patterns(), {}
+
+        def search(fh, start: int) -> bool:
+            for text in windows(fh, start, os.fstat(fh.fileno()).st_size):
+                for name, pattern in list(todo.items()):
+                    found = _last_group(pattern, text)
+                    if found is not None:
+                        groups[name] = found
+                        del todo[name]
+                if not todo:
+                    return True
+            return False
+
+        if todo and out_path:
+            try:
+                with open(out_path, "rb") as fh:
+                    start = (mark or FileMark()).written_from(fh)
+                    if start is not None and search(fh, start):
+                        return self._values(groups)
+            except OSError:
+                pass
+        for fh in reversed(streams):
+            if todo and search(fh, 0):
+                break
+        return self._values(groups)
+
+    def time_problem(self, found: dict, wall_s: float) -> str:
+        """Why the program's own time of one launch (exit 0) cannot be its runtime; "" when
+        it can (or there is no ``--time-regex``)."""
+        if self.time is None:
+            return ""
+        regex = f"--time-regex '{self.time.pattern}'"
+        text = found.get("time_text")
+        if text is None:
+            return f"exit 0, but {regex} matched no number in its output"
+        shown = text.strip()[:40]
+        try:
+            value = float(text)
+        except ValueError:
+            return f"exit 0, but {regex} matched {shown!r}, which is not a number"
+        if not (math.isfinite(value) and value > 0):
+            return (f"exit 0, but the program's own time {shown!r} ({regex}) is not a positive "
+                    "finite number of seconds; fix the program's timer or the regex")
+        if value > MAX_SECONDS:
+            return (f"exit 0, but the program's own time {value:g} s ({regex}) is over a year "
+                    f"({MAX_SECONDS:g} s), not a runtime; fix the program's timer or the regex")
+        if value > WALL_FACTOR * wall_s + SLACK_S:
+            return (f"exit 0, but the program's own time {value:g} s ({regex}) is "
+                    f"{value / wall_s:.3g}x the launch's own wall time {wall_s:.3g} s: a unit "
+                    "mistake (milliseconds read as seconds?); make the regex match the time "
+                    "in seconds, or the program print seconds")
+        return ""
 
     def check_ranks(self, found: dict, ranks: int, label: str, tokens: list[str]) -> None:
         """Raise :class:`LaunchError` unless the program reported ``ranks`` processes.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import shlex
 import subprocess
@@ -418,3 +419,104 @@ def test_a_programs_repeats_default_to_at_least_three_and_are_checked():
                        ({"min_time": float("nan")}, "--min-time"), ({"warmup": -1}, "--warmup")):
         with pytest.raises(ConfigError, match=words):
             external.build_external_plan("true", "t", sizes="1", **bad)
+
+
+# ---- what a program reports is what is recorded ----------------------------------------------
+
+def _script(tmp_path, name: str, body: str) -> Path:
+    path = tmp_path / name
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+    return path
+
+
+def _once(program, tmp_path, *extra) -> list[str]:
+    return ["sweep", "--command", f"{program} {{size}}", "--label", "own", "--ranks-per-node",
+            "1", "--threads", "1", "--min-time", "0", "--no-progress", "--out",
+            str(tmp_path / "own.h5"), *extra]
+
+
+def test_a_program_that_rewrites_its_output_file_is_read_whole(tmp_path):
+    # "> result.txt" each run: before, a longer rewrite was read from the old size (size
+    # 123456 gave runtime_s 56) and one of the same length gave "matched no number".
+    program = _script(tmp_path, "ow.sh", 'echo "run $1" > result.txt\n'
+                                         'echo "time: 0.0$1 s" >> result.txt\n')
+    (tmp_path / "wd").mkdir()
+    proc = run_cli(_once(program, tmp_path, "--sizes", "1,22,3", "--workdir",
+                         str(tmp_path / "wd"), "--output-file", "result.txt", "--time-regex",
+                         r"([0-9.]+) s", "--min-repeats", "2", "--max-repeats", "2"), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    df = telemetry.read_runs(tmp_path / "own.h5").set_index("size")
+    assert (df["status"] == "ok").all(), df["error"].tolist()
+    assert df["runtime_s"].to_dict() == {1: 0.01, 22: 0.022, 3: 0.03}
+    assert (df["repeats"] == 2).all()
+
+
+def test_a_reported_time_that_cannot_be_a_runtime_is_recorded_failed(tmp_path):
+    # Before, each was recorded ok, and energy modelled from it (negative for -0.2).
+    program = _script(tmp_path, "t.sh", 'case "$1" in 1) t=-0.2;; 2) t=0;; 3) t=1e30;; '
+                                        '4) t=nan;; 5) t=inf;; 6) t=250;; *) t=0.001;; esac\n'
+                                        'echo "TIME=$t"\n')
+    proc = run_cli(_once(program, tmp_path, "--sizes", "1,2,3,4,5,6,7", "--time-regex",
+                         r"TIME=(\S+)", "--max-repeats", "1"), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    df = telemetry.read_runs(tmp_path / "own.h5").set_index("size")
+    words = {1: "'-0.2' .* not a positive finite", 2: "'0' .* not a positive finite",
+             3: "1e\\+30 s .* over a year", 4: "'nan' .* not a positive finite",
+             5: "'inf' .* not a positive finite", 6: "250 s .* a unit mistake"}
+    for size, expected in words.items():
+        row = df.loc[size]
+        assert row.status == "failed" and re.search(expected, row.error), row.error
+        assert r"--time-regex 'TIME=(\S+)'" in row.error and "\n" not in row.error
+        assert 0 < row.energy_j and row.runtime_s == row.elapsed_s < 60
+    assert df.loc[7].status == "ok" and df.loc[7].runtime_s == 0.001
+
+
+def test_resuming_with_another_command_or_reading_is_refused(tmp_path):
+    program = _script(tmp_path, "t.sh", 'echo "TIME=0.001 GF=$1"\n')
+    first = _once(program, tmp_path, "--sizes", "1", "--time-regex", r"TIME=(\S+)",
+                  "--max-repeats", "1")
+    assert run_cli(first, timeout=120).returncode == 0
+    out = tmp_path / "own.h5"
+    before = telemetry.read_snapshot(out).attrs["launch"]
+    other = _script(tmp_path, "u.sh", 'echo "TIME=0.002"\n')
+    for args, words in (
+            ([a for a in first if a not in ("--time-regex", r"TIME=(\S+)")],
+             r"--time-regex 'TIME=(\S+)' (now none)"),
+            (first + ["--fom-regex", r"GF=(\S+)"], "--fom-regex none (now 'GF=(\\S+)')"),
+            (_once(other, tmp_path, "--sizes", "1,2", "--time-regex", r"TIME=(\S+)"),
+             f"--command '{program} {{size}}' (now '{other} {{size}}')")):
+        proc = run_cli(args + ["--resume"], timeout=120)
+        _one_line_error(proc, 2)
+        assert words in proc.stderr and "give a new --out" in proc.stderr
+        assert telemetry.read_snapshot(out).attrs["launch"] == before
+        assert len(telemetry.read_runs(out)) == 1
+    proc = run_cli(first + ["--sizes", "1,2", "--resume"], timeout=120)  # the same: runs more
+    assert proc.returncode == 0 and len(telemetry.read_runs(out)) == 2
+
+
+def test_gpu_runs_of_a_program_without_gpus_are_unsupported_and_not_launched(tmp_path):
+    from hpcds1mpi.cluster import Partition
+
+    log = tmp_path / "launches"
+    program = _script(tmp_path, "app.sh", f'echo "$1" >> {log}\n')
+    plan = external.build_external_plan(f"{program} {{size}}", "own", sizes="5",
+                                        devices="cpu,gpu", min_repeats=1, max_repeats=1,
+                                        min_time=0)
+    part = Partition("cpuonly", cores_per_node=2, memory_gb=4.0, gpus_per_node=0)
+    summary = external.run_external(plan, str(tmp_path / "g.h5"), part, progress=False)
+    assert summary["statuses"] == {"ok": 1, "unsupported": 1}
+    df = telemetry.read_runs(tmp_path / "g.h5").set_index("device")
+    assert df.loc["cpu"].status == "ok" and df.loc["gpu"].status == "unsupported"
+    assert "partition 'cpuonly' has no GPUs" in df.loc["gpu"].error
+    assert log.read_text() == "5\n"  # the gpu run was never launched
+
+
+def test_an_output_file_that_is_a_folder_is_refused_in_one_line(tmp_path):
+    (tmp_path / "wd" / "result.txt").mkdir(parents=True)
+    for name in ("result.txt", "out/"):
+        proc = run_cli(_once("true", tmp_path, "--sizes", "1", "--workdir",
+                             str(tmp_path / "wd"), "--output-file", name), timeout=60)
+        _one_line_error(proc, 2)
+        assert "--output-file" in proc.stderr and "folder" in proc.stderr
+        assert not (tmp_path / "own.h5").exists()

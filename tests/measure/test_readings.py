@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import math
+import os
+import re
 
 import pytest
 
 from hpcds1mpi.errors import ConfigError, LaunchError
+from hpcds1mpi.measure import readings as readings_mod
 from hpcds1mpi.measure.readings import Readings, compile_regex, number
 
 
@@ -30,13 +33,17 @@ def test_only_what_the_launch_appended_to_the_output_file_is_read(tmp_path):
     readings = Readings.of(time_regex=r"HPL_time=([0-9.]+)", output_file="out-{ranks}.txt")
     path = readings.output_path(str(tmp_path), {"ranks": 2})
     assert path == str(tmp_path / "out-2.txt")
-    assert readings.mark(path) == 0  # not there yet
+    assert readings.new_text(path, readings.mark(path)) == ""  # not there yet
     with open(path, "w") as fh:
         fh.write("HPL_time=9.0\n")  # an earlier run's (HPCC appends to hpccoutf.txt)
     start = readings.mark(path)
     with open(path, "a") as fh:
         fh.write("HPL_time=0.5\n")
     assert readings.read(readings.new_text(path, start))["time"] == 0.5
+    start = readings.mark(path)
+    with open(path, "a") as fh:
+        fh.write("no time this run\n")  # a launch that appends no time has none
+    assert math.isnan(readings.read(readings.new_text(path, start))["time"])
     assert readings.runtime_source().startswith("program's own time")
     assert Readings.of().runtime_source() == "launch wall time (s)"
 
@@ -57,3 +64,110 @@ def test_a_launch_whose_program_reports_other_ranks_is_an_error():
 def test_an_empty_output_file_name_is_refused():
     with pytest.raises(ConfigError, match="--output-file is empty"):
         Readings.of(output_file=" ")
+
+
+def _rewrite(path, text: str) -> None:
+    with open(path, "w") as fh:  # truncates: ``> result.txt``
+        fh.write(text)
+
+
+def test_a_file_the_program_rewrites_is_read_whole_at_any_new_length(tmp_path):
+    # The old mark was the file's size: a longer rewrite was read from the old end ("time:
+    # 123456 s" gave 56), one of the same length gave nothing ("matched no number").
+    readings = Readings.of(time_regex=r"([0-9.]+) s", output_file="result.txt")
+    path = readings.output_path(str(tmp_path), {})
+    _rewrite(path, "time: 9 s\n")
+    for text, expected in (("time: 123456 s\n", 123456.0),  # longer
+                           ("time: 654321 s\n", 654321.0),  # as long
+                           ("time: 654321 s\n", 654321.0),  # the same bytes again
+                           ("time: 7 s\n", 7.0)):  # shorter
+        mark = readings.mark(path)
+        _rewrite(path, text)
+        assert readings.read(readings.new_text(path, mark))["time"] == expected, text
+    mark = readings.mark(path)
+    tmp = tmp_path / "new"
+    tmp.write_text("time: 0.25 s\n")
+    os.replace(tmp, path)  # written elsewhere and renamed over it
+    assert readings.read(readings.new_text(path, mark))["time"] == 0.25
+    mark = readings.mark(path)  # a launch that does not touch the file: nothing of it is read
+    assert readings.new_text(path, mark) == ""
+    assert math.isnan(readings.scan([], path, mark)["time"])
+
+
+def test_scan_gives_the_last_match_of_the_whole_output_in_small_windows(tmp_path, monkeypatch):
+    # Searched backwards in windows (here 24..120 bytes, so some window's cut falls inside
+    # the two-line match): the same last match as the whole text; the file's part wins.
+    monkeypatch.setattr(readings_mod, "OVERLAP", 40)
+    readings = Readings.of(time_regex=r"T=([0-9.]+)$", fom_regex=r"F:\n  ([0-9.]+)",
+                           ranks_regex=r"R=(\d+)", output_file="o.txt")
+    lines = [f"line {i} T={i}.5" if i % 7 == 0 else f"filler {i} xxxxxxxx" for i in range(60)]
+    lines[13:13] = ["F:", "  42.5"]
+    lines.insert(3, "R=4")
+    out = tmp_path / "stdout"
+    out.write_bytes("\n".join(lines).encode())
+    err = tmp_path / "stderr"
+    err.write_bytes(b"T=1.0\nwarning: " + b"y" * 300 + b"\n")
+    path = readings.output_path(str(tmp_path), {})
+    _rewrite(path, "HPL\n")
+    mark = readings.mark(path)
+    with open(path, "a") as fh:
+        fh.write("T=3.25\n" + "z" * 200 + "\n")
+    whole = readings.read("\n".join(lines) + "\n" + err.read_text() + "\n"
+                          + readings.new_text(path, mark))
+    assert (whole["time"], whole["fom"], whole["ranks"]) == (3.25, 42.5, 4)
+    for chunk in range(24, 121):
+        monkeypatch.setattr(readings_mod, "CHUNK", chunk)
+        with open(out, "rb") as o, open(err, "rb") as e:
+            assert readings.scan([o, e], path, mark) == whole, chunk
+    with open(out, "rb") as o, open(err, "rb") as e:
+        assert readings.scan([o, e])["time"] == 1.0  # stderr after stdout
+    with open(out, "rb") as o:
+        assert readings.scan([o])["time"] == 56.5
+
+
+def test_windows_cover_the_output_and_always_advance(tmp_path, monkeypatch):
+    monkeypatch.setattr(readings_mod, "CHUNK", 16)
+    monkeypatch.setattr(readings_mod, "OVERLAP", 8)
+    data = b"a" * 15 + b"\n" + b"b" * 40 + b"\nccc\n" + "été\n".encode() * 9
+    path = tmp_path / "f"
+    path.write_bytes(data)
+    with open(path, "rb") as fh:
+        parts = list(readings_mod.windows(fh, 0, len(data)))
+    assert all(p for p in parts) and set("".join(parts)) == set(data.decode())
+    assert "\ufffd" not in "".join(parts)  # cut at line ends: no character split
+
+
+@pytest.mark.parametrize("said, words", [
+    ("-0.2", "'-0.2' .* is not a positive finite number"),
+    ("0", "'0' .* is not a positive finite number"),
+    ("nan", "'nan' .* is not a positive finite number"),
+    ("inf", "'inf' .* is not a positive finite number"),
+    ("1e30", "1e\\+30 s .* is over a year"),
+    ("50", "50 s .* is 100x the launch's own wall time 0.5 s: a unit mistake"),
+    ("1,234", "matched '1,234', which is not a number"),
+])
+def test_a_reported_time_that_cannot_be_the_runtime_is_refused(said, words):
+    # Before, each was recorded ok (a negative energy then made train refuse the file).
+    readings = Readings.of(time_regex=r"TIME=(\S+)")
+    why = readings.time_problem(readings.read(f"TIME={said}\n"), 0.5)
+    assert why.startswith("exit 0, but ") and "--time-regex 'TIME=(\\S+)'" in why
+    assert re.search(words, why), why
+    assert "\n" not in why
+
+
+def test_a_plausible_reported_time_is_the_runtime():
+    readings = Readings.of(time_regex=r"TIME=(\S+)")
+    for said, wall in (("0.4", 0.5), ("0.7", 0.5), ("0.1", 0.01), ("3.6e3", 3601.0)):
+        assert readings.time_problem(readings.read(f"TIME={said}\n"), wall) == ""
+    assert "matched no number" in readings.time_problem(readings.read("nothing"), 1.0)
+    assert Readings.of().time_problem({}, 1.0) == ""
+
+
+def test_an_output_file_that_is_a_folder_is_refused(tmp_path):
+    with pytest.raises(ConfigError, match="names a folder"):
+        Readings.of(output_file="results/")
+    readings = Readings.of(output_file="out")
+    (tmp_path / "out").mkdir()
+    with pytest.raises(ConfigError, match="--output-file 'out': .* is a folder"):
+        readings.check_output_path(readings.output_path(str(tmp_path), {}))
+    readings.check_output_path(str(tmp_path / "missing.txt"))  # written by the program later
