@@ -46,6 +46,20 @@ def test_open_mpis_mpirun_is_refused_naming_an_mpich_launcher(exe, tmp_path):
     assert not out.exists()
 
 
+def test_open_mpis_mpirun_is_refused_for_one_rank_too(exe, tmp_path):
+    # Was: launched, MPICH 5 aborted ("unsupported PMI version PMIx") and the run was recorded
+    # as the program's failure with a line of dashes as its error.
+    out = tmp_path / "t.h5"
+    argv = jacobi.sweep_args(exe, repeats=1)
+    argv[argv.index("--ranks-per-node") + 1] = "1"
+    argv[argv.index("--threads") + 1] = "1"
+    proc = run_cli([*argv, "--sizes", "300", "--mpiexec", system_program("mpirun.openmpi"),
+                    "--out", str(out)], timeout=120)
+    line = _one_line(proc, 1)
+    assert "linked against the MPICH family" in line and "Open MPI's launcher" in line
+    assert not out.exists()
+
+
 def test_debian_mpichs_hydra_starts_the_wheel_built_program_as_one_job(exe, tmp_path):
     out = tmp_path / "t.h5"
     argv = jacobi.sweep_args(exe, repeats=1)
