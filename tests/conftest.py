@@ -191,3 +191,16 @@ def small_disk(tmp_path):
         yield disk
     finally:
         subprocess.run(["umount", "-l", str(disk)], capture_output=True, timeout=30)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _file_plugin_kernels_dropped():
+    """Kernels a test module loaded from a ``.py`` file (``kernels.load_plugin``) are dropped
+    when the module ends: the registry is process-wide, and a later module that lists every
+    kernel (``tests/commands/test_kernels.py`` against a fresh CLI process) must not see them."""
+    yield
+    from hpcds1mpi import kernels
+
+    for name, cls in list(kernels._REGISTRY.items()):
+        if cls.__module__.startswith("hpcds1mpi_plugin_"):
+            del kernels._REGISTRY[name]
