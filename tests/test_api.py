@@ -176,3 +176,25 @@ def test_numpy_numbers_are_taken_as_numbers(model):
     rec = model.recommend("stencil", np.int64(300), deadline_s=np.float64(60))
     assert rec.pick is not None and rec.size == 300
     assert len(model.predict([{}], "stencil", np.int32(300))) == 1
+
+
+def test_predict_and_recommend_ask_about_a_site_name_under_the_trained_one(tmp_path):
+    """A partition with a trained partition's hardware under another name: predict gives
+    recommend's numbers, and both the trained partition's (the name is a model feature)."""
+    from dataclasses import replace
+
+    from hpcds1mpi.api import Model
+    from tests.decide.test_system1 import NameSensitiveBundle
+    from tests.fake_bundle import fake_partitions
+
+    model = Model(NameSensitiveBundle(), tmp_path)
+    trained = fake_partitions()["cpu"]
+    site = replace(trained, name="standard")
+    rec = model.recommend("gemm", 1024, cluster=site)
+    assert rec.pick.partition == "standard" and rec.raw.notes
+    configs = [rec.pick.config] + [p.config for p in rec.alternatives[:2]]
+    got = model.predict(configs, "gemm", 1024, cluster=site)
+    want = model.predict(configs, "gemm", 1024, cluster=trained)
+    assert [p.partition for p in got] == ["standard"] * 3
+    assert got[0].runtime_s == rec.pick.runtime_s
+    assert [p.runtime_s for p in got] == [p.runtime_s for p in want]

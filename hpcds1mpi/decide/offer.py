@@ -60,7 +60,8 @@ def extend_ranks_per_node(offer: Offer, bundle, workload: str, size: int,
     counts were accepted, or that none was and why.
     """
     from hpcds1mpi.decide import guard as guard_mod
-    from hpcds1mpi.decide.system1 import Constraints, candidate_columns, candidate_frame
+    from hpcds1mpi.decide.system1 import (Constraints, candidate_columns, candidate_frame,
+                                          model_table)
     from hpcds1mpi.surrogates.columns import takes_columns
 
     top = offer.max_ranks_per_node
@@ -77,7 +78,9 @@ def extend_ranks_per_node(offer: Offer, bundle, workload: str, size: int,
         frame = frame.reset_index(drop=True)
     if len(frame) == 0:
         return offer
-    dist = guard_mod.rows_distance(bundle, ref, frame, k=calibration.k)
+    # The guard reads hardware and the name as the bundle knows them (see model_table).
+    dist = guard_mod.rows_distance(bundle, ref, model_table(bundle, frame, partitions),
+                                   k=calibration.k)
     rpn = np.asarray(frame["ranks_per_node"])
     accepted, worst = top, None
     for r in np.unique(rpn):

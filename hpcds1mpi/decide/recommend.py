@@ -146,6 +146,7 @@ class Prepared:
 
     Attributes:
         usable: the places System 1 scores (familiar hardware, no failure there before).
+        notes: one line per usable place predicted under another (trained) partition's name.
         parts / constraints / uses_threads: what ``system1.score`` is asked.
         scores, picked, candidates, judged: set by :func:`choose_places`.
     """
@@ -162,6 +163,7 @@ class Prepared:
     all_places: list
     clusters: dict
     usable: list
+    notes: list = field(default_factory=list)
     scores: s1.Scores | None = None
     picked: Place | None = None
     candidates: list = field(default_factory=list)
@@ -256,6 +258,7 @@ def prepare(bundle, workload: str, size: int,
     all_places = [Place(c.name if c is not None else "", p) for c, p in places]
     clusters = {pl.label: c for pl, (c, _) in zip(all_places, places)}
     usable: list[Place] = []
+    notes: list[str] = []
     for pl in all_places:
         failed = history.failed_on(workload, size, pl.partition.name, pl.cluster)
         if failed:
@@ -265,16 +268,20 @@ def prepare(bundle, workload: str, size: int,
         if constraints.devices == ["gpu"] and pl.partition.gpus_per_node < 1:
             pl.rejected = "no GPUs"
             continue
-        if matching_partition(bundle, pl.partition) is None:
+        trained = matching_partition(bundle, pl.partition)
+        if trained is None:
             pl.verdict = guard_mod.judge(bundle, workload, size, pl.partition, calibration, ref)
             pl.rejected = "never measured hardware like this; run a calibration sweep there"
             continue
+        if trained != pl.partition.name:  # System 1 predicts it so (system1.model_table)
+            notes.append(f"partition {pl.label}: predicted as trained partition {trained} "
+                         "(same hardware)")
         usable.append(pl)
     names = [pl.partition.name for pl in usable]
     if len(set(names)) != len(names):
         raise ConfigError("two allowed partitions share a name; pass --partition to choose")
     return Prepared(bundle, workload, size, objective, constraints, offer, ref, calibration,
-                    conf_model, all_places, clusters, usable)
+                    conf_model, all_places, clusters, usable, notes)
 
 
 def choose_places(prep: Prepared, scores: s1.Scores | None) -> tuple[Place, float | None]:
@@ -333,7 +340,7 @@ def conclude(prep: Prepared, verdict) -> Recommendation:
                            f" on {picked.label}")
     rec = Recommendation(workload, size, objective, prep.all_places, picked, verdict,
                          _energy_label(bundle), clusters=clusters,
-                         left_out=list(prep.offer.left_out),
+                         left_out=list(prep.offer.left_out), notes=list(prep.notes),
                          wall_per_runtime=getattr(prep.offer.levels, "wall_per_runtime", 1.0))
     if verdict.verdict == "escalate":
         rec.picked = None

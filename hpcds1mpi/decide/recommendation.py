@@ -59,6 +59,8 @@ class Recommendation:
         wall_per_runtime: measured launch wall time per predicted second, for a program whose
             model learned its own reported time (``surrogates/levels.py``); a job's time
             limit allows for it. 1 for kernels and programs timed by their launch.
+        notes: how the answer was reached, one line each (a partition predicted under the
+            name of the trained partition with its hardware: ``decide/recommend.prepare``).
     """
 
     workload: str
@@ -74,6 +76,7 @@ class Recommendation:
     clusters: dict = field(default_factory=dict)
     left_out: list = field(default_factory=list)
     wall_per_runtime: float = 1.0
+    notes: list = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------------------------
@@ -192,6 +195,8 @@ def to_dict(rec: Recommendation) -> dict:
         out["calibration"] = [{"config": s.config.as_dict(), "label": s.config.label(),
                                "reason": s.reason} for s in rec.calibration_steps]
     out["left_out"] = list(rec.left_out)
+    if rec.notes:  # only where there are: every other answer stays as it was
+        out["notes"] = list(rec.notes)
     return _clean(out)
 
 
@@ -236,6 +241,7 @@ def format_table(rec: Recommendation) -> str:
         lines.append(f"! verdict {v.verdict}: no settings guessed")
     for reason in v.reasons:
         lines.append(f"  - {reason}")
+    lines += [f"  note: {note}" for note in rec.notes]
     for pl in rec.places:
         if pl is not rec.picked and pl.rejected:
             lines.append(f"✗ {pl.label}: {pl.rejected}")

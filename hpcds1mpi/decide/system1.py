@@ -23,7 +23,7 @@ no pandas on the recommend path; a DataFrame handed in still works); nothing imp
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
@@ -33,6 +33,7 @@ from hpcds1mpi.decide.confidence import ConfidenceModel, measured_best_lookup, p
 from hpcds1mpi.decide.memory_limits import MemoryLimit, learn_memory_limits, memory_need_and_limit
 from hpcds1mpi.decide.scores import Scores  # importable from here too
 from hpcds1mpi.decide.system1_front import knee, pareto_front_2d  # importable from here too
+from hpcds1mpi.decide.trained_hardware import as_trained, trained_names
 from hpcds1mpi.errors import ConfigError, ModelError
 from hpcds1mpi.surrogates.columns import Columns, takes_columns
 
@@ -218,7 +219,16 @@ def score(bundle, workload: str, size: int, partitions: Sequence["Partition"],
     else:
         _check_question(size, partitions)
     return scores_from_prediction(bundle, workload, size, partitions, constraints, limits,
-                                  frame, bundle.predict(frame))
+                                  frame, bundle.predict(model_table(bundle, frame, partitions)))
+
+
+def model_table(bundle, frame, partitions: Sequence["Partition"]):
+    """``frame`` as the bundle is asked about it: a partition with a trained partition's
+    hardware under another name is predicted under the trained name (the name is a model
+    feature; :func:`~hpcds1mpi.decide.trained_hardware.trained_names`). ``frame`` itself,
+    which the answer is read from, keeps the user's names; without such a partition it is
+    what is returned."""
+    return as_trained(frame, trained_names(bundle, partitions))
 
 
 def grid(bundle, workload: str, size: int, partitions: Sequence["Partition"],
@@ -256,7 +266,7 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     cols["runtime_noise"] = np.asarray(pred["runtime_noise"], dtype=float) \
         if "runtime_noise" in pred.columns else np.full(len(frame), np.nan)
     if limits is None:
-        limits = learn_memory_limits(bundle, partitions)
+        limits = _learned_limits(bundle, partitions)
     need, mem_limit = memory_need_and_limit(cols, partitions, limits)
     cols["mem_need_mb"] = need
     cols["mem_limit_mb"] = mem_limit
@@ -276,6 +286,20 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     cols["feasible"] = ~(fail | memory) & (reason == "")
     return Scores(cols=cols, workload=workload, size=int(size), limits=limits,
                   measured_best=measured_best_lookup(bundle, partitions))
+
+
+def _learned_limits(bundle, partitions: Sequence["Partition"]) -> dict[str, MemoryLimit]:
+    """:func:`learn_memory_limits`, a partition predicted under a trained partition's name
+    (:func:`model_table`) limited by that partition's measured failures."""
+    renamed = trained_names(bundle, partitions)
+    if not renamed:
+        return learn_memory_limits(bundle, partitions)
+    limits = {}
+    for part in partitions:  # one by one: two partitions may share a trained name
+        name = renamed.get(part.name, part.name)
+        learned = learn_memory_limits(bundle, [replace(part, name=name)])[name]
+        limits[part.name] = replace(learned, partition=part.name)
+    return limits
 
 
 # --------------------------------------------------------------------------------------------

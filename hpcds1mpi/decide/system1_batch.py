@@ -105,6 +105,7 @@ def score_many(bundle, questions: Sequence[Question], memo=None) -> list:
 
     out: list = [None] * len(questions)
     frames: dict[int, object] = {}
+    asked: dict[int, object] = {}  # what the bundle is asked (s1.model_table of the frame)
     first: dict = {}  # key -> the question scored for it
     same: dict[int, int] = {}  # question -> the earlier one with its key
     keys: dict[int, object] = {}
@@ -121,17 +122,19 @@ def score_many(bundle, questions: Sequence[Question], memo=None) -> list:
             first[key], keys[i] = i, key
         try:
             frames[i] = _frame(bundle, q)
+            asked[i] = s1.model_table(bundle, frames[i], q.partitions)
         except Exception as exc:  # noqa: BLE001 - the question's own error, kept in place
+            frames.pop(i, None)
             out[i] = exc
     order = list(frames)
     # None: predict each alone, so a question's error stays its own.
-    pred = stacked_call(bundle.predict, [frames[i] for i in order], "model answer") \
+    pred = stacked_call(bundle.predict, [asked[i] for i in order], "model answer") \
         if order else None
     start = 0
     for i in order:
         q, frame = questions[i], frames[i]
         try:
-            part = bundle.predict(frame) if pred is None \
+            part = bundle.predict(asked[i]) if pred is None \
                 else table_rows(pred, start, start + len(frame))
             out[i] = s1.scores_from_prediction(bundle, q.workload, int(q.size), q.partitions,
                                                q.constraints or s1.Constraints(), q.limits,

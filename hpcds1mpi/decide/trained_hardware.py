@@ -4,12 +4,13 @@ A bundle records, per partition it measured, ``cores_per_node``, ``memory_gb``,
 ``gpus_per_node`` (and more). System 1's memory limits and the guard's query rows need those
 columns on rows that lack them (:func:`hardware_columns`); ``recommend`` and the guard need to
 know which trained partition a partition of a cluster file corresponds to
-(:func:`matching_partition`).
+(:func:`matching_partition`); System 1 asks the bundle about such a partition under its trained
+name (:func:`trained_names`, :func:`as_trained`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -89,3 +90,55 @@ def matching_partition(bundle, partition: "Partition") -> str | None:
         if same(hw):
             return name
     return None
+
+
+def trained_names(bundle, partitions: Sequence["Partition"]) -> dict[str, str]:
+    """Partition name -> the name of the trained partition it corresponds to
+    (:func:`matching_partition`), for those of ``partitions`` whose trained partition has
+    another name; the others are absent (an empty dict for the common case). One look-up per
+    partition, none per row."""
+    renamed = {}
+    for part in partitions:
+        trained = matching_partition(bundle, part)
+        if trained is not None and trained != part.name:
+            renamed[part.name] = trained
+    return renamed
+
+
+def as_trained(table, renamed: dict[str, str]):
+    """``table`` (Columns or DataFrame) with its ``partition`` column renamed by ``renamed``
+    (:func:`trained_names`): what the bundle is asked. The partition name is a categorical
+    model feature, so a name it never saw is predicted as none of its partitions, however
+    alike the hardware. ``table`` itself is unchanged (the answer keeps the user's names);
+    without renames it is returned as is."""
+    if not renamed:
+        return table
+    from hpcds1mpi.surrogates.columns import Columns, is_columns
+
+    if is_columns(table):
+        codes = {c: table.coded(c) for c in table.columns if table.coded(c) is not None}
+        coded = codes.pop("partition", None)
+        if coded is None:  # a given table without codes: one look-up per distinct name
+            names, inverse = np.unique(np.asarray(table["partition"]).astype(str),
+                                       return_inverse=True)
+            coded = (inverse.reshape(-1), names.tolist())
+        # Two partitions may map to one trained name: codes into a list may repeat names.
+        names = [renamed.get(str(n), str(n)) for n in coded[1]]
+        codes["partition"] = (coded[0], names)
+        data = dict(table.items())
+        data["partition"] = np.asarray(names, dtype=str)[coded[0]]
+        return Columns(data, codes)
+    return table.assign(partition=_renamed_series(table["partition"], renamed))
+
+
+def _renamed_series(series, renamed: dict[str, str]):
+    """A DataFrame's partition column renamed (a categorical stays one, its categories
+    merged where two names map to one)."""
+    import pandas as pd
+
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        old = [renamed.get(str(c), str(c)) for c in series.cat.categories]
+        new = list(dict.fromkeys(old))
+        where = np.asarray([new.index(n) for n in old] + [-1])  # code -1 (missing) stays
+        return pd.Categorical.from_codes(where[series.cat.codes.to_numpy()], new)
+    return series.map(lambda name: renamed.get(name, name))

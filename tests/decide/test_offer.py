@@ -209,3 +209,30 @@ def test_an_older_bundle_says_its_programs_runtime_is_unknown(model_dir, tmp_pat
     assert note["source"] == "unknown" and note["line"].startswith("runtime: unknown")
     (old / LEVELS_FILE).unlink()
     assert offer_mod.runtime_note(load_bundle(old), "myapp")["source"] == "unknown"
+
+
+def test_a_partition_named_otherwise_is_judged_as_the_trained_one_it_matches(model_dir):
+    """The partition name is a feature of the guard's design: the same hardware under a name
+    the bundle never saw was further from the training data, so a threshold that accepts
+    ranks per node 5-8 on the trained partition refused them on the renamed one."""
+    import dataclasses
+
+    from hpcds1mpi.decide import guard as guard_mod
+    from hpcds1mpi.decide.system1 import Constraints, candidate_columns
+
+    bundle = load_bundle(model_dir)
+    ref = reference(bundle)
+    offer = offer_mod.offer_for(bundle, "myapp", [PART])
+    rows = candidate_columns("myapp", 64, [PART],  # the rows extend_ranks_per_node judges
+                             Constraints(max_nodes=1, devices=offer.devices,
+                                         precisions=offer.precisions, threads=offer.threads),
+                             uses_threads=offer.uses_threads)
+    rows = rows[np.asarray(rows["ranks_per_node"] > 4)]
+    dist = guard_mod.rows_distance(bundle, ref, rows)
+    rpn = np.asarray(rows["ranks_per_node"])
+    threshold = max(guard_mod.median(dist[rpn == r]) for r in np.unique(rpn))
+    for part in (PART, dataclasses.replace(PART, name="bigmem")):
+        offer = offer_mod.extend_ranks_per_node(offer_mod.offer_for(bundle, "myapp", [part]),
+                                                bundle, "myapp", 64, [part], ref,
+                                                GuardCalibration(threshold, threshold))
+        assert offer.max_ranks_per_node == 8, part.name

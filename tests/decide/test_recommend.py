@@ -70,3 +70,46 @@ def test_recommend_module_does_not_import_torch():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "", out.stdout + out.stderr
+
+
+def _site_places(*names: tuple[str, str]) -> list:
+    """(cluster, partition) pairs of site partitions: (site name, trained partition whose
+    hardware it has)."""
+    from dataclasses import replace
+
+    from hpcds1mpi.cluster import Cluster
+    from tests.fake_bundle import fake_partitions
+
+    parts = {site: replace(fake_partitions()[trained], name=site) for site, trained in names}
+    owner = Cluster("lab", parts)
+    return [(owner, p) for p in parts.values()]
+
+
+def test_a_site_name_for_trained_hardware_gets_the_trained_answer_and_one_note():
+    import json
+
+    from hpcds1mpi.decide.recommendation import to_dict
+    from tests.decide.test_system1 import NameSensitiveBundle
+
+    bundle = NameSensitiveBundle(sizes=WIDE_SIZES)
+    site = rec_mod.recommend(bundle, "gemm", 2048, _site_places(("bigcard", "gpu-big")))
+    trained = rec_mod.recommend(bundle, "gemm", 2048, fake_places("gpu-big"))
+    note = "partition lab/bigcard: predicted as trained partition gpu-big (same hardware)"
+    assert site.notes == [note] and trained.notes == []
+    assert site.picked.partition.name == "bigcard"
+    assert site.picked.choice.confidence == trained.picked.choice.confidence
+    got, want = to_dict(site), to_dict(trained)
+    assert got.pop("notes") == [note] and "notes" not in want
+    assert json.dumps(got).replace("bigcard", "gpu-big") == json.dumps(want)
+    assert format_table(site).count(note) == 1
+
+
+def test_two_site_names_for_one_trained_partition_are_both_compared():
+    bundle = FakeBundle(sizes=WIDE_SIZES)
+    rec = rec_mod.recommend(bundle, "gemm", 2048,
+                            _site_places(("card-a", "gpu-big"), ("card-b", "gpu-big"),
+                                         ("cpu", "cpu")))
+    assert rec.picked is not None
+    assert [n.split(":")[0] for n in rec.notes] == ["partition lab/card-a", "partition lab/card-b"]
+    best = {pl.partition.name: pl.choice.pick["runtime_s"] for pl in rec.places if pl.choice}
+    assert best["card-a"] == best["card-b"]

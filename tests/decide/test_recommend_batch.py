@@ -174,3 +174,23 @@ def test_kept_scores_are_read_only_and_forgotten_for_another_bundle():
 
 def test_no_question_is_no_answer():
     assert rb.recommend_many(FakeBundle(), []) == []
+
+
+def test_every_answer_equals_recommend_for_site_names_of_trained_partitions():
+    from dataclasses import replace
+
+    from tests.decide.test_system1 import NameSensitiveBundle
+    from tests.fake_bundle import fake_partitions
+
+    parts = fake_partitions()
+    sites = {"standard": replace(parts["cpu"], name="standard"),
+             "bigcard": replace(parts["gpu-big"], name="bigcard"),
+             "bigcard2": replace(parts["gpu-big"], name="bigcard2", memory_gb=56.0),
+             "gpu-small": parts["gpu-small"]}
+    lab = Cluster("lab", sites)
+    sets = [[(lab, sites["standard"])], [(lab, p) for p in sites.values()],
+            [(lab, sites["bigcard"]), (lab, sites["gpu-small"])]]
+    for columns in (False, True):
+        bundle = NameSensitiveBundle(columns, sizes=WIDE_SIZES)
+        got, _ = _check_equal(bundle, _varied(bundle, sets))
+        assert any(r.notes for r in got if not isinstance(r, Exception))

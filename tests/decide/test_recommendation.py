@@ -146,3 +146,17 @@ def test_the_script_time_limit_allows_a_programs_measured_launch_wall():
     assert minutes(scaled) > minutes(plain)
     assert "the measured launch wall per reported second" in scaled
     assert "launch wall" not in plain
+
+
+def test_a_note_is_shown_once_in_the_table_and_listed_in_the_json():
+    from dataclasses import replace
+
+    from hpcds1mpi.cluster import Cluster
+    from tests.fake_bundle import fake_partitions
+
+    site = replace(fake_partitions()["cpu"], name="standard")
+    rec = recommend(FakeBundle(), "gemm", 1024, [(Cluster("lab", {"standard": site}), site)])
+    note = "partition lab/standard: predicted as trained partition cpu (same hardware)"
+    assert to_dict(rec)["notes"] == [note]
+    assert format_table(rec).splitlines().count(f"  note: {note}") == 1
+    assert "notes" not in to_dict(recommend(FakeBundle(), "gemm", 1024, fake_places("cpu")))

@@ -228,3 +228,90 @@ def test_the_share_is_read_on_the_trained_partition_a_cluster_s_partition_corres
         choice = s1.choose(s1.score(bundle, "gemm", 512, [part], frame=frame), "time",
                            reads_share)
         assert choice.confidence == pytest.approx(expected), part.name
+
+
+class NameSensitiveBundle(FakeBundle):
+    """A stand-in that answers by partition name, as a bundle does whose model has the name as
+    a categorical feature: a name it was never trained on runs 1.5x slower. ``asked`` keeps
+    the partition names of each predict call; ``columns``: it takes Columns (the real
+    bundle's kind) instead of DataFrames."""
+
+    def __init__(self, columns: bool = False, **kwargs):
+        super().__init__(**kwargs)
+        self.takes_columns = columns
+        self.asked: list[set] = []
+
+    def predict(self, table):
+        from hpcds1mpi.surrogates.columns import is_columns
+
+        frame = table.to_frame() if is_columns(table) else table
+        names = np.asarray(frame["partition"]).astype(str)
+        self.asked.append(set(names.tolist()))
+        pred = super().predict(frame)
+        unseen = ~np.isin(names, list(self.partitions))
+        for col in ("runtime_s", "runtime_lo", "runtime_hi"):
+            pred[col] = np.where(unseen, 1.5 * pred[col].to_numpy(), pred[col].to_numpy())
+        return pred
+
+    def embed(self, table):
+        from hpcds1mpi.surrogates.columns import is_columns
+
+        return super().embed(table.to_frame() if is_columns(table) else table)
+
+
+@pytest.mark.parametrize("columns", [False, True], ids=["frame", "columns"])
+def test_a_partition_with_trained_hardware_is_predicted_under_the_trained_name(columns):
+    from dataclasses import replace
+
+    bundle = NameSensitiveBundle(columns)
+    site = replace(PARTS["gpu-big"], name="bigcard")  # a site's name for trained hardware
+    got = s1.score(bundle, "gemm", 2048, [site])
+    assert not any("bigcard" in names for names in bundle.asked)
+    want = s1.score(bundle, "gemm", 2048, [PARTS["gpu-big"]])
+    assert set(got.cols["partition"]) == {"bigcard"}  # the answer keeps the user's name
+    for k in want.cols:
+        if k != "partition":
+            x = np.asarray(want.cols[k])
+            assert np.array_equal(got.cols[k], x, equal_nan=x.dtype.kind == "f"), k
+    # Its memory limits are the trained partition's, learned from its measured failures.
+    assert got.limits["bigcard"].partition == "bigcard"
+    assert got.limits["bigcard"].gpu_mb == want.limits["gpu-big"].gpu_mb
+    assert s1.choose(got).confidence == s1.choose(want).confidence
+
+
+@pytest.mark.parametrize("columns", [False, True], ids=["frame", "columns"])
+def test_two_names_for_one_trained_partition_and_one_unlike_any(columns):
+    from dataclasses import replace
+
+    bundle = NameSensitiveBundle(columns)
+    card_a = replace(PARTS["gpu-small"], name="card-a")
+    card_b = replace(PARTS["gpu-small"], name="card-b", memory_gb=30.0)  # within 25 %
+    odd = Partition(name="odd", cores_per_node=12, memory_gb=48.0, max_nodes=2)
+    got = s1.score(bundle, "gemm", 2048, [card_a, odd, card_b, PARTS["cpu"]])
+    assert {"gpu-small", "odd", "cpu"} in bundle.asked
+    assert not any(names & {"card-a", "card-b"} for names in bundle.asked)
+    small = s1.score(bundle, "gemm", 2048, [PARTS["gpu-small"]])
+    for name in ("card-a", "card-b"):
+        sub = got.subset(name)
+        assert np.array_equal(sub.cols["runtime_s"], small.cols["runtime_s"]), name
+        assert got.limits[name].gpu_mb == small.limits["gpu-small"].gpu_mb
+        assert got.limits[name].gpu_source == "measured"
+    # Hardware the bundle never saw is asked about under its own name, as before.
+    alone = s1.score(bundle, "gemm", 2048, [odd])
+    assert {"odd"} in bundle.asked
+    assert np.array_equal(got.subset("odd").cols["runtime_s"], alone.cols["runtime_s"])
+
+
+def test_a_given_table_is_predicted_under_the_trained_name_too():
+    """``predict`` (the API, the service, advise) hands ``score`` its own rows."""
+    from dataclasses import replace
+
+    bundle = NameSensitiveBundle()
+    site = replace(PARTS["cpu"], name="standard")
+    rows = s1.candidate_frame("gemm", 1024, [site]).astype({"partition": str})
+    got = s1.score(bundle, "gemm", 1024, [site], frame=rows)
+    assert not any("standard" in names for names in bundle.asked)
+    assert set(rows["partition"]) == {"standard"}  # the caller's rows are left alone
+    want = s1.score(bundle, "gemm", 1024, [PARTS["cpu"]])
+    assert np.array_equal(got.cols["runtime_s"], want.cols["runtime_s"])
+    assert set(got.cols["partition"]) == {"standard"}

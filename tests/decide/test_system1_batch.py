@@ -98,3 +98,24 @@ def test_a_failing_stacked_predict_falls_back_to_each_question_alone(shipped):
     for q, got in zip(qs, sb.score_many(Picky(), qs)):
         _same(got, s1.score(shipped, q.workload, q.size, q.partitions, q.constraints,
                             uses_threads=q.uses_threads))
+
+
+@pytest.mark.parametrize("columns", [False, True], ids=["frame", "columns"])
+def test_batch_answers_equal_one_by_one_for_site_names_of_trained_partitions(columns):
+    """Site names for trained hardware (two for one of them) beside trained and unknown
+    ones: each answer is the one-question answer, predicted under the trained names."""
+    from dataclasses import replace
+
+    from hpcds1mpi.cluster import Partition
+    from tests.decide.test_system1 import NameSensitiveBundle
+
+    parts = fake_partitions()
+    sites = [replace(parts["gpu-big"], name="bigcard"), parts["cpu"],
+             replace(parts["gpu-big"], name="bigcard2", memory_gb=56.0),
+             Partition(name="odd", cores_per_node=12, memory_gb=48.0, max_nodes=2)]
+    bundle = NameSensitiveBundle(columns)
+    batch = _check_equal(bundle, _varied(bundle, sites))
+    trained = s1.score(bundle, "gemm", 1024, [parts["gpu-big"]])
+    (got,) = sb.score_many(bundle, [sb.Question("gemm", 1024, sites[2:3])])
+    assert np.array_equal(got.cols["runtime_s"], trained.cols["runtime_s"])
+    assert sum(isinstance(b, s1.Scores) for b in batch) >= 5

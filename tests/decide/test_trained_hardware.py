@@ -1,4 +1,5 @@
-"""The bundle's partition table: hardware columns filled from it, partitions matched to it."""
+"""The bundle's partition table: hardware columns filled from it, partitions matched to it, a
+table's partitions named as the trained ones they correspond to."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import math
 import pandas as pd
 
 from hpcds1mpi.cluster import Partition
-from hpcds1mpi.decide.trained_hardware import hardware_columns, matching_partition
+from hpcds1mpi.decide.trained_hardware import (as_trained, hardware_columns,
+                                                matching_partition, trained_names)
 from tests.fake_bundle import PARTITIONS, FakeBundle
 
 
@@ -48,3 +50,51 @@ def test_matching_partition_by_name_then_by_hardware():
     # A known name with other hardware is not that partition.
     assert matching_partition(bundle, Partition("cpu", cores_per_node=8, memory_gb=64,
                                                 gpus_per_node=2)) == "gpu-big"
+
+
+def _sites():
+    """Two site names for gpu-small's hardware, trained cpu under its own name, and hardware
+    the bundle never saw."""
+    return [Partition("card-a", cores_per_node=8, memory_gb=32.0, gpus_per_node=1,
+                      gpu_memory_gb=6.0, max_nodes=1),
+            Partition("cpu", cores_per_node=16, memory_gb=64.0, max_nodes=2),
+            Partition("card-b", cores_per_node=8, memory_gb=28.0, gpus_per_node=1,
+                      gpu_memory_gb=6.0, max_nodes=1),
+            Partition("odd", cores_per_node=12, memory_gb=48.0, max_nodes=2)]
+
+
+def test_trained_names_lists_only_partitions_known_under_another_name():
+    assert trained_names(FakeBundle(), _sites()) == {"card-a": "gpu-small", "card-b": "gpu-small"}
+    assert trained_names(FakeBundle(), _sites()[1:2]) == {}
+    # A trained name on other hardware is asked about as the partition with that hardware.
+    moved = Partition("cpu", cores_per_node=8, memory_gb=64, gpus_per_node=2)
+    assert trained_names(FakeBundle(), [moved]) == {"cpu": "gpu-big"}
+
+
+def test_as_trained_renames_a_grid_of_either_kind_and_leaves_it_alone():
+    import numpy as np
+
+    from hpcds1mpi.decide import system1 as s1
+    from hpcds1mpi.surrogates.columns import Columns, as_columns
+
+    parts = _sites()
+    renamed = trained_names(FakeBundle(), parts)
+    grid = s1.candidate_columns("gemm", 512, parts)
+    user = np.asarray(grid["partition"]).copy()
+    want = np.where(np.isin(user, ["card-a", "card-b"]), "gpu-small", user)
+    got = as_trained(grid, renamed)
+    assert isinstance(got, Columns) and np.array_equal(got["partition"], want)
+    codes, names = got.coded("partition")  # codes kept: two codes may name one partition
+    assert np.array_equal(np.asarray(names)[codes], want)
+    assert all(got[c] is grid[c] for c in grid.columns if c != "partition")  # not copied
+    assert np.array_equal(grid["partition"], user)  # the grid keeps the user's names
+    plain = as_trained(as_columns(grid.to_frame()), renamed)  # Columns without codes
+    assert np.array_equal(plain["partition"], want)
+    frame = s1.candidate_frame("gemm", 512, parts)  # categorical: categories merged
+    cat = as_trained(frame, renamed)["partition"]
+    assert list(cat.cat.categories) == ["gpu-small", "cpu", "odd"]
+    assert np.array_equal(cat.astype(str).to_numpy(), want)
+    assert np.array_equal(frame["partition"].astype(str).to_numpy(), user)
+    text = as_trained(frame.astype({"partition": str}), renamed)["partition"]
+    assert np.array_equal(text.to_numpy().astype(str), want)
+    assert as_trained(grid, {}) is grid and as_trained(frame, {}) is frame
