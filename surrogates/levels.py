@@ -7,6 +7,10 @@ honest offer is what was measured: the precisions, devices and thread counts it 
 ranks per node up to the largest measured. Anything else is left out, and said so
 ("bf16: never measured for this program").
 
+Each program's levels also keep its command line as its rows ran it, the launcher left out and
+``{size}`` put back where the size was (``./app {size} 40``): ``advise`` matches a user's
+script to the program by it and reads the size from the script's own launch line.
+
 Each program's levels also say which runtime its rows measured (``runtime``: the telemetry's
 ``launch`` attribute, put on the rows as ``runtime_source`` by
 :mod:`hpcds1mpi.records.training`): the program's own reported time (``--time-regex``) or the
@@ -21,6 +25,8 @@ the common case, never pay for reading the rows).
 from __future__ import annotations
 
 import json
+import re
+import shlex
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
@@ -55,6 +61,11 @@ class MeasuredLevels:
             largest measured ratio of its launch's wall time (``elapsed_s``) to that time:
             what a job's time limit must allow for per predicted second (HPCC: 7.1 s of
             launch for 0.31 s of ``HPL_time``); 1 otherwise.
+        command: a program's command line as its rows ran it, without the launcher, with
+            ``{size}`` (and any other placeholder whose value varied) put back
+            (:func:`_command_of`); "" when there is none (a kernel, a job-log label) or its
+            lines cannot be read; None when the bundle predates the record
+            (:func:`program_commands` then reads the rows).
     """
 
     workload: str
@@ -66,6 +77,7 @@ class MeasuredLevels:
     nodes: tuple = ()
     runtime: str = ""
     wall_per_runtime: float = 1.0
+    command: str | None = ""
 
     @property
     def max_ranks_per_node(self) -> int:
@@ -81,10 +93,12 @@ class MeasuredLevels:
         runtime = data.get("runtime", UNKNOWN if external else "")
         scale = data.get("wall_per_runtime", 1.0)  # older files: none known
         scale = float(scale) if isinstance(scale, (int, float)) and 1 <= scale < 1e9 else 1.0
+        command = data.get("command", None if external else "")  # older files: not kept
         return cls(str(data["workload"]), external,
                    *(tuple(data.get(k) or ()) for k in
                      ("precisions", "devices", "threads", "ranks_per_node", "nodes")),
-                   runtime=str(runtime or ""), wall_per_runtime=scale)
+                   runtime=str(runtime or ""), wall_per_runtime=scale,
+                   command=command if isinstance(command, str) or command is None else "")
 
 
 def _is_kernel(workload: str) -> bool:
@@ -123,8 +137,85 @@ def levels_from_frame(frame: "pd.DataFrame") -> dict[str, MeasuredLevels]:
                                        levels("device"), levels("threads", True),
                                        levels("ranks_per_node", True), levels("nodes", True),
                                        runtime=_runtime_of(rows, "external" in kinds),
-                                       wall_per_runtime=_wall_per_runtime(rows))
+                                       wall_per_runtime=_wall_per_runtime(rows),
+                                       command=_command_of(rows) if "external" in kinds else "")
     return out
+
+
+#: The most distinct recorded command lines read per program (every configuration of a sweep
+#: differs only in its launcher options and placeholders).
+_COMMANDS_READ = 200
+
+
+def _command_of(rows: "pd.DataFrame") -> str:
+    """A program's command line from its rows' ``command`` (launcher and program, as launched):
+    the launcher dropped (read as a script's launch line is), every word whose value follows
+    the row's ``size`` (or another placeholder that varied) written back as ``{size}`` (...);
+    measured at one size, the one word equal to it. "" when the lines cannot be read or
+    disagree."""
+    from hpcds1mpi.launch.program import PLACEHOLDERS
+
+    if "command" not in rows.columns:
+        return ""
+    if "kind" in rows.columns:
+        rows = rows[rows["kind"].astype(str) == "external"]
+    runs, seen = [], set()
+    for row in rows.to_dict("records"):
+        text = row.get("command")
+        if not isinstance(text, str) or not text or text in seen:
+            continue
+        seen.add(text)
+        words = launched_words(text)
+        if words is None:
+            return ""
+        runs.append((words, {k: _plain(row.get(k)) for k in PLACEHOLDERS}))
+        if len(runs) >= _COMMANDS_READ:
+            break
+    if not runs or len({len(words) for words, _ in runs}) != 1:
+        return ""
+    out = []
+    for k in range(len(runs[0][0])):
+        texts = [words[k] for words, _ in runs]
+        token = texts[0] if len(set(texts)) == 1 else None
+        for name in PLACEHOLDERS if token is None else ():
+            values = [values[name] for _, values in runs]
+            if len(set(values)) > 1:
+                put = {re.sub(rf"(?<![0-9A-Za-z]){re.escape(v)}(?![0-9A-Za-z])",
+                              "{" + name + "}", t) for t, v in zip(texts, values)}
+                if len(put) == 1 and "{" + name + "}" in (token := put.pop()):
+                    break
+                token = None
+        if token is None:
+            return ""  # a word that varies with nothing the sweep filled in
+        out.append(token)
+    sizes = {values["size"] for _, values in runs}
+    if len(sizes) == 1 and not any("{size}" in t for t in out):
+        hits = [k for k, t in enumerate(out) if t == next(iter(sizes))]
+        if len(hits) == 1:
+            out[hits[0]] = "{size}"
+    return " ".join(t if re.fullmatch(r"[\w@%+=:,./{}-]+", t) else shlex.quote(t) for t in out)
+
+
+def launched_words(command: str) -> list[str] | None:
+    """[program, *args] of one recorded launch command line (``mpiexec -n 2 ./app 64``), read
+    as a script's launch line is; None when it launches nothing readable."""
+    from hpcds1mpi.errors import ConfigError
+    from hpcds1mpi.launch.script_reading import read_script
+
+    try:
+        launches = read_script(command + "\n").launches
+    except ConfigError:
+        return None
+    if not launches or launches[0].program is None:
+        return None
+    return [launches[0].program, *launches[0].args]
+
+
+def _plain(value) -> str:
+    """A row's value as the program rule writes it into a command (``64``, not ``64.0``)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return "" if value is None else str(value)
 
 
 def _wall_per_runtime(rows: "pd.DataFrame") -> float:
@@ -219,16 +310,46 @@ def bundle_levels(bundle, workload: str) -> MeasuredLevels | None:
         cache = read_levels(path) if path is not None else None
         if cache is None and _is_kernel(workload) and "kind" not in _frame_columns(bundle):
             return None  # an older bundle, a kernel: its rows are kernel runs, declared knobs
-        if cache is None:
-            frame = bundle.training_data() if hasattr(bundle, "training_data") else \
-                bundle.training_frame()
-            cache = levels_from_frame(frame)
-        try:
-            bundle._measured_levels = cache
-        except AttributeError:  # pragma: no cover - a frozen stand-in bundle
-            pass
+        cache = _keep(bundle, cache)
     levels = cache.get(workload)
     return levels if levels is not None and levels.external else None
+
+
+def _keep(bundle, levels: dict[str, MeasuredLevels] | None) -> dict[str, MeasuredLevels]:
+    """``levels`` (None: computed from the training rows), kept on the bundle object."""
+    if levels is None:
+        levels = levels_from_frame(_rows(bundle))
+    try:
+        bundle._measured_levels = levels
+    except AttributeError:  # pragma: no cover - a frozen stand-in bundle
+        pass
+    return levels
+
+
+def _rows(bundle) -> "pd.DataFrame":
+    return bundle.training_data() if hasattr(bundle, "training_data") else \
+        bundle.training_frame()
+
+
+def program_commands(bundle) -> dict[str, str]:
+    """Workload -> its program's command line as measured (``./app {size} 40``: see
+    :attr:`MeasuredLevels.command`), for every program of ``bundle`` whose lines were read.
+
+    A bundle whose ``measured_levels.json`` predates the record gets them from its training
+    rows (their ``command`` column), read only when it has a program.
+    """
+    levels = getattr(bundle, "_measured_levels", None)
+    if levels is None:
+        path = getattr(bundle, "_path", None)
+        levels = _keep(bundle, read_levels(path) if path is not None else None)
+    if any(lv.external and lv.command is None for lv in levels.values()):
+        try:
+            rows = _rows(bundle)
+        except Exception:  # noqa: BLE001 - rows unreadable: no command is known
+            rows = None
+        if rows is not None and "command" in rows.columns:
+            levels = levels_from_frame(rows)
+    return {w: lv.command for w, lv in levels.items() if lv.external and lv.command}
 
 
 def _frame_columns(bundle) -> set:
@@ -314,4 +435,6 @@ def _ranges(values: Sequence[int]) -> str:
 
 
 __all__ = ["LEVELS_FILE", "MeasuredLevels", "Offer", "UNKNOWN", "bundle_levels",
-           "levels_from_frame", "measured_offer", "read_levels", "runtime_line", "write_levels"]
+           "launched_words", "levels_from_frame", "measured_offer", "program_commands",
+           "read_levels",
+           "runtime_line", "write_levels"]

@@ -29,8 +29,8 @@ def _side(name: str, side, energy_label: str) -> list[str]:
     walltime = f"{'':<12}walltime {_walltime(side.walltime_s)}"
     if name == "asked" and side.lines:
         walltime += f"  (read from lines {', '.join(map(str, side.lines))})"
-    elif name == "recommended" and side.walltime_s:
-        walltime += "  (1.5 x the predicted upper runtime, whole minutes, at least 1 min)"
+    elif name == "recommended" and side.walltime_basis:
+        walltime += f"  ({side.walltime_basis})"
     if name == "asked" and side.predicted and side.walltime_s and \
             side.runtime_hi > side.walltime_s:
         walltime += "  ! predicted to run past it"
@@ -74,6 +74,7 @@ def format_advice(advice) -> str:
                          else f"     after line {c.line}: + {c.new}")
     elif advice.recommended is not None:
         lines.append("  the script already asks for the recommended layout")
+    lines += [f"  warning: {w}" for w in advice.warnings]
     lines += [f"  note: {n}" for n in advice.notes]
     return "\n".join(lines)
 
@@ -96,7 +97,10 @@ def format_advice(advice) -> str:
               help="Cluster TOML file (default: this Slurm allocation or this machine).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def command(script, out, force, workload, size, objective, model_dir, cluster_file, as_json):
-    """Read SCRIPT (Slurm or PBS) and compare its layout with the recommended one."""
+    """Read SCRIPT (Slurm or PBS) and compare its layout with the recommended one.
+
+    Run it where you submit the job: a relative program is read there, and a launcher of
+    another MPI family than the program's is a warning (files read, nothing run)."""
     import json
     import os
     from pathlib import Path
@@ -126,7 +130,7 @@ def command(script, out, force, workload, size, objective, model_dir, cluster_fi
     bundle = load_model(model_dir)
     advice = advise(text, bundle, places, workload=workload, size=size, objective=objective,
                     model_dir=model_dir or DEFAULT_MODEL, history=FailureHistory.load(None),
-                    name=Path(script).name)
+                    name=Path(script).name, job_folder=os.getcwd())
     if out:
         if advice.rewritten is None:
             raise ConfigError(f"nothing to rewrite: no recommendation for this script (verdict "

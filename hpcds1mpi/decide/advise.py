@@ -1,11 +1,17 @@
 """``advise``: what a user's own batch script asks for, against what hpcds1mpi recommends.
 
 The script is read by :mod:`hpcds1mpi.launch.script_reading`. Its program is matched against
-the workloads the model was trained on (the telemetry labels, and the programs recorded with
-them), or named with ``--workload``; its problem size comes from ``--size``, the program's
-``--size`` argument, or the recorded command line of that workload. Then both layouts get
-System 1's predictions (runtime, energy, the walltime to ask for), through
+the workloads the model was trained on (the telemetry labels, and the programs swept with
+``sweep --command``, whose command lines the bundle keeps: :func:`program_commands`), or named
+with ``--workload``; its problem size comes from ``--size``, the program's ``--size``
+argument, or the place of ``{size}`` in that program's measured command line. Then both
+layouts get System 1's predictions (runtime, energy, the walltime to ask for), through
 :func:`hpcds1mpi.decide.recommend.recommend` and :func:`hpcds1mpi.decide.system1.score`.
+
+The recommended time limit covers one launch: a script that launches more than once (several
+launch lines, or one inside a loop) keeps its own ``--time``, and a note says so. Given the
+folder the job starts in (the CLI), a launcher of another MPI family than the program's is a
+warning (:func:`hpcds1mpi.launch.script_request.mpi_mismatch`; files read, nothing run).
 
 The device and precision stay the script's: they are inside the user's program, which a
 rewrite does not touch. A program the model does not know gets the guard's verdict and no
@@ -15,8 +21,6 @@ prediction at all, as ``recommend`` does for an unfamiliar job.
 from __future__ import annotations
 
 import math
-import os
-import re
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
@@ -27,17 +31,17 @@ from hpcds1mpi.decide.recommend import recommend
 from hpcds1mpi.decide.recommendation import format_time
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch import directives as directives_mod
-from hpcds1mpi.launch.script_options import SIZE_DIGITS
 from hpcds1mpi.launch.script_reading import JobScript, Launch, read_script
-from hpcds1mpi.launch.script_request import resolve_launch
+from hpcds1mpi.launch.script_request import (
+    fits_command, mpi_mismatch, precision_of, program_at, repeats_note, resolve_launch,
+    size_from, split_command, stem)
 from hpcds1mpi.launch.script_rewrite import Change, Layout, rewrite
 from hpcds1mpi.schemas.limits import MAX_SIZE
+from hpcds1mpi.surrogates.levels import program_commands
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.cluster import Cluster, Partition
     from hpcds1mpi.decide.recommendation import Recommendation
-
-_SUFFIX_RE = re.compile(r"\.(x|exe|out|py|sh|bin)$")
 
 
 @dataclass
@@ -53,6 +57,7 @@ class Side:
         problem: why there is no prediction or why the layout is expected to fail ("").
         unmeasured: parts of the layout at levels the model never measured (extrapolated).
         lines: script lines it was read from (asked side only).
+        walltime_basis: how ``walltime_s`` was chosen (recommended side only).
     """
 
     config: Configuration
@@ -68,6 +73,7 @@ class Side:
     problem: str = ""
     unmeasured: list[str] = field(default_factory=list)
     lines: list[int] = field(default_factory=list)
+    walltime_basis: str = ""
 
     @property
     def predicted(self) -> bool:
@@ -101,6 +107,8 @@ class Advice:
         changes / rewritten: what ``--rewrite`` changes and the rewritten text (None when
             there is nothing to write).
         notes: what was assumed or could not be read, one line each.
+        warnings: what would make the job fail as written (its launcher of another MPI
+            family than its program's), one line each.
         calibration: the configurations to measure first when escalated.
         recommendation: ``recommend``'s full answer (not serialised).
     """
@@ -120,6 +128,7 @@ class Advice:
     changes: list[Change] = field(default_factory=list)
     rewritten: str | None = None
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     calibration: list[dict] = field(default_factory=list)
     recommendation: "Recommendation | None" = None
 
@@ -160,7 +169,8 @@ class Advice:
         out = {k: getattr(self, k) for k in ("script", "scheduler", "workload",
                                              "workload_source", "size", "size_source",
                                              "verdict", "objective", "confidence",
-                                             "energy_label", "notes", "calibration")}
+                                             "energy_label", "notes", "warnings",
+                                             "calibration")}
         out.update(asked=self.asked.to_dict() if self.asked else None,
                    recommended=self.recommended.to_dict() if self.recommended else None,
                    energy_saving_pct=self.energy_saving_pct,
@@ -173,71 +183,49 @@ class Advice:
 # ---- the workload and size ------------------------------------------------------------------
 
 
-def _stem(word: str) -> str:
-    return _SUFFIX_RE.sub("", os.path.basename(word.rstrip("/")))
-
-
 def recorded_commands(bundle) -> dict[str, str]:
-    """Workload label -> the command line recorded with it (external programs' telemetry)."""
+    """Workload label -> its program's command line as measured (``./app {size} 40``): the
+    programs swept with ``sweep --command`` (the bundle's ``measured_levels.json``)."""
     try:
-        frame = bundle.training_frame()
-    except Exception:  # noqa: BLE001 - a bundle without its frame still has its labels
+        return program_commands(bundle)
+    except Exception:  # noqa: BLE001 - a bundle without its levels or rows still has labels
         return {}
-    if "command" not in frame.columns:
-        return {}
-    rows = frame[frame["command"].astype(str) != ""][["workload", "command"]]
-    return {str(w): str(c) for w, c in rows.drop_duplicates("workload").itertuples(index=False)}
 
 
 def match_workload(launch: Launch, labels: Sequence[str], commands: dict[str, str]
                    ) -> str | None:
     """The label the launched program is: its name, the name of a launched argument (``./wrap
-    ./stencil``, ``hpcds1mpi run stencil``), or the program of a recorded command line."""
+    ./stencil``, ``hpcds1mpi run stencil``), or the program of a recorded command line (its
+    name; an interpreter's program: ``python3 app.py``)."""
     words = [w for w in [launch.program or launch.program_raw, *launch.args] if w]
-    by_program = {_stem(c.split()[0]): label for label, c in commands.items() if c.split()}
+    by_program: dict[str, list[str]] = {}
+    for label, command in sorted(commands.items()):
+        if tokens := split_command(command):
+            by_program.setdefault(stem(tokens[program_at(tokens)]), []).append(label)
     for word in words:
-        stem = _stem(word)
-        if stem in labels:
-            return stem
-        if stem in by_program:
-            return by_program[stem]
+        if stem(word) in labels:
+            return stem(word)
+        found = by_program.get(stem(word), [])  # one program swept as several: the one
+        if found:  # whose command the script's is, else whose size it shows
+            return max(found, key=lambda x: (fits_command(launch, commands[x]),
+                                             "{size}" in commands[x]))
     return None
 
 
-def size_from(launch: Launch, template: str | None) -> int | None:
-    """The problem size in the launched command: ``--size N`` / ``--size=N``, or the place
-    of ``{size}`` in the workload's recorded command line."""
-    args = launch.args
-    for k, word in enumerate(args):
-        if word == "--size" and k + 1 < len(args) and re.fullmatch(SIZE_DIGITS, args[k + 1]):
-            return int(args[k + 1])
-        if word.startswith("--size=") and re.fullmatch(SIZE_DIGITS, word[7:]):
-            return int(word[7:])
-    if template and "{size}" in template:
-        tokens = template.split()[1:]
-        if len(tokens) == len(args):
-            for token, word in zip(tokens, args):
-                if "{size}" in token:
-                    pattern = re.escape(token).replace(re.escape("{size}"), f"({SIZE_DIGITS})")
-                    m = re.fullmatch(re.sub(r"\\\{\w+\\\}", r"\\S+", pattern), word)
-                    if m:
-                        return int(m.group(1))
-    return None
-
-
-def _precision(script: JobScript, launch: Launch | None) -> tuple[str, bool]:
-    """(precision, whether the script says it): ``--precision X`` or HPCDS1MPI_PRECISION."""
-    if launch is not None:
-        for k, word in enumerate(launch.args[:-1]):
-            if word == "--precision" and launch.args[k + 1] in ("fp64", "fp32", "bf16"):
-                return launch.args[k + 1], True
-        env = launch.env.get("HPCDS1MPI_PRECISION")
-        if env and env[0] in ("fp64", "fp32", "bf16"):
-            return env[0], True
-    for s in script.settings:
-        if s.name == "HPCDS1MPI_PRECISION" and s.resolved in ("fp64", "fp32", "bf16"):
-            return s.resolved, True
-    return "fp64", False
+def _no_size(label: str, launch: Launch | None, template: str | None, bundle) -> str:
+    """Why the script gives no size for ``label``, and what to do (one line)."""
+    head = f"no problem size for {label} in the script"
+    if not template:
+        return f"{head}; pass --size"
+    if "{size}" in template:
+        ran = " ".join([launch.program or launch.program_raw, *launch.args]) if launch else ""
+        return (f"{head}: line {launch.line if launch else '?'} runs {ran!r}, which does not "
+                f"have the form of its measured command {template!r}, so the size cannot be "
+                "read; pass --size")
+    lo, hi = (getattr(bundle, "size_range", {}) or {}).get(label, (None, None))
+    why = f"it was measured at one size only ({lo:g})" if lo is not None and lo == hi else \
+        "the same command ran at every size measured: the size is in its input"
+    return f"{head}: its measured command {template!r} does not show it ({why}); pass --size"
 
 
 # ---- predictions ----------------------------------------------------------------------------
@@ -337,7 +325,8 @@ def _places_for(script: JobScript, places):
 
 def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partition"]], *,
            workload: str | None = None, size: int | None = None, objective: str = "time",
-           model_dir=None, history=None, name: str = "<text>") -> Advice:
+           model_dir=None, history=None, name: str = "<text>",
+           job_folder: str | None = None) -> Advice:
     """Compare a batch script's layout with hpcds1mpi's recommendation.
 
     Args:
@@ -349,6 +338,9 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
         model_dir: the bundle's directory (calibration files).
         history: failure history for ``recommend``.
         name: what to call the script in the answer.
+        job_folder: the folder the job is submitted from, where its launcher and program
+            files are read for the MPI check (the CLI: the current folder); None: no file is
+            read (a web request's text).
 
     Raises:
         ConfigError: not a batch script, a partition the cluster lacks, a known program whose
@@ -367,6 +359,8 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     if size is None and launch is not None:
         size = size_from(launch, commands.get(label or ""))
         size_source = f"the command on line {launch.line}"
+    warnings = [w for x in script.launches if job_folder is not None
+                and (w := mpi_mismatch(script, x, job_folder))]
     places = _places_for(script, places)
     if script.device == "gpu" and not any(p.gpus_per_node for _, p in places):
         raise ConfigError(f"the script asks for GPUs (line {script.lines['gpus'][0]}) but no "
@@ -377,7 +371,7 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
         script.note(f"the script names no partition; {partition.name} (the first) is taken "
                     "as the default for the asked layout")
     nodes, per_node, threads = script.layout(partition.cores_per_node)
-    precision, said = _precision(script, launch)
+    precision, said = precision_of(script, launch)
     notes = list(script.notes)
     if not said:
         notes.append("the script does not say the precision; fp64 assumed")
@@ -396,9 +390,9 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
         verdict = guard_mod.Verdict("escalate", [f"{what} no workload the model was trained on "
             f"({', '.join(labels)}); pass --workload if it is one of them"], {"name": "escalate"})
         return Advice(name, script.scheduler, None, source, size, size_source, asked, None,
-                      verdict.as_dict(), objective, notes=notes)
+                      verdict.as_dict(), objective, notes=notes, warnings=warnings)
     if size is None:
-        raise ConfigError(f"no problem size for {label} in the script; pass --size")
+        raise ConfigError(_no_size(label, launch, commands.get(label), bundle))
     if not 1 <= int(size) <= MAX_SIZE:  # --size is bounded by the CLI; the script's is not
         shown = f"{str(size)[:20]}{'...' if len(str(size)) > 20 else ''}"
         raise ConfigError(f"problem size {shown} ({size_source}) is outside 1..{MAX_SIZE}; "
@@ -407,7 +401,7 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
                     model_dir=model_dir, device=script.device)
     advice = Advice(name, script.scheduler, label, source, int(size), size_source, asked, None,
                     rec.verdict.as_dict(), objective, energy_label=rec.energy_label,
-                    notes=notes, recommendation=rec)
+                    notes=notes, warnings=warnings, recommendation=rec)
     if rec.verdict.verdict == "escalate":  # the guard's verdict, and no guessed numbers
         advice.calibration = [{"config": s.config.as_dict(), "reason": s.reason}
                               for s in rec.calibration_steps]
@@ -422,13 +416,21 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     ch = rec.picked.choice
     cfg = ch.config(row)
     picked_part = rec.picked.partition
+    one_launch = directives_mod.time_limit_s(float(ch.scores.cols["runtime_hi"][row])
+                                             * rec.wall_per_runtime)
+    basis = "1.5 x the predicted upper runtime" + (
+        f" x {rec.wall_per_runtime:.3g} (its launch wall per second of its own time)"
+        if rec.wall_per_runtime > 1 else "") + ", whole minutes, at least 1 min"
+    repeats = repeats_note(script, one_launch)
+    if repeats:  # several launches: one launch's limit would kill the job
+        notes.append(repeats)
+        basis = "kept from the script: it launches more than once, see the note"
     advice.recommended = predict_side(bundle, label, int(size), picked_part, cfg, Side(
-        cfg, rec.picked.label,
-        directives_mod.time_limit_s(float(ch.scores.cols["runtime_hi"][row])
-                                    * rec.wall_per_runtime)))
+        cfg, rec.picked.label, script.time_s if repeats else one_launch, walltime_basis=basis))
     queue = picked_part.slurm_partition or picked_part.name
     advice.rewritten, advice.changes = rewrite(script, Layout(
         cfg.nodes, cfg.ranks_per_node, cfg.threads,
-        cfg.ranks_per_node if cfg.device == "gpu" else 0, advice.recommended.walltime_s,
+        cfg.ranks_per_node if cfg.device == "gpu" else 0,
+        None if repeats else one_launch,
         queue if script.partition and queue != script.partition else None))
     return advice

@@ -71,6 +71,8 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"
 ASSIGN_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
 #: Words that end a simple command.
 SHELL_STOP = {"|", "||", "&&", ";", "&", "|&"}
+#: Shell words that open a loop (``done`` closes one): a launch inside runs more than once.
+LOOP_WORDS = ("for", "while", "until", "select")
 REDIRECT_RE = re.compile(r"^(\d*|&)(>>?|<)(&\d+)?$|^(\d*|&)(>>?|<)\S")
 
 
@@ -130,8 +132,9 @@ class Word(NamedTuple):
     raw: str
 
 
-def words(text: str, offset: int = 0) -> list[Word]:
-    """Shell words of ``text`` (no comment); offsets are ``offset`` plus those in ``text``.
+def words(text: str, offset: int = 0, shell: bool = False) -> list[Word]:
+    """Shell words of ``text`` (no comment); offsets are ``offset`` plus those in ``text``;
+    ``shell``: a command line, where an unquoted ``;`` ends a command even inside a word.
 
     Raises:
         ConfigError: unbalanced quotes.
@@ -155,8 +158,30 @@ def words(text: str, offset: int = 0) -> list[Word]:
         after = stream.tell()
         start = before + len(text[before:after]) - len(text[before:after].lstrip())
         end = after - 1 if after > start and text[after - 1].isspace() else after
-        out.append(Word(word.translate(_UNMASK), start + offset, end + offset,
-                        original[start:end]))
+        found = Word(word.translate(_UNMASK), start + offset, end + offset, original[start:end])
+        out += _at_semicolons(found) if shell else [found]
+
+
+def _at_semicolons(word: Word) -> list[Word]:
+    """``3;`` / ``5;done`` split where the shell ends a command (``for i in 1 2; do``);
+    a quoted, escaped (``\\;``) or substituted ``;`` stays in its word."""
+    raw = word.raw
+    if raw == ";" or ";" not in raw or raw.endswith("\\;") or "$(" in raw or "`" in raw:
+        return [word]
+    if any(c in raw for c in "'\"\\"):  # quoted: only a last `;` outside the quotes
+        if not raw.endswith(";"):
+            return [word]
+        return [Word(word.text[:-1], word.start, word.end - 1, raw[:-1]),
+                Word(";", word.end - 1, word.end, ";")]
+    out, pos = [], word.start
+    for k, part in enumerate(raw.split(";")):
+        if k:
+            out.append(Word(";", pos, pos + 1, ";"))
+            pos += 1
+        if part:
+            out.append(Word(part, pos, pos + len(part), part))
+        pos += len(part)
+    return out
 
 
 _ARITH = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,

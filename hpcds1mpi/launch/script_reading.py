@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.script_file import check_script_text
 from hpcds1mpi.launch.script_options import (
-    ASSIGN_RE, LAUNCHERS, REDIRECT_RE, SHELL_STOP, TABLES, Option, Word,
+    ASSIGN_RE, LAUNCHERS, LOOP_WORDS, REDIRECT_RE, SHELL_STOP, TABLES, Option, Word,
     comment_start, expand, gpu_count, mpi_options, parse_pbs_time, parse_slurm_time,
     pbs_options, range_note, slurm_options, to_int, words)
 
@@ -48,6 +48,7 @@ class Launch:
             this line (``VAR=x srun``, ``-x``, ``-env``, ``--export``), name -> (value, Option).
         program / args: what is launched, with ``$`` expanded (None when unresolved);
             program_raw: the program word unexpanded; scope: the variables known there.
+        in_loop: inside a ``for`` / ``while`` / ``until`` / ``select`` loop (run repeatedly).
     """
 
     launcher: str
@@ -61,6 +62,7 @@ class Launch:
     args: list[str] = field(default_factory=list)
     program_raw: str = ""
     scope: dict = field(default_factory=dict)
+    in_loop: bool = False
 
     def value(self, name: str, scope: dict) -> str | None:
         """An option's value with ``$`` expanded (None when absent or unresolved)."""
@@ -162,8 +164,6 @@ class JobScript:
             self.note(f"{ranks} ranks do not divide evenly over {nodes} nodes; counted "
                       f"{per_node} per node")
         return nodes, per_node, threads
-
-
 
 
 # ---- reading --------------------------------------------------------------------------------
@@ -388,16 +388,19 @@ def _or_raw(value: str | None, raw: str) -> str:
 
 def _read_commands(script: JobScript, lines, k: int) -> None:
     scope = _scheduler_scope(script)
+    loops = 0  # open loops: a launch inside one runs more than once
     for number, last, _start, text in _logical(lines, k):
         if _magic(text):
             script.ignored.append(number)
             continue
         cut = text[:comment_start(text, anywhere=False)]
-        for command in _commands(words(cut, lines[number - 1][1])):
+        for command in _commands(words(cut, lines[number - 1][1], shell=True)):
             while command and command[0].raw in ("then", "do", "else", "{", "time", "exec",
                                                   "nohup", "command", "env", "export",
                                                   "declare", "local", "readonly", "-x"):
                 command = command[1:]
+            head = command[0].raw if command else ""
+            loops = loops + 1 if head in LOOP_WORDS else max(0, loops - (head == "done"))
             prefix = []
             while command and ASSIGN_RE.match(command[0].text):
                 prefix.append(command.pop(0))
@@ -414,7 +417,7 @@ def _read_commands(script: JobScript, lines, k: int) -> None:
                         scope[name] = resolved
             elif os.path.basename(command[0].text) in LAUNCHERS:
                 launch = _launch(script, command, prefix, number, last, scope)
-                launch.scope = dict(scope)
+                launch.scope, launch.in_loop = dict(scope), loops > 0
                 script.launches.append(launch)
     script.scope = scope
 

@@ -4,14 +4,24 @@ A launch line overrides the allocation for its step: ``srun -n 32 -c 4``, ``mpir
 --map-by ppr:16:node:pe=2``, ``mpiexec -n 8 -ppn 4 -d 2``, ``aprun -n 8 -N 4 -d 2``. Threads
 per rank come from ``OMP_NUM_THREADS`` where the script sets it (on the launch line or before
 it), else PBS's ``ompthreads``, else the CPUs per task, else one.
+
+The launched program asks for a problem size and a precision (:func:`size_from`,
+:func:`precision_of`), and for an MPI: :func:`mpi_mismatch` says when the script's
+``mpirun`` / ``mpiexec`` is of another MPI family than the program's, from the files alone.
 """
 
 from __future__ import annotations
 
+import os
 import re
-from typing import TYPE_CHECKING
+import shlex
+import shutil
+import sys
+from typing import TYPE_CHECKING, Sequence
 
-from hpcds1mpi.launch.script_options import gpu_count, range_note, to_int
+from hpcds1mpi.launch import mpi_family
+from hpcds1mpi.launch.directives import format_slurm_time
+from hpcds1mpi.launch.script_options import SIZE_DIGITS, gpu_count, range_note, to_int
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.script_reading import JobScript, Launch
@@ -116,3 +126,255 @@ def _apply(script: "JobScript", launch: "Launch") -> None:
     if launch.program is None:
         script.note(f"line {launch.line}: the program {launch.launcher} starts could not be "
                     "read")
+
+
+def repeats_note(script: "JobScript", one_launch_s: int) -> str | None:
+    """The note for a script that launches more than once (several launch lines, or one inside
+    a loop), whose time limit a one-launch prediction must not replace; None when it launches
+    once at most."""
+    looped = [x.line for x in script.launches if x.in_loop]
+    if len(script.launches) < 2 and not looped:
+        return None
+    where = f"line {looped[0]}, inside a loop" if len(script.launches) == 1 else \
+        "lines " + ", ".join(str(x.line) for x in script.launches) + (
+            f"; line {', '.join(map(str, looped))} inside a loop" if looped else "")
+    kept = f"its --time ({format_slurm_time(script.time_s)})" if script.time_s else \
+        "its time limit as it is (none set: the partition's default)"
+    other = (f"; --rewrite edits the launch options of line {script.launch.line} only"
+             if script.launch is not None and len(script.launches) > 1 else "")
+    return (f"the script launches more than once ({where}): the recommended walltime "
+            f"({format_slurm_time(one_launch_s)}) covers one launch, so --rewrite keeps "
+            f"{kept}; check it covers every launch{other}")
+
+
+# ---- the program, its size and precision ----------------------------------------------------
+
+_SUFFIX_RE = re.compile(r"\.(x|exe|out|py|sh|bin)$")
+#: Interpreters whose first argument that is no option is the program (``python3 app.py``).
+_INTERPRETER_RE = re.compile(r"^(python[0-9.]*|pypy[0-9.]*|bash|sh|perl|Rscript|julia|ruby|node)$")
+PRECISIONS = ("fp64", "fp32", "bf16")
+
+
+def stem(word: str) -> str:
+    """A program word's name: no folder, no ``.x`` / ``.exe`` / ``.out`` / ``.py`` / ...."""
+    return _SUFFIX_RE.sub("", os.path.basename(word.rstrip("/")))
+
+
+def program_at(words: Sequence[str]) -> int:
+    """The index of the program among a command's words: the first, or for an interpreter
+    (``python3 -u app.py``) its first argument that is no option."""
+    for k, word in enumerate(words):
+        if k == 0 and _INTERPRETER_RE.match(os.path.basename(word)):
+            continue
+        if k == 0 or not word.startswith("-"):
+            return k
+    return 0
+
+
+def split_command(command: str) -> list[str]:
+    """A recorded command line's words (shell quoting), [] when it cannot be split."""
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return []
+
+
+def _lined_up(launch: "Launch", tokens: list[str]) -> list[tuple[str, str]] | None:
+    """(recorded word, launched word) pairs from the program's name on (a wrapper or an
+    interpreter before it in the script skipped); None when the two differ in length."""
+    if not tokens:
+        return None
+    at = program_at(tokens)
+    words = [w for w in [launch.program or launch.program_raw, *launch.args] if w]
+    starts = [i for i, w in enumerate(words) if stem(w) == stem(tokens[at])]
+    if not starts or len(words) - starts[0] != len(tokens) - at:
+        return None
+    return list(zip(tokens[at:], words[starts[0]:]))
+
+
+def _pattern(token: str, group: str = "") -> str:
+    """A recorded word as a regex: ``{size}`` as ``group`` (when given), other placeholders
+    as any word."""
+    pattern = re.escape(token)
+    if group:
+        pattern = pattern.replace(re.escape("{size}"), group)
+    return re.sub(r"\\\{\w+\\\}", r"\\S+", pattern)
+
+
+def size_from(launch: "Launch", template: str | None) -> int | None:
+    """The problem size in the launched command: ``--size N`` / ``--size=N``, or the place
+    of ``{size}`` in the program's recorded command line (``./app {size} 40``)."""
+    args = launch.args
+    for k, word in enumerate(args):
+        if word == "--size" and k + 1 < len(args) and re.fullmatch(SIZE_DIGITS, args[k + 1]):
+            return int(args[k + 1])
+        if word.startswith("--size=") and re.fullmatch(SIZE_DIGITS, word[7:]):
+            return int(word[7:])
+    for token, word in _lined_up(launch, split_command(template or "")) or ():
+        if "{size}" in token:
+            m = re.fullmatch(_pattern(token, f"({SIZE_DIGITS})"), word)
+            if m:
+                return int(m.group(1))
+    return None
+
+
+def fits_command(launch: "Launch", template: str) -> int:
+    """How well the launched command fits a recorded one: 2 its every word (placeholders any
+    value), 1 its size alone (:func:`size_from`), 0 neither."""
+    pairs = _lined_up(launch, split_command(template))
+    if pairs and all(re.fullmatch(_pattern(t), w) for t, w in pairs[1:]):
+        return 2
+    return 1 if size_from(launch, template) is not None else 0
+
+
+def precision_of(script: "JobScript", launch: "Launch | None") -> tuple[str, bool]:
+    """(precision, whether the script says it): ``--precision X`` or HPCDS1MPI_PRECISION."""
+    if launch is not None:
+        for k, word in enumerate(launch.args[:-1]):
+            if word == "--precision" and launch.args[k + 1] in PRECISIONS:
+                return launch.args[k + 1], True
+        env = launch.env.get("HPCDS1MPI_PRECISION")
+        if env and env[0] in PRECISIONS:
+            return env[0], True
+    for s in script.settings:
+        if s.name == "HPCDS1MPI_PRECISION" and s.resolved in PRECISIONS:
+            return s.resolved, True
+    return "fp64", False
+
+
+# ---- the launcher against the program's MPI (files read, nothing run) -----------------------
+
+#: Launchers by their real file name (Debian's alternatives, MPICH's and Open MPI's installs).
+_LAUNCHER_NAMES = {"orterun": mpi_family.OPENMPI, "prterun": mpi_family.OPENMPI,
+                   "prte": mpi_family.OPENMPI, "mpirun.openmpi": mpi_family.OPENMPI,
+                   "mpiexec.openmpi": mpi_family.OPENMPI, "mpiexec.hydra": mpi_family.MPICH,
+                   "mpiexec.mpich": mpi_family.MPICH, "mpirun.mpich": mpi_family.MPICH}
+#: Libraries only Open MPI's launchers link (ORTE, OPAL, PRRTE).
+_OPENMPI_LIBS = re.compile(r"^lib(open-rte|open-pal|prrte)\.so")
+#: The most of a file read for a version banner (a static binary, a launcher).
+_MAX_READ = 256 << 20
+#: Lines that change the job's environment (which mpirun / libraries it finds) or folder.
+_ENV_RE = re.compile(r"(?<![\w./-])(module|ml|source|spack|conda|mamba|micromamba|eval|"
+                     r"\.)\s|(?<![\w])PATH=")
+_CD_RE = re.compile(r"(?<![\w./-])(cd|pushd|popd)(?![\w.-])\s*([^\s;&|)]*)")
+_SUBMIT_DIRS = ("$SLURM_SUBMIT_DIR", "${SLURM_SUBMIT_DIR}", "$PBS_O_WORKDIR", "${PBS_O_WORKDIR}")
+
+
+def launcher_file_family(path: str) -> str | None:
+    """``"openmpi"`` / ``"mpich"`` for an mpirun/mpiexec file, from its real name, the
+    libraries it links (ORTE/OPAL/PRRTE: Open MPI) or hydra's proxy named in it (the MPICH
+    family); None when the file does not say (a wrapper script, another launcher)."""
+    real = os.path.realpath(path)
+    if os.path.basename(real) in _LAUNCHER_NAMES:
+        return _LAUNCHER_NAMES[os.path.basename(real)]
+    try:
+        needed = mpi_family.elf_needed(real)
+        if needed is None:
+            return None
+        if any(_OPENMPI_LIBS.match(name) for name in needed):
+            return mpi_family.OPENMPI
+        with open(real, "rb") as fh:
+            return mpi_family.MPICH if b"hydra_pmi_proxy" in fh.read(_MAX_READ) else None
+    except OSError:
+        return None
+
+
+def program_file_family(path: str) -> tuple[str | None, str]:
+    """(family, evidence) of a program file: the MPI library its ELF ``NEEDED`` names, or the
+    version banner of a static binary; (None, "") otherwise (no ELF, an MPI reached through
+    other libraries or the MPI-5 ABI: telling those would mean running ``ldd``)."""
+    try:
+        needed = mpi_family.elf_needed(path)
+        if needed is None:
+            return None, ""
+        for name in needed:
+            family = mpi_family.family_of_soname(name)
+            if family is not None:
+                return (family, f"links {name}") if family != mpi_family.MPI_ABI else (None, "")
+        if needed:
+            return None, ""
+        with open(path, "rb") as fh:
+            family = mpi_family.family_of_banner(fh.read(_MAX_READ))
+        return family, "a static binary with its MPI's version banner"
+    except OSError:
+        return None, ""
+
+
+def _before(script: "JobScript", launch: "Launch") -> list[str]:
+    """The script's command lines before ``launch`` (comments and directives left out)."""
+    lines = script.text.split("\n")[:launch.line - 1]
+    return [ln for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
+
+
+def _job_folder(script: "JobScript", launch: "Launch", cwd: str) -> str | None:
+    """The folder a relative program is found in: ``--chdir`` / the submit folder (``cwd``),
+    None when the script moves elsewhere first or starts elsewhere (PBS: the home folder)."""
+    moves = [m.group(2).strip("\"'") for ln in _before(script, launch)
+             for m in _CD_RE.finditer(ln)]
+    if any(target not in _SUBMIT_DIRS for target in moves):
+        return None
+    chdir = script.directives.get("chdir")
+    if chdir is not None and chdir.value:
+        return os.path.join(cwd, os.path.expanduser(chdir.value))
+    return cwd if script.scheduler == "slurm" or moves else None
+
+
+def _found(word: str | None, folder: str | None, path_var: str | None) -> str | None:
+    """The file ``word`` names: a path (relative to ``folder``), or a name on ``path_var``."""
+    if not word or "$" in word:
+        return None
+    word = os.path.expanduser(word)
+    if "/" in word:
+        found = word if os.path.isabs(word) else (os.path.join(folder, word) if folder else None)
+    else:
+        found = shutil.which(word, path=path_var) if path_var else None
+    return found if found and os.path.isfile(found) else None
+
+
+def fitting_launchers(family: str, path_var: str | None) -> list[str]:
+    """mpirun/mpiexec files on ``path_var`` (and beside this Python) of ``family``."""
+    names = [shutil.which(n, path=path_var) for n in mpi_family.CANDIDATES.get(family, ())]
+    names.append(os.path.join(os.path.dirname(sys.executable), "mpiexec"))
+    out: list[str] = []
+    for name in names:
+        if name and os.path.isfile(name) and name not in out and \
+                launcher_file_family(name) == family:
+            out.append(name)
+    return out
+
+
+def mpi_mismatch(script: "JobScript", launch: "Launch", cwd: str,
+                 env: dict | None = None) -> str | None:
+    """One warning line when ``launch`` starts a program of one MPI family with an ``mpirun`` /
+    ``mpiexec`` of the other (it would start independent 1-rank copies, or abort in
+    ``MPI_Init``), naming a launcher that fits; None when they fit or either is unknown.
+
+    Only files are read, nothing is run (not even ``--version``). A name without a folder is
+    looked up on ``PATH`` only when nothing before the launch changes the job's environment
+    (``module``, ``source``, ``spack``, ``conda``, ``PATH=``); a relative program is read in
+    ``cwd`` (where the job is submitted from), or ``--chdir``, unless the script ``cd``s
+    elsewhere first. ``srun``, ``aprun`` and ``ibrun`` are left alone.
+    """
+    if launch.kind != "mpi":
+        return None
+    env = os.environ if env is None else env
+    path_var = None if any(_ENV_RE.search(ln) for ln in _before(script, launch)) \
+        else env.get("PATH")
+    folder = _job_folder(script, launch, cwd)
+    words = [launch.program or "", *launch.args]
+    program = _found(words[program_at(words)], folder, path_var)
+    launcher = _found(script.text[launch.span[0]:launch.span[1]].strip("\"'"), folder, path_var)
+    if program is None or launcher is None:
+        return None
+    want, evidence = program_file_family(program)
+    have = launcher_file_family(launcher)
+    if want is None or have is None or want == have:
+        return None
+    others = fitting_launchers(want, path_var or env.get("PATH"))
+    hint = f"launch it with {others[0]}" if others else \
+        f"launch it with {mpi_family.FAMILY_NAMES[want]}'s mpiexec"
+    return (f"line {launch.line}: {os.path.basename(program)} is linked against "
+            f"{mpi_family.FAMILY_NAMES[want]} ({evidence}) but {launch.launcher} here is "
+            f"{os.path.realpath(launcher)}, {mpi_family.LAUNCHER_NAMES[have]}: it would start "
+            f"independent 1-rank copies or abort; {hint}"
+            + (" (or srun --mpi=pmix)" if want == mpi_family.OPENMPI else " (or srun --mpi=pmi2)"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import difflib
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -150,3 +151,72 @@ def test_every_site_script_is_advised_without_a_traceback(tmp_path, capsys):
         assert "Traceback" not in res.err
         if res.code == 2:  # a partition this machine lacks: said in one line
             assert_refused(res, 2, "pass --cluster")
+
+
+def test_a_loop_keeps_the_time_limit_and_says_why(job, tmp_path):
+    job.write_text(SCRIPT.replace("srun hpcds1mpi run stencil --size 128 --precision fp64",
+                                  "for step in 1 2 3; do\n  srun hpcds1mpi run stencil --size "
+                                  "128 --precision fp64\ndone"))
+    out = tmp_path / "new.sbatch"
+    res = run_cli(["advise", str(job), "--cluster", CLUSTER, "--rewrite", str(out)])
+    assert res.returncode == 0, res.stderr
+    assert "walltime 00:30:00  (kept from the script: it launches more than once" in res.stdout
+    notes = [x for x in res.stdout.splitlines() if "launches more than once (" in x]
+    assert len(notes) == 1 and notes[0].startswith("  note: ")
+    assert "#SBATCH --time=00:30:00" in out.read_text()
+
+
+def test_a_launcher_of_another_mpi_family_is_a_warning_line(job):
+    """Open MPI's mpirun starting an MPICH-built program was advised as if fine. The bare
+    mpirun is the one on PATH, the program read in the folder advise runs in (the submit
+    folder); after `module load` the job's PATH is not this one: nothing is said."""
+    from tests.helpers import system_program
+
+    job.write_text(SCRIPT.replace("srun hpcds1mpi run stencil --size 128 --precision fp64",
+                                  "mpirun -np 2 ./np -u 8"))
+    shutil.copy(system_program("NPmpich2"), job.parent / "np")
+    bin_dir = job.parent / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "mpirun").symlink_to(system_program("mpirun.openmpi"))
+    argv = ["advise", str(job), "--cluster", CLUSTER, "--workload", "stencil", "--size", "128"]
+    env = {"PATH": f"{bin_dir}:{Path(sys.executable).parent}"}
+    res = run_cli(argv, cwd=job.parent, env=env)
+    assert res.returncode == 0 and "module load" in job.read_text(), res.stderr
+    assert "warning:" not in res.stdout
+    job.write_text(job.read_text().replace("module load hpcds1mpi\n", ""))
+    res = run_cli(argv, cwd=job.parent, env=env)
+    warnings = [x for x in res.stdout.splitlines() if x.startswith("  warning: ")]
+    assert res.returncode == 0 and len(warnings) == 1, (res.stdout, res.stderr)
+    assert "line 11: np is linked against the MPICH family" in warnings[0]
+    assert "Open MPI's launcher" in warnings[0] and "launch it with " in warnings[0]
+
+
+@pytest.mark.mpi
+@pytest.mark.slow
+def test_a_swept_programs_size_comes_from_the_script(tmp_path):
+    """The user's story: a program swept with sweep --command (under a label that is not its
+    name) and trained on; advise matches the script's launch line to it and reads the size
+    where {size} was, with no --size (before: 'no problem size ... pass --size')."""
+    from tests.apps import jacobi
+
+    exe = jacobi.build(tmp_path)
+    if exe is None:
+        pytest.skip("the wheel's mpicc or a C compiler is missing")
+    sweep = run_cli(["sweep", "--command", "./jacobi {size} 20", "--label", "relax",
+                     "--sizes", "64,128", "--ranks-per-node", "1,2", "--min-repeats", "1",
+                     "--max-repeats", "1", "--min-time", "0", "--no-progress", "--out",
+                     "t.h5"], cwd=tmp_path, timeout=300)
+    assert sweep.returncode == 0, sweep.stderr
+    train = run_cli(["train", "--telemetry", "t.h5", "--out", "model", "--no-embedding",
+                     "--members", "2", "--member-trees", "20"], cwd=tmp_path, timeout=300)
+    assert train.returncode == 0, train.stderr
+    levels = json.loads((tmp_path / "model" / "measured_levels.json").read_text())
+    assert levels["relax"]["command"] == "./jacobi {size} 20"
+    (tmp_path / "job.sbatch").write_text("#!/bin/bash\n#SBATCH --nodes=1\n"
+                                         "#SBATCH --ntasks-per-node=2\n#SBATCH --time=00:10:00\n"
+                                         "srun ./jacobi 96 20\n")
+    res = run_cli(["advise", "job.sbatch", "--model", "model", "--cluster", CLUSTER],
+                  cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "workload relax (from the program on line 5), size 96 (from the command on line 5)" \
+        in res.stdout

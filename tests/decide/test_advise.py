@@ -160,3 +160,95 @@ def test_the_workload_and_size_from_a_recorded_command():
     assert match_workload(script.launch, ["stencil"], commands) == "myapp-run"
     assert size_from(script.launch, commands["myapp-run"]) == 4096
     assert size_from(script.launch, None) is None
+
+
+# ---- a user's own program (swept with sweep --command) -----------------------------------------
+
+PROGRAM = """#!/bin/bash
+#SBATCH --partition=cpu
+#SBATCH --nodes=1
+#SBATCH --ntasks-per-node=4
+#SBATCH --time=01:00:00
+srun {line}
+"""
+
+
+@pytest.fixture
+def program_bundle():
+    """The analytic stand-in, knowing a program ``myjac`` by its measured command line (the
+    label is not the program's name) and ``fixed``, whose size is in its input."""
+    from hpcds1mpi.surrogates.levels import MeasuredLevels
+    from tests.fake_bundle import WIDE_SIZES, FakeBundle
+
+    bundle = FakeBundle(workloads=("stencil", "myjac", "fixed", "once"), sizes=WIDE_SIZES)
+    levels = dict(precisions=("fp64",), devices=("cpu",), threads=(1, 2),
+                  ranks_per_node=(1, 2, 4), nodes=(1, 2))
+    bundle._measured_levels = {
+        "myjac": MeasuredLevels("myjac", True, **levels, command="./jacobi {size} 40"),
+        "fixed": MeasuredLevels("fixed", True, **levels, command="./solver input.dat"),
+        "once": MeasuredLevels("once", True, **levels, command="./once 40 40")}
+    bundle.size_range["once"] = (40, 40)
+    return bundle
+
+
+def fake_places():
+    from tests.fake_bundle import fake_places as places
+
+    return places("cpu")
+
+
+def test_a_programs_size_is_read_from_its_measured_command(program_bundle):
+    a = advise(PROGRAM.format(line="/home/u/bin/jacobi 1024 40"), program_bundle,
+               fake_places())
+    assert (a.workload, a.size, a.size_source) == ("myjac", 1024, "the command on line 6")
+    assert a.recommended is not None
+
+
+@pytest.mark.parametrize("line, why", [
+    ("./jacobi 1024", "line 6 runs './jacobi 1024', which does not have the form of its "
+                      "measured command './jacobi {size} 40'"),
+    ("./solver input.dat", "its measured command './solver input.dat' does not show it (the "
+                           "same command ran at every size measured: the size is in its input)"),
+    ("./once 40 40", "does not show it (it was measured at one size only (40))"),
+])
+def test_a_program_whose_size_cannot_be_read_says_why_in_one_line(program_bundle, line, why):
+    with pytest.raises(ConfigError) as caught:
+        advise(PROGRAM.format(line=line), program_bundle, fake_places())
+    message = str(caught.value)
+    assert why in message and message.endswith("pass --size") and "\n" not in message
+
+
+def test_one_launch_in_a_loop_keeps_the_scripts_time_limit(bundle, places):
+    """The recommended walltime covers one launch: written over a loop's --time it would
+    kill the job after its first runs."""
+    looped = ASKED.replace("srun hpcds1mpi", "for i in 1 2 3; do srun hpcds1mpi") \
+        .replace("fp64\n", "fp64; done\n")
+    a = run(looped, bundle, places)
+    once = run(ASKED, bundle, places)
+    assert a.recommended.config == once.recommended.config
+    assert a.recommended.walltime_s == 1800 and read_script(a.rewritten).time_s == 1800
+    assert not any(c.line == 6 for c in a.changes)  # the --time line
+    notes = [n for n in a.notes if "launches more than once" in n]
+    assert len(notes) == 1 and "(line 8, inside a loop)" in notes[0]
+    assert "keeps its --time (00:30:00)" in notes[0]
+    assert "kept from the script" in a.recommended.walltime_basis
+
+
+def test_several_launch_lines_keep_the_scripts_time_limit(bundle, places):
+    two = ASKED + "srun hpcds1mpi run stencil --size 256 --precision fp64\n"
+    a = run(two, bundle, places)
+    assert read_script(a.rewritten).time_s == 1800
+    assert any("(lines 8, 9)" in n and "line 8 only" in n for n in a.notes), a.notes
+
+
+def test_a_launcher_of_another_mpi_family_is_a_warning(bundle, places, tmp_path):
+    from tests.helpers import system_program
+
+    text = ASKED.replace("srun hpcds1mpi run stencil --size 128 --precision fp64",
+                         f"{system_program('mpirun.openmpi')} -np 2 "
+                         f"{system_program('NPmpich2')} -u 8")
+    a = run(text, bundle, places, job_folder=str(tmp_path))
+    assert len(a.warnings) == 1 and "NPmpich2 is linked against the MPICH family" in \
+        a.warnings[0]
+    assert a.to_dict()["warnings"] == a.warnings
+    assert run(text, bundle, places).warnings == []  # text alone (a web request): no files

@@ -212,3 +212,35 @@ def test_a_node_range_reads_its_minimum_and_says_so(text, note):
     assert any(n.startswith(note) for n in script.notes), script.notes
     plain = read_script("#!/bin/bash\n#SBATCH --nodes=2-2\nsrun ./app\n")
     assert not any("range" in n for n in plain.notes)
+
+
+def test_launches_inside_loops_are_marked():
+    """A launch in a loop runs more than once: advise must not size the job's time limit by
+    one launch. One-line loops (``for i in 1 2 3; do srun ./app; done``), nested ones and a
+    ``done < list`` are followed."""
+    script = read_script("""#!/bin/bash
+#SBATCH -N 1
+srun ./pre
+for i in 1 2 3; do srun ./app $i; done
+while read x; do
+  if true; then
+    mpirun ./inner
+  fi
+done < list.txt
+srun ./post
+for i in 1 2; do echo $i; done; srun ./after
+until false; do srun -n 2 ./u 5;done
+""")
+    assert [(x.program, x.args, x.in_loop) for x in script.launches] == [
+        ("./pre", [], False), ("./app", ["$i"], True), ("./inner", [], True),
+        ("./post", [], False), ("./after", [], False), ("./u", ["5"], True)]
+
+
+def test_a_semicolon_ends_a_command_even_against_a_word():
+    """``cd run; srun ./app 10;`` read ``10;`` as the program's argument (and a size of none);
+    a quoted or escaped ``;`` and a directive's value stay as written."""
+    script = read_script('#!/bin/bash\n#SBATCH --comment=a;b\ncd run;srun ./app 10;\n'
+                         'srun ./b "x;" \\; y;\n')
+    assert script.directives["comment"].value == "a;b"
+    assert [(x.program, x.args) for x in script.launches] == [
+        ("./app", ["10"]), ("./b", ["x;", ";", "y"])]

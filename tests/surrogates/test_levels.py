@@ -10,8 +10,9 @@ import pytest
 
 from hpcds1mpi.errors import ModelError
 from hpcds1mpi.surrogates.levels import (LEVELS_FILE, MeasuredLevels, bundle_levels,
-                                         levels_from_frame, measured_offer, read_levels,
-                                         runtime_line, write_levels)
+                                         launched_words, levels_from_frame, measured_offer,
+                                         program_commands, read_levels, runtime_line,
+                                         write_levels)
 
 
 def runs() -> pd.DataFrame:
@@ -152,3 +153,75 @@ def test_a_program_timed_by_its_own_output_keeps_its_launch_wall_per_second(tmp_
     assert read_levels(tmp_path)["part"].wall_per_runtime == pytest.approx(62.5 / 0.62)
     assert MeasuredLevels.from_dict({"workload": "x", "external": True,
                                      "wall_per_runtime": -3}).wall_per_runtime == 1.0
+
+
+def swept(command: str, sizes, launcher: str = "/x/bin/mpiexec -n {ranks}") -> pd.DataFrame:
+    """Rows as ``sweep --command`` records them: the launcher and the filled-in program."""
+    rows = []
+    for size in sizes:
+        for rpn in (1, 2):
+            filled = command.replace("{size}", str(size)).replace("{ranks}", str(rpn))
+            rows.append(dict(workload="myapp", kind="external", nodes=1, ranks_per_node=rpn,
+                             ranks=rpn, threads=1, device="cpu", precision="fp64", status="ok",
+                             size=float(size),  # as parquet gives it back beside NaNs
+                             command=launcher.replace("{ranks}", str(rpn)) + " " + filled))
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("command, sizes, launcher, expected", [
+    ("./jacobi {size} 40", (64, 128, 256), "/x/bin/mpiexec -n {ranks}", "./jacobi {size} 40"),
+    ("./app --n={size} --ranks {ranks}", (64, 128), "srun --nodes=1 --ntasks={ranks} -c 1 "
+     "--cpu-bind=cores --mpi=pmi2", "./app --n={size} --ranks {ranks_per_node}"),
+    ("python3 app.py {size}", (10, 20), "mpirun.openmpi -n {ranks} --allow-run-as-root",
+     "python3 app.py {size}"),
+    ("./app in_{size}.dat 'a b'", (7, 8), "mpiexec -n {ranks}", "./app in_{size}.dat 'a b'"),
+    ("./jacobi {size} 40", (64,), "mpiexec -n {ranks}", "./jacobi {size} 40"),  # one size
+    ("./jacobi {size} 40", (40,), "mpiexec -n {ranks}", "./jacobi 40 40"),  # which 40?
+    ("hpcc", (200, 300), "mpiexec -n {ranks}", "hpcc"),  # the size is in its input file
+    ("./jacobi {size}", (64, 128), "./not-a-launcher", ""),
+])
+def test_a_programs_command_is_kept_with_its_size_put_back(command, sizes, launcher, expected):
+    """advise matches a user's script to the program by it and reads the size where
+    ``{size}`` is; before, the bundle kept no command and advise never found a program's
+    size without --size."""
+    assert levels_from_frame(swept(command, sizes, launcher))["myapp"].command == expected
+
+
+def test_a_kernels_levels_have_no_command_and_older_files_load(tmp_path):
+    frame = pd.concat([swept("./jacobi {size} 40", (64, 128)), runs()], ignore_index=True)
+    levels = levels_from_frame(frame)
+    assert levels["stencil"].command == ""
+    write_levels(tmp_path, levels)
+    assert read_levels(tmp_path)["myapp"].command == "./jacobi {size} 40"
+    old = {"myapp": {"workload": "myapp", "external": True},
+           "stencil": {"workload": "stencil", "external": False}}
+    (tmp_path / LEVELS_FILE).write_text(json.dumps(old))
+    assert read_levels(tmp_path)["myapp"].command is None  # not kept: read from the rows
+    assert read_levels(tmp_path)["stencil"].command == ""
+
+
+def test_program_commands_from_the_levels_or_an_older_bundles_rows(tmp_path):
+    frame = swept("./jacobi {size} 40", (64, 128))
+    assert program_commands(_Stub(frame)) == {"myapp": "./jacobi {size} 40"}
+
+    class Older(_Stub):  # measured_levels.json written before the command was kept
+        _path = tmp_path
+
+    (tmp_path / LEVELS_FILE).write_text(json.dumps({"myapp": {"workload": "myapp",
+                                                              "external": True}}))
+    assert program_commands(Older(frame)) == {"myapp": "./jacobi {size} 40"}
+    assert program_commands(Older(runs())) == {}  # rows without commands: none known
+
+
+@pytest.mark.parametrize("command, words", [
+    ("/x/.venv/bin/mpiexec -n 2 -ppn 2 ./jacobi 64 40", ["./jacobi", "64", "40"]),
+    ("srun --nodes=1 --ntasks=2 --ntasks-per-node=2 -c 1 --cpu-bind=cores "
+     "--kill-on-bad-exit=1 --mpi=pmi2 python3 app.py 64", ["python3", "app.py", "64"]),
+    ("/usr/bin/mpirun.openmpi -n 4 --allow-run-as-root --oversubscribe --map-by ppr:2:node "
+     "hpcc", ["hpcc"]),
+    ("mpiexec -n 1 ./app 'a b' 3", ["./app", "a b", "3"]),
+    ("./app 64", None),  # no launcher: nothing to tell the program from
+    ("mpiexec -n 1 'unbalanced", None),
+])
+def test_a_recorded_command_line_is_read_as_a_launch_line(command, words):
+    assert launched_words(command) == words
