@@ -120,3 +120,10 @@ def system_program(name: str) -> str:
     if os.environ.get("HPCDS1MPI_REQUIRE_APPS") == "1":
         pytest.fail(f"HPCDS1MPI_REQUIRE_APPS=1 but {reason}", pytrace=False)
     pytest.skip(reason)
+
+
+def error_lines(stderr: str) -> list[str]:
+    """stderr less what a sweep's pre-flight says (said with or without --no-progress):
+    the lines a one-line error is judged on."""
+    return [line for line in stderr.strip().splitlines()
+            if not line.startswith("hpcds1mpi sweep: ")]

@@ -42,9 +42,11 @@ def command(kernel, size, threads, device, precision, repeats, seed, cluster_fil
         size = sizes[len(sizes) // 2]
     part = resolve_partition(cluster_file, partition)
 
+    from hpcds1mpi.launch.mpi_family import check_started_by
     from hpcds1mpi.measure import runner
     from hpcds1mpi.runtime.mpi import node_layout, world
 
+    check_started_by()  # before MPI_Init: under another MPI's launcher it aborts with a stack
     comm = world()
     layout = node_layout(comm)
     ranks_per_node, local_rank, nodes = layout.ranks_per_node, layout.local_rank, layout.nodes

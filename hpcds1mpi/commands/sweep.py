@@ -111,7 +111,8 @@ def _strip_launch(argv: list[str]) -> list[str]:
                    "mpi, else pmi2).")
 @click.option("--snapshot-every", type=float, default=None,
               help="Rewrite the HDF5 snapshot at most every S seconds (journal in between).")
-@click.option("--no-progress", is_flag=True)
+@click.option("--no-progress", is_flag=True,
+              help="Hide the progress bar (what the pre-flight finds is still said).")
 def command(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices, precisions,
             min_time, min_repeats, max_repeats, warmup, timeout, seed, rounds, race_rounds,
             race_within, valid_only, resume,
@@ -205,9 +206,9 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
             return
         summary = external.run_external(
             plan, out, part, resume=resume, choice=choice, readings=readings, workdir=workdir,
-            progress=not no_progress,  # what the pre-flight found is said with the progress
-            say=None if no_progress else lambda line: click.echo(f"hpcds1mpi sweep: {line}",
-                                                                 err=True))
+            progress=not no_progress,  # hides the bar only: what the pre-flight found and
+            # what the launcher adds (--oversubscribe, --allow-run-as-root) is always said
+            say=lambda line: click.echo(f"hpcds1mpi sweep: {line}", err=True))
         click.echo(_summary_line(summary, out), err=True)
         return
 
@@ -227,9 +228,11 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
     if list_only:
         _print_list(plan, plans.estimate_seconds(plan))
         return
+    from hpcds1mpi.launch.mpi_family import check_started_by
     from hpcds1mpi.measure.driver import run_inprocess
     from hpcds1mpi.runtime.mpi import world
 
+    check_started_by()  # before MPI_Init: under another MPI's launcher it aborts with a stack
     summary = run_inprocess(world(), plan, out, part, resume=resume, progress=not no_progress)
     if summary:
         click.echo(_summary_line(summary, out), err=True)

@@ -176,9 +176,10 @@ def _program_launch(program: str | None, *, launcher, cluster_file, partition, g
     return choice, readings
 
 
-def _preflight(choice, program: str, size: int, start, space, part, workdir, log) -> None:
+def _preflight(choice, program: str, size: int, start, space, part, workdir, log, evaluate):
     """The sweep's pre-flight before any trial: the program can start, its MPI matches the
-    launcher, and (more than one rank anywhere in ``space``) the 2-rank probe is one job.
+    launcher, and (more than one rank anywhere in ``space``) the 2-rank probe is one job;
+    returns ``evaluate`` saying first what the launcher adds (the trials' sweeps are quiet).
 
     Raises:
         ConfigError: the program cannot be started (exit 2).
@@ -196,6 +197,7 @@ def _preflight(choice, program: str, size: int, start, space, part, workdir, log
     most = max(c.ranks for c in space.configs)
     for line in preflight.check(launch, choice, tokens, env, most):
         log(line)
+    return preflight.say_notes(launch, log, then=evaluate)
 
 
 @click.command(name="tune")
@@ -250,9 +252,7 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
     import json
 
     from hpcds1mpi.cluster import resolve_partition
-    from hpcds1mpi.decide import system2
-    from hpcds1mpi.decide import tune_predictions
-    from hpcds1mpi.decide import tune_space
+    from hpcds1mpi.decide import system2, tune_predictions, tune_space
     from hpcds1mpi.measure import trials
     from hpcds1mpi.config import Configuration
     from hpcds1mpi.errors import ConfigError, HpcdsError, LaunchError
@@ -312,10 +312,11 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
                           "without mpiexec/srun, inside the allocation")
     world = layout = None
     if in_process:
+        from hpcds1mpi.launch.mpi_family import check_started_by
         from hpcds1mpi.runtime.mpi import node_layout, world as world_comm
 
-        world = world_comm()
-        layout = node_layout(world)
+        check_started_by()  # before MPI_Init: under another MPI's launcher it aborts
+        layout = node_layout(world := world_comm())
         kind = "in-process"
     else:
         from hpcds1mpi.launch import launchers
@@ -401,10 +402,11 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
             click.echo(f"tune: {line}", err=True)
 
         if kind != "in-process":
-            if choice is not None:  # before any trial: as the sweep's, at the most ranks
-                _preflight(choice, program, size, start, space, part, workdir, log)
             evaluate = trials.LaunchRunner(settings, out, part, kind, cluster_file, partition,
                                            choice=choice, readings=readings, workdir=workdir)
+            if choice is not None:  # before any trial: as the sweep's, at the most ranks
+                evaluate = _preflight(choice, program, size, start, space, part, workdir, log,
+                                      evaluate)
         else:
             evaluate = runner
 

@@ -4,7 +4,8 @@
 srun's ``--mpi``, the cluster file's ``mpiexec`` / ``launcher_args`` / ``mpi``) into one
 :class:`~hpcds1mpi.launch.launchers.Launcher`; :func:`check` refuses, before anything runs, a
 launcher that cannot start the program as one job: by the program's MPI
-(:mod:`hpcds1mpi.launch.mpi_family`) and, for sweeps with more than one rank, by the 2-rank
+(:mod:`hpcds1mpi.launch.mpi_family`), for ``srun`` by whether it reaches a Slurm and has the
+``--mpi`` plugin (:func:`check_srun`), and, for sweeps with more than one rank, by the 2-rank
 launch probe (:mod:`hpcds1mpi.launch.probe`). The external sweep and System 2's launches of a
 user's program both go through here; a check that passed is not made again in the same
 process for the same launcher, options, program and environment (``tune --program`` launches
@@ -14,10 +15,12 @@ one sweep per trial: one probe per tune, not one per trial).
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import subprocess
 from dataclasses import dataclass, field
 
-from hpcds1mpi.errors import LaunchError
+from hpcds1mpi.errors import ConfigError, LaunchError
 from hpcds1mpi.launch import launchers, mpi_family, probe
 
 
@@ -49,8 +52,6 @@ class LaunchChoice:
         if path:
             path = mpi_family.check_mpiexec(path)
         if path and launcher == "srun":
-            from hpcds1mpi.errors import ConfigError
-
             raise ConfigError("--mpiexec names an mpiexec/mpirun; it cannot be combined with "
                               "--launcher srun")
         return cls(launcher or ("mpiexec" if path else None), mpi or site["mpi"], path, args)
@@ -71,6 +72,84 @@ def launcher_path(launch: launchers.Launcher, env: dict) -> str | None:
     head = getattr(launch, "command", "srun")
     return head if "/" in head and os.path.exists(head) else shutil.which(
         head, path=env.get("PATH"))
+
+
+def srun_plugins(text: str) -> list[str]:
+    """The plugin names in ``srun --mpi=list``'s output (Slurm 22+: tab-indented names and
+    "specific pmix plugin versions available: pmix_v4"; older: ``srun: pmi2`` lines)."""
+    names = []
+    for line in text.splitlines():
+        line = re.sub(r"^srun:\s*", "", line.strip())
+        if "versions available:" in line:
+            names += re.findall(r"[A-Za-z0-9_]+", line.split(":", 1)[1])
+        elif re.fullmatch(r"[A-Za-z0-9_]+", line):
+            names.append(line)
+    return names
+
+
+def check_srun(path: str, launch: launchers.Launcher, env: dict, one_rank: bool) -> list[str]:
+    """Refuse an srun that cannot launch here, before anything runs; return what to say.
+
+    ``srun --mpi=list`` fails where no Slurm is reachable, and names the plugins there are
+    (an unknown ``--mpi`` had been recorded as failed runs, exit 0). With one rank no probe
+    runs, so a one-task step with the plugin proves it loads (a listed plugin may not: pmix
+    without its library). Outside an allocation srun makes a job per launch: said, not refused.
+
+    Raises:
+        ConfigError: no Slurm reachable, or a plugin srun does not have (exit 2).
+        LaunchError: the one-task step fails (exit 1).
+    """
+    plugin = getattr(launch, "mpi", "")
+    try:
+        proc = subprocess.run([path, "--mpi=list"], capture_output=True, text=True, timeout=60,
+                              env=env)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise LaunchError(f"cannot run {path} --mpi=list ({exc}); nothing was launched") from None
+    said = proc.stdout + proc.stderr
+    if proc.returncode != 0:
+        last = next((ln.strip() for ln in reversed(said.splitlines()) if ln.strip()), "")
+        raise ConfigError(f"srun cannot reach a Slurm here ({last[:160]}); nothing was "
+                          "launched: run inside an allocation on a Slurm cluster (salloc / "
+                          "sbatch), or use --launcher mpiexec")
+    plugins = srun_plugins(said)
+    if plugin and plugins and plugin not in plugins:
+        raise ConfigError(f"srun has no --mpi plugin {plugin!r}; `srun --mpi=list` names "
+                          f"{', '.join(plugins)}: pass one with --mpi (or the cluster file's "
+                          "mpi); nothing was launched")
+    if one_rank and plugin:
+        try:
+            step = subprocess.run([*launch.total_tokens(1), "true"], capture_output=True,
+                                  text=True, timeout=120, env=env)
+            code, err = step.returncode, step.stderr
+        except (OSError, subprocess.SubprocessError) as exc:
+            code, err = "?", str(exc)
+        if code != 0:
+            last = next((ln.strip() for ln in reversed(err.splitlines()) if ln.strip()), "")
+            others = ", ".join(n for n in plugins if n != plugin) or "srun --mpi=list"
+            raise LaunchError(f"a one-task srun --mpi={plugin} step failed (exit {code}: "
+                              f"{last[:200]}); nothing was measured: pass another --mpi "
+                              f"({others})")
+    lines = [f"a one-task srun --mpi={plugin} step ran"] if one_rank and plugin else []
+    if not launchers.in_slurm(env):
+        lines.append("not inside a Slurm allocation: each launch is a Slurm job of its own (its "
+                     "wait counts in the launch's wall time); run inside salloc / sbatch")
+    return lines
+
+
+def say_notes(launch: launchers.Launcher, say, then=None):
+    """A function of a configuration that says, once each, what ``launch`` adds on its own
+    for it (:meth:`~hpcds1mpi.launch.launchers.Launcher.notes`: Open MPI's ``--oversubscribe``,
+    ``--allow-run-as-root``), then returns ``then(config)`` (None without ``then``)."""
+    said: set[str] = set()
+
+    def note(config):
+        for line in launch.notes(config):
+            if line not in said:
+                said.add(line)
+                say(line)
+        return then(config) if then is not None else None
+
+    return note
 
 
 #: Checks that passed in this process: key (:func:`_key`) -> the lines they said.
@@ -130,6 +209,8 @@ def check(launch: launchers.Launcher, choice: LaunchChoice, program_tokens: list
                                        and max_ranks > 1 else "", env)
     lines = [f"program MPI: {program.describe()} ({program.evidence}); launcher: {path}"
              + (f" ({mpi_family.FAMILY_NAMES.get(family, family)})" if family else "")]
+    if launch.name == "srun":
+        lines += check_srun(path, launch, env, max_ranks <= 1)
     if max_ranks > 1:
         config = probe.probe_config()
         probe_env = {**env, **launch.environment(config)}

@@ -13,7 +13,7 @@ import pytest
 from hpcds1mpi.records import telemetry
 from tests.apps.hpcc import RANKS_REGEX, sweep_args, write_decks
 from tests.apps.picks import assert_pick_is_good, combine
-from tests.helpers import mpiexec, run_cli, system_program
+from tests.helpers import error_lines, mpiexec, run_cli, system_program
 
 pytestmark = [pytest.mark.mpi, pytest.mark.slow]
 SIZES, HELD = (200, 300, 500), 400
@@ -23,7 +23,7 @@ ROUNDS = 3
 
 def _one_line(proc, code: int) -> str:
     assert proc.returncode == code, proc.stderr
-    lines = proc.stderr.strip().splitlines()
+    lines = error_lines(proc.stderr)
     assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
     return lines[0]
 

@@ -12,7 +12,7 @@ import pytest
 from hpcds1mpi.records import telemetry
 from tests.apps import jacobi
 from tests.apps.picks import assert_pick_is_good
-from tests.helpers import run_cli, system_program
+from tests.helpers import error_lines, run_cli, system_program
 
 pytestmark = [pytest.mark.mpi, pytest.mark.slow]
 SIZES, HELD = (300, 600, 1200), 900
@@ -30,7 +30,7 @@ def exe(tmp_path_factory):
 
 def _one_line(proc, code: int) -> str:
     assert proc.returncode == code, proc.stderr
-    lines = proc.stderr.strip().splitlines()
+    lines = error_lines(proc.stderr)
     assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
     return lines[0]
 

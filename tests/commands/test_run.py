@@ -25,3 +25,24 @@ def test_a_precision_the_kernel_does_not_support_is_reported_and_exit_2():
 def test_a_good_run_still_runs():
     proc = run_cli(["run", "stencil", "--size", "16", "--repeats", "1"], timeout=120)
     assert proc.returncode == 0 and "rel. error" in proc.stdout, proc.stderr
+
+
+def test_under_another_mpis_launcher_it_is_one_line_before_mpi_init():
+    """Under Debian's Open MPI mpirun the wheel's MPICH aborted in MPI_Init on every rank with
+    its error stack ("unsupported PMI version PMIx", exit 16); now rank 0 says one line naming
+    the wheel's mpiexec, before MPI starts."""
+    import os
+    import subprocess
+
+    from tests.helpers import hpcds1mpi_exe, mpiexec, system_program
+
+    mpirun = system_program("mpirun.openmpi")
+    root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
+    proc = subprocess.run([mpirun, *root, "--oversubscribe", "-n", "2", hpcds1mpi_exe(), "run",
+                           "stencil", "--size", "16", "--repeats", "1"],
+                          capture_output=True, text=True, timeout=120)
+    ours = [line for line in (proc.stdout + proc.stderr).splitlines()
+            if "hpcds1mpi" in line or "error stack" in line or "Abort(" in line]
+    assert proc.returncode == 1 and len(ours) == 1, proc.stdout + proc.stderr
+    assert ours[0].startswith("hpcds1mpi: error: hpcds1mpi was started by Open MPI's mpirun")
+    assert f"start it with {mpiexec()} -n N instead" in ours[0]

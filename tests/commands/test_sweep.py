@@ -167,3 +167,56 @@ def test_an_out_inside_a_file_is_a_usage_line_before_any_launch(tmp_path, comman
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
     assert "afile is not a directory" in proc.stderr and "crashed" not in proc.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+# ---- srun's plugin and what the pre-flight says -------------------------------------------------
+
+#: srun stand-in that knows its plugins: `--mpi=list` names none and pmi2; a launch with any
+#: other plugin fails as Slurm's does.
+LISTING_SRUN = """#!/bin/sh
+printf "%s\\n" "$*" >> "$SRUN_LOG"
+if [ "$1" = --mpi=list ]; then printf 'MPI plugin types are...\\n\\tnone\\n\\tpmi2\\n'; exit 0; fi
+case " $* " in *" --mpi=none "*|*" --mpi=pmi2 "*) ;; *)
+  echo "srun: error: Invalid MPI type, --mpi=list for acceptable types" >&2; exit 1;; esac
+while [ $# -gt 0 ]; do case "$1" in -c|-n|-N) shift 2;; -*) shift;; *) break;; esac; done
+exec "$@"
+"""
+
+
+def _listing_sweep(tmp_path, mpi: str, ranks: str) -> tuple[subprocess.CompletedProcess, list]:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "srun").write_text(LISTING_SRUN)
+    (bin_dir / "srun").chmod(0o755)
+    log = tmp_path / "srun.log"
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("SLURM_")},
+           "PATH": f"{bin_dir}:{os.environ['PATH']}", "SRUN_LOG": str(log), "SLURM_JOB_ID": "7"}
+    proc = subprocess.run([hpcds1mpi_exe(), "sweep", "--command", "true", "--sizes", "1",
+                           "--ranks-per-node", ranks, "--launcher", "srun", "--mpi", mpi,
+                           "--max-repeats", "1", "--out", str(tmp_path / "t.h5"),
+                           "--no-progress"], env=env, capture_output=True, text=True,
+                          timeout=120)
+    return proc, log.read_text().splitlines() if log.exists() else []
+
+
+@pytest.mark.parametrize("ranks", ["1", "2"])
+def test_an_srun_plugin_srun_lacks_is_one_line_exit_2_before_anything_runs(tmp_path, ranks):
+    """It recorded a failed run and exited 0 (one rank), or blamed --mpiexec (two)."""
+    proc, log = _listing_sweep(tmp_path, "bogus", ranks)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert ("srun has no --mpi plugin 'bogus'; `srun --mpi=list` names none, pmi2: pass one "
+            "with --mpi") in proc.stderr
+    assert log == ["--mpi=list"] and not (tmp_path / "t.h5").exists()
+
+
+def test_no_progress_hides_the_bar_not_what_the_preflight_found(tmp_path):
+    """--no-progress had hidden the pre-flight too: the program's MPI, the probe, and the
+    launcher's own additions (Open MPI's --oversubscribe / --allow-run-as-root)."""
+    proc, log = _listing_sweep(tmp_path, "pmi2", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert "hpcds1mpi sweep: program MPI: " in proc.stderr
+    assert "hpcds1mpi sweep: a one-task srun --mpi=pmi2 step ran" in proc.stderr
+    assert "configs," not in proc.stderr  # the bar itself stays hidden
+    from hpcds1mpi.records.telemetry import read_runs
+
+    assert list(read_runs(tmp_path / "t.h5")["status"]) == ["ok"]

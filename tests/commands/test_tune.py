@@ -385,3 +385,24 @@ def test_tune_refuses_min_repeats_above_max_repeats_before_running(tmp_path):
     assert len(lines) == 1 and "--min-repeats 6 is more than --max-repeats 3" in lines[0], \
         res.stderr
     assert not (tmp_path / "r.h5").exists()
+
+
+def test_tune_says_what_the_launcher_adds_to_a_trial(tmp_path):
+    """Each trial's sweep is quiet: Open MPI's --allow-run-as-root (added as root) had been
+    said nowhere in a tune, while the sweep said it."""
+    import pytest
+
+    from tests.helpers import system_program
+
+    if os.geteuid() != 0:
+        pytest.skip("Open MPI's mpirun gets --allow-run-as-root only as root")
+    (tmp_path / "c.toml").write_text(CLUSTER)
+    res = run_cli(["tune", "--program", "true", "--size", "1", "--launcher", "mpiexec",
+                   "--mpiexec", system_program("mpirun.openmpi"), "--cluster", "c.toml",
+                   "--ranks-per-node", "1", "--threads", "1", "--budget", "1", "--max-repeats",
+                   "1", "--min-time", "0", "--out", "t.h5"], cwd=tmp_path, timeout=240)
+    assert res.returncode == 0, res.stderr[-2000:]
+    lines = res.stderr.splitlines()
+    note = "tune: running as root: Open MPI's mpirun is given --allow-run-as-root"
+    assert lines.count(note) == 1 and lines.index(note) < next(
+        i for i, line in enumerate(lines) if line.startswith("tune: run 1:"))

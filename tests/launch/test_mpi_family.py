@@ -138,3 +138,47 @@ def test_a_bad_mpiexec_is_a_usage_error(tmp_path):
     with pytest.raises(ConfigError, match="is not an MPI launcher"):
         mpi_family.check_mpiexec(shutil.which("ls"))
     assert mpi_family.check_mpiexec("mpiexec.mpich") == system_program("mpiexec.mpich")
+
+
+# ---- the launcher that started this process, against its mpi4py -----------------------------
+
+OPEN_MPI_RANK = {"OMPI_COMM_WORLD_SIZE": "2", "OMPI_COMM_WORLD_RANK": "0", "PMIX_RANK": "0",
+                 "PMIX_NAMESPACE": "1328939009"}  # what mpirun.openmpi sets (seen with env)
+HYDRA_RANK = {"PMI_RANK": "0", "PMI_SIZE": "2", "PMI_FD": "9", "HYDI_CONTROL_FD": "7"}
+
+
+def _clean(**extra) -> dict:
+    names = mpi_family.OPEN_MPI_VARS + mpi_family.PMI_VARS + mpi_family.PMIX_VARS
+    return {**{k: v for k, v in os.environ.items() if k not in names}, **extra}
+
+
+def test_the_launcher_that_started_a_process_is_read_from_its_wire_up():
+    assert mpi_family.started_by(_clean(**OPEN_MPI_RANK)) == mpi_family.OPENMPI
+    assert mpi_family.started_by(_clean(**HYDRA_RANK)) == mpi_family.MPICH
+    assert mpi_family.started_by(_clean()) is None  # not launched
+    assert mpi_family.started_by(_clean(PMIX_RANK="0", PMIX_NAMESPACE="x")) is None  # srun pmix
+    assert mpi_family.started_by(_clean(**OPEN_MPI_RANK, **HYDRA_RANK)) is None  # cannot tell
+
+
+def test_this_pythons_mpi4py_is_read_without_starting_mpi():
+    code = ("import sys; from hpcds1mpi.launch import mpi_family; f = mpi_family.mpi4py_mpi(); "
+            "print(f.family, f.evidence, 'mpi4py.MPI' in sys.modules)")  # importing it starts MPI
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, env=_clean())
+    assert proc.stdout.split() == ["mpich", "links", "libmpi.so.12", "False"], proc.stderr
+
+
+def test_another_familys_launcher_is_refused_before_mpi_init_naming_the_wheels_mpiexec():
+    """The wheel's MPICH under Open MPI's mpirun printed MPICH's error stack ("unsupported PMI
+    version PMIx", exit 16) on every rank."""
+    with pytest.raises(LaunchError) as caught:
+        mpi_family.check_started_by(_clean(**OPEN_MPI_RANK))
+    line = str(caught.value)
+    assert line.startswith("hpcds1mpi was started by Open MPI's mpirun (OMPI_COMM_WORLD_SIZE "
+                           "is set), but its mpi4py uses the MPICH family")
+    assert f"start it with {mpiexec()} -n N instead" in line and "\n" not in line
+    with pytest.raises(SystemExit) as quiet:  # the other ranks: the same exit, no second line
+        mpi_family.check_started_by(_clean(**{**OPEN_MPI_RANK, "OMPI_COMM_WORLD_RANK": "1"}))
+    assert quiet.value.code == LaunchError.exit_code
+    for fits in (_clean(**HYDRA_RANK), _clean()):
+        assert mpi_family.check_started_by(fits) is None

@@ -72,3 +72,100 @@ def test_a_failed_check_is_not_remembered(probes, tmp_path):
         with pytest.raises(LaunchError, match="does not start 2 ranks as one job"):
             _check(choice)
     assert len(probes) == 2
+
+
+# ---- srun: a Slurm to reach, the --mpi plugin it has, what is said --------------------------
+
+#: srun stand-in: `--mpi=list` as Slurm 22.05 prints it (or fails like srun without a Slurm,
+#: NO_SLURM set); a launch logs its argv and fails for a plugin it does not load (pmix).
+FAKE_SRUN = """#!/bin/sh
+printf "%s\\n" "$*" >> "$SRUN_LOG"
+if [ "$1" = --mpi=list ]; then
+  [ -n "$NO_SLURM" ] && { echo "srun: fatal: Could not establish a configuration source" >&2; exit 1; }
+  printf 'MPI plugin types are...\\n\\tpmix\\n\\tnone\\n\\tpmi2\\n'
+  echo "specific pmix plugin versions available: pmix_v4"; exit 0
+fi
+case " $* " in *" --mpi=pmix "*)
+  echo "srun: error: Invalid MPI type 'pmix', --mpi=list for acceptable types" >&2; exit 1;; esac
+while [ $# -gt 0 ]; do case "$1" in -c|-n|-N) shift 2;; -*) shift;; *) break;; esac; done
+exec "$@"
+"""
+
+
+@pytest.fixture
+def srun(tmp_path, monkeypatch):
+    """A fake srun first on PATH; returns (the environment to check with, its argv log)."""
+    monkeypatch.setattr(preflight, "_PASSED", {})
+    (tmp_path / "srun").write_text(FAKE_SRUN)
+    (tmp_path / "srun").chmod(0o755)
+    log = tmp_path / "srun.log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+    return {**env, "PATH": f"{tmp_path}:{env['PATH']}", "SRUN_LOG": str(log),
+            "SLURM_JOB_ID": "7"}, log
+
+
+def _srun_check(env, mpi, ranks=1):
+    choice = preflight.LaunchChoice(launcher="srun", mpi=mpi)
+    return _check(choice, Configuration(1, ranks, 1), env=env, ranks=ranks,
+                  program=["true"])
+
+
+def test_srun_plugins_are_read_from_either_format():
+    new = "MPI plugin types are...\n\tpmix\n\tnone\nspecific pmix plugin versions " \
+          "available: pmix_v3,pmix_v4\n"
+    assert preflight.srun_plugins(new) == ["pmix", "none", "pmix_v3", "pmix_v4"]
+    old = "srun: MPI types are...\nsrun: none\nsrun: pmi2\n"
+    assert preflight.srun_plugins(old) == ["none", "pmi2"]
+    assert preflight.srun_plugins("slurm 23.02 (fake)") == []  # nothing to judge by
+
+
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_a_plugin_srun_does_not_have_is_refused_before_anything_launches(srun, ranks):
+    """It was a failed run and exit 0 (one rank) or a probe failure saying "check
+    --mpiexec" (two)."""
+    env, log = srun
+    from hpcds1mpi.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"no --mpi plugin 'bogus'; `srun --mpi=list` names "
+                                          r"pmix, none, pmi2, pmix_v4: pass one with --mpi"):
+        _srun_check(env, "bogus", ranks)
+    assert log.read_text().splitlines() == ["--mpi=list"]  # nothing else was started
+
+
+def test_an_srun_that_reaches_no_slurm_is_refused_naming_salloc(srun):
+    env, log = srun
+    from hpcds1mpi.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"srun cannot reach a Slurm here \(srun: fatal: "
+                                          r"Could not .*\(salloc / sbatch\)"):
+        _srun_check({**env, "NO_SLURM": "1"}, "pmi2")
+
+
+def test_one_rank_under_srun_proves_its_plugin_loads_with_a_one_task_step(srun):
+    """A listed plugin may not load (pmix without its library); with one rank no probe ran,
+    so every launch failed and was recorded."""
+    env, log = srun
+    with pytest.raises(LaunchError, match=r"one-task srun --mpi=pmix step failed \(exit 1: "
+                                          r"srun: error: Invalid MPI type 'pmix'.*\(none, pmi2"):
+        _srun_check(env, "pmix")
+    lines = _srun_check(env, "pmi2")
+    assert "a one-task srun --mpi=pmi2 step ran" in lines
+    assert log.read_text().splitlines()[-1] == "-n 1 --mpi=pmi2 true"
+
+
+def test_srun_outside_an_allocation_is_said_not_refused(srun):
+    env, _ = srun
+    inside = _srun_check(env, "pmi2")
+    outside = _srun_check({k: v for k, v in env.items() if k != "SLURM_JOB_ID"}, "pmi2")
+    assert not any("allocation" in line for line in inside)
+    assert any(line.startswith("not inside a Slurm allocation: each launch is a Slurm job")
+               for line in outside)
+
+
+def test_say_notes_says_each_launcher_note_once_then_runs():
+    said, ran = [], []
+    launch = preflight.LaunchChoice(launcher="mpiexec", mpiexec=mpiexec()).launcher_for(2)
+    launch.notes = lambda config: [f"{config.ranks_per_node} share", "root"]
+    note = preflight.say_notes(launch, said.append, then=lambda c: ran.append(c) or "row")
+    assert [note(Configuration(1, r, 1)) for r in (4, 4, 8)] == ["row"] * 3
+    assert said == ["4 share", "root", "8 share"] and len(ran) == 3

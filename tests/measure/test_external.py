@@ -17,7 +17,7 @@ from hpcds1mpi.measure.plan import RunSpec
 from hpcds1mpi.records import telemetry
 from hpcds1mpi.config import Configuration
 from hpcds1mpi.errors import ConfigError
-from tests.helpers import hpcds1mpi_exe, run_cli
+from tests.helpers import error_lines, hpcds1mpi_exe, run_cli
 
 pytestmark = pytest.mark.mpi
 
@@ -222,8 +222,7 @@ def test_literal_braces_behave_the_same_in_sweep_calibration_and_recommended_scr
 
 def _one_line_error(proc, code):
     assert proc.returncode == code, proc.stderr
-    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, \
-        proc.stderr
+    assert "Traceback" not in proc.stderr and len(error_lines(proc.stderr)) == 1, proc.stderr
 
 
 def test_a_program_that_cannot_start_is_refused_before_anything_is_stored(tmp_path):
@@ -334,7 +333,7 @@ def test_a_signal_to_the_external_sweep_kills_the_program_and_the_run_is_interru
     proc.send_signal(getattr(signals, sig))
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 1, err
-    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert "Traceback" not in err and len(error_lines(err)) == 1, err
     assert f"stopped by {sig}" in err and "--resume" in err
     time.sleep(0.2)
     assert not [p for p in pids if _alive(p)], "the user's program outlived the sweep"
