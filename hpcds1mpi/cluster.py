@@ -333,13 +333,15 @@ def launch_settings(cluster_file: str | None, partition: str | None = None) -> d
 
 
 def resolve_partition(cluster_file: str | None, partition: str | None) -> Partition:
-    """The partition a command should use: from a file, else Slurm, else the local machine."""
+    """The partition a command should use: from a file (``NAME`` or ``CLUSTER/NAME``; a bare
+    name several clusters share is refused), else Slurm, else the local machine."""
     if cluster_file:
         clusters = load_clusters(cluster_file)
         if partition:
-            for c in clusters.values():
-                if partition in c.partitions:
-                    return c.partitions[partition]
+            pairs = [(c, p) for c in clusters.values() for p in c.partitions.values()]
+            hits = named_places(pairs, partition)
+            if hits:
+                return hits[0][1]
             known = ", ".join(p for c in clusters.values() for p in c.partitions)
             raise ClusterFileError(f"{cluster_file}: no partition {partition!r} (it has: {known}); "
                                    "give one of those to --partition")
@@ -382,22 +384,40 @@ def select_places(pairs: list, wanted=()) -> list:
     named ``NAME`` or ``CLUSTER/NAME``, in the order named, each once.
 
     Raises:
-        ClusterFileError: a name matches no partition (the message lists the known ones).
+        ClusterFileError: a name matches no partition (the message lists the known ones), or
+            is a bare name several clusters share (:func:`named_places`).
     """
     if not wanted:
         return list(pairs)
-
-    def names(c, p):
-        return (p.name, f"{c.name}/{p.name}") if c is not None else (p.name,)
-
     chosen = []
     for name in wanted:
-        hits = [(c, p) for c, p in pairs if name in names(c, p)]
+        hits = named_places(pairs, name)
         if not hits:
-            known = ", ".join(names(c, p)[-1] for c, p in pairs)
+            known = ", ".join(_names(c, p)[-1] for c, p in pairs)
             raise ClusterFileError(f"no partition {name!r}; known: {known}")
         chosen += [h for h in hits if h not in chosen]
     return chosen
+
+
+def _names(cluster, partition) -> tuple[str, ...]:
+    return (partition.name, f"{cluster.name}/{partition.name}") if cluster is not None \
+        else (partition.name,)
+
+
+def named_places(pairs: list, name: str) -> list:
+    """The pairs that one partition name (``NAME`` or ``CLUSTER/NAME``) picks; [] for none.
+
+    Raises:
+        ClusterFileError: a bare ``NAME`` that partitions of several clusters share (which one
+            was meant cannot be guessed: one would be picked silently).
+    """
+    hits = [(c, p) for c, p in pairs if name in _names(c, p)]
+    clusters = {c.name for c, _ in hits if c is not None}
+    if len(clusters) > 1:
+        both = ", ".join(_names(c, p)[-1] for c, p in hits)
+        raise ClusterFileError(f"partition {name!r} is ambiguous: {both}; name one as "
+                               "CLUSTER/PARTITION")
+    return hits
 
 
 def allowed_places(source=None, wanted=()) -> list:

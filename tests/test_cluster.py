@@ -207,3 +207,38 @@ def test_select_places_by_name_or_cluster_name_in_order_once():
         allowed_places(str(TWO), ["big"])
     part = pairs[1][1]
     assert select_places([(None, part)], ["gpu"]) == [(None, part)]
+
+
+SHARED_NAME = """
+[clusters.x.partitions.p]
+cores_per_node = 2
+memory_gb = 4
+max_nodes = 2
+[clusters.y.partitions.p]
+cores_per_node = 64
+memory_gb = 256
+max_nodes = 8
+[clusters.y.partitions.h]
+cores_per_node = 8
+memory_gb = 16
+max_nodes = 1
+"""
+
+
+def test_a_partition_name_two_clusters_share_is_ambiguous(tmp_path):
+    """``--partition p`` with x/p and y/p known picked x/p without a word; now it is refused
+    in one line naming both, and CLUSTER/NAME picks one (select_places and
+    resolve_partition alike)."""
+    from hpcds1mpi.cluster import allowed_places
+
+    path = tmp_path / "dup.toml"
+    path.write_text(SHARED_NAME)
+    ambiguous = r"^partition 'p' is ambiguous: x/p, y/p; name one as CLUSTER/PARTITION$"
+    with pytest.raises(ClusterFileError, match=ambiguous):
+        allowed_places(str(path), ["p"])
+    with pytest.raises(ClusterFileError, match=ambiguous):
+        resolve_partition(str(path), "p")
+    assert _labels(allowed_places(str(path), ["y/p", "h"])) == ["y/p", "y/h"]
+    assert resolve_partition(str(path), "y/p").cores_per_node == 64
+    assert resolve_partition(str(path), "x/p").cores_per_node == 2
+    assert resolve_partition(str(path), "h").cores_per_node == 8

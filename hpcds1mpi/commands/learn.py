@@ -5,6 +5,11 @@ row) and the bundle is retrained with its own settings, its System 1 ranking rec
 (the targets it centred, focus, denoising: ``surrogates/ranking_cv.settings_of``). Runs from a machine the bundle was not
 trained on are refused: telemetry of different machines is never mixed into one model; train a
 separate bundle for that machine (``hpcds1mpi train --machine ID``).
+
+The bundle shipped inside the package is never rewritten (``--out`` is asked for). The new
+members get a guard calibration of their own (computed, as ``recommend`` would on first use);
+System 1's confidence calibration, fitted on the old members' held-out picks, is not carried
+over: the note says how to fit it again (``analysis/eval_system1.py --write-calibration``).
 """
 
 from __future__ import annotations
@@ -40,8 +45,9 @@ def command(model_dir, telemetry, jobs, out, sample_rate, seed, threads, force):
     from hpcds1mpi.surrogates.bundle import is_bundle, load_bundle, train_bundle
     from hpcds1mpi.surrogates.ranking_cv import recorded_recipe, settings_of
 
-    bundle = load_bundle(model_dir)
     target = out or model_dir
+    _refuse_the_package(target, given=out is not None)
+    bundle = load_bundle(model_dir)
     in_place = Path(target).resolve() == Path(model_dir).resolve()
     # Replacing --model is what learn is for; any other existing bundle needs --force.
     check_output_dir(target, ours=is_bundle, force=force or in_place)
@@ -64,10 +70,36 @@ def command(model_dir, telemetry, jobs, out, sample_rate, seed, threads, force):
     if kept:  # the recipe is kept, not chosen again: say where it came from
         retrained.manifest["metrics"]["ranking"].update(
             {**kept, "carried_over_by": "hpcds1mpi learn"})
-    # The old bundle stays whole until the new one is complete (temporary folder, swapped in).
-    keep = (confidence.CALIBRATION_FILE, guard.CALIBRATION_FILE) if in_place else ()
-    retrained.save(target, keep=keep)
+    # The old bundle stays whole until the new one is complete (temporary folder, swapped in);
+    # the old calibrations describe the old members, so none is carried over.
+    had = {name for name in (confidence.CALIBRATION_FILE, guard.CALIBRATION_FILE)
+           if (Path(model_dir) / name).is_file()}
+    retrained.save(target)
+    if guard.CALIBRATION_FILE in had:  # cheap (distances, no training): ship a fresh one
+        guard.write_calibration(retrained, target)
     click.echo(f"added {len(new) - merged.replaced} new run(s) "
                f"({len(new)} read, {merged.replaced} replaced an old run)")
     for line in summary_lines(retrained, target):
         click.echo(line)
+    if guard.CALIBRATION_FILE in had:
+        click.echo(f"guard calibration recomputed for the new members ({guard.CALIBRATION_FILE})")
+    if confidence.CALIBRATION_FILE in had:
+        click.echo(f"note: {confidence.CALIBRATION_FILE} was fitted on the old members and is "
+                   "not carried over (confidence is uncalibrated until refitted): python -m "
+                   f"hpcds1mpi.analysis.eval_system1 --model {target} --telemetry FILE.h5 "
+                   "--write-calibration")
+
+
+def _refuse_the_package(target, *, given: bool) -> None:
+    """Refuse to write into the package's own folder (the shipped bundle is data of the
+    install, shared by every user and tracked by its version control)."""
+    from pathlib import Path
+
+    import hpcds1mpi
+    from hpcds1mpi.errors import ConfigError
+
+    package = Path(hpcds1mpi.__file__).resolve().parent
+    if Path(target).resolve().is_relative_to(package):
+        flag = "--out" if given else "--model without --out"
+        raise ConfigError(f"learn would rewrite {target} inside the installed hpcds1mpi "
+                          f"package ({flag}); pass --out DIR for the retrained bundle")

@@ -69,11 +69,11 @@ def command(model_dir, analytic, workload, size, cluster_file, partition, object
     check_output_folder(out_dir, "mobo outputs")  # before the work, not after it
     _check_own_outputs(out_dir)
     node_counts = node_counts if space == "full" else "all"  # the nodes space has every count
-    problem, part, source, left_out = _problem(model_dir, analytic, workload, size, cluster_file,
-                                               partition, columns, space, model_partition,
-                                               energy_from, node_counts)
+    problem, part, source, left_out, outside = _problem(
+        model_dir, analytic, workload, size, cluster_file, partition, columns, space,
+        model_partition, energy_from, node_counts)
     _run_and_report(problem, part, source, columns, workload, size, space, method, budget, n_init,
-                    out_dir, seed, node_counts, left_out, threads)
+                    out_dir, seed, node_counts, left_out, threads, outside)
 
 
 def _problem(model_dir, analytic, workload, size, cluster_file, partition, columns, space,
@@ -82,6 +82,7 @@ def _problem(model_dir, analytic, workload, size, cluster_file, partition, colum
     from hpcds1mpi.surrogates import mobo
     from hpcds1mpi.surrogates.objectives import BundleObjective, partition_for_bundle
 
+    outside = None  # the measured size range when ``size`` lies beyond it
     if analytic:
         from hpcds1mpi.surrogates.analytic_objective import AnalyticObjective
 
@@ -96,16 +97,58 @@ def _problem(model_dir, analytic, workload, size, cluster_file, partition, colum
         bundle = load_bundle(model_dir)
         part = resolve_partition(cluster_file, partition) if cluster_file else \
             partition_for_bundle(bundle, partition)
+        model_partition = _model_partition(bundle, part, model_partition)
         objective = BundleObjective(bundle, part, objectives=columns,
                                     model_partition=model_partition, energy_from=energy_from)
         objective.check_workload(workload)
         source = "surrogate"
         offer = _measured_offer(bundle, workload, part)
+        outside = _size_outside(bundle, workload, size)
     cands = mobo.build_candidates(part, workload, size, space,
                                   nodes=mobo.node_counts(part, node_counts), offer=offer)
     problem = mobo.Problem(cands, objective, columns)
     problem.fix_reference_point()
-    return problem, part, source, (offer.left_out if offer is not None else [])
+    return problem, part, source, (offer.left_out if offer is not None else []), outside
+
+
+def _model_partition(bundle, part, model_partition: str | None) -> str | None:
+    """The trained partition to predict ``part`` under: ``--model-partition`` when given, else
+    ``part`` itself when trained, else the trained partition of the same hardware (said in a
+    note, as ``recommend`` does).
+
+    Raises:
+        ModelError: no trained partition has ``part``'s hardware (names --model-partition).
+    """
+    from hpcds1mpi.decide.trained_hardware import matching_partition, trained_partitions
+    from hpcds1mpi.errors import ModelError
+
+    known = trained_partitions(bundle)
+    if model_partition is not None or not known or part.name in known:
+        return model_partition
+    trained = matching_partition(bundle, part)
+    if trained is None:
+        raise ModelError(f"the model bundle was not trained for partition {part.name!r} nor "
+                         f"for its hardware ({part.cores_per_node} cores, {part.memory_gb:g} GB, "
+                         f"{part.gpus_per_node} GPUs); it knows {', '.join(sorted(known))}: "
+                         "pass --model-partition NAME to extrapolate from one of them")
+    click.echo(f"note: partition {part.name!r} has the hardware of trained partition "
+               f"{trained!r}: predicted as {trained!r}")
+    return trained
+
+
+def _size_outside(bundle, workload: str, size: int) -> tuple[float, float] | None:
+    """The measured size range of ``workload`` when ``size`` lies outside it (the model
+    extrapolates: warned in one line), else None."""
+    lo_hi = (getattr(bundle, "size_range", None) or {}).get(workload)
+    if lo_hi is None:
+        return None
+    lo, hi = float(lo_hi[0]), float(lo_hi[1])
+    if lo <= size <= hi:
+        return None
+    click.echo(f"warning: size {size} is outside the measured range {lo:g}-{hi:g} of "
+               f"{workload} (the model extrapolates): the front is predicted, not measured",
+               err=True)
+    return lo, hi
 
 
 def _measured_offer(bundle, workload, part):
@@ -120,7 +163,7 @@ def _measured_offer(bundle, workload, part):
 
 
 def _run_and_report(problem, part, source, columns, workload, size, space, method, budget, n_init,
-                    out_dir, seed, node_counts, left_out=(), threads=1):
+                    out_dir, seed, node_counts, left_out=(), threads=1, outside=None):
     import json
     from pathlib import Path
 
@@ -183,6 +226,8 @@ def _run_and_report(problem, part, source, columns, workload, size, space, metho
         "settings": {**mobo.profile_dict(), "torch_threads": threads},
         "left_out": list(left_out),
         "requested_method": method, "scored_exactly": bool(exactly or method == "exact"),
+        # the measured size range the size lies beyond (the front is extrapolated), else None
+        "extrapolated_beyond_sizes": list(outside) if outside else None,
     }
     # Written only now that every figure is computed: a failure above leaves the old set.
     with atomic_path(out / "pareto.csv", "Pareto front") as tmp:  # each file whole or absent
@@ -208,7 +253,10 @@ def _run_and_report(problem, part, source, columns, workload, size, space, metho
         click.echo(f"{name:>13}: HV {s['hv']:.6g} = {s['hv_ratio_to_exact']:.4f} of exact, "
                    f"Spread {s['spread']:.3f}, {s['failed_evaluations']} failed evaluations, "
                    f"{s['wall_s']:.1f} s")
-    click.echo(f"Pareto front of {methods[0]} ({len(front_rows)} points):")
+    kind = "modelled" if source == "modelled" else "predicted"
+    if outside:
+        kind += f", extrapolated beyond the measured sizes {outside[0]:g}-{outside[1]:g}"
+    click.echo(f"Pareto front of {methods[0]} ({len(front_rows)} points, {kind}):")
     show = ["nodes", "ranks_per_node", "threads", "device", "precision", *columns]
     click.echo(front_rows[show].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     click.echo(f"wrote {out / 'pareto.csv'}, {out / 'mobo.json'}, {out / 'pareto.png'}")

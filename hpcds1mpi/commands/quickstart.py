@@ -43,24 +43,43 @@ def is_quickstart_folder(path) -> bool:
 def _run(cmd: list[str], what: str, timeout: float) -> str:
     import subprocess
 
-    from hpcds1mpi.errors import HpcdsError
+    from hpcds1mpi.errors import HpcdsError, RuntimeFailure
 
     click.echo(f"→ {what}: {' '.join(cmd)}")
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        raise HpcdsError(f"{what} did not finish in {timeout:.0f} s; rerun quickstart (the "
-                         "sweep resumes where it stopped)") from None
+        # A run cut short by its time limit is a runtime failure (exit 1), as a sweep's.
+        resumes = " (the sweep resumes where it stopped)" if what == "measuring sweep" else ""
+        raise RuntimeFailure(f"{what} did not finish in {timeout:.0f} s; rerun quickstart"
+                             f"{resumes}") from None
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or proc.stdout.strip().splitlines() or ["?"])[-1]
         raise HpcdsError(f"{what} failed: {last}")
     return proc.stdout
 
 
+def check_ranks(ranks: int, cores: int) -> None:
+    """Refuse more sweep ranks than cores before anything starts: the sweep keeps only layouts
+    that fit the node (``valid_only``: ranks x threads <= cores), so more ranks would only sit
+    idle on oversubscribed cores (1000 processes on 2 cores).
+
+    Raises:
+        ConfigError: ``ranks`` exceeds ``cores`` (exit 2).
+    """
+    from hpcds1mpi.errors import ConfigError
+
+    if ranks > cores:
+        raise ConfigError(f"--ranks {ranks} is more than this machine's {cores} cores (the sweep "
+                          "measures only layouts with ranks x threads <= cores); pass --ranks "
+                          f"{cores} or fewer")
+
+
 @click.command(name="quickstart")
 @click.option("--out", "out_dir", default="hpcds1mpi-quickstart", show_default=True,
               type=click.Path(), help="Folder for the telemetry, model, script and plot.")
-@click.option("--ranks", type=COUNT, default=None, help="MPI ranks for the sweep (default: cores).")
+@click.option("--ranks", type=COUNT, default=None,
+              help="MPI ranks for the sweep, at most the cores (default: cores).")
 @click.option("--sweep-timeout", type=SECONDS, default=480.0, show_default=True,
               help="Seconds the measuring sweep may take.")
 @click.option("--force", is_flag=True,
@@ -78,6 +97,11 @@ def command(out_dir, ranks, sweep_timeout, force):
     from hpcds1mpi.cluster import detect_local
     from hpcds1mpi.launch.launchers import mpiexec_path
 
+    cluster = detect_local()
+    part = cluster.partition()
+    cores = max(1, part.cores_per_node)
+    nranks = ranks or cores
+    check_ranks(nranks, cores)
     out = Path(out_dir)
     # A rerun in quickstart's own folder resumes; any other non-empty folder is refused.
     check_output_dir(out, ours=is_quickstart_folder, force=True, what="quickstart folder")
@@ -88,10 +112,6 @@ def command(out_dir, ranks, sweep_timeout, force):
     except OSError as exc:
         raise write_error(exc, out, "quickstart folder") from None
     write_text(out / MARK, "written by hpcds1mpi quickstart; a rerun resumes here\n")
-    cluster = detect_local()
-    part = cluster.partition()
-    cores = max(1, part.cores_per_node)
-    nranks = ranks or cores
     click.echo(f"this machine: {part.cores_per_node} cores, {part.memory_gb:g} GB, "
                f"{part.gpus_per_node} GPUs ({part.cpu_model})")
     exe = str(Path(sys.executable).parent / "hpcds1mpi")

@@ -97,7 +97,8 @@ def _propose(table, rec, user: str, job_name: str, time_limit_s, coverage: float
 @click.option("--emit", type=click.Choice(["slurm", "pbs"]), default=None,
               help="Write a batch script (the calibration sweep when escalated).")
 @click.option("-o", "--output", "script_path", type=click.Path(), default=None,
-              help="Where --emit writes the script (default: print it).")
+              help="Where --emit writes the script (default or -: print it; with -, the report "
+                   "goes to stderr).")
 @click.option("--force", is_flag=True,
               help="Let -o replace an existing file that is not a script hpcds1mpi wrote.")
 @click.option("--program", default=None,
@@ -132,14 +133,11 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
             as_json, model_dir, history_path, job_table, user, time_limit, walltime_coverage,
             record_failure, failure_status):
     """Recommend nodes, ranks per node, threads, device, precision and partition for a job."""
-    import json
-
     from hpcds1mpi.cluster import allowed_places
     from hpcds1mpi.decide.failure_history import FailureHistory
     from hpcds1mpi.decide.model_bundle import DEFAULT_MODEL, load_model
     from hpcds1mpi.decide.recommend import recommend
-    from hpcds1mpi.decide.recommendation import (emit_script, format_table, to_dict,
-                                                 unmet_constraints)
+    from hpcds1mpi.decide.recommendation import emit_script, unmet_constraints
     from hpcds1mpi.decide.system1 import Constraints
 
     if not workload.strip():
@@ -152,9 +150,16 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
     for name, value in (("--deadline", deadline), ("--energy-budget", energy_budget)):
         if value is not None and not value > 0:
             raise ConfigError(f"{name} must be positive, got {value}")
+    if script_path is not None and not script_path.strip():
+        raise ConfigError("-o/--output is empty; give the file for the batch script, or - to "
+                          "print it")
     if script_path and not emit:
         raise ConfigError("-o/--output is where --emit writes the batch script; add --emit "
                           "slurm or --emit pbs, or drop -o")
+    # -o -: the script alone on stdout (piped to sbatch), the report on stderr.
+    script_to_stdout = script_path == "-"
+    if script_to_stdout:
+        script_path = None
     if force and not script_path:
         raise ConfigError("--force only applies to -o FILE; add -o or drop --force")
     if script_path:
@@ -225,6 +230,21 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
     from hpcds1mpi.decide.offer import runtime_note
 
     note = runtime_note(bundle, workload)  # which runtime a program's model learned; None: kernel
+    _report(rec, note, proposal, as_json=as_json, emit=emit, script=script,
+            script_path=script_path, script_to_stdout=script_to_stdout,
+            uses_proposal=uses_proposal, script_time=script_time)
+
+
+def _report(rec, note, proposal, *, as_json, emit, script, script_path, script_to_stdout,
+            uses_proposal, script_time) -> None:
+    """Print the answer: the table or JSON (on stderr when the script goes to stdout), or the
+    script alone when --emit prints it without -o."""
+    import functools
+    import json
+
+    from hpcds1mpi.decide.recommendation import format_table, to_dict
+
+    say = functools.partial(click.echo, err=script_to_stdout)
     if as_json:
         data = to_dict(rec)
         data["runtime"] = note
@@ -233,21 +253,23 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
                                 "script_time_s": script_time if emit else None}
         if script_path:
             data["script"] = script_path
-        click.echo(json.dumps(data, indent=2))
-    elif emit and not script_path:
+        say(json.dumps(data, indent=2))
+    elif emit and not script_path and not script_to_stdout:
         click.echo(script, nl=False)
     else:
-        click.echo(format_table(rec))
+        say(format_table(rec))
         if note is not None:
-            click.echo(note["line"])
+            say(note["line"])
         if proposal is not None:
-            click.echo("")
-            click.echo("\n".join(proposal.lines()))
+            say("")
+            say("\n".join(proposal.lines()))
             if emit and uses_proposal:
-                click.echo(f"walltime: the {emit} script's time limit is this proposal")
+                say(f"walltime: the {emit} script's time limit is this proposal")
             elif emit and script_time:
-                click.echo(f"walltime: the {emit} script's time limit is your --time-limit "
-                           f"({script_time:.0f} s)")
+                say(f"walltime: the {emit} script's time limit is your --time-limit "
+                    f"({script_time:.0f} s)")
         if script_path:
             kind = "calibration sweep" if rec.picked is None else f"{emit} script"
-            click.echo(f"\nwrote {kind} to {script_path}")
+            say(f"\nwrote {kind} to {script_path}")
+    if script_to_stdout:
+        click.echo(script, nl=False)

@@ -79,6 +79,25 @@ def allocation(parts: list[cm.Part], partition) -> Configuration:
     return Configuration(nodes=parts[0].nodes, ranks_per_node=ranks, threads=threads)
 
 
+def check_devices(plan, partition, plan_file: str) -> None:
+    """Refuse GPU runs the partition cannot hold before anything is written, as too many nodes
+    or cores are (each would only fail in its job): none of its nodes has a GPU, or a run puts
+    more GPU ranks on a node than it has GPUs.
+
+    Raises:
+        ConfigError: naming how many runs ask for GPUs and what to change.
+    """
+    from hpcds1mpi.config import check_fits
+
+    gpu = [spec.config for spec in plan.runs if spec.config.device == "gpu"]
+    if gpu and partition.gpus_per_node < 1:
+        raise ConfigError(f"{plan_file}: {len(gpu)} configuration(s) run on GPUs but partition "
+                          f"{partition.name!r} has none; give devices = [\"cpu\"] in the "
+                          "plan, or a GPU partition with --partition")
+    for config in gpu:
+        check_fits(config, partition)
+
+
 def check_out(out: Path, plan_sha: str) -> None:
     """``out`` may receive a new campaign: missing or empty.
 
@@ -139,6 +158,7 @@ def emit(plan_file: str, scheduler: str, out: str, *, shards: int = 1,
     partition = resolve_partition(cluster_file, partition_name)
     cluster = resolve_cluster(cluster_file, partition_name)
     plan = build_plan(doc, partition)
+    check_devices(plan, partition, plan_file)
     parts = cm.split(plan, shards)
     plan_sha = cm.sha256_file(plan_file)
     folder = Path(out).absolute()

@@ -3,7 +3,8 @@
 A part's state, in this order:
 
 * ``done``: every configuration of the part is recorded with a status of a finished run (any
-  status but ``interrupted``: a ``timeout`` or ``oom`` is a measurement, not a missing run);
+  status but ``interrupted``: a ``timeout`` or ``oom`` is a measurement, not a missing run),
+  in its shard or in the merged file (a shard removed after the merge is not measured again);
 * ``running`` / ``queued``: the scheduler lists the part's array task (``squeue``) as running
   or pending, or a sweep holds the shard's write lock;
 * ``failed``: the part's last sweep ended by itself with a non-zero exit code
@@ -46,12 +47,15 @@ class PartStatus:
     statuses: dict = field(default_factory=dict)
     exit_code: int | None = None
     job: str = ""
+    only_merged: int = 0
 
     def line(self) -> str:
         held = ", ".join(f"{k} {v}" for k, v in sorted(self.statuses.items()))
         text = f"{self.name:<8} {self.state:<12} {self.recorded}/{self.planned} configurations"
         if held:
             text += f" ({held})"
+        if self.only_merged:
+            text += f"; {self.only_merged} only in the merged file (not in its shard)"
         if self.exit_code is not None and self.state == "failed":
             text += f"; its sweep exited {self.exit_code} (see logs/)"
         if self.job:
@@ -112,8 +116,10 @@ def _squeue(ids: list[str], env: dict | None) -> list[tuple[str, str]]:
     return rows
 
 
-def part_status(folder: Path, part: dict, active: dict) -> PartStatus:
-    """The state of one part of the campaign in ``folder`` (see the module's rules)."""
+def part_status(folder: Path, part: dict, active: dict,
+                merged: dict[str, str] | None = None) -> PartStatus:
+    """The state of one part of the campaign in ``folder`` (see the module's rules);
+    ``merged``: run id -> status of the finished runs in the merged file."""
     from hpcds1mpi.records import telemetry
 
     planned = set(part["runs"])
@@ -126,12 +132,19 @@ def part_status(folder: Path, part: dict, active: dict) -> PartStatus:
         except (OSError, ValueError):
             status.exit_code = None
     written = path.exists() or telemetry.journal_path(path).exists()
+    found: dict[str, str] = {}
     if written:
         store = telemetry.load(path)
         for (_, run_id), row in store.runs.items():
             if run_id in planned and row["status"] != "interrupted":
-                status.recorded += 1
-                status.statuses[row["status"]] = status.statuses.get(row["status"], 0) + 1
+                found[run_id] = row["status"]
+    for run_id, run_status in (merged or {}).items():
+        if run_id in planned and run_id not in found:
+            found[run_id] = run_status
+            status.only_merged += 1
+    for run_status in found.values():
+        status.statuses[run_status] = status.statuses.get(run_status, 0) + 1
+    status.recorded = len(found)
     key = (part["nodes"], part["index"])
     if status.recorded >= len(planned):
         status.state = "done"
@@ -156,7 +169,21 @@ def campaign_status(folder: str | Path, env: dict | None = None) -> tuple[dict, 
     folder = Path(folder)
     manifest = cm.read_manifest(folder)
     active = active_tasks(manifest, env)
-    return manifest, [part_status(folder, part, active) for part in manifest["parts"]]
+    merged = merged_runs(folder, manifest)
+    return manifest, [part_status(folder, part, active, merged) for part in manifest["parts"]]
+
+
+def merged_runs(folder: str | Path, manifest: dict) -> dict[str, str]:
+    """Run id -> status of the plan's finished runs in the merged file; {} before the first
+    merge."""
+    from hpcds1mpi.records import telemetry
+
+    path = Path(folder) / manifest["merged"]
+    if not path.exists():
+        return {}
+    planned = {r for part in manifest["parts"] for r in part["runs"]}
+    return {run_id: row["status"] for (_, run_id), row in telemetry.load(path).runs.items()
+            if run_id in planned and row["status"] != "interrupted"}
 
 
 def merged_count(folder: str | Path, manifest: dict) -> tuple[int, int]:

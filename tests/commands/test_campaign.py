@@ -177,3 +177,17 @@ def test_an_array_wider_than_the_scheduler_allows_is_refused_before_anything_is_
     res = invoke(capsys, ["campaign", "wide.toml", *EMIT, "--shards", str(most), "--out", "ok"])
     assert res.code == 0, res.err
     assert f"#SBATCH --array=0-{most - 1}" in (here / "ok" / "n1.sbatch").read_text()
+
+
+def test_gpu_configurations_for_a_partition_without_gpus(here, capsys):
+    """Too many nodes or cores were refused at emit, GPU runs on a CPU-only partition were
+    written (all devices = ["gpu"]); now they are refused alike, before anything is written."""
+    (here / "gpu.toml").write_text(PLAN.replace('precisions = ["fp64"]', 'precisions = ["fp64"]'
+                                                '\ndevices = ["gpu"]'))
+    line = _refused(capsys, here, ["campaign", "gpu.toml", *EMIT, "--out", "camp"], 2,
+                    "gpu.toml: 8 configuration(s) run on GPUs but partition 'debug' has none; "
+                    'give devices = ["cpu"] in the plan, or a GPU partition with --partition')
+    assert not (here / "camp").exists() and line
+    (here / "c.toml").write_text(CLUSTER + "gpus_per_node = 1\ngpu_memory_gb = 16\n")
+    _refused(capsys, here, ["campaign", "gpu.toml", *EMIT, "--out", "camp"], 2,
+             "2 GPU ranks per node but partition 'debug' has 1 GPUs per node")

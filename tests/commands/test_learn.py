@@ -14,7 +14,7 @@ from tests.commands.test_train import (assert_one_line_error, saved_bundle,  # n
                                        sha256s, user_folder, write)
 from tests.helpers import run_cli
 from tests.surrogates.test_bundle import make_runs
-from tests.test_atomic import fill, small_disk  # noqa: F401 (fixture)
+from tests.test_atomic import fill, small_disk, temporaries  # noqa: F401 (fixture)
 
 
 @pytest.fixture
@@ -51,14 +51,51 @@ def test_learn_replaces_another_bundle_only_with_force(tmp_path, model):
     assert proc.returncode == 2 and sha256s(tmp_path) == before
 
 
-def test_learn_in_place_keeps_the_calibrations(tmp_path, model):
+@pytest.mark.parametrize("where", ["in place", "--out"])
+def test_learn_recomputes_the_guard_calibration_and_drops_system1s(tmp_path, model, where):
+    """The old calibrations describe the old members: the guard's is computed again for the
+    new ones, System 1's confidence map is not carried over and the note says how to refit."""
     more = more_runs(tmp_path)
-    (model / "guard_calibration.json").write_text('{"kept": 1}')
-    proc = run_cli(["learn", "--model", str(model), "--telemetry", more, "--threads", "1"],
-                   timeout=300)
+    (model / "guard_calibration.json").write_text('{"auto_threshold": 1e9}')
+    (model / "system1_calibration.json").write_text('{"coef": [9, 0, 0]}')
+    target = model if where == "in place" else tmp_path / "new"
+    out = [] if where == "in place" else ["--out", str(target)]
+    proc = run_cli(["learn", "--model", str(model), "--telemetry", more, "--threads", "1",
+                    *out], timeout=300)
     assert proc.returncode == 0, proc.stderr
-    assert (model / "guard_calibration.json").read_text() == '{"kept": 1}'
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["model", "more.h5"]
+    fresh = json.loads((target / "guard_calibration.json").read_text())
+    assert fresh["auto_threshold"] < 1e9 and fresh["escalate_threshold"] >= fresh["auto_threshold"]
+    assert not (target / "system1_calibration.json").exists()
+    assert "guard calibration recomputed for the new members" in proc.stdout
+    assert "system1_calibration.json was fitted on the old members and is not carried over" \
+        in proc.stdout and "--write-calibration" in proc.stdout
+    assert temporaries(tmp_path) == []
+
+
+@pytest.mark.parametrize("out", [None, "data/elsewhere"], ids=["no --out", "--out inside"])
+def test_learn_refuses_to_rewrite_the_bundle_shipped_in_the_package(tmp_path, monkeypatch, out):
+    """``learn --model <the shipped bundle>`` without --out would rewrite the package's own
+    data; it is refused before anything is read (load_bundle must not even be reached)."""
+    from click.testing import CliRunner
+
+    import hpcds1mpi
+    from hpcds1mpi.commands.learn import command
+    from hpcds1mpi.errors import ConfigError
+    from hpcds1mpi.surrogates import bundle
+
+    def must_not_load(*args, **kwargs):
+        raise AssertionError("learn went on to load (and would rewrite) the shipped bundle")
+
+    monkeypatch.setattr(bundle, "load_bundle", must_not_load)
+    monkeypatch.setattr(bundle, "train_bundle", must_not_load)
+    package = hpcds1mpi.SHIPPED_MODEL.parent.parent
+    args = ["--model", str(hpcds1mpi.SHIPPED_MODEL), "--telemetry", str(tmp_path / "new.h5")]
+    if out:
+        args += ["--out", str(package / out)]
+    with pytest.raises(ConfigError, match="inside the installed hpcds1mpi package .*; pass "
+                                          "--out DIR for the retrained bundle") as err:
+        CliRunner().invoke(command, args, catch_exceptions=False)
+    assert err.value.exit_code == 2 and not (package / "data" / "elsewhere").exists()
 
 
 def test_learn_on_a_full_disk_keeps_the_old_bundle_whole(tmp_path, saved_bundle,  # noqa: F811

@@ -237,3 +237,68 @@ def test_the_search_runs_with_numpys_blas_on_the_torch_thread_count(tmp_path, cl
                                        "9", "--out", str(tmp_path / "o")], catch_exceptions=False)
     assert res.exit_code == 0, res.output
     assert seen == [{1}]
+
+
+# -- a partition with a trained partition's hardware; a size beyond the measured ones ---------
+
+RENAMED_TOML = CLUSTER_TOML.replace("partitions.small", "partitions.renamed") + """
+[clusters.t.partitions.other]
+cores_per_node = 64
+memory_gb = 256
+max_nodes = 8
+"""
+
+
+class MeasuredBundle(TinyBundle):
+    """TinyBundle that measured stencil at sizes 64..512 only."""
+
+    size_range = {"stencil": (64.0, 512.0)}
+
+
+def _bundle_run(monkeypatch, tmp_path, *args):
+    from click.testing import CliRunner
+
+    import hpcds1mpi.surrogates.bundle as bundle_module
+    from hpcds1mpi.commands.mobo import command
+
+    monkeypatch.setattr(bundle_module, "load_bundle", lambda path: MeasuredBundle())
+    path = tmp_path / "renamed.toml"
+    path.write_text(RENAMED_TOML)
+    return CliRunner().invoke(command, ["--model", str(tmp_path), "--workload", "stencil",
+                                        "--cluster", str(path), "--method", "random",
+                                        "--budget", "4", "--out", str(tmp_path / "out"),
+                                        *args])
+
+
+def test_a_partition_with_a_trained_partitions_hardware_is_predicted_under_its_name(
+        monkeypatch, tmp_path):
+    """recommend accepted partition 'renamed' (the hardware of trained 'small'), mobo refused
+    it; now mobo predicts it as 'small' and says so, and hardware no partition was trained on
+    is refused naming --model-partition."""
+    res = _bundle_run(monkeypatch, tmp_path, "--partition", "renamed", "--size", "256")
+    assert res.exit_code == 0, res.output
+    assert "note: partition 'renamed' has the hardware of trained partition 'small': " \
+           "predicted as 'small'" in res.stdout
+    res = _bundle_run(monkeypatch, tmp_path, "--partition", "other", "--size", "256")
+    assert isinstance(res.exception, ModelError) and "\n" not in str(res.exception)
+    assert "not trained for partition 'other' nor for its hardware" in str(res.exception)
+    assert "it knows small: pass --model-partition NAME" in str(res.exception)
+
+
+@pytest.mark.parametrize("size, outside", [(256, False), (10**9, True), (8, True)])
+def test_a_size_beyond_the_measured_range_is_warned_and_the_front_labelled(
+        monkeypatch, tmp_path, size, outside):
+    """A front at 1.4e25 s came with no word that the size is far outside the measured ones."""
+    res = _bundle_run(monkeypatch, tmp_path, "--partition", "renamed", "--size", str(size))
+    assert res.exit_code == 0, res.output
+    warned = [line for line in res.stderr.splitlines() if "outside the measured range" in line]
+    doc = json.loads((tmp_path / "out" / "mobo.json").read_text())
+    if outside:
+        assert warned == [f"warning: size {size} is outside the measured range 64-512 of "
+                          "stencil (the model extrapolates): the front is predicted, not "
+                          "measured"]
+        assert "points, predicted, extrapolated beyond the measured sizes 64-512):" in res.stdout
+        assert doc["extrapolated_beyond_sizes"] == [64.0, 512.0]
+    else:
+        assert not warned and "points, predicted):" in res.stdout
+        assert doc["extrapolated_beyond_sizes"] is None

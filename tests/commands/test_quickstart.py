@@ -121,3 +121,42 @@ def test_a_quickstart_folder_from_before_the_mark_is_recognised(tmp_path, fake_s
     assert is_quickstart_folder(out)
     (out / "plan.toml").write_text("[sweep]\n")
     assert not is_quickstart_folder(out)
+
+
+# -- more ranks than cores, a sweep past its time limit ----------------------------------------
+
+@pytest.fixture
+def two_cores(monkeypatch):
+    from hpcds1mpi import cluster
+    from hpcds1mpi.cluster import Cluster, Partition
+
+    local = Cluster(name="local", partitions={"local": Partition(
+        name="local", cores_per_node=2, memory_gb=4.0, max_nodes=1)})
+    monkeypatch.setattr(cluster, "detect_local", lambda name="local": local)
+
+
+def test_more_ranks_than_cores_is_refused_before_anything_starts(tmp_path, fake_steps,
+                                                                  two_cores):
+    """``--ranks 1000`` on 2 cores started mpiexec -n 1000 (load 390); the sweep only keeps
+    layouts that fit the node, so it is refused in one line before any folder or process."""
+    from hpcds1mpi.errors import ConfigError
+
+    out = tmp_path / "qs"
+    with pytest.raises(ConfigError, match=r"^--ranks 1000 is more than this machine's 2 cores "
+                                          r".*; pass --ranks 2 or fewer$") as err:
+        invoke("--out", str(out), "--ranks", "1000")
+    assert err.value.exit_code == 2 and not fake_steps and not out.exists()
+    assert invoke("--out", str(out), "--ranks", "2").exit_code == 0
+    sweep = [cmd for what, cmd in fake_steps if what == "measuring sweep"][0]
+    assert sweep[sweep.index("-n") + 1] == "2"
+
+
+def test_a_step_past_its_time_limit_is_a_runtime_failure():
+    """The README's exit-code table: a run cut short (walltime) is a runtime failure, 1."""
+    from hpcds1mpi.commands.quickstart import _run
+    from hpcds1mpi.errors import RUNTIME
+
+    with pytest.raises(Exception, match=r"measuring sweep did not finish in 0 s; rerun "
+                                        r"quickstart \(the sweep resumes") as err:
+        _run(["sleep", "5"], "measuring sweep", 0.2)
+    assert err.value.exit_code == RUNTIME == 1

@@ -472,3 +472,30 @@ def test_o_replaces_its_own_script_but_not_a_file_of_the_users_without_force(fak
     assert "# Written by hpcds1mpi" in mine.read_text()
     with pytest.raises(ConfigError, match="--force only applies to -o"):
         fake_cli(*args, "--force")
+
+
+# -- -o - prints the script alone on stdout (pipe it to sbatch); -o '' is refused -------------
+
+@pytest.mark.parametrize("as_json", [[], ["--json"]], ids=["table", "json"])
+def test_o_dash_prints_only_the_script_on_stdout_and_the_report_on_stderr(fake_cli, tmp_path,
+                                                                          monkeypatch, as_json):
+    monkeypatch.chdir(tmp_path)
+    args = ("--workload", "gemm", "--size", "2048", "--emit", "slurm")
+    plain = fake_cli(*args).stdout
+    result = fake_cli(*args, "-o", "-", *as_json)
+    assert result.exit_code == 0 and result.stdout == plain and plain.startswith("#!")
+    assert "wrote" not in result.stdout + result.stderr and not (tmp_path / "-").exists()
+    if as_json:
+        assert json.loads(result.stderr)["workload"] == "gemm"
+    else:
+        assert "confidence" in result.stderr and "#SBATCH" not in result.stderr
+
+
+def test_an_empty_o_is_refused_in_one_line(fake_cli, tmp_path):
+    from tests.test_atomic import digests
+
+    before = digests(tmp_path)
+    with pytest.raises(ConfigError, match="^-o/--output is empty; give the file for the batch "
+                                          "script, or - to print it$") as err:
+        fake_cli("--workload", "gemm", "--size", "2048", "--emit", "slurm", "-o", "")
+    assert err.value.exit_code == 2 and digests(tmp_path) == before

@@ -173,3 +173,25 @@ def test_resubmit_of_a_finished_campaign_submits_nothing(tmp_path):
 def test_ranges_of_indices():
     assert ranges([3, 0, 1, 5, 6]) == [(0, 1), (3, 3), (5, 6)]
     assert ranges([]) == []
+
+
+def test_a_shard_lost_after_the_merge_is_done_not_measured_again(tmp_path):
+    """With telemetry/n1-0.h5 removed after the merge, status said missing and resubmit
+    measured it again although merged.h5 held every run: the merged file counts too."""
+    root = tmp_path
+    (root / "plan.toml").write_text(PLAN.replace("nodes = [1, 2]", "nodes = [1]"))
+    folder = _emit(root, 1)
+    _sweep(folder, "plans/n1-0.toml", "telemetry/n1-0.h5")
+    from hpcds1mpi.records import telemetry
+
+    telemetry.merge([folder / "telemetry" / "n1-0.h5"], folder / "merged.h5")
+    (folder / "telemetry" / "n1-0.h5").unlink()
+    assert _states(folder, env={"PATH": "/nonexistent"}) == {"n1-0": "done"}
+    manifest, parts = campaign_status(folder, env={"PATH": "/nonexistent"})
+    lines = summary_lines(folder, manifest, parts)
+    assert "4 only in the merged file" in lines[1] and "4/4 configurations" in lines[1]
+    assert not any("to submit again" in line for line in lines)
+    env, log = _scheduler(tmp_path)
+    log.write_text("")
+    result = resubmit(folder, env=env)
+    assert log.read_text() == "" and result["jobs"] == {} and result["merge"] == ""
