@@ -20,6 +20,7 @@ model does not know gets the guard's verdict (``escalate``) and no pick.
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping, Union
@@ -49,8 +50,13 @@ class Prediction:
         runtime_s / runtime_lo / runtime_hi: median and interval of the runtime, s.
         energy_j / energy_lo / energy_hi: median and interval of the energy, J.
         fail_prob: the ensemble's mean failure probability.
-        feasible: False when a member expects failure, memory runs out, or a constraint fails.
-        reason: ``""`` when feasible, else ``fail`` / ``memory`` / ``deadline`` / ``energy``.
+        feasible: False when a member expects failure, memory runs out, or a constraint fails
+            (and when not ``valid``).
+        reason: ``""`` when feasible, else ``fail`` / ``memory`` / ``deadline`` / ``energy``,
+            or why the partition cannot run the configuration.
+        valid: False when the partition cannot run the configuration (too many nodes or
+            cores, a GPU where there is none, a device or precision the workload lacks): then
+            no value was predicted (all NaN), as ``/v1/predict`` answers ``valid: false``.
     """
 
     config: Configuration
@@ -64,6 +70,7 @@ class Prediction:
     fail_prob: float
     feasible: bool = True
     reason: str = ""
+    valid: bool = True
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -123,7 +130,10 @@ class Recommendation:
         """The batch script of the pick (the calibration sweep when escalated)."""
         from hpcds1mpi.decide.recommendation import emit_script
 
-        return emit_script(self.raw, scheduler, program)
+        if scheduler not in ("slurm", "pbs"):
+            raise ConfigError(f"script(): scheduler must be 'slurm' or 'pbs', got {scheduler!r}")
+        with _api_wording():
+            return emit_script(self.raw, scheduler, program)
 
 
 def _places(cluster: ClusterLike, partition: str | None) -> list:
@@ -132,6 +142,52 @@ def _places(cluster: ClusterLike, partition: str | None) -> list:
     from hpcds1mpi.cluster import allowed_places
 
     return allowed_places(cluster, [partition] if partition is not None else ())
+
+
+@contextmanager
+def _api_wording():
+    """The decide layer's errors in the API's words: its arguments, not the CLI's options
+    (``relax deadline_s``, not ``relax --deadline``); same error type, one line."""
+    from hpcds1mpi.errors import HpcdsError
+    from hpcds1mpi.schemas.api_args import API_NAMES, reworded
+
+    try:
+        yield
+    except HpcdsError as exc:
+        text = reworded(str(exc), API_NAMES)
+        if text == str(exc):
+            raise
+        try:
+            again = type(exc)(text)
+        except Exception:  # noqa: BLE001 - an error type built otherwise: as it came
+            raise exc from None
+        raise again from None
+
+
+def _configurations(configs) -> list[Configuration]:
+    """``configs`` as Configuration objects; one ConfigError naming the first that is not one
+    (or a dict of its fields)."""
+    if isinstance(configs, (Configuration, Mapping, str, bytes)) or not isinstance(
+            configs, Iterable):
+        raise ConfigError(f"predict(): configs must be a list of Configuration objects or "
+                          f"dicts of their fields, got {type(configs).__name__}")
+    out = []
+    for i, c in enumerate(configs):
+        if isinstance(c, Configuration):
+            out.append(c)
+            continue
+        if not isinstance(c, Mapping):
+            raise ConfigError(f"predict(): configs[{i}] must be a Configuration or a dict of "
+                              f"its fields, got {type(c).__name__}")
+        unknown = sorted(map(str, set(c) - set(Configuration.__dataclass_fields__)))
+        if unknown:
+            raise ConfigError(f"predict(): configs[{i}] has unknown key {unknown[0]!r} "
+                              f"(known: {', '.join(Configuration.__dataclass_fields__)})")
+        try:
+            out.append(Configuration(**c))
+        except ConfigError as exc:
+            raise ConfigError(f"predict(): configs[{i}]: {exc}") from None
+    return out
 
 
 class Model:
@@ -178,13 +234,15 @@ class Model:
         from hpcds1mpi.decide.system1 import Constraints
         from hpcds1mpi.schemas.api_args import check_api_arguments
 
-        check_api_arguments("recommend", workload=workload, size=size, partition=partition,
-                            objective=objective, max_nodes=max_nodes, deadline_s=deadline_s,
+        check_api_arguments("recommend", required=("workload", "size"), workload=workload,
+                            size=size, partition=partition, objective=objective,
+                            max_nodes=max_nodes, deadline_s=deadline_s,
                             energy_budget_j=energy_budget_j, device=device)
         size = int(size)  # a numpy integer too
-        rec = recommend(self.bundle, workload, size, _places(cluster, partition),
-                        objective=objective, device=device, model_dir=self.path,
-                        constraints=Constraints(max_nodes, deadline_s, energy_budget_j))
+        with _api_wording():
+            rec = recommend(self.bundle, workload, size, _places(cluster, partition),
+                            objective=objective, device=device, model_dir=self.path,
+                            constraints=Constraints(max_nodes, deadline_s, energy_budget_j))
         pick, alternatives, front, confidence, calibrated = None, [], [], None, False
         if rec.picked is not None:
             ch = rec.picked.choice
@@ -209,27 +267,27 @@ class Model:
                 fields (``nodes``, ``ranks_per_node``, ``threads``, ``device``, ``precision``).
             workload / size: the problem.
             cluster / partition: the hardware (the first partition when several).
-        """
-        import pandas as pd
 
-        from hpcds1mpi.decide.system1 import score
+        A configuration the partition cannot run is ``valid=False`` with its ``reason`` and
+        no prediction (the same check as ``/v1/predict``:
+        :func:`hpcds1mpi.decide.predict_configs.predict_configs`).
+        """
+        from hpcds1mpi.decide.predict_configs import predict_configs
         from hpcds1mpi.schemas.api_args import check_api_arguments
 
-        check_api_arguments("predict", workload=workload, size=size, partition=partition)
-        configs = [c if isinstance(c, Configuration) else Configuration(**dict(c))
-                   for c in configs]
+        check_api_arguments("predict", required=("workload", "size"), workload=workload,
+                            size=size, partition=partition)
+        configs = _configurations(configs)
         if not configs:
             return []
-        _, part = _places(cluster, partition)[0]
-        frame = pd.DataFrame([{
-            "workload": workload, "size": int(size), **c.as_dict(), "partition": part.name,
-            "cores_per_node": part.cores_per_node, "memory_gb": float(part.memory_gb),
-            "gpus_per_node": part.gpus_per_node} for c in configs])
-        frame = frame[["workload", "size", "nodes", "ranks_per_node", "threads", "device",
-                       "precision", "partition", "cores_per_node", "memory_gb",
-                       "gpus_per_node"]]
-        scores = score(self.bundle, workload, int(size), [part], frame=frame)
-        return [_prediction(scores.cols, i) for i in range(len(configs))]
+        with _api_wording():
+            _, part = _places(cluster, partition)[0]
+            rows = predict_configs(self.bundle, workload, int(size), part, configs)
+        nan = float("nan")
+        return [Prediction(cfg, row["partition"], *(nan if row[k] is None else row[k] for k in (
+            "runtime_s", "runtime_lo", "runtime_hi", "energy_j", "energy_lo", "energy_hi",
+            "fail_prob")), feasible=row["feasible"], reason=row["reason"], valid=row["valid"])
+            for cfg, row in zip(configs, rows)]
 
     def advise(self, script: str | os.PathLike, *, workload: str | None = None,
                size: int | None = None, cluster: ClusterLike = None, objective: str = "time"
@@ -242,18 +300,25 @@ class Model:
 
         check_api_arguments("advise", workload=workload, size=size, objective=objective)
         text, name = _script(script, script_text)
-        return advise_text(text, self.bundle, _places(cluster, None), workload=workload,
-                           size=size, objective=objective, model_dir=self.path, name=name)
+        with _api_wording():
+            return advise_text(text, self.bundle, _places(cluster, None), workload=workload,
+                               size=size, objective=objective, model_dir=self.path, name=name)
 
 
 def _script(script: str | os.PathLike, read) -> tuple[str, str]:
-    """(text, name) of a script given as text or as a path (a one-line str naming a file)."""
-    if isinstance(script, os.PathLike) or (isinstance(script, str) and "\n" not in script
-                                           and os.path.isfile(script)):
-        return read(script), Path(script).name
-    if not isinstance(script, str):
+    """(text, name) of a script given as text or as a path.
+
+    A ``Path`` (any ``os.PathLike``) is a path; a ``str`` is a path when it is one line that
+    does not start with ``#`` (a batch script's text has at least a directive or ``#!`` line
+    and a launch line, so it is never read as a path), else it is the script's text. A path
+    that does not exist or is a folder is one ConfigError saying so.
+    """
+    if isinstance(script, str) and ("\n" in script or script.lstrip().startswith("#")
+                                    or not script.strip()):
+        return script, "<text>"
+    if not isinstance(script, (str, os.PathLike)):
         raise ConfigError(f"script must be text or a path, got {type(script).__name__}")
-    return script, "<text>"
+    return read(script), Path(script).name
 
 
 def load_model(path: str | os.PathLike | None = None) -> Model:
@@ -264,6 +329,9 @@ def load_model(path: str | os.PathLike | None = None) -> Model:
     """
     from hpcds1mpi.decide.model_bundle import load_model as load
 
+    if path is not None and not isinstance(path, (str, os.PathLike)):
+        raise ConfigError(f"load_model(): path must be a bundle directory (str or Path) or "
+                          f"None for the shipped one, got {type(path).__name__}")
     return Model(load(path), Path(path) if path else SHIPPED_MODEL)
 
 
@@ -273,8 +341,8 @@ def advise(script: str | os.PathLike, *, model: Model | None = None,
     """What a Slurm / PBS script asks for against what hpcds1mpi recommends.
 
     Args:
-        script: the script's text, or a path to it (a ``Path``, or a one-line string naming
-            an existing file).
+        script: the script's text, or a path to it (a ``Path``, or a one-line string that
+            does not start with ``#``; a missing path or a folder is a ConfigError).
         model: the model (default: the shipped one).
         workload / size: override what is read from the script.
         cluster: where it runs (see :data:`ClusterLike`).

@@ -198,3 +198,58 @@ def test_predict_and_recommend_ask_about_a_site_name_under_the_trained_one(tmp_p
     assert [p.partition for p in got] == ["standard"] * 3
     assert got[0].runtime_s == rec.pick.runtime_s
     assert [p.runtime_s for p in got] == [p.runtime_s for p in want]
+
+
+def test_predict_checks_validity_as_the_service_does(model):
+    """Model.predict scored 100 nodes on a 4-node partition, a GPU where there is none, bf16
+    for stencil and 64 ranks on 2 cores as feasible; /v1/predict says valid: false. Both now
+    run one check (decide.predict_configs)."""
+    from hpcds1mpi.decide.predict_configs import predict_configs
+
+    C = hpcds1mpi.Configuration
+    configs = [C(1, 2, 1), C(100, 2, 1), C(1, 2, 1, device="gpu"), C(1, 2, 1, precision="bf16"),
+               C(1, 64, 1)]
+    got = model.predict(configs, "stencil", 128, cluster=CLUSTER)
+    assert [p.valid for p in got] == [True, False, False, False, False]
+    assert got[0].feasible and got[0].reason == "" and math.isfinite(got[0].runtime_s)
+    for p in got[1:]:
+        assert not p.feasible and p.reason and math.isnan(p.runtime_s)
+    assert "at most 4" in got[1].reason and "no GPUs" in got[2].reason
+    assert "cannot run cpu bf16" in got[3].reason and "64 ranks" in got[4].reason
+    from hpcds1mpi.cluster import allowed_places
+
+    _, part = allowed_places(CLUSTER, ())[0]
+    rows = predict_configs(model.bundle, "stencil", 128, part, configs)
+    assert [(r["valid"], r["reason"]) for r in rows] == [(p.valid, p.reason) for p in got]
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda m: m.recommend("stencil", None), "recommend(): size is required"),
+    (lambda m: m.recommend(None, 128), "recommend(): workload is required"),
+    (lambda m: m.predict([(1, 2, 1)], "stencil", 128), "configs[0] must be a Configuration"),
+    (lambda m: m.predict(hpcds1mpi.Configuration(), "stencil", 128), "configs must be a list"),
+    (lambda m: m.predict([{"node": 2}], "stencil", 128), "unknown key 'node'"),
+    (lambda m: m.predict([{"nodes": 0}], "stencil", 128), "configs[0]: nodes must be"),
+    (lambda m: m.predict([{}], None, 128), "predict(): workload is required"),
+    (lambda m: hpcds1mpi.load_model(5), "load_model(): path must be a bundle directory"),
+    (lambda m: m.recommend("stencil", 128, cluster=CLUSTER).script("lsf"),
+     "script(): scheduler must be 'slurm' or 'pbs'"),
+    (lambda m: m.advise("/nonexistent/job.sbatch"), "/nonexistent/job.sbatch: job script not "
+                                                   "found"),
+    (lambda m: m.advise(str(REPO / "tests")), "is a directory"),
+    (lambda m: m.advise(REPO / "tests" / "missing.sbatch"), "job script not found"),
+])
+def test_bad_arguments_are_one_line_config_errors_not_type_errors(model, call, words):
+    with pytest.raises(ConfigError, match=re.escape(words)) as err:
+        call(model)
+    assert "\n" not in str(err.value)
+
+
+def test_a_one_line_text_starting_with_a_hash_is_script_text_not_a_path():
+    assert hpcds1mpi.read_script("#SBATCH -N 2").layout()[0] == 2
+
+
+def test_api_errors_name_arguments_not_cli_options(model):
+    with pytest.raises(ConfigError) as err:  # the decide layer says "use --device cpu"
+        model.recommend("stencil", 128, cluster=CLUSTER, device="gpu")
+    assert "use device cpu" in str(err.value) and "--" not in str(err.value)

@@ -405,12 +405,12 @@ def judge(bundle, workload: str, size: int, partition: "Partition",
     verdict.distance = distance
     if not math.isfinite(distance) or distance > calibration.escalate_threshold:
         mark("learned", "escalate",
-             f"the job is far from everything measured (distance {distance:.2f} > "
-             f"{calibration.escalate_threshold:.2f})")
+             f"the job is far from everything measured (distance {distance:.4g} > "
+             f"{calibration.escalate_threshold:.4g})")
     elif distance > calibration.auto_threshold:
         mark("learned", "confirm",
-             f"the job is at the edge of what was measured (distance {distance:.2f} > "
-             f"{calibration.auto_threshold:.2f})")
+             f"the job is at the edge of what was measured (distance {distance:.4g} > "
+             f"{calibration.auto_threshold:.4g})")
     else:
         mark("learned", "pass")
     if confidence is not None and verdict.verdict == "auto":

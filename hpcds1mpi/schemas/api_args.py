@@ -19,6 +19,9 @@ from .base import Count, Joules, Schema, Seconds, Size, validate
 Text = Annotated[StrictStr, Field(min_length=1, pattern=r"\S")]
 
 
+_TEXTS = ("workload", "partition", "user", "job_name")
+
+
 class ApiArguments(Schema):
     """Every argument an API function may be given; each function passes only its own."""
 
@@ -38,10 +41,19 @@ class ApiArguments(Schema):
     coverage: Annotated[float, Field(ge=0.5, lt=1.0)] = 0.95
 
 
-def check_api_arguments(function: str, **values) -> None:
+def check_api_arguments(function: str, *, required: tuple[str, ...] = (), **values) -> None:
     """Raise one ConfigError (``"<function>(): <argument> <what is wrong>; ..."``) for the first
-    argument out of its type or range; ints stand for floats (``deadline_s=60``)."""
+    argument out of its type or range, or one of ``required`` that is None; ints stand for
+    floats (``deadline_s=60``)."""
     import numbers
+
+    for key in required:
+        if values.get(key) is None:
+            raise ConfigError(f"{function}(): {key} is required, got None; "
+                              "see help(hpcds1mpi) for each argument's type and range")
+    for key, value in values.items():  # a blank name asks nothing (as the CLI refuses it)
+        if key in _TEXTS and isinstance(value, str) and not value.strip():
+            raise ConfigError(f"{function}(): {key} is blank, got {value!r}; give a name")
 
     floats = ("deadline_s", "energy_budget_j", "time_limit_s", "coverage")
 
@@ -55,3 +67,24 @@ def check_api_arguments(function: str, **values) -> None:
     data = {k: plain(k, v) for k, v in values.items()}
     validate(ApiArguments, data, source=f"{function}()", error=ConfigError,
              fix="see help(hpcds1mpi) for each argument's type and range")
+
+
+#: The CLI options that shared error texts name, as the API's arguments (the decide layer's
+#: messages are written for the command line; the API and HTTP say them in their own words).
+API_NAMES = {"--size": "size", "--workload": "workload", "--partition": "partition",
+             "--device": "device", "--objective": "objective", "--max-nodes": "max_nodes",
+             "--deadline": "deadline_s", "--energy-budget": "energy_budget_j",
+             "--emit": "the scheduler", "--cluster": "cluster", "--nodes": "nodes",
+             "--model": "the model"}
+
+
+def reworded(text: str, names: dict[str, str]) -> str:
+    """``text`` with each CLI option it names (``--deadline``, ``--cluster FILE``) replaced by
+    its name in ``names`` (longest option first, so ``--max-nodes`` is never read as
+    ``--nodes``); an option ``names`` lacks stays as it is."""
+    import re
+
+    def one(match):
+        return names.get(match.group(1), match.group(0))
+
+    return re.sub(r"(--[a-z][a-z-]*)(?: (?:FILE|DIR|N|S|J))?(?![a-z-])", one, text)

@@ -9,7 +9,9 @@ bytes of a body checked before skip parsing too); one being computed is waited f
 computed twice; new ones are answered together, as many as are queued
 (:mod:`hpcds1mpi.serve.batching`). At most ``max_pending`` requests wait for or run a
 computation; the next one is answered 503 with ``Retry-After`` rather than queued without
-bound. Each refusal (401, 404, 405, 408,
+bound. When no worker process can compute (each refused a bundle that changed on disk since
+the start, :mod:`hpcds1mpi.serve.workers`), a computing request is 503 with that reason and
+``/v1/health`` says ``degraded`` (503) with it. Each refusal (401, 404, 405, 408,
 413, 415, 422, 503, and a client that went away mid-request) is logged on ``hpcds1mpi.serve`` with
 its reason; neither a token nor a body is ever logged. A body not sent within ``body_timeout``
 seconds is 408.
@@ -33,11 +35,12 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from hpcds1mpi.errors import HpcdsError, RuntimeFailure
+from hpcds1mpi.errors import ConfigError, HpcdsError, RuntimeFailure
 from hpcds1mpi.serve import schemas
 from hpcds1mpi.serve.auth import refusal
 from hpcds1mpi.serve.batching import DEFAULT_LIMIT, MicroBatch
 from hpcds1mpi.serve.service import BATCHED_KINDS
+from hpcds1mpi.serve.workers import NoWorker
 
 log = logging.getLogger("hpcds1mpi.serve")
 
@@ -155,6 +158,10 @@ def create_app(service, token: str, *, max_body: int = DEFAULT_MAX_BODY,
             return None
         return refused(request, 401, why, {"WWW-Authenticate": 'Bearer realm="hpcds1mpi"'})
 
+    digest = getattr(workers, "digest", None)
+    if digest is not None and digest != getattr(service, "digest", digest):
+        raise ConfigError(f"the model bundle {service.model_dir} changed while serve started "
+                          "(its workers loaded another); start serve again")
     if workers is None:  # the service's one computing thread
         submit = MicroBatch(service.answer_many, service.executor.submit, limit=batch_limit,
                             together=BATCHED_KINDS).submit
@@ -204,11 +211,13 @@ def create_app(service, token: str, *, max_body: int = DEFAULT_MAX_BODY,
         state["pending"] += 1
         try:
             body = await asyncio.shield(_computation(kind, req))
+        except NoWorker as exc:  # none can compute (refused a changed bundle): not a bug
+            return refused(request, 503, " ".join(str(exc).split()))
         except RuntimeFailure as exc:
             log.error("failed %s %s: %s", request.method, request.url.path, exc)
             return JSONResponse({"error": " ".join(str(exc).split())}, status_code=500)
         except HpcdsError as exc:  # the request cannot be answered: the command's exit 2
-            return refused(request, 422, " ".join(str(exc).split()))
+            return refused(request, 422, " ".join(schemas.request_wording(str(exc)).split()))
         except Exception:  # a bug: its traceback goes to the log, not to the client
             log.exception("internal error on %s %s", request.method, request.url.path)
             return JSONResponse({"error": "internal error (logged by the server)"},
@@ -227,7 +236,11 @@ def create_app(service, token: str, *, max_body: int = DEFAULT_MAX_BODY,
         return await compute(request, "advise")
 
     async def health(request: Request) -> Response:
-        return JSONResponse(schemas.checked("health", {"status": "ok"}))
+        why = workers.unable() if workers is not None else None
+        if why is None:
+            return JSONResponse(schemas.checked("health", {"status": "ok"}))
+        return JSONResponse(schemas.checked("health", {"status": "degraded", "reason": why}),
+                            status_code=503)
 
     async def models(request: Request) -> Response:
         return authorised(request) or JSONResponse(schemas.checked("models", service.models()))

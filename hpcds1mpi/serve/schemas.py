@@ -20,9 +20,10 @@ import json
 import re
 from typing import Annotated, Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictStr,
+                      ValidationError)
 
-from hpcds1mpi.schemas.base import Count, Joules, Schema, Seconds, Size, describe
+from hpcds1mpi.schemas.base import Count, Joules, Schema, Seconds, Size, describe, key_path
 from hpcds1mpi.schemas.limits import MAX_COUNT
 
 #: Longest one-line text field (a workload label, a partition or job name).
@@ -42,6 +43,23 @@ _ONE_LINE = r"^[^\x00-\x08\x0a-\x1f\x7f]*$"
 _NAME = r"^[^\x00-\x08\x0a-\x1f\x7f]*[^\x00-\x20\x7f][^\x00-\x08\x0a-\x1f\x7f]*$"
 Text = Annotated[StrictStr, Field(min_length=1, max_length=MAX_NAME, pattern=_NAME)]
 Program = Annotated[StrictStr, Field(min_length=1, max_length=MAX_PROGRAM, pattern=_ONE_LINE)]
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def _as_list(value: Any) -> Any:
+    """A partition given as one name is a list of that one (``"p"`` as ``["p"]``)."""
+    return [value] if isinstance(value, str) else value
+
+
+def _as_one(value: Any) -> Any:
+    """A partition given as a list of one name is that name (``["p"]`` as ``"p"``)."""
+    return value[0] if isinstance(value, list) and len(value) == 1 else value
+
+
+#: ``partition``: one name or a list of names in both /v1/recommend (which may allow several)
+#: and /v1/predict (which answers for one), so a client may send either form to either.
+Partitions = Annotated[list[Text], Field(max_length=MAX_PARTITIONS), BeforeValidator(_as_list)]
+OnePartition = Annotated[Optional[Text], BeforeValidator(_as_one)]
 
 
 class RequestError(ValueError):
@@ -57,7 +75,7 @@ class RecommendRequest(Schema):
 
     workload: Text
     size: Size
-    partition: Annotated[list[Text], Field(max_length=MAX_PARTITIONS)] = []
+    partition: Partitions = []
     objective: Literal["time", "energy", "edp", "balanced"] = "time"
     max_nodes: Optional[Count] = None
     deadline: Optional[Seconds] = None
@@ -86,7 +104,7 @@ class PredictRequest(Schema):
 
     workload: Text
     size: Size
-    partition: Optional[Text] = None
+    partition: OnePartition = None
     configs: Annotated[list[ConfigIn], Field(min_length=1, max_length=MAX_CONFIGS)]
 
 
@@ -212,7 +230,10 @@ class ModelsResponse(_Open):
 
 
 class HealthResponse(_Open):
-    status: Literal["ok"]
+    """``ok``, or ``degraded`` with a ``reason`` when no worker process can compute."""
+
+    status: Literal["ok", "degraded"]
+    reason: Optional[str] = None
 
 
 REQUESTS = {"recommend": RecommendRequest, "predict": PredictRequest, "advise": AdviseRequest}
@@ -225,11 +246,16 @@ def parse(model: type[Schema], body: bytes) -> Schema:
     """``body`` (JSON bytes) checked against ``model``.
 
     Raises:
-        RequestError: 422 with one line: not JSON, not an object, or the first field that is
+        RequestError: 422 with one line: not JSON, not an object, a key given twice in one
+            object (which value was meant?), nested too deeply, or the first field that is
             wrong (its key path, what it must be, what was sent).
     """
     try:
-        data = json.loads(body)
+        data = json.loads(body, object_pairs_hook=_once_each)
+    except RequestError:
+        raise
+    except RecursionError:
+        raise RequestError(422, "body is nested too deeply; send a flat JSON object") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise RequestError(422, f"body is not JSON ({str(exc).splitlines()[0][:80]}); send a "
                                 "JSON object") from None
@@ -237,10 +263,52 @@ def parse(model: type[Schema], body: bytes) -> Schema:
         raise RequestError(422, f"body must be a JSON object, got {type(data).__name__}")
     try:
         return model.model_validate(data)
+    except RecursionError:
+        raise RequestError(422, "body is nested too deeply; send a flat JSON object") from None
     except ValidationError as exc:
         problems = exc.errors(include_url=False)
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise RequestError(422, " ".join(f"{describe(problems[0])}{more}".split())) from None
+        raise RequestError(422, " ".join(f"{_described(problems[0])}{more}".split())) from None
+
+
+def _once_each(pairs: list) -> dict:
+    """A JSON object's pairs as a dict; a key given twice is refused (JSON lets the last one
+    win silently, so a client's mistake would be answered as if meant)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise RequestError(422, f"key {twice!r} is given twice in one object; send each key "
+                                "once")
+    return out
+
+
+def _described(problem: dict) -> str:
+    """One validation problem in words (:func:`describe`); a text that breaks the one-line
+    pattern is said as what it has, not as the pattern."""
+    if problem["type"] == "string_pattern_mismatch":
+        where = key_path(tuple(problem["loc"]))
+        if _CONTROL.search(str(problem.get("input", ""))):
+            return (f"{where} has a control character (a newline, escape or the like); send "
+                    "one line of printable text")
+        return f"{where} is blank; send a name with a character that is not a space"
+    return describe(problem)
+
+
+#: The CLI options that shared error texts name, as this service's request keys.
+REQUEST_NAMES = {"--size": "'size'", "--workload": "'workload'", "--partition": "'partition'",
+                 "--device": "'device'", "--objective": "'objective'",
+                 "--max-nodes": "'max_nodes'", "--deadline": "'deadline'",
+                 "--energy-budget": "'energy_budget'", "--emit": "'emit'",
+                 "--cluster": "the server's cluster file", "--model": "the server's model"}
+
+
+def request_wording(text: str) -> str:
+    """An error text of the shared decide layer (written for the command line) in this
+    service's words: request keys, not CLI options (``relax 'deadline'``)."""
+    from hpcds1mpi.schemas.api_args import reworded
+
+    return reworded(text, REQUEST_NAMES)
 
 
 def checked(kind: str, data: dict) -> dict:

@@ -36,7 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.errors import ConfigError, ModelError
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.serve.schemas import AdviseRequest, PredictRequest, RecommendRequest
@@ -54,6 +54,23 @@ CACHE_BYTES = 64 * 2**20
 ALIAS_BYTES = 4096
 
 
+def bundle_digest(model_dir: Path) -> str:
+    """SHA-256 of every file of the bundle (relative name and bytes; a few MB, milliseconds):
+    what a worker started later compares with the bundle the server loaded at start."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    try:
+        for path in sorted(p for p in Path(model_dir).rglob("*") if p.is_file()):
+            digest.update(str(path.relative_to(model_dir)).encode() + b"\0")
+            digest.update(path.read_bytes())
+            digest.update(b"\0")
+    except OSError as exc:
+        raise ModelError(f"cannot read model bundle {model_dir} ({exc.strerror or exc}); "
+                         "pass another --model") from None
+    return digest.hexdigest()
+
+
 class Service:
     """The bundle and the places, shared by every request.
 
@@ -62,16 +79,27 @@ class Service:
         cluster_file: ``--cluster`` (read now, never again).
         state: the state directory (the empty failure history lives there, never written).
         cache_size: answers remembered (0: none).
+        expect_digest: the :func:`bundle_digest` the server loaded at start (a worker's
+            service): a bundle on disk that differs now is refused, never answered from.
     """
 
     def __init__(self, model_dir: str | None, cluster_file: str | None, state: Path,
-                 cache_size: int = DEFAULT_CACHE):
+                 cache_size: int = DEFAULT_CACHE, expect_digest: str | None = None):
         from hpcds1mpi.decide import guard
         from hpcds1mpi.decide.failure_history import FailureHistory
         from hpcds1mpi.decide.model_bundle import DEFAULT_MODEL, load_model
 
         self.model_dir = Path(model_dir) if model_dir else DEFAULT_MODEL
+        #: What identifies the bundle answered from (checked before and after loading it).
+        self.digest = bundle_digest(self.model_dir)
+        if expect_digest is not None and self.digest != expect_digest:
+            raise ModelError(f"the model bundle {self.model_dir} changed on disk since the "
+                             "server started; refusing to answer from it (restart serve to "
+                             "use the new bundle)")
         self.bundle = load_model(model_dir)
+        if bundle_digest(self.model_dir) != self.digest:
+            raise ModelError(f"the model bundle {self.model_dir} changed while it was loaded; "
+                             "start again once it is no longer being written")
         from hpcds1mpi.cluster import cluster_places
 
         # Read now, never again: as ``recommend`` does, every partition of the file or this
@@ -297,7 +325,9 @@ class Service:
                 data["script"] = emit_script(rec, req.emit, req.program, job_name=req.job_name,
                                              output=req.job_output, exclusive=req.exclusive)
             except ConfigError as exc:  # e.g. a calibration sweep asked for PBS
-                data["script"], data["script_note"] = None, str(exc)
+                from hpcds1mpi.serve.schemas import request_wording
+
+                data["script"], data["script_note"] = None, request_wording(str(exc))
         return data
 
     # ------------------------------------------------------------------------------------
@@ -312,54 +342,23 @@ class Service:
         return json.loads(self.answer("predict", req))
 
     def _predict(self, req: "PredictRequest") -> dict:
-        import pandas as pd
-
         from hpcds1mpi.cluster import select_places
-        from hpcds1mpi.config import Configuration, check_fits
+        from hpcds1mpi.config import Configuration
         from hpcds1mpi.decide import guard
-        from hpcds1mpi.decide import system1 as s1
-        from hpcds1mpi.kernels import offered
+        from hpcds1mpi.decide.predict_configs import predict_configs
 
         if req.partition is None and len(self.places) > 1:
             names = ", ".join(p.name for _, p in self.places)
             raise ConfigError(f"several partitions are known ({names}); name one in 'partition'")
         _, part = select_places(self.places, [req.partition] if req.partition else [])[0]
-        uses_threads, precisions, devices = offered(req.workload, part)
-        answers, valid = [], []
-        for c in req.configs:
-            cfg = Configuration(c.nodes, c.ranks_per_node, c.threads, c.device, c.precision)
-            reason = ""
-            try:
-                check_fits(cfg, part)
-            except ConfigError as exc:
-                reason = str(exc).split(";")[0]
-            if not reason and c.threads > 1 and not uses_threads:
-                reason = f"{req.workload} does not use threads"
-            if not reason and (c.device not in devices
-                               or (precisions and c.precision not in precisions)):
-                reason = f"{req.workload} cannot run {c.device} {c.precision} on {part.name}"
-            answers.append({"partition": part.name, **cfg.as_dict(), "valid": not reason,
-                            "feasible": False, "reason": reason})
-            if not reason:
-                valid.append(len(answers) - 1)
-        if valid:
-            rows = [{"workload": req.workload, "size": req.size, **answers[i],
-                     "cores_per_node": part.cores_per_node, "memory_gb": float(part.memory_gb),
-                     "gpus_per_node": part.gpus_per_node} for i in valid]
-            order = ["workload", "size", "nodes", "ranks_per_node", "threads", "device",
-                     "precision", "partition", "cores_per_node", "memory_gb", "gpus_per_node"]
-            frame = pd.DataFrame([{k: r[k] for k in order} for r in rows])
-            scores = s1.score(self.bundle, req.workload, req.size, [part], frame=frame,
-                              uses_threads=uses_threads)
-            cols = scores.cols
-            for j, i in enumerate(valid):
+        configs = [Configuration(c.nodes, c.ranks_per_node, c.threads, c.device, c.precision)
+                   for c in req.configs]
+        answers = predict_configs(self.bundle, req.workload, req.size, part, configs)
+        for row in answers:  # the answer's keys, as before: scores only where valid
+            if not row["valid"]:
                 for name in ("runtime_s", "runtime_lo", "runtime_hi", "energy_j", "energy_lo",
                              "energy_hi", "fail_prob", "mem_need_mb"):
-                    value = float(cols[name][j])
-                    answers[i][name] = value if value == value and abs(value) != float("inf") \
-                        else None
-                answers[i]["feasible"] = bool(cols["feasible"][j])
-                answers[i]["reason"] = str(cols["reason"][j])
+                    del row[name]
         verdict = guard.judge(self.bundle, req.workload, req.size, part, self.calibration,
                               self.reference)
         return {"workload": req.workload, "size": req.size, "partition": part.name,

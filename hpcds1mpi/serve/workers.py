@@ -29,7 +29,12 @@ SIGTERM (a Ctrl-C reaches the whole process group; the parent stops them itself,
 graceful shutdown, and a worker whose pipe closes stops).
 A worker that dies (killed, out of memory) fails the questions it held (500), a new one is
 started in its place, and the other workers (or, with one, the new one once loaded) answer
-the next questions.
+the next questions. Every worker answers from the bundle the server loaded at start: the
+server notes the bundle's digest (:func:`hpcds1mpi.serve.service.bundle_digest`) before the
+workers start, and a worker started later that finds another or a damaged bundle on disk
+refuses to start (one log line with the reason) instead of answering from it. When no worker
+is left to compute, a computing request is 503 (:class:`NoWorker`, with that reason) and
+``/v1/health`` says ``degraded``.
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ from collections import deque
 from concurrent.futures import Future
 from pathlib import Path
 
+from hpcds1mpi.errors import RuntimeFailure
+
 log = logging.getLogger("hpcds1mpi.serve")
 
 _service = None  # the worker's own Service (in a worker process only)
@@ -47,8 +54,14 @@ _service = None  # the worker's own Service (in a worker process only)
 START_TIMEOUT = 300.0
 
 
-def _start(model_dir: str | None, cluster_file: str | None, state: str) -> None:
-    """Worker set-up: load the service once, without a cache (the parent keeps it)."""
+class NoWorker(RuntimeFailure):
+    """No worker process can compute (each failed to start, or refused a changed bundle)."""
+
+
+def _start(model_dir: str | None, cluster_file: str | None, state: str,
+           digest: str | None) -> None:
+    """Worker set-up: load the service once, without a cache (the parent keeps it), from the
+    bundle whose digest is ``digest`` (the one the server started with) only."""
     import signal
 
     # A Ctrl-C or a TERM reaches the whole process group: the server stops its workers
@@ -59,7 +72,8 @@ def _start(model_dir: str | None, cluster_file: str | None, state: str) -> None:
     from hpcds1mpi.serve.service import Service
 
     global _service
-    _service = Service(model_dir, cluster_file, Path(state), cache_size=0)
+    _service = Service(model_dir, cluster_file, Path(state), cache_size=0,
+                       expect_digest=digest)
     _service.warm_up()
     settle_heap()
 
@@ -83,9 +97,20 @@ def _answer_many(items: list) -> list:
 
 
 def _main(conn, model_dir: str | None, cluster_file: str | None, state: str,
-          limit: int) -> None:
-    """A worker process: load, say so (None), then answer what comes until told to stop."""
-    _start(model_dir, cluster_file, state)
+          digest: str | None, limit: int) -> None:
+    """A worker process: load, say so (None), then answer what comes until told to stop; a
+    worker that cannot load sends why (one line) and stops."""
+    from hpcds1mpi.errors import HpcdsError
+
+    try:
+        _start(model_dir, cluster_file, state, digest)
+    except HpcdsError as exc:
+        conn.send(("refused", " ".join(str(exc).split())))
+        return
+    except Exception as exc:  # noqa: BLE001 - a damaged bundle may fail anywhere: one line
+        text = " ".join(str(exc).split())[:300]
+        conn.send(("refused", f"{type(exc).__name__}: {text}"))
+        return
     conn.send(None)
     serve_pipe(conn, limit, _answer_many)
 
@@ -137,6 +162,8 @@ class _Worker:
         self.store, self.on_death = store, on_death
         self.held: dict[int, tuple] = {}
         self.alive, self.closing, self.ready = True, False, False
+        #: Why the worker did not start (what it sent), None while it has not refused.
+        self.refusal: str | None = None
         #: Set once the worker has loaded (``ready``) or died before it could.
         self.started = threading.Event()
         self._lock = threading.Lock()
@@ -210,6 +237,9 @@ class _Worker:
                 self.ready = True
                 self.started.set()
                 continue
+            if isinstance(msg, tuple) and msg[:1] == ("refused",):
+                self.refusal = msg[1]
+                continue
             for ident, got in msg:
                 self._settle(ident, got)
         self.proc.join(5)  # reaped, not left a zombie
@@ -243,15 +273,24 @@ class Workers:
         count: processes (1 or more).
         model_dir, cluster_file, state: what each worker's service loads (as the parent's).
         limit: most questions a worker answers in one batch.
+        digest: the bundle's :func:`~hpcds1mpi.serve.service.bundle_digest` as the server
+            loaded it (None: read now, before the first worker starts); every worker,
+            started now or later, refuses a bundle that differs.
     """
 
     def __init__(self, count: int, model_dir: str | None, cluster_file: str | None,
-                 state: Path, limit: int | None = None):
+                 state: Path, limit: int | None = None, digest: str | None = None):
+        from hpcds1mpi.decide.model_bundle import DEFAULT_MODEL
         from hpcds1mpi.serve.batching import DEFAULT_LIMIT
+        from hpcds1mpi.serve.service import bundle_digest
 
         self.count = count
         self.limit = limit or DEFAULT_LIMIT
-        self._args = (model_dir, cluster_file, str(state))
+        #: The bundle every worker answers from.
+        self.digest = digest or bundle_digest(Path(model_dir) if model_dir else DEFAULT_MODEL)
+        #: Why the last worker that could not start did not (None: none failed).
+        self.last_refusal: str | None = None
+        self._args = (model_dir, cluster_file, str(state), self.digest)
         self._lock = threading.Lock()
         self._ids = 0
         self._closing = False
@@ -261,7 +300,8 @@ class Workers:
         for w in self._workers:  # at start, a worker that cannot start is an error at start
             if not w.started.wait(START_TIMEOUT) or not w.ready:
                 self.close()
-                raise RuntimeError("a worker process did not start; see the errors above")
+                why = f" ({w.refusal})" if w.refusal else "; see the errors above"
+                raise RuntimeError(f"a worker process did not start{why}")
 
     def _new(self) -> _Worker:
         return _Worker(self._args, self.limit, lambda kind, req, body: self.store(kind, req, body),
@@ -271,21 +311,31 @@ class Workers:
         """The worker processes' ids (tests)."""
         return sorted(w.proc.pid for w in self._workers)
 
+    def unable(self) -> str | None:
+        """Why no worker can compute (None: one can, or one is starting)."""
+        with self._lock:
+            if self._closing:
+                return "the server is stopping"
+            if any(w.alive for w in self._workers):
+                return None
+            why = self.last_refusal or "they failed to start; see the server's log"
+        return f"no worker process can compute: {why}" + (
+            "" if "restart serve" in why else "; restart serve")
+
     def submit(self, kind: str, req) -> Future:
         """The future answer to ``req`` (bytes, or the exception computing it raised), from the
-        worker that holds the fewest questions (a loaded one first)."""
-        from hpcds1mpi.errors import RuntimeFailure
-
+        worker that holds the fewest questions (a loaded one first); :class:`NoWorker` when
+        none is left."""
         fut: Future = Future()
         while True:
+            why = self.unable()
+            if why is not None:
+                fut.set_exception(RuntimeFailure(why) if self._closing else NoWorker(why))
+                return fut
             with self._lock:
                 alive = [w for w in self._workers if w.alive]
-                if self._closing or not alive:
-                    fut.set_exception(RuntimeFailure(
-                        "the server is stopping" if self._closing else
-                        "no worker process is running (they failed to start); see the "
-                        "server's log and restart it"))
-                    return fut
+                if not alive:
+                    continue  # the last one died just now: unable() says so next
                 self._ids += 1
                 ident = self._ids
                 worker = min(alive, key=lambda w: (not w.ready, len(w.held)))
@@ -295,8 +345,6 @@ class Workers:
     def _died(self, worker: _Worker) -> None:
         """(A reading thread.) ``worker`` is gone: a new one in its place (unless stopping),
         then its questions fail (500)."""
-        from hpcds1mpi.errors import RuntimeFailure
-
         with self._lock:
             # One that never loaded is not started again (it would fail again, for ever).
             replace = not self._closing and not worker.closing and worker.ready \
@@ -305,10 +353,19 @@ class Workers:
                 log.error("a worker process died; starting a new one")
                 self._workers[self._workers.index(worker)] = self._new()
             elif not self._closing and not worker.closing:
-                log.error("a worker process failed to start")
-        worker.fail_all(RuntimeFailure("a worker process died computing this answer; retry "
-                                       "(a new worker is starting)") if replace
-                        else RuntimeFailure("the server is stopping"))
+                self.last_refusal = worker.refusal or self.last_refusal
+                log.error("a worker process failed to start: %s",
+                          worker.refusal or "it exited while loading")
+        if replace:
+            why = RuntimeFailure("a worker process died computing this answer; retry (a new "
+                                 "worker is starting)")
+        elif self._closing or worker.closing:
+            why = RuntimeFailure("the server is stopping")
+        else:  # it never loaded: another may still compute, else none can
+            cause = worker.refusal or "it exited while loading"
+            why = NoWorker(f"a worker process could not start ({cause}); retry, or restart "
+                           "serve")
+        worker.fail_all(why)
 
     def close(self) -> None:
         with self._lock:

@@ -190,3 +190,11 @@ def test_write_calibration_ships_what_load_calibration_reads_first(bundle, cal, 
     assert loaded.source == str(tmp_path / guard.CALIBRATION_FILE)
     assert loaded.escalate_threshold == pytest.approx(cal.escalate_threshold)
     assert not (tmp_path / "cache").exists()
+
+
+def test_a_huge_distance_is_printed_readably(bundle, ref, cal):
+    """A distance of 1.49e29 was printed with "%.2f": thirty digits."""
+    v = guard.judge(bundle, "gemm", 700, PARTS["cpu"], cal, ref, confidence=0.99,
+                    distance=1.4934581441293268e29)
+    reason = next(r for r in v.reasons if "distance" in r)
+    assert "distance 1.493e+29 >" in reason and "149345814412932680545464221696" not in reason

@@ -32,3 +32,27 @@ def test_every_known_device_is_accepted(device):
 def test_an_unknown_device_is_one_error_naming_the_choices():
     with pytest.raises(ConfigError, match=r"recommend\(\): device must be 'cpu' or 'gpu'"):
         check_api_arguments("recommend", device="tpu")
+
+
+def test_a_required_argument_given_none_is_refused_like_a_wrong_type():
+    """recommend(None, 128) was accepted (and escalated) while recommend(5, 128) was refused."""
+    with pytest.raises(ConfigError, match=r"recommend\(\): workload is required, got None"):
+        check_api_arguments("recommend", required=("workload", "size"), workload=None, size=128)
+    with pytest.raises(ConfigError, match=r"recommend\(\): workload must be a string"):
+        check_api_arguments("recommend", required=("workload", "size"), workload=5, size=128)
+
+
+def test_a_blank_name_says_blank_not_the_pattern():
+    with pytest.raises(ConfigError) as err:
+        check_api_arguments("recommend", workload="  ")
+    assert "workload is blank" in str(err.value) and "pattern" not in str(err.value)
+
+
+def test_cli_options_in_shared_texts_are_said_as_api_arguments():
+    from hpcds1mpi.schemas.api_args import API_NAMES, reworded
+
+    text = "no configuration meets --deadline; relax --deadline or --energy-budget; " \
+           "pass --cluster FILE; --max-nodes 2; --nodes 3; --unknown stays"
+    assert reworded(text, API_NAMES) == (
+        "no configuration meets deadline_s; relax deadline_s or energy_budget_j; pass cluster; "
+        "max_nodes 2; nodes 3; --unknown stays")

@@ -77,11 +77,21 @@ def test_wrong_content_type_is_415(server):
     (b'{"workload": "stencil", "size": "big"}', "size must be an integer, got 'big'"),
     (b'{"workload": 7, "size": 128}', "workload must be a string"),
     (b'{"workload": "stencil", "size": 128, "max_nodes": 1.5}', "max_nodes must be an integer"),
+    (b'{"workload": ' + b"[" * 60_000 + b"]" * 60_000 + b', "size": 128}',
+     "nested too deeply"),  # was a 500 (RecursionError in json.loads)
+    (b'{"workload": "stencil", "size": 128, "size": 4096}', "key 'size' is given twice"),
 ])
 def test_malformed_or_wrong_type_is_422_with_one_line(server, raw, words):
     status, data, _ = server.request("POST", "/v1/recommend", raw=raw)
     assert status == 422 and words in data["error"] and "\n" not in data["error"]
     assert f"422 {data['error']}" in server.log()
+
+
+def test_an_unmet_constraint_names_the_request_key_not_the_cli_option(server):
+    status, data, _ = server.request("POST", "/v1/recommend",
+                                     {"workload": "stencil", "size": 128, "deadline": 1e-9})
+    assert status == 422 and "relax 'deadline'" in data["error"], data
+    assert "--" not in data["error"]
 
 
 def test_unknown_route_and_method_are_refused_and_logged(server):

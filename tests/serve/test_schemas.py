@@ -4,6 +4,8 @@ the answers match their published schema."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from hpcds1mpi.serve import schemas
@@ -25,7 +27,7 @@ OK = {"workload": "stencil", "size": 128}
     (b'{"workload": "stencil", "size": 128, "deadline": NaN}', "deadline must be a finite"),
     (b'{"workload": "stencil", "size": 128, "deadline": -1}', "deadline must be > 0"),
     (b'{"workload": "stencil", "size": 128, "objective": "fast"}', "objective must be"),
-    (b'{"workload": "stencil", "size": 128, "partition": "local"}', "partition must be a list"),
+    (b'{"workload": "stencil", "size": 128, "partition": 5}', "partition must be a list"),
     (b'{"workload": "stencil", "size": 128, "exclusive": "yes"}', "exclusive must be true or"),
     (b'{"workload": "stencil", "size": 128, "cluster": "/etc/passwd"}', "unknown key cluster"),
     (b'{"size": 128}', "missing required key 'workload'"),
@@ -41,6 +43,65 @@ def test_bad_bodies_are_one_line_422(body, words):
     assert info.value.status == 422
     assert words in info.value.reason
     assert "\n" not in info.value.reason and len(info.value.reason) < 400
+
+
+def test_a_deeply_nested_body_is_one_line_422_not_a_crash():
+    deep = b'{"workload": ' + b"[" * 100_000 + b"]" * 100_000 + b', "size": 128}'
+    for body in (deep, b"[" * 100_000):
+        with pytest.raises(schemas.RequestError) as info:
+            schemas.parse(schemas.RecommendRequest, body)
+        assert info.value.status == 422 and "nested too deeply" in info.value.reason
+
+
+@pytest.mark.parametrize("body", [
+    b'{"workload": "stencil", "size": 128, "size": 4096}',
+    b'{"workload": "gemm", "size": 64, "configs": [{"nodes": 1, "nodes": 2, '
+    b'"ranks_per_node": 1}]}',
+])
+def test_a_key_given_twice_is_refused_not_the_last_one_taken(body):
+    model = schemas.PredictRequest if b"configs" in body else schemas.RecommendRequest
+    with pytest.raises(schemas.RequestError) as info:
+        schemas.parse(model, body)
+    assert info.value.status == 422
+    assert "given twice" in info.value.reason and ("'size'" in info.value.reason
+                                                   or "'nodes'" in info.value.reason)
+
+
+def test_partition_is_one_name_or_a_list_in_both_requests():
+    def rec(part):
+        return schemas.parse(schemas.RecommendRequest, json.dumps(
+            {"workload": "stencil", "size": 128, "partition": part}).encode())
+
+    def pred(part):
+        return schemas.parse(schemas.PredictRequest, json.dumps(
+            {"workload": "stencil", "size": 128, "partition": part,
+             "configs": [{"nodes": 1, "ranks_per_node": 1}]}).encode())
+
+    assert rec("local").partition == rec(["local"]).partition == ["local"]
+    assert rec("local").model_dump_json() == rec(["local"]).model_dump_json()  # one cache key
+    assert pred("local").partition == pred(["local"]).partition == "local"
+    with pytest.raises(schemas.RequestError, match="partition must be a string"):
+        pred(["a", "b"])  # predict answers for one partition
+
+
+@pytest.mark.parametrize("value,words", [
+    ("job\\u001b[31m", "job_name has a control character"),
+    ("line\\nnext", "job_name has a control character"),
+    ("   ", "job_name is blank"),
+])
+def test_a_text_field_says_what_is_wrong_not_the_pattern(value, words):
+    body = ('{"workload": "stencil", "size": 128, "job_name": "%s"}' % value).encode()
+    with pytest.raises(schemas.RequestError) as info:
+        schemas.parse(schemas.RecommendRequest, body)
+    assert words in info.value.reason and "pattern" not in info.value.reason
+
+
+def test_cli_options_in_shared_error_texts_are_said_as_request_keys():
+    text = ("no configuration meets --deadline (local/local: deadline); relax --deadline; "
+            "pass --size; --emit must be one of slurm, pbs; --max-nodes 2")
+    said = schemas.request_wording(text)
+    assert "--" not in said
+    assert "relax 'deadline'" in said and "pass 'size'" in said and "'max_nodes' 2" in said
 
 
 def test_an_energy_budget_is_joules_not_bounded_by_a_year_of_seconds():

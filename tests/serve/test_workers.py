@@ -181,3 +181,51 @@ def test_the_compiled_forest_is_loaded_where_answers_are_computed(server, thread
     assert _loaded_numba(_workers(server)[0])
     assert not _loaded_numba(psutil.Process(server.proc.pid))
     assert _loaded_numba(psutil.Process(threaded.proc.pid))
+
+
+def test_a_worker_started_later_refuses_a_bundle_changed_on_disk(tmp_path):
+    """A worker that died was replaced by one loading whatever bundle was on disk then, and
+    answered from it while /v1/models named the old one; a damaged one failed every request
+    with 500 while /v1/health said ok. Now the new worker refuses (one log line), computing
+    requests are 503 with the reason, and health says degraded."""
+    import shutil
+
+    from hpcds1mpi.decide.model_bundle import DEFAULT_MODEL
+
+    bundle = shutil.copytree(DEFAULT_MODEL, tmp_path / "bundle")
+    srv = start_server(tmp_path / "srv", "--cluster", str(LAB), "--model", str(bundle))
+    try:
+        assert srv.request("GET", "/v1/health", token=None)[:2] == (200, {"status": "ok"})
+        (bundle / "members.pkl").write_bytes(b"damaged")  # another, or a broken, bundle
+        victim = _workers(srv)[0]
+        victim.kill()
+        victim.wait(10)
+        deadline = time.monotonic() + 120
+        while "a worker process failed to start" not in srv.log() \
+                and time.monotonic() < deadline:
+            time.sleep(0.2)
+        status, data, _ = srv.request("POST", "/v1/recommend",
+                                      {"workload": "stencil", "size": 181})
+        assert status == 503 and "changed on disk" in data["error"], data
+        status, data, _ = srv.request("GET", "/v1/health", token=None)
+        assert status == 503 and data["status"] == "degraded" and "changed on disk" in \
+            data["reason"]
+        log = srv.log()
+        assert log.count("a worker process failed to start: the model bundle") == 1
+        assert "Traceback" not in log
+    finally:
+        srv.stop()
+
+
+def test_a_worker_refuses_a_bundle_other_than_the_servers(tmp_path):
+    import shutil
+
+    from hpcds1mpi.decide.model_bundle import DEFAULT_MODEL
+    from hpcds1mpi.serve.service import Service, bundle_digest
+
+    bundle = shutil.copytree(DEFAULT_MODEL, tmp_path / "bundle")
+    digest = bundle_digest(bundle)
+    assert Service(str(bundle), str(LAB), tmp_path / "a", expect_digest=digest).digest == digest
+    (bundle / "README.txt").write_text("another bundle\n")
+    with pytest.raises(Exception, match="changed on disk since the server started"):
+        Service(str(bundle), str(LAB), tmp_path / "b", expect_digest=digest)
