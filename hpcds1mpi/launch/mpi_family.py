@@ -199,14 +199,14 @@ def binary_mpi(path: str, env: dict | None = None) -> ProgramMPI:
 
 
 _PYTHON_RE = re.compile(r"^python[0-9.]*$")
-_MPI4PY_PROBE = ("import mpi4py; mpi4py.rc.initialize = False; mpi4py.rc.finalize = False; "
+MPI4PY_PROBE = ("import mpi4py; mpi4py.rc.initialize = False; mpi4py.rc.finalize = False; "
                  "from mpi4py import MPI; print(MPI.Get_library_version())")
 
 
 def python_mpi(interpreter: str, env: dict | None = None) -> ProgramMPI:
     """The MPI of the mpi4py that ``interpreter`` imports (asked in a subprocess of it)."""
     try:
-        proc = subprocess.run([interpreter, "-c", _MPI4PY_PROBE], capture_output=True,
+        proc = subprocess.run([interpreter, "-c", MPI4PY_PROBE], capture_output=True,
                               text=True, timeout=60, env=env)
     except (OSError, subprocess.SubprocessError) as exc:
         return ProgramMPI(None, f"cannot ask {interpreter} for its mpi4py ({exc})")

@@ -308,7 +308,6 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
     import socket
 
     from hpcds1mpi.launch import preflight
-    from hpcds1mpi.launch.launchers import library_version
     from hpcds1mpi.measure import meters
     from hpcds1mpi.measure.readings import Readings
     from hpcds1mpi.measure.rows import base_row
@@ -335,7 +334,12 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
         if say:
             say(line)
     said = set()
-    mpi_library = library_version(getattr(launch, "command", "srun"))
+    mpi_library = meters.program_mpi_library(first_tokens, first_env,
+                                             getattr(launch, "command", "srun"))
+    fp = meters.fingerprint(partition, hostnames=[socket.gethostname()],
+                            mpi_library=mpi_library, gpu_aware=False)
+    if resume:  # before the writer touches the file
+        meters.refuse_launcher_fingerprint(out, fp)
     attrs = {"plan": json.dumps(plan.source), "launch": json.dumps({
         **choice.describe(launch), **readings.describe(), "workdir": workdir or "",
         "repeats": [plan.min_repeats, plan.max_repeats], "min_time": plan.min_time,
@@ -348,8 +352,6 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
     if in_main:
         signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        fp = meters.fingerprint(partition, hostnames=[socket.gethostname()],
-                                 mpi_library=mpi_library, gpu_aware=False)
         writer.machine(fp)
         machine_id = fp["machine_id"]
         sweep_id = hashlib.sha1(json.dumps(plan.source, sort_keys=True).encode()).hexdigest()[:12]

@@ -249,12 +249,121 @@ def package_versions() -> dict:
     return found
 
 
+#: The first line of ``MPI_Get_library_version`` of the library at ``sys.argv[1]``, asked
+#: before ``MPI_Init`` (allowed since MPI-3), in a subprocess: loading an MPI library into the
+#: sweep's own process could clash with its mpi4py's.
+_LIBRARY_PROBE = ("import ctypes, sys\n"
+                  "lib = ctypes.CDLL(sys.argv[1])\n"
+                  "text = ctypes.create_string_buffer(8192)\n"
+                  "lib.MPI_Get_library_version(text, ctypes.byref(ctypes.c_int()))\n"
+                  "print(text.value.decode('utf-8', 'replace'))")
+
+
+def program_mpi_library(tokens: list[str], env: dict, launcher: str) -> str:
+    """``mpi_library`` for the fingerprint of a program sweep (``sweep --command``).
+
+    The first line of ``MPI_Get_library_version`` of the MPI library the program loads: what a
+    kernel sweep records for the same library, so kernels and programs measured with one MPI on
+    one machine share a ``machine_id``. A binary's library is the one ``ldd`` resolves, a
+    ``python ...`` program's is its mpi4py's. Where that cannot be read (a shell wrapper, a
+    static binary, no ``ldd``) the launcher's version line stands in, as it always did.
+    """
+    from hpcds1mpi.launch.launchers import library_version
+
+    return _program_library_version(tokens, env) or library_version(launcher)
+
+
+def _program_library_version(tokens: list[str], env: dict) -> str | None:
+    import re
+    import shutil
+    import subprocess
+    import sys
+
+    if not tokens:
+        return None
+    path = tokens[0] if "/" in tokens[0] else shutil.which(tokens[0], path=env.get("PATH"))
+    if not path or not os.path.isfile(path):
+        return None
+    if re.match(r"^python[0-9.]*$", os.path.basename(path)):
+        from hpcds1mpi.launch.mpi_family import MPI4PY_PROBE
+
+        command = [path, "-c", MPI4PY_PROBE]
+    else:
+        library = _linked_mpi_library(path, env)
+        if library is None:
+            return None
+        command = [sys.executable, "-c", _LIBRARY_PROBE, library]
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    lines = proc.stdout.strip().splitlines() if proc.returncode == 0 else []
+    return lines[0].strip() if lines else None
+
+
+def _linked_mpi_library(path: str, env: dict) -> str | None:
+    """The file of the MPI library the loader resolves for binary ``path`` (``ldd``), or None."""
+    import shutil
+    import subprocess
+
+    from hpcds1mpi.launch.mpi_family import family_of_soname
+
+    ldd = shutil.which("ldd", path=env.get("PATH"))
+    if ldd is None:
+        return None
+    try:
+        text = subprocess.run([ldd, path], capture_output=True, text=True, timeout=20,
+                              env=env).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    for line in text.splitlines():
+        name, _, rest = line.strip().partition(" => ")
+        resolved = rest.split(" (", 1)[0].strip()
+        if family_of_soname(name) and os.path.isfile(resolved):
+            return resolved
+    return None
+
+
+def refuse_launcher_fingerprint(out: str, fp: dict) -> None:
+    """Refuse to resume a program sweep into ``out`` when its runs carry this machine's older
+    fingerprint, the one taken from the launcher (``"mpiexec Version: 5.0.2"``) before program
+    sweeps read their MPI library: every run would be measured again under the new id and the
+    file would mix two machines. Stored rows are never relabelled.
+
+    Raises:
+        ConfigError: one line naming both ids and the fix (a new ``--out``).
+    """
+    from hpcds1mpi.errors import ConfigError, HpcdsError
+    from hpcds1mpi.records import telemetry
+
+    try:
+        machines = telemetry.load(out).machines if os.path.isfile(out) else {}
+    except (HpcdsError, OSError):
+        return  # the writer says what is wrong with the file
+    same_hardware = ("cpu_model", "physical_cores", "logical_cores", "memory_gb", "gpu_model",
+                     "gpu_count", "gpu_memory_gb", "partition")
+    for machine, row in machines.items():
+        if machine == fp["machine_id"] or any(row.get(k) != fp[k] for k in same_hardware):
+            continue
+        from hpcds1mpi.records.training import names_launcher
+
+        if names_launcher(row.get("mpi_library")):
+            raise ConfigError(
+                f"{out} holds runs fingerprinted from the launcher ({row['mpi_library']!r}, "
+                f"machine {machine[:12]}) but this sweep reads the program's MPI library "
+                f"({fp['mpi_library']!r}, machine {fp['machine_id'][:12]}), so --resume would "
+                f"measure every run again and mix two machines in one file: sweep into a new "
+                f"--out ({out} is kept as it is)")
+
+
 def fingerprint(partition, *, hostnames: list[str], mpi_library: str, gpu_aware: bool) -> dict:
     """The machines-table row for this machine (see docs/telemetry.md), with ``machine_id``.
 
     ``machine_id`` hashes the hardware class and MPI library (CPU model, cores, memory, GPU
     model/count/memory, MPI library, partition name) but not host names, so identical nodes of a
-    partition share one id; host names are kept in ``hostnames``.
+    partition share one id; host names are kept in ``hostnames``. It names what a model may
+    pool runs over: the hardware and the MPI library the measured code ran on, whichever path
+    measured it (``mpi_library``: the library's own version line, kernels and programs alike).
     """
     import psutil
 

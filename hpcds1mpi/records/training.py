@@ -15,6 +15,7 @@ features read them. Filling configuration columns a job table lacks is the featu
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -32,6 +33,12 @@ EXTRA_COLUMNS: frozenset[str] = frozenset({"kept", "gpu_memory_gb", "max_nodes",
 #: ``runtime_source`` of an external run whose telemetry does not say (written before the
 #: ``launch`` attribute, or without its ``runtime`` entry).
 UNKNOWN_SOURCE = "unknown"
+
+#: ``mpi_library`` values that name a launcher, not an MPI library (``"mpiexec Version:
+#: 5.0.2"``): what program sweeps fingerprinted before they read the program's own library, and
+#: still do where it cannot be read. Such a machine_id differs from kernel runs' on the same
+#: machine and MPI, so a refusal says so.
+LAUNCHER_LIBRARY = re.compile(r"^(mpiexec|mpirun|orterun|srun)\S*\s|^unknown$")
 
 #: The fewest ok runs a model is trained on.
 MIN_OK_RUNS = 4
@@ -61,9 +68,10 @@ def read_frames(telemetry: tuple[str, ...] | list[str] = (),
         DataError: no input given, a job table missing, or no rows in any input.
         TelemetryError: a file that is not telemetry / not a parquet job table.
     """
-    frames = []
+    frames, libraries = [], {}
     for path in telemetry:
         frames.append(_telemetry_rows(path))
+        libraries.update(frames[-1].attrs.get("mpi_libraries", {}))
     for path in jobs:
         try:
             frames.append(pd.read_parquet(path))
@@ -77,7 +85,9 @@ def read_frames(telemetry: tuple[str, ...] | list[str] = (),
     frames = [f for f in frames if len(f)]
     if not frames:
         raise DataError("training data is empty: no runs; measure with `hpcds1mpi sweep` first")
-    return pd.concat(frames, ignore_index=True, sort=False) if len(frames) > 1 else frames[0]
+    frame = pd.concat(frames, ignore_index=True, sort=False) if len(frames) > 1 else frames[0]
+    frame.attrs["mpi_libraries"] = libraries  # machine_id -> mpi_library, for refusals only
+    return frame
 
 
 def runtime_source(attrs: dict) -> str:
@@ -109,6 +119,8 @@ def _telemetry_rows(path) -> pd.DataFrame:
 
         return read_runs(path)  # the typed empty table
     frame = pd.DataFrame(rows, columns=names)
+    frame.attrs["mpi_libraries"] = {str(k): str(m.get("mpi_library") or "")
+                                    for k, m in store.machines.items()}
     external = frame["kind"].astype(str) == "external"
     if external.any():
         frame["runtime_source"] = np.where(external, runtime_source(store.attrs), None)
@@ -134,6 +146,26 @@ def machine_ids(frame: pd.DataFrame) -> set[str]:
     return set(frame["machine_id"].dropna().astype(str)) - {""}
 
 
+def names_launcher(mpi_library) -> bool:
+    """Whether a machines-table ``mpi_library`` names a launcher (:data:`LAUNCHER_LIBRARY`)."""
+    return bool(LAUNCHER_LIBRARY.match(str(mpi_library or "")))
+
+
+def _launcher_note(frame: pd.DataFrame, ids) -> str:
+    """Why machine ids of ``frame`` may differ on one machine: a fingerprint that names the
+    launcher (``frame.attrs`` from :func:`read_frames`), with the fix; "" when none does."""
+    libraries = frame.attrs.get("mpi_libraries", {})
+    named = [(i, libraries[i]) for i in sorted(ids) if names_launcher(libraries.get(i))]
+    if not named:
+        return ""
+    machine, library = named[0]
+    return (f"; {machine[:12]}'s fingerprint names the launcher ({library!r}), not the "
+            "program's MPI library (a program sweep of an older hpcds1mpi, or of a wrapper "
+            "script): if these are runs of the same machine and MPI, measure them again with "
+            "`hpcds1mpi sweep --command` running the program itself, which gives them that "
+            "machine's id")
+
+
 def refuse_foreign_machines(known: set[str], new: pd.DataFrame) -> None:
     """Refuse runs from machines other than ``known`` (runs of machines are never mixed).
 
@@ -149,6 +181,7 @@ def refuse_foreign_machines(known: set[str], new: pd.DataFrame) -> None:
             f"was trained on {', '.join(sorted(i[:12] for i in known))}; runs of different "
             "machines are never mixed: train a separate bundle with "
             "`hpcds1mpi train --telemetry FILE --machine ID --out DIR`"
+            + _launcher_note(new, foreign)
         )
     if len(new_ids) > 1 and not known:
         raise DataError(f"new runs come from {len(new_ids)} machines; train one bundle per "
@@ -225,7 +258,7 @@ def _checked(frame: pd.DataFrame, machine: str | None, allow_columns) -> tuple[p
             raise DataError(
                 f"training data mixes {len(ids)} machines ({', '.join(i[:12] for i in ids)}); "
                 "runs from different machines are never mixed: train one bundle per machine "
-                "with --machine ID"
+                "with --machine ID" + _launcher_note(frame, ids)
             )
     ok = frame["status"].astype(str) == OK
     if not ok.any():
@@ -369,4 +402,5 @@ class TrainingData:
 
 
 __all__ = ["EXTRA_COLUMNS", "MIN_OK_RUNS", "TrainingData", "is_job_table", "known_columns",
-           "machine_ids", "merge_runs", "read_frames", "refuse_foreign_machines"]
+           "machine_ids", "merge_runs", "names_launcher", "read_frames",
+           "refuse_foreign_machines"]

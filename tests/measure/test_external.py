@@ -519,3 +519,57 @@ def test_an_output_file_that_is_a_folder_is_refused_in_one_line(tmp_path):
         _one_line_error(proc, 2)
         assert "--output-file" in proc.stderr and "folder" in proc.stderr
         assert not (tmp_path / "own.h5").exists()
+
+
+def _one_python_run(app, out) -> list[str]:
+    return ["sweep", "--command", f"{sys.executable} {app} {{size}}", "--label", "myapp",
+            "--sizes", "10", "--ranks-per-node", "1", "--threads", "1", "--min-repeats", "1",
+            "--max-repeats", "1", "--min-time", "0", "--no-progress", "--out", str(out)]
+
+
+def test_a_program_sweep_gets_the_machine_id_of_a_kernel_sweep_with_the_same_mpi(tmp_path):
+    # It was "mpiexec Version: 5.0.2" (the launcher) against the kernels' "MPICH Version:
+    # 5.0.2": two ids for one machine and MPI, and learn refused the program's runs.
+    app = tmp_path / "app.py"
+    app.write_text(APP)
+    assert run_cli(_one_python_run(app, tmp_path / "prog.h5"), timeout=120).returncode == 0
+    kernels = ["sweep", "--kernel", "gemm", "--sizes", "32", "--ranks-per-node", "1",
+               "--threads", "1", "--precisions", "fp64", "--min-repeats", "1",
+               "--max-repeats", "1", "--min-time", "0", "--no-progress",
+               "--out", str(tmp_path / "kern.h5")]
+    assert run_cli(kernels, timeout=120).returncode == 0
+    prog, kern = (telemetry.read_machines(tmp_path / f).iloc[0]
+                  for f in ("prog.h5", "kern.h5"))
+    assert prog["mpi_library"] == kern["mpi_library"]
+    assert prog["machine_id"] == kern["machine_id"]
+    assert set(telemetry.read_runs(tmp_path / "prog.h5")["machine_id"]) == {kern["machine_id"]}
+
+
+def test_resuming_runs_fingerprinted_from_the_launcher_is_refused_and_the_file_kept(tmp_path):
+    from hpcds1mpi.measure import meters
+
+    app = tmp_path / "app.py"
+    app.write_text(APP)
+    assert run_cli(_one_python_run(app, tmp_path / "new.h5"), timeout=120).returncode == 0
+    # The file an older program sweep wrote: the same machine, fingerprinted from mpiexec.
+    machine = telemetry.read_machines(tmp_path / "new.h5").iloc[0].to_dict()
+    machine.update(mpi_library="mpiexec Version: 5.0.2")
+    machine["machine_id"] = meters.machine_id(machine)
+    run = telemetry.read_runs(tmp_path / "new.h5").iloc[0].to_dict()
+    run["machine_id"] = machine["machine_id"]
+    old = tmp_path / "old.h5"
+    with telemetry.TelemetryWriter(old) as writer:
+        writer.machine(machine)
+        writer.start(run)
+        writer.record(run, {})
+    before = old.read_bytes()
+    proc = run_cli(_one_python_run(app, old) + ["--sizes", "10,11", "--resume"], timeout=120)
+    _one_line_error(proc, 2)
+    assert "fingerprinted from the launcher ('mpiexec Version: 5.0.2', machine " \
+           f"{machine['machine_id'][:12]})" in proc.stderr
+    assert "sweep into a new --out" in proc.stderr
+    assert old.read_bytes() == before
+    # A file of this version resumes as before.
+    proc = run_cli(_one_python_run(app, tmp_path / "new.h5") + ["--sizes", "10,11",
+                                                                  "--resume"], timeout=120)
+    assert proc.returncode == 0 and len(telemetry.read_runs(tmp_path / "new.h5")) == 2

@@ -55,3 +55,89 @@ def test_fingerprint_and_machine_id():
 def test_rapl_absent_here_is_not_an_error():
     meter = meters.RaplMeter()
     assert meter.available == bool(meter.zones)
+
+
+def _kernel_library() -> str:
+    """What a kernel sweep records as ``mpi_library`` (asked in a fresh process)."""
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-c", "from hpcds1mpi.runtime.mpi import "
+                           "library_version; print(library_version())"], capture_output=True,
+                          text=True, check=True, timeout=120).stdout.strip()
+
+
+def _ids(*libraries: str) -> list[str]:
+    part = Partition("p", cores_per_node=2, memory_gb=8)
+    return [meters.fingerprint(part, hostnames=["h"], mpi_library=lib, gpu_aware=False)
+            ["machine_id"] for lib in libraries]
+
+
+def test_a_program_built_with_the_wheels_mpicc_gets_the_kernels_mpi_library(tmp_path):
+    import os
+
+    from hpcds1mpi.launch.launchers import mpiexec_path
+    from tests.apps import jacobi
+
+    exe = jacobi.build(tmp_path)
+    if exe is None:
+        pytest.skip("no mpicc beside this Python or no C compiler")
+    program = meters.program_mpi_library([exe, "64", "40"], dict(os.environ), mpiexec_path())
+    kernel = _kernel_library()
+    assert program.startswith("MPICH Version:")  # not the launcher's "mpiexec Version: ..."
+    assert _ids(program) == _ids(kernel)
+
+
+def test_a_python_program_gets_its_mpi4pys_library_and_a_wrapper_its_launchers(tmp_path):
+    import os
+    import sys
+
+    from hpcds1mpi.launch.launchers import library_version, mpiexec_path
+
+    env = dict(os.environ)
+    assert meters.program_mpi_library([sys.executable, "app.py"], env, "mpiexec") == \
+        _kernel_library()
+    wrapper = tmp_path / "run.sh"  # its program's library cannot be read: the launcher's line
+    wrapper.write_text("#!/bin/sh\nexec ./app \"$@\"\n")
+    wrapper.chmod(0o755)
+    launcher = mpiexec_path()
+    assert meters.program_mpi_library([str(wrapper)], env, launcher) == \
+        library_version(launcher)
+
+
+def test_an_open_mpi_program_gets_its_open_mpi_library():
+    import os
+    import shutil
+
+    hpcc = shutil.which("hpcc")
+    if hpcc is None:
+        pytest.skip("no hpcc (Debian's, built with Open MPI) here")
+    library = meters.program_mpi_library([hpcc], dict(os.environ), "mpirun.openmpi")
+    assert library.startswith("Open MPI v")  # MPI_Get_library_version, as mpi4py would say
+    assert _ids(library) != _ids(_kernel_library())
+
+
+def test_resuming_a_file_fingerprinted_from_the_launcher_is_refused(tmp_path):
+    from hpcds1mpi.errors import ConfigError
+    from hpcds1mpi.records import telemetry
+
+    part = Partition("p", cores_per_node=2, memory_gb=8)
+    now = meters.fingerprint(part, hostnames=["h"], mpi_library="MPICH Version: 5.0.2",
+                             gpu_aware=False)
+
+    def stored(name: str, **change) -> str:
+        row = dict(now, **change)
+        row["machine_id"] = meters.machine_id(row)
+        with telemetry.TelemetryWriter(tmp_path / name) as writer:
+            writer.machine(row)
+        return str(tmp_path / name)
+
+    old = stored("old.h5", mpi_library="mpiexec Version: 5.0.2")
+    with pytest.raises(ConfigError, match=r"fingerprinted from the launcher \('mpiexec Version: "
+                                          r"5.0.2', .*sweep into a new --out"):
+        meters.refuse_launcher_fingerprint(old, now)
+    # This version's own file, another MPI library's, another machine's, none yet: no refusal.
+    for path in (stored("same.h5"), stored("ompi.h5", mpi_library="Open MPI v4.1.4"),
+                 stored("other.h5", mpi_library="mpiexec Version: 5.0.2", cpu_model="Other"),
+                 str(tmp_path / "none.h5")):
+        meters.refuse_launcher_fingerprint(path, now)

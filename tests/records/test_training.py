@@ -209,3 +209,31 @@ def test_a_programs_runs_carry_which_runtime_its_telemetry_measured(tmp_path):
     kernel = read_frames([str(tmp_path / "kernel.h5")])
     assert "runtime_source" not in kernel.columns
     pd.testing.assert_frame_equal(kernel, telemetry.read_runs(tmp_path / "kernel.h5"))
+
+
+def test_runs_fingerprinted_from_the_launcher_are_refused_with_the_fix(tmp_path):
+    # Program sweeps fingerprinted their launcher ("mpiexec Version: 5.0.2"), so their runs of
+    # the bundle's own machine came from "another machine": the refusal says why and what to do.
+    def stored(name: str, machine: str, library: str) -> str:
+        path = tmp_path / name
+        with telemetry.TelemetryWriter(path) as writer:
+            writer.machine({"machine_id": machine, "mpi_library": library})
+        telemetry.append(path, make_runs(machine=machine).head(4).to_dict("records"))
+        return str(path)
+
+    old = TrainingData.from_frame(make_runs(machine="kernels"))
+    launcher = read_frames([stored("old.h5", "program", "mpiexec Version: 5.0.2")])
+    assert launcher.attrs["mpi_libraries"] == {"program": "mpiexec Version: 5.0.2"}
+    with pytest.raises(DataError, match=r"^new runs come from machine\(s\) program but .*"
+                                        r"program's fingerprint names the launcher \('mpiexec "
+                                        r"Version: 5.0.2'\).* sweep --command"):
+        old.merge(launcher)
+    mixed = pd.concat([make_runs(machine="kernels"), launcher])
+    mixed.attrs = launcher.attrs  # as read_frames gives them for both files
+    with pytest.raises(DataError, match="mixes 2 machines .*names the launcher"):
+        TrainingData.from_frame(mixed)
+    # Another MPI library is another machine: refused as before, without the note.
+    library = read_frames([stored("ompi.h5", "ompi", "Open MPI v4.1.4, package: Debian")])
+    with pytest.raises(DataError) as refused:
+        old.merge(library)
+    assert "never mixed" in str(refused.value) and "launcher" not in str(refused.value)
