@@ -1,5 +1,6 @@
 """What a decision needs from a loaded bundle that does not depend on the question, kept once
-per bundle object: its training frame, the guard's reference, the learned memory limits.
+per bundle object: its training frame, the guard's reference, the learned memory limits, the
+knob levels each workload was measured at.
 
 ``recommend`` rebuilt these on every call (the training frame read twice, the guard's
 reference standardised again, the out-of-memory rows predicted again: about a third of a warm
@@ -59,6 +60,25 @@ def training_columns(bundle):
         return as_columns(training_frame(bundle))
 
     return memo(bundle, "training_columns", read)
+
+
+def measured_levels(bundle) -> dict:
+    """Workload -> the knob levels its training rows ran at
+    (:class:`~hpcds1mpi.surrogates.levels.MeasuredLevels`), kernels included, read once per
+    bundle: the bundle's ``measured_levels.json``, or its training rows for a bundle older than
+    that file. ``{}`` when neither can be read (a stand-in bundle): nothing is known measured,
+    and nothing is said about it (a damaged file is reported where the offer reads it)."""
+    def read():
+        from hpcds1mpi.surrogates.levels import levels_from_frame, read_levels
+
+        try:
+            path = getattr(bundle, "_path", None)
+            stored = read_levels(path) if path is not None else None
+            return stored if stored is not None else levels_from_frame(training_frame(bundle))
+        except Exception:  # noqa: BLE001 - see the docstring
+            return {}
+
+    return memo(bundle, "measured_levels", read)
 
 
 def forget(bundle) -> None:

@@ -5,11 +5,17 @@ take their share), and the share differs per machine. The runs that ended ``oom`
 training data say where the real limit lies: :func:`learn_memory_limits` turns them into one
 :class:`MemoryLimit` per partition, and :func:`memory_need_and_limit` puts each candidate's
 predicted need beside the limit it is judged by (host memory per node, GPU memory per GPU).
+
+The learned need (the surrogate's ``peak_rss_mb``) does not extrapolate: beyond the measured
+sizes it stays near the largest measured peak. A kernel declares its working set per rank
+(``Kernel.work(size, ranks).memory_bytes``), so there its need is never below that
+(:func:`declared_need_mb`); a user's program declares none and keeps the learned need.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
@@ -149,17 +155,91 @@ def _learn(limit: MemoryLimit, frame, oom_need: np.ndarray) -> None:
         limit.failures += int(oom_mask.sum())
 
 
+#: Bytes per value of each precision over fp64's: kernels count their working set at fp64.
+_PRECISION_SHARE = {"fp64": 1.0, "fp32": 0.5, "bf16": 0.25}
+
+
+def declared_need_mb(workload: str, size: int, ranks: np.ndarray,
+                     precision: np.ndarray | None = None, measured_sizes=None
+                     ) -> np.ndarray | None:
+    """The memory per rank, MB, a kernel's own model says ``size`` needs on each job's total
+    rank count: ``(n,)`` for ``ranks`` ``(n,)`` (NaN where the model cannot say); None for a
+    workload that is no kernel (it declares no memory model), and for a size within
+    ``measured_sizes`` (the workload's ``(smallest, largest)`` measured size; None: never
+    measured), where the learned need was measured and is not extrapolated.
+
+    Kernels count their values at 8 bytes (``WorkModel.memory_bytes``); a ``precision`` of
+    narrower values scales that down (fp32 by half, bf16 by a quarter): a floor of the need,
+    never above what the kernel declares."""
+    from hpcds1mpi.kernels import is_kernel
+
+    if measured_sizes is not None and size <= float(measured_sizes[1]):
+        return None
+    try:
+        if not is_kernel(workload):
+            return None
+    except Exception:  # noqa: BLE001 - a broken plugin declares nothing
+        return None
+    unique, where = _distinct(np.asarray(ranks, dtype=np.int64))  # a grid has few of them
+    per_rank = _declared_mb(str(workload), int(size), tuple(unique.tolist()))
+    if per_rank is None:
+        return None
+    need = per_rank[where]
+    if precision is not None:
+        for name, share in _PRECISION_SHARE.items():
+            if share != 1.0:
+                need = np.where(precision == name, need * share, need)
+    return need
+
+
+def _distinct(ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(ranks, return_inverse=True)`` for positive counts; by a table of seen
+    counts where they are small (a tenth of the time: System 1 is latency-tuned)."""
+    top = int(ranks.max()) if len(ranks) else 0
+    if top > 16 * len(ranks) + 4096 or int(ranks.min(initial=1)) < 0:
+        unique = np.unique(ranks)
+        return unique, np.searchsorted(unique, ranks)
+    seen = np.zeros(top + 1, dtype=bool)
+    seen[ranks] = True
+    return np.flatnonzero(seen), (np.cumsum(seen) - 1)[ranks]
+
+
+@lru_cache(maxsize=256)
+def _declared_mb(workload: str, size: int, ranks: tuple) -> np.ndarray | None:
+    """:func:`declared_need_mb` for distinct rank counts, kept (a service asks again)."""
+    from hpcds1mpi.kernels import get
+
+    try:
+        kernel = get(workload)
+    except Exception:  # noqa: BLE001
+        return None
+    out = np.full(len(ranks), np.nan)
+    for i, r in enumerate(ranks):
+        try:
+            out[i] = float(kernel.work(size, max(int(r), 1)).memory_bytes) / 1e6
+        except Exception:  # noqa: BLE001 - a size the model cannot place: learned need only
+            pass
+    out.flags.writeable = False
+    return out
+
+
 def memory_need_and_limit(cols: dict, partitions: Sequence["Partition"],
-                          limits: dict[str, MemoryLimit]) -> tuple[np.ndarray, np.ndarray]:
+                          limits: dict[str, MemoryLimit],
+                          declared_mb: np.ndarray | None = None
+                          ) -> tuple[np.ndarray, np.ndarray]:
     """Each candidate's predicted memory need and the limit it must stay under.
 
-    Host memory is judged per node (peak per rank x ranks per node), GPU memory per GPU.
+    Host memory is judged per node (need per rank x ranks per node), GPU memory per GPU. The
+    need per rank is the learned peak, or the kernel's declared working set where that is
+    larger.
 
     Args:
         cols: parallel ``(n,)`` arrays with ``device``, ``ranks_per_node``, ``peak_rss_mb``
             and ``partition``.
         partitions: the partitions the candidates are on.
         limits: partition name -> limit; a partition without one gets its nominal limit.
+        declared_mb: ``(n,)`` the kernel's declared memory per rank, MB
+            (:func:`declared_need_mb`); None for a workload without a memory model.
 
     Returns:
         ``(need, limit)``, two ``(n,)`` arrays in MB.
@@ -167,6 +247,8 @@ def memory_need_and_limit(cols: dict, partitions: Sequence["Partition"],
     gpu = cols["device"] == "gpu"
     rpn = cols["ranks_per_node"].astype(float)
     rss = cols["peak_rss_mb"]
+    if declared_mb is not None:  # fmax: a NaN on either side leaves the other
+        rss = np.fmax(rss, declared_mb)
     need = np.where(gpu, rss, rss * rpn)
     names = cols["partition"]
     limit_node = np.zeros(len(rpn))

@@ -316,6 +316,44 @@ def choose_places(prep: Prepared, scores: s1.Scores | None) -> tuple[Place, floa
     return prep.judged, (picked.choice.confidence if picked else None)
 
 
+def _extrapolation(prep: Prepared, verdict) -> tuple[list[str], list[str]]:
+    """What the pick has that its workload was never measured at, one line per knob; such a
+    pick is at most ``confirm`` (said in ``verdict``, changed in place). And notes on what
+    else about the pick is modelled beyond the data: its energy at the nodes' idle floor, a
+    program's memory need at a size outside its measured sizes (it declares no memory model).
+
+    Returns:
+        ``(extrapolated, notes)``.
+    """
+    from hpcds1mpi.decide import bundle_cache
+    from hpcds1mpi.decide.scores import unmeasured_lines
+
+    if prep.picked is None or verdict.verdict == "escalate":
+        return [], []
+    ch, notes = prep.picked.choice, []
+    row = ch.scores.row(ch.index)
+    watts = float(prep.picked.partition.power_figures()["idle_watts_node"])
+    if row["energy_j"] <= watts * row["nodes"] * row["runtime_s"] * (1 + 1e-12):  # floored
+        notes.append(f"energy is the floor {row['nodes']} node{'s' if row['nodes'] > 1 else ''}"
+                     f" x {watts:.3g} W idle x the predicted runtime: the model predicted less")
+    levels = bundle_cache.measured_levels(prep.bundle).get(prep.workload)
+    lo_hi = (getattr(prep.bundle, "size_range", {}) or {}).get(prep.workload)
+    if levels is not None and levels.external and lo_hi is not None \
+            and not float(lo_hi[0]) <= prep.size <= float(lo_hi[1]):
+        notes.append(f"memory need at size {prep.size} is extrapolated from runs at sizes "
+                     f"{float(lo_hi[0]):g}–{float(lo_hi[1]):g} (a program declares no memory "
+                     "model)")
+    lines = unmeasured_lines(row, levels)
+    if not lines:
+        return [], notes
+    verdict.checks["measured_levels"] = "confirm"
+    if verdict.verdict == "auto":
+        verdict.verdict = "confirm"
+    verdict.reasons.append(f"the pick is beyond what {prep.workload} was measured at, its "
+                           f"predictions extrapolated: {'; '.join(lines)}")
+    return lines, notes
+
+
 def conclude(prep: Prepared, verdict) -> Recommendation:
     """The recommendation, from the guard's ``verdict`` on ``prep.judged``."""
     bundle, workload, size, objective = prep.bundle, prep.workload, prep.size, prep.objective
@@ -328,6 +366,7 @@ def conclude(prep: Prepared, verdict) -> Recommendation:
         verdict.verdict = "escalate"
         verdict.reasons.append("no allowed partition can run this job (see the lines below)")
     judged.verdict = verdict
+    extrapolated, notes = _extrapolation(prep, verdict)
     if picked is not None and verdict.verdict != "escalate":
         best = picked.choice.pick
         for pl in candidates:
@@ -340,8 +379,9 @@ def conclude(prep: Prepared, verdict) -> Recommendation:
                            f" on {picked.label}")
     rec = Recommendation(workload, size, objective, prep.all_places, picked, verdict,
                          _energy_label(bundle), clusters=clusters,
-                         left_out=list(prep.offer.left_out), notes=list(prep.notes),
-                         wall_per_runtime=getattr(prep.offer.levels, "wall_per_runtime", 1.0))
+                         left_out=list(prep.offer.left_out), notes=list(prep.notes) + notes,
+                         wall_per_runtime=getattr(prep.offer.levels, "wall_per_runtime", 1.0),
+                         extrapolated=extrapolated)
     if verdict.verdict == "escalate":
         rec.picked = None
     if verdict.verdict == "escalate" and not familiar_but_impossible:

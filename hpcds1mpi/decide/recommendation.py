@@ -61,6 +61,9 @@ class Recommendation:
             limit allows for it. 1 for kernels and programs timed by their launch.
         notes: how the answer was reached, one line each (a partition predicted under the
             name of the trained partition with its hardware: ``decide/recommend.prepare``).
+        extrapolated: the pick's knob levels its workload was never measured at, one line
+            each (more nodes than measured, a thread count never run, ...); such a pick is at
+            most ``confirm``. Empty when the pick is within the measured levels.
     """
 
     workload: str
@@ -77,6 +80,7 @@ class Recommendation:
     left_out: list = field(default_factory=list)
     wall_per_runtime: float = 1.0
     notes: list = field(default_factory=list)
+    extrapolated: list = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------------------------
@@ -188,7 +192,7 @@ def to_dict(rec: Recommendation) -> dict:
         out["pick"] = {"partition": rec.picked.partition.name, "cluster": rec.picked.cluster,
                        **_row(ch, ch.index), "confidence": ch.confidence,
                        "confidence_calibrated": ch.calibrated, "spread": ch.spread,
-                       "margin": ch.margin}
+                       "margin": ch.margin, "extrapolated": list(rec.extrapolated)}
         out["alternatives"] = [_json_row(ch, i) for i in ch.ranking[1:1 + TOP_ALTERNATIVES]]
         out["front"] = [_json_row(ch, i, pick=bool(i == ch.index)) for i in ch.front]
     if rec.calibration_steps:

@@ -6,6 +6,9 @@ answer's rows (``recommendation._row``) and System 2 read it. A service keeps a 
 *shared*, its columns read-only and its subsets kept, and its rows are read from its columns'
 Python values (:meth:`Scores.values`, which an answer's rows read for every table). What is
 derived (the frame, subsets, values) is never copied by ``dataclasses.replace``.
+
+Which candidates lie beyond what was measured (:func:`unmeasured_rows`,
+:func:`unmeasured_lines`) is judged here too: the predictions there are extrapolations.
 """
 
 from __future__ import annotations
@@ -92,4 +95,60 @@ class Scores:
         return out
 
 
-__all__ = ["Scores"]
+#: The knobs whose measured levels are compared, as (column, what the line calls it).
+_KNOBS = (("nodes", "nodes"), ("threads", "threads"), ("ranks_per_node", "ranks per node"),
+          ("device", "device"), ("precision", "precision"))
+
+
+def _measured(levels, column: str) -> tuple:
+    return tuple(getattr(levels, column + "s" if column in ("device", "precision") else column))
+
+
+def unmeasured_rows(cols: dict, levels) -> np.ndarray:
+    """``(n,)`` True where a candidate is beyond what its workload was measured at: more nodes
+    than the most measured, or a thread count, ranks per node, device or precision no training
+    run had. Its predictions there are extrapolated.
+
+    Args:
+        cols: parallel ``(n,)`` arrays with the configuration columns.
+        levels: the workload's :class:`~hpcds1mpi.surrogates.levels.MeasuredLevels`; None (a
+            workload never measured: the guard escalates it) marks nothing, and so does a
+            knob without recorded levels.
+    """
+    out = np.zeros(len(cols["nodes"]), dtype=bool)
+    if levels is None:
+        return out
+    for column, _ in _KNOBS:
+        measured = _measured(levels, column)
+        if not measured:
+            continue
+        values = cols[column]
+        if column == "nodes":  # between measured node counts is interpolation
+            out |= values > max(measured)
+            continue
+        seen = values == measured[0]  # a few levels: compare each (no sort of the grid)
+        for level in measured[1:]:
+            seen |= values == level
+        out |= ~seen
+    return out
+
+
+def unmeasured_lines(row: dict, levels) -> list[str]:
+    """Why one candidate (a :meth:`Scores.row`) is extrapolated, one line per knob (none when
+    it is not: see :func:`unmeasured_rows`)."""
+    if levels is None:
+        return []
+    out = []
+    for column, name in _KNOBS:
+        measured, value = _measured(levels, column), row[column]
+        if not measured:
+            continue
+        seen = ", ".join(str(v) for v in measured)
+        if column == "nodes" and value > max(measured):
+            out.append(f"nodes {value} above the most measured ({max(measured)})")
+        elif column != "nodes" and value not in measured:
+            out.append(f"{name} {value} never measured (measured: {seen})")
+    return out
+
+
+__all__ = ["Scores", "unmeasured_lines", "unmeasured_rows"]

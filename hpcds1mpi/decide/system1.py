@@ -4,8 +4,11 @@ For a problem (workload, size) and one or more partitions, System 1 builds the w
 valid configurations (nodes x ranks per node x threads x device x precision) as arrays, asks the
 surrogate ensemble for all of them in one ``Bundle.predict`` call, removes configurations that
 any ensemble member expects to fail (``fail_prob_max``) or that need more memory than the
-partition can give (limits learned from measured out-of-memory failures, see
-:mod:`~hpcds1mpi.decide.memory_limits`), applies the user's constraints, and picks per objective:
+partition can give (limits learned from out-of-memory failures; beyond the measured sizes a
+kernel needs at least its declared working set: :mod:`~hpcds1mpi.decide.memory_limits`),
+applies the user's constraints, and picks per objective (energy never below the nodes' idle
+draw, :func:`_floor_energy`; which candidates are beyond the measured levels:
+:func:`~hpcds1mpi.decide.scores.unmeasured_rows`):
 
 * ``time`` — the lowest predicted median runtime;
 * ``energy`` — the lowest predicted energy;
@@ -29,8 +32,10 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from hpcds1mpi.config import DEVICES, PRECISIONS, Configuration, configuration_grid
+from hpcds1mpi.decide import bundle_cache
 from hpcds1mpi.decide.confidence import ConfidenceModel, measured_best_lookup, pick_confidence
-from hpcds1mpi.decide.memory_limits import MemoryLimit, learn_memory_limits, memory_need_and_limit
+from hpcds1mpi.decide.memory_limits import (MemoryLimit, declared_need_mb, learn_memory_limits,
+                                            memory_need_and_limit)
 from hpcds1mpi.decide.scores import Scores  # importable from here too
 from hpcds1mpi.decide.system1_front import knee, pareto_front_2d  # importable from here too
 from hpcds1mpi.decide.trained_hardware import as_trained, trained_names
@@ -265,9 +270,14 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     # Optional (bundles that recorded it): the workload's measured noise, for the confidence.
     cols["runtime_noise"] = np.asarray(pred["runtime_noise"], dtype=float) \
         if "runtime_noise" in pred.columns else np.full(len(frame), np.nan)
+    _floor_energy(cols, partitions)
+    levels = bundle_cache.measured_levels(bundle).get(str(workload))
     if limits is None:
         limits = _learned_limits(bundle, partitions)
-    need, mem_limit = memory_need_and_limit(cols, partitions, limits)
+    declared = None if levels is not None and levels.external else declared_need_mb(
+        workload, size, cols["nodes"] * cols["ranks_per_node"], cols["precision"],
+        (getattr(bundle, "size_range", None) or {}).get(str(workload)))
+    need, mem_limit = memory_need_and_limit(cols, partitions, limits, declared)
     cols["mem_need_mb"] = need
     cols["mem_limit_mb"] = mem_limit
     reason = np.full(len(need), "", dtype="<U8")  # "", fail, memory, deadline, energy
@@ -286,6 +296,23 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     cols["feasible"] = ~(fail | memory) & (reason == "")
     return Scores(cols=cols, workload=workload, size=int(size), limits=limits,
                   measured_best=measured_best_lookup(bundle, partitions))
+
+
+def _floor_energy(cols: dict, partitions: Sequence["Partition"]) -> None:
+    """Never less energy than the nodes draw idle: ``energy >= nodes x idle W per node x
+    runtime`` for the median and both bounds (in place). A model that learned from few node
+    counts can predict less than that for many nodes. The idle watts are the cluster file's
+    ``idle_watts_node``, else the default figures modelled rows were computed with
+    (``Partition.power_figures``)."""
+    watts = [(p.name, float(p.power_figures()["idle_watts_node"])) for p in partitions]
+    names = cols["partition"]
+    idle = np.full(len(names), watts[0][1] if watts else 0.0)
+    for name, w in watts[1:]:  # one partition (the common case): no comparison
+        idle[names == name] = w
+    draw = idle * cols["nodes"]  # W while the job runs, at the least
+    for energy, runtime in (("energy_j", "runtime_s"), ("energy_lo", "runtime_lo"),
+                            ("energy_hi", "runtime_hi")):
+        cols[energy] = np.maximum(cols[energy], draw * cols[runtime])
 
 
 def _learned_limits(bundle, partitions: Sequence["Partition"]) -> dict[str, MemoryLimit]:

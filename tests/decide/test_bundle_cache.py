@@ -147,3 +147,18 @@ def test_guard_calibration_is_read_once_until_the_file_changes(tmp_path, monkeyp
     changed = dict(cal.as_dict(), auto_threshold=cal.auto_threshold / 2, source="x" * 3)
     (tmp_path / guard.CALIBRATION_FILE).write_text(json.dumps(changed))
     assert guard.load_calibration(bundle, tmp_path).auto_threshold == cal.auto_threshold / 2
+
+
+def test_measured_levels_are_read_once_per_bundle_kernels_included():
+    from hpcds1mpi.decide.model_bundle import load_model
+
+    bundle = load_model(None)
+    levels = bundle_cache.measured_levels(bundle)
+    assert bundle_cache.measured_levels(bundle) is levels  # kept
+    assert levels["stencil"].nodes == (1,) and not levels["stencil"].external
+
+    class NoRows:  # a stand-in that cannot say: nothing is known measured
+        def training_frame(self):
+            raise OSError("no rows")
+
+    assert bundle_cache.measured_levels(NoRows()) == {}

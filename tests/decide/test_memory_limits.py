@@ -39,3 +39,34 @@ def test_need_is_per_node_on_cpu_per_gpu_on_gpu_and_unknown_partitions_get_nomin
     assert (nominal.node_mb, nominal.gpu_mb) == (pytest.approx(0.9 * 32000),
                                                  pytest.approx(0.9 * 6000))
     assert nominal.node_source == nominal.gpu_source == "nominal"
+
+
+# -- a kernel's declared working set (item 9 of the new-user pass) -----------------------------
+
+
+def test_declared_need_is_the_kernels_own_memory_model_per_rank_and_precision():
+    from hpcds1mpi.decide.memory_limits import declared_need_mb
+    from hpcds1mpi.kernels import get
+
+    ranks = np.array([1, 8, 1, 8])
+    got = declared_need_mb("stencil", 5000, ranks, np.array(["fp64", "fp64", "fp32", "bf16"]))
+    kernel = get("stencil")
+    want = [kernel.work(5000, r).memory_bytes / 1e6 for r in (1, 8)]
+    assert got == pytest.approx([want[0], want[1], want[0] / 2, want[1] / 4])
+    assert got[0] > 2e6  # ~3 TB for one rank at 5000^3 points
+    assert declared_need_mb("my-program", 5000, ranks) is None  # declares no memory model
+    # Within the measured sizes the measured (learned) need stands.
+    assert declared_need_mb("stencil", 5000, ranks, measured_sizes=(40, 5000)) is None
+    assert declared_need_mb("stencil", 5000, ranks, measured_sizes=(40, 256)) is not None
+    far = declared_need_mb("stencil", 5000, np.array([10**9, 1, 10**9]))  # no table that big
+    assert far[1] == pytest.approx(want[0]) and far[0] == far[2] < far[1]
+
+
+def test_need_is_at_least_the_declared_working_set():
+    cols = {"device": np.array(["cpu", "gpu"]), "ranks_per_node": np.array([2, 1]),
+            "peak_rss_mb": np.array([100.0, np.nan]), "partition": np.array(["cpu", "cpu"])}
+    part = PARTS["cpu"]
+    need, _ = memory_need_and_limit(cols, [part], {}, declared_mb=np.array([5000.0, 70.0]))
+    assert need.tolist() == [10000.0, 70.0]  # per node on CPU; a NaN learned need gives way
+    need, _ = memory_need_and_limit(cols, [part], {}, declared_mb=np.array([10.0, np.nan]))
+    assert need[0] == 200.0  # the learned need where it is larger

@@ -113,3 +113,59 @@ def test_two_site_names_for_one_trained_partition_are_both_compared():
     assert [n.split(":")[0] for n in rec.notes] == ["partition lab/card-a", "partition lab/card-b"]
     best = {pl.partition.name: pl.choice.pick["runtime_s"] for pl in rec.places if pl.choice}
     assert best["card-a"] == best["card-b"]
+
+
+# -- what the model cannot know is said (new-user pass, items 3, 4 and 9) ----------------------
+
+
+@pytest.fixture(scope="module")
+def shipped_bundle():
+    from hpcds1mpi.decide.model_bundle import load_model
+
+    return load_model(None)
+
+
+def _lab(**power):
+    """The shipped bundle's hardware with 4 nodes (it measured stencil on 1 node only)."""
+    from hpcds1mpi.cluster import Cluster, Partition
+
+    part = Partition(name="standard", cores_per_node=2, memory_gb=25.3, max_nodes=4, **power)
+    return [(Cluster("lab", {"standard": part}), part)]
+
+
+def test_a_pick_beyond_the_measured_node_counts_is_marked_and_at_most_confirm(shipped_bundle):
+    from hpcds1mpi.decide.recommendation import to_dict
+
+    rec = rec_mod.recommend(shipped_bundle, "stencil", 128, _lab())
+    assert rec.picked is not None and rec.picked.choice.config().nodes == 4
+    assert rec.verdict.verdict == "confirm" and rec.verdict.checks["measured_levels"] == "confirm"
+    assert rec.extrapolated == ["nodes 4 above the most measured (1)"]
+    data = to_dict(rec)
+    assert data["pick"]["extrapolated"] == rec.extrapolated
+    assert data["verdict"]["verdict"] == "confirm"
+    assert "predictions extrapolated: nodes 4 above the most measured (1)" in format_table(rec)
+    # Within what was measured: nothing said, the guard's verdict stands.
+    one = rec_mod.recommend(shipped_bundle, "stencil", 128, _lab(),
+                            constraints=rec_mod.s1.Constraints(max_nodes=1))
+    assert one.extrapolated == [] and "measured_levels" not in one.verdict.checks
+    assert to_dict(one)["pick"]["extrapolated"] == []
+
+
+def test_modelled_energy_is_floored_at_the_cluster_files_idle_watts(shipped_bundle):
+    rec = rec_mod.recommend(shipped_bundle, "stencil", 128,
+                            _lab(idle_watts_node=300.0, max_watts_node=900.0))
+    pick = rec.picked.choice.pick
+    assert pick["energy_j"] >= 300.0 * pick["nodes"] * pick["runtime_s"] * (1 - 1e-12)
+    assert any(n.startswith(f"energy is the floor {pick['nodes']} nodes x 300 W idle")
+               for n in rec.notes)
+    assert "energy is the floor" in format_table(rec)
+
+
+def test_a_programs_memory_need_beyond_its_measured_sizes_is_said_to_be_extrapolated():
+    bundle = FakeBundle(workloads=("myapp",), sizes=WIDE_SIZES)
+    rec = rec_mod.recommend(bundle, "myapp", 20000, fake_places("cpu"))
+    assert rec.picked is not None
+    assert any("memory need at size 20000 is extrapolated from runs at sizes 256–16384" in n
+               for n in rec.notes)
+    inside = rec_mod.recommend(bundle, "myapp", 2000, fake_places("cpu"))
+    assert not any("memory need" in n for n in inside.notes)

@@ -27,3 +27,34 @@ def test_values_are_each_column_as_python_values_converted_once():
     other = replace(sub, cols={k: v[::-1] for k, v in sub.cols.items()})
     assert other.values("runtime_s") == sub.values("runtime_s")[::-1]  # its own, not copied
     assert not other.shared and other._subsets == {}  # what was derived is not copied either
+
+
+# -- beyond the measured levels (item 3 of the new-user pass) ----------------------------------
+
+
+def _levels():
+    from hpcds1mpi.surrogates.levels import MeasuredLevels
+
+    return MeasuredLevels("stencil", False, precisions=("fp64",), devices=("cpu",),
+                          threads=(1, 2), ranks_per_node=(1, 2, 4), nodes=(1, 4))
+
+
+def test_unmeasured_rows_mark_more_nodes_than_measured_and_levels_never_run():
+    import numpy as np
+
+    from hpcds1mpi.decide.scores import unmeasured_lines, unmeasured_rows
+
+    cols = {"nodes": np.array([1, 2, 8, 1, 1, 1, 1]),
+            "ranks_per_node": np.array([1, 1, 1, 3, 1, 1, 1]),
+            "threads": np.array([1, 2, 1, 1, 4, 1, 1]),
+            "device": np.array(["cpu"] * 5 + ["gpu", "cpu"]),
+            "precision": np.array(["fp64"] * 6 + ["fp32"])}
+    # 2 nodes lie between the measured 1 and 4: interpolation, not marked.
+    assert unmeasured_rows(cols, _levels()).tolist() == [False, False, True, True, True, True,
+                                                         True]
+    assert not unmeasured_rows(cols, None).any()  # a workload never measured: the guard's
+    row = {k: v[2].item() for k, v in cols.items()}
+    assert unmeasured_lines(row, _levels()) == ["nodes 8 above the most measured (4)"]
+    row = {k: v[4].item() for k, v in cols.items()}
+    assert unmeasured_lines(row, _levels()) == ["threads 4 never measured (measured: 1, 2)"]
+    assert unmeasured_lines({k: v[1].item() for k, v in cols.items()}, _levels()) == []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -15,7 +17,10 @@ from tests.fake_bundle import FakeBundle, fake_partitions
 PARTS = fake_partitions()
 
 
-def test_time_pick_is_the_fastest_feasible_and_excludes_failures_and_memory():
+def test_time_pick_is_the_fastest_feasible_and_excludes_failures_and_memory(monkeypatch):
+    # The fake's closed-form 2-D memory is what is judged here, not the fft kernel's 3-D model
+    # (13000^3 points would fit nowhere).
+    monkeypatch.setattr(s1, "declared_need_mb", lambda *args: None)
     bundle = FakeBundle()
     scores = s1.score(bundle, "fft", 13000, list(PARTS.values()))
     frame = scores.frame
@@ -315,3 +320,63 @@ def test_a_given_table_is_predicted_under_the_trained_name_too():
     want = s1.score(bundle, "gemm", 1024, [PARTS["cpu"]])
     assert np.array_equal(got.cols["runtime_s"], want.cols["runtime_s"])
     assert set(got.cols["partition"]) == {"standard"}
+
+
+# -- physically possible energy, declared memory, measured levels (new-user pass 3, 4, 9) ------
+
+
+@pytest.fixture(scope="module")
+def shipped_bundle():
+    from hpcds1mpi.decide.model_bundle import load_model
+
+    return load_model(None)
+
+
+def _trained_like(**power) -> Partition:
+    """The shipped bundle's hardware (2 cores, 25.3 GB) with up to a million nodes."""
+    return Partition(name="h", cores_per_node=2, memory_gb=25.3, max_nodes=1_000_000, **power)
+
+
+def test_energy_is_never_below_the_nodes_idle_draw_and_uses_the_cluster_files_figures():
+    part = replace(PARTS["cpu"], idle_watts_node=300.0, max_watts_node=900.0)
+    plain = s1.score(FakeBundle(), "gemm", 2048, [PARTS["cpu"]]).cols
+    cols = s1.score(FakeBundle(), "gemm", 2048, [part]).cols
+    for energy, runtime in (("energy_j", "runtime_s"), ("energy_lo", "runtime_lo"),
+                            ("energy_hi", "runtime_hi")):
+        assert (cols[energy] >= 300.0 * cols["nodes"] * cols[runtime] * (1 - 1e-12)).all()
+    assert (cols["energy_j"] > plain["energy_j"]).any()
+    # Without figures, the default per-core figures the modelled rows were computed with.
+    idle = PARTS["cpu"].power_figures()["idle_watts_node"]
+    assert (plain["energy_j"] >= idle * plain["nodes"] * plain["runtime_s"] * (1 - 1e-12)).all()
+
+
+def test_the_energy_objective_does_not_pick_the_most_nodes_for_a_vanishing_energy(
+        shipped_bundle):
+    part = _trained_like(idle_watts_node=90.0, max_watts_node=420.0)
+    choice = s1.choose(s1.score(shipped_bundle, "stencil", 128, [part]), "energy")
+    pick = choice.pick
+    assert pick["nodes"] < 64  # it was 131072 nodes at 0.0003 J
+    assert pick["energy_j"] >= 90.0 * pick["nodes"] * pick["runtime_s"] * (1 - 1e-12)
+
+
+def test_memory_need_of_a_kernel_follows_its_declared_model_beyond_the_measured_sizes(
+        shipped_bundle):
+    part = replace(_trained_like(), max_nodes=1)
+    scores = s1.score(shipped_bundle, "stencil", 5000, [part])
+    cols = scores.cols
+    # ~3 TB for 5000^3 points at fp64 (fp32 half, bf16 a quarter): the trees alone said
+    # 754 MB, feasible.
+    assert (cols["mem_need_mb"] > 7e5).all() and (cols["reason"] == "memory").all()
+
+
+def test_candidates_beyond_the_measured_levels_are_found_in_the_grid(shipped_bundle):
+    from hpcds1mpi.decide import bundle_cache
+    from hpcds1mpi.decide.scores import unmeasured_rows
+
+    part = replace(_trained_like(), max_nodes=8)
+    cols = s1.score(shipped_bundle, "stencil", 128, [part]).cols
+    extrapolated = unmeasured_rows(cols, bundle_cache.measured_levels(shipped_bundle)["stencil"])
+    # The shipped bundle measured stencil on 1 node only, never at bf16 (which it declares).
+    beyond = (cols["nodes"] > 1) | (cols["precision"] == "bf16")
+    assert beyond.any() and not beyond.all()
+    assert (extrapolated == beyond).all()
