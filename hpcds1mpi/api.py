@@ -57,6 +57,9 @@ class Prediction:
         valid: False when the partition cannot run the configuration (too many nodes or
             cores, a GPU where there is none, a device or precision the workload lacks): then
             no value was predicted (all NaN), as ``/v1/predict`` answers ``valid: false``.
+        extrapolated: why the values are extrapolated, one line per knob beyond what the
+            workload was measured at (more nodes than any run, a level never run); empty
+            when every level was measured.
     """
 
     config: Configuration
@@ -71,6 +74,7 @@ class Prediction:
     feasible: bool = True
     reason: str = ""
     valid: bool = True
+    extrapolated: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -286,8 +290,8 @@ class Model:
         nan = float("nan")
         return [Prediction(cfg, row["partition"], *(nan if row[k] is None else row[k] for k in (
             "runtime_s", "runtime_lo", "runtime_hi", "energy_j", "energy_lo", "energy_hi",
-            "fail_prob")), feasible=row["feasible"], reason=row["reason"], valid=row["valid"])
-            for cfg, row in zip(configs, rows)]
+            "fail_prob")), feasible=row["feasible"], reason=row["reason"], valid=row["valid"],
+            extrapolated=tuple(row["extrapolated"])) for cfg, row in zip(configs, rows)]
 
     def advise(self, script: str | os.PathLike, *, workload: str | None = None,
                size: int | None = None, cluster: ClusterLike = None, objective: str = "time"

@@ -223,6 +223,13 @@ def test_predict_checks_validity_as_the_service_does(model):
     assert [(r["valid"], r["reason"]) for r in rows] == [(p.valid, p.reason) for p in got]
 
 
+def test_predict_says_where_it_extrapolates(model):
+    """2 nodes on the one-node shipped bundle: predicted with no word that no run had 2."""
+    C = hpcds1mpi.Configuration
+    one, two = model.predict([C(1, 2, 1), C(2, 2, 1)], "stencil", 128, cluster=CLUSTER)
+    assert one.extrapolated == () and two.extrapolated == ("nodes 2 above the most measured (1)",)
+
+
 @pytest.mark.parametrize("call, words", [
     (lambda m: m.recommend("stencil", None), "recommend(): size is required"),
     (lambda m: m.recommend(None, 128), "recommend(): workload is required"),

@@ -256,7 +256,8 @@ def _run_and_report(problem, part, source, columns, workload, size, space, metho
     kind = "modelled" if source == "modelled" else "predicted"
     if outside:
         kind += f", extrapolated beyond the measured sizes {outside[0]:g}-{outside[1]:g}"
-    click.echo(f"Pareto front of {methods[0]} ({len(front_rows)} points, {kind}):")
+    click.echo(f"Pareto front of {methods[0]} ({len(front_rows)} "
+               f"point{'s' if len(front_rows) != 1 else ''}, {kind}):")
     show = ["nodes", "ranks_per_node", "threads", "device", "precision", *columns]
     click.echo(front_rows[show].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     click.echo(f"wrote {out / 'pareto.csv'}, {out / 'mobo.json'}, {out / 'pareto.png'}")

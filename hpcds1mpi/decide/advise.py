@@ -244,19 +244,14 @@ def _plain(value):
     return value
 
 
-def _unmeasured(bundle, config: Configuration) -> list[str]:
-    """The parts of ``config`` at levels no training run had (predictions extrapolate there)."""
-    try:
-        frame = bundle.training_frame()
-    except Exception:  # noqa: BLE001
-        return []
-    out = []
-    for name in ("nodes", "ranks_per_node", "threads"):
-        if name in frame.columns and getattr(config, name) not in set(frame[name].tolist()):
-            seen = ", ".join(str(v) for v in sorted(set(frame[name].tolist())))
-            out.append(f"{name.replace('_', ' ')} {getattr(config, name)} never measured "
-                       f"(measured: {seen})")
-    return out
+def _unmeasured(bundle, workload: str, config: Configuration) -> list[str]:
+    """The parts of ``config`` at levels ``workload`` was never measured at (predictions
+    extrapolate there), worded as a recommendation's extrapolated pick
+    (:func:`~hpcds1mpi.decide.scores.unmeasured_lines`)."""
+    from hpcds1mpi.decide.bundle_cache import measured_levels
+    from hpcds1mpi.decide.scores import unmeasured_lines
+
+    return unmeasured_lines(config.as_dict(), measured_levels(bundle).get(workload))
 
 
 def predict_side(bundle, workload: str, size: int, partition: "Partition",
@@ -277,7 +272,7 @@ def predict_side(bundle, workload: str, size: int, partition: "Partition",
         setattr(side, key, float(row[key]))
     side.problem = {"fail": "predicted to fail", "memory": "predicted to run out of memory"
                     }.get(str(row["reason"]), "")
-    side.unmeasured = _unmeasured(bundle, config)
+    side.unmeasured = _unmeasured(bundle, workload, config)
     return side
 
 

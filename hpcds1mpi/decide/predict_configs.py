@@ -2,7 +2,9 @@
 partition and the workload: ``/v1/predict`` and the Python API's ``Model.predict`` both call
 :func:`predict_configs`, so a configuration the partition cannot run (too many nodes or cores,
 a GPU where there is none, a precision or device the workload lacks) is ``valid: False`` with
-its reason in both, never scored as if it could run."""
+its reason in both, never scored as if it could run; one the workload was never measured at
+(more nodes than any run, a level never run) lists why in ``extrapolated``, as a
+recommendation's pick does."""
 
 from __future__ import annotations
 
@@ -45,11 +47,15 @@ def why_invalid(cfg: "Configuration", workload: str, part: "Partition", offer: t
 def predict_configs(bundle, workload: str, size: int, part: "Partition",
                     configs: Sequence["Configuration"]) -> list[dict]:
     """One row per configuration, in order: ``partition``, the configuration's fields,
-    ``valid`` / ``feasible`` / ``reason`` and the :data:`SCORED` values (None when not valid
-    or not finite). Only the valid ones are scored, in one System 1 call."""
+    ``valid`` / ``feasible`` / ``reason``, the :data:`SCORED` values (None when not valid
+    or not finite) and ``extrapolated`` (:func:`~hpcds1mpi.decide.scores.unmeasured_lines`:
+    one line per knob beyond what the workload was measured at; [] when none or not valid).
+    Only the valid ones are scored, in one System 1 call."""
     import pandas as pd
 
     from hpcds1mpi.decide import system1 as s1
+    from hpcds1mpi.decide.bundle_cache import measured_levels
+    from hpcds1mpi.decide.scores import unmeasured_lines
     from hpcds1mpi.kernels import offered
 
     offer = offered(workload, part)
@@ -57,7 +63,8 @@ def predict_configs(bundle, workload: str, size: int, part: "Partition",
     for cfg in configs:
         reason = why_invalid(cfg, workload, part, offer)
         rows.append({"partition": part.name, **cfg.as_dict(), "valid": not reason,
-                     "feasible": False, "reason": reason, **dict.fromkeys(SCORED)})
+                     "feasible": False, "reason": reason, **dict.fromkeys(SCORED),
+                     "extrapolated": []})
         if not reason:
             valid.append(len(rows) - 1)
     if not valid:
@@ -69,7 +76,9 @@ def predict_configs(bundle, workload: str, size: int, part: "Partition",
     scores = s1.score(bundle, workload, size, [part], frame=frame[list(_FRAME)],
                       uses_threads=offer[0])
     cols = scores.cols
+    levels = measured_levels(bundle).get(workload)
     for j, i in enumerate(valid):
+        rows[i]["extrapolated"] = unmeasured_lines(rows[i], levels)
         for name in SCORED:
             value = float(cols[name][j])
             rows[i][name] = value if math.isfinite(value) else None

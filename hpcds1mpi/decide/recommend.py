@@ -21,6 +21,7 @@ from hpcds1mpi.decide import guard as guard_mod
 from hpcds1mpi.decide import offer as offer_mod
 from hpcds1mpi.decide import system1 as s1
 from hpcds1mpi.decide.confidence import ConfidenceModel
+from hpcds1mpi.decide.energy_floor import idle_watts
 from hpcds1mpi.decide.failure_history import FailureHistory, default_history_path
 from hpcds1mpi.decide.recommendation import Place, Recommendation, format_energy, format_time
 from hpcds1mpi.decide.trained_hardware import matching_partition
@@ -332,7 +333,7 @@ def _extrapolation(prep: Prepared, verdict) -> tuple[list[str], list[str]]:
         return [], []
     ch, notes = prep.picked.choice, []
     row = ch.scores.row(ch.index)
-    watts = float(prep.picked.partition.power_figures()["idle_watts_node"])
+    watts = idle_watts(prep.picked.partition)
     if row["energy_j"] <= watts * row["nodes"] * row["runtime_s"] * (1 + 1e-12):  # floored
         notes.append(f"energy is the floor {row['nodes']} node{'s' if row['nodes'] > 1 else ''}"
                      f" x {watts:.3g} W idle x the predicted runtime: the model predicted less")

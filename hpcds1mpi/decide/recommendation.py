@@ -111,7 +111,8 @@ def format_energy(j: float) -> str:
 
 
 def _config_text(cfg) -> str:
-    return (f"{cfg.nodes} node{'s' if cfg.nodes > 1 else ''} x {cfg.ranks_per_node} ranks x "
+    return (f"{cfg.nodes} node{'s' if cfg.nodes > 1 else ''} x {cfg.ranks_per_node} "
+            f"rank{'s' if cfg.ranks_per_node > 1 else ''} x "
             f"{cfg.threads} thread{'s' if cfg.threads > 1 else ''}, {cfg.device}, {cfg.precision}")
 
 
@@ -182,8 +183,10 @@ def to_dict(rec: Recommendation) -> dict:
         "pick": None, "alternatives": [], "front": [], "partitions": [],
     }
     for pl in rec.places:
+        reason = pl.rejected or ("" if pl is rec.picked else  # every rejection says why
+                                 f"not picked: the verdict is {rec.verdict.verdict}")
         entry = {"partition": pl.partition.name, "cluster": pl.cluster,
-                 "status": "picked" if pl is rec.picked else "rejected", "reason": pl.rejected}
+                 "status": "picked" if pl is rec.picked else "rejected", "reason": reason}
         if pl.choice is not None and pl.choice.index is not None:
             entry["best"] = _json_row(pl.choice, pl.choice.index)
         out["partitions"].append(entry)
@@ -266,7 +269,8 @@ def format_table(rec: Recommendation) -> str:
         lines += ["", f"Top alternatives ({energy_note}):", header]
         for k, i in enumerate(ch.ranking[:1 + TOP_ALTERNATIVES]):
             lines.append(table_line("*" if k == 0 else "", _row(ch, i)))
-        lines += ["", f"Runtime–energy front ({len(ch.front)} points, * = pick):", header]
+        points = f"{len(ch.front)} point{'s' if len(ch.front) != 1 else ''}"
+        lines += ["", f"Runtime–energy front ({points}, * = pick):", header]
         for i in ch.front:
             lines.append(table_line("*" if i == ch.index else "", _row(ch, i)))
     if rec.left_out:

@@ -7,7 +7,7 @@ any ensemble member expects to fail (``fail_prob_max``) or that need more memory
 partition can give (limits learned from out-of-memory failures; beyond the measured sizes a
 kernel needs at least its declared working set: :mod:`~hpcds1mpi.decide.memory_limits`),
 applies the user's constraints, and picks per objective (energy never below the nodes' idle
-draw, :func:`_floor_energy`; which candidates are beyond the measured levels:
+draw, :mod:`~hpcds1mpi.decide.energy_floor`; which candidates are beyond the measured levels:
 :func:`~hpcds1mpi.decide.scores.unmeasured_rows`):
 
 * ``time`` — the lowest predicted median runtime;
@@ -34,6 +34,7 @@ import numpy as np
 from hpcds1mpi.config import DEVICES, PRECISIONS, Configuration, configuration_grid
 from hpcds1mpi.decide import bundle_cache
 from hpcds1mpi.decide.confidence import ConfidenceModel, measured_best_lookup, pick_confidence
+from hpcds1mpi.decide.energy_floor import floor_energy
 from hpcds1mpi.decide.memory_limits import (MemoryLimit, declared_need_mb, learn_memory_limits,
                                             memory_need_and_limit)
 from hpcds1mpi.decide.scores import Scores  # importable from here too
@@ -270,7 +271,7 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     # Optional (bundles that recorded it): the workload's measured noise, for the confidence.
     cols["runtime_noise"] = np.asarray(pred["runtime_noise"], dtype=float) \
         if "runtime_noise" in pred.columns else np.full(len(frame), np.nan)
-    _floor_energy(cols, partitions)
+    floor_energy(cols, partitions)
     levels = bundle_cache.measured_levels(bundle).get(str(workload))
     if limits is None:
         limits = _learned_limits(bundle, partitions)
@@ -296,23 +297,6 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     cols["feasible"] = ~(fail | memory) & (reason == "")
     return Scores(cols=cols, workload=workload, size=int(size), limits=limits,
                   measured_best=measured_best_lookup(bundle, partitions))
-
-
-def _floor_energy(cols: dict, partitions: Sequence["Partition"]) -> None:
-    """Never less energy than the nodes draw idle: ``energy >= nodes x idle W per node x
-    runtime`` for the median and both bounds (in place). A model that learned from few node
-    counts can predict less than that for many nodes. The idle watts are the cluster file's
-    ``idle_watts_node``, else the default figures modelled rows were computed with
-    (``Partition.power_figures``)."""
-    watts = [(p.name, float(p.power_figures()["idle_watts_node"])) for p in partitions]
-    names = cols["partition"]
-    idle = np.full(len(names), watts[0][1] if watts else 0.0)
-    for name, w in watts[1:]:  # one partition (the common case): no comparison
-        idle[names == name] = w
-    draw = idle * cols["nodes"]  # W while the job runs, at the least
-    for energy, runtime in (("energy_j", "runtime_s"), ("energy_lo", "runtime_lo"),
-                            ("energy_hi", "runtime_hi")):
-        cols[energy] = np.maximum(cols[energy], draw * cols[runtime])
 
 
 def _learned_limits(bundle, partitions: Sequence["Partition"]) -> dict[str, MemoryLimit]:

@@ -33,6 +33,11 @@ def _shown(text: str) -> str:
     return text if len(text) <= 40 else f"{text[:37]}..."
 
 
+def _article(noun: str) -> str:
+    """``a`` or ``an`` before ``noun`` (by its first letter: "an answer count")."""
+    return "an" if noun[:1].lower() in "aeiou" else "a"
+
+
 class BoundedInt(click.ParamType):
     """A whole number in ``[low, high]``: huge, negative, fractional, non-ASCII refused.
 
@@ -45,6 +50,7 @@ class BoundedInt(click.ParamType):
 
     def __init__(self, low: int, high: int, what: str):
         self.low, self.high, self.what = low, high, what
+        self.a_what = f"{_article(what)} {what}"  # "an answer count"
 
     def convert(self, value, param, ctx):
         if isinstance(value, bool):
@@ -55,14 +61,14 @@ class BoundedInt(click.ParamType):
         else:
             text = str(value).strip()
             if not _INTEGER.fullmatch(text):
-                self.fail(f"{_shown(text)!r} is not a whole number; give a {self.what} in "
+                self.fail(f"{_shown(text)!r} is not a whole number; give {self.a_what} in "
                           f"{self.low}..{self.high}", param, ctx)
             if len(text.lstrip("+-")) > 30:  # far out of any range; int() of it may refuse
-                self.fail(f"{_shown(text)} is out of range; give a {self.what} in "
+                self.fail(f"{_shown(text)} is out of range; give {self.a_what} in "
                           f"{self.low}..{self.high}", param, ctx)
             number = int(text)
         if not self.low <= number <= self.high:
-            self.fail(f"{_shown(str(number))} is out of range; give a {self.what} in "
+            self.fail(f"{_shown(str(number))} is out of range; give {self.a_what} in "
                       f"{self.low}..{self.high}", param, ctx)
         return number
 
@@ -83,6 +89,7 @@ class BoundedFloat(click.ParamType):
 
     def __init__(self, low: float, high: float, what: str, low_open: bool = False):
         self.low, self.high, self.what, self.low_open = low, high, what, low_open
+        self.a_what = f"{_article(what)} {what}"
 
     def _range(self) -> str:
         return f"{'>' if self.low_open else '>='} {self.low:g} and <= {self.high:g}"
@@ -95,12 +102,12 @@ class BoundedFloat(click.ParamType):
         else:
             text = str(value).strip()
             if not _FLOAT.fullmatch(text):
-                self.fail(f"{_shown(text)!r} is not a number; give a {self.what} "
+                self.fail(f"{_shown(text)!r} is not a number; give {self.a_what} "
                           f"{self._range()}", param, ctx)
             number = float(text)
         low_ok = number > self.low if self.low_open else number >= self.low
         if not math.isfinite(number) or not low_ok or number > self.high:
-            self.fail(f"{_shown(str(value).strip())} is out of range; give a {self.what} "
+            self.fail(f"{_shown(str(value).strip())} is out of range; give {self.a_what} "
                       f"{self._range()}", param, ctx)
         return number
 

@@ -348,7 +348,8 @@ class Service:
         from hpcds1mpi.decide.predict_configs import predict_configs
 
         if req.partition is None and len(self.places) > 1:
-            names = ", ".join(p.name for _, p in self.places)
+            names = ", ".join(f"{c.name}/{p.name}" if c is not None else p.name
+                              for c, p in self.places)  # names alone may repeat
             raise ConfigError(f"several partitions are known ({names}); name one in 'partition'")
         _, part = select_places(self.places, [req.partition] if req.partition else [])[0]
         configs = [Configuration(c.nodes, c.ranks_per_node, c.threads, c.device, c.precision)

@@ -1,6 +1,7 @@
 """The ``mobo`` command: outputs, every node count, one-line errors."""
 
 import json
+import re
 
 import pytest
 
@@ -297,8 +298,8 @@ def test_a_size_beyond_the_measured_range_is_warned_and_the_front_labelled(
         assert warned == [f"warning: size {size} is outside the measured range 64-512 of "
                           "stencil (the model extrapolates): the front is predicted, not "
                           "measured"]
-        assert "points, predicted, extrapolated beyond the measured sizes 64-512):" in res.stdout
+        assert "predicted, extrapolated beyond the measured sizes 64-512):" in res.stdout
         assert doc["extrapolated_beyond_sizes"] == [64.0, 512.0]
     else:
-        assert not warned and "points, predicted):" in res.stdout
+        assert not warned and re.search(r"\d+ points?, predicted\):", res.stdout)
         assert doc["extrapolated_beyond_sizes"] is None

@@ -43,3 +43,12 @@ def test_what_it_can_run_is_scored_in_order(bundle):
     assert [r["valid"] for r in rows] == [True, False, True]
     assert [r["nodes"] for r in rows] == [1, 100, 2]
     assert rows[0]["runtime_s"] > 0 and rows[2]["runtime_s"] > 0
+
+
+def test_a_level_never_measured_says_it_is_extrapolated(bundle):
+    """The shipped bundle measured one node: 4 nodes was answered like a measured level, with
+    no word (a recommendation's pick says so; a named configuration did not)."""
+    one, four = predict_configs(bundle, "stencil", 128, PART,
+                                [Configuration(1, 1, 1), Configuration(4, 1, 1)])
+    assert one["valid"] and one["extrapolated"] == []
+    assert four["valid"] and four["extrapolated"] == ["nodes 4 above the most measured (1)"]

@@ -160,3 +160,16 @@ def test_a_note_is_shown_once_in_the_table_and_listed_in_the_json():
     assert to_dict(rec)["notes"] == [note]
     assert format_table(rec).splitlines().count(f"  note: {note}") == 1
     assert "notes" not in to_dict(recommend(FakeBundle(), "gemm", 1024, fake_places("cpu")))
+
+
+def test_every_partition_not_picked_says_why_in_the_json():
+    """An escalated job's partitions were 'rejected' with reason "" in the JSON and HTTP."""
+    from hpcds1mpi.cluster import allowed_places
+    from hpcds1mpi.decide import recommend as rec_mod
+    from hpcds1mpi.decide.model_bundle import load_model
+    from tests.helpers import REPO
+
+    places = allowed_places(str(REPO / "tests/data/jobscripts/lab.toml"), ())
+    out = to_dict(rec_mod.recommend(load_model(None), "a_program_never_seen", 100, places))
+    assert out["verdict"]["verdict"] == "escalate"
+    assert all(p["reason"] for p in out["partitions"] if p["status"] == "rejected")

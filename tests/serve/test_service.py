@@ -282,3 +282,17 @@ def test_warm_up_scores_new_grids_through_the_compiled_forest(tmp_path, monkeypa
     calls.clear()
     assert svc.recommend(ask, use_cache=False) == cold
     assert not calls, "a warm service still scored through libxgboost"
+
+
+def test_predict_without_a_partition_where_names_repeat_lists_them_by_cluster(tmp_path):
+    """Two clusters with a partition 'p' each: the refusal listed "(p, h, p)"."""
+    from hpcds1mpi.serve.service import Service
+
+    clusters = tmp_path / "two.toml"
+    clusters.write_text("".join(
+        f'[clusters.{c}]\n[clusters.{c}.partitions.{p}]\ncores_per_node = 2\n'
+        f'memory_gb = 8\nmax_nodes = 1\n' for c, p in (("x", "p"), ("y", "p"))))
+    svc = Service(None, str(clusters), tmp_path / "s", cache_size=0)
+    with pytest.raises(ConfigError, match=r"several partitions are known \(x/p, y/p\)"):
+        svc.predict(PredictRequest(workload="stencil", size=64,
+                                   configs=[{"nodes": 1, "ranks_per_node": 1}]))
