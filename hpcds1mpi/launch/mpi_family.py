@@ -439,8 +439,8 @@ def check_started_by(env: dict | None = None) -> None:
         return
     if launch_rank(env) != 0:
         raise SystemExit(LaunchError.exit_code)
-    here = os.path.dirname(os.path.abspath(executable))
-    fits = sorted(candidates(library.family, env), key=lambda p: os.path.dirname(p) != here)
+    wheel = os.path.join(os.path.dirname(os.path.abspath(executable)), "mpiexec")
+    fits = sorted(candidates(library.family, env), key=lambda p: p != wheel)  # the wheel's first
     fit, srun = (fits or ["its own mpiexec"])[0], "pmix" if library.family == OPENMPI else "pmi2"
     by = ("Open MPI's mpirun (OMPI_COMM_WORLD_SIZE is set)" if launcher == OPENMPI else
           "a PMI launcher (hydra's mpiexec or srun --mpi=pmi2: PMI_RANK is set)")
