@@ -210,12 +210,41 @@ def size_from(launch: "Launch", template: str | None) -> int | None:
             return int(args[k + 1])
         if word.startswith("--size=") and re.fullmatch(SIZE_DIGITS, word[7:]):
             return int(word[7:])
-    for token, word in _lined_up(launch, split_command(template or "")) or ():
+    tokens = split_command(template or "")
+    for token, word in _lined_up(launch, tokens) or ():
         if "{size}" in token:
             m = re.fullmatch(_pattern(token, f"({SIZE_DIGITS})"), word)
             if m:
                 return int(m.group(1))
-    return None
+    return _size_after_option(launch, tokens)
+
+
+def _size_after_option(launch: "Launch", tokens: list[str]) -> int | None:
+    """The size where the recorded command gives it as an option's value (``-var x {size}``,
+    ``--n {size}``, ``--n={size}``) and the launched command has that option, other options
+    added or left out (LAMMPS measured with ``-log none``, launched without it: the size had
+    not been read); None when the size is only positional (``./app {size} 40``: another
+    argument count may be another form of the program) or the option's values differ."""
+    if not tokens:
+        return None
+    at = program_at(tokens)
+    words = [w for w in [launch.program or launch.program_raw, *launch.args] if w]
+    starts = [i for i, w in enumerate(words) if stem(w) == stem(tokens[at])]
+    if not starts:
+        return None
+    words, found = words[starts[0] + 1:], set()
+    recorded = tokens[at + 1:]
+    for j, token in enumerate(recorded):
+        options = [k for k in range(max(0, j - 3), j + 1) if recorded[k].startswith("-")]
+        if "{size}" not in token or not options:
+            continue
+        context = [re.compile(_pattern(t)) for t in recorded[options[-1]:j]]  # ``--n={size}``: []
+        size = re.compile(_pattern(token, f"({SIZE_DIGITS})"))
+        for i in range(len(context), len(words)):
+            m = size.fullmatch(words[i])
+            if m and all(c.fullmatch(w) for c, w in zip(context, words[i - len(context):i])):
+                found.add(int(m.group(1)))
+    return found.pop() if len(found) == 1 else None
 
 
 def fits_command(launch: "Launch", template: str) -> int:

@@ -413,6 +413,10 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
                 for i, t in enumerate(m["times"] if row["status"] == OK else m["walls"])]})
             counts[row["status"]] = counts.get(row["status"], 0) + 1
             measured += row.get("measured_s", 0.0)
+            if say and row["status"] != OK and row["error"] not in said:  # each reason once
+                said.add(row["error"])  # (a misspelled input: "failed 6" had said no why)
+                say(f"{spec.workload} size {spec.size} {spec.config.label()}: "
+                    f"{row['status']}: {row['error']}")
             bar.update(done + 1, f"({spec.workload} {spec.size} {spec.config.label()})")
         return {"configs": len(todo), "statuses": counts,
                 "sweep_s": time.perf_counter() - sweep_start, "measured_s": measured,

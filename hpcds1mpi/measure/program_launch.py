@@ -4,7 +4,8 @@
 the sweep is interrupted), sampling the resident memory of the launch's process tree;
 :func:`launch_problem` tells a launcher that could not start the program (an error of the
 sweep, never a measurement) from a program that failed (a measurement); :func:`classify` gives
-a launch's status: ``ok``, ``failed``, ``timeout`` or ``oom``.
+a launch's status: ``ok``, ``failed``, ``timeout`` or ``oom``, and :func:`reason_line` the
+line of the output that says why (the program's error, not its MPI's abort banner).
 
 ``oom`` takes a specific sign (:data:`OOM_WORDS`, :data:`OOM_LINES`): exit 137 / SIGKILL, a
 launcher's report of a rank killed by signal 9, "out of memory" (the kernel's OOM killer,
@@ -157,6 +158,50 @@ def launch_problem(result: dict) -> str:
     return line[:300]
 
 
+#: A line of punctuation only: the rules around Open MPI's help text, hydra's "=====" box.
+RULE_LINE = re.compile(r"^\s*[-=*#~_+]{3,}\s*$")
+#: Lines an MPI library or launcher writes for every failure, whatever the program said: Open
+#: MPI's "[host:pid] ..." log lines, hydra's "=   EXIT CODE: 1" box, "MPI_Abort was called".
+LAUNCHER_LINE = re.compile(r"^\s*\[[\w.-]+:\d+\]|^\s*=|MPI_Abort|MPI_ABORT", re.IGNORECASE)
+#: Words of a program's own error message: LAMMPS's "ERROR on proc 0: Cannot open input
+#: script", Python's "ValueError: ...", a C program's "fatal: ...".
+ERROR_WORDS = re.compile(r"\berror\b|\w+Error\b|\bfatal\b|\bexception\b|\babort|\bcannot\b|"
+                         r"\bcan't\b|\bcould not\b|\bunable to\b|\bno such\b|\bnot found\b|"
+                         r"\binvalid\b|\bfailed\b", re.IGNORECASE)
+#: A crash as the launcher reports it (Open MPI: "exited on signal 11 (Segmentation fault)";
+#: hydra: "KILLED BY SIGNAL: 11 (Segmentation fault)"): the reason even inside its help text.
+CRASH_WORDS = re.compile(r"\bsignal:? \d+|Segmentation fault|core dumped|Bus error",
+                         re.IGNORECASE)
+
+
+def _program_lines(text: str) -> list[str]:
+    """Non-blank lines of ``text`` that the program wrote: not rules, not Open MPI's help text
+    (between two rules), not a launcher's log lines (:data:`LAUNCHER_LINE`)."""
+    lines = [ln.strip() for ln in text.splitlines()]
+    rules = [i for i, ln in enumerate(lines) if RULE_LINE.match(ln)]
+    boxed = {i for a, b in zip(rules[::2], rules[1::2]) for i in range(a, b + 1)}
+    return [ln for i, ln in enumerate(lines) if ln and i not in boxed
+            and not RULE_LINE.match(ln) and not LAUNCHER_LINE.search(ln)]
+
+
+def reason_line(stdout: str, stderr: str) -> str:
+    """The one line that says why a launch failed: a crash the launcher reports; else the
+    program's last error message (stderr, then stdout: LAMMPS writes its ERROR to stdout); else
+    its last line on stderr; else the last text line of stderr, then of stdout.
+
+    Before, the last non-blank stderr line was taken: under Open MPI's mpirun that is a rule
+    of dashes or "Set MCA parameter orte_base_help_aggregate", whatever the program said."""
+    crashes = [ln.strip() for ln in stderr.splitlines() if CRASH_WORDS.search(ln)]
+    err, out = _program_lines(stderr), _program_lines(stdout)
+    texts = [[ln.strip() for ln in stream.splitlines()
+              if ln.strip() and not RULE_LINE.match(ln)] for stream in (stderr, stdout)]
+    for lines in (crashes, [ln for ln in err if ERROR_WORDS.search(ln)],
+                  [ln for ln in out if ERROR_WORDS.search(ln)], err, *texts):
+        if lines:
+            return lines[-1]
+    return ""
+
+
 def classify(result: dict, timeout: float) -> tuple[str, str]:
     """(status, error text) of one launch."""
     code = result["exit_code"]
@@ -165,9 +210,7 @@ def classify(result: dict, timeout: float) -> tuple[str, str]:
     text = result["stdout"][-20000:] + "\n" + result["stderr"][-20000:]
     if code == 0:
         return OK, ""
-    last = next((ln.strip() for ln in reversed(result["stderr"].splitlines()) if ln.strip()),
-                "") or next((ln.strip() for ln in reversed(result["stdout"].splitlines())
-                             if ln.strip()), "")
+    last = reason_line(result["stdout"], result["stderr"])
     if code in (137, -9) or OOM_WORDS.search(text) or OOM_LINES.search(text):
         return "oom", f"exit code {code} (out of memory): {last[:300]}"
     return "failed", f"exit code {code}: {last[:300]}"

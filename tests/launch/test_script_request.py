@@ -33,6 +33,13 @@ def launch_of(line: str, head: str = "#SBATCH -N 1\n"):
     ("srun ./app 512", "./app {size} 40", None),  # not the measured form
     ("srun ./other 512 40", "./app {size} 40", None),
     ("srun ./app 512 40", "./app 512 {ranks}", None),  # the command does not carry the size
+    # An option's value, the launch with options left out or added (before: None, "pass --size")
+    ("mpirun -np 2 lmp -in in.lj -var x 12", "lmp -in in.lj -var x {size} -log none", 12),
+    ("srun lmp -log none -in in.lj -sf opt -var x 20", "lmp -in in.lj -var x {size}", 20),
+    ("srun ./app --n=96 -v", "./app --n={size}", 96),
+    ("srun ./app -q --n 48", "python3 app.py --n {size} --check", 48),
+    ("srun lmp -in in.lj -var y 12", "lmp -in in.lj -var x {size} -log none", None),
+    ("srun ./app --n 4 --n 8", "./app --n {size}", None),  # which one: not guessed
 ])
 def test_the_size_is_read_where_the_measured_command_has_it(line, template, size):
     assert sr.size_from(launch_of(line), template) == size

@@ -573,3 +573,26 @@ def test_resuming_runs_fingerprinted_from_the_launcher_is_refused_and_the_file_k
     proc = run_cli(_one_python_run(app, tmp_path / "new.h5") + ["--sizes", "10,11",
                                                                   "--resume"], timeout=120)
     assert proc.returncode == 0 and len(telemetry.read_runs(tmp_path / "new.h5")) == 2
+
+
+def test_each_reason_a_run_failed_is_said_once_while_the_sweep_goes_on(tmp_path):
+    # Before, a sweep of a misspelled input said only "(failed 3; ...)": the why was in the
+    # telemetry's error column alone.
+    from hpcds1mpi.cluster import Partition
+
+    program = _script(tmp_path, "app.sh", 'case "$1" in 1) echo "TIME=0.001";; '
+                      '2|3) echo "ERROR: Cannot open input script in.ljj"; exit 1;; '
+                      '*) echo "TIME=-1";; esac\n')
+    plan = external.build_external_plan(f"{program} {{size}}", "own", sizes="1,2,3,4",
+                                        min_repeats=1, max_repeats=1, min_time=0)
+    from hpcds1mpi.measure.readings import Readings
+
+    said: list[str] = []
+    summary = external.run_external(
+        plan, str(tmp_path / "f.h5"), Partition("p", cores_per_node=2, memory_gb=4.0),
+        progress=False, readings=Readings.of(time_regex=r"TIME=(\S+)"), say=said.append)
+    assert summary["statuses"] == {"ok": 1, "failed": 3}
+    errors = telemetry.read_runs(tmp_path / "f.h5").set_index("size")["error"]
+    reasons = sorted(line.split(": failed: ", 1)[1] for line in said if ": failed: " in line)
+    assert reasons == sorted([errors[2], errors[4]]) and errors[2] == errors[3], said
+    assert errors[2] == "exit code 1: ERROR: Cannot open input script in.ljj"

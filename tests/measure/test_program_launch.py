@@ -82,3 +82,53 @@ def test_a_huge_output_is_scanned_whole_but_kept_only_as_its_tail(tmp_path, monk
     assert result["found"]["time"] == 0.125 and result["found"]["ranks"] == 1  # its first line
     assert classify(result, 60) == ("ok", "")
     assert launch_once([sys.executable, "-c", "print(1)"], {}, 60)["found"] is None
+
+
+#: Open MPI's mpirun when a rank calls MPI_Abort, as LAMMPS does on any input error (stderr).
+OMPI_MPI_ABORT = """\
+--------------------------------------------------------------------------
+MPI_ABORT was invoked on rank 0 in communicator MPI_COMM_WORLD
+with errorcode 1.
+
+NOTE: invoking MPI_ABORT causes Open MPI to kill all MPI processes.
+You may or may not see output from other processes, depending on
+exactly when Open MPI kills them.
+--------------------------------------------------------------------------
+"""
+#: LAMMPS's own report of a misspelled input file (stdout), as Debian's lmp writes it.
+LAMMPS_TYPO = ("ERROR on proc 0: Cannot open input script in.ljj: No such file or directory "
+               "(src/lammps.cpp:520)\nLast command: (unknown)\n")
+
+
+@pytest.mark.parametrize("stdout, stderr, reason", [
+    # Before: "exit code 1: -----..." (the rule under Open MPI's help text) for each of these.
+    (LAMMPS_TYPO, OMPI_MPI_ABORT, LAMMPS_TYPO.splitlines()[0]),
+    (LAMMPS_TYPO, OMPI_MPI_ABORT + "[vm:23283] [[13837,0],0] ORTE_ERROR_LOG: Out of resource "
+     "in file ../../../orte/util/show_help.c at line 501\n", LAMMPS_TYPO.splitlines()[0]),
+    (LAMMPS_TYPO, OMPI_MPI_ABORT + '[vm:23851] 1 more process has sent help message '
+     'help-mpi-api.txt / mpi-abort\n[vm:23851] Set MCA parameter "orte_base_help_aggregate" '
+     'to 0 to see all help / error messages\n', LAMMPS_TYPO.splitlines()[0]),
+    # a crash the launcher reports inside its help text is the reason
+    ("step 1\n", "-" * 74 + "\nmpirun noticed that process rank 1 with PID 0 on node vm exited "
+     "on signal 11 (Segmentation fault).\n" + "-" * 74 + "\n",
+     "mpirun noticed that process rank 1 with PID 0 on node vm exited on signal 11 "
+     "(Segmentation fault)."),
+    # hydra's box around a program's error
+    ("ERROR: cannot open in.x\n", "=" * 40 + "\n=   BAD TERMINATION OF ONE OF YOUR APPLICATION "
+     "PROCESSES\n=   EXIT CODE: 1\n" + "=" * 40 + "\n", "ERROR: cannot open in.x"),
+])
+def test_the_reason_is_the_programs_error_not_its_mpis_abort_banner(stdout, stderr, reason):
+    status, error = classify({**BASE, "exit_code": 1, "stdout": stdout, "stderr": stderr}, 5)
+    assert (status, error) == ("failed", f"exit code 1: {reason}")
+
+
+@pytest.mark.parametrize("stdout, stderr, reason", [
+    ("", "bad\n", "bad"),  # the program's last stderr line, as before
+    ("step 1\n", "solver did not converge\n", "solver did not converge"),
+    ("", "Traceback (most recent call last):\n  File \"x.py\", line 1\nValueError: size 7\n",
+     "ValueError: size 7"),
+    ("last words\n", "", "last words"),
+    ("", "", ""),
+])
+def test_a_programs_own_stderr_is_still_its_reason(stdout, stderr, reason):
+    assert program_launch.reason_line(stdout, stderr) == reason
