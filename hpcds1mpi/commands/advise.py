@@ -28,7 +28,7 @@ def _side(name: str, side, energy_label: str) -> list[str]:
                      f"{format_energy(side.energy_hi)}, {energy_label})")
     walltime = f"{'':<12}walltime {_walltime(side.walltime_s)}"
     if name == "asked" and side.lines:
-        walltime += f"  (read from lines {', '.join(map(str, side.lines))})"
+        walltime += f"  (the request on lines {', '.join(map(str, side.lines))})"
     elif name == "recommended" and side.walltime_basis:
         walltime += f"  ({side.walltime_basis})"
     if name == "asked" and side.predicted and side.walltime_s and \

@@ -210,6 +210,7 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
             # what the launcher adds (--oversubscribe, --allow-run-as-root) is always said
             say=lambda line: click.echo(f"hpcds1mpi sweep: {line}", err=True))
         click.echo(_summary_line(summary, out), err=True)
+        _refuse_all_failed(summary, out)
         return
 
     if plan_file and kernel:
@@ -282,11 +283,27 @@ def _refuse_options_of_the_other_mode(*, external: bool, launch: bool, given: di
                               "with: drop it")
 
 
+def _refuse_all_failed(summary: dict, out: str) -> None:
+    """Exit 1 when the program failed in every configuration this sweep ran: the rows are kept
+    (failures are measurements), but a script running the sweep must not carry on as if it
+    measured something (a misspelled input file had exited 0 with "failed 6")."""
+    from hpcds1mpi.config import FAILURE_STATUSES
+    from hpcds1mpi.errors import RuntimeFailure
+
+    statuses = summary.get("statuses", {})
+    failed = sum(n for k, n in statuses.items() if k in FAILURE_STATUSES)
+    if failed and failed == sum(statuses.values()):
+        raise RuntimeFailure(f"every configuration this sweep ran failed ({failed}; the reasons "
+                             f"are above, and in {out}): fix the command, then sweep into a "
+                             "new --out")
+
+
 def _summary_line(summary: dict, out: str) -> str:
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary.get("statuses", {}).items()))
     raced = (f"; {summary['raced_out']} race runs not needed: their problem's best was "
              "settled" if summary.get("raced_out") else "")
-    return (f"hpcds1mpi sweep: {summary['configs']} configurations into {out} "
+    n = summary["configs"]
+    return (f"hpcds1mpi sweep: {n} configuration{'s' if n != 1 else ''} into {out} "
             f"({statuses or 'nothing new'}; {summary.get('skipped', 0)} already done{raced}) in "
             f"{summary['sweep_s']:.1f} s, of which measured {summary['measured_s']:.1f} s")
 

@@ -77,9 +77,14 @@ def test_a_misspelled_input_or_a_regex_that_never_matches_is_a_failed_run_saying
         argv[argv.index("--time-regex") + 1] = time_regex
     out = tmp_path / "t.h5"
     proc = _sweep(tmp_path, argv, [6], out, timeout=120)
-    assert proc.returncode == 0, proc.stderr  # a failed run is a measurement
+    # A failed run is a measurement, kept; a sweep whose every run failed exits 1 (it had
+    # exited 0 with "failed 1"), saying the reason once and the whole in one last line.
+    assert proc.returncode == 1, proc.stderr
     runs = telemetry.read_runs(out)
     assert list(runs["status"]) == ["failed"] and runs["error"].iloc[0].startswith(reason)
+    said = proc.stderr.strip().splitlines()
+    assert any(reason in line for line in said)
+    assert said[-1].startswith("hpcds1mpi: error: every configuration this sweep ran failed")
 
 
 def test_a_size_that_outruns_the_timeout_is_a_timeout_row_and_the_sweep_goes_on(tmp_path):
