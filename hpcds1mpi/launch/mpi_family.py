@@ -137,17 +137,19 @@ def elf_needed(path: str) -> list[str] | None:
         return needed
 
 
+def ldd_text(path: str, env: dict) -> str | None:
+    """What ``ldd`` says of ``path`` (the libraries the loader resolves), None without it."""
+    ldd = shutil.which("ldd", path=env.get("PATH"))
+    try:
+        return subprocess.run([ldd, path], capture_output=True, text=True, timeout=20,
+                              env=env).stdout if ldd else None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
 def _ldd_family(path: str, env: dict) -> tuple[str | None, str]:
     """The MPI family of the libraries the loader resolves for ``path`` (``ldd``), if any."""
-    ldd = shutil.which("ldd", path=env.get("PATH"))
-    if ldd is None:
-        return None, ""
-    try:
-        text = subprocess.run([ldd, path], capture_output=True, text=True, timeout=20,
-                              env=env).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None, ""
-    for line in text.splitlines():
+    for line in (ldd_text(path, env) or "").splitlines():
         name = line.strip().split(" ", 1)[0]
         family = family_of_soname(name)
         if family:
@@ -157,15 +159,7 @@ def _ldd_family(path: str, env: dict) -> tuple[str | None, str]:
 
 def _abi_implementation(path: str, env: dict) -> str | None:
     """Which implementation provides the ``libmpi_abi`` the loader finds for ``path``."""
-    ldd = shutil.which("ldd", path=env.get("PATH"))
-    if ldd is None:
-        return None
-    try:
-        text = subprocess.run([ldd, path], capture_output=True, text=True, timeout=20,
-                              env=env).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    match = re.search(r"libmpi_abi\S*\s+=>\s+(\S+)", text)
+    match = re.search(r"libmpi_abi\S*\s+=>\s+(\S+)", ldd_text(path, env) or "")
     if not match or not os.path.exists(match.group(1)):
         return None
     with open(match.group(1), "rb") as fh:

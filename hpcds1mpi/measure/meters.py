@@ -303,20 +303,9 @@ def _program_library_version(tokens: list[str], env: dict) -> str | None:
 
 def _linked_mpi_library(path: str, env: dict) -> str | None:
     """The file of the MPI library the loader resolves for binary ``path`` (``ldd``), or None."""
-    import shutil
-    import subprocess
+    from hpcds1mpi.launch.mpi_family import family_of_soname, ldd_text
 
-    from hpcds1mpi.launch.mpi_family import family_of_soname
-
-    ldd = shutil.which("ldd", path=env.get("PATH"))
-    if ldd is None:
-        return None
-    try:
-        text = subprocess.run([ldd, path], capture_output=True, text=True, timeout=20,
-                              env=env).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    for line in text.splitlines():
+    for line in (ldd_text(path, env) or "").splitlines():
         name, _, rest = line.strip().partition(" => ")
         resolved = rest.split(" (", 1)[0].strip()
         if family_of_soname(name) and os.path.isfile(resolved):

@@ -13,6 +13,7 @@ import pytest
 
 from hpcds1mpi.records import telemetry
 from tests.apps.lammps import COMMAND, RANKS_REGEX, STEPS, copy_input, sweep_args
+from tests.apps.picks import assert_launched_by_open_mpi_timed_by_itself
 from tests.helpers import error_lines, mpiexec, run_cli, system_program
 
 pytestmark = [pytest.mark.mpi, pytest.mark.slow]
@@ -120,8 +121,6 @@ def lammps(tmp_path_factory):
 
 
 def test_the_sweep_records_lammps_own_loop_time_and_checked_ranks(lammps):
-    import h5py
-
     runs = lammps["runs"]
     assert len(runs) == 6 and (runs["status"] == "ok").all(), runs[["status", "error"]]
     assert (runs["repeats"] == 2).all() and runs["noise"].notna().all()
@@ -134,10 +133,7 @@ def test_the_sweep_records_lammps_own_loop_time_and_checked_ranks(lammps):
     small = runs.set_index(["size", "ranks"])["runtime_s"]
     assert small[(12, 1)] > small[(6, 1)]  # 8x the atoms
     assert "mpirun.openmpi -n 2 " in " ".join(runs["command"])
-    with h5py.File(lammps["file"], "r") as f:
-        launch = json.loads(f.attrs["launch"])
-    assert launch["runtime"].startswith("program's own time") and launch["flavour"] == \
-        "OpenMpiMpirun" and launch["ranks_regex"] == RANKS_REGEX
+    assert_launched_by_open_mpi_timed_by_itself(lammps["file"], RANKS_REGEX)
 
 
 def test_a_size_never_measured_is_answered_from_what_was(lammps):
