@@ -253,8 +253,8 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
 
     from hpcds1mpi.cluster import resolve_partition
     from hpcds1mpi.decide import system2, tune_predictions, tune_space
+    from hpcds1mpi.decide.tune_front import tune_front
     from hpcds1mpi.measure import trials
-    from hpcds1mpi.config import Configuration
     from hpcds1mpi.errors import ConfigError, HpcdsError, LaunchError
 
     if (kernel is None) == (program is None):
@@ -286,14 +286,21 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
 
         tokens = shlex.split(program)  # quotes checked before running
         if not tokens:
-            raise ConfigError("--program is empty")
+            raise ConfigError('--program is empty; give the command to tune, e.g. '
+                              '--program "./app --n {size}"')
         workload = label or os.path.basename(tokens[0]) or "external"
     part = resolve_partition(cluster_file, partition)
     bundle = None
     if model_dir is not None:  # a bad --model is a usage error (2), before any launcher (1)
         from hpcds1mpi.decide.model_bundle import load_model
 
+        if os.path.isfile(model_dir):
+            raise ConfigError(f"--model {model_dir}: is a file, not a model bundle folder; give "
+                              "the folder `hpcds1mpi train --out` wrote")
         bundle = load_model(model_dir)
+        if (note := tune_predictions.other_machine_note(bundle, part)) is not None:
+            click.echo(f"tune: {note}", err=True)
+            bundle = None
 
     if submit:
         from hpcds1mpi.cluster import resolve_cluster
@@ -382,16 +389,12 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
             if predictions is None:
                 click.echo(f"tune: the model never measured {workload!r}; searching without it "
                            "(measure, then `hpcds1mpi learn`)", err=True)
-        user = [nodes, ranks_per_node, threads, device, precision]
-        if any(v is not None for v in user):
-            base = tune_space.default_config(space, cores)
-            start = Configuration(nodes or base.nodes, ranks_per_node or base.ranks_per_node,
-                                  threads or base.threads, device or base.device,
-                                  precision or base.precision)
+        user = dict(nodes=nodes, ranks_per_node=ranks_per_node, threads=threads,
+                    device=device, precision=precision)
+        if any(v is not None for v in user.values()):
+            start = tune_space.start_config(space, user, nodes=alloc_nodes, cores=cores,
+                                            partition=part, kernel=kernel)
             start_from = "your settings"
-            if start not in space:
-                raise ConfigError(f"your settings {start.label()} do not fit the allocation "
-                                  f"({alloc_nodes} node(s) x {cores} cores)")
         elif predictions is not None and tune_predictions.system1_start(space, predictions) is not None:
             start = tune_predictions.system1_start(space, predictions)
             start_from = "System 1's pick"
@@ -417,7 +420,7 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
                 if kernel is None and offer is None and tune_space.program_precisions(program)
                 else ""))
         if objective == "front":
-            result = system2.tune_front(space, start, evaluate, budget=budget, seed=seed, log=log)
+            result = tune_front(space, start, evaluate, budget=budget, seed=seed, log=log)
         else:
             result = system2.tune(space, start, evaluate, objective=objective,
                                   predictions=predictions, budget=budget,
@@ -433,18 +436,9 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
     if as_json:
         click.echo(json.dumps(data, indent=1))
         return
-    if result.best is None:
-        click.echo(f"no configuration ran successfully in {result.runs} run(s); see {out}")
+    from hpcds1mpi.decide.tune_report import report_lines
+
+    lines, found = report_lines(result, out, objective)
+    click.echo("\n".join(lines))
+    if not found:
         raise SystemExit(1)
-    first = result.trials[0]
-    unit = "J" if objective == "energy" else "s"
-    click.echo(f"best: {result.best.label()}  {result.best_value:.4g} {unit} "
-               f"(start {first.config.label()} {first.value:.4g} {unit}) after {result.runs} "
-               f"run(s); {result.stop_reason}")
-    if result.note:
-        click.echo(result.note)
-    for point in result.front:
-        click.echo(f"  front: {point['label']}  {point['runtime_s']:.4g} s  "
-                   f"{point['energy_j']:.4g} J")
-    click.echo(f"every run is in {out}; add them to the model with "
-               f"`hpcds1mpi learn --model DIR --telemetry {out}`")

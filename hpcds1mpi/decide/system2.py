@@ -25,8 +25,8 @@ improvement over the best measured value is ``E[max(0, best - Y)] / best``. With
 search walks neighbours (one knob changed: nodes, ranks per node or threads x2 / /2, another
 precision, another device).
 
-``--objective front`` hands the search to MOBO (:mod:`hpcds1mpi.surrogates.mobo`) with real
-runs as the objective (:class:`~hpcds1mpi.surrogates.objectives.RealRunObjective`).
+``--objective front`` hands the search to MOBO on real runs
+(:func:`hpcds1mpi.decide.tune_front.tune_front`).
 
 The algorithm (:func:`tune`) is independent of how a run is made: it calls ``evaluate(config)``
 and reads a runs-table row. The runners that make real runs are in
@@ -87,12 +87,17 @@ class Trial:
     expected_gain: float = float("nan")
     run_id: str = ""
     measured_s: float = 0.0
+    #: Set when the telemetry file already held this run: the line saying so (not run again,
+    #: not counted against the budget).
+    stored: str = ""
+    energy_source: str = ""
 
     def as_dict(self) -> dict:
         out = {**self.config.as_dict(), "label": self.config.label(), "status": self.status,
                "value": self.value, "runtime_s": self.runtime_s, "energy_j": self.energy_j,
                "noise": self.noise, "decision": self.decision, "reason": self.reason,
-               "expected_gain": self.expected_gain, "run_id": self.run_id}
+               "expected_gain": self.expected_gain, "run_id": self.run_id,
+               "stored": self.stored}
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
                 for k, v in out.items()}
 
@@ -109,18 +114,30 @@ class TuneResult:
     front: list[dict] = field(default_factory=list)
     #: Set when the answer is not the run the search kept (a lower run it set aside).
     note: str = ""
+    #: ``noise`` said as what it is: "measured noise 2.1 %" or "noise floor 3.0 %, ...".
+    noise_said: str = ""
+    #: Where the answer's energy came from (the row's ``energy_source``: "modelled" when no
+    #: meter was read, "rapl", ...; empty when unknown).
+    energy_source: str = ""
 
     @property
     def runs(self) -> int:
-        return len(self.trials)
+        """Runs made by this session (not those the telemetry file already held)."""
+        return sum(1 for t in self.trials if not t.stored)
+
+    @property
+    def reused(self) -> int:
+        """Configurations answered from runs the telemetry file already held."""
+        return len(self.trials) - self.runs
 
     def as_dict(self) -> dict:
         return {"objective": self.objective, "start": self.start.as_dict(),
                 "best": self.best.as_dict() if self.best else None,
                 "best_value": self.best_value if math.isfinite(self.best_value) else None,
-                "runs": self.runs, "noise": self.noise, "stop_reason": self.stop_reason,
+                "runs": self.runs, "reused": self.reused, "noise": self.noise, "stop_reason": self.stop_reason,
                 "trials": [t.as_dict() for t in self.trials], "front": self.front,
-                "note": self.note}
+                "note": self.note, "noise_said": self.noise_said,
+                "energy_source": self.energy_source}
 
 
 def run_noise(row: dict) -> float:
@@ -139,7 +156,7 @@ def run_noise(row: dict) -> float:
     return 0.0
 
 
-def _objective_value(row: dict, objective: str) -> float:
+def objective_value(row: dict, objective: str) -> float:
     key = "energy_j" if objective == "energy" else "runtime_s"
     try:
         value = float(row.get(key, float("nan")))
@@ -189,6 +206,15 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
     def noise() -> float:
         return max(noise_floor, float(np.median(noises)) if noises else 0.0)
 
+    def noise_said() -> str:
+        """The noise a result must beat, said as what it is: measured, or the floor."""
+        measured = float(np.median(noises)) if noises else float("nan")
+        if noises and measured >= noise_floor:
+            return f"measured noise {100 * measured:.1f} %"
+        return f"noise floor {100 * noise_floor:.1f} %, " + (
+            f"above the {100 * measured:.1f} % runs measured" if noises
+            else "no run measured its noise")
+
     def model_error() -> float:
         """Log-error of the rescaled model: the ratios' spread, shrunk towards the prior."""
         dev = np.asarray(ratios) - (np.median(ratios) if ratios else 0.0)
@@ -200,12 +226,14 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
         tried.add(space.index(config))
         row = evaluate(config)
         status = str(row.get("status", "failed"))
-        value = _objective_value(row, objective) if status == "ok" else float("nan")
+        value = objective_value(row, objective) if status == "ok" else float("nan")
         trial = Trial(config, status, value, float(row.get("runtime_s") or float("nan")),
                       float(row.get("energy_j") or float("nan")),
                       run_noise(row), "", expected_gain=gain,
                       run_id=str(row.get("run_id", "")),
-                      measured_s=float(row.get("measured_s") or 0.0))
+                      measured_s=float(row.get("measured_s") or 0.0),
+                      stored=str(row.get("stored") or ""),
+                      energy_source=str(row.get("energy_source") or ""))
         if status == "ok" and math.isfinite(value):
             if math.isfinite(trial.noise) and trial.noise > 0:
                 noises.append(trial.noise)
@@ -231,17 +259,21 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
             best = trial
         else:
             trial.decision = "reverted"
-            trial.reason = (f"{100 * (value / best.value - 1):+.1f} % vs {best.config.label()} "
-                            f"(noise {100 * noise():.1f} %)")
+            trial.reason = (f"{100 * (value / best.value - 1):+.1f} % vs {best.config.label()}"
+                            f"; {noise_said()}")
         trials.append(trial)
-        say(f"run {len(trials)}: {config.label()} {status} "
-            f"{_fmt(value, objective)} -> {trial.decision} ({trial.reason})")
+        made = sum(1 for t in trials if not t.stored)
+        say(f"{'stored' if trial.stored else f'run {made}'}: {config.label()} {status} "
+            f"{fmt_value(value, objective)}"
+            f"{' modelled' if objective == 'energy' and 'modelled' in trial.energy_source else ''}"
+            f" -> {trial.decision} ({trial.reason})"
+            + (f"; {trial.stored}" if trial.stored else ""))
         return trial
 
     run(start, float("nan"))
     stop = ""
     while True:
-        if len(trials) >= budget:
+        if sum(1 for t in trials if not t.stored) >= budget:
             stop = f"budget of {budget} runs spent"
             break
         if time_budget_s is not None and time.monotonic() - began >= time_budget_s:
@@ -269,8 +301,8 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
             pick = int(np.argmax(gains))
             if gains[pick] < noise() and len(trials) >= min_runs:
                 stop = (f"expected improvement {100 * gains[pick]:.1f} % of the best "
-                        f"candidate ({space.configs[pick].label()}) is below the measured "
-                        f"noise {100 * noise():.1f} %")
+                        f"candidate ({space.configs[pick].label()}) is below the "
+                        f"{noise_said()}")
                 break
             run(space.configs[pick], float(gains[pick]))
         else:
@@ -286,7 +318,8 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
     answer, note = _answer(trials, best, noise())
     return TuneResult(objective, start, answer.config if answer else None,
                       answer.value if answer else float("nan"), trials, stop, noise(),
-                      note=note)
+                      note=note, noise_said=noise_said(),
+                      energy_source=energy_source_of(trials, answer))
 
 
 def _answer(trials: list[Trial], kept: Trial | None, noise: float) -> tuple[Trial | None, str]:
@@ -301,10 +334,18 @@ def _answer(trials: list[Trial], kept: Trial | None, noise: float) -> tuple[Tria
     lead = 1 - lowest.value / kept.value
     # Each run was judged against the noise measured when it ran; that median can fall later,
     # so the lead is only called "within the noise" when it is within the final one.
-    why = (f"within the measured noise {100 * noise:.1f} %" if lead <= noise else
+    why = (f"within the noise {100 * noise:.1f} %" if lead <= noise else
            "which the search kept: it was set aside as within the noise measured when it ran")
     return lowest, (f"answer {lowest.config.label()}: {100 * lead:.1f} % lower than "
                     f"{kept.config.label()}, {why}; repeat both to be sure")
+
+
+def energy_source_of(trials: list[Trial], answer: Trial | None) -> str:
+    """The answer's energy source, or "modelled" when any measured energy was modelled (the
+    front compares every run's)."""
+    if answer is not None and answer.energy_source:
+        return answer.energy_source
+    return next((t.energy_source for t in trials if "modelled" in t.energy_source), "")
 
 
 def _model_shift(space: Space, ratios: list[float], ratio_nodes: list[int]
@@ -330,88 +371,7 @@ def _model_shift(space: Space, ratios: list[float], ratio_nodes: list[int]
     return shift, transfer
 
 
-def _fmt(value: float, objective: str) -> str:
+def fmt_value(value: float, objective: str) -> str:
     if not math.isfinite(value):
         return "-"
     return f"{value:.4g} {'J' if objective == 'energy' else 's'}"
-
-
-# --------------------------------------------------------------------------------------------
-# The runtime-energy front with MOBO on real runs
-
-
-def tune_front(space: Space, start: Configuration, evaluate: Callable[[Configuration], dict], *,
-               budget: int = DEFAULT_BUDGET, seed: int = 0,
-               log: Callable[[str], None] | None = None) -> TuneResult:
-    """Find the runtime-energy front by MOBO with real runs as the objective.
-
-    The start configuration is measured first; the hypervolume reference point is twice its
-    (runtime, energy), so anything at least twice as bad in both does not count. Every
-    configuration is run at most once (the objective caches), and every run is in telemetry.
-    """
-    import pandas as pd
-
-    from hpcds1mpi.surrogates import mobo
-    from hpcds1mpi.surrogates.objectives import RealRunObjective
-
-    say = log or (lambda line: None)
-    cache: dict[tuple, dict] = {}
-    order: list[tuple] = []
-
-    def run_one(row: dict) -> dict:
-        config = Configuration(int(row["nodes"]), int(row["ranks_per_node"]),
-                               int(row["threads"]), str(row["device"]), str(row["precision"]))
-        key = config_key(config)
-        if key not in cache:
-            cache[key] = dict(evaluate(config))
-            order.append(key)
-            r = cache[key]
-            say(f"run {len(order)}: {config.label()} {r.get('status')} "
-                f"{_fmt(_objective_value(r, 'time'), 'time')} "
-                f"{_fmt(_objective_value(r, 'energy'), 'energy')}")
-        return cache[key]
-
-    first = run_one(start.as_dict())
-    if first.get("status") != "ok":
-        raise ConfigError(f"the start configuration {start.label()} failed "
-                          f"({first.get('status')}); start from another one (--ranks-per-node "
-                          "etc.)")
-    candidates = pd.DataFrame([c.as_dict() for c in space.configs])
-    candidates["workload"] = "tuned"
-    candidates["size"] = 1
-    objective = RealRunObjective(run_one)
-    problem = mobo.Problem(candidates, objective, ["runtime_s", "energy_j"])
-    problem.ref_point = 2.0 * np.array([_objective_value(first, "time"),
-                                        _objective_value(first, "energy")])
-    budget = min(budget, len(space.configs))
-    # The start is already one real run: MOBO gets the rest (a re-pick of the start is cached).
-    rest = budget - 1
-    if rest >= 1:
-        n_init = min(mobo.default_n_init(problem), rest)
-        mobo.run(problem, "mobo", rest, seed=seed, n_init=n_init)
-    trials = []
-    for key in order:
-        r = cache[key]
-        cfg = Configuration(*key)
-        trials.append(Trial(cfg, str(r.get("status")), _objective_value(r, "time"),
-                            _objective_value(r, "time"), _objective_value(r, "energy"),
-                            float(r.get("noise") or 0.0), "measured",
-                            run_id=str(r.get("run_id", ""))))
-    ok = [t for t in trials if t.status == "ok" and math.isfinite(t.energy_j)]
-    from hpcds1mpi.surrogates.pareto import pareto_mask
-
-    front = []
-    if ok:
-        Y = np.array([[t.runtime_s, t.energy_j] for t in ok])
-        mask = pareto_mask(Y)
-        front = [{**t.config.as_dict(), "label": t.config.label(), "runtime_s": t.runtime_s,
-                  "energy_j": t.energy_j} for t, m in zip(ok, mask) if m]
-        for t, m in zip(ok, mask):
-            t.decision = "front" if m else "dominated"
-    fastest = min(ok, key=lambda t: t.runtime_s) if ok else None
-    stop = f"budget of {budget} runs spent" if len(order) >= budget else \
-        "MOBO ended (candidates exhausted)"
-    say(f"stopped: {stop}; front of {len(front)} measured configurations")
-    return TuneResult("front", start, fastest.config if fastest else None,
-                      fastest.runtime_s if fastest else float("nan"), trials, stop,
-                      NOISE_FLOOR, front)

@@ -2,7 +2,8 @@
 
 :func:`model_predictions` scores the space with a model bundle (None when the bundle never
 measured the workload), :func:`system1_start` is its best feasible pick, and
-:func:`expected_improvement` ranks candidates for the search (:mod:`hpcds1mpi.decide.system2`).
+:func:`expected_improvement` ranks candidates for the search (:mod:`hpcds1mpi.decide.system2`);
+:func:`other_machine_note` says when a bundle of another machine is set aside.
 """
 
 from __future__ import annotations
@@ -102,3 +103,17 @@ def model_predictions(bundle, space: Space, partition, workload: str, size: int,
                       s1.Constraints(max_nodes=max_nodes, devices=devices,
                                      precisions=precisions), uses_threads=uses_threads)
     return predictions_from_scores(space, scores, objective)
+
+
+def other_machine_note(bundle, partition) -> str | None:
+    """Why ``bundle`` is no start for a tune on ``partition`` (None: it is): the guard's
+    hardware check (:func:`~hpcds1mpi.decide.trained_hardware.matching_partition`). Its
+    predictions are of another machine: its pick would be one recommend escalates."""
+    from hpcds1mpi.decide.trained_hardware import matching_partition
+
+    if matching_partition(bundle, partition) is not None:
+        return None
+    return (f"the model was trained on other hardware than {partition.name} "
+            f"({partition.cores_per_node} cores, {partition.gpus_per_node} GPUs, "
+            f"{partition.memory_gb:g} GB); searching without it (measure here, then "
+            "`hpcds1mpi train` or `learn` on this machine's telemetry)")

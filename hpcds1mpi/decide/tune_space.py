@@ -2,7 +2,8 @@
 
 :class:`Space` holds them in a fixed order and knows each one's neighbours (one knob changed);
 :func:`workload_space` builds it for a kernel or a user's program, :func:`allocation` says
-what the allocation is, :func:`default_config` is the rules-of-thumb start.
+what the allocation is, :func:`default_config` is the rules-of-thumb start and
+:func:`start_config` the user's own.
 """
 
 from __future__ import annotations
@@ -137,10 +138,63 @@ def allocation(partition, launcher: str, layout=None) -> tuple[int, int]:
         return layout.nodes, partition.cores_per_node
     if launcher == "srun":
         nodes = int(os.environ.get("SLURM_JOB_NUM_NODES") or os.environ.get("SLURM_NNODES") or 1)
-        cpus = os.environ.get("SLURM_CPUS_ON_NODE", "")
-        cores = int(cpus) if cpus.isdigit() else partition.cores_per_node
+        cores = allocated_cpus(os.environ) or partition.cores_per_node
         return nodes, min(cores, partition.cores_per_node) or cores
     return 1, partition.cores_per_node  # mpiexec without a host file: this node only
+
+
+def allocated_cpus(env) -> int | None:
+    """CPUs the allocation holds on each of its nodes (the fewest, so that every node holds a
+    configuration), or None when the environment does not say.
+
+    ``SLURM_JOB_CPUS_PER_NODE`` ("1(x2)", "4,2(x3)") is set everywhere in the allocation,
+    salloc's shell included; ``SLURM_CPUS_ON_NODE`` only on the allocation's nodes. A plain
+    ``salloc -N 2`` holds 1 CPU per node while the nodes have more: sizing from the node's
+    cores made every multi-rank trial fail ("More processors requested than permitted").
+    """
+    import re
+
+    counts = [int(n) for n in re.findall(r"(\d+)(?:\(x\d+\))?", env.get("SLURM_JOB_CPUS_PER_NODE", ""))]
+    if counts and min(counts) > 0:
+        return min(counts)
+    cpus = env.get("SLURM_CPUS_ON_NODE", "")
+    return int(cpus) if cpus.isdigit() and int(cpus) > 0 else None
+
+
+def start_config(space: Space, wanted: dict, *, nodes: int, cores: int, partition,
+                 kernel: str | None) -> Configuration:
+    """The user's start settings (``wanted``: nodes, ranks_per_node, threads, device,
+    precision; None where not given) filled from :func:`default_config`.
+
+    Raises:
+        ConfigError: the settings are not in ``space``, saying which one and what to do.
+    """
+    base = default_config(space, cores)
+    start = Configuration(*(wanted.get(k) or getattr(base, k) for k in
+                            ("nodes", "ranks_per_node", "threads", "device", "precision")))
+    if start in space:
+        return start
+    label = start.label()
+    devices = {c.device for c in space.configs}
+    precisions = {c.precision for c in space.configs if c.device == start.device}
+    if start.device not in devices:
+        why = (f"{partition.name} has no GPU" if start.device == "gpu"
+               and not partition.gpus_per_node else f"{kernel or 'the program'} does not run "
+               f"on {start.device}")
+        raise ConfigError(f"your settings {label}: {why}; drop --device or use "
+                          f"--device {sorted(devices)[0]}")
+    if start.precision not in precisions:
+        raise ConfigError(f"your settings {label}: {kernel or 'the program'} has no "
+                          f"{start.precision} on {start.device}; use --precision "
+                          f"{'/'.join(sorted(precisions))}")
+    if start.nodes > nodes:
+        raise ConfigError(f"your settings {label} need {start.nodes} nodes, the allocation "
+                          f"has {nodes}; run tune in a larger allocation (salloc -N "
+                          f"{start.nodes}, or --submit --max-nodes {start.nodes})")
+    raise ConfigError(f"your settings {label} do not fit the allocation ({nodes} "
+                      f"node{'s' if nodes != 1 else ''} x {cores} "
+                      f"core{'s' if cores != 1 else ''}); use at most {cores} ranks x "
+                      "threads per node")
 
 
 def default_config(space: Space, cores_per_node: int) -> Configuration:

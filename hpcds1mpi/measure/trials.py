@@ -11,7 +11,8 @@ defaults):
   one-configuration ``hpcds1mpi sweep`` under the launcher, a user's program through the
   external-program mode).
 
-Both write every run to the telemetry file and read the row back from it.
+Both write every run to the telemetry file and read the row back from it; a run the file held
+before (the sweep resumes: it does not run it again) comes back marked ``stored``.
 """
 
 from __future__ import annotations
@@ -36,8 +37,30 @@ def launched_under_mpi(env: dict | None = None) -> bool:
     return any(v in env for v in LAUNCHED_VARS)
 
 
-def row_of(out: str, run_id: str) -> dict:
-    """The last telemetry row of ``run_id`` in ``out``, or a ``crashed`` row saying why none."""
+def stored_runs(out: str) -> dict:
+    """(machine id, run id) -> ``started_at`` of every run ``out`` holds (empty when none):
+    what was there before a trial, so that :func:`row_of` tells a run it made from one the
+    sweep's resume left alone."""
+    from hpcds1mpi.errors import TelemetryError
+    from hpcds1mpi.records import telemetry
+
+    if not os.path.exists(out):
+        return {}
+    try:
+        return {key: row.get("started_at") for key, row in telemetry.load(out).runs.items()}
+    except TelemetryError:
+        return {}
+
+
+def row_of(out: str, run_id: str, before: dict | None = None) -> dict:
+    """The last telemetry row of ``run_id`` in ``out``, or a ``crashed`` row saying why none.
+
+    With ``before`` (:func:`stored_runs` taken before the trial): a row the trial did not
+    write (the file already held that run, which the sweep does not run again) gets
+    ``stored``, a line saying so; ``before`` is updated with the rows read.
+    """
+    import datetime
+
     from hpcds1mpi.errors import TelemetryError
     from hpcds1mpi.records import telemetry
 
@@ -45,11 +68,27 @@ def row_of(out: str, run_id: str) -> dict:
         store = telemetry.load(out)
     except TelemetryError as exc:
         return {"status": "crashed", "error": f"no telemetry record ({exc})", "run_id": run_id}
-    rows = [row for (_, rid), row in store.runs.items() if rid == run_id]
+    rows = [(key, row) for key, row in store.runs.items() if key[1] == run_id]
     if not rows:
         return {"status": "crashed", "error": "the run left no record in the telemetry file",
                 "run_id": run_id}
-    return dict(rows[-1])
+    if before is None:
+        return dict(rows[-1][1])
+    fresh = [row for key, row in rows if key not in before
+             or before[key] != row.get("started_at")]
+    for key, row in rows:
+        before[key] = row.get("started_at")
+    if fresh:
+        return dict(fresh[-1])
+    row = dict(rows[-1][1])
+    try:
+        when = datetime.datetime.fromtimestamp(float(row.get("started_at")))
+        measured = f"measured {when:%Y-%m-%d %H:%M}"
+    except (TypeError, ValueError, OverflowError, OSError):
+        measured = "measured earlier"
+    row["stored"] = (f"already in {out} ({measured}), not run again (another --out "
+                     "measures it anew)")
+    return row
 
 
 @dataclass
@@ -82,6 +121,7 @@ class InProcessRunner:
         self.out = out
         self.partition = partition
         self.world = world
+        self.before = stored_runs(out)
 
     def _plan(self, config: Configuration):
         from hpcds1mpi.measure.plan import build_plan
@@ -97,7 +137,7 @@ class InProcessRunner:
     def __call__(self, config: Configuration) -> dict:
         self.world.bcast(config.as_dict(), root=0)
         self._run(config)
-        return row_of(self.out, self._plan(config).runs[0].run_id)
+        return row_of(self.out, self._plan(config).runs[0].run_id, self.before)
 
     def serve(self) -> None:
         while True:
@@ -132,6 +172,7 @@ class LaunchRunner:
         self.launcher = launcher
         self.cluster_file = cluster_file
         self.partition_name = partition_name
+        self.before = stored_runs(out)
 
     def _srun_mpi(self) -> str:
         """The cluster file's srun plugin: tune measures as the site's scripts launch."""
@@ -154,7 +195,7 @@ class LaunchRunner:
         external.run_external(plan, self.out, self.partition, resume=True,
                               launcher=self.launcher, progress=False, mpi=self._srun_mpi(),
                               choice=self.choice, readings=self.readings, workdir=self.workdir)
-        return row_of(self.out, plan.runs[0].run_id)
+        return row_of(self.out, plan.runs[0].run_id, self.before)
 
     def __call__(self, config: Configuration) -> dict:
         import subprocess
@@ -181,7 +222,7 @@ class LaunchRunner:
             except subprocess.TimeoutExpired:
                 return {"status": "timeout",
                         "error": f"launch did not end within {s.timeout + 60:g} s"}
-            row = row_of(self.out, run_id)
+            row = row_of(self.out, run_id, self.before)
             # A launch that failed before the sweep recorded anything never ran the kernel
             # (e.g. Slurm's pmi2 plugin rejecting a wire-up message, seen on the two-node test
             # Slurm): launch it again rather than exclude a configuration never measured.

@@ -406,3 +406,27 @@ def test_tune_says_what_the_launcher_adds_to_a_trial(tmp_path):
     note = "tune: running as root: Open MPI's mpirun is given --allow-run-as-root"
     assert lines.count(note) == 1 and lines.index(note) < next(
         i for i, line in enumerate(lines) if line.startswith("tune: run 1:"))
+
+
+def test_tune_says_what_is_wrong_with_its_start_model_and_program_in_one_line(tmp_path):
+    """Was: "--program is empty" (nothing to do), "--model t.h5 ... not found" for an existing
+    file, and "do not fit the allocation" for a GPU the partition lacks or a precision the
+    kernel lacks."""
+    (tmp_path / "c.toml").write_text(CLUSTER)
+    (tmp_path / "t.h5").write_bytes(b"not a bundle")
+    base = ["tune", "--size", "64", "--launcher", "mpiexec", "--cluster", "c.toml",
+            "--out", "o.h5"]
+    cases = [
+        (["--program", " "], '--program is empty; give the command to tune, e.g. --program'),
+        (["--kernel", "gemm", "--model", "t.h5"],
+         "--model t.h5: is a file, not a model bundle folder"),
+        (["--kernel", "gemm", "--device", "gpu"], "debug has no GPU; drop --device"),
+        (["--kernel", "fft", "--precision", "bf16"], "fft has no bf16 on cpu; use --precision"),
+        (["--kernel", "gemm", "--nodes", "4"], "need 4 nodes, the allocation has 1"),
+    ]
+    for extra, words in cases:
+        res = run_cli(base + extra, cwd=tmp_path, timeout=60)
+        assert res.returncode == 2, (extra, res.stderr)
+        lines = [ln for ln in res.stderr.strip().splitlines() if not ln.startswith("tune: ")]
+        assert len(lines) == 1 and words in lines[0], (extra, res.stderr)
+    assert not (tmp_path / "o.h5").exists()

@@ -102,14 +102,14 @@ def test_model_guided_search_stops_when_expected_gain_is_below_noise():
     result = system2.tune(space, start, _table_evaluator(table, calls),
                           predictions=_predictions(space, table), budget=10, min_runs=1)
     assert result.runs == 1 and calls == [start.label()]
-    assert "below the measured noise" in result.stop_reason
+    assert "below the noise floor 3.0 %, above the" in result.stop_reason
     # By default confirmation runs of the best alternatives come first: one run cannot tell
     # the pick from its runner-up, however sure the model is.
     calls.clear()
     result = system2.tune(space, start, _table_evaluator(table, calls),
                           predictions=_predictions(space, table), budget=10)
     assert result.runs == system2.DEFAULT_MIN_RUNS > 1 and calls[0] == start.label()
-    assert "below the measured noise" in result.stop_reason
+    assert "below the noise floor 3.0 %, above the" in result.stop_reason
 
 
 def test_model_error_keeps_the_search_going_when_predictions_are_overconfident():
@@ -160,7 +160,7 @@ def test_model_guided_search_goes_straight_to_the_predicted_winner():
     assert result.best == Configuration(1, 1, 2, "cpu", "fp32")
     # Nothing else is expected to beat it: the search stops after the minimum runs.
     assert result.runs == system2.DEFAULT_MIN_RUNS
-    assert "below the measured noise" in result.stop_reason
+    assert "below the noise floor 3.0 %, above the" in result.stop_reason
 
 
 def test_budget_and_bad_start():
@@ -214,3 +214,45 @@ def test_a_run_set_aside_under_a_noise_that_fell_later_is_not_called_within_the_
     assert result.noise == pytest.approx(system2.NOISE_FLOOR)
     assert "9.6 % lower than" in result.note and "within the measured noise" not in result.note
     assert "set aside as within the noise measured when it ran" in result.note
+
+
+def test_runs_the_telemetry_file_already_held_are_said_and_not_spent_from_the_budget():
+    """Was: a tune on an existing --out showed the file's old runs as new runs and spent the
+    budget on them (nothing ran)."""
+    space = _space()
+    start = tune_space.default_config(space, 4)
+    plain = _table_evaluator({start.label(): 2.0}, calls := [])
+
+    def evaluate(config):
+        row = plain(config)
+        if len(calls) <= 2:  # the first two answered from the file
+            row["stored"] = "already in t.h5 (measured 2026-12-04 14:49), not run again"
+        return row
+
+    lines = []
+    result = system2.tune(space, start, evaluate, budget=2, log=lines.append)
+    assert result.runs == 2 and result.reused == 2 and len(result.trials) == 4
+    assert lines[0].startswith("stored: ") and "not run again" in lines[0]
+    assert lines[2].startswith("run 1: ") and result.stop_reason == "budget of 2 runs spent"
+    assert result.as_dict()["reused"] == 2
+
+
+def test_the_noise_is_said_as_the_floor_when_the_runs_measured_less():
+    space = _space()
+    start = tune_space.default_config(space, 4)
+    table = {c.label(): 5.0 for c in space.configs}
+    table[start.label()] = 1.0
+    result = system2.tune(space, start, _table_evaluator(table, []), budget=2)
+    assert result.noise_said == "noise floor 3.0 %, above the 1.0 % runs measured"
+    assert "measured noise" not in result.trials[1].reason
+    loud = system2.tune(space, start, _table_evaluator(table, []), budget=2, noise_floor=0.001)
+    assert loud.noise_said == "measured noise 1.0 %"
+
+
+def test_the_answer_says_where_its_energy_came_from():
+    space = _space()
+    start = tune_space.default_config(space, 4)
+    plain = _table_evaluator({}, [])
+    result = system2.tune(space, start, lambda c: {**plain(c), "energy_source": "modelled"},
+                          objective="energy", budget=1)
+    assert result.energy_source == "modelled"

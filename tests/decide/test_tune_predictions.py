@@ -25,3 +25,17 @@ def test_system1_start_is_the_best_feasible_prediction():
     assert tune_predictions.system1_start(space, preds) == space.configs[-2]
     preds.feasible[:] = False
     assert tune_predictions.system1_start(space, preds) is None
+
+
+def test_a_bundle_of_another_machine_is_set_aside_with_a_note():
+    """Was: an H200 bundle's pick used as the start on a 2-core node, without a word."""
+    from types import SimpleNamespace
+
+    here = Partition("local", cores_per_node=2, memory_gb=25.3, max_nodes=1)
+    h200 = SimpleNamespace(partitions={"gpu_h200": {"cores_per_node": 64, "memory_gb": 1000,
+                                                    "gpus_per_node": 4}})
+    note = tune_predictions.other_machine_note(h200, here)
+    assert note.startswith("the model was trained on other hardware than local (2 cores")
+    same = SimpleNamespace(partitions={"box": {"cores_per_node": 2, "memory_gb": 25,
+                                               "gpus_per_node": 0}})
+    assert tune_predictions.other_machine_note(same, here) is None

@@ -43,3 +43,30 @@ def test_a_program_is_tuned_over_precisions_only_where_its_command_takes_them():
     assert {"fp64", "fp32"} <= {c.precision for c in takes.configs}
     kernel = tune_space.workload_space(PART, "gemm", max_nodes=1)
     assert "fp32" in {c.precision for c in kernel.configs}
+
+
+def test_a_plain_salloc_is_sized_by_the_cpus_it_holds_not_the_nodes_cores(monkeypatch):
+    """Was: `salloc -N 2` (1 CPU per node, SLURM_CPUS_ON_NODE unset in salloc's shell) sized
+    from the node's cores: every two-rank trial failed "More processors requested"."""
+    monkeypatch.delenv("SLURM_CPUS_ON_NODE", raising=False)
+    monkeypatch.setenv("SLURM_JOB_NUM_NODES", "2")
+    monkeypatch.setenv("SLURM_JOB_CPUS_PER_NODE", "1(x2)")
+    assert tune_space.allocation(PART, "srun") == (2, 1)
+    monkeypatch.setenv("SLURM_JOB_CPUS_PER_NODE", "4,2(x3)")
+    assert tune_space.allocation(PART, "srun") == (2, 2)  # every node must hold it
+    assert tune_space.allocated_cpus({}) is None
+
+
+@pytest.mark.parametrize("wanted, words", [
+    ({"device": "gpu"}, "p has no GPU; drop --device or use --device cpu"),
+    ({"precision": "bf16"}, "fft has no bf16 on cpu; use --precision fp32/fp64"),
+    ({"nodes": 4}, "need 4 nodes, the allocation has 1; run tune in a larger allocation"),
+    ({"ranks_per_node": 16}, "do not fit the allocation (1 node x 8 cores)"),
+])
+def test_start_settings_that_do_not_fit_say_which_and_what_to_do(wanted, words):
+    """Was: "do not fit the allocation (1 node(s) x 2 cores)" whatever the reason."""
+    space = tune_space.workload_space(PART, "fft", max_nodes=1)
+    with pytest.raises(ConfigError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        tune_space.start_config(space, wanted, nodes=1, cores=8, partition=PART, kernel="fft")
+    assert tune_space.start_config(space, {"ranks_per_node": 4}, nodes=1, cores=8,
+                                   partition=PART, kernel="fft") == Configuration(1, 4, 1)

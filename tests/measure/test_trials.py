@@ -48,3 +48,20 @@ def test_launch_that_never_started_the_sweep_is_made_again(tmp_path, monkeypatch
     else:
         assert row["status"] == "crashed" and "launch exited 7" in row["error"], row
         assert runner.relaunched == []
+
+
+def test_a_run_the_file_already_held_comes_back_marked_stored(tmp_path):
+    """Was: a tune on an existing --out read the file's old run back as a new one (the sweep
+    resumes and does not run it again) and spent the budget on it."""
+    from hpcds1mpi.cluster import Partition
+
+    part = Partition("p", cores_per_node=2, memory_gb=4, max_nodes=1)
+    settings = trials.RunSettings("stencil", 12, min_time=0.01, max_repeats=1)
+    out = str(tmp_path / "t.h5")
+    config = Configuration(1, 1, 1, "cpu", "fp64")
+    first = trials.LaunchRunner(settings, out, part, "mpiexec")(config)
+    assert first["status"] == "ok" and not first.get("stored"), first
+    again = trials.LaunchRunner(settings, out, part, "mpiexec")(config)
+    assert again["started_at"] == first["started_at"]
+    assert again["stored"].startswith(f"already in {out} (measured 20")
+    assert again["stored"].endswith("not run again (another --out measures it anew)")

@@ -1,0 +1,43 @@
+"""The lines ``hpcds1mpi tune`` ends with: the answer, the front, where every run is.
+
+Values are said as what they are: the runtime and energy measured by this session's runs, an
+energy *modelled* where no meter was read (the row's ``energy_source``), the noise measured or
+the floor assumed (:attr:`~hpcds1mpi.decide.system2.TuneResult.noise_said`), runs the
+telemetry file already held as reused, not made.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def energy_unit(source: str) -> str:
+    """"J", or "J modelled" when the energy was not read from a meter."""
+    return "J modelled" if "modelled" in (source or "") else "J"
+
+
+def report_lines(result, out: str, objective: str) -> tuple[list[str], bool]:
+    """(the lines to print, whether the tune found an answer).
+
+    A tune with no successful run names ``out`` only when the file exists (every launch may
+    have failed before writing it).
+    """
+    made = f"{result.runs} run(s)" + (f" and {result.reused} stored in {out} (not run again)"
+                                      if result.reused else "")
+    if result.best is None:
+        where = f"see {out}" if os.path.exists(out) else "nothing was recorded"
+        return [f"no configuration ran successfully in {made}; {where}"], False
+    first = result.trials[0]
+    unit = energy_unit(result.energy_source) if objective == "energy" else "s"
+    how = "" if unit.endswith("modelled") else " measured"
+    lines = [f"best: {result.best.label()}  {result.best_value:.4g} {unit}{how} "
+             f"(start {first.config.label()} {first.value:.4g} {unit}) after {made}; "
+             f"{result.stop_reason}"]
+    if result.note:
+        lines.append(result.note)
+    joules = energy_unit(result.energy_source)
+    lines += [f"  front: {point['label']}  {point['runtime_s']:.4g} s  "
+              f"{point['energy_j']:.4g} {joules}" for point in result.front]
+    lines.append(f"every run is in {out}; add them to the model with "
+                 f"`hpcds1mpi learn --model DIR --telemetry {out}`")
+    return lines, True

@@ -1,0 +1,39 @@
+"""The lines a tune ends with: values said as what they are, no file named that is not there."""
+
+from __future__ import annotations
+
+from hpcds1mpi.config import Configuration
+from hpcds1mpi.decide import system2
+from hpcds1mpi.decide.tune_report import report_lines
+
+START = Configuration(1, 2, 1)
+
+
+def _result(best, trials, **kw) -> system2.TuneResult:
+    return system2.TuneResult(kw.pop("objective", "time"), START, best,
+                              trials[0].value if best else float("nan"), trials,
+                              "budget of 1 runs spent", 0.03, **kw)
+
+
+def _trial(status="ok", value=2.0, stored=""):
+    return system2.Trial(START, status, value, value, value * 10, 0.0, "start", stored=stored)
+
+
+def test_no_success_names_the_file_only_when_it_was_written(tmp_path):
+    """Was: "no configuration ran successfully in 4 run(s); see tune_s.h5", no such file."""
+    out = tmp_path / "t.h5"
+    lines, found = report_lines(_result(None, [_trial("crashed", float("nan"))]), str(out), "time")
+    assert not found and lines == ["no configuration ran successfully in 1 run(s); "
+                                   "nothing was recorded"]
+    out.write_bytes(b"")
+    assert report_lines(_result(None, [_trial("crashed")]), str(out), "time")[0][0].endswith(
+        f"see {out}")
+
+
+def test_energy_is_said_modelled_and_stored_runs_reused(tmp_path):
+    trials = [_trial(stored="already in t.h5"), _trial()]
+    result = _result(START, trials, objective="energy", energy_source="modelled")
+    lines, found = report_lines(result, "t.h5", "energy")
+    assert found and "2 J modelled measured" not in lines[0]
+    assert lines[0].startswith("best: N1xR2xT1-cpu-fp64  2 J modelled (start")
+    assert "after 1 run(s) and 1 stored in t.h5 (not run again)" in lines[0]
