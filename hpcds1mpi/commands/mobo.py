@@ -92,9 +92,11 @@ def _problem(model_dir, analytic, workload, size, cluster_file, partition, colum
         source = "modelled"
         offer = None
     else:
+        from hpcds1mpi.decide.recommend import refuse_job_bundle
         from hpcds1mpi.surrogates.bundle import load_bundle
 
         bundle = load_bundle(model_dir)
+        refuse_job_bundle(bundle, "mobo")  # a job-table model has no configurations to search
         part = resolve_partition(cluster_file, partition) if cluster_file else \
             partition_for_bundle(bundle, partition)
         model_partition = _model_partition(bundle, part, model_partition)

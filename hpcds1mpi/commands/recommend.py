@@ -106,7 +106,8 @@ def _propose(table, rec, user: str, job_name: str, time_limit_s, coverage: float
 @click.option("--job-name", default=None,
               help="Job name in the script, and the job's name in --history (default: the "
                    "workload).")
-@click.option("--job-output", default=None, help="Job stdout path in the script (%j allowed).")
+@click.option("--job-output", default=None,
+              help="Job stdout path in the script (Slurm: %j / %x allowed; PBS: a plain path).")
 @click.option("--exclusive", is_flag=True, help="Ask for whole nodes.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.option("--model", "model_dir", type=click.Path(), default=None,
@@ -262,7 +263,7 @@ def _report(rec, note, proposal, *, as_json, emit, script, script_path, script_t
             say(note["line"])
         if proposal is not None:
             say("")
-            say("\n".join(proposal.lines()))
+            say("\n".join(proposal.lines(scheduler=emit or "slurm")))
             if emit and uses_proposal:
                 say(f"walltime: the {emit} script's time limit is this proposal")
             elif emit and script_time:

@@ -12,18 +12,38 @@ import click
 from hpcds1mpi.schemas.numbers import FRACTION, SEED
 
 
+def _unlearnt(bundle) -> tuple[int, int, dict[str, int]]:
+    """(kept rows, rows not learnt from among them, those rows by status): a run that says
+    nothing about its configuration (``config.UNINFORMATIVE_STATUSES``: interrupted,
+    cancelled, unsupported) trains no target, however the sampler marked it."""
+    from hpcds1mpi.config import UNINFORMATIVE_STATUSES
+
+    frame = bundle.training_frame()
+    if "status" not in frame.columns:
+        return 0, 0, {}
+    status = frame["status"].astype(str)
+    silent = status.isin(UNINFORMATIVE_STATUSES)
+    kept = frame["kept"].astype(bool) if "kept" in frame.columns else silent | ~silent
+    return int((kept & silent).sum()), int(silent.sum()), \
+        {k: int(v) for k, v in status[silent].value_counts().sort_index().items()}
+
+
 def summary_lines(bundle, out: str) -> list[str]:
-    """What to print after training."""
+    """What to print after training: the rows learnt from, and those left out and why."""
     m = bundle.manifest
     s = m["sampling"]
+    silent_kept, silent, by_status = _unlearnt(bundle)
     lines = [
         f"trained {m['family']} x {m['n_members']} members"
-        f"{' + TabNet embedding' if m['use_embedding'] else ''} on {s['n_kept']} of "
-        f"{s['n_total']} rows (sampling target {s['target_rate']:.2f}, achieved "
+        f"{' + TabNet embedding' if m['use_embedding'] else ''} on {s['n_kept'] - silent_kept} "
+        f"of {s['n_total'] - silent} rows (sampling target {s['target_rate']:.2f}, achieved "
         f"{s['achieved_rate']:.3f}, seed {s['seed']})",
         f"targets: {', '.join(m['targets'])}; workloads: {len(m['workloads'])}; "
         f"machines: {len(m['machine_ids'])}",
     ]
+    if silent:
+        lines.append(f"  left out {silent} run(s) with no outcome to learn from ("
+                     + ", ".join(f"{n} {k}" for k, n in by_status.items()) + ")")
     for target in ("runtime_s", "energy_j", "peak_rss_mb"):
         if target in m["metrics"]:
             t = m["metrics"][target]

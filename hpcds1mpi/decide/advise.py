@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Sequence
 from hpcds1mpi.config import Configuration, check_fits
 from hpcds1mpi.decide import guard as guard_mod
 from hpcds1mpi.decide import system1 as s1
-from hpcds1mpi.decide.recommend import recommend
+from hpcds1mpi.decide.recommend import recommend, refuse_job_bundle
 from hpcds1mpi.decide.recommendation import format_time
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch import directives as directives_mod
@@ -341,6 +341,7 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
         ConfigError: not a batch script, a partition the cluster lacks, a known program whose
             size is nowhere to be found.
     """
+    refuse_job_bundle(bundle, "advise")
     script = read_script(text)
     labels = [str(w) for w in getattr(bundle, "workloads", [])]
     commands = recorded_commands(bundle)

@@ -179,6 +179,26 @@ class Prepared:
         return self.offer.uses_threads
 
 
+def refuse_job_bundle(bundle, command: str = "recommend") -> None:
+    """Refuse, in one line, a bundle trained on a job table: it predicts logged jobs from
+    their requests, and has no configurations for ``command`` to compare.
+
+    Raises:
+        ModelError: ``bundle`` was trained with ``train --jobs``.
+    """
+    from hpcds1mpi.errors import ModelError
+
+    spec = (getattr(bundle, "manifest", None) or {}).get("feature_spec") or {}
+    # What a job requested (time limit, memory, cores): features only a job table gives.
+    if isinstance(spec, dict) and spec.get("request_columns"):
+        raise ModelError(
+            f"this bundle was trained on a job table (train --jobs): a job-log model of "
+            f"runtime, memory and failure from what jobs requested, for Python use "
+            f"(surrogates.bundle.load_bundle), not a layout model, so {command} cannot use it; "
+            f"for layouts train on sweep telemetry (train --telemetry FILE.h5 --out DIR), for "
+            f"a walltime from the job table use recommend --history TABLE")
+
+
 def recommend(bundle, workload: str, size: int,
               places: Sequence[tuple["Cluster | None", "Partition"]], *,
               objective: str = "time", constraints: s1.Constraints | None = None,
@@ -220,6 +240,7 @@ def prepare(bundle, workload: str, size: int,
     Raises:
         ConfigError: the question's one line (objective, size, device, partitions, offer).
     """
+    refuse_job_bundle(bundle)
     if objective not in s1.OBJECTIVES:
         raise ConfigError(f"--objective must be one of {', '.join(s1.OBJECTIVES)}")
     if not isinstance(size, int) or isinstance(size, bool) or size <= 0:

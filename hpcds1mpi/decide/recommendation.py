@@ -302,7 +302,11 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
             raise ConfigError("nothing to run: no allowed partition can run this job; relax "
                               "the constraints or allow another partition")
         if scheduler != "slurm":
-            raise ConfigError("calibration sweeps are written for Slurm only; use --emit slurm")
+            raise ConfigError(
+                f"no {scheduler} script: this job escalated (no settings guessed) and its "
+                "calibration sweep is written for Slurm only (srun steps); drop --emit to list "
+                "the configurations to measure, measure them with hpcds1mpi sweep in a "
+                f"{scheduler} job, then hpcds1mpi learn")
         return scripts.render_calibration(
             rec.calibration_steps, rec.calibration_partition, rec.workload, rec.size,
             cluster=rec.calibration_cluster, program=program, telemetry=telemetry,

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from hpcds1mpi.errors import DataError
+from hpcds1mpi.launch.directives import format_pbs_walltime
 
 #: Fewest finished jobs of the user the history must hold to propose anything.
 MIN_USER_JOBS = 2
@@ -83,13 +84,15 @@ class WalltimeProposal:
         text = f"{rest // 60:02d}:{rest % 60:02d}:00"
         return f"{days}-{text}" if days else text
 
-    def lines(self) -> list[str]:
-        """What ``recommend`` prints about it."""
+    def lines(self, scheduler: str = "slurm") -> list[str]:
+        """What ``recommend`` prints about it, the walltime as ``scheduler``'s script asks for
+        it (``--time`` for Slurm, ``-l walltime=`` for PBS)."""
         if self.time_s is None:
             return [f"walltime: {self.reason}"]
+        checked = self.coverage is not None
         sure = (f"{100 * self.coverage:.1f} % of the newest {self.n_checked} history jobs "
-                "were covered" if self.coverage is not None
-                else "coverage not checked (too few history jobs)")
+                "were covered" if checked
+                else "not checked on held-out jobs (too few history jobs)")
         capped = ""
         if self.request_s:
             capped = (", = the request: capped" if self.time_s >= self.request_s * (1 - 1e-9)
@@ -97,13 +100,18 @@ class WalltimeProposal:
         if self.tight and self.short_request():
             case = (f"your request is shorter than the {100 * self.quantile:.0f} % walltime "
                     f"of {self.uncapped_s:.0f} s, so fewer jobs like this one finish within it")
-        elif self.tight:
+        elif self.tight and checked:
             case = f"tight: about {100 * self.quantile:.0f} % of such jobs finished within it"
+        elif self.tight:  # nothing held out to check it on: what it aims at, not a result
+            case = f"tight: meant to cover about {100 * self.quantile:.0f} % of such jobs"
         else:
             case = "unsure: kept your request because " + (
                 NOVEL if self.novel else "jobs like this one too often ran past a shorter "
                 "walltime (their run times are spread out)")
-        lines = [f"walltime: --time {self.slurm_time()} ({self.time_s:.0f} s{capped}; {case}; "
+        minutes = int(np.ceil(round(self.time_s, 3) / 60.0))  # as slurm_time rounds it
+        asked = (f"-l walltime={format_pbs_walltime(minutes * 60)}" if scheduler == "pbs"
+                 else f"--time {self.slurm_time()}")
+        lines = [f"walltime: {asked} ({self.time_s:.0f} s{capped}; {case}; "
                  f"{sure})",
                  f"walltime: predicted run time {self.point_s:.0f} s (modelled), from "
                  f"{self.n_history} finished jobs of the user ({self.n_same_name} with this "

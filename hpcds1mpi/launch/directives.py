@@ -248,6 +248,10 @@ def pbs_directives(job: BatchJob) -> list[str]:
     if job.account_value():
         lines.append(f"-A {job.account_value()}")
     if job.output is not None:
+        if "%" in job.output:  # Slurm's %j / %x: PBS writes the path as it stands
+            raise ConfigError(f"output path {job.output!r}: PBS does not expand Slurm's %j / "
+                              "%x patterns; give a plain path, or no --job-output (PBS then "
+                              "names the file JOBNAME.oJOBID)")
         lines += [f"-o {job.output}", "-j oe"]
     return [f"#PBS {line}" for line in lines]
 

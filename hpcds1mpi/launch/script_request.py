@@ -2,8 +2,9 @@
 
 A launch line overrides the allocation for its step: ``srun -n 32 -c 4``, ``mpirun -np 64
 --map-by ppr:16:node:pe=2``, ``mpiexec -n 8 -ppn 4 -d 2``, ``aprun -n 8 -N 4 -d 2``. Threads
-per rank come from ``OMP_NUM_THREADS`` where the script sets it (on the launch line or before
-it), else PBS's ``ompthreads``, else the CPUs per task, else one.
+per rank come from a launched ``hpcds1mpi run`` / ``sweep``'s own ``--threads N``
+(:func:`program_threads`), else ``OMP_NUM_THREADS`` where the script sets it (on the launch line
+or before it), else PBS's ``ompthreads``, else the CPUs per task, else one.
 
 The launched program asks for a problem size and a precision (:func:`size_from`,
 :func:`precision_of`), and for an MPI: :func:`mpi_mismatch` says when the script's
@@ -86,13 +87,48 @@ def resolve_launch(script: "JobScript", launch: "Launch | None" = None) -> None:
     else:
         _apply(script, launch)
     env_threads = _threads_from_env(script, launch) if launch is not None else None
-    if env_threads:
+    own = program_threads(script, launch)
+    if own is not None:  # hpcds1mpi's own --threads is what its ranks run, whatever OMP says
+        if env_threads and env_threads != own[0]:
+            script.note(f"line {launch.line}: the program's --threads {own[0]} is read as the "
+                        f"threads per rank, not OMP_NUM_THREADS={env_threads}")
+        script.threads = own[0]
+        script.where("threads", launch.line)
+    elif env_threads:
         script.threads = env_threads
     elif not script.threads:
         script.threads = script.cpus_per_task or 1
         if not script.cpus_per_task:
             script.note("neither OMP_NUM_THREADS nor CPUs per task are set; one thread per "
                         "rank assumed")
+
+
+#: hpcds1mpi's own commands that take ``--threads N`` (threads per rank).
+_OWN_COMMANDS = ("run", "sweep")
+_OWN_START_RE = re.compile(r"(?<![\w.-])hpcds1mpi\s+(run|sweep)(?![\w-])")
+_OWN_THREADS_RE = re.compile(r"(?<!\S)--threads(?:=|(?:[ \t]|\\\r?\n)+)(\d+)(?![^\s;&|])")
+
+
+def program_threads(script: "JobScript", launch: "Launch | None"
+                    ) -> tuple[int, tuple[int, int]] | None:
+    """(N, where N stands in the script's text) for a launch of ``hpcds1mpi run`` / ``sweep``
+    with ``--threads N`` (one whole number; the last one given, as the option parser takes);
+    None for any other program."""
+    if launch is None or stem(launch.program or launch.program_raw or "") != "hpcds1mpi" \
+            or not launch.args or launch.args[0] not in _OWN_COMMANDS:
+        return None
+    text = script.text
+    end = launch.span[1]
+    for _ in range(launch.last_line - launch.line + 1):
+        end = text.find("\n", end + 1)
+        if end < 0:
+            end = len(text)
+            break
+    start = _OWN_START_RE.search(text, launch.span[1], end)
+    found = list(_OWN_THREADS_RE.finditer(text, start.end() if start else end, end))
+    if not found:
+        return None
+    return int(found[-1].group(1)), found[-1].span(1)
 
 
 def _apply(script: "JobScript", launch: "Launch") -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hpcds1mpi.launch.directives import format_pbs_walltime, format_slurm_time
+from hpcds1mpi.launch.script_request import program_threads
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.script_options import Option
@@ -201,6 +202,9 @@ def _launch(e: _Edits, script: "JobScript", to: Layout) -> bool:
                         + (f":pe={to.threads}" if m.group(1) else ""), o["map-by"].value,
                         flags=re.I)
         e.launch_value(o["map-by"], mapped, "--map-by")
+    own = program_threads(script, launch)  # hpcds1mpi run --threads N: the ranks' threads
+    if own is not None and own[0] != to.threads:
+        e.edits.append((*own[1], str(to.threads)))
     inherits = any(st.name == "SRUN_CPUS_PER_TASK" for st in script.settings)
     if launch.kind == "slurm" and "cpus-per-task" not in o and to.threads > 1 and not inherits:
         # srun does not take --cpus-per-task from the allocation on every Slurm release

@@ -98,6 +98,23 @@ def test_cli_bundle_without_energy_target_is_one_line_error(monkeypatch, tmp_pat
     assert isinstance(res.exception, ModelError) and "workload" in str(res.exception)
 
 
+def test_cli_bundle_of_a_job_table_is_refused_in_one_line(monkeypatch, tmp_path, cluster_file):
+    """A ``train --jobs`` bundle models logged jobs: mobo said "no energy target"."""
+    from click.testing import CliRunner
+
+    import hpcds1mpi.surrogates.bundle as bundle_module
+    from hpcds1mpi.commands.mobo import command
+
+    jobs = TinyBundle()
+    jobs.manifest = {"feature_spec": {"request_columns": ["time_limit_s", "mem_req_gb"]}}
+    monkeypatch.setattr(bundle_module, "load_bundle", lambda path: jobs)
+    res = CliRunner().invoke(command, ["--model", str(tmp_path), "--workload", "stencil",
+                                       "--size", "256", "--cluster", str(cluster_file),
+                                       "--partition", "small"])
+    assert isinstance(res.exception, ModelError) and "train --jobs" in str(res.exception)
+    assert "\n" not in str(res.exception)
+
+
 # -- outputs whole or not at all; unusable --out is one line before the work (#14) -------------
 
 ANALYTIC = ["mobo", "--analytic", "--partition", "small", "--workload", "stencil", "--size",

@@ -256,3 +256,25 @@ def test_a_ranking_recipe_on_all_features_is_one_usage_line(tmp_path):
     assert proc.returncode == 2
     assert_one_line_error(proc, "ranks on the knob features")
     assert not (tmp_path / "m").exists()
+
+
+def test_the_row_counts_leave_out_runs_with_no_outcome_and_say_so():
+    """An interrupted run trains no target: 'on 290 of 290 rows' for 289 learnt is wrong."""
+    import pandas as pd
+
+    from hpcds1mpi.commands.train import summary_lines
+
+    class Trained:
+        manifest = {"family": "xgboost", "n_members": 5, "use_embedding": False,
+                    "sampling": {"n_kept": 4, "n_total": 5, "target_rate": 1.0,
+                                 "achieved_rate": 0.8, "seed": 0},
+                    "targets": ["runtime_s"], "workloads": ["fft"], "machine_ids": ["m"],
+                    "metrics": {"train_seconds": {"sampling": 0.0, "fit": 0.0}}}
+
+        def training_frame(self):
+            return pd.DataFrame({"status": ["ok", "ok", "failed", "interrupted", "ok"],
+                                 "kept": [True, True, True, True, False]})
+
+    lines = summary_lines(Trained(), "model")
+    assert " on 3 of 4 rows " in lines[0]
+    assert "  left out 1 run(s) with no outcome to learn from (1 interrupted)" in lines

@@ -252,3 +252,15 @@ def test_a_launcher_of_another_mpi_family_is_a_warning(bundle, places, tmp_path)
         a.warnings[0]
     assert a.to_dict()["warnings"] == a.warnings
     assert run(text, bundle, places).warnings == []  # text alone (a web request): no files
+
+
+def test_a_bundle_trained_on_a_job_table_is_refused_before_the_script_is_read(bundle, places):
+    import copy
+
+    from hpcds1mpi.errors import ModelError
+
+    jobs_bundle = copy.copy(bundle)
+    spec = {**bundle.manifest["feature_spec"], "request_columns": ["time_limit_s"]}
+    jobs_bundle.manifest = {**bundle.manifest, "feature_spec": spec}
+    with pytest.raises(ModelError, match=r"train --jobs.*advise cannot use it"):
+        run("#!/bin/bash\n#SBATCH -N 1\nsrun ./unknown_program\n", jobs_bundle, places)

@@ -169,3 +169,17 @@ def test_a_programs_memory_need_beyond_its_measured_sizes_is_said_to_be_extrapol
                for n in rec.notes)
     inside = rec_mod.recommend(bundle, "myapp", 2000, fake_places("cpu"))
     assert not any("memory need" in n for n in inside.notes)
+
+
+def test_a_bundle_trained_on_a_job_table_is_refused_in_one_line(bundle):
+    """``train --jobs`` bundles model logged jobs from their requests; recommend must say
+    so and exit non-zero, not fail on the missing request columns."""
+    from hpcds1mpi.errors import ModelError
+
+    bundle.manifest = {"feature_spec": {"request_columns": ["time_limit_s", "mem_req_gb"]}}
+    with pytest.raises(ModelError) as info:
+        rec_mod.recommend(bundle, "gemm", 4096, fake_places("gpu-big"))
+    message = str(info.value)
+    assert "\n" not in message and "train --jobs" in message
+    assert "train --telemetry" in message and "recommend --history" in message
+    assert info.value.exit_code != 0

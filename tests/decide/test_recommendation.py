@@ -92,8 +92,11 @@ def test_escalated_job_gets_a_calibration_table_and_only_a_slurm_sweep():
     assert "! verdict escalate: no settings guessed" in text
     assert "Calibration sweep (measure these, then hpcds1mpi learn):" in text
     assert "calibration sweep" in emit_script(rec, "slurm", None)
-    with pytest.raises(ConfigError, match="Slurm only"):
+    with pytest.raises(ConfigError, match="Slurm only") as info:
         emit_script(rec, "pbs", None)
+    # A PBS user cannot "use --emit slurm": the line says what to do on PBS instead.
+    assert "use --emit slurm" not in str(info.value)
+    assert "drop --emit" in str(info.value) and "sweep in a pbs job" in str(info.value)
     rec.calibration_steps = []
     with pytest.raises(ConfigError, match="nothing to run"):
         emit_script(rec, "slurm", None)

@@ -119,3 +119,19 @@ def test_a_request_new_to_the_user_is_kept_when_the_history_cannot_calibrate_it(
                             predictor_args=SMALL)
     assert free.time_s is not None and free.tight and not free.novel
     assert NOVEL not in " ".join(free.lines())
+
+
+def test_unchecked_coverage_is_not_called_a_result():
+    """With too few history jobs to hold some out, the 95 % is what the walltime aims at:
+    the line must not say 95 % of jobs finished within it and 'not checked' in one breath."""
+    unchecked = WalltimeProposal(3600.0, 0.95, None, 0, 10, 5, 1800.0, None, 1000, tight=True)
+    line = unchecked.lines()[0]
+    assert "finished within it" not in line
+    assert "meant to cover about 95 % of such jobs" in line and "not checked" in line
+
+
+def test_a_pbs_script_is_told_its_walltime_as_pbs_asks_for_it():
+    p = WalltimeProposal(13901.0, 0.95, 0.95, 100, 10, 5, 9000.0, None, 1000, tight=True)
+    assert p.lines(scheduler="pbs")[0].startswith("walltime: -l walltime=03:52:00 (")
+    assert "--time" not in p.lines(scheduler="pbs")[0]
+    assert p.lines()[0].startswith("walltime: --time 03:52:00 (")

@@ -27,7 +27,7 @@ def cpu_job(**kw) -> BatchJob:
     base = dict(config=Configuration(4, 16, 4, "cpu", "fp32"), partition=CPU,
                 program="./stencil --n {size} --precision {precision}", size=4096,
                 time_limit_s=time_limit_s(600.0), cluster=site(), job_name="stencil-run",
-                output="logs/%x-%j.out")
+                output="logs/stencil-run.out")  # PBS has no %j: a plain path
     base.update(kw)
     return BatchJob(**base)
 

@@ -13,7 +13,7 @@ from tests.launch.jobs import cpu_job, golden, gpu_job, site
 
 
 def test_slurm_cpu_directives_match_golden():
-    assert batch.slurm_directives(cpu_job()) == golden("slurm_cpu.txt")
+    assert batch.slurm_directives(cpu_job(output="logs/%x-%j.out")) == golden("slurm_cpu.txt")
 
 
 def test_slurm_gpu_directives_use_site_gres_syntax():
@@ -36,3 +36,14 @@ def test_time_limit_from_upper_quantile_with_margin_and_floor():
     for bad in (0, -1.0, float("nan"), float("inf")):
         with pytest.raises(ConfigError):
             batch.time_limit_s(bad)
+
+
+def test_a_slurm_output_pattern_is_refused_for_pbs_in_one_line():
+    """PBS writes ``-o out.%j`` as it stands: a file literally named out.%j."""
+    with pytest.raises(ConfigError) as info:
+        batch.pbs_directives(cpu_job(output="out.%j"))
+    assert "PBS does not expand" in str(info.value) and "\n" not in str(info.value)
+    assert any(line.endswith("-o out.log") for line in
+               batch.pbs_directives(cpu_job(output="out.log")))
+    assert any(line.endswith("--output=out.%j") for line in
+               batch.slurm_directives(cpu_job(output="out.%j")))

@@ -169,3 +169,24 @@ def test_names_are_found_where_the_job_finds_them(mpis, nothing_runs, tmp_path):
     other.mkdir()
     chdir = plain.replace("#SBATCH -N 1", f"#SBATCH -N 1\n#SBATCH --chdir={other}")
     assert _mismatch(chdir, tmp_path, env) is None  # no ./app in the --chdir folder
+
+
+@pytest.mark.parametrize("text, threads", [
+    # PBS without ompthreads: the program's own --threads 2 is the ranks' threads, not 1
+    ("#PBS -l select=1:ncpus=2:mpiprocs=1\nmpiexec -n 1 hpcds1mpi run stencil --size 128"
+     " --threads 2\n", 2),
+    ("#SBATCH -N 1\nexport OMP_NUM_THREADS=1\nsrun hpcds1mpi sweep --plan p.toml "
+     "--threads=4\n", 4),
+    # srun's own --threads (before the program) and another program's --threads are not it
+    ("#SBATCH -N 1\n#SBATCH -c 2\nsrun --threads 3 ./app --threads 8\n", 2),
+])
+def test_hpcds1mpi_own_threads_are_read_as_the_ranks_threads(text, threads):
+    script = read_script(text)
+    assert script.threads == threads
+
+
+def test_a_differing_omp_setting_gets_a_note_naming_both():
+    script = read_script("#SBATCH -N 1\nexport OMP_NUM_THREADS=1\nsrun hpcds1mpi run stencil"
+                         " --size 9 --threads 2\n")
+    assert script.threads == 2
+    assert any("--threads 2" in n and "OMP_NUM_THREADS=1" in n for n in script.notes)

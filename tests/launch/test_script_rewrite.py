@@ -123,3 +123,18 @@ def test_values_the_scheduler_fills_in_stay_and_literal_ones_change():
     assert new.startswith("#SBATCH -N 1 --ntasks-per-node=2 -c 1\n")
     again = read_script(new)
     assert again.layout() == (1, 2, 1)
+
+
+@pytest.mark.parametrize("text", [
+    "#PBS -l select=1:ncpus=2:mpiprocs=1:ompthreads=2\nexport OMP_NUM_THREADS=2\n"
+    "mpiexec -n 1 hpcds1mpi run stencil --size 128 --threads 2\n",
+    "#SBATCH -N 1\n#SBATCH --cpus-per-task=2\nsrun hpcds1mpi run stencil --size 128 \\\n"
+    "    --threads=2\n",
+])
+def test_hpcds1mpi_own_threads_change_with_the_layout(text):
+    """A rewrite to one thread per rank must not keep the program at --threads 2 (it would
+    run twice the threads the new layout gives each rank)."""
+    new, changes = rewrite(read_script(text), Layout(nodes=2, ranks_per_node=2, threads=1))
+    assert "--threads 2" not in new and "--threads=2" not in new
+    assert read_script(new).threads == 1
+    assert any("--threads" in c.new for c in changes)
