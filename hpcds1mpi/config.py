@@ -86,7 +86,8 @@ def check_fits(config: Configuration, partition: "Partition") -> None:
     cores = config.ranks_per_node * config.threads
     if cores > partition.cores_per_node:
         raise ConfigError(
-            f"{config.ranks_per_node} ranks x {config.threads} threads = {cores} cores per node, "
+            f"{config.ranks_per_node} rank{'s' if config.ranks_per_node > 1 else ''} x "
+            f"{config.threads} thread{'s' if config.threads > 1 else ''} = {cores} cores per node, "
             f"but partition {partition.name!r} has {partition.cores_per_node}; "
             "lower ranks per node or threads"
         )

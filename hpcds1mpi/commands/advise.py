@@ -65,7 +65,9 @@ def format_advice(advice) -> str:
                      else f"  => {verdict}")
     lines += [f"     - {r}" for r in v.get("reasons") or []]
     if advice.calibration:
-        lines.append("  measure first (hpcds1mpi recommend --emit slurm writes this sweep):")
+        lines.append("  measure first (hpcds1mpi recommend --emit slurm writes this sweep):"
+                     if advice.scheduler == "slurm" else "  measure first (with hpcds1mpi "
+                     "sweep in a job; the written calibration sweep is for Slurm only):")
         lines += [f"     {c['config']}  {c['reason']}" for c in advice.calibration]
     if advice.changes:
         lines.append("  --rewrite changes only these lines:")

@@ -220,3 +220,21 @@ def test_a_swept_programs_size_comes_from_the_script(tmp_path):
     assert res.returncode == 0, res.stderr
     assert "workload relax (from the program on line 5), size 96 (from the command on line 5)" \
         in res.stdout
+
+
+@pytest.mark.parametrize("scheduler, said", [
+    ("slurm", "hpcds1mpi recommend --emit slurm writes this sweep"),
+    ("pbs", "with hpcds1mpi sweep in a job; the written calibration sweep is for Slurm only"),
+])
+def test_the_calibration_list_says_how_to_measure_it_on_the_scripts_scheduler(scheduler, said):
+    """A PBS script's escalated advice pointed at --emit slurm, which a PBS site cannot use."""
+    from types import SimpleNamespace
+
+    from hpcds1mpi.commands.advise import format_advice
+
+    advice = SimpleNamespace(
+        verdict={"verdict": "escalate", "reasons": []}, script="job", scheduler=scheduler,
+        workload=None, asked=None, recommended=None, energy_saving_pct=None,
+        runtime_change_pct=None, confidence=None, changes=[], warnings=[], notes=[],
+        calibration=[{"config": "N1xR1xT1-cpu-fp64", "reason": "least certain"}])
+    assert said in format_advice(advice)
