@@ -100,17 +100,28 @@ class Kernel:
     #: A reason the kernel cannot run here (missing optional library); None when it can.
     unavailable: ClassVar[str | None] = None
     #: Options the kernel reads from a plan's ``extra``, checked when the plan loads:
-    #: name -> ``(int | float, smallest, largest)`` or ``(str, allowed words or None)``.
-    options: ClassVar[dict[str, tuple]] = {}
+    #: name -> ``(int | float, smallest, largest)`` or ``(str, allowed words or None)``; any
+    #: other key is refused (a typo would be ignored silently). None (a plugin that declares
+    #: nothing): keys are not checked.
+    options: ClassVar[dict[str, tuple] | None] = None
 
     def check_extra(self, extra: dict) -> None:
         """Raise :class:`hpcds1mpi.errors.ConfigError` for a value of an option this kernel
         reads (:attr:`options`) that it cannot use (``sweeps = 0`` measured no work as an ok
-        run; ``"lots"`` failed every run). Keys it does not read are left alone."""
+        run; ``"lots"`` failed every run), or for a key it does not read (when it declares
+        its options)."""
         import math
 
         from hpcds1mpi.errors import ConfigError
 
+        if self.options is None:
+            return
+        unread = sorted(set(extra) - set(self.options))
+        if unread:
+            reads = (f"the keys it reads: {', '.join(sorted(self.options))}" if self.options
+                     else "it reads none: drop extra")
+            raise ConfigError(f"kernel {self.name!r} does not read extra "
+                              f"{', '.join(unread)}; {reads}")
         for key, (kind, *limits) in self.options.items():
             if key not in extra:
                 continue

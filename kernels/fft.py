@@ -68,6 +68,7 @@ def _fft_backend(xp, threads: int):
 @register
 class FFT3D(Kernel):
     name = "fft"
+    options = {}  # reads no plan extra: any key there is refused
     description = "forward 3D complex FFT of an N^3 array (complex128 / complex64)"
     decomposition = "slabs along axis 0 in, slabs along axis 1 out (uneven splits allowed)"
     communication = "one Alltoallv transpose per transform (staged via host on GPU)"

@@ -203,6 +203,7 @@ class _GemmState:
 @register
 class Gemm(Kernel):
     name = "gemm"
+    options = {}  # reads no plan extra: any key there is refused
     description = "dense C = A @ B (N x N, standard-normal inputs)"
     decomposition = "1D row blocks of A, B, C (uneven splits allowed)"
     communication = "ring pass of B's row blocks: P-1 Isend/Irecv per rank, overlapped"

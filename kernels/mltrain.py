@@ -208,6 +208,7 @@ def train(x, y, init, *, steps: int, batch: int, autocast: bool, allreduce=None)
 @register
 class MLTrain(Kernel):
     name = "mltrain"
+    options = {}  # reads no plan extra: any key there is refused
     description = f"{STEPS} SGD steps of a {IN_FEATURES}-{HIDDEN}-{HIDDEN}-{OUT_FEATURES} MLP, MSE"
     decomposition = "data parallel: global batch split in row blocks, model replicated"
     communication = "one in-place Allreduce of the flat gradient buffer per step"

@@ -172,6 +172,7 @@ def reference_forces(all_particles: np.ndarray, start: int, stop: int) -> np.nda
 @register
 class NBody(Kernel):
     name = "nbody"
+    options = {}  # reads no plan extra: any key there is refused
     description = "all-pairs softened gravitational accelerations of N particles (one step)"
     decomposition = "particles in contiguous blocks (uneven splits allowed)"
     communication = "ring pass: P-1 Sendrecv steps of a block's positions and masses"

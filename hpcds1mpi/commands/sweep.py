@@ -317,7 +317,7 @@ def _print_list(plan, estimate: float | None) -> None:
         click.echo(f"{name}: {count} configurations, {len(sizes)} sizes "
                    f"({sizes[0]}..{sizes[-1]})")
     click.echo(f"total: {len(plan.runs)} configurations; launch with at least "
-               f"{plan.max_ranks} ranks")
+               f"{plan.max_ranks} rank{'s' if plan.max_ranks != 1 else ''}")
     if plan.races:
         click.echo(f"of which {len(plan.races)} race runs, measured only while their "
                    f"configuration is within {plan.race_within:.0%} of its problem's best median "

@@ -92,4 +92,6 @@ def merge(sources, out) -> None:
     check_output_file(out, "merged telemetry")
     counts = telemetry.merge(list(sources), out)
     click.echo(f"{out}: {counts['rows']} runs ({counts['added']} added, {counts['replaced']} "
-               f"replaced, {counts['kept']} already there)")
+               f"replaced, {counts['kept']} already there)"
+               + (f"; {counts['repeated']} source(s) given more than once, read once"
+                  if counts.get("repeated") else ""))

@@ -108,6 +108,7 @@ def run_inprocess(comm, plan: SweepPlan, out: str, partition, *, resume: bool = 
             machine_id = fp["machine_id"]
             sweep_id = plan.sweep_id
             todo = _runs_to_do(plan, writer.store, machine_id)
+            _say_changed_settings(writer, plan, len(plan.runs) - len(todo), out)
         except Exception as exc:  # noqa: BLE001 - told to every rank, then re-raised on 0
             failure = _storage_error(exc, out)
             if writer is not None and writer.store is not None:
@@ -126,6 +127,8 @@ def run_inprocess(comm, plan: SweepPlan, out: str, partition, *, resume: bool = 
         raise SystemExit(failed)  # rank 0 prints the one-line error (or the traceback of a bug)
     machine_id, sweep_id, todo = comm.bcast(
         (machine_id, sweep_id, todo) if rank == 0 else None, root=0)
+    if rank == 0:
+        _say_oversubscribed(plan, todo, len(cpus))
 
     try:
         return _sweep_loop(comm, plan, out, partition, layout, cpus, writer, machine_id,
@@ -138,13 +141,13 @@ def run_inprocess(comm, plan: SweepPlan, out: str, partition, *, resume: bool = 
 
 
 def _storage_error(exc: Exception, out: str) -> Exception:
-    """``exc``, or a one-line :class:`~hpcds1mpi.errors.WriteError` when it is an OS error
-    writing the telemetry (a full disk, an I/O error)."""
-    from hpcds1mpi.errors import WriteError
+    """``exc``, or a one-line error when it is an OS error writing the telemetry: a full disk
+    or an I/O error (WriteError, exit 1), a file or folder that cannot be written (OutputError,
+    exit 2)."""
+    from hpcds1mpi.records.telemetry.writer import storage_error
 
     if isinstance(exc, OSError) and exc.errno is not None:
-        error = WriteError(f"cannot write {out} ({exc.strerror}); free space or choose "
-                             "another --out; every finished run is kept")
+        error = storage_error(out, exc)
         error.__cause__ = exc
         return error
     return exc
@@ -152,6 +155,10 @@ def _storage_error(exc: Exception, out: str) -> Exception:
 
 #: Seconds a rank that said why it is ending waits before MPI_Abort (see :func:`_abort`).
 ABORT_GRACE_S = 0.3
+#: Seconds the other ranks of an interrupted sweep wait for rank 0 to say so and abort the job
+#: (their own MPI_Abort would kill rank 0 before its line); past it rank 0 is taken to be
+#: stuck in a collective and the waiting rank says it instead.
+RANK0_SAYS_IT_S = 3.0
 
 
 def _abort(comm, exc: BaseException, out: str) -> None:
@@ -165,14 +172,23 @@ def _abort(comm, exc: BaseException, out: str) -> None:
     import os
 
     rank = comm.Get_rank()
+    supervised = os.environ.get(SUPERVISED_ENV) == "1"
     quiet = False
     if isinstance(exc, KeyboardInterrupt):
         message = "interrupted (SIGINT)"
+        _ignore_further_interrupts()
         # mpiexec passes Ctrl-C to every rank: rank 0 says it, or the supervisor does.
-        quiet = rank != 0 or os.environ.get(SUPERVISED_ENV) == "1"
+        quiet = supervised
+        if rank != 0 and not supervised:
+            # Give rank 0 the time to say it and abort the job (which ends this rank too).
+            time.sleep(RANK0_SAYS_IT_S)
     elif isinstance(exc, OSError) and exc.errno is not None:
+        from hpcds1mpi.records.telemetry.writer import NOT_WRITABLE
+
+        advice = ("make it writable or choose another --out" if exc.errno in NOT_WRITABLE
+                  else "free space or choose another --out")
         message = (f"cannot write ({exc.strerror}{': ' + exc.filename if exc.filename else ''})"
-                   "; free space or choose another --out")
+                   f"; {advice}")
     elif isinstance(exc, HpcdsError):  # it says what to do itself
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         try:
@@ -194,7 +210,9 @@ def _abort(comm, exc: BaseException, out: str) -> None:
     except OSError:
         pass
     # Under --launch a distinct code tells the supervisor it was the sweep, not the run.
-    code = SWEEP_ERROR_EXIT if os.environ.get(SUPERVISED_ENV) == "1" else 1
+    code = exc.exit_code if isinstance(exc, HpcdsError) else 1  # an unwritable --out is 2
+    if supervised and code != 2:
+        code = SWEEP_ERROR_EXIT
     if not quiet or isinstance(exc, HpcdsError):
         # The line went into the launcher's stderr pipe; MPI_Abort makes the launcher kill
         # every rank, and under load it may do so before forwarding what is still in that
@@ -204,6 +222,46 @@ def _abort(comm, exc: BaseException, out: str) -> None:
         comm.Abort(code)
     finally:
         os._exit(code)
+
+
+def _say_changed_settings(writer, plan: SweepPlan, kept: int, out: str) -> None:
+    """One line when a resumed plan measures differently from the file's: the runs recorded
+    under the old settings are kept, not measured again (their run ids leave settings out)."""
+    from hpcds1mpi.measure.plan import measurement_changes
+
+    changes = measurement_changes(getattr(writer, "replaced_plan", None), plan)
+    if changes and kept:
+        sys.stderr.write(
+            f"hpcds1mpi sweep: the plan's measurement settings differ from those recorded in "
+            f"{out} ({', '.join(changes)}); the {kept} run(s) already recorded are kept as "
+            f"measured (to measure them again, sweep into another --out)\n")
+        sys.stderr.flush()
+
+
+def _say_oversubscribed(plan: SweepPlan, todo: list[int], cpus: int) -> None:
+    """One line when runs put more ranks x threads on a node than rank 0 may use: they run
+    unbound (:func:`hpcds1mpi.runtime.binding.bind`), their times measure the contention."""
+    over = [plan.runs[i].config for i in todo
+            if plan.runs[i].config.ranks_per_node * plan.runs[i].config.threads > cpus]
+    if over:
+        worst = max(over, key=lambda c: c.ranks_per_node * c.threads)
+        sys.stderr.write(
+            f"hpcds1mpi sweep: {len(over)} of {len(todo)} configuration(s) put more ranks x "
+            f"threads on a node than its {cpus} cpu(s) (up to {worst.ranks_per_node} x "
+            f"{worst.threads}); they run unbound and oversubscribed, their times include the "
+            "contention (--valid-only, or valid_only = true in a plan, skips "
+            "them)\n")
+        sys.stderr.flush()
+
+
+def _ignore_further_interrupts() -> None:
+    """A second Ctrl-C must not cut the one line (or the wait for rank 0) short."""
+    import signal
+
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread
+        pass
 
 
 def _runs_to_do(plan: SweepPlan, store, machine_id: str) -> list[int]:

@@ -348,3 +348,27 @@ def estimate_seconds(plan: SweepPlan) -> float:
             pass
         total += plan.warmup * t + max(plan.min_time, plan.min_repeats * t) + 0.1
     return total
+
+
+#: ``[sweep]`` settings that change what a run's measurement means (a run id leaves them out,
+#: so a resumed sweep keeps the runs recorded under the old ones).
+MEASUREMENT_SETTINGS = ("min_time", "min_repeats", "max_repeats", "warmup", "check")
+
+
+def measurement_changes(recorded_plan: str | None, plan: SweepPlan) -> list[str]:
+    """The measurement settings of ``plan`` that differ from those of ``recorded_plan`` (the
+    JSON plan a telemetry file was written with), as ``"min_repeats 5 -> 1"``; empty when the
+    same or when the recorded plan cannot be read."""
+    from hpcds1mpi.errors import HpcdsError
+    from hpcds1mpi.schemas.plan import sweep_settings
+
+    try:
+        old = json.loads(recorded_plan) if recorded_plan else None
+        sweep = old.get("sweep", {}) if isinstance(old, dict) else None
+        before = sweep_settings(sweep) if isinstance(sweep, dict) else None
+    except (ValueError, HpcdsError):
+        return []
+    if before is None:
+        return []
+    return [f"{key} {getattr(before, key)} -> {getattr(plan, key)}"
+            for key in MEASUREMENT_SETTINGS if getattr(before, key) != getattr(plan, key)]

@@ -127,10 +127,10 @@ def supervise(ranks: int, argv: list[str], out: str, *, max_launches: int = 1000
             try:
                 rc = run_launch(tokens + [exe, "sweep", *args])
             except _Stop as stop:
-                rows = _progress(out)[0]
+                kept = _finished_runs(out)  # not the run the signal cut short
                 raise SweepInterrupted(
                     f"sweep stopped by {signal.Signals(stop.signum).name} during launch "
-                    f"{launch + 1}; the launch was ended, {max(rows, 0)} runs recorded are kept "
+                    f"{launch + 1}; the launch was ended, {kept} finished run(s) are kept "
                     f"in {out} and the unfinished one is re-run by --resume") from None
             rows, complete, in_flight = _progress(out)
             if rc == 0:
@@ -179,6 +179,18 @@ def _progress(out: str) -> tuple[int, bool, bool]:
     in_flight = any(store.runs.get(k, {}).get("status") in (None, "crashed", "interrupted")
                     for k in store.started)
     return len(recorded), str(store.attrs.get(COMPLETE_ATTR, "0")) == "1", in_flight
+
+
+def _finished_runs(out: str) -> int:
+    """Runs of ``out`` with a result (not ``interrupted``, not in flight); 0 if unreadable."""
+    from hpcds1mpi.records import telemetry
+
+    try:
+        store = telemetry.load(out, crashed=False)
+    except TelemetryError:
+        return 0
+    return sum(1 for key, row in store.runs.items()
+               if row.get("status") not in (None, "interrupted") and key not in store.started)
 
 
 def _note_crash(out: str, evidence: str) -> None:

@@ -220,3 +220,29 @@ def test_no_progress_hides_the_bar_not_what_the_preflight_found(tmp_path):
     from hpcds1mpi.records.telemetry import read_runs
 
     assert list(read_runs(tmp_path / "t.h5")["status"]) == ["ok"]
+
+
+def test_resume_with_other_measurement_settings_says_the_recorded_runs_are_kept(tmp_path):
+    from tests.helpers import run_cli
+
+    plan = tmp_path / "p.toml"
+    text = ('[sweep]\nranks_per_node = [1]\nthreads = [1]\nprecisions = ["fp64"]\n'
+            'min_time = 0.0\nmin_repeats = {}\n[[kernel]]\nname = "stencil"\nsizes = [32]\n')
+    out = tmp_path / "t.h5"
+    plan.write_text(text.format(2))
+    assert run_cli(["sweep", "--plan", str(plan), "--out", str(out), "--no-progress"],
+                   timeout=120).returncode == 0
+    plan.write_text(text.format(1))
+    proc = run_cli(["sweep", "--plan", str(plan), "--out", str(out), "--resume",
+                    "--no-progress"], timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    said = [ln for ln in proc.stderr.splitlines() if "measurement settings differ" in ln]
+    assert len(said) == 1 and "min_repeats 2 -> 1" in said[0] and "kept as measured" in said[0]
+
+
+def test_list_says_one_rank_in_the_singular():
+    from tests.helpers import run_cli
+
+    proc = run_cli(["sweep", "--kernel", "gemm", "--sizes", "64", "--ranks-per-node", "1",
+                    "--threads", "1", "--list"], timeout=60)
+    assert proc.returncode == 0 and "launch with at least 1 rank\n" in proc.stdout, proc.stdout

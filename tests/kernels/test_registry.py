@@ -64,3 +64,35 @@ def test_a_kernel_module_that_does_not_import_is_one_line(tmp_path, source, frag
     with pytest.raises(ConfigError, match=fragment.replace("(", r"\(")) as err:
         kernels.load_plugin(spec)
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("name", kernels.BUILTIN_MODULES)
+def test_every_builtin_kernel_declares_the_extra_keys_it_reads(name):
+    """A key a kernel reads must be declared, else check_extra would refuse the real option;
+    a kernel that declares nothing would let a typo through."""
+    import re
+    from pathlib import Path
+
+    kernel = kernels.get(name)
+    assert kernel.options is not None
+    source = Path(kernels.__file__).with_name(f"{name}.py").read_text()
+    read = set(re.findall(r"ctx\.extra(?:\.get\(|\[)\s*\"(\w+)\"", source))
+    assert read == set(kernel.options)
+
+
+def test_an_extra_key_the_kernel_does_not_read_is_refused_naming_the_keys_it_reads():
+    from hpcds1mpi.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"does not read extra swepes; the keys it reads: sweeps"):
+        kernels.get("stencil").check_extra({"sweeps": 10, "swepes": "many"})
+    with pytest.raises(ConfigError, match="reads none: drop extra"):
+        kernels.get("gemm").check_extra({"iterations": 3})
+    kernels.get("stencil").check_extra({"sweeps": 3})
+
+
+def test_a_plugin_kernel_that_declares_no_options_keeps_any_extra(tmp_path):
+    source = tmp_path / "plug_noopts.py"
+    source.write_text("from hpcds1mpi.kernels import Kernel, register\n\n"
+                      "@register\nclass K(Kernel):\n    name = 'plug_noopts'\n")
+    kernels.load_plugin(str(source))
+    kernels.get("plug_noopts").check_extra({"anything": 1})

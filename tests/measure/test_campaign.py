@@ -19,7 +19,7 @@ DOC = {"sweep": {"min_time": 0.01, "seed": 3, "nodes": [1, 2, 4], "ranks_per_nod
                  "threads": [1, 2], "valid_only": True},
        "kernel": [{"name": "gemm", "sizes": [32, 64, 96], "precisions": ["fp64", "fp32"]},
                   {"name": "stencil", "sizes": [16, 24], "nodes": [1, 2],
-                   "extra": {"note": "a \"quoted\" é value", "steps": 3}}]}
+                   "extra": {"sweeps": 3}}]}  # a key stencil reads (others are refused)
 
 
 def _plan():

@@ -465,9 +465,51 @@ def test_ctrl_c_or_sigterm_of_an_in_process_sweep_is_one_line_and_interrupted(tm
     _, err = proc.communicate(timeout=60)
     err = err.decode()
     assert proc.returncode != 0 and "Traceback" not in err, err
-    assert len([ln for ln in err.splitlines() if ln.startswith("hpcds1mpi")]) <= 1, err
+    ours = [ln for ln in err.splitlines() if ln.startswith("hpcds1mpi")]
+    assert len(ours) <= 1, err
+    if sig == signal.SIGINT:  # rank 0 says it: the other ranks no longer abort it first
+        assert len(ours) == 1 and "interrupted" in ours[0] and str(out) in ours[0] \
+            and "--resume" in ours[0], err
     time.sleep(0.2)
     assert not [p for p in ranks if psutil.pid_exists(p)
                 and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
     df = telemetry.read_runs(out).set_index("size")
     assert df.loc[5, "status"] == "ok" and df.loc[4000, "status"] == "interrupted"
+
+
+@pytest.mark.mpi
+def test_ctrl_c_while_rank_0_waits_in_mpi_still_says_it_in_one_line(tmp_path):
+    """Rank 0 stuck in a collective never sees the interrupt; the other rank used to abort at
+    once with nothing said. It now waits a bounded time for rank 0, then says it itself."""
+    out = tmp_path / "t.h5"
+    args = ["--kernel-module", FAULTS, "--kernel", "fault_hang", "--sizes", "5,4000",
+            "--ranks-per-node", "2", "--threads", "1", "--precisions", "fp64", "--min-time",
+            "0", "--max-repeats", "1", "--warmup", "0", "--timeout", "600", "--out", str(out),
+            "--no-progress"]
+    proc = _popen(2, args)
+    try:
+        wait_for_start(out, 4000)
+        time.sleep(0.5)  # inside the kernel: rank 0 in its Barrier
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.returncode is None:
+            _kill_group(proc)
+    err = err.decode()
+    ours = [ln for ln in err.splitlines() if ln.startswith("hpcds1mpi")]
+    assert proc.returncode != 0 and "Traceback" not in err, err
+    assert len(ours) == 1 and "interrupted" in ours[0] and "--resume" in ours[0], err
+    assert telemetry.read_runs(out).set_index("size").loc[4000, "status"] == "interrupted"
+
+
+@pytest.mark.mpi
+def test_more_ranks_x_threads_than_cpus_is_said_once_on_stderr(tmp_path):
+    cpus = len(os.sched_getaffinity(0))
+    out = tmp_path / "t.h5"
+    proc = run_mpi(2, [hpcds1mpi_exe(), "sweep", "--kernel-module", FAULTS, "--kernel",
+                       "fault_sleep", "--sizes", "1,2", "--ranks-per-node", "2", "--threads",
+                       f"1,{cpus}", "--precisions", "fp64", "--min-time", "0", "--max-repeats",
+                       "1", "--warmup", "0", "--out", str(out), "--no-progress"], timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    said = [ln for ln in proc.stderr.splitlines() if "oversubscribed" in ln]
+    assert len(said) == 1 and f"2 x {cpus}" in said[0], proc.stderr

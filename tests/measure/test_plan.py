@@ -286,11 +286,15 @@ def test_a_kernel_option_it_cannot_use_is_refused_when_the_plan_loads(kernel, ex
                          ranks_per_node=[1], threads=[1]), TWO_CORES)
 
 
-def test_options_a_kernel_reads_pass_and_others_are_left_alone():
+def test_options_a_kernel_reads_pass_and_others_are_refused():
     plan = build_plan(_plan(kernel=[{"name": "stencil", "sizes": [8], "extra": {
-        "sweeps": 3, "note": "a label", "tags": ["a", 1]}}], ranks_per_node=[1], threads=[1],
-        precisions=["fp64"]), TWO_CORES)
-    assert dict(plan.runs[0].extra) == {"sweeps": 3, "note": "a label", "tags": ["a", 1]}
+        "sweeps": 3}}], ranks_per_node=[1], threads=[1], precisions=["fp64"]), TWO_CORES)
+    assert dict(plan.runs[0].extra) == {"sweeps": 3}
+    with pytest.raises(ConfigError, match="does not read extra note, tags; the keys it reads: "
+                                          "sweeps"):  # a typo was ignored silently
+        build_plan(_plan(kernel=[{"name": "stencil", "sizes": [8], "extra": {
+            "sweeps": 3, "note": "a label", "tags": ["a", 1]}}], ranks_per_node=[1],
+            threads=[1], precisions=["fp64"]), TWO_CORES)
 
 
 def test_race_rounds_follow_the_rounds_and_are_checked_before_running():
@@ -332,3 +336,21 @@ def test_race_settings_do_not_change_the_sweep_id():
 def test_bad_race_settings_are_refused(keys, match):
     with pytest.raises(ConfigError, match=match):
         build_plan(_plan(sizes=[1], **keys), TWO_CORES)
+
+
+def test_measurement_changes_names_each_changed_setting_only():
+    import json
+
+    from hpcds1mpi.cluster import Partition
+    from hpcds1mpi.measure.plan import build_plan, measurement_changes
+
+    part = TWO_CORES
+    doc = {"sweep": {"min_time": 0.5, "min_repeats": 5, "ranks_per_node": [1], "threads": [1]},
+           "kernel": [{"name": "stencil", "sizes": [32]}]}
+    recorded = json.dumps(doc)
+    assert measurement_changes(recorded, build_plan(doc, part)) == []
+    changed = {**doc, "sweep": {**doc["sweep"], "min_time": 0.05, "min_repeats": 1}}
+    assert measurement_changes(recorded, build_plan(changed, part)) == [
+        "min_time 0.5 -> 0.05", "min_repeats 5 -> 1"]
+    assert measurement_changes(None, build_plan(changed, part)) == []
+    assert measurement_changes("not json", build_plan(changed, part)) == []

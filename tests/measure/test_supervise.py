@@ -201,6 +201,7 @@ def test_a_signal_to_the_supervisor_ends_every_rank_and_the_run_is_interrupted(t
     assert f"stopped by {signal.Signals(sig).name}" in err and "Traceback" not in err
     ours = [ln for ln in err.splitlines() if ln.startswith("hpcds1mpi")]
     assert len(ours) == 1, err  # one line (beside MPI's own abort notices)
+    assert "1 finished run(s) are kept" in ours[0], err  # not the interrupted one too
     time.sleep(0.2)
     assert not [p for p in ranks if psutil.pid_exists(p) and
                 psutil.Process(p).status() != psutil.STATUS_ZOMBIE], "a rank outlived the sweep"

@@ -19,14 +19,17 @@ def merge(sources: list[str | os.PathLike], out: str | os.PathLike) -> dict:
     it came from, unless it already had one); machines and detail tables travel along.
 
     Returns:
-        ``{"added": n, "replaced": n, "kept": n, "rows": total}``.
+        ``{"added": n, "replaced": n, "kept": n, "rows": total, "repeated": n}``; a source
+        given more than once is read once (``repeated`` counts the repeats), so that its runs
+        are not counted again as "already there".
     """
     import pandas as pd
 
     from hpcds1mpi.errors import TelemetryError
     from hpcds1mpi.records.training import impossible_rows
 
-    stores = [(Path(s), load(s)) for s in sources]  # read (and check) everything first
+    unique = list({Path(s).resolve(): Path(s) for s in reversed(sources)}.values())[::-1]
+    stores = [(src, load(src)) for src in unique]  # read (and check) everything first
     for src, shard in stores:  # rows train would refuse must not enter (or win) a merge
         problem = impossible_rows(pd.DataFrame(list(shard.runs.values())), str(src),
                                   "fix the shard or leave it out of the merge")
@@ -61,6 +64,7 @@ def merge(sources: list[str | os.PathLike], out: str | os.PathLike) -> dict:
             for key, n in shard.attempts.items():
                 store.attempts[key] = max(store.attempts.get(key, 0), n)
     counts["rows"] = len(load(out).runs)
+    counts["repeated"] = len(sources) - len(unique)
     return counts
 
 

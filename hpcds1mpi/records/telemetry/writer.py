@@ -15,12 +15,38 @@ import os
 import time
 from pathlib import Path
 
-from hpcds1mpi.errors import LockError, WriteError, TelemetryError
+from hpcds1mpi.errors import HpcdsError, LockError, OutputError, TelemetryError, WriteError
 
 from .journal import (journal_line, journal_path, load, lock_path, read_crash_note,
                       read_fault_notes, read_journal, remove_crash_note, remove_fault_notes,
                       settle_unfinished, writer_alive)
 from .layout import Store, read_snapshot, write_snapshot
+
+
+#: errno values of an output that cannot be written at all (unlike a full disk, freeing space
+#: does not help): a usage error, exit 2.
+NOT_WRITABLE = {errno.EPERM: "Operation not permitted", errno.EACCES: "Permission denied",
+                errno.EROFS: "Read-only file system"}
+
+
+def storage_error(path, exc: Exception) -> HpcdsError:
+    """The one-line error for ``exc`` (an OS or h5py error) writing the telemetry ``path``:
+    :class:`~hpcds1mpi.errors.OutputError` (exit 2) when the file or its folder cannot be
+    written (EPERM, EACCES, EROFS), else :class:`~hpcds1mpi.errors.WriteError` (exit 1, a
+    full disk or an I/O error)."""
+    import re
+
+    reason = getattr(exc, "strerror", None)
+    if not reason:  # h5py names the errno inside its message
+        found = re.search(r"error message = '([^']+)'", str(exc))
+        reason = found.group(1) if found else (str(exc).splitlines() or [""])[0][:200]
+    kept = "every finished run is kept (rerun with --resume)"
+    if getattr(exc, "errno", None) in NOT_WRITABLE or reason in NOT_WRITABLE.values():
+        return OutputError(f"cannot write {path} ({reason}); make it and its folder writable "
+                           f"(permissions, chattr -i, a read-only mount) or choose another "
+                           f"--out; {kept}")
+    return WriteError(f"cannot write {path} ({reason}); free space or choose another --out; "
+                      f"{kept}")
 
 
 class TelemetryWriter:
@@ -71,7 +97,10 @@ class TelemetryWriter:
                 )
             read_snapshot(self.path)
         elif journal_path(self.path).exists() and not self.resume:
-            raise TelemetryError(f"{journal_path(self.path)} exists; pass --resume to continue it")
+            raise TelemetryError(
+                f"{journal_path(self.path)} exists (a sweep into {self.path} ended before its "
+                f"first snapshot); pass --resume to continue it, or delete "
+                f"{journal_path(self.path)} to start afresh")
         if not self.path.parent.exists():
             raise TelemetryError(f"{self.path.parent}: no such directory for --out")
         if not self.path.parent.is_dir():
@@ -129,6 +158,10 @@ class TelemetryWriter:
         self.crashed_on_open = settle_unfinished(self.store, read_fault_notes(self.path),
                                                  read_crash_note(self.path))
         self.store.attrs.setdefault("created_at", time.time())
+        #: The file's plan (JSON) that this opening replaces, None when the same or new.
+        self.replaced_plan = self.store.attrs.get("plan")
+        if self.replaced_plan == self.new_attrs.get("plan"):
+            self.replaced_plan = None
         keep_replaced_plan(self.store.attrs, self.new_attrs)
         self.store.attrs.update(self.new_attrs)
         self.snapshot()  # fold the journal in, then start a fresh one
@@ -174,15 +207,8 @@ class TelemetryWriter:
             lock_path(self.path).unlink(missing_ok=True)
         self.store = None
 
-    def _storage_error(self, exc: Exception) -> WriteError:
-        import re
-
-        reason = getattr(exc, "strerror", None)
-        if not reason:  # h5py names the errno inside its message
-            found = re.search(r"error message = '([^']+)'", str(exc))
-            reason = found.group(1) if found else (str(exc).splitlines() or [""])[0][:200]
-        return WriteError(f"cannot write {self.path} ({reason}); free space or choose another "
-                          "--out; every finished run is kept (rerun with --resume)")
+    def _storage_error(self, exc: Exception) -> HpcdsError:
+        return storage_error(self.path, exc)
 
     # -- events
 

@@ -65,3 +65,10 @@ def test_a_shard_with_rows_train_refuses_is_refused_and_nothing_merged(tmp_path)
             telemetry.merge([bad, good], out)
         assert str(bad) in str(err.value) and "leave it out of the merge" in str(err.value)
         assert out.read_bytes() == before
+
+
+def test_a_source_given_twice_is_read_once_and_its_runs_not_counted_again(tmp_path):
+    a, out = tmp_path / "a.h5", tmp_path / "all.h5"
+    telemetry.append(a, [run_row(0), run_row(1)])
+    counts = telemetry.merge([a, tmp_path / "." / "a.h5"], out)
+    assert counts == {"added": 2, "replaced": 0, "kept": 0, "rows": 2, "repeated": 1}

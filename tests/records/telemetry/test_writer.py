@@ -88,3 +88,65 @@ def test_a_resume_with_another_plan_keeps_the_files_plan(tmp_path):
         assert f.attrs["plan"] == second
         assert json.loads(f.attrs["earlier_plans"]) == [first]
     assert len(telemetry.read_runs(path)) == 1
+
+
+@pytest.mark.parametrize("exc", [OSError(1, "Operation not permitted"),
+                                 OSError(13, "Permission denied"),
+                                 OSError(30, "Read-only file system"),
+                                 RuntimeError("Unable to create file (unable to open file: "
+                                              "name = 'x', errno = 1, error message = "
+                                              "'Operation not permitted', flags = 13)")])
+def test_an_unwritable_output_is_a_usage_error_without_free_space_advice(exc):
+    from hpcds1mpi.errors import OutputError
+    from hpcds1mpi.records.telemetry.writer import storage_error
+
+    error = storage_error("t.h5", exc)
+    assert isinstance(error, OutputError) and error.exit_code == 2
+    assert "free space" not in str(error) and "writable" in str(error)
+    assert "t.h5" in str(error) and "\n" not in str(error)
+
+
+def test_a_full_disk_is_a_runtime_failure_that_says_free_space():
+    from hpcds1mpi.errors import WriteError
+    from hpcds1mpi.records.telemetry.writer import storage_error
+
+    error = storage_error("t.h5", OSError(28, "No space left on device"))
+    assert isinstance(error, WriteError) and error.exit_code == 1
+    assert "free space" in str(error)
+
+
+def test_an_immutable_output_on_resume_is_exit_2_and_kept(tmp_path):
+    """chattr +i (root only): the final snapshot fails with EPERM; not 'free space'."""
+    import subprocess
+
+    from tests.helpers import run_cli
+
+    out = tmp_path / "imm.h5"
+    args = ["sweep", "--kernel", "stencil", "--sizes", "32", "--ranks-per-node", "1",
+            "--threads", "1", "--precisions", "fp64", "--out", str(out), "--no-progress"]
+    assert run_cli(args, timeout=120).returncode == 0
+    before = out.read_bytes()
+    if subprocess.run(["chattr", "+i", str(out)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i not available here")
+    try:
+        proc = run_cli([*args, "--resume"], timeout=120)
+    finally:
+        subprocess.run(["chattr", "-i", str(out)], check=True)
+    assert proc.returncode == 2, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "free space" not in proc.stderr
+    assert out.read_bytes() == before
+
+
+def test_a_sweep_that_left_only_a_journal_is_named_with_what_to_do(tmp_path):
+    """Interrupted before its first snapshot: readers said "no such telemetry file", and a
+    fresh sweep refused without saying how to start afresh."""
+    out = tmp_path / "t.h5"
+    with telemetry.TelemetryWriter(out) as writer:
+        writer.record(run_row(1))
+    out.unlink()
+    telemetry.journal_path(out).write_bytes(b"")
+    with pytest.raises(TelemetryError, match=r"only a journal .*--resume to finish it"):
+        telemetry.read_runs(out)
+    with pytest.raises(TelemetryError, match=r"pass --resume to continue it, or delete .*"
+                                             r"t\.h5\.journal to start afresh"):
+        telemetry.TelemetryWriter(out).open()
