@@ -47,16 +47,3 @@ def assert_pick_is_good(name: str, size: int, held, pick: dict) -> None:
               f"{r}x{t} {v:.4f} s" for (r, t), v in runs["runtime_s"].items()))
     assert measured <= median_allowed or measured <= best * (1 + noise), \
         f"{name} {size}: the pick is slower than the median and than the best by more than noise"
-
-
-def assert_launched_by_open_mpi_timed_by_itself(telemetry_file, ranks_regex: str) -> None:
-    """The file records that its runs were launched by Open MPI's mpirun, timed by the
-    program's own clock and their ranks checked with ``ranks_regex``."""
-    import json
-
-    import h5py
-
-    with h5py.File(telemetry_file, "r") as f:
-        launch = json.loads(f.attrs["launch"])
-    assert launch["runtime"].startswith("program's own time") and launch["flavour"] == \
-        "OpenMpiMpirun" and launch["ranks_regex"] == ranks_regex

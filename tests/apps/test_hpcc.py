@@ -12,8 +12,8 @@ import pytest
 
 from hpcds1mpi.records import telemetry
 from tests.apps.hpcc import RANKS_REGEX, sweep_args, write_decks
-from tests.apps.picks import (assert_launched_by_open_mpi_timed_by_itself, assert_pick_is_good,
-                              combine)
+from tests.apps.open_mpi import assert_launched_by_open_mpi_timed_by_itself, openmpi_site
+from tests.apps.picks import assert_pick_is_good, combine
 from tests.helpers import error_lines, mpiexec, run_cli, system_program
 
 pytestmark = [pytest.mark.mpi, pytest.mark.slow]
@@ -132,13 +132,7 @@ def test_the_recommended_script_launches_hpcc_with_its_own_mpi(hpcc, tmp_path):
     line = _one_line(run_cli(argv, timeout=120), 2)
     assert "linked against Open MPI" in line and 'set mpi = "pmix"' in line
     openmpi = system_program("mpirun.openmpi")
-    site = tmp_path / "site.toml"
-    from hpcds1mpi.cluster import detect_local
-
-    here = detect_local().partition()  # the machine the bundle was trained on
-    site.write_text(f'[cluster]\nname = "vm"\nlauncher = "mpirun"\nmpiexec = "{openmpi}"\n'
-                    f'[partitions.local]\ncores_per_node = {here.cores_per_node}\n'
-                    f'memory_gb = {here.memory_gb}\n')
+    site = openmpi_site(tmp_path, openmpi)  # the machine the bundle was trained on
     proc = run_cli([*argv, "--cluster", str(site)], timeout=120)
     assert proc.returncode == 0, proc.stderr
     launch = proc.stdout.strip().splitlines()[-1]

@@ -13,7 +13,7 @@ import pytest
 
 from hpcds1mpi.records import telemetry
 from tests.apps.lammps import COMMAND, RANKS_REGEX, STEPS, copy_input, sweep_args
-from tests.apps.picks import assert_launched_by_open_mpi_timed_by_itself
+from tests.apps.open_mpi import assert_launched_by_open_mpi_timed_by_itself, openmpi_site
 from tests.helpers import error_lines, mpiexec, run_cli, system_program
 
 pytestmark = [pytest.mark.mpi, pytest.mark.slow]
@@ -153,13 +153,7 @@ def test_the_script_for_it_and_an_existing_script_use_lammps_own_mpi_and_size(la
             "--emit", "slurm", "--program", COMMAND]
     line = _one_line(run_cli(argv, timeout=120), 2)  # srun --mpi=pmi2 cannot start it
     assert "lmp is linked against Open MPI" in line and 'set mpi = "pmix"' in line
-    from hpcds1mpi.cluster import detect_local
-
-    here = detect_local().partition()
-    site = tmp_path / "site.toml"
-    site.write_text(f'[cluster]\nname = "vm"\nlauncher = "mpirun"\nmpiexec = "{openmpi}"\n'
-                    f'[partitions.local]\ncores_per_node = {here.cores_per_node}\n'
-                    f'memory_gb = {here.memory_gb}\n')
+    site = openmpi_site(tmp_path, openmpi)  # the machine the bundle was trained on
     proc = run_cli([*argv, "--cluster", str(site)], timeout=120)
     assert proc.returncode == 0, proc.stderr
     launch = proc.stdout.strip().splitlines()[-1]
