@@ -25,11 +25,12 @@ def build(folder: Path) -> str | None:
     return str(exe)
 
 
-def sweep_args(exe: str, *, repeats: int | None = 2) -> list[str]:
-    """``hpcds1mpi sweep`` arguments for jacobi over ranks 1,2 x threads 1,2 (add --sizes,
-    --out; the launcher is the default: the wheel's mpiexec beside this Python)."""
+def sweep_args(exe: str, *, repeats: int | None = 2, ranks: str = "1,2",
+               threads: str = "1,2") -> list[str]:
+    """``hpcds1mpi sweep`` arguments for jacobi over ranks per node ``ranks`` x ``threads``
+    (add --sizes, --out; the launcher is the default: the wheel's mpiexec beside this Python)."""
     counts = ["--min-repeats", str(repeats), "--max-repeats", str(repeats), "--min-time", "0"] \
         if repeats else []
     return ["sweep", "--command", f"{exe} {{size}} 40", "--label", "jacobi",
-            "--ranks-per-node", "1,2", "--threads", "1,2", "--time-regex", TIME_REGEX,
+            "--ranks-per-node", ranks, "--threads", threads, "--time-regex", TIME_REGEX,
             "--fom-regex", FOM_REGEX, "--ranks-regex", RANKS_REGEX, *counts, "--no-progress"]

@@ -50,9 +50,7 @@ def test_open_mpis_mpirun_is_refused_for_one_rank_too(exe, tmp_path):
     # Was: launched, MPICH 5 aborted ("unsupported PMI version PMIx") and the run was recorded
     # as the program's failure with a line of dashes as its error.
     out = tmp_path / "t.h5"
-    argv = jacobi.sweep_args(exe, repeats=1)
-    argv[argv.index("--ranks-per-node") + 1] = "1"
-    argv[argv.index("--threads") + 1] = "1"
+    argv = jacobi.sweep_args(exe, repeats=1, ranks="1", threads="1")
     proc = run_cli([*argv, "--sizes", "300", "--mpiexec", system_program("mpirun.openmpi"),
                     "--out", str(out)], timeout=120)
     line = _one_line(proc, 1)
@@ -62,9 +60,7 @@ def test_open_mpis_mpirun_is_refused_for_one_rank_too(exe, tmp_path):
 
 def test_debian_mpichs_hydra_starts_the_wheel_built_program_as_one_job(exe, tmp_path):
     out = tmp_path / "t.h5"
-    argv = jacobi.sweep_args(exe, repeats=1)
-    argv[argv.index("--ranks-per-node") + 1] = "2"
-    argv[argv.index("--threads") + 1] = "1"
+    argv = jacobi.sweep_args(exe, repeats=1, ranks="2", threads="1")
     proc = run_cli([*argv, "--sizes", "300", "--mpiexec", system_program("mpiexec.mpich"),
                     "--out", str(out)], timeout=120)
     assert proc.returncode == 0, proc.stderr
