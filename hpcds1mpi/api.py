@@ -19,6 +19,7 @@ model does not know gets the guard's verdict (``escalate``) and no pick.
 
 from __future__ import annotations
 
+import numbers
 import os
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Union
 
 from hpcds1mpi import SHIPPED_MODEL
 from hpcds1mpi.config import Configuration
-from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.errors import ConfigError, ModelError
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.cluster import Cluster, Partition
@@ -130,14 +131,44 @@ class Recommendation:
 
         return to_dict(self.raw)
 
-    def script(self, scheduler: str = "slurm", program: str | None = None) -> str:
-        """The batch script of the pick (the calibration sweep when escalated)."""
+    def script(self, scheduler: str = "slurm",
+               program: str | os.PathLike | list[str] | None = None) -> str:
+        """The batch script of the pick (the calibration sweep when escalated).
+
+        Args:
+            scheduler: ``slurm`` or ``pbs``.
+            program: the command to run: a command line (``"./app {size}"``), a path, a
+                list of its arguments, or None for the workload's kernel.
+        """
         from hpcds1mpi.decide.recommendation import emit_script
 
         if scheduler not in ("slurm", "pbs"):
             raise ConfigError(f"script(): scheduler must be 'slurm' or 'pbs', got {scheduler!r}")
+        program = _program(program)
         with _api_wording():
             return emit_script(self.raw, scheduler, program)
+
+
+def _program(program) -> str | list[str] | None:
+    """``program`` as ``emit_script`` takes it (a command line, a token list or None), or one
+    ConfigError: an int, a float, bytes or a dict was iterated or refused with a TypeError."""
+    def token(value) -> bool:  # a number stands for itself ("./app", 128)
+        return isinstance(value, (str, os.PathLike)) or (
+            isinstance(value, numbers.Real) and not isinstance(value, bool))
+
+    if program is None or isinstance(program, str):
+        return program
+    if isinstance(program, os.PathLike):
+        return [os.fspath(program)]
+    if isinstance(program, (list, tuple)):
+        bad = next((i for i, t in enumerate(program) if not token(t)), None)
+        if bad is None:
+            return [os.fspath(t) if isinstance(t, os.PathLike) else str(t) for t in program]
+        raise ConfigError(f"script(): program[{bad}] must be a string, a path or a number, got "
+                          f"{type(program[bad]).__name__}")
+    raise ConfigError(f"script(): program must be a command line (str), a path, a list of its "
+                      f"arguments, or None for the workload's kernel, got "
+                      f"{type(program).__name__}")
 
 
 def _places(cluster: ClusterLike, partition: str | None) -> list:
@@ -336,10 +367,13 @@ def load_model(path: str | os.PathLike | None = None) -> Model:
     if path is not None and not isinstance(path, (str, os.PathLike)):
         raise ConfigError(f"load_model(): path must be a bundle directory (str or Path) or "
                           f"None for the shipped one, got {type(path).__name__}")
+    if path and not Path(path).is_dir():  # in the API's words, not --model DIR's
+        raise ModelError(f"model bundle {path} not found; give the directory of a trained "
+                         "bundle (hpcds1mpi train --out DIR) or None for the shipped one")
     return Model(load(path), Path(path) if path else SHIPPED_MODEL)
 
 
-def advise(script: str | os.PathLike, *, model: Model | None = None,
+def advise(script: str | os.PathLike, *, model: Model | str | os.PathLike | None = None,
            workload: str | None = None, size: int | None = None, cluster: ClusterLike = None,
            objective: str = "time") -> "Advice":
     """What a Slurm / PBS script asks for against what hpcds1mpi recommends.
@@ -347,7 +381,8 @@ def advise(script: str | os.PathLike, *, model: Model | None = None,
     Args:
         script: the script's text, or a path to it (a ``Path``, or a one-line string that
             does not start with ``#``; a missing path or a folder is a ConfigError).
-        model: the model (default: the shipped one).
+        model: the model: a :class:`Model` from :func:`load_model`, a bundle directory
+            (``str`` or ``Path``) or None for the shipped one.
         workload / size: override what is read from the script.
         cluster: where it runs (see :data:`ClusterLike`).
         objective: ``time``, ``energy``, ``edp`` or ``balanced``.
@@ -357,8 +392,21 @@ def advise(script: str | os.PathLike, *, model: Model | None = None,
         predictions, ``verdict``, ``changes`` and ``rewritten`` (the script with the
         recommended layout), ``summary()`` and ``to_dict()``.
     """
-    return (model or load_model()).advise(script, workload=workload, size=size,
-                                          cluster=cluster, objective=objective)
+    return _model(model, "advise").advise(script, workload=workload, size=size,
+                                           cluster=cluster, objective=objective)
+
+
+def _model(model, function: str) -> Model:
+    """``model`` as a :class:`Model`: None is the shipped bundle and a bundle directory (a
+    ``str`` or ``Path``, as ``load_model`` and ``--model DIR`` take) is loaded; anything else
+    is one ConfigError (it was an AttributeError)."""
+    if model is None or isinstance(model, (str, os.PathLike)):
+        return load_model(model)
+    if not isinstance(model, Model):
+        raise ConfigError(f"{function}(): model must be a Model from load_model(), a bundle "
+                          f"directory (str or Path) or None for the shipped one, got "
+                          f"{type(model).__name__}")
+    return model
 
 
 def read_script(script: str | os.PathLike) -> "JobScript":
@@ -392,8 +440,9 @@ def propose_walltime(history, user: str, *, job_name: str | None = None,
     from hpcds1mpi.decide.walltime import propose_walltime as propose
     from hpcds1mpi.schemas.api_args import check_api_arguments
 
-    check_api_arguments("propose_walltime", user=user, job_name=job_name, partition=partition,
-                        nodes=nodes, procs=procs, time_limit_s=time_limit_s, coverage=coverage)
+    check_api_arguments("propose_walltime", required=("user",), user=user, job_name=job_name,
+                        partition=partition, nodes=nodes, procs=procs,
+                        time_limit_s=time_limit_s, coverage=coverage)
     if isinstance(history, (str, os.PathLike)):
         from hpcds1mpi.records.ingest.job_logs import read_job_table
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import numbers
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
@@ -52,8 +53,20 @@ class Configuration:
     def __post_init__(self) -> None:
         for name in ("nodes", "ranks_per_node", "threads"):
             value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ConfigError(f"{name} must be a positive integer, got {value!r}")
+            # Any integer type (numpy's too: configurations built from an array or a pandas
+            # column), stored as a Python int so the object hashes, compares and serialises as
+            # one built from ints. A float is refused even when whole (2.0), as the API refuses
+            # size=128.0: an integer column turns float when it holds a NaN, so rounding would
+            # hide that.
+            if type(value) is not int and (  # the common case first: spaces hold 10^6
+                    not isinstance(value, numbers.Integral) or isinstance(value, bool)):
+                raise ConfigError(f"{name} must be an int or a numpy integer, not "
+                                  f"{type(value).__name__} ({value!r})"
+                                  + ("; pass int(value)" if _whole_float(value) else ""))
+            if value < 1:
+                raise ConfigError(f"{name} must be at least 1, got {int(value)}")
+            if type(value) is not int:
+                object.__setattr__(self, name, int(value))
         if self.device not in DEVICES:
             raise ConfigError(f"device must be one of {', '.join(DEVICES)}, got {self.device!r}")
         if self.precision not in PRECISIONS:
@@ -74,6 +87,12 @@ class Configuration:
             f"N{self.nodes}xR{self.ranks_per_node}xT{self.threads}"
             f"-{self.device}-{self.precision}"
         )
+
+
+def _whole_float(value) -> bool:
+    """Whether ``value`` is a float that holds a whole number (2.0, not 2.5 or NaN)."""
+    return (isinstance(value, numbers.Real) and not isinstance(value, bool)
+            and float(value).is_integer())
 
 
 def check_fits(config: Configuration, partition: "Partition") -> None:

@@ -32,7 +32,9 @@ def read_toml(path: str | Path, what: str, error: type[HpcdsError]) -> dict:
             data = fh.read(MAX_BYTES + 1)
         if len(data) > MAX_BYTES:
             raise error(f"{path}: {what} is over {MAX_BYTES >> 20} MiB; give a TOML file")
-        return tomllib.loads(data.decode("utf-8"))
+        # utf-8-sig: a byte-order mark (what Windows editors put first) is dropped, not read
+        # as a stray character ("Invalid statement (at line 1, column 1)").
+        return tomllib.loads(data.decode("utf-8-sig"))
     except FileNotFoundError:
         raise error(f"{path}: {what} not found") from None
     except IsADirectoryError:
@@ -40,9 +42,24 @@ def read_toml(path: str | Path, what: str, error: type[HpcdsError]) -> dict:
     except PermissionError:
         raise error(f"{path}: {what} is not readable (permission denied)") from None
     except UnicodeDecodeError:
+        if _utf16(data):
+            raise error(f"{path}: {what} is UTF-16 text (it starts with a UTF-16 byte-order "
+                        "mark); save it as UTF-8") from None
         raise error(f"{path}: {what} is not text (not UTF-8); give a TOML file") from None
     except tomllib.TOMLDecodeError as exc:
         raise error(f"{path}: not valid TOML ({exc})") from None
     except RecursionError:
         raise error(f"{path}: {what} is nested too deep to read; give a plain TOML file") \
             from None
+
+
+def _utf16(data: bytes) -> bool:
+    """Whether ``data`` is UTF-16 text with its byte-order mark (PowerShell's ``Out-File`` and
+    Notepad's "Unicode" write it), so the refusal can say how to save it."""
+    if not data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return False
+    try:
+        data.decode("utf-16")
+    except UnicodeDecodeError:
+        return False
+    return True

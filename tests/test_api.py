@@ -260,3 +260,55 @@ def test_api_errors_name_arguments_not_cli_options(model):
     with pytest.raises(ConfigError) as err:  # the decide layer says "use --device cpu"
         model.recommend("stencil", 128, cluster=CLUSTER, device="gpu")
     assert "use device cpu" in str(err.value) and "--" not in str(err.value)
+
+
+def test_advise_takes_a_bundle_directory_as_the_model(model):
+    """``model=`` a bundle directory (what load_model and --model DIR take) raised
+    AttributeError: 'str' object has no attribute 'advise'."""
+    want = hpcds1mpi.advise(SCRIPT, model=model, cluster=CLUSTER).to_dict()
+    for path in (str(hpcds1mpi.SHIPPED_MODEL), hpcds1mpi.SHIPPED_MODEL):
+        assert hpcds1mpi.advise(SCRIPT, model=path, cluster=CLUSTER).to_dict() == want
+    with pytest.raises(ModelError) as err:  # a missing bundle: load_model's line
+        hpcds1mpi.advise(SCRIPT, model="/nonexistent/bundle", cluster=CLUSTER)
+    assert str(err.value) == ("model bundle /nonexistent/bundle not found; give the directory "
+                              "of a trained bundle (hpcds1mpi train --out DIR) or None for the "
+                              "shipped one")  # not the CLI's "pass --model DIR"
+
+
+@pytest.mark.parametrize("wrong", [5, 1.5, True, [1], {"a": 1}, object()])
+def test_a_model_of_another_type_is_one_config_error(wrong):
+    with pytest.raises(ConfigError, match=re.escape(
+            f"advise(): model must be a Model from load_model(), a bundle directory (str or "
+            f"Path) or None for the shipped one, got {type(wrong).__name__}")):
+        hpcds1mpi.advise(SCRIPT, model=wrong, cluster=CLUSTER)
+
+
+@pytest.mark.parametrize("program, words", [
+    (5, "script(): program must be a command line (str), a path, a list of its arguments, "
+        "or None for the workload's kernel, got int"),  # TypeError: not iterable
+    (1.5, "got float"), (True, "got bool"),
+    (b"./app", "got bytes"),  # was read byte by byte: srun 46 47 97 ...
+    ({"./app": 1}, "got dict"),  # was read as its keys
+    (["./app", None], "script(): program[1] must be a string, a path or a number, got NoneType"),
+])
+def test_a_program_of_a_wrong_type_is_one_config_error(model, program, words):
+    rec = model.recommend("stencil", 128, cluster=CLUSTER)
+    with pytest.raises(ConfigError, match=re.escape(words)) as err:
+        rec.script("slurm", program=program)
+    assert "\n" not in str(err.value)
+
+
+def test_a_program_may_be_a_path_or_a_list_with_numbers(model, tmp_path):
+    from pathlib import Path
+
+    rec = model.recommend("stencil", 128, cluster=CLUSTER)
+    app = Path(tmp_path / "my app")  # a path is one token, spaces and all
+    text = rec.script("slurm", program=app)
+    assert "'" + str(app) + "'" in text or '"' + str(app) + '"' in text
+    assert "./app 128 --fast" in rec.script("slurm", program=["./app", 128, "--fast"])
+
+
+def test_propose_walltime_needs_a_user(tmp_path):
+    """user=None answered 'no history for this user' as if None were a user."""
+    with pytest.raises(ConfigError, match=re.escape("propose_walltime(): user is required")):
+        hpcds1mpi.propose_walltime(tmp_path / "jobs.parquet", None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from hpcds1mpi.cluster import Partition
@@ -24,6 +25,30 @@ GPU = Partition(name="gpu", cores_per_node=4, memory_gb=16, max_nodes=2, gpus_pe
 def test_bad_configuration_values_raise(kwargs):
     with pytest.raises(ConfigError):
         Configuration(**kwargs)
+
+
+def test_numpy_integers_are_taken_and_stored_as_ints():
+    """np.int64(2) was refused with "nodes must be a positive integer, got np.int64(2)"."""
+    import json
+
+    config = Configuration(np.int64(2), np.int32(2), np.uint8(1))
+    assert config == Configuration(2, 2, 1) and hash(config) == hash(Configuration(2, 2, 1))
+    assert all(type(v) is int for v in (config.nodes, config.ranks_per_node, config.threads))
+    assert json.loads(json.dumps(config.as_dict()))["nodes"] == 2  # np.int64 is not JSON
+
+
+@pytest.mark.parametrize("value, words", [
+    (0, "nodes must be at least 1, got 0"),
+    (np.int64(0), "nodes must be at least 1, got 0"),
+    (2.0, "nodes must be an int or a numpy integer, not float (2.0); pass int(value)"),
+    (2.5, "nodes must be an int or a numpy integer, not float (2.5)"),
+    (True, "nodes must be an int or a numpy integer, not bool (True)"),
+    ("2", "nodes must be an int or a numpy integer, not str ('2')"),
+])
+def test_a_wrong_count_says_what_is_wrong_without_contradicting_itself(value, words):
+    with pytest.raises(ConfigError) as err:
+        Configuration(value)
+    assert str(err.value) == words
 
 
 def test_check_fits_rejects_oversubscription_and_missing_gpus():

@@ -59,3 +59,20 @@ def test_hostile_files_are_one_line_not_a_hang_or_a_traceback(tmp_path, make, ma
     assert "\n" not in str(err.value) and str(path) in str(err.value)
     with pytest.raises(ConfigError, match="not a regular file"):
         read_toml("/dev/zero", "plan file", ConfigError)
+
+
+def test_a_byte_order_mark_is_read_past(tmp_path):
+    """Windows editors start UTF-8 with a BOM: it was 'not valid TOML (Invalid statement (at
+    line 1, column 1))'."""
+    path = tmp_path / "c.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + b'[clusters.a]\nname = "x"\n')
+    assert read_toml(path, "cluster file", ClusterFileError) == {"clusters": {"a": {"name": "x"}}}
+
+
+def test_utf16_text_is_named_with_the_fix(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_bytes('[clusters.a]\nname = "x"\n'.encode("utf-16"))  # PowerShell's Out-File
+    with pytest.raises(ClusterFileError) as err:
+        read_toml(path, "cluster file", ClusterFileError)
+    assert str(err.value) == (f"{path}: cluster file is UTF-16 text (it starts with a UTF-16 "
+                              "byte-order mark); save it as UTF-8")

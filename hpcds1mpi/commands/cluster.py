@@ -10,46 +10,33 @@ import click
 @click.command(name="cluster")
 @click.option("--cluster", "cluster_file", type=click.Path(), default=None,
               help="Cluster TOML file (default: the Slurm allocation, else this machine).")
-@click.option("--partition", default=None, help="Only this partition.")
+@click.option("--partition", default=None,
+              help="Only this partition (NAME or CLUSTER/NAME, as recommend takes it).")
 @click.option("--kernel", default=None, help="Restrict to what this kernel supports.")
 @click.option("--list", "list_configs", is_flag=True, help="List every valid configuration.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def command(cluster_file, partition, kernel, list_configs, as_json) -> None:
     """Show partitions and their valid (nodes, ranks/node, threads, device, precision) space."""
-    import os
-
-    from hpcds1mpi.cluster import detect_local, detect_slurm, load_clusters
+    from hpcds1mpi.cluster import allowed_places
     from hpcds1mpi.config import enumerate_configs
+    from hpcds1mpi.kernels import offered
 
-    if cluster_file:
-        clusters = load_clusters(cluster_file)
-    elif "SLURM_JOB_ID" in os.environ:
-        c = detect_slurm()
-        clusters = {c.name: c}
-    else:
-        c = detect_local()
-        clusters = {c.name: c}
-    if kernel:
+    if kernel is not None:
         from hpcds1mpi import kernels
 
-        kernels.get(kernel)  # an unknown name is one line listing the known ones
+        kernels.get(kernel)  # an unknown (or empty) name is one line listing the known ones
+    # The places recommend chooses among (a file, else this Slurm allocation, else this
+    # machine), narrowed as its --partition is: NAME or CLUSTER/NAME, an unknown name one line
+    # listing the known ones.
+    places = allowed_places(cluster_file or None, [partition] if partition is not None else ())
     doc = []
-    for cluster in clusters.values():
-        for part in cluster.partitions.values():
-            if partition and part.name != partition:
-                continue
-            from hpcds1mpi.kernels import offered
-
-            uses_threads, precisions, devices = offered(kernel, part)
-            configs = list(enumerate_configs(part, precisions=precisions, devices=devices,
-                                             uses_threads=uses_threads))
-            doc.append({"cluster": cluster.name, "partition": part.as_dict(),
-                        "configurations": len(configs),
-                        "list": [c.as_dict() for c in configs] if list_configs else None})
-    if partition and not doc:
-        from hpcds1mpi.errors import ClusterFileError
-
-        raise ClusterFileError(f"no partition {partition!r}")
+    for cluster, part in places:
+        uses_threads, precisions, devices = offered(kernel, part)
+        configs = list(enumerate_configs(part, precisions=precisions, devices=devices,
+                                         uses_threads=uses_threads))
+        doc.append({"cluster": cluster.name, "partition": part.as_dict(),
+                    "configurations": len(configs),
+                    "list": [c.as_dict() for c in configs] if list_configs else None})
     if as_json:
         click.echo(json.dumps(doc, indent=2))
         return

@@ -28,8 +28,10 @@ def _unlearnt(bundle) -> tuple[int, int, dict[str, int]]:
         {k: int(v) for k, v in status[silent].value_counts().sort_index().items()}
 
 
-def summary_lines(bundle, out: str) -> list[str]:
-    """What to print after training: the rows learnt from, and those left out and why."""
+def summary_lines(bundle, out: str, runtime_gaps=None) -> list[str]:
+    """What to print after training: the rows learnt from, and those left out and why
+    (``runtime_gaps``: the training data's :class:`~hpcds1mpi.records.training.RuntimeGaps`,
+    which say why ok jobs had no run time; the manifest has their total only)."""
     m = bundle.manifest
     s = m["sampling"]
     silent_kept, silent, by_status = _unlearnt(bundle)
@@ -50,8 +52,10 @@ def summary_lines(bundle, out: str) -> list[str]:
             lines.append(f"  {target}: in-sample MAPE {100 * t['mape_in_sample']:.1f} %, "
                          f"R2 {t['r2_in_sample']:.3f} (held-out: analysis/h1_eval.py)")
     if m.get("dropped_zero_runtime_jobs"):
-        lines.append(f"  left out {m['dropped_zero_runtime_jobs']} ok job(s) with a zero or "
-                     "missing runtime (recorded in the manifest)")
+        why = (f": {runtime_gaps.describe()}" if runtime_gaps is not None
+               and runtime_gaps.total == m["dropped_zero_runtime_jobs"] else "")
+        lines.append(f"  left out {m['dropped_zero_runtime_jobs']} ok job(s) with no run time "
+                     f"to learn from{why}; the manifest counts them (dropped_zero_runtime_jobs)")
     if m.get("energy_source") == "modelled":
         lines.append("  energy predictions are trained on MODELLED energy (no hardware meter)")
     secs = m["metrics"]["train_seconds"]
@@ -148,5 +152,5 @@ def command(telemetry, jobs, out, sample_rate, seed, family, members, member_tre
     if chosen:
         click.echo(f"recipe {chosen!r}, chosen by {FOLDS}-fold leave-size-out "
                    "cross-validation on the training sizes")
-    for line in summary_lines(bundle, out):
+    for line in summary_lines(bundle, out, data.runtime_gaps):
         click.echo(line)

@@ -3,7 +3,9 @@
 A :class:`TrainingData` holds a runs table (``telemetry.read_runs``), an ingested job table
 (``ingest``), or both concatenated, after one check of what a model needs from data: known
 column names, ``workload`` / ``status`` / ``runtime_s`` present, runs of one machine only, at
-least 4 ok runs with a positive runtime. Build it once (:meth:`TrainingData.read` from files,
+least 4 ok runs with a positive runtime (ok jobs of a job log without one, such as the
+sub-second jobs Slurm records as 0 s, are left out and counted; a sweep run without one is a
+damaged file, refused). Build it once (:meth:`TrainingData.read` from files,
 :meth:`TrainingData.from_frame` from a DataFrame) and hand it on: training, ``learn`` and the
 held-out evaluations take it as it is, without checking again.
 
@@ -43,8 +45,6 @@ LAUNCHER_LIBRARY = re.compile(r"^(mpiexec|mpirun|orterun|srun)\S*\s|^unknown$")
 #: The fewest ok runs a model is trained on.
 MIN_OK_RUNS = 4
 
-#: A job table may lose at most this share of its ok jobs to zero or missing runtimes.
-MAX_ZERO_RUNTIME_SHARE = 0.05
 
 
 def known_columns() -> frozenset[str]:
@@ -228,8 +228,37 @@ def impossible_rows(frame: pd.DataFrame, what: str = "training data",
     return None
 
 
-def _checked(frame: pd.DataFrame, machine: str | None, allow_columns) -> tuple[pd.DataFrame, int]:
-    """``frame`` refused or returned checked, with the number of zero-runtime jobs left out."""
+@dataclass(frozen=True)
+class RuntimeGaps:
+    """Ok jobs of a job table left out of training for want of a run time.
+
+    Attributes:
+        zero: those whose run time is 0 s (they ran under a second: Slurm's ``ElapsedRaw``
+            has whole seconds).
+        missing: those with no run time at all (a log without a run-time column).
+    """
+
+    zero: int = 0
+    missing: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.zero + self.missing
+
+    def describe(self) -> str:
+        """``"3 that ran under 1 s (0 s recorded) and 2 with none"`` (the non-zero parts)."""
+        parts = []
+        if self.zero:
+            parts.append(f"{self.zero} that ran under 1 s (0 s recorded)")
+        if self.missing:
+            parts.append(f"{self.missing} with none")
+        return " and ".join(parts)
+
+
+def _checked(frame: pd.DataFrame, machine: str | None, allow_columns
+             ) -> tuple[pd.DataFrame, RuntimeGaps]:
+    """``frame`` refused or returned checked, with the ok jobs left out for want of a run
+    time (:func:`_without_jobs_lacking_runtimes`)."""
     if frame is None or len(frame) == 0:
         raise DataError("training data is empty: no runs; measure with `hpcds1mpi sweep` first")
     known = known_columns() | set(allow_columns or ())
@@ -265,17 +294,8 @@ def _checked(frame: pd.DataFrame, machine: str | None, allow_columns) -> tuple[p
         counts = frame["status"].astype(str).value_counts().to_dict()
         raise DataError(f"training data has no successful runs (statuses: {counts}); "
                         "a model needs ok runs to learn runtimes")
-    runtime = pd.to_numeric(frame["runtime_s"], errors="coerce")
-    bad_rows = ok & (~np.isfinite(runtime) | (runtime <= 0))
-    dropped = int(bad_rows.sum())
-    if dropped:
-        # Sweep telemetry (has run_id): a completed run without a runtime is a broken file.
-        # Job logs: schedulers record 0-second jobs; drop them, counted in the manifest.
-        if not is_job_table(frame) or dropped > MAX_ZERO_RUNTIME_SHARE * int(ok.sum()):
-            raise DataError(f"{dropped} ok run(s) have a NaN or non-positive runtime_s target; "
-                            "fix or drop those rows")
-        frame = frame[~bad_rows]
-        ok = frame["status"].astype(str) == OK
+    frame, dropped = _without_jobs_lacking_runtimes(frame, ok)
+    ok = frame["status"].astype(str) == OK
     if ok.sum() < MIN_OK_RUNS:
         raise DataError(f"only {int(ok.sum())} ok run(s); a model needs at least {MIN_OK_RUNS}")
     out = frame.drop(columns=["kept"], errors="ignore")
@@ -287,6 +307,65 @@ def _checked(frame: pd.DataFrame, machine: str | None, allow_columns) -> tuple[p
         out["energy_j"] = (pd.to_numeric(out["avg_power_w"], errors="coerce")
                            * pd.to_numeric(out["runtime_s"], errors="coerce"))
     return out.reset_index(drop=True), dropped
+
+
+def _without_jobs_lacking_runtimes(frame: pd.DataFrame, ok: pd.Series
+                                   ) -> tuple[pd.DataFrame, RuntimeGaps]:
+    """``frame`` without the ok job-log rows that have no run time to learn from, and what
+    was left out.
+
+    Slurm records ``ElapsedRaw 0`` for a job that ran under a second (a failed launch, ``srun
+    true``), and a log exported without a run-time column has none at all: real histories
+    hold many such jobs, and they say nothing about how long a configuration runs, so they
+    are left out, however many, and counted. A sweep's run (it has a ``run_id``) always
+    measured its runtime: one without is a damaged file and is refused.
+
+    Raises:
+        DataError: an ok sweep run without a positive runtime, or fewer than
+            :data:`MIN_OK_RUNS` ok jobs left with a run time (saying why).
+    """
+    runtime = pd.to_numeric(frame["runtime_s"], errors="coerce")
+    missing = ok & runtime.isna()
+    zero = ok & (runtime <= 0)
+    sweep = _sweep_rows(frame)
+    broken = (missing | zero) & sweep
+    if broken.any():
+        first = frame.loc[broken, "run_id"].iloc[0]
+        raise DataError(f"{int(broken.sum())} ok run(s) of a sweep have a NaN or "
+                        f"non-positive runtime_s (first: run_id {first}); a completed run always "
+                        "measures one, so that telemetry is damaged: measure those "
+                        "configurations again with `hpcds1mpi sweep`")
+    gaps = RuntimeGaps(zero=int(zero.sum()), missing=int(missing.sum()))
+    if not gaps.total:
+        return frame, gaps
+    left = int(ok.sum()) - gaps.total
+    if left < MIN_OK_RUNS:
+        raise DataError(_too_few_runtimes(int(ok.sum()), left, gaps))
+    return frame[~(zero | missing)], gaps
+
+
+def _too_few_runtimes(ok: int, left: int, gaps: RuntimeGaps) -> str:
+    """Why a job table cannot train a runtime model: which of its ok jobs lack a run time,
+    and what to do about it."""
+    if gaps.missing == ok:
+        return (f"the job table has no run times: none of its {ok} ok job(s) has a runtime_s "
+                "(the log had no run-time column, e.g. sacct without ElapsedRaw in --format); "
+                "export it again with the run time (sacct -P --format=...,ElapsedRaw,...), "
+                "ingest that and train on it")
+    return (f"only {left} of the job table's {ok} ok job(s) have a run time to learn from, "
+            f"after leaving out {gaps.describe()}; a model needs at least {MIN_OK_RUNS}: give "
+            "a longer job history (e.g. a wider sacct -S/-E range)"
+            + ("; export it with ElapsedRaw in sacct --format so every job has its run time"
+               if gaps.missing else ""))
+
+
+def _sweep_rows(frame: pd.DataFrame) -> pd.Series:
+    """Which rows are a sweep's runs (a ``run_id`` given), not job-log rows: a table may be
+    both concatenated."""
+    if "run_id" not in frame.columns:
+        return pd.Series(False, index=frame.index)
+    ids = frame["run_id"]
+    return ids.notna() & (ids.astype(str) != "")
 
 
 def _without_predicted_energy(frame: pd.DataFrame) -> pd.DataFrame:
@@ -327,7 +406,9 @@ class TrainingData:
         kind: ``telemetry`` (sweep runs, with ``run_id``) or ``jobs`` (job-log rows).
         sources: the files the rows were read from (recorded in a bundle).
         dropped_zero_runtime_jobs: ok jobs of a job table left out for a zero or missing
-            runtime.
+            runtime (the manifest records this total).
+        runtime_gaps: those jobs by cause (:class:`RuntimeGaps`: ran under 1 s, or no run
+            time at all).
         replaced: rows of the last :meth:`merge`'s new runs that replaced an earlier run.
     """
 
@@ -336,6 +417,7 @@ class TrainingData:
     sources: tuple[str, ...] = ()
     dropped_zero_runtime_jobs: int = 0
     replaced: int = 0
+    runtime_gaps: RuntimeGaps = RuntimeGaps()
 
     @classmethod
     def from_frame(cls, frame: pd.DataFrame, *, machine: str | None = None,
@@ -351,13 +433,15 @@ class TrainingData:
             allow_columns: column names accepted besides the runs / job table's.
 
         Raises:
-            DataError: one line: empty table, unknown columns, no ok runs, NaN runtimes of ok
-                runs, runs from several machines without ``machine`` chosen, fewer than 4 ok
-                runs.
+            DataError: one line: empty table, unknown columns, no ok runs, an ok sweep run
+                without a positive runtime, runs from several machines without ``machine``
+                chosen, fewer than 4 ok runs (or ok jobs with a run time: ok jobs of a job
+                table without one are left out and counted, not refused).
         """
-        checked, dropped = _checked(frame, machine, allow_columns)
+        checked, gaps = _checked(frame, machine, allow_columns)
         kind = kind or ("jobs" if is_job_table(frame) else "telemetry")
-        return cls(checked, kind, tuple(str(s) for s in sources), dropped)
+        return cls(checked, kind, tuple(str(s) for s in sources), gaps.total,
+                   runtime_gaps=gaps)
 
     @classmethod
     def read(cls, telemetry: tuple[str, ...] | list[str] = (),

@@ -43,3 +43,21 @@ def test_an_unknown_kernel_or_partition_is_one_line():
     assert proc.returncode == 2 and "nosuch" in proc.stderr and "Traceback" not in proc.stderr
     proc = run_cli(["cluster", "--cluster", TWO, "--partition", "nosuch"])
     assert proc.returncode == 2 and "nosuch" in proc.stderr
+
+
+def test_a_partition_is_named_as_recommend_names_it():
+    """``cluster`` prints demo/cpu and recommend takes --partition demo/cpu; cluster refused
+    it ("no partition 'demo/cpu'") and listed no known names."""
+    for name in ("cpu", "demo/cpu"):
+        assert list(_doc("--partition", name)) == ["cpu"]
+    proc = run_cli(["cluster", "--cluster", TWO, "--partition", "demo/nosuch"])
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().endswith("no partition 'demo/nosuch'; known: demo/cpu, demo/gpu")
+    recommend = run_cli(["recommend", "--workload", "stencil", "--size", "128", "--cluster", TWO,
+                         "--partition", "demo/nosuch"])
+    assert recommend.returncode == 2 and recommend.stderr == proc.stderr  # one resolver
+
+
+def test_an_empty_kernel_name_is_refused_not_ignored():
+    proc = run_cli(["cluster", "--cluster", TWO, "--kernel", ""])
+    assert proc.returncode == 2 and "unknown kernel ''; known kernels: " in proc.stderr

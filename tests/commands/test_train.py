@@ -278,3 +278,28 @@ def test_the_row_counts_leave_out_runs_with_no_outcome_and_say_so():
     lines = summary_lines(Trained(), "model")
     assert " on 3 of 4 rows " in lines[0]
     assert "  left out 1 run(s) with no outcome to learn from (1 interrupted)" in lines
+
+
+def test_a_job_table_with_many_sub_second_jobs_trains_and_says_what_it_left_out(tmp_path):
+    """3 of 20 ok jobs at 0 s (sacct's ElapsedRaw for a job under a second) refused the table:
+    'fix or drop those rows', which no option does; no run-time column said the same."""
+    jobs = make_runs().head(24).drop(columns=["run_id", "machine_id"])
+    ok = jobs.index[jobs["status"] == "ok"]
+    jobs.loc[ok[:6], "runtime_s"] = 0.0
+    path = tmp_path / "jobs.parquet"
+    jobs.to_parquet(path)
+    proc = run_cli(["train", "--jobs", str(path), "--out", str(tmp_path / "m"), "--no-embedding",
+                    *FAST], timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert ("  left out 6 ok job(s) with no run time to learn from: 6 that ran under 1 s (0 s "
+            "recorded); the manifest counts them (dropped_zero_runtime_jobs)") in proc.stdout
+    manifest = json.loads((tmp_path / "m" / "manifest.json").read_text())
+    assert manifest["dropped_zero_runtime_jobs"] == 6
+
+    jobs.assign(runtime_s=np.nan).to_parquet(path)
+    proc = run_cli(["train", "--jobs", str(path), "--out", str(tmp_path / "n"), *FAST],
+                   timeout=120)
+    assert proc.returncode == 2
+    assert_one_line_error(proc, "the job table has no run times: none of its 24 ok job(s) has "
+                                "a runtime_s (the log had no run-time column")
+    assert not (tmp_path / "n").exists()

@@ -237,3 +237,57 @@ def test_runs_fingerprinted_from_the_launcher_are_refused_with_the_fix(tmp_path)
     with pytest.raises(DataError) as refused:
         old.merge(library)
     assert "never mixed" in str(refused.value) and "launcher" not in str(refused.value)
+
+
+def jobs_table() -> pd.DataFrame:
+    """A job table (no run_id, no machine_id) of 84 ok jobs and 12 OOMs."""
+    return make_runs().drop(columns=["run_id", "machine_id"])
+
+
+def test_many_sub_second_jobs_are_left_out_and_counted_not_refused():
+    """Slurm records 0 s for a job under a second; over 5 % of them (3 of 20 in a real sacct
+    table) refused the table with 'fix or drop those rows', which no option could do."""
+    jobs = jobs_table()
+    ok = jobs.index[jobs["status"] == "ok"]
+    jobs.loc[ok[:20], "runtime_s"] = 0.0  # half the ok jobs
+    jobs.loc[ok[20:22], "runtime_s"] = np.nan
+    data = TrainingData.from_frame(jobs)
+    assert len(data) == len(jobs) - 22 and data.dropped_zero_runtime_jobs == 22
+    assert (data.runtime_gaps.zero, data.runtime_gaps.missing) == (20, 2)
+    assert data.runtime_gaps.describe() == "20 that ran under 1 s (0 s recorded) and 2 with none"
+    assert (pd.to_numeric(data.frame.loc[data.frame["status"] == "ok", "runtime_s"]) > 0).all()
+
+
+def test_a_job_table_without_run_times_names_the_missing_column():
+    """sacct -P's default format has no Elapsed: the refusal said '16 ok run(s) have a NaN or
+    non-positive runtime_s target; fix or drop those rows'."""
+    with pytest.raises(DataError) as err:
+        TrainingData.from_frame(jobs_table().assign(runtime_s=np.nan))
+    assert str(err.value).startswith("the job table has no run times: none of its 84 ok job(s) "
+                                     "has a runtime_s (the log had no run-time column")
+    assert "ElapsedRaw" in str(err.value) and "fix or drop" not in str(err.value)
+
+
+def test_too_few_jobs_with_a_run_time_says_why_and_what_to_do():
+    jobs = jobs_table()
+    ok = jobs.index[jobs["status"] == "ok"]
+    jobs.loc[ok[3:], "runtime_s"] = 0.0
+    with pytest.raises(DataError) as err:
+        TrainingData.from_frame(jobs)
+    assert str(err.value).startswith(
+        "only 3 of the job table's 84 ok job(s) have a run time to learn from, after leaving out "
+        "81 that ran under 1 s (0 s recorded); a model needs at least 4: give a longer job "
+        "history")
+
+
+def test_sweep_runs_without_a_runtime_are_refused_even_beside_job_rows():
+    """A table of sweep runs and job rows: the job rows' 0 s are dropped, a sweep run's is a
+    damaged file and is refused, whichever rows come first."""
+    runs = make_runs().assign(machine_id=None)  # one machine: job rows carry none
+    jobs = jobs_table()
+    jobs.loc[jobs.index[jobs["status"] == "ok"][:5], "runtime_s"] = 0.0
+    data = TrainingData.from_frame(pd.concat([runs, jobs], ignore_index=True))
+    assert data.runtime_gaps.zero == 5
+    runs.loc[3, "runtime_s"] = 0.0
+    with pytest.raises(DataError, match=r"1 ok run\(s\) of a sweep .* run_id stencil-32-1-2-2"):
+        TrainingData.from_frame(pd.concat([jobs, runs], ignore_index=True))
