@@ -64,14 +64,17 @@ def _read_history(path: str):
 
 
 def _propose(table, rec, user: str, job_name: str, time_limit_s, coverage: float):
-    """The walltime proposal for the job as recommended: its partition and node count."""
+    """The walltime proposal for the job as recommended, described as the history describes
+    its jobs: the partition by the name the scheduler records (the script's ``--partition``,
+    not the cluster file's label), its nodes and CPUs."""
     from hpcds1mpi.decide.walltime import propose_walltime
 
     nodes = procs = partition = account = None
     if rec.picked is not None:
         cfg = rec.picked.choice.config()
         nodes, procs = cfg.nodes, cfg.nodes * cfg.ranks_per_node * cfg.threads
-        partition = rec.picked.partition.name
+        part = rec.picked.partition
+        partition = part.slurm_partition or part.name
         site = rec.clusters.get(rec.picked.label)
         account = getattr(site, "account", None) or None
     return propose_walltime(table, user, workload=job_name, account=account,
@@ -137,7 +140,7 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
     from hpcds1mpi.cluster import allowed_places
     from hpcds1mpi.decide.failure_history import FailureHistory
     from hpcds1mpi.decide.model_bundle import DEFAULT_MODEL, load_model
-    from hpcds1mpi.decide.recommend import recommend
+    from hpcds1mpi.decide.recommend import no_calibration, recommend
     from hpcds1mpi.decide.recommendation import emit_script, unmet_constraints
     from hpcds1mpi.decide.system1 import Constraints
 
@@ -163,13 +166,16 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
         script_path = None
     if force and not script_path:
         raise ConfigError("--force only applies to -o FILE; add -o or drop --force")
+    for name, value in (("--job-name", job_name), ("--job-output", job_output)):
+        if value is not None and not value.strip():  # was: a default name, silently
+            raise ConfigError(f"{name} is empty; give a value, or drop {name}")
     if script_path:
-        from hpcds1mpi.atomic import check_output_file, check_replace
-        from hpcds1mpi.launch.scripts import written_by_us
+        from hpcds1mpi.atomic import check_output_file
+        from hpcds1mpi.launch.scripts import check_replace_script
 
         check_output_file(script_path, "batch script")  # before the work, not after it
-        check_replace(script_path, ours=written_by_us, force=force, what="batch script",
-                      option="-o")
+        # A script written here before may be replaced, unless it was edited since.
+        check_replace_script(script_path, force=force, option="-o")
     walltime_only = [name for name, value in (("--user", user), ("--time-limit", time_limit),
                                               ("--walltime-coverage", walltime_coverage))
                      if value is not None]
@@ -205,6 +211,8 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
     unmet = unmet_constraints(rec)
     if unmet:  # nothing to run within the user's limits: say so, exit 2, write nothing
         raise ConfigError(unmet)
+    if emit and (why := no_calibration(rec)):  # escalated, and no step could fit in memory
+        raise ConfigError(why)
     proposal = None
     if table is not None:
         proposal = _propose(table, rec, user, job_name or workload, limit_s,

@@ -62,13 +62,13 @@ def _submit(args: list[str], nodes: int, cores: int, partition, job_name: str,
     import subprocess
     from pathlib import Path
 
-    from hpcds1mpi.atomic import check_output_file, check_replace
+    from hpcds1mpi.atomic import check_output_file
     from hpcds1mpi.errors import SchedulerError
-    from hpcds1mpi.launch.scripts import render_tune, written_by_us
+    from hpcds1mpi.launch.scripts import check_replace_script, render_tune
 
     path = check_output_file(Path(f"{job_name}.sbatch"), "tune job script")
-    check_replace(path, ours=written_by_us, force=force, what="job script",
-                  option="folder to submit from")
+    check_replace_script(path, force=force, what="job script",
+                         option="folder to submit from")
     if shutil.which("sbatch") is None:
         raise SchedulerError("sbatch not found on PATH: --submit needs a Slurm login node "
                              "(or run tune inside an allocation yourself)")

@@ -56,7 +56,8 @@ def _energy_label(bundle) -> str:
 
 
 def _gb(mb: float) -> str:
-    return f"{mb / 1000.0:.1f} GB"
+    gb = mb / 1000.0
+    return f"{gb:.1f} GB" if gb < 1e6 else f"{gb:.3g} GB"  # a size far out: 4e+27 GB
 
 
 def _rejection(place: Place, scores: s1.Scores) -> str:
@@ -94,25 +95,40 @@ def _rejection(place: Place, scores: s1.Scores) -> str:
     return "no feasible configuration"
 
 
+#: The first words of the note :func:`conclude` adds when an escalated job gets no
+#: calibration sweep (:func:`no_calibration`).
+NO_CALIBRATION = "no calibration sweep"
+
+
+def _fits_memory(cols: dict) -> np.ndarray:
+    """Rows whose memory need is within the limit (a ``fail`` reason can hide ``memory``)."""
+    need, limit = cols["mem_need_mb"], cols.get("mem_limit_mb")
+    if limit is None:
+        return cols["reason"] != "memory"
+    return ~(np.isfinite(need) & (need > limit))
+
+
 def calibration_steps(scores: s1.Scores, partition: "Partition", n: int = CALIBRATION_STEPS
                       ) -> list:
     """A few informative configurations to measure, chosen by the model's uncertainty.
 
-    From the configurations the model does not expect to fail or run out of memory on this
-    partition, on one node (calibration must be cheap): the one with the widest relative
-    runtime interval in each (device, precision) group, then the rules-of-thumb configuration
-    (all cores as ranks, one thread) as an anchor, then the widest remaining ones.
+    From the configurations on this partition that fit in memory, on the fewest nodes that
+    hold the job (calibration must be cheap; one node where it fits), preferring those the
+    model does not expect to fail: the one with the widest relative runtime interval in each
+    (device, precision) group, then the rules-of-thumb configuration (all cores as ranks, one
+    thread) as an anchor, then the widest remaining ones. None when no configuration fits in
+    memory at any node count: every step would run out of it.
     """
     from hpcds1mpi.launch.scripts import CalibrationStep
 
     cols = scores.cols
-    on = (cols["partition"] == partition.name) & (cols["nodes"] == 1) & \
-        np.isin(cols["reason"], ["", "deadline", "energy"])
-    idx = np.flatnonzero(on)
-    if len(idx) == 0:
-        idx = np.flatnonzero((cols["partition"] == partition.name) & (cols["nodes"] == 1))
-    if len(idx) == 0:
+    here = (cols["partition"] == partition.name) & _fits_memory(cols)
+    likely = here & np.isin(cols["reason"], ["", "deadline", "energy"])
+    pool = likely if likely.any() else here
+    if not pool.any():
         return []
+    on = pool & (cols["nodes"] == np.min(cols["nodes"][pool]))
+    idx = np.flatnonzero(on)
     runtime = np.where(cols["runtime_s"][idx] > 0, cols["runtime_s"][idx], np.nan)
     width = np.nan_to_num((cols["runtime_hi"][idx] - cols["runtime_lo"][idx]) / runtime,
                           nan=0.0)
@@ -137,6 +153,32 @@ def calibration_steps(scores: s1.Scores, partition: "Partition", n: int = CALIBR
     for i in order:
         add(int(i), "wide runtime interval")
     return [CalibrationStep(choice.config(i), why) for i, why in chosen]
+
+
+def _no_calibration_note(place: Place, scores: s1.Scores | None, size: int) -> str:
+    """Why an escalated job on ``place`` gets no calibration sweep, and what to do, one line."""
+    on = np.flatnonzero(scores.cols["partition"] == place.partition.name) \
+        if scores is not None else np.zeros(0, dtype=int)
+    if len(on) == 0:
+        return (f"{NO_CALIBRATION}: no configuration of {place.label} could be scored for "
+                "this job; allow another partition (--partition)")
+    cols = scores.cols
+    need, limit = cols["mem_need_mb"], cols["mem_limit_mb"]
+    i = on[np.nanargmin(need[on] / np.maximum(limit[on], 1e-9))]  # the nearest miss
+    per = "GPU" if cols["device"][i] == "gpu" else "node"
+    closest = s1.Choice(scores, None, [i], [i], "time").config(int(i)).label()
+    return (f"{NO_CALIBRATION}: size {size} does not fit in memory on {place.label} at any "
+            f"node count (the closest, {closest}, needs ~{_gb(need[i])} per {per}; usable "
+            f"{_gb(limit[i])}), so every step would run out of memory; lower --size, or allow "
+            "a partition with more memory (--partition)")
+
+
+def no_calibration(rec: Recommendation) -> str | None:
+    """The one line saying why an escalated job got no calibration sweep (and what to do), or
+    None when it got one or was not escalated."""
+    if rec.picked is not None or rec.calibration_steps:
+        return None
+    return next((note for note in rec.notes if note.startswith(NO_CALIBRATION)), None)
 
 
 @dataclass
@@ -408,16 +450,22 @@ def conclude(prep: Prepared, verdict) -> Recommendation:
         rec.picked = None
     if verdict.verdict == "escalate" and not familiar_but_impossible:
         target = judged.partition
-        rec.calibration_partition = target
-        rec.calibration_cluster = clusters.get(judged.label)
         if scores is not None and target.name in set(scores.cols["partition"]):
-            rec.calibration_steps = calibration_steps(scores.subset(target.name), target)
+            cal_scores = scores.subset(target.name)
         else:
+            # Every node count the user allows: where one node cannot hold the job, the
+            # calibration measures it on the fewest nodes that can.
             cal_scores = s1.score(bundle, workload, size, [target],
-                                  s1.Constraints(max_nodes=1, devices=constraints.devices,
+                                  s1.Constraints(max_nodes=constraints.max_nodes,
+                                                 devices=constraints.devices,
                                                  precisions=constraints.precisions,
                                                  threads=constraints.threads,
                                                  max_ranks_per_node=constraints.max_ranks_per_node),
                                   uses_threads=prep.uses_threads)
-            rec.calibration_steps = calibration_steps(cal_scores, target)
+        rec.calibration_steps = calibration_steps(cal_scores, target)
+        if rec.calibration_steps:
+            rec.calibration_partition = target
+            rec.calibration_cluster = clusters.get(judged.label)
+        else:
+            rec.notes.append(_no_calibration_note(judged, cal_scores, size))
     return rec

@@ -298,6 +298,10 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
 
     name = job_name or f"hpcds1mpi-{rec.workload}"
     if rec.picked is None:
+        from hpcds1mpi.decide.recommend import no_calibration
+
+        if why := no_calibration(rec):  # the specific line (memory, ...) before the generic one
+            raise ConfigError(why)
         if not rec.calibration_steps or rec.calibration_partition is None:
             raise ConfigError("nothing to run: no allowed partition can run this job; relax "
                               "the constraints or allow another partition")
@@ -310,7 +314,7 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
         return scripts.render_calibration(
             rec.calibration_steps, rec.calibration_partition, rec.workload, rec.size,
             cluster=rec.calibration_cluster, program=program, telemetry=telemetry,
-            job_name=name + "-calib", output=output,
+            job_name=directives.job_name_with(name, scripts.CALIBRATION_SUFFIX), output=output,
             reason="; ".join(rec.verdict.reasons)[:300] or "escalated")
     ch = rec.picked.choice
     r = _row(ch, ch.index)

@@ -53,6 +53,12 @@ class WalltimeProposal:
         uncapped_s: the walltime the model would propose without the request (s); above
             ``request_s`` the request is what is proposed, and it covers fewer jobs like this
             one than ``quantile`` says.
+        name: the job name whose history ``n_same_name`` counts (None: not given).
+        n_name_within: of the user's ``n_same_name`` finished jobs of this name, how many ran
+            within ``time_s`` (measured; None when there are none).
+        model_s: the model's own walltime where the user's jobs of this name showed it too
+            short to cover ``quantile`` of them and the proposal was raised to do so (s);
+            None when it was not raised.
     """
 
     time_s: float | None
@@ -68,6 +74,9 @@ class WalltimeProposal:
     tight: bool = True
     novel: bool = False
     uncapped_s: float | None = None
+    name: str | None = None
+    n_name_within: int | None = None
+    model_s: float | None = None
 
     def to_dict(self) -> dict:
         """Plain dict (JSON-ready), with ``time`` as Slurm writes it."""
@@ -100,6 +109,9 @@ class WalltimeProposal:
         if self.tight and self.short_request():
             case = (f"your request is shorter than the {100 * self.quantile:.0f} % walltime "
                     f"of {self.uncapped_s:.0f} s, so fewer jobs like this one finish within it")
+        elif self.tight and self.model_s is not None:
+            case = (f"raised from the model's {self.model_s:.0f} s to cover "
+                    f"{100 * self.quantile:.0f} % of your jobs named {self.name!r}")
         elif self.tight and checked:
             case = f"tight: about {100 * self.quantile:.0f} % of such jobs finished within it"
         elif self.tight:  # nothing held out to check it on: what it aims at, not a result
@@ -108,6 +120,9 @@ class WalltimeProposal:
             case = "unsure: kept your request because " + (
                 NOVEL if self.novel else "jobs like this one too often ran past a shorter "
                 "walltime (their run times are spread out)")
+        if self.n_name_within is not None:  # measured on the jobs the user knows best
+            sure += (f"; {self.n_name_within} of your {self.n_same_name} finished jobs named "
+                     f"{self.name!r} ran within it")
         minutes = int(np.ceil(round(self.time_s, 3) / 60.0))  # as slurm_time rounds it
         asked = (f"-l walltime={format_pbs_walltime(minutes * 60)}" if scheduler == "pbs"
                  else f"--time {self.slurm_time()}")
@@ -229,4 +244,27 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
     if time_limit_s:
         proposal.time_s = min(proposal.time_s, float(time_limit_s))  # exp/log round-off
     proposal.n_train = model.n_train_
+    if np.any(same):
+        _check_on_same_name(proposal, run[:len(hist)][same], str(workload), time_limit_s)
     return proposal
+
+
+def _check_on_same_name(proposal: WalltimeProposal, runs: np.ndarray, name: str,
+                        time_limit_s: float | None) -> None:
+    """Measure ``proposal`` on the user's finished jobs of this name (``runs``, s), and raise
+    it where they show it covers less than its ``quantile`` of them: the model describes the
+    job by its request, and a request new to the history (the layout ``recommend`` picked, a
+    partition the history never names) gives it nothing of this job's own to go on. Raised
+    only on enough of them for that quantile to be seen at all (``1 / (1 - quantile)``)."""
+    proposal.name = name
+
+    def within(seconds: float) -> int:
+        return int(np.sum(runs <= seconds * (1 + 1e-9)))
+
+    enough = len(runs) >= int(np.ceil(1.0 / (1.0 - proposal.quantile) - 1e-9))
+    if enough and within(proposal.time_s) < proposal.quantile * len(runs) and proposal.tight:
+        floor = float(np.quantile(runs, proposal.quantile, method="higher"))
+        proposal.model_s = proposal.time_s
+        proposal.uncapped_s = max(proposal.uncapped_s or 0.0, floor)
+        proposal.time_s = min(floor, float(time_limit_s)) if time_limit_s else floor
+    proposal.n_name_within = within(proposal.time_s)

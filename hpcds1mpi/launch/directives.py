@@ -32,47 +32,104 @@ if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.cluster import Cluster, Partition
 
 
-# Patterns for values that end up unquoted in directive lines (sbatch strips quotes, expands
-# nothing) or in `module load` lines. Deliberately narrow: letters, digits and a few marks.
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
-ACCOUNT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-MODULE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+/-]{0,127}$")
-# Output paths may hold Slurm's %j/%x patterns and directories; no spaces, no shell syntax.
-PATH_RE = re.compile(r"^[A-Za-z0-9._%/+-][A-Za-z0-9._%/+=-]{0,1023}$")
+@dataclass(frozen=True)
+class Shape:
+    """What a value that lands unquoted in a directive line (sbatch strips quotes, expands
+    nothing) or a ``module load`` line may look like: the one source of both the pattern the
+    code applies and the words its messages say. Deliberately narrow: letters, digits and a few
+    marks.
+
+    Attributes:
+        marks: the characters allowed besides letters and digits.
+        first_marks: those of ``marks`` also allowed as the first character.
+        max_len: the longest value.
+    """
+
+    marks: str
+    first_marks: str = ""
+    max_len: int = 128
+
+    @property
+    def pattern(self) -> re.Pattern:
+        first = "A-Za-z0-9" + re.escape(self.first_marks)
+        rest = "A-Za-z0-9" + re.escape(self.marks)
+        return re.compile(f"^[{first}][{rest}]{{0,{self.max_len - 1}}}$")
+
+    def words(self) -> str:
+        """The rule in words, as every message about it says it."""
+        start = "a letter or digit" if not self.first_marks else \
+            "a letter, digit or " + " ".join(self.first_marks)
+        return (f"letters, digits and {' '.join(self.marks)} only, starting with {start}, at "
+                f"most {self.max_len} characters")
+
+    def problem(self, value: str) -> str | None:
+        """What breaks the rule in ``value``, in a few words; None when it holds."""
+        if not value:
+            return "is empty"
+        if len(value) > self.max_len:
+            return f"is {len(value)} characters long"
+        bad = sorted({c for c in value
+                      if not (c.isascii() and c.isalnum()) and c not in self.marks})
+        if bad:
+            return "has characters not allowed in a batch script (" + \
+                " ".join(repr(c) for c in bad) + ")"
+        if not self.pattern.match(value):
+            return f"starts with {value[0]!r}"
+        return None
+
+
+#: Job names (also the workload's name in a calibration sweep).
+NAME = Shape("._+-")
+#: Partitions, accounts and QOS names.
+ACCOUNT = Shape("._-")
+#: Module names (``openmpi/4.1``, Spack's ``gcc@12+shared``).
+MODULE = Shape("._+/@-")
+#: Output paths: directories and Slurm's %j / %x patterns; no spaces, no shell syntax.
+PATH = Shape("._%/+=-", first_marks="._%/+-", max_len=1024)
+# The patterns themselves, for callers that match without a message.
+NAME_RE, ACCOUNT_RE, MODULE_RE, PATH_RE = (s.pattern for s in (NAME, ACCOUNT, MODULE, PATH))
+#: The longest job name (Slurm keeps more; PBS Pro and our own checks stop here).
+MAX_JOB_NAME = NAME.max_len
 
 #: Default multiplier on the predicted upper-quantile runtime and the floor of a time limit.
 TIME_MARGIN = 1.5
 TIME_FLOOR_S = 60
 
 
-def check_value(value: str, what: str, pattern: re.Pattern = NAME_RE,
-                allowed: str = "letters, digits and . _ - only") -> str:
-    """Return ``value`` if it is safe for a directive line, else raise :class:`ConfigError`.
+def check_value(value: str, what: str, shape: Shape = NAME) -> str:
+    """Return ``value`` if it is safe for a directive line, else raise :class:`ConfigError`
+    saying what breaks ``shape``'s rule and the rule itself.
 
     Args:
         value: the user- or cluster-file-provided text.
         what: what it is, for the message (e.g. ``"job name"``).
-        pattern: the allowed shape.
-        allowed: the shape in words, for the message.
+        shape: the allowed shape (:data:`NAME`, :data:`ACCOUNT`, :data:`MODULE`, :data:`PATH`).
     """
-    no_control(value, what)
-    if not pattern.match(value):
-        raise ConfigError(f"{what} {value!r} has characters not allowed in a batch script "
-                          f"(use {allowed})")
+    if len(value) <= shape.max_len:  # an overlong value is told its length first
+        no_control(value, what)
+    problem = shape.problem(value)
+    if problem is not None:
+        shown = f" {value!r}" if value and len(value) <= 60 else ""  # a long one: its length
+        raise ConfigError(f"{what}{shown} {problem}; use {shape.words()}")
     return value
 
 
 def check_job_name(value: str) -> str:
     """A job name that is safe in a directive line."""
-    if len(value) > 128:  # NAME_RE's length limit, said as such
-        raise ConfigError(f"job name is {len(value)} characters long; use at most 128")
-    return check_value(value, "job name", NAME_RE)
+    return check_value(value, "job name", NAME)
+
+
+def job_name_with(base: str, suffix: str) -> str:
+    """The job name ``base`` + ``suffix`` (a calibration sweep's ``-calib``), ``base`` checked
+    as the user gave it and shortened so that the whole name keeps the length limit: any name
+    valid for one job is valid for the jobs derived from it."""
+    check_job_name(base)
+    return check_job_name(base[:MAX_JOB_NAME - len(suffix)] + suffix)
 
 
 def check_output_path(value: str) -> str:
     """An output path that is safe in a directive line (``%j``/``%x`` allowed)."""
-    return check_value(value, "output path", PATH_RE,
-                       "letters, digits, / . _ - % only, no spaces or quotes")
+    return check_value(value, "output path", PATH)
 
 
 def check_preamble_line(value: str) -> str:
@@ -154,18 +211,18 @@ class BatchJob:
 
     def queue(self) -> str:
         name = self.partition.slurm_partition or self.partition.name
-        return check_value(name, "partition", ACCOUNT_RE)
+        return check_value(name, "partition", ACCOUNT)
 
     def account_value(self) -> str:
         value = self.account if self.account is not None else (self.site("account") or "")
-        return check_value(value, "account", ACCOUNT_RE) if value else ""
+        return check_value(value, "account", ACCOUNT) if value else ""
 
     def qos_value(self) -> str:
         value = self.qos if self.qos is not None else (self.site("qos") or "")
-        return check_value(value, "qos", ACCOUNT_RE) if value else ""
+        return check_value(value, "qos", ACCOUNT) if value else ""
 
     def modules(self) -> list[str]:
-        return [check_value(m, "module", MODULE_RE) for m in (self.site("modules") or [])]
+        return [check_value(m, "module", MODULE) for m in (self.site("modules") or [])]
 
     def preamble(self) -> list[str]:
         return [check_preamble_line(line) for line in (self.site("preamble") or [])]

@@ -13,6 +13,10 @@ The program follows :mod:`hpcds1mpi.launch.program`: placeholders filled by repl
 command line split with :mod:`shlex` and every token re-quoted with :func:`shlex.quote` (so
 ``$()``, backticks, ``;`` and quotes reach the program as literal characters and never run in
 the job's shell), and the environment of the measured runs.
+
+Every script rendered here carries, after its ``# Written by hpcds1mpi`` line, a checksum of
+its other lines (:func:`seal`): a rerun of ``recommend -o`` or ``tune --submit`` replaces a
+script of ours only while it is unchanged (:func:`script_state`), never one edited since.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from typing import TYPE_CHECKING, Sequence
 from hpcds1mpi.config import Configuration, check_fits
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.directives import (
-    NAME_RE, BatchJob, check_output_path, check_value, directives)
+    NAME, BatchJob, check_output_path, check_value, directives, job_name_with)
 from hpcds1mpi.launch.launchers import for_script
 from hpcds1mpi.launch.program import CONTROL_RE, no_control, program_tokens, quote_tokens
 from hpcds1mpi.launch.sweep_step import SweepStep
@@ -74,9 +78,10 @@ def render(job: BatchJob, scheduler: str = "slurm") -> str:
     program = program_tokens(job.program, job.placeholder_values())
     check_script(program, launcher)  # a launcher that cannot start the program: refused
     tokens = launcher.tokens(job.config) + program
-    return render_template(scheduler, job, scheduler, summary=comment(job.summary),
-                           environment=job.environment(scheduler), launch=quote_tokens(tokens),
-                           launcher_lines=launcher.script_lines())
+    return seal(render_template(scheduler, job, scheduler, summary=comment(job.summary),
+                                environment=job.environment(scheduler),
+                                launch=quote_tokens(tokens),
+                                launcher_lines=launcher.script_lines()))
 
 
 @dataclass
@@ -96,7 +101,7 @@ def calibration_step_tokens(step: Configuration, workload: str, size: int, telem
     step's ranks); a user's program as ``hpcds1mpi sweep --command ...``, which launches the
     program with srun itself (:class:`~hpcds1mpi.launch.sweep_step.SweepStep`).
     """
-    check_value(workload, "workload", NAME_RE)
+    check_value(workload, "workload", NAME)
     check_output_path(telemetry)
     return SweepStep(workload, size, program=program).command(
         step, for_script("slurm", cluster), telemetry)
@@ -114,6 +119,59 @@ def _allocation(steps: Sequence[CalibrationStep], partition: "Partition") -> Con
     )
 
 
+#: What a calibration sweep's job name adds to the job's own (``decide/recommendation.py``).
+CALIBRATION_SUFFIX = "-calib"
+
+
+def _calibration_job_name(job_name: str) -> str:
+    # The job's own name is checked as given; "-calib" then fits whatever its length.
+    if job_name.endswith(CALIBRATION_SUFFIX) and len(job_name) > len(CALIBRATION_SUFFIX):
+        return job_name_with(job_name[:-len(CALIBRATION_SUFFIX)], CALIBRATION_SUFFIX)
+    return job_name
+
+
+def _program_steps(steps: Sequence[CalibrationStep], program) -> list[CalibrationStep]:
+    """``steps`` as a program is measured: a command without ``{precision}`` runs the same
+    computation whatever the label, so it is measured at fp64 alone, as ``sweep --command``
+    and ``tune --program`` measure it (steps that then coincide are measured once)."""
+    from dataclasses import replace
+
+    from hpcds1mpi.decide.tune_space import program_precisions
+
+    allowed = program_precisions(SweepStep("program", 1, program=program).command_line())
+    if allowed is None:
+        return list(steps)
+    kept, seen = [], set()
+    for step in steps:
+        config, reason = step.config, step.reason
+        if config.precision not in allowed:
+            config = replace(config, precision=allowed[0])
+            reason = (f"{reason}; " if reason else "") + \
+                f"measured at {allowed[0]}: the command takes no {{precision}}"
+        if config.label() not in seen:
+            seen.add(config.label())
+            kept.append(CalibrationStep(config, reason))
+    return kept
+
+
+def check_calibration_workload(workload: str, program) -> None:
+    """Refuse, in one line, a calibration sweep that could measure nothing: a workload that
+    is no built-in kernel (``sweep --kernel`` would refuse it at every step) and no program.
+
+    Raises:
+        ConfigError: ``workload`` is not a kernel and ``program`` is None.
+    """
+    from hpcds1mpi.kernels import is_kernel
+
+    if program is None and not is_kernel(workload):
+        raise ConfigError(
+            f"no calibration sweep for {workload!r}: it is not a built-in kernel (hpcds1mpi "
+            "kernels), so sweep --kernel cannot measure it; give your program's command with "
+            "--program \"./app --n {size}\" to get a sweep of it (as hpcds1mpi sweep --command "
+            "measures programs), or measure it yourself with sweep --command, then hpcds1mpi "
+            "learn")
+
+
 def render_calibration(steps: Sequence[CalibrationStep], partition: "Partition", workload: str,
                        size: int, *, cluster: "Cluster | None" = None,
                        program: str | Sequence[str] | None = None,
@@ -123,16 +181,30 @@ def render_calibration(steps: Sequence[CalibrationStep], partition: "Partition",
     """A Slurm script that measures a few configurations, one job step each, into telemetry.
 
     The allocation is sized for the largest step; each step asks srun for exactly its own
-    nodes, ranks and threads, with the program rule's environment. ``|| true`` keeps one failing
-    configuration from ending the sweep: its failure is itself a measurement the sweep records.
+    nodes, ranks and threads, with the program rule's environment. A failing step does not end
+    the sweep (a failure the sweep records is itself a measurement), but a job in which every
+    step failed measured nothing, and exits 1.
+
+    A built-in kernel is measured with ``sweep --kernel``; anything else only as a program
+    (``program``: ``sweep --command``), at fp64 alone when its command takes no
+    ``{precision}``. A ``job_name`` ending in ``-calib`` is shortened before the suffix where
+    the whole would pass the length limit.
+
+    Raises:
+        ConfigError: no steps, a bad size, a workload that is neither a kernel nor given as a
+            program, or a value not allowed in a batch script.
     """
     if not steps:
         raise ConfigError("a calibration sweep needs at least one configuration")
     if not isinstance(size, int) or size <= 0:
         raise ConfigError(f"size must be a positive integer, got {size!r}")
+    check_calibration_workload(workload, program)
+    if program is not None:
+        steps = _program_steps(steps, program)
     gpu_ranks = [s.config.ranks_per_node for s in steps if s.config.device == "gpu"]
     job = BatchJob(config=_allocation(steps, partition), partition=partition, program=["true"],
-                   cluster=cluster, job_name=job_name, time_limit_s=time_limit, output=output,
+                   cluster=cluster, job_name=_calibration_job_name(job_name),
+                   time_limit_s=time_limit, output=output,
                    exclusive=True, gpus=max(gpu_ranks) if gpu_ranks else 0)
     rendered_steps = []
     for step in steps:
@@ -146,9 +218,9 @@ def render_calibration(steps: Sequence[CalibrationStep], partition: "Partition",
             "environment": " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()),
             "launch": quote_tokens(tokens),
         })
-    return render_template("calibration", job, "slurm", reason=comment(reason),
-                           workload=workload, size=int(size), telemetry=shlex.quote(telemetry),
-                           steps=rendered_steps)
+    return seal(render_template("calibration", job, "slurm", reason=comment(reason),
+                                workload=workload, size=int(size),
+                                telemetry=shlex.quote(telemetry), steps=rendered_steps))
 
 
 def render_tune(args: Sequence[str], partition: "Partition", *, nodes: int, cores: int,
@@ -171,21 +243,96 @@ def render_tune(args: Sequence[str], partition: "Partition", *, nodes: int, core
                    program=[exe, "tune", *args], cluster=cluster, job_name=job_name,
                    time_limit_s=int(time_limit_s))
     job.validate()
-    return render_template("tune", job, "slurm",
-                           path=shlex.quote(no_control(bin_dir, "folder")) if bin_dir else "",
-                           command=quote_tokens(program_tokens(job.program)))
+    return seal(render_template("tune", job, "slurm",
+                                path=shlex.quote(no_control(bin_dir, "folder")) if bin_dir
+                                else "",
+                                command=quote_tokens(program_tokens(job.program))))
 
 
 #: The line every script we render carries near its top (the templates' header comment).
 MARK = "# Written by hpcds1mpi"
+#: The line :func:`seal` adds after it: a checksum of every other line of the script.
+SEAL = "# hpcds1mpi checksum sha256:"
+#: The largest file :func:`script_state` reads (a script of ours is a few KB).
+_MAX_SCRIPT_BYTES = 16 << 20
+
+
+def _digest(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def seal(script: str) -> str:
+    """``script`` with a checksum line of all its other lines after its :data:`MARK` line: a
+    later ``recommend -o`` (or ``tune --submit``) replaces the file only while it is exactly
+    what was written, never one the user has edited since."""
+    lines = script.splitlines(keepends=True)
+    at = next((i for i, line in enumerate(lines) if line.startswith(MARK)), None)
+    if at is None:  # every template has the mark; without it there is nothing to seal
+        return script
+    line = (f"{SEAL}{_digest(script.encode('utf-8'))} (of every other line: hpcds1mpi "
+            "replaces this file only while it is unchanged)\n")
+    return "".join(lines[:at + 1] + [line] + lines[at + 1:])
+
+
+def script_state(path) -> str:
+    """Whether the file at ``path`` is a script hpcds1mpi wrote: ``"unchanged"`` (its checksum
+    line matches every other line), ``"edited"`` (our header line in its first 4 KB and a
+    checksum that no longer matches), ``"unsealed"`` (our header line but no checksum line:
+    written before scripts carried one, or edited; it cannot be told unchanged), or
+    ``"foreign"``."""
+    with open(path, "rb") as fh:
+        data = fh.read(_MAX_SCRIPT_BYTES + 1)
+    head = data[:4096].decode("utf-8", "replace")
+    if not any(line.startswith(MARK) for line in head.splitlines()):
+        return "foreign"
+    if len(data) > _MAX_SCRIPT_BYTES:
+        return "edited"
+    lines = data.splitlines(keepends=True)
+    seals = [i for i, line in enumerate(lines) if line.startswith(SEAL.encode())]
+    if not seals:
+        return "unsealed"
+    if len(seals) > 1:
+        return "edited"
+    written = lines[seals[0]][len(SEAL):len(SEAL) + 64].decode("ascii", "replace")
+    rest = b"".join(lines[:seals[0]] + lines[seals[0] + 1:])
+    return "unchanged" if written == _digest(rest) else "edited"
 
 
 def written_by_us(path) -> bool:
-    """Whether the file at ``path`` is a script hpcds1mpi rendered (its header line is in the
-    first 4 KB): a rerun of ``recommend -o`` may replace it, another file is kept."""
-    with open(path, "rb") as fh:
-        head = fh.read(4096).decode("utf-8", "replace")
-    return any(line.startswith(MARK) for line in head.splitlines())
+    """Whether the file at ``path`` is a script hpcds1mpi rendered and nobody changed since
+    (:func:`script_state`): a rerun of ``recommend -o`` may replace it, another file is kept."""
+    return script_state(path) == "unchanged"
+
+
+def check_replace_script(path, *, force: bool, option: str = "-o",
+                         what: str = "batch script") -> None:
+    """Refuse, in one line, to replace an existing file that is not a script hpcds1mpi wrote
+    and nobody edited since, unless ``force`` (:func:`hpcds1mpi.atomic.check_replace`, with
+    an edited script of ours said as such).
+
+    Raises:
+        OutputError: (exit 2) the file is foreign or edited, without ``force``.
+    """
+    from pathlib import Path
+
+    from hpcds1mpi.atomic import check_replace
+    from hpcds1mpi.errors import OutputError
+
+    if not force and Path(path).is_file():
+        try:
+            state = script_state(path)
+        except OSError:
+            state = "foreign"  # check_replace says it in its words
+        why = {"edited": "it has been changed since (it no longer matches the checksum "
+                         "written with it)",
+               "unsealed": "it has no checksum line to show it unchanged since (written by "
+                           "an older hpcds1mpi, or edited)"}.get(state)
+        if why:
+            raise OutputError(f"{path} has the header of a {what} hpcds1mpi wrote, but {why}; "
+                              f"pass --force to replace it, or choose another {option}")
+    check_replace(path, ours=written_by_us, force=force, what=what, option=option)
 
 
 def check_bash_syntax(script: str) -> None:

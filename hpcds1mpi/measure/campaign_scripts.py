@@ -138,14 +138,16 @@ def emit(plan_file: str, scheduler: str, out: str, *, shards: int = 1,
         cluster_file / partition_name: where the jobs run (the jobs' sweeps use the same).
         time_limit_s: each part's time limit; None: the plan's rough estimate
             (:func:`hpcds1mpi.measure.plan.estimate_seconds`) x 1.5, whole minutes.
-        job_name: stem of the jobs' names (``-n1``, ``-n2``, ``-merge`` are added).
+        job_name: stem of the jobs' names (``-n1``, ``-n2``, ``-merge`` are added, the stem
+            shortened where the whole would pass the length limit).
 
     Raises:
         ConfigError / OutputError: a bad plan, value or folder; nothing is written then.
     """
     from hpcds1mpi.atomic import atomic_dir
     from hpcds1mpi.cluster import resolve_cluster, resolve_partition
-    from hpcds1mpi.launch.directives import check_job_name, time_limit_s as limit_from
+    from hpcds1mpi.launch.directives import (check_job_name, job_name_with,
+                                              time_limit_s as limit_from)
     from hpcds1mpi.launch.launchers import check_scheduler
     from hpcds1mpi.launch.program import no_control
     from hpcds1mpi.measure.plan import build_plan, estimate_seconds, load_plan_file
@@ -153,7 +155,7 @@ def emit(plan_file: str, scheduler: str, out: str, *, shards: int = 1,
     check_scheduler(scheduler)
     if isinstance(shards, bool) or not isinstance(shards, int) or shards < 1:
         raise ConfigError(f"--shards must be a whole number >= 1, got {shards!r}")
-    check_job_name(f"{job_name}-merge")
+    check_job_name(job_name)
     doc = load_plan_file(plan_file)
     partition = resolve_partition(cluster_file, partition_name)
     cluster = resolve_cluster(cluster_file, partition_name)
@@ -183,12 +185,12 @@ def emit(plan_file: str, scheduler: str, out: str, *, shards: int = 1,
                        + STARTUP_S) for p in group)
         script = f"n{nodes}.{SUFFIX[scheduler]}"
         texts[script] = _part_script(group, partition, cluster, scheduler, folder,
-                                     f"{job_name}-n{nodes}", int(limit), exe, bin_dir,
-                                     cluster_file, partition_name)
+                                     job_name_with(job_name, f"-n{nodes}"), int(limit), exe,
+                                     bin_dir, cluster_file, partition_name)
         jobs[str(nodes)] = {"script": script, "shards": len(group)}
     merge_script = f"merge.{SUFFIX[scheduler]}"
     texts[merge_script] = _merge_script(parts, partition, cluster, scheduler, folder,
-                                        f"{job_name}-merge", exe, bin_dir)
+                                        job_name_with(job_name, "-merge"), exe, bin_dir)
     texts["submit.sh"] = submit_sh(scheduler, folder, jobs, merge_script)
     manifest = {
         "format": cm.FORMAT, "version": cm.FORMAT_VERSION, "created_at": time.time(),

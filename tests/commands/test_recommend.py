@@ -198,8 +198,10 @@ def test_unusable_script_path_is_one_usage_line_and_writes_nothing(fake_cli, tmp
 def test_a_refused_script_leaves_the_old_one_and_no_temporary(fake_cli, tmp_path):
     from tests.test_atomic import temporaries
 
+    from hpcds1mpi.launch.scripts import seal
+
     out = tmp_path / "job.sh"
-    old = "#!/bin/bash\n# Written by hpcds1mpi 0.1.0. the previous script\n"
+    old = seal("#!/bin/bash\n# Written by hpcds1mpi 0.1.0. the previous script\n")
     out.write_text(old)
     with pytest.raises(ConfigError):
         fake_cli("--workload", "gemm", "--size", "2048", "--emit", "slurm", "-o", str(out),
@@ -212,8 +214,10 @@ def test_script_on_a_full_disk_is_exit_1_and_keeps_the_old_script(fake_cli, smal
     from hpcds1mpi.errors import WriteError
     from tests.test_atomic import digests, fill
 
+    from hpcds1mpi.launch.scripts import seal
+
     out = small_disk / "job.sh"
-    out.write_text("# Written by hpcds1mpi 0.1.0. the old script\n")
+    out.write_text(seal("# Written by hpcds1mpi 0.1.0. the old script\n"))
     fill(small_disk, 0)
     before = digests(small_disk)
     with pytest.raises(WriteError, match="disk is full") as err:
@@ -502,3 +506,108 @@ def test_an_empty_o_is_refused_in_one_line(fake_cli, tmp_path):
                                           "script, or - to print it$") as err:
         fake_cli("--workload", "gemm", "--size", "2048", "--emit", "slurm", "-o", "")
     assert err.value.exit_code == 2 and digests(tmp_path) == before
+
+
+# -- calibration sweeps that could not measure anything are not written ------------------------
+
+LAB = __import__("pathlib").Path(__file__).parents[1] / "data" / "jobscripts" / "lab.toml"
+
+
+def test_a_job_no_node_count_can_hold_gets_no_calibration_script(tmp_path):
+    """Was: 'wrote calibration sweep', four 1-node steps at a size that needs ~81 GB per node
+    on 4 nodes of 25 GB: every step would run out of memory."""
+    out = tmp_path / "cal.sh"
+    args = ["recommend", "--workload", "stencil", "--size", "3000", "--cluster", str(LAB)]
+    env = {"HPCDS1MPI_CACHE": str(tmp_path / "c")}
+    proc = run_cli([*args, "--emit", "slurm", "-o", str(out)], timeout=120, env=env)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith(
+        "hpcds1mpi: error: no calibration sweep: size 3000 does not fit in memory on "
+        "lab/standard at any node count"), proc.stderr
+    assert "lower --size" in proc.stderr and not out.exists()
+    data = json.loads(run_cli([*args, "--json"], timeout=120, env=env).stdout)
+    assert "calibration" not in data
+    assert any(n.startswith("no calibration sweep: size 3000") for n in data["notes"])
+
+
+def test_a_calibration_of_a_workload_that_is_no_kernel_needs_program(fake_cli, tmp_path):
+    """Was: `sweep --kernel brand-new-code` at every step, and the job exited 0."""
+    out = tmp_path / "calib.sh"
+    with pytest.raises(ConfigError, match=r"^no calibration sweep for 'brand-new-code': it is "
+                                          r"not a built-in kernel .*--program") as err:
+        fake_cli("--workload", "brand-new-code", "--size", "500", "--emit", "slurm",
+                 "-o", str(out))
+    assert err.value.exit_code == 2 and not out.exists()
+
+
+def test_a_128_character_job_name_gets_its_calibration_script_too(fake_cli, tmp_path):
+    """Was: accepted for a job's script, refused ('134 characters') for its calibration."""
+    out = tmp_path / "calib.sh"
+    result = fake_cli("--workload", "brand-new-code", "--size", "500", "--emit", "slurm",
+                      "-o", str(out), "--program", "./new {size}", "--job-name", "j" * 128)
+    assert result.exit_code == 0, result.output
+    assert f"#SBATCH --job-name={'j' * 122}-calib\n" in out.read_text()
+
+
+@pytest.mark.parametrize("option", ["--job-name", "--job-output"])
+def test_an_empty_job_name_or_output_is_refused_not_replaced(fake_cli, tmp_path, option):
+    out = tmp_path / "job.sh"
+    with pytest.raises(ConfigError, match=f"^{option} is empty; give a value, or drop"):
+        fake_cli("--workload", "gemm", "--size", "2048", "--emit", "slurm", "-o", str(out),
+                 option, "")
+    assert not out.exists()
+
+
+# -- -o replaces a script of ours only while nobody has edited it --------------------------------
+
+
+def test_o_keeps_a_script_of_ours_that_the_user_edited(fake_cli, tmp_path):
+    """Was: any file whose first 4 KB held '# Written by hpcds1mpi' was replaced, edits and
+    all (generate, then add post-processing, then rerun: the post-processing was gone)."""
+    from tests.test_atomic import digests
+
+    args = ("--workload", "gemm", "--size", "2048", "--emit", "slurm")
+    job, edited, fake = tmp_path / "j1.sh", tmp_path / "edited.sh", tmp_path / "fake.sh"
+    assert fake_cli(*args, "-o", str(job)).exit_code == 0
+    edited.write_text(job.read_text() + "echo MY IMPORTANT POSTPROCESSING\n")
+    fake.write_text("#!/bin/bash\n# Written by hpcds1mpi 0.1.0.\nmy own work\n")
+    for path, why in ((edited, "it has been changed since"), (fake, "it has no checksum line")):
+        before = digests(tmp_path)
+        with pytest.raises(OutputError, match=f"^{path} has the header of a batch script "
+                                              f"hpcds1mpi wrote, but {why}.*; pass --force to "
+                                              "replace it, or choose another -o$") as err:
+            fake_cli(*args, "-o", str(path))
+        assert err.value.exit_code == 2 and digests(tmp_path) == before
+    assert fake_cli(*args, "-o", str(job)).exit_code == 0  # unedited: a rerun replaces it
+    assert fake_cli(*args, "-o", str(edited), "--force").exit_code == 0
+    assert "IMPORTANT" not in edited.read_text()
+    assert fake_cli(*args, "-o", str(edited)).exit_code == 0  # ours again, unedited
+
+
+# -- the walltime proposal describes the job as the history describes its jobs -----------------
+
+
+def test_history_is_asked_about_the_partition_the_scheduler_records(fake_cli, tmp_path,
+                                                                     monkeypatch):
+    """Was: the cluster file's partition label, which a sacct history never names; the job
+    looked new to the history and its proposal covered 17 of the user's 40 same-name jobs."""
+    from hpcds1mpi.decide import walltime
+    from tests.decide.test_walltime_same_name import _history
+
+    table = tmp_path / "hist.parquet"
+    _history().to_parquet(table)
+    toml = tmp_path / "site.toml"
+    toml.write_text(cluster_toml("gpu-big").replace(
+        "[clusters.lab.partitions.gpu-big]",
+        '[clusters.lab.partitions.gpu-big]\nslurm_partition = "debug"'))
+    asked = {}
+    real = walltime.propose_walltime
+    monkeypatch.setattr(walltime, "propose_walltime",
+                        lambda *a, **kw: asked.update(kw) or real(*a, **kw))
+    result = fake_cli("--cluster", str(toml), "--workload", "gemm", "--size", "2048",
+                      "--history", str(table), "--user", "alice", "--job-name", "stencil")
+    assert result.exit_code == 0, result.output
+    assert asked["partition"] == "debug" and asked["workload"] == "stencil"
+    line = next(ln for ln in result.output.splitlines() if ln.startswith("walltime: --time"))
+    within = int(line.split(" of your 40 finished jobs named 'stencil'")[0].rsplit(" ", 1)[1])
+    assert within >= 38, line

@@ -183,3 +183,58 @@ def test_a_bundle_trained_on_a_job_table_is_refused_in_one_line(bundle):
     assert "\n" not in message and "train --jobs" in message
     assert "train --telemetry" in message and "recommend --history" in message
     assert info.value.exit_code != 0
+
+
+# ---- a calibration sweep measures only what can fit in memory --------------------------------
+
+
+def _memory_rows(bundle, size: int, partition) -> dict:
+    """label -> (memory need, limit, reason) of every configuration System 1 scores."""
+    from hpcds1mpi.decide import system1 as s1
+
+    scores = s1.score(bundle, "stencil", size, [partition], s1.Constraints())
+    cols = scores.cols
+    choice = s1.Choice(scores, None, [], [], "time")
+    return {choice.config(i).label(): (cols["mem_need_mb"][i], cols["mem_limit_mb"][i],
+                                       cols["reason"][i]) for i in range(len(cols["nodes"]))}
+
+
+@pytest.mark.parametrize("size, nodes", [(2000, 2), (2300, 4)])
+def test_a_calibration_runs_on_the_fewest_nodes_that_hold_the_job(size, nodes):
+    """Was: one node always, falling back to configurations ruled out for memory: every step
+    of the sweep would have run out of memory."""
+    small = FakeBundle(sizes=(256, 512))  # sizes far beyond it escalate
+    places = fake_places("cpu")
+    rec = rec_mod.recommend(small, "stencil", size, places)
+    assert rec.picked is None and rec.verdict.verdict == "escalate"
+    rows = _memory_rows(small, size, places[0][1])
+    steps = rec.calibration_steps
+    assert steps and {s.config.nodes for s in steps} == {nodes}
+    for s in steps:
+        need, limit, _ = rows[s.config.label()]
+        assert need <= limit, (s.config.label(), need, limit)
+    # Fewer nodes: nothing stencil offers that fits in memory and is not expected to fail.
+    from hpcds1mpi.kernels import support
+
+    offered = support("stencil")[1]
+    assert not any(need <= limit and reason != "fail"
+                   for label, (need, limit, reason) in rows.items()
+                   if int(label[1:label.index("x")]) < nodes and label.split("-")[-1] in offered)
+    assert rec_mod.no_calibration(rec) is None
+
+
+def test_no_calibration_when_nothing_fits_and_one_line_says_why():
+    small = FakeBundle(sizes=(256, 512))
+    rec = rec_mod.recommend(small, "stencil", 2800, fake_places("cpu"))
+    assert rec.picked is None and rec.verdict.verdict == "escalate"
+    assert rec.calibration_steps == [] and rec.calibration_partition is None
+    line = rec_mod.no_calibration(rec)
+    assert line.startswith("no calibration sweep: size 2800 does not fit in memory on lab/cpu "
+                           "at any node count (the closest, N4x") and "\n" not in line
+    assert "lower --size" in line and line in format_table(rec)
+
+
+def test_a_need_far_beyond_any_node_is_said_in_a_readable_number():
+    rec = rec_mod.recommend(FakeBundle(sizes=(256, 512)), "stencil", 10 ** 9,
+                            fake_places("cpu"))
+    assert rec.places[0].rejected.startswith("needs ~3e+18 GB per node; usable")

@@ -91,7 +91,10 @@ def test_escalated_job_gets_a_calibration_table_and_only_a_slurm_sweep():
     text = format_table(rec)
     assert "! verdict escalate: no settings guessed" in text
     assert "Calibration sweep (measure these, then hpcds1mpi learn):" in text
-    assert "calibration sweep" in emit_script(rec, "slurm", None)
+    # Not a kernel: the sweep measures the user's program (without one it is refused).
+    assert "calibration sweep" in emit_script(rec, "slurm", "./new --n {size}")
+    with pytest.raises(ConfigError, match="not a built-in kernel"):
+        emit_script(rec, "slurm", None)
     with pytest.raises(ConfigError, match="Slurm only") as info:
         emit_script(rec, "pbs", None)
     # A PBS user cannot "use --emit slurm": the line says what to do on PBS instead.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from hpcds1mpi.cluster import Partition
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch import directives as batch
 from tests.launch.jobs import cpu_job, golden, gpu_job, site
@@ -47,3 +48,71 @@ def test_a_slurm_output_pattern_is_refused_for_pbs_in_one_line():
                batch.pbs_directives(cpu_job(output="out.log")))
     assert any(line.endswith("--output=out.%j") for line in
                batch.slurm_directives(cpu_job(output="out.%j")))
+
+
+# ---- what a value may look like: the message states the rule the check applies --------------
+
+_PRINTABLE = [chr(c) for c in range(33, 127)]
+
+
+def _stated_marks(message: str) -> set[str]:
+    """The marks a refusal says are allowed: '... letters, digits and . _ - only ...'."""
+    words = message.split("letters, digits and ", 1)[1].split(" only", 1)[0]
+    return set(words.split())
+
+
+@pytest.mark.parametrize("what, check", [
+    ("job name", lambda v: batch.check_job_name(v)),
+    ("partition", lambda v: cpu_job(partition=Partition(v, cores_per_node=64, memory_gb=256,
+                                                        max_nodes=16)).queue()),
+    ("account", lambda v: cpu_job(account=v).account_value()),
+    ("module", lambda v: cpu_job(cluster=site(modules=[v])).modules()),
+    ("output path", lambda v: batch.check_output_path(v)),
+])
+def test_a_refusal_states_exactly_the_characters_the_check_allows(what, check):
+    """Was: 'use letters, digits and . _ - only' for job names (which also allow +) and
+    modules (which also allow / and +): openmpi/4.1 passed a rule that said / was refused."""
+    with pytest.raises(ConfigError) as info:
+        check("a b")  # a space: refused everywhere
+    message = str(info.value)
+    assert message.startswith(f"{what} 'a b' has characters not allowed") and "' '" in message
+    stated = _stated_marks(message)
+    for c in _PRINTABLE:
+        try:
+            check("a" + c)
+            accepted = True
+        except ConfigError:
+            accepted = False
+        assert accepted == (c.isalnum() or c in stated), (what, c, message)
+
+
+def test_a_name_that_starts_badly_is_told_so_not_that_its_characters_are_wrong():
+    with pytest.raises(ConfigError) as info:
+        batch.check_job_name("-x")  # was: "has characters not allowed ... (. _ - only)"
+    assert str(info.value).startswith("job name '-x' starts with '-'; use letters")
+    assert "starting with a letter or digit" in str(info.value)
+    with pytest.raises(ConfigError, match=r"^account '-x' starts with '-'; use letters, "
+                                          r"digits and \. _ - only, starting with a letter or "
+                                          r"digit, at most 128 characters$"):
+        cpu_job(account="-x").account_value()
+    with pytest.raises(ConfigError, match=r"^output path is empty; use "):
+        batch.check_output_path("")  # was: "output path '' has characters not allowed"
+    with pytest.raises(ConfigError, match=r"^job name is 129 characters long; use .*at most "
+                                          r"128 characters$"):
+        batch.check_job_name("j" * 129)
+    # Spack's module names and Lmod's folders pass, as the rule says
+    assert cpu_job(cluster=site(modules=["gcc@12+shared", "openmpi/4.1"])).modules() == \
+        ["gcc@12+shared", "openmpi/4.1"]
+
+
+def test_a_derived_job_name_fits_whenever_the_users_name_does():
+    """Was: a 128-character --job-name passed for a job's script, then its calibration sweep
+    (the name + '-calib', 134 characters) was refused."""
+    longest = "j" * batch.MAX_JOB_NAME
+    name = batch.job_name_with(longest, "-calib")
+    assert len(name) == batch.MAX_JOB_NAME and name.endswith("-calib")
+    assert batch.job_name_with("short", "-calib") == "short-calib"
+    with pytest.raises(ConfigError, match="job name is 129 characters long"):
+        batch.job_name_with(longest + "j", "-calib")  # the user's own name, as the user gave it
+    with pytest.raises(ConfigError, match="job name '-x' starts with '-'"):
+        batch.job_name_with("-x", "-calib")

@@ -176,7 +176,7 @@ def test_calibration_script_is_valid_and_sized_for_every_step(tmp_path):
     steps = [CalibrationStep(Configuration(1, 2, 1, "cpu", "fp64"), "widest interval"),
              CalibrationStep(Configuration(2, 1, 8, "cpu", "fp32"), "most disagreement"),
              CalibrationStep(Configuration(1, 2, 4, "gpu", "bf16"), "untried device")]
-    text = batch.render_calibration(steps, GPU, "mykernel", 2048, cluster=site(),
+    text = batch.render_calibration(steps, GPU, "stencil", 2048, cluster=site(),
                                     reason="never-seen workload")
     batch.check_bash_syntax(text)
     assert "#SBATCH --nodes=2" in text and "#SBATCH --exclusive" in text
@@ -191,9 +191,9 @@ def test_calibration_script_is_valid_and_sized_for_every_step(tmp_path):
                     "HPCDS1MPI_DEVICE=cpu \\"]
     assert "srun --nodes=2 --ntasks=2 --ntasks-per-node=1 -c 8 --cpu-bind=cores" in text
     with pytest.raises(ConfigError):
-        batch.render_calibration(steps, CPU, "mykernel", 2048)  # GPU step on a CPU partition
+        batch.render_calibration(steps, CPU, "stencil", 2048)  # GPU step on a CPU partition
     with pytest.raises(ConfigError):
-        batch.render_calibration(steps[:1], CPU, "my$(kernel)", 2048)
+        batch.render_calibration(steps[:1], CPU, "my$(kernel)", 2048, program="./app")
     with pytest.raises(ConfigError):
         batch.render_calibration([], CPU, "k", 2048)
 
@@ -227,6 +227,100 @@ def test_a_programs_step_launches_with_the_sites_srun_plugin_and_launcher():
         # the same launcher as the kernel steps of that site
         assert shlex.split(kernel_step.split("||")[0])[0] == ("srun" if "--mpi" in tail
                                                               else "mpirun")
+
+
+def _run_calibration(text: str, tmp_path: Path, srun: str) -> subprocess.CompletedProcess:
+    """Run a calibration script with ``srun`` a shell function (the body of one)."""
+    body = text.split("\n", 1)[1]  # after the shebang
+    return subprocess.run(["bash", "-c", f"srun() {{ {srun}; }}\n" + body], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_a_calibration_job_in_which_every_step_failed_exits_1(tmp_path):
+    """Was: `set -uo pipefail` and `|| echo "... failed (recorded)"`: a job whose every step
+    failed (nothing measured) ended with exit 0."""
+    steps = [CalibrationStep(Configuration(1, r, 1), "x") for r in (1, 2, 4)]
+    text = batch.render_calibration(steps, CPU, "stencil", 10)
+    batch.check_bash_syntax(text)
+    failed = _run_calibration(text, tmp_path, "return 3")
+    assert failed.returncode == 1, failed.stderr
+    assert failed.stderr.count("failed (exit 3; see above)") == 3
+    assert "every step failed, nothing was measured" in failed.stderr
+    assert "(recorded)" not in failed.stderr
+    # One step that ran is a measurement: the job succeeds and says how many ran.
+    one = _run_calibration(text, tmp_path, '[ "$2" = "--ntasks=2" ]')
+    assert one.returncode == 0, one.stderr
+    assert "calibration: 1 of 3 steps ran; runs written to calibration.h5" in one.stdout
+
+
+def test_a_calibration_of_a_workload_that_is_no_kernel_needs_its_program():
+    """Was: `sweep --kernel myapp` at every step (sweep refuses an unknown kernel)."""
+    steps = [CalibrationStep(Configuration(1, 2, 1), "x")]
+    with pytest.raises(ConfigError, match=r"^no calibration sweep for 'myapp': it is not a "
+                                          r"built-in kernel .* --program ") as info:
+        batch.render_calibration(steps, CPU, "myapp", 10)
+    assert "\n" not in str(info.value)
+    text = batch.render_calibration(steps, CPU, "myapp", 10, program="./myapp {size}")
+    assert "--kernel" not in text and "hpcds1mpi sweep --command './myapp {size}'" in text
+
+
+def test_a_program_without_precision_is_calibrated_at_fp64_once():
+    """Was: one step per precision of the identical command (a program never told its
+    precision measured three times under three labels)."""
+    steps = [CalibrationStep(Configuration(1, 2, 1, "cpu", p), f"widest for {p}")
+             for p in ("bf16", "fp64", "fp32")] + \
+        [CalibrationStep(Configuration(1, 4, 1, "cpu", "fp32"), "anchor")]
+    text = batch.render_calibration(steps, CPU, "myapp", 10, program="./myapp {size}")
+    assert [line for line in text.splitlines() if line.startswith("# N")] == [
+        "# N1xR2xT1-cpu-fp64: widest for bf16; measured at fp64: the command takes no "
+        "{precision}",
+        "# N1xR4xT1-cpu-fp64: anchor; measured at fp64: the command takes no {precision}"]
+    assert text.count("--precisions fp64") == 2 and "--precisions fp32" not in text
+    takes = batch.render_calibration(steps, CPU, "myapp", 10, program="./myapp {precision}")
+    assert takes.count("hpcds1mpi sweep") == 4 and "--precisions bf16" in takes
+
+
+def test_a_calibration_name_fits_the_limit_whenever_the_jobs_own_name_does():
+    """Was: 'job name is 134 characters long; use at most 128' for a 128-character name."""
+    steps = [CalibrationStep(Configuration(1, 2, 1), "x")]
+    text = batch.render_calibration(steps, CPU, "stencil", 10, job_name="j" * 128 + "-calib")
+    assert f"#SBATCH --job-name={'j' * 122}-calib\n" in text
+    with pytest.raises(ConfigError, match="job name is 129 characters long"):
+        batch.render_calibration(steps, CPU, "stencil", 10, job_name="j" * 129 + "-calib")
+
+
+# ---- the checksum line: a script is replaced only while nobody has edited it ------------------
+
+
+def test_every_script_we_write_carries_a_checksum_that_an_edit_breaks(tmp_path):
+    """Was: any file with the header line in its first 4 KB counted as ours, edited or not."""
+    steps = [CalibrationStep(Configuration(1, 2, 1), "x")]
+    texts = {"job": batch.render(cpu_job(), "slurm"), "pbs": batch.render(cpu_job(), "pbs"),
+             "calibration": batch.render_calibration(steps, CPU, "stencil", 10),
+             "tune": batch.render_tune(["--kernel", "gemm"], CPU, nodes=1, cores=4,
+                                       time_limit_s=600, job_name="t")}
+    for kind, text in texts.items():
+        batch.check_bash_syntax(text)
+        lines = text.splitlines()
+        at = next(i for i, line in enumerate(lines) if line.startswith(batch.MARK))
+        assert lines[at + 1].startswith(batch.SEAL), kind
+        path = tmp_path / f"{kind}.sh"
+        path.write_text(text)
+        assert batch.script_state(path) == "unchanged" and batch.written_by_us(path), kind
+        for edited in (text + "echo MY POSTPROCESSING\n",  # appended
+                       text.replace("#!/bin/bash", "#!/bin/bash -l"),  # changed in place
+                       text.replace(lines[at + 1], lines[at + 1] + "\n" + lines[at + 1])):
+            path.write_text(edited)
+            assert batch.script_state(path) == "edited" and not batch.written_by_us(path), kind
+        path.write_text("\n".join(line for line in lines if not line.startswith(batch.SEAL)))
+        assert batch.script_state(path) == "unsealed", kind
+    fake = tmp_path / "fake.sh"
+    fake.write_text("#!/bin/bash\n# Written by hpcds1mpi 0.1.0.\nmy own work\n")
+    assert batch.script_state(fake) == "unsealed"  # our header, no checksum: not provably ours
+    assert not batch.written_by_us(fake)
+    mine = tmp_path / "mine.sh"
+    mine.write_text("#!/bin/bash\nsrun ./app\n")
+    assert batch.script_state(mine) == "foreign"
 
 
 # ---- the script tune --submit submits ---------------------------------------------------------

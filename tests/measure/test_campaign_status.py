@@ -195,3 +195,20 @@ def test_a_shard_lost_after_the_merge_is_done_not_measured_again(tmp_path):
     log.write_text("")
     result = resubmit(folder, env=env)
     assert log.read_text() == "" and result["jobs"] == {} and result["merge"] == ""
+
+
+def test_a_job_name_at_the_length_limit_names_every_job_of_the_campaign(tmp_path):
+    """The stem is checked as given; ``-n1`` / ``-merge`` then fit by shortening it (a name
+    valid for one job is valid for a campaign)."""
+    from hpcds1mpi.launch.directives import MAX_JOB_NAME
+
+    (tmp_path / "plan.toml").write_text(PLAN)
+    (tmp_path / "cluster.toml").write_text(CLUSTER)
+    name = "j" * MAX_JOB_NAME
+    emit(str(tmp_path / "plan.toml"), "slurm", str(tmp_path / "camp"),
+         cluster_file=str(tmp_path / "cluster.toml"), partition_name="debug", job_name=name)
+    names = [line.split("=", 1)[1] for script in ("n1.sbatch", "n2.sbatch", "merge.sbatch")
+             for line in (tmp_path / "camp" / script).read_text().splitlines()
+             if line.startswith("#SBATCH --job-name=")]
+    assert len(names) == 3 and all(len(n) == MAX_JOB_NAME for n in names), names
+    assert names[2].endswith("-merge") and names[0].endswith("-n1")
