@@ -8,7 +8,7 @@ import click
 #: ``--kind`` values: ``auto`` and ``records.ingest.KINDS`` (written out so that loading the
 #: command imports no reader; a test keeps the two equal).
 KIND_CHOICES = ("auto", "sacct-p", "sacct-json", "sacct-csv", "pm100", "adastra", "swf",
-                "eagle", "eurora")
+                "eagle", "eurora", "job-table")
 
 
 @click.command(name="ingest")
@@ -26,7 +26,8 @@ KIND_CHOICES = ("auto", "sacct-p", "sacct-json", "sacct-csv", "pm100", "adastra"
 def command(files: tuple[str, ...], out: str, force: bool, kind: str, procs_are: str) -> None:
     """Read Slurm `sacct -P` / `sacct --json` / sacct CSV exports, Standard Workload Format
     logs (plain or .gz), PM100 / Adastra parquet tables and the NREL Eagle / CINECA Eurora CSV
-    into one job table with the runs-table column names.
+    into one job table with the runs-table column names. A job table ingest wrote is read as
+    an input too: `ingest jobs.parquet new.txt --out jobs.parquet` adds new jobs to it.
 
     Lines that cannot be read are counted and reported per reason, never dropped silently.
     """
@@ -43,7 +44,9 @@ def command(files: tuple[str, ...], out: str, force: bool, kind: str, procs_are:
 
     target = Path(out)
     for f in files if target.exists() else ():  # the log would be replaced by its own table
-        if Path(f).exists() and target.samefile(f):
+        # A job table ingest wrote may be replaced by the merged table (read whole first,
+        # written by temp-and-rename); a log may not.
+        if Path(f).exists() and target.samefile(f) and not is_job_table(target):
             raise OutputError(f"--out {out} is the input log {f}; write the table to another "
                               "file")
     check_replace(target, ours=is_job_table, force=force, what="job table", option="--out")

@@ -133,3 +133,27 @@ def test_out_replaces_a_table_ingest_wrote_but_not_another_file_without_force(tm
         # now it is one of ours: a rerun replaces it without --force
         proc = run_cli(["ingest", str(log), "--out", str(theirs)], timeout=120)
         assert proc.returncode == 0, proc.stderr
+
+
+def test_a_job_table_takes_new_jobs_in_place(tmp_path):
+    """`ingest table.parquet new.txt --out table.parquet` merges histories: the table ingest
+    wrote is an input (it was 'not a job log of a known kind'), and may be the --out; a log
+    given as --out is still refused."""
+    table = tmp_path / "jobs.parquet"
+    res = run_cli(["ingest", str(DATA / "sacct-energy-gpu.txt"), "--out", str(table)],
+                  timeout=120)
+    assert res.returncode == 0, res.stderr
+    res = run_cli(["ingest", str(table), str(DATA / "sacct-energy-gpu.txt"),
+                   str(DATA / "sacct-malformed.txt"), "--out", str(table)], timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "job-table, 2 records -> 2 jobs" in res.stdout
+    assert "note: 2 x same job in several files" in res.stdout
+    assert "wrote 3 jobs" in res.stdout and len(pd.read_parquet(table)) == 3
+
+
+def test_an_empty_file_says_so_at_once(tmp_path):
+    empty = tmp_path / "jobs.txt"
+    empty.write_text("")
+    res = run_cli(["ingest", str(empty), "--out", str(tmp_path / "t.parquet")], timeout=120)
+    assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
+    assert "empty file; export the job log again" in res.stderr

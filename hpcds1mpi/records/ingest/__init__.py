@@ -22,6 +22,11 @@ Kinds:
     ``eagle``: the NREL Eagle CSV (requested resources, three times, state).
     ``eurora``: the CINECA Eurora CSV; its power is the dataset authors' PREDICTION, labelled
         so in ``energy_source``.
+    ``job-table``: a job table ``ingest`` wrote, read back (to merge histories); its jobs keep
+        their own source.
+
+Times are naive UTC (sacct ``-P``'s local times converted), in one format per file, between
+1970 and 2261 (:mod:`.times`).
 
 A row that cannot be read is never dropped silently: it is counted under a reason in the
 file's :class:`FileReport`. A file of the wrong kind raises :class:`IngestError`.
@@ -29,8 +34,10 @@ file's :class:`FileReport`. A file of the wrong kind raises :class:`IngestError`
 Modules: :mod:`.schema` (the job table's columns, the one row constructor, the file report),
 :mod:`.slurm_fields` (Slurm's value formats and job states), one reader per format
 (:mod:`.sacct_text`, :mod:`.sacct_json`, :mod:`.sacct_csv`, :mod:`.parquet_tables`,
-:mod:`.swf`, :mod:`.eagle`, :mod:`.eurora`), :mod:`.csv_tables` (what the CSV readers share),
-and :mod:`.job_logs` (kind detection and the entry points re-exported here).
+:mod:`.swf`, :mod:`.eagle`, :mod:`.eurora`, :mod:`.job_tables`), :mod:`.csv_tables` (what the
+CSV readers share), :mod:`.times` (time formats, range and zone), :mod:`.wrong_exports` (what
+a common wrong export is told) and :mod:`.job_logs` (kind detection and the entry points
+re-exported here).
 """
 
 from __future__ import annotations

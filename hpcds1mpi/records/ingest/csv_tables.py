@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from hpcds1mpi.errors import IngestError
 
 from .schema import FileReport
+from .wrong_exports import first_text, wrong_export
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -73,11 +74,19 @@ def read_csv_table(path: str | Path, kind: str, required: tuple[str, ...]
         raise IngestError(f"{path}: not a CSV file ({exc})") from None
     what = _KIND_NAMES.get(kind, f"a {kind}")
     if not records:
-        raise IngestError(f"{path}: empty file, not {what} CSV")
+        raise IngestError(wrong_export(path, ""))
     header = [c.strip().lstrip("\ufeff") for c in records[0]]
     check_unique_columns(path, header)
     missing = [c for c in required if c not in header]
     if missing:
+        # A sacct fixed-width or ';'-separated export, a job table: say what it is instead.
+        said = wrong_export(path, first_text(path), reads=",")
+        if said:
+            raise IngestError(said)
+        if len(header) == 1:
+            raise IngestError(f"{path}: the header is one column, so the file is not "
+                              f"comma-separated; save it as CSV with ',' between fields "
+                              f"({what} CSV needs {', '.join(missing)})")
         raise IngestError(f"{path}: {what} CSV needs the column(s) {', '.join(missing)} "
                           f"(has {', '.join(header[:10])}{' ...' if len(header) > 10 else ''})")
     ncols = len(header)
@@ -125,13 +134,51 @@ def numbers(series, name: str, mask_out: list) -> "pd.Series":
     return values
 
 
-def times(series, name: str, mask_out: list) -> "pd.Series":
-    """Text -> naive datetime (as the log writes it); an unparseable stamp is flagged."""
+def times(src: "pd.DataFrame", columns: dict[str, str], mask_out: list, path
+          ) -> dict[str, "pd.Series"]:
+    """Text time columns -> naive datetimes (as the log writes them), all in the one format
+    :func:`.times.decide_format` finds in them (never guessed value by value); a value in
+    another format is flagged for dropping.
+
+    Args:
+        src: the file's text columns.
+        columns: our column name -> the file's column.
+        mask_out: the (mask, reason) list the flags are appended to.
+        path: the file (for messages).
+
+    Returns:
+        our column name -> datetime Series over ``src``'s index.
+
+    Raises:
+        IngestError: the times have no year, or their format or date order cannot be told.
+    """
     import pandas as pd
 
-    blank = series.isin(["", "Unknown", "None", "NaT"])
-    values = pd.to_datetime(series.where(~blank), errors="coerce", format="mixed")
-    if getattr(values.dt, "tz", None) is not None:
-        values = values.dt.tz_convert(None)
-    mask_out.append((~blank & values.isna(), f"{name} not a time"))
-    return values
+    from .times import BLANK_TIMES, classify, decide_format
+
+    uniques = pd.unique(pd.concat([src[theirs] for theirs in columns.values()]))
+    fmt = decide_format(uniques, str(path), "write the times as YYYY-MM-DD HH:MM:SS")
+    out = {}
+    for ours, theirs in columns.items():
+        series = src[theirs]
+        blank = series.isin(BLANK_TIMES)
+        if fmt is None:
+            values = pd.Series(pd.NaT, index=series.index, dtype="datetime64[ns]")
+        elif fmt.kind == "iso":
+            values = pd.to_datetime(series.where(~blank), errors="coerce", format="ISO8601")
+        elif fmt.is_epoch:
+            values = pd.to_datetime(pd.to_numeric(series.where(~blank), errors="coerce"),
+                                    unit="s", errors="coerce")
+        else:
+            def one(text):
+                try:
+                    return pd.Timestamp(*fmt.fields(text)) if classify(text) == fmt.kind \
+                        else pd.NaT
+                except ValueError:
+                    return pd.NaT
+            values = pd.to_datetime(series.where(~blank).map(one, na_action="ignore"))
+        if getattr(values.dt, "tz", None) is not None:
+            values = values.dt.tz_convert(None)
+        mask_out.append((~blank & values.isna(), f"{theirs} not a time"))
+        out[ours] = values
+    return out

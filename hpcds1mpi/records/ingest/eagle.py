@@ -40,8 +40,10 @@ def read_eagle(path: str | Path) -> tuple["pd.DataFrame", FileReport]:
                          ("req_gpus", "gpus_req"), ("time_limit_s", "wallclock_req"),
                          ("runtime_s", "run_time"), ("mem_req_mb", "mem_req")):
         out[ours] = numbers(src[theirs], theirs, checks)
-    for name in ("submit_time", "start_time", "end_time"):
-        out[name] = times(src[name], name, checks)
+    stamps = times(src, {name: name for name in ("submit_time", "start_time", "end_time")},
+                   checks, path)
+    for name, values in stamps.items():
+        out[name] = values
     base = src["state"].str.split().str[0].str.upper()
     out["state_raw"] = src["state"]
     out["status"] = base.map(SLURM_STATUS)

@@ -48,9 +48,10 @@ def read_eurora(path: str | Path) -> tuple["pd.DataFrame", FileReport]:
                          ("runtime_s", "run_time_s"), ("time_limit_s", "req_walltime_s"),
                          ("mem_req_gb", "req_mem"), ("avg_power_w", "pred_power_W")):
         out[ours] = numbers(src[theirs], theirs, checks)
-    for ours, theirs in (("submit_time", "submit"), ("start_time", "start"),
-                         ("end_time", "end")):
-        out[ours] = times(src[theirs], theirs, checks)
+    stamps = times(src, {"submit_time": "submit", "start_time": "start", "end_time": "end"},
+                   checks, path)
+    for ours, values in stamps.items():
+        out[ours] = values
     states = src["status"].str.split().str[0].str.upper()
     out["state_raw"] = src["status"]
     out["status"] = states.map(SLURM_STATUS)

@@ -12,12 +12,14 @@ from hpcds1mpi.schemas.jobs import drop_malformed
 from .csv_tables import csv_header
 from .eagle import read_eagle
 from .eurora import read_eurora
+from .job_tables import read_job_table_file
 from .parquet_tables import parquet_columns, parquet_kind, read_job_parquet
 from .sacct_csv import is_sacct_header, read_sacct_csv
 from .sacct_json import read_sacct_json
 from .sacct_text import read_sacct_parsable
-from .schema import KINDS, FileReport, normalise, rows_frame
+from .schema import KINDS, TABLE_MARK, normalise, rows_frame
 from .swf import head_text, looks_like_swf, read_swf
+from .wrong_exports import wrong_export
 
 
 def detect_kind(path: str | Path) -> str:
@@ -33,12 +35,17 @@ def detect_kind(path: str | Path) -> str:
     except OSError as exc:
         raise IngestError(f"{path}: cannot read ({exc.strerror})") from None
     if head.startswith(b"PAR1"):
-        return parquet_kind(path, parquet_columns(path))
+        columns = parquet_columns(path)
+        if set(TABLE_MARK) <= set(columns):
+            return "job-table"
+        return parquet_kind(path, columns)
     if head.startswith(b"\x1f\x8b"):  # gzip: only SWF logs are read compressed
         if looks_like_swf(head_text(path)):
             return "swf"
         raise IngestError(f"{path}: a gzip file that is not an SWF log; decompress it first")
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff").lstrip()  # a BOM too
+    if not text:
+        raise IngestError(wrong_export(path, text))  # "empty file": what to do
     if looks_like_swf(text):
         return "swf"
     csv_kind = _csv_kind(text)
@@ -55,8 +62,12 @@ def detect_kind(path: str | Path) -> str:
     if "|" in first:
         raise IngestError(f"{path}: '|'-separated but no JobID header; "
                           "run sacct -P without --noheader and with JobID in --format")
+    said = wrong_export(path, text)  # fixed-width sacct output, another separator
+    if said:
+        raise IngestError(said)
     raise IngestError(f"{path}: not a job log of a known kind (sacct -P/--json/CSV, SWF, "
-                      f"PM100/Adastra parquet, NREL Eagle or CINECA Eurora CSV); if it is one "
+                      f"PM100/Adastra parquet, NREL Eagle or CINECA Eurora CSV, a job table ingest "
+                      f"wrote); if it is one "
                       f"of these, `hpcds1mpi ingest --kind KIND` reads it into a job table")
 
 
@@ -67,6 +78,8 @@ def _csv_kind(text: str) -> str | None:
     if "," not in first:
         return None
     cols = set(csv_header(first))
+    if set(TABLE_MARK) <= cols:
+        return "job-table"
     for kind, signature in _CSV_SIGNATURES:
         if signature <= cols:
             return kind
@@ -118,6 +131,8 @@ def read_job_log(path: str | Path, kind: str = "auto", procs_are: str = "auto"):
             if fh.read(4) != b"PAR1":
                 raise IngestError(f"{path}: not a parquet file, so not a {kind} table")
         df, report = read_job_parquet(path, kind)
+    elif kind == "job-table":
+        df, report = read_job_table_file(path)
     elif kind == "swf":
         df, report = read_swf(path, procs_are)
     elif kind == "eurora":
@@ -135,7 +150,10 @@ def read_job_log(path: str | Path, kind: str = "auto", procs_are: str = "auto"):
         df = rows_frame(rows)
     if report.jobs:
         # Ranges, column by column (schemas/jobs.py): ElapsedRaw -5 is malformed, not a runtime.
-        df = drop_malformed(normalise(df, str(path), kind), report.dropped)
+        # A job table read back keeps each job's own source (its log), so that a job read
+        # again from that log is the same job.
+        df = drop_malformed(normalise(df, str(path), kind, report.dropped,
+                                      keep_source=kind == "job-table"), report.dropped)
         report.jobs = len(df)
         _say_empty_columns(df, report)
     if report.jobs == 0:
@@ -210,10 +228,6 @@ def ingest(paths: list[str | Path], kind: str = "auto", procs_are: str = "auto")
     return table.sort_index().reset_index(drop=True), reports, notes
 
 
-#: Columns whose presence marks a file as a job table ``ingest`` wrote.
-TABLE_MARK = ("job_id", "runtime_s", "source_kind")
-
-
 def is_job_table(path: str | Path) -> bool:
     """Whether ``path`` is a job table ``ingest`` wrote (its columns, not its content, are
     looked at): so a rerun may replace it while another file of that name is kept."""
@@ -276,28 +290,13 @@ def read_jobs(path: str | Path, *, what: str = "job table"):
     if not file.is_file():
         raise IngestError(f"{what} {path}: no such file; give a job table written by "
                           "hpcds1mpi ingest, or a job log")
-    table = None
     if file.suffix in (".parquet", ".csv"):
-        import pandas as pd
+        from hpcds1mpi.records.table_files import column_names
 
-        try:
-            table = (pd.read_parquet(file) if file.suffix == ".parquet"
-                     else pd.read_csv(file, low_memory=False))
-        except Exception as exc:  # pyarrow and the CSV parser raise many kinds: one line
-            why = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
-            raise IngestError(f"{what} {path}: cannot read it as a job table ({why})") from None
-        if "runtime_s" not in table.columns:
-            table = None  # not ingest's output: a log of its own kind (PM100, sacct CSV ...)
-    if table is None:
-        return read_job_log(file)
-    report = FileReport(str(file), "job table", records=len(table))
-    table = drop_malformed(normalise(table, str(file), "job table"), report.dropped)
-    report.jobs = len(table)
-    if not len(table):
-        raise IngestError(f"{what} {path}: no job in the table could be used ("
-                          + ("; ".join(f"{n} x {r}" for r, n in report.dropped.most_common(3))
-                             or "empty") + ")")
-    return table, report
+        names = column_names(file)  # none: an unreadable table, said as one
+        if "runtime_s" in names or not names:  # else a log of its own kind (PM100, CSV ...)
+            return read_job_log(file, "job-table")
+    return read_job_log(file)
 
 
 def read_job_table(path: str | Path, *, what: str = "job table", notes: list | None = None):

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from hpcds1mpi.errors import IngestError
 
-from .schema import ENERGY_POWER_LOG, FileReport
+from .schema import ENERGY_POWER_LOG, TABLE_MARK, FileReport
 from .slurm_fields import NOT_FINISHED, SLURM_STATUS
 
 if TYPE_CHECKING:
@@ -35,6 +35,9 @@ def parquet_kind(path: Path, cols: list[str]) -> str:
         return "pm100"
     if {"num_nodes_alloc", "run_time"} <= names:
         return "adastra"
+    if set(TABLE_MARK) <= names:
+        raise IngestError(f"{path}: a job table hpcds1mpi ingest wrote, not a PM100/Adastra "
+                          "table; give it with --kind auto (or job-table)")
     raise IngestError(f"{path}: parquet without PM100/Adastra job columns "
                       f"(need num_nodes_alloc and run_time; has {', '.join(cols[:8])}...)")
 

@@ -42,6 +42,21 @@ def _signal(exit_code: dict | None):
     return _num(sig.get("signal_id", sig.get("id")))
 
 
+def _job_id(job: dict) -> str:
+    """The job's id as sacct -P's JobID writes it: ``9_2`` for an array task, ``15+1`` for a
+    heterogeneous job's component (JSON gives each component its own raw id, 16)."""
+    array = job.get("array") or {}
+    task = _num(array.get("task_id"))
+    array_id = _num(array.get("job_id"))
+    if array_id and task is not None:
+        return f"{array_id}_{task}"
+    het = job.get("het") or {}
+    het_id, offset = _num(het.get("job_id")), _num(het.get("job_offset"))
+    if het_id and offset is not None:
+        return f"{het_id}+{offset}"
+    return str(job["job_id"])
+
+
 def _json_version(doc: dict) -> tuple[int, int, str]:
     meta = doc.get("meta", {})
     slurm = meta.get("Slurm") or meta.get("slurm") or {}
@@ -162,10 +177,7 @@ def _job_from_json(job: dict, report: FileReport, old_exit_codes: bool) -> dict 
 
     gpus = int(alloc.get("gres/gpu", 0))
     name = job.get("name", "")
-    array = job.get("array") or {}
-    task = _num(array.get("task_id"))
-    array_id = _num(array.get("job_id"))
-    jid = f"{array_id}_{task}" if array_id and task is not None else str(job["job_id"])
+    jid = _job_id(job)
     return job_row(
         job_id=jid, workload=name, user=job.get("user", ""), partition=job.get("partition", ""),
         nodes=nodes, ranks=ranks, threads=threads, cores=cores, gpus=gpus, status=status,

@@ -14,9 +14,14 @@ from hpcds1mpi.errors import IngestError
 
 from .csv_tables import check_unique_columns
 from .schema import FileReport, build_rows, job_row
-from .slurm_fields import (gpus_from_tres, int_or_none, limit_or_none, oom_from_memory_kill,
-                           oom_from_steps, parse_duration, parse_exit, parse_memory_bytes,
-                           parse_tres, slurm_status, time_or_none)
+from .slurm_fields import (BARE_BYTES, gpus_from_tres, int_or_none, limit_or_none,
+                           oom_from_memory_kill, oom_from_steps, parse_duration, parse_exit,
+                           parse_memory_bytes, parse_tres, slurm_status)
+from .times import sacct_time_reader
+from .wrong_exports import wrong_export
+
+#: The time columns read from a job line.
+TIME_COLUMNS = ("Submit", "Start", "End")
 
 
 def _split_records(lines: list[str], ncols: int, report: FileReport) -> list[list[str]]:
@@ -56,7 +61,8 @@ def read_sacct_parsable(path: str | Path) -> tuple[list[dict], FileReport]:
     text = path.read_text(encoding="utf-8-sig", errors="replace")
     lines = text.splitlines()
     if not lines or not {"JobID", "JobIDRaw"} & set(lines[0].split("|")):
-        raise IngestError(f"{path}: not sacct -P output (first line is not a header with JobID)")
+        raise IngestError(wrong_export(path, text[:4096], reads="|") or
+                          f"{path}: not sacct -P output (first line is not a header with JobID)")
     header = lines[0].split("|")
     trailing = header[-1] == ""  # sacct -p ends every line with the delimiter
     if trailing:
@@ -91,9 +97,12 @@ def rows_from_records(header: list[str], records, report: FileReport) -> list[di
     for jid in steps:
         if jid not in jobs:
             report.dropped["step rows without their job line"] += len(steps[jid])
+    # One time format for the whole file (SLURM_TIME_FORMAT), never guessed value by value.
+    read_time = sacct_time_reader((job.get(c) for job in jobs.values() for c in TIME_COLUMNS),
+                                  report)
 
     return build_rows(order, lambda jid: _job_from_sacct_rows(jid, jobs[jid], steps.get(jid, []),
-                                                              report),
+                                                              report, read_time),
                       report, (ValueError,), lambda exc: f"unparseable value ({_reason(exc)})")
 
 
@@ -105,8 +114,8 @@ def _reason(exc: Exception) -> str:
     return text.split(": ", 1)[0]
 
 
-def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileReport
-                         ) -> dict | None:
+def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileReport,
+                         read_time) -> dict | None:
     state = job.get("State", "").strip()
     if not state:
         report.dropped["no State column/value"] += 1
@@ -115,7 +124,7 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
     if status is None:
         report.dropped["not finished (pending/running)"] += 1
         return None
-    submit, start, end = (time_or_none(job.get(c), c) for c in ("Submit", "Start", "End"))
+    submit, start, end = (read_time(job.get(c), c) for c in TIME_COLUMNS)
     if start is not None and end is not None and end < start:
         # A job cannot end before it starts: one of the two times is wrong, and which cannot
         # be told (the run time may be right, but the start, the wait, or the order are not).
@@ -151,12 +160,13 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
 
     peak = None
     for s in steps:
-        b = parse_memory_bytes(s.get("MaxRSS"))
+        # A number without a unit is bytes: sacct --noconvert prints MaxRSS so (slurm_fields).
+        b = parse_memory_bytes(s.get("MaxRSS"), BARE_BYTES)
         if b is not None:
             peak = max(peak or 0.0, b / 1e6)
 
     energy = _sacct_energy(job, steps)
-    mem_req_gb = _mem_req_gb(job.get("ReqMem"), nodes, cores)
+    mem_req_gb, mem_unit_missing = _mem_req_gb(job.get("ReqMem"), nodes, cores)
     limit_raw = job.get("TimelimitRaw", "").strip()
     if limit_raw.isdigit():
         time_limit_s = float(limit_raw) * 60
@@ -166,6 +176,9 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
 
     # Notes last: every value above parsed, so a job dropped as malformed adds none.
     time_limit_s = limit_or_none(time_limit_s, report)
+    if mem_unit_missing:
+        report.notes["ReqMem without a unit (sacct always writes one, e.g. 1000M): mem_req_gb "
+                     "NA"] += 1
     status = oom_from_steps(status, [s.get("State", "") for s in steps], report)
     status = oom_from_memory_kill(
         status, [exit_signal] + [parse_exit(s.get("ExitCode"))[1] for s in steps], peak,
@@ -219,15 +232,23 @@ def _sacct_energy(job: dict, steps: list[dict]) -> float | None:
     return total or joules(step("batch"))
 
 
-def _mem_req_gb(text: str | None, nodes: int | None, cores: int | None) -> float | None:
-    """ReqMem -> GB for the whole job. 22.05 prints the job total with no suffix; older
-    versions append ``n`` (per node) or ``c`` (per CPU)."""
+def _mem_req_gb(text: str | None, nodes: int | None, cores: int | None
+                ) -> tuple[float | None, bool]:
+    """ReqMem -> (GB for the whole job, whether a number came without a unit). 22.05 prints
+    the job total with no suffix; older versions append ``n`` (per node) or ``c`` (per CPU).
+    sacct writes ReqMem with its unit, ``--noconvert`` too; a number without one (a hand-made
+    export) could be MiB or bytes, so it is not read (None)."""
     if not text or not text.strip():
-        return None
-    b = parse_memory_bytes(text)
+        return None, False
+    try:
+        b = parse_memory_bytes(text)
+    except ValueError:
+        if not re.fullmatch(r"[0-9.]+[nc]?", text.strip()):
+            raise
+        return None, True
     suffix = text.strip()[-1]
     if suffix == "n":
         b *= nodes or 1
     elif suffix == "c":
         b *= cores or 1
-    return b / 1024**2 / 1000  # MB (Slurm's MiB) -> GB, as cluster.py does for RealMemory
+    return b / 1024**2 / 1000, False  # MB (Slurm's MiB) -> GB, as cluster.py does for RealMemory

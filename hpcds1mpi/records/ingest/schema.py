@@ -11,7 +11,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-KINDS = ("sacct-p", "sacct-json", "sacct-csv", "pm100", "adastra", "swf", "eagle", "eurora")
+KINDS = ("sacct-p", "sacct-json", "sacct-csv", "pm100", "adastra", "swf", "eagle", "eurora",
+         "job-table")
+
+#: Columns whose presence marks a file as a job table ``ingest`` wrote (kind ``job-table``).
+TABLE_MARK = ("job_id", "runtime_s", "source_kind")
 
 # (column, pandas dtype) of the job table, in order. What is known at submission: ``user``,
 # ``account`` (Slurm account / SWF group id), ``workload`` (job name / SWF executable id),
@@ -186,9 +190,23 @@ def rows_frame(rows: list[dict]):
 INT_LIMIT = float(2**62)
 
 
-def normalise(df, path: str, kind: str):
-    """Give a reader's frame the exact columns and dtypes of :data:`JOB_COLUMNS`."""
+def normalise(df, path: str, kind: str, dropped: Counter | None = None, *,
+              keep_source: bool = False):
+    """Give a reader's frame the exact columns and dtypes of :data:`JOB_COLUMNS`.
+
+    Args:
+        df: the reader's frame.
+        path, kind: the ``source_file`` and ``source_kind`` of every row.
+        dropped: where a row with a time outside the years a job can have
+            (:data:`.times.FIRST_YEAR`..:data:`.times.LAST_YEAR`: a year-1 or 2999 placeholder,
+            which nanosecond times cannot even hold) is counted, under its column, once; the
+            row is dropped either way.
+        keep_source: keep the rows' own ``source_file`` / ``source_kind`` where they have them
+            (a job table ``ingest`` wrote, read back: each job keeps the log it came from).
+    """
     import pandas as pd
+
+    from .times import FIRST_YEAR, LAST_YEAR, outside_years
 
     df = df.copy()
     if "wait_s" not in df.columns and {"submit_time", "start_time"} <= set(df.columns):
@@ -196,8 +214,12 @@ def normalise(df, path: str, kind: str):
         start = pd.to_datetime(df["start_time"], errors="coerce", utc=True)
         submit = pd.to_datetime(df["submit_time"], errors="coerce", utc=True)
         df["wait_s"] = (start - submit).dt.total_seconds()
-    df["source_file"] = str(path)
-    df["source_kind"] = kind
+    for name, value in (("source_file", str(path)), ("source_kind", kind)):
+        if keep_source and name in df.columns:
+            df[name] = df[name].astype("string").fillna(value).replace("", value)
+        else:
+            df[name] = value
+    outside = pd.Series(False, index=df.index)
     for name, dtype in JOB_COLUMNS:
         if name not in df.columns:
             # Created empty in its dtype: converting 300k pd.NA objects costs ~0.3 s a column.
@@ -211,10 +233,16 @@ def normalise(df, path: str, kind: str):
         elif dtype == "float64":
             df[name] = pd.to_numeric(df[name], errors="coerce").astype("float64")
         elif dtype.startswith("datetime64"):
-            df[name] = pd.to_datetime(df[name], errors="coerce")
-            if getattr(df[name].dt, "tz", None) is not None:
-                df[name] = df[name].dt.tz_convert(None)
-            df[name] = df[name].astype("datetime64[ns]")
+            values = pd.to_datetime(df[name], errors="coerce")
+            if getattr(values.dt, "tz", None) is not None:
+                values = values.dt.tz_convert(None)
+            far = outside_years(values)
+            bad = far & ~outside
+            if bad.any() and dropped is not None:
+                dropped[f"{name} outside {FIRST_YEAR}-{LAST_YEAR} (a placeholder or corrupt "
+                        "date)"] += int(bad.sum())
+            outside |= bad
+            df[name] = values.where(~far).astype("datetime64[ns]")
         else:
             df[name] = df[name].astype("string")
-    return df[[c for c, _ in JOB_COLUMNS]].reset_index(drop=True)
+    return df.loc[~outside, [c for c, _ in JOB_COLUMNS]].reset_index(drop=True)

@@ -1,5 +1,5 @@
 """Slurm's field formats, shared by the ``sacct -P`` and ``sacct --json`` readers (and PM100's
-job states): job states, durations, memory sizes, TRES lists, exit codes, times.
+job states): job states, durations, memory sizes, TRES lists, exit codes (times: :mod:`.times`).
 
 Parsers return None for a missing value and raise ValueError for a malformed one (the readers
 count it under a reason).
@@ -9,14 +9,10 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING
 
 from hpcds1mpi.config import STATUSES
 
 from .schema import FileReport
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 # Slurm job states (also PM100's job_state) -> our status (only config.STATUSES). Anything
 # still queued or running is not a finished job: it is counted under "not finished" instead.
@@ -45,7 +41,15 @@ NOT_FINISHED = {"PENDING", "RUNNING", "SUSPENDED", "REQUEUED", "RESIZING", "REQU
 BACKFILL_NO_LIMIT_MIN = 525600
 
 _DURATION_PART = re.compile(r"\d+(\.\d*)?")
-_MEM_UNITS = {"": 1024**2, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
+_MEM_UNITS = {"K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
+#: What a memory number without a unit counts, per sacct field (Slurm 22.05, checked on the
+#: test Slurm with and without ``--noconvert``): sacct converts a value from its base unit to
+#: the largest unit below it (``3300K``) and writes no unit for the base unit itself, which is
+#: what ``--noconvert`` prints (``3379200``) and what a value under 1024 of it stays. MaxRSS and
+#: the other step usages are kept in bytes; TRES ``mem=`` counts MiB. ReqMem is MiB-based and
+#: always carries its unit (``1000M``, also with ``--noconvert``): only 0 is written without one.
+BARE_BYTES = 1
+BARE_MIB = 1024**2
 
 
 def parse_duration(text: str | None) -> float | None:
@@ -70,14 +74,29 @@ def parse_duration(text: str | None) -> float | None:
     return days * 86400 + seconds
 
 
-def parse_memory_bytes(text: str | None) -> float | None:
-    """Slurm memory ``76628K`` / ``4.50M`` / ``4000Mn`` / ``2G`` -> bytes (K = 1024)."""
+def parse_memory_bytes(text: str | None, bare: int | None = None) -> float | None:
+    """Slurm memory ``76628K`` / ``4.50M`` / ``4000Mn`` / ``2G`` -> bytes (K = 1024).
+
+    Args:
+        text: the value.
+        bare: what a number without a unit counts (:data:`BARE_BYTES` for MaxRSS and the other
+            usages, :data:`BARE_MIB` for TRES ``mem=``); None: a number without a unit is not
+            read (ValueError), except 0.
+
+    Raises:
+        ValueError: not a memory size, or a number without a unit where ``bare`` is None.
+    """
     if text is None or not text.strip():
         return None
     m = re.fullmatch(r"([0-9.]+)([KMGTP]?)([nc]?)", text.strip())
     if not m:
         raise ValueError(f"bad memory {text!r}")
-    return float(m.group(1)) * _MEM_UNITS[m.group(2)]
+    number = float(m.group(1))
+    if m.group(2):
+        return number * _MEM_UNITS[m.group(2)]
+    if bare is None and number:
+        raise ValueError(f"memory without a unit {text!r}")
+    return number * (bare or 1)
 
 
 def parse_tres(text: str | None) -> dict[str, float]:
@@ -90,7 +109,7 @@ def parse_tres(text: str | None) -> dict[str, float]:
             continue
         key, value = item.split("=", 1)
         if key == "mem":
-            b = parse_memory_bytes(value)
+            b = parse_memory_bytes(value, BARE_MIB)
             out[key] = (b or 0.0) / 1024**2
         else:
             try:
@@ -150,22 +169,6 @@ def oom_from_steps(status: str, step_states: list[str], report: FileReport) -> s
         report.notes["FAILED job with an OUT_OF_MEMORY step -> oom"] += 1
         return "oom"
     return status
-
-
-def time_or_none(text: str | None, column: str = "") -> "pd.Timestamp | None":
-    """A Slurm time stamp -> pandas Timestamp; empty / ``Unknown`` / ``None`` -> None.
-
-    Raises:
-        ValueError: not a time ("bad time in Start '...'": the reason without the value).
-    """
-    import pandas as pd
-
-    if text is None or not text.strip() or text.strip() in ("Unknown", "None"):
-        return None
-    try:
-        return pd.Timestamp(text.strip())
-    except ValueError:  # pandas' messages hold the value: not a reason to count by
-        raise ValueError(f"bad time{' in ' + column if column else ''} {text.strip()!r}") from None
 
 
 def limit_or_none(seconds: float | None, report: FileReport) -> float | None:

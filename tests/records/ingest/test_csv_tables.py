@@ -42,9 +42,37 @@ def test_each_row_dropped_once_under_its_first_reason():
     df = pd.DataFrame({"n": ["1", "", "x", "2"], "t": ["2024-01-01 10:00", "", "soon", "?"]})
     checks = empty(df, ("n",))
     n = numbers(df["n"], "n", checks)
-    t = times(df["t"], "t", checks)
+    t = times(df, {"t": "t"}, checks, "x.csv")["t"]
     assert n.tolist()[0] == 1 and t.iloc[0] == pd.Timestamp("2024-01-01 10:00")
     report = FileReport("x", "test")
     kept = drop_rows(df, checks, report)
     assert kept.index.tolist() == [0]
     assert dict(report.dropped) == {"empty n": 1, "n not a number": 1, "t not a time": 1}
+
+
+def test_times_are_read_in_one_format_decided_for_the_whole_file():
+    """format="mixed" guessed per value: 05/11/2026 became 11 May next to 13/11/2026."""
+    df = pd.DataFrame({"a": ["13/11/2026 10:00", "05/11/2026 10:00"],
+                       "b": ["05/11/2026 11:00", "2026-11-05 11:00"]})
+    checks: list = []
+    out = times(df, {"submit": "a", "end": "b"}, checks, "x.csv")
+    assert out["submit"].tolist() == [pd.Timestamp("2026-11-13 10:00"),
+                                      pd.Timestamp("2026-11-05 10:00")]
+    assert out["end"].iloc[0] == pd.Timestamp("2026-11-05 11:00")
+    assert pd.isna(out["end"].iloc[1]) and checks[1][0].tolist() == [False, True]
+    ambiguous = pd.DataFrame({"a": ["04/12/2026 10:00", "05/11/2026 10:00"]})
+    with pytest.raises(IngestError, match="no date in the file says which"):
+        times(ambiguous, {"submit": "a"}, [], "x.csv")
+
+
+def test_a_header_of_one_column_says_the_file_is_not_comma_separated(tmp_path):
+    """Was: 'needs the column(s) State (has JobID;JobName;User;State...)', State listed."""
+    path = tmp_path / "semi.txt"
+    path.write_text("JobID;JobName;State\n1;a;COMPLETED\n")
+    with pytest.raises(IngestError, match="separated by ';', not ','") as info:
+        read_csv_table(path, "sacct-csv", ("State",))
+    assert "needs the column" not in str(info.value)
+    other = tmp_path / "other.txt"
+    other.write_text("a;b;c\n1;2;3\n")
+    with pytest.raises(IngestError, match="header is one column, so the file is not comma"):
+        read_csv_table(other, "test", ("b",))

@@ -77,3 +77,12 @@ def test_a_column_named_twice_is_a_one_line_error(tmp_path):
     with pytest.raises(IngestError, match="names the column job_id twice") as info:
         read_job_log(path, kind="eagle")
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("value", ["0001-01-01 08:55:55", "2999-01-01 08:55:55"])
+def test_a_time_outside_1970_2261_is_counted_not_a_crash(tmp_path, value):
+    rows = _rows()
+    for column in ("submit_time", "start_time"):
+        rows[3][rows[0].index(column)] = value
+    df, report = read_job_log(_write(tmp_path, rows))
+    assert len(df) == 9 and sum(report.dropped.values()) == 1, report.lines()

@@ -39,7 +39,7 @@ def test_json_and_parsable_of_the_same_jobs_are_kept_once_preferring_parsable():
     ("JobId=1 UserId=root(0) Name=x JobState=FAILED\n", "jobcomp"),
     ("ClusterName=x\nSlurmctldHost=localhost\n", "not a job log of a known kind"),
     ("1|a|debug|COMPLETED\n", "no JobID header"),
-    ("", "not a job log of a known kind"),
+    ("", "empty file; export the job log again"),
     ('{"meta": {}, "errors": []}', "no 'jobs' list|JSON without"),
     ("{not json", "not valid JSON"),
 ])
@@ -313,3 +313,71 @@ def test_a_byte_order_mark_does_not_hide_the_kind(tmp_path, name, kind):
     path.write_bytes(b"\xef\xbb\xbf" + (CAPTURES / name).read_bytes())
     assert detect_kind(path) == kind
     assert len(read_job_log(path)[0]) == len(read_job_log(CAPTURES / name)[0])
+
+
+# -- one time zone for -P and --json, wrong exports, a job table as an input (tester s25) ----
+
+@needs_captures
+def test_parsable_in_local_time_and_json_in_epoch_match_in_any_time_zone(tmp_path,
+                                                                        monkeypatch):
+    """sacct -P prints local time, --json epoch seconds: in Paris every job was read twice,
+    an hour apart. The captures were made in UTC; sacct in Paris prints each time an hour
+    later, which is what the copy below holds."""
+    import re
+    import time
+
+    text = (CAPTURES / "sacct-parsable2.txt").read_text()
+    shifted = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d",
+                     lambda m: (pd.Timestamp(m.group(0)) + pd.Timedelta(hours=1)).isoformat(),
+                     text)
+    paris = tmp_path / "paris.txt"
+    paris.write_text(shifted)
+    monkeypatch.setenv("TZ", "Europe/Paris")
+    time.tzset()
+    try:
+        table, reports, notes = ingest([paris, CAPTURES / "sacct.json"])
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert len(table) == 13 and set(table["source_kind"]) == {"sacct-p"}
+    assert sum(notes.values()) == 13
+    assert any("Europe/Paris" in fact for fact in reports[0].facts)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("JobID           JobName  Partition      State\n"
+     "------------ ---------- ---------- ----------\n"
+     "56403896            ok1      debug  COMPLETED\n", "sacct's fixed-width output"),
+    ("JobID;JobName;State\n1;a;COMPLETED\n", "separated by ';'"),
+    ("\n\n", "empty file"),
+])
+@pytest.mark.parametrize("kind", ["auto", "sacct-csv", "sacct-p"])
+def test_common_wrong_exports_say_what_to_do_under_any_kind(tmp_path, text, message, kind):
+    """Was: 'not a job log ... --kind KIND reads it' (no kind does), and with --kind
+    sacct-csv 'needs the column(s) State (has JobID ... State ...)'."""
+    path = tmp_path / "wrong.txt"
+    path.write_text(text)
+    with pytest.raises(IngestError, match=message) as info:
+        read_job_log(path, kind=kind)
+    assert "\n" not in str(info.value) and "--kind KIND" not in str(info.value)
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_a_job_table_ingest_wrote_is_read_back_and_merges(tmp_path, suffix):
+    """ingest refused its own output ('not a job log of a known kind'), so histories could
+    not be merged. Read back, each job keeps its source, so the log read again dedups."""
+    log = DATA / "sacct-energy-gpu.txt"
+    first, _, _ = ingest([log])
+    out = write_job_table(first, tmp_path / f"jobs{suffix}")
+    assert detect_kind(out) == "job-table"
+    table, reports, notes = ingest([out, log, DATA / "sacct-malformed.txt"])
+    assert reports[0].kind == "job-table" and reports[0].jobs == len(first)
+    assert sum(notes.values()) == len(first)  # the same jobs, kept once
+    assert len(table) == len(first) + 1
+    assert set(table["source_file"]) == {str(log), str(DATA / "sacct-malformed.txt")}
+    back = table[table["source_file"] == str(log)].reset_index(drop=True)
+    cols = ["job_id", "status", "runtime_s", "submit_time", "nodes", "mem_req_gb",
+            "peak_rss_mb", "source_kind"]  # (CSV keeps no difference between "" and NA)
+    pd.testing.assert_frame_equal(back[cols], first[cols], check_dtype=False)
+    with pytest.raises(IngestError, match="a job table hpcds1mpi ingest wrote"):
+        read_job_log(out, kind="pm100" if suffix == ".parquet" else "sacct-csv")

@@ -125,3 +125,22 @@ def test_synthetic_pm100_generator_is_deterministic_labelled_and_ingestible(tmp_
     within = ok.groupby(["workload", "nodes", "cores", "gpus"])["log_t"].std().dropna()
     assert ok["log_t"].std() > 1.0
     assert within.median() < 0.25, within.median()
+
+
+def test_a_time_outside_1970_2261_is_dropped_and_counted_not_a_crash(tmp_path):
+    """pandas' nanosecond times end in 2262: a year-1 or 2999 time crashed normalise."""
+    import datetime
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    src = _pm100_frame("new").drop(columns=["submit_time"])
+    stamps = [datetime.datetime(2020, 5, 1, h) for h in range(len(src))]
+    stamps[1], stamps[2] = datetime.datetime(1, 1, 1), datetime.datetime(2999, 1, 1)
+    table = pa.Table.from_pandas(src, preserve_index=False).append_column(
+        "submit_time", pa.array(stamps, type=pa.timestamp("us")))
+    path = tmp_path / "pm100-far.parquet"
+    pq.write_table(table, path)
+    df, report = read_job_log(path)
+    assert report.dropped["submit_time outside 1970-2261 (a placeholder or corrupt date)"] == 2
+    assert set(df["job_id"]) == {"1000", "1003"}

@@ -85,3 +85,33 @@ def test_a_job_that_ends_before_it_starts_is_dropped(tmp_path):
     df, report = read_job_log(path)
     assert len(df) == 12 and str(job["job_id"]) not in set(df["job_id"])
     assert dict(report.dropped) == {"End before Start": 1}
+
+
+def _job(jid, submission=1796402942, **extra):
+    return {"job_id": jid, "name": "x", "state": {"current": "COMPLETED"},
+            "time": {"elapsed": 2, "submission": submission, "start": 1796402943,
+                     "end": 1796402945}, "allocation_nodes": 1, **extra}
+
+
+def test_a_time_outside_1970_2261_is_dropped_and_counted_not_a_crash(tmp_path):
+    """time.submission 32503680000 (year 3000) crashed the cast to nanoseconds."""
+    path = tmp_path / "far.json"
+    path.write_text(json.dumps({"jobs": [_job(1), _job(2, submission=32503680000)]}))
+    df, report = read_job_log(path)
+    assert list(df["job_id"]) == ["1"]
+    assert dict(report.dropped) == {
+        "submit_time outside 1970-2261 (a placeholder or corrupt date)": 1}
+
+
+def test_heterogeneous_job_components_get_sacct_p_ids():
+    """sacct -P's JobID writes a hetjob's components 15+0 and 15+1; JSON gave them their raw
+    ids (15, 16), so the same jobs read from both files were not matched."""
+    from hpcds1mpi.records.ingest.sacct_json import _job_id
+
+    assert _job_id(_job(15, het={"job_id": 15, "job_offset": 0})) == "15+0"
+    assert _job_id(_job(16, het={"job_id": 15, "job_offset": 1})) == "15+1"
+    newer = {"job_id": {"set": True, "infinite": False, "number": 15},
+             "job_offset": {"set": True, "infinite": False, "number": 1}}
+    assert _job_id(_job(16, het=newer)) == "15+1"
+    assert _job_id(_job(17, het={"job_id": 0, "job_offset": None})) == "17"
+    assert _job_id(_job(18, array={"job_id": 9, "task_id": 2})) == "9_2"

@@ -155,3 +155,99 @@ def test_a_column_named_twice_is_a_one_line_error(tmp_path):
     with pytest.raises(IngestError, match="names the column State twice") as info:
         read_job_log(path)
     assert "\n" not in str(info.value)
+
+
+# -- times in SLURM_TIME_FORMAT's formats, and MaxRSS from sacct --noconvert (tester s25) ------
+
+TIMES = "JobID|JobName|User|State|ElapsedRaw|TimelimitRaw|Submit|Start|End\n"
+
+
+def _times_log(tmp_path, *lines: str):
+    path = tmp_path / "times.txt"
+    path.write_text(TIMES + "".join(lines))
+    return path
+
+
+def test_a_time_outside_1970_2261_is_dropped_and_counted_not_a_crash(tmp_path):
+    path = _times_log(
+        tmp_path, "1|a|u|COMPLETED|10|60|2026-11-30T08:00:00|2026-11-30T08:00:00|"
+                  "2026-11-30T08:00:10\n",
+        "2|b|u|COMPLETED|10|60|2999-01-01T00:00:00|2999-01-01T00:00:00|2999-01-01T00:00:10\n")
+    df, report = read_job_log(path)
+    assert list(df["job_id"]) == ["1"]
+    assert dict(report.dropped) == {
+        "unparseable value (time in Submit outside 1970-2261)": 1}
+
+
+@pytest.mark.parametrize("stamp", ["12/04-16:49:02", "Fri 04 Dec 16:49", "16:49:02"])
+def test_a_file_whose_times_have_no_year_is_refused_in_one_line(tmp_path, stamp):
+    """SLURM_TIME_FORMAT="%m/%d-%H:%M:%S" (or relative) crashed: pandas read year 1."""
+    path = _times_log(tmp_path, f"1|a|u|COMPLETED|2|60|{stamp}|{stamp}|{stamp}\n")
+    with pytest.raises(IngestError, match="the times have no year") as info:
+        read_job_log(path)
+    assert "SLURM_TIME_FORMAT=standard" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_day_first_dates_are_read_day_first_for_every_row(tmp_path):
+    """Was: 05/11/26 read as 11 May (month-first) beside 13/11/26 read as 13 Nov, and job
+    101 dropped as 'End before Start'."""
+    path = _times_log(
+        tmp_path, "101|a|u|COMPLETED|660|60|12/11/26 23:50:00|12/11/26 23:59:00|"
+                  "13/11/26 00:10:00\n",
+        "102|b|u|COMPLETED|600|60|13/11/26 10:00:00|13/11/26 10:00:00|13/11/26 10:10:00\n",
+        "103|c|u|COMPLETED|600|60|05/11/26 10:00:00|05/11/26 10:00:00|05/11/26 10:10:00\n")
+    df, report = read_job_log(path)
+    jobs = by_id(df)
+    assert not report.dropped and len(df) == 3
+    assert jobs["101"]["end_time"] == pd.Timestamp("2026-11-13 00:10:00")
+    assert jobs["103"]["submit_time"] == pd.Timestamp("2026-11-05 10:00:00")
+    assert any("day-first" in fact for fact in report.facts)
+
+
+def test_dates_whose_order_the_file_does_not_settle_are_refused(tmp_path):
+    """SLURM_TIME_FORMAT="%d/%m/%y %H:%M:%S" on 4 Dec gave 12 April, silently."""
+    path = _times_log(tmp_path, "1|a|u|COMPLETED|2|60|04/12/26 16:49:02|04/12/26 16:49:03|"
+                                "04/12/26 16:49:05\n")
+    with pytest.raises(IngestError, match="read day-first or month-first alike") as info:
+        read_job_log(path)
+    assert "SLURM_TIME_FORMAT=standard" in str(info.value)
+
+
+NOCONVERT = ("JobID|JobName|User|State|ExitCode|ElapsedRaw|ReqMem|MaxRSS|NNodes|NCPUS\n"
+             "7|small|u|CANCELLED by 0|0:9|20|1000M||1|1\n"
+             "7.batch|batch||CANCELLED|0:9|20||3379200|1|1\n")
+
+
+def test_noconvert_maxrss_is_bytes_and_a_small_killed_job_is_not_oom(tmp_path):
+    """sacct --noconvert prints MaxRSS in bytes without a unit (3379200 = 3300K on Slurm
+    22.05): it was read as MiB (3.5 TB), and a SIGKILLed 3 MB job relabelled oom."""
+    path = tmp_path / "noconvert.txt"
+    path.write_text(NOCONVERT)
+    df, report = read_job_log(path)
+    job = df.iloc[0]
+    assert job["peak_rss_mb"] == pytest.approx(3.3792) and job["mem_req_gb"] == 1.0
+    assert job["status"] == "cancelled" and not report.notes
+
+
+def test_reqmem_without_a_unit_is_not_guessed(tmp_path):
+    """sacct writes ReqMem with its unit (1000M), --noconvert too: a bare number (a hand-made
+    export) could be MiB or bytes, so mem_req_gb is NA, and said."""
+    path = tmp_path / "bare.txt"
+    path.write_text(NOCONVERT.replace("|1000M|", "|1000|"))
+    df, report = read_job_log(path)
+    assert pd.isna(df.iloc[0]["mem_req_gb"]) and df.iloc[0]["peak_rss_mb"] > 0
+    assert [r for r in report.notes if r.startswith("ReqMem without a unit")]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("JobID           JobName      State\n------------ ---------- ----------\n"
+     "1                    a  COMPLETED\n", "sacct's fixed-width output.*re-run sacct with -P"),
+    ("JobID;JobName;State\n1;a;COMPLETED\n", "separated by ';', not '|'"),
+    ("", "empty file"),
+])
+def test_a_wrong_export_forced_as_sacct_p_says_what_it_is(tmp_path, text, message):
+    path = tmp_path / "wrong.txt"
+    path.write_text(text)
+    with pytest.raises(IngestError, match=message) as info:
+        read_job_log(path, kind="sacct-p")
+    assert "\n" not in str(info.value)

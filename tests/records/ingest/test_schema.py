@@ -70,3 +70,17 @@ def test_a_count_beyond_64_bits_is_dropped_as_absurd_not_a_crash(tmp_path):
     df, report = read_job_log(path, kind="sacct-csv")
     assert sorted(df["job_id"]) == ["1", "5"]
     assert sum(report.dropped.values()) == 3, report.lines()
+
+
+def test_normalise_drops_and_counts_a_time_no_job_can_have():
+    """A time before 1970 or after 2261 (year 1, a 2999 placeholder) crashed the cast to
+    nanoseconds; each such row is dropped and counted once, under its first column."""
+    from collections import Counter
+
+    rows = [job_row(**{**FIELDS, "job_id": str(i), "submit_time": pd.Timestamp(t),
+                       "start_time": pd.Timestamp(t)})
+            for i, t in enumerate(["2024-01-01", "0001-01-01", "2999-01-01", "1969-12-31"])]
+    dropped: Counter = Counter()
+    df = normalise(rows_frame(rows), "x.txt", "sacct-p", dropped)
+    assert df["job_id"].tolist() == ["0"] and str(df["submit_time"].dtype) == "datetime64[ns]"
+    assert dict(dropped) == {"submit_time outside 1970-2261 (a placeholder or corrupt date)": 3}

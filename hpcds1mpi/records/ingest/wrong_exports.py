@@ -1,0 +1,63 @@
+"""The common wrong exports of a job log, told apart from "not a job log": an empty file,
+sacct's fixed-width output (sacct without ``-P``), a sacct export split by another character
+than the reader's, and a job table ``ingest`` wrote itself. Each gets one line that says what
+to do, wherever the file is refused (``--kind auto`` or a forced kind)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from .schema import TABLE_MARK
+
+#: How to export a job log sacct's way, for the messages.
+SACCT_P = "sacct -a -P --format=ALL -S YYYY-MM-DD > jobs.txt"
+
+_SACCT_ID = re.compile(r"(^|\W)JobID(Raw)?(\W|$)")
+# Separators a spreadsheet or sacct --delimiter may have used instead of the reader's.
+_SEPARATORS = {";": "';'", "\t": "tabs", "|": "'|'", ",": "','"}
+
+
+def first_text(path: str | Path, size: int = 4096) -> str:
+    """The first bytes of a file as text (a byte-order mark dropped; "" when unreadable)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(size)
+    except OSError:
+        return ""
+    return head.decode("utf-8", errors="replace").lstrip("\ufeff")
+
+
+def wrong_export(path: str | Path, text: str, reads: str = "|,") -> str | None:
+    """One line on what a text file is and what to do with it, when it is a common wrong
+    export; None when it is none of them.
+
+    Args:
+        path: the file (named in the line).
+        text: its first bytes (:func:`first_text`).
+        reads: the separators the asking reader splits on: ``|`` for sacct -P, ``,`` for a
+            CSV kind, both for ``--kind auto`` (which also reads a job table ingest wrote).
+    """
+    if not text.strip():
+        return f"{path}: empty file; export the job log again (e.g. {SACCT_P})"
+    lines = text.splitlines()
+    first = lines[0].strip()
+    second = lines[1].strip() if len(lines) > 1 else ""
+    words = first.split()
+    if words and words[0] in ("JobID", "JobIDRaw") and second and set(second) <= {"-", " "}:
+        return (f"{path}: sacct's fixed-width output (its values are cut to fit the columns); "
+                f"re-run sacct with -P, e.g. {SACCT_P}")
+    if reads != "|," and set(TABLE_MARK) <= set(re.split(r"[,\s]+", first)):
+        return (f"{path}: a job table hpcds1mpi ingest wrote; give it with --kind auto (or "
+                "job-table) to merge it with other logs, or as it is to train --jobs / "
+                "recommend --history")
+    if _SACCT_ID.search(first) and not any(sep in first for sep in reads):
+        found = [name for sep, name in _SEPARATORS.items() if sep in first]
+        if found == ["'|'"]:
+            return f"{path}: sacct -P output, not CSV; give it with --kind sacct-p (or auto)"
+        if found:
+            wanted = " or ".join(_SEPARATORS[sep] for sep in reads)
+            return (f"{path}: a sacct export separated by {found[0]}, not {wanted}; re-run "
+                    f"sacct with -P (e.g. {SACCT_P}), or save the file with ',' between "
+                    "fields")
+    return None
