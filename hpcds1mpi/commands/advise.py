@@ -115,6 +115,12 @@ def command(script, out, force, workload, size, objective, model_dir, cluster_fi
 
     if size is not None and not 0 < size <= MAX_SIZE:
         raise ConfigError(f"--size must be a positive integer up to {MAX_SIZE}, got {size}")
+    if out is not None and not out.strip():  # '' is no "not given": it would write nothing
+        raise ConfigError("--rewrite is empty; give the file to write the rewritten script to, "
+                          "or leave --rewrite out")
+    if workload is not None and not workload.strip():
+        raise ConfigError("--workload is empty; give the workload's name, or leave it out to "
+                          "match the script's program")
     if force and not out:
         raise ConfigError("--force only applies to --rewrite OUT; add --rewrite or drop --force")
     if out:

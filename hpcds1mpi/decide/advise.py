@@ -31,6 +31,7 @@ from hpcds1mpi.decide.recommend import recommend, refuse_job_bundle
 from hpcds1mpi.decide.recommendation import format_time
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch import directives as directives_mod
+from hpcds1mpi.launch.script_options import to_int
 from hpcds1mpi.launch.script_reading import JobScript, Launch, read_script
 from hpcds1mpi.launch.script_request import (
     fits_command, mpi_mismatch, precision_of, program_at, repeats_note, resolve_launch,
@@ -212,9 +213,27 @@ def match_workload(launch: Launch, labels: Sequence[str], commands: dict[str, st
     return None
 
 
+def _size_argument(launch: Launch | None) -> str | None:
+    """The value of a ``--size`` argument on the launch line, as written, or None."""
+    args = launch.args if launch is not None else []
+    for k, word in enumerate(args):
+        if word == "--size" and k + 1 < len(args):
+            return args[k + 1]
+        if word.startswith("--size="):
+            return word[7:]
+    return None
+
+
 def _no_size(label: str, launch: Launch | None, template: str | None, bundle) -> str:
     """Why the script gives no size for ``label``, and what to do (one line)."""
     head = f"no problem size for {label} in the script"
+    given = _size_argument(launch)
+    if given is not None:
+        shown = given if len(given) <= 40 else given[:40] + "..."
+        why = " (its $ expression could not be resolved)" if "$" in given or "`" in given \
+            else ""
+        return (f"{head}: line {launch.line} gives the size as {shown!r}, which is no whole "
+                f"number{why}; pass --size")
     if not template:
         return f"{head}; pass --size"
     if "{size}" in template:
@@ -294,6 +313,33 @@ def _recommended(rec: "Recommendation", asked: Configuration, notes: list[str]
     return None, None
 
 
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' if count != 1 else ''}"
+
+
+def _reserved_too_much(script: JobScript, per_node: int, threads: int,
+                       partition: "Partition") -> str:
+    """Why the scheduler refuses the script's request on ``partition`` ("" when it does
+    not): more CPUs per node (ranks per node x CPUs per task, or a PBS chunk's ``ncpus``)
+    or GPUs per node than a node has. The threads alone do not say it: ``--cpus-per-task=64``
+    with ``OMP_NUM_THREADS=2`` reserves 64 CPUs per rank, and Slurm refuses it ("Requested
+    node configuration is not available")."""
+    cores, name = partition.cores_per_node, partition.name
+    ncpus = script.select.get("ncpus")
+    chunk = to_int(ncpus.value) if ncpus is not None else None
+    cpus = script.cpus_per_task
+    if chunk and chunk > cores:
+        return (f"line {ncpus.line}: each chunk asks for ncpus={chunk}, but partition "
+                f"{name!r} has {cores} cores per node")
+    if cpus and cpus > threads and per_node * cpus > cores:  # equal: check_fits says it
+        return (f"{_plural(per_node, 'rank')} x {cpus} CPUs per task = {per_node * cpus} CPUs "
+                f"per node, but partition {name!r} has {cores}")
+    if script.gpus_per_node > partition.gpus_per_node:
+        return (f"{_plural(script.gpus_per_node, 'GPU')} per node asked, but partition "
+                f"{name!r} has {partition.gpus_per_node}")
+    return ""
+
+
 # ---- advise ---------------------------------------------------------------------------------
 
 
@@ -355,8 +401,9 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     if size is None and launch is not None:
         size = size_from(launch, commands.get(label or ""))
         size_source = f"the command on line {launch.line}"
+    seen: set = set()  # each (program, launcher) pair read and warned about once
     warnings = [w for x in script.launches if job_folder is not None
-                and (w := mpi_mismatch(script, x, job_folder))]
+                and (w := mpi_mismatch(script, x, job_folder, seen=seen))]
     places = _places_for(script, places)
     if script.device == "gpu" and not any(p.gpus_per_node for _, p in places):
         raise ConfigError(f"the script asks for GPUs (line {script.lines['gpus'][0]}) but no "
@@ -376,7 +423,9 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     asked = Side(asked_cfg, where, script.time_s,
                  lines=sorted({n for v in script.lines.values() for n in v}))
     try:
-        check_fits(asked_cfg, partition)
+        asked.problem = _reserved_too_much(script, per_node, threads, partition)
+        if not asked.problem:
+            check_fits(asked_cfg, partition)
     except ConfigError as exc:
         asked.problem = str(exc).split(";")[0]
     if label is None:

@@ -27,14 +27,21 @@ from dataclasses import dataclass, field
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.script_file import check_script_text
 from hpcds1mpi.launch.script_options import (
-    ASSIGN_RE, LAUNCHERS, LOOP_WORDS, REDIRECT_RE, SHELL_STOP, TABLES, Option, Word,
-    comment_start, expand, gpu_count, mpi_options, parse_pbs_time, parse_slurm_time,
-    pbs_options, range_note, slurm_options, to_int, words)
+    ASSIGN_RE, LAUNCHERS, LOOP_WORDS, MAX_EXPANSION_WORK, REDIRECT_RE, SHELL_STOP, TABLES,
+    ExpansionBudget, Option, Word, comment_start, expand, gpu_count, mpi_options,
+    parse_pbs_time, parse_slurm_time, pbs_options, range_note, slurm_options, to_int, words)
 
 #: Directive prefixes, by scheduler (``#SLURM`` is sbatch's old spelling, still read).
 MAGIC = {"#SBATCH": "slurm", "#SLURM": "slurm", "#PBS": "pbs"}
 #: The longest script read: job scripts are a few kB; this bounds the work a request can cause.
 MAX_SCRIPT_CHARS = 256_000
+#: The most notes one script gets: a script of thousands of unread lines would otherwise
+#: print thousands of them.
+MAX_NOTES = 50
+#: The longest line read (``\\`` continuations joined). Real lines are a few hundred
+#: characters; the shell splitting costs the square of a word's length, so a longer line is
+#: skipped with a note.
+MAX_LINE_CHARS = 32_768
 
 
 @dataclass
@@ -49,6 +56,8 @@ class Launch:
         program / args: what is launched, with ``$`` expanded (None when unresolved);
             program_raw: the program word unexpanded; scope: the variables known there.
         in_loop: inside a ``for`` / ``while`` / ``until`` / ``select`` loop (run repeatedly).
+        origin: (the scheduler's variables, the script's assignments, how many of those come
+            before this line), from which :attr:`scope` is rebuilt when asked for.
     """
 
     launcher: str
@@ -61,8 +70,23 @@ class Launch:
     program: str | None = None
     args: list[str] = field(default_factory=list)
     program_raw: str = ""
-    scope: dict = field(default_factory=dict)
     in_loop: bool = False
+    origin: tuple[dict, list, int] = field(default_factory=lambda: ({}, [], 0), repr=False,
+                                           compare=False)
+
+    @property
+    def scope(self) -> dict:
+        """The variables known at this line. Rebuilt from the assignments before it: a copy
+        kept per launch line would cost launch lines x variables (gigabytes for a 256 kB
+        script that alternates the two)."""
+        base, settings, count = self.origin
+        scope = dict(base)
+        for setting in settings[:count]:
+            if setting.resolved is None:
+                scope.pop(setting.name, None)
+            else:
+                scope[setting.name] = setting.resolved
+        return scope
 
     def value(self, name: str, scope: dict) -> str | None:
         """An option's value with ``$`` expanded (None when absent or unresolved)."""
@@ -122,10 +146,15 @@ class JobScript:
     lines: dict[str, list[int]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     base: tuple | None = None
+    noted: set[str] = field(default_factory=set, repr=False)
 
     def note(self, text: str) -> None:
-        if text not in self.notes:
-            self.notes.append(text)
+        """Add a note once; past :data:`MAX_NOTES`, one line says the rest were left out."""
+        if text in self.noted or len(self.noted) > MAX_NOTES:
+            return
+        self.noted.add(text)
+        self.notes.append(text if len(self.noted) <= MAX_NOTES else
+                          f"more than {MAX_NOTES} notes; the rest are left out")
 
     def where(self, key: str, line: int | None) -> None:
         if line is not None and line not in self.lines.setdefault(key, []):
@@ -196,6 +225,9 @@ def _read_directives(script: JobScript, lines) -> int:
         if MAGIC[magic] != script.scheduler:
             script.note(f"line {number}: {magic} line in a {script.scheduler} script; skipped")
             continue
+        if len(line) > MAX_LINE_CHARS:
+            script.note(_too_long(number))
+            continue
         body = line[len(magic):]
         body = body[:comment_start(body, anywhere=True)]
         tokens = words(body, start + len(magic))
@@ -210,6 +242,10 @@ def _read_directives(script: JobScript, lines) -> int:
                 script.note(f"line {number}: {opt.value!r} is no option; skipped")
         script.directives_end = lines[k + 1][1] if k + 1 < len(lines) else len(script.text)
     return len(lines)
+
+
+def _too_long(number: int) -> str:
+    return f"line {number} is over {MAX_LINE_CHARS:,} characters long; not read"
 
 
 def _logical(lines, k: int):
@@ -346,7 +382,7 @@ def _resolve_directives(script: JobScript) -> None:
 
 
 def _launch(script: JobScript, command: list[Word], prefix: list[Word], number: int,
-            last: int, scope: dict) -> Launch:
+            last: int, scope: dict, budget: ExpansionBudget) -> Launch:
     head = command[0]
     launcher = os.path.basename(head.text)
     kind = LAUNCHERS[launcher]
@@ -362,23 +398,23 @@ def _launch(script: JobScript, command: list[Word], prefix: list[Word], number: 
         launch.options[opt.name] = opt
         if opt.name == "env" and opt.value and "=" in opt.value:
             key, _, val = opt.value.partition("=")
-            launch.env[key] = (expand(val, scope), opt)
+            launch.env[key] = (expand(val, scope, budget), opt)
         elif opt.name == "export" and opt.value:
             for item in opt.value.split(","):
                 if "=" in item:
                     key, _, val = item.partition("=")
-                    launch.env[key] = (expand(val, scope), opt)
+                    launch.env[key] = (expand(val, scope, budget), opt)
     for word in prefix:
         key, _, val = word.text.partition("=")
-        launch.env[key] = (expand(val, scope), Option("env", word.text, number,
-                                                      (word.start, word.end),
-                                                      (word.start + len(key) + 1, word.end),
-                                                      word.raw[len(key) + 1:]))
+        launch.env[key] = (expand(val, scope, budget),
+                           Option("env", word.text, number, (word.start, word.end),
+                                  (word.start + len(key) + 1, word.end), word.raw[len(key) + 1:]))
     operands = [w for w in rest if w.start >= (options[-1].span[0] if options else 0)]
     if options and not options[-1].name:
         launch.program_raw = options[-1].value
-        launch.program = expand(options[-1].value, scope)
-        launch.args = [a for w in operands[1:] if (a := _or_raw(expand(w.text, scope), w.text))]
+        launch.program = expand(options[-1].value, scope, budget)
+        launch.args = [a for w in operands[1:]
+                       if (a := _or_raw(expand(w.text, scope, budget), w.text))]
     return launch
 
 
@@ -387,11 +423,17 @@ def _or_raw(value: str | None, raw: str) -> str:
 
 
 def _read_commands(script: JobScript, lines, k: int) -> None:
-    scope = _scheduler_scope(script)
+    base = _scheduler_scope(script)
+    scope = dict(base)
+    budget = ExpansionBudget()
     loops = 0  # open loops: a launch inside one runs more than once
+    spent_at = None
     for number, last, _start, text in _logical(lines, k):
         if _magic(text):
             script.ignored.append(number)
+            continue
+        if len(text) > MAX_LINE_CHARS:
+            script.note(_too_long(number))
             continue
         cut = text[:comment_start(text, anywhere=False)]
         for command in _commands(words(cut, lines[number - 1][1], shell=True)):
@@ -407,7 +449,7 @@ def _read_commands(script: JobScript, lines, k: int) -> None:
             if not command:  # only assignments: they set the script's variables
                 for word in prefix:
                     name, _, value = word.text.partition("=")
-                    resolved = expand(value, scope)
+                    resolved = expand(value, scope, budget)
                     vstart = word.start + len(name) + 1
                     script.settings.append(Setting(name, value, resolved, number,
                                                    (vstart, word.end)))
@@ -416,10 +458,17 @@ def _read_commands(script: JobScript, lines, k: int) -> None:
                     else:
                         scope[name] = resolved
             elif os.path.basename(command[0].text) in LAUNCHERS:
-                launch = _launch(script, command, prefix, number, last, scope)
-                launch.scope, launch.in_loop = dict(scope), loops > 0
+                launch = _launch(script, command, prefix, number, last, scope, budget)
+                launch.origin = (base, script.settings, len(script.settings))
+                launch.in_loop = loops > 0
                 script.launches.append(launch)
+        if budget.spent and spent_at is None:  # the line where it ran out
+            spent_at = number
     script.scope = scope
+    if spent_at is not None:
+        script.note(f"line {spent_at}: the script's variables expand to over "
+                    f"{MAX_EXPANSION_WORK:,} characters by here; values from this line on are "
+                    "read as unknown")
 
 
 def read_script(text: str) -> JobScript:

@@ -13,6 +13,8 @@ The launched program asks for a problem size and a precision (:func:`size_from`,
 
 from __future__ import annotations
 
+import functools
+import math
 import os
 import re
 import shlex
@@ -172,8 +174,8 @@ def repeats_note(script: "JobScript", one_launch_s: int) -> str | None:
     if len(script.launches) < 2 and not looped:
         return None
     where = f"line {looped[0]}, inside a loop" if len(script.launches) == 1 else \
-        "lines " + ", ".join(str(x.line) for x in script.launches) + (
-            f"; line {', '.join(map(str, looped))} inside a loop" if looped else "")
+        "lines " + line_list([x.line for x in script.launches]) + (
+            f"; line {line_list(looped)} inside a loop" if looped else "")
     kept = f"its --time ({format_slurm_time(script.time_s)})" if script.time_s else \
         "its time limit as it is (none set: the partition's default)"
     other = (f"; --rewrite edits the launch options of line {script.launch.line} only"
@@ -181,6 +183,13 @@ def repeats_note(script: "JobScript", one_launch_s: int) -> str | None:
     return (f"the script launches more than once ({where}): the recommended walltime "
             f"({format_slurm_time(one_launch_s)}) covers one launch, so --rewrite keeps "
             f"{kept}; check it covers every launch{other}")
+
+
+def line_list(numbers: Sequence[int], shown: int = 10) -> str:
+    """``3, 5, 9`` — the first ``shown`` of them and how many more (a generated script may
+    have thousands of launch lines; a note lists a few)."""
+    more = len(numbers) - shown
+    return ", ".join(map(str, numbers[:shown])) + (f" and {more} more" if more > 0 else "")
 
 
 # ---- the program, its size and precision ----------------------------------------------------
@@ -365,23 +374,35 @@ def program_file_family(path: str) -> tuple[str | None, str]:
         return None, ""
 
 
-def _before(script: "JobScript", launch: "Launch") -> list[str]:
-    """The script's command lines before ``launch`` (comments and directives left out)."""
-    lines = script.text.split("\n")[:launch.line - 1]
-    return [ln for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
+@functools.lru_cache(maxsize=4)
+def _first_lines(text: str) -> tuple[float, float, float]:
+    """(the first command line that changes the environment, the first that ``cd``s
+    somewhere other than the submit folder, the first that ``cd``s at all) of a script's
+    text, ``inf`` for none: read once, so each launch line asks in constant time (a script
+    of thousands of launch lines rescanned for each took minutes)."""
+    env = elsewhere = moved = math.inf
+    for number, ln in enumerate(text.split("\n"), start=1):
+        if not ln.strip() or ln.lstrip().startswith("#"):
+            continue
+        if env == math.inf and _ENV_RE.search(ln):
+            env = number
+        for m in _CD_RE.finditer(ln):
+            moved = min(moved, number)
+            if m.group(2).strip("\"'") not in _SUBMIT_DIRS:
+                elsewhere = min(elsewhere, number)
+    return env, elsewhere, moved
 
 
 def _job_folder(script: "JobScript", launch: "Launch", cwd: str) -> str | None:
     """The folder a relative program is found in: ``--chdir`` / the submit folder (``cwd``),
     None when the script moves elsewhere first or starts elsewhere (PBS: the home folder)."""
-    moves = [m.group(2).strip("\"'") for ln in _before(script, launch)
-             for m in _CD_RE.finditer(ln)]
-    if any(target not in _SUBMIT_DIRS for target in moves):
+    _, elsewhere, moved = _first_lines(script.text)
+    if elsewhere < launch.line:
         return None
     chdir = script.directives.get("chdir")
     if chdir is not None and chdir.value:
         return os.path.join(cwd, os.path.expanduser(chdir.value))
-    return cwd if script.scheduler == "slurm" or moves else None
+    return cwd if script.scheduler == "slurm" or moved < launch.line else None
 
 
 def _found(word: str | None, folder: str | None, path_var: str | None) -> str | None:
@@ -409,10 +430,13 @@ def fitting_launchers(family: str, path_var: str | None) -> list[str]:
 
 
 def mpi_mismatch(script: "JobScript", launch: "Launch", cwd: str,
-                 env: dict | None = None) -> str | None:
+                 env: dict | None = None, seen: set | None = None) -> str | None:
     """One warning line when ``launch`` starts a program of one MPI family with an ``mpirun`` /
     ``mpiexec`` of the other (it would start independent 1-rank copies, or abort in
     ``MPI_Init``), naming a launcher that fits; None when they fit or either is unknown.
+
+    ``seen``: one set passed for every launch line of a script: each (program, launcher)
+    pair of files is then read once, and warned about at its first line only.
 
     Only files are read, nothing is run (not even ``--version``). A name without a folder is
     looked up on ``PATH`` only when nothing before the launch changes the job's environment
@@ -423,14 +447,17 @@ def mpi_mismatch(script: "JobScript", launch: "Launch", cwd: str,
     if launch.kind != "mpi":
         return None
     env = os.environ if env is None else env
-    path_var = None if any(_ENV_RE.search(ln) for ln in _before(script, launch)) \
-        else env.get("PATH")
+    path_var = None if _first_lines(script.text)[0] < launch.line else env.get("PATH")
     folder = _job_folder(script, launch, cwd)
     words = [launch.program or "", *launch.args]
     program = _found(words[program_at(words)], folder, path_var)
     launcher = _found(script.text[launch.span[0]:launch.span[1]].strip("\"'"), folder, path_var)
     if program is None or launcher is None:
         return None
+    if seen is not None:
+        if (program, launcher) in seen:
+            return None  # read, and said at its first line
+        seen.add((program, launcher))
     want, evidence = program_file_family(program)
     have = launcher_file_family(launcher)
     if want is None or have is None or want == have:

@@ -127,6 +127,10 @@ def test_nothing_is_written_when_there_is_nothing_to_recommend(job, tmp_path, ca
     (["advise", "{job}", "--cluster", CLUSTER, "--rewrite", "{dir}"], "is a directory"),
     (["advise", "{job}", "--cluster", CLUSTER, "--rewrite", "{dir}/no/such/new.sbatch"],
      "no such directory"),
+    # an empty value was taken for "not given": --rewrite '' wrote nothing and exited 0
+    (["advise", "{job}", "--cluster", CLUSTER, "--rewrite", ""], "--rewrite is empty"),
+    (["advise", "{job}", "--cluster", CLUSTER, "--rewrite", "  "], "--rewrite is empty"),
+    (["advise", "{job}", "--cluster", CLUSTER, "--workload", ""], "--workload is empty"),
 ])
 def test_bad_input_is_one_line(job, tmp_path, capsys, args, fragment):
     binary = tmp_path / "a.bin"
@@ -140,6 +144,18 @@ def test_bad_input_is_one_line(job, tmp_path, capsys, args, fragment):
             for a in args]
     assert_refused(invoke(capsys, argv), 2, fragment)
     assert sorted(p.name for p in tmp_path.iterdir()) == before and job.read_text() == SCRIPT
+
+
+def test_cpus_per_task_beyond_the_node_is_said_under_asked(job):
+    """sbatch refuses --cpus-per-task=64 on 2-core nodes; advise predicted the layout as if
+    it ran (its OMP_NUM_THREADS=2 fits). It is advice: the rewrite fixes it, exit 0."""
+    job.write_text(SCRIPT.replace("--cpus-per-task=2", "--cpus-per-task=64"))
+    res = run_cli(["advise", str(job), "--cluster", CLUSTER])
+    assert res.returncode == 0, res.stderr
+    asked = res.stdout.split("  recommended ")[0]
+    assert "! 1 rank x 64 CPUs per task = 64 CPUs per node, but partition 'standard' has 2" \
+        in asked and "predicted runtime" not in asked
+    assert "line 6: #SBATCH --cpus-per-task=64  ->  #SBATCH --cpus-per-task=1" in res.stdout
 
 
 def test_every_site_script_is_advised_without_a_traceback(tmp_path, capsys):

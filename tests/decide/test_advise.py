@@ -264,3 +264,54 @@ def test_a_bundle_trained_on_a_job_table_is_refused_before_the_script_is_read(bu
     jobs_bundle.manifest = {**bundle.manifest, "feature_spec": spec}
     with pytest.raises(ModelError, match=r"train --jobs.*advise cannot use it"):
         run("#!/bin/bash\n#SBATCH -N 1\nsrun ./unknown_program\n", jobs_bundle, places)
+
+
+@pytest.mark.parametrize("changes, problem", [
+    # the scheduler refuses these ("Requested node configuration is not available"); the
+    # threads alone (OMP_NUM_THREADS=2) did not show it and the layout was predicted
+    ([("--cpus-per-task=2", "--cpus-per-task=64")],
+     "1 rank x 64 CPUs per task = 64 CPUs per node, but partition 'standard' has 2"),
+    ([("srun hpcds1mpi", "srun -c 3 hpcds1mpi")],
+     "1 rank x 3 CPUs per task = 3 CPUs per node, but partition 'standard' has 2"),
+    ([("--ntasks-per-node=1", "--ntasks-per-node=2"), ("THREADS=2", "THREADS=1")],
+     "2 ranks x 2 CPUs per task = 4 CPUs per node, but partition 'standard' has 2"),
+    ([("THREADS=2", "THREADS=1")], ""),  # 1 thread in 2 CPUs: it fits
+    ([("--ntasks-per-node=1", "--ntasks-per-node=3")], "3 ranks x 2 threads = 6 cores per node"),
+])
+def test_a_request_the_scheduler_refuses_is_the_asked_sides_problem(bundle, places, changes,
+                                                                     problem):
+    text = ASKED
+    for old, new in changes:
+        text = text.replace(old, new)
+    a = run(text, bundle, places)
+    assert a.asked.problem.startswith(problem) if problem else a.asked.problem == ""
+    assert a.asked.predicted == (not problem) and a.recommended is not None
+
+
+def test_a_pbs_chunk_or_gpus_beyond_the_node_are_the_asked_sides_problem(bundle, places):
+    pbs = ("#!/bin/bash\n#PBS -q standard\n#PBS -l select=2:ncpus=64:mpiprocs=1:ompthreads=1\n"
+           "mpiexec -n 2 hpcds1mpi run stencil --size 128\n")
+    a = run(pbs, bundle, places)
+    assert a.asked.problem == ("line 3: each chunk asks for ncpus=64, but partition 'standard' "
+                               "has 2 cores per node")
+    gpu = [(None, cluster_mod.Partition("gpu", 8, 64.0, max_nodes=2, gpus_per_node=4,
+                                        gpu_memory_gb=40.0))]
+    a = run("#!/bin/bash\n#SBATCH -N 1\n#SBATCH --gres=gpu:8\nsrun -n 4 ./lulesh -s 40\n",
+            bundle, gpu)
+    assert a.asked.problem == "8 GPUs per node asked, but partition 'gpu' has 4"
+
+
+def test_a_size_from_a_variable_bomb_is_one_line_fast(bundle, places):
+    """60 doubling assignments (807 bytes) took 15 GB in the server's worker; now the
+    value past the cap is unknown and the answer is one line naming where the size was."""
+    text = "#!/bin/bash\n#SBATCH -N 2\na0=1\n" + "".join(
+        f"a{i}=$a{i - 1}$a{i - 1}\n" for i in range(1, 60)) + \
+        "srun hpcds1mpi run stencil --size $a59\n"
+    with pytest.raises(ConfigError, match=r"line 63 gives the size as '\$a59', which is no "
+                                          r"whole number \(its \$ expression could not be "
+                                          r"resolved\); pass --size"):
+        run(text, bundle, places)
+    arith = "#!/bin/bash\n#SBATCH -N 1\nx=$((" + "+".join(["1"] * 5000) + "))\n" \
+        "srun hpcds1mpi run stencil --size $x\n"  # was a RecursionError
+    with pytest.raises(ConfigError, match=r"gives the size as '\$x'"):
+        run(arith, bundle, places)

@@ -244,3 +244,74 @@ def test_a_semicolon_ends_a_command_even_against_a_word():
     assert script.directives["comment"].value == "a;b"
     assert [(x.program, x.args) for x in script.launches] == [
         ("./app", ["10"]), ("./b", ["x;", ";", "y"])]
+
+
+# ---- hostile scripts: bounded memory and time -----------------------------------------------
+
+
+def _peak_mb(action) -> float:
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        action()
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_doubling_variable_bomb_is_read_in_little_memory():
+    """60 lines of a{i}=$a{i-1}$a{i-1} (807 bytes) asked for 2^59 characters: a MemoryError
+    on the command line, 15 GB in the server's worker. Past the cap the value is unknown."""
+    text = "#!/bin/bash\n#SBATCH -N 2\na0=1\n" + "".join(
+        f"a{i}=$a{i - 1}$a{i - 1}\n" for i in range(1, 60)) + "srun ./app --size $a59\n"
+    found = {}
+    assert _peak_mb(lambda: found.update(script=read_script(text))) < 20
+    script = found["script"]
+    assert script.scope["a12"] == "1" * 4096 and "a13" not in script.scope
+    assert script.launch.args == ["--size", "$a59"]  # unresolved: kept as written
+
+
+def test_expansions_past_the_scripts_budget_are_unknown_and_said_once():
+    body = "a0=1\n" + "".join(f"a{i}=$a{i - 1}$a{i - 1}\n" for i in range(1, 12))  # 2,048
+    body += ("srun ./a" + " $a11$a11" * 3000 + "\n") * 2  # 12 MB of arguments asked
+    script = read_script("#!/bin/bash\n#SBATCH -N 1\n" + body + "N=$((1+1))\nsrun -n $N ./b\n")
+    spent = [n for n in script.notes if "expand to over 2,000,000 characters" in n]
+    assert spent == ["line 15: the script's variables expand to over 2,000,000 characters by "
+                     "here; values from this line on are read as unknown"]
+    assert script.settings[-1].resolved is None and "$a11$a11" in script.launches[0].args
+    assert sum(map(len, script.launches[0].args)) < 2_100_000
+
+
+def test_many_launch_lines_between_assignments_keep_one_scope():
+    """Each launch line kept its own copy of every variable: a 256 kB script alternating the
+    two held launches x variables entries (3 GB for 15,000 of each)."""
+    k = 2500
+    text = "#!/bin/bash\n#SBATCH -N 1\n" + "".join(f"v{i}={i}\nsrun -n $v{i} ./a\n"
+                                                   for i in range(k))
+    found = {}
+    assert _peak_mb(lambda: found.update(script=read_script(text))) < 30
+    launches = found["script"].launches
+    assert len(launches) == k and launches[7].scope["v7"] == "7" and "v8" not in launches[7].scope
+    assert launches[7].value("ntasks", launches[7].scope) == "7"
+
+
+def test_thousands_of_unread_lines_get_a_bounded_list_of_notes():
+    text = "#!/bin/bash\n" + "".join(f"#SBATCH --zz{i}\n" for i in range(5000)) + "srun ./a\n"
+    notes = read_script(text).notes
+    assert len(notes) == 51 and notes[-1] == "more than 50 notes; the rest are left out"
+
+
+@pytest.mark.parametrize("long_line", [
+    "x=" + "$((" * 30_000,  # one 90,000-character word: shlex's splitting is quadratic in it
+    "srun ./a " + "\\\n" * 20_000 + "--size 8",  # continuations joined into one line
+    "#SBATCH --comment=" + "c" * 40_000,
+])
+def test_a_line_over_the_limit_is_skipped_with_a_note(long_line):
+    import time
+
+    start = time.perf_counter()
+    script = read_script(f"#!/bin/bash\n#SBATCH -N 2\n{long_line}\nsrun -n 4 ./b\n")
+    assert time.perf_counter() - start < 2.0
+    assert "line 3 is over 32,768 characters long; not read" in script.notes
+    assert script.nodes == 2 and script.launches[-1].program == "./b"
