@@ -125,7 +125,8 @@ class BundleObjective:
     """The surrogate bundle's predictions for one problem on one partition.
 
     A configuration counts as failed when the bundle's ``fail_prob`` is at least
-    ``fail_threshold`` (or its predictions are not finite and positive).
+    ``fail_threshold`` (or its predictions are not finite and positive), and as ``oom`` when
+    ``memory`` says it needs more memory than the partition gives.
 
     Args:
         bundle: an object with ``predict(df) -> DataFrame``, ``targets`` and ``workloads``
@@ -146,6 +147,11 @@ class BundleObjective:
             energy column was made with, applied with the target partition's power figures;
             use it when the bundle's energy was learnt on one node and does not scale with the
             allocation.
+        memory: ``memory(configs, prediction) -> (need, limit)``, two ``(n,)`` arrays in MB:
+            each configuration's memory need and the limit it must stay under; a need above
+            its limit is ``oom``, and the output also carries both (``mem_need_mb``,
+            ``mem_limit_mb``). The ``mobo`` command passes the limits ``recommend`` applies
+            (``decide.memory_limits``, a later stage than this one). None: not judged.
 
     Raises:
         ModelError: the bundle predicts no energy/power when it is asked for, or does not know
@@ -156,7 +162,8 @@ class BundleObjective:
 
     def __init__(self, bundle: Any, partition: "Partition", objectives: Sequence[str] = ("runtime_s", "energy_j"),
                  fail_threshold: float = 0.5, model_partition: str | None = None,
-                 energy_from: str = "bundle") -> None:
+                 energy_from: str = "bundle",
+                 memory: "Callable[[pd.DataFrame, Any], tuple] | None" = None) -> None:
         if energy_from not in ("bundle", "power-model"):
             raise ModelError(f"unknown energy source {energy_from!r}; use bundle or power-model")
         self.energy_from = energy_from
@@ -175,10 +182,16 @@ class BundleObjective:
             )
         known_parts = getattr(bundle, "partitions", None)
         if known_parts and self.model_partition not in set(known_parts):
+            known = ", ".join(sorted(known_parts))
+            if model_partition:  # the trained partition asked for is not one
+                raise ModelError(
+                    f"model partition {model_partition!r} is not one the model bundle was "
+                    f"trained on; it knows {known}: give one of them (mobo: --model-partition)")
             raise ModelError(
-                f"the model bundle was not trained for partition {self.model_partition!r}; it knows "
-                f"{', '.join(sorted(known_parts))}"
-            )
+                f"the model bundle was not trained for partition {partition.name!r}; it knows "
+                f"{known}: predict it as one of them with model_partition=NAME (mobo: "
+                "--model-partition NAME), or use a partition the bundle was trained on")
+        self.memory = memory
 
     def check_workload(self, workload: str) -> None:
         """Raise :class:`ModelError` for a workload the bundle never saw."""
@@ -213,7 +226,15 @@ class BundleObjective:
         else:
             out["feasible"] = True
         out["status"] = np.where(out["feasible"], "ok", "predicted-fail")
-        return finalise(out)
+        if self.memory is None:
+            return finalise(out)
+        need, limit = (np.asarray(a, dtype=float) for a in self.memory(configs, pred))
+        too_big = np.isfinite(need) & (need > limit)  # as recommend: an unknown need passes
+        out.loc[too_big, "feasible"] = False
+        out.loc[too_big, "status"] = "oom"
+        out = finalise(out)
+        out["mem_need_mb"], out["mem_limit_mb"] = need, limit
+        return out
 
     def _modelled_power(self, configs: "pd.DataFrame"):
         """``(n,)`` modelled average power (W) of each configuration's allocation."""
@@ -333,7 +354,8 @@ def partition_for_bundle(bundle: Any, name: str | None = None) -> "Partition":
         name = next(iter(parts))
     if name not in parts:
         raise ModelError(f"the model bundle was not trained for partition {name!r}; it knows "
-                         f"{', '.join(sorted(parts))}")
+                         f"{', '.join(sorted(parts))}: name one of them with --partition, or "
+                         f"describe {name!r} with --cluster FILE --partition {name}")
     hw = parts[name]
     if hw.get("cores_per_node") is None or hw.get("memory_gb") is None:
         raise ModelError(f"the model bundle records no hardware for partition {name!r}; "

@@ -6,6 +6,9 @@ output; :mod:`hpcds1mpi.surrogates.analytic_objective`). The candidate set is en
 (``--space nodes``: node count alone, the paper's; ``--space full``: nodes, ranks per node,
 threads, device, precision), so the exact front is computed too and every hypervolume is also
 reported as a ratio to it, under one fixed reference point recorded in the outputs.
+Configurations that do not fit in memory (a bundle's by the limits ``recommend`` applies,
+:func:`memory_judge`; the modelled objective's by its own model) are left out before the
+search, in one line; when none fits, the command says so and exits 2.
 """
 
 from __future__ import annotations
@@ -69,11 +72,11 @@ def command(model_dir, analytic, workload, size, cluster_file, partition, object
     check_output_folder(out_dir, "mobo outputs")  # before the work, not after it
     _check_own_outputs(out_dir)
     node_counts = node_counts if space == "full" else "all"  # the nodes space has every count
-    problem, part, source, left_out, outside = _problem(
+    problem, part, source, left_out, outside, too_big = _problem(
         model_dir, analytic, workload, size, cluster_file, partition, columns, space,
         model_partition, energy_from, node_counts)
     _run_and_report(problem, part, source, columns, workload, size, space, method, budget, n_init,
-                    out_dir, seed, node_counts, left_out, threads, outside)
+                    out_dir, seed, node_counts, left_out, threads, outside, too_big)
 
 
 def _problem(model_dir, analytic, workload, size, cluster_file, partition, columns, space,
@@ -101,7 +104,8 @@ def _problem(model_dir, analytic, workload, size, cluster_file, partition, colum
             partition_for_bundle(bundle, partition)
         model_partition = _model_partition(bundle, part, model_partition)
         objective = BundleObjective(bundle, part, objectives=columns,
-                                    model_partition=model_partition, energy_from=energy_from)
+                                    model_partition=model_partition, energy_from=energy_from,
+                                    memory=memory_judge(bundle, part))
         objective.check_workload(workload)
         source = "surrogate"
         offer = _measured_offer(bundle, workload, part)
@@ -109,8 +113,102 @@ def _problem(model_dir, analytic, workload, size, cluster_file, partition, colum
     cands = mobo.build_candidates(part, workload, size, space,
                                   nodes=mobo.node_counts(part, node_counts), offer=offer)
     problem = mobo.Problem(cands, objective, columns)
+    problem, too_big, memory_line = _within_memory(problem, part, workload, size, space)
     problem.fix_reference_point()
-    return problem, part, source, (offer.left_out if offer is not None else []), outside
+    left_out = (offer.left_out if offer is not None else []) + ([memory_line] if too_big else [])
+    return problem, part, source, left_out, outside, too_big
+
+
+def memory_judge(bundle, part):
+    """``judge(configs, prediction) -> (need, limit)`` for :class:`BundleObjective`: each
+    configuration's memory need and the limit it must stay under, MB, as ``recommend`` judges
+    them (:mod:`hpcds1mpi.decide.memory_limits`: limits learned from the out-of-memory runs of
+    the trained partition of ``part``'s hardware, the name it is predicted under; beyond the
+    measured sizes a kernel's need never below its declared working set). A stand-in bundle
+    without training data gets the nominal limit."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from hpcds1mpi.decide.bundle_cache import measured_levels
+    from hpcds1mpi.decide.memory_limits import (MemoryLimit, declared_need_mb,
+                                                learn_memory_limits, memory_need_and_limit)
+    from hpcds1mpi.decide.trained_hardware import trained_names
+
+    limit = MemoryLimit.nominal(part)
+    if hasattr(bundle, "training_frame") or hasattr(bundle, "training_columns"):
+        trained = trained_names(bundle, [part]).get(part.name, part.name)
+        limit = replace(learn_memory_limits(bundle, [replace(part, name=trained)])[trained],
+                        partition=part.name)
+    measured = getattr(bundle, "size_range", None) or {}
+
+    def judge(configs, pred):
+        n = len(configs)
+        ranks = (configs["nodes"] * configs["ranks_per_node"]).to_numpy()
+        precision = configs["precision"].astype(str).to_numpy()
+        declared = np.full(n, np.nan)  # NaN: the learned need alone
+        for (workload, size), rows in configs.groupby(["workload", "size"],
+                                                      sort=False).indices.items():
+            levels = measured_levels(bundle).get(str(workload))
+            if levels is not None and levels.external:  # a program declares no memory model
+                continue
+            got = declared_need_mb(str(workload), int(size), ranks[rows], precision[rows],
+                                   measured.get(str(workload)))
+            if got is not None:
+                declared[rows] = got
+        cols = {"device": configs["device"].astype(str).to_numpy(),
+                "ranks_per_node": configs["ranks_per_node"].to_numpy(),
+                "peak_rss_mb": np.asarray(pred["peak_rss_mb"], dtype=float)
+                if "peak_rss_mb" in pred else np.full(n, np.nan),  # a bundle without it
+                "partition": np.full(n, part.name)}
+        return memory_need_and_limit(cols, [part], {part.name: limit}, declared)
+
+    return judge
+
+
+def _within_memory(problem, part, workload: str, size: int, space: str):
+    """``(problem, k, line)``: the problem without the ``k`` configurations that do not fit in
+    memory (the objective's ``oom``: the limits ``recommend`` applies), so that none is
+    searched or on a front, and the line that says so (None when all fit).
+
+    Raises:
+        ConfigError: none fits; one line with the smallest need, the limit and what to try.
+    """
+    import numpy as np
+
+    from hpcds1mpi.errors import ConfigError
+
+    problem.evaluate_all()  # the exact front needs every candidate's values anyway
+    table = problem.table
+    too_big = (table["status"] == "oom").to_numpy()
+    if not too_big.any():
+        return problem, 0, None
+    smallest = usable = ""  # words for the modelled objective, which records no need
+    if "mem_need_mb" in table:
+        need, limit = table["mem_need_mb"].to_numpy(float), table["mem_limit_mb"].to_numpy(float)
+        per = np.where(problem.candidates["device"].to_numpy(str) == "gpu", "GPU", "node")
+        i = int(np.nanargmin(np.where(too_big, need, np.nan)))
+        smallest = f": the smallest needs ~{_gb(need[i])} per {per[i]}"
+        usable = "usable " + ", ".join(  # the limit of each kind of configuration left out
+            f"{_gb(limit[j])} per {per[j]}"
+            for j in sorted({per[j]: j for j in np.flatnonzero(too_big)}.values()))
+    if too_big.all():
+        wider = ", --space full (narrower precisions)" if space == "nodes" else ""
+        limit_words = f"; {usable}" if usable else ""
+        raise ConfigError(f"no configuration of {workload} size {size} fits in memory on "
+                          f"partition {part.name!r}{smallest}{limit_words}; try a smaller "
+                          f"--size{wider}, or a partition with more memory or more nodes")
+    n, k = len(too_big), int(too_big.sum())
+    limit_words = f" ({usable})" if usable else ""
+    return problem.subset(~too_big), k, (
+        f"{k} of {n} configurations need more memory than partition {part.name!r} gives"
+        f"{limit_words}: not searched")
+
+
+def _gb(mb: float) -> str:
+    """``mb`` in GB, as ``recommend`` says it (a size far beyond the machine in 3 digits)."""
+    gb = mb / 1000.0
+    return f"{gb:.1f} GB" if gb < 1e6 else f"{gb:.3g} GB"
 
 
 def _model_partition(bundle, part, model_partition: str | None) -> str | None:
@@ -165,7 +263,8 @@ def _measured_offer(bundle, workload, part):
 
 
 def _run_and_report(problem, part, source, columns, workload, size, space, method, budget, n_init,
-                    out_dir, seed, node_counts, left_out=(), threads=1, outside=None):
+                    out_dir, seed, node_counts, left_out=(), threads=1, outside=None,
+                    too_big=0):
     import json
     from pathlib import Path
 
@@ -227,6 +326,8 @@ def _run_and_report(problem, part, source, columns, workload, size, space, metho
         "methods": summaries,
         "settings": {**mobo.profile_dict(), "torch_threads": threads},
         "left_out": list(left_out),
+        # configurations that do not fit in memory: left out of the search (see left_out)
+        "memory_left_out": int(too_big),
         "requested_method": method, "scored_exactly": bool(exactly or method == "exact"),
         # the measured size range the size lies beyond (the front is extrapolated), else None
         "extrapolated_beyond_sizes": list(outside) if outside else None,

@@ -6,6 +6,10 @@ readable by others, not even for an instant) from 32 random bytes. A token file 
 others can read is refused, as ssh refuses such a key: the token may already have leaked. The
 state directory (default ``$XDG_STATE_HOME/hpcds1mpi/serve``, i.e.
 ``~/.local/state/hpcds1mpi/serve``) is created 0700 and is the only place the server writes.
+An existing one that group or others may enter or read is refused in one line, as the token
+file is: its mode is never changed, since the directory may be one the user shares or needs
+open (``--state-dir ~``, a project folder, ``/tmp`` under root), and a chmod there would break
+other things without a word.
 
 Tokens are compared with :func:`hmac.compare_digest` (constant time), on bytes, so a wrong
 token's length or first differing character cannot be learnt from response times.
@@ -16,6 +20,7 @@ from __future__ import annotations
 import hmac
 import os
 import secrets
+import shlex
 import stat
 from pathlib import Path
 
@@ -37,18 +42,27 @@ def state_dir(path: str | os.PathLike | None) -> Path:
     """The state directory, created 0700 if missing.
 
     Raises:
-        OutputError: it cannot be created, is not a directory or is not writable.
+        OutputError: it cannot be created, is not a directory, is not writable, or is an
+            existing directory that group or others may enter or read.
     """
     where = Path(path) if path else default_state_dir()
     if where.exists() and not where.is_dir():
         raise OutputError(f"{where} is not a directory; pass --state-dir DIR")
     try:
-        where.mkdir(mode=0o700, parents=True, exist_ok=True)
+        where.mkdir(mode=0o700, parents=True)
+        os.chmod(where, 0o700)  # ours: the umask may have taken the owner's bits
+    except FileExistsError:
+        pass
     except OSError as exc:
         raise OutputError(f"{where}: cannot create the state directory ({exc.strerror}); "
                           "pass --state-dir DIR") from None
     if not where.is_dir():
         raise OutputError(f"{where} is not a directory; pass --state-dir DIR")
+    mode = stat.S_IMODE(os.stat(where).st_mode)
+    if mode & 0o077:
+        raise OutputError(f"{where} is open to others (mode {mode:o}) and the server keeps "
+                          f"its token there: chmod 700 {shlex.quote(str(where))}, or pass a "
+                          "new --state-dir")
     if not os.access(where, os.W_OK | os.X_OK):
         raise OutputError(f"{where}: state directory is not writable; pass --state-dir DIR")
     return where

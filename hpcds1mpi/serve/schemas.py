@@ -171,7 +171,7 @@ class PartitionOut(_Open):
 
 class RecommendResponse(_Open):
     """What ``recommend --json`` prints, plus the batch script text when ``emit`` was given
-    (``script_note`` says why there is none when the script cannot be written)."""
+    (a script that cannot be written is a 422 with the command's one line, never a null)."""
 
     workload: str
     size: int
@@ -184,16 +184,34 @@ class RecommendResponse(_Open):
     partitions: list[PartitionOut]
     calibration: list[dict[str, Any]] = []
     script: Optional[str] = None
-    script_note: Optional[str] = None
 
 
-class Prediction(Row):
-    """A configuration's prediction; ``valid`` False (and ``reason``) when the partition cannot
-    run it, ``feasible`` whether System 1 would consider it (not failing, fits in memory)."""
+class Prediction(_Open):
+    """One configuration's prediction. ``valid`` False (and ``reason``) when the partition
+    cannot run it, and then no scores; ``feasible`` whether System 1 would consider it (not
+    failing, fits in memory); ``extrapolated`` one line per way its prediction goes beyond what
+    was measured: the job's own first (a workload never measured, a size outside the measured
+    ones, hardware never trained on), then the configuration's knobs ([] when none, and for a
+    configuration that is not valid)."""
 
+    partition: str
+    nodes: int
+    ranks_per_node: int
+    threads: int
+    device: str
+    precision: str
     valid: bool
     feasible: bool
     reason: str
+    extrapolated: list[str]
+    runtime_s: Optional[float] = None
+    runtime_lo: Optional[float] = None
+    runtime_hi: Optional[float] = None
+    energy_j: Optional[float] = None
+    energy_lo: Optional[float] = None
+    energy_hi: Optional[float] = None
+    fail_prob: Optional[float] = None
+    mem_need_mb: Optional[float] = None
 
 
 class PredictResponse(_Open):
@@ -202,7 +220,7 @@ class PredictResponse(_Open):
     partition: str
     energy: str
     verdict: VerdictOut
-    predictions: list[dict[str, Any]]
+    predictions: list[Prediction]
 
 
 class AdviseResponse(_Open):

@@ -272,8 +272,9 @@ class Service:
         """What ``recommend --json`` prints for ``req``, plus ``script`` (text) when ``emit``.
 
         Raises:
-            ConfigError: an unknown partition, a GPU asked where there is none, or nothing
-                meets the deadline / energy budget (the same one line as the command).
+            ConfigError: an unknown partition, a GPU asked where there is none, nothing
+                meets the deadline / energy budget, or the script asked for cannot be written
+                (the same one line as the command).
         """
         if not use_cache:
             return self._recommend(req)
@@ -313,6 +314,7 @@ class Service:
     def _respond(self, req: "RecommendRequest", rec) -> dict:
         """The answer to ``req`` from its recommendation (``recommend --json``'s fields)."""
         from hpcds1mpi.decide.offer import runtime_note
+        from hpcds1mpi.decide.recommend import no_calibration
         from hpcds1mpi.decide.recommendation import emit_script, to_dict, unmet_constraints
 
         unmet = unmet_constraints(rec)
@@ -320,14 +322,13 @@ class Service:
             raise ConfigError(unmet)
         data = to_dict(rec)
         data["runtime"] = runtime_note(self.bundle, req.workload)  # as `recommend --json` says
-        if req.emit:
-            try:
-                data["script"] = emit_script(rec, req.emit, req.program, job_name=req.job_name,
-                                             output=req.job_output, exclusive=req.exclusive)
-            except ConfigError as exc:  # e.g. a calibration sweep asked for PBS
-                from hpcds1mpi.serve.schemas import request_wording
-
-                data["script"], data["script_note"] = None, request_wording(str(exc))
+        if req.emit:  # a script that cannot be written (a job name the scheduler would
+            # misread, a calibration sweep asked for PBS or none that fits in memory) refuses
+            # the request with the command's line, as the command exits 2 (app.py: a 422)
+            if why := no_calibration(rec):
+                raise ConfigError(why)
+            data["script"] = emit_script(rec, req.emit, req.program, job_name=req.job_name,
+                                         output=req.job_output, exclusive=req.exclusive)
         return data
 
     # ------------------------------------------------------------------------------------
@@ -355,16 +356,37 @@ class Service:
         configs = [Configuration(c.nodes, c.ranks_per_node, c.threads, c.device, c.precision)
                    for c in req.configs]
         answers = predict_configs(self.bundle, req.workload, req.size, part, configs)
+        verdict = guard.judge(self.bundle, req.workload, req.size, part, self.calibration,
+                              self.reference)
+        beyond = self._job_beyond_measured(req.workload, req.size, part, verdict)
         for row in answers:  # the answer's keys, as before: scores only where valid
             if not row["valid"]:
                 for name in ("runtime_s", "runtime_lo", "runtime_hi", "energy_j", "energy_lo",
                              "energy_hi", "fail_prob", "mem_need_mb"):
                     del row[name]
-        verdict = guard.judge(self.bundle, req.workload, req.size, part, self.calibration,
-                              self.reference)
+            else:  # every row of a job the model never saw is extrapolated: say so in each
+                row["extrapolated"] = beyond + row["extrapolated"]
         return {"workload": req.workload, "size": req.size, "partition": part.name,
                 "energy": self.energy_label, "verdict": verdict.as_dict(),
                 "predictions": answers}
+
+    def _job_beyond_measured(self, workload: str, size: int, part, verdict) -> list[str]:
+        """What every configuration of the job is extrapolated in, one line each, by the
+        guard's checks of the job: a workload never measured, a size outside the measured
+        ones, hardware never trained on (a row's knobs are said by ``unmeasured_lines``; an
+        empty list there read as "not extrapolated" for a workload nobody measured)."""
+        checks = verdict.checks
+        lines = []
+        if checks.get("hardware", "pass") != "pass":
+            lines.append(f"partition {part.name} ({part.cores_per_node} cores, "
+                         f"{part.gpus_per_node} GPUs, {part.memory_gb:g} GB) never trained on")
+        if checks.get("name", "pass") != "pass":
+            lines.append(f"workload {workload!r} never measured")
+        lo_hi = (getattr(self.bundle, "size_range", None) or {}).get(workload)
+        if checks.get("size_range", "pass") != "pass" and lo_hi is not None:
+            lines.append(f"size {size} outside the measured sizes "
+                         f"{float(lo_hi[0]):g}–{float(lo_hi[1]):g}")
+        return lines
 
     # ------------------------------------------------------------------------------------
     def advise(self, req: "AdviseRequest") -> dict:

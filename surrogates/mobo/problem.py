@@ -76,6 +76,20 @@ class Problem:
         Y[~feasible] = np.nan
         return Y, feasible & np.all(np.isfinite(Y), axis=1)
 
+    def subset(self, keep: np.ndarray) -> "Problem":
+        """This problem on the candidates ``keep`` (``(n,)`` booleans) alone, their evaluated
+        rows carried over (nothing is evaluated again); the reference point is fixed anew by
+        :meth:`fix_reference_point`.
+
+        Raises:
+            ConfigError: ``keep`` keeps no candidate.
+        """
+        keep = np.asarray(keep, dtype=bool)
+        if not keep.any():
+            raise ConfigError("no candidate left in the problem")
+        table = None if self.table is None else self.table[keep].reset_index(drop=True)
+        return Problem(self.candidates[keep], self.objective, self.columns, table=table)
+
     def fix_reference_point(self, margin: float = 0.1, basis: str = "front") -> np.ndarray:
         """Fix the reference point once for this problem, from the whole candidate set.
 

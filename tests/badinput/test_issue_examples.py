@@ -192,7 +192,7 @@ def test_mobo_one_node_names_the_candidates(box, capsys):
     from tests.badinput.harness import invoke
 
     # The shipped bundle was trained on a one-node machine: one candidate in the nodes space.
-    res = invoke(capsys, ["mobo", "--workload", "stencil", "--size", "1000", "--out",
+    res = invoke(capsys, ["mobo", "--workload", "stencil", "--size", "256", "--out",
                           str(box.root / "mobo_out")])
     assert res.code == 0, res.err
     assert "1 candidate <= budget" in res.out and "scored exactly" in res.out

@@ -2,15 +2,16 @@
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
-from hpcds1mpi.errors import ModelError
+from hpcds1mpi.errors import ConfigError, ModelError
 from hpcds1mpi.surrogates import mobo
 from tests.helpers import run_cli
 from tests.test_atomic import small_disk  # noqa: F401 (fixture)
 from tests.surrogates.mobo import PART
-from tests.surrogates.test_objectives import TinyBundle
+from tests.surrogates.test_objectives import MemoryBundle, TinyBundle
 
 
 CLUSTER_TOML = """
@@ -273,13 +274,13 @@ class MeasuredBundle(TinyBundle):
     size_range = {"stencil": (64.0, 512.0)}
 
 
-def _bundle_run(monkeypatch, tmp_path, *args):
+def _bundle_run(monkeypatch, tmp_path, *args, bundle=MeasuredBundle):
     from click.testing import CliRunner
 
     import hpcds1mpi.surrogates.bundle as bundle_module
     from hpcds1mpi.commands.mobo import command
 
-    monkeypatch.setattr(bundle_module, "load_bundle", lambda path: MeasuredBundle())
+    monkeypatch.setattr(bundle_module, "load_bundle", lambda path: bundle())
     path = tmp_path / "renamed.toml"
     path.write_text(RENAMED_TOML)
     return CliRunner().invoke(command, ["--model", str(tmp_path), "--workload", "stencil",
@@ -303,7 +304,7 @@ def test_a_partition_with_a_trained_partitions_hardware_is_predicted_under_its_n
     assert "it knows small: pass --model-partition NAME" in str(res.exception)
 
 
-@pytest.mark.parametrize("size, outside", [(256, False), (10**9, True), (8, True)])
+@pytest.mark.parametrize("size, outside", [(256, False), (1000, True), (8, True)])
 def test_a_size_beyond_the_measured_range_is_warned_and_the_front_labelled(
         monkeypatch, tmp_path, size, outside):
     """A front at 1.4e25 s came with no word that the size is far outside the measured ones."""
@@ -320,3 +321,104 @@ def test_a_size_beyond_the_measured_range_is_warned_and_the_front_labelled(
     else:
         assert not warned and re.search(r"\d+ points?, predicted\):", res.stdout)
         assert doc["extrapolated_beyond_sizes"] is None
+
+
+def test_a_configuration_that_does_not_fit_in_memory_is_never_searched_nor_on_the_front(
+        monkeypatch, tmp_path):
+    """mobo's front held configurations recommend rejects for memory (exit 0): they are now
+    left out before the search, said in one line and counted in mobo.json."""
+    res = _bundle_run(monkeypatch, tmp_path, "--partition", "renamed", "--size", "256",
+                      "--method", "exact", bundle=MemoryBundle)
+    assert res.exit_code == 0, res.output
+    # 80 GB over one node's 4 ranks; 57.6 GB of its 64 usable
+    assert "left out: 1 of 8 configurations need more memory than partition 'renamed' gives " \
+           "(usable 57.6 GB per node): not searched" in res.stdout
+    doc = json.loads((tmp_path / "out" / "mobo.json").read_text())
+    assert doc["memory_left_out"] == 1 and doc["candidates"] == 7
+    assert {row["nodes"] for row in doc["front"] + doc["exact_front"]} <= set(range(2, 9))
+
+
+@pytest.mark.parametrize("space", ["nodes", "full"])
+def test_no_configuration_that_fits_in_memory_is_one_line_and_writes_nothing(
+        monkeypatch, tmp_path, space):
+    res = _bundle_run(monkeypatch, tmp_path, "--partition", "renamed", "--size", str(10**6),
+                      "--space", space, bundle=MemoryBundle)
+    assert isinstance(res.exception, ConfigError) and "\n" not in str(res.exception)
+    text = str(res.exception)
+    assert text.startswith("no configuration of stencil size 1000000 fits in memory on "
+                           "partition 'renamed': the smallest needs ~")
+    assert "57.6 GB per node" in text and "try a smaller --size" in text
+    assert ("usable 14.4 GB per GPU, 57.6 GB per node" in text) == (space == "full")
+    assert ("--space full" in text) == (space == "nodes")
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_shipped_bundle_refuses_a_job_recommend_rejects_for_memory(tmp_path):
+    """The tester's job: stencil 3000 on the lab cluster (recommend: needs ~81.3 GB per node,
+    22.8 GB usable) was a front at exit 0."""
+    lab = tmp_path / "lab.toml"
+    lab.write_text((Path(__file__).parents[1] / "data" / "jobscripts" / "lab.toml").read_text())
+    res = run_cli(["mobo", "--workload", "stencil", "--size", "3000", "--cluster", str(lab),
+                   "--space", "full", "--out", str(tmp_path / "m"), "--method", "exact"],
+                  timeout=240)
+    assert res.returncode == 2, res.stdout
+    errors = [line for line in res.stderr.splitlines() if "error" in line]
+    assert errors == ["hpcds1mpi: error: no configuration of stencil size 3000 fits in memory "
+                      "on partition 'standard': the smallest needs ~81.3 GB per node; usable "
+                      "22.8 GB per node; try a smaller --size, or a partition with more memory "
+                      "or more nodes"]
+    assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("size", [256, 2000])  # within the measured sizes, and beyond them
+def test_the_objective_judges_memory_by_recommends_limits(size):
+    """The command's judge is decide/memory_limits.py: the learned need, a kernel's declared
+    working set beyond the measured sizes, the nominal limit of a bundle without failures."""
+    import numpy as np
+
+    from hpcds1mpi.commands.mobo import memory_judge
+    from hpcds1mpi.decide.memory_limits import (MemoryLimit, declared_need_mb,
+                                                memory_need_and_limit)
+    from hpcds1mpi.surrogates.objectives import BundleObjective
+
+    bundle = MemoryBundle()
+    cands = mobo.build_candidates(PART, "stencil", size, "full")
+    out = BundleObjective(bundle, PART, memory=memory_judge(bundle, PART))(cands)
+    ranks = (cands["nodes"] * cands["ranks_per_node"]).to_numpy()
+    cols = {"device": cands["device"].to_numpy(str), "partition": np.full(len(cands), "small"),
+            "ranks_per_node": cands["ranks_per_node"].to_numpy(), "peak_rss_mb": 80_000.0 / ranks}
+    declared = declared_need_mb("stencil", size, ranks, cands["precision"].to_numpy(str),
+                                (64.0, 512.0))
+    assert (declared is None) == (size == 256)
+    need, limit = memory_need_and_limit(cols, [PART], {"small": MemoryLimit.nominal(PART)},
+                                        declared)
+    too_big = need > limit
+    assert too_big.any() and not too_big.all()
+    np.testing.assert_allclose(out["mem_need_mb"], need)
+    np.testing.assert_allclose(out["mem_limit_mb"], limit)
+    assert (out["status"] == "oom").tolist() == too_big.tolist()
+
+
+def test_the_objective_and_predict_judge_memory_alike_on_the_shipped_bundle():
+    """The same need and verdict as System 1 (what recommend and /v1/predict judge by), on
+    the shipped bundle: its learned limits, a lab partition predicted under the trained name,
+    and stencil's declared need beyond the measured sizes."""
+    from hpcds1mpi.cluster import Partition
+    from hpcds1mpi.commands.mobo import memory_judge
+    from hpcds1mpi.config import Configuration
+    from hpcds1mpi.decide.model_bundle import load_model
+    from hpcds1mpi.decide.predict_configs import predict_configs
+    from hpcds1mpi.surrogates.objectives import BundleObjective
+
+    bundle = load_model(None)
+    lab = Partition(name="standard", cores_per_node=2, memory_gb=25.3, max_nodes=4)
+    cands = mobo.build_candidates(lab, "stencil", 1000, "full")
+    out = BundleObjective(bundle, lab, model_partition="local",
+                          memory=memory_judge(bundle, lab))(cands)
+    rows = predict_configs(bundle, "stencil", 1000, lab, [
+        Configuration(int(c.nodes), int(c.ranks_per_node), int(c.threads), str(c.device),
+                      str(c.precision)) for c in cands.itertuples()])
+    assert out["mem_need_mb"].tolist() == pytest.approx([r["mem_need_mb"] for r in rows])
+    memory = [r["reason"] == "memory" for r in rows]
+    assert any(memory) and not all(memory)
+    assert (out["status"] == "oom").tolist() == memory

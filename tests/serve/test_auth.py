@@ -90,3 +90,47 @@ def test_token_never_logged(server):
     server.request("GET", "/v1/models", token="wrong-token-wrong-token")
     log = server.log()
     assert server.token not in log and "wrong-token-wrong-token" not in log
+
+
+@pytest.mark.parametrize("mode", [0o755, 0o750, 0o701, 0o777], ids=lambda m: f"{m:o}")
+def test_an_existing_state_dir_open_to_others_is_refused_and_left_as_it_is(tmp_path, mode):
+    """The README says the state directory is made 0700; an existing one (mkdir -p: 0755) was
+    used as it was. Its mode is not changed (it may be one the user shares, or /tmp): the
+    start is refused in one line that says what to do."""
+    from hpcds1mpi.errors import OutputError
+
+    where = tmp_path / "my state"
+    where.mkdir()
+    os.chmod(where, mode)
+    with pytest.raises(OutputError) as info:
+        auth.state_dir(where)
+    assert str(info.value) == (f"{where} is open to others (mode {mode:o}) and the server "
+                               f"keeps its token there: chmod 700 '{where}', or pass a new "
+                               "--state-dir")
+    assert stat.S_IMODE(os.stat(where).st_mode) == mode and not any(where.iterdir())
+    os.chmod(where, 0o700)
+    assert auth.state_dir(where) == where
+
+
+def test_a_state_dir_made_here_is_0700_whatever_the_umask(tmp_path):
+    old = os.umask(0o277)  # would leave the owner without write and search
+    try:
+        where = auth.state_dir(tmp_path / "state")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(where).st_mode) == 0o700
+
+
+def test_serve_refuses_a_state_dir_others_can_read_in_one_line(tmp_path):
+    from tests.helpers import run_cli
+
+    where = tmp_path / "st"
+    where.mkdir()
+    os.chmod(where, 0o755)
+    proc = run_cli(["serve", "--port", "0", "--state-dir", str(where)], timeout=60,
+                   env={auth.TOKEN_ENV: ""})
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        f"hpcds1mpi: error: {where} is open to others (mode 755) and the server keeps its "
+        f"token there: chmod 700 {where}, or pass a new --state-dir"]
+    assert not (where / auth.TOKEN_FILE).exists()

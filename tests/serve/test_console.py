@@ -66,11 +66,12 @@ def _ask(driver, workload: str, size: int, objective: str = "time"):
         box.send_keys(value)
     Select(_by_id(driver, "objective")).select_by_value(objective)
     Select(_by_id(driver, "partition")).select_by_value("lab/standard")
-    before = _by_id(driver, "script").text
+    before = _by_id(driver, "script").text, _by_id(driver, "script-note").text
     _by_id(driver, "submit").click()
     _wait(driver, lambda d: _by_id(d, "submit").is_enabled() and (
         not _by_id(d, "error").is_displayed() or _by_id(d, "error").text) and (
-        _by_id(d, "script").text != before or _by_id(d, "error").is_displayed()))
+        (_by_id(d, "script").text, _by_id(d, "script-note").text) != before
+        or _by_id(d, "error").is_displayed()))
 
 
 def test_console_recommends_and_shows_the_answer(server, browser):
@@ -113,13 +114,31 @@ def test_console_recommends_and_shows_the_answer(server, browser):
 def test_console_shows_the_guard_reasons_when_it_escalates(server, browser):
     from selenium.webdriver.common.by import By
 
-    _ask(browser, "stencil", 4096)
+    _ask(browser, "stencil", 1000)
     assert _by_id(browser, "verdict").text == "escalate"
     assert "no settings guessed" in _by_id(browser, "pick-config").text
     reasons = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#reasons li")]
     assert any("beyond the measured range" in r for r in reasons)
     assert _by_id(browser, "calibration").is_displayed()
-    assert "calibration sweep for stencil at size 4096" in _by_id(browser, "script").text
+    assert "calibration sweep for stencil at size 1000" in _by_id(browser, "script").text
+    assert not _by_id(browser, "script-note").is_displayed()
+
+
+def test_console_shows_the_answer_and_why_there_is_no_script(server, browser):
+    """The API refuses a question whose script cannot be written (422, as the command exits
+    2); the console then shows the answer without the script, and the API's line as why."""
+    from selenium.webdriver.common.by import By
+
+    _ask(browser, "stencil", 4096)  # escalated; no calibration step fits in memory
+    status, api, _ = server.request("POST", "/v1/recommend", {
+        "workload": "stencil", "size": 4096, "emit": "slurm", "partition": ["lab/standard"]})
+    assert status == 422
+    assert not _by_id(browser, "error").is_displayed()
+    assert _by_id(browser, "verdict").text == "escalate"
+    reasons = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#reasons li")]
+    assert any("beyond the measured range" in r for r in reasons)
+    assert _by_id(browser, "script").text == ""
+    assert _by_id(browser, "script-note").text == api["error"]
 
 
 def test_console_shows_hostile_text_as_text(server, browser):

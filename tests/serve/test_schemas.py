@@ -151,6 +151,30 @@ def test_answers_validate_against_the_response_models(server):
     assert data["pick"] and data["script"].startswith("#!/bin/bash")
 
 
+def test_a_predict_answer_says_per_row_what_is_extrapolated_in_its_schema(server):
+    """The rows of /v1/predict were untyped (any dict): their ``extrapolated`` is now a
+    required list of lines, published in the schema, and the answers hold to it."""
+    from pydantic import ValidationError
+
+    status, doc, _ = server.request("GET", "/v1/schema")
+    assert status == 200
+    row = doc["responses"]["predict"]["$defs"]["Prediction"]
+    assert row["properties"]["extrapolated"] == {"items": {"type": "string"},
+                                                 "title": "Extrapolated", "type": "array"}
+    assert {"valid", "feasible", "reason", "extrapolated"} <= set(row["required"])
+    assert "runtime_s" not in row["required"]  # a configuration that is not valid has none
+    status, data, _ = server.request("POST", "/v1/predict", {
+        "workload": "nope", "size": 10, "partition": "lab/standard",
+        "configs": [{"nodes": 1, "ranks_per_node": 2}, {"nodes": 8, "ranks_per_node": 1}]})
+    assert status == 200
+    schemas.PredictResponse.model_validate(data)
+    assert [p["extrapolated"] for p in data["predictions"]] == [
+        ["workload 'nope' never measured"], []]
+    del data["predictions"][0]["extrapolated"]
+    with pytest.raises(ValidationError, match="extrapolated"):
+        schemas.PredictResponse.model_validate(data)
+
+
 def _answer(**extra) -> dict:
     """A minimal recommend answer that passes its response model."""
     return {"workload": "stencil", "size": 140, "objective": "time", "energy": "modelled",

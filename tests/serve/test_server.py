@@ -126,10 +126,12 @@ def test_tls_serves_https_only(tmp_path, tls_pair):
 def test_nothing_written_outside_the_state_dir_and_sigterm_stops_it(tmp_path):
     srv = start_server(tmp_path)
     try:
-        for body in ({"workload": "stencil", "size": 128, "emit": "slurm"},
-                     {"workload": "unknown_app", "size": 5, "emit": "slurm"},
-                     {"workload": "gemm", "size": 99999, "emit": "pbs"}):
-            assert srv.request("POST", "/v1/recommend", body)[0] == 200
+        for body, status in (({"workload": "stencil", "size": 128, "emit": "slurm"}, 200),
+                             ({"workload": "unknown_app", "size": 5, "emit": "slurm",
+                               "program": "./app --n {size}"}, 200),
+                             # no script can be written: refused, as the command exits 2
+                             ({"workload": "gemm", "size": 99999, "emit": "pbs"}, 422)):
+            assert srv.request("POST", "/v1/recommend", body)[0] == status, body
         assert srv.request("POST", "/v1/predict", {"workload": "gemm", "size": 512, "configs": [
             {"nodes": 1, "ranks_per_node": 2}]})[0] == 200
         written = [os.path.join(d, f) for d, _, fs in os.walk(srv.home) for f in fs]

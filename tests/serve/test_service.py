@@ -184,9 +184,13 @@ def test_answer_many_equals_answer_one_by_one_and_keeps_errors_in_place(tmp_path
     batched = Service(None, str(LAB), tmp_path / "a", cache_size=0)
     alone = Service(None, str(LAB), tmp_path / "b", cache_size=0)
     reqs = [("recommend", RecommendRequest(**q)) for q in QUESTIONS]
-    reqs += [("recommend", RecommendRequest(workload=w, size=s, objective=o, emit="slurm"))
-             for w, s, o in (("fft", 64, "energy"), ("fft", 64, "time"), ("gemm", 99, "edp"),
-                             ("never-measured", 500, "time"), ("stencil", 20000, "balanced"))]
+    reqs += [("recommend", RecommendRequest(workload=w, size=s, objective=o, emit="slurm",
+                                            program=p))
+             for w, s, o, p in (("fft", 64, "energy", None), ("fft", 64, "time", None),
+                                ("gemm", 99, "edp", None),
+                                ("never-measured", 500, "time", "./app --n {size}"),
+                                # no calibration sweep fits in memory: no script, refused
+                                ("stencil", 20000, "balanced", None))]
     reqs.insert(2, ("recommend", RecommendRequest(workload="gemm", size=512,
                                                   partition=["nowhere"])))
     reqs.insert(4, ("recommend", RecommendRequest(workload="gemm", size=512, deadline=1e-9)))
@@ -204,7 +208,7 @@ def test_answer_many_equals_answer_one_by_one_and_keeps_errors_in_place(tmp_path
             errors += 1
             continue
         assert body == want, req
-    assert errors == 3
+    assert errors == 4 and isinstance(got[-1], ConfigError)
     assert json.loads(got[-2])["verdict"]["verdict"] == "escalate"
 
 
@@ -296,3 +300,58 @@ def test_predict_without_a_partition_where_names_repeat_lists_them_by_cluster(tm
     with pytest.raises(ConfigError, match=r"several partitions are known \(x/p, y/p\)"):
         svc.predict(PredictRequest(workload="stencil", size=64,
                                    configs=[{"nodes": 1, "ranks_per_node": 1}]))
+
+
+@pytest.mark.parametrize("size, field, value, option", [
+    (128, "job_name", "a;id", "--job-name"),
+    (128, "job_output", "a b", "--job-output"),
+    (128, "program", 'a "b', "--program"),
+    (1000, "emit", "pbs", "--emit"),  # escalated: its calibration sweep is Slurm only
+    (4096, "emit", "slurm", "--emit"),  # escalated: no calibration step fits in memory
+])
+def test_a_script_that_cannot_be_written_is_a_422_with_the_commands_line(server, size, field,
+                                                                          value, option):
+    """/v1/recommend answered 200 with "script": null where the command exits 2: a client
+    that checks the status got no script and no error."""
+    from hpcds1mpi.serve.schemas import request_wording
+
+    body = {"workload": "stencil", "size": size, "emit": "slurm", "partition": ["lab/standard"],
+            field: value}
+    args = ["recommend", "--cluster", str(LAB), "--workload", "stencil", "--size", str(size),
+            "--emit", body["emit"]] + ([option, value] if option != "--emit" else [])
+    cli = run_cli(args, timeout=120)
+    assert cli.returncode == 2 and cli.stderr.startswith("hpcds1mpi: error: "), cli.stderr
+    line = cli.stderr.strip().splitlines()[-1].removeprefix("hpcds1mpi: error: ")
+    status, data, _ = server.request("POST", "/v1/recommend", body)
+    assert status == 422, data
+    assert data == {"error": request_wording(line)}
+
+
+@pytest.mark.parametrize("workload, size, first", [
+    ("never_measured", 10, "workload 'never_measured' never measured"),
+    ("stencil", 4096, "size 4096 outside the measured sizes 40–256"),
+    ("stencil", 128, None),
+])
+def test_each_row_of_a_job_beyond_what_was_measured_says_so(service, workload, size, first):
+    """A workload nobody measured got numbers with "extrapolated": [] on every row, which
+    reads as "not extrapolated"; only the job-level verdict said escalate."""
+    out = service.predict(PredictRequest(workload=workload, size=size, configs=[
+        {"nodes": 1, "ranks_per_node": 2}, {"nodes": 64, "ranks_per_node": 1}]))
+    valid, invalid = out["predictions"]
+    assert valid["valid"] and not invalid["valid"]
+    assert valid["extrapolated"] == ([first] if first else [])
+    assert invalid["extrapolated"] == []  # not scored: nothing extrapolated
+    assert (first is not None) == (out["verdict"]["verdict"] == "escalate")
+
+
+def test_each_row_on_hardware_never_trained_on_says_so(tmp_path):
+    from hpcds1mpi.serve.service import Service
+
+    cluster = tmp_path / "big.toml"
+    cluster.write_text("[clusters.c.partitions.big]\ncores_per_node = 64\nmemory_gb = 256\n"
+                       "max_nodes = 2\n")
+    out = Service(None, str(cluster), tmp_path / "state").predict(PredictRequest(
+        workload="stencil", size=128, configs=[{"nodes": 1, "ranks_per_node": 2}]))
+    assert out["verdict"]["checks"]["hardware"] == "escalate"
+    assert out["predictions"][0]["extrapolated"] == [
+        "partition big (64 cores, 0 GPUs, 256 GB) never trained on"]

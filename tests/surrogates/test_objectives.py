@@ -107,3 +107,64 @@ def test_table_objective_counts_lookups():
     problem.objective = table
     mobo.run(problem, "random", 5, seed=0)
     assert table.calls == 5
+
+
+class MemoryBundle(TinyBundle):
+    """TinyBundle that measured stencil at sizes 64..512 and predicts each rank's peak memory:
+    80 GB over the job's ranks."""
+
+    size_range = {"stencil": (64.0, 512.0)}
+
+    def predict(self, df):
+        out = super().predict(df)
+        out["peak_rss_mb"] = 80_000.0 / (df["nodes"] * df["ranks_per_node"]).to_numpy(float)
+        return out
+
+
+def test_a_configuration_over_its_memory_limit_is_oom_and_carries_need_and_limit():
+    """mobo proposed configurations recommend rejects for memory: the objective now judges
+    memory by the judge it is given (the command's: recommend's limits) and says both."""
+    cands = mobo.build_candidates(PART, "stencil", 256, "nodes")
+    asked = []
+
+    def judge(configs, pred):
+        asked.append((len(configs), "peak_rss_mb" in pred))
+        need = 80_000.0 / configs["nodes"].to_numpy(float)
+        need[configs["nodes"].to_numpy() == 8] = np.nan  # an unknown need passes, as recommend
+        return need, np.full(len(configs), 30_000.0)
+
+    out = BundleObjective(MemoryBundle(), PART, memory=judge)(cands)
+    assert asked == [(len(cands), True)]  # once, with the bundle's own answer
+    nodes = cands["nodes"].to_numpy()
+    too_big = nodes <= 2  # 80 GB over the nodes above 30 GB
+    assert (out["status"] == "oom").tolist() == too_big.tolist()
+    assert not out.loc[too_big, "feasible"].any()
+    assert out.loc[too_big, ["runtime_s", "energy_j"]].isna().all().all()
+    assert out.loc[~too_big, "feasible"].tolist() == [n != 5 for n in nodes[~too_big]]
+    np.testing.assert_allclose(out["mem_need_mb"][nodes < 8], 80_000.0 / nodes[nodes < 8])
+    assert (out["mem_limit_mb"] == 30_000.0).all()
+    plain = BundleObjective(MemoryBundle(), PART)(cands)  # no judge: memory is not judged
+    assert "mem_need_mb" not in plain and "oom" not in set(plain["status"])
+
+
+def test_a_partition_the_bundle_lacks_says_what_it_knows_and_what_to_do():
+    """The objective's and partition_for_bundle's refusals named no way out."""
+    from hpcds1mpi.surrogates.objectives import partition_for_bundle
+
+    other = Partition(name="elsewhere", cores_per_node=4, memory_gb=64)
+    with pytest.raises(ModelError) as info:
+        BundleObjective(TinyBundle(), other)
+    assert str(info.value) == (
+        "the model bundle was not trained for partition 'elsewhere'; it knows small: predict "
+        "it as one of them with model_partition=NAME (mobo: --model-partition NAME), or use a "
+        "partition the bundle was trained on")
+    with pytest.raises(ModelError) as info:
+        BundleObjective(TinyBundle(), other, model_partition="smal")
+    assert str(info.value) == ("model partition 'smal' is not one the model bundle was trained "
+                               "on; it knows small: give one of them (mobo: --model-partition)")
+    with pytest.raises(ModelError) as info:
+        partition_for_bundle(TinyBundle(), "elsewhere")
+    assert str(info.value) == (
+        "the model bundle was not trained for partition 'elsewhere'; it knows small: name one "
+        "of them with --partition, or describe 'elsewhere' with --cluster FILE --partition "
+        "elsewhere")

@@ -174,7 +174,7 @@ function plotFront(rows, alternatives) {
   box.appendChild(s);
 }
 
-function show(data) {
+function show(data, scriptNote) {
   $("error").hidden = true;
   $("result").hidden = false;
   const v = data.verdict;
@@ -201,8 +201,8 @@ function show(data) {
   $("calibration").hidden = cal.length === 0;
   $("calibration-steps").replaceChildren(...cal.map((c) => el("li", c.label + ": " + c.reason)));
   $("script").textContent = data.script || "";
-  $("script-note").hidden = !data.script_note;
-  $("script-note").textContent = data.script_note || "";
+  $("script-note").hidden = !scriptNote;
+  $("script-note").textContent = scriptNote || "";
   $("copied").textContent = "";
 }
 
@@ -212,7 +212,17 @@ async function ask(event) {
   $("submit").disabled = true;
   $("busy").textContent = "asking…";
   try {
-    show(await api("POST", "/v1/recommend", question()));
+    const q = question();
+    try {
+      show(await api("POST", "/v1/recommend", q));
+    } catch (e) {
+      // The API refuses a question whose script cannot be written (422, as the command exits
+      // 2): show the answer without a script, and why there is none.
+      if (e.status !== 422 || !q.emit) throw e;
+      delete q.emit;
+      delete q.program;
+      show(await api("POST", "/v1/recommend", q), e.message);
+    }
   } catch (e) {
     $("result").hidden = true;
     $("error").hidden = false;

@@ -57,3 +57,25 @@ def test_candidate_table_answers_by_row_number_as_the_keyed_table_does():
     other = problem.candidates.iloc[[5, 2]].copy()
     assert by_row(other)["runtime_s"].tolist() == keyed(other)["runtime_s"].tolist()
     assert by_row.calls == len(picks) + 2
+
+
+def test_a_subset_keeps_its_candidates_evaluated_rows_and_evaluates_nothing_again():
+    problem = make_problem(space="full")
+    keep = (problem.candidates["nodes"] > 1).to_numpy()
+    calls = []
+
+    def counting(configs):
+        calls.append(len(configs))
+        return problem.objective(configs)
+
+    problem.objective, inner = counting, problem.objective
+    part = problem.subset(keep)
+    assert calls == [] and len(part.candidates) == keep.sum() == len(part.table)
+    assert part.candidates.index.tolist() == list(range(keep.sum()))
+    assert part.table["runtime_s"].tolist() == problem.table[keep]["runtime_s"].tolist()
+    assert part.X.shape == (keep.sum(), problem.X.shape[1])
+    part.objective = inner
+    part.fix_reference_point()
+    assert set(part.candidates.loc[part.exact()[0], "nodes"]) <= set(range(2, 9))
+    with pytest.raises(ConfigError, match="no candidate left"):
+        problem.subset(np.zeros(len(keep), dtype=bool))
