@@ -70,6 +70,11 @@ class Launcher:
         """The program's environment for ``config`` under this launcher."""
         return program.environment(config, binds_cores=self.binds_cores, extra=extra)
 
+    def binding(self, config: Configuration) -> str:
+        """How this launcher binds the ranks of ``config``, as the telemetry's ``binding``
+        records it (what :meth:`notes` says follows it there)."""
+        return "srun --cpu-bind=cores" if self.binds_cores else f"{self.name} default"
+
 
 @dataclass
 class Srun(Launcher):
@@ -143,6 +148,86 @@ class HydraMpiexec(Mpiexec):
         return ["-ppn", str(config.ranks_per_node)] if config.nodes > 1 else []
 
 
+#: Open MPI ``mpirun`` options that place or bind ranks (any number of leading dashes, a
+#: value after ``=`` or as the next word): given by the user, the sweep adds none of its own.
+OPEN_MPI_BINDING_OPTIONS = frozenset((
+    "bind-to", "map-by", "cpus-per-proc", "cpus-per-rank", "cpu-set", "cpu-list", "rankfile",
+    "rf", "bind-to-core", "bind-to-socket", "bind-to-none", "bynode", "byslot", "bycore",
+    "bysocket", "npernode", "npersocket", "pernode", "ppr", "use-hwthread-cpus"))
+#: MCA parameter prefixes of the mapping and binding frameworks (``--mca NAME VALUE``).
+OPEN_MPI_BINDING_MCA = ("hwloc_base_", "rmaps_")
+
+
+def binds_its_own(args: Sequence[str]) -> bool:
+    """Whether launcher options ``args`` place or bind Open MPI's ranks themselves
+    (:data:`OPEN_MPI_BINDING_OPTIONS`, or an MCA parameter of :data:`OPEN_MPI_BINDING_MCA`)."""
+    words = list(args)
+    for i, word in enumerate(words):
+        name = word.lstrip("-").split("=", 1)[0].lower()
+        if not word.startswith("-"):
+            continue
+        if name in OPEN_MPI_BINDING_OPTIONS:
+            return True
+        if name in ("mca", "gmca") and i + 1 < len(words) and words[i + 1].startswith(
+                OPEN_MPI_BINDING_MCA):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class ThreadBinding:
+    """Open MPI ``mpirun`` options that give each rank the cores of its threads.
+
+    Attributes:
+        tokens: the options (``--map-by ...``, ``--bind-to none``); on several nodes they
+            include the per-node placement ``--map-by ppr:R:node``.
+        binds_cores: whether each rank is bound to cores of its own (then its threads are
+            bound too: ``OMP_PLACES=cores``, ``OMP_PROC_BIND=close``, as under srun).
+        note: what was added and why (said, and recorded in ``binding``); "" when nothing.
+    """
+
+    tokens: tuple = ()
+    binds_cores: bool = False
+    note: str = ""
+
+
+def open_mpi_thread_binding(config: Configuration, cores: int | None,
+                            args: Sequence[str] = ()) -> ThreadBinding:
+    """The placement options Open MPI's ``mpirun`` needs for ``config``: for the sweep's
+    launches and for a batch script's ``mpirun`` line alike.
+
+    Open MPI 4.1's mpirun binds each rank to one core when it starts 2 ranks or fewer (to a
+    socket or NUMA domain above), so the threads of a rank would share one core: a thread
+    dimension that measures nothing, recorded ok. With more than one thread per rank, unless
+    ``args`` (the user's own options) place or bind ranks (:func:`binds_its_own`):
+
+    * the node's ``cores`` hold every rank's threads: ``--map-by slot:PE=T`` (``--map-by
+      ppr:R:node:PE=T`` on several nodes): each rank bound to T cores of its own, as
+      ``srun -c T --cpu-bind=cores`` binds it;
+    * more threads than cores, or cores unknown: ``--bind-to none`` (PE=T would be refused:
+      "binding more processes than cpus"): the threads share the node's cores.
+
+    One thread per rank keeps Open MPI's own binding; on several nodes only the per-node
+    placement is given.
+    """
+    nodes, per_node, threads = config.nodes, config.ranks_per_node, config.threads
+    spread = ("--map-by", f"ppr:{per_node}:node") if nodes > 1 else ()
+    if threads <= 1 or binds_its_own(args):
+        return ThreadBinding(spread)
+    if cores and per_node * threads <= cores:
+        mapping = f"ppr:{per_node}:node:PE={threads}" if nodes > 1 else f"slot:PE={threads}"
+        return ThreadBinding(("--map-by", mapping), True,
+                             f"{threads} threads per rank: Open MPI's mpirun is given --map-by "
+                             f"{mapping} (each rank bound to {threads} cores of its own; by "
+                             "default it binds a rank to one core, which its threads would "
+                             "share)")
+    room = (f"{per_node} ranks x {threads} threads on a node of {cores} cores" if cores else
+            f"{threads} threads per rank on a node of unknown cores")
+    return ThreadBinding((*spread, "--bind-to", "none"), False,
+                         f"{room}: Open MPI's mpirun is given --bind-to none (by default it "
+                         "binds a rank to one core, which its threads would share)")
+
+
 @dataclass
 class OpenMpiMpirun(Mpiexec):
     """Open MPI's ``mpirun``/``mpiexec``: ``--map-by ppr:R:node`` places ranks per node.
@@ -150,7 +235,9 @@ class OpenMpiMpirun(Mpiexec):
     Open MPI refuses two things other launchers allow, so they are asked for explicitly and
     said (:meth:`notes`): running as root (``as_root``: ``--allow-run-as-root``, only when the
     launch runs as root) and more ranks on a node than it has cores (``cores``:
-    ``--oversubscribe`` when ranks per node exceed them; unknown cores: never added).
+    ``--oversubscribe`` when ranks per node exceed them; unknown cores: never added). With
+    more than one thread per rank each rank is given its threads' cores
+    (:func:`open_mpi_thread_binding`), also said.
     """
 
     as_root: bool = False
@@ -162,8 +249,22 @@ class OpenMpiMpirun(Mpiexec):
             own.append("--oversubscribe")
         return own
 
+    def _threads(self, config: Configuration) -> ThreadBinding:
+        return open_mpi_thread_binding(config, self.cores, self.args)
+
     def _per_node(self, config: Configuration) -> list[str]:
-        return ["--map-by", f"ppr:{config.ranks_per_node}:node"] if config.nodes > 1 else []
+        return list(self._threads(config).tokens)
+
+    def environment(self, config: Configuration, extra: dict | None = None) -> dict[str, str]:
+        return program.environment(config, binds_cores=self._threads(config).binds_cores,
+                                   extra=extra)
+
+    def binding(self, config: Configuration) -> str:
+        if self._threads(config).note:
+            return f"{self.name} {' '.join(self._threads(config).tokens)}"
+        if config.threads > 1 and binds_its_own(self.args):
+            return f"{self.name} {shlex.join(self.args)} (the user's launcher options)"
+        return super().binding(config)
 
     def notes(self, config: Configuration) -> list[str]:
         said = []
@@ -172,6 +273,8 @@ class OpenMpiMpirun(Mpiexec):
         if self.cores and config.ranks_per_node > self.cores:
             said.append(f"{config.ranks_per_node} ranks on a node of {self.cores} cores: "
                         "Open MPI's mpirun is given --oversubscribe (ranks share cores)")
+        if self._threads(config).note:
+            said.append(self._threads(config).note)
         return said
 
 

@@ -29,6 +29,7 @@ import shutil
 import struct
 import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 
 from hpcds1mpi.errors import ConfigError, LaunchError
 
@@ -58,10 +59,13 @@ CANDIDATES = {OPENMPI: ("mpirun.openmpi", "mpiexec.openmpi", "mpirun", "mpiexec"
 
 @dataclass(frozen=True)
 class ProgramMPI:
-    """The MPI a program uses: ``family`` (None when it cannot be told) and how it was told."""
+    """The MPI a program uses: ``family`` (None when it cannot be told), how it was told, and
+    ``path``: the file read (the binary, or the interpreter whose mpi4py was asked; "" when
+    none), which :func:`library_file` follows to the MPI library the program loads."""
 
     family: str | None
     evidence: str
+    path: str = ""
 
     def describe(self) -> str:
         return FAMILY_NAMES.get(self.family or "", "an unknown MPI")
@@ -157,6 +161,58 @@ def _ldd_family(path: str, env: dict) -> tuple[str | None, str]:
     return None, ""
 
 
+def linked_library(path: str, env: dict) -> str | None:
+    """The file of the MPI library the loader resolves for binary ``path`` (``ldd``), or None."""
+    for line in (ldd_text(path, env) or "").splitlines():
+        name, _, rest = line.strip().partition(" => ")
+        resolved = rest.split(" (", 1)[0].strip()
+        if family_of_soname(name) and os.path.isfile(resolved):
+            return resolved
+    return None
+
+
+#: Where an interpreter's mpi4py extension is, asked without importing it (that starts MPI).
+MPI4PY_FILE = "import importlib.util as u; print(u.find_spec('mpi4py.MPI').origin)"
+
+
+def library_file(program: ProgramMPI, env: dict | None = None) -> str | None:
+    """The MPI library file ``program`` loads: its binary's (``ldd``), or for a Python program
+    that of its interpreter's mpi4py extension; None when it cannot be told."""
+    env = dict(os.environ if env is None else env)
+    if not program.path or program.family is None:
+        return None
+    if not _PYTHON_RE.match(os.path.basename(program.path)):
+        return linked_library(program.path, env)
+    try:
+        proc = subprocess.run([program.path, "-c", MPI4PY_FILE], capture_output=True,
+                              text=True, timeout=60, env=env)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    extension = proc.stdout.strip()
+    return linked_library(extension, env) if proc.returncode == 0 and os.path.isfile(
+        extension) else None
+
+
+def owner_first(launchers: list[str], library: str | None) -> list[str]:
+    """``launchers`` with those of the installation that owns ``library`` first: the most
+    folders shared with the library's real path (``PREFIX/bin/mpiexec`` for
+    ``PREFIX/lib/libmpi.so.12``: the wheel's hydra for the wheel's MPICH, Debian's for
+    Debian's), then a plain ``mpiexec``/``mpirun`` (the wheel's ``mpiexec.hydra`` is a copy of
+    its ``mpiexec``), then the given order (PATH's)."""
+    if not library:
+        return list(launchers)
+    home = os.path.realpath(library)
+
+    def shared(launcher: str) -> int:
+        try:
+            return len(Path(os.path.commonpath([home, os.path.realpath(launcher)])).parts)
+        except ValueError:
+            return 0
+
+    return sorted(launchers, key=lambda launcher: (
+        -shared(launcher), os.path.basename(launcher) not in ("mpiexec", "mpirun")))
+
+
 def _abi_implementation(path: str, env: dict) -> str | None:
     """Which implementation provides the ``libmpi_abi`` the loader finds for ``path``."""
     match = re.search(r"libmpi_abi\S*\s+=>\s+(\S+)", ldd_text(path, env) or "")
@@ -180,21 +236,39 @@ def binary_mpi(path: str, env: dict | None = None) -> ProgramMPI:
         if family == MPI_ABI:
             impl = _abi_implementation(path, env)
             return ProgramMPI(impl or MPI_ABI, f"links {name}" + (
-                f", provided here by {FAMILY_NAMES[impl]}" if impl else ""))
+                f", provided here by {FAMILY_NAMES[impl]}" if impl else ""), path)
         if family:
-            return ProgramMPI(family, f"links {name}")
+            return ProgramMPI(family, f"links {name}", path)
     if needed:
         family, why = _ldd_family(path, env)
-        return ProgramMPI(family, why or "links no MPI library")
+        return ProgramMPI(family, why or "links no MPI library", path)
     with open(path, "rb") as fh:  # static: the library's banner is compiled in
         family = family_of_banner(fh.read())
     return ProgramMPI(family, "static binary" + (" with an MPI version banner" if family
-                                                 else " without an MPI version banner"))
+                                                 else " without an MPI version banner"), path)
 
 
 _PYTHON_RE = re.compile(r"^python[0-9.]*$")
 MPI4PY_PROBE = ("import mpi4py; mpi4py.rc.initialize = False; mpi4py.rc.finalize = False; "
                  "from mpi4py import MPI; print(MPI.Get_library_version())")
+#: Control characters (C0 and DEL), which no version text means to show.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def clean_version(text: str) -> str:
+    """An MPI library's version text as C reads the string: up to its first NUL (Debian's
+    mpi4py returns ``Get_library_version()`` with the terminating NUL, which HDF5 cannot
+    store), control characters made spaces, runs of spaces one."""
+    return " ".join(_CONTROL.sub(" ", text.split("\0", 1)[0]).split())
+
+
+def version_line(text: str) -> str:
+    """The first non-blank line of an MPI library's version text, up to its first NUL, its
+    control characters made spaces, stripped; "" when there is none."""
+    for line in text.split("\0", 1)[0].splitlines():
+        if line := _CONTROL.sub(" ", line).strip():
+            return line
+    return ""
 
 
 def python_mpi(interpreter: str, env: dict | None = None) -> ProgramMPI:
@@ -207,8 +281,9 @@ def python_mpi(interpreter: str, env: dict | None = None) -> ProgramMPI:
     if proc.returncode != 0:
         return ProgramMPI(None, f"{interpreter} cannot import mpi4py")
     family = family_of_banner(proc.stdout)
-    first = (proc.stdout.strip().splitlines() or ["?"])[0].strip()
-    return ProgramMPI(family, f"a Python program whose mpi4py uses {first} ({interpreter})")
+    first = version_line(proc.stdout) or "?"
+    return ProgramMPI(family, f"a Python program whose mpi4py uses {first} ({interpreter})",
+                      interpreter)
 
 
 def _interpreter(path: str) -> list[str] | None:
@@ -288,10 +363,11 @@ def check_mpiexec(path: str, env: dict | None = None) -> str:
     return found
 
 
-def candidates(family: str, env: dict | None = None, exclude: str = "") -> list[str]:
-    """Launchers on ``PATH`` (and beside this Python) whose family is ``family``."""
+def candidates(family: str, env: dict | None = None, exclude: str = "",
+               library: str | None = None) -> list[str]:
+    """Launchers on ``PATH`` (and beside this Python) whose family is ``family``; those of the
+    installation owning the MPI ``library`` the program loads first (:func:`owner_first`)."""
     import sys
-    from pathlib import Path
 
     env = os.environ if env is None else env
     seen, found = set(), []
@@ -306,7 +382,7 @@ def candidates(family: str, env: dict | None = None, exclude: str = "") -> list[
         seen.add(real)
         if launcher_family(name) == family:
             found.append(name)
-    return found
+    return owner_first(found, library)
 
 
 def check_launcher(program: ProgramMPI, launcher_path: str, srun_mpi: str = "",
@@ -326,10 +402,18 @@ def check_launcher(program: ProgramMPI, launcher_path: str, srun_mpi: str = "",
             raise LaunchError(f"this program is linked against {FAMILY_NAMES[want]} "
                               f"({program.evidence}); srun --mpi=none gives its ranks no "
                               f"wire-up: use --mpi {'pmix' if want == OPENMPI else 'pmi2'}")
+        if want == OPENMPI and srun_mpi and not srun_mpi.startswith("pmix"):
+            # As check_script says for a batch script: Open MPI joins its ranks through PMIx
+            # (or its own mpirun), not Slurm's PMI-2; it aborts in MPI_Init there.
+            others = candidates(OPENMPI, env, library=library_file(program, env))
+            raise LaunchError(f"this program is linked against Open MPI ({program.evidence}); "
+                              f"srun --mpi={srun_mpi} cannot start it as one job (Open MPI "
+                              "wires up through PMIx): use --mpi pmix"
+                              + (f", or its launcher: --mpiexec {others[0]}" if others else ""))
         return family
     if family == want:
         return family
-    others = candidates(want, env, exclude=launcher_path)
+    others = candidates(want, env, exclude=launcher_path, library=library_file(program, env))
     hint = (f"use its launcher: --mpiexec {others[0]}" if others else
             f"install {FAMILY_NAMES[want]}'s launcher and pass it with --mpiexec PATH")
     raise LaunchError(f"this program is linked against {FAMILY_NAMES[want]} "
@@ -371,7 +455,7 @@ def check_script(program_tokens: list[str], launcher) -> None:
         return
     family = launcher_family(command) if os.path.exists(command) else None
     if family in (OPENMPI, MPICH) and family != want:
-        others = candidates(want, exclude=command)
+        others = candidates(want, exclude=command, library=library_file(program))
         raise ConfigError(f"{head} but the script's {command} is {LAUNCHER_NAMES[family]}: set "
                           f"mpiexec = \"{others[0] if others else 'its launcher'}\" in the "
                           "cluster file")

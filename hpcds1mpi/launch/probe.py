@@ -20,6 +20,7 @@ it cannot tell a broken network (the program's own ``--ranks-regex`` can).
 
 from __future__ import annotations
 
+import os
 import subprocess
 
 from hpcds1mpi.config import Configuration
@@ -105,9 +106,30 @@ def run_probe(tokens: list[str], env: dict, family: str | None, timeout: float =
     wire, seen = judge(parse(out), family)
     if wire is None:
         raise LaunchError(f"{' '.join(tokens)} does not start {RANKS} ranks as one job of "
-                          f"{want} (probe saw: {seen[:240]}); nothing was measured: pick the "
-                          "program's own launcher with --mpiexec, or srun --mpi=pmix/pmi2")
+                          f"{want} (probe saw: {seen[:240]}); nothing was measured: "
+                          f"{untried(tokens, env, family)}")
     return f"launch probe: {RANKS} ranks joined through {wire} ({seen})"
+
+
+#: srun's ``--mpi`` plugins each MPI family can be wired up by, the likeliest first.
+PLUGINS = {mpi_family.OPENMPI: ("pmix",), mpi_family.MPICH: ("pmi2", "pmix")}
+
+
+def untried(tokens: list[str], env: dict, family: str | None) -> str:
+    """What to try when the launch ``tokens`` did not make one job: what was not tried. Under
+    srun, the ``--mpi`` plugins the program's MPI speaks other than the one that failed (not
+    "pmix/pmi2" after pmi2 failed); under an mpiexec, the program's own launcher by path."""
+    launchers = mpi_family.candidates(family, env, exclude=tokens[0]) if family else []
+    own = f"--mpiexec {launchers[0]}" if launchers else "--mpiexec PATH"
+    plugins = PLUGINS.get(family or "", ("pmix", "pmi2"))
+    if os.path.basename(tokens[0]) == "srun":
+        tried = next((t.split("=", 1)[1] for t in tokens if t.startswith("--mpi=")), "none")
+        others = [p for p in plugins if not tried.startswith(p)]
+        if others:
+            return f"pass --mpi {' or --mpi '.join(others)}, or the program's own launcher {own}"
+        return f"pick the program's own launcher: {own}"
+    return (f"pick the program's own launcher: {own} (or, in a Slurm allocation, --launcher srun "
+            f"--mpi {plugins[0]})")
 
 
 def probe_config() -> Configuration:

@@ -191,6 +191,26 @@ def check_resumed(out: str, program: str, readings) -> None:
                           "its runs would not mean what this sweep's mean: give a new --out")
 
 
+def unverified_launch(tokens: list[str], env: dict, max_ranks: int, readings) -> str:
+    """A note when nothing proves that the program's ranks are one job ("" when something
+    does): several ranks, no ``--ranks-regex``, and a program whose MPI cannot be read (a
+    wrapper script, an unresolved MPI-5 ABI). The launch probe then shows only that the
+    launcher starts one job of ``sh``: a wrapper of another MPI's program runs as independent
+    1-rank copies, each printing its time, and every run is recorded ok."""
+    from hpcds1mpi.launch import mpi_family
+
+    if max_ranks <= 1 or readings.ranks is not None:
+        return ""
+    program = mpi_family.program_mpi(tokens, env)
+    if program.family in (mpi_family.OPENMPI, mpi_family.MPICH):
+        return ""
+    return (f"note: the launch is unverified: the program's MPI is unknown "
+            f"({program.evidence}) and the probe shows only that the launcher starts one job "
+            "of sh; were it another MPI's program, its ranks would run as independent 1-rank "
+            "copies and still be recorded ok: give --ranks-regex with the rank count the "
+            "program prints (e.g. --ranks-regex 'ranks: (\\d+)') to check every launch")
+
+
 class _Terminated(BaseException):
     """Raised in the main thread by the SIGTERM handler (a BaseException: passes every
     ``except Exception``)."""
@@ -333,6 +353,8 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
     for line in preflight.check(launch, choice, first_tokens, first_env, plan.max_ranks):
         if say:
             say(line)
+    if say and (note := unverified_launch(first_tokens, first_env, plan.max_ranks, readings)):
+        say(note)
     said = set()
     mpi_library = meters.program_mpi_library(first_tokens, first_env,
                                              getattr(launch, "command", "srun"))
@@ -352,6 +374,15 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
     if in_main:
         signal.signal(signal.SIGTERM, _on_sigterm)
     try:
+        if resume and (earlier := meters.earlier_record(writer.store.machines, fp)):
+            before = writer.store.machines[earlier]["mpi_library"]
+            writer.relabel_machine(earlier, {**writer.store.machines[earlier],
+                                             "mpi_library": fp["mpi_library"],
+                                             "machine_id": fp["machine_id"]})
+            if say:
+                say(f"the runs in {out} of this machine carried id {earlier[:12]}, from the MPI "
+                    f"library text {before!r} an earlier hpcds1mpi recorded; they are kept, as "
+                    f"machine {fp['machine_id'][:12]} ({fp['mpi_library']!r})")
         writer.machine(fp)
         machine_id = fp["machine_id"]
         sweep_id = hashlib.sha1(json.dumps(plan.source, sort_keys=True).encode()).hexdigest()[:12]
@@ -371,9 +402,9 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
                 if say and note not in said:
                     say(note)
                     said.add(note)
-            binding = "srun --cpu-bind=cores" if launch.binds_cores else f"{launch.name} default"
             row.update(kind="external", command=shlex.join(tokens), hostnames=socket.gethostname(),
-                       binding=binding + ("; " + "; ".join(notes) if notes else ""))
+                       binding=launch.binding(spec.config) + (
+                           "; " + "; ".join(notes) if notes else ""))
             row["attempt"] = writer.start(row)
             row["started_at"] = time.time()
             if spec.config.device == "gpu" and partition.gpus_per_node < 1:

@@ -259,6 +259,12 @@ _LIBRARY_PROBE = ("import ctypes, sys\n"
                   "print(text.value.decode('utf-8', 'replace'))")
 
 
+#: What follows the launcher's version line where it stands in for a program's MPI library
+#: that cannot be read: the row says so, instead of reading as the launcher's MPI (a wrapper
+#: of an Open MPI program run by the wheel's hydra had read as "mpiexec Version: 5.0.2").
+UNREAD = "[the launcher's version: the program's MPI library could not be read]"
+
+
 def program_mpi_library(tokens: list[str], env: dict, launcher: str) -> str:
     """``mpi_library`` for the fingerprint of a program sweep (``sweep --command``).
 
@@ -266,11 +272,16 @@ def program_mpi_library(tokens: list[str], env: dict, launcher: str) -> str:
     kernel sweep records for the same library, so kernels and programs measured with one MPI on
     one machine share a ``machine_id``. A binary's library is the one ``ldd`` resolves, a
     ``python ...`` program's is its mpi4py's. Where that cannot be read (a shell wrapper, a
-    static binary, no ``ldd``) the launcher's version line stands in, as it always did.
+    static binary, no ``ldd``) the launcher's version line stands in, marked :data:`UNREAD`
+    ("unknown" when the launcher cannot say either).
     """
     from hpcds1mpi.launch.launchers import library_version
 
-    return _program_library_version(tokens, env) or library_version(launcher)
+    found = _program_library_version(tokens, env)
+    if found:
+        return found
+    stand_in = library_version(launcher)
+    return stand_in if stand_in == "unknown" else f"{stand_in} {UNREAD}"
 
 
 def _program_library_version(tokens: list[str], env: dict) -> str | None:
@@ -289,7 +300,9 @@ def _program_library_version(tokens: list[str], env: dict) -> str | None:
 
         command = [path, "-c", MPI4PY_PROBE]
     else:
-        library = _linked_mpi_library(path, env)
+        from hpcds1mpi.launch.mpi_family import linked_library
+
+        library = linked_library(path, env)
         if library is None:
             return None
         command = [sys.executable, "-c", _LIBRARY_PROBE, library]
@@ -297,19 +310,35 @@ def _program_library_version(tokens: list[str], env: dict) -> str | None:
         proc = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env)
     except (OSError, subprocess.SubprocessError):
         return None
-    lines = proc.stdout.strip().splitlines() if proc.returncode == 0 else []
-    return lines[0].strip() if lines else None
+    # As C reads it: Debian's mpi4py keeps the string's NUL, which no HDF5 file can store.
+    from hpcds1mpi.launch.mpi_family import version_line
+
+    return (version_line(proc.stdout) if proc.returncode == 0 else "") or None
 
 
-def _linked_mpi_library(path: str, env: dict) -> str | None:
-    """The file of the MPI library the loader resolves for binary ``path`` (``ldd``), or None."""
-    from hpcds1mpi.launch.mpi_family import family_of_soname, ldd_text
+#: The machines-table columns of the hardware class (``machine_id`` hashes them and the MPI).
+HARDWARE = ("cpu_model", "physical_cores", "logical_cores", "memory_gb", "gpu_model",
+            "gpu_count", "gpu_memory_gb", "partition")
 
-    for line in (ldd_text(path, env) or "").splitlines():
-        name, _, rest = line.strip().partition(" => ")
-        resolved = rest.split(" (", 1)[0].strip()
-        if family_of_soname(name) and os.path.isfile(resolved):
-            return resolved
+
+def earlier_record(machines: dict, fp: dict) -> str | None:
+    """The id under which a telemetry file's ``machines`` hold this machine (``fp``) as an
+    earlier hpcds1mpi fingerprinted it when only the text of its ``mpi_library`` has changed
+    since: kept with control characters (Debian mpi4py's NUL, which crashed every write of
+    the file, so its runs live only in the journal), or a launcher's version line not yet
+    marked :data:`UNREAD`. Those runs are this machine's and MPI's; a resumed sweep relabels
+    them (:meth:`~hpcds1mpi.records.telemetry.TelemetryWriter.relabel_machine`) instead of
+    measuring them again under a second id. None when there is none, or ``fp``'s id is there.
+    """
+    from hpcds1mpi.launch.mpi_family import clean_version
+
+    if fp["machine_id"] in machines:
+        return None
+    for machine, row in machines.items():
+        text = clean_version(str(row.get("mpi_library") or ""))
+        if fp["mpi_library"] in (text, f"{text} {UNREAD}") and all(
+                row.get(k) == fp[k] for k in HARDWARE):
+            return machine
     return None
 
 
@@ -317,7 +346,8 @@ def refuse_launcher_fingerprint(out: str, fp: dict) -> None:
     """Refuse to resume a program sweep into ``out`` when its runs carry this machine's older
     fingerprint, the one taken from the launcher (``"mpiexec Version: 5.0.2"``) before program
     sweeps read their MPI library: every run would be measured again under the new id and the
-    file would mix two machines. Stored rows are never relabelled.
+    file would mix two machines. Stored rows are never relabelled, except one
+    :func:`earlier_record` names (the same library, only its text changed).
 
     Raises:
         ConfigError: one line naming both ids and the fix (a new ``--out``).
@@ -329,10 +359,10 @@ def refuse_launcher_fingerprint(out: str, fp: dict) -> None:
         machines = telemetry.load(out).machines if os.path.isfile(out) else {}
     except (HpcdsError, OSError):
         return  # the writer says what is wrong with the file
-    same_hardware = ("cpu_model", "physical_cores", "logical_cores", "memory_gb", "gpu_model",
-                     "gpu_count", "gpu_memory_gb", "partition")
+    relabelled = earlier_record(machines, fp)
     for machine, row in machines.items():
-        if machine == fp["machine_id"] or any(row.get(k) != fp[k] for k in same_hardware):
+        if machine in (fp["machine_id"], relabelled) or any(row.get(k) != fp[k]
+                                                             for k in HARDWARE):
             continue
         from hpcds1mpi.records.training import names_launcher
 
@@ -352,11 +382,13 @@ def fingerprint(partition, *, hostnames: list[str], mpi_library: str, gpu_aware:
     model/count/memory, MPI library, partition name) but not host names, so identical nodes of a
     partition share one id; host names are kept in ``hostnames``. It names what a model may
     pool runs over: the hardware and the MPI library the measured code ran on, whichever path
-    measured it (``mpi_library``: the library's own version line, kernels and programs alike).
+    measured it (``mpi_library``: the library's own version line, kernels and programs alike,
+    read as C reads it: up to a NUL, without control characters).
     """
     import psutil
 
     from hpcds1mpi.cluster import _cpu_model, detect_gpus
+    from hpcds1mpi.launch.mpi_family import clean_version
 
     gpu_count, gpu_mem, gpu_model = detect_gpus()
     row = {
@@ -369,7 +401,7 @@ def fingerprint(partition, *, hostnames: list[str], mpi_library: str, gpu_aware:
         "gpu_model": gpu_model,
         "gpu_count": gpu_count,
         "gpu_memory_gb": round(gpu_mem, 1),
-        "mpi_library": " ".join(mpi_library.split()),
+        "mpi_library": clean_version(mpi_library),
         "mpi_gpu_aware": int(bool(gpu_aware)),
         "python": platform.python_version(),
         "platform": platform.platform(),

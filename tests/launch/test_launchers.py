@@ -151,3 +151,56 @@ def test_the_cluster_files_launcher_settings_reach_the_script_launcher():
     assert launchers.for_script("slurm", srun).tokens(Configuration(1, 2, 1))[-2:] == \
         ["--mpi=pmix", "--overlap"]
     assert launchers.for_script("slurm", srun).script_lines() == []
+
+
+def test_open_mpi_gives_each_rank_the_cores_of_its_threads():
+    """Open MPI's mpirun binds a rank to one core (2 ranks or fewer): T threads shared it, and
+    the thread dimension was recorded ok while measuring nothing (s25 tester B 2)."""
+    def ompi(cores, args=()):
+        return launchers.OpenMpiMpirun("mpirun", tuple(args), as_root=False, cores=cores)
+
+    fits, crowded = Configuration(1, 1, 2), Configuration(1, 2, 2)
+    assert ompi(2).tokens(fits) == ["mpirun", "-n", "1", "--map-by", "slot:PE=2"]
+    assert ompi(2).tokens(crowded) == ["mpirun", "-n", "2", "--bind-to", "none"]
+    assert ompi(None).tokens(fits)[-2:] == ["--bind-to", "none"]  # cores unknown: PE may not fit
+    assert ompi(8).tokens(Configuration(2, 2, 2))[-2:] == ["--map-by", "ppr:2:node:PE=2"]
+    assert ompi(2).tokens(Configuration(2, 2, 2))[-4:] == ["--map-by", "ppr:2:node",
+                                                            "--bind-to", "none"]
+    assert ompi(2).tokens(Configuration(1, 2, 1)) == ["mpirun", "-n", "2"]  # one thread: its own
+    # Said and recorded, as --oversubscribe is; the threads follow their rank's cores.
+    assert any("--map-by slot:PE=2 (each rank bound to 2 cores" in n for n in ompi(2).notes(fits))
+    assert any("2 ranks x 2 threads on a node of 2 cores" in n and "--bind-to none" in n
+               for n in ompi(2).notes(crowded))
+    assert ompi(2).binding(fits) == "mpiexec --map-by slot:PE=2"
+    assert ompi(2).environment(fits)["OMP_PROC_BIND"] == "close"
+    assert "OMP_PROC_BIND" not in ompi(2).environment(crowded)
+    # The user's own placement or binding: nothing added, and the binding says whose it is.
+    for own in (["--bind-to", "core"], ["--map-by=socket"], ["-bind-to", "none"],
+                ["--mca", "hwloc_base_binding_policy", "none"], ["--cpus-per-rank", "2"]):
+        assert ompi(2, own).tokens(fits) == ["mpirun", "-n", "1", *own], own
+        assert not ompi(2, own).notes(fits) and "user's launcher options" in \
+            ompi(2, own).binding(fits)
+    assert not launchers.binds_its_own(["-x", "OMP_NUM_THREADS", "--report-bindings"])
+    # One function for the sweep and a batch script's mpirun line.
+    binding = launchers.open_mpi_thread_binding(fits, 2)
+    assert binding.tokens == ("--map-by", "slot:PE=2") and binding.binds_cores
+
+
+def test_open_mpis_mpirun_really_gives_a_rank_the_cores_of_its_threads():
+    import os
+    import subprocess
+    import sys
+
+    from tests.helpers import system_program
+
+    mpirun = system_program("mpirun.openmpi")
+    cores = len(os.sched_getaffinity(0))
+    if cores < 2:
+        pytest.skip("one CPU here")
+    config = Configuration(1, 1, 2)
+    launch = launchers.local(mpiexec=mpirun, cores=cores)
+    cpus = subprocess.run(
+        [*launch.tokens(config), sys.executable, "-c",
+         "import os; print(len(os.sched_getaffinity(0)))"], capture_output=True, text=True,
+        timeout=120, env={**os.environ, **launch.environment(config)})
+    assert cpus.stdout.strip() == "2", cpus.stderr  # was 1: both threads on one core

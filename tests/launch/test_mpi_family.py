@@ -4,6 +4,7 @@ that can start it as one job: real Debian binaries, programs compiled with the w
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -182,3 +183,66 @@ def test_another_familys_launcher_is_refused_before_mpi_init_naming_the_wheels_m
     assert quiet.value.code == LaunchError.exit_code
     for fits in (_clean(**HYDRA_RANK), _clean()):
         assert mpi_family.check_started_by(fits) is None
+
+
+# ---- version texts, the launcher suggested, srun's plugin -------------------------------------
+
+DEBIAN_MPI4PY = "Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4, May 26, 2022\0"
+
+
+def fake_python(tmp_path: Path, version: str = DEBIAN_MPI4PY) -> str:
+    """A ``python3`` whose mpi4py says ``version`` (Debian's keeps the C string's NUL)."""
+    folder = tmp_path / "fakebin"
+    folder.mkdir(exist_ok=True)
+    python = folder / "python3"
+    # printf's %b writes \0NNN as that byte; whatever the arguments, it prints the version.
+    python.write_text("#!/bin/sh\nprintf '%b\\n' " + shlex.quote(version.replace("\0", "\\0000"))
+                      + "\n")
+    python.chmod(0o755)
+    return str(python)
+
+
+def test_a_library_version_is_read_as_c_reads_it(tmp_path):
+    """Debian's mpi4py returned Get_library_version() with its NUL; the NUL was kept and the
+    telemetry write crashed (s25 tester B 1)."""
+    assert mpi_family.version_line(DEBIAN_MPI4PY + "\n") == DEBIAN_MPI4PY[:-1]
+    assert mpi_family.version_line("\n  MPICH Version: 5.0.2\nMPICH Release date: x\n") == \
+        "MPICH Version: 5.0.2"
+    assert mpi_family.clean_version("A\tB\x1b[0m\0 after the NUL") == "A B [0m"
+    python = fake_python(tmp_path)
+    assert subprocess.run([python, "-c", "x"], capture_output=True).stdout.endswith(b"\0\n")
+    found = mpi_family.program_mpi([python, "app.py"])
+    assert found.family == "openmpi" and found.path == python
+    assert f"uses {DEBIAN_MPI4PY[:-1]} ({python})" in found.evidence  # no NUL, no doubled space
+
+
+def test_the_launcher_suggested_is_the_one_whose_installation_owns_the_library(tmp_path):
+    """A program of the wheel's MPICH was told to use Debian's mpiexec.mpich (s25 tester B 6)."""
+    openmpi = system_program("mpirun.openmpi")
+    wheel = mpi_family.program_mpi([compiled(tmp_path)])
+    with pytest.raises(LaunchError) as caught:
+        mpi_family.check_launcher(wheel, openmpi)
+    assert str(caught.value).endswith(f"--mpiexec {Path(sys.executable).parent / 'mpiexec'}")
+    assert mpi_family.library_file(wheel).startswith(str(Path(sys.executable).parent.parent))
+    debian = mpi_family.program_mpi([system_program("NPmpich2")])
+    with pytest.raises(LaunchError, match=r"--mpiexec /usr/bin/mpiexec\.mpich$"):
+        mpi_family.check_launcher(debian, openmpi)
+    assert mpi_family.owner_first(["/usr/bin/mpiexec.mpich", "/opt/mpich/bin/mpiexec.hydra",
+                                   "/opt/mpich/bin/mpiexec"], "/opt/mpich/lib/libmpi.so.12") == \
+        ["/opt/mpich/bin/mpiexec", "/opt/mpich/bin/mpiexec.hydra", "/usr/bin/mpiexec.mpich"]
+    assert mpi_family.owner_first(["/b", "/a"], None) == ["/b", "/a"]
+
+
+def test_open_mpi_under_srun_pmi2_is_refused_naming_what_was_not_tried():
+    """It was refused by the probe with "srun --mpi=pmix/pmi2" though pmi2 had just failed
+    (s25 tester B 5)."""
+    hpcc = mpi_family.program_mpi([system_program("hpcc")])
+    with pytest.raises(LaunchError) as caught:
+        mpi_family.check_launcher(hpcc, "srun", "pmi2")
+    text = str(caught.value)
+    assert "srun --mpi=pmi2 cannot start it as one job" in text and "use --mpi pmix" in text
+    assert "pmix/pmi2" not in text and "--mpiexec " in text
+    for fits in ("pmix", "pmix_v4", ""):  # "": one rank, no wire-up needed
+        assert mpi_family.check_launcher(hpcc, "srun", fits) == "slurm"
+    netpipe = mpi_family.program_mpi([system_program("NPmpich2")])
+    assert mpi_family.check_launcher(netpipe, "srun", "pmi2") == "slurm"

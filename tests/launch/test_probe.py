@@ -73,3 +73,31 @@ def test_srun_pmi2_is_one_job_and_mpi_none_is_not(slurm):
     with pytest.raises(LaunchError, match="does not start 2 ranks as one job"):
         probe.run_probe(launchers.Srun("none").tokens(probe.probe_config()), env, "mpich",
                         timeout=120)
+
+
+def test_the_advice_names_what_was_not_tried(tmp_path):
+    """Open MPI under srun --mpi=pmi2 was told "srun --mpi=pmix/pmi2" (s25 tester B 5)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    srun = bin_dir / "srun"  # two PMI-2 ranks of one job, as srun --mpi=pmi2 starts them
+    srun.write_text('#!/bin/sh\nwhile [ $# -gt 0 ]; do case "$1" in -c) shift 2;; -*) shift;; '
+                    '*) break;; esac; done\nPMI_RANK=0 PMI_SIZE=2 "$@"; PMI_RANK=1 PMI_SIZE=2 '
+                    '"$@"\n')
+    srun.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI", "OMPI"))}
+
+    def advice(mpi: str, family: str | None) -> str:
+        tokens = [str(srun), *launchers.Srun(mpi).tokens(probe.probe_config())[1:]]
+        with pytest.raises(LaunchError) as caught:
+            probe.run_probe(tokens, env, family)
+        return str(caught.value).split("nothing was measured: ", 1)[1]
+
+    ompi = advice("pmi2", "openmpi")
+    assert ompi.startswith("pass --mpi pmix, or the program's own launcher --mpiexec")
+    assert "pmi2" not in ompi
+    assert advice("pmix", "openmpi").startswith("pick the program's own launcher: --mpiexec")
+    assert probe.untried([mpiexec(), "-n", "2"], env, "openmpi").startswith(
+        "pick the program's own launcher: --mpiexec ")
+    assert probe.untried(["srun", "--mpi=pmi2"], env, "mpich").startswith("pass --mpi pmix,")
+    assert probe.untried(["srun", "--mpi=none"], env, None).startswith(
+        "pass --mpi pmix or --mpi pmi2,")

@@ -596,3 +596,80 @@ def test_each_reason_a_run_failed_is_said_once_while_the_sweep_goes_on(tmp_path)
     reasons = sorted(line.split(": failed: ", 1)[1] for line in said if ": failed: " in line)
     assert reasons == sorted([errors[2], errors[4]]) and errors[2] == errors[3], said
     assert errors[2] == "exit code 1: ERROR: Cannot open input script in.ljj"
+
+
+def test_a_journal_left_by_the_nul_crash_is_resumed_keeping_its_runs(tmp_path):
+    """Debian mpi4py's library version ends in a NUL: every snapshot of such a sweep crashed
+    ("VLEN strings do not support embedded NULLs"), --resume too, and its runs lived only in
+    the journal, under a machine id hashed from the NUL (s25 tester B 1)."""
+    import socket
+
+    from hpcds1mpi.cluster import Partition
+    from hpcds1mpi.measure import meters
+    from tests.launch.test_mpi_family import fake_python
+
+    python = fake_python(tmp_path, "MPICH Version:      9.9.9\0")  # (a family the wheel starts)
+    part = Partition("p", cores_per_node=2, memory_gb=4.0)
+
+    def plan(sizes):
+        return external.build_external_plan(f"{python} app.py {{size}}", "pyd", sizes=sizes,
+                                            min_repeats=1, max_repeats=1, min_time=0)
+
+    fresh = tmp_path / "fresh.h5"
+    external.run_external(plan("1"), str(fresh), part, progress=False)
+    now = telemetry.load(fresh)
+    (new_id, machine), = now.machines.items()
+    assert machine["mpi_library"] == "MPICH Version: 9.9.9"
+    # What the crashing version left: a snapshot with no runs, the journal with its runs.
+    crashed = {**machine, "mpi_library": "MPICH Version: 9.9.9\0"}
+    crashed["machine_id"] = old_id = meters.machine_id(crashed)
+    (run,) = now.runs.values()
+    out = tmp_path / "crashed.h5"
+    writer = telemetry.TelemetryWriter(out, attrs={k: now.attrs[k] for k in ("plan", "launch")})
+    writer.open()
+    writer.machine(crashed)
+    writer.record({**run, "machine_id": old_id}, {})
+    writer.release()
+    said: list[str] = []
+    summary = external.run_external(plan("1,2"), str(out), part, resume=True, progress=False,
+                                    say=said.append)
+    assert summary["skipped"] == 1 and summary["configs"] == 1  # its run is kept, not redone
+    assert any(f"carried id {old_id[:12]}" in line and new_id[:12] in line for line in said)
+    kept = telemetry.load(out)
+    assert list(kept.machines) == [new_id] == [meters.fingerprint(
+        part, hostnames=[socket.gethostname()], mpi_library=machine["mpi_library"],
+        gpu_aware=False)["machine_id"]]
+    assert kept.runs[(new_id, run["run_id"])]["started_at"] == run["started_at"]
+    assert len(kept.runs) == 2 and not telemetry.journal_path(out).exists()
+
+
+def test_a_program_whose_mpi_cannot_be_read_is_noted_and_its_row_says_so(tmp_path):
+    """A wrapper of an Open MPI program under the wheel's hydra ran as 1-rank copies, recorded
+    ok without a word, its machine row reading as MPICH (s25 tester B 4)."""
+    from hpcds1mpi.cluster import Partition
+    from hpcds1mpi.measure import meters
+    from hpcds1mpi.measure.readings import Readings
+
+    wrapper = _script(tmp_path, "run.sh", 'echo "ranks: ${PMI_SIZE:-1}"\n')
+    plan = external.build_external_plan(f"{wrapper} {{size}}", "wr", sizes="1",
+                                        ranks_per_node="1,2", min_repeats=1, max_repeats=1,
+                                        min_time=0)
+    part = Partition("p", cores_per_node=2, memory_gb=4.0)
+    said: list[str] = []
+    external.run_external(plan, str(tmp_path / "w.h5"), part, progress=False, say=said.append)
+    notes = [line for line in said if line.startswith("note: the launch is unverified")]
+    assert len(notes) == 1 and "run.sh is a script run by /bin/sh" in notes[0]
+    assert "--ranks-regex" in notes[0]
+    (library,) = telemetry.read_machines(tmp_path / "w.h5")["mpi_library"]
+    assert library.startswith("mpiexec ") and library.endswith(meters.UNREAD)
+    # --ranks-regex checks every launch: nothing to note; one rank needs no check either.
+    for readings, ranks in ((Readings.of(ranks_regex=r"ranks: (\d+)"), "1,2"),
+                            (Readings.of(), "1")):
+        said.clear()
+        external.run_external(
+            external.build_external_plan(f"{wrapper} {{size}}", "wr", sizes="1",
+                                         ranks_per_node=ranks, min_repeats=1, max_repeats=1,
+                                         min_time=0),
+            str(tmp_path / f"w{ranks}{bool(readings.ranks)}.h5"), part, progress=False,
+            readings=readings, say=said.append)
+        assert not any(line.startswith("note:") for line in said), said

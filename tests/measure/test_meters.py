@@ -101,8 +101,10 @@ def test_a_python_program_gets_its_mpi4pys_library_and_a_wrapper_its_launchers(t
     wrapper.write_text("#!/bin/sh\nexec ./app \"$@\"\n")
     wrapper.chmod(0o755)
     launcher = mpiexec_path()
+    # ... said to be the launcher's: it had read as the wheel's MPICH (s25 tester B 4)
     assert meters.program_mpi_library([str(wrapper)], env, launcher) == \
-        library_version(launcher)
+        f"{library_version(launcher)} {meters.UNREAD}"
+    assert meters.program_mpi_library([str(wrapper)], env, str(tmp_path / "gone")) == "unknown"
 
 
 def test_an_open_mpi_program_gets_its_open_mpi_library():
@@ -141,3 +143,42 @@ def test_resuming_a_file_fingerprinted_from_the_launcher_is_refused(tmp_path):
                  stored("other.h5", mpi_library="mpiexec Version: 5.0.2", cpu_model="Other"),
                  str(tmp_path / "none.h5")):
         meters.refuse_launcher_fingerprint(path, now)
+
+
+def test_a_library_version_with_a_nul_is_recorded_as_c_reads_it(tmp_path):
+    """Debian's mpi4py keeps the NUL of Get_library_version(): it reached the machines table
+    and every write of the file crashed ("VLEN strings do not support embedded NULLs")."""
+    import os
+
+    from tests.launch.test_mpi_family import DEBIAN_MPI4PY, fake_python
+
+    python = fake_python(tmp_path)
+    library = meters.program_mpi_library([python, "app.py"], dict(os.environ), "mpiexec")
+    assert library == DEBIAN_MPI4PY[:-1]  # what ctypes' .value gives for a C program
+    assert _ids(DEBIAN_MPI4PY) == _ids(library)
+    part = Partition("p", cores_per_node=2, memory_gb=8)
+    row = meters.fingerprint(part, hostnames=["h"], mpi_library="A\x00\x01B\n C", gpu_aware=False)
+    assert row["mpi_library"] == "A"
+
+
+def test_an_earlier_text_of_the_same_library_is_found_for_relabelling():
+    part = Partition("p", cores_per_node=2, memory_gb=8)
+    now = meters.fingerprint(part, hostnames=["h"], mpi_library="Open MPI v4.1.4",
+                             gpu_aware=False)
+
+    def earlier(**change) -> dict:
+        row = dict(now, **change)  # as the earlier hpcds1mpi hashed it
+        row["machine_id"] = meters.machine_id(row)
+        return {row["machine_id"]: row}
+
+    crashed = earlier(mpi_library="Open MPI v4.1.4\x00")
+    assert meters.earlier_record(crashed, now) == next(iter(crashed))
+    assert meters.earlier_record({**crashed, **earlier()}, now) is None  # its own id is there
+    assert meters.earlier_record(earlier(mpi_library="Open MPI v4.1.5"), now) is None
+    assert meters.earlier_record(earlier(mpi_library="Open MPI v4.1.4\x00", cpu_model="X"),
+                                 now) is None
+    # A wrapper's row from before the launcher's line was marked: the same, relabelled.
+    wrapper = dict(now, mpi_library=f"mpiexec Version: 5.0.2 {meters.UNREAD}")
+    wrapper["machine_id"] = meters.machine_id(wrapper)
+    unmarked = earlier(mpi_library="mpiexec Version: 5.0.2")
+    assert meters.earlier_record(unmarked, wrapper) == next(iter(unmarked))

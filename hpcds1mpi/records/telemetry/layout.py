@@ -186,6 +186,30 @@ class Store:
     def done_keys(self) -> set:
         return set(self.runs)
 
+    def relabel_machine(self, old_id: str, row: dict) -> None:
+        """Move everything held under machine ``old_id`` (its row, runs, detail, starts,
+        attempts) to ``row``'s ``machine_id``, and make ``row`` that machine's row. For an id
+        an earlier hpcds1mpi took from a text it no longer writes (a library version with a
+        NUL): its runs are that machine's, under the id it is given now."""
+        new_id = row["machine_id"]
+
+        def moved(table: dict, retag) -> dict:
+            return {((new_id, key[1]) if key[0] == old_id else key):
+                    (retag(value) if key[0] == old_id else value)
+                    for key, value in table.items()}
+
+        def tagged(item: dict) -> dict:
+            return {**item, "machine_id": new_id}
+
+        self.runs = moved(self.runs, tagged)
+        self.started = moved(self.started, tagged)
+        self.attempts = moved(self.attempts, lambda n: n)
+        for table in DETAIL_TABLES:
+            self.detail[table] = moved(self.detail[table],
+                                       lambda items: [tagged(r) for r in items])
+        self.machines.pop(old_id, None)
+        self.machines[new_id] = normalise(row, MACHINE_COLUMNS)
+
 
 
 # --------------------------------------------------------------------------------------------
@@ -288,6 +312,13 @@ def _read_tables(f, store: Store) -> None:
 # Writing
 
 
+def storable(value) -> str:
+    """``value`` as a string HDF5 can store: without NUL bytes, which h5py refuses ("VLEN
+    strings do not support embedded NULLs") and which would lose the whole snapshot (a
+    program's error line with a NUL, Debian mpi4py's library version)."""
+    return str(value).replace("\0", "")
+
+
 def _write_table(f, name: str, rows: list[dict], columns: list[tuple[str, str]], compress: bool):
     import h5py
     import numpy as np
@@ -298,7 +329,7 @@ def _write_table(f, name: str, rows: list[dict], columns: list[tuple[str, str]],
     for col, kind in columns:
         values = [r.get(col, _default(kind)) for r in rows]
         if kind == "str":
-            arr = np.array([str(v) for v in values], dtype=object)
+            arr = np.array([storable(v) for v in values], dtype=object)
             group.create_dataset(col, data=arr, dtype=h5py.string_dtype("utf-8"), **kw)
         elif kind == "int":
             group.create_dataset(col, data=np.array(values, dtype=np.int64), **kw)
@@ -343,7 +374,7 @@ def write_snapshot(path: str | os.PathLike, store: Store, *, compress: bool = Tr
             if k in ("format", "schema_version", "attempts"):
                 continue
             v = v.item() if hasattr(v, "item") else v
-            f.attrs[k] = v if isinstance(v, (int, float)) else str(v)
+            f.attrs[k] = v if isinstance(v, (int, float)) else storable(v)
         f.attrs["attempts"] = json.dumps([[k[0], k[1], n] for k, n in store.attempts.items()])
         _write_table(f, "runs", [store.runs[k] for k in keys], RUN_COLUMNS, compress)
         _test_pause_mid_write()

@@ -250,6 +250,13 @@ class TelemetryWriter:
         if row["machine_id"] not in self.store.machines:
             self._append({"event": "machine", "row": row})
 
+    def relabel_machine(self, old_id: str, row: dict) -> None:
+        """Move the runs of machine ``old_id`` to ``row``'s id and row
+        (:meth:`~.layout.Store.relabel_machine`), then snapshot at once: the snapshot is the
+        record of it (the journal is restarted after it, so it never holds both ids)."""
+        self.store.relabel_machine(old_id, row)
+        self.snapshot()
+
     def maybe_snapshot(self) -> None:
         if time.monotonic() - self._last_snapshot >= self.snapshot_every_s:
             self.snapshot()

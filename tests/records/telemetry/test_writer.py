@@ -150,3 +150,44 @@ def test_a_sweep_that_left_only_a_journal_is_named_with_what_to_do(tmp_path):
     with pytest.raises(TelemetryError, match=r"pass --resume to continue it, or delete .*"
                                              r"t\.h5\.journal to start afresh"):
         telemetry.TelemetryWriter(out).open()
+
+
+def test_a_string_with_a_nul_is_written_without_it_and_nothing_is_lost(tmp_path):
+    """h5py refuses a NUL in a string ("VLEN strings do not support embedded NULLs"): Debian
+    mpi4py's library version lost every snapshot of its sweep, and so would a program's
+    error line with a NUL byte."""
+    path = tmp_path / "t.h5"
+    with telemetry.TelemetryWriter(path, attrs={"plan": "{\"command\": \"app\\u0000\"}",
+                                                "note": "a\0b"}) as w:
+        w.machine({"machine_id": "m1", "mpi_library": "Open MPI v4.1.4, 2022\0"})
+        w.record(run_row(0, status="failed", error="exit code 1: bad \0byte"))
+    assert telemetry.read_machines(path)["mpi_library"].tolist() == ["Open MPI v4.1.4, 2022"]
+    assert telemetry.read_runs(path)["error"].tolist() == ["exit code 1: bad byte"]
+    with h5py.File(path) as f:
+        assert f.attrs["note"] == "ab"
+
+
+def test_a_machine_relabelled_takes_its_runs_detail_and_attempts_along(tmp_path):
+    path = tmp_path / "t.h5"
+    with telemetry.TelemetryWriter(path) as w:
+        w.machine({"machine_id": "old", "cpu_model": "X", "mpi_library": "MPI\0"})
+        w.machine({"machine_id": "m2", "cpu_model": "Y"})
+        for i, machine in ((0, "old"), (1, "old"), (2, "m2")):
+            w.start(run_row(i, machine))
+            w.record(run_row(i, machine), {"repeats": [
+                {"machine_id": machine, "run_id": f"r{i:03d}", "repeat": 0, "wall_s": 1.0}]})
+    with telemetry.TelemetryWriter(path, resume=True) as w:
+        w.start(run_row(3, "old"))  # started, unfinished
+        w.relabel_machine("old", {**w.store.machines["old"], "machine_id": "new",
+                                  "mpi_library": "MPI"})
+        assert ("new", "r003") in w.store.started and ("new", "r000") in w.store.attempts
+        assert not any(key[0] == "old" for key in [*w.store.runs, *w.store.attempts])
+        # The snapshot holds it: the restarted journal names only the new id.
+        assert '"old"' not in telemetry.journal_path(path).read_text()
+    runs = telemetry.read_runs(path)
+    assert dict(zip(runs["run_id"], runs["machine_id"])) == {
+        "r000": "new", "r001": "new", "r002": "m2"}
+    machines = telemetry.read_machines(path).set_index("machine_id")
+    assert sorted(machines.index) == ["m2", "new"] and machines.loc["new", "cpu_model"] == "X"
+    reps = telemetry.read_detail(path, "repeats")
+    assert sorted(reps["machine_id"]) == ["m2", "new", "new"]
