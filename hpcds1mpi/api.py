@@ -19,9 +19,7 @@ model does not know gets the guard's verdict (``escalate``) and no pick.
 
 from __future__ import annotations
 
-import numbers
 import os
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping, Union
@@ -34,7 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.cluster import Cluster, Partition
     from hpcds1mpi.decide.advise import Advice
     from hpcds1mpi.decide.walltime import WalltimeProposal
-    from hpcds1mpi.launch.script_reading import JobScript
+    from hpcds1mpi.launch.job_script import JobScript
 
 #: Where a job may run: a cluster TOML path, a Cluster, a Partition, or None (this Slurm
 #: allocation, else this machine).
@@ -141,34 +139,13 @@ class Recommendation:
                 list of its arguments, or None for the workload's kernel.
         """
         from hpcds1mpi.decide.recommendation import emit_script
+        from hpcds1mpi.schemas.api_args import api_wording, program_argument
 
         if scheduler not in ("slurm", "pbs"):
             raise ConfigError(f"script(): scheduler must be 'slurm' or 'pbs', got {scheduler!r}")
-        program = _program(program)
-        with _api_wording():
+        program = program_argument(program)
+        with api_wording():
             return emit_script(self.raw, scheduler, program)
-
-
-def _program(program) -> str | list[str] | None:
-    """``program`` as ``emit_script`` takes it (a command line, a token list or None), or one
-    ConfigError: an int, a float, bytes or a dict was iterated or refused with a TypeError."""
-    def token(value) -> bool:  # a number stands for itself ("./app", 128)
-        return isinstance(value, (str, os.PathLike)) or (
-            isinstance(value, numbers.Real) and not isinstance(value, bool))
-
-    if program is None or isinstance(program, str):
-        return program
-    if isinstance(program, os.PathLike):
-        return [os.fspath(program)]
-    if isinstance(program, (list, tuple)):
-        bad = next((i for i, t in enumerate(program) if not token(t)), None)
-        if bad is None:
-            return [os.fspath(t) if isinstance(t, os.PathLike) else str(t) for t in program]
-        raise ConfigError(f"script(): program[{bad}] must be a string, a path or a number, got "
-                          f"{type(program[bad]).__name__}")
-    raise ConfigError(f"script(): program must be a command line (str), a path, a list of its "
-                      f"arguments, or None for the workload's kernel, got "
-                      f"{type(program).__name__}")
 
 
 def _places(cluster: ClusterLike, partition: str | None) -> list:
@@ -177,52 +154,6 @@ def _places(cluster: ClusterLike, partition: str | None) -> list:
     from hpcds1mpi.cluster import allowed_places
 
     return allowed_places(cluster, [partition] if partition is not None else ())
-
-
-@contextmanager
-def _api_wording():
-    """The decide layer's errors in the API's words: its arguments, not the CLI's options
-    (``relax deadline_s``, not ``relax --deadline``); same error type, one line."""
-    from hpcds1mpi.errors import HpcdsError
-    from hpcds1mpi.schemas.api_args import API_NAMES, reworded
-
-    try:
-        yield
-    except HpcdsError as exc:
-        text = reworded(str(exc), API_NAMES)
-        if text == str(exc):
-            raise
-        try:
-            again = type(exc)(text)
-        except Exception:  # noqa: BLE001 - an error type built otherwise: as it came
-            raise exc from None
-        raise again from None
-
-
-def _configurations(configs) -> list[Configuration]:
-    """``configs`` as Configuration objects; one ConfigError naming the first that is not one
-    (or a dict of its fields)."""
-    if isinstance(configs, (Configuration, Mapping, str, bytes)) or not isinstance(
-            configs, Iterable):
-        raise ConfigError(f"predict(): configs must be a list of Configuration objects or "
-                          f"dicts of their fields, got {type(configs).__name__}")
-    out = []
-    for i, c in enumerate(configs):
-        if isinstance(c, Configuration):
-            out.append(c)
-            continue
-        if not isinstance(c, Mapping):
-            raise ConfigError(f"predict(): configs[{i}] must be a Configuration or a dict of "
-                              f"its fields, got {type(c).__name__}")
-        unknown = sorted(map(str, set(c) - set(Configuration.__dataclass_fields__)))
-        if unknown:
-            raise ConfigError(f"predict(): configs[{i}] has unknown key {unknown[0]!r} "
-                              f"(known: {', '.join(Configuration.__dataclass_fields__)})")
-        try:
-            out.append(Configuration(**c))
-        except ConfigError as exc:
-            raise ConfigError(f"predict(): configs[{i}]: {exc}") from None
-    return out
 
 
 class Model:
@@ -267,14 +198,14 @@ class Model:
         from hpcds1mpi.decide.recommend import recommend
         from hpcds1mpi.decide.recommendation import TOP_ALTERNATIVES
         from hpcds1mpi.decide.system1 import Constraints
-        from hpcds1mpi.schemas.api_args import check_api_arguments
+        from hpcds1mpi.schemas.api_args import api_wording, check_api_arguments
 
         check_api_arguments("recommend", required=("workload", "size"), workload=workload,
                             size=size, partition=partition, objective=objective,
                             max_nodes=max_nodes, deadline_s=deadline_s,
                             energy_budget_j=energy_budget_j, device=device)
         size = int(size)  # a numpy integer too
-        with _api_wording():
+        with api_wording():
             rec = recommend(self.bundle, workload, size, _places(cluster, partition),
                             objective=objective, device=device, model_dir=self.path,
                             constraints=Constraints(max_nodes, deadline_s, energy_budget_j))
@@ -308,14 +239,15 @@ class Model:
         :func:`hpcds1mpi.decide.predict_configs.predict_configs`).
         """
         from hpcds1mpi.decide.predict_configs import predict_configs
-        from hpcds1mpi.schemas.api_args import check_api_arguments
+        from hpcds1mpi.schemas.api_args import (
+            api_wording, check_api_arguments, configurations_argument)
 
         check_api_arguments("predict", required=("workload", "size"), workload=workload,
                             size=size, partition=partition)
-        configs = _configurations(configs)
+        configs = configurations_argument(configs)
         if not configs:
             return []
-        with _api_wording():
+        with api_wording():
             _, part = _places(cluster, partition)[0]
             rows = predict_configs(self.bundle, workload, int(size), part, configs)
         nan = float("nan")
@@ -331,11 +263,11 @@ class Model:
         advise``); see :func:`advise`."""
         from hpcds1mpi.decide.advise import advise as advise_text
         from hpcds1mpi.launch.script_file import script_text
-        from hpcds1mpi.schemas.api_args import check_api_arguments
+        from hpcds1mpi.schemas.api_args import api_wording, check_api_arguments
 
         check_api_arguments("advise", workload=workload, size=size, objective=objective)
         text, name = _script(script, script_text)
-        with _api_wording():
+        with api_wording():
             return advise_text(text, self.bundle, _places(cluster, None), workload=workload,
                                size=size, objective=objective, model_dir=self.path, name=name)
 

@@ -140,8 +140,8 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
     from hpcds1mpi.cluster import allowed_places
     from hpcds1mpi.decide.failure_history import FailureHistory
     from hpcds1mpi.decide.model_bundle import DEFAULT_MODEL, load_model
-    from hpcds1mpi.decide.recommend import no_calibration, recommend
-    from hpcds1mpi.decide.recommendation import emit_script, unmet_constraints
+    from hpcds1mpi.decide.recommend import recommend
+    from hpcds1mpi.decide.recommendation import emit_script, no_calibration, unmet_constraints
     from hpcds1mpi.decide.system1 import Constraints
 
     if not workload.strip():

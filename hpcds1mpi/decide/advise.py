@@ -2,7 +2,7 @@
 
 The script is read by :mod:`hpcds1mpi.launch.script_reading`. Its program is matched against
 the workloads the model was trained on (the telemetry labels, and the programs swept with
-``sweep --command``, whose command lines the bundle keeps: :func:`program_commands`), or named
+``sweep --command``, whose command lines the bundle keeps: :mod:`hpcds1mpi.decide.script_workload`), or named
 with ``--workload``; its problem size comes from ``--size``, the program's ``--size``
 argument, or the place of ``{size}`` in that program's measured command line. Then both
 layouts get System 1's predictions (runtime, energy, the walltime to ask for), through
@@ -11,7 +11,7 @@ layouts get System 1's predictions (runtime, energy, the walltime to ask for), t
 The recommended time limit covers one launch: a script that launches more than once (several
 launch lines, or one inside a loop) keeps its own ``--time``, and a note says so. Given the
 folder the job starts in (the CLI), a launcher of another MPI family than the program's is a
-warning (:func:`hpcds1mpi.launch.script_request.mpi_mismatch`; files read, nothing run).
+warning (:func:`hpcds1mpi.launch.script_mpi_check.mpi_mismatch`; files read, nothing run).
 
 The device and precision stay the script's: they are inside the user's program, which a
 rewrite does not touch. A program the model does not know gets the guard's verdict and no
@@ -29,16 +29,16 @@ from hpcds1mpi.decide import guard as guard_mod
 from hpcds1mpi.decide import system1 as s1
 from hpcds1mpi.decide.recommend import recommend, refuse_job_bundle
 from hpcds1mpi.decide.recommendation import format_time
+from hpcds1mpi.decide.script_workload import choose_launch, no_size, recorded_commands
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch import directives as directives_mod
+from hpcds1mpi.launch.job_script import JobScript
+from hpcds1mpi.launch.script_mpi_check import mpi_mismatch
 from hpcds1mpi.launch.script_options import to_int
-from hpcds1mpi.launch.script_reading import JobScript, Launch, read_script
-from hpcds1mpi.launch.script_request import (
-    fits_command, mpi_mismatch, precision_of, program_at, repeats_note, resolve_launch,
-    size_from, split_command, stem)
+from hpcds1mpi.launch.script_reading import read_script
+from hpcds1mpi.launch.script_request import precision_of, repeats_note, resolve_launch, size_from
 from hpcds1mpi.launch.script_rewrite import Change, Layout, rewrite
 from hpcds1mpi.schemas.limits import MAX_SIZE
-from hpcds1mpi.surrogates.levels import program_commands
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.cluster import Cluster, Partition
@@ -181,72 +181,6 @@ class Advice:
         return _plain(out)
 
 
-# ---- the workload and size ------------------------------------------------------------------
-
-
-def recorded_commands(bundle) -> dict[str, str]:
-    """Workload label -> its program's command line as measured (``./app {size} 40``): the
-    programs swept with ``sweep --command`` (the bundle's ``measured_levels.json``)."""
-    try:
-        return program_commands(bundle)
-    except Exception:  # noqa: BLE001 - a bundle without its levels or rows still has labels
-        return {}
-
-
-def match_workload(launch: Launch, labels: Sequence[str], commands: dict[str, str]
-                   ) -> str | None:
-    """The label the launched program is: its name, the name of a launched argument (``./wrap
-    ./stencil``, ``hpcds1mpi run stencil``), or the program of a recorded command line (its
-    name; an interpreter's program: ``python3 app.py``)."""
-    words = [w for w in [launch.program or launch.program_raw, *launch.args] if w]
-    by_program: dict[str, list[str]] = {}
-    for label, command in sorted(commands.items()):
-        if tokens := split_command(command):
-            by_program.setdefault(stem(tokens[program_at(tokens)]), []).append(label)
-    for word in words:
-        if stem(word) in labels:
-            return stem(word)
-        found = by_program.get(stem(word), [])  # one program swept as several: the one
-        if found:  # whose command the script's is, else whose size it shows
-            return max(found, key=lambda x: (fits_command(launch, commands[x]),
-                                             "{size}" in commands[x]))
-    return None
-
-
-def _size_argument(launch: Launch | None) -> str | None:
-    """The value of a ``--size`` argument on the launch line, as written, or None."""
-    args = launch.args if launch is not None else []
-    for k, word in enumerate(args):
-        if word == "--size" and k + 1 < len(args):
-            return args[k + 1]
-        if word.startswith("--size="):
-            return word[7:]
-    return None
-
-
-def _no_size(label: str, launch: Launch | None, template: str | None, bundle) -> str:
-    """Why the script gives no size for ``label``, and what to do (one line)."""
-    head = f"no problem size for {label} in the script"
-    given = _size_argument(launch)
-    if given is not None:
-        shown = given if len(given) <= 40 else given[:40] + "..."
-        why = " (its $ expression could not be resolved)" if "$" in given or "`" in given \
-            else ""
-        return (f"{head}: line {launch.line} gives the size as {shown!r}, which is no whole "
-                f"number{why}; pass --size")
-    if not template:
-        return f"{head}; pass --size"
-    if "{size}" in template:
-        ran = " ".join([launch.program or launch.program_raw, *launch.args]) if launch else ""
-        return (f"{head}: line {launch.line if launch else '?'} runs {ran!r}, which does not "
-                f"have the form of its measured command {template!r}, so the size cannot be "
-                "read; pass --size")
-    lo, hi = (getattr(bundle, "size_range", {}) or {}).get(label, (None, None))
-    why = f"it was measured at one size only ({lo:g})" if lo is not None and lo == hi else \
-        "the same command ran at every size measured: the size is in its input"
-    return f"{head}: its measured command {template!r} does not show it ({why}); pass --size"
-
-
 # ---- predictions ----------------------------------------------------------------------------
 
 
@@ -343,14 +277,6 @@ def _reserved_too_much(script: JobScript, per_node: int, threads: int,
 # ---- advise ---------------------------------------------------------------------------------
 
 
-def _choose_launch(script: JobScript, labels, commands) -> tuple[str | None, Launch | None]:
-    for launch in script.launches:
-        label = match_workload(launch, labels, commands)
-        if label is not None:
-            return label, launch
-    return None, (script.launches[0] if script.launches else None)
-
-
 def _places_for(script: JobScript, places):
     if not script.partition:
         return places
@@ -391,7 +317,7 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     script = read_script(text)
     labels = [str(w) for w in getattr(bundle, "workloads", [])]
     commands = recorded_commands(bundle)
-    found, launch = _choose_launch(script, labels, commands)
+    found, launch = choose_launch(script, labels, commands)
     if launch is not None:
         resolve_launch(script, launch)
     source = "--workload" if workload else (
@@ -437,7 +363,7 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
         return Advice(name, script.scheduler, None, source, size, size_source, asked, None,
                       verdict.as_dict(), objective, notes=notes, warnings=warnings)
     if size is None:
-        raise ConfigError(_no_size(label, launch, commands.get(label), bundle))
+        raise ConfigError(no_size(label, launch, commands.get(label), bundle))
     if not 1 <= int(size) <= MAX_SIZE:  # --size is bounded by the CLI; the script's is not
         shown = f"{str(size)[:20]}{'...' if len(str(size)) > 20 else ''}"
         raise ConfigError(f"problem size {shown} ({size_source}) is outside 1..{MAX_SIZE}; "

@@ -5,7 +5,8 @@ The placement: System 1 scores every configuration of every allowed partition
 (:mod:`hpcds1mpi.decide.guard`), partitions where the job failed before are skipped
 (:mod:`hpcds1mpi.decide.failure_history`), and each rejected partition gets its reason in one
 line. An escalated job gets no guessed settings: a short calibration sweep over the
-configurations the model is least sure about is chosen instead. The answer, a
+configurations the model is least sure about is chosen instead
+(:mod:`hpcds1mpi.decide.calibration_sweep`). The answer, a
 :class:`~hpcds1mpi.decide.recommendation.Recommendation`, is shown as a table, JSON or a batch
 script by :mod:`hpcds1mpi.decide.recommendation`.
 """
@@ -23,16 +24,14 @@ from hpcds1mpi.decide import system1 as s1
 from hpcds1mpi.decide.confidence import ConfidenceModel
 from hpcds1mpi.decide.energy_floor import idle_watts
 from hpcds1mpi.decide.failure_history import FailureHistory, default_history_path
-from hpcds1mpi.decide.recommendation import Place, Recommendation, format_energy, format_time
+from hpcds1mpi.decide.calibration_sweep import calibration_steps, no_calibration_note
+from hpcds1mpi.decide.recommendation import (
+    Place, Recommendation, format_energy, format_memory, format_time)
 from hpcds1mpi.decide.trained_hardware import matching_partition
 from hpcds1mpi.errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.cluster import Cluster, Partition
-
-#: Configurations a calibration sweep measures.
-CALIBRATION_STEPS = 4
-
 
 def _energy_label(bundle) -> str:
     source = getattr(bundle, "energy_source", None)
@@ -55,11 +54,6 @@ def _energy_label(bundle) -> str:
     return "modelled"
 
 
-def _gb(mb: float) -> str:
-    gb = mb / 1000.0
-    return f"{gb:.1f} GB" if gb < 1e6 else f"{gb:.3g} GB"  # a size far out: 4e+27 GB
-
-
 def _rejection(place: Place, scores: s1.Scores) -> str:
     """Why nothing on this partition is feasible, in one line."""
     cols = scores.cols
@@ -80,12 +74,12 @@ def _rejection(place: Place, scores: s1.Scores) -> str:
         if gpu[i]:
             src = "measured runs there fail above" if lim and lim.gpu_source == "measured" \
                 else "usable per GPU:"
-            return (f"needs ~{_gb(need[i])} per GPU; {src} {_gb(lim.gpu_mb if lim else 0)}"
-                    + (f" (nominal {_gb(lim.nominal_gpu_mb)})" if lim and lim.nominal_gpu_mb
+            return (f"needs ~{format_memory(need[i])} per GPU; {src} {format_memory(lim.gpu_mb if lim else 0)}"
+                    + (f" (nominal {format_memory(lim.nominal_gpu_mb)})" if lim and lim.nominal_gpu_mb
                        else ""))
         src = "measured runs there fail above" if lim and lim.node_source == "measured" \
             else "usable per node:"
-        return f"needs ~{_gb(need[i])} per node; {src} {_gb(lim.node_mb if lim else 0)}"
+        return f"needs ~{format_memory(need[i])} per node; {src} {format_memory(lim.node_mb if lim else 0)}"
     if (cols["reason"][not_failing] == "deadline").any():
         fastest = float(np.min(cols["runtime_hi"][not_failing]))
         return f"cannot meet the deadline: fastest predicted upper bound {fastest:.3g} s"
@@ -93,92 +87,6 @@ def _rejection(place: Place, scores: s1.Scores) -> str:
         cheapest = float(np.min(cols["energy_hi"][not_failing]))
         return f"over the energy budget: cheapest predicted upper bound {cheapest:.3g} J"
     return "no feasible configuration"
-
-
-#: The first words of the note :func:`conclude` adds when an escalated job gets no
-#: calibration sweep (:func:`no_calibration`).
-NO_CALIBRATION = "no calibration sweep"
-
-
-def _fits_memory(cols: dict) -> np.ndarray:
-    """Rows whose memory need is within the limit (a ``fail`` reason can hide ``memory``)."""
-    need, limit = cols["mem_need_mb"], cols.get("mem_limit_mb")
-    if limit is None:
-        return cols["reason"] != "memory"
-    return ~(np.isfinite(need) & (need > limit))
-
-
-def calibration_steps(scores: s1.Scores, partition: "Partition", n: int = CALIBRATION_STEPS
-                      ) -> list:
-    """A few informative configurations to measure, chosen by the model's uncertainty.
-
-    From the configurations on this partition that fit in memory, on the fewest nodes that
-    hold the job (calibration must be cheap; one node where it fits), preferring those the
-    model does not expect to fail: the one with the widest relative runtime interval in each
-    (device, precision) group, then the rules-of-thumb configuration (all cores as ranks, one
-    thread) as an anchor, then the widest remaining ones. None when no configuration fits in
-    memory at any node count: every step would run out of it.
-    """
-    from hpcds1mpi.launch.scripts import CalibrationStep
-
-    cols = scores.cols
-    here = (cols["partition"] == partition.name) & _fits_memory(cols)
-    likely = here & np.isin(cols["reason"], ["", "deadline", "energy"])
-    pool = likely if likely.any() else here
-    if not pool.any():
-        return []
-    on = pool & (cols["nodes"] == np.min(cols["nodes"][pool]))
-    idx = np.flatnonzero(on)
-    runtime = np.where(cols["runtime_s"][idx] > 0, cols["runtime_s"][idx], np.nan)
-    width = np.nan_to_num((cols["runtime_hi"][idx] - cols["runtime_lo"][idx]) / runtime,
-                          nan=0.0)
-    order = idx[np.argsort(-width, kind="stable")]
-    chosen, seen = [], set()
-    choice = s1.Choice(scores, None, order, order, "time")
-
-    def add(i: int, why: str) -> None:
-        if i not in [c[0] for c in chosen] and len(chosen) < n:
-            chosen.append((i, why))
-
-    for i in order:
-        key = (cols["device"][i], cols["precision"][i])
-        if key not in seen:
-            seen.add(key)
-            w = (cols["runtime_hi"][i] - cols["runtime_lo"][i]) / max(cols["runtime_s"][i], 1e-12)
-            add(int(i), f"widest runtime interval for {key[0]} {key[1]} (±{50 * w:.0f} %)")
-    rule = idx[(cols["threads"][idx] == 1) & (cols["device"][idx] == "cpu")]
-    if len(rule):
-        add(int(rule[np.argmax(cols["ranks_per_node"][rule])]),
-            "rules-of-thumb anchor: every core a rank, one thread")
-    for i in order:
-        add(int(i), "wide runtime interval")
-    return [CalibrationStep(choice.config(i), why) for i, why in chosen]
-
-
-def _no_calibration_note(place: Place, scores: s1.Scores | None, size: int) -> str:
-    """Why an escalated job on ``place`` gets no calibration sweep, and what to do, one line."""
-    on = np.flatnonzero(scores.cols["partition"] == place.partition.name) \
-        if scores is not None else np.zeros(0, dtype=int)
-    if len(on) == 0:
-        return (f"{NO_CALIBRATION}: no configuration of {place.label} could be scored for "
-                "this job; allow another partition (--partition)")
-    cols = scores.cols
-    need, limit = cols["mem_need_mb"], cols["mem_limit_mb"]
-    i = on[np.nanargmin(need[on] / np.maximum(limit[on], 1e-9))]  # the nearest miss
-    per = "GPU" if cols["device"][i] == "gpu" else "node"
-    closest = s1.Choice(scores, None, [i], [i], "time").config(int(i)).label()
-    return (f"{NO_CALIBRATION}: size {size} does not fit in memory on {place.label} at any "
-            f"node count (the closest, {closest}, needs ~{_gb(need[i])} per {per}; usable "
-            f"{_gb(limit[i])}), so every step would run out of memory; lower --size, or allow "
-            "a partition with more memory (--partition)")
-
-
-def no_calibration(rec: Recommendation) -> str | None:
-    """The one line saying why an escalated job got no calibration sweep (and what to do), or
-    None when it got one or was not escalated."""
-    if rec.picked is not None or rec.calibration_steps:
-        return None
-    return next((note for note in rec.notes if note.startswith(NO_CALIBRATION)), None)
 
 
 @dataclass
@@ -467,5 +375,5 @@ def conclude(prep: Prepared, verdict) -> Recommendation:
             rec.calibration_partition = target
             rec.calibration_cluster = clusters.get(judged.label)
         else:
-            rec.notes.append(_no_calibration_note(judged, cal_scores, size))
+            rec.notes.append(no_calibration_note(judged, cal_scores, size))
     return rec

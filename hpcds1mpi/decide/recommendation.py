@@ -83,6 +83,19 @@ class Recommendation:
     extrapolated: list = field(default_factory=list)
 
 
+#: The first words of the note :func:`hpcds1mpi.decide.recommend.conclude` adds when an escalated job gets no
+#: calibration sweep (:func:`no_calibration`).
+NO_CALIBRATION = "no calibration sweep"
+
+
+def no_calibration(rec: Recommendation) -> str | None:
+    """The one line saying why an escalated job got no calibration sweep (and what to do), or
+    None when it got one or was not escalated."""
+    if rec.picked is not None or rec.calibration_steps:
+        return None
+    return next((note for note in rec.notes if note.startswith(NO_CALIBRATION)), None)
+
+
 # --------------------------------------------------------------------------------------------
 # Output
 
@@ -108,6 +121,12 @@ def format_energy(j: float) -> str:
         if j >= scale:
             return f"{j / scale:.3g} {unit}"
     return f"{j:.3g} J"
+
+
+def format_memory(mb: float) -> str:
+    """A memory size in MB as GB, one decimal (a size far out in three digits: 4e+27 GB)."""
+    gb = mb / 1000.0
+    return f"{gb:.1f} GB" if gb < 1e6 else f"{gb:.3g} GB"
 
 
 def _config_text(cfg) -> str:
@@ -298,8 +317,6 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
 
     name = job_name or f"hpcds1mpi-{rec.workload}"
     if rec.picked is None:
-        from hpcds1mpi.decide.recommend import no_calibration
-
         if why := no_calibration(rec):  # the specific line (memory, ...) before the generic one
             raise ConfigError(why)
         if not rec.calibration_steps or rec.calibration_partition is None:

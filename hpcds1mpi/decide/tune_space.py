@@ -14,6 +14,7 @@ from typing import Sequence
 
 from hpcds1mpi.config import DEVICES, PRECISIONS, Configuration
 from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.launch.program import program_precisions
 
 
 def config_key(config: Configuration) -> tuple:
@@ -86,20 +87,6 @@ def build_space(partition, *, max_nodes: int, cores_per_node: int | None = None,
                for n, r, t, d, p in zip(grid["nodes"], grid["ranks_per_node"], grid["threads"],
                                         grid["device_code"], grid["precision_code"])]
     return Space(configs)
-
-
-#: The placeholder a program's command takes its precision from.
-PRECISION_PLACEHOLDER = "{precision}"
-
-
-def program_precisions(program: str | None) -> tuple[str, ...] | None:
-    """The precisions a tune may try for a program: fp64 alone unless its command takes
-    ``{precision}`` (None: no restriction). Without the placeholder the runs of the other
-    precisions would be the same computation under another label (the sweep of a program
-    defaults to fp64 for the same reason)."""
-    if program is None or PRECISION_PLACEHOLDER in program:
-        return None
-    return ("fp64",)
 
 
 def workload_space(partition, kernel: str | None, *, max_nodes: int,

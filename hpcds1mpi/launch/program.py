@@ -23,6 +23,20 @@ from hpcds1mpi.errors import ConfigError
 #: Placeholders a program command line may use; filled per configuration.
 PLACEHOLDERS = ("size", "nodes", "ranks_per_node", "ranks", "threads", "precision", "device")
 
+#: The placeholder a program's command takes its precision from.
+PRECISION_PLACEHOLDER = "{precision}"
+
+
+def program_precisions(program: str | None) -> tuple[str, ...] | None:
+    """The precisions a tune may try for a program: fp64 alone unless its command takes
+    ``{precision}`` (None: no restriction). Without the placeholder the runs of the other
+    precisions would be the same computation under another label (the sweep of a program
+    defaults to fp64 for the same reason)."""
+    if program is None or PRECISION_PLACEHOLDER in program:
+        return None
+    return ("fp64",)
+
+
 #: Control characters (newline, carriage return, NUL, ...): never allowed in a script.
 CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 _ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

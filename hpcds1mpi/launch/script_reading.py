@@ -15,184 +15,33 @@ does: ``-N2``, ``-N 2``, ``--nodes=2``, ``--nodes 2``, a long name abbreviated t
 prefix, the last occurrence wins. PBS ``qsub`` reads ``#PBS`` lines by the same rule.
 Shell lines are split with :mod:`shlex` after joining ``\\`` continuations; ``$VAR``,
 ``${VAR:-x}``, ``$((...))`` and ``$[...]`` are expanded from the script's own assignments and
-the variables the scheduler sets from the directives (``SLURM_CPUS_PER_TASK``, ...).
+the variables the scheduler sets from the directives (``SLURM_CPUS_PER_TASK``, ...)
+(:mod:`hpcds1mpi.launch.script_expansion`). What the script asks for is held in
+:mod:`hpcds1mpi.launch.job_script`.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 
 from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.launch.job_script import JobScript, Launch, Setting
+from hpcds1mpi.launch.script_expansion import MAX_EXPANSION_WORK, ExpansionBudget, expand
 from hpcds1mpi.launch.script_file import check_script_text
 from hpcds1mpi.launch.script_options import (
-    ASSIGN_RE, LAUNCHERS, LOOP_WORDS, MAX_EXPANSION_WORK, REDIRECT_RE, SHELL_STOP, TABLES,
-    ExpansionBudget, Option, Word, comment_start, expand, gpu_count, mpi_options,
-    parse_pbs_time, parse_slurm_time, pbs_options, range_note, slurm_options, to_int, words)
+    ASSIGN_RE, LAUNCHERS, LOOP_WORDS, REDIRECT_RE, SHELL_STOP, TABLES, Option, Word,
+    comment_start, gpu_count, mpi_options, parse_pbs_time, parse_slurm_time, pbs_options,
+    range_note, slurm_options, to_int, words)
 
 #: Directive prefixes, by scheduler (``#SLURM`` is sbatch's old spelling, still read).
 MAGIC = {"#SBATCH": "slurm", "#SLURM": "slurm", "#PBS": "pbs"}
 #: The longest script read: job scripts are a few kB; this bounds the work a request can cause.
 MAX_SCRIPT_CHARS = 256_000
-#: The most notes one script gets: a script of thousands of unread lines would otherwise
-#: print thousands of them.
-MAX_NOTES = 50
 #: The longest line read (``\\`` continuations joined). Real lines are a few hundred
 #: characters; the shell splitting costs the square of a word's length, so a longer line is
 #: skipped with a note.
 MAX_LINE_CHARS = 32_768
-
-
-@dataclass
-class Launch:
-    """One line that starts MPI ranks (continuations joined).
-
-    Attributes:
-        launcher: the command (``srun``, ``mpirun``, ...); kind: its option table.
-        line / last_line: where it starts and ends; span: the launcher word's span.
-        options: canonical name -> the last occurrence; env: variables set for the ranks on
-            this line (``VAR=x srun``, ``-x``, ``-env``, ``--export``), name -> (value, Option).
-        program / args: what is launched, with ``$`` expanded (None when unresolved);
-            program_raw: the program word unexpanded; scope: the variables known there.
-        in_loop: inside a ``for`` / ``while`` / ``until`` / ``select`` loop (run repeatedly).
-        origin: (the scheduler's variables, the script's assignments, how many of those come
-            before this line), from which :attr:`scope` is rebuilt when asked for.
-    """
-
-    launcher: str
-    kind: str
-    line: int
-    last_line: int
-    span: tuple[int, int]
-    options: dict[str, Option] = field(default_factory=dict)
-    env: dict[str, tuple[str | None, Option]] = field(default_factory=dict)
-    program: str | None = None
-    args: list[str] = field(default_factory=list)
-    program_raw: str = ""
-    in_loop: bool = False
-    origin: tuple[dict, list, int] = field(default_factory=lambda: ({}, [], 0), repr=False,
-                                           compare=False)
-
-    @property
-    def scope(self) -> dict:
-        """The variables known at this line. Rebuilt from the assignments before it: a copy
-        kept per launch line would cost launch lines x variables (gigabytes for a 256 kB
-        script that alternates the two)."""
-        base, settings, count = self.origin
-        scope = dict(base)
-        for setting in settings[:count]:
-            if setting.resolved is None:
-                scope.pop(setting.name, None)
-            else:
-                scope[setting.name] = setting.resolved
-        return scope
-
-    def value(self, name: str, scope: dict) -> str | None:
-        """An option's value with ``$`` expanded (None when absent or unresolved)."""
-        opt = self.options.get(name)
-        return None if opt is None or opt.value is None else expand(opt.value, scope)
-
-
-@dataclass
-class Setting:
-    """A variable the script assigns (``X=1``, ``export X=1``) and where its value is."""
-
-    name: str
-    value: str
-    resolved: str | None
-    line: int
-    value_span: tuple[int, int]
-
-
-@dataclass
-class JobScript:
-    """What a batch script asks for, and where each part of it is written.
-
-    Attributes:
-        text: the script; scheduler: ``slurm`` or ``pbs``.
-        directives: canonical name -> the option that counts (the last one).
-        ignored: line numbers of directives after the first command (schedulers skip them).
-        first_command: line of the first command (directives end there), None if none.
-        directives_end: text offset just after the last counted directive line.
-        launches: every launch line; settings: the script's assignments in order.
-        nodes / ntasks / ntasks_per_node / cpus_per_task / threads / gpus_per_node / time_s /
-            partition / account / job_name: what it asks for (None: not said).
-        lines: value name -> the line numbers it was read from.
-        notes: what the reader assumed or could not resolve, one line each.
-    """
-
-    text: str
-    scheduler: str
-    directives: dict[str, Option] = field(default_factory=dict)
-    ignored: list[int] = field(default_factory=list)
-    first_command: int | None = None
-    directives_end: int = 0
-    launches: list[Launch] = field(default_factory=list)
-    settings: list[Setting] = field(default_factory=list)
-    select: dict[str, Option] = field(default_factory=dict)
-    nodes: int | None = None
-    ntasks: int | None = None
-    ntasks_per_node: int | None = None
-    cpus_per_task: int | None = None
-    threads: int | None = None
-    gpus_per_node: int = 0
-    time_s: int | None = None
-    partition: str | None = None
-    account: str | None = None
-    job_name: str | None = None
-    launch: Launch | None = None
-    scope: dict = field(default_factory=dict)
-    lines: dict[str, list[int]] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    base: tuple | None = None
-    noted: set[str] = field(default_factory=set, repr=False)
-
-    def note(self, text: str) -> None:
-        """Add a note once; past :data:`MAX_NOTES`, one line says the rest were left out."""
-        if text in self.noted or len(self.noted) > MAX_NOTES:
-            return
-        self.noted.add(text)
-        self.notes.append(text if len(self.noted) <= MAX_NOTES else
-                          f"more than {MAX_NOTES} notes; the rest are left out")
-
-    def where(self, key: str, line: int | None) -> None:
-        if line is not None and line not in self.lines.setdefault(key, []):
-            self.lines[key].append(line)
-
-    @property
-    def device(self) -> str:
-        return "gpu" if self.gpus_per_node else "cpu"
-
-    def layout(self, cores_per_node: int | None = None) -> tuple[int, int, int]:
-        """(nodes, ranks per node, threads) as the scheduler would give them.
-
-        ``--ntasks`` without ``--nodes`` gets the fewest nodes that hold the tasks (and their
-        CPUs), so it needs ``cores_per_node``.
-
-        Raises:
-            ConfigError: the script leaves the node count open and no core count was given.
-        """
-        threads = self.threads or 1
-        cpus = self.cpus_per_task or threads
-        nodes = self.nodes
-        if nodes is None:
-            if self.ntasks and self.ntasks_per_node:
-                nodes = -(-self.ntasks // self.ntasks_per_node)
-            elif self.ntasks:
-                if not cores_per_node:
-                    raise ConfigError("the script gives --ntasks without --nodes; the node "
-                                      "count depends on the partition's cores (pass --cluster)")
-                nodes = max(1, -(-self.ntasks * cpus // cores_per_node))
-            else:
-                nodes = 1
-        ranks = self.ntasks or (nodes * self.ntasks_per_node if self.ntasks_per_node
-                                else nodes)
-        per_node = -(-ranks // nodes)
-        if per_node * nodes != ranks:
-            self.note(f"{ranks} ranks do not divide evenly over {nodes} nodes; counted "
-                      f"{per_node} per node")
-        return nodes, per_node, threads
 
 
 # ---- reading --------------------------------------------------------------------------------

@@ -18,8 +18,8 @@ from hpcds1mpi.launch.directives import format_pbs_walltime, format_slurm_time
 from hpcds1mpi.launch.script_request import program_threads
 
 if TYPE_CHECKING:  # pragma: no cover
+    from hpcds1mpi.launch.job_script import JobScript
     from hpcds1mpi.launch.script_options import Option
-    from hpcds1mpi.launch.script_reading import JobScript
 
 _SCHEDULER_VAR_RE = re.compile(r"^\$\{?(SLURM|SRUN|PBS)_\w+\}?$")
 

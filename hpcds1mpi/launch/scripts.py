@@ -30,7 +30,8 @@ from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.directives import (
     NAME, BatchJob, check_output_path, check_value, directives, job_name_with)
 from hpcds1mpi.launch.launchers import for_script
-from hpcds1mpi.launch.program import CONTROL_RE, no_control, program_tokens, quote_tokens
+from hpcds1mpi.launch.program import (
+    CONTROL_RE, no_control, program_precisions, program_tokens, quote_tokens)
 from hpcds1mpi.launch.sweep_step import SweepStep
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -135,8 +136,6 @@ def _program_steps(steps: Sequence[CalibrationStep], program) -> list[Calibratio
     computation whatever the label, so it is measured at fp64 alone, as ``sweep --command``
     and ``tune --program`` measure it (steps that then coincide are measured once)."""
     from dataclasses import replace
-
-    from hpcds1mpi.decide.tune_space import program_precisions
 
     allowed = program_precisions(SweepStep("program", 1, program=program).command_line())
     if allowed is None:

@@ -17,7 +17,6 @@ features read them. Filling configuration columns a job table lacks is the featu
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -25,6 +24,8 @@ import pandas as pd
 
 from hpcds1mpi.config import DEVICES, OK, PRECISIONS, STATUSES
 from hpcds1mpi.errors import DataError, TelemetryError
+from hpcds1mpi.records.machines import (  # names_launcher: measure/meters.py imports it here
+    launcher_note, machine_ids, names_launcher, refuse_foreign_machines)
 
 #: Columns a training table may have besides the runs table (``telemetry.RUN_COLUMNS``) and
 #: the job table (``ingest.JOB_COLUMNS``): ``kept`` (a bundle's sampling mark) and the
@@ -35,12 +36,6 @@ EXTRA_COLUMNS: frozenset[str] = frozenset({"kept", "gpu_memory_gb", "max_nodes",
 #: ``runtime_source`` of an external run whose telemetry does not say (written before the
 #: ``launch`` attribute, or without its ``runtime`` entry).
 UNKNOWN_SOURCE = "unknown"
-
-#: ``mpi_library`` values that name a launcher, not an MPI library (``"mpiexec Version:
-#: 5.0.2"``): what program sweeps fingerprinted before they read the program's own library, and
-#: still do where it cannot be read. Such a machine_id differs from kernel runs' on the same
-#: machine and MPI, so a refusal says so.
-LAUNCHER_LIBRARY = re.compile(r"^(mpiexec|mpirun|orterun|srun)\S*\s|^unknown$")
 
 #: The fewest ok runs a model is trained on.
 MIN_OK_RUNS = 4
@@ -137,55 +132,6 @@ def merge_runs(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
         dup = has_id & merged.duplicated(subset=["run_id"], keep="last")
         merged = merged[~dup]
     return merged.reset_index(drop=True)
-
-
-def machine_ids(frame: pd.DataFrame) -> set[str]:
-    """The machine fingerprints of ``frame``'s rows (empty for job tables)."""
-    if "machine_id" not in frame.columns:
-        return set()
-    return set(frame["machine_id"].dropna().astype(str)) - {""}
-
-
-def names_launcher(mpi_library) -> bool:
-    """Whether a machines-table ``mpi_library`` names a launcher (:data:`LAUNCHER_LIBRARY`)."""
-    return bool(LAUNCHER_LIBRARY.match(str(mpi_library or "")))
-
-
-def _launcher_note(frame: pd.DataFrame, ids) -> str:
-    """Why machine ids of ``frame`` may differ on one machine: a fingerprint that names the
-    launcher (``frame.attrs`` from :func:`read_frames`), with the fix; "" when none does."""
-    libraries = frame.attrs.get("mpi_libraries", {})
-    named = [(i, libraries[i]) for i in sorted(ids) if names_launcher(libraries.get(i))]
-    if not named:
-        return ""
-    machine, library = named[0]
-    return (f"; {machine[:12]}'s fingerprint names the launcher ({library!r}), not the "
-            "program's MPI library (a program sweep of an older hpcds1mpi, or of a wrapper "
-            "script): if these are runs of the same machine and MPI, measure them again with "
-            "`hpcds1mpi sweep --command` running the program itself, which gives them that "
-            "machine's id")
-
-
-def refuse_foreign_machines(known: set[str], new: pd.DataFrame) -> None:
-    """Refuse runs from machines other than ``known`` (runs of machines are never mixed).
-
-    Raises:
-        DataError: ``new`` has runs of a machine outside ``known``, or (``known`` empty) of
-            several machines.
-    """
-    new_ids = machine_ids(new)
-    foreign = sorted(new_ids - set(known))
-    if foreign and known:
-        raise DataError(
-            f"new runs come from machine(s) {', '.join(f[:12] for f in foreign)} but the bundle "
-            f"was trained on {', '.join(sorted(i[:12] for i in known))}; runs of different "
-            "machines are never mixed: train a separate bundle with "
-            "`hpcds1mpi train --telemetry FILE --machine ID --out DIR`"
-            + _launcher_note(new, foreign)
-        )
-    if len(new_ids) > 1 and not known:
-        raise DataError(f"new runs come from {len(new_ids)} machines; train one bundle per "
-                        "machine with `hpcds1mpi train --machine ID`")
 
 
 def impossible_rows(frame: pd.DataFrame, what: str = "training data",
@@ -287,7 +233,7 @@ def _checked(frame: pd.DataFrame, machine: str | None, allow_columns
             raise DataError(
                 f"training data mixes {len(ids)} machines ({', '.join(i[:12] for i in ids)}); "
                 "runs from different machines are never mixed: train one bundle per machine "
-                "with --machine ID" + _launcher_note(frame, ids)
+                "with --machine ID" + launcher_note(frame, ids)
             )
     ok = frame["status"].astype(str) == OK
     if not ok.any():

@@ -2,17 +2,23 @@
 
 The API passed ``deadline_s=nan`` through (the constraint vanished), ``deadline_s=-1`` gave no
 pick and no error, ``size=2**80`` raised OverflowError and ``max_nodes=-1`` an empty list; now
-each is one :class:`~hpcds1mpi.errors.ConfigError` naming the argument.
+each is one :class:`~hpcds1mpi.errors.ConfigError` naming the argument. The arguments a
+schema cannot type (a program as a command line, path or list; configurations as objects or
+dicts) are normalised by :func:`program_argument` and :func:`configurations_argument`, and
+:func:`api_wording` says the decide layer's errors with the arguments' names, not the CLI's.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Optional
+import numbers
+import os
+from contextlib import contextmanager
+from typing import Annotated, Iterable, Literal, Mapping, Optional
 
 from pydantic import Field, StrictStr
 
-from hpcds1mpi.config import DEVICES
-from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.config import DEVICES, Configuration
+from hpcds1mpi.errors import ConfigError, HpcdsError
 
 from .base import Count, Joules, Schema, Seconds, Size, validate
 
@@ -88,3 +94,68 @@ def reworded(text: str, names: dict[str, str]) -> str:
         return names.get(match.group(1), match.group(0))
 
     return re.sub(r"(--[a-z][a-z-]*)(?: (?:FILE|DIR|N|S|J))?(?![a-z-])", one, text)
+
+
+@contextmanager
+def api_wording():
+    """The decide layer's errors in the API's words: its arguments, not the CLI's options
+    (``relax deadline_s``, not ``relax --deadline``); same error type, one line."""
+    try:
+        yield
+    except HpcdsError as exc:
+        text = reworded(str(exc), API_NAMES)
+        if text == str(exc):
+            raise
+        try:
+            again = type(exc)(text)
+        except Exception:  # noqa: BLE001 - an error type built otherwise: as it came
+            raise exc from None
+        raise again from None
+
+
+def program_argument(program) -> str | list[str] | None:
+    """``program`` as ``emit_script`` takes it (a command line, a token list or None), or one
+    ConfigError: an int, a float, bytes or a dict was iterated or refused with a TypeError."""
+    def token(value) -> bool:  # a number stands for itself ("./app", 128)
+        return isinstance(value, (str, os.PathLike)) or (
+            isinstance(value, numbers.Real) and not isinstance(value, bool))
+
+    if program is None or isinstance(program, str):
+        return program
+    if isinstance(program, os.PathLike):
+        return [os.fspath(program)]
+    if isinstance(program, (list, tuple)):
+        bad = next((i for i, t in enumerate(program) if not token(t)), None)
+        if bad is None:
+            return [os.fspath(t) if isinstance(t, os.PathLike) else str(t) for t in program]
+        raise ConfigError(f"script(): program[{bad}] must be a string, a path or a number, got "
+                          f"{type(program[bad]).__name__}")
+    raise ConfigError(f"script(): program must be a command line (str), a path, a list of its "
+                      f"arguments, or None for the workload's kernel, got "
+                      f"{type(program).__name__}")
+
+
+def configurations_argument(configs) -> list[Configuration]:
+    """``configs`` as Configuration objects; one ConfigError naming the first that is not one
+    (or a dict of its fields)."""
+    if isinstance(configs, (Configuration, Mapping, str, bytes)) or not isinstance(
+            configs, Iterable):
+        raise ConfigError(f"predict(): configs must be a list of Configuration objects or "
+                          f"dicts of their fields, got {type(configs).__name__}")
+    out = []
+    for i, c in enumerate(configs):
+        if isinstance(c, Configuration):
+            out.append(c)
+            continue
+        if not isinstance(c, Mapping):
+            raise ConfigError(f"predict(): configs[{i}] must be a Configuration or a dict of "
+                              f"its fields, got {type(c).__name__}")
+        unknown = sorted(map(str, set(c) - set(Configuration.__dataclass_fields__)))
+        if unknown:
+            raise ConfigError(f"predict(): configs[{i}] has unknown key {unknown[0]!r} "
+                              f"(known: {', '.join(Configuration.__dataclass_fields__)})")
+        try:
+            out.append(Configuration(**c))
+        except ConfigError as exc:
+            raise ConfigError(f"predict(): configs[{i}]: {exc}") from None
+    return out

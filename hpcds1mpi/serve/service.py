@@ -314,8 +314,8 @@ class Service:
     def _respond(self, req: "RecommendRequest", rec) -> dict:
         """The answer to ``req`` from its recommendation (``recommend --json``'s fields)."""
         from hpcds1mpi.decide.offer import runtime_note
-        from hpcds1mpi.decide.recommend import no_calibration
-        from hpcds1mpi.decide.recommendation import emit_script, to_dict, unmet_constraints
+        from hpcds1mpi.decide.recommendation import (
+            emit_script, no_calibration, to_dict, unmet_constraints)
 
         unmet = unmet_constraints(rec)
         if unmet:

@@ -10,8 +10,9 @@ import sys
 import pytest
 
 from hpcds1mpi.decide import recommend as rec_mod
+from hpcds1mpi.decide.calibration_sweep import CALIBRATION_STEPS
 from hpcds1mpi.decide.failure_history import FailureHistory
-from hpcds1mpi.decide.recommendation import format_table
+from hpcds1mpi.decide.recommendation import format_table, no_calibration
 from tests.fake_bundle import WIDE_SIZES, FakeBundle, fake_places, isolate_user_files
 
 
@@ -57,7 +58,7 @@ def test_unknown_workload_escalates_to_a_calibration_sweep_on_one_node(bundle):
     assert rec.picked is None and rec.verdict.verdict == "escalate"
     assert rec.calibration_partition is not None
     steps = rec.calibration_steps
-    assert 0 < len(steps) <= rec_mod.CALIBRATION_STEPS
+    assert 0 < len(steps) <= CALIBRATION_STEPS
     assert all(s.config.nodes == 1 for s in steps)
     assert len({s.config.label() for s in steps}) == len(steps)
 
@@ -220,7 +221,7 @@ def test_a_calibration_runs_on_the_fewest_nodes_that_hold_the_job(size, nodes):
     assert not any(need <= limit and reason != "fail"
                    for label, (need, limit, reason) in rows.items()
                    if int(label[1:label.index("x")]) < nodes and label.split("-")[-1] in offered)
-    assert rec_mod.no_calibration(rec) is None
+    assert no_calibration(rec) is None
 
 
 def test_no_calibration_when_nothing_fits_and_one_line_says_why():
@@ -228,7 +229,7 @@ def test_no_calibration_when_nothing_fits_and_one_line_says_why():
     rec = rec_mod.recommend(small, "stencil", 2800, fake_places("cpu"))
     assert rec.picked is None and rec.verdict.verdict == "escalate"
     assert rec.calibration_steps == [] and rec.calibration_partition is None
-    line = rec_mod.no_calibration(rec)
+    line = no_calibration(rec)
     assert line.startswith("no calibration sweep: size 2800 does not fit in memory on lab/cpu "
                            "at any node count (the closest, N4x") and "\n" not in line
     assert "lower --size" in line and line in format_table(rec)

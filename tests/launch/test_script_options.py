@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from hpcds1mpi.launch.script_options import (
+from hpcds1mpi.launch.script_expansion import (
     MAX_ARITH_CHARS, MAX_EXPANDED_CHARS, ExpansionBudget, expand)
 
 SCOPE = {"a": "3", "b": "-2", "N": "4", "EMPTY": "", "PBS_NODEFILE_LINES": "8"}

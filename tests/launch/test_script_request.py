@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from hpcds1mpi.launch import script_mpi_check as mpi_check
 from hpcds1mpi.launch import script_request as sr
 from hpcds1mpi.launch.script_reading import read_script
 from tests.helpers import system_program
@@ -95,31 +96,31 @@ def mpis():
 
 
 def test_each_launchers_family_from_its_file(mpis, nothing_runs, tmp_path):
-    assert sr.launcher_file_family(mpis["openmpi_run"]) == "openmpi"  # orterun, by its name
-    assert sr.launcher_file_family(mpis["mpich_run"]) == "mpich"
+    assert mpi_check.launcher_file_family(mpis["openmpi_run"]) == "openmpi"  # orterun, by its name
+    assert mpi_check.launcher_file_family(mpis["mpich_run"]) == "mpich"
     copy = tmp_path / "mpirun"  # another name: told by what it links / names
     shutil.copy(os.path.realpath(mpis["openmpi_run"]), copy)
-    assert sr.launcher_file_family(str(copy)) == "openmpi"
+    assert mpi_check.launcher_file_family(str(copy)) == "openmpi"
     if os.path.exists(WHEEL_MPIEXEC):
-        assert sr.launcher_file_family(WHEEL_MPIEXEC) == "mpich"  # the wheel's hydra
+        assert mpi_check.launcher_file_family(WHEEL_MPIEXEC) == "mpich"  # the wheel's hydra
     wrapper = tmp_path / "mpiexec"
     wrapper.write_text("#!/bin/sh\nexec srun \"$@\"\n")
-    assert sr.launcher_file_family(str(wrapper)) is None  # a script: unknown
-    assert sr.launcher_file_family(str(tmp_path / "missing")) is None
+    assert mpi_check.launcher_file_family(str(wrapper)) is None  # a script: unknown
+    assert mpi_check.launcher_file_family(str(tmp_path / "missing")) is None
 
 
 def test_each_programs_family_from_its_file(mpis, nothing_runs, tmp_path):
-    assert sr.program_file_family(mpis["openmpi_app"]) == ("openmpi", "links libmpi.so.40")
-    assert sr.program_file_family(mpis["mpich_app"])[0] == "mpich"
-    assert sr.program_file_family(shutil.which("sh")) == (None, "")  # no MPI
+    assert mpi_check.program_file_family(mpis["openmpi_app"]) == ("openmpi", "links libmpi.so.40")
+    assert mpi_check.program_file_family(mpis["mpich_app"])[0] == "mpich"
+    assert mpi_check.program_file_family(shutil.which("sh")) == (None, "")  # no MPI
     text = tmp_path / "app.py"
     text.write_text("print(1)\n")
-    assert sr.program_file_family(str(text)) == (None, "")  # its mpi4py would need running
+    assert mpi_check.program_file_family(str(text)) == (None, "")  # its mpi4py would need running
 
 
 def _mismatch(text: str, cwd, env=None):
     script = read_script(text)
-    return sr.mpi_mismatch(script, script.launches[-1], str(cwd), env)
+    return mpi_check.mpi_mismatch(script, script.launches[-1], str(cwd), env)
 
 
 def test_an_mpich_program_under_open_mpis_mpirun_is_a_warning(mpis, nothing_runs, tmp_path):
@@ -128,7 +129,7 @@ def test_an_mpich_program_under_open_mpis_mpirun_is_a_warning(mpis, nothing_runs
     assert line.startswith("line 3: NPmpich2 is linked against the MPICH family")
     assert "Open MPI's launcher" in line and "independent 1-rank copies" in line
     suggested = line.split("launch it with ")[1].split(" ")[0]
-    assert sr.launcher_file_family(suggested) == "mpich", line
+    assert mpi_check.launcher_file_family(suggested) == "mpich", line
     assert "\n" not in line
 
 
@@ -138,7 +139,7 @@ def test_an_open_mpi_program_under_hydra_is_a_warning(mpis, nothing_runs, tmp_pa
     assert "hpcc is linked against Open MPI (links libmpi.so.40)" in line
     assert "a launcher of the MPICH family (hydra)" in line and "srun --mpi=pmix" in line
     suggested = line.split("launch it with ")[1].split(" ")[0]
-    assert sr.launcher_file_family(suggested) == "openmpi", line
+    assert mpi_check.launcher_file_family(suggested) == "openmpi", line
 
 
 def test_a_fitting_or_unknown_pairing_says_nothing(mpis, nothing_runs, tmp_path):
@@ -214,9 +215,9 @@ def test_thousands_of_launch_lines_are_checked_in_linear_time(mpis, nothing_runs
                          + "module load x\nmpirun -np 2 ./app\n")
     start = time.perf_counter()
     seen: set = set()  # as advise passes it: one for all of a script's launch lines
-    found = [sr.mpi_mismatch(script, x, str(tmp_path), env, seen=seen) for x in script.launches]
+    found = [mpi_check.mpi_mismatch(script, x, str(tmp_path), env, seen=seen) for x in script.launches]
     assert time.perf_counter() - start < 5.0
     assert found[0].startswith("line 3: app is linked against the MPICH family")
     assert not any(found[1:])  # the same pair is said once
-    alone = [sr.mpi_mismatch(script, script.launches[k], str(tmp_path), env) for k in (1999, -1)]
+    alone = [mpi_check.mpi_mismatch(script, script.launches[k], str(tmp_path), env) for k in (1999, -1)]
     assert alone[0].startswith("line 2002: ") and alone[1] is None  # after module load

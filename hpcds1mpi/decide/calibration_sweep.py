@@ -1,0 +1,94 @@
+"""The calibration sweep of an escalated job: which few configurations to measure, or why none.
+
+When the guard escalates a job, ``recommend`` guesses no settings; :func:`calibration_steps`
+picks the configurations the model is least sure about (on the fewest nodes that hold the
+job), and :func:`no_calibration_note` is the one line said instead when none fits in memory.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from hpcds1mpi.decide import system1 as s1
+from hpcds1mpi.decide.recommendation import NO_CALIBRATION, Place, format_memory
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hpcds1mpi.cluster import Partition
+
+#: Configurations a calibration sweep measures.
+CALIBRATION_STEPS = 4
+
+
+def _fits_memory(cols: dict) -> np.ndarray:
+    """Rows whose memory need is within the limit (a ``fail`` reason can hide ``memory``)."""
+    need, limit = cols["mem_need_mb"], cols.get("mem_limit_mb")
+    if limit is None:
+        return cols["reason"] != "memory"
+    return ~(np.isfinite(need) & (need > limit))
+
+
+def calibration_steps(scores: s1.Scores, partition: "Partition", n: int = CALIBRATION_STEPS
+                      ) -> list:
+    """A few informative configurations to measure, chosen by the model's uncertainty.
+
+    From the configurations on this partition that fit in memory, on the fewest nodes that
+    hold the job (calibration must be cheap; one node where it fits), preferring those the
+    model does not expect to fail: the one with the widest relative runtime interval in each
+    (device, precision) group, then the rules-of-thumb configuration (all cores as ranks, one
+    thread) as an anchor, then the widest remaining ones. None when no configuration fits in
+    memory at any node count: every step would run out of it.
+    """
+    from hpcds1mpi.launch.scripts import CalibrationStep
+
+    cols = scores.cols
+    here = (cols["partition"] == partition.name) & _fits_memory(cols)
+    likely = here & np.isin(cols["reason"], ["", "deadline", "energy"])
+    pool = likely if likely.any() else here
+    if not pool.any():
+        return []
+    on = pool & (cols["nodes"] == np.min(cols["nodes"][pool]))
+    idx = np.flatnonzero(on)
+    runtime = np.where(cols["runtime_s"][idx] > 0, cols["runtime_s"][idx], np.nan)
+    width = np.nan_to_num((cols["runtime_hi"][idx] - cols["runtime_lo"][idx]) / runtime,
+                          nan=0.0)
+    order = idx[np.argsort(-width, kind="stable")]
+    chosen, seen = [], set()
+    choice = s1.Choice(scores, None, order, order, "time")
+
+    def add(i: int, why: str) -> None:
+        if i not in [c[0] for c in chosen] and len(chosen) < n:
+            chosen.append((i, why))
+
+    for i in order:
+        key = (cols["device"][i], cols["precision"][i])
+        if key not in seen:
+            seen.add(key)
+            w = (cols["runtime_hi"][i] - cols["runtime_lo"][i]) / max(cols["runtime_s"][i], 1e-12)
+            add(int(i), f"widest runtime interval for {key[0]} {key[1]} (±{50 * w:.0f} %)")
+    rule = idx[(cols["threads"][idx] == 1) & (cols["device"][idx] == "cpu")]
+    if len(rule):
+        add(int(rule[np.argmax(cols["ranks_per_node"][rule])]),
+            "rules-of-thumb anchor: every core a rank, one thread")
+    for i in order:
+        add(int(i), "wide runtime interval")
+    return [CalibrationStep(choice.config(i), why) for i, why in chosen]
+
+
+def no_calibration_note(place: Place, scores: s1.Scores | None, size: int) -> str:
+    """Why an escalated job on ``place`` gets no calibration sweep, and what to do, one line."""
+    on = np.flatnonzero(scores.cols["partition"] == place.partition.name) \
+        if scores is not None else np.zeros(0, dtype=int)
+    if len(on) == 0:
+        return (f"{NO_CALIBRATION}: no configuration of {place.label} could be scored for "
+                "this job; allow another partition (--partition)")
+    cols = scores.cols
+    need, limit = cols["mem_need_mb"], cols["mem_limit_mb"]
+    i = on[np.nanargmin(need[on] / np.maximum(limit[on], 1e-9))]  # the nearest miss
+    per = "GPU" if cols["device"][i] == "gpu" else "node"
+    closest = s1.Choice(scores, None, [i], [i], "time").config(int(i)).label()
+    return (f"{NO_CALIBRATION}: size {size} does not fit in memory on {place.label} at any "
+            f"node count (the closest, {closest}, needs ~{format_memory(need[i])} per {per}; usable "
+            f"{format_memory(limit[i])}), so every step would run out of memory; lower --size, or allow "
+            "a partition with more memory (--partition)")

@@ -1,0 +1,90 @@
+"""Which trained workload a user's batch script runs, and why its problem size cannot be read.
+
+``advise`` (:mod:`hpcds1mpi.decide.advise`) matches each launch line's program against the
+workloads the model was trained on: the telemetry labels, and the programs swept with
+``sweep --command``, whose command lines the bundle keeps
+(:func:`hpcds1mpi.surrogates.levels.program_commands`). When no size is found, :func:`no_size`
+is the one line that says why and what to do.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from hpcds1mpi.launch.job_script import JobScript, Launch
+from hpcds1mpi.launch.script_request import fits_command, program_at, split_command, stem
+from hpcds1mpi.surrogates.levels import program_commands
+
+
+def recorded_commands(bundle) -> dict[str, str]:
+    """Workload label -> its program's command line as measured (``./app {size} 40``): the
+    programs swept with ``sweep --command`` (the bundle's ``measured_levels.json``)."""
+    try:
+        return program_commands(bundle)
+    except Exception:  # noqa: BLE001 - a bundle without its levels or rows still has labels
+        return {}
+
+
+def match_workload(launch: Launch, labels: Sequence[str], commands: dict[str, str]
+                   ) -> str | None:
+    """The label the launched program is: its name, the name of a launched argument (``./wrap
+    ./stencil``, ``hpcds1mpi run stencil``), or the program of a recorded command line (its
+    name; an interpreter's program: ``python3 app.py``)."""
+    words = [w for w in [launch.program or launch.program_raw, *launch.args] if w]
+    by_program: dict[str, list[str]] = {}
+    for label, command in sorted(commands.items()):
+        if tokens := split_command(command):
+            by_program.setdefault(stem(tokens[program_at(tokens)]), []).append(label)
+    for word in words:
+        if stem(word) in labels:
+            return stem(word)
+        found = by_program.get(stem(word), [])  # one program swept as several: the one
+        if found:  # whose command the script's is, else whose size it shows
+            return max(found, key=lambda x: (fits_command(launch, commands[x]),
+                                             "{size}" in commands[x]))
+    return None
+
+
+def _size_argument(launch: Launch | None) -> str | None:
+    """The value of a ``--size`` argument on the launch line, as written, or None."""
+    args = launch.args if launch is not None else []
+    for k, word in enumerate(args):
+        if word == "--size" and k + 1 < len(args):
+            return args[k + 1]
+        if word.startswith("--size="):
+            return word[7:]
+    return None
+
+
+def no_size(label: str, launch: Launch | None, template: str | None, bundle) -> str:
+    """Why the script gives no size for ``label``, and what to do (one line)."""
+    head = f"no problem size for {label} in the script"
+    given = _size_argument(launch)
+    if given is not None:
+        shown = given if len(given) <= 40 else given[:40] + "..."
+        why = " (its $ expression could not be resolved)" if "$" in given or "`" in given \
+            else ""
+        return (f"{head}: line {launch.line} gives the size as {shown!r}, which is no whole "
+                f"number{why}; pass --size")
+    if not template:
+        return f"{head}; pass --size"
+    if "{size}" in template:
+        ran = " ".join([launch.program or launch.program_raw, *launch.args]) if launch else ""
+        return (f"{head}: line {launch.line if launch else '?'} runs {ran!r}, which does not "
+                f"have the form of its measured command {template!r}, so the size cannot be "
+                "read; pass --size")
+    lo, hi = (getattr(bundle, "size_range", {}) or {}).get(label, (None, None))
+    why = f"it was measured at one size only ({lo:g})" if lo is not None and lo == hi else \
+        "the same command ran at every size measured: the size is in its input"
+    return f"{head}: its measured command {template!r} does not show it ({why}); pass --size"
+
+
+def choose_launch(script: JobScript, labels: Sequence[str], commands: dict[str, str]
+                  ) -> tuple[str | None, Launch | None]:
+    """The workload the script runs and the launch line that runs it: the first launch whose
+    program :func:`match_workload` knows; else (None, the first launch, if any)."""
+    for launch in script.launches:
+        label = match_workload(launch, labels, commands)
+        if label is not None:
+            return label, launch
+    return None, (script.launches[0] if script.launches else None)

@@ -1,0 +1,177 @@
+"""Whether a job script's ``mpirun`` / ``mpiexec`` fits the MPI its program was built with.
+
+:func:`mpi_mismatch` is one warning line when a launch line starts a program linked against
+one MPI family (Open MPI, MPICH) with the other family's launcher, naming one that fits. It
+reads files only (the launcher's real name and linked libraries, the program's ELF
+``NEEDED`` or version banner) and runs nothing; the families themselves are
+:mod:`hpcds1mpi.launch.mpi_family`'s.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import re
+import shutil
+import sys
+from typing import TYPE_CHECKING
+
+from hpcds1mpi.launch import mpi_family
+from hpcds1mpi.launch.script_request import program_at
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hpcds1mpi.launch.job_script import JobScript, Launch
+
+#: Launchers by their real file name (Debian's alternatives, MPICH's and Open MPI's installs).
+_LAUNCHER_NAMES = {"orterun": mpi_family.OPENMPI, "prterun": mpi_family.OPENMPI,
+                   "prte": mpi_family.OPENMPI, "mpirun.openmpi": mpi_family.OPENMPI,
+                   "mpiexec.openmpi": mpi_family.OPENMPI, "mpiexec.hydra": mpi_family.MPICH,
+                   "mpiexec.mpich": mpi_family.MPICH, "mpirun.mpich": mpi_family.MPICH}
+#: Libraries only Open MPI's launchers link (ORTE, OPAL, PRRTE).
+_OPENMPI_LIBS = re.compile(r"^lib(open-rte|open-pal|prrte)\.so")
+#: The most of a file read for a version banner (a static binary, a launcher).
+_MAX_READ = 256 << 20
+#: Lines that change the job's environment (which mpirun / libraries it finds) or folder.
+_ENV_RE = re.compile(r"(?<![\w./-])(module|ml|source|spack|conda|mamba|micromamba|eval|"
+                     r"\.)\s|(?<![\w])PATH=")
+_CD_RE = re.compile(r"(?<![\w./-])(cd|pushd|popd)(?![\w.-])\s*([^\s;&|)]*)")
+_SUBMIT_DIRS = ("$SLURM_SUBMIT_DIR", "${SLURM_SUBMIT_DIR}", "$PBS_O_WORKDIR", "${PBS_O_WORKDIR}")
+
+
+def launcher_file_family(path: str) -> str | None:
+    """``"openmpi"`` / ``"mpich"`` for an mpirun/mpiexec file, from its real name, the
+    libraries it links (ORTE/OPAL/PRRTE: Open MPI) or hydra's proxy named in it (the MPICH
+    family); None when the file does not say (a wrapper script, another launcher)."""
+    real = os.path.realpath(path)
+    if os.path.basename(real) in _LAUNCHER_NAMES:
+        return _LAUNCHER_NAMES[os.path.basename(real)]
+    try:
+        needed = mpi_family.elf_needed(real)
+        if needed is None:
+            return None
+        if any(_OPENMPI_LIBS.match(name) for name in needed):
+            return mpi_family.OPENMPI
+        with open(real, "rb") as fh:
+            return mpi_family.MPICH if b"hydra_pmi_proxy" in fh.read(_MAX_READ) else None
+    except OSError:
+        return None
+
+
+def program_file_family(path: str) -> tuple[str | None, str]:
+    """(family, evidence) of a program file: the MPI library its ELF ``NEEDED`` names, or the
+    version banner of a static binary; (None, "") otherwise (no ELF, an MPI reached through
+    other libraries or the MPI-5 ABI: telling those would mean running ``ldd``)."""
+    try:
+        needed = mpi_family.elf_needed(path)
+        if needed is None:
+            return None, ""
+        for name in needed:
+            family = mpi_family.family_of_soname(name)
+            if family is not None:
+                return (family, f"links {name}") if family != mpi_family.MPI_ABI else (None, "")
+        if needed:
+            return None, ""
+        with open(path, "rb") as fh:
+            family = mpi_family.family_of_banner(fh.read(_MAX_READ))
+        return family, "a static binary with its MPI's version banner"
+    except OSError:
+        return None, ""
+
+
+@functools.lru_cache(maxsize=4)
+def _first_lines(text: str) -> tuple[float, float, float]:
+    """(the first command line that changes the environment, the first that ``cd``s
+    somewhere other than the submit folder, the first that ``cd``s at all) of a script's
+    text, ``inf`` for none: read once, so each launch line asks in constant time (a script
+    of thousands of launch lines rescanned for each took minutes)."""
+    env = elsewhere = moved = math.inf
+    for number, ln in enumerate(text.split("\n"), start=1):
+        if not ln.strip() or ln.lstrip().startswith("#"):
+            continue
+        if env == math.inf and _ENV_RE.search(ln):
+            env = number
+        for m in _CD_RE.finditer(ln):
+            moved = min(moved, number)
+            if m.group(2).strip("\"'") not in _SUBMIT_DIRS:
+                elsewhere = min(elsewhere, number)
+    return env, elsewhere, moved
+
+
+def _job_folder(script: "JobScript", launch: "Launch", cwd: str) -> str | None:
+    """The folder a relative program is found in: ``--chdir`` / the submit folder (``cwd``),
+    None when the script moves elsewhere first or starts elsewhere (PBS: the home folder)."""
+    _, elsewhere, moved = _first_lines(script.text)
+    if elsewhere < launch.line:
+        return None
+    chdir = script.directives.get("chdir")
+    if chdir is not None and chdir.value:
+        return os.path.join(cwd, os.path.expanduser(chdir.value))
+    return cwd if script.scheduler == "slurm" or moved < launch.line else None
+
+
+def _found(word: str | None, folder: str | None, path_var: str | None) -> str | None:
+    """The file ``word`` names: a path (relative to ``folder``), or a name on ``path_var``."""
+    if not word or "$" in word:
+        return None
+    word = os.path.expanduser(word)
+    if "/" in word:
+        found = word if os.path.isabs(word) else (os.path.join(folder, word) if folder else None)
+    else:
+        found = shutil.which(word, path=path_var) if path_var else None
+    return found if found and os.path.isfile(found) else None
+
+
+def fitting_launchers(family: str, path_var: str | None) -> list[str]:
+    """mpirun/mpiexec files on ``path_var`` (and beside this Python) of ``family``."""
+    names = [shutil.which(n, path=path_var) for n in mpi_family.CANDIDATES.get(family, ())]
+    names.append(os.path.join(os.path.dirname(sys.executable), "mpiexec"))
+    out: list[str] = []
+    for name in names:
+        if name and os.path.isfile(name) and name not in out and \
+                launcher_file_family(name) == family:
+            out.append(name)
+    return out
+
+
+def mpi_mismatch(script: "JobScript", launch: "Launch", cwd: str,
+                 env: dict | None = None, seen: set | None = None) -> str | None:
+    """One warning line when ``launch`` starts a program of one MPI family with an ``mpirun`` /
+    ``mpiexec`` of the other (it would start independent 1-rank copies, or abort in
+    ``MPI_Init``), naming a launcher that fits; None when they fit or either is unknown.
+
+    ``seen``: one set passed for every launch line of a script: each (program, launcher)
+    pair of files is then read once, and warned about at its first line only.
+
+    Only files are read, nothing is run (not even ``--version``). A name without a folder is
+    looked up on ``PATH`` only when nothing before the launch changes the job's environment
+    (``module``, ``source``, ``spack``, ``conda``, ``PATH=``); a relative program is read in
+    ``cwd`` (where the job is submitted from), or ``--chdir``, unless the script ``cd``s
+    elsewhere first. ``srun``, ``aprun`` and ``ibrun`` are left alone.
+    """
+    if launch.kind != "mpi":
+        return None
+    env = os.environ if env is None else env
+    path_var = None if _first_lines(script.text)[0] < launch.line else env.get("PATH")
+    folder = _job_folder(script, launch, cwd)
+    words = [launch.program or "", *launch.args]
+    program = _found(words[program_at(words)], folder, path_var)
+    launcher = _found(script.text[launch.span[0]:launch.span[1]].strip("\"'"), folder, path_var)
+    if program is None or launcher is None:
+        return None
+    if seen is not None:
+        if (program, launcher) in seen:
+            return None  # read, and said at its first line
+        seen.add((program, launcher))
+    want, evidence = program_file_family(program)
+    have = launcher_file_family(launcher)
+    if want is None or have is None or want == have:
+        return None
+    others = fitting_launchers(want, path_var or env.get("PATH"))
+    hint = f"launch it with {others[0]}" if others else \
+        f"launch it with {mpi_family.FAMILY_NAMES[want]}'s mpiexec"
+    return (f"line {launch.line}: {os.path.basename(program)} is linked against "
+            f"{mpi_family.FAMILY_NAMES[want]} ({evidence}) but {launch.launcher} here is "
+            f"{os.path.realpath(launcher)}, {mpi_family.LAUNCHER_NAMES[have]}: it would start "
+            f"independent 1-rank copies or abort; {hint}"
+            + (" (or srun --mpi=pmix)" if want == mpi_family.OPENMPI else " (or srun --mpi=pmi2)"))
