@@ -42,7 +42,7 @@ def command(kernel, size, threads, device, precision, repeats, seed, cluster_fil
         size = sizes[len(sizes) // 2]
     part = resolve_partition(cluster_file, partition)
 
-    from hpcds1mpi.launch.mpi_family import check_started_by
+    from hpcds1mpi.launch.own_launcher import check_started_by
     from hpcds1mpi.measure import runner
     from hpcds1mpi.runtime.mpi import node_layout, world
 

@@ -175,6 +175,7 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
     if program is not None:
         from hpcds1mpi.launch.program import program_note
         from hpcds1mpi.measure import external
+        from hpcds1mpi.measure.external_plan import build_external_plan
 
         if note := program_note(program, "--command"):
             click.echo(f"note: {note}", err=True)
@@ -185,7 +186,7 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
         from hpcds1mpi.launch.preflight import LaunchChoice
         from hpcds1mpi.measure.readings import Readings
 
-        plan = external.build_external_plan(
+        plan = build_external_plan(
             program, label or "external", sizes=sizes, nodes=nodes,
             ranks_per_node=ranks_per_node, threads=threads, devices=devices,
             precisions=precisions, partition=part, valid_only=bool(valid_only),
@@ -229,7 +230,7 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
     if list_only:
         _print_list(plan, plans.estimate_seconds(plan))
         return
-    from hpcds1mpi.launch.mpi_family import check_started_by
+    from hpcds1mpi.launch.own_launcher import check_started_by
     from hpcds1mpi.measure.driver import run_inprocess
     from hpcds1mpi.runtime.mpi import world
 

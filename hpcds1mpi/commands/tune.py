@@ -187,12 +187,13 @@ def _preflight(choice, program: str, size: int, start, space, part, workdir, log
     """
     from hpcds1mpi.launch import preflight
     from hpcds1mpi.measure import external
+    from hpcds1mpi.measure.external_plan import format_command
     from hpcds1mpi.measure.plan import RunSpec
 
     spec = RunSpec("program", size, start)
     launch = choice.launcher_for(part.cores_per_node)
     env = {**os.environ, **launch.environment(start)}
-    tokens = external.format_command(program, spec)
+    tokens = format_command(program, spec)
     external.check_program(tokens, env, external.workdir_of(workdir, spec), option="--program")
     most = max(c.ranks for c in space.configs)
     for line in preflight.check(launch, choice, tokens, env, most):
@@ -319,7 +320,7 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
                           "without mpiexec/srun, inside the allocation")
     world = layout = None
     if in_process:
-        from hpcds1mpi.launch.mpi_family import check_started_by
+        from hpcds1mpi.launch.own_launcher import check_started_by
         from hpcds1mpi.runtime.mpi import node_layout, world as world_comm
 
         check_started_by()  # before MPI_Init: under another MPI's launcher it aborts

@@ -2,14 +2,14 @@
 
 Never assumed: read from the program itself.
 
-* **A binary**: the ``NEEDED`` entries of its ELF dynamic section (read here with the standard
-  library: ``readelf`` is not on every cluster). ``libmpi.so.40`` (and Open MPI's older
-  ``libmpi.so.20``) is Open MPI; ``libmpich.so.12`` / ``libmpi.so.12`` is the MPICH ABI family
-  (MPICH, Intel MPI, Cray MPICH, MVAPICH); ``libmpi_abi.so`` is the MPI-5 standard ABI, whose
-  implementation is whichever library the loader finds. A binary that needs no MPI library
-  directly (it links a library that does) is followed through ``ldd`` where that exists; a
-  static binary is read for the version banner every MPI library carries ("Open MPI v...",
-  "MPICH Version:", "Intel(R) MPI Library").
+* **A binary**: the ``NEEDED`` entries of its ELF dynamic section (read with the standard
+  library by :mod:`hpcds1mpi.launch.elf_libraries`: ``readelf`` is not on every cluster).
+  ``libmpi.so.40`` (and Open MPI's older ``libmpi.so.20``) is Open MPI; ``libmpich.so.12`` /
+  ``libmpi.so.12`` is the MPICH ABI family (MPICH, Intel MPI, Cray MPICH, MVAPICH);
+  ``libmpi_abi.so`` is the MPI-5 standard ABI, whose implementation is whichever library the
+  loader finds. A binary that needs no MPI library directly (it links a library that does) is
+  followed through ``ldd`` where that exists; a static binary is read for the version banner
+  every MPI library carries ("Open MPI v...", "MPICH Version:", "Intel(R) MPI Library").
 * **A Python script** (``python3 app.py``, or a ``#!`` line naming Python): the MPI of the
   mpi4py that interpreter imports, asked in a subprocess of that interpreter
   (``MPI.Get_library_version()``, without initialising MPI).
@@ -18,7 +18,8 @@ Never assumed: read from the program itself.
 
 A launcher's family comes from its ``--version`` (hydra: MPICH family; "Open MPI"/"OpenRTE":
 Open MPI; ``srun`` starts either, given the right ``--mpi`` plugin). :func:`check_launcher`
-refuses a pairing that cannot form one job, naming a launcher on PATH that can.
+refuses a pairing that cannot form one job, naming a launcher on PATH that can. Whether this
+process itself was started by its mpi4py's family: :mod:`hpcds1mpi.launch.own_launcher`.
 """
 
 from __future__ import annotations
@@ -26,12 +27,14 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import struct
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from hpcds1mpi.errors import ConfigError, LaunchError
+# elf_needed is also read here by launch/script_mpi_check.py (not moved with it: that file is
+# being edited elsewhere); everything else imports it from launch/elf_libraries.py.
+from hpcds1mpi.launch.elf_libraries import elf_needed, ldd_text
 
 OPENMPI = "openmpi"
 MPICH = "mpich"
@@ -86,69 +89,6 @@ def family_of_banner(text: str | bytes) -> str | None:
         if pattern.search(data):
             return family
     return None
-
-
-def elf_needed(path: str) -> list[str] | None:
-    """The ``DT_NEEDED`` libraries of an ELF file ([] for a static one), None if not ELF.
-
-    Reads the section headers, the ``SHT_DYNAMIC`` section and the string table it links to.
-
-    Raises:
-        OSError: the file cannot be read.
-    """
-    with open(path, "rb") as fh:
-        head = fh.read(64)
-        if len(head) < 52 or head[:4] != b"\x7fELF":
-            return None
-        wide, end = head[4] == 2, "<" if head[5] == 1 else ">"
-        if wide:
-            shoff, = struct.unpack_from(end + "Q", head, 0x28)
-            shentsize, shnum = struct.unpack_from(end + "HH", head, 0x3A)
-        else:
-            shoff, = struct.unpack_from(end + "I", head, 0x20)
-            shentsize, shnum = struct.unpack_from(end + "HH", head, 0x2E)
-        if not shoff or not shnum:
-            return []
-        fh.seek(shoff)
-        table = fh.read(shentsize * shnum)
-        sections = []
-        for i in range(shnum):
-            raw = table[i * shentsize:(i + 1) * shentsize]
-            if wide:
-                _, stype, _, _, off, size, link, _, _, entsize = struct.unpack_from(
-                    end + "IIQQQQIIQQ", raw)
-            else:
-                _, stype, _, _, off, size, link, _, _, entsize = struct.unpack_from(
-                    end + "IIIIIIIIII", raw)
-            sections.append((stype, off, size, link, entsize))
-        needed = []
-        for stype, off, size, link, _ in sections:
-            if stype != 6 or link >= len(sections):  # SHT_DYNAMIC
-                continue
-            fh.seek(off)
-            dyn = fh.read(size)
-            _, str_off, str_size, _, _ = sections[link]
-            fh.seek(str_off)
-            strings = fh.read(str_size)
-            step, fmt = (16, end + "qQ") if wide else (8, end + "iI")
-            for pos in range(0, len(dyn) - step + 1, step):
-                tag, value = struct.unpack_from(fmt, dyn, pos)
-                if tag == 0:
-                    break
-                if tag == 1 and value < len(strings):  # DT_NEEDED
-                    needed.append(strings[value:strings.index(b"\0", value)].decode(
-                        "utf-8", "replace"))
-        return needed
-
-
-def ldd_text(path: str, env: dict) -> str | None:
-    """What ``ldd`` says of ``path`` (the libraries the loader resolves), None without it."""
-    ldd = shutil.which("ldd", path=env.get("PATH"))
-    try:
-        return subprocess.run([ldd, path], capture_output=True, text=True, timeout=20,
-                              env=env).stdout if ldd else None
-    except (OSError, subprocess.SubprocessError):
-        return None
 
 
 def _ldd_family(path: str, env: dict) -> tuple[str | None, str]:
@@ -459,70 +399,3 @@ def check_script(program_tokens: list[str], launcher) -> None:
         raise ConfigError(f"{head} but the script's {command} is {LAUNCHER_NAMES[family]}: set "
                           f"mpiexec = \"{others[0] if others else 'its launcher'}\" in the "
                           "cluster file")
-
-
-#: What each launcher's wire-up sets in the ranks it starts (as the launch probe reads them):
-#: Open MPI's mpirun, PMI (hydra, srun --mpi=pmi2) and PMIx (Open MPI, srun --mpi=pmix).
-OPEN_MPI_VARS = ("OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK")
-PMI_VARS = ("PMI_RANK", "PMI_FD", "PMI_PORT")
-PMIX_VARS = ("PMIX_RANK", "PMIX_NAMESPACE")
-
-
-def started_by(env: dict | None = None) -> str | None:
-    """The MPI family of the launcher that started this process, from its wire-up variables:
-    ``"openmpi"`` (Open MPI's mpirun: ``OMPI_COMM_WORLD_*`` without PMI), ``"mpich"`` (PMI
-    only: hydra, ``srun --mpi=pmi2``), or None: not launched, PMIx alone (``srun --mpi=pmix``
-    serves either family) or both kinds (cannot tell)."""
-    env = os.environ if env is None else env
-    ompi, pmi = (any(v in env for v in names) for names in (OPEN_MPI_VARS, PMI_VARS))
-    if ompi and not pmi:
-        return OPENMPI
-    if pmi and not ompi and not any(v in env for v in PMIX_VARS):
-        return MPICH
-    return None
-
-
-def mpi4py_mpi() -> ProgramMPI:
-    """The MPI of this Python's mpi4py, read without starting MPI: the ELF of the extension
-    ``from mpi4py import MPI`` would load (mpi4py 4 picks its mpich or openmpi build by the
-    libmpi it finds)."""
-    import importlib.util
-
-    try:
-        spec = importlib.util.find_spec("mpi4py.MPI")
-    except (ImportError, OSError, RuntimeError) as exc:
-        return ProgramMPI(None, f"mpi4py cannot be loaded ({str(exc).splitlines()[0]})")
-    if spec is None or not spec.origin or not os.path.isfile(spec.origin):
-        return ProgramMPI(None, "no mpi4py extension found")
-    return binary_mpi(spec.origin)
-
-
-def check_started_by(env: dict | None = None) -> None:
-    """Refuse, before ``MPI_Init``, a process started by another MPI family's launcher than its
-    mpi4py's: the wheel's MPICH under Open MPI's mpirun aborts in ``MPI_Init`` with an error
-    stack ("unsupported PMI version PMIx"). Every rank finds the same; rank 0 says it, the
-    others exit with the same code without a word (one line, not one per rank).
-
-    Raises:
-        LaunchError: on rank 0, naming the launcher that fits (the wheel's ``mpiexec`` first).
-    """
-    from sys import executable
-
-    from hpcds1mpi.runtime.mpi import launch_rank
-
-    env = os.environ if env is None else env
-    launcher = started_by(env)
-    library = mpi4py_mpi() if launcher else ProgramMPI(None, "")
-    if library.family not in (OPENMPI, MPICH) or library.family == launcher:
-        return
-    if launch_rank(env) != 0:
-        raise SystemExit(LaunchError.exit_code)
-    wheel = os.path.join(os.path.dirname(os.path.abspath(executable)), "mpiexec")
-    fits = sorted(candidates(library.family, env), key=lambda p: p != wheel)  # the wheel's first
-    fit, srun = (fits or ["its own mpiexec"])[0], "pmix" if library.family == OPENMPI else "pmi2"
-    by = ("Open MPI's mpirun (OMPI_COMM_WORLD_SIZE is set)" if launcher == OPENMPI else
-          "a PMI launcher (hydra's mpiexec or srun --mpi=pmi2: PMI_RANK is set)")
-    raise LaunchError(f"hpcds1mpi was started by {by}, but its mpi4py uses "
-                      f"{FAMILY_NAMES[library.family]} ({library.evidence}), which that "
-                      f"launcher cannot start as one job; start it with {fit} -n N instead "
-                      f"(or srun --mpi={srun} inside an allocation)")

@@ -4,7 +4,8 @@ Each configuration is launched as ``<launcher tokens> <program>`` (see
 :mod:`hpcds1mpi.launch.launchers`) with the program rule of :mod:`hpcds1mpi.launch.program`:
 the placeholders ``{size} {nodes} {ranks_per_node} {ranks} {threads} {precision} {device}``
 filled by replacement (other braces stay literal) and the environment the launcher's batch
-script would export, so the measured job is the one a recommended script submits.
+script would export, so the measured job is the one a recommended script submits. The plan
+(runs and repeat settings) is built by :mod:`hpcds1mpi.measure.external_plan`.
 
 **Before anything runs** (:mod:`hpcds1mpi.launch.preflight`): the program is checked (found,
 executable), its MPI read (ELF, or its interpreter's mpi4py) and a launcher of another MPI
@@ -35,91 +36,19 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import shlex
 import shutil
 import signal
 import threading
 import time
 
-from hpcds1mpi.config import OK, UNINFORMATIVE_STATUSES, enumerate_configs
+from hpcds1mpi.config import OK, UNINFORMATIVE_STATUSES
 from hpcds1mpi.errors import ConfigError, LaunchError, SweepInterrupted
-from hpcds1mpi.launch.program import placeholder_values, program_tokens
-from hpcds1mpi.measure.plan import RunSpec, SweepPlan, parse_ints, parse_words
+from hpcds1mpi.launch.program import placeholder_values
+from hpcds1mpi.measure.external_plan import format_command
+from hpcds1mpi.measure.plan import RunSpec, SweepPlan
 from hpcds1mpi.measure.program_launch import classify, launch_once, launch_problem
 from hpcds1mpi.measure.progress import Progress
-
-#: Repeats of an external program unless told (a short program gets at least 3 repeats).
-MIN_REPEATS, MIN_TIME, MAX_REPEATS = 3, 1.0, 10
-
-
-def format_command(program: str, spec: RunSpec) -> list[str]:
-    """The program's tokens with placeholders filled in (the program rule's replacement)."""
-    try:
-        return program_tokens(program, placeholder_values(spec.config, spec.size))
-    except ConfigError as exc:
-        raise ConfigError(f"--command: {exc}") from None
-
-
-def build_external_plan(program: str, label: str, *, sizes, nodes=None, ranks_per_node=None,
-                        threads=None, devices=None, precisions=None, partition=None,
-                        valid_only: bool = False, timeout: float | None = None,
-                        seed: int | None = None, snapshot_every: float | None = None,
-                        min_repeats: int | None = None, max_repeats: int | None = None,
-                        min_time: float | None = None, warmup: int | None = None
-                        ) -> SweepPlan:
-    """The plan of an external sweep: every size x configuration, with its repeat settings.
-
-    Raises:
-        ConfigError: bad ranges, label, command line, timeout or repeat settings.
-    """
-    from hpcds1mpi.config import DEVICES, PRECISIONS
-
-    size_list = parse_ints(sizes, "sizes")
-    node_list = parse_ints(nodes if nodes is not None else 1, "nodes")
-    rpn_list = parse_ints(ranks_per_node if ranks_per_node is not None else 1, "ranks_per_node")
-    thread_list = parse_ints(threads if threads is not None else 1, "threads")
-    device_list = parse_words(devices or "cpu", "devices", DEVICES, ())
-    precision_list = parse_words(precisions or "fp64", "precisions", PRECISIONS, ())
-    if not label or not re.fullmatch(r"[\w.+-]+", label):
-        raise ConfigError(f"--label {label!r}: use letters, digits, '.', '_', '+' or '-'")
-    runs = []
-    configs = list(enumerate_configs(
-        partition if valid_only else None, nodes=node_list, ranks_per_node=rpn_list,
-        threads=thread_list, devices=device_list, precisions=precision_list))
-    for size in size_list:
-        for config in configs:
-            spec = RunSpec(label, size, config, seed or 0, (("command", program),))
-            format_command(program, spec)  # an unparsable command fails now
-            runs.append(spec)
-    if not runs:
-        raise ConfigError("the ranges leave no configuration to run")
-    if timeout is not None and not timeout > 0:
-        raise ConfigError(f"--timeout {timeout:g}: give a positive number of seconds")
-    if snapshot_every is not None and not snapshot_every >= 0:
-        raise ConfigError(f"--snapshot-every {snapshot_every:g}: give 0 or more seconds")
-    # A bound not given yields to the one given: --max-repeats 1 alone means 1 launch (tune
-    # --program passes only its --max-repeats), --min-repeats 12 alone at most 12.
-    lo = min(MIN_REPEATS, max_repeats) if min_repeats is None and isinstance(
-        max_repeats, int) and max_repeats >= 1 else MIN_REPEATS if min_repeats is None \
-        else min_repeats
-    hi = max(MAX_REPEATS, lo) if max_repeats is None else max_repeats
-    for name, value in (("--min-repeats", lo), ("--max-repeats", hi)):
-        if not isinstance(value, int) or value < 1:
-            raise ConfigError(f"{name} {value}: give a whole number of 1 or more")
-    if hi < lo:
-        raise ConfigError(f"--max-repeats {hi} is below --min-repeats {lo}; raise it")
-    if warmup is not None and (not isinstance(warmup, int) or warmup < 0):
-        raise ConfigError(f"--warmup {warmup}: give 0 or more launches")
-    least = MIN_TIME if min_time is None else min_time
-    if not (isinstance(least, (int, float)) and math.isfinite(least) and least >= 0):
-        raise ConfigError(f"--min-time {least}: give 0 or more seconds")
-    plan = SweepPlan(runs=runs, timeout=float(timeout) if timeout else 600.0,
-                     min_repeats=lo, max_repeats=hi, warmup=warmup or 0,
-                     min_time=float(least),
-                     snapshot_every=30.0 if snapshot_every is None else float(snapshot_every),
-                     source={"command": program, "label": label, "sizes": str(sizes)})
-    return plan
 
 
 def check_program(tokens: list[str], env: dict | None = None, cwd: str | None = None,

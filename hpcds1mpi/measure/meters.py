@@ -364,7 +364,7 @@ def refuse_launcher_fingerprint(out: str, fp: dict) -> None:
         if machine in (fp["machine_id"], relabelled) or any(row.get(k) != fp[k]
                                                              for k in HARDWARE):
             continue
-        from hpcds1mpi.records.training import names_launcher
+        from hpcds1mpi.records.machines import names_launcher
 
         if names_launcher(row.get("mpi_library")):
             raise ConfigError(

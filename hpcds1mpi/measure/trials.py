@@ -182,9 +182,10 @@ class LaunchRunner:
 
     def _program(self, config: Configuration) -> dict:
         from hpcds1mpi.measure import external
+        from hpcds1mpi.measure.external_plan import build_external_plan
 
         options = self.settings.options(config)
-        plan = external.build_external_plan(
+        plan = build_external_plan(
             options.pop("command"), options.pop("label"), sizes=options["sizes"],
             nodes=options["nodes"], ranks_per_node=options["ranks_per_node"],
             threads=options["threads"], devices=options["devices"],

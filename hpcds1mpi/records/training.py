@@ -24,8 +24,7 @@ import pandas as pd
 
 from hpcds1mpi.config import DEVICES, OK, PRECISIONS, STATUSES
 from hpcds1mpi.errors import DataError, TelemetryError
-from hpcds1mpi.records.machines import (  # names_launcher: measure/meters.py imports it here
-    launcher_note, machine_ids, names_launcher, refuse_foreign_machines)
+from hpcds1mpi.records.machines import launcher_note, machine_ids, refuse_foreign_machines
 
 #: Columns a training table may have besides the runs table (``telemetry.RUN_COLUMNS``) and
 #: the job table (``ingest.JOB_COLUMNS``): ``kept`` (a bundle's sampling mark) and the
@@ -432,5 +431,5 @@ class TrainingData:
 
 
 __all__ = ["EXTRA_COLUMNS", "MIN_OK_RUNS", "TrainingData", "is_job_table", "known_columns",
-           "machine_ids", "merge_runs", "names_launcher", "read_frames",
+           "machine_ids", "merge_runs", "read_frames",
            "refuse_foreign_machines"]

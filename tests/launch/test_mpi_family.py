@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from hpcds1mpi.errors import ConfigError, LaunchError
-from hpcds1mpi.launch import mpi_family
+from hpcds1mpi.launch import elf_libraries, mpi_family, own_launcher
 from tests.helpers import mpiexec, system_program
 
 HELLO = r"""
@@ -54,7 +54,7 @@ def test_the_elf_reader_agrees_with_readelf():
         pytest.skip("readelf not installed")
     for path in (system_program("hpcc"), system_program("NPmpich2"), sys.executable,
                  shutil.which("sh")):
-        assert mpi_family.elf_needed(os.path.realpath(path)) == readelf_needed(path)
+        assert elf_libraries.elf_needed(os.path.realpath(path)) == readelf_needed(path)
 
 
 def test_debian_applications_by_their_linked_mpi():
@@ -91,7 +91,7 @@ def test_what_cannot_be_read_is_unknown(tmp_path):
     assert mpi_family.program_mpi([str(tmp_path / "missing")]).family is None
     text = tmp_path / "data.txt"
     text.write_text("not a program")
-    assert mpi_family.elf_needed(str(text)) is None
+    assert elf_libraries.elf_needed(str(text)) is None
 
 
 def test_sonames_and_banners():
@@ -149,20 +149,20 @@ HYDRA_RANK = {"PMI_RANK": "0", "PMI_SIZE": "2", "PMI_FD": "9", "HYDI_CONTROL_FD"
 
 
 def _clean(**extra) -> dict:
-    names = mpi_family.OPEN_MPI_VARS + mpi_family.PMI_VARS + mpi_family.PMIX_VARS
+    names = own_launcher.OPEN_MPI_VARS + own_launcher.PMI_VARS + own_launcher.PMIX_VARS
     return {**{k: v for k, v in os.environ.items() if k not in names}, **extra}
 
 
 def test_the_launcher_that_started_a_process_is_read_from_its_wire_up():
-    assert mpi_family.started_by(_clean(**OPEN_MPI_RANK)) == mpi_family.OPENMPI
-    assert mpi_family.started_by(_clean(**HYDRA_RANK)) == mpi_family.MPICH
-    assert mpi_family.started_by(_clean()) is None  # not launched
-    assert mpi_family.started_by(_clean(PMIX_RANK="0", PMIX_NAMESPACE="x")) is None  # srun pmix
-    assert mpi_family.started_by(_clean(**OPEN_MPI_RANK, **HYDRA_RANK)) is None  # cannot tell
+    assert own_launcher.started_by(_clean(**OPEN_MPI_RANK)) == mpi_family.OPENMPI
+    assert own_launcher.started_by(_clean(**HYDRA_RANK)) == mpi_family.MPICH
+    assert own_launcher.started_by(_clean()) is None  # not launched
+    assert own_launcher.started_by(_clean(PMIX_RANK="0", PMIX_NAMESPACE="x")) is None  # srun pmix
+    assert own_launcher.started_by(_clean(**OPEN_MPI_RANK, **HYDRA_RANK)) is None  # cannot tell
 
 
 def test_this_pythons_mpi4py_is_read_without_starting_mpi():
-    code = ("import sys; from hpcds1mpi.launch import mpi_family; f = mpi_family.mpi4py_mpi(); "
+    code = ("import sys; from hpcds1mpi.launch import own_launcher; f = own_launcher.mpi4py_mpi(); "
             "print(f.family, f.evidence, 'mpi4py.MPI' in sys.modules)")  # importing it starts MPI
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60, env=_clean())
@@ -173,16 +173,16 @@ def test_another_familys_launcher_is_refused_before_mpi_init_naming_the_wheels_m
     """The wheel's MPICH under Open MPI's mpirun printed MPICH's error stack ("unsupported PMI
     version PMIx", exit 16) on every rank."""
     with pytest.raises(LaunchError) as caught:
-        mpi_family.check_started_by(_clean(**OPEN_MPI_RANK))
+        own_launcher.check_started_by(_clean(**OPEN_MPI_RANK))
     line = str(caught.value)
     assert line.startswith("hpcds1mpi was started by Open MPI's mpirun (OMPI_COMM_WORLD_SIZE "
                            "is set), but its mpi4py uses the MPICH family")
     assert f"start it with {mpiexec()} -n N instead" in line and "\n" not in line
     with pytest.raises(SystemExit) as quiet:  # the other ranks: the same exit, no second line
-        mpi_family.check_started_by(_clean(**{**OPEN_MPI_RANK, "OMPI_COMM_WORLD_RANK": "1"}))
+        own_launcher.check_started_by(_clean(**{**OPEN_MPI_RANK, "OMPI_COMM_WORLD_RANK": "1"}))
     assert quiet.value.code == LaunchError.exit_code
     for fits in (_clean(**HYDRA_RANK), _clean()):
-        assert mpi_family.check_started_by(fits) is None
+        assert own_launcher.check_started_by(fits) is None
 
 
 # ---- version texts, the launcher suggested, srun's plugin -------------------------------------

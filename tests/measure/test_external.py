@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hpcds1mpi.measure import external
+from hpcds1mpi.measure import external, external_plan
 from hpcds1mpi.measure.plan import RunSpec
 from hpcds1mpi.records import telemetry
 from hpcds1mpi.config import Configuration
@@ -67,13 +67,13 @@ def test_external_sweep_statuses_fom_and_resume(tmp_path):
 
 def test_placeholders_and_env_reach_the_program(tmp_path):
     spec = RunSpec("x", 42, Configuration(1, 2, 3, "cpu", "bf16"), 0, (("command", "c"),))
-    assert external.format_command("app --n {size} -t {threads} -p {precision} -r {ranks}",
+    assert external_plan.format_command("app --n {size} -t {threads} -p {precision} -r {ranks}",
                                    spec) == ["app", "--n", "42", "-t", "3", "-p", "bf16", "-r", "2"]
     # Unknown braces stay literal (str.format refused them; the scripts kept them).
-    assert external.format_command("awk '{print $1}' {nope} {size}", spec) == \
+    assert external_plan.format_command("awk '{print $1}' {nope} {size}", spec) == \
         ["awk", "{print $1}", "{nope}", "42"]
     with pytest.raises(ConfigError, match="--command"):
-        external.format_command("app 'unbalanced", spec)
+        external_plan.format_command("app 'unbalanced", spec)
 
 
 def test_classify_exit_codes():
@@ -407,17 +407,17 @@ def test_a_missing_launcher_is_one_line_exit_1_before_anything_is_stored(tmp_pat
 
 
 def test_a_programs_repeats_default_to_at_least_three_and_are_checked():
-    plan = external.build_external_plan("true", "t", sizes="1")
+    plan = external_plan.build_external_plan("true", "t", sizes="1")
     assert (plan.min_repeats, plan.max_repeats, plan.min_time, plan.warmup) == (3, 10, 1.0, 0)
-    plan = external.build_external_plan("true", "t", sizes="1", min_repeats=12)
+    plan = external_plan.build_external_plan("true", "t", sizes="1", min_repeats=12)
     assert plan.max_repeats == 12  # raised to the minimum when not given
-    plan = external.build_external_plan("true", "t", sizes="1", max_repeats=1)
+    plan = external_plan.build_external_plan("true", "t", sizes="1", max_repeats=1)
     assert (plan.min_repeats, plan.max_repeats) == (1, 1)  # lowered to the maximum likewise
     for bad, words in (({"min_repeats": 0}, "--min-repeats 0"),
                        ({"min_repeats": 4, "max_repeats": 2}, "below --min-repeats"),
                        ({"min_time": float("nan")}, "--min-time"), ({"warmup": -1}, "--warmup")):
         with pytest.raises(ConfigError, match=words):
-            external.build_external_plan("true", "t", sizes="1", **bad)
+            external_plan.build_external_plan("true", "t", sizes="1", **bad)
 
 
 # ---- what a program reports is what is recorded ----------------------------------------------
@@ -499,7 +499,7 @@ def test_gpu_runs_of_a_program_without_gpus_are_unsupported_and_not_launched(tmp
 
     log = tmp_path / "launches"
     program = _script(tmp_path, "app.sh", f'echo "$1" >> {log}\n')
-    plan = external.build_external_plan(f"{program} {{size}}", "own", sizes="5",
+    plan = external_plan.build_external_plan(f"{program} {{size}}", "own", sizes="5",
                                         devices="cpu,gpu", min_repeats=1, max_repeats=1,
                                         min_time=0)
     part = Partition("cpuonly", cores_per_node=2, memory_gb=4.0, gpus_per_node=0)
@@ -583,7 +583,7 @@ def test_each_reason_a_run_failed_is_said_once_while_the_sweep_goes_on(tmp_path)
     program = _script(tmp_path, "app.sh", 'case "$1" in 1) echo "TIME=0.001";; '
                       '2|3) echo "ERROR: Cannot open input script in.ljj"; exit 1;; '
                       '*) echo "TIME=-1";; esac\n')
-    plan = external.build_external_plan(f"{program} {{size}}", "own", sizes="1,2,3,4",
+    plan = external_plan.build_external_plan(f"{program} {{size}}", "own", sizes="1,2,3,4",
                                         min_repeats=1, max_repeats=1, min_time=0)
     from hpcds1mpi.measure.readings import Readings
 
@@ -612,7 +612,7 @@ def test_a_journal_left_by_the_nul_crash_is_resumed_keeping_its_runs(tmp_path):
     part = Partition("p", cores_per_node=2, memory_gb=4.0)
 
     def plan(sizes):
-        return external.build_external_plan(f"{python} app.py {{size}}", "pyd", sizes=sizes,
+        return external_plan.build_external_plan(f"{python} app.py {{size}}", "pyd", sizes=sizes,
                                             min_repeats=1, max_repeats=1, min_time=0)
 
     fresh = tmp_path / "fresh.h5"
@@ -651,7 +651,7 @@ def test_a_program_whose_mpi_cannot_be_read_is_noted_and_its_row_says_so(tmp_pat
     from hpcds1mpi.measure.readings import Readings
 
     wrapper = _script(tmp_path, "run.sh", 'echo "ranks: ${PMI_SIZE:-1}"\n')
-    plan = external.build_external_plan(f"{wrapper} {{size}}", "wr", sizes="1",
+    plan = external_plan.build_external_plan(f"{wrapper} {{size}}", "wr", sizes="1",
                                         ranks_per_node="1,2", min_repeats=1, max_repeats=1,
                                         min_time=0)
     part = Partition("p", cores_per_node=2, memory_gb=4.0)
@@ -667,7 +667,7 @@ def test_a_program_whose_mpi_cannot_be_read_is_noted_and_its_row_says_so(tmp_pat
                             (Readings.of(), "1")):
         said.clear()
         external.run_external(
-            external.build_external_plan(f"{wrapper} {{size}}", "wr", sizes="1",
+            external_plan.build_external_plan(f"{wrapper} {{size}}", "wr", sizes="1",
                                          ranks_per_node=ranks, min_repeats=1, max_repeats=1,
                                          min_time=0),
             str(tmp_path / f"w{ranks}{bool(readings.ranks)}.h5"), part, progress=False,
