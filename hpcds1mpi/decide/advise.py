@@ -28,6 +28,7 @@ from hpcds1mpi.config import Configuration, check_fits
 from hpcds1mpi.decide import guard as guard_mod
 from hpcds1mpi.decide import system1 as s1
 from hpcds1mpi.decide.recommend import recommend, refuse_job_bundle
+from hpcds1mpi.decide.advise_gain import not_a_gain, predicted_worse
 from hpcds1mpi.decide.recommendation import format_time
 from hpcds1mpi.decide.script_workload import choose_launch, no_size, recorded_commands
 from hpcds1mpi.errors import ConfigError
@@ -398,6 +399,9 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
         basis = "kept from the script: it launches more than once, see the note"
     advice.recommended = predict_side(bundle, label, int(size), picked_part, cfg, Side(
         cfg, rec.picked.label, script.time_s if repeats else one_launch, walltime_basis=basis))
+    worse = predicted_worse(asked, advice.recommended, objective)
+    if worse:
+        not_a_gain(advice, worse)
     queue = picked_part.slurm_partition or picked_part.name
     advice.rewritten, advice.changes = rewrite(script, Layout(
         cfg.nodes, cfg.ranks_per_node, cfg.threads,

@@ -237,7 +237,7 @@ class BatchJob:
 
     def launcher(self, scheduler: str) -> launchers.Launcher:
         """The launcher this job's script writes under ``scheduler``."""
-        return launchers.for_script(scheduler, self.cluster)
+        return launchers.for_script(scheduler, self.cluster, self.partition.cores_per_node)
 
     def environment(self, scheduler: str = "slurm") -> list[tuple[str, str]]:
         """(name, already-quoted value) pairs exported before the launch: the program rule's

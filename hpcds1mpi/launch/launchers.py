@@ -316,7 +316,8 @@ def version_text(path: str) -> str | None:
 def mpiexec_flavor(path: str) -> str:
     """``"openmpi"`` or ``"hydra"`` (MPICH / Intel MPI), from ``mpiexec --version``."""
     text = version_text(path) or ""
-    return "openmpi" if "Open MPI" in text or "OpenRTE" in text else "hydra"
+    return ("openmpi" if "Open MPI" in text or "OpenRTE" in text or "open-mpi.org" in text
+            else "hydra")
 
 
 def library_version(path: str) -> str:
@@ -388,11 +389,16 @@ def check_scheduler(scheduler: str) -> str:
     return scheduler
 
 
-def for_script(scheduler: str, cluster=None) -> Launcher:
+def for_script(scheduler: str, cluster=None, cores: int | None = None) -> Launcher:
     """The launcher a batch script for ``scheduler`` writes: ``srun`` under Slurm, ``mpiexec``
     under PBS, unless the cluster file's ``launcher`` key names another; srun's ``--mpi`` from
     the cluster file (default pmi2); the cluster file's ``mpiexec`` (a path) in place of the
     ``mpiexec``/``mpirun`` name and its ``launcher_args`` after the launcher's own options.
+
+    An ``mpiexec`` path that is Open MPI's here gives :class:`OpenMpiMpirun` (``cores``: the
+    partition's cores per node), so a rank's threads get cores of their own as in the sweep
+    (:func:`open_mpi_thread_binding`); root is asked at run time by :meth:`script_lines`. A
+    bare name is whatever the job's PATH gives there: flavour unknown, :class:`Mpiexec`.
 
     Raises:
         ConfigError: an unknown launcher or a bad ``--mpi`` value.
@@ -406,4 +412,13 @@ def for_script(scheduler: str, cluster=None) -> Launcher:
     if name == "srun":
         return Srun((getattr(cluster, "mpi", "") or "pmi2") if cluster is not None else "pmi2",
                     args)
-    return Mpiexec(getattr(cluster, "mpiexec", "") or name, args)
+    command = getattr(cluster, "mpiexec", "") or name
+    if _open_mpi_here(command):
+        return OpenMpiMpirun(command, args, as_root=False, cores=cores)
+    return Mpiexec(command, args)
+
+
+def _open_mpi_here(command: str) -> bool:
+    """Whether ``command`` is a path to Open MPI's launcher on this machine."""
+    # mpiexec_flavor, not mpi_family.launcher_family: mpi_family imports this module.
+    return "/" in command and os.path.isfile(command) and mpiexec_flavor(command) == "openmpi"

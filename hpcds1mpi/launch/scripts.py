@@ -79,10 +79,12 @@ def render(job: BatchJob, scheduler: str = "slurm") -> str:
     program = program_tokens(job.program, job.placeholder_values())
     check_script(program, launcher)  # a launcher that cannot start the program: refused
     tokens = launcher.tokens(job.config) + program
+    # What the launcher adds on its own (Open MPI's thread binding) is said as a comment.
+    notes = [f"# {comment(note)}" for note in launcher.notes(job.config)]
     return seal(render_template(scheduler, job, scheduler, summary=comment(job.summary),
                                 environment=job.environment(scheduler),
                                 launch=quote_tokens(tokens),
-                                launcher_lines=launcher.script_lines()))
+                                launcher_lines=notes + launcher.script_lines()))
 
 
 @dataclass
@@ -95,8 +97,10 @@ class CalibrationStep:
 
 def calibration_step_tokens(step: Configuration, workload: str, size: int, telemetry: str,
                             program: str | Sequence[str] | None = None,
-                            cluster: "Cluster | None" = None) -> list[str]:
-    """The command measuring one configuration in a calibration job (one step).
+                            cluster: "Cluster | None" = None,
+                            cores: int | None = None) -> list[str]:
+    """The command measuring one configuration in a calibration job (one step); ``cores``
+    per node place an Open MPI ``mpirun``'s threads (:func:`for_script`).
 
     A built-in kernel runs as ``srun ... hpcds1mpi sweep --kernel ...`` (in-process on the
     step's ranks); a user's program as ``hpcds1mpi sweep --command ...``, which launches the
@@ -105,7 +109,7 @@ def calibration_step_tokens(step: Configuration, workload: str, size: int, telem
     check_value(workload, "workload", NAME)
     check_output_path(telemetry)
     return SweepStep(workload, size, program=program).command(
-        step, for_script("slurm", cluster), telemetry)
+        step, for_script("slurm", cluster, cores), telemetry)
 
 
 def _allocation(steps: Sequence[CalibrationStep], partition: "Partition") -> Configuration:
@@ -209,7 +213,7 @@ def render_calibration(steps: Sequence[CalibrationStep], partition: "Partition",
     for step in steps:
         check_fits(step.config, partition)
         tokens = calibration_step_tokens(step.config, workload, size, telemetry, program,
-                                         cluster)
+                                         cluster, partition.cores_per_node)
         env = job.launcher("slurm").environment(step.config)
         rendered_steps.append({
             "label": step.config.label(),

@@ -4,6 +4,7 @@ predicts them, the script's precision kept, and an unknown program left to the g
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -316,3 +317,53 @@ def test_a_size_from_a_variable_bomb_is_one_line_fast(bundle, places):
         "srun hpcds1mpi run stencil --size $x\n"  # was a RecursionError
     with pytest.raises(ConfigError, match=r"gives the size as '\$x'"):
         run(arith, bundle, places)
+
+
+def test_a_pick_predicted_worse_than_the_asked_layout_is_said_and_never_auto(bundle, places,
+                                                                             monkeypatch):
+    """The tester's case: the asked layout (threads never measured) is predicted faster and
+    cheaper than the best measured one; advise must say so, not claim a gain, and stay at
+    confirm at most, while --rewrite is still offered."""
+    from hpcds1mpi.commands.advise import format_advice
+    from hpcds1mpi.decide import advise as advise_mod
+
+    real = advise_mod.predict_side
+
+    def asked_predicted_better(bundle, workload, size, partition, config, side):
+        side = real(bundle, workload, size, partition, config, side)
+        if side.lines:  # the asked side: extrapolated to a tenth of the time and energy
+            for key in ("runtime_s", "runtime_lo", "runtime_hi", "energy_j", "energy_lo",
+                        "energy_hi"):
+                setattr(side, key, getattr(side, key) / 10)
+            side.unmeasured = ["threads 2 never measured (measured: 1)"]
+        return side
+
+    real_recommend = advise_mod.recommend
+
+    def sure_guard(*args, **kw):  # the tester's guard said auto
+        rec = real_recommend(*args, **kw)
+        rec.verdict = dataclasses.replace(rec.verdict, verdict="auto")
+        return rec
+
+    monkeypatch.setattr(advise_mod, "recommend", sure_guard)
+    assert run(ASKED, bundle, places).verdict["verdict"] == "auto"
+    monkeypatch.setattr(advise_mod, "predict_side", asked_predicted_better)
+    for objective in ("time", "energy", "edp", "balanced"):
+        a = run(ASKED, bundle, places, objective=objective)
+        assert a.recommended.runtime_s > a.asked.runtime_s
+        assert a.verdict["verdict"] == "confirm"
+        first = a.verdict["reasons"][0]
+        assert first.startswith("the recommended layout is predicted worse than the asked one "
+                                f"on {objective} (")
+        assert "% longer runtime" in first and "% more energy" in first
+        assert "extrapolated (threads 2 never measured (measured: 1))" in first
+        assert "only the best measured layout" in first and "not to a predicted gain" in first
+        assert a.changes and a.rewritten  # --rewrite stays available
+        text = format_advice(a)
+        assert "verdict confirm" in text and "verdict auto" not in text
+        assert "less energy" not in text and "shorter runtime" not in text
+    # a pick predicted better keeps the guard's verdict and says nothing of the kind
+    monkeypatch.setattr(advise_mod, "predict_side", real)
+    again = run(ASKED, bundle, places)
+    assert again.verdict["verdict"] == "auto"
+    assert not any("predicted worse" in r for r in again.verdict["reasons"])

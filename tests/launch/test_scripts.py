@@ -367,3 +367,36 @@ def test_a_script_whose_launcher_cannot_start_its_program_is_refused():
                                                              mpiexec=openmpi)), "pbs")
     # a program not found here, or of no known MPI, is written as asked
     assert batch.render(job(site(mpi="pmi2"), "./my_app"), "slurm")
+
+
+def test_an_open_mpi_mpirun_script_gives_each_rank_the_cores_of_its_threads():
+    """Open MPI's mpirun binds a rank to one core by default: a script running 2 threads per
+    rank under it must map each rank to 2 cores (as the sweep does), say why, and bind the
+    threads as srun would."""
+    from tests.helpers import system_program
+
+    hpcc = system_program("hpcc")
+    openmpi = os.path.realpath(system_program("mpirun.openmpi"))
+
+    def render(config, scheduler="slurm", **kw):
+        return batch.render(BatchJob(config=config, partition=CPU, program=hpcc,
+                                     cluster=site(**{"launcher": "mpirun",
+                                                     "mpiexec": openmpi, **kw}),
+                                     job_name="j", time_limit_s=600), scheduler)
+
+    for scheduler in ("slurm", "pbs"):
+        text = render(Configuration(1, 1, 2), scheduler)
+        batch.check_bash_syntax(text)
+        assert text.rstrip().endswith(f"{openmpi} -n 1 --map-by slot:PE=2 {hpcc}")
+        assert _exports(text)["OMP_PLACES"] == "cores"
+        assert _exports(text)["OMP_PROC_BIND"] == "close"
+        assert "# 2 threads per rank: Open MPI's mpirun is given --map-by slot:PE=2" in text
+    assert render(Configuration(2, 4, 8)).rstrip().endswith(
+        f"{openmpi} -n 8 --map-by ppr:4:node:PE=8 {hpcc}")
+    # one thread per rank, or the site's own binding: written as before
+    assert render(Configuration(1, 2, 1)).rstrip().endswith(f"{openmpi} -n 2 {hpcc}")
+    own = render(Configuration(1, 1, 2), launcher_args="--bind-to core")
+    assert own.rstrip().endswith(f"{openmpi} -n 1 --bind-to core {hpcc}")
+    assert "OMP_PLACES" not in _exports(own)
+    # a bare mpirun is whatever the job's PATH gives there: its flavour is not guessed
+    assert render(Configuration(1, 1, 2), mpiexec="").rstrip().endswith(f"mpirun -n 1 {hpcc}")

@@ -1,0 +1,61 @@
+"""Whether advise's recommended layout is a gain over the layout the script asks for.
+
+System 1 recommends the best layout it offers, which need not be better than the asked one when
+that was never measured (its prediction is extrapolated): :func:`predicted_worse` compares the
+two sides on the objective, and :func:`not_a_gain` then says so as the verdict's first reason and
+holds the verdict at ``confirm``, so a layout predicted worse is never applied as a gain.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hpcds1mpi.decide.advise import Advice, Side
+
+
+def predicted_worse(asked: Side, recommended: Side, objective: str) -> str:
+    """How the recommended layout is predicted worse than the asked one on ``objective`` (""
+    when it is not, or either side has no prediction): ``time`` by runtime, ``energy`` by
+    energy, ``edp`` by their product, ``balanced`` when it is worse in one and better in
+    neither."""
+    if not (asked.predicted and recommended.predicted):
+        return ""
+    slower = recommended.runtime_s > asked.runtime_s
+    hungrier = recommended.energy_j > asked.energy_j
+    worse = {"time": slower, "energy": hungrier,
+             "edp": recommended.runtime_s * recommended.energy_j
+             > asked.runtime_s * asked.energy_j,
+             "balanced": (slower or hungrier) and recommended.runtime_s >= asked.runtime_s
+             and recommended.energy_j >= asked.energy_j}.get(objective, False)
+    if not worse:
+        return ""
+    how = []
+    if slower:
+        how.append(f"{100 * (recommended.runtime_s / asked.runtime_s - 1):.0f} % longer runtime")
+    if hungrier and asked.energy_j > 0:
+        how.append(f"{100 * (recommended.energy_j / asked.energy_j - 1):.0f} % more energy")
+    return ", ".join(how) or f"a worse {objective}"
+
+
+def not_a_gain(advice: Advice, how: str) -> None:
+    """Say, as the verdict's first reason, that the recommended layout is predicted worse than
+    the asked one (``how``), and why it is offered anyway; the verdict is then at most
+    ``confirm``: a layout predicted worse is never applied without the user's word."""
+    asked = advice.asked
+    if asked.unmeasured:
+        why = ("the asked layout is unmeasured, so its prediction is extrapolated ("
+               f"{'; '.join(asked.unmeasured)}), and the recommendation is only the best "
+               "measured layout")
+    else:
+        why = ("the recommendation is the best of the layouts System 1 offers, and the asked "
+               "one is not among them")
+    keep = ("keep the script if you trust the extrapolation; --rewrite would switch to the "
+            "measured layout" if asked.unmeasured else "keep the script; --rewrite would "
+            "switch to the recommended layout")
+    reason = (f"the recommended layout is predicted worse than the asked one on "
+              f"{advice.objective} ({how}): {why}; {keep}, not to a predicted gain")
+    verdict = advice.verdict
+    if verdict.get("verdict") == "auto":
+        verdict["verdict"] = "confirm"
+    verdict["reasons"] = [reason, *(verdict.get("reasons") or [])]
