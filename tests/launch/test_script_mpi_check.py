@@ -1,0 +1,143 @@
+"""A launcher of another MPI family than the program's, told from the files alone
+(:mod:`hpcds1mpi.launch.script_mpi_check`; real Debian binaries; nothing is run)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hpcds1mpi.launch import script_mpi_check as mpi_check
+from hpcds1mpi.launch.script_reading import read_script
+from tests.helpers import system_program
+
+WHEEL_MPIEXEC = str(Path(sys.executable).parent / "mpiexec")
+
+
+@pytest.fixture
+def nothing_runs(monkeypatch):
+    """Any subprocess (``--version``, ``ldd``, the program) fails the test."""
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"a process was started: {args[:1]}")
+
+    monkeypatch.setattr(subprocess, "Popen", refuse)
+    monkeypatch.setattr(subprocess, "run", refuse)
+
+
+@pytest.fixture
+def mpis():
+    """The Debian programs and launchers of both families."""
+    return {"openmpi_app": system_program("hpcc"), "mpich_app": system_program("NPmpich2"),
+            "openmpi_run": system_program("mpirun.openmpi"),
+            "mpich_run": system_program("mpiexec.mpich")}
+
+
+def test_each_launchers_family_from_its_file(mpis, nothing_runs, tmp_path):
+    assert mpi_check.launcher_file_family(mpis["openmpi_run"]) == "openmpi"  # orterun, by its name
+    assert mpi_check.launcher_file_family(mpis["mpich_run"]) == "mpich"
+    copy = tmp_path / "mpirun"  # another name: told by what it links / names
+    shutil.copy(os.path.realpath(mpis["openmpi_run"]), copy)
+    assert mpi_check.launcher_file_family(str(copy)) == "openmpi"
+    if os.path.exists(WHEEL_MPIEXEC):
+        assert mpi_check.launcher_file_family(WHEEL_MPIEXEC) == "mpich"  # the wheel's hydra
+    wrapper = tmp_path / "mpiexec"
+    wrapper.write_text("#!/bin/sh\nexec srun \"$@\"\n")
+    assert mpi_check.launcher_file_family(str(wrapper)) is None  # a script: unknown
+    assert mpi_check.launcher_file_family(str(tmp_path / "missing")) is None
+
+
+def test_each_programs_family_from_its_file(mpis, nothing_runs, tmp_path):
+    assert mpi_check.program_file_family(mpis["openmpi_app"]) == ("openmpi", "links libmpi.so.40")
+    assert mpi_check.program_file_family(mpis["mpich_app"])[0] == "mpich"
+    assert mpi_check.program_file_family(shutil.which("sh")) == (None, "")  # no MPI
+    text = tmp_path / "app.py"
+    text.write_text("print(1)\n")
+    assert mpi_check.program_file_family(str(text)) == (None, "")  # its mpi4py would need running
+
+
+def _mismatch(text: str, cwd, env=None):
+    script = read_script(text)
+    return mpi_check.mpi_mismatch(script, script.launches[-1], str(cwd), env)
+
+
+def test_an_mpich_program_under_open_mpis_mpirun_is_a_warning(mpis, nothing_runs, tmp_path):
+    line = _mismatch(f"#!/bin/bash\n#SBATCH -N 1\n{mpis['openmpi_run']} -np 2 "
+                     f"{mpis['mpich_app']} -u 8\n", tmp_path)
+    assert line.startswith("line 3: NPmpich2 is linked against the MPICH family")
+    assert "Open MPI's launcher" in line and "independent 1-rank copies" in line
+    suggested = line.split("launch it with ")[1].split(" ")[0]
+    assert mpi_check.launcher_file_family(suggested) == "mpich", line
+    assert "\n" not in line
+
+
+def test_an_open_mpi_program_under_hydra_is_a_warning(mpis, nothing_runs, tmp_path):
+    line = _mismatch(f"#SBATCH -N 1\n{mpis['mpich_run']} -n 2 {mpis['openmpi_app']}\n",
+                     tmp_path)
+    assert "hpcc is linked against Open MPI (links libmpi.so.40)" in line
+    assert "a launcher of the MPICH family (hydra)" in line and "srun --mpi=pmix" in line
+    suggested = line.split("launch it with ")[1].split(" ")[0]
+    assert mpi_check.launcher_file_family(suggested) == "openmpi", line
+
+
+def test_a_fitting_or_unknown_pairing_says_nothing(mpis, nothing_runs, tmp_path):
+    fits = f"#SBATCH -N 1\n{mpis['openmpi_run']} -np 2 {mpis['openmpi_app']}\n"
+    assert _mismatch(fits, tmp_path) is None
+    assert _mismatch(f"#SBATCH -N 1\nsrun {mpis['openmpi_app']}\n", tmp_path) is None
+    assert _mismatch(f"#SBATCH -N 1\n{mpis['openmpi_run']} -np 2 python3 app.py\n",
+                     tmp_path) is None
+    assert _mismatch(f"#SBATCH -N 1\n{mpis['openmpi_run']} -np 2 ./missing\n", tmp_path) is None
+    assert _mismatch(f"#SBATCH -N 1\n$MPI_HOME/bin/mpirun -np 2 {mpis['mpich_app']}\n",
+                     tmp_path) is None
+
+
+def test_names_are_found_where_the_job_finds_them(mpis, nothing_runs, tmp_path):
+    """A bare launcher is looked up on PATH, a relative program in the submit folder, only
+    while the script changes neither (module load, cd elsewhere, a PBS job's home folder)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "mpirun").symlink_to(os.path.realpath(mpis["openmpi_run"]))
+    shutil.copy(mpis["mpich_app"], tmp_path / "app")
+    env = {"PATH": str(bin_dir)}
+    plain = "#!/bin/bash\n#SBATCH -N 1\nmpirun -np 2 ./app\n"
+    assert "app is linked against the MPICH family" in _mismatch(plain, tmp_path, env)
+    for changed in ("module load openmpi\n", "source env.sh\n", ". ./env.sh\n",
+                    "export PATH=/opt/mpi/bin:$PATH\n", "cd /scratch/run\n"):
+        text = plain.replace("mpirun", changed + "mpirun")
+        assert _mismatch(text, tmp_path, env) is None, changed
+    moved = plain.replace("mpirun", "cd $SLURM_SUBMIT_DIR\nmpirun")
+    assert _mismatch(moved, tmp_path, env) is not None
+    pbs = "#PBS -l select=1:ncpus=2:mpiprocs=2\nmpirun -np 2 ./app\n"
+    assert _mismatch(pbs, tmp_path, env) is None  # PBS starts in $HOME
+    pbs_here = pbs.replace("mpirun", "cd \"$PBS_O_WORKDIR\"\nmpirun")
+    assert _mismatch(pbs_here, tmp_path, env) is not None
+    other = tmp_path / "run"
+    other.mkdir()
+    chdir = plain.replace("#SBATCH -N 1", f"#SBATCH -N 1\n#SBATCH --chdir={other}")
+    assert _mismatch(chdir, tmp_path, env) is None  # no ./app in the --chdir folder
+
+
+def test_thousands_of_launch_lines_are_checked_in_linear_time(mpis, nothing_runs, tmp_path):
+    """Each launch line rescanned every line before it (twice): 3,000 mpirun lines took
+    30 s, a 256 kB script of them half an hour. The lines that change the environment or the
+    folder are now found once; a (program, launcher) pair is read and warned about once."""
+    import time
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "mpirun").symlink_to(os.path.realpath(mpis["openmpi_run"]))
+    shutil.copy(mpis["mpich_app"], tmp_path / "app")
+    env = {"PATH": str(bin_dir)}
+    script = read_script("#!/bin/bash\n#SBATCH -N 1\n" + "mpirun -np 2 ./app\n" * 2000
+                         + "module load x\nmpirun -np 2 ./app\n")
+    start = time.perf_counter()
+    seen: set = set()  # as advise passes it: one for all of a script's launch lines
+    found = [mpi_check.mpi_mismatch(script, x, str(tmp_path), env, seen=seen) for x in script.launches]
+    assert time.perf_counter() - start < 5.0
+    assert found[0].startswith("line 3: app is linked against the MPICH family")
+    assert not any(found[1:])  # the same pair is said once
+    alone = [mpi_check.mpi_mismatch(script, script.launches[k], str(tmp_path), env) for k in (1999, -1)]
+    assert alone[0].startswith("line 2002: ") and alone[1] is None  # after module load
