@@ -126,8 +126,8 @@ class _Open(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-class Row(_Open):
-    """One scored configuration (``recommendation._row``)."""
+class _Layout(_Open):
+    """Where and how a configuration runs: the fields every answer's rows start with."""
 
     partition: str
     nodes: int
@@ -135,6 +135,11 @@ class Row(_Open):
     threads: int
     device: str
     precision: str
+
+
+class Row(_Layout):
+    """One scored configuration (``recommendation._row``)."""
+
     runtime_s: Optional[float]
     runtime_lo: Optional[float]
     runtime_hi: Optional[float]
@@ -186,7 +191,7 @@ class RecommendResponse(_Open):
     script: Optional[str] = None
 
 
-class Prediction(_Open):
+class Prediction(_Layout):
     """One configuration's prediction. ``valid`` False (and ``reason``) when the partition
     cannot run it, and then no scores; ``feasible`` whether System 1 would consider it (not
     failing, fits in memory); ``extrapolated`` one line per way its prediction goes beyond what
@@ -194,12 +199,6 @@ class Prediction(_Open):
     ones, hardware never trained on), then the configuration's knobs ([] when none, and for a
     configuration that is not valid)."""
 
-    partition: str
-    nodes: int
-    ranks_per_node: int
-    threads: int
-    device: str
-    precision: str
     valid: bool
     feasible: bool
     reason: str
