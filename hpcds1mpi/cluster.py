@@ -235,7 +235,9 @@ def _gpus_from_gres(gres: str) -> int:
 
 
 def detect_slurm(env: dict | None = None, scontrol_text: str | None = None) -> Cluster:
-    """The partition of the current Slurm allocation, from ``SLURM_*`` and ``scontrol``.
+    """The current Slurm allocation as a partition, from ``SLURM_*`` and ``scontrol``: its
+    nodes, the CPUs and memory it holds on each (:func:`allocation_cpus_per_node`; the node's
+    where it does not say), the node's CPU model and GPUs.
 
     Raises:
         ClusterFileError: outside an allocation.
@@ -254,13 +256,14 @@ def detect_slurm(env: dict | None = None, scontrol_text: str | None = None) -> C
             scontrol_text = ""
     nodes = parse_scontrol_nodes(scontrol_text)
     node = nodes[0] if nodes else {}
-    # salloc runs its command on the submit host: no SLURMD_NODENAME, no SLURM_CPUS_ON_NODE;
-    # SLURM_JOB_CPUS_PER_NODE ("2(x2)") is set everywhere in the allocation.
-    per_node = re.match(r"\d+", env.get("SLURM_JOB_CPUS_PER_NODE", ""))
+    # The allocation's share of a node, not the node: a partial-node allocation (salloc -c 1,
+    # -n 2, -N 2) cannot start a step wider than it holds ("More processors requested than
+    # permitted"). The node's own figures stand where the allocation says nothing.
     try:
-        cores = int(node.get("CPUTot") or env.get("SLURM_CPUS_ON_NODE")
-                    or (per_node.group(0) if per_node else 0) or 1)
-        mem_mb = float(node.get("RealMemory") or env.get("SLURM_MEM_PER_NODE") or 0)
+        node_cpus = int(node.get("CPUTot") or 0)
+        cores = allocation_cpus_per_node(env) or node_cpus or 1
+        cores = min(cores, node_cpus) if node_cpus else cores
+        mem_mb = _allocation_memory_mb(env, cores) or float(node.get("RealMemory") or 0)
         max_nodes = int(env.get("SLURM_JOB_NUM_NODES") or env.get("SLURM_NNODES") or 1)
     except ValueError as exc:
         raise ClusterFileError(f"the Slurm allocation reports a count that is not a number "
@@ -279,6 +282,53 @@ def detect_slurm(env: dict | None = None, scontrol_text: str | None = None) -> C
         slurm_partition=pname,
     )
     return Cluster(name=env.get("SLURM_CLUSTER_NAME", "slurm"), partitions={pname: part})
+
+
+def allocation_cpus_per_node(env) -> int | None:
+    """CPUs a Slurm allocation holds on each of its nodes (the fewest, so that every node holds
+    a configuration), or None when the environment does not say.
+
+    ``SLURM_JOB_CPUS_PER_NODE`` ("2", "1(x2)", "2,1", "4,2(x3)") is set everywhere in the
+    allocation, salloc's shell included; ``SLURM_CPUS_ON_NODE`` only on its nodes.
+
+    Raises:
+        ValueError: a count that is not a number.
+    """
+    text = env.get("SLURM_JOB_CPUS_PER_NODE", "").strip()
+    if text:
+        counts = []
+        for part in text.split(","):
+            match = re.fullmatch(r"\s*(\d+)\s*(?:\(x\d+\))?\s*", part)
+            if match is None:
+                raise ValueError(f"SLURM_JOB_CPUS_PER_NODE={text!r}")
+            counts.append(int(match.group(1)))
+        if min(counts) > 0:
+            return min(counts)
+    cpus = env.get("SLURM_CPUS_ON_NODE", "").strip()
+    return int(cpus) if cpus.isdigit() and int(cpus) > 0 else None
+
+
+def _allocation_memory_mb(env, cpus: int) -> float:
+    """Memory (MB) the allocation holds per node when it asked for some (``--mem``: SLURM_MEM_PER_NODE;
+    ``--mem-per-cpu``: SLURM_MEM_PER_CPU x its CPUs there), else 0 (the node's then).
+
+    Raises:
+        ValueError: a figure that is not a number.
+    """
+    if env.get("SLURM_MEM_PER_NODE"):
+        return float(_megabytes(env["SLURM_MEM_PER_NODE"]))
+    if env.get("SLURM_MEM_PER_CPU"):
+        return float(_megabytes(env["SLURM_MEM_PER_CPU"])) * cpus
+    return 0.0
+
+
+def _megabytes(text: str) -> float:
+    """Slurm's memory figure (MB, or with a K/M/G/T suffix) in MB; ValueError otherwise."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)B?\s*", text, re.IGNORECASE)
+    if match is None:
+        raise ValueError(f"memory {text!r}")
+    scale = {"K": 1 / 1024, "": 1, "M": 1, "G": 1024, "T": 1024 ** 2}[match.group(2).upper()]
+    return float(match.group(1)) * scale
 
 
 def _first_node(env: dict) -> str:

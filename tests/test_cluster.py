@@ -242,3 +242,35 @@ def test_a_partition_name_two_clusters_share_is_ambiguous(tmp_path):
     assert resolve_partition(str(path), "y/p").cores_per_node == 64
     assert resolve_partition(str(path), "x/p").cores_per_node == 2
     assert resolve_partition(str(path), "h").cores_per_node == 8
+
+
+@pytest.mark.parametrize("env, cpus", [
+    ({"SLURM_JOB_CPUS_PER_NODE": "1"}, 1),
+    ({"SLURM_JOB_CPUS_PER_NODE": "2(x2)"}, 2),
+    ({"SLURM_JOB_CPUS_PER_NODE": "2,1"}, 1),
+    ({"SLURM_JOB_CPUS_PER_NODE": "4,2(x3)"}, 2),
+    ({"SLURM_CPUS_ON_NODE": "3"}, 3),
+    ({}, None),
+])
+def test_allocation_cpus_per_node_reads_every_form(env, cpus):
+    from hpcds1mpi.cluster import allocation_cpus_per_node
+
+    assert allocation_cpus_per_node(env) == cpus
+
+
+def test_detect_slurm_describes_the_allocations_share_of_a_node():
+    """Was: `salloc -c 1` on 2-CPU nodes reported the node's CPUTot (2) and recommend picked
+    1 rank x 2 threads, a step the allocation refuses."""
+    text = "NodeName=n1 CPUTot=2 RealMemory=4000 Gres=(null)\n"
+    base = {"SLURM_JOB_ID": "9", "SLURM_JOB_PARTITION": "debug", "SLURM_JOB_NUM_NODES": "1"}
+    part = detect_slurm(env={**base, "SLURM_JOB_CPUS_PER_NODE": "1"},
+                        scontrol_text=text).partition()
+    assert part.cores_per_node == 1 and part.memory_gb == 4.0  # no --mem: the node's memory
+    part = detect_slurm(env={**base, "SLURM_JOB_CPUS_PER_NODE": "2,1", "SLURM_MEM_PER_CPU": "500"},
+                        scontrol_text=text).partition()
+    assert part.cores_per_node == 1 and part.memory_gb == 0.5
+    part = detect_slurm(env={**base, "SLURM_JOB_CPUS_PER_NODE": "2", "SLURM_MEM_PER_NODE": "1000"},
+                        scontrol_text=text).partition()
+    assert part.cores_per_node == 2 and part.memory_gb == 1.0
+    with pytest.raises(ClusterFileError, match="not a number"):
+        detect_slurm(env={**base, "SLURM_JOB_CPUS_PER_NODE": "two"}, scontrol_text=text)

@@ -89,9 +89,14 @@ def run_inprocess(comm, plan: SweepPlan, out: str, partition, *, resume: bool = 
     rank = comm.Get_rank()
     layout = node_layout(comm)
     check_layout(plan, layout, comm.Get_size())
-    cpus = binding.initial_cpus()
-
-    hostnames = comm.allgather(layout.hostname)
+    own = binding.initial_cpus()
+    # Under srun each task starts on its own CPUs only: a node's CPUs are its ranks' together.
+    launched = comm.allgather((layout.hostname, own))
+    hostnames = [host for host, _ in launched]
+    starts = [cpus for _, cpus in launched]
+    cpus = binding.node_cpus(starts, layout.node_keys, layout.node_keys[rank])
+    fewest = min(len(binding.node_cpus(starts, layout.node_keys, key))
+                 for key in set(layout.node_keys))
     writer = None
     failure = None
     if rank == 0:
@@ -128,10 +133,10 @@ def run_inprocess(comm, plan: SweepPlan, out: str, partition, *, resume: bool = 
     machine_id, sweep_id, todo = comm.bcast(
         (machine_id, sweep_id, todo) if rank == 0 else None, root=0)
     if rank == 0:
-        _say_oversubscribed(plan, todo, len(cpus))
+        _say_oversubscribed(plan, todo, fewest, max(layout.node_sizes))
 
     try:
-        return _sweep_loop(comm, plan, out, partition, layout, cpus, writer, machine_id,
+        return _sweep_loop(comm, plan, out, partition, layout, (cpus, own), writer, machine_id,
                            sweep_id, todo, progress)
     except BaseException as exc:
         # A bug, a full disk or an interrupt on one rank would leave the others waiting
@@ -238,20 +243,32 @@ def _say_changed_settings(writer, plan: SweepPlan, kept: int, out: str) -> None:
         sys.stderr.flush()
 
 
-def _say_oversubscribed(plan: SweepPlan, todo: list[int], cpus: int) -> None:
-    """One line when runs put more ranks x threads on a node than rank 0 may use: they run
-    unbound (:func:`hpcds1mpi.runtime.binding.bind`), their times measure the contention."""
+def _say_oversubscribed(plan: SweepPlan, todo: list[int], cpus: int, launched: int,
+                        env=None) -> None:
+    """One line when runs put more ranks x threads on a node than the launch gave it (``cpus``:
+    the fewest of any node, :func:`hpcds1mpi.runtime.binding.node_cpus`; ``launched``: ranks
+    launched per node): they run unbound, their times measure the contention. Under srun the
+    step may hold fewer CPUs than the allocation: the line says how to launch it wider."""
     over = [plan.runs[i].config for i in todo
             if plan.runs[i].config.ranks_per_node * plan.runs[i].config.threads > cpus]
-    if over:
-        worst = max(over, key=lambda c: c.ranks_per_node * c.threads)
-        sys.stderr.write(
-            f"hpcds1mpi sweep: {len(over)} of {len(todo)} configuration(s) put more ranks x "
-            f"threads on a node than its {cpus} cpu(s) (up to {worst.ranks_per_node} x "
-            f"{worst.threads}); they run unbound and oversubscribed, their times include the "
-            "contention (--valid-only, or valid_only = true in a plan, skips "
-            "them)\n")
-        sys.stderr.flush()
+    if not over:
+        return
+    worst = max(over, key=lambda c: c.ranks_per_node * c.threads)
+    need = worst.ranks_per_node * worst.threads
+    env = os.environ if env is None else env
+    how = ""
+    if env.get("SLURM_STEP_ID") is not None:
+        # The srun step's masks, not the node's CPUs: say how to launch a step that holds them.
+        per_task = -(-need // max(launched, 1))
+        how = (f"; this srun step gives a node {cpus} cpu(s): to measure them bound, launch "
+               f"`srun --cpus-per-task={per_task}` (or --cpu-bind=none) in an allocation "
+               f"holding {need} cpu(s) per node")
+    sys.stderr.write(
+        f"hpcds1mpi sweep: {len(over)} of {len(todo)} configuration(s) put more ranks x "
+        f"threads on a node than its {cpus} cpu(s) (up to {worst.ranks_per_node} x "
+        f"{worst.threads}); they run unbound and oversubscribed, their times include the "
+        f"contention{how} (--valid-only, or valid_only = true in a plan, skips them)\n")
+    sys.stderr.flush()
 
 
 def _ignore_further_interrupts() -> None:
@@ -365,8 +382,8 @@ def _still_racing(comm, plan: SweepPlan, spec: RunSpec, writer, machine_id: str)
     return comm.bcast(go, root=0)
 
 
-def _measure_on_rank(sub, spec: RunSpec, plan: SweepPlan, layout: NodeLayout, cpus: list[int],
-                     kernel, rank: int):
+def _measure_on_rank(sub, spec: RunSpec, plan: SweepPlan, layout: NodeLayout,
+                     cpus: tuple[list[int], list[int]], kernel, rank: int):
     """Run one configuration on this rank (a member of ``sub``).
 
     Binds the rank to its cores, reads the energy meters around the runner and records what
@@ -377,7 +394,9 @@ def _measure_on_rank(sub, spec: RunSpec, plan: SweepPlan, layout: NodeLayout, cp
         spec: the run.
         plan: the plan (repeats, warm-up, check).
         layout: this rank's place in the sweep's communicator.
-        cpus: the CPUs the process was launched with (bound, then restored).
+        cpus: ``(node CPUs, own CPUs)``: the CPUs of this rank's node
+            (:func:`hpcds1mpi.runtime.binding.node_cpus`) it binds within, and those it was
+            launched with, restored after the run.
         kernel: the (guarded) kernel.
         rank: this rank in the sweep's communicator.
 
@@ -397,9 +416,10 @@ def _measure_on_rank(sub, spec: RunSpec, plan: SweepPlan, layout: NodeLayout, cp
     start = time.perf_counter()
     rapl = meters.RaplMeter() if layout.local_rank == 0 else None
     nvml = None
+    cpus, own = cpus
     try:
         info["binding"] = binding.bind(layout.local_rank, config.ranks_per_node, config.threads,
-                                       cpus)
+                                       cpus, own)
         reset = meters.reset_peak_rss()
         if rapl is not None and rapl.available:
             rapl.start()
@@ -427,6 +447,6 @@ def _measure_on_rank(sub, spec: RunSpec, plan: SweepPlan, layout: NodeLayout, cp
     except Exception as exc:  # noqa: BLE001 - the driver's own failure is this run's status
         info["driver_error"] = f"{type(exc).__name__}: {exc}"
     finally:
-        binding.unbind(cpus)
+        binding.unbind(own)
     info["elapsed_s"] = time.perf_counter() - start
     return outcome, info
