@@ -251,9 +251,10 @@ class Bundle:
         # Saved where it was loaded from: the training files are linked over, not rewritten.
         data, matrix = (None, None) if same else (self._data, self.training_matrix())
         with atomic_dir(path, "bundle") as tmp:
-            write_bundle(tmp, self.model, self.manifest, data, matrix)
+            # carried first: the manifest write_bundle writes records every file's hash
             carry_files(path, tmp, (*keep, TRAINING_DATA, TRAINING_MATRIX, LEVELS_FILE,
                                     TRAINING_FRAME) if same else keep)
+            write_bundle(tmp, self.model, self.manifest, data, matrix)
         self._path = path
         return path
 

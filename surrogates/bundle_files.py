@@ -18,6 +18,13 @@ Layout of ``model/``::
                            trained with the measured-neighbours correction (``size_neighbours.py``)
     README.txt             what the bundle is, how it was trained, where energy came from
 
+The manifest's ``files`` records the SHA-256 of every file the model is read from
+(:data:`HASHED_FILES`); :func:`read_bundle` compares them before it unpickles anything, so a
+bundle whose files come from two trainings (another bundle's ``members.pkl`` copied in) is
+refused instead of answering. This catches mix-ups and damage, not a hostile author (who can
+write matching hashes): a bundle is code (pickle) and must come from someone you trust.
+Bundles written before the hashes (no ``files``) load unchecked.
+
 :func:`write_bundle` writes them, :func:`read_bundle` reads the model and manifest back and
 refuses other format versions; :class:`~hpcds1mpi.surrogates.bundle.Bundle` wraps the two.
 """
@@ -66,6 +73,12 @@ BUNDLE_FILES = frozenset({MANIFEST, "embedding.npz", "members.pkl", TRAINING_DAT
                           SIZE_NEIGHBOURS,
                           "system1_calibration.json",
                           "guard_calibration.json"})
+#: The files whose SHA-256 the manifest records (``files``): everything the model or the
+#: guard reads. Not the manifest itself, its README, nor the calibrations written into the
+#: folder later (``decide/confidence.py``, ``decide/guard.py``), which check themselves.
+HASHED_FILES = ("embedding.npz", "members.pkl", PROBLEM_LEVELS, SIZE_NEIGHBOURS, TRAINING_DATA,
+                TRAINING_MATRIX, TRAINING_FRAME, LEVELS_FILE)
+RESTORE = "retrain it (`hpcds1mpi train`) or restore it"
 
 
 def default_bundle_path() -> Path:
@@ -105,8 +118,8 @@ def write_bundle(path: Path, model: SurrogateModel, manifest: dict, data: "pd.Da
         path: the bundle directory.
         model: the fitted surrogate.
         manifest: the manifest; its ``embedding`` entry is set here.
-        data: the training rows (with ``kept``); None: the caller puts the training files
-            (rows, matrix, measured levels) there.
+        data: the training rows (with ``kept``); None: the caller has put the training files
+            (rows, matrix, measured levels) there already (their hashes are recorded too).
         matrix: (n_train, f + d) float32 training matrix, written with ``data``.
     """
     if model.embedding_ is not None:
@@ -128,6 +141,7 @@ def write_bundle(path: Path, model: SurrogateModel, manifest: dict, data: "pd.Da
         np.save(path / TRAINING_MATRIX, matrix)
         write_levels(path, levels_from_frame(data))
         write_training_frame(path, data)
+    manifest["files"] = file_hashes(path)
     with open(path / MANIFEST, "w") as fh:
         json.dump(manifest, fh, indent=2, default=_json_default)
     (path / README).write_text(_readme(manifest))
@@ -219,8 +233,75 @@ def _read_frame_file(path: Path, text) -> dict | None:
 
 
 def read_training_matrix(path: Path) -> np.ndarray | None:
-    """The stored training matrix of bundle directory ``path``; None when there is none."""
-    return np.load(path / TRAINING_MATRIX) if (path / TRAINING_MATRIX).exists() else None
+    """The stored training matrix of bundle directory ``path``; None when there is none.
+
+    Raises:
+        ModelError: the file is there but unreadable (cut short, empty, a folder): one line
+            naming it (an empty file's EOFError would read as Ctrl-C to the CLI).
+    """
+    file = Path(path) / TRAINING_MATRIX
+    if not file.exists() and not file.is_symlink():
+        return None
+    try:
+        matrix = np.load(file, allow_pickle=False)
+    except (OSError, ValueError, EOFError, RuntimeError) as exc:
+        raise ModelError(f"bundle {path}: {TRAINING_MATRIX} is unreadable "
+                         f"({type(exc).__name__}: {_first_line(exc)}); {RESTORE}") from None
+    if not isinstance(matrix, np.ndarray) or matrix.ndim != 2:
+        raise ModelError(f"bundle {path}: {TRAINING_MATRIX} is not a 2-D matrix; {RESTORE}")
+    return matrix
+
+
+def file_hashes(path: Path) -> dict[str, str]:
+    """SHA-256 of each of :data:`HASHED_FILES` in folder ``path`` (those present)."""
+    return {name: _sha256_of(path / name) for name in HASHED_FILES if (path / name).is_file()}
+
+
+def check_file_hashes(path: Path, manifest: dict) -> None:
+    """Refuse a bundle whose files are not the ones its manifest recorded: a file changed,
+    missing, or present where the manifest recorded none. Called before anything is
+    unpickled. A manifest without ``files`` (written before the hashes) is not checked.
+
+    Raises:
+        ModelError: one line naming the bundle and the first file that does not match.
+    """
+    recorded = manifest.get("files")
+    if recorded is None:
+        return
+    for name in HASHED_FILES:
+        file = path / name
+        present = file.exists() or file.is_symlink()
+        if name not in recorded and not present:
+            continue
+        if name in recorded and not present:
+            raise ModelError(f"bundle {path}: {name} is missing (its manifest records it): "
+                             "retrain (`hpcds1mpi train`) or restore it")
+        try:
+            same = name in recorded and _sha256_of(file) == recorded[name]
+        except OSError:  # a folder, a link loop, unreadable
+            same = False
+        if not same:
+            raise ModelError(f"bundle {path}: {name} does not match its manifest: retrain "
+                             "(`hpcds1mpi train`) or restore it")
+
+
+def _sha256_of(file: Path) -> str:
+    """SHA-256 of a file's bytes: CPython's builtin module where there is one (the same
+    digest; hashlib's OpenSSL binding costs a cold ``recommend`` ~4 ms to load)."""
+    try:
+        from _sha256 import sha256  # CPython <= 3.11
+    except ImportError:  # pragma: no cover - other versions and interpreters
+        from hashlib import sha256
+    digest = sha256()
+    with open(file, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).splitlines()
+    return text[0][:160] if text else ""
 
 
 def read_bundle(path: str | os.PathLike | None = None) -> tuple[SurrogateModel, dict, Path]:
@@ -269,6 +350,7 @@ def read_bundle(path: str | os.PathLike | None = None) -> tuple[SurrogateModel, 
     model.spec_ = spec
     model.targets_ = list(manifest["targets"])
     model.n_features_in_ = len(spec.names)
+    check_file_hashes(path, manifest)  # before any pickle is read
     try:
         if manifest.get("embedding"):
             from .embedding import TabNetEmbedding  # only a bundle with one (numba, tabnet)
@@ -365,7 +447,8 @@ def _readme(manifest: dict) -> str:
              h=manifest["data_hash"])
 
 
-__all__ = ["BUNDLE_FILES", "BUNDLE_FORMAT", "FRAME_COLUMNS", "LEVELS_FILE", "MANIFEST",
+__all__ = ["BUNDLE_FILES", "BUNDLE_FORMAT", "FRAME_COLUMNS", "HASHED_FILES", "LEVELS_FILE",
+           "MANIFEST", "check_file_hashes", "file_hashes",
            "TRAINING_FRAME", "read_training_columns", "read_training_frame", "write_training_frame", "default_bundle_path", "is_bundle",
            "read_bundle",
            "read_training_matrix", "read_training_rows", "write_bundle"]

@@ -302,6 +302,8 @@ def build_plan(doc: dict, partition) -> SweepPlan:
         configs = list(enumerate_configs(
             partition if valid_only else None, nodes=nodes, ranks_per_node=rpn, threads=threads,
             devices=devices, precisions=precisions, accept=supported if valid_only else None))
+        _check_plan_size(before, name, len(sizes), len(configs),
+                         settings.rounds + settings.race_rounds)
         for size in sizes:
             # Rounds interleave: every configuration of the problem once, then again, so a
             # drift of the machine's speed lands on all of a round's configurations alike.
@@ -326,6 +328,43 @@ def build_plan(doc: dict, partition) -> SweepPlan:
     if len(set(ids)) != len(ids):
         raise ConfigError("the plan lists a configuration twice; remove the duplicate kernel entry")
     return plan
+
+
+def _check_plan_size(runs_so_far: int, kernel: str, sizes: int, configs: int,
+                     rounds: int) -> None:
+    """Refuse a plan of more than ``config.MAX_CONFIGURATIONS`` runs before its runs are made
+    (10^6 sizes x 3 configurations cost 39 s and 1 GB only to be listed).
+
+    Raises:
+        ConfigError: one line with the count and how to split the plan.
+    """
+    from hpcds1mpi.config import MAX_CONFIGURATIONS
+
+    total = runs_so_far + sizes * configs * rounds
+    if total > MAX_CONFIGURATIONS:
+        raise ConfigError(
+            f"the sweep plan makes {total:,} runs (kernel {kernel!r}: {sizes:,} size(s) x "
+            f"{configs:,} configuration(s) x {rounds} round(s)), over {MAX_CONFIGURATIONS:,}; "
+            "split it into plan files of fewer sizes or configurations, run each (`hpcds1mpi "
+            "campaign --shards N` spreads one over jobs) and join the telemetry with "
+            "`hpcds1mpi telemetry merge`")
+
+
+def format_duration(seconds: float) -> str:
+    """``seconds`` in the unit a reader takes in at a glance: ``"45 s"``, ``"12.5 min"``,
+    ``"3.2 h"``, ``"4.5 days"``; ``"more than a year"`` past one (a rough estimate of a plan
+    too big to run, not a duration to print to 30 digits)."""
+    from hpcds1mpi.schemas.limits import MAX_SECONDS
+
+    if not seconds >= 0:  # NaN too
+        return "unknown"
+    if seconds > MAX_SECONDS:
+        return "more than a year"
+    for unit, size, limit in (("s", 1, 120), ("min", 60, 120 * 60), ("h", 3600, 48 * 3600)):
+        if seconds < limit:
+            value = seconds / size
+            return f"{value:.0f} {unit}" if unit == "s" else f"{value:.1f} {unit}"
+    return f"{seconds / 86400:.1f} days"
 
 
 def estimate_seconds(plan: SweepPlan) -> float:

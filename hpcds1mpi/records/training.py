@@ -136,31 +136,36 @@ def merge_runs(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
 def impossible_rows(frame: pd.DataFrame, what: str = "training data",
                     fix: str = "fix or drop those rows") -> str | None:
     """The first column with values no run can have, as a message about ``what`` ending in
-    ``fix``; None when
-    every row could have run. A sweep's runs table (``run_id``) must give every row a size and
-    a layout; a job table may leave them out (job logs carry no problem size), but what it
-    gives must be real; a run time, where given, is finite and not negative."""
-    every_row = not is_job_table(frame)
-    numbers = [("size", "sizes must be positive numbers", lambda v: v > 0)]
-    numbers += [(col, f"{col} must be whole numbers >= 1", lambda v: (v >= 1) & (v == np.floor(v)))
-                for col in ("nodes", "ranks_per_node", "ranks", "threads")]
-    for col, rule, good in numbers:
-        if col not in frame.columns:
+    ``fix``; None when every row could have run.
+
+    The numbers follow the input rules (:data:`hpcds1mpi.schemas.runs.RUN_RULES`: sizes
+    1..2^40, counts whole 1..10^6, times finite and at most a year, energies and memory peaks
+    finite and not negative). A sweep's runs table (``run_id``) must give every row a size and
+    a layout, whole numbers; a job table may leave them out (job logs carry no problem size),
+    but what it gives must be real; a run time, energy or memory peak is checked where given.
+    Text columns hold one of the known devices, precisions and statuses.
+    """
+    from hpcds1mpi.schemas.runs import EVERY_SWEEP_ROW, RUN_RULES
+
+    sweep = not is_job_table(frame)
+    for rule in RUN_RULES:
+        if rule.column not in frame.columns:
             continue
+        col = rule.column
         values = pd.to_numeric(frame[col], errors="coerce").astype(float)
-        finite = np.isfinite(values)
-        given = values.notna() if not every_row else pd.Series(True, index=values.index)
+        required = sweep and col in EVERY_SWEEP_ROW
+        whole = rule.whole or required
+        given = pd.Series(True, index=values.index) if required else values.notna()
         with np.errstate(invalid="ignore"):
-            bad = given & ~(finite & good(values))
+            good = np.isfinite(values) & (values >= rule.low) & (values <= rule.high)
+            if whole:
+                good &= values == np.floor(values)
+        bad = given & ~good
         if bad.any():
+            words = rule.words if not whole or rule.whole else \
+                rule.words.replace("numbers", "whole numbers")
             return (f"{what} has {int(bad.sum())} row(s) with {col} "
-                    f"{str(frame[col][bad].iloc[0])[:40]}: {rule}; {fix}")
-    if "runtime_s" in frame.columns:
-        run = pd.to_numeric(frame["runtime_s"], errors="coerce").astype(float)
-        bad = run.notna() & ~(np.isfinite(run) & (run >= 0))
-        if bad.any():
-            return (f"{what} has {int(bad.sum())} row(s) with runtime_s "
-                    f"{run[bad].iloc[0]:g}: run times are finite and >= 0 s; {fix}")
+                    f"{str(frame[col][bad].iloc[0])[:40]}: {words}; {fix}")
     for col, allowed in (("device", DEVICES), ("precision", PRECISIONS), ("status", STATUSES)):
         if col not in frame.columns:
             continue
@@ -278,8 +283,9 @@ def _without_jobs_lacking_runtimes(frame: pd.DataFrame, ok: pd.Series
         first = frame.loc[broken, "run_id"].iloc[0]
         raise DataError(f"{int(broken.sum())} ok run(s) of a sweep have a NaN or "
                         f"non-positive runtime_s (first: run_id {first}); a completed run always "
-                        "measures one, so that telemetry is damaged: measure those "
-                        "configurations again with `hpcds1mpi sweep`")
+                        "measures one, so that telemetry is damaged: restore it from a copy, "
+                        "or measure those configurations again into a new file (`hpcds1mpi "
+                        "sweep --out NEW.h5`; --resume counts them as done)")
     gaps = RuntimeGaps(zero=int(zero.sum()), missing=int(missing.sum()))
     if not gaps.total:
         return frame, gaps

@@ -29,11 +29,12 @@ def _manifest_class():
     """The pydantic schema (defined here, not at import: see the module docstring)."""
     from typing import Annotated, Optional
 
-    from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
+    from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr, model_validator
 
     from .base import Schema
 
     _Number = StrictInt | StrictFloat
+    _HEX64 = r"^[0-9a-f]{64}$"
 
     class Manifest(Schema):
         """``manifest.json``, key by key."""
@@ -51,7 +52,12 @@ def _manifest_class():
         n_members: Annotated[StrictInt, Field(ge=1)]
         use_embedding: StrictBool
         seed: StrictInt
-        embedding: Optional[dict[StrictStr, Any]] = None
+        # Required (null without an embedding): without it the members, trained on
+        # [features, embedding], would be fed the features alone.
+        embedding: Optional[dict[StrictStr, Any]]
+        # SHA-256 of each model file (``bundle_files.HASHED_FILES``); absent in bundles
+        # written before it (they load unchecked).
+        files: Optional[dict[StrictStr, Annotated[StrictStr, Field(pattern=_HEX64)]]] = None
         # Optional: read with defaults, or only by the README and reports.
         packages: dict[StrictStr, Any] = {}
         embedding_targets: list[StrictStr] = []
@@ -66,6 +72,13 @@ def _manifest_class():
         member_features: Optional[list[StrictStr]] = None
         use_baseline: StrictBool = False
         sources: list[StrictStr] = []
+
+        @model_validator(mode="after")
+        def _embedding_when_used(self):
+            if self.use_embedding and self.embedding is None:
+                raise ValueError("embedding is null but use_embedding is true (the members "
+                                 "were trained on the embedding too)")
+            return self
 
     Manifest.__module__ = __name__
     return Manifest
@@ -134,6 +147,10 @@ def _texts(v) -> bool:
     return type(v) is list and all(type(x) is str for x in v)
 
 
+def _sha256_text(v) -> bool:
+    return type(v) is str and len(v) == 64 and all(c in "0123456789abcdef" for c in v)
+
+
 def _optional(test: Callable[[Any], bool]) -> Callable[[Any], bool]:
     return lambda v: v is None or test(v)
 
@@ -154,7 +171,8 @@ _KEYS: dict[str, tuple[bool, Callable[[Any], bool]]] = {
     "n_members": (True, lambda v: _int(v) and v >= 1),
     "use_embedding": (True, _bool),
     "seed": (True, _int),
-    "embedding": (False, _optional(_table)),
+    "embedding": (True, _optional(_table)),
+    "files": (False, _optional(lambda v: _table(v) and all(_sha256_text(x) for x in v.values()))),
     "packages": (False, _table),
     "embedding_targets": (False, _texts),
     "energy_source": (False, _str),
@@ -185,4 +203,4 @@ def manifest_is_sound(manifest: Any) -> bool:
                 return False
         elif required:
             return False
-    return True
+    return not (manifest["use_embedding"] and manifest["embedding"] is None)

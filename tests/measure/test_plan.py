@@ -354,3 +354,31 @@ def test_measurement_changes_names_each_changed_setting_only():
         "min_time 0.5 -> 0.05", "min_repeats 5 -> 1"]
     assert measurement_changes(None, build_plan(changed, part)) == []
     assert measurement_changes("not json", build_plan(changed, part)) == []
+
+
+def test_a_plan_over_a_million_runs_is_refused_before_it_is_made():
+    """10^6 explicit sizes x 3 configurations were listed: 39 s, 1 GB, exit 0."""
+    import time
+
+    from hpcds1mpi.measure.plan import format_duration  # noqa: F401 (same module)
+
+    doc = _plan(kernel=[{"name": "fault_sleep", "sizes": list(range(1, 400_001)),
+                         "ranks_per_node": [1], "threads": [1], "precisions": ["fp64"]}],
+                rounds=3)
+    start = time.perf_counter()
+    with pytest.raises(ConfigError) as info:
+        build_plan(doc, TWO_CORES)
+    assert time.perf_counter() - start < 5
+    text = str(info.value)
+    assert "1,200,000 runs" in text and "over 1,000,000" in text and "campaign" in text
+    assert "\n" not in text
+
+
+def test_durations_print_in_a_unit_a_reader_takes_in():
+    from hpcds1mpi.measure.plan import format_duration
+
+    assert format_duration(0.02) == "0 s" and format_duration(45) == "45 s"
+    assert format_duration(750) == "12.5 min" and format_duration(3 * 3600) == "3.0 h"
+    assert format_duration(5 * 86400) == "5.0 days"
+    assert format_duration(3e27 * 60) == "more than a year"
+    assert format_duration(float("nan")) == "unknown"

@@ -291,3 +291,39 @@ def test_sweep_runs_without_a_runtime_are_refused_even_beside_job_rows():
     runs.loc[3, "runtime_s"] = 0.0
     with pytest.raises(DataError, match=r"1 ok run\(s\) of a sweep .* run_id stencil-32-1-2-2"):
         TrainingData.from_frame(pd.concat([jobs, runs], ignore_index=True))
+
+
+@pytest.mark.parametrize("column, value, match", [
+    ("runtime_s", 1e300, "runtime_s 1e+300: run times are finite, >= 0 s and at most a year"),
+    ("energy_j", -5.0, "energy_j -5.0: energies are finite, >= 0 J"),
+    ("ranks_per_node", 10**15, "ranks_per_node 1000000000000000: ranks_per_node must be "
+                               "whole numbers 1..10^6"),
+    ("size", 32.5, "size 32.5: sizes must be whole numbers 1..2^40"),
+    ("size", 2.0**41, "size 2199023255552"),
+    ("peak_rss_mb", -1.0, "peak_rss_mb -1.0"),
+])
+def test_values_past_the_input_rules_are_refused(column, value, match):
+    """train took runtime 1e300 (overflow warnings), energy -5 J, 10^15 ranks per node."""
+    frame = make_runs().copy()
+    if isinstance(value, float):
+        frame[column] = frame[column].astype(float)
+    frame.loc[frame.index[2], column] = value
+    with pytest.raises(DataError, match=match.replace("+", r"\+").replace("^", r"\^")):
+        TrainingData.from_frame(frame)
+
+
+def test_a_job_table_s_sizes_need_not_be_whole_but_in_range():
+    jobs = make_runs().drop(columns=["run_id"])
+    jobs["size"] = 32.5
+    TrainingData.from_frame(jobs)
+    jobs.loc[jobs.index[0], "energy_j"] = np.inf
+    with pytest.raises(DataError, match="energy_j inf"):
+        TrainingData.from_frame(jobs)
+
+
+def test_runs_without_a_runtime_say_what_resume_cannot_do():
+    """train said "measure those configurations again with `hpcds1mpi sweep`", but
+    `sweep --resume` counts an ok row as done whatever its runtime."""
+    frame = make_runs().assign(runtime_s=np.nan)
+    with pytest.raises(DataError, match=r"restore it from a copy.*into a new file.*--resume"):
+        TrainingData.from_frame(frame)

@@ -114,3 +114,31 @@ def test_the_fast_check_gives_the_schemas_message(change, message):
     with pytest.raises(ModelError, match="retrain") as info:
         check_manifest_fast(manifest, "m.json")
     assert message in str(info.value)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda m: m.pop("embedding"), "missing required key 'embedding'"),
+    (lambda m: m.update(use_embedding=True, embedding=None),
+     "embedding is null but use_embedding is true"),
+    (lambda m: m.update(files={"members.pkl": "not-a-hash"}), "files.members.pkl"),
+])
+def test_what_the_loader_needs_is_required(change, message):
+    """A manifest without ``embedding`` while ``use_embedding`` was true crashed recommend
+    (shapes (6,34) vs (42,)) and gave mobo an xgboost stack dump."""
+    from hpcds1mpi.schemas.manifest import check_manifest_fast, manifest_is_sound
+
+    manifest = _shipped()
+    change(manifest)
+    assert not manifest_is_sound(manifest)
+    with pytest.raises(ModelError) as info:
+        check_manifest_fast(manifest, "m.json")
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_the_shipped_manifest_records_its_files_hashes():
+    from hpcds1mpi.schemas.manifest import manifest_is_sound
+    from hpcds1mpi.surrogates.bundle_files import file_hashes
+
+    manifest = _shipped()
+    assert manifest_is_sound(manifest)
+    assert manifest["files"] == file_hashes(SHIPPED)

@@ -54,9 +54,21 @@ def test_saving_in_place_keeps_the_training_files(small, tmp_path):
     assert (tmp_path / "copy" / LEVELS_FILE).is_file()
 
 
+def _without_hashes(path):
+    """The bundle at ``path`` as written before its manifest recorded the files' hashes."""
+    manifest = json.loads((path / MANIFEST).read_text())
+    manifest.pop("files", None)
+    (path / MANIFEST).write_text(json.dumps(manifest))
+
+
 @pytest.mark.parametrize("damage, message", [
-    (lambda p: (p / "members.pkl").write_bytes(b"not a pickle"), "incomplete or damaged"),
-    (lambda p: (p / TRAINING_DATA).unlink(), "training_data.parquet missing"),
+    (lambda p: (p / "members.pkl").write_bytes(b"not a pickle"),
+     "members.pkl does not match its manifest"),
+    (lambda p: (p / TRAINING_DATA).unlink(), "training_data.parquet is missing"),
+    (lambda p: (_without_hashes(p), (p / "members.pkl").write_bytes(b"not a pickle")),
+     "incomplete or damaged"),
+    (lambda p: (_without_hashes(p), (p / TRAINING_DATA).unlink()),
+     "training_data.parquet missing"),
     (lambda p: (p / MANIFEST).write_text("{"), "unreadable"),
 ])
 def test_damaged_bundle_is_refused(small, tmp_path, damage, message):
@@ -155,7 +167,8 @@ def test_training_frame_view_equals_the_parquet_rows_and_old_bundles_still_read(
     want = rows[[c for c in FRAME_COLUMNS if c in rows.columns]]
     pd.testing.assert_frame_equal(load_bundle(path).training_frame(), want)
     assert want["error"].isna().any() or (want["error"] == "").any()
-    (path / TRAINING_FRAME).unlink()  # an older bundle
+    _without_hashes(path)  # an older bundle: no hashes, no frame file
+    (path / TRAINING_FRAME).unlink()
     pd.testing.assert_frame_equal(load_bundle(path).training_frame(), want)
     (path / TRAINING_FRAME).write_bytes(b"PK\x03\x04 not a zip")
     with pytest.raises(ModelError, match="training_frame.npz: unreadable"):
@@ -175,3 +188,101 @@ def test_training_frame_view_keeps_missing_text(tmp_path):
     # Columns come back in FRAME_COLUMNS order.
     pd.testing.assert_frame_equal(read_training_frame(tmp_path), rows[[
         c for c in FRAME_COLUMNS if c in rows.columns]])
+
+
+# ------------------------------------------------------------------------------------------
+# damaged training matrix; files that do not belong together
+
+
+@pytest.mark.parametrize("damage", ["truncated", "empty", "directory"])
+def test_an_unreadable_training_matrix_is_one_line_naming_it(small, tmp_path, damage):
+    """A cut training_matrix.npy was a ValueError traceback, a directory IsADirectoryError,
+    an empty one an EOFError the CLI took for Ctrl-C (exit 130, "aborted")."""
+    from hpcds1mpi.surrogates.bundle import load_bundle
+
+    path = small.save(tmp_path / "m")
+    file = path / TRAINING_MATRIX
+    data = file.read_bytes()
+    file.unlink()
+    if damage == "truncated":
+        file.write_bytes(data[: len(data) // 2])
+    elif damage == "empty":
+        file.write_bytes(b"")
+    else:
+        file.mkdir()
+    _without_hashes(path)  # an old bundle: the matrix is read, not refused by its hash
+    with pytest.raises(ModelError) as info:
+        load_bundle(path).training_matrix()
+    text = str(info.value)
+    assert TRAINING_MATRIX in text and "hpcds1mpi train" in text and "restore" in text
+    assert "\n" not in text
+
+
+def test_every_model_file_s_hash_is_recorded(small, tmp_path):
+    from hpcds1mpi.surrogates.bundle_files import HASHED_FILES, file_hashes
+
+    path = small.save(tmp_path / "m")
+    files = json.loads((path / MANIFEST).read_text())["files"]
+    assert files == file_hashes(path)
+    assert set(files) == {p.name for p in path.iterdir()} & set(HASHED_FILES)
+    assert {"members.pkl", TRAINING_DATA, TRAINING_MATRIX, TRAINING_FRAME} <= set(files)
+    # saved again in place (learn): the carried training files are recorded too
+    small.save(path)
+    assert json.loads((path / MANIFEST).read_text())["files"] == file_hashes(path)
+
+
+@pytest.fixture(scope="module")
+def other():
+    runs = make_runs()
+    runs["runtime_s"] = runs["runtime_s"] * 3.0
+    return train_bundle(runs, n_members=2, use_embedding=False, threads=1, seed=1)
+
+
+@pytest.mark.parametrize("name", ["members.pkl", TRAINING_DATA, TRAINING_FRAME])
+def test_another_bundle_s_file_copied_in_is_refused(small, other, tmp_path, name):
+    """Another bundle's members.pkl or embedding.npz copied in answered differently, exit 0."""
+    import shutil
+
+    path, foreign = small.save(tmp_path / "m"), other.save(tmp_path / "o")
+    shutil.copy(foreign / name, path / name)
+    with pytest.raises(ModelError) as info:
+        read_bundle(path)
+    assert str(info.value) == (f"bundle {path}: {name} does not match its manifest: retrain "
+                               "(`hpcds1mpi train`) or restore it")
+
+
+def test_a_file_the_manifest_does_not_record_is_refused(small, tmp_path):
+    import shutil
+
+    path = small.save(tmp_path / "m")
+    shutil.copy(path / TRAINING_FRAME, path / "size_neighbours.npz")
+    with pytest.raises(ModelError, match="size_neighbours.npz does not match its manifest"):
+        read_bundle(path)
+
+
+def test_a_foreign_pickle_is_refused_before_it_is_unpickled(small, tmp_path):
+    """The hash is compared before pickle.load: a members.pkl that runs code on load (the
+    tester's hostile bundle) never runs in a bundle whose manifest recorded its files."""
+    import os
+    import pickle
+
+    path = small.save(tmp_path / "m")
+    marker = tmp_path / "pwned"
+
+    class Hostile:
+        def __reduce__(self):
+            return (os.system, (f"touch {marker}",))
+
+    (path / "members.pkl").write_bytes(pickle.dumps(Hostile()))
+    with pytest.raises(ModelError, match="members.pkl does not match its manifest"):
+        read_bundle(path)
+    assert not marker.exists()
+
+
+def test_a_bundle_written_before_the_hashes_still_loads(small, tmp_path):
+    path = small.save(tmp_path / "m")
+    manifest = json.loads((path / MANIFEST).read_text())
+    del manifest["files"]
+    (path / MANIFEST).write_text(json.dumps(manifest))
+    model, read_manifest, _ = read_bundle(path)
+    assert "files" not in read_manifest and len(model.members_) == len(small.model.members_)
