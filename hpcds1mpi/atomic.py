@@ -61,6 +61,22 @@ def _check_parent(parent: Path, what: str) -> None:
                           f"{what}")
 
 
+def is_link_loop(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a symbolic link that leads back to itself (Path.exists() says False
+    and Path.resolve() raises RuntimeError for one)."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
+
+
+def _refuse_link_loop(path: str | os.PathLike, what: str) -> None:
+    if is_link_loop(path):
+        raise OutputError(f"{path} is a loop of symbolic links; remove it or choose another "
+                          f"path for the {what}")
+
+
 def check_output_file(path: str | os.PathLike, what: str = "output") -> Path:
     """``path`` as a Path if a file can be written there, else a one-line :class:`OutputError`.
 
@@ -71,6 +87,7 @@ def check_output_file(path: str | os.PathLike, what: str = "output") -> Path:
     if str(path).endswith(("/", os.sep)) and not Path(path).is_dir():
         raise OutputError(f"{path} ends in '/' (a folder) but the {what} is a file; give a file "
                           "name, without the trailing '/'")
+    _refuse_link_loop(path, what)
     path = Path(path)
     if path.is_dir():
         raise OutputError(f"{path} is a directory; give a file name for the {what}")
@@ -111,6 +128,7 @@ def check_output_dir(path: str | os.PathLike, *, ours: Callable[[Path], bool], f
         OutputError: (exit 2) a file, a foreign non-empty folder, one of ours without
             ``force``, or an unwritable place.
     """
+    _refuse_link_loop(path, what)
     path = Path(path)
     if path.exists() or path.is_symlink():
         if not path.is_dir():
@@ -136,6 +154,7 @@ def check_output_folder(path: str | os.PathLike, what: str = "outputs") -> Path:
         OutputError: (exit 2) ``path`` is a file, or it (or, when missing, its nearest existing
             ancestor) is not a writable directory.
     """
+    _refuse_link_loop(path, what)
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise OutputError(f"{path} is a file, not a folder; choose another folder for the {what}")
@@ -146,10 +165,21 @@ def check_output_folder(path: str | os.PathLike, what: str = "outputs") -> Path:
     return path
 
 
-def _through_link(path: str | os.PathLike) -> Path:
-    """What a symlink at ``path`` points to (written through, as ``open`` would), else ``path``."""
+def _through_link(path: str | os.PathLike, what: str) -> Path:
+    """What a symlink at ``path`` points to (written through, as ``open`` would), else ``path``.
+
+    Raises:
+        OutputError: (exit 2) the link is, or leads into, a loop of links.
+    """
+    _refuse_link_loop(path, what)
     path = Path(path)
-    return path.resolve() if path.is_symlink() else path
+    if not path.is_symlink():
+        return path
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError):  # a loop further along a chain of links
+        raise OutputError(f"{path} leads into a loop of symbolic links; choose another path "
+                          f"for the {what}") from None
 
 
 def _umask_mode(mode: int) -> int:
@@ -174,7 +204,7 @@ def atomic_path(path: str | os.PathLike, what: str = "output") -> Iterator[Path]
     any exception the temporary file is removed and ``path`` is untouched; an ``OSError``
     becomes a one-line :class:`OutputError` / :class:`WriteError`.
     """
-    path = check_output_file(_through_link(path), what)
+    path = check_output_file(_through_link(path, what), what)
     try:
         fd, name = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{path.stem}.", suffix=path.suffix,
                                     dir=path.parent)
@@ -252,7 +282,7 @@ def atomic_dir(path: str | os.PathLike, what: str = "bundle") -> Iterator[Path]:
     exception the temporary folder is removed and ``path`` (if there was one) is untouched; an
     ``OSError`` becomes a one-line :class:`OutputError` / :class:`WriteError`.
     """
-    path = _through_link(path)
+    path = _through_link(path, what)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{path.name}.", dir=path.parent))
@@ -287,4 +317,5 @@ def carry_files(old: Path, new: Path, names) -> None:
 
 
 __all__ = ["TMP_PREFIX", "atomic_dir", "atomic_path", "carry_files", "check_output_dir",
-           "check_output_file", "check_output_folder", "write_bytes", "write_error", "write_text"]
+           "check_output_file", "check_output_folder", "is_link_loop", "write_bytes",
+           "write_error", "write_text"]

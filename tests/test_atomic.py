@@ -254,3 +254,22 @@ def test_a_folder_that_holds_no_files_is_a_usage_error_not_a_runtime_failure():
     assert err.value.exit_code == 2 and "\n" not in str(err.value)
     assert atomic.write_error(OSError(36, "File name too long"), "f").exit_code == 2
     assert atomic.write_error(OSError(5, "Input/output error"), "f").exit_code == 1
+
+
+def test_a_loop_of_links_is_one_usage_line_for_every_output_helper(tmp_path):
+    """Path.resolve() raises RuntimeError on a loop, and exists() says False (s25 tester d, 5)."""
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    into = tmp_path / "into"  # a chain of links that ends in the loop
+    into.symlink_to(loop)
+    for path in (loop, into):
+        for write in (lambda p: atomic.write_text(p, "x", "export"),
+                      lambda p: atomic.check_output_file(p, "export"),
+                      lambda p: atomic.check_output_dir(p, ours=lambda _: True, force=True),
+                      lambda p: atomic.check_output_folder(p),
+                      lambda p: atomic.atomic_dir(p).__enter__()):
+            with pytest.raises(OutputError, match="loop of symbolic links") as err:
+                write(path)
+            assert err.value.exit_code == 2 and "\n" not in str(err.value)
+    assert loop.is_symlink() and into.is_symlink() and temporaries(tmp_path) == []
+    assert atomic.is_link_loop(loop) and not atomic.is_link_loop(tmp_path / "missing")

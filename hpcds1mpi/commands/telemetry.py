@@ -10,6 +10,13 @@ from hpcds1mpi.schemas.numbers import COUNT0
 TELEMETRY_FILE = click.Path(dir_okay=False)
 
 
+def printable(value) -> str:
+    """``value`` as text with every unprintable character escaped (``\\n``, ``\\x1b``,
+    ``\\u202e``): a name read from a file must not move the cursor, recolour the terminal or
+    turn the text after it right to left."""
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in str(value))
+
+
 @click.group(name="telemetry")
 def command() -> None:
     """Show, export or merge telemetry files."""
@@ -24,8 +31,12 @@ def show(path, rows) -> None:
 
     runs = telemetry.read_runs(path)
     machines = telemetry.read_machines(path)
-    click.echo(f"{path}: schema_version {telemetry.SCHEMA_VERSION}, {len(runs)} runs, "
-               f"{len(machines)} machine(s)")
+    # text from the file is shown, never obeyed by the terminal
+    for frame, columns in ((runs, telemetry.RUN_COLUMNS), (machines, telemetry.MACHINE_COLUMNS)):
+        for column in (name for name, kind in columns if kind == "str"):
+            frame[column] = frame[column].map(printable)
+    click.echo(f"{printable(path)}: schema_version {telemetry.SCHEMA_VERSION}, {len(runs)} "
+               f"runs, {len(machines)} machine(s)")
     for m in machines.itertuples():
         click.echo(f"  machine {m.machine_id}: {m.cpu_model}, {m.physical_cores} cores, "
                    f"{m.memory_gb} GB, GPU {m.gpu_model or 'none'} x{m.gpu_count}, "

@@ -94,3 +94,53 @@ def test_export_replaces_its_own_table_but_not_another_file_without_force(tmp_pa
                 main(["telemetry", "export", str(src), "--out", str(theirs), *extra])
             assert exit_info.value.code in (0, None), capsys.readouterr().err
             assert "wrote 1 rows" in capsys.readouterr().out
+
+
+def test_show_escapes_control_characters_from_the_file(tmp_path, capsys):
+    """A workload name with a newline, ESC and a right-to-left override was printed as-is."""
+    import pytest
+
+    from hpcds1mpi.cli import main
+
+    src = tmp_path / "a.h5"
+    telemetry.append(src, [run_row(0, workload="gemm\n\x1b[31mRED\u202e")])
+    with pytest.raises(SystemExit) as exit_info:
+        main(["telemetry", "show", str(src)])
+    out = capsys.readouterr().out
+    assert exit_info.value.code in (0, None)
+    assert "gemm\\n\\x1b[31mRED\\u202e" in out
+    assert "\x1b" not in out and "\u202e" not in out
+
+
+def test_a_loop_of_links_or_a_damaged_file_is_one_line_exit_2(tmp_path, capsys):
+    """merge and export --out crashed on a loop (RuntimeError); a corrupted file gave h5py's
+    RuntimeError traceback in every reader (s25 tester d, defects 2 and 5)."""
+    import h5py
+    import pytest
+
+    from hpcds1mpi.cli import main
+
+    src = tmp_path / "a.h5"
+    telemetry.append(src, [run_row(0), run_row(1)])
+    loop = tmp_path / "loop.csv"
+    loop.symlink_to(loop)
+    loop_h5 = tmp_path / "loop.h5"
+    loop_h5.symlink_to(loop_h5)
+    short = tmp_path / "short.h5"
+    telemetry.append(short, [run_row(0), run_row(1)])
+    with h5py.File(short, "a") as f:
+        del f["runs/run_id"]
+        f["runs"].create_dataset("run_id", data=["r000"], dtype=h5py.string_dtype())
+    for argv in (["telemetry", "export", str(src), "--out", str(loop)],
+                 ["telemetry", "merge", str(loop_h5), str(src), "--out", str(tmp_path / "m.h5")],
+                 ["telemetry", "merge", str(src), "--out", str(loop_h5)],
+                 ["telemetry", "show", str(short)],
+                 ["telemetry", "merge", str(src), "--out", str(short)]):
+        before = short.read_bytes()
+        with pytest.raises(SystemExit) as exit_info:
+            main(argv)
+        err = capsys.readouterr().err
+        assert exit_info.value.code == 2 and err.count("\n") == 1, (argv, err)
+        assert "loop of symbolic links" in err or "damaged" in err
+        assert short.read_bytes() == before
+    assert loop.is_symlink() and loop_h5.is_symlink() and not (tmp_path / "m.h5").exists()

@@ -70,6 +70,17 @@ TABLES = {
     "ranks": RANK_COLUMNS, "rank_repeats": RANK_REPEAT_COLUMNS, "provenance": PROVENANCE_COLUMNS,
 }
 DETAIL_TABLES = ("repeats", "ranks", "rank_repeats")
+#: The columns a table's rows are keyed by: every table has them since the first writer.
+KEY_COLUMNS = {"runs": ("machine_id", "run_id"), "machines": ("machine_id",),
+               "repeats": ("machine_id", "run_id"), "ranks": ("machine_id", "run_id"),
+               "rank_repeats": ("machine_id", "run_id"), "provenance": ("source_file",)}
+#: numpy dtype kinds a column of each kind is stored as (:func:`_write_table`; integers in a
+#: float column read back exactly).
+STORED_KINDS = {"str": "OS", "int": "iu", "float": "fiu"}
+#: What to do with a damaged file. Nothing reads a part of one: a sweep --resume or a merge
+#: would rewrite it with only that part.
+DAMAGED_FIX = ("it was left as it is (hpcds1mpi reads or rewrites only whole files): restore it "
+               "from a copy, or sweep or merge into a new --out")
 
 def _default(kind: str):
     return {"str": "", "int": -1, "float": math.nan}[kind]
@@ -217,6 +228,10 @@ class Store:
 
 
 def _check_hdf5(path: Path) -> None:
+    from hpcds1mpi.atomic import is_link_loop
+
+    if is_link_loop(path):
+        raise TelemetryError(f"{path}: a loop of symbolic links; give the telemetry file itself")
     if not path.exists():
         journal = Path(f"{path}.journal")  # (journal.journal_path; that module imports this)
         if journal.exists():  # a sweep that ended before its first snapshot
@@ -229,36 +244,75 @@ def _check_hdf5(path: Path) -> None:
         raise TelemetryError(f"{path}: is a directory; give the telemetry file (.h5) itself")
     if not path.is_file():  # a FIFO would block the read below
         raise TelemetryError(f"{path}: not a regular file; give the telemetry file (.h5) itself")
-    with open(path, "rb") as fh:
-        magic = fh.read(8)
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(8)
+    except OSError as exc:
+        raise TelemetryError(f"{path}: cannot read the telemetry file ({exc.strerror or exc}); "
+                             "make it readable") from None
     if magic != b"\x89HDF\r\n\x1a\n":
         raise TelemetryError(f"{path}: not an HDF5 file; give a telemetry file written by hpcds1mpi sweep")
 
 
-def _read_table(group, columns: list[tuple[str, str]]) -> list[dict]:
-    names = [n for n in group.attrs.get("columns", [])] or list(group.keys())
-    if not names:
-        return []
+class DamagedTable(Exception):
+    """A table that cannot be read back whole (a column missing, short, of another type)."""
+
+
+def _read_table(f, table: str) -> list[dict]:
+    """The rows of ``table`` in open file ``f``, whole or not at all.
+
+    Every column the table lists (its ``columns`` attribute, written with it) and every key
+    column must be there, one-dimensional, of its kind and as long as the others.
+
+    Raises:
+        DamagedTable: anything less; a table read in part would lose its other rows for good
+            at the next ``sweep --resume`` or ``merge`` (they rewrite the file).
+    """
+    import h5py
+
+    if table not in f:
+        raise DamagedTable(f"no {table} table")
+    group = f[table]
+    if not isinstance(group, h5py.Group):
+        raise DamagedTable(f"{table} is not a table")
+    listed = [n.decode() if isinstance(n, bytes) else str(n)
+              for n in group.attrs.get("columns", [])]
+    names = list(dict.fromkeys([*(listed or group.keys()), *KEY_COLUMNS[table]]))
+    missing = [name for name in names if name not in group]  # False too where unopenable
+    if missing:
+        more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+        raise DamagedTable(f"{table}: column {', '.join(missing[:3])}{more} missing or "
+                           "unreadable")
+    kinds = dict(TABLES[table])
     data = {}
     for name in names:
-        if name not in group:
-            continue
-        values = group[name][()]
+        column = group[name]
+        if not isinstance(column, h5py.Dataset) or column.ndim != 1:
+            raise DamagedTable(f"{table}/{name} is not a column of values")
+        values = column[()]
+        kind = kinds.get(name)
+        if kind is not None and values.dtype.kind not in STORED_KINDS[kind]:
+            raise DamagedTable(f"{table}/{name} holds {values.dtype} values, not {kind} values")
         if values.dtype.kind in ("O", "S"):
             values = [v.decode("utf-8") if isinstance(v, bytes) else str(v) for v in values]
         else:
             values = values.tolist()
         data[name] = values
-    n = len(next(iter(data.values()))) if data else 0
+    lengths = {name: len(values) for name, values in data.items()}
+    if len(set(lengths.values())) > 1:
+        shortest = min(lengths, key=lengths.get)
+        raise DamagedTable(f"{table}: columns of unequal length ({shortest} has "
+                           f"{lengths[shortest]} rows, others up to {max(lengths.values())})")
+    n = next(iter(lengths.values()))
     return [{k: v[i] for k, v in data.items()} for i in range(n)]
 
 
 def read_snapshot(path: str | os.PathLike) -> Store:
     """The HDF5 snapshot only (no journal). Checks the format, ``schema_version`` and the
-    other file attributes (:mod:`hpcds1mpi.schemas.telemetry`); a damaged table is one line."""
+    other file attributes (:mod:`hpcds1mpi.schemas.telemetry`) and that every table reads
+    whole (:func:`_read_table`); a damaged file is one line, and nothing of it is returned."""
     import h5py
 
-    from hpcds1mpi.schemas.telemetry import FIX as TAMPERED
     from hpcds1mpi.schemas.telemetry import check_attrs
 
     path = Path(path)
@@ -283,29 +337,41 @@ def read_snapshot(path: str | os.PathLike) -> Store:
             for machine_id, run_id, starts in checked.attempts:
                 store.attempts[(machine_id, run_id)] = starts
             _read_tables(f, store)
+    except DamagedTable as exc:
+        raise TelemetryError(f"{path}: a table of the telemetry file is damaged ({exc}); "
+                             f"{DAMAGED_FIX}") from None
     except OSError as exc:
-        raise TelemetryError(f"{path}: unreadable HDF5 ({exc})") from None
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        if "unable to lock file" in str(exc):  # HDF5's own lock: another program writes it
+            raise TelemetryError(f"{path}: another program has it open for writing ({exc}); "
+                                 "wait for it to finish") from None
+        raise TelemetryError(f"{path}: the telemetry file is damaged or cut short (unreadable "
+                             f"HDF5: {exc}); {DAMAGED_FIX}") from None
+    # h5py's errors for a corrupted file: RuntimeError ("bad symbol table node signature",
+    # "addr overflow"), KeyError, ValueError, ... (a UnicodeDecodeError is a ValueError).
+    except (RuntimeError, KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
         raise TelemetryError(f"{path}: a table of the telemetry file is damaged "
-                             f"({type(exc).__name__}: {exc}); {TAMPERED}") from None
+                             f"({type(exc).__name__}: {exc}); {DAMAGED_FIX}") from None
     return store
 
 
 def _read_tables(f, store: Store) -> None:
-    """Every table of open file ``f`` into ``store``."""
-    if "runs" in f:
-        for row in _read_table(f["runs"], RUN_COLUMNS):
-            store.add_run(row)
-    if "machines" in f:
-        for row in _read_table(f["machines"], MACHINE_COLUMNS):
-            store.add_machine(row)
+    """Every table of open file ``f`` into ``store``; a key held twice is damage too (the
+    writer keys its rows, so only a change outside it repeats one; reading would drop rows)."""
+    runs = _read_table(f, "runs")
+    for row in runs:
+        store.add_run(row)
+    machines = _read_table(f, "machines")
+    for row in machines:
+        store.add_machine(row)
+    for table, rows, kept in (("runs", runs, store.runs), ("machines", machines, store.machines)):
+        if len(kept) != len(rows):
+            raise DamagedTable(f"{table}: {len(rows) - len(kept)} row(s) repeat the key of "
+                               "another")
     for table in DETAIL_TABLES:
-        if table in f:
-            for row in _read_table(f[table], TABLES[table]):
-                key = (row["machine_id"], row["run_id"])
-                store.detail[table].setdefault(key, []).append(normalise(row, TABLES[table]))
-    if "provenance" in f:
-        store.provenance = _read_table(f["provenance"], PROVENANCE_COLUMNS)
+        for row in _read_table(f, table):
+            key = (row["machine_id"], row["run_id"])
+            store.detail[table].setdefault(key, []).append(normalise(row, TABLES[table]))
+    store.provenance = _read_table(f, "provenance")
 
 
 # --------------------------------------------------------------------------------------------

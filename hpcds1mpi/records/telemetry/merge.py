@@ -28,7 +28,8 @@ def merge(sources: list[str | os.PathLike], out: str | os.PathLike) -> dict:
     from hpcds1mpi.errors import TelemetryError
     from hpcds1mpi.records.training import impossible_rows
 
-    unique = list({Path(s).resolve(): Path(s) for s in reversed(sources)}.values())[::-1]
+    # realpath, not Path.resolve(): that raises RuntimeError on a loop of links (load says it)
+    unique = list({os.path.realpath(s): Path(s) for s in reversed(sources)}.values())[::-1]
     stores = [(src, load(src)) for src in unique]  # read (and check) everything first
     for src, shard in stores:  # rows train would refuse must not enter (or win) a merge
         problem = impossible_rows(pd.DataFrame(list(shard.runs.values())), str(src),

@@ -90,6 +90,11 @@ class TelemetryWriter:
 
     def validate(self) -> None:
         """Check the target without touching it (raises TelemetryError/LockError)."""
+        from hpcds1mpi.atomic import is_link_loop
+
+        if is_link_loop(self.path):  # exists() says False: the snapshot would replace the link
+            raise TelemetryError(f"{self.path} is a loop of symbolic links; remove it or choose "
+                                 "another --out")
         if self.path.exists():
             if not self.resume:
                 raise TelemetryError(

@@ -112,3 +112,111 @@ def test_a_fifo_or_device_is_refused_not_waited_on(tmp_path):
     for path in (tmp_path / "t.h5", "/dev/zero"):
         with pytest.raises(TelemetryError, match="not a regular file"):
             telemetry.read_runs(path)
+
+
+# ------------------------------------ a table read in part (s25 tester d, defects 1 and 2)
+
+
+def _replace_column(f, column, values, dtype=None):
+    group = f["runs"]
+    del group[column]
+    group.create_dataset(column, data=values, dtype=dtype)
+
+
+_STR = h5py.string_dtype()
+
+
+@pytest.mark.parametrize("change, detail", [
+    # the first column cut short: the rows were counted from it, so 1 run was read
+    (lambda f: _replace_column(f, "run_id", f["runs/run_id"][()][:1], _STR),
+     "columns of unequal length"),
+    (lambda f: f["runs"].__delitem__("run_id"), "column run_id missing"),
+    (lambda f: f["runs"].__delitem__("runtime_s"), "column runtime_s missing"),
+    (lambda f: _replace_column(f, "runtime_s", ["fast"] * 3, _STR), "runtime_s holds object"),
+    (lambda f: _replace_column(f, "size", [[1, 2]] * 3), "size is not a column"),
+    (lambda f: _replace_column(f, "run_id", ["r000"] * 3, _STR), "2 row(s) repeat the key"),
+    (lambda f: f.__delitem__("machines"), "no machines table"),
+    (lambda f: f["repeats"].__delitem__("machine_id"), "repeats: column machine_id missing"),
+])
+def test_a_table_that_does_not_read_whole_refuses_the_file(tmp_path, change, detail):
+    """A damaged column must not give a shorter table: sweep --resume and merge rewrite the
+    file from what was read, and the runs left out were lost for good."""
+    path = tmp_path / "t.h5"
+    telemetry.append(path, [run_row(0), run_row(1), run_row(2)])
+    with h5py.File(path, "a") as f:
+        change(f)
+    before = path.read_bytes()
+    for read in (telemetry.read_runs, lambda p: telemetry.TelemetryWriter(p, resume=True).open()):
+        with pytest.raises(TelemetryError) as info:
+            read(path)
+        text = str(info.value)
+        assert "a table of the telemetry file is damaged" in text and detail in text
+        assert "restore it from a copy" in text and "\n" not in text
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.h5"]
+
+
+def test_a_table_of_an_older_writer_without_newer_columns_still_reads(tmp_path):
+    """Columns are only ever appended: a file without the newest ones (and its ``columns``
+    attribute without them) is whole."""
+    path = tmp_path / "t.h5"
+    telemetry.append(path, [run_row(0), run_row(1)])
+    with h5py.File(path, "a") as f:
+        runs = f["runs"]
+        for name in ("fom", "command", "source_file"):
+            del runs[name]
+        runs.attrs["columns"] = [n for n in runs.attrs["columns"]
+                                 if n not in ("fom", "command", "source_file")]
+        runs.create_dataset("from_a_newer_writer", data=[1, 2])
+        runs.attrs["columns"] = [*runs.attrs["columns"], "from_a_newer_writer"]
+    assert telemetry.read_runs(path)["run_id"].tolist() == ["r000", "r001"]
+
+
+def test_h5py_errors_of_a_corrupted_file_are_one_line(tmp_path, monkeypatch):
+    """h5py raises RuntimeError for some corruptions ("bad symbol table node signature")."""
+    from hpcds1mpi.records.telemetry import layout
+
+    path = tmp_path / "t.h5"
+    telemetry.append(path, [run_row(0)])
+    for error in (RuntimeError("Unable to synchronously check link existence (bad symbol "
+                               "table node signature)"), KeyError("x"), ValueError("y"),
+                  OSError("Unable to synchronously open object (addr overflow)")):
+        def damaged(f, store, error=error):
+            raise error
+
+        monkeypatch.setattr(layout, "_read_tables", damaged)
+        with pytest.raises(TelemetryError, match="damaged") as info:
+            telemetry.read_runs(path)
+        assert "restore it from a copy" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_bit_rot_anywhere_is_refused_or_reads_every_run(tmp_path):
+    """64 bytes flipped at offsets across a real file: each read refuses in one line or
+    returns every run (a flip inside values changes values; rows are never dropped)."""
+    from hpcds1mpi.records.telemetry import layout
+
+    good = tmp_path / "good.h5"
+    telemetry.append(good, [run_row(i) for i in range(6)])
+    data = good.read_bytes()
+    path = tmp_path / "t.h5"
+    outcomes = {"refused": 0, "whole": 0}
+    for offset in range(0, len(data), len(data) // 60):
+        flipped = bytearray(data)
+        flipped[offset:offset + 64] = bytes(b ^ 0xA5 for b in flipped[offset:offset + 64])
+        path.write_bytes(bytes(flipped))
+        try:
+            store = layout.read_snapshot(path)
+        except TelemetryError as exc:
+            assert "\n" not in str(exc)
+            outcomes["refused"] += 1
+            continue
+        assert len(store.runs) == 6, f"offset {offset}: {len(store.runs)} runs read"
+        outcomes["whole"] += 1
+    assert outcomes["refused"] > 5 and outcomes["whole"] > 5
+
+
+def test_a_loop_of_links_is_one_line(tmp_path):
+    loop = tmp_path / "loop.h5"
+    loop.symlink_to(loop)
+    with pytest.raises(TelemetryError, match="loop of symbolic links"):
+        telemetry.read_runs(loop)

@@ -57,11 +57,15 @@ def test_a_shard_with_rows_train_refuses_is_refused_and_nothing_merged(tmp_path)
     before = out.read_bytes()
     for column, value, words in (("nodes", 0, "row(s) with nodes 0"),
                                  ("runtime_s", -1.0, "row(s) with runtime_s -1"),
-                                 ("size", 0, "row(s) with size 0")):
-        bad = tmp_path / f"bad_{column}.h5"
+                                 ("size", 0, "row(s) with size 0"),
+                                 ("runtime_s", 1e300, "row(s) with runtime_s 1e+300"),
+                                 ("energy_j", -5.0, "row(s) with energy_j -5"),
+                                 ("ranks_per_node", 10**15, "row(s) with ranks_per_node 1000")):
+        bad = tmp_path / f"bad_{column}_{value}.h5"
         with telemetry.TelemetryWriter(bad) as w:
             w.record({**run_row(0), column: value, "finished_at": time.time() + 60})
-        with pytest.raises(TelemetryError, match=words.replace("(s)", r"\(s\)")) as err:
+        pattern = words.replace("(s)", r"\(s\)").replace("+", r"\+")
+        with pytest.raises(TelemetryError, match=pattern) as err:
             telemetry.merge([bad, good], out)
         assert str(bad) in str(err.value) and "leave it out of the merge" in str(err.value)
         assert out.read_bytes() == before
@@ -72,3 +76,39 @@ def test_a_source_given_twice_is_read_once_and_its_runs_not_counted_again(tmp_pa
     telemetry.append(a, [run_row(0), run_row(1)])
     counts = telemetry.merge([a, tmp_path / "." / "a.h5"], out)
     assert counts == {"added": 2, "replaced": 0, "kept": 0, "rows": 2, "repeated": 1}
+
+
+def test_a_damaged_target_or_source_is_refused_and_nothing_rewritten(tmp_path):
+    """A target whose first column was cut short read as 1 run, and the merge rewrote it with
+    that 1 (s25 tester d, defect 1)."""
+    import pytest
+
+    from hpcds1mpi.errors import TelemetryError
+
+    src, target = tmp_path / "src.h5", tmp_path / "target.h5"
+    telemetry.append(src, [run_row(9)])
+    telemetry.append(target, [run_row(i) for i in range(4)])
+    with h5py.File(target, "a") as f:
+        short = f["runs/run_id"][()][:1]
+        del f["runs/run_id"]
+        f["runs"].create_dataset("run_id", data=short, dtype=h5py.string_dtype())
+    before = target.read_bytes()
+    for sources, out in (([src], target), ([target], tmp_path / "new.h5")):
+        with pytest.raises(TelemetryError, match="table of the telemetry file is damaged"):
+            telemetry.merge(sources, out)
+    assert target.read_bytes() == before and not (tmp_path / "new.h5").exists()
+
+
+def test_a_loop_of_links_as_a_source_is_one_line(tmp_path):
+    """Path.resolve() raised RuntimeError('Symlink loop') before anything was read."""
+    import pytest
+
+    from hpcds1mpi.errors import TelemetryError
+
+    loop = tmp_path / "loop.h5"
+    loop.symlink_to(loop)
+    good = tmp_path / "good.h5"
+    telemetry.append(good, [run_row(0)])
+    with pytest.raises(TelemetryError, match="loop of symbolic links"):
+        telemetry.merge([loop, good], tmp_path / "out.h5")
+    assert not (tmp_path / "out.h5").exists()

@@ -191,3 +191,12 @@ def test_a_machine_relabelled_takes_its_runs_detail_and_attempts_along(tmp_path)
     assert sorted(machines.index) == ["m2", "new"] and machines.loc["new", "cpu_model"] == "X"
     reps = telemetry.read_detail(path, "repeats")
     assert sorted(reps["machine_id"]) == ["m2", "new", "new"]
+
+
+def test_a_loop_of_links_as_out_is_refused_and_left_a_link(tmp_path):
+    """exists() says False for a loop, so the first snapshot replaced the link with a file."""
+    loop = tmp_path / "loop.h5"
+    loop.symlink_to(loop)
+    with pytest.raises(TelemetryError, match="loop of symbolic links"):
+        telemetry.append(loop, [run_row(0)])
+    assert loop.is_symlink() and sorted(p.name for p in tmp_path.iterdir()) == ["loop.h5"]
