@@ -14,7 +14,7 @@ import click
 from hpcds1mpi.schemas.numbers import COUNT
 
 #: The campaign's own subcommands; any other first word is the PLAN of ``campaign PLAN``.
-SUBCOMMANDS = ("status", "resubmit")
+SUBCOMMANDS = ("status", "resubmit", "record")
 HELP_WORDS = ("-h", "--help")
 
 
@@ -113,6 +113,24 @@ def resubmit(folder, dry_run) -> None:
             or "nothing (every part is done, queued or running)"))
         return
     _echo_submission(folder, result)
+
+
+@command.command(name="record", hidden=True)
+@click.argument("folder", metavar="DIR", type=click.Path())
+@click.option("--job", "job_id", required=True, help="The job id sbatch/qsub printed.")
+@click.option("--nodes", type=COUNT, default=None,
+              help="The node count whose whole array the job runs.")
+@click.option("--merge", is_flag=True, help="The job is the campaign's merge.")
+@click.option("--after", default="", help="The merge's dependencies, colon-separated ids.")
+def record(folder, job_id, nodes, merge, after) -> None:
+    """Record a job submit.sh submitted in campaign DIR's manifest (for `campaign status`)."""
+    from hpcds1mpi.errors import ConfigError
+    from hpcds1mpi.measure.campaign_submit import record as record_job
+
+    if merge == (nodes is not None):
+        raise ConfigError("give either --nodes N (a part's array) or --merge")
+    record_job(folder, job_id, nodes=nodes,
+               after=[i for i in after.split(":") if i] if merge else None)
 
 
 def _resubmit(folder):

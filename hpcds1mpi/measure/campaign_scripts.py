@@ -69,6 +69,22 @@ def _exe() -> tuple[str, str]:
     return (str(exe), str(bin_dir)) if exe.exists() else ("hpcds1mpi", "")
 
 
+def path_export(bin_dir: str, job) -> str:
+    """The folder a campaign script puts first on PATH (quoted; "" for none): ``bin_dir``,
+    unless the site's preamble already puts it first and no module is loaded after it (the
+    cluster file's ``export PATH=...`` line would otherwise be written twice)."""
+    import re
+
+    if not bin_dir:
+        return ""
+    setting = [line for line in job.preamble() if re.search(r"\bPATH=", line)]
+    first = re.compile(r"^\s*export\s+PATH=([\"']?)" + re.escape(bin_dir)
+                       + r"/?:\$(PATH|\{PATH\})\1\s*;?\s*$")
+    if setting and first.match(setting[-1]) and not job.modules():
+        return ""
+    return shlex.quote(bin_dir)
+
+
 def allocation(parts: list[cm.Part], partition) -> Configuration:
     """The allocation of one node count's job: its node count, the most ranks per node of its
     runs, and enough CPUs per task for the widest run (ranks x threads) that the node holds."""
@@ -191,7 +207,7 @@ def emit(plan_file: str, scheduler: str, out: str, *, shards: int = 1,
     merge_script = f"merge.{SUFFIX[scheduler]}"
     texts[merge_script] = _merge_script(parts, partition, cluster, scheduler, folder,
                                         job_name_with(job_name, "-merge"), exe, bin_dir)
-    texts["submit.sh"] = submit_sh(scheduler, folder, jobs, merge_script)
+    texts["submit.sh"] = submit_sh(scheduler, folder, jobs, merge_script, exe)
     manifest = {
         "format": cm.FORMAT, "version": cm.FORMAT_VERSION, "created_at": time.time(),
         "plan": str(Path(plan_file).absolute()), "plan_sha256": plan_sha,
@@ -254,7 +270,7 @@ def _part_script(group: list[cm.Part], partition, cluster, scheduler: str, folde
     environment = [("SRUN_CPUS_PER_TASK", str(config.threads))] if scheduler == "slurm" else []
     return _render("campaign", job, scheduler, array=array, nodes=group[0].nodes,
                    shards=len(group), folder=shlex.quote(str(folder)), is_pbs=scheduler == "pbs",
-                   path=shlex.quote(bin_dir) if bin_dir else "", environment=environment,
+                   path=path_export(bin_dir, job), environment=environment,
                    index=INDEX[scheduler],
                    sweep=quote_tokens(_sweep_tokens(config, exe, cluster_file, partition_name)))
 
@@ -267,17 +283,28 @@ def _merge_script(parts: list[cm.Part], partition, cluster, scheduler: str, fold
     job = BatchJob(config=Configuration(1, 1, 1), partition=partition, program=["true"],
                    cluster=cluster, job_name=job_name, time_limit_s=MERGE_TIME_S, output=output)
     return _render("campaign-merge", job, scheduler, folder=shlex.quote(str(folder)),
-                   path=shlex.quote(bin_dir) if bin_dir else "", exe=shlex.quote(exe),
+                   path=path_export(bin_dir, job), exe=shlex.quote(exe),
                    merged="merged.h5", parts=" ".join(p.name for p in parts))
 
 
-def submit_sh(scheduler: str, folder: Path, jobs: dict, merge_script: str) -> str:
+def submit_sh(scheduler: str, folder: Path, jobs: dict, merge_script: str,
+              exe: str = "hpcds1mpi") -> str:
     """The scheduler commands that submit the whole campaign (what ``--submit`` and a first
-    ``campaign resubmit`` run): every node count's array, then the merge, after all of them."""
+    ``campaign resubmit`` run): every node count's array, then the merge, after all of them.
+
+    Each job id is recorded in the manifest as it is submitted (``campaign record``, the
+    records ``resubmit`` writes), so ``campaign status`` asks the scheduler about those jobs
+    and never takes them for missing parts; a record that fails is said, and submitting goes on.
+    """
+    folder_q = shlex.quote(str(folder))
+    record = f"{shlex.quote(exe)} campaign record {folder_q}"
     lines = ["#!/bin/bash", "# Written by hpcds1mpi: submits every part, then the merge after "
-             "all of them (afterany).", "# `hpcds1mpi campaign resubmit` does the same and "
-             "records the job ids for `campaign status`.", "set -euo pipefail",
-             f"cd {shlex.quote(str(folder))}"]
+             "all of them (afterany),", "# recording each job id in campaign.json for "
+             "`hpcds1mpi campaign status` (as `campaign resubmit` does).", "set -euo pipefail",
+             f"cd {folder_q}",
+             "recorded() { echo \"submitted $2 as job $1\"; }",
+             "unrecorded() { echo \"hpcds1mpi: warning: job $1 ($2) is not recorded in "
+             "campaign.json; campaign status may not see it\" >&2; }"]
     ids = []
     for number, (nodes, job) in enumerate(jobs.items(), start=1):
         if scheduler == "slurm":
@@ -285,9 +312,16 @@ def submit_sh(scheduler: str, folder: Path, jobs: dict, merge_script: str) -> st
         else:
             array = f"-J 0-{job['shards'] - 1} " if job["shards"] > 1 else ""
             lines.append(f"j{number}=$(qsub {array}{job['script']})")
+        what = f"{job['script']}"
+        lines.append(f"{record} --nodes {nodes} --job \"$j{number}\" && recorded \"$j{number}\" "
+                     f"{what} || unrecorded \"$j{number}\" {what}")
         ids.append(f"$j{number}")
+    after = ":".join(ids)
     if scheduler == "slurm":
-        lines.append(f"sbatch --parsable --dependency=afterany:{':'.join(ids)} {merge_script}")
+        lines.append(f"merge=$(sbatch --parsable --dependency=afterany:{after} {merge_script} "
+                     "| cut -d';' -f1)")
     else:
-        lines.append(f"qsub -W depend=afterany:{':'.join(ids)} {merge_script}")
+        lines.append(f"merge=$(qsub -W depend=afterany:{after} {merge_script})")
+    lines.append(f"{record} --merge --job \"$merge\" --after \"{after}\" && recorded "
+                 f"\"$merge\" {merge_script} || unrecorded \"$merge\" {merge_script}")
     return "\n".join(lines) + "\n"

@@ -13,6 +13,11 @@ A part's state, in this order:
   was cancelled, killed by its walltime or lost with its node: the batch shell died with it);
 * ``missing``: nothing of the part was ever written.
 
+The scheduler's part: the job ids ``campaign resubmit`` and ``submit.sh`` record in the
+manifest, and the jobs squeue lists under the part scripts' job names whose script is this
+folder's (a plain ``sbatch n2.sbatch``). Where squeue cannot be asked, a part that is not done
+may still be queued or running: status says so instead of advising ``resubmit``.
+
 ``campaign resubmit`` submits the parts that are failed, interrupted or missing.
 """
 
@@ -48,6 +53,9 @@ class PartStatus:
     exit_code: int | None = None
     job: str = ""
     only_merged: int = 0
+    #: Why the scheduler could not be asked whether it holds this part ("" when it was, or
+    #: the part is done): a part shown missing or interrupted may then be queued or running.
+    unasked: str = ""
 
     def line(self) -> str:
         held = ", ".join(f"{k} {v}" for k, v in sorted(self.statuses.items()))
@@ -63,33 +71,89 @@ class PartStatus:
         return text
 
 
-def active_tasks(manifest: dict, env: dict | None = None) -> dict[tuple[int, int], tuple]:
-    """The parts the scheduler still holds: ``(nodes, index) -> (state, job id)``.
+def active_tasks(manifest: dict, folder: str | Path,
+                 env: dict | None = None) -> dict[tuple[int, int], tuple] | None:
+    """The parts the scheduler still holds: ``(nodes, index) -> (state, job id)``; None when
+    it cannot be asked (a Slurm campaign where squeue is missing or does not answer).
 
-    Only Slurm is asked (``squeue -r``, one line per array task); without squeue, or under
-    PBS, nothing is known to be active and the files alone decide.
+    Slurm's ``squeue -r`` (one line per array task) is asked for the job ids the manifest
+    records, and for the jobs named as the campaign's part scripts whose script is this
+    folder's (``bash submit.sh`` or a plain ``sbatch n2.sbatch`` record nothing). Under PBS
+    nothing is known to be active and the files alone decide.
     """
-    if manifest["scheduler"] != "slurm" or not _has_squeue(env):
+    if manifest["scheduler"] != "slurm":
         return {}
+    if not _has_squeue(env):
+        return None
     owner = {}
     for sub in manifest["submissions"]:
         if "nodes" in sub and sub.get("job_id"):
             for index in sub.get("indices", []):
                 owner[f"{sub['job_id']}_{index}"] = (int(sub["nodes"]), int(index))
-    if not owner:
-        return {}
     active = {}
-    for task, state in _squeue(sorted({key.split("_")[0] for key in owner}), env):
-        if task in owner:
-            active[owner[task]] = (state, task)
+    if owner:
+        rows = _squeue(["-j", ",".join(sorted({key.split("_")[0] for key in owner}))],
+                       "%i %T", env)
+        if rows is None:
+            return None
+        for task, state in rows:
+            if task in owner:
+                active[owner[task]] = (state, task)
+    found = _named_tasks(manifest, Path(folder), env)
+    if found is None:
+        return None
+    for key, held in found.items():
+        active.setdefault(key, held)
     return active
+
+
+def _named_tasks(manifest: dict, folder: Path,
+                 env: dict | None) -> dict[tuple[int, int], tuple] | None:
+    """The array tasks squeue lists under a part script's job name whose batch script is
+    that script of ``folder`` (another campaign's jobs may share the name); None when squeue
+    does not answer."""
+    import os
+
+    scripts = {}
+    for nodes, job in manifest["jobs"].items():
+        path = folder / job["script"]
+        name = _job_name(path)
+        if name:
+            scripts[os.path.realpath(path)] = (int(nodes), name)
+    if not scripts:
+        return {}
+    rows = _squeue(["--name=" + ",".join(sorted({name for _, name in scripts.values()}))],
+                   "%i|%T|%Z|%o", env, fields=4)
+    if rows is None:
+        return None
+    indices = {(p["nodes"], p["index"]) for p in manifest["parts"]}
+    found = {}
+    for task, state, workdir, command in rows:
+        script = scripts.get(os.path.realpath(os.path.join(workdir, command)))
+        job, _, index = task.partition("_")
+        if script and index.isdigit() and (script[0], int(index)) in indices:
+            found[(script[0], int(index))] = (state, task)
+    return found
+
+
+def _job_name(script: Path) -> str:
+    """The ``#SBATCH --job-name`` of a part script; "" when it names none or is unreadable."""
+    import re
+
+    try:
+        text = script.read_text()
+    except (OSError, UnicodeDecodeError):
+        return ""
+    m = re.search(r"^#SBATCH\s+(?:--job-name[= ]|-J\s*)(\S+)\s*$", text, re.M)
+    return m.group(1) if m else ""
 
 
 def held_jobs(manifest: dict, ids: list[str], env: dict | None = None) -> list[str]:
     """Those of job ``ids`` the scheduler still holds (queued or running; Slurm only)."""
     if manifest["scheduler"] != "slurm" or not ids or not _has_squeue(env):
         return []
-    return sorted({task.split("_")[0] for task, _ in _squeue(ids, env)} & set(ids))
+    rows = _squeue(["-j", ",".join(ids)], "%i %T", env) or []
+    return sorted({row[0].split("_")[0] for row in rows} & set(ids))
 
 
 def _has_squeue(env: dict | None) -> bool:
@@ -100,26 +164,32 @@ def _has_squeue(env: dict | None) -> bool:
         is not None
 
 
-def _squeue(ids: list[str], env: dict | None) -> list[tuple[str, str]]:
-    """(job or array task id, part state) of the tasks of ``ids`` that squeue lists; nothing
-    when squeue cannot answer (the files alone decide then)."""
+def _squeue(select: list[str], fmt: str, env: dict | None,
+            fields: int = 2) -> list[tuple[str, ...]] | None:
+    """The rows squeue lists for ``select`` (``-j IDS`` / ``--name=NAMES``) in format ``fmt``
+    (``fields`` fields, the first the job or array task id, the second its state, made a part
+    state), of jobs it holds; None when squeue cannot answer."""
     try:
-        proc = subprocess.run(["squeue", "-h", "-r", "-j", ",".join(ids), "-o", "%i %T"],
+        proc = subprocess.run(["squeue", "-h", "-r", *select, "-o", fmt],
                               capture_output=True, text=True, timeout=30, env=env)
     except (OSError, subprocess.TimeoutExpired):
-        return []
+        return None
+    if proc.returncode != 0:
+        # Slurm says so for a lone job id it no longer knows (ended and purged): none held.
+        return [] if "Invalid job id" in proc.stderr else None
     rows = []
     for line in proc.stdout.splitlines():
-        words = line.split()
-        if len(words) == 2 and words[1] in _SQUEUE:
-            rows.append((words[0], _SQUEUE[words[1]]))
+        words = line.split("|") if fields > 2 else line.split()
+        if len(words) == fields and words[1] in _SQUEUE:
+            rows.append((words[0], _SQUEUE[words[1]], *words[2:]))
     return rows
 
 
-def part_status(folder: Path, part: dict, active: dict,
-                merged: dict[str, str] | None = None) -> PartStatus:
+def part_status(folder: Path, part: dict, active: dict | None,
+                merged: dict[str, str] | None = None, unasked: str = "") -> PartStatus:
     """The state of one part of the campaign in ``folder`` (see the module's rules);
-    ``merged``: run id -> status of the finished runs in the merged file."""
+    ``active``: what :func:`active_tasks` found (None: the scheduler could not be asked, why
+    in ``unasked``); ``merged``: run id -> status of the finished runs in the merged file."""
     from hpcds1mpi.records import telemetry
 
     planned = set(part["runs"])
@@ -146,6 +216,7 @@ def part_status(folder: Path, part: dict, active: dict,
         status.statuses[run_status] = status.statuses.get(run_status, 0) + 1
     status.recorded = len(found)
     key = (part["nodes"], part["index"])
+    active = active or {}
     if status.recorded >= len(planned):
         status.state = "done"
     elif key in active:
@@ -156,6 +227,8 @@ def part_status(folder: Path, part: dict, active: dict,
         status.state = "failed"
     elif written:
         status.state = "interrupted"
+    if status.state in TO_SUBMIT:
+        status.unasked = unasked
     return status
 
 
@@ -168,9 +241,12 @@ def campaign_status(folder: str | Path, env: dict | None = None) -> tuple[dict, 
     """
     folder = Path(folder)
     manifest = cm.read_manifest(folder)
-    active = active_tasks(manifest, env)
+    active = active_tasks(manifest, folder, env)
+    unasked = "" if active is not None else (
+        "squeue did not answer" if _has_squeue(env) else "squeue is not on PATH here")
     merged = merged_runs(folder, manifest)
-    return manifest, [part_status(folder, part, active, merged) for part in manifest["parts"]]
+    return manifest, [part_status(folder, part, active, merged, unasked)
+                      for part in manifest["parts"]]
 
 
 def merged_runs(folder: str | Path, manifest: dict) -> dict[str, str]:
@@ -216,7 +292,12 @@ def summary_lines(folder: str | Path, manifest: dict, parts: list[PartStatus]) -
                  f"{manifest['merged']}" + (f" ({twice} more than once)" if twice else "")
                  if Path(folder, manifest["merged"]).exists() else "merged: not yet")
     todo = [p for p in parts if p.state in TO_SUBMIT]
-    if todo:
+    unasked = next((p.unasked for p in todo if p.unasked), "")
+    if unasked:
+        lines.append(f"{len(todo)} part(s) not done, but {unasked}: they may still be queued "
+                     f"or running; run `hpcds1mpi campaign status {folder}` where squeue "
+                     "answers before submitting anything again")
+    elif todo:
         lines.append(f"{len(todo)} part(s) to submit again: hpcds1mpi campaign resubmit "
                      f"{folder}")
     return lines

@@ -21,11 +21,15 @@ from hpcds1mpi.measure import campaign as cm
 from hpcds1mpi.measure.campaign_status import ACTIVE, TO_SUBMIT, campaign_status
 
 
+def _require(command: str, folder: Path, env: dict | None) -> None:
+    if shutil.which(command, path=(env or {}).get("PATH")) is None:
+        raise SchedulerError(f"{command} not found on PATH: submit from a login node of the "
+                             f"cluster, or run {folder}/submit.sh there")
+
+
 def _run(argv: list[str], folder: Path, env: dict | None) -> str:
     """Run a submission command in ``folder``; its job id (``sbatch --parsable`` / qsub)."""
-    if shutil.which(argv[0], path=(env or {}).get("PATH")) is None:
-        raise SchedulerError(f"{argv[0]} not found on PATH: submit from a login node of the "
-                             f"cluster, or run {folder}/submit.sh there")
+    _require(argv[0], folder, env)
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=folder,
                               env=env)
@@ -64,6 +68,47 @@ def _submit_part(scheduler: str, script: str, indices: list[int], folder: Path,
     return ids
 
 
+def part_submission(scheduler: str, nodes: int, indices: list[int], ids: list[str]) -> dict:
+    """The manifest's record of a node count's job(s) running its parts ``indices``."""
+    return {"nodes": nodes, "indices": sorted(indices),
+            "job_id": ids[0] if scheduler == "slurm" else "", "job_ids": ids,
+            "submitted_at": time.time()}
+
+
+def merge_submission(job_id: str, after: list[str]) -> dict:
+    """The manifest's record of a merge job, submitted after jobs ``after``."""
+    return {"merge": True, "job_id": job_id, "after": after, "submitted_at": time.time()}
+
+
+def record(folder: str | Path, job_id: str, *, nodes: int | None = None,
+           after: list[str] | None = None) -> dict:
+    """Record in the manifest a job ``submit.sh`` submitted (as ``resubmit`` records its
+    own, so ``status`` asks the scheduler about it): node count ``nodes``'s whole array, or
+    with ``nodes`` None the merge after jobs ``after``. Returns the record.
+
+    Raises:
+        ConfigError: ``folder`` is not a campaign, ``nodes`` not one of its node counts, or
+            ``job_id`` not a job id.
+    """
+    from hpcds1mpi.errors import ConfigError
+
+    folder = Path(folder).absolute()
+    manifest = cm.read_manifest(folder)
+    if not job_id.strip() or any(c.isspace() or c in ";:," for c in job_id):
+        raise ConfigError(f"{job_id!r} is not a job id; give the id sbatch/qsub printed")
+    if nodes is None:
+        entry = merge_submission(job_id, list(after or []))
+    else:
+        if str(nodes) not in manifest["jobs"]:
+            raise ConfigError(f"{folder} has no part of {nodes} node(s); its node counts are "
+                              f"{', '.join(manifest['jobs'])}")
+        indices = [p["index"] for p in manifest["parts"] if p["nodes"] == nodes]
+        entry = part_submission(manifest["scheduler"], nodes, indices, [job_id])
+    manifest["submissions"].append(entry)
+    cm.write_manifest(folder, manifest)
+    return entry
+
+
 def plan_submission(parts) -> dict[int, list[int]]:
     """The parts to submit again, ``nodes -> [indices]``: missing, failed or interrupted."""
     todo: dict[int, list[int]] = {}
@@ -89,6 +134,12 @@ def resubmit(folder: str | Path, *, env: dict | None = None, dry_run: bool = Fal
     manifest, parts = campaign_status(folder, env)
     scheduler = manifest["scheduler"]
     todo = plan_submission(parts)
+    unasked = next((p.unasked for p in parts if p.state in TO_SUBMIT and p.unasked), "")
+    if unasked and not dry_run:
+        _require("sbatch", folder, env)
+        raise SchedulerError(f"{unasked}: cannot tell whether the parts of {folder} that are "
+                             "not done are still queued or running; run resubmit where "
+                             "squeue answers")
     waiting = sorted({p.job.split("_")[0] for p in parts if p.state in ACTIVE and p.job}
                      | set(_merges_held(manifest, env)))
     result = {"parts": todo, "jobs": {}, "merge": "", "waiting_for": waiting}
@@ -102,9 +153,7 @@ def resubmit(folder: str | Path, *, env: dict | None = None, dry_run: bool = Fal
             new = _submit_part(scheduler, script, indices, folder, env)
             result["jobs"][nodes] = new
             ids += new
-            manifest["submissions"].append({"nodes": nodes, "indices": sorted(indices),
-                                            "job_id": new[0] if scheduler == "slurm" else "",
-                                            "job_ids": new, "submitted_at": time.time()})
+            manifest["submissions"].append(part_submission(scheduler, nodes, indices, new))
         if scheduler == "slurm":
             argv = ["sbatch", "--parsable"] + (
                 [f"--dependency=afterany:{':'.join(ids)}"] if ids else []) + [manifest["merge"]]
@@ -112,8 +161,7 @@ def resubmit(folder: str | Path, *, env: dict | None = None, dry_run: bool = Fal
             argv = ["qsub"] + (["-W", f"depend=afterany:{':'.join(ids)}"] if ids else []) \
                 + [manifest["merge"]]
         result["merge"] = _run(argv, folder, env)
-        manifest["submissions"].append({"merge": True, "job_id": result["merge"],
-                                        "after": ids, "submitted_at": time.time()})
+        manifest["submissions"].append(merge_submission(result["merge"], ids))
     finally:
         if manifest["submissions"]:
             cm.write_manifest(folder, manifest)

@@ -86,18 +86,21 @@ def test_status_tells_done_interrupted_failed_and_missing_apart(campaign):
     assert states["n1-1"] == "interrupted"
     assert states["n2-1"] == "missing"
     assert states["n2-0"] == "failed"
-    manifest, parts = campaign_status(campaign)
+    env, _ = _scheduler(campaign.parent / "quiet")  # squeue answers: nothing held
+    manifest, parts = campaign_status(campaign, env)
     lines = summary_lines(campaign, manifest, parts)
     assert "parts: done 1, failed 1, interrupted 1, missing 1" in lines
     assert any("n2-0" in line and "exited 1" in line for line in lines)
     assert lines[-1].startswith("3 part(s) to submit again")
 
 
-def _scheduler(tmp_path: Path, squeue: str = "") -> tuple[dict, Path]:
+def _scheduler(tmp_path: Path, squeue: str = "", named: str = "",
+               squeue_exit: int = 0) -> tuple[dict, Path]:
     """PATH with an sbatch that logs its argv and answers job 100, 101, ... and a squeue that
-    prints ``squeue``."""
+    prints ``named`` when asked by job name (``--name=``), else ``squeue``, and exits
+    ``squeue_exit``."""
     bin_dir = tmp_path / "bin"
-    bin_dir.mkdir(exist_ok=True)
+    bin_dir.mkdir(parents=True, exist_ok=True)
     log = tmp_path / "sbatch.log"
     (bin_dir / "sbatch").write_text(textwrap.dedent(f"""\
         #!/bin/sh
@@ -106,7 +109,9 @@ def _scheduler(tmp_path: Path, squeue: str = "") -> tuple[dict, Path]:
         n=$(wc -l < {log}.count)
         echo $((99 + n))
     """))
-    (bin_dir / "squeue").write_text(f"#!/bin/sh\nprintf '{squeue}'\n")
+    (bin_dir / "squeue").write_text(
+        f"#!/bin/sh\ncase \"$*\" in *--name=*) printf '{named}';; *) printf '{squeue}';; "
+        f"esac\nexit {squeue_exit}\n")
     for name in ("sbatch", "squeue"):
         (bin_dir / name).chmod(0o755)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
@@ -212,3 +217,66 @@ def test_a_job_name_at_the_length_limit_names_every_job_of_the_campaign(tmp_path
              if line.startswith("#SBATCH --job-name=")]
     assert len(names) == 3 and all(len(n) == MAX_JOB_NAME for n in names), names
     assert names[2].endswith("-merge") and names[0].endswith("-n1")
+
+
+def test_submit_sh_records_its_jobs_as_resubmit_does_so_status_sees_them(tmp_path):
+    """After ``bash camp/submit.sh`` status said every queued or running part was missing and
+    advised resubmit, which submitted them again (s25 tester f 2): submit.sh records nothing."""
+    import subprocess
+
+    (tmp_path / "plan.toml").write_text(PLAN)
+    folder = _emit(tmp_path, 2)  # submit.sh names its own folder: not a copy of another's
+    env, log = _scheduler(tmp_path)
+    proc = subprocess.run(["bash", str(folder / "submit.sh")], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert log.read_text().splitlines() == [
+        "--parsable n1.sbatch", "--parsable n2.sbatch",
+        "--parsable --dependency=afterany:100:101 merge.sbatch"]
+    subs = cm.read_manifest(folder)["submissions"]
+    assert [(s.get("nodes"), s.get("indices"), s["job_id"], s.get("job_ids"), s.get("after"))
+            for s in subs] == [(1, [0, 1], "100", ["100"], None),
+                               (2, [0, 1], "101", ["101"], None),
+                               (None, None, "102", None, ["100", "101"])]
+    assert all(isinstance(s["submitted_at"], float) for s in subs)
+    env, _ = _scheduler(tmp_path, squeue="100_0 RUNNING\\n100_1 RUNNING\\n101_0 PENDING\\n"
+                                         "101_1 PENDING\\n102 PENDING\\n")
+    assert _states(folder, env) == {"n1-0": "running", "n1-1": "running", "n2-0": "queued",
+                                    "n2-1": "queued"}
+    log.write_text("")
+    result = resubmit(folder, env=env)
+    assert result["jobs"] == {} and log.read_text() == ""
+
+
+def test_parts_submitted_without_a_record_are_found_by_job_name_and_script(campaign, tmp_path):
+    """A part submitted by hand (``sbatch n2.sbatch``, or an older submit.sh) is looked up by
+    its job name; a job of the same name from another campaign's folder is not this one's."""
+    folder = _copy(campaign, tmp_path)
+    named = (f"300_1|RUNNING|{folder}|n1.sbatch\\n301_0|PENDING|{folder.parent}|camp/n2.sbatch"
+             "\\n400_1|PENDING|/elsewhere/camp|n2.sbatch\\n")
+    env, log = _scheduler(tmp_path, named=named)
+    states = _states(folder, env)
+    assert (states["n1-1"], states["n2-0"], states["n2-1"]) == ("running", "queued", "missing")
+    result = resubmit(folder, env=env)
+    assert log.read_text().splitlines() == [
+        "--parsable --array=1 n2.sbatch", "--parsable --dependency=afterany:300:301:100 "
+        "merge.sbatch"]
+    assert result["parts"] == {2: [1]}
+
+
+def test_a_scheduler_that_cannot_be_asked_never_gets_parts_submitted_again(campaign, tmp_path):
+    """squeue failing: a part not done may be queued or running. Status says so in one line
+    instead of advising resubmit, and resubmit submits nothing."""
+    from hpcds1mpi.errors import SchedulerError
+
+    folder = _copy(campaign, tmp_path)
+    env, log = _scheduler(tmp_path, squeue_exit=1)
+    manifest, parts = campaign_status(folder, env)
+    lines = summary_lines(folder, manifest, parts)
+    assert not any("to submit again" in line for line in lines)
+    assert lines[-1].startswith("3 part(s) not done, but squeue did not answer: they may "
+                                "still be queued or running")
+    with pytest.raises(SchedulerError, match="squeue did not answer: cannot tell"):
+        resubmit(folder, env=env)
+    assert not log.exists() or log.read_text() == ""
+    assert cm.read_manifest(folder)["submissions"] == []

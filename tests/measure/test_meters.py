@@ -107,6 +107,47 @@ def test_a_python_program_gets_its_mpi4pys_library_and_a_wrapper_its_launchers(t
     assert meters.program_mpi_library([str(wrapper)], env, str(tmp_path / "gone")) == "unknown"
 
 
+@pytest.mark.parametrize("shebang", ["#!/usr/bin/env python3", "#!{python} -u",
+                                     "#!/usr/bin/env -S PYTHONNOUSERSITE=1 python3 -s"])
+def test_a_python_program_run_by_its_shebang_gets_the_same_machine_as_run_by_python(
+        tmp_path, shebang):
+    """``./prog.py`` runs the interpreter its #! names, as the kernel reads it: the same
+    mpi4py library as ``python3 prog.py``, so a calibration of it joins the machine's model
+    (its launcher's version had been stored: s25 tester f 3)."""
+    import os
+    import sys
+
+    env = dict(os.environ, PATH=f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}")
+    program = tmp_path / "prog.py"
+    program.write_text(shebang.format(python=sys.executable) + "\nfrom mpi4py import MPI\n")
+    program.chmod(0o755)
+    by_shebang = meters.program_mpi_library([str(program), "--n", "8"], env, "mpiexec")
+    by_python = meters.program_mpi_library(["python3", str(program), "--n", "8"], env,
+                                           "mpiexec")
+    assert meters.UNREAD not in by_shebang
+    assert _ids(by_shebang) == _ids(by_python) == _ids(_kernel_library())
+
+
+@pytest.mark.parametrize("shebang", ["#!/bin/sh", "#!/usr/bin/env bash",
+                                     "#!/usr/bin/env python3 -u"])
+def test_a_script_whose_shebang_runs_no_python_is_not_guessed(tmp_path, shebang):
+    """A shell wrapper's program is unknown, and ``env`` given "python3 -u" as one word (no
+    -S) runs nothing: the launcher's line stands in, marked unread."""
+    import os
+    import sys
+
+    from hpcds1mpi.launch.launchers import library_version, mpiexec_path
+
+    env = dict(os.environ, PATH=f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}")
+    wrapper = tmp_path / "run"
+    wrapper.write_text(f"{shebang}\nexec python3 prog.py \"$@\"\n")
+    wrapper.chmod(0o755)
+    launcher = mpiexec_path()
+    assert meters.shebang_python(str(wrapper), env) is None
+    assert meters.program_mpi_library([str(wrapper)], env, launcher) == \
+        f"{library_version(launcher)} {meters.UNREAD}"
+
+
 def test_an_open_mpi_program_gets_its_open_mpi_library():
     import os
     import shutil

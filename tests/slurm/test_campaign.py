@@ -208,3 +208,22 @@ def test_a_pbs_campaign_runs_through_the_qsub_wrapper(slurm, tmp_path):
     merged = _merged(root)
     assert len(merged) == len(planned) == 12 and set(merged["run_id"]) == planned
     _each_measured_in_one_shard(root, planned)
+
+
+def test_status_after_submit_sh_sees_the_jobs_it_submitted(slurm, tmp_path):
+    """``bash camp/submit.sh`` recorded no job id: status called the queued parts missing and
+    advised resubmit, which submitted them twice (s25 tester f 2)."""
+    root = _setup(tmp_path, [64, 96], 5.0)
+    _cli(slurm, root, "campaign", "plan.toml", "--emit", "slurm", "--shards", "2", "--out",
+         "camp", "--cluster", "cluster.toml", "--partition", "debug")
+    sub = subprocess.run(["bash", "camp/submit.sh"], capture_output=True, text=True, cwd=root,
+                         env=slurm.env, timeout=120)
+    ids = _job_ids(sub.stdout)
+    try:
+        assert sub.returncode == 0 and len(ids) == 3, sub.stderr
+        status = _cli(slurm, root, "campaign", "status", "camp").stdout
+        assert " missing " not in status and "submit again" not in status, status
+        dry = _cli(slurm, root, "campaign", "resubmit", "camp", "--dry-run").stdout
+        assert dry.strip() == "would submit: nothing (every part is done, queued or running)"
+    finally:
+        subprocess.run(["scancel", *map(str, ids)], env=slurm.env, timeout=60)

@@ -1,0 +1,58 @@
+"""The campaign's job scripts: what they put on PATH."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from hpcds1mpi.measure.campaign_scripts import emit
+
+PLAN = textwrap.dedent("""\
+    [[kernel]]
+    name = "gemm"
+    sizes = [16]
+    nodes = [1]
+    ranks_per_node = [1]
+    threads = [1]
+    precisions = ["fp64"]
+""")
+
+
+def _exports(tmp_path: Path, site: str) -> dict[str, list[str]]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "plan.toml").write_text(PLAN)
+    (tmp_path / "cluster.toml").write_text(site + textwrap.dedent("""
+        [clusters.lab.partitions.debug]
+        cores_per_node = 2
+        memory_gb = 4
+        max_nodes = 1
+    """))
+    emit(str(tmp_path / "plan.toml"), "slurm", str(tmp_path / "camp"),
+         cluster_file=str(tmp_path / "cluster.toml"), partition_name="debug")
+    return {name: [line for line in (tmp_path / "camp" / name).read_text().splitlines()
+                   if line.startswith(("export PATH", "module load"))]
+            for name in ("n1.sbatch", "merge.sbatch")}
+
+
+@pytest.mark.skipif(not (Path(sys.executable).parent / "hpcds1mpi").exists(),
+                    reason="no hpcds1mpi beside this Python: the scripts export no PATH")
+@pytest.mark.parametrize("form", ["export PATH={bin}:$PATH", "export PATH=\"{bin}:${{PATH}}\""])
+def test_a_preamble_that_already_puts_this_installation_first_is_not_repeated(tmp_path, form):
+    """The cluster file's preamble and the campaign both wrote the same line (s25 tester f 5)."""
+    line = form.format(bin=Path(sys.executable).parent)
+    exports = _exports(tmp_path, f"[clusters.lab]\npreamble = [{line!r}]\n".replace("'", "'''"))
+    assert exports == {"n1.sbatch": [line], "merge.sbatch": [line]}
+
+
+@pytest.mark.skipif(not (Path(sys.executable).parent / "hpcds1mpi").exists(),
+                    reason="no hpcds1mpi beside this Python: the scripts export no PATH")
+def test_the_installation_goes_first_after_modules_and_without_a_preamble(tmp_path):
+    ours = f"export PATH={Path(sys.executable).parent}:$PATH"
+    assert _exports(tmp_path / "a", "") == {"n1.sbatch": [ours], "merge.sbatch": [ours]}
+    site = f"[clusters.lab]\npreamble = ['''{ours}''']\nmodules = [\"python\"]\n"
+    assert _exports(tmp_path / "b", site) == {
+        "n1.sbatch": [ours, "module load python", ours],
+        "merge.sbatch": [ours, "module load python", ours]}
