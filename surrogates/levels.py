@@ -14,7 +14,9 @@ script to the program by it and reads the size from the script's own launch line
 Each program's levels also say which runtime its rows measured (``runtime``: the telemetry's
 ``launch`` attribute, put on the rows as ``runtime_source`` by
 :mod:`hpcds1mpi.records.training`): the program's own reported time (``--time-regex``) or the
-launch's wall time, so what the model predicts is said (:func:`runtime_line`).
+launch's wall time, so what the model predicts is said (:func:`runtime_line`), and a calibration sweep measures it
+the same way (:func:`recorded_measurement`: the time regex, and the sweep's other reading
+options where the rows carry them, ``measure_options``).
 
 The levels are computed once at training time from the training rows and stored beside the
 bundle (``measured_levels.json``, :data:`LEVELS_FILE`); a bundle written before that file
@@ -42,6 +44,11 @@ _NOT_RUN = ("unsupported", "cancelled", "interrupted")
 _FIX = "the bundle is damaged: retrain it with `hpcds1mpi train`"
 #: ``runtime`` of a program whose rows do not say (telemetry or a bundle older than it).
 UNKNOWN = "unknown"
+#: The sweep options (the telemetry ``launch`` attribute's keys) that change what a program's
+#: runs measure; ``--time-regex`` is also kept in ``runtime``.
+MEASURE_KEYS = ("time_regex", "fom_regex", "ranks_regex", "output_file", "workdir")
+#: How ``runtime`` starts for a program timed by its own output.
+_OWN_TIME = "program's own time (--time-regex "
 
 
 @dataclass(frozen=True)
@@ -66,6 +73,9 @@ class MeasuredLevels:
             (:func:`_command_of`); "" when there is none (a kernel, a job-log label) or its
             lines cannot be read; None when the bundle predates the record
             (:func:`program_commands` then reads the rows).
+        measured_with: a program's reading options as its rows recorded them (a
+            ``measure_options`` column: JSON of :data:`MEASURE_KEYS`, "" for one not used);
+            None when the rows do not say, or disagree.
     """
 
     workload: str
@@ -78,6 +88,7 @@ class MeasuredLevels:
     runtime: str = ""
     wall_per_runtime: float = 1.0
     command: str | None = ""
+    measured_with: dict | None = None
 
     @property
     def max_ranks_per_node(self) -> int:
@@ -98,7 +109,8 @@ class MeasuredLevels:
                    *(tuple(data.get(k) or ()) for k in
                      ("precisions", "devices", "threads", "ranks_per_node", "nodes")),
                    runtime=str(runtime or ""), wall_per_runtime=scale,
-                   command=command if isinstance(command, str) or command is None else "")
+                   command=command if isinstance(command, str) or command is None else "",
+                   measured_with=_measure_dict(data.get("measured_with")))
 
 
 def _is_kernel(workload: str) -> bool:
@@ -138,8 +150,79 @@ def levels_from_frame(frame: "pd.DataFrame") -> dict[str, MeasuredLevels]:
                                        levels("ranks_per_node", True), levels("nodes", True),
                                        runtime=_runtime_of(rows, "external" in kinds),
                                        wall_per_runtime=_wall_per_runtime(rows),
-                                       command=_command_of(rows) if "external" in kinds else "")
+                                       command=_command_of(rows) if "external" in kinds else "",
+                                       measured_with=_measured_with(rows)
+                                       if "external" in kinds else None)
     return out
+
+
+def _measure_dict(value) -> dict | None:
+    """``value`` as reading options (:data:`MEASURE_KEYS`, strings), or None when it is not."""
+    if not isinstance(value, dict) or not all(isinstance(value.get(k, ""), str)
+                                              for k in MEASURE_KEYS):
+        return None
+    return {k: value.get(k, "") for k in MEASURE_KEYS}
+
+
+def _measured_with(rows: "pd.DataFrame") -> dict | None:
+    """The one set of reading options a program's rows recorded (``measure_options``), or
+    None when they do not say or differ."""
+    if "measure_options" not in rows.columns:
+        return None
+    if "kind" in rows.columns:
+        rows = rows[rows["kind"].astype(str) == "external"]
+    found = set()
+    for text in rows["measure_options"]:
+        try:
+            value = _measure_dict(json.loads(text)) if isinstance(text, str) else None
+        except ValueError:
+            value = None
+        if value is None:
+            return None
+        found.add(json.dumps(value, sort_keys=True))
+    return json.loads(found.pop()) if len(found) == 1 else None
+
+
+def recorded_measurement(levels: MeasuredLevels | None) -> tuple[dict, list[str]]:
+    """How a program's runs were measured, as far as ``levels`` records it: (the reading
+    options known, ``{key: value}`` of :data:`MEASURE_KEYS` with "" for one not used; the keys
+    it cannot tell). The time regex comes from ``runtime`` (one source only); the others from
+    ``measured_with``. Nothing is known of a workload the bundle never measured (None)."""
+    from hpcds1mpi.measure.readings import WALL
+
+    known = dict(levels.measured_with or {}) if levels is not None else {}
+    if levels is not None and "; " not in levels.runtime:
+        if levels.runtime == WALL:
+            known["time_regex"] = ""
+        elif levels.runtime.startswith(_OWN_TIME):
+            known["time_regex"] = levels.runtime[len(_OWN_TIME):].removesuffix(")")
+    return known, [k for k in MEASURE_KEYS if k not in known]
+
+
+def runtime_conflicts(levels: dict[str, MeasuredLevels]) -> list[str]:
+    """One line per program whose rows measured different runtimes (the launch's wall time and
+    the program's own time, or two time regexes): a model of both predicts neither. Rows that
+    do not say (:data:`UNKNOWN`) conflict with nothing."""
+    lines = []
+    for name, lv in sorted(levels.items()):
+        sources = [s for s in lv.runtime.split("; ") if s and s != UNKNOWN]
+        if len(sources) > 1:
+            lines.append(f"the runs of {name} measured different runtimes ("
+                         f"{' vs '.join(_runtime_words(s) for s in sources)}); measure the new "
+                         "runs as the earlier ones were (the same --time-regex), or keep them "
+                         "in a separate model")
+    return lines
+
+
+def _runtime_words(source: str) -> str:
+    """A runtime source in a few words, its regex shell-quoted (pasteable)."""
+    from hpcds1mpi.measure.readings import WALL
+
+    if source == WALL:
+        return "the launch's wall time"
+    if source.startswith(_OWN_TIME):
+        return f"--time-regex {shlex.quote(source[len(_OWN_TIME):].removesuffix(')'))}"
+    return source
 
 
 #: The most distinct recorded command lines read per program (every configuration of a sweep
@@ -264,7 +347,8 @@ def runtime_line(levels: MeasuredLevels | None) -> str | None:
                          "--time-regex to train on the program's own time)")
         elif source.startswith("program's own time"):
             regex = source.partition("--time-regex ")[2].removesuffix(")")
-            parts.append(f"the program's own reported time (--time-regex {regex!r})")
+            # shell-quoted, as typed to sweep: a repr doubles every backslash
+            parts.append(f"the program's own reported time (--time-regex {shlex.quote(regex)})")
         elif source == UNKNOWN:
             parts.append("unknown (its telemetry or this bundle predates the record; retrain "
                          "on telemetry from this version to know)")
@@ -434,7 +518,7 @@ def _ranges(values: Sequence[int]) -> str:
     return ", ".join(f"{g[0]}-{g[-1]}" if len(g) > 2 else ", ".join(map(str, g)) for g in groups)
 
 
-__all__ = ["LEVELS_FILE", "MeasuredLevels", "Offer", "UNKNOWN", "bundle_levels",
+__all__ = ["LEVELS_FILE", "MEASURE_KEYS", "MeasuredLevels", "Offer", "UNKNOWN", "bundle_levels",
            "launched_words", "levels_from_frame", "measured_offer", "program_commands",
-           "read_levels",
+           "read_levels", "recorded_measurement", "runtime_conflicts",
            "runtime_line", "write_levels"]

@@ -63,6 +63,44 @@ def _read_history(path: str):
     return table
 
 
+#: The sweep's options for reading a program, taken as they are: a calibration sweep of the
+#: program must read it as its earlier sweep did (their keys as the telemetry records them).
+READING_OPTIONS = ("--time-regex", "--fom-regex", "--ranks-regex", "--output-file", "--workdir")
+
+
+def _reading_options(func):
+    """Add :data:`READING_OPTIONS` to ``func`` with the sweep's declarations and help text."""
+    from hpcds1mpi.commands.sweep import command as sweep
+
+    by_flag = {opt: p for p in sweep.params for opt in getattr(p, "opts", ())}
+    for flag in reversed(READING_OPTIONS):
+        param = by_flag[flag]
+        func = click.option(*param.opts, param.name, default=None,
+                            help=f"Calibration sweep of --program: {param.help} (default: as "
+                                 "the model's bundle recorded it)")(func)
+    return func
+
+
+def _calibration_reading(bundle, workload: str, program, given: dict):
+    """The reading options of a calibration sweep of ``program`` and the notes about them
+    (:func:`~hpcds1mpi.decide.calibration_sweep.calibration_measurement`); ({}, []) for a
+    kernel. Given without --program: refused in one line."""
+    used = [f"--{k.replace('_', '-')}" for k, v in given.items() if v is not None]
+    if program is None:
+        if used:
+            raise ConfigError(f"{', '.join(used)} applies to --program only (how a calibration "
+                              "sweep reads your program); add --program, or drop "
+                              f"{'them' if len(used) > 1 else 'it'}")
+        return {}, []
+    from hpcds1mpi.decide.calibration_sweep import calibration_measurement
+    from hpcds1mpi.measure.readings import Readings
+    from hpcds1mpi.surrogates.levels import bundle_levels
+
+    Readings.of(time_regex=given["time_regex"], fom_regex=given["fom_regex"],  # checked now
+                ranks_regex=given["ranks_regex"], output_file=given["output_file"])
+    return calibration_measurement(bundle_levels(bundle, workload), given)
+
+
 def _propose(table, rec, user: str, job_name: str, time_limit_s, coverage: float):
     """The walltime proposal for the job as recommended, described as the history describes
     its jobs: the partition by the name the scheduler records (the script's ``--partition``,
@@ -132,16 +170,19 @@ def _propose(table, rec, user: str, job_name: str, time_limit_s, coverage: float
               # a wrong result is no placement failure: another partition would not fix it
               type=click.Choice(sorted(FAILURE_STATUSES - {"wrong"})),
               help="Kind of failure for --record-failure.")
+@_reading_options
 def command(workload, size, cluster_file, partitions, objective, max_nodes, deadline,
             energy_budget, device, emit, script_path, force, program, job_name, job_output, exclusive,
             as_json, model_dir, history_path, job_table, user, time_limit, walltime_coverage,
-            record_failure, failure_status):
+            record_failure, failure_status, time_regex, fom_regex, ranks_regex, output_file,
+            workdir):
     """Recommend nodes, ranks per node, threads, device, precision and partition for a job."""
     from hpcds1mpi.cluster import allowed_places
     from hpcds1mpi.decide.failure_history import FailureHistory
     from hpcds1mpi.decide.model_bundle import DEFAULT_MODEL, load_model
     from hpcds1mpi.decide.recommend import recommend
-    from hpcds1mpi.decide.recommendation import emit_script, no_calibration, unmet_constraints
+    from hpcds1mpi.decide.recommendation import (
+        default_queue_note, emit_script, no_calibration, unmet_constraints)
     from hpcds1mpi.decide.system1 import Constraints
 
     if not workload.strip():
@@ -176,6 +217,12 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
         check_output_file(script_path, "batch script")  # before the work, not after it
         # A script written here before may be replaced, unless it was edited since.
         check_replace_script(script_path, force=force, option="-o")
+    reading = {"time_regex": time_regex, "fom_regex": fom_regex, "ranks_regex": ranks_regex,
+               "output_file": output_file, "workdir": workdir}
+    if not emit and any(v is not None for v in reading.values()):
+        raise ConfigError("the reading options (--time-regex, --workdir, ...) say how the "
+                          "calibration sweep --emit writes reads your program; add --emit "
+                          "slurm --program ..., or drop them")
     walltime_only = [name for name, value in (("--user", user), ("--time-limit", time_limit),
                                               ("--walltime-coverage", walltime_coverage))
                      if value is not None]
@@ -223,15 +270,30 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
     script_time = proposal.time_s if uses_proposal else limit_s
     script = None
     if emit:
+        import os
+
         from hpcds1mpi.launch.program import program_note
 
         if note := program_note(program):
             click.echo(f"note: {note}", err=True)
+        measure, notes = _calibration_reading(bundle, workload, program, reading)
+        if rec.picked is not None:  # a job script runs the program itself: nothing to read
+            measure, notes = {}, ([] if not any(v is not None for v in reading.values()) else [
+                "the reading options (--time-regex ...) apply to a calibration sweep only; "
+                "this job was not escalated, its script runs the program as given"])
+        # Without --cluster, outside an allocation (cluster.cluster_places), the place is this
+        # machine, whose partition name is made up: sbatch/qsub would refuse it.
+        default_queue = cluster_file is None and "SLURM_JOB_ID" not in os.environ
+        if default_queue:
+            notes = [*notes, default_queue_note(rec, emit)]
+        for line in notes:
+            click.echo(f"note: {line}", err=True)
         script = emit_script(rec, emit, program, job_name=job_name, output=job_output,
                              exclusive=exclusive,
                              time_limit_s=script_time,
                              time_limit_from=("proposed from the user's job history"
-                                              if uses_proposal else "given by --time-limit"))
+                                              if uses_proposal else "given by --time-limit"),
+                             measure=measure, notes=notes, default_queue=default_queue)
         if script_path:
             from hpcds1mpi.atomic import write_text
 

@@ -92,3 +92,41 @@ def no_calibration_note(place: Place, scores: s1.Scores | None, size: int) -> st
             f"node count (the closest, {closest}, needs ~{format_memory(need[i])} per {per}; usable "
             f"{format_memory(limit[i])}), so every step would run out of memory; lower --size, or allow "
             "a partition with more memory (--partition)")
+
+
+def calibration_measurement(levels, given: dict | None = None) -> tuple[dict, list[str]]:
+    """How a calibration sweep reads a program: its earlier sweep's reading options (the time
+    regex, ``--workdir``, ...), so that the new runs mean what the model's runs mean.
+
+    Args:
+        levels: the program's :class:`~hpcds1mpi.surrogates.levels.MeasuredLevels` in the
+            bundle (None: a workload the bundle never measured as a program).
+        given: options the user gave (``{"time_regex": ...}``, None for one not given); they
+            win over the bundle's record.
+
+    Returns:
+        (the options, ``{key: value}`` of the ones used; the notes, one line each: options the
+        bundle does not record and the user did not give, and given ones that differ from the
+        record).
+    """
+    from hpcds1mpi.surrogates.levels import MEASURE_KEYS, recorded_measurement
+
+    given = {k: v for k, v in (given or {}).items() if v is not None}
+    known, unknown = recorded_measurement(levels)
+    notes = []
+    differ = [k for k in MEASURE_KEYS if k in given and k in known and given[k] != known[k]]
+    if differ:
+        notes.append(f"{_flags(differ)} differ{'s' if len(differ) == 1 else ''} from how the "
+                     "model's runs were measured; learn would mix the two: give the same, or "
+                     "keep these runs in a separate model")
+    missing = [k for k in unknown if k not in given]
+    if missing:
+        whose = ("the model never measured this program" if levels is None
+                 else "the model's bundle does not record them")
+        notes.append(f"the steps measure without {_flags(missing)} ({whose}); if its sweep used "
+                     "any, pass the same to recommend, or the new runs measure something else")
+    return {k: v for k, v in {**known, **given}.items() if v}, notes
+
+
+def _flags(keys) -> str:
+    return ", ".join("--" + k.replace("_", "-") for k in keys)

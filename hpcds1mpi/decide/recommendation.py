@@ -306,8 +306,14 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
                 job_name: str | None = None, output: str | None = None,
                 exclusive: bool = False, telemetry: str = "calibration.h5",
                 time_limit_s: float | None = None,
-                time_limit_from: str = "proposed from the user's job history") -> str:
+                time_limit_from: str = "proposed from the user's job history",
+                measure: dict | None = None, notes: tuple | list = (),
+                default_queue: bool = False) -> str:
     """The batch script for the pick, or the calibration sweep when escalated.
+
+    ``measure``: how the calibration sweep reads a program (its earlier sweep's options,
+    :func:`~hpcds1mpi.decide.calibration_sweep.calibration_measurement`). ``notes``: comment
+    lines for the script. ``default_queue``: no partition directive (:func:`default_queue_note`).
 
     ``time_limit_s``: the job's time limit (a walltime proposed from the user's history,
     :mod:`hpcds1mpi.decide.walltime`, or the user's own), rounded up to a minute; None: from
@@ -332,7 +338,8 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
             rec.calibration_steps, rec.calibration_partition, rec.workload, rec.size,
             cluster=rec.calibration_cluster, program=program, telemetry=telemetry,
             job_name=directives.job_name_with(name, scripts.CALIBRATION_SUFFIX), output=output,
-            reason="; ".join(rec.verdict.reasons)[:300] or "escalated")
+            reason="; ".join(rec.verdict.reasons)[:300] or "escalated", measure=measure,
+            notes=notes, default_queue=default_queue)
     ch = rec.picked.choice
     r = _row(ch, ch.index)
     if program is None:
@@ -354,4 +361,18 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
                  f"{format_time(r['runtime_s'])} ({format_time(r['runtime_lo'])}–"
                  f"{format_time(r['runtime_hi'])}); confidence {ch.confidence:.2f}; verdict "
                  f"{rec.verdict.verdict}{whence}"))
-    return scripts.render(job, scheduler)
+    return scripts.render(job, scheduler, default_queue=default_queue, notes=notes)
+
+
+def default_queue_note(rec: Recommendation, scheduler: str) -> str:
+    """The one line said when a script's place is this machine (no cluster file, no
+    allocation): its partition name is made up, so the script names none and the scheduler's
+    default partition takes the job."""
+    part = rec.picked.partition if rec.picked is not None else rec.calibration_partition
+    what = "-q" if scheduler == "pbs" else "--partition"
+    name = part.name if part is not None else "local"
+    hardware = (f" ({part.cores_per_node} cores, {format_memory(part.memory_gb * 1000.0)})"
+                if part is not None else "")
+    return (f"the script names no {what}: it was chosen for this machine{hardware}, whose "
+            f"name {name!r} is no {scheduler} partition, so the default partition takes the "
+            "job; pass --cluster FILE naming a real partition to choose for it")

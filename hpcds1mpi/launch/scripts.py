@@ -55,14 +55,37 @@ def _templates():
     )
 
 
-def render_template(kind: str, job: BatchJob, scheduler: str = "slurm", **values) -> str:
+#: The directive naming the queue, per scheduler (left out for the scheduler's default).
+_QUEUE_DIRECTIVE = {"slurm": "#SBATCH --partition=", "pbs": "#PBS -q "}
+
+
+def render_template(kind: str, job: BatchJob, scheduler: str = "slurm", *,
+                    default_queue: bool = False, notes: Sequence[str] = (), **values) -> str:
     """The one renderer: template ``kind`` (a key of :data:`TEMPLATES`) with ``job``'s
-    directives, preamble and modules and ``values``."""
+    directives, preamble and modules and ``values``.
+
+    ``default_queue``: no partition (queue) directive, so the scheduler's default takes the
+    job (a place that names no real partition: this machine's). ``notes``: comment lines
+    put under the header line."""
     from hpcds1mpi import __version__
 
-    return _templates().get_template(TEMPLATES[kind]).render(
-        directives=directives(job, scheduler), version=__version__, preamble=job.preamble(),
+    lines = directives(job, scheduler)
+    if default_queue:
+        lines = [line for line in lines if not line.startswith(_QUEUE_DIRECTIVE[scheduler])]
+    script = _templates().get_template(TEMPLATES[kind]).render(
+        directives=lines, version=__version__, preamble=job.preamble(),
         modules=job.modules(), **values)
+    return _with_comments(script, notes)
+
+
+def _with_comments(script: str, notes: Sequence[str]) -> str:
+    """``script`` with ``notes`` as ``# note: ...`` lines after its :data:`MARK` line."""
+    if not notes:
+        return script
+    lines = script.splitlines(keepends=True)
+    at = next((i for i, line in enumerate(lines) if line.startswith(MARK)), len(lines) - 1)
+    added = [f"# note: {comment(note)}\n" for note in notes]
+    return "".join(lines[:at + 1] + added + lines[at + 1:])
 
 
 def comment(text: str) -> str:
@@ -71,8 +94,10 @@ def comment(text: str) -> str:
     return CONTROL_RE.sub(" ", text)
 
 
-def render(job: BatchJob, scheduler: str = "slurm") -> str:
-    """The whole batch script for ``job`` under ``scheduler`` (``slurm`` or ``pbs``)."""
+def render(job: BatchJob, scheduler: str = "slurm", *, default_queue: bool = False,
+           notes: Sequence[str] = ()) -> str:
+    """The whole batch script for ``job`` under ``scheduler`` (``slurm`` or ``pbs``);
+    ``default_queue`` and ``notes`` as :func:`render_template` takes them."""
     from hpcds1mpi.launch.mpi_family import check_script
 
     launcher = job.launcher(scheduler)
@@ -80,11 +105,12 @@ def render(job: BatchJob, scheduler: str = "slurm") -> str:
     check_script(program, launcher)  # a launcher that cannot start the program: refused
     tokens = launcher.tokens(job.config) + program
     # What the launcher adds on its own (Open MPI's thread binding) is said as a comment.
-    notes = [f"# {comment(note)}" for note in launcher.notes(job.config)]
-    return seal(render_template(scheduler, job, scheduler, summary=comment(job.summary),
+    launcher_notes = [f"# {comment(note)}" for note in launcher.notes(job.config)]
+    return seal(render_template(scheduler, job, scheduler, default_queue=default_queue,
+                                notes=notes, summary=comment(job.summary),
                                 environment=job.environment(scheduler),
                                 launch=quote_tokens(tokens),
-                                launcher_lines=notes + launcher.script_lines()))
+                                launcher_lines=launcher_notes + launcher.script_lines()))
 
 
 @dataclass
@@ -98,9 +124,10 @@ class CalibrationStep:
 def calibration_step_tokens(step: Configuration, workload: str, size: int, telemetry: str,
                             program: str | Sequence[str] | None = None,
                             cluster: "Cluster | None" = None,
-                            cores: int | None = None) -> list[str]:
+                            cores: int | None = None, measure: dict | None = None) -> list[str]:
     """The command measuring one configuration in a calibration job (one step); ``cores``
-    per node place an Open MPI ``mpirun``'s threads (:func:`for_script`).
+    per node place an Open MPI ``mpirun``'s threads (:func:`for_script`); ``measure``: a
+    program's reading options, as its earlier sweep used them (:class:`SweepStep`).
 
     A built-in kernel runs as ``srun ... hpcds1mpi sweep --kernel ...`` (in-process on the
     step's ranks); a user's program as ``hpcds1mpi sweep --command ...``, which launches the
@@ -108,7 +135,7 @@ def calibration_step_tokens(step: Configuration, workload: str, size: int, telem
     """
     check_value(workload, "workload", NAME)
     check_output_path(telemetry)
-    return SweepStep(workload, size, program=program).command(
+    return SweepStep(workload, size, program=program, measure=measure).command(
         step, for_script("slurm", cluster, cores), telemetry)
 
 
@@ -180,7 +207,8 @@ def render_calibration(steps: Sequence[CalibrationStep], partition: "Partition",
                        program: str | Sequence[str] | None = None,
                        telemetry: str = "calibration.h5", job_name: str = "hpcds1mpi-calib",
                        time_limit: int = 3600, output: str | None = None,
-                       reason: str = "") -> str:
+                       reason: str = "", measure: dict | None = None,
+                       notes: Sequence[str] = (), default_queue: bool = False) -> str:
     """A Slurm script that measures a few configurations, one job step each, into telemetry.
 
     The allocation is sized for the largest step; each step asks srun for exactly its own
@@ -190,8 +218,10 @@ def render_calibration(steps: Sequence[CalibrationStep], partition: "Partition",
 
     A built-in kernel is measured with ``sweep --kernel``; anything else only as a program
     (``program``: ``sweep --command``), at fp64 alone when its command takes no
-    ``{precision}``. A ``job_name`` ending in ``-calib`` is shortened before the suffix where
-    the whole would pass the length limit.
+    ``{precision}``, and read as ``measure`` says (its earlier sweep's ``--time-regex``,
+    ``--workdir``, ...: the steps must measure what the model learned). A ``job_name`` ending
+    in ``-calib`` is shortened before the suffix where the whole would pass the length limit.
+    ``notes``, ``default_queue``: as :func:`render_template` takes them.
 
     Raises:
         ConfigError: no steps, a bad size, a workload that is neither a kernel nor given as a
@@ -213,7 +243,7 @@ def render_calibration(steps: Sequence[CalibrationStep], partition: "Partition",
     for step in steps:
         check_fits(step.config, partition)
         tokens = calibration_step_tokens(step.config, workload, size, telemetry, program,
-                                         cluster, partition.cores_per_node)
+                                         cluster, partition.cores_per_node, measure)
         env = job.launcher("slurm").environment(step.config)
         rendered_steps.append({
             "label": step.config.label(),
@@ -221,7 +251,8 @@ def render_calibration(steps: Sequence[CalibrationStep], partition: "Partition",
             "environment": " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()),
             "launch": quote_tokens(tokens),
         })
-    return seal(render_template("calibration", job, "slurm", reason=comment(reason),
+    return seal(render_template("calibration", job, "slurm", default_queue=default_queue,
+                                notes=notes, reason=comment(reason),
                                 workload=workload, size=int(size),
                                 telemetry=shlex.quote(telemetry), steps=rendered_steps))
 

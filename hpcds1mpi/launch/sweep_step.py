@@ -21,6 +21,8 @@ from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.launchers import Launcher
 from hpcds1mpi.launch.program import no_control, quote_tokens
 
+#: A program's reading options (``sweep --time-regex`` ...), written only when used.
+READING_KEYS = ("time_regex", "fom_regex", "ranks_regex", "output_file", "workdir")
 #: Measurement options written only when set (None = the sweep's own default).
 _MEASURE_OPTIONS = ("min_time", "min_repeats", "max_repeats", "warmup", "timeout", "snapshot_every")
 
@@ -35,6 +37,10 @@ class SweepStep:
         min_time / min_repeats / max_repeats / warmup / timeout / snapshot_every: the sweep's
             options; None leaves the sweep's default.
         program: a user's program (command line or tokens) instead of a kernel.
+        measure: how the program's output is read and where it runs, as its earlier sweep
+            did: ``{"time_regex": .., "fom_regex": .., "ranks_regex": .., "output_file": ..,
+            "workdir": ..}`` (any subset; "" or None: not used). A step measuring the program
+            otherwise than the runs a model learned from would mix two runtimes in it.
     """
 
     workload: str
@@ -46,6 +52,7 @@ class SweepStep:
     timeout: float | None = None
     program: str | Sequence[str] | None = None
     snapshot_every: float | None = None
+    measure: dict | None = None
 
     def command_line(self) -> str | None:
         """The program as one command line (placeholders unfilled), or None for a kernel."""
@@ -60,7 +67,7 @@ class SweepStep:
         if not isinstance(self.size, int) or self.size <= 0:
             raise ConfigError(f"size must be a positive integer, got {self.size!r}")
         head = {"kernel": self.workload} if self.program is None else \
-            {"command": self.command_line(), "label": self.workload}
+            {"command": self.command_line(), "label": self.workload, **self._readings()}
         options = {**head, "sizes": [self.size], "nodes": [config.nodes],
                    "ranks_per_node": [config.ranks_per_node], "threads": [config.threads],
                    "devices": [config.device], "precisions": [config.precision]}
@@ -68,6 +75,16 @@ class SweepStep:
             if getattr(self, key) is not None:
                 options[key] = getattr(self, key)
         return options
+
+    def _readings(self) -> dict:
+        """The program's reading options that are used (:data:`READING_KEYS` order), checked."""
+        given = self.measure or {}
+        unknown = set(given) - set(READING_KEYS)
+        if unknown:
+            raise ConfigError(f"unknown reading option(s) {sorted(unknown)}; known: "
+                              f"{', '.join(READING_KEYS)}")
+        return {k: no_control(str(given[k]), "--" + k.replace("_", "-"))
+                for k in READING_KEYS if given.get(k)}
 
     def sweep_args(self, config: Configuration, out: str, *, progress: bool = True,
                    cluster_file: str | None = None, partition: str | None = None) -> list[str]:

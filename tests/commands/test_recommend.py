@@ -611,3 +611,59 @@ def test_history_is_asked_about_the_partition_the_scheduler_records(fake_cli, tm
     line = next(ln for ln in result.output.splitlines() if ln.startswith("walltime: --time"))
     within = int(line.split(" of your 40 finished jobs named 'stencil'")[0].rsplit(" ", 1)[1])
     assert within >= 38, line
+
+
+def test_a_calibration_sweep_of_a_program_reads_it_as_told_and_says_what_it_cannot_tell(
+        fake_cli, tmp_path):
+    """The reading options reach every step; what neither the bundle nor the user says is one
+    note, in the script and on stderr (issue s25 e1)."""
+    import shlex
+
+    out = tmp_path / "calib.sh"
+    regex = r"^WALL\s+\d+\s+([0-9.]+)"
+    result = CliRunner().invoke(
+        command, ["--cluster", str(tmp_path / "cluster.toml"), "--model",
+                  str(tmp_path / "fake_model"), "--workload", "brand-new-code", "--size", "500",
+                  "--emit", "slurm", "-o", str(out), "--program", "./new --n {size}",
+                  "--time-regex", regex, "--workdir", "runs/{size}-{ranks}"])
+    assert result.exit_code == 0, result.output + result.stderr
+    script = out.read_text()
+    check_bash_syntax(script)
+    launches = [ln for ln in script.splitlines() if "hpcds1mpi sweep" in ln]
+    assert launches
+    for launch in launches:
+        tokens = shlex.split(launch.split("||")[0])
+        assert tokens[tokens.index("--time-regex") + 1] == regex
+        assert tokens[tokens.index("--workdir") + 1] == "runs/{size}-{ranks}"
+    note = ("the steps measure without --fom-regex, --ranks-regex, --output-file (the model "
+            "never measured this program)")
+    assert note in script and note in result.stderr
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--workdir", "x"], "add --emit slurm --program"),
+    (["--emit", "slurm", "--time-regex", "t=(\\d+)"], "applies to --program only"),
+    (["--emit", "slurm", "--program", "./a", "--time-regex", "t=("], "--time-regex"),
+])
+def test_reading_options_without_a_program_sweep_are_one_line_errors(fake_cli, tmp_path, args,
+                                                                     message):
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(")):
+        fake_cli("--workload", "brand-new-code", "--size", "500", *args)
+
+
+def test_a_script_for_this_machine_names_no_partition_and_says_so(tmp_path, monkeypatch):
+    """No --cluster, no allocation: the place is this machine, its name 'local' no partition
+    sbatch knows (issue s25 e4): no --partition line, one note, in the script and on stderr."""
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "m").mkdir()
+    out = tmp_path / "job.sh"
+    result = CliRunner().invoke(
+        command, ["--model", str(tmp_path / "m"), "--workload", "gemm", "--size", "2048",
+                  "--emit", "slurm", "-o", str(out)])
+    assert result.exit_code == 0, result.output + result.stderr
+    script = out.read_text()
+    assert "--partition" not in script.split("# Written by")[0]
+    assert "# note: the script names no --partition" in script
+    [line] = [ln for ln in result.stderr.splitlines() if "names no --partition" in ln]
+    assert "'local' is no slurm partition" in line and "--cluster FILE" in line

@@ -400,3 +400,38 @@ def test_an_open_mpi_mpirun_script_gives_each_rank_the_cores_of_its_threads():
     assert "OMP_PLACES" not in _exports(own)
     # a bare mpirun is whatever the job's PATH gives there: its flavour is not guessed
     assert render(Configuration(1, 1, 2), mpiexec="").rstrip().endswith(f"mpirun -n 1 {hpcc}")
+
+
+def test_a_programs_calibration_steps_carry_its_reading_options_and_notes(tmp_path):
+    """Each step measures the program as its earlier sweep did (issue s25 e1)."""
+    steps = [CalibrationStep(Configuration(1, 1, 1), "x"), CalibrationStep(Configuration(1, 2, 1))]
+    measure = {"time_regex": r"^WALL\s+\d+\s+([0-9.]+)", "workdir": "sc/{size}-{ranks}"}
+    text = batch.render_calibration(steps, CPU, "lu", 550, program="./xdlu", measure=measure,
+                                    notes=["the steps measure without --fom-regex"])
+    batch.check_bash_syntax(text)
+    launches = [ln for ln in text.splitlines() if "hpcds1mpi sweep" in ln]
+    assert len(launches) == 2
+    for launch in launches:
+        tokens = shlex.split(launch.split("||")[0])
+        assert tokens[tokens.index("--time-regex") + 1] == measure["time_regex"]
+        assert tokens[tokens.index("--workdir") + 1] == "sc/{size}-{ranks}"
+    assert "# note: the steps measure without --fom-regex\n" in text
+    path = tmp_path / "c.sbatch"
+    path.write_text(text)
+    assert batch.script_state(path) == "unchanged"  # the note is sealed with the rest
+
+
+@pytest.mark.parametrize("scheduler,queue", [("slurm", "#SBATCH --partition="),
+                                             ("pbs", "#PBS -q ")])
+def test_a_script_for_this_machine_names_no_partition(scheduler, queue, tmp_path):
+    """This machine's made-up partition name is refused by sbatch (issue s25 e4): with
+    default_queue the scheduler's default partition takes the job, and the note says so."""
+    assert queue in batch.render(cpu_job(), scheduler)
+    text = batch.render(cpu_job(), scheduler, default_queue=True, notes=["no partition"])
+    batch.check_bash_syntax(text)
+    assert queue not in text and "# note: no partition\n" in text
+    assert text.splitlines()[1].startswith("#SBATCH --job-name=" if scheduler == "slurm"
+                                           else "#PBS -N ")
+    calib = batch.render_calibration([CalibrationStep(Configuration(1, 2, 1))], CPU, "stencil",
+                                     10, default_queue=True)
+    assert "#SBATCH --partition=" not in calib and "#SBATCH --nodes=1" in calib

@@ -47,3 +47,22 @@ def test_min_repeats_is_passed_on_when_set():
     assert args[args.index("--min-repeats") + 1] == "4"
     assert step.plan_doc(CONFIG)["sweep"] == {"min_repeats": 4, "max_repeats": 6}
     assert "--min-repeats" not in SweepStep("gemm", 64).sweep_args(CONFIG, "t.h5")
+
+
+def test_a_programs_step_reads_it_as_its_earlier_sweep_did():
+    """The regexes and the workdir travel with the step: without them a calibration step timed
+    the launch, not the program, and ran every rank count in one folder (issue s25 e1)."""
+    measure = {"time_regex": r"^WALL\s+([0-9.]+)", "workdir": "sc/{size}-{ranks}",
+               "ranks_regex": r"P=(\d+)", "fom_regex": "", "output_file": None}
+    step = SweepStep("lu", 550, program="./xdlu", measure=measure)
+    args = step.sweep_args(CONFIG, "t.h5")
+    assert args[:10] == ["--command", "./xdlu", "--label", "lu",
+                         "--time-regex", r"^WALL\s+([0-9.]+)", "--ranks-regex", r"P=(\d+)",
+                         "--workdir", "sc/{size}-{ranks}"]
+    assert "--fom-regex" not in args and "--output-file" not in args  # "" / None: not used
+    # a kernel has nothing to read: the options do not reach sweep --kernel
+    assert "--time-regex" not in SweepStep("gemm", 64, measure=measure).sweep_args(CONFIG, "t")
+    with pytest.raises(ConfigError, match="unknown reading option"):
+        SweepStep("lu", 5, program="./x", measure={"timeregex": "x"}).sweep_args(CONFIG, "t")
+    with pytest.raises(ConfigError, match="--workdir"):
+        SweepStep("lu", 5, program="./x", measure={"workdir": "a\nb"}).sweep_args(CONFIG, "t")

@@ -225,3 +225,64 @@ def test_program_commands_from_the_levels_or_an_older_bundles_rows(tmp_path):
 ])
 def test_a_recorded_command_line_is_read_as_a_launch_line(command, words):
     assert launched_words(command) == words
+
+
+WALL_REGEX = r"^WALL\s+\d+\s+([0-9.]+)"
+
+
+def test_the_runtime_line_prints_the_regex_as_typed_so_it_can_be_pasted():
+    """A repr doubled every backslash: a regex copied from it never matched (issue s25 e7)."""
+    import shlex
+
+    lv = MeasuredLevels("a", True, runtime=f"program's own time (--time-regex {WALL_REGEX})")
+    line = runtime_line(lv)
+    assert "\\\\" not in line
+    pasted = line.partition("--time-regex ")[2].removesuffix(")")
+    assert shlex.split(pasted) == [WALL_REGEX]
+
+
+def test_the_recorded_measurement_gives_the_time_regex_and_says_what_is_unknown():
+    from hpcds1mpi.surrogates.levels import MEASURE_KEYS, recorded_measurement
+
+    own = MeasuredLevels("a", True, runtime=f"program's own time (--time-regex {WALL_REGEX})")
+    known, unknown = recorded_measurement(own)
+    assert known == {"time_regex": WALL_REGEX}
+    assert unknown == ["fom_regex", "ranks_regex", "output_file", "workdir"]
+    # timed by the launch: no regex is the record, not a gap
+    assert recorded_measurement(MeasuredLevels("a", True, runtime="launch wall time (s)"))[0] \
+        == {"time_regex": ""}
+    # mixed, unknown, never measured: nothing known
+    for lv in (MeasuredLevels("a", True, runtime="unknown"), None,
+               MeasuredLevels("a", True, runtime=f"launch wall time (s); {own.runtime}")):
+        assert recorded_measurement(lv) == ({}, list(MEASURE_KEYS))
+
+
+def test_rows_that_carry_their_reading_options_record_them_all(tmp_path):
+    from hpcds1mpi.surrogates.levels import read_levels, recorded_measurement, write_levels
+
+    frame = runs()
+    opts = {"time_regex": WALL_REGEX, "fom_regex": "", "ranks_regex": "r=(\\d+)",
+            "output_file": "", "workdir": "sc/{size}-{ranks}"}
+    frame["measure_options"] = json.dumps(opts)
+    frame["runtime_source"] = f"program's own time (--time-regex {WALL_REGEX})"
+    levels = levels_from_frame(frame)
+    assert levels["myapp"].measured_with == opts
+    write_levels(tmp_path, levels)
+    again = read_levels(tmp_path)["myapp"]
+    assert again.measured_with == opts and recorded_measurement(again) == (opts, [])
+    frame.loc[0, "measure_options"] = json.dumps({**opts, "workdir": "other"})
+    assert levels_from_frame(frame)["myapp"].measured_with is None  # they disagree
+
+
+def test_runs_of_the_launch_wall_and_of_the_programs_own_time_are_a_conflict():
+    from hpcds1mpi.surrogates.levels import runtime_conflicts
+
+    own = f"program's own time (--time-regex {WALL_REGEX})"
+    mixed = {"xdlu": MeasuredLevels("xdlu", True, runtime=f"launch wall time (s); {own}")}
+    [line] = runtime_conflicts(mixed)
+    assert "xdlu" in line and "the launch's wall time vs --time-regex '" in line
+    assert "\n" not in line
+    same = {"a": MeasuredLevels("a", True, runtime=own),
+            "b": MeasuredLevels("b", True, runtime=f"unknown; {own}"),
+            "k": MeasuredLevels("k", False)}
+    assert runtime_conflicts(same) == []
