@@ -1,20 +1,52 @@
 """The shared libraries a binary loads, read without running it.
 
 :func:`elf_needed` reads the ``DT_NEEDED`` entries of an ELF file's dynamic section with the
-standard library alone (``readelf`` is not on every cluster); :func:`ldd_text` asks ``ldd``
-which files the loader resolves, where ``ldd`` exists. Which of those libraries is an MPI, and
-of which family, is :mod:`hpcds1mpi.launch.mpi_family`'s question.
+standard library alone (``readelf`` is not on every cluster); :func:`needed_tree` follows them
+through the libraries' own ``NEEDED``, finding each file as the loader would (``RUNPATH`` /
+``RPATH``, ``/etc/ld.so.conf``, the default folders) without running anything;
+:func:`ldd_text` asks ``ldd`` which files the loader resolves, where ``ldd`` exists. Which of
+those libraries is an MPI, and of which family, is :mod:`hpcds1mpi.launch.mpi_family`'s
+question.
 """
 
 from __future__ import annotations
 
+import functools
+import glob
+import os
 import shutil
 import struct
 import subprocess
+import sysconfig
+from collections import deque
+
+#: Dynamic-section tags read: DT_NEEDED, DT_RPATH, DT_RUNPATH.
+_NEEDED, _RPATH, _RUNPATH = 1, 15, 29
+#: How deep (libraries of libraries) and how many library files :func:`needed_tree` reads.
+MAX_DEPTH, MAX_FILES = 4, 64
+#: The loader's configuration (``include`` lines followed).
+LD_SO_CONF = "/etc/ld.so.conf"
 
 
 def elf_needed(path: str) -> list[str] | None:
     """The ``DT_NEEDED`` libraries of an ELF file ([] for a static one), None if not ELF.
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    dynamic = elf_dynamic(path)
+    return None if dynamic is None else dynamic[_NEEDED]
+
+
+def _kind(head: bytes) -> tuple:
+    """(class, byte order, machine) of an ELF header: a library must match its program's."""
+    end = "<" if head[5] == 1 else ">"
+    return head[4], head[5], struct.unpack_from(end + "H", head, 0x12)[0]
+
+
+def elf_dynamic(path: str) -> dict | None:
+    """``{1: NEEDED names, 15: RPATH folders, 29: RUNPATH folders, "kind": (class, byte
+    order, machine)}`` of an ELF file (empty lists for a static one), None if not ELF.
 
     Reads the section headers, the ``SHT_DYNAMIC`` section and the string table it links to.
 
@@ -25,6 +57,7 @@ def elf_needed(path: str) -> list[str] | None:
         head = fh.read(64)
         if len(head) < 52 or head[:4] != b"\x7fELF":
             return None
+        found = {_NEEDED: [], _RPATH: [], _RUNPATH: [], "kind": _kind(head)}
         wide, end = head[4] == 2, "<" if head[5] == 1 else ">"
         if wide:
             shoff, = struct.unpack_from(end + "Q", head, 0x28)
@@ -33,7 +66,7 @@ def elf_needed(path: str) -> list[str] | None:
             shoff, = struct.unpack_from(end + "I", head, 0x20)
             shentsize, shnum = struct.unpack_from(end + "HH", head, 0x2E)
         if not shoff or not shnum:
-            return []
+            return found
         fh.seek(shoff)
         table = fh.read(shentsize * shnum)
         sections = []
@@ -46,7 +79,6 @@ def elf_needed(path: str) -> list[str] | None:
                 _, stype, _, _, off, size, link, _, _, entsize = struct.unpack_from(
                     end + "IIIIIIIIII", raw)
             sections.append((stype, off, size, link, entsize))
-        needed = []
         for stype, off, size, link, _ in sections:
             if stype != 6 or link >= len(sections):  # SHT_DYNAMIC
                 continue
@@ -60,10 +92,97 @@ def elf_needed(path: str) -> list[str] | None:
                 tag, value = struct.unpack_from(fmt, dyn, pos)
                 if tag == 0:
                     break
-                if tag == 1 and value < len(strings):  # DT_NEEDED
-                    needed.append(strings[value:strings.index(b"\0", value)].decode(
-                        "utf-8", "replace"))
-        return needed
+                if tag in found and value < len(strings):
+                    stop = strings.find(b"\0", value)
+                    text = strings[value:stop if stop >= 0 else None].decode("utf-8", "replace")
+                    found[tag].extend([text] if tag == _NEEDED else text.split(":"))
+        return found
+
+
+@functools.lru_cache(maxsize=1)
+def library_dirs(conf: str = LD_SO_CONF) -> tuple[str, ...]:
+    """The folders the loader searches after an object's own paths: those of ``conf`` (and
+    the files its ``include`` lines name), then the defaults (``/lib``, ``/usr/lib``, their
+    ``64`` and multiarch folders)."""
+    dirs: list[str] = []
+
+    def read(path: str, depth: int) -> None:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                lines = fh.read().splitlines()
+        except OSError:
+            return
+        for line in lines:
+            line = line.split("#", 1)[0].strip()
+            if line.startswith("include") and depth < 4:
+                for pattern in line.split()[1:]:
+                    pattern = os.path.join(os.path.dirname(path), pattern)
+                    for name in sorted(glob.glob(pattern)):
+                        read(name, depth + 1)
+            elif line.startswith("/"):
+                dirs.append(line)
+
+    read(conf, 0)
+    arch = sysconfig.get_config_var("MULTIARCH") or ""
+    for top in ("/lib", "/usr/lib"):
+        dirs.extend([*([f"{top}/{arch}"] if arch else []), f"{top}64", top])
+    return tuple(dict.fromkeys(os.path.normpath(d) for d in dirs))
+
+
+def _find(name: str, dirs: list[str], kind: tuple) -> str | None:
+    """The file of library ``name`` in the first of ``dirs`` that holds one of ``kind``."""
+    if "/" in name:
+        return name if os.path.isfile(name) else None
+    for folder in dirs:
+        path = os.path.join(folder, name)
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(20)
+        except OSError:
+            continue
+        if len(head) == 20 and head[:4] == b"\x7fELF" and _kind(head) == kind:
+            return path
+    return None
+
+
+def needed_tree(path: str, max_depth: int = MAX_DEPTH, max_files: int = MAX_FILES):
+    """``(name, via)`` for each library ``path`` needs, breadth first: its own ``NEEDED``
+    (``via`` ()), then theirs (``via``: the names that led there), each name once, at most
+    ``max_depth`` levels and ``max_files`` library files read. Each file is found as the
+    loader would (the object's ``RUNPATH``, else its and its loaders' ``RPATH``, ``$ORIGIN``
+    filled in; then :func:`library_dirs`); one not found is yielded but not followed.
+
+    Raises:
+        OSError: ``path`` itself cannot be read.
+    """
+    top = elf_dynamic(path)
+    if top is None:
+        return
+    kind, seen, read = top["kind"], set(), 0
+    todo = deque([(path, top, (), [])])
+    while todo:
+        obj, dynamic, via, loader_rpath = todo.popleft()
+        origin = os.path.dirname(os.path.realpath(obj))
+        own = [d.replace("${ORIGIN}", origin).replace("$ORIGIN", origin)
+               for d in (dynamic[_RUNPATH] or dynamic[_RPATH] + loader_rpath) if d]
+        rpath = [] if dynamic[_RUNPATH] else own
+        for name in dynamic[_NEEDED]:
+            if name in seen:
+                continue
+            seen.add(name)
+            yield name, via
+            if len(via) + 1 >= max_depth or read >= max_files:
+                continue
+            found = _find(name, [*own, *library_dirs()], kind)
+            if found is None:
+                continue
+            read += 1
+            try:
+                child = elf_dynamic(found)
+            except OSError:
+                continue
+            if child is not None:
+                todo.append((found, child, (*via, name), rpath))
 
 
 def ldd_text(path: str, env: dict) -> str | None:

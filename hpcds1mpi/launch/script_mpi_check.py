@@ -3,8 +3,8 @@
 :func:`mpi_mismatch` is one warning line when a launch line starts a program linked against
 one MPI family (Open MPI, MPICH) with the other family's launcher, naming one that fits. It
 reads files only (the launcher's real name and linked libraries, the program's ELF
-``NEEDED`` or version banner) and runs nothing; the families themselves are
-:mod:`hpcds1mpi.launch.mpi_family`'s.
+``NEEDED``, its libraries' in turn, or its version banner) and runs nothing; the families
+themselves are :mod:`hpcds1mpi.launch.mpi_family`'s.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from hpcds1mpi.launch import mpi_family
+from hpcds1mpi.launch.elf_libraries import needed_tree
 from hpcds1mpi.launch.script_request import program_at
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -59,17 +60,21 @@ def launcher_file_family(path: str) -> str | None:
 
 
 def program_file_family(path: str) -> tuple[str | None, str]:
-    """(family, evidence) of a program file: the MPI library its ELF ``NEEDED`` names, or the
-    version banner of a static binary; (None, "") otherwise (no ELF, an MPI reached through
-    other libraries or the MPI-5 ABI: telling those would mean running ``ldd``)."""
+    """(family, evidence) of a program file: the MPI library its ELF ``NEEDED`` names, or
+    that the libraries it needs name in theirs (ScaLAPACK, PETSc, parallel HDF5: files found
+    as the loader would, :func:`~hpcds1mpi.launch.elf_libraries.needed_tree`, nothing run), or
+    the version banner of a static binary; (None, "") otherwise (no ELF, no MPI found, the
+    MPI-5 ABI)."""
     try:
         needed = mpi_family.elf_needed(path)
         if needed is None:
             return None, ""
-        for name in needed:
+        for name, via in needed_tree(path):
             family = mpi_family.family_of_soname(name)
             if family is not None:
-                return (family, f"links {name}") if family != mpi_family.MPI_ABI else (None, "")
+                through = f" through {' and '.join(via)}" if via else ""
+                return ((family, f"links {name}{through}") if family != mpi_family.MPI_ABI
+                        else (None, ""))
         if needed:
             return None, ""
         with open(path, "rb") as fh:

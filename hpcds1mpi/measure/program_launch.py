@@ -168,6 +168,22 @@ LAUNCHER_LINE = re.compile(r"^\s*\[[\w.-]+:\d+\]|^\s*=|MPI_Abort|MPI_ABORT", re.
 ERROR_WORDS = re.compile(r"\berror\b|\w+Error\b|\bfatal\b|\bexception\b|\babort|\bcannot\b|"
                          r"\bcan't\b|\bcould not\b|\bunable to\b|\bno such\b|\bnot found\b|"
                          r"\binvalid\b|\bfailed\b", re.IGNORECASE)
+#: Lines that name the error most exactly, preferred to any other: gfortran's "Fortran runtime
+#: error: Cannot open file 'LU.dat'" and "ERROR STOP ...", a C assert's "prog: f.c:5: main:
+#: Assertion `x' failed.", C++'s "what():  ..." under "terminate called after throwing".
+SPECIFIC_LINE = re.compile(r"^Fortran runtime error:|^ERROR STOP\b|: Assertion .+ failed\.?$|"
+                           r"^what\(\):")
+#: Lines every failure of a runtime prints, whatever the error: gfortran's "Error termination.
+#: Backtrace:" trailer and its "#3  0x7f... in ???" / "at file.c:58" frames, glibc's and Open
+#: MPI's "*** Process received signal ***" / "*** End of error message ***".
+GENERIC_LINE = re.compile(r"^Error termination\b|^Backtrace for this error|^#\d+\s+0x[0-9a-f]+|"
+                          r"^at \S+:\d+$|^\*\*\* (Process received signal|End of error message)",
+                          re.IGNORECASE)
+#: A report of no error: "0 tests completed and failed residual checks", "errors: 0",
+#: "completed with 0 errors" (the error words in them say nothing went wrong).
+NO_ERROR = re.compile(r"^\s*(0|no|zero)\s+(\w+\s+){0,3}(errors?|failures?|failed)\b|"
+                      r"\b(0|no|zero)\s+(errors?|failures?)\b|"
+                      r"\b(errors?|failures?|failed)\s*[:=]\s*0\b", re.IGNORECASE)
 #: A crash as the launcher reports it (Open MPI: "exited on signal 11 (Segmentation fault)";
 #: hydra: "KILLED BY SIGNAL: 11 (Segmentation fault)"): the reason even inside its help text.
 CRASH_WORDS = re.compile(r"\bsignal:? \d+|Segmentation fault|core dumped|Bus error",
@@ -181,22 +197,43 @@ def _program_lines(text: str) -> list[str]:
     rules = [i for i, ln in enumerate(lines) if RULE_LINE.match(ln)]
     boxed = {i for a, b in zip(rules[::2], rules[1::2]) for i in range(a, b + 1)}
     return [ln for i, ln in enumerate(lines) if ln and i not in boxed
-            and not RULE_LINE.match(ln) and not LAUNCHER_LINE.search(ln)]
+            and not RULE_LINE.match(ln) and not LAUNCHER_LINE.search(ln)
+            and not GENERIC_LINE.search(ln)]
+
+
+def _specific(lines: list[str]) -> list[str]:
+    """The :data:`SPECIFIC_LINE` lines of ``lines``, each with the line after it when its
+    message is there ("Fortran runtime error:" alone on its line)."""
+    found = []
+    for i, ln in enumerate(lines):
+        if SPECIFIC_LINE.search(ln):
+            if ln.endswith(":") and i + 1 < len(lines):
+                ln = f"{ln} {lines[i + 1]}"
+            found.append(ln)
+    return found
+
+
+def _errors(lines: list[str]) -> list[str]:
+    """The lines of ``lines`` with an error word that do not report zero errors."""
+    return [ln for ln in lines if ERROR_WORDS.search(ln) and not NO_ERROR.search(ln)]
 
 
 def reason_line(stdout: str, stderr: str) -> str:
-    """The one line that says why a launch failed: a crash the launcher reports; else the
-    program's last error message (stderr, then stdout: LAMMPS writes its ERROR to stdout); else
-    its last line on stderr; else the last text line of stderr, then of stdout.
+    """The one line that says why a launch failed: the most specific error the program wrote
+    (:data:`SPECIFIC_LINE`: gfortran's runtime error, an assert); else a crash the launcher
+    reports; else the program's last error message (stderr, then stdout: LAMMPS writes its
+    ERROR to stdout); else its last line on stderr; else the last text line of stderr, then of
+    stdout. Never a line every failure prints (:data:`GENERIC_LINE`, an MPI's abort banner).
 
     Before, the last non-blank stderr line was taken: under Open MPI's mpirun that is a rule
-    of dashes or "Set MCA parameter orte_base_help_aggregate", whatever the program said."""
+    of dashes or "Set MCA parameter orte_base_help_aggregate", whatever the program said; and
+    then the last error line: gfortran's "Error termination. Backtrace:" below its real error."""
     crashes = [ln.strip() for ln in stderr.splitlines() if CRASH_WORDS.search(ln)]
     err, out = _program_lines(stderr), _program_lines(stdout)
     texts = [[ln.strip() for ln in stream.splitlines()
               if ln.strip() and not RULE_LINE.match(ln)] for stream in (stderr, stdout)]
-    for lines in (crashes, [ln for ln in err if ERROR_WORDS.search(ln)],
-                  [ln for ln in out if ERROR_WORDS.search(ln)], err, *texts):
+    for lines in (_specific(err), _specific(out), crashes, _errors(err), _errors(out), err,
+                  *texts):
         if lines:
             return lines[-1]
     return ""

@@ -12,7 +12,15 @@ the launch:
   (:meth:`Readings.time_problem`).
 * ``--fom-regex``: a figure of merit (``fom``), e.g. HPL's Gflop/s.
 * ``--ranks-regex``: the number of MPI processes the program reports; a launch whose count is
-  not the configuration's ranks is not one job, and the sweep stops with an error.
+  not the configuration's ranks is not one job, and the sweep stops with an error
+  (:meth:`Readings.check_ranks`). A launch that printed no count is ``failed`` instead, with
+  the program's own reason, when it ran 1 rank or printed none of the lines the regexes look
+  for (a program that refused its input, e.g. ScaLAPACK's "need TOTMEM"): that says nothing of
+  the launcher.
+
+A launch (exit 0) whose readings are missing is ``failed`` with the line of its output that
+says why (``said``: :func:`~hpcds1mpi.measure.program_launch.reason_line`), see
+:meth:`Readings.time_problem`.
 
 **Which match**: each regex takes its *last* match, the output file's part after stderr after
 stdout (the program's final report; HPCC appends one result per run). :meth:`Readings.scan`
@@ -250,22 +258,39 @@ class Readings:
                                         ("ranks", self.ranks)) if p is not None}
 
     @staticmethod
-    def _values(groups: dict) -> dict:
+    def _values(groups: dict, said: str = "") -> dict:
         fom, ranks = _float(groups.get("fom")), _float(groups.get("ranks"))
         return {"time": _float(groups.get("time")), "time_text": groups.get("time"),
                 "fom": fom if math.isfinite(fom) else math.nan,
-                "ranks": ranks if math.isfinite(ranks) else math.nan}
+                "ranks": ranks if math.isfinite(ranks) else math.nan, "said": said}
 
-    def read(self, text: str) -> dict:
-        """``{"time": s, "time_text": str, "fom": x, "ranks": n}`` from one launch's output
-        (NaN / None: not found)."""
-        return self._values({name: _last_group(p, text)
-                             for name, p in self._patterns().items()})
+    def read(self, text: str, stderr: str = "") -> dict:
+        """``{"time": s, "time_text": str, "fom": x, "ranks": n, "said": line}`` from one
+        launch's output ``text`` (its stdout) and ``stderr`` (NaN / None: not found; ``said``:
+        the program's reason line when a regex found nothing, else "")."""
+        from hpcds1mpi.measure.program_launch import reason_line
+
+        both = text + "\n" + stderr if stderr else text
+        groups = {name: _last_group(p, both)
+                  for name, p in self._patterns().items()}
+        missing = any(value is None for value in groups.values())
+        return self._values(groups, reason_line(text, stderr) if missing else "")
 
     def scan(self, streams: list, out_path: str | None = None,
              mark: FileMark | None = None) -> dict:
         """:meth:`read` over the binary files ``streams`` (stdout, stderr), then what the
-        launch wrote to ``out_path`` since ``mark``, searched backwards in windows."""
+        launch wrote to ``out_path`` since ``mark``, searched backwards in windows; ``said``
+        from the streams' last :data:`~hpcds1mpi.measure.program_launch.TAIL` bytes."""
+        from hpcds1mpi.measure.program_launch import TAIL, reason_line
+
+        def said() -> str:  # only when a regex found nothing: why the program did not say it
+            tails = []
+            for fh in streams[:2]:
+                size = fh.seek(0, 2)
+                fh.seek(max(0, size - TAIL))
+                tails.append(fh.read(TAIL).decode("utf-8", "replace"))
+            return reason_line(*(tails + ["", ""])[:2])
+
         todo, groups = self._patterns(), {}
 
         def search(fh, start: int) -> bool:
@@ -290,17 +315,27 @@ class Readings:
         for fh in reversed(streams):
             if todo and search(fh, 0):
                 break
-        return self._values(groups)
+        return self._values(groups, said() if todo else "")
 
     def time_problem(self, found: dict, wall_s: float) -> str:
-        """Why the program's own time of one launch (exit 0) cannot be its runtime; "" when
-        it can (or there is no ``--time-regex``)."""
+        """Why one launch (exit 0) is not a measurement; "" when it is: its own time cannot
+        be its runtime, or ``--ranks-regex`` found no count (:meth:`check_ranks` let it
+        through: the program refused its input). A reading that is missing ends with the
+        program's own reason (``found["said"]``: "need TOTMEM of at least 4494136")."""
+        said = " ".join((found.get("said") or "").split())  # Fortran's padded columns
+        why = f"; the program said: {said[:200]}" if said else ""
         if self.time is None:
+            if self.ranks is not None and math.isnan(found.get("ranks", math.nan)):
+                return (f"exit 0, but --ranks-regex '{self.ranks.pattern}' matched nothing in "
+                        f"its output{why}")
             return ""
         regex = f"--time-regex '{self.time.pattern}'"
         text = found.get("time_text")
         if text is None:
-            return f"exit 0, but {regex} matched no number in its output"
+            return f"exit 0, but {regex} matched no number in its output{why}"
+        if self.ranks is not None and math.isnan(found.get("ranks", math.nan)):
+            return (f"exit 0, but --ranks-regex '{self.ranks.pattern}' matched nothing in its "
+                    f"output{why}")
         shown = text.strip()[:40]
         try:
             value = float(text)
@@ -323,12 +358,20 @@ class Readings:
         """Raise :class:`LaunchError` unless the program reported ``ranks`` processes.
 
         Only with ``--ranks-regex``: a launch of ``ranks`` ranks whose program reports
-        another count (or none) is not one job; nothing of it is recorded.
+        another count is not one job; nothing of it is recorded. No count is evidence of
+        that only when the program printed its other readings (``--time-regex`` /
+        ``--fom-regex``) at more than 1 rank; otherwise (1 rank: nothing to join; no reading
+        at all: the program refused its input) :meth:`time_problem` makes the launch
+        ``failed`` with the program's reason, and the sweep goes on.
         """
         if self.ranks is None:
             return
         seen = found["ranks"]
         if seen == ranks:
+            return
+        printed = (self.time is not None and found.get("time_text") is not None) or \
+            (self.fom is not None and not math.isnan(found.get("fom", math.nan)))
+        if math.isnan(seen) and (ranks == 1 or not printed):
             return
         said = "nothing" if math.isnan(seen) else f"{seen:g}"
         raise LaunchError(

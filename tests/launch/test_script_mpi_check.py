@@ -141,3 +141,18 @@ def test_thousands_of_launch_lines_are_checked_in_linear_time(mpis, nothing_runs
     assert not any(found[1:])  # the same pair is said once
     alone = [mpi_check.mpi_mismatch(script, script.launches[k], str(tmp_path), env) for k in (1999, -1)]
     assert alone[0].startswith("line 2002: ") and alone[1] is None  # after module load
+
+
+def test_a_program_reaching_mpich_through_scalapack_under_open_mpis_mpirun_is_a_warning(
+        mpis, nothing_runs, tmp_path):
+    # Debian's xdlu links libscalapack-mpich, which links libmpich. Before: no warning (only
+    # the program's own NEEDED was read), while sweep (ldd) refused the same launch.
+    xdlu = "/usr/lib/x86_64-linux-gnu/scalapack/mpich-tests/xdlu"
+    if not os.path.exists(xdlu):
+        pytest.skip("scalapack-mpi-test not installed (bash scripts/system-packages)")
+    line = _mismatch(f"#!/bin/bash\n#SBATCH -N 1\n{mpis['openmpi_run']} -np 2 {xdlu}\n",
+                     tmp_path)
+    assert line.startswith("line 3: xdlu is linked against the MPICH family"), line
+    assert "(links libmpich.so.12 through libscalapack-mpich.so.2.2)" in line
+    assert mpi_check.launcher_file_family(line.split("launch it with ")[1].split(" ")[0]) == \
+        "mpich"

@@ -132,3 +132,65 @@ def test_the_reason_is_the_programs_error_not_its_mpis_abort_banner(stdout, stde
 ])
 def test_a_programs_own_stderr_is_still_its_reason(stdout, stderr, reason):
     assert program_launch.reason_line(stdout, stderr) == reason
+
+
+#: Real outputs (stderr) of gfortran 12 programs: a missing input file (ScaLAPACK's xdlu
+#: without its LU.dat), ``error stop``, -fcheck=bounds; every one ends with the same trailer.
+GFORTRAN_TRAILER = """
+Error termination. Backtrace:
+#0  0x7fbca06218c2 in ???
+#1  0x7fbca06223b9 in ???
+#7  0x7fbca0445249 in __libc_start_call_main
+\tat ../sysdeps/nptl/libc_start_call_main.h:58
+#8  0x7fbca0445304 in __libc_start_main_impl
+\tat ../csu/libc-start.c:360
+#10  0xffffffffffffffff in ???
+"""
+GFORTRAN_OPEN = ("At line 172 of file /build/scalapack-Kzxoft/scalapack-2.2.1/TESTING/LIN/"
+                 "pdluinfo.f (unit = 11)\nFortran runtime error: Cannot open file 'LU.dat': "
+                 "No such file or directory\n" + GFORTRAN_TRAILER)
+GFORTRAN_STOP = "ERROR STOP matrix is singular\n" + GFORTRAN_TRAILER
+GFORTRAN_BOUNDS = ("At line 4 of file bounds.f90\nFortran runtime error: Index '11' of "
+                   "dimension 1 of array 'a' above upper bound of 10\n" + GFORTRAN_TRAILER)
+#: A C assert at 2 ranks under MPICH's mpiexec (hydra's box on stdout) and Open MPI's mpirun.
+ASSERT = "app: assert.c:5: main: Assertion `r < 0' failed."
+HYDRA_BOX = ("step 1\n\n" + "=" * 83 + "\n=   BAD TERMINATION OF ONE OF YOUR APPLICATION "
+             "PROCESSES\n=   PID 8190 RUNNING AT vm\n=   EXIT CODE: 6\n" + "=" * 83 +
+             "\nYOUR APPLICATION TERMINATED WITH THE EXIT STRING: Aborted (signal 6)\nThis "
+             "typically refers to a problem with your application.\n")
+OMPI_SIGNAL = (f"{ASSERT}\n[vm:08225] *** Process received signal ***\n[vm:08225] Signal: "
+               "Aborted (6)\n[vm:08225] [ 6] ./app(+0x120e)[0x55f82004920e]\n[vm:08225] *** End "
+               "of error message ***\n" + "-" * 74 + "\nPrimary job  terminated normally, but 1 "
+               "process returned\na non-zero exit code. Per user-direction, the job has been "
+               "aborted.\n" + "-" * 74 + "\n" + "-" * 74 + "\nmpirun noticed that process rank "
+               "0 with PID 0 on node vm exited on signal 6 (Aborted).\n" + "-" * 74 + "\n")
+#: A program's error, then MPI_Abort, under MPICH and Open MPI 4.
+MPICH_ABORT = ("ERROR: cannot read input deck in.x\nAbort(3) on node 0 (rank 0 in comm 0): "
+               "application called MPI_Abort(MPI_COMM_WORLD, 3) - process 0\n")
+OMPI4_ABORT = ("ERROR: cannot read input deck in.x\n[vm:08342] [[19560,0],0] ORTE_ERROR_LOG: "
+               "Out of resource in file ../../../orte/util/show_help.c at line 507\n")
+
+
+@pytest.mark.parametrize("stdout, stderr, reason", [
+    # Before: "Error termination. Backtrace:" for each gfortran one, and Open MPI's "mpirun
+    # noticed ... signal 6" for the assert.
+    ("", GFORTRAN_OPEN, "Fortran runtime error: Cannot open file 'LU.dat': No such file or "
+     "directory"),
+    ("", GFORTRAN_STOP, "ERROR STOP matrix is singular"),
+    ("", GFORTRAN_BOUNDS, "Fortran runtime error: Index '11' of dimension 1 of array 'a' above "
+     "upper bound of 10"),
+    ("", "At line 9 of file t.f90\nFortran runtime error:\nEnd of file\n" + GFORTRAN_TRAILER,
+     "Fortran runtime error: End of file"),  # its message on the line after
+    (HYDRA_BOX, f"{ASSERT}\n{ASSERT}\n", ASSERT),
+    ("step 1\nstep 1\n", OMPI_SIGNAL, ASSERT),
+    ("", MPICH_ABORT, "ERROR: cannot read input deck in.x"),
+    ("", OMPI4_ABORT + OMPI_MPI_ABORT, "ERROR: cannot read input deck in.x"),
+    ("", "terminate called after throwing an instance of 'std::runtime_error'\n  what():  "
+     "bad mesh\n", "what():  bad mesh"),
+    # a report of zero failures is not the error
+    ("Unable to perform factorization: need TOTMEM of at least 4494136\n"
+     "0 tests completed and failed residual checks.\nerrors: 0\n", "",
+     "Unable to perform factorization: need TOTMEM of at least 4494136"),
+])
+def test_the_reason_is_the_most_specific_line_not_a_runtimes_trailer(stdout, stderr, reason):
+    assert program_launch.reason_line(stdout, stderr) == reason

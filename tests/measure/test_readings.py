@@ -56,9 +56,71 @@ def test_a_launch_whose_program_reports_other_ranks_is_an_error():
     with pytest.raises(LaunchError, match="launched 2 rank.*matched .* with 1: its ranks are "
                                           "not one job"):
         readings.check_ranks(copies, 2, "hpcc 200 1x2x1", ["mpiexec", "-n", "2"])
-    with pytest.raises(LaunchError, match="with nothing"):
-        readings.check_ranks(readings.read(""), 2, "x", ["mpiexec"])
+    timed = Readings.of(ranks_regex=r"CommWorldProcs=(\d+)", time_regex=r"TIME=(\S+)")
+    with pytest.raises(LaunchError, match="with nothing"):  # its result line, but no count
+        timed.check_ranks(timed.read("TIME=0.5\n"), 2, "x", ["mpiexec"])
     Readings.of().check_ranks(copies, 2, "x", ["mpiexec"])  # no regex: nothing to check
+
+
+#: ScaLAPACK's xdlu (Debian's scalapack-mpi-test) when N=700 does not fit its compiled-in
+#: workspace at 1 rank: no result line, exit 0.
+XDLU_TOTMEM = """\
+TIME     M     N  NB NRHS NBRHS    P    Q  LU Time Sol Time  MFLOPS  CHECK
+---- ----- ----- --- ---- ----- ---- ---- -------- -------- -------- ------
+
+Unable to perform factorization: need TOTMEM of at least    4494136
+Bad MEMORY parameters: going on to next test case.
+
+Finished      1 tests, with the following results:
+    0 tests completed and passed residual checks.
+    0 tests completed and failed residual checks.
+    1 tests skipped because of illegal input values.
+
+
+END OF TESTS.
+"""
+XDLU = dict(time_regex=r"^WALL\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+\s+([0-9.]+)",
+            fom_regex=r"^WALL(?:\s+\S+){9}\s+([0-9.]+)",
+            ranks_regex=r"^WALL(?:\s+\S+){6}\s+(\d+)")
+
+
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_a_program_that_printed_no_result_line_failed_its_launcher_is_not_wrong(ranks):
+    # Before: LaunchError "its ranks are not one job ... use the program's own launcher",
+    # nothing recorded and the sweep stopped, even at 1 rank.
+    readings = Readings.of(**XDLU)
+    found = readings.read(XDLU_TOTMEM)
+    readings.check_ranks(found, ranks, "lu 700 1x1x1", ["mpiexec", "-n", str(ranks)])
+    why = readings.time_problem(found, 0.3)
+    assert why.startswith("exit 0, but --time-regex '^WALL") and "matched no number" in why
+    assert why.endswith("; the program said: Unable to perform factorization: need TOTMEM of "
+                        "at least 4494136"), why
+
+
+def test_no_count_at_one_rank_is_a_failed_run_with_the_programs_reason():
+    readings = Readings.of(ranks_regex=r"ranks: (\d+)", time_regex=r"TIME=(\S+)")
+    found = readings.read("TIME=0.5\n", "warning: could not query the communicator size\n")
+    readings.check_ranks(found, 1, "x", ["mpiexec", "-n", "1"])  # 1 rank: nothing to join
+    assert readings.time_problem(found, 1.0) == (
+        "exit 0, but --ranks-regex 'ranks: (\\d+)' matched nothing in its output; the "
+        "program said: warning: could not query the communicator size")
+    only = Readings.of(ranks_regex=r"ranks: (\d+)")
+    empty = only.read("")
+    only.check_ranks(empty, 4, "x", ["mpiexec"])  # printed none of its lines: not a launcher's
+    assert only.time_problem(empty, 1.0) == ("exit 0, but --ranks-regex 'ranks: (\\d+)' "
+                                             "matched nothing in its output")
+    assert only.time_problem(only.read("ranks: 4\n"), 1.0) == ""
+    assert only.read("ranks: 4\n")["said"] == ""  # read only when a reading is missing
+
+
+def test_scan_finds_the_programs_reason_when_a_reading_is_missing(tmp_path):
+    readings = Readings.of(**XDLU)
+    out, err = tmp_path / "out", tmp_path / "err"
+    out.write_text(XDLU_TOTMEM)
+    err.write_text("")
+    with open(out, "rb") as o, open(err, "rb") as e:
+        found = readings.scan([o, e])
+    assert found["said"].startswith("Unable to perform factorization: need TOTMEM")
 
 
 def test_an_empty_output_file_name_is_refused():
