@@ -214,6 +214,21 @@ def runtime_conflicts(levels: dict[str, MeasuredLevels]) -> list[str]:
     return lines
 
 
+def refuse_mixed_runtimes(frame: "pd.DataFrame") -> None:
+    """Refuse training rows in which one program measured different runtimes (a calibration
+    sweep without the earlier sweep's ``--time-regex``, say): ``train`` and ``learn`` call it
+    before they learn anything.
+
+    Raises:
+        DataError: the first program's :func:`runtime_conflicts` line (exit 2).
+    """
+    from hpcds1mpi.errors import DataError
+
+    conflicts = runtime_conflicts(levels_from_frame(frame))
+    if conflicts:
+        raise DataError(conflicts[0])
+
+
 def _runtime_words(source: str) -> str:
     """A runtime source in a few words, its regex shell-quoted (pasteable)."""
     from hpcds1mpi.measure.readings import WALL

@@ -55,6 +55,9 @@ def command(model_dir, telemetry, jobs, out, sample_rate, seed, threads, force):
     new = read_frames(telemetry, jobs)
     old = TrainingData.from_frame(bundle.training_data(), sources=m.get("sources", []))
     merged = old.merge(new, machines=bundle.machine_ids, sources=[*telemetry, *jobs])
+    from hpcds1mpi.surrogates.levels import refuse_mixed_runtimes
+
+    refuse_mixed_runtimes(merged.frame)  # one program timed two ways: a model of neither
     emb = (m.get("embedding") or {}).get("params", {})
     rate = sample_rate if sample_rate is not None else m["sampling"]["target_rate"]
     retrained = train_bundle(

@@ -128,6 +128,9 @@ def command(telemetry, jobs, out, sample_rate, seed, family, members, member_tre
         raise DataError(f"--sample-rate must be in (0, 1], got {sample_rate}")
     check_output_dir(out, ours=is_bundle, force=force)  # before the training, not after it
     data = TrainingData.read(telemetry, jobs, machine=machine)
+    from hpcds1mpi.surrogates.levels import refuse_mixed_runtimes
+
+    refuse_mixed_runtimes(data.frame)  # one program timed two ways: a model of neither
     settings = dict(sample_rate=sample_rate, seed=seed, family=family, n_members=members,
                     use_embedding=not no_embedding, embedding_params={"max_epochs": epochs},
                     threads=threads, member_trees=member_trees)

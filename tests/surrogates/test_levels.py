@@ -286,3 +286,19 @@ def test_runs_of_the_launch_wall_and_of_the_programs_own_time_are_a_conflict():
             "b": MeasuredLevels("b", True, runtime=f"unknown; {own}"),
             "k": MeasuredLevels("k", False)}
     assert runtime_conflicts(same) == []
+
+
+def test_train_and_learn_refuse_one_program_timed_two_ways():
+    """A calibration sweep without the earlier sweep's --time-regex timed the launch, not the
+    program: both in one model predict neither, so training is refused in one line."""
+    from hpcds1mpi.errors import DataError
+    from hpcds1mpi.surrogates.levels import refuse_mixed_runtimes
+
+    own = "program's own time (--time-regex t=([0-9.]+))"
+    rows = [dict(workload="xdlu", kind="external", nodes=1, ranks_per_node=1, threads=t,
+                 device="cpu", precision="fp64", status="ok", runtime_source=source)
+            for t, source in ((1, own), (2, "launch wall time (s)"))]
+    with pytest.raises(DataError, match="the runs of xdlu measured different runtimes") as info:
+        refuse_mixed_runtimes(pd.DataFrame(rows))
+    assert info.value.exit_code == 2 and "\n" not in str(info.value)
+    refuse_mixed_runtimes(pd.DataFrame(rows[:1]))  # one way: fine
