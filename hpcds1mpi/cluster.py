@@ -54,6 +54,10 @@ class Partition:
         gpu_memory_gb: memory of one GPU in GB.
         idle_watts_node / max_watts_node: node power at idle / full load, W (optional).
         idle_watts_gpu / max_watts_gpu: one GPU's power at idle / full load, W (optional).
+        allocated_cores_per_node / allocated_memory_gb: what the Slurm allocation this runs in
+            holds of each node (``salloc -c 1`` on 64-core nodes: 1); None outside one. The
+            fields above stay the node's hardware (what the model was trained on); what may
+            run here is :attr:`usable_cores_per_node` / :attr:`usable_memory_gb`.
     """
 
     name: str
@@ -69,6 +73,22 @@ class Partition:
     idle_watts_gpu: float | None = None
     max_watts_gpu: float | None = None
     slurm_partition: str = ""
+    allocated_cores_per_node: int | None = None
+    allocated_memory_gb: float | None = None
+
+    @property
+    def usable_cores_per_node(self) -> int:
+        """Cores per node a job here may use: the allocation's share, else the node's."""
+        if self.allocated_cores_per_node:
+            return min(self.allocated_cores_per_node, self.cores_per_node)
+        return self.cores_per_node
+
+    @property
+    def usable_memory_gb(self) -> float:
+        """Memory per node (GB) a job here may use: the allocation's share, else the node's."""
+        if self.allocated_memory_gb:
+            return min(self.allocated_memory_gb, self.memory_gb)
+        return self.memory_gb
 
     def power_figures(self) -> dict:
         """Power figures for modelled energy, with the defaults filled in and flagged."""
@@ -235,12 +255,12 @@ def _gpus_from_gres(gres: str) -> int:
 
 
 def detect_slurm(env: dict | None = None, scontrol_text: str | None = None) -> Cluster:
-    """The current Slurm allocation as a partition, from ``SLURM_*`` and ``scontrol``: its
-    nodes, the CPUs and memory it holds on each (:func:`allocation_cpus_per_node`; the node's
-    where it does not say), the node's CPU model and GPUs.
+    """The current Slurm allocation's partition, from ``SLURM_*`` and ``scontrol``: the
+    node's hardware (CPUTot, RealMemory, CPU model, GPUs), the allocation's nodes, and what it
+    holds of each node (``allocated_*``: :func:`allocation_cpus_per_node`, ``--mem``).
 
     Raises:
-        ClusterFileError: outside an allocation.
+        ClusterFileError: outside an allocation, or a count in it that is not a number.
     """
     env = dict(os.environ if env is None else env)
     if "SLURM_JOB_ID" not in env:
@@ -256,30 +276,34 @@ def detect_slurm(env: dict | None = None, scontrol_text: str | None = None) -> C
             scontrol_text = ""
     nodes = parse_scontrol_nodes(scontrol_text)
     node = nodes[0] if nodes else {}
-    # The allocation's share of a node, not the node: a partial-node allocation (salloc -c 1,
-    # -n 2, -N 2) cannot start a step wider than it holds ("More processors requested than
-    # permitted"). The node's own figures stand where the allocation says nothing.
+    # Two things: the node's hardware (model features, the trained-hardware match) and the
+    # allocation's share of it (a partial-node allocation, salloc -c 1 / -n 2 / -N 2, cannot
+    # start a step wider than it holds: "More processors requested than permitted").
     try:
-        node_cpus = int(node.get("CPUTot") or 0)
-        cores = allocation_cpus_per_node(env) or node_cpus or 1
-        cores = min(cores, node_cpus) if node_cpus else cores
-        mem_mb = _allocation_memory_mb(env, cores) or float(node.get("RealMemory") or 0)
+        allocated = allocation_cpus_per_node(env)
+        cores = int(node.get("CPUTot") or 0) or allocated or 1
+        allocated_mb = _allocation_memory_mb(env, min(allocated or cores, cores))
+        node_mb = float(node.get("RealMemory") or 0) or allocated_mb
         max_nodes = int(env.get("SLURM_JOB_NUM_NODES") or env.get("SLURM_NNODES") or 1)
     except ValueError as exc:
         raise ClusterFileError(f"the Slurm allocation reports a count that is not a number "
                                f"({exc}); give the partition with --cluster FILE") from None
+    memory_gb = round(node_mb / 1000.0, 1) if node_mb else round(_local_memory_gb(), 1)
     ngpu = _gpus_from_gres(node.get("Gres", ""))
     gpu_count, gpu_mem, gpu_model = detect_gpus() if ngpu else (0, 0.0, "")
     part = Partition(
         name=pname,
         cores_per_node=cores,
-        memory_gb=round(mem_mb / 1000.0, 1) if mem_mb else round(_local_memory_gb(), 1),
+        memory_gb=memory_gb,
         max_nodes=max_nodes,
         gpus_per_node=ngpu,
         gpu_memory_gb=round(gpu_mem, 1) if gpu_count else (1.0 if ngpu else 0.0),
         gpu_model=gpu_model,
         cpu_model=_cpu_model(),
         slurm_partition=pname,
+        allocated_cores_per_node=min(allocated or cores, cores),
+        allocated_memory_gb=min(round(allocated_mb / 1000.0, 1), memory_gb) if allocated_mb
+        else memory_gb,
     )
     return Cluster(name=env.get("SLURM_CLUSTER_NAME", "slurm"), partitions={pname: part})
 

@@ -103,12 +103,15 @@ def check_fits(config: Configuration, partition: "Partition") -> None:
             f"{partition.max_nodes}; lower --nodes"
         )
     cores = config.ranks_per_node * config.threads
-    if cores > partition.cores_per_node:
+    usable = partition.usable_cores_per_node
+    if cores > usable:
+        has = (f"partition {partition.name!r} has {usable}" if usable == partition.cores_per_node
+               else f"this allocation holds {usable} of partition {partition.name!r}'s "
+                    f"{partition.cores_per_node}")
         raise ConfigError(
             f"{config.ranks_per_node} rank{'s' if config.ranks_per_node > 1 else ''} x "
             f"{config.threads} thread{'s' if config.threads > 1 else ''} = {cores} cores per node, "
-            f"but partition {partition.name!r} has {partition.cores_per_node}; "
-            "lower ranks per node or threads"
+            f"but {has}; lower ranks per node or threads"
         )
     if config.device == "gpu":
         if partition.gpus_per_node < 1:
@@ -154,8 +157,10 @@ def enumerate_configs(
     sorted, devices and precisions in the order given.
 
     Ranges left as None span the partition: nodes 1..max_nodes (powers of two and the max),
-    ranks per node 1..cores, threads 1..cores. Invalid combinations are skipped. A kernel that
-    cannot use threads (``uses_threads=False``) is only offered one thread per rank.
+    ranks per node 1..cores, threads 1..cores, where cores are those a job may use (inside an
+    allocation its share: ``Partition.usable_cores_per_node``). Invalid combinations are
+    skipped. A kernel that cannot use threads (``uses_threads=False``) is only offered one
+    thread per rank.
     ``partition=None`` checks nothing against hardware and then needs the integer ranges
     given; ``accept(config)`` may reject more (e.g. what a kernel cannot run).
     """
@@ -165,10 +170,11 @@ def enumerate_configs(
     rank_range = (
         sorted(set(ranks_per_node))
         if ranks_per_node is not None
-        else list(range(1, partition.cores_per_node + 1))
+        else list(range(1, partition.usable_cores_per_node + 1))
     )
     thread_range = (
-        sorted(set(threads)) if threads is not None else list(range(1, partition.cores_per_node + 1))
+        sorted(set(threads)) if threads is not None
+        else list(range(1, partition.usable_cores_per_node + 1))
     )
     if not uses_threads:
         thread_range = [1]
@@ -180,14 +186,14 @@ def enumerate_configs(
     if partition is not None:
         import numpy as np
 
-        cores = partition.cores_per_node
+        cores = partition.usable_cores_per_node
         pairs = int(np.searchsorted(np.asarray(thread_range), cores // np.asarray(rank_range),
                                     side="right").sum())  # the (ranks, threads) that fit
     check_space_size(pairs * len(node_range) * len(device_range) * len(precision_range),
                      partition)
     for n, r in itertools.product(node_range, rank_range):
         for t in thread_range:
-            if partition is not None and r * t > partition.cores_per_node:
+            if partition is not None and r * t > partition.usable_cores_per_node:
                 break  # sorted: no larger thread count fits either
             for d, p in itertools.product(device_range, precision_range):
                 try:
@@ -209,8 +215,8 @@ def check_space_size(count: int, partition: "Partition | None") -> None:
     """Refuse a space of more than :data:`MAX_CONFIGURATIONS` configurations in one line."""
     if count > MAX_CONFIGURATIONS:
         where = "the ranges" if partition is None else (
-            f"partition {partition.name!r} ({partition.cores_per_node} cores per node, up to "
-            f"{partition.max_nodes} nodes)")
+            f"partition {partition.name!r} ({partition.usable_cores_per_node} cores per node, "
+            f"up to {partition.max_nodes} nodes)")
         raise ConfigError(f"{where} span {count:,} configurations, over "
                           f"{MAX_CONFIGURATIONS:,}; give fewer ranks per node and threads")
 
@@ -255,7 +261,7 @@ def configuration_grid(partition: "Partition", *, max_nodes: int | None = None,
         raise ConfigError(f"--max-nodes must be at least 1, got {max_nodes!r}")
     node_values = np.array([n for n in powers_up_to(partition.max_nodes) if n <= limit]
                            or [limit], dtype=np.int64)
-    cores = partition.cores_per_node
+    cores = partition.usable_cores_per_node  # the allocation's share inside one
     # Every (ranks, threads) with ranks x threads <= cores, built per rank count (a cores x
     # cores mesh is 10^12 cells at 10^6 cores): ranks r takes threads 1..cores // r.
     r = np.arange(1, cores + 1, dtype=np.int64)

@@ -258,19 +258,27 @@ def test_allocation_cpus_per_node_reads_every_form(env, cpus):
     assert allocation_cpus_per_node(env) == cpus
 
 
-def test_detect_slurm_describes_the_allocations_share_of_a_node():
-    """Was: `salloc -c 1` on 2-CPU nodes reported the node's CPUTot (2) and recommend picked
-    1 rank x 2 threads, a step the allocation refuses."""
+def test_detect_slurm_keeps_the_node_s_hardware_and_adds_the_allocation_s_share():
+    """Was (5dccf24): `salloc -c 1` on 2-CPU nodes described the partition as 1 core, so a
+    model trained on the whole node no longer matched it (recommend escalated); before that
+    it said 2 cores and recommend picked a step the allocation refuses."""
     text = "NodeName=n1 CPUTot=2 RealMemory=4000 Gres=(null)\n"
     base = {"SLURM_JOB_ID": "9", "SLURM_JOB_PARTITION": "debug", "SLURM_JOB_NUM_NODES": "1"}
     part = detect_slurm(env={**base, "SLURM_JOB_CPUS_PER_NODE": "1"},
                         scontrol_text=text).partition()
-    assert part.cores_per_node == 1 and part.memory_gb == 4.0  # no --mem: the node's memory
+    assert (part.cores_per_node, part.memory_gb) == (2, 4.0)  # the hardware
+    assert (part.usable_cores_per_node, part.usable_memory_gb) == (1, 4.0)  # no --mem: node's
     part = detect_slurm(env={**base, "SLURM_JOB_CPUS_PER_NODE": "2,1", "SLURM_MEM_PER_CPU": "500"},
                         scontrol_text=text).partition()
-    assert part.cores_per_node == 1 and part.memory_gb == 0.5
+    assert (part.cores_per_node, part.memory_gb) == (2, 4.0)
+    assert (part.allocated_cores_per_node, part.allocated_memory_gb) == (1, 0.5)
     part = detect_slurm(env={**base, "SLURM_JOB_CPUS_PER_NODE": "2", "SLURM_MEM_PER_NODE": "1000"},
                         scontrol_text=text).partition()
-    assert part.cores_per_node == 2 and part.memory_gb == 1.0
+    assert (part.usable_cores_per_node, part.usable_memory_gb) == (2, 1.0)
+    part = detect_slurm(env={**base, "SLURM_JOB_CPUS_PER_NODE": "8", "SLURM_MEM_PER_NODE": "9G"},
+                        scontrol_text=text).partition()
+    assert (part.usable_cores_per_node, part.usable_memory_gb) == (2, 4.0)  # never over the node
+    part = detect_slurm(env={**base, "SLURM_JOB_CPUS_PER_NODE": "3"}, scontrol_text="").partition()
+    assert (part.cores_per_node, part.usable_cores_per_node) == (3, 3)  # no scontrol: its CPUs
     with pytest.raises(ClusterFileError, match="not a number"):
         detect_slurm(env={**base, "SLURM_JOB_CPUS_PER_NODE": "two"}, scontrol_text=text)

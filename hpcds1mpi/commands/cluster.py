@@ -34,7 +34,11 @@ def command(cluster_file, partition, kernel, list_configs, as_json) -> None:
         uses_threads, precisions, devices = offered(kernel, part)
         configs = list(enumerate_configs(part, precisions=precisions, devices=devices,
                                          uses_threads=uses_threads))
+        # The node's hardware (what models are matched on) and, inside an allocation, what
+        # it holds of each node (what the configurations are sized by).
         doc.append({"cluster": cluster.name, "partition": part.as_dict(),
+                    "usable": {"cores_per_node": part.usable_cores_per_node,
+                               "memory_gb": part.usable_memory_gb},
                     "configurations": len(configs),
                     "list": [c.as_dict() for c in configs] if list_configs else None})
     if as_json:
@@ -42,9 +46,14 @@ def command(cluster_file, partition, kernel, list_configs, as_json) -> None:
         return
     for entry in doc:
         p = entry["partition"]
+        usable = entry["usable"]
+        share = ""
+        if p["allocated_cores_per_node"] is not None:
+            share = (f"; this allocation holds {usable['cores_per_node']} cores, "
+                     f"{usable['memory_gb']} GB of each")
         click.echo(f"{entry['cluster']}/{p['name']}: {p['max_nodes']} nodes x "
                    f"{p['cores_per_node']} cores, {p['memory_gb']} GB, "
-                   f"{p['gpus_per_node']} GPUs ({p['gpu_memory_gb']} GB) -> "
+                   f"{p['gpus_per_node']} GPUs ({p['gpu_memory_gb']} GB){share} -> "
                    f"{entry['configurations']} valid configurations")
         for c in entry["list"] or []:
             click.echo(f"  nodes={c['nodes']} ranks/node={c['ranks_per_node']} "

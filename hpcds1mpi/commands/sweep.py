@@ -324,6 +324,8 @@ def _print_list(plan, estimate: float | None) -> None:
                    f"configuration is within {plan.race_within:.0%} of its problem's best median "
                    "(the estimate counts them all)")
     if estimate is not None:
-        click.echo(f"rough estimate: {estimate / 60:.1f} min (from min_time and the kernels' work "
-                   "models at a pessimistic 1 GFLOP/s, 5 GB/s per rank; not a measurement: "
+        from hpcds1mpi.measure.plan import format_duration
+
+        click.echo(f"rough estimate: {format_duration(estimate)} (from min_time and the kernels' "
+                   "work models at a pessimistic 1 GFLOP/s, 5 GB/s per rank; not a measurement: "
                    "compute-bound kernels run far faster)")

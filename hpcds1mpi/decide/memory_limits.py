@@ -55,8 +55,9 @@ class MemoryLimit:
 
     @classmethod
     def nominal(cls, partition: "Partition") -> "MemoryLimit":
-        """The limit without measured failures: a share of the stated memory."""
-        node = float(partition.memory_gb) * 1000.0
+        """The limit without measured failures: a share of the stated memory (inside an
+        allocation, of its share of a node)."""
+        node = float(partition.usable_memory_gb) * 1000.0
         gpu = float(partition.gpu_memory_gb) * 1000.0
         return cls(partition.name, NOMINAL_MEMORY_SHARE * node, NOMINAL_MEMORY_SHARE * gpu,
                    nominal_node_mb=node, nominal_gpu_mb=gpu)
@@ -71,7 +72,7 @@ def learn_memory_limits(bundle, partitions: Sequence["Partition"]) -> dict[str, 
     call gets its own copies). See :func:`learn_limits`."""
     from hpcds1mpi.decide import bundle_cache
 
-    key = ("memory_limits", tuple((p.name, float(p.memory_gb), float(p.gpu_memory_gb))
+    key = ("memory_limits", tuple((p.name, float(p.usable_memory_gb), float(p.gpu_memory_gb))
                                   for p in partitions))
     learned = bundle_cache.memo(bundle, key, lambda: learn_limits(bundle, partitions))
     return {name: replace(limit) for name, limit in learned.items()}

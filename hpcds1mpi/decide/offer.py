@@ -37,7 +37,7 @@ def offer_for(bundle, workload: str, partitions: Sequence["Partition"],
         offer = Offer(uses_threads, precisions, devices)
     else:
         have = ["cpu"] + (["gpu"] if any(p.gpus_per_node for p in partitions) else [])
-        offer = measured_offer(levels, have, max(p.cores_per_node for p in partitions))
+        offer = measured_offer(levels, have, max(p.usable_cores_per_node for p in partitions))
     if device is not None:
         if offer.levels is not None and device not in offer.levels.devices:
             measured = ", ".join(offer.levels.devices) or "nothing"
@@ -65,7 +65,7 @@ def extend_ranks_per_node(offer: Offer, bundle, workload: str, size: int,
     from hpcds1mpi.surrogates.columns import takes_columns
 
     top = offer.max_ranks_per_node
-    cores = max(p.cores_per_node for p in partitions)
+    cores = max(p.usable_cores_per_node for p in partitions)
     if offer.levels is None or not top or top >= cores:
         return offer
     build = candidate_columns if takes_columns(bundle) else candidate_frame  # a stand-in

@@ -79,8 +79,9 @@ def build_space(partition, *, max_nodes: int, cores_per_node: int | None = None,
 
     from hpcds1mpi.config import configuration_grid
 
-    cores = int(cores_per_node or partition.cores_per_node)
-    part = replace(partition, max_nodes=max(1, int(max_nodes)), cores_per_node=cores)
+    # The allocation limits what may run; the partition's hardware stays as it is.
+    cores = min(int(cores_per_node or partition.usable_cores_per_node), partition.cores_per_node)
+    part = replace(partition, max_nodes=max(1, int(max_nodes)), allocated_cores_per_node=cores)
     grid = configuration_grid(part, max_nodes=max_nodes, devices=devices, precisions=precisions,
                               uses_threads=uses_threads)
     configs = [Configuration(int(n), int(r), int(t), DEVICES[int(d)], PRECISIONS[int(p)])
@@ -109,7 +110,7 @@ def workload_space(partition, kernel: str | None, *, max_nodes: int,
                         devices=devices, precisions=precisions, uses_threads=uses_threads)
     if offer is None or offer.levels is None:
         return space
-    top = offer.max_ranks_per_node or partition.cores_per_node
+    top = offer.max_ranks_per_node or partition.usable_cores_per_node
     kept = [c for c in space.configs
             if c.threads in (offer.threads or [1]) and c.ranks_per_node <= top]
     if not kept:
@@ -118,34 +119,31 @@ def workload_space(partition, kernel: str | None, *, max_nodes: int,
     return Space(kept)
 
 
-def allocation(partition, launcher: str, layout=None) -> tuple[int, int]:
+def allocation(partition, launcher: str, layout=None, env=None) -> tuple[int, int]:
     """(nodes, cores per node) a tune may use: the launched layout in-process, the Slurm
-    allocation under srun, this node under mpiexec."""
-    if layout is not None:
-        return layout.nodes, partition.cores_per_node
-    if launcher == "srun":
-        nodes = int(os.environ.get("SLURM_JOB_NUM_NODES") or os.environ.get("SLURM_NNODES") or 1)
-        cores = allocated_cpus(os.environ) or partition.cores_per_node
-        return nodes, min(cores, partition.cores_per_node) or cores
-    return 1, partition.cores_per_node  # mpiexec without a host file: this node only
+    allocation under srun (its CPUs per node, :func:`~hpcds1mpi.cluster.allocation_cpus_per_node`),
+    this node under mpiexec; never more cores than the partition's nodes have.
 
-
-def allocated_cpus(env) -> int | None:
-    """CPUs the allocation holds on each of its nodes (the fewest, so that every node holds a
-    configuration), or None when the environment does not say.
-
-    ``SLURM_JOB_CPUS_PER_NODE`` ("1(x2)", "4,2(x3)") is set everywhere in the allocation,
-    salloc's shell included; ``SLURM_CPUS_ON_NODE`` only on the allocation's nodes. A plain
-    ``salloc -N 2`` holds 1 CPU per node while the nodes have more: sizing from the node's
-    cores made every multi-rank trial fail ("More processors requested than permitted").
+    Raises:
+        ClusterFileError: the allocation's CPU count is not a number.
     """
-    import re
+    from hpcds1mpi.cluster import allocation_cpus_per_node
+    from hpcds1mpi.errors import ClusterFileError
 
-    counts = [int(n) for n in re.findall(r"(\d+)(?:\(x\d+\))?", env.get("SLURM_JOB_CPUS_PER_NODE", ""))]
-    if counts and min(counts) > 0:
-        return min(counts)
-    cpus = env.get("SLURM_CPUS_ON_NODE", "")
-    return int(cpus) if cpus.isdigit() and int(cpus) > 0 else None
+    usable = partition.usable_cores_per_node
+    if layout is not None:
+        return layout.nodes, usable
+    if launcher == "srun":
+        env = os.environ if env is None else env
+        nodes = int(env.get("SLURM_JOB_NUM_NODES") or env.get("SLURM_NNODES") or 1)
+        try:
+            cores = allocation_cpus_per_node(env) or usable
+        except ValueError as exc:  # the same one line as detect_slurm's
+            raise ClusterFileError(f"the Slurm allocation reports a count that is not a "
+                                   f"number ({exc}); give the partition with --cluster FILE"
+                                   ) from None
+        return nodes, min(cores, partition.cores_per_node)
+    return 1, usable  # mpiexec without a host file: this node only
 
 
 def start_config(space: Space, wanted: dict, *, nodes: int, cores: int, partition,

@@ -16,6 +16,7 @@ done.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import time
@@ -281,14 +282,30 @@ def _ignore_further_interrupts() -> None:
         pass
 
 
+def settled(row: dict | None) -> bool:
+    """Whether a recorded run counts as done on ``--resume``: not ``interrupted``, and an
+    ``ok`` run has a finite positive runtime (one without is damaged, not a measurement: it is
+    measured again, the new row replacing it)."""
+    if row is None or row["status"] == "interrupted":
+        return False
+    if row["status"] != "ok":
+        return True
+    try:
+        runtime = float(row.get("runtime_s"))
+    except (TypeError, ValueError):
+        return False
+    return math.isfinite(runtime) and runtime > 0
+
+
 def _runs_to_do(plan: SweepPlan, store, machine_id: str) -> list[int]:
-    """Indices of the plan's runs not yet in ``store``, ``interrupted`` (always run again: not
-    a measurement) or crashed and to be retried (``retry_crashed``, up to ``max_attempts``)."""
+    """Indices of the plan's runs not yet :func:`settled` in ``store`` (missing, ``interrupted``
+    or ``ok`` without a runtime) or crashed and to be retried (``retry_crashed``, up to
+    ``max_attempts``)."""
     todo = []
     for index, spec in enumerate(plan.runs):
         key = (machine_id, spec.run_id)
         old = store.runs.get(key)
-        if old is None or old["status"] == "interrupted":
+        if not settled(old):
             todo.append(index)
         elif (old["status"] == "crashed" and plan.retry_crashed
               and store.attempts.get(key, 1) < plan.max_attempts):

@@ -45,6 +45,7 @@ import time
 from hpcds1mpi.config import OK, UNINFORMATIVE_STATUSES
 from hpcds1mpi.errors import ConfigError, LaunchError, SweepInterrupted
 from hpcds1mpi.launch.program import placeholder_values
+from hpcds1mpi.measure.driver import settled
 from hpcds1mpi.measure.external_plan import format_command
 from hpcds1mpi.measure.plan import RunSpec, SweepPlan
 from hpcds1mpi.measure.program_launch import classify, launch_once, launch_problem
@@ -315,7 +316,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
         writer.machine(fp)
         machine_id = fp["machine_id"]
         sweep_id = hashlib.sha1(json.dumps(plan.source, sort_keys=True).encode()).hexdigest()[:12]
-        done_keys = {k for k, r in writer.store.runs.items() if r["status"] != "interrupted"}
+        done_keys = {k for k, r in writer.store.runs.items() if settled(r)}
         todo = [s for s in plan.runs if (machine_id, s.run_id) not in done_keys]
         model = meters.power_model(partition)
         bar = Progress(len(todo), enabled=progress)

@@ -284,8 +284,8 @@ def _without_jobs_lacking_runtimes(frame: pd.DataFrame, ok: pd.Series
         raise DataError(f"{int(broken.sum())} ok run(s) of a sweep have a NaN or "
                         f"non-positive runtime_s (first: run_id {first}); a completed run always "
                         "measures one, so that telemetry is damaged: restore it from a copy, "
-                        "or measure those configurations again into a new file (`hpcds1mpi "
-                        "sweep --out NEW.h5`; --resume counts them as done)")
+                        "or measure those configurations again (rerun its sweep with "
+                        "--resume: it re-measures them)")
     gaps = RuntimeGaps(zero=int(zero.sum()), missing=int(missing.sum()))
     if not gaps.total:
         return frame, gaps

@@ -246,3 +246,17 @@ def test_list_says_one_rank_in_the_singular():
     proc = run_cli(["sweep", "--kernel", "gemm", "--sizes", "64", "--ranks-per-node", "1",
                     "--threads", "1", "--list"], timeout=60)
     assert proc.returncode == 0 and "launch with at least 1 rank\n" in proc.stdout, proc.stdout
+
+
+@pytest.mark.parametrize("seconds, shown", [(30.0, "30 s"), (3 * 86400.0, "3.0 days"),
+                                            (1e12, "more than a year")])
+def test_list_s_estimate_is_in_a_unit_a_reader_takes_in(capsys, seconds, shown):
+    """Was: `{estimate / 60:.1f} min` whatever the size ("0.5 min", "4320.0 min")."""
+    from types import SimpleNamespace
+
+    from hpcds1mpi.commands.sweep import _print_list
+
+    plan = SimpleNamespace(runs=[SimpleNamespace(workload="gemm", size=64)], max_ranks=1,
+                           races=[])
+    _print_list(plan, seconds)
+    assert f"rough estimate: {shown} (" in capsys.readouterr().out

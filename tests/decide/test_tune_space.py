@@ -54,7 +54,30 @@ def test_a_plain_salloc_is_sized_by_the_cpus_it_holds_not_the_nodes_cores(monkey
     assert tune_space.allocation(PART, "srun") == (2, 1)
     monkeypatch.setenv("SLURM_JOB_CPUS_PER_NODE", "4,2(x3)")
     assert tune_space.allocation(PART, "srun") == (2, 2)  # every node must hold it
-    assert tune_space.allocated_cpus({}) is None
+    monkeypatch.setenv("SLURM_JOB_CPUS_PER_NODE", "64")
+    assert tune_space.allocation(PART, "srun") == (2, 8)  # never more than the node has
+
+
+@pytest.mark.parametrize("value", ["two", "2(x", "1,,2"])
+def test_a_malformed_allocation_cpu_count_is_one_line_not_a_guess(monkeypatch, value):
+    """Was: tune_space kept its own parser, which skipped what it could not read ("two" gave
+    the node's cores, "2(x" read 2); it now reads the allocation as cluster.detect_slurm does
+    and says the same one line."""
+    from hpcds1mpi.errors import ClusterFileError
+
+    monkeypatch.setenv("SLURM_JOB_CPUS_PER_NODE", value)
+    with pytest.raises(ClusterFileError, match="not a number.*--cluster FILE"):
+        tune_space.allocation(PART, "srun")
+    assert tune_space.allocation(PART, "mpiexec") == (1, 8)  # not read outside srun
+
+
+def test_the_space_is_sized_by_the_allocation_and_keeps_the_hardware():
+    from dataclasses import replace
+
+    inside = replace(PART, allocated_cores_per_node=2)
+    space = tune_space.build_space(inside, max_nodes=1)
+    assert max(c.ranks_per_node * c.threads for c in space.configs) == 2
+    assert tune_space.allocation(inside, "mpiexec") == (1, 2)
 
 
 @pytest.mark.parametrize("wanted, words", [

@@ -380,7 +380,7 @@ def test_runs_to_do_reruns_interrupted_and_crashed_only_when_asked():
     statuses = ["ok", "interrupted", "crashed", None]
     for spec, status in zip(plan.runs, statuses):
         if status:
-            store.runs[("m", spec.run_id)] = {"status": status}
+            store.runs[("m", spec.run_id)] = {"status": status, "runtime_s": 0.5}
             store.attempts[("m", spec.run_id)] = 1
     assert _runs_to_do(plan, store, "m") == [1, 3]
     plan.retry_crashed = True
@@ -532,3 +532,21 @@ def test_oversubscribed_line_counts_the_node_cpus_and_under_srun_says_how_to_lau
     line = capsys.readouterr().err
     assert line.count("\n") == 1 and "3 of 4" in line
     assert "`srun --cpus-per-task=4` (or --cpu-bind=none)" in line
+
+
+def test_resume_measures_an_ok_run_without_a_runtime_again():
+    """Was: `sweep --resume` counted every ok row as done, a damaged one (NaN or non-positive
+    runtime_s, which train refuses) included, so the advice to re-measure could not work."""
+    from types import SimpleNamespace
+
+    from hpcds1mpi.measure import driver
+
+    runs = [SimpleNamespace(run_id=f"r{i}") for i in range(6)]
+    rows = {"r0": {"status": "ok", "runtime_s": 0.5}, "r1": {"status": "ok", "runtime_s": float("nan")},
+            "r2": {"status": "ok", "runtime_s": 0.0}, "r3": {"status": "ok", "runtime_s": None},
+            "r4": {"status": "interrupted"}, "r5": {"status": "oom", "runtime_s": float("nan")}}
+    store = SimpleNamespace(runs={("m", k): v for k, v in rows.items()}, attempts={})
+    plan = SimpleNamespace(runs=runs, retry_crashed=False, max_attempts=1)
+    assert driver._runs_to_do(plan, store, "m") == [1, 2, 3, 4]
+    assert [driver.settled(rows[f"r{i}"]) for i in range(6)] == [True, False, False, False,
+                                                                  False, True]

@@ -321,9 +321,8 @@ def test_a_job_table_s_sizes_need_not_be_whole_but_in_range():
         TrainingData.from_frame(jobs)
 
 
-def test_runs_without_a_runtime_say_what_resume_cannot_do():
-    """train said "measure those configurations again with `hpcds1mpi sweep`", but
-    `sweep --resume` counts an ok row as done whatever its runtime."""
+def test_runs_without_a_runtime_say_that_resume_measures_them_again():
+    """`sweep --resume` re-measures an ok row without a runtime (measure/driver.settled)."""
     frame = make_runs().assign(runtime_s=np.nan)
-    with pytest.raises(DataError, match=r"restore it from a copy.*into a new file.*--resume"):
+    with pytest.raises(DataError, match=r"restore it from a copy.*--resume: it re-measures them"):
         TrainingData.from_frame(frame)
