@@ -29,7 +29,7 @@ from .columns import Columns, as_columns, is_columns
 from .features import INPUT_COLUMNS, build_features, feature_block, normalise_frame
 from .estimators import member_budget
 from .models import SurrogateModel
-from .ranking import noise_of
+from .ranking import noise_of_column
 from .size_neighbours import SizeNeighbours, correct_by_neighbours
 from .targets import REGRESSION_TARGETS, failure_labels, target_values
 
@@ -170,7 +170,7 @@ class Bundle:
         correct_by_neighbours(self.model, df, out)  # measured neighbouring sizes, if kept
         if self.model.noise_ and "workload" in df.columns:
             workloads = (df.coded("workload") if is_columns(df) else None) or df["workload"]
-            out["runtime_noise"] = _noise_of(self.model.noise_, workloads)
+            out["runtime_noise"] = noise_of_column(self.model.noise_, workloads)
         if is_columns(df):
             return Columns(out)
         import pandas as pd
@@ -257,18 +257,6 @@ class Bundle:
             write_bundle(tmp, self.model, self.manifest, data, matrix)
         self._path = path
         return path
-
-
-def _noise_of(noise: dict[str, float], workloads) -> np.ndarray:
-    """``ranking.noise_of`` for a Columns column too (a text array, or its ``(codes,
-    values)``: no pandas)."""
-    if isinstance(workloads, tuple):
-        codes, values = workloads
-        return np.array([noise.get(str(v), np.nan) for v in values], dtype=float)[codes]
-    if not isinstance(workloads, np.ndarray):
-        return noise_of(noise, workloads)
-    uniq, inverse = np.unique(workloads.astype(str), return_inverse=True)
-    return np.array([noise.get(u, np.nan) for u in uniq.tolist()], dtype=float)[inverse]
 
 
 def _quantiles(values: np.ndarray, qs: tuple[float, ...]) -> list[np.ndarray]:

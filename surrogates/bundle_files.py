@@ -17,6 +17,7 @@ Layout of ``model/``::
     size_neighbours.npz    out-of-fold residuals of the measured configurations per size, when
                            trained with the measured-neighbours correction (``size_neighbours.py``)
     README.txt             what the bundle is, how it was trained, where energy came from
+                           (``bundle_readme.py``)
 
 The manifest's ``files`` records the SHA-256 of every file the model is read from
 (:data:`HASHED_FILES`); :func:`read_bundle` compares them before it unpickles anything, so a
@@ -43,6 +44,7 @@ import numpy as np
 from hpcds1mpi.errors import ModelError
 
 from .columns import Columns
+from .bundle_readme import readme_text
 from .levels import LEVELS_FILE, levels_from_frame, write_levels
 from .models import SurrogateModel
 from .ranking import ProblemLevels
@@ -144,7 +146,7 @@ def write_bundle(path: Path, model: SurrogateModel, manifest: dict, data: "pd.Da
     manifest["files"] = file_hashes(path)
     with open(path / MANIFEST, "w") as fh:
         json.dump(manifest, fh, indent=2, default=_json_default)
-    (path / README).write_text(_readme(manifest))
+    (path / README).write_text(readme_text(manifest))
 
 
 def read_training_rows(path: Path) -> "pd.DataFrame":
@@ -391,60 +393,6 @@ def _json_default(value):
     if isinstance(value, (set, frozenset)):
         return sorted(value)
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
-
-
-def _ranking_line(manifest: dict) -> str:
-    """What the members of the System 1 targets learn (surrogates/ranking.py)."""
-    rank = (manifest.get("metrics") or {}).get("ranking") or {}
-    centred = rank.get("centred_targets") or []
-    neighbours = rank.get("size_neighbours") or {}
-    if not centred and not rank.get("recipe") and not neighbours.get("weight"):
-        return ""
-    line = (f"Ranking: {', '.join(centred)} members learn the order within a problem (each "
-            "problem's mean taken out, put back from problem_levels.json)" if centred else
-            "Ranking: the members regress absolute log values")
-    if rank.get("denoise"):
-        line += "; rows weighed by 1 / (1 + measured noise)"
-    if neighbours.get("weight"):
-        line += (f"; predictions corrected by {neighbours['weight']:g} x the out-of-fold "
-                 "residuals measured at the neighbouring sizes (surrogates/size_neighbours.py)")
-    if rank.get("recipe"):
-        line += f"; recipe {rank['recipe']!r}"
-        if rank.get("chosen_by"):
-            line += f", chosen by {rank['chosen_by']}"
-    return line + ".\n"
-
-
-def _readme(manifest: dict) -> str:
-    src = manifest.get("energy_source", "none")
-    energy_line = (
-        "Energy predictions were trained on MODELLED energy (no RAPL/NVML/Slurm meter on the "
-        "training machine): they reproduce the power model, not a measurement."
-        if src == "modelled" else f"Energy predictions were trained on energy from: {src}."
-    )
-    s = manifest.get("sampling", {})
-    return (
-        "hpcds1mpi model bundle (format {fmt})\n\n"
-        "Trained {when} on {n} rows ({kept} kept by intelligent sampling at target rate "
-        "{rate}, achieved {ach:.3f}, seed {seed}).\n"
-        "Family: {fam} x {k} members (Bayesian bootstrap over problems, {trees} trees each); "
-        "TabNet embedding: {emb}; member features: {mf}.\n"
-        "Sources: {src}.\n"
-        "Targets: {targets}.\n{ranking}{energy}\n"
-        "Training-data SHA-256: {h}\n"
-        "Metrics in manifest.json are in-sample; held-out accuracy: analysis/h1_eval.py.\n"
-    ).format(fmt=manifest["format_version"], when=manifest["created"],
-             n=s.get("n_total"), kept=s.get("n_kept"), rate=s.get("target_rate"),
-             ach=s.get("achieved_rate", float("nan")), seed=s.get("seed"),
-             fam=manifest["family"], k=manifest["n_members"],
-             trees=(manifest.get("member_trees_and_learning_rate") or ["?"])[0],
-             mf=(f"{len(manifest['member_features'])} problem/knob features"
-                 if manifest.get("member_features") else "all"),
-             src=", ".join(manifest.get("sources") or []) or "not recorded",
-             emb="yes" if manifest.get("use_embedding") else "no",
-             targets=", ".join(manifest["targets"]), energy=energy_line,
-             ranking=_ranking_line(manifest),
-             h=manifest["data_hash"])
 
 
 __all__ = ["BUNDLE_FILES", "BUNDLE_FORMAT", "FRAME_COLUMNS", "HASHED_FILES", "LEVELS_FILE",

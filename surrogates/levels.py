@@ -1,4 +1,5 @@
-"""The knob levels each workload of a bundle was measured at, and what may be offered for it.
+"""The knob levels each workload of a bundle was measured at (what may be offered for it:
+:mod:`.measured_offer`).
 
 A registered kernel declares what it can run (``kernels.support``): the model may be asked
 about any of it. A user's program (an external workload, swept with ``sweep --command``; the
@@ -9,7 +10,8 @@ ranks per node up to the largest measured. Anything else is left out, and said s
 
 Each program's levels also keep its command line as its rows ran it, the launcher left out and
 ``{size}`` put back where the size was (``./app {size} 40``): ``advise`` matches a user's
-script to the program by it and reads the size from the script's own launch line.
+script to the program by it and reads the size from the script's own launch line (read from
+the rows by :mod:`.program_command`).
 
 Each program's levels also say which runtime its rows measured (``runtime``: the telemetry's
 ``launch`` attribute, put on the rows as ``runtime_source`` by
@@ -27,13 +29,16 @@ the common case, never pay for reading the rows).
 from __future__ import annotations
 
 import json
-import re
 import shlex
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 from hpcds1mpi.errors import ModelError
+
+# Re-exported for decide/offer.py (not updated in this split): import them from measured_offer.
+from .measured_offer import Offer, measured_offer  # noqa: F401
+from .program_command import command_of
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -70,8 +75,8 @@ class MeasuredLevels:
             launch for 0.31 s of ``HPL_time``); 1 otherwise.
         command: a program's command line as its rows ran it, without the launcher, with
             ``{size}`` (and any other placeholder whose value varied) put back
-            (:func:`_command_of`); "" when there is none (a kernel, a job-log label) or its
-            lines cannot be read; None when the bundle predates the record
+            (:func:`.program_command.command_of`); "" when there is none (a kernel, a job-log
+            label) or its lines cannot be read; None when the bundle predates the record
             (:func:`program_commands` then reads the rows).
         measured_with: a program's reading options as its rows recorded them (a
             ``measure_options`` column: JSON of :data:`MEASURE_KEYS`, "" for one not used);
@@ -150,7 +155,7 @@ def levels_from_frame(frame: "pd.DataFrame") -> dict[str, MeasuredLevels]:
                                        levels("ranks_per_node", True), levels("nodes", True),
                                        runtime=_runtime_of(rows, "external" in kinds),
                                        wall_per_runtime=_wall_per_runtime(rows),
-                                       command=_command_of(rows) if "external" in kinds else "",
+                                       command=command_of(rows) if "external" in kinds else "",
                                        measured_with=_measured_with(rows)
                                        if "external" in kinds else None)
     return out
@@ -238,82 +243,6 @@ def _runtime_words(source: str) -> str:
     if source.startswith(_OWN_TIME):
         return f"--time-regex {shlex.quote(source[len(_OWN_TIME):].removesuffix(')'))}"
     return source
-
-
-#: The most distinct recorded command lines read per program (every configuration of a sweep
-#: differs only in its launcher options and placeholders).
-_COMMANDS_READ = 200
-
-
-def _command_of(rows: "pd.DataFrame") -> str:
-    """A program's command line from its rows' ``command`` (launcher and program, as launched):
-    the launcher dropped (read as a script's launch line is), every word whose value follows
-    the row's ``size`` (or another placeholder that varied) written back as ``{size}`` (...);
-    measured at one size, the one word equal to it. "" when the lines cannot be read or
-    disagree."""
-    from hpcds1mpi.launch.program import PLACEHOLDERS
-
-    if "command" not in rows.columns:
-        return ""
-    if "kind" in rows.columns:
-        rows = rows[rows["kind"].astype(str) == "external"]
-    runs, seen = [], set()
-    for row in rows.to_dict("records"):
-        text = row.get("command")
-        if not isinstance(text, str) or not text or text in seen:
-            continue
-        seen.add(text)
-        words = launched_words(text)
-        if words is None:
-            return ""
-        runs.append((words, {k: _plain(row.get(k)) for k in PLACEHOLDERS}))
-        if len(runs) >= _COMMANDS_READ:
-            break
-    if not runs or len({len(words) for words, _ in runs}) != 1:
-        return ""
-    out = []
-    for k in range(len(runs[0][0])):
-        texts = [words[k] for words, _ in runs]
-        token = texts[0] if len(set(texts)) == 1 else None
-        for name in PLACEHOLDERS if token is None else ():
-            values = [values[name] for _, values in runs]
-            if len(set(values)) > 1:
-                put = {re.sub(rf"(?<![0-9A-Za-z]){re.escape(v)}(?![0-9A-Za-z])",
-                              "{" + name + "}", t) for t, v in zip(texts, values)}
-                if len(put) == 1 and "{" + name + "}" in (token := put.pop()):
-                    break
-                token = None
-        if token is None:
-            return ""  # a word that varies with nothing the sweep filled in
-        out.append(token)
-    sizes = {values["size"] for _, values in runs}
-    if len(sizes) == 1 and not any("{size}" in t for t in out):
-        hits = [k for k, t in enumerate(out) if t == next(iter(sizes))]
-        if len(hits) == 1:
-            out[hits[0]] = "{size}"
-    return " ".join(t if re.fullmatch(r"[\w@%+=:,./{}-]+", t) else shlex.quote(t) for t in out)
-
-
-def launched_words(command: str) -> list[str] | None:
-    """[program, *args] of one recorded launch command line (``mpiexec -n 2 ./app 64``), read
-    as a script's launch line is; None when it launches nothing readable."""
-    from hpcds1mpi.errors import ConfigError
-    from hpcds1mpi.launch.script_reading import read_script
-
-    try:
-        launches = read_script(command + "\n").launches
-    except ConfigError:
-        return None
-    if not launches or launches[0].program is None:
-        return None
-    return [launches[0].program, *launches[0].args]
-
-
-def _plain(value) -> str:
-    """A row's value as the program rule writes it into a command (``64``, not ``64.0``)."""
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return "" if value is None else str(value)
 
 
 def _wall_per_runtime(rows: "pd.DataFrame") -> float:
@@ -464,76 +393,7 @@ def _frame_columns(bundle) -> set:
         return set()
 
 
-@dataclass
-class Offer:
-    """What may be offered for a workload, and what was left out and why.
-
-    Attributes:
-        uses_threads: whether more than one thread per rank is offered at all.
-        precisions, devices: the levels offered (None: everything the partition has).
-        threads: thread counts offered (None: every count).
-        max_ranks_per_node: the most ranks per node offered (None: the partition's cores).
-        left_out: one line per level left out, with its reason.
-        levels: the measured levels behind the offer (None for a kernel).
-    """
-
-    uses_threads: bool = True
-    precisions: list | None = None
-    devices: list | None = None
-    threads: list | None = None
-    max_ranks_per_node: int | None = None
-    left_out: list[str] = field(default_factory=list)
-    levels: MeasuredLevels | None = None
-
-
-def measured_offer(levels: MeasuredLevels, devices_available: Sequence[str],
-                   max_cores: int, precisions_known: Sequence[str] | None = None) -> Offer:
-    """The offer of a program measured at ``levels``: only those levels.
-
-    Args:
-        levels: what it was measured with.
-        devices_available: the devices the allowed partitions have (left-out lines name
-            only what could otherwise have been offered).
-        max_cores: the most cores per node of the allowed partitions.
-        precisions_known: every precision (default :data:`hpcds1mpi.config.PRECISIONS`).
-    """
-    from hpcds1mpi.config import PRECISIONS
-
-    what = "this program" if levels.external else "this workload"
-    left = []
-    for p in precisions_known or PRECISIONS:
-        if p not in levels.precisions:
-            left.append(f"{p}: never measured for {what}")
-    for d in devices_available:
-        if d not in levels.devices:
-            left.append(f"{d}: never measured for {what}")
-    threads = [t for t in levels.threads if t <= max_cores]
-    unmeasured = [t for t in range(1, max_cores + 1) if t not in levels.threads]
-    if unmeasured and threads:
-        left.append(f"threads {_ranges(unmeasured)}: never measured for {what} "
-                    f"(measured {_ranges(threads)})")
-    rpn = levels.max_ranks_per_node
-    if rpn and rpn < max_cores:
-        left.append(f"ranks per node above {rpn}: beyond the measured maximum for {what}")
-    return Offer(uses_threads=bool(threads) and max(threads) > 1,
-                 precisions=list(levels.precisions),
-                 devices=[d for d in levels.devices if d in devices_available],
-                 threads=threads or [1], max_ranks_per_node=rpn or None, left_out=left,
-                 levels=levels)
-
-
-def _ranges(values: Sequence[int]) -> str:
-    """``1, 2, 5-8`` for integers: runs of three or more shown as a range."""
-    groups: list[list[int]] = []
-    for v in sorted(values):
-        if groups and v == groups[-1][-1] + 1:
-            groups[-1].append(v)
-        else:
-            groups.append([v])
-    return ", ".join(f"{g[0]}-{g[-1]}" if len(g) > 2 else ", ".join(map(str, g)) for g in groups)
-
-
-__all__ = ["LEVELS_FILE", "MEASURE_KEYS", "MeasuredLevels", "Offer", "UNKNOWN", "bundle_levels",
-           "launched_words", "levels_from_frame", "measured_offer", "program_commands",
+__all__ = ["LEVELS_FILE", "MEASURE_KEYS", "MeasuredLevels", "UNKNOWN", "bundle_levels",
+           "levels_from_frame", "program_commands",
            "read_levels", "recorded_measurement", "runtime_conflicts",
            "runtime_line", "write_levels"]

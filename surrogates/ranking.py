@@ -124,6 +124,18 @@ def noise_of(noise: dict[str, float], workloads) -> np.ndarray:
     return np.array([noise.get(u, np.nan) for u in uniq], dtype=float)[inverse]
 
 
+def noise_of_column(noise: dict[str, float], workloads) -> np.ndarray:
+    """:func:`noise_of` for a :class:`~.columns.Columns` column too (a text array, or its
+    ``(codes, values)``: no pandas); a pandas Series goes to :func:`noise_of`."""
+    if isinstance(workloads, tuple):
+        codes, values = workloads
+        return np.array([noise.get(str(v), np.nan) for v in values], dtype=float)[codes]
+    if not isinstance(workloads, np.ndarray):
+        return noise_of(noise, workloads)
+    uniq, inverse = np.unique(workloads.astype(str), return_inverse=True)
+    return np.array([noise.get(u, np.nan) for u in uniq.tolist()], dtype=float)[inverse]
+
+
 class ProblemLevels:
     """A problem's level (its mean centred-out log value) per workload code against log size.
 

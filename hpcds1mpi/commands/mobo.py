@@ -253,7 +253,8 @@ def _size_outside(bundle, workload: str, size: int) -> tuple[float, float] | Non
 
 def _measured_offer(bundle, workload, part):
     """A program's measured levels as MOBO's offer (None: a kernel, its declared knobs)."""
-    from hpcds1mpi.surrogates.levels import bundle_levels, measured_offer
+    from hpcds1mpi.surrogates.levels import bundle_levels
+    from hpcds1mpi.surrogates.measured_offer import measured_offer
 
     levels = bundle_levels(bundle, workload)
     if levels is None:

@@ -1,5 +1,8 @@
 """Measurement beyond wall time: energy meters, peak memory, GPU use, fingerprint.
 
+The MPI library a user's program loads (for a program sweep's fingerprint) is read by
+:mod:`hpcds1mpi.measure.program_mpi`.
+
 Energy comes from the first source that exists, and every value says which:
 
 - ``rapl``: Linux powercap package counters (``/sys/class/powercap/intel-rapl:N/energy_uj``),
@@ -16,10 +19,13 @@ import hashlib
 import json
 import os
 import platform
-import re
 import threading
 import time
 from dataclasses import dataclass
+
+from hpcds1mpi.measure.program_mpi import UNREAD
+# Re-exported for measure/external.py (not updated in this split): import it from program_mpi.
+from hpcds1mpi.measure.program_mpi import program_mpi_library  # noqa: F401
 
 PACKAGES = ("hpcds1mpi", "numpy", "scipy", "mpi4py", "mpich", "h5py", "torch", "cupy-cuda12x",
             "threadpoolctl", "pandas")
@@ -248,175 +254,6 @@ def package_versions() -> dict:
         except PackageNotFoundError:
             continue
     return found
-
-
-#: The first line of ``MPI_Get_library_version`` of the library at ``sys.argv[1]``, asked
-#: before ``MPI_Init`` (allowed since MPI-3), in a subprocess: loading an MPI library into the
-#: sweep's own process could clash with its mpi4py's.
-_LIBRARY_PROBE = ("import ctypes, sys\n"
-                  "lib = ctypes.CDLL(sys.argv[1])\n"
-                  "text = ctypes.create_string_buffer(8192)\n"
-                  "lib.MPI_Get_library_version(text, ctypes.byref(ctypes.c_int()))\n"
-                  "print(text.value.decode('utf-8', 'replace'))")
-
-
-#: What follows the launcher's version line where it stands in for a program's MPI library
-#: that cannot be read: the row says so, instead of reading as the launcher's MPI (a wrapper
-#: of an Open MPI program run by the wheel's hydra had read as "mpiexec Version: 5.0.2").
-UNREAD = "[the launcher's version: the program's MPI library could not be read]"
-
-
-def program_mpi_library(tokens: list[str], env: dict, launcher: str) -> str:
-    """``mpi_library`` for the fingerprint of a program sweep (``sweep --command``).
-
-    The first line of ``MPI_Get_library_version`` of the MPI library the program loads: what a
-    kernel sweep records for the same library, so kernels and programs measured with one MPI on
-    one machine share a ``machine_id``. A binary's library is the one ``ldd`` resolves, a
-    ``python ...`` program's is its mpi4py's. Where that cannot be read (a shell wrapper, a
-    static binary, no ``ldd``) the launcher's version line stands in, marked :data:`UNREAD`
-    ("unknown" when the launcher cannot say either).
-    """
-    from hpcds1mpi.launch.launchers import library_version
-
-    found = _program_library_version(tokens, env)
-    if found:
-        return found
-    stand_in = library_version(launcher)
-    return stand_in if stand_in == "unknown" else f"{stand_in} {UNREAD}"
-
-
-def _program_library_version(tokens: list[str], env: dict) -> str | None:
-    import shutil
-    import subprocess
-    import sys
-
-    if not tokens:
-        return None
-    path = tokens[0] if "/" in tokens[0] else shutil.which(tokens[0], path=env.get("PATH"))
-    if not path or not os.path.isfile(path):
-        return None
-    if _PYTHON_NAME.match(os.path.basename(path)):
-        from hpcds1mpi.launch.mpi_family import MPI4PY_PROBE
-
-        command = [path, "-c", MPI4PY_PROBE]
-    elif _shebang(path) is not None:
-        # A script: the kernel runs its #! interpreter; only a Python one's MPI can be read
-        # (its mpi4py's), never a shell wrapper's (the program it starts is unknown).
-        found = shebang_python(path, env)
-        if found is None:
-            return None
-        from hpcds1mpi.launch.mpi_family import MPI4PY_PROBE
-
-        command, env = found[0] + ["-c", MPI4PY_PROBE], found[1]
-    else:
-        from hpcds1mpi.launch.mpi_family import linked_library
-
-        library = linked_library(path, env)
-        if library is None:
-            return None
-        command = [sys.executable, "-c", _LIBRARY_PROBE, library]
-    try:
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    # As C reads it: Debian's mpi4py keeps the string's NUL, which no HDF5 file can store.
-    from hpcds1mpi.launch.mpi_family import version_line
-
-    return (version_line(proc.stdout) if proc.returncode == 0 else "") or None
-
-
-#: A Python interpreter's file name (``python``, ``python3``, ``python3.12``).
-_PYTHON_NAME = re.compile(r"^python[0-9.]*$")
-#: Python's options that change which mpi4py it imports and take no argument (``-E``, ``-s``,
-#: ``-I``, ``-S``, clusters of them); the probe runs with them as the script would.
-_PYTHON_FLAGS = re.compile(r"^-[bBdEIOPqsSuv]+$")
-#: env's options that take the next word as their argument.
-_ENV_ARGUMENT = ("-u", "--unset", "-C", "--chdir")
-
-
-def _shebang(path: str) -> tuple[str, str | None] | None:
-    """A script's ``#!`` line as the kernel reads it: (interpreter, its one optional argument,
-    the rest of the line, or None); None when ``path`` does not start with ``#!``."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(256)
-    except OSError:
-        return None
-    if not head.startswith(b"#!"):
-        return None
-    line = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").strip(" \t\r")
-    if not line:
-        return None
-    interpreter, _, argument = line.replace("\t", " ").partition(" ")
-    argument = argument.strip(" ")
-    return interpreter, argument or None
-
-
-def shebang_python(path: str, env: dict) -> tuple[list[str], dict] | None:
-    """How the script ``path`` starts Python: (the interpreter and the options of its ``#!``
-    line, the environment it runs in); None when its ``#!`` does not name Python (a shell
-    wrapper: no guess).
-
-    Read as the kernel and env(1) do: ``#!/path/to/python3 -u``, ``#!/usr/bin/env python3``
-    (found on ``PATH``), ``#!/usr/bin/env -S VAR=x python3 -E`` (env splits its one argument,
-    sets ``VAR``, skips its own options).
-    """
-    import shlex
-    import shutil
-
-    found = _shebang(path)
-    if found is None:
-        return None
-    interpreter, argument = found
-    env = dict(env)
-    if os.path.basename(interpreter) != "env":
-        words = [interpreter] + ([argument] if argument else [])
-    else:
-        if not argument:
-            return None
-        if argument.startswith(("-S", "--split-string")):
-            rest = argument[2:] if argument.startswith("-S") else \
-                argument[len("--split-string"):].lstrip("=")
-            try:
-                given = shlex.split(rest)
-            except ValueError:
-                return None
-        else:
-            given = [argument]  # env gets the rest of the line as one word: a program's name
-        words = []
-        skip = False
-        for word in given:
-            if words:
-                words.append(word)
-            elif skip:
-                skip = False
-            elif word in _ENV_ARGUMENT:
-                skip = True
-            elif word in ("-i", "--ignore-environment") or word == "-":
-                env = {}
-            elif word.startswith("-"):
-                continue
-            elif "=" in word:
-                name, value = word.split("=", 1)
-                env[name] = value
-            else:
-                words.append(word)
-        if not words:
-            return None
-        program = words[0] if "/" in words[0] else shutil.which(
-            words[0], path=env.get("PATH", os.defpath))
-        if not program:
-            return None
-        words[0] = program
-    if not _PYTHON_NAME.match(os.path.basename(words[0])):
-        return None
-    options = []
-    for word in words[1:]:
-        for option in word.split():
-            if not _PYTHON_FLAGS.match(option):
-                break
-            options.append(option)
-    return [words[0], *options], env
 
 
 #: The machines-table columns of the hardware class (``machine_id`` hashes them and the MPI).

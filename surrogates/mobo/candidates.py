@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
     from hpcds1mpi.cluster import Partition
-    from hpcds1mpi.surrogates.levels import Offer
+    from hpcds1mpi.surrogates.measured_offer import Offer
 
 SPACES = ("nodes", "full")
 NODE_COUNTS = ("pow2", "all")
@@ -40,8 +40,9 @@ def build_candidates(partition: "Partition", workload: str, size: int, space: st
             ranks per node, threads, device, precision; ranges default to powers of two).
         nodes, ranks_per_node, threads, devices, precisions: ranges for the full space.
         fixed: the configuration held fixed in the nodes-only space.
-        offer: a program's measured levels (:func:`hpcds1mpi.surrogates.levels.measured_offer`):
-            only those are candidates; None: what the kernel declares.
+        offer: a program's measured levels
+            (:func:`hpcds1mpi.surrogates.measured_offer.measured_offer`): only those are
+            candidates; None: what the kernel declares.
 
     Returns:
         DataFrame with columns nodes, ranks_per_node, threads, device, precision, workload, size.

@@ -61,9 +61,9 @@ def test_a_debian_mpi4py_program_is_swept_resumed_and_its_threads_get_their_core
     assert library.startswith("Open MPI v") and "\0" not in library
     hpcc = shutil.which("hpcc")  # an Open MPI C program: the same library, the same machine
     if hpcc:
-        from hpcds1mpi.measure import meters
+        from hpcds1mpi.measure import program_mpi
 
-        assert meters.program_mpi_library([hpcc], dict(os.environ), mpirun) == library
+        assert program_mpi.program_mpi_library([hpcc], dict(os.environ), mpirun) == library
     proc = run_cli([*argv, "--sizes", "20,30", "--resume"], cwd=tmp_path, timeout=300)
     assert proc.returncode == 0 and "4 already done" in proc.stderr, proc.stderr
     runs = telemetry.read_runs(out)

@@ -647,7 +647,7 @@ def test_a_program_whose_mpi_cannot_be_read_is_noted_and_its_row_says_so(tmp_pat
     """A wrapper of an Open MPI program under the wheel's hydra ran as 1-rank copies, recorded
     ok without a word, its machine row reading as MPICH (s25 tester B 4)."""
     from hpcds1mpi.cluster import Partition
-    from hpcds1mpi.measure import meters
+    from hpcds1mpi.measure import program_mpi
     from hpcds1mpi.measure.readings import Readings
 
     wrapper = _script(tmp_path, "run.sh", 'echo "ranks: ${PMI_SIZE:-1}"\n')
@@ -661,7 +661,7 @@ def test_a_program_whose_mpi_cannot_be_read_is_noted_and_its_row_says_so(tmp_pat
     assert len(notes) == 1 and "run.sh is a script run by /bin/sh" in notes[0]
     assert "--ranks-regex" in notes[0]
     (library,) = telemetry.read_machines(tmp_path / "w.h5")["mpi_library"]
-    assert library.startswith("mpiexec ") and library.endswith(meters.UNREAD)
+    assert library.startswith("mpiexec ") and library.endswith(program_mpi.UNREAD)
     # --ranks-regex checks every launch: nothing to note; one rank needs no check either.
     for readings, ranks in ((Readings.of(ranks_regex=r"ranks: (\d+)"), "1,2"),
                             (Readings.of(), "1")):

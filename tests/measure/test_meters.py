@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hpcds1mpi.cluster import Partition
-from hpcds1mpi.measure import meters
+from hpcds1mpi.measure import meters, program_mpi
 
 
 def test_modelled_power_is_linear_in_busy_cores_and_capped():
@@ -82,7 +82,7 @@ def test_a_program_built_with_the_wheels_mpicc_gets_the_kernels_mpi_library(tmp_
     exe = jacobi.build(tmp_path)
     if exe is None:
         pytest.skip("no mpicc beside this Python or no C compiler")
-    program = meters.program_mpi_library([exe, "64", "40"], dict(os.environ), mpiexec_path())
+    program = program_mpi.program_mpi_library([exe, "64", "40"], dict(os.environ), mpiexec_path())
     kernel = _kernel_library()
     assert program.startswith("MPICH Version:")  # not the launcher's "mpiexec Version: ..."
     assert _ids(program) == _ids(kernel)
@@ -95,16 +95,16 @@ def test_a_python_program_gets_its_mpi4pys_library_and_a_wrapper_its_launchers(t
     from hpcds1mpi.launch.launchers import library_version, mpiexec_path
 
     env = dict(os.environ)
-    assert meters.program_mpi_library([sys.executable, "app.py"], env, "mpiexec") == \
+    assert program_mpi.program_mpi_library([sys.executable, "app.py"], env, "mpiexec") == \
         _kernel_library()
     wrapper = tmp_path / "run.sh"  # its program's library cannot be read: the launcher's line
     wrapper.write_text("#!/bin/sh\nexec ./app \"$@\"\n")
     wrapper.chmod(0o755)
     launcher = mpiexec_path()
     # ... said to be the launcher's: it had read as the wheel's MPICH (s25 tester B 4)
-    assert meters.program_mpi_library([str(wrapper)], env, launcher) == \
-        f"{library_version(launcher)} {meters.UNREAD}"
-    assert meters.program_mpi_library([str(wrapper)], env, str(tmp_path / "gone")) == "unknown"
+    assert program_mpi.program_mpi_library([str(wrapper)], env, launcher) == \
+        f"{library_version(launcher)} {program_mpi.UNREAD}"
+    assert program_mpi.program_mpi_library([str(wrapper)], env, str(tmp_path / "gone")) == "unknown"
 
 
 @pytest.mark.parametrize("shebang", ["#!/usr/bin/env python3", "#!{python} -u",
@@ -121,10 +121,10 @@ def test_a_python_program_run_by_its_shebang_gets_the_same_machine_as_run_by_pyt
     program = tmp_path / "prog.py"
     program.write_text(shebang.format(python=sys.executable) + "\nfrom mpi4py import MPI\n")
     program.chmod(0o755)
-    by_shebang = meters.program_mpi_library([str(program), "--n", "8"], env, "mpiexec")
-    by_python = meters.program_mpi_library(["python3", str(program), "--n", "8"], env,
+    by_shebang = program_mpi.program_mpi_library([str(program), "--n", "8"], env, "mpiexec")
+    by_python = program_mpi.program_mpi_library(["python3", str(program), "--n", "8"], env,
                                            "mpiexec")
-    assert meters.UNREAD not in by_shebang
+    assert program_mpi.UNREAD not in by_shebang
     assert _ids(by_shebang) == _ids(by_python) == _ids(_kernel_library())
 
 
@@ -143,9 +143,9 @@ def test_a_script_whose_shebang_runs_no_python_is_not_guessed(tmp_path, shebang)
     wrapper.write_text(f"{shebang}\nexec python3 prog.py \"$@\"\n")
     wrapper.chmod(0o755)
     launcher = mpiexec_path()
-    assert meters.shebang_python(str(wrapper), env) is None
-    assert meters.program_mpi_library([str(wrapper)], env, launcher) == \
-        f"{library_version(launcher)} {meters.UNREAD}"
+    assert program_mpi.shebang_python(str(wrapper), env) is None
+    assert program_mpi.program_mpi_library([str(wrapper)], env, launcher) == \
+        f"{library_version(launcher)} {program_mpi.UNREAD}"
 
 
 def test_an_open_mpi_program_gets_its_open_mpi_library():
@@ -155,7 +155,7 @@ def test_an_open_mpi_program_gets_its_open_mpi_library():
     hpcc = shutil.which("hpcc")
     if hpcc is None:
         pytest.skip("no hpcc (Debian's, built with Open MPI) here")
-    library = meters.program_mpi_library([hpcc], dict(os.environ), "mpirun.openmpi")
+    library = program_mpi.program_mpi_library([hpcc], dict(os.environ), "mpirun.openmpi")
     assert library.startswith("Open MPI v")  # MPI_Get_library_version, as mpi4py would say
     assert _ids(library) != _ids(_kernel_library())
 
@@ -194,7 +194,7 @@ def test_a_library_version_with_a_nul_is_recorded_as_c_reads_it(tmp_path):
     from tests.launch.test_mpi_family import DEBIAN_MPI4PY, fake_python
 
     python = fake_python(tmp_path)
-    library = meters.program_mpi_library([python, "app.py"], dict(os.environ), "mpiexec")
+    library = program_mpi.program_mpi_library([python, "app.py"], dict(os.environ), "mpiexec")
     assert library == DEBIAN_MPI4PY[:-1]  # what ctypes' .value gives for a C program
     assert _ids(DEBIAN_MPI4PY) == _ids(library)
     part = Partition("p", cores_per_node=2, memory_gb=8)
@@ -219,7 +219,7 @@ def test_an_earlier_text_of_the_same_library_is_found_for_relabelling():
     assert meters.earlier_record(earlier(mpi_library="Open MPI v4.1.4\x00", cpu_model="X"),
                                  now) is None
     # A wrapper's row from before the launcher's line was marked: the same, relabelled.
-    wrapper = dict(now, mpi_library=f"mpiexec Version: 5.0.2 {meters.UNREAD}")
+    wrapper = dict(now, mpi_library=f"mpiexec Version: 5.0.2 {program_mpi.UNREAD}")
     wrapper["machine_id"] = meters.machine_id(wrapper)
     unmarked = earlier(mpi_library="mpiexec Version: 5.0.2")
     assert meters.earlier_record(unmarked, wrapper) == next(iter(unmarked))

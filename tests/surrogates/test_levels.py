@@ -10,9 +10,10 @@ import pytest
 
 from hpcds1mpi.errors import ModelError
 from hpcds1mpi.surrogates.levels import (LEVELS_FILE, MeasuredLevels, bundle_levels,
-                                         launched_words, levels_from_frame, measured_offer,
-                                         program_commands, read_levels, runtime_line,
-                                         write_levels)
+                                         levels_from_frame, program_commands, read_levels,
+                                         runtime_line, write_levels)
+from hpcds1mpi.surrogates.measured_offer import measured_offer
+from hpcds1mpi.surrogates.program_command import launched_words
 
 
 def runs() -> pd.DataFrame:

@@ -2,10 +2,11 @@
 
 A telemetry file ``t.h5`` is an HDF5 snapshot plus a journal and a lock beside it while a sweep
 writes. Modules: :mod:`.layout` (the HDF5 layout, ``SCHEMA_VERSION``, the in-memory
-:class:`Store`), :mod:`.journal` (journal, lock, fault notes; :func:`load` folds them in),
-:mod:`.writer` (:class:`TelemetryWriter`, :func:`append`), :mod:`.merge` (shards into one
-file), :mod:`.tables` (:func:`read_runs` and the other DataFrames). The names below are the
-store's public face; import them from here.
+:class:`Store`), :mod:`.snapshot_write` (a snapshot written atomically), :mod:`.journal`
+(journal, lock, fault notes; :func:`load` folds them in), :mod:`.writer`
+(:class:`TelemetryWriter`, :func:`append`), :mod:`.merge` (shards into one file),
+:mod:`.tables` (:func:`read_runs` and the other DataFrames). The names below are the store's
+public face; import them from here.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from .journal import (journal_path, load, lock_path, read_fault_notes, read_jour
                       remove_fault_notes, write_fault_note, writer_alive)
 from .layout import (DETAIL_TABLES, FORMAT_NAME, MACHINE_COLUMNS, PROVENANCE_COLUMNS,
                      RANK_COLUMNS, RANK_REPEAT_COLUMNS, REPEAT_COLUMNS, RUN_COLUMNS,
-                     SCHEMA_VERSION, TABLES, Store, normalise, read_snapshot, write_snapshot)
+                     SCHEMA_VERSION, TABLES, Store, normalise, read_snapshot)
 from .merge import merge
+from .snapshot_write import write_snapshot
 from .tables import read_detail, read_machines, read_runs
 from .writer import TelemetryWriter, append
 

@@ -40,7 +40,8 @@ from pathlib import Path
 
 from hpcds1mpi.errors import TelemetryError
 
-from .layout import Store, fsync_dir, read_snapshot
+from .layout import Store, read_snapshot
+from .snapshot_write import fsync_dir
 
 
 def journal_path(path: str | os.PathLike) -> Path:

@@ -20,7 +20,8 @@ from hpcds1mpi.errors import HpcdsError, LockError, OutputError, TelemetryError,
 from .journal import (journal_line, journal_path, load, lock_path, read_crash_note,
                       read_fault_notes, read_journal, remove_crash_note, remove_fault_notes,
                       settle_unfinished, writer_alive)
-from .layout import Store, read_snapshot, write_snapshot
+from .layout import Store, read_snapshot
+from .snapshot_write import write_snapshot
 
 
 #: errno values of an output that cannot be written at all (unlike a full disk, freeing space

@@ -47,9 +47,9 @@ def test_snapshot_is_atomic_when_killed_mid_write(tmp_path, monkeypatch):
     def boom(*a, **k):
         raise KeyboardInterrupt("killed mid-write")
 
-    from hpcds1mpi.records.telemetry import layout
+    from hpcds1mpi.records.telemetry import snapshot_write
 
-    monkeypatch.setattr(layout, "_write_table", boom)
+    monkeypatch.setattr(snapshot_write, "_write_table", boom)
     with pytest.raises(KeyboardInterrupt):
         telemetry.write_snapshot(path, store)
     assert telemetry.read_runs(path)["run_id"].tolist() == ["r000"]

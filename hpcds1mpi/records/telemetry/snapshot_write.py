@@ -1,0 +1,98 @@
+"""Writing a telemetry snapshot: a :class:`~.layout.Store` to its HDF5 file, atomically.
+
+:func:`write_snapshot` writes a temp file in the :mod:`.layout` (one dataset per column, the
+file attributes), fsyncs it and replaces the file; :func:`fsync_dir` makes a rename durable
+(the journal's fault notes use it too); :func:`storable` is a string HDF5 can store.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from .layout import (DETAIL_TABLES, FORMAT_NAME, MACHINE_COLUMNS, PROVENANCE_COLUMNS,
+                     RUN_COLUMNS, SCHEMA_VERSION, TABLES, Store, column_default)
+
+
+
+def storable(value) -> str:
+    """``value`` as a string HDF5 can store: without NUL bytes, which h5py refuses ("VLEN
+    strings do not support embedded NULLs") and which would lose the whole snapshot (a
+    program's error line with a NUL, Debian mpi4py's library version)."""
+    return str(value).replace("\0", "")
+
+
+def _write_table(f, name: str, rows: list[dict], columns: list[tuple[str, str]], compress: bool):
+    import h5py
+    import numpy as np
+
+    group = f.create_group(name)
+    group.attrs["columns"] = [n for n, _ in columns]
+    kw = {"compression": "gzip", "compression_opts": 4, "shuffle": True} if compress and len(rows) > 64 else {}
+    for col, kind in columns:
+        values = [r.get(col, column_default(kind)) for r in rows]
+        if kind == "str":
+            arr = np.array([storable(v) for v in values], dtype=object)
+            group.create_dataset(col, data=arr, dtype=h5py.string_dtype("utf-8"), **kw)
+        elif kind == "int":
+            group.create_dataset(col, data=np.array(values, dtype=np.int64), **kw)
+        else:
+            group.create_dataset(col, data=np.array(values, dtype=np.float64), **kw)
+
+
+def fsync_dir(path: Path) -> None:
+    """fsync the directory holding ``path`` (a rename is durable only then)."""
+    try:
+        fd = os.open(path.parent if str(path.parent) else ".", os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _test_pause_mid_write() -> None:
+    """Fault-injection hook for the kill tests: ``HPCDS1MPI_TEST_SNAPSHOT_PAUSE=S`` holds a
+    snapshot half-written for S seconds, so a test's SIGKILL reliably lands inside the write."""
+    pause = os.environ.get("HPCDS1MPI_TEST_SNAPSHOT_PAUSE")
+    if pause:
+        time.sleep(float(pause))
+
+
+def write_snapshot(path: str | os.PathLike, store: Store, *, compress: bool = True) -> float:
+    """Write ``store`` to ``path`` atomically (temp file, fsync, ``os.replace``); return seconds."""
+    import h5py
+
+    start = time.perf_counter()
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    keys = list(store.runs)
+    with h5py.File(tmp, "w") as f:
+        f.attrs["format"] = FORMAT_NAME
+        f.attrs["schema_version"] = SCHEMA_VERSION
+        for k, v in store.attrs.items():
+            if k in ("format", "schema_version", "attempts"):
+                continue
+            v = v.item() if hasattr(v, "item") else v
+            f.attrs[k] = v if isinstance(v, (int, float)) else storable(v)
+        f.attrs["attempts"] = json.dumps([[k[0], k[1], n] for k, n in store.attempts.items()])
+        _write_table(f, "runs", [store.runs[k] for k in keys], RUN_COLUMNS, compress)
+        _test_pause_mid_write()
+        _write_table(f, "machines", list(store.machines.values()), MACHINE_COLUMNS, compress)
+        for table in DETAIL_TABLES:
+            rows = [r for k in keys for r in store.detail[table].get(k, [])]
+            _write_table(f, table, rows, TABLES[table], compress)
+        _write_table(f, "provenance", store.provenance, PROVENANCE_COLUMNS, compress)
+    fd = os.open(tmp, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    fsync_dir(path)
+    return time.perf_counter() - start

@@ -1,0 +1,87 @@
+"""What may be offered for a workload measured only at some levels, and what is left out.
+
+A user's program (or a job-log label) declares no knobs, so :func:`measured_offer` offers
+only the levels it was measured at (:class:`~hpcds1mpi.surrogates.levels.MeasuredLevels`),
+one line per level left out and why; a kernel's :class:`Offer` is built from its declared
+support by :mod:`hpcds1mpi.decide.offer`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .levels import MeasuredLevels
+
+
+@dataclass
+class Offer:
+    """What may be offered for a workload, and what was left out and why.
+
+    Attributes:
+        uses_threads: whether more than one thread per rank is offered at all.
+        precisions, devices: the levels offered (None: everything the partition has).
+        threads: thread counts offered (None: every count).
+        max_ranks_per_node: the most ranks per node offered (None: the partition's cores).
+        left_out: one line per level left out, with its reason.
+        levels: the measured levels behind the offer (None for a kernel).
+    """
+
+    uses_threads: bool = True
+    precisions: list | None = None
+    devices: list | None = None
+    threads: list | None = None
+    max_ranks_per_node: int | None = None
+    left_out: list[str] = field(default_factory=list)
+    levels: MeasuredLevels | None = None
+
+
+def measured_offer(levels: MeasuredLevels, devices_available: Sequence[str],
+                   max_cores: int, precisions_known: Sequence[str] | None = None) -> Offer:
+    """The offer of a program measured at ``levels``: only those levels.
+
+    Args:
+        levels: what it was measured with.
+        devices_available: the devices the allowed partitions have (left-out lines name
+            only what could otherwise have been offered).
+        max_cores: the most cores per node of the allowed partitions.
+        precisions_known: every precision (default :data:`hpcds1mpi.config.PRECISIONS`).
+    """
+    from hpcds1mpi.config import PRECISIONS
+
+    what = "this program" if levels.external else "this workload"
+    left = []
+    for p in precisions_known or PRECISIONS:
+        if p not in levels.precisions:
+            left.append(f"{p}: never measured for {what}")
+    for d in devices_available:
+        if d not in levels.devices:
+            left.append(f"{d}: never measured for {what}")
+    threads = [t for t in levels.threads if t <= max_cores]
+    unmeasured = [t for t in range(1, max_cores + 1) if t not in levels.threads]
+    if unmeasured and threads:
+        left.append(f"threads {_ranges(unmeasured)}: never measured for {what} "
+                    f"(measured {_ranges(threads)})")
+    rpn = levels.max_ranks_per_node
+    if rpn and rpn < max_cores:
+        left.append(f"ranks per node above {rpn}: beyond the measured maximum for {what}")
+    return Offer(uses_threads=bool(threads) and max(threads) > 1,
+                 precisions=list(levels.precisions),
+                 devices=[d for d in levels.devices if d in devices_available],
+                 threads=threads or [1], max_ranks_per_node=rpn or None, left_out=left,
+                 levels=levels)
+
+
+def _ranges(values: Sequence[int]) -> str:
+    """``1, 2, 5-8`` for integers: runs of three or more shown as a range."""
+    groups: list[list[int]] = []
+    for v in sorted(values):
+        if groups and v == groups[-1][-1] + 1:
+            groups[-1].append(v)
+        else:
+            groups.append([v])
+    return ", ".join(f"{g[0]}-{g[-1]}" if len(g) > 2 else ", ".join(map(str, g)) for g in groups)
+
+
+__all__ = ["Offer", "measured_offer"]
