@@ -36,8 +36,6 @@ from typing import TYPE_CHECKING
 
 from hpcds1mpi.errors import ModelError
 
-# Re-exported for decide/offer.py (not updated in this split): import them from measured_offer.
-from .measured_offer import Offer, measured_offer  # noqa: F401
 from .program_command import command_of
 
 if TYPE_CHECKING:  # pragma: no cover

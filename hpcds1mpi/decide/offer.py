@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from hpcds1mpi.errors import ConfigError
-from hpcds1mpi.surrogates.levels import Offer, bundle_levels, measured_offer, runtime_line
+from hpcds1mpi.surrogates.levels import bundle_levels, runtime_line
+from hpcds1mpi.surrogates.measured_offer import Offer, measured_offer
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.cluster import Partition

@@ -259,6 +259,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
 
     from hpcds1mpi.launch import preflight
     from hpcds1mpi.measure import meters
+    from hpcds1mpi.measure.program_mpi import program_mpi_library
     from hpcds1mpi.measure.readings import Readings
     from hpcds1mpi.measure.rows import base_row
     from hpcds1mpi.records import telemetry
@@ -286,7 +287,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
     if say and (note := unverified_launch(first_tokens, first_env, plan.max_ranks, readings)):
         say(note)
     said = set()
-    mpi_library = meters.program_mpi_library(first_tokens, first_env,
+    mpi_library = program_mpi_library(first_tokens, first_env,
                                              getattr(launch, "command", "srun"))
     fp = meters.fingerprint(partition, hostnames=[socket.gethostname()],
                             mpi_library=mpi_library, gpu_aware=False)

@@ -24,8 +24,6 @@ import time
 from dataclasses import dataclass
 
 from hpcds1mpi.measure.program_mpi import UNREAD
-# Re-exported for measure/external.py (not updated in this split): import it from program_mpi.
-from hpcds1mpi.measure.program_mpi import program_mpi_library  # noqa: F401
 
 PACKAGES = ("hpcds1mpi", "numpy", "scipy", "mpi4py", "mpich", "h5py", "torch", "cupy-cuda12x",
             "threadpoolctl", "pandas")
