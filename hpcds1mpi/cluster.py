@@ -28,11 +28,12 @@ A file with a single ``[cluster]`` table and ``[partitions.<name>]`` tables is a
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 from dataclasses import asdict, dataclass, field
 
 from hpcds1mpi.errors import ClusterFileError
+from hpcds1mpi.slurm_allocation import (allocation_cpus_per_node, allocation_memory_mb, first_node,
+                                        gpus_from_gres, parse_scontrol_nodes)
 
 # Power figures a partition falls back to when the file gives none. They only feed *modelled*
 # energy, which is always labelled as such. A typical 2-socket server / a typical datacentre GPU.
@@ -231,33 +232,10 @@ def detect_local(name: str = "local") -> Cluster:
     return Cluster(name=name, partitions={name: part})
 
 
-def parse_scontrol_nodes(text: str) -> list[dict]:
-    """Parse ``scontrol show node`` output into one dict per node (key=value pairs)."""
-    nodes, current = [], None
-    for line in text.splitlines():
-        if line.startswith("NodeName="):
-            current = {}
-            nodes.append(current)
-        if current is None:
-            continue
-        for match in re.finditer(r"(\w+(?:/\w+)?)=(\S*)", line):
-            current.setdefault(match.group(1), match.group(2))
-    return nodes
-
-
-def _gpus_from_gres(gres: str) -> int:
-    total = 0
-    for part in gres.split(","):
-        m = re.match(r"gpu(?::[^:(]+)?:(\d+)", part)
-        if m:
-            total += int(m.group(1))
-    return total
-
-
 def detect_slurm(env: dict | None = None, scontrol_text: str | None = None) -> Cluster:
     """The current Slurm allocation's partition, from ``SLURM_*`` and ``scontrol``: the
     node's hardware (CPUTot, RealMemory, CPU model, GPUs), the allocation's nodes, and what it
-    holds of each node (``allocated_*``: :func:`allocation_cpus_per_node`, ``--mem``).
+    holds of each node (``allocated_*``: :mod:`hpcds1mpi.slurm_allocation`, ``--mem``).
 
     Raises:
         ClusterFileError: outside an allocation, or a count in it that is not a number.
@@ -269,7 +247,7 @@ def detect_slurm(env: dict | None = None, scontrol_text: str | None = None) -> C
     if scontrol_text is None:
         try:
             scontrol_text = subprocess.run(
-                ["scontrol", "show", "node", env.get("SLURMD_NODENAME") or _first_node(env)],
+                ["scontrol", "show", "node", env.get("SLURMD_NODENAME") or first_node(env)],
                 capture_output=True, text=True, timeout=20, check=True,
             ).stdout
         except (OSError, subprocess.SubprocessError):
@@ -282,14 +260,14 @@ def detect_slurm(env: dict | None = None, scontrol_text: str | None = None) -> C
     try:
         allocated = allocation_cpus_per_node(env)
         cores = int(node.get("CPUTot") or 0) or allocated or 1
-        allocated_mb = _allocation_memory_mb(env, min(allocated or cores, cores))
+        allocated_mb = allocation_memory_mb(env, min(allocated or cores, cores))
         node_mb = float(node.get("RealMemory") or 0) or allocated_mb
         max_nodes = int(env.get("SLURM_JOB_NUM_NODES") or env.get("SLURM_NNODES") or 1)
     except ValueError as exc:
         raise ClusterFileError(f"the Slurm allocation reports a count that is not a number "
                                f"({exc}); give the partition with --cluster FILE") from None
     memory_gb = round(node_mb / 1000.0, 1) if node_mb else round(_local_memory_gb(), 1)
-    ngpu = _gpus_from_gres(node.get("Gres", ""))
+    ngpu = gpus_from_gres(node.get("Gres", ""))
     gpu_count, gpu_mem, gpu_model = detect_gpus() if ngpu else (0, 0.0, "")
     part = Partition(
         name=pname,
@@ -306,66 +284,6 @@ def detect_slurm(env: dict | None = None, scontrol_text: str | None = None) -> C
         else memory_gb,
     )
     return Cluster(name=env.get("SLURM_CLUSTER_NAME", "slurm"), partitions={pname: part})
-
-
-def allocation_cpus_per_node(env) -> int | None:
-    """CPUs a Slurm allocation holds on each of its nodes (the fewest, so that every node holds
-    a configuration), or None when the environment does not say.
-
-    ``SLURM_JOB_CPUS_PER_NODE`` ("2", "1(x2)", "2,1", "4,2(x3)") is set everywhere in the
-    allocation, salloc's shell included; ``SLURM_CPUS_ON_NODE`` only on its nodes.
-
-    Raises:
-        ValueError: a count that is not a number.
-    """
-    text = env.get("SLURM_JOB_CPUS_PER_NODE", "").strip()
-    if text:
-        counts = []
-        for part in text.split(","):
-            match = re.fullmatch(r"\s*(\d+)\s*(?:\(x\d+\))?\s*", part)
-            if match is None:
-                raise ValueError(f"SLURM_JOB_CPUS_PER_NODE={text!r}")
-            counts.append(int(match.group(1)))
-        if min(counts) > 0:
-            return min(counts)
-    cpus = env.get("SLURM_CPUS_ON_NODE", "").strip()
-    return int(cpus) if cpus.isdigit() and int(cpus) > 0 else None
-
-
-def _allocation_memory_mb(env, cpus: int) -> float:
-    """Memory (MB) the allocation holds per node when it asked for some (``--mem``: SLURM_MEM_PER_NODE;
-    ``--mem-per-cpu``: SLURM_MEM_PER_CPU x its CPUs there), else 0 (the node's then).
-
-    Raises:
-        ValueError: a figure that is not a number.
-    """
-    if env.get("SLURM_MEM_PER_NODE"):
-        return float(_megabytes(env["SLURM_MEM_PER_NODE"]))
-    if env.get("SLURM_MEM_PER_CPU"):
-        return float(_megabytes(env["SLURM_MEM_PER_CPU"])) * cpus
-    return 0.0
-
-
-def _megabytes(text: str) -> float:
-    """Slurm's memory figure (MB, or with a K/M/G/T suffix) in MB; ValueError otherwise."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)B?\s*", text, re.IGNORECASE)
-    if match is None:
-        raise ValueError(f"memory {text!r}")
-    scale = {"K": 1 / 1024, "": 1, "M": 1, "G": 1024, "T": 1024 ** 2}[match.group(2).upper()]
-    return float(match.group(1)) * scale
-
-
-def _first_node(env: dict) -> str:
-    """The allocation's first node name (``scontrol show hostnames`` of SLURM_JOB_NODELIST)."""
-    nodelist = env.get("SLURM_JOB_NODELIST") or env.get("SLURM_NODELIST") or ""
-    if not nodelist:
-        return ""
-    try:
-        out = subprocess.run(["scontrol", "show", "hostnames", nodelist], capture_output=True,
-                             text=True, timeout=20, check=True).stdout.split()
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    return out[0] if out else ""
 
 
 def _local_memory_gb() -> float:

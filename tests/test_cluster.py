@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from hpcds1mpi.cluster import (detect_local, detect_slurm, load_cluster, load_clusters,
-                               parse_scontrol_nodes, resolve_partition)
+                               resolve_partition)
 from hpcds1mpi.errors import ClusterFileError
+from hpcds1mpi.slurm_allocation import parse_scontrol_nodes
 from tests.helpers import REPO
 
 TWO = REPO / "tests/data/clusters/two_partitions.toml"
@@ -253,7 +254,7 @@ def test_a_partition_name_two_clusters_share_is_ambiguous(tmp_path):
     ({}, None),
 ])
 def test_allocation_cpus_per_node_reads_every_form(env, cpus):
-    from hpcds1mpi.cluster import allocation_cpus_per_node
+    from hpcds1mpi.slurm_allocation import allocation_cpus_per_node
 
     assert allocation_cpus_per_node(env) == cpus
 

@@ -121,13 +121,13 @@ def workload_space(partition, kernel: str | None, *, max_nodes: int,
 
 def allocation(partition, launcher: str, layout=None, env=None) -> tuple[int, int]:
     """(nodes, cores per node) a tune may use: the launched layout in-process, the Slurm
-    allocation under srun (its CPUs per node, :func:`~hpcds1mpi.cluster.allocation_cpus_per_node`),
+    allocation under srun (its CPUs per node, :func:`~hpcds1mpi.slurm_allocation.allocation_cpus_per_node`),
     this node under mpiexec; never more cores than the partition's nodes have.
 
     Raises:
         ClusterFileError: the allocation's CPU count is not a number.
     """
-    from hpcds1mpi.cluster import allocation_cpus_per_node
+    from hpcds1mpi.slurm_allocation import allocation_cpus_per_node
     from hpcds1mpi.errors import ClusterFileError
 
     usable = partition.usable_cores_per_node
