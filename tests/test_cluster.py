@@ -283,3 +283,20 @@ def test_detect_slurm_keeps_the_node_s_hardware_and_adds_the_allocation_s_share(
     assert (part.cores_per_node, part.usable_cores_per_node) == (3, 3)  # no scontrol: its CPUs
     with pytest.raises(ClusterFileError, match="not a number"):
         detect_slurm(env={**base, "SLURM_JOB_CPUS_PER_NODE": "two"}, scontrol_text=text)
+
+
+@pytest.mark.parametrize("text", [
+    '[clusters."a/b".partitions.p]\ncores_per_node = 2\nmemory_gb = 4\n',
+    '[clusters.a.partitions."p/q"]\ncores_per_node = 2\nmemory_gb = 4\n',
+    '[clusters."".partitions.p]\ncores_per_node = 2\nmemory_gb = 4\n',
+    '[partitions." "]\ncores_per_node = 2\nmemory_gb = 4\n',
+    '[cluster]\nname = "x/y"\n[partitions.p]\ncores_per_node = 2\nmemory_gb = 4\n',
+])
+def test_a_name_that_cluster_slash_partition_cannot_name_is_refused(tmp_path, text):
+    """``--partition CLUSTER/NAME`` splits at '/': an empty name, or one holding '/', would make
+    it ambiguous, so the file is refused in one line naming the table."""
+    path = tmp_path / "c.toml"
+    path.write_text(text)
+    with pytest.raises(ClusterFileError, match="must be non-empty and without '/'") as info:
+        load_clusters(str(path))
+    assert "\n" not in str(info.value)

@@ -84,6 +84,20 @@ class ClusterTable(ClusterSettings):
     partitions: dict[StrictStr, PartitionTable] = Field(min_length=1)
 
 
+def _check_name(path: str, what: str, name: str, table: str) -> None:
+    """Refuse a cluster or partition name that ``CLUSTER/PARTITION`` could not name: empty,
+    or holding ``/`` (``--partition a/b/c`` would be ambiguous)."""
+    if not name.strip() or "/" in name:
+        raise ClusterFileError(f"{path}: {what} name {name!r} ({table}) must be non-empty and "
+                               "without '/' (--partition CLUSTER/PARTITION uses it); rename "
+                               "the table")
+
+
+def _check_partition_names(path: str, partitions, prefix: str) -> None:
+    for pname in partitions if isinstance(partitions, dict) else ():
+        _check_name(path, "partition", pname, f"[{prefix}partitions.{pname}]")
+
+
 def cluster_tables(doc: dict, path: str) -> dict[str, dict]:
     """The clusters of a cluster file, checked: ``{name: {..., "partitions": {name: {...}}}}``.
 
@@ -112,6 +126,8 @@ def cluster_tables(doc: dict, path: str) -> dict[str, dict]:
             if "name" in ctable:
                 raise ClusterFileError(f"{path}: unknown key clusters.{cname}.name (the table's "
                                        "name is the cluster's); " + FIX)
+            _check_name(path, "cluster", cname, f"[clusters.{cname}]")
+            _check_partition_names(path, ctable["partitions"], f"clusters.{cname}.")
             named[cname] = ctable
         checked = validate(_Clusters, {"clusters": named}, source=path,
                            error=ClusterFileError, fix=FIX)
@@ -130,12 +146,14 @@ def cluster_tables(doc: dict, path: str) -> dict[str, dict]:
         if "partitions" in head:
             raise ClusterFileError(f"{path}: unknown key cluster.partitions (give "
                                    "[partitions.<name>] tables at the top level); " + FIX)
+        _check_partition_names(path, doc["partitions"], "")
         checked = validate(_Single, doc, source=path, error=ClusterFileError, fix=FIX)
         table = {**checked.cluster.model_dump(),
                  "partitions": {n: p.model_dump() for n, p in checked.partitions.items()}}
         from pathlib import Path
 
         name = table.pop("name") or Path(path).stem
+        _check_name(path, "cluster", name, "cluster.name")
         return {name: table}
     raise ClusterFileError(f"{path}: no [clusters.<name>] or [partitions.<name>] table; "
                            "see the docstring of hpcds1mpi/cluster.py for the format")
