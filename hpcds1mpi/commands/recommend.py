@@ -286,14 +286,14 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
         default_queue = cluster_file is None and "SLURM_JOB_ID" not in os.environ
         if default_queue:
             notes = [*notes, default_queue_note(rec, emit)]
-        for line in notes:
-            click.echo(f"note: {line}", err=True)
         script = emit_script(rec, emit, program, job_name=job_name, output=job_output,
                              exclusive=exclusive,
                              time_limit_s=script_time,
                              time_limit_from=("proposed from the user's job history"
                                               if uses_proposal else "given by --time-limit"),
                              measure=measure, notes=notes, default_queue=default_queue)
+        for line in notes:  # said once the script exists: a refusal stays its one line
+            click.echo(f"note: {line}", err=True)
         if script_path:
             from hpcds1mpi.atomic import write_text
 
