@@ -86,6 +86,13 @@ class RecommendRequest(Schema):
     job_name: Optional[Text] = None
     job_output: Optional[Text] = None
     exclusive: StrictBool = False
+    # How a calibration sweep of ``program`` reads it, as `recommend --time-regex ...`: the
+    # bundle's recorded --time-regex is used where these are not given.
+    time_regex: Optional[Text] = None
+    fom_regex: Optional[Text] = None
+    ranks_regex: Optional[Text] = None
+    output_file: Optional[Text] = None
+    workdir: Optional[Text] = None
 
 
 class ConfigIn(Schema):

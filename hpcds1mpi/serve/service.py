@@ -71,6 +71,10 @@ def bundle_digest(model_dir: Path) -> str:
     return digest.hexdigest()
 
 
+#: A recommend request's options for how a calibration sweep reads the program.
+READING_FIELDS = ("time_regex", "fom_regex", "ranks_regex", "output_file", "workdir")
+
+
 class Service:
     """The bundle and the places, shared by every request.
 
@@ -327,9 +331,29 @@ class Service:
             # the request with the command's line, as the command exits 2 (app.py: a 422)
             if why := no_calibration(rec):
                 raise ConfigError(why)
+            measure, notes = self._calibration_reading(req, rec)
             data["script"] = emit_script(rec, req.emit, req.program, job_name=req.job_name,
-                                         output=req.job_output, exclusive=req.exclusive)
+                                         output=req.job_output, exclusive=req.exclusive,
+                                         measure=measure, notes=notes)
         return data
+
+    def _calibration_reading(self, req: "RecommendRequest", rec) -> tuple[dict, list[str]]:
+        """How a calibration sweep of the request's program reads it, as `recommend` does:
+        the given reading options over the bundle's recorded ones; ({}, []) for a kernel or a
+        job that was not escalated (its script runs the program as given)."""
+        given = {k: getattr(req, k) for k in READING_FIELDS}
+        if req.program is None or rec.picked is not None:
+            if req.program is None and any(v is not None for v in given.values()):
+                raise ConfigError("time_regex, fom_regex, ranks_regex, output_file and workdir "
+                                  "apply to a program's calibration sweep only; add program")
+            return {}, []
+        from hpcds1mpi.decide.calibration_sweep import calibration_measurement
+        from hpcds1mpi.measure.readings import Readings
+        from hpcds1mpi.surrogates.levels import bundle_levels
+
+        Readings.of(time_regex=given["time_regex"], fom_regex=given["fom_regex"],
+                    ranks_regex=given["ranks_regex"], output_file=given["output_file"])
+        return calibration_measurement(bundle_levels(self.bundle, req.workload), given)
 
     # ------------------------------------------------------------------------------------
     def predict(self, req: "PredictRequest") -> dict:

@@ -355,3 +355,20 @@ def test_each_row_on_hardware_never_trained_on_says_so(tmp_path):
     assert out["verdict"]["checks"]["hardware"] == "escalate"
     assert out["predictions"][0]["extrapolated"] == [
         "partition big (64 cores, 0 GPUs, 256 GB) never trained on"]
+
+
+def test_a_programs_calibration_sweep_reads_it_as_asked(service):
+    """The request's reading options reach the calibration sweep's steps, as `recommend
+    --time-regex` does; given without a program, they are refused in one line (a 422)."""
+    import json as json_mod
+
+    from hpcds1mpi.errors import ConfigError
+
+    req = RecommendRequest(workload="never-measured", size=500, emit="slurm",
+                           program="./app --n {size}", time_regex="t=([0-9.]+)",
+                           workdir="run/{size}")
+    script = json_mod.loads(service.answer("recommend", req))["script"]
+    assert "--time-regex 't=([0-9.]+)'" in script and "--workdir 'run/{size}'" in script
+    with pytest.raises(ConfigError, match="add program"):
+        service.answer("recommend", RecommendRequest(workload="never-measured", size=500,
+                                                     emit="slurm", time_regex="t=(\\d+)"))
