@@ -88,8 +88,17 @@ class ConfidenceModel:
 
     def predict(self, spread, margin, noise=None, measured_best_share=None) -> np.ndarray:
         """``(n,)`` probabilities for ``(n,)`` spreads, margins (and workload noises, shares
-        of the measured sizes around at which the pick was fastest)."""
-        X = design(self.names(), np.atleast_1d(spread), np.atleast_1d(margin), noise,
+        of the measured sizes around at which the pick was fastest).
+
+        Uncalibrated, a known noise widens the spread to at least it: the members, fitted
+        to the same medians, agree at a measured point however much its repeats scattered,
+        and a margin inside the scatter is not one the measurements settle (issue 20: a
+        50 %-noisy program once read confidence 1.00 on a 17 % margin)."""
+        spread = np.atleast_1d(np.asarray(spread, float))
+        if not self.calibrated and noise is not None:
+            v = np.atleast_1d(np.asarray(noise, float))
+            spread = np.where(np.isfinite(v), np.maximum(spread, v), spread)
+        X = design(self.names(), spread, np.atleast_1d(margin), noise,
                    measured_best_share)
         z = self.coef[0] + X @ np.asarray(self.coef[1:])
         return 1.0 / (1.0 + np.exp(-z))

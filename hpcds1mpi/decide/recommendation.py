@@ -153,6 +153,25 @@ def _row(choice: "Choice", i: int) -> dict:
             **{k: float(value(k)[i]) for k in _ROW_NUMBERS}}
 
 
+def run_scatter(choice: "Choice", row: dict) -> dict | None:
+    """Where a single run of the pick may land given its workload's measured repeat noise
+    (``(max - min) / median`` over repeats, read as the median +- half of it):
+    ``{"noise", "runtime_lo", "runtime_hi"}``, or None where the noise is unknown or the
+    model's interval already holds that band. The members, fitted to the same medians, agree
+    at a measured point however much its repeats scattered."""
+    noise, median = float(choice.noise), float(row["runtime_s"])
+    if not (math.isfinite(noise) and noise > 0 and math.isfinite(median) and median > 0):
+        return None
+    lo, hi = median * max(1.0 - noise / 2, 0.0), median * (1.0 + noise / 2)
+    model_lo, model_hi = (float(row[k]) if row[k] is not None else math.nan
+                          for k in ("runtime_lo", "runtime_hi"))
+    if lo >= model_lo and hi <= model_hi:  # False for an unknown (NaN) end
+        return None
+    return {"noise": noise,
+            "runtime_lo": min(lo, model_lo) if math.isfinite(model_lo) else lo,
+            "runtime_hi": max(hi, model_hi) if math.isfinite(model_hi) else hi}
+
+
 def _json_row(choice: "Choice", i: int, **extra) -> _CleanRow:
     """:func:`_row` as the JSON answer shows it (non-finite floats as None; ``extra``: plain
     values added after)."""
@@ -215,6 +234,9 @@ def to_dict(rec: Recommendation) -> dict:
                        **_row(ch, ch.index), "confidence": ch.confidence,
                        "confidence_calibrated": ch.calibrated, "spread": ch.spread,
                        "margin": ch.margin, "extrapolated": list(rec.extrapolated)}
+        scatter = run_scatter(ch, out["pick"])
+        if scatter is not None:  # only where it widens the model's interval
+            out["pick"]["single_run"] = scatter
         out["alternatives"] = [_json_row(ch, i) for i in ch.ranking[1:1 + TOP_ALTERNATIVES]]
         out["front"] = [_json_row(ch, i, pick=bool(i == ch.index)) for i in ch.front]
     if rec.calibration_steps:
@@ -263,6 +285,12 @@ def format_table(rec: Recommendation) -> str:
             f"  confidence {ch.confidence:.2f} ({'calibrated' if ch.calibrated else 'uncalibrated'})"
             f"   verdict {v.verdict}",
         ]
+        scatter = run_scatter(ch, r)
+        if scatter is not None:
+            lines.insert(-1, f"  a single run: about {format_time(scatter['runtime_lo'])}–"
+                             f"{format_time(scatter['runtime_hi'])} (this workload's repeats "
+                             f"measured {scatter['noise']:.0%} apart, fastest to slowest; the "
+                             "interval above is the model's)")
     else:
         lines.append(f"! verdict {v.verdict}: no settings guessed")
     for reason in v.reasons:

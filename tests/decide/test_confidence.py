@@ -27,7 +27,7 @@ def test_a_noisy_workload_lowers_the_confidence_and_three_coefficients_ignore_it
     unknown = model.predict([0.1], [0.2], [float("nan")])[0]
     assert unknown == model.predict([0.1], [0.2])[0] == model.predict(
         [0.1], [0.2], [0.16])[0]
-    old = ConfidenceModel(coef=(0.5, -0.5, 0.3))
+    old = ConfidenceModel(coef=(0.5, -0.5, 0.3), calibrated=True)  # an older file
     assert old.predict([0.1], [0.2], [2.0])[0] == old.predict([0.1], [0.2], [0.05])[0]
 
 
@@ -80,3 +80,15 @@ def test_a_file_whose_inputs_do_not_match_its_coefficients_is_not_used(tmp_path)
                  {"coef": [1.0, 2.0, 3.0, 4.0, 5.0]}):
         path.write_text(json.dumps(body))
         assert not ConfidenceModel.load(tmp_path).calibrated, body
+
+
+def test_uncalibrated_confidence_reads_the_measured_noise_and_calibrated_keeps_its_fit():
+    # Issue 20 / session 25 tester E 6: members fitted to the same medians agree at a measured
+    # point (spread 0.002), so a 17 % margin read confidence 1.00 on a program whose repeats
+    # scattered 50 %. Uncalibrated, the noise now widens the spread.
+    default = ConfidenceModel()
+    quiet, noisy, unknown = default.predict([0.002] * 3, [0.17] * 3, [0.02, 0.5, float("nan")])
+    assert noisy < 0.75 < quiet and unknown == default.predict([0.002], [0.17])[0]
+    assert noisy < default.predict([0.002], [0.17])[0]
+    fitted = ConfidenceModel(coef=(0.0, -1.0, 0.5), calibrated=True)
+    assert fitted.predict([0.002], [0.17], [0.5])[0] == fitted.predict([0.002], [0.17])[0]

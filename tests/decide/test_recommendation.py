@@ -179,3 +179,29 @@ def test_every_partition_not_picked_says_why_in_the_json():
     out = to_dict(rec_mod.recommend(load_model(None), "a_program_never_seen", 100, places))
     assert out["verdict"]["verdict"] == "escalate"
     assert all(p["reason"] for p in out["partitions"] if p["status"] == "rejected")
+
+
+class NoisyWorkload(FakeBundle):
+    """Records a measured repeat noise of 50 % for every workload, its interval +-1 %."""
+
+    spread = 0.01
+
+    def predict(self, df):
+        out = super().predict(df)
+        out["runtime_noise"] = 0.5
+        return out
+
+
+def test_a_single_run_band_shows_the_measured_scatter_the_model_interval_hides():
+    rec = recommend(NoisyWorkload(), "gemm", 1024, fake_places("cpu"), objective="time")
+    pick = to_dict(rec)["pick"]
+    band = pick["single_run"]
+    assert band["noise"] == 0.5
+    assert band["runtime_lo"] == pytest.approx(pick["runtime_s"] * 0.75)
+    assert band["runtime_hi"] == pytest.approx(pick["runtime_s"] * 1.25)
+    line = [x for x in format_table(rec).splitlines() if x.startswith("  a single run:")]
+    assert line and "measured 50% apart" in line[0]
+    # Without a recorded noise (or inside the model's interval) nothing is added.
+    quiet = recommend(FakeBundle(), "gemm", 1024, fake_places("cpu"), objective="time")
+    assert "single_run" not in to_dict(quiet)["pick"]
+    assert "a single run:" not in format_table(quiet)
