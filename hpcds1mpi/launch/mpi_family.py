@@ -121,7 +121,9 @@ def library_file(program: ProgramMPI, env: dict | None = None) -> str | None:
     env = dict(os.environ if env is None else env)
     if not program.path or program.family is None:
         return None
-    if not _PYTHON_RE.match(os.path.basename(program.path)):
+    from hpcds1mpi.launch.shebang import PYTHON_NAME
+
+    if not PYTHON_NAME.match(os.path.basename(program.path)):
         return linked_library(program.path, env)
     try:
         proc = subprocess.run([program.path, "-c", MPI4PY_FILE], capture_output=True,
@@ -188,7 +190,6 @@ def binary_mpi(path: str, env: dict | None = None) -> ProgramMPI:
                                                  else " without an MPI version banner"), path)
 
 
-_PYTHON_RE = re.compile(r"^python[0-9.]*$")
 MPI4PY_PROBE = ("import mpi4py; mpi4py.rc.initialize = False; mpi4py.rc.finalize = False; "
                  "from mpi4py import MPI; print(MPI.Get_library_version())")
 #: Control characters (C0 and DEL), which no version text means to show.
@@ -211,10 +212,12 @@ def version_line(text: str) -> str:
     return ""
 
 
-def python_mpi(interpreter: str, env: dict | None = None) -> ProgramMPI:
-    """The MPI of the mpi4py that ``interpreter`` imports (asked in a subprocess of it)."""
+def python_mpi(interpreter: str, env: dict | None = None,
+               options: tuple[str, ...] = ()) -> ProgramMPI:
+    """The MPI of the mpi4py that ``interpreter`` (run with ``options``, as a script's ``#!``
+    line gives them) imports, asked in a subprocess of it."""
     try:
-        proc = subprocess.run([interpreter, "-c", MPI4PY_PROBE], capture_output=True,
+        proc = subprocess.run([interpreter, *options, "-c", MPI4PY_PROBE], capture_output=True,
                               text=True, timeout=60, env=env)
     except (OSError, subprocess.SubprocessError) as exc:
         return ProgramMPI(None, f"cannot ask {interpreter} for its mpi4py ({exc})")
@@ -226,43 +229,32 @@ def python_mpi(interpreter: str, env: dict | None = None) -> ProgramMPI:
                       interpreter)
 
 
-def _interpreter(path: str) -> list[str] | None:
-    """The ``#!`` line of a script as tokens, or None."""
-    try:
-        with open(path, "rb") as fh:
-            first = fh.readline(512)
-    except OSError:
-        return None
-    if not first.startswith(b"#!"):
-        return None
-    return first[2:].decode("utf-8", "replace").split()
-
-
 def program_mpi(tokens: list[str], env: dict | None = None) -> ProgramMPI:
     """The MPI of the program ``tokens`` starts (the first token found on ``PATH``).
 
-    ``python x.py`` / ``python3 -m pkg`` and scripts whose ``#!`` names Python are asked
-    through that interpreter's mpi4py; ELF binaries are read; anything else is unknown.
+    ``python x.py`` / ``python3 -m pkg`` and scripts whose ``#!`` names Python (read as the
+    kernel and env(1) do: :mod:`~hpcds1mpi.launch.shebang`) are asked through that
+    interpreter's mpi4py; ELF binaries are read; anything else is unknown.
     """
+    from hpcds1mpi.launch.shebang import PYTHON_NAME, read_shebang, shebang_python
+
     env = dict(os.environ if env is None else env)
     if not tokens:
         return ProgramMPI(None, "no program")
     path = tokens[0] if "/" in tokens[0] else shutil.which(tokens[0], path=env.get("PATH"))
     if path is None or not os.path.isfile(path):
         return ProgramMPI(None, f"{tokens[0]} not found")
-    if _PYTHON_RE.match(os.path.basename(path)):
+    if PYTHON_NAME.match(os.path.basename(path)):
         return python_mpi(path, env)
-    shebang = _interpreter(path)
-    if shebang:
-        words = shebang[1:] if os.path.basename(shebang[0]) == "env" else shebang
-        words = [w for w in words if not w.startswith("-")]
-        if words and _PYTHON_RE.match(os.path.basename(words[0])):
-            interp = words[0] if "/" in words[0] else shutil.which(words[0],
-                                                                   path=env.get("PATH"))
-            if interp:
-                return python_mpi(interp, env)
-        return ProgramMPI(None, f"{os.path.basename(path)} is a script run by "
-                                f"{' '.join(shebang)}: its MPI cannot be read")
+    shebang = read_shebang(path)
+    if shebang is not None:
+        found = shebang_python(path, env)
+        if found is not None:
+            (interpreter, *options), script_env = found
+            return python_mpi(interpreter, script_env, tuple(options))
+        line = " ".join(part for part in shebang if part)
+        return ProgramMPI(None, f"{os.path.basename(path)} is a script run by {line}: its MPI "
+                                "cannot be read")
     return binary_mpi(path, env)
 
 

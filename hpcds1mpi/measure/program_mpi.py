@@ -10,7 +10,8 @@ stands in, marked :data:`UNREAD`. The fingerprint itself: :mod:`hpcds1mpi.measur
 from __future__ import annotations
 
 import os
-import re
+
+from hpcds1mpi.launch.shebang import PYTHON_NAME, read_shebang, shebang_python
 
 
 #: The first line of ``MPI_Get_library_version`` of the library at ``sys.argv[1]``, asked
@@ -58,11 +59,11 @@ def _program_library_version(tokens: list[str], env: dict) -> str | None:
     path = tokens[0] if "/" in tokens[0] else shutil.which(tokens[0], path=env.get("PATH"))
     if not path or not os.path.isfile(path):
         return None
-    if _PYTHON_NAME.match(os.path.basename(path)):
+    if PYTHON_NAME.match(os.path.basename(path)):
         from hpcds1mpi.launch.mpi_family import MPI4PY_PROBE
 
         command = [path, "-c", MPI4PY_PROBE]
-    elif _shebang(path) is not None:
+    elif read_shebang(path) is not None:
         # A script: the kernel runs its #! interpreter; only a Python one's MPI can be read
         # (its mpi4py's), never a shell wrapper's (the program it starts is unknown).
         found = shebang_python(path, env)
@@ -86,97 +87,3 @@ def _program_library_version(tokens: list[str], env: dict) -> str | None:
     from hpcds1mpi.launch.mpi_family import version_line
 
     return (version_line(proc.stdout) if proc.returncode == 0 else "") or None
-
-
-#: A Python interpreter's file name (``python``, ``python3``, ``python3.12``).
-_PYTHON_NAME = re.compile(r"^python[0-9.]*$")
-#: Python's options that change which mpi4py it imports and take no argument (``-E``, ``-s``,
-#: ``-I``, ``-S``, clusters of them); the probe runs with them as the script would.
-_PYTHON_FLAGS = re.compile(r"^-[bBdEIOPqsSuv]+$")
-#: env's options that take the next word as their argument.
-_ENV_ARGUMENT = ("-u", "--unset", "-C", "--chdir")
-
-
-def _shebang(path: str) -> tuple[str, str | None] | None:
-    """A script's ``#!`` line as the kernel reads it: (interpreter, its one optional argument,
-    the rest of the line, or None); None when ``path`` does not start with ``#!``."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(256)
-    except OSError:
-        return None
-    if not head.startswith(b"#!"):
-        return None
-    line = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").strip(" \t\r")
-    if not line:
-        return None
-    interpreter, _, argument = line.replace("\t", " ").partition(" ")
-    argument = argument.strip(" ")
-    return interpreter, argument or None
-
-
-def shebang_python(path: str, env: dict) -> tuple[list[str], dict] | None:
-    """How the script ``path`` starts Python: (the interpreter and the options of its ``#!``
-    line, the environment it runs in); None when its ``#!`` does not name Python (a shell
-    wrapper: no guess).
-
-    Read as the kernel and env(1) do: ``#!/path/to/python3 -u``, ``#!/usr/bin/env python3``
-    (found on ``PATH``), ``#!/usr/bin/env -S VAR=x python3 -E`` (env splits its one argument,
-    sets ``VAR``, skips its own options).
-    """
-    import shlex
-    import shutil
-
-    found = _shebang(path)
-    if found is None:
-        return None
-    interpreter, argument = found
-    env = dict(env)
-    if os.path.basename(interpreter) != "env":
-        words = [interpreter] + ([argument] if argument else [])
-    else:
-        if not argument:
-            return None
-        if argument.startswith(("-S", "--split-string")):
-            rest = argument[2:] if argument.startswith("-S") else \
-                argument[len("--split-string"):].lstrip("=")
-            try:
-                given = shlex.split(rest)
-            except ValueError:
-                return None
-        else:
-            given = [argument]  # env gets the rest of the line as one word: a program's name
-        words = []
-        skip = False
-        for word in given:
-            if words:
-                words.append(word)
-            elif skip:
-                skip = False
-            elif word in _ENV_ARGUMENT:
-                skip = True
-            elif word in ("-i", "--ignore-environment") or word == "-":
-                env = {}
-            elif word.startswith("-"):
-                continue
-            elif "=" in word:
-                name, value = word.split("=", 1)
-                env[name] = value
-            else:
-                words.append(word)
-        if not words:
-            return None
-        program = words[0] if "/" in words[0] else shutil.which(
-            words[0], path=env.get("PATH", os.defpath))
-        if not program:
-            return None
-        words[0] = program
-    if not _PYTHON_NAME.match(os.path.basename(words[0])):
-        return None
-    options = []
-    for word in words[1:]:
-        for option in word.split():
-            if not _PYTHON_FLAGS.match(option):
-                break
-            options.append(option)
-    return [words[0], *options], env
