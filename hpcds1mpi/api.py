@@ -136,16 +136,18 @@ class Recommendation:
         Args:
             scheduler: ``slurm`` or ``pbs``.
             program: the command to run: a command line (``"./app {size}"``), a path, a
-                list of its arguments, or None for the workload's kernel.
+                list of its arguments, or None: the workload's kernel, or the command a
+                program's sweep ran (recorded in the model).
         """
-        from hpcds1mpi.decide.recommendation import emit_script
+        from hpcds1mpi.decide.recommendation import emit_script, script_program
         from hpcds1mpi.schemas.api_args import api_wording, program_argument
 
         if scheduler not in ("slurm", "pbs"):
             raise ConfigError(f"script(): scheduler must be 'slurm' or 'pbs', got {scheduler!r}")
-        program = program_argument(program)
+        program, recorded = script_program(self.raw, program_argument(program))
         with api_wording():
-            return emit_script(self.raw, scheduler, program)
+            return emit_script(self.raw, scheduler, program,
+                               notes=[recorded] if recorded else ())
 
 
 def _places(cluster: ClusterLike, partition: str | None) -> list:

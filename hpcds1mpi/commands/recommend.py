@@ -276,7 +276,12 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
 
         if note := program_note(program):
             click.echo(f"note: {note}", err=True)
+        from hpcds1mpi.decide.recommendation import script_program
+
+        program, recorded = script_program(rec, program)
         measure, notes = _calibration_reading(bundle, workload, program, reading)
+        if recorded:
+            notes = [*notes, recorded]
         if rec.picked is not None:  # a job script runs the program itself: nothing to read
             measure, notes = {}, ([] if not any(v is not None for v in reading.values()) else [
                 "the reading options (--time-regex ...) apply to a calibration sweep only; "

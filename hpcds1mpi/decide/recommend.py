@@ -353,7 +353,8 @@ def conclude(prep: Prepared, verdict) -> Recommendation:
                          _energy_label(bundle), clusters=clusters,
                          left_out=list(prep.offer.left_out), notes=list(prep.notes) + notes,
                          wall_per_runtime=getattr(prep.offer.levels, "wall_per_runtime", 1.0),
-                         extrapolated=extrapolated)
+                         extrapolated=extrapolated,
+                         program_command=_program_command(bundle, prep.offer.levels))
     if verdict.verdict == "escalate":
         rec.picked = None
     if verdict.verdict == "escalate" and not familiar_but_impossible:
@@ -377,3 +378,16 @@ def conclude(prep: Prepared, verdict) -> Recommendation:
         else:
             rec.notes.append(no_calibration_note(judged, cal_scores, size))
     return rec
+
+
+def _program_command(bundle, levels) -> str:
+    """The program's command line its sweep ran (``Recommendation.program_command``); "" for a
+    kernel, a job-log label or a workload never measured."""
+    if levels is None or not getattr(levels, "external", False):
+        return ""
+    if isinstance(levels.command, str):
+        return levels.command
+    from hpcds1mpi.surrogates.levels import program_commands  # an older bundle: its rows
+
+    return program_commands(bundle).get(levels.workload, "")
+

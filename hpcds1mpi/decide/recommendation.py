@@ -64,6 +64,9 @@ class Recommendation:
         extrapolated: the pick's knob levels its workload was never measured at, one line
             each (more nodes than measured, a thread count never run, ...); such a pick is at
             most ``confirm``. Empty when the pick is within the measured levels.
+        program_command: a program's command line as its sweep ran it (``{size}`` kept:
+            ``surrogates/levels.MeasuredLevels.command``), what a script runs without
+            ``--program``; "" for a kernel, a job-log label or a workload never measured.
     """
 
     workload: str
@@ -81,6 +84,7 @@ class Recommendation:
     wall_per_runtime: float = 1.0
     notes: list = field(default_factory=list)
     extrapolated: list = field(default_factory=list)
+    program_command: str = ""
 
 
 #: The first words of the note :func:`hpcds1mpi.decide.recommend.conclude` adds when an escalated job gets no
@@ -330,6 +334,22 @@ def format_table(rec: Recommendation) -> str:
     return "\n".join(lines)
 
 
+def script_program(rec: Recommendation, program):
+    """(the command a script of ``rec`` runs, a note or None): ``program`` when given; for a
+    program swept with ``sweep --command``, the command its sweep ran, said in the note; None
+    for a kernel (its ``hpcds1mpi run`` line) or where nothing was recorded
+    (:func:`emit_script` then refuses what it cannot run)."""
+    if program is not None or not rec.program_command:
+        return program, None
+    from hpcds1mpi.kernels import is_kernel
+
+    if is_kernel(rec.workload):
+        return None, None
+    return rec.program_command, (
+        f"the script runs {rec.program_command!r}, the command {rec.workload}'s sweep "
+        "measured (recorded in the model); give --program to run another")
+
+
 def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
                 job_name: str | None = None, output: str | None = None,
                 exclusive: bool = False, telemetry: str = "calibration.h5",
@@ -371,6 +391,13 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
     ch = rec.picked.choice
     r = _row(ch, ch.index)
     if program is None:
+        from hpcds1mpi.kernels import is_kernel
+
+        if not is_kernel(rec.workload):  # `hpcds1mpi run` of no kernel fails in the job
+            raise ConfigError(
+                f"no job script for {rec.workload!r}: it is not a built-in kernel and the model "
+                "recorded no command of it; give your program's command with --program "
+                "\"./app --n {size}\"")
         program = f"hpcds1mpi run {rec.workload} --size {rec.size} --threads {{threads}} " \
                   "--device {device} --precision {precision}"
     if time_limit_s is None:

@@ -319,7 +319,7 @@ class Service:
         """The answer to ``req`` from its recommendation (``recommend --json``'s fields)."""
         from hpcds1mpi.decide.offer import runtime_note
         from hpcds1mpi.decide.recommendation import (
-            emit_script, no_calibration, to_dict, unmet_constraints)
+            emit_script, no_calibration, script_program, to_dict, unmet_constraints)
 
         unmet = unmet_constraints(rec)
         if unmet:
@@ -331,19 +331,23 @@ class Service:
             # the request with the command's line, as the command exits 2 (app.py: a 422)
             if why := no_calibration(rec):
                 raise ConfigError(why)
-            measure, notes = self._calibration_reading(req, rec)
-            data["script"] = emit_script(rec, req.emit, req.program, job_name=req.job_name,
+            program, recorded = script_program(rec, req.program)
+            measure, notes = self._calibration_reading(req, rec, program)
+            data["script"] = emit_script(rec, req.emit, program, job_name=req.job_name,
                                          output=req.job_output, exclusive=req.exclusive,
-                                         measure=measure, notes=notes)
+                                         measure=measure,
+                                         notes=[*notes, recorded] if recorded else notes)
         return data
 
-    def _calibration_reading(self, req: "RecommendRequest", rec) -> tuple[dict, list[str]]:
-        """How a calibration sweep of the request's program reads it, as `recommend` does:
-        the given reading options over the bundle's recorded ones; ({}, []) for a kernel or a
-        job that was not escalated (its script runs the program as given)."""
+    def _calibration_reading(self, req: "RecommendRequest", rec,
+                             program) -> tuple[dict, list[str]]:
+        """How a calibration sweep of ``program`` (the request's, or the one its sweep
+        recorded) reads it, as `recommend` does: the given reading options over the bundle's
+        recorded ones; ({}, []) for a kernel or a job that was not escalated (its script runs
+        the program as given)."""
         given = {k: getattr(req, k) for k in READING_FIELDS}
-        if req.program is None or rec.picked is not None:
-            if req.program is None and any(v is not None for v in given.values()):
+        if program is None or rec.picked is not None:
+            if program is None and any(v is not None for v in given.values()):
                 raise ConfigError("time_regex, fom_regex, ranks_regex, output_file and workdir "
                                   "apply to a program's calibration sweep only; add program")
             return {}, []

@@ -205,3 +205,22 @@ def test_a_single_run_band_shows_the_measured_scatter_the_model_interval_hides()
     quiet = recommend(FakeBundle(), "gemm", 1024, fake_places("cpu"), objective="time")
     assert "single_run" not in to_dict(quiet)["pick"]
     assert "a single run:" not in format_table(quiet)
+
+
+def test_a_programs_script_runs_its_recorded_command_and_no_kernel_line_is_made_up():
+    """A program's pick used to get ``hpcds1mpi run lammps ...`` (no such kernel: the job
+    fails) when --program was left out; now the command its sweep ran, said, or a refusal."""
+    from hpcds1mpi.decide.recommendation import script_program
+
+    rec = recommend(FakeBundle(), "gemm", 1024, fake_places("cpu"), objective="time")
+    assert script_program(rec, None) == (None, None)  # a kernel: its own run line
+    assert "hpcds1mpi run gemm" in emit_script(rec, "slurm", None)
+    rec.workload = "myapp"
+    with pytest.raises(ConfigError, match="not a built-in kernel.*--program"):
+        emit_script(rec, "slurm", None)
+    rec.program_command = "./myapp --n {size}"
+    program, note = script_program(rec, None)
+    assert program == "./myapp --n {size}" and "recorded in the model" in note
+    script = emit_script(rec, "slurm", program, notes=[note])
+    assert "./myapp --n 1024" in script and "hpcds1mpi run" not in script
+    assert script_program(rec, "./other {size}") == ("./other {size}", None)  # given wins
