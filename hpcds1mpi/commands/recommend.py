@@ -280,12 +280,12 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
 
         program, recorded = script_program(rec, program)
         measure, notes = _calibration_reading(bundle, workload, program, reading)
-        if recorded:
-            notes = [*notes, recorded]
         if rec.picked is not None:  # a job script runs the program itself: nothing to read
             measure, notes = {}, ([] if not any(v is not None for v in reading.values()) else [
                 "the reading options (--time-regex ...) apply to a calibration sweep only; "
                 "this job was not escalated, its script runs the program as given"])
+        if recorded:
+            notes = [*notes, recorded]
         # Without --cluster, outside an allocation (cluster.cluster_places), the place is this
         # machine, whose partition name is made up: sbatch/qsub would refuse it.
         default_queue = cluster_file is None and "SLURM_JOB_ID" not in os.environ

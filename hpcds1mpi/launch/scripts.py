@@ -239,6 +239,12 @@ def render_calibration(steps: Sequence[CalibrationStep], partition: "Partition",
                    cluster=cluster, job_name=_calibration_job_name(job_name),
                    time_limit_s=time_limit, output=output,
                    exclusive=True, gpus=max(gpu_ranks) if gpu_ranks else 0)
+    if program is not None:  # each step's sweep would refuse the launcher in the job
+        from hpcds1mpi.launch import program as program_rule
+        from hpcds1mpi.launch.mpi_family import check_script
+
+        check_script(program_tokens(program, program_rule.placeholder_values(
+            steps[0].config, size)), job.launcher("slurm"))
     rendered_steps = []
     for step in steps:
         check_fits(step.config, partition)

@@ -168,3 +168,22 @@ def test_the_script_for_it_and_an_existing_script_use_lammps_own_mpi_and_size(la
     assert proc.returncode == 0, proc.stderr
     assert "workload lammps (from the program on line 5), size 12 (from the command on line " \
         "5)" in proc.stdout, proc.stdout
+
+
+def test_without_program_the_scripts_run_the_recorded_command_under_a_launcher_that_can(
+        lammps, tmp_path):
+    """No --program: the pick's script runs the command the sweep measured (it had run
+    ``hpcds1mpi run lammps``, no such kernel), and a calibration sweep of it under srun
+    --mpi=pmi2 is refused as the pick's script is, not written to fail at every step."""
+    openmpi, model = lammps["openmpi"], str(lammps["model"])
+    site = openmpi_site(tmp_path, openmpi)
+    pick = run_cli(["recommend", "--workload", "lammps", "--size", str(HELD), "--model", model,
+                    "--emit", "slurm", "--cluster", str(site)], timeout=120)
+    assert pick.returncode == 0, pick.stderr
+    assert pick.stdout.strip().splitlines()[-1].endswith(
+        f" lmp -in in.lj -var x {HELD} -log none"), pick.stdout[-600:]
+    assert "hpcds1mpi run lammps" not in pick.stdout and "recorded in the model" in pick.stderr
+    far = ["recommend", "--workload", "lammps", "--size", "60", "--model", model,
+           "--emit", "slurm"]
+    line = _one_line(run_cli(far, timeout=120), 2)
+    assert "lmp is linked against Open MPI" in line and 'set mpi = "pmix"' in line
