@@ -76,7 +76,8 @@ def _reading_options(func):
     for flag in reversed(READING_OPTIONS):
         param = by_flag[flag]
         func = click.option(*param.opts, param.name, default=None,
-                            help=f"Calibration sweep of --program: {param.help} (default: as "
+                            help=f"Calibration sweep of --program: "
+                                 f"{param.help.replace('--command', '--program')} (default: as "
                                  "the model's bundle recorded it)")(func)
     return func
 
@@ -150,7 +151,9 @@ def _propose(table, rec, user: str, job_name: str, time_limit_s, coverage: float
 @click.option("--job-output", default=None,
               help="Job stdout path in the script (Slurm: %j / %x allowed; PBS: a plain path).")
 @click.option("--exclusive", is_flag=True, help="Ask for whole nodes.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON instead of a table (with --emit: its \"script\" is the script's "
+                   "text, as /v1/recommend answers, or with -o FILE that path).")
 @click.option("--model", "model_dir", type=click.Path(), default=None,
               help="Model bundle directory (default: the bundle shipped with the package).")
 @click.option("--failure-history", "history_path", type=click.Path(), default=None,
@@ -329,6 +332,8 @@ def _report(rec, note, proposal, *, as_json, emit, script, script_path, script_t
                                 "script_time_s": script_time if emit else None}
         if script_path:
             data["script"] = script_path
+        elif emit and not script_to_stdout:  # the text, as /v1/recommend answers it
+            data["script"] = script
         say(json.dumps(data, indent=2))
     elif emit and not script_path and not script_to_stdout:
         click.echo(script, nl=False)

@@ -107,6 +107,17 @@ def test_pbs_emit(fake_cli, tmp_path):
     check_bash_syntax(text)
 
 
+def test_json_with_emit_holds_the_script_text_or_the_path_it_went_to(fake_cli, tmp_path):
+    """``--json --emit`` without -o had printed no script anywhere (exit 0): s26 tester j 1."""
+    text = json.loads(fake_cli("--workload", "gemm", "--size", "2048", "--emit", "slurm",
+                               "--json").stdout)["script"]
+    assert text.startswith("#!/bin/bash") and "#SBATCH" in text
+    out = tmp_path / "job.sbatch"
+    shown = json.loads(fake_cli("--workload", "gemm", "--size", "2048", "--emit", "slurm",
+                                "--json", "-o", str(out)).stdout)
+    assert shown["script"] == str(out) and out.read_text() == text
+
+
 def test_injection_in_cli_fields_is_rejected_or_inert(fake_cli, tmp_path):
     out = tmp_path / "job.sh"
     with pytest.raises(ConfigError):
