@@ -7,6 +7,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from tests.helpers import REPO, run_cli, run_mpi, hpcds1mpi_exe
 
 HEAVY = ("torch", "cupy", "lightgbm", "botorch", "h5py", "mpi4py.MPI", "xgboost", "pandas")
@@ -124,6 +126,22 @@ def test_out_of_range_number_names_the_range(capsys):
     code, err = _main(["run", "stencil", "--size", "99999999999999999999"], capsys)
     assert code == 2 and err.count("\n") == 1
     assert "--size" in err and "1..1099511627776" in err
+
+
+@pytest.mark.parametrize("argv, name", [
+    (["recommend", "--workload", "gemm", "--size", "64", "--model", ""], "--model"),
+    (["recommend", "--workload", "gemm", "--size", "64", "--cluster", " "], "--cluster"),
+    (["telemetry", "show", ""], "PATH"),
+    (["ingest", "", "--out", "jobs.parquet"], "FILES"),
+])
+def test_an_empty_path_is_refused_not_read_as_no_option(argv, name, capsys, tmp_path,
+                                                         monkeypatch):
+    """``--model "$MODEL"`` with MODEL unset: the shipped bundle had answered, exit 0."""
+    monkeypatch.chdir(tmp_path)
+    code, err = _main(argv, capsys)
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"{name} is empty" in err
+    assert not (tmp_path / "jobs.parquet").exists()
 
 
 def _raise_in_kernels(monkeypatch, exc):
