@@ -31,6 +31,7 @@ def show(path, rows) -> None:
 
     runs = telemetry.read_runs(path)
     machines = telemetry.read_machines(path)
+    why = [printable(line) for line in _why_not_ok(runs)]  # first lines read before escaping
     # text from the file is shown, never obeyed by the terminal
     for frame, columns in ((runs, telemetry.RUN_COLUMNS), (machines, telemetry.MACHINE_COLUMNS)):
         for column in (name for name, kind in columns if kind == "str"):
@@ -44,10 +45,40 @@ def show(path, rows) -> None:
     if len(runs):
         table = runs.groupby(["workload", "status"]).size().unstack(fill_value=0)
         click.echo(table.to_string())
+        for line in why:
+            click.echo(line)
         if rows:
             cols = ["workload", "size", "nodes", "ranks_per_node", "threads", "device",
                     "precision", "status", "runtime_s", "noise", "energy_j", "energy_source"]
             click.echo(runs[cols].head(rows).to_string(index=False))
+
+
+#: Distinct reasons :func:`_why_not_ok` lists (the most frequent first), and their width.
+_REASONS, _REASON_WIDTH = 10, 160
+
+
+def _why_not_ok(runs) -> list[str]:
+    """Why runs did not end ``ok``: one line per status and first line of its error, the most
+    frequent first, with how many and one configuration it happened to (the table lists none
+    of it: a user saw "failed 2" and had to export the file to learn why)."""
+    bad = runs[runs["status"] != "ok"]
+    if not len(bad):
+        return []
+    first = bad["error"].fillna("").astype(str).map(
+        lambda text: (text.strip().splitlines() or ["(no message recorded)"])[0])
+    groups = sorted(bad.groupby([bad["status"], first], sort=False),
+                    key=lambda item: -len(item[1]))
+    lines = ["not ok (status, runs, the error's first line, e.g. where):"]
+    for (status, reason), group in groups[:_REASONS]:
+        r = group.iloc[0]
+        reason = reason if len(reason) <= _REASON_WIDTH else reason[:_REASON_WIDTH - 3] + "..."
+        lines.append(f"  {status} x{len(group)}: {reason} (e.g. {r['workload']} size {r['size']}, "
+                     f"{r['nodes']} node(s) x {r['ranks_per_node']} rank(s) x {r['threads']} "
+                     f"thread(s), {r['device']}, {r['precision']})")
+    if len(groups) > _REASONS:
+        lines.append(f"  ... and {len(groups) - _REASONS} more reasons (telemetry export "
+                     "--table runs has every error)")
+    return lines
 
 
 @command.command(name="export")

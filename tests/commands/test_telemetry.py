@@ -144,3 +144,26 @@ def test_a_loop_of_links_or_a_damaged_file_is_one_line_exit_2(tmp_path, capsys):
         assert "loop of symbolic links" in err or "damaged" in err
         assert short.read_bytes() == before
     assert loop.is_symlink() and loop_h5.is_symlink() and not (tmp_path / "m.h5").exists()
+
+
+def test_show_says_why_runs_were_not_ok(tmp_path, capsys):
+    """``failed 2`` with no reason: a user had to export the file to learn why."""
+    import pytest
+
+    from hpcds1mpi.cli import main
+
+    src = tmp_path / "a.h5"
+    telemetry.append(src, [
+        run_row(0),
+        run_row(1, status="failed", error="exit code 255: ARMCI Error\nBacktrace:\n..."),
+        run_row(2, status="failed", error="exit code 255: ARMCI Error\nother tail"),
+        run_row(3, status="timeout", error="no exit within the 8 s timeout; killed\x1b[2J"),
+    ])
+    with pytest.raises(SystemExit) as exit_info:
+        main(["telemetry", "show", str(src), "--rows", "0"])
+    out = capsys.readouterr().out
+    assert exit_info.value.code in (0, None)
+    assert "  failed x2: exit code 255: ARMCI Error (e.g. " in out
+    assert "  timeout x1: no exit within the 8 s timeout; killed\\x1b[2J" in out
+    assert "Backtrace" not in out and "\x1b" not in out
+    assert out.index("failed x2") < out.index("timeout x1")  # the most frequent first
