@@ -34,7 +34,7 @@ from hpcds1mpi.decide.script_workload import choose_launch, no_size, recorded_co
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch import directives as directives_mod
 from hpcds1mpi.launch.job_script import JobScript
-from hpcds1mpi.launch.script_mpi_check import mpi_mismatch
+from hpcds1mpi.launch.script_mpi_check import mpi_mismatch, srun_mismatch
 from hpcds1mpi.launch.script_options import to_int
 from hpcds1mpi.launch.script_reading import read_script
 from hpcds1mpi.launch.script_request import precision_of, repeats_note, resolve_launch, size_from
@@ -330,7 +330,8 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
         size_source = f"the command on line {launch.line}"
     seen: set = set()  # each (program, launcher) pair read and warned about once
     warnings = [w for x in script.launches if job_folder is not None
-                and (w := mpi_mismatch(script, x, job_folder, seen=seen))]
+                and (w := mpi_mismatch(script, x, job_folder, seen=seen)
+                     or srun_mismatch(script, x, job_folder, seen=seen))]
     places = _places_for(script, places)
     if script.device == "gpu" and not any(p.gpus_per_node for _, p in places):
         raise ConfigError(f"the script asks for GPUs (line {script.lines['gpus'][0]}) but no "

@@ -180,3 +180,76 @@ def mpi_mismatch(script: "JobScript", launch: "Launch", cwd: str,
             f"{os.path.realpath(launcher)}, {mpi_family.LAUNCHER_NAMES[have]}: it would start "
             f"independent 1-rank copies or abort; {hint}"
             + (" (or srun --mpi=pmix)" if want == mpi_family.OPENMPI else " (or srun --mpi=pmi2)"))
+
+
+def site_mpi_default(env: dict | None = None) -> str | None:
+    """The ``MpiDefault`` of this machine's ``slurm.conf`` (``$SLURM_CONF``, else
+    ``/etc/slurm/slurm.conf``): the MPI plugin ``srun`` uses without ``--mpi``; None when the
+    file cannot be read or does not say (Slurm's own default is then ``none``, but a site may
+    configure it where this machine cannot see)."""
+    env = os.environ if env is None else env
+    path = env.get("SLURM_CONF") or "/etc/slurm/slurm.conf"
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read(1 << 20)
+    except OSError:
+        return None
+    found = None
+    for ln in text.splitlines():
+        key, sep, value = ln.split("#", 1)[0].strip().partition("=")
+        if sep and key.strip().lower() == "mpidefault":
+            found = value.strip().lower() or None
+    return found
+
+
+def srun_mismatch(script: "JobScript", launch: "Launch", cwd: str, env: dict | None = None,
+                  seen: set | None = None) -> str | None:
+    """One warning line when ``srun`` starts a program with an MPI plugin that cannot wire up
+    its MPI: Open MPI needs ``--mpi=pmix`` (it is not built with Slurm's PMI-2 and aborts in
+    ``MPI_Init``), and any MPI gets no wire-up from ``--mpi=none``. The plugin is the line's
+    ``--mpi``, else ``SLURM_MPI_TYPE`` as the script sets it, else the site's ``MpiDefault``
+    (:func:`site_mpi_default`); None when they fit, or the program or its MPI is unknown.
+    Files are read, nothing is run; ``seen`` as :func:`mpi_mismatch` takes it."""
+    if launch.kind != "slurm":
+        return None
+    env = os.environ if env is None else env
+    path_var = None if _first_lines(script.text)[0] < launch.line else env.get("PATH")
+    words = [launch.program or "", *launch.args]
+    program = _found(words[program_at(words)], _job_folder(script, launch, cwd), path_var)
+    if program is None:
+        return None
+    given = launch.options.get("mpi")
+    set_on_line = launch.env.get("SLURM_MPI_TYPE")
+    if given is not None and given.value:
+        if "$" in given.value or "$" in (given.raw or ""):
+            return None  # set at run time: unknown here
+        plugin, whence = given.value.lower(), f"--mpi={given.value}"
+    elif set_on_line is not None or "SLURM_MPI_TYPE" in launch.scope:
+        value = set_on_line[0] if set_on_line is not None else launch.scope["SLURM_MPI_TYPE"]
+        if not value or "$" in str(value):
+            return None
+        plugin, whence = str(value).lower(), f"SLURM_MPI_TYPE={value}"
+    else:
+        default = site_mpi_default(env)
+        plugin, whence = default, (f"no --mpi, so this site's MpiDefault={default}" if default
+                                   else None)
+    key = (program, plugin)
+    if seen is not None:
+        if key in seen:
+            return None
+        seen.add(key)
+    want, evidence = program_file_family(program)
+    if want is None:
+        return None
+    name = f"line {launch.line}: {os.path.basename(program)} is linked against " \
+           f"{mpi_family.FAMILY_NAMES[want]} ({evidence})"
+    if want == mpi_family.OPENMPI and plugin is None:
+        return (f"{name} and srun has no --mpi: it runs as one job only where the site's "
+                "default MPI plugin is pmix (srun --mpi=list); add --mpi=pmix")
+    if want == mpi_family.OPENMPI and not plugin.startswith("pmix"):
+        return (f"{name} but srun runs it with {whence}, which Open MPI cannot wire up (it "
+                "aborts in MPI_Init); add --mpi=pmix, or launch it with Open MPI's mpirun")
+    if plugin == "none":
+        return (f"{name} but srun runs it with {whence}: no wire-up, so each rank starts alone; "
+                "add --mpi=pmi2" + (" (or pmix)" if want == mpi_family.MPICH else ""))
+    return None

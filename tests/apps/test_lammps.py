@@ -187,3 +187,18 @@ def test_without_program_the_scripts_run_the_recorded_command_under_a_launcher_t
            "--emit", "slurm"]
     line = _one_line(run_cli(far, timeout=120), 2)
     assert "lmp is linked against Open MPI" in line and 'set mpi = "pmix"' in line
+
+
+def test_advise_warns_that_srun_without_pmix_cannot_start_lammps(lammps, tmp_path):
+    """``srun lmp`` where the site's MpiDefault is pmi2 (the test Slurm's) aborts in MPI_Init;
+    advise had said nothing about it."""
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("MpiDefault=pmi2\n")
+    job = tmp_path / "job.sbatch"
+    job.write_text("#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=2\n"
+                   "#SBATCH --time=00:10:00\nsrun lmp -in in.lj -var x 12\n")
+    proc = run_cli(["advise", str(job), "--model", str(lammps["model"])], timeout=120,
+                   env={"SLURM_CONF": str(conf)})
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: line 5: lmp is linked against Open MPI" in proc.stdout and \
+        "MpiDefault=pmi2" in proc.stdout and "add --mpi=pmix" in proc.stdout, proc.stdout

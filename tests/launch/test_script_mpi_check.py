@@ -156,3 +156,43 @@ def test_a_program_reaching_mpich_through_scalapack_under_open_mpis_mpirun_is_a_
     assert "(links libmpich.so.12 through libscalapack-mpich.so.2.2)" in line
     assert mpi_check.launcher_file_family(line.split("launch it with ")[1].split(" ")[0]) == \
         "mpich"
+
+
+def _srun(text: str, cwd, conf=None):
+    script = read_script(text)
+    env = {"PATH": os.environ["PATH"], **({"SLURM_CONF": str(conf)} if conf else {})}
+    if conf is None:
+        env["SLURM_CONF"] = str(cwd / "no-such-slurm.conf")
+    return mpi_check.srun_mismatch(script, script.launches[-1], str(cwd), env)
+
+
+def test_srun_without_pmix_for_an_open_mpi_program_is_a_warning(mpis, nothing_runs, tmp_path):
+    """``srun lmp`` (Open MPI) under a site whose MpiDefault is pmi2 aborts in MPI_Init (the
+    test Slurm shows it); advise had said nothing (carried item "srun lmp no --mpi")."""
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("ClusterName=x\nMpiDefault=pmi2  # site default\n")
+    app = mpis["openmpi_app"]
+    line = _srun(f"#SBATCH -N 1\nsrun {app}\n", tmp_path, conf)
+    assert line.startswith("line 2: hpcc is linked against Open MPI") and \
+        "MpiDefault=pmi2" in line and "add --mpi=pmix" in line, line
+    line = _srun(f"#SBATCH -N 1\nsrun --mpi=pmi2 {app}\n", tmp_path, conf)
+    assert "--mpi=pmi2, which Open MPI cannot wire up" in line
+    unknown = _srun(f"#SBATCH -N 1\nsrun {app}\n", tmp_path)  # no slurm.conf readable
+    assert "srun has no --mpi" in unknown and "srun --mpi=list" in unknown
+    exported = _srun(f"#SBATCH -N 1\nexport SLURM_MPI_TYPE=pmi2\nsrun {app}\n", tmp_path)
+    assert "SLURM_MPI_TYPE=pmi2" in exported
+    mpich = _srun(f"#SBATCH -N 1\nsrun --mpi=none {mpis['mpich_app']}\n", tmp_path, conf)
+    assert "--mpi=none: no wire-up" in mpich and "add --mpi=pmi2" in mpich
+
+
+def test_srun_with_a_plugin_that_fits_says_nothing(mpis, nothing_runs, tmp_path):
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("MpiDefault=pmix_v4\n")
+    assert _srun(f"#SBATCH -N 1\nsrun {mpis['openmpi_app']}\n", tmp_path, conf) is None
+    assert _srun(f"#SBATCH -N 1\nsrun --mpi=pmix {mpis['openmpi_app']}\n", tmp_path) is None
+    assert _srun(f"#SBATCH -N 1\nsrun --mpi=pmi2 {mpis['mpich_app']}\n", tmp_path) is None
+    assert _srun(f"#SBATCH -N 1\nsrun {mpis['mpich_app']}\n", tmp_path) is None  # unknown
+    assert _srun("#SBATCH -N 1\nsrun python3 app.py\n", tmp_path) is None
+    conf.write_text("MpiDefault=pmi2\n")
+    assert _srun(f"#SBATCH -N 1\nsrun --mpi=$MPI {mpis['openmpi_app']}\n", tmp_path,
+                 conf) is None  # set at run time: unknown here
