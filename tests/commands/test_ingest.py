@@ -157,3 +157,22 @@ def test_an_empty_file_says_so_at_once(tmp_path):
     res = run_cli(["ingest", str(empty), "--out", str(tmp_path / "t.parquet")], timeout=120)
     assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
     assert "empty file; export the job log again" in res.stderr
+
+
+def test_a_long_first_swf_line_and_a_bzip2_log_in_a_real_process(tmp_path):
+    """The tester's cases: a 19-field first line was kept one field off and the good line
+    after it dropped as truncated; a .bz2 log was "not a job log of a known kind"."""
+    import bz2
+
+    text = ("; UnixStartTime: 1400749079\n1 0 10 100 4 -1 -1 4 200 -1 1 1 1 1 1 1 -1 -1 5\n"
+            "2 50 10 300 8 -1 -1 8 600 -1 1 1 1 1 1 1 -1 -1\n")
+    log = tmp_path / "f19.swf.bz2"
+    log.write_bytes(bz2.compress(text.encode()))
+    out = tmp_path / "t.parquet"
+    res = run_cli(["ingest", str(log), "--out", str(out)], timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "2 records -> 1 jobs, 1 malformed/skipped" in res.stdout
+    assert "dropped 1 x more than 18 fields" in res.stdout
+    job = pd.read_parquet(out).iloc[0]
+    assert (job["job_id"], job["runtime_s"], job["req_procs"], job["time_limit_s"]) == \
+        ("2", 300, 8, 600)

@@ -18,7 +18,8 @@ Kinds:
     ``sacct-csv``: a sacct export saved as CSV (e.g. Cambridge CSD3's 16 fields).
     ``pm100``: PM100 parquet, both column-name generations.
     ``adastra``: Adastra parquet (PM100-compatible names, one average power per job).
-    ``swf``: Standard Workload Format, plain or ``.gz`` (CEA Curie, UniLu Gaia, ALCF Theta).
+    ``swf``: Standard Workload Format, plain or gzip / bzip2 / xz-compressed (CEA Curie, UniLu
+        Gaia, ALCF Theta).
     ``eagle``: the NREL Eagle CSV (requested resources, three times, state).
     ``eurora``: the CINECA Eurora CSV; its power is the dataset authors' PREDICTION, labelled
         so in ``energy_source``.
@@ -29,15 +30,18 @@ Times are naive UTC (sacct ``-P``'s local times converted), in one format per fi
 1970 and 2261 (:mod:`.times`).
 
 A row that cannot be read is never dropped silently: it is counted under a reason in the
-file's :class:`FileReport`. A file of the wrong kind raises :class:`IngestError`.
+file's :class:`FileReport` (a fraction in a count included: never rounded). A file of the
+wrong kind raises :class:`IngestError`, and so does one whose time limits cannot be in the unit
+its reader takes (:mod:`.time_limits`).
 
 Modules: :mod:`.schema` (the job table's columns, the one row constructor, the file report),
 :mod:`.slurm_fields` (Slurm's value formats and job states), one reader per format
 (:mod:`.sacct_text`, :mod:`.sacct_json`, :mod:`.sacct_csv`, :mod:`.parquet_tables`,
 :mod:`.swf`, :mod:`.eagle`, :mod:`.eurora`, :mod:`.job_tables`), :mod:`.csv_tables` (what the
-CSV readers share), :mod:`.times` (time formats, range and zone), :mod:`.wrong_exports` (what
-a common wrong export is told) and :mod:`.job_logs` (kind detection and the entry points
-re-exported here).
+CSV readers share), :mod:`.compressed` (a file's compression, read or refused),
+:mod:`.time_limits` (a limit of 0 is none; a wrong unit refused), :mod:`.times` (time formats,
+range and zone), :mod:`.wrong_exports` (what a common wrong export is told) and
+:mod:`.job_logs` (kind detection and the entry points re-exported here).
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from pathlib import Path
 from hpcds1mpi.errors import IngestError
 from hpcds1mpi.schemas.jobs import drop_malformed
 
+from .compressed import compression, head_text, read_text, refuse_not_read
 from .csv_tables import csv_header
 from .eagle import read_eagle
 from .eurora import read_eurora
@@ -18,7 +19,8 @@ from .sacct_csv import is_sacct_header, read_sacct_csv
 from .sacct_json import read_sacct_json
 from .sacct_text import read_sacct_parsable
 from .schema import KINDS, TABLE_MARK, normalise, rows_frame
-from .swf import head_text, looks_like_swf, read_swf
+from .swf import looks_like_swf, read_swf
+from .time_limits import check_time_limits
 from .wrong_exports import wrong_export
 
 
@@ -39,10 +41,16 @@ def detect_kind(path: str | Path) -> str:
         if set(TABLE_MARK) <= set(columns):
             return "job-table"
         return parquet_kind(path, columns)
-    if head.startswith(b"\x1f\x8b"):  # gzip: only SWF logs are read compressed
-        if looks_like_swf(head_text(path)):
+    packed = compression(path)
+    if packed:  # only SWF logs are read compressed
+        refuse_not_read(path, packed)
+        start = head_text(path)
+        if looks_like_swf(start):
             return "swf"
-        raise IngestError(f"{path}: a gzip file that is not an SWF log; decompress it first")
+        if not start:
+            read_text(path, "compressed file")  # a corrupt or cut stream: said so
+        raise IngestError(f"{path}: {packed}-compressed, and not an SWF log: only SWF logs "
+                          "are read compressed; decompress it first")
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff").lstrip()  # a BOM too
     if not text:
         raise IngestError(wrong_export(path, text))  # "empty file": what to do
@@ -126,6 +134,11 @@ def read_job_log(path: str | Path, kind: str = "auto", procs_are: str = "auto"):
         kind = detect_kind(path)
     if kind not in KINDS:
         raise IngestError(f"unknown kind {kind!r}; use one of auto, {', '.join(KINDS)}")
+    packed = compression(path)
+    refuse_not_read(path, packed)
+    if packed and kind != "swf":
+        raise IngestError(f"{path}: {packed}-compressed: only SWF logs are read compressed; "
+                          "decompress it first")
     if kind in ("pm100", "adastra"):
         with open(path, "rb") as fh:
             if fh.read(4) != b"PAR1":
@@ -154,6 +167,7 @@ def read_job_log(path: str | Path, kind: str = "auto", procs_are: str = "auto"):
         # again from that log is the same job.
         df = drop_malformed(normalise(df, str(path), kind, report.dropped,
                                       keep_source=kind == "job-table"), report.dropped)
+        df = check_time_limits(df, path, kind, report)
         report.jobs = len(df)
         _say_empty_columns(df, report)
     if report.jobs == 0:

@@ -199,8 +199,9 @@ def normalise(df, path: str, kind: str, dropped: Counter | None = None, *,
         path, kind: the ``source_file`` and ``source_kind`` of every row.
         dropped: where a row with a time outside the years a job can have
             (:data:`.times.FIRST_YEAR`..:data:`.times.LAST_YEAR`: a year-1 or 2999 placeholder,
-            which nanosecond times cannot even hold) is counted, under its column, once; the
-            row is dropped either way.
+            which nanosecond times cannot even hold) or a fraction in a count (1.5 nodes: not
+            rounded, which would make up a count) is counted, under its column, once; the row
+            is dropped either way.
         keep_source: keep the rows' own ``source_file`` / ``source_kind`` where they have them
             (a job table ``ingest`` wrote, read back: each job keeps the log it came from).
     """
@@ -219,7 +220,15 @@ def normalise(df, path: str, kind: str, dropped: Counter | None = None, *,
             df[name] = df[name].astype("string").fillna(value).replace("", value)
         else:
             df[name] = value
-    outside = pd.Series(False, index=df.index)
+    outside = pd.Series(False, index=df.index)  # rows dropped, each counted once
+
+    def drop(mask, reason: str) -> None:
+        nonlocal outside
+        mask = mask & ~outside
+        if mask.any() and dropped is not None:
+            dropped[reason] += int(mask.sum())
+        outside |= mask
+
     for name, dtype in JOB_COLUMNS:
         if name not in df.columns:
             # Created empty in its dtype: converting 300k pd.NA objects costs ~0.3 s a column.
@@ -229,6 +238,8 @@ def normalise(df, path: str, kind: str, dropped: Counter | None = None, *,
             # A count beyond 64 bits (1e300, inf) stays absurdly large instead of failing the
             # cast, so the range check drops its job and counts it (schemas/jobs.JOB_RANGES).
             number = pd.to_numeric(df[name], errors="coerce")
+            part = number.astype("float64") % 1  # NaN for NaN and inf
+            drop(part.notna() & (part != 0), f"a fraction in {name} (a count is whole)")
             df[name] = number.clip(-INT_LIMIT, INT_LIMIT).round().astype("Int64")
         elif dtype == "float64":
             df[name] = pd.to_numeric(df[name], errors="coerce").astype("float64")
@@ -237,11 +248,8 @@ def normalise(df, path: str, kind: str, dropped: Counter | None = None, *,
             if getattr(values.dt, "tz", None) is not None:
                 values = values.dt.tz_convert(None)
             far = outside_years(values)
-            bad = far & ~outside
-            if bad.any() and dropped is not None:
-                dropped[f"{name} outside {FIRST_YEAR}-{LAST_YEAR} (a placeholder or corrupt "
-                        "date)"] += int(bad.sum())
-            outside |= bad
+            drop(far, f"{name} outside {FIRST_YEAR}-{LAST_YEAR} (a placeholder or corrupt "
+                      "date)")
             df[name] = values.where(~far).astype("datetime64[ns]")
         else:
             df[name] = df[name].astype("string")

@@ -1,4 +1,5 @@
-"""The Standard Workload Format (SWF, Parallel Workloads Archive), plain or gzip-compressed.
+"""The Standard Workload Format (SWF, Parallel Workloads Archive), plain or compressed (gzip,
+bzip2, xz: :mod:`.compressed`).
 
 ``;`` lines are header comments (``MaxNodes``, ``MaxProcs``, ``UnixStartTime``,
 ``TimeZoneString``, notes); every other line is one job of 18 whitespace-separated numbers, ``-1``
@@ -28,17 +29,16 @@ fill ``nodes`` / ``req_nodes`` instead of ``cores`` / ``req_procs``.
 
 from __future__ import annotations
 
-import gzip
 import math
 import re
 import warnings
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hpcds1mpi.errors import IngestError
 
+from .compressed import STREAM_ERRORS, head_text, open_text, read_text, unreadable
 from .schema import FileReport
 
 if TYPE_CHECKING:
@@ -88,38 +88,6 @@ class SwfHeader:
     notes: list[str] = field(default_factory=list)
     #: Header values not used, each with why (reported as facts).
     ignored: list[str] = field(default_factory=list)
-
-
-def is_gzip(path: str | Path) -> bool:
-    """Whether a file starts with the gzip magic bytes."""
-    with open(path, "rb") as fh:
-        return fh.read(2) == b"\x1f\x8b"
-
-
-def open_text(path: str | Path):
-    """A text handle on a plain or gzip-compressed file."""
-    # utf-8-sig: a byte-order mark (an editor's) is not part of the first line.
-    if is_gzip(path):
-        return gzip.open(path, "rt", encoding="utf-8-sig", errors="replace")
-    return open(path, encoding="utf-8-sig", errors="replace")
-
-
-def head_text(path: str | Path, size: int = 65536) -> str:
-    """The first ``size`` characters of a plain or gzip-compressed file: as many as could be
-    read before a gzip stream ends early or has a corrupt byte (reading the whole file then
-    says why it cannot be read)."""
-    parts, n = [], 0
-    try:
-        with open_text(path) as fh:
-            while n < size:
-                chunk = fh.read(min(4096, size - n))
-                if not chunk:
-                    break
-                parts.append(chunk)
-                n += len(chunk)
-    except (OSError, EOFError, zlib.error):
-        pass
-    return "".join(parts)
 
 
 def looks_like_swf(text: str) -> bool:
@@ -229,68 +197,55 @@ def procs_count_nodes(head: SwfHeader, procs_are: str) -> tuple[bool, str | None
     return False, None
 
 
-def _unreadable(path: Path, exc: Exception) -> IngestError:
-    """The one-line error of a log whose stream cannot be read to its end."""
-    cause = (str(exc).splitlines() or [type(exc).__name__])[0][:100]
-    if not is_gzip(path):
-        return IngestError(f"{path}: unreadable SWF file ({cause})")
-    return IngestError(f"{path}: unreadable SWF file: the gzip file is corrupt or truncated "
-                       f"({cause}); download the log again (`gzip -t` tests a copy)")
-
-
-def read_text(path: Path) -> str:
-    """A whole plain or gzip-compressed log as text (read before parsing, so that a corrupt
-    or cut gzip stream is told apart from a bad line).
-
-    Raises:
-        IngestError: the stream cannot be read to its end.
-    """
-    try:
-        with open_text(path) as fh:
-            return fh.read()
-    except (EOFError, OSError, zlib.error) as exc:  # cut short; a corrupt byte or CRC
-        raise _unreadable(path, exc) from None
-
-
 def _parse(path: Path, report: FileReport):
-    """The job lines as an (n, 18) float frame; lines of the wrong width are counted."""
+    """The job lines as an (n, 18) float frame, and masks of the lines that are truncated,
+    hold a word, or hold more than 18 fields (those pandas skips are counted here)."""
     import io
 
     import pandas as pd
 
     text = read_text(path)
+    # One column past the 18, and index_col=False: without them a first line of 19 fields
+    # makes pandas take field 1 as the index and read every line one field off (and the
+    # good lines as short). With them a longer line fills "extra", or is skipped and warned.
+    names = [*SWF_FIELDS, "extra"]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             # keep_default_na=False: "nan" is a word here, not a missing value.
             raw = pd.read_csv(io.StringIO(text), sep=r"\s+", comment=";", header=None,
-                              names=list(SWF_FIELDS), on_bad_lines="warn",
+                              names=names, index_col=False, on_bad_lines="warn",
                               skip_blank_lines=True, low_memory=False, keep_default_na=False)
         except pd.errors.ParserError as exc:
             raise IngestError(f"{path}: unreadable SWF file "
                               f"({str(exc).splitlines()[0][:100]})") from None
         except pd.errors.EmptyDataError:
-            raw = pd.DataFrame(columns=list(SWF_FIELDS))
-    too_many = sum(str(w.message).count("Skipping line") for w in caught)
-    if too_many:
-        report.dropped["more than 18 fields"] += too_many
-    report.records = len(raw) + too_many
+            raw = pd.DataFrame(columns=names)
+    skipped = sum(str(w.message).count("Skipping line") for w in caught)
+    if skipped:
+        report.dropped["more than 18 fields"] += skipped
+    report.records = len(raw) + skipped
+
+    def blank(col):  # a field the line does not have
+        return col.isna() | (col.astype("string").str.strip() == "")
+
     numbers = pd.DataFrame(index=raw.index)
     words = pd.Series(False, index=raw.index)
     for name in SWF_FIELDS:
         col = raw[name]
         if not pd.api.types.is_numeric_dtype(col):
-            blank = col.isna() | (col.astype("string").str.strip() == "")  # a short line
-            num = pd.to_numeric(col.where(~blank), errors="coerce")
-            words |= ~blank & num.isna()
+            short = blank(col)
+            num = pd.to_numeric(col.where(~short), errors="coerce")
+            words |= ~short & num.isna()
             col = num
         numbers[name] = col.astype(float)
+    longer = ~blank(raw["extra"])
     truncated = numbers.isna().any(axis=1) & ~words
-    return numbers, truncated, words
+    return numbers, truncated, words, longer
 
 
 def read_swf(path: str | Path, procs_are: str = "auto") -> tuple["pd.DataFrame", FileReport]:
-    """Read an SWF log (plain or ``.gz``) into job-table columns (before ``normalise``).
+    """Read an SWF log (plain or compressed) into job-table columns (before ``normalise``).
 
     Args:
         path: the file.
@@ -302,20 +257,23 @@ def read_swf(path: str | Path, procs_are: str = "auto") -> tuple["pd.DataFrame",
         notes on the header: start time, time zone, what the processor fields count)
 
     Raises:
-        IngestError: not SWF, or an unreadable / truncated gzip stream.
+        IngestError: not SWF, or an unreadable / truncated compressed stream.
     """
     import numpy as np
     import pandas as pd
 
     path = Path(path)
     report = FileReport(str(path), "swf")
-    if not looks_like_swf(head_text(path)):
+    start = head_text(path)
+    if not looks_like_swf(start):
+        if not start:
+            read_text(path)  # a cut or corrupt compressed stream: said so
         raise IngestError(f"{path}: not a Standard Workload Format log (no SWF header and no "
                           "line of 18 numbers)")
     try:
         head = read_header(path)
-    except (EOFError, OSError, zlib.error) as exc:
-        raise _unreadable(path, exc) from None
+    except STREAM_ERRORS as exc:
+        raise unreadable(path, exc) from None
     report.facts.extend(head.ignored)
     as_nodes, why = procs_count_nodes(head, procs_are)
     if why:
@@ -325,7 +283,7 @@ def read_swf(path: str | Path, procs_are: str = "auto") -> tuple["pd.DataFrame",
                             "epoch (1970-01-01), not real dates")
     if head.time_zone:
         report.facts.append(f"times in UTC (the log's TimeZoneString: {head.time_zone})")
-    numbers, truncated, words = _parse(path, report)
+    numbers, truncated, words, longer = _parse(path, report)
 
     bad = pd.Series(False, index=numbers.index)
 
@@ -336,6 +294,7 @@ def read_swf(path: str | Path, procs_are: str = "auto") -> tuple["pd.DataFrame",
             report.dropped[reason] += int(mask.sum())
         bad |= mask
 
+    drop(longer, "more than 18 fields")
     drop(words, "a word where a number belongs")
     drop(truncated, "truncated line (fewer than 18 fields)")
     for name, what in (("submit", "submit time"), ("wait", "wait time"), ("run", "run time"),

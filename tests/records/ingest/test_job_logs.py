@@ -381,3 +381,17 @@ def test_a_job_table_ingest_wrote_is_read_back_and_merges(tmp_path, suffix):
     pd.testing.assert_frame_equal(back[cols], first[cols], check_dtype=False)
     with pytest.raises(IngestError, match="a job table hpcds1mpi ingest wrote"):
         read_job_log(out, kind="pm100" if suffix == ".parquet" else "sacct-csv")
+
+
+@needs_joblogs
+@pytest.mark.parametrize("packer", ["gzip", "bz2", "lzma"])
+@pytest.mark.parametrize("kind", ["auto", "eagle"])
+def test_a_compressed_csv_log_says_to_decompress_it(tmp_path, packer, kind):
+    import importlib
+
+    path = tmp_path / "eagle.csv.z"
+    path.write_bytes(importlib.import_module(packer).compress(EAGLE.read_bytes()))
+    with pytest.raises(IngestError, match="-compressed.*: only SWF logs are read compressed; "
+                                          "decompress it first") as info:
+        read_job_log(path, kind=kind)
+    assert "\n" not in str(info.value)

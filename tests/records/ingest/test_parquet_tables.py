@@ -144,3 +144,24 @@ def test_a_time_outside_1970_2261_is_dropped_and_counted_not_a_crash(tmp_path):
     df, report = read_job_log(path)
     assert report.dropped["submit_time outside 1970-2261 (a placeholder or corrupt date)"] == 2
     assert set(df["job_id"]) == {"1000", "1003"}
+
+
+def test_a_fraction_in_a_count_is_dropped_and_a_zero_limit_is_no_limit(tmp_path):
+    """As the SWF reader does: 1.5 nodes was stored as 2 nodes, and a time_limit of 0 as a
+    0-s limit, both without a word."""
+    src = _pm100_frame("new")
+    src = src.astype({"num_nodes_alloc": float, "num_gpus_alloc": float})
+    src.loc[1, "num_nodes_alloc"] = 1.5
+    src.loc[2, "num_gpus_alloc"] = 0.5
+    src.loc[3, "time_limit"] = 0
+    path = tmp_path / "pm100-bad.parquet"
+    src.to_parquet(path)
+    df, report = read_job_log(path)
+    assert report.dropped == {"missing or negative run_time": 1,
+                              "not finished (pending/running)": 1,
+                              "a fraction in nodes (a count is whole)": 1,
+                              "a fraction in gpus (a count is whole)": 1}, report.lines()
+    assert report.notes["time_limit 0 (no limit): time_limit_s NA"] == 1
+    jobs = by_id(df)
+    assert set(jobs) == {"1000", "1003"}
+    assert pd.isna(jobs["1003"]["time_limit_s"]) and jobs["1000"]["time_limit_s"] == 3600

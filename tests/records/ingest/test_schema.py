@@ -33,6 +33,19 @@ def test_job_row_derives_the_same_fields_for_every_reader():
     assert ok["avg_power_w"] is None and ok["energy_source"] == ""
 
 
+def test_normalise_drops_a_fraction_in_a_count_and_counts_it():
+    """A count of 1.5 was rounded to 2 without a word: a made-up count, never a read one."""
+    from collections import Counter
+
+    rows = [job_row(**FIELDS), job_row(**{**FIELDS, "job_id": "8", "nodes": 1.5}),
+            job_row(**{**FIELDS, "job_id": "9", "cores": 2.5, "nodes": 2.5}),
+            job_row(**{**FIELDS, "job_id": "10", "nodes": float("inf")})]
+    dropped: Counter = Counter()
+    df = normalise(rows_frame(rows), "x.txt", "sacct-p", dropped)
+    assert list(df["job_id"]) == ["7", "10"]  # inf: the range check's to drop, as not finite
+    assert dict(dropped) == {"a fraction in nodes (a count is whole)": 2}
+
+
 def test_normalise_gives_every_column_its_dtype():
     df = normalise(rows_frame([job_row(**FIELDS)]), "x.txt", "sacct-p")
     assert list(df.columns) == [c for c, _ in JOB_COLUMNS]

@@ -131,6 +131,24 @@ def test_bad_line_counted_under_its_reason_never_used(tmp_path, line, reason):
     assert (df["runtime_s"] == 100).all()
 
 
+@pytest.mark.parametrize("extra", [" 5", " 5 6", " 5 6 7 8 9"])
+def test_a_long_first_line_is_counted_and_every_line_after_it_read_whole(tmp_path, extra):
+    """A first job line of 19 fields made pandas take field 1 as the index: that line was kept
+    one field off (job 0, its processors as its run time) and the good ones dropped as
+    truncated. Later long lines, of any length, are counted too."""
+    def job(n, fields=""):
+        return GOOD.replace("1 0 5", f"{n} {n * 10} 5", 1).replace("\n", fields + "\n")
+
+    path = tmp_path / "long.swf"
+    path.write_text("; UnixStartTime: 1000\n; MaxProcs: 64\n" + job(1, extra) + job(2)
+                    + job(3, extra) + job(4) + job(5, " 1 2"))
+    df, report = read_job_log(path)
+    assert dict(report.dropped) == {"more than 18 fields": 3}, report.lines()
+    assert report.records == 5 and list(df["job_id"]) == ["2", "4"]
+    assert (df["runtime_s"] == 100).all() and (df["req_procs"] == 16).all()
+    assert (df["time_limit_s"] == 600).all() and (df["wait_s"] == 5).all()
+
+
 def test_no_unix_start_time_said_and_epoch_used(tmp_path):
     path = tmp_path / "nostart.swf"
     path.write_text("; MaxProcs: 64\n" + GOOD)
