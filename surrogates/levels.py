@@ -11,7 +11,9 @@ ranks per node up to the largest measured. Anything else is left out, and said s
 Each program's levels also keep its command line as its rows ran it, the launcher left out and
 ``{size}`` put back where the size was (``./app {size} 40``): ``advise`` matches a user's
 script to the program by it and reads the size from the script's own launch line (read from
-the rows by :mod:`.program_command`).
+the rows by :mod:`.program_command`). Rows of one label that ran several command lines keep
+each (the one most rows ran is ``command``), and ``learn`` says so (:func:`mixed_commands`):
+their rows are fitted as one program.
 
 Each program's levels also say which runtime its rows measured (``runtime``: the telemetry's
 ``launch`` attribute, put on the rows as ``runtime_source`` by
@@ -36,7 +38,7 @@ from typing import TYPE_CHECKING
 
 from hpcds1mpi.errors import ModelError
 
-from .program_command import command_of
+from .program_command import commands_of
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -73,9 +75,12 @@ class MeasuredLevels:
             launch for 0.31 s of ``HPL_time``); 1 otherwise.
         command: a program's command line as its rows ran it, without the launcher, with
             ``{size}`` (and any other placeholder whose value varied) put back
-            (:func:`.program_command.command_of`); "" when there is none (a kernel, a job-log
-            label) or its lines cannot be read; None when the bundle predates the record
-            (:func:`program_commands` then reads the rows).
+            (:func:`.program_command.commands_of`); the one most rows ran when they ran
+            several; "" when there is none (a kernel, a job-log label) or its lines cannot be
+            read; None when the bundle predates the record (:func:`program_commands` then
+            reads the rows).
+        other_commands: the program's other command lines, when its rows ran several (a
+            sweep with another option, merged by ``learn``), most rows first; () otherwise.
         measured_with: a program's reading options as its rows recorded them (a
             ``measure_options`` column: JSON of :data:`MEASURE_KEYS`, "" for one not used);
             None when the rows do not say, or disagree.
@@ -92,6 +97,7 @@ class MeasuredLevels:
     wall_per_runtime: float = 1.0
     command: str | None = ""
     measured_with: dict | None = None
+    other_commands: tuple = ()
 
     @property
     def max_ranks_per_node(self) -> int:
@@ -108,12 +114,15 @@ class MeasuredLevels:
         scale = data.get("wall_per_runtime", 1.0)  # older files: none known
         scale = float(scale) if isinstance(scale, (int, float)) and 1 <= scale < 1e9 else 1.0
         command = data.get("command", None if external else "")  # older files: not kept
+        others = data.get("other_commands") or ()  # older files: one command or none
         return cls(str(data["workload"]), external,
                    *(tuple(data.get(k) or ()) for k in
                      ("precisions", "devices", "threads", "ranks_per_node", "nodes")),
                    runtime=str(runtime or ""), wall_per_runtime=scale,
                    command=command if isinstance(command, str) or command is None else "",
-                   measured_with=_measure_dict(data.get("measured_with")))
+                   measured_with=_measure_dict(data.get("measured_with")),
+                   other_commands=tuple(c for c in others if isinstance(c, str) and c)
+                   if isinstance(others, (list, tuple)) else ())
 
 
 def _is_kernel(workload: str) -> bool:
@@ -138,6 +147,7 @@ def levels_from_frame(frame: "pd.DataFrame") -> dict[str, MeasuredLevels]:
     for workload, rows in ran.groupby(ran["workload"].astype(str), sort=True):
         kinds = set(rows["kind"].dropna().astype(str)) if "kind" in rows.columns else set()
         external = "external" in kinds or not _is_kernel(workload)
+        commands = commands_of(rows) if "external" in kinds else ()
 
         def levels(col: str, number: bool = False) -> tuple:
             if col not in rows.columns:
@@ -153,9 +163,10 @@ def levels_from_frame(frame: "pd.DataFrame") -> dict[str, MeasuredLevels]:
                                        levels("ranks_per_node", True), levels("nodes", True),
                                        runtime=_runtime_of(rows, "external" in kinds),
                                        wall_per_runtime=_wall_per_runtime(rows),
-                                       command=command_of(rows) if "external" in kinds else "",
+                                       command=commands[0] if commands else "",
                                        measured_with=_measured_with(rows)
-                                       if "external" in kinds else None)
+                                       if "external" in kinds else None,
+                                       other_commands=commands[1:])
     return out
 
 
@@ -214,6 +225,21 @@ def runtime_conflicts(levels: dict[str, MeasuredLevels]) -> list[str]:
                          f"{' vs '.join(_runtime_words(s) for s in sources)}); measure the new "
                          "runs as the earlier ones were (the same --time-regex), or keep them "
                          "in a separate model")
+    return lines
+
+
+def mixed_commands(levels: dict[str, MeasuredLevels]) -> list[str]:
+    """One line per program whose rows ran several command lines (``learn`` on a sweep with an
+    option added or changed): its rows are fitted as one program, ``advise`` knows it by any of
+    them, and a script ``recommend`` writes runs the one most rows ran."""
+    lines = []
+    for name, lv in sorted(levels.items()):
+        if lv.external and lv.command and lv.other_commands:
+            others = "; ".join(repr(c) for c in lv.other_commands)
+            lines.append(f"note: the runs of {name} ran {1 + len(lv.other_commands)} command "
+                         f"lines, fitted as one program: {lv.command!r} (most runs; what a "
+                         f"script from recommend runs) and {others}; if they compute different "
+                         "things, sweep them under separate --label names")
     return lines
 
 
@@ -364,6 +390,12 @@ def program_commands(bundle) -> dict[str, str]:
     A bundle whose ``measured_levels.json`` predates the record gets them from its training
     rows (their ``command`` column), read only when it has a program.
     """
+    return {w: lines[0] for w, lines in program_command_lines(bundle).items()}
+
+
+def program_command_lines(bundle) -> dict[str, tuple[str, ...]]:
+    """Workload -> every command line its program's rows ran, :attr:`MeasuredLevels.command`
+    first, then :attr:`MeasuredLevels.other_commands` (see :func:`program_commands`)."""
     levels = getattr(bundle, "_measured_levels", None)
     if levels is None:
         path = getattr(bundle, "_path", None)
@@ -375,7 +407,8 @@ def program_commands(bundle) -> dict[str, str]:
             rows = None
         if rows is not None and "command" in rows.columns:
             levels = levels_from_frame(rows)
-    return {w: lv.command for w, lv in levels.items() if lv.external and lv.command}
+    return {w: (lv.command, *lv.other_commands) for w, lv in levels.items()
+            if lv.external and lv.command}
 
 
 def _frame_columns(bundle) -> set:
@@ -392,6 +425,6 @@ def _frame_columns(bundle) -> set:
 
 
 __all__ = ["LEVELS_FILE", "MEASURE_KEYS", "MeasuredLevels", "UNKNOWN", "bundle_levels",
-           "levels_from_frame", "program_commands",
+           "levels_from_frame", "mixed_commands", "program_command_lines", "program_commands",
            "read_levels", "recorded_measurement", "runtime_conflicts",
            "runtime_line", "write_levels"]

@@ -1,10 +1,12 @@
 """A program's command line as its recorded rows ran it, the launcher left out.
 
 Each row of a program sweep records its launch (``mpiexec -n 2 ./app 64 40``);
-:func:`command_of` reads those lines back as a script's launch line is read and puts the
+:func:`commands_of` reads those lines back as a script's launch line is read and puts the
 placeholders whose values varied back (``./app {size} 40``): what ``advise`` matches a user's
-script by. :func:`launched_words` reads one recorded line. The levels that keep the result:
-:mod:`hpcds1mpi.surrogates.levels`.
+script by. Rows of one label that ran different command lines (``learn`` on a sweep with an
+option added: ``-ntomp {threads}``) give one command line each, the one most rows ran first
+(:func:`command_of`). :func:`launched_words` reads one recorded line. The levels that keep
+the result: :mod:`hpcds1mpi.surrogates.levels`.
 """
 
 from __future__ import annotations
@@ -23,31 +25,69 @@ _COMMANDS_READ = 200
 
 
 def command_of(rows: "pd.DataFrame") -> str:
-    """A program's command line from its rows' ``command`` (launcher and program, as launched):
-    the launcher dropped (read as a script's launch line is), every word whose value follows
-    the row's ``size`` (or another placeholder that varied) written back as ``{size}`` (...);
-    measured at one size, the one word equal to it. "" when the lines cannot be read or
-    disagree."""
+    """The command line most of a program's rows ran (the first of :func:`commands_of`); ""
+    when none can be read."""
+    found = commands_of(rows)
+    return found[0] if found else ""
+
+
+def commands_of(rows: "pd.DataFrame") -> tuple[str, ...]:
+    """A program's command lines from its rows' ``command`` (launcher and program, as
+    launched): the launcher dropped (read as a script's launch line is), every word whose value
+    follows the row's ``size`` (or another placeholder that varied) written back as ``{size}``
+    (...); measured at one size, the one word equal to it.
+
+    Lines that differ only where a placeholder's value did are one command line; any other
+    difference (a word more, another ``-nsteps``) makes another. Returns one per command line,
+    the one most rows ran first (a tie: the one run last), then the others by rows; () when no
+    line can be read.
+
+    Before, rows of two command lines gave "" (no command at all), and ``advise`` no longer
+    knew the program or where its size is."""
     from hpcds1mpi.launch.program import PLACEHOLDERS
 
     if "command" not in rows.columns:
-        return ""
+        return ()
     if "kind" in rows.columns:
         rows = rows[rows["kind"].astype(str) == "external"]
-    runs, seen = [], set()
-    for row in rows.to_dict("records"):
+    groups: list[dict] = []  # {"runs": [(words, values)], "rows": n, "last": row position}
+    group_of: dict[str, dict | None] = {}  # each distinct line -> its group (None: unreadable)
+    for at, row in enumerate(rows.to_dict("records")):
         text = row.get("command")
-        if not isinstance(text, str) or not text or text in seen:
+        if not isinstance(text, str) or not text:
             continue
-        seen.add(text)
-        words = launched_words(text)
-        if words is None:
-            return ""
-        runs.append((words, {k: _plain(row.get(k)) for k in PLACEHOLDERS}))
-        if len(runs) >= _COMMANDS_READ:
-            break
+        if text not in group_of:
+            if len(group_of) >= _COMMANDS_READ:
+                continue
+            words = launched_words(text)
+            run = (words, {k: _plain(row.get(k)) for k in PLACEHOLDERS})
+            group_of[text] = None if words is None else _group_for(groups, run)
+        group = group_of[text]
+        if group is not None:
+            group["rows"] += 1
+            group["last"] = at
+    groups.sort(key=lambda g: (g["rows"], g["last"]), reverse=True)
+    return tuple(t for g in groups if (t := _template(g["runs"])) is not None)
+
+
+def _group_for(groups: list[dict], run: tuple) -> dict:
+    """The group of ``groups`` whose lines ``run`` differs from only by placeholders (it is
+    added there), else a new group of its own."""
+    for group in groups:
+        if _template([*group["runs"], run]) is not None:
+            group["runs"].append(run)
+            return group
+    groups.append({"runs": [run], "rows": 0, "last": -1})
+    return groups[-1]
+
+
+def _template(runs: list[tuple[list[str], dict]]) -> str | None:
+    """One command line of ``runs`` ((words, placeholder values) of each distinct line), the
+    placeholders whose values varied put back; None when the lines differ elsewhere."""
+    from hpcds1mpi.launch.program import PLACEHOLDERS
+
     if not runs or len({len(words) for words, _ in runs}) != 1:
-        return ""
+        return None
     out = []
     for k in range(len(runs[0][0])):
         texts = [words[k] for words, _ in runs]
@@ -61,7 +101,7 @@ def command_of(rows: "pd.DataFrame") -> str:
                     break
                 token = None
         if token is None:
-            return ""  # a word that varies with nothing the sweep filled in
+            return None  # a word that varies with nothing the sweep filled in
         out.append(token)
     sizes = {values["size"] for _, values in runs}
     if len(sizes) == 1 and not any("{size}" in t for t in out):
@@ -93,4 +133,4 @@ def _plain(value) -> str:
     return "" if value is None else str(value)
 
 
-__all__ = ["command_of", "launched_words"]
+__all__ = ["command_of", "commands_of", "launched_words"]

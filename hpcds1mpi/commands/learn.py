@@ -84,6 +84,10 @@ def command(model_dir, telemetry, jobs, out, sample_rate, seed, threads, force):
                f"({len(new)} read, {merged.replaced} replaced an old run)")
     for line in summary_lines(retrained, target):
         click.echo(line)
+    from hpcds1mpi.surrogates.levels import mixed_commands, read_levels
+
+    for line in mixed_commands(read_levels(target) or {}):  # new runs of another command line
+        click.echo(line)
     if guard.CALIBRATION_FILE in had:
         click.echo(f"guard calibration recomputed for the new members ({guard.CALIBRATION_FILE})")
     if confidence.CALIBRATION_FILE in had:

@@ -3,8 +3,9 @@
 ``advise`` (:mod:`hpcds1mpi.decide.advise`) matches each launch line's program against the
 workloads the model was trained on: the telemetry labels, and the programs swept with
 ``sweep --command``, whose command lines the bundle keeps
-(:func:`hpcds1mpi.surrogates.levels.program_commands`). When no size is found, :func:`no_size`
-is the one line that says why and what to do.
+(:func:`hpcds1mpi.surrogates.levels.program_command_lines`: several for a label whose rows
+ran several, any of which the script may run). When no size is found, :func:`no_size` is the
+one line that says why and what to do.
 """
 
 from __future__ import annotations
@@ -12,36 +13,62 @@ from __future__ import annotations
 from typing import Sequence
 
 from hpcds1mpi.launch.job_script import JobScript, Launch
-from hpcds1mpi.launch.script_request import fits_command, program_at, split_command, stem
-from hpcds1mpi.surrogates.levels import program_commands
+from hpcds1mpi.launch.script_request import (fits_command, program_at, size_from,
+                                             split_command, stem)
+from hpcds1mpi.surrogates.levels import program_command_lines
 
 
-def recorded_commands(bundle) -> dict[str, str]:
-    """Workload label -> its program's command line as measured (``./app {size} 40``): the
-    programs swept with ``sweep --command`` (the bundle's ``measured_levels.json``)."""
+class RecordedCommands(dict):
+    """Workload label -> the command line a script's launch is read by (``./app {size} 40``),
+    with every command line the label's rows ran in :attr:`lines`: the one most rows ran
+    until :meth:`settle` picks the one a launch line runs."""
+
+    def __init__(self, lines: dict[str, tuple[str, ...]]):
+        super().__init__({label: found[0] for label, found in lines.items() if found})
+        self.lines = {label: tuple(found) for label, found in lines.items() if found}
+
+    def settle(self, label: str, launch: Launch) -> None:
+        """Read ``label``'s launch by the recorded command line that reads a size from it,
+        then that it fits best (:func:`fits_command`), then that shows a size; the first (most
+        rows) of equals."""
+        if len(self.lines.get(label, ())) > 1:
+            self[label] = max(self.lines[label], key=lambda c: (
+                size_from(launch, c) is not None, fits_command(launch, c), "{size}" in c))
+
+
+def recorded_commands(bundle) -> RecordedCommands:
+    """The command lines of the programs swept with ``sweep --command`` (the bundle's
+    ``measured_levels.json``), per workload label."""
     try:
-        return program_commands(bundle)
+        return RecordedCommands(program_command_lines(bundle))
     except Exception:  # noqa: BLE001 - a bundle without its levels or rows still has labels
-        return {}
+        return RecordedCommands({})
+
+
+def _lines_of(commands: dict[str, str]) -> dict[str, tuple[str, ...]]:
+    """Every recorded command line per label: :attr:`RecordedCommands.lines`, or one each."""
+    return getattr(commands, "lines", None) or {k: (v,) for k, v in commands.items()}
 
 
 def match_workload(launch: Launch, labels: Sequence[str], commands: dict[str, str]
                    ) -> str | None:
     """The label the launched program is: its name, the name of a launched argument (``./wrap
     ./stencil``, ``hpcds1mpi run stencil``), or the program of a recorded command line (its
-    name; an interpreter's program: ``python3 app.py``)."""
+    name; an interpreter's program: ``python3 app.py``), any of a label's when its rows ran
+    several (:class:`RecordedCommands`)."""
     words = [w for w in [launch.program or launch.program_raw, *launch.args] if w]
-    by_program: dict[str, list[str]] = {}
-    for label, command in sorted(commands.items()):
-        if tokens := split_command(command):
-            by_program.setdefault(stem(tokens[program_at(tokens)]), []).append(label)
+    by_program: dict[str, list[tuple[str, str]]] = {}
+    for label, lines in sorted(_lines_of(commands).items()):
+        for command in lines:
+            if tokens := split_command(command):
+                by_program.setdefault(stem(tokens[program_at(tokens)]), []).append(
+                    (label, command))
     for word in words:
         if stem(word) in labels:
             return stem(word)
         found = by_program.get(stem(word), [])  # one program swept as several: the one
         if found:  # whose command the script's is, else whose size it shows
-            return max(found, key=lambda x: (fits_command(launch, commands[x]),
-                                             "{size}" in commands[x]))
+            return max(found, key=lambda x: (fits_command(launch, x[1]), "{size}" in x[1]))[0]
     return None
 
 
@@ -82,9 +109,13 @@ def no_size(label: str, launch: Launch | None, template: str | None, bundle) -> 
 def choose_launch(script: JobScript, labels: Sequence[str], commands: dict[str, str]
                   ) -> tuple[str | None, Launch | None]:
     """The workload the script runs and the launch line that runs it: the first launch whose
-    program :func:`match_workload` knows; else (None, the first launch, if any)."""
+    program :func:`match_workload` knows; else (None, the first launch, if any). The label's
+    entry of ``commands`` (:class:`RecordedCommands`) becomes the recorded command line that
+    launch fits best, which its size is then read by."""
     for launch in script.launches:
         label = match_workload(launch, labels, commands)
         if label is not None:
+            if isinstance(commands, RecordedCommands):
+                commands.settle(label, launch)
             return label, launch
     return None, (script.launches[0] if script.launches else None)

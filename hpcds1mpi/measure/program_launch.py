@@ -158,8 +158,12 @@ def launch_problem(result: dict) -> str:
     return line[:300]
 
 
-#: A line of punctuation only: the rules around Open MPI's help text, hydra's "=====" box.
+#: A line of punctuation only: the rules around Open MPI's help text, hydra's "=====" box,
+#: GROMACS's fatal error.
 RULE_LINE = re.compile(r"^\s*[-=*#~_+]{3,}\s*$")
+#: The rule above and below Open MPI's help text: its show_help (OPAL, ORTE, PMIx, PRRTE) writes
+#: exactly 74 dashes. A program's own framed error (GROMACS: 55 dashes) is not help text.
+HELP_RULE = re.compile(r"^-{74}$")
 #: Lines an MPI library or launcher writes for every failure, whatever the program said: Open
 #: MPI's "[host:pid] ..." log lines, hydra's "=   EXIT CODE: 1" box, "MPI_Abort was called".
 LAUNCHER_LINE = re.compile(r"^\s*\[[\w.-]+:\d+\]|^\s*=|MPI_Abort|MPI_ABORT", re.IGNORECASE)
@@ -170,9 +174,19 @@ ERROR_WORDS = re.compile(r"\berror\b|\w+Error\b|\bfatal\b|\bexception\b|\babort|
                          r"\binvalid\b|\bfailed\b", re.IGNORECASE)
 #: Lines that name the error most exactly, preferred to any other: gfortran's "Fortran runtime
 #: error: Cannot open file 'LU.dat'" and "ERROR STOP ...", a C assert's "prog: f.c:5: main:
-#: Assertion `x' failed.", C++'s "what():  ..." under "terminate called after throwing".
+#: Assertion `x' failed.", C++'s "what():  ..." under "terminate called after throwing", and
+#: the titles of GROMACS's fatal errors ("Fatal error:", "Error in user input:", the other
+#: gmx::ErrorCode names), whose message is the paragraph under them.
 SPECIFIC_LINE = re.compile(r"^Fortran runtime error:|^ERROR STOP\b|: Assertion .+ failed\.?$|"
-                           r"^what\(\):")
+                           r"^what\(\):|^Fatal error:|"
+                           r"^(Error in user input|Inconsistency in user input|Out of memory|"
+                           r"Simulation instability detected|Feature not implemented|"
+                           r"File not found|System I/O error|Unknown error|"
+                           r"Requested tolerance cannot be achieved|Invalid (value|call) \(bug\)|"
+                           r"(Internal|API|Range checking|Communication) error \((possible )?bug\))"
+                           r":$")
+#: Characters of a title's message that :func:`_specific` joins (a reason is cut at 300).
+MESSAGE_CHARS = 400
 #: Lines every failure of a runtime prints, whatever the error: gfortran's "Error termination.
 #: Backtrace:" trailer and its "#3  0x7f... in ???" / "at file.c:58" frames, glibc's and Open
 #: MPI's "*** Process received signal ***" / "*** End of error message ***".
@@ -191,24 +205,32 @@ CRASH_WORDS = re.compile(r"\bsignal:? \d+|Segmentation fault|core dumped|Bus err
 
 
 def _program_lines(text: str) -> list[str]:
-    """Non-blank lines of ``text`` that the program wrote: not rules, not Open MPI's help text
-    (between two rules), not a launcher's log lines (:data:`LAUNCHER_LINE`)."""
+    """The lines of ``text``, stripped, with "" for each line the program did not write (a
+    rule, Open MPI's help text between two :data:`HELP_RULE` lines, a launcher's log line
+    :data:`LAUNCHER_LINE`, a runtime's trailer :data:`GENERIC_LINE`) and each blank line: the
+    "" entries end a paragraph.
+
+    Before, the text between any two rules was taken for Open MPI's help text and dropped:
+    every GROMACS fatal error (framed by 55 dashes) with it."""
     lines = [ln.strip() for ln in text.splitlines()]
-    rules = [i for i, ln in enumerate(lines) if RULE_LINE.match(ln)]
+    rules = [i for i, ln in enumerate(lines) if HELP_RULE.match(ln)]
     boxed = {i for a, b in zip(rules[::2], rules[1::2]) for i in range(a, b + 1)}
-    return [ln for i, ln in enumerate(lines) if ln and i not in boxed
-            and not RULE_LINE.match(ln) and not LAUNCHER_LINE.search(ln)
-            and not GENERIC_LINE.search(ln)]
+    return ["" if i in boxed or RULE_LINE.match(ln) or LAUNCHER_LINE.search(ln)
+            or GENERIC_LINE.search(ln) else ln for i, ln in enumerate(lines)]
 
 
 def _specific(lines: list[str]) -> list[str]:
-    """The :data:`SPECIFIC_LINE` lines of ``lines``, each with the line after it when its
-    message is there ("Fortran runtime error:" alone on its line)."""
+    """The :data:`SPECIFIC_LINE` lines of ``lines``, each followed by its message when the
+    line ends at its colon: the paragraph under it, joined ("Fortran runtime error:" alone on
+    its line; GROMACS's "Fatal error:" over a wrapped message)."""
     found = []
     for i, ln in enumerate(lines):
         if SPECIFIC_LINE.search(ln):
-            if ln.endswith(":") and i + 1 < len(lines):
-                ln = f"{ln} {lines[i + 1]}"
+            if ln.endswith(":"):
+                for nxt in lines[i + 1:]:
+                    if not nxt or len(ln) > MESSAGE_CHARS:
+                        break
+                    ln = f"{ln} {nxt}"
             found.append(ln)
     return found
 
@@ -220,10 +242,11 @@ def _errors(lines: list[str]) -> list[str]:
 
 def reason_line(stdout: str, stderr: str) -> str:
     """The one line that says why a launch failed: the most specific error the program wrote
-    (:data:`SPECIFIC_LINE`: gfortran's runtime error, an assert); else a crash the launcher
-    reports; else the program's last error message (stderr, then stdout: LAMMPS writes its
-    ERROR to stdout); else its last line on stderr; else the last text line of stderr, then of
-    stdout. Never a line every failure prints (:data:`GENERIC_LINE`, an MPI's abort banner).
+    (:data:`SPECIFIC_LINE`: gfortran's runtime error, an assert, GROMACS's fatal error); else
+    a crash the launcher reports; else the program's last error message (stderr, then stdout:
+    LAMMPS writes its ERROR to stdout); else its last line on stderr; else the last text line
+    of stderr, then of stdout. Never a line every failure prints (:data:`GENERIC_LINE`, an
+    MPI's abort banner, Open MPI's help text).
 
     Before, the last non-blank stderr line was taken: under Open MPI's mpirun that is a rule
     of dashes or "Set MCA parameter orte_base_help_aggregate", whatever the program said; and
@@ -232,8 +255,8 @@ def reason_line(stdout: str, stderr: str) -> str:
     err, out = _program_lines(stderr), _program_lines(stdout)
     texts = [[ln.strip() for ln in stream.splitlines()
               if ln.strip() and not RULE_LINE.match(ln)] for stream in (stderr, stdout)]
-    for lines in (_specific(err), _specific(out), crashes, _errors(err), _errors(out), err,
-                  *texts):
+    for lines in (_specific(err), _specific(out), crashes, _errors(err), _errors(out),
+                  [ln for ln in err if ln], *texts):
         if lines:
             return lines[-1]
     return ""

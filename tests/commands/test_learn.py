@@ -125,3 +125,33 @@ def test_learn_keeps_the_members_learning_rate(tmp_path, model):
     after = json.loads((model / "manifest.json").read_text())
     assert after["member_learning_rate"] == 0.3
     assert after["member_trees_and_learning_rate"] == [trees, 0.3]
+
+
+def program_runs(command: str, sizes):
+    """make_runs' rows at ``sizes`` as a program swept with ``sweep --command`` records them."""
+    runs = make_runs(workloads=("myapp",))
+    runs = runs[runs["size"].isin(sizes)].copy()
+    runs["kind"] = "external"
+    runs["command"] = [f"mpiexec -n {r} " + command.format(size=s)
+                       for r, s in zip(runs["ranks"], runs["size"])]
+    return runs
+
+
+def test_learn_says_when_the_new_runs_ran_another_command_line(tmp_path):
+    """Before, the program's recorded command became "" without a word, and advise no longer
+    knew the program or its size; now both lines are kept and learn says so in one line."""
+    from hpcds1mpi.surrogates.bundle import train_bundle
+    from hpcds1mpi.surrogates.levels import read_levels
+
+    model = tmp_path / "model"
+    train_bundle(program_runs("./myapp {size} 40", (32, 48, 64)), n_members=2,
+                 use_embedding=False, threads=1).save(model)
+    more = write(tmp_path / "more.h5", program_runs("./myapp {size} 40 --fast", (96,)))
+    proc = run_cli(["learn", "--model", str(model), "--telemetry", more, "--threads", "1"],
+                   timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    levels = read_levels(model)["myapp"]
+    assert levels.command == "./myapp {size} 40"
+    assert levels.other_commands == ("./myapp {size} 40 --fast",)
+    notes = [ln for ln in proc.stdout.splitlines() if ln.startswith("note: the runs of myapp")]
+    assert len(notes) == 1 and "ran 2 command lines, fitted as one program" in notes[0]

@@ -194,3 +194,47 @@ OMPI4_ABORT = ("ERROR: cannot read input deck in.x\n[vm:08342] [[19560,0],0] ORT
 ])
 def test_the_reason_is_the_most_specific_line_not_a_runtimes_trailer(stdout, stderr, reason):
     assert program_launch.reason_line(stdout, stderr) == reason
+
+
+#: GROMACS 2022 (Debian's gmx_mpi) under Open MPI's mpirun: its fatal error between two rules of
+#: 55 dashes, then Open MPI's MPI_ABORT help text between rules of 74 (stderr).
+GMX_HEAD = ("Command line:\n  gmx_mpi mdrun -s /w/25/topoll.tpr -nsteps 100 -deffnm run\n\n"
+            "Reading file /w/25/topol.tpr, VERSION 2022.5-Debian_2022.5_2 (single precision)\n\n"
+            + "-" * 55 + "\nProgram:     gmx mdrun, version 2022.5-Debian_2022.5_2\n")
+GMX_TAIL = ("\nFor more information and tips for troubleshooting, please check the GROMACS\n"
+            "website at http://www.gromacs.org/Documentation/Errors\n" + "-" * 55 + "\n")
+GMX_OMP = (GMX_HEAD + "Source file: src/gromacs/mdlib/gmx_omp_nthreads.cpp (line 196)\n\n"
+           "Fatal error:\nEnvironment variable OMP_NUM_THREADS (2) and the number of threads "
+           "requested\non the command line (1) have different values. Either omit one, or set "
+           "them\nboth to the same value.\n" + GMX_TAIL + OMPI_MPI_ABORT)
+GMX_TYPO = (GMX_HEAD + "Source file: src/gromacs/commandline/cmdlineparser.cpp (line 271)\n"
+            "Function:    void gmx::CommandLineParser::parse(int*, char**)\n\nError in user "
+            "input:\nInvalid command-line options\n  In command-line option -s\n    File "
+            "'/w/25/topoll.tpr' does not exist or is not accessible.\n    The file could not be "
+            "opened.\n      Reason: No such file or directory\n      (call to fopen() returned "
+            "error code 2)\n" + GMX_TAIL + OMPI_MPI_ABORT)
+#: Open MPI 4.1's mpirun when a rank exits 3: two help texts, with "aborted" and "Exit code".
+OMPI_EXIT = ("-" * 74 + "\nPrimary job  terminated normally, but 1 process returned\na non-zero "
+             "exit code. Per user-direction, the job has been aborted.\n" + "-" * 74 + "\n" +
+             "-" * 74 + "\nmpirun.openmpi detected that one or more processes exited with "
+             "non-zero status, thus causing\nthe job to be terminated. The first process to do "
+             "so was:\n\n  Process name: [[11147,1],0]\n  Exit code:    3\n" + "-" * 74 + "\n")
+
+
+@pytest.mark.parametrize("stderr, reason", [
+    # Before: "Reading file ... (single precision)", a progress line, for both (the echo of the
+    # command line without it): the text between any two rules was taken for Open MPI's help
+    # text and dropped, GROMACS's error with it.
+    (GMX_OMP, "Fatal error: Environment variable OMP_NUM_THREADS (2) and the number of threads "
+     "requested on the command line (1) have different values. Either omit one, or set them "
+     "both to the same value."),
+    (GMX_TYPO, "Error in user input: Invalid command-line options In command-line option -s "
+     "File '/w/25/topoll.tpr' does not exist or is not accessible. The file could not be "
+     "opened. Reason: No such file or directory (call to fopen() returned error code 2)"),
+    # Open MPI's own help text is still not the reason, though it says "aborted"
+    ("bad things\n" + OMPI_EXIT, "bad things"),
+])
+def test_a_programs_framed_error_is_its_reason_open_mpis_help_text_is_not(stderr, reason):
+    assert program_launch.reason_line("", stderr) == reason
+    status, error = classify({**BASE, "exit_code": 1, "stdout": "", "stderr": stderr}, 5)
+    assert (status, error) == ("failed", f"exit code 1: {reason}")

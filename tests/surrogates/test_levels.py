@@ -10,7 +10,8 @@ import pytest
 
 from hpcds1mpi.errors import ModelError
 from hpcds1mpi.surrogates.levels import (LEVELS_FILE, MeasuredLevels, bundle_levels,
-                                         levels_from_frame, program_commands, read_levels,
+                                         levels_from_frame, mixed_commands,
+                                         program_command_lines, program_commands, read_levels,
                                          runtime_line, write_levels)
 from hpcds1mpi.surrogates.measured_offer import measured_offer
 from hpcds1mpi.surrogates.program_command import launched_words
@@ -212,6 +213,33 @@ def test_program_commands_from_the_levels_or_an_older_bundles_rows(tmp_path):
                                                               "external": True}}))
     assert program_commands(Older(frame)) == {"myapp": "./jacobi {size} 40"}
     assert program_commands(Older(runs())) == {}  # rows without commands: none known
+
+
+def test_a_program_swept_with_two_command_lines_keeps_both_and_says_so(tmp_path):
+    """Before, rows of two command lines left the program's command "" (advise no longer knew
+    the program or its size) and nothing was said."""
+    frame = pd.concat([swept("./jacobi {size} 40", (64, 128, 256)),
+                       swept("./jacobi {size} 40 --fast", (64,))], ignore_index=True)
+    levels = levels_from_frame(frame)
+    app = levels["myapp"]
+    assert app.command == "./jacobi {size} 40"
+    assert app.other_commands == ("./jacobi {size} 40 --fast",)
+    write_levels(tmp_path, levels)
+    assert read_levels(tmp_path) == levels
+
+    class Saved(_Stub):
+        _path = tmp_path
+
+    assert program_commands(Saved(frame)) == {"myapp": "./jacobi {size} 40"}
+    assert program_command_lines(Saved(frame)) == {
+        "myapp": ("./jacobi {size} 40", "./jacobi {size} 40 --fast")}
+    [line] = mixed_commands(levels)
+    assert line.startswith("note: the runs of myapp ran 2 command lines, fitted as one "
+                           "program: './jacobi {size} 40' (most runs; what a script from "
+                           "recommend runs) and './jacobi {size} 40 --fast'; ")
+    assert mixed_commands(levels_from_frame(swept("./jacobi {size} 40", (64, 128)))) == []
+    assert MeasuredLevels.from_dict({"workload": "x", "external": True,
+                                     "command": "./x"}).other_commands == ()  # older file
 
 
 @pytest.mark.parametrize("command, words", [

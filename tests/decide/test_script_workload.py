@@ -1,0 +1,45 @@
+"""Which trained workload a batch script runs, by any command line its rows ran."""
+
+from __future__ import annotations
+
+from hpcds1mpi.decide.script_workload import RecordedCommands, choose_launch, match_workload
+from hpcds1mpi.launch.script_request import size_from
+from hpcds1mpi.launch.script_reading import read_script
+
+#: A program whose rows ran two command lines (learn merged a sweep of the second).
+LINES = {"myapp": ("./myapp {size} 40", "./myapp --n {size} --steps 40")}
+
+
+def test_a_script_is_read_by_the_recorded_command_line_it_runs():
+    """Before, rows of two command lines left no command: the program matched no workload and
+    its size was not read. The most-run line is read unless the script runs another."""
+    commands = RecordedCommands(LINES)
+    assert commands == {"myapp": "./myapp {size} 40"}
+    script = read_script("#SBATCH -N 1\nsrun ./myapp --n 4096 --steps 40\n")
+    assert match_workload(script.launch, [], commands) == "myapp"
+    assert size_from(script.launch, commands["myapp"]) is None  # not by the most-run line
+    assert choose_launch(script, [], commands) == ("myapp", script.launch)
+    assert commands["myapp"] == "./myapp --n {size} --steps 40"
+    assert size_from(script.launch, commands["myapp"]) == 4096
+    other = RecordedCommands(LINES)
+    assert choose_launch(read_script("#SBATCH -N 1\nsrun ./myapp 512 40\n"), [], other)[0] \
+        == "myapp" and other["myapp"] == "./myapp {size} 40"
+
+
+def test_the_line_that_reads_the_size_is_preferred_to_one_run_at_one_size():
+    """GROMACS swept at sizes 25-40, then with -ntomp at size 35 only (no {size} in it)."""
+    commands = RecordedCommands({"gromacs": ("gmx_mpi mdrun -s /w/{size}/topol.tpr -deffnm run",
+                                             "gmx_mpi mdrun -s /w/35/topol.tpr -ntomp 1 "
+                                             "-deffnm run")})
+    script = read_script("#SBATCH -N 1\nsrun gmx_mpi mdrun -s /w/35/topol.tpr -ntomp 1 "
+                         "-deffnm run\n")
+    assert choose_launch(script, [], commands)[0] == "gromacs"
+    assert size_from(script.launch, commands["gromacs"]) == 35
+
+
+def test_a_plain_dict_of_one_command_each_still_matches():
+    script = read_script("#SBATCH -N 1\nsrun ./bin/myapp.x -n 4096 --steps 10\n")
+    commands = {"myapp-run": "./myapp -n {size} --steps {threads}"}
+    assert choose_launch(script, ["stencil"], commands)[0] == "myapp-run"
+    assert commands == {"myapp-run": "./myapp -n {size} --steps {threads}"}
+    assert match_workload(script.launch, ["stencil"], RecordedCommands({})) is None
