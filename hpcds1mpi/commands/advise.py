@@ -72,7 +72,8 @@ def format_advice(advice) -> str:
     if advice.changes:
         lines.append("  --rewrite changes only these lines:")
         for c in advice.changes:
-            lines.append(f"     line {c.line}: {c.old}  ->  {c.new}" if c.old
+            lines.append(f"     line {c.line}: {c.old}  ->  {c.new}" if c.old and c.new
+                         else f"     line {c.line}: {c.old}  (removed)" if c.old
                          else f"     after line {c.line}: + {c.new}")
     elif advice.recommended is not None:
         lines.append("  the script already asks for the recommended layout")
@@ -85,7 +86,8 @@ def format_advice(advice) -> str:
 @click.argument("script")
 @click.option("--rewrite", "out", default=None, metavar="OUT",
               help="Write the script with the recommended layout to OUT (only the directives, "
-                   "launch line and OMP_NUM_THREADS change).")
+                   "launch line and OMP_NUM_THREADS change; GPU requests a CPU program does not "
+                   "use are removed).")
 @click.option("--force", is_flag=True, help="Let --rewrite replace an existing OUT.")
 @click.option("--workload", default=None, help="The workload (default: matched from the "
               "program against the model's telemetry labels).")

@@ -13,9 +13,14 @@ launch lines, or one inside a loop) keeps its own ``--time``, and a note says so
 folder the job starts in (the CLI), a launcher of another MPI family than the program's is a
 warning (:func:`hpcds1mpi.launch.script_mpi_check.mpi_mismatch`; files read, nothing run).
 
-The device and precision stay the script's: they are inside the user's program, which a
-rewrite does not touch. A program the model does not know gets the guard's verdict and no
-prediction at all, as ``recommend`` does for an unfamiliar job.
+The device and precision stay the script's: they are inside the user's program (its
+``--device`` / ``--precision``, ``HPCDS1MPI_DEVICE`` / ``_PRECISION``; else the GPUs the job asks
+for tell the device), which a rewrite does not touch; a CPU program's GPU request is dropped.
+GPUs are read as Slurm reads them, on the directives and the ``srun`` step, which Slurm refuses
+when it asks for GPUs its job does not hold (:mod:`hpcds1mpi.launch.script_gpus`). Ranks that
+share GPUs (more per node than GPUs, or ``CUDA_VISIBLE_DEVICES`` set by hand) are valid but get
+no prediction: the model predicts one GPU per rank. A program the model does not know gets the
+guard's verdict and no prediction at all, as ``recommend`` does for an unfamiliar job.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from hpcds1mpi.config import Configuration, check_fits
 from hpcds1mpi.decide import guard as guard_mod
 from hpcds1mpi.decide import system1 as s1
 from hpcds1mpi.decide.recommend import recommend, refuse_job_bundle
-from hpcds1mpi.decide.advise_gain import not_a_gain, predicted_worse
+from hpcds1mpi.decide.advise_gain import not_a_gain, predicted_worse, reasons_for_shown
 from hpcds1mpi.decide.recommendation import format_time
 from hpcds1mpi.decide.script_workload import choose_launch, no_size, recorded_commands
 from hpcds1mpi.errors import ConfigError
@@ -37,8 +42,10 @@ from hpcds1mpi.launch.job_script import JobScript
 from hpcds1mpi.launch.script_mpi_check import mpi_mismatch, srun_mismatch
 from hpcds1mpi.launch.script_options import to_int
 from hpcds1mpi.launch.script_reading import read_script
-from hpcds1mpi.launch.script_request import precision_of, repeats_note, resolve_launch, size_from
-from hpcds1mpi.launch.script_rewrite import Change, Layout, rewrite
+from hpcds1mpi.launch.script_gpus import shared_gpus, step_refused, visible_note
+from hpcds1mpi.launch.script_request import (device_of, precision_of, repeats_note,
+                                             resolve_launch, size_from)
+from hpcds1mpi.launch.script_rewrite import Change, Layout, rewrite, threads_note
 from hpcds1mpi.schemas.limits import MAX_SIZE
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -319,11 +326,12 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     labels = [str(w) for w in getattr(bundle, "workloads", [])]
     commands = recorded_commands(bundle)
     found, launch = choose_launch(script, labels, commands)
+    label = workload or found
+    script.command = commands.get(label or "")  # where it shows the program's own threads
     if launch is not None:
         resolve_launch(script, launch)
     source = "--workload" if workload else (
         f"the program on line {launch.line}" if found else "no match")
-    label = workload or found
     size_source = "--size"
     if size is None and launch is not None:
         size = size_from(launch, commands.get(label or ""))
@@ -333,10 +341,13 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
                 and (w := mpi_mismatch(script, x, job_folder, seen=seen)
                      or srun_mismatch(script, x, job_folder, seen=seen))]
     places = _places_for(script, places)
-    if script.device == "gpu" and not any(p.gpus_per_node for _, p in places):
-        raise ConfigError(f"the script asks for GPUs (line {script.lines['gpus'][0]}) but no "
-                          f"allowed partition ({', '.join(p.name for _, p in places)}) has "
-                          "any; pass --cluster FILE with its GPU partition")
+    device, device_said = device_of(script, launch)
+    device = device or script.device  # the program's own, else what the GPUs asked imply
+    gpus_at = f"line {script.lines.get('gpus', ['?'])[0]}"
+    if device == "gpu" and not any(p.gpus_per_node for _, p in places):
+        raise ConfigError(f"the script runs on GPUs ({device_said or gpus_at}) but no allowed "
+                          f"partition ({', '.join(p.name for _, p in places)}) has any; pass "
+                          "--cluster FILE with its GPU partition")
     cluster, partition = places[0]
     if not script.partition and len(places) > 1:
         script.note(f"the script names no partition; {partition.name} (the first) is taken "
@@ -346,16 +357,28 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     notes = list(script.notes)
     if not said:
         notes.append("the script does not say the precision; fp64 assumed")
-    asked_cfg = Configuration(nodes, per_node, threads, script.device, precision)
+    if device == "cpu" and script.gpus_per_node:
+        notes.append(f"{device_said}: the program runs on the CPU, so both layouts are predicted "
+                     f"on the CPU; the {_plural(script.gpus_per_node, 'GPU')} per node the job "
+                     f"asks for ({gpus_at}) go unused")
+    asked_cfg = Configuration(nodes, per_node, threads, device, precision)
     where = f"{cluster.name}/{partition.name}" if cluster is not None else partition.name
     asked = Side(asked_cfg, where, script.time_s,
                  lines=sorted({n for v in script.lines.values() for n in v}))
     try:
-        asked.problem = _reserved_too_much(script, per_node, threads, partition)
+        asked.problem = step_refused(script) or _reserved_too_much(script, per_node, threads,
+                                                                    partition)
+        if not asked.problem and device == "gpu":
+            asked.problem = (f"{device_said}: the program runs on the GPU, but the job asks for "
+                             "no GPU" if not script.gpus_per_node else
+                             shared_gpus(script, per_node))
         if not asked.problem:
             check_fits(asked_cfg, partition)
     except ConfigError as exc:
         asked.problem = str(exc).split(";")[0]
+    pinned = visible_note(script, device)  # GPUs picked by hand: said once
+    if pinned and pinned.split(" by hand")[0] not in asked.problem:
+        notes.append(pinned)
     if label is None:
         program = (launch.program or launch.program_raw) if launch else None
         what = f"the program {program!r} matches" if program else "no launched program was " \
@@ -371,7 +394,7 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
         raise ConfigError(f"problem size {shown} ({size_source}) is outside 1..{MAX_SIZE}; "
                           "pass --size")
     rec = recommend(bundle, label, int(size), places, objective=objective, history=history,
-                    model_dir=model_dir, device=script.device)
+                    model_dir=model_dir, device=device)
     advice = Advice(name, script.scheduler, label, source, int(size), size_source, asked, None,
                     rec.verdict.as_dict(), objective, energy_label=rec.energy_label,
                     notes=notes, warnings=warnings, recommendation=rec)
@@ -400,13 +423,17 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
         basis = "kept from the script: it launches more than once, see the note"
     advice.recommended = predict_side(bundle, label, int(size), picked_part, cfg, Side(
         cfg, rec.picked.label, script.time_s if repeats else one_launch, walltime_basis=basis))
+    if row != ch.index:  # the verdict's reasons then speak of the layout shown
+        reasons_for_shown(advice, Side(ch.config(ch.index), "").text())
     worse = predicted_worse(asked, advice.recommended, objective)
     if worse:
         not_a_gain(advice, worse)
     queue = picked_part.slurm_partition or picked_part.name
-    advice.rewritten, advice.changes = rewrite(script, Layout(
-        cfg.nodes, cfg.ranks_per_node, cfg.threads,
-        cfg.ranks_per_node if cfg.device == "gpu" else 0,
-        None if repeats else one_launch,
-        queue if script.partition and queue != script.partition else None))
+    layout = Layout(cfg.nodes, cfg.ranks_per_node, cfg.threads,
+                    cfg.ranks_per_node if cfg.device == "gpu" else 0,
+                    None if repeats else one_launch,
+                    queue if script.partition and queue != script.partition else None)
+    advice.rewritten, advice.changes = rewrite(script, layout)
+    notes += [n for n in (threads_note(script, layout),
+                          visible_note(script, cfg.device, cfg.ranks_per_node)) if n]
     return advice

@@ -1,9 +1,12 @@
-"""Whether advise's recommended layout is a gain over the layout the script asks for.
+"""What advise's verdict says of the layout it recommends: whether it is a gain over the asked
+one, and reasons about that layout rather than another.
 
 System 1 recommends the best layout it offers, which need not be better than the asked one when
 that was never measured (its prediction is extrapolated): :func:`predicted_worse` compares the
 two sides on the objective, and :func:`not_a_gain` then says so as the verdict's first reason and
 holds the verdict at ``confirm``, so a layout predicted worse is never applied as a gain.
+The layout shown keeps the script's device and precision, so it may not be System 1's overall
+pick, which the guard's reasons were written for: :func:`reasons_for_shown` rewords them.
 """
 
 from __future__ import annotations
@@ -59,3 +62,38 @@ def not_a_gain(advice: Advice, how: str) -> None:
     if verdict.get("verdict") == "auto":
         verdict["verdict"] = "confirm"
     verdict["reasons"] = [reason, *(verdict.get("reasons") or [])]
+
+
+#: How the reasons about System 1's overall pick begin (:mod:`hpcds1mpi.decide.guard`,
+#: :mod:`hpcds1mpi.decide.recommend`).
+_PICK_EXTRAPOLATED = "the pick is beyond what "
+_PICK_CONFIDENCE = "System 1 confidence "
+
+
+def reasons_for_shown(advice: Advice, overall: str) -> None:
+    """Make the verdict's reasons describe the recommended layout when it is not System 1's
+    overall pick (``overall``, as :meth:`Side.text` writes it): the pick's extrapolation lines
+    give way to the shown layout's own, and the confidence is said to be the overall pick's
+    (the shown layout has none of its own). The verdict is never lowered."""
+    verdict, shown = advice.verdict, advice.recommended
+    reasons = []
+    for reason in verdict.get("reasons") or []:
+        if reason.startswith(_PICK_EXTRAPOLATED):
+            continue
+        if reason.startswith(_PICK_CONFIDENCE):
+            reason = (f"{reason}, for its overall pick ({overall}); the recommended layout "
+                      "keeps the script's device and precision and has no confidence of its own")
+        reasons.append(reason)
+    checks = verdict.setdefault("checks", {})
+    if shown.unmeasured:
+        reasons.append(f"the recommended layout is beyond what {advice.workload} was measured "
+                       f"at, its predictions extrapolated: {'; '.join(shown.unmeasured)}")
+        checks["measured_levels"] = "confirm"
+        if verdict.get("verdict") == "auto":
+            verdict["verdict"] = "confirm"
+    elif "measured_levels" in checks:
+        checks["measured_levels"] = "pass"
+    if verdict.get("verdict") != "auto" and not reasons:
+        reasons.append(f"the recommended layout keeps the script's device and precision, not "
+                       f"System 1's overall pick ({overall}), so it has no confidence of its own")
+    verdict["reasons"] = reasons

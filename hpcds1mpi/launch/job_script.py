@@ -30,6 +30,7 @@ class Launch:
             this line (``VAR=x srun``, ``-x``, ``-env``, ``--export``), name -> (value, Option).
         program / args: what is launched, with ``$`` expanded (None when unresolved);
             program_raw: the program word unexpanded; scope: the variables known there.
+        spans: (start, end, as written) of the program word and of each of ``args``.
         in_loop: inside a ``for`` / ``while`` / ``until`` / ``select`` loop (run repeatedly).
         origin: (the scheduler's variables, the script's assignments, how many of those come
             before this line), from which :attr:`scope` is rebuilt when asked for.
@@ -45,6 +46,7 @@ class Launch:
     program: str | None = None
     args: list[str] = field(default_factory=list)
     program_raw: str = ""
+    spans: list[tuple[int, int, str]] = field(default_factory=list)
     in_loop: bool = False
     origin: tuple[dict, list, int] = field(default_factory=lambda: ({}, [], 0), repr=False,
                                            compare=False)
@@ -93,6 +95,9 @@ class JobScript:
         launches: every launch line; settings: the script's assignments in order.
         nodes / ntasks / ntasks_per_node / cpus_per_task / threads / gpus_per_node / time_s /
             partition / account / job_name: what it asks for (None: not said).
+        step_gpus: the ``srun`` option that asks GPUs for the step (None: the job's are used).
+        command: the program's measured command line, where the model keeps one (``{threads}``
+            in it shows the program's own thread option); set by ``advise``.
         lines: value name -> the line numbers it was read from.
         notes: what the reader assumed or could not resolve, one line each.
     """
@@ -112,6 +117,8 @@ class JobScript:
     cpus_per_task: int | None = None
     threads: int | None = None
     gpus_per_node: int = 0
+    step_gpus: Option | None = None
+    command: str | None = None
     time_s: int | None = None
     partition: str | None = None
     account: str | None = None
@@ -137,6 +144,8 @@ class JobScript:
 
     @property
     def device(self) -> str:
+        """The device the GPUs asked for imply; the program may say otherwise
+        (:func:`~hpcds1mpi.launch.script_request.device_of`)."""
         return "gpu" if self.gpus_per_node else "cpu"
 
     def layout(self, cores_per_node: int | None = None) -> tuple[int, int, int]:

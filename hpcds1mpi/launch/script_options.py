@@ -254,19 +254,38 @@ def parse_pbs_time(value: str) -> int | None:
     return int(math.ceil(seconds)) or None
 
 
-def gpu_count(value: str) -> int:
-    """GPUs in a ``--gres`` / ``--gpus*`` value: ``gpu``, ``gpu:4``, ``gpu:a100:4``, ``a100:4``,
-    ``4``, several separated by commas."""
-    total = 0
-    for item in value.split(","):
-        item = re.sub(r"\(.*?\)", "", item.strip())
-        fields = item.split(":")
-        count = whole(fields[-1])
-        if fields[0] in ("gpu", "gres/gpu"):
-            total += count if len(fields) > 1 and count is not None else 1
-        elif count is not None and (len(fields) == 1 or fields[0] not in ("shard", "mps")):
-            total += count
-    return total
+#: GPU items in a ``--gres`` list (``gres/gpu`` as ``--tres-per-*`` spell it). ``shard`` and
+#: ``mps`` are shares of a GPU, and every other GRES (``lscratch:200``, ``nvme:1``) no GPU.
+GPU_GRES = ("gpu", "gres/gpu")
+#: A GRES item's socket binding, ``gpu:2(S:0)``: not part of its count.
+GRES_BINDING_RE = re.compile(r"\(.*?\)")
+
+
+def gpu_items(value: str, option: str) -> list[tuple[int, int | None]]:
+    """(index of the item in the comma list, its GPU count) of each GPU item of an option's
+    value, count None where it cannot be read. ``--gres`` items are ``name[:type][:count]``
+    and only ``gpu`` items count (``lscratch:200,gpu:a100:2``: 2; ``gpu`` or ``gpu:a100``
+    alone: 1); ``--gpus`` / ``--gpus-per-node`` / ``--gpus-per-task`` items are
+    ``[type:]count`` (``a100:2``, ``2``)."""
+    out = []
+    for k, item in enumerate(value.split(",")):
+        fields = GRES_BINDING_RE.sub("", item).strip().split(":")
+        if fields[0] in GPU_GRES:
+            fields = fields[1:]
+        elif option == "gres":
+            continue  # another GRES, never a GPU
+        if option == "gres" and len(fields) <= 1 and (not fields or whole(fields[0]) is None):
+            out.append((k, 1))  # gpu, gpu:a100: one GPU
+            continue
+        count = whole(fields[-1]) if 1 <= len(fields) <= 2 else None
+        out.append((k, count))
+    return out
+
+
+def gpu_count(value: str, option: str) -> int:
+    """GPUs in the value of ``option`` (``gres``, ``gpus``, ``gpus-per-node`` or
+    ``gpus-per-task``), as :func:`gpu_items` reads them; an unreadable item counts none."""
+    return sum(count or 0 for _, count in gpu_items(value, option))
 
 
 # ---- options --------------------------------------------------------------------------------

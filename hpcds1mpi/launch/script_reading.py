@@ -29,9 +29,10 @@ from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.job_script import JobScript, Launch, Setting
 from hpcds1mpi.launch.script_expansion import MAX_EXPANSION_WORK, ExpansionBudget, expand
 from hpcds1mpi.launch.script_file import check_script_text
+from hpcds1mpi.launch.script_gpus import GPU_OPTIONS, gpus_of, per_node_gpus
 from hpcds1mpi.launch.script_options import (
     ASSIGN_RE, LAUNCHERS, LOOP_WORDS, REDIRECT_RE, SHELL_STOP, TABLES, Option, Word,
-    comment_start, gpu_count, mpi_options, parse_pbs_time, parse_slurm_time, pbs_options,
+    comment_start, mpi_options, parse_pbs_time, parse_slurm_time, pbs_options,
     range_note, slurm_options, to_int, words)
 
 #: Directive prefixes, by scheduler (``#SLURM`` is sbatch's old spelling, still read).
@@ -188,12 +189,11 @@ def _resolve_directives(script: JobScript) -> None:
         script.ntasks_per_node = take("ranks", "ntasks-per-node")
         script.cpus_per_task = take("threads", "cpus-per-task")
         script.time_s = take("time", "time", parse_slurm_time)
-        for name, scale in (("gres", 1), ("gpus-per-node", 1), ("gpus", 0), ("gpus-per-task", -1)):
-            count = take("gpus", name, gpu_count)
+        for name in GPU_OPTIONS:
+            count = gpus_of(script, d.get(name))
             if count:
-                per_task = script.ntasks_per_node or 1
-                script.gpus_per_node = count if scale == 1 else count * per_task \
-                    if scale == -1 else -(-count // (script.nodes or 1))
+                script.gpus_per_node = per_node_gpus(name, count, script.nodes or 1,
+                                                     script.ntasks_per_node or 1)
         script.partition, script.account, script.job_name = (
             d[k].value if k in d else None for k in ("partition", "account", "job-name"))
         return
@@ -262,8 +262,12 @@ def _launch(script: JobScript, command: list[Word], prefix: list[Word], number: 
     if options and not options[-1].name:
         launch.program_raw = options[-1].value
         launch.program = expand(options[-1].value, scope, budget)
-        launch.args = [a for w in operands[1:]
-                       if (a := _or_raw(expand(w.text, scope, budget), w.text))]
+        start, end = options[-1].span
+        launch.spans = [(start, end, script.text[start:end])]
+        for w in operands[1:]:
+            if arg := _or_raw(expand(w.text, scope, budget), w.text):
+                launch.args.append(arg)
+                launch.spans.append((w.start, w.end, w.raw))
     return launch
 
 

@@ -1,14 +1,17 @@
 """What a job script asks for once its launch line is read over its directives.
 
-A launch line overrides the allocation for its step: ``srun -n 32 -c 4``, ``mpirun -np 64
---map-by ppr:16:node:pe=2``, ``mpiexec -n 8 -ppn 4 -d 2``, ``aprun -n 8 -N 4 -d 2``. Threads
-per rank come from a launched ``hpcds1mpi run`` / ``sweep``'s own ``--threads N``
-(:func:`program_threads`), else ``OMP_NUM_THREADS`` where the script sets it (on the launch line
-or before it), else PBS's ``ompthreads``, else the CPUs per task, else one.
+A launch line overrides the allocation for its step: ``srun -n 32 -c 4 --gpus-per-task=1``,
+``mpirun -np 64 --map-by ppr:16:node:pe=2``, ``mpiexec -n 8 -ppn 4 -d 2``, ``aprun -n 8 -N 4
+-d 2`` (a step's GPUs: :mod:`hpcds1mpi.launch.script_gpus`). Threads per rank come from the
+program's own thread option where it is known (:func:`program_threads`: ``hpcds1mpi run`` /
+``sweep``'s ``--threads N``, or the word where the program's measured command has
+``{threads}``), else ``OMP_NUM_THREADS`` where the script sets it (on the launch line or before
+it), else PBS's ``ompthreads``, else the CPUs per task, else one.
 
-The launched program asks for a problem size and a precision (:func:`size_from`,
-:func:`precision_of`), and for an MPI: :mod:`hpcds1mpi.launch.script_mpi_check` says when the
-script's ``mpirun`` / ``mpiexec`` is of another MPI family than the program's.
+The launched program asks for a problem size, a precision and a device (:func:`size_from`,
+:func:`precision_of`, :func:`device_of`), and for an MPI:
+:mod:`hpcds1mpi.launch.script_mpi_check` says when the script's ``mpirun`` / ``mpiexec`` is of
+another MPI family than the program's.
 """
 
 from __future__ import annotations
@@ -16,10 +19,11 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, NamedTuple, Sequence
 
 from hpcds1mpi.launch.directives import format_slurm_time
-from hpcds1mpi.launch.script_options import SIZE_DIGITS, gpu_count, range_note, to_int
+from hpcds1mpi.launch.script_gpus import read_step_gpus
+from hpcds1mpi.launch.script_options import DIGITS, SIZE_DIGITS, range_note, to_int
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript, Launch
@@ -77,6 +81,7 @@ def resolve_launch(script: "JobScript", launch: "Launch | None" = None) -> None:
     for name, value in values.items():
         setattr(script, name, value)
     script.lines = {k: list(v) for k, v in lines.items()}
+    script.step_gpus = None
     launch = launch or (script.launches[0] if script.launches else None)
     script.launch = launch
     if launch is None:
@@ -85,11 +90,11 @@ def resolve_launch(script: "JobScript", launch: "Launch | None" = None) -> None:
         _apply(script, launch)
     env_threads = _threads_from_env(script, launch) if launch is not None else None
     own = program_threads(script, launch)
-    if own is not None:  # hpcds1mpi's own --threads is what its ranks run, whatever OMP says
-        if env_threads and env_threads != own[0]:
-            script.note(f"line {launch.line}: the program's --threads {own[0]} is read as the "
+    if own is not None:  # the program's own thread option is what its ranks run, whatever
+        if env_threads and env_threads != own.threads:  # OMP_NUM_THREADS says
+            script.note(f"line {launch.line}: the program's {own.said} is read as the "
                         f"threads per rank, not OMP_NUM_THREADS={env_threads}")
-        script.threads = own[0]
+        script.threads = own.threads
         script.where("threads", launch.line)
     elif env_threads:
         script.threads = env_threads
@@ -104,16 +109,29 @@ def resolve_launch(script: "JobScript", launch: "Launch | None" = None) -> None:
 _OWN_COMMANDS = ("run", "sweep")
 _OWN_START_RE = re.compile(r"(?<![\w.-])hpcds1mpi\s+(run|sweep)(?![\w-])")
 _OWN_THREADS_RE = re.compile(r"(?<!\S)--threads(?:=|(?:[ \t]|\\\r?\n)+)(\d+)(?![^\s;&|])")
+#: A word that takes the rewrite's threads with it: a value the scheduler fills in from the
+#: directives, or the OMP_NUM_THREADS the rewrite sets.
+_FOLLOWS_RE = re.compile(r"^\$\{?(SLURM_\w+|SRUN_\w+|PBS_\w+|NCPUS|OMP_NUM_THREADS)\}?$")
 
 
-def program_threads(script: "JobScript", launch: "Launch | None"
-                    ) -> tuple[int, tuple[int, int]] | None:
-    """(N, where N stands in the script's text) for a launch of ``hpcds1mpi run`` / ``sweep``
-    with ``--threads N`` (one whole number; the last one given, as the option parser takes);
-    None for any other program."""
-    if launch is None or stem(launch.program or launch.program_raw or "") != "hpcds1mpi" \
-            or not launch.args or launch.args[0] not in _OWN_COMMANDS:
-        return None
+class ProgramThreads(NamedTuple):
+    """The threads per rank a launched program sets in its own arguments.
+
+    Attributes:
+        threads: the number; said: how the script says it (``--threads 2``, ``-ntomp 2``).
+        spans: where the number stands in the script's text, where it is written as digits.
+        kept: words that give it through a variable of the script's own (``-ntomp $NT``),
+            which a rewrite does not change.
+    """
+
+    threads: int
+    said: str
+    spans: list[tuple[int, int]]
+    kept: list[str]
+
+
+def _own_threads(script: "JobScript", launch: "Launch") -> ProgramThreads | None:
+    """hpcds1mpi run / sweep's ``--threads N`` (the last one given, as its parser takes)."""
     text = script.text
     end = launch.span[1]
     for _ in range(launch.last_line - launch.line + 1):
@@ -125,17 +143,44 @@ def program_threads(script: "JobScript", launch: "Launch | None"
     found = list(_OWN_THREADS_RE.finditer(text, start.end() if start else end, end))
     if not found:
         return None
-    return int(found[-1].group(1)), found[-1].span(1)
+    return ProgramThreads(int(found[-1].group(1)), f"--threads {found[-1].group(1)}",
+                          [found[-1].span(1)], [])
+
+
+def program_threads(script: "JobScript", launch: "Launch | None") -> ProgramThreads | None:
+    """The threads a launched program sets itself: ``hpcds1mpi run`` / ``sweep``'s
+    ``--threads N``, or the word where the program's measured command line
+    (``script.command``) has ``{threads}`` (``gmx_mpi mdrun ... -ntomp {threads}``); None for
+    any other program, or where the launched command does not show one value there."""
+    if launch is None:
+        return None
+    if stem(launch.program or launch.program_raw or "") == "hpcds1mpi":
+        if launch.args and launch.args[0] in _OWN_COMMANDS:
+            return _own_threads(script, launch)
+        return None
+    if not script.command or "{threads}" not in script.command:
+        return None
+    hits = [(k, m) for k, m in placeholder_words(launch, script.command, "threads", DIGITS)
+            if k < len(launch.spans)]
+    groups = [(k, m, g) for k, m in hits for g in range(1, m.re.groups + 1)]
+    if len({int(m.group(g)) for k, m, g in groups}) != 1:
+        return None
+    words = _words(launch)
+    spans, kept = [], []
+    for k, m, g in groups:
+        start, _, raw = launch.spans[k]
+        if raw == words[k]:  # written as it reads: the digits can be replaced in place
+            spans.append((start + m.start(g), start + m.end(g)))
+        elif not _FOLLOWS_RE.match(raw.strip("\"'")) and raw not in kept:
+            kept.append(raw)
+    k, m = hits[0]
+    said = " ".join(words[max(0, k - 1):k + 1]) if m.group(0) == m.group(1) else words[k]
+    return ProgramThreads(int(m.group(1)), said, spans, kept)
 
 
 def _apply(script: "JobScript", launch: "Launch") -> None:
     if launch.kind == "slurm":
         script.nodes = _count(script, launch, "nodes", "nodes") or script.nodes
-        for name in ("gres", "gpus-per-node"):
-            opt = launch.options.get(name)
-            if opt is not None and opt.value:
-                script.gpus_per_node = gpu_count(opt.value)
-                script.where("gpus", opt.line)
     ranks = _count(script, launch, "ntasks", "ranks")
     if ranks:
         script.ntasks = ranks
@@ -156,6 +201,8 @@ def _apply(script: "JobScript", launch: "Launch") -> None:
         script.cpus_per_task = cpus
         if launch.kind != "slurm" and not script.threads:
             script.threads = cpus
+    if launch.kind == "slurm":
+        read_step_gpus(script, launch)
     if launch.program is None:
         script.note(f"line {launch.line}: the program {launch.launcher} starts could not be "
                     "read")
@@ -219,26 +266,60 @@ def split_command(command: str) -> list[str]:
         return []
 
 
-def _lined_up(launch: "Launch", tokens: list[str]) -> list[tuple[str, str]] | None:
-    """(recorded word, launched word) pairs from the program's name on (a wrapper or an
-    interpreter before it in the script skipped); None when the two differ in length."""
+def _words(launch: "Launch") -> list[str]:
+    """The launched program's word and its arguments, ``$`` expanded where known (index k is
+    ``launch.spans[k]``); [] when no program was read."""
+    if not launch.program_raw:
+        return []
+    return [launch.program or launch.program_raw, *launch.args]
+
+
+def _lined_up(launch: "Launch", tokens: list[str]) -> list[tuple[str, str, int]] | None:
+    """(recorded word, launched word, its index in :func:`_words`) from the program's name
+    on (a wrapper or an interpreter before it in the script skipped); None when the two
+    differ in length."""
     if not tokens:
         return None
     at = program_at(tokens)
-    words = [w for w in [launch.program or launch.program_raw, *launch.args] if w]
+    words = _words(launch)
     starts = [i for i, w in enumerate(words) if stem(w) == stem(tokens[at])]
     if not starts or len(words) - starts[0] != len(tokens) - at:
         return None
-    return list(zip(tokens[at:], words[starts[0]:]))
+    return [(t, words[starts[0] + j], starts[0] + j) for j, t in enumerate(tokens[at:])]
 
 
-def _pattern(token: str, group: str = "") -> str:
-    """A recorded word as a regex: ``{size}`` as ``group`` (when given), other placeholders
+def _pattern(token: str, key: str = "", group: str = "") -> str:
+    """A recorded word as a regex: ``{key}`` as ``group`` (when given), other placeholders
     as any word."""
     pattern = re.escape(token)
-    if group:
-        pattern = pattern.replace(re.escape("{size}"), group)
+    if key:
+        pattern = pattern.replace(re.escape("{" + key + "}"), group)
     return re.sub(r"\\\{\w+\\\}", r"\\S+", pattern)
+
+
+def placeholder_words(launch: "Launch", template: str | None, key: str, value: str
+                      ) -> list[tuple[int, re.Match]]:
+    """Where the launched command gives what its measured command line (``template``) has as
+    ``{key}``: (index in :func:`_words`, the word's match, the value as group 1) of each such
+    word. Word by word where the two line up (``./app {size} 40``), else as an option's value
+    (``-var x {size}``, ``-ntomp {threads}``) with other options added or left out.
+
+    Args:
+        value: the regex of a value (``[0-9]+``).
+    """
+    tokens = split_command(template or "")
+    return _lined_hits(launch, tokens, key, value) or _after_option(launch, tokens, key, value)
+
+
+def _lined_hits(launch: "Launch", tokens: list[str], key: str, value: str
+                ) -> list[tuple[int, re.Match]]:
+    hits = []
+    for token, word, k in _lined_up(launch, tokens) or ():
+        if "{" + key + "}" in token:
+            m = re.fullmatch(_pattern(token, key, f"({value})"), word)
+            if m:
+                hits.append((k, m))
+    return hits
 
 
 def size_from(launch: "Launch", template: str | None) -> int | None:
@@ -251,47 +332,47 @@ def size_from(launch: "Launch", template: str | None) -> int | None:
         if word.startswith("--size=") and re.fullmatch(SIZE_DIGITS, word[7:]):
             return int(word[7:])
     tokens = split_command(template or "")
-    for token, word in _lined_up(launch, tokens) or ():
-        if "{size}" in token:
-            m = re.fullmatch(_pattern(token, f"({SIZE_DIGITS})"), word)
-            if m:
-                return int(m.group(1))
-    return _size_after_option(launch, tokens)
+    lined = _lined_hits(launch, tokens, "size", SIZE_DIGITS)
+    if lined:
+        return int(lined[0][1].group(1))
+    sizes = {int(m.group(1)) for _, m in _after_option(launch, tokens, "size", SIZE_DIGITS)}
+    return sizes.pop() if len(sizes) == 1 else None  # several values: which one is not guessed
 
 
-def _size_after_option(launch: "Launch", tokens: list[str]) -> int | None:
-    """The size where the recorded command gives it as an option's value (``-var x {size}``,
-    ``--n {size}``, ``--n={size}``) and the launched command has that option, other options
-    added or left out (LAMMPS measured with ``-log none``, launched without it: the size had
-    not been read); None when the size is only positional (``./app {size} 40``: another
-    argument count may be another form of the program) or the option's values differ."""
+def _after_option(launch: "Launch", tokens: list[str], key: str, value: str
+                  ) -> list[tuple[int, re.Match]]:
+    """The words that give ``{key}`` where the recorded command has it as an option's value
+    (``-var x {size}``, ``--n {size}``, ``--n={size}``) and the launched command has that
+    option, other options added or left out (LAMMPS measured with ``-log none``, launched
+    without it: the size had not been read); [] when it is only positional (``./app {size}
+    40``: another argument count may be another form of the program)."""
     if not tokens:
-        return None
+        return []
     at = program_at(tokens)
-    words = [w for w in [launch.program or launch.program_raw, *launch.args] if w]
+    words = _words(launch)
     starts = [i for i, w in enumerate(words) if stem(w) == stem(tokens[at])]
     if not starts:
-        return None
-    words, found = words[starts[0] + 1:], set()
+        return []
+    first, found = starts[0] + 1, []
     recorded = tokens[at + 1:]
     for j, token in enumerate(recorded):
         options = [k for k in range(max(0, j - 3), j + 1) if recorded[k].startswith("-")]
-        if "{size}" not in token or not options:
+        if "{" + key + "}" not in token or not options:
             continue
         context = [re.compile(_pattern(t)) for t in recorded[options[-1]:j]]  # ``--n={size}``: []
-        size = re.compile(_pattern(token, f"({SIZE_DIGITS})"))
-        for i in range(len(context), len(words)):
-            m = size.fullmatch(words[i])
+        wanted = re.compile(_pattern(token, key, f"({value})"))
+        for i in range(first + len(context), len(words)):
+            m = wanted.fullmatch(words[i])
             if m and all(c.fullmatch(w) for c, w in zip(context, words[i - len(context):i])):
-                found.add(int(m.group(1)))
-    return found.pop() if len(found) == 1 else None
+                found.append((i, m))
+    return found
 
 
 def fits_command(launch: "Launch", template: str) -> int:
     """How well the launched command fits a recorded one: 2 its every word (placeholders any
     value), 1 its size alone (:func:`size_from`), 0 neither."""
     pairs = _lined_up(launch, split_command(template))
-    if pairs and all(re.fullmatch(_pattern(t), w) for t, w in pairs[1:]):
+    if pairs and all(re.fullmatch(_pattern(t), w) for t, w, _ in pairs[1:]):
         return 2
     return 1 if size_from(launch, template) is not None else 0
 
@@ -309,3 +390,35 @@ def precision_of(script: "JobScript", launch: "Launch | None") -> tuple[str, boo
         if s.name == "HPCDS1MPI_PRECISION" and s.resolved in PRECISIONS:
             return s.resolved, True
     return "fp64", False
+
+
+DEVICES = ("cpu", "gpu")
+
+
+def device_of(script: "JobScript", launch: "Launch | None") -> tuple[str | None, str]:
+    """(device, where the script says it) for the launched program: its ``--device X`` /
+    ``--device=X``, the word where its measured command (``script.command``) has
+    ``{device}``, or HPCDS1MPI_DEVICE set on the launch line or before it; ``hpcds1mpi run``
+    without ``--device`` runs on the CPU, its default. (None, "") when the script does not
+    say: the GPUs it asks for then tell (:attr:`JobScript.device`)."""
+    if launch is None:
+        return None, ""
+    args = launch.args
+    for k, word in enumerate(args):
+        given = args[k + 1] if word == "--device" and k + 1 < len(args) else \
+            word[9:] if word.startswith("--device=") else None
+        if given in DEVICES:
+            return given, f"line {launch.line}: --device {given}"
+    if script.command and "{device}" in script.command:
+        hits = placeholder_words(launch, script.command, "device", "|".join(DEVICES))
+        if len({m.group(1) for _, m in hits}) == 1:
+            return hits[0][1].group(1), f"line {launch.line}: {_words(launch)[hits[0][0]]}"
+    env = launch.env.get("HPCDS1MPI_DEVICE")
+    if env and env[0] in DEVICES:
+        return env[0], f"line {env[1].line}: HPCDS1MPI_DEVICE={env[0]}"
+    for s in reversed(script.settings):
+        if s.name == "HPCDS1MPI_DEVICE" and s.line <= launch.line and s.resolved in DEVICES:
+            return s.resolved, f"line {s.line}: HPCDS1MPI_DEVICE={s.resolved}"
+    if stem(launch.program or launch.program_raw or "") == "hpcds1mpi" and args[:1] == ["run"]:
+        return "cpu", f"line {launch.line}: hpcds1mpi run without --device (its default cpu)"
+    return None, ""

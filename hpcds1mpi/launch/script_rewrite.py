@@ -6,6 +6,10 @@ rewrite replaces values where they stand (``--nodes=8`` becomes ``--nodes=4``, `
 only where the script says nothing the scheduler would need (a ``--cpus-per-task`` directive,
 an ``OMP_NUM_THREADS`` export). Every other byte stays as it was. A value the scheduler
 fills in (``$SLURM_CPUS_PER_TASK``) is left alone: the directive it comes from changes.
+GPU requests (directives and an ``srun`` step's) take the new GPU count, other GRES kept; a
+layout without GPUs removes them (a line whose only option it was goes). The program's own
+thread option changes where it is known (``hpcds1mpi run --threads``, or the word where its
+measured command has ``{threads}``); elsewhere :func:`threads_note` says it is kept.
 """
 
 from __future__ import annotations
@@ -15,7 +19,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hpcds1mpi.launch.directives import format_pbs_walltime, format_slurm_time
-from hpcds1mpi.launch.script_request import program_threads
+from hpcds1mpi.launch.script_gpus import GPU_OPTIONS
+from hpcds1mpi.launch.script_options import GPU_GRES, gpu_items, whole
+from hpcds1mpi.launch.script_request import program_threads, stem
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript
@@ -38,8 +44,8 @@ class Layout:
 
 @dataclass(frozen=True)
 class Change:
-    """One changed or added line: its number in the old script (for an added line, the line
-    it follows), the old text (empty when added) and the new."""
+    """One changed, added or removed line: its number in the old script (for an added line,
+    the line it follows), the old text (empty when added) and the new (empty when removed)."""
 
     line: int
     old: str
@@ -91,8 +97,14 @@ class _Edits:
         return sorted(out, key=lambda c: (c.line, c.old == ""))
 
     def apply(self) -> str:
+        """The edited text. Lines added at one place keep the order they were added in:
+        directives first, then an export (an export first would end the directives, and
+        sbatch would ignore the added ones)."""
         text = self.script.text
-        for start, end, new in sorted(self.edits, key=lambda e: (e[0], e[1]), reverse=True):
+        order = sorted(range(len(self.edits)), reverse=True,
+                       key=lambda k: (self.edits[k][0], self.edits[k][1], k))
+        for k in order:
+            start, end, new = self.edits[k]
             text = text[:start] + new + text[end:]
         return text
 
@@ -105,19 +117,63 @@ def _directive_line(script: "JobScript") -> int:
     return len(first) + 1 if first.startswith("#!") else 0
 
 
-def _gpu_value(value: str, count: int) -> str:
-    """``value`` (``gpu:a100:4``, ``a100:4``, ``4``) with its GPU count set to ``count``."""
+def _gpu_value(value: str, option: str, count: int) -> str:
+    """``value`` of ``option`` (``gpu:a100:4``, ``lscratch:200,gpu:4``, ``a100:4``, ``4``) with
+    its GPUs set to ``count``: the first GPU item takes the count (its type and socket binding
+    kept), the others go, and so does every GPU item when ``count`` is 0; other GRES stay.
+    "" when nothing is left."""
     items = value.split(",")
-    for k, item in enumerate(items):
-        fields = item.split(":")
-        if fields[0] in ("gpu", "gres/gpu") or len(items) == 1:
-            if fields[-1].isdigit():
-                fields[-1] = str(count)
-            else:
-                fields.append(str(count))
-            items[k] = ":".join(fields)
-            break
-    return ",".join(items)
+    gpu = [k for k, _ in gpu_items(value, option)]
+    for k in gpu:
+        if k != gpu[0] or not count:
+            items[k] = None
+            continue
+        core, binding = re.fullmatch(r"([^(]*)(\(.*)?", items[k]).groups()
+        fields = core.split(":")
+        named = fields[0] in GPU_GRES
+        if len(fields) > (1 if named or option == "gres" else 0) and whole(fields[-1]) is not None:
+            fields[-1] = str(count)
+        else:
+            fields.append(str(count))
+        items[k] = ":".join(fields) + (binding or "")
+    return ",".join(x for x in items if x is not None)
+
+
+def _drop(e: _Edits, opt: "Option", directive: bool) -> None:
+    """Remove an option: its whole line when it is a directive line's only option, else the
+    option and the blanks before it."""
+    text = e.script.text
+    start = text.rfind("\n", 0, opt.span[0]) + 1
+    end = text.find("\n", opt.span[1])
+    end = len(text) if end < 0 else end
+    rest = text[start:opt.span[0]] + text[opt.span[1]:end]
+    if directive and re.fullmatch(r"#\w+\s*(#.*)?", rest.strip()):
+        e.edits.append((start, min(end + 1, len(text)), ""))
+        return
+    before = opt.span[0]
+    while before > start and text[before - 1] in " \t":
+        before -= 1
+    e.edits.append((before, opt.span[1], ""))
+
+
+def _gpus(e: _Edits, options: dict, to: Layout, directive: bool) -> list[str]:
+    """Set the GPU options among ``options`` (a directive's or an srun step's) to ``to``'s
+    GPUs; the names of those that asked for a GPU."""
+    names = [n for n in GPU_OPTIONS if n in options and options[n].value
+             and gpu_items(options[n].value, n)]
+    for name in names:
+        opt = options[name]
+        count = {"gpus": to.nodes * to.gpus_per_node,
+                 "gpus-per-task": max(1, to.gpus_per_node // to.ranks_per_node)}.get(
+                     name, to.gpus_per_node)
+        value = _gpu_value(opt.value, name, count if to.gpus_per_node else 0)
+        if not value:
+            _drop(e, opt, directive)
+        elif directive:
+            e.put(opt, value, "--" + name)
+        else:
+            e.launch_value(opt, value, "--" + name)
+    return names
 
 
 def _slurm(e: _Edits, script: "JobScript", to: Layout) -> None:
@@ -133,12 +189,7 @@ def _slurm(e: _Edits, script: "JobScript", to: Layout) -> None:
         e.put(d["cpus-per-task"], to.threads, "--cpus-per-task")
     elif to.threads > 1:
         new.append(f"--cpus-per-task={to.threads}")
-    gpus = [n for n in ("gres", "gpus-per-node", "gpus", "gpus-per-task") if n in d]
-    for name in gpus:
-        count = {"gpus": to.nodes * to.gpus_per_node,
-                 "gpus-per-task": max(1, to.gpus_per_node // to.ranks_per_node)}.get(
-                     name, to.gpus_per_node)
-        e.put(d[name], _gpu_value(d[name].value or "", count), "--" + name)
+    gpus = _gpus(e, d, to, directive=True)
     if not gpus and to.gpus_per_node:
         new.append(f"--gpus-per-node={to.gpus_per_node}")
     if to.time_s:
@@ -202,9 +253,11 @@ def _launch(e: _Edits, script: "JobScript", to: Layout) -> bool:
                         + (f":pe={to.threads}" if m.group(1) else ""), o["map-by"].value,
                         flags=re.I)
         e.launch_value(o["map-by"], mapped, "--map-by")
-    own = program_threads(script, launch)  # hpcds1mpi run --threads N: the ranks' threads
-    if own is not None and own[0] != to.threads:
-        e.edits.append((*own[1], str(to.threads)))
+    if launch.kind == "slurm":
+        _gpus(e, o, to, directive=False)  # a step's GPUs must stay within the job's
+    own = program_threads(script, launch)  # the program's own threads option (--threads N)
+    if own is not None and own.threads != to.threads:
+        e.edits += [(*span, str(to.threads)) for span in own.spans]
     inherits = any(st.name == "SRUN_CPUS_PER_TASK" for st in script.settings)
     if launch.kind == "slurm" and "cpus-per-task" not in o and to.threads > 1 and not inherits:
         # srun does not take --cpus-per-task from the allocation on every Slurm release
@@ -244,3 +297,39 @@ def rewrite(script: "JobScript", to: Layout) -> tuple[str, list[Change]]:
     if not _launch(e, script, to):
         _omp(e, script, to)
     return e.apply(), e.changes()
+
+
+#: Arguments that look like a program's own thread count (``-ntomp 2``, ``--nthreads=4``):
+#: named in the note when the rewrite cannot know they set threads.
+_THREAD_OPTION_RE = re.compile(r"^--?(ntomp|nt|n?threads?|num[-_]?threads|omp[-_]?threads)"
+                               r"(=[0-9]+)?$", re.I)
+
+
+def threads_note(script: "JobScript", to: Layout) -> str | None:
+    """The note for a rewrite that changes the threads per rank of a program that may set
+    its own in its arguments, which the rewrite does not change (None when it changes them,
+    or the threads stay): the program's measured command does not show which argument
+    carries ``{threads}``, or gives it through a variable of the script's."""
+    launch = script.launch
+    if launch is None or launch.program is None or to.threads == script.threads:
+        return None
+    plural = "s" if to.threads > 1 else ""
+    own = program_threads(script, launch)
+    if own is not None:
+        if not own.kept:
+            return None
+        return (f"line {launch.line}: the program's threads come from {', '.join(own.kept)}, "
+                f"which --rewrite does not change: set it to {to.threads}, or the job runs "
+                f"{own.threads} thread{'s' if own.threads > 1 else ''} per rank")
+    name = stem(launch.program)
+    if name == "hpcds1mpi":
+        return None
+    args = launch.args
+    said = next((a + ("" if "=" in a or k + 1 >= len(args) else f" {args[k + 1]}")
+                 for k, a in enumerate(args) if _THREAD_OPTION_RE.match(a)), None)
+    option = f"{name}'s own thread option ({said})" if said else \
+        f"a thread option in {name}'s arguments, if it has one"
+    return (f"line {launch.line}: --rewrite does not change {option}: it sets "
+            f"{to.threads} thread{plural} per rank in the CPUs per task (and OMP_NUM_THREADS "
+            f"where the script sets it) only, and the job runs with the program's option as "
+            f"it is; set it to {to.threads} by hand")

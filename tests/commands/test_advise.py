@@ -254,3 +254,22 @@ def test_the_calibration_list_says_how_to_measure_it_on_the_scripts_scheduler(sc
         runtime_change_pct=None, confidence=None, changes=[], warnings=[], notes=[],
         calibration=[{"config": "N1xR1xT1-cpu-fp64", "reason": "least certain"}])
     assert said in format_advice(advice)
+
+
+def test_a_removed_line_is_shown_as_removed():
+    """A CPU program's GPU directive goes in the rewrite; it was shown as 'line 6: ... ->'
+    with nothing after the arrow."""
+    from types import SimpleNamespace
+
+    from hpcds1mpi.commands.advise import format_advice
+    from hpcds1mpi.launch.script_rewrite import Change
+
+    advice = SimpleNamespace(
+        verdict={"verdict": "confirm", "reasons": []}, script="job", scheduler="slurm",
+        workload=None, asked=None, recommended=None, energy_saving_pct=None,
+        runtime_change_pct=None, confidence=None, warnings=[], notes=[], calibration=[],
+        changes=[Change(6, "#SBATCH --gpus-per-node=4", ""),
+                 Change(7, "#SBATCH --time=01:00:00", "#SBATCH --time=00:01:00")])
+    text = format_advice(advice)
+    assert "     line 6: #SBATCH --gpus-per-node=4  (removed)\n" in text
+    assert "line 7: #SBATCH --time=01:00:00  ->  #SBATCH --time=00:01:00" in text

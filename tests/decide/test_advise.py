@@ -329,8 +329,14 @@ def test_a_pick_predicted_worse_than_the_asked_layout_is_said_and_never_auto(bun
 
     real = advise_mod.predict_side
 
-    def asked_predicted_better(bundle, workload, size, partition, config, side):
+    def measured(bundle, workload, size, partition, config, side):
         side = real(bundle, workload, size, partition, config, side)
+        if not side.lines:  # the recommended side: the tester's was a measured layout (an
+            side.unmeasured = []  # extrapolated one is confirm at most, whatever the guard)
+        return side
+
+    def asked_predicted_better(bundle, workload, size, partition, config, side):
+        side = measured(bundle, workload, size, partition, config, side)
         if side.lines:  # the asked side: extrapolated to a tenth of the time and energy
             for key in ("runtime_s", "runtime_lo", "runtime_hi", "energy_j", "energy_lo",
                         "energy_hi"):
@@ -346,6 +352,7 @@ def test_a_pick_predicted_worse_than_the_asked_layout_is_said_and_never_auto(bun
         return rec
 
     monkeypatch.setattr(advise_mod, "recommend", sure_guard)
+    monkeypatch.setattr(advise_mod, "predict_side", measured)
     assert run(ASKED, bundle, places).verdict["verdict"] == "auto"
     monkeypatch.setattr(advise_mod, "predict_side", asked_predicted_better)
     for objective in ("time", "energy", "edp", "balanced"):
@@ -363,7 +370,148 @@ def test_a_pick_predicted_worse_than_the_asked_layout_is_said_and_never_auto(bun
         assert "verdict confirm" in text and "verdict auto" not in text
         assert "less energy" not in text and "shorter runtime" not in text
     # a pick predicted better keeps the guard's verdict and says nothing of the kind
-    monkeypatch.setattr(advise_mod, "predict_side", real)
+    monkeypatch.setattr(advise_mod, "predict_side", measured)
     again = run(ASKED, bundle, places)
     assert again.verdict["verdict"] == "auto"
     assert not any("predicted worse" in r for r in again.verdict["reasons"])
+
+
+# ---- GPU scripts (the analytic stand-in, on its 2-GPU partition) -------------------------------
+
+GPU_JOB = """#!/bin/bash
+#SBATCH --partition=gpu-big
+#SBATCH --nodes=1
+#SBATCH --ntasks-per-node=2
+#SBATCH --cpus-per-task=2
+{gpus}
+#SBATCH --time=01:00:00
+{setting}
+srun {step}hpcds1mpi run gemm --size 1024 --device {device} --precision fp32 --threads 2
+"""
+
+
+@pytest.fixture
+def gpu_bundle():
+    from tests.fake_bundle import WIDE_SIZES, FakeBundle
+
+    return FakeBundle(sizes=WIDE_SIZES)
+
+
+def gpu_advise(bundle, gpus="#SBATCH --gpus-per-node=2", setting="", step="", device="gpu"):
+    from tests.fake_bundle import fake_places as places
+
+    text = GPU_JOB.format(gpus=gpus, setting=setting, step=step, device=device)
+    return advise(text, bundle, places("gpu-big", "cpu"))
+
+
+def test_the_programs_own_device_is_predicted_not_the_gpus_asked(gpu_bundle):
+    """h_gpucpu: GPUs asked, the program run with --device cpu; advise predicted a GPU run
+    and rewrote for 8 nodes x 1 GPU the program never uses."""
+    a = gpu_advise(gpu_bundle, device="cpu")
+    assert a.asked.config.device == "cpu" and a.recommended.config.device == "cpu"
+    assert a.asked.predicted
+    assert any(n.startswith("line 9: --device cpu: the program runs on the CPU, so both layouts "
+                            "are predicted on the CPU; the 2 GPUs per node the job asks for "
+                            "(line 6) go unused") for n in a.notes), a.notes
+    assert read_script(a.rewritten).gpus_per_node == 0
+    assert "--gpus-per-node" not in a.rewritten
+
+
+def test_gpus_asked_only_on_the_step_are_refused_and_the_rewrite_asks_the_job(gpu_bundle):
+    """d_srun_gpt: srun --gpus-per-task=1 and no GPU directive was read as a CPU job; Slurm
+    refuses such a step."""
+    a = gpu_advise(gpu_bundle, gpus="", step="--gpus-per-task=1 ")
+    assert a.asked.config.device == "gpu" and not a.asked.predicted
+    assert a.asked.problem.startswith("line 9: srun asks for 2 GPUs per node (--gpus-per-task=1)"
+                                      " but the job holds none (no GPU in its directives): "
+                                      "Slurm refuses the step")
+    again = read_script(a.rewritten)
+    assert again.base[0]["gpus_per_node"] == again.gpus_per_node > 0  # the job holds them
+
+
+def test_a_gres_list_with_other_resources_is_predicted(gpu_bundle):
+    """g_lscratch: --gres=lscratch:200,gpu:2 was 202 GPUs, a request said to be refused."""
+    a = gpu_advise(gpu_bundle, gpus="#SBATCH --gres=lscratch:200,gpu:2")
+    assert a.asked.problem == "" and a.asked.predicted
+    assert "lscratch:200" in a.rewritten
+
+
+def test_more_ranks_than_gpus_is_the_models_limit_not_a_refusal(gpu_bundle):
+    """c_over: more ranks per node than GPUs is valid under Slurm (ranks share a GPU)."""
+    a = gpu_advise(gpu_bundle, gpus="#SBATCH --gpus-per-node=1")
+    assert a.asked.problem == ("2 ranks per node share the job's 1 GPU per node (Slurm accepts "
+                               "it); the model predicts one GPU per rank only, so this layout "
+                               "has no prediction")
+    assert not a.asked.predicted and a.recommended is not None
+
+
+def test_gpus_picked_by_hand_are_said(gpu_bundle):
+    """e_cvd: CUDA_VISIBLE_DEVICES=0 puts both ranks on one GPU; it was predicted as two."""
+    a = gpu_advise(gpu_bundle, setting="export CUDA_VISIBLE_DEVICES=0")
+    assert a.asked.problem.startswith("line 8 sets CUDA_VISIBLE_DEVICES=0: the 2 ranks per node "
+                                      "see 1 GPU, so they share it")
+    assert not a.asked.predicted
+    both = gpu_advise(gpu_bundle, setting="export CUDA_VISIBLE_DEVICES=0,1")
+    assert both.asked.predicted
+    assert "line 8 sets CUDA_VISIBLE_DEVICES=0,1 by hand: every rank sees those 2 GPUs only" \
+        in both.notes
+
+
+def test_the_verdicts_reasons_are_the_recommended_layouts(gpu_bundle):
+    """a_gres: the reasons listed the overall pick's unmeasured levels (precision bf16), not
+    the fp32 layout shown."""
+    a = gpu_advise(gpu_bundle)
+    overall = a.recommendation.picked.choice
+    assert overall.pick["precision"] == "bf16" and a.recommended.config.precision == "fp32"
+    reasons = " ".join(a.verdict["reasons"])
+    assert "bf16" not in reasons and "the pick is beyond" not in reasons
+    assert a.recommended.unmeasured and "the recommended layout is beyond what gemm was " \
+        f"measured at, its predictions extrapolated: {'; '.join(a.recommended.unmeasured)}" \
+        in a.verdict["reasons"]
+
+
+@pytest.mark.parametrize("command, known", [
+    ("gmx_mpi mdrun -s w/{size}/topol.tpr -nsteps 100 -ntomp {threads} -deffnm run", True),
+    ("gmx_mpi mdrun -s w/{size}/topol.tpr -nsteps 100 -deffnm run", False),
+])
+def test_the_programs_own_threads_change_or_the_rewrite_says_they_stay(command, known):
+    """Tester g: advise --rewrite cut --cpus-per-task and kept gmx_mpi's -ntomp with no word;
+    the job ran 2 OpenMP threads on 1 CPU while the advice said 1 thread. Where the measured
+    command shows -ntomp {threads}, the rewrite changes it; elsewhere one note says it stays."""
+    from hpcds1mpi.surrogates.levels import MeasuredLevels
+    from tests.fake_bundle import WIDE_SIZES, FakeBundle
+    from tests.fake_bundle import fake_places as places
+
+    bundle = FakeBundle(workloads=("gromacs",), sizes=WIDE_SIZES)
+    bundle._measured_levels = {"gromacs": MeasuredLevels(
+        "gromacs", True, precisions=("fp64",), devices=("cpu",), threads=(1, 2),
+        ranks_per_node=(1, 2), nodes=(1,), command=command)}
+    text = ("#!/bin/bash\n#SBATCH --job-name=water2\n#SBATCH --nodes=1\n"
+            "#SBATCH --ntasks-per-node=1\n#SBATCH --cpus-per-task=1\n#SBATCH --time=00:30:00\n"
+            "cd runs/30-1-2\nmpirun.openmpi -np 1 gmx_mpi mdrun -s w/1024/topol.tpr "
+            "-nsteps 300 -ntomp 1 -deffnm run\n")
+    a = advise(text, bundle, places("cpu"))
+    threads = a.recommended.config.threads
+    assert a.size == 1024 and a.asked.config.threads == 1 and threads == 2
+    said = [n for n in a.notes if "thread option" in n]
+    if known:
+        assert "-ntomp 2 -deffnm" in a.rewritten and said == [], a.notes
+    else:
+        assert "-ntomp 1 -deffnm" in a.rewritten
+        assert said == ["line 8: --rewrite does not change gmx_mpi's own thread option "
+                        "(-ntomp 1): it sets 2 threads per rank in the CPUs per task (and "
+                        "OMP_NUM_THREADS where the script sets it) only, and the job runs with "
+                        "the program's option as it is; set it to 2 by hand"]
+
+
+def test_a_gpu_program_without_gpus_is_said(gpu_bundle, bundle, places):
+    """The program runs --device gpu while the job asks for no GPU: the asked side says so;
+    with no GPU partition allowed at all, one line refuses."""
+    a = gpu_advise(gpu_bundle, gpus="")
+    assert a.asked.problem == ("line 9: --device gpu: the program runs on the GPU, but the job "
+                               "asks for no GPU")
+    assert read_script(a.rewritten).gpus_per_node == a.recommended.config.ranks_per_node
+    text = ASKED.replace("--precision fp64", "--precision fp64 --device gpu")
+    with pytest.raises(ConfigError, match=r"^the script runs on GPUs \(line 8: --device gpu\) "
+                                          r"but no allowed partition \(standard\) has any"):
+        run(text, bundle, places)

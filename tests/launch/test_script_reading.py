@@ -150,10 +150,37 @@ def test_pbs_walltime_formats(value, seconds):
     assert parse_pbs_time(value) == seconds
 
 
-@pytest.mark.parametrize("value, count", [("gpu", 1), ("gpu:4", 4), ("gpu:a100:4", 4),
-                                          ("a100:8", 8), ("2", 2), ("gpu:2,shard:4", 2)])
-def test_gpu_counts(value, count):
-    assert gpu_count(value) == count
+@pytest.mark.parametrize("option, value, count", [
+    ("gres", "gpu", 1), ("gres", "gpu:4", 4), ("gres", "gpu:a100:4", 4),
+    ("gres", "gpu:a100", 1), ("gres", "gpu:2,shard:4", 2), ("gres", "gpu:2(S:0)", 2),
+    ("gres", "gres/gpu:3", 3), ("gres", "gpu:a100:2,gpu:v100:1", 3),
+    ("gpus", "a100:8", 8), ("gpus", "2", 2), ("gpus-per-node", "2", 2),
+    ("gpus-per-node", "a100:4", 4), ("gpus-per-task", "1", 1)])
+def test_gpu_counts(option, value, count):
+    assert gpu_count(value, option) == count
+
+
+@pytest.mark.parametrize("value", ["lscratch:200,gpu:a100:2", "nvme:1,gpu:2",
+                                   "craynetwork:1,gpu:a100:2", "gpu:a100:2,lscratch:200"])
+def test_only_gpu_items_of_a_gres_list_are_gpus(value):
+    """--gres=lscratch:200,gpu:a100:2 was 202 GPUs (every GRES count added), so advise said
+    the scheduler would refuse a valid request and predicted nothing."""
+    assert gpu_count(value, "gres") == 2
+    assert gpu_count("lscratch:200", "gres") == 0 and gpu_count("mps:50", "gres") == 0
+    script = read_script(f"#SBATCH -N 1 --ntasks-per-node=2\n#SBATCH --gres={value}\n"
+                         "srun ./a\n")
+    assert script.gpus_per_node == 2 and script.lines["gpus"] == [2]
+    cpu = read_script("#SBATCH -N 1\n#SBATCH --gres=lscratch:200\nsrun ./a\n")
+    assert cpu.gpus_per_node == 0 and cpu.device == "cpu" and "gpus" not in cpu.lines
+
+
+def test_gpus_asked_on_the_srun_step_are_read():
+    """srun --gpus-per-task=1 with no GPU directive was read as a CPU job."""
+    script = read_script("#SBATCH -N 2 --ntasks-per-node=4\nsrun --gpus-per-task=1 ./a\n")
+    assert script.gpus_per_node == 4 and script.step_gpus.name == "gpus-per-task"
+    assert script.base[0]["gpus_per_node"] == 0  # the job's own: none
+    total = read_script("#SBATCH -N 2 --gpus-per-node=4\nsrun -G 8 ./a\n")
+    assert total.gpus_per_node == 4 and total.step_gpus is not None
 
 
 def test_gpus_in_total_and_per_task():
@@ -197,7 +224,7 @@ def test_directive_numbers_out_of_reach_are_unread_not_a_traceback():
     pbs = read_script(f"#!/bin/bash\n#PBS -l select={huge}:ncpus=2\n#PBS -l walltime="
                       f"{'9' * 400}\nmpiexec ./app\n")
     assert pbs.time_s is None
-    assert gpu_count(f"gpu:{huge}") == 1 and gpu_count("gpu:\u0663") == 1
+    assert gpu_count(f"gpu:{huge}", "gres") == 1 and gpu_count("gpu:\u0663", "gres") == 1
 
 
 @pytest.mark.parametrize("text, note", [

@@ -11,7 +11,7 @@ import pytest
 
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.script_reading import read_script
-from hpcds1mpi.launch.script_rewrite import Layout, rewrite
+from hpcds1mpi.launch.script_rewrite import Layout, rewrite, threads_note
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "data" / "jobscripts"
 NAMES = sorted(p.name for p in SCRIPTS.iterdir() if p.suffix in (".sbatch", ".pbs"))
@@ -138,3 +138,94 @@ def test_hpcds1mpi_own_threads_change_with_the_layout(text):
     assert "--threads 2" not in new and "--threads=2" not in new
     assert read_script(new).threads == 1
     assert any("--threads" in c.new for c in changes)
+
+
+@pytest.mark.parametrize("gres, gpus, new", [
+    ("lscratch:200,gpu:a100:2", 1, "#SBATCH --gres=lscratch:200,gpu:a100:1"),
+    ("lscratch:200,gpu:a100:2", 0, "#SBATCH --gres=lscratch:200"),
+    ("gpu:2(S:0)", 1, "#SBATCH --gres=gpu:1(S:0)"),
+    ("gpu:a100", 2, "#SBATCH --gres=gpu:a100:2"),
+    ("gpu:a100:2,gpu:v100:1", 2, "#SBATCH --gres=gpu:a100:2"),  # the total, once
+    ("lscratch:200", 0, "#SBATCH --gres=lscratch:200"),  # was lscratch:0
+])
+def test_only_the_gpus_of_a_gres_list_change(gres, gpus, new):
+    text = f"#!/bin/bash\n#SBATCH -N 1 --ntasks-per-node=2\n#SBATCH --gres={gres}\nsrun ./a\n"
+    out, _ = rewrite(read_script(text), Layout(1, 2, 1, gpus))
+    assert out.split("\n")[2] == new
+    assert read_script(out).gpus_per_node == gpus
+
+
+def test_a_gres_without_a_gpu_gets_the_gpus_beside_it():
+    text = "#!/bin/bash\n#SBATCH -N 1\n#SBATCH --gres=lscratch:200\nsrun ./a\n"
+    out, _ = rewrite(read_script(text), Layout(1, 2, 1, 2))
+    assert "#SBATCH --gres=lscratch:200\n" in out and "#SBATCH --gpus-per-node=2\n" in out
+    assert read_script(out).gpus_per_node == 2
+
+
+def test_a_layout_without_gpus_removes_the_gpu_request():
+    """The program runs on the CPU (h_gpucpu): its rewrite asked for 8 nodes x 1 GPU it would
+    never use."""
+    text = ("#!/bin/bash\n#SBATCH -N 1\n#SBATCH --gpus-per-node=4   # all four\n"
+            "#SBATCH --ntasks-per-node=4 --gpus-per-task=1\n"
+            "srun --gpus-per-task=1 ./a --device cpu\n")
+    out, changes = rewrite(read_script(text), Layout(2, 4, 1, 0))
+    assert out == ("#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=4\n"
+                   "srun ./a --device cpu\n")
+    assert read_script(out).gpus_per_node == 0
+    assert [(c.line, c.new) for c in changes if not c.new] == [(3, "")]  # removed
+
+
+def test_the_steps_gpus_follow_the_layout():
+    """A step asking more GPUs than the rewritten job holds is refused by Slurm."""
+    text = "#!/bin/bash\n#SBATCH -N 1 --ntasks-per-node=4 --gpus-per-node=4\n" \
+           "srun --gpus-per-node=4 ./a\n"
+    out, _ = rewrite(read_script(text), Layout(4, 1, 2, 1))
+    assert "srun -c 2 --gpus-per-node=1 ./a\n" in out
+    again = read_script(out)
+    assert again.gpus_per_node == 1 and again.base[0]["gpus_per_node"] == 1
+
+
+GMX = ("#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=1\n#SBATCH --cpus-per-task=2\n"
+       "mpirun.openmpi -np 1 gmx_mpi mdrun -s w/30/topol.tpr -nsteps 300 -ntomp 2 -deffnm run\n")
+
+
+def test_a_programs_thread_option_in_its_measured_command_changes_with_the_layout():
+    """advise --rewrite cut --cpus-per-task to 1 and kept -ntomp 2: two threads on one CPU."""
+    script = read_script(GMX)
+    script.command = "gmx_mpi mdrun -s w/{size}/topol.tpr -nsteps 100 -ntomp {threads} -deffnm run"
+    from hpcds1mpi.launch.script_request import resolve_launch
+
+    resolve_launch(script, script.launch)
+    out, changes = rewrite(script, Layout(1, 1, 1))
+    assert "--cpus-per-task=1\n" in out and "-ntomp 1 -deffnm run\n" in out
+    assert threads_note(script, Layout(1, 1, 1)) is None
+
+
+def test_a_thread_option_the_rewrite_cannot_know_is_said_in_one_line():
+    script = read_script(GMX)  # no measured command: which argument sets threads is unknown
+    out, _ = rewrite(script, Layout(1, 1, 1))
+    assert "-ntomp 2" in out  # not guessed
+    note = threads_note(script, Layout(1, 1, 1))
+    assert note == ("line 5: --rewrite does not change gmx_mpi's own thread option (-ntomp 2): "
+                    "it sets 1 thread per rank in the CPUs per task (and OMP_NUM_THREADS where "
+                    "the script sets it) only, and the job runs with the program's option as "
+                    "it is; set it to 1 by hand")
+    assert threads_note(script, Layout(1, 1, 2)) is None  # the threads stay
+    plain = read_script("#SBATCH -N 1 -c 4\nsrun ./app 8\n")
+    assert "a thread option in app's arguments, if it has one" in \
+        threads_note(plain, Layout(1, 1, 2))
+    own = read_script("#SBATCH -N 1 -c 4\nsrun hpcds1mpi run gemm --size 8 --threads 4\n")
+    assert threads_note(own, Layout(1, 1, 2)) is None  # its --threads is rewritten
+
+
+def test_added_directives_come_before_an_added_export():
+    """The export was added above the new #SBATCH lines when the launch line followed the
+    directives: sbatch stops reading directives at the first command, so the job ran without
+    the new --cpus-per-task and --time."""
+    text = "#!/bin/bash\n#SBATCH -N 1\n#SBATCH --ntasks-per-node=2\nsrun ./app\n"
+    out, _ = rewrite(read_script(text), Layout(2, 1, 4, 0, 60))
+    assert out == ("#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\n"
+                   "#SBATCH --cpus-per-task=4\n#SBATCH --time=00:01:00\n"
+                   "export OMP_NUM_THREADS=4\nsrun -c 4 ./app\n")
+    again = read_script(out)
+    assert again.ignored == [] and again.time_s == 60 and again.cpus_per_task == 4

@@ -1,0 +1,55 @@
+"""advise's verdict about the layout it shows: the guard's reasons about System 1's overall
+pick reworded for the recommended layout when that keeps the script's device and precision
+(gain or loss against the asked layout: ``test_advise.py``)."""
+
+from __future__ import annotations
+
+from hpcds1mpi.config import Configuration
+from hpcds1mpi.decide.advise import Advice, Side
+from hpcds1mpi.decide.advise_gain import reasons_for_shown
+
+OVERALL = "8 nodes x 1 rank x 3 threads, gpu, bf16"
+
+
+def advice(unmeasured, verdict="confirm", reasons=None):
+    shown = Side(Configuration(8, 1, 2, "gpu", "fp32"), "hpcx/a100", unmeasured=unmeasured)
+    reasons = reasons if reasons is not None else [
+        "System 1 confidence 0.65 is below 0.7",
+        "the pick is beyond what gemm was measured at, its predictions extrapolated: nodes 8 "
+        "above the most measured (1); threads 3 never measured (measured: 1, 2); precision "
+        "bf16 never measured (measured: fp32, fp64)"]
+    return Advice("job", "slurm", "gemm", "", 1024, "", None, shown,
+                  {"verdict": verdict, "reasons": reasons,
+                   "checks": {"measured_levels": "confirm", "confidence": "confirm"}})
+
+
+def test_the_reasons_speak_of_the_layout_shown_not_the_overall_pick():
+    """The tester's a_gres: the reasons named threads 3 and bf16, the overall pick's, under a
+    recommendation of 2 threads fp32 (both measured)."""
+    a = advice(["nodes 8 above the most measured (1)"])
+    reasons_for_shown(a, OVERALL)
+    assert a.verdict["reasons"] == [
+        f"System 1 confidence 0.65 is below 0.7, for its overall pick ({OVERALL}); the "
+        "recommended layout keeps the script's device and precision and has no confidence of "
+        "its own",
+        "the recommended layout is beyond what gemm was measured at, its predictions "
+        "extrapolated: nodes 8 above the most measured (1)"]
+    assert a.verdict["verdict"] == "confirm"
+
+
+def test_a_measured_layout_shown_keeps_the_verdict_with_a_reason():
+    a = advice([], reasons=["the pick is beyond what gemm was measured at, its predictions "
+                            "extrapolated: precision bf16 never measured (measured: fp32)"])
+    reasons_for_shown(a, OVERALL)
+    assert a.verdict["verdict"] == "confirm"  # never lowered: the layout has no confidence
+    assert a.verdict["checks"]["measured_levels"] == "pass"
+    assert a.verdict["reasons"] == [
+        f"the recommended layout keeps the script's device and precision, not System 1's "
+        f"overall pick ({OVERALL}), so it has no confidence of its own"]
+
+
+def test_an_auto_verdict_is_held_at_confirm_when_the_shown_layout_extrapolates():
+    a = advice(["threads 16 never measured (measured: 1, 2)"], verdict="auto", reasons=[])
+    reasons_for_shown(a, OVERALL)
+    assert a.verdict["verdict"] == "confirm"
+    assert a.verdict["reasons"][0].endswith("threads 16 never measured (measured: 1, 2)")
