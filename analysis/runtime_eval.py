@@ -95,6 +95,26 @@ def split_jobs(table: pd.DataFrame, kept: np.ndarray, split: str, seed: int = 0
     return kept[~test], kept[test]
 
 
+def _refuse_too_few_to_train(n_kept: int, train: np.ndarray, split: str) -> None:
+    """Refuse a split that leaves the predictor too few jobs to learn from, saying why: on a
+    short chronological log the training jobs still running when the test part starts are
+    left out (its fit said "0 finished jobs with a run time" of a log where all had)."""
+    from hpcds1mpi.errors import DataError
+    from hpcds1mpi.surrogates.job_runtime import MIN_TRAIN
+
+    if len(train) >= MIN_TRAIN:
+        return
+    if split == "chronological":
+        part = int(n_kept * (1 - TEST_SHARE))
+        raise DataError(
+            f"of the {part} training jobs (the first {100 * (1 - TEST_SHARE):.0f} % by submit "
+            f"time) only {len(train)} had finished when the first test job was submitted (the "
+            f"others were still running, their run times not known yet): need at least "
+            f"{MIN_TRAIN}; use a longer log, or --split random (a reference only)")
+    raise DataError(f"the {split} split leaves {len(train)} training jobs: need at least "
+                    f"{MIN_TRAIN}; use another --seed or --split chronological")
+
+
 def baselines(table: pd.DataFrame, kept: np.ndarray, feats: pd.DataFrame) -> dict[str, tuple]:
     """(point, walltime) of each baseline for every kept job (aligned with ``kept``)."""
     k = table.iloc[kept]
@@ -183,6 +203,7 @@ def evaluate(table: pd.DataFrame, split: str = "chronological", seed: int = 0,
                         "and a submit time: too few to evaluate")
     feats = submit_features(table)
     train, test = split_jobs(table, kept, split, seed)
+    _refuse_too_few_to_train(len(kept), train, split)
     t_feat = time.perf_counter() - t0
     run = table["runtime_s"].to_numpy(dtype=float)
     sub = submit_times(table).to_numpy()

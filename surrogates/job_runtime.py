@@ -308,16 +308,27 @@ class RuntimePredictor:
     def _fit_regression(self, feats: pd.DataFrame, y: np.ndarray, fit: slice, cal: slice):
         """LightGBM on log run time with the accuracy as loss, from the request and the
         partition; rounds stopped on the validation slice, kept only if it beats the single
-        candidate there (``mode_`` "regression")."""
+        candidate there (``mode_`` "regression"). Not tried where no feature can be split
+        into two leaves of ``min_child_samples`` fit jobs (a small log; a request and
+        partition shared by nearly every job): LightGBM drops every such feature, and on a
+        custom loss then stops ("num_features() > 0") instead of fitting the median."""
         from lightgbm import LGBMRegressor, early_stopping
+        from lightgbm.basic import LightGBMError
 
         x = self._matrix(feats)
+        if len(x.iloc[fit]) < 2 * self.params["min_child_samples"]:
+            return  # no split of any feature can leave that many jobs on both sides
         params = {**self.params, "objective": accuracy_objective, "metric": "None"}
-        probe = LGBMRegressor(**params).fit(
-            x.iloc[fit], y[fit] - self.median_, eval_X=(x.iloc[cal],),
-            eval_y=(y[cal] - self.median_,), eval_metric=lambda t, p: (
-                "accuracy", float(np.mean(np.exp(-np.abs(p - t)))), True),
-            callbacks=[early_stopping(self.patience, verbose=False)])
+        try:
+            probe = LGBMRegressor(**params).fit(
+                x.iloc[fit], y[fit] - self.median_, eval_X=(x.iloc[cal],),
+                eval_y=(y[cal] - self.median_,), eval_metric=lambda t, p: (
+                    "accuracy", float(np.mean(np.exp(-np.abs(p - t)))), True),
+                callbacks=[early_stopping(self.patience, verbose=False)])
+        except LightGBMError as exc:
+            if "num_features()" not in str(exc):
+                raise
+            return  # every feature dropped as unsplittable: keep the single candidate
         pred = self.median_ + probe.predict(x.iloc[cal])
         pred = np.minimum(pred, np.log(self._limit(feats.iloc[cal])))
         self.validation_["regression"] = float(np.mean(np.exp(-np.abs(pred - y[cal]))))

@@ -2,13 +2,15 @@
 
 :func:`propose_walltime` learns :class:`~hpcds1mpi.surrogates.job_runtime.RuntimePredictor`
 from a job table (``ingest`` of ``sacct``, an SWF log ...) and proposes the calibrated upper
-quantile of the job's run time, capped at the user's request when one is given. How sure it
+quantile of the job's run time, capped at the user's request when one is given (and the
+request itself where the job, described without it, needs more). How sure it
 is comes from the history itself (measured, not assumed) with one model: the share covered of
 its own newest calibration jobs, held out from the choice of the per-job policy (:mod:`~hpcds1mpi.surrogates.walltime_policy`: tight where the
 model is sure, the request kept where it is not).
 
-Where it cannot know — the user has no finished job in the history — it proposes nothing and
-says so (``reason``); it never falls back to a made-up default.
+Where it cannot know — the user has fewer than :data:`MIN_USER_JOBS` finished jobs in the
+history — it proposes nothing and says so (``reason``: none at all, or how few); it never falls
+back to a made-up default.
 """
 
 from __future__ import annotations
@@ -144,6 +146,13 @@ class WalltimeProposal:
                     and self.uncapped_s > self.request_s * (1 + 1e-9))
 
 
+def too_few_user_jobs(n: int) -> str:
+    """The reason when the user has ``n`` finished jobs, some but fewer than
+    :data:`MIN_USER_JOBS` (one job is not "no history": it says how many and why not)."""
+    return (f"only {n} finished job{'s' if n != 1 else ''} of this user in the history by the "
+            f"submit time (need at least {MIN_USER_JOBS}): cannot propose")
+
+
 def _job_row(history: pd.DataFrame, job: dict) -> pd.DataFrame:
     """The job to propose for as one job-table row (not finished, no run time)."""
     row = {c: pd.NA for c in history.columns}
@@ -204,7 +213,7 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
         raise DataError(f"the history has {int(done.sum())} finished jobs: need at least "
                         f"{MIN_TRAIN} to learn run times")
     if mine.sum() < MIN_USER_JOBS:
-        proposal.reason = NO_HISTORY
+        proposal.reason = too_few_user_jobs(int(mine.sum())) if mine.any() else NO_HISTORY
         return proposal
     job = _job_row(hist, {"user": str(user), "workload": workload, "account": account,
                           "partition": partition, "req_nodes": nodes, "nodes": nodes,
@@ -243,6 +252,12 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
     proposal.point_s = float(model.predict(free)[0])
     if time_limit_s:
         proposal.time_s = min(proposal.time_s, float(time_limit_s))  # exp/log round-off
+        if proposal.short_request():
+            # The row with the request as a feature can come out far below the request while
+            # the job alone needs more than it (a backtested job ran 16,573 s of an 18,000 s
+            # request and was proposed 15,772 s): going below a request already too short
+            # only kills more jobs like it, so the request is kept.
+            proposal.time_s = float(time_limit_s)
     proposal.n_train = model.n_train_
     if np.any(same):
         _check_on_same_name(proposal, run[:len(hist)][same], str(workload), time_limit_s)

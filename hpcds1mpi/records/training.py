@@ -241,8 +241,16 @@ def _checked(frame: pd.DataFrame, machine: str | None, allow_columns
             )
     ok = frame["status"].astype(str) == OK
     if not ok.any():
-        counts = frame["status"].astype(str).value_counts().to_dict()
-        raise DataError(f"training data has no successful runs (statuses: {counts}); "
+        unknown = frame["status"].isna()
+        if unknown.all():  # a log that records no status (Theta): not "statuses: {}"
+            raise DataError(f"training data has no successful runs: all {len(frame)} jobs have "
+                            "an unknown status (the log records none; analysis/runtime_eval.py"
+                            " counts them as completed, train learns only from jobs marked ok):"
+                            " use a log that records job status, or set the job table's status"
+                            " to 'ok' if you know every job completed")
+        counts = frame.loc[~unknown, "status"].astype(str).value_counts().to_dict()
+        raise DataError(f"training data has no successful runs (statuses: {counts}"
+                        f"{f', and {int(unknown.sum())} unknown' if unknown.any() else ''}); "
                         "a model needs ok runs to learn runtimes")
     frame, dropped = _without_jobs_lacking_runtimes(frame, ok)
     ok = frame["status"].astype(str) == OK

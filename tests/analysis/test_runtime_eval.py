@@ -15,7 +15,8 @@ from hpcds1mpi.analysis.runtime_eval import (baselines, evaluate, kept_jobs, mai
                                              split_jobs)
 from hpcds1mpi.records.ingest import read_job_log
 from hpcds1mpi.surrogates.submit_features import submit_features
-from tests.records.ingest.joblogs import CURIE, EAGLE, GAIA, needs_joblogs, swf_slice
+from tests.records.ingest.joblogs import (CURIE, EAGLE, GAIA, needs_joblogs, swf_lines,
+                                          swf_slice)
 
 pytestmark = needs_joblogs
 REPO = Path(__file__).resolve().parents[2]
@@ -129,6 +130,31 @@ def test_bad_input(tmp_path, capsys):
     old.write_text("kept")
     assert main([str(log), "--json", str(old)]) == 2
     assert old.read_text() == "kept"  # a failed run leaves an earlier result as it was
+
+
+def _first_completed(path: Path, out: Path, jobs: int) -> Path:
+    """The header and the first ``jobs`` completed job lines with a run and requested time."""
+    header, body = swf_lines(path)
+    done = [ln for ln in body if (f := ln.split())[10] == "1" and float(f[3]) > 0
+            and float(f[8]) > 0]
+    out.write_text("".join(header + done[:jobs]))
+    return out
+
+
+def test_a_short_log_is_refused_for_the_real_reason_and_the_random_split_fits(tmp_path,
+                                                                              capsys):
+    # Gaia's first 50 completed jobs. Was, chronological: "0 finished jobs with a run time:
+    # need at least 30" (all 50 had finished; the 40 training jobs were still running when
+    # the test part began); --split random: a LightGBM traceback ("num_features() > 0").
+    log = _first_completed(GAIA, tmp_path / "n50.swf", 50)
+    assert main([str(log)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ("error: of the 40 training jobs (the first 80 % by submit time) only 0 had "
+                   "finished when the first test job was submitted (the others were still "
+                   "running, their run times not known yet): need at least 30; use a longer "
+                   "log, or --split random (a reference only)")
+    assert main([str(log), "--split", "random"]) == 0
+    assert "split random: 40 train, 10 test jobs (50 kept of 50)" in capsys.readouterr().out
 
 
 def test_the_scores_never_replace_the_log_or_a_file_of_the_users(tmp_path, capsys):

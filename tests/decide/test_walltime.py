@@ -7,10 +7,11 @@ import json
 import pandas as pd
 import pytest
 
-from hpcds1mpi.decide.walltime import NOVEL, NO_HISTORY, WalltimeProposal, propose_walltime
+from hpcds1mpi.decide.walltime import (MIN_USER_JOBS, NOVEL, NO_HISTORY, WalltimeProposal,
+                                       propose_walltime)
 from hpcds1mpi.errors import DataError
 from hpcds1mpi.records.ingest import read_job_log
-from tests.records.ingest.joblogs import EAGLE, GAIA, needs_joblogs, swf_slice
+from tests.records.ingest.joblogs import CSD3, EAGLE, GAIA, needs_joblogs, swf_slice
 
 pytestmark = needs_joblogs
 SMALL = {"n_estimators": 40}
@@ -72,6 +73,38 @@ def test_no_history_cannot_propose(history):
     assert p.time_s is None and p.reason == NO_HISTORY
     assert p.lines() == [f"walltime: {NO_HISTORY}"]
     assert p.to_dict()["time"] is None
+
+
+def test_a_user_with_one_finished_job_is_told_how_many_not_no_history(history):
+    # Was: "walltime: no history for this user/job: cannot propose" for a user who has one.
+    ok = history[history["status"] == "ok"]
+    counts = ok["user"].astype(str).value_counts()
+    user = str(counts[counts == 1].index[0])
+    assert MIN_USER_JOBS == 2
+    p = propose_walltime(history, user, predictor_args=SMALL)
+    assert p.time_s is None and p.n_history == 1
+    assert p.reason == ("only 1 finished job of this user in the history by the submit time "
+                        "(need at least 2): cannot propose")
+    assert p.lines() == [f"walltime: {p.reason}"]
+
+
+def test_a_request_the_job_alone_outgrows_is_kept_not_cut_below():
+    # Was, on the CSD3 sample before job 24148352 (it ran 16,573 s of its 18,000 s request):
+    # "--time 04:23:00 (15772 s, under the request of 18000 s; your request is shorter than the
+    # 95 % walltime of 48952 s ...)": a proposal below a request it called too short.
+    table = read_job_log(CSD3)[0].reset_index(drop=True)
+    job = table[table["job_id"].astype(str) == "24148352"].iloc[0]
+    from hpcds1mpi.surrogates.submit_features import submit_times
+
+    sub = submit_times(table)
+    history = table[(sub < sub[job.name]).to_numpy()]
+    p = propose_walltime(history, str(job["user"]), workload=job["workload"],
+                         partition=job["partition"], nodes=int(job["nodes"]),
+                         time_limit_s=18000.0, submit_time=sub[job.name])
+    assert p.short_request() and p.uncapped_s > 18000.0  # the case this test is about
+    assert p.time_s == 18000.0 >= job["runtime_s"]
+    assert "= the request: capped; your request is shorter than the 95 % walltime" in p.lines()[0]
+    assert "under the request" not in p.lines()[0]
 
 
 def test_only_jobs_finished_by_the_submit_time_count(history):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -34,6 +36,20 @@ def with_work(frame: pd.DataFrame) -> pd.DataFrame:
 def test_bad_training_data_is_refused(mutate, message):
     with pytest.raises(DataError, match=message):
         TrainingData.from_frame(mutate(make_runs()))
+
+
+def test_a_job_table_whose_log_records_no_status_is_refused_saying_so():
+    # Was: "no successful runs (statuses: {})" for ALCF Theta's 23,911 jobs, every one unknown.
+    jobs = make_runs().drop(columns=["run_id", "machine_id"])
+    n = len(jobs)
+    unknown = jobs.assign(status=pd.array([pd.NA] * n, dtype="string"))
+    with pytest.raises(DataError, match=rf"all {n} jobs have an unknown status \(the log records "
+                                        r"none.*set the job table's status to 'ok'"):
+        TrainingData.from_frame(unknown)
+    some = jobs.assign(status=pd.array(["failed"] * 3 + [pd.NA] * (n - 3), dtype="string"))
+    with pytest.raises(DataError, match=re.escape(f"(statuses: {{'failed': 3}}, and {n - 3} "
+                                                  "unknown)")):
+        TrainingData.from_frame(some)
 
 
 def test_machine_choice_selects_runs():

@@ -154,6 +154,23 @@ def test_without_any_history_it_learns_from_the_request(split):
     assert _accuracy(m.predict(bare.iloc[test]), run[test]) > _accuracy(request, run[test])
 
 
+@pytest.mark.parametrize("n, same", [(40, False), (300, True)])
+def test_no_history_and_nothing_to_split_keeps_the_request(split, n, same):
+    # Was: LightGBMError "Check failed: (train_data->num_features()) > (0)" from the
+    # regression, on 40 training jobs (runtime_eval.py --split random on Gaia's first 50) and
+    # on 300 with one request but for 10 jobs (no feature splits into leaves of 100 jobs).
+    feats, run, train, _ = split
+    bare = feats[[c for c in feats.columns if not c.split("_")[0] in
+                  ("user", "name", "request", "pace") or c == "user"]].iloc[train[:n]]
+    if same:
+        bare = bare.assign(**{c: bare[c].iloc[0] for c in bare.columns})
+        bare.iloc[:10, bare.columns.get_loc("log_limit")] += 1.0
+    m = RuntimePredictor(**SMALL).fit(bare, run[train[:n]])
+    assert m.mode_ == "single" and "regression" not in m.validation_
+    assert np.allclose(m.predict(bare), np.exp(bare["log_limit"].to_numpy()))
+    assert np.all(np.isfinite(m.walltime(bare)))
+
+
 def test_the_gate_keeps_the_choice_only_where_it_is_expected_to_gain():
     # Rows 0-999: the classifier is sure and right (gain large); rows 1000-1999: it is
     # unsure and its choice is wrong, while the single candidate (column 0) is right.
