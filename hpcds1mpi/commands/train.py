@@ -157,3 +157,7 @@ def command(telemetry, jobs, out, sample_rate, seed, family, members, member_tre
                    "cross-validation on the training sizes")
     for line in summary_lines(bundle, out, data.runtime_gaps):
         click.echo(line)
+    from hpcds1mpi.surrogates.levels import mixed_commands, read_levels
+
+    for line in mixed_commands(read_levels(out) or {}):  # one label, several command lines
+        click.echo(line)
