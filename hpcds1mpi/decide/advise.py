@@ -432,7 +432,10 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     layout = Layout(cfg.nodes, cfg.ranks_per_node, cfg.threads,
                     cfg.ranks_per_node if cfg.device == "gpu" else 0,
                     None if repeats else one_launch,
-                    queue if script.partition and queue != script.partition else None)
+                    # the queue where it differs from the script's, or where the script names
+                    # none and the pick is not the default partition it was read on
+                    queue if (queue != script.partition if script.partition
+                              else picked_part.name != partition.name) else None)
     advice.rewritten, advice.changes = rewrite(script, layout)
     notes += [n for n in (threads_note(script, layout),
                           visible_note(script, cfg.device, cfg.ranks_per_node)) if n]

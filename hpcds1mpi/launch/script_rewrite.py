@@ -199,6 +199,8 @@ def _slurm(e: _Edits, script: "JobScript", to: Layout) -> None:
             new.append(f"--time={format_slurm_time(to.time_s)}")
     if to.partition and "partition" in d:
         e.put(d["partition"], to.partition, "--partition")
+    elif to.partition:  # the job would go to the default partition, not the one advised
+        new.append(f"--partition={to.partition}")
     if new:
         e.insert(_directive_line(script), "".join(f"#SBATCH {x}\n" for x in new))
 
@@ -235,6 +237,8 @@ def _pbs(e: _Edits, script: "JobScript", to: Layout) -> None:
                      f"{format_pbs_walltime(to.time_s)}\n")
     if to.partition and "q" in d:
         e.put(d["q"], to.partition, "-q")
+    elif to.partition:  # the job would go to the default queue, not the one advised
+        e.insert(_directive_line(script), f"#PBS -q {to.partition}\n")
 
 
 def _launch(e: _Edits, script: "JobScript", to: Layout) -> bool:

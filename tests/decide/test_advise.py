@@ -515,3 +515,18 @@ def test_a_gpu_program_without_gpus_is_said(gpu_bundle, bundle, places):
     with pytest.raises(ConfigError, match=r"^the script runs on GPUs \(line 8: --device gpu\) "
                                           r"but no allowed partition \(standard\) has any"):
         run(text, bundle, places)
+
+
+def test_a_script_without_a_partition_gets_the_advised_one_added():
+    """A script naming no partition runs in the default one (read as the first); a pick on
+    another partition was rewritten without saying where, so the job ran where it was not
+    advised (s26 fixer fla's note)."""
+    from tests.fake_bundle import WIDE_SIZES, FakeBundle, fake_places
+
+    text = GPU_JOB.replace("#SBATCH --partition=gpu-big\n", "").format(
+        gpus="", setting="", step="", device="cpu")
+    moved = advise(text, FakeBundle(sizes=WIDE_SIZES), fake_places("gpu-big", "cpu"))
+    assert moved.recommendation.picked.partition.name == "cpu"
+    assert read_script(moved.rewritten).partition == "cpu"
+    stays = advise(text, FakeBundle(sizes=WIDE_SIZES), fake_places("cpu", "gpu-big"))
+    assert "partition" not in stays.rewritten  # the default it was read on: nothing added

@@ -15,7 +15,7 @@ from hpcds1mpi.launch.script_rewrite import Layout, rewrite, threads_note
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "data" / "jobscripts"
 NAMES = sorted(p.name for p in SCRIPTS.iterdir() if p.suffix in (".sbatch", ".pbs"))
-ADDED_RE = re.compile(r"^(#SBATCH --[a-z-]+=\S+|#PBS -l \S+|export OMP_NUM_THREADS=\d+)$")
+ADDED_RE = re.compile(r"^(#SBATCH --[a-z-]+=\S+|#PBS -[lq] \S+|export OMP_NUM_THREADS=\d+)$")
 
 
 def allowed_lines(script) -> set[int]:
@@ -93,6 +93,17 @@ def test_pbs_select_and_walltime():
     new, _ = rewrite(read_script(text), Layout(1, 16, 4, 0, 7200))
     assert "#PBS -l select=1:ncpus=64:mpiprocs=16:ompthreads=4\n" in new
     assert "#PBS -l walltime=02:00:00\n" in new and "mpiexec -n 16 ./solver" in new
+
+
+def test_an_advised_queue_is_added_where_the_script_names_none():
+    slurm = "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --time=00:10:00\nsrun ./app\n"
+    new, _ = rewrite(read_script(slurm), Layout(1, 2, 1, 0, 60, "long"))
+    assert read_script(new).partition == "long" and "#SBATCH --partition=long\n" in new
+    pbs = "#!/bin/bash\n#PBS -l select=1:ncpus=2\nmpiexec ./app\n"
+    new, _ = rewrite(read_script(pbs), Layout(1, 2, 1, 0, 60, "workq"))
+    assert "#PBS -q workq\n" in new and new.index("#PBS -q") < new.index("mpiexec")
+    new, _ = rewrite(read_script(slurm), Layout(1, 2, 1, 0, 60))
+    assert "partition" not in new  # none advised: none added
 
 
 def test_crlf_scripts_keep_their_line_ends():
