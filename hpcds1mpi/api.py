@@ -56,9 +56,11 @@ class Prediction:
         valid: False when the partition cannot run the configuration (too many nodes or
             cores, a GPU where there is none, a device or precision the workload lacks): then
             no value was predicted (all NaN), as ``/v1/predict`` answers ``valid: false``.
-        extrapolated: why the values are extrapolated, one line per knob beyond what the
-            workload was measured at (more nodes than any run, a level never run); empty
-            when every level was measured.
+        extrapolated: why the values are extrapolated: first what the whole job is beyond
+            (a workload never measured, a size outside the measured sizes, hardware never
+            trained on, a GPU not compared with the trained one), then one line per knob
+            beyond what the workload was measured at (more nodes than any run, a level never
+            run); empty when the job and every level were measured.
     """
 
     config: Configuration
@@ -168,6 +170,16 @@ class Model:
 
     def __init__(self, bundle, path: Path):
         self.bundle, self.path = bundle, Path(path)
+        self._guard_state = None
+
+    def _guard(self) -> tuple:
+        """The guard's (calibration, reference) for this bundle, loaded on first use."""
+        if self._guard_state is None:
+            from hpcds1mpi.decide import guard
+
+            ref = guard.reference(self.bundle)
+            self._guard_state = (guard.load_calibration(self.bundle, self.path, ref), ref)
+        return self._guard_state
 
     def __repr__(self) -> str:
         return f"Model({str(self.path)!r}, workloads={self.workloads})"
@@ -237,10 +249,11 @@ class Model:
             cluster / partition: the hardware (the first partition when several).
 
         A configuration the partition cannot run is ``valid=False`` with its ``reason`` and
-        no prediction (the same check as ``/v1/predict``:
-        :func:`hpcds1mpi.decide.predict_configs.predict_configs`).
+        no prediction; a job the model never saw (workload, size, hardware) says so first in
+        each row's ``extrapolated``: ``/v1/predict``'s one function,
+        :func:`hpcds1mpi.decide.predict_job.predict_job`.
         """
-        from hpcds1mpi.decide.predict_configs import predict_configs
+        from hpcds1mpi.decide.predict_job import predict_job
         from hpcds1mpi.schemas.api_args import (
             api_wording, check_api_arguments, configurations_argument)
 
@@ -251,7 +264,8 @@ class Model:
             return []
         with api_wording():
             _, part = _places(cluster, partition)[0]
-            rows = predict_configs(self.bundle, workload, int(size), part, configs)
+            _, rows = predict_job(self.bundle, workload, int(size), part, configs,
+                                  *self._guard())
         nan = float("nan")
         return [Prediction(cfg, row["partition"], *(nan if row[k] is None else row[k] for k in (
             "runtime_s", "runtime_lo", "runtime_hi", "energy_j", "energy_lo", "energy_hi",

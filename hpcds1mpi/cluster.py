@@ -91,6 +91,17 @@ class Partition:
             return min(self.allocated_memory_gb, self.memory_gb)
         return self.memory_gb
 
+    def hardware_notes(self) -> list[str]:
+        """What in this partition's figures limits what runs on it, one line each: said, not
+        refused. Fewer cores than GPUs per node is possible (Slurm allows it; a task may hold
+        several GPUs), but a GPU run here is one rank per GPU with at least a core each, so
+        the GPUs beyond the cores are never used."""
+        if 0 < self.cores_per_node < self.gpus_per_node:
+            return [f"{self.cores_per_node} cores per node for {self.gpus_per_node} GPUs: a GPU "
+                    f"run takes one rank per GPU and a core per rank, so at most "
+                    f"{self.cores_per_node} GPUs per node are used; check cores_per_node"]
+        return []
+
     def power_figures(self) -> dict:
         """Power figures for modelled energy, with the defaults filled in and flagged."""
         given = self.idle_watts_node is not None and self.max_watts_node is not None

@@ -312,3 +312,25 @@ def test_propose_walltime_needs_a_user(tmp_path):
     """user=None answered 'no history for this user' as if None were a user."""
     with pytest.raises(ConfigError, match=re.escape("propose_walltime(): user is required")):
         hpcds1mpi.propose_walltime(tmp_path / "jobs.parquet", None)
+
+
+def test_predict_says_what_the_whole_job_is_beyond_as_the_service_does(model, tmp_path):
+    """Was: Model.predict gave valid rows with extrapolated=() on hardware the model never
+    saw and at a size 100x past the measured ones, where /v1/predict lists both first (the
+    README says the two are one check: decide.predict_job)."""
+    from hpcds1mpi.serve.schemas import PredictRequest
+    from hpcds1mpi.serve.service import Service
+
+    cluster = tmp_path / "big.toml"
+    cluster.write_text("[clusters.c.partitions.big]\ncores_per_node = 64\nmemory_gb = 256\n"
+                       "max_nodes = 2\n")
+    lo, hi = model.size_range["stencil"]
+    size = int(hi * 100)
+    got = model.predict([hpcds1mpi.Configuration(1, 2, 1)], "stencil", size,
+                        cluster=str(cluster))[0]
+    assert got.valid and got.extrapolated[:2] == (
+        "partition big (64 cores, 0 GPUs, 256 GB) never trained on",
+        f"size {size} outside the measured sizes {lo:g}–{hi:g}")
+    served = Service(None, str(cluster), tmp_path / "state").predict(PredictRequest(
+        workload="stencil", size=size, configs=[{"nodes": 1, "ranks_per_node": 2}]))
+    assert tuple(served["predictions"][0]["extrapolated"]) == got.extrapolated

@@ -300,3 +300,16 @@ def test_a_name_that_cluster_slash_partition_cannot_name_is_refused(tmp_path, te
     with pytest.raises(ClusterFileError, match="must be non-empty and without '/'") as info:
         load_clusters(str(path))
     assert "\n" not in str(info.value)
+
+
+def test_fewer_cores_than_gpus_is_said_not_refused(tmp_path):
+    """Was: a 2-core, 4-GPU partition taken without a word, though at most 2 of its GPUs can
+    ever be used (one rank per GPU, a core per rank)."""
+    path = tmp_path / "few.toml"
+    path.write_text("[clusters.x.partitions.g]\ncores_per_node = 2\nmemory_gb = 512\n"
+                    "gpus_per_node = 4\ngpu_memory_gb = 80\n")
+    part = load_cluster(path).partition("g")
+    assert part.hardware_notes() == [
+        "2 cores per node for 4 GPUs: a GPU run takes one rank per GPU and a core per rank, so "
+        "at most 2 GPUs per node are used; check cores_per_node"]
+    assert load_cluster(TWO).partition("gpu").hardware_notes() == []

@@ -27,7 +27,7 @@ from hpcds1mpi.decide.failure_history import FailureHistory, default_history_pat
 from hpcds1mpi.decide.calibration_sweep import calibration_steps, no_calibration_note
 from hpcds1mpi.decide.recommendation import (
     Place, Recommendation, format_energy, format_memory, format_time)
-from hpcds1mpi.decide.trained_hardware import matching_partition
+from hpcds1mpi.decide.trained_hardware import gpu_not_compared, matching_partition
 from hpcds1mpi.errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -232,6 +232,8 @@ def prepare(bundle, workload: str, size: int,
     usable: list[Place] = []
     notes: list[str] = []
     for pl in all_places:
+        if constraints.devices != ["cpu"]:
+            notes += [f"partition {pl.label}: {n}" for n in pl.partition.hardware_notes()]
         failed = history.failed_on(workload, size, pl.partition.name, pl.cluster)
         if failed:
             pl.rejected = (f"this job failed here before ({failed.get('status', 'failed')} at size "
@@ -246,8 +248,10 @@ def prepare(bundle, workload: str, size: int,
             pl.rejected = "never measured hardware like this; run a calibration sweep there"
             continue
         if trained != pl.partition.name:  # System 1 predicts it so (system1.model_table)
+            same = ("same cores, memory and GPUs per node; the GPU itself not compared"
+                    if gpu_not_compared(bundle, pl.partition) else "same hardware")
             notes.append(f"partition {pl.label}: predicted as trained partition {trained} "
-                         "(same hardware)")
+                         f"({same})")
         usable.append(pl)
     names = [pl.partition.name for pl in usable]
     if len(set(names)) != len(names):
@@ -284,13 +288,25 @@ def choose_places(prep: Prepared, scores: s1.Scores | None) -> tuple[Place, floa
         picked = next(pl for pl in usable if pl.partition.name == where)
         picked.choice = joint
     prep.candidates, prep.picked = candidates, picked
-    prep.judged = picked or (usable[0] if usable else prep.all_places[0])
+    prep.judged = picked or (usable[0] if usable else _calibration_place(prep))
     return prep.judged, (picked.choice.confidence if picked else None)
 
 
+def _calibration_place(prep: Prepared) -> Place:
+    """Where the guard judges a job no usable place can take, and so where its calibration
+    sweep runs: the first place of hardware never measured, else the first that can run the
+    asked devices (a place rejected for having no GPUs cannot hold a GPU sweep), else the
+    first place."""
+    gpu_only = prep.constraints.devices == ["gpu"]
+    runs = [pl for pl in prep.all_places if not gpu_only or pl.partition.gpus_per_node >= 1]
+    unmeasured = [pl for pl in runs if pl.verdict is not None]
+    return (unmeasured or runs or prep.all_places)[0]
+
+
 def _extrapolation(prep: Prepared, verdict) -> tuple[list[str], list[str]]:
-    """What the pick has that its workload was never measured at, one line per knob; such a
-    pick is at most ``confirm`` (said in ``verdict``, changed in place). And notes on what
+    """What the pick has that its workload was never measured at, one line per knob (and a
+    GPU the model could not compare with the one it measured); such a pick is at most
+    ``confirm`` (said in ``verdict``, changed in place). And notes on what
     else about the pick is modelled beyond the data: its energy at the nodes' idle floor, a
     program's memory need at a size outside its measured sizes (it declares no memory model).
 
@@ -316,6 +332,9 @@ def _extrapolation(prep: Prepared, verdict) -> tuple[list[str], list[str]]:
                      f"{float(lo_hi[0]):g}–{float(lo_hi[1]):g} (a program declares no memory "
                      "model)")
     lines = unmeasured_lines(row, levels)
+    gpu_line = gpu_not_compared(prep.bundle, prep.picked.partition) \
+        if row["device"] == "gpu" else ""
+    lines = ([gpu_line] if gpu_line else []) + lines  # a GPU the model cannot tell apart
     if not lines:
         return [], notes
     verdict.checks["measured_levels"] = "confirm"

@@ -4,7 +4,8 @@ A bundle records, per partition it measured, ``cores_per_node``, ``memory_gb``,
 ``gpus_per_node`` (and more). System 1's memory limits and the guard's query rows need those
 columns on rows that lack them (:func:`hardware_columns`); ``recommend`` and the guard need to
 know which trained partition a partition of a cluster file corresponds to
-(:func:`matching_partition`); System 1 asks the bundle about such a partition under its trained
+(:func:`matching_partition`, with :func:`gpu_not_compared` saying where its GPU could not be
+told apart from the trained one); System 1 asks the bundle about such a partition under its trained
 name (:func:`trained_names`, :func:`as_trained`).
 """
 
@@ -23,6 +24,9 @@ if TYPE_CHECKING:  # pragma: no cover
 HARDWARE_COLUMNS = ("cores_per_node", "memory_gb", "gpus_per_node")
 #: A partition matches a trained one when its memory is within this share of it.
 MEMORY_TOLERANCE = 0.25
+#: ... and its GPU's memory within this share (GPUs come in sizes 10-20 % apart: 32 / 40 GB,
+#: 80 / 94 GB; a reading of one card differs from its nominal size by a few %).
+GPU_MEMORY_TOLERANCE = 0.1
 
 
 def trained_partitions(bundle) -> dict:
@@ -72,7 +76,12 @@ def _hardware_arrays(table, partitions: dict):
 
 def matching_partition(bundle, partition: "Partition") -> str | None:
     """The trained partition ``partition`` corresponds to (same name and hardware, or same
-    hardware), or None when the model never saw hardware like it."""
+    hardware), or None when the model never saw hardware like it.
+
+    Same hardware: the same cores and GPUs per node, memory within
+    :data:`MEMORY_TOLERANCE`, and on a GPU partition the same GPU (:func:`_same_gpu`) as far
+    as the bundle records it; what it does not record is said by :func:`gpu_not_compared`.
+    """
     trained = trained_partitions(bundle)
 
     def same(hw: dict) -> bool:
@@ -80,7 +89,8 @@ def matching_partition(bundle, partition: "Partition") -> str | None:
             mem = float(hw.get("memory_gb", 0))
             return (int(hw.get("cores_per_node", -1)) == partition.cores_per_node
                     and int(hw.get("gpus_per_node", 0) or 0) == partition.gpus_per_node
-                    and mem > 0 and abs(mem - partition.memory_gb) <= MEMORY_TOLERANCE * mem)
+                    and mem > 0 and abs(mem - partition.memory_gb) <= MEMORY_TOLERANCE * mem
+                    and _same_gpu(hw, partition))
         except (TypeError, ValueError):
             return False
 
@@ -90,6 +100,63 @@ def matching_partition(bundle, partition: "Partition") -> str | None:
         if same(hw):
             return name
     return None
+
+
+#: Words of a GPU's name that say its maker or product line, not which GPU it is.
+_GPU_BRAND_WORDS = frozenset({"nvidia", "tesla", "geforce", "quadro", "amd", "radeon",
+                              "instinct", "intel", "datacenter", "gpu"})
+
+
+def _gpu_words(model: str) -> frozenset:
+    """The words that tell GPUs apart in a model name: "NVIDIA H200" and "h200" -> {h200};
+    "A100-SXM4-80GB" -> {a100, sxm4, 80gb}."""
+    import re
+
+    return frozenset(re.findall(r"[a-z0-9]+", model.lower())) - _GPU_BRAND_WORDS
+
+
+def _same_gpu(hw: dict, partition: "Partition") -> bool:
+    """Whether the partition's GPU can be the trained one: where both sides name a GPU model,
+    the words of one are all in the other ("a100" and "NVIDIA A100-SXM4-80GB"; "a10" is not
+    "a100"), and where both give a GPU's memory, it is within :data:`GPU_MEMORY_TOLERANCE`.
+    A side that does not say is not compared (:func:`gpu_not_compared` says so); a CPU
+    partition has nothing to compare."""
+    if partition.gpus_per_node < 1:
+        return True
+    trained_model = _gpu_words(str(hw.get("gpu_model") or ""))
+    model = _gpu_words(partition.gpu_model or "")
+    if trained_model and model and not (model <= trained_model or trained_model <= model):
+        return False
+    trained_mem = float(hw.get("gpu_memory_gb") or 0)
+    mem = float(partition.gpu_memory_gb or 0)
+    return not (trained_mem > 0 and mem > 0
+                and abs(trained_mem - mem) > GPU_MEMORY_TOLERANCE * trained_mem)
+
+
+def gpu_not_compared(bundle, partition: "Partition") -> str:
+    """One line when ``partition`` is matched to a trained partition (:func:`matching_partition`)
+    while its GPU could not be compared with the one measured: the partition names a GPU model
+    or GPU memory the bundle does not record for that partition (bundles record cores, memory
+    and GPUs per node). ``""`` when the GPU was compared, the partition has no GPUs, or it
+    matches no trained partition (then the hardware is unfamiliar, said elsewhere)."""
+    if partition.gpus_per_node < 1:
+        return ""
+    trained = matching_partition(bundle, partition)
+    if trained is None:
+        return ""
+    hw = trained_partitions(bundle).get(trained) or {}
+    unknown = []
+    if partition.gpu_model and not _gpu_words(str(hw.get("gpu_model") or "")):
+        unknown.append("model")
+    if partition.gpu_memory_gb and not float(hw.get("gpu_memory_gb") or 0):
+        unknown.append("memory")
+    if not unknown:
+        return ""
+    gpu = " ".join(x for x in (partition.gpu_model, f"{partition.gpu_memory_gb:g} GB"
+                               if partition.gpu_memory_gb else "") if x)
+    where = "there" if trained == partition.name else f"on {trained}"
+    return (f"GPU {gpu} of partition {partition.name} not compared with the one measured "
+            f"{where}: the model does not record that GPU's {' or '.join(unknown)}")
 
 
 def trained_names(bundle, partitions: Sequence["Partition"]) -> dict[str, str]:

@@ -95,6 +95,15 @@ MAX_JOB_NAME = NAME.max_len
 TIME_MARGIN = 1.5
 TIME_FLOOR_S = 60
 
+#: The memory a script asks per node: the predicted need x this margin, and at least this
+#: much above the need (a peak learned from a few runs; a run can exceed it), ...
+MEMORY_MARGIN = 1.5
+MEMORY_FLOOR_MB = 1000.0
+#: ... but no more than this share of the node's stated memory: what recommend judged the
+#: need against (decide.memory_limits.NOMINAL_MEMORY_SHARE), and below what the scheduler
+#: counts as the node's (Slurm's RealMemory leaves out the OS), which it would refuse.
+MEMORY_REQUEST_SHARE = 0.9
+
 
 def check_value(value: str, what: str, shape: Shape = NAME) -> str:
     """Return ``value`` if it is safe for a directive line, else raise :class:`ConfigError`
@@ -151,6 +160,26 @@ def time_limit_s(runtime_hi_s: float, margin: float = TIME_MARGIN,
     return int(math.ceil(seconds / 60.0) * 60)
 
 
+def memory_request_mib(need_mb: float, node_memory_gb: float) -> int:
+    """The memory (MiB, the unit of Slurm's ``--mem=NM`` and PBS's ``mem=Nmb``) to ask per
+    node for a job predicted to need ``need_mb`` MB per node: the need with its margin
+    (:data:`MEMORY_MARGIN`, at least :data:`MEMORY_FLOOR_MB` more), at most
+    :data:`MEMORY_REQUEST_SHARE` of the node, never below the need.
+
+    Raises:
+        ConfigError: a need that is not a finite positive number, or above the node's memory.
+    """
+    if not isinstance(need_mb, (int, float)) or not math.isfinite(need_mb) or need_mb <= 0:
+        raise ConfigError(f"predicted memory need {need_mb!r} MB is not a positive number")
+    node_mb = float(node_memory_gb) * 1000.0
+    if need_mb > node_mb:
+        raise ConfigError(f"predicted memory need {need_mb:.0f} MB per node is above the node's "
+                          f"{node_mb:.0f} MB; use more nodes or a partition with more memory")
+    asked = min(max(need_mb * MEMORY_MARGIN, need_mb + MEMORY_FLOOR_MB),
+                MEMORY_REQUEST_SHARE * node_mb)
+    return int(math.ceil(max(asked, need_mb) * 1e6 / 2 ** 20))
+
+
 def format_slurm_time(seconds: int) -> str:
     """``D-HH:MM:SS`` beyond a day, else ``HH:MM:SS``."""
     seconds = int(seconds)
@@ -188,6 +217,10 @@ class BatchJob:
         summary: a comment line written at the top (sanitised).
         extra_env: more variables exported before the launch.
         gpus: GPUs per node to request; default one per rank on GPU configurations.
+        memory_mb: the predicted host memory need per node, MB: the script asks for it with
+            a margin (:func:`memory_request_mib`). None: not known; then an exclusive job asks
+            for the whole node's memory (Slurm ``--mem=0``), another none (the site's default
+            memory per CPU applies, said in the script: :func:`memory_note`).
     """
 
     config: Configuration
@@ -204,6 +237,7 @@ class BatchJob:
     summary: str = ""
     extra_env: dict = field(default_factory=dict)
     gpus: int | None = None
+    memory_mb: float | None = None
 
     # ---- derived, validated values -------------------------------------------------------
     def site(self, key: str):
@@ -232,6 +266,12 @@ class BatchJob:
             return int(self.gpus)
         return self.config.ranks_per_node if self.config.device == "gpu" else 0
 
+    def memory_mib(self) -> int | None:
+        """MiB to ask per node (:func:`memory_request_mib`); None when the need is unknown."""
+        if self.memory_mb is None:
+            return None
+        return memory_request_mib(self.memory_mb, self.partition.memory_gb)
+
     def placeholder_values(self) -> dict:
         return program_rule.placeholder_values(self.config, self.size)
 
@@ -251,6 +291,7 @@ class BatchJob:
         if self.output is not None:
             check_output_path(self.output)
         check_fits(self.config, self.partition)
+        self.memory_mib()
         if not isinstance(self.time_limit_s, int) or self.time_limit_s < 60:
             raise ConfigError(f"time limit must be at least 60 s, got {self.time_limit_s!r}")
         self.queue(), self.account_value(), self.qos_value(), self.modules(), self.preamble()
@@ -275,6 +316,11 @@ def slurm_directives(job: BatchJob) -> list[str]:
             lines.append(f"--gres=gpu:{gpus}")
         else:
             lines.append(f"--gpus-per-node={gpus}")
+    memory = job.memory_mib()
+    if memory is not None:
+        lines.append(f"--mem={memory}M")
+    elif job.exclusive:  # an exclusive job gets only the memory it asks for: the whole node's
+        lines.append("--mem=0")
     lines.append(f"--time={format_slurm_time(job.time_limit_s)}")
     if job.exclusive:
         lines.append("--exclusive")
@@ -295,6 +341,8 @@ def pbs_directives(job: BatchJob) -> list[str]:
              f":mpiprocs={c.ranks_per_node}:ompthreads={c.threads}")
     if job.gpus_per_node():
         chunk += f":ngpus={job.gpus_per_node()}"
+    if job.memory_mib() is not None:
+        chunk += f":mem={job.memory_mib()}mb"  # PBS's mb is MiB
     lines = [
         f"-N {job.job_name}",
         f"-q {job.queue()}",
@@ -311,6 +359,23 @@ def pbs_directives(job: BatchJob) -> list[str]:
                               "names the file JOBNAME.oJOBID)")
         lines += [f"-o {job.output}", "-j oe"]
     return [f"#PBS {line}" for line in lines]
+
+
+def memory_note(job: BatchJob, scheduler: str) -> str:
+    """One line for the script on the memory it asks for, and why (``""``: nothing to say)."""
+    memory = job.memory_mib()
+    if memory is not None:
+        return (f"asks {memory} MiB per node: the predicted need of {job.memory_mb:.0f} MB x "
+                f"{MEMORY_MARGIN:g} (at least {MEMORY_FLOOR_MB:.0f} MB more), at most "
+                f"{MEMORY_REQUEST_SHARE:.0%} of the node's {job.partition.memory_gb:g} GB")
+    if job.exclusive and scheduler == "slurm":
+        return ""  # --mem=0: the whole node's, as the fit was judged
+    default = ("the site's default memory (DefMemPerCPU, DefMemPerGPU or DefMemPerNode)"
+               if scheduler == "slurm" else "the queue's default mem")
+    option = "#SBATCH --mem=" if scheduler == "slurm" else "mem= in -l select"
+    return (f"no {option}: this script was written without a predicted memory need, so "
+            f"{default} applies; a fit is judged against {MEMORY_REQUEST_SHARE:.0%} of the "
+            f"node's {job.partition.memory_gb:g} GB: ask for memory if that default is smaller")
 
 
 def directives(job: BatchJob, scheduler: str) -> list[str]:

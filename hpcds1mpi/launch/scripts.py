@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Sequence
 from hpcds1mpi.config import Configuration, check_fits
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.directives import (
-    NAME, BatchJob, check_output_path, check_value, directives, job_name_with)
+    NAME, BatchJob, check_output_path, check_value, directives, job_name_with, memory_note)
 from hpcds1mpi.launch.launchers import for_script
 from hpcds1mpi.launch.program import (
     CONTROL_RE, no_control, program_precisions, program_tokens, quote_tokens)
@@ -97,9 +97,12 @@ def comment(text: str) -> str:
 def render(job: BatchJob, scheduler: str = "slurm", *, default_queue: bool = False,
            notes: Sequence[str] = ()) -> str:
     """The whole batch script for ``job`` under ``scheduler`` (``slurm`` or ``pbs``);
-    ``default_queue`` and ``notes`` as :func:`render_template` takes them."""
+    ``default_queue`` and ``notes`` as :func:`render_template` takes them, and a note on the
+    memory the script asks for, or why it asks for none (:func:`memory_note`)."""
     from hpcds1mpi.launch.mpi_family import check_script
 
+    memory = memory_note(job, scheduler)
+    notes = [*notes, memory] if memory else notes
     launcher = job.launcher(scheduler)
     program = program_tokens(job.program, job.placeholder_values())
     check_script(program, launcher)  # a launcher that cannot start the program: refused

@@ -330,6 +330,7 @@ def _measure_on_rank(sub, spec: RunSpec, plan: SweepPlan, layout: NodeLayout,
     """
     from hpcds1mpi.measure import meters, runner
     from hpcds1mpi.runtime import binding
+    from hpcds1mpi.runtime.arrays import FAKE_GPU_SOURCE, fake_gpu_enabled
 
     config = spec.config
     info = {"rank": rank, "hostname": layout.hostname, "local_rank": layout.local_rank,
@@ -347,7 +348,8 @@ def _measure_on_rank(sub, spec: RunSpec, plan: SweepPlan, layout: NodeLayout,
         reset = meters.reset_peak_rss()
         if rapl is not None and rapl.available:
             rapl.start()
-        if config.device == "gpu":
+        fake = config.device == "gpu" and fake_gpu_enabled()  # GPU code on the CPU
+        if config.device == "gpu" and not fake:
             nvml = meters.NvmlMeter(layout.local_rank)
             if nvml.available:
                 nvml.start()
@@ -363,6 +365,8 @@ def _measure_on_rank(sub, spec: RunSpec, plan: SweepPlan, layout: NodeLayout,
             nvml.stop()
             info.update(nvml_j=nvml.energy_j, gpu_busy_s=nvml.busy_s,
                         gpu_mem_mb=nvml.peak_mem_mb, gpu_source="nvml")
+        elif fake:  # no GPU ran: marked, so no model takes it for a GPU measurement
+            info.update(gpu_mem_mb=float("nan"), gpu_source=FAKE_GPU_SOURCE)
         elif config.device == "gpu":
             info.update(gpu_mem_mb=meters.torch_gpu_peak_mb(), gpu_source="none")
         info["cpu_s"] = outcome.rank_cpu

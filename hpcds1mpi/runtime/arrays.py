@@ -3,7 +3,8 @@
 Kernels never import cupy themselves: they ask :func:`array_module` for the module of a device.
 On machines without a GPU, ``HPCDS1MPI_FAKE_GPU=1`` makes ``device="gpu"`` use
 :mod:`FakeCupy` — numpy arrays that expose ``__cuda_array_interface__`` over host memory — so the
-GPU code paths (device transfers, staging through host memory) run in tests on CPU.
+GPU code paths (device transfers, staging through host memory) run in tests on CPU. Its runs
+are recorded with ``gpu_source`` :data:`FAKE_GPU_SOURCE`: they measured the CPU, not a GPU.
 """
 
 from __future__ import annotations
@@ -18,8 +19,14 @@ from hpcds1mpi.errors import UnsupportedError
 NUMPY_DTYPES = {"fp64": np.float64, "fp32": np.float32}
 
 
+#: The ``gpu_source`` of a run on the fake device: it measured GPU code paths on the CPU, so it
+#: is never a GPU measurement (``train`` and ``learn`` must leave such runs out).
+FAKE_GPU_SOURCE = "fake"
+
+
 def fake_gpu_enabled() -> bool:
-    """Whether ``HPCDS1MPI_FAKE_GPU`` asks for the fake device (GPU paths on CPU)."""
+    """Whether ``HPCDS1MPI_FAKE_GPU`` asks for the fake device (GPU paths on CPU): a switch for
+    tests; the runs it makes are marked ``gpu_source`` :data:`FAKE_GPU_SOURCE`."""
     return os.environ.get("HPCDS1MPI_FAKE_GPU", "") not in ("", "0")
 
 

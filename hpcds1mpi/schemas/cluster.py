@@ -38,6 +38,17 @@ class PartitionTable(Schema):
     def _consistent(self):
         if self.gpus_per_node > 0 and self.gpu_memory_gb <= 0:
             raise ValueError("has GPUs but no gpu_memory_gb; give the memory of one GPU in GB")
+        if self.gpus_per_node == 0:
+            # GPU fields on a partition without a GPU count: a forgotten gpus_per_node would
+            # make a GPU partition a CPU one without a word.
+            given = [k for k in ("gpu_model", "gpu_memory_gb", "idle_watts_gpu", "max_watts_gpu")
+                     if getattr(self, k) not in (None, "", 0, 0.0)]
+            if given:
+                count = "gpus_per_node is 0" if "gpus_per_node" in self.model_fields_set \
+                    else "no gpus_per_node"
+                raise ValueError(f"has {', '.join(given)} but {count}; give gpus_per_node (the "
+                                 f"GPUs per node), or remove {', '.join(given)} for a CPU "
+                                 "partition")
         for what in ("node", "gpu"):
             idle, peak = getattr(self, f"idle_watts_{what}"), getattr(self, f"max_watts_{what}")
             if idle is not None and peak is not None and idle > peak:

@@ -373,8 +373,7 @@ class Service:
     def _predict(self, req: "PredictRequest") -> dict:
         from hpcds1mpi.cluster import select_places
         from hpcds1mpi.config import Configuration
-        from hpcds1mpi.decide import guard
-        from hpcds1mpi.decide.predict_configs import predict_configs
+        from hpcds1mpi.decide.predict_job import predict_job
 
         if req.partition is None and len(self.places) > 1:
             names = ", ".join(f"{c.name}/{p.name}" if c is not None else p.name
@@ -383,38 +382,17 @@ class Service:
         _, part = select_places(self.places, [req.partition] if req.partition else [])[0]
         configs = [Configuration(c.nodes, c.ranks_per_node, c.threads, c.device, c.precision)
                    for c in req.configs]
-        answers = predict_configs(self.bundle, req.workload, req.size, part, configs)
-        verdict = guard.judge(self.bundle, req.workload, req.size, part, self.calibration,
-                              self.reference)
-        beyond = self._job_beyond_measured(req.workload, req.size, part, verdict)
+        # One function with Model.predict: every row of a job the model never saw says so.
+        verdict, answers = predict_job(self.bundle, req.workload, req.size, part, configs,
+                                       self.calibration, self.reference)
         for row in answers:  # the answer's keys, as before: scores only where valid
             if not row["valid"]:
                 for name in ("runtime_s", "runtime_lo", "runtime_hi", "energy_j", "energy_lo",
                              "energy_hi", "fail_prob", "mem_need_mb"):
                     del row[name]
-            else:  # every row of a job the model never saw is extrapolated: say so in each
-                row["extrapolated"] = beyond + row["extrapolated"]
         return {"workload": req.workload, "size": req.size, "partition": part.name,
                 "energy": self.energy_label, "verdict": verdict.as_dict(),
                 "predictions": answers}
-
-    def _job_beyond_measured(self, workload: str, size: int, part, verdict) -> list[str]:
-        """What every configuration of the job is extrapolated in, one line each, by the
-        guard's checks of the job: a workload never measured, a size outside the measured
-        ones, hardware never trained on (a row's knobs are said by ``unmeasured_lines``; an
-        empty list there read as "not extrapolated" for a workload nobody measured)."""
-        checks = verdict.checks
-        lines = []
-        if checks.get("hardware", "pass") != "pass":
-            lines.append(f"partition {part.name} ({part.cores_per_node} cores, "
-                         f"{part.gpus_per_node} GPUs, {part.memory_gb:g} GB) never trained on")
-        if checks.get("name", "pass") != "pass":
-            lines.append(f"workload {workload!r} never measured")
-        lo_hi = (getattr(self.bundle, "size_range", None) or {}).get(workload)
-        if checks.get("size_range", "pass") != "pass" and lo_hi is not None:
-            lines.append(f"size {size} outside the measured sizes "
-                         f"{float(lo_hi[0]):g}–{float(lo_hi[1]):g}")
-        return lines
 
     # ------------------------------------------------------------------------------------
     def advise(self, req: "AdviseRequest") -> dict:

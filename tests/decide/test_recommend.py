@@ -239,3 +239,52 @@ def test_a_need_far_beyond_any_node_is_said_in_a_readable_number():
     rec = rec_mod.recommend(FakeBundle(sizes=(256, 512)), "stencil", 10 ** 9,
                             fake_places("cpu"))
     assert rec.places[0].rejected.startswith("needs ~3e+18 GB per node; usable")
+
+
+def test_an_escalated_gpu_job_calibrates_on_a_gpu_partition_not_the_first_one(bundle):
+    """Was: with nothing usable the first place (a CPU partition, rejected for "no GPUs") was
+    the calibration target, and System 1 refused it: "no partition can run the requested
+    devices", although two GPU partitions were allowed."""
+    from hpcds1mpi.cluster import Cluster, Partition
+
+    cpu = Partition("cpu", cores_per_node=64, memory_gb=256, max_nodes=4)  # never measured
+    a100 = Partition("a100", cores_per_node=64, memory_gb=512, max_nodes=2, gpus_per_node=4,
+                     gpu_memory_gb=80)
+    v100 = Partition("v100", cores_per_node=40, memory_gb=384, max_nodes=2, gpus_per_node=2,
+                     gpu_memory_gb=32)
+    owner = Cluster("hpcx", {"cpu": cpu, "a100": a100, "v100": v100})
+    rec = rec_mod.recommend(bundle, "gemm", 2048, [(owner, cpu), (owner, a100), (owner, v100)],
+                            device="gpu")
+    assert rec.picked is None and rec.verdict.verdict == "escalate"
+    assert rec.calibration_partition is a100
+    assert rec.calibration_steps and {s.config.device for s in rec.calibration_steps} == {"gpu"}
+    assert [pl.rejected for pl in rec.places][0] == "no GPUs"
+
+
+def test_a_gpu_the_model_cannot_compare_is_said_and_keeps_the_pick_at_confirm():
+    """Was: a K80 partition with the trained partition's cores, memory and GPU count was
+    noted "(same hardware)" and its pick taken as measured there, though the bundle does not
+    record which GPU it measured."""
+    from hpcds1mpi.cluster import Cluster, Partition
+    from tests.fake_bundle import PARTITIONS
+
+    no_gpu_info = {n: {k: v for k, v in hw.items() if k != "gpu_memory_gb"}
+                   for n, hw in PARTITIONS.items()}
+    bundle = FakeBundle(sizes=WIDE_SIZES, partitions=no_gpu_info)
+    k80 = Partition("k80", cores_per_node=8, memory_gb=64, max_nodes=2, gpus_per_node=2,
+                    gpu_memory_gb=12, gpu_model="tesla-k80")
+    rec = rec_mod.recommend(bundle, "gemm", 2048, [(Cluster("old", {"k80": k80}), k80)],
+                            device="gpu")
+    assert rec.picked is not None and rec.verdict.verdict == "confirm"
+    line = ("GPU tesla-k80 12 GB of partition k80 not compared with the one measured on "
+            "gpu-big: the model does not record that GPU's model or memory")
+    assert rec.extrapolated[0] == line
+    assert rec.notes[0] == ("partition old/k80: predicted as trained partition gpu-big (same "
+                            "cores, memory and GPUs per node; the GPU itself not compared)")
+    # A CPU pick there, or the GPU the bundle records, adds no such line.
+    cpu = rec_mod.recommend(bundle, "gemm", 2048, [(Cluster("old", {"k80": k80}), k80)],
+                            device="cpu")
+    assert line not in cpu.extrapolated
+    same = rec_mod.recommend(FakeBundle(sizes=WIDE_SIZES), "gemm", 2048,
+                             fake_places("gpu-big"), device="gpu")
+    assert not any("not compared" in x for x in same.extrapolated + same.notes)

@@ -52,6 +52,53 @@ def test_matching_partition_by_name_then_by_hardware():
                                                 gpus_per_node=2)) == "gpu-big"
 
 
+def test_a_gpu_the_bundle_records_must_be_the_same_gpu():
+    """Was: a K80 12 GB partition matched an H200 143 GB one (same cores, memory and GPU
+    count), so the H200's runtimes were used for it as for the same hardware."""
+    h200 = {"cores_per_node": 16, "memory_gb": 135.1, "gpus_per_node": 1,
+            "gpu_memory_gb": 143.0, "gpu_model": "NVIDIA H200"}
+    bundle = FakeBundle(partitions={"local": {**h200, "max_nodes": 1}})
+
+    def part(**gpu):
+        return Partition("k80", cores_per_node=16, memory_gb=135, gpus_per_node=1, **gpu)
+
+    assert matching_partition(bundle, part(gpu_memory_gb=12, gpu_model="tesla-k80")) is None
+    assert matching_partition(bundle, part(gpu_memory_gb=12)) is None  # memory alone differs
+    assert matching_partition(bundle, part(gpu_memory_gb=141, gpu_model="a100")) is None
+    assert matching_partition(bundle, part(gpu_memory_gb=141, gpu_model="h200")) == "local"
+    assert matching_partition(bundle, part(gpu_memory_gb=141)) == "local"  # model not given
+    # "a10" is not "a100": whole words of the name are compared, maker words left out.
+    a100 = FakeBundle(partitions={"g": {**h200, "gpu_model": "NVIDIA A100-SXM4-80GB",
+                                        "gpu_memory_gb": 80.0, "max_nodes": 1}})
+    assert matching_partition(a100, part(gpu_memory_gb=80, gpu_model="A100")) == "g"
+    assert matching_partition(a100, part(gpu_memory_gb=80, gpu_model="a10")) is None
+
+
+def test_a_gpu_the_bundle_does_not_record_is_matched_and_said_not_compared():
+    """Bundles record cores, memory and GPUs per node: a GPU partition with those is still
+    matched (CPU-only matching is unchanged), and one line says its GPU was not compared."""
+    from hpcds1mpi.decide.trained_hardware import gpu_not_compared
+
+    bundle = FakeBundle(partitions={"local": {"cores_per_node": 16, "memory_gb": 135.1,
+                                              "gpus_per_node": 1, "max_nodes": 1}})
+    k80 = Partition("k80", cores_per_node=16, memory_gb=135, gpus_per_node=1,
+                    gpu_memory_gb=12, gpu_model="tesla-k80")
+    assert matching_partition(bundle, k80) == "local"
+    assert gpu_not_compared(bundle, k80) == (
+        "GPU tesla-k80 12 GB of partition k80 not compared with the one measured on local: "
+        "the model does not record that GPU's model or memory")
+    cpu = Partition("cpu", cores_per_node=16, memory_gb=135)
+    assert gpu_not_compared(bundle, cpu) == "" and matching_partition(bundle, cpu) is None
+    assert gpu_not_compared(FakeBundle(), Partition("x", cores_per_node=8, memory_gb=64,
+                                                    gpus_per_node=2, gpu_memory_gb=32)) == ""
+    recorded = FakeBundle(partitions={"local": {"cores_per_node": 16, "memory_gb": 135.1,
+                                                "gpus_per_node": 1, "gpu_memory_gb": 143.0,
+                                                "gpu_model": "NVIDIA H200", "max_nodes": 1}})
+    assert gpu_not_compared(recorded, Partition("h", cores_per_node=16, memory_gb=135,
+                                                gpus_per_node=1, gpu_memory_gb=141,
+                                                gpu_model="h200")) == ""
+
+
 def _sites():
     """Two site names for gpu-small's hardware, trained cpu under its own name, and hardware
     the bundle never saw."""

@@ -116,3 +116,33 @@ def test_a_derived_job_name_fits_whenever_the_users_name_does():
         batch.job_name_with(longest + "j", "-calib")  # the user's own name, as the user gave it
     with pytest.raises(ConfigError, match="job name '-x' starts with '-'"):
         batch.job_name_with("-x", "-calib")
+
+
+# ---- memory: what the job was judged to fit in is what it asks for (tester l, item 11) ------
+
+
+def test_a_known_memory_need_is_asked_for_with_a_margin_per_scheduler():
+    """Was: no script asked for memory, while the fit was judged against 90 % of the node: on
+    a site with DefMemPerCPU (the test Slurm: 1000 MB per CPU) the job ran with less."""
+    job = cpu_job(memory_mb=20000.0)  # 20 GB per node predicted, 256 GB nodes
+    mib = int(-(-20000.0 * 1.5 * 1e6 // 2 ** 20))
+    assert f"#SBATCH --mem={mib}M" in batch.slurm_directives(job)
+    assert any(line.startswith("#PBS -l select=") and line.endswith(f":mem={mib}mb")
+               for line in batch.pbs_directives(job))
+    # A small need gets at least 1000 MB more; a large one at most 90 % of the node.
+    assert batch.memory_request_mib(100.0, 256) == int(-(-1100.0 * 1e6 // 2 ** 20))
+    assert batch.memory_request_mib(200000.0, 256) == int(-(-0.9 * 256000 * 1e6 // 2 ** 20))
+    assert batch.memory_request_mib(240000.0, 256) == int(-(-240000.0 * 1e6 // 2 ** 20))
+
+
+def test_an_unknown_need_asks_the_whole_node_when_exclusive_else_nothing():
+    assert "#SBATCH --mem=0" in batch.slurm_directives(gpu_job())  # exclusive
+    assert not any("--mem" in line for line in batch.slurm_directives(cpu_job()))
+    assert not any("mem=" in line for line in batch.pbs_directives(gpu_job()))
+
+
+@pytest.mark.parametrize("need", [0.0, -5.0, float("nan"), 300000.0])
+def test_a_need_that_cannot_be_asked_for_is_refused_in_one_line(need):
+    with pytest.raises(ConfigError) as info:
+        batch.slurm_directives(cpu_job(memory_mb=need))
+    assert "\n" not in str(info.value) and "memory need" in str(info.value)

@@ -435,3 +435,33 @@ def test_a_script_for_this_machine_names_no_partition(scheduler, queue, tmp_path
     calib = batch.render_calibration([CalibrationStep(Configuration(1, 2, 1))], CPU, "stencil",
                                      10, default_queue=True)
     assert "#SBATCH --partition=" not in calib and "#SBATCH --nodes=1" in calib
+
+
+@pytest.mark.parametrize("scheduler", ["slurm", "pbs"])
+def test_a_script_says_what_memory_it_asks_for_or_why_none(scheduler):
+    """Was: no memory asked and no word about it; the site's default then applied."""
+    asked = batch.render(cpu_job(memory_mb=20000.0), scheduler)
+    assert "# note: asks 28611 MiB per node: the predicted need of 20000 MB x 1.5" in asked
+    unknown = batch.render(cpu_job(), scheduler)
+    option = "#SBATCH --mem=" if scheduler == "slurm" else "mem= in -l select"
+    assert f"# note: no {option}: this script was written without a predicted memory need" \
+        in unknown
+    whole = batch.render(gpu_job(), scheduler)
+    assert ("# note: no" in whole) == (scheduler == "pbs")  # Slurm: --mem=0, the whole node
+
+
+@pytest.mark.slurm
+def test_the_memory_lines_pass_sbatch_test_only(slurm, tmp_path):
+    """The test Slurm has DefMemPerCPU=1000 and nodes of 4000 MB: --mem=NM and --mem=0."""
+    from hpcds1mpi.cluster import Partition
+
+    node = Partition("debug", cores_per_node=2, memory_gb=4.0, max_nodes=2)
+    for i, job in enumerate([
+            BatchJob(config=Configuration(1, 2, 1), partition=node, program="true",
+                     memory_mb=1500.0, time_limit_s=60),
+            BatchJob(config=Configuration(2, 1, 1), partition=node, program="true",
+                     exclusive=True, time_limit_s=60)]):
+        path = tmp_path / f"m{i}.sbatch"
+        path.write_text(batch.render(job, "slurm"))
+        res = slurm.cmd(["sbatch", "--test-only", str(path)], check=False)
+        assert res.returncode == 0, res.stderr

@@ -203,8 +203,9 @@ def test_two_node_sweep_under_slurm(slurm, tmp_path):
 
 
 def test_fake_gpu_run_records_gpu_columns(tmp_path):
-    """GPU code paths on CPU (HPCDS1MPI_FAKE_GPU=1): the run is ok, has no GPU sensor
-    (gpu_source none) and its modelled power counts the GPU as busy for the whole run."""
+    """GPU code paths on CPU (HPCDS1MPI_FAKE_GPU=1): the run is ok, is marked as the fake
+    device (gpu_source fake: was "none", as a real GPU without NVML, so a model took it for a
+    GPU measurement) and its modelled power counts the GPU as busy for the whole run."""
     out = tmp_path / "g.h5"
     proc = run_mpi(1, [hpcds1mpi_exe(), "sweep", "--kernel-module", FAULTS, "--kernel",
                        "stencil", "--sizes", "16", "--devices", "cpu,gpu", "--threads", "1",
@@ -213,7 +214,7 @@ def test_fake_gpu_run_records_gpu_columns(tmp_path):
     assert proc.returncode == 0, proc.stderr
     df = telemetry.read_runs(out).set_index("device")
     assert (df["status"] == "ok").all()
-    assert df.loc["gpu", "gpu_source"] == "none" and df.loc["cpu", "gpu_source"] == ""
+    assert df.loc["gpu", "gpu_source"] == "fake" and df.loc["cpu", "gpu_source"] == ""
     assert df.loc["gpu", "avg_power_w"] > df.loc["cpu", "avg_power_w"] + 300  # 400 W default
     assert "GPUs x" in df.loc["gpu", "power_model"]
 
