@@ -39,7 +39,7 @@ def command(cluster_file, partition, kernel, list_configs, as_json) -> None:
         doc.append({"cluster": cluster.name, "partition": part.as_dict(),
                     "usable": {"cores_per_node": part.usable_cores_per_node,
                                "memory_gb": part.usable_memory_gb},
-                    "configurations": len(configs),
+                    "configurations": len(configs), "notes": part.hardware_notes(),
                     "list": [c.as_dict() for c in configs] if list_configs else None})
     if as_json:
         click.echo(json.dumps(doc, indent=2))
@@ -55,6 +55,8 @@ def command(cluster_file, partition, kernel, list_configs, as_json) -> None:
                    f"{p['cores_per_node']} cores, {p['memory_gb']} GB, "
                    f"{p['gpus_per_node']} GPUs ({p['gpu_memory_gb']} GB){share} -> "
                    f"{entry['configurations']} valid configurations")
+        for note in entry["notes"]:
+            click.echo(f"  note: {note}")
         for c in entry["list"] or []:
             click.echo(f"  nodes={c['nodes']} ranks/node={c['ranks_per_node']} "
                        f"threads={c['threads']} {c['device']} {c['precision']}")

@@ -53,6 +53,8 @@ def command(model_dir, telemetry, jobs, out, sample_rate, seed, threads, force):
     check_output_dir(target, ours=is_bundle, force=force or in_place)
     m = bundle.manifest
     new = read_frames(telemetry, jobs)
+    for line in new.attrs.get("left_out", []):  # runs that are no measurement
+        click.echo(f"note: {line}", err=True)
     old = TrainingData.from_frame(bundle.training_data(), sources=m.get("sources", []))
     merged = old.merge(new, machines=bundle.machine_ids, sources=[*telemetry, *jobs])
     from hpcds1mpi.surrogates.levels import refuse_mixed_runtimes

@@ -128,6 +128,8 @@ def command(telemetry, jobs, out, sample_rate, seed, family, members, member_tre
         raise DataError(f"--sample-rate must be in (0, 1], got {sample_rate}")
     check_output_dir(out, ours=is_bundle, force=force)  # before the training, not after it
     data = TrainingData.read(telemetry, jobs, machine=machine)
+    for line in data.left_out:  # runs that are no measurement
+        click.echo(f"note: {line}", err=True)
     from hpcds1mpi.surrogates.levels import refuse_mixed_runtimes
 
     refuse_mixed_runtimes(data.frame)  # one program timed two ways: a model of neither

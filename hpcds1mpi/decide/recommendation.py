@@ -407,8 +407,12 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
     else:
         limit = int(math.ceil(max(60.0, float(time_limit_s)) / 60.0) * 60)
         whence = f"; time limit {time_limit_from}"
+    cfg = ch.config()
+    # Host memory per node: a GPU row's need is per GPU (one rank per GPU), a CPU row's per node.
+    need = r["mem_need_mb"] * (cfg.ranks_per_node if cfg.device == "gpu" else 1)
     job = directives.BatchJob(
-        config=ch.config(), partition=rec.picked.partition, program=program,
+        config=cfg, partition=rec.picked.partition, program=program,
+        memory_mb=need if math.isfinite(need) and need > 0 else None,
         time_limit_s=limit,
         cluster=rec.clusters.get(rec.picked.label), job_name=name, output=output,
         exclusive=exclusive, size=rec.size,

@@ -25,6 +25,7 @@ import pandas as pd
 from hpcds1mpi.config import DEVICES, OK, PRECISIONS, STATUSES
 from hpcds1mpi.errors import DataError, TelemetryError
 from hpcds1mpi.records.machines import launcher_note, machine_ids, refuse_foreign_machines
+from hpcds1mpi.records.unmeasured_rows import without_fake_gpu_runs, without_predicted_energy
 
 #: Columns a training table may have besides the runs table (``telemetry.RUN_COLUMNS``) and
 #: the job table (``ingest.JOB_COLUMNS``): ``kept`` (a bundle's sampling mark) and the
@@ -62,10 +63,11 @@ def read_frames(telemetry: tuple[str, ...] | list[str] = (),
         DataError: no input given, a job table missing, or no rows in any input.
         TelemetryError: a file that is not telemetry / not a parquet job table.
     """
-    frames, libraries = [], {}
+    frames, libraries, left_out = [], {}, []
     for path in telemetry:
         frames.append(_telemetry_rows(path))
         libraries.update(frames[-1].attrs.get("mpi_libraries", {}))
+        left_out += frames[-1].attrs.get("left_out", [])
     for path in jobs:
         try:
             frames.append(pd.read_parquet(path))
@@ -81,6 +83,7 @@ def read_frames(telemetry: tuple[str, ...] | list[str] = (),
         raise DataError("training data is empty: no runs; measure with `hpcds1mpi sweep` first")
     frame = pd.concat(frames, ignore_index=True, sort=False) if len(frames) > 1 else frames[0]
     frame.attrs["mpi_libraries"] = libraries  # machine_id -> mpi_library, for refusals only
+    frame.attrs["left_out"] = left_out  # runs that are no measurement, one line per file
     return frame
 
 
@@ -118,7 +121,7 @@ def _telemetry_rows(path) -> pd.DataFrame:
     external = frame["kind"].astype(str) == "external"
     if external.any():
         frame["runtime_source"] = np.where(external, runtime_source(store.attrs), None)
-    return frame
+    return without_fake_gpu_runs(frame, path)
 
 
 def merge_runs(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
@@ -257,7 +260,7 @@ def _checked(frame: pd.DataFrame, machine: str | None, allow_columns
     if ok.sum() < MIN_OK_RUNS:
         raise DataError(f"only {int(ok.sum())} ok run(s); a model needs at least {MIN_OK_RUNS}")
     out = frame.drop(columns=["kept"], errors="ignore")
-    out = _without_predicted_energy(out)
+    out = without_predicted_energy(out)
     no_energy = ("energy_j" not in out.columns
                  or pd.to_numeric(out["energy_j"], errors="coerce").isna().all())
     if no_energy and "avg_power_w" in out.columns:
@@ -327,26 +330,6 @@ def _sweep_rows(frame: pd.DataFrame) -> pd.Series:
     return ids.notna() & (ids.astype(str) != "")
 
 
-def _without_predicted_energy(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with energy and power blanked where a job log's authors *predicted* them.
-
-    A bundle's energy model learns measured energy only: a predicted figure (CINECA Eurora's
-    ``pred_power_W``) trained on would come back out of ``recommend`` looking measured.
-    """
-    if "energy_source" not in frame.columns:
-        return frame
-    from hpcds1mpi.records.ingest.eurora import ENERGY_PREDICTED
-
-    predicted = frame["energy_source"].astype("string").fillna("") == ENERGY_PREDICTED
-    if not predicted.any():
-        return frame
-    frame = frame.copy()
-    for col in ("energy_j", "avg_power_w"):
-        if col in frame.columns:
-            frame.loc[predicted, col] = np.nan
-    return frame
-
-
 def is_job_table(frame: pd.DataFrame) -> bool:
     """True for rows from job logs (no sweep ``run_id``), False for sweep telemetry."""
     return "run_id" not in frame.columns
@@ -369,6 +352,8 @@ class TrainingData:
         runtime_gaps: those jobs by cause (:class:`RuntimeGaps`: ran under 1 s, or no run
             time at all).
         replaced: rows of the last :meth:`merge`'s new runs that replaced an earlier run.
+        left_out: lines saying which runs of the files read were no measurement and were left
+            out (fake-GPU runs: :mod:`~hpcds1mpi.records.unmeasured_rows`).
     """
 
     frame: pd.DataFrame
@@ -377,6 +362,7 @@ class TrainingData:
     dropped_zero_runtime_jobs: int = 0
     replaced: int = 0
     runtime_gaps: RuntimeGaps = RuntimeGaps()
+    left_out: tuple[str, ...] = ()
 
     @classmethod
     def from_frame(cls, frame: pd.DataFrame, *, machine: str | None = None,
@@ -411,8 +397,9 @@ class TrainingData:
         ``kind`` is ``telemetry`` when any telemetry file is given, else ``jobs``.
         """
         frame = read_frames(telemetry, jobs)
-        return cls.from_frame(frame, machine=machine, sources=[*telemetry, *jobs],
-                              kind="telemetry" if telemetry else "jobs")
+        out = cls.from_frame(frame, machine=machine, sources=[*telemetry, *jobs],
+                             kind="telemetry" if telemetry else "jobs")
+        return replace(out, left_out=tuple(frame.attrs.get("left_out", ())))
 
     @property
     def machine_ids(self) -> set[str]:

@@ -61,3 +61,18 @@ def test_a_partition_is_named_as_recommend_names_it():
 def test_an_empty_kernel_name_is_refused_not_ignored():
     proc = run_cli(["cluster", "--cluster", TWO, "--kernel", ""])
     assert proc.returncode == 2 and "unknown kernel ''; known kernels: " in proc.stderr
+
+
+def test_fewer_cores_than_gpus_is_said_not_refused(tmp_path):
+    """A partition with fewer cores than GPUs is valid (a task may hold several GPUs), but a
+    GPU run here uses one GPU per rank and core: said in the table and the JSON."""
+    site = tmp_path / "odd.toml"
+    site.write_text('[cluster]\nname = "odd"\n[partitions.g]\ncores_per_node = 2\n'
+                    'memory_gb = 64\ngpus_per_node = 4\ngpu_model = "a100"\n'
+                    'gpu_memory_gb = 40\n')
+    table = run_cli(["cluster", "--cluster", str(site)])
+    assert table.returncode == 0, table.stderr
+    assert "  note: 2 cores per node for 4 GPUs" in table.stdout
+    doc = json.loads(run_cli(["cluster", "--cluster", str(site), "--json"]).stdout)
+    assert doc[0]["notes"] and "at most 2 GPUs per node are used" in doc[0]["notes"][0]
+    assert _doc()["cpu"]["notes"] == []

@@ -224,3 +224,18 @@ def test_a_programs_script_runs_its_recorded_command_and_no_kernel_line_is_made_
     script = emit_script(rec, "slurm", program, notes=[note])
     assert "./myapp --n 1024" in script and "hpcds1mpi run" not in script
     assert script_program(rec, "./other {size}") == ("./other {size}", None)  # given wins
+
+
+def test_the_pick_s_script_asks_for_its_predicted_memory_with_margin():
+    """Feasibility is judged against the node's memory, yet the script asked for none, so the
+    site's default memory per CPU (often far less) applied (s26 tester l 11)."""
+    import re
+
+    rec = recommend(FakeBundle(), "gemm", 1024, fake_places("cpu"), objective="time")
+    row = to_dict(rec)["pick"]
+    need = row["mem_need_mb"]
+    assert need and need > 0
+    slurm = emit_script(rec, "slurm", None)
+    asked = int(re.search(r"^#SBATCH --mem=(\d+)M$", slurm, re.M).group(1))
+    assert asked * 2 ** 20 / 1e6 >= need * 1.5 - 1 and "predicted need" in slurm
+    assert re.search(r"^#PBS -l select=\S*:mem=\d+mb", emit_script(rec, "pbs", None), re.M)
