@@ -52,7 +52,8 @@ def _glu_layer(x: np.ndarray, w: dict, key: str) -> np.ndarray:
     gate = h[:, half:]
     # a * sigmoid(b) == a / (1 + exp(-b)), computed in place: this pass runs on every call.
     np.negative(gate, out=gate)
-    np.exp(gate, out=gate)
+    with np.errstate(over="ignore"):  # exp -> inf gives sigmoid 0, as it should, not a warning
+        np.exp(gate, out=gate)
     gate += 1.0
     return np.divide(h[:, :half], gate)
 

@@ -369,7 +369,9 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
     script's comment. The sweep keeps its own limits."""
     from hpcds1mpi.launch import directives, scripts
 
-    name = job_name or f"hpcds1mpi-{rec.workload}"
+    # The default name is ours to shorten: a label sweep took (up to its limit) plus our prefix
+    # had made every script of that program refused for a job name the user never gave.
+    name = job_name or f"hpcds1mpi-{rec.workload}"[:directives.MAX_JOB_NAME]
     if rec.picked is None:
         if why := no_calibration(rec):  # the specific line (memory, ...) before the generic one
             raise ConfigError(why)

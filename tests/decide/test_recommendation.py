@@ -239,3 +239,17 @@ def test_the_pick_s_script_asks_for_its_predicted_memory_with_margin():
     asked = int(re.search(r"^#SBATCH --mem=(\d+)M$", slurm, re.M).group(1))
     assert asked * 2 ** 20 / 1e6 >= need * 1.5 - 1 and "predicted need" in slurm
     assert re.search(r"^#PBS -l select=\S*:mem=\d+mb", emit_script(rec, "pbs", None), re.M)
+
+
+def test_the_default_job_name_of_a_long_label_is_shortened_not_refused():
+    """sweep --label takes 125 characters; "hpcds1mpi-" + it passed the 128-character job-name
+    limit, so no script of that program could ever be written (s26 tester n 4)."""
+    import re
+
+    rec = recommend(FakeBundle(), "gemm", 1024, fake_places("cpu"), objective="time")
+    rec.workload = "w" * 125
+    script = emit_script(rec, "slurm", "./app {size}")
+    name = re.search(r"^#SBATCH --job-name=(\S+)$", script, re.M).group(1)
+    assert len(name) == 128 and name.startswith("hpcds1mpi-www")
+    with pytest.raises(ConfigError, match="job name"):  # one the user gives is still checked
+        emit_script(rec, "slurm", "./app {size}", job_name="x" * 129)
