@@ -50,8 +50,10 @@ def build_external_plan(program: str, label: str, *, sizes, nodes=None, ranks_pe
     thread_list = parse_ints(threads if threads is not None else 1, "threads")
     device_list = parse_words(devices or "cpu", "devices", DEVICES, ())
     precision_list = parse_words(precisions or "fp64", "precisions", PRECISIONS, ())
-    if not label or not re.fullmatch(r"[\w.+-]+", label):
-        raise ConfigError(f"--label {label!r}: use letters, digits, '.', '_', '+' or '-'")
+    from hpcds1mpi.schemas.runs import WORKLOAD_LABEL, WORKLOAD_LABEL_WORDS
+
+    if not label or not re.fullmatch(WORKLOAD_LABEL, label):
+        raise ConfigError(f"--label {label!r}: {WORKLOAD_LABEL_WORDS}")
     runs = []
     configs = list(enumerate_configs(
         partition if valid_only else None, nodes=node_list, ranks_per_node=rpn_list,

@@ -169,6 +169,14 @@ def impossible_rows(frame: pd.DataFrame, what: str = "training data",
                 rule.words.replace("numbers", "whole numbers")
             return (f"{what} has {int(bad.sum())} row(s) with {col} "
                     f"{str(frame[col][bad].iloc[0])[:40]}: {words}; {fix}")
+    if "workload" in frame.columns:  # a sweep's label, as sweep --label takes it
+        from hpcds1mpi.schemas.runs import WORKLOAD_LABEL, WORKLOAD_LABEL_WORDS
+
+        label = frame["workload"].astype("string").fillna("")
+        bad = _sweep_rows(frame) & ~label.str.fullmatch(WORKLOAD_LABEL).fillna(False)
+        if bad.any():
+            return (f"{what} has {int(bad.sum())} sweep row(s) with workload "
+                    f"{ascii(str(label[bad].iloc[0]))[:40]}: {WORKLOAD_LABEL_WORDS}; {fix}")
     for col, allowed in (("device", DEVICES), ("precision", PRECISIONS), ("status", STATUSES)):
         if col not in frame.columns:
             continue

@@ -24,6 +24,12 @@ class Rule(NamedTuple):
     words: str
 
 
+#: What a sweep's workload label may be (``sweep --label``; the kernels' names are such words):
+#: letters, digits, '.', '_', '+', '-'. A runs table holding any other was changed by hand.
+WORKLOAD_LABEL = r"[\w.+-]+"
+#: The rule in words, for the messages that refuse one.
+WORKLOAD_LABEL_WORDS = "use letters, digits, '.', '_', '+' or '-'"
+
 #: Columns a sweep's every row must give (a job table may leave them out: logs carry no
 #: problem size) and that must be whole numbers in a sweep's rows.
 EVERY_SWEEP_ROW = frozenset({"size", "nodes", "ranks_per_node", "ranks", "threads"})

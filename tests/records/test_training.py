@@ -342,3 +342,21 @@ def test_runs_without_a_runtime_say_that_resume_measures_them_again():
     frame = make_runs().assign(runtime_s=np.nan)
     with pytest.raises(DataError, match=r"restore it from a copy.*--resume: it re-measures them"):
         TrainingData.from_frame(frame)
+
+
+def test_a_sweep_row_with_a_label_sweep_would_refuse_is_refused():
+    """sweep --label refuses '<img src=x onerror=alert(1)>' and control characters, but a
+    label edited into a telemetry file was trained on and served (s26 tester n; a carried
+    item: control characters in workload names)."""
+    import pandas as pd
+
+    from hpcds1mpi.records.training import impossible_rows
+
+    frame = pd.DataFrame({"run_id": ["a", "b", ""], "workload": [
+        "my_app-2.1+x", "<img src=x onerror=alert(1)>", "job name with spaces"]})
+    line = impossible_rows(frame)
+    assert line is not None and "1 sweep row(s) with workload '<img src=x" in line
+    frame.loc[1, "workload"] = "gemm\x1b[31m"
+    assert "\\x1b" in impossible_rows(frame)  # said escaped, never printed raw
+    frame.loc[1, "workload"] = "gemm"
+    assert impossible_rows(frame) is None  # a job log's name (no run_id) may be anything
