@@ -305,10 +305,11 @@ def build_plan(doc: dict, partition) -> SweepPlan:
         _check_plan_size(before, name, len(sizes), len(configs),
                          settings.rounds + settings.race_rounds)
         for size in sizes:
+            fitting = _fitting_memory(kernel, size, configs, partition, valid_only)
             # Rounds interleave: every configuration of the problem once, then again, so a
             # drift of the machine's speed lands on all of a round's configurations alike.
             problem = [[RunSpec(name, size, config, seed + round_, tuple(sorted(extra.items())),
-                                corrupt) for config in configs]
+                                corrupt) for config in fitting]
                        for round_ in range(settings.rounds + settings.race_rounds)]
             runs.extend(spec for round_specs in problem for spec in round_specs)
             if settings.race_rounds:
@@ -328,6 +329,27 @@ def build_plan(doc: dict, partition) -> SweepPlan:
     if len(set(ids)) != len(ids):
         raise ConfigError("the plan lists a configuration twice; remove the duplicate kernel entry")
     return plan
+
+
+def _fitting_memory(kernel, size: int, configs: list, partition, valid_only: bool) -> list:
+    """``configs`` whose runs of ``kernel`` at ``size`` fit the node's memory
+    (:mod:`.plan_memory`): with ``valid_only`` the others are left out; without it the first
+    is refused, since running it would take the machine's memory until killed.
+
+    Raises:
+        ConfigError: a configuration that does not fit, without ``valid_only``.
+    """
+    from hpcds1mpi.measure.plan_memory import memory_problem
+
+    kept = []
+    for config in configs:
+        problem = memory_problem(kernel, size, config, partition)
+        if problem is None:
+            kept.append(config)
+        elif not valid_only:
+            raise ConfigError(f"{problem}; drop size {size}, or add --valid-only "
+                              "(valid_only = true in a plan) to skip what does not fit")
+    return kept
 
 
 def _check_plan_size(runs_so_far: int, kernel: str, sizes: int, configs: int,
