@@ -252,7 +252,14 @@ def create_app(service, token: str, *, max_body: int = DEFAULT_MAX_BODY,
         return FileResponse(f"{_static_dir()}/index.html", media_type="text/html")
 
     async def http_error(request: Request, exc: HTTPException) -> Response:
-        return refused(request, exc.status_code, str(exc.detail))
+        headers = dict(exc.headers or {})
+        reason = str(exc.detail)
+        if exc.status_code == 405 and "Allow" in headers:  # RFC 9110: say which methods
+            allowed = sorted(m.strip() for m in headers["Allow"].split(","))
+            headers["Allow"] = ", ".join(allowed)
+            reason = (f"method {request.method} is not allowed on {request.url.path}; use "
+                      f"{' or '.join(allowed)}")
+        return refused(request, exc.status_code, reason, headers or None)
 
     routes = [
         Route("/", index, methods=["GET"]),

@@ -307,9 +307,21 @@ def _once_each(pairs: list) -> dict:
     return out
 
 
+#: What to send instead of an empty text, by key (a name otherwise).
+_EMPTY_FIX = {"program": "leave 'program' out or send the command line",
+              "script": "send the batch script's text"}
+
+
 def _described(problem: dict) -> str:
     """One validation problem in words (:func:`describe`); a text that breaks the one-line
-    pattern is said as what it has, not as the pattern."""
+    pattern is said as what it has, not as the pattern, and an empty one as empty (not
+    pydantic's "String should have at least 1 character")."""
+    if problem["type"] == "string_too_short" and (problem.get("ctx") or {}).get(
+            "min_length") == 1:
+        loc = tuple(problem["loc"])
+        fix = _EMPTY_FIX.get(str(loc[-1]) if loc else "",
+                             "send a name with a character that is not a space")
+        return f"{key_path(loc)} is empty; {fix}"
     if problem["type"] == "string_pattern_mismatch":
         where = key_path(tuple(problem["loc"]))
         if _CONTROL.search(str(problem.get("input", ""))):
@@ -319,11 +331,17 @@ def _described(problem: dict) -> str:
     return describe(problem)
 
 
-#: The CLI options that shared error texts name, as this service's request keys.
+#: The CLI options that shared error texts name, as this service's request keys (every
+#: option a recommend request has; ``sweep --command`` and the like are other commands').
 REQUEST_NAMES = {"--size": "'size'", "--workload": "'workload'", "--partition": "'partition'",
                  "--device": "'device'", "--objective": "'objective'",
                  "--max-nodes": "'max_nodes'", "--deadline": "'deadline'",
                  "--energy-budget": "'energy_budget'", "--emit": "'emit'",
+                 "--program": "'program'", "--job-name": "'job_name'",
+                 "--job-output": "'job_output'", "--exclusive": "'exclusive'",
+                 "--time-regex": "'time_regex'", "--fom-regex": "'fom_regex'",
+                 "--ranks-regex": "'ranks_regex'", "--output-file": "'output_file'",
+                 "--workdir": "'workdir'",
                  "--cluster": "the server's cluster file", "--model": "the server's model"}
 
 

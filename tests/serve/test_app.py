@@ -103,6 +103,28 @@ def test_unknown_route_and_method_are_refused_and_logged(server):
     assert "refused GET /v1/recommend from 127.0.0.1: 405" in log
 
 
+def test_a_wrong_method_is_405_with_allow_and_the_method_to_use(server):
+    """RFC 9110 asks a 405 for an Allow header; it had none, and said only "Method Not
+    Allowed"."""
+    status, data, headers = server.request("PUT", "/v1/recommend", {"workload": "x"})
+    assert status == 405 and headers.get("allow") == "POST", headers
+    assert data == {"error": "method PUT is not allowed on /v1/recommend; use POST"}
+    status, data, headers = server.request("POST", "/v1/models", {})
+    assert status == 405 and headers.get("allow") == "GET, HEAD"
+    assert data["error"].endswith("use GET or HEAD")
+
+
+def test_what_the_service_words_for_http_names_request_keys(server):
+    """A line built for the command line named --program; the request's key is program."""
+    status, data, _ = server.request("POST", "/v1/recommend", {
+        "workload": "neverseen", "size": 100, "emit": "slurm"})
+    assert status == 422 and "with 'program' " in data["error"], data
+    assert "--program" not in data["error"]
+    status, data, _ = server.request("POST", "/v1/recommend", {"workload": "", "size": 3})
+    assert status == 422 and data["error"] == (
+        "workload is empty; send a name with a character that is not a space")
+
+
 def test_security_headers_on_every_answer(server):
     for path in ("/", "/static/console.js", "/v1/health"):
         status, _, headers = server.request("GET", path, token=None)

@@ -104,6 +104,31 @@ def test_cli_options_in_shared_error_texts_are_said_as_request_keys():
     assert "relax 'deadline'" in said and "pass 'size'" in said and "'max_nodes' 2" in said
 
 
+def test_every_recommend_option_in_a_shared_text_is_said_as_its_request_key():
+    """--program (and the script's other options) stayed as CLI options in the API's lines."""
+    text = ("give your program's command with --program \"./app --n {size}\"; --job-name, "
+            "--job-output, --time-regex, --workdir; sweep --command")
+    said = schemas.request_wording(text)
+    assert "with 'program' \"./app --n {size}\"" in said  # the example's own --n stays
+    assert "'job_name', 'job_output', 'time_regex', 'workdir'" in said
+    assert "sweep --command" in said  # another command's option: as it is
+
+
+@pytest.mark.parametrize("model,body,said", [
+    (schemas.RecommendRequest, b'{"workload": "", "size": 1}',
+     "workload is empty; send a name with a character that is not a space"),
+    (schemas.RecommendRequest, b'{"workload": "a", "size": 1, "program": ""}',
+     "program is empty; leave 'program' out or send the command line"),
+    (schemas.RecommendRequest, b'{"workload": "a", "size": 1, "partition": [""]}',
+     "partition[0] is empty; send a name with a character that is not a space"),
+    (schemas.AdviseRequest, b'{"script": ""}', "script is empty; send the batch script's text"),
+])
+def test_an_empty_text_is_said_as_empty_not_in_pydantics_words(model, body, said):
+    with pytest.raises(schemas.RequestError) as info:
+        schemas.parse(model, body)
+    assert info.value.reason == said
+
+
 def test_an_energy_budget_is_joules_not_bounded_by_a_year_of_seconds():
     req = schemas.parse(schemas.RecommendRequest,
                         b'{"workload": "stencil", "size": 128, "energy_budget": 1e9}')

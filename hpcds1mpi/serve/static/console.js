@@ -43,7 +43,15 @@ async function api(method, path, body) {
     headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
-  const res = await fetch(path, init);
+  let res;
+  try {
+    res = await fetch(path, init);
+  } catch (e) {  // no answer at all: the browser's own words ("Failed to fetch") say nothing
+    const err = new Error("Cannot reach the server at " + location.origin + " (is hpcds1mpi " +
+      "serve still running?); nothing was answered: start it again, then retry.");
+    err.status = 0;
+    throw err;
+  }
   let data = null;
   try { data = await res.json(); } catch (e) { data = null; }
   if (!res.ok) {
@@ -61,8 +69,9 @@ function setToken(value) {
   else sessionStorage.removeItem("hpcds1mpi-token");
 }
 
-async function connect() {
+async function connect(problem) {
   const status = $("token-status");
+  if (problem) { $("auth").hidden = false; status.textContent = problem; return; }
   if (!token) { status.textContent = "Paste the token to start."; return; }
   try {
     const models = await api("GET", "/v1/models");
@@ -77,7 +86,8 @@ async function connect() {
     for (const p of models.places) { const o = el("option", p); o.value = p; part.appendChild(o); }
   } catch (e) {
     $("auth").hidden = false;
-    status.textContent = e.status === 401 ? "The server refused this token." : "Cannot reach the server: " + e.message;
+    status.textContent = e.status === 401 ? "The server refused this token." :
+      e.status === 0 ? e.message : "The server could not list its models: " + e.message;
   }
 }
 
@@ -93,8 +103,8 @@ function question() {
     workload: $("workload").value.trim(),
     size: Math.trunc(Number($("size").value)),
     objective: $("objective").value,
-    emit: $("emit").value,
   };
+  if ($("emit").value) q.emit = $("emit").value;  // "": no script, the answer only
   if ($("partition").value) q.partition = [$("partition").value];
   if ($("device").value) q.device = $("device").value;
   const maxNodes = numberOrNull("max_nodes", true);
@@ -105,7 +115,35 @@ function question() {
   if (budget !== null) q.energy_budget = budget;
   const program = $("program").value.trim();
   if (program) q.program = program;
+  const jobName = $("job_name").value.trim();
+  if (jobName && q.emit) q.job_name = jobName;
   return q;
+}
+
+// The form's labels for the request keys the API's lines name ('max_nodes', "deadline must
+// be > 0"): a line about the question is said in the words on the page.
+const FIELDS = { workload: "Workload", size: "Problem size", partition: "Partition",
+  objective: "Objective", device: "Device", emit: "Script for", max_nodes: "At most nodes",
+  deadline: "Deadline", energy_budget: "Energy budget", program: "Program", job_name: "Job name" };
+
+function inFormWords(text, q) {
+  const label = (key) => "“" + FIELDS[key] + "”";
+  const named = (key) => Object.hasOwn(FIELDS, key) && key !== (q && q.workload);  // not a workload called "size"
+  return String(text)
+    .replace(/drop 'emit'/g, "set " + label("emit") + " to none")
+    .replace(/'([a-z_]+)'/g, (m, key) => named(key) ? label(key) : m)
+    .replace(/^([a-z_]+)(?=(?: must | is | has |: ))/, (m, key) => named(key) ? label(key) : m);
+}
+
+// Deadline and energy budget must be more than 0, as the server checks (min="0" allows 0).
+// Checked as typed and again on the button's click, which comes before the browser's own
+// check of the form (a value set without an input event is checked too).
+function mustBePositive(id) {
+  const box = $(id);
+  const check = () => box.setCustomValidity(
+    box.value.trim() !== "" && !(Number(box.value) > 0) ? "Enter a number above 0." : "");
+  for (const [target, kind] of [[box, "input"], [box, "change"], [$("submit"), "click"]]) target.addEventListener(kind, check);
+  check();
 }
 
 function showRows(table, rows) {
@@ -133,7 +171,7 @@ function plotFront(rows, alternatives) {
   const box = $("plot");
   box.replaceChildren();
   const pts = rows.filter(plottable), alts = (alternatives || []).filter(plottable);
-  if (!pts.length) { box.appendChild(el("p", "No front: nothing was picked.", "muted")); return; }
+  if (!pts.length) { box.appendChild(el("p", "No front: nothing was picked.", "muted")); return false; }
   const W = 560, H = 300, L = 64, R = 30, T = 12, B = 42;
   const axis = (vals) => {
     let lo = Math.min(...vals), hi = Math.max(...vals);
@@ -172,6 +210,7 @@ function plotFront(rows, alternatives) {
     s.appendChild(dot);
   }
   box.appendChild(s);
+  return true;
 }
 
 function show(data, scriptNote) {
@@ -184,23 +223,38 @@ function show(data, scriptNote) {
   const pick = data.pick;
   if (pick) {
     $("pick-config").textContent = configText(pick) + " on " + (pick.cluster ? pick.cluster + "/" : "") + pick.partition;
-    $("pick-numbers").textContent = "runtime " + fmtTime(pick.runtime_s) + " (" + fmtTime(pick.runtime_lo) + "–" +
-      fmtTime(pick.runtime_hi) + "), energy " + fmtEnergy(pick.energy_j) + " (" + data.energy + "), confidence " +
+    $("pick-numbers").textContent = "predicted runtime " + fmtTime(pick.runtime_s) + " (" + fmtTime(pick.runtime_lo) + "–" +
+      fmtTime(pick.runtime_hi) + "), energy " + fmtEnergy(pick.energy_j) + " (" + fmtEnergy(pick.energy_lo) + "–" +
+      fmtEnergy(pick.energy_hi) + ", " + data.energy + "), confidence " +
       (pick.confidence === null ? "?" : pick.confidence.toFixed(2)) + (pick.confidence_calibrated ? " (calibrated)" : " (uncalibrated)");
   } else {
     $("pick-config").textContent = "no settings guessed: the guard escalated this job";
     $("pick-numbers").textContent = "";
   }
+  // Where one run may land: the workload's repeats scattered wider than the model's interval.
+  const one = pick && pick.single_run;
+  $("single-run").hidden = !one;
+  $("single-run").textContent = one ? "a single run: about " + fmtTime(one.runtime_lo) + "–" + fmtTime(one.runtime_hi) +
+    " (this workload's repeats measured " + Math.round(one.noise * 100) + "% apart, fastest to slowest; the interval above is the model's)" : "";
+  const runtime = data.runtime && data.runtime.line;  // which time a program's model learned
+  $("runtime-note").hidden = !runtime;
+  $("runtime-note").textContent = runtime || "";
   $("reasons").replaceChildren(...v.reasons.map((r) => el("li", r)));
+  $("notes").replaceChildren(...(data.notes || []).map((n) => el("li", "note: " + n)));
+  const leftOut = data.left_out || [];
+  $("left-out").hidden = leftOut.length === 0;
+  $("left-out-lines").replaceChildren(...leftOut.map((t) => el("li", t)));
   $("rejected").replaceChildren(...data.partitions.filter((p) => p.status !== "picked" && p.reason)
     .map((p) => el("p", "✗ " + (p.cluster ? p.cluster + "/" : "") + p.partition + ": " + p.reason)));
   showRows($("alternatives"), data.alternatives);
+  $("alternatives-label").textContent = "(energy " + data.energy + ")";
   $("energy-label").textContent = "(energy " + data.energy + ")";
-  plotFront(data.front, data.alternatives);
+  $("plot-legend").hidden = !plotFront(data.front, data.alternatives);
   const cal = data.calibration || [];
   $("calibration").hidden = cal.length === 0;
   $("calibration-steps").replaceChildren(...cal.map((c) => el("li", c.label + ": " + c.reason)));
   $("script").textContent = data.script || "";
+  $("script").hidden = $("copy").hidden = !data.script;
   $("script-note").hidden = !scriptNote;
   $("script-note").textContent = scriptNote || "";
   $("copied").textContent = "";
@@ -211,22 +265,24 @@ async function ask(event) {
   $("answer").hidden = false;
   $("submit").disabled = true;
   $("busy").textContent = "asking…";
+  const q = question();
   try {
-    const q = question();
     try {
-      show(await api("POST", "/v1/recommend", q));
+      show(await api("POST", "/v1/recommend", q), q.emit ? "" : "No script asked (Script for: none).");
     } catch (e) {
       // The API refuses a question whose script cannot be written (422, as the command exits
       // 2): show the answer without a script, and why there is none.
       if (e.status !== 422 || !q.emit) throw e;
-      delete q.emit;
-      delete q.program;
-      show(await api("POST", "/v1/recommend", q), e.message);
+      const bare = Object.assign({}, q);
+      delete bare.emit;
+      delete bare.program;
+      delete bare.job_name;
+      show(await api("POST", "/v1/recommend", bare), inFormWords(e.message, q));
     }
   } catch (e) {
     $("result").hidden = true;
     $("error").hidden = false;
-    $("error").textContent = e.message;
+    $("error").textContent = e.status ? inFormWords(e.message, q) : e.message;
     if (e.status === 401) { $("auth").hidden = false; $("token-status").textContent = "The server refused this token."; }
   } finally {
     $("submit").disabled = false;
@@ -236,6 +292,8 @@ async function ask(event) {
 
 async function copyScript() {
   const text = $("script").textContent;
+  if (!text) { $("copied").textContent = "no script to copy"; return; }
+  let copied = true;
   try {
     await navigator.clipboard.writeText(text);
   } catch (e) {  // no clipboard API outside a secure context: select and copy instead
@@ -244,26 +302,37 @@ async function copyScript() {
     const sel = window.getSelection();
     sel.removeAllRanges();
     sel.addRange(range);
-    document.execCommand("copy");
+    copied = document.execCommand("copy");
   }
-  $("copied").textContent = "copied";
+  $("copied").textContent = copied ? "copied" : "the browser did not copy: the script is selected, copy it with Ctrl+C";
 }
 
-// A "#token=..." fragment: taken once, then removed so it is not left in the address bar.
+// A "#token=..." fragment: removed at once, so it is never left in the address bar, then taken.
+// The token is all that follows "token=" (a token may hold "&" or "#"), percent-decoded.
+// Returns null where there is none, "" when taken, else why it could not be read.
 function tokenFromFragment() {
-  const m = /(?:^#|&)token=([^&]+)/.exec(location.hash);
-  if (!m) return false;
-  setToken(decodeURIComponent(m[1]));
+  const m = /(?:^#|&)token=(.*)$/s.exec(location.hash);
+  if (!m) return null;
   history.replaceState(null, "", location.pathname + location.search);
-  return true;
+  let value;
+  try {
+    value = decodeURIComponent(m[1]).trim();
+  } catch (e) {  // a "%" not followed by two hex digits (a raw "%" in the token)
+    setToken("");
+    return "The token in the address could not be read (a % in it must be written %25); paste the token here.";
+  }
+  setToken(value);
+  return value ? "" : "The address held #token= with no token after it; paste the token here.";
 }
 
-window.addEventListener("hashchange", () => { if (tokenFromFragment()) connect(); });
+window.addEventListener("hashchange", () => { const got = tokenFromFragment(); if (got !== null) connect(got); });
 
 document.addEventListener("DOMContentLoaded", () => {
-  tokenFromFragment();
+  // The handlers first: nothing the address holds may leave the form without them.
   $("token-form").addEventListener("submit", (e) => { e.preventDefault(); setToken($("token").value); $("token").value = ""; connect(); });
   $("ask").addEventListener("submit", ask);
   $("copy").addEventListener("click", copyScript);
-  connect();
+  mustBePositive("deadline");
+  mustBePositive("energy_budget");
+  connect(tokenFromFragment());
 });
