@@ -11,6 +11,14 @@ that cannot work: a folder where a file is expected, a missing or read-only pare
 folder that is not one of ours. An ``OSError`` while writing becomes one line:
 :class:`~hpcds1mpi.errors.OutputError` (exit 2) when the path is not writable,
 :class:`~hpcds1mpi.errors.WriteError` (exit 1) when the write failed part-way (disk full).
+
+One writer per folder: :func:`check_output_dir` takes the folder's lock
+(:mod:`hpcds1mpi.writers`) and :func:`atomic_dir` lets it go after the swap, so a second
+``train``/``learn``/``campaign emit`` into the same place is refused in one line instead of
+swapping over the first one's work. While a lock is held or a temporary exists, SIGTERM ends
+the command as SIGINT does (temporaries removed, one line, exit 1). Temporaries are named
+``.hpcds1mpi-tmp-NAME.PID@HOST.XXXXXXXX``: the next writer of NAME removes those of dead
+processes of its host (a ``kill -9``), never a live one's.
 """
 
 from __future__ import annotations
@@ -24,10 +32,10 @@ import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from hpcds1mpi.errors import HpcdsError, OutputError, WriteError
+from hpcds1mpi.errors import HpcdsError, LockError, OutputError, WriteError
+from hpcds1mpi.writers import (TMP_PREFIX, catch_sigterm, hold_lock, lock_key, release_lock,
+                               remove_stale, tmp_prefix, uncatch_sigterm)
 
-#: Prefix of every temporary file and folder (beside its target, removed on failure).
-TMP_PREFIX = ".hpcds1mpi-tmp-"
 _NOT_WRITABLE = (errno.EACCES, errno.EPERM, errno.EROFS)
 _FULL = (errno.ENOSPC, errno.EDQUOT)
 #: A path the file system will not hold a file at (a folder under /proc or /sys, a name too
@@ -119,7 +127,8 @@ def check_replace(path: str | os.PathLike, *, ours: Callable[[Path], bool], forc
 
 def check_output_dir(path: str | os.PathLike, *, ours: Callable[[Path], bool], force: bool,
                      what: str = "bundle", option: str = "--out") -> Path:
-    """``path`` as a Path if a folder of kind ``what`` may be (re)written there.
+    """``path`` as a Path if a folder of kind ``what`` may be (re)written there, locked for
+    this process until :func:`atomic_dir` has swapped the new folder in (or the process ends).
 
     A missing or empty folder may be written. A non-empty one only when ``ours(path)`` says it
     is one of ours *and* ``force`` is set. Its nearest existing ancestor must be writable.
@@ -127,9 +136,35 @@ def check_output_dir(path: str | os.PathLike, *, ours: Callable[[Path], bool], f
     Raises:
         OutputError: (exit 2) a file, a foreign non-empty folder, one of ours without
             ``force``, or an unwritable place.
+        LockError: (exit 1) another process is writing ``path``.
     """
     _refuse_link_loop(path, what)
     path = Path(path)
+    return claim_output_dir(path, lambda: _check_dir(path, ours, force, what, option), what,
+                            option)
+
+
+def claim_output_dir(path: Path, check: Callable[[], None], what: str,
+                     option: str = "--out") -> Path:
+    """Run ``check`` (it raises when folder ``path`` may not be written), take the folder's
+    lock and run ``check`` again under it (a writer that just finished may have filled it).
+    :func:`atomic_dir` then swaps over what was checked only, and lets the lock go.
+
+    Raises:
+        LockError: (exit 1) another process is writing ``path``; what ``check`` raises.
+    """
+    check()
+    if hold_lock(path, what, option):
+        try:
+            check()
+        except BaseException:
+            release_lock(path)
+            raise
+    _APPROVED[lock_key(path)] = _state(path)
+    return path
+
+
+def _check_dir(path: Path, ours, force: bool, what: str, option: str) -> None:
     if path.exists() or path.is_symlink():
         if not path.is_dir():
             raise OutputError(f"{path} is a file, not a folder; choose another {option}")
@@ -144,7 +179,6 @@ def check_output_dir(path: str | os.PathLike, *, ours: Callable[[Path], bool], f
     while not ancestor.exists():
         ancestor = ancestor.parent
     _check_parent(ancestor, what)
-    return path
 
 
 def check_output_folder(path: str | os.PathLike, what: str = "outputs") -> Path:
@@ -182,6 +216,22 @@ def _through_link(path: str | os.PathLike, what: str) -> Path:
                           f"for the {what}") from None
 
 
+#: What :func:`check_output_dir` saw under the lock (by ``lock_key``): :func:`atomic_dir`
+#: swaps over that only.
+_APPROVED: dict[str, tuple | None] = {}
+
+
+def _state(path: Path) -> tuple | None:
+    """None for a missing or empty folder, else what changes when one is swapped in."""
+    try:
+        if not any(path.iterdir()):
+            return None
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
 def _umask_mode(mode: int) -> int:
     mask = os.umask(0)
     os.umask(mask)
@@ -205,24 +255,29 @@ def atomic_path(path: str | os.PathLike, what: str = "output") -> Iterator[Path]
     becomes a one-line :class:`OutputError` / :class:`WriteError`.
     """
     path = check_output_file(_through_link(path, what), what)
+    remove_stale(path, path.stem, path.suffix, folders=False)
+    catch_sigterm(path, what)
     try:
-        fd, name = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{path.stem}.", suffix=path.suffix,
-                                    dir=path.parent)
-    except OSError as exc:
-        raise write_error(exc, path, what) from None
-    os.close(fd)
-    tmp = Path(name)
-    try:
-        yield tmp
-        _fsync(tmp)
-        mode = path.stat().st_mode & 0o7777 if path.exists() else _umask_mode(0o666)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-        _fsync(path.parent, directory=True)
-    except OSError as exc:
-        raise write_error(exc, path, what) from None
+        try:
+            fd, name = tempfile.mkstemp(prefix=tmp_prefix(path.stem, path.suffix),
+                                        suffix=path.suffix, dir=path.parent)
+        except OSError as exc:
+            raise write_error(exc, path, what) from None
+        os.close(fd)
+        tmp = Path(name)
+        try:
+            yield tmp
+            _fsync(tmp)
+            mode = path.stat().st_mode & 0o7777 if path.exists() else _umask_mode(0o666)
+            os.chmod(tmp, mode)
+            os.replace(tmp, path)
+            _fsync(path.parent, directory=True)
+        except OSError as exc:
+            raise write_error(exc, path, what) from None
+        finally:
+            tmp.unlink(missing_ok=True)
     finally:
-        tmp.unlink(missing_ok=True)
+        uncatch_sigterm()
 
 
 def write_bytes(path: str | os.PathLike, data: bytes, what: str = "output") -> Path:
@@ -263,7 +318,7 @@ def _swap_in(new: Path, target: Path) -> None:
     if _exchange(new, target):
         shutil.rmtree(new, ignore_errors=True)  # ``new`` now holds the old folder
         return
-    old = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{target.name}.old.", dir=target.parent))
+    old = Path(tempfile.mkdtemp(prefix=tmp_prefix(target.name, old=True), dir=target.parent))
     os.rename(target, old / "d")
     try:
         os.rename(new, target)
@@ -280,12 +335,37 @@ def atomic_dir(path: str | os.PathLike, what: str = "bundle") -> Iterator[Path]:
 
     Missing parents of ``path`` are created. Every file is fsync'ed before the swap. On any
     exception the temporary folder is removed and ``path`` (if there was one) is untouched; an
-    ``OSError`` becomes a one-line :class:`OutputError` / :class:`WriteError`.
+    ``OSError`` becomes a one-line :class:`OutputError` / :class:`WriteError`. The write lock
+    (:func:`check_output_dir`'s, else taken here) is let go at the end.
+
+    Raises:
+        LockError: (exit 1) another process writes ``path``, or wrote it since
+            :func:`check_output_dir` looked.
     """
     path = _through_link(path, what)
+    approved = _APPROVED.pop(lock_key(path), "unchecked")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{path.name}.", dir=path.parent))
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise write_error(exc, path, what) from None
+        hold_lock(path, what)
+        if approved != "unchecked" and _state(path) != approved:
+            raise LockError(f"{path} was written by another process while this one ran; "
+                            "nothing was written: rerun to build on what is there now")
+        remove_stale(path, path.name, "", folders=True)
+        catch_sigterm(path, what)
+        try:
+            yield from _fill_and_swap(path, what)
+        finally:
+            uncatch_sigterm()
+    finally:
+        release_lock(path)
+
+
+def _fill_and_swap(path: Path, what: str) -> Iterator[Path]:
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=tmp_prefix(path.name), dir=path.parent))
     except OSError as exc:
         raise write_error(exc, path, what) from None
     try:
@@ -317,5 +397,5 @@ def carry_files(old: Path, new: Path, names) -> None:
 
 
 __all__ = ["TMP_PREFIX", "atomic_dir", "atomic_path", "carry_files", "check_output_dir",
-           "check_output_file", "check_output_folder", "is_link_loop", "write_bytes",
-           "write_error", "write_text"]
+           "claim_output_dir", "check_output_file", "check_output_folder", "is_link_loop",
+           "write_bytes", "write_error", "write_text"]

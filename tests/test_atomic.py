@@ -273,3 +273,121 @@ def test_a_loop_of_links_is_one_usage_line_for_every_output_helper(tmp_path):
             assert err.value.exit_code == 2 and "\n" not in str(err.value)
     assert loop.is_symlink() and into.is_symlink() and temporaries(tmp_path) == []
     assert atomic.is_link_loop(loop) and not atomic.is_link_loop(tmp_path / "missing")
+
+
+def _in_another_process(code: str) -> subprocess.Popen:
+    """``code`` run by another Python, which prints ``ready`` and then sleeps."""
+    import sys
+    import textwrap
+
+    body = textwrap.dedent(code) + "\nprint('ready', flush=True)\nimport time\ntime.sleep(60)\n"
+    proc = subprocess.Popen([sys.executable, "-c", body], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
+    return proc
+
+
+def test_a_second_writer_of_one_folder_is_refused_and_the_first_keeps_its_work(tmp_path):
+    """Two ``learn`` into one bundle both said 'bundle written' and the first one's runs were
+    gone: atomic_dir swapped over whatever was there (s26 tester m, 1 and 10)."""
+    from hpcds1mpi.errors import LockError
+
+    target = tmp_path / "model"
+    with atomic.atomic_dir(target) as tmp:
+        (tmp / "manifest.json").write_text("first")
+    before = digests(target)
+    proc = _in_another_process(f"""
+        from hpcds1mpi import atomic
+        atomic.check_output_dir({str(target)!r}, ours=lambda p: True, force=True)
+    """)
+    try:
+        with pytest.raises(LockError, match=f"is being written by another process \\(pid "
+                                            f"{proc.pid} on ") as err:
+            atomic.check_output_dir(target, ours=lambda p: True, force=True)
+        assert err.value.exit_code == 1 and "\n" not in str(err.value)
+        with pytest.raises(LockError, match="lock .*hpcds1mpi-tmp-model.lock"):
+            with atomic.atomic_dir(target) as tmp:
+                (tmp / "manifest.json").write_text("second")
+    finally:
+        proc.kill()
+        proc.wait()
+    assert digests(target) == before
+
+
+def test_a_folder_written_since_the_check_is_not_swapped_over(tmp_path):
+    """A writer that took no lock (its folder did not exist yet when checked) still never
+    replaces a bundle that another process put there in between."""
+    from hpcds1mpi.errors import LockError
+
+    target = tmp_path / "new" / "model"
+    atomic.check_output_dir(target, ours=lambda p: True, force=False)
+    target.mkdir(parents=True)
+    (target / "manifest.json").write_text("theirs")
+    with pytest.raises(LockError, match="was written by another process while this one ran"):
+        with atomic.atomic_dir(target) as tmp:
+            (tmp / "manifest.json").write_text("ours")
+    assert (target / "manifest.json").read_text() == "theirs"
+    assert temporaries(tmp_path) == []
+
+
+@pytest.mark.parametrize("kind", ["file", "folder"])
+def test_sigterm_while_writing_removes_the_temporary_and_says_so(tmp_path, kind):
+    """SIGTERM (scancel, the walltime) killed ingest/train/learn before any finally ran: a
+    10 MB temporary or a half bundle stayed beside the output (s26 tester m, 6)."""
+    target = tmp_path / ("big.parquet" if kind == "file" else "model")
+    if kind == "file":
+        target.write_text("old table")
+        what, opening, inner = "job table", f"atomic.atomic_path({str(target)!r}, 'job table')", \
+            "tmp"
+    else:
+        target.mkdir()
+        (target / "manifest.json").write_text("old bundle")
+        what, opening, inner = "bundle", f"atomic.atomic_dir({str(target)!r})", \
+            "tmp / 'members.pkl'"
+    proc = _in_another_process(f"""
+        from hpcds1mpi import atomic
+        import time
+        with {opening} as tmp:
+            ({inner}).write_text('half')
+            print('ready', flush=True)
+            time.sleep(60)
+    """)
+    proc.send_signal(15)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 1
+    assert err.strip().splitlines() == [f"hpcds1mpi: error: {target}: stopped by SIGTERM while "
+                                        f"writing the {what}; no partial output is left, rerun "
+                                        "to write it"]
+    assert temporaries(tmp_path) == []
+    assert (target.read_text() if kind == "file" else (target / "manifest.json").read_text()) \
+        .startswith("old")
+
+
+def test_the_next_writer_removes_temporaries_of_dead_processes_only(tmp_path):
+    """A kill -9 leaves its temporaries; the next writer of the same output removes them when
+    their process is gone, never a live process's or another host's."""
+    import sys
+
+    from hpcds1mpi.writers import HOST
+
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    dead = int(done.stdout)
+    p = atomic.TMP_PREFIX
+    stale = [f"{p}big.{dead}@{HOST}.ab12cd_3.parquet", f"{p}model.{dead}@{HOST}.zz99yy00",
+             f"{p}model.old.{dead}@{HOST}.q1w2e3r4"]
+    kept = [f"{p}big.{os.getpid()}@{HOST}.ab12cd_4.parquet",  # a live writer's
+            f"{p}big.{dead}@elsewhere.ab12cd_5.parquet",  # another host's
+            f"{p}big.ab12cd_6.parquet",  # no owner in the name
+            f"{p}bigger.{dead}@{HOST}.ab12cd_7.parquet"]  # another output's
+    (tmp_path / "model").mkdir()  # the old folder of a swap that got this far is a copy
+    for name in stale + kept:
+        if ".parquet" in name:
+            (tmp_path / name).write_text("x")
+        else:
+            (tmp_path / name).mkdir()
+            (tmp_path / name / "d").mkdir()
+    atomic.write_text(tmp_path / "big.parquet", "new")
+    with atomic.atomic_dir(tmp_path / "model") as tmp:
+        (tmp / "a").write_text("1")
+    assert sorted(temporaries(tmp_path)) == sorted(kept)

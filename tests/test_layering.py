@@ -25,7 +25,8 @@ FOLDERS = {"hpcds1mpi": "hpcds1mpi", "kernels": "hpcds1mpi.kernels",
 STAGES = ("core", "runtime", "kernels", "launch", "records", "measure", "surrogates", "decide",
           "api", "serve", "commands")
 CORE = {"hpcds1mpi", "hpcds1mpi.errors", "hpcds1mpi.config", "hpcds1mpi.cluster",
-        "hpcds1mpi.slurm_allocation", "hpcds1mpi.tomlfile", "hpcds1mpi.atomic"}
+        "hpcds1mpi.slurm_allocation", "hpcds1mpi.tomlfile", "hpcds1mpi.atomic",
+        "hpcds1mpi.writers"}
 ENTRY_POINTS = {"hpcds1mpi.cli", "hpcds1mpi.__main__"}
 MAX_LINES = 450
 

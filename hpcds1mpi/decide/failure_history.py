@@ -1,22 +1,27 @@
 """Jobs that failed on a partition, remembered so the next recommendation moves elsewhere.
 
 A small JSON file (``~/.cache/hpcds1mpi/failures.json``, or ``HPCDS1MPI_HISTORY``), written
-atomically by ``recommend --record-failure`` and read by every ``recommend``.
+atomically by ``recommend --record-failure`` and read by every ``recommend``. Each record is a
+read-modify-write under the file's lock (:mod:`hpcds1mpi.writers`): jobs that record their
+failures at the same time all keep theirs.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hpcds1mpi.decide.guard import cache_dir
-from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.decide.guard import NO_CACHE, cache_dir
+from hpcds1mpi.errors import ConfigError, OutputError
 
 #: Largest history file read (a few hundred bytes per failure).
 MAX_BYTES = 16 << 20
+#: How long a record waits for another process's (a write takes milliseconds).
+LOCK_WAIT_S = 30.0
 
 
 def default_history_path() -> Path:
@@ -56,7 +61,7 @@ class FailureHistory:
                 raise ConfigError(f"{unreadable} (over {MAX_BYTES >> 20} MiB); fix or delete it")
             data = json.loads(text)
             failures = data.get("failures", [])
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # none yet, or no home (NO_CACHE)
             return cls(path, [])
         except (OSError, ValueError, AttributeError, RecursionError):
             raise ConfigError(f"{unreadable}; fix or delete it") from None
@@ -72,16 +77,47 @@ class FailureHistory:
 
     def record(self, workload: str, size: int, partition: str, cluster: str = "",
                status: str = "failed") -> None:
-        """Add one failure and write the file."""
-        self.failures.append({"workload": workload, "size": int(size), "partition": partition,
-                              "cluster": cluster, "status": status,
-                              "time": time.strftime("%Y-%m-%dT%H:%M:%S")})
-        from hpcds1mpi.atomic import write_text
+        """Add one failure to the file, keeping every failure recorded there since :meth:`load`
+        (another job's ``--record-failure``).
 
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        # Whole or not at all, under a name no other file has: a reader never sees half a file.
-        write_text(self.path, json.dumps({"version": 1, "failures": self.failures}, indent=1),
-                   "failure history")
+        Raises:
+            OutputError: (exit 2) the file's folder cannot be written.
+            LockError: (exit 1) another process held the file for :data:`LOCK_WAIT_S`.
+            ConfigError: the file became unreadable.
+        """
+        from hpcds1mpi.atomic import write_text
+        from hpcds1mpi.writers import output_lock
+
+        entry = {"workload": workload, "size": int(size), "partition": partition,
+                 "cluster": cluster, "status": status,
+                 "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
+        self._prepare_folder()
+        with output_lock(self.path, "failure history", "HPCDS1MPI_HISTORY", LOCK_WAIT_S):
+            self.failures = [*FailureHistory.load(self.path).failures, entry]
+            # Whole or not at all, under a name no other file has: a reader never sees half.
+            write_text(self.path, json.dumps({"version": 1, "failures": self.failures},
+                                             indent=1), "failure history")
+
+    def _prepare_folder(self) -> None:
+        """Create the file's folder; a folder that cannot be written is one line."""
+        folder = self.path.parent
+        hint = ("set HPCDS1MPI_HISTORY to a file in a writable folder" if
+                os.environ.get("HPCDS1MPI_HISTORY") else "set HPCDS1MPI_HISTORY (a file) or "
+                "HPCDS1MPI_CACHE (a folder) to a writable place")
+        if folder == NO_CACHE:
+            home = os.environ.get("HOME")
+            raise OutputError("no folder for the failure history: " + (
+                f"HOME={home} is not an existing folder" if home else "there is no home folder")
+                + f"; {hint}")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            if not os.access(folder, os.W_OK | os.X_OK):  # root too, on a read-only mount
+                read_only = os.statvfs(folder).f_flag & os.ST_RDONLY
+                raise OSError(errno.EROFS if read_only else errno.EACCES,
+                              "Read-only file system" if read_only else "Permission denied")
+        except OSError as exc:
+            raise OutputError(f"{folder}: cannot write the failure history "
+                              f"({exc.strerror or exc}); {hint}") from None
 
     def failed_on(self, workload: str, size: int, partition: str, cluster: str = ""
                   ) -> dict | None:

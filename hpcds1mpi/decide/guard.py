@@ -241,8 +241,31 @@ def _sha256(data: bytes):
     return sha256(data)
 
 
+#: The cache folder when there is no home to hold one: no one can create a folder under
+#: /dev/null, so the guard's cache is skipped and the failure history says what to set.
+NO_CACHE = Path(os.devnull) / "hpcds1mpi"
+
+
 def cache_dir() -> Path:
-    return Path(os.environ.get("HPCDS1MPI_CACHE", Path.home() / ".cache" / "hpcds1mpi"))
+    """``HPCDS1MPI_CACHE``, else ``~/.cache/hpcds1mpi``; an empty variable counts as unset.
+
+    A home that does not exist (``HOME=/nonexistent``, as services set it) is never created:
+    :data:`NO_CACHE` then.
+    """
+    env = os.environ.get("HPCDS1MPI_CACHE")
+    if env:
+        return Path(env)
+    home = os.environ.get("HOME")
+    if not home:  # unset, or empty (Path.home() reads that as "/"): the account's home
+        try:
+            import pwd
+
+            home = pwd.getpwuid(os.getuid()).pw_dir
+        except (ImportError, KeyError):  # no account entry (a container's arbitrary uid)
+            return NO_CACHE
+    if not os.path.isabs(home) or not os.path.isdir(home):
+        return NO_CACHE
+    return Path(home) / ".cache" / "hpcds1mpi"
 
 
 def load_calibration(bundle, model_dir: str | os.PathLike | None,

@@ -115,11 +115,20 @@ def check_devices(plan, partition, plan_file: str) -> None:
 
 
 def check_out(out: Path, plan_sha: str) -> None:
-    """``out`` may receive a new campaign: missing or empty.
+    """``out`` may receive a new campaign: missing or empty. Checked again under the folder's
+    lock, held until :func:`~hpcds1mpi.atomic.atomic_dir` has written it: of two ``campaign
+    emit`` into one folder, the second is refused.
 
     Raises:
         OutputError: a file; a folder holding this or another campaign, or anything else.
+        LockError: another process is writing ``out``.
     """
+    from hpcds1mpi.atomic import claim_output_dir
+
+    claim_output_dir(out, lambda: _check_out(out, plan_sha), "campaign")
+
+
+def _check_out(out: Path, plan_sha: str) -> None:
     if out.exists() or out.is_symlink():
         if not out.is_dir():
             raise OutputError(f"{out} is a file, not a folder; choose another --out")
@@ -181,7 +190,7 @@ def emit(plan_file: str, scheduler: str, out: str, *, shards: int = 1,
     plan_sha = cm.sha256_file(plan_file)
     folder = Path(out).absolute()
     no_control(str(folder), "--out")
-    check_out(Path(out), plan_sha)
+    _check_out(Path(out), plan_sha)  # a folder in the way is said before anything else
     by_nodes: dict[int, list[cm.Part]] = {}
     for part in parts:
         by_nodes.setdefault(part.nodes, []).append(part)
@@ -219,6 +228,7 @@ def emit(plan_file: str, scheduler: str, out: str, *, shards: int = 1,
                    "plan": f"plans/{p.name}.toml", "telemetry": f"telemetry/{p.name}.h5",
                    "runs": p.run_ids} for p in parts],
     }
+    check_out(Path(out), plan_sha)  # again, locked until atomic_dir has written it
     with atomic_dir(out, "campaign") as tmp:
         for sub in ("plans", "telemetry", "parts", "logs"):
             (tmp / sub).mkdir()

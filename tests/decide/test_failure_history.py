@@ -74,3 +74,68 @@ def test_a_fifo_is_refused_not_waited_on(tmp_path):
     os.mkfifo(tmp_path / "fifo")
     with pytest.raises(ConfigError, match="not a regular file"):
         FailureHistory.load(tmp_path / "fifo")
+
+
+def test_two_jobs_that_loaded_the_history_before_either_recorded_keep_both(tmp_path):
+    """Each record rewrote the list it had loaded: of six jobs recording at once, two
+    failures were lost (s26 tester m, 2)."""
+    first = FailureHistory.load(tmp_path / "h.json")
+    second = FailureHistory.load(tmp_path / "h.json")
+    first.record("stencil", 64, "local")
+    second.record("gemm", 96, "local")
+    stored = FailureHistory.load(tmp_path / "h.json")
+    assert [f["workload"] for f in stored.failures] == ["stencil", "gemm"]
+    assert stored.failed_on("stencil", 64, "local") and stored.failed_on("gemm", 96, "local")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["h.json"]  # no lock file left
+
+
+def test_jobs_recording_at_the_same_time_all_keep_their_failure(tmp_path):
+    import subprocess
+    import sys
+
+    code = ("import sys; from hpcds1mpi.decide.failure_history import FailureHistory; "
+            "FailureHistory.load(sys.argv[1]).record(sys.argv[2], 64, 'local')")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "h.json"), f"w{i}"])
+             for i in range(6)]
+    assert [proc.wait(timeout=120) for proc in procs] == [0] * 6
+    stored = FailureHistory.load(tmp_path / "h.json")
+    assert sorted(f["workload"] for f in stored.failures) == [f"w{i}" for i in range(6)]
+
+
+def test_a_read_only_folder_is_one_line_naming_it_and_what_to_set(tmp_path):
+    """mkdir's OSError reached the CLI as a traceback (s26 tester m, 4)."""
+    import subprocess
+
+    from hpcds1mpi.errors import OutputError
+
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,ro", "tmpfs", str(ro)],
+                          capture_output=True, text=True, timeout=30)
+    if proc.returncode != 0:
+        pytest.skip(f"cannot mount a read-only tmpfs here ({proc.stderr.strip()}); needs root")
+    try:
+        for path in (ro / "c" / "failures.json", ro / "failures.json"):
+            with pytest.raises(OutputError) as err:
+                FailureHistory.load(path).record("stencil", 96, "local")
+            text = str(err.value)
+            assert text.startswith(f"{path.parent}: cannot write the failure history (Read-only")
+            assert "HPCDS1MPI_HISTORY" in text and "\n" not in text and err.value.exit_code == 2
+    finally:
+        subprocess.run(["umount", "-l", str(ro)], capture_output=True, timeout=30)
+
+
+def test_no_home_is_one_line_and_creates_no_home(tmp_path, monkeypatch):
+    """HOME=/nonexistent made mkdir(parents=True) build that home (s26 tester m, 13)."""
+    from hpcds1mpi.errors import OutputError
+
+    home = tmp_path / "nonexistent"
+    monkeypatch.chdir(tmp_path)  # an empty HPCDS1MPI_CACHE was the current folder
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("HPCDS1MPI_HISTORY", raising=False)
+    monkeypatch.setenv("HPCDS1MPI_CACHE", "")  # empty: as if unset
+    assert FailureHistory.load().failures == []  # every recommend reads it: no history yet
+    with pytest.raises(OutputError, match=f"HOME={home} is not an existing folder; set "
+                                          "HPCDS1MPI_HISTORY") as err:
+        FailureHistory.load().record("stencil", 96, "local")
+    assert err.value.exit_code == 2 and not home.exists()

@@ -198,3 +198,24 @@ def test_a_huge_distance_is_printed_readably(bundle, ref, cal):
                     distance=1.4934581441293268e29)
     reason = next(r for r in v.reasons if "distance" in r)
     assert "distance 1.493e+29 >" in reason and "149345814412932680545464221696" not in reason
+
+
+def test_the_cache_folder_ignores_an_empty_variable_and_never_makes_a_home(tmp_path,
+                                                                             monkeypatch):
+    """HPCDS1MPI_CACHE= put the cache in the current folder (Path("") is "."), and
+    HOME=/nonexistent had its .cache created under a home that does not exist (s26 tester m,
+    13)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("HPCDS1MPI_CACHE", "")
+    assert guard.cache_dir() == home / ".cache" / "hpcds1mpi"
+    monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "c"))
+    assert guard.cache_dir() == tmp_path / "c"
+    monkeypatch.delenv("HPCDS1MPI_CACHE")
+    for missing in (str(tmp_path / "nonexistent"), "relative/home"):
+        monkeypatch.setenv("HOME", missing)
+        assert guard.cache_dir() == guard.NO_CACHE
+    with pytest.raises(OSError):  # what the guard's cache does with it: skipped, not created
+        (guard.NO_CACHE / "x").parent.mkdir(parents=True, exist_ok=True)
+    assert not (tmp_path / "nonexistent").exists()

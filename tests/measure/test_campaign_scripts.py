@@ -56,3 +56,30 @@ def test_the_installation_goes_first_after_modules_and_without_a_preamble(tmp_pa
     assert _exports(tmp_path / "b", site) == {
         "n1.sbatch": [ours, "module load python", ours],
         "merge.sbatch": [ours, "module load python", ours]}
+
+
+def test_a_second_emit_into_one_folder_is_refused_while_the_first_writes(tmp_path):
+    """Two `campaign emit` into one folder both said they wrote it; one campaign was gone
+    (s26 tester m, 10)."""
+    import subprocess
+
+    from hpcds1mpi.errors import LockError
+
+    (tmp_path / "plan.toml").write_text(PLAN)
+    code = (f"from hpcds1mpi.writers import hold_lock; hold_lock({str(tmp_path / 'camp')!r}); "
+            "print('held', flush=True); import time; time.sleep(60)")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "held"
+        with pytest.raises(LockError, match=f"camp is being written by another process \\(pid "
+                                            f"{proc.pid} on .*; wait for it to finish, or choose "
+                                            "another --out for the campaign") as err:
+            emit(str(tmp_path / "plan.toml"), "slurm", str(tmp_path / "camp"))
+        assert err.value.exit_code == 1
+    finally:
+        proc.kill()
+        proc.wait()
+    assert not (tmp_path / "camp").exists()
+    emit(str(tmp_path / "plan.toml"), "slurm", str(tmp_path / "camp"))  # its lock died with it
+    assert (tmp_path / "camp" / "campaign.json").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["camp", "plan.toml"]

@@ -1,0 +1,248 @@
+"""The processes that write an output: one at a time, named in what they leave, and ended by
+SIGTERM as cleanly as by SIGINT.
+
+A lock is an exclusive ``flock`` on a small file beside the output (:func:`lock_path`), as the
+telemetry writer's ``.lock``: the kernel lets go of it when its process dies, so a killed
+writer never leaves a lock that blocks the next one; the file says who holds it
+(``pid N on HOST``) for the refusal message. A lock is held per process (taking it twice is
+one lock) until :func:`release_lock`, the end of the click command that took it, or the end
+of the process.
+
+Python's default SIGTERM (``scancel``, the walltime) kills the process before any ``finally``
+runs, leaving half-written temporaries behind. While a lock is held or a temporary is being
+written (:func:`catch_sigterm` ... :func:`uncatch_sigterm`), SIGTERM raises instead: the
+writer unwinds, removes what it started and prints one line (exit 1), as for SIGINT.
+
+A ``kill -9`` still leaves temporaries: their names carry ``PID@HOST`` (:func:`tmp_prefix`),
+so the next writer of the same output removes those of dead processes of its host
+(:func:`remove_stale`), never a live one's nor another host's.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import errno
+import fcntl
+import os
+import re
+import shutil
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from hpcds1mpi.errors import LockError, OutputError
+
+#: Prefix of every temporary file and folder and of the lock files (readers of a folder, a
+#: bundle's or quickstart's, skip such names).
+TMP_PREFIX = ".hpcds1mpi-tmp-"
+#: This host, in lock files and temporaries' names (a shared file system sees several).
+HOST = os.uname().nodename
+
+#: This process's locks: :func:`lock_key` -> the open lock file that ``flock`` is held on.
+_HELD: dict[str, int] = {}
+
+
+def lock_key(path: str | os.PathLike) -> str:
+    """The output ``path`` once its links are followed: one lock, however it is spelt."""
+    return os.path.realpath(path)
+
+
+def lock_path(path: str | os.PathLike) -> Path:
+    """The lock file beside output ``path``."""
+    real = Path(lock_key(path))
+    return real.parent / f"{TMP_PREFIX}{real.name}.lock"
+
+
+def hold_lock(path: str | os.PathLike, what: str = "output", option: str = "--out",
+              wait_s: float = 0.0) -> bool:
+    """Take this process's write lock of ``path`` (held already: nothing more to do).
+
+    Returns:
+        False when no lock can be taken here: the folder of ``path`` does not exist yet, or
+        its file system has no locks (written unlocked then, as before locks existed).
+
+    Raises:
+        LockError: (exit 1) another process holds it, still after ``wait_s`` seconds.
+        OutputError: (exit 2) the lock file cannot be created (a read-only folder).
+    """
+    key = lock_key(path)
+    if key in _HELD:
+        return True
+    lock = lock_path(key)
+    if not lock.parent.is_dir():
+        return False
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise OutputError(f"{lock}: cannot create the lock of the {what} "
+                              f"({exc.strerror or exc}); choose another {option}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                return False
+            if time.monotonic() >= deadline:
+                raise LockError(held_message(path, what, option)) from None
+            time.sleep(0.05)
+            continue
+        try:  # its last holder may have removed the file between our open and our flock
+            if os.stat(lock).st_ino == os.fstat(fd).st_ino:
+                break
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+    os.ftruncate(fd, 0)
+    os.write(fd, f"pid {os.getpid()} on {HOST}\n".encode())
+    _HELD[key] = fd
+    catch_sigterm(path, what)
+    click = sys.modules.get("click")  # taken by a command: let go when it ends (a test's
+    ctx = click.get_current_context(silent=True) if click else None  # CliRunner, quickstart)
+    if ctx is not None:
+        ctx.call_on_close(lambda: release_lock(key))
+    return True
+
+
+def held_message(path: str | os.PathLike, what: str, option: str) -> str:
+    """The one-line refusal: who holds the lock of ``path``, and what to do."""
+    lock = lock_path(path)
+    try:
+        owner = lock.read_text().strip() or "?"
+    except OSError:
+        owner = "?"
+    return (f"{path} is being written by another process ({owner}; lock {lock}); wait for "
+            f"it to finish, or choose another {option} for the {what}")
+
+
+def release_lock(path: str | os.PathLike) -> None:
+    """Let go of this process's lock of ``path`` (not held: nothing to do)."""
+    fd = _HELD.pop(lock_key(path), None)
+    if fd is None:
+        return
+    lock_path(path).unlink(missing_ok=True)  # while still held: nobody holds the next file
+    os.close(fd)
+    uncatch_sigterm()
+
+
+def holds_lock(path: str | os.PathLike) -> bool:
+    """Whether this process holds the lock of ``path``."""
+    return lock_key(path) in _HELD
+
+
+@contextlib.contextmanager
+def output_lock(path: str | os.PathLike, what: str = "output", option: str = "--out",
+                wait_s: float = 0.0) -> Iterator[bool]:
+    """Hold the write lock of ``path`` for the block (a read-modify-write), see
+    :func:`hold_lock`; yields whether a lock is held."""
+    held = holds_lock(path)
+    taken = hold_lock(path, what, option, wait_s)
+    try:
+        yield taken
+    finally:
+        if taken and not held:
+            release_lock(path)
+
+
+@atexit.register
+def _release_all() -> None:
+    for key in list(_HELD):
+        release_lock(key)
+
+
+# --------------------------------------------------------------------------------------------
+# SIGTERM while writing
+
+#: The line to print for each write in progress (they nest: a lock, then its temporary).
+_WRITING: list[str] = []
+_CAUGHT = [False]
+
+
+def catch_sigterm(path: str | os.PathLike, what: str) -> None:
+    """Until :func:`uncatch_sigterm`, SIGTERM raises ``SystemExit`` with one line: ``finally``
+    blocks run (temporaries removed, locks let go) and no ``except Exception`` swallows it.
+    Only in the main thread, and only where nobody else handles SIGTERM (a sweep's launcher
+    and supervisor have their own)."""
+    _WRITING.append(f"hpcds1mpi: error: {path}: stopped by SIGTERM while writing the {what}; "
+                    "no partial output is left, rerun to write it")
+    if (len(_WRITING) == 1 and threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL):
+        signal.signal(signal.SIGTERM, _stop)
+        _CAUGHT[0] = True
+
+
+def uncatch_sigterm() -> None:
+    """End the latest :func:`catch_sigterm`; after the last, SIGTERM kills as before (unless
+    someone installed a handler of their own in between: theirs stays)."""
+    if _WRITING:
+        _WRITING.pop()
+    if not _WRITING and _CAUGHT[0] and threading.current_thread() is threading.main_thread():
+        if signal.getsignal(signal.SIGTERM) in (_stop, signal.SIG_IGN):
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        _CAUGHT[0] = False
+
+
+def _stop(signum, frame) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the clean-up runs once, uninterrupted
+    raise SystemExit(_WRITING[0] if _WRITING else "hpcds1mpi: error: stopped by SIGTERM")
+
+
+# --------------------------------------------------------------------------------------------
+# Temporaries named after their writer: .hpcds1mpi-tmp-NAME.[old.]PID@HOST.XXXXXXXX[SUFFIX]
+
+
+def _fit(name: str, suffix: str) -> str:
+    """NAME shortened so that a temporary's whole name stays a legal one (255 bytes)."""
+    room = 255 - len(os.fsencode(f"{TMP_PREFIX}.old.{'9' * 7}@{HOST}.{'x' * 8}{suffix}"))
+    while len(os.fsencode(name)) > max(room, 1):
+        name = name[:-1]
+    return name
+
+
+def tmp_prefix(name: str, suffix: str = "", old: bool = False) -> str:
+    """The prefix for ``tempfile`` of a temporary of output ``name`` (``old``: the folder a
+    two-rename swap parks the old output in)."""
+    return f"{TMP_PREFIX}{_fit(name, suffix)}.{'old.' if old else ''}{os.getpid()}@{HOST}."
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        pass  # another user's process
+    return True
+
+
+def remove_stale(target: Path, name: str, suffix: str, folders: bool) -> None:
+    """Remove the temporaries of ``target`` (files, or ``folders``) that a dead process of this
+    host left (a kill -9); another host's, a live process's and an unknown name are kept."""
+    pattern = re.compile(re.escape(f"{TMP_PREFIX}{_fit(name, suffix)}.") + r"(old\.)?(\d+)"
+                         + re.escape(f"@{HOST}.") + "[a-z0-9_]{8}"  # tempfile's 8 letters
+                         + re.escape(suffix) + "$")
+    try:
+        entries = list(os.scandir(target.parent))
+    except OSError:
+        return
+    for entry in entries:
+        match = pattern.match(entry.name)
+        if not match or _alive(int(match[2])):
+            continue
+        if not folders and entry.is_file(follow_symlinks=False):
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
+        # a dead two-rename swap's old folder holds the only copy while the target is missing
+        elif folders and entry.is_dir(follow_symlinks=False) and (not match[1]
+                                                                   or target.exists()):
+            shutil.rmtree(entry.path, ignore_errors=True)
+
+
+__all__ = ["HOST", "TMP_PREFIX", "catch_sigterm", "held_message", "hold_lock", "holds_lock",
+           "lock_key", "lock_path", "output_lock", "release_lock", "remove_stale", "tmp_prefix",
+           "uncatch_sigterm"]
