@@ -36,8 +36,30 @@ COMMANDS: dict[str, str] = {
 }
 
 
+class StdoutClosed(Exception):
+    """The reader of stdout went away (``| head``). Raised past click, whose own handling of
+    a broken pipe exits 1 without a word; :func:`main` exits quietly with 141."""
+
+
+#: Exit status when stdout's reader went away: a shell's for a tool killed by SIGPIPE
+#: (128 + 13), as ``cat big | head`` gives; not 0, since the command may not have finished.
+BROKEN_PIPE_EXIT = 141
+
+
 class LazyGroup(click.Group):
     """A group that imports a subcommand's module only when that subcommand runs."""
+
+    def make_context(self, *args, **kwargs):  # --help and --version print here
+        try:
+            return super().make_context(*args, **kwargs)
+        except BrokenPipeError as exc:
+            raise StdoutClosed() from exc
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as exc:
+            raise StdoutClosed() from exc
 
     def list_commands(self, ctx):
         return list(COMMANDS)
@@ -89,6 +111,31 @@ def _no_empty_path(then):
     return check
 
 
+def shown_name(name) -> str:
+    """A file name as text: bytes that are not UTF-8 (Python's surrogate escapes) as ``\\xff``."""
+    import os
+
+    try:
+        return os.fsencode(name).decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a lone surrogate that is no escaped byte
+        return str(name).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def refuse_non_utf8(names, option: str, why: str, error=None) -> None:
+    """Refuse, in one line and before anything is read or written, a file name with bytes that
+    are not UTF-8 where a library takes UTF-8 names only (``why`` says which; pyarrow had died
+    with a UnicodeEncodeError traceback). ``error``: the HpcdsError class (exit 2)."""
+    for name in (names if isinstance(names, (tuple, list)) else (names,)):
+        if name is None or str(name).isascii():
+            continue
+        try:
+            str(name).encode("utf-8")
+        except UnicodeEncodeError:
+            raise (error or HpcdsError)(
+                f"{option} {shown_name(name)}: the name has bytes that are not UTF-8 and {why}; "
+                "rename it (or link it under a UTF-8 name)") from None
+
+
 def _not_built(name: str) -> click.Command:
     @click.command(name=name, help=COMMANDS[name], context_settings={"ignore_unknown_options": True})
     @click.argument("args", nargs=-1, type=click.UNPROCESSED)
@@ -124,14 +171,25 @@ def main(argv: list[str] | None = None) -> None:
 
     Exit codes (errors.py): 0 done; 2 a usage error (a bad option value or a bad file the user
     named; click's usage errors too); 1 a runtime failure (a failed launch, a full disk, a held
-    lock, an interrupted sweep); 130 interrupted. Anything that is not an ``HpcdsError`` is a
-    bug and keeps its traceback.
+    lock, an interrupted sweep); 130 interrupted; 141, without a word, stdout's reader went
+    away (``| head``). Anything that is not an ``HpcdsError`` is a bug and keeps its traceback,
+    except a name with bytes that are not UTF-8 that a library could not take (exit 2).
     """
+    if not getattr(sys.unraisablehook, "delivers_interrupts", False):
+        sys.unraisablehook = _interrupt_not_ignored(sys.unraisablehook)
+    _names_printable()
     try:
         cli.main(args=argv, prog_name="hpcds1mpi", standalone_mode=False)
+        sys.stdout.flush()  # what is still buffered meets a closed pipe here, not at exit
     except click.exceptions.Abort:
+        _ignore_interrupts()
         click.echo("hpcds1mpi: aborted", err=True)
         sys.exit(130)
+    except (StdoutClosed, BrokenPipeError) as exc:
+        if not _stdout_closed():  # another pipe (a socket, a child's stdin): a bug
+            raise (exc.__cause__ or exc) if isinstance(exc, StdoutClosed) else exc
+        _quiet_stdout()
+        sys.exit(BROKEN_PIPE_EXIT)
     except click.ClickException as exc:
         from hpcds1mpi.runtime.mpi import launch_rank
 
@@ -150,10 +208,102 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"hpcds1mpi: error: {name[:60]}...: file name too long ({len(name)} "
                    "characters); give a shorter path", err=True)
         sys.exit(2)
+    except UnicodeEncodeError as exc:
+        if "surrogates not allowed" not in str(exc.reason):
+            raise
+        # Only a name from the system holds them (a file name's bytes that are not UTF-8):
+        # a library that takes UTF-8 text only, where no command refused it up front.
+        click.echo(f"hpcds1mpi: error: {_undecodable(exc)}: a name with bytes that are not "
+                   "UTF-8, which this command cannot store; rename the file (or link it under a "
+                   "UTF-8 name)", err=True)
+        sys.exit(2)
     except KeyboardInterrupt:
+        _ignore_interrupts()
         click.echo("hpcds1mpi: interrupted", err=True)
         sys.exit(130)
     sys.exit(0)
+
+
+def _names_printable() -> None:
+    """A file name's bytes that are not UTF-8 are printed as they are (as ``ls`` does), not
+    refused: under a UTF-8 locale Python's stdout is strict, and "wrote ... to NAME" had died
+    after the file was written."""
+    for stream in (sys.stdout, sys.stderr):
+        if getattr(stream, "errors", None) == "strict":
+            try:
+                stream.reconfigure(errors="surrogateescape")
+            except (AttributeError, ValueError, OSError):
+                pass
+
+
+def _ignore_interrupts() -> None:
+    """Once an interrupt is being reported, a second one (``timeout -s INT`` signals the
+    command and then its process group) must not add a traceback while Python shuts down."""
+    import signal
+
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread
+        pass
+
+
+def _interrupt_not_ignored(hook):
+    """``sys.unraisablehook`` that does not print a Ctrl-C landing where Python cannot raise
+    it (a weak-reference callback of the import system, interpreter shutdown: "Exception
+    ignored in ... KeyboardInterrupt"): it is delivered again a moment later instead, so it
+    still stops the command (a no-op once an interrupt was said and SIGINT is ignored). Every
+    other unraisable error is printed."""
+    def quiet(unraisable):
+        if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+            hook(unraisable)
+            return
+        import _thread
+        import threading
+
+        # From another thread, a moment later: raised inside this hook it is ignored again.
+        later = threading.Timer(0.05, _thread.interrupt_main)
+        later.daemon = True  # never keeps the process from exiting
+        try:
+            later.start()
+        except RuntimeError:  # the interpreter is shutting down: nothing left to stop
+            pass
+
+    quiet.delivers_interrupts = True
+    return quiet
+
+
+def _stdout_closed() -> bool:
+    """Whether stdout is a pipe whose reader has gone (poll reports an error on it)."""
+    import select
+
+    try:
+        poll = select.poll()
+        poll.register(sys.__stdout__.fileno(), 0)  # POLLERR / POLLHUP are always reported
+        return any(event & (select.POLLERR | select.POLLHUP) for _, event in poll.poll(0))
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null: Python's final flush must not report the closed pipe."""
+    import os
+
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.__stdout__.fileno())
+        os.close(null)
+    except (AttributeError, OSError, ValueError):
+        pass
+
+
+def _undecodable(exc: UnicodeEncodeError) -> str:
+    """The name ``exc`` could not encode, as text: an argument of the command line that holds
+    it, else the part of the text around it."""
+    for arg in sys.argv[1:]:
+        if any("\udc80" <= ch <= "\udcff" for ch in arg):
+            return shown_name(arg)
+    text = exc.object if isinstance(exc.object, str) else ""
+    return shown_name(text[max(0, exc.start - 40):exc.end + 40]) or "a name"
 
 
 if __name__ == "__main__":  # pragma: no cover

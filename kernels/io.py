@@ -19,6 +19,7 @@ read-back is copied to the device again: a GPU job's checkpoint pays both transf
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 
@@ -132,33 +133,36 @@ class Io(Kernel):
         displs = [a for a, _ in state.blocks]
         mpi_type = MPI.DOUBLE if state.host.dtype == np.float64 else MPI.FLOAT
 
-        comm.Barrier()
-        start = time.perf_counter()
-        block = to_host(data) if on_device else data  # D2H before writing
-        if state.mode == "gather":
-            comm.Gatherv(block, [state.gathered, counts, displs, mpi_type] if rank == 0
-                         else None, root=0)
-            if rank == 0:
-                _write(h5py, state.paths[0], state.gathered)
-        else:
-            _write(h5py, state.paths[0], block)
-        write_s = time.perf_counter() - start
+        try:
+            comm.Barrier()
+            start = time.perf_counter()
+            block = to_host(data) if on_device else data  # D2H before writing
+            failure = None
+            if state.mode == "gather":
+                comm.Gatherv(block, [state.gathered, counts, displs, mpi_type] if rank == 0
+                             else None, root=0)
+                if rank == 0:
+                    failure = _write(h5py, state.paths[0], state.gathered)
+            else:
+                failure = _write(h5py, state.paths[0], block)
+            write_s = time.perf_counter() - start
 
-        comm.Barrier()
-        start = time.perf_counter()
-        if state.mode == "gather":
-            if rank == 0:
-                _read(h5py, state.paths[0], state.gathered)
-            comm.Scatterv([state.gathered, counts, displs, mpi_type] if rank == 0 else None,
-                          state.readback, root=0)
-        else:
-            _read(h5py, state.paths[0], state.readback)
-        restored = xp.asarray(state.readback) if on_device else state.readback.copy()
-        synchronize(xp)
-        read_s = time.perf_counter() - start
-
-        for path in state.paths:
-            os.remove(path)
+            _together(comm, failure)  # the barrier before the read: every rank or none fails
+            start = time.perf_counter()
+            if state.mode == "gather":
+                if rank == 0:
+                    _read(h5py, state.paths[0], state.gathered)
+                comm.Scatterv([state.gathered, counts, displs, mpi_type] if rank == 0
+                              else None, state.readback, root=0)
+            else:
+                _read(h5py, state.paths[0], state.readback)
+            restored = xp.asarray(state.readback) if on_device else state.readback.copy()
+            synchronize(xp)
+            read_s = time.perf_counter() - start
+        finally:  # a failed or interrupted run leaves no checkpoint in the workdir either
+            for path in state.paths:
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(path)
         times = np.empty(2)
         comm.Allreduce(np.array([write_s, read_s]), times, op=MPI.MAX)
         nbytes = float(state.n * state.host.dtype.itemsize)
@@ -204,18 +208,59 @@ class Io(Kernel):
         )
 
 
-def _write(h5py, path: str, array: np.ndarray) -> None:
-    """One contiguous dataset, flushed and fsync'ed: a checkpoint must reach the storage."""
-    with h5py.File(path, "w") as f:
-        f.create_dataset("array", data=array)
-    # After close, so HDF5's final metadata writes are included.
-    fd = os.open(path, os.O_RDONLY)
+def _write(h5py, path: str, array: np.ndarray):
+    """One contiguous dataset, flushed and fsync'ed: a checkpoint must reach the storage.
+
+    Returns:
+        None, or the one-line error of a write that failed (:func:`_storage_failure`).
+    """
     try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        with h5py.File(path, "w") as f:
+            f.create_dataset("array", data=array)
+        # After close, so HDF5's final metadata writes are included.
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except (OSError, RuntimeError) as exc:  # a full disk, a quota, an unwritable workdir
+        return _storage_failure(exc, path, "written")
+    return None
 
 
 def _read(h5py, path: str, out: np.ndarray) -> None:
-    with h5py.File(path, "r") as f:
-        f["array"].read_direct(out)
+    try:
+        with h5py.File(path, "r") as f:
+            f["array"].read_direct(out)
+    except (OSError, RuntimeError) as exc:
+        raise _storage_failure(exc, path, "read back") from None
+
+
+def _together(comm, failure) -> None:
+    """Raise on every rank when any rank's checkpoint write failed (``failure``: its error):
+    a rank failing alone would leave the others waiting in the read's collectives."""
+    from hpcds1mpi.errors import WriteError
+    from hpcds1mpi.runtime.mpi import get_mpi
+
+    failed = np.empty(1)
+    comm.Allreduce(np.array([1.0 if failure is not None else 0.0]), failed, op=get_mpi().MAX)
+    if failed[0]:
+        raise failure or WriteError("another rank's checkpoint was not written (its reason is "
+                                    "recorded by that rank)")
+
+
+def _storage_failure(exc: Exception, path: str, done: str):
+    """One line naming the file and the reason: h5py's message (cut at a line break inside its
+    time stamp) had named neither the path nor "No space left on device"."""
+    import re
+
+    from hpcds1mpi.errors import WriteError
+
+    code = getattr(exc, "errno", None)
+    if not code:
+        found = re.search(r"errno = (\d+)", str(exc))
+        code = int(found.group(1)) if found else None
+    reason = os.strerror(code) if code else " ".join(str(exc).split())[:200]
+    return WriteError(f"{path}: checkpoint not {done} ({reason}); free space in "
+                      f"{os.path.dirname(path) or '.'} or give the io kernel another workdir "
+                      "(the plan's extra workdir, or TMPDIR)")

@@ -208,3 +208,110 @@ def test_a_usage_error_under_mpiexec_is_one_line_not_one_per_rank():
     proc = run_mpi(3, [hpcds1mpi_exe(), "run", "--no-such-option"], timeout=120)
     assert proc.returncode == 2
     assert proc.stderr.count("hpcds1mpi: error:") == 1, proc.stderr
+
+
+@pytest.fixture(autouse=True)
+def _sigint_restored():
+    """main() ignores SIGINT once it reports an interrupt (the process ends next); this test
+    process must keep its Ctrl-C."""
+    import signal
+
+    handler = signal.getsignal(signal.SIGINT)
+    yield
+    signal.signal(signal.SIGINT, handler)
+
+
+def test_ctrl_c_ignores_a_second_interrupt_once_it_is_said(monkeypatch, capsys):
+    import signal
+
+    _raise_in_kernels(monkeypatch, KeyboardInterrupt())
+    code, err = _main(["kernels"], capsys)
+    assert code == 130 and signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+
+
+def test_a_second_sigint_while_python_shuts_down_adds_nothing():
+    """`timeout -s INT` signals the command, then its process group: the second SIGINT had
+    landed in Python's shutdown and added "Exception ignored in ... KeyboardInterrupt" and a
+    traceback after the one line."""
+    code = ("import atexit, os, signal\n"
+            "from hpcds1mpi import cli\n"
+            "def interrupted(*args, **kwargs):\n    raise KeyboardInterrupt\n"
+            "cli.cli.main = interrupted\n"
+            "def second():\n    os.kill(os.getpid(), signal.SIGINT)\n"
+            "    sum(range(10 ** 6))  # Python checks for the signal here\n"
+            "atexit.register(second)\n"
+            "cli.main(['kernels'])\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 130 and proc.stderr == "hpcds1mpi: interrupted\n", proc.stderr
+
+
+def test_a_ctrl_c_python_would_ignore_still_stops_the_command_without_a_traceback():
+    """A Ctrl-C landing in a weak-reference callback (the import system's module locks, early
+    in a command) is printed by Python as "Exception ignored in ... KeyboardInterrupt" and
+    dropped: the command went on. It is delivered again instead."""
+    code = ("import time, weakref\n"
+            "from hpcds1mpi import cli\n"
+            "class A:\n    pass\n"
+            "def work(*args, **kwargs):\n"
+            "    a = A()\n"
+            "    def cb(ref):\n        raise KeyboardInterrupt\n"
+            "    ref = weakref.ref(a, cb)\n"
+            "    del a  # cb runs now, where Python cannot raise\n"
+            "    for _ in range(300):\n        time.sleep(0.01)\n"
+            "    print('went on')\n"
+            "cli.cli.main = work\n"
+            "cli.main(['kernels'])\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 130 and proc.stderr == "hpcds1mpi: interrupted\n", proc.stderr
+    assert "went on" not in proc.stdout
+
+
+def test_a_closed_stdout_is_a_quiet_exit_141(tmp_path):
+    """`telemetry show t.h5 | head -1`: click's own handling of the broken pipe had exited 1
+    without a word (a "runtime failure" to a pipefail script). Now no word, and the status
+    a shell gives any tool stopped by SIGPIPE (cat big | head); never 0: the command may not
+    have finished its work."""
+    import os
+
+    from hpcds1mpi.records import telemetry
+    from tests.records.telemetry.rows import run_row
+
+    t = tmp_path / "t.h5"
+    telemetry.append(t, [run_row(i) for i in range(5)])
+    for argv in (["telemetry", "show", str(t)], ["--help"]):
+        read, write = os.pipe()
+        os.close(read)  # the reader is gone before the first line
+        proc = subprocess.run([hpcds1mpi_exe(), *argv], stdout=write, stderr=subprocess.PIPE,
+                              text=True, timeout=120)
+        os.close(write)
+        assert proc.returncode == 141 and proc.stderr == "", (argv, proc.stderr)
+
+
+def test_a_broken_pipe_that_is_not_stdout_keeps_its_traceback(monkeypatch):
+    from hpcds1mpi.cli import main
+
+    _raise_in_kernels(monkeypatch, BrokenPipeError(32, "Broken pipe"))
+    with pytest.raises(BrokenPipeError):
+        main(["kernels"])
+
+
+def test_a_name_a_library_cannot_store_is_one_line_naming_it(monkeypatch, capsys):
+    """Where no command refused a name with bytes that are not UTF-8 up front (learn's
+    sources), pyarrow's / h5py's UnicodeEncodeError had ended in a traceback."""
+    import os
+
+    name = os.fsdecode(b"/data/t\xff.h5")
+    monkeypatch.setattr(sys, "argv", ["hpcds1mpi", "kernels", name])
+    _raise_in_kernels(monkeypatch, UnicodeEncodeError("utf-8", name, 7, 8,
+                                                      "surrogates not allowed"))
+    code, err = _main(["kernels"], capsys)
+    assert code == 2 and err.count("\n") == 1 and err.startswith(
+        "hpcds1mpi: error: /data/t\\xff.h5: a name with bytes that are not UTF-8"), err
+    _raise_in_kernels(monkeypatch, UnicodeEncodeError("ascii", "é", 0, 1, "ordinal not in "
+                                                      "range(128)"))
+    with pytest.raises(UnicodeEncodeError):  # any other encoding error is a bug
+        from hpcds1mpi.cli import main
+
+        main(["kernels"])

@@ -40,6 +40,14 @@ def command(files: tuple[str, ...], out: str, force: bool, kind: str, procs_are:
 
     if not out.endswith((".parquet", ".csv")):  # before reading: a bad --out costs nothing
         raise OutputError(f"--out {out}: output must end in .parquet or .csv")
+    from hpcds1mpi.cli import refuse_non_utf8
+    from hpcds1mpi.errors import IngestError
+
+    # The table records each log's name (UTF-8 text) and pyarrow writes UTF-8 names only.
+    refuse_non_utf8(files, "log", "the job table records it as UTF-8 text", IngestError)
+    if out.endswith(".parquet"):
+        refuse_non_utf8(out, "--out", "pyarrow writes UTF-8 names only (a .csv table can "
+                        "take it)", OutputError)
     from pathlib import Path
 
     target = Path(out)

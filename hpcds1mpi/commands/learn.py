@@ -47,6 +47,14 @@ def command(model_dir, telemetry, jobs, out, sample_rate, seed, threads, force):
 
     target = out or model_dir
     _refuse_the_package(target, given=out is not None)
+    from hpcds1mpi.cli import refuse_non_utf8
+    from hpcds1mpi.errors import DataError, OutputError
+
+    refuse_non_utf8(telemetry, "--telemetry", "the bundle records it as UTF-8 text", DataError)
+    refuse_non_utf8(jobs, "--jobs", "pyarrow reads UTF-8 names only", DataError)
+    if out:
+        refuse_non_utf8(out, "--out", "pyarrow writes the bundle's tables under UTF-8 names "
+                        "only", OutputError)
     bundle = load_bundle(model_dir)
     in_place = Path(target).resolve() == Path(model_dir).resolve()
     # Replacing --model is what learn is for; any other existing bundle needs --force.

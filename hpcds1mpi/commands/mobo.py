@@ -269,7 +269,7 @@ def _run_and_report(problem, part, source, columns, workload, size, space, metho
     import json
     from pathlib import Path
 
-    from hpcds1mpi.atomic import atomic_path, write_error, write_text
+    from hpcds1mpi.atomic import write_error
     from hpcds1mpi.surrogates.pareto import hypervolume, spread
     from hpcds1mpi.analysis.pareto_plot import plot_fronts
     from hpcds1mpi.surrogates import mobo
@@ -333,15 +333,16 @@ def _run_and_report(problem, part, source, columns, workload, size, space, metho
         # the measured size range the size lies beyond (the front is extrapolated), else None
         "extrapolated_beyond_sizes": list(outside) if outside else None,
     }
-    # Written only now that every figure is computed: a failure above leaves the old set.
-    with atomic_path(out / "pareto.csv", "Pareto front") as tmp:  # each file whole or absent
-        front_rows.to_csv(tmp, index=False)
-    write_text(out / "mobo.json", json.dumps(doc, indent=2, default=_plain), "MOBO summary")
     label = {"runtime_s": "runtime (s)", "energy_j": "energy (J)", "avg_power_w": "power (W)"}
-    with atomic_path(out / "pareto.png", "Pareto plot") as tmp:
-        plot_fronts(str(tmp), {m: r.front() for m, r in results.items()}, exact_front,
-                    problem.ref_point, labels=[label[c] for c in columns],
-                    title=f"{workload} size {size} on {part.name} ({space} space, {source})")
+    # Written only now that every figure is computed, and as one set (see _write_outputs).
+    _write_outputs(out, {
+        "pareto.csv": ("Pareto front", lambda tmp: front_rows.to_csv(tmp, index=False)),
+        "mobo.json": ("MOBO summary", lambda tmp: tmp.write_text(
+            json.dumps(doc, indent=2, default=_plain), encoding="utf-8")),
+        "pareto.png": ("Pareto plot", lambda tmp: plot_fronts(
+            str(tmp), {m: r.front() for m, r in results.items()}, exact_front,
+            problem.ref_point, labels=[label[c] for c in columns],
+            title=f"{workload} size {size} on {part.name} ({space} space, {source})"))})
     click.echo(f"{workload} size {size} on {part.name}: {len(problem.candidates)} candidates, "
                f"objective {source}, budget {main.budget}")
     click.echo(f"reference point (fixed): {', '.join(f'{v:.6g}' for v in problem.ref_point)}")
@@ -365,6 +366,35 @@ def _run_and_report(problem, part, source, columns, workload, size, space, metho
     show = ["nodes", "ranks_per_node", "threads", "device", "precision", *columns]
     click.echo(front_rows[show].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     click.echo(f"wrote {out / 'pareto.csv'}, {out / 'mobo.json'}, {out / 'pareto.png'}")
+
+
+def _write_outputs(out, writers: dict) -> None:
+    """Write mobo's files into folder ``out`` as one set (``writers``: file name -> ``(what,
+    write(tmp))``): each is written whole into its temporary and synced, the slow plot too;
+    only then are all renamed over the old ones, SIGINT and SIGTERM held off until the last.
+    A full disk or an interrupt leaves the old set as it was (the old png had stayed beside
+    the new csv and json); only a ``kill -9`` between the renames themselves can split it."""
+    import os
+    import signal
+    from contextlib import ExitStack
+
+    from hpcds1mpi.atomic import atomic_path, write_error
+
+    mask = None
+    try:
+        with ExitStack() as temporaries:  # on leaving: renamed onto the files, or all removed
+            for name, (what, write) in writers.items():
+                tmp = temporaries.enter_context(atomic_path(out / name, what))
+                write(tmp)
+                try:  # a delayed allocation's ENOSPC surfaces here, before any rename
+                    with open(tmp, "rb") as fh:
+                        os.fsync(fh.fileno())
+                except OSError as exc:
+                    raise write_error(exc, out / name, what) from None
+            mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    finally:
+        if mask is not None:  # a signal that came meanwhile is taken now, the set complete
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 def _plain(value):

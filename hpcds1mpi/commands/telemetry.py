@@ -13,8 +13,10 @@ TELEMETRY_FILE = click.Path(dir_okay=False)
 def printable(value) -> str:
     """``value`` as text with every unprintable character escaped (``\\n``, ``\\x1b``,
     ``\\u202e``): a name read from a file must not move the cursor, recolour the terminal or
-    turn the text after it right to left."""
-    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in str(value))
+    turn the text after it right to left. A file name's byte that is not UTF-8 (Python's
+    surrogate escape) is shown as that byte, ``\\xff``."""
+    return "".join(ch if ch.isprintable() else f"\\x{ord(ch) - 0xDC00:02x}"
+                   if "\udc80" <= ch <= "\udcff" else ascii(ch)[1:-1] for ch in str(value))
 
 
 @click.group(name="telemetry")
@@ -101,7 +103,8 @@ def export(path, out, table, force) -> None:
             frame.to_csv(tmp, index=False)
     elif out.endswith(".parquet"):
         def write(tmp):
-            frame.to_parquet(tmp, index=False)
+            with open(tmp, "wb") as fh:  # pyarrow opens UTF-8 names only; Python any name
+                frame.to_parquet(fh, index=False)
     elif out.endswith(".json") or out.endswith(".jsonl"):
         def write(tmp):
             frame.to_json(tmp, orient="records", lines=True)

@@ -116,7 +116,8 @@ def command(telemetry, jobs, out, sample_rate, seed, family, members, member_tre
             no_embedding, member_features, recipe, epochs, machine, threads, force):
     """Train the runtime/energy/failure surrogate bundle from telemetry or job tables."""
     from hpcds1mpi.atomic import check_output_dir
-    from hpcds1mpi.errors import DataError
+    from hpcds1mpi.cli import refuse_non_utf8
+    from hpcds1mpi.errors import DataError, OutputError
     from hpcds1mpi.records.training import TrainingData
     from hpcds1mpi.surrogates.bundle import is_bundle, train_bundle
     from hpcds1mpi.surrogates.models import KNOB_FEATURES
@@ -126,6 +127,11 @@ def command(telemetry, jobs, out, sample_rate, seed, family, members, member_tre
                                "--member-features all or use --recipe absolute")
     if not 0.0 < sample_rate <= 1.0:
         raise DataError(f"--sample-rate must be in (0, 1], got {sample_rate}")
+    # pyarrow writes the bundle's tables and the bundle records its sources: UTF-8 names only
+    refuse_non_utf8(telemetry, "--telemetry", "the bundle records it as UTF-8 text", DataError)
+    refuse_non_utf8(jobs, "--jobs", "pyarrow reads UTF-8 names only", DataError)
+    refuse_non_utf8(out, "--out", "pyarrow writes the bundle's tables under UTF-8 names only",
+                    OutputError)
     check_output_dir(out, ours=is_bundle, force=force)  # before the training, not after it
     data = TrainingData.read(telemetry, jobs, machine=machine)
     for line in data.left_out:  # runs that are no measurement

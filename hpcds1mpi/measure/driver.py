@@ -26,7 +26,8 @@ from hpcds1mpi.measure.plan import RunSpec, SweepPlan
 from hpcds1mpi.measure.progress import Progress
 from hpcds1mpi.measure.rows import base_row, finish_row
 from hpcds1mpi.measure.supervise import COMPLETE_ATTR, SUPERVISED_ENV, SWEEP_ERROR_EXIT
-from hpcds1mpi.measure.sweep_abort import abort_sweep, sweep_storage_error
+from hpcds1mpi.measure.sweep_abort import (abort_sweep, sigterm_interrupts,
+                                            sweep_storage_error)
 from hpcds1mpi.measure.watchdog import GuardedKernel, Watchdog
 from hpcds1mpi.runtime.mpi import NodeLayout, node_layout, sleepy_barrier
 
@@ -137,14 +138,15 @@ def run_inprocess(comm, plan: SweepPlan, out: str, partition, *, resume: bool = 
     if rank == 0:
         _say_oversubscribed(plan, todo, fewest, max(layout.node_sizes))
 
-    try:
-        return _sweep_loop(comm, plan, out, partition, layout, (cpus, own), writer, machine_id,
-                           sweep_id, todo, progress)
-    except BaseException as exc:
-        # A bug, a full disk or an interrupt on one rank would leave the others waiting
-        # forever: say it in one line (a traceback only for a bug) and end the whole job.
-        abort_sweep(comm, exc, out)
-        raise
+    with sigterm_interrupts():  # scancel / a walltime: said and exit 1, as Ctrl-C is
+        try:
+            return _sweep_loop(comm, plan, out, partition, layout, (cpus, own), writer,
+                               machine_id, sweep_id, todo, progress)
+        except BaseException as exc:
+            # A bug, a full disk or an interrupt on one rank would leave the others waiting
+            # forever: say it in one line (a traceback only for a bug) and end the whole job.
+            abort_sweep(comm, exc, out)
+            raise
 
 
 def _say_changed_settings(writer, plan: SweepPlan, kept: int, out: str) -> None:

@@ -175,7 +175,10 @@ def execute(
             error_text = f"oom: {exc or 'MemoryError'}"
         except Exception as exc:  # noqa: BLE001 - any kernel failure is a recorded status
             error_text = f"{type(exc).__name__}: {exc}"
-            traceback.print_exc(file=sys.stderr)
+            if isinstance(exc, HpcdsError):  # a kernel's own error says it in one line
+                sys.stderr.write(f"hpcds1mpi: {kernel.name} size {size}: {exc}\n")
+            else:
+                traceback.print_exc(file=sys.stderr)  # a bug: keep its traceback
     if _agree(comm, bool(error_text)):
         text = _first_error(comm, error_text)
         out.status = "oom" if text.startswith("oom") else "failed"

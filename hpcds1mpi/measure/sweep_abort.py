@@ -3,14 +3,18 @@
 A bug, a full disk or an interrupt on one rank would leave the others waiting in a collective
 forever: :func:`abort_sweep` says why in one line (a traceback only for a bug) and ends the
 whole job with the exit code the supervisor (:mod:`hpcds1mpi.measure.supervise`) reads;
-:func:`sweep_storage_error` turns an OS error writing the telemetry into its one-line error.
+:func:`sweep_storage_error` turns an OS error writing the telemetry into its one-line error;
+:func:`sigterm_interrupts` makes SIGTERM (``scancel``, a walltime) end the sweep as Ctrl-C does.
 Used by :mod:`hpcds1mpi.measure.driver`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
+import threading
 import time
 
 from hpcds1mpi.measure.supervise import SUPERVISED_ENV, SWEEP_ERROR_EXIT
@@ -27,6 +31,30 @@ def sweep_storage_error(exc: Exception, out: str) -> Exception:
         error.__cause__ = exc
         return error
     return exc
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM received while the sweep runs: an interrupt like Ctrl-C (the run in flight
+    stays unfinished, :func:`abort_sweep` says it in one line and exits 1), said as SIGTERM."""
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def sigterm_interrupts():
+    """While the block runs, SIGTERM raises :class:`Terminated` in the main thread instead of
+    killing the process at once: Python's default had ended a walltime-killed or scancel'ed
+    sweep with exit 143 and not a word (the journal kept the runs, but nothing said so)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers belong to the main thread
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 #: Seconds a rank that said why it is ending waits before MPI_Abort (see :func:`abort_sweep`).
@@ -49,7 +77,7 @@ def abort_sweep(comm, exc: BaseException, out: str) -> None:
     supervised = os.environ.get(SUPERVISED_ENV) == "1"
     quiet = False
     if isinstance(exc, KeyboardInterrupt):
-        message = "interrupted (SIGINT)"
+        message = f"interrupted ({'SIGTERM' if isinstance(exc, Terminated) else 'SIGINT'})"
         _ignore_further_interrupts()
         # mpiexec passes Ctrl-C to every rank: rank 0 says it, or the supervisor does.
         quiet = supervised
@@ -99,10 +127,10 @@ def abort_sweep(comm, exc: BaseException, out: str) -> None:
 
 
 def _ignore_further_interrupts() -> None:
-    """A second Ctrl-C must not cut the one line (or the wait for rank 0) short."""
-    import signal
-
-    try:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-    except ValueError:  # not the main thread
-        pass
+    """A second Ctrl-C or SIGTERM (srun passes one to every task) must not cut the one line
+    (or the wait for rank 0) short."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            signal.signal(sig, signal.SIG_IGN)
+        except ValueError:  # not the main thread
+            pass

@@ -176,3 +176,39 @@ def test_a_long_first_swf_line_and_a_bzip2_log_in_a_real_process(tmp_path):
     job = pd.read_parquet(out).iloc[0]
     assert (job["job_id"], job["runtime_s"], job["req_procs"], job["time_limit_s"]) == \
         ("2", 300, 8, 600)
+
+
+def _run_bytes(argv, timeout=60, env=None):
+    """run_cli, its output decoded as Python decodes names (a byte that is not UTF-8 kept)."""
+    import os
+    import subprocess
+
+    from tests.helpers import hpcds1mpi_exe
+
+    return subprocess.run([hpcds1mpi_exe(), *argv], capture_output=True, text=True,
+                          errors="surrogateescape", timeout=timeout,
+                          env={**os.environ, **(env or {})})
+
+
+def test_names_with_bytes_that_are_not_utf8(tmp_path):
+    """pyarrow takes UTF-8 names only and the table records each log's name: ingest had died
+    with a UnicodeEncodeError traceback. A log or a .parquet --out with such a name is refused
+    in one line before anything is read; a .csv --out takes it."""
+    import os
+    import shutil
+
+    log = tmp_path / os.fsdecode(b"s\xff.txt")
+    shutil.copy(DATA / "sacct-energy-gpu.txt", log)
+    for argv in ([str(log), "--out", str(tmp_path / "j.parquet")],
+                 [str(DATA / "sacct-energy-gpu.txt"), "--out",
+                  str(tmp_path / os.fsdecode(b"j\xff.parquet"))]):
+        res = _run_bytes(["ingest", *argv], timeout=120)
+        assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1 and "\\xff" in res.stderr
+        assert "not UTF-8" in res.stderr and "wrote" not in res.stdout
+    assert os.listdir(tmp_path) == [log.name]
+    csv = tmp_path / os.fsdecode(b"j\xff.csv")
+    res = _run_bytes(["ingest", str(DATA / "sacct-energy-gpu.txt"), "--out", str(csv)],
+                     timeout=120)
+    assert res.returncode == 0 and "wrote 2 jobs" in res.stdout, res.stderr
+    assert len(pd.read_csv(csv)) == 2

@@ -213,6 +213,54 @@ def test_a_plot_that_dies_half_way_keeps_the_old_plot(tmp_path, cluster_file, mo
     assert (out / "pareto.png").read_bytes() == b"the old plot" and temporaries(tmp_path) == []
 
 
+def test_a_full_disk_at_the_plot_keeps_the_whole_old_set_and_says_so(tmp_path, cluster_file,
+                                                                      monkeypatch):
+    """The csv and json of a new problem had been written before the plot failed on a full
+    disk, left beside the old problem's png, while the message said nothing was changed."""
+    from click.testing import CliRunner
+
+    from hpcds1mpi.analysis import pareto_plot
+    from hpcds1mpi.commands.mobo import command
+    from hpcds1mpi.errors import WriteError
+    from tests.test_atomic import digests, temporaries
+
+    out = tmp_path / "out"
+    _earlier_run(out, cluster_file)
+    before = digests(out)
+
+    def full(path, *args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(pareto_plot, "plot_fronts", full)
+    argv = [*ANALYTIC[1:], "--cluster", str(cluster_file), "--out", str(out)]
+    argv[argv.index("256")] = "96"  # another problem
+    with pytest.raises(WriteError, match="nothing already there was changed"):
+        CliRunner().invoke(command, argv, catch_exceptions=False)
+    assert digests(out) == before and temporaries(tmp_path) == []
+
+
+def test_an_interrupt_while_the_plot_is_drawn_keeps_the_whole_old_set(tmp_path, cluster_file,
+                                                                     monkeypatch):
+    """SIGTERM (a walltime) or Ctrl-C while the plot is drawn: the old three files stay."""
+    from click.testing import CliRunner
+
+    from hpcds1mpi.analysis import pareto_plot
+    from hpcds1mpi.commands.mobo import command
+    from tests.test_atomic import digests, temporaries
+
+    out = tmp_path / "out"
+    _earlier_run(out, cluster_file)
+    before = digests(out)
+
+    def interrupted(path, *args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pareto_plot, "plot_fronts", interrupted)
+    argv = [*ANALYTIC[1:], "--cluster", str(cluster_file), "--out", str(out), "--size", "96"]
+    res = CliRunner().invoke(command, argv, catch_exceptions=False)  # click: "Aborted!"
+    assert res.exit_code != 0 and digests(out) == before and temporaries(tmp_path) == []
+
+
 def test_cli_space_within_the_budget_is_scored_exactly(tmp_path, cluster_file):
     out = tmp_path / "out"
     res = run_cli(["mobo", "--analytic", "--cluster", str(cluster_file), "--partition", "small",

@@ -167,3 +167,41 @@ def test_show_says_why_runs_were_not_ok(tmp_path, capsys):
     assert "  timeout x1: no exit within the 8 s timeout; killed\\x1b[2J" in out
     assert "Backtrace" not in out and "\x1b" not in out
     assert out.index("failed x2") < out.index("timeout x1")  # the most frequent first
+
+
+def _run_bytes(argv, timeout=60, env=None):
+    """run_cli, its output decoded as Python decodes names (a byte that is not UTF-8 kept)."""
+    import os
+    import subprocess
+
+    from tests.helpers import hpcds1mpi_exe
+
+    return subprocess.run([hpcds1mpi_exe(), *argv], capture_output=True, text=True,
+                          errors="surrogateescape", timeout=timeout,
+                          env={**os.environ, **(env or {})})
+
+
+def test_names_with_bytes_that_are_not_utf8_are_merged_exported_and_shown(tmp_path):
+    """pyarrow and h5py take UTF-8 text only: export to such a .parquet name and a merge of
+    such a shard had died with a UnicodeEncodeError traceback, the failed merge leaving a
+    telemetry file of 0 runs, a journal and a temporary behind."""
+    import os
+
+    import pandas as pd
+
+    from tests.helpers import run_cli
+
+    shard, out = tmp_path / os.fsdecode(b"t\xff.h5"), tmp_path / "all.h5"
+    telemetry.append(shard, [run_row(0), run_row(1)])
+    proc = _run_bytes(["telemetry", "merge", str(shard), "--out", str(out)], timeout=60)
+    assert proc.returncode == 0 and "2 runs (2 added" in proc.stdout, proc.stderr
+    assert set(telemetry.read_runs(out)["source_file"]) == {"t\\xff.h5"}
+    parquet = tmp_path / os.fsdecode(b"r\xff.parquet")
+    proc = _run_bytes(["telemetry", "export", str(shard), "--out", str(parquet)], timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    with open(parquet, "rb") as fh:
+        assert len(pd.read_parquet(fh)) == 2
+    proc = _run_bytes(["telemetry", "show", str(shard)], timeout=60,
+                   env={"PYTHONIOENCODING": "utf-8:strict"})  # a UTF-8 locale's stdout
+    assert proc.returncode == 0 and proc.stdout.startswith(f"{tmp_path}/t\\xff.h5: "), proc.stderr
+    assert sorted(os.listdir(tmp_path)) == sorted(["all.h5", shard.name, parquet.name])

@@ -303,3 +303,23 @@ def test_a_job_table_with_many_sub_second_jobs_trains_and_says_what_it_left_out(
     assert_one_line_error(proc, "the job table has no run times: none of its 24 ok job(s) has "
                                 "a runtime_s (the log had no run-time column")
     assert not (tmp_path / "n").exists()
+
+
+def test_names_with_bytes_that_are_not_utf8_are_refused_in_one_line_before_anything(tmp_path):
+    """pyarrow and the bundle's files take UTF-8 names only: train had died with a
+    UnicodeEncodeError traceback (after the training, for the output name)."""
+    import os
+
+    tele = write(tmp_path / os.fsdecode(b"t\xff.h5"), make_runs())
+    plain = write(tmp_path / "plain.h5", make_runs())
+    before = sorted(os.listdir(tmp_path))
+    for argv, named in ((["--telemetry", tele, "--out", str(tmp_path / "b")], "--telemetry"),
+                        (["--telemetry", plain, "--out", str(tmp_path / os.fsdecode(b"b\xff"))],
+                         "--out"),
+                        (["--jobs", str(tmp_path / os.fsdecode(b"j\xff.parquet")), "--out",
+                          str(tmp_path / "b")], "--jobs")):
+        proc = run_cli(["train", *argv, *FAST], timeout=120)
+        assert proc.returncode == 2, proc.stderr
+        assert_one_line_error(proc, f"{named} ")
+        assert "\\xff" in proc.stderr and "not UTF-8" in proc.stderr
+    assert sorted(os.listdir(tmp_path)) == before

@@ -479,6 +479,36 @@ def test_ctrl_c_or_sigterm_of_an_in_process_sweep_is_one_line_and_interrupted(tm
 
 
 @pytest.mark.mpi
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_plain_sweep_stopped_by_sigterm_or_sigint_says_one_line_and_exits_1(tmp_path, sig):
+    """scancel / a walltime send SIGTERM: a sweep started without mpiexec had exited 143
+    with nothing said (README: exit 1 and a line). MPICH's own "Abort(1) on node 0 ..."
+    line from MPI_Abort may follow it (silencing it made a rank-0-in-a-collective test flaky)."""
+    out = tmp_path / "t.h5"
+    args = ["--kernel-module", FAULTS, "--kernel", "fault_sleep", "--sizes", "5,4000",
+            "--ranks-per-node", "1", "--threads", "1", "--precisions", "fp64", "--min-time",
+            "0", "--max-repeats", "1", "--warmup", "0", "--out", str(out), "--no-progress"]
+    proc = subprocess.Popen([hpcds1mpi_exe(), "sweep", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        wait_for_start(out, 4000)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.returncode is None:
+            _kill_group(proc)
+    err = err.decode()
+    name = "SIGTERM" if sig == signal.SIGTERM else "SIGINT"
+    assert proc.returncode == 1, err
+    ours = [ln for ln in err.splitlines() if ln.startswith("hpcds1mpi")]
+    assert ours == [f"hpcds1mpi: error: rank 0: interrupted ({name}); the sweep ended, every "
+                    f"finished run is kept in {out}, rerun with --resume"], err
+    assert "Traceback" not in err
+    df = telemetry.read_runs(out).set_index("size")
+    assert df.loc[5, "status"] == "ok" and df.loc[4000, "status"] == "interrupted"
+
+
+@pytest.mark.mpi
 def test_ctrl_c_while_rank_0_waits_in_mpi_still_says_it_in_one_line(tmp_path):
     """Rank 0 stuck in a collective never sees the interrupt; the other rank used to abort at
     once with nothing said. It now waits a bounded time for rank 0, then says it itself."""

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .journal import load
 from .layout import DETAIL_TABLES
+from .snapshot_write import storable
 from .writer import TelemetryWriter
 
 
@@ -16,7 +17,8 @@ def merge(sources: list[str | os.PathLike], out: str | os.PathLike) -> dict:
 
     Rows are keyed by ``(machine_id, run_id)``; a key present twice keeps the finished record
     over a crashed one, then the later ``finished_at``. Each row keeps ``source_file`` (the shard
-    it came from, unless it already had one); machines and detail tables travel along.
+    it came from, unless it already had one; bytes of its name that are not UTF-8 as ``\\xff``);
+    machines and detail tables travel along. A merge that fails changes nothing.
 
     Returns:
         ``{"added": n, "replaced": n, "kept": n, "rows": total, "repeated": n}``; a source
@@ -36,12 +38,13 @@ def merge(sources: list[str | os.PathLike], out: str | os.PathLike) -> dict:
                                   "fix the shard or leave it out of the merge")
         if problem:
             raise TelemetryError(problem)
-    writer = TelemetryWriter(out, resume=True)
+    # A failure changes nothing: a new --out is removed again, an existing one left as it was.
+    writer = TelemetryWriter(out, resume=True, all_or_nothing=True)
     counts = {"added": 0, "replaced": 0, "kept": 0}
     with writer:
         store = writer.store
         for src, shard in stores:
-            label = src.name
+            label = storable(src.name)  # as stored: a rerun finds its provenance again
             for key, row in shard.runs.items():
                 row = dict(row)
                 if not row.get("source_file"):

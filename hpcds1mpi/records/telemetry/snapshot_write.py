@@ -20,8 +20,20 @@ from .layout import (DETAIL_TABLES, FORMAT_NAME, MACHINE_COLUMNS, PROVENANCE_COL
 def storable(value) -> str:
     """``value`` as a string HDF5 can store: without NUL bytes, which h5py refuses ("VLEN
     strings do not support embedded NULLs") and which would lose the whole snapshot (a
-    program's error line with a NUL, Debian mpi4py's library version)."""
-    return str(value).replace("\0", "")
+    program's error line with a NUL, Debian mpi4py's library version); a file name's bytes
+    that are not UTF-8 (Python's surrogate escapes, which h5py cannot encode: a merge of
+    ``t\\xff.h5`` had died with a traceback) written as ``\\xff``."""
+    text = str(value).replace("\0", "")
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:  # a lone surrogate that is no escaped byte
+            return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def _write_table(f, name: str, rows: list[dict], columns: list[tuple[str, str]], compress: bool):
@@ -71,6 +83,23 @@ def write_snapshot(path: str | os.PathLike, store: Store, *, compress: bool = Tr
     start = time.perf_counter()
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        _write_file(h5py, tmp, store, compress)
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # whatever stopped it: no torn snapshot left behind
+        raise
+    fsync_dir(path)
+    return time.perf_counter() - start
+
+
+def _write_file(h5py, tmp: Path, store: Store, compress: bool) -> None:
+    """``store`` in the :mod:`.layout` into the HDF5 file ``tmp``."""
     keys = list(store.runs)
     with h5py.File(tmp, "w") as f:
         f.attrs["format"] = FORMAT_NAME
@@ -88,11 +117,3 @@ def write_snapshot(path: str | os.PathLike, store: Store, *, compress: bool = Tr
             rows = [r for k in keys for r in store.detail[table].get(k, [])]
             _write_table(f, table, rows, TABLES[table], compress)
         _write_table(f, "provenance", store.provenance, PROVENANCE_COLUMNS, compress)
-    fd = os.open(tmp, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-    fsync_dir(path)
-    return time.perf_counter() - start

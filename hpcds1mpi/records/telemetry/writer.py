@@ -9,6 +9,7 @@ crashed run, a journal line already folded into the snapshot).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import os
@@ -30,24 +31,40 @@ NOT_WRITABLE = {errno.EPERM: "Operation not permitted", errno.EACCES: "Permissio
                 errno.EROFS: "Read-only file system"}
 
 
-def storage_error(path, exc: Exception) -> HpcdsError:
+def storage_error(path, exc: Exception, runs: int | None = None,
+                  kept: str | None = None) -> HpcdsError:
     """The one-line error for ``exc`` (an OS or h5py error) writing the telemetry ``path``:
     :class:`~hpcds1mpi.errors.OutputError` (exit 2) when the file or its folder cannot be
     written (EPERM, EACCES, EROFS), else :class:`~hpcds1mpi.errors.WriteError` (exit 1, a
-    full disk or an I/O error)."""
+    full disk or an I/O error). It ends with what is kept (``kept``, else :func:`kept_words`
+    of ``runs``, the finished runs the writer holds; None: not known)."""
     import re
 
-    reason = getattr(exc, "strerror", None)
-    if not reason:  # h5py names the errno inside its message
-        found = re.search(r"error message = '([^']+)'", str(exc))
-        reason = found.group(1) if found else (str(exc).splitlines() or [""])[0][:200]
-    kept = "every finished run is kept (rerun with --resume)"
+    # h5py names the errno inside its message, also as an OSError's strerror ("Can't close
+    # file (file write failed: time = ..."): the reason is the system's own words
+    found = re.search(r"error message = '([^']+)'", str(exc))
+    reason = found.group(1) if found else getattr(exc, "strerror", None)
+    if not reason:
+        reason = (str(exc).splitlines() or [""])[0][:200]
+    kept = kept or kept_words(path, runs)
     if getattr(exc, "errno", None) in NOT_WRITABLE or reason in NOT_WRITABLE.values():
         return OutputError(f"cannot write {path} ({reason}); make it and its folder writable "
                            f"(permissions, chattr -i, a read-only mount) or choose another "
                            f"--out; {kept}")
     return WriteError(f"cannot write {path} ({reason}); free space or choose another --out; "
                       f"{kept}")
+
+
+def kept_words(path, runs: int | None = None) -> str:
+    """What a failed write of the telemetry ``path`` left, in words: a full disk at the start of
+    a sweep had promised "every finished run is kept (rerun with --resume)" where no file was
+    written and no run had finished."""
+    path = Path(path)
+    if not (path.exists() or journal_path(path).exists()):
+        return "nothing was written"
+    if runs == 0:
+        return "no run had finished yet (rerun with --resume)"
+    return "every finished run is kept (rerun with --resume)"
 
 
 class TelemetryWriter:
@@ -67,13 +84,17 @@ class TelemetryWriter:
         snapshot_every_s: rewrite the HDF5 snapshot at most this often (the journal keeps every
             event safe in between).
         attrs: file attributes to store (e.g. the sweep plan).
+        all_or_nothing: a failure inside the ``with`` block, or of the final snapshot, changes
+            nothing (:meth:`abandon`; a merge), where a sweep keeps what it recorded.
     """
 
     def __init__(self, path: str | os.PathLike, *, resume: bool = False,
                  snapshot_every_s: float = 30.0, attrs: dict | None = None,
-                 compress: bool = True):
+                 compress: bool = True, all_or_nothing: bool = False):
         self.path = Path(path)
         self.resume = resume
+        self.all_or_nothing = all_or_nothing
+        self._created = False  # no file nor journal was there when this writer opened
         self.snapshot_every_s = snapshot_every_s
         self.compress = compress
         self.new_attrs = dict(attrs or {})
@@ -141,6 +162,7 @@ class TelemetryWriter:
             os.close(fd)
             raise LockError(self._lock_message()) from None
         self._lock_fd = fd
+        self._created = not (self.path.exists() or journal_path(self.path).exists())
         try:
             self._fold_in()
         except BaseException as exc:
@@ -180,18 +202,25 @@ class TelemetryWriter:
     def __enter__(self) -> "TelemetryWriter":
         return self.open()
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def __exit__(self, exc_type, *exc) -> None:
+        if exc_type is not None and self.all_or_nothing:
+            self.abandon()
+        else:
+            self.close()
 
     def close(self) -> None:
         """Final snapshot, then remove the journal and the lock. When the snapshot fails (a
-        full disk) the journal stays whole, the lock is released and the error passes on."""
+        full disk) the journal stays whole, the lock is released and the error passes on
+        (``all_or_nothing``: :meth:`abandon`)."""
         if self.store is None:
             return
         try:
             self.snapshot()
         except BaseException:
-            self.release()
+            if self.all_or_nothing:
+                self.abandon()
+            else:
+                self.release()
             raise
         # The snapshot holds everything: the journal goes, then the lock.
         if self._journal_fd is not None:
@@ -213,8 +242,29 @@ class TelemetryWriter:
             lock_path(self.path).unlink(missing_ok=True)
         self.store = None
 
+    def abandon(self) -> None:
+        """Let go without a snapshot, changing nothing: a file this writer created is removed
+        with its journal (a failed merge into a new --out had left a telemetry file of 0 runs
+        and a journal), an existing one keeps its last snapshot; a journal holding nothing
+        goes. Only for a writer that journals nothing it must keep (a merge)."""
+        if self.store is None:
+            return
+        if self._journal_fd is not None:
+            os.close(self._journal_fd)
+            self._journal_fd = None
+        journal = journal_path(self.path)
+        with contextlib.suppress(OSError):
+            if self._created:
+                self.path.unlink(missing_ok=True)
+                journal.unlink(missing_ok=True)
+            elif journal.exists() and journal.stat().st_size == 0:
+                journal.unlink()
+        self.release()
+
     def _storage_error(self, exc: Exception) -> HpcdsError:
-        return storage_error(self.path, exc)
+        if self.all_or_nothing:
+            return storage_error(self.path, exc, kept="nothing was changed, rerun to write it")
+        return storage_error(self.path, exc, None if self.store is None else len(self.store.runs))
 
     # -- events
 

@@ -112,3 +112,54 @@ def test_a_loop_of_links_as_a_source_is_one_line(tmp_path):
     with pytest.raises(TelemetryError, match="loop of symbolic links"):
         telemetry.merge([loop, good], tmp_path / "out.h5")
     assert not (tmp_path / "out.h5").exists()
+
+
+def test_a_shard_whose_name_is_not_utf8_is_merged_and_named_with_escapes(tmp_path):
+    """h5py cannot store a name's non-UTF-8 bytes (Python's surrogate escapes): the merge had
+    died with a UnicodeEncodeError traceback. Now its bytes are written as \\xff, and a rerun
+    finds its provenance again (not one entry more per rerun)."""
+    import os
+
+    shard, out = tmp_path / os.fsdecode(b"t\xff.h5"), tmp_path / "all.h5"
+    telemetry.append(shard, [run_row(0), run_row(1)])
+    assert telemetry.merge([shard], out)["added"] == 2
+    again = telemetry.merge([shard], out)
+    assert again["added"] == 0 and again["kept"] == 2
+    assert set(telemetry.read_runs(out)["source_file"]) == {"t\\xff.h5"}
+    with h5py.File(out) as f:
+        assert [s.decode() for s in f["provenance/source_file"][()]] == ["t\\xff.h5"]
+
+
+def test_a_merge_that_fails_changes_nothing_and_leaves_no_file_behind(tmp_path, monkeypatch):
+    """A failed merge into a new --out had left a telemetry file of 0 runs, its journal and a
+    torn .NAME.h5.tmp-PID; into an existing one, the journal and the temporary stayed."""
+    import os
+
+    import pytest
+
+    from hpcds1mpi.errors import WriteError
+    from hpcds1mpi.records.telemetry import snapshot_write
+
+    a, b, out = tmp_path / "a.h5", tmp_path / "b.h5", tmp_path / "all.h5"
+    telemetry.append(a, [run_row(0)])
+    telemetry.append(b, [run_row(1)])
+    snapshots = []
+
+    def full_at_the_final_snapshot():  # open()'s snapshot passes, the merged one fails
+        snapshots.append(1)
+        if len(snapshots) % 2 == 0:
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(snapshot_write, "_test_pause_mid_write", full_at_the_final_snapshot)
+    with pytest.raises(WriteError, match="No space left on device.*nothing was changed"):
+        telemetry.merge([a], out)
+    assert sorted(os.listdir(tmp_path)) == ["a.h5", "b.h5"]
+    monkeypatch.undo()
+    telemetry.merge([a], out)
+    before = telemetry.read_runs(out)
+    monkeypatch.setattr(snapshot_write, "_test_pause_mid_write", full_at_the_final_snapshot)
+    snapshots.clear()
+    with pytest.raises(WriteError):
+        telemetry.merge([b], out)
+    assert sorted(os.listdir(tmp_path)) == ["a.h5", "all.h5", "b.h5"]
+    assert telemetry.read_runs(out).equals(before)

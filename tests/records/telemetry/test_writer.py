@@ -200,3 +200,38 @@ def test_a_loop_of_links_as_out_is_refused_and_left_a_link(tmp_path):
     with pytest.raises(TelemetryError, match="loop of symbolic links"):
         telemetry.append(loop, [run_row(0)])
     assert loop.is_symlink() and sorted(p.name for p in tmp_path.iterdir()) == ["loop.h5"]
+
+
+def test_a_full_disk_says_what_is_kept_and_nothing_when_nothing_was_written(tmp_path,
+                                                                           monkeypatch):
+    """A disk full at the start of a sweep had promised "every finished run is kept (rerun
+    with --resume)" where no file was written and no run had finished."""
+    import os
+
+    from hpcds1mpi.errors import WriteError
+    from hpcds1mpi.records.telemetry import snapshot_write
+
+    def full():
+        raise OSError(28, "No space left on device")
+
+    out = tmp_path / "t.h5"
+    monkeypatch.setattr(snapshot_write, "_test_pause_mid_write", full)
+    with pytest.raises(WriteError) as got:
+        telemetry.TelemetryWriter(out).open()
+    assert str(got.value).endswith("free space or choose another --out; nothing was written")
+    assert os.listdir(tmp_path) == []
+    monkeypatch.undo()
+    telemetry.append(out, [run_row(0)])
+    monkeypatch.setattr(snapshot_write, "_test_pause_mid_write", full)
+    with pytest.raises(WriteError, match=r"every finished run is kept \(rerun with --resume\)"):
+        telemetry.TelemetryWriter(out, resume=True).open()
+
+
+def test_an_h5py_error_is_said_in_the_systems_words():
+    """h5py raises OSError(28, "Can't close file (file write failed: time = ...\\n, ...,
+    error message = 'No space left on device', ...)"): its whole text had been the reason."""
+    from hpcds1mpi.records.telemetry.writer import storage_error
+
+    exc = OSError(28, "Can't close file (file write failed: time = Fri Dec 4 2026\n, filename "
+                      "= 'x', errno = 28, error message = 'No space left on device', buf = 0x1)")
+    assert "(No space left on device); free space" in str(storage_error("t.h5", exc))
