@@ -82,6 +82,12 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
+#: (command, parameter) pairs whose command refuses an empty value itself, with a line that
+#: says more ("-o/--output is empty; give the file ..., or - to print it"): left to it, so the
+#: answer is the same whether the command is reached through the group or called directly.
+_OWN_EMPTY_CHECKS = {("recommend", "script_path"), ("mobo", "out_dir")}
+
+
 def _refusing_empty_paths(command: click.Command) -> click.Command:
     """``command`` (and its subcommands) with every path parameter refusing an empty value:
     ``--model "$MODEL"`` with ``MODEL`` unset had been read as no option, so the shipped
@@ -89,7 +95,8 @@ def _refusing_empty_paths(command: click.Command) -> click.Command:
     if getattr(command, "_empty_paths_refused", False):
         return command
     for param in command.params:
-        if isinstance(param.type, click.Path):
+        if isinstance(param.type, click.Path) and \
+                (command.name, param.name) not in _OWN_EMPTY_CHECKS:
             param.callback = _no_empty_path(param.callback)
     for sub in getattr(command, "commands", {}).values():
         _refusing_empty_paths(sub)
