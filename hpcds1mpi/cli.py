@@ -74,48 +74,12 @@ class LazyGroup(click.Group):
             if exc.name != module_name:
                 raise
             return _not_built(name)
-        return _refusing_empty_paths(module.command)
+        return module.command
 
     def format_commands(self, ctx, formatter):
         rows = [(name, text) for name, text in COMMANDS.items()]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
-
-
-#: (command, parameter) pairs whose command refuses an empty value itself, with a line that
-#: says more ("-o/--output is empty; give the file ..., or - to print it"): left to it, so the
-#: answer is the same whether the command is reached through the group or called directly.
-_OWN_EMPTY_CHECKS = {("recommend", "script_path"), ("mobo", "out_dir")}
-
-
-def _refusing_empty_paths(command: click.Command) -> click.Command:
-    """``command`` (and its subcommands) with every path parameter refusing an empty value:
-    ``--model "$MODEL"`` with ``MODEL`` unset had been read as no option, so the shipped
-    bundle answered for the user's own silently."""
-    if getattr(command, "_empty_paths_refused", False):
-        return command
-    for param in command.params:
-        if isinstance(param.type, click.Path) and \
-                (command.name, param.name) not in _OWN_EMPTY_CHECKS:
-            param.callback = _no_empty_path(param.callback)
-    for sub in getattr(command, "commands", {}).values():
-        _refusing_empty_paths(sub)
-    command._empty_paths_refused = True
-    return command
-
-
-def _no_empty_path(then):
-    def check(ctx, param, value):
-        values = value if isinstance(value, (tuple, list)) else (value,)
-        if any(v is not None and str(v).strip() == "" for v in values):
-            option = isinstance(param, click.Option)
-            name = max(param.opts, key=len) if option else param.human_readable_name
-            raise click.UsageError(f"{name} is empty; give a path"
-                                   f"{', or leave the option out' if option else ''} (an unset "
-                                   "shell variable?)", ctx=ctx)
-        return then(ctx, param, value) if then is not None else value
-
-    return check
 
 
 def shown_name(name) -> str:

@@ -9,6 +9,7 @@ import click
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.schemas.limits import MAX_SIZE
 from hpcds1mpi.schemas.numbers import SIZE
+from hpcds1mpi.schemas.paths import NonEmptyPath
 
 
 def _walltime(seconds) -> str:
@@ -95,9 +96,9 @@ def format_advice(advice) -> str:
               "program's arguments).")
 @click.option("--objective", type=click.Choice(["time", "energy", "edp", "balanced"]),
               default="time", show_default=True)
-@click.option("--model", "model_dir", type=click.Path(), default=None,
+@click.option("--model", "model_dir", type=NonEmptyPath(), default=None,
               help="Model bundle directory (default: the bundle shipped with the package).")
-@click.option("--cluster", "cluster_file", type=click.Path(), default=None,
+@click.option("--cluster", "cluster_file", type=NonEmptyPath(), default=None,
               help="Cluster TOML file (default: this Slurm allocation or this machine).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def command(script, out, force, workload, size, objective, model_dir, cluster_file, as_json):

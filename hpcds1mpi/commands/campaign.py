@@ -12,6 +12,7 @@ from __future__ import annotations
 import click
 
 from hpcds1mpi.schemas.numbers import COUNT
+from hpcds1mpi.schemas.paths import NonEmptyPath
 
 #: The campaign's own subcommands; any other first word is the PLAN of ``campaign PLAN``.
 SUBCOMMANDS = ("status", "resubmit", "record")
@@ -41,14 +42,14 @@ def command() -> None:
 
 
 @command.command(name="emit")
-@click.argument("plan_file", metavar="PLAN", type=click.Path(dir_okay=False))
+@click.argument("plan_file", metavar="PLAN", type=NonEmptyPath(dir_okay=False))
 @click.option("--emit", "scheduler", required=True, type=click.Choice(["slurm", "pbs"]),
               help="The scheduler to write the jobs for.")
-@click.option("--out", default=None, type=click.Path(file_okay=False),
+@click.option("--out", default=None, type=NonEmptyPath(file_okay=False),
               help="Campaign folder to write (missing or empty; default campaign-PLAN).")
 @click.option("--shards", type=COUNT, default=1, show_default=True,
               help="At most this many shards (array tasks) per node count.")
-@click.option("--cluster", "cluster_file", type=click.Path(dir_okay=False), default=None,
+@click.option("--cluster", "cluster_file", type=NonEmptyPath(dir_okay=False), default=None,
               help="Cluster file (partitions, site settings); the jobs' sweeps use it too.")
 @click.option("--partition", default=None, help="Partition to run on.")
 @click.option("--time-limit", type=COUNT, default=None,
@@ -88,7 +89,7 @@ def emit(plan_file, scheduler, out, shards, cluster_file, partition, time_limit,
 
 
 @command.command(name="status")
-@click.argument("folder", metavar="DIR", type=click.Path())
+@click.argument("folder", metavar="DIR", type=NonEmptyPath())
 def status(folder) -> None:
     """Show each part of campaign DIR: done, queued, running, failed, interrupted, missing."""
     from hpcds1mpi.measure.campaign_status import campaign_status, summary_lines
@@ -99,7 +100,7 @@ def status(folder) -> None:
 
 
 @command.command(name="resubmit")
-@click.argument("folder", metavar="DIR", type=click.Path())
+@click.argument("folder", metavar="DIR", type=NonEmptyPath())
 @click.option("--dry-run", is_flag=True, help="Say what would be submitted; submit nothing.")
 def resubmit(folder, dry_run) -> None:
     """Submit the parts of campaign DIR that are missing, failed or interrupted, then the merge."""
@@ -116,7 +117,7 @@ def resubmit(folder, dry_run) -> None:
 
 
 @command.command(name="record", hidden=True)
-@click.argument("folder", metavar="DIR", type=click.Path())
+@click.argument("folder", metavar="DIR", type=NonEmptyPath())
 @click.option("--job", "job_id", required=True, help="The job id sbatch/qsub printed.")
 @click.option("--nodes", type=COUNT, default=None,
               help="The node count whose whole array the job runs.")

@@ -6,9 +6,11 @@ import json
 
 import click
 
+from hpcds1mpi.schemas.paths import NonEmptyPath
+
 
 @click.command(name="cluster")
-@click.option("--cluster", "cluster_file", type=click.Path(), default=None,
+@click.option("--cluster", "cluster_file", type=NonEmptyPath(), default=None,
               help="Cluster TOML file (default: the Slurm allocation, else this machine).")
 @click.option("--partition", default=None,
               help="Only this partition (NAME or CLUSTER/NAME, as recommend takes it).")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import click
 
+from hpcds1mpi.schemas.paths import NonEmptyPath
+
 #: ``--kind`` values: ``auto`` and ``records.ingest.KINDS`` (written out so that loading the
 #: command imports no reader; a test keeps the two equal).
 KIND_CHOICES = ("auto", "sacct-p", "sacct-json", "sacct-csv", "pm100", "adastra", "swf",
@@ -12,8 +14,8 @@ KIND_CHOICES = ("auto", "sacct-p", "sacct-json", "sacct-csv", "pm100", "adastra"
 
 
 @click.command(name="ingest")
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--out", "out", required=True, type=click.Path(dir_okay=False),
+@click.argument("files", nargs=-1, required=True, type=NonEmptyPath(dir_okay=False))
+@click.option("--out", "out", required=True, type=NonEmptyPath(dir_okay=False),
               help="Job table to write (.parquet, or .csv).")
 @click.option("--force", is_flag=True,
               help="Replace an existing --out that is not a job table ingest wrote.")

@@ -17,16 +17,17 @@ from __future__ import annotations
 import click
 
 from hpcds1mpi.schemas.numbers import FRACTION, SEED
+from hpcds1mpi.schemas.paths import NonEmptyPath
 
 
 @click.command(name="learn")
-@click.option("--model", "model_dir", required=True, type=click.Path(),
+@click.option("--model", "model_dir", required=True, type=NonEmptyPath(),
               help="Existing bundle directory.")
-@click.option("--telemetry", "telemetry", multiple=True, type=click.Path(),
+@click.option("--telemetry", "telemetry", multiple=True, type=NonEmptyPath(),
               help="New sweep / tune telemetry (.h5); repeatable.")
-@click.option("--jobs", "jobs", multiple=True, type=click.Path(),
+@click.option("--jobs", "jobs", multiple=True, type=NonEmptyPath(),
               help="New job table (.parquet); repeatable.")
-@click.option("--out", default=None, type=click.Path(),
+@click.option("--out", default=None, type=NonEmptyPath(),
               help="Where to write the retrained bundle (default: replace --model).")
 @click.option("--sample-rate", default=None, type=FRACTION,
               help="Sampling rate (default: the bundle's).")

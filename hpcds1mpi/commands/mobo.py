@@ -16,18 +16,19 @@ from __future__ import annotations
 import click
 
 from hpcds1mpi.schemas.numbers import COUNT, SEED, SIZE
+from hpcds1mpi.schemas.paths import NonEmptyPath
 
 METHOD_CHOICES = ("mobo", "sobo-runtime", "sobo-energy", "random", "exact", "all")
 
 
 @click.command(name="mobo")
-@click.option("--model", "model_dir", type=click.Path(), default=None,
+@click.option("--model", "model_dir", type=NonEmptyPath(), default=None,
               help="Model bundle directory (the objective; default: the bundle shipped with the package).")
 @click.option("--analytic", is_flag=True,
               help="Use the modelled roofline objective instead of a bundle (test fixture).")
 @click.option("--workload", required=True, help="Workload (kernel or job label) the bundle knows.")
 @click.option("--size", type=SIZE, required=True, help="Problem size.")
-@click.option("--cluster", "cluster_file", type=click.Path(), default=None,
+@click.option("--cluster", "cluster_file", type=NonEmptyPath(), default=None,
               help="Cluster TOML file (else the bundle's recorded partition).")
 @click.option("--partition", default=None, help="Partition name.")
 @click.option("--objectives", default="runtime,energy", show_default=True,
@@ -41,7 +42,8 @@ METHOD_CHOICES = ("mobo", "sobo-runtime", "sobo-energy", "random", "exact", "all
               help="Node counts of the full space: powers of two (and the maximum), or every "
                    "count 1..max nodes (the nodes space always has every count).")
 @click.option("--n-init", type=COUNT, default=None, help="Initial design size (default d+1, >= 4).")
-@click.option("--out", "out_dir", type=click.Path(), default="mobo_out", show_default=True,
+@click.option("--out", "out_dir", type=NonEmptyPath(fix="give a folder for the mobo outputs"),
+              default="mobo_out", show_default=True,
               help="Output directory (pareto.csv, mobo.json, pareto.png).")
 @click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--model-partition", default=None,
@@ -412,15 +414,13 @@ OUTPUTS = ("pareto.csv", "mobo.json", "pareto.png")
 
 
 def _check_own_outputs(out_dir: str) -> None:
-    """Refuse an empty --out, and a folder holding a pareto.csv / mobo.json / pareto.png that
-    no earlier mobo run wrote (a user's own pareto.csv was replaced without a word)."""
+    """Refuse a folder holding a pareto.csv / mobo.json / pareto.png that no earlier mobo run
+    wrote (a user's own pareto.csv was replaced without a word)."""
     import json
     from pathlib import Path
 
-    from hpcds1mpi.errors import ConfigError, OutputError
+    from hpcds1mpi.errors import OutputError
 
-    if not out_dir.strip():
-        raise ConfigError("--out is empty; give a folder for the mobo outputs")
     out = Path(out_dir)
     present = [name for name in OUTPUTS if (out / name).exists()]
     if not present:

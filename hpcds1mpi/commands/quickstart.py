@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from hpcds1mpi.schemas.numbers import COUNT, SECONDS
+from hpcds1mpi.schemas.paths import NonEmptyPath
 
 KERNELS = ("stencil", "gemm", "fft")
 #: Which of each kernel's default sizes the sweep measures: the smaller ones (so it fits in a few
@@ -77,7 +78,7 @@ def check_ranks(ranks: int, cores: int) -> None:
 
 @click.command(name="quickstart")
 @click.option("--out", "out_dir", default="hpcds1mpi-quickstart", show_default=True,
-              type=click.Path(), help="Folder for the telemetry, model, script and plot.")
+              type=NonEmptyPath(), help="Folder for the telemetry, model, script and plot.")
 @click.option("--ranks", type=COUNT, default=None,
               help="MPI ranks for the sweep, at most the cores (default: cores).")
 @click.option("--sweep-timeout", type=SECONDS, default=480.0, show_default=True,

@@ -8,6 +8,7 @@ from hpcds1mpi.config import FAILURE_STATUSES
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.schemas.limits import MAX_COUNT, MAX_SIZE
 from hpcds1mpi.schemas.numbers import COUNT, JOULES, SECONDS, SIZE, BoundedFloat
+from hpcds1mpi.schemas.paths import NonEmptyPath
 
 
 #: Share of jobs a proposed walltime covers: a quantile the runtime model can calibrate.
@@ -124,7 +125,7 @@ def _propose(table, rec, user: str, job_name: str, time_limit_s, coverage: float
 @click.command(name="recommend")
 @click.option("--workload", required=True, help="Kernel name or your program's telemetry label.")
 @click.option("--size", required=True, type=SIZE, help="Problem size (> 0).")
-@click.option("--cluster", "cluster_file", type=click.Path(), default=None,
+@click.option("--cluster", "cluster_file", type=NonEmptyPath(), default=None,
               help="Cluster TOML file (default: this Slurm allocation or this machine).")
 @click.option("--partition", "partitions", multiple=True,
               help="Allowed partition (repeatable; NAME or CLUSTER/NAME). Default: all.")
@@ -138,7 +139,8 @@ def _propose(table, rec, user: str, job_name: str, time_limit_s, coverage: float
               help="Only CPU or only GPU configurations.")
 @click.option("--emit", type=click.Choice(["slurm", "pbs"]), default=None,
               help="Write a batch script (the calibration sweep when escalated).")
-@click.option("-o", "--output", "script_path", type=click.Path(), default=None,
+@click.option("-o", "--output", "script_path", default=None,
+              type=NonEmptyPath(fix="give the file for the batch script, or - to print it"),
               help="Where --emit writes the script (default or -: print it; with -, the report "
                    "goes to stderr).")
 @click.option("--force", is_flag=True,
@@ -154,11 +156,11 @@ def _propose(table, rec, user: str, job_name: str, time_limit_s, coverage: float
 @click.option("--json", "as_json", is_flag=True,
               help="Print JSON instead of a table (with --emit: its \"script\" is the script's "
                    "text, as /v1/recommend answers, or with -o FILE that path).")
-@click.option("--model", "model_dir", type=click.Path(), default=None,
+@click.option("--model", "model_dir", type=NonEmptyPath(), default=None,
               help="Model bundle directory (default: the bundle shipped with the package).")
-@click.option("--failure-history", "history_path", type=click.Path(), default=None,
+@click.option("--failure-history", "history_path", type=NonEmptyPath(), default=None,
               help="Failure history file (default: ~/.cache/hpcds1mpi/failures.json).")
-@click.option("--history", "job_table", type=click.Path(), default=None, metavar="JOBTABLE",
+@click.option("--history", "job_table", type=NonEmptyPath(), default=None, metavar="JOBTABLE",
               help="Past jobs (a table from hpcds1mpi ingest, or a job log): propose --time "
                    "from them.")
 @click.option("--user", default=None,
@@ -198,9 +200,6 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
     for name, value in (("--deadline", deadline), ("--energy-budget", energy_budget)):
         if value is not None and not value > 0:
             raise ConfigError(f"{name} must be positive, got {value}")
-    if script_path is not None and not script_path.strip():
-        raise ConfigError("-o/--output is empty; give the file for the batch script, or - to "
-                          "print it")
     if script_path and not emit:
         raise ConfigError("-o/--output is where --emit writes the batch script; add --emit "
                           "slurm or --emit pbs, or drop -o")

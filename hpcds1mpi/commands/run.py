@@ -11,6 +11,7 @@ import json
 import click
 
 from hpcds1mpi.schemas.numbers import COUNT, SEED, SIZE
+from hpcds1mpi.schemas.paths import NonEmptyPath
 
 
 @click.command(name="run")
@@ -22,7 +23,7 @@ from hpcds1mpi.schemas.numbers import COUNT, SEED, SIZE
               show_default=True)
 @click.option("--repeats", type=COUNT, default=3, show_default=True, help="Timed repeats after one warm-up.")
 @click.option("--seed", type=SEED, default=0, show_default=True)
-@click.option("--cluster", "cluster_file", type=click.Path(), default=None,
+@click.option("--cluster", "cluster_file", type=NonEmptyPath(), default=None,
               help="Cluster TOML to check the configuration against (default: detect).")
 @click.option("--partition", default=None, help="Partition in the cluster file.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from hpcds1mpi.schemas.numbers import BoundedFloat, BoundedInt
+from hpcds1mpi.schemas.paths import NonEmptyPath
 
 
 @click.command(name="serve")
@@ -12,16 +13,16 @@ from hpcds1mpi.schemas.numbers import BoundedFloat, BoundedInt
               help="Address to listen on (a non-loopback one needs TLS or --allow-plain-http).")
 @click.option("--port", type=BoundedInt(0, 65535, "TCP port"), default=8787, show_default=True,
               help="TCP port (0: any free port, printed).")
-@click.option("--model", "model_dir", type=click.Path(), default=None,
+@click.option("--model", "model_dir", type=NonEmptyPath(), default=None,
               help="Model bundle directory (default: the bundle shipped with the package).")
-@click.option("--cluster", "cluster_file", type=click.Path(), default=None,
+@click.option("--cluster", "cluster_file", type=NonEmptyPath(), default=None,
               help="Cluster TOML file whose partitions requests may name (default: this Slurm "
                    "allocation or this machine).")
-@click.option("--state-dir", type=click.Path(), default=None,
+@click.option("--state-dir", type=NonEmptyPath(), default=None,
               help="Where the token and caches live, the only place written "
                    "(default: ~/.local/state/hpcds1mpi/serve).")
-@click.option("--certfile", type=click.Path(), default=None, help="TLS certificate (PEM).")
-@click.option("--keyfile", type=click.Path(), default=None, help="TLS private key (PEM).")
+@click.option("--certfile", type=NonEmptyPath(), default=None, help="TLS certificate (PEM).")
+@click.option("--keyfile", type=NonEmptyPath(), default=None, help="TLS private key (PEM).")
 @click.option("--allow-plain-http", is_flag=True,
               help="Allow a non-loopback --host without TLS (behind a TLS-terminating proxy).")
 @click.option("--max-body", type=BoundedInt(1024, 16 * 1024 * 1024, "size in bytes"),

@@ -21,6 +21,7 @@ import sys
 import click
 
 from hpcds1mpi.schemas.numbers import COUNT
+from hpcds1mpi.schemas.paths import NonEmptyPath
 
 
 #: The supervisor's own options: they choose how it launches the sweep, never passed on.
@@ -48,7 +49,7 @@ def _strip_launch(argv: list[str]) -> list[str]:
 
 
 @click.command(name="sweep")
-@click.option("--plan", "plan_file", type=click.Path(), default=None, help="Sweep plan (TOML).")
+@click.option("--plan", "plan_file", type=NonEmptyPath(), default=None, help="Sweep plan (TOML).")
 @click.option("--out", default=None, help="Telemetry file to write (.h5).")
 @click.option("--kernel", multiple=True, help="Kernel name(s), comma-separated (instead of --plan).")
 @click.option("--sizes", default=None, help="Sizes: 64,128 or 64..1024 (powers of two).")
@@ -79,7 +80,7 @@ def _strip_launch(argv: list[str]) -> list[str]:
 @click.option("--retry-crashed", is_flag=True, default=None,
               help="Retry configurations recorded as crashed (once more by default).")
 @click.option("--kernel-module", multiple=True, help="Extra kernels: a module or .py path.")
-@click.option("--cluster", "cluster_file", type=click.Path(), default=None)
+@click.option("--cluster", "cluster_file", type=NonEmptyPath(), default=None)
 @click.option("--partition", default=None)
 @click.option("--list", "list_only", is_flag=True, help="Print the configurations and a rough time.")
 @click.option("--launch", type=COUNT, default=None,

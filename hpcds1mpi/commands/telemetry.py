@@ -5,9 +5,10 @@ from __future__ import annotations
 import click
 
 from hpcds1mpi.schemas.numbers import COUNT0
+from hpcds1mpi.schemas.paths import NonEmptyPath
 
 #: A telemetry file argument: a directory is refused by click (one line, exit 2).
-TELEMETRY_FILE = click.Path(dir_okay=False)
+TELEMETRY_FILE = NonEmptyPath(dir_okay=False)
 
 
 def printable(value) -> str:
@@ -85,7 +86,7 @@ def _why_not_ok(runs) -> list[str]:
 
 @command.command(name="export")
 @click.argument("path", type=TELEMETRY_FILE)
-@click.option("--out", required=True, type=click.Path(dir_okay=False),
+@click.option("--out", required=True, type=NonEmptyPath(dir_okay=False),
               help="Output file: .csv, .parquet or .json (lines).")
 @click.option("--table", type=click.Choice(["runs", "machines", "repeats", "ranks",
                                             "rank_repeats"]), default="runs", show_default=True)

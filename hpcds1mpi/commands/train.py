@@ -10,6 +10,7 @@ from __future__ import annotations
 import click
 
 from hpcds1mpi.schemas.numbers import FRACTION, SEED
+from hpcds1mpi.schemas.paths import NonEmptyPath
 
 
 def _unlearnt(bundle) -> tuple[int, int, dict[str, int]]:
@@ -76,11 +77,11 @@ def _choose_recipe(data, settings: dict, knobs) -> tuple[str, dict]:
 
 
 @click.command(name="train")
-@click.option("--telemetry", "telemetry", multiple=True, type=click.Path(),
+@click.option("--telemetry", "telemetry", multiple=True, type=NonEmptyPath(),
               help="Sweep telemetry (.h5); repeatable.")
-@click.option("--jobs", "jobs", multiple=True, type=click.Path(),
+@click.option("--jobs", "jobs", multiple=True, type=NonEmptyPath(),
               help="Job table from `hpcds1mpi ingest` (.parquet); repeatable.")
-@click.option("--out", required=True, type=click.Path(), help="Bundle directory to write.")
+@click.option("--out", required=True, type=NonEmptyPath(), help="Bundle directory to write.")
 @click.option("--sample-rate", default=1.0, show_default=True, type=FRACTION,
               help="Intelligent-sampling target rate (paper: 0.5, 0.75, 1.0).")
 @click.option("--seed", default=0, show_default=True, type=SEED)

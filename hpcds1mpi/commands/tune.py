@@ -24,6 +24,7 @@ import sys
 import click
 
 from hpcds1mpi.schemas.numbers import COUNT, SECONDS, SEED, SIZE, BoundedFloat
+from hpcds1mpi.schemas.paths import NonEmptyPath
 
 #: A relative noise floor: 0 (none assumed) to 1.
 NOISE = BoundedFloat(0.0, 1.0, "relative noise")
@@ -207,8 +208,8 @@ def _preflight(choice, program: str, size: int, start, space, part, workdir, log
               help='Your MPI program instead of a kernel, e.g. "./app --n {size}".')
 @click.option("--label", default=None, help="Workload name of --program (default: its file name).")
 @click.option("--size", type=SIZE, required=True, help="Problem size.")
-@click.option("--out", required=True, type=click.Path(), help="Telemetry file for every run (.h5).")
-@click.option("--model", "model_dir", type=click.Path(), default=None,
+@click.option("--out", required=True, type=NonEmptyPath(), help="Telemetry file for every run (.h5).")
+@click.option("--model", "model_dir", type=NonEmptyPath(), default=None,
               help="Model bundle: start from System 1's pick and rank by expected improvement.")
 @click.option("--objective", type=click.Choice(["time", "energy", "front"]), default="time",
               show_default=True)
@@ -226,7 +227,7 @@ def _preflight(choice, program: str, size: int, start, space, part, workdir, log
 @click.option("--max-nodes", type=COUNT, default=None, help="Use at most this many nodes.")
 @click.option("--launcher", type=click.Choice(["srun", "mpiexec"]), default=None,
               help="Launch each configuration with this (default: srun inside Slurm).")
-@click.option("--cluster", "cluster_file", type=click.Path(), default=None)
+@click.option("--cluster", "cluster_file", type=NonEmptyPath(), default=None)
 @click.option("--partition", default=None)
 @click.option("--min-time", type=float, default=0.2, show_default=True,
               help="Measure each configuration at least this long (s).")
