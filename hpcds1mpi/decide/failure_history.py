@@ -15,8 +15,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hpcds1mpi.decide.guard import NO_CACHE, cache_dir
 from hpcds1mpi.errors import ConfigError, OutputError
+from hpcds1mpi.user_cache import cache_dir
 
 #: Largest history file read (a few hundred bytes per failure).
 MAX_BYTES = 16 << 20
@@ -24,12 +24,14 @@ MAX_BYTES = 16 << 20
 LOCK_WAIT_S = 30.0
 
 
-def default_history_path() -> Path:
-    """``HPCDS1MPI_HISTORY`` when set, else ``failures.json`` in the user's cache."""
+def default_history_path() -> Path | None:
+    """``HPCDS1MPI_HISTORY`` when set, else ``failures.json`` in the user's cache; None when
+    there is neither (no home): nothing to read, and recording a failure says what to set."""
     env = os.environ.get("HPCDS1MPI_HISTORY")
     if env:
         return Path(env)
-    return cache_dir() / "failures.json"
+    cache = cache_dir()
+    return None if cache is None else cache / "failures.json"
 
 
 @dataclass
@@ -40,7 +42,7 @@ class FailureHistory:
     workload at that size and larger (a job that ran out of memory will not fit when bigger).
     """
 
-    path: Path
+    path: Path | None
     failures: list = field(default_factory=list)
 
     @classmethod
@@ -51,6 +53,8 @@ class FailureHistory:
             ConfigError: the file exists but is not a readable history.
         """
         path = Path(path) if path else default_history_path()
+        if path is None:
+            return cls(None, [])
         unreadable = f"failure history {path} is unreadable"
         if path.exists() and not path.is_file():  # a FIFO or /dev/zero would block or fill RAM
             raise ConfigError(f"{unreadable} (not a regular file); give a JSON file")
@@ -61,7 +65,7 @@ class FailureHistory:
                 raise ConfigError(f"{unreadable} (over {MAX_BYTES >> 20} MiB); fix or delete it")
             data = json.loads(text)
             failures = data.get("failures", [])
-        except (FileNotFoundError, NotADirectoryError):  # none yet, or no home (NO_CACHE)
+        except (FileNotFoundError, NotADirectoryError):  # none yet
             return cls(path, [])
         except (OSError, ValueError, AttributeError, RecursionError):
             raise ConfigError(f"{unreadable}; fix or delete it") from None
@@ -100,15 +104,15 @@ class FailureHistory:
 
     def _prepare_folder(self) -> None:
         """Create the file's folder; a folder that cannot be written is one line."""
-        folder = self.path.parent
         hint = ("set HPCDS1MPI_HISTORY to a file in a writable folder" if
                 os.environ.get("HPCDS1MPI_HISTORY") else "set HPCDS1MPI_HISTORY (a file) or "
                 "HPCDS1MPI_CACHE (a folder) to a writable place")
-        if folder == NO_CACHE:
+        if self.path is None:
             home = os.environ.get("HOME")
             raise OutputError("no folder for the failure history: " + (
                 f"HOME={home} is not an existing folder" if home else "there is no home folder")
                 + f"; {hint}")
+        folder = self.path.parent
         try:
             folder.mkdir(parents=True, exist_ok=True)
             if not os.access(folder, os.W_OK | os.X_OK):  # root too, on a read-only mount

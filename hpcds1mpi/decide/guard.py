@@ -47,6 +47,7 @@ from hpcds1mpi.decide.guard_reference import (  # moved there; importable from h
 )
 from hpcds1mpi.decide.trained_hardware import matching_partition
 from hpcds1mpi.errors import HpcdsError
+from hpcds1mpi.user_cache import cache_dir
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -241,33 +242,6 @@ def _sha256(data: bytes):
     return sha256(data)
 
 
-#: The cache folder when there is no home to hold one: no one can create a folder under
-#: /dev/null, so the guard's cache is skipped and the failure history says what to set.
-NO_CACHE = Path(os.devnull) / "hpcds1mpi"
-
-
-def cache_dir() -> Path:
-    """``HPCDS1MPI_CACHE``, else ``~/.cache/hpcds1mpi``; an empty variable counts as unset.
-
-    A home that does not exist (``HOME=/nonexistent``, as services set it) is never created:
-    :data:`NO_CACHE` then.
-    """
-    env = os.environ.get("HPCDS1MPI_CACHE")
-    if env:
-        return Path(env)
-    home = os.environ.get("HOME")
-    if not home:  # unset, or empty (Path.home() reads that as "/"): the account's home
-        try:
-            import pwd
-
-            home = pwd.getpwuid(os.getuid()).pw_dir
-        except (ImportError, KeyError):  # no account entry (a container's arbitrary uid)
-            return NO_CACHE
-    if not os.path.isabs(home) or not os.path.isdir(home):
-        return NO_CACHE
-    return Path(home) / ".cache" / "hpcds1mpi"
-
-
 def load_calibration(bundle, model_dir: str | os.PathLike | None,
                      ref: Reference | None = None) -> GuardCalibration:
     """The guard calibration shipped with a bundle, else a cached one, else computed now.
@@ -291,13 +265,22 @@ def load_calibration(bundle, model_dir: str | os.PathLike | None,
                                     lambda: _read_shipped(shipped))
             if cal is not None:
                 return replace(cal)
-    stamps = []  # the answer is kept while the files it would be read from stay the same
-    for path in ((Path(model_dir) / CALIBRATION_FILE,
-                  cache_dir() / f"guard-{_cache_key(model_dir)}.json") if model_dir else ()):
-        stamps.append(file_stamp(path))
+    # The answer is kept while the files it would be read from stay the same.
+    stamps = [file_stamp(path) for path in _calibration_files(model_dir)]
     key = ("guard_calibration", model_dir and str(model_dir), tuple(stamps), str(cache_dir()))
     return replace(bundle_cache.memo(bundle, key,
                                      lambda: _read_or_calibrate(bundle, model_dir, ref)))
+
+
+def _calibration_files(model_dir) -> tuple[Path, ...]:
+    """Where a bundle's calibration is read from, in order: shipped with it, then the user's
+    cache (none without a home: computed each time then)."""
+    if not model_dir:
+        return ()
+    cache = cache_dir()
+    shipped = Path(model_dir) / CALIBRATION_FILE
+    return (shipped,) if cache is None else \
+        (shipped, cache / f"guard-{_cache_key(model_dir)}.json")
 
 
 def file_stamp(path: Path) -> tuple | None:
@@ -322,15 +305,14 @@ def _read_shipped(path: Path) -> GuardCalibration | None:
 
 def _read_or_calibrate(bundle, model_dir, ref: Reference | None) -> GuardCalibration:
     """:func:`load_calibration` without keeping the answer."""
-    if model_dir is not None:
-        shipped = Path(model_dir) / CALIBRATION_FILE
-        cached = cache_dir() / f"guard-{_cache_key(model_dir)}.json"
-        for path in (shipped, cached):
-            cal = _read_shipped(path)
-            if cal is not None:
-                return cal
+    files = _calibration_files(model_dir)
+    for path in files:
+        cal = _read_shipped(path)
+        if cal is not None:
+            return cal
     cal = calibrate(bundle, ref)
-    if model_dir is not None:
+    if len(files) == 2:  # a bundle folder and a cache to keep its calibration in
+        cached = files[1]
         try:
             cached.parent.mkdir(parents=True, exist_ok=True)
             from hpcds1mpi.atomic import write_text

@@ -215,7 +215,18 @@ def test_the_cache_folder_ignores_an_empty_variable_and_never_makes_a_home(tmp_p
     monkeypatch.delenv("HPCDS1MPI_CACHE")
     for missing in (str(tmp_path / "nonexistent"), "relative/home"):
         monkeypatch.setenv("HOME", missing)
-        assert guard.cache_dir() == guard.NO_CACHE
-    with pytest.raises(OSError):  # what the guard's cache does with it: skipped, not created
-        (guard.NO_CACHE / "x").parent.mkdir(parents=True, exist_ok=True)
+        assert guard.cache_dir() is None
     assert not (tmp_path / "nonexistent").exists()
+
+
+def test_without_a_home_the_calibration_is_computed_and_nothing_is_written(bundle, ref,
+                                                                           tmp_path, monkeypatch):
+    """No cache folder (None, no longer a path under /dev/null that every writer had to fail
+    to create): the calibration is computed, the bundle folder and the home stay untouched."""
+    monkeypatch.delenv("HPCDS1MPI_CACHE", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "nonexistent"))
+    model = tmp_path / "model"
+    model.mkdir()
+    cal = guard.load_calibration(bundle, model, ref)
+    assert cal.source != str(model / guard.CALIBRATION_FILE)
+    assert list(tmp_path.iterdir()) == [model] and list(model.iterdir()) == []
