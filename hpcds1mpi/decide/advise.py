@@ -327,14 +327,15 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     commands = recorded_commands(bundle)
     found, launch = choose_launch(script, labels, commands)
     label = workload or found
-    script.command = commands.get(label or "")  # where it shows the program's own threads
+    command = commands.line_for(label or "", launch)  # the recorded line the launch runs
+    script.command = command  # where it shows the program's own threads
     if launch is not None:
         resolve_launch(script, launch)
     source = "--workload" if workload else (
         f"the program on line {launch.line}" if found else "no match")
     size_source = "--size"
     if size is None and launch is not None:
-        size = size_from(launch, commands.get(label or ""))
+        size = size_from(launch, command)
         size_source = f"the command on line {launch.line}"
     seen: set = set()  # each (program, launcher) pair read and warned about once
     warnings = [w for x in script.launches if job_folder is not None
@@ -388,7 +389,7 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
         return Advice(name, script.scheduler, None, source, size, size_source, asked, None,
                       verdict.as_dict(), objective, notes=notes, warnings=warnings)
     if size is None:
-        raise ConfigError(no_size(label, launch, commands.get(label), bundle))
+        raise ConfigError(no_size(label, launch, command, bundle))
     if not 1 <= int(size) <= MAX_SIZE:  # --size is bounded by the CLI; the script's is not
         shown = f"{str(size)[:20]}{'...' if len(str(size)) > 20 else ''}"
         raise ConfigError(f"problem size {shown} ({size_source}) is outside 1..{MAX_SIZE}; "

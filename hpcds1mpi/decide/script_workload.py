@@ -19,21 +19,23 @@ from hpcds1mpi.surrogates.levels import program_command_lines
 
 
 class RecordedCommands(dict):
-    """Workload label -> the command line a script's launch is read by (``./app {size} 40``),
-    with every command line the label's rows ran in :attr:`lines`: the one most rows ran
-    until :meth:`settle` picks the one a launch line runs."""
+    """Workload label -> the command line most of its rows ran (``./app {size} 40``), with
+    every command line the label's rows ran in :attr:`lines`; :meth:`line_for` picks the one a
+    launch line runs. Never changed once made (one bundle's answers share it)."""
 
     def __init__(self, lines: dict[str, tuple[str, ...]]):
         super().__init__({label: found[0] for label, found in lines.items() if found})
         self.lines = {label: tuple(found) for label, found in lines.items() if found}
 
-    def settle(self, label: str, launch: Launch) -> None:
-        """Read ``label``'s launch by the recorded command line that reads a size from it,
-        then that it fits best (:func:`fits_command`), then that shows a size; the first (most
-        rows) of equals."""
-        if len(self.lines.get(label, ())) > 1:
-            self[label] = max(self.lines[label], key=lambda c: (
-                size_from(launch, c) is not None, fits_command(launch, c), "{size}" in c))
+    def line_for(self, label: str, launch: Launch | None) -> str | None:
+        """The recorded command line ``label``'s ``launch`` is read by: the one that reads a
+        size from it, then that it fits best (:func:`fits_command`), then that shows a size;
+        the first (most rows) of equals. None for a label with no command line."""
+        lines = self.lines.get(label, ())
+        if len(lines) > 1 and launch is not None:
+            return max(lines, key=lambda c: (size_from(launch, c) is not None,
+                                             fits_command(launch, c), "{size}" in c))
+        return self.get(label)
 
 
 def recorded_commands(bundle) -> RecordedCommands:
@@ -109,13 +111,10 @@ def no_size(label: str, launch: Launch | None, template: str | None, bundle) -> 
 def choose_launch(script: JobScript, labels: Sequence[str], commands: dict[str, str]
                   ) -> tuple[str | None, Launch | None]:
     """The workload the script runs and the launch line that runs it: the first launch whose
-    program :func:`match_workload` knows; else (None, the first launch, if any). The label's
-    entry of ``commands`` (:class:`RecordedCommands`) becomes the recorded command line that
-    launch fits best, which its size is then read by."""
+    program :func:`match_workload` knows; else (None, the first launch, if any). The command
+    line its size is read by: :meth:`RecordedCommands.line_for`."""
     for launch in script.launches:
         label = match_workload(launch, labels, commands)
         if label is not None:
-            if isinstance(commands, RecordedCommands):
-                commands.settle(label, launch)
             return label, launch
     return None, (script.launches[0] if script.launches else None)
