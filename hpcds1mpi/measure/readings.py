@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from dataclasses import dataclass
 from stat import S_ISREG
 
@@ -58,29 +57,48 @@ FINGERPRINT = 2**16
 WALL_FACTOR, SLACK_S = 1.5, 0.1
 
 
-def compile_regex(text: str | None, option: str, example: str) -> re.Pattern | None:
-    """``text`` compiled, with at least one group; None when not given.
+#: Longest one search of a program's output by a user's regex may take. A pattern such as
+#: ``(a|aa)+b`` backtracks without end on a few dozen characters, and Python's ``re`` cannot be
+#: stopped (a sweep spun until its walltime), so these patterns are compiled by the ``regex``
+#: package (re's syntax, kept by the author of re's own matcher), whose searches can be.
+MATCH_TIMEOUT_S = 5.0
+
+
+def compile_regex(text: str | None, option: str, example: str):
+    """``text`` compiled (a ``regex`` pattern), with at least one group; None when not given.
 
     Raises:
         ConfigError: not a regular expression, or no group.
     """
+    import regex
+
     if text is None:
         return None
     try:
-        pattern = re.compile(text, re.MULTILINE)
-    except re.error as exc:
+        pattern = regex.compile(text, regex.MULTILINE)
+    except regex.error as exc:
         raise ConfigError(f"{option}: {exc}") from None
     if pattern.groups < 1:
         raise ConfigError(f"{option} needs a group, e.g. {example!r}")
     return pattern
 
 
-def _last_group(pattern: re.Pattern, text: str) -> str | None:
+def _last_group(pattern, text: str, option: str = "the regex") -> str | None:
     """The first group of ``pattern``'s last match in ``text`` ("" when it took no part);
-    None: no match."""
+    None: no match.
+
+    Raises:
+        ConfigError: the search ran over :data:`MATCH_TIMEOUT_S` (``option`` names it).
+    """
     last = None
-    for last in pattern.finditer(text):
-        pass
+    try:
+        for last in pattern.finditer(text, timeout=MATCH_TIMEOUT_S):
+            pass
+    except TimeoutError:
+        raise ConfigError(
+            f"{option} {pattern.pattern!r} searched the program's output for over "
+            f"{MATCH_TIMEOUT_S:g} s: nested repeats such as (a+)+ backtrack without end; "
+            "simplify it (e.g. 'time: ([0-9.]+)')") from None
     return None if last is None else (last.group(1) or "")
 
 
@@ -92,7 +110,7 @@ def _float(text: str | None) -> float:
         return math.nan
 
 
-def number(pattern: re.Pattern | None, text: str) -> float:
+def number(pattern, text: str) -> float:
     """The first group of ``pattern``'s last match in ``text`` as a number (NaN: none)."""
     if pattern is None:
         return math.nan
@@ -179,9 +197,9 @@ def windows(fh, start: int, end: int):
 class Readings:
     """The compiled regexes and the output file of one sweep."""
 
-    time: re.Pattern | None = None
-    fom: re.Pattern | None = None
-    ranks: re.Pattern | None = None
+    time: "regex.Pattern | None" = None
+    fom: "regex.Pattern | None" = None
+    ranks: "regex.Pattern | None" = None
     output_file: str | None = None
 
     @classmethod
@@ -271,7 +289,7 @@ class Readings:
         from hpcds1mpi.measure.program_launch import reason_line
 
         both = text + "\n" + stderr if stderr else text
-        groups = {name: _last_group(p, both)
+        groups = {name: _last_group(p, both, f"--{name}-regex")
                   for name, p in self._patterns().items()}
         missing = any(value is None for value in groups.values())
         return self._values(groups, reason_line(text, stderr) if missing else "")
@@ -296,7 +314,7 @@ class Readings:
         def search(fh, start: int) -> bool:
             for text in windows(fh, start, os.fstat(fh.fileno()).st_size):
                 for name, pattern in list(todo.items()):
-                    found = _last_group(pattern, text)
+                    found = _last_group(pattern, text, f"--{name}-regex")
                     if found is not None:
                         groups[name] = found
                         del todo[name]

@@ -233,3 +233,24 @@ def test_an_output_file_that_is_a_folder_is_refused(tmp_path):
     with pytest.raises(ConfigError, match="--output-file 'out': .* is a folder"):
         readings.check_output_path(readings.output_path(str(tmp_path), {}))
     readings.check_output_path(str(tmp_path / "missing.txt"))  # written by the program later
+
+
+@pytest.mark.timeout(120)
+def test_a_backtracking_regex_ends_in_one_line_instead_of_spinning(tmp_path, monkeypatch):
+    """Was: '(a|aa)+b([0-9]+)' on 60 characters of output spun at 100 % CPU past --timeout
+    until the walltime (s27 tester P, 7): re cannot be stopped."""
+    monkeypatch.setattr(readings_mod, "MATCH_TIMEOUT_S", 0.2, raising=False)
+    slow = Readings.of(time_regex=r"(a|aa)+b([0-9]+)")
+    for search in (lambda: slow.read("a" * 60 + "\n"),
+                   lambda: slow.scan([_stream(tmp_path, "a" * 60 + "\n"),
+                                      _stream(tmp_path, "")])):
+        with pytest.raises(ConfigError, match=r"^--time-regex '\(a\|aa\)\+b\(\[0-9\]\+\)' "
+                                              r"searched the program's output for over 0.2 s"):
+            search()
+    assert Readings.of(time_regex=r"time: ([0-9.]+)").read("time: 1.5\n")["time"] == 1.5
+
+
+def _stream(tmp_path, text: str):
+    path = tmp_path / f"s{len(list(tmp_path.iterdir()))}"
+    path.write_text(text)
+    return open(path, "rb")
