@@ -110,12 +110,20 @@ def check_replace(path: str | os.PathLike, *, ours: Callable[[Path], bool], forc
     """Refuse to replace an existing file that hpcds1mpi did not write, unless ``force``: a
     rerun replaces its own output, while a file of the user's named by mistake is kept.
 
+    A file owned by another user is never taken for ours, whatever it holds: its content
+    (a checksum line, a header) can be copied by anyone.
+
     Raises:
-        OutputError: (exit 2) ``path`` is a file ``ours`` does not recognise, without ``force``.
+        OutputError: (exit 2) ``path`` is a file ``ours`` does not recognise, or another
+            user's, without ``force``.
     """
     path = Path(path)
     if force or not path.is_file():
         return
+    owner = _owner_other_than_caller(path)
+    if owner is not None:
+        raise OutputError(f"{path} exists and belongs to another user ({owner}); pass --force "
+                          f"to replace it with a {what} of your own, or choose another {option}")
     try:
         mine = bool(ours(path))
     except (OSError, ValueError):
@@ -123,6 +131,22 @@ def check_replace(path: str | os.PathLike, *, ours: Callable[[Path], bool], forc
     if not mine:
         raise OutputError(f"{path} exists and is not a {what} hpcds1mpi wrote; pass --force to "
                           f"replace it, or choose another {option}")
+
+
+def _owner_other_than_caller(path: Path) -> str | None:
+    """The name (else uid) of ``path``'s owner when that is not this process's user, else None."""
+    try:
+        uid = path.stat().st_uid
+    except OSError:
+        return None
+    if uid == os.geteuid():
+        return None
+    import pwd
+
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
 
 
 def check_output_dir(path: str | os.PathLike, *, ours: Callable[[Path], bool], force: bool,
@@ -238,6 +262,21 @@ def _umask_mode(mode: int) -> int:
     return mode & ~mask
 
 
+def _replacement_mode(path: Path) -> int:
+    """The mode of the file that replaces ``path``: a new file's (0666 less the umask), else
+    the old file's, without the group/other write bits the umask denies and, when the old file
+    was another user's, without its set-id bits. The new file is the caller's: write access
+    the old owner granted (a world-writable script the caller is about to submit) and set-id
+    bits (the caller's id, not the old owner's) must not pass to it."""
+    try:
+        st = path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return _umask_mode(0o666)
+    group_other_write = 0o022
+    mode = st.st_mode & 0o7777 & ~(group_other_write & ~_umask_mode(group_other_write))
+    return mode if st.st_uid == os.geteuid() else mode & ~0o6000
+
+
 def _fsync(path: Path, *, directory: bool = False) -> None:
     fd = os.open(path, os.O_RDONLY | (os.O_DIRECTORY if directory else 0))
     try:
@@ -268,8 +307,7 @@ def atomic_path(path: str | os.PathLike, what: str = "output") -> Iterator[Path]
         try:
             yield tmp
             _fsync(tmp)
-            mode = path.stat().st_mode & 0o7777 if path.exists() else _umask_mode(0o666)
-            os.chmod(tmp, mode)
+            os.chmod(tmp, _replacement_mode(path))
             os.replace(tmp, path)
             _fsync(path.parent, directory=True)
         except OSError as exc:

@@ -391,3 +391,49 @@ def test_the_next_writer_removes_temporaries_of_dead_processes_only(tmp_path):
     with atomic.atomic_dir(tmp_path / "model") as tmp:
         (tmp / "a").write_text("1")
     assert sorted(temporaries(tmp_path)) == sorted(kept)
+
+
+def _give_to_another_user(path: Path, monkeypatch) -> None:
+    """Make ``path`` another user's: chown it where we are root, else pretend to be someone else."""
+    if os.geteuid() == 0:
+        os.chown(path, 65534, 65534)
+    else:
+        real = os.geteuid()
+        monkeypatch.setattr(os, "geteuid", lambda: real + 1)
+
+
+@pytest.fixture
+def umask_022():
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+def test_another_users_file_is_never_ours_without_force(tmp_path, monkeypatch):
+    """Was: ``ours`` alone decided, and a checksum line or header anyone can copy passed it."""
+    target = tmp_path / "shared.sh"
+    target.write_text("looks like ours")
+    _give_to_another_user(target, monkeypatch)
+    with pytest.raises(OutputError, match="belongs to another user.*--force.*another -o"):
+        atomic.check_replace(target, ours=lambda p: True, force=False, what="batch script",
+                             option="-o")
+    atomic.check_replace(target, ours=lambda p: True, force=True, what="batch script",
+                         option="-o")
+
+
+def test_a_replacement_gets_no_write_access_for_others_and_no_set_id_bits(
+        tmp_path, monkeypatch, umask_022):
+    """Was: the old file's mode was copied whole, so a 0777 file of another user became a
+    world-writable (and set-id) file of the caller's."""
+    own = tmp_path / "own.sh"
+    own.write_text("old")
+    os.chmod(own, 0o777)
+    atomic.write_text(own, "new")
+    assert own.stat().st_mode & 0o7777 == 0o755  # the umask's grant, not the old file's
+    theirs = tmp_path / "theirs.sh"
+    theirs.write_text("old")
+    _give_to_another_user(theirs, monkeypatch)
+    os.chmod(theirs, 0o6777)  # after chown, which clears set-id bits
+    atomic.write_text(theirs, "new")
+    assert theirs.read_text() == "new"
+    assert theirs.stat().st_mode & 0o7777 == 0o755

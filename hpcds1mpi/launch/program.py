@@ -7,6 +7,8 @@ batch script. So the job a user submits is the job that was measured.
 * **Placeholders** ``{size} {nodes} {ranks_per_node} {ranks} {threads} {precision} {device}``
   are filled by plain text replacement; any other ``{...}`` (``awk '{print $1}'``, a JSON
   argument) stays literal. :func:`program_tokens` is the only place that fills them.
+* **Executable first**: the first word is the program, never an option: it follows the
+  launcher's own options, which it would otherwise override (:func:`check_executable_first`).
 * **Environment**: :func:`environment` is the only place that says which variables a program's
   ranks get.
 """
@@ -127,7 +129,8 @@ def program_tokens(program: str | Sequence[str], values: dict | None = None) -> 
         The tokens, not yet quoted.
 
     Raises:
-        ConfigError: empty program, unbalanced quotes, or a control character.
+        ConfigError: empty program, unbalanced quotes, a control character, or a first word
+            that is an option (:func:`check_executable_first`).
     """
     if isinstance(program, str):
         no_control(program, "program")
@@ -147,7 +150,26 @@ def program_tokens(program: str | Sequence[str], values: dict | None = None) -> 
             if key in values:
                 token = token.replace("{" + key + "}", str(values[key]))
         filled.append(token)
+    check_executable_first(filled)
     return filled
+
+
+def check_executable_first(tokens: Sequence[str]) -> None:
+    """Refuse a program whose first word is an option (``-n 99 ./app``, ``--ntasks=1 ...``).
+
+    The program's words follow the launcher's own options (``srun --ntasks=R ... PROGRAM``),
+    so a leading option would be read by the launcher and override the layout the tool chose
+    (rank count, binding, environment) under its own "recommended" header.
+
+    Raises:
+        ConfigError: ``tokens[0]`` starts with ``-``.
+    """
+    if tokens and str(tokens[0]).startswith("-"):
+        first = str(tokens[0])
+        raise ConfigError(
+            f"program starts with {first!r}, an option: it must start with its executable "
+            f"(a file named so: ./{first}); launcher options go in the cluster file's "
+            "launcher_args (sweep and tune: --launcher-args), never before the program")
 
 
 def quote_tokens(tokens: Sequence[str]) -> str:

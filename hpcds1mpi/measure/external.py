@@ -44,7 +44,7 @@ import time
 
 from hpcds1mpi.config import OK, UNINFORMATIVE_STATUSES
 from hpcds1mpi.errors import ConfigError, LaunchError, SweepInterrupted
-from hpcds1mpi.launch.program import placeholder_values
+from hpcds1mpi.launch.program import check_executable_first, placeholder_values
 from hpcds1mpi.measure.driver import settled
 from hpcds1mpi.measure.external_plan import format_command
 from hpcds1mpi.measure.plan import RunSpec, SweepPlan
@@ -58,11 +58,16 @@ def check_program(tokens: list[str], env: dict | None = None, cwd: str | None = 
     (``option``: the option that gave it, for the message).
 
     Raises:
-        ConfigError: it is not found (as a path, or on ``PATH``) or not an executable file.
+        ConfigError: it is an option (:func:`~hpcds1mpi.launch.program.check_executable_first`),
+            not found (as a path, or on ``PATH``) or not an executable file.
     """
     name = tokens[0] if tokens else ""
     if not name:
         raise ConfigError(f"{option} is empty: give your program, e.g. {option} './app {{size}}'")
+    try:  # tune checks its words before they pass through program_tokens
+        check_executable_first(tokens)
+    except ConfigError as exc:
+        raise ConfigError(f"{option}: {exc}") from None
     if "/" in name:
         found = os.path.join(cwd, name) if cwd else name
         if not os.path.exists(found):

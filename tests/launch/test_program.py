@@ -79,3 +79,17 @@ def test_shell_syntax_in_a_command_gets_a_note(text, said):
                                   "./app --env FOO=1"])
 def test_no_shell_note_for_arguments_that_only_contain_such_characters(text):
     assert program.program_note(text) is None
+
+
+@pytest.mark.parametrize("bad", ["--ntasks=1 --label hostname", ["-n", "99", "./app"],
+                                 "-n 99 --export=ALL,LD_PRELOAD=/tmp/x.so ./app", "- app"])
+def test_a_program_that_starts_with_an_option_is_refused(bad):
+    """Was: its words followed the launcher's own (``srun --ntasks=2 ... --ntasks=1 ...``), so
+    they overrode the layout the script's header recommends."""
+    with pytest.raises(ConfigError, match="must start with its executable.*launcher_args"):
+        program.program_tokens(bad)
+
+
+def test_options_after_the_executable_and_a_file_named_like_an_option_pass():
+    assert program.program_tokens("./app -n {size}", {"size": 3}) == ["./app", "-n", "3"]
+    assert program.program_tokens(["./-n", "2"]) == ["./-n", "2"]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from hpcds1mpi.config import Configuration
-from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.errors import ConfigError, OutputError
 from hpcds1mpi.launch import directives, scripts as batch
 from hpcds1mpi.launch.directives import BatchJob
 from hpcds1mpi.launch.launchers import for_script
@@ -465,3 +465,27 @@ def test_the_memory_lines_pass_sbatch_test_only(slurm, tmp_path):
         path.write_text(batch.render(job, "slurm"))
         res = slurm.cmd(["sbatch", "--test-only", str(path)], check=False)
         assert res.returncode == 0, res.stderr
+
+
+def test_an_unchanged_script_of_another_user_is_not_replaced_without_force(tmp_path,
+                                                                            monkeypatch):
+    """Was: its checksum line (anyone can copy one) made it ours, and -o replaced it."""
+    path = tmp_path / "shared.sh"
+    path.write_text(batch.render(cpu_job(), "slurm"))
+    assert batch.script_state(path) == "unchanged"
+    real = os.geteuid()
+    monkeypatch.setattr(os, "geteuid", lambda: real + 1)
+    with pytest.raises(OutputError, match="belongs to another user"):
+        batch.check_replace_script(path, force=False)
+    batch.check_replace_script(path, force=True)
+
+
+@pytest.mark.parametrize("program", ["--ntasks=1 --label hostname", ["-n", "99", "./app"]])
+def test_a_program_that_starts_with_an_option_gets_no_script(program):
+    """Was: ``srun --ntasks=2 ... --mpi=pmix --ntasks=1 --label hostname`` under a header
+    recommending 2 ranks."""
+    with pytest.raises(ConfigError, match="must start with its executable"):
+        batch.render(cpu_job(program=program), "slurm")
+    with pytest.raises(ConfigError, match="must start with its executable"):
+        batch.render_calibration([CalibrationStep(Configuration(1, 2, 1))], CPU, "app", 10,
+                                 program=program)

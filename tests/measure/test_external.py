@@ -673,3 +673,12 @@ def test_a_program_whose_mpi_cannot_be_read_is_noted_and_its_row_says_so(tmp_pat
             str(tmp_path / f"w{ranks}{bool(readings.ranks)}.h5"), part, progress=False,
             readings=readings, say=said.append)
         assert not any(line.startswith("note:") for line in said), said
+
+
+def test_a_command_that_starts_with_an_option_is_refused_before_anything_runs():
+    """Was: "program '-n' is not on PATH; give its path (e.g. ./-n)" from sweep and tune,
+    while recommend wrote the words after srun's own options."""
+    with pytest.raises(ConfigError, match="^--command: program starts with '-n'"):
+        external_plan.build_external_plan("-n 2 hostname", "t", sizes="1")
+    with pytest.raises(ConfigError, match="^--program: program starts with '--ntasks=1'"):
+        external.check_program(["--ntasks=1", "hostname"], option="--program")
