@@ -349,7 +349,7 @@ def resolve_partition(cluster_file: str | None, partition: str | None) -> Partit
             raise ClusterFileError(f"{cluster_file}: no partition {partition!r} (it has: {known}); "
                                    "give one of those to --partition")
         return next(iter(clusters.values())).partition()
-    if "SLURM_JOB_ID" in os.environ:
+    if not is_this_machine():
         return detect_slurm().partition()
     if partition and partition != "local":  # this machine is one partition, named local
         raise ClusterFileError(f"no partition {partition!r} on this machine (it has 'local'); "
@@ -368,8 +368,10 @@ def cluster_places(source=None) -> list[tuple["Cluster | None", Partition]]:
     Raises:
         ClusterFileError: an unreadable or invalid cluster file, or a source of another type.
     """
-    if source is None or (isinstance(source, str) and not source):
-        clusters = [detect_slurm() if "SLURM_JOB_ID" in os.environ else detect_local()]
+    if is_this_machine(source):
+        clusters = [detect_local()]
+    elif source is None or (isinstance(source, str) and not source):
+        clusters = [detect_slurm()]
     elif isinstance(source, (str, os.PathLike)):
         clusters = list(load_clusters(source).values())
     elif isinstance(source, Partition):
@@ -380,6 +382,24 @@ def cluster_places(source=None) -> list[tuple["Cluster | None", Partition]]:
         raise ClusterFileError(f"cluster must be a TOML path, a Cluster or a Partition, got "
                                f"{type(source).__name__}")
     return [(c, p) for c in clusters for p in c.partitions.values()]
+
+
+def is_this_machine(source=None) -> bool:
+    """Whether :func:`cluster_places` of ``source`` is this machine (no file, no allocation),
+    whose made-up partition name a batch script leaves out (:func:`default_queue_note`)."""
+    return (source is None or (isinstance(source, str) and not source)) \
+        and "SLURM_JOB_ID" not in os.environ
+
+
+def default_queue_note(partition: Partition | None, scheduler: str,
+                       scripts: str = "the script names") -> str:
+    """The one line said with the scripts for this machine (:func:`is_this_machine`)."""
+    hardware = f" ({partition.cores_per_node} cores, {partition.memory_gb:.1f} GB)" \
+        if partition else ""
+    return (f"{scripts} no {'-q' if scheduler == 'pbs' else '--partition'}: it was chosen for "
+            f"this machine{hardware}, whose name {partition.name if partition else 'local'!r} "
+            f"is no {scheduler} partition, so the default partition takes the job; pass "
+            "--cluster FILE naming a real partition to choose for it")
 
 
 def select_places(pairs: list, wanted=()) -> list:

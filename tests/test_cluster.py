@@ -313,3 +313,18 @@ def test_fewer_cores_than_gpus_is_said_not_refused(tmp_path):
         "2 cores per node for 4 GPUs: a GPU run takes one rank per GPU and a core per rank, so "
         "at most 2 GPUs per node are used; check cores_per_node"]
     assert load_cluster(TWO).partition("gpu").hardware_notes() == []
+
+
+def test_this_machine_is_the_place_without_a_file_outside_an_allocation(monkeypatch):
+    """The one rule recommend, campaign emit and serve use to leave this machine's made-up
+    partition name out of a script (s27 tester P, 4: two of them asked for 'local')."""
+    from hpcds1mpi.cluster import Partition, default_queue_note, is_this_machine
+
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    assert is_this_machine(None) and is_this_machine("")
+    assert not is_this_machine(str(TWO))
+    monkeypatch.setenv("SLURM_JOB_ID", "12")
+    assert not is_this_machine(None)  # this allocation's partition is a real one
+    note = default_queue_note(Partition("local", 8, 15.5), "pbs", "the jobs name")
+    assert note.startswith("the jobs name no -q: it was chosen for this machine (8 cores, "
+                           "15.5 GB), whose name 'local' is no pbs partition")

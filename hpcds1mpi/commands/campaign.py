@@ -82,6 +82,8 @@ def emit(plan_file, scheduler, out, shards, cluster_file, partition, time_limit,
                    "configurations)")
     click.echo(f"  {manifest['merge']}: merges the shards into {out}/{manifest['merged']} "
                "after all of them (afterany)")
+    for note in manifest["notes"]:
+        click.echo(f"note: {note}", err=True)
     if not submit:
         click.echo(f"submit: hpcds1mpi campaign resubmit {out}   (or: bash {out}/submit.sh)")
         return

@@ -272,8 +272,6 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
     script_time = proposal.time_s if uses_proposal else limit_s
     script = None
     if emit:
-        import os
-
         from hpcds1mpi.launch.program import program_note
 
         if note := program_note(program):
@@ -288,9 +286,10 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
                 "this job was not escalated, its script runs the program as given"])
         if recorded:
             notes = [*notes, recorded]
-        # Without --cluster, outside an allocation (cluster.cluster_places), the place is this
-        # machine, whose partition name is made up: sbatch/qsub would refuse it.
-        default_queue = cluster_file is None and "SLURM_JOB_ID" not in os.environ
+        from hpcds1mpi.cluster import is_this_machine
+
+        # This machine's partition name is made up: sbatch/qsub would refuse it.
+        default_queue = is_this_machine(cluster_file)
         if default_queue:
             notes = [*notes, default_queue_note(rec, emit)]
         script = emit_script(rec, emit, program, job_name=job_name, output=job_output,

@@ -427,13 +427,9 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
 
 def default_queue_note(rec: Recommendation, scheduler: str) -> str:
     """The one line said when a script's place is this machine (no cluster file, no
-    allocation): its partition name is made up, so the script names none and the scheduler's
-    default partition takes the job."""
-    part = rec.picked.partition if rec.picked is not None else rec.calibration_partition
-    what = "-q" if scheduler == "pbs" else "--partition"
-    name = part.name if part is not None else "local"
-    hardware = (f" ({part.cores_per_node} cores, {format_memory(part.memory_gb * 1000.0)})"
-                if part is not None else "")
-    return (f"the script names no {what}: it was chosen for this machine{hardware}, whose "
-            f"name {name!r} is no {scheduler} partition, so the default partition takes the "
-            "job; pass --cluster FILE naming a real partition to choose for it")
+    allocation: :func:`hpcds1mpi.cluster.is_this_machine`): its partition name is made up, so
+    the script names none and the scheduler's default partition takes the job."""
+    from hpcds1mpi.cluster import default_queue_note as note
+
+    return note(rec.picked.partition if rec.picked is not None else rec.calibration_partition,
+                scheduler)

@@ -114,6 +114,34 @@ def check_devices(plan, partition, plan_file: str) -> None:
         check_fits(config, partition)
 
 
+def check_folder_name(out: str, folder: Path, scheduler: str) -> None:
+    """Refuse a campaign folder that cannot stand in the jobs' ``#SBATCH --output`` (their
+    logs go there): sbatch takes the line as it stands, so a space or quote breaks it, and it
+    reads ``%`` as a pattern (``%x``: the job name), which sends every job's output to a
+    folder that does not exist, and the job fails before it starts. A PBS campaign names no
+    output path (its logs go to the folder qsub ran in), so any folder does there.
+
+    Raises:
+        ConfigError: naming ``--out``, the characters at fault and those allowed.
+    """
+    from hpcds1mpi.launch.directives import PATH, Shape
+
+    if scheduler != "slurm":
+        return
+    # Output paths' rule without Slurm's patterns; room left for "/logs/n16-%A_%a.out".
+    shape = Shape(PATH.marks.replace("%", ""), PATH.first_marks.replace("%", ""),
+                  PATH.max_len - 64)
+    problem = shape.problem(str(folder))
+    if problem:
+        # Said of --out as given, unless the fault lies in the folder it is in.
+        where = "" if shape.problem(out) else f" is the folder {str(folder)!r}, which"
+        raise ConfigError(f"--out {out!r}{where} {problem}: a Slurm campaign's folder goes "
+                          "into its jobs' #SBATCH --output, which sbatch takes as it stands "
+                          "and where % is a pattern; choose a folder path of letters, "
+                          f"digits and {' '.join(shape.marks)} only, at most {shape.max_len} "
+                          "characters")
+
+
 def check_out(out: Path, plan_sha: str) -> None:
     """``out`` may receive a new campaign: missing or empty. Checked again under the folder's
     lock, held until :func:`~hpcds1mpi.atomic.atomic_dir` has written it: of two ``campaign
@@ -170,7 +198,8 @@ def emit(plan_file: str, scheduler: str, out: str, *, shards: int = 1,
         ConfigError / OutputError: a bad plan, value or folder; nothing is written then.
     """
     from hpcds1mpi.atomic import atomic_dir
-    from hpcds1mpi.cluster import resolve_cluster, resolve_partition
+    from hpcds1mpi.cluster import (default_queue_note, is_this_machine, resolve_cluster,
+                                   resolve_partition)
     from hpcds1mpi.launch.directives import (check_job_name, job_name_with,
                                               time_limit_s as limit_from)
     from hpcds1mpi.launch.launchers import check_scheduler
@@ -181,6 +210,9 @@ def emit(plan_file: str, scheduler: str, out: str, *, shards: int = 1,
     if isinstance(shards, bool) or not isinstance(shards, int) or shards < 1:
         raise ConfigError(f"--shards must be a whole number >= 1, got {shards!r}")
     check_job_name(job_name)
+    folder = Path(out).absolute()
+    no_control(str(folder), "--out")
+    check_folder_name(str(out), folder, scheduler)
     doc = load_plan_file(plan_file)
     partition = resolve_partition(cluster_file, partition_name)
     cluster = resolve_cluster(cluster_file, partition_name)
@@ -188,8 +220,6 @@ def emit(plan_file: str, scheduler: str, out: str, *, shards: int = 1,
     check_devices(plan, partition, plan_file)
     parts = cm.split(plan, shards)
     plan_sha = cm.sha256_file(plan_file)
-    folder = Path(out).absolute()
-    no_control(str(folder), "--out")
     _check_out(Path(out), plan_sha)  # a folder in the way is said before anything else
     by_nodes: dict[int, list[cm.Part]] = {}
     for part in parts:
@@ -201,6 +231,10 @@ def emit(plan_file: str, scheduler: str, out: str, *, shards: int = 1,
             # sbatch / qsub would refuse the array at submission, after the folder is written.
             raise ConfigError(f"--shards {shards} makes an array of {widest} tasks; {source} "
                               f"allows {most}: give --shards {most} or fewer")
+    # This machine's partition name is made up: sbatch/qsub would refuse every job.
+    queue = {"default_queue": is_this_machine(cluster_file), "notes": []}
+    if queue["default_queue"]:
+        queue["notes"] = [default_queue_note(partition, scheduler, "the campaign's jobs name")]
     exe, bin_dir = _exe()
     texts = {f"plans/{p.name}.toml": _part_plan(p, plan, partition) for p in parts}
     jobs = {}
@@ -211,11 +245,12 @@ def emit(plan_file: str, scheduler: str, out: str, *, shards: int = 1,
         script = f"n{nodes}.{SUFFIX[scheduler]}"
         texts[script] = _part_script(group, partition, cluster, scheduler, folder,
                                      job_name_with(job_name, f"-n{nodes}"), int(limit), exe,
-                                     bin_dir, cluster_file, partition_name)
+                                     bin_dir, cluster_file, partition_name, queue)
         jobs[str(nodes)] = {"script": script, "shards": len(group)}
     merge_script = f"merge.{SUFFIX[scheduler]}"
     texts[merge_script] = _merge_script(parts, partition, cluster, scheduler, folder,
-                                        job_name_with(job_name, "-merge"), exe, bin_dir)
+                                        job_name_with(job_name, "-merge"), exe, bin_dir,
+                                        queue)
     texts["submit.sh"] = submit_sh(scheduler, folder, jobs, merge_script, exe)
     manifest = {
         "format": cm.FORMAT, "version": cm.FORMAT_VERSION, "created_at": time.time(),
@@ -223,7 +258,7 @@ def emit(plan_file: str, scheduler: str, out: str, *, shards: int = 1,
         "scheduler": scheduler, "shards": shards, "cluster": cluster_file and
         str(Path(cluster_file).absolute()), "partition": partition.name,
         "configurations": len(plan.runs), "merged": "merged.h5", "merge": merge_script,
-        "jobs": jobs, "submissions": [],
+        "jobs": jobs, "submissions": [], "notes": queue["notes"],
         "parts": [{"name": p.name, "nodes": p.nodes, "index": p.index,
                    "plan": f"plans/{p.name}.toml", "telemetry": f"telemetry/{p.name}.h5",
                    "runs": p.run_ids} for p in parts],
@@ -267,7 +302,7 @@ def _sweep_tokens(config: Configuration, exe: str, cluster_file: str | None,
 
 def _part_script(group: list[cm.Part], partition, cluster, scheduler: str, folder: Path,
                  job_name: str, limit_s: int, exe: str, bin_dir: str,
-                 cluster_file: str | None, partition_name: str | None) -> str:
+                 cluster_file: str | None, partition_name: str | None, queue: dict) -> str:
     from hpcds1mpi.launch.directives import BatchJob
     from hpcds1mpi.launch.program import quote_tokens
 
@@ -278,7 +313,7 @@ def _part_script(group: list[cm.Part], partition, cluster, scheduler: str, folde
     array = [f"#SBATCH --array=0-{len(group) - 1}"] if scheduler == "slurm" else []
     # Slurm 22.05's srun no longer inherits --cpus-per-task from the job: say it to every step.
     environment = [("SRUN_CPUS_PER_TASK", str(config.threads))] if scheduler == "slurm" else []
-    return _render("campaign", job, scheduler, array=array, nodes=group[0].nodes,
+    return _render("campaign", job, scheduler, **queue, array=array, nodes=group[0].nodes,
                    shards=len(group), folder=shlex.quote(str(folder)), is_pbs=scheduler == "pbs",
                    path=path_export(bin_dir, job), environment=environment,
                    index=INDEX[scheduler],
@@ -286,13 +321,13 @@ def _part_script(group: list[cm.Part], partition, cluster, scheduler: str, folde
 
 
 def _merge_script(parts: list[cm.Part], partition, cluster, scheduler: str, folder: Path,
-                  job_name: str, exe: str, bin_dir: str) -> str:
+                  job_name: str, exe: str, bin_dir: str, queue: dict) -> str:
     from hpcds1mpi.launch.directives import BatchJob
 
     output = f"{folder}/logs/merge-%j.out" if scheduler == "slurm" else None
     job = BatchJob(config=Configuration(1, 1, 1), partition=partition, program=["true"],
                    cluster=cluster, job_name=job_name, time_limit_s=MERGE_TIME_S, output=output)
-    return _render("campaign-merge", job, scheduler, folder=shlex.quote(str(folder)),
+    return _render("campaign-merge", job, scheduler, **queue, folder=shlex.quote(str(folder)),
                    path=path_export(bin_dir, job), exe=shlex.quote(exe),
                    merged="merged.h5", parts=" ".join(p.name for p in parts))
 

@@ -8,7 +8,9 @@ A part's state, in this order:
 * ``running`` / ``queued``: the scheduler lists the part's array task (``squeue``) as running
   or pending, or a sweep holds the shard's write lock;
 * ``failed``: the part's last sweep ended by itself with a non-zero exit code
-  (``parts/PART.exit``: the sweep failed, e.g. a launch error) before its plan was done;
+  (``parts/PART.exit``: the sweep failed, e.g. a launch error) before its plan was done, or
+  its job ended (sacct) before the sweep wrote anything (it failed at start: a log folder
+  Slurm could not open, a prolog; resubmitting may fail the same way);
 * ``interrupted``: the shard holds some runs but its sweep never said how it ended (the job
   was cancelled, killed by its walltime or lost with its node: the batch shell died with it);
 * ``missing``: nothing of the part was ever written.
@@ -56,6 +58,9 @@ class PartStatus:
     #: Why the scheduler could not be asked whether it holds this part ("" when it was, or
     #: the part is done): a part shown missing or interrupted may then be queued or running.
     unasked: str = ""
+    #: How its recorded job ended before its sweep wrote anything (sacct's state and exit
+    #: code, "FAILED 0:53"); "" otherwise.
+    ended: str = ""
 
     def line(self) -> str:
         held = ", ".join(f"{k} {v}" for k, v in sorted(self.statuses.items()))
@@ -66,7 +71,9 @@ class PartStatus:
             text += f"; {self.only_merged} only in the merged file (not in its shard)"
         if self.exit_code is not None and self.state == "failed":
             text += f"; its sweep exited {self.exit_code} (see logs/)"
-        if self.job:
+        if self.ended:
+            text += f"; job {self.job} ended {self.ended} before its sweep started"
+        elif self.job:
             text += f"; job {self.job}"
         return text
 
@@ -245,8 +252,40 @@ def campaign_status(folder: str | Path, env: dict | None = None) -> tuple[dict, 
     unasked = "" if active is not None else (
         "squeue did not answer" if _has_squeue(env) else "squeue is not on PATH here")
     merged = merged_runs(folder, manifest)
-    return manifest, [part_status(folder, part, active, merged, unasked)
-                      for part in manifest["parts"]]
+    parts = [part_status(folder, part, active, merged, unasked) for part in manifest["parts"]]
+    if active is not None:  # a task squeue no longer holds has ended: sacct says how
+        mark_start_failures(manifest, parts, env)
+    return manifest, parts
+
+
+def mark_start_failures(manifest: dict, parts: list[PartStatus], env: dict | None) -> None:
+    """Make ``failed`` each missing part whose recorded array task has ended (sacct), saying
+    how: its job ran, but its sweep never wrote a thing, so it failed at start; a part never
+    submitted stays missing. Slurm only; nothing changes where sacct does not answer."""
+    if manifest["scheduler"] != "slurm":
+        return
+    tasks = {}
+    for sub in manifest["submissions"]:  # in submission order: the latest job of a part wins
+        if "nodes" in sub and sub.get("job_id"):
+            for index in sub.get("indices", []):
+                tasks[(sub["nodes"], index)] = f"{sub['job_id']}_{index}"
+    missing = {tasks[(p.nodes, p.index)]: p for p in parts
+               if p.state == "missing" and (p.nodes, p.index) in tasks}
+    if not missing:
+        return
+    jobs = ",".join(sorted({task.split("_")[0] for task in missing}))
+    try:
+        proc = subprocess.run(["sacct", "-X", "-n", "-P", "-j", jobs, "-o",
+                               "JobID,State,ExitCode"], capture_output=True, text=True,
+                              timeout=30, env=env)
+    except (OSError, subprocess.TimeoutExpired):
+        return
+    for line in proc.stdout.splitlines() if proc.returncode == 0 else []:
+        task, state, exit_code = (line.split("|") + ["", ""])[:3]
+        state = state.split(" ")[0]  # "CANCELLED by 1000"
+        if task in missing and state and state not in _SQUEUE:
+            part = missing[task]
+            part.state, part.job, part.ended = "failed", task, f"{state} {exit_code}".strip()
 
 
 def merged_runs(folder: str | Path, manifest: dict) -> dict[str, str]:
@@ -292,6 +331,13 @@ def summary_lines(folder: str | Path, manifest: dict, parts: list[PartStatus]) -
                  f"{manifest['merged']}" + (f" ({twice} more than once)" if twice else "")
                  if Path(folder, manifest["merged"]).exists() else "merged: not yet")
     todo = [p for p in parts if p.state in TO_SUBMIT]
+    at_start = [p.job for p in parts if p.ended]
+    if at_start:
+        lines.append(f"{len(at_start)} part(s) failed before their sweep started (a job "
+                     "fails so when Slurm cannot start it, e.g. a log folder it cannot "
+                     "open): find why with `sacct -j "
+                     f"{','.join(at_start)} -o JobID,State,ExitCode,Reason` and the jobs' "
+                     "logs before submitting them again")
     unasked = next((p.unasked for p in todo if p.unasked), "")
     if unasked:
         lines.append(f"{len(todo)} part(s) not done, but {unasked}: they may still be queued "

@@ -367,9 +367,9 @@ def _check_plan_size(runs_so_far: int, kernel: str, sizes: int, configs: int,
         raise ConfigError(
             f"the sweep plan makes {total:,} runs (kernel {kernel!r}: {sizes:,} size(s) x "
             f"{configs:,} configuration(s) x {rounds} round(s)), over {MAX_CONFIGURATIONS:,}; "
-            "split it into plan files of fewer sizes or configurations, run each (`hpcds1mpi "
-            "campaign --shards N` spreads one over jobs) and join the telemetry with "
-            "`hpcds1mpi telemetry merge`")
+            "split it into plan files of fewer sizes or configurations, sweep each (or give "
+            "each to `hpcds1mpi campaign emit`, which spreads one plan over batch jobs) and "
+            "join the telemetry with `hpcds1mpi telemetry merge`")
 
 
 def format_duration(seconds: float) -> str:

@@ -104,11 +104,14 @@ class Service:
         if bundle_digest(self.model_dir) != self.digest:
             raise ModelError(f"the model bundle {self.model_dir} changed while it was loaded; "
                              "start again once it is no longer being written")
-        from hpcds1mpi.cluster import cluster_places
+        from hpcds1mpi.cluster import cluster_places, is_this_machine
 
         # Read now, never again: as ``recommend`` does, every partition of the file or this
         # allocation's / machine's.
         self.places = cluster_places(cluster_file)
+        #: The places are this machine, whose partition name no scheduler knows: its scripts
+        #: name no partition and say so, as ``recommend --emit`` does.
+        self.default_queue = is_this_machine(cluster_file)
         if not self.places:
             raise ConfigError("the cluster has no partition to recommend; check --cluster")
         # The site's failure history is the user's, on their disk: the service has none.
@@ -319,7 +322,8 @@ class Service:
         """The answer to ``req`` from its recommendation (``recommend --json``'s fields)."""
         from hpcds1mpi.decide.offer import runtime_note
         from hpcds1mpi.decide.recommendation import (
-            emit_script, no_calibration, script_program, to_dict, unmet_constraints)
+            default_queue_note, emit_script, no_calibration, script_program, to_dict,
+            unmet_constraints)
 
         unmet = unmet_constraints(rec)
         if unmet:
@@ -333,10 +337,15 @@ class Service:
                 raise ConfigError(why)
             program, recorded = script_program(rec, req.program)
             measure, notes = self._calibration_reading(req, rec, program)
+            notes = [*notes, recorded] if recorded else notes
+            if self.default_queue:
+                queue_note = default_queue_note(rec, req.emit)
+                notes = [*notes, queue_note]
+                data["notes"] = [*data.get("notes", []), queue_note]
             data["script"] = emit_script(rec, req.emit, program, job_name=req.job_name,
                                          output=req.job_output, exclusive=req.exclusive,
-                                         measure=measure,
-                                         notes=[*notes, recorded] if recorded else notes)
+                                         measure=measure, notes=notes,
+                                         default_queue=self.default_queue)
         return data
 
     def _calibration_reading(self, req: "RecommendRequest", rec,

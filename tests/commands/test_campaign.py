@@ -191,3 +191,61 @@ def test_gpu_configurations_for_a_partition_without_gpus(here, capsys):
     (here / "c.toml").write_text(CLUSTER + "gpus_per_node = 1\ngpu_memory_gb = 16\n")
     _refused(capsys, here, ["campaign", "gpu.toml", *EMIT, "--out", "camp"], 2,
              "2 GPU ranks per node but partition 'debug' has 1 GPUs per node")
+
+
+@pytest.mark.parametrize("name, shown", [("camp%x", "'%'"), ("camp b", "' '"),
+                                         ("camp'q", '"\'"')])
+def test_an_out_that_sbatch_misreads_is_refused_naming_out(here, capsys, name, shown):
+    """`--out 'camp%x'` was written, and Slurm read %x in #SBATCH --output as the job name:
+    every job failed 0:53 before starting; `--out 'camp b'` was refused naming an internal log
+    path (s27 tester P, 3 and 10)."""
+    line = _refused(capsys, here, ["campaign", "plan.toml", *EMIT, "--out", name], 2,
+                    f"--out {name!r} has characters not allowed in a batch script ({shown})",
+                    "#SBATCH --output", "% is a pattern",
+                    "letters, digits and . _ / + = - only")
+    assert "logs" not in line and not (here / name).exists()
+
+
+def test_a_pbs_campaign_takes_any_folder(here, capsys):
+    """Its scripts name no output path (qsub's default is the folder it ran in) and quote
+    the folder wherever it is used; PBS takes -o paths as they stand, % included."""
+    for name in ("camp%x", "camp b"):
+        res = invoke(capsys, ["campaign", "plan.toml", "--emit", "pbs", "--cluster", "c.toml",
+                              "--partition", "debug", "--out", name])
+        assert res.code == 0, res.err
+        assert "#PBS -o" not in (here / name / "n1.pbs").read_text()
+
+
+def test_without_a_cluster_file_outside_an_allocation_the_jobs_name_no_partition(
+        here, capsys, monkeypatch):
+    """This machine's partition name ('local') is made up: every job asked
+    `#SBATCH --partition=local` and sbatch refused it (s27 tester P, 4)."""
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    (here / "one.toml").write_text(PLAN.replace("nodes = [1, 2]", "nodes = [1]")
+                                   .replace("ranks_per_node = [1, 2]", "ranks_per_node = [1]"))
+    for scheduler, queue in (("slurm", "#SBATCH --partition"), ("pbs", "#PBS -q")):
+        res = invoke(capsys, ["campaign", "one.toml", "--emit", scheduler, "--out", scheduler])
+        assert res.code == 0, res.err
+        flag = "-q" if scheduler == "pbs" else "--partition"
+        assert f"note: the campaign's jobs name no {flag}: it was chosen for this machine (" \
+            in res.err and f"'local' is no {scheduler} partition" in res.err
+        for script in (f"n1.{'pbs' if scheduler == 'pbs' else 'sbatch'}",
+                       f"merge.{'pbs' if scheduler == 'pbs' else 'sbatch'}"):
+            text = (here / scheduler / script).read_text()
+            assert queue not in text and f"# note: the campaign's jobs name no {flag}" in text
+    # a cluster file names a real partition: it is asked for
+    assert invoke(capsys, ["campaign", "one.toml", *EMIT, "--out", "site"]).code == 0
+    assert "#SBATCH --partition=debug" in (here / "site" / "n1.sbatch").read_text()
+
+
+def test_a_plan_over_the_run_limit_is_not_sent_back_to_campaign(here, capsys):
+    """The refusal advised `campaign --shards N`, which refuses the same plan with the same
+    line (s27 tester P, 13): a campaign takes each of the smaller plans instead."""
+    from hpcds1mpi.config import MAX_CONFIGURATIONS
+
+    sizes = ", ".join(str(8 + i) for i in range(MAX_CONFIGURATIONS // 4 + 1))
+    (here / "huge.toml").write_text(PLAN.replace("[32, 64]", f"[{sizes}]"))
+    line = _refused(capsys, here, ["campaign", "huge.toml", *EMIT, "--shards", "4", "--out",
+                                   "camp"], 2, f"over {MAX_CONFIGURATIONS:,}", "split it into "
+                    "plan files", "give each to `hpcds1mpi campaign emit`")
+    assert "--shards" not in line

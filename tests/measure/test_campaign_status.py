@@ -280,3 +280,30 @@ def test_a_scheduler_that_cannot_be_asked_never_gets_parts_submitted_again(campa
         resubmit(folder, env=env)
     assert not log.exists() or log.read_text() == ""
     assert cm.read_manifest(folder)["submissions"] == []
+
+
+def test_a_job_that_failed_before_its_sweep_started_is_failed_not_missing(campaign, tmp_path):
+    """A job whose --output folder Slurm could not open ended FAILED 0:53 at once; status
+    called its part missing and advised resubmitting, which failed the same way every time
+    (s27 tester P, 3). sacct tells it from a part never run."""
+    folder = _copy(campaign, tmp_path)
+    env, _ = _scheduler(tmp_path)
+    assert _states(folder, env)["n2-1"] == "missing"  # never submitted
+    resubmit(folder, env=env)  # n1 [1] as job 100, n2 [0, 1] as job 101, the merge 102
+    sacct = Path(env["PATH"].split(":")[0]) / "sacct"
+    sacct.write_text("#!/bin/sh\nprintf '100_1|COMPLETED|0:0\\n101_0|FAILED|1:0\\n"
+                     "101_1|FAILED|0:53\\n'\n")
+    sacct.chmod(0o755)
+    manifest, parts = campaign_status(folder, env)
+    states = {p.name: p.state for p in parts}
+    # n1-1 wrote runs (interrupted) and n2-0 its exit code: their files say more than sacct
+    assert states == {"n1-0": "done", "n1-1": "interrupted", "n2-0": "failed",
+                      "n2-1": "failed"}
+    lines = summary_lines(folder, manifest, parts)
+    assert any(line.strip().startswith("n2-1") and line.endswith(
+        "; job 101_1 ended FAILED 0:53 before its sweep started") for line in lines), lines
+    assert lines[-2].startswith("1 part(s) failed before their sweep started") and \
+        "sacct -j 101_1 -o JobID,State,ExitCode,Reason" in lines[-2]
+    assert lines[-1].startswith("3 part(s) to submit again")
+    sacct.write_text("#!/bin/sh\nexit 1\n")  # sacct without accounting: as before
+    assert _states(folder, env)["n2-1"] == "missing"

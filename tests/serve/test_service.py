@@ -372,3 +372,26 @@ def test_a_programs_calibration_sweep_reads_it_as_asked(service):
     with pytest.raises(ConfigError, match="add program"):
         service.answer("recommend", RecommendRequest(workload="never-measured", size=500,
                                                      emit="slurm", time_regex="t=(\\d+)"))
+
+
+@pytest.mark.skipif("SLURM_JOB_ID" in __import__("os").environ,
+                    reason="inside an allocation the place is its real partition")
+@pytest.mark.parametrize("emit, directive", [("slurm", "#SBATCH --partition"),
+                                             ("pbs", "#PBS -q")])
+def test_a_script_for_this_machine_names_no_partition_as_recommend_emit(service, tmp_path,
+                                                                        emit, directive):
+    """Without --cluster, outside an allocation, the service's scripts asked for the made-up
+    partition 'local', which sbatch refuses; `recommend --emit` leaves it out and says so
+    (s27 tester P, 4). The answer carries the same note, and the script is the command's."""
+    req = RecommendRequest(workload="stencil", size=256, emit=emit, program="hostname",
+                           job_name="apitest")
+    data = service.recommend(req, use_cache=False)
+    assert directive not in data["script"]
+    [note] = [n for n in data["notes"] if "it was chosen for this machine" in n]
+    assert f"'local' is no {emit} partition" in note and f"# note: {note}" in data["script"]
+    proc = run_cli(["recommend", "--workload", "stencil", "--size", "256", "--emit", emit,
+                    "--program", "hostname", "--job-name", "apitest"],
+                   env={"HPCDS1MPI_HISTORY": str(tmp_path / "none.json")}, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert f"note: {note}" in proc.stderr.splitlines()
+    assert proc.stdout == data["script"]
