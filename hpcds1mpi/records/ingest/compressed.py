@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import io
 import lzma
+import math
+import re
 import zlib
 from pathlib import Path
 
@@ -72,6 +75,151 @@ def open_text(path: str | Path):
     return opener(path, "rt", encoding="utf-8-sig", errors="replace")
 
 
+#: Characters read at a time when a file is streamed line by line.
+STREAM_CHUNK = 1 << 20
+
+
+def text_lines(path: str | Path, longest: int, most_chars: float = math.inf):
+    """The lines of a plain or compressed file, read a chunk at a time: each as ``(line,
+    cut)``, without its newline and cut to its first ``longest`` characters (``cut``: it was
+    longer). Memory stays within a chunk and ``longest`` whatever the file holds (a
+    300 KB gzip file can hold a line of gigabytes). Reading stops after about ``most_chars``
+    characters (the line then being read is not given).
+
+    Raises:
+        EOFError, OSError, zlib.error, lzma.LZMAError (:data:`STREAM_ERRORS`): the stream is
+            cut short or corrupt, after the lines read before it.
+    """
+    with open_text(path) as fh:
+        tail, tail_cut = "", False  # the line not yet ended, and whether it was cut
+        read = 0
+        while chunk := fh.read(STREAM_CHUNK):
+            read += len(chunk)
+            pieces = chunk.split("\n")  # text mode: "\r\n" and "\r" are "\n" already
+            for piece in pieces[:-1]:
+                line = tail + piece
+                yield line[:longest], tail_cut or len(line) > longest
+                tail, tail_cut = "", False
+            tail += pieces[-1]
+            if len(tail) > longest:
+                tail, tail_cut = tail[:longest], True
+            if read > most_chars:
+                return
+        if tail or tail_cut:
+            yield tail, tail_cut
+
+
+class KeptLines(io.TextIOBase):
+    """A plain or compressed file as a text stream for a parser (``pandas.read_csv``), read
+    as it asks, without the lines ``skip`` matches: those are never held. ``skip`` is a
+    MULTILINE pattern matching runs of whole lines with their newlines (one match per run,
+    so that millions of blank lines cost one regex pass, not a Python step each).
+
+    A line longer than ``longest`` is left out too and counted in ``too_long`` (silently when
+    its start is a line ``skip`` matches that is not blank: a long comment). Past
+    ``most_kept`` characters kept, or ``most_skipped`` left out, the text ends and ``over``
+    says which ("kept", "skipped"): a small compressed file can unpack to gigabytes of either.
+    A cut or corrupt stream ends it and is kept in ``error``. The caller says each in one line.
+    """
+
+    def __init__(self, path: str | Path, skip: re.Pattern, longest: int,
+                 most_kept: float = math.inf, most_skipped: float = math.inf):
+        self._fh = open_text(path)
+        self._skip, self._longest = skip, longest
+        self._most_kept, self._most_skipped = most_kept, most_skipped
+        self._tail = ""  # the line not yet ended (at most ``longest`` characters of it)
+        self._tail_cut = False  # that line is longer than ``longest``: its rest is dropped
+        self._held = ""  # kept text read past what the last call asked for
+        self._kept = self._skipped = 0
+        self._done = False
+        self.too_long = 0
+        self.over: str | None = None
+        self.error: BaseException | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> str:
+        want = math.inf if size is None or size < 0 else size
+        parts, n = [self._held], len(self._held)
+        while n < want and not self._done:
+            try:
+                chunk = self._fh.read(STREAM_CHUNK)
+            except STREAM_ERRORS as exc:
+                self.error, chunk = exc, ""
+            kept = self._kept_of(chunk) if chunk else self._last()
+            self._done = not chunk
+            self._kept += len(kept)
+            self._skipped += len(chunk) - len(kept)
+            for over, count, most in (("kept", self._kept, self._most_kept),
+                                      ("skipped", self._skipped, self._most_skipped)):
+                if count > most:
+                    self.over, self._done, kept = over, True, ""
+            parts.append(kept)
+            n += len(kept)
+        text = "".join(parts)
+        end = len(text) if want == math.inf else int(want)
+        self._held = text[end:]
+        return text[:end]
+
+    def _kept_of(self, chunk: str) -> str:
+        """The kept text of the lines ``chunk`` ends (text mode: every newline is "\\n")."""
+        if self._tail_cut:  # inside a long line: drop up to its end
+            end = chunk.find("\n")
+            if end < 0:
+                return ""
+            self._end_cut_line()
+            chunk = chunk[end + 1:]
+        text = self._tail + chunk
+        end = text.rfind("\n") + 1
+        whole, self._tail = text[:end], text[end:]
+        if len(self._tail) > self._longest:
+            self._tail, self._tail_cut = self._tail[:self._longest], True
+        return self._without_long(self._skip.sub("", whole))
+
+    def _last(self) -> str:
+        """The kept text of a last line without a newline."""
+        if self._tail_cut:
+            self._end_cut_line()
+            return ""
+        line, self._tail = self._tail, ""
+        return self._without_long(self._skip.sub("", line + "\n")) if line else ""
+
+    def _end_cut_line(self) -> None:
+        start = self._tail
+        if not (start.strip() and self._skip.fullmatch(start + "\n")):
+            self.too_long += 1
+        self._tail, self._tail_cut = "", False
+
+    def _without_long(self, text: str) -> str:
+        """``text`` without its lines over ``longest`` (counted); one in a chunk is rare."""
+        lines = text.split("\n")
+        if max(map(len, lines)) <= self._longest:
+            return text
+        short = [line for line in lines if len(line) <= self._longest]
+        self.too_long += len(lines) - len(short)
+        return "\n".join(short)
+
+    def close(self) -> None:
+        self._fh.close()
+        super().close()
+
+
+def check_stream(path: str | Path, what: str = "SWF file") -> None:
+    """Read a plain or compressed file to its end, keeping nothing, to tell a cut or corrupt
+    stream apart.
+
+    Raises:
+        IngestError: the stream cannot be read to its end.
+    """
+    try:
+        with open_text(path) as fh:
+            while fh.read(STREAM_CHUNK):
+                pass
+    except STREAM_ERRORS as exc:
+        raise unreadable(path, exc, what) from None
+
+
 def head_text(path: str | Path, size: int = 65536) -> str:
     """The first ``size`` characters of a plain or compressed file: as many as could be read
     before a stream ends early or has a corrupt byte (reading the whole file then says why it
@@ -102,7 +250,8 @@ def unreadable(path: str | Path, exc: Exception, what: str = "SWF file") -> Inge
 
 def read_text(path: str | Path, what: str = "SWF file") -> str:
     """A whole plain or compressed file as text (read before parsing, so that a corrupt or cut
-    stream is told apart from a bad line).
+    stream is told apart from a bad line). Its size is the decompressed size, unbounded: to
+    parse, stream :func:`text_lines`; to only tell a cut stream, :func:`check_stream`.
 
     Raises:
         IngestError: the stream cannot be read to its end.

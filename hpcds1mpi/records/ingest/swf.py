@@ -11,11 +11,13 @@ meaning "not known":
     11 status (1 completed, 0 failed, 5 cancelled, -1 unknown; 2-4 partial executions),
     12 user, 13 group, 14 executable, 15 queue, 16 partition, 17 preceding job, 18 think time.
 
-The file is parsed in one vectorised ``pandas.read_csv`` (313k lines in under a second), not a
-Python loop per line. A line that cannot be a job (fewer or more than 18 fields, a word where a
-number belongs, processors above the header's ``MaxProcs``, a negative time other than -1) is
-counted under its reason in the :class:`FileReport`, never used; so is an id below -1 and a job
-submitted after the header's ``EndTime``. A count or requested time of 0 is no value (NA, noted).
+The file is parsed in one vectorised ``pandas.read_csv`` (313k lines in under a second), fed
+as it is decompressed with only its job lines (:class:`.compressed.KeptLines`): memory follows
+the jobs, not the bytes (a 300 KB gzip file of blank comments is gigabytes of text), and a file
+that would not fit is refused. A line that cannot be a job (fewer or more than 18 fields, a
+word where a number belongs, processors above the header's ``MaxProcs``, a negative time other
+than -1) is counted under its reason in the :class:`FileReport`, never used; so is an id below
+-1 and a job submitted after the header's ``EndTime``. A count or requested time of 0 is no value (NA, noted).
 
 Times: ``submit_time = UnixStartTime + field 2``, in UTC (the job table's times are naive; the
 log's ``TimeZoneString`` is reported as a note). Without ``UnixStartTime`` the submit times are
@@ -32,13 +34,15 @@ from __future__ import annotations
 import math
 import re
 import warnings
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hpcds1mpi.errors import IngestError
 
-from .compressed import STREAM_ERRORS, head_text, open_text, read_text, unreadable
+from .compressed import (STREAM_ERRORS, KeptLines, check_stream, head_text, text_lines,
+                         unreadable)
 from .schema import FileReport
 
 if TYPE_CHECKING:
@@ -71,6 +75,25 @@ _TEXT_KEYS = {"TimeZoneString": "time_zone", "Version": "version", "StartTime": 
               "EndTime": "end_text"}
 #: How far past the header's EndTime a submit time may be (its time zone, a rounded EndTime).
 END_SLACK_S = 86400.0
+#: Longest line read, characters: a job line is about 100; a longer comment is read cut (a
+#: header value is at its start), a longer job line is dropped (no SWF job is that long).
+LONGEST_LINE = 65536
+#: Most header notes kept (they are only searched for what the processor fields count).
+MAX_NOTES = 1000
+#: Most header lines read (an archive log's header has under 100).
+MAX_HEADER_LINES = 10000
+#: Most characters of comment and blank lines read (a log's are a few KB; a compressed file
+#: can hold gigabytes, and skipping costs time).
+MOST_COMMENT_CHARS = 100e6
+#: Runs of blank and comment lines. Only " " and "\t" part fields for pandas: a line of other
+#: whitespace is one field (a word, dropped as such), not a blank line. Possessive where the
+#: Python has it (3.11): 4-6 times faster on a run of blank lines.
+try:
+    _NOT_JOB_LINES = re.compile(r"(?:^[ \t]*+(?:;[^\n]*+)?\n)++", re.MULTILINE)
+except re.error:
+    _NOT_JOB_LINES = re.compile(r"(?:^[ \t]*(?:;[^\n]*)?\n)+", re.MULTILINE)
+#: Peak bytes of memory per character of job lines (measured 9-17: parser, frames, table).
+BYTES_PER_JOB_CHAR = 20
 
 
 @dataclass
@@ -104,10 +127,14 @@ def looks_like_swf(text: str) -> bool:
 
 
 def read_header(path: str | Path) -> SwfHeader:
-    """The header comments of an SWF file (the ``;`` lines before the first job)."""
+    """The header comments of an SWF file (the ``;`` lines before the first job, at most
+    :data:`MAX_HEADER_LINES` of them)."""
     head = SwfHeader()
-    with open_text(path) as fh:
-        for line in fh:
+    with closing(text_lines(path, LONGEST_LINE, MOST_COMMENT_CHARS)) as lines:
+        for seen, (line, _) in enumerate(lines):
+            if seen == MAX_HEADER_LINES:
+                head.ignored.append(f"header lines past the first {MAX_HEADER_LINES} not read")
+                break
             if not line.strip():
                 continue
             if not line.lstrip().startswith(";"):
@@ -124,7 +151,7 @@ def read_header(path: str | Path) -> SwfHeader:
                     setattr(head, _NUMBER_KEYS[key], number)
             elif key in _TEXT_KEYS:
                 setattr(head, _TEXT_KEYS[key], value)
-            elif key == "Note":
+            elif key == "Note" and len(head.notes) < MAX_NOTES:
                 head.notes.append(value)
     return head
 
@@ -199,12 +226,18 @@ def procs_count_nodes(head: SwfHeader, procs_are: str) -> tuple[bool, str | None
 
 def _parse(path: Path, report: FileReport):
     """The job lines as an (n, 18) float frame, and masks of the lines that are truncated,
-    hold a word, or hold more than 18 fields (those pandas skips are counted here)."""
-    import io
-
+    hold a word, or hold more than 18 fields (those pandas skips are counted here); an
+    IngestError for a cut or corrupt stream, or one too large to read."""
     import pandas as pd
 
-    text = read_text(path)
+    from hpcds1mpi.records.available_memory import available_bytes
+
+    # Comment lines left out as they are read: pandas would skip them, but only after
+    # holding the whole text (a 300 KB gzip file of blank comments is gigabytes of it).
+    have = available_bytes()
+    job_lines = KeptLines(path, _NOT_JOB_LINES, LONGEST_LINE,
+                          math.inf if have is None else have / BYTES_PER_JOB_CHAR,
+                          MOST_COMMENT_CHARS)
     # One column past the 18, and index_col=False: without them a first line of 19 fields
     # makes pandas take field 1 as the index and read every line one field off (and the
     # good lines as short). With them a longer line fills "extra", or is skipped and warned.
@@ -213,18 +246,33 @@ def _parse(path: Path, report: FileReport):
         warnings.simplefilter("always")
         try:
             # keep_default_na=False: "nan" is a word here, not a missing value.
-            raw = pd.read_csv(io.StringIO(text), sep=r"\s+", comment=";", header=None,
+            raw = pd.read_csv(job_lines, sep=r"\s+", comment=";", header=None,
                               names=names, index_col=False, on_bad_lines="warn",
                               skip_blank_lines=True, low_memory=False, keep_default_na=False)
         except pd.errors.ParserError as exc:
+            if job_lines.error is not None:  # the cut stream's last line: the cut is said
+                raise unreadable(path, job_lines.error) from None
             raise IngestError(f"{path}: unreadable SWF file "
                               f"({str(exc).splitlines()[0][:100]})") from None
         except pd.errors.EmptyDataError:
             raw = pd.DataFrame(columns=names)
+        finally:
+            job_lines.close()
+    if job_lines.error is not None:  # its lines so far were parsed: none is used
+        raise unreadable(path, job_lines.error)
+    if job_lines.over:
+        raise IngestError(f"{path}: " + (
+            f"its job lines would need more than the {have / 1e9:.1f} GB of memory available "
+            "here; ingest it on a machine (or in a job) with more memory, or split the log"
+            if job_lines.over == "kept" else
+            f"more than {MOST_COMMENT_CHARS / 1e6:.0f} MB of comment and blank lines, which no "
+            "SWF log has; remove them (keep the header and the job lines), then ingest it"))
     skipped = sum(str(w.message).count("Skipping line") for w in caught)
     if skipped:
         report.dropped["more than 18 fields"] += skipped
-    report.records = len(raw) + skipped
+    if job_lines.too_long:
+        report.dropped[f"line longer than {LONGEST_LINE} characters"] += job_lines.too_long
+    report.records = len(raw) + skipped + job_lines.too_long
 
     def blank(col):  # a field the line does not have
         return col.isna() | (col.astype("string").str.strip() == "")
@@ -267,7 +315,7 @@ def read_swf(path: str | Path, procs_are: str = "auto") -> tuple["pd.DataFrame",
     start = head_text(path)
     if not looks_like_swf(start):
         if not start:
-            read_text(path)  # a cut or corrupt compressed stream: said so
+            check_stream(path)  # a cut or corrupt compressed stream: said so
         raise IngestError(f"{path}: not a Standard Workload Format log (no SWF header and no "
                           "line of 18 numbers)")
     try:

@@ -17,6 +17,8 @@ from pathlib import Path
 
 from hpcds1mpi.errors import TelemetryError
 
+from .stored_rows import TableTooLarge, UnbackedTable, declared_rows
+
 SCHEMA_VERSION = 1
 FORMAT_NAME = "hpcds1mpi-telemetry"
 
@@ -261,11 +263,13 @@ def _read_table(f, table: str) -> list[dict]:
     """The rows of ``table`` in open file ``f``, whole or not at all.
 
     Every column the table lists (its ``columns`` attribute, written with it) and every key
-    column must be there, one-dimensional, of its kind and as long as the others.
+    column must be there, one-dimensional, of its kind, as long as the others and stored as
+    long as it says (:func:`.stored_rows.declared_rows`, checked before any is read).
 
     Raises:
         DamagedTable: anything less; a table read in part would lose its other rows for good
             at the next ``sweep --resume`` or ``merge`` (they rewrite the file).
+        TableTooLarge: its rows would not fit in the available memory.
     """
     import h5py
 
@@ -282,13 +286,14 @@ def _read_table(f, table: str) -> list[dict]:
         more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
         raise DamagedTable(f"{table}: column {', '.join(missing[:3])}{more} missing or "
                            "unreadable")
+    try:  # before reading: a header can declare more rows than the file stores
+        rows = declared_rows(group, names, table)
+    except UnbackedTable as exc:
+        raise DamagedTable(str(exc)) from None
     kinds = dict(TABLES[table])
     data = {}
     for name in names:
-        column = group[name]
-        if not isinstance(column, h5py.Dataset) or column.ndim != 1:
-            raise DamagedTable(f"{table}/{name} is not a column of values")
-        values = column[()]
+        values = group[name][()]
         kind = kinds.get(name)
         if kind is not None and values.dtype.kind not in STORED_KINDS[kind]:
             raise DamagedTable(f"{table}/{name} holds {values.dtype} values, not {kind} values")
@@ -297,13 +302,7 @@ def _read_table(f, table: str) -> list[dict]:
         else:
             values = values.tolist()
         data[name] = values
-    lengths = {name: len(values) for name, values in data.items()}
-    if len(set(lengths.values())) > 1:
-        shortest = min(lengths, key=lengths.get)
-        raise DamagedTable(f"{table}: columns of unequal length ({shortest} has "
-                           f"{lengths[shortest]} rows, others up to {max(lengths.values())})")
-    n = next(iter(lengths.values()))
-    return [{k: v[i] for k, v in data.items()} for i in range(n)]
+    return [{k: v[i] for k, v in data.items()} for i in range(rows)]
 
 
 def read_snapshot(path: str | os.PathLike) -> Store:
@@ -339,6 +338,9 @@ def read_snapshot(path: str | os.PathLike) -> Store:
     except DamagedTable as exc:
         raise TelemetryError(f"{path}: a table of the telemetry file is damaged ({exc}); "
                              f"{DAMAGED_FIX}") from None
+    except TableTooLarge as exc:
+        raise TelemetryError(f"{path}: too large to read here ({exc}); read it on a machine "
+                             "(or in a job) with more memory") from None
     except OSError as exc:
         if "unable to lock file" in str(exc):  # HDF5's own lock: another program writes it
             raise TelemetryError(f"{path}: another program has it open for writing ({exc}); "
