@@ -163,13 +163,19 @@ _WRITING: list[str] = []
 _CAUGHT = [False]
 
 
-def catch_sigterm(path: str | os.PathLike, what: str) -> None:
+#: What a stop leaves of an output written by temp-and-rename, or swapped in whole.
+NOTHING_LEFT = "no partial output is left, rerun to write it"
+
+
+def catch_sigterm(path: str | os.PathLike, what: str, left: str = NOTHING_LEFT) -> None:
     """Until :func:`uncatch_sigterm`, SIGTERM raises ``SystemExit`` with one line: ``finally``
     blocks run (temporaries removed, locks let go) and no ``except Exception`` swallows it.
     Only in the main thread, and only where nobody else handles SIGTERM (a sweep's launcher
-    and supervisor have their own)."""
+    and supervisor have their own). The line says ``left``: what a stop leaves (a folder
+    filled in place, as quickstart's, keeps what was finished). The first, outermost catch's
+    line is the one printed."""
     _WRITING.append(f"hpcds1mpi: error: {path}: stopped by SIGTERM while writing the {what}; "
-                    "no partial output is left, rerun to write it")
+                    f"{left}")
     if (len(_WRITING) == 1 and threading.current_thread() is threading.main_thread()
             and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL):
         signal.signal(signal.SIGTERM, _stop)

@@ -18,7 +18,9 @@ KIND_CHOICES = ("auto", "sacct-p", "sacct-json", "sacct-csv", "pm100", "adastra"
 @click.option("--out", "out", required=True, type=NonEmptyPath(dir_okay=False),
               help="Job table to write (.parquet, or .csv).")
 @click.option("--force", is_flag=True,
-              help="Replace an existing --out that is not a job table ingest wrote.")
+              help="Replace an existing --out that is not among the FILES (a job table, or "
+                   "a file ingest did not write); without it, list a job table as an input "
+                   "to add to it.")
 @click.option("--kind", type=click.Choice(KIND_CHOICES), default="auto", show_default=True,
               help="Kind of every input file; auto detects it per file.")
 @click.option("--procs-are", "procs_are", type=click.Choice(["auto", "processors", "nodes"]),
@@ -29,7 +31,9 @@ def command(files: tuple[str, ...], out: str, force: bool, kind: str, procs_are:
     """Read Slurm `sacct -P` / `sacct --json` / sacct CSV exports, Standard Workload Format
     logs (plain or .gz), PM100 / Adastra parquet tables and the NREL Eagle / CINECA Eurora CSV
     into one job table with the runs-table column names. A job table ingest wrote is read as
-    an input too: `ingest jobs.parquet new.txt --out jobs.parquet` adds new jobs to it.
+    an input too: `ingest jobs.parquet new.txt --out jobs.parquet` adds new jobs to it (a job
+    seen again is kept once); a job table at --out that is not among the inputs is replaced
+    only with --force.
 
     Lines that cannot be read are counted and reported per reason, never dropped silently.
     """
@@ -53,12 +57,20 @@ def command(files: tuple[str, ...], out: str, force: bool, kind: str, procs_are:
     from pathlib import Path
 
     target = Path(out)
+    among_inputs = None  # the input that is --out: its jobs are read, then written back
     for f in files if target.exists() else ():  # the log would be replaced by its own table
         # A job table ingest wrote may be replaced by the merged table (read whole first,
         # written by temp-and-rename); a log may not.
-        if Path(f).exists() and target.samefile(f) and not is_job_table(target):
-            raise OutputError(f"--out {out} is the input log {f}; write the table to another "
-                              "file")
+        if Path(f).exists() and target.samefile(f):
+            if not is_job_table(target):
+                raise OutputError(f"--out {out} is the input log {f}; write the table to "
+                                  "another file")
+            among_inputs = f
+    if among_inputs is None and not force and target.is_file() and is_job_table(target):
+        # "ingest new.log --out jobs.parquet" had replaced a history of 2000 jobs by 998
+        raise OutputError(f"{out} already holds {_jobs_held(target)}; to add the new jobs to "
+                          f"it, list it as an input ({_example(out, files)}), or pass --force "
+                          "to replace it")
     check_replace(target, ours=is_job_table, force=force, what="job table", option="--out")
     began = time.perf_counter()
     table, reports, notes = ingest(list(files), kind, procs_are)
@@ -70,5 +82,33 @@ def command(files: tuple[str, ...], out: str, force: bool, kind: str, procs_are:
     path = write_job_table(table, out)  # temp-and-rename; a missing parent is created
     counts = table["status"].fillna("unknown").value_counts().to_dict()
     summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+    if among_inputs is not None:  # what "adds new jobs to it" added
+        held = reports[files.index(among_inputs)].jobs
+        summary += f"; {max(len(table) - held, 0)} new, {held} it held already"
     click.echo(f"wrote {len(table)} jobs to {path} ({summary}) in "
                f"{time.perf_counter() - began:.1f} s")
+
+
+def _jobs_held(table) -> str:
+    """``"2000 jobs (from log.swf)"``: what a job table at ``table`` holds, read from its
+    source column only; ``"a job table"`` when that cannot be read."""
+    import pandas as pd
+
+    try:
+        if table.suffix == ".parquet":
+            sources = pd.read_parquet(table, columns=["source_file"])["source_file"]
+        else:
+            sources = pd.read_csv(table, usecols=["source_file"], dtype=str)["source_file"]
+    except Exception:  # noqa: BLE001 - only the refusal's wording depends on it
+        return "a job table"
+    names = sources.dropna().astype(str).unique().tolist()
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return f"{len(sources)} jobs" + (f" (from {shown})" if names else "")
+
+
+def _example(out: str, files) -> str:
+    """The command that adds ``files`` to the job table ``out``, quoted for a shell."""
+    import shlex
+
+    logs = list(files) if len(files) <= 3 else [*files[:2], "..."]
+    return shlex.join(["hpcds1mpi", "ingest", out, *logs, "--out", out])

@@ -414,14 +414,27 @@ OUTPUTS = ("pareto.csv", "mobo.json", "pareto.png")
 
 
 def _check_own_outputs(out_dir: str) -> None:
-    """Refuse a folder holding a pareto.csv / mobo.json / pareto.png that no earlier mobo run
-    wrote (a user's own pareto.csv was replaced without a word)."""
+    """Refuse a model bundle or quickstart folder (their commands refuse one holding other
+    files: `mobo --out MODEL` had left train and learn calling the bundle "not a bundle"), and
+    a folder with a pareto.csv / mobo.json / pareto.png that no earlier mobo run wrote (a
+    user's own pareto.csv was replaced without a word)."""
     import json
     from pathlib import Path
 
+    from hpcds1mpi.commands.quickstart import MARK
     from hpcds1mpi.errors import OutputError
+    from hpcds1mpi.surrogates.bundle_files import MANIFEST
 
     out = Path(out_dir)
+    try:  # is_bundle's manifest test, not its "no other file" one (mobo's may be there)
+        keys = json.loads((out / MANIFEST).read_text(encoding="utf-8")).keys()
+        bundle = {"format_version", "targets", "feature_spec"} <= keys
+    except (OSError, ValueError, AttributeError, RecursionError):
+        bundle = False
+    owner = "a model bundle" if bundle else "a quickstart folder" if (out / MARK).exists() else None
+    if owner:
+        raise OutputError(f"--out {out} is {owner}, which must hold only its own files; "
+                          "choose another --out for the mobo outputs (a new folder)")
     present = [name for name in OUTPUTS if (out / name).exists()]
     if not present:
         return

@@ -89,14 +89,10 @@ def check_ranks(ranks: int, cores: int) -> None:
 def command(out_dir, ranks, sweep_timeout, force):
     """Measure this machine, train a model, recommend for an unmeasured size, write a Slurm
     script and a Pareto plot."""
-    import json
-    import shutil
-    import sys
     from pathlib import Path
 
-    from hpcds1mpi.atomic import atomic_path, check_output_dir, write_error, write_text
     from hpcds1mpi.cluster import detect_local
-    from hpcds1mpi.launch.launchers import mpiexec_path
+    from hpcds1mpi.writers import catch_sigterm, uncatch_sigterm
 
     cluster = detect_local()
     part = cluster.partition()
@@ -104,6 +100,25 @@ def command(out_dir, ranks, sweep_timeout, force):
     nranks = ranks or cores
     check_ranks(nranks, cores)
     out = Path(out_dir)
+    # The folder is filled in place and a rerun resumes there: a stop says so (taken before
+    # the folder's lock, whose own line, "no partial output is left", would be printed).
+    catch_sigterm(out, "quickstart folder", "the runs measured so far are kept there: rerun "
+                  "with the same --out (without --force) to resume")
+    try:
+        _quickstart(out, nranks, cores, part, sweep_timeout, force)
+    finally:
+        uncatch_sigterm()
+
+
+def _quickstart(out, nranks: int, cores: int, part, sweep_timeout: float, force: bool) -> None:
+    import json
+    import shutil
+    import sys
+    from pathlib import Path
+
+    from hpcds1mpi.atomic import atomic_path, check_output_dir, write_error, write_text
+    from hpcds1mpi.launch.launchers import mpiexec_path
+
     # A rerun in quickstart's own folder resumes; any other non-empty folder is refused.
     check_output_dir(out, ours=is_quickstart_folder, force=True, what="quickstart folder")
     try:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import click
 
 from hpcds1mpi.schemas.numbers import COUNT0
@@ -91,11 +94,14 @@ def _why_not_ok(runs) -> list[str]:
 @click.option("--table", type=click.Choice(["runs", "machines", "repeats", "ranks",
                                             "rank_repeats"]), default="runs", show_default=True)
 @click.option("--force", is_flag=True,
-              help="Replace an existing --out that is not a table telemetry export wrote.")
+              help="Replace an existing --out that is not an export written here and "
+                   "unchanged since.")
 def export(path, out, table, force) -> None:
-    """Write one table of PATH to CSV, Parquet or JSON lines."""
-    from hpcds1mpi.atomic import atomic_path, check_output_file, check_replace
-    from hpcds1mpi.records.table_files import column_names
+    """Write one table of PATH to CSV, Parquet or JSON lines.
+
+    Beside OUT goes a hidden .OUT.hpcds1mpi.sha256 (sha256sum -c reads it): a rerun replaces
+    OUT only while OUT is unchanged since, never a file of the user's or an edited export."""
+    from hpcds1mpi.atomic import atomic_path, check_output_file, check_replace, write_bytes
     from hpcds1mpi.errors import OutputError
     from hpcds1mpi.records import telemetry
 
@@ -111,9 +117,13 @@ def export(path, out, table, force) -> None:
             frame.to_json(tmp, orient="records", lines=True)
     else:
         raise OutputError(f"--out {out}: use a .csv, .parquet or .json file name")
-    check_output_file(out, "export")
-    # every telemetry table has machine_id: a rerun replaces its own export, nothing else
-    check_replace(out, ours=lambda p: "machine_id" in column_names(p), force=force,
+    target = check_output_file(out, "export")
+    existed = target.is_file()
+    if existed and not force and export_state(target) == "edited":
+        raise OutputError(f"{out} has been changed since telemetry export wrote it (it no "
+                          f"longer matches the checksum in {checksum_path(target).name}); "
+                          "pass --force to replace it, or choose another --out")
+    check_replace(target, ours=lambda p: export_state(p) == "unchanged", force=force,
                   what="table telemetry export", option="--out")
     if table == "runs":
         frame = telemetry.read_runs(path)
@@ -123,7 +133,52 @@ def export(path, out, table, force) -> None:
         frame = telemetry.read_detail(path, table)
     with atomic_path(out, "export") as tmp:
         write(str(tmp))
-    click.echo(f"wrote {len(frame)} rows of {table} to {out}")
+        digest = _sha256(tmp)
+    # After the export: a stop in between leaves an export that no checksum vouches for,
+    # which the next run refuses without --force (never one replaced that should be kept).
+    write_bytes(checksum_path(target), _CHECKSUM_HEAD + digest.encode() + b"  "
+                + os.fsencode(Path(out).name) + b"\n", "export checksum")
+    click.echo(f"wrote {len(frame)} rows of {table} to {out}"
+               + (" (the earlier export replaced)" if existed else ""))
+
+
+#: The first line of an export's checksum file (sha256sum -c skips lines starting with #).
+_CHECKSUM_HEAD = (b"# hpcds1mpi telemetry export replaces the file below only while it "
+                  b"matches this checksum\n")
+
+
+def checksum_path(out: Path) -> Path:
+    """The hidden checksum file beside export ``out``."""
+    return out.with_name(f".{out.name}.hpcds1mpi.sha256")
+
+
+def export_state(out: Path) -> str:
+    """``"unchanged"`` (what telemetry export wrote there, byte for byte: its checksum file
+    matches), ``"edited"`` (a checksum file, which the file no longer matches) or
+    ``"foreign"``. A checksum, not the columns: an inventory with a machine_id column, or an
+    export edited by hand, had been replaced without a word. One rule for CSV, Parquet and
+    JSON lines alike, none of which can hold a checksum line that every reader skips."""
+    try:
+        with open(checksum_path(out), "rb") as fh:
+            head, line = fh.read(4096).split(b"\n", 1)
+    except (OSError, ValueError):
+        return "foreign"
+    if head + b"\n" != _CHECKSUM_HEAD:
+        return "foreign"
+    try:
+        return "unchanged" if line[:64].decode("ascii") == _sha256(out) else "edited"
+    except (OSError, UnicodeDecodeError):
+        return "edited"
+
+
+def _sha256(path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 @command.command(name="merge")

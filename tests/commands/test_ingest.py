@@ -89,12 +89,13 @@ def test_procs_are_option_and_a_wrong_kind(tmp_path):
     res = run_cli(["ingest", str(THETA), "--out", str(out)], timeout=120)
     assert res.returncode == 0 and "processor fields read as nodes" in res.stdout
     assert pd.read_parquet(out, columns=["nodes"])["nodes"].min() == 128
-    res = run_cli(["ingest", str(THETA), "--procs-are", "processors", "--out", str(out)],
-                  timeout=120)
+    res = run_cli(["ingest", str(THETA), "--procs-are", "processors", "--out", str(out),
+                   "--force"], timeout=120)  # the table read again, differently: replaced
     assert res.returncode == 0 and "read as nodes" not in res.stdout
     table = pd.read_parquet(out, columns=["nodes", "cores"])
     assert table["nodes"].isna().all() and table["cores"].min() == 128
-    res = run_cli(["ingest", str(EURORA), "--kind", "swf", "--out", str(out)], timeout=120)
+    res = run_cli(["ingest", str(EURORA), "--kind", "swf", "--out", str(out), "--force"],
+                  timeout=120)
     assert res.returncode != 0 and "not a Standard Workload Format log" in res.stderr
     assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
 
@@ -130,9 +131,31 @@ def test_out_replaces_a_table_ingest_wrote_but_not_another_file_without_force(tm
         assert theirs.read_bytes() == before
         proc = run_cli(["ingest", str(log), "--out", str(theirs), "--force"], timeout=120)
         assert proc.returncode == 0, proc.stderr
-        # now it is one of ours: a rerun replaces it without --force
-        proc = run_cli(["ingest", str(log), "--out", str(theirs)], timeout=120)
+        # now it is one of ours: a rerun that lists it as an input writes it again
+        proc = run_cli(["ingest", str(theirs), str(log), "--out", str(theirs)], timeout=120)
         assert proc.returncode == 0, proc.stderr
+
+
+def test_a_job_table_not_among_the_inputs_is_kept_without_force(tmp_path):
+    """`ingest new.log --out jobs.parquet` had replaced a table of 2000 jobs by the 998 of the
+    new log (exit 0), while the help says listing the table as an input adds to it."""
+    old_log, new_log = DATA / "sacct-energy-gpu.txt", DATA / "sacct-malformed.txt"
+    for name in ("jobs.parquet", "jobs.csv"):
+        table = tmp_path / name
+        res = run_cli(["ingest", str(old_log), "--out", str(table)], timeout=120)
+        assert res.returncode == 0, res.stderr
+        before = table.read_bytes()
+        res = run_cli(["ingest", str(new_log), "--out", str(table)], timeout=120)
+        assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
+        assert (f"{table} already holds 2 jobs (from {old_log}); to add the new jobs to it, "
+                f"list it as an input (hpcds1mpi ingest {table} {new_log} --out {table}), or "
+                "pass --force to replace it") in res.stderr
+        assert table.read_bytes() == before and "wrote" not in res.stdout
+        res = run_cli(["ingest", str(table), str(new_log), "--out", str(table)], timeout=120)
+        assert res.returncode == 0, res.stderr
+        assert "wrote 3 jobs" in res.stdout and "1 new, 2 it held already" in res.stdout
+        res = run_cli(["ingest", str(new_log), "--out", str(table), "--force"], timeout=120)
+        assert res.returncode == 0 and "wrote 1 jobs" in res.stdout, res.stderr
 
 
 def test_a_job_table_takes_new_jobs_in_place(tmp_path):

@@ -160,6 +160,31 @@ def test_outputs_no_mobo_run_wrote_and_bad_options_are_refused_before_anything_i
     assert snapshot(tmp_path) == before
 
 
+def test_a_model_bundle_or_quickstart_folder_is_refused_as_out(tmp_path, cluster_file, capsys):
+    """`mobo --out MODEL` wrote pareto.* into the bundle, and train and learn then called it
+    "not a hpcds1mpi bundle"; a quickstart folder is kept whole by its command too."""
+    from hpcds1mpi.cli import main
+    from hpcds1mpi.surrogates.bundle_files import is_bundle
+    from tests.badinput.harness import snapshot
+
+    bundle, quick = tmp_path / "model_b", tmp_path / "qs"
+    bundle.mkdir()
+    quick.mkdir()
+    (bundle / "manifest.json").write_text(json.dumps(
+        {"format_version": 1, "targets": ["runtime_s"], "feature_spec": {}}))
+    (bundle / "README.txt").write_text("hpcds1mpi model bundle\n")
+    (quick / ".hpcds1mpi-quickstart").write_text("written by hpcds1mpi quickstart\n")
+    before = snapshot(tmp_path)
+    for out, owner in ((bundle, "a model bundle"), (quick, "a quickstart folder")):
+        with pytest.raises(SystemExit) as exit_info:
+            main([*ANALYTIC, "--cluster", str(cluster_file), "--out", str(out)])
+        err = capsys.readouterr().err
+        assert exit_info.value.code == 2 and err.count("\n") == 1, err
+        assert (f"--out {out} is {owner}, which must hold only its own files; choose another "
+                "--out") in err
+    assert snapshot(tmp_path) == before and is_bundle(bundle)
+
+
 def test_cli_outputs_replaced_whole_without_temporaries(tmp_path, cluster_file):
     from tests.test_atomic import temporaries
 
@@ -322,7 +347,7 @@ class MeasuredBundle(TinyBundle):
     size_range = {"stencil": (64.0, 512.0)}
 
 
-def _bundle_run(monkeypatch, tmp_path, *args, bundle=MeasuredBundle):
+def _bundle_run(monkeypatch, tmp_path, *args, bundle=MeasuredBundle, method="random"):
     from click.testing import CliRunner
 
     import hpcds1mpi.surrogates.bundle as bundle_module
@@ -332,7 +357,7 @@ def _bundle_run(monkeypatch, tmp_path, *args, bundle=MeasuredBundle):
     path = tmp_path / "renamed.toml"
     path.write_text(RENAMED_TOML)
     return CliRunner().invoke(command, ["--model", str(tmp_path), "--workload", "stencil",
-                                        "--cluster", str(path), "--method", "random",
+                                        "--cluster", str(path), "--method", method,
                                         "--budget", "4", "--out", str(tmp_path / "out"),
                                         *args])
 
@@ -376,7 +401,7 @@ def test_a_configuration_that_does_not_fit_in_memory_is_never_searched_nor_on_th
     """mobo's front held configurations recommend rejects for memory (exit 0): they are now
     left out before the search, said in one line and counted in mobo.json."""
     res = _bundle_run(monkeypatch, tmp_path, "--partition", "renamed", "--size", "256",
-                      "--method", "exact", bundle=MemoryBundle)
+                      method="exact", bundle=MemoryBundle)  # an option given once
     assert res.exit_code == 0, res.output
     # 80 GB over one node's 4 ranks; 57.6 GB of its 64 usable
     assert "left out: 1 of 8 configurations need more memory than partition 'renamed' gives " \

@@ -123,6 +123,47 @@ def test_a_quickstart_folder_from_before_the_mark_is_recognised(tmp_path, fake_s
     assert not is_quickstart_folder(out)
 
 
+def test_sigterm_says_the_measured_runs_are_kept_for_the_rerun(tmp_path):
+    """SIGTERM said "no partial output is left" while the folder, as designed, kept the runs
+    measured so far for the rerun to resume."""
+    import signal
+    import sys
+    import textwrap
+
+    from hpcds1mpi.commands.quickstart import is_quickstart_folder
+    from tests.test_atomic import temporaries
+
+    out = tmp_path / "qs"
+    code = textwrap.dedent(f"""
+        import time
+        from pathlib import Path
+        from hpcds1mpi.commands import quickstart
+        from hpcds1mpi.launch import launchers
+
+        def sweep(cmd, what, timeout):  # measures a run, then is stopped
+            Path(cmd[cmd.index("--out") + 1]).write_text("a measured run")
+            print("measuring", flush=True)
+            time.sleep(60)
+
+        quickstart._run, launchers.mpiexec_path = sweep, lambda: "mpiexec"
+        from hpcds1mpi.cli import main
+        main(["quickstart", "--out", {str(out)!r}])
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    while (line := proc.stdout.readline()) and line.strip() != "measuring":
+        pass
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1
+    assert err.strip().splitlines() == [
+        f"hpcds1mpi: error: {out}: stopped by SIGTERM while writing the quickstart folder; the "
+        "runs measured so far are kept there: rerun with the same --out (without --force) to "
+        "resume"]
+    assert (out / "telemetry.h5").read_text() == "a measured run"
+    assert is_quickstart_folder(out) and temporaries(tmp_path) == []
+
+
 # -- more ranks than cores, a sweep past its time limit ----------------------------------------
 
 @pytest.fixture

@@ -41,7 +41,10 @@ def test_export_replaces_its_output_whole_or_not_at_all(tmp_path, monkeypatch, c
 
     src, csv = tmp_path / "a.h5", tmp_path / "runs.csv"
     telemetry.append(src, [run_row(0), run_row(1)])
-    csv.write_text("run_id,machine_id\nthe old export\n")
+    with pytest.raises(SystemExit):
+        main(["telemetry", "export", str(src), "--out", str(csv)])
+    old, old_sum = csv.read_bytes(), (tmp_path / ".runs.csv.hpcds1mpi.sha256").read_bytes()
+    capsys.readouterr()
 
     def half_then_full(self, path, **kwargs):
         with open(path, "w") as fh:
@@ -54,8 +57,10 @@ def test_export_replaces_its_output_whole_or_not_at_all(tmp_path, monkeypatch, c
     assert exit_info.value.code == WriteError.exit_code == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "disk is full" in err
-    assert csv.read_text() == "run_id,machine_id\nthe old export\n"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.h5", "runs.csv"]
+    assert csv.read_bytes() == old
+    assert (tmp_path / ".runs.csv.hpcds1mpi.sha256").read_bytes() == old_sum
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".runs.csv.hpcds1mpi.sha256", "a.h5",
+                                                          "runs.csv"]
 
 
 def test_export_checks_out_before_reading(tmp_path, capsys):
@@ -94,6 +99,58 @@ def test_export_replaces_its_own_table_but_not_another_file_without_force(tmp_pa
                 main(["telemetry", "export", str(src), "--out", str(theirs), *extra])
             assert exit_info.value.code in (0, None), capsys.readouterr().err
             assert "wrote 1 rows" in capsys.readouterr().out
+
+
+def test_export_replaces_only_an_unchanged_export_of_its_own(tmp_path, capsys):
+    """Any CSV / Parquet / JSON whose header held machine_id counted as an export (an
+    inventory table was replaced), and so did an export edited by hand since: only a file
+    that matches the checksum export wrote beside it is replaced without --force."""
+    import subprocess
+
+    import pandas as pd
+    import pytest
+
+    from hpcds1mpi.cli import main
+
+    src = tmp_path / "a.h5"
+    telemetry.append(src, [run_row(0), run_row(1)])
+
+    def export(out, *extra):
+        with pytest.raises(SystemExit) as exit_info:
+            main(["telemetry", "export", str(src), "--out", str(out), *extra])
+        captured = capsys.readouterr()
+        return exit_info.value.code or 0, captured.out, captured.err
+
+    inventory = tmp_path / "inventory.csv"
+    inventory.write_text("machine_id,owner,purchase_price\nnode01,alice,12000\n")
+    users = tmp_path / "users.parquet"
+    pd.DataFrame({"machine_id": ["n1"], "rack": [3]}).to_parquet(users)
+    for theirs in (inventory, users):
+        before = theirs.read_bytes()
+        code, _, err = export(theirs)
+        assert code == 2 and err.count("\n") == 1, err
+        assert "is not a table telemetry export hpcds1mpi wrote; pass --force" in err
+        assert theirs.read_bytes() == before
+    for name in ("runs.csv", "runs.parquet", "runs.json"):
+        out = tmp_path / name
+        assert export(out)[0] == 0
+        code, said, _ = export(out, "--table", "machines")  # unchanged: a rerun replaces it
+        assert code == 0 and "(the earlier export replaced)" in said
+        with open(out, "ab") as fh:
+            fh.write(b"my,hand,edit\n")
+        edited = out.read_bytes()
+        code, _, err = export(out)
+        assert code == 2 and err.count("\n") == 1, err
+        assert (f"{out} has been changed since telemetry export wrote it (it no longer "
+                f"matches the checksum in .{name}.hpcds1mpi.sha256); pass --force") in err
+        assert out.read_bytes() == edited
+        assert export(out, "--force")[0] == 0 and export(out)[0] == 0
+        check = subprocess.run(["sha256sum", "-c", f".{name}.hpcds1mpi.sha256"], cwd=tmp_path,
+                               capture_output=True, text=True)
+        assert check.returncode == 0 and f"{name}: OK" in check.stdout, check.stderr
+    # an export named again after its checksum file went: not vouched for, so kept
+    (tmp_path / ".runs.csv.hpcds1mpi.sha256").unlink()
+    assert export(tmp_path / "runs.csv")[0] == 2
 
 
 def test_show_escapes_control_characters_from_the_file(tmp_path, capsys):
@@ -204,4 +261,5 @@ def test_names_with_bytes_that_are_not_utf8_are_merged_exported_and_shown(tmp_pa
     proc = _run_bytes(["telemetry", "show", str(shard)], timeout=60,
                    env={"PYTHONIOENCODING": "utf-8:strict"})  # a UTF-8 locale's stdout
     assert proc.returncode == 0 and proc.stdout.startswith(f"{tmp_path}/t\\xff.h5: "), proc.stderr
-    assert sorted(os.listdir(tmp_path)) == sorted(["all.h5", shard.name, parquet.name])
+    assert sorted(os.listdir(tmp_path)) == sorted(["all.h5", shard.name, parquet.name,
+                                                   f".{parquet.name}.hpcds1mpi.sha256"])
