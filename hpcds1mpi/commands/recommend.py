@@ -171,6 +171,9 @@ def _propose(table, rec, user: str, job_name: str, time_limit_s, coverage: float
               help="Share of jobs like it the proposed --time should cover  [default: 0.95].")
 @click.option("--record-failure", default=None, metavar="PARTITION",
               help="Record that this job failed on PARTITION, then recommend again.")
+@click.option("--forget-failures", default=None, metavar="PARTITION",
+              help="Remove this workload's recorded failures on PARTITION (a record made by "
+                   "mistake), then recommend again.")
 @click.option("--status", "failure_status", default="failed", show_default=True,
               # a wrong result is no placement failure: another partition would not fix it
               type=click.Choice(sorted(FAILURE_STATUSES - {"wrong"})),
@@ -179,8 +182,8 @@ def _propose(table, rec, user: str, job_name: str, time_limit_s, coverage: float
 def command(workload, size, cluster_file, partitions, objective, max_nodes, deadline,
             energy_budget, device, emit, script_path, force, program, job_name, job_output, exclusive,
             as_json, model_dir, history_path, job_table, user, time_limit, walltime_coverage,
-            record_failure, failure_status, time_regex, fom_regex, ranks_regex, output_file,
-            workdir):
+            record_failure, forget_failures, failure_status, time_regex, fom_regex,
+            ranks_regex, output_file, workdir):
     """Recommend nodes, ranks per node, threads, device, precision and partition for a job."""
     from hpcds1mpi.cluster import allowed_places
     from hpcds1mpi.decide.failure_history import FailureHistory
@@ -244,13 +247,25 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
         table = _read_history(job_table)
     places = allowed_places(cluster_file, partitions)
     history = FailureHistory.load(history_path)
-    if record_failure:
-        hits = [p for c, p in places
-                if record_failure in (p.name, f"{c.name if c else ''}/{p.name}")]
+    if record_failure and forget_failures:
+        raise ConfigError("--record-failure and --forget-failures are two requests; give one")
+    for option, name in (("--record-failure", record_failure),
+                         ("--forget-failures", forget_failures)):
+        if not name:
+            continue
+        hits = [(c, p) for c, p in places if name in (p.name, f"{c.name if c else ''}/{p.name}")]
         if not hits:
-            raise ConfigError(f"--record-failure {record_failure!r} is not an allowed partition")
-        cname = next(c.name for c, p in places if p is hits[0]) if places else ""
-        history.record(workload, size, hits[0].name, cname, failure_status)
+            raise ConfigError(f"{option} {name!r} is not an allowed partition")
+        cname = hits[0][0].name if hits[0][0] is not None else ""
+        if option == "--record-failure":
+            history.record(workload, size, hits[0][1].name, cname, failure_status)
+            said = (f"recorded {workload} size {size} as {failure_status} on {name} in "
+                    f"{history.path}; undo with --forget-failures {name}")
+        else:
+            gone = history.forget(workload, hits[0][1].name, cname)
+            said = (f"forgot {gone} recorded failure{'s' if gone != 1 else ''} of {workload} "
+                    f"on {name}" + (f" in {history.path}" if history.path else ""))
+        click.echo(f"note: {said}", err=True)
     bundle = load_model(model_dir)
     rec = recommend(
         bundle, workload, size, places, objective=objective,

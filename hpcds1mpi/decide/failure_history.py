@@ -102,6 +102,32 @@ class FailureHistory:
             write_text(self.path, json.dumps({"version": 1, "failures": self.failures},
                                              indent=1), "failure history")
 
+    def forget(self, workload: str, partition: str, cluster: str = "") -> int:
+        """Remove every recorded failure of ``workload`` on ``partition`` (of ``cluster``, or
+        of any when it is ""), keeping other processes' records; how many were removed.
+
+        Raises:
+            OutputError, LockError, ConfigError: as :meth:`record`.
+        """
+        from hpcds1mpi.atomic import write_text
+        from hpcds1mpi.writers import output_lock
+
+        def matches(f: dict) -> bool:
+            return (f.get("workload") == workload and f.get("partition") == partition
+                    and (not cluster or not f.get("cluster") or f.get("cluster") == cluster))
+
+        if self.path is None or not self.path.exists():
+            self.failures = [f for f in self.failures if not matches(f)]
+            return 0
+        self._prepare_folder()
+        with output_lock(self.path, "failure history", "HPCDS1MPI_HISTORY", LOCK_WAIT_S):
+            now = FailureHistory.load(self.path).failures
+            self.failures = [f for f in now if not matches(f)]
+            if len(self.failures) != len(now):
+                write_text(self.path, json.dumps({"version": 1, "failures": self.failures},
+                                                 indent=1), "failure history")
+        return len(now) - len(self.failures)
+
     def _prepare_folder(self) -> None:
         """Create the file's folder; a folder that cannot be written is one line."""
         hint = ("set HPCDS1MPI_HISTORY to a file in a writable folder" if

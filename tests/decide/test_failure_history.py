@@ -139,3 +139,21 @@ def test_no_home_is_one_line_and_creates_no_home(tmp_path, monkeypatch):
                                           "HPCDS1MPI_HISTORY") as err:
         FailureHistory.load().record("stencil", 96, "local")
     assert err.value.exit_code == 2 and not home.exists()
+
+
+def test_a_failure_recorded_by_mistake_can_be_forgotten(tmp_path):
+    """Was: no way back but editing the JSON; one wrong --record-failure ruled the partition
+    out for the workload at that size and every larger one, for good (s27 tester S, 6)."""
+    path = tmp_path / "f.json"
+    FailureHistory.load(path).record("stencil", 32, "cpu", "c", "oom")
+    FailureHistory.load(path).record("stencil", 64, "gpu", "c", "failed")
+    FailureHistory.load(path).record("gemm", 32, "cpu", "c", "oom")
+    history = FailureHistory.load(path)
+    assert history.failed_on("stencil", 4000, "cpu", "c") is not None
+    assert history.forget("stencil", "cpu", "c") == 1
+    again = FailureHistory.load(path)
+    assert again.failed_on("stencil", 4000, "cpu", "c") is None
+    assert again.failed_on("stencil", 64, "gpu", "c") and again.failed_on("gemm", 32, "cpu", "c")
+    assert again.forget("stencil", "cpu", "c") == 0
+    assert FailureHistory.load(tmp_path / "none.json").forget("stencil", "cpu") == 0
+    assert not (tmp_path / "none.json").exists()
