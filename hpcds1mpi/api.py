@@ -307,8 +307,13 @@ def _script(script: str | os.PathLike, read) -> tuple[str, str]:
 def load_model(path: str | os.PathLike | None = None) -> Model:
     """Load a model bundle (None: the shipped one, :data:`hpcds1mpi.SHIPPED_MODEL`).
 
+    A bundle is Python pickles: it runs code when loaded; load only bundles you trust. A
+    bundle that another user could have changed (its folder or a file in it writable by
+    everyone, or owned by someone other than you or root and writable by its group) is
+    refused; its SHA-256 list catches damage, not a hostile author.
+
     Raises:
-        hpcds1mpi.errors.ModelError: missing or damaged bundle (one line).
+        hpcds1mpi.errors.ModelError: missing, damaged or writable-by-others bundle (one line).
     """
     from hpcds1mpi.decide.model_bundle import load_model as load
 

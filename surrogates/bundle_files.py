@@ -23,8 +23,9 @@ The manifest's ``files`` records the SHA-256 of every file the model is read fro
 (:data:`HASHED_FILES`); :func:`read_bundle` compares them before it unpickles anything, so a
 bundle whose files come from two trainings (another bundle's ``members.pkl`` copied in) is
 refused instead of answering. This catches mix-ups and damage, not a hostile author (who can
-write matching hashes): a bundle is code (pickle) and must come from someone you trust.
-Bundles written before the hashes (no ``files``) load unchecked.
+write matching hashes): a bundle is code (pickle) and must come from someone you trust; a
+folder other users could have written is refused before anything in it is read
+(:mod:`.bundle_trust`). Bundles written before the hashes (no ``files``) load unchecked.
 
 :func:`write_bundle` writes them, :func:`read_bundle` reads the model and manifest back and
 refuses other format versions; :class:`~hpcds1mpi.surrogates.bundle.Bundle` wraps the two.
@@ -37,7 +38,7 @@ import os
 import pickle
 import zipfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import numpy as np
 
@@ -76,8 +77,10 @@ BUNDLE_FILES = frozenset({MANIFEST, "embedding.npz", "members.pkl", TRAINING_DAT
                           "system1_calibration.json",
                           "guard_calibration.json"})
 #: The files whose SHA-256 the manifest records (``files``): everything the model or the
-#: guard reads. Not the manifest itself, its README, nor the calibrations written into the
-#: folder later (``decide/confidence.py``, ``decide/guard.py``), which check themselves.
+#: guard reads. Not the manifest itself, its README, nor the calibrations: those are written
+#: into the folder after the manifest (``learn``, ``eval_system1 --write-calibration``; one
+#: may be deleted to be computed again), and their readers refuse impossible values
+#: (``decide/confidence.py``, ``decide/guard.py``).
 HASHED_FILES = ("embedding.npz", "members.pkl", PROBLEM_LEVELS, SIZE_NEIGHBOURS, TRAINING_DATA,
                 TRAINING_MATRIX, TRAINING_FRAME, LEVELS_FILE)
 RESTORE = "retrain it (`hpcds1mpi train`) or restore it"
@@ -326,6 +329,9 @@ def read_bundle(path: str | os.PathLike | None = None) -> tuple[SurrogateModel, 
     if not manifest_path.is_file():
         raise ModelError(f"{path}: not a model bundle (no {MANIFEST}); train one with "
                          "`hpcds1mpi train --telemetry FILE --out DIR`")
+    from .bundle_trust import check_bundle_permissions
+
+    check_bundle_permissions(path)  # before anything is read: pickles run code
     try:
         manifest = json.loads(manifest_path.read_text())
     except (OSError, ValueError) as exc:  # ValueError: not JSON, or not UTF-8 text at all
@@ -364,6 +370,7 @@ def read_bundle(path: str | os.PathLike | None = None) -> tuple[SurrogateModel, 
             model.embedding_ = None
         with open(path / "members.pkl", "rb") as fh:
             model.members_ = pickle.load(fh)
+        check_members(model.members_, model.targets_, path)
         if (path / PROBLEM_LEVELS).is_file():
             levels = json.loads((path / PROBLEM_LEVELS).read_text())
             model.levels_ = {t: ProblemLevels.from_dict(v)
@@ -383,6 +390,33 @@ def read_bundle(path: str | os.PathLike | None = None) -> tuple[SurrogateModel, 
     return model, manifest, path
 
 
+def check_members(members, targets: list[str], path: Path) -> None:
+    """Refuse an unpickled ``members.pkl`` that is not each manifest target's list of fitted
+    members (a hash only says the file is the one recorded, not what it holds).
+
+    Raises:
+        ModelError: one line naming the bundle and what the file holds instead.
+    """
+    def refuse(holds: str) -> NoReturn:
+        raise ModelError(f"cannot read model bundle {path}: members.pkl holds {holds}, not "
+                         f"a list of fitted members for each of {', '.join(targets)}; {RESTORE}")
+
+    if not isinstance(members, dict):
+        refuse(f"a value of type {type(members).__name__}")
+    if set(members) != set(targets):
+        named = ", ".join(repr(k)[:40] for k in list(members)[:8])  # one short line
+        refuse(f"members for {named or 'no target'}")
+    for target, fitted in members.items():
+        if not isinstance(fitted, list):
+            refuse(f"a value of type {type(fitted).__name__} for {target}")
+        if not fitted:
+            refuse(f"no member for {target}")
+        odd = next((m for m in fitted if not any(callable(getattr(m, name, None)) for name in
+                                                  ("predict", "predict_proba"))), None)
+        if odd is not None:
+            refuse(f"a {target} member of type {type(odd).__name__}, which cannot predict")
+
+
 def _json_default(value):
     if isinstance(value, (np.integer,)):
         return int(value)
@@ -396,7 +430,7 @@ def _json_default(value):
 
 
 __all__ = ["BUNDLE_FILES", "BUNDLE_FORMAT", "FRAME_COLUMNS", "HASHED_FILES", "LEVELS_FILE",
-           "MANIFEST", "check_file_hashes", "file_hashes",
+           "MANIFEST", "check_file_hashes", "check_members", "file_hashes",
            "TRAINING_FRAME", "read_training_columns", "read_training_frame", "write_training_frame", "default_bundle_path", "is_bundle",
            "read_bundle",
            "read_training_matrix", "read_training_rows", "write_bundle"]

@@ -146,19 +146,28 @@ _KEEP = 64
 
 def _read(path: Path) -> tuple:
     """(coefficients, source, inputs) in the calibration file; ``()`` for coefficients where
-    it cannot be used (the uncalibrated default then): unreadable, not finite, or not one
-    coefficient per input it names (or, naming none, not 3 or 4)."""
+    it cannot be used (the uncalibrated default then): unreadable, or not one coefficient per
+    input it names (or, naming none, not 3 or 4).
+
+    Raises:
+        ModelError: a coefficient is not finite (NaN, Infinity: JSON as Python writes it),
+            which no fit writes; read as "cannot be used" it silently dropped the calibration.
+    """
     try:
         data = json.loads(path.read_text())
         coef = tuple(float(c) for c in data["coef"])
+        bad = next((c for c in coef if not math.isfinite(c)), None)
+        if bad is not None:
+            from hpcds1mpi.errors import ModelError
+
+            raise ModelError(f"{path}: coef holds {bad!r}, not a finite number; fix it, or "
+                             "delete the file (confidence is uncalibrated without it)")
         inputs = data.get("inputs")
         if inputs is not None:
             inputs = tuple(str(x) for x in inputs)
             if len(coef) != len(inputs) + 1 or not set(inputs) <= set(INPUTS):
                 return (), "", None
         elif len(coef) not in _BY_COUNT:
-            return (), "", None
-        if not all(math.isfinite(c) for c in coef):
             return (), "", None
         return coef, str(path), inputs
     except (OSError, ValueError, KeyError, TypeError):

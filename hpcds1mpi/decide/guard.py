@@ -46,7 +46,7 @@ from hpcds1mpi.decide.guard_reference import (  # moved there; importable from h
     reference,
 )
 from hpcds1mpi.decide.trained_hardware import matching_partition
-from hpcds1mpi.errors import HpcdsError
+from hpcds1mpi.errors import HpcdsError, ModelError
 from hpcds1mpi.user_cache import cache_dir
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -155,6 +155,19 @@ class GuardCalibration:
     def from_dict(cls, data: dict) -> "GuardCalibration":
         known = {f for f in cls.__dataclass_fields__}
         return cls(**{k: v for k, v in data.items() if k in known})
+
+    def impossible(self) -> str | None:
+        """Why the thresholds cannot be used (an infinite one passes every job), or None."""
+        for key in ("auto_threshold", "escalate_threshold"):
+            value = getattr(self, key)
+            if type(value) not in (int, float) or not math.isfinite(value) or value < 0:
+                return f"{key} is {value!r}, not a finite distance of at least 0"
+        if self.auto_threshold > self.escalate_threshold:
+            return (f"auto_threshold {self.auto_threshold!r} is above escalate_threshold "
+                    f"{self.escalate_threshold!r}")
+        if type(self.k) is not int or self.k < 1:
+            return f"k is {self.k!r}, not a whole number of neighbours of at least 1"
+        return None
 
 
 def thresholds_from(distances: Sequence[float]) -> tuple[float, float]:
@@ -294,11 +307,16 @@ def file_stamp(path: Path) -> tuple | None:
 
 
 def _read_shipped(path: Path) -> GuardCalibration | None:
-    """The calibration in ``path``, None when it cannot be read as one."""
+    """The calibration in ``path``, None when it cannot be read as one (it is computed then);
+    ModelError when it reads but its thresholds are impossible."""
     try:
         cal = GuardCalibration.from_dict(json.loads(path.read_text()))
-    except (OSError, ValueError, TypeError):
+    except (OSError, ValueError, TypeError, AttributeError):  # AttributeError: not an object
         return None
+    problem = cal.impossible()
+    if problem is not None:
+        raise ModelError(f"{path}: {problem}; fix it, or delete it (the guard then "
+                         "calibrates from the bundle itself)")
     cal.source = str(path)
     return cal
 
@@ -307,7 +325,12 @@ def _read_or_calibrate(bundle, model_dir, ref: Reference | None) -> GuardCalibra
     """:func:`load_calibration` without keeping the answer."""
     files = _calibration_files(model_dir)
     for path in files:
-        cal = _read_shipped(path)
+        try:
+            cal = _read_shipped(path)
+        except ModelError:  # the bundle's own file is the user's to fix; the cache's, ours
+            if path == files[0]:
+                raise
+            cal = None  # computed again and replaced below
         if cal is not None:
             return cal
     cal = calibrate(bundle, ref)

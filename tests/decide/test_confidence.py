@@ -92,3 +92,21 @@ def test_uncalibrated_confidence_reads_the_measured_noise_and_calibrated_keeps_i
     assert noisy < default.predict([0.002], [0.17])[0]
     fitted = ConfidenceModel(coef=(0.0, -1.0, 0.5), calibrated=True)
     assert fitted.predict([0.002], [0.17], [0.5])[0] == fitted.predict([0.002], [0.17])[0]
+
+
+def test_a_coefficient_that_is_not_finite_is_refused_naming_the_file(tmp_path):
+    """``"coef": [NaN, ...]`` silently became "(uncalibrated)" (s27 tester P, 2)."""
+    import json
+    import re
+
+    import pytest
+
+    from hpcds1mpi.errors import ModelError
+
+    path = tmp_path / CALIBRATION_FILE
+    for bad in (float("nan"), float("inf"), float("-inf")):
+        path.write_text(json.dumps({"coef": [0.1, bad, 0.3],
+                                    "inputs": ["log_spread", "margin_ratio"]}))
+        with pytest.raises(ModelError,
+                           match=re.escape(f"{path}: coef holds {bad!r}, not a finite")):
+            ConfidenceModel.load(tmp_path)

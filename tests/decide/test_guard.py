@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -230,3 +231,48 @@ def test_without_a_home_the_calibration_is_computed_and_nothing_is_written(bundl
     cal = guard.load_calibration(bundle, model, ref)
     assert cal.source != str(model / guard.CALIBRATION_FILE)
     assert list(tmp_path.iterdir()) == [model] and list(model.iterdir()) == []
+
+
+@pytest.mark.parametrize(("change", "said"), [
+    ({"auto_threshold": float("inf"), "escalate_threshold": float("inf")},
+     "auto_threshold is inf, not a finite distance"),
+    ({"escalate_threshold": float("nan")}, "escalate_threshold is nan"),
+    ({"auto_threshold": -20.0, "escalate_threshold": -10.0}, "auto_threshold is -20.0"),
+    ({"auto_threshold": "1.0"}, "auto_threshold is '1.0'"),
+    ({"escalate_threshold": True}, "escalate_threshold is True"),
+    ({"auto_threshold": 3.0, "escalate_threshold": 2.0},
+     "auto_threshold 3.0 is above escalate_threshold 2.0"),
+    ({"k": 0}, "k is 0, not a whole number of neighbours"),
+    ({"k": 2.5}, "k is 2.5"),
+], ids=["infinite", "nan", "negative", "text", "bool", "unordered", "k-zero", "k-fraction"])
+def test_a_shipped_calibration_with_impossible_thresholds_is_refused(bundle, ref, cal, tmp_path,
+                                                                     monkeypatch, change, said):
+    """Infinity thresholds in a bundle's guard_calibration.json passed every job, however far
+    (s27 tester P, 2): refused in one line naming the file and the key."""
+    monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
+    model = tmp_path / "model"
+    model.mkdir()
+    path = model / guard.CALIBRATION_FILE
+    path.write_text(json.dumps({**cal.as_dict(), **change}))  # JSON as Python writes it
+    with pytest.raises(ModelError, match=rf"{re.escape(str(path))}: {re.escape(said)}.*delete it"):
+        guard.load_calibration(bundle, model, ref)
+    assert not (tmp_path / "cache").exists()  # nothing computed in its place
+
+
+def test_a_cached_calibration_with_impossible_thresholds_is_computed_again(bundle, ref, cal,
+                                                                          tmp_path, monkeypatch):
+    """The user's cache is the tool's own copy: a damaged one is replaced, not reported."""
+    monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
+    model = tmp_path / "model"
+    model.mkdir()
+    first = guard.load_calibration(bundle, model, ref)
+    cached, = (tmp_path / "cache").glob("guard-*.json")
+    cached.write_text(json.dumps({**cal.as_dict(), "auto_threshold": float("inf")}))
+    again = guard.load_calibration(bundle, model, ref)
+    assert again.auto_threshold == pytest.approx(first.auto_threshold)
+    assert json.loads(cached.read_text())["auto_threshold"] == pytest.approx(first.auto_threshold)
+
+
+def test_the_calibrations_guard_writes_are_possible(cal):
+    assert cal.impossible() is None
+    assert guard.GuardCalibration(0.0, 0.0).impossible() is None  # no held-out problems

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -286,3 +287,51 @@ def test_a_bundle_written_before_the_hashes_still_loads(small, tmp_path):
     (path / MANIFEST).write_text(json.dumps(manifest))
     model, read_manifest, _ = read_bundle(path)
     assert "files" not in read_manifest and len(model.members_) == len(small.model.members_)
+
+
+def _with_members(path, members):
+    """The bundle at ``path`` with ``members`` pickled into members.pkl and its manifest's
+    hash of it rewritten to match (as anyone who edits a bundle can)."""
+    import hashlib
+    import pickle
+
+    data = pickle.dumps(members)
+    (path / "members.pkl").write_bytes(data)
+    manifest = json.loads((path / MANIFEST).read_text())
+    manifest["files"]["members.pkl"] = hashlib.sha256(data).hexdigest()
+    (path / MANIFEST).write_text(json.dumps(manifest))
+
+
+@pytest.mark.parametrize(("members", "said"), [
+    (0, "holds a value of type int"),
+    ({"runtime_s": 5}, "holds members for 'runtime_s'"),
+    ("all", "holds a value of type str"),
+    (None, "holds a value of type NoneType"),
+], ids=["int", "other-targets", "text", "none"])
+def test_members_of_the_wrong_shape_are_refused_in_one_line(small, tmp_path, members, said):
+    """A members.pkl whose hash matches but that holds no target -> members lists ended in an
+    AttributeError / TypeError traceback at the first prediction (s27 tester P, 6)."""
+    from hpcds1mpi.surrogates.bundle import load_bundle
+
+    path = small.save(tmp_path / "m")
+    _with_members(path, members)
+    line = re.escape(f"cannot read model bundle {path}: members.pkl {said}, not a list of "
+                     "fitted members for each of")
+    with pytest.raises(ModelError, match=line):
+        load_bundle(path)
+
+
+def test_members_lists_of_the_wrong_kind_are_refused(small, tmp_path):
+    from hpcds1mpi.surrogates.bundle import load_bundle
+
+    path = small.save(tmp_path / "m")
+    good = small.model.members_
+    for members, said in (({t: 5 for t in good}, "a value of type int for"),
+                          ({t: [] for t in good}, "no member for"),
+                          ({t: [1, 2] for t in good},
+                           r"a \w+ member of type int, which cannot predict")):
+        _with_members(path, members)
+        with pytest.raises(ModelError, match=f"members.pkl holds {said}"):
+            load_bundle(path)
+    _with_members(path, good)
+    assert load_bundle(path).model.members_.keys() == good.keys()
