@@ -9,7 +9,7 @@ import click
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.schemas.limits import MAX_SIZE
 from hpcds1mpi.schemas.numbers import SIZE
-from hpcds1mpi.schemas.paths import NonEmptyPath
+from hpcds1mpi.schemas.paths import BUNDLE_IS_CODE, NonEmptyPath
 
 
 def _walltime(seconds) -> str:
@@ -97,7 +97,8 @@ def format_advice(advice) -> str:
 @click.option("--objective", type=click.Choice(["time", "energy", "edp", "balanced"]),
               default="time", show_default=True)
 @click.option("--model", "model_dir", type=NonEmptyPath(), default=None,
-              help="Model bundle directory (default: the bundle shipped with the package).")
+              help="Model bundle directory (default: the bundle shipped with the package). "
+                   + BUNDLE_IS_CODE)
 @click.option("--cluster", "cluster_file", type=NonEmptyPath(), default=None,
               help="Cluster TOML file (default: this Slurm allocation or this machine).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")

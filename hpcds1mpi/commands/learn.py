@@ -17,12 +17,12 @@ from __future__ import annotations
 import click
 
 from hpcds1mpi.schemas.numbers import FRACTION, SEED
-from hpcds1mpi.schemas.paths import NonEmptyPath
+from hpcds1mpi.schemas.paths import BUNDLE_IS_CODE, NonEmptyPath
 
 
 @click.command(name="learn")
 @click.option("--model", "model_dir", required=True, type=NonEmptyPath(),
-              help="Existing bundle directory.")
+              help="Existing bundle directory. " + BUNDLE_IS_CODE)
 @click.option("--telemetry", "telemetry", multiple=True, type=NonEmptyPath(),
               help="New sweep / tune telemetry (.h5); repeatable.")
 @click.option("--jobs", "jobs", multiple=True, type=NonEmptyPath(),

@@ -16,14 +16,15 @@ from __future__ import annotations
 import click
 
 from hpcds1mpi.schemas.numbers import COUNT, SEED, SIZE
-from hpcds1mpi.schemas.paths import NonEmptyPath
+from hpcds1mpi.schemas.paths import BUNDLE_IS_CODE, NonEmptyPath
 
 METHOD_CHOICES = ("mobo", "sobo-runtime", "sobo-energy", "random", "exact", "all")
 
 
 @click.command(name="mobo")
 @click.option("--model", "model_dir", type=NonEmptyPath(), default=None,
-              help="Model bundle directory (the objective; default: the bundle shipped with the package).")
+              help="Model bundle directory (the objective; default: the bundle shipped with the "
+                   "package). " + BUNDLE_IS_CODE)
 @click.option("--analytic", is_flag=True,
               help="Use the modelled roofline objective instead of a bundle (test fixture).")
 @click.option("--workload", required=True, help="Workload (kernel or job label) the bundle knows.")

@@ -8,7 +8,7 @@ from hpcds1mpi.config import FAILURE_STATUSES
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.schemas.limits import MAX_COUNT, MAX_SIZE
 from hpcds1mpi.schemas.numbers import COUNT, JOULES, SECONDS, SIZE, BoundedFloat
-from hpcds1mpi.schemas.paths import NonEmptyPath
+from hpcds1mpi.schemas.paths import BUNDLE_IS_CODE, NonEmptyPath
 
 
 #: Share of jobs a proposed walltime covers: a quantile the runtime model can calibrate.
@@ -157,7 +157,8 @@ def _propose(table, rec, user: str, job_name: str, time_limit_s, coverage: float
               help="Print JSON instead of a table (with --emit: its \"script\" is the script's "
                    "text, as /v1/recommend answers, or with -o FILE that path).")
 @click.option("--model", "model_dir", type=NonEmptyPath(), default=None,
-              help="Model bundle directory (default: the bundle shipped with the package).")
+              help="Model bundle directory (default: the bundle shipped with the package). "
+                   + BUNDLE_IS_CODE)
 @click.option("--failure-history", "history_path", type=NonEmptyPath(), default=None,
               help="Failure history file (default: ~/.cache/hpcds1mpi/failures.json).")
 @click.option("--history", "job_table", type=NonEmptyPath(), default=None, metavar="JOBTABLE",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from hpcds1mpi.schemas.numbers import BoundedFloat, BoundedInt
-from hpcds1mpi.schemas.paths import NonEmptyPath
+from hpcds1mpi.schemas.paths import BUNDLE_IS_CODE, NonEmptyPath
 
 
 @click.command(name="serve")
@@ -14,7 +14,8 @@ from hpcds1mpi.schemas.paths import NonEmptyPath
 @click.option("--port", type=BoundedInt(0, 65535, "TCP port"), default=8787, show_default=True,
               help="TCP port (0: any free port, printed).")
 @click.option("--model", "model_dir", type=NonEmptyPath(), default=None,
-              help="Model bundle directory (default: the bundle shipped with the package).")
+              help="Model bundle directory (default: the bundle shipped with the package). "
+                   + BUNDLE_IS_CODE)
 @click.option("--cluster", "cluster_file", type=NonEmptyPath(), default=None,
               help="Cluster TOML file whose partitions requests may name (default: this Slurm "
                    "allocation or this machine).")

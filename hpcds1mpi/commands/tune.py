@@ -24,7 +24,7 @@ import sys
 import click
 
 from hpcds1mpi.schemas.numbers import COUNT, SECONDS, SEED, SIZE, BoundedFloat
-from hpcds1mpi.schemas.paths import NonEmptyPath
+from hpcds1mpi.schemas.paths import BUNDLE_IS_CODE, NonEmptyPath
 
 #: A relative noise floor: 0 (none assumed) to 1.
 NOISE = BoundedFloat(0.0, 1.0, "relative noise")
@@ -210,7 +210,8 @@ def _preflight(choice, program: str, size: int, start, space, part, workdir, log
 @click.option("--size", type=SIZE, required=True, help="Problem size.")
 @click.option("--out", required=True, type=NonEmptyPath(), help="Telemetry file for every run (.h5).")
 @click.option("--model", "model_dir", type=NonEmptyPath(), default=None,
-              help="Model bundle: start from System 1's pick and rank by expected improvement.")
+              help="Model bundle: start from System 1's pick and rank by expected improvement. "
+                   + BUNDLE_IS_CODE)
 @click.option("--objective", type=click.Choice(["time", "energy", "front"]), default="time",
               show_default=True)
 @click.option("--budget", type=COUNT, default=8, show_default=True,

@@ -15,7 +15,11 @@ from __future__ import annotations
 
 import click
 
-__all__ = ["NonEmptyPath"]
+__all__ = ["BUNDLE_IS_CODE", "NonEmptyPath"]
+
+#: Said in every ``--model`` help: loading a bundle unpickles it (surrogates/bundle_trust.py
+#: refuses one other users could have changed, but a hostile author's runs all the same).
+BUNDLE_IS_CODE = "A bundle is Python pickles: loading it runs its code; load only bundles you trust."
 
 
 class NonEmptyPath(click.Path):
