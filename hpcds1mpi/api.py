@@ -124,6 +124,9 @@ class Recommendation:
     rejected: dict[str, str]
     energy_source: str
     raw: object = field(default=None, repr=False, compare=False)
+    #: Recommended for this machine (no cluster, no allocation): its partition name is made
+    #: up, so a script names none and says so, as ``recommend --emit`` does.
+    this_machine: bool = field(default=False, repr=False, compare=False)
 
     def to_dict(self) -> dict:
         """The same JSON as ``hpcds1mpi recommend --json``."""
@@ -141,15 +144,19 @@ class Recommendation:
                 list of its arguments, or None: the workload's kernel, or the command a
                 program's sweep ran (recorded in the model).
         """
-        from hpcds1mpi.decide.recommendation import emit_script, script_program
+        from hpcds1mpi.decide.recommendation import (default_queue_note, emit_script,
+                                                     script_program)
         from hpcds1mpi.schemas.api_args import api_wording, program_argument
 
         if scheduler not in ("slurm", "pbs"):
             raise ConfigError(f"script(): scheduler must be 'slurm' or 'pbs', got {scheduler!r}")
         program, recorded = script_program(self.raw, program_argument(program))
+        notes = [recorded] if recorded else []
+        if self.this_machine:
+            notes.append(default_queue_note(self.raw, scheduler))
         with api_wording():
-            return emit_script(self.raw, scheduler, program,
-                               notes=[recorded] if recorded else ())
+            return emit_script(self.raw, scheduler, program, notes=notes,
+                               default_queue=self.this_machine)
 
 
 def _places(cluster: ClusterLike, partition: str | None) -> list:
@@ -209,6 +216,7 @@ class Model:
             max_nodes / deadline_s / energy_budget_j: constraints (predicted upper bounds).
             device: only ``cpu`` or only ``gpu``.
         """
+        from hpcds1mpi.cluster import is_this_machine
         from hpcds1mpi.decide.recommend import recommend
         from hpcds1mpi.decide.recommendation import TOP_ALTERNATIVES
         from hpcds1mpi.decide.system1 import Constraints
@@ -235,7 +243,8 @@ class Model:
             workload, int(size), objective, pick, confidence, calibrated, rec.verdict.verdict,
             list(rec.verdict.reasons), alternatives, front,
             [s.config for s in rec.calibration_steps],
-            {pl.label: pl.rejected for pl in rec.places if pl.rejected}, rec.energy_label, rec)
+            {pl.label: pl.rejected for pl in rec.places if pl.rejected}, rec.energy_label, rec,
+            this_machine=is_this_machine(cluster))
 
     def predict(self, configs: Iterable[Configuration | Mapping], workload: str, size: int,
                 cluster: ClusterLike = None, *, partition: str | None = None

@@ -334,3 +334,15 @@ def test_predict_says_what_the_whole_job_is_beyond_as_the_service_does(model, tm
     served = Service(None, str(cluster), tmp_path / "state").predict(PredictRequest(
         workload="stencil", size=size, configs=[{"nodes": 1, "ranks_per_node": 2}]))
     assert tuple(served["predictions"][0]["extrapolated"]) == got.extrapolated
+
+
+def test_a_script_for_this_machine_names_no_partition_as_the_command_line_does(model,
+                                                                                 monkeypatch):
+    """Was: '#SBATCH --partition=local', a made-up name sbatch refuses (s27 tester P, 4)."""
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    here = model.recommend("stencil", 128).script("slurm")
+    assert "--partition" not in "\n".join(l for l in here.splitlines()
+                                          if l.startswith("#SBATCH"))
+    assert "names no --partition: it was chosen for this machine" in here
+    there = model.recommend("stencil", 128, cluster=CLUSTER).script("slurm")
+    assert re.search(r"^#SBATCH --partition=\S+", there, re.M)
