@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["cache_dir"]
+__all__ = ["cache_dir", "folder_key"]
 
 
 def cache_dir() -> Path | None:
@@ -33,3 +33,26 @@ def cache_dir() -> Path | None:
     if not os.path.isabs(home) or not os.path.isdir(home):
         return None
     return Path(home) / ".cache" / "hpcds1mpi"
+
+
+def folder_key(folder: str | os.PathLike) -> str:
+    """A key for what is cached of ``folder`` (a bundle's guard calibration): its path and its
+    files' names, mtimes and sizes (the first 200), hashed; it changes when a file does."""
+    path = Path(folder).resolve()
+    stamp = []
+    for p in sorted(path.glob("*"))[:200]:
+        try:
+            stamp.append(f"{p.name}:{p.stat().st_mtime_ns}:{p.stat().st_size}")
+        except OSError:
+            continue
+    return _sha256(("|".join([str(path), *stamp])).encode()).hexdigest()[:16]
+
+
+def _sha256(data: bytes):
+    """SHA-256 of ``data``: CPython's builtin module where there is one (the same digest;
+    hashlib's OpenSSL binding costs a cold ``recommend`` ~4 ms to load)."""
+    try:
+        from _sha256 import sha256  # CPython <= 3.11
+    except ImportError:  # pragma: no cover - other versions and interpreters
+        from hashlib import sha256
+    return sha256(data)

@@ -47,7 +47,7 @@ from hpcds1mpi.decide.guard_reference import (  # moved there; importable from h
 )
 from hpcds1mpi.decide.trained_hardware import matching_partition
 from hpcds1mpi.errors import HpcdsError, ModelError
-from hpcds1mpi.user_cache import cache_dir
+from hpcds1mpi.user_cache import cache_dir, folder_key
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -234,27 +234,6 @@ def write_calibration(bundle, model_dir: str | os.PathLike) -> GuardCalibration:
     return cal
 
 
-def _cache_key(model_dir: str | os.PathLike) -> str:
-    path = Path(model_dir).resolve()
-    stamp = []
-    for p in sorted(path.glob("*"))[:200]:
-        try:
-            stamp.append(f"{p.name}:{p.stat().st_mtime_ns}:{p.stat().st_size}")
-        except OSError:
-            continue
-    return _sha256(("|".join([str(path), *stamp])).encode()).hexdigest()[:16]
-
-
-def _sha256(data: bytes):
-    """SHA-256 of ``data``: CPython's builtin module where there is one (the same digest;
-    hashlib's OpenSSL binding costs a cold ``recommend`` ~4 ms to load)."""
-    try:
-        from _sha256 import sha256  # CPython <= 3.11
-    except ImportError:  # pragma: no cover - other versions and interpreters
-        from hashlib import sha256
-    return sha256(data)
-
-
 def load_calibration(bundle, model_dir: str | os.PathLike | None,
                      ref: Reference | None = None) -> GuardCalibration:
     """The guard calibration shipped with a bundle, else a cached one, else computed now.
@@ -293,7 +272,7 @@ def _calibration_files(model_dir) -> tuple[Path, ...]:
     cache = cache_dir()
     shipped = Path(model_dir) / CALIBRATION_FILE
     return (shipped,) if cache is None else \
-        (shipped, cache / f"guard-{_cache_key(model_dir)}.json")
+        (shipped, cache / f"guard-{folder_key(model_dir)}.json")
 
 
 def file_stamp(path: Path) -> tuple | None:
@@ -413,7 +392,7 @@ def judge(bundle, workload: str, size: int, partition: "Partition",
         mark("hardware", "pass")
     known = [str(w) for w in getattr(bundle, "workloads", [])]
     if workload not in known:
-        mark("name", "escalate", f"workload {workload!r} was never measured")
+        mark("name", "escalate", f"workload {workload!r} was never measured{_meant(workload, known)}")
     else:
         mark("name", "pass")
     lo_hi = (getattr(bundle, "size_range", {}) or {}).get(workload)
@@ -448,3 +427,11 @@ def judge(bundle, workload: str, size: int, partition: "Partition",
         else:
             mark("confidence", "pass")
     return verdict
+
+
+def _meant(workload: str, known: list[str]) -> str:
+    """`` (did you mean 'stencil'?)`` for a name one slip from a measured one, else ""."""
+    import difflib
+
+    close = difflib.get_close_matches(workload, known, n=1, cutoff=0.75)
+    return f" (did you mean {close[0]!r}?)" if close else ""

@@ -149,7 +149,7 @@ def test_shipped_calibration_is_read_once_and_again_when_rewritten(bundle, ref, 
     reads = []
     real = guard._read_shipped
     monkeypatch.setattr(guard, "_read_shipped", lambda p: reads.append(p) or real(p))
-    monkeypatch.setattr(guard, "_cache_key", lambda _: pytest.fail("the directory was keyed"))
+    monkeypatch.setattr(guard, "folder_key", lambda _: pytest.fail("the directory was keyed"))
     for _ in range(3):
         cal = guard.load_calibration(bundle, model, ref)
         assert (cal.auto_threshold, cal.escalate_threshold) == (1.0, 2.0)
@@ -276,3 +276,11 @@ def test_a_cached_calibration_with_impossible_thresholds_is_computed_again(bundl
 def test_the_calibrations_guard_writes_are_possible(cal):
     assert cal.impossible() is None
     assert guard.GuardCalibration(0.0, 0.0).impossible() is None  # no held-out problems
+
+
+def test_a_misspelt_workload_is_told_the_name_it_is_one_slip_from(bundle, ref, cal):
+    """Was: exit 0 with "escalate ... was never measured" and no hint (s27 tester S, 9)."""
+    v = guard.judge(bundle, "stencl", 700, PARTS["cpu"], cal, ref)
+    assert "workload 'stencl' was never measured (did you mean 'stencil'?)" in v.reasons
+    far = guard.judge(bundle, "lammps", 700, PARTS["cpu"], cal, ref)
+    assert "workload 'lammps' was never measured" in far.reasons
