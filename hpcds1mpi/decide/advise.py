@@ -11,7 +11,8 @@ layouts get System 1's predictions (runtime, energy, the walltime to ask for), t
 The recommended time limit covers one launch: a script that launches more than once (several
 launch lines, or one inside a loop) keeps its own ``--time``, and a note says so. Given the
 folder the job starts in (the CLI), a launcher of another MPI family than the program's is a
-warning (:func:`hpcds1mpi.launch.script_mpi_check.mpi_mismatch`; files read, nothing run).
+warning; a launch line that runs other arguments than the measured command gets a note
+(:mod:`hpcds1mpi.decide.advise_launch`).
 
 The device and precision stay the script's: they are inside the user's program (its
 ``--device`` / ``--precision``, ``HPCDS1MPI_DEVICE`` / ``_PRECISION``; else the GPUs the job asks
@@ -34,18 +35,18 @@ from hpcds1mpi.decide import guard as guard_mod
 from hpcds1mpi.decide import system1 as s1
 from hpcds1mpi.decide.recommend import recommend, refuse_job_bundle
 from hpcds1mpi.decide.advise_gain import not_a_gain, predicted_worse, reasons_for_shown
+from hpcds1mpi.decide.advise_launch import launch_notes
 from hpcds1mpi.decide.recommendation import format_time
 from hpcds1mpi.decide.script_workload import choose_launch, no_size, recorded_commands
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch import directives as directives_mod
 from hpcds1mpi.launch.job_script import JobScript
-from hpcds1mpi.launch.script_mpi_check import mpi_mismatch, srun_mismatch
 from hpcds1mpi.launch.script_options import to_int
 from hpcds1mpi.launch.script_reading import read_script
 from hpcds1mpi.launch.script_gpus import shared_gpus, step_refused, visible_note
 from hpcds1mpi.launch.script_request import (device_of, precision_of, repeats_note,
                                              resolve_launch, size_from)
-from hpcds1mpi.launch.script_rewrite import Change, Layout, rewrite, threads_note
+from hpcds1mpi.launch.script_rewrite import Change, Layout, ranks_note, rewrite, threads_note
 from hpcds1mpi.schemas.limits import MAX_SIZE
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -337,10 +338,7 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     if size is None and launch is not None:
         size = size_from(launch, command)
         size_source = f"the command on line {launch.line}"
-    seen: set = set()  # each (program, launcher) pair read and warned about once
-    warnings = [w for x in script.launches if job_folder is not None
-                and (w := mpi_mismatch(script, x, job_folder, seen=seen)
-                     or srun_mismatch(script, x, job_folder, seen=seen))]
+    warnings, launch_said = launch_notes(script, launch, command, job_folder)
     places = _places_for(script, places)
     device, device_said = device_of(script, launch)
     device = device or script.device  # the program's own, else what the GPUs asked imply
@@ -355,7 +353,7 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
                     "as the default for the asked layout")
     nodes, per_node, threads = script.layout(partition.cores_per_node)
     precision, said = precision_of(script, launch)
-    notes = list(script.notes)
+    notes = list(script.notes) + launch_said
     if not said:
         notes.append("the script does not say the precision; fp64 assumed")
     if device == "cpu" and script.gpus_per_node:
@@ -438,6 +436,6 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
                     queue if (queue != script.partition if script.partition
                               else picked_part.name != partition.name) else None)
     advice.rewritten, advice.changes = rewrite(script, layout)
-    notes += [n for n in (threads_note(script, layout),
-                          visible_note(script, cfg.device, cfg.ranks_per_node)) if n]
+    notes += [n for n in (threads_note(script, layout), ranks_note(script, layout, Layout(
+        nodes, per_node, threads)), visible_note(script, cfg.device, cfg.ranks_per_node)) if n]
     return advice

@@ -99,9 +99,11 @@ def no_size(label: str, launch: Launch | None, template: str | None, bundle) -> 
         return f"{head}; pass --size"
     if "{size}" in template:
         ran = " ".join([launch.program or launch.program_raw, *launch.args]) if launch else ""
+        fed = (f" (its input comes from {launch.stdin!r}: advise reads the program's arguments, "
+               "not what a standard-input redirection feeds it)") if launch and launch.stdin else ""
         return (f"{head}: line {launch.line if launch else '?'} runs {ran!r}, which does not "
                 f"have the form of its measured command {template!r}, so the size cannot be "
-                "read; pass --size")
+                f"read{fed}; pass --size")
     lo, hi = (getattr(bundle, "size_range", {}) or {}).get(label, (None, None))
     why = f"it was measured at one size only ({lo:g})" if lo is not None and lo == hi else \
         "the same command ran at every size measured: the size is in its input"

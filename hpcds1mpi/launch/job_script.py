@@ -32,6 +32,8 @@ class Launch:
             program_raw: the program word unexpanded; scope: the variables known there.
         spans: (start, end, as written) of the program word and of each of ``args``.
         in_loop: inside a ``for`` / ``while`` / ``until`` / ``select`` loop (run repeatedly).
+        stdin: the line's standard-input redirection as written (``< si-30.in``, ``<<EOF``),
+            "" for none: the program reads its input there, which is not read.
         origin: (the scheduler's variables, the script's assignments, how many of those come
             before this line), from which :attr:`scope` is rebuilt when asked for.
     """
@@ -48,6 +50,7 @@ class Launch:
     program_raw: str = ""
     spans: list[tuple[int, int, str]] = field(default_factory=list)
     in_loop: bool = False
+    stdin: str = ""
     origin: tuple[dict, list, int] = field(default_factory=lambda: ({}, [], 0), repr=False,
                                            compare=False)
 

@@ -1,10 +1,11 @@
 """Whether a job script's ``mpirun`` / ``mpiexec`` fits the MPI its program was built with.
 
 :func:`mpi_mismatch` is one warning line when a launch line starts a program linked against
-one MPI family (Open MPI, MPICH) with the other family's launcher, naming one that fits. It
-reads files only (the launcher's real name and linked libraries, the program's ELF
-``NEEDED``, its libraries' in turn, or its version banner) and runs nothing; the families
-themselves are :mod:`hpcds1mpi.launch.mpi_family`'s.
+one MPI family (Open MPI, MPICH) with the other family's launcher, naming one that fits;
+:func:`srun_check` the same for ``srun`` and its MPI plugin (:func:`launch_checks`: both, for
+every launch line). It reads files only (the launcher's real name and linked libraries, the
+program's ELF ``NEEDED``, its libraries' in turn, or its version banner) and runs nothing;
+the families themselves are :mod:`hpcds1mpi.launch.mpi_family`'s.
 """
 
 from __future__ import annotations
@@ -202,54 +203,90 @@ def site_mpi_default(env: dict | None = None) -> str | None:
     return found
 
 
-def srun_mismatch(script: "JobScript", launch: "Launch", cwd: str, env: dict | None = None,
-                  seen: set | None = None) -> str | None:
-    """One warning line when ``srun`` starts a program with an MPI plugin that cannot wire up
-    its MPI: Open MPI needs ``--mpi=pmix`` (it is not built with Slurm's PMI-2 and aborts in
-    ``MPI_Init``), and any MPI gets no wire-up from ``--mpi=none``. The plugin is the line's
-    ``--mpi``, else ``SLURM_MPI_TYPE`` as the script sets it, else the site's ``MpiDefault``
-    (:func:`site_mpi_default`); None when they fit, or the program or its MPI is unknown.
-    Files are read, nothing is run; ``seen`` as :func:`mpi_mismatch` takes it."""
-    if launch.kind != "slurm":
-        return None
-    env = os.environ if env is None else env
-    path_var = None if _first_lines(script.text)[0] < launch.line else env.get("PATH")
-    words = [launch.program or "", *launch.args]
-    program = _found(words[program_at(words)], _job_folder(script, launch, cwd), path_var)
-    if program is None:
-        return None
+def _srun_plugin(launch: "Launch", env: dict) -> tuple[str | None, str] | None:
+    """(the MPI plugin ``srun`` starts ``launch`` with, how it is known): the line's ``--mpi``,
+    else ``SLURM_MPI_TYPE`` as the script sets it, else the site's ``MpiDefault``
+    (:func:`site_mpi_default`; (None, "") when it cannot be read); None when it is set at run
+    time (unknown here)."""
     given = launch.options.get("mpi")
     set_on_line = launch.env.get("SLURM_MPI_TYPE")
     if given is not None and given.value:
         if "$" in given.value or "$" in (given.raw or ""):
-            return None  # set at run time: unknown here
-        plugin, whence = given.value.lower(), f"--mpi={given.value}"
-    elif set_on_line is not None or "SLURM_MPI_TYPE" in launch.scope:
+            return None
+        return given.value.lower(), f"--mpi={given.value}"
+    if set_on_line is not None or "SLURM_MPI_TYPE" in launch.scope:
         value = set_on_line[0] if set_on_line is not None else launch.scope["SLURM_MPI_TYPE"]
         if not value or "$" in str(value):
             return None
-        plugin, whence = str(value).lower(), f"SLURM_MPI_TYPE={value}"
-    else:
-        default = site_mpi_default(env)
-        plugin, whence = default, (f"no --mpi, so this site's MpiDefault={default}" if default
-                                   else None)
-    key = (program, plugin)
+        return str(value).lower(), f"SLURM_MPI_TYPE={value}"
+    default = site_mpi_default(env)
+    return default, (f"no --mpi, so this site's MpiDefault={default}" if default else "")
+
+
+def srun_check(script: "JobScript", launch: "Launch", cwd: str, env: dict | None = None,
+               seen: set | None = None) -> tuple[str, str] | None:
+    """("warning", line) when ``srun`` starts a program with an MPI plugin that cannot wire up
+    its MPI: Open MPI needs ``--mpi=pmix`` (it is not built with Slurm's PMI-2 and aborts in
+    ``MPI_Init``), and any MPI gets no wire-up from ``--mpi=none``; ("note", line) for an
+    Open MPI program where the plugin is unknown (no ``--mpi``, no ``slurm.conf`` readable
+    here: it may be pmix). The plugin: :func:`_srun_plugin`. None when they fit, or the
+    program or its MPI is unknown. A program named without a folder after a line that
+    changes the environment (``module load``) is read on this machine's PATH, and the line
+    says the job may run another. Files are read, nothing is run; ``seen`` as
+    :func:`mpi_mismatch` takes it."""
+    if launch.kind != "slurm":
+        return None
+    env = os.environ if env is None else env
+    changed_at = _first_lines(script.text)[0]
+    path_var = None if changed_at < launch.line else env.get("PATH")
+    words = [launch.program or "", *launch.args]
+    word = words[program_at(words)]
+    program = _found(word, _job_folder(script, launch, cwd), path_var)
+    maybe_other = program is None and path_var is None and "/" not in word
+    if maybe_other:  # a module changes which program runs, not which srun: read this one
+        program = _found(word, None, env.get("PATH"))
+    plugin_of = _srun_plugin(launch, env)
+    if program is None or plugin_of is None:
+        return None
+    plugin, whence = plugin_of
     if seen is not None:
-        if key in seen:
+        if (program, plugin) in seen:
             return None
-        seen.add(key)
+        seen.add((program, plugin))
     want, evidence = program_file_family(program)
     if want is None:
         return None
-    name = f"line {launch.line}: {os.path.basename(program)} is linked against " \
+    which = (f"the {word} on this machine's PATH ({program}; line {int(changed_at)} changes "
+             "the job's environment first, so the job may run another)" if maybe_other
+             else os.path.basename(program))
+    name = f"line {launch.line}: {which} is linked against " \
            f"{mpi_family.FAMILY_NAMES[want]} ({evidence})"
     if want == mpi_family.OPENMPI and plugin is None:
-        return (f"{name} and srun has no --mpi: it runs as one job only where the site's "
-                "default MPI plugin is pmix (srun --mpi=list); add --mpi=pmix")
+        return "note", (f"{name} and srun has no --mpi; the site's default MPI plugin is not "
+                        "known here (no MpiDefault read from $SLURM_CONF or "
+                        "/etc/slurm/slurm.conf): Open MPI "
+                        "starts under srun only with --mpi=pmix, or with pmi2 where it was "
+                        "built with Slurm's PMI; check srun --mpi=list, or add --mpi=pmix")
     if want == mpi_family.OPENMPI and not plugin.startswith("pmix"):
-        return (f"{name} but srun runs it with {whence}, which Open MPI cannot wire up (it "
-                "aborts in MPI_Init); add --mpi=pmix, or launch it with Open MPI's mpirun")
+        return "warning", (f"{name} but srun runs it with {whence}, which Open MPI cannot "
+                           "wire up (it aborts in MPI_Init); add --mpi=pmix, or launch it "
+                           "with Open MPI's mpirun")
     if plugin == "none":
-        return (f"{name} but srun runs it with {whence}: no wire-up, so each rank starts alone; "
-                "add --mpi=pmi2" + (" (or pmix)" if want == mpi_family.MPICH else ""))
+        return "warning", (f"{name} but srun runs it with {whence}: no wire-up, so each rank "
+                           "starts alone; add --mpi=pmi2"
+                           + (" (or pmix)" if want == mpi_family.MPICH else ""))
     return None
+
+
+def launch_checks(script: "JobScript", cwd: str, env: dict | None = None
+                  ) -> tuple[list[str], list[str]]:
+    """(warnings, notes) on the MPI of every launch line of ``script``: :func:`mpi_mismatch`
+    and :func:`srun_check`, each (program, launcher) pair said once, at its first line."""
+    seen: set = set()
+    warnings, notes = [], []
+    for launch in script.launches:
+        if line := mpi_mismatch(script, launch, cwd, env, seen=seen):
+            warnings.append(line)
+        elif found := srun_check(script, launch, cwd, env, seen=seen):
+            (warnings if found[0] == "warning" else notes).append(found[1])
+    return warnings, notes

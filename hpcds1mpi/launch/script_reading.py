@@ -127,21 +127,25 @@ def _logical(lines, k: int):
 
 
 def _commands(tokens: list[Word]):
-    """Simple commands of a line's words (split at ; | && || &, redirections dropped)."""
+    """Simple commands of a line's words (split at ; | && || &, redirections dropped), each
+    with its standard-input redirection as written ("" for none)."""
     current: list[Word] = []
-    skip = False
+    stdin, target = "", None  # target: whose redirection the next word is the target of
     for word in tokens:
-        if skip:
-            skip = False
-            continue
-        if word.raw in SHELL_STOP:
-            yield current
-            current = []
+        if target is not None:
+            stdin += f" {word.raw}" if target == "stdin" else ""
+            target = None
+        elif word.raw in SHELL_STOP:
+            yield current, stdin
+            current, stdin = [], ""
         elif REDIRECT_RE.match(word.raw):
-            skip = bool(re.fullmatch(r"(\d*|&)(>>?|<)", word.raw))  # its target is next
+            reads = re.match(r"0?<", word.raw)
+            stdin = word.raw if reads else stdin
+            if re.fullmatch(r"(\d*|&)(>>?|<|<<-?|<<<)", word.raw):  # its target is next
+                target = "stdin" if reads else "other"
         else:
             current.append(word)
-    yield current
+    yield current, stdin
 
 
 def _scheduler_scope(script: JobScript) -> dict:
@@ -289,7 +293,7 @@ def _read_commands(script: JobScript, lines, k: int) -> None:
             script.note(_too_long(number))
             continue
         cut = text[:comment_start(text, anywhere=False)]
-        for command in _commands(words(cut, lines[number - 1][1], shell=True)):
+        for command, stdin in _commands(words(cut, lines[number - 1][1], shell=True)):
             while command and command[0].raw in ("then", "do", "else", "{", "time", "exec",
                                                   "nohup", "command", "env", "export",
                                                   "declare", "local", "readonly", "-x"):
@@ -314,6 +318,7 @@ def _read_commands(script: JobScript, lines, k: int) -> None:
                 launch = _launch(script, command, prefix, number, last, scope, budget)
                 launch.origin = (base, script.settings, len(script.settings))
                 launch.in_loop = loops > 0
+                launch.stdin = stdin
                 script.launches.append(launch)
         if budget.spent and spent_at is None:  # the line where it ran out
             spent_at = number

@@ -114,23 +114,27 @@ _OWN_THREADS_RE = re.compile(r"(?<!\S)--threads(?:=|(?:[ \t]|\\\r?\n)+)(\d+)(?![
 _FOLLOWS_RE = re.compile(r"^\$\{?(SLURM_\w+|SRUN_\w+|PBS_\w+|NCPUS|OMP_NUM_THREADS)\}?$")
 
 
-class ProgramThreads(NamedTuple):
-    """The threads per rank a launched program sets in its own arguments.
+class ProgramValue(NamedTuple):
+    """A count a launched program sets in its own arguments (its threads per rank, its ranks).
 
     Attributes:
-        threads: the number; said: how the script says it (``--threads 2``, ``-ntomp 2``).
+        value: the number; said: how the script says it (``--threads 2``, ``-nk 2``).
         spans: where the number stands in the script's text, where it is written as digits.
         kept: words that give it through a variable of the script's own (``-ntomp $NT``),
             which a rewrite does not change.
     """
 
-    threads: int
+    value: int
     said: str
     spans: list[tuple[int, int]]
     kept: list[str]
 
+    @property
+    def threads(self) -> int:  # what a thread option's value is read as
+        return self.value
 
-def _own_threads(script: "JobScript", launch: "Launch") -> ProgramThreads | None:
+
+def _own_threads(script: "JobScript", launch: "Launch") -> ProgramValue | None:
     """hpcds1mpi run / sweep's ``--threads N`` (the last one given, as its parser takes)."""
     text = script.text
     end = launch.span[1]
@@ -143,11 +147,11 @@ def _own_threads(script: "JobScript", launch: "Launch") -> ProgramThreads | None
     found = list(_OWN_THREADS_RE.finditer(text, start.end() if start else end, end))
     if not found:
         return None
-    return ProgramThreads(int(found[-1].group(1)), f"--threads {found[-1].group(1)}",
-                          [found[-1].span(1)], [])
+    return ProgramValue(int(found[-1].group(1)), f"--threads {found[-1].group(1)}",
+                        [found[-1].span(1)], [])
 
 
-def program_threads(script: "JobScript", launch: "Launch | None") -> ProgramThreads | None:
+def program_threads(script: "JobScript", launch: "Launch | None") -> ProgramValue | None:
     """The threads a launched program sets itself: ``hpcds1mpi run`` / ``sweep``'s
     ``--threads N``, or the word where the program's measured command line
     (``script.command``) has ``{threads}`` (``gmx_mpi mdrun ... -ntomp {threads}``); None for
@@ -158,9 +162,17 @@ def program_threads(script: "JobScript", launch: "Launch | None") -> ProgramThre
         if launch.args and launch.args[0] in _OWN_COMMANDS:
             return _own_threads(script, launch)
         return None
-    if not script.command or "{threads}" not in script.command:
+    return program_value(script, launch, "threads")
+
+
+def program_value(script: "JobScript", launch: "Launch", key: str) -> ProgramValue | None:
+    """The number the launched command gives where its measured command line
+    (``script.command``) has ``{key}`` (``pw.x -nk {ranks}``, ``-ntomp {threads}``), where
+    it stands and which words give it through the script's variables; None where the
+    measured command has no ``{key}`` or the launched one does not show one value there."""
+    if not script.command or "{" + key + "}" not in script.command:
         return None
-    hits = [(k, m) for k, m in placeholder_words(launch, script.command, "threads", DIGITS)
+    hits = [(k, m) for k, m in placeholder_words(launch, script.command, key, DIGITS)
             if k < len(launch.spans)]
     groups = [(k, m, g) for k, m in hits for g in range(1, m.re.groups + 1)]
     if len({int(m.group(g)) for k, m, g in groups}) != 1:
@@ -175,7 +187,7 @@ def program_threads(script: "JobScript", launch: "Launch | None") -> ProgramThre
             kept.append(raw)
     k, m = hits[0]
     said = " ".join(words[max(0, k - 1):k + 1]) if m.group(0) == m.group(1) else words[k]
-    return ProgramThreads(int(m.group(1)), said, spans, kept)
+    return ProgramValue(int(m.group(1)), said, spans, kept)
 
 
 def _apply(script: "JobScript", launch: "Launch") -> None:
@@ -288,7 +300,7 @@ def _lined_up(launch: "Launch", tokens: list[str]) -> list[tuple[str, str, int]]
     return [(t, words[starts[0] + j], starts[0] + j) for j, t in enumerate(tokens[at:])]
 
 
-def _pattern(token: str, key: str = "", group: str = "") -> str:
+def word_pattern(token: str, key: str = "", group: str = "") -> str:
     """A recorded word as a regex: ``{key}`` as ``group`` (when given), other placeholders
     as any word."""
     pattern = re.escape(token)
@@ -316,7 +328,7 @@ def _lined_hits(launch: "Launch", tokens: list[str], key: str, value: str
     hits = []
     for token, word, k in _lined_up(launch, tokens) or ():
         if "{" + key + "}" in token:
-            m = re.fullmatch(_pattern(token, key, f"({value})"), word)
+            m = re.fullmatch(word_pattern(token, key, f"({value})"), word)
             if m:
                 hits.append((k, m))
     return hits
@@ -359,8 +371,9 @@ def _after_option(launch: "Launch", tokens: list[str], key: str, value: str
         options = [k for k in range(max(0, j - 3), j + 1) if recorded[k].startswith("-")]
         if "{" + key + "}" not in token or not options:
             continue
-        context = [re.compile(_pattern(t)) for t in recorded[options[-1]:j]]  # ``--n={size}``: []
-        wanted = re.compile(_pattern(token, key, f"({value})"))
+        # ``--n={size}``: no context words
+        context = [re.compile(word_pattern(t)) for t in recorded[options[-1]:j]]
+        wanted = re.compile(word_pattern(token, key, f"({value})"))
         for i in range(first + len(context), len(words)):
             m = wanted.fullmatch(words[i])
             if m and all(c.fullmatch(w) for c, w in zip(context, words[i - len(context):i])):
@@ -372,7 +385,7 @@ def fits_command(launch: "Launch", template: str) -> int:
     """How well the launched command fits a recorded one: 2 its every word (placeholders any
     value), 1 its size alone (:func:`size_from`), 0 neither."""
     pairs = _lined_up(launch, split_command(template))
-    if pairs and all(re.fullmatch(_pattern(t), w) for t, w, _ in pairs[1:]):
+    if pairs and all(re.fullmatch(word_pattern(t), w) for t, w, _ in pairs[1:]):
         return 2
     return 1 if size_from(launch, template) is not None else 0
 

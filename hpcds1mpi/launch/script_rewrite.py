@@ -9,11 +9,15 @@ fills in (``$SLURM_CPUS_PER_TASK``) is left alone: the directive it comes from c
 GPU requests (directives and an ``srun`` step's) take the new GPU count, other GRES kept; a
 layout without GPUs removes them (a line whose only option it was goes). The program's own
 thread option changes where it is known (``hpcds1mpi run --threads``, or the word where its
-measured command has ``{threads}``); elsewhere :func:`threads_note` says it is kept.
+measured command has ``{threads}``); elsewhere :func:`threads_note` says it is kept. So do its
+rank counts where its measured command has ``{ranks}`` / ``{ranks_per_node}`` / ``{nodes}``
+(``pw.x -nk {ranks}``); elsewhere :func:`ranks_note` names the arguments that equal the old
+rank count, which stay as written.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -21,7 +25,8 @@ from typing import TYPE_CHECKING
 from hpcds1mpi.launch.directives import format_pbs_walltime, format_slurm_time
 from hpcds1mpi.launch.script_gpus import GPU_OPTIONS
 from hpcds1mpi.launch.script_options import GPU_GRES, gpu_items, whole
-from hpcds1mpi.launch.script_request import program_threads, stem
+from hpcds1mpi.launch.script_request import (placeholder_words, program_threads, program_value,
+                                             stem)
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript
@@ -262,6 +267,10 @@ def _launch(e: _Edits, script: "JobScript", to: Layout) -> bool:
     own = program_threads(script, launch)  # the program's own threads option (--threads N)
     if own is not None and own.threads != to.threads:
         e.edits += [(*span, str(to.threads)) for span in own.spans]
+    for key, count in rank_counts(to).items():  # ``pw.x -nk {ranks}``: the program's own
+        given = program_value(script, launch, key)
+        if given is not None and given.value != count:
+            e.edits += [(*span, str(count)) for span in given.spans]
     inherits = any(st.name == "SRUN_CPUS_PER_TASK" for st in script.settings)
     if launch.kind == "slurm" and "cpus-per-task" not in o and to.threads > 1 and not inherits:
         # srun does not take --cpus-per-task from the allocation on every Slurm release
@@ -337,3 +346,64 @@ def threads_note(script: "JobScript", to: Layout) -> str | None:
             f"{to.threads} thread{plural} per rank in the CPUs per task (and OMP_NUM_THREADS "
             f"where the script sets it) only, and the job runs with the program's option as "
             f"it is; set it to {to.threads} by hand")
+
+
+def rank_counts(layout: Layout) -> dict[str, int]:
+    """The rank counts of ``layout`` by the name of their placeholder in a measured command."""
+    return {"ranks": layout.nodes * layout.ranks_per_node,
+            "ranks_per_node": layout.ranks_per_node, "nodes": layout.nodes}
+
+
+#: A word that is a count: ``2``, ``--npool=2``.
+_COUNT_RE = re.compile(r"^(?:--?[\w.-]+=)?([0-9]+)$")
+
+
+def ranks_note(script: "JobScript", to: Layout, was: Layout) -> str | None:
+    """The note for a rewrite from ``was``'s rank counts to ``to``'s that leaves the
+    program's own arguments which may depend on them as written (a pool or decomposition
+    count must fit the ranks: ``pw.x -nk 2`` refuses 1 rank): those the measured command
+    fills with ``{ranks}`` / ``{ranks_per_node}`` / ``{nodes}`` but the script gives through
+    a variable of its own; else, where it has none of these, every number equal to an old
+    count that changes (1 is left out: it fits any count). None when there is none, or the
+    counts stay."""
+    launch = script.launch
+    new, old = rank_counts(to), rank_counts(was)
+    if launch is None or launch.program is None or new == old \
+            or stem(launch.program) == "hpcds1mpi":
+        return None
+    command = script.command or ""
+    if any("{" + key + "}" in command for key in new):
+        kept = [(given, new[key]) for key in new if new[key] != old[key]
+                and (given := program_value(script, launch, key)) and given.kept]
+        return "; ".join(f"line {launch.line}: the program's {given.said} comes from "
+                         f"{', '.join(given.kept)}, which --rewrite does not change: set it "
+                         f"to {count}" for given, count in kept) or None
+    placed = {k for key in re.findall(r"\{(\w+)\}", command)
+              for k, _ in placeholder_words(launch, command, key, r"\S+")}
+    words = [launch.program, *launch.args]
+    # an old count that changes, by its value; one node's total and per-node counts are one
+    counts = {old[k]: k for k in ("ranks_per_node", "ranks") if old[k] != new[k] and old[k] > 1}
+    said, key = [], None
+    for k in range(1, len(words)):
+        m = _COUNT_RE.match(words[k])
+        value = int(m.group(1)) if m else None
+        if value not in counts or k in placed or key not in (None, counts[value]):
+            continue  # one note names one count: words equal to the other are left out
+        option = words[k - 1] if words[k].isdigit() and words[k - 1].startswith("-") else ""
+        if not _THREAD_OPTION_RE.match(option or words[k]):  # threads_note speaks of those
+            said.append(f"{option} {words[k]}".strip())
+            key = counts[value]
+    if not said:
+        return None
+    def counted(count: int) -> str:
+        return f"{count} rank{'s' if count > 1 else ''}" + (
+            " per node" if key == "ranks_per_node" else "")
+
+    one = len(said) == 1
+    return (f"line {launch.line}: {os.path.basename(launch.program)}'s {', '.join(said[:4])} "
+            f"{'equals' if one else 'equal'} the script's {counted(old[key])} and "
+            f"{'stays' if one else 'stay'} as written; the rewrite runs {counted(new[key])}, "
+            f"which {'it' if one else 'they'} may no longer fit (a pool or decomposition count "
+            f"must divide the ranks): set {'it' if one else 'them'} by hand, or sweep the "
+            f"program with {'it' if one else 'them'} as {{{key}}} so --rewrite sets "
+            f"{'it' if one else 'them'}")

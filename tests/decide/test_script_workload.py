@@ -44,3 +44,19 @@ def test_a_plain_dict_of_one_command_each_still_matches():
     assert choose_launch(script, ["stencil"], commands)[0] == "myapp-run"
     assert commands == {"myapp-run": "./myapp -n {size} --steps {threads}"}
     assert match_workload(script.launch, ["stencil"], RecordedCommands({})) is None
+
+
+def test_a_size_fed_on_standard_input_is_said_not_read():
+    """s27 tester R 8: 'srun pw.x < si-30.in' was refused for having no size, without a word
+    that the redirection is not read."""
+    from hpcds1mpi.decide.script_workload import no_size
+
+    script = read_script("#SBATCH -N 1\nsrun pw.x < si-30.in > si-30.out\n")
+    message = no_size("pw", script.launch, "pw.x -i si-{size}.in", None)
+    assert message == ("no problem size for pw in the script: line 2 runs 'pw.x', which does "
+                       "not have the form of its measured command 'pw.x -i si-{size}.in', so "
+                       "the size cannot be read (its input comes from '< si-30.in': advise "
+                       "reads the program's arguments, not what a standard-input redirection "
+                       "feeds it); pass --size")
+    plain = read_script("#SBATCH -N 1\nsrun pw.x > si-30.out\n")
+    assert "standard-input" not in no_size("pw", plain.launch, "pw.x -i si-{size}.in", None)

@@ -163,7 +163,8 @@ def _srun(text: str, cwd, conf=None):
     env = {"PATH": os.environ["PATH"], **({"SLURM_CONF": str(conf)} if conf else {})}
     if conf is None:
         env["SLURM_CONF"] = str(cwd / "no-such-slurm.conf")
-    return mpi_check.srun_mismatch(script, script.launches[-1], str(cwd), env)
+    found = mpi_check.srun_check(script, script.launches[-1], str(cwd), env)
+    return None if found is None else found[1] if found[0] == "warning" else f"note: {found[1]}"
 
 
 def test_srun_without_pmix_for_an_open_mpi_program_is_a_warning(mpis, nothing_runs, tmp_path):
@@ -178,7 +179,8 @@ def test_srun_without_pmix_for_an_open_mpi_program_is_a_warning(mpis, nothing_ru
     line = _srun(f"#SBATCH -N 1\nsrun --mpi=pmi2 {app}\n", tmp_path, conf)
     assert "--mpi=pmi2, which Open MPI cannot wire up" in line
     unknown = _srun(f"#SBATCH -N 1\nsrun {app}\n", tmp_path)  # no slurm.conf readable
-    assert "srun has no --mpi" in unknown and "srun --mpi=list" in unknown
+    assert unknown.startswith("note: ") and "srun has no --mpi" in unknown and \
+        "srun --mpi=list" in unknown  # a note: the site's default may be pmix
     exported = _srun(f"#SBATCH -N 1\nexport SLURM_MPI_TYPE=pmi2\nsrun {app}\n", tmp_path)
     assert "SLURM_MPI_TYPE=pmi2" in exported
     mpich = _srun(f"#SBATCH -N 1\nsrun --mpi=none {mpis['mpich_app']}\n", tmp_path, conf)
@@ -196,3 +198,38 @@ def test_srun_with_a_plugin_that_fits_says_nothing(mpis, nothing_runs, tmp_path)
     conf.write_text("MpiDefault=pmi2\n")
     assert _srun(f"#SBATCH -N 1\nsrun --mpi=$MPI {mpis['openmpi_app']}\n", tmp_path,
                  conf) is None  # set at run time: unknown here
+
+
+def test_srun_after_a_module_line_checks_the_program_on_this_path(mpis, nothing_runs,
+                                                                  tmp_path):
+    """s27 tester R 3: ``module load qe || true`` before ``srun pw.x < si-30.in`` left the
+    program unread (its PATH may change), so advise said nothing and the job died in MPI_Init.
+    srun is the site's whatever the module loads: the program on this PATH is read, and the
+    warning says the job may run another."""
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("MpiDefault=pmi2\n")
+    name = os.path.basename(mpis["openmpi_app"])
+    text = (f"#!/bin/bash\n#SBATCH -N 1\nmodule load qe 2>/dev/null || true\n"
+            f"srun {name} < in.txt > out.txt\n")
+    line = _srun(text, tmp_path, conf)
+    assert line.startswith(f"line 4: the {name} on this machine's PATH ({mpis['openmpi_app']}; "
+                           "line 3 changes the job's environment first, so the job may run "
+                           "another) is linked against Open MPI"), line
+    assert "MpiDefault=pmi2" in line and "add --mpi=pmix" in line
+    unknown = _srun(text, tmp_path)  # no slurm.conf: a note, which says what to check
+    assert unknown.startswith("note: line 4: the hpcc on this machine's PATH") and \
+        "srun --mpi=list" in unknown and "--mpi=pmix" in unknown
+    assert _srun(text.replace("srun ", "srun --mpi=pmix "), tmp_path, conf) is None
+    gone = text.replace(name, "no-such-program-here")
+    assert _srun(gone, tmp_path, conf) is None  # not on this PATH either: unknown
+
+
+def test_launch_checks_sort_warnings_from_notes(mpis, nothing_runs, tmp_path, monkeypatch):
+    monkeypatch.setenv("SLURM_CONF", str(tmp_path / "no-such-slurm.conf"))
+    app = mpis["openmpi_app"]
+    script = read_script(f"#SBATCH -N 1\nsrun {app}\n{mpis['mpich_run']} -n 2 {app}\n"
+                         f"srun {app}\n")
+    warnings, notes = mpi_check.launch_checks(script, str(tmp_path))
+    assert len(warnings) == 1 and warnings[0].startswith("line 3: hpcc is linked against "
+                                                         "Open MPI"), warnings
+    assert len(notes) == 1 and notes[0].startswith("line 2: hpcc"), notes  # once: line 4 not

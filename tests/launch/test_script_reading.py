@@ -342,3 +342,19 @@ def test_a_line_over_the_limit_is_skipped_with_a_note(long_line):
     assert time.perf_counter() - start < 2.0
     assert "line 3 is over 32,768 characters long; not read" in script.notes
     assert script.nodes == 2 and script.launches[-1].program == "./b"
+
+
+@pytest.mark.parametrize("line, stdin", [
+    ("srun pw.x < si-30.in > si-30.out", "< si-30.in"),
+    ("srun pw.x <si-30.in 2>&1 | tee log", "<si-30.in"),
+    ("srun pw.x 0< si-30.in", "0< si-30.in"),
+    ("srun pw.x << EOF\n&control\nEOF", "<< EOF"),
+    ("srun pw.x -i si-30.in > out < /dev/null", "< /dev/null"),
+    ("srun pw.x -i si-30.in > out 2> err", ""),
+])
+def test_a_launch_lines_standard_input_is_kept(line, stdin):
+    """s27 tester R 8: 'srun pw.x < si-30.in' lost its input redirection, so advise could not
+    say that the size was in it. The redirection is kept, as written, and is no argument."""
+    script = read_script(f"#SBATCH -N 1\n{line}\n")
+    assert script.launch.stdin == stdin
+    assert script.launch.args == ([] if "-i" not in line else ["-i", "si-30.in"])

@@ -11,7 +11,7 @@ import pytest
 
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.script_reading import read_script
-from hpcds1mpi.launch.script_rewrite import Layout, rewrite, threads_note
+from hpcds1mpi.launch.script_rewrite import Layout, ranks_note, rewrite, threads_note
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "data" / "jobscripts"
 NAMES = sorted(p.name for p in SCRIPTS.iterdir() if p.suffix in (".sbatch", ".pbs"))
@@ -240,3 +240,58 @@ def test_added_directives_come_before_an_added_export():
                    "export OMP_NUM_THREADS=4\nsrun -c 4 ./app\n")
     again = read_script(out)
     assert again.ignored == [] and again.time_s == 60 and again.cpus_per_task == 4
+
+
+PW = ("#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks=2\n#SBATCH --time=00:10:00\n"
+      "NK=2\nmpirun pw.x -nk 2 -nd 1 -i si-30.in > si-30.out\n")
+
+
+def _pw(text: str, command: str | None):
+    from hpcds1mpi.launch.script_request import resolve_launch
+
+    script = read_script(text)
+    script.command = command
+    resolve_launch(script, script.launch)
+    return script
+
+
+@pytest.mark.parametrize("placeholder", ["{ranks}", "{ranks_per_node}"])
+def test_a_rank_count_in_the_measured_command_changes_with_the_layout(placeholder):
+    """s27 tester R 2: --rewrite went from 2 ranks to 1 and kept pw.x's -nk 2, which pw.x
+    refuses ("invalid number of pools"). Where the measured command has -nk {ranks}, the
+    rewrite sets it as it sets -ntomp {threads}."""
+    script = _pw(PW, f"pw.x -nk {placeholder} -nd 1 -i si-{{size}}.in")
+    out, changes = rewrite(script, Layout(1, 1, 2))
+    assert out.endswith("mpirun pw.x -nk 1 -nd 1 -i si-30.in > si-30.out\n"), out
+    assert any(c.line == 6 for c in changes)
+    assert ranks_note(script, Layout(1, 1, 2), Layout(1, 2, 1)) is None
+    wide, _ = rewrite(script, Layout(2, 4, 1))
+    assert f"-nk {8 if placeholder == '{ranks}' else 4} -nd 1" in wide
+    by_variable = _pw(PW.replace("-nk 2", "-nk $NK"), "pw.x -nk {ranks} -i si-{size}.in")
+    out, _ = rewrite(by_variable, Layout(1, 1, 1))
+    assert "-nk $NK" in out  # the script's own variable: said, not edited
+    assert ranks_note(by_variable, Layout(1, 1, 1), Layout(1, 2, 1)) == (
+        "line 6: the program's -nk 2 comes from $NK, which --rewrite does not change: set it "
+        "to 1")
+
+
+def test_arguments_equal_to_the_old_rank_count_are_named_when_the_rewrite_changes_it():
+    script = _pw(PW, "pw.x -i si-{size}.in")  # which argument follows the ranks is unknown
+    out, _ = rewrite(script, Layout(1, 1, 2))
+    assert "pw.x -nk 2 -nd 1" in out  # not guessed
+    assert ranks_note(script, Layout(1, 1, 2), Layout(1, 2, 1)) == (
+        "line 6: pw.x's -nk 2 equals the script's 2 ranks and stays as written; the rewrite "
+        "runs 1 rank, which it may no longer fit (a pool or decomposition count must divide "
+        "the ranks): set it by hand, or sweep the program with it as {ranks} so --rewrite "
+        "sets it")
+    assert ranks_note(script, Layout(1, 2, 2), Layout(1, 2, 1)) is None  # the ranks stay
+    assert ranks_note(_pw(PW, None), Layout(1, 1, 1), Layout(1, 2, 1)).startswith(
+        "line 6: pw.x's -nk 2 equals")  # a workload known by its label alone
+    several = _pw(PW.replace("-nd 1", "--ndiag=2 -ntomp 2"), None)
+    assert "pw.x's -nk 2, --ndiag=2 equal the script's 2 ranks and stay" in ranks_note(
+        several, Layout(1, 4, 1), Layout(1, 2, 1))  # -ntomp 2: threads_note's, not named
+    one_rank = _pw(PW.replace("--ntasks=2", "--ntasks=1").replace("-nk 2", "-nk 1"), None)
+    assert ranks_note(one_rank, Layout(1, 4, 1), Layout(1, 1, 1)) is None  # 1 fits any count
+    sized = _pw(PW.replace("si-30.in", "2"), "pw.x -nk 1 -nd 1 -i {size}")
+    assert "-nk 2 equals" in ranks_note(sized, Layout(1, 1, 1), Layout(1, 2, 1))
+    assert "-i 2" not in ranks_note(sized, Layout(1, 1, 1), Layout(1, 2, 1))  # the size

@@ -1,0 +1,110 @@
+"""What ``advise`` says about a script's launch line beyond its layout.
+
+Its MPI: a launcher or ``srun`` plugin that cannot start the program's MPI is a warning, an
+unknown plugin a note (:func:`hpcds1mpi.launch.script_mpi_check.launch_checks`; files read,
+nothing run). Its arguments: the predictions are for the program's measured command line, so
+a launch line that runs it with other arguments (``pw.x -nk 2 -i si-30.in`` against the
+measured ``pw.x -i si-{size}.in``: the pool count ``-nk`` decides its multi-rank speed) gets a
+note naming them (:func:`argument_note`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING
+
+from hpcds1mpi.launch.script_request import program_at, split_command, stem, word_pattern
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hpcds1mpi.launch.job_script import JobScript, Launch
+
+#: The most words compared (the comparison costs their product); a longer launch line gets
+#: no note rather than a slow answer.
+MAX_WORDS = 400
+#: The most differences named in the note.
+SHOWN = 4
+
+
+def launch_notes(script: "JobScript", launch: "Launch | None", command: str | None,
+                 job_folder: str | None) -> tuple[list[str], list[str]]:
+    """(warnings, notes) on ``script``'s launch lines: their MPI where the job's folder is
+    known (``job_folder``; None: no file is read), and ``launch``'s arguments against its
+    measured ``command``."""
+    warnings: list[str] = []
+    notes: list[str] = []
+    if job_folder is not None:
+        from hpcds1mpi.launch.script_mpi_check import launch_checks
+
+        warnings, notes = launch_checks(script, job_folder)
+    differs = argument_note(launch, command)
+    return warnings, notes + ([differs] if differs else [])
+
+
+def _common(ran: list[str], recorded: list[str]) -> list[tuple[int, int]]:
+    """(index in ``ran``, index in ``recorded``) of the longest run of words the two share in
+    order, a recorded placeholder matching any word (``si-{size}.in`` ~ ``si-30.in``)."""
+    patterns = [re.compile(word_pattern(t)) for t in recorded]
+    n, m = len(ran), len(recorded)
+    fits = [[bool(p.fullmatch(w)) for p in patterns] for w in ran]
+    best = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        for j in range(m - 1, -1, -1):
+            best[i][j] = best[i + 1][j + 1] + 1 if fits[i][j] else \
+                max(best[i + 1][j], best[i][j + 1])
+    pairs, i, j = [], 0, 0
+    while i < n and j < m:
+        if fits[i][j] and best[i][j] == best[i + 1][j + 1] + 1:
+            pairs.append((i, j))
+            i, j = i + 1, j + 1
+        elif best[i + 1][j] >= best[i][j + 1]:
+            i += 1
+        else:
+            j += 1
+    return pairs
+
+
+def _differences(ran: list[str], recorded: list[str]) -> list[str]:
+    """How ``ran`` differs from ``recorded``, one phrase per stretch between shared words; a
+    value that differs is shown with the option before it (``'-nd 4' where it has '-nd 1'``)."""
+    out = []
+    i = j = 0
+    for a, b in _common(ran, recorded) + [(len(ran), len(recorded))]:
+        added, missing = ran[i:a], recorded[j:b]
+        if i and ran[i - 1].startswith("-") and any(
+                side and not side[0].startswith("-") for side in (added, missing)):
+            added, missing = [ran[i - 1], *added], [recorded[j - 1], *missing]
+        shown, left = " ".join(added), " ".join(missing)
+        if shown and left:
+            out.append(f"{shown!r} where it has {left!r}")
+        elif shown or left:
+            out.append(f"adds {shown!r}" if shown else f"leaves out {left!r}")
+        i, j = a + 1, b + 1
+    return out
+
+
+def argument_note(launch: "Launch | None", command: str | None) -> str | None:
+    """The note for a launch line that runs its program with arguments (or a standard-input
+    redirection) other than its measured command line's: the predictions are for the
+    measured one. None when they agree (placeholders take any value), or when either is
+    unknown or the program is not found in the launch line (a wrapper before it is skipped)."""
+    tokens = split_command(command or "")
+    if launch is None or not tokens or not launch.program_raw:
+        return None
+    at = program_at(tokens)
+    words = [launch.program or launch.program_raw, *launch.args]
+    starts = [k for k, w in enumerate(words) if stem(w) == stem(tokens[at])]
+    if not starts or len(words) > MAX_WORDS or len(tokens) > MAX_WORDS:
+        return None
+    differences = _differences(words[starts[0] + 1:], tokens[at + 1:])
+    if launch.stdin:
+        differences.append(f"feeds it {launch.stdin!r}")
+    if not differences:
+        return None
+    more = len(differences) - SHOWN
+    said = "; ".join(differences[:SHOWN]) + (f"; and {more} more" if more > 0 else "")
+    name = os.path.basename(tokens[at])
+    return (f"line {launch.line}: the script runs {name} with other arguments "
+            f"than its measured command {command!r} ({said}): the predictions are for the "
+            "measured command, and these arguments may change the runtime (sweep the "
+            "script's own command line to measure them)")

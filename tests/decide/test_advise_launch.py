@@ -1,0 +1,111 @@
+"""What advise says about a script's launch line beyond its layout
+(:mod:`hpcds1mpi.decide.advise_launch`): arguments its measured command does not have, its
+rank-dependent arguments under a rewrite, and the MPI of an ``srun`` line."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from hpcds1mpi.decide.advise import advise
+from hpcds1mpi.decide.advise_launch import argument_note
+from hpcds1mpi.launch.script_reading import read_script
+
+MEASURED = "pw.x -i si-{size}.in"
+
+
+@pytest.mark.parametrize("line, command, said", [
+    ("mpirun pw.x -nk 2 -i si-30.in > si-30.out", MEASURED, "(adds '-nk 2')"),
+    ("srun pw.x -nk 2 -nd 4 -i si-30.in", "pw.x -nk {ranks} -nd 1 -i si-{size}.in",
+     "('-nd 4' where it has '-nd 1')"),
+    ("srun pw.x < si-30.in", MEASURED, "(leaves out '-i si-{size}.in'; feeds it '< si-30.in')"),
+    ("srun ./app 30 41 -x", "./app {size} 40", "('41 -x' where it has '40')"),
+    ("srun ./app 30 -a -b 40 -c 2 -d 3 -e -f", "./app {size} -a 1 -b 40 -c 2 -d 3 -e 4",
+     "('-a' where it has '-a 1'; '-e -f' where it has '-e 4')"),
+    ("srun ./app 30 -a 9 -b 9 -c 9 -d 9 -e 9", "./app {size} -a 1 -b 2 -c 3 -d 4 -e 5",
+     "'-d 9' where it has '-d 4'; and 1 more)"),
+])
+def test_arguments_the_measured_command_does_not_have_are_named(line, command, said):
+    """s27 tester R 2: 'pw.x -nk 2 -i si-30.in' was advised on 'pw.x -i si-{size}.in' without
+    a word that its arguments differ (the pool count decides pw.x's multi-rank speed)."""
+    note = argument_note(read_script(f"#SBATCH -N 1\n{line}\n").launch, command)
+    assert note.startswith(f"line 2: the script runs {os.path.basename(command.split()[0])} "
+                           f"with other arguments than its measured command {command!r} "
+                           f"{said if said.startswith('(') else ''}"), note
+    assert said in note and "the predictions are for the measured command" in note
+
+
+@pytest.mark.parametrize("line, command", [
+    ("srun pw.x -i si-30.in > si-30.out", MEASURED),  # placeholders take any value
+    ("srun ./wrap.sh pw.x -i si-30.in", MEASURED),  # a wrapper before the program
+    ("srun ./other -i si-30.in", MEASURED),  # another program: not this note's
+    ("srun pw.x -nk 2", None),  # no measured command
+])
+def test_the_same_arguments_or_an_unknown_command_say_nothing(line, command):
+    assert argument_note(read_script(f"#SBATCH -N 1\n{line}\n").launch, command) is None
+
+
+def _pw_bundle(command: str):
+    from hpcds1mpi.surrogates.levels import MeasuredLevels
+    from tests.fake_bundle import WIDE_SIZES, FakeBundle
+
+    bundle = FakeBundle(workloads=("pw",), sizes=WIDE_SIZES)
+    bundle._measured_levels = {"pw": MeasuredLevels(
+        "pw", True, precisions=("fp64",), devices=("cpu",), threads=(1, 2),
+        ranks_per_node=(1, 2, 4, 8), nodes=(1,), command=command)}
+    return bundle
+
+
+PW_JOB = ("#!/bin/bash\n#SBATCH --job-name=si-scf\n#SBATCH --nodes=1\n#SBATCH --ntasks=2\n"
+          "#SBATCH --time=00:10:00\nexport OMP_NUM_THREADS=1\n"
+          "mpirun pw.x -nk 2 -i si-1024.in > si-1024.out\n")
+
+
+def test_a_rewrite_to_another_rank_count_sets_or_names_the_programs_rank_arguments():
+    """s27 tester R 2: the rewrite went from 2 ranks to 1 and kept -nk 2; pw.x refused the job
+    at once. Measured as -nk {ranks}, the rewrite sets it; measured without, a note names it
+    and the other arguments."""
+    from tests.fake_bundle import fake_places
+
+    a = advise(PW_JOB, _pw_bundle("pw.x -nk {ranks} -i si-{size}.in"), fake_places("cpu"))
+    ranks = a.recommended.config.nodes * a.recommended.config.ranks_per_node
+    assert ranks != 2 and f"mpirun pw.x -nk {ranks} -i si-1024.in" in a.rewritten
+    assert not [n for n in a.notes if "-nk" in n], a.notes
+    a = advise(PW_JOB, _pw_bundle(MEASURED), fake_places("cpu"))
+    assert "mpirun pw.x -nk 2 -i si-1024.in" in a.rewritten
+    assert [n for n in a.notes if "other arguments" in n] == [
+        f"line 7: the script runs pw.x with other arguments than its measured command "
+        f"{MEASURED!r} (adds '-nk 2'): the predictions are for the measured command, and "
+        "these arguments may change the runtime (sweep the script's own command line to "
+        "measure them)"]
+    assert [n for n in a.notes if "stays as written" in n] == [
+        f"line 7: pw.x's -nk 2 equals the script's 2 ranks and stays as written; the rewrite "
+        f"runs {ranks} ranks, which it may no longer fit (a pool or decomposition count must "
+        "divide the ranks): set it by hand, or sweep the program with it as {ranks} so "
+        "--rewrite sets it"]
+
+
+def test_srun_of_an_open_mpi_program_after_a_module_line_is_warned_about(tmp_path, monkeypatch):
+    """s27 tester R 3: 'module load qe || true' then 'srun pw.x < si-30.in': no warning (the
+    module line stopped the program being read), and the job died in MPI_Init under the
+    site's MpiDefault=pmi2. Without a slurm.conf the plugin is unknown: a note."""
+    from tests.fake_bundle import fake_places
+    from tests.helpers import system_program
+
+    app = system_program("hpcc")  # Open MPI, on this PATH
+    text = (f"#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=2\n"
+            f"#SBATCH --time=00:10:00\nmodule load qe 2>/dev/null || true\n"
+            f"srun {os.path.basename(app)} < si-1024.in > out\n")
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("MpiDefault=pmi2\n")
+    monkeypatch.setenv("SLURM_CONF", str(conf))
+    bundle = _pw_bundle(f"{os.path.basename(app)} -i si-{{size}}.in")
+    a = advise(text, bundle, fake_places("cpu"), size=1024, job_folder=str(tmp_path))
+    assert len(a.warnings) == 1 and "MpiDefault=pmi2, which Open MPI cannot wire up" in \
+        a.warnings[0] and "line 5 changes the job's environment first" in a.warnings[0]
+    monkeypatch.setenv("SLURM_CONF", str(tmp_path / "none.conf"))
+    a = advise(text, bundle, fake_places("cpu"), size=1024, job_folder=str(tmp_path))
+    assert a.warnings == [] and any("srun --mpi=list" in n for n in a.notes), a.notes
+    a = advise(text, bundle, fake_places("cpu"), size=1024)  # text alone: no file is read
+    assert a.warnings == [] and not any("srun" in n for n in a.notes)
