@@ -337,8 +337,10 @@ def _run_and_report(problem, part, source, columns, workload, size, space, metho
         "extrapolated_beyond_sizes": list(outside) if outside else None,
     }
     label = {"runtime_s": "runtime (s)", "energy_j": "energy (J)", "avg_power_w": "power (W)"}
-    # Written only now that every figure is computed, and as one set (see _write_outputs).
-    _write_outputs(out, {
+    from hpcds1mpi.writers import write_set
+
+    # Written only now that every figure is computed, and as one set.
+    write_set(out, {
         "pareto.csv": ("Pareto front", lambda tmp: front_rows.to_csv(tmp, index=False)),
         "mobo.json": ("MOBO summary", lambda tmp: tmp.write_text(
             json.dumps(doc, indent=2, default=_plain), encoding="utf-8")),
@@ -369,35 +371,6 @@ def _run_and_report(problem, part, source, columns, workload, size, space, metho
     show = ["nodes", "ranks_per_node", "threads", "device", "precision", *columns]
     click.echo(front_rows[show].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     click.echo(f"wrote {out / 'pareto.csv'}, {out / 'mobo.json'}, {out / 'pareto.png'}")
-
-
-def _write_outputs(out, writers: dict) -> None:
-    """Write mobo's files into folder ``out`` as one set (``writers``: file name -> ``(what,
-    write(tmp))``): each is written whole into its temporary and synced, the slow plot too;
-    only then are all renamed over the old ones, SIGINT and SIGTERM held off until the last.
-    A full disk or an interrupt leaves the old set as it was (the old png had stayed beside
-    the new csv and json); only a ``kill -9`` between the renames themselves can split it."""
-    import os
-    import signal
-    from contextlib import ExitStack
-
-    from hpcds1mpi.atomic import atomic_path, write_error
-
-    mask = None
-    try:
-        with ExitStack() as temporaries:  # on leaving: renamed onto the files, or all removed
-            for name, (what, write) in writers.items():
-                tmp = temporaries.enter_context(atomic_path(out / name, what))
-                write(tmp)
-                try:  # a delayed allocation's ENOSPC surfaces here, before any rename
-                    with open(tmp, "rb") as fh:
-                        os.fsync(fh.fileno())
-                except OSError as exc:
-                    raise write_error(exc, out / name, what) from None
-            mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    finally:
-        if mask is not None:  # a signal that came meanwhile is taken now, the set complete
-            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 def _plain(value):
