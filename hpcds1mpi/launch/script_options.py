@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import math
+import os
 import re
 import shlex
 from dataclasses import dataclass
@@ -61,9 +62,20 @@ _IBRUN = {"n": ("ntasks", 1), "o": ("offset", 1)}
 #: Option table of each launcher kind but srun (which reads sbatch's).
 TABLES = {"mpi": _MPI, "aprun": _APRUN, "ibrun": _IBRUN}
 #: Commands that start MPI ranks, by the option table they follow.
-LAUNCHERS = {"srun": "slurm", "mpirun": "mpi", "mpiexec": "mpi", "mpiexec.hydra": "mpi",
-             "mpirun.openmpi": "mpi", "mpiexec.mpich": "mpi", "mpiexec.openmpi": "mpi",
+LAUNCHERS = {"srun": "slurm", "mpirun": "mpi", "mpiexec": "mpi", "orterun": "mpi",
              "ibrun": "ibrun", "aprun": "aprun"}
+#: Distributions name their MPIs' launchers by suffix (Debian: mpirun.mpich, mpiexec.hydra,
+#: mpirun.openmpi); each takes the mpirun options.
+_SUFFIXED_LAUNCHER = re.compile(r"mpi(run|exec)\.[A-Za-z0-9_+-]+")
+
+
+def launcher_kind(command: str) -> str | None:
+    """The option table (:data:`TABLES` key, or ``slurm``) of the launcher a script line's
+    first word runs (a path or a bare name), None when it starts no MPI ranks."""
+    name = os.path.basename(command)
+    if name in LAUNCHERS:
+        return LAUNCHERS[name]
+    return "mpi" if _SUFFIXED_LAUNCHER.fullmatch(name) else None
 #: Thread variables a script may set (the program rule sets the same ones).
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                     "OMP_PLACES", "OMP_PROC_BIND")

@@ -31,8 +31,8 @@ from hpcds1mpi.launch.script_expansion import MAX_EXPANSION_WORK, ExpansionBudge
 from hpcds1mpi.launch.script_file import check_script_text
 from hpcds1mpi.launch.script_gpus import GPU_OPTIONS, gpus_of, per_node_gpus
 from hpcds1mpi.launch.script_options import (
-    ASSIGN_RE, LAUNCHERS, LOOP_WORDS, REDIRECT_RE, SHELL_STOP, TABLES, Option, Word,
-    comment_start, mpi_options, parse_pbs_time, parse_slurm_time, pbs_options,
+    ASSIGN_RE, LOOP_WORDS, REDIRECT_RE, SHELL_STOP, TABLES, Option, Word,
+    comment_start, launcher_kind, mpi_options, parse_pbs_time, parse_slurm_time, pbs_options,
     range_note, slurm_options, to_int, words)
 
 #: Directive prefixes, by scheduler (``#SLURM`` is sbatch's old spelling, still read).
@@ -238,7 +238,7 @@ def _launch(script: JobScript, command: list[Word], prefix: list[Word], number: 
             last: int, scope: dict, budget: ExpansionBudget) -> Launch:
     head = command[0]
     launcher = os.path.basename(head.text)
-    kind = LAUNCHERS[launcher]
+    kind = launcher_kind(launcher)
     rest = command[1:]
     if kind == "slurm":
         options = slurm_options(rest, number, script.note)
@@ -314,7 +314,7 @@ def _read_commands(script: JobScript, lines, k: int) -> None:
                         scope.pop(name, None)
                     else:
                         scope[name] = resolved
-            elif os.path.basename(command[0].text) in LAUNCHERS:
+            elif launcher_kind(command[0].text) is not None:
                 launch = _launch(script, command, prefix, number, last, scope, budget)
                 launch.origin = (base, script.settings, len(script.settings))
                 launch.in_loop = loops > 0

@@ -358,3 +358,19 @@ def test_a_launch_lines_standard_input_is_kept(line, stdin):
     script = read_script(f"#SBATCH -N 1\n{line}\n")
     assert script.launch.stdin == stdin
     assert script.launch.args == ([] if "-i" not in line else ["-i", "si-30.in"])
+
+
+@pytest.mark.parametrize("launcher", ["mpirun.mpich", "/usr/bin/mpirun.mpich", "mpiexec.hydra",
+                                      "mpiexec.slurm", "orterun"])
+def test_a_distribution_named_launcher_starts_the_ranks(launcher):
+    """Was: 'mpirun.mpich -np 2 nwchem.mpich s5.nw', Debian's NWChem launch, read as no
+    launch line at all ("no srun / mpirun / mpiexec line found"; s27 tester Q, 4)."""
+    script = read_script("#!/bin/bash\n#SBATCH -N 1\nexport OMP_NUM_THREADS=1\n"
+                         f"{launcher} -np 2 nwchem.mpich s5.nw > s5.out\n")
+    assert len(script.launches) == 1 and script.launch.program_raw == "nwchem.mpich"
+    assert script.launch.args == ["s5.nw"]
+
+
+def test_a_command_merely_named_like_a_launcher_is_no_launch():
+    script = read_script("#!/bin/bash\n#SBATCH -N 1\nmpirun_wrapper ./app 5\nmpirun. ./app\n")
+    assert script.launches == []
