@@ -8,7 +8,9 @@ Python values (:meth:`Scores.values`, which an answer's rows read for every tabl
 derived (the frame, subsets, values) is never copied by ``dataclasses.replace``.
 
 Which candidates lie beyond what was measured (:func:`unmeasured_rows`,
-:func:`unmeasured_lines`) is judged here too: the predictions there are extrapolations.
+:func:`unmeasured_lines`) is judged here too: the predictions there are extrapolations. And
+what was measured around them (:func:`neighbour_runtimes`): a prediction between two measured
+sizes is kept within their runtimes (:mod:`~hpcds1mpi.surrogates.neighbour_bounds`).
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ class Scores:
         workload, size: the problem.
         limits: the memory limits used, per partition.
         measured_best: gives the scoring bundle's fastest measured configurations (confidence).
+        neighbour_sizes: partition -> the measured sizes either side of ``size`` that
+            bounded its predictions (:func:`~hpcds1mpi.surrogates.neighbour_bounds.
+            bound_runtimes`), or None.
     """
 
     cols: dict
@@ -45,6 +50,7 @@ class Scores:
     size: int
     limits: dict[str, MemoryLimit] = field(default_factory=dict)
     measured_best: object = field(default=None, repr=False)
+    neighbour_sizes: "dict | None" = None
     _frame: "pd.DataFrame | None" = field(default=None, init=False, repr=False, compare=False)
     #: Shared by answers (:func:`~hpcds1mpi.decide.batch_memo.freeze`): read-only, subsets kept.
     shared: bool = field(default=False, init=False)
@@ -69,7 +75,7 @@ class Scores:
             return self._subsets[partition]
         mask = self.cols["partition"] == partition
         sub = Scores({k: v[mask] for k, v in self.cols.items()}, self.workload, self.size,
-                     self.limits, self.measured_best)
+                     self.limits, self.measured_best, self.neighbour_sizes)
         if self.shared:
             self._subsets[partition] = freeze(sub)
         return sub
@@ -93,6 +99,21 @@ class Scores:
             value = v[index]
             out[k] = value.item() if hasattr(value, "item") else value
         return out
+
+
+def neighbour_runtimes(bundle):
+    """The :class:`~hpcds1mpi.surrogates.neighbour_bounds.NeighbourRuntimes` of ``bundle``'s
+    training rows, fitted once per loaded bundle (empty where it keeps none)."""
+    from hpcds1mpi.decide import bundle_cache
+    from hpcds1mpi.surrogates.neighbour_bounds import NeighbourRuntimes
+
+    def fit():
+        try:
+            return NeighbourRuntimes.fit(bundle_cache.training_columns(bundle))
+        except (AttributeError, KeyError):  # no training rows, or none with outcomes
+            return NeighbourRuntimes({})
+
+    return bundle_cache.memo(bundle, ("neighbour_runtimes",), fit)
 
 
 #: The knobs whose measured levels are compared, as (column, what the line calls it).
@@ -151,4 +172,4 @@ def unmeasured_lines(row: dict, levels) -> list[str]:
     return out
 
 
-__all__ = ["Scores", "unmeasured_lines", "unmeasured_rows"]
+__all__ = ["Scores", "neighbour_runtimes", "unmeasured_lines", "unmeasured_rows"]

@@ -37,11 +37,12 @@ from hpcds1mpi.decide.confidence import ConfidenceModel, measured_best_lookup, p
 from hpcds1mpi.decide.energy_floor import floor_energy
 from hpcds1mpi.decide.memory_limits import (MemoryLimit, declared_need_mb, learn_memory_limits,
                                             memory_need_and_limit)
-from hpcds1mpi.decide.scores import Scores  # importable from here too
+from hpcds1mpi.decide.scores import Scores, neighbour_runtimes  # Scores importable here too
 from hpcds1mpi.decide.system1_front import knee, pareto_front_2d  # importable from here too
 from hpcds1mpi.decide.trained_hardware import as_trained, trained_names
 from hpcds1mpi.errors import ConfigError, ModelError
 from hpcds1mpi.surrogates.columns import Columns, takes_columns
+from hpcds1mpi.surrogates.neighbour_bounds import bound_runtimes, disagreement
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -51,6 +52,9 @@ if TYPE_CHECKING:  # pragma: no cover
 OBJECTIVES = ("time", "energy", "edp", "balanced")
 #: A configuration is excluded when any ensemble member's failure probability reaches this.
 FAIL_PROB_MAX = 0.5
+#: The most confidence of a pick the measured neighbouring sizes contradict: below the guard's
+#: CONFIDENCE_AUTO (0.7), so such a pick is confirmed, not applied.
+DOUBTED_CONFIDENCE = 0.5
 
 # --------------------------------------------------------------------------------------------
 # Scoring
@@ -271,6 +275,8 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     # Optional (bundles that recorded it): the workload's measured noise, for the confidence.
     cols["runtime_noise"] = np.asarray(pred["runtime_noise"], dtype=float) \
         if "runtime_noise" in pred.columns else np.full(len(frame), np.nan)
+    around = bound_runtimes(cols, neighbour_runtimes(bundle), workload, size,
+                            trained_names(bundle, partitions))  # within the measured sizes
     floor_energy(cols, partitions)
     levels = bundle_cache.measured_levels(bundle).get(str(workload))
     if limits is None:
@@ -296,7 +302,7 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     cols["reason"] = reason
     cols["feasible"] = ~(fail | memory) & (reason == "")
     return Scores(cols=cols, workload=workload, size=int(size), limits=limits,
-                  measured_best=measured_best_lookup(bundle, partitions))
+                  measured_best=measured_best_lookup(bundle, partitions), neighbour_sizes=around)
 
 
 def _learned_limits(bundle, partitions: Sequence["Partition"]) -> dict[str, MemoryLimit]:
@@ -349,6 +355,8 @@ class Choice:
         confidence: probability the pick is within 5 % of the best (calibrated or not).
         calibrated: whether ``confidence`` came from a held-out calibration.
         noise: the measured repeat noise of the workload's training runs (NaN: unknown).
+        neighbour_note: why the measurements at the sizes around contradict the pick (then
+            ``confidence`` is at most :data:`DOUBTED_CONFIDENCE`), or ``""``.
     """
 
     scores: Scores
@@ -361,6 +369,7 @@ class Choice:
     confidence: float = 0.0
     calibrated: bool = False
     noise: float = float("nan")
+    neighbour_note: str = ""
 
     @property
     def pick(self) -> dict | None:
@@ -416,8 +425,11 @@ def choose(scores: Scores, objective: str = "time",
     else:
         margin = 1.0
     confidence, noise = pick_confidence(confidence_model, scores, index, spread, margin)
+    note = disagreement(cols, index, feasible, scores.size, scores.neighbour_sizes)
+    if note:
+        confidence = min(confidence, DOUBTED_CONFIDENCE)
     return Choice(scores, index, ranking, front, objective, spread, margin, confidence,
-                  confidence_model.calibrated, noise)
+                  confidence_model.calibrated, noise, note)
 
 
 def recommend_system1(bundle, workload: str, size: int, partitions: Sequence["Partition"],

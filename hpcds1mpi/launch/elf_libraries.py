@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import glob
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -155,6 +156,17 @@ def needed_tree(path: str, max_depth: int = MAX_DEPTH, max_files: int = MAX_FILE
     Raises:
         OSError: ``path`` itself cannot be read.
     """
+    for name, via, _ in needed_files(path, max_depth, max_files):
+        yield name, via
+
+
+def needed_files(path: str, max_depth: int = MAX_DEPTH, max_files: int = MAX_FILES):
+    """:func:`needed_tree` with the file each library was found at: ``(name, via, file)``,
+    ``file`` None where it was not found or not read (beyond ``max_depth`` or ``max_files``).
+
+    Raises:
+        OSError: ``path`` itself cannot be read.
+    """
     top = elf_dynamic(path)
     if top is None:
         return
@@ -170,10 +182,11 @@ def needed_tree(path: str, max_depth: int = MAX_DEPTH, max_files: int = MAX_FILE
             if name in seen:
                 continue
             seen.add(name)
-            yield name, via
             if len(via) + 1 >= max_depth or read >= max_files:
+                yield name, via, None
                 continue
             found = _find(name, [*own, *library_dirs()], kind)
+            yield name, via, found
             if found is None:
                 continue
             read += 1
@@ -183,6 +196,37 @@ def needed_tree(path: str, max_depth: int = MAX_DEPTH, max_files: int = MAX_FILE
                 continue
             if child is not None:
                 todo.append((found, child, (*via, name), rpath))
+
+
+#: An OpenMP runtime (GNU, LLVM, Intel) or a BLAS that runs threads, by the file name a
+#: library resolves to: Debian's ``libblas.so.3`` is an alternative that may be OpenBLAS, and
+#: its ``libopenblas.so.0`` lives in ``openblas-pthread/`` or ``openblas-openmp/``. OpenBLAS
+#: counts as threaded unless its file says serial; MKL by its threading layer.
+_THREADING = re.compile(r"/lib(g?omp|iomp5|omp5)[.-][^/]*$|/libmkl_\w*thread[^/]*$"
+                        r"|openblas(?!.*serial)[^/]*/?[^/]*$|/libblis-?mt[^/]*$")
+#: How far :func:`threading_libraries` follows the libraries (further than the MPI reading:
+#: a runtime is often a few libraries down, and a missed one would be a wrong claim).
+THREADING_DEPTH, THREADING_FILES = 8, 256
+
+
+def threading_libraries(path: str) -> list[str] | None:
+    """The OpenMP runtimes and threaded BLAS libraries binary ``path`` loads, by the names it
+    and its libraries need them under ([] for none); None when that cannot be told: not an ELF
+    file, a library not found, or more libraries than :data:`THREADING_FILES` (nothing is
+    run).
+
+    Raises:
+        OSError: ``path`` itself cannot be read.
+    """
+    if elf_dynamic(path) is None:
+        return None
+    found = []
+    for name, _, file in needed_files(path, THREADING_DEPTH, THREADING_FILES):
+        if file is None:
+            return None
+        if _THREADING.search(os.path.realpath(file)) or _THREADING.search("/" + name):
+            found.append(name)
+    return found
 
 
 def ldd_text(path: str, env: dict) -> str | None:

@@ -49,15 +49,50 @@ def program_mpi_library(tokens: list[str], env: dict, launcher: str) -> str:
     return stand_in if stand_in == "unknown" else f"{stand_in} {UNREAD}"
 
 
-def _program_library_version(tokens: list[str], env: dict) -> str | None:
+def threading_note(tokens: list[str], env: dict, threads) -> str:
+    """A note for the sweep to say once when it sweeps ``threads`` above 1 for an MPI binary
+    that loads no OpenMP runtime nor threaded BLAS, itself or through its libraries (read from
+    the files: :func:`~hpcds1mpi.launch.elf_libraries.threading_libraries`); ``""``
+    otherwise, and where that cannot be told: a script, a Python program, an unread library,
+    or a binary that loads no MPI (``sh -c``, ``env``, ``numactl``: a wrapper of the program).
+    Such a program's extra cores per rank sit idle (s27 tester R: pw.x, swept and recommended
+    at 2 threads on noise)."""
+    from hpcds1mpi.launch.elf_libraries import needed_tree, threading_libraries
+    from hpcds1mpi.launch.mpi_family import family_of_soname
+
+    if max((int(t) for t in threads), default=1) <= 1:
+        return ""
+    path = _program_path(tokens, env)
+    if path is None or PYTHON_NAME.match(os.path.basename(path)) or \
+            read_shebang(path) is not None:
+        return ""
+    try:
+        if threading_libraries(path) != [] or \
+                not any(family_of_soname(name) for name, _ in needed_tree(path)):
+            return ""
+    except OSError:
+        return ""
+    name = os.path.basename(path)
+    return (f"note: {name} links no OpenMP runtime nor threaded BLAS: --threads above 1 only "
+            "gives each rank idle cores (unless the program starts threads of its own)")
+
+
+def _program_path(tokens: list[str], env: dict) -> str | None:
+    """The file of the program ``tokens`` start (found on ``env``'s PATH), or None."""
     import shutil
-    import subprocess
-    import sys
 
     if not tokens:
         return None
     path = tokens[0] if "/" in tokens[0] else shutil.which(tokens[0], path=env.get("PATH"))
-    if not path or not os.path.isfile(path):
+    return path if path and os.path.isfile(path) else None
+
+
+def _program_library_version(tokens: list[str], env: dict) -> str | None:
+    import subprocess
+    import sys
+
+    path = _program_path(tokens, env)
+    if path is None:
         return None
     if PYTHON_NAME.match(os.path.basename(path)):
         from hpcds1mpi.launch.mpi_family import MPI4PY_PROBE

@@ -67,3 +67,56 @@ def test_debians_scalapack_test_reaches_mpich_through_libscalapack():
         pytest.skip("scalapack-mpi-test not installed (bash scripts/system-packages)")
     assert script_mpi_check.program_file_family(XDLU) == (
         "mpich", "links libmpich.so.12 through libscalapack-mpich.so.2.2")
+
+
+def _linked_app(tmp_path, libraries: dict) -> str:
+    """app (RUNPATH $ORIGIN/lib) linking stub libraries {path under lib/: soname}; a path in
+    a folder gets a link lib/<soname> to it, as Debian's alternatives do."""
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc not installed")
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (tmp_path / "stub.c").write_text("int stub(void) { return 0; }\n")
+    links = []
+    for rel, soname in libraries.items():
+        target = lib / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["gcc", "-shared", "-fPIC", f"-Wl,-soname,{soname}", "-o", str(target),
+                        str(tmp_path / "stub.c")], check=True, capture_output=True)
+        if rel != soname:
+            (lib / soname).symlink_to(target)
+        links.append(str(lib / soname))
+    (tmp_path / "app.c").write_text("int main(void) { return 0; }\n")
+    subprocess.run(["gcc", "-o", str(tmp_path / "app"), str(tmp_path / "app.c"),
+                    "-Wl,--no-as-needed", *links, "-Wl,--enable-new-dtags,-rpath,$ORIGIN/lib"],
+                   check=True, capture_output=True)
+    return str(tmp_path / "app")
+
+
+def test_a_binary_without_openmp_or_threaded_blas_has_no_threading_library(tmp_path):
+    # s27 tester R 1c: pw.x links Open MPI and the reference BLAS, no OpenMP.
+    app = _linked_app(tmp_path, {"libmpi.so.40": "libmpi.so.40",
+                                 "blas/libblas.so.3.11.0": "libblas.so.3"})
+    assert elf_libraries.threading_libraries(app) == []
+
+
+@pytest.mark.parametrize("rel, soname", [
+    ("libgomp.so.1", "libgomp.so.1"), ("libomp.so.5", "libomp.so.5"),
+    ("libiomp5.so", "libiomp5.so"), ("libmkl_gnu_thread.so", "libmkl_gnu_thread.so"),
+    # Debian's libblas.so.3 alternative may be OpenBLAS's threaded build
+    ("openblas-pthread/libblas.so.3", "libblas.so.3"),
+    ("libopenblasp-r0.3.21.so", "libopenblas.so.0")])
+def test_an_openmp_runtime_or_threaded_blas_is_found_by_its_file(tmp_path, rel, soname):
+    app = _linked_app(tmp_path, {"libmpi.so.40": "libmpi.so.40", rel: soname})
+    assert elf_libraries.threading_libraries(app) == [soname]
+
+
+def test_a_serial_openblas_is_no_threading_library_and_a_missing_one_is_unknown(tmp_path):
+    app = _linked_app(tmp_path, {"openblas-serial/libblas.so.3": "libblas.so.3",
+                                 "libsolver-stub.so.1": "libsolver-stub.so.1"})
+    assert elf_libraries.threading_libraries(app) == []
+    os.remove(tmp_path / "lib" / "libsolver-stub.so.1")  # what it loads cannot be told
+    assert elf_libraries.threading_libraries(app) is None
+    script = tmp_path / "run.sh"
+    script.write_text("#!/bin/sh\n")
+    assert elf_libraries.threading_libraries(str(script)) is None

@@ -1,0 +1,223 @@
+"""Keeping a prediction between two measured sizes within what those measurements allow.
+
+A question at a size strictly between two measured sizes of its workload and partition has,
+for every configuration measured ``ok`` at both, two runtimes that bracket it: runtime does not
+fall and then rise (or rise and then fall) between two sizes a few tens of per cent apart. The
+trees cannot know that: they are piecewise constant in every size-like feature and split on
+several (the size, its log, the work model's features, the TabNet embedding, whose values at
+an unmeasured size can lie outside those at both neighbours). At such a size some trees take
+the larger neighbour's leaf and others, fitted to correct the first, the smaller's, and the
+sum can exceed both (s27 tester R: pw.x at size 30 predicted 3.66 s where 24 measured 1.12 s
+and 40 measured 2.85 s; 1.30 s measured afterwards). :func:`bound_runtimes` replaces a
+prediction outside its configuration's measured pair by more than :data:`TOLERANCE` with the
+pair interpolated in log size, and clips one closer to the pair (runtime, energy and their
+intervals by the same factor).
+
+:func:`disagreement` says, for a pick, when the measurements still contradict it (System 1
+then lowers its confidence): another configuration measured faster than the pick at both
+neighbouring sizes, by more than :data:`TOLERANCE`; or another's interpolated runtime beats
+the pick's by more than that while the model's prediction of one of the two lay outside its
+measurements.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from hpcds1mpi.config import OK
+
+from .size_neighbours import config_codes
+
+#: Relative runtime difference taken as a real one (a pick within 5 % of the best is good).
+TOLERANCE = 0.05
+#: Columns that :func:`bound_runtimes` adds: the runtimes measured at the sizes below and
+#: above (NaN where the configuration was not measured ok at both) and the prediction before
+#: the bound.
+BELOW, ABOVE, MODEL = "measured_below_s", "measured_above_s", "runtime_model_s"
+#: Added too: the measured pair interpolated in log size (NaN where either is missing).
+INTERPOLATED = "measured_interpolated_s"
+_SCALED = ("runtime_s", "runtime_lo", "runtime_hi", "energy_j", "energy_lo", "energy_hi")
+_CONFIG = ("nodes", "ranks_per_node", "threads", "device", "precision")
+
+
+class NeighbourRuntimes:
+    """Measured log runtimes per (workload, partition), measured size and configuration.
+
+    Attributes:
+        groups: (workload, partition) -> (sorted sizes ``(m,)``, sorted keys ``(k,)``, mean
+            log runtime of the ok rows of each key ``(k,)``); a key is ``size index * 2**44 +
+            configuration code`` (:func:`~.size_neighbours.config_codes`).
+    """
+
+    def __init__(self, groups: dict):
+        self.groups = groups
+        self.workloads = {w for w, _ in groups}
+
+    @classmethod
+    def fit(cls, table) -> "NeighbourRuntimes":
+        """From training rows (DataFrame or Columns with the problem, configuration,
+        ``status`` and ``runtime_s`` columns); rows not ok, or without a positive runtime or a
+        size, are left out."""
+        status = np.asarray(table["status"]).astype(str)
+        runtime = np.asarray(table["runtime_s"], dtype=float)
+        sizes = np.asarray(table["size"], dtype=float)
+        ok = (status == OK) & np.isfinite(runtime) & (runtime > 0) & np.isfinite(sizes)
+        if not ok.any():
+            return cls({})
+        idx = np.flatnonzero(ok)
+        codes = config_codes({c: np.asarray(table[c])[idx] for c in _CONFIG})
+        workloads = np.asarray(table["workload"]).astype(str)[idx]
+        partitions = np.asarray(table["partition"]).astype(str)[idx]
+        sizes, logs = sizes[idx], np.log(runtime[idx])
+        groups = {}
+        for key in set(zip(workloads.tolist(), partitions.tolist())):
+            mine = (workloads == key[0]) & (partitions == key[1])
+            levels = np.unique(sizes[mine])
+            k = np.searchsorted(levels, sizes[mine]).astype(np.int64) << 44 | codes[mine]
+            order = np.argsort(k, kind="stable")
+            # a configuration measured several times at one size: the mean of its log runtimes
+            k, first = np.unique(k[order], return_index=True)
+            counts = np.diff(np.append(first, len(order)))
+            groups[key] = (levels, k, np.add.reduceat(logs[mine][order], first) / counts)
+        return cls(groups)
+
+    def around(self, workload: str, partition: str, size: float, table) -> tuple | None:
+        """``(size below, size above, rows, log runtimes below, above)`` when ``size`` lies
+        strictly between two measured sizes of ``(workload, partition)``: ``rows`` are the
+        indices of ``table``'s rows (configuration columns) whose configuration ran ok at
+        both; None otherwise (a measured size, outside the range, never measured)."""
+        group = self.groups.get((str(workload), str(partition)))
+        if group is None:
+            return None
+        levels, keys, values = group
+        hi = int(np.searchsorted(levels, size))
+        if hi == 0 or hi >= len(levels) or levels[hi] <= size * (1 + 1e-9) \
+                or levels[hi - 1] >= size * (1 - 1e-9):
+            return None
+        codes = config_codes(table)  # only once the size is known to be bracketed
+        found = []
+        for at in (hi - 1, hi):
+            wanted = np.int64(at) << 44 | codes
+            pos = np.clip(np.searchsorted(keys, wanted), 0, len(keys) - 1)
+            found.append((keys[pos] == wanted, values[pos]))
+        rows = np.flatnonzero(found[0][0] & found[1][0])
+        return float(levels[hi - 1]), float(levels[hi]), rows, found[0][1][rows], \
+            found[1][1][rows]
+
+
+def bound_runtimes(cols: dict, measured: NeighbourRuntimes, workload: str, size: float,
+                   trained: dict | None = None) -> dict | None:
+    """Keep each candidate's predicted runtime within the runtimes its configuration measured
+    at the sizes either side of ``size``, in place: a prediction outside them by more than
+    :data:`TOLERANCE` is replaced by their interpolation in log size, one closer is clipped to
+    them (energy and the intervals scaled alike).
+
+    A model that leaves the measured pair is not believed between them (its excursion is the
+    trees' artefact, not information), and the nearer end of the pair would not do: two
+    configurations clipped to opposite ends get an order neither measurement shows (s27 R:
+    1 x 2 threads clipped up to 1.46 s, 1 x 1 down to 2.85 s; interpolated 1.93 and 1.68 s,
+    measured 1.47 and 1.30 s). Inside the pair the model's prediction stands, and so does
+    its order among configurations that measured within a few per cent of each other (a
+    prediction just outside is clipped, not moved to the middle).
+
+    Args:
+        cols: System 1's candidate columns (configuration and prediction arrays).
+        measured: the bundle's :class:`NeighbourRuntimes`.
+        trained: partition -> the trained partition it is predicted as (absent: itself).
+
+    Returns:
+        partition -> its (below, above) measured sizes, for the partitions that have them, or
+        None when none has; :data:`BELOW`, :data:`ABOVE`, :data:`INTERPOLATED` and
+        :data:`MODEL` are added to ``cols`` then (NaN where not measured at both).
+    """
+    if not measured.groups or str(workload) not in measured.workloads:
+        return None
+    partitions = np.asarray(cols["partition"])
+    first = partitions[0] if len(partitions) else None
+    names = [first] if first is not None and (partitions == first).all() else \
+        np.unique(partitions).tolist()
+    sizes, hits = {}, []
+    for part in names:
+        rows = None if len(names) == 1 else np.flatnonzero(partitions == part)
+        table = cols if rows is None else {c: np.asarray(cols[c])[rows] for c in _CONFIG}
+        got = measured.around(workload, (trained or {}).get(str(part), str(part)), size,
+                              table)
+        if got is None:
+            continue
+        sizes[str(part)] = got[:2]
+        t = math.log(size / got[0]) / math.log(got[1] / got[0])
+        hits.append((got[2] if rows is None else rows[got[2]], got[3], got[4], t))
+    if not sizes:
+        return None
+    idx = np.concatenate([h[0] for h in hits])
+    below, above = np.concatenate([h[1] for h in hits]), np.concatenate([h[2] for h in hits])
+    t = np.concatenate([np.full(len(h[0]), h[3]) for h in hits])
+    interp = (1 - t) * below + t * above
+    runtime = np.asarray(cols["runtime_s"], dtype=float)
+    lo, hi = np.minimum(below, above), np.maximum(below, above)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        log_r = np.log(runtime[idx])
+        slack = math.log1p(TOLERANCE)
+        far = (log_r < lo - slack) | (log_r > hi + slack)
+        target = np.where(far, interp, np.clip(log_r, lo, hi))
+        factor = np.where(np.isfinite(log_r), np.exp(target - log_r), 1.0)
+    n = len(runtime)
+    cols[MODEL] = runtime
+    for col in _SCALED:
+        cols[col] = np.array(cols[col], dtype=float)  # a copy: the answer may be shared
+        cols[col][idx] *= factor
+    # A replaced prediction's interval is at least the measured pair: the members' spread
+    # there described the excursion, and the pair is what is known (energy widened alike).
+    for end, widest, side in ((lo, np.fmin, "lo"), (hi, np.fmax, "hi")):
+        old = cols[f"runtime_{side}"][idx]
+        new = np.where(far, widest(old, np.exp(end)), old)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            cols[f"energy_{side}"][idx] *= np.where(far, new / old, 1.0)
+        cols[f"runtime_{side}"][idx] = new
+    for name, values in ((BELOW, below), (ABOVE, above), (INTERPOLATED, interp)):
+        cols[name] = np.full(n, np.nan)
+        cols[name][idx] = np.exp(values)
+    return sizes
+
+
+def disagreement(cols: dict, index: int, feasible: np.ndarray, size: float,
+                 sizes: dict | None) -> str:
+    """One line when the measurements at the sizes around ``size`` contradict the pick
+    ``index`` among the ``feasible`` rows (see the module docstring), else ``""``."""
+    if not sizes or BELOW not in cols or not math.isfinite(cols[INTERPOLATED][index]):
+        return ""
+    below, above, interp, model = cols[BELOW], cols[ABOVE], cols[INTERPOLATED], cols[MODEL]
+    rows = feasible[np.isfinite(interp[feasible])]
+    s_lo, s_hi = sizes[str(cols["partition"][index])]
+    cut = 1.0 - TOLERANCE
+    same = cols["partition"][rows] == cols["partition"][index]  # the same measured sizes
+    both = rows[same & (below[rows] < below[index] * cut) & (above[rows] < above[index] * cut)]
+    if len(both):
+        q = int(both[np.argmin(interp[both])])
+        return (f"the measurements around size {size:g} contradict the pick: {_config(cols, q)} "
+                f"ran faster at both size {s_lo:g} ({_s(below[q])} vs the pick's "
+                f"{_s(below[index])}) and size {s_hi:g} ({_s(above[q])} vs {_s(above[index])})")
+    q = int(rows[np.argmin(interp[rows])])
+    moved = [r for r in (index, q) if abs(cols["runtime_s"][r] / model[r] - 1.0) > TOLERANCE]
+    if q == index or interp[q] >= interp[index] * cut or not moved:
+        return ""
+    r = moved[-1]
+    lo, hi = sizes[str(cols["partition"][r])]
+    side = "above" if model[r] > cols["runtime_s"][r] else "below"
+    return (f"the model's prediction disagrees with the measurements around size {size:g}: it "
+            f"put {_config(cols, r)} at {_s(model[r])}, {side} both its runs at sizes {lo:g} "
+            f"and {hi:g} ({_s(below[r])}, {_s(above[r])}; interpolated: "
+            f"{_s(cols['runtime_s'][r])}); interpolated between their measurements, "
+            f"{_config(cols, q)} takes {_s(interp[q])} against the pick's {_s(interp[index])}")
+
+
+def _s(seconds: float) -> str:
+    return f"{float(seconds):.3g} s"
+
+
+def _config(cols: dict, row: int) -> str:
+    n, r, t = (int(cols[c][row]) for c in ("nodes", "ranks_per_node", "threads"))
+    return (f"{n} node{'s' if n > 1 else ''} x {r} rank{'s' if r > 1 else ''} x {t} "
+            f"thread{'s' if t > 1 else ''} ({cols['device'][row]}, {cols['precision'][row]})")

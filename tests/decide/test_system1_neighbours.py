@@ -1,0 +1,88 @@
+"""System 1 between two measured sizes: a prediction the measurements around contradict does
+not make the pick (s27 tester R, pw.x), and a pick they still contradict is not automatic."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hpcds1mpi.decide import system1 as s1
+from tests.fake_bundle import FakeBundle, fake_partitions
+
+CPU = fake_partitions()["cpu"]
+ONE_NODE = s1.Constraints(max_nodes=1, devices=["cpu"], precisions=["fp64"])
+
+
+class Measured(FakeBundle):
+    """``measured``: {(ranks per node, threads, size): runtime} on 1 cpu node, fp64;
+    ``predicted``: {(ranks per node, threads): runtime} at every unmeasured size (the
+    artefact), others 100 s."""
+
+    def __init__(self, measured: dict, predicted: dict):
+        sizes = sorted({s for _, _, s in measured})
+        super().__init__(workloads=("prog",), sizes=sizes)
+        self.measured, self.predicted = measured, predicted
+
+    def training_frame(self) -> pd.DataFrame:
+        return pd.DataFrame([dict(workload="prog", size=s, nodes=1, ranks_per_node=r,
+                                  threads=t, device="cpu", precision="fp64", partition="cpu",
+                                  cores_per_node=16, memory_gb=64.0, gpus_per_node=0,
+                                  status="ok", runtime_s=v, peak_rss_mb=100.0)
+                             for (r, t, s), v in self.measured.items()])
+
+    def predict(self, df: pd.DataFrame) -> pd.DataFrame:
+        out = super().predict(df)
+        keys = zip(df["ranks_per_node"], df["threads"])
+        runtime = np.array([self.predicted.get((int(r), int(t)), 100.0) for r, t in keys])
+        for col, k in (("runtime_s", 1.0), ("runtime_lo", 0.9), ("runtime_hi", 1.3)):
+            out[col] = runtime * k
+        for col, k in (("energy_j", 10.0), ("energy_lo", 9.0), ("energy_hi", 13.0)):
+            out[col] = runtime * k
+        out["fail_prob"] = out["fail_prob_max"] = 0.0
+        out["peak_rss_mb"] = 100.0
+        return out
+
+
+def _choose(bundle, size: int) -> s1.Choice:
+    return s1.choose(s1.score(bundle, "prog", size, [CPU], ONE_NODE), "time")
+
+
+def test_threads_the_measured_neighbours_do_not_favour_are_not_picked():
+    # pw.x (R 1a): 1 x 1 measured 1.12 s at 24 and 2.85 s at 40, predicted 3.66 s at 30;
+    # 1 x 2 threads measured 1.46 / 2.77 s, predicted 1.34 s. At 30: 1.30 s and 1.47 s.
+    bundle = Measured({(1, 1, 24): 1.12, (1, 1, 40): 2.85, (1, 2, 24): 1.46,
+                       (1, 2, 40): 2.77}, {(1, 1): 3.66, (1, 2): 1.34})
+    choice = _choose(bundle, 30)
+    assert (choice.pick["ranks_per_node"], choice.pick["threads"]) == (1, 1)
+    assert 1.12 < choice.pick["runtime_s"] < 2.85
+    cols = choice.scores.cols
+    for r, t, lo, hi in ((1, 1, 1.12, 2.85), (1, 2, 1.46, 2.77)):
+        row = np.flatnonzero((cols["ranks_per_node"] == r) & (cols["threads"] == t))[0]
+        assert lo <= cols["runtime_s"][row] <= hi
+
+
+def test_ranks_the_measured_neighbours_show_slower_are_not_picked():
+    # pw.x -nk (R 1b): 1 rank 1.70 / 3.28 s, 2 ranks 3.91 / 4.77 s at 24 / 40; predicted
+    # 3.9 and 3.01 s at 30, where 1.10 s and 2.22 s were measured.
+    bundle = Measured({(1, 1, 24): 1.70, (1, 1, 40): 3.28, (2, 1, 24): 3.91,
+                       (2, 1, 40): 4.77}, {(1, 1): 3.9, (2, 1): 3.01})
+    choice = _choose(bundle, 30)
+    assert choice.pick["ranks_per_node"] == 1 and choice.neighbour_note == ""
+
+
+def test_a_pick_measured_slower_at_both_neighbours_is_confirmed_and_said():
+    bundle = Measured({(1, 1, 24): 1.0, (1, 1, 40): 2.0, (1, 2, 24): 1.5, (1, 2, 40): 3.0},
+                      {(1, 1): 1.9, (1, 2): 1.6})  # inside both pairs: the model stands
+    choice = _choose(bundle, 30)
+    assert choice.pick["threads"] == 2
+    assert choice.confidence <= s1.DOUBTED_CONFIDENCE
+    assert "ran faster at both size 24 (1 s vs the pick's 1.5 s)" in choice.neighbour_note
+
+
+@pytest.mark.parametrize("size", [24, 50])
+def test_at_a_measured_size_or_beyond_the_range_the_model_stands(size):
+    bundle = Measured({(1, 1, 24): 1.12, (1, 1, 40): 2.85, (1, 2, 24): 1.46,
+                       (1, 2, 40): 2.77}, {(1, 1): 3.66, (1, 2): 1.34})
+    choice = _choose(bundle, size)
+    assert choice.pick["threads"] == 2 and choice.pick["runtime_s"] == pytest.approx(1.34)

@@ -1,0 +1,98 @@
+"""A prediction between two measured sizes kept within what they measured
+(:mod:`hpcds1mpi.surrogates.neighbour_bounds`)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hpcds1mpi.surrogates import neighbour_bounds as nb
+
+
+def _runs(measured: dict, partition: str = "local") -> pd.DataFrame:
+    """Training rows: {(threads, size): runtime} of 1 node x 1 rank, cpu, fp64."""
+    return pd.DataFrame([dict(workload="prog", size=size, nodes=1, ranks_per_node=1,
+                              threads=threads, device="cpu", precision="fp64",
+                              partition=partition, status="ok", runtime_s=t)
+                         for (threads, size), t in measured.items()])
+
+
+def _cols(predicted: dict, size: float = 30.0, partition: str = "local") -> dict:
+    threads = np.array(list(predicted), dtype=np.int64)
+    runtime = np.array(list(predicted.values()), dtype=float)
+    n = len(threads)
+    return {"nodes": np.ones(n, np.int64), "ranks_per_node": np.ones(n, np.int64),
+            "threads": threads, "device": np.full(n, "cpu"), "precision": np.full(n, "fp64"),
+            "partition": np.full(n, partition), "runtime_s": runtime,
+            "runtime_lo": runtime * 0.9, "runtime_hi": runtime * 1.3,
+            "energy_j": runtime * 10, "energy_lo": runtime * 9, "energy_hi": runtime * 13}
+
+
+# s27 tester R, pw.x: 1 rank x 1 / 2 threads at sizes 24 and 40, and the model's 30.
+PW = {(1, 24): 1.12, (1, 40): 2.85, (2, 24): 1.46, (2, 40): 2.77}
+
+
+def test_a_prediction_above_both_measured_neighbours_is_replaced_by_their_interpolation():
+    cols = _cols({1: 3.66, 2: 1.34})
+    sizes = nb.bound_runtimes(cols, nb.NeighbourRuntimes.fit(_runs(PW)), "prog", 30.0)
+    assert sizes == {"local": (24.0, 40.0)}
+    t = math.log(30 / 24) / math.log(40 / 24)
+    one = math.exp((1 - t) * math.log(1.12) + t * math.log(2.85))
+    two = math.exp((1 - t) * math.log(1.46) + t * math.log(2.77))
+    assert cols["runtime_s"] == pytest.approx([one, two])  # 1.68 s and 1.93 s
+    assert cols["runtime_s"][0] < cols["runtime_s"][1]  # 1 thread faster, as measured at 30
+    assert cols[nb.MODEL] == pytest.approx([3.66, 1.34])
+    # the interval covers the measured pair; energy moved by the runtime's factor
+    assert cols["runtime_lo"][0] <= 1.12 and cols["runtime_hi"][0] >= 2.85
+    assert cols["energy_j"] == pytest.approx(np.asarray(cols["runtime_s"]) * 10)
+
+
+def test_inside_the_pair_the_model_stands_and_just_outside_it_is_clipped():
+    cols = _cols({1: 2.0, 2: 2.80})  # 2.80 is within 5 % above 2.77
+    nb.bound_runtimes(cols, nb.NeighbourRuntimes.fit(_runs(PW)), "prog", 30.0)
+    assert cols["runtime_s"] == pytest.approx([2.0, 2.77])
+
+
+@pytest.mark.parametrize("size", [24.0, 40.0, 16.0, 50.0])
+def test_nothing_is_bounded_at_a_measured_size_or_outside_the_measured_range(size):
+    cols = _cols({1: 3.66, 2: 1.34}, size=size)
+    assert nb.bound_runtimes(cols, nb.NeighbourRuntimes.fit(_runs(PW)), "prog", size) is None
+    assert cols["runtime_s"] == pytest.approx([3.66, 1.34])
+
+
+def test_a_configuration_measured_at_one_neighbour_only_or_failed_is_not_bounded():
+    runs = _runs({(1, 24): 1.12, (1, 40): 2.85, (2, 24): 1.46})
+    failed = _runs({(2, 40): 2.77}).assign(status="timeout")
+    cols = _cols({1: 3.66, 2: 9.0})
+    nb.bound_runtimes(cols, nb.NeighbourRuntimes.fit(pd.concat([runs, failed])), "prog", 30.0)
+    assert cols["runtime_s"][1] == 9.0 and np.isnan(cols[nb.BELOW][1])
+
+
+def test_repeated_measurements_count_by_their_geometric_mean_and_partitions_are_mapped():
+    runs = pd.concat([_runs(PW, "trained"), _runs({(1, 24): 4.48}, "trained")])
+    cols = _cols({1: 9.0, 2: 1.9}, partition="mine")
+    sizes = nb.bound_runtimes(cols, nb.NeighbourRuntimes.fit(runs), "prog", 30.0,
+                              {"mine": "trained"})
+    assert sizes == {"mine": (24.0, 40.0)}
+    assert cols[nb.BELOW][0] == pytest.approx(math.sqrt(1.12 * 4.48))
+
+
+def test_a_pick_the_measurements_contradict_on_both_sides_is_said():
+    runs = _runs({(1, 24): 1.0, (1, 40): 2.0, (2, 24): 1.5, (2, 40): 3.0})
+    cols = _cols({1: 1.9, 2: 1.6})  # both inside their pairs: nothing is moved
+    sizes = nb.bound_runtimes(cols, nb.NeighbourRuntimes.fit(runs), "prog", 30.0)
+    line = nb.disagreement(cols, 1, np.array([0, 1]), 30.0, sizes)
+    assert "1 node x 1 rank x 1 thread (cpu, fp64) ran faster at both size 24" in line
+    assert nb.disagreement(cols, 0, np.array([0, 1]), 30.0, sizes) == ""
+
+
+def test_an_order_made_by_the_bound_against_the_interpolation_is_said():
+    cols = _cols({1: 3.66, 2: 1.34})
+    sizes = nb.bound_runtimes(cols, nb.NeighbourRuntimes.fit(_runs(PW)), "prog", 30.0)
+    cols["runtime_s"][1] = 1.5  # as if the pick's prediction had stood
+    line = nb.disagreement(cols, 1, np.array([0, 1]), 30.0, sizes)
+    assert "put 1 node x 1 rank x 1 thread (cpu, fp64) at 3.66 s, above both its runs" in line
+    assert "takes 1.68 s against the pick's 1.93 s" in line
