@@ -251,31 +251,4 @@ def remove_stale(target: Path, name: str, suffix: str, folders: bool) -> None:
 
 __all__ = ["HOST", "TMP_PREFIX", "catch_sigterm", "held_message", "hold_lock", "holds_lock",
            "lock_key", "lock_path", "output_lock", "release_lock", "remove_stale", "tmp_prefix",
-           "uncatch_sigterm", "write_set"]
-
-
-def write_set(out: Path, writers: dict) -> None:
-    """Write several files into folder ``out`` as one set (mobo's csv, json and plot) (``writers``: file name -> ``(what,
-    write(tmp))``): each is written whole into its temporary and synced, the slow plot too;
-    only then are all renamed over the old ones, SIGINT and SIGTERM held off until the last.
-    A full disk or an interrupt leaves the old set as it was (the old png had stayed beside
-    the new csv and json); only a ``kill -9`` between the renames themselves can split it."""
-    from contextlib import ExitStack
-
-    from hpcds1mpi.atomic import atomic_path, write_error
-
-    mask = None
-    try:
-        with ExitStack() as temporaries:  # on leaving: renamed onto the files, or all removed
-            for name, (what, write) in writers.items():
-                tmp = temporaries.enter_context(atomic_path(out / name, what))
-                write(tmp)
-                try:  # a delayed allocation's ENOSPC surfaces here, before any rename
-                    with open(tmp, "rb") as fh:
-                        os.fsync(fh.fileno())
-                except OSError as exc:
-                    raise write_error(exc, out / name, what) from None
-            mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    finally:
-        if mask is not None:  # a signal that came meanwhile is taken now, the set complete
-            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+           "uncatch_sigterm"]

@@ -337,7 +337,7 @@ def _run_and_report(problem, part, source, columns, workload, size, space, metho
         "extrapolated_beyond_sizes": list(outside) if outside else None,
     }
     label = {"runtime_s": "runtime (s)", "energy_j": "energy (J)", "avg_power_w": "power (W)"}
-    from hpcds1mpi.writers import write_set
+    from hpcds1mpi.output_sets import write_set
 
     # Written only now that every figure is computed, and as one set.
     write_set(out, {
