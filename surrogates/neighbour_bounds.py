@@ -107,6 +107,62 @@ class NeighbourRuntimes:
             found[1][1][rows]
 
 
+    def edge(self, workload: str, partition: str, size: float, table) -> tuple | None:
+        """``(above, rows, log runtimes)`` when ``size`` lies beyond the measured sizes of
+        ``(workload, partition)``: whether above the largest (else below the smallest), the
+        indices of ``table``'s rows whose configuration ran ok at that edge, and their log
+        runtimes there; None otherwise (within the range, or never measured)."""
+        group = self.groups.get((str(workload), str(partition)))
+        if group is None:
+            return None
+        levels, keys, values = group
+        if size > levels[-1] * (1 + 1e-9):
+            at, above = len(levels) - 1, True
+        elif size < levels[0] * (1 - 1e-9):
+            at, above = 0, False
+        else:
+            return None
+        wanted = np.int64(at) << 44 | config_codes(table)
+        pos = np.clip(np.searchsorted(keys, wanted), 0, len(keys) - 1)
+        hit = np.flatnonzero(keys[pos] == wanted)
+        return above, hit, values[pos][hit]
+
+
+def bound_beyond(cols: dict, measured: NeighbourRuntimes, workload: str, size: float,
+                 trained: dict | None = None) -> bool:
+    """Beyond the measured sizes, keep each candidate's predicted runtime no lower (above the
+    largest) or no higher (below the smallest) than its configuration measured at that edge,
+    in place (energy and the intervals scaled alike): a bigger problem does not run faster.
+    The trees' excursions there are the same artefact as between sizes, with one side only
+    (s27 tester Q: NWChem at 7 waters predicted 0.76 s at 1 rank, measured 9.2 s at 6; that
+    pick beat the 2-rank layout measured fastest at 6). True when a prediction moved.
+    """
+    if not measured.groups or str(workload) not in measured.workloads:
+        return False
+    partitions = np.asarray(cols["partition"])
+    runtime = np.asarray(cols["runtime_s"], dtype=float)
+    factor = np.ones(len(runtime))
+    for part in np.unique(partitions).tolist():
+        rows = np.flatnonzero(partitions == part)
+        table = {c: np.asarray(cols[c])[rows] for c in _CONFIG}
+        got = measured.edge(workload, (trained or {}).get(str(part), str(part)), size, table)
+        if got is None:
+            continue
+        above, hit, edge_log = got
+        idx = rows[hit]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            log_r = np.log(runtime[idx])
+            target = np.maximum(log_r, edge_log) if above else np.minimum(log_r, edge_log)
+            factor[idx] = np.where(np.isfinite(log_r), np.exp(target - log_r), 1.0)
+    moved = np.abs(factor - 1.0) > 1e-12
+    if not moved.any():
+        return False
+    cols.setdefault(MODEL, runtime)
+    for col in _SCALED:
+        cols[col] = np.array(cols[col], dtype=float) * factor  # a copy: answers may share
+    return True
+
+
 def bound_runtimes(cols: dict, measured: NeighbourRuntimes, workload: str, size: float,
                    trained: dict | None = None) -> dict | None:
     """Keep each candidate's predicted runtime within the runtimes its configuration measured

@@ -42,7 +42,7 @@ from hpcds1mpi.decide.system1_front import knee, pareto_front_2d  # importable f
 from hpcds1mpi.decide.trained_hardware import as_trained, trained_names
 from hpcds1mpi.errors import ConfigError, ModelError
 from hpcds1mpi.surrogates.columns import Columns, takes_columns
-from hpcds1mpi.surrogates.neighbour_bounds import bound_runtimes, disagreement
+from hpcds1mpi.surrogates.neighbour_bounds import bound_beyond, bound_runtimes, disagreement
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -275,8 +275,9 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     # Optional (bundles that recorded it): the workload's measured noise, for the confidence.
     cols["runtime_noise"] = np.asarray(pred["runtime_noise"], dtype=float) \
         if "runtime_noise" in pred.columns else np.full(len(frame), np.nan)
-    around = bound_runtimes(cols, neighbour_runtimes(bundle), workload, size,
-                            trained_names(bundle, partitions))  # within the measured sizes
+    measured, trained = neighbour_runtimes(bundle), trained_names(bundle, partitions)
+    around = bound_runtimes(cols, measured, workload, size, trained)  # within the sizes
+    bound_beyond(cols, measured, workload, size, trained)  # beyond them: never faster
     floor_energy(cols, partitions)
     levels = bundle_cache.measured_levels(bundle).get(str(workload))
     if limits is None:

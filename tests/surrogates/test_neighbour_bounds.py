@@ -96,3 +96,22 @@ def test_an_order_made_by_the_bound_against_the_interpolation_is_said():
     line = nb.disagreement(cols, 1, np.array([0, 1]), 30.0, sizes)
     assert "put 1 node x 1 rank x 1 thread (cpu, fp64) at 3.66 s, above both its runs" in line
     assert "takes 1.68 s against the pick's 1.93 s" in line
+
+
+def test_beyond_the_measured_sizes_a_bigger_problem_is_never_predicted_faster():
+    """s27 tester Q, NWChem: 7 waters predicted 0.76 s at 1 rank where 6 measured 9.2 s (and
+    2 ranks, measured fastest at 6, lost the pick)."""
+    nw = {(1, 4): 2.7, (1, 6): 9.2, (2, 4): 6.0, (2, 6): 5.5}
+    measured = nb.NeighbourRuntimes.fit(_runs(nw))
+    cols = _cols({1: 0.762, 2: 6.53}, size=7.0)
+    assert nb.bound_beyond(cols, measured, "prog", 7.0)
+    assert cols["runtime_s"] == pytest.approx([9.2, 6.53])  # raised to the edge; kept above it
+    assert cols["energy_j"] == pytest.approx(np.asarray(cols["runtime_s"]) * 10)
+    assert cols[nb.MODEL] == pytest.approx([0.762, 6.53])
+    small = _cols({1: 5.0, 2: 1.0}, size=3.0)  # below the smallest: never slower than it ran
+    assert nb.bound_beyond(small, measured, "prog", 3.0)
+    assert small["runtime_s"] == pytest.approx([2.7, 1.0])
+    inside = _cols({1: 0.5, 2: 0.5}, size=5.0)
+    assert not nb.bound_beyond(inside, measured, "prog", 5.0)
+    assert inside["runtime_s"] == pytest.approx([0.5, 0.5])
+    assert not nb.bound_beyond(_cols({1: 0.5}, size=9.0), measured, "other", 9.0)
