@@ -10,10 +10,11 @@ ranks per node up to the largest measured. Anything else is left out, and said s
 
 Each program's levels also keep its command line as its rows ran it, the launcher left out and
 ``{size}`` put back where the size was (``./app {size} 40``): ``advise`` matches a user's
-script to the program by it and reads the size from the script's own launch line (read from
-the rows by :mod:`.program_command`). Rows of one label that ran several command lines keep
-each (the one most rows ran is ``command``), and ``learn`` says so (:func:`mixed_commands`):
-their rows are fitted as one program.
+script to the program by it and reads the size from the script's own launch line (read from the
+rows by :mod:`.program_command`: the sweep's own ``--command`` where the rows carry it, as
+``command_template``; else from how the lines differ, ``s{size}.nw`` too). Rows of one label
+that ran several command lines keep each (the one most rows ran is ``command``), and ``learn``
+says so (:func:`mixed_commands`): their rows are fitted as one program.
 
 Each program's levels also say which runtime its rows measured (``runtime``: the telemetry's
 ``launch`` attribute, put on the rows as ``runtime_source`` by
@@ -31,6 +32,7 @@ the common case, never pay for reading the rows).
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -115,6 +117,8 @@ class MeasuredLevels:
         scale = float(scale) if isinstance(scale, (int, float)) and 1 <= scale < 1e9 else 1.0
         command = data.get("command", None if external else "")  # older files: not kept
         others = data.get("other_commands") or ()  # older files: one command or none
+        if _numbered_alike([command, *others]):  # s2.nw, s4.nw: read again from the rows
+            command, others = None, ()
         return cls(str(data["workload"]), external,
                    *(tuple(data.get(k) or ()) for k in
                      ("precisions", "devices", "threads", "ranks_per_node", "nodes")),
@@ -123,6 +127,13 @@ class MeasuredLevels:
                    measured_with=_measure_dict(data.get("measured_with")),
                    other_commands=tuple(c for c in others if isinstance(c, str) and c)
                    if isinstance(others, (list, tuple)) else ())
+
+
+def _numbered_alike(lines: list) -> bool:
+    """Whether several command lines differ only in numbers (``nwchem s2.nw``, ``nwchem
+    s4.nw``): one line split by a bundle older than sizes read inside a word."""
+    shapes = {re.sub(r"\d+", "#", line) for line in lines if isinstance(line, str)}
+    return len(lines) > 1 and len(shapes) == 1
 
 
 def _is_kernel(workload: str) -> bool:

@@ -7,10 +7,16 @@ script by. Rows of one label that ran different command lines (``learn`` on a sw
 option added: ``-ntomp {threads}``) give one command line each, the one most rows ran first
 (:func:`command_of`). :func:`launched_words` reads one recorded line. The levels that keep
 the result: :mod:`hpcds1mpi.surrogates.levels`.
+
+Where the rows carry the command as the sweep was given it (:data:`TEMPLATE_COLUMN`, from the
+telemetry's ``plan``), a line that template fills to is that template: the sweep's own words,
+nothing guessed. Otherwise the placeholders are found from how the lines differ, inside a word
+too (``s2.nw``, ``s4.nw`` -> ``s{size}.nw``).
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 import shlex
 from typing import TYPE_CHECKING
@@ -22,6 +28,10 @@ if TYPE_CHECKING:  # pragma: no cover
 #: The most distinct recorded command lines read per program (every configuration of a sweep
 #: differs only in its launcher options and placeholders).
 _COMMANDS_READ = 200
+#: The rows' column holding the command as its sweep was given it (``nwchem s{size}.nw``).
+TEMPLATE_COLUMN = "command_template"
+#: The most places in one word a placeholder's value is tried at (each subset is tried).
+_MOST_SPOTS = 6
 
 
 def command_of(rows: "pd.DataFrame") -> str:
@@ -37,10 +47,11 @@ def commands_of(rows: "pd.DataFrame") -> tuple[str, ...]:
     follows the row's ``size`` (or another placeholder that varied) written back as ``{size}``
     (...); measured at one size, the one word equal to it.
 
-    Lines that differ only where a placeholder's value did are one command line; any other
-    difference (a word more, another ``-nsteps``) makes another. Returns one per command line,
-    the one most rows ran first (a tie: the one run last), then the others by rows; () when no
-    line can be read.
+    A line that its row's :data:`TEMPLATE_COLUMN` fills to (the row's placeholder values put
+    in) is that template. Other lines that differ only where a placeholder's value did, inside
+    a word too, are one command line; any other difference (a word more, another ``-nsteps``)
+    makes another. Returns one per command line, the one most rows ran first (a tie: the one
+    run last), then the others by rows; () when no line can be read.
 
     Before, rows of two command lines gave "" (no command at all), and ``advise`` no longer
     knew the program or where its size is."""
@@ -61,23 +72,59 @@ def commands_of(rows: "pd.DataFrame") -> tuple[str, ...]:
                 continue
             words = launched_words(text)
             run = (words, {k: _plain(row.get(k)) for k in PLACEHOLDERS})
-            group_of[text] = None if words is None else _group_for(groups, run)
+            given = _given_template(row.get(TEMPLATE_COLUMN), run)
+            group_of[text] = None if words is None else _group_for(groups, run, given)
         group = group_of[text]
         if group is not None:
             group["rows"] += 1
             group["last"] = at
+    _join_given(groups)
     groups.sort(key=lambda g: (g["rows"], g["last"]), reverse=True)
-    return tuple(t for g in groups if (t := _template(g["runs"])) is not None)
+    found = (g["given"] or _template(g["runs"]) for g in groups)
+    return tuple(dict.fromkeys(t for t in found if t is not None))
 
 
-def _group_for(groups: list[dict], run: tuple) -> dict:
-    """The group of ``groups`` whose lines ``run`` differs from only by placeholders (it is
-    added there), else a new group of its own."""
+def _given_template(template, run: tuple) -> str | None:
+    """``template`` (a row's :data:`TEMPLATE_COLUMN`) written as :func:`_template` writes a
+    line, when it fills to ``run``'s words with ``run``'s placeholder values; else None (no
+    template, or one of another sweep: a merged file's rows)."""
+    from hpcds1mpi.errors import ConfigError
+    from hpcds1mpi.launch.program import program_tokens
+
+    words, values = run
+    if not isinstance(template, str) or not template or words is None:
+        return None
+    try:
+        filled = program_tokens(template, {k: v for k, v in values.items() if v})
+        tokens = program_tokens(template)
+    except ConfigError:
+        return None
+    return _joined(tokens) if filled == words else None
+
+
+def _join_given(groups: list[dict]) -> None:
+    """Move each group of rows without a template whose every line a sweep's template fills
+    to into that template's group (rows of an older file, or of a bundle, beside new ones)."""
+    given = [g for g in groups if g["given"]]
+    for group in [g for g in groups if not g["given"]]:
+        home = next((g for g in given if all(_given_template(g["given"], run)
+                                             for run in group["runs"])), None)
+        if home is not None:
+            home["runs"] += group["runs"]
+            home["rows"] += group["rows"]
+            home["last"] = max(home["last"], group["last"])
+            groups.remove(group)
+
+
+def _group_for(groups: list[dict], run: tuple, given: str | None = None) -> dict:
+    """The group of ``groups`` of the template ``given`` (the sweep's, when it fills to
+    ``run``), else one whose lines ``run`` differs from only by placeholders (it is added
+    there), else a new group of its own."""
     for group in groups:
-        if _template([*group["runs"], run]) is not None:
+        if group["given"] == given and (given or _template([*group["runs"], run]) is not None):
             group["runs"].append(run)
             return group
-    groups.append({"runs": [run], "rows": 0, "last": -1})
+    groups.append({"runs": [run], "rows": 0, "last": -1, "given": given})
     return groups[-1]
 
 
@@ -94,12 +141,8 @@ def _template(runs: list[tuple[list[str], dict]]) -> str | None:
         token = texts[0] if len(set(texts)) == 1 else None
         for name in PLACEHOLDERS if token is None else ():
             values = [values[name] for _, values in runs]
-            if len(set(values)) > 1:
-                put = {re.sub(rf"(?<![0-9A-Za-z]){re.escape(v)}(?![0-9A-Za-z])",
-                              "{" + name + "}", t) for t, v in zip(texts, values)}
-                if len(put) == 1 and "{" + name + "}" in (token := put.pop()):
-                    break
-                token = None
+            if len(set(values)) > 1 and (token := _placed(texts, values, name)) is not None:
+                break
         if token is None:
             return None  # a word that varies with nothing the sweep filled in
         out.append(token)
@@ -108,7 +151,30 @@ def _template(runs: list[tuple[list[str], dict]]) -> str | None:
         hits = [k for k, t in enumerate(out) if t == next(iter(sizes))]
         if len(hits) == 1:
             out[hits[0]] = "{size}"
-    return " ".join(t if re.fullmatch(r"[\w@%+=:,./{}-]+", t) else shlex.quote(t) for t in out)
+    return _joined(out)
+
+
+def _joined(words: list[str]) -> str:
+    """``words`` as one command line, quoted where a shell needs it."""
+    return " ".join(t if re.fullmatch(r"[\w@%+=:,./{}-]+", t) else shlex.quote(t) for t in words)
+
+
+def _placed(texts: list[str], values: list[str], name: str) -> str | None:
+    """One word with ``{name}`` that each of ``texts`` (one word of each run) is, filled with
+    its run's value of ``values``: at the fewest places its value stands (not within a longer
+    number), whole word or inside one (``s2.nw`` / ``s4.nw`` -> ``s{size}.nw``); None when
+    none fits them all."""
+    if not all(values):  # a row without the value: nothing to place
+        return None
+    first, value = texts[0], values[0]
+    spots = [m.start() for m in re.finditer(rf"(?<![0-9]){re.escape(value)}(?![0-9])", first)]
+    for count in range(1, min(len(spots), _MOST_SPOTS) + 1):
+        for chosen in itertools.combinations(spots[:_MOST_SPOTS], count):
+            cuts = [0, *(at for start in chosen for at in (start, start + len(value))), None]
+            parts = [first[a:b] for a, b in zip(cuts[::2], cuts[1::2])]
+            if all(v.join(parts) == t for t, v in zip(texts, values)):
+                return ("{" + name + "}").join(parts)
+    return None
 
 
 def launched_words(command: str) -> list[str] | None:

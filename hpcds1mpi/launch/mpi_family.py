@@ -135,6 +135,54 @@ def library_file(program: ProgramMPI, env: dict | None = None) -> str | None:
         extension) else None
 
 
+#: A PMIx client library (OpenPMIx's ``libpmix.so.2``), by soname.
+_PMIX = re.compile(r"^libpmix\.so")
+#: An MPICH-family library that loads its PMI library at run time (Intel MPI's
+#: ``I_MPI_PMI_LIBRARY``), or links a vendor's PMI library (Cray PMI): its dependencies cannot
+#: say whether it speaks PMIx.
+_RUNTIME_PMI = re.compile(rb"Intel\(R\) MPI Library|I_MPI_PMI_LIBRARY")
+_VENDOR_PMI = re.compile(r"^libpmi2?\.so")
+
+
+def speaks_pmix(program: ProgramMPI, env: dict | None = None) -> bool | None:
+    """Whether ``program``'s MPI library can join its ranks through PMIx (``srun --mpi=pmix``);
+    None when that cannot be read.
+
+    Open MPI always can (its runtime is PMIx; Open MPI 4 loads it as a plugin, so it is not in
+    the library's dependencies). An MPICH-family library can only where it links a PMIx library
+    (MPICH built ``--with-pmix``): its built-in PMI speaks PMI-1/PMI-2 alone, and under
+    ``--mpi=pmix`` Debian's MPICH 4.0 starts each rank as a 1-rank world while MPICH 5 aborts
+    ("unsupported PMI version PMIx"). Unreadable: the library file not found, a library it needs
+    not found (``ldd``), Intel MPI, or a vendor's PMI library.
+    """
+    env = dict(os.environ if env is None else env)
+    if program.family == OPENMPI:
+        return True
+    library = library_file(program, env) if program.family == MPICH else None
+    text = ldd_text(library, env) if library else None
+    if text is None:
+        return None
+    names = [line.strip().split(" ", 1)[0] for line in text.splitlines()]
+    if any(_PMIX.search(name) for name in names):
+        return True
+    if "not found" in text or any(_VENDOR_PMI.search(name) for name in names):
+        return None
+    try:
+        with open(library, "rb") as fh:
+            return None if _RUNTIME_PMI.search(fh.read()) else False
+    except OSError:
+        return None
+
+
+def pmix_refusal(program: ProgramMPI, plugin: str, env: dict | None = None) -> str | None:
+    """Why ``srun --mpi=plugin`` cannot start ``program`` as one job: a PMIx plugin for an MPI
+    library that speaks no PMIx (:func:`speaks_pmix`); None otherwise, or when unreadable."""
+    if not plugin.startswith("pmix") or speaks_pmix(program, env) is not False:
+        return None
+    return (f"its MPI library {library_file(program, env)} links no PMIx library, so srun "
+            f"--mpi={plugin} would start it as independent 1-rank copies")
+
+
 def owner_first(launchers: list[str], library: str | None) -> list[str]:
     """``launchers`` with those of the installation that owns ``library`` first: the most
     folders shared with the library's real path (``PREFIX/bin/mpiexec`` for
@@ -324,6 +372,7 @@ def check_launcher(program: ProgramMPI, launcher_path: str, srun_mpi: str = "",
     Raises:
         LaunchError: one line naming the program's MPI, why this launcher cannot start it and
             a launcher that can (``--mpiexec PATH``), when one is on PATH.
+        ConfigError: ``srun --mpi=pmix`` for a library that speaks no PMIx (:func:`speaks_pmix`).
     """
     family = launcher_family(launcher_path)
     want = program.family
@@ -342,6 +391,9 @@ def check_launcher(program: ProgramMPI, launcher_path: str, srun_mpi: str = "",
                               f"srun --mpi={srun_mpi} cannot start it as one job (Open MPI "
                               "wires up through PMIx): use --mpi pmix"
                               + (f", or its launcher: --mpiexec {others[0]}" if others else ""))
+        if why := pmix_refusal(program, srun_mpi, env):  # the same every run: a bad --mpi
+            raise ConfigError(f"this program is linked against {FAMILY_NAMES[want]} "
+                              f"({program.evidence}); {why}: use --mpi pmi2")
         return family
     if family == want:
         return family
@@ -381,6 +433,8 @@ def check_script(program_tokens: list[str], launcher) -> None:
         if mpi in ("", "none"):
             raise ConfigError(f"{head}; srun --mpi=none gives its ranks no wire-up: set "
                               "mpi = \"pmi2\" in the cluster file")
+        if why := pmix_refusal(program, mpi):
+            raise ConfigError(f"{head}; {why}: set mpi = \"pmi2\" in the cluster file")
         return
     command = getattr(launcher, "command", "")
     if "/" not in command:  # a bare mpiexec/mpirun is whatever the job's PATH gives there

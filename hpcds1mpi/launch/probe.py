@@ -12,10 +12,14 @@ the program will get, and each rank prints the wire-up variables its launcher ga
 
 An MPI library joins its ranks into one world only through the wire-up it speaks: Open MPI
 through its mpirun's variables or PMIx, the MPICH family through PMI (hydra, pmi2; PMIx where
-it was built with it). The probe passes when both ranks came up, with ranks 0 and 1 of a world
-of 2 in a wire-up the program's MPI speaks (any MPI wire-up when the program's MPI is
-unknown). Compiling nothing, it runs in a fraction of a second; no MPI library is started, so
-it cannot tell a broken network (the program's own ``--ranks-regex`` can).
+it was built with it). The variables show what the launcher offers, not what the library can
+take: an MPICH built without PMIx under ``srun --mpi=pmix`` sees ``PMIX_RANK`` and starts as
+1-rank copies, so that pairing is refused before the probe, by the library's dependencies
+(:func:`hpcds1mpi.launch.mpi_family.speaks_pmix`). The probe passes when both ranks came up,
+with ranks 0 and 1 of a world of 2 in a wire-up the program's MPI speaks (any MPI wire-up when
+the program's MPI is unknown). Compiling nothing, it runs in a fraction of a second; no MPI
+library is started, so it cannot tell a broken network (the program's own ``--ranks-regex``
+can).
 """
 
 from __future__ import annotations
@@ -32,7 +36,8 @@ PROBE_SCRIPT = ('echo "hpcds1mpi-probe ompi=${OMPI_COMM_WORLD_RANK:-}:${OMPI_COM
                 'pmi=${PMI_RANK:-}:${PMI_SIZE:-} '
                 'pmix=${PMIX_RANK:-}:${PMIX_NAMESPACE:+ns} '
                 'slurm=${SLURM_PROCID:-}:${SLURM_NTASKS:-}"')
-#: The wire-ups each MPI family speaks.
+#: The wire-ups each MPI family may speak (PMIx for MPICH only where its library links
+#: libpmix: checked before the probe).
 SPEAKS = {mpi_family.OPENMPI: ("ompi", "pmix"), mpi_family.MPICH: ("pmi", "pmix")}
 ANY_MPI = ("ompi", "pmi", "pmix")
 RANKS = 2

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -246,3 +247,71 @@ def test_open_mpi_under_srun_pmi2_is_refused_naming_what_was_not_tried():
         assert mpi_family.check_launcher(hpcc, "srun", fits) == "slurm"
     netpipe = mpi_family.program_mpi([system_program("NPmpich2")])
     assert mpi_family.check_launcher(netpipe, "srun", "pmi2") == "slurm"
+
+
+# ---- whether the program's MPI library speaks PMIx (srun --mpi=pmix) ----------------------------
+
+def fake_mpich(tmp_path: Path, name: str, *, links: tuple = (), text: str = "") -> str:
+    """A program linked against a ``libmpich.so.12`` of its own that needs ``links`` (linker
+    ``-l`` names) and carries ``text`` (a version banner), found through the program's RPATH."""
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler")
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "mpi.c").write_text(f'const char *banner = "{text}";\n'
+                                  "int MPI_Init(void) { return 0; }\n")
+    (folder / "main.c").write_text("int MPI_Init(void); int main(void) { return MPI_Init(); }\n")
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(folder / "libmpich.so.12"),
+                    "-Wl,-soname,libmpich.so.12", str(folder / "mpi.c"), f"-L{tmp_path}",
+                    "-Wl,--no-as-needed", *[f"-l{lib}" for lib in links]], check=True, timeout=120)
+    subprocess.run(["cc", "-o", str(folder / "app"), str(folder / "main.c"), f"-L{folder}",
+                    "-l:libmpich.so.12", f"-Wl,-rpath,{folder}"], check=True, timeout=120)
+    return str(folder / "app")
+
+
+def test_an_mpich_library_without_pmix_is_refused_under_srun_pmix(tmp_path):
+    """srun --mpi=pmix started nwchem.mpich (Debian's MPICH) as two 1-rank copies, and the probe
+    passed on the PMIx variables: the run was recorded ok (s27 tester Q 1)."""
+    netpipe = mpi_family.program_mpi([system_program("NPmpich2")])
+    assert mpi_family.speaks_pmix(netpipe) is False
+    for plugin in ("pmix", "pmix_v4"):
+        with pytest.raises(ConfigError) as caught:
+            mpi_family.check_launcher(netpipe, "srun", plugin)
+        line = str(caught.value)
+        assert "libmpich.so.12 links no PMIx library" in line and line.endswith("use --mpi pmi2")
+        assert f"srun --mpi={plugin} would start it as independent 1-rank copies" in line
+    assert mpi_family.check_launcher(netpipe, "srun", "pmi2") == "slurm"
+    assert mpi_family.check_launcher(netpipe, "srun", "") == "slurm"  # one rank: no wire-up
+    wheel = mpi_family.program_mpi([compiled(tmp_path)])  # MPICH 5 aborts in MPI_Init there
+    with pytest.raises(ConfigError, match="use --mpi pmi2$"):
+        mpi_family.check_launcher(wheel, "srun", "pmix")
+    hpcc = mpi_family.program_mpi([system_program("hpcc")])  # Open MPI: PMIx through a plugin
+    assert mpi_family.speaks_pmix(hpcc) is True
+
+
+def test_an_mpich_library_linking_pmix_or_unreadable_is_let_through(tmp_path):
+    if not Path("/usr/lib/x86_64-linux-gnu/libpmix.so.2").exists():
+        pytest.skip("libpmix2 not installed")
+    with_pmix = mpi_family.program_mpi([fake_mpich(tmp_path, "pmix", links=(":libpmix.so.2",))])
+    assert with_pmix.family == "mpich" and mpi_family.speaks_pmix(with_pmix) is True
+    assert mpi_family.check_launcher(with_pmix, "srun", "pmix") == "slurm"
+    plain = mpi_family.program_mpi([fake_mpich(tmp_path, "plain")])
+    assert mpi_family.speaks_pmix(plain) is False
+    intel = mpi_family.program_mpi([fake_mpich(tmp_path, "intel", text="Intel(R) MPI Library")])
+    assert mpi_family.speaks_pmix(intel) is None  # its PMI library is chosen at run time
+    subprocess.run(["cc", "-shared", "-o", str(tmp_path / "libgone.so"), "-x", "c", "/dev/null"],
+                   check=True, timeout=60)
+    gone = mpi_family.program_mpi([fake_mpich(tmp_path, "gone", links=("gone",))])
+    (tmp_path / "libgone.so").unlink()
+    assert mpi_family.speaks_pmix(gone) is None  # a library it needs is not found
+    for unreadable in (intel, gone, mpi_family.ProgramMPI(None, "a wrapper")):
+        assert mpi_family.check_launcher(unreadable, "srun", "pmix") in ("slurm", None)
+
+
+def test_a_script_asking_srun_pmix_for_an_mpich_program_is_refused():
+    launcher = SimpleNamespace(name="srun", mpi="pmix")
+    with pytest.raises(ConfigError, match=r'links no PMIx library.*set mpi = "pmi2" in the '
+                                          "cluster file$"):
+        mpi_family.check_script([system_program("NPmpich2"), "-u", "8"], launcher)
+    mpi_family.check_script([system_program("NPmpich2")], SimpleNamespace(name="srun", mpi="pmi2"))
+    mpi_family.check_script([system_program("hpcc")], launcher)

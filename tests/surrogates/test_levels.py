@@ -180,6 +180,7 @@ def swept(command: str, sizes, launcher: str = "/x/bin/mpiexec -n {ranks}") -> p
     ("./jacobi {size} 40", (64,), "mpiexec -n {ranks}", "./jacobi {size} 40"),  # one size
     ("./jacobi {size} 40", (40,), "mpiexec -n {ranks}", "./jacobi 40 40"),  # which 40?
     ("hpcc", (200, 300), "mpiexec -n {ranks}", "hpcc"),  # the size is in its input file
+    ("nwchem.mpich s{size}.nw", (2, 4, 6), "mpiexec -n {ranks}", "nwchem.mpich s{size}.nw"),
     ("./jacobi {size}", (64, 128), "./not-a-launcher", ""),
 ])
 def test_a_programs_command_is_kept_with_its_size_put_back(command, sizes, launcher, expected):
@@ -238,8 +239,27 @@ def test_a_program_swept_with_two_command_lines_keeps_both_and_says_so(tmp_path)
                            "program: './jacobi {size} 40' (most runs; what a script from "
                            "recommend runs) and './jacobi {size} 40 --fast'; ")
     assert mixed_commands(levels_from_frame(swept("./jacobi {size} 40", (64, 128)))) == []
+    # one input file per size is one command line, not one per size (s27 tester Q 2)
+    assert mixed_commands(levels_from_frame(swept("nwchem.mpich s{size}.nw", (2, 4, 6)))) == []
     assert MeasuredLevels.from_dict({"workload": "x", "external": True,
                                      "command": "./x"}).other_commands == ()  # older file
+
+
+def test_a_bundle_that_split_one_numbered_input_into_lines_reads_its_rows_again(tmp_path):
+    """A bundle trained before sizes were read inside a word kept 'nwchem.mpich s2.nw' (and
+    s6.nw, s4.nw as other lines): recommend wrote s2.nw for size 5 (s27 tester Q 2)."""
+    frame = swept("nwchem.mpich s{size}.nw", (2, 4, 6))
+
+    class Older(_Stub):
+        _path = tmp_path
+
+    (tmp_path / LEVELS_FILE).write_text(json.dumps({"myapp": {
+        "workload": "myapp", "external": True, "command": "nwchem.mpich s2.nw",
+        "other_commands": ["nwchem.mpich s6.nw", "nwchem.mpich s4.nw"]}}))
+    assert read_levels(tmp_path)["myapp"].command is None
+    assert program_commands(Older(frame)) == {"myapp": "nwchem.mpich s{size}.nw"}
+    two = {"workload": "x", "external": True, "command": "./a -n 1", "other_commands": ["./b"]}
+    assert MeasuredLevels.from_dict(two).command == "./a -n 1"  # two programs: kept as stored
 
 
 @pytest.mark.parametrize("command, words", [

@@ -4,8 +4,9 @@ rows ran, the one most rows ran first."""
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
-from hpcds1mpi.surrogates.program_command import command_of, commands_of
+from hpcds1mpi.surrogates.program_command import TEMPLATE_COLUMN, command_of, commands_of
 
 
 def swept(command: str, sizes, threads=(1,), at: str = "") -> list[dict]:
@@ -45,3 +46,40 @@ def test_equal_counts_put_the_one_run_last_first_and_unreadable_lines_are_skippe
     assert commands_of(pd.DataFrame(rows[:1] + rows[-1:])) == (
         "gmx_mpi mdrun -s /w/25/topol.tpr -nsteps 300 -deffnm run",)
     assert commands_of(pd.DataFrame(rows[-1:])) == () and command_of(pd.DataFrame(rows[-1:])) == ""
+
+
+@pytest.mark.parametrize("command, sizes", [
+    ("nwchem.mpich s{size}.nw", (2, 4, 6)),
+    ("nwchem.mpich input_{size}.nw", (2, 4)),
+    ("pw.x -i w{size}.in", (8, 16)),  # another number of digits
+    ("nwchem.mpich basis2/s{size}.nw", (2, 4)),  # the literal 2 stays
+    ("./app mesh{size}x{size}.dat", (32, 64)),
+    ("./app s{size}.nw", (1, 12)),  # 1 is not the 1 of 12
+])
+def test_a_size_inside_a_word_is_put_back(command, sizes):
+    """``s{size}.nw`` was read as three command lines (s2.nw, s4.nw, s6.nw): recommend wrote
+    the size-2 input for size 5, train said the sweep ran 3 command lines, and advise could
+    not read the size of ``srun nwchem.mpich s5.nw`` (s27 tester Q 2)."""
+    rows = pd.DataFrame(swept(command, sizes))
+    assert commands_of(rows) == (command,)
+
+
+def test_the_sweeps_own_command_is_kept_where_the_rows_carry_it():
+    """At one size the lines cannot show where the size is; the sweep's template (its plan's
+    command, on the rows as ``command_template``) can. A template that does not fill to a
+    row's line (another sweep's, in a merged file) is not used for it."""
+    nwchem = "nwchem.mpich s{size}.nw"
+    one_size = pd.DataFrame(swept(nwchem, (2,)))
+    assert commands_of(one_size) == ("nwchem.mpich s2.nw",)
+    assert commands_of(one_size.assign(**{TEMPLATE_COLUMN: nwchem})) == (nwchem,)
+    other = pd.DataFrame(swept(GMX, (25, 30))).assign(**{TEMPLATE_COLUMN: nwchem})
+    assert commands_of(other) == (GMX,)  # reconstructed: the template is not its command
+    quoted = "./app --title 'a b' -n {threads} in{size}"
+    rows = pd.DataFrame(swept(quoted, (3,), (1, 2))).assign(**{TEMPLATE_COLUMN: quoted})
+    assert commands_of(rows) == (quoted,)
+    mixed = pd.concat([one_size.assign(**{TEMPLATE_COLUMN: nwchem}),
+                       pd.DataFrame(swept(nwchem, (4, 6)))], ignore_index=True)
+    assert commands_of(mixed) == (nwchem,)  # an older file's rows join the same line
+    older = pd.concat([pd.DataFrame(swept(nwchem, (2,))),
+                       pd.DataFrame(swept(nwchem, (4,))).assign(**{TEMPLATE_COLUMN: nwchem})])
+    assert commands_of(older) == (nwchem,)  # not 'nwchem.mpich s2.nw' as a second line
