@@ -74,12 +74,61 @@ class LazyGroup(click.Group):
             if exc.name != module_name:
                 raise
             return _not_built(name)
-        return module.command
+        return refuse_repeated_options(module.command)
 
     def format_commands(self, ctx, formatter):
         rows = [(name, text) for name, text in COMMANDS.items()]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+def refuse_repeated_options(command: click.Command) -> click.Command:
+    """``command`` (and a group's subcommands) refusing an option given twice that takes one
+    value: click keeps the last silently, so ``sweep --sizes 64 --sizes 128`` swept 128 alone
+    while ``--kernel a --kernel b`` (``multiple``) swept both. Options that add up
+    (``multiple``, ``count``) may repeat. Returns ``command``, changed in place once."""
+    if getattr(command, "_refuses_repeats", False):
+        return command
+    command._refuses_repeats = True
+    make_parser = command.make_parser
+
+    def counting_parser(ctx):
+        parser = make_parser(ctx)
+        parse = parser.parse_args
+
+        def parse_args(args):
+            opts, rest, order = parse(args)
+            if not ctx.resilient_parsing:  # shell completion parses half-typed lines
+                _refuse_repeats(ctx, order)
+            return opts, rest, order
+
+        parser.parse_args = parse_args
+        return parser
+
+    command.make_parser = counting_parser
+    for sub in getattr(command, "commands", {}).values():
+        refuse_repeated_options(sub)
+    return command
+
+
+def _refuse_repeats(ctx: click.Context, order: list) -> None:
+    """A usage error (exit 2) for the first one-value option that ``order`` (every option as
+    parsed, one entry a use) holds twice; none when ``--help`` was asked for."""
+    import re
+    from collections import Counter
+
+    if any(getattr(p, "is_eager", False) for p in order):
+        return  # --help / --version answer whatever else was typed
+    for param, uses in Counter(order).items():
+        if uses < 2 or not isinstance(param, click.Option) or param.multiple or param.count:
+            continue
+        name = "/".join([param.opts[0], *param.secondary_opts[:1]])
+        if param.is_flag:
+            ctx.fail(f"{name} is given {uses} times; give it once")
+        hint = (f" (a list is one comma-separated value: {param.opts[0]} A,B)"
+                if re.search(r"\w,\w", param.help or "") else "")
+        ctx.fail(f"{name} is given {uses} times and takes one value (only the last would "
+                 f"count); give it once{hint}")
 
 
 def shown_name(name) -> str:

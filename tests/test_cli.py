@@ -318,3 +318,78 @@ def test_a_name_a_library_cannot_store_is_one_line_naming_it(monkeypatch, capsys
         from hpcds1mpi.cli import main
 
         main(["kernels"])
+
+
+# ------------------------------------------- an option given twice (tester S, s27 #8)
+
+def _toy_cli():
+    """A group with a subgroup, options of each sort: one value, a flag, multiple, count."""
+    import click
+
+    from hpcds1mpi.cli import refuse_repeated_options
+
+    @click.group()
+    def top():
+        pass
+
+    @top.group()
+    def sub():
+        pass
+
+    @sub.command()
+    @click.option("--sizes", help="Sizes, e.g. 64,128.")
+    @click.option("--out")
+    @click.option("--force/--no-force")
+    @click.option("--kernel", multiple=True)
+    @click.option("-v", "--verbose", count=True)
+    def leaf(sizes, out, force, kernel, verbose):
+        click.echo(f"{sizes} {out} {force} {kernel} {verbose}")
+
+    return refuse_repeated_options(top)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--sizes", "64", "--sizes", "128"], "--sizes is given 2 times and takes one value (only "
+     "the last would count); give it once (a list is one comma-separated value: --sizes A,B)"),
+    (["--out", "a", "--out=b", "--out", "c"], "--out is given 3 times and takes one value"),
+    (["--force", "--no-force"], "--force/--no-force is given 2 times; give it once"),
+])
+def test_a_one_value_option_given_twice_is_refused(args, message):
+    from click.testing import CliRunner
+
+    result = CliRunner().invoke(_toy_cli(), ["sub", "leaf", *args])
+    assert result.exit_code == 2 and message in result.output, result.output
+
+
+def test_options_that_add_up_may_repeat_and_help_still_answers():
+    from click.testing import CliRunner
+
+    cli = _toy_cli()
+    result = CliRunner().invoke(cli, ["sub", "leaf", "--kernel", "a", "--kernel", "b", "-vv"])
+    assert result.exit_code == 0 and result.output == "None None False ('a', 'b') 2\n"
+    result = CliRunner().invoke(cli, ["sub", "leaf", "--out", "a", "--out", "b", "--help"])
+    assert result.exit_code == 0 and "Usage:" in result.output
+    assert _refusing_again_changes_nothing(cli)
+
+
+def _refusing_again_changes_nothing(cli) -> bool:
+    from click.testing import CliRunner
+
+    from hpcds1mpi.cli import refuse_repeated_options
+
+    refuse_repeated_options(cli)  # a command asked for again is not wrapped twice
+    result = CliRunner().invoke(cli, ["sub", "leaf", "--out", "a"])
+    return result.exit_code == 0 and result.output == "None a False () 0\n"
+
+
+@pytest.mark.parametrize("argv, option", [
+    (["sweep", "--kernel", "stencil", "--sizes", "64", "--sizes", "128", "--list"], "--sizes"),
+    (["recommend", "--workload", "stencil", "--workload", "gemm", "--size", "64"],
+     "--workload"),
+    (["telemetry", "export", "t.h5", "--out", "a.csv", "--out", "b.csv"], "--out"),
+])
+def test_every_command_refuses_a_one_value_option_given_twice(argv, option, capsys):
+    # Was: the last one silently won ("1 sizes (128..128)"; an answer for gemm, size 128).
+    code, err = _main(argv, capsys)
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith(f"hpcds1mpi: error: {option} is given 2 times"), err

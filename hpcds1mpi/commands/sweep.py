@@ -52,7 +52,8 @@ def _strip_launch(argv: list[str]) -> list[str]:
 @click.option("--plan", "plan_file", type=NonEmptyPath(), default=None, help="Sweep plan (TOML).")
 @click.option("--out", default=None, help="Telemetry file to write (.h5).")
 @click.option("--kernel", multiple=True, help="Kernel name(s), comma-separated (instead of --plan).")
-@click.option("--sizes", default=None, help="Sizes: 64,128 or 64..1024 (powers of two).")
+@click.option("--sizes", default=None,
+              help="Sizes: 64,128 or 64..1024 (64 doubled until it reaches 1024).")
 @click.option("--nodes", default=None, help="Node counts, e.g. 1,2.")
 @click.option("--ranks-per-node", default=None, help="Ranks per node, e.g. 1,2,4.")
 @click.option("--threads", default=None, help="Threads per rank, e.g. 1,2.")

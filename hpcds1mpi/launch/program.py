@@ -72,19 +72,24 @@ _BRACED_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_-]*)\}")
 
 #: Shell operators a command line may hold by habit: ``--command`` / ``--program`` is not run
 #: by a shell, so each would reach the program as an argument.
-_SHELL_TOKEN_RE = re.compile(r"^(\d?>>?|&>|<|\||\|\||&&|;|&|\d?>&\d)")
+_SHELL_TOKEN_RE = re.compile(r"^(\d?>&\d|\d?>>?|&>|<|\|\||\||&&|;|&)")
 _ASSIGNMENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+#: Quoted or escaped text, which a shell would not read as an operator either ('a > b', \>).
+_QUOTED_RE = re.compile(r"""'[^']*'|"(?:[^"\\]|\\.)*"|\\.""", re.DOTALL)
 
 
 def program_note(program: str | Sequence[str] | None, option: str = "--program"
                  ) -> str | None:
     """A note on ``program``'s text that would run otherwise than its author meant, or None:
+    ``{word}`` text that is no placeholder but looks like one (``{rank}``, ``{Size}``,
+    ``{n-threads}``): it is passed as it is, so a typo would run every configuration with the
+    same literal argument.
 
-    * ``{word}`` text that is no placeholder but looks like one (``{rank}``, ``{Size}``,
-      ``{n-threads}``): it is passed as it is, so a typo would run every configuration with
-      the same literal argument;
-    * shell syntax (``> out.txt``, ``| tee log``, ``&&``, a leading ``VAR=value``): the command
-      is not run by a shell, so these reach the program as arguments.
+    Raises:
+        ConfigError: shell syntax outside quotes (``< in.txt``, ``> out.txt``, ``| tee log``,
+            ``&&``, a leading ``VAR=value``): the command is not run by a shell, so it would
+            reach the program as arguments and never do what was meant (``pw.x < si.in`` ran
+            pw.x reading no input). A token list is argv already: not checked.
     """
     import difflib
 
@@ -101,17 +106,22 @@ def program_note(program: str | Sequence[str] | None, option: str = "--program"
     if slips:
         notes.append(f"{option} has {', '.join(slips)}: not a placeholder, passed as written; "
                      f"the placeholders are {' '.join('{' + p + '}' for p in PLACEHOLDERS)}")
-    try:
-        tokens = shlex.split(text) if isinstance(program, str) else list(map(str, program or ()))
-    except ValueError:
-        tokens = []
-    shell = [t for t in tokens if _SHELL_TOKEN_RE.match(t)]
-    if tokens and _ASSIGNMENT_RE.match(tokens[0]):
-        shell.insert(0, tokens[0])
+    bare = _QUOTED_RE.sub("q", text).split() if isinstance(program, str) else []
+    shell = [m.group(0) for t in bare if (m := _SHELL_TOKEN_RE.match(t))]  # (">out": '>')
+    if bare and _ASSIGNMENT_RE.match(bare[0]):
+        try:
+            shell.insert(0, shlex.split(text)[0])
+        except ValueError:  # unbalanced quotes: program_tokens says so
+            shell.insert(0, bare[0])
     if shell:
-        notes.append(f"{option} is not run by a shell: {' '.join(map(repr, shell[:3]))} "
-                     "reach the program as arguments; put redirections, pipes and variables in "
-                     "a script and give that script")
+        said = [repr(t) for t in dict.fromkeys(shell)][:3]
+        listed = said[0] if len(said) == 1 else f"{', '.join(said[:-1])} and {said[-1]}"
+        raise ConfigError(
+            f"{option} is not run by a shell: {listed} would be passed on as part of the "
+            "command, not read as shell syntax; put the redirection, pipe or variable in a "
+            "script and give the script "
+            f"(e.g. run.sh holding 'exec ./app < \"in-$1.txt\"', given as {option} "
+            "'./run.sh {size}')")
     return "; ".join(notes) or None
 
 

@@ -104,6 +104,8 @@ def run_inprocess(comm, plan: SweepPlan, out: str, partition, *, resume: bool = 
     failure = None
     if rank == 0:
         try:
+            if resume:
+                refuse_program_names(plan, out)  # before the writer records this plan
             writer = telemetry.TelemetryWriter(
                 out, resume=resume, snapshot_every_s=plan.snapshot_every,
                 attrs={"plan": json.dumps(plan.source, default=str),
@@ -147,6 +149,32 @@ def run_inprocess(comm, plan: SweepPlan, out: str, partition, *, resume: bool = 
             # forever: say it in one line (a traceback only for a bug) and end the whole job.
             abort_sweep(comm, exc, out)
             raise
+
+
+def refuse_program_names(plan: SweepPlan, out: str) -> None:
+    """Refuse to resume ``out`` with a kernel whose name the file holds a ``--command``
+    program's runs under (``sweep --command ... --label stencil``): a model would learn the
+    kernel and the program as one workload (:mod:`hpcds1mpi.records.run_sources`).
+
+    Raises:
+        ConfigError: naming the kernel, what the file holds under its name and the fix.
+    """
+    from hpcds1mpi.errors import HpcdsError
+    from hpcds1mpi.records import telemetry
+    from hpcds1mpi.records.run_sources import KERNEL, recorded_programs, shown
+
+    if not os.path.isfile(out):
+        return
+    try:
+        recorded = recorded_programs(telemetry.read_snapshot(out))
+    except (HpcdsError, OSError):
+        return  # the writer says what is wrong with the file
+    for name in dict.fromkeys(spec.workload for spec in plan.runs):
+        programs = sorted(recorded.get(name, set()) - {KERNEL})
+        if programs:
+            raise ConfigError(f"--resume {out}: the file holds runs labelled {name!r} from "
+                              f"{shown(programs[0])}; the kernel {name}'s runs would be learnt "
+                              "as that program's: sweep the kernel into another --out")
 
 
 def _say_changed_settings(writer, plan: SweepPlan, kept: int, out: str) -> None:

@@ -42,7 +42,7 @@ import signal
 import threading
 import time
 
-from hpcds1mpi.config import OK, UNINFORMATIVE_STATUSES
+from hpcds1mpi.config import OK, UNINFORMATIVE_STATUSES, Configuration
 from hpcds1mpi.errors import ConfigError, LaunchError, SweepInterrupted
 from hpcds1mpi.launch.program import check_executable_first, placeholder_values
 from hpcds1mpi.measure.driver import settled
@@ -50,6 +50,7 @@ from hpcds1mpi.measure.external_plan import format_command
 from hpcds1mpi.measure.plan import RunSpec, SweepPlan
 from hpcds1mpi.measure.program_launch import classify, launch_once, launch_problem
 from hpcds1mpi.measure.progress import Progress
+from hpcds1mpi.measure.workdirs import shared_folder_note, workdir_of
 
 
 def check_program(tokens: list[str], env: dict | None = None, cwd: str | None = None,
@@ -88,13 +89,15 @@ RESUME_SAME = (("--time-regex", "time_regex"), ("--fom-regex", "fom_regex"),
                ("--ranks-regex", "ranks_regex"), ("--output-file", "output_file"))
 
 
-def check_resumed(out: str, program: str, readings) -> None:
+def check_resumed(out: str, program: str, readings, label: str = "external") -> None:
     """Refuse to resume ``out`` with another program command or other readings than the file
     records (its ``plan`` and ``launch`` attributes): ``runtime_s`` would mean two things in
-    one file, and the file's record of what it means would be overwritten.
+    one file, and the file's record of what it means would be overwritten. Nor may ``label``
+    name anything but this program in the file (:func:`refuse_other_program`).
 
     Raises:
-        ConfigError: the command or a reading differs, naming which.
+        ConfigError: the command or a reading differs, naming which; ``label`` names a
+            kernel's runs or another command's in ``out``.
     """
     import json
 
@@ -104,13 +107,14 @@ def check_resumed(out: str, program: str, readings) -> None:
     if not os.path.isfile(out):
         return
     try:
-        attrs = telemetry.read_snapshot(out).attrs
+        store = telemetry.read_snapshot(out)
+        attrs = store.attrs
         before_plan = json.loads(attrs.get("plan") or "{}")
         before = json.loads(attrs.get("launch") or "{}")
     except (HpcdsError, OSError, ValueError):
         return  # the writer says what is wrong with the file
-    if not isinstance(before_plan, dict) or not isinstance(before, dict):
-        return
+    before_plan = before_plan if isinstance(before_plan, dict) else {}
+    before = before if isinstance(before, dict) else {}
     now, differ = readings.describe(), []
 
     def shown(value) -> str:
@@ -124,6 +128,49 @@ def check_resumed(out: str, program: str, readings) -> None:
     if differ:
         raise ConfigError(f"--resume {out}: the file was measured with {'; '.join(differ)}; "
                           "its runs would not mean what this sweep's mean: give a new --out")
+    refuse_other_program(out, store, label, program)
+
+
+def refuse_other_program(out: str, store, label: str, program: str) -> None:
+    """Refuse to add ``program``'s runs under ``label`` to ``out`` (read as ``store``) when the
+    file holds runs of a kernel, or of another command, under that name: a model would learn
+    the two as one workload (:mod:`hpcds1mpi.records.run_sources`).
+
+    Raises:
+        ConfigError: naming what the file holds under ``label`` and the fix.
+    """
+    from hpcds1mpi.records.run_sources import KERNEL, SOME_PROGRAM, recorded_programs, shown
+
+    recorded = recorded_programs(store).get(label, set()) - {program, SOME_PROGRAM}
+    if recorded:
+        other = shown(KERNEL if KERNEL in recorded else sorted(recorded)[0])
+    else:
+        other = _other_launch(store, label, program)
+    if other:
+        raise ConfigError(f"--resume {out}: the file holds runs of {label!r} from {other}; "
+                          "this program's runs under the same --label would be learnt as that "
+                          "program's: give another --label (or a new --out)")
+
+
+def _other_launch(store, label: str, program: str) -> str:
+    """Words naming a program run of ``label`` in ``store`` that ``program`` did not launch
+    (its launch does not end in ``program`` filled in for its size and layout), else "": a
+    merged file keeps no plan to read the command from."""
+    from hpcds1mpi.records.run_sources import PROGRAM
+
+    for row in store.runs.values():
+        if row.get("workload") != label or row.get("kind") != PROGRAM:
+            continue
+        try:
+            launched = shlex.split(str(row.get("command") or ""))
+            ours = format_command(program, RunSpec(label, int(row["size"]), Configuration(
+                int(row["nodes"]), int(row["ranks_per_node"]), int(row["threads"]),
+                str(row["device"]), str(row["precision"]))))
+        except (ValueError, KeyError, ConfigError):
+            continue  # a row the writer's checks report on
+        if launched and launched[-len(ours):] != ours:
+            return f"another program (launched as {shlex.join(launched)[:80]!r})"
+    return ""
 
 
 def unverified_launch(tokens: list[str], env: dict, max_ranks: int, readings) -> str:
@@ -153,17 +200,6 @@ class _Terminated(BaseException):
 
 def _on_sigterm(signum, frame):
     raise _Terminated()
-
-
-
-def workdir_of(workdir: str | None, spec: RunSpec) -> str | None:
-    """The folder a configuration runs in (``--workdir`` with placeholders filled)."""
-    if not workdir:
-        return None
-    path = workdir
-    for key, value in placeholder_values(spec.config, spec.size).items():
-        path = path.replace("{" + key + "}", str(value))
-    return path
 
 
 def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, readings,
@@ -281,7 +317,8 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
         readings.check_output_path(readings.output_path(
             folder, placeholder_values(spec.config, spec.size)))
     if resume:
-        check_resumed(out, plan.source.get("command", ""), readings)
+        check_resumed(out, plan.source.get("command", ""), readings,
+                      plan.source.get("label", "external"))
     first = plan.runs[0]
     first_env = {**os.environ, **launch.environment(first.config)}
     first_tokens = format_command(dict(first.extra)["command"], first)
@@ -290,6 +327,8 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
         if say:
             say(line)
     if say and (note := unverified_launch(first_tokens, first_env, plan.max_ranks, readings)):
+        say(note)
+    if say and (note := shared_folder_note(workdir, plan.runs)):  # scratch files collide
         say(note)
     said = set()
     mpi_library = program_mpi_library(first_tokens, first_env,

@@ -40,7 +40,8 @@ def build_external_plan(program: str, label: str, *, sizes, nodes=None, ranks_pe
     """The plan of an external sweep: every size x configuration, with its repeat settings.
 
     Raises:
-        ConfigError: bad ranges, label, command line, timeout or repeat settings.
+        ConfigError: bad ranges, command line, timeout or repeat settings, or a label that
+            is not a word or is a kernel's name.
     """
     from hpcds1mpi.config import DEVICES, PRECISIONS
 
@@ -54,6 +55,12 @@ def build_external_plan(program: str, label: str, *, sizes, nodes=None, ranks_pe
 
     if not label or not re.fullmatch(WORKLOAD_LABEL, label):
         raise ConfigError(f"--label {label!r}: {WORKLOAD_LABEL_WORDS}")
+    from hpcds1mpi import kernels as registry
+
+    if registry.is_kernel(label):  # its runs would be stored, learnt and answered as the kernel's
+        raise ConfigError(f"--label {label!r} is the name of a kernel (`hpcds1mpi kernels` lists "
+                          "them); your program's runs would be taken for the kernel's: choose "
+                          "another --label")
     runs = []
     configs = list(enumerate_configs(
         partition if valid_only else None, nodes=node_list, ranks_per_node=rpn_list,

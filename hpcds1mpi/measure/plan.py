@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 from hpcds1mpi.config import DEVICES, PRECISIONS, Configuration, enumerate_configs
 from hpcds1mpi.errors import ConfigError
+# The range grammar lives in .ranges; importers of parse_ints / parse_words from here still work.
+from hpcds1mpi.measure.ranges import parse_ints, parse_words, refuse_empty_items  # noqa: F401
 
 @dataclass(frozen=True)
 class RunSpec:
@@ -91,105 +93,6 @@ class SweepPlan:
         return sorted({(r.config.nodes, r.config.ranks_per_node) for r in self.runs})
 
 
-def parse_ints(value, what: str, high: int | None = None) -> list[int]:
-    """A range of positive integers: ``4``, ``[1, 2, 4]``, ``"1,2,4"`` or ``"1..8"`` (powers
-    of two from 1 to 8, both ends included; ``"3..12"`` gives 3, 6, 12).
-
-    Args:
-        value: the range as given in a plan or on the command line.
-        what: what it is, for the error message (``"gemm: sizes"``).
-        high: the largest value accepted; None: ``schemas.limits.MAX_SIZE`` for sizes
-            (``what`` ends in ``sizes``), else ``MAX_COUNT``.
-
-    Returns:
-        The values, sorted, without duplicates.
-
-    Raises:
-        ConfigError: not integers, empty, a value below 1 or above ``high``.
-    """
-    from hpcds1mpi.schemas.limits import MAX_COUNT, MAX_SIZE
-
-    if high is None:
-        high = MAX_SIZE if what.endswith("sizes") else MAX_COUNT
-    if isinstance(value, bool):
-        raise ConfigError(f"{what}: expected integers, got {value!r}")
-    if isinstance(value, int):
-        items = [value]
-    elif isinstance(value, str):
-        text = value.strip()
-        if ".." in text:
-            lo_text, hi_text = text.split("..", 1)
-            try:
-                lo, hi = int(lo_text), int(hi_text)
-            except ValueError:
-                raise ConfigError(f"{what}: range {value!r} must be LOW..HIGH integers") from None
-            if lo < 1 or hi < lo:
-                raise ConfigError(f"{what}: range {value!r} is empty or contradictory "
-                                  "(need 1 <= LOW <= HIGH)")
-            if hi > high:
-                shown = hi_text.strip() if len(hi_text.strip()) <= 24 else hi_text.strip()[:20] + "..."
-                raise ConfigError(f"{what}: values must be <= {high}, got {shown}; "
-                                  "give a smaller value")
-            items, v = [], lo
-            while v <= hi:
-                items.append(v)
-                v *= 2
-        else:
-            try:
-                items = [int(t) for t in text.split(",") if t.strip()]
-            except ValueError:
-                raise ConfigError(f"{what}: {value!r} is not a comma-separated list of integers") from None
-    elif isinstance(value, (list, tuple)):
-        items = []
-        for v in value:
-            if isinstance(v, bool) or not isinstance(v, int):
-                raise ConfigError(f"{what}: expected integers, got {v!r}")
-            items.append(v)
-    else:
-        raise ConfigError(f"{what}: expected integers, got {value!r}")
-    if not items:
-        raise ConfigError(f"{what}: empty range; give at least one value")
-    bad = [v for v in items if v < 1]
-    if bad:
-        raise ConfigError(f"{what}: values must be >= 1, got {bad[0]}")
-    huge = [v for v in items if v > high]
-    if huge:
-        shown = str(huge[0]) if len(str(huge[0])) <= 24 else f"{str(huge[0])[:20]}..."
-        raise ConfigError(f"{what}: values must be <= {high}, got {shown}; give a smaller value")
-    return sorted(set(items))
-
-
-def parse_words(value, what: str, allowed: tuple[str, ...], keywords: tuple[str, ...]) -> list[str]:
-    """A list of names: ``"cpu,gpu"`` or ``["fp64", "fp32"]``, or one keyword alone.
-
-    Args:
-        value: the names as given.
-        what: what they are, for the error message.
-        allowed: the valid names.
-        keywords: words that stand alone for a default (``"available"``, ``"declared"``).
-
-    Returns:
-        The names in the order given, without duplicates, or ``[keyword]``.
-
-    Raises:
-        ConfigError: empty, or a name outside ``allowed``.
-    """
-    if isinstance(value, str):
-        items = [t.strip() for t in value.split(",") if t.strip()]
-    elif isinstance(value, (list, tuple)):
-        items = [str(v) for v in value]
-    else:
-        raise ConfigError(f"{what}: expected names, got {value!r}")
-    if not items:
-        raise ConfigError(f"{what}: empty; give at least one of {', '.join(allowed)}")
-    if len(items) == 1 and items[0] in keywords:
-        return items
-    for item in items:
-        if item not in allowed:
-            raise ConfigError(f"{what}: unknown {item!r}; use {', '.join(allowed + keywords)}")
-    return list(dict.fromkeys(items))
-
-
 def load_plan_file(path: str) -> dict:
     """Read a TOML sweep plan into the dict :func:`build_plan` takes.
 
@@ -231,6 +134,11 @@ def plan_doc(plan_file: str | None, kernels: list[str], ranges: dict, settings: 
         names = [n.strip() for item in kernels for n in item.split(",") if n.strip()]
         if not names:  # "--kernel '   '" or "--kernel ,": not "sweep nothing, exit 0"
             raise ConfigError("--kernel names no kernel; give e.g. --kernel stencil,gemm")
+        for item in kernels:
+            refuse_empty_items(item, "--kernel")
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:  # not build_plan's "the plan lists a configuration twice": no plan file
+            raise ConfigError(f"--kernel names {', '.join(twice)} twice; give each kernel once")
         doc = {"sweep": given, "kernel": [{"name": n} for n in names]}
     doc["sweep"].update({key: value for key, value in settings.items() if value is not None})
     return doc
@@ -325,9 +233,13 @@ def build_plan(doc: dict, partition) -> SweepPlan:
         retry_crashed=settings.retry_crashed, max_attempts=settings.max_attempts,
         race_within=settings.race_within, races=races, source=doc,
     )
-    ids = [r.run_id for r in runs]
-    if len(set(ids)) != len(ids):
-        raise ConfigError("the plan lists a configuration twice; remove the duplicate kernel entry")
+    seen: set[str] = set()
+    for spec in runs:
+        if spec.run_id in seen:
+            raise ConfigError(f"the plan lists kernel {spec.workload!r} size {spec.size} "
+                              f"{spec.config.label()} twice; remove the duplicate [[kernel]] "
+                              "entry")
+        seen.add(spec.run_id)
     return plan
 
 

@@ -15,6 +15,10 @@ CUDA), Slurm's "oom-kill" / "oom_kill" event and "OOM Killed", ``MemoryError``,
 Open MPI's "not able to guarantee that all other processes were killed!" on every aborted
 ``MPI_Init``, or a program's "0 stray processes killed".
 
+The program's stdin is ``/dev/null``: a measurement never reads the user's terminal (a program
+that reads its input from stdin, ``pw.x < in``, would otherwise wait there until ``--timeout``,
+and a launcher such as ``mpirun`` forwards its stdin to rank 0).
+
 The program's output is never held whole: it goes to temporary files, which ``scan`` reads
 (:meth:`~hpcds1mpi.measure.readings.Readings.scan`, in bounded windows) before they close; the
 result keeps only the last :data:`TAIL` bytes of stdout and stderr, which is all
@@ -107,8 +111,9 @@ def launch_once(tokens: list[str], env: dict, timeout: float, cwd: str | None = 
     with tempfile.TemporaryFile() as out_fh, tempfile.TemporaryFile() as err_fh:
         start = time.perf_counter()
         try:
-            proc = subprocess.Popen(tokens, stdout=out_fh, stderr=err_fh, env=env, cwd=cwd,
-                                    start_new_session=True, preexec_fn=die_with_parent())
+            proc = subprocess.Popen(tokens, stdin=subprocess.DEVNULL, stdout=out_fh,
+                                    stderr=err_fh, env=env, cwd=cwd, start_new_session=True,
+                                    preexec_fn=die_with_parent())
         except OSError as exc:
             raise LaunchError(f"cannot start {tokens[0]}: {exc.strerror}; nothing was "
                               "recorded for this configuration (check the launcher and "
@@ -159,8 +164,8 @@ def launch_problem(result: dict) -> str:
 
 
 #: A line of punctuation only: the rules around Open MPI's help text, hydra's "=====" box,
-#: GROMACS's fatal error.
-RULE_LINE = re.compile(r"^\s*[-=*#~_+]{3,}\s*$")
+#: GROMACS's fatal error, Quantum ESPRESSO's "%%%%" error block.
+RULE_LINE = re.compile(r"^\s*[-=*#~_+%]{3,}\s*$")
 #: The rule above and below Open MPI's help text: its show_help (OPAL, ORTE, PMIx, PRRTE) writes
 #: exactly 74 dashes. A program's own framed error (GROMACS: 55 dashes) is not help text.
 HELP_RULE = re.compile(r"^-{74}$")
@@ -168,31 +173,37 @@ HELP_RULE = re.compile(r"^-{74}$")
 #: MPI's "[host:pid] ..." log lines, hydra's "=   EXIT CODE: 1" box, "MPI_Abort was called".
 LAUNCHER_LINE = re.compile(r"^\s*\[[\w.-]+:\d+\]|^\s*=|MPI_Abort|MPI_ABORT", re.IGNORECASE)
 #: Words of a program's own error message: LAMMPS's "ERROR on proc 0: Cannot open input
-#: script", Python's "ValueError: ...", a C program's "fatal: ...".
+#: script", Python's "ValueError: ...", a C program's "fatal: ...", and a solver's statement
+#: that it gave up: Quantum ESPRESSO's "convergence NOT achieved after 2 iterations: stopping",
+#: CP2K's "SCF run NOT converged", "did not converge", "diverged".
 ERROR_WORDS = re.compile(r"\berror\b|\w+Error\b|\bfatal\b|\bexception\b|\babort|\bcannot\b|"
                          r"\bcan't\b|\bcould not\b|\bunable to\b|\bno such\b|\bnot found\b|"
-                         r"\binvalid\b|\bfailed\b", re.IGNORECASE)
+                         r"\binvalid\b|\bfailed\b|\bnot (achieved|converged?|reached)\b|"
+                         r"\b(did|does) not converge|\bno convergence\b|"
+                         r"\bdiverg(ed|es|ing|ence)\b", re.IGNORECASE)
 #: Lines that name the error most exactly, preferred to any other: gfortran's "Fortran runtime
-#: error: Cannot open file 'LU.dat'" and "ERROR STOP ...", a C assert's "prog: f.c:5: main:
-#: Assertion `x' failed.", C++'s "what():  ..." under "terminate called after throwing", and
-#: the titles of GROMACS's fatal errors ("Fatal error:", "Error in user input:", the other
-#: gmx::ErrorCode names), whose message is the paragraph under them.
-SPECIFIC_LINE = re.compile(r"^Fortran runtime error:|^ERROR STOP\b|: Assertion .+ failed\.?$|"
-                           r"^what\(\):|^Fatal error:|"
+#: error: Cannot open file 'LU.dat'" and "ERROR STOP <message>" (not a bare stop code), a C
+#: assert's "prog: f.c:5: main: Assertion `x' failed.", C++'s "what():  ..." under "terminate
+#: called after throwing", and the titles of GROMACS's fatal errors ("Fatal error:", "Error in
+#: user input:", the other gmx::ErrorCode names), whose message is the paragraph under them.
+SPECIFIC_LINE = re.compile(r"^Fortran runtime error:|^ERROR STOP\b(?!\s*-?\d*$)|"
+                           r": Assertion .+ failed\.?$|^what\(\):|^Fatal error:|"
                            r"^(Error in user input|Inconsistency in user input|Out of memory|"
                            r"Simulation instability detected|Feature not implemented|"
                            r"File not found|System I/O error|Unknown error|"
                            r"Requested tolerance cannot be achieved|Invalid (value|call) \(bug\)|"
                            r"(Internal|API|Range checking|Communication) error \((possible )?bug\))"
                            r":$")
-#: Characters of a title's message that :func:`_specific` joins (a reason is cut at 300).
+#: Characters of a title's message that :func:`_with_message` joins (a reason is cut at 300).
 MESSAGE_CHARS = 400
 #: Lines every failure of a runtime prints, whatever the error: gfortran's "Error termination.
 #: Backtrace:" trailer and its "#3  0x7f... in ???" / "at file.c:58" frames, glibc's and Open
-#: MPI's "*** Process received signal ***" / "*** End of error message ***".
+#: MPI's "*** Process received signal ***" / "*** End of error message ***", and a Fortran
+#: program's bare stop code ("STOP 2", "ERROR STOP 1"): the exit code again, no reason (pw.x's
+#: on stderr under its own "convergence NOT achieved" on stdout).
 GENERIC_LINE = re.compile(r"^Error termination\b|^Backtrace for this error|^#\d+\s+0x[0-9a-f]+|"
-                          r"^at \S+:\d+$|^\*\*\* (Process received signal|End of error message)",
-                          re.IGNORECASE)
+                          r"^at \S+:\d+$|^\*\*\* (Process received signal|End of error message)|"
+                          r"^(ERROR )?STOP( -?\d+)?$", re.IGNORECASE)
 #: A report of no error: "0 tests completed and failed residual checks", "errors: 0",
 #: "completed with 0 errors" (the error words in them say nothing went wrong).
 NO_ERROR = re.compile(r"^\s*(0|no|zero)\s+(\w+\s+){0,3}(errors?|failures?|failed)\b|"
@@ -219,25 +230,41 @@ def _program_lines(text: str) -> list[str]:
             or GENERIC_LINE.search(ln) else ln for i, ln in enumerate(lines)]
 
 
-def _specific(lines: list[str]) -> list[str]:
-    """The :data:`SPECIFIC_LINE` lines of ``lines``, each followed by its message when the
-    line ends at its colon: the paragraph under it, joined ("Fortran runtime error:" alone on
-    its line; GROMACS's "Fatal error:" over a wrapped message)."""
-    found = []
+def _with_message(lines: list[str], i: int) -> tuple[str, int]:
+    """``lines[i]``, followed by its message when it is a title that ends at its colon: the
+    paragraph under it, joined ("Fortran runtime error:" alone on its line; GROMACS's "Fatal
+    error:" over a wrapped message; Quantum ESPRESSO's "Error in routine latgen (99):" over
+    "nonexistent bravais lattice"); and the index of the last line used."""
+    ln, last = lines[i], i
+    if ln.endswith(":"):
+        for nxt in lines[i + 1:]:
+            if not nxt or len(ln) > MESSAGE_CHARS:
+                break
+            ln, last = f"{ln} {nxt}", last + 1
+    return ln, last
+
+
+def _titled(lines: list[str], pattern: re.Pattern) -> list[str]:
+    """The lines of ``lines`` that match ``pattern`` and do not report zero errors, each with
+    its message (:func:`_with_message`); a message line is not found again on its own (QE's
+    "file Si.UPF not found" under its "Error in routine readpp (1):")."""
+    found, used = [], -1
     for i, ln in enumerate(lines):
-        if SPECIFIC_LINE.search(ln):
-            if ln.endswith(":"):
-                for nxt in lines[i + 1:]:
-                    if not nxt or len(ln) > MESSAGE_CHARS:
-                        break
-                    ln = f"{ln} {nxt}"
-            found.append(ln)
+        if i > used and pattern.search(ln) and not NO_ERROR.search(ln):
+            text, used = _with_message(lines, i)
+            found.append(text)
     return found
 
 
+def _specific(lines: list[str]) -> list[str]:
+    """The :data:`SPECIFIC_LINE` lines of ``lines``, each with its message."""
+    return _titled(lines, SPECIFIC_LINE)
+
+
 def _errors(lines: list[str]) -> list[str]:
-    """The lines of ``lines`` with an error word that do not report zero errors."""
-    return [ln for ln in lines if ERROR_WORDS.search(ln) and not NO_ERROR.search(ln)]
+    """The lines of ``lines`` with an error word, each with its message: before, a title's
+    message was kept only where its own line had an error word, and then alone."""
+    return _titled(lines, ERROR_WORDS)
 
 
 def reason_line(stdout: str, stderr: str) -> str:
@@ -246,7 +273,8 @@ def reason_line(stdout: str, stderr: str) -> str:
     a crash the launcher reports; else the program's last error message (stderr, then stdout:
     LAMMPS writes its ERROR to stdout); else its last line on stderr; else the last text line
     of stderr, then of stdout. Never a line every failure prints (:data:`GENERIC_LINE`, an
-    MPI's abort banner, Open MPI's help text).
+    MPI's abort banner, Open MPI's help text) before those last two: a bare "STOP 2" loses
+    to the program's own "convergence NOT achieved" on stdout.
 
     Before, the last non-blank stderr line was taken: under Open MPI's mpirun that is a rule
     of dashes or "Set MCA parameter orte_base_help_aggregate", whatever the program said; and

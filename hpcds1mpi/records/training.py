@@ -146,7 +146,8 @@ def impossible_rows(frame: pd.DataFrame, what: str = "training data",
     finite and not negative). A sweep's runs table (``run_id``) must give every row a size and
     a layout, whole numbers; a job table may leave them out (job logs carry no problem size),
     but what it gives must be real; a run time, energy or memory peak is checked where given.
-    Text columns hold one of the known devices, precisions and statuses.
+    Text columns hold one of the known devices, precisions and statuses, and a workload's
+    sweep runs come from one program (:func:`~hpcds1mpi.records.run_sources.mixed_programs`).
     """
     from hpcds1mpi.schemas.runs import EVERY_SWEEP_ROW, RUN_RULES
 
@@ -186,7 +187,9 @@ def impossible_rows(frame: pd.DataFrame, what: str = "training data",
             return (f"{what} has {int(bad.sum())} row(s) with {col} "
                     f"{str(text[bad].iloc[0])[:40]!r}: use one of {', '.join(allowed)}; "
                     f"{fix}")
-    return None
+    from hpcds1mpi.records.run_sources import mixed_programs
+
+    return mixed_programs(frame, what, fix)  # one name, two programs: no row is impossible
 
 
 @dataclass(frozen=True)

@@ -260,3 +260,79 @@ def test_list_s_estimate_is_in_a_unit_a_reader_takes_in(capsys, seconds, shown):
                            races=[])
     _print_list(plan, seconds)
     assert f"rough estimate: {shown} (" in capsys.readouterr().out
+
+
+# ------------------------------- one name, one program (tester S, s27 #1)
+
+FAULTS = os.path.join(os.path.dirname(__file__), "..", "fault_kernels.py")
+QUICK = ["--ranks-per-node", "1", "--threads", "1", "--precisions", "fp64",
+         "--no-progress"]
+ONCE = ["--min-repeats", "1", "--max-repeats", "1", "--min-time", "0", "--warmup", "0"]
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([hpcds1mpi_exe(), *args], capture_output=True, text=True,
+                          timeout=120)
+
+
+def _kernel_sweep(out, *extra: str) -> subprocess.CompletedProcess:
+    return _run("sweep", "--kernel-module", FAULTS, "--kernel", "fault_sleep", "--sizes", "1",
+                *QUICK, "--out", str(out), *extra)
+
+
+def _program_sweep(out, program: str, label: str, *extra: str, sizes: str = "1"
+                   ) -> subprocess.CompletedProcess:
+    return _run("sweep", "--command", program, "--label", label, "--sizes", sizes, *QUICK,
+                *ONCE, "--out", str(out), *extra)
+
+
+def _refused(proc, *fragments: str) -> None:
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+def test_a_program_labelled_with_a_kernels_name_is_refused(tmp_path):
+    proc = _program_sweep(tmp_path / "t.h5", "true {size}", "stencil")
+    _refused(proc, "--label 'stencil' is the name of a kernel", "choose another --label")
+    assert not (tmp_path / "t.h5").exists()
+
+
+def test_a_kernel_resumed_into_a_file_of_a_program_under_its_name_is_refused(tmp_path):
+    out = tmp_path / "t.h5"
+    assert _program_sweep(out, "true {size}", "fault_sleep").returncode == 0
+    before = out.read_bytes()
+    _refused(_kernel_sweep(out, "--resume"), "holds runs labelled 'fault_sleep' from --command "
+             "'true {size}'", "sweep the kernel into another --out")
+    assert out.read_bytes() == before
+
+
+def test_a_program_resumed_into_a_file_of_a_kernel_under_its_label_is_refused(tmp_path):
+    out = tmp_path / "t.h5"
+    assert _kernel_sweep(out).returncode == 0
+    before = out.read_bytes()
+    _refused(_program_sweep(out, "true {size}", "fault_sleep", "--resume"),
+             "holds runs of 'fault_sleep' from the kernel", "give another --label")
+    assert out.read_bytes() == before
+
+
+def test_another_command_under_a_label_is_refused_after_a_kernel_sweep_in_between(tmp_path):
+    # The file's plan attribute named the kernel's plan then, and the command check read it only.
+    out = tmp_path / "t.h5"
+    assert _program_sweep(out, "true {size}", "app").returncode == 0
+    assert _kernel_sweep(out, "--resume").returncode == 0
+    before = out.read_bytes()
+    _refused(_program_sweep(out, "echo {size}", "app", "--resume"),
+             "holds runs of 'app' from --command 'true {size}'")
+    assert out.read_bytes() == before
+
+
+def test_a_merged_file_without_plans_is_judged_by_its_runs_launches(tmp_path):
+    shard, merged = tmp_path / "s.h5", tmp_path / "m.h5"
+    assert _program_sweep(shard, "true {size}", "app").returncode == 0
+    assert _run("telemetry", "merge", str(shard), "--out", str(merged)).returncode == 0
+    _refused(_program_sweep(merged, "echo {size}", "app", "--resume"),
+             "holds runs of 'app' from another program (launched as", "true 1")
+    proc = _program_sweep(merged, "true {size}", "app", "--resume", sizes="1,2")
+    assert proc.returncode == 0 and "(ok 1; 1 already done)" in proc.stderr, proc.stderr

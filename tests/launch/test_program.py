@@ -62,17 +62,23 @@ def test_a_brace_word_that_looks_like_a_placeholder_gets_a_note(text, slips):
 
 
 @pytest.mark.parametrize("text,said", [
-    ("./app {size} > out.txt", "'>'"),
-    ("./app {size} | tee log", "'|'"),
-    ("./app {size} 2>&1", "'2>&1'"),
-    ("FOO=1 ./app {size}", "'FOO=1'"),
-    ("./prep && ./app", "'&&'"),
+    ("./app {size} > out.txt", "'>' would be passed on as part of"),
+    ("./app {size} | tee log", "'|' would"),
+    ("./app {size} 2>&1", "'2>&1' would"),
+    ("./app >\"out file.txt\" 2>>err", "'>' and '2>>' would"),
+    ("FOO=1 ./app {size}", "'FOO=1' would"),
+    ("./prep && ./app", "'&&' would"),
+    ("pw.x < si-{size}.in", "'<' would be passed on as part of"),
+    ("./app < in > out ; ./b", "'<', '>' and ';' would be passed on as part of"),
 ])
-def test_shell_syntax_in_a_command_gets_a_note(text, said):
+def test_shell_syntax_in_a_command_is_refused(text, said):
     """The command is not run by a shell: a redirection reached the program as two arguments,
-    with no word (and FOO=1 was taken for the program's path)."""
-    note = program.program_note(text, "--command")
-    assert note is not None and "is not run by a shell" in note and said in note
+    under a note whose grammar was wrong ("'<' reach"), and ``pw.x < si.in`` then ran pw.x
+    reading the sweep's terminal (FOO=1 was taken for the program's path)."""
+    with pytest.raises(ConfigError, match="^--command is not run by a shell: ") as caught:
+        program.program_note(text, "--command")
+    assert said in str(caught.value) and "in a script and give the script" in str(caught.value)
+    assert "\n" not in str(caught.value)
 
 
 @pytest.mark.parametrize("text", ["./app --out=x.txt {size}", "./app -n 5 'a > b'",
@@ -93,3 +99,11 @@ def test_a_program_that_starts_with_an_option_is_refused(bad):
 def test_options_after_the_executable_and_a_file_named_like_an_option_pass():
     assert program.program_tokens("./app -n {size}", {"size": 3}) == ["./app", "-n", "3"]
     assert program.program_tokens(["./-n", "2"]) == ["./-n", "2"]
+
+
+@pytest.mark.parametrize("text", ["./app '<' in.txt", "./app \\> x", "./app \"a | b\" {size}",
+                                  ["./app", ">", "x"]])
+def test_a_quoted_operator_or_an_argv_list_is_an_argument_not_shell_syntax(text):
+    """A quoted '>' is what the user meant to pass (a shell would pass it too); a token list
+    is argv already."""
+    assert program.program_note(text, "--command") is None

@@ -581,3 +581,28 @@ def test_resume_measures_an_ok_run_without_a_runtime_again():
     assert driver._runs_to_do(plan, store, "m") == [1, 2, 3, 4]
     assert [driver.settled(rows[f"r{i}"]) for i in range(6)] == [True, False, False, False,
                                                                   False, True]
+
+
+def test_resume_refuses_a_kernel_whose_name_the_file_holds_a_programs_runs_under(tmp_path):
+    """Tester S, s27 #1: `sweep --kernel gemm --resume` into a file of a program labelled gemm
+    was accepted, and two `gemm 64 N1xR1xT1` rows of two programs were learnt as one."""
+    import json
+
+    from hpcds1mpi.errors import ConfigError
+    from hpcds1mpi.measure.driver import refuse_program_names
+
+    out = tmp_path / "t.h5"
+    plan = json.dumps({"command": "./app {size}", "label": "fault_sleep", "sizes": "1"})
+    with telemetry.TelemetryWriter(out, attrs={"plan": plan}):
+        pass
+    kernel = build_plan({"kernel": [{"name": "fault_sleep", "sizes": [1], "threads": [1],
+                                     "ranks_per_node": [1], "precisions": ["fp64"]}]},
+                        Partition(name="local", cores_per_node=2, memory_gb=8.0))
+    with pytest.raises(ConfigError, match=r"holds runs labelled 'fault_sleep' from --command "
+                                          r"'\./app \{size\}'; the kernel fault_sleep's runs"):
+        refuse_program_names(kernel, str(out))
+    other = tmp_path / "other.h5"
+    with telemetry.TelemetryWriter(other, attrs={"plan": plan.replace("fault_sleep", "app")}):
+        pass
+    refuse_program_names(kernel, str(other))  # another name: nothing to refuse
+    refuse_program_names(kernel, str(tmp_path / "new.h5"))

@@ -490,7 +490,8 @@ def test_resuming_with_another_command_or_reading_is_refused(tmp_path):
         assert words in proc.stderr and "give a new --out" in proc.stderr
         assert telemetry.read_snapshot(out).attrs["launch"] == before
         assert len(telemetry.read_runs(out)) == 1
-    proc = run_cli(first + ["--sizes", "1,2", "--resume"], timeout=120)  # the same: runs more
+    more = [("1,2" if a == "1" and first[i - 1] == "--sizes" else a) for i, a in enumerate(first)]
+    proc = run_cli(more + ["--resume"], timeout=120)  # the same, with a size more: runs it
     assert proc.returncode == 0 and len(telemetry.read_runs(out)) == 2
 
 
@@ -521,9 +522,9 @@ def test_an_output_file_that_is_a_folder_is_refused_in_one_line(tmp_path):
         assert not (tmp_path / "own.h5").exists()
 
 
-def _one_python_run(app, out) -> list[str]:
+def _one_python_run(app, out, sizes: str = "10") -> list[str]:
     return ["sweep", "--command", f"{sys.executable} {app} {{size}}", "--label", "myapp",
-            "--sizes", "10", "--ranks-per-node", "1", "--threads", "1", "--min-repeats", "1",
+            "--sizes", sizes, "--ranks-per-node", "1", "--threads", "1", "--min-repeats", "1",
             "--max-repeats", "1", "--min-time", "0", "--no-progress", "--out", str(out)]
 
 
@@ -563,15 +564,15 @@ def test_resuming_runs_fingerprinted_from_the_launcher_is_refused_and_the_file_k
         writer.start(run)
         writer.record(run, {})
     before = old.read_bytes()
-    proc = run_cli(_one_python_run(app, old) + ["--sizes", "10,11", "--resume"], timeout=120)
+    proc = run_cli(_one_python_run(app, old, "10,11") + ["--resume"], timeout=120)
     _one_line_error(proc, 2)
     assert "fingerprinted from the launcher ('mpiexec Version: 5.0.2', machine " \
            f"{machine['machine_id'][:12]})" in proc.stderr
     assert "sweep into a new --out" in proc.stderr
     assert old.read_bytes() == before
     # A file of this version resumes as before.
-    proc = run_cli(_one_python_run(app, tmp_path / "new.h5") + ["--sizes", "10,11",
-                                                                  "--resume"], timeout=120)
+    proc = run_cli(_one_python_run(app, tmp_path / "new.h5", "10,11") + ["--resume"],
+                   timeout=120)
     assert proc.returncode == 0 and len(telemetry.read_runs(tmp_path / "new.h5")) == 2
 
 
@@ -672,7 +673,7 @@ def test_a_program_whose_mpi_cannot_be_read_is_noted_and_its_row_says_so(tmp_pat
                                          min_time=0),
             str(tmp_path / f"w{ranks}{bool(readings.ranks)}.h5"), part, progress=False,
             readings=readings, say=said.append)
-        assert not any(line.startswith("note:") for line in said), said
+        assert not any(line.startswith("note: the launch") for line in said), said
 
 
 def test_a_command_that_starts_with_an_option_is_refused_before_anything_runs():
@@ -682,3 +683,31 @@ def test_a_command_that_starts_with_an_option_is_refused_before_anything_runs():
         external_plan.build_external_plan("-n 2 hostname", "t", sizes="1")
     with pytest.raises(ConfigError, match="^--program: program starts with '--ntasks=1'"):
         external.check_program(["--ntasks=1", "hostname"], option="--program")
+
+
+def test_configurations_sharing_one_folder_are_noted_once(tmp_path, monkeypatch):
+    """pw.x's scratch (outdir, prefix) and CRASH files of every configuration were written in
+    one folder without a word: one configuration's could be read or deleted by another's (s27
+    tester R 7). Folders per configuration get no note."""
+    from hpcds1mpi.cluster import Partition
+
+    monkeypatch.chdir(tmp_path)
+    app = _script(tmp_path, "app.sh", 'echo "size $1"\n')
+    part = Partition("p", cores_per_node=2, memory_gb=4.0)
+
+    def sweep(name, workdir=None):
+        said: list[str] = []
+        plan = external_plan.build_external_plan(f"{app} {{size}}", "sh", sizes="1,2",
+                                                 min_repeats=1, max_repeats=1, min_time=0)
+        external.run_external(plan, str(tmp_path / name), part, progress=False,
+                              workdir=workdir, say=said.append)
+        return [line for line in said if "folder" in line]
+
+    (note,) = sweep("one.h5")
+    assert note.startswith("note: all 2 configurations run in one folder (the current folder)")
+    assert "--workdir 'runs/{size}-{ranks}'" in note and "\n" not in note
+    (tmp_path / "w-1").mkdir()
+    (tmp_path / "w-2").mkdir()
+    assert sweep("apart.h5", "w-{size}") == []
+    (note,) = sweep("same.h5", "w-1")
+    assert "(--workdir 'w-1')" in note

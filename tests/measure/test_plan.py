@@ -177,6 +177,28 @@ def test_plan_doc_from_kernel_names_and_flags():
                               {"name": "fault_hang"}]}
 
 
+@pytest.mark.parametrize("kernels", [["stencil,stencil"], ["stencil", "gemm,stencil"]])
+def test_a_kernel_named_twice_by_kernel_is_refused_naming_the_option(kernels):
+    # Was: "the plan lists a configuration twice; remove the duplicate kernel entry", with no
+    # plan file given (tester S, s27 #8).
+    with pytest.raises(ConfigError, match=r"^--kernel names stencil twice; give each kernel "
+                                          "once$"):
+        plan_doc(None, kernels, ranges={}, settings={})
+
+
+def test_an_empty_kernel_name_between_commas_is_refused():
+    with pytest.raises(ConfigError, match="--kernel: 'stencil,,gemm' has an empty item"):
+        plan_doc(None, ["stencil,,gemm"], ranges={}, settings={})
+
+
+def test_a_plan_file_listing_a_configuration_twice_names_it():
+    entry = {"name": "fault_sleep", "sizes": [1], "ranks_per_node": [1], "threads": [1],
+             "precisions": ["fp64"]}
+    with pytest.raises(ConfigError, match=r"kernel 'fault_sleep' size 1 N1xR1xT1-cpu-fp64 "
+                                          r"twice; remove the duplicate \[\[kernel\]\]"):
+        build_plan({"sweep": {}, "kernel": [entry, dict(entry)]}, TWO_CORES)
+
+
 def test_plan_doc_flags_replace_the_files_ranges_for_every_kernel(tmp_path):
     plan = tmp_path / "p.toml"
     plan.write_text('[sweep]\nthreads = [1, 2]\ntimeout = 9\n\n'

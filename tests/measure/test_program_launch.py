@@ -238,3 +238,77 @@ def test_a_programs_framed_error_is_its_reason_open_mpis_help_text_is_not(stderr
     assert program_launch.reason_line("", stderr) == reason
     status, error = classify({**BASE, "exit_code": 1, "stdout": "", "stderr": stderr}, 5)
     assert (status, error) == ("failed", f"exit code 1: {reason}")
+
+
+#: Quantum ESPRESSO 6.7's pw.x under Open MPI's mpirun (Debian): its error block on stdout
+#: between two rules of '%', then "stopping ...", and MPI_ABORT's help text on stderr.
+QE_RULE = " " + "%" * 78
+QE_ABORT = ("-" * 74 + "\nMPI_ABORT was invoked on rank 0 in communicator MPI_COMM_WORLD\nwith "
+            "errorcode 1.\n\nNOTE: invoking MPI_ABORT causes Open MPI to kill all MPI "
+            "processes.\n" + "-" * 74 + "\n")
+
+
+def qe_block(title: str, message: str) -> str:
+    return ("     Reading input from si-904.in\n\n     Max angular momentum in pseudopotentials "
+            f"(lmaxx) =  3\n\n{QE_RULE}\n     {title}\n     {message}\n{QE_RULE}\n\n"
+            "     stopping ...\n")
+
+
+@pytest.mark.parametrize("title, message", [
+    # Before: the title alone ("Error in routine latgen (99):"); the message was kept only
+    # where its own line had an error word, and then without its title.
+    ("Error in routine latgen (99):", "nonexistent bravais lattice"),
+    ("Error in routine read_input (1):", "opening input file"),
+    ("Error in routine readpp (1):", "file /usr/share/espresso/pseudo/Si.missing.UPF not found"),
+])
+def test_a_title_ending_at_its_colon_keeps_the_message_under_it(title, message):
+    status, error = classify({**BASE, "exit_code": 1, "stdout": qe_block(title, message),
+                              "stderr": QE_ABORT}, 5)
+    assert (status, error) == ("failed", f"exit code 1: {title} {message}")
+
+
+#: pw.x's SCF that ran out of iterations (electron_maxstep=2): gfortran's stop code on stderr,
+#: Open MPI 4.1's help texts under it, pw.x's own statement on stdout above its timings.
+QE_SCF_OUT = ("     total energy              =     -15.83823005 Ry\n     estimated scf accuracy"
+              "    <       0.00073131 Ry\n\n     convergence NOT achieved after   2 iterations: "
+              "stopping\n\n     Writing output data file ./tmp/si.save/\n\n     PWSCF        :"
+              "      0.12s CPU      0.33s WALL\n\n\n   This run was terminated on:  23:22:51   "
+              "4Dec2026\n\n=" + "-" * 78 + "=\n   JOB DONE.\n=" + "-" * 78 + "=\n")
+
+
+@pytest.mark.parametrize("stdout, stderr, reason", [
+    # Before: "STOP 2", gfortran's stop code, the exit code again.
+    (QE_SCF_OUT, "STOP 2\n" + OMPI_EXIT, "convergence NOT achieved after   2 iterations: "
+     "stopping"),
+    ("iteration 40 residual 3e-2\nSCF run NOT converged\n", "ERROR STOP 1\n", "SCF run NOT "
+     "converged"),
+    # a bare stop code is still said where the program said nothing else
+    ("step 1\nJOB DONE.\n", "STOP 2\n", "STOP 2"),
+])
+def test_a_programs_statement_beats_a_bare_stop_code(stdout, stderr, reason):
+    assert program_launch.reason_line(stdout, stderr) == reason
+
+
+@pytest.fixture
+def terminal_stdin():
+    """The sweep's stdin an open pipe nobody writes to (a terminal nobody types at)."""
+    import os
+
+    read_end, write_end = os.pipe()
+    saved = os.dup(0)
+    os.dup2(read_end, 0)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 0)
+        for fd in (saved, read_end, write_end):
+            os.close(fd)
+
+
+def test_a_program_reads_dev_null_not_the_sweeps_stdin(terminal_stdin):
+    """Was: ``pw.x < si.in`` ran pw.x reading the sweep's own stdin (its terminal), waiting
+    there until --timeout (600 s by default) in every configuration."""
+    result = launch_once([sys.executable, "-c", "import sys; print(len(sys.stdin.read()))"],
+                         {}, timeout=10)
+    assert not result["timed_out"] and result["exit_code"] == 0
+    assert result["stdout"].strip() == "0"

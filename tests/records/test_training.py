@@ -360,3 +360,15 @@ def test_a_sweep_row_with_a_label_sweep_would_refuse_is_refused():
     assert "\\x1b" in impossible_rows(frame)  # said escaped, never printed raw
     frame.loc[1, "workload"] = "gemm"
     assert impossible_rows(frame) is None  # a job log's name (no run_id) may be anything
+
+
+def test_a_kernels_runs_and_a_programs_under_one_name_are_refused():
+    """Tester S, s27 #1: a `sweep --command ... --label stencil` resumed into a stencil file was
+    trained on as one workload, and recommend answered a runtime of neither program."""
+    kernel = make_runs().assign(kind="kernel", command="")
+    program = kernel[kernel["workload"] == "stencil"].assign(
+        kind="external", command="mpiexec -n 1 ./app 64", run_id=lambda f: "p-" + f["run_id"])
+    with pytest.raises(DataError, match="training data holds runs of workload 'stencil' from the "
+                                        "kernel stencil and from a --command program"):
+        TrainingData.from_frame(pd.concat([kernel, program], ignore_index=True))
+    assert len(TrainingData.from_frame(kernel)) == len(kernel)

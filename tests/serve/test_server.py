@@ -41,8 +41,8 @@ def test_settle_heap_takes_what_is_loaded_out_of_collections():
 
 
 def _refused(tmp_path, *args, words: str):
-    proc = run_cli(["serve", "--port", "0", "--state-dir", str(tmp_path / "state"), *args],
-                   timeout=60)
+    port = [] if "--port" in args else ["--port", "0"]  # an option given twice is refused
+    proc = run_cli(["serve", *port, "--state-dir", str(tmp_path / "state"), *args], timeout=60)
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and words in lines[0] and "Traceback" not in proc.stderr
