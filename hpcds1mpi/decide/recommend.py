@@ -357,6 +357,8 @@ def conclude(prep: Prepared, verdict) -> Recommendation:
         verdict.verdict = "escalate"
         verdict.reasons.append("no allowed partition can run this job (see the lines below)")
     judged.verdict = verdict
+    if picked is not None and picked.choice.neighbour_note:  # why System 1 is less sure
+        verdict.reasons.append(picked.choice.neighbour_note)
     extrapolated, notes = _extrapolation(prep, verdict)
     if picked is not None and verdict.verdict != "escalate":
         best = picked.choice.pick

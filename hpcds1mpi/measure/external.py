@@ -300,7 +300,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
 
     from hpcds1mpi.launch import preflight
     from hpcds1mpi.measure import meters
-    from hpcds1mpi.measure.program_mpi import program_mpi_library
+    from hpcds1mpi.measure.program_mpi import program_mpi_library, threading_note
     from hpcds1mpi.measure.readings import Readings
     from hpcds1mpi.measure.rows import base_row
     from hpcds1mpi.records import telemetry
@@ -328,6 +328,9 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
             say(line)
     if say and (note := unverified_launch(first_tokens, first_env, plan.max_ranks, readings)):
         say(note)
+    if say and (note := threading_note(first_tokens, first_env,
+                                       {spec.config.threads for spec in plan.runs})):
+        say(note)  # threads above 1 for a program that cannot use them
     if say and (note := shared_folder_note(workdir, plan.runs)):  # scratch files collide
         say(note)
     said = set()

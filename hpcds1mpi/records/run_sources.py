@@ -49,6 +49,13 @@ def recorded_programs(store) -> dict[str, set[str]]:
     return found
 
 
+def plan_commands(attrs: dict) -> dict[str, str]:
+    """Workload label -> the ``--command`` template a telemetry file's plans ran it with (the
+    current plan's over earlier ones'), for the rows to carry (``command_template``)."""
+    return {str(p.get("label") or "external"): p["command"] for p in reversed(_plans(attrs))
+            if isinstance(p.get("command"), str) and p["command"]}
+
+
 def _plans(attrs: dict) -> list[dict]:
     """The plans a telemetry file records (JSON texts in its attributes), as dicts."""
     texts = [attrs.get("plan")]

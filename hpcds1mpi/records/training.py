@@ -25,21 +25,19 @@ import pandas as pd
 from hpcds1mpi.config import DEVICES, OK, PRECISIONS, STATUSES
 from hpcds1mpi.errors import DataError, TelemetryError
 from hpcds1mpi.records.machines import launcher_note, machine_ids, refuse_foreign_machines
-from hpcds1mpi.records.unmeasured_rows import without_fake_gpu_runs, without_predicted_energy
+from hpcds1mpi.records.telemetry_rows import telemetry_rows
+from hpcds1mpi.records.unmeasured_rows import without_predicted_energy
 
 #: Columns a training table may have besides the runs table (``telemetry.RUN_COLUMNS``) and
 #: the job table (``ingest.JOB_COLUMNS``): ``kept`` (a bundle's sampling mark) and the
 #: partition hardware a bundle records. Anything else is refused, not silently used or ignored.
 EXTRA_COLUMNS: frozenset[str] = frozenset({"kept", "gpu_memory_gb", "max_nodes",
-                                           "runtime_source"})
+                                           "runtime_source", "measure_options",
+                                           "command_template"})
 
-#: ``runtime_source`` of an external run whose telemetry does not say (written before the
-#: ``launch`` attribute, or without its ``runtime`` entry).
-UNKNOWN_SOURCE = "unknown"
 
 #: The fewest ok runs a model is trained on.
 MIN_OK_RUNS = 4
-
 
 
 def known_columns() -> frozenset[str]:
@@ -65,7 +63,7 @@ def read_frames(telemetry: tuple[str, ...] | list[str] = (),
     """
     frames, libraries, left_out = [], {}, []
     for path in telemetry:
-        frames.append(_telemetry_rows(path))
+        frames.append(telemetry_rows(path))
         libraries.update(frames[-1].attrs.get("mpi_libraries", {}))
         left_out += frames[-1].attrs.get("left_out", [])
     for path in jobs:
@@ -85,43 +83,6 @@ def read_frames(telemetry: tuple[str, ...] | list[str] = (),
     frame.attrs["mpi_libraries"] = libraries  # machine_id -> mpi_library, for refusals only
     frame.attrs["left_out"] = left_out  # runs that are no measurement, one line per file
     return frame
-
-
-def runtime_source(attrs: dict) -> str:
-    """What ``runtime_s`` of a telemetry file's external runs holds: the ``runtime`` entry of
-    its ``launch`` attribute (JSON; ``measure/readings.py`` writes it), else
-    :data:`UNKNOWN_SOURCE`."""
-    import json
-
-    try:
-        launch = json.loads(attrs.get("launch") or "{}")
-        text = launch.get("runtime") if isinstance(launch, dict) else None
-    except (TypeError, ValueError):
-        text = None
-    return str(text) if isinstance(text, str) and text else UNKNOWN_SOURCE
-
-
-def _telemetry_rows(path) -> pd.DataFrame:
-    """The runs table of telemetry file ``path``; its external runs (``kind`` external) carry
-    ``runtime_source`` (:func:`runtime_source`): the file attribute is not on the rows, and
-    the model trains on whichever runtime the sweep measured, so the bundle must say which.
-    Kernel runs and files without external runs get no such column."""
-    from hpcds1mpi.records.telemetry import RUN_COLUMNS, load, normalise
-
-    store = load(path)  # once: the rows and the attributes
-    names = [n for n, _ in RUN_COLUMNS]
-    rows = [normalise(r, RUN_COLUMNS) for r in store.runs.values()]
-    if not rows:
-        from hpcds1mpi.records.telemetry import read_runs
-
-        return read_runs(path)  # the typed empty table
-    frame = pd.DataFrame(rows, columns=names)
-    frame.attrs["mpi_libraries"] = {str(k): str(m.get("mpi_library") or "")
-                                    for k, m in store.machines.items()}
-    external = frame["kind"].astype(str) == "external"
-    if external.any():
-        frame["runtime_source"] = np.where(external, runtime_source(store.attrs), None)
-    return without_fake_gpu_runs(frame, path)
 
 
 def merge_runs(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:

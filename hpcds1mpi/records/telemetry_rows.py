@@ -1,0 +1,85 @@
+"""A telemetry file's runs as training rows, with what the file says of its program runs.
+
+The file's attributes are not on the rows, and a bundle trains on the rows: each external run
+carries which runtime its sweep measured (``runtime_source``), how it was read
+(``measure_options``: a calibration sweep repeats it) and the command as swept, placeholders
+in place (``command_template``: a script runs it at another size).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from hpcds1mpi.records.unmeasured_rows import without_fake_gpu_runs
+
+__all__ = ["READING_KEYS", "UNKNOWN_SOURCE", "measure_options", "runtime_source",
+           "telemetry_rows"]
+
+#: ``runtime_source`` of an external run whose telemetry does not say (written before the
+#: ``launch`` attribute, or without its ``runtime`` entry).
+UNKNOWN_SOURCE = "unknown"
+#: A program sweep's reading options, as its ``launch`` attribute records them and the bundle
+#: reads them back (``surrogates.levels.MEASURE_KEYS``): a calibration sweep repeats them.
+READING_KEYS = ("time_regex", "fom_regex", "ranks_regex", "output_file", "workdir")
+
+
+def runtime_source(attrs: dict) -> str:
+    """What ``runtime_s`` of a telemetry file's external runs holds: the ``runtime`` entry of
+    its ``launch`` attribute (JSON; ``measure/readings.py`` writes it), else
+    :data:`UNKNOWN_SOURCE`."""
+    import json
+
+    try:
+        launch = json.loads(attrs.get("launch") or "{}")
+        text = launch.get("runtime") if isinstance(launch, dict) else None
+    except (TypeError, ValueError):
+        text = None
+    return str(text) if isinstance(text, str) and text else UNKNOWN_SOURCE
+
+
+def measure_options(attrs: dict) -> str | None:
+    """A telemetry file's reading options (:data:`READING_KEYS`, "" for one not used) as JSON
+    for its external runs' ``measure_options``; None when its ``launch`` attribute does not
+    record them all (a file written before it did)."""
+    import json
+
+    try:
+        launch = json.loads(attrs.get("launch") or "{}")
+    except (TypeError, ValueError):
+        return None
+    if not isinstance(launch, dict) or not all(isinstance(launch.get(k), str)
+                                               for k in READING_KEYS):
+        return None
+    return json.dumps({k: launch[k] for k in READING_KEYS}, sort_keys=True)
+
+
+def telemetry_rows(path) -> pd.DataFrame:
+    """The runs table of telemetry file ``path``; its external runs (``kind`` external) carry
+    ``runtime_source`` (:func:`runtime_source`): the file attribute is not on the rows, and
+    the model trains on whichever runtime the sweep measured, so the bundle must say which.
+    Kernel runs and files without external runs get no such column."""
+    from hpcds1mpi.records.telemetry import RUN_COLUMNS, load, normalise
+
+    store = load(path)  # once: the rows and the attributes
+    names = [n for n, _ in RUN_COLUMNS]
+    rows = [normalise(r, RUN_COLUMNS) for r in store.runs.values()]
+    if not rows:
+        from hpcds1mpi.records.telemetry import read_runs
+
+        return read_runs(path)  # the typed empty table
+    frame = pd.DataFrame(rows, columns=names)
+    frame.attrs["mpi_libraries"] = {str(k): str(m.get("mpi_library") or "")
+                                    for k, m in store.machines.items()}
+    external = frame["kind"].astype(str) == "external"
+    if external.any():
+        from hpcds1mpi.records.run_sources import plan_commands
+
+        frame["runtime_source"] = np.where(external, runtime_source(store.attrs), None)
+        # how the runs were read and the command as swept ({size} where it stood), for the
+        # bundle: a calibration sweep measures alike, a script runs it at another size
+        frame["measure_options"] = np.where(external, measure_options(store.attrs), None)
+        templates = plan_commands(store.attrs)
+        frame["command_template"] = [templates.get(w) if e else None for w, e in
+                                     zip(frame["workload"].astype(str), external)]
+    return without_fake_gpu_runs(frame, path)
