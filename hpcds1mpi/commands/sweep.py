@@ -83,7 +83,7 @@ def _strip_launch(argv: list[str]) -> list[str]:
 @click.option("--kernel-module", multiple=True, help="Extra kernels: a module or .py path.")
 @click.option("--cluster", "cluster_file", type=NonEmptyPath(), default=None)
 @click.option("--partition", default=None)
-@click.option("--list", "list_only", is_flag=True, help="Print the configurations and a rough time.")
+@click.option("--list", "list_only", is_flag=True, help="Print the configurations and a rough time (kernels: a program has no work model).")
 @click.option("--launch", type=COUNT, default=None,
               help="Supervise: run mpiexec/srun with N ranks, resuming until the plan is done.")
 @click.option("--command", "program", default=None,
@@ -205,7 +205,7 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
                                  launcher_args=launcher_args, cluster_file=cluster_file,
                                  partition=partition)
         if list_only:
-            _print_list(plan, None)
+            _print_list(plan, None, program=True)
             return
         summary = external.run_external(
             plan, out, part, resume=resume, choice=choice, readings=readings, workdir=workdir,
@@ -295,6 +295,11 @@ def _refuse_all_failed(summary: dict, out: str) -> None:
 
     statuses = summary.get("statuses", {})
     failed = sum(n for k, n in statuses.items() if k in FAILURE_STATUSES)
+    if failed and failed == statuses.get("timeout", 0) == sum(statuses.values()):
+        # the command may be right: it ran past the limit everywhere (s27 tester Q, 6)
+        raise RuntimeFailure(f"every configuration this sweep ran timed out ({failed}; in "
+                             f"{out}): raise --timeout, or sweep smaller --sizes, into a new "
+                             "--out")
     if failed and failed == sum(statuses.values()):
         raise RuntimeFailure(f"every configuration this sweep ran failed ({failed}; the reasons "
                              f"are above, and in {out}): fix the command, then sweep into a "
@@ -311,7 +316,9 @@ def _summary_line(summary: dict, out: str) -> str:
             f"{summary['sweep_s']:.1f} s, of which measured {summary['measured_s']:.1f} s")
 
 
-def _print_list(plan, estimate: float | None) -> None:
+def _print_list(plan, estimate: float | None, program: bool = False) -> None:
+    """The plan's configurations, the ranks to start it under (a kernel sweep) and a rough
+    time where a work model gives one (kernels); a program sweep launches each run itself."""
     from collections import Counter
 
     per_kernel = Counter(r.workload for r in plan.runs)
@@ -319,8 +326,14 @@ def _print_list(plan, estimate: float | None) -> None:
         sizes = sorted({r.size for r in plan.runs if r.workload == name})
         click.echo(f"{name}: {count} configurations, {len(sizes)} sizes "
                    f"({sizes[0]}..{sizes[-1]})")
-    click.echo(f"total: {len(plan.runs)} configurations; launch with at least "
-               f"{plan.max_ranks} rank{'s' if plan.max_ranks != 1 else ''}")
+    if program:  # was "launch with at least 4 ranks": four copies of the sweep (s27 Q, 7)
+        click.echo(f"total: {len(plan.runs)} configurations, each launched by the sweep itself "
+                   f"(up to {plan.max_ranks} rank{'s' if plan.max_ranks != 1 else ''}; start "
+                   "the sweep alone, not under mpiexec/srun); no rough time: a program has no "
+                   f"work model (at least {plan.min_repeats} launches each)")
+    else:
+        click.echo(f"total: {len(plan.runs)} configurations; launch with at least "
+                   f"{plan.max_ranks} rank{'s' if plan.max_ranks != 1 else ''}")
     if plan.races:
         click.echo(f"of which {len(plan.races)} race runs, measured only while their "
                    f"configuration is within {plan.race_within:.0%} of its problem's best median "

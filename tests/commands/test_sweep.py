@@ -336,3 +336,28 @@ def test_a_merged_file_without_plans_is_judged_by_its_runs_launches(tmp_path):
              "holds runs of 'app' from another program (launched as", "true 1")
     proc = _program_sweep(merged, "true {size}", "app", "--resume", sizes="1,2")
     assert proc.returncode == 0 and "(ok 1; 1 already done)" in proc.stderr, proc.stderr
+
+
+def test_a_program_sweep_s_list_does_not_ask_for_ranks_to_start_it_under():
+    """Was: "launch with at least 4 ranks" for a --command sweep, which launches each run
+    itself (four copies of the sweep would have run; s27 tester Q, 7)."""
+    from tests.helpers import run_cli
+
+    proc = run_cli(["sweep", "--command", "true {size}", "--label", "tt", "--sizes", "1,2",
+                    "--ranks-per-node", "1,2", "--threads", "1", "--list"], timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "launch with at least" not in proc.stdout
+    assert "each launched by the sweep itself (up to 2 ranks; start the sweep alone" \
+        in proc.stdout and "no rough time: a program has no work model" in proc.stdout
+
+
+def test_a_sweep_whose_every_run_timed_out_asks_for_more_time_not_another_command(tmp_path):
+    """Was: "fix the command" when the command was right and --timeout too short (Q, 6)."""
+    from hpcds1mpi.commands.sweep import _refuse_all_failed
+    from hpcds1mpi.errors import RuntimeFailure
+
+    with pytest.raises(RuntimeFailure, match=r"timed out \(2; in o.h5\): raise --timeout"):
+        _refuse_all_failed({"statuses": {"timeout": 2}}, "o.h5")
+    with pytest.raises(RuntimeFailure, match="fix the command"):
+        _refuse_all_failed({"statuses": {"timeout": 1, "failed": 1}}, "o.h5")
+    _refuse_all_failed({"statuses": {"timeout": 1, "ok": 1}}, "o.h5")
