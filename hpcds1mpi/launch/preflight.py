@@ -102,7 +102,7 @@ def check_srun(path: str, launch: launchers.Launcher, env: dict, one_rank: bool)
     plugin = getattr(launch, "mpi", "")
     try:
         proc = subprocess.run([path, "--mpi=list"], capture_output=True, text=True, timeout=60,
-                              env=env)
+                              env=env, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.SubprocessError) as exc:
         raise LaunchError(f"cannot run {path} --mpi=list ({exc}); nothing was launched") from None
     said = proc.stdout + proc.stderr
@@ -119,7 +119,7 @@ def check_srun(path: str, launch: launchers.Launcher, env: dict, one_rank: bool)
     if one_rank and plugin:
         try:
             step = subprocess.run([*launch.total_tokens(1), "true"], capture_output=True,
-                                  text=True, timeout=120, env=env)
+                                  text=True, timeout=120, env=env, stdin=subprocess.DEVNULL)
             code, err = step.returncode, step.stderr
         except (OSError, subprocess.SubprocessError) as exc:
             code, err = "?", str(exc)

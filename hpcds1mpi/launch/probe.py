@@ -87,7 +87,8 @@ def run_probe(tokens: list[str], env: dict, family: str | None, timeout: float =
 
     argv = [*tokens, "sh", "-c", PROBE_SCRIPT]
     try:
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=env,
                                 text=True, start_new_session=True,
                                 preexec_fn=die_with_parent())
     except OSError as exc:

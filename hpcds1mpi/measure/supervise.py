@@ -64,6 +64,7 @@ def run_launch(argv: list[str]) -> int:
 
     try:
         proc = subprocess.Popen(argv, start_new_session=True, preexec_fn=die_with_parent(),
+                                stdin=subprocess.DEVNULL,  # mpiexec would read the terminal
                                 env={**os.environ, SUPERVISED_ENV: "1"})
     except OSError as exc:
         raise LaunchError(f"cannot start {argv[0]}: {exc.strerror}") from None

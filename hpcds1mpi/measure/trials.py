@@ -216,7 +216,7 @@ class LaunchRunner:
         for attempt in range(1 + self.relaunches):
             try:
                 proc = subprocess.run(tokens, env=env, capture_output=True, text=True,
-                                      timeout=s.timeout + 60)
+                                      timeout=s.timeout + 60, stdin=subprocess.DEVNULL)
             except FileNotFoundError:
                 raise LaunchError(f"{tokens[0]} not found; run tune inside an allocation with "
                                   "srun on PATH, or pass --launcher mpiexec") from None
