@@ -136,12 +136,12 @@ def library_file(program: ProgramMPI, env: dict | None = None) -> str | None:
 
 
 #: A PMIx client library (OpenPMIx's ``libpmix.so.2``), by soname.
-_PMIX = re.compile(r"^libpmix\.so")
+PMIX_SONAME = re.compile(r"^libpmix\.so")
 #: An MPICH-family library that loads its PMI library at run time (Intel MPI's
 #: ``I_MPI_PMI_LIBRARY``), or links a vendor's PMI library (Cray PMI): its dependencies cannot
 #: say whether it speaks PMIx.
-_RUNTIME_PMI = re.compile(rb"Intel\(R\) MPI Library|I_MPI_PMI_LIBRARY")
-_VENDOR_PMI = re.compile(r"^libpmi2?\.so")
+RUNTIME_PMI_MARK = re.compile(rb"Intel\(R\) MPI Library|I_MPI_PMI_LIBRARY")
+VENDOR_PMI_SONAME = re.compile(r"^libpmi2?\.so")
 
 
 def speaks_pmix(program: ProgramMPI, env: dict | None = None) -> bool | None:
@@ -163,13 +163,13 @@ def speaks_pmix(program: ProgramMPI, env: dict | None = None) -> bool | None:
     if text is None:
         return None
     names = [line.strip().split(" ", 1)[0] for line in text.splitlines()]
-    if any(_PMIX.search(name) for name in names):
+    if any(PMIX_SONAME.search(name) for name in names):
         return True
-    if "not found" in text or any(_VENDOR_PMI.search(name) for name in names):
+    if "not found" in text or any(VENDOR_PMI_SONAME.search(name) for name in names):
         return None
     try:
         with open(library, "rb") as fh:
-            return None if _RUNTIME_PMI.search(fh.read()) else False
+            return None if RUNTIME_PMI_MARK.search(fh.read()) else False
     except OSError:
         return None
 

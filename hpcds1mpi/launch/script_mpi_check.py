@@ -19,7 +19,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from hpcds1mpi.launch import mpi_family
-from hpcds1mpi.launch.elf_libraries import needed_tree
+from hpcds1mpi.launch.elf_libraries import needed_files, needed_tree
 from hpcds1mpi.launch.script_request import program_at
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -275,7 +275,33 @@ def srun_check(script: "JobScript", launch: "Launch", cwd: str, env: dict | None
         return "warning", (f"{name} but srun runs it with {whence}: no wire-up, so each rank "
                            "starts alone; add --mpi=pmi2"
                            + (" (or pmix)" if want == mpi_family.MPICH else ""))
+    if want == mpi_family.MPICH and plugin and plugin.startswith("pmix"):
+        library = _mpich_without_pmix(program)
+        if library:  # its ranks start as 1-rank copies (s27 tester Q, 1)
+            return "warning", (f"{name} but srun runs it with {whence}: its MPI library "
+                               f"{library} links no PMIx library, so srun would start it as "
+                               "independent 1-rank copies; add --mpi=pmi2")
     return None
+
+
+def _mpich_without_pmix(program: str) -> str | None:
+    """The MPICH-family library file ``program`` loads where neither it nor anything the
+    program links is a PMIx library and it names no PMI it loads at run time (Intel MPI) or
+    from a vendor; else None. Read from the ELF files (nothing run: a script's program may be
+    anyone's), as :func:`mpi_family.speaks_pmix` reads it for a sweep."""
+    found = None
+    try:
+        for name, _, file in needed_files(program):
+            if mpi_family.PMIX_SONAME.search(name) or mpi_family.VENDOR_PMI_SONAME.search(name):
+                return None
+            if found is None and file and mpi_family.family_of_soname(name) == mpi_family.MPICH:
+                found = file
+        if found is None:
+            return None
+        with open(found, "rb") as fh:
+            return None if mpi_family.RUNTIME_PMI_MARK.search(fh.read()) else found
+    except OSError:
+        return None
 
 
 def launch_checks(script: "JobScript", cwd: str, env: dict | None = None

@@ -233,3 +233,15 @@ def test_launch_checks_sort_warnings_from_notes(mpis, nothing_runs, tmp_path, mo
     assert len(warnings) == 1 and warnings[0].startswith("line 3: hpcc is linked against "
                                                          "Open MPI"), warnings
     assert len(notes) == 1 and notes[0].startswith("line 2: hpcc"), notes  # once: line 4 not
+
+
+def test_srun_with_pmix_for_an_mpich_without_pmix_is_a_warning(mpis, nothing_runs, tmp_path):
+    """Debian's MPICH links no PMIx: `srun --mpi=pmix` starts its program as 1-rank copies
+    (s27 tester Q, 1: NWChem printed nproc = 1 twice); advise had said nothing."""
+    line = _srun(f"#SBATCH -N 1\nsrun --mpi=pmix {mpis['mpich_app']}\n", tmp_path)
+    assert line.startswith("line 2: NPmpich2 is linked against the MPICH family"), line
+    assert "links no PMIx library" in line and line.endswith("add --mpi=pmi2")
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("MpiDefault=pmix\n")
+    assert "links no PMIx library" in _srun(f"#SBATCH -N 1\nsrun {mpis['mpich_app']}\n",
+                                            tmp_path, conf)
