@@ -138,7 +138,7 @@ def run_inprocess(comm, plan: SweepPlan, out: str, partition, *, resume: bool = 
     machine_id, sweep_id, todo = comm.bcast(
         (machine_id, sweep_id, todo) if rank == 0 else None, root=0)
     if rank == 0:
-        _say_oversubscribed(plan, todo, fewest, max(layout.node_sizes))
+        say_oversubscribed(plan, todo, fewest, max(layout.node_sizes))
 
     with sigterm_interrupts():  # scancel / a walltime: said and exit 1, as Ctrl-C is
         try:
@@ -191,7 +191,7 @@ def _say_changed_settings(writer, plan: SweepPlan, kept: int, out: str) -> None:
         sys.stderr.flush()
 
 
-def _say_oversubscribed(plan: SweepPlan, todo: list[int], cpus: int, launched: int,
+def say_oversubscribed(plan: SweepPlan, todo: list[int], cpus: int, launched: int,
                         env=None) -> None:
     """One line when runs put more ranks x threads on a node than the launch gave it (``cpus``:
     the fewest of any node, :func:`hpcds1mpi.runtime.binding.node_cpus`; ``launched``: ranks

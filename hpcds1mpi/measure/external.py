@@ -45,7 +45,7 @@ import time
 from hpcds1mpi.config import OK, UNINFORMATIVE_STATUSES, Configuration
 from hpcds1mpi.errors import ConfigError, LaunchError, SweepInterrupted
 from hpcds1mpi.launch.program import check_executable_first, placeholder_values
-from hpcds1mpi.measure.driver import settled
+from hpcds1mpi.measure.driver import say_oversubscribed, settled
 from hpcds1mpi.measure.external_plan import format_command
 from hpcds1mpi.measure.plan import RunSpec, SweepPlan
 from hpcds1mpi.measure.program_launch import classify, launch_once, launch_problem
@@ -331,6 +331,8 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
     if say and (note := threading_note(first_tokens, first_env,
                                        {spec.config.threads for spec in plan.runs})):
         say(note)  # threads above 1 for a program that cannot use them
+    if say:  # more ranks x threads than cores: said as for kernels (s27 tester Q, 8)
+        say_oversubscribed(plan, list(range(len(plan.runs))), partition.cores_per_node, 0, {})
     if say and (note := shared_folder_note(workdir, plan.runs)):  # scratch files collide
         say(note)
     said = set()

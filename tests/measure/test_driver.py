@@ -549,17 +549,17 @@ def test_more_ranks_x_threads_than_cpus_is_said_once_on_stderr(tmp_path):
 def test_oversubscribed_line_counts_the_node_cpus_and_under_srun_says_how_to_launch(capsys):
     """Was: under srun the line named one task's CPU ("than its 1 cpu(s)") for a node whose
     step holds 2, and gave no way to measure the configuration bound."""
-    from hpcds1mpi.measure.driver import _say_oversubscribed
+    from hpcds1mpi.measure.driver import say_oversubscribed
 
     plan = build_plan({"sweep": {"sizes": [1], "ranks_per_node": [1, 2], "threads": [1, 2],
                                  "precisions": ["fp64"]}, "kernel": [{"name": "stencil"}]},
                       Partition("p", 2, 8.0))
     todo = list(range(len(plan.runs)))
-    _say_oversubscribed(plan, todo, 2, 2, env={})
+    say_oversubscribed(plan, todo, 2, 2, env={})
     plain = capsys.readouterr().err
     assert "1 of 4 configuration(s)" in plain and "its 2 cpu(s)" in plain
     assert "srun" not in plain
-    _say_oversubscribed(plan, todo, 1, 1, env={"SLURM_STEP_ID": "0"})
+    say_oversubscribed(plan, todo, 1, 1, env={"SLURM_STEP_ID": "0"})
     line = capsys.readouterr().err
     assert line.count("\n") == 1 and "3 of 4" in line
     assert "`srun --cpus-per-task=4` (or --cpu-bind=none)" in line
