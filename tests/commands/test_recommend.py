@@ -37,10 +37,10 @@ def fake_cli(monkeypatch, tmp_path):
     path = tmp_path / "cluster.toml"
     path.write_text(CLUSTER_TOML)
 
-    def invoke(*args):
+    def invoke(*args):  # an option given twice is refused: the test's own wins
         extra = [] if "--model" in args else ["--model", str(model_dir)]
-        result = CliRunner().invoke(command, ["--cluster", str(path), *extra, *args],
-                                    catch_exceptions=False)
+        extra += [] if "--cluster" in args else ["--cluster", str(path)]
+        result = CliRunner().invoke(command, [*extra, *args], catch_exceptions=False)
         return result
 
     return invoke
@@ -65,7 +65,8 @@ def test_cli_record_failure_then_recommends_elsewhere(fake_cli):
     where = first["pick"]["partition"]
     again = fake_cli("--workload", "gemm", "--size", "2048", "--json",
                      "--record-failure", where, "--status", "oom")
-    data = json.loads(again.output)
+    data = json.loads(again.stdout)  # stderr says which file the failure went to
+    assert f"note: recorded gemm size 2048 as oom on {where} in " in again.stderr
     assert data["pick"]["partition"] != where
     assert [p for p in data["partitions"] if p["partition"] == where][0]["status"] == "rejected"
 
@@ -142,7 +143,8 @@ def test_injection_in_cli_fields_is_rejected_or_inert(fake_cli, tmp_path):
 def test_bad_input_is_one_line_error(tmp_path, args, message):
     path = tmp_path / "c.toml"
     path.write_text(cluster_toml("cpu", "gpu-small", "gpu-big"))
-    res = CliRunner().invoke(command, ["--cluster", str(path), "--workload", "gemm", *args])
+    workload = [] if "--workload" in args else ["--workload", "gemm"]
+    res = CliRunner().invoke(command, ["--cluster", str(path), *workload, *args])
     # click refuses an option's value itself (exit 2); the command raises ConfigError (exit 2
     # through hpcds1mpi's main)
     assert res.exit_code == 2 or isinstance(res.exception, ConfigError), res.output

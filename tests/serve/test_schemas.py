@@ -148,6 +148,7 @@ def test_the_request_has_the_recommend_command_options():
     options = {p.name for p in command.params}
     # What names a file on the server or writes is fixed at start, or absent.
     server_side = {"cluster_file", "model_dir", "history_path", "record_failure",
+                   "forget_failures",
                    "failure_status", "script_path", "force", "as_json", "partitions",
                    # the walltime from a job table: a file on the server; the service has none
                    "job_table", "user", "time_limit", "walltime_coverage"}
