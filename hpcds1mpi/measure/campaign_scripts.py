@@ -105,6 +105,13 @@ def check_devices(plan, partition, plan_file: str) -> None:
     """
     from hpcds1mpi.config import check_fits
 
+    most = max((spec.config.nodes for spec in plan.runs), default=1)
+    if partition.max_nodes is not None and most > partition.max_nodes:
+        # was check_fits' "lower --nodes": campaign emit has no such option (s27 tester S, 8)
+        raise ConfigError(f"{plan_file}: the plan asks for {most} nodes but partition "
+                          f"{partition.name!r} has at most {partition.max_nodes}; lower nodes "
+                          "in the plan, or give the cluster file (--cluster) and a partition "
+                          f"(--partition) with {most}")
     gpu = [spec.config for spec in plan.runs if spec.config.device == "gpu"]
     if gpu and partition.gpus_per_node < 1:
         raise ConfigError(f"{plan_file}: {len(gpu)} configuration(s) run on GPUs but partition "

@@ -83,3 +83,22 @@ def test_a_second_emit_into_one_folder_is_refused_while_the_first_writes(tmp_pat
     emit(str(tmp_path / "plan.toml"), "slurm", str(tmp_path / "camp"))  # its lock died with it
     assert (tmp_path / "camp" / "campaign.json").is_file()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["camp", "plan.toml"]
+
+
+def test_a_plan_over_the_partitions_node_count_names_the_plan_not_an_option(tmp_path):
+    """Was: "2 nodes asked but partition 'debug' has at most 1; lower --nodes" (campaign emit
+    has no --nodes; s27 tester S, 8)."""
+    from hpcds1mpi.errors import ConfigError
+
+    (tmp_path / "plan.toml").write_text(PLAN.replace("nodes = [1]", "nodes = [1, 2]"))
+    (tmp_path / "cluster.toml").write_text(textwrap.dedent("""
+        [clusters.lab.partitions.debug]
+        cores_per_node = 2
+        memory_gb = 4
+        max_nodes = 1
+    """))
+    with pytest.raises(ConfigError, match=r"the plan asks for 2 nodes but partition 'debug' "
+                                          r"has at most 1; lower nodes in the plan"):
+        emit(str(tmp_path / "plan.toml"), "slurm", str(tmp_path / "camp"),
+             cluster_file=str(tmp_path / "cluster.toml"), partition_name="debug")
+    assert not (tmp_path / "camp").exists()
