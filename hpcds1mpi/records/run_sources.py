@@ -2,9 +2,9 @@
 
 A workload name means one program: a model learns one runtime per name and configuration, and
 ``recommend --workload NAME`` answers for it. A runs table whose name holds runs of a kernel and
-of a program (``sweep --command ... --label stencil`` resumed into a kernel's file), or of two
-programs at one configuration (two files merged), would be learnt as one program and answered
-with a runtime of neither. :func:`mixed_programs` finds such rows in a table (``train``,
+of a program (``sweep --command ... --label stencil`` resumed into a kernel's file) would be learnt as one
+program and answered with a runtime of neither. :func:`mixed_programs` finds a kernel's and a program's rows under
+one name in a table (``train``,
 ``learn``, ``telemetry merge``); :func:`recorded_programs` reads what a telemetry file holds
 under each name, for ``sweep --resume`` to refuse adding another program's runs to it.
 """
@@ -84,11 +84,13 @@ def shown(source: str) -> str:
 
 def mixed_programs(frame: pd.DataFrame, what: str, fix: str) -> str | None:
     """A message about ``what`` when one workload's sweep runs (of one machine) come from a
-    kernel and a program, or from two program commands at one configuration; None otherwise.
+    kernel and from a program; None otherwise.
 
-    Job-log rows (no ``kind``) are left alone. Two commands are compared at one configuration
-    only: the ``command`` column holds the launch as filled in (``--size 64``), which differs
-    from size to size.
+    Job-log rows (no ``kind``) are left alone. Two command lines of one program label pass:
+    the same program swept with another flag (GROMACS's ``-ntomp``), launcher options or
+    launcher path, which the bundle keeps as that label's command lines and ``train`` names
+    (:mod:`hpcds1mpi.surrogates.program_command`); telling another program from the same one
+    with other options is the user's ``--label``.
     """
     if "kind" not in frame.columns or "workload" not in frame.columns:
         return None
@@ -103,14 +105,4 @@ def mixed_programs(frame: pd.DataFrame, what: str, fix: str) -> str | None:
             return (f"{what} holds runs of workload {name!r} from the kernel {name} and from "
                     f"a --command program ({command[:80]!r}, labelled {name!r}); a model would "
                     f"learn one runtime for two programs; {fix} ({HINT})")
-        config = [c for c in CONFIG_COLUMNS if c in group.columns]
-        if group["_kind"].iloc[0] != PROGRAM or "command" not in group.columns or not config:
-            continue
-        for at, runs in group.groupby(config, sort=True, dropna=False):
-            commands = list(dict.fromkeys(runs["command"].astype(str)))
-            if len(commands) > 1:
-                where = " ".join(str(v) for v in (at if isinstance(at, tuple) else (at,)))
-                return (f"{what} holds runs of workload {name!r} at {where} from two program "
-                        f"commands ({commands[0][:60]!r} and {commands[1][:60]!r}); a model "
-                        f"would learn one runtime for two programs; {fix} ({HINT})")
     return None
