@@ -145,7 +145,8 @@ def bound_beyond(cols: dict, measured: NeighbourRuntimes, workload: str, size: f
     for part in np.unique(partitions).tolist():
         rows = np.flatnonzero(partitions == part)
         table = {c: np.asarray(cols[c])[rows] for c in _CONFIG}
-        got = measured.edge(workload, (trained or {}).get(str(part), str(part)), size, table)
+        name = _measured_as(trained, part)
+        got = None if name is None else measured.edge(workload, name, size, table)
         if got is None:
             continue
         above, hit, edge_log = got
@@ -181,7 +182,8 @@ def bound_runtimes(cols: dict, measured: NeighbourRuntimes, workload: str, size:
     Args:
         cols: System 1's candidate columns (configuration and prediction arrays).
         measured: the bundle's :class:`NeighbourRuntimes`.
-        trained: partition -> the trained partition it is predicted as (absent: itself).
+        trained: partition -> the measured partition of its hardware, None where none has
+            it (then nothing bounds it; absent: itself).
 
     Returns:
         partition -> its (below, above) measured sizes, for the partitions that have them, or
@@ -198,8 +200,8 @@ def bound_runtimes(cols: dict, measured: NeighbourRuntimes, workload: str, size:
     for part in names:
         rows = None if len(names) == 1 else np.flatnonzero(partitions == part)
         table = cols if rows is None else {c: np.asarray(cols[c])[rows] for c in _CONFIG}
-        got = measured.around(workload, (trained or {}).get(str(part), str(part)), size,
-                              table)
+        name = _measured_as(trained, part)
+        got = None if name is None else measured.around(workload, name, size, table)
         if got is None:
             continue
         sizes[str(part)] = got[:2]
@@ -267,6 +269,15 @@ def disagreement(cols: dict, index: int, feasible: np.ndarray, size: float,
             f"and {hi:g} ({_s(below[r])}, {_s(above[r])}; interpolated: "
             f"{_s(cols['runtime_s'][r])}); interpolated between their measurements, "
             f"{_config(cols, q)} takes {_s(interp[q])} against the pick's {_s(interp[index])}")
+
+
+def _measured_as(trained: dict | None, partition) -> str | None:
+    """The partition whose measurements bound ``partition``'s predictions: ``trained``'s
+    entry (None there: hardware no measured partition has, so nothing bounds it), else the
+    partition's own name."""
+    if trained is not None and str(partition) in trained:
+        return trained[str(partition)]
+    return str(partition)
 
 
 def _s(seconds: float) -> str:

@@ -39,7 +39,7 @@ from hpcds1mpi.decide.memory_limits import (MemoryLimit, declared_need_mb, learn
                                             memory_need_and_limit)
 from hpcds1mpi.decide.scores import Scores, neighbour_runtimes  # Scores importable here too
 from hpcds1mpi.decide.system1_front import knee, pareto_front_2d  # importable from here too
-from hpcds1mpi.decide.trained_hardware import as_trained, trained_names
+from hpcds1mpi.decide.trained_hardware import as_trained, matching_partition, trained_names
 from hpcds1mpi.errors import ConfigError, ModelError
 from hpcds1mpi.surrogates.columns import Columns, takes_columns
 from hpcds1mpi.surrogates.neighbour_bounds import bound_beyond, bound_runtimes, disagreement
@@ -275,9 +275,12 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     # Optional (bundles that recorded it): the workload's measured noise, for the confidence.
     cols["runtime_noise"] = np.asarray(pred["runtime_noise"], dtype=float) \
         if "runtime_noise" in pred.columns else np.full(len(frame), np.nan)
-    measured, trained = neighbour_runtimes(bundle), trained_names(bundle, partitions)
-    around = bound_runtimes(cols, measured, workload, size, trained)  # within the sizes
-    bound_beyond(cols, measured, workload, size, trained)  # beyond them: never faster
+    # Measurements bound only the hardware they ran on (a same-named partition of other
+    # hardware had been held to the 2-core machine's runtimes: s27 review B2).
+    measured = neighbour_runtimes(bundle)
+    same = {p.name: matching_partition(bundle, p) for p in partitions}
+    around = bound_runtimes(cols, measured, workload, size, same)  # within the sizes
+    bound_beyond(cols, measured, workload, size, same)  # beyond them: never faster
     floor_energy(cols, partitions)
     levels = bundle_cache.measured_levels(bundle).get(str(workload))
     if limits is None:

@@ -115,3 +115,22 @@ def test_beyond_the_measured_sizes_a_bigger_problem_is_never_predicted_faster():
     assert not nb.bound_beyond(inside, measured, "prog", 5.0)
     assert inside["runtime_s"] == pytest.approx([0.5, 0.5])
     assert not nb.bound_beyond(_cols({1: 0.5}, size=9.0), measured, "other", 9.0)
+
+
+def test_a_partition_of_hardware_nothing_measured_is_not_bounded():
+    """s27 review B2: a 64-core 'local' was held to the shipped 2-core 'local''s runtimes."""
+    measured = nb.NeighbourRuntimes.fit(_runs(PW))
+    cols = _cols({1: 3.66, 2: 1.34})
+    assert nb.bound_runtimes(cols, measured, "prog", 30.0, {"local": None}) is None
+    assert not nb.bound_beyond(cols, measured, "prog", 50.0, {"local": None})
+    assert cols["runtime_s"] == pytest.approx([3.66, 1.34])
+
+
+def test_system1_bounds_only_the_hardware_the_runs_measured():
+    from hpcds1mpi.cluster import Partition
+    from hpcds1mpi.decide import system1 as s1
+    from hpcds1mpi.decide.model_bundle import load_model
+
+    bundle = load_model(None)
+    big = Partition(name="local", cores_per_node=64, memory_gb=256.0, max_nodes=1)
+    assert nb.MODEL not in s1.score(bundle, "cg", 36, [big]).cols
