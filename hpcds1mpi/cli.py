@@ -122,10 +122,11 @@ def _refuse_repeats(ctx: click.Context, order: list) -> None:
     for param, uses in Counter(order).items():
         if uses < 2 or not isinstance(param, click.Option) or param.multiple or param.count:
             continue
-        name = "/".join([param.opts[0], *param.secondary_opts[:1]])
+        # every spelling of it ("-o/--output"): the user may have typed either, or both
+        name = "/".join([*param.opts, *param.secondary_opts[:1]])
         if param.is_flag:
             ctx.fail(f"{name} is given {uses} times; give it once")
-        hint = (f" (a list is one comma-separated value: {param.opts[0]} A,B)"
+        hint = (f" (a list is one comma-separated value: {max(param.opts, key=len)} A,B)"
                 if re.search(r"\w,\w", param.help or "") else "")
         ctx.fail(f"{name} is given {uses} times and takes one value (only the last would "
                  f"count); give it once{hint}")

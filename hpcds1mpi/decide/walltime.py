@@ -118,7 +118,8 @@ class WalltimeProposal:
                     f"of {self.uncapped_s:.0f} s, so fewer jobs like this one finish within it")
         elif self.tight and self.model_s is not None:
             whose = f"your jobs named {self.name!r}" if self.n_name_within is not None else \
-                "your finished jobs"
+                "your finished jobs, all of them alike (a time limit or the job's name would " \
+                "tell this job apart)"
             case = (f"raised from the model's {self.model_s:.0f} s to cover "
                     f"{100 * self.quantile:.0f} % of {whose}")
         elif self.tight and checked and not self.request_s:

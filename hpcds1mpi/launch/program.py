@@ -86,10 +86,8 @@ def program_note(program: str | Sequence[str] | None, option: str = "--program"
     same literal argument.
 
     Raises:
-        ConfigError: shell syntax outside quotes (``< in.txt``, ``> out.txt``, ``| tee log``,
-            ``&&``, a leading ``VAR=value``): the command is not run by a shell, so it would
-            reach the program as arguments and never do what was meant (``pw.x < si.in`` ran
-            pw.x reading no input). A token list is argv already: not checked.
+        ConfigError: shell syntax outside quotes (:func:`check_no_shell_syntax`, naming
+            ``option``). A token list is argv already: not checked.
     """
     import difflib
 
@@ -106,7 +104,22 @@ def program_note(program: str | Sequence[str] | None, option: str = "--program"
     if slips:
         notes.append(f"{option} has {', '.join(slips)}: not a placeholder, passed as written; "
                      f"the placeholders are {' '.join('{' + p + '}' for p in PLACEHOLDERS)}")
-    bare = _QUOTED_RE.sub("q", text).split() if isinstance(program, str) else []
+    if isinstance(program, str):
+        check_no_shell_syntax(program, option)
+    return "; ".join(notes) or None
+
+
+def check_no_shell_syntax(text: str, option: str = "program") -> None:
+    """Refuse shell syntax outside quotes in a command line given as text (``< in.txt``,
+    ``> out.txt``, ``| tee log``, ``&&``, a leading ``VAR=value``): the command is not run by
+    a shell, so it would reach the program as arguments and never do what was meant
+    (``pw.x < si.in`` ran pw.x reading no input). Every path a command enters by comes here
+    (:func:`program_tokens`; the CLI first through :func:`program_note`, naming its option).
+
+    Raises:
+        ConfigError: naming the tokens and the way out (a script).
+    """
+    bare = _QUOTED_RE.sub("q", text).split()
     shell = [m.group(0) for t in bare if (m := _SHELL_TOKEN_RE.match(t))]  # (">out": '>')
     if bare and _ASSIGNMENT_RE.match(bare[0]):
         try:
@@ -122,7 +135,6 @@ def program_note(program: str | Sequence[str] | None, option: str = "--program"
             "script and give the script "
             f"(e.g. run.sh holding 'exec ./app < \"in-$1.txt\"', given as {option} "
             "'./run.sh {size}')")
-    return "; ".join(notes) or None
 
 
 def program_tokens(program: str | Sequence[str], values: dict | None = None) -> list[str]:
@@ -144,6 +156,7 @@ def program_tokens(program: str | Sequence[str], values: dict | None = None) -> 
     """
     if isinstance(program, str):
         no_control(program, "program")
+        check_no_shell_syntax(program)
         try:
             tokens = shlex.split(program)
         except ValueError as exc:

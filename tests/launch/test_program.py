@@ -107,3 +107,15 @@ def test_a_quoted_operator_or_an_argv_list_is_an_argument_not_shell_syntax(text)
     """A quoted '>' is what the user meant to pass (a shell would pass it too); a token list
     is argv already."""
     assert program.program_note(text, "--command") is None
+
+
+def test_shell_syntax_is_refused_on_every_path_a_command_enters_by():
+    """s27 review B3: the refusal lived in the CLI's note only, so the Python API wrote
+    "./app '<' in.txt" into a script."""
+    from hpcds1mpi.errors import ConfigError
+    from hpcds1mpi.launch.program import program_tokens
+
+    with pytest.raises(ConfigError, match="^program is not run by a shell: '<' would be"):
+        program_tokens("./app < in.txt")
+    assert program_tokens("./app '<' in.txt") == ["./app", "<", "in.txt"]  # quoted: an argument
+    assert program_tokens(["./app", "<", "in.txt"]) == ["./app", "<", "in.txt"]  # argv as given
