@@ -205,10 +205,12 @@ GENERIC_LINE = re.compile(r"^Error termination\b|^Backtrace for this error|^#\d+
                           r"^at \S+:\d+$|^\*\*\* (Process received signal|End of error message)|"
                           r"^(ERROR )?STOP( -?\d+)?$", re.IGNORECASE)
 #: A report of no error: "0 tests completed and failed residual checks", "errors: 0",
-#: "completed with 0 errors" (the error words in them say nothing went wrong).
+#: "completed with 0 errors" (the error words in them say nothing went wrong); not "Error: 0:"
+#: followed by a message (Global Arrays' "ARMCI Error: 0:input_parse: unknown directive",
+#: rank 0's error, which NWChem's generic "There is an error in the input file" had beaten).
 NO_ERROR = re.compile(r"^\s*(0|no|zero)\s+(\w+\s+){0,3}(errors?|failures?|failed)\b|"
                       r"\b(0|no|zero)\s+(errors?|failures?)\b|"
-                      r"\b(errors?|failures?|failed)\s*[:=]\s*0\b", re.IGNORECASE)
+                      r"\b(errors?|failures?|failed)\s*[:=]\s*0\b(?!\s*:)", re.IGNORECASE)
 #: A crash as the launcher reports it (Open MPI: "exited on signal 11 (Segmentation fault)";
 #: hydra: "KILLED BY SIGNAL: 11 (Segmentation fault)"): the reason even inside its help text.
 CRASH_WORDS = re.compile(r"\bsignal:? \d+|Segmentation fault|core dumped|Bus error",

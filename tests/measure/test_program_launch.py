@@ -312,3 +312,17 @@ def test_a_program_reads_dev_null_not_the_sweeps_stdin(terminal_stdin):
                          {}, timeout=10)
     assert not result["timed_out"] and result["exit_code"] == 0
     assert result["stdout"].strip() == "0"
+
+
+def test_nwchems_specific_error_wins_over_its_generic_box():
+    """NWChem (Global Arrays) repeats its specific error on stderr as "[0] ARMCI Error:
+    0:input_parse: unknown directive scff:", which read as a report of no error ("Error: 0"),
+    so stdout's generic "There is an error in the input file" was the reason (s27 tester Q, 5)."""
+    from hpcds1mpi.measure.program_launch import reason_line
+
+    out = ("----\n input_parse: unknown directive scff      0\n----\n----\n"
+           " There is an error in the input file\n----\n")
+    err = ("[0] ARMCI Error: 0:input_parse: unknown directive scff:\nAbort(-1) on node 0 (rank 0"
+           " in comm 496): application called MPI_Abort(comm=0x84000000, -1) - process 0\n")
+    assert reason_line(out, err) == "[0] ARMCI Error: 0:input_parse: unknown directive scff:"
+    assert reason_line("tests passed, errors: 0\n", "") == "tests passed, errors: 0"
