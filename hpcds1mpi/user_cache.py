@@ -45,14 +45,6 @@ def folder_key(folder: str | os.PathLike) -> str:
             stamp.append(f"{p.name}:{p.stat().st_mtime_ns}:{p.stat().st_size}")
         except OSError:
             continue
-    return _sha256(("|".join([str(path), *stamp])).encode()).hexdigest()[:16]
+    from hpcds1mpi.digests import sha256
 
-
-def _sha256(data: bytes):
-    """SHA-256 of ``data``: CPython's builtin module where there is one (the same digest;
-    hashlib's OpenSSL binding costs a cold ``recommend`` ~4 ms to load)."""
-    try:
-        from _sha256 import sha256  # CPython <= 3.11
-    except ImportError:  # pragma: no cover - other versions and interpreters
-        from hashlib import sha256
-    return sha256(data)
+    return sha256(("|".join([str(path), *stamp])).encode()).hexdigest()[:16]

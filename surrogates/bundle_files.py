@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 import numpy as np
 
+from hpcds1mpi.digests import sha256_file
 from hpcds1mpi.errors import ModelError
 
 from .columns import Columns
@@ -259,7 +260,7 @@ def read_training_matrix(path: Path) -> np.ndarray | None:
 
 def file_hashes(path: Path) -> dict[str, str]:
     """SHA-256 of each of :data:`HASHED_FILES` in folder ``path`` (those present)."""
-    return {name: _sha256_of(path / name) for name in HASHED_FILES if (path / name).is_file()}
+    return {name: sha256_file(path / name) for name in HASHED_FILES if (path / name).is_file()}
 
 
 def check_file_hashes(path: Path, manifest: dict) -> None:
@@ -282,26 +283,12 @@ def check_file_hashes(path: Path, manifest: dict) -> None:
             raise ModelError(f"bundle {path}: {name} is missing (its manifest records it): "
                              "retrain (`hpcds1mpi train`) or restore it")
         try:
-            same = name in recorded and _sha256_of(file) == recorded[name]
+            same = name in recorded and sha256_file(file) == recorded[name]
         except OSError:  # a folder, a link loop, unreadable
             same = False
         if not same:
             raise ModelError(f"bundle {path}: {name} does not match its manifest: retrain "
                              "(`hpcds1mpi train`) or restore it")
-
-
-def _sha256_of(file: Path) -> str:
-    """SHA-256 of a file's bytes: CPython's builtin module where there is one (the same
-    digest; hashlib's OpenSSL binding costs a cold ``recommend`` ~4 ms to load)."""
-    try:
-        from _sha256 import sha256  # CPython <= 3.11
-    except ImportError:  # pragma: no cover - other versions and interpreters
-        from hashlib import sha256
-    digest = sha256()
-    with open(file, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _first_line(exc: BaseException) -> str:

@@ -26,7 +26,8 @@ STAGES = ("core", "runtime", "kernels", "launch", "records", "measure", "surroga
           "api", "serve", "commands")
 CORE = {"hpcds1mpi", "hpcds1mpi.errors", "hpcds1mpi.config", "hpcds1mpi.cluster",
         "hpcds1mpi.slurm_allocation", "hpcds1mpi.tomlfile", "hpcds1mpi.atomic",
-        "hpcds1mpi.writers", "hpcds1mpi.user_cache", "hpcds1mpi.output_sets"}
+        "hpcds1mpi.writers", "hpcds1mpi.user_cache", "hpcds1mpi.output_sets",
+        "hpcds1mpi.digests"}
 ENTRY_POINTS = {"hpcds1mpi.cli", "hpcds1mpi.__main__"}
 MAX_LINES = 450
 

@@ -102,6 +102,7 @@ def export(path, out, table, force) -> None:
     Beside OUT goes a hidden .OUT.hpcds1mpi.sha256 (sha256sum -c reads it): a rerun replaces
     OUT only while OUT is unchanged since, never a file of the user's or an edited export."""
     from hpcds1mpi.atomic import atomic_path, check_output_file, check_replace, write_bytes
+    from hpcds1mpi.digests import sha256_file
     from hpcds1mpi.errors import OutputError
     from hpcds1mpi.records import telemetry
 
@@ -119,11 +120,12 @@ def export(path, out, table, force) -> None:
         raise OutputError(f"--out {out}: use a .csv, .parquet or .json file name")
     target = check_output_file(out, "export")
     existed = target.is_file()
-    if existed and not force and export_state(target) == "edited":
+    state = export_state(target) if existed and not force else None  # one hash of it
+    if state == "edited":
         raise OutputError(f"{out} has been changed since telemetry export wrote it (it no "
                           f"longer matches the checksum in {checksum_path(target).name}); "
                           "pass --force to replace it, or choose another --out")
-    check_replace(target, ours=lambda p: export_state(p) == "unchanged", force=force,
+    check_replace(target, ours=lambda p: state == "unchanged", force=force,
                   what="table telemetry export", option="--out")
     if table == "runs":
         frame = telemetry.read_runs(path)
@@ -133,7 +135,7 @@ def export(path, out, table, force) -> None:
         frame = telemetry.read_detail(path, table)
     with atomic_path(out, "export") as tmp:
         write(str(tmp))
-        digest = _sha256(tmp)
+        digest = sha256_file(tmp)
     # After the export: a stop in between leaves an export that no checksum vouches for,
     # which the next run refuses without --force (never one replaced that should be kept).
     write_bytes(checksum_path(target), _CHECKSUM_HEAD + digest.encode() + b"  "
@@ -165,20 +167,12 @@ def export_state(out: Path) -> str:
         return "foreign"
     if head + b"\n" != _CHECKSUM_HEAD:
         return "foreign"
+    from hpcds1mpi.digests import sha256_file
+
     try:
-        return "unchanged" if line[:64].decode("ascii") == _sha256(out) else "edited"
+        return "unchanged" if line[:64].decode("ascii") == sha256_file(out) else "edited"
     except (OSError, UnicodeDecodeError):
         return "edited"
-
-
-def _sha256(path) -> str:
-    import hashlib
-
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 @command.command(name="merge")

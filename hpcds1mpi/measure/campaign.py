@@ -25,7 +25,6 @@ Scripts are written by :mod:`hpcds1mpi.measure.campaign_scripts`, status and sub
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from dataclasses import dataclass
@@ -167,10 +166,6 @@ def _value(value) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f"{_key(str(k))} = {_value(v)}" for k, v in value.items()) + "}"
     raise ConfigError(f"a plan value {value!r} cannot be written to a part's plan")
-
-
-def sha256_file(path: str | Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def read_manifest(folder: str | Path) -> dict:

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from hpcds1mpi.config import Configuration
+from hpcds1mpi.digests import sha256_file
 from hpcds1mpi.errors import ConfigError, OutputError
 from hpcds1mpi.measure import campaign as cm
 
@@ -226,7 +227,7 @@ def emit(plan_file: str, scheduler: str, out: str, *, shards: int = 1,
     plan = build_plan(doc, partition)
     check_devices(plan, partition, plan_file)
     parts = cm.split(plan, shards)
-    plan_sha = cm.sha256_file(plan_file)
+    plan_sha = sha256_file(plan_file)
     _check_out(Path(out), plan_sha)  # a folder in the way is said before anything else
     by_nodes: dict[int, list[cm.Part]] = {}
     for part in parts:
