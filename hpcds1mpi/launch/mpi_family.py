@@ -35,6 +35,7 @@ from hpcds1mpi.errors import ConfigError, LaunchError
 # elf_needed is also read here by launch/script_mpi_check.py (not moved with it: that file is
 # being edited elsewhere); everything else imports it from launch/elf_libraries.py.
 from hpcds1mpi.launch.elf_libraries import elf_needed, ldd_text
+from hpcds1mpi.launch.pmix_support import mpich_speaks_pmix
 
 OPENMPI = "openmpi"
 MPICH = "mpich"
@@ -135,15 +136,6 @@ def library_file(program: ProgramMPI, env: dict | None = None) -> str | None:
         extension) else None
 
 
-#: A PMIx client library (OpenPMIx's ``libpmix.so.2``), by soname.
-PMIX_SONAME = re.compile(r"^libpmix\.so")
-#: An MPICH-family library that loads its PMI library at run time (Intel MPI's
-#: ``I_MPI_PMI_LIBRARY``), or links a vendor's PMI library (Cray PMI): its dependencies cannot
-#: say whether it speaks PMIx.
-RUNTIME_PMI_MARK = re.compile(rb"Intel\(R\) MPI Library|I_MPI_PMI_LIBRARY")
-VENDOR_PMI_SONAME = re.compile(r"^libpmi2?\.so")
-
-
 def speaks_pmix(program: ProgramMPI, env: dict | None = None) -> bool | None:
     """Whether ``program``'s MPI library can join its ranks through PMIx (``srun --mpi=pmix``);
     None when that cannot be read.
@@ -163,15 +155,7 @@ def speaks_pmix(program: ProgramMPI, env: dict | None = None) -> bool | None:
     if text is None:
         return None
     names = [line.strip().split(" ", 1)[0] for line in text.splitlines()]
-    if any(PMIX_SONAME.search(name) for name in names):
-        return True
-    if "not found" in text or any(VENDOR_PMI_SONAME.search(name) for name in names):
-        return None
-    try:
-        with open(library, "rb") as fh:
-            return None if RUNTIME_PMI_MARK.search(fh.read()) else False
-    except OSError:
-        return None
+    return mpich_speaks_pmix(library, names, unresolved="not found" in text)
 
 
 def pmix_refusal(program: ProgramMPI, plugin: str, env: dict | None = None) -> str | None:

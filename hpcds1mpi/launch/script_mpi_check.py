@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from hpcds1mpi.launch import mpi_family
 from hpcds1mpi.launch.elf_libraries import needed_files, needed_tree
+from hpcds1mpi.launch.pmix_support import mpich_speaks_pmix
 from hpcds1mpi.launch.script_request import program_at
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -285,23 +286,19 @@ def srun_check(script: "JobScript", launch: "Launch", cwd: str, env: dict | None
 
 
 def _mpich_without_pmix(program: str) -> str | None:
-    """The MPICH-family library file ``program`` loads where neither it nor anything the
-    program links is a PMIx library and it names no PMI it loads at run time (Intel MPI) or
-    from a vendor; else None. Read from the ELF files (nothing run: a script's program may be
-    anyone's), as :func:`mpi_family.speaks_pmix` reads it for a sweep."""
-    found = None
+    """The MPICH-family library file ``program`` loads where it speaks no PMIx
+    (:func:`~hpcds1mpi.launch.pmix_support.mpich_speaks_pmix` on everything the program
+    links), else None. Read from the ELF files, nothing run: a script's program may be
+    anyone's."""
     try:
-        for name, _, file in needed_files(program):
-            if mpi_family.PMIX_SONAME.search(name) or mpi_family.VENDOR_PMI_SONAME.search(name):
-                return None
-            if found is None and file and mpi_family.family_of_soname(name) == mpi_family.MPICH:
-                found = file
-        if found is None:
-            return None
-        with open(found, "rb") as fh:
-            return None if mpi_family.RUNTIME_PMI_MARK.search(fh.read()) else found
+        tree = list(needed_files(program))
     except OSError:
         return None
+    found = next((file for name, _, file in tree if file
+                  and mpi_family.family_of_soname(name) == mpi_family.MPICH), None)
+    if found is None:
+        return None
+    return found if mpich_speaks_pmix(found, [name for name, _, _ in tree]) is False else None
 
 
 def launch_checks(script: "JobScript", cwd: str, env: dict | None = None
