@@ -274,44 +274,37 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
             # only kills more jobs like it, so the request is kept.
             proposal.time_s = float(time_limit_s)
     proposal.n_train = model.n_train_
-    if np.any(same):
-        proposal.name = str(workload)
-        proposal.n_name_within = _check_on_own_jobs(proposal, run[:len(hist)][same],
-                                                    time_limit_s)
-    elif not time_limit_s:
-        # No request to judge the job by and no name the history knows: the user's own
-        # finished jobs are the evidence (a proposal of 2,663 s had said 95 % "finished
-        # within it" where 16 of the user's 47 jobs had).
-        proposal.n_user_within = _check_on_own_jobs(proposal, run[:len(hist)][mine], None)
-    if not time_limit_s and proposal.point_s and proposal.time_s < proposal.point_s:
-        # Two fits can disagree: a walltime under the job's own predicted run time would
-        # kill about half of such jobs, whatever its quantile says.
-        proposal.time_s = proposal.point_s
-        runs = run[:len(hist)][same if np.any(same) else mine]
+    named = bool(np.any(same))
+    if named or not time_limit_s:
+        # The user's own finished jobs of this name, or (no request to judge the job by and no
+        # name the history knows) all of them, are the evidence: a proposal of 2,663 s had said
+        # 95 % "finished within it" where 16 of the user's 47 jobs had.
+        runs = run[:len(hist)][same if named else mine]
+        _raise_to_cover(proposal, runs, time_limit_s)
+        if not time_limit_s and proposal.point_s and proposal.time_s < proposal.point_s:
+            # Two fits can disagree: a walltime under the job's own predicted run time would
+            # kill about half of such jobs, whatever its quantile says.
+            proposal.time_s = proposal.point_s
         within = int(np.sum(runs <= proposal.time_s * (1 + 1e-9)))
-        if np.any(same):
-            proposal.n_name_within = within
+        if named:
+            proposal.name, proposal.n_name_within = str(workload), within
         else:
             proposal.n_user_within = within
     return proposal
 
 
-def _check_on_own_jobs(proposal: WalltimeProposal, runs: np.ndarray,
-                       time_limit_s: float | None) -> int:
-    """Measure ``proposal`` on the user's finished jobs ``runs`` (s; those of this name, or
-    all of them), raise it where they show it covers less than its ``quantile`` of them, and
-    return how many ran within it: the model describes the job by its request, and a request
-    new to the history (the layout ``recommend`` picked, a partition the history never names)
-    or none at all gives it nothing of this job's own to go on. Raised only on enough of them
-    for that quantile to be seen at all (``1 / (1 - quantile)``)."""
-
-    def within(seconds: float) -> int:
-        return int(np.sum(runs <= seconds * (1 + 1e-9)))
-
+def _raise_to_cover(proposal: WalltimeProposal, runs: np.ndarray,
+                    time_limit_s: float | None) -> None:
+    """Raise ``proposal`` where the user's finished jobs ``runs`` (s; those of this name, or
+    all of them) show it covers less than its ``quantile`` of them: the model describes the
+    job by its request, and a request new to the history (the layout ``recommend`` picked, a
+    partition the history never names) or none at all gives it nothing of this job's own to go
+    on. Raised only on enough of them for that quantile to be seen at all
+    (``1 / (1 - quantile)``)."""
     enough = len(runs) >= int(np.ceil(1.0 / (1.0 - proposal.quantile) - 1e-9))
-    if enough and within(proposal.time_s) < proposal.quantile * len(runs) and proposal.tight:
+    covered = np.sum(runs <= proposal.time_s * (1 + 1e-9))
+    if enough and covered < proposal.quantile * len(runs) and proposal.tight:
         floor = float(np.quantile(runs, proposal.quantile, method="higher"))
         proposal.model_s = proposal.time_s
         proposal.uncapped_s = max(proposal.uncapped_s or 0.0, floor)
         proposal.time_s = min(floor, float(time_limit_s)) if time_limit_s else floor
-    return within(proposal.time_s)
