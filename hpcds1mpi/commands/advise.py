@@ -12,13 +12,14 @@ from hpcds1mpi.schemas.numbers import SIZE
 from hpcds1mpi.schemas.paths import BUNDLE_IS_CODE, NonEmptyPath
 
 
-def _walltime(seconds) -> str:
-    from hpcds1mpi.launch.directives import format_slurm_time
+def _walltime(seconds, scheduler: str) -> str:
+    """A time limit as the script's scheduler writes it (PBS: ``36:00:00``)."""
+    from hpcds1mpi.launch.directives import format_time_limit
 
-    return format_slurm_time(seconds) if seconds else "not set"
+    return format_time_limit(seconds, scheduler) if seconds else "not set"
 
 
-def _side(name: str, side, energy_label: str) -> list[str]:
+def _side(name: str, side, energy_label: str, scheduler: str) -> list[str]:
     from hpcds1mpi.decide.recommendation import format_energy, format_time
 
     lines = [f"{name:<12}{side.text()} on {side.partition}"]
@@ -27,7 +28,7 @@ def _side(name: str, side, energy_label: str) -> list[str]:
                      f"({format_time(side.runtime_lo)}–{format_time(side.runtime_hi)}), energy "
                      f"{format_energy(side.energy_j)} ({format_energy(side.energy_lo)}–"
                      f"{format_energy(side.energy_hi)}, {energy_label})")
-    walltime = f"{'':<12}walltime {_walltime(side.walltime_s)}"
+    walltime = f"{'':<12}walltime {_walltime(side.walltime_s, scheduler)}"
     if name == "asked" and side.lines:
         walltime += f"  (the request on lines {', '.join(map(str, side.lines))})"
     elif name == "recommended" and side.walltime_basis:
@@ -49,10 +50,11 @@ def format_advice(advice) -> str:
         lines.append(f"  workload {advice.workload} (from {advice.workload_source}), size "
                      f"{advice.size} (from {advice.size_source}), objective {advice.objective}")
     if advice.asked is not None:
-        lines += ["  " + x for x in _side("asked", advice.asked, advice.energy_label)]
+        lines += ["  " + x for x in _side("asked", advice.asked, advice.energy_label,
+                                          advice.scheduler)]
     if advice.recommended is not None:
         lines += ["  " + x for x in _side("recommended", advice.recommended,
-                                          advice.energy_label)]
+                                          advice.energy_label, advice.scheduler)]
     saving, change = advice.energy_saving_pct, advice.runtime_change_pct
     verdict = f"verdict {v.get('verdict')}"
     if advice.confidence is not None:

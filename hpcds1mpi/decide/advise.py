@@ -41,11 +41,12 @@ from hpcds1mpi.decide.script_workload import choose_launch, no_size, recorded_co
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch import directives as directives_mod
 from hpcds1mpi.launch.job_script import JobScript
-from hpcds1mpi.launch.script_options import to_int
+from hpcds1mpi.launch.pbs_request import free_place_note, host_cpus
+from hpcds1mpi.launch.pbs_rewrite import pbs_notes
 from hpcds1mpi.launch.script_reading import read_script
 from hpcds1mpi.launch.script_gpus import shared_gpus, step_refused, visible_note
-from hpcds1mpi.launch.script_request import (device_of, precision_of, repeats_note,
-                                             resolve_launch, size_from)
+from hpcds1mpi.launch.script_repeats import repeats_note
+from hpcds1mpi.launch.script_request import device_of, precision_of, resolve_launch, size_from
 from hpcds1mpi.launch.script_rewrite import Change, Layout, ranks_note, rewrite, threads_note
 from hpcds1mpi.schemas.limits import MAX_SIZE
 
@@ -268,12 +269,10 @@ def _reserved_too_much(script: JobScript, per_node: int, threads: int,
     with ``OMP_NUM_THREADS=2`` reserves 64 CPUs per rank, and Slurm refuses it ("Requested
     node configuration is not available")."""
     cores, name = partition.cores_per_node, partition.name
-    ncpus = script.select.get("ncpus")
-    chunk = to_int(ncpus.value) if ncpus is not None else None
+    host = host_cpus(script) if script.scheduler == "pbs" else None
     cpus = script.cpus_per_task
-    if chunk and chunk > cores:
-        return (f"line {ncpus.line}: each chunk asks for ncpus={chunk}, but partition "
-                f"{name!r} has {cores} cores per node")
+    if host and host[0] > cores:
+        return f"line {host[1]}: {host[2]}, but partition {name!r} has {cores} cores per node"
     if cpus and cpus > threads and per_node * cpus > cores:  # equal: check_fits says it
         return (f"{_plural(per_node, 'rank')} x {cpus} CPUs per task = {per_node * cpus} CPUs "
                 f"per node, but partition {name!r} has {cores}")
@@ -352,6 +351,9 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
         script.note(f"the script names no partition; {partition.name} (the first) is taken "
                     "as the default for the asked layout")
     nodes, per_node, threads = script.layout(partition.cores_per_node)
+    shared_hosts = free_place_note(script, partition.cores_per_node)
+    if shared_hosts:
+        script.note(shared_hosts)
     precision, said = precision_of(script, launch)
     notes = list(script.notes) + launch_said
     if not said:
@@ -437,5 +439,6 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
                               else picked_part.name != partition.name) else None)
     advice.rewritten, advice.changes = rewrite(script, layout)
     notes += [n for n in (threads_note(script, layout), ranks_note(script, layout, Layout(
-        nodes, per_node, threads)), visible_note(script, cfg.device, cfg.ranks_per_node)) if n]
+        nodes, per_node, threads)), visible_note(script, cfg.device, cfg.ranks_per_node),
+        *pbs_notes(script, layout)) if n]
     return advice

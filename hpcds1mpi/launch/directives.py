@@ -199,6 +199,12 @@ def format_pbs_walltime(seconds: int) -> str:
     return f"{hours:02d}:{minutes:02d}:{secs:02d}"
 
 
+def format_time_limit(seconds: int, scheduler: str) -> str:
+    """A time limit as ``scheduler``'s scripts write it: Slurm's ``--time`` (``1-12:00:00``),
+    PBS's ``walltime`` (``36:00:00``)."""
+    return format_slurm_time(seconds) if scheduler == "slurm" else format_pbs_walltime(seconds)
+
+
 @dataclass
 class BatchJob:
     """Everything a batch script needs.

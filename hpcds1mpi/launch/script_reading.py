@@ -3,7 +3,8 @@
 :func:`read_script` turns the text of a Slurm or PBS script into a :class:`JobScript`: every
 ``#SBATCH`` / ``#PBS`` option with its line and the place of its value in the text, the
 ``srun`` / ``mpirun`` / ``mpiexec`` / ``ibrun`` / ``aprun`` lines with their options and the
-program, the ``OMP_NUM_THREADS`` (and friends) settings, and what all of it asks for: nodes,
+program (after ``env NAME=value`` words), the ``OMP_NUM_THREADS`` (and friends) settings
+(``export NAME=value``, csh's ``setenv NAME value``), and what all of it asks for: nodes,
 ranks, threads, GPUs, the time limit. :mod:`hpcds1mpi.launch.script_rewrite` edits the same
 places, so a rewrite touches only the lines it must.
 
@@ -12,7 +13,8 @@ directive starts at column 0; blank and comment lines are skipped; the first oth
 the directives, and later ones are ignored (reported in ``ignored``); words split like a shell
 (quotes, backslashes), and an unquoted ``#`` ends the line. Options are read as getopt_long
 does: ``-N2``, ``-N 2``, ``--nodes=2``, ``--nodes 2``, a long name abbreviated to a unique
-prefix, the last occurrence wins. PBS ``qsub`` reads ``#PBS`` lines by the same rule.
+prefix, the last occurrence wins. PBS ``qsub`` reads ``#PBS`` lines by the same rule (its
+``select`` / ``place`` request: :mod:`hpcds1mpi.launch.pbs_request`).
 Shell lines are split with :mod:`shlex` after joining ``\\`` continuations; ``$VAR``,
 ``${VAR:-x}``, ``$((...))`` and ``$[...]`` are expanded from the script's own assignments and
 the variables the scheduler sets from the directives (``SLURM_CPUS_PER_TASK``, ...)
@@ -27,6 +29,7 @@ import re
 
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.job_script import JobScript, Launch, Setting
+from hpcds1mpi.launch.pbs_request import read_job_wide, read_select
 from hpcds1mpi.launch.script_expansion import MAX_EXPANSION_WORK, ExpansionBudget, expand
 from hpcds1mpi.launch.script_file import check_script_text
 from hpcds1mpi.launch.script_gpus import GPU_OPTIONS, gpus_of, per_node_gpus
@@ -165,7 +168,9 @@ def _scheduler_scope(script: JobScript) -> dict:
                  PBS_NUM_PPN=script.ntasks_per_node)
     if script.scheduler == "pbs" and script.threads:
         s["OMP_NUM_THREADS"] = script.threads  # PBS sets it from ompthreads
-    ncpus = script.select.get("ncpus")
+    # NCPUS: the ncpus of the first chunk, or of an old-style job-wide request
+    ncpus = script.select.get("ncpus") or (
+        script.directives.get("l:ncpus") if script.scheduler == "pbs" else None)
     if ncpus is not None and to_int(ncpus.value):
         s["NCPUS"] = to_int(ncpus.value)
     return {k: str(v) for k, v in s.items()}
@@ -203,24 +208,7 @@ def _resolve_directives(script: JobScript) -> None:
         return
     select = d.get("l:select")
     if select is not None and select.value:
-        chunks = select.value.split("+")
-        if len(chunks) > 1:
-            script.note(f"line {select.line}: several select chunks; only the first is read")
-        pos = select.value_span[0]
-        for part in chunks[0].split(":"):
-            key, eq, val = part.partition("=")
-            key = key if eq else "count"
-            script.select[key] = Option(key, val if eq else part, select.line,
-                                        (pos, pos + len(part)),
-                                        (pos + (len(key) + 1 if eq else 0), pos + len(part)))
-            pos += len(part) + 1
-        sel = {k: to_int(o.value) for k, o in script.select.items()}
-        script.nodes = sel.get("count") or 1
-        script.ntasks_per_node = sel.get("mpiprocs") or 1
-        script.threads = sel.get("ompthreads")
-        script.gpus_per_node = sel.get("ngpus") or 0
-        for key in ("nodes", "ranks") + (("threads",) if script.threads else ()):
-            script.where(key, select.line)
+        read_select(script, select)
     elif d.get("l:nodes") is not None:  # Torque: -l nodes=2:ppn=32[:gpus=2]
         opt = d["l:nodes"]
         parts = dict(p.partition("=")[::2] for p in opt.value.split(":")[1:])
@@ -229,6 +217,8 @@ def _resolve_directives(script: JobScript) -> None:
         script.gpus_per_node = to_int(parts.get("gpus")) or 0
         script.where("nodes", opt.line)
         script.where("ranks", opt.line)
+    else:
+        read_job_wide(script)
     script.time_s = take("time", "l:walltime", parse_pbs_time)
     script.partition, script.account, script.job_name = (
         d[k].value if k in d else None for k in ("q", "A", "N"))
@@ -258,16 +248,19 @@ def _launch(script: JobScript, command: list[Word], prefix: list[Word], number: 
                     key, _, val = item.partition("=")
                     launch.env[key] = (expand(val, scope, budget), opt)
     for word in prefix:
-        key, _, val = word.text.partition("=")
-        launch.env[key] = (expand(val, scope, budget),
-                           Option("env", word.text, number, (word.start, word.end),
-                                  (word.start + len(key) + 1, word.end), word.raw[len(key) + 1:]))
+        _launch_env(launch, word, number, scope, budget)
     operands = [w for w in rest if w.start >= (options[-1].span[0] if options else 0)]
     if options and not options[-1].name:
-        launch.program_raw = options[-1].value
-        launch.program = expand(options[-1].value, scope, budget)
-        start, end = options[-1].span
-        launch.spans = [(start, end, script.text[start:end])]
+        if os.path.basename(operands[0].text) == "env":  # ``mpiexec -n 2 env X=2 ./app``:
+            k = 1  # env sets the ranks' variables, and the program is the word after them
+            while k < len(operands) and ASSIGN_RE.match(operands[k].text):
+                _launch_env(launch, operands[k], number, scope, budget)
+                k += 1
+            operands = operands[k:] if 1 < k < len(operands) else operands
+        program = operands[0]
+        launch.program_raw = program.text
+        launch.program = expand(program.text, scope, budget)
+        launch.spans = [(program.start, program.end, script.text[program.start:program.end])]
         for w in operands[1:]:
             if arg := _or_raw(expand(w.text, scope, budget), w.text):
                 launch.args.append(arg)
@@ -275,8 +268,28 @@ def _launch(script: JobScript, command: list[Word], prefix: list[Word], number: 
     return launch
 
 
+def _launch_env(launch: Launch, word: Word, number: int, scope: dict,
+                budget: ExpansionBudget) -> None:
+    """A variable set for the ranks by a ``NAME=value`` word (``VAR=x srun``, ``env VAR=x``)."""
+    key, _, val = word.text.partition("=")
+    launch.env[key] = (expand(val, scope, budget),
+                       Option("env", word.text, number, (word.start, word.end),
+                              (word.start + len(key) + 1, word.end), word.raw[len(key) + 1:]))
+
+
 def _or_raw(value: str | None, raw: str) -> str:
     return raw if value is None else value
+
+
+def _assign(script: JobScript, scope: dict, budget: ExpansionBudget, setting: Setting
+            ) -> None:
+    """Keep a variable the script sets, its value resolved from the variables known here."""
+    setting.resolved = expand(setting.value, scope, budget)
+    script.settings.append(setting)
+    if setting.resolved is None:
+        scope.pop(setting.name, None)
+    else:
+        scope[setting.name] = setting.resolved
 
 
 def _read_commands(script: JobScript, lines, k: int) -> None:
@@ -306,14 +319,13 @@ def _read_commands(script: JobScript, lines, k: int) -> None:
             if not command:  # only assignments: they set the script's variables
                 for word in prefix:
                     name, _, value = word.text.partition("=")
-                    resolved = expand(value, scope, budget)
-                    vstart = word.start + len(name) + 1
-                    script.settings.append(Setting(name, value, resolved, number,
-                                                   (vstart, word.end)))
-                    if resolved is None:
-                        scope.pop(name, None)
-                    else:
-                        scope[name] = resolved
+                    _assign(script, scope, budget, Setting(
+                        name, value, None, number, (word.start + len(name) + 1, word.end)))
+            elif command[0].raw == "setenv" and len(command) == 3 and ASSIGN_RE.match(
+                    f"{command[1].text}="):  # csh: setenv NAME VALUE, as export NAME=VALUE
+                name, value = command[1].text, command[2]
+                _assign(script, scope, budget, Setting(name, value.text, None, number,
+                                                       (value.start, value.end)))
             elif launcher_kind(command[0].text) is not None:
                 launch = _launch(script, command, prefix, number, last, scope, budget)
                 launch.origin = (base, script.settings, len(script.settings))

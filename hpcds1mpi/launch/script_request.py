@@ -4,9 +4,10 @@ A launch line overrides the allocation for its step: ``srun -n 32 -c 4 --gpus-pe
 ``mpirun -np 64 --map-by ppr:16:node:pe=2``, ``mpiexec -n 8 -ppn 4 -d 2``, ``aprun -n 8 -N 4
 -d 2`` (a step's GPUs: :mod:`hpcds1mpi.launch.script_gpus`). Threads per rank come from the
 program's own thread option where it is known (:func:`program_threads`: ``hpcds1mpi run`` /
-``sweep``'s ``--threads N``, or the word where the program's measured command has
-``{threads}``), else ``OMP_NUM_THREADS`` where the script sets it (on the launch line or before
-it), else PBS's ``ompthreads``, else the CPUs per task, else one.
+``sweep``'s ``--threads N``, ``run``'s default of 1 without it, or the word where the
+program's measured command has ``{threads}``), else ``OMP_NUM_THREADS`` where the script sets
+it (on the launch line or before it), else PBS's ``ompthreads``, else the CPUs per task, else
+one.
 
 The launched program asks for a problem size, a precision and a device (:func:`size_from`,
 :func:`precision_of`, :func:`device_of`), and for an MPI:
@@ -21,7 +22,6 @@ import re
 import shlex
 from typing import TYPE_CHECKING, NamedTuple, Sequence
 
-from hpcds1mpi.launch.directives import format_slurm_time
 from hpcds1mpi.launch.script_gpus import read_step_gpus
 from hpcds1mpi.launch.script_options import DIGITS, SIZE_DIGITS, range_note, to_int
 
@@ -91,9 +91,18 @@ def resolve_launch(script: "JobScript", launch: "Launch | None" = None) -> None:
     env_threads = _threads_from_env(script, launch) if launch is not None else None
     own = program_threads(script, launch)
     if own is not None:  # the program's own thread option is what its ranks run, whatever
-        if env_threads and env_threads != own.threads:  # OMP_NUM_THREADS says
+        # OMP_NUM_THREADS (or PBS's ompthreads, which sets it) says
+        other = (f"OMP_NUM_THREADS={env_threads}" if env_threads else
+                 f"ompthreads={script.threads}" if script.scheduler == "pbs" and script.threads
+                 else None)
+        told = env_threads or script.threads
+        if other and told != own.threads and own.add_at is not None:
+            script.note(f"line {launch.line}: hpcds1mpi run without --threads runs "
+                        f"{own.threads} thread per rank (its default), whatever {other} says; "
+                        f"read so (pass --threads {told} to run {told})")
+        elif other and told != own.threads:
             script.note(f"line {launch.line}: the program's {own.said} is read as the "
-                        f"threads per rank, not OMP_NUM_THREADS={env_threads}")
+                        f"threads per rank, not {other}")
         script.threads = own.threads
         script.where("threads", launch.line)
     elif env_threads:
@@ -122,20 +131,30 @@ class ProgramValue(NamedTuple):
         spans: where the number stands in the script's text, where it is written as digits.
         kept: words that give it through a variable of the script's own (``-ntomp $NT``),
             which a rewrite does not change.
+        add_at: where a rewrite adds the option the program leaves at its default.
     """
 
     value: int
     said: str
     spans: list[tuple[int, int]]
     kept: list[str]
+    #: where the option goes when the program takes its default (no ``--threads``), for a
+    #: rewrite to write it; None where it is written (or cannot be added)
+    add_at: int | None = None
 
     @property
     def threads(self) -> int:  # what a thread option's value is read as
         return self.value
 
 
+#: ``hpcds1mpi run``'s threads per rank without ``--threads``, whatever OMP_NUM_THREADS says.
+RUN_DEFAULT_THREADS = 1
+
+
 def _own_threads(script: "JobScript", launch: "Launch") -> ProgramValue | None:
-    """hpcds1mpi run / sweep's ``--threads N`` (the last one given, as its parser takes)."""
+    """hpcds1mpi run / sweep's ``--threads N`` (the last one given, as its parser takes);
+    ``run`` without it runs :data:`RUN_DEFAULT_THREADS` (a rewrite adds ``--threads`` after
+    the ``run`` word), ``sweep`` without it is not known here (None)."""
     text = script.text
     end = launch.span[1]
     for _ in range(launch.last_line - launch.line + 1):
@@ -146,7 +165,10 @@ def _own_threads(script: "JobScript", launch: "Launch") -> ProgramValue | None:
     start = _OWN_START_RE.search(text, launch.span[1], end)
     found = list(_OWN_THREADS_RE.finditer(text, start.end() if start else end, end))
     if not found:
-        return None
+        if launch.args[:1] != ["run"] or len(launch.spans) < 2:
+            return None
+        return ProgramValue(RUN_DEFAULT_THREADS, "hpcds1mpi run without --threads", [], [],
+                            add_at=launch.spans[1][1])
     return ProgramValue(int(found[-1].group(1)), f"--threads {found[-1].group(1)}",
                         [found[-1].span(1)], [])
 
@@ -218,32 +240,6 @@ def _apply(script: "JobScript", launch: "Launch") -> None:
     if launch.program is None:
         script.note(f"line {launch.line}: the program {launch.launcher} starts could not be "
                     "read")
-
-
-def repeats_note(script: "JobScript", one_launch_s: int) -> str | None:
-    """The note for a script that launches more than once (several launch lines, or one inside
-    a loop), whose time limit a one-launch prediction must not replace; None when it launches
-    once at most."""
-    looped = [x.line for x in script.launches if x.in_loop]
-    if len(script.launches) < 2 and not looped:
-        return None
-    where = f"line {looped[0]}, inside a loop" if len(script.launches) == 1 else \
-        "lines " + line_list([x.line for x in script.launches]) + (
-            f"; line {line_list(looped)} inside a loop" if looped else "")
-    kept = f"its --time ({format_slurm_time(script.time_s)})" if script.time_s else \
-        "its time limit as it is (none set: the partition's default)"
-    other = (f"; --rewrite edits the launch options of line {script.launch.line} only"
-             if script.launch is not None and len(script.launches) > 1 else "")
-    return (f"the script launches more than once ({where}): the recommended walltime "
-            f"({format_slurm_time(one_launch_s)}) covers one launch, so --rewrite keeps "
-            f"{kept}; check it covers every launch{other}")
-
-
-def line_list(numbers: Sequence[int], shown: int = 10) -> str:
-    """``3, 5, 9`` — the first ``shown`` of them and how many more (a generated script may
-    have thousands of launch lines; a note lists a few)."""
-    more = len(numbers) - shown
-    return ", ".join(map(str, numbers[:shown])) + (f" and {more} more" if more > 0 else "")
 
 
 # ---- the program, its size and precision ----------------------------------------------------

@@ -4,12 +4,15 @@ Every value :mod:`hpcds1mpi.launch.script_reading` read keeps its place in the t
 rewrite replaces values where they stand (``--nodes=8`` becomes ``--nodes=4``, ``-n 256`` in
 ``srun -n 256`` becomes ``-n 64``, ``export OMP_NUM_THREADS=1`` becomes ``=2``) and adds a line
 only where the script says nothing the scheduler would need (a ``--cpus-per-task`` directive,
-an ``OMP_NUM_THREADS`` export). Every other byte stays as it was. A value the scheduler
+an ``OMP_NUM_THREADS`` export, ``setenv`` under csh). Every other byte stays as it was. PBS
+requests: :mod:`hpcds1mpi.launch.pbs_rewrite`; the edits themselves:
+:mod:`hpcds1mpi.launch.script_edits`. A value the scheduler
 fills in (``$SLURM_CPUS_PER_TASK``) is left alone: the directive it comes from changes.
 GPU requests (directives and an ``srun`` step's) take the new GPU count, other GRES kept; a
 layout without GPUs removes them (a line whose only option it was goes). The program's own
-thread option changes where it is known (``hpcds1mpi run --threads``, or the word where its
-measured command has ``{threads}``); elsewhere :func:`threads_note` says it is kept. So do its
+thread option changes where it is known (``hpcds1mpi run --threads``, added where ``run``
+takes its default of one thread, or the word where its measured command has ``{threads}``);
+elsewhere :func:`threads_note` says it is kept. So do its
 rank counts where its measured command has ``{ranks}`` / ``{ranks_per_node}`` / ``{nodes}``
 (``pw.x -nk {ranks}``); elsewhere :func:`ranks_note` names the arguments that equal the old
 rank count, which stay as written.
@@ -22,7 +25,10 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from hpcds1mpi.launch.directives import format_pbs_walltime, format_slurm_time
+from hpcds1mpi.launch.directives import format_slurm_time
+from hpcds1mpi.launch.pbs_rewrite import pbs_directives
+from hpcds1mpi.launch.script_edits import (SCHEDULER_VAR_RE, Change, Edits, directive_line,
+                                           drop_option)
 from hpcds1mpi.launch.script_gpus import GPU_OPTIONS
 from hpcds1mpi.launch.script_options import GPU_GRES, gpu_items, whole
 from hpcds1mpi.launch.script_request import (placeholder_words, program_threads, program_value,
@@ -30,9 +36,6 @@ from hpcds1mpi.launch.script_request import (placeholder_words, program_threads,
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript
-    from hpcds1mpi.launch.script_options import Option
-
-_SCHEDULER_VAR_RE = re.compile(r"^\$\{?(SLURM|SRUN|PBS)_\w+\}?$")
 
 
 @dataclass(frozen=True)
@@ -45,81 +48,6 @@ class Layout:
     gpus_per_node: int = 0
     time_s: int | None = None
     partition: str | None = None
-
-
-@dataclass(frozen=True)
-class Change:
-    """One changed, added or removed line: its number in the old script (for an added line,
-    the line it follows), the old text (empty when added) and the new (empty when removed)."""
-
-    line: int
-    old: str
-    new: str
-
-
-class _Edits:
-    def __init__(self, script: "JobScript"):
-        self.script, self.edits = script, []
-
-    def put(self, opt: "Option", value, spelled: str) -> None:
-        """Set an option's value where it stands (the whole option when its value is quoted)."""
-        value = str(value)
-        if opt.value == value:
-            return
-        if opt.value_span is not None and opt.value_span[0] is not None:
-            self.edits.append((*opt.value_span, value))
-        else:
-            self.edits.append((*opt.span, f"{spelled}={value}"))
-
-    def launch_value(self, opt: "Option", value, spelled: str) -> None:
-        if opt.raw and _SCHEDULER_VAR_RE.match(opt.raw.strip("\"'")):
-            return  # filled in by the scheduler from the directives, which change
-        self.put(opt, value, spelled)
-
-    def insert(self, at: int, text: str) -> None:
-        if text.endswith("\n") and "\r\n" in self.script.text:
-            text = text.replace("\n", "\r\n")  # added lines end as the script's lines do
-        self.edits.append((at, at, text))
-
-    def changes(self) -> list[Change]:
-        """The lines the edits change or add, in the order of the script."""
-        text, out = self.script.text, []
-        starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
-        by_line: dict[int, list] = {}
-        for start, end, new in self.edits:
-            number = max(k for k, s in enumerate(starts) if s <= start) + 1
-            if start == end and new.endswith("\n") and start == starts[number - 1]:
-                out += [Change(number - 1, "", added) for added in new.splitlines()]
-            else:
-                by_line.setdefault(number, []).append((start, end, new))
-        lines = [x[:-1] if x.endswith("\r") else x for x in text.split("\n")]
-        for number, edits in by_line.items():
-            base = starts[number - 1]
-            line = lines[number - 1]
-            for start, end, new in sorted(edits, reverse=True):
-                line = line[:start - base] + new + line[end - base:]
-            out.append(Change(number, lines[number - 1], line))
-        return sorted(out, key=lambda c: (c.line, c.old == ""))
-
-    def apply(self) -> str:
-        """The edited text. Lines added at one place keep the order they were added in:
-        directives first, then an export (an export first would end the directives, and
-        sbatch would ignore the added ones)."""
-        text = self.script.text
-        order = sorted(range(len(self.edits)), reverse=True,
-                       key=lambda k: (self.edits[k][0], self.edits[k][1], k))
-        for k in order:
-            start, end, new = self.edits[k]
-            text = text[:start] + new + text[end:]
-        return text
-
-
-def _directive_line(script: "JobScript") -> int:
-    """Where a new directive goes: after the last one read, else after the ``#!`` line."""
-    if script.directives_end:
-        return min(script.directives_end, len(script.text))
-    first = script.text.split("\n", 1)[0]
-    return len(first) + 1 if first.startswith("#!") else 0
 
 
 def _gpu_value(value: str, option: str, count: int) -> str:
@@ -144,24 +72,7 @@ def _gpu_value(value: str, option: str, count: int) -> str:
     return ",".join(x for x in items if x is not None)
 
 
-def _drop(e: _Edits, opt: "Option", directive: bool) -> None:
-    """Remove an option: its whole line when it is a directive line's only option, else the
-    option and the blanks before it."""
-    text = e.script.text
-    start = text.rfind("\n", 0, opt.span[0]) + 1
-    end = text.find("\n", opt.span[1])
-    end = len(text) if end < 0 else end
-    rest = text[start:opt.span[0]] + text[opt.span[1]:end]
-    if directive and re.fullmatch(r"#\w+\s*(#.*)?", rest.strip()):
-        e.edits.append((start, min(end + 1, len(text)), ""))
-        return
-    before = opt.span[0]
-    while before > start and text[before - 1] in " \t":
-        before -= 1
-    e.edits.append((before, opt.span[1], ""))
-
-
-def _gpus(e: _Edits, options: dict, to: Layout, directive: bool) -> list[str]:
+def _gpus(e: Edits, options: dict, to: Layout, directive: bool) -> list[str]:
     """Set the GPU options among ``options`` (a directive's or an srun step's) to ``to``'s
     GPUs; the names of those that asked for a GPU."""
     names = [n for n in GPU_OPTIONS if n in options and options[n].value
@@ -173,7 +84,7 @@ def _gpus(e: _Edits, options: dict, to: Layout, directive: bool) -> list[str]:
                      name, to.gpus_per_node)
         value = _gpu_value(opt.value, name, count if to.gpus_per_node else 0)
         if not value:
-            _drop(e, opt, directive)
+            drop_option(e, opt, directive)
         elif directive:
             e.put(opt, value, "--" + name)
         else:
@@ -181,7 +92,7 @@ def _gpus(e: _Edits, options: dict, to: Layout, directive: bool) -> list[str]:
     return names
 
 
-def _slurm(e: _Edits, script: "JobScript", to: Layout) -> None:
+def _slurm(e: Edits, script: "JobScript", to: Layout) -> None:
     d, new = script.directives, []
     for name, value in (("nodes", to.nodes), ("ntasks-per-node", to.ranks_per_node)):
         if name in d:
@@ -207,46 +118,10 @@ def _slurm(e: _Edits, script: "JobScript", to: Layout) -> None:
     elif to.partition:  # the job would go to the default partition, not the one advised
         new.append(f"--partition={to.partition}")
     if new:
-        e.insert(_directive_line(script), "".join(f"#SBATCH {x}\n" for x in new))
+        e.insert(directive_line(script), "".join(f"#SBATCH {x}\n" for x in new))
 
 
-def _pbs(e: _Edits, script: "JobScript", to: Layout) -> None:
-    d = script.directives
-    if script.select:
-        values = {"count": to.nodes, "ncpus": to.ranks_per_node * to.threads,
-                  "mpiprocs": to.ranks_per_node, "ompthreads": to.threads}
-        if to.gpus_per_node or "ngpus" in script.select:
-            values["ngpus"] = to.gpus_per_node
-        for key, value in values.items():
-            if key in script.select:
-                e.put(script.select[key], value, key)
-        missing = [f":{k}={v}" for k, v in values.items() if k not in script.select]
-        if missing:
-            end = max(o.span[1] for o in script.select.values())
-            e.insert(end, "".join(missing))
-    elif "l:nodes" in d:
-        opt = d["l:nodes"]
-        rest = [p for p in opt.value.split(":")[1:] if not p.startswith(("ppn=", "gpus="))]
-        chunk = ":".join([str(to.nodes), f"ppn={to.ranks_per_node}", *rest]
-                         + ([f"gpus={to.gpus_per_node}"] if to.gpus_per_node else []))
-        e.put(opt, chunk, "nodes")
-    else:
-        e.insert(_directive_line(script), f"#PBS -l select={to.nodes}:ncpus="
-                 f"{to.ranks_per_node * to.threads}:mpiprocs={to.ranks_per_node}:ompthreads="
-                 f"{to.threads}\n")
-    if to.time_s:
-        if "l:walltime" in d:
-            e.put(d["l:walltime"], format_pbs_walltime(to.time_s), "walltime")
-        else:
-            e.insert(_directive_line(script), f"#PBS -l walltime="
-                     f"{format_pbs_walltime(to.time_s)}\n")
-    if to.partition and "q" in d:
-        e.put(d["q"], to.partition, "-q")
-    elif to.partition:  # the job would go to the default queue, not the one advised
-        e.insert(_directive_line(script), f"#PBS -q {to.partition}\n")
-
-
-def _launch(e: _Edits, script: "JobScript", to: Layout) -> bool:
+def _launch(e: Edits, script: "JobScript", to: Layout) -> bool:
     """Edit the launch line; True when it sets OMP_NUM_THREADS itself."""
     launch = script.launch
     if launch is None:
@@ -267,6 +142,8 @@ def _launch(e: _Edits, script: "JobScript", to: Layout) -> bool:
     own = program_threads(script, launch)  # the program's own threads option (--threads N)
     if own is not None and own.threads != to.threads:
         e.edits += [(*span, str(to.threads)) for span in own.spans]
+        if own.add_at is not None:  # ``hpcds1mpi run`` without --threads runs one thread
+            e.insert(own.add_at, f" --threads {to.threads}")
     for key, count in rank_counts(to).items():  # ``pw.x -nk {ranks}``: the program's own
         given = program_value(script, launch, key)
         if given is not None and given.value != count:
@@ -278,25 +155,34 @@ def _launch(e: _Edits, script: "JobScript", to: Layout) -> bool:
     if "OMP_NUM_THREADS" in launch.env:
         value, opt = launch.env["OMP_NUM_THREADS"]
         m = re.search(r"OMP_NUM_THREADS=([^\s,]*)", script.text[opt.span[0]:opt.span[1]])
-        if m and not _SCHEDULER_VAR_RE.match(m.group(1).strip("\"'")) \
+        if m and not SCHEDULER_VAR_RE.match(m.group(1).strip("\"'")) \
                 and value != str(to.threads):
             e.edits.append((opt.span[0] + m.start(1), opt.span[0] + m.end(1), str(to.threads)))
         return True
     return False
 
 
-def _omp(e: _Edits, script: "JobScript", to: Layout) -> None:
+def _omp(e: Edits, script: "JobScript", to: Layout) -> None:
     launch = script.launch
     until = launch.line if launch is not None else 10 ** 9
     sets = [s for s in script.settings if s.name == "OMP_NUM_THREADS" and s.line <= until]
     if sets:
         last = sets[-1]
-        if not _SCHEDULER_VAR_RE.match(last.value) and last.resolved != str(to.threads):
+        if not SCHEDULER_VAR_RE.match(last.value) and last.resolved != str(to.threads):
             e.edits.append((*last.value_span, str(to.threads)))
     elif to.threads > 1 and launch is not None and not (
             script.scheduler == "pbs" and script.select):
         line_start = script.text.rfind("\n", 0, launch.span[0]) + 1
-        e.insert(line_start, f"export OMP_NUM_THREADS={to.threads}\n")
+        e.insert(line_start, f"setenv OMP_NUM_THREADS {to.threads}\n" if _csh(script) else
+                 f"export OMP_NUM_THREADS={to.threads}\n")
+
+
+def _csh(script: "JobScript") -> bool:
+    """Whether the script runs under csh / tcsh (``#!/bin/csh -f``, ``#!/usr/bin/env tcsh``),
+    which sets variables with ``setenv`` (``export`` is no csh command)."""
+    first = script.text.split("\n", 1)[0]
+    return first.startswith("#!") and any(
+        os.path.basename(word) in ("csh", "tcsh") for word in first[2:].split()[:2])
 
 
 def rewrite(script: "JobScript", to: Layout) -> tuple[str, list[Change]]:
@@ -305,8 +191,8 @@ def rewrite(script: "JobScript", to: Layout) -> tuple[str, list[Change]]:
     Only the directives, the launch line and the ``OMP_NUM_THREADS`` setting change; every
     other line is kept byte for byte.
     """
-    e = _Edits(script)
-    (_slurm if script.scheduler == "slurm" else _pbs)(e, script, to)
+    e = Edits(script)
+    (_slurm if script.scheduler == "slurm" else pbs_directives)(e, script, to)
     if not _launch(e, script, to):
         _omp(e, script, to)
     return e.apply(), e.changes()

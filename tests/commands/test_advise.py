@@ -48,7 +48,8 @@ def test_table_in_a_fresh_process(job):
     assert res.returncode == 0, res.stderr
     out = res.stdout
     assert "workload stencil (from the program on line 12), size 128" in out
-    assert "asked       2 nodes x 1 rank x 2 threads, cpu, fp64 on lab/standard" in out
+    # hpcds1mpi run without --threads runs one thread per rank, whatever OMP_NUM_THREADS says
+    assert "asked       2 nodes x 1 rank x 1 thread, cpu, fp64 on lab/standard" in out
     # A stencil size between measured ones: a guess the guard lets out (auto or confirm, as
     # the shipped bundle's confidence has it), never an escalation.
     assert "predicted runtime" in out and "modelled" in out
@@ -273,3 +274,36 @@ def test_a_removed_line_is_shown_as_removed():
     text = format_advice(advice)
     assert "     line 6: #SBATCH --gpus-per-node=4  (removed)\n" in text
     assert "line 7: #SBATCH --time=01:00:00  ->  #SBATCH --time=00:01:00" in text
+
+
+PBS_CLUSTER = """[clusters.lab]
+account = "proj42"
+[clusters.lab.partitions.workq]
+cores_per_node = 2
+memory_gb = 25.3
+max_nodes = 4
+"""
+
+
+def test_a_pbs_script_is_advised_in_pbs_terms(tmp_path, capsys, monkeypatch):
+    """s28 tester V: a PBS script's walltime was shown in Slurm form (1-12:00:00, V9), and its
+    rewrite to more threads per rank left `hpcds1mpi run` at its default of one (V5)."""
+    monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HPCDS1MPI_HISTORY", str(tmp_path / "cache" / "failures.json"))
+    cluster = tmp_path / "lab.toml"
+    cluster.write_text(PBS_CLUSTER)
+    job = tmp_path / "g.pbs"
+    job.write_text("#!/bin/bash\n#PBS -l select=2:ncpus=2:mpiprocs=2:ompthreads=1\n"
+                   "#PBS -l place=scatter\n#PBS -lwalltime=36:00:00\ncd $PBS_O_WORKDIR\n"
+                   "mpiexec -n 4 hpcds1mpi run gemm --size 3000 --precision bf16\n")
+    out = tmp_path / "g.new.pbs"
+    res = invoke(capsys, ["advise", str(job), "--cluster", str(cluster), "--rewrite", str(out),
+                          "--json"])
+    assert res.code == 0, res.err
+    data = json.loads(res.out)
+    threads = data["recommended"]["config"]["threads"]
+    launch = out.read_text().splitlines()[-1]
+    assert (f"hpcds1mpi run --threads {threads} gemm" in launch) if threads > 1 \
+        else "--threads" not in launch
+    res = invoke(capsys, ["advise", str(job), "--cluster", str(cluster)])
+    assert "              walltime 36:00:00  (the request on lines" in res.out

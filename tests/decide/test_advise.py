@@ -56,9 +56,9 @@ def test_a_familiar_script_gets_both_layouts_predicted(bundle, places):
     a = run(ASKED, bundle, places)
     assert (a.workload, a.workload_source) == ("stencil", "the program on line 8")
     assert a.size == 128 and a.verdict["verdict"] in ("auto", "confirm")  # never escalated
-    assert a.asked.config.as_dict() == {"nodes": 2, "ranks_per_node": 1, "threads": 2,
+    assert a.asked.config.as_dict() == {"nodes": 2, "ranks_per_node": 1, "threads": 1,
                                         "device": "cpu", "precision": "fp64"}
-    assert a.asked.walltime_s == 1800 and a.asked.lines == [3, 4, 5, 6, 7]
+    assert a.asked.walltime_s == 1800 and a.asked.lines == [3, 4, 5, 6, 7, 8]
     assert math.isfinite(a.asked.runtime_s) and math.isfinite(a.recommended.runtime_s)
     # the recommended layout's numbers are the ones recommend() ranked it by
     ch = a.recommendation.picked.choice
@@ -69,7 +69,7 @@ def test_a_familiar_script_gets_both_layouts_predicted(bundle, places):
     assert a.recommended.energy_j == pytest.approx(float(cols["energy_j"][row]), rel=1e-9)
     # the asked layout is one of the grid's, and predicted the same way on its own
     asked = np.flatnonzero((cols["nodes"] == 2) & (cols["ranks_per_node"] == 1)
-                           & (cols["threads"] == 2) & (cols["precision"] == "fp64"))
+                           & (cols["threads"] == 1) & (cols["precision"] == "fp64"))
     assert a.asked.runtime_s == pytest.approx(float(cols["runtime_s"][asked[0]]), rel=1e-9)
     assert a.energy_saving_pct == pytest.approx(
         100 * (1 - a.recommended.energy_j / a.asked.energy_j))
@@ -145,7 +145,7 @@ def test_a_partition_the_cluster_lacks_is_refused(bundle, places):
 
 def test_a_layout_that_does_not_fit_is_said_and_still_advised(bundle, places):
     a = run(ASKED.replace("--ntasks-per-node=1", "--ntasks-per-node=8"), bundle, places)
-    assert "16 cores per node" in a.asked.problem and not a.asked.predicted
+    assert "16 CPUs per node" in a.asked.problem and not a.asked.predicted
     assert a.recommended is not None
 
 
@@ -278,7 +278,7 @@ def test_a_bundle_trained_on_a_job_table_is_refused_before_the_script_is_read(bu
     ([("--ntasks-per-node=1", "--ntasks-per-node=2"), ("THREADS=2", "THREADS=1")],
      "2 ranks x 2 CPUs per task = 4 CPUs per node, but partition 'standard' has 2"),
     ([("THREADS=2", "THREADS=1")], ""),  # 1 thread in 2 CPUs: it fits
-    ([("--ntasks-per-node=1", "--ntasks-per-node=3")], "3 ranks x 2 threads = 6 cores per node"),
+    ([("--ntasks-per-node=1", "--ntasks-per-node=3")], "3 ranks x 2 CPUs per task = 6 CPUs per node"),
 ])
 def test_a_request_the_scheduler_refuses_is_the_asked_sides_problem(bundle, places, changes,
                                                                      problem):

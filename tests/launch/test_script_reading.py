@@ -374,3 +374,12 @@ def test_a_distribution_named_launcher_starts_the_ranks(launcher):
 def test_a_command_merely_named_like_a_launcher_is_no_launch():
     script = read_script("#!/bin/bash\n#SBATCH -N 1\nmpirun_wrapper ./app 5\nmpirun. ./app\n")
     assert script.launches == []
+
+
+def test_csh_setenv_sets_a_variable():
+    """s28 tester V6: csh's `setenv NAME VALUE` is the script's `export NAME=VALUE`."""
+    script = read_script("#!/bin/csh\n#SBATCH -N 1\nsetenv NP 4\nsetenv OMP_NUM_THREADS 3\n"
+                         "srun -n $NP ./app\n")
+    assert script.ntasks == 4 and script.threads == 3
+    assert [(s.name, s.resolved, s.line) for s in script.settings] == [
+        ("NP", "4", 3), ("OMP_NUM_THREADS", "3", 4)]

@@ -1,6 +1,6 @@
 """What a script's launch line asks for beyond the layout: the program's size lined up with its
-measured command, the note for a script that launches more than once, and the ranks' threads
-(the launcher against the program's MPI: ``test_script_mpi_check.py``)."""
+measured command and the ranks' threads (the launcher against the program's MPI:
+``test_script_mpi_check.py``; a script that launches more than once: ``test_script_repeats.py``)."""
 
 from __future__ import annotations
 
@@ -41,26 +41,6 @@ def test_how_well_a_launch_fits_a_measured_command():
     assert sr.fits_command(launch, "./jacobi {size} {ranks}") == 2
     assert sr.fits_command(launch, "./jacobi {size} 80") == 1  # its size, another argument
     assert sr.fits_command(launch, "./jacobi 200 {ranks}") == 0
-
-
-def test_a_script_that_launches_more_than_once_gets_one_note():
-    once = read_script("#SBATCH -t 30\nsrun ./app 1\n")
-    assert sr.repeats_note(once, 60) is None
-    looped = read_script("#SBATCH -t 30\nfor i in 1 2 3; do srun ./app $i; done\n")
-    note = sr.repeats_note(looped, 60)
-    assert note.startswith("the script launches more than once (line 2, inside a loop)")
-    assert "walltime (00:01:00) covers one launch" in note and "keeps its --time (00:30:00)" in note
-    several = read_script("#!/bin/bash\nsrun ./pre\nsrun ./app 1\n")
-    note = sr.repeats_note(several, 120)
-    assert "(lines 2, 3)" in note and "none set: the partition's default" in note
-    assert "--rewrite edits the launch options of line 2 only" in note
-
-
-def test_the_note_lists_a_few_of_many_launch_lines():
-    """A generated script of 5,000 launch lines got a note listing every one of them."""
-    many = read_script("#SBATCH -t 30\n" + "srun ./app\n" * 5000)
-    note = sr.repeats_note(many, 60)
-    assert "(lines 2, 3, 4, 5, 6, 7, 8, 9, 10, 11 and 4990 more)" in note and len(note) < 400
 
 
 @pytest.mark.parametrize("text, threads", [
@@ -127,3 +107,25 @@ def test_a_programs_own_thread_option_is_read_from_its_measured_command():
     follows = read_script("#SBATCH -N 1 -c 2\nsrun gmx_mpi mdrun -ntomp $SLURM_CPUS_PER_TASK\n")
     follows.command = "gmx_mpi mdrun -ntomp {threads}"
     assert sr.program_threads(follows, follows.launch).kept == []  # the directive changes
+
+
+def test_hpcds1mpi_run_without_threads_runs_one_whatever_omp_num_threads_says():
+    """s28 tester V5: OMP_NUM_THREADS=2 (or ompthreads=2) was read as 2 threads per rank, but
+    ``hpcds1mpi run`` without --threads runs 1 (its option's default)."""
+    text = ("#PBS -l select=1:ncpus=2:mpiprocs=1:ompthreads=2\nexport OMP_NUM_THREADS=2\n"
+            "mpiexec -n 1 hpcds1mpi run fft --size 128\n")
+    script = read_script(text)
+    assert script.threads == 1
+    assert ("line 3: hpcds1mpi run without --threads runs 1 thread per rank (its default), "
+            "whatever OMP_NUM_THREADS=2 says; read so (pass --threads 2 to run 2)"
+            in script.notes)
+    own = sr.program_threads(script, script.launch)
+    assert (own.threads, own.spans) == (1, []) and text[:own.add_at].endswith("hpcds1mpi run")
+    pbs = read_script(text.replace("export OMP_NUM_THREADS=2\n", ""))
+    assert pbs.threads == 1 and any("whatever ompthreads=2 says" in n for n in pbs.notes)
+    given = read_script(text.replace("--size 128", "--size 128 --threads 2"))
+    assert given.threads == 2 and sr.program_threads(given, given.launch).add_at is None
+    # sweep's --threads is a list, its default not this one: the script's threads are read
+    sweep = read_script("#SBATCH -N 1 -c 2\nexport OMP_NUM_THREADS=2\n"
+                        "srun hpcds1mpi sweep --kernels fft\n")
+    assert sweep.threads == 2 and sr.program_threads(sweep, sweep.launch) is None

@@ -295,3 +295,45 @@ def test_arguments_equal_to_the_old_rank_count_are_named_when_the_rewrite_change
     sized = _pw(PW.replace("si-30.in", "2"), "pw.x -nk 1 -nd 1 -i {size}")
     assert "-nk 2 equals" in ranks_note(sized, Layout(1, 1, 1), Layout(1, 2, 1))
     assert "-i 2" not in ranks_note(sized, Layout(1, 1, 1), Layout(1, 2, 1))  # the size
+
+
+GEMM_PBS = ("#!/bin/bash\n#PBS -l select=2:ncpus=2:mpiprocs=2:ompthreads=1\n#PBS -l place=scatter\n"
+            "#PBS -l walltime=00:10:00\ncd $PBS_O_WORKDIR\n"
+            "mpiexec -n 4 hpcds1mpi run gemm --size 3000 --precision bf16\n")
+
+
+def test_hpcds1mpi_run_without_threads_gets_the_layouts_threads():
+    """s28 tester V5: the rewrite to 2 threads per rank set ompthreads=2 and left `hpcds1mpi
+    run` without --threads, which runs 1 thread."""
+    script = read_script(GEMM_PBS)
+    out, changes = rewrite(script, Layout(4, 1, 2))
+    assert out.endswith("mpiexec -n 4 hpcds1mpi run --threads 2 gemm --size 3000 "
+                        "--precision bf16\n")
+    assert read_script(out).threads == 2 and any(c.line == 6 for c in changes)
+    assert threads_note(script, Layout(4, 1, 2)) is None  # the rewrite sets them
+    assert "--threads" not in rewrite(script, Layout(4, 2, 1))[0]  # 1: run's default
+
+
+CSH = ("#!/bin/csh\n#PBS -l select=1:ncpus=2:mpiprocs=1:ompthreads=2\n#PBS -l walltime=00:10:00\n"
+       "cd $PBS_O_WORKDIR\nsetenv OMP_NUM_THREADS 2\nmpiexec -n 1 ./app --size 128\n")
+
+
+def test_csh_setenv_is_read_and_rewritten_as_export_is():
+    """s28 tester V6: `setenv OMP_NUM_THREADS 2` was neither read nor rewritten: the rewrite to
+    2 ranks x 1 thread per node left 2 threads per rank."""
+    assert read_script(CSH).threads == 2
+    assert read_script(CSH.replace("THREADS 2", "THREADS 1")).threads == 1  # not ompthreads'
+    out, changes = rewrite(read_script(CSH), Layout(4, 2, 1))
+    assert "\nsetenv OMP_NUM_THREADS 1\n" in out and read_script(out).threads == 1
+    slurm = "#!/bin/tcsh -f\n#SBATCH -N 1\nsrun ./app\n"
+    out, _ = rewrite(read_script(slurm), Layout(1, 1, 2))
+    assert "\nsetenv OMP_NUM_THREADS 2\nsrun -c 2 ./app\n" in out and "export" not in out
+
+
+def test_env_after_the_launcher_sets_the_ranks_threads():
+    """``mpiexec -n 1 env OMP_NUM_THREADS=2 ./app``: the program was read as ``env``, its
+    threads as none set."""
+    script = read_script("#PBS -l select=1:ncpus=2\nmpiexec -n 1 env OMP_NUM_THREADS=2 ./app 5\n")
+    assert (script.threads, script.launch.program, script.launch.args) == (2, "./app", ["5"])
+    out, _ = rewrite(script, Layout(2, 2, 1))
+    assert out.endswith("mpiexec -n 4 env OMP_NUM_THREADS=1 ./app 5\n")

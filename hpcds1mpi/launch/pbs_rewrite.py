@@ -1,0 +1,136 @@
+"""Rewriting a PBS script's resource request to another layout (:mod:`hpcds1mpi.launch.
+script_rewrite` edits the launch line and the thread variables).
+
+The layout is N hosts with one chunk each: one chunk spec, ``select=N:ncpus=..:mpiprocs=..:
+ompthreads=..`` (the first spec's other resources kept, the other specs dropped), and, for
+more than one host, ``place=scatter`` (the sharing part, ``excl`` / ``shared`` / ``exclhost``,
+and ``group=`` kept): ``pack`` would put every chunk on one host, ``free`` (PBS's default)
+may. An old-style request (``-l ncpus=4``) gets a ``select`` instead of its job-wide chunk
+resources, which qsub refuses beside one; a job-wide ``mem`` moves into the chunk. Torque's
+``-l nodes=N:ppn=M`` keeps its form.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hpcds1mpi.launch.directives import format_pbs_walltime
+from hpcds1mpi.launch.pbs_request import (LAYOUT_RESOURCES, ONE_CHUNK_PER_HOST, chunk_specs,
+                                          job_wide_chunk_resources, place_parts)
+from hpcds1mpi.launch.script_edits import Edits, directive_line, drop_resource
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hpcds1mpi.launch.job_script import JobScript
+    from hpcds1mpi.launch.script_options import Option
+    from hpcds1mpi.launch.script_rewrite import Layout
+
+
+def _counts(to: "Layout") -> dict[str, int]:
+    """A chunk's layout resources for ``to`` (its GPUs only where it has some)."""
+    values = {"ncpus": to.ranks_per_node * to.threads, "mpiprocs": to.ranks_per_node,
+              "ompthreads": to.threads}
+    return values | ({"ngpus": to.gpus_per_node} if to.gpus_per_node else {})
+
+
+def _moved(script: "JobScript") -> list["Option"]:
+    """The job-wide resources that go into the chunk (``mem``; the counts follow the layout),
+    where the chunk does not ask for them itself."""
+    return [o for o in job_wide_chunk_resources(script)
+            if o.name[2:] not in LAYOUT_RESOURCES and o.name[2:] not in script.select]
+
+
+def _select(e: Edits, script: "JobScript", to: "Layout", moved: list["Option"]) -> None:
+    values = _counts(to)
+    if "ngpus" in script.select:  # a layout without GPUs asks for none
+        values["ngpus"] = to.gpus_per_node
+    for key, value in [("count", to.nodes), *values.items()]:
+        if key in script.select:
+            e.put(script.select[key], value, key)
+    select = script.directives["l:select"]
+    if "count" not in script.select:  # ``select=ncpus=2``: one chunk, its count not written
+        e.insert(select.value_span[0], f"{to.nodes}:")
+    first_end = max(o.span[1] for o in script.select.values())
+    missing = [f":{k}={v}" for k, v in values.items() if k not in script.select]
+    missing += [f":{o.name[2:]}={o.value}" for o in moved]
+    if missing:
+        e.insert(first_end, "".join(missing))
+    if select.value_span[1] > first_end:  # the other chunk specs: the layout is one spec
+        e.edits.append((first_end, select.value_span[1], ""))
+
+
+def _place(e: Edits, script: "JobScript", to: "Layout") -> None:
+    """One chunk per host: ``place=scatter`` where more than one host is asked and the
+    script's place does not give each chunk its own."""
+    opt = script.directives.get("l:place")
+    placed, rest = place_parts(opt.value if opt is not None else None)
+    if to.nodes < 2 or placed in ONE_CHUNK_PER_HOST:
+        return
+    if opt is not None:
+        e.put(opt, ":".join(["scatter", *rest]), "place")
+    else:
+        e.insert(directive_line(script), "#PBS -l place=scatter\n")
+
+
+def pbs_directives(e: Edits, script: "JobScript", to: "Layout") -> None:
+    """Edit a PBS script's directives to ask for ``to``."""
+    d = script.directives
+    if "l:nodes" in d and not script.select:  # Torque: -l nodes=N:ppn=M
+        opt = d["l:nodes"]
+        rest = [p for p in opt.value.split(":")[1:] if not p.startswith(("ppn=", "gpus="))]
+        chunk = ":".join([str(to.nodes), f"ppn={to.ranks_per_node}", *rest]
+                         + ([f"gpus={to.gpus_per_node}"] if to.gpus_per_node else []))
+        e.put(opt, chunk, "nodes")
+    else:
+        moved = _moved(script)
+        for opt in job_wide_chunk_resources(script):  # qsub refuses them beside a select
+            drop_resource(e, opt)
+        if script.select:
+            _select(e, script, to, moved)
+        else:
+            chunk = "".join([f"select={to.nodes}"] + [f":{k}={v}" for k, v in
+                                                        _counts(to).items()]
+                            + [f":{o.name[2:]}={o.value}" for o in moved])
+            e.insert(directive_line(script), f"#PBS -l {chunk}\n")
+        _place(e, script, to)
+    if to.time_s:
+        if "l:walltime" in d:
+            e.put(d["l:walltime"], format_pbs_walltime(to.time_s), "walltime")
+        else:
+            e.insert(directive_line(script), f"#PBS -l walltime="
+                     f"{format_pbs_walltime(to.time_s)}\n")
+    if to.partition and "q" in d:
+        e.put(d["q"], to.partition, "-q")
+    elif to.partition:  # the job would go to the default queue, not the one advised
+        e.insert(directive_line(script), f"#PBS -q {to.partition}\n")
+
+
+def pbs_notes(script: "JobScript", to: "Layout") -> list[str]:
+    """What a rewrite to ``to`` leaves out of a PBS script's request, one line each: the chunk
+    specs past the first, the job-wide chunk resources, a ``place`` that packed chunks."""
+    if script.scheduler != "pbs" or ("l:nodes" in script.directives and not script.select):
+        return []
+    notes = []
+    select = script.directives.get("l:select")
+    specs = chunk_specs(select.value) if select is not None and select.value else []
+    if len(specs) > 1:
+        dropped = select.value.split("+", 1)[1]
+        notes.append(f"line {select.line}: --rewrite writes one chunk spec for the "
+                     f"recommended {to.nodes} host{'s' if to.nodes > 1 else ''} with "
+                     f"{to.ranks_per_node} rank{'s' if to.ranks_per_node > 1 else ''} each; "
+                     f"the other chunk spec{'s' if len(specs) > 2 else ''} (+{dropped}) "
+                     f"{'are' if len(specs) > 2 else 'is'} dropped")
+    job_wide = job_wide_chunk_resources(script)
+    if job_wide:
+        moved = _moved(script)
+        names = ", ".join(f"-l {o.name[2:]}={o.value}" for o in job_wide)
+        notes.append(f"line {job_wide[0].line}: qsub refuses job-wide {names} beside a select "
+                     "(\"-lresource= cannot be used with select or place\"): --rewrite puts "
+                     "the request into the select chunk" + (
+                         f"; {', '.join(o.name[2:] for o in moved)} was the job's total and is "
+                         "now asked per host: check it" if moved and to.nodes > 1 else ""))
+    place = script.directives.get("l:place")
+    placed = place_parts(place.value)[0] if place is not None else None
+    if place is not None and to.nodes > 1 and placed not in ONE_CHUNK_PER_HOST:
+        notes.append(f"line {place.line}: place={place.value} would put several chunks on one "
+                     "host; --rewrite asks place=scatter, one chunk per host")
+    return notes
