@@ -54,8 +54,8 @@ class Launcher:
         """What this launcher adds on its own for ``config`` and why (said to the user)."""
         return []
 
-    def script_lines(self) -> list[str]:
-        """Shell lines a batch script runs before this launcher's line."""
+    def script_lines(self, config: Configuration) -> list[str]:
+        """Shell lines a batch script runs before this launcher's line for ``config``."""
         return []
 
     def tokens(self, config: Configuration) -> list[str]:
@@ -133,16 +133,36 @@ class Mpiexec(Launcher):
     def total_tokens(self, ranks: int) -> list[str]:
         return [self.command, "-n", str(ranks), *self._own(ranks), *self.args]
 
-    def script_lines(self) -> list[str]:
+    def script_lines(self, config: Configuration) -> list[str]:
         # Open MPI's mpirun refuses root unless told by its own variables; a script cannot
         # know who runs it, so it asks at run time (other MPIs ignore these variables).
-        return ['if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 '
+        return [*self._thread_lines(config),
+                'if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 '
                 'OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi']
+
+    def _thread_lines(self, config: Configuration) -> list[str]:
+        """Lines that keep a rank's threads off one shared core whichever MPI this is.
+
+        Open MPI 4.1's mpirun binds each rank of a small job to one core, which all its
+        threads would share; its binding policy read from the environment undoes that, and
+        MPICH / Intel MPI ignore the variable (their hydra binds nothing by default), so both
+        families leave a rank's threads the node's cores. The user's own binding options
+        win (an option on the command line beats the variable anyway)."""
+        if config.threads <= 1 or binds_its_own(self.args):
+            return []
+        return [f"# {config.threads} threads per rank: if the launcher below is Open MPI's, "
+                "it binds each rank to one core, which its threads would share; the next "
+                "line unbinds them (MPICH and Intel MPI ignore it). For a core set per rank "
+                f"under Open MPI, give --map-by slot:PE={config.threads} (launcher_args).",
+                f"export {UNBIND_OPEN_MPI}=none"]
 
 
 @dataclass
 class HydraMpiexec(Mpiexec):
     """MPICH's / Intel MPI's hydra ``mpiexec``: ``-ppn`` places ranks per node."""
+
+    def _thread_lines(self, config: Configuration) -> list[str]:
+        return []  # hydra binds nothing by default: a rank's threads have the node's cores
 
     def _per_node(self, config: Configuration) -> list[str]:
         return ["-ppn", str(config.ranks_per_node)] if config.nodes > 1 else []
@@ -156,6 +176,9 @@ OPEN_MPI_BINDING_OPTIONS = frozenset((
     "bysocket", "npernode", "npersocket", "pernode", "ppr", "use-hwthread-cpus"))
 #: MCA parameter prefixes of the mapping and binding frameworks (``--mca NAME VALUE``).
 OPEN_MPI_BINDING_MCA = ("hwloc_base_", "rmaps_")
+#: The variable by which Open MPI's mpirun takes its rank binding policy from the
+#: environment (``--bind-to`` on its command line beats it); other MPIs do not read it.
+UNBIND_OPEN_MPI = "OMPI_MCA_hwloc_base_binding_policy"
 
 
 def binds_its_own(args: Sequence[str]) -> bool:
@@ -251,6 +274,9 @@ class OpenMpiMpirun(Mpiexec):
 
     def _threads(self, config: Configuration) -> ThreadBinding:
         return open_mpi_thread_binding(config, self.cores, self.args)
+
+    def _thread_lines(self, config: Configuration) -> list[str]:
+        return []  # its options place the threads (_threads): nothing left to guess
 
     def _per_node(self, config: Configuration) -> list[str]:
         return list(self._threads(config).tokens)

@@ -109,11 +109,30 @@ def render(job: BatchJob, scheduler: str = "slurm", *, default_queue: bool = Fal
     tokens = launcher.tokens(job.config) + program
     # What the launcher adds on its own (Open MPI's thread binding) is said as a comment.
     launcher_notes = [f"# {comment(note)}" for note in launcher.notes(job.config)]
+    path, where = _own_path(job, scheduler, program)
     return seal(render_template(scheduler, job, scheduler, default_queue=default_queue,
-                                notes=notes, summary=comment(job.summary),
-                                environment=job.environment(scheduler),
+                                notes=[*notes, *where], summary=comment(job.summary),
+                                path=path, environment=job.environment(scheduler),
                                 launch=quote_tokens(tokens),
-                                launcher_lines=launcher_notes + launcher.script_lines()))
+                                launcher_lines=launcher_notes
+                                + launcher.script_lines(job.config)))
+
+
+def _own_path(job: BatchJob, scheduler: str, program: Sequence[str]) -> tuple[str, list[str]]:
+    """(the folder the script puts first on PATH, quoted or "", notes on finding the program).
+
+    The job does not get the PATH it was submitted with (:mod:`~hpcds1mpi.launch.own_install`):
+    ``hpcds1mpi`` gets this installation's bin folder first, so the job finds it and its
+    MPI's mpiexec. A user's program is run as given; a bare name under PBS is said."""
+    from hpcds1mpi.launch.own_install import own_executable, path_export, runs_own_command
+
+    if runs_own_command(program):
+        return path_export(own_executable()[1], job), []
+    if scheduler == "pbs" and program and "/" not in program[0]:
+        return "", [f"PBS does not give the job qsub's PATH (only as $PBS_O_PATH, unless "
+                    f"qsub -V): write {program[0]}'s full path if the job's own PATH may not "
+                    "find it"]
+    return "", []
 
 
 @dataclass

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import shlex
-import sys
 import time
 from pathlib import Path
 
 from hpcds1mpi.config import Configuration
 from hpcds1mpi.digests import sha256_file
 from hpcds1mpi.errors import ConfigError, OutputError
+from hpcds1mpi.launch.own_install import own_executable, path_export
 from hpcds1mpi.measure import campaign as cm
 
 #: A part's index in its job, as the job's shell reads it: the array task's index, else the
@@ -60,30 +60,6 @@ def _render(kind: str, job, scheduler: str, **values) -> str:
     from hpcds1mpi.launch import scripts
 
     return scripts.render_template(kind, job, scheduler, **values)
-
-
-def _exe() -> tuple[str, str]:
-    """The ``hpcds1mpi`` the jobs run and the folder put first on their PATH (this Python's,
-    so the jobs find the same installation and its MPI)."""
-    bin_dir = Path(sys.executable).parent
-    exe = bin_dir / "hpcds1mpi"
-    return (str(exe), str(bin_dir)) if exe.exists() else ("hpcds1mpi", "")
-
-
-def path_export(bin_dir: str, job) -> str:
-    """The folder a campaign script puts first on PATH (quoted; "" for none): ``bin_dir``,
-    unless the site's preamble already puts it first and no module is loaded after it (the
-    cluster file's ``export PATH=...`` line would otherwise be written twice)."""
-    import re
-
-    if not bin_dir:
-        return ""
-    setting = [line for line in job.preamble() if re.search(r"\bPATH=", line)]
-    first = re.compile(r"^\s*export\s+PATH=([\"']?)" + re.escape(bin_dir)
-                       + r"/?:\$(PATH|\{PATH\})\1\s*;?\s*$")
-    if setting and first.match(setting[-1]) and not job.modules():
-        return ""
-    return shlex.quote(bin_dir)
 
 
 def allocation(parts: list[cm.Part], partition) -> Configuration:
@@ -243,7 +219,7 @@ def emit(plan_file: str, scheduler: str, out: str, *, shards: int = 1,
     queue = {"default_queue": is_this_machine(cluster_file), "notes": []}
     if queue["default_queue"]:
         queue["notes"] = [default_queue_note(partition, scheduler, "the campaign's jobs name")]
-    exe, bin_dir = _exe()
+    exe, bin_dir = own_executable()
     texts = {f"plans/{p.name}.toml": _part_plan(p, plan, partition) for p in parts}
     jobs = {}
     for nodes, group in by_nodes.items():

@@ -145,12 +145,12 @@ def test_the_cluster_files_launcher_settings_reach_the_script_launcher():
                    mpiexec="/opt/ompi/bin/mpirun", launcher_args="--bind-to core")
     assert launchers.for_script("pbs", site).tokens(Configuration(1, 2, 1)) == \
         ["/opt/ompi/bin/mpirun", "-n", "2", "--bind-to", "core"]
-    assert launchers.for_script("pbs", site).script_lines()[0].startswith(
+    assert launchers.for_script("pbs", site).script_lines(Configuration(1, 2, 1))[0].startswith(
         'if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1')
     srun = Cluster(name="s", partitions={"p": part}, mpi="pmix", launcher_args="--overlap")
     assert launchers.for_script("slurm", srun).tokens(Configuration(1, 2, 1))[-2:] == \
         ["--mpi=pmix", "--overlap"]
-    assert launchers.for_script("slurm", srun).script_lines() == []
+    assert launchers.for_script("slurm", srun).script_lines(Configuration(1, 2, 2)) == []
 
 
 def test_open_mpi_gives_each_rank_the_cores_of_its_threads():
@@ -204,3 +204,58 @@ def test_open_mpis_mpirun_really_gives_a_rank_the_cores_of_its_threads():
          "import os; print(len(os.sched_getaffinity(0)))"], capture_output=True, text=True,
         timeout=120, env={**os.environ, **launch.environment(config)})
     assert cpus.stdout.strip() == "2", cpus.stderr  # was 1: both threads on one core
+
+
+def test_an_mpiexec_of_unknown_flavour_keeps_a_ranks_threads_off_one_core():
+    """A bare mpiexec that is Open MPI's bound each rank to one core, which its threads
+    shared (tester V 7): the script unbinds Open MPI's ranks by a variable MPICH ignores."""
+    part = Partition("p", cores_per_node=2, memory_gb=8, max_nodes=2)
+    bare = launchers.for_script("pbs", Cluster(name="s", partitions={"p": part}), cores=2)
+    lines = bare.script_lines(Configuration(1, 1, 2))
+    assert f"export {launchers.UNBIND_OPEN_MPI}=none" in lines
+    assert any(line.startswith("# 2 threads per rank: if the launcher below is Open MPI's") and
+               "--map-by slot:PE=2" in line for line in lines)
+    # one thread: Open MPI's own core binding is right; the user's binding options win
+    assert not any(launchers.UNBIND_OPEN_MPI in line
+                   for line in bare.script_lines(Configuration(1, 2, 1)))
+    own = Cluster(name="s", partitions={"p": part}, launcher_args="--bind-to core")
+    assert not any(launchers.UNBIND_OPEN_MPI in line for line in
+                   launchers.for_script("pbs", own).script_lines(Configuration(1, 1, 2)))
+    # a known flavour needs no guess: Open MPI gets its options, hydra binds nothing
+    for known in (launchers.OpenMpiMpirun("mpirun", cores=2), launchers.HydraMpiexec()):
+        assert not any(launchers.UNBIND_OPEN_MPI in line
+                       for line in known.script_lines(Configuration(1, 1, 2)))
+
+
+@pytest.mark.parametrize("family", ["mpirun.openmpi", "mpirun.mpich"])
+def test_a_bare_mpiexec_script_gives_a_rank_its_threads_cores_under_either_mpi(family, tmp_path):
+    """Run the script's lines with ``mpiexec`` resolving to each real MPI here: Open MPI's
+    rank had one CPU (its default core binding), MPICH's has the node's either way."""
+    import os
+    import subprocess
+    import sys
+
+    from hpcds1mpi.launch import scripts as batch
+    from hpcds1mpi.launch.directives import BatchJob
+    from tests.helpers import system_program
+
+    cores = len(os.sched_getaffinity(0))
+    if cores < 2:
+        pytest.skip("one CPU here")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    # A wrapper, not a link: hydra looks for its proxy next to the name it was started as.
+    real = os.path.realpath(system_program(family))
+    (bin_dir / "mpiexec").write_text(f'#!/bin/sh\nexec {real} "$@"\n')
+    (bin_dir / "mpiexec").chmod(0o755)
+    part = Partition("p", cores_per_node=cores, memory_gb=8, max_nodes=1)
+    job = BatchJob(config=Configuration(1, 1, 2), partition=part, cluster=Cluster(
+        name="s", partitions={"p": part}), job_name="j", time_limit_s=600,
+        program=[sys.executable, "-c", "import os; print(len(os.sched_getaffinity(0)))"])
+    script = tmp_path / "job.pbs"
+    script.write_text(batch.render(job, "pbs"))
+    done = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}",
+                               "PBS_O_WORKDIR": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(cores)]  # Open MPI was 1: both threads on core 0

@@ -56,6 +56,8 @@ def test_rendered_script_is_valid_bash_and_complete(scheduler):
                     "HPCDS1MPI_DEVICE": job.config.device}
         if scheduler == "slurm":  # srun -c T --cpu-bind=cores: each rank has its own cores
             expected.update(OMP_PLACES="cores", OMP_PROC_BIND="close")
+        else:  # a bare mpiexec that is Open MPI's would bind each rank to one core
+            expected.update(OMPI_MCA_hwloc_base_binding_policy="none")
         assert _exports(text) == expected
         assert "module load openmpi/4.1.5" in lines
         assert "source /etc/profile" in lines

@@ -1,0 +1,49 @@
+"""This installation of hpcds1mpi, as a batch job that runs it must find it.
+
+A job does not get the PATH it was submitted with (PBS passes only ``PBS_O_*`` variables
+unless ``qsub -V``; Slurm likewise under ``SBATCH_EXPORT=NONE``), so a script that runs
+``hpcds1mpi`` puts this Python's bin folder first on PATH: the job then finds this
+installation, and the ``mpiexec`` of its MPI (the mpich wheel's) before the site's, which may
+be another MPI family. The campaign scripts, ``tune --submit`` and the scripts of
+``recommend`` / ``serve`` / the Python API write it with the same helpers.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+from pathlib import Path
+from typing import Sequence
+
+#: The command name of this toolkit, as a script's program line starts it.
+COMMAND = "hpcds1mpi"
+
+
+def own_executable() -> tuple[str, str]:
+    """(the ``hpcds1mpi`` a job runs, the folder put first on its PATH): this Python's, so
+    the job finds the same installation and its MPI; ``("hpcds1mpi", "")`` when no
+    ``hpcds1mpi`` sits next to this Python (then the job's own PATH decides)."""
+    bin_dir = Path(sys.executable).parent
+    exe = bin_dir / COMMAND
+    return (str(exe), str(bin_dir)) if exe.exists() else (COMMAND, "")
+
+
+def runs_own_command(program: Sequence[str]) -> bool:
+    """Whether the program tokens start the bare ``hpcds1mpi`` (a kernel workload), whose
+    installation the job must be shown; a path the user gave is theirs and left alone."""
+    return bool(program) and program[0] == COMMAND
+
+
+def path_export(bin_dir: str, job) -> str:
+    """The folder a script puts first on PATH (quoted; "" for none): ``bin_dir``, unless the
+    site's preamble already puts it first and no module is loaded after it (the cluster
+    file's ``export PATH=...`` line would otherwise be written twice)."""
+    if not bin_dir:
+        return ""
+    setting = [line for line in job.preamble() if re.search(r"\bPATH=", line)]
+    first = re.compile(r"^\s*export\s+PATH=([\"']?)" + re.escape(bin_dir)
+                       + r"/?:\$(PATH|\{PATH\})\1\s*;?\s*$")
+    if setting and first.match(setting[-1]) and not job.modules():
+        return ""
+    return shlex.quote(bin_dir)

@@ -1,0 +1,73 @@
+"""A batch script that runs hpcds1mpi finds this installation and its MPI inside the job,
+where the PATH it was submitted with is gone (PBS without qsub -V; Slurm with
+SBATCH_EXPORT=NONE)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from hpcds1mpi.cluster import Cluster, Partition
+from hpcds1mpi.config import Configuration
+from hpcds1mpi.launch import scripts as batch
+from hpcds1mpi.launch.directives import BatchJob
+from hpcds1mpi.launch.own_install import own_executable, path_export
+
+#: The repro's cluster file (tester V): 2 cores per node, account proj42.
+LAB = Partition("workq", cores_per_node=2, memory_gb=25.3, max_nodes=4)
+KERNEL = ("hpcds1mpi run fft --size 16 --threads {threads} --device {device} "
+          "--precision {precision}")
+
+
+def _job(program: str, config=Configuration(1, 1, 2, "cpu", "fp32"), **site) -> BatchJob:
+    cluster = Cluster(name="lab", partitions={"workq": LAB}, account="proj42", **site)
+    return BatchJob(config=config, partition=LAB, program=program, cluster=cluster,
+                    job_name="fft", time_limit_s=600)
+
+
+def test_a_pbs_script_of_a_kernel_runs_with_only_the_environment_pbs_gives_the_job(tmp_path):
+    """The repro: with PATH reset as in a PBS job, the bare mpiexec was the system's (another
+    MPI family) and hpcds1mpi was not found (rc 134)."""
+    script = tmp_path / "fft.pbs"
+    script.write_text(batch.render(_job(KERNEL, Configuration(1, 1, 1, "cpu", "fp32")), "pbs"))
+    (tmp_path / "jobdir").mkdir()
+    job_env = {"HOME": os.environ.get("HOME", str(tmp_path)),
+               "PATH": "/usr/local/bin:/usr/bin:/bin", "PBS_O_WORKDIR": str(tmp_path / "jobdir")}
+    done = subprocess.run(["bash", str(script)], env=job_env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "fft size=16" in done.stdout and ": ok" in done.stdout
+
+
+def test_both_schedulers_put_this_installation_first_after_the_modules():
+    _, bin_dir = own_executable()
+    assert bin_dir == str(Path(sys.executable).parent)  # the venv's hpcds1mpi is installed
+    for scheduler in ("slurm", "pbs"):
+        lines = batch.render(_job(KERNEL, modules=["gcc/12"]), scheduler).splitlines()
+        export = lines.index(f"export PATH={bin_dir}:$PATH")
+        assert lines.index("module load gcc/12") < export < lines.index("export OMP_NUM_THREADS=2")
+        assert lines[-1].split()[0] == ("mpiexec" if scheduler == "pbs" else "srun")
+        assert "hpcds1mpi run fft" in lines[-1]  # the bare name, found through PATH
+
+
+def test_a_users_program_is_run_as_given_and_pbs_says_how_it_is_found():
+    for scheduler in ("slurm", "pbs"):
+        text = batch.render(_job("./app --n 4"), scheduler)
+        assert "export PATH=" not in text and "$PBS_O_PATH" not in text
+    bare = batch.render(_job("app --n 4"), "pbs")
+    assert "export PATH=" not in bare
+    assert "# note: PBS does not give the job qsub's PATH (only as $PBS_O_PATH, unless qsub " \
+           "-V): write app's full path" in bare
+    assert "$PBS_O_PATH" not in batch.render(_job("app --n 4"), "slurm")
+
+
+def test_a_preamble_that_already_puts_the_folder_first_is_not_repeated():
+    _, bin_dir = own_executable()
+    job = _job(KERNEL, preamble=[f"export PATH={bin_dir}:$PATH"])
+    assert path_export(bin_dir, job) == ""
+    assert batch.render(job, "pbs").count(f"export PATH={bin_dir}:$PATH") == 1
+    assert path_export(bin_dir, _job(KERNEL, preamble=[f"export PATH={bin_dir}:$PATH"],
+                                     modules=["gcc/12"])) == bin_dir  # a module may move it
+    assert path_export("", job) == ""
