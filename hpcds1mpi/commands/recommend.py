@@ -18,7 +18,8 @@ NO_LIMIT = ("UNLIMITED", "INFINITE", "0")
 
 
 def _time_limit_s(text: str | None) -> float | None:
-    """``--time-limit`` (minutes, or a Slurm ``--time``) in seconds; None for no limit."""
+    """``--time-limit`` (minutes, or a Slurm ``--time``) in seconds, rounded up to a minute as
+    Slurm does (:func:`_rounded_note`); None for no limit."""
     if text is None or text.strip().upper() in NO_LIMIT:
         return None
     from hpcds1mpi.launch.script_options import parse_slurm_time
@@ -33,6 +34,22 @@ def _time_limit_s(text: str | None) -> float | None:
         raise ConfigError(f"--time-limit {text.strip()[:40]!r} is over a year; give the "
                           "partition's real limit, or UNLIMITED")
     return float(seconds)
+
+
+def _rounded_note(text: str | None, seconds: float | None) -> str | None:
+    """The line saying a ``--time-limit`` with a seconds field became whole minutes
+    (``00:00:30`` is 60 s to Slurm, and to the proposal), so that "= the request" is not read
+    as a slip; None when nothing was rounded."""
+    if seconds is None:
+        return None
+    text = text.strip()
+    # A seconds field: min:sec, h:m:s or d-h:m:s (d-h and d-h:m have none).
+    fields = text.split("-")[-1].split(":")
+    has_seconds = len(fields) == 3 or (len(fields) == 2 and "-" not in text)
+    if not has_seconds or int(fields[-1]) % 60 == 0:
+        return None
+    return (f"walltime: your --time-limit {text} is {seconds:.0f} s: Slurm rounds a time "
+            "limit up to whole minutes")
 
 
 def _head(file, size: int = 200) -> bytes:
@@ -103,10 +120,12 @@ def _calibration_reading(bundle, workload: str, program, given: dict):
     return calibration_measurement(bundle_levels(bundle, workload), given)
 
 
-def _propose(table, rec, user: str, job_name: str, time_limit_s, coverage: float):
+def _propose(table, rec, user: str, job_name: str, time_limit_s, coverage: float,
+             names_partition: bool):
     """The walltime proposal for the job as recommended, described as the history describes
     its jobs: the partition by the name the scheduler records (the script's ``--partition``,
-    not the cluster file's label), its nodes and CPUs."""
+    not the cluster file's label; none where the script names none, ``names_partition``
+    False: the default partition takes it), its nodes and CPUs (the layout submitted)."""
     from hpcds1mpi.decide.walltime import propose_walltime
 
     nodes = procs = partition = account = None
@@ -114,7 +133,8 @@ def _propose(table, rec, user: str, job_name: str, time_limit_s, coverage: float
         cfg = rec.picked.choice.config()
         nodes, procs = cfg.nodes, cfg.nodes * cfg.ranks_per_node * cfg.threads
         part = rec.picked.partition
-        partition = part.slurm_partition or part.name
+        # This machine's label ('local') is no partition any history records.
+        partition = (part.slurm_partition or part.name) if names_partition else None
         site = rec.clusters.get(rec.picked.label)
         account = getattr(site, "account", None) or None
     return propose_walltime(table, user, workload=job_name, account=account,
@@ -280,8 +300,11 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
         raise ConfigError(why)
     proposal = None
     if table is not None:
+        from hpcds1mpi.cluster import is_this_machine
+
         proposal = _propose(table, rec, user, job_name or workload, limit_s,
-                            walltime_coverage or 0.95)
+                            walltime_coverage or 0.95,
+                            names_partition=not is_this_machine(cluster_file))
     uses_proposal = proposal is not None and proposal.time_s is not None \
         and rec.picked is not None
     # No proposal (no history of this user): the user's own --time-limit is the script's.
@@ -320,16 +343,29 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
             from hpcds1mpi.atomic import write_text
 
             write_text(script_path, script, "batch script")  # whole or not at all
+        if rec.picked is None:  # the calibration sweep keeps its own limit: said as it is
+            script_time = _script_time_s(script)
     from hpcds1mpi.decide.offer import runtime_note
 
     note = runtime_note(bundle, workload)  # which runtime a program's model learned; None: kernel
     _report(rec, note, proposal, as_json=as_json, emit=emit, script=script,
             script_path=script_path, script_to_stdout=script_to_stdout,
-            uses_proposal=uses_proposal, script_time=script_time)
+            uses_proposal=uses_proposal, script_time=script_time,
+            rounded=_rounded_note(time_limit, limit_s))
+
+
+def _script_time_s(script: str) -> float | None:
+    """The time limit a Slurm script asks for (its ``#SBATCH --time=``), in seconds."""
+    from hpcds1mpi.launch.script_options import parse_slurm_time
+
+    for line in script.splitlines():
+        if line.startswith("#SBATCH --time="):
+            return parse_slurm_time(line.split("=", 1)[1])
+    return None
 
 
 def _report(rec, note, proposal, *, as_json, emit, script, script_path, script_to_stdout,
-            uses_proposal, script_time) -> None:
+            uses_proposal, script_time, rounded=None) -> None:
     """Print the answer: the table or JSON (on stderr when the script goes to stdout), or the
     script alone when --emit prints it without -o."""
     import functools
@@ -358,7 +394,13 @@ def _report(rec, note, proposal, *, as_json, emit, script, script_path, script_t
         if proposal is not None:
             say("")
             say("\n".join(proposal.lines(scheduler=emit or "slurm")))
-            if emit and uses_proposal:
+            if rounded:
+                say(rounded)
+            if emit and rec.picked is None:  # escalated: the sweep's steps, not this job
+                own = f" ({script_time:.0f} s)" if script_time else ""
+                say(f"walltime: the calibration sweep keeps its own time limit{own}, for all "
+                    "its steps; the walltime above is for the job once calibrated")
+            elif emit and uses_proposal:
                 say(f"walltime: the {emit} script's time limit is this proposal")
             elif emit and script_time:
                 say(f"walltime: the {emit} script's time limit is your --time-limit "

@@ -8,9 +8,12 @@ is comes from the history itself (measured, not assumed) with one model: the sha
 its own newest calibration jobs, held out from the choice of the per-job policy (:mod:`~hpcds1mpi.surrogates.walltime_policy`: tight where the
 model is sure, the request kept where it is not).
 
-Where it cannot know — the user has fewer than :data:`MIN_USER_JOBS` finished jobs in the
-history — it proposes nothing and says so (``reason``: none at all, or how few); it never falls
-back to a made-up default.
+Where it cannot know — the history has too few completed jobs with a known end to learn from,
+or the user fewer than :data:`MIN_USER_JOBS` of them — it proposes nothing and says so
+(``reason``: why, and what to do); it never falls back to a made-up default. The user's own
+jobs check what it says (:mod:`~hpcds1mpi.decide.walltime_evidence`): a job killed at its
+limit (TIMEOUT) needed more than it, and a request their like jobs finished within is not
+called short.
 """
 
 from __future__ import annotations
@@ -20,14 +23,23 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
+from hpcds1mpi.decide.walltime_evidence import Kills
 from hpcds1mpi.errors import DataError
 from hpcds1mpi.launch.directives import format_pbs_walltime
 
 #: Fewest finished jobs of the user the history must hold to propose anything.
 MIN_USER_JOBS = 2
 NO_HISTORY = "no history for this user/job: cannot propose"
-NOVEL = ("none of your finished jobs asked for this time, processors and partition, and the "
-         "history has too few such new requests to tell how long they run")
+#: Why a request new to the user is kept ({what}: the request, :func:`request_words`).
+NOVEL = ("none of your finished jobs asked for {what}, and the history has too few such new "
+         "requests to tell how long they run")
+
+
+def _percent(share: float) -> str:
+    """A share as a percentage, with a decimal where a whole number would round it away
+    (0.999 is 99.9 %, not 100 %)."""
+    pct = 100 * share
+    return f"{pct:.0f}" if abs(pct - round(pct)) < 1e-9 else f"{pct:.1f}"
 
 
 @dataclass
@@ -62,9 +74,19 @@ class WalltimeProposal:
             job given without its request and no name the history knows, all the user's
             jobs) showed it too short to cover ``quantile`` of them and the proposal was
             raised to do so (s); None when it was not raised.
-        n_user_within: for a job given without its request and no name the history knows, of
-            the user's ``n_history`` finished jobs, how many ran within ``time_s`` (measured;
-            None otherwise).
+        n_user_within: for a job given without its request and no name the history knows,
+            or one whose request the model called short, of the user's ``n_like`` finished
+            jobs, how many ran within ``time_s`` (measured; None otherwise).
+        n_like: how many jobs ``n_user_within`` counts from (None: ``n_history``).
+        like_what: which of the user's jobs those are ("" all of them, or "with this
+            request").
+        novel_what: the request new to the user, in words (``novel``).
+        partition_guess: the partition taken for a job given none (where the user's jobs
+            ran: a script naming no partition runs in the default one); None: not guessed.
+        killed: the user's jobs of this name (or with this request) killed at their time
+            limit (TIMEOUT), where the proposal would not have been above them
+            (:class:`~hpcds1mpi.decide.walltime_evidence.Kills`); None: no such kill.
+        killed_from_s: the walltime before it was raised above those kills (None: not).
     """
 
     time_s: float | None
@@ -84,6 +106,12 @@ class WalltimeProposal:
     n_name_within: int | None = None
     model_s: float | None = None
     n_user_within: int | None = None
+    n_like: int | None = None
+    like_what: str = ""
+    novel_what: str = ""
+    partition_guess: str | None = None
+    killed: Kills | None = None
+    killed_from_s: float | None = None
 
     def to_dict(self) -> dict:
         """Plain dict (JSON-ready), with ``time`` as Slurm writes it."""
@@ -106,6 +134,7 @@ class WalltimeProposal:
         if self.time_s is None:
             return [f"walltime: {self.reason}"]
         checked = self.coverage is not None
+        pct = _percent(self.quantile)
         sure = (f"{100 * self.coverage:.1f} % of the newest {self.n_checked} history jobs "
                 "were covered" if checked
                 else "not checked on held-out jobs (too few history jobs)")
@@ -113,46 +142,85 @@ class WalltimeProposal:
         if self.request_s:
             capped = (", = the request: capped" if self.time_s >= self.request_s * (1 - 1e-9)
                       else f", under the request of {self.request_s:.0f} s")
-        if self.tight and self.short_request():
-            case = (f"your request is shorter than the {100 * self.quantile:.0f} % walltime "
+        kills = self.killed
+        if kills is not None and self.time_s > kills.run_s * (1 + 1e-9):
+            case = (f"raised from {self.killed_from_s:.0f} s above the {kills.limit_s:.0f} s "
+                    f"limit that killed {self._killed_jobs()} (TIMEOUT): a killed job is only "
+                    f"known to need more than its {kills.run_s:.0f} s")
+        elif kills is not None:
+            case = (f"kept your request, though {self._killed_jobs()} "
+                    f"{'was' if kills.n == 1 else 'were'} killed at {kills.limit_s:.0f} s "
+                    "(TIMEOUT)")
+        elif self.tight and self.short_request() and self.own_jobs_fit():
+            # The model's walltime for jobs like it; the user's own jobs say the request holds.
+            case = (f"your request: your own jobs ran within it, where the model, from the "
+                    f"history's jobs like it, would ask {self.uncapped_s:.0f} s")
+        elif self.tight and self.short_request():
+            case = (f"your request is shorter than the {pct} % walltime "
                     f"of {self.uncapped_s:.0f} s, so fewer jobs like this one finish within it")
         elif self.tight and self.model_s is not None:
             whose = f"your jobs named {self.name!r}" if self.n_name_within is not None else \
                 "your finished jobs, all of them alike (a time limit or the job's name would " \
                 "tell this job apart)"
-            case = (f"raised from the model's {self.model_s:.0f} s to cover "
-                    f"{100 * self.quantile:.0f} % of {whose}")
+            case = f"raised from the model's {self.model_s:.0f} s to cover {pct} % of {whose}"
         elif self.tight and checked and not self.request_s:
             # The held-out jobs were judged with their requests; this one was given none.
-            case = (f"meant to cover about {100 * self.quantile:.0f} % of such jobs; given no "
+            case = (f"meant to cover about {pct} % of such jobs; given no "
                     "time limit, the model judged it without the request it learned from")
         elif self.tight and checked:
-            case = f"tight: about {100 * self.quantile:.0f} % of such jobs finished within it"
+            case = f"tight: about {pct} % of such jobs finished within it"
         elif self.tight:  # nothing held out to check it on: what it aims at, not a result
-            case = f"tight: meant to cover about {100 * self.quantile:.0f} % of such jobs"
+            case = f"tight: meant to cover about {pct} % of such jobs"
         else:
             case = "unsure: kept your request because " + (
-                NOVEL if self.novel else "jobs like this one too often ran past a shorter "
+                NOVEL.format(what=self.novel_what or "this time, processors and partition")
+                if self.novel else "jobs like this one too often ran past a shorter "
                 "walltime (their run times are spread out)")
         if self.n_name_within is not None:  # measured on the jobs the user knows best
             sure += (f"; {self.n_name_within} of your {self.n_same_name} finished jobs named "
                      f"{self.name!r} ran within it")
-        elif self.n_user_within is not None:
-            sure += (f"; {self.n_user_within} of your {self.n_history} finished jobs ran "
-                     "within it")
+        elif self.n_user_within is not None and kills is None:  # the kills say more
+            like = f" {self.like_what}" if self.like_what else ""
+            sure += (f"; {self.n_user_within} of your {self.n_like or self.n_history} finished "
+                     f"jobs{like} ran within it")
         minutes = int(np.ceil(round(self.time_s, 3) / 60.0))  # as slurm_time rounds it
         asked = (f"-l walltime={format_pbs_walltime(minutes * 60)}" if scheduler == "pbs"
                  else f"--time {self.slurm_time()}")
+        more = f"; {kills.n} more killed at their limit" if kills is not None else ""
+        where = (f"; partition taken as {self.partition_guess!r}, where your jobs ran (the "
+                 "job names none)" if self.partition_guess else "")
         lines = [f"walltime: {asked} ({self.time_s:.0f} s{capped}; {case}; "
                  f"{sure})",
                  f"walltime: predicted run time {self.point_s:.0f} s (modelled), from "
                  f"{self.n_history} finished jobs of the user ({self.n_same_name} with this "
-                 f"name), a model of {self.n_train} jobs"]
-        if self.request_s and self.point_s and self.point_s > self.request_s:
+                 f"name{more}), a model of {self.n_train} jobs{where}"]
+        if kills is not None and self.time_s <= kills.run_s * (1 + 1e-9):
+            lines.append(f"warning: {self._killed_jobs()} {'was' if kills.n == 1 else 'were'} "
+                         f"killed at {kills.limit_s:.0f} s (TIMEOUT, after up to "
+                         f"{kills.run_s:.0f} s): a limit of {self.time_s:.0f} s will likely be "
+                         f"killed too; ask for more, about {kills.above():.0f} s (--time-limit)")
+        elif (self.request_s and self.point_s and self.point_s > self.request_s
+              and not self.own_jobs_fit()):
             lines.append(f"warning: your request of {self.request_s:.0f} s is below the "
                          f"predicted run time of {self.point_s:.0f} s: the job will likely be "
                          f"killed; ask for about {self.uncapped_s:.0f} s (--time-limit)")
         return lines
+
+    def _killed_jobs(self) -> str:
+        """The killed jobs as a line names them ("your 2 jobs named 'x'")."""
+        n = self.killed.n
+        return f"your {n} job{'s' if n != 1 else ''} {self.killed.whose}"
+
+    def own_jobs_fit(self) -> bool:
+        """Whether the user's own jobs measured against the proposal (of this name, else like
+        it) ran within it in at least ``quantile`` of cases, on enough of them for that share
+        to be seen at all: then no request is "too short" (one job is no evidence)."""
+        if self.n_name_within is not None:
+            n, within = self.n_same_name, self.n_name_within
+        else:
+            n, within = self.n_like or self.n_history, self.n_user_within
+        return (within is not None and n >= _enough(self.quantile)
+                and within >= self.quantile * n)
 
     def short_request(self) -> bool:
         """Whether the user's request, not the model, set the proposal (it is below the
@@ -200,13 +268,16 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
         WalltimeProposal; ``time_s`` None with ``reason`` when it cannot propose.
 
     Raises:
-        DataError: the history lacks ``user`` or ``runtime_s``, or has fewer finished jobs
-            than the model needs.
+        DataError: the history lacks ``user`` or ``runtime_s`` (too few completed jobs to
+            learn from is a proposal with its ``reason``: the recommendation stands without).
     """
     from hpcds1mpi.surrogates.job_runtime import MIN_TRAIN, RuntimePredictor
     from hpcds1mpi.surrogates.submit_features import (completed_mask, end_times,
                                                       submit_features, submit_times)
     from hpcds1mpi.surrogates.walltime_model import novel_mask
+
+    from hpcds1mpi.decide.walltime_evidence import (default_partition, killed_at_limit,
+                                                    request_words, same_request, too_thin)
 
     missing = [c for c in ("user", "runtime_s") if c not in history.columns]
     if missing:
@@ -218,18 +289,25 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
         last = end.max()
         submit_time = (last if pd.notna(last) else pd.Timestamp.now()) + pd.Timedelta(seconds=1)
     submit_time = pd.Timestamp(submit_time)
-    done = completed_mask(hist) & (end <= submit_time).to_numpy()
-    mine = done & (hist["user"].astype("string") == str(user)).fillna(False).to_numpy()
-    same = mine & ((hist["workload"].astype("string") == str(workload)).fillna(False)
-                   .to_numpy() if workload is not None and "workload" in hist else False)
+    completed = completed_mask(hist)
+    ended = (end <= submit_time).to_numpy()
+    done = completed & ended
+    users = (hist["user"].astype("string") == str(user)).fillna(False).to_numpy()
+    mine = done & users
+    name_rows = ((hist["workload"].astype("string") == str(workload)).fillna(False).to_numpy()
+                 if workload is not None and "workload" in hist else np.zeros(len(hist), bool))
+    same = mine & name_rows
     proposal = WalltimeProposal(None, quantile, n_history=int(mine.sum()),
                                 n_same_name=int(np.sum(same)), request_s=time_limit_s)
-    if done.sum() < MIN_TRAIN:
-        raise DataError(f"the history has {int(done.sum())} finished jobs: need at least "
-                        f"{MIN_TRAIN} to learn run times")
+    if done.sum() < MIN_TRAIN:  # the recommendation stands without a walltime: said, not fatal
+        proposal.reason = too_thin(hist, done, completed, end, MIN_TRAIN)
+        return proposal
     if mine.sum() < MIN_USER_JOBS:
         proposal.reason = too_few_user_jobs(int(mine.sum())) if mine.any() else NO_HISTORY
         return proposal
+    if partition is None:  # a script naming no partition runs where the default puts it
+        partition = default_partition(hist, mine, same)
+        proposal.partition_guess = partition
     job = _job_row(hist, {"user": str(user), "workload": workload, "account": account,
                           "partition": partition, "req_nodes": nodes, "nodes": nodes,
                           "req_procs": procs, "time_limit_s": time_limit_s,
@@ -260,6 +338,8 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
     # (no request given: nothing was kept).
     proposal.novel = (bool(novel_mask(last)[0]) and wm.novel_k_ is None
                       and not proposal.tight)
+    if proposal.novel:  # the request as the features saw it, not a generic "this request"
+        proposal.novel_what = request_words(time_limit_s, procs, partition)
     # The same job without its request: what the model says when the request does not cap
     # it (a request shorter than that is the user's to change, and is said so).
     free = last.assign(log_limit=np.nan) if "log_limit" in last else last
@@ -275,6 +355,7 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
             proposal.time_s = float(time_limit_s)
     proposal.n_train = model.n_train_
     named = bool(np.any(same))
+    runs = None  # the user's own jobs the proposal is measured on, and said to be
     if named or not time_limit_s:
         # The user's own finished jobs of this name, or (no request to judge the job by and no
         # name the history knows) all of them, are the evidence: a proposal of 2,663 s had said
@@ -285,12 +366,48 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
             # Two fits can disagree: a walltime under the job's own predicted run time would
             # kill about half of such jobs, whatever its quantile says.
             proposal.time_s = proposal.point_s
+    like = users & same_request(hist, time_limit_s, procs, partition)
+    if runs is None and proposal.short_request():
+        # "Your request is too short" is the model's word against the user's own jobs (a
+        # Gaia user's 7,200-s request, called short of 9,912 s, held 2,790 of their 2,802):
+        # measured on those with this request where enough for the quantile, else all.
+        like_done = like & done
+        use_like = like_done.sum() >= _enough(proposal.quantile)
+        runs = run[:len(hist)][like_done if use_like else mine]
+        proposal.like_what = "with this request" if use_like else ""
+        proposal.n_like = len(runs)
+    # A job killed at its limit needed more than it: the proposal must not stay at or under
+    # such a kill of the user's jobs of this name (or with this request) unsaid.
+    _heed_kills(proposal, killed_at_limit(hist, users & ended, name_rows, like, workload),
+                time_limit_s)
+    if runs is not None:
         within = int(np.sum(runs <= proposal.time_s * (1 + 1e-9)))
         if named:
             proposal.name, proposal.n_name_within = str(workload), within
         else:
             proposal.n_user_within = within
     return proposal
+
+
+def _enough(quantile: float) -> int:
+    """Fewest jobs for a share ``quantile`` of them to be seen at all (``1 / (1 - q)``)."""
+    return int(np.ceil(1.0 / (1.0 - quantile) - 1e-9))
+
+
+def _heed_kills(proposal: WalltimeProposal, kills: Kills | None,
+                time_limit_s: float | None) -> None:
+    """Raise ``proposal`` above ``kills`` (to ``KILL_GROWTH`` times the longest, within the
+    request), or keep a request at or under them and say so (:meth:`WalltimeProposal.lines`)."""
+    if kills is None or proposal.time_s > kills.run_s * (1 + 1e-9):
+        return
+    proposal.killed = kills
+    if time_limit_s and time_limit_s <= kills.run_s * (1 + 1e-9):
+        # The user's own request, at or under a kill: going lower only kills sooner.
+        proposal.time_s, proposal.tight = float(time_limit_s), False
+        return
+    proposal.killed_from_s = proposal.time_s
+    proposal.time_s = min(kills.above(), float(time_limit_s)) if time_limit_s \
+        else kills.above()
 
 
 def _raise_to_cover(proposal: WalltimeProposal, runs: np.ndarray,
@@ -301,7 +418,7 @@ def _raise_to_cover(proposal: WalltimeProposal, runs: np.ndarray,
     partition the history never names) or none at all gives it nothing of this job's own to go
     on. Raised only on enough of them for that quantile to be seen at all
     (``1 / (1 - quantile)``)."""
-    enough = len(runs) >= int(np.ceil(1.0 / (1.0 - proposal.quantile) - 1e-9))
+    enough = len(runs) >= _enough(proposal.quantile)
     covered = np.sum(runs <= proposal.time_s * (1 + 1e-9))
     if enough and covered < proposal.quantile * len(runs) and proposal.tight:
         floor = float(np.quantile(runs, proposal.quantile, method="higher"))

@@ -118,8 +118,9 @@ def test_only_jobs_finished_by_the_submit_time_count(history):
 def test_bad_history(history):
     with pytest.raises(DataError, match="lacks user"):
         propose_walltime(history.drop(columns="user"), "1")
-    with pytest.raises(DataError, match="need at least"):
-        propose_walltime(history.head(20), str(history["user"].iloc[0]))
+    # Too few completed jobs to learn from: no proposal, and why (the recommendation stands).
+    thin = propose_walltime(history.head(20), str(history["user"].iloc[0]))
+    assert thin.time_s is None and "need at least 30 to learn run times" in thin.reason
 
 
 @pytest.mark.parametrize("seconds, text", [(59, "00:01:00"), (3600, "01:00:00"),
@@ -146,12 +147,12 @@ def test_a_request_new_to_the_user_is_kept_when_the_history_cannot_calibrate_it(
     p = propose_walltime(history, "user0025", time_limit_s=42000.0, partition="partition001",
                          submit_time="2019-01-03 10:28:00", predictor_args=SMALL)
     assert p.time_s == pytest.approx(42000.0) and not p.tight and p.novel
-    assert NOVEL in p.lines()[0]
+    assert NOVEL.format(what="42000 s and partition 'partition001'") in p.lines()[0]
     # Not novel (no request given: nothing to keep), the job still gets a proposal.
     free = propose_walltime(history, "user0025", submit_time="2019-01-03 10:28:00",
                             predictor_args=SMALL)
     assert free.time_s is not None and free.tight and not free.novel
-    assert NOVEL not in " ".join(free.lines())
+    assert NOVEL.split("{what}")[0] not in " ".join(free.lines())
 
 
 def test_unchecked_coverage_is_not_called_a_result():

@@ -1,0 +1,87 @@
+"""propose_walltime heeds the user's jobs killed at their limit (TIMEOUT), says why a thin
+history cannot teach run times, and names the request it calls new (s28 tester W: W1, W4,
+W9, W12): a synthetic sacct-like history, as the tester's Slurm history had it."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from hpcds1mpi.decide.walltime import WalltimeProposal, propose_walltime
+from tests.decide.test_walltime_same_name import SMALL, _history
+
+
+def _with_kills(runs=(84.0, 79.0), limit=60.0) -> pd.DataFrame:
+    """The 63 finished jobs of ``_history`` and two ``w_timeout`` jobs killed at ``limit``."""
+    history = _history()
+    last = history["end_time"].max()
+    kills = [{"job_id": f"9{k}", "workload": "w_timeout", "user": "alice", "account": "alice",
+              "partition": "debug", "req_procs": 1, "req_nodes": 1, "nodes": 1,
+              "time_limit_s": limit, "runtime_s": run, "status": "timeout",
+              "state_raw": "TIMEOUT", "submit_time": last,
+              "start_time": last + pd.Timedelta(seconds=5),
+              "end_time": last + pd.Timedelta(seconds=5 + run)} for k, run in enumerate(runs)]
+    return pd.concat([history, pd.DataFrame(kills)], ignore_index=True)
+
+
+def test_a_request_that_killed_the_users_jobs_of_that_name_is_not_proposed_unsaid():
+    """Was: "--time 00:01:00 (28 s, under the request of 60 s; tight ...)" for a job whose two
+    earlier runs of that name were killed at their 60-s limit after 84 s and 79 s."""
+    p = propose_walltime(_with_kills(), "alice", workload="w_timeout", partition="debug",
+                         procs=1, nodes=1, time_limit_s=60.0, predictor_args=SMALL)
+    assert p.time_s == 60.0 and not p.tight  # not under the request: that only kills sooner
+    assert p.killed is not None and p.killed.n == 2 and p.killed.run_s == 84.0
+    lines = p.lines()
+    assert "kept your request, though your 2 jobs named 'w_timeout' were killed at 60 s" \
+        in lines[0] and "tight" not in lines[0]
+    assert "(0 with this name; 2 more killed at their limit)" in lines[1]
+    assert lines[-1].startswith("warning: your 2 jobs named 'w_timeout' were killed at 60 s")
+    assert "ask for more, about 168 s (--time-limit)" in lines[-1]
+
+
+def test_without_a_request_the_proposal_goes_above_the_longest_kill():
+    # Kills longer than anything the model learned from: its own walltime stays under them.
+    p = propose_walltime(_with_kills(runs=(900.0, 700.0), limit=600.0), "alice",
+                         workload="w_timeout", partition="debug", procs=1, nodes=1,
+                         predictor_args=SMALL)
+    assert p.killed is not None and p.time_s == 1800.0 > p.killed_from_s
+    assert "above the 600 s limit that killed your 2 jobs named 'w_timeout'" in p.lines()[0]
+    assert not any(line.startswith("warning") for line in p.lines())
+
+
+def test_a_request_above_the_kills_is_kept_and_no_kill_is_claimed():
+    p = propose_walltime(_with_kills(), "alice", workload="w_timeout", partition="debug",
+                         procs=1, nodes=1, time_limit_s=600.0, predictor_args=SMALL)
+    assert p.time_s > 84.0 and "killed" not in " ".join(p.lines()[:1])
+
+
+def test_a_history_too_thin_to_learn_from_says_why_and_is_no_error():
+    """Was: DataError "the history has 0 finished jobs" for 1,200 COMPLETED jobs without start
+    or end times, aborting the whole recommendation."""
+    history = _history().head(26)
+    timeless = _history().assign(start_time=pd.NaT, end_time=pd.NaT)
+    p = propose_walltime(history, "alice", predictor_args=SMALL)
+    assert p.time_s is None and "has 26 completed jobs with a known end, need at least 30" \
+        in p.reason and "give a longer history" in p.reason
+    q = propose_walltime(timeless, "alice", predictor_args=SMALL)
+    assert q.time_s is None and "63 completed jobs have no start or end time" in q.reason
+    assert q.lines() == [f"walltime: {q.reason}"]
+
+
+def test_a_job_naming_no_partition_is_described_by_where_the_users_jobs_ran():
+    """Was: recommend passed the machine's label 'local': every request looked new, "none of
+    your finished jobs asked for this time, processors and partition" for 24 that had."""
+    p = propose_walltime(_history(), "alice", workload="stencil", procs=1, nodes=1,
+                         time_limit_s=120.0, predictor_args=SMALL)
+    assert p.partition_guess == "debug" and not p.novel
+    assert "partition taken as 'debug'" in p.lines()[1]
+    new = propose_walltime(_history(), "alice", workload="stencil", procs=8, nodes=1,
+                           time_limit_s=120.0, predictor_args=SMALL)
+    if new.novel:  # the request named as it was asked, not a partition never given
+        assert "asked for 120 s, 8 processors and partition 'debug'" in new.lines()[0]
+
+
+def test_a_coverage_percentage_keeps_its_decimal():
+    p = WalltimeProposal(3600.0, 0.999, None, 0, 10, 5, 1800.0, None, 1000, tight=True)
+    assert "meant to cover about 99.9 % of such jobs" in p.lines()[0]
+    assert "about 95 %" in WalltimeProposal(3600.0, 0.95, None, 0, 10, 5, 1800.0,
+                                            None, 1000).lines()[0]
