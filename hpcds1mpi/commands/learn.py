@@ -3,8 +3,9 @@
 New runs are added to the bundle's training data (a re-measured ``run_id`` replaces the old
 row) and the bundle is retrained with its own settings, its System 1 ranking recipe included
 (the targets it centred, focus, denoising: ``surrogates/ranking_cv.settings_of``). Runs from a machine the bundle was not
-trained on are refused: telemetry of different machines is never mixed into one model; train a
-separate bundle for that machine (``hpcds1mpi train --machine ID``).
+trained on are refused: telemetry of different machines is never mixed into one model; the
+refusal gives the ``train`` command for a separate bundle of that machine (a calibration sweep
+on a partition the model was not trained on measures such a machine).
 
 The bundle shipped inside the package is never rewritten (``--out`` is asked for). The new
 members get a guard calibration of their own (computed, as ``recommend`` would on first use);
@@ -42,6 +43,7 @@ def command(model_dir, telemetry, jobs, out, sample_rate, seed, threads, force):
     from hpcds1mpi.atomic import check_output_dir
     from hpcds1mpi.commands.train import summary_lines
     from hpcds1mpi.decide import confidence, guard
+    from hpcds1mpi.records.machines import refuse_foreign_machines
     from hpcds1mpi.records.training import TrainingData, read_frames
     from hpcds1mpi.surrogates.bundle import is_bundle, load_bundle, train_bundle
     from hpcds1mpi.surrogates.ranking_cv import recorded_recipe, settings_of
@@ -66,6 +68,8 @@ def command(model_dir, telemetry, jobs, out, sample_rate, seed, threads, force):
     new = read_frames(telemetry, jobs)
     for line in new.attrs.get("left_out", []):  # runs that are no measurement
         click.echo(f"note: {line}", err=True)
+    # Before merge checks it again: here the refusal can name the files in its train command.
+    refuse_foreign_machines(bundle.machine_ids, new, files=telemetry)
     old = TrainingData.from_frame(bundle.training_data(), sources=m.get("sources", []))
     merged = old.merge(new, machines=bundle.machine_ids, sources=[*telemetry, *jobs])
     from hpcds1mpi.surrogates.levels import refuse_mixed_runtimes

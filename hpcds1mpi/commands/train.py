@@ -109,7 +109,8 @@ def _choose_recipe(data, settings: dict, knobs) -> tuple[str, dict]:
                    "bundle was; costs a few trainings more).")
 @click.option("--epochs", default=60, show_default=True, type=click.IntRange(1, 10000),
               help="TabNet training epochs.")
-@click.option("--machine", default=None, help="Train on runs of this machine id only.")
+@click.option("--machine", default=None,
+              help="Train on runs of this machine id only (the whole id or a unique start of it).")
 @click.option("--threads", default=2, show_default=True, type=click.IntRange(1, 256))
 @click.option("--force", is_flag=True,
               help="Replace an existing bundle at --out (only a hpcds1mpi bundle is replaced).")
@@ -119,7 +120,7 @@ def command(telemetry, jobs, out, sample_rate, seed, family, members, member_tre
     from hpcds1mpi.atomic import check_output_dir
     from hpcds1mpi.cli import refuse_non_utf8
     from hpcds1mpi.errors import DataError, OutputError
-    from hpcds1mpi.records.training import TrainingData
+    from hpcds1mpi.records.training import TrainingData, machine_ids, read_frames
     from hpcds1mpi.surrogates.bundle import is_bundle, train_bundle
     from hpcds1mpi.surrogates.models import KNOB_FEATURES
 
@@ -134,8 +135,14 @@ def command(telemetry, jobs, out, sample_rate, seed, family, members, member_tre
     refuse_non_utf8(out, "--out", "pyarrow writes the bundle's tables under UTF-8 names only",
                     OutputError)
     check_output_dir(out, ours=is_bundle, force=force)  # before the training, not after it
-    data = TrainingData.read(telemetry, jobs, machine=machine)
-    for line in data.left_out:  # runs that are no measurement
+    frame = read_frames(telemetry, jobs)
+    if machine is not None:  # a printed id may be shortened: the one id it starts
+        from hpcds1mpi.records.machines import resolve_machine
+
+        machine = resolve_machine(machine, machine_ids(frame))
+    data = TrainingData.from_frame(frame, machine=machine, sources=[*telemetry, *jobs],
+                                   kind="telemetry" if telemetry else "jobs")
+    for line in frame.attrs.get("left_out", []):  # runs that are no measurement
         click.echo(f"note: {line}", err=True)
     from hpcds1mpi.surrogates.levels import refuse_mixed_runtimes
 

@@ -35,7 +35,7 @@ from hpcds1mpi.errors import ConfigError, LaunchError
 # elf_needed is also read here by launch/script_mpi_check.py (not moved with it: that file is
 # being edited elsewhere); everything else imports it from launch/elf_libraries.py.
 from hpcds1mpi.launch.elf_libraries import elf_needed, ldd_text
-from hpcds1mpi.launch.pmix_support import mpich_speaks_pmix
+from hpcds1mpi.launch.pmix_support import mpich_speaks_pmix, openmpi_slurm_pmi
 
 OPENMPI = "openmpi"
 MPICH = "mpich"
@@ -165,6 +165,15 @@ def pmix_refusal(program: ProgramMPI, plugin: str, env: dict | None = None) -> s
         return None
     return (f"its MPI library {library_file(program, env)} links no PMIx library, so srun "
             f"--mpi={plugin} would start it as independent 1-rank copies")
+
+
+def openmpi_pmi2_refusal(program: ProgramMPI, env: dict | None = None) -> str | None:
+    """Why ``srun --mpi=pmi2`` cannot start the Open MPI ``program``: its installation has no
+    Slurm PMI component (:func:`~hpcds1mpi.launch.pmix_support.openmpi_slurm_pmi`); None
+    where it has one, or where that cannot be read (the launch probe decides there)."""
+    library = library_file(program, env) if program.family == OPENMPI else None
+    speaks, why = openmpi_slurm_pmi(library) if library else (None, "")
+    return why if speaks is False else None
 
 
 def owner_first(launchers: list[str], library: str | None) -> list[str]:
@@ -367,13 +376,12 @@ def check_launcher(program: ProgramMPI, launcher_path: str, srun_mpi: str = "",
             raise LaunchError(f"this program is linked against {FAMILY_NAMES[want]} "
                               f"({program.evidence}); srun --mpi=none gives its ranks no "
                               f"wire-up: use --mpi {'pmix' if want == OPENMPI else 'pmi2'}")
-        if want == OPENMPI and srun_mpi and not srun_mpi.startswith("pmix"):
-            # As check_script says for a batch script: Open MPI joins its ranks through PMIx
-            # (or its own mpirun), not Slurm's PMI-2; it aborts in MPI_Init there.
+        if want == OPENMPI and srun_mpi and not srun_mpi.startswith("pmix") and (
+                why := openmpi_pmi2_refusal(program, env)):  # it aborts in MPI_Init there
             others = candidates(OPENMPI, env, library=library_file(program, env))
             raise LaunchError(f"this program is linked against Open MPI ({program.evidence}); "
-                              f"srun --mpi={srun_mpi} cannot start it as one job (Open MPI "
-                              "wires up through PMIx): use --mpi pmix"
+                              f"srun --mpi={srun_mpi} cannot start it as one job ({why}): "
+                              "use --mpi pmix"
                               + (f", or its launcher: --mpiexec {others[0]}" if others else ""))
         if why := pmix_refusal(program, srun_mpi, env):  # the same every run: a bad --mpi
             raise ConfigError(f"this program is linked against {FAMILY_NAMES[want]} "
@@ -394,10 +402,10 @@ def check_script(program_tokens: list[str], launcher) -> None:
     """Refuse a batch script whose launcher cannot start its program as one job.
 
     Only where the program is found here (the machine writing the script) and its MPI is read:
-    Open MPI under ``srun`` needs ``--mpi=pmix`` (Open MPI is not built with Slurm's PMI-2; it
-    aborts in ``MPI_Init`` under ``--mpi=pmi2``, as the test Slurm shows), any MPI under
-    ``--mpi=none`` has no wire-up, and an ``mpiexec``/``mpirun`` found here must be of the
-    program's family.
+    Open MPI under ``srun`` needs ``--mpi=pmix`` unless its installation has a Slurm PMI
+    component (:func:`openmpi_pmi2_refusal`; Debian's has none and aborts in ``MPI_Init``
+    under ``--mpi=pmi2``, as the test Slurm shows), any MPI under ``--mpi=none`` has no
+    wire-up, and an ``mpiexec``/``mpirun`` found here must be of the program's family.
 
     Raises:
         ConfigError: one line naming the program's MPI and the cluster-file key to set.
@@ -410,10 +418,12 @@ def check_script(program_tokens: list[str], launcher) -> None:
     head = f"{name} is linked against {FAMILY_NAMES[want]} ({program.evidence})"
     if getattr(launcher, "name", "") == "srun":
         mpi = getattr(launcher, "mpi", "")
-        if want == OPENMPI and not mpi.startswith("pmix"):
-            raise ConfigError(f"{head}; srun --mpi={mpi or 'none'} cannot start it as one job: "
-                              "set mpi = \"pmix\" in the cluster file (or launcher = \"mpirun\" "
-                              "with mpiexec = its mpirun)")
+        if want == OPENMPI and not mpi.startswith("pmix") and (
+                mpi in ("", "none") or (why := openmpi_pmi2_refusal(program))):
+            because = f" ({why})" if mpi not in ("", "none") else ""
+            raise ConfigError(f"{head}; srun --mpi={mpi or 'none'} cannot start it as one job"
+                              f"{because}: set mpi = \"pmix\" in the cluster file (or launcher "
+                              "= \"mpirun\" with mpiexec = its mpirun)")
         if mpi in ("", "none"):
             raise ConfigError(f"{head}; srun --mpi=none gives its ranks no wire-up: set "
                               "mpi = \"pmi2\" in the cluster file")

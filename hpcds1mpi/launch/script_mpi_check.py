@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from hpcds1mpi.launch import mpi_family
 from hpcds1mpi.launch.elf_libraries import needed_files, needed_tree
-from hpcds1mpi.launch.pmix_support import mpich_speaks_pmix
+from hpcds1mpi.launch.pmix_support import mpich_speaks_pmix, openmpi_slurm_pmi
 from hpcds1mpi.launch.script_request import program_at
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -227,8 +227,10 @@ def _srun_plugin(launch: "Launch", env: dict) -> tuple[str | None, str] | None:
 def srun_check(script: "JobScript", launch: "Launch", cwd: str, env: dict | None = None,
                seen: set | None = None) -> tuple[str, str] | None:
     """("warning", line) when ``srun`` starts a program with an MPI plugin that cannot wire up
-    its MPI: Open MPI needs ``--mpi=pmix`` (it is not built with Slurm's PMI-2 and aborts in
-    ``MPI_Init``), and any MPI gets no wire-up from ``--mpi=none``; ("note", line) for an
+    its MPI: Open MPI needs ``--mpi=pmix`` unless its installation has a Slurm PMI component
+    (:func:`~hpcds1mpi.launch.pmix_support.openmpi_slurm_pmi`; without one it aborts in
+    ``MPI_Init``; a note where that cannot be read), and any MPI gets no wire-up from
+    ``--mpi=none``; ("note", line) for an
     Open MPI program where the plugin is unknown (no ``--mpi``, no ``slurm.conf`` readable
     here: it may be pmix). The plugin: :func:`_srun_plugin`. None when they fit, or the
     program or its MPI is unknown. A program named without a folder after a line that
@@ -268,10 +270,22 @@ def srun_check(script: "JobScript", launch: "Launch", cwd: str, env: dict | None
                         "/etc/slurm/slurm.conf): Open MPI "
                         "starts under srun only with --mpi=pmix, or with pmi2 where it was "
                         "built with Slurm's PMI; check srun --mpi=list, or add --mpi=pmix")
-    if want == mpi_family.OPENMPI and not plugin.startswith("pmix"):
+    if want == mpi_family.OPENMPI and plugin == "none":
         return "warning", (f"{name} but srun runs it with {whence}, which Open MPI cannot "
                            "wire up (it aborts in MPI_Init); add --mpi=pmix, or launch it "
                            "with Open MPI's mpirun")
+    if want == mpi_family.OPENMPI and not plugin.startswith("pmix"):
+        library = _mpi_library(program, mpi_family.OPENMPI)
+        speaks, why = openmpi_slurm_pmi(library) if library else (None, "its libmpi not found")
+        if speaks is False:  # it aborts in MPI_Init (Debian's Open MPI, Open MPI 5)
+            return "warning", (f"{name} but srun runs it with {whence}, which Open MPI cannot "
+                               f"wire up ({why}; it aborts in MPI_Init); add --mpi=pmix, or "
+                               "launch it with Open MPI's mpirun")
+        if speaks is None:
+            return "note", (f"{name} and srun runs it with {whence}: Open MPI starts there only "
+                            f"where it was built with Slurm's PMI, not known here ({why}); "
+                            "check that a job runs as one, or add --mpi=pmix")
+        return None
     if plugin == "none":
         return "warning", (f"{name} but srun runs it with {whence}: no wire-up, so each rank "
                            "starts alone; add --mpi=pmi2"
@@ -294,11 +308,22 @@ def _mpich_without_pmix(program: str) -> str | None:
         tree = list(needed_files(program))
     except OSError:
         return None
-    found = next((file for name, _, file in tree if file
-                  and mpi_family.family_of_soname(name) == mpi_family.MPICH), None)
+    found = _mpi_library(program, mpi_family.MPICH, tree)
     if found is None:
         return None
     return found if mpich_speaks_pmix(found, [name for name, _, _ in tree]) is False else None
+
+
+def _mpi_library(program: str, family: str, tree: list | None = None) -> str | None:
+    """The file of the ``family`` MPI library ``program`` loads, found from its ELF files as
+    the loader would (``tree``: its :func:`~hpcds1mpi.launch.elf_libraries.needed_files`,
+    when already read); None when it links none, or it is not found."""
+    try:
+        tree = list(needed_files(program)) if tree is None else tree
+    except OSError:
+        return None
+    return next((file for name, _, file in tree
+                 if file and mpi_family.family_of_soname(name) == family), None)
 
 
 def launch_checks(script: "JobScript", cwd: str, env: dict | None = None

@@ -4,6 +4,8 @@ to mix machines.
 A model is trained on one machine's runs: :func:`refuse_foreign_machines` refuses new runs of
 another, and :func:`launcher_note` says when two ids may be one machine after all (a
 fingerprint that names the launcher, :data:`LAUNCHER_LIBRARY`, not the program's MPI library).
+:func:`resolve_machine` reads the id a user names (``train --machine``): the whole id, or a
+prefix of one. Messages print ids whole: a printed id is one the user may paste back.
 """
 
 from __future__ import annotations
@@ -28,6 +30,26 @@ def machine_ids(frame: pd.DataFrame) -> set[str]:
     return set(frame["machine_id"].dropna().astype(str)) - {""}
 
 
+def resolve_machine(given: str, ids) -> str:
+    """The machine id of ``ids`` that ``given`` names: itself, or the one id it is a prefix of.
+
+    ``ids`` empty (a job table: no machine ids) gives ``given`` back, unchecked.
+
+    Raises:
+        DataError: no id starts with ``given``, or several do (they are named).
+    """
+    ids = sorted(set(ids))
+    if not ids or given in ids:
+        return given
+    matches = [i for i in ids if given and i.startswith(given)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise DataError(f"machine {given!r} is the start of {len(matches)} ids "
+                        f"({', '.join(matches)}); give more of the one you mean")
+    raise DataError(f"no runs from machine {given!r}; the data has {', '.join(ids)}")
+
+
 def names_launcher(mpi_library) -> bool:
     """Whether a machines-table ``mpi_library`` names a launcher (:data:`LAUNCHER_LIBRARY`)."""
     return bool(LAUNCHER_LIBRARY.match(str(mpi_library or "")))
@@ -41,15 +63,18 @@ def launcher_note(frame: pd.DataFrame, ids) -> str:
     if not named:
         return ""
     machine, library = named[0]
-    return (f"; {machine[:12]}'s fingerprint names the launcher ({library!r}), not the "
+    return (f"; {machine}'s fingerprint names the launcher ({library!r}), not the "
             "program's MPI library (a program sweep of an older hpcds1mpi, or of a wrapper "
             "script): if these are runs of the same machine and MPI, measure them again with "
             "`hpcds1mpi sweep --command` running the program itself, which gives them that "
             "machine's id")
 
 
-def refuse_foreign_machines(known: set[str], new: pd.DataFrame) -> None:
+def refuse_foreign_machines(known: set[str], new: pd.DataFrame, files=()) -> None:
     """Refuse runs from machines other than ``known`` (runs of machines are never mixed).
+
+    ``files``: the telemetry ``new`` was read from, named in the ``train`` command the refusal
+    gives (``FILE`` where none is given).
 
     Raises:
         DataError: ``new`` has runs of a machine outside ``known``, or (``known`` empty) of
@@ -59,12 +84,47 @@ def refuse_foreign_machines(known: set[str], new: pd.DataFrame) -> None:
     foreign = sorted(new_ids - set(known))
     if foreign and known:
         raise DataError(
-            f"new runs come from machine(s) {', '.join(f[:12] for f in foreign)} but the bundle "
-            f"was trained on {', '.join(sorted(i[:12] for i in known))}; runs of different "
-            "machines are never mixed: train a separate bundle with "
-            "`hpcds1mpi train --telemetry FILE --machine ID --out DIR`"
+            f"new runs come from machine(s) {_with_partitions(new, foreign)} but the bundle "
+            f"was trained on {', '.join(sorted(known))}; runs of different machines are never "
+            f"mixed: train a separate bundle of them with {_train_command(new, foreign, files)}"
             + launcher_note(new, foreign)
         )
     if len(new_ids) > 1 and not known:
         raise DataError(f"new runs come from {len(new_ids)} machines; train one bundle per "
                         "machine with `hpcds1mpi train --machine ID`")
+
+
+def _with_partitions(frame: pd.DataFrame, ids) -> str:
+    """``ids`` whole, each with the partition(s) its runs name: what tells the user which
+    machine is which (a partition is part of the fingerprint)."""
+    if "partition" not in frame.columns:
+        return ", ".join(ids)
+    named = []
+    for i in ids:
+        parts = sorted(set(frame.loc[frame["machine_id"].astype(str) == i, "partition"]
+                           .dropna().astype(str)) - {""})
+        named.append(f"{i} (partition {', '.join(parts)})" if parts else i)
+    return ", ".join(named)
+
+
+def _train_command(frame: pd.DataFrame, foreign, files) -> str:
+    """The ``train`` command for the foreign runs (``--machine`` only where the files hold
+    several machines), and, where they are fewer ok runs than a model needs, how to add some."""
+    import shlex
+
+    from hpcds1mpi.config import OK
+    from hpcds1mpi.records.training import MIN_OK_RUNS  # training imports this module
+
+    sources = " ".join(f"--telemetry {shlex.quote(str(f))}" for f in files) or "--telemetry FILE"
+    machine = f" --machine {foreign[0]}" if len(machine_ids(frame)) > 1 and len(foreign) == 1 \
+        else (" --machine ID" if len(foreign) > 1 else "")
+    command = f"`hpcds1mpi train {sources}{machine} --out DIR`"
+    if len(foreign) != 1 or "status" not in frame.columns:
+        return command
+    runs = frame[frame["machine_id"].astype(str) == foreign[0]]
+    ok = int((runs["status"].astype(str) == OK).sum())
+    if ok >= MIN_OK_RUNS:
+        return command
+    return (f"{command} once it has at least {MIN_OK_RUNS} ok runs (it has {ok}): measure more "
+            "configurations on that partition into the same file (hpcds1mpi sweep ... --out "
+            "FILE --resume)")

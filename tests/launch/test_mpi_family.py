@@ -315,3 +315,25 @@ def test_a_script_asking_srun_pmix_for_an_mpich_program_is_refused():
         mpi_family.check_script([system_program("NPmpich2"), "-u", "8"], launcher)
     mpi_family.check_script([system_program("NPmpich2")], SimpleNamespace(name="srun", mpi="pmi2"))
     mpi_family.check_script([system_program("hpcc")], launcher)
+
+
+def test_open_mpi_built_with_slurms_pmi_is_let_through_under_srun_pmi2(tmp_path):
+    """Every Open MPI program was refused under srun --mpi=pmi2, though Open MPI built
+    --with-pmi (components mca_pmix_s1/s2) runs there (s28 tester U 8)."""
+    from tests.launch.fake_openmpi import fake_openmpi
+
+    with_pmi = mpi_family.program_mpi([fake_openmpi(tmp_path, "withpmi", components=(
+        "mca_pmix_ext3x.so", "mca_pmix_s2.so"))])
+    assert with_pmi.family == "openmpi"
+    assert mpi_family.check_launcher(with_pmi, "srun", "pmi2") == "slurm"
+    pmi2 = SimpleNamespace(name="srun", mpi="pmi2")
+    mpi_family.check_script([with_pmi.path], pmi2)
+    without = mpi_family.program_mpi([fake_openmpi(tmp_path, "without")])
+    with pytest.raises(LaunchError, match=r"no Slurm PMI component \(mca_pmix_s1/s2\).*use "
+                                          "--mpi pmix"):
+        mpi_family.check_launcher(without, "srun", "pmi2")
+    with pytest.raises(ConfigError, match="no Slurm PMI component.*set mpi = \"pmix\""):
+        mpi_family.check_script([without.path], pmi2)
+    for either in (with_pmi, without):  # no wire-up at all, whatever it was built with
+        with pytest.raises(ConfigError, match="srun --mpi=none cannot start it"):
+            mpi_family.check_script([either.path], SimpleNamespace(name="srun", mpi="none"))

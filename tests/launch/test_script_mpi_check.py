@@ -245,3 +245,22 @@ def test_srun_with_pmix_for_an_mpich_without_pmix_is_a_warning(mpis, nothing_run
     conf.write_text("MpiDefault=pmix\n")
     assert "links no PMIx library" in _srun(f"#SBATCH -N 1\nsrun {mpis['mpich_app']}\n",
                                             tmp_path, conf)
+
+
+def test_srun_pmi2_for_an_open_mpi_built_with_slurms_pmi_says_nothing(request, tmp_path):
+    """Open MPI built --with-pmi (mca_pmix_s2) runs under srun --mpi=pmi2; advise warned for
+    every Open MPI program (s28 tester U 8). Where its components are not found: a note."""
+    from tests.launch.fake_openmpi import fake_openmpi
+
+    with_pmi = fake_openmpi(tmp_path, "withpmi", components=("mca_pmix_s2.so",))
+    without = fake_openmpi(tmp_path, "without")
+    elsewhere = fake_openmpi(tmp_path, "elsewhere", components=())
+    request.getfixturevalue("nothing_runs")  # built: from here on files are only read
+    assert _srun(f"#SBATCH -N 1\nsrun --mpi=pmi2 {with_pmi}\n", tmp_path) is None
+    line = _srun(f"#SBATCH -N 1\nsrun --mpi=pmi2 {without}\n", tmp_path)
+    assert "which Open MPI cannot wire up (its Open MPI" in line and \
+        "no Slurm PMI component (mca_pmix_s1/s2)" in line and "add --mpi=pmix" in line, line
+    note = _srun(f"#SBATCH -N 1\nsrun --mpi=pmi2 {elsewhere}\n", tmp_path)
+    assert note.startswith("note: line 2:") and "built with Slurm's PMI" in note, note
+    assert "which Open MPI cannot wire up" in _srun(
+        f"#SBATCH -N 1\nsrun --mpi=none {with_pmi}\n", tmp_path)

@@ -200,9 +200,10 @@ def _say_empty_columns(df, report) -> None:
 def ingest(paths: list[str | Path], kind: str = "auto", procs_are: str = "auto"):
     """Read several job logs into one job table.
 
-    The same job seen in two files (same ``job_id`` and ``submit_time``) is kept once, from
-    the ``sacct -P`` file when there is one (22.05's ``--json`` loses exit codes); the
-    duplicates are counted in the returned notes.
+    The same job seen in two files (same ``job_id`` and ``submit_time``) is kept once: from
+    the ``sacct -P`` file when there is one (22.05's ``--json`` loses exit codes), and among
+    copies of one kind the one with the most fields known (a ``sacct -X`` copy has no step
+    data: no ranks, peak RSS or CPU time); the duplicates are counted in the returned notes.
 
     Returns:
         (job table DataFrame, list of FileReport, Counter of cross-file notes)
@@ -220,13 +221,15 @@ def ingest(paths: list[str | Path], kind: str = "auto", procs_are: str = "auto")
     table = pd.concat(frames, ignore_index=True)
     priority = {"sacct-p": 0, "sacct-csv": 0, "sacct-json": 1}  # every other kind: 2
     table["_prio"] = table["source_kind"].map(priority).fillna(2)
-    table = table.sort_values("_prio", kind="stable")
+    table["_unknown"] = _unknown_fields(table)
+    table = table.sort_values(["_prio", "_unknown"], kind="stable")
     table["_slurm"] = table["source_kind"].isin(["sacct-p", "sacct-csv", "sacct-json"])
     key = ["job_id", "submit_time", "_slurm"]
     # Only a copy from another file is a duplicate: within a file each reader decides.
     dup = table.duplicated(subset=key) & ~table.duplicated(subset=[*key, "_file"])
     if dup.any():
-        notes["same job in several files, kept once (sacct -P preferred)"] = int(dup.sum())
+        notes["same job in several files, kept once (sacct -P preferred, then the copy with "
+              "the most fields known)"] = int(dup.sum())
         # Copies of one kind that disagree (another run time, status or request) are said
         # apart: the files describe the job differently, and only the first one read is kept.
         # (Across kinds they differ by design: sacct --json lacks what -P has.)
@@ -237,9 +240,21 @@ def ingest(paths: list[str | Path], kind: str = "auto", procs_are: str = "auto")
                    & ~table.duplicated(subset=[*same, *facts]))
         if differs.any():
             notes["of those, copies that disagree (run time, status, request or user): "
-                  "the first file's kept; check which file is right"] = int(differs.sum())
-    table = table[~dup].drop(columns=["_prio", "_file", "_slurm"])
+                  "the one with the most fields known kept (of equals, the first file's); "
+                  "check which file is right"] = int(differs.sum())
+    table = table[~dup].drop(columns=["_prio", "_unknown", "_file", "_slurm"])
     return table.sort_index().reset_index(drop=True), reports, notes
+
+
+def _unknown_fields(table):
+    """How many of each row's job columns have no value (NA, or empty text)."""
+    columns = [c for c in table.columns if not c.startswith("_") and c not in
+               ("source_file", "source_kind")]
+    unknown = table[columns].isna()
+    for c in columns:
+        if str(table[c].dtype) in ("string", "object"):
+            unknown[c] |= table[c].astype("string").fillna("").eq("").astype(bool)
+    return unknown.sum(axis=1)
 
 
 def is_job_table(path: str | Path) -> bool:

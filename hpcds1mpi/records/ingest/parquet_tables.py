@@ -107,6 +107,10 @@ def read_job_parquet(path: str | Path, kind: str) -> tuple["pd.DataFrame", FileR
     src = pd.read_parquet(path)
     report.records = len(src)
     n = len(src)
+    if _pick(src, _PM100_COLUMNS["state_raw"]) is None:
+        # Without it no job can be told finished, or how it ended.
+        raise IngestError(f"{path}: a {kind} table needs the column job_state (or state) "
+                          f"(has {', '.join(cols[:10])}{' ...' if len(cols) > 10 else ''})")
 
     def col(name, default=None):
         s = _pick(src, _PM100_COLUMNS[name])
@@ -125,6 +129,10 @@ def read_job_parquet(path: str | Path, kind: str) -> tuple["pd.DataFrame", FileR
     out["runtime_s"] = pd.to_numeric(col("runtime_s"), errors="coerce")
     states = col("state_raw", "").astype("string").fillna("").str.strip()
     out["state_raw"] = states
+    if n and not states.ne("").any():
+        raise IngestError(f"{path}: no job has a value in the {kind} table's job_state column, "
+                          "so none can be told finished or how it ended; give a copy with the "
+                          "states")
     for name in ("submit_time", "start_time", "end_time"):
         out[name] = _to_datetime(col(name))
     out["time_limit_s"] = pd.to_numeric(col("time_limit_min"), errors="coerce") * 60
@@ -137,7 +145,9 @@ def read_job_parquet(path: str | Path, kind: str) -> tuple["pd.DataFrame", FileR
     has_energy = np.isfinite(out["energy_j"].to_numpy(dtype=float))
     out["energy_source"] = np.where(has_energy, ENERGY_POWER_LOG, "")
 
-    base = states.str.split().str[0].str.upper().fillna("")
+    # The first word ("CANCELLED by 123" -> CANCELLED); extract keeps the string dtype where
+    # every state is empty (split()[0] gave floats, and .str failed).
+    base = states.str.extract(r"^(\S+)", expand=False).str.upper().fillna("")
     out["status"] = base.map(SLURM_STATUS)
 
     # Rows that cannot be a finished job are counted per reason, then dropped.
@@ -159,7 +169,11 @@ def read_job_parquet(path: str | Path, kind: str) -> tuple["pd.DataFrame", FileR
         report.notes["no power samples (energy missing)"] += int((~has_energy[~bad.to_numpy()]).sum())
 
     out["ranks_per_node"] = np.ceil(out["ranks"] / out["nodes"])
-    out["device"] = np.where(out["gpus"].fillna(0) > 0, "gpu", "cpu")
+    # Unknown where the GPU count is (as schema.job_row): not a CPU job by default.
+    out["device"] = pd.Series(np.where(out["gpus"].fillna(0) > 0, "gpu", "cpu"),
+                              index=out.index, dtype="string").where(out["gpus"].notna())
+    if _pick(src, _PM100_COLUMNS["gpus"]) is None:
+        report.facts.append("no num_gpus_alloc column: gpus and device unknown")
     out["exit_code"] = pd.NA
     out["exit_signal"] = pd.NA
     out["cpu_s"] = np.nan

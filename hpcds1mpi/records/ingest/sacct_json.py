@@ -11,7 +11,8 @@ from pathlib import Path
 from hpcds1mpi.errors import IngestError
 
 from .schema import FileReport, build_rows, job_row
-from .slurm_fields import limit_or_none, oom_from_memory_kill, oom_from_steps, slurm_status
+from .slurm_fields import (EARLIER_ATTEMPT, limit_or_none, oom_from_memory_kill, oom_from_steps,
+                           slurm_status)
 
 
 def _num(value):
@@ -85,10 +86,29 @@ def read_sacct_json(path: str | Path) -> tuple[list[dict], FileReport]:
     # 22.05 (openapi/dbv0.0.38 and older) loses non-zero exit codes; see read_sacct_json.
     old_exit_codes = (0, 0) < (major, minor) <= (22, 5) or bool(re.search(r"v0\.0\.3[0-8]$", parser))
     report.records += len(doc["jobs"])
-    out = build_rows(doc["jobs"], lambda job: _job_from_json(job, report, old_exit_codes), report,
+    jobs = _last_attempts(doc["jobs"], report)
+    out = build_rows(jobs, lambda job: _job_from_json(job, report, old_exit_codes), report,
                      (ValueError, TypeError, KeyError, AttributeError),
                      lambda exc: f"unparseable job entry ({type(exc).__name__})")
     return out, report
+
+
+def _last_attempts(jobs: list, report: FileReport) -> list:
+    """The jobs without the earlier attempts of a requeued job: --json lists each attempt
+    under one id, oldest first (the earlier ones REQUEUED); the last one is the job, as
+    sacct -P without -D shows it. An entry whose id cannot be read is kept, for
+    :func:`_job_from_json` to count."""
+    ids = []
+    for job in jobs:
+        try:
+            ids.append(_job_id(job))
+        except (TypeError, KeyError, AttributeError, ValueError):
+            ids.append(None)
+    last = {jid: i for i, jid in enumerate(ids) if jid is not None}
+    kept = [job for i, (job, jid) in enumerate(zip(jobs, ids)) if jid is None or last[jid] == i]
+    if len(kept) < len(jobs):
+        report.dropped[EARLIER_ATTEMPT] += len(jobs) - len(kept)
+    return kept
 
 
 def _job_from_json(job: dict, report: FileReport, old_exit_codes: bool) -> dict | None:

@@ -13,44 +13,16 @@ from pathlib import Path
 from hpcds1mpi.errors import IngestError
 
 from .csv_tables import check_unique_columns
+from .sacct_records import split_records
 from .schema import FileReport, build_rows, job_row
-from .slurm_fields import (BARE_BYTES, gpus_from_tres, int_or_none, limit_or_none,
-                           oom_from_memory_kill, oom_from_steps, parse_duration, parse_exit,
-                           parse_memory_bytes, parse_tres, slurm_status)
+from .slurm_fields import (BARE_BYTES, EARLIER_ATTEMPT, gpus_from_tres, int_or_none,
+                           limit_or_none, oom_from_memory_kill, oom_from_steps, parse_duration,
+                           parse_exit, parse_memory_bytes, parse_tres, slurm_status)
 from .times import sacct_time_reader
-from .wrong_exports import wrong_export
+from .wrong_exports import SACCT_FORMAT, SACCT_P, wrong_export
 
 #: The time columns read from a job line.
 TIME_COLUMNS = ("Submit", "Start", "End")
-
-
-def _split_records(lines: list[str], ncols: int, report: FileReport) -> list[list[str]]:
-    """Join physical lines into records of exactly ``ncols`` fields (``--format=ALL`` values
-    can hold newlines). A record with more fields than the header (a '|' inside a value,
-    which sacct does not escape) or too few is counted and dropped."""
-    records: list[list[str]] = []
-    i = 0
-    while i < len(lines):
-        buf = lines[i]
-        i += 1
-        if not buf.strip():
-            continue
-        while buf.count("|") + 1 < ncols and i < len(lines):
-            candidate = buf + "\n" + lines[i]
-            if candidate.count("|") + 1 > ncols:
-                break
-            buf = candidate
-            i += 1
-        fields = buf.split("|")
-        report.records += 1
-        if len(fields) > ncols:
-            report.dropped["more fields than the header ('|' inside a value; sacct does not "
-                           "escape it)"] += 1
-        elif len(fields) < ncols:
-            report.dropped["fewer fields than the header (truncated record)"] += 1
-        else:
-            records.append(fields)
-    return records
 
 
 def read_sacct_parsable(path: str | Path) -> tuple[list[dict], FileReport]:
@@ -68,8 +40,14 @@ def read_sacct_parsable(path: str | Path) -> tuple[list[dict], FileReport]:
     if trailing:
         header = header[:-1]
     check_unique_columns(path, header)
+    if not {"ElapsedRaw", "Elapsed"} & set(header):
+        # sacct -P without --format: JobID, JobName, Partition, Account, AllocCPUS, State,
+        # ExitCode. A table of it has no run time, submit time, user or limit to learn from.
+        raise IngestError(f"{path}: no ElapsedRaw or Elapsed column (sacct's default columns "
+                          f"have no run time, submit time, user or limit); export again with "
+                          f"them: {SACCT_P}, or at least --format={SACCT_FORMAT}")
     ncols = len(header) + (1 if trailing else 0)
-    records = _split_records(lines[1:], ncols, report)
+    records = split_records(lines[1:], header, ncols, report)
     return rows_from_records(header, records, report), report
 
 
@@ -79,7 +57,8 @@ def rows_from_records(header: list[str], records, report: FileReport) -> list[di
     the order of ``header``); sets ``report.jobs``."""
     idcol = "JobID" if "JobID" in header else "JobIDRaw"
     jobs: dict[str, dict] = {}
-    steps: dict[str, list[dict]] = {}
+    steps: dict[str, list[dict]] = {}  # of the attempt kept
+    early: dict[str, list[dict]] = {}  # steps read before any job line of theirs
     order: list[str] = []
     for fields in records:
         row = dict(zip(header, fields))
@@ -88,21 +67,31 @@ def rows_from_records(header: list[str], records, report: FileReport) -> list[di
             report.dropped["empty JobID"] += 1
             continue
         if "." in jid:
-            steps.setdefault(jid.split(".", 1)[0], []).append(row)
+            base = jid.split(".", 1)[0]
+            (steps if base in jobs else early).setdefault(base, []).append(row)
         elif jid in jobs:
-            report.dropped["duplicate job line"] += 1
-        else:
-            jobs[jid] = row
+            # sacct -D lists every attempt of a requeued job, oldest first, each followed by
+            # its own steps: the last one is the job, in its place, as sacct without -D shows it.
+            report.dropped[EARLIER_ATTEMPT] += 1
+            jobs[jid], steps[jid] = row, []
+            order.remove(jid)
             order.append(jid)
-    for jid in steps:
-        if jid not in jobs:
-            report.dropped["step rows without their job line"] += len(steps[jid])
+        else:
+            jobs[jid], steps[jid] = row, early.pop(jid, [])
+            order.append(jid)
+    for rows in early.values():
+        report.dropped["step rows without their job line"] += len(rows)
+    # sacct -X: no step lines, and a job line's TotalCPU is then 0 whatever the job used.
+    cpu_unknown = not any(steps.values()) and "TotalCPU" in header
+    if cpu_unknown and jobs:
+        report.facts.append("no step lines (sacct -X): TotalCPU 0 read as unknown, and ranks, "
+                            "threads and peak_rss_mb unknown; export without -X for them")
     # One time format for the whole file (SLURM_TIME_FORMAT), never guessed value by value.
     read_time = sacct_time_reader((job.get(c) for job in jobs.values() for c in TIME_COLUMNS),
                                   report)
 
-    return build_rows(order, lambda jid: _job_from_sacct_rows(jid, jobs[jid], steps.get(jid, []),
-                                                              report, read_time),
+    return build_rows(order, lambda jid: _job_from_sacct_rows(jid, jobs[jid], steps[jid],
+                                                              report, read_time, cpu_unknown),
                       report, (ValueError,), lambda exc: f"unparseable value ({_reason(exc)})")
 
 
@@ -115,7 +104,7 @@ def _reason(exc: Exception) -> str:
 
 
 def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileReport,
-                         read_time) -> dict | None:
+                         read_time, cpu_unknown: bool = False) -> dict | None:
     state = job.get("State", "").strip()
     if not state:
         report.dropped["no State column/value"] += 1
@@ -134,25 +123,31 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
     exit_code, exit_signal = parse_exit(job.get("ExitCode"))
     runtime = int_or_none(job.get("ElapsedRaw"))
     runtime_s = float(runtime) if runtime is not None else parse_duration(job.get("Elapsed"))
+    sized: set[str] = set()  # count columns sacct --units wrote as sizes
+    rounded: set[str] = set()  # memory columns --units rounded to 0
+
+    def count(row: dict, column: str) -> int | None:
+        return _count(row, column, sized)
+
     # 0 nodes: a job cancelled before it started holds no allocation (None, not malformed).
-    nodes = int_or_none(job.get("NNodes")) or int_or_none(job.get("AllocNodes")) or None
+    nodes = count(job, "NNodes") or count(job, "AllocNodes") or None
     requested = parse_tres(job.get("ReqTRES"))
     alloc = parse_tres(job.get("AllocTRES")) or requested
     if nodes is None and "node" in alloc:
         nodes = int(alloc["node"])
-    cores = int_or_none(job.get("NCPUS")) or int_or_none(job.get("AllocCPUS"))
+    cores = count(job, "NCPUS") or count(job, "AllocCPUS")
     if cores is None and "cpu" in alloc:
         cores = int(alloc["cpu"])
 
     # Ranks and threads come from the widest srun step; a batch-only job is one task.
     ranks = threads = None
     numbered = [s for s in steps if s[_idcol(s)].split(".", 1)[1] not in ("batch", "extern")]
-    widest = max(numbered, key=lambda s: int_or_none(s.get("NTasks")) or 0, default=None)
+    widest = max(numbered, key=lambda s: count(s, "NTasks") or 0, default=None)
     if widest is None:
         widest = next((s for s in steps if s[_idcol(s)].endswith(".batch")), None)
     if widest is not None:
-        ranks = int_or_none(widest.get("NTasks"))
-        step_cpus = int_or_none(widest.get("NCPUS")) or int_or_none(widest.get("AllocCPUS"))
+        ranks = count(widest, "NTasks")
+        step_cpus = count(widest, "NCPUS") or count(widest, "AllocCPUS")
         if step_cpus is None:
             step_cpus = int(parse_tres(widest.get("AllocTRES")).get("cpu", 0)) or None
         if ranks and step_cpus:
@@ -161,24 +156,33 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
     peak = None
     for s in steps:
         # A number without a unit is bytes: sacct --noconvert prints MaxRSS so (slurm_fields).
-        b = parse_memory_bytes(s.get("MaxRSS"), BARE_BYTES)
+        b = _memory(s.get("MaxRSS"), BARE_BYTES, "MaxRSS", rounded)
         if b is not None:
             peak = max(peak or 0.0, b / 1e6)
 
     energy = _sacct_energy(job, steps)
-    mem_req_gb, mem_unit_missing = _mem_req_gb(job.get("ReqMem"), nodes, cores)
+    mem_req_gb, mem_unit_missing = _mem_req_gb(job.get("ReqMem"), nodes, cores, rounded)
     limit_raw = job.get("TimelimitRaw", "").strip()
     if limit_raw.isdigit():
         time_limit_s = float(limit_raw) * 60
     else:
         time_limit_s = parse_duration(job.get("Timelimit"))
+    req_nodes, req_procs = count(job, "ReqNodes"), count(job, "ReqCPUS")
     cpu_s = parse_duration(job.get("TotalCPU"))
+    if cpu_unknown and not cpu_s:
+        cpu_s = None
 
     # Notes last: every value above parsed, so a job dropped as malformed adds none.
     time_limit_s = limit_or_none(time_limit_s, report)
     if mem_unit_missing:
         report.notes["ReqMem without a unit (sacct always writes one, e.g. 1000M): mem_req_gb "
                      "NA"] += 1
+    for column in sorted(sized):
+        report.notes[f"{column} written as a size (sacct --units converts it too): read as "
+                     "unknown; export without --units"] += 1
+    for column in sorted(rounded):
+        report.notes[f"{column} 0.00 in sacct --units' unit (a small value rounded to 0): read "
+                     "as unknown, not 0; export without --units for exact values"] += 1
     status = oom_from_steps(status, [s.get("State", "") for s in steps], report)
     status = oom_from_memory_kill(
         status, [exit_signal] + [parse_exit(s.get("ExitCode"))[1] for s in steps], peak,
@@ -195,12 +199,35 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
         submit_time=submit, start_time=start, end_time=end,
         time_limit_s=time_limit_s, mem_req_gb=mem_req_gb,
         account=job.get("Account", "").strip() or None, queue=job.get("QOS", "").strip() or None,
-        req_nodes=int_or_none(job.get("ReqNodes")) or (int(requested["node"]) if "node" in
-                                                        requested else None),
-        req_procs=int_or_none(job.get("ReqCPUS")) or (int(requested["cpu"]) if "cpu" in
-                                                       requested else None),
+        req_nodes=req_nodes or (int(requested["node"]) if "node" in requested else None),
+        req_procs=req_procs or (int(requested["cpu"]) if "cpu" in requested else None),
         req_gpus=gpus_from_tres(requested) if requested else None)
 
+
+
+#: A count written as a size: sacct --units=G prints ReqNodes 1 as 0.00G.
+_SIZED_COUNT = re.compile(r"[0-9.]+[KMGTP]")
+#: A memory size --units rounded to 0 (sacct without --units writes 0 as "0").
+_ROUNDED_TO_ZERO = re.compile(r"0\.0+[KMGTP][nc]?")
+
+
+def _count(row: dict, column: str, sized: set[str]) -> int | None:
+    """A count column's value; one written as a size (sacct --units) is unknown (None), its
+    column added to ``sized``: 0.00G cannot be turned back into a count."""
+    text = row.get(column)
+    if text and _SIZED_COUNT.fullmatch(text.strip()):
+        sized.add(column)
+        return None
+    return int_or_none(text)
+
+
+def _memory(text: str | None, bare: int | None, column: str, rounded: set[str]) -> float | None:
+    """:func:`parse_memory_bytes`, but a size --units rounded to 0 (``0.00G``) is unknown
+    (None), its column added to ``rounded``: the job used some memory, under 0.005 G."""
+    if text and _ROUNDED_TO_ZERO.fullmatch(text.strip()):
+        rounded.add(column)
+        return None
+    return parse_memory_bytes(text, bare)
 
 
 def _idcol(row: dict) -> str:
@@ -232,7 +259,7 @@ def _sacct_energy(job: dict, steps: list[dict]) -> float | None:
     return total or joules(step("batch"))
 
 
-def _mem_req_gb(text: str | None, nodes: int | None, cores: int | None
+def _mem_req_gb(text: str | None, nodes: int | None, cores: int | None, rounded: set[str]
                 ) -> tuple[float | None, bool]:
     """ReqMem -> (GB for the whole job, whether a number came without a unit). 22.05 prints
     the job total with no suffix; older versions append ``n`` (per node) or ``c`` (per CPU).
@@ -241,7 +268,9 @@ def _mem_req_gb(text: str | None, nodes: int | None, cores: int | None
     if not text or not text.strip():
         return None, False
     try:
-        b = parse_memory_bytes(text)
+        b = _memory(text, None, "ReqMem", rounded)
+        if b is None:
+            return None, False
     except ValueError:
         if not re.fullmatch(r"[0-9.]+[nc]?", text.strip()):
             raise

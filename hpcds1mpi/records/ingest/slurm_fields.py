@@ -35,6 +35,10 @@ NOT_FINISHED = {"PENDING", "RUNNING", "SUSPENDED", "REQUEUED", "RESIZING", "REQU
                 "REQUEUE_FED", "CONFIGURING", "COMPLETING", "STOPPED", "SIGNALING",
                 "STAGE_OUT", "SPECIAL_EXIT"}
 
+#: Why an earlier record of a job id is not read: sacct -D and --json list each attempt of a
+#: requeued job (the earlier ones REQUEUED, not "not finished"); the last one is the job.
+EARLIER_ATTEMPT = "earlier attempt of a requeued job (the last attempt kept)"
+
 #: The time limit (minutes) Slurm's backfill scheduler records for a job that set none: the
 #: "infinite" partition limit stored as 365 days, where other jobs say UNLIMITED (the capture
 #: README's surprise 6). A limit of exactly 365-00:00:00 is read as no limit.

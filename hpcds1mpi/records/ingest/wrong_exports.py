@@ -12,6 +12,10 @@ from .schema import TABLE_MARK
 
 #: How to export a job log sacct's way, for the messages.
 SACCT_P = "sacct -a -P --format=ALL -S YYYY-MM-DD > jobs.txt"
+#: The columns the sacct readers read (sacct_text.py), for an export smaller than ALL.
+SACCT_FORMAT = ("JobID,JobName,User,Account,Partition,QOS,State,ExitCode,Submit,Start,End,"
+                "ElapsedRaw,TimelimitRaw,NNodes,NCPUS,NTasks,ReqNodes,ReqCPUS,ReqMem,ReqTRES,"
+                "AllocTRES,MaxRSS,TotalCPU,ConsumedEnergyRaw")
 
 _SACCT_ID = re.compile(r"(^|\W)JobID(Raw)?(\W|$)")
 # Separators a spreadsheet or sacct --delimiter may have used instead of the reader's.

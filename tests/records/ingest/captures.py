@@ -14,6 +14,10 @@ CAPTURE_FILES = ["sacct-parsable2.txt", "sacct-parsable2-all.txt", "sacct.json",
                  "extras/oom-cgroup.sacct-parsable2.txt",
                  "extras/oom-cgroup.sacct-parsable2-all.txt", "extras/oom-cgroup.sacct.json"]
 
+# Excerpts of real sacct exports of the test Slurm (tester W, session 28): -D, -X, --units,
+# the default columns, a job name with '|', and --json of a requeued job.
+EXPORTS = Path(__file__).parent / "sacct_exports"
+
 needs_captures = pytest.mark.skipif(not CAPTURES.is_dir(),
                                     reason=f"real Slurm captures not present at {CAPTURES}")
 

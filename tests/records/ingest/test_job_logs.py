@@ -13,7 +13,7 @@ import pytest
 from hpcds1mpi.errors import IngestError
 from hpcds1mpi.records.ingest import (JOB_COLUMNS, detect_kind, ingest, read_job_log,
                                       write_job_table)
-from tests.records.ingest.captures import CAPTURE_FILES, CAPTURES, DATA, needs_captures
+from tests.records.ingest.captures import CAPTURE_FILES, CAPTURES, DATA, EXPORTS, needs_captures
 from tests.records.ingest.joblogs import (CSD3, CURIE, EAGLE, EURORA, GAIA, MARCONI, THETA,
                                           needs_joblogs)
 
@@ -395,3 +395,15 @@ def test_a_compressed_csv_log_says_to_decompress_it(tmp_path, packer, kind):
                                           "decompress it first") as info:
         read_job_log(path, kind=kind)
     assert "\n" not in str(info.value)
+
+
+def test_of_two_copies_of_a_job_the_one_with_step_data_is_kept():
+    """sacct -X given first, the full export second: the -X copy (no ranks, RSS or CPU time)
+    was kept, the first file winning, under a note that said 'sacct -P preferred'."""
+    x_first = [EXPORTS / "no-steps-X.txt", EXPORTS / "requeued.txt"]
+    for files in (x_first, x_first[::-1]):
+        table, _, notes = ingest(files)
+        assert set(table["source_file"]) == {str(EXPORTS / "requeued.txt")}
+        job = table[table["job_id"] == "56435714"].iloc[0]
+        assert (job["ranks"], job["cpu_s"]) == (2, pytest.approx(0.044))
+        assert sum(notes.values()) == 2

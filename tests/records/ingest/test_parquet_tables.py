@@ -165,3 +165,33 @@ def test_a_fraction_in_a_count_is_dropped_and_a_zero_limit_is_no_limit(tmp_path)
     jobs = by_id(df)
     assert set(jobs) == {"1000", "1003"}
     assert pd.isna(jobs["1003"]["time_limit_s"]) and jobs["1000"]["time_limit_s"] == 3600
+
+
+def test_a_pm100_table_without_job_state_is_one_line_not_a_crash(tmp_path):
+    """No job_state column, or one without a value: AttributeError ('Can only use .str
+    accessor with string values'), exit 1."""
+    src = _pm100_frame("new")
+    path = tmp_path / "no-state.parquet"
+    src.drop(columns="job_state").to_parquet(path)
+    with pytest.raises(IngestError, match="needs the column job_state") as info:
+        read_job_log(path)
+    assert "\n" not in str(info.value)
+    src.assign(job_state=None).to_parquet(path)
+    with pytest.raises(IngestError, match="no job has a value in the pm100 table's job_state"):
+        read_job_log(path)
+
+
+def test_without_a_gpu_count_the_device_is_unknown_not_cpu(tmp_path):
+    """Without num_gpus_alloc every job was called a CPU job (gpus NA, device 'cpu')."""
+    src = _pm100_frame("new").drop(columns=["num_gpus_alloc", "num_gpus_req"])
+    path = tmp_path / "no-gpus.parquet"
+    src.to_parquet(path)
+    df, report = read_job_log(path)
+    assert df["gpus"].isna().all() and df["device"].isna().all()
+    assert "no num_gpus_alloc column: gpus and device unknown" in report.facts
+    some = _pm100_frame("new").astype({"num_gpus_alloc": float, "num_gpus_req": float})
+    some.loc[0, ["num_gpus_alloc", "num_gpus_req"]] = np.nan
+    some.to_parquet(path)
+    jobs = by_id(read_job_log(path)[0])
+    assert pd.isna(jobs["1000"]["device"]) and jobs["1001"]["device"] == "gpu"
+    assert jobs["1003"]["device"] == "cpu"

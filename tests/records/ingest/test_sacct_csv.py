@@ -9,6 +9,7 @@ import pytest
 
 from hpcds1mpi.errors import IngestError
 from hpcds1mpi.records.ingest import detect_kind, read_job_log
+from tests.records.ingest.captures import EXPORTS
 from tests.records.ingest.joblogs import CSD3, needs_joblogs
 
 pytestmark = needs_joblogs
@@ -115,3 +116,13 @@ def test_a_column_named_twice_is_a_one_line_error(tmp_path):
     with pytest.raises(IngestError, match="names the column Account twice") as info:
         read_job_log(path)
     assert "\n" not in str(info.value)
+
+
+def test_sacct_d_saved_as_csv_keeps_the_last_attempt(tmp_path):
+    """The -P code the CSV reader shares kept a requeued job's first attempt, then dropped it."""
+    path = tmp_path / "requeued.csv"
+    path.write_text((EXPORTS / "requeued-D.txt").read_text().replace("|", ","))
+    df, report = read_job_log(path)
+    job = df[df["job_id"] == "56435727"].iloc[0]
+    assert (job["state_raw"], job["runtime_s"]) == ("COMPLETED", 25.0)
+    assert list(report.dropped) == ["earlier attempt of a requeued job (the last attempt kept)"]

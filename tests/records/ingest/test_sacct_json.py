@@ -7,7 +7,7 @@ import json
 import pandas as pd
 
 from hpcds1mpi.records.ingest import read_job_log
-from tests.records.ingest.captures import CAPTURES, by_id, needs_captures
+from tests.records.ingest.captures import CAPTURES, EXPORTS, by_id, needs_captures
 
 
 @needs_captures
@@ -115,3 +115,12 @@ def test_heterogeneous_job_components_get_sacct_p_ids():
     assert _job_id(_job(16, het=newer)) == "15+1"
     assert _job_id(_job(17, het={"job_id": 0, "job_offset": None})) == "17"
     assert _job_id(_job(18, array={"job_id": 9, "task_id": 2})) == "9_2"
+
+
+def test_the_earlier_attempt_of_a_requeued_job_is_counted_as_such():
+    """--json lists a requeued job's REQUEUED attempt and its COMPLETED one: the first was
+    counted as 'not finished (pending/running)', which it is not."""
+    df, report = read_job_log(EXPORTS / "requeued.json")
+    assert list(df["job_id"]) == ["56435727"] and df.iloc[0]["runtime_s"] == 25.0
+    assert dict(report.dropped) == {"earlier attempt of a requeued job (the last attempt "
+                                    "kept)": 1}

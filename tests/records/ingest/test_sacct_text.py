@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from hpcds1mpi.errors import IngestError
-from hpcds1mpi.records.ingest import read_job_log
-from tests.records.ingest.captures import CAPTURES, DATA, by_id, needs_captures
+from hpcds1mpi.records.ingest import read_job_log, read_sacct_parsable
+from tests.records.ingest.captures import CAPTURES, DATA, EXPORTS, by_id, needs_captures
 
 
 @needs_captures
@@ -251,3 +251,71 @@ def test_a_wrong_export_forced_as_sacct_p_says_what_it_is(tmp_path, text, messag
     with pytest.raises(IngestError, match=message) as info:
         read_job_log(path, kind="sacct-p")
     assert "\n" not in str(info.value)
+
+
+# -- real exports of the test Slurm (tester W): sacct -D, -X, --units, default columns, '|' ------
+
+def test_sacct_d_keeps_the_last_attempt_of_a_requeued_job_with_its_steps():
+    """sacct -D lists a requeued job's REQUEUED attempt, then its COMPLETED one: the first was
+    kept and dropped as 'not finished', the second as 'duplicate job line' (job lost)."""
+    df, report = read_job_log(EXPORTS / "requeued-D.txt")
+    job = by_id(df)["56435727"]
+    assert (job["state_raw"], job["runtime_s"]) == ("COMPLETED", 25.0)
+    assert job["peak_rss_mb"] == pytest.approx(3248 * 1024 / 1e6)  # its own batch step's
+    assert dict(report.dropped) == {"earlier attempt of a requeued job (the last attempt "
+                                    "kept)": 1}
+    without_d = read_job_log(EXPORTS / "requeued.txt")[0]
+    pd.testing.assert_frame_equal(df.drop(columns="source_file"),
+                                  without_d.drop(columns="source_file"))
+
+
+def test_sacct_x_cpu_time_is_unknown_not_zero():
+    """sacct -X prints TotalCPU 00:00:00 on every job line: cpu_s was 0.0 for every job."""
+    df, report = read_job_log(EXPORTS / "no-steps-X.txt")
+    assert df["cpu_s"].isna().all() and df["ranks"].isna().all()
+    assert any(fact.startswith("no step lines (sacct -X)") for fact in report.facts)
+    with_steps = by_id(read_job_log(EXPORTS / "requeued.txt")[0])
+    assert with_steps["56435714"]["cpu_s"] == pytest.approx(0.044)
+
+
+def test_sacct_default_columns_are_refused_naming_the_format_to_use():
+    """sacct -P without --format (no Elapsed, Submit, User, Timelimit): 70 jobs were written
+    with five notes, and recommend --history then found no user."""
+    with pytest.raises(IngestError) as info:
+        read_job_log(EXPORTS / "default-format.txt")
+    message = str(info.value)
+    assert "no ElapsedRaw or Elapsed column" in message and "\n" not in message
+    assert "--format=ALL" in message and "--format=JobID,JobName,User," in message
+
+
+def test_sacct_units_g_counts_and_rounded_memory_are_unknown_and_said():
+    """--units=G writes ReqNodes 1 as 0.00G (no job could be read) and a 3 MB MaxRSS as 0.00G
+    (peak_rss_mb 0.0, silently)."""
+    df, report = read_job_log(EXPORTS / "units-G.txt")
+    jobs = by_id(df)
+    assert len(df) == 2 and df["req_nodes"].isna().all() and not report.dropped
+    assert pd.isna(jobs["56435727"]["peak_rss_mb"])  # 0.00G: under 5 MB, not 0
+    assert jobs["56435714"]["peak_rss_mb"] == pytest.approx(0.01 * 1024**3 / 1e6)  # 0.01G
+    assert report.notes["ReqNodes written as a size (sacct --units converts it too): read as "
+                        "unknown; export without --units"] == 2
+    rounded = [n for reason, n in report.notes.items() if reason.startswith("MaxRSS 0.00")]
+    assert rounded == [2]
+    df2, report2 = read_job_log(EXPORTS / "units-G-no-reqnodes.txt")
+    assert pd.isna(by_id(df2)["56435727"]["peak_rss_mb"]) and report2.notes
+
+
+def test_a_pipe_in_the_job_name_is_joined_back_when_it_is_the_only_free_text_column():
+    """A job named w|pipe|name was dropped as 'more fields than the header', unnamed."""
+    df, report = read_job_log(EXPORTS / "pipe-name.txt")
+    job = by_id(df)["56435716"]
+    assert job["workload"] == "w|pipe|name" and job["runtime_s"] == 3.0
+    assert job["peak_rss_mb"] == pytest.approx(3200 * 1024 / 1e6) and not report.dropped
+
+
+def test_a_pipe_that_cannot_be_placed_is_dropped_naming_the_job():
+    """--format=ALL has ten free-text columns (the name is in SubmitLine too): which holds a
+    '|' cannot be told, so the record is dropped, and now its job id is said."""
+    _, report = read_sacct_parsable(EXPORTS / "pipe-name-all.txt")
+    assert report.dropped["more fields than the header ('|' inside a value; sacct does not "
+                          "escape it)"] == 1
+    assert any("jobs 56435716" in fact and "--json" in fact for fact in report.facts)
