@@ -17,7 +17,9 @@ from hpcds1mpi.decide.recommendation import NO_CALIBRATION, Place, format_memory
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.cluster import Partition
 
-#: Configurations a calibration sweep measures.
+#: Configurations a calibration sweep measures: as many as a model needs ok runs
+#: (``records.training.MIN_OK_RUNS``), so that the runs of a partition the model was not
+#: trained on (another machine, which ``learn`` refuses) can train a model of their own.
 CALIBRATION_STEPS = 4
 
 
@@ -34,7 +36,8 @@ def calibration_steps(scores: s1.Scores, partition: "Partition", n: int = CALIBR
     """A few informative configurations to measure, chosen by the model's uncertainty.
 
     From the configurations on this partition that fit in memory, on the fewest nodes that
-    hold the job (calibration must be cheap; one node where it fits), preferring those the
+    hold the job (calibration must be cheap; one node where it fits; the next node counts too
+    where the fewest hold fewer than ``n`` configurations), preferring those the
     model does not expect to fail: the one with the widest relative runtime interval in each
     (device, precision) group, then the rules-of-thumb configuration (all cores as ranks, one
     thread) as an anchor, then the widest remaining ones. None when no configuration fits in
@@ -48,12 +51,13 @@ def calibration_steps(scores: s1.Scores, partition: "Partition", n: int = CALIBR
     pool = likely if likely.any() else here
     if not pool.any():
         return []
-    on = pool & (cols["nodes"] == np.min(cols["nodes"][pool]))
+    on = pool & (cols["nodes"] <= _fewest_nodes_holding(cols["nodes"][pool], n))
     idx = np.flatnonzero(on)
     runtime = np.where(cols["runtime_s"][idx] > 0, cols["runtime_s"][idx], np.nan)
     width = np.nan_to_num((cols["runtime_hi"][idx] - cols["runtime_lo"][idx]) / runtime,
                           nan=0.0)
-    order = idx[np.argsort(-width, kind="stable")]
+    # The fewest nodes first, then the widest interval (a step on more nodes only fills up).
+    order = idx[np.lexsort((-width, cols["nodes"][idx]))]
     chosen, seen = [], set()
     choice = s1.Choice(scores, None, order, order, "time")
 
@@ -68,12 +72,21 @@ def calibration_steps(scores: s1.Scores, partition: "Partition", n: int = CALIBR
             w = (cols["runtime_hi"][i] - cols["runtime_lo"][i]) / max(cols["runtime_s"][i], 1e-12)
             add(int(i), f"widest runtime interval for {key[0]} {key[1]} (±{50 * w:.0f} %)")
     rule = idx[(cols["threads"][idx] == 1) & (cols["device"][idx] == "cpu")]
-    if len(rule):
-        add(int(rule[np.argmax(cols["ranks_per_node"][rule])]),
+    if len(rule):  # on the fewest nodes, as the widest ones are
+        add(int(rule[np.lexsort((-cols["ranks_per_node"][rule], cols["nodes"][rule]))[0]]),
             "rules-of-thumb anchor: every core a rank, one thread")
     for i in order:
         add(int(i), "wide runtime interval")
     return [CalibrationStep(choice.config(i), why) for i, why in chosen]
+
+
+def _fewest_nodes_holding(nodes: np.ndarray, n: int) -> int:
+    """The fewest node count up to which ``nodes`` (one per configuration) hold ``n``
+    configurations, or the largest there is: a 2-core node offers 3 layouts of one program,
+    and 3 ok runs train no model."""
+    counts = np.unique(nodes)
+    held = np.cumsum([np.count_nonzero(nodes == c) for c in counts])
+    return int(counts[min(int(np.searchsorted(held, n)), len(counts) - 1)])
 
 
 def no_calibration_note(place: Place, scores: s1.Scores | None, size: int) -> str:

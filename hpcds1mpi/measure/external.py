@@ -203,7 +203,7 @@ def _on_sigterm(signum, frame):
 
 
 def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, readings,
-             spec: RunSpec) -> dict:
+             spec: RunSpec, program: str = "", accounting=None) -> dict:
     """Warm-up launches, then repeats until ``min_repeats`` and ``min_time`` (at most
     ``max_repeats``); stops at the first launch that is not ``ok`` (its status is the run's).
 
@@ -213,13 +213,14 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
     """
     values = placeholder_values(spec.config, spec.size)
     out_path = readings.output_path(cwd, values)
-    walls, times, foms, cpu, rss = [], [], [], 0.0, float("nan")
+    walls, times, foms, cpu, rss, rss_source = [], [], [], 0.0, float("nan"), ""
     status, error, code = OK, "", 0
     for attempt in range(plan.warmup + plan.max_repeats):
         mark = readings.mark(out_path)
         result = launch_once(tokens, env, plan.timeout, cwd,
                              scan=lambda streams, mark=mark: readings.scan(streams, out_path,
-                                                                           mark))
+                                                                           mark),
+                             program=program, ranks=spec.config.ranks, accounting=accounting)
         problem = launch_problem(result)
         if problem:
             raise LaunchError(f"the launcher could not start the program ({problem}); "
@@ -237,8 +238,10 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
         if attempt < plan.warmup and status == OK:
             continue
         walls.append(result["wall_s"])
-        cpu += result["cpu_s"]
-        rss = max(rss, result["rss_mb"]) if not math.isnan(rss) else result["rss_mb"]
+        cpu += result["cpu_s"]  # NaN once one launch's ranks were not measured
+        if math.isnan(rss) or result["rss_mb"] > rss:
+            rss, rss_source = result["rss_mb"], result["rss_source"]
+        rss_source = rss_source or result["rss_source"]
         if status != OK:
             break
         times.append(found["time"] if readings.time is not None else result["wall_s"])
@@ -246,7 +249,8 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
         if len(times) >= plan.min_repeats and sum(walls) >= plan.min_time:
             break
     return {"status": status, "error": error, "exit_code": code, "walls": walls,
-            "times": times, "foms": foms, "cpu_s": cpu, "rss_mb": rss}
+            "times": times, "foms": foms, "cpu_s": cpu, "rss_mb": rss,
+            "rss_source": rss_source}
 
 
 def _row_values(m: dict) -> dict:
@@ -256,8 +260,7 @@ def _row_values(m: dict) -> dict:
     from hpcds1mpi.measure.rows import spread
 
     row = {"status": m["status"], "error": m["error"], "exit_code": m["exit_code"],
-           "cpu_s": m["cpu_s"], "peak_rss_mb": m["rss_mb"],
-           "peak_rss_source": "psutil-sampled (largest process of the launch)"}
+           "cpu_s": m["cpu_s"], "peak_rss_mb": m["rss_mb"], "peak_rss_source": m["rss_source"]}
     if m["walls"]:
         row.update(elapsed_s=float(np.median(m["walls"])), measured_s=float(sum(m["walls"])))
     if m["status"] == OK:

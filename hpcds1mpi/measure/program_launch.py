@@ -1,7 +1,8 @@
 """One launch of a user's program: started in its own session, watched, classified.
 
 :func:`launch_once` runs a command line once (its process group killed on a timeout or when
-the sweep is interrupted), sampling the resident memory of the launch's process tree;
+the sweep is interrupted), measuring the memory and CPU time of the program's ranks
+(:mod:`hpcds1mpi.measure.ranks_usage`: never the launcher's);
 :func:`launch_problem` tells a launcher that could not start the program (an error of the
 sweep, never a measurement) from a program that failed (a measurement); :func:`classify` gives
 a launch's status: ``ok``, ``failed``, ``timeout`` or ``oom``, and :func:`reason_line` the
@@ -31,7 +32,6 @@ import re
 import resource
 import subprocess
 import tempfile
-import threading
 import time
 
 from hpcds1mpi.config import OK
@@ -52,42 +52,6 @@ OOM_LINES = re.compile(r"^\s*Killed\s*$|\bline \d+: +\d+ Killed\b|\bKilled proce
 TAIL = 64 * 2**10
 
 
-class _TreeSampler:
-    """Samples the resident memory of a process and its descendants (largest single process)."""
-
-    def __init__(self, pid: int, period: float = 0.05):
-        self.pid = pid
-        self.period = period
-        self.peak_mb = 0.0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-        self._thread.start()
-
-    def _loop(self) -> None:
-        import psutil
-
-        try:
-            root = psutil.Process(self.pid)
-        except psutil.Error:
-            return
-        while not self._stop.is_set():
-            try:
-                procs = [root, *root.children(recursive=True)]
-            except psutil.Error:
-                break
-            for proc in procs:
-                try:
-                    self.peak_mb = max(self.peak_mb, proc.memory_info().rss / 2**20)
-                except psutil.Error:
-                    continue
-            self._stop.wait(self.period)
-
-    def stop(self) -> float:
-        self._stop.set()
-        self._thread.join()
-        return self.peak_mb
-
-
 def _tail(fh) -> str:
     """The last :data:`TAIL` bytes of the binary file ``fh``, decoded."""
     size = fh.seek(0, 2)
@@ -96,17 +60,26 @@ def _tail(fh) -> str:
 
 
 def launch_once(tokens: list[str], env: dict, timeout: float, cwd: str | None = None,
-                scan=None) -> dict:
-    """Run ``tokens`` once in a session of its own; return exit code, wall seconds, CPU
-    seconds of children, the last :data:`TAIL` bytes of stdout and stderr, and ``found``:
-    ``scan([stdout, stderr])`` called on the whole output (binary files) before it is
-    dropped (None without ``scan``).
+                scan=None, program: str = "", ranks: int = 1, accounting=None) -> dict:
+    """Run ``tokens`` once in a session of its own; return exit code, wall seconds, the
+    program's ranks' CPU seconds and peak memory with its source
+    (:func:`~hpcds1mpi.measure.ranks_usage.ranks_usage`: ``program`` is the program's first
+    token, ``tokens[0]`` when not given, ``ranks`` its ranks, ``accounting`` the allocation's
+    :class:`~hpcds1mpi.measure.slurm_accounting.StepAccounting` or None), the last
+    :data:`TAIL` bytes of stdout and stderr, and ``found``: ``scan([stdout, stderr])`` called
+    on the whole output (binary files) before it is dropped (None without ``scan``).
 
     Raises:
         LaunchError: the launch could not start (launcher or program missing, not executable).
         BaseException: whatever interrupts the wait (KeyboardInterrupt, the SIGTERM handler's
             SweepInterrupted) passes on after the program's whole process group is killed.
     """
+    from hpcds1mpi.measure.launch_tree import TreeSampler, program_names
+    from hpcds1mpi.measure.ranks_usage import ranks_usage
+
+    names = program_names(program or (tokens[:1] or [""])[0], env, cwd)  # bare: tokens[0]
+    if accounting is not None:
+        accounting.mark()  # the allocation's steps so far are not this launch's
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with tempfile.TemporaryFile() as out_fh, tempfile.TemporaryFile() as err_fh:
         start = time.perf_counter()
@@ -118,7 +91,7 @@ def launch_once(tokens: list[str], env: dict, timeout: float, cwd: str | None = 
             raise LaunchError(f"cannot start {tokens[0]}: {exc.strerror}; nothing was "
                               "recorded for this configuration (check the launcher and "
                               "--command)") from None
-        sampler = _TreeSampler(proc.pid)
+        sampler = TreeSampler(proc.pid, names)
         timed_out = False
         try:
             code = proc.wait(timeout=timeout)
@@ -131,14 +104,15 @@ def launch_once(tokens: list[str], env: dict, timeout: float, cwd: str | None = 
             sampler.stop()
             raise
         wall = time.perf_counter() - start
-        rss = sampler.stop()
+        tree = sampler.stop()
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         stdout, stderr = _tail(out_fh), _tail(err_fh)
         found = scan([out_fh, err_fh]) if scan is not None else None
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    rss, cpu, rss_source = ranks_usage(tree, cpu, ranks, accounting)
     return {"exit_code": code, "wall_s": wall, "cpu_s": cpu, "stdout": stdout, "stderr": stderr,
             "timed_out": timed_out, "rss_mb": rss if rss > 0 else float("nan"),
-            "found": found}
+            "rss_source": rss_source, "found": found}
 
 
 #: What a launcher prints when it could not start the program on a node (hydra, srun).

@@ -125,6 +125,8 @@ def _train_command(frame: pd.DataFrame, foreign, files) -> str:
     ok = int((runs["status"].astype(str) == OK).sum())
     if ok >= MIN_OK_RUNS:
         return command
-    return (f"{command} once it has at least {MIN_OK_RUNS} ok runs (it has {ok}): measure more "
-            "configurations on that partition into the same file (hpcds1mpi sweep ... --out "
-            "FILE --resume)")
+    where = _with_partitions(runs, foreign).removeprefix(foreign[0]).strip(" ()") or "machine"
+    into = shlex.quote(str(files[0])) if len(files) == 1 else "FILE"
+    return (f"{command} once that machine has at least {MIN_OK_RUNS} ok runs (these are {ok}): "
+            f"measure more configurations on {where} into the same file (hpcds1mpi sweep ... "
+            f"--out {into} --resume)")
