@@ -433,5 +433,7 @@ def _meant(workload: str, known: list[str]) -> str:
     """`` (did you mean 'stencil'?)`` for a name one slip from a measured one, else ""."""
     import difflib
 
-    close = difflib.get_close_matches(workload, known, n=1, cutoff=0.75)
+    # Case first: labels are matched exactly, so 'CP2K' is a slip from 'cp2k' (s28 tester T).
+    same = [k for k in known if k.casefold() == workload.casefold()]
+    close = same or difflib.get_close_matches(workload, known, n=1, cutoff=0.75)
     return f" (did you mean {close[0]!r}?)" if close else ""
