@@ -394,3 +394,19 @@ def test_every_command_refuses_a_one_value_option_given_twice(argv, option, caps
     code, err = _main(argv, capsys)
     assert code == 2 and err.count("\n") == 1, err
     assert err.startswith(f"hpcds1mpi: error: {option} is given 2 times"), err
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["sweep", "--program", "/no/such/app {size}", "--sizes", "1"], "--command: program"),
+    (["tune", "--command", "/no/such/app {size}", "--size", "1", "--launcher", "mpiexec"],
+     "--program: program"),
+])
+def test_the_program_option_has_each_commands_name_and_the_others(argv, said, capsys,
+                                                                   tmp_path, monkeypatch):
+    """`sweep --program` answered "Did you mean '--no-progress'?", `tune --command` "Did you
+    mean '--max-nodes'?": the one option is --command in sweep, --program in tune and
+    recommend (s28 tester U 12b). Each now takes the other's name too."""
+    monkeypatch.chdir(tmp_path)
+    code, err = _main([*argv, "--out", "t.h5"], capsys)
+    assert code == 2 and "No such option" not in err and said in err, err
+    assert not (tmp_path / "t.h5").exists()

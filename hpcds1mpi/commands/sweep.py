@@ -86,7 +86,7 @@ def _strip_launch(argv: list[str]) -> list[str]:
 @click.option("--list", "list_only", is_flag=True, help="Print the configurations and a rough time (kernels: a program has no work model).")
 @click.option("--launch", type=COUNT, default=None,
               help="Supervise: run mpiexec/srun with N ranks, resuming until the plan is done.")
-@click.option("--command", "program", default=None,
+@click.option("--command", "--program", "program", default=None,  # --program: tune's name
               help="Your MPI program; placeholders {size} {nodes} {ranks} {ranks_per_node} "
                    "{threads} {precision} {device}.")
 @click.option("--label", default=None, help="Workload name for --command.")

@@ -204,7 +204,7 @@ def _preflight(choice, program: str, size: int, start, space, part, workdir, log
 
 @click.command(name="tune")
 @click.option("--kernel", "kernel", default=None, help="Kernel to tune (see hpcds1mpi kernels).")
-@click.option("--program", default=None,
+@click.option("--program", "--command", "program", default=None,  # --command: the sweep's
               help='Your MPI program instead of a kernel, e.g. "./app --n {size}".')
 @click.option("--label", default=None, help="Workload name of --program (default: its file name).")
 @click.option("--size", type=SIZE, required=True, help="Problem size.")
@@ -379,6 +379,8 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
                 click.echo(f"tune: model {note['line']}", err=True)
         space = tune_space.workload_space(part, kernel, max_nodes=alloc_nodes,
                                           cores_per_node=cores, offer=offer, program=program)
+        # (its runs at 2 threads would differ from 1 by noise alone)
+        space, one_thread = tune_space.one_thread_only(space, program)
         if layout is not None:
             # In-process runs need ranks, not cores: ranks per node up to what was launched.
             space = tune_space.Space([c for c in space.configs
@@ -396,7 +398,7 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
                     device=device, precision=precision)
         if any(v is not None for v in user.values()):
             start = tune_space.start_config(space, user, nodes=alloc_nodes, cores=cores,
-                                            partition=part, kernel=kernel)
+                                            partition=part, kernel=kernel, why=one_thread)
             start_from = "your settings"
         elif predictions is not None and tune_predictions.system1_start(space, predictions) is not None:
             start = tune_predictions.system1_start(space, predictions)
@@ -421,7 +423,7 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
             f"start from {start_from}: {start.label()}" + (
                 "; fp64 only: the command takes no {precision}"
                 if kernel is None and offer is None and tune_space.program_precisions(program)
-                else ""))
+                else "") + (f"; {one_thread}" if one_thread else ""))
         if objective == "front":
             result = tune_front(space, start, evaluate, budget=budget, seed=seed, log=log)
         else:

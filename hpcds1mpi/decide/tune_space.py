@@ -1,8 +1,8 @@
 """The search space of a tuning session: the configurations its allocation can hold.
 
 :class:`Space` holds them in a fixed order and knows each one's neighbours (one knob changed);
-:func:`workload_space` builds it for a kernel or a user's program, :func:`allocation` says
-what the allocation is, :func:`default_config` is the rules-of-thumb start and
+:func:`workload_space` builds it for a kernel or a user's program (:func:`one_thread_only`:
+threads = 1 for a program that cannot use more), :func:`allocation` says what the allocation is, :func:`default_config` is the rules-of-thumb start and
 :func:`start_config` the user's own.
 """
 
@@ -119,6 +119,20 @@ def workload_space(partition, kernel: str | None, *, max_nodes: int,
     return Space(kept)
 
 
+def one_thread_only(space: Space, program: str | None, env: dict | None = None
+                    ) -> tuple[Space, str]:
+    """``space`` at threads = 1 only, and the line saying why, where ``program`` cannot use
+    more threads per rank (:func:`~hpcds1mpi.launch.program_threads.unthreaded_program`):
+    its runs at 2 threads would be the same computation as at 1, told apart by noise. As it
+    is, with "", for a kernel or a program that may use them."""
+    from hpcds1mpi.launch.program_threads import one_thread_line, unthreaded_program
+
+    name = unthreaded_program(program, env) if program is not None else None
+    if name is None or all(c.threads == 1 for c in space.configs):
+        return space, ""
+    return Space([c for c in space.configs if c.threads == 1]), one_thread_line(name)
+
+
 def allocation(partition, launcher: str, layout=None, env=None) -> tuple[int, int]:
     """(nodes, cores per node) a tune may use: the launched layout in-process, the Slurm
     allocation under srun (its CPUs per node, :func:`~hpcds1mpi.slurm_allocation.allocation_cpus_per_node`),
@@ -147,9 +161,10 @@ def allocation(partition, launcher: str, layout=None, env=None) -> tuple[int, in
 
 
 def start_config(space: Space, wanted: dict, *, nodes: int, cores: int, partition,
-                 kernel: str | None) -> Configuration:
+                 kernel: str | None, why: str = "") -> Configuration:
     """The user's start settings (``wanted``: nodes, ranks_per_node, threads, device,
-    precision; None where not given) filled from :func:`default_config`.
+    precision; None where not given) filled from :func:`default_config`. ``why``: the line
+    of :func:`one_thread_only`, said where the settings ask for more threads.
 
     Raises:
         ConfigError: the settings are not in ``space``, saying which one and what to do.
@@ -172,6 +187,9 @@ def start_config(space: Space, wanted: dict, *, nodes: int, cores: int, partitio
         raise ConfigError(f"your settings {label}: {kernel or 'the program'} has no "
                           f"{start.precision} on {start.device}; use --precision "
                           f"{'/'.join(sorted(precisions))}")
+    if why and start.threads > 1:
+        raise ConfigError(f"your settings {label}: {why}; use --threads 1, or put {{threads}} "
+                          "in --program where the program takes its thread count")
     if start.nodes > nodes:
         raise ConfigError(f"your settings {label} need {start.nodes} nodes, the allocation "
                           f"has {nodes}; run tune in a larger allocation (salloc -N "

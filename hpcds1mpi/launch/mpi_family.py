@@ -380,7 +380,7 @@ def check_launcher(program: ProgramMPI, launcher_path: str, srun_mpi: str = "",
                 why := openmpi_pmi2_refusal(program, env)):  # it aborts in MPI_Init there
             others = candidates(OPENMPI, env, library=library_file(program, env))
             raise LaunchError(f"this program is linked against Open MPI ({program.evidence}); "
-                              f"srun --mpi={srun_mpi} cannot start it as one job ({why}): "
+                              f"{why}, so srun --mpi={srun_mpi} cannot start it as one job: "
                               "use --mpi pmix"
                               + (f", or its launcher: --mpiexec {others[0]}" if others else ""))
         if why := pmix_refusal(program, srun_mpi, env):  # the same every run: a bad --mpi
@@ -420,10 +420,10 @@ def check_script(program_tokens: list[str], launcher) -> None:
         mpi = getattr(launcher, "mpi", "")
         if want == OPENMPI and not mpi.startswith("pmix") and (
                 mpi in ("", "none") or (why := openmpi_pmi2_refusal(program))):
-            because = f" ({why})" if mpi not in ("", "none") else ""
-            raise ConfigError(f"{head}; srun --mpi={mpi or 'none'} cannot start it as one job"
-                              f"{because}: set mpi = \"pmix\" in the cluster file (or launcher "
-                              "= \"mpirun\" with mpiexec = its mpirun)")
+            because = f"{why}, so " if mpi not in ("", "none") else ""
+            raise ConfigError(f"{head}; {because}srun --mpi={mpi or 'none'} cannot start it as "
+                              "one job: set mpi = \"pmix\" in the cluster file (or launcher = "
+                              "\"mpirun\" with mpiexec = its mpirun)")
         if mpi in ("", "none"):
             raise ConfigError(f"{head}; srun --mpi=none gives its ranks no wire-up: set "
                               "mpi = \"pmi2\" in the cluster file")

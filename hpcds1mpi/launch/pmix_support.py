@@ -89,12 +89,11 @@ def openmpi_slurm_pmi(library: str) -> tuple[bool | None, str]:
     if any(VENDOR_PMI_SONAME.search(name) for name in names):
         return True, f"{library} links Slurm's PMI library"
     if any(OPENMPI5_PAL_SONAME.search(name) for name in names):
-        return False, f"{library} is Open MPI 5's, which joins its ranks through PMIx only"
+        return False, f"its Open MPI 5 ({library}) joins its ranks through PMIx only"
     folder = openmpi_component_folder(library)
     if folder is None:
         return None, f"no component folder of Open MPI found beside {library}"
     found = [name for name in SLURM_PMI_COMPONENTS if os.path.isfile(os.path.join(folder, name))]
     if found:
         return True, f"its Open MPI has {found[0]} in {folder}"
-    return False, (f"its Open MPI ({folder}) has no Slurm PMI component (mca_pmix_s1/s2): it "
-                   "joins its ranks through PMIx")
+    return False, f"its Open MPI has no Slurm PMI component (no mca_pmix_s1/s2 in {folder})"

@@ -430,3 +430,52 @@ def test_tune_says_what_is_wrong_with_its_start_model_and_program_in_one_line(tm
         lines = [ln for ln in res.stderr.strip().splitlines() if not ln.startswith("tune: ")]
         assert len(lines) == 1 and words in lines[0], (extra, res.stderr)
     assert not (tmp_path / "o.h5").exists()
+
+
+UNTHREADED = r"""
+#include <mpi.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+    int rank, size;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    double start = MPI_Wtime(), x = 0;
+    for (long i = 0; i < 2000000; i++) x += 1e-9 * i;
+    if (rank == 0) printf("ranks %d\ntime %.6f s (%g)\n", size, MPI_Wtime() - start, x);
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+
+def test_tune_a_program_without_openmp_searches_one_thread_only(tmp_path):
+    """ABINIT (Open MPI, no OpenMP) was tuned to 1 rank x 2 threads, "34 % better" than
+    2 ranks x 1 thread, on noise alone; the sweep had noted it cannot use threads (s28 U 5)."""
+    import shutil
+    import subprocess
+
+    import pytest
+
+    from tests.helpers import mpiexec
+
+    cc = Path(sys.executable).parent / "mpicc"
+    if not cc.exists() or shutil.which("cc") is None:
+        pytest.skip("the wheel's mpicc or a C compiler is missing")
+    (tmp_path / "serial.c").write_text(UNTHREADED)
+    exe = tmp_path / "serial"
+    subprocess.run([str(cc), "-O1", "-o", str(exe), str(tmp_path / "serial.c")], check=True,
+                   timeout=120)
+    (tmp_path / "c.toml").write_text(CLUSTER)  # 2 cores: R2xT1 starts, R1xT2 is one knob away
+    res = run_cli(["tune", "--program", f"{exe} {{size}}", "--label", "serial", "--size", "1",
+                   "--mpiexec", mpiexec(), "--time-regex", r"^time ([0-9.]+) s",
+                   "--ranks-regex", r"^ranks (\d+)", "--cluster", "c.toml", "--budget", "3",
+                   "--min-time", "0", "--max-repeats", "1", "--out", "s.h5", "--json"],
+                  cwd=tmp_path, timeout=240)
+    assert res.returncode == 0, res.stderr[-2000:]
+    start = next(line for line in res.stderr.splitlines() if "start from" in line)
+    assert start.endswith("; threads = 1 only: serial links no OpenMP runtime nor threaded "
+                          "BLAS and its command has no {threads}"), res.stderr
+    assert res.stderr.count("threads = 1 only") == 1
+    trials = json.loads(res.stdout)["trials"]
+    assert trials and all(trial["threads"] == 1 for trial in trials), trials

@@ -93,3 +93,21 @@ def test_start_settings_that_do_not_fit_say_which_and_what_to_do(wanted, words):
         tune_space.start_config(space, wanted, nodes=1, cores=8, partition=PART, kernel="fft")
     assert tune_space.start_config(space, {"ranks_per_node": 4}, nodes=1, cores=8,
                                    partition=PART, kernel="fft") == Configuration(1, 4, 1)
+
+
+def test_a_program_that_cannot_use_threads_is_tuned_at_one_thread(tmp_path):
+    """ABINIT (no OpenMP) was tuned to 1 rank x 2 threads, "34 % better" than 2 x 1 on noise
+    alone (s28 tester U 5)."""
+    from tests.launch.test_elf_libraries import _linked_app
+
+    app = _linked_app(tmp_path, {"libmpi.so.40": "libmpi.so.40"})
+    space = tune_space.workload_space(PART, None, max_nodes=1, program=f"{app} {{size}}")
+    assert max(c.threads for c in space.configs) > 1
+    kept, line = tune_space.one_thread_only(space, f"{app} {{size}}")
+    assert {c.threads for c in kept.configs} == {1} and line.startswith("threads = 1 only: app")
+    assert tune_space.one_thread_only(space, f"{app} -t {{threads}}") == (space, "")
+    assert tune_space.one_thread_only(space, None) == (space, "")  # a kernel
+    with pytest.raises(ConfigError, match=r"your settings N1xR1xT2-cpu-fp64: threads = 1 only: "
+                                          r"app links .*; use --threads 1, or put \{threads\}"):
+        tune_space.start_config(kept, {"threads": 2, "ranks_per_node": 1}, nodes=1, cores=8,
+                                partition=PART, kernel=None, why=line)

@@ -329,8 +329,9 @@ def test_open_mpi_built_with_slurms_pmi_is_let_through_under_srun_pmi2(tmp_path)
     pmi2 = SimpleNamespace(name="srun", mpi="pmi2")
     mpi_family.check_script([with_pmi.path], pmi2)
     without = mpi_family.program_mpi([fake_openmpi(tmp_path, "without")])
-    with pytest.raises(LaunchError, match=r"no Slurm PMI component \(mca_pmix_s1/s2\).*use "
-                                          "--mpi pmix"):
+    with pytest.raises(LaunchError, match=r"no Slurm PMI component \(no mca_pmix_s1/s2 in .*"
+                                          r"/lib/openmpi\), so srun --mpi=pmi2 cannot start it "
+                                          "as one job: use --mpi pmix"):
         mpi_family.check_launcher(without, "srun", "pmi2")
     with pytest.raises(ConfigError, match="no Slurm PMI component.*set mpi = \"pmix\""):
         mpi_family.check_script([without.path], pmi2)

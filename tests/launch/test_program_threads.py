@@ -1,0 +1,39 @@
+"""Whether more threads per rank can change what a program does
+(:mod:`hpcds1mpi.launch.program_threads`): stub programs built here, nothing run."""
+
+from __future__ import annotations
+
+import os
+
+from hpcds1mpi.launch.program_threads import one_thread_line, unthreaded_program
+from tests.launch.test_elf_libraries import _linked_app
+
+
+def test_an_mpi_binary_without_openmp_nor_threaded_blas_cannot_use_threads(tmp_path):
+    """ABINIT (Debian: Open MPI, no OpenMP) was tuned to 1 rank x 2 threads on noise
+    (s28 tester U 5)."""
+    app = _linked_app(tmp_path, {"libmpi.so.40": "libmpi.so.40"})
+    assert unthreaded_program(f"{app} si.abi") == "app"
+    assert unthreaded_program([app, "si.abi"]) == "app"  # argv as the sweep has it
+    assert one_thread_line("app").startswith("threads = 1 only: app links no OpenMP runtime "
+                                             "nor threaded BLAS and its command has no "
+                                             "{threads}")
+    on_path = {**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}"}
+    assert unthreaded_program("app si.abi", on_path) == "app"
+
+
+def test_threads_may_matter_or_cannot_be_told(tmp_path):
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "omp").mkdir()
+    app = _linked_app(tmp_path / "plain", {"libmpi.so.40": "libmpi.so.40"})
+    assert unthreaded_program(f"{app} --nthreads {{threads}}") is None  # it takes its count
+    omp = _linked_app(tmp_path / "omp", {"libmpi.so.40": "libmpi.so.40",
+                                         "libgomp.so.1": "libgomp.so.1"})
+    assert unthreaded_program(omp) is None
+    assert unthreaded_program(f"/bin/sh -c {app}") is None  # a wrapper: the program unknown
+    script = tmp_path / "run.sh"
+    script.write_text(f"#!/bin/sh\nexec {app}\n")
+    script.chmod(0o755)
+    assert unthreaded_program(str(script)) is None
+    for unknown in (None, "", "no-such-program-here", f"{app} 'unbalanced"):
+        assert unthreaded_program(unknown) is None
