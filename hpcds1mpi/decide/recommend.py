@@ -27,7 +27,8 @@ from hpcds1mpi.decide.failure_history import FailureHistory, default_history_pat
 from hpcds1mpi.decide.calibration_sweep import calibration_steps, no_calibration_note
 from hpcds1mpi.decide.recommendation import (
     Place, Recommendation, format_energy, format_memory, format_time)
-from hpcds1mpi.decide.trained_hardware import gpu_not_compared, matching_partition
+from hpcds1mpi.decide.trained_hardware import (gpu_not_compared, matching_partition,
+                                               trained_partitions)
 from hpcds1mpi.errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -396,6 +397,10 @@ def conclude(prep: Prepared, verdict) -> Recommendation:
         if rec.calibration_steps:
             rec.calibration_partition = target
             rec.calibration_cluster = clusters.get(judged.label)
+            # Its runs are another machine (the partition is in the machine id) where the
+            # model was not trained there: learn refuses them, train takes them.
+            trained = trained_partitions(bundle)
+            rec.calibration_new_machine = (target.name not in trained) if trained else None
         else:
             rec.notes.append(no_calibration_note(judged, cal_scores, size))
     return rec

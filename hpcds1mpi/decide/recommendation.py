@@ -79,6 +79,9 @@ class Recommendation:
     calibration_steps: list = field(default_factory=list)
     calibration_partition: Partition | None = None
     calibration_cluster: Cluster | None = None
+    #: whether the calibration runs are of a machine the model was not trained on (None: the
+    #: bundle names no partitions, so not known)
+    calibration_new_machine: bool | None = None
     clusters: dict = field(default_factory=dict)
     left_out: list = field(default_factory=list)
     wall_per_runtime: float = 1.0
@@ -328,7 +331,11 @@ def format_table(rec: Recommendation) -> str:
         lines += ["", "Offered only what was measured; left out:"]
         lines += [f"  - {line}" for line in rec.left_out]
     if rec.calibration_steps:
-        lines += ["", "Calibration sweep (measure these, then hpcds1mpi learn):"]
+        then = {True: "hpcds1mpi train on them: a partition the model was not trained on",
+                False: "hpcds1mpi learn"}.get(rec.calibration_new_machine,
+                                              "hpcds1mpi learn, or train on a partition the "
+                                              "model was not trained on")
+        lines += ["", f"Calibration sweep (measure these, then {then}):"]
         for s in rec.calibration_steps:
             lines.append(f"  {s.config.label():<28} {s.reason}")
     return "\n".join(lines)
@@ -383,13 +390,14 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
                 f"no {scheduler} script: this job escalated (no settings guessed) and its "
                 "calibration sweep is written for Slurm only (srun steps); drop --emit to list "
                 "the configurations to measure, measure them with hpcds1mpi sweep in a "
-                f"{scheduler} job, then hpcds1mpi learn")
+                f"{scheduler} job, then hpcds1mpi "
+                f"{'train' if rec.calibration_new_machine else 'learn'}")
         return scripts.render_calibration(
             rec.calibration_steps, rec.calibration_partition, rec.workload, rec.size,
             cluster=rec.calibration_cluster, program=program, telemetry=telemetry,
             job_name=directives.job_name_with(name, scripts.CALIBRATION_SUFFIX), output=output,
             reason="; ".join(rec.verdict.reasons)[:300] or "escalated", measure=measure,
-            notes=notes, default_queue=default_queue)
+            notes=notes, default_queue=default_queue, new_machine=rec.calibration_new_machine)
     ch = rec.picked.choice
     r = _row(ch, ch.index)
     if program is None:

@@ -230,7 +230,8 @@ def render_calibration(steps: Sequence[CalibrationStep], partition: "Partition",
                        telemetry: str = "calibration.h5", job_name: str = "hpcds1mpi-calib",
                        time_limit: int = 3600, output: str | None = None,
                        reason: str = "", measure: dict | None = None,
-                       notes: Sequence[str] = (), default_queue: bool = False) -> str:
+                       notes: Sequence[str] = (), default_queue: bool = False,
+                       new_machine: bool | None = None) -> str:
     """A Slurm script that measures a few configurations, one job step each, into telemetry.
 
     The allocation is sized for the largest step; each step asks srun for exactly its own
@@ -243,7 +244,9 @@ def render_calibration(steps: Sequence[CalibrationStep], partition: "Partition",
     ``{precision}``, and read as ``measure`` says (its earlier sweep's ``--time-regex``,
     ``--workdir``, ...: the steps must measure what the model learned). A ``job_name`` ending
     in ``-calib`` is shortened before the suffix where the whole would pass the length limit.
-    ``notes``, ``default_queue``: as :func:`render_template` takes them.
+    ``notes``, ``default_queue``: as :func:`render_template` takes them. ``new_machine``:
+    whether the runs are of a machine the model was not trained on (its comment then names
+    ``train``, else ``learn``; None: both, as not known).
 
     Raises:
         ConfigError: no steps, a bad size, a workload that is neither a kernel nor given as a
@@ -282,7 +285,9 @@ def render_calibration(steps: Sequence[CalibrationStep], partition: "Partition",
     return seal(render_template("calibration", job, "slurm", default_queue=default_queue,
                                 notes=notes, reason=comment(reason),
                                 workload=workload, size=int(size),
-                                telemetry=shlex.quote(telemetry), steps=rendered_steps))
+                                telemetry=shlex.quote(telemetry), steps=rendered_steps,
+                                # undefined in the template when not known: both commands
+                                **({} if new_machine is None else {"new_machine": new_machine})))
 
 
 def render_tune(args: Sequence[str], partition: "Partition", *, nodes: int, cores: int,

@@ -155,3 +155,25 @@ def test_learn_says_when_the_new_runs_ran_another_command_line(tmp_path):
     assert levels.other_commands == ("./myapp {size} 40 --fast",)
     notes = [ln for ln in proc.stdout.splitlines() if ln.startswith("note: the runs of myapp")]
     assert len(notes) == 1 and "ran 2 command lines, fitted as one program" in notes[0]
+
+
+def test_learn_refuses_another_machine_with_a_train_command_that_works(tmp_path, model):
+    """Tester U: a calibration sweep on a partition the model was not trained on measures
+    another machine; learn's refusal printed its id cut to 12 characters and a train command
+    that the cut id failed. Now the whole id and the command for these files, which works."""
+    new_id = "5a21b1bc8ca63db8"
+    runs = make_runs(seed=3, machine=new_id)
+    calib = write(tmp_path / "calibration.h5", runs[runs["size"] == 32].head(6))
+    before = sha256s(tmp_path)
+    proc = run_cli(["learn", "--model", str(model), "--telemetry", calib, "--out",
+                    str(tmp_path / "new"), "--threads", "1"], timeout=120)
+    assert_one_line_error(proc, f"new runs come from machine(s) {new_id} (partition cpu)")
+    assert proc.returncode != 0 and sha256s(tmp_path) == before
+    command = proc.stderr.strip().split("`")[1]
+    assert command == f"hpcds1mpi train --telemetry {calib} --out DIR"
+    argv = command.split()[1:-1] + [str(tmp_path / "cal-model"), "--members", "2",
+                                    "--no-embedding", "--threads", "1"]
+    trained = run_cli(argv, timeout=300)
+    assert trained.returncode == 0, trained.stderr
+    manifest = json.loads((tmp_path / "cal-model" / "manifest.json").read_text())
+    assert manifest["machine_ids"] == [new_id]

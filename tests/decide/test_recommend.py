@@ -288,3 +288,22 @@ def test_a_gpu_the_model_cannot_compare_is_said_and_keeps_the_pick_at_confirm():
     same = rec_mod.recommend(FakeBundle(sizes=WIDE_SIZES), "gemm", 2048,
                              fake_places("gpu-big"), device="gpu")
     assert not any("not compared" in x for x in same.extrapolated + same.notes)
+
+
+@pytest.mark.parametrize("trained, new", [(("cpu", "gpu-big"), False), (("gpu-big",), True)])
+def test_the_calibration_script_names_train_for_a_partition_the_model_never_saw(trained, new):
+    """s28 tester U2: the runs of a partition the model was not trained on are another machine
+    (its name is in the machine id), which learn refuses; the script said to learn them."""
+    from tests.fake_bundle import PARTITIONS
+
+    from hpcds1mpi.decide.recommendation import emit_script
+
+    bundle = FakeBundle(partitions={p: PARTITIONS[p] for p in trained})
+    rec = rec_mod.recommend(bundle, "brand-new-code", 500, fake_places("cpu"))
+    assert rec.picked is None and rec.calibration_new_machine is new
+    text = emit_script(rec, "slurm", "./app {size}")
+    assert ("hpcds1mpi train --telemetry calibration.h5" in text) is new
+    assert ("hpcds1mpi learn --model" in text) is not new
+    table = format_table(rec)
+    assert ("then hpcds1mpi train on them" in table) is new
+    assert ("then hpcds1mpi learn):" in table) is not new

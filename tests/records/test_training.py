@@ -240,7 +240,8 @@ def test_runs_fingerprinted_from_the_launcher_are_refused_with_the_fix(tmp_path)
     old = TrainingData.from_frame(make_runs(machine="kernels"))
     launcher = read_frames([stored("old.h5", "program", "mpiexec Version: 5.0.2")])
     assert launcher.attrs["mpi_libraries"] == {"program": "mpiexec Version: 5.0.2"}
-    with pytest.raises(DataError, match=r"^new runs come from machine\(s\) program but .*"
+    with pytest.raises(DataError, match=r"^new runs come from machine\(s\) program "
+                                        r"\(partition cpu\) but .*"
                                         r"program's fingerprint names the launcher \('mpiexec "
                                         r"Version: 5.0.2'\).* sweep --command"):
         old.merge(launcher)

@@ -1,0 +1,102 @@
+"""The calibration sweep of an escalated job: enough configurations to train a model of a
+partition the model was not trained on, and a script whose closing advice works there."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hpcds1mpi.cluster import Partition
+from hpcds1mpi.decide.calibration_sweep import CALIBRATION_STEPS, calibration_steps
+from hpcds1mpi.decide.scores import Scores
+from hpcds1mpi.records.training import MIN_OK_RUNS
+
+DEBUG = Partition(name="debug", cores_per_node=2, memory_gb=3.9, max_nodes=2)
+
+
+def scores(rows, partition: str = "debug") -> Scores:
+    """Scored candidates (nodes, ranks per node, threads, precision) with widening intervals."""
+    n = len(rows)
+    cols = {"partition": np.array([partition] * n), "device": np.array(["cpu"] * n),
+            "nodes": np.array([r[0] for r in rows]),
+            "ranks_per_node": np.array([r[1] for r in rows]),
+            "threads": np.array([r[2] for r in rows]),
+            "precision": np.array([r[3] for r in rows]),
+            "runtime_s": np.full(n, 10.0), "runtime_lo": 10.0 - np.arange(n, dtype=float),
+            "runtime_hi": 10.0 + np.arange(n, dtype=float), "reason": np.array([""] * n),
+            "mem_need_mb": np.full(n, 100.0), "mem_limit_mb": np.full(n, 3000.0)}
+    return Scores(cols, "abinit", 16)
+
+
+def layouts(nodes=(1, 2), precisions=("fp64",)):
+    """Every layout of a 2-core node, as the grid offers a program measured at fp64 only."""
+    return [(n, r, t, p) for n in nodes for r, t in ((1, 1), (1, 2), (2, 1)) for p in precisions]
+
+
+def test_a_calibration_measures_as_many_runs_as_a_model_needs():
+    assert CALIBRATION_STEPS >= MIN_OK_RUNS
+
+
+def test_a_node_of_too_few_layouts_is_completed_on_the_next_node_count():
+    """A 2-core node holds 3 layouts of a program: 3 runs train no model (tester U's calibration
+    job measured 3 and `train` refused them), so the 4th step runs on 2 nodes."""
+    steps = calibration_steps(scores(layouts()), DEBUG)
+    labels = [s.config.label() for s in steps]
+    assert len(set(labels)) == MIN_OK_RUNS, labels
+    assert sorted(s.config.nodes for s in steps) == [1, 1, 1, 2]
+
+
+def test_one_node_of_enough_configurations_stays_on_one_node():
+    steps = calibration_steps(scores(layouts(precisions=("fp64", "fp32"))), DEBUG)
+    assert len(steps) == CALIBRATION_STEPS and {s.config.nodes for s in steps} == {1}
+    # The widest interval of each precision first, then the anchor: every core a rank.
+    assert [s.reason.split(" (")[0] for s in steps[:2]] == [
+        "widest runtime interval for cpu fp32", "widest runtime interval for cpu fp64"]
+    assert any(s.config.ranks_per_node == 2 and s.config.threads == 1 for s in steps)
+
+
+def test_a_partition_of_fewer_configurations_than_steps_measures_them_all():
+    steps = calibration_steps(scores(layouts(nodes=(1,))), DEBUG)
+    assert len(steps) == 3
+
+
+def _script(steps, **values) -> str:
+    from hpcds1mpi.launch import scripts
+    from hpcds1mpi.launch.directives import BatchJob
+
+    job = BatchJob(config=steps[0].config, partition=DEBUG, program=["true"])
+    return scripts.render_template("calibration", job, "slurm", workload="gemm", size=16,
+                                   reason="", telemetry="calibration.h5", steps=[], **values)
+
+
+def _advice(script: str) -> str:
+    return " ".join(line[2:] for line in script.splitlines() if line.startswith("# ")
+                    and "Written by" not in line)
+
+
+@pytest.mark.parametrize("new_machine", [None, True, False], ids=["unknown", "new", "trained"])
+def test_the_script_says_what_makes_its_runs_a_model(new_machine):
+    """learn takes runs of a partition the model was trained on; those of another partition are
+    another machine, which learn refuses: they train a model of their own."""
+    steps = calibration_steps(scores(layouts()), DEBUG)
+    values = {} if new_machine is None else {"new_machine": new_machine}
+    text = _advice(_script(steps, **values))
+    learn = "hpcds1mpi learn --model MODEL_DIR --telemetry calibration.h5 --out NEW_MODEL_DIR"
+    train = "hpcds1mpi train --telemetry calibration.h5 --out NEW_MODEL_DIR"
+    assert (learn in text) == (new_machine is not True)
+    assert (train in text) == (new_machine is not False)
+    if new_machine is not False:
+        assert f"at least {MIN_OK_RUNS} ok runs" in text
+
+
+def test_the_script_of_an_escalated_program_on_a_new_partition_has_four_steps(tmp_path):
+    """Tester U's case: partition debug (2 cores) unlike the trained one; a program measured
+    at fp64 only (no {precision} in its command). The script measures 4 configurations and
+    names train."""
+    from hpcds1mpi.launch import scripts
+
+    steps = calibration_steps(scores(layouts()), DEBUG)
+    text = scripts.render_calibration(steps, DEBUG, "abinit", 16, program="/bin/true si.abi")
+    assert text.count("hpcds1mpi sweep --command") == MIN_OK_RUNS
+    assert "#SBATCH --nodes=2" in text
+    assert "hpcds1mpi train --telemetry calibration.h5 --out NEW_MODEL_DIR" in text

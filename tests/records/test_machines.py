@@ -1,0 +1,59 @@
+"""Runs of one machine: an id named by its start, and refusals that print ids whole and give a
+``train`` command that works."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from hpcds1mpi.errors import DataError
+from hpcds1mpi.records.machines import refuse_foreign_machines, resolve_machine
+from hpcds1mpi.records.training import MIN_OK_RUNS
+
+TRAINED = "a1f575dd1818c3af"
+NEW = "5a21b1bc8ca63db8"
+
+
+def runs(machine: str, n: int, partition: str = "debug") -> pd.DataFrame:
+    return pd.DataFrame({"machine_id": [machine] * n, "partition": [partition] * n,
+                         "status": ["ok"] * n, "workload": ["abinit"] * n})
+
+
+def test_a_machine_is_named_by_its_whole_id_or_a_unique_start():
+    ids = {TRAINED, NEW, "5a21ffff00000000"}
+    assert resolve_machine(NEW, ids) == NEW
+    assert resolve_machine("a1f5", ids) == TRAINED
+    assert resolve_machine(NEW[:12], ids) == NEW  # what refusals used to print
+    assert resolve_machine("anything", set()) == "anything"  # a job table has no ids
+
+
+def test_an_ambiguous_or_unknown_start_is_refused_naming_the_ids():
+    ids = {TRAINED, NEW, "5a21ffff00000000"}
+    with pytest.raises(DataError, match="'5a21' is the start of 2 ids "
+                                        f"\\({NEW}, 5a21ffff00000000\\); give more"):
+        resolve_machine("5a21", ids)
+    with pytest.raises(DataError, match=f"no runs from machine 'zz'; the data has "
+                                        f"5a21b1bc8ca63db8, 5a21ffff00000000, {TRAINED}"):
+        resolve_machine("zz", ids)
+
+
+def test_runs_of_another_machine_are_refused_with_whole_ids_and_the_train_command():
+    with pytest.raises(DataError) as err:
+        refuse_foreign_machines({TRAINED}, runs(NEW, MIN_OK_RUNS), files=["calibration.h5"])
+    text = str(err.value)
+    assert f"machine(s) {NEW} (partition debug) but the bundle was trained on {TRAINED}" in text
+    assert text.endswith("`hpcds1mpi train --telemetry calibration.h5 --out DIR`")
+
+
+def test_too_few_runs_of_another_machine_say_how_many_more_a_model_needs():
+    with pytest.raises(DataError) as err:
+        refuse_foreign_machines({TRAINED}, runs(NEW, MIN_OK_RUNS - 1), files=["cal.h5"])
+    assert (f"once that machine has at least {MIN_OK_RUNS} ok runs (these are "
+            f"{MIN_OK_RUNS - 1}): measure more configurations on partition debug into the same "
+            "file (hpcds1mpi sweep ... --out cal.h5 --resume)") in str(err.value)
+
+
+def test_files_of_several_machines_name_the_foreign_one_for_train():
+    both = pd.concat([runs(TRAINED, 4, "local"), runs(NEW, 4)], ignore_index=True)
+    with pytest.raises(DataError, match=f"train --telemetry a.h5 --machine {NEW} --out DIR"):
+        refuse_foreign_machines({TRAINED}, both, files=["a.h5"])
