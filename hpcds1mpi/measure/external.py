@@ -29,7 +29,9 @@ program or the launcher missing or not executable) is an error of the sweep, nev
 measurement: the program is checked before anything launches (exit 2), a launcher that fails to
 start is a :class:`~hpcds1mpi.errors.LaunchError` (exit 1). SIGINT / SIGTERM of the sweep kill
 the program's whole process group, record the run ``interrupted`` (``--resume`` runs it again)
-and end the sweep with :class:`~hpcds1mpi.errors.SweepInterrupted` (exit 1).
+and end the sweep with :class:`~hpcds1mpi.errors.SweepInterrupted` (exit 1); so does a launch
+that failed because the sweep's Slurm allocation ended (:mod:`.allocation_state`). The ranks'
+memory and CPU time are theirs, never the launcher's (:mod:`.ranks_usage`).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from hpcds1mpi.errors import ConfigError, LaunchError, SweepInterrupted
 from hpcds1mpi.launch.program import check_executable_first, placeholder_values
 from hpcds1mpi.measure.driver import say_oversubscribed, settled
 from hpcds1mpi.measure.external_plan import format_command
+from hpcds1mpi.measure.external_resume import check_resumed
 from hpcds1mpi.measure.plan import RunSpec, SweepPlan
 from hpcds1mpi.measure.program_launch import classify, launch_once, launch_problem
 from hpcds1mpi.measure.progress import Progress
@@ -82,95 +85,6 @@ def check_program(tokens: list[str], env: dict | None = None, cwd: str | None = 
     if os.path.isdir(found) or not os.access(found, os.X_OK):
         raise ConfigError(f"{option}: {found!r} is not an executable file (chmod +x it, or "
                           "start it through its interpreter, e.g. 'python3 app.py')")
-
-
-#: What a resumed file must share with the sweep resuming it: (option, ``launch`` key).
-RESUME_SAME = (("--time-regex", "time_regex"), ("--fom-regex", "fom_regex"),
-               ("--ranks-regex", "ranks_regex"), ("--output-file", "output_file"))
-
-
-def check_resumed(out: str, program: str, readings, label: str = "external") -> None:
-    """Refuse to resume ``out`` with another program command or other readings than the file
-    records (its ``plan`` and ``launch`` attributes): ``runtime_s`` would mean two things in
-    one file, and the file's record of what it means would be overwritten. Nor may ``label``
-    name anything but this program in the file (:func:`refuse_other_program`).
-
-    Raises:
-        ConfigError: the command or a reading differs, naming which; ``label`` names a
-            kernel's runs or another command's in ``out``.
-    """
-    import json
-
-    from hpcds1mpi.errors import HpcdsError
-    from hpcds1mpi.records import telemetry
-
-    if not os.path.isfile(out):
-        return
-    try:
-        store = telemetry.read_snapshot(out)
-        attrs = store.attrs
-        before_plan = json.loads(attrs.get("plan") or "{}")
-        before = json.loads(attrs.get("launch") or "{}")
-    except (HpcdsError, OSError, ValueError):
-        return  # the writer says what is wrong with the file
-    before_plan = before_plan if isinstance(before_plan, dict) else {}
-    before = before if isinstance(before, dict) else {}
-    now, differ = readings.describe(), []
-
-    def shown(value) -> str:
-        return f"'{value}'" if value else "none"
-
-    if "command" in before_plan and before_plan["command"] != program:
-        differ.append(f"--command {shown(before_plan['command'])} (now {shown(program)})")
-    for option, key in RESUME_SAME:
-        if key in before and (before[key] or "") != now[key]:
-            differ.append(f"{option} {shown(before[key])} (now {shown(now[key])})")
-    if differ:
-        raise ConfigError(f"--resume {out}: the file was measured with {'; '.join(differ)}; "
-                          "its runs would not mean what this sweep's mean: give a new --out")
-    refuse_other_program(out, store, label, program)
-
-
-def refuse_other_program(out: str, store, label: str, program: str) -> None:
-    """Refuse to add ``program``'s runs under ``label`` to ``out`` (read as ``store``) when the
-    file holds runs of a kernel, or of another command, under that name: a model would learn
-    the two as one workload (:mod:`hpcds1mpi.records.run_sources`).
-
-    Raises:
-        ConfigError: naming what the file holds under ``label`` and the fix.
-    """
-    from hpcds1mpi.records.run_sources import KERNEL, SOME_PROGRAM, recorded_programs, shown
-
-    recorded = recorded_programs(store).get(label, set()) - {program, SOME_PROGRAM}
-    if recorded:
-        other = shown(KERNEL if KERNEL in recorded else sorted(recorded)[0])
-    else:
-        other = _other_launch(store, label, program)
-    if other:
-        raise ConfigError(f"--resume {out}: the file holds runs of {label!r} from {other}; "
-                          "this program's runs under the same --label would be learnt as that "
-                          "program's: give another --label (or a new --out)")
-
-
-def _other_launch(store, label: str, program: str) -> str:
-    """Words naming a program run of ``label`` in ``store`` that ``program`` did not launch
-    (its launch does not end in ``program`` filled in for its size and layout), else "": a
-    merged file keeps no plan to read the command from."""
-    from hpcds1mpi.records.run_sources import PROGRAM
-
-    for row in store.runs.values():
-        if row.get("workload") != label or row.get("kind") != PROGRAM:
-            continue
-        try:
-            launched = shlex.split(str(row.get("command") or ""))
-            ours = format_command(program, RunSpec(label, int(row["size"]), Configuration(
-                int(row["nodes"]), int(row["ranks_per_node"]), int(row["threads"]),
-                str(row["device"]), str(row["precision"]))))
-        except (ValueError, KeyError, ConfigError):
-            continue  # a row the writer's checks report on
-        if launched and launched[-len(ours):] != ours:
-            return f"another program (launched as {shlex.join(launched)[:80]!r})"
-    return ""
 
 
 def unverified_launch(tokens: list[str], env: dict, max_ranks: int, readings) -> str:
@@ -233,7 +147,7 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
             readings.check_ranks(found, spec.config.ranks,
                                  f"{spec.workload} size {spec.size} {spec.config.label()}",
                                  tokens)
-            if why := readings.time_problem(found, result["wall_s"]):
+            if why := readings.time_problem(found, result["wall_s"], spec.config.ranks):
                 status, error = "failed", why
         if attempt < plan.warmup and status == OK:
             continue
@@ -241,7 +155,6 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
         cpu += result["cpu_s"]  # NaN once one launch's ranks were not measured
         if math.isnan(rss) or result["rss_mb"] > rss:
             rss, rss_source = result["rss_mb"], result["rss_source"]
-        rss_source = rss_source or result["rss_source"]
         if status != OK:
             break
         times.append(found["time"] if readings.time is not None else result["wall_s"])
@@ -274,6 +187,34 @@ def _row_values(m: dict) -> dict:
     return row
 
 
+def _stop_interrupted(writer, row: dict, spec: RunSpec, out: str, cause: str, effect: str,
+                      headline: str, again: str = "rerun with --resume") -> None:
+    """Record the run in flight ``interrupted`` (``cause`` while it ran; ``effect``) and end
+    the sweep with one line: the run says nothing of the program and is never learnt.
+
+    Raises:
+        SweepInterrupted: always.
+    """
+    row.update(status="interrupted", finished_at=time.time(),
+               error=f"{cause} while this ran; {effect}; --resume runs it again")
+    writer.record(row, {})
+    kept = sum(r["status"] != "interrupted" for r in writer.store.runs.values())
+    raise SweepInterrupted(
+        f"{headline}: {spec.workload} size {spec.size} {spec.config.label()} is recorded "
+        f"interrupted; {kept} finished runs are kept in {out}; {again}") from None
+
+
+def _cpu_for_power(m: dict, config: Configuration, wall: float) -> tuple[float, str]:
+    """CPU seconds per launch for the power model, and a note for its description: the
+    measured mean, or, where the ranks' CPU time was not measured (NaN: they ran under
+    slurmstepd), every rank's threads counted busy for the whole launch."""
+    cpu = m["cpu_s"] / max(1, len(m["walls"]))
+    if not math.isnan(cpu):
+        return cpu, ""
+    return (config.ranks * config.threads * wall,
+            "; the ranks' CPU time was not measured: ranks x threads counted busy")
+
+
 def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
                  fom_regex: str | None = None, launcher: str | None = None,
                  progress: bool = True, mpi: str = "pmi2", choice=None, readings=None,
@@ -303,6 +244,8 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
 
     from hpcds1mpi.launch import preflight
     from hpcds1mpi.measure import meters
+    from hpcds1mpi.measure.allocation_state import allocation_end
+    from hpcds1mpi.measure.slurm_accounting import StepAccounting
     from hpcds1mpi.measure.program_mpi import program_mpi_library, threading_note
     from hpcds1mpi.measure.readings import Readings
     from hpcds1mpi.measure.rows import base_row
@@ -372,6 +315,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
         done_keys = {k for k, r in writer.store.runs.items() if settled(r)}
         todo = [s for s in plan.runs if (machine_id, s.run_id) not in done_keys]
         model = meters.power_model(partition)
+        accounting = StepAccounting.here()  # ranks under slurmstepd: their steps' numbers
         bar = Progress(len(todo), enabled=progress)
         counts: dict[str, int] = {}
         sweep_start = time.perf_counter()
@@ -402,26 +346,25 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
             env = dict(os.environ)
             env.update(launch.environment(spec.config))
             try:
-                m = _measure(tokens, env, workdir_of(workdir, spec), plan, readings, spec)
+                m = _measure(tokens, env, workdir_of(workdir, spec), plan, readings, spec,
+                             format_command(program, spec)[0], accounting)
             except (KeyboardInterrupt, _Terminated) as exc:
                 why = "SIGINT (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else "SIGTERM"
-                row.update(status="interrupted", finished_at=time.time(),
-                           error=f"the sweep was stopped by {why} while this ran; its program "
-                                 "was killed; --resume runs it again")
-                writer.record(row, {})
-                kept = sum(r["status"] != "interrupted" for r in writer.store.runs.values())
-                raise SweepInterrupted(
-                    f"sweep stopped by {why}: {spec.workload} size {spec.size} "
-                    f"{spec.config.label()} was killed and is recorded interrupted; "
-                    f"{kept} finished runs are kept in {out}; rerun with --resume") from None
+                _stop_interrupted(writer, row, spec, out, f"the sweep was stopped by {why}",
+                                  "its program was killed", f"sweep stopped by {why}")
+            if m["status"] != OK and (ended := allocation_end()):  # not the program's failure
+                _stop_interrupted(writer, row, spec, out, ended, f"its launch failed with it "
+                                  f"({m['error'][:120]})", ended,
+                                  "sweep again with --resume inside a new allocation")
             row.update(_row_values(m), finished_at=time.time())
             wall = row.get("elapsed_s", 0.0)
             if row["status"] not in UNINFORMATIVE_STATUSES and wall > 0:  # it drew power
+                cpu_s, busy_note = _cpu_for_power(m, spec.config, wall)
                 watts = meters.modelled_power(model, nodes=spec.config.nodes, window_s=wall,
-                                               cpu_s=m["cpu_s"] / max(1, len(m["walls"])))
+                                               cpu_s=cpu_s)
                 run_s = row.get("runtime_s", wall)
                 row.update(avg_power_w=watts, energy_j=watts * run_s, energy_source="modelled",
-                           power_model=model.describe())
+                           power_model=model.describe() + busy_note)
             writer.record(row, {"repeats": [
                 {"machine_id": machine_id, "run_id": spec.run_id, "repeat": i, "wall_s": t}
                 for i, t in enumerate(m["times"] if row["status"] == OK else m["walls"])]})

@@ -206,6 +206,53 @@ def _program_lines(text: str) -> list[str]:
             or GENERIC_LINE.search(ln) else ln for i, ln in enumerate(lines)]
 
 
+#: The header of a YAML error document (ABINIT's "--- !ERROR", "--- !BUG"): its message
+#: block is the reason, not the header (which had been the whole reason: "--- !ERROR").
+ERROR_DOCUMENT = re.compile(r"^--- !(\w*(ERROR|BUG|FATAL)\w*)\s*$", re.IGNORECASE)
+#: A document's message key: ``message: |`` (a block under it) or ``message: text``.
+MESSAGE_KEY = re.compile(r"^(\s*)message:\s*(?:[|>][-+]?\s*)?(.*)$")
+#: Lines of a document's message block a reason joins.
+MESSAGE_LINES = 2
+#: Lines of a document searched for its message (its keys come first).
+DOCUMENT_LINES = 60
+
+
+def _error_documents(text: str) -> list[str]:
+    """The reason each YAML error document in ``text`` gives: its tag and the first
+    :data:`MESSAGE_LINES` lines of its ``message:`` ("ERROR: The input keyword "ecut" is
+    compulsory ! Action: add a value for "ecut" in the input file."); a document without a
+    message gives nothing. A document ends at "..." or at the next "---"."""
+    found, lines = [], text.splitlines()
+    for i, line in enumerate(lines):
+        if not (header := ERROR_DOCUMENT.match(line.strip())):
+            continue
+        for j in range(i + 1, min(len(lines), i + DOCUMENT_LINES)):
+            if lines[j].strip() == "..." or lines[j].startswith("---"):
+                break
+            if key := MESSAGE_KEY.match(lines[j]):
+                indent, said = len(key.group(1)), [key.group(2).strip()]
+                for nxt in lines[j + 1:]:  # the block: lines indented under the key
+                    if not nxt.strip() or len(nxt) - len(nxt.lstrip()) <= indent:
+                        break
+                    said.append(nxt.strip())
+                if message := " ".join([ln for ln in said if ln][:MESSAGE_LINES]):
+                    found.append(f"{header.group(1)}: {message}")
+                break
+    return found
+
+
+def _help_titles(text: str) -> list[str]:
+    """The first line of each Open MPI help text in ``text`` (between two :data:`HELP_RULE`
+    lines): its title ("ORTE has lost communication with a remote daemon."), the one line of
+    it that says what happened. Before, a launch that printed only help text got its last
+    line: "therefore will terminate the job.", "(including firewalls and network routing
+    requirements)."."""
+    lines = [ln.strip() for ln in text.splitlines()]
+    rules = [i for i, ln in enumerate(lines) if HELP_RULE.match(ln)]
+    return [next(ln for ln in lines[a + 1:b] if ln) for a, b in zip(rules[::2], rules[1::2])
+            if any(lines[a + 1:b])]
+
+
 def _with_message(lines: list[str], i: int) -> tuple[str, int]:
     """``lines[i]``, followed by its message when it is a title that ends at its colon: the
     paragraph under it, joined ("Fortran runtime error:" alone on its line; GROMACS's "Fatal
@@ -245,10 +292,12 @@ def _errors(lines: list[str]) -> list[str]:
 
 def reason_line(stdout: str, stderr: str) -> str:
     """The one line that says why a launch failed: the most specific error the program wrote
-    (:data:`SPECIFIC_LINE`: gfortran's runtime error, an assert, GROMACS's fatal error); else
+    (a YAML error document's message, :func:`_error_documents`: ABINIT's "--- !ERROR";
+    :data:`SPECIFIC_LINE`: gfortran's runtime error, an assert, GROMACS's fatal error); else
     a crash the launcher reports; else the program's last error message (stderr, then stdout:
-    LAMMPS writes its ERROR to stdout); else its last line on stderr; else the last text line
-    of stderr, then of stdout. Never a line every failure prints (:data:`GENERIC_LINE`, an
+    LAMMPS writes its ERROR to stdout); else its last line on stderr; else the title of the
+    first Open MPI help text (:func:`_help_titles`); else the last text line of stderr, then of
+    stdout. Never a line every failure prints (:data:`GENERIC_LINE`, an
     MPI's abort banner, Open MPI's help text) before those last two: a bare "STOP 2" loses
     to the program's own "convergence NOT achieved" on stdout.
 
@@ -259,8 +308,10 @@ def reason_line(stdout: str, stderr: str) -> str:
     err, out = _program_lines(stderr), _program_lines(stdout)
     texts = [[ln.strip() for ln in stream.splitlines()
               if ln.strip() and not RULE_LINE.match(ln)] for stream in (stderr, stdout)]
-    for lines in (_specific(err), _specific(out), crashes, _errors(err), _errors(out),
-                  [ln for ln in err if ln], *texts):
+    helps = _help_titles(stderr) or _help_titles(stdout)
+    for lines in (_specific(err) + _error_documents(stderr),  # a document's message wins
+                  _specific(out) + _error_documents(stdout), crashes, _errors(err), _errors(out),
+                  [ln for ln in err if ln], helps[:1], *texts):
         if lines:
             return lines[-1]
     return ""

@@ -335,11 +335,13 @@ class Readings:
                 break
         return self._values(groups, said() if todo else "")
 
-    def time_problem(self, found: dict, wall_s: float) -> str:
-        """Why one launch (exit 0) is not a measurement; "" when it is: its own time cannot
-        be its runtime, or ``--ranks-regex`` found no count (:meth:`check_ranks` let it
-        through: the program refused its input). A reading that is missing ends with the
-        program's own reason (``found["said"]``: "need TOTMEM of at least 4494136")."""
+    def time_problem(self, found: dict, wall_s: float, ranks: int = 1) -> str:
+        """Why one launch (exit 0) of ``ranks`` ranks is not a measurement; "" when it is: its
+        own time cannot be its runtime, or ``--ranks-regex`` found no count
+        (:meth:`check_ranks` let it through: the program refused its input). A reading that
+        is missing ends with the program's own reason (``found["said"]``: "need TOTMEM of at
+        least 4494136"). A time over the wall time is, with several ranks, most likely one
+        summed over them (ABINIT's "Overall time ... cpu="), said first."""
         said = " ".join((found.get("said") or "").split())  # Fortran's padded columns
         why = f"; the program said: {said[:200]}" if said else ""
         if self.time is None:
@@ -366,10 +368,13 @@ class Readings:
             return (f"exit 0, but the program's own time {value:g} s ({regex}) is over a year "
                     f"({MAX_SECONDS:g} s), not a runtime; fix the program's timer or the regex")
         if value > WALL_FACTOR * wall_s + SLACK_S:
+            cause = (f"a time summed over the {ranks} ranks (or milliseconds read as "
+                     "seconds?); make the regex match the wall-clock time in seconds (e.g. "
+                     "wall=, not cpu=)" if ranks > 1 else "a unit mistake (milliseconds read "
+                     "as seconds?); make the regex match the time in seconds")
             return (f"exit 0, but the program's own time {value:g} s ({regex}) is "
-                    f"{value / wall_s:.3g}x the launch's own wall time {wall_s:.3g} s: a unit "
-                    "mistake (milliseconds read as seconds?); make the regex match the time "
-                    "in seconds, or the program print seconds")
+                    f"{value / wall_s:.3g}x the launch's own wall time {wall_s:.3g} s: "
+                    f"{cause}, or the program print seconds")
         return ""
 
     def check_ranks(self, found: dict, ranks: int, label: str, tokens: list[str]) -> None:

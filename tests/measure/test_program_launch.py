@@ -326,3 +326,53 @@ def test_nwchems_specific_error_wins_over_its_generic_box():
            " in comm 496): application called MPI_Abort(comm=0x84000000, -1) - process 0\n")
     assert reason_line(out, err) == "[0] ARMCI Error: 0:input_parse: unknown directive scff:"
     assert reason_line("tests passed, errors: 0\n", "") == "tests passed, errors: 0"
+
+
+#: ABINIT 9.6's stdout for an input without ``ecut`` (its YAML error document), then its abort.
+ABINIT_ERROR = """ symspgr: optical characteristics = isotropic
+
+--- !ERROR
+src_file: m_invars2.F90
+src_line: 826
+mpi_rank: 0
+message: |
+    The input keyword "ecut" is compulsory !
+    Action: add a value for "ecut" in the input file.
+...
+
+
+ abinit_abort: decision taken to exit. Check above messages for more info
+"""
+
+
+def test_a_yaml_error_documents_message_is_the_reason():
+    """Was (s28 tester U): "exit code 14: --- !ERROR", the document's header alone."""
+    status, error = classify({**BASE, "exit_code": 14, "stdout": ABINIT_ERROR,
+                              "stderr": OMPI_MPI_ABORT.replace("errorcode 1", "errorcode 14")}, 5)
+    assert (status, error) == ("failed", 'exit code 14: ERROR: The input keyword "ecut" is '
+                               'compulsory ! Action: add a value for "ecut" in the input file.')
+    bug = "--- !BUG\nsrc_file: m_xg.F90\nmessage: Wrong size of x\n...\n"
+    assert program_launch.reason_line(bug, "") == "BUG: Wrong size of x"
+    warning = "--- !WARNING\nmessage: |\n    nstep reached\n...\nfatal: no WFK\n"
+    assert program_launch.reason_line(warning, "") == "fatal: no WFK"  # a warning is no reason
+
+
+#: Open MPI's mpirun when its allocation was revoked under it (exit 205, stderr).
+OMPI_LOST_DAEMON = "-" * 74 + """
+ORTE has lost communication with a remote daemon.
+
+  HNP daemon   : [[21480,0],0] on node vm
+  Remote daemon: [[21480,0],1] on node n1
+
+This is usually due to either a failure of the TCP network
+connection to the node, or possibly an internal failure of
+the daemon itself. We cannot recover from this failure, and
+therefore will terminate the job.
+""" + "-" * 74 + "\n"
+
+
+def test_open_mpis_help_text_alone_gives_its_title_not_a_fragment():
+    """Was (s28 tester U): "exit code 205: therefore will terminate the job.", its last line."""
+    error = classify({**BASE, "exit_code": 205, "stdout": " ITER STEP NUMBER 3\n",
+                      "stderr": OMPI_LOST_DAEMON}, 5)[1]
+    assert error == "exit code 205: ORTE has lost communication with a remote daemon."

@@ -254,3 +254,13 @@ def _stream(tmp_path, text: str):
     path = tmp_path / f"s{len(list(tmp_path.iterdir()))}"
     path.write_text(text)
     return open(path, "rb")
+
+
+def test_a_time_over_the_wall_time_of_several_ranks_is_said_summed_over_them_first():
+    """Was (s28 tester U): ABINIT's "Overall time ... cpu=" (summed over the ranks) was said a
+    unit mistake ("milliseconds read as seconds?") at 2 ranks."""
+    readings = Readings.of(time_regex=r"cpu=\s*(\S+)")
+    why = readings.time_problem(readings.read("Overall time at end (sec) : cpu= 6.3\n"), 3.6, 2)
+    assert "1.75x the launch's own wall time 3.6 s: a time summed over the 2 ranks" in why
+    one = readings.time_problem(readings.read("Overall time at end (sec) : cpu= 6.3\n"), 3.6, 1)
+    assert ": a unit mistake (milliseconds read as seconds?)" in one and "summed" not in one

@@ -1,0 +1,103 @@
+"""What a ``--resume`` of an external-program sweep must share with the file it resumes:
+the same ``--command`` and readings (:func:`check_resumed`), and no other program's runs under
+its ``--label`` (:func:`refuse_other_program`). Used by :mod:`hpcds1mpi.measure.external`.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+
+from hpcds1mpi.config import Configuration
+from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.measure.external_plan import format_command
+from hpcds1mpi.measure.plan import RunSpec
+
+
+#: What a resumed file must share with the sweep resuming it: (option, ``launch`` key).
+RESUME_SAME = (("--time-regex", "time_regex"), ("--fom-regex", "fom_regex"),
+               ("--ranks-regex", "ranks_regex"), ("--output-file", "output_file"))
+
+
+def check_resumed(out: str, program: str, readings, label: str = "external") -> None:
+    """Refuse to resume ``out`` with another program command or other readings than the file
+    records (its ``plan`` and ``launch`` attributes): ``runtime_s`` would mean two things in
+    one file, and the file's record of what it means would be overwritten. Nor may ``label``
+    name anything but this program in the file (:func:`refuse_other_program`).
+
+    Raises:
+        ConfigError: the command or a reading differs, naming which; ``label`` names a
+            kernel's runs or another command's in ``out``.
+    """
+    import json
+
+    from hpcds1mpi.errors import HpcdsError
+    from hpcds1mpi.records import telemetry
+
+    if not os.path.isfile(out):
+        return
+    try:
+        store = telemetry.read_snapshot(out)
+        attrs = store.attrs
+        before_plan = json.loads(attrs.get("plan") or "{}")
+        before = json.loads(attrs.get("launch") or "{}")
+    except (HpcdsError, OSError, ValueError):
+        return  # the writer says what is wrong with the file
+    before_plan = before_plan if isinstance(before_plan, dict) else {}
+    before = before if isinstance(before, dict) else {}
+    now, differ = readings.describe(), []
+
+    def shown(value) -> str:
+        return f"'{value}'" if value else "none"
+
+    if "command" in before_plan and before_plan["command"] != program:
+        differ.append(f"--command {shown(before_plan['command'])} (now {shown(program)})")
+    for option, key in RESUME_SAME:
+        if key in before and (before[key] or "") != now[key]:
+            differ.append(f"{option} {shown(before[key])} (now {shown(now[key])})")
+    if differ:
+        raise ConfigError(f"--resume {out}: the file was measured with {'; '.join(differ)}; "
+                          "its runs would not mean what this sweep's mean: give a new --out")
+    refuse_other_program(out, store, label, program)
+
+
+def refuse_other_program(out: str, store, label: str, program: str) -> None:
+    """Refuse to add ``program``'s runs under ``label`` to ``out`` (read as ``store``) when the
+    file holds runs of a kernel, or of another command, under that name: a model would learn
+    the two as one workload (:mod:`hpcds1mpi.records.run_sources`).
+
+    Raises:
+        ConfigError: naming what the file holds under ``label`` and the fix.
+    """
+    from hpcds1mpi.records.run_sources import KERNEL, SOME_PROGRAM, recorded_programs, shown
+
+    recorded = recorded_programs(store).get(label, set()) - {program, SOME_PROGRAM}
+    if recorded:
+        other = shown(KERNEL if KERNEL in recorded else sorted(recorded)[0])
+    else:
+        other = _other_launch(store, label, program)
+    if other:
+        raise ConfigError(f"--resume {out}: the file holds runs of {label!r} from {other}; "
+                          "this program's runs under the same --label would be learnt as that "
+                          "program's: give another --label (or a new --out)")
+
+
+def _other_launch(store, label: str, program: str) -> str:
+    """Words naming a program run of ``label`` in ``store`` that ``program`` did not launch
+    (its launch does not end in ``program`` filled in for its size and layout), else "": a
+    merged file keeps no plan to read the command from."""
+    from hpcds1mpi.records.run_sources import PROGRAM
+
+    for row in store.runs.values():
+        if row.get("workload") != label or row.get("kind") != PROGRAM:
+            continue
+        try:
+            launched = shlex.split(str(row.get("command") or ""))
+            ours = format_command(program, RunSpec(label, int(row["size"]), Configuration(
+                int(row["nodes"]), int(row["ranks_per_node"]), int(row["threads"]),
+                str(row["device"]), str(row["precision"]))))
+        except (ValueError, KeyError, ConfigError):
+            continue  # a row the writer's checks report on
+        if launched and launched[-len(ours):] != ours:
+            return f"another program (launched as {shlex.join(launched)[:80]!r})"
+    return ""

@@ -1,0 +1,166 @@
+"""What one launch's process tree shows of the program: its memory, and whether its ranks ran
+under the launch at all.
+
+:class:`TreeSampler` samples the launch's descendants (psutil). The memory it keeps is the
+largest single process *of the program* (a process whose executable, or whose script under an
+interpreter, is the program's first token; ``sh -c '...'`` is ``sh``) and of the program's own
+children, never the launcher's: inside a Slurm allocation Open MPI's ``mpirun`` starts its
+daemons through ``srun``, so the ranks run under ``slurmstepd`` and the launch's tree holds only
+``mpirun`` and ``srun`` (13 MB, 0.09 s of CPU, recorded as the program's before: s28 tester U).
+It also notes a starter of remote processes in the tree (``srun``, ``ssh``, ``rsh``): then some
+or all ranks ran outside it, and :mod:`hpcds1mpi.measure.ranks_usage` takes their numbers from
+Slurm's accounting or records them unknown.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+
+#: Executables that start a launch's processes outside its own process tree.
+REMOTE_STARTERS = frozenset({"srun", "ssh", "rsh"})
+#: Programs that only start the real one (``sh -c 'exec ./app'``, ``env``, ``numactl``): under
+#: such a program every process of the launch but the launcher's own is the program's.
+WRAPPERS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "env", "time", "nice", "numactl",
+                      "taskset", "stdbuf", "timeout", "chrt"})
+#: The launcher's own helpers, never the program: hydra's proxy, Open MPI's and PRRTE's
+#: daemons, a launcher started by a launcher.
+LAUNCHER_HELPERS = frozenset({"hydra_pmi_proxy", "orted", "prted", "prterun", "mpirun",
+                              "mpiexec", "mpiexec.hydra", "orterun", "mpirun.openmpi",
+                              "mpiexec.openmpi", "mpirun.mpich", "mpiexec.mpich"})
+#: Sampling period (s) for the launch's first :data:`FAST_FOR_S` seconds (a short program is
+#: still seen), then :data:`PERIOD_S`.
+FAST_PERIOD_S, FAST_FOR_S, PERIOD_S = 0.005, 0.3, 0.05
+
+
+def program_names(program: str, env: dict | None = None, cwd: str | None = None) -> set[str]:
+    """The names the program ``program`` (a command's first token) runs under: its own base
+    name and that of the file it resolves to (``python3`` -> ``python3.11``); empty for ""."""
+    if not program:
+        return set()
+    names = {os.path.basename(program)}
+    if "/" in program:
+        found = os.path.join(cwd, program) if cwd and not os.path.isabs(program) else program
+    else:
+        found = shutil.which(program, path=(env or os.environ).get("PATH"))
+    if found:
+        names.add(os.path.basename(os.path.realpath(found)))
+    return names
+
+
+def _judge(proc, names: set[str]) -> tuple[bool, str]:
+    """(whether ``proc`` runs the program, the remote starter it is or ""): its executable, its
+    argv[0], or (a script under an interpreter, ``bash ./run.sh``) its argv[1] is named as
+    the program is, or as a starter of remote processes (:data:`REMOTE_STARTERS`)."""
+    import psutil
+
+    try:
+        exe = os.path.basename(os.path.realpath(proc.exe() or ""))
+        argv = proc.cmdline()
+    except psutil.Error:
+        return False, ""
+    called = {exe, *(os.path.basename(arg) for arg in argv[:2])}
+    starter = next(iter(sorted(called & REMOTE_STARTERS)), "")
+    if starter:
+        return False, starter
+    if names & WRAPPERS:  # what the wrapper runs (exec'd before it was seen) is the program
+        return not called & LAUNCHER_HELPERS, ""
+    return bool(called & names), ""
+
+
+def _exe_name(proc) -> str:
+    import psutil
+
+    try:
+        return os.path.basename(proc.exe() or "")
+    except psutil.Error:
+        return ""
+
+
+class TreeSampler:
+    """Samples a launch's process tree until :meth:`stop`.
+
+    Attributes:
+        peak_mb: the largest resident memory of one process of the program (or its children),
+            MB; 0.0 while none was seen.
+        program_seen: a process of the program ran under the launch.
+        remote_starter: after :meth:`stop`, the name of a process of the tree that starts
+            processes outside it (``srun``: under ``slurmstepd``; ``ssh``) and has no process
+            of the program under it, "" when none was seen.
+    """
+
+    def __init__(self, pid: int, names: set[str]):
+        self.pid = pid
+        self.names = names
+        self.peak_mb = 0.0
+        self.program_seen = False
+        self.remote_starter = ""
+        self._starters: dict[int, str] = {}  # pid -> the remote starter it runs
+        self._local_starters: set[int] = set()
+        self._kinds: dict[tuple[int, str], tuple[bool, str]] = {}  # (pid, exe) -> _judge
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        import time
+
+        import psutil
+
+        try:
+            root = psutil.Process(self.pid)
+        except psutil.Error:
+            return
+        start = time.monotonic()
+        while not self._stop.is_set():
+            try:
+                procs = [root, *root.children(recursive=True)]
+            except psutil.Error:
+                break
+            self._sample(procs)
+            fast = time.monotonic() - start < FAST_FOR_S
+            self._stop.wait(FAST_PERIOD_S if fast else PERIOD_S)
+
+    def _sample(self, procs: list) -> None:
+        import psutil
+
+        parent, ours = {}, set()
+        for proc in procs:
+            # Judged once per (pid, executable): a forked child runs the launcher until exec.
+            key = (proc.pid, _exe_name(proc))
+            if key not in self._kinds and key[1]:
+                self._kinds[key] = _judge(proc, self.names) if proc.pid != self.pid or \
+                    not self.names & WRAPPERS else (False, "")  # the launcher itself
+            is_program, starter = self._kinds.get(key, (False, ""))
+            if starter:
+                self._starters.setdefault(proc.pid, starter)
+            if is_program:
+                ours.add(proc.pid)
+            try:
+                parent[proc.pid] = proc.ppid()
+            except psutil.Error:
+                continue
+        for pid in ours:  # a starter the program runs under started it here (a stub srun)
+            up = pid
+            while up in parent:
+                up = parent[up]
+                self._local_starters.add(up)
+        for proc in procs:
+            pid = proc.pid
+            while pid in parent and pid not in ours:  # the program's own children count too
+                pid = parent[pid]
+            if pid not in ours:
+                continue
+            try:
+                self.peak_mb = max(self.peak_mb, proc.memory_info().rss / 2**20)
+                self.program_seen = True
+            except psutil.Error:
+                continue
+
+    def stop(self) -> "TreeSampler":
+        self._stop.set()
+        self._thread.join()
+        self.remote_starter = next((name for pid, name in self._starters.items()
+                                    if pid not in self._local_starters), "")
+        return self

@@ -1,0 +1,52 @@
+"""One launch's memory and CPU time *of the program's ranks*, never of its launcher.
+
+Where the launch's own process tree holds the ranks (:mod:`hpcds1mpi.measure.launch_tree`),
+their peak is sampled there and their CPU time is the launch's children's (``RUSAGE_CHILDREN``).
+Where some ranks ran outside it (started through ``srun``, under ``slurmstepd``), Slurm's
+accounting of the launch's job steps adds theirs (:mod:`hpcds1mpi.measure.slurm_accounting`)
+inside an allocation; without it (or without an answer) both are NaN, with the reason in the
+source, and nothing downstream sizes memory from them.
+"""
+
+from __future__ import annotations
+
+import math
+
+#: The source of a peak sampled in the launch's own process tree.
+SAMPLED = "psutil-sampled (largest process of the program)"
+
+
+def ranks_usage(tree, rusage_cpu_s: float, ranks: int, accounting=None) -> tuple[float, float,
+                                                                                str]:
+    """``(peak_rss_mb, cpu_s, peak_rss_source)`` of one launch.
+
+    Args:
+        tree: the launch's stopped :class:`~hpcds1mpi.measure.launch_tree.TreeSampler`.
+        rusage_cpu_s: CPU seconds of the launch's reaped children (the launcher's included).
+        ranks: the configuration's ranks (sacct's MaxRSS is per task, a task may hold several).
+        accounting: the allocation's :class:`~hpcds1mpi.measure.slurm_accounting.
+            StepAccounting`, marked before the launch; None outside one.
+    """
+    local_mb = tree.peak_mb if tree.program_seen else math.nan
+    if not tree.remote_starter:
+        if tree.program_seen:
+            return local_mb, rusage_cpu_s, SAMPLED
+        return (math.nan, math.nan, "not measured: no process of the program was seen under "
+                "the launch (it ended within the first samples, or its ranks ran elsewhere)")
+    if tree.remote_starter == "srun" and accounting is not None:
+        steps = accounting.read(ranks)
+        if steps is not None:  # the launch's own children's CPU plus its steps' tasks'
+            peak = max(steps.peak_rss_mb, local_mb) if tree.program_seen else steps.peak_rss_mb
+            return peak, rusage_cpu_s + steps.cpu_s, steps.source()
+        why = "sacct gave no numbers for the launch's job steps"
+    elif tree.remote_starter == "srun":
+        why = "not inside an allocation (SLURM_JOB_ID) with sacct to read them from"
+    else:
+        why = "Slurm's accounting does not see them"
+    where = ("under slurmstepd (started through srun)" if tree.remote_starter == "srun"
+             else f"on other nodes (started through {tree.remote_starter})")
+    if tree.program_seen:  # a rank here is a fair peak per rank; the CPU time is not whole
+        return (local_mb, math.nan, f"{SAMPLED}, the ranks on this node only: the others ran "
+                f"{where}; their CPU time not measured: {why}")
+    return (math.nan, math.nan,
+            f"not measured: the ranks ran {where}, not under the launch; {why}")

@@ -1,0 +1,49 @@
+"""The memory and CPU time of the program's ranks, never its launcher's (s28 tester U, U1)."""
+
+from __future__ import annotations
+
+import math
+import shutil
+import sys
+
+import pytest
+
+from hpcds1mpi.measure.program_launch import launch_once
+from hpcds1mpi.measure.ranks_usage import SAMPLED
+
+#: A launcher of 150 MB that runs its arguments as its child.
+BIG_LAUNCHER = ("import subprocess, sys\nheld = b'x' * (150 * 2**20)\n"
+                "sys.exit(subprocess.call(sys.argv[1:]))\n")
+#: An srun stand-in: the program runs out of the launch's process tree (as under slurmstepd).
+DETACHING_SRUN = "#!/bin/sh\nsetsid -f \"$@\" >/dev/null 2>&1\nsleep 1\n"
+#: A program of 60 MB that runs 0.6 s.
+PROGRAM = "import time\nheld = b'x' * (60 * 2**20)\ntime.sleep(0.6)\n"
+
+
+def test_the_peak_is_the_programs_not_the_launchers(tmp_path):
+    """Was: the largest process of the launch (here the 150 MB launcher) was the program's."""
+    app = tmp_path / "app.py"
+    app.write_text(PROGRAM.replace("60 *", "20 *"))
+    result = launch_once([sys.executable, "-c", BIG_LAUNCHER, "sh", "-c",
+                          f"exec {sys.executable} {app}"], {}, 60, program="sh")
+    assert result["exit_code"] == 0
+    assert 15 < result["rss_mb"] < 100, result  # the program (under its sh wrapper): ~30 MB
+    assert result["rss_source"] == SAMPLED and result["cpu_s"] > 0
+
+
+@pytest.mark.skipif(shutil.which("setsid") is None, reason="no setsid here")
+def test_ranks_that_ran_out_of_the_launch_are_not_measured_as_the_launcher(tmp_path):
+    """Was: srun's own memory and CPU time (the ranks ran under slurmstepd, out of sight) were
+    recorded as the program's: 13 MB and 0.09 s for ABINIT's 64 MB ranks."""
+    srun = tmp_path / "srun"
+    srun.write_text(DETACHING_SRUN)
+    srun.chmod(0o755)
+    app = tmp_path / "app.py"
+    app.write_text(PROGRAM)
+    result = launch_once([str(srun), "--mpi=pmi2", sys.executable, str(app)], {}, 60,
+                         program=sys.executable)
+    assert result["exit_code"] == 0
+    assert math.isnan(result["rss_mb"]) and math.isnan(result["cpu_s"]), result
+    assert result["rss_source"].startswith(
+        "not measured: the ranks ran under slurmstepd (started through srun), not under the "
+        "launch; not inside an allocation"), result["rss_source"]
