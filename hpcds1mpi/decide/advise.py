@@ -46,6 +46,7 @@ from hpcds1mpi.launch.pbs_rewrite import pbs_notes
 from hpcds1mpi.launch.script_reading import read_script
 from hpcds1mpi.launch.script_gpus import shared_gpus, step_refused, visible_note
 from hpcds1mpi.launch.script_repeats import repeats_note
+from hpcds1mpi.launch.script_binding import binding_note, launch_family
 from hpcds1mpi.launch.script_request import device_of, precision_of, resolve_launch, size_from
 from hpcds1mpi.launch.script_rewrite import Change, Layout, ranks_note, rewrite, threads_note
 from hpcds1mpi.schemas.limits import MAX_SIZE
@@ -436,9 +437,11 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
                     # the queue where it differs from the script's, or where the script names
                     # none and the pick is not the default partition it was read on
                     queue if (queue != script.partition if script.partition
-                              else picked_part.name != partition.name) else None)
-    advice.rewritten, advice.changes = rewrite(script, layout)
+                              else picked_part.name != partition.name) else None,
+                    picked_part.cores_per_node)
+    family = launch_family(script, script.launch, job_folder)  # Open MPI's binds ranks
+    advice.rewritten, advice.changes = rewrite(script, layout, family)
     notes += [n for n in (threads_note(script, layout), ranks_note(script, layout, Layout(
         nodes, per_node, threads)), visible_note(script, cfg.device, cfg.ranks_per_node),
-        *pbs_notes(script, layout)) if n]
+        binding_note(script, layout, family), *pbs_notes(script, layout)) if n]
     return advice

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from hpcds1mpi.launch.script_options import Option
 
 if TYPE_CHECKING:  # pragma: no cover
-    from hpcds1mpi.launch.job_script import JobScript
+    from hpcds1mpi.launch.job_script import JobScript, Setting
 
 #: A value the scheduler fills in from the directives (``$SLURM_NTASKS``, ``$PBS_NUM_PPN``).
 SCHEDULER_VAR_RE = re.compile(r"^\$\{?(SLURM|SRUN|PBS)_\w+\}?$")
@@ -125,3 +125,25 @@ def drop_resource(e: Edits, opt: "Option") -> None:
         flag = re.search(r"-l[ \t]*$", text[line_start:start])
         begin = line_start + flag.start() if flag else start
         drop_option(e, Option("l", opt.value, opt.line, (begin, end)), directive=True)
+
+
+def drop_setting(e: Edits, setting: "Setting") -> None:
+    """Remove a variable the script sets: its whole line where that is all the line does
+    (``export OMP_PLACES=cores``, ``setenv OMP_PLACES cores``, a comment after it), else the
+    ``NAME=value`` word and the blanks before it (``export A=1 OMP_PLACES=cores``)."""
+    text = e.script.text
+    value_start, value_end = setting.value_span
+    start = text.rfind("\n", 0, value_start) + 1
+    end = text.find("\n", value_end)
+    end = len(text) if end < 0 else end
+    word = value_start - len(setting.name) - 1
+    assigned = text[word:value_start] == setting.name + "="
+    rest = (text[start:word] + text[value_end:end]) if assigned else \
+        re.sub(rf"^\s*setenv\s+{re.escape(setting.name)}\s*", "",
+               text[start:value_start]) + text[value_end:end]
+    if re.fullmatch(r"\s*(export|declare\s+-x)?\s*(#.*)?", rest.rstrip("\r")):
+        e.edits.append((start, min(end + 1, len(text)), ""))
+    elif assigned:
+        while word > start and text[word - 1] in " \t":
+            word -= 1
+        e.edits.append((word, value_end, ""))

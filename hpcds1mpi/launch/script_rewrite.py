@@ -6,7 +6,9 @@ rewrite replaces values where they stand (``--nodes=8`` becomes ``--nodes=4``, `
 only where the script says nothing the scheduler would need (a ``--cpus-per-task`` directive,
 an ``OMP_NUM_THREADS`` export, ``setenv`` under csh). Every other byte stays as it was. PBS
 requests: :mod:`hpcds1mpi.launch.pbs_rewrite`; the edits themselves:
-:mod:`hpcds1mpi.launch.script_edits`. A value the scheduler
+:mod:`hpcds1mpi.launch.script_edits`. The thread counts the tool's own scripts export beside
+``OMP_NUM_THREADS`` follow it, and an ``mpirun``'s core set per rank (``--map-by ...:PE=T``)
+follows the threads: :mod:`hpcds1mpi.launch.script_binding`. A value the scheduler
 fills in (``$SLURM_CPUS_PER_TASK``) is left alone: the directive it comes from changes.
 GPU requests (directives and an ``srun`` step's) take the new GPU count, other GRES kept; a
 layout without GPUs removes them (a line whose only option it was goes). The program's own
@@ -27,8 +29,9 @@ from typing import TYPE_CHECKING
 
 from hpcds1mpi.launch.directives import format_slurm_time
 from hpcds1mpi.launch.pbs_rewrite import pbs_directives
+from hpcds1mpi.launch.script_binding import added_binding, remap, unbinds_ranks
 from hpcds1mpi.launch.script_edits import (SCHEDULER_VAR_RE, Change, Edits, directive_line,
-                                           drop_option)
+                                           drop_option, drop_setting)
 from hpcds1mpi.launch.script_gpus import GPU_OPTIONS
 from hpcds1mpi.launch.script_options import GPU_GRES, gpu_items, whole
 from hpcds1mpi.launch.script_request import (placeholder_words, program_threads, program_value,
@@ -48,6 +51,7 @@ class Layout:
     gpus_per_node: int = 0
     time_s: int | None = None
     partition: str | None = None
+    cores_per_node: int | None = None  # where Open MPI's ranks get T cores each, or none
 
 
 def _gpu_value(value: str, option: str, count: int) -> str:
@@ -121,7 +125,7 @@ def _slurm(e: Edits, script: "JobScript", to: Layout) -> None:
         e.insert(directive_line(script), "".join(f"#SBATCH {x}\n" for x in new))
 
 
-def _launch(e: Edits, script: "JobScript", to: Layout) -> bool:
+def _launch(e: Edits, script: "JobScript", to: Layout, family: str | None) -> bool:
     """Edit the launch line; True when it sets OMP_NUM_THREADS itself."""
     launch = script.launch
     if launch is None:
@@ -133,10 +137,14 @@ def _launch(e: Edits, script: "JobScript", to: Layout) -> bool:
         if name in o and (launch.kind == "slurm" or name != "nodes"):
             e.launch_value(o[name], value, "--" + name)
     if "map-by" in o and o["map-by"].value:
-        mapped = re.sub(r"ppr:\d+:node(:pe=\d+)?", lambda m: f"ppr:{to.ranks_per_node}:node"
-                        + (f":pe={to.threads}" if m.group(1) else ""), o["map-by"].value,
-                        flags=re.I)
-        e.launch_value(o["map-by"], mapped, "--map-by")
+        mapped = remap(o["map-by"].value, to.ranks_per_node, to.threads)
+        if mapped:
+            e.launch_value(o["map-by"], mapped, "--map-by")
+        else:  # ``--map-by :PE=2`` to one thread: nothing left to map by
+            drop_option(e, o["map-by"], directive=False)
+    binding = added_binding(script, to, family)
+    if binding is not None:  # Open MPI would give each rank one core for all its threads
+        e.insert(launch.span[1], " " + " ".join(binding.tokens))
     if launch.kind == "slurm":
         _gpus(e, o, to, directive=False)  # a step's GPUs must stay within the job's
     own = program_threads(script, launch)  # the program's own threads option (--threads N)
@@ -152,22 +160,58 @@ def _launch(e: Edits, script: "JobScript", to: Layout) -> bool:
     if launch.kind == "slurm" and "cpus-per-task" not in o and to.threads > 1 and not inherits:
         # srun does not take --cpus-per-task from the allocation on every Slurm release
         e.insert(launch.span[1], f" -c {to.threads}")
+    for name in _COMPANION_COUNTS:
+        if name in launch.env and launch.env[name][0] == str(script.threads):
+            _launch_env(e, script, name, to)
     if "OMP_NUM_THREADS" in launch.env:
-        value, opt = launch.env["OMP_NUM_THREADS"]
-        m = re.search(r"OMP_NUM_THREADS=([^\s,]*)", script.text[opt.span[0]:opt.span[1]])
-        if m and not SCHEDULER_VAR_RE.match(m.group(1).strip("\"'")) \
-                and value != str(to.threads):
-            e.edits.append((opt.span[0] + m.start(1), opt.span[0] + m.end(1), str(to.threads)))
+        _launch_env(e, script, "OMP_NUM_THREADS", to)
         return True
     return False
 
 
-def _omp(e: Edits, script: "JobScript", to: Layout) -> None:
+def _launch_env(e: Edits, script: "JobScript", name: str, to: Layout) -> None:
+    """Set variable ``name`` of the launch line (``-x NAME=2``, ``env NAME=2``) to the
+    threads, unless the scheduler fills it in."""
+    value, opt = script.launch.env[name]
+    m = re.search(name + r"=([^\s,]*)", script.text[opt.span[0]:opt.span[1]])
+    if m and not SCHEDULER_VAR_RE.match(m.group(1).strip("\"'")) and value != str(to.threads):
+        e.edits.append((opt.span[0] + m.start(1), opt.span[0] + m.end(1), str(to.threads)))
+
+
+#: Thread counts the tool's own scripts export beside OMP_NUM_THREADS
+#: (:func:`hpcds1mpi.launch.program.environment`): each follows the threads where it equals
+#: the script's old thread count (a BLAS held at 1 thread under OpenMP threads is a choice).
+_COMPANION_COUNTS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "HPCDS1MPI_THREADS")
+#: OpenMP thread placement, right only where each rank has cores of its own.
+_PLACEMENT = ("OMP_PLACES", "OMP_PROC_BIND")
+
+
+def _last_settings(script: "JobScript", names) -> dict:
+    """The last setting of each of ``names`` before the launch line, by name."""
     launch = script.launch
     until = launch.line if launch is not None else 10 ** 9
-    sets = [s for s in script.settings if s.name == "OMP_NUM_THREADS" and s.line <= until]
-    if sets:
-        last = sets[-1]
+    return {s.name: s for s in script.settings if s.name in names and s.line <= until}
+
+
+def _companions(e: Edits, script: "JobScript", to: Layout, family: str | None) -> None:
+    """The thread variables beside OMP_NUM_THREADS: the counts follow the threads, and the
+    OpenMP placement goes where the rewritten launch no longer gives ranks cores of their
+    own (as ``recommend`` writes neither there)."""
+    launch_env = script.launch.env if script.launch is not None else {}
+    for name, setting in _last_settings(script, _COMPANION_COUNTS).items():
+        if name not in launch_env and setting.resolved == str(script.threads) \
+                and not SCHEDULER_VAR_RE.match(setting.value) \
+                and setting.resolved != str(to.threads):
+            e.edits.append((*setting.value_span, str(to.threads)))
+    if unbinds_ranks(script, to, family):
+        for setting in _last_settings(script, _PLACEMENT).values():
+            drop_setting(e, setting)
+
+
+def _omp(e: Edits, script: "JobScript", to: Layout) -> None:
+    launch = script.launch
+    last = _last_settings(script, ("OMP_NUM_THREADS",)).get("OMP_NUM_THREADS")
+    if last is not None:
         if not SCHEDULER_VAR_RE.match(last.value) and last.resolved != str(to.threads):
             e.edits.append((*last.value_span, str(to.threads)))
     elif to.threads > 1 and launch is not None and not (
@@ -185,16 +229,21 @@ def _csh(script: "JobScript") -> bool:
         os.path.basename(word) in ("csh", "tcsh") for word in first[2:].split()[:2])
 
 
-def rewrite(script: "JobScript", to: Layout) -> tuple[str, list[Change]]:
+def rewrite(script: "JobScript", to: Layout, family: str | None = None
+            ) -> tuple[str, list[Change]]:
     """The script's text asking for ``to``, and the lines that changed.
 
-    Only the directives, the launch line and the ``OMP_NUM_THREADS`` setting change; every
-    other line is kept byte for byte.
+    Only the directives, the launch line and the thread variables change (their counts,
+    and the OpenMP placement where ranks lose their own cores); every other line is kept
+    byte for byte. ``family``: the launch line's MPI where known
+    (:func:`~hpcds1mpi.launch.script_binding.launch_family`): Open MPI's ``mpirun`` gets the
+    binding a rank's threads need (:func:`~hpcds1mpi.launch.script_binding.added_binding`).
     """
     e = Edits(script)
     (_slurm if script.scheduler == "slurm" else pbs_directives)(e, script, to)
-    if not _launch(e, script, to):
+    if not _launch(e, script, to, family):
         _omp(e, script, to)
+    _companions(e, script, to, family)
     return e.apply(), e.changes()
 
 

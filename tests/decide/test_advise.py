@@ -530,3 +530,18 @@ def test_a_script_without_a_partition_gets_the_advised_one_added():
     assert read_script(moved.rewritten).partition == "cpu"
     stays = advise(text, FakeBundle(sizes=WIDE_SIZES), fake_places("cpu", "gpu-big"))
     assert "partition" not in stays.rewritten  # the default it was read on: nothing added
+
+
+def test_open_mpis_core_set_per_rank_follows_the_recommended_threads(bundle, places):
+    # tester T's T1: PE=2 kept for one thread per rank made mpirun refuse to start
+    text = ASKED.replace("export OMP_NUM_THREADS=2\n", "export OMP_NUM_THREADS=2\n"
+                         "export OMP_PLACES=cores\nexport OMP_PROC_BIND=close\n").replace(
+        "srun hpcds1mpi run stencil --size", "mpirun.openmpi --map-by ppr:1:node:PE=2 "
+        "hpcds1mpi run stencil --threads 2 --size")
+    a = run(text, bundle, places)
+    r = a.recommended.config
+    launch = next(ln for ln in a.rewritten.splitlines() if ln.startswith("mpirun"))
+    mapping = f"ppr:{r.ranks_per_node}:node" + (f":PE={r.threads}" if r.threads > 1 else "")
+    assert launch.startswith(f"mpirun.openmpi --map-by {mapping} hpcds1mpi run stencil "
+                             f"--threads {r.threads} ")
+    assert ("OMP_PLACES" in a.rewritten) == (r.threads > 1)  # ranks keep cores of their own

@@ -1,0 +1,183 @@
+"""How a rewritten script's ``mpirun`` places a rank's threads (:mod:`~.script_rewrite`).
+
+Open MPI's ``mpirun`` gives each rank one core unless told otherwise, so a rewrite that
+changes the threads per rank must change the options that give a rank its cores:
+
+* :func:`remap`: a ``--map-by`` value takes the new layout (``ppr:N:node`` its ranks per
+  node, ``PE=T`` / ``pe=T`` in every form its threads; one thread drops ``PE=``: a core set
+  as wide as the old threads on a node laid out for one thread per core fails to start,
+  "binding more processes than cpus"). Other modifiers (``:OVERSUBSCRIBE``) stay.
+* :func:`added_binding`: a launch of Open MPI's ``mpirun`` (known from the launcher's name
+  or file, or the program's MPI: :func:`launch_family`) that runs more than one thread per
+  rank and places nothing itself gets the options ``recommend`` writes for its own scripts
+  (:func:`~hpcds1mpi.launch.launchers.open_mpi_thread_binding`: ``--map-by slot:PE=T``, or
+  ``--bind-to none`` where the node's cores are too few or unknown).
+* :func:`binding_note`: what the rewrite added, or could not add (an MPI not known here; a
+  binding of the script's own that gives a rank one core).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from typing import TYPE_CHECKING
+
+from hpcds1mpi.config import Configuration
+from hpcds1mpi.launch import mpi_family
+from hpcds1mpi.launch.launchers import (OPEN_MPI_BINDING_MCA, ThreadBinding, binds_its_own,
+                                        open_mpi_thread_binding)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hpcds1mpi.launch.job_script import JobScript, Launch
+    from hpcds1mpi.launch.script_rewrite import Layout
+
+#: A ``--map-by`` modifier that gives each rank a set of cores (Open MPI 4 ``PE=2``, 5 ``pe=2``).
+_PE_RE = re.compile(r"^(pe)=(\d+)$", re.I)
+#: Variables through which Open MPI's mpirun takes its mapping or binding policy.
+_MCA_VARIABLES = tuple(f"OMPI_MCA_{prefix}" for prefix in OPEN_MPI_BINDING_MCA)
+
+
+def remap(value: str, ranks_per_node: int, threads: int) -> str:
+    """A ``--map-by`` value for ``ranks_per_node`` x ``threads``: ``ppr:N:node``'s N and every
+    ``PE=`` modifier change (spelled as written); one thread drops ``PE=``. "" when nothing
+    is left (``:PE=2``)."""
+    parts = value.split(":")
+    if len(parts) >= 3 and parts[0].lower() == "ppr" and parts[2].lower() == "node" \
+            and parts[1].isdigit():
+        parts[1] = str(ranks_per_node)
+    out = []
+    for part in parts:
+        pe = _PE_RE.match(part)
+        if pe is None:
+            out.append(part)
+        elif threads > 1:
+            out.append(f"{pe.group(1)}={threads}")
+    return ":".join(out).strip(":") if len(out) < len(parts) else ":".join(out)
+
+
+def gives_core_sets(launch: "Launch") -> bool:
+    """Whether ``launch``'s ``--map-by`` gives each rank a set of cores (``PE=T``)."""
+    opt = launch.options.get("map-by")
+    return bool(opt and opt.value and any(_PE_RE.match(p) for p in opt.value.split(":")))
+
+
+def launcher_words(script: "JobScript", launch: "Launch") -> list[str]:
+    """The launcher's own option words as written (between its name and the program)."""
+    end = launch.spans[0][0] if launch.spans else launch.span[1]
+    written = script.text[launch.span[1]:end]
+    try:
+        return shlex.split(written)
+    except ValueError:  # unbalanced quotes: the words are only searched for option names
+        return written.split()
+
+
+def binding_given(script: "JobScript", launch: "Launch") -> bool:
+    """Whether the script places or binds Open MPI's ranks itself: an option of the launch
+    line (:func:`~hpcds1mpi.launch.launchers.binds_its_own`), or an ``OMPI_MCA_`` mapping or
+    binding variable set before it (``export OMPI_MCA_hwloc_base_binding_policy=none``)."""
+    if binds_its_own(launcher_words(script, launch)):
+        return True
+    before = [s.name for s in script.settings if s.line <= launch.line]
+    return any(name.startswith(_MCA_VARIABLES) for name in [*before, *launch.env])
+
+
+def launch_family(script: "JobScript", launch: "Launch | None",
+                  job_folder: str | None = None) -> str | None:
+    """The MPI family (:data:`~hpcds1mpi.launch.mpi_family.OPENMPI` / ``MPICH``) of an
+    ``mpirun`` / ``mpiexec`` line: from the launcher's name (``mpirun.openmpi``, ``orterun``);
+    where the job's folder is given, from the launcher's file, else the program's (the files
+    ``advise`` reads for its launcher warning, nothing run). None when nothing says."""
+    if launch is None or launch.kind != "mpi":
+        return None
+    # script_mpi_check owns how a script's launcher and program files are found (not
+    # public there yet): the same lookup, so the warning and the binding agree.
+    from hpcds1mpi.launch.script_mpi_check import (_LAUNCHER_NAMES, _first_lines, _found,
+                                                   _job_folder, launcher_file_family,
+                                                   program_file_family)
+    from hpcds1mpi.launch.script_request import program_at
+
+    named = _LAUNCHER_NAMES.get(os.path.basename(launch.launcher))
+    if named is not None or job_folder is None:
+        return named
+    path_var = None if _first_lines(script.text)[0] < launch.line else os.environ.get("PATH")
+    folder = _job_folder(script, launch, job_folder)
+    launcher = _found(script.text[launch.span[0]:launch.span[1]].strip("\"'"), folder,
+                      path_var)
+    family = launcher_file_family(launcher) if launcher else None
+    if family is None:
+        words = [launch.program or "", *launch.args]
+        program = _found(words[program_at(words)], folder, path_var)
+        family = program_file_family(program)[0] if program else None
+    return family if family in (mpi_family.OPENMPI, mpi_family.MPICH) else None
+
+
+def added_binding(script: "JobScript", to: "Layout", family: str | None
+                  ) -> ThreadBinding | None:
+    """The options a rewrite adds to an Open MPI ``mpirun`` line that runs ``to``'s threads
+    with no placement of its own, as ``recommend`` writes them; None when none are added."""
+    launch = script.launch
+    if launch is None or launch.kind != "mpi" or family != mpi_family.OPENMPI \
+            or to.threads <= 1 or binding_given(script, launch):
+        return None
+    binding = open_mpi_thread_binding(_config(to), to.cores_per_node)
+    return binding if binding.tokens else None
+
+
+def _config(to: "Layout") -> Configuration:
+    return Configuration(to.nodes, to.ranks_per_node, to.threads)
+
+
+def unbinds_ranks(script: "JobScript", to: "Layout", family: str | None) -> bool:
+    """Whether the rewritten launch no longer gives each rank cores of its own where the
+    script's did (``PE=`` dropped for one thread, or ``--bind-to none`` added): then
+    ``OMP_PLACES=cores`` / ``OMP_PROC_BIND=close`` would pin the first thread of every rank
+    that shares the node's cores to the same core, and ``recommend`` writes neither."""
+    launch = script.launch
+    if launch is None or launch.kind != "mpi":
+        return False
+    if gives_core_sets(launch) and to.threads <= 1:
+        return True
+    added = added_binding(script, to, family)
+    return added is not None and not added.binds_cores
+
+
+def binding_note(script: "JobScript", to: "Layout", family: str | None) -> str | None:
+    """What the rewrite did to or left in ``mpirun``'s binding for ``to``'s threads: the
+    options it added; for an MPI not known here, the ones to add by hand if it is Open MPI's;
+    for Open MPI's with the script's own binding that gives a rank one core, the same. None
+    when nothing needs saying (one thread, MPICH's hydra, which binds nothing by default)."""
+    launch = script.launch
+    if launch is None or launch.kind != "mpi" or to.threads <= 1 \
+            or family == mpi_family.MPICH:
+        return None
+    added = added_binding(script, to, family)
+    if added is not None:
+        return f"line {launch.line}: --rewrite adds it: {added.note}"
+    wanted = " ".join(open_mpi_thread_binding(_config(to), to.cores_per_node).tokens)
+    if family is None and not binding_given(script, launch):
+        return (f"line {launch.line}: {launch.launcher}'s MPI is not known here; if it is "
+                f"Open MPI's, it binds each rank to one core, which its {to.threads} threads "
+                f"would share: add {wanted} to it (MPICH and Intel MPI bind nothing by "
+                "default)")
+    if family == mpi_family.OPENMPI and _one_core_each(launch):
+        own = " ".join(script.text[o.span[0]:o.span[1]] for name, o in launch.options.items()
+                       if name in ("map-by", "bind-to"))
+        return (f"line {launch.line}: the script's own Open MPI binding ({own}) binds each "
+                f"rank to one core, which its {to.threads} threads would share; --rewrite "
+                f"leaves it as written: give {wanted}"
+                + ("" if "none" in wanted else " (or --bind-to none)"))
+    return None
+
+
+def _one_core_each(launch: "Launch") -> bool:
+    """Whether ``launch``'s own options bind each rank to one core or hardware thread:
+    ``--bind-to core``, or ``--map-by slot`` / ``core`` / ``hwthread`` without ``--bind-to``
+    (Open MPI then binds a small job's ranks to a core each), with no ``PE=``."""
+    if gives_core_sets(launch) or "cpus-per-task" in launch.options:
+        return False
+    bind, mapping = (launch.options.get(k) for k in ("bind-to", "map-by"))
+    if bind is not None:
+        return (bind.value or "").lower().split(":")[0] in ("core", "hwthread")
+    return mapping is not None and (mapping.value or "").lower().split(":")[0] in (
+        "slot", "core", "hwthread")
