@@ -410,3 +410,10 @@ def test_the_program_option_has_each_commands_name_and_the_others(argv, said, ca
     code, err = _main([*argv, "--out", "t.h5"], capsys)
     assert code == 2 and "No such option" not in err and said in err, err
     assert not (tmp_path / "t.h5").exists()
+
+
+def test_recommend_takes_the_sweeps_name_of_the_program_option(capsys):
+    """`recommend --command` answered "Did you mean '--max-nodes'?" (s28 tester U 12b)."""
+    code, err = _main(["recommend", "--workload", "stencil", "--size", "64", "--command",
+                       "./app {size}", "--program", "./app {size}"], capsys)
+    assert code == 2 and "No such option" not in err and "is given 2 times" in err, err

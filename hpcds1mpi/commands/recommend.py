@@ -165,7 +165,7 @@ def _propose(table, rec, user: str, job_name: str, time_limit_s, coverage: float
                    "goes to stderr).")
 @click.option("--force", is_flag=True,
               help="Let -o replace an existing file that is not a script hpcds1mpi wrote.")
-@click.option("--program", default=None,
+@click.option("--program", "--command", "program", default=None,  # --command: the sweep's
               help='Your program\'s command line, e.g. "./app --n {size} --prec {precision}".')
 @click.option("--job-name", default=None,
               help="Job name in the script, and the job's name in --history (default: the "

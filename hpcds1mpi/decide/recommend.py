@@ -209,6 +209,7 @@ def prepare(bundle, workload: str, size: int,
     # A kernel is offered what it declares; a program only the levels it was measured with.
     offer = offer_mod.offer_for(bundle, workload, [p for _, p in places], device)
     offer_mod.check_offer(offer, workload)
+    _one_thread_if_unthreaded(offer, bundle)
     history = history or FailureHistory(default_history_path())
     ref = ref if ref is not None else guard_mod.reference(bundle)
     if calibration is None:
@@ -404,6 +405,22 @@ def conclude(prep: Prepared, verdict) -> Recommendation:
         else:
             rec.notes.append(no_calibration_note(judged, cal_scores, size))
     return rec
+
+
+def _one_thread_if_unthreaded(offer, bundle) -> None:
+    """Offer a program only 1 thread per rank where more cannot change what it does (it links
+    no OpenMP runtime nor threaded BLAS and its command has no ``{threads}``: the rule tune and
+    the sweep's note use, :mod:`hpcds1mpi.launch.program_threads`); its runs at 2 threads are
+    the same computation, told apart by noise only (s28 tester U: ABINIT's 1 rank x 2 threads
+    on the front). Nothing changes where the program is not found here."""
+    from hpcds1mpi.launch.program_threads import one_thread_line, unthreaded_program
+
+    if offer.levels is None or (offer.threads is not None and max(offer.threads, default=1) <= 1):
+        return
+    name = unthreaded_program(_program_command(bundle, offer.levels) or None)
+    if name:
+        offer.uses_threads, offer.threads = False, [1]
+        offer.left_out.append(one_thread_line(name))
 
 
 def _program_command(bundle, levels) -> str:
