@@ -17,6 +17,9 @@ if TYPE_CHECKING:  # pragma: no cover
 DEVICES = ("cpu", "gpu")
 PRECISIONS = ("fp64", "fp32", "bf16")
 
+#: The fewest ok runs a model is trained on (records.training; a machine's calibration says it).
+MIN_OK_RUNS = 4
+
 # The one status vocabulary of a run (a sweep's measurement) or a job (an ingested log line).
 OK = "ok"
 #: Every status a run or job can end with. ``interrupted``: the run was cut short because the

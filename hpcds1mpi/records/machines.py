@@ -112,8 +112,7 @@ def _train_command(frame: pd.DataFrame, foreign, files) -> str:
     several machines), and, where they are fewer ok runs than a model needs, how to add some."""
     import shlex
 
-    from hpcds1mpi.config import OK
-    from hpcds1mpi.records.training import MIN_OK_RUNS  # training imports this module
+    from hpcds1mpi.config import MIN_OK_RUNS, OK
 
     sources = " ".join(f"--telemetry {shlex.quote(str(f))}" for f in files) or "--telemetry FILE"
     machine = f" --machine {foreign[0]}" if len(machine_ids(frame)) > 1 and len(foreign) == 1 \

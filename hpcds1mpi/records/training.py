@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from hpcds1mpi.config import DEVICES, OK, PRECISIONS, STATUSES
+from hpcds1mpi.config import DEVICES, MIN_OK_RUNS, OK, PRECISIONS, STATUSES
 from hpcds1mpi.errors import DataError, TelemetryError
 from hpcds1mpi.records.machines import launcher_note, machine_ids, refuse_foreign_machines
 from hpcds1mpi.records.telemetry_rows import telemetry_rows
@@ -34,10 +34,6 @@ from hpcds1mpi.records.unmeasured_rows import without_predicted_energy
 EXTRA_COLUMNS: frozenset[str] = frozenset({"kept", "gpu_memory_gb", "max_nodes",
                                            "runtime_source", "measure_options",
                                            "command_template"})
-
-
-#: The fewest ok runs a model is trained on.
-MIN_OK_RUNS = 4
 
 
 def known_columns() -> frozenset[str]:
