@@ -12,7 +12,7 @@ and 40 measured 2.85 s; 1.30 s measured afterwards); and where they do not, thei
 neighbour's. :func:`bound_runtimes` replaces the prediction of each configuration measured at
 both sizes by the pair interpolated in log size (runtime, energy and their intervals by the
 same factor); :func:`bound_beyond` keeps one beyond the measured sizes no faster than the
-largest size's run.
+largest size's run, its interval and energy with it, the interval wider the further out.
 
 :func:`disagreement` says, for a pick, when the measurements still contradict it (System 1
 then lowers its confidence): another configuration measured faster than the pick at both
@@ -24,6 +24,7 @@ measurements.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -43,6 +44,14 @@ _SCALED = ("runtime_s", "runtime_lo", "runtime_hi", "energy_j", "energy_lo", "en
 _CONFIG = ("nodes", "ranks_per_node", "threads", "device", "precision")
 
 
+#: The steepest growth of runtime with size (log-log slope) an extrapolated interval assumes:
+#: two close sizes' noise can show any slope (CP2K's 2-rank runs: 4.4 between 150 and 250).
+MAX_GROWTH = 4.0
+#: The growth assumed where no configuration was measured at two sizes: runtime in proportion
+#: to the size (nothing measured says more).
+DEFAULT_GROWTH = 1.0
+
+
 class NeighbourRuntimes:
     """Measured log runtimes per (workload, partition), measured size and configuration.
 
@@ -50,10 +59,18 @@ class NeighbourRuntimes:
         groups: (workload, partition) -> (sorted sizes ``(m,)``, sorted keys ``(k,)``, mean
             log runtime of the ok rows of each key ``(k,)``); a key is ``size index * 2**44 +
             configuration code`` (:func:`~.size_neighbours.config_codes`).
+        energies: (workload, partition) -> mean log energy of the ok rows of each key ``(k,)``
+            (NaN where the rows have none).
+        growth: (workload, partition) -> (steepest, steepest) log-log slope of runtime with
+            size over its configurations, between each one's two smallest and between its
+            two largest measured sizes, clipped to ``[0, MAX_GROWTH]`` (NaN: none measured at
+            two sizes).
     """
 
-    def __init__(self, groups: dict):
+    def __init__(self, groups: dict, energies: dict | None = None, growth: dict | None = None):
         self.groups = groups
+        self.energies = energies or {}
+        self.growth = growth or {}
         self.workloads = {w for w, _ in groups}
 
     @classmethod
@@ -72,7 +89,11 @@ class NeighbourRuntimes:
         workloads = np.asarray(table["workload"]).astype(str)[idx]
         partitions = np.asarray(table["partition"]).astype(str)[idx]
         sizes, logs = sizes[idx], np.log(runtime[idx])
-        groups = {}
+        energy = np.asarray(table["energy_j"], dtype=float)[idx] if "energy_j" in table \
+            else np.full(len(idx), np.nan)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            log_energy = np.where(energy > 0, np.log(energy), np.nan)
+        groups, energies, growth = {}, {}, {}
         for key in set(zip(workloads.tolist(), partitions.tolist())):
             mine = (workloads == key[0]) & (partitions == key[1])
             levels = np.unique(sizes[mine])
@@ -82,7 +103,9 @@ class NeighbourRuntimes:
             k, first = np.unique(k[order], return_index=True)
             counts = np.diff(np.append(first, len(order)))
             groups[key] = (levels, k, np.add.reduceat(logs[mine][order], first) / counts)
-        return cls(groups)
+            energies[key] = np.add.reduceat(log_energy[mine][order], first) / counts
+            growth[key] = _steepest_growth(levels, k, groups[key][2])
+        return cls(groups, energies, growth)
 
     def around(self, workload: str, partition: str, size: float, table) -> tuple | None:
         """``(size below, size above, rows, log runtimes below, above)`` when ``size`` lies
@@ -108,12 +131,12 @@ class NeighbourRuntimes:
             found[1][1][rows]
 
 
-    def edge(self, workload: str, partition: str, size: float, table) -> tuple | None:
-        """``(above, rows, log runtimes)`` when ``size`` lies beyond the measured sizes of
-        ``(workload, partition)``: whether above the largest (else below the smallest), the
-        indices of ``table``'s rows whose configuration ran ok at that edge, and their log
-        runtimes there; None otherwise (within the range, or never measured)."""
-        group = self.groups.get((str(workload), str(partition)))
+    def edge(self, workload: str, partition: str, size: float, table) -> Edge | None:
+        """The :class:`Edge` ``size`` lies beyond among the measured sizes of ``(workload,
+        partition)``, with ``table``'s rows whose configuration ran ok there; None otherwise
+        (within the range, or never measured)."""
+        key = (str(workload), str(partition))
+        group = self.groups.get(key)
         if group is None:
             return None
         levels, keys, values = group
@@ -126,43 +149,126 @@ class NeighbourRuntimes:
         wanted = np.int64(at) << 44 | config_codes(table)
         pos = np.clip(np.searchsorted(keys, wanted), 0, len(keys) - 1)
         hit = np.flatnonzero(keys[pos] == wanted)
-        return above, hit, values[pos][hit]
+        energies = self.energies.get(key)
+        log_energy = energies[pos][hit] if energies is not None else np.full(len(hit), np.nan)
+        growth = self.growth.get(key, (math.nan, math.nan))[1 if above else 0]
+        return Edge(above, float(levels[at]), hit, values[pos][hit], log_energy,
+                    DEFAULT_GROWTH if math.isnan(growth) else growth)
+
+
+class Edge(NamedTuple):
+    """The measured size nearest a question beyond the measured range, and its runs."""
+
+    above: bool  # the question lies above the largest measured size (else below the smallest)
+    size: float  # that measured size
+    rows: np.ndarray  # the asking table's rows whose configuration ran ok there
+    log_runtime: np.ndarray  # their mean log runtimes there
+    log_energy: np.ndarray  # and log energies (NaN where not known)
+    growth: float  # the log-log slope the interval assumes from there (see bound_beyond)
+
+
+def _steepest_growth(levels: np.ndarray, keys: np.ndarray, values: np.ndarray) -> tuple:
+    """(steepest at the small end, steepest at the large end) log-log slope of runtime with
+    size among one group's configurations: each measured at two sizes or more, between its
+    two smallest and its two largest (NaN where none was), clipped to ``[0, MAX_GROWTH]``."""
+    codes, at = keys & ((1 << 44) - 1), keys >> 44  # keys sort by size index, then code
+    log_size = np.log(levels)
+    low, high = [], []
+    for code in np.unique(codes):
+        mine = np.flatnonzero(codes == code)
+        if len(mine) < 2:
+            continue
+        order = mine[np.argsort(at[mine])]
+        for (a, b), out in (((order[0], order[1]), low), ((order[-2], order[-1]), high)):
+            out.append((values[b] - values[a]) / (log_size[at[b]] - log_size[at[a]]))
+    return tuple(float(np.clip(max(g), 0.0, MAX_GROWTH)) if g else math.nan
+                 for g in (low, high))
 
 
 def bound_beyond(cols: dict, measured: NeighbourRuntimes, workload: str, size: float,
                  trained: dict | None = None) -> bool:
-    """Beyond the measured sizes, keep each candidate's predicted runtime no lower (above the
-    largest) or no higher (below the smallest) than its configuration measured at that edge,
-    in place (energy and the intervals scaled alike): a bigger problem does not run faster.
-    The trees' excursions there are the same artefact as between sizes, with one side only
-    (s27 tester Q: NWChem at 7 waters predicted 0.76 s at 1 rank, measured 9.2 s at 6; that
-    pick beat the 2-rank layout measured fastest at 6). True when a prediction moved.
+    """Beyond the measured sizes, hold each candidate whose configuration was measured at the
+    nearest one (the edge) to what that run allows, in place: a bigger problem does not run
+    faster, a smaller one not slower. True when a prediction moved.
+
+    Above the largest size:
+
+    * the runtime is at least the edge run's (the trees' excursions there are the same
+      artefact as between sizes, one-sided: s27 tester Q, NWChem at 7 waters predicted 0.76 s
+      at 1 rank where 6 measured 9.2 s). The point is not extrapolated along the measured
+      slope: on the s28 testers' runs that was better for CP2K (250 -> 350: 4.26 s measured
+      7-12.6 s, the slope says 6.5 s) and worse for ABINIT (20 -> 24: 3.55 s measured 3.9 s,
+      the slope says 5.0 s); one or two noisy sizes do not settle a growth law;
+    * the interval is moved up as a whole until its low end is the edge run (its width
+      relative to the point never shrinks: the bound makes no pick look surer than the
+      model did), and its upper end is at least the edge run grown to ``size`` along the
+      steepest log-log slope any configuration of the workload showed between its two
+      largest measured sizes (:data:`MAX_GROWTH` at most; :data:`DEFAULT_GROWTH` where none
+      was measured at two): what the measurements say it could take, wider the further
+      from the edge. The tester's runs above fall inside it (CP2K 1 x 1 at 350: 4.26-16.4 s;
+      ABINIT 2 x 1 at 24 and 32: 3.55-5.4 s and 3.55-12 s);
+    * energy follows the runtime (each of point and ends scaled by its runtime's factor) and
+      is never below the edge run's average power times that runtime, so never below the
+      edge run's energy (the model's power at an unmeasured size had fallen: CP2K's 37.8 J at
+      350 against 50.8 J measured at 250).
+
+    Below the smallest size the same, mirrored: the runtime at most the edge run's, the
+    interval moved down until its upper end is the edge run, its low end at most the edge run
+    shrunk along the steepest slope between two smallest sizes; energy follows the runtime.
     """
     if not measured.groups or str(workload) not in measured.workloads:
         return False
     partitions = np.asarray(cols["partition"])
-    runtime = np.asarray(cols["runtime_s"], dtype=float)
-    factor = np.ones(len(runtime))
+    n = len(np.asarray(cols["runtime_s"]))
+    old = {c: np.asarray(cols[c], dtype=float) for c in _SCALED}
+    new = {c: v.copy() for c, v in old.items()}  # copies: answers may share the arrays
     for part in np.unique(partitions).tolist():
         rows = np.flatnonzero(partitions == part)
         table = {c: np.asarray(cols[c])[rows] for c in _CONFIG}
         name = _measured_as(trained, part)
         got = None if name is None else measured.edge(workload, name, size, table)
-        if got is None:
-            continue
-        above, hit, edge_log = got
-        idx = rows[hit]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            log_r = np.log(runtime[idx])
-            target = np.maximum(log_r, edge_log) if above else np.minimum(log_r, edge_log)
-            factor[idx] = np.where(np.isfinite(log_r), np.exp(target - log_r), 1.0)
-    moved = np.abs(factor - 1.0) > 1e-12
+        if got is not None and len(got.rows):
+            _hold_to_edge(new, rows[got.rows], got, size)
+    moved = np.zeros(n, dtype=bool)
+    for c in _SCALED:
+        with np.errstate(invalid="ignore"):
+            moved |= ~np.isclose(new[c], old[c], rtol=1e-12, atol=0.0, equal_nan=True)
     if not moved.any():
         return False
-    cols.setdefault(MODEL, runtime)
-    for col in _SCALED:
-        cols[col] = np.array(cols[col], dtype=float) * factor  # a copy: answers may share
+    cols.setdefault(MODEL, old["runtime_s"])
+    cols.update(new)
     return True
+
+
+def _hold_to_edge(new: dict, idx: np.ndarray, edge: Edge, size: float) -> None:
+    """:func:`bound_beyond` for the rows ``idx`` of the columns ``new``, measured at
+    ``edge``."""
+    run = np.exp(edge.log_runtime)
+    grown = run * (size / edge.size) ** edge.growth  # the run along the steepest slope
+    point, lo, hi = (new[f"runtime_{k}"][idx] for k in ("s", "lo", "hi"))
+    usable = np.isfinite(point) & (point > 0) & np.isfinite(lo) & (lo > 0) & np.isfinite(hi)
+    if edge.above:
+        new_point = np.maximum(point, run)
+        shift = np.maximum(run / lo, 1.0)
+        new_lo, new_hi = lo * shift, np.maximum(hi * shift, grown)
+    else:
+        new_point = np.minimum(point, run)
+        shift = np.minimum(run / np.where(hi > 0, hi, np.nan), 1.0)
+        new_lo, new_hi = np.minimum(lo * shift, grown), hi * shift
+    power = np.exp(edge.log_energy - edge.log_runtime)  # NaN where the energy is unknown
+    for side, before, after in (("j", point, new_point), ("lo", lo, new_lo),
+                                ("hi", hi, new_hi)):
+        after = np.where(usable, after, before)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            energy = new[f"energy_{side}"][idx] * (after / before)
+        if edge.above:  # at least the edge run's power over the new runtime
+            energy = np.fmax(energy, power * after)
+        new[f"runtime_{'s' if side == 'j' else side}"][idx] = after
+        new[f"energy_{side}"][idx] = np.where(usable, energy, new[f"energy_{side}"][idx])
+    # the point's energy may have been floored above an end's: keep lo <= point <= hi
+    e = new["energy_j"][idx]
+    new["energy_lo"][idx] = np.fmin(new["energy_lo"][idx], e)
+    new["energy_hi"][idx] = np.fmax(new["energy_hi"][idx], e)
 
 
 def bound_runtimes(cols: dict, measured: NeighbourRuntimes, workload: str, size: float,

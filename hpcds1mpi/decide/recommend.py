@@ -362,6 +362,8 @@ def conclude(prep: Prepared, verdict) -> Recommendation:
     if picked is not None and picked.choice.neighbour_note:  # why System 1 is less sure
         verdict.reasons.append(picked.choice.neighbour_note)
     extrapolated, notes = _extrapolation(prep, verdict)
+    if picked is not None and picked.choice.nodes_note:  # a faster layout it would not pick
+        notes = [*notes, picked.choice.nodes_note]
     if picked is not None and verdict.verdict != "escalate":
         best = picked.choice.pick
         for pl in candidates:

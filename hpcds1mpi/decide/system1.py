@@ -16,8 +16,9 @@ draw, :mod:`~hpcds1mpi.decide.energy_floor`; which candidates are beyond the mea
 * ``balanced`` — the knee of the runtime–energy Pareto front (the front point farthest from
   the chord between its two ends, in log-normalised units).
 
-Its confidence combines the ensemble's spread at the pick and the margin to the runner-up
-(:mod:`hpcds1mpi.decide.confidence`).
+A user's program is not picked on more nodes than it ever ran on while a measured node count
+can run it (:mod:`~hpcds1mpi.decide.measured_nodes`). Its confidence combines the ensemble's
+spread at the pick and the margin to the runner-up (:mod:`hpcds1mpi.decide.confidence`).
 
 Everything here is numpy (a candidate grid is :class:`~hpcds1mpi.surrogates.columns.Columns`:
 no pandas on the recommend path; a DataFrame handed in still works); nothing imports torch.
@@ -34,7 +35,10 @@ import numpy as np
 from hpcds1mpi.config import DEVICES, PRECISIONS, Configuration, configuration_grid
 from hpcds1mpi.decide import bundle_cache
 from hpcds1mpi.decide.confidence import ConfidenceModel, measured_best_lookup, pick_confidence
+from hpcds1mpi.decide.column_arrays import column_array
 from hpcds1mpi.decide.energy_floor import floor_energy
+from hpcds1mpi.decide.measured_nodes import (MOST_MEASURED_NODES, measured_first,
+                                             most_measured_nodes, unmeasured_nodes_note)
 from hpcds1mpi.decide.memory_limits import (MemoryLimit, declared_need_mb, learn_memory_limits,
                                             memory_need_and_limit)
 from hpcds1mpi.decide.scores import Scores, neighbour_runtimes  # Scores importable here too
@@ -185,25 +189,6 @@ _PRED_COLUMNS = ("runtime_s", "runtime_lo", "runtime_hi", "energy_j", "energy_lo
                  "fail_prob", "fail_prob_max", "peak_rss_mb")
 
 
-def _column_array(frame: "pd.DataFrame", col: str) -> np.ndarray:
-    """A column as a numpy array; text as fixed-width unicode (``<U``), not Python objects:
-    taking and comparing 10,000 of them is a C loop, not 10,000 calls (~1 ms per column)."""
-    series = frame[col]
-    if isinstance(series, np.ndarray):  # Columns: text is <U already
-        return series.astype(str) if series.dtype == object else series
-    if isinstance(series.dtype, _categorical_dtype()):
-        cats = np.asarray([str(c) for c in series.cat.categories], dtype=str)
-        return cats[series.cat.codes.to_numpy()]
-    values = series.to_numpy()
-    return values.astype(str) if values.dtype == object else values
-
-
-def _categorical_dtype():
-    import pandas as pd
-
-    return pd.CategoricalDtype
-
-
 def score(bundle, workload: str, size: int, partitions: Sequence["Partition"],
           constraints: Constraints | None = None, limits: dict[str, MemoryLimit] | None = None,
           uses_threads: bool = True, frame: "pd.DataFrame | None" = None) -> Scores:
@@ -268,7 +253,7 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     if missing or len(pred) != len(frame):
         raise ModelError(f"model answer lacks {', '.join(missing) or 'rows'}; "
                          "retrain the bundle with this version")
-    cols = {c: _column_array(frame, c) for c in
+    cols = {c: column_array(frame, c) for c in
             ("nodes", "ranks_per_node", "threads", "device", "precision", "partition")}
     for col in _PRED_COLUMNS:
         cols[col] = np.asarray(pred[col], dtype=float)
@@ -280,9 +265,10 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     measured = neighbour_runtimes(bundle)
     same = {p.name: matching_partition(bundle, p) for p in partitions}
     around = bound_runtimes(cols, measured, workload, size, same)  # within the sizes
-    bound_beyond(cols, measured, workload, size, same)  # beyond them: never faster
+    bound_beyond(cols, measured, workload, size, same)  # beyond: held to the edge run
     floor_energy(cols, partitions)
     levels = bundle_cache.measured_levels(bundle).get(str(workload))
+    cols[MOST_MEASURED_NODES] = most_measured_nodes(len(cols["nodes"]), levels)
     if limits is None:
         limits = _learned_limits(bundle, partitions)
     declared = None if levels is not None and levels.external else declared_need_mb(
@@ -361,6 +347,9 @@ class Choice:
         noise: the measured repeat noise of the workload's training runs (NaN: unknown).
         neighbour_note: why the measurements at the sizes around contradict the pick (then
             ``confidence`` is at most :data:`DOUBTED_CONFIDENCE`), or ``""``.
+        nodes_note: which candidate on more nodes than its program was ever measured on was
+            predicted better than the pick, yet ranked after it
+            (:mod:`~hpcds1mpi.decide.measured_nodes`), or ``""``.
     """
 
     scores: Scores
@@ -374,6 +363,7 @@ class Choice:
     calibrated: bool = False
     noise: float = float("nan")
     neighbour_note: str = ""
+    nodes_note: str = ""
 
     @property
     def pick(self) -> dict | None:
@@ -396,7 +386,8 @@ def choose(scores: Scores, objective: str = "time",
     if objective not in OBJECTIVES:
         raise ConfigError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
     cols = scores.cols
-    feasible = np.flatnonzero(cols["feasible"])
+    # A program's candidates on node counts it never ran on come after all the others.
+    feasible, after = measured_first(cols, np.flatnonzero(cols["feasible"]))
     confidence_model = confidence_model or ConfidenceModel()
     if len(feasible) == 0:
         return Choice(scores, None, feasible, feasible, objective)
@@ -428,12 +419,16 @@ def choose(scores: Scores, objective: str = "time",
         margin = abs(float((vals[ranking[1]] - vals[index]) / vals[index])) if vals[index] else 0.0
     else:
         margin = 1.0
+    nodes_note = unmeasured_nodes_note(cols, scores.workload, index, after, vals)
+    if nodes_note:  # the model puts a candidate ahead of the pick: no margin to speak of
+        margin = 0.0
+    ranking = np.concatenate([ranking, after[np.argsort(vals[after], kind="stable")]])
     confidence, noise = pick_confidence(confidence_model, scores, index, spread, margin)
     note = disagreement(cols, index, feasible, scores.size, scores.neighbour_sizes)
     if note:
         confidence = min(confidence, DOUBTED_CONFIDENCE)
     return Choice(scores, index, ranking, front, objective, spread, margin, confidence,
-                  confidence_model.calibrated, noise, note)
+                  confidence_model.calibrated, noise, note, nodes_note)
 
 
 def recommend_system1(bundle, workload: str, size: int, partitions: Sequence["Partition"],
