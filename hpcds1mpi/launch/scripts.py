@@ -94,6 +94,21 @@ def comment(text: str) -> str:
     return CONTROL_RE.sub(" ", text)
 
 
+def _check_launch(program: list[str], launcher, cluster) -> None:
+    """:func:`~hpcds1mpi.launch.mpi_family.check_script`, whose fix names cluster-file keys;
+    where no cluster file was given it says how to give one (s28 tester T: recommend inside an
+    salloc, told to "set mpi = \"pmix\" in the cluster file" of none)."""
+    from hpcds1mpi.launch.mpi_family import check_script
+
+    try:
+        check_script(program, launcher)
+    except ConfigError as exc:
+        if cluster is not None or "in the cluster file" not in str(exc):
+            raise
+        raise ConfigError(f"{exc}; no cluster file was given: write one with those keys under "
+                          "[cluster] and pass it with --cluster FILE") from None
+
+
 def render(job: BatchJob, scheduler: str = "slurm", *, default_queue: bool = False,
            notes: Sequence[str] = ()) -> str:
     """The whole batch script for ``job`` under ``scheduler`` (``slurm`` or ``pbs``);
@@ -105,7 +120,7 @@ def render(job: BatchJob, scheduler: str = "slurm", *, default_queue: bool = Fal
     notes = [*notes, memory] if memory else notes
     launcher = job.launcher(scheduler)
     program = program_tokens(job.program, job.placeholder_values())
-    check_script(program, launcher)  # a launcher that cannot start the program: refused
+    _check_launch(program, launcher, job.cluster)  # one that cannot start the program: refused
     tokens = launcher.tokens(job.config) + program
     # What the launcher adds on its own (Open MPI's thread binding) is said as a comment.
     launcher_notes = [f"# {comment(note)}" for note in launcher.notes(job.config)]
@@ -266,10 +281,9 @@ def render_calibration(steps: Sequence[CalibrationStep], partition: "Partition",
                    exclusive=True, gpus=max(gpu_ranks) if gpu_ranks else 0)
     if program is not None:  # each step's sweep would refuse the launcher in the job
         from hpcds1mpi.launch import program as program_rule
-        from hpcds1mpi.launch.mpi_family import check_script
 
-        check_script(program_tokens(program, program_rule.placeholder_values(
-            steps[0].config, size)), job.launcher("slurm"))
+        _check_launch(program_tokens(program, program_rule.placeholder_values(
+            steps[0].config, size)), job.launcher("slurm"), cluster)
     rendered_steps = []
     for step in steps:
         check_fits(step.config, partition)

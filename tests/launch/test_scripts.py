@@ -369,6 +369,12 @@ def test_a_script_whose_launcher_cannot_start_its_program_is_refused():
                                                              mpiexec=openmpi)), "pbs")
     # a program not found here, or of no known MPI, is written as asked
     assert batch.render(job(site(mpi="pmi2"), "./my_app"), "slurm")
+    # No cluster file (recommend inside an salloc, s28 tester T): said how to give one
+    with pytest.raises(ConfigError, match=r'cannot start it as one job: set mpi = "pmix" in the '
+                                          r'cluster file .*; no cluster file was given: write '
+                                          r'one with those keys under \[cluster\] and pass it '
+                                          r'with --cluster FILE$'):
+        batch.render(job(None), "slurm")
 
 
 def test_an_open_mpi_mpirun_script_gives_each_rank_the_cores_of_its_threads():
