@@ -224,6 +224,22 @@ def test_a_programs_script_runs_its_recorded_command_and_no_kernel_line_is_made_
     script = emit_script(rec, "slurm", program, notes=[note])
     assert "./myapp --n 1024" in script and "hpcds1mpi run" not in script
     assert script_program(rec, "./other {size}") == ("./other {size}", None)  # given wins
+    assert "carries no {size}" not in script
+
+
+def test_a_programs_script_without_its_size_says_where_the_size_must_be():
+    """s28 testers U, T: `abinit si.abi` / `cp2k.psmp -i h2o.inp` for size 1024 showed the size
+    nowhere, and the second differed from the measured `-i h2o-{size}.inp` without a word."""
+    rec = recommend(FakeBundle(), "gemm", 1024, fake_places("cpu"), objective="time")
+    rec.workload, rec.program_command = "cp2k", "mycode -i h2o-{size}.inp"
+    script = emit_script(rec, "slurm", "mycode -i h2o.inp")
+    assert ("# note: the command carries no {size}: the prediction is for size 1024, which must "
+            "be in the program's input; it was measured as 'mycode -i h2o-{size}.inp'"
+            ) in script
+    rec.program_command = "othercode si.abi"  # measured so too (the size in each --workdir)
+    script = emit_script(rec, "slurm", "othercode si.abi")
+    assert ("# note: the command carries no {size}: the prediction is for size 1024, which must "
+            "be in the program's input\n") in script
 
 
 def test_the_pick_s_script_asks_for_its_predicted_memory_with_margin():
