@@ -1,9 +1,15 @@
 """``hpcds1mpi learn``: retrain an existing bundle with newly collected runs.
 
-New runs are added to the bundle's training data (a re-measured ``run_id`` replaces the old
-row) and the bundle is retrained with its own settings, its System 1 ranking recipe included
-(the targets it centred, focus, denoising: ``surrogates/ranking_cv.settings_of``). Runs from a machine the bundle was not
-trained on are refused: telemetry of different machines is never mixed into one model; the
+A configuration measured again (a ``tune`` around a sweep's pick, the plan swept once more) is
+kept beside its earlier measurement and both are learnt; a run read again (the same file
+learnt twice) or retried by its sweep keeps the newest row
+(:mod:`~hpcds1mpi.records.remeasured_runs` says why). Repeats that disagree beyond their
+measured noise are named, one warning each: the machine's load differed between them.
+
+New runs are added to the bundle's training data and the bundle is retrained with its own
+settings, its System 1 ranking recipe included (the targets it centred, focus, denoising:
+``surrogates/ranking_cv.settings_of``). Runs from a machine the bundle was not trained on are
+refused: telemetry of different machines is never mixed into one model; the
 refusal gives the ``train`` command for a separate bundle of that machine (a calibration sweep
 on a partition the model was not trained on measures such a machine).
 
@@ -97,8 +103,10 @@ def command(model_dir, telemetry, jobs, out, sample_rate, seed, threads, force):
     retrained.save(target)
     if guard.CALIBRATION_FILE in had:  # cheap (distances, no training): ship a fresh one
         guard.write_calibration(retrained, target)
-    click.echo(f"added {len(new) - merged.replaced} new run(s) "
-               f"({len(new)} read, {merged.replaced} replaced an old run)")
+    click.echo(f"added {len(new) - merged.replaced} new run(s) ({len(new)} read, "
+               f"{merged.replaced} replaced an old record of the same run, {merged.repeated} "
+               "measured a configuration again: kept beside the earlier measurement)")
+    _warn_disagreements(merged.disagreements)
     for line in summary_lines(retrained, target):
         click.echo(line)
     from hpcds1mpi.surrogates.levels import mixed_commands, read_levels
@@ -112,6 +120,20 @@ def command(model_dir, telemetry, jobs, out, sample_rate, seed, threads, force):
                    "not carried over (confidence is uncalibrated until refitted): python -m "
                    f"hpcds1mpi.analysis.eval_system1 --model {target} --telemetry FILE.h5 "
                    "--write-calibration")
+
+
+#: Disagreeing repeats named one by one; the rest are counted.
+SHOWN_DISAGREEMENTS = 10
+
+
+def _warn_disagreements(lines) -> None:
+    """Name (on stderr) the repeated configurations whose measurements disagree beyond their
+    noise: averaged in silence, a loaded machine would look like a model's error."""
+    for line in lines[:SHOWN_DISAGREEMENTS]:
+        click.echo(f"warning: {line}", err=True)
+    if len(lines) > SHOWN_DISAGREEMENTS:
+        click.echo(f"warning: and {len(lines) - SHOWN_DISAGREEMENTS} more configuration(s) "
+                   "measured again disagree beyond their noise", err=True)
 
 
 def _refuse_the_package(target, *, given: bool) -> None:

@@ -24,6 +24,7 @@ import pandas as pd
 
 from hpcds1mpi.config import DEVICES, MIN_OK_RUNS, OK, PRECISIONS, STATUSES
 from hpcds1mpi.errors import DataError, TelemetryError
+from hpcds1mpi.records import remeasured_runs
 from hpcds1mpi.records.machines import launcher_note, machine_ids, refuse_foreign_machines
 from hpcds1mpi.records.telemetry_rows import telemetry_rows
 from hpcds1mpi.records.unmeasured_rows import without_predicted_energy
@@ -82,15 +83,10 @@ def read_frames(telemetry: tuple[str, ...] | list[str] = (),
 
 
 def merge_runs(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
-    """Old training rows plus new ones; a ``run_id`` measured again keeps the newest row."""
-    old = old.drop(columns=["kept"], errors="ignore")
-    merged = pd.concat([old, new], ignore_index=True, sort=False)
-    if "run_id" in merged.columns:
-        ids = merged["run_id"]
-        has_id = ids.notna() & (ids.astype(str) != "")
-        dup = has_id & merged.duplicated(subset=["run_id"], keep="last")
-        merged = merged[~dup]
-    return merged.reset_index(drop=True)
+    """Old training rows plus new ones: a record read again (or a crashed run retried) keeps
+    the newest row, a configuration measured again keeps both
+    (:func:`hpcds1mpi.records.remeasured_runs.merge_runs` says why)."""
+    return remeasured_runs.merge_runs(old, new).frame
 
 
 def impossible_rows(frame: pd.DataFrame, what: str = "training data",
@@ -319,7 +315,12 @@ class TrainingData:
             runtime (the manifest records this total).
         runtime_gaps: those jobs by cause (:class:`RuntimeGaps`: ran under 1 s, or no run
             time at all).
-        replaced: rows of the last :meth:`merge`'s new runs that replaced an earlier run.
+        replaced: rows of the last :meth:`merge` that replaced an earlier record of the same
+            run (the same record read again, or a sweep's retry of a crashed run).
+        repeated: new rows of the last :meth:`merge` that measure a configuration measured
+            before: kept beside the earlier row, both learnt.
+        disagreements: one line per repeated configuration of the last :meth:`merge` whose
+            measurements disagree beyond their noise (:mod:`~hpcds1mpi.records.remeasured_runs`).
         left_out: lines saying which runs of the files read were no measurement and were left
             out (fake-GPU runs: :mod:`~hpcds1mpi.records.unmeasured_rows`).
     """
@@ -331,6 +332,8 @@ class TrainingData:
     replaced: int = 0
     runtime_gaps: RuntimeGaps = RuntimeGaps()
     left_out: tuple[str, ...] = ()
+    repeated: int = 0
+    disagreements: tuple[str, ...] = ()
 
     @classmethod
     def from_frame(cls, frame: pd.DataFrame, *, machine: str | None = None,
@@ -381,8 +384,11 @@ class TrainingData:
               sources: tuple[str, ...] | list[str] = ()) -> "TrainingData":
         """These rows plus ``new`` ones, checked again as one table.
 
-        A ``run_id`` measured again keeps the new row (``replaced`` counts them). ``new`` is
-        not checked on its own: a few new runs (fewer than a model needs) may be added.
+        A run read again, or retried by its sweep, keeps the newest row (``replaced`` counts
+        them); a configuration measured again keeps both rows (``repeated`` counts them, and
+        ``disagreements`` names those whose measurements disagree beyond their noise):
+        :mod:`~hpcds1mpi.records.remeasured_runs`. ``new`` is not checked on its own: a few
+        new runs (fewer than a model needs) may be added.
 
         Args:
             new: unchecked runs (:func:`read_frames`).
@@ -394,9 +400,10 @@ class TrainingData:
                 check of :meth:`from_frame`.
         """
         refuse_foreign_machines(self.machine_ids if machines is None else set(machines), new)
-        merged = merge_runs(self.frame, new)
-        out = TrainingData.from_frame(merged, sources=(*self.sources, *sources))
-        return replace(out, replaced=len(self.frame) + len(new) - len(merged))
+        merged = remeasured_runs.merge_runs(self.frame, new)
+        out = TrainingData.from_frame(merged.frame, sources=(*self.sources, *sources))
+        return replace(out, replaced=merged.replaced, repeated=merged.repeated,
+                       disagreements=merged.disagreements)
 
 
 __all__ = ["EXTRA_COLUMNS", "MIN_OK_RUNS", "TrainingData", "is_job_table", "known_columns",

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 
+import numpy as np
 import pytest
 
 from tests.commands.test_train import (assert_one_line_error, saved_bundle,  # noqa: F401
@@ -177,3 +178,33 @@ def test_learn_refuses_another_machine_with_a_train_command_that_works(tmp_path,
     assert trained.returncode == 0, trained.stderr
     manifest = json.loads((tmp_path / "cal-model" / "manifest.json").read_text())
     assert manifest["machine_ids"] == [new_id]
+
+
+def test_learn_keeps_a_configuration_measured_again_and_names_a_disagreement(tmp_path):
+    """Tester T (CP2K): learn of a tune replaced the sweep's 1x1 at 4.26 s by tune's 9.45 s
+    ("added 0 new run(s) (3 read, 3 replaced an old run)") and said nothing. Now both are
+    learnt, learn names the 2.2x disagreement, and learning the same file again adds nothing."""
+    from hpcds1mpi.surrogates.bundle import train_bundle
+
+    def swept(runs, sweep_id, start, noise):
+        return runs.assign(sweep_id=sweep_id, started_at=start + np.arange(len(runs)),
+                           noise=noise)
+
+    runs = swept(make_runs(), "sweep", 1.7964e9, 0.05)
+    model = tmp_path / "model"
+    train_bundle(runs, n_members=2, use_embedding=False, threads=1).save(model)
+    tune = swept(runs.head(3), "tune", 1.7965e9, 0.17)
+    tune = write(tmp_path / "t.h5", tune.assign(runtime_s=tune["runtime_s"] * [2.2, 1.0, 1.05]))
+    learn = ["learn", "--model", str(model), "--telemetry", tune, "--threads", "1"]
+    proc = run_cli(learn, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert ("added 3 new run(s) (3 read, 0 replaced an old record of the same run, 3 measured "
+            "a configuration again" in proc.stdout)
+    warnings = [ln for ln in proc.stderr.splitlines() if ln.startswith("warning: ")]
+    assert len(warnings) == 1 and "2.2x apart, beyond the noise" in warnings[0], proc.stderr
+    assert json.loads((model / "manifest.json").read_text())["n_rows"] == len(runs) + 3
+    proc = run_cli(learn, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "added 0 new run(s) (3 read, 3 replaced" in proc.stdout
+    assert "warning:" not in proc.stderr
+    assert json.loads((model / "manifest.json").read_text())["n_rows"] == len(runs) + 3
