@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -430,23 +430,11 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
                  f"{format_time(r['runtime_s'])} ({format_time(r['runtime_lo'])}–"
                  f"{format_time(r['runtime_hi'])}); confidence {ch.confidence:.2f}; verdict "
                  f"{rec.verdict.verdict}{whence}"))
-    size_note = _size_note(rec, program)
+    from hpcds1mpi.launch.program import size_not_given_note
+
+    size_note = size_not_given_note(program, rec.size, rec.program_command)
     notes = [*notes, size_note] if size_note else notes
     return scripts.render(job, scheduler, default_queue=default_queue, notes=notes)
-
-
-def _size_note(rec: Recommendation, program: str | Sequence[str]) -> str | None:
-    """The comment for a program's script whose command does not carry the size asked for
-    (no ``{size}``): what the prediction is for lives in its input, which the script does not
-    show (s28 testers U, T: ABINIT's ``abinit si.abi`` and CP2K's ``-i h2o.inp`` for size 250,
-    while the model measured ``-i h2o-{size}.inp``); None when it carries it."""
-    text = program if isinstance(program, str) else " ".join(program)
-    if "{size}" in text or text.startswith("hpcds1mpi run "):
-        return None
-    measured = rec.program_command
-    said = (f"; it was measured as {measured!r}" if measured and measured != text else "")
-    return (f"the command carries no {{size}}: the prediction is for size {rec.size}, which "
-            f"must be in the program's input{said}")
 
 
 def default_queue_note(rec: Recommendation, scheduler: str) -> str:
