@@ -97,6 +97,9 @@ def _strip_launch(argv: list[str]) -> list[str]:
 @click.option("--ranks-regex", default=None,
               help="Regex whose first group is the rank count the program reports; a launch "
                    "that disagrees stops the sweep (its ranks are not one job).")
+@click.option("--fail-regex", default=None,
+              help="Regex that makes a launch which exited 0 failed, the matched line its "
+                   "reason (e.g. 'SCF run NOT converged').")
 @click.option("--output-file", default=None,
               help="A file the program writes (e.g. hpccoutf.txt), read by the regexes too.")
 @click.option("--workdir", default=None,
@@ -119,8 +122,9 @@ def command(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devic
             min_time, min_repeats, max_repeats, warmup, timeout, seed, rounds, race_rounds,
             race_within, valid_only, resume,
             retry_crashed, kernel_module, cluster_file, partition, list_only, launch, program,
-            label, fom_regex, time_regex, ranks_regex, output_file, workdir, launcher,
-            mpiexec_path, launcher_args, mpi_plugin, snapshot_every, no_progress) -> None:
+            label, fom_regex, time_regex, ranks_regex, fail_regex, output_file, workdir,
+            launcher, mpiexec_path, launcher_args, mpi_plugin, snapshot_every,
+            no_progress) -> None:
     """Measure kernels or your own MPI program over configurations into HDF5 telemetry."""
     params = dict(locals())
     from hpcds1mpi.errors import HpcdsError
@@ -138,8 +142,9 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
           min_time, min_repeats, max_repeats, warmup, timeout, seed, rounds, race_rounds,
           race_within, valid_only, resume,
           retry_crashed, kernel_module, cluster_file, partition, list_only, launch, program,
-          label, fom_regex, time_regex, ranks_regex, output_file, workdir, launcher,
-          mpiexec_path, launcher_args, mpi_plugin, snapshot_every, no_progress) -> None:
+          label, fom_regex, time_regex, ranks_regex, fail_regex, output_file, workdir,
+          launcher, mpiexec_path, launcher_args, mpi_plugin, snapshot_every,
+          no_progress) -> None:
     from hpcds1mpi import kernels as registry
     from hpcds1mpi.cluster import resolve_partition, srun_mpi
     from hpcds1mpi.errors import ConfigError
@@ -152,7 +157,8 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
                "--retry-crashed": retry_crashed, "--kernel-module": kernel_module or None,
                "--rounds": rounds, "--race-rounds": race_rounds, "--race-within": race_within,
                "--label": label, "--fom-regex": fom_regex, "--time-regex": time_regex,
-               "--ranks-regex": ranks_regex, "--output-file": output_file,
+               "--ranks-regex": ranks_regex, "--fail-regex": fail_regex,
+               "--output-file": output_file,
                "--workdir": workdir, "--mpiexec": mpiexec_path,
                "--launcher-args": launcher_args, "--launcher": launcher, "--mpi": mpi_plugin})
     if launch is not None:
@@ -177,7 +183,8 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
     if program is not None:
         from hpcds1mpi.launch.program import program_note
         from hpcds1mpi.measure import external
-        from hpcds1mpi.measure.external_plan import build_external_plan
+        from hpcds1mpi.measure.external_plan import (build_external_plan,
+                                                     check_sizes_reach_program)
 
         if note := program_note(program, "--command"):
             click.echo(f"note: {note}", err=True)
@@ -196,11 +203,13 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
             min_repeats=min_repeats, max_repeats=max_repeats, min_time=min_time,
             warmup=warmup)
         readings = Readings.of(time_regex=time_regex, fom_regex=fom_regex,
-                               ranks_regex=ranks_regex, output_file=output_file)
+                               ranks_regex=ranks_regex, output_file=output_file,
+                               fail_regex=fail_regex)
         if workdir is not None:
             from hpcds1mpi.launch.program import no_control
 
             no_control(workdir, "--workdir")
+        check_sizes_reach_program(plan, workdir)  # before --list too: nothing would differ
         choice = LaunchChoice.of(launcher=launcher, mpi=mpi_plugin, mpiexec=mpiexec_path,
                                  launcher_args=launcher_args, cluster_file=cluster_file,
                                  partition=partition)
@@ -247,8 +256,8 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
 KERNEL_ONLY = ("--retry-crashed", "--kernel-module", "--rounds", "--race-rounds",
                "--race-within")
 #: Options that only the external sweep (``--command``) reads.
-EXTERNAL_ONLY = ("--label", "--fom-regex", "--time-regex", "--ranks-regex", "--output-file",
-                 "--workdir", "--mpiexec", "--launcher-args")
+EXTERNAL_ONLY = ("--label", "--fom-regex", "--time-regex", "--ranks-regex", "--fail-regex",
+                 "--output-file", "--workdir", "--mpiexec", "--launcher-args")
 
 
 def _refuse_options_of_the_other_mode(*, external: bool, launch: bool, given: dict) -> None:

@@ -19,7 +19,9 @@ unrecorded, then repeated until ``min_repeats`` launches and ``min_time`` second
 median launch wall time, or with ``--time-regex`` the program's own reported time, while the
 wall time stays in ``elapsed_s`` (median) and ``measured_s`` (sum); the telemetry's ``launch``
 attribute says which (:mod:`hpcds1mpi.measure.readings`). ``--ranks-regex`` checks every
-launch's own report of its rank count. Each exit is classified (:mod:`.program_launch`).
+launch's own report of its rank count. Each exit is classified (:mod:`.program_launch`);
+``--fail-regex`` makes a launch that exited 0 ``failed``, and an ``ok`` run whose program said
+it did not converge is noted once per configuration (:mod:`.convergence`).
 A ``device=gpu`` configuration on a partition without GPUs is recorded ``unsupported``
 (not launched), as a kernel sweep records it. ``--resume`` refuses a file measured with
 another ``--command`` or other readings (:func:`check_resumed`).
@@ -125,10 +127,12 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
         LaunchError: the launcher could not start the program, or ``--ranks-regex`` says a
             launch's ranks were not one job.
     """
+    from hpcds1mpi.measure.convergence import convergence_warning
+
     values = placeholder_values(spec.config, spec.size)
     out_path = readings.output_path(cwd, values)
     walls, times, foms, cpu, rss, rss_source = [], [], [], 0.0, float("nan"), ""
-    status, error, code = OK, "", 0
+    status, error, code, warning = OK, "", 0, ("", "")
     for attempt in range(plan.warmup + plan.max_repeats):
         mark = readings.mark(out_path)
         result = launch_once(tokens, env, plan.timeout, cwd,
@@ -147,7 +151,8 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
             readings.check_ranks(found, spec.config.ranks,
                                  f"{spec.workload} size {spec.size} {spec.config.label()}",
                                  tokens)
-            if why := readings.time_problem(found, result["wall_s"], spec.config.ranks):
+            if why := (readings.fail_problem(found) or
+                       readings.time_problem(found, result["wall_s"], spec.config.ranks)):
                 status, error = "failed", why
         if attempt < plan.warmup and status == OK:
             continue
@@ -157,13 +162,15 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
             rss, rss_source = result["rss_mb"], result["rss_source"]
         if status != OK:
             break
+        if not warning[0]:  # said once per configuration, not per repeat
+            warning = convergence_warning(result["stdout"], result["stderr"])
         times.append(found["time"] if readings.time is not None else result["wall_s"])
         foms.append(found["fom"])
         if len(times) >= plan.min_repeats and sum(walls) >= plan.min_time:
             break
     return {"status": status, "error": error, "exit_code": code, "walls": walls,
             "times": times, "foms": foms, "cpu_s": cpu, "rss_mb": rss,
-            "rss_source": rss_source}
+            "rss_source": rss_source, "warning": warning}
 
 
 def _row_values(m: dict) -> dict:
@@ -245,6 +252,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
     from hpcds1mpi.launch import preflight
     from hpcds1mpi.measure import meters
     from hpcds1mpi.measure.allocation_state import allocation_end
+    from hpcds1mpi.measure.convergence import convergence_note
     from hpcds1mpi.measure.slurm_accounting import StepAccounting
     from hpcds1mpi.measure.program_mpi import program_mpi_library, threading_note
     from hpcds1mpi.measure.readings import Readings
@@ -274,7 +282,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
             say(line)
     if say and (note := unverified_launch(first_tokens, first_env, plan.max_ranks, readings)):
         say(note)
-    if say and (note := threading_note(first_tokens, first_env,
+    if say and (note := threading_note(dict(first.extra)["command"], first_env,
                                        {spec.config.threads for spec in plan.runs})):
         say(note)  # threads above 1 for a program that cannot use them
     if say:  # more ranks x threads than cores: said as for kernels (s27 tester Q, 8)
@@ -374,6 +382,9 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
                 said.add(row["error"])  # (a misspelled input: "failed 6" had said no why)
                 say(f"{spec.workload} size {spec.size} {spec.config.label()}: "
                     f"{row['status']}: {row['error']}")
+            if say and row["status"] == OK and m["warning"][0]:  # no column: said, not stored
+                say(convergence_note(f"{spec.workload} size {spec.size} "
+                                     f"{spec.config.label()}", *m["warning"]))
             bar.update(done + 1, f"({spec.workload} {spec.size} {spec.config.label()})")
         return {"configs": len(todo), "statuses": counts,
                 "sweep_s": time.perf_counter() - sweep_start, "measured_s": measured,

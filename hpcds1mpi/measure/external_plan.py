@@ -30,6 +30,33 @@ def format_command(program: str, spec: RunSpec) -> list[str]:
         raise ConfigError(f"--command: {exc}") from None
 
 
+#: The placeholder that passes a run's size to the program.
+SIZE_PLACEHOLDER = "{size}"
+
+
+def check_sizes_reach_program(plan: SweepPlan, workdir: str | None) -> None:
+    """Refuse a sweep of several sizes that nothing passes to the program: ``{size}`` in
+    neither the command nor ``--workdir`` (no environment variable carries the size, and
+    ``--output-file`` is only what the sweep reads). Every size would run the same input and
+    be recorded as a size it never was (s28 tester T: ``cp2k.psmp -i h2o-150.inp`` swept at
+    150 and 250, "ok 2"). One size without ``{size}`` is a label, and allowed.
+
+    Raises:
+        ConfigError: more than one size, and no ``{size}`` that reaches the program.
+    """
+    sizes = sorted({spec.size for spec in plan.runs})
+    command = plan.source.get("command", "")
+    if len(sizes) < 2 or SIZE_PLACEHOLDER in command or SIZE_PLACEHOLDER in (workdir or ""):
+        return
+    shown = ", ".join(str(size) for size in sizes[:3]) + (", ..." if len(sizes) > 3 else "")
+    nor_workdir = f" (nor has --workdir {workdir!r})" if workdir else ""
+    raise ConfigError(f"--command {command!r} has no {SIZE_PLACEHOLDER}{nor_workdir}: nothing "
+                      f"would differ between sizes {shown}; put "
+                      f"{SIZE_PLACEHOLDER} where the program reads its size (in --command, e.g. "
+                      f"'-i in-{SIZE_PLACEHOLDER}.inp', or a --workdir per size holding its "
+                      f"input: --workdir 'runs/{SIZE_PLACEHOLDER}'), or sweep one size")
+
+
 def build_external_plan(program: str, label: str, *, sizes, nodes=None, ranks_per_node=None,
                         threads=None, devices=None, precisions=None, partition=None,
                         valid_only: bool = False, timeout: float | None = None,

@@ -195,15 +195,21 @@ def _program_lines(text: str) -> list[str]:
     """The lines of ``text``, stripped, with "" for each line the program did not write (a
     rule, Open MPI's help text between two :data:`HELP_RULE` lines, a launcher's log line
     :data:`LAUNCHER_LINE`, a runtime's trailer :data:`GENERIC_LINE`) and each blank line: the
-    "" entries end a paragraph.
+    "" entries end a paragraph. A framed box (:mod:`~hpcds1mpi.measure.framed_boxes`) is one
+    line, its message.
 
     Before, the text between any two rules was taken for Open MPI's help text and dropped:
     every GROMACS fatal error (framed by 55 dashes) with it."""
+    from hpcds1mpi.measure.framed_boxes import framed_boxes
+
     lines = [ln.strip() for ln in text.splitlines()]
     rules = [i for i, ln in enumerate(lines) if HELP_RULE.match(ln)]
     boxed = {i for a, b in zip(rules[::2], rules[1::2]) for i in range(a, b + 1)}
-    return ["" if i in boxed or RULE_LINE.match(ln) or LAUNCHER_LINE.search(ln)
+    kept = ["" if i in boxed or RULE_LINE.match(ln) or LAUNCHER_LINE.search(ln)
             or GENERIC_LINE.search(ln) else ln for i, ln in enumerate(lines)]
+    for box in framed_boxes(lines):  # one message, not a line of art or half a sentence
+        kept[box.first:box.last + 1] = ["", box.message] + [""] * (box.last - box.first - 1)
+    return kept
 
 
 #: The header of a YAML error document (ABINIT's "--- !ERROR", "--- !BUG"): its message
@@ -217,14 +223,15 @@ MESSAGE_LINES = 2
 DOCUMENT_LINES = 60
 
 
-def _error_documents(text: str) -> list[str]:
+def yaml_documents(text: str, tag: re.Pattern = ERROR_DOCUMENT) -> list[str]:
     """The reason each YAML error document in ``text`` gives: its tag and the first
     :data:`MESSAGE_LINES` lines of its ``message:`` ("ERROR: The input keyword "ecut" is
     compulsory ! Action: add a value for "ecut" in the input file."); a document without a
-    message gives nothing. A document ends at "..." or at the next "---"."""
+    message gives nothing. A document ends at "..." or at the next "---". ``tag``: the
+    header of the documents read (group 1 the tag; ABINIT's "--- !ScfConvergenceWarning")."""
     found, lines = [], text.splitlines()
     for i, line in enumerate(lines):
-        if not (header := ERROR_DOCUMENT.match(line.strip())):
+        if not (header := tag.match(line.strip())):
             continue
         for j in range(i + 1, min(len(lines), i + DOCUMENT_LINES)):
             if lines[j].strip() == "..." or lines[j].startswith("---"):
@@ -290,10 +297,22 @@ def _errors(lines: list[str]) -> list[str]:
     return _titled(lines, ERROR_WORDS)
 
 
+def _box_errors(text: str) -> list[str]:
+    """The message of each framed box in ``text`` whose inside has an error word, its tag
+    included (CP2K's "[ABORT]" box: "non-compatible end of section SCF, File: 'syn-150.inp',
+    Line: 19, ..." has none of its own); as specific as a runtime's error line: before, a
+    line of the box was found on its own, half a sentence or "* [ABORT] ... *"."""
+    from hpcds1mpi.measure.framed_boxes import framed_boxes
+
+    return [box.message for box in framed_boxes([ln.strip() for ln in text.splitlines()])
+            if box.message and ERROR_WORDS.search(box.inner) and not NO_ERROR.search(box.inner)]
+
+
 def reason_line(stdout: str, stderr: str) -> str:
     """The one line that says why a launch failed: the most specific error the program wrote
-    (a YAML error document's message, :func:`_error_documents`: ABINIT's "--- !ERROR";
-    :data:`SPECIFIC_LINE`: gfortran's runtime error, an assert, GROMACS's fatal error); else
+    (a YAML error document's message, :func:`yaml_documents`: ABINIT's "--- !ERROR"; an
+    error's framed box, :func:`_box_errors`: CP2K's "[ABORT]"; :data:`SPECIFIC_LINE`:
+    gfortran's runtime error, an assert, GROMACS's fatal error); else
     a crash the launcher reports; else the program's last error message (stderr, then stdout:
     LAMMPS writes its ERROR to stdout); else its last line on stderr; else the title of the
     first Open MPI help text (:func:`_help_titles`); else the last text line of stderr, then of
@@ -309,8 +328,9 @@ def reason_line(stdout: str, stderr: str) -> str:
     texts = [[ln.strip() for ln in stream.splitlines()
               if ln.strip() and not RULE_LINE.match(ln)] for stream in (stderr, stdout)]
     helps = _help_titles(stderr) or _help_titles(stdout)
-    for lines in (_specific(err) + _error_documents(stderr),  # a document's message wins
-                  _specific(out) + _error_documents(stdout), crashes, _errors(err), _errors(out),
+    for lines in (_specific(err) + yaml_documents(stderr) + _box_errors(stderr),
+                  _specific(out) + yaml_documents(stdout) + _box_errors(stdout), crashes,
+                  _errors(err), _errors(out),
                   [ln for ln in err if ln], helps[:1], *texts):
         if lines:
             return lines[-1]

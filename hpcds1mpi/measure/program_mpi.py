@@ -49,30 +49,20 @@ def program_mpi_library(tokens: list[str], env: dict, launcher: str) -> str:
     return stand_in if stand_in == "unknown" else f"{stand_in} {UNREAD}"
 
 
-def threading_note(tokens: list[str], env: dict, threads) -> str:
-    """A note for the sweep to say once when it sweeps ``threads`` above 1 for an MPI binary
-    that loads no OpenMP runtime nor threaded BLAS, itself or through its libraries (read from
-    the files: :func:`~hpcds1mpi.launch.elf_libraries.threading_libraries`); ``""``
-    otherwise, and where that cannot be told: a script, a Python program, an unread library,
-    or a binary that loads no MPI (``sh -c``, ``env``, ``numactl``: a wrapper of the program).
-    Such a program's extra cores per rank sit idle (s27 tester R: pw.x, swept and recommended
-    at 2 threads on noise)."""
-    from hpcds1mpi.launch.elf_libraries import needed_tree, threading_libraries
-    from hpcds1mpi.launch.mpi_family import family_of_soname
+def threading_note(command, env: dict, threads) -> str:
+    """A note for the sweep to say once when it sweeps ``threads`` above 1 for a program whose
+    extra threads cannot change what it does; ``""`` otherwise. ``command`` is the command as
+    given, placeholders unfilled (a ``{threads}`` in it: the program takes its thread count, so
+    no note); the rule is :func:`~hpcds1mpi.launch.program_threads.unthreaded_program`'s, the
+    one tune and recommend follow. Such a program's extra cores per rank sit idle (s27 tester
+    R: pw.x, swept and recommended at 2 threads on noise)."""
+    from hpcds1mpi.launch.program_threads import unthreaded_program
 
     if max((int(t) for t in threads), default=1) <= 1:
         return ""
-    path = _program_path(tokens, env)
-    if path is None or PYTHON_NAME.match(os.path.basename(path)) or \
-            read_shebang(path) is not None:
+    name = unthreaded_program(command, env)
+    if name is None:
         return ""
-    try:
-        if threading_libraries(path) != [] or \
-                not any(family_of_soname(name) for name, _ in needed_tree(path)):
-            return ""
-    except OSError:
-        return ""
-    name = os.path.basename(path)
     return (f"note: {name} links no OpenMP runtime nor threaded BLAS: --threads above 1 only "
             "gives each rank idle cores (unless the program starts threads of its own)")
 

@@ -11,6 +11,9 @@ the launch:
   time + :data:`SLACK_S` (a unit mistake: milliseconds read as seconds) is ``failed``
   (:meth:`Readings.time_problem`).
 * ``--fom-regex``: a figure of merit (``fom``), e.g. HPL's Gflop/s.
+* ``--fail-regex``: a line that makes a launch which exited 0 ``failed``, the line its reason
+  (``--fail-regex 'SCF run NOT converged'``: the program decided its run was fine, the user
+  did not); no group needed (:meth:`Readings.fail_problem`).
 * ``--ranks-regex``: the number of MPI processes the program reports; a launch whose count is
   not the configuration's ranks is not one job, and the sweep stops with an error
   (:meth:`Readings.check_ranks`). A launch that printed no count is ``failed`` instead, with
@@ -55,6 +58,8 @@ OVERLAP = 2**16
 FINGERPRINT = 2**16
 #: A program's own time over WALL_FACTOR x the launch's wall time + SLACK_S is not its runtime.
 WALL_FACTOR, SLACK_S = 1.5, 0.1
+#: The name of ``--fail-regex`` among the patterns: its value is the line it matched.
+FAIL = "fail"
 
 
 #: Longest one search of a program's output by a user's regex may take. A pattern such as
@@ -64,11 +69,12 @@ WALL_FACTOR, SLACK_S = 1.5, 0.1
 MATCH_TIMEOUT_S = 5.0
 
 
-def compile_regex(text: str | None, option: str, example: str):
-    """``text`` compiled (a ``regex`` pattern), with at least one group; None when not given.
+def compile_regex(text: str | None, option: str, example: str, group: bool = True):
+    """``text`` compiled (a ``regex`` pattern), with at least one group unless ``group`` is
+    False; None when not given.
 
     Raises:
-        ConfigError: not a regular expression, or no group.
+        ConfigError: not a regular expression, empty, or no group.
     """
     import regex
 
@@ -78,14 +84,18 @@ def compile_regex(text: str | None, option: str, example: str):
         pattern = regex.compile(text, regex.MULTILINE)
     except regex.error as exc:
         raise ConfigError(f"{option}: {exc}") from None
-    if pattern.groups < 1:
+    if group and pattern.groups < 1:
         raise ConfigError(f"{option} needs a group, e.g. {example!r}")
+    if not group and pattern.search("", timeout=MATCH_TIMEOUT_S) is not None:
+        raise ConfigError(f"{option} {text!r} matches an empty line, so every launch would "
+                          f"fail; give the words of the line, e.g. {example!r}")
     return pattern
 
 
-def _last_group(pattern, text: str, option: str = "the regex") -> str | None:
-    """The first group of ``pattern``'s last match in ``text`` ("" when it took no part);
-    None: no match.
+def _last_group(pattern, text: str, option: str = "the regex", whole_line: bool = False
+                ) -> str | None:
+    """The first group of ``pattern``'s last match in ``text`` ("" when it took no part), or
+    with ``whole_line`` the line it matched in, stripped; None: no match.
 
     Raises:
         ConfigError: the search ran over :data:`MATCH_TIMEOUT_S` (``option`` names it).
@@ -99,7 +109,12 @@ def _last_group(pattern, text: str, option: str = "the regex") -> str | None:
             f"{option} {pattern.pattern!r} searched the program's output for over "
             f"{MATCH_TIMEOUT_S:g} s: nested repeats such as (a+)+ backtrack without end; "
             "simplify it (e.g. 'time: ([0-9.]+)')") from None
-    return None if last is None else (last.group(1) or "")
+    if last is None:
+        return None
+    if whole_line:
+        end = text.find("\n", last.end())
+        return text[text.rfind("\n", 0, last.start()) + 1:end if end >= 0 else None].strip()
+    return last.group(1) or ""
 
 
 def _float(text: str | None) -> float:
@@ -201,10 +216,11 @@ class Readings:
     fom: "regex.Pattern | None" = None
     ranks: "regex.Pattern | None" = None
     output_file: str | None = None
+    fail: "regex.Pattern | None" = None
 
     @classmethod
     def of(cls, *, time_regex=None, fom_regex=None, ranks_regex=None,
-           output_file=None) -> "Readings":
+           output_file=None, fail_regex=None) -> "Readings":
         if output_file is not None:
             from hpcds1mpi.launch.program import no_control
 
@@ -217,7 +233,9 @@ class Readings:
         return cls(compile_regex(time_regex, "--time-regex", r"time: ([0-9.eE+-]+) s"),
                    compile_regex(fom_regex, "--fom-regex", r"GFLOPS: ([0-9.]+)"),
                    compile_regex(ranks_regex, "--ranks-regex", r"ranks: (\d+)"),
-                   output_file)
+                   output_file,
+                   compile_regex(fail_regex, "--fail-regex", "SCF run NOT converged",
+                                 group=False))
 
     def runtime_source(self) -> str:
         """What ``runtime_s`` holds, for the telemetry's plan and the bundle."""
@@ -229,7 +247,8 @@ class Readings:
                 "time_regex": self.time.pattern if self.time else "",
                 "fom_regex": self.fom.pattern if self.fom else "",
                 "ranks_regex": self.ranks.pattern if self.ranks else "",
-                "output_file": self.output_file or ""}
+                "output_file": self.output_file or "",
+                "fail_regex": self.fail.pattern if self.fail else ""}
 
     def output_path(self, cwd: str | None, values: dict) -> str | None:
         """The output file of one launch, placeholders filled, relative to ``cwd``."""
@@ -273,14 +292,22 @@ class Readings:
 
     def _patterns(self) -> dict:
         return {name: p for name, p in (("time", self.time), ("fom", self.fom),
-                                        ("ranks", self.ranks)) if p is not None}
+                                        ("ranks", self.ranks), (FAIL, self.fail))
+                if p is not None}
 
     @staticmethod
     def _values(groups: dict, said: str = "") -> dict:
         fom, ranks = _float(groups.get("fom")), _float(groups.get("ranks"))
         return {"time": _float(groups.get("time")), "time_text": groups.get("time"),
                 "fom": fom if math.isfinite(fom) else math.nan,
-                "ranks": ranks if math.isfinite(ranks) else math.nan, "said": said}
+                "ranks": ranks if math.isfinite(ranks) else math.nan, "said": said,
+                "fail_line": groups.get(FAIL)}
+
+    @staticmethod
+    def _reading_missing(names) -> bool:
+        """Whether a reading (not ``--fail-regex``, which most launches never match) is
+        among ``names``, the patterns that found nothing: only then is the reason read."""
+        return any(name != FAIL for name in names)
 
     def read(self, text: str, stderr: str = "") -> dict:
         """``{"time": s, "time_text": str, "fom": x, "ranks": n, "said": line}`` from one
@@ -289,9 +316,9 @@ class Readings:
         from hpcds1mpi.measure.program_launch import reason_line
 
         both = text + "\n" + stderr if stderr else text
-        groups = {name: _last_group(p, both, f"--{name}-regex")
+        groups = {name: _last_group(p, both, f"--{name}-regex", whole_line=name == FAIL)
                   for name, p in self._patterns().items()}
-        missing = any(value is None for value in groups.values())
+        missing = self._reading_missing(n for n, value in groups.items() if value is None)
         return self._values(groups, reason_line(text, stderr) if missing else "")
 
     def scan(self, streams: list, out_path: str | None = None,
@@ -314,7 +341,8 @@ class Readings:
         def search(fh, start: int) -> bool:
             for text in windows(fh, start, os.fstat(fh.fileno()).st_size):
                 for name, pattern in list(todo.items()):
-                    found = _last_group(pattern, text, f"--{name}-regex")
+                    found = _last_group(pattern, text, f"--{name}-regex",
+                                        whole_line=name == FAIL)
                     if found is not None:
                         groups[name] = found
                         del todo[name]
@@ -333,7 +361,7 @@ class Readings:
         for fh in reversed(streams):
             if todo and search(fh, 0):
                 break
-        return self._values(groups, said() if todo else "")
+        return self._values(groups, said() if self._reading_missing(todo) else "")
 
     def time_problem(self, found: dict, wall_s: float, ranks: int = 1) -> str:
         """Why one launch (exit 0) of ``ranks`` ranks is not a measurement; "" when it is: its
@@ -376,6 +404,15 @@ class Readings:
                     f"{value / wall_s:.3g}x the launch's own wall time {wall_s:.3g} s: "
                     f"{cause}, or the program print seconds")
         return ""
+
+    def fail_problem(self, found: dict) -> str:
+        """Why one launch (exit 0) is ``failed`` by ``--fail-regex``: the line it matched;
+        "" when it matched none (or none was given)."""
+        line = found.get("fail_line") if found else None
+        if self.fail is None or line is None:
+            return ""
+        return (f"exit 0, but its output matched --fail-regex '{self.fail.pattern}': "
+                f"{' '.join(line.split())[:200]}")
 
     def check_ranks(self, found: dict, ranks: int, label: str, tokens: list[str]) -> None:
         """Raise :class:`LaunchError` unless the program reported ``ranks`` processes.

@@ -95,8 +95,12 @@ def _digest(path) -> str:
      "cannot be combined with --launcher srun"),
     (["--command", "touch {mark} 'x"], 2, "cannot be parsed"),
     (["--command", "/no/such/app {size}"], 2, "program '/no/such/app' not found"),
-    (["--command", "no-such-app-xyz"], 2, "is not on PATH"),
-    (["--command", "{notexec}"], 2, "is not an executable file"),
+    (["--command", "no-such-app-xyz {size}"], 2, "is not on PATH"),
+    (["--command", "{notexec} {size}"], 2, "is not an executable file"),
+    # was: the same input run and recorded as size 1 and size 2, "ok 4" (s28 tester T7)
+    (["--command", "touch {mark}"], 2, "nothing would differ between sizes 1, 2"),
+    (["--command", "touch {mark}", "--workdir", "{tmp}"], 2,
+     "nothing would differ between sizes 1, 2"),
     (["--workdir", "{tmp}/missing-{size}"], 2, "is not a folder"),
     (["--time-regex", "HPL"], 2, "--time-regex needs a group"),
 ])
@@ -107,8 +111,8 @@ def test_bad_launch_input_is_refused_before_anything_runs(tmp_path, extra, code,
     out = tmp_path / "t.h5"
     out.write_bytes(b"an earlier file, kept as it was")
     before = _digest(out)
-    argv = ["sweep", "--command", f"touch {mark}", "--sizes", "1,2", "--ranks-per-node", "1,2",
-            "--out", str(out), "--resume", "--no-progress"]
+    argv = ["sweep", "--command", f"touch {mark} {{size}}", "--sizes", "1,2",
+            "--ranks-per-node", "1,2", "--out", str(out), "--resume", "--no-progress"]
     for i, token in enumerate(extra):
         extra[i] = token.replace("{mark}", str(mark)).replace("{notexec}", str(notexec)) \
             .replace("{tmp}", str(tmp_path))
@@ -382,3 +386,13 @@ def test_a_program_sweep_says_when_configurations_oversubscribe_the_node(tmp_pat
     assert proc.returncode == 0, proc.stderr
     assert f"1 of 2 configuration(s) put more ranks x threads on a node than its {cores} " \
         f"cpu(s) (up to {2 * cores} x 1); they run unbound and oversubscribed" in proc.stderr
+
+
+@pytest.mark.parametrize("extra", [
+    ["--sizes", "150"],  # one size: {size} is only its label
+    ["--sizes", "150,250", "--workdir", "runs/{size}"],  # each size's folder holds its input
+])
+def test_a_size_that_reaches_the_program_or_one_size_alone_is_swept(extra):
+    proc = _run("sweep", "--command", "cp2k.psmp -i h2o.inp", "--label", "cp2k", *extra,
+                "--list")
+    assert proc.returncode == 0, proc.stderr

@@ -21,7 +21,7 @@ def test_a_cancelled_allocation_stops_the_sweep_with_the_run_interrupted(slurm, 
     """Was (s28 tester U): `scancel` of the sweep's salloc recorded the run `failed` (with a
     line of Open MPI's help text as its reason), learnt by train, and the sweep went on."""
     out = tmp_path / "c.h5"
-    command = "sh -c 'scancel $SLURM_JOB_ID; sleep 3; exit 3'"
+    command = "sh -c 'scancel $SLURM_JOB_ID; sleep 3; exit 3' size-{size}"  # $0: two sizes
     proc = subprocess.run(
         ["salloc", "-N1", "-n1", "-J", "hpcds1mpi-cancel", "--time=3", hpcds1mpi_exe(), "sweep",
          "--command", command, "--label", "c", "--sizes", "1,2", "--nodes", "1",

@@ -376,3 +376,65 @@ def test_open_mpis_help_text_alone_gives_its_title_not_a_fragment():
     error = classify({**BASE, "exit_code": 205, "stdout": " ITER STEP NUMBER 3\n",
                       "stderr": OMPI_LOST_DAEMON}, 5)[1]
     assert error == "exit code 205: ORTE has lost communication with a remote daemon."
+
+
+#: CP2K 2023.1 (Debian's cp2k.psmp) under Open MPI's mpirun: the end of its stdout when it
+#: aborts, its "[ABORT]" box (cut from real runs), and MPI_ABORT's help text on stderr.
+CP2K_RULE = " " + "*" * 79 + "\n"
+CP2K_STACK = "\n\n ===== Routine Calling Stack ===== \n\n            1 read_input\n"
+
+
+def cp2k_abort(message_lines: tuple[str, str], location: str) -> str:
+    first, second = message_lines
+    return (" GENERATE|  Achieved consistency in connectivity generation.\n\n" + CP2K_RULE +
+            " *   ___                                                                       *\n"
+            " *  /   \\                                                                      *\n"
+            " * [ABORT]                                                                     *\n"
+            f" *  \\___/{first}*\n"
+            f" *    |  {second}*\n"
+            " *  O/|                                                                        *\n"
+            " * /| |                                                                        *\n"
+            f" * / \\  {location} *\n" + CP2K_RULE + CP2K_STACK)
+
+
+CP2K_NO_BASIS = cp2k_abort(
+    ("    The requested basis set <DZVP-MOLOPT-XX-GTH> for element <O> was  ",
+     "     not found in the basis set files </usr/share/cp2k/BASIS_MOLOPT>  "),
+    "                                        aobasis/basis_set_types.F:1509")
+CP2K_SYNTAX = cp2k_abort(
+    ("   non-compatible end of section SCF , File: 'syn-150.inp', Line: 19, ",
+     "                        Column: 1, Chunk: <SCFX>                      "),
+    "                                             input/input_parsing.F:160")
+CP2K_NO_FILE = cp2k_abort(
+    ("    The specified OLD file <wrong-150.inp> cannot be opened. It does  ",
+     "             not exist. Data directory path: /usr/share/cp2k          "),
+    "                                                 common/cp_files.F:396")
+
+
+@pytest.mark.parametrize("stdout, reason", [
+    # Before: "*    |       not found in the basis set files </usr/share/cp2k/BASIS_MOLOPT>  *",
+    # "* [ABORT]   ...   *" and "*  \___/    The specified OLD file <wrong-150.inp> cannot be
+    # opened. It does  *": one line of the box each (s28 tester T5).
+    (CP2K_NO_BASIS, "The requested basis set <DZVP-MOLOPT-XX-GTH> for element <O> was not "
+     "found in the basis set files </usr/share/cp2k/BASIS_MOLOPT>"),
+    (CP2K_SYNTAX, "non-compatible end of section SCF, File: 'syn-150.inp', Line: 19, Column: "
+     "1, Chunk: <SCFX>"),
+    (CP2K_NO_FILE, "The specified OLD file <wrong-150.inp> cannot be opened. It does not "
+     "exist. Data directory path: /usr/share/cp2k"),
+])
+def test_a_framed_abort_box_is_one_message_without_its_art(stdout, reason):
+    status, error = classify({**BASE, "exit_code": 1, "stdout": stdout,
+                              "stderr": OMPI_MPI_ABORT}, 5)
+    assert (status, error) == ("failed", f"exit code 1: {reason}")
+    # under srun the launcher's own "error" line on stderr does not beat the box
+    srun = "srun: error: vm: task 0: Exited with exit code 1\n"
+    assert program_launch.reason_line(stdout, srun) == reason
+
+
+def test_a_framed_box_without_an_error_is_no_reason():
+    info = CP2K_RULE + " *   RESTART INFORMATION                                  *\n" + \
+        CP2K_RULE
+    assert program_launch.reason_line(info + "bad input deck\n", "") == "bad input deck"
+    # a "*** WARNING ... ***" line (no frame above and below) is not a box
+    assert program_launch.reason_line(" *** WARNING in x.F:1 :: odd ***\n", "") == \
+        "*** WARNING in x.F:1 :: odd ***"

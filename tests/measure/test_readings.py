@@ -264,3 +264,50 @@ def test_a_time_over_the_wall_time_of_several_ranks_is_said_summed_over_them_fir
     assert "1.75x the launch's own wall time 3.6 s: a time summed over the 2 ranks" in why
     one = readings.time_problem(readings.read("Overall time at end (sec) : cpu= 6.3\n"), 3.6, 1)
     assert ": a unit mistake (milliseconds read as seconds?)" in one and "summed" not in one
+
+
+#: CP2K 2023.1 (cp2k.psmp) with MAX_SCF 2: exit 0, its SCF warning above its energy and the
+#: timing report it always ends with (cut from a real run).
+CP2K_NOT_CONVERGED = (
+    "  Total energy:                                               -34.13239468579390\n\n"
+    " *** WARNING in qs_scf.F:601 :: SCF run NOT converged ***\n\n\n"
+    " ENERGY| Total FORCE_EVAL ( QS ) energy [a.u.]:              -34.132394685793898\n\n"
+    " SUBROUTINE                       CALLS  ASD         SELF TIME        TOTAL TIME\n"
+    "                                MAXIMUM       AVERAGE  MAXIMUM  AVERAGE  MAXIMUM\n"
+    " CP2K                                 1  1.0    0.024    0.024    0.567    0.567\n")
+CP2K_TIME = r"^ CP2K\s+1\s+\S+\s+\S+\s+\S+\s+\S+\s+([0-9.]+)"
+
+
+def test_fail_regex_gives_the_whole_line_it_matched_and_needs_no_group(tmp_path):
+    """Was (s28 tester T8): no way to make a non-converged SCF (exit 0) a failure."""
+    readings = Readings.of(time_regex=CP2K_TIME, fail_regex="SCF run NOT converged")
+    found = readings.read(CP2K_NOT_CONVERGED)
+    assert found["time"] == 0.567 and found["said"] == ""
+    assert readings.fail_problem(found) == (
+        "exit 0, but its output matched --fail-regex 'SCF run NOT converged': *** WARNING in "
+        "qs_scf.F:601 :: SCF run NOT converged ***")
+    with _stream(tmp_path, CP2K_NOT_CONVERGED) as out, _stream(tmp_path, "") as err:
+        assert readings.fail_problem(readings.scan([out, err])) == \
+            readings.fail_problem(found)
+    converged = CP2K_NOT_CONVERGED.replace(" *** WARNING in qs_scf.F:601 :: SCF run NOT "
+                                           "converged ***\n", "")
+    assert readings.fail_problem(readings.read(converged)) == ""
+    with _stream(tmp_path, converged) as out, _stream(tmp_path, "") as err:
+        found = readings.scan([out, err])
+    assert readings.fail_problem(found) == "" and found["said"] == ""  # no reason looked for
+    assert readings.describe()["fail_regex"] == "SCF run NOT converged"
+
+
+def test_a_fail_regex_that_matches_every_output_or_does_not_compile_is_refused():
+    for text, words in (("", "matches an empty line"), ("x*", "matches an empty line"),
+                        ("(", "--fail-regex: ")):
+        with pytest.raises(ConfigError, match=re.escape(words)):
+            Readings.of(fail_regex=text)
+
+
+@pytest.mark.timeout(120)
+def test_a_backtracking_fail_regex_ends_in_one_line(tmp_path, monkeypatch):
+    monkeypatch.setattr(readings_mod, "MATCH_TIMEOUT_S", 0.2, raising=False)
+    slow = Readings.of(fail_regex=r"(a|aa)+b")
+    with pytest.raises(ConfigError, match=r"^--fail-regex '\(a\|aa\)\+b' searched the "):
+        slow.read("a" * 60 + "\n")

@@ -1,0 +1,58 @@
+"""A program's own statement that its solver stopped before it converged, in a run it called
+fine (exit 0).
+
+CP2K with ``MAX_SCF`` too small prints ``*** WARNING in qs_scf.F:601 :: SCF run NOT converged
+***`` and exits 0; ABINIT writes a ``--- !ScfConvergenceWarning`` document and exits 0 (s28
+tester T). Such a run stays ``ok``: the program decided so, and its time is still its time.
+But the sweep says so, once per configuration (:func:`convergence_warning` gives the line to
+quote), and names ``--fail-regex`` for a user who counts it a failure
+(:meth:`~hpcds1mpi.measure.readings.Readings.fail_problem`).
+
+Only the kept ends of the output are read (:data:`~hpcds1mpi.measure.program_launch.TAIL`
+bytes of stdout and of stderr), where a run's last SCF and its final report are: a note is no
+reason to read a whole output that ``--time-regex`` found its time at the end of.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+#: Words of a solver that stopped short: CP2K's "SCF run NOT converged", Quantum ESPRESSO's
+#: "convergence NOT achieved", ABINIT's "nstep 2 was not enough SCF cycles to converge",
+#: "did not converge", "failed to converge", "no convergence", "unconverged".
+NOT_CONVERGED = re.compile(r"\bNOT\s+converged?\b|\bconvergence\s+(NOT|never)\s+(achieved|reached)"
+                           r"\b|\b(did|does|could)\s*n[o']t\s+converge\b|\bfailed\s+to\s+"
+                           r"converge\b|\bno\s+convergence\b|\bnot\s+enough\b.{0,40}\bto\s+"
+                           r"converge\b|\bunconverged\b", re.IGNORECASE)
+#: The header of a YAML warning document about convergence (ABINIT's
+#: "--- !ScfConvergenceWarning", "--- !RelaxConvergenceWarning").
+CONVERGENCE_DOCUMENT = re.compile(r"^--- !(\w*Converg\w*)\s*$", re.IGNORECASE)
+
+
+def convergence_warning(stdout: str, stderr: str) -> tuple[str, str]:
+    """``(line, words)``: the program's statement that it did not converge, as it wrote it
+    (a convergence document's tag and message, ABINIT's "ScfConvergenceWarning: nstep 2 was
+    not enough SCF cycles to converge."; else the last line with :data:`NOT_CONVERGED` words,
+    stdout first), and the words that matched, for a ``--fail-regex`` to suggest;
+    ``("", "")`` when it said nothing of the kind."""
+    from hpcds1mpi.measure.program_launch import yaml_documents
+
+    for stream in (stdout, stderr):
+        documents = yaml_documents(stream, CONVERGENCE_DOCUMENT)
+        if documents and (words := NOT_CONVERGED.search(documents[-1])):
+            return " ".join(documents[-1].split()), words.group(0)
+        lines = [ln for ln in stream.splitlines() if NOT_CONVERGED.search(ln)]
+        if lines:
+            return " ".join(lines[-1].split()), NOT_CONVERGED.search(lines[-1]).group(0)
+    return "", ""
+
+
+def convergence_note(run: str, line: str, words: str) -> str:
+    """The sweep's note on ``run`` (its workload, size and configuration), recorded ok though
+    its program said ``line``: its time is kept, and ``--fail-regex`` with ``words`` (as a
+    regex, shell-quoted) would record such runs failed."""
+    pattern = re.escape(words).replace("\\ ", " ")  # re.escape escapes spaces: unreadable
+    return (f"note: {run}: ok, but the program said \"{line[:200]}\"; its time is kept (the "
+            "program exited 0): to record such runs failed, sweep into a new --out with "
+            f"--fail-regex {shlex.quote(pattern)}")

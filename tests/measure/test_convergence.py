@@ -1,0 +1,74 @@
+"""A solver's statement that it stopped short, in a run that exited 0."""
+
+from __future__ import annotations
+
+from hpcds1mpi.measure.convergence import convergence_warning
+from tests.measure.test_readings import CP2K_NOT_CONVERGED
+
+#: ABINIT 9.6 (Debian's abinit) with nstep 2: exit 0; its warning document and its own line
+#: (stdout, cut from a real run).
+ABINIT_NOT_CONVERGED = """  sigma(3 3)=  3.93031100E-05  sigma(2 1)=  0.00000000E+00
+
+
+--- !ScfConvergenceWarning
+message: |
+    nstep 2 was not enough SCF cycles to converge.
+...
+
+ scprqt:  WARNING -
+  nstep=    2 was not enough SCF cycles to converge;
+  maximum energy difference=  5.124E-03 exceeds toldfe=  1.000E-12
+
+"""
+
+
+def test_a_solvers_own_not_converged_line_is_quoted():
+    assert convergence_warning(CP2K_NOT_CONVERGED, "") == (
+        "*** WARNING in qs_scf.F:601 :: SCF run NOT converged ***", "NOT converged")
+    assert convergence_warning(ABINIT_NOT_CONVERGED, "") == (
+        "ScfConvergenceWarning: nstep 2 was not enough SCF cycles to converge.",
+        "not enough SCF cycles to converge")
+    assert convergence_warning("", "solver did not converge in 50 steps\n")[1] == \
+        "did not converge"
+
+
+def test_a_converged_run_says_nothing():
+    for text in (" SCF run converged in 9 steps\n", "convergence achieved after 7 iterations\n",
+                 "--- !WARNING\nmessage: |\n    nband too small\n...\n"):
+        assert convergence_warning(text, "") == ("", "")
+
+
+def test_a_sweep_notes_a_non_converged_run_once_and_fail_regex_makes_it_failed(tmp_path):
+    """Was (s28 tester T8): CP2K's non-converged SCF (exit 0) recorded "ok 0.567 s", nothing
+    said; and no option to record it failed."""
+    from hpcds1mpi.records import telemetry
+    from tests.helpers import run_cli
+    from tests.measure.test_readings import CP2K_TIME
+
+    (tmp_path / "nc.out").write_text(CP2K_NOT_CONVERGED)
+    app = tmp_path / "cp2k.sh"
+    app.write_text(f"#!/bin/sh\nsleep 0.4\ncat {tmp_path / 'nc.out'}\n")  # 0.567 s: its own
+    app.chmod(0o755)
+    argv = ["sweep", "--command", f"{app} -i h2o-{{size}}.inp", "--label", "cp2k", "--sizes",
+            "150,250", "--time-regex", CP2K_TIME, "--min-time", "0", "--min-repeats", "2",
+            "--max-repeats", "2", "--no-progress"]
+    proc = run_cli([*argv, "--out", str(tmp_path / "ok.h5")], timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    notes = [ln for ln in proc.stderr.splitlines() if "NOT converged" in ln]
+    assert len(notes) == 2, proc.stderr  # one per configuration, not one per repeat
+    assert notes[0] == (
+        "hpcds1mpi sweep: note: cp2k size 150 N1xR1xT1-cpu-fp64: ok, but the program said \"*** "
+        "WARNING in qs_scf.F:601 :: SCF run NOT converged ***\"; its time is kept (the "
+        "program exited 0): to record such runs failed, sweep into a new --out with "
+        "--fail-regex 'NOT converged'"), notes[0]
+    runs = telemetry.read_runs(tmp_path / "ok.h5")
+    assert list(runs["status"]) == ["ok", "ok"] and list(runs["runtime_s"]) == [0.567, 0.567]
+
+    proc = run_cli([*argv, "--fail-regex", "NOT converged", "--out",
+                    str(tmp_path / "failed.h5")], timeout=120)
+    assert proc.returncode == 1 and "every configuration this sweep ran failed" in proc.stderr
+    runs = telemetry.read_runs(tmp_path / "failed.h5")
+    assert list(runs["status"]) == ["failed", "failed"]
+    assert runs["error"].iloc[0] == ("exit 0, but its output matched --fail-regex 'NOT "
+                                     "converged': *** WARNING in qs_scf.F:601 :: SCF run NOT "
+                                     "converged ***")
