@@ -227,6 +227,8 @@ def ingest(paths: list[str | Path], kind: str = "auto", procs_are: str = "auto")
     key = ["job_id", "submit_time", "_slurm"]
     # Only a copy from another file is a duplicate: within a file each reader decides.
     dup = table.duplicated(subset=key) & ~table.duplicated(subset=[*key, "_file"])
+    table = _drop_two_jobs_under_one_id(table, key, notes)
+    dup = dup.reindex(table.index)
     if dup.any():
         notes["same job in several files, kept once (sacct -P preferred, then the copy with "
               "the most fields known)"] = int(dup.sum())
@@ -244,6 +246,29 @@ def ingest(paths: list[str | Path], kind: str = "auto", procs_are: str = "auto")
                   "check which file is right"] = int(differs.sum())
     table = table[~dup].drop(columns=["_prio", "_unknown", "_file", "_slurm"])
     return table.sort_index().reset_index(drop=True), reports, notes
+
+
+def _drop_two_jobs_under_one_id(table, key: list[str], notes: Counter):
+    """Slurm copies of one job (same id and submit time) from several files that name another
+    user or job name are two different jobs under one id (a forged or corrupt export): which
+    is real cannot be told, so every copy is dropped and the ids named."""
+    import pandas as pd
+
+    slurm = table[table["_slurm"]]
+    if slurm.empty:
+        return table
+    # An empty value (a -P export without User) is no disagreement: nunique skips NA.
+    who = slurm[["user", "workload"]].astype("string").replace("", pd.NA)
+    clash = (who.assign(**{c: slurm[c] for c in key}).groupby(key[:2], dropna=False)
+             [["user", "workload"]].transform("nunique").gt(1).any(axis=1))
+    if not clash.any():
+        return table
+    ids = sorted(set(slurm.loc[clash[clash].index, "job_id"].astype(str)))
+    notes[f"two different jobs under one id in several files (user or name differ: a forged "
+          f"or corrupt export), every copy dropped: jobs {', '.join(ids[:5])}"
+          f"{' ...' if len(ids) > 5 else ''}; check them with sacct -j, or export with sacct "
+          "--json"] = int(clash.sum())
+    return table.drop(index=clash[clash].index)
 
 
 def _unknown_fields(table):

@@ -1,8 +1,13 @@
 """Splitting ``sacct -P`` / ``-p`` text into records of the header's field count.
 
-sacct does not escape its delimiter: a ``|`` inside a job name gives a record more fields than
-the header, and ``--format=ALL``'s ``SubmitLine`` can hold newlines. Both are mended where the
-mending is certain, and counted where it is not.
+sacct escapes neither its delimiter nor newlines: a ``|`` inside a job name gives a record
+more fields than the header, and a newline inside one (Slurm accepts it in a name, and
+``--format=ALL``'s ``SubmitLine`` repeats it) splits a record over physical lines. Every
+record begins with a job id (digits, an array or het suffix, a ``.step``): a line that does
+not is the rest of the record before it, and so is everything after a record still short of
+the header's fields. Both are mended where the mending is certain, and dropped, their job ids
+named, where it is not: never is a piece read as a record of its own (a name holding
+"\\n<id>|<user>|..." would forge job <id>'s record).
 """
 
 from __future__ import annotations
@@ -17,37 +22,56 @@ FREE_TEXT_COLUMNS = ("JobName", "Comment", "AdminComment", "SystemComment", "Sub
                      "WorkDir", "Constraints", "Container", "WCKey", "Reservation")
 
 TOO_MANY_FIELDS = "more fields than the header ('|' inside a value; sacct does not escape it)"
-_JOB_ID = re.compile(r"\d+([_+]\[?[\d\-,%]+\]?)?(\.\w+)?")
+NEWLINE_AND_PIPE = ("a newline and a '|' inside a value (sacct escapes neither): which fields "
+                    "are whose cannot be told")
+NOT_A_RECORD = "a line that begins no record (its JobID field is not a job id)"
+TRUNCATED = "fewer fields than the header (truncated record)"
+#: A JobID as sacct prints it: 123, 123_4, 123_[1-9%2], 123+1, 123.batch, 123+1.0 (lenient
+#: past the digits: a real id read as "no record start" would be glued to the one before).
+_JOB_ID = re.compile(r"\d+[_+\[\]\d,\-%:]*(\.\w+(\+\d+)?)?")
 
 
 def split_records(lines: list[str], header: list[str], ncols: int,
                   report: FileReport) -> list[list[str]]:
-    """Join physical lines into records of exactly ``ncols`` fields (``--format=ALL`` values
-    can hold newlines).
+    """Join physical lines into records of exactly ``ncols`` fields.
 
-    A record with more fields than the header whose header has one free-text column
-    (:data:`FREE_TEXT_COLUMNS`) gets the extra fields joined back into that column with '|'
-    (the '|'s were in it: no other column can hold one), noted. With several such columns
-    which one holds the '|' cannot be told: the record is counted and dropped, and its job
-    id named in a fact. A record with too few fields is counted and dropped.
+    A record goes on over the next physical lines, joined with "\\n", while it has fewer
+    fields than the header or the next non-blank line begins no record (:func:`_begins_record`).
+    A record of one line with more fields than the header whose header has one free-text
+    column (:data:`FREE_TEXT_COLUMNS`) gets the extra fields joined back into that column with
+    '|' (the '|'s were in it: no other column can hold one), noted. With several such columns,
+    or a record over several lines with too many fields, which field is whose cannot be told:
+    the record is counted and dropped, and its job id(s) named in a fact.
     """
     free = [i for i, name in enumerate(header) if name in FREE_TEXT_COLUMNS]
-    unread_ids: list[str] = []
+    id_at = header.index("JobID" if "JobID" in header else "JobIDRaw")
+    ids_before = any(i < id_at for i in free)  # a '|' there shifts the JobID field
+    begins = lambda line: _begins_record(line, id_at, ncols, ids_before)  # noqa: E731
+    unread_ids: list[str] = []  # one line, a '|' in one of several free-text columns
+    split_ids: list[str] = []  # several lines (a newline in a value) and a '|' too
     records: list[list[str]] = []
     i = 0
     while i < len(lines):
+        first = i
         buf = lines[i]
         i += 1
         if not buf.strip():
             continue
-        while buf.count("|") + 1 < ncols and i < len(lines):
-            candidate = buf + "\n" + lines[i]
-            if candidate.count("|") + 1 > ncols:
-                break
-            buf = candidate
+        if not begins(buf):
+            report.dropped[NOT_A_RECORD] += 1
+            continue
+        while i < len(lines) and (buf.count("|") + 1 < ncols or _continued(lines, i, begins)):
+            buf += "\n" + lines[i]
             i += 1
         fields = buf.split("|")
         report.records += 1
+        if len(fields) > ncols and i - first > 1:
+            # The newline may hide a forged record ("x\n<id>|<user>|..."): drop it, naming
+            # every id its lines begin with, so the owner can look.
+            report.dropped[NEWLINE_AND_PIPE] += 1
+            split_ids.append(" with ".join(_job_id_of(line.split("|"), id_at)
+                                           for line in lines[first:i] if begins(line)))
+            continue
         if len(fields) > ncols and len(free) == 1:
             at, extra = free[0], len(fields) - ncols
             fields = fields[:at] + ["|".join(fields[at:at + extra + 1])] + fields[at + extra + 1:]
@@ -55,27 +79,47 @@ def split_records(lines: list[str], header: list[str], ncols: int,
                          "the only free-text column"] += 1
         if len(fields) > ncols:
             report.dropped[TOO_MANY_FIELDS] += 1
-            unread_ids.append(_job_id_of(fields, header))
+            unread_ids.append(_job_id_of(fields, id_at))
         elif len(fields) < ncols:
-            report.dropped["fewer fields than the header (truncated record)"] += 1
+            report.dropped[TRUNCATED] += 1
         else:
             records.append(fields)
-    named = [jid for jid in unread_ids if jid]
     if unread_ids:
-        shown = ", ".join(named[:5]) + (" ..." if len(named) > 5 else "") if named else \
-            "ids not readable"
         report.facts.append(f"{len(unread_ids)} record(s) with a '|' inside a value dropped "
-                            f"(jobs {shown}): the header has several free-text columns, so "
-                            "which holds it cannot be told; sacct --json keeps such jobs")
+                            f"(jobs {_shown(unread_ids)}): the header has several free-text "
+                            "columns, so which holds it cannot be told; sacct --json keeps "
+                            "such jobs")
+    if split_ids:
+        report.facts.append(f"{len(split_ids)} record(s) with a newline and a '|' inside a "
+                            f"value dropped (jobs {_shown(split_ids)}; the lines after the "
+                            "first may be a forged record, so none is read); check them with "
+                            "sacct -j, or export with sacct --json")
     return records
 
 
-def _job_id_of(fields: list[str], header: list[str]) -> str:
-    """The record's JobID as read ("" when its field is not a job id): right unless a '|'
-    sits in a column before it, then most likely not a job id at all."""
-    for name in ("JobID", "JobIDRaw"):
-        if name in header:
-            value = fields[header.index(name)].strip()
-            if _JOB_ID.fullmatch(value):
-                return value
-    return ""
+def _continued(lines: list[str], i: int, begins) -> bool:
+    """Whether ``lines[i]`` (a record of the header's fields before it) is more of that
+    record: the next non-blank line begins no record (a newline inside the last value)."""
+    while i < len(lines) and not lines[i].strip():
+        i += 1
+    return i < len(lines) and not begins(lines[i])
+
+
+def _begins_record(line: str, id_at: int, ncols: int, ids_before: bool) -> bool:
+    """Whether a physical line begins a record: its JobID field is a job id. With free-text
+    columns before JobID (``--format=ALL``) a '|' in them shifts it right: that place too."""
+    fields = line.split("|")
+    places = {id_at} | ({id_at + len(fields) - ncols} if ids_before and len(fields) > ncols
+                        else set())
+    return any(at < len(fields) and _JOB_ID.fullmatch(fields[at].strip()) for at in places)
+
+
+def _job_id_of(fields: list[str], id_at: int) -> str:
+    """The record's JobID as read ("?" when its field is not a job id): right unless a '|'
+    sits in a column before it."""
+    value = fields[id_at].strip() if id_at < len(fields) else ""
+    return value if _JOB_ID.fullmatch(value) else "?"
+
+
+def _shown(ids: list[str]) -> str:
+    return ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else "")

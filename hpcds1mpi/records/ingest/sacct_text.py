@@ -15,7 +15,7 @@ from hpcds1mpi.errors import IngestError
 from .csv_tables import check_unique_columns
 from .sacct_records import split_records
 from .schema import FileReport, build_rows, job_row
-from .slurm_fields import (BARE_BYTES, EARLIER_ATTEMPT, gpus_from_tres, int_or_none,
+from .slurm_fields import (BARE_BYTES, EARLIER_ATTEMPT, TWO_JOBS_ONE_ID, gpus_from_tres, int_or_none,
                            limit_or_none, oom_from_memory_kill, oom_from_steps, parse_duration,
                            parse_exit, parse_memory_bytes, parse_tres, slurm_status)
 from .times import sacct_time_reader
@@ -23,6 +23,8 @@ from .wrong_exports import SACCT_FORMAT, SACCT_P, wrong_export
 
 #: The time columns read from a job line.
 TIME_COLUMNS = ("Submit", "Start", "End")
+#: What every attempt of one requeued job shares (Submit does not: a requeue resets it).
+IDENTITY_COLUMNS = ("User", "UID", "JobName")
 
 
 def read_sacct_parsable(path: str | Path) -> tuple[list[dict], FileReport]:
@@ -60,15 +62,25 @@ def rows_from_records(header: list[str], records, report: FileReport) -> list[di
     steps: dict[str, list[dict]] = {}  # of the attempt kept
     early: dict[str, list[dict]] = {}  # steps read before any job line of theirs
     order: list[str] = []
+    clashing: list[str] = []  # ids of two job lines that are not one job's attempts
     for fields in records:
         row = dict(zip(header, fields))
         jid = row[idcol].strip()
         if not jid:
             report.dropped["empty JobID"] += 1
             continue
-        if "." in jid:
+        if jid.split(".", 1)[0] in clashing:
+            report.dropped[TWO_JOBS_ONE_ID] += 1
+        elif "." in jid:
             base = jid.split(".", 1)[0]
             (steps if base in jobs else early).setdefault(base, []).append(row)
+        elif jid in jobs and _identity(row) != _identity(jobs[jid]):
+            # Not a requeue: another user's or name's job under this id, as a job name holding
+            # "\n<id>|<user>|..." forges one. Which line is the real job cannot be told.
+            report.dropped[TWO_JOBS_ONE_ID] += 2 + len(steps.pop(jid))
+            del jobs[jid]
+            order.remove(jid)
+            clashing.append(jid)
         elif jid in jobs:
             # sacct -D lists every attempt of a requeued job, oldest first, each followed by
             # its own steps: the last one is the job, in its place, as sacct without -D shows it.
@@ -81,6 +93,11 @@ def rows_from_records(header: list[str], records, report: FileReport) -> list[di
             order.append(jid)
     for rows in early.values():
         report.dropped["step rows without their job line"] += len(rows)
+    if clashing:
+        report.facts.append(f"{len(clashing)} id(s) with two different jobs (user or name "
+                            f"differ) dropped, every line of them: jobs {', '.join(clashing[:5])}"
+                            f"{' ...' if len(clashing) > 5 else ''}; a forged or corrupt "
+                            "export: check them with sacct -j, or export with sacct --json")
     # sacct -X: no step lines, and a job line's TotalCPU is then 0 whatever the job used.
     cpu_unknown = not any(steps.values()) and "TotalCPU" in header
     if cpu_unknown and jobs:
@@ -93,6 +110,10 @@ def rows_from_records(header: list[str], records, report: FileReport) -> list[di
     return build_rows(order, lambda jid: _job_from_sacct_rows(jid, jobs[jid], steps[jid],
                                                               report, read_time, cpu_unknown),
                       report, (ValueError,), lambda exc: f"unparseable value ({_reason(exc)})")
+
+
+def _identity(row: dict) -> tuple[str, ...]:
+    return tuple(row.get(column, "").strip() for column in IDENTITY_COLUMNS)
 
 
 def _reason(exc: Exception) -> str:
@@ -125,6 +146,7 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
     runtime_s = float(runtime) if runtime is not None else parse_duration(job.get("Elapsed"))
     sized: set[str] = set()  # count columns sacct --units wrote as sizes
     rounded: set[str] = set()  # memory columns --units rounded to 0
+    coarse: set[str] = set()  # memory columns --units rounded to under 2 digits (0.01T)
 
     def count(row: dict, column: str) -> int | None:
         return _count(row, column, sized)
@@ -156,12 +178,13 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
     peak = None
     for s in steps:
         # A number without a unit is bytes: sacct --noconvert prints MaxRSS so (slurm_fields).
-        b = _memory(s.get("MaxRSS"), BARE_BYTES, "MaxRSS", rounded)
+        b = _memory(s.get("MaxRSS"), BARE_BYTES, "MaxRSS", rounded, coarse)
         if b is not None:
             peak = max(peak or 0.0, b / 1e6)
 
     energy = _sacct_energy(job, steps)
-    mem_req_gb, mem_unit_missing = _mem_req_gb(job.get("ReqMem"), nodes, cores, rounded)
+    mem_req_gb, mem_unit_missing = _mem_req_gb(job.get("ReqMem"), nodes, cores, rounded,
+                                               coarse)
     limit_raw = job.get("TimelimitRaw", "").strip()
     if limit_raw.isdigit():
         time_limit_s = float(limit_raw) * 60
@@ -183,6 +206,10 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
     for column in sorted(rounded):
         report.notes[f"{column} 0.00 in sacct --units' unit (a small value rounded to 0): read "
                      "as unknown, not 0; export without --units for exact values"] += 1
+    for column in sorted(coarse):
+        report.notes[f"{column} rounded by sacct --units to 2 decimals of a large unit "
+                     "(8000M is written 0.01T, read as 10.5 GB): off by up to half; export "
+                     "without --units for exact values"] += 1
     status = oom_from_steps(status, [s.get("State", "") for s in steps], report)
     status = oom_from_memory_kill(
         status, [exit_signal] + [parse_exit(s.get("ExitCode"))[1] for s in steps], peak,
@@ -209,6 +236,8 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
 _SIZED_COUNT = re.compile(r"[0-9.]+[KMGTP]")
 #: A memory size --units rounded to 0 (sacct without --units writes 0 as "0").
 _ROUNDED_TO_ZERO = re.compile(r"0\.0+[KMGTP][nc]?")
+#: A memory size --units wrote under 0.5 of its unit: its last decimal is over 1% of it.
+_COARSE = re.compile(r"0\.[0-4]\d*[KMGTP][nc]?")
 
 
 def _count(row: dict, column: str, sized: set[str]) -> int | None:
@@ -221,12 +250,17 @@ def _count(row: dict, column: str, sized: set[str]) -> int | None:
     return int_or_none(text)
 
 
-def _memory(text: str | None, bare: int | None, column: str, rounded: set[str]) -> float | None:
+def _memory(text: str | None, bare: int | None, column: str, rounded: set[str],
+            coarse: set[str]) -> float | None:
     """:func:`parse_memory_bytes`, but a size --units rounded to 0 (``0.00G``) is unknown
-    (None), its column added to ``rounded``: the job used some memory, under 0.005 G."""
+    (None), its column added to ``rounded``: the job used some memory, under 0.005 G. One
+    rounded to a coarse value (``0.01T``, anything from 5 to 15 GB) adds its column to
+    ``coarse``."""
     if text and _ROUNDED_TO_ZERO.fullmatch(text.strip()):
         rounded.add(column)
         return None
+    if text and _COARSE.fullmatch(text.strip()):
+        coarse.add(column)
     return parse_memory_bytes(text, bare)
 
 
@@ -259,8 +293,8 @@ def _sacct_energy(job: dict, steps: list[dict]) -> float | None:
     return total or joules(step("batch"))
 
 
-def _mem_req_gb(text: str | None, nodes: int | None, cores: int | None, rounded: set[str]
-                ) -> tuple[float | None, bool]:
+def _mem_req_gb(text: str | None, nodes: int | None, cores: int | None, rounded: set[str],
+                coarse: set[str]) -> tuple[float | None, bool]:
     """ReqMem -> (GB for the whole job, whether a number came without a unit). 22.05 prints
     the job total with no suffix; older versions append ``n`` (per node) or ``c`` (per CPU).
     sacct writes ReqMem with its unit, ``--noconvert`` too; a number without one (a hand-made
@@ -268,7 +302,7 @@ def _mem_req_gb(text: str | None, nodes: int | None, cores: int | None, rounded:
     if not text or not text.strip():
         return None, False
     try:
-        b = _memory(text, None, "ReqMem", rounded)
+        b = _memory(text, None, "ReqMem", rounded, coarse)
         if b is None:
             return None, False
     except ValueError:

@@ -38,6 +38,8 @@ NOT_FINISHED = {"PENDING", "RUNNING", "SUSPENDED", "REQUEUED", "RESIZING", "REQU
 #: Why an earlier record of a job id is not read: sacct -D and --json list each attempt of a
 #: requeued job (the earlier ones REQUEUED, not "not finished"); the last one is the job.
 EARLIER_ATTEMPT = "earlier attempt of a requeued job (the last attempt kept)"
+TWO_JOBS_ONE_ID = ("line of two different jobs under one id (user or name differ: a forged "
+                   "or corrupt export; use sacct --json)")
 
 #: The time limit (minutes) Slurm's backfill scheduler records for a job that set none: the
 #: "infinite" partition limit stored as 365 days, where other jobs say UNLIMITED (the capture

@@ -1,0 +1,74 @@
+"""Job names holding newlines and '|' (Slurm accepts both; sacct -P escapes neither): real
+exports of the test Slurm (tester Z, session 28) where such a name forged another job."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from hpcds1mpi.records.ingest.job_logs import ingest, read_job_log
+
+from .captures import EXPORTS, by_id
+
+FORGED_LAST = EXPORTS / "forged-name-last.txt"  # JobID,User,...,JobName: name last
+FORGED_FIRST = EXPORTS / "forged-name-first.txt"  # the tool's own SACCT_FORMAT order
+
+
+def test_a_name_forging_a_record_in_the_middle_is_dropped_never_read_as_a_job():
+    """Job 56435905 named 'x\\n56435899|forged': its second line replaced real job 56435899
+    (sh, 0 s, 2 CPUs) with a forged one (forged, 4 s, limit 420 s)."""
+    df, report = read_job_log(FORGED_FIRST)
+    assert list(df["job_id"]) == ["56435899"]
+    real = by_id(df)["56435899"]
+    assert (real["workload"], real["runtime_s"], real["cores"]) == ("sh", 0.0, 2)
+    assert not report.dropped.get("earlier attempt of a requeued job (the last attempt kept)")
+    assert any("56435905 with 56435899" in fact and "--json" in fact for fact in report.facts)
+
+
+def test_two_different_jobs_under_one_id_are_both_dropped_and_named():
+    """Job 56435903 named 'x\\n56435898|alice|debug|TIMEOUT|1440|86400|y' (the name last, so
+    its second line is a whole record): job 56435898 became alice's 86400 s timeout, the real
+    COMPLETED root job dropped as an 'earlier attempt'."""
+    df, report = read_job_log(FORGED_LAST)
+    assert "56435898" not in set(df["job_id"]) and "alice" not in set(df["user"])
+    assert report.dropped["line of two different jobs under one id (user or name differ: a "
+                          "forged or corrupt export; use sacct --json)"] == 3  # 2 jobs, a step
+    assert any("jobs 56435898" in fact for fact in report.facts)
+
+
+def test_a_requeued_job_whose_attempts_agree_is_still_one_job():
+    df, report = read_job_log(EXPORTS / "requeued-D.txt")
+    assert by_id(df)["56435727"]["runtime_s"] == 25.0 and sum(report.dropped.values()) == 1
+
+
+def test_two_different_jobs_under_one_id_in_two_files_are_both_dropped(tmp_path):
+    """The real line in one file, the forged one in another: the first file's was kept and
+    the disagreement only counted."""
+    lines = FORGED_LAST.read_text().splitlines()
+    real, forged = tmp_path / "real.txt", tmp_path / "forged.txt"
+    real.write_text("\n".join(lines[:3]) + "\n")
+    forged.write_text("\n".join([lines[0], lines[4]]) + "\n")
+    table, _, notes = ingest([real, forged])
+    assert "56435898" not in set(table["job_id"])
+    assert any("jobs 56435898" in note for note in notes)
+    same, _, _ = ingest([real, real])  # one job twice: kept once, as before
+    assert list(same["job_id"]) == ["56435898"]
+
+
+def test_a_newline_in_the_last_column_continues_the_record(tmp_path):
+    """A name 'a\\nb' (no '|') with JobName last: the 'b' line was counted as a record of its
+    own, 'fewer fields than the header'."""
+    path = tmp_path / "nl.txt"
+    lines = FORGED_LAST.read_text().splitlines()
+    path.write_text("\n".join([lines[0], lines[3] + "\nb", lines[5]]) + "\n")
+    df, report = read_job_log(path)
+    assert by_id(df)["56435903"]["workload"] == "x\nb" and not report.dropped
+
+
+def test_units_t_coarse_reqmem_is_said():
+    """--units=T writes ReqMem 8000M as 0.01T (10.5 GB): read silently."""
+    df, report = read_job_log(EXPORTS / "units-T-reqmem.txt")
+    assert by_id(df)["56435910"]["mem_req_gb"] == pytest.approx(10.48576)  # MiB / 1000
+    assert any(reason.startswith("ReqMem rounded by sacct --units") and n == 1
+               for reason, n in report.notes.items())
+    assert pd.isna(by_id(df)["56435910"]["peak_rss_mb"])  # its step's 0.00T
