@@ -319,12 +319,22 @@ def _quiet_stdout() -> None:
 
 def _undecodable(exc: UnicodeEncodeError) -> str:
     """The name ``exc`` could not encode, as text: an argument of the command line that holds
-    it, else the part of the text around it."""
+    it, else the word of the text it stands in (up to blanks and quotes: a whole script's
+    lines around it had been printed)."""
     for arg in sys.argv[1:]:
         if any("\udc80" <= ch <= "\udcff" for ch in arg):
             return shown_name(arg)
     text = exc.object if isinstance(exc.object, str) else ""
-    return shown_name(text[max(0, exc.start - 40):exc.end + 40]) or "a name"
+    start, end = exc.start, exc.end
+    while start > 0 and exc.start - start < 200 and not _ends_name(text[start - 1]):
+        start -= 1
+    while end < len(text) and end - exc.end < 200 and not _ends_name(text[end]):
+        end += 1
+    return shown_name(text[start:end]) or "a name"
+
+
+def _ends_name(ch: str) -> bool:
+    return ch.isspace() or ch in "'\""
 
 
 if __name__ == "__main__":  # pragma: no cover

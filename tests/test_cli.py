@@ -320,6 +320,22 @@ def test_a_name_a_library_cannot_store_is_one_line_naming_it(monkeypatch, capsys
         main(["kernels"])
 
 
+def test_a_name_in_written_text_is_said_as_the_name_not_the_text_around_it(monkeypatch):
+    """s28 tester Z8: a script whose PATH line held a folder with bytes that are not UTF-8
+    was refused quoting 80 characters of the script (' pipefail\\nexport PATH=...')."""
+    import os
+
+    from hpcds1mpi.cli import _undecodable
+
+    monkeypatch.setattr(sys, "argv", ["hpcds1mpi", "recommend", "--emit", "slurm"])
+    folder = os.fsdecode(b"/tmp/nonutf\xff\xfe/venv/bin")
+    for text in (f"set -o pipefail\nexport PATH='{folder}':$PATH\nexport OMP_NUM_THREADS=2\n",
+                 f"cd {folder} && srun x"):
+        at = text.index("\udcff")
+        exc = UnicodeEncodeError("utf-8", text, at, at + 2, "surrogates not allowed")
+        assert _undecodable(exc) == "/tmp/nonutf\\xff\\xfe/venv/bin"
+
+
 # ------------------------------------------- an option given twice (tester S, s27 #8)
 
 def _toy_cli():

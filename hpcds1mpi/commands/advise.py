@@ -72,7 +72,9 @@ def format_advice(advice) -> str:
                      if advice.scheduler == "slurm" else "  measure first (with hpcds1mpi "
                      "sweep in a job; the written calibration sweep is for Slurm only):")
         lines += [f"     {c['config']}  {c['reason']}" for c in advice.calibration]
-    if advice.changes:
+    if getattr(advice, "rewrite_refused", ""):  # said in its note: no changes, none "already asked"
+        pass
+    elif advice.changes:
         lines.append("  --rewrite changes only these lines:")
         for c in advice.changes:
             lines.append(f"     line {c.line}: {c.old}  ->  {c.new}" if c.old and c.new
@@ -146,6 +148,9 @@ def command(script, out, force, workload, size, objective, model_dir, cluster_fi
                     model_dir=model_dir or DEFAULT_MODEL, history=FailureHistory.load(None),
                     name=Path(script).name, job_folder=os.getcwd())
     if out:
+        if advice.rewrite_refused:  # the reading first, then why nothing was written
+            click.echo(format_advice(advice))
+            raise ConfigError(advice.rewrite_refused)
         if advice.rewritten is None:
             raise ConfigError(f"nothing to rewrite: no recommendation for this script (verdict "
                               f"{advice.verdict.get('verdict')}); {advice.summary()}")

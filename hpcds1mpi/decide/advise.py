@@ -41,13 +41,15 @@ from hpcds1mpi.decide.script_workload import choose_launch, no_size, recorded_co
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch import directives as directives_mod
 from hpcds1mpi.launch.job_script import JobScript
-from hpcds1mpi.launch.pbs_request import free_place_note, host_cpus
+from hpcds1mpi.launch.pbs_request import free_place_note
+from hpcds1mpi.launch.script_fits import refused_request
 from hpcds1mpi.launch.pbs_rewrite import pbs_notes
-from hpcds1mpi.launch.script_reading import read_script
+from hpcds1mpi.launch.script_reading import MAX_LINE_CHARS, read_script, unread_lines
 from hpcds1mpi.launch.script_gpus import shared_gpus, step_refused, visible_note
 from hpcds1mpi.launch.script_repeats import repeats_note
 from hpcds1mpi.launch.script_binding import binding_note, launch_family
-from hpcds1mpi.launch.script_request import device_of, precision_of, resolve_launch, size_from
+from hpcds1mpi.launch.script_knobs import device_of, precision_of
+from hpcds1mpi.launch.script_request import resolve_launch, size_from
 from hpcds1mpi.launch.script_rewrite import Change, Layout, ranks_note, rewrite, threads_note
 from hpcds1mpi.schemas.limits import MAX_SIZE
 
@@ -117,7 +119,9 @@ class Advice:
         confidence: System 1's confidence in its pick (None when not its overall pick).
         energy_label: where the energy predictions come from.
         changes / rewritten: what ``--rewrite`` changes and the rewritten text (None when
-            there is nothing to write).
+            there is nothing to write, or it is refused).
+        rewrite_refused: why ``--rewrite`` writes nothing although a layout is recommended
+            (lines too long to read: what they ask for is not known); "" when it writes.
         notes: what was assumed or could not be read, one line each.
         warnings: what would make the job fail as written (its launcher of another MPI
             family than its program's), one line each.
@@ -139,6 +143,7 @@ class Advice:
     energy_label: str = "modelled"
     changes: list[Change] = field(default_factory=list)
     rewritten: str | None = None
+    rewrite_refused: str = ""
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     calibration: list[dict] = field(default_factory=list)
@@ -182,7 +187,7 @@ class Advice:
                                              "workload_source", "size", "size_source",
                                              "verdict", "objective", "confidence",
                                              "energy_label", "notes", "warnings",
-                                             "calibration")}
+                                             "calibration", "rewrite_refused")}
         out.update(asked=self.asked.to_dict() if self.asked else None,
                    recommended=self.recommended.to_dict() if self.recommended else None,
                    energy_saving_pct=self.energy_saving_pct,
@@ -256,31 +261,6 @@ def _recommended(rec: "Recommendation", asked: Configuration, notes: list[str]
             return int(i), (ch.confidence if int(i) == ch.index else None)
     notes.append(f"no feasible layout keeps the script's {asked.device} {asked.precision}")
     return None, None
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'s' if count != 1 else ''}"
-
-
-def _reserved_too_much(script: JobScript, per_node: int, threads: int,
-                       partition: "Partition") -> str:
-    """Why the scheduler refuses the script's request on ``partition`` ("" when it does
-    not): more CPUs per node (ranks per node x CPUs per task, or a PBS chunk's ``ncpus``)
-    or GPUs per node than a node has. The threads alone do not say it: ``--cpus-per-task=64``
-    with ``OMP_NUM_THREADS=2`` reserves 64 CPUs per rank, and Slurm refuses it ("Requested
-    node configuration is not available")."""
-    cores, name = partition.cores_per_node, partition.name
-    host = host_cpus(script) if script.scheduler == "pbs" else None
-    cpus = script.cpus_per_task
-    if host and host[0] > cores:
-        return f"line {host[1]}: {host[2]}, but partition {name!r} has {cores} cores per node"
-    if cpus and cpus > threads and per_node * cpus > cores:  # equal: check_fits says it
-        return (f"{_plural(per_node, 'rank')} x {cpus} CPUs per task = {per_node * cpus} CPUs "
-                f"per node, but partition {name!r} has {cores}")
-    if script.gpus_per_node > partition.gpus_per_node:
-        return (f"{_plural(script.gpus_per_node, 'GPU')} per node asked, but partition "
-                f"{name!r} has {partition.gpus_per_node}")
-    return ""
 
 
 # ---- advise ---------------------------------------------------------------------------------
@@ -361,14 +341,14 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
         notes.append("the script does not say the precision; fp64 assumed")
     if device == "cpu" and script.gpus_per_node:
         notes.append(f"{device_said}: the program runs on the CPU, so both layouts are predicted "
-                     f"on the CPU; the {_plural(script.gpus_per_node, 'GPU')} per node the job "
+                     f"on the CPU; the {script.gpus_per_node} GPU{'s' if script.gpus_per_node != 1 else ''} per node the job "
                      f"asks for ({gpus_at}) go unused")
     asked_cfg = Configuration(nodes, per_node, threads, device, precision)
     where = f"{cluster.name}/{partition.name}" if cluster is not None else partition.name
     asked = Side(asked_cfg, where, script.time_s,
                  lines=sorted({n for v in script.lines.values() for n in v}))
     try:
-        asked.problem = step_refused(script) or _reserved_too_much(script, per_node, threads,
+        asked.problem = step_refused(script) or refused_request(script, per_node, threads,
                                                                     partition)
         if not asked.problem and device == "gpu":
             asked.problem = (f"{device_said}: the program runs on the GPU, but the job asks for "
@@ -441,6 +421,16 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
                     picked_part.cores_per_node)
     family = launch_family(script, script.launch, job_folder)  # Open MPI's binds ranks
     advice.rewritten, advice.changes = rewrite(script, layout, family)
+    unread = unread_lines(script)
+    if unread:  # a rewrite would keep what they ask beside what it adds (two selects)
+        advice.rewritten = None
+        advice.rewrite_refused = (
+            f"--rewrite refused: line{'s' if len(unread) > 1 else ''} "
+            f"{', '.join(map(str, unread[:5]))} {'are' if len(unread) > 1 else 'is'} over "
+            f"{MAX_LINE_CHARS:,} characters and not read, so a rewrite cannot know what it "
+            "changes; shorten the line (fewer select chunks, a shorter argument list) and run "
+            "advise again")
+        notes.append(advice.rewrite_refused)
     notes += [n for n in (threads_note(script, layout), ranks_note(script, layout, Layout(
         nodes, per_node, threads)), visible_note(script, cfg.device, cfg.ranks_per_node),
         binding_note(script, layout, family), *pbs_notes(script, layout)) if n]

@@ -5,16 +5,21 @@ unless ``qsub -V``; Slurm likewise under ``SBATCH_EXPORT=NONE``), so a script th
 ``hpcds1mpi`` puts this Python's bin folder first on PATH: the job then finds this
 installation, and the ``mpiexec`` of its MPI (the mpich wheel's) before the site's, which may
 be another MPI family. The campaign scripts, ``tune --submit`` and the scripts of
-``recommend`` / ``serve`` / the Python API write it with the same helpers.
+``recommend`` / ``serve`` / the Python API write it with the same helpers. A folder PATH
+cannot hold (a ``:``, which splits it) or a script file cannot (bytes that are not UTF-8) is
+refused (:func:`check_bin_dir`): the job would run the site's hpcds1mpi and mpiexec.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import sys
 from pathlib import Path
 from typing import Sequence
+
+from hpcds1mpi.errors import ConfigError
 
 #: The command name of this toolkit, as a script's program line starts it.
 COMMAND = "hpcds1mpi"
@@ -35,12 +40,37 @@ def runs_own_command(program: Sequence[str]) -> bool:
     return bool(program) and program[0] == COMMAND
 
 
+def check_bin_dir(bin_dir: str) -> None:
+    """Refuse a folder a script cannot put on PATH.
+
+    Raises:
+        ConfigError: it has bytes that are not UTF-8 (the script is UTF-8 text), or a ``:``
+            (PATH splits there, and the job silently runs another hpcds1mpi and mpiexec).
+    """
+    try:
+        bin_dir.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = os.fsencode(bin_dir).decode("utf-8", "backslashreplace")
+        raise ConfigError(f"this installation's folder {shown} is not UTF-8, so a batch "
+                          "script cannot put it on PATH; install hpcds1mpi under a UTF-8 "
+                          "path") from None
+    if ":" in bin_dir:
+        raise ConfigError(f"this installation's folder {bin_dir} has a ':', which PATH "
+                          "cannot hold (it splits there, and the job would run the site's "
+                          "hpcds1mpi and mpiexec); install hpcds1mpi under a path without ':'")
+
+
 def path_export(bin_dir: str, job) -> str:
     """The folder a script puts first on PATH (quoted; "" for none): ``bin_dir``, unless the
     site's preamble already puts it first and no module is loaded after it (the cluster
-    file's ``export PATH=...`` line would otherwise be written twice)."""
+    file's ``export PATH=...`` line would otherwise be written twice).
+
+    Raises:
+        ConfigError: a folder PATH or the script cannot hold (:func:`check_bin_dir`).
+    """
     if not bin_dir:
         return ""
+    check_bin_dir(bin_dir)
     setting = [line for line in job.preamble() if re.search(r"\bPATH=", line)]
     first = re.compile(r"^\s*export\s+PATH=([\"']?)" + re.escape(bin_dir)
                        + r"/?:\$(PATH|\{PATH\})\1\s*;?\s*$")

@@ -104,6 +104,15 @@ def pbs_directives(e: Edits, script: "JobScript", to: "Layout") -> None:
         e.insert(directive_line(script), f"#PBS -q {to.partition}\n")
 
 
+def _lost_with(specs: list[dict[str, str]]) -> str:
+    """What the dropped chunk specs asked beyond the layout and the kept spec (``mem=1gb``),
+    said with the note: a memory request lost unsaid could get the job killed."""
+    lost = sorted({f"{k}={v}" for spec in specs[1:] for k, v in spec.items()
+                   if k != "count" and k not in LAYOUT_RESOURCES and specs[0].get(k) != v})
+    return (f", and with them their {', '.join(lost)}: add it to the select if the job "
+            "needs it") if lost else ""
+
+
 def pbs_notes(script: "JobScript", to: "Layout") -> list[str]:
     """What a rewrite to ``to`` leaves out of a PBS script's request, one line each: the chunk
     specs past the first, the job-wide chunk resources, a ``place`` that packed chunks."""
@@ -118,7 +127,7 @@ def pbs_notes(script: "JobScript", to: "Layout") -> list[str]:
                      f"recommended {to.nodes} host{'s' if to.nodes > 1 else ''} with "
                      f"{to.ranks_per_node} rank{'s' if to.ranks_per_node > 1 else ''} each; "
                      f"the other chunk spec{'s' if len(specs) > 2 else ''} (+{dropped}) "
-                     f"{'are' if len(specs) > 2 else 'is'} dropped")
+                     f"{'are' if len(specs) > 2 else 'is'} dropped" + _lost_with(specs))
     job_wide = job_wide_chunk_resources(script)
     if job_wide:
         moved = _moved(script)

@@ -40,26 +40,30 @@ _MCA_VARIABLES = tuple(f"OMPI_MCA_{prefix}" for prefix in OPEN_MPI_BINDING_MCA)
 
 def remap(value: str, ranks_per_node: int, threads: int) -> str:
     """A ``--map-by`` value for ``ranks_per_node`` x ``threads``: ``ppr:N:node``'s N and every
-    ``PE=`` modifier change (spelled as written); one thread drops ``PE=``. "" when nothing
-    is left (``:PE=2``)."""
-    parts = value.split(":")
-    if len(parts) >= 3 and parts[0].lower() == "ppr" and parts[2].lower() == "node" \
-            and parts[1].isdigit():
-        parts[1] = str(ranks_per_node)
-    out = []
-    for part in parts:
-        pe = _PE_RE.match(part)
-        if pe is None:
-            out.append(part)
-        elif threads > 1:
-            out.append(f"{pe.group(1)}={threads}")
-    return ":".join(out).strip(":") if len(out) < len(parts) else ":".join(out)
+    ``PE=`` modifier change (spelled as written; after ``:`` or, Open MPI 4.1's form, after
+    ``,``: ``slot:PE=1,oversubscribe``); one thread drops ``PE=``, the modifier after it
+    taking its separator. "" when nothing is left (``:PE=2``)."""
+    pieces = re.split(r"([:,])", value)  # items at even indexes, separators between them
+    items, seps = pieces[0::2], ["", *pieces[1::2]]
+    if len(items) >= 3 and items[0].lower() == "ppr" and items[2].lower() == "node" \
+            and items[1].isdigit() and seps[1:3] == [":", ":"]:
+        items[1] = str(ranks_per_node)
+    out, carried = [], None
+    for sep, item in zip(seps, items):
+        sep, carried = (carried, None) if carried is not None else (sep, None)
+        pe = _PE_RE.match(item)
+        if pe is not None and threads <= 1:
+            carried = sep  # ``node:PE=2,span`` -> ``node:span``, not ``node,span``
+            continue
+        out.append(sep + (f"{pe.group(1)}={threads}" if pe is not None else item))
+    return "".join(out).strip(":,") if len(out) < len(items) else "".join(out)
 
 
 def gives_core_sets(launch: "Launch") -> bool:
     """Whether ``launch``'s ``--map-by`` gives each rank a set of cores (``PE=T``)."""
     opt = launch.options.get("map-by")
-    return bool(opt and opt.value and any(_PE_RE.match(p) for p in opt.value.split(":")))
+    return bool(opt and opt.value and any(_PE_RE.match(p)
+                                          for p in re.split(r"[:,]", opt.value)))
 
 
 def launcher_words(script: "JobScript", launch: "Launch") -> list[str]:

@@ -101,6 +101,19 @@ def _too_long(number: int) -> str:
     return f"line {number} is over {MAX_LINE_CHARS:,} characters long; not read"
 
 
+def unread_lines(script: JobScript) -> list[int]:
+    """The lines read past as too long (:data:`MAX_LINE_CHARS`): counted directives and shell
+    lines (a continued line by its first). A rewrite must refuse such a script: it cannot know
+    what those lines ask for (a long ``select`` kept beside an added one asks twice)."""
+    lines = _lines(script.text)
+    end = script.first_command - 1 if script.first_command else len(lines)
+    unread = [number for number, _, line in lines[:end]
+              if _magic(line) and MAGIC[_magic(line)] == script.scheduler
+              and len(line) > MAX_LINE_CHARS]
+    return unread + [number for number, _, _, text in _logical(lines, end)
+                     if not _magic(text) and len(text) > MAX_LINE_CHARS]
+
+
 def _logical(lines, k: int):
     """(first line, last line, start offset, text) of each shell line from index ``k`` on:
     ``\\``-continued lines are joined (the backslash-newline becomes two blanks, so offsets in

@@ -9,8 +9,8 @@ program's measured command has ``{threads}``), else ``OMP_NUM_THREADS`` where th
 it (on the launch line or before it), else PBS's ``ompthreads``, else the CPUs per task, else
 one.
 
-The launched program asks for a problem size, a precision and a device (:func:`size_from`,
-:func:`precision_of`, :func:`device_of`), and for an MPI:
+The launched program asks for a problem size (:func:`size_from`; its precision and device:
+:mod:`hpcds1mpi.launch.script_knobs`), and for an MPI:
 :mod:`hpcds1mpi.launch.script_mpi_check` says when the script's ``mpirun`` / ``mpiexec`` is of
 another MPI family than the program's.
 """
@@ -117,7 +117,8 @@ def resolve_launch(script: "JobScript", launch: "Launch | None" = None) -> None:
 #: hpcds1mpi's own commands that take ``--threads N`` (threads per rank).
 _OWN_COMMANDS = ("run", "sweep")
 _OWN_START_RE = re.compile(r"(?<![\w.-])hpcds1mpi\s+(run|sweep)(?![\w-])")
-_OWN_THREADS_RE = re.compile(r"(?<!\S)--threads(?:=|(?:[ \t]|\\\r?\n)+)(\d+)(?![^\s;&|])")
+#: ``--threads`` and its value as written; a variable counts as given (a second is an error)
+_OWN_THREADS_RE = re.compile(r"(?<!\S)--threads(?:=|(?:[ \t]|\\\r?\n)+)([^\s;&|<>()]+)")
 #: A word that takes the rewrite's threads with it: a value the scheduler fills in from the
 #: directives, or the OMP_NUM_THREADS the rewrite sets.
 _FOLLOWS_RE = re.compile(r"^\$\{?(SLURM_\w+|SRUN_\w+|PBS_\w+|NCPUS|OMP_NUM_THREADS)\}?$")
@@ -169,8 +170,29 @@ def _own_threads(script: "JobScript", launch: "Launch") -> ProgramValue | None:
             return None
         return ProgramValue(RUN_DEFAULT_THREADS, "hpcds1mpi run without --threads", [], [],
                             add_at=launch.spans[1][1])
-    return ProgramValue(int(found[-1].group(1)), f"--threads {found[-1].group(1)}",
-                        [found[-1].span(1)], [])
+    return _given_threads(script, launch, found[-1])
+
+
+def _given_threads(script: "JobScript", launch: "Launch", given: re.Match
+                   ) -> ProgramValue | None:
+    """``--threads``'s value as ``given`` matched it: digits (a rewrite replaces them), or a
+    variable read through the script's own (left as written where it follows what a rewrite
+    changes, ``$OMP_NUM_THREADS``; else kept and said); None where it is unknown here."""
+    raw, at = given.group(1), given.start(1)
+    inner = raw.strip("\"'")
+    if inner.isdigit():
+        start = at + raw.index(inner)
+        return ProgramValue(int(inner), f"--threads {raw}", [(start, start + len(inner))], [])
+    words = launch_words(launch)
+    value = next((words[k] for k, (start, end, _) in enumerate(launch.spans[:len(words)])
+                  if start <= at < end), "").removeprefix("--threads=")
+    if not value.isdigit():
+        if not _FOLLOWS_RE.match(inner):
+            script.note(f"line {launch.line}: --threads {raw} could not be resolved; threads "
+                        "taken from OMP_NUM_THREADS or the CPUs per task")
+        return None
+    return ProgramValue(int(value), f"--threads {raw}", [],
+                        [] if _FOLLOWS_RE.match(inner) else [raw])
 
 
 def program_threads(script: "JobScript", launch: "Launch | None") -> ProgramValue | None:
@@ -199,7 +221,7 @@ def program_value(script: "JobScript", launch: "Launch", key: str) -> ProgramVal
     groups = [(k, m, g) for k, m in hits for g in range(1, m.re.groups + 1)]
     if len({int(m.group(g)) for k, m, g in groups}) != 1:
         return None
-    words = _words(launch)
+    words = launch_words(launch)
     spans, kept = [], []
     for k, m, g in groups:
         start, _, raw = launch.spans[k]
@@ -274,7 +296,7 @@ def split_command(command: str) -> list[str]:
         return []
 
 
-def _words(launch: "Launch") -> list[str]:
+def launch_words(launch: "Launch") -> list[str]:
     """The launched program's word and its arguments, ``$`` expanded where known (index k is
     ``launch.spans[k]``); [] when no program was read."""
     if not launch.program_raw:
@@ -289,7 +311,7 @@ def _lined_up(launch: "Launch", tokens: list[str]) -> list[tuple[str, str, int]]
     if not tokens:
         return None
     at = program_at(tokens)
-    words = _words(launch)
+    words = launch_words(launch)
     starts = [i for i, w in enumerate(words) if stem(w) == stem(tokens[at])]
     if not starts or len(words) - starts[0] != len(tokens) - at:
         return None
@@ -357,7 +379,7 @@ def _after_option(launch: "Launch", tokens: list[str], key: str, value: str
     if not tokens:
         return []
     at = program_at(tokens)
-    words = _words(launch)
+    words = launch_words(launch)
     starts = [i for i, w in enumerate(words) if stem(w) == stem(tokens[at])]
     if not starts:
         return []
@@ -384,50 +406,3 @@ def fits_command(launch: "Launch", template: str) -> int:
     if pairs and all(re.fullmatch(word_pattern(t), w) for t, w, _ in pairs[1:]):
         return 2
     return 1 if size_from(launch, template) is not None else 0
-
-
-def precision_of(script: "JobScript", launch: "Launch | None") -> tuple[str, bool]:
-    """(precision, whether the script says it): ``--precision X`` or HPCDS1MPI_PRECISION."""
-    if launch is not None:
-        for k, word in enumerate(launch.args[:-1]):
-            if word == "--precision" and launch.args[k + 1] in PRECISIONS:
-                return launch.args[k + 1], True
-        env = launch.env.get("HPCDS1MPI_PRECISION")
-        if env and env[0] in PRECISIONS:
-            return env[0], True
-    for s in script.settings:
-        if s.name == "HPCDS1MPI_PRECISION" and s.resolved in PRECISIONS:
-            return s.resolved, True
-    return "fp64", False
-
-
-DEVICES = ("cpu", "gpu")
-
-
-def device_of(script: "JobScript", launch: "Launch | None") -> tuple[str | None, str]:
-    """(device, where the script says it) for the launched program: its ``--device X`` /
-    ``--device=X``, the word where its measured command (``script.command``) has
-    ``{device}``, or HPCDS1MPI_DEVICE set on the launch line or before it; ``hpcds1mpi run``
-    without ``--device`` runs on the CPU, its default. (None, "") when the script does not
-    say: the GPUs it asks for then tell (:attr:`JobScript.device`)."""
-    if launch is None:
-        return None, ""
-    args = launch.args
-    for k, word in enumerate(args):
-        given = args[k + 1] if word == "--device" and k + 1 < len(args) else \
-            word[9:] if word.startswith("--device=") else None
-        if given in DEVICES:
-            return given, f"line {launch.line}: --device {given}"
-    if script.command and "{device}" in script.command:
-        hits = placeholder_words(launch, script.command, "device", "|".join(DEVICES))
-        if len({m.group(1) for _, m in hits}) == 1:
-            return hits[0][1].group(1), f"line {launch.line}: {_words(launch)[hits[0][0]]}"
-    env = launch.env.get("HPCDS1MPI_DEVICE")
-    if env and env[0] in DEVICES:
-        return env[0], f"line {env[1].line}: HPCDS1MPI_DEVICE={env[0]}"
-    for s in reversed(script.settings):
-        if s.name == "HPCDS1MPI_DEVICE" and s.line <= launch.line and s.resolved in DEVICES:
-            return s.resolved, f"line {s.line}: HPCDS1MPI_DEVICE={s.resolved}"
-    if stem(launch.program or launch.program_raw or "") == "hpcds1mpi" and args[:1] == ["run"]:
-        return "cpu", f"line {launch.line}: hpcds1mpi run without --device (its default cpu)"
-    return None, ""

@@ -307,3 +307,18 @@ def test_a_pbs_script_is_advised_in_pbs_terms(tmp_path, capsys, monkeypatch):
         else "--threads" not in launch
     res = invoke(capsys, ["advise", str(job), "--cluster", str(cluster)])
     assert "              walltime 36:00:00  (the request on lines" in res.out
+
+
+def test_a_line_too_long_to_read_refuses_the_rewrite_and_writes_nothing(job, tmp_path, capsys):
+    """s28 tester Z7: a 2000-chunk select was skipped as too long and the rewrite added a
+    second select beside it."""
+    select = "+".join(["1:ncpus=1:mpiprocs=1"] * 2000)
+    job.write_text(SCRIPT.replace("#SBATCH --nodes=2\n", f"#SBATCH --comment={select}\n"))
+    out = tmp_path / "new.sbatch"
+    res = invoke(capsys, ["advise", str(job), "--cluster", CLUSTER, "--rewrite", str(out)])
+    assert res.code != 0 and "Traceback" not in res.err and not out.exists()
+    assert res.err.strip().startswith("hpcds1mpi: error: --rewrite refused: line 4 is over "
+                                      "32,768 characters") and res.err.count("\n") == 1, res.err
+    assert "asked" in res.out and "--rewrite changes only these lines" not in res.out
+    res = invoke(capsys, ["advise", str(job), "--cluster", CLUSTER])  # the reading stays
+    assert res.code == 0 and "--rewrite refused: line 4 is over 32,768 characters" in res.out

@@ -545,3 +545,17 @@ def test_open_mpis_core_set_per_rank_follows_the_recommended_threads(bundle, pla
     assert launch.startswith(f"mpirun.openmpi --map-by {mapping} hpcds1mpi run stencil "
                              f"--threads {r.threads} ")
     assert ("OMP_PLACES" in a.rewritten) == (r.threads > 1)  # ranks keep cores of their own
+
+
+def test_a_directive_too_long_to_read_refuses_the_rewrite(bundle, places):
+    """s28 tester Z7: a select of 2000 chunks (over 32,768 characters) was skipped, and the
+    rewrite added a second select beside it: two conflicting requests. The reading stays."""
+    select = "+".join(["1:ncpus=1:mpiprocs=1"] * 2000)
+    text = (f"#!/bin/bash\n#PBS -l select={select}\n#PBS -l place=scatter:excl\n"
+            "#PBS -l walltime=00:05:00\nmpiexec -n 2 hpcds1mpi run stencil --size 128 "
+            "--threads 1\n")
+    a = run(text, bundle, places)
+    assert a.recommended is not None and a.rewritten is None
+    assert a.rewrite_refused.startswith("--rewrite refused: line 2 is over 32,768 characters")
+    assert a.rewrite_refused in a.notes and a.to_dict()["rewrite_refused"] == a.rewrite_refused
+    assert run(text.replace(select, "2:ncpus=2:mpiprocs=1"), bundle, places).rewritten

@@ -9,10 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from hpcds1mpi.cluster import Cluster, Partition
 from hpcds1mpi.config import Configuration
 from hpcds1mpi.launch import scripts as batch
 from hpcds1mpi.launch.directives import BatchJob
+from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.own_install import own_executable, path_export
 
 #: The repro's cluster file (tester V): 2 cores per node, account proj42.
@@ -71,3 +74,52 @@ def test_a_preamble_that_already_puts_the_folder_first_is_not_repeated():
     assert path_export(bin_dir, _job(KERNEL, preamble=[f"export PATH={bin_dir}:$PATH"],
                                      modules=["gcc/12"])) == bin_dir  # a module may move it
     assert path_export("", job) == ""
+
+
+def _installation_at(folder: bytes) -> bytes:
+    """A venv at ``folder`` that runs this installation (its hpcds1mpi linked to this one's,
+    its packages this venv's through a .pth file, as tester Z made it): a job script written from
+    it must put ``folder``/bin on PATH. Its python."""
+    import site
+
+    bin_dir = os.path.join(folder, b"bin")
+    packages = os.path.join(folder, b"lib", b"python%d.%d" % sys.version_info[:2],
+                            b"site-packages")
+    os.makedirs(bin_dir)
+    os.makedirs(packages)
+    os.symlink(os.fsencode(sys.executable), os.path.join(bin_dir, b"python"))
+    os.symlink(os.fsencode(Path(sys.executable).parent / "hpcds1mpi"),
+               os.path.join(bin_dir, b"hpcds1mpi"))
+    Path(os.fsdecode(os.path.join(packages, b"main.pth"))).write_text(  # its .pth files too
+        "".join(f"import site; site.addsitedir({p!r})\n" for p in site.getsitepackages()))
+    Path(os.fsdecode(os.path.join(folder, b"pyvenv.cfg"))).write_bytes(
+        (Path(sys.executable).parent.parent / "pyvenv.cfg").read_bytes())
+    return os.path.join(bin_dir, b"python")
+
+
+@pytest.mark.parametrize("name, said", [
+    (b"co:lon", "has a ':', which PATH cannot hold"),  # s28 tester Z9: PATH split there
+    (b"nonutf\xff\xfe", "nonutf\\xff\\xfe/bin is not UTF-8, so a batch script cannot put it "
+                        "on PATH"),  # s28 tester Z8: a garbled error quoting script text
+])
+def test_an_installation_folder_path_cannot_hold_is_refused_and_nothing_written(
+        tmp_path, name, said):
+    python = _installation_at(os.path.join(os.fsencode(tmp_path), name))
+    out = tmp_path / "job.slurm"
+    done = subprocess.run([python, "-m", "hpcds1mpi", "recommend", "--workload", "stencil",
+                           "--size", "128", "--emit", "slurm", "-o", str(out)],
+                          capture_output=True, timeout=120)
+    err = done.stderr.decode("utf-8", "backslashreplace")
+    assert done.returncode == 2 and said in err and "install hpcds1mpi under" in err, err
+    assert len(err.strip().splitlines()) == 1 and not out.exists()
+
+
+def test_a_folder_with_blanks_quotes_and_dollars_goes_first_on_path_as_it_is(tmp_path):
+    """What the refusal keeps: any other folder is quoted, and bash puts it first whole."""
+    folder = str(tmp_path / "we ird'\"$HOME`x`" / "bin")
+    export = f"export PATH={path_export(folder, _job(KERNEL))}:$PATH"
+    shown = subprocess.run(["bash", "-c", export + '\nprintf %s "${PATH%%:*}"'],
+                           capture_output=True, text=True, timeout=30)
+    assert shown.stdout == folder
+    with pytest.raises(ConfigError, match="has a ':'"):
+        path_export(str(tmp_path / "co:lon" / "bin"), _job(KERNEL))

@@ -84,3 +84,15 @@ def test_torque_nodes_keep_their_form():
     out, _ = rewrite(read_script(text), Layout(4, 1, 2))
     assert out.startswith("#PBS -l nodes=4:ppn=1,mem=4gb\n") and "place" not in out
     assert pbs_notes(read_script(text), Layout(4, 1, 2)) == []
+
+
+def test_a_dropped_chunk_specs_memory_is_said_with_it():
+    """s28 tester Z: `select=1:ncpus=2:mpiprocs=2+1:ncpus=2:mpiprocs=2:mem=1gb` lost its
+    mem=1gb with the second spec, and the note did not say so."""
+    script = read_script("#!/bin/bash\n#PBS -l select=1:ncpus=2:mpiprocs=2+1:ncpus=2:"
+                         "mpiprocs=2:mem=1gb\nmpiexec -n 4 ./app 5\n")
+    note = pbs_notes(script, Layout(2, 2, 1))[0]
+    assert note.endswith("is dropped, and with them their mem=1gb: add it to the select if "
+                         "the job needs it")
+    same = read_script("#PBS -l select=1:ncpus=2:mem=1gb+1:ncpus=2:mem=1gb\nmpiexec ./app\n")
+    assert pbs_notes(same, Layout(2, 2, 1))[0].endswith("is dropped")  # the kept spec asks it

@@ -10,7 +10,7 @@ import pytest
 
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.script_options import gpu_count, parse_pbs_time, parse_slurm_time
-from hpcds1mpi.launch.script_reading import read_script
+from hpcds1mpi.launch.script_reading import read_script, unread_lines
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "data" / "jobscripts"
 
@@ -342,6 +342,15 @@ def test_a_line_over_the_limit_is_skipped_with_a_note(long_line):
     assert time.perf_counter() - start < 2.0
     assert "line 3 is over 32,768 characters long; not read" in script.notes
     assert script.nodes == 2 and script.launches[-1].program == "./b"
+    assert unread_lines(script) == [3]  # what --rewrite is refused for (s28 tester Z7)
+
+
+def test_a_long_line_the_scheduler_skips_anyway_leaves_nothing_unread():
+    """A ``#PBS`` line in a Slurm script and a directive after the first command are ignored
+    by sbatch too: a rewrite may go ahead."""
+    long = "c" * 40_000
+    script = read_script(f"#SBATCH -N 2\n#PBS -N {long}\nsrun ./b\n#SBATCH --comment={long}\n")
+    assert unread_lines(script) == [] and script.nodes == 2
 
 
 @pytest.mark.parametrize("line, stdin", [

@@ -64,29 +64,6 @@ def test_a_differing_omp_setting_gets_a_note_naming_both():
     assert any("--threads 2" in n and "OMP_NUM_THREADS=1" in n for n in script.notes)
 
 
-@pytest.mark.parametrize("text, device", [
-    # the tester's h_gpucpu: GPUs asked, the program runs on the CPU
-    ("#SBATCH -N 1\n#SBATCH --gpus-per-node=4\nsrun hpcds1mpi run gemm --size 8 --device cpu\n",
-     "cpu"),
-    ("#SBATCH -N 1\nsrun hpcds1mpi run gemm --size 8 --device=gpu\n", "gpu"),
-    ("#SBATCH -N 1\n#SBATCH --gres=gpu:2\nsrun hpcds1mpi run gemm --size 8\n", "cpu"),  # default
-    ("#SBATCH -N 1\nexport HPCDS1MPI_DEVICE=gpu\nsrun ./app 8\n", "gpu"),
-    ("#SBATCH -N 1\nHPCDS1MPI_DEVICE=cpu srun ./app 8\n", "cpu"),
-    ("#SBATCH -N 1\nsrun ./app 8\nexport HPCDS1MPI_DEVICE=gpu\n", None),  # after the launch
-    ("#SBATCH -N 1\n#SBATCH --gres=gpu:2\nsrun ./app 8\n", None),  # the GPUs asked tell
-])
-def test_the_programs_own_device_is_read_where_the_script_says_it(text, device):
-    script = read_script(text)
-    got, said = sr.device_of(script, script.launch)
-    assert got == device and bool(said) == (device is not None)
-
-
-def test_the_device_where_the_measured_command_has_it():
-    script = read_script("#SBATCH -N 1\n#SBATCH --gres=gpu:1\nsrun ./app --on cpu 8\n")
-    script.command = "./app --on {device} {size}"
-    assert sr.device_of(script, script.launch) == ("cpu", "line 3: cpu")
-
-
 def test_a_programs_own_thread_option_is_read_from_its_measured_command():
     """gmx_mpi mdrun -ntomp 2 sets its threads in its arguments: with the measured command's
     -ntomp {threads}, that word is the ranks' threads and where a rewrite changes them."""

@@ -337,3 +337,41 @@ def test_env_after_the_launcher_sets_the_ranks_threads():
     assert (script.threads, script.launch.program, script.launch.args) == (2, "./app", ["5"])
     out, _ = rewrite(script, Layout(2, 2, 1))
     assert out.endswith("mpiexec -n 4 env OMP_NUM_THREADS=1 ./app 5\n")
+
+
+VARIABLE_THREADS = "#!/bin/bash\n#PBS -l select=2:ncpus=2:mpiprocs=2\n#PBS -l walltime=00:05:00\n"
+
+
+@pytest.mark.parametrize("setting, given", [
+    ('export FOO=1 OMP_NUM_THREADS=1 BAR="x y" && echo keep-me\n', "${OMP_NUM_THREADS}"),
+    ("export OMP_NUM_THREADS=1\n", '"$OMP_NUM_THREADS"'),
+    ("setenv OMP_NUM_THREADS 1;echo keep-me\n", "$OMP_NUM_THREADS"),
+    ("export OMP_NUM_THREADS=1\n", "=${OMP_NUM_THREADS}"),
+])
+def test_a_threads_variable_is_given_threads_and_follows_the_rewrite(setting, given):
+    """s28 tester Z2: `--threads ${OMP_NUM_THREADS}` was not seen, so the rewrite added
+    `--threads 2` before it and the job failed: '--threads is given 2 times'."""
+    shell = "#!/bin/csh\n" if setting.startswith("setenv") else ""
+    text = (shell + VARIABLE_THREADS.split("\n", 1)[1] if shell else VARIABLE_THREADS) + \
+        setting + "mpiexec -n 4 hpcds1mpi run stencil --size 200 --threads" + \
+        ("" if given.startswith("=") else " ") + given + "\n"
+    script = read_script(text)
+    assert script.threads == 1
+    out, _ = rewrite(script, Layout(1, 1, 2))
+    launch_line = out.splitlines()[-1]
+    assert launch_line.count("--threads") == 1 and launch_line.endswith(given)
+    assert read_script(out).threads == 2  # through the OMP_NUM_THREADS the rewrite set
+    assert threads_note(script, Layout(1, 1, 2)) is None
+
+
+def test_a_threads_variable_of_the_scripts_own_is_kept_and_said():
+    """`--threads $NT`: the rewrite does not change NT, adds no second --threads, and says
+    to set it."""
+    text = VARIABLE_THREADS + "NT=1\nmpiexec -n 4 hpcds1mpi run stencil --size 200 --threads $NT\n"
+    script = read_script(text)
+    out, _ = rewrite(script, Layout(1, 1, 2))
+    assert out.count("--threads") == 1 and "NT=1\n" in out
+    assert "come from $NT" in threads_note(script, Layout(1, 1, 2))
+    unknown = read_script(text.replace("NT=1\n", ""))  # unknown here: still no second one
+    assert rewrite(unknown, Layout(1, 1, 2))[0].count("--threads") == 1
+    assert any("--threads $NT could not be resolved" in n for n in unknown.notes)

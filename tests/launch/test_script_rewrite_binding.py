@@ -69,6 +69,10 @@ def launch_line(text: str) -> str:
     ("ppr:2:socket:pe=2", 4, 2, "ppr:2:socket:pe=2"),  # per socket: not the per-node count
     (":PE=2", 2, 1, ""),
     ("slot:OVERSUBSCRIBE", 2, 2, "slot:OVERSUBSCRIBE"),
+    # Open MPI 4.1's comma-separated modifiers (s28 tester Z): PE=1 had been kept
+    ("slot:PE=1,oversubscribe", 1, 2, "slot:PE=2,oversubscribe"),
+    ("ppr:2:node:PE=2,span", 2, 1, "ppr:2:node:span"),
+    ("node:oversubscribe,PE=2", 1, 1, "node:oversubscribe"),
 ])
 def test_pe_follows_the_threads_in_every_map_by_form(value, per_node, threads, new):
     assert remap(value, per_node, threads) == new
