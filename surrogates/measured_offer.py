@@ -38,7 +38,8 @@ class Offer:
 
 
 def measured_offer(levels: MeasuredLevels, devices_available: Sequence[str],
-                   max_cores: int, precisions_known: Sequence[str] | None = None) -> Offer:
+                   max_cores: int, precisions_known: Sequence[str] | None = None,
+                   nodes_offered: int | None = None) -> Offer:
     """The offer of a program measured at ``levels``: only those levels.
 
     Args:
@@ -47,6 +48,10 @@ def measured_offer(levels: MeasuredLevels, devices_available: Sequence[str],
             only what could otherwise have been offered).
         max_cores: the most cores per node of the allowed partitions.
         precisions_known: every precision (default :data:`hpcds1mpi.config.PRECISIONS`).
+        nodes_offered: the most nodes the caller could pick (recommend); node counts above
+            the program's measured most, up to it, are named as left out (System 1 picks
+            them only where no measured count can run it: ``decide/measured_nodes.py``).
+            None: node counts are not judged (``tune`` and ``mobo`` measure any).
     """
     from hpcds1mpi.config import PRECISIONS
 
@@ -66,6 +71,11 @@ def measured_offer(levels: MeasuredLevels, devices_available: Sequence[str],
     rpn = levels.max_ranks_per_node
     if rpn and rpn < max_cores:
         left.append(f"ranks per node above {rpn}: beyond the measured maximum for {what}")
+    most = max(levels.nodes) if levels.nodes else 0
+    if nodes_offered is not None and most and nodes_offered > most:
+        span = f"{most + 1}" if nodes_offered == most + 1 else f"{most + 1}-{nodes_offered}"
+        left.append(f"nodes {span}: never measured for {what} (at most {most}); picked only "
+                    "where no measured node count can run it")
     return Offer(uses_threads=bool(threads) and max(threads) > 1,
                  precisions=list(levels.precisions),
                  devices=[d for d in levels.devices if d in devices_available],

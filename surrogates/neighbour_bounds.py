@@ -1,8 +1,9 @@
 """Keeping a prediction between two measured sizes within what those measurements allow.
 
 A question at a size strictly between two measured sizes of its workload and partition has,
-for every configuration measured ``ok`` at both, two runtimes that bracket it: runtime does not
-fall and then rise (or rise and then fall) between two sizes a few tens of per cent apart. The
+for every configuration measured ``ok`` below and above it (each at its own nearest sizes),
+two runtimes that bracket it: runtime does not fall and then rise (or rise and then fall)
+between two sizes a few tens of per cent apart. The
 trees cannot know that: they are piecewise constant in every size-like feature and split on
 several (the size, its log, the work model's features, the TabNet embedding, whose values at
 an unmeasured size can lie outside those at both neighbours). At such a size some trees take
@@ -38,8 +39,10 @@ TOLERANCE = 0.05
 #: above (NaN where the configuration was not measured ok at both) and the prediction before
 #: the bound.
 BELOW, ABOVE, MODEL = "measured_below_s", "measured_above_s", "runtime_model_s"
-#: Added too: the measured pair interpolated in log size (NaN where either is missing).
+#: Added too: the measured pair interpolated in log size (NaN where either is missing), and
+#: the sizes the pair ran at (each configuration's own nearest either side).
 INTERPOLATED = "measured_interpolated_s"
+BELOW_SIZE, ABOVE_SIZE = "measured_below_size", "measured_above_size"
 _SCALED = ("runtime_s", "runtime_lo", "runtime_hi", "energy_j", "energy_lo", "energy_hi")
 _CONFIG = ("nodes", "ranks_per_node", "threads", "device", "precision")
 
@@ -107,29 +110,43 @@ class NeighbourRuntimes:
             growth[key] = _steepest_growth(levels, k, groups[key][2])
         return cls(groups, energies, growth)
 
-    def around(self, workload: str, partition: str, size: float, table) -> tuple | None:
-        """``(size below, size above, rows, log runtimes below, above)`` when ``size`` lies
-        strictly between two measured sizes of ``(workload, partition)``: ``rows`` are the
-        indices of ``table``'s rows (configuration columns) whose configuration ran ok at
-        both; None otherwise (a measured size, outside the range, never measured)."""
-        group = self.groups.get((str(workload), str(partition)))
+    def around(self, workload: str, partition: str, size: float, table) -> "Bracket | None":
+        """The :class:`Bracket` of ``table``'s rows (configuration columns) at ``size``: each
+        row whose configuration ran ok at a measured size of ``(workload, partition)`` below
+        ``size`` and at one above, but not at ``size`` itself, with its own nearest such
+        sizes. None where no row is bracketed (outside the range, never measured).
+
+        Each configuration by its own runs: a size other configurations were measured at
+        does not stop one measured at the sizes either side from being interpolated (s28
+        tester Y: tune measured three layouts at 768, and 1 x 1 x 2, measured 0.196 s at 512
+        and 0.287 s at 1024, kept the model's 173 ms there and won on energy). At a size it
+        was measured at, the model, trained on that run, stands."""
+        key = (str(workload), str(partition))
+        group = self.groups.get(key)
         if group is None:
             return None
         levels, keys, values = group
-        hi = int(np.searchsorted(levels, size))
-        if hi == 0 or hi >= len(levels) or levels[hi] <= size * (1 + 1e-9) \
-                or levels[hi - 1] >= size * (1 - 1e-9):
+        below = int(np.searchsorted(levels, size * (1 - 1e-9), side="left"))
+        above = int(np.searchsorted(levels, size * (1 + 1e-9), side="right"))
+        if below == 0 or above >= len(levels):
             return None
-        codes = config_codes(table)  # only once the size is known to be bracketed
-        found = []
-        for at in (hi - 1, hi):
-            wanted = np.int64(at) << 44 | codes
-            pos = np.clip(np.searchsorted(keys, wanted), 0, len(keys) - 1)
-            found.append((keys[pos] == wanted, values[pos]))
-        rows = np.flatnonzero(found[0][0] & found[1][0])
-        return float(levels[hi - 1]), float(levels[hi]), rows, found[0][1][rows], \
-            found[1][1][rows]
-
+        codes = config_codes(table)  # only once the size is known to be within the range
+        wanted = np.arange(len(levels), dtype=np.int64)[:, None] << 44 | codes[None, :]
+        pos = np.clip(np.searchsorted(keys, wanted), 0, len(keys) - 1)
+        ran = keys[pos] == wanted  # (measured sizes, rows): the row's configuration ran ok there
+        under, over = ran[:below], ran[above:]
+        here = ran[below:above].any(axis=0)
+        rows = np.flatnonzero(under.any(axis=0) & over.any(axis=0) & ~here)
+        if not len(rows):
+            return None
+        lo = below - 1 - np.argmax(under[::-1, rows], axis=0)  # its nearest size below
+        hi = above + np.argmax(over[:, rows], axis=0)  # and above
+        energies = self.energies.get(key)
+        if energies is None:
+            energies = np.full(len(keys), np.nan)
+        at_lo, at_hi = pos[lo, rows], pos[hi, rows]
+        return Bracket(rows, levels[lo].astype(float), levels[hi].astype(float),
+                       values[at_lo], values[at_hi], energies[at_lo], energies[at_hi])
 
     def edge(self, workload: str, partition: str, size: float, table) -> Edge | None:
         """The :class:`Edge` ``size`` lies beyond among the measured sizes of ``(workload,
@@ -154,6 +171,19 @@ class NeighbourRuntimes:
         growth = self.growth.get(key, (math.nan, math.nan))[1 if above else 0]
         return Edge(above, float(levels[at]), hit, values[pos][hit], log_energy,
                     DEFAULT_GROWTH if math.isnan(growth) else growth)
+
+
+class Bracket(NamedTuple):
+    """The rows of a question's table measured on both sides of its size, each with its own
+    nearest measured sizes (:meth:`NeighbourRuntimes.around`)."""
+
+    rows: np.ndarray  # the asking table's rows bracketed
+    size_below: np.ndarray  # each one's nearest size below the question it ran ok at
+    size_above: np.ndarray  # and above
+    log_runtime_below: np.ndarray  # its mean log runtime there
+    log_runtime_above: np.ndarray
+    log_energy_below: np.ndarray  # its mean log energy there (NaN where not known)
+    log_energy_above: np.ndarray
 
 
 class Edge(NamedTuple):
@@ -274,8 +304,9 @@ def _hold_to_edge(new: dict, idx: np.ndarray, edge: Edge, size: float) -> None:
 def bound_runtimes(cols: dict, measured: NeighbourRuntimes, workload: str, size: float,
                    trained: dict | None = None) -> dict | None:
     """Replace each candidate's predicted runtime by the runtimes its configuration measured at
-    the sizes either side of ``size``, interpolated in log size, in place (energy scaled
-    alike, the interval widened to hold the measured pair).
+    its own nearest sizes either side of ``size``, interpolated in log size, in place (energy
+    likewise where both runs had one, else scaled by the runtime's factor; the intervals
+    widened to hold the measured pair).
 
     Between two measured sizes the trees are piecewise constant in every size-like feature:
     their prediction is one neighbour's leaf (s27, HPCC at N=400 predicted as N=300's 3.37 ms,
@@ -285,7 +316,9 @@ def bound_runtimes(cols: dict, measured: NeighbourRuntimes, workload: str, size:
     every one measured at both sizes picks as the measured-neighbour oracle does, from both
     neighbours: on the pooled race reference (leave-size-out, 56 problems) 99.6 % geomean of
     the best, 98 % within 5 %, against 98.7 % / 88 % and the oracle's 99.4 % / 96 %.
-    Configurations not measured at both keep the model's prediction.
+    Configurations measured at ``size`` itself, or on one side only, keep the model's
+    prediction. The energy is the measured pair's too: scaled by the runtime, the model's
+    power at 768 had halved after ``learn`` (s28 tester Y: 1.66 J where 3.92 and 5.72 J ran).
 
     Args:
         cols: System 1's candidate columns (configuration and prediction arrays).
@@ -294,9 +327,10 @@ def bound_runtimes(cols: dict, measured: NeighbourRuntimes, workload: str, size:
             it (then nothing bounds it; absent: itself).
 
     Returns:
-        partition -> its (below, above) measured sizes, for the partitions that have them, or
-        None when none has; :data:`BELOW`, :data:`ABOVE`, :data:`INTERPOLATED` and
-        :data:`MODEL` are added to ``cols`` then (NaN where not measured at both).
+        partition -> its nearest (below, above) measured sizes that bracket any of its rows,
+        for the partitions that have them, or None when none has; :data:`BELOW`,
+        :data:`ABOVE`, :data:`BELOW_SIZE`, :data:`ABOVE_SIZE`, :data:`INTERPOLATED` and
+        :data:`MODEL` are added to ``cols`` then (NaN where not bracketed).
     """
     if not measured.groups or str(workload) not in measured.workloads:
         return None
@@ -312,37 +346,48 @@ def bound_runtimes(cols: dict, measured: NeighbourRuntimes, workload: str, size:
         got = None if name is None else measured.around(workload, name, size, table)
         if got is None:
             continue
-        sizes[str(part)] = got[:2]
-        t = math.log(size / got[0]) / math.log(got[1] / got[0])
-        hits.append((got[2] if rows is None else rows[got[2]], got[3], got[4], t))
+        sizes[str(part)] = (float(got.size_below.max()), float(got.size_above.min()))
+        hits.append(got._replace(rows=got.rows if rows is None else rows[got.rows]))
     if not sizes:
         return None
-    idx = np.concatenate([h[0] for h in hits])
-    below, above = np.concatenate([h[1] for h in hits]), np.concatenate([h[2] for h in hits])
-    t = np.concatenate([np.full(len(h[0]), h[3]) for h in hits])
+    got = Bracket(*(np.concatenate(field) for field in zip(*hits)))
+    idx = got.rows
+    t = np.log(size / got.size_below) / np.log(got.size_above / got.size_below)
+    below, above = got.log_runtime_below, got.log_runtime_above
     interp = (1 - t) * below + t * above
     runtime = np.asarray(cols["runtime_s"], dtype=float)
     lo, hi = np.minimum(below, above), np.maximum(below, above)
+    energy_measured = (1 - t) * got.log_energy_below + t * got.log_energy_above
     with np.errstate(invalid="ignore", divide="ignore"):
         log_r = np.log(runtime[idx])
         far = np.isfinite(log_r)  # every prediction measured on both sides is replaced
         factor = np.where(far, np.exp(interp - log_r), 1.0)
+        log_e = np.log(np.asarray(cols["energy_j"], dtype=float)[idx])
+        by_energy = far & np.isfinite(log_e) & np.isfinite(energy_measured)
+        energy_factor = np.where(by_energy, np.exp(energy_measured - log_e), factor)
     n = len(runtime)
     cols[MODEL] = runtime
     for col in _SCALED:
         cols[col] = np.array(cols[col], dtype=float)  # a copy: the answer may be shared
-        cols[col][idx] *= factor
+        cols[col][idx] *= energy_factor if col.startswith("energy") else factor
     # A replaced prediction's interval is at least the measured pair: what is known between
-    # them (energy widened alike).
-    for end, widest, side in ((lo, np.fmin, "lo"), (hi, np.fmax, "hi")):
+    # them (energy widened to its measured pair where known, else alike).
+    e_lo = np.fmin(got.log_energy_below, got.log_energy_above)
+    e_hi = np.fmax(got.log_energy_below, got.log_energy_above)
+    for end, e_end, widest, side in ((lo, e_lo, np.fmin, "lo"), (hi, e_hi, np.fmax, "hi")):
         old = cols[f"runtime_{side}"][idx]
         new = np.where(far, widest(old, np.exp(end)), old)
+        energy = cols[f"energy_{side}"][idx]
         with np.errstate(invalid="ignore", divide="ignore"):
-            cols[f"energy_{side}"][idx] *= np.where(far, new / old, 1.0)
+            cols[f"energy_{side}"][idx] = np.where(
+                by_energy, widest(energy, np.exp(e_end)),
+                energy * np.where(far, new / old, 1.0))
         cols[f"runtime_{side}"][idx] = new
-    for name, values in ((BELOW, below), (ABOVE, above), (INTERPOLATED, interp)):
+    for name, values in ((BELOW, np.exp(below)), (ABOVE, np.exp(above)),
+                         (INTERPOLATED, np.exp(interp)), (BELOW_SIZE, got.size_below),
+                         (ABOVE_SIZE, got.size_above)):
         cols[name] = np.full(n, np.nan)
-        cols[name][idx] = np.exp(values)
+        cols[name][idx] = values
     return sizes
 
 
@@ -354,9 +399,12 @@ def disagreement(cols: dict, index: int, feasible: np.ndarray, size: float,
         return ""
     below, above, interp, model = cols[BELOW], cols[ABOVE], cols[INTERPOLATED], cols[MODEL]
     rows = feasible[np.isfinite(interp[feasible])]
-    s_lo, s_hi = sizes[str(cols["partition"][index])]
+    at_lo, at_hi = cols[BELOW_SIZE], cols[ABOVE_SIZE]
+    s_lo, s_hi = at_lo[index], at_hi[index]
     cut = 1.0 - TOLERANCE
-    same = cols["partition"][rows] == cols["partition"][index]  # the same measured sizes
+    # runs compared only at the same sizes on the same hardware
+    same = (cols["partition"][rows] == cols["partition"][index]) & (at_lo[rows] == s_lo) \
+        & (at_hi[rows] == s_hi)
     both = rows[same & (below[rows] < below[index] * cut) & (above[rows] < above[index] * cut)]
     if len(both):
         q = int(both[np.argmin(interp[both])])
@@ -368,7 +416,7 @@ def disagreement(cols: dict, index: int, feasible: np.ndarray, size: float,
     if q == index or interp[q] >= interp[index] * cut or not moved:
         return ""
     r = moved[-1]
-    lo, hi = sizes[str(cols["partition"][r])]
+    lo, hi = at_lo[r], at_hi[r]
     side = "above" if model[r] > cols["runtime_s"][r] else "below"
     return (f"the model's prediction disagrees with the measurements around size {size:g}: it "
             f"put {_config(cols, r)} at {_s(model[r])}, {side} both its runs at sizes {lo:g} "

@@ -207,7 +207,9 @@ def prepare(bundle, workload: str, size: int,
             raise ConfigError(f"GPU asked but no allowed partition ({names}) has GPUs; use "
                               "--device cpu or a GPU partition")
     # A kernel is offered what it declares; a program only the levels it was measured with.
-    offer = offer_mod.offer_for(bundle, workload, [p for _, p in places], device)
+    parts = [p for _, p in places]
+    offer = offer_mod.offer_for(bundle, workload, parts, device, nodes_offered=offer_mod.
+                                most_nodes_offered(parts, constraints.max_nodes))
     offer_mod.check_offer(offer, workload)
     _one_thread_if_unthreaded(offer, bundle)
     history = history or FailureHistory(default_history_path())
