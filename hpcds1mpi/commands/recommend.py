@@ -168,8 +168,8 @@ def _propose(table, rec, user: str, job_name: str, time_limit_s, coverage: float
 @click.option("--program", "--command", "program", default=None,  # --command: the sweep's
               help='Your program\'s command line, e.g. "./app --n {size} --prec {precision}".')
 @click.option("--job-name", default=None,
-              help="Job name in the script, and the job's name in --history (default: the "
-                   "workload).")
+              help="Job name in the script, and the name its jobs have in --history (default: "
+                   "hpcds1mpi-WORKLOAD, the name the script gives).")
 @click.option("--job-output", default=None,
               help="Job stdout path in the script (Slurm: %j / %x allowed; PBS: a plain path).")
 @click.option("--exclusive", is_flag=True, help="Ask for whole nodes.")
@@ -298,11 +298,15 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
         raise ConfigError(unmet)
     if emit and (why := no_calibration(rec)):  # escalated, and no step could fit in memory
         raise ConfigError(why)
+    from hpcds1mpi.decide.job_names import default_job_name
+
+    # The name the script gives the job is the name its earlier runs have in the history.
+    job_name = job_name or default_job_name(rec.workload)
     proposal = None
     if table is not None:
         from hpcds1mpi.cluster import is_this_machine
 
-        proposal = _propose(table, rec, user, job_name or workload, limit_s,
+        proposal = _propose(table, rec, user, job_name, limit_s,
                             walltime_coverage or 0.95,
                             names_partition=not is_this_machine(cluster_file))
     uses_proposal = proposal is not None and proposal.time_s is not None \

@@ -374,11 +374,13 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
     :mod:`hpcds1mpi.decide.walltime`, or the user's own), rounded up to a minute; None: from
     the predicted upper runtime. ``time_limit_from`` says where it came from, in the
     script's comment. The sweep keeps its own limits."""
+    import functools
+
+    from hpcds1mpi.decide.calibration_folders import step_folders
+    from hpcds1mpi.decide.job_names import default_job_name
     from hpcds1mpi.launch import directives, scripts
 
-    # The default name is ours to shorten: a label sweep took (up to its limit) plus our prefix
-    # had made every script of that program refused for a job name the user never gave.
-    name = job_name or f"hpcds1mpi-{rec.workload}"[:directives.MAX_JOB_NAME]
+    name = job_name or default_job_name(rec.workload)  # the name --history looks for too
     if rec.picked is None:
         if why := no_calibration(rec):  # the specific line (memory, ...) before the generic one
             raise ConfigError(why)
@@ -397,7 +399,8 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
             cluster=rec.calibration_cluster, program=program, telemetry=telemetry,
             job_name=directives.job_name_with(name, scripts.CALIBRATION_SUFFIX), output=output,
             reason="; ".join(rec.verdict.reasons)[:300] or "escalated", measure=measure,
-            notes=notes, default_queue=default_queue, new_machine=rec.calibration_new_machine)
+            notes=notes, default_queue=default_queue, new_machine=rec.calibration_new_machine,
+            folders=functools.partial(step_folders, size=rec.size, measure=measure))
     ch = rec.picked.choice
     r = _row(ch, ch.index)
     if program is None:

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-from hpcds1mpi.decide.walltime_evidence import Kills
+from hpcds1mpi.decide.walltime_evidence import OUT_OF_LINE, Kills
 from hpcds1mpi.errors import DataError
 from hpcds1mpi.launch.directives import format_pbs_walltime
 
@@ -83,10 +83,16 @@ class WalltimeProposal:
         novel_what: the request new to the user, in words (``novel``).
         partition_guess: the partition taken for a job given none (where the user's jobs
             ran: a script naming no partition runs in the default one); None: not guessed.
-        killed: the user's jobs of this name (or with this request) killed at their time
-            limit (TIMEOUT), where the proposal would not have been above them
+        killed: the user's jobs like this one (of this name, else with this request, else
+            at a limit its completed like jobs asked) killed at their time limit (TIMEOUT),
+            where the proposal would not have been above them
             (:class:`~hpcds1mpi.decide.walltime_evidence.Kills`); None: no such kill.
         killed_from_s: the walltime before it was raised above those kills (None: not).
+        killed_ignored: such kills far beyond every completed run like them
+            (:meth:`~hpcds1mpi.decide.walltime_evidence.Kills.out_of_line`): said, not
+            obeyed; None: none.
+        partition_limit_s: the partition's time limit a raise above kills was held to (None:
+            not known, or not what held it).
     """
 
     time_s: float | None
@@ -112,6 +118,8 @@ class WalltimeProposal:
     partition_guess: str | None = None
     killed: Kills | None = None
     killed_from_s: float | None = None
+    killed_ignored: Kills | None = None
+    partition_limit_s: float | None = None
 
     def to_dict(self) -> dict:
         """Plain dict (JSON-ready), with ``time`` as Slurm writes it."""
@@ -144,11 +152,19 @@ class WalltimeProposal:
                       else f", under the request of {self.request_s:.0f} s")
         kills = self.killed
         if kills is not None and self.time_s > kills.run_s * (1 + 1e-9):
+            held = (f", held to the partition's limit of {self.partition_limit_s:.0f} s"
+                    if self.partition_limit_s else
+                    f", held to {OUT_OF_LINE:.0f} times {kills.done_words()}"
+                    if kills.held_to_runs() else "")
             case = (f"raised from {self.killed_from_s:.0f} s above the {kills.limit_s:.0f} s "
-                    f"limit that killed {self._killed_jobs()} (TIMEOUT): a killed job is only "
-                    f"known to need more than its {kills.run_s:.0f} s")
+                    f"limit that killed {kills.jobs()} (TIMEOUT): a killed job is only "
+                    f"known to need more than its {kills.run_s:.0f} s{held}")
+        elif kills is not None and self.partition_limit_s:
+            case = (f"the partition's limit, though {kills.jobs()} "
+                    f"{'was' if kills.n == 1 else 'were'} killed at {kills.limit_s:.0f} s "
+                    "(TIMEOUT): it allows no more")
         elif kills is not None:
-            case = (f"kept your request, though {self._killed_jobs()} "
+            case = (f"kept your request, though {kills.jobs()} "
                     f"{'was' if kills.n == 1 else 'were'} killed at {kills.limit_s:.0f} s "
                     "(TIMEOUT)")
         elif self.tight and self.short_request() and self.own_jobs_fit():
@@ -186,7 +202,9 @@ class WalltimeProposal:
         minutes = int(np.ceil(round(self.time_s, 3) / 60.0))  # as slurm_time rounds it
         asked = (f"-l walltime={format_pbs_walltime(minutes * 60)}" if scheduler == "pbs"
                  else f"--time {self.slurm_time()}")
-        more = f"; {kills.n} more killed at their limit" if kills is not None else ""
+        ignored = self.killed_ignored
+        more = (f"; {kills.n} more killed at their limit" if kills is not None else
+                f"; {ignored.n} more killed at their limit, ignored" if ignored else "")
         where = (f"; partition taken as {self.partition_guess!r}, where your jobs ran (the "
                  "job names none)" if self.partition_guess else "")
         lines = [f"walltime: {asked} ({self.time_s:.0f} s{capped}; {case}; "
@@ -194,8 +212,16 @@ class WalltimeProposal:
                  f"walltime: predicted run time {self.point_s:.0f} s (modelled), from "
                  f"{self.n_history} finished jobs of the user ({self.n_same_name} with this "
                  f"name{more}), a model of {self.n_train} jobs{where}"]
-        if kills is not None and self.time_s <= kills.run_s * (1 + 1e-9):
-            lines.append(f"warning: {self._killed_jobs()} {'was' if kills.n == 1 else 'were'} "
+        if ignored is not None:
+            lines.append(ignored.ignored_line())
+        if kills is not None and self.partition_limit_s \
+                and self.time_s <= kills.run_s * (1 + 1e-9):
+            lines.append(f"warning: {kills.jobs()} {'was' if kills.n == 1 else 'were'} "
+                         f"killed at {kills.limit_s:.0f} s (TIMEOUT), and the partition allows "
+                         f"no more than {self.partition_limit_s:.0f} s: ask a partition with a "
+                         "longer limit, or split the job")
+        elif kills is not None and self.time_s <= kills.run_s * (1 + 1e-9):
+            lines.append(f"warning: {kills.jobs()} {'was' if kills.n == 1 else 'were'} "
                          f"killed at {kills.limit_s:.0f} s (TIMEOUT, after up to "
                          f"{kills.run_s:.0f} s): a limit of {self.time_s:.0f} s will likely be "
                          f"killed too; ask for more, about {kills.above():.0f} s (--time-limit)")
@@ -205,11 +231,6 @@ class WalltimeProposal:
                          f"predicted run time of {self.point_s:.0f} s: the job will likely be "
                          f"killed; ask for about {self.uncapped_s:.0f} s (--time-limit)")
         return lines
-
-    def _killed_jobs(self) -> str:
-        """The killed jobs as a line names them ("your 2 jobs named 'x'")."""
-        n = self.killed.n
-        return f"your {n} job{'s' if n != 1 else ''} {self.killed.whose}"
 
     def own_jobs_fit(self) -> bool:
         """Whether the user's own jobs measured against the proposal (of this name, else like
@@ -249,8 +270,8 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
                      account: str | None = None, partition: str | None = None,
                      nodes: int | None = None, procs: int | None = None,
                      time_limit_s: float | None = None, mem_req_gb: float | None = None,
-                     submit_time=None, quantile: float = 0.95, predictor_args: dict | None = None
-                     ) -> WalltimeProposal:
+                     submit_time=None, quantile: float = 0.95, predictor_args: dict | None = None,
+                     partition_limit_s: float | None = None) -> WalltimeProposal:
     """Propose ``--time`` for a job of ``user`` from a history job table.
 
     Args:
@@ -263,6 +284,8 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
             jobs finished by then count.
         quantile: the share of jobs like it the walltime should cover.
         predictor_args: keyword arguments of ``RuntimePredictor`` (tests cap the trees).
+        partition_limit_s: the partition's time limit (s; None: not known): a raise above the
+            user's killed jobs goes no higher.
 
     Returns:
         WalltimeProposal; ``time_s`` None with ``reason`` when it cannot propose.
@@ -276,8 +299,9 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
                                                       submit_features, submit_times)
     from hpcds1mpi.surrogates.walltime_model import novel_mask
 
-    from hpcds1mpi.decide.walltime_evidence import (default_partition, killed_at_limit,
-                                                    request_words, same_request, too_thin)
+    from hpcds1mpi.decide.walltime_evidence import (default_partition, heed_kills,
+                                                    killed_at_limit, request_words,
+                                                    same_request, too_thin)
 
     missing = [c for c in ("user", "runtime_s") if c not in history.columns]
     if missing:
@@ -378,8 +402,9 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
         proposal.n_like = len(runs)
     # A job killed at its limit needed more than it: the proposal must not stay at or under
     # such a kill of the user's jobs of this name (or with this request) unsaid.
-    _heed_kills(proposal, killed_at_limit(hist, users & ended, name_rows, like, workload),
-                time_limit_s)
+    kills = killed_at_limit(hist, users & ended, mine, name_rows, like, workload,
+                            request_given=bool(time_limit_s))
+    heed_kills(proposal, kills, time_limit_s, partition_limit_s)
     if runs is not None:
         within = int(np.sum(runs <= proposal.time_s * (1 + 1e-9)))
         if named:
@@ -392,22 +417,6 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
 def _enough(quantile: float) -> int:
     """Fewest jobs for a share ``quantile`` of them to be seen at all (``1 / (1 - q)``)."""
     return int(np.ceil(1.0 / (1.0 - quantile) - 1e-9))
-
-
-def _heed_kills(proposal: WalltimeProposal, kills: Kills | None,
-                time_limit_s: float | None) -> None:
-    """Raise ``proposal`` above ``kills`` (to ``KILL_GROWTH`` times the longest, within the
-    request), or keep a request at or under them and say so (:meth:`WalltimeProposal.lines`)."""
-    if kills is None or proposal.time_s > kills.run_s * (1 + 1e-9):
-        return
-    proposal.killed = kills
-    if time_limit_s and time_limit_s <= kills.run_s * (1 + 1e-9):
-        # The user's own request, at or under a kill: going lower only kills sooner.
-        proposal.time_s, proposal.tight = float(time_limit_s), False
-        return
-    proposal.killed_from_s = proposal.time_s
-    proposal.time_s = min(kills.above(), float(time_limit_s)) if time_limit_s \
-        else kills.above()
 
 
 def _raise_to_cover(proposal: WalltimeProposal, runs: np.ndarray,

@@ -4,8 +4,8 @@ names none runs in, and why a history is too thin to learn from.
 
 The model learns only from completed jobs (a killed job's run time is not how long its work
 takes); these jobs still say something the proposal must not contradict: a TIMEOUT run needed
-more than its limit, and a request the user's own like jobs finished within is no "too short"
-request.
+more than its limit (unless far beyond every completed run like it: a hung run, or another
+job), and a request the user's own like jobs finished within is no "too short" request.
 """
 
 from __future__ import annotations
@@ -20,6 +20,11 @@ import pandas as pd
 KILL_GROWTH = 2.0
 #: A TIMEOUT run within this share of its limit hit it (a DEADLINE kill may come earlier).
 HIT_SHARE = 0.99
+#: A kill over this many times the longest completed run like it is out of line (a hung run,
+#: or another job under the same name: 30,000,000 s beside runs of at most 89 s had proposed
+#: 694 days): said, not obeyed. A raise above a kill goes no higher than this many times that
+#: run either.
+OUT_OF_LINE = 10.0
 
 
 @dataclass
@@ -31,16 +36,52 @@ class Kills:
         limit_s: the longest limit that killed one (s).
         run_s: the longest such run (s): the job needs more than this.
         whose: the jobs, as the lines name them ("named 'x'", or "with this request").
+        n_done: the user's completed jobs like this one (the same jobs, not killed).
+        longest_done_s: the longest of their runs (s); None when there are none.
     """
 
     n: int
     limit_s: float
     run_s: float
     whose: str
+    n_done: int = 0
+    longest_done_s: float | None = None
+
+    def most_s(self) -> float | None:
+        """The most a raise above the kills may ask (s): ``OUT_OF_LINE`` times the longest
+        completed run like it; None without such runs."""
+        return OUT_OF_LINE * self.longest_done_s if self.longest_done_s else None
+
+    def out_of_line(self) -> bool:
+        """Whether the kills are far beyond every completed run like them (``OUT_OF_LINE``)."""
+        most = self.most_s()
+        return most is not None and self.run_s > most * (1 + 1e-9)
 
     def above(self) -> float:
-        """A walltime above every kill (s)."""
-        return KILL_GROWTH * self.run_s
+        """A walltime above every kill (s): ``KILL_GROWTH`` times the longest, held to
+        :meth:`most_s` (above the kill still, as the kill is not out of line)."""
+        most = self.most_s()
+        return min(KILL_GROWTH * self.run_s, most) if most else KILL_GROWTH * self.run_s
+
+    def held_to_runs(self) -> bool:
+        """Whether :meth:`most_s`, not ``KILL_GROWTH``, set :meth:`above`."""
+        return self.above() < KILL_GROWTH * self.run_s * (1 - 1e-9)
+
+    def jobs(self) -> str:
+        """The killed jobs as a line names them ("your 2 jobs named 'x'")."""
+        return f"your {self.n} job{'s' if self.n != 1 else ''} {self.whose}"
+
+    def ignored_line(self) -> str:
+        """The line saying these kills were out of line and not obeyed."""
+        return (f"walltime: ignored {self.jobs()} killed at {self.limit_s:.0f} s (TIMEOUT): "
+                f"over {OUT_OF_LINE:.0f} times {self.done_words()}, more likely a hung run or "
+                "another job than what this one needs; give --time-limit if it does need "
+                "that long")
+
+    def done_words(self) -> str:
+        """The completed runs they are judged by, as a line says them."""
+        return (f"the longest of your {self.n_done} completed job{'s' if self.n_done != 1 else ''}"
+                f" like it ({self.longest_done_s:.0f} s)")
 
 
 def _numbers(hist: pd.DataFrame, col: str) -> np.ndarray:
@@ -79,10 +120,13 @@ def request_words(time_limit_s, procs, partition) -> str:
         else "this request"
 
 
-def killed_at_limit(hist: pd.DataFrame, ended: np.ndarray, name_rows: np.ndarray,
-                    like_rows: np.ndarray, name: str | None) -> Kills | None:
-    """The kills among the user's jobs ended by the submit time (``ended``): of this name
-    (``name_rows``) where the history knows it, else like this one (``like_rows``)."""
+def killed_at_limit(hist: pd.DataFrame, ended: np.ndarray, done: np.ndarray,
+                    name_rows: np.ndarray, like_rows: np.ndarray, name: str | None,
+                    request_given: bool) -> Kills | None:
+    """The kills among the user's jobs ended by the submit time (``ended``; ``done``: those
+    completed) like this one: of this name (``name_rows``) where the history knows it, else
+    with the same request (``like_rows``) -- where no request was given, a time limit that
+    the user's completed jobs like it asked for (none such: no kill is like it)."""
     status = hist["status"].astype("string").str.lower() if "status" in hist \
         else pd.Series(pd.NA, index=hist.index, dtype="string")
     raw = hist["state_raw"].astype("string").str.upper() if "state_raw" in hist \
@@ -91,12 +135,44 @@ def killed_at_limit(hist: pd.DataFrame, ended: np.ndarray, name_rows: np.ndarray
     limit, run = _numbers(hist, "time_limit_s"), _numbers(hist, "runtime_s")
     hit = timeout & (limit > 0) & ~(run < HIT_SHARE * limit)  # a missing run: killed at limit
     named = name is not None and bool(np.any(ended & name_rows))
-    rows = ended & hit & (name_rows if named else like_rows)
+    like = name_rows if named else like_rows
+    rows = ended & hit & like
+    if not named and not request_given:
+        # "Any time limit" is no likeness: a kill at a limit none of the completed jobs like
+        # it asked for is another job's.
+        rows &= np.isin(limit, limit[done & like & (limit > 0)])
     if not rows.any():
         return None
     runs = np.fmax(run[rows], limit[rows])  # the kill came at the limit, or after it
-    whose = f"named {name!r}" if named else "with this request"
-    return Kills(int(rows.sum()), float(np.max(limit[rows])), float(np.max(runs)), whose)
+    whose = (f"named {name!r}" if named else "with this request" if request_given
+             else "with the time limit your completed jobs like it asked for")
+    done_runs = run[done & like & ~np.isnan(run)]
+    return Kills(int(rows.sum()), float(np.max(limit[rows])), float(np.max(runs)), whose,
+                 n_done=len(done_runs),
+                 longest_done_s=float(np.max(done_runs)) if len(done_runs) else None)
+
+
+def heed_kills(proposal, kills: Kills | None, time_limit_s: float | None,
+               partition_limit_s: float | None) -> None:
+    """Raise ``proposal`` (a :class:`~hpcds1mpi.decide.walltime.WalltimeProposal`) above
+    ``kills`` (:meth:`Kills.above`, within the request and the partition's limit), or keep a
+    request at or under them, or ignore kills out of line with the completed runs like them;
+    each said (:meth:`~hpcds1mpi.decide.walltime.WalltimeProposal.lines`)."""
+    if kills is None or proposal.time_s > kills.run_s * (1 + 1e-9):
+        return
+    if kills.out_of_line():  # obeyed, one hung run had proposed 694 days
+        proposal.killed_ignored = kills
+        return
+    proposal.killed = kills
+    if time_limit_s and time_limit_s <= kills.run_s * (1 + 1e-9):
+        # The user's own request, at or under a kill: going lower only kills sooner.
+        proposal.time_s, proposal.tight = float(time_limit_s), False
+        return
+    proposal.killed_from_s = proposal.time_s
+    proposal.time_s = min(kills.above(), float(time_limit_s)) if time_limit_s \
+        else kills.above()
+    if partition_limit_s and partition_limit_s < proposal.time_s:
+        proposal.time_s, proposal.partition_limit_s = float(partition_limit_s), partition_limit_s
 
 
 def default_partition(hist: pd.DataFrame, mine: np.ndarray, named: np.ndarray) -> str | None:

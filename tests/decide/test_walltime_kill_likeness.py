@@ -1,0 +1,80 @@
+"""propose_walltime counts a TIMEOUT kill only where it is like the job, and never obeys one
+far out of line with the completed runs like it (s28 tester Z3: one TIMEOUT at 30,000,000 s
+beside 40 completed runs of 50-89 s proposed --time 694-10:40:00 "above the limit that killed
+your 1 job with this request", no request given). A synthetic sacct-like history, as the
+tester's hist_huge.txt had it."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from hpcds1mpi.decide.walltime import propose_walltime
+from tests.decide.test_walltime_same_name import SMALL
+
+NAME = "hpcds1mpi-stencil"
+
+
+def _history(kill_limit_s: float | None = 30_000_000.0) -> pd.DataFrame:
+    """40 completed runs of ``NAME`` (50-89 s, a 600-s limit, 2 CPUs on ``debug``) and one
+    TIMEOUT of that name killed at ``kill_limit_s`` (None: no kill)."""
+    start = pd.Timestamp("2026-11-01 00:00:00")
+    rows = []
+    for k in range(41 if kill_limit_s else 40):
+        killed = k == 40
+        run = kill_limit_s if killed else 50.0 + k
+        submit = start + pd.Timedelta(hours=k)
+        rows.append({"job_id": str(1000 + k), "workload": NAME, "user": "root",
+                     "account": "root", "partition": "debug", "req_procs": 2, "req_nodes": 1,
+                     "nodes": 1, "time_limit_s": kill_limit_s if killed else 600.0,
+                     "runtime_s": run, "status": "timeout" if killed else "ok",
+                     "state_raw": "TIMEOUT" if killed else "COMPLETED", "submit_time": submit,
+                     "start_time": submit, "end_time": submit + pd.Timedelta(seconds=run)})
+    return pd.DataFrame(rows)
+
+
+def _propose(history, **job):
+    return propose_walltime(history, "root", procs=2, nodes=1, predictor_args=SMALL, **job)
+
+
+def test_a_kill_far_beyond_the_completed_runs_of_its_name_is_said_and_not_obeyed():
+    """Was: 60,000,000 s (694 days) for a job whose 40 runs of that name took at most 89 s."""
+    p = _propose(_history(), workload=NAME)
+    assert p.time_s < 600 and p.killed is None and p.killed_ignored.n == 1
+    lines = p.lines()
+    assert "ignored your 1 job named 'hpcds1mpi-stencil' killed at 30000000 s (TIMEOUT): over " \
+        "10 times the longest of your 40 completed jobs like it (89 s)" in lines[2]
+    assert "(40 with this name; 1 more killed at their limit, ignored)" in lines[1]
+    assert "raised" not in lines[0] and not any(ln.startswith("warning") for ln in lines)
+
+
+def test_a_kill_in_line_is_obeyed_and_the_raise_held_to_ten_times_the_longest_run():
+    # Killed at 600 s: twice that (1,200 s) is more than the completed runs support.
+    p = _propose(_history(600.0), workload=NAME)
+    assert p.killed is not None and p.time_s == 890.0
+    assert ("above the 600 s limit that killed your 1 job named 'hpcds1mpi-stencil' (TIMEOUT)"
+            in p.lines()[0])
+    assert "held to 10 times the longest of your 40 completed jobs like it (89 s)" \
+        in p.lines()[0]
+
+
+def test_the_partitions_limit_holds_a_raise_above_a_kill():
+    p = _propose(_history(600.0), workload=NAME, partition_limit_s=700.0)
+    assert p.time_s == 700.0 and "held to the partition's limit of 700 s" in p.lines()[0]
+    low = _propose(_history(600.0), workload=NAME, partition_limit_s=480.0)
+    assert low.time_s == 480.0
+    assert "ask a partition with a longer limit" in low.lines()[-1]
+
+
+def test_without_a_name_or_request_only_a_kill_at_the_like_jobs_limit_counts():
+    """Was: any kill of the user's on that partition and CPU count, said "with this request"
+    although none was given."""
+    p = _propose(_history(), workload="stencil")  # not the name the history knows
+    assert p.killed is None and p.killed_ignored is None and p.time_s < 600
+    assert "killed" not in " ".join(p.lines())
+    like = _propose(_history(600.0), workload="stencil")  # the 600 s its like jobs asked for
+    kills = like.killed or like.killed_ignored
+    assert kills is not None and kills.n == 1
+    assert "with this request" not in " ".join(like.lines())
+    assert "with the time limit your completed jobs like it asked for" in " ".join(like.lines())
+    asked = _propose(_history(600.0), workload="stencil", time_limit_s=600.0)
+    assert asked.killed is not None and "your 1 job with this request" in asked.lines()[0]
