@@ -138,7 +138,12 @@ def calibration_measurement(levels, given: dict | None = None) -> tuple[dict, li
                  else "the model's bundle does not record them")
         notes.append(f"the steps measure without {_flags(missing)} ({whose}); if its sweep used "
                      "any, pass the same to recommend, or the new runs measure something else")
-    return {k: v for k, v in {**known, **given}.items() if v}, notes
+    options = {k: v for k, v in {**known, **given}.items() if v}
+    if workdir := options.get("workdir"):  # a step whose folder is missing measures nothing
+        notes.append(f"each step runs in --workdir {workdir!r} (placeholders filled per step, "
+                     "from the folder you submit in): create those folders, with the program's "
+                     "input, before you submit")
+    return options, notes
 
 
 def _flags(keys) -> str:

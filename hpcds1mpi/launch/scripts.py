@@ -246,7 +246,7 @@ def render_calibration(steps: Sequence[CalibrationStep], partition: "Partition",
                        time_limit: int = 3600, output: str | None = None,
                        reason: str = "", measure: dict | None = None,
                        notes: Sequence[str] = (), default_queue: bool = False,
-                       new_machine: bool | None = None) -> str:
+                       new_machine: bool | None = None, folders=None) -> str:
     """A Slurm script that measures a few configurations, one job step each, into telemetry.
 
     The allocation is sized for the largest step; each step asks srun for exactly its own
@@ -261,7 +261,10 @@ def render_calibration(steps: Sequence[CalibrationStep], partition: "Partition",
     in ``-calib`` is shortened before the suffix where the whole would pass the length limit.
     ``notes``, ``default_queue``: as :func:`render_template` takes them. ``new_machine``:
     whether the runs are of a machine the model was not trained on (its comment then names
-    ``train``, else ``learn``; None: both, as not known).
+    ``train``, else ``learn``; None: both, as not known). ``folders``: steps -> the template's
+    values for the steps' ``--workdir`` folders, which the script lists and checks before its
+    first step (:func:`hpcds1mpi.decide.calibration_sweep.step_folders`, given by the caller:
+    it reads the measure stage's folder rule).
 
     Raises:
         ConfigError: no steps, a bad size, a workload that is neither a kernel nor given as a
@@ -300,6 +303,7 @@ def render_calibration(steps: Sequence[CalibrationStep], partition: "Partition",
                                 notes=notes, reason=comment(reason),
                                 workload=workload, size=int(size),
                                 telemetry=shlex.quote(telemetry), steps=rendered_steps,
+                                **(folders(steps) if folders is not None else {}),
                                 # undefined in the template when not known: both commands
                                 **({} if new_machine is None else {"new_machine": new_machine})))
 

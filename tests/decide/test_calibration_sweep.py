@@ -100,3 +100,71 @@ def test_the_script_of_an_escalated_program_on_a_new_partition_has_four_steps(tm
     assert text.count("hpcds1mpi sweep --command") == MIN_OK_RUNS
     assert "#SBATCH --nodes=2" in text
     assert "hpcds1mpi train --telemetry calibration.h5 --out NEW_MODEL_DIR" in text
+
+
+def _folder_script(tmp_path, workdir: str) -> str:
+    """A calibration script of tester Y's four steps (``--workdir 'runs/{size}-{ranks}'``,
+    size 2048) whose steps only say that they ran."""
+    from hpcds1mpi.config import Configuration
+    from hpcds1mpi.decide.calibration_folders import step_folders
+    from hpcds1mpi.launch import scripts
+    from hpcds1mpi.launch.directives import BatchJob
+
+    configs = [Configuration(1, 1, 2), Configuration(1, 2, 1), Configuration(1, 1, 1),
+               Configuration(2, 1, 2)]
+    steps = [scripts.CalibrationStep(c, "why") for c in configs]
+    values = step_folders(steps, 2048, {"workdir": workdir, "time_regex": "t: (.+)"})
+    job = BatchJob(config=Configuration(2, 2, 1), partition=DEBUG, program=["true"],
+                   job_name="heatm-calib", exclusive=True)
+    rendered = [{"label": c.label(), "reason": "why", "environment": "X=1",
+                 "launch": f"echo ran {c.label()}"} for c in configs]
+    text = scripts.render_template("calibration", job, "slurm", workload="heatm", size=2048,
+                                   reason="escalated", telemetry="calibration.h5",
+                                   steps=rendered, **values)
+    (tmp_path / "calib.sbatch").write_text(text)
+    return text
+
+
+def test_a_calibration_with_missing_workdir_folders_stops_before_its_first_step(tmp_path):
+    """s28 tester Y2: with --workdir 'runs/{size}-{ranks}', each of the 4 steps failed alike
+    ('--workdir 'runs/2048-1' ... is not a folder'), then 'every step failed'. The script now
+    names the folders at its top and checks them all before the first step: one line, exit 1."""
+    import subprocess
+
+    text = _folder_script(tmp_path, "runs/{size}-{ranks}")
+    assert ("# that fails does not stop the others; the job exits 1 when every step failed.\n"
+            "# Before you submit: the steps run in --workdir 'runs/{size}-{ranks}'; these "
+            "folders must\n# exist, with the program's input, in the folder you submit from: "
+            "runs/2048-1, runs/2048-2\n# (never created here") in text
+
+    def submit():
+        return subprocess.run(["bash", "calib.sbatch"], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=30)
+
+    (tmp_path / "runs" / "2048-2").mkdir(parents=True)
+    done = submit()
+    assert done.returncode == 1 and "ran" not in done.stdout
+    assert done.stderr == (f"calibration: no step ran: --workdir folder(s) runs/2048-1 missing "
+                           f"in {tmp_path}; create each with the program's input, then submit "
+                           "again\n")
+    (tmp_path / "runs" / "2048-1").mkdir()
+    done = submit()
+    assert done.returncode == 0 and done.stdout.count("ran N") == 4, done.stderr
+
+
+def test_a_calibration_without_workdir_checks_no_folder(tmp_path):
+    from hpcds1mpi.decide.calibration_folders import step_folders
+
+    assert step_folders([], 2048, {"time_regex": "t: (.+)"}) == {} == step_folders([], 1, None)
+    assert "missing_folders" not in _folder_script(tmp_path, "")
+
+
+def test_recommend_says_which_workdir_the_steps_need_before_submitting():
+    from hpcds1mpi.decide.calibration_sweep import calibration_measurement
+
+    options, notes = calibration_measurement(None, {"workdir": "runs/{size}-{ranks}"})
+    assert options == {"workdir": "runs/{size}-{ranks}"}
+    assert notes[-1] == ("each step runs in --workdir 'runs/{size}-{ranks}' (placeholders filled "
+                         "per step, from the folder you submit in): create those folders, with "
+                         "the program's input, before you submit")
+    assert not any("--workdir '" in n for n in calibration_measurement(None, {})[1])

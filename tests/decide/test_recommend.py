@@ -339,3 +339,14 @@ def test_a_program_that_cannot_use_threads_is_offered_one_thread(tmp_path):
     told = offer(f"{exe} {{size}} --threads {{threads}}")  # the program takes its count
     rec_mod._one_thread_if_unthreaded(told, None)
     assert told.threads == [1, 2] and told.left_out == []
+
+
+def test_a_calibration_script_of_a_workdir_sweep_checks_its_folders_first():
+    """s28 tester Y2: the steps of a program swept with --workdir 'runs/{size}-{ranks}' ran
+    in folders nobody had made for the new size, and failed one after another."""
+    from hpcds1mpi.decide.recommendation import emit_script
+
+    rec = rec_mod.recommend(FakeBundle(), "brand-new-code", 500, fake_places("cpu"))
+    text = emit_script(rec, "slurm", "./app {size}", measure={"workdir": "runs/{size}-{ranks}"})
+    assert "# Before you submit: the steps run in --workdir 'runs/{size}-{ranks}'" in text
+    assert "runs/500-" in text and 'missing_folders=""' in text

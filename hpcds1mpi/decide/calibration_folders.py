@@ -1,0 +1,37 @@
+"""The ``--workdir`` folders of a calibration sweep's steps, which its script lists and checks
+before its first step (s28 tester Y2: each step of a program swept with ``--workdir
+'runs/{size}-{ranks}'`` failed alike, one after another, in folders nobody had made for the
+new size)."""
+
+from __future__ import annotations
+
+
+def step_folders(steps, size: int, measure: dict | None) -> dict:
+    """What a calibration script says and checks of its steps' ``--workdir`` folders: the
+    template's values (``jobscripts/calibration.sbatch.j2``), {} without ``--workdir``.
+
+    The sweep never creates a folder (an empty one would lack the program's input,
+    :mod:`~hpcds1mpi.measure.workdirs`), so each step with a missing folder failed alike, one
+    after another (s28 tester Y2); the script checks them all before its first step instead.
+
+    Args:
+        steps: the steps as the script measures them (:class:`~hpcds1mpi.launch.scripts.
+            CalibrationStep`, a program's precision already chosen).
+        size: the job's size.
+        measure: the program's reading options (``{"workdir": ..}``, any subset; None: none).
+
+    Returns:
+        ``{"workdir": the template, "step_folders": [shell-quoted folder], "folders_shown":
+        "a, b"}``, each distinct folder once, in step order.
+    """
+    import shlex
+
+    from hpcds1mpi.launch.scripts import comment
+    from hpcds1mpi.measure.workdirs import folder_of
+
+    workdir = (measure or {}).get("workdir")
+    if not workdir:
+        return {}
+    folders = list(dict.fromkeys(folder_of(workdir, s.config, size) for s in steps))
+    return {"workdir": comment(workdir), "step_folders": [shlex.quote(f) for f in folders],
+            "folders_shown": comment(", ".join(folders))}
