@@ -1,11 +1,18 @@
-"""Whether the Slurm allocation a sweep runs in is still alive.
+"""Whether the Slurm allocation a sweep runs in is alive, and whether it ended under a launch.
 
 A launch that fails because its allocation ended under it (``scancel``, the time limit, a
 ``timeout`` around ``salloc``) says nothing of the program: Open MPI's ``mpirun`` only reports
 that it "lost communication with a remote daemon" and exits 1 or 205. Recorded ``failed``, such
-a run was learnt from (s28 tester U: 457 s and 5488 J of a hung run that was killed). After a
-failed launch inside an allocation, :func:`allocation_end` asks Slurm whether the allocation is
-still running; when it is not, the run is ``interrupted`` and the sweep stops.
+a run was learnt from (s28 tester U: 457 s and 5488 J of a hung run that was killed).
+
+:meth:`Allocation.at_start` asks Slurm once, when the sweep starts, whether ``SLURM_JOB_ID``
+names a running allocation: a stale one (a shell left from an ended ``salloc``, a copied
+environment) is ignored, with one note, so a program's own failure is never taken for the end
+of a job that had ended long before (s28 tester Z6: exit 3 recorded ``interrupted``). After a
+failed launch, :meth:`Allocation.end` asks again; when the allocation seen alive no longer
+runs, the run is ``interrupted`` and the sweep stops. A squeue that does not answer in
+:data:`ASK_TIMEOUT_S` is said once and not asked again in the sweep (s28 tester Z5: 15 s of a
+hung squeue after every failed launch, silently).
 """
 
 from __future__ import annotations
@@ -21,38 +28,123 @@ ENDED = {"CANCELLED": "was cancelled", "TIMEOUT": "reached its time limit",
          "DEADLINE": "reached its deadline", "NODE_FAIL": "lost a node (NODE_FAIL)",
          "PREEMPTED": "was preempted", "OUT_OF_MEMORY": "ran out of memory",
          "BOOT_FAIL": "failed to boot a node"}
-#: Seconds one squeue / sacct call may take.
-ASK_TIMEOUT_S = 15.0
+#: Seconds one squeue / sacct call may take: a few, as it is asked while the user waits.
+ASK_TIMEOUT_S = 5.0
 
 
-def _ask(command: list[str], env: dict) -> str | None:
+class NoAnswer(Exception):
+    """squeue or sacct did not answer (timed out, could not start); ``str`` says which."""
+
+
+def ask_slurm(command: list[str], env: dict, timeout_s: float) -> str | None:
+    """The command's stdout, stripped; None when it exits non-zero.
+
+    Raises:
+        NoAnswer: it did not finish within ``timeout_s`` or could not start.
+    """
     try:
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=ASK_TIMEOUT_S,
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s,
                               env=env, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
+    except subprocess.TimeoutExpired:
+        raise NoAnswer(f"{command[0]} did not answer in {timeout_s:g} s") from None
+    except OSError as exc:
+        raise NoAnswer(f"{command[0]} could not start ({exc.strerror})") from None
     return proc.stdout.strip() if proc.returncode == 0 else None
 
 
-def allocation_end(env: dict | None = None) -> str:
-    """How this process's Slurm allocation ended ("job 123 was cancelled"), or "" while it
-    runs, outside an allocation, or where squeue does not answer (no evidence it ended)."""
+def _job_state(job: str, env: dict, timeout_s: float) -> str:
+    """squeue's state of ``job`` ("RUNNING"), "" when squeue no longer lists it.
+
+    Raises:
+        NoAnswer: squeue did not answer, or refused ``job`` while still listing it.
+    """
+    state = ask_slurm(["squeue", "-h", "-j", job, "-o", "%T"], env, timeout_s)
+    if state is None:  # squeue refuses a job it no longer holds: "Invalid job id specified"
+        listed = ask_slurm(["squeue", "-h", "-o", "%i"], env, timeout_s)
+        if listed is None or job in listed.split():
+            raise NoAnswer("squeue failed")
+        return ""
+    return state.split()[0] if state else ""
+
+
+def allocation_end(env: dict | None = None, timeout_s: float | None = None) -> str:
+    """How this process's Slurm allocation ended ("the Slurm allocation (job 123) was
+    cancelled"), or "" while it runs, outside an allocation, or where squeue does not answer
+    (no evidence it ended).
+
+    Raises:
+        NoAnswer: squeue did not answer (only where ``SLURM_JOB_ID`` names a job).
+    """
     env = dict(os.environ if env is None else env)
     job = env.get("SLURM_JOB_ID", "")
     if not job.isdigit() or shutil.which("squeue", path=env.get("PATH")) is None:
         return ""
-    state = _ask(["squeue", "-h", "-j", job, "-o", "%T"], env)
-    if state is None:  # squeue refuses a job it no longer holds: "Invalid job id specified"
-        listed = _ask(["squeue", "-h", "-o", "%i"], env)
-        if listed is None or job in listed.split():
-            return ""  # squeue itself did not answer
-        state = ""
-    state = state.split()[0] if state else ""
+    timeout_s = timeout_s or ASK_TIMEOUT_S
+    state = _job_state(job, env, timeout_s)
     if state in ALIVE:
         return ""
     # COMPLETING (being revoked) or gone: sacct says why, where it answers.
-    final = _ask(["sacct", "-X", "-n", "-P", "-j", job, "-o", "State"], env) \
-        if shutil.which("sacct", path=env.get("PATH")) else None
+    final = None
+    if shutil.which("sacct", path=env.get("PATH")):
+        try:
+            final = ask_slurm(["sacct", "-X", "-n", "-P", "-j", job, "-o", "State"], env, timeout_s)
+        except NoAnswer:
+            pass  # the end is known; only its cause is not
     final = (final or "").split("\n")[0].split(" ")[0]  # "CANCELLED by 0"
     words = ENDED.get(final) or f"has ended ({state or 'squeue no longer lists it'})"
     return f"the Slurm allocation (job {job}) {words}"
+
+
+class Allocation:
+    """The Slurm allocation (``job_id``) a sweep was seen running in at its start."""
+
+    def __init__(self, job_id: str, env: dict, say=None, timeout_s: float | None = None):
+        self.job_id = job_id
+        self.env = env
+        self.say = say
+        self.timeout_s = timeout_s
+        self.unanswered = False  # squeue did not answer once: not asked again this sweep
+
+    @classmethod
+    def at_start(cls, env: dict | None = None, say=None,
+                 timeout_s: float | None = None) -> "Allocation | None":
+        """The running allocation ``SLURM_JOB_ID`` names; None outside one, where squeue is
+        missing, or (said once through ``say``) where the job is not running or squeue does
+        not answer: a later failed launch is then the program's failure."""
+        env = dict(os.environ if env is None else env)
+        job = env.get("SLURM_JOB_ID", "")
+        if not job.isdigit() or shutil.which("squeue", path=env.get("PATH")) is None:
+            return None
+        try:
+            state = _job_state(job, env, timeout_s or ASK_TIMEOUT_S)
+        except NoAnswer as exc:
+            tell(say, f"note: {exc} about SLURM_JOB_ID={job}: it is not watched in this sweep "
+                      "(a failed launch is recorded failed, never interrupted by the "
+                      "allocation's end)")
+            return None
+        if state not in ALIVE:
+            tell(say, f"note: SLURM_JOB_ID={job} names no running allocation "
+                      f"({state or 'squeue does not list it'}): it is ignored (a failed launch "
+                      "is the program's failure; memory and CPU of ranks under srun are not "
+                      "read from sacct); inside an allocation, sweep from its shell")
+            return None
+        return cls(job, env, say, timeout_s)
+
+    def end(self) -> str:
+        """How the allocation ended since the start ("" while it runs, or once squeue did not
+        answer: said once, then never asked again in the sweep)."""
+        if self.unanswered:
+            return ""
+        try:
+            return allocation_end(self.env, self.timeout_s)
+        except NoAnswer as exc:
+            self.unanswered = True
+            tell(self.say, f"note: {exc}: whether the Slurm allocation (job {self.job_id}) "
+                           "ends under a launch is not checked for the rest of this sweep (a "
+                           "failed launch is recorded failed)")
+            return ""
+
+
+def tell(say, line: str) -> None:
+    if say is not None:
+        say(line)

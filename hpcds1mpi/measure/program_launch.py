@@ -65,7 +65,8 @@ def launch_once(tokens: list[str], env: dict, timeout: float, cwd: str | None = 
     program's ranks' CPU seconds and peak memory with its source
     (:func:`~hpcds1mpi.measure.ranks_usage.ranks_usage`: ``program`` is the program's first
     token, ``tokens[0]`` when not given, ``ranks`` its ranks, ``accounting`` the allocation's
-    :class:`~hpcds1mpi.measure.slurm_accounting.StepAccounting` or None), the last
+    :class:`~hpcds1mpi.measure.slurm_accounting.StepAccounting` or None: asked after the
+    launch, only where its tree showed srun), the last
     :data:`TAIL` bytes of stdout and stderr, and ``found``: ``scan([stdout, stderr])`` called
     on the whole output (binary files) before it is dropped (None without ``scan``).
 
@@ -78,11 +79,9 @@ def launch_once(tokens: list[str], env: dict, timeout: float, cwd: str | None = 
     from hpcds1mpi.measure.ranks_usage import ranks_usage
 
     names = program_names(program or (tokens[:1] or [""])[0], env, cwd)  # bare: tokens[0]
-    if accounting is not None:
-        accounting.mark()  # the allocation's steps so far are not this launch's
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with tempfile.TemporaryFile() as out_fh, tempfile.TemporaryFile() as err_fh:
-        start = time.perf_counter()
+        start, launch_start = time.perf_counter(), time.time()  # its job steps start after
         try:
             proc = subprocess.Popen(tokens, stdin=subprocess.DEVNULL, stdout=out_fh,
                                     stderr=err_fh, env=env, cwd=cwd, start_new_session=True,
@@ -109,7 +108,7 @@ def launch_once(tokens: list[str], env: dict, timeout: float, cwd: str | None = 
         stdout, stderr = _tail(out_fh), _tail(err_fh)
         found = scan([out_fh, err_fh]) if scan is not None else None
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    rss, cpu, rss_source = ranks_usage(tree, cpu, ranks, accounting)
+    rss, cpu, rss_source = ranks_usage(tree, cpu, ranks, accounting, launch_start)
     return {"exit_code": code, "wall_s": wall, "cpu_s": cpu, "stdout": stdout, "stderr": stderr,
             "timed_out": timed_out, "rss_mb": rss if rss > 0 else float("nan"),
             "rss_source": rss_source, "found": found}

@@ -16,8 +16,8 @@ import math
 SAMPLED = "psutil-sampled (largest process of the program)"
 
 
-def ranks_usage(tree, rusage_cpu_s: float, ranks: int, accounting=None) -> tuple[float, float,
-                                                                                str]:
+def ranks_usage(tree, rusage_cpu_s: float, ranks: int, accounting=None,
+                launch_start: float = 0.0) -> tuple[float, float, str]:
     """``(peak_rss_mb, cpu_s, peak_rss_source)`` of one launch.
 
     Args:
@@ -25,7 +25,8 @@ def ranks_usage(tree, rusage_cpu_s: float, ranks: int, accounting=None) -> tuple
         rusage_cpu_s: CPU seconds of the launch's reaped children (the launcher's included).
         ranks: the configuration's ranks (sacct's MaxRSS is per task, a task may hold several).
         accounting: the allocation's :class:`~hpcds1mpi.measure.slurm_accounting.
-            StepAccounting`, marked before the launch; None outside one.
+            StepAccounting`; None outside one. Asked only where the tree showed srun.
+        launch_start: when the launch started (epoch seconds): its steps started after.
     """
     local_mb = tree.peak_mb if tree.program_seen else math.nan
     if not tree.remote_starter:
@@ -34,11 +35,18 @@ def ranks_usage(tree, rusage_cpu_s: float, ranks: int, accounting=None) -> tuple
         return (math.nan, math.nan, "not measured: no process of the program was seen under "
                 "the launch (it ended within the first samples, or its ranks ran elsewhere)")
     if tree.remote_starter == "srun" and accounting is not None:
-        steps = accounting.read(ranks)
-        if steps is not None:  # the launch's own children's CPU plus its steps' tasks'
+        steps = accounting.read(ranks, launch_start)
+        # The launch's own children's CPU plus its steps' tasks'.
+        cpu = rusage_cpu_s + steps.cpu_s if steps is not None else math.nan
+        if steps is not None and not math.isnan(steps.peak_rss_mb):
             peak = max(steps.peak_rss_mb, local_mb) if tree.program_seen else steps.peak_rss_mb
-            return peak, rusage_cpu_s + steps.cpu_s, steps.source()
-        why = "sacct gave no numbers for the launch's job steps"
+            return peak, cpu, steps.source()
+        if steps is not None:  # finished steps with no memory sample: their CPU time stands
+            if tree.program_seen:
+                return local_mb, cpu, (f"{SAMPLED}, the ranks on this node only: the others' "
+                                       "job step ended before Slurm's first memory sample")
+            return math.nan, cpu, steps.source()
+        why = accounting.why_not or "sacct listed no finished job step of the launch"
     elif tree.remote_starter == "srun":
         why = "not inside an allocation (SLURM_JOB_ID) with sacct to read them from"
     else:

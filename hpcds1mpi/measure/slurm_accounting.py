@@ -2,13 +2,23 @@
 allocation whose ranks ran under ``slurmstepd`` (the ``srun`` launcher; Open MPI's ``mpirun``,
 whose daemons start through ``srun``), out of the launch's own process tree.
 
-:class:`StepAccounting` notes the allocation's highest job step before a launch
-(:meth:`~StepAccounting.mark`) and afterwards reads the steps the launch started
-(:meth:`~StepAccounting.read`): ``sacct -j JOBID --format JobID,Start,State,MaxRSS,TotalCPU,
-NTasks -P -n``. Slurm writes a step's numbers when it ends, sometimes a moment later, so the read
-waits up to :data:`WAIT_S` for them. ``MaxRSS`` is the largest *task*'s: one rank under ``srun``,
-but under Open MPI's daemons one task holds a node's ranks (and the daemon), so it is divided by
-the ranks per task. ``TotalCPU`` is the step's tasks' user + system time.
+:class:`StepAccounting` is asked only *after* a launch whose tree showed ``srun``
+(:mod:`hpcds1mpi.measure.ranks_usage`): nothing is called before each launch, nor for ranks that
+ran under it (s28 tester Z5: a hung sacct had cost 15 s before every launch of a local
+``mpirun``). :meth:`~StepAccounting.read` takes the steps that started at or after the launch
+(``Start`` as epoch seconds, ``SLURM_TIME_FORMAT=%s``) and that no earlier read took, once
+they are finished: ``sacct -j JOBID --format JobID,Start,State,MaxRSS,TotalCPU,NTasks -P -n``,
+polled every :data:`POLL_S` for at most :data:`WAIT_S` (one call where srun's steps are listed
+when it exits, as they are). :meth:`~StepAccounting.mark`, one call at the sweep's start, sets
+the preflight's steps aside (its ``srun true`` and probe may share the first launch's second).
+A sacct that does not answer is said once and not asked again in the sweep.
+
+``MaxRSS`` is the largest *task*'s: one rank under ``srun``, but under Open MPI's daemons one
+task holds a node's ranks (and the daemon), so it is divided by the ranks per task. A step that
+ends before Slurm's first memory sample (``JobAcctGatherFrequency``, often 30 s) has a final
+record with no ``MaxRSS`` at all: its peak is unknown, not late (the old read waited 5 s for it,
+polling 20 times, and then dropped the CPU time it had). ``TotalCPU`` is the step's tasks'
+user + system time.
 """
 
 from __future__ import annotations
@@ -17,14 +27,19 @@ import math
 import os
 import re
 import shutil
-import subprocess
 import time
 from dataclasses import dataclass
 
-#: Seconds the read waits for the launch's steps to be written with their numbers.
-WAIT_S = 5.0
-#: Seconds one sacct call may take.
-SACCT_TIMEOUT_S = 15.0
+from hpcds1mpi.measure.allocation_state import NoAnswer, ask_slurm, tell
+
+#: Seconds the read waits for the launch's steps to be listed finished (slurmdbd writes them a
+#: moment after srun exits), and the period it asks again at.
+WAIT_S, POLL_S = 4.0, 1.0
+#: Seconds a step's Start (the controller's clock, whole seconds) may read before the launch's
+#: start on this node's clock: a step started earlier was an earlier read's or the mark's.
+CLOCK_SLACK_S = 1
+#: Seconds one sacct call may take: a few, as the user waits for it after the launch.
+SACCT_TIMEOUT_S = 5.0
 #: A job step of the allocation (``1234.0``; not ``.batch`` / ``.extern`` / ``.interactive``).
 STEP_ID = re.compile(r"^(\d+)\.(\d+)$")
 #: States a step is still in while its numbers are not final.
@@ -34,14 +49,19 @@ _UNITS = {"": 2**-10, "K": 2**-10, "M": 1.0, "G": 2**10, "T": 2**20, "P": 2**30}
 
 @dataclass(frozen=True)
 class StepUsage:
-    """What the launch's steps used: ``peak_rss_mb`` per rank (MB), ``cpu_s`` summed over its
-    tasks, ``ranks_per_task`` the MaxRSS was divided by."""
+    """What the launch's steps used: ``peak_rss_mb`` per rank (MB; NaN where a step ended before
+    Slurm's first memory sample), ``cpu_s`` summed over its tasks, ``ranks_per_task`` the
+    MaxRSS was divided by."""
 
     peak_rss_mb: float
     cpu_s: float
     ranks_per_task: int
 
     def source(self) -> str:
+        if math.isnan(self.peak_rss_mb):
+            return ("not measured: the ranks ran under slurmstepd and their job step ended "
+                    "before Slurm's first memory sample (JobAcctGatherFrequency), so sacct has no "
+                    "MaxRSS; their CPU time is sacct's TotalCPU")
         if self.ranks_per_task == 1:
             return "slurm accounting (sacct MaxRSS)"
         return (f"slurm accounting (sacct MaxRSS of a task holding {self.ranks_per_task} ranks, "
@@ -67,65 +87,87 @@ def cpu_seconds(text: str) -> float:
 
 
 class StepAccounting:
-    """The accounting of one allocation's job steps (``job_id``)."""
+    """The accounting of one allocation's job steps (``job_id``).
 
-    def __init__(self, job_id: str, env: dict | None = None):
+    Attributes:
+        why_not: why sacct gives nothing in this sweep ("" while it answers): it timed out or
+            failed once, was said once through ``say``, and is not asked again.
+    """
+
+    def __init__(self, job_id: str, env: dict | None = None, say=None,
+                 timeout_s: float | None = None):
         self.job_id = job_id
-        self.env = env
-        self.last_step = -1
+        self.env = {**(os.environ if env is None else env), "SLURM_TIME_FORMAT": "%s"}
+        self.say = say
+        self.timeout_s = timeout_s
+        self.last_step = -1  # the highest step an earlier read (or the mark) took
+        self.why_not = ""
 
     @classmethod
-    def here(cls, env: dict | None = None) -> "StepAccounting | None":
-        """The allocation this process runs in, when it has one and sacct is on PATH."""
+    def here(cls, job_id: str, env: dict | None = None, say=None) -> "StepAccounting | None":
+        """The accounting of the allocation ``job_id`` (one seen running), when sacct is on
+        PATH."""
         env = os.environ if env is None else env
-        job = env.get("SLURM_JOB_ID", "")
-        if not job.isdigit() or shutil.which("sacct", path=env.get("PATH")) is None:
+        if not job_id.isdigit() or shutil.which("sacct", path=env.get("PATH")) is None:
             return None
-        return cls(job, dict(env))
+        return cls(job_id, dict(env), say)
 
     def _steps(self) -> list[dict] | None:
-        """The allocation's job steps as sacct lists them; None when it does not answer."""
-        try:
-            proc = subprocess.run(
-                ["sacct", "-j", self.job_id, "--format", "JobID,Start,State,MaxRSS,TotalCPU,NTasks",
-                 "-P", "-n"], capture_output=True, text=True, timeout=SACCT_TIMEOUT_S,
-                env=self.env, stdin=subprocess.DEVNULL)
-        except (OSError, subprocess.TimeoutExpired):
+        """The allocation's job steps as sacct lists them; None once it did not answer."""
+        if self.why_not:
             return None
-        if proc.returncode != 0:
+        try:
+            text = ask_slurm(["sacct", "-j", self.job_id, "--format",
+                         "JobID,Start,State,MaxRSS,TotalCPU,NTasks", "-P", "-n"], self.env,
+                        self.timeout_s or SACCT_TIMEOUT_S)
+        except NoAnswer as exc:
+            text, failure = None, str(exc)
+        else:
+            failure = "sacct failed"
+        if text is None:
+            self.why_not = failure
+            tell(self.say, f"note: {failure}: memory and CPU of ranks under srun are not "
+                           "measured for the rest of this sweep")
             return None
         steps = []
-        for line in proc.stdout.splitlines():
+        for line in text.splitlines():
             fields = line.split("|")
             if len(fields) < 6 or not (match := STEP_ID.match(fields[0])) \
                     or match.group(1) != self.job_id:
                 continue
-            steps.append({"step": int(match.group(2)), "state": fields[2].split()[0] if
-                          fields[2] else "", "rss_mb": memory_mb(fields[3]),
-                          "cpu_s": cpu_seconds(fields[4]),
+            steps.append({"step": int(match.group(2)),
+                          "start": int(fields[1]) if fields[1].isdigit() else -1,
+                          "state": fields[2].split()[0] if fields[2] else "",
+                          "rss_mb": memory_mb(fields[3]), "cpu_s": cpu_seconds(fields[4]),
                           "tasks": int(fields[5]) if fields[5].isdigit() else 0})
         return steps
 
     def mark(self) -> None:
-        """Note the highest step started so far: a later :meth:`read` takes only newer ones."""
-        steps = self._steps() or []
-        self.last_step = max([self.last_step, *(s["step"] for s in steps)])
+        """Set the steps started so far aside (once, at the sweep's start: the preflight's):
+        no :meth:`read` takes them."""
+        self.last_step = max([self.last_step, *(s["step"] for s in self._steps() or [])])
 
-    def read(self, ranks: int, wait_s: float = WAIT_S) -> StepUsage | None:
-        """The usage of the steps started since :meth:`mark`, once sacct has their final
-        numbers (waiting up to ``wait_s``); None when there are none or they never came."""
+    def read(self, ranks: int, launch_start: float, wait_s: float = WAIT_S) -> StepUsage | None:
+        """The usage of the steps started at or after ``launch_start`` (epoch seconds) that no
+        earlier read took, once sacct lists them all finished (asked every :data:`POLL_S` for
+        at most ``wait_s``); None when there are none, or sacct did not answer."""
         deadline = time.monotonic() + wait_s
         while True:
-            new = [s for s in (self._steps() or []) if s["step"] > self.last_step]
-            done = new and all(s["state"] not in UNFINISHED and not math.isnan(s["rss_mb"])
-                               and not math.isnan(s["cpu_s"]) for s in new)
-            if done or time.monotonic() >= deadline:
+            steps = self._steps()
+            if steps is None:
+                return None
+            new = [s for s in steps if s["step"] > self.last_step
+                   and s["start"] >= int(launch_start) - CLOCK_SLACK_S]
+            done = new and all(s["state"] not in UNFINISHED and not math.isnan(s["cpu_s"])
+                               for s in new)  # final: a MaxRSS missing now never comes
+            if done or time.monotonic() + POLL_S > deadline:
                 break
-            time.sleep(0.25)
+            time.sleep(POLL_S)
         if not done:
             return None
         self.last_step = max(s["step"] for s in new)
         tasks = sum(s["tasks"] for s in new) or 1
         per_task = max(1, math.ceil(ranks / tasks))
-        return StepUsage(peak_rss_mb=max(s["rss_mb"] for s in new) / per_task,
+        sampled = [s["rss_mb"] for s in new if not math.isnan(s["rss_mb"])]
+        return StepUsage(peak_rss_mb=max(sampled) / per_task if sampled else math.nan,
                          cpu_s=sum(s["cpu_s"] for s in new), ranks_per_task=per_task)

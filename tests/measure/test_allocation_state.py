@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -35,3 +36,74 @@ def test_a_cancelled_allocation_stops_the_sweep_with_the_run_interrupted(slurm, 
     runs = telemetry.read_runs(out)
     assert list(runs["status"]) == ["interrupted"], runs[["status", "error"]]
     assert sys.executable  # the sweep ran this Python's hpcds1mpi
+
+
+def _fake(bin_dir, name: str, body: str, log) -> None:
+    """A real executable ``name`` in ``bin_dir`` that logs each call to ``log``, then runs
+    ``body``."""
+    bin_dir.mkdir(exist_ok=True)
+    path = bin_dir / name
+    path.write_text(f'#!/bin/sh\necho "$*" >> {log}\n{body}\n')
+    path.chmod(0o755)
+
+
+def _sweep_a_failing_program(tmp_path, sizes: str):
+    """``exit 3`` swept at ``sizes`` by mpiexec (as the tester's local mpirun: SLURM_JOB_ID
+    would pick srun): (summary, notes said, runs)."""
+    from hpcds1mpi.cluster import Partition
+    from hpcds1mpi.measure import external, external_plan
+
+    program = tmp_path / "failer.sh"
+    program.write_text("#!/bin/sh\nexit 3\n")
+    program.chmod(0o755)
+    plan = external_plan.build_external_plan(f"{program} {{size}}", "failer", sizes=sizes,
+                                             min_repeats=1, max_repeats=1, min_time=0)
+    said: list[str] = []
+    summary = external.run_external(plan, str(tmp_path / "f.h5"), Partition("p", 2, 4.0),
+                                    progress=False, say=said.append, launcher="mpiexec")
+    return summary, said, telemetry.read_runs(tmp_path / "f.h5")
+
+
+def test_a_stale_slurm_job_id_leaves_the_programs_failure_its_own(tmp_path, monkeypatch):
+    """Was (s28 tester Z6): outside any allocation, a finished job's SLURM_JOB_ID turned the
+    program's exit 3 into "the Slurm allocation (job ...) has ended", recorded interrupted."""
+    bin_dir = tmp_path / "bin"  # squeue as a real one answers for a job it no longer holds
+    _fake(bin_dir, "squeue", 'case "$*" in *-j*) echo "slurm_load_jobs error: Invalid job id '
+          'specified" >&2; exit 1;; esac', tmp_path / "squeue.log")
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setenv("SLURM_JOB_ID", "56435899")
+    summary, said, runs = _sweep_a_failing_program(tmp_path, "1,2")
+    assert list(runs["status"]) == ["failed", "failed"], runs[["status", "error"]]
+    assert all(error.startswith("exit code 3") for error in runs["error"])
+    notes = [line for line in said if "SLURM_JOB_ID=56435899" in line]
+    assert len(notes) == 1 and "names no running allocation" in notes[0], said
+
+
+def test_a_squeue_that_does_not_answer_is_said_once_and_not_asked_again(tmp_path, monkeypatch):
+    """Was (s28 tester Z5): a hung squeue cost 2 x 15 s after every failed launch, silently."""
+    from hpcds1mpi.measure import allocation_state
+
+    monkeypatch.setattr(allocation_state, "ASK_TIMEOUT_S", 0.5)
+    bin_dir, log = tmp_path / "bin", tmp_path / "squeue.log"
+    _fake(bin_dir, "squeue", "exec sleep 30", log)
+    _fake(bin_dir, "sacct", "exec sleep 30", tmp_path / "sacct.log")
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setenv("SLURM_JOB_ID", "424242")
+    summary, said, runs = _sweep_a_failing_program(tmp_path, "1,2,3")
+    assert list(runs["status"]) == ["failed"] * 3, runs[["status", "error"]]
+    assert len(log.read_text().splitlines()) == 1, log.read_text()
+    assert not (tmp_path / "sacct.log").exists()  # no allocation seen: no sacct either
+    notes = [line for line in said if "squeue did not answer" in line]
+    assert len(notes) == 1 and "recorded failed" in notes[0], said
+
+
+def test_an_allocation_whose_squeue_stops_answering_is_not_asked_again(tmp_path):
+    from hpcds1mpi.measure.allocation_state import Allocation
+
+    bin_dir, log = tmp_path / "bin", tmp_path / "squeue.log"
+    _fake(bin_dir, "squeue", "exec sleep 30", log)
+    notes: list[str] = []
+    allocation = Allocation("424242", {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}",
+                                       "SLURM_JOB_ID": "424242"}, notes.append, timeout_s=0.3)
+    assert [allocation.end() for _ in range(3)] == ["", "", ""]
+    assert len(log.read_text().splitlines()) == 1 and len(notes) == 1, notes

@@ -438,3 +438,21 @@ def test_a_framed_box_without_an_error_is_no_reason():
     # a "*** WARNING ... ***" line (no frame above and below) is not a box
     assert program_launch.reason_line(" *** WARNING in x.F:1 :: odd ***\n", "") == \
         "*** WARNING in x.F:1 :: odd ***"
+
+
+def test_sacct_is_not_asked_for_ranks_that_ran_under_the_launch(tmp_path):
+    """Was (s28 tester Z5): every launch inside an allocation first asked sacct for its steps
+    (15 s each where it hung), even a local mpirun's whose ranks never ran under slurmstepd."""
+    import os
+
+    from hpcds1mpi.measure.slurm_accounting import StepAccounting
+
+    bin_dir, log = tmp_path / "bin", tmp_path / "sacct.log"
+    bin_dir.mkdir()
+    (bin_dir / "sacct").write_text(f'#!/bin/sh\necho "$*" >> {log}\n')
+    (bin_dir / "sacct").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "SLURM_JOB_ID": "77"}
+    result = launch_once([sys.executable, "-c", "import time; time.sleep(0.2)"], env, 30,
+                         accounting=StepAccounting("77", env))
+    assert result["exit_code"] == 0 and result["rss_mb"] > 0, result["rss_source"]
+    assert not log.exists(), log.read_text()
