@@ -195,6 +195,25 @@ def check_executable_first(tokens: Sequence[str]) -> None:
             "launcher_args (sweep and tune: --launcher-args), never before the program")
 
 
+def program_not_found(name: str, cwd: str | None = None, option: str = "--command") -> str:
+    """The one line for a program path ``name`` (one holding a ``/``) that does not exist.
+
+    With ``--workdir`` (``cwd``: the configuration's folder) the program starts in that folder,
+    so a relative path is looked up there: ``./heat_mpich`` beside the sweep was "not found"
+    with no word of where it was looked for (s28 tester Y7a).
+    """
+    import os
+
+    if not cwd or os.path.isabs(name):
+        return (f"{option}: program {name!r} not found; give the path of an executable (or a "
+                "name on PATH)")
+    here = os.path.abspath(name)
+    absolute = f" ({here})" if os.path.exists(here) else ""
+    return (f"{option}: program {name!r} not found in --workdir {cwd!r}: the program starts in "
+            "each configuration's folder, so a relative path is looked up there; give its "
+            f"absolute path{absolute}, or put the program in each folder")
+
+
 def quote_tokens(tokens: Sequence[str]) -> str:
     """Join argv tokens into one shell-inert command line."""
     return " ".join(shlex.quote(t) for t in tokens)

@@ -77,8 +77,9 @@ def check_program(tokens: list[str], env: dict | None = None, cwd: str | None = 
     if "/" in name:
         found = os.path.join(cwd, name) if cwd else name
         if not os.path.exists(found):
-            raise ConfigError(f"{option}: program {name!r} not found; give the path of an "
-                              "executable (or a name on PATH)")
+            from hpcds1mpi.launch.program import program_not_found
+
+            raise ConfigError(program_not_found(name, cwd, option))
     else:
         found = shutil.which(name, path=(env or os.environ).get("PATH"))
         if found is None:
@@ -251,7 +252,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
 
     from hpcds1mpi.launch import preflight
     from hpcds1mpi.measure import meters
-    from hpcds1mpi.measure.allocation_state import allocation_end
+    from hpcds1mpi.measure.allocation_state import Allocation
     from hpcds1mpi.measure.convergence import convergence_note
     from hpcds1mpi.measure.slurm_accounting import StepAccounting
     from hpcds1mpi.measure.program_mpi import program_mpi_library, threading_note
@@ -323,7 +324,11 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
         done_keys = {k for k, r in writer.store.runs.items() if settled(r)}
         todo = [s for s in plan.runs if (machine_id, s.run_id) not in done_keys]
         model = meters.power_model(partition)
-        accounting = StepAccounting.here()  # ranks under slurmstepd: their steps' numbers
+        # Asked once: a stale SLURM_JOB_ID is ignored, never blamed for the program's failure.
+        allocation = Allocation.at_start(say=say)
+        accounting = StepAccounting.here(allocation.job_id, say=say) if allocation else None
+        if accounting is not None:  # one call: the preflight's steps (srun true, the probe)
+            accounting.mark()  # may share the first launch's second; they are no launch's
         bar = Progress(len(todo), enabled=progress)
         counts: dict[str, int] = {}
         sweep_start = time.perf_counter()
@@ -360,7 +365,8 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
                 why = "SIGINT (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else "SIGTERM"
                 _stop_interrupted(writer, row, spec, out, f"the sweep was stopped by {why}",
                                   "its program was killed", f"sweep stopped by {why}")
-            if m["status"] != OK and (ended := allocation_end()):  # not the program's failure
+            ended = allocation.end() if m["status"] != OK and allocation is not None else ""
+            if ended:  # not the program's failure: the allocation seen running at its start ended
                 _stop_interrupted(writer, row, spec, out, ended, f"its launch failed with it "
                                   f"({m['error'][:120]})", ended,
                                   "sweep again with --resume inside a new allocation")

@@ -9,7 +9,7 @@ the launch:
   launch whose time is not a positive finite number, is over a year
   (:data:`~hpcds1mpi.schemas.limits.MAX_SECONDS`) or over :data:`WALL_FACTOR` x its own wall
   time + :data:`SLACK_S` (a unit mistake: milliseconds read as seconds) is ``failed``
-  (:meth:`Readings.time_problem`).
+  (:meth:`Readings.time_problem`), as is a number followed by another unit (``0.040 ms``).
 * ``--fom-regex``: a figure of merit (``fom``), e.g. HPL's Gflop/s.
 * ``--fail-regex``: a line that makes a launch which exited 0 ``failed``, the line its reason
   (``--fail-regex 'SCF run NOT converged'``: the program decided its run was fine, the user
@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from stat import S_ISREG
 
 from hpcds1mpi.errors import ConfigError, LaunchError
+from hpcds1mpi.measure.time_units import unit_after, unit_problem
 from hpcds1mpi.schemas.limits import MAX_SECONDS
 
 #: What the telemetry's plan says ``runtime_s`` is, per choice.
@@ -92,14 +93,24 @@ def compile_regex(text: str | None, option: str, example: str, group: bool = Tru
     return pattern
 
 
-def _last_group(pattern, text: str, option: str = "the regex", whole_line: bool = False
-                ) -> str | None:
-    """The first group of ``pattern``'s last match in ``text`` ("" when it took no part), or
-    with ``whole_line`` the line it matched in, stripped; None: no match.
+def _found(name: str, pattern, text: str) -> dict:
+    """``{name: the first group ("" when it took no part)}`` of ``pattern``'s last match in
+    ``text``, for ``--fail-regex`` the line it matched in, stripped ({}: no match); the time's
+    with ``time_unit`` too, a unit other than seconds printed right after it, or ""."""
+    last = _last_match(pattern, text, f"--{name}-regex")
+    if last is None:
+        return {}
+    if name == FAIL:
+        end = text.find("\n", last.end())
+        return {name: text[text.rfind("\n", 0, last.start()) + 1:end if end >= 0 else None
+                           ].strip()}
+    unit = {"time_unit": unit_after(last)} if name == "time" else {}
+    return {name: last.group(1) or "", **unit}
 
-    Raises:
-        ConfigError: the search ran over :data:`MATCH_TIMEOUT_S` (``option`` names it).
-    """
+
+def _last_match(pattern, text: str, option: str = "the regex"):
+    """``pattern``'s last match in ``text`` (None: none); ConfigError (``option`` named)
+    when the search runs over :data:`MATCH_TIMEOUT_S`."""
     last = None
     try:
         for last in pattern.finditer(text, timeout=MATCH_TIMEOUT_S):
@@ -109,12 +120,7 @@ def _last_group(pattern, text: str, option: str = "the regex", whole_line: bool 
             f"{option} {pattern.pattern!r} searched the program's output for over "
             f"{MATCH_TIMEOUT_S:g} s: nested repeats such as (a+)+ backtrack without end; "
             "simplify it (e.g. 'time: ([0-9.]+)')") from None
-    if last is None:
-        return None
-    if whole_line:
-        end = text.find("\n", last.end())
-        return text[text.rfind("\n", 0, last.start()) + 1:end if end >= 0 else None].strip()
-    return last.group(1) or ""
+    return last
 
 
 def _float(text: str | None) -> float:
@@ -129,7 +135,8 @@ def number(pattern, text: str) -> float:
     """The first group of ``pattern``'s last match in ``text`` as a number (NaN: none)."""
     if pattern is None:
         return math.nan
-    value = _float(_last_group(pattern, text))
+    last = _last_match(pattern, text)
+    value = _float(last.group(1) if last is not None else None)
     return value if math.isfinite(value) else math.nan
 
 
@@ -301,7 +308,7 @@ class Readings:
         return {"time": _float(groups.get("time")), "time_text": groups.get("time"),
                 "fom": fom if math.isfinite(fom) else math.nan,
                 "ranks": ranks if math.isfinite(ranks) else math.nan, "said": said,
-                "fail_line": groups.get(FAIL)}
+                "fail_line": groups.get(FAIL), "time_unit": groups.get("time_unit", "")}
 
     @staticmethod
     def _reading_missing(names) -> bool:
@@ -316,9 +323,10 @@ class Readings:
         from hpcds1mpi.measure.program_launch import reason_line
 
         both = text + "\n" + stderr if stderr else text
-        groups = {name: _last_group(p, both, f"--{name}-regex", whole_line=name == FAIL)
-                  for name, p in self._patterns().items()}
-        missing = self._reading_missing(n for n, value in groups.items() if value is None)
+        groups = {}
+        for name, pattern in self._patterns().items():
+            groups.update(_found(name, pattern, both))
+        missing = self._reading_missing(n for n in self._patterns() if n not in groups)
         return self._values(groups, reason_line(text, stderr) if missing else "")
 
     def scan(self, streams: list, out_path: str | None = None,
@@ -341,10 +349,8 @@ class Readings:
         def search(fh, start: int) -> bool:
             for text in windows(fh, start, os.fstat(fh.fileno()).st_size):
                 for name, pattern in list(todo.items()):
-                    found = _last_group(pattern, text, f"--{name}-regex",
-                                        whole_line=name == FAIL)
-                    if found is not None:
-                        groups[name] = found
+                    if found := _found(name, pattern, text):
+                        groups.update(found)
                         del todo[name]
                 if not todo:
                     return True
@@ -389,6 +395,8 @@ class Readings:
             value = float(text)
         except ValueError:
             return f"exit 0, but {regex} matched {shown!r}, which is not a number"
+        if unit := found.get("time_unit"):  # 0.040 ms read as 0.040 s passes the wall check
+            return unit_problem(unit, regex)
         if not (math.isfinite(value) and value > 0):
             return (f"exit 0, but the program's own time {shown!r} ({regex}) is not a positive "
                     "finite number of seconds; fix the program's timer or the regex")

@@ -13,16 +13,23 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable
 
+from hpcds1mpi.config import Configuration
 from hpcds1mpi.launch.program import placeholder_values
 from hpcds1mpi.measure.plan import RunSpec
 
 
 def workdir_of(workdir: str | None, spec: RunSpec) -> str | None:
     """The folder a configuration runs in (``--workdir`` with placeholders filled)."""
+    return folder_of(workdir, spec.config, spec.size)
+
+
+def folder_of(workdir: str | None, config: Configuration, size: int) -> str | None:
+    """The folder ``config`` at ``size`` runs in (``--workdir`` with placeholders filled;
+    None: no ``--workdir``, the current folder)."""
     if not workdir:
         return None
     path = workdir
-    for key, value in placeholder_values(spec.config, spec.size).items():
+    for key, value in placeholder_values(config, size).items():
         path = path.replace("{" + key + "}", str(value))
     return path
 
@@ -32,8 +39,11 @@ def shared_folder_note(workdir: str | None, runs: Iterable[RunSpec]) -> str:
 
     Files a program writes into its folder (Quantum ESPRESSO's ``outdir`` / ``prefix`` scratch
     and the ``CRASH`` file it deletes when it starts, restart files, checkpoints) are then
-    shared: one configuration may read, overwrite or delete another's, silently.
+    shared: one configuration may read, overwrite or delete another's, silently. The note
+    names the placeholders that would tell the sharing configurations apart
+    (:func:`missing_placeholders`), added to the ``--workdir`` given.
     """
+    runs = list(runs)
     folders = Counter(workdir_of(workdir, spec) for spec in runs)
     if not folders:
         return ""
@@ -49,5 +59,48 @@ def shared_folder_note(workdir: str | None, runs: Iterable[RunSpec]) -> str:
                   f"with another ({where} holds {count})")
     return (f"note: {shared}, so files the program writes there (scratch, restart or CRASH "
             "files) are shared and one configuration may read, overwrite or delete another's; "
-            "to keep them apart give --workdir with placeholders, e.g. --workdir "
-            "'runs/{size}-{ranks}', each folder created first with the program's input")
+            f"to keep them apart {_apart(workdir, runs)}, each folder created first with the "
+            "program's input")
+
+
+#: Placeholders a folder may add, in the order a suggestion names them.
+_FOLDER_KEYS = ("size", "ranks", "nodes", "ranks_per_node", "threads", "device", "precision")
+
+
+def missing_placeholders(workdir: str | None, runs: Iterable[RunSpec]) -> list[str]:
+    """Placeholders ``workdir`` lacks that give every configuration of ``runs`` its own
+    folder, taken in :data:`_FOLDER_KEYS` order while one still tells some sharing ones apart;
+    [] when none would (the same configuration twice)."""
+    groups: dict = {}
+    for spec in runs:
+        groups.setdefault(workdir_of(workdir, spec), []).append(
+            placeholder_values(spec.config, spec.size))
+    shared = [values for values in groups.values() if len(values) > 1]
+
+    def told_apart(keys: list[str]) -> int:  # how many folders these keys would make
+        return sum(len({tuple(v[k] for k in keys) for v in values}) for values in shared)
+
+    added: list[str] = []
+    for key in _FOLDER_KEYS:
+        # Only a key that splits a shared folder further (ranks already does ranks_per_node's).
+        if "{" + key + "}" not in (workdir or "") and told_apart(added + [key]) > \
+                told_apart(added):
+            added.append(key)
+        if told_apart(added) == sum(len(values) for values in shared):
+            return added
+    return []
+
+
+def _apart(workdir: str | None, runs: list[RunSpec]) -> str:
+    """How to give each configuration its own folder: the placeholders ``workdir`` lacks,
+    added to it (the one given, never suggested again)."""
+    keys = missing_placeholders(workdir, runs)
+    if not keys:
+        return "give --workdir placeholders that tell them apart (e.g. 'runs/{size}-{ranks}')"
+    if not workdir:  # a first --workdir: per size and layout, the usual habit, at least
+        keys = [k for k in _FOLDER_KEYS if k in {"size", "ranks", *keys}]
+        fields = "-".join("{" + key + "}" for key in keys)
+        return f"give --workdir with placeholders, e.g. --workdir 'runs/{fields}'"
+    fields = "-".join("{" + key + "}" for key in keys)
+    joined = workdir + fields if workdir.endswith("/") else f"{workdir}-{fields}"
+    return f"add {' and '.join('{' + k + '}' for k in keys)}: --workdir {joined!r}"

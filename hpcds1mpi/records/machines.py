@@ -57,17 +57,59 @@ def names_launcher(mpi_library) -> bool:
 
 def launcher_note(frame: pd.DataFrame, ids) -> str:
     """Why machine ids of ``frame`` may differ on one machine: a fingerprint that names the
-    launcher (``frame.attrs`` from :func:`hpcds1mpi.records.training.read_frames`), with the fix; "" when none does."""
+    launcher (``frame.attrs`` from :func:`hpcds1mpi.records.training.read_frames`), with the
+    fix, else the same hosts measured with other MPI libraries or in other partitions
+    (:func:`same_hardware_note`); "" when neither."""
     libraries = frame.attrs.get("mpi_libraries", {})
     named = [(i, libraries[i]) for i in sorted(ids) if names_launcher(libraries.get(i))]
     if not named:
-        return ""
+        return same_hardware_note(frame, ids)
     machine, library = named[0]
     return (f"; {machine}'s fingerprint names the launcher ({library!r}), not the "
             "program's MPI library (a program sweep of an older hpcds1mpi, or of a wrapper "
             "script): if these are runs of the same machine and MPI, measure them again with "
             "`hpcds1mpi sweep --command` running the program itself, which gives them that "
             "machine's id")
+
+
+def same_hardware_note(frame: pd.DataFrame, ids) -> str:
+    """What tells machine ids apart when their runs ran on the same hosts: their MPI
+    libraries (``frame.attrs["mpi_libraries"]``) or partitions, each part of a machine id
+    (:func:`hpcds1mpi.measure.meters.machine_id`), with a ``--machine`` per id; "" when they
+    share no host or neither differs. Was (s28 tester Y7b): one host's Open MPI and MPICH runs
+    were "2 machines (6db5100277c3, a1f575dd1818)", which read as two computers."""
+    ids = sorted(ids)
+    if len(ids) < 2 or "hostnames" not in frame.columns:
+        return ""
+    of = {i: frame[frame["machine_id"].astype(str) == i] for i in ids}
+    hosts = set.intersection(*({h for text in runs["hostnames"].dropna().astype(str)
+                                for h in text.split(",") if h} for runs in of.values()))
+    if not hosts:
+        return ""
+    libraries = {i: _library_name(frame.attrs.get("mpi_libraries", {}).get(i)) for i in ids}
+    partitions = {i: ", ".join(sorted(set(runs["partition"].dropna().astype(str)) - {""}))
+                  if "partition" in runs.columns else "" for i, runs in of.items()}
+    differ, per, labels = [], [], {i: [] for i in ids}
+    for kind, what, values in (("library", "MPI libraries", libraries),
+                               ("partition", "partitions", partitions)):
+        if len(set(values.values())) > 1:
+            differ.append(f"{len(set(values.values()))} {what} "
+                          f"({', '.join(sorted(set(values.values())))})")
+            per.append(kind)
+            for i in ids:
+                labels[i].append(values[i] if kind == "library" else f"partition {values[i]}")
+    if not differ:
+        return ""
+    which = ", ".join(f"--machine {i} for {' in '.join(labels[i])}" for i in ids)
+    return (f"; they are the same hardware (host {', '.join(sorted(hosts)[:3])}) with "
+            f"{' and '.join(differ)}, and runtimes differ with them: train one model per "
+            f"{' and '.join(per)} ({which})")
+
+
+def _library_name(version) -> str:
+    """An MPI library's version line up to its first comma (``Open MPI v4.1.4, package:
+    Debian OpenMPI, ...``: ``Open MPI v4.1.4``); "unknown MPI" when none was read."""
+    return str(version or "").split(",")[0].strip() or "unknown MPI"
 
 
 def refuse_foreign_machines(known: set[str], new: pd.DataFrame, files=()) -> None:

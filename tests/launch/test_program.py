@@ -119,3 +119,22 @@ def test_shell_syntax_is_refused_on_every_path_a_command_enters_by():
         program_tokens("./app < in.txt")
     assert program_tokens("./app '<' in.txt") == ["./app", "<", "in.txt"]  # quoted: an argument
     assert program_tokens(["./app", "<", "in.txt"]) == ["./app", "<", "in.txt"]  # argv as given
+
+
+def test_a_relative_program_not_found_with_a_workdir_says_where_it_was_looked_for(
+        tmp_path, monkeypatch):
+    # s28 tester Y7a: --workdir 'runs/{size}-{ranks}' with --command ./heat_mpich said only
+    # "program './heat_mpich' not found", though heat_mpich was right beside the sweep.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "heat_mpich").write_text("#!/bin/sh\n")
+    assert program.program_not_found("./heat_mpich", "runs/2048-1") == (
+        "--command: program './heat_mpich' not found in --workdir 'runs/2048-1': the program "
+        "starts in each configuration's folder, so a relative path is looked up there; give "
+        f"its absolute path ({tmp_path}/heat_mpich), or put the program in each folder")
+    assert program.program_not_found("./gone", "runs/1", "--program").endswith(
+        "give its absolute path, or put the program in each folder")
+    # Without --workdir (or with an absolute path) the folder is not the question.
+    for name, cwd in (("./gone", None), ("/nowhere/app", "runs/1")):
+        assert program.program_not_found(name, cwd) == (
+            f"--command: program {name!r} not found; give the path of an executable (or a "
+            "name on PATH)")

@@ -715,3 +715,15 @@ def test_configurations_sharing_one_folder_are_noted_once(tmp_path, monkeypatch)
     assert sweep("apart.h5", "w-{size}") == []
     (note,) = sweep("same.h5", "w-1")
     assert "(--workdir 'w-1')" in note
+
+
+def test_a_relative_program_missing_from_its_workdir_is_said_there(tmp_path):
+    """s28 tester Y7a: `./heat_mpich` beside the sweep, not in each --workdir folder, was
+    "not found" with no word of where it had been looked for."""
+    from hpcds1mpi.errors import ConfigError
+    from hpcds1mpi.measure.external import check_program
+
+    (tmp_path / "runs").mkdir()
+    with pytest.raises(ConfigError, match=r"^--command: program './heat' not found in --workdir "
+                                          r"'.*runs': the program starts in each"):
+        check_program(["./heat", "8"], None, str(tmp_path / "runs"))

@@ -311,3 +311,30 @@ def test_a_backtracking_fail_regex_ends_in_one_line(tmp_path, monkeypatch):
     slow = Readings.of(fail_regex=r"(a|aa)+b")
     with pytest.raises(ConfigError, match=r"^--fail-regex '\(a\|aa\)\+b' searched the "):
         slow.read("a" * 60 + "\n")
+
+
+@pytest.mark.parametrize("printed, unit", [
+    ("Elapsed: 0.040 ms", "ms"), ("Elapsed: 0.086ms", "ms"), ("Elapsed: 12 msec", "msec"),
+    ("Elapsed: 40 us", "us"), ("Elapsed: 40 µs", "µs"), ("Elapsed: 40 usec", "usec"),
+    ("Elapsed: 40 ns", "ns"), ("Elapsed: 0.02 min", "min"), ("Elapsed: 0.0001 h", "h"),
+])
+def test_a_time_followed_by_another_unit_than_seconds_is_refused(tmp_path, printed, unit):
+    # s28 tester Y3: 'Elapsed: 0.040 ms' read by 'Elapsed: ([0-9.]+)' was an ok 0.040 s run.
+    readings = Readings.of(time_regex=r"Elapsed: ([0-9.]+)")
+    expected = (f"exit 0, but the program's time is followed by {unit!r}: --time-regex "
+                "'Elapsed: ([0-9.]+)' reads seconds; capture the number and convert, or use a "
+                "regex for a value in seconds")
+    assert readings.time_problem(readings.read(printed + "\n"), 0.5) == expected
+    with _stream(tmp_path, printed + "\nbye\n") as out, _stream(tmp_path, "") as err:
+        assert readings.time_problem(readings.scan([out, err]), 0.5) == expected
+
+
+@pytest.mark.parametrize("printed", ["Elapsed: 0.040 s", "Elapsed: 0.040s", "Elapsed: 0.04 sec",
+                                     "Elapsed: 0.04 seconds", "Elapsed: 0.04", "Elapsed: 0.04\nms",
+                                     "Elapsed: 0.04 hits", "Elapsed: 0.04 mss"])
+def test_a_time_in_seconds_or_without_a_unit_is_read(printed):
+    readings = Readings.of(time_regex=r"Elapsed: ([0-9.]+)")
+    assert readings.time_problem(readings.read(printed + "\n"), 0.5) == ""
+    # The regex's own words after the number are the program's too: ' ms' there is refused.
+    in_ms = Readings.of(time_regex=r"Elapsed: ([0-9.]+) ms")
+    assert "followed by 'ms'" in in_ms.time_problem(in_ms.read("Elapsed: 0.04 ms\n"), 0.5)

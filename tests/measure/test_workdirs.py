@@ -28,3 +28,27 @@ def test_a_note_names_how_many_configurations_share_a_folder():
         "note: 2 of the 3 configurations share a folder with another (--workdir 'wd/1' holds 2)")
     assert shared_folder_note("wd/{size}-{ranks}", runs) == ""
     assert shared_folder_note(None, runs[:1]) == "" and shared_folder_note(None, []) == ""
+
+
+def _layouts(sizes, ranks, threads):
+    return [RunSpec("w", size, Configuration(1, r, t, "cpu", "fp64"))
+            for size in sizes for r in ranks for t in threads]
+
+
+def test_the_note_adds_the_placeholders_that_tell_the_sharing_configurations_apart():
+    # s28 tester Y6: --workdir 'runs/{size}-{ranks}' with threads 1,2 was told to give
+    # --workdir 'runs/{size}-{ranks}', the one given.
+    runs = _layouts([32, 64], [1, 2], [1, 2])
+    note = shared_folder_note("runs/{size}-{ranks}", runs)
+    assert note.endswith("to keep them apart add {threads}: --workdir "
+                         "'runs/{size}-{ranks}-{threads}', each folder created first with the "
+                         "program's input")
+    assert shared_folder_note("runs/{size}-{ranks}-{threads}", runs) == ""
+    assert "add {ranks} and {threads}: --workdir 'runs/{size}-{ranks}-{threads}'" in \
+        shared_folder_note("runs/{size}", runs)
+    assert "add {size}: --workdir 'runs/{size}'" in shared_folder_note("runs/", _layouts(
+        [32, 64], [1], [1]))
+    assert "e.g. --workdir 'runs/{size}-{ranks}-{threads}'" in shared_folder_note(None, runs)
+    same_twice = _layouts([32], [1], [1]) * 2
+    assert "give --workdir placeholders that tell them apart" in \
+        shared_folder_note("runs/{size}", same_twice)

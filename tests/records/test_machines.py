@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import pytest
 
@@ -57,3 +59,50 @@ def test_files_of_several_machines_name_the_foreign_one_for_train():
     both = pd.concat([runs(TRAINED, 4, "local"), runs(NEW, 4)], ignore_index=True)
     with pytest.raises(DataError, match=f"train --telemetry a.h5 --machine {NEW} --out DIR"):
         refuse_foreign_machines({TRAINED}, both, files=["a.h5"])
+
+
+def _stored(tmp_path, name: str, machine: str, library: str, host: str = "vm",
+            partition: str = "local") -> str:
+    """A telemetry file of 4 ok runs of ``machine`` on ``host``, fingerprinted with ``library``."""
+    from hpcds1mpi.records import telemetry
+    from tests.surrogates.test_bundle import make_runs
+
+    path = tmp_path / name
+    with telemetry.TelemetryWriter(path) as writer:
+        writer.machine({"machine_id": machine, "mpi_library": library})
+    rows = make_runs(machine=machine).head(4).assign(hostnames=host, partition=partition)
+    telemetry.append(path, rows.to_dict("records"))
+    return str(path)
+
+
+def test_one_hosts_runs_with_two_mpi_libraries_are_said_to_differ_by_library(tmp_path):
+    # s28 tester Y7b: train --telemetry heat_ompi.h5 --telemetry heat_mpich.h5 said only
+    # "training data mixes 2 machines (6db5100277c3, a1f575dd1818)" for one host's two MPIs.
+    from hpcds1mpi.records.training import TrainingData
+
+    files = [_stored(tmp_path, "ompi.h5", TRAINED, "Open MPI v4.1.4, package: Debian OpenMPI"),
+             _stored(tmp_path, "mpich.h5", NEW, "MPICH Version: 5.0.2")]
+    with pytest.raises(DataError) as refused:
+        TrainingData.read(files)
+    assert str(refused.value).endswith(
+        "; they are the same hardware (host vm) with 2 MPI libraries (MPICH Version: 5.0.2, "
+        "Open MPI v4.1.4), and runtimes differ with them: train one model per library "
+        f"(--machine {NEW} for MPICH Version: 5.0.2, --machine {TRAINED} for Open MPI v4.1.4)")
+    assert TrainingData.read(files, machine=NEW).frame["machine_id"].eq(NEW).all()
+
+
+def test_one_hosts_runs_in_two_partitions_are_said_to_differ_by_partition(tmp_path):
+    from hpcds1mpi.records.training import TrainingData
+
+    files = [_stored(tmp_path, "a.h5", TRAINED, "MPICH Version: 5.0.2", "n1,n2", "debug"),
+             _stored(tmp_path, "b.h5", NEW, "MPICH Version: 5.0.2", "n2", "batch")]
+    with pytest.raises(DataError, match=re.escape(
+            "they are the same hardware (host n2) with 2 partitions (batch, debug), and runtimes "
+            f"differ with them: train one model per partition (--machine {NEW} for partition "
+            f"batch, --machine {TRAINED} for partition debug)")):
+        TrainingData.read(files)
+    # Runs on other hosts are other hardware: no such note.
+    files[1] = _stored(tmp_path, "c.h5", NEW, "Open MPI v4.1.4", "other", "debug")
+    with pytest.raises(DataError) as refused:
+        TrainingData.read(files)
+    assert "same hardware" not in str(refused.value)
