@@ -127,3 +127,34 @@ def error_lines(stderr: str) -> list[str]:
     the lines a one-line error is judged on."""
     return [line for line in stderr.strip().splitlines()
             if not line.startswith("hpcds1mpi sweep: ")]
+
+
+#: A small MPI program with no OpenMP: it prints its rank count and its own time.
+UNTHREADED = r"""
+#include <mpi.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+    int rank, size;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    double start = MPI_Wtime(), x = 0;
+    for (long i = 0; i < 2000000; i++) x += 1e-9 * i;
+    if (rank == 0) printf("ranks %d\ntime %.6f s (%g)\n", size, MPI_Wtime() - start, x);
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+
+def build_unthreaded(folder: Path) -> Path:
+    """:data:`UNTHREADED` built with the wheel's ``mpicc`` in ``folder`` (the test skipped
+    where the wheel's mpicc or a C compiler is missing)."""
+    cc = Path(sys.executable).parent / "mpicc"
+    if not cc.exists() or shutil.which("cc") is None:
+        pytest.skip("the wheel's mpicc or a C compiler is missing")
+    (folder / "serial.c").write_text(UNTHREADED)
+    exe = folder / "serial"
+    subprocess.run([str(cc), "-O1", "-o", str(exe), str(folder / "serial.c")], check=True,
+                   timeout=120)
+    return exe

@@ -432,40 +432,12 @@ def test_tune_says_what_is_wrong_with_its_start_model_and_program_in_one_line(tm
     assert not (tmp_path / "o.h5").exists()
 
 
-UNTHREADED = r"""
-#include <mpi.h>
-#include <stdio.h>
-int main(int argc, char **argv) {
-    int rank, size;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    double start = MPI_Wtime(), x = 0;
-    for (long i = 0; i < 2000000; i++) x += 1e-9 * i;
-    if (rank == 0) printf("ranks %d\ntime %.6f s (%g)\n", size, MPI_Wtime() - start, x);
-    MPI_Finalize();
-    return 0;
-}
-"""
-
-
 def test_tune_a_program_without_openmp_searches_one_thread_only(tmp_path):
     """ABINIT (Open MPI, no OpenMP) was tuned to 1 rank x 2 threads, "34 % better" than
     2 ranks x 1 thread, on noise alone; the sweep had noted it cannot use threads (s28 U 5)."""
-    import shutil
-    import subprocess
+    from tests.helpers import build_unthreaded, mpiexec
 
-    import pytest
-
-    from tests.helpers import mpiexec
-
-    cc = Path(sys.executable).parent / "mpicc"
-    if not cc.exists() or shutil.which("cc") is None:
-        pytest.skip("the wheel's mpicc or a C compiler is missing")
-    (tmp_path / "serial.c").write_text(UNTHREADED)
-    exe = tmp_path / "serial"
-    subprocess.run([str(cc), "-O1", "-o", str(exe), str(tmp_path / "serial.c")], check=True,
-                   timeout=120)
+    exe = build_unthreaded(tmp_path)
     (tmp_path / "c.toml").write_text(CLUSTER)  # 2 cores: R2xT1 starts, R1xT2 is one knob away
     res = run_cli(["tune", "--program", f"{exe} {{size}}", "--label", "serial", "--size", "1",
                    "--mpiexec", mpiexec(), "--time-regex", r"^time ([0-9.]+) s",

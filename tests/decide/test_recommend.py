@@ -312,20 +312,12 @@ def test_the_calibration_script_names_train_for_a_partition_the_model_never_saw(
 def test_a_program_that_cannot_use_threads_is_offered_one_thread(tmp_path):
     """s28 tester U5: ABINIT (Open MPI, no OpenMP) had 1 rank x 2 threads on recommend's front,
     the same computation as 1 x 1; the sweep and tune already said it cannot use threads."""
-    import shutil
-    from pathlib import Path
     from types import SimpleNamespace
 
     from hpcds1mpi.surrogates.measured_offer import Offer
-    from tests.commands.test_tune import UNTHREADED
+    from tests.helpers import build_unthreaded
 
-    cc = Path(sys.executable).parent / "mpicc"
-    if not cc.exists() or shutil.which("cc") is None:
-        pytest.skip("the wheel's mpicc or a C compiler is missing")
-    (tmp_path / "serial.c").write_text(UNTHREADED)
-    exe = tmp_path / "serial"
-    subprocess.run([str(cc), "-O1", "-o", str(exe), str(tmp_path / "serial.c")], check=True,
-                   timeout=120)
+    exe = build_unthreaded(tmp_path)
 
     def offer(command):
         levels = SimpleNamespace(external=True, command=command, workload="serial")
