@@ -158,3 +158,13 @@ def build_unthreaded(folder: Path) -> Path:
     subprocess.run([str(cc), "-O1", "-o", str(exe), str(folder / "serial.c")], check=True,
                    timeout=120)
     return exe
+
+
+def logging_command(bin_dir: Path, name: str, body: str, log) -> None:
+    """A real executable ``name`` in ``bin_dir`` (a stand-in for ``sacct``, ``squeue``,
+    ``srun`` put first on PATH) that logs each call's arguments to ``log``, then runs
+    ``body``."""
+    bin_dir.mkdir(exist_ok=True)
+    path = bin_dir / name
+    path.write_text(f'#!/bin/sh\necho "$*" >> {log}\n{body}\n')
+    path.chmod(0o755)

@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+from tests.helpers import logging_command as _fake
+
 from hpcds1mpi.measure.allocation_state import allocation_end
 from hpcds1mpi.records import telemetry
 from tests.helpers import hpcds1mpi_exe
@@ -36,15 +38,6 @@ def test_a_cancelled_allocation_stops_the_sweep_with_the_run_interrupted(slurm, 
     runs = telemetry.read_runs(out)
     assert list(runs["status"]) == ["interrupted"], runs[["status", "error"]]
     assert sys.executable  # the sweep ran this Python's hpcds1mpi
-
-
-def _fake(bin_dir, name: str, body: str, log) -> None:
-    """A real executable ``name`` in ``bin_dir`` that logs each call to ``log``, then runs
-    ``body``."""
-    bin_dir.mkdir(exist_ok=True)
-    path = bin_dir / name
-    path.write_text(f'#!/bin/sh\necho "$*" >> {log}\n{body}\n')
-    path.chmod(0o755)
 
 
 def _sweep_a_failing_program(tmp_path, sizes: str):

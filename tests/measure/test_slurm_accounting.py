@@ -9,6 +9,8 @@ import sys
 
 import pytest
 
+from tests.helpers import logging_command as _fake
+
 from hpcds1mpi.measure.slurm_accounting import cpu_seconds, memory_mb
 from hpcds1mpi.records import telemetry
 from tests.helpers import hpcds1mpi_exe
@@ -50,15 +52,6 @@ def test_srun_launched_ranks_are_measured_from_slurm_accounting(slurm, tmp_path)
     assert row["peak_rss_source"] == "slurm accounting (sacct MaxRSS)", row["peak_rss_source"]
     assert 110 < row["peak_rss_mb"] < 400 and row["cpu_s"] > 1.5, (row["peak_rss_mb"],
                                                                     row["cpu_s"])
-
-
-def _fake(bin_dir, name: str, body: str, log) -> None:
-    """A real executable ``name`` in ``bin_dir`` that logs each call to ``log``, then runs
-    ``body``."""
-    bin_dir.mkdir(exist_ok=True)
-    path = bin_dir / name
-    path.write_text(f'#!/bin/sh\necho "$*" >> {log}\n{body}\n')
-    path.chmod(0o755)
 
 
 def _launch_under_fake_srun(tmp_path, accounting, env):
