@@ -17,8 +17,11 @@ def column_array(frame: "pd.DataFrame", col: str) -> np.ndarray:
     if isinstance(series, np.ndarray):  # Columns: text is <U already
         return series.astype(str) if series.dtype == object else series
     if isinstance(series.dtype, categorical_dtype()):
-        cats = np.asarray([str(c) for c in series.cat.categories], dtype=str)
-        return cats[series.cat.codes.to_numpy()]
+        # A missing value's code is -1: read as "nan", as text columns read it, never as the
+        # last category (a missing partition had been scored as another one).
+        cats = np.asarray([str(c) for c in series.cat.categories] + ["nan"], dtype=str)
+        codes = series.cat.codes.to_numpy()
+        return cats[np.where(codes < 0, len(cats) - 1, codes)]
     values = series.to_numpy()
     return values.astype(str) if values.dtype == object else values
 
