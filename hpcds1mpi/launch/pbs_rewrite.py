@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from hpcds1mpi.launch.directives import format_pbs_walltime
 from hpcds1mpi.launch.pbs_request import (LAYOUT_RESOURCES, ONE_CHUNK_PER_HOST, chunk_specs,
                                           job_wide_chunk_resources, place_parts)
-from hpcds1mpi.launch.script_edits import Edits, directive_line, drop_resource
+from hpcds1mpi.launch.script_edits import Edits, directive_line, drop_resources
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript
@@ -82,8 +82,8 @@ def pbs_directives(e: Edits, script: "JobScript", to: "Layout") -> None:
         e.put(opt, chunk, "nodes")
     else:
         moved = _moved(script)
-        for opt in job_wide_chunk_resources(script):  # qsub refuses them beside a select
-            drop_resource(e, opt)
+        # qsub refuses them beside a select
+        drop_resources(e, job_wide_chunk_resources(script))
         if script.select:
             _select(e, script, to, moved)
         else:

@@ -13,7 +13,8 @@ changes the threads per rank must change the options that give a rank its cores:
   (:func:`~hpcds1mpi.launch.launchers.open_mpi_thread_binding`: ``--map-by slot:PE=T``, or
   ``--bind-to none`` where the node's cores are too few or unknown).
 * :func:`binding_note`: what the rewrite added, or could not add (an MPI not known here; a
-  binding of the script's own that gives a rank one core).
+  binding of the script's own that gives a rank one core), and a ``ppr`` per socket (or
+  other unit but the node) kept while the ranks per node change.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import shlex
 from typing import TYPE_CHECKING
 
 from hpcds1mpi.config import Configuration
+from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch import mpi_family
 from hpcds1mpi.launch.launchers import (OPEN_MPI_BINDING_MCA, ThreadBinding, binds_its_own,
                                         open_mpi_thread_binding)
@@ -147,6 +149,39 @@ def unbinds_ranks(script: "JobScript", to: "Layout", family: str | None) -> bool
 
 
 def binding_note(script: "JobScript", to: "Layout", family: str | None) -> str | None:
+    """What the rewrite did to or left in ``mpirun``'s placement for ``to``: a ``ppr`` per
+    socket (or other unit) it keeps while the ranks per node change (:func:`_kept_ppr_note`),
+    and its binding for the threads (:func:`_thread_binding_note`); None when neither needs
+    saying."""
+    notes = [_kept_ppr_note(script, to), _thread_binding_note(script, to, family)]
+    return "; ".join(n for n in notes if n) or None
+
+
+def _kept_ppr_note(script: "JobScript", to: "Layout") -> str | None:
+    """The note for a ``--map-by ppr:N:socket`` (any unit but ``node``) when the ranks per
+    node change: :func:`remap` keeps N, ranks per socket, which the new ranks per node need
+    not match (Open MPI then refuses the job, or places other counts than asked)."""
+    launch = script.launch
+    opt = launch.options.get("map-by") if launch is not None and launch.kind == "mpi" \
+        else None
+    items = re.split(r"[:,]", opt.value or "") if opt is not None else []
+    if len(items) < 3 or items[0].lower() != "ppr" or not items[1].isdigit() \
+            or items[2].lower() == "node":
+        return None
+    try:
+        was = script.layout(to.cores_per_node)[1]
+    except ConfigError:  # the old ranks per node are not known: they may change
+        was = None
+    if was == to.ranks_per_node:
+        return None
+    return (f"line {launch.line}: --map-by {opt.value} places {items[1]} rank"
+            f"{'' if items[1] == '1' else 's'} per {items[2]}, which --rewrite leaves as "
+            f"written while the ranks per node become {to.ranks_per_node}: set it to fit "
+            f"them (ppr:{to.ranks_per_node}:node places them per node)")
+
+
+def _thread_binding_note(script: "JobScript", to: "Layout", family: str | None
+                         ) -> str | None:
     """What the rewrite did to or left in ``mpirun``'s binding for ``to``'s threads: the
     options it added; for an MPI not known here, the ones to add by hand if it is Open MPI's;
     for Open MPI's with the script's own binding that gives a rank one core, the same. None

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from hpcds1mpi.launch.script_options import Option
+from hpcds1mpi.launch.script_options import Option, comment_start, pbs_options, words
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript, Setting
@@ -77,12 +77,28 @@ class Edits:
         directives first, then an export (an export first would end the directives, and
         sbatch would ignore the added ones)."""
         text = self.script.text
+        self._check_disjoint()
         order = sorted(range(len(self.edits)), reverse=True,
                        key=lambda k: (self.edits[k][0], self.edits[k][1], k))
         for k in order:
             start, end, new = self.edits[k]
             text = text[:start] + new + text[end:]
         return text
+
+    def _check_disjoint(self) -> None:
+        """Raise on two edits of one stretch of text: applied one after the other, the second
+        would cut what the first left, wrecking lines no edit meant to touch.
+
+        Raises:
+            ValueError: an internal error (a bug in the rewrite, not the script's).
+        """
+        reached = 0
+        for start, end, _ in sorted(self.edits, key=lambda edit: edit[:2]):
+            if start < reached:
+                raise ValueError(f"internal error: the rewrite edits text offsets {start}-{end} "
+                                 f"twice (an edit before ends at {reached}); please report it "
+                                 "with the script")
+            reached = max(reached, end)
 
 
 def directive_line(script: "JobScript") -> int:
@@ -110,21 +126,51 @@ def drop_option(e: Edits, opt: "Option", directive: bool) -> None:
     e.edits.append((before, opt.span[1], ""))
 
 
-def drop_resource(e: Edits, opt: "Option") -> None:
-    """Remove a PBS ``-l`` resource (``ncpus=4`` of ``-l ncpus=4,walltime=1:00:00``) with the
-    comma that joins it to the others; the whole ``-l`` when it was its only resource, and the
-    whole line when that was the line's only option."""
-    text = e.script.text
-    start, end = opt.span
-    if text[end:end + 1] == ",":
-        e.edits.append((start, end + 1, ""))
-    elif text[start - 1:start] == ",":
-        e.edits.append((start - 1, end, ""))
-    else:  # the -l's only resource: the -l goes too (qsub refuses a -l without one)
-        line_start = text.rfind("\n", 0, start) + 1
-        flag = re.search(r"-l[ \t]*$", text[line_start:start])
-        begin = line_start + flag.start() if flag else start
-        drop_option(e, Option("l", opt.value, opt.line, (begin, end)), directive=True)
+def drop_resources(e: Edits, dropped: list["Option"]) -> None:
+    """Remove PBS ``-l`` resources (``ncpus=4`` of ``-l ncpus=4,walltime=1:00:00``), each with
+    one comma that joins it to a resource kept; an ``-l`` all of whose resources go goes
+    whole, and so does a line all of whose options go. Cut one by one, two neighbours would
+    both take the comma between them (``-l ncpus=4,mem=8gb``), and the cuts overlap."""
+    text, gone = e.script.text, {o.span for o in dropped}
+    for line_start in sorted({text.rfind("\n", 0, o.span[0]) + 1 for o in dropped}):
+        options, groups = _line_options(text, line_start)
+        if all(o.span in gone for o in options):  # nothing left for the line to ask
+            end = text.find("\n", line_start)
+            e.edits.append((line_start, len(text) if end < 0 else end + 1, ""))
+            continue
+        for group in groups:
+            if all(o.span in gone for o in group):  # qsub refuses a -l without a resource
+                flag = re.search(r"-l[ \t]*$", text[line_start:group[0].span[0]])
+                begin = line_start + flag.start() if flag else group[0].span[0]
+                drop_option(e, Option("l", None, group[0].line, (begin, group[-1].span[1])),
+                            directive=True)
+                continue
+            for k, opt in enumerate(group):
+                if opt.span not in gone:
+                    continue
+                if any(o.span not in gone for o in group[k + 1:]):  # the comma after it
+                    e.edits.append((opt.span[0], group[k + 1].span[0], ""))
+                else:  # the last kept one is before it: the comma before it
+                    e.edits.append((group[k - 1].span[1], opt.span[1], ""))
+
+
+def _line_options(text: str, line_start: int) -> tuple[list["Option"], list[list["Option"]]]:
+    """The options of the PBS directive line at ``line_start`` as :mod:`~.script_reading`
+    reads them, and its ``-l`` resources grouped by the ``-l`` they are written in (one
+    ``-l``'s resources stand one comma apart)."""
+    end = text.find("\n", line_start)
+    body = text[line_start + len("#PBS"):len(text) if end < 0 else end].rstrip("\r")
+    body = body[:comment_start(body, anywhere=True)]
+    options = pbs_options(words(body, line_start + len("#PBS")), 0)
+    groups: list[list[Option]] = []
+    for opt in options:
+        joined = groups and opt.span[0] == groups[-1][-1].span[1] + 1 \
+            and text[groups[-1][-1].span[1]] == ","
+        if opt.name.startswith("l:") and joined:
+            groups[-1].append(opt)
+        elif opt.name.startswith("l:"):
+            groups.append([opt])
+    return options, groups
 
 
 def drop_setting(e: Edits, setting: "Setting") -> None:

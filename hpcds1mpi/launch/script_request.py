@@ -157,14 +157,13 @@ def _own_threads(script: "JobScript", launch: "Launch") -> ProgramValue | None:
     ``run`` without it runs :data:`RUN_DEFAULT_THREADS` (a rewrite adds ``--threads`` after
     the ``run`` word), ``sweep`` without it is not known here (None)."""
     text = script.text
-    end = launch.span[1]
-    for _ in range(launch.last_line - launch.line + 1):
-        end = text.find("\n", end + 1)
-        if end < 0:
-            end = len(text)
-            break
+    # only the launch's own words: a comment or the next command (``; echo --threads 8``)
+    # passes nothing to the program
+    end = launch.spans[-1][1] if launch.spans else launch.span[1]
+    word_starts = {start for start, _, _ in launch.spans}
     start = _OWN_START_RE.search(text, launch.span[1], end)
-    found = list(_OWN_THREADS_RE.finditer(text, start.end() if start else end, end))
+    found = [m for m in _OWN_THREADS_RE.finditer(text, start.end() if start else end, end)
+             if m.start() in word_starts]
     if not found:
         if launch.args[:1] != ["run"] or len(launch.spans) < 2:
             return None

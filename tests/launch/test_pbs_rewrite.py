@@ -4,6 +4,8 @@ spec, ``place=scatter`` with the sharing kept, and no job-wide chunk resource be
 
 from __future__ import annotations
 
+import pytest
+
 from hpcds1mpi.launch.pbs_rewrite import pbs_notes
 from hpcds1mpi.launch.script_reading import read_script
 from hpcds1mpi.launch.script_rewrite import Layout, rewrite
@@ -96,3 +98,25 @@ def test_a_dropped_chunk_specs_memory_is_said_with_it():
                          "the job needs it")
     same = read_script("#PBS -l select=1:ncpus=2:mem=1gb+1:ncpus=2:mem=1gb\nmpiexec ./app\n")
     assert pbs_notes(same, Layout(2, 2, 1))[0].endswith("is dropped")  # the kept spec asks it
+
+
+@pytest.mark.parametrize("request_line, kept", [
+    ("#PBS -l ncpus=4,mem=8gb\n", ""),
+    ("#PBS -l mpiprocs=4,ncpus=4\n", ""),
+    ("#PBS -lncpus=4,mem=8gb -N early\n", "#PBS -N early\n"),
+    ("#PBS -l ncpus=4 -l mem=8gb\n", ""),
+    ("#PBS -l walltime=00:20:00,ncpus=4,mem=8gb\n", "#PBS -l walltime=00:20:00\n"),
+    ("#PBS -l ncpus=4,mem=8gb,walltime=00:20:00,place=excl\n",
+     "#PBS -l walltime=00:20:00,place=excl\n"),
+    ("#PBS -l ncpus=4,walltime=00:20:00,mem=8gb -N early\n",
+     "#PBS -l walltime=00:20:00 -N early\n"),
+])
+def test_job_wide_resources_of_one_l_go_without_touching_the_next_line(request_line, kept):
+    """(s28 reviewer R1) Every resource of one -l going: the first was cut with the comma
+    after it, the second with the comma before, and the overlapping cuts ate the next
+    directive: ``#PBS -l #PBS -N job``."""
+    text = request_line + "#PBS -N job\nmpiexec ./app\n"
+    out, _ = rewrite(read_script(text), Layout(1, 4, 1))
+    assert out.startswith(kept + "#PBS -N job\n#PBS -l select=1:ncpus=4:mpiprocs=4:")
+    assert "ncpus=4," not in out and ",ncpus" not in out and "mem=8gb," not in out
+    assert read_script(out).layout(4) == (1, 4, 1)

@@ -106,3 +106,19 @@ def test_hpcds1mpi_run_without_threads_runs_one_whatever_omp_num_threads_says():
     sweep = read_script("#SBATCH -N 1 -c 2\nexport OMP_NUM_THREADS=2\n"
                         "srun hpcds1mpi sweep --kernels fft\n")
     assert sweep.threads == 2 and sr.program_threads(sweep, sweep.launch) is None
+
+
+@pytest.mark.parametrize("after", [" # --threads 8", "; echo --threads 8",
+                                   " && echo --threads=8", " | tee --threads 8"])
+def test_a_threads_option_after_the_launch_is_not_the_programs(after):
+    """(s28 reviewer R6) ``--threads`` was searched to the line's end: a comment or the next
+    command's was read as the ranks' threads, and a rewrite edited it there."""
+    from hpcds1mpi.launch.script_rewrite import Layout, rewrite
+
+    script = read_script("#SBATCH -N 1\nsrun hpcds1mpi run stencil --size 64" + after + "\n")
+    assert script.threads == 1  # hpcds1mpi run's default
+    out, _ = rewrite(script, Layout(1, 1, 2))
+    assert out.endswith("hpcds1mpi run --threads 2 stencil --size 64" + after + "\n")
+    given = read_script("#SBATCH -N 1\nsrun hpcds1mpi run stencil --threads \\\n 3"
+                        + after + "\n")
+    assert given.threads == 3  # its own, continued on the next line, still counts

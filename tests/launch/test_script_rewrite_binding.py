@@ -209,3 +209,22 @@ def test_placement_goes_as_written_under_csh_or_beside_other_variables():
                          "export OMP_PLACES=cores OMP_PROC_BIND=close FOO=1\n")
     new, _ = rewrite(read_script(joined), Layout(1, 2, 1), "openmpi")
     assert "export FOO=1\n" in new and "OMP_P" not in new
+
+
+PER_SOCKET = ("#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=4\n"
+              "mpirun --map-by ppr:2:socket:PE=4 ./app\n")
+
+
+def test_a_kept_per_socket_ppr_is_noted_when_the_ranks_per_node_change():
+    """(s28 reviewer R8) remap keeps ``ppr:2:socket``, 2 ranks per socket, which 8 ranks per
+    node no longer fit; nothing said so."""
+    script = read_script(PER_SOCKET)
+    out, _ = rewrite(script, Layout(2, 8, 2, cores_per_node=16), "openmpi")
+    assert "--map-by ppr:2:socket:PE=2 " in out
+    assert binding_note(script, Layout(2, 8, 2, cores_per_node=16), "openmpi") == (
+        "line 4: --map-by ppr:2:socket:PE=4 places 2 ranks per socket, which --rewrite leaves "
+        "as written while the ranks per node become 8: set it to fit them (ppr:8:node places "
+        "them per node)")
+    assert binding_note(script, Layout(2, 4, 2, cores_per_node=16), "openmpi") is None
+    per_node = read_script(PER_SOCKET.replace("ppr:2:socket", "ppr:4:node"))
+    assert binding_note(per_node, Layout(2, 8, 2, cores_per_node=16), "openmpi") is None
