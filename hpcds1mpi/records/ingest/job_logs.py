@@ -227,7 +227,7 @@ def ingest(paths: list[str | Path], kind: str = "auto", procs_are: str = "auto")
     key = ["job_id", "submit_time", "_slurm"]
     # Only a copy from another file is a duplicate: within a file each reader decides.
     dup = table.duplicated(subset=key) & ~table.duplicated(subset=[*key, "_file"])
-    table = _drop_two_jobs_under_one_id(table, key, notes)
+    table = _drop_two_jobs_under_one_id(table, notes)
     dup = dup.reindex(table.index)
     if dup.any():
         notes["same job in several files, kept once (sacct -P preferred, then the copy with "
@@ -248,10 +248,12 @@ def ingest(paths: list[str | Path], kind: str = "auto", procs_are: str = "auto")
     return table.sort_index().reset_index(drop=True), reports, notes
 
 
-def _drop_two_jobs_under_one_id(table, key: list[str], notes: Counter):
-    """Slurm copies of one job (same id and submit time) from several files that name another
-    user or job name are two different jobs under one id (a forged or corrupt export): which
-    is real cannot be told, so every copy is dropped and the ids named."""
+def _drop_two_jobs_under_one_id(table, notes: Counter):
+    """Slurm rows of one id from several files that name another user or job name are two
+    different jobs under one id (a forged or corrupt export): which is real cannot be told, so
+    every copy is dropped and the ids named. Grouped by id alone, not by submit time: a
+    requeue resets Submit (its attempts agree on user and name, as within a file), and a
+    forged copy may carry any Submit."""
     import pandas as pd
 
     slurm = table[table["_slurm"]]
@@ -259,7 +261,7 @@ def _drop_two_jobs_under_one_id(table, key: list[str], notes: Counter):
         return table
     # An empty value (a -P export without User) is no disagreement: nunique skips NA.
     who = slurm[["user", "workload"]].astype("string").replace("", pd.NA)
-    clash = (who.assign(**{c: slurm[c] for c in key}).groupby(key[:2], dropna=False)
+    clash = (who.assign(job_id=slurm["job_id"]).groupby("job_id", dropna=False)
              [["user", "workload"]].transform("nunique").gt(1).any(axis=1))
     if not clash.any():
         return table

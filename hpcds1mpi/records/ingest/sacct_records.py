@@ -8,6 +8,10 @@ not is the rest of the record before it, and so is everything after a record sti
 the header's fields. Both are mended where the mending is certain, and dropped, their job ids
 named, where it is not: never is a piece read as a record of its own (a name holding
 "\\n<id>|<user>|..." would forge job <id>'s record).
+
+A newline inside the LAST column cannot be told from a record's end under ``-P``; ``-p`` ends
+every record with '|', so a line without it goes on, but a value holding "|\\n" still ends one
+early (verified on Slurm 22.05): such files are read with a note (:func:`last_column_risk`).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import re
 
 from .schema import FileReport
+from .wrong_exports import SACCT_P
 
 #: Columns whose values are free text a user typed (a name, a comment, a path, a constraint
 #: expression, whose OR is itself a '|'): the only places a '|' inside a value can come from.
@@ -31,8 +36,8 @@ TRUNCATED = "fewer fields than the header (truncated record)"
 _JOB_ID = re.compile(r"\d+[_+\[\]\d,\-%:]*(\.\w+(\+\d+)?)?")
 
 
-def split_records(lines: list[str], header: list[str], ncols: int,
-                  report: FileReport) -> list[list[str]]:
+def split_records(lines: list[str], header: list[str], ncols: int, report: FileReport,
+                  ends_with_delimiter: bool = False) -> list[list[str]]:
     """Join physical lines into records of exactly ``ncols`` fields.
 
     A record goes on over the next physical lines, joined with "\\n", while it has fewer
@@ -41,8 +46,12 @@ def split_records(lines: list[str], header: list[str], ncols: int,
     column (:data:`FREE_TEXT_COLUMNS`) gets the extra fields joined back into that column with
     '|' (the '|'s were in it: no other column can hold one), noted. With several such columns,
     or a record over several lines with too many fields, which field is whose cannot be told:
-    the record is counted and dropped, and its job id(s) named in a fact.
+    the record is counted and dropped, and its job id(s) named in a fact. ``sacct -p``
+    (``ends_with_delimiter``) ends every record with '|': one goes on until a line does.
     """
+    risk = last_column_risk(header, ends_with_delimiter)
+    if risk:
+        report.facts.append(risk)
     free = [i for i, name in enumerate(header) if name in FREE_TEXT_COLUMNS]
     id_at = header.index("JobID" if "JobID" in header else "JobIDRaw")
     ids_before = any(i < id_at for i in free)  # a '|' there shifts the JobID field
@@ -60,7 +69,8 @@ def split_records(lines: list[str], header: list[str], ncols: int,
         if not begins(buf):
             report.dropped[NOT_A_RECORD] += 1
             continue
-        while i < len(lines) and (buf.count("|") + 1 < ncols or _continued(lines, i, begins)):
+        while i < len(lines) and (buf.count("|") + 1 < ncols or _continued(lines, i, begins)
+                                  or (ends_with_delimiter and not buf.endswith("|"))):
             buf += "\n" + lines[i]
             i += 1
         fields = buf.split("|")
@@ -95,6 +105,24 @@ def split_records(lines: list[str], header: list[str], ncols: int,
                             "first may be a forged record, so none is read); check them with "
                             "sacct -j, or export with sacct --json")
     return records
+
+
+def last_column_risk(header: list[str], ends_with_delimiter: bool) -> str | None:
+    """The note on a free-text column last in the header (``--format=ALL`` ends with WorkDir,
+    which ``sbatch -D`` sets), whose newlines cannot all be told from a record's end: a value
+    "x\\n<id>|<user>|..." reads as job <id>'s record, and nothing in the file shows it.
+    None when the last column is not free text."""
+    column = header[-1] if header else ""
+    if column not in FREE_TEXT_COLUMNS:
+        return None
+    how, forging = (("a '|' then a newline inside it reads as the end of a record", "x|")
+                    if ends_with_delimiter else
+                    ("sacct -P ends a record with a bare newline, so a newline inside it reads "
+                     "as one", "x"))
+    return (f"{column} is the last column: {how}; a job whose {column} holds "
+            f"'{forging}\\n<id>|<user>|...' forges job <id>'s record unseen, so trust these "
+            f"jobs only as far as their users; export with {column} not last and -p "
+            f"({SACCT_P}), or with sacct --json")
 
 
 def _continued(lines: list[str], i: int, begins) -> bool:

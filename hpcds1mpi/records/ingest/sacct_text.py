@@ -19,7 +19,7 @@ from .slurm_fields import (BARE_BYTES, EARLIER_ATTEMPT, TWO_JOBS_ONE_ID, gpus_fr
                            limit_or_none, oom_from_memory_kill, oom_from_steps, parse_duration,
                            parse_exit, parse_memory_bytes, parse_tres, slurm_status)
 from .times import sacct_time_reader
-from .wrong_exports import SACCT_FORMAT, SACCT_P, wrong_export
+from .wrong_exports import SACCT_P, wrong_export
 
 #: The time columns read from a job line.
 TIME_COLUMNS = ("Submit", "Start", "End")
@@ -47,9 +47,9 @@ def read_sacct_parsable(path: str | Path) -> tuple[list[dict], FileReport]:
         # ExitCode. A table of it has no run time, submit time, user or limit to learn from.
         raise IngestError(f"{path}: no ElapsedRaw or Elapsed column (sacct's default columns "
                           f"have no run time, submit time, user or limit); export again with "
-                          f"them: {SACCT_P}, or at least --format={SACCT_FORMAT}")
+                          f"them: {SACCT_P}")
     ncols = len(header) + (1 if trailing else 0)
-    records = split_records(lines[1:], header, ncols, report)
+    records = split_records(lines[1:], header, ncols, report, ends_with_delimiter=trailing)
     return rows_from_records(header, records, report), report
 
 

@@ -10,12 +10,15 @@ from pathlib import Path
 
 from .schema import TABLE_MARK
 
-#: How to export a job log sacct's way, for the messages.
-SACCT_P = "sacct -a -P --format=ALL -S YYYY-MM-DD > jobs.txt"
-#: The columns the sacct readers read (sacct_text.py), for an export smaller than ALL.
+#: The columns the sacct readers read (sacct_text.py). JobName is not last: a newline in the
+#: last column cannot be told from a record's end (sacct_records.last_column_risk), and
+#: --format=ALL ends with WorkDir, free text too.
 SACCT_FORMAT = ("JobID,JobName,User,Account,Partition,QOS,State,ExitCode,Submit,Start,End,"
                 "ElapsedRaw,TimelimitRaw,NNodes,NCPUS,NTasks,ReqNodes,ReqCPUS,ReqMem,ReqTRES,"
                 "AllocTRES,MaxRSS,TotalCPU,ConsumedEnergyRaw")
+#: How to export a job log sacct's way, for the messages: -p ends each record with '|', so a
+#: newline inside a job name does not end it.
+SACCT_P = f"sacct -a -p --format={SACCT_FORMAT} -S YYYY-MM-DD > jobs.txt"
 
 _SACCT_ID = re.compile(r"(^|\W)JobID(Raw)?(\W|$)")
 # Separators a spreadsheet or sacct --delimiter may have used instead of the reader's.
@@ -50,7 +53,7 @@ def wrong_export(path: str | Path, text: str, reads: str = "|,") -> str | None:
     words = first.split()
     if words and words[0] in ("JobID", "JobIDRaw") and second and set(second) <= {"-", " "}:
         return (f"{path}: sacct's fixed-width output (its values are cut to fit the columns); "
-                f"re-run sacct with -P, e.g. {SACCT_P}")
+                f"re-run sacct with -p, e.g. {SACCT_P}")
     if reads != "|," and set(TABLE_MARK) <= set(re.split(r"[,\s]+", first)):
         return (f"{path}: a job table hpcds1mpi ingest wrote; give it with --kind auto (or "
                 "job-table) to merge it with other logs, or as it is to train --jobs / "
@@ -62,6 +65,6 @@ def wrong_export(path: str | Path, text: str, reads: str = "|,") -> str | None:
         if found:
             wanted = " or ".join(_SEPARATORS[sep] for sep in reads)
             return (f"{path}: a sacct export separated by {found[0]}, not {wanted}; re-run "
-                    f"sacct with -P (e.g. {SACCT_P}), or save the file with ',' between "
+                    f"sacct with -p (e.g. {SACCT_P}), or save the file with ',' between "
                     "fields")
     return None

@@ -72,3 +72,66 @@ def test_units_t_coarse_reqmem_is_said():
     assert any(reason.startswith("ReqMem rounded by sacct --units") and n == 1
                for reason, n in report.notes.items())
     assert pd.isna(by_id(df)["56435910"]["peak_rss_mb"])  # its step's 0.00T
+
+
+# Real exports (reviewer R2, session 28): job 56440766 named
+# 'x\n56440765|root|debug|TIMEOUT|1440|86400|sim\n999|alice|debug|FAILED|1440|86400|fake' and
+# job 56440767 named 'y|\n56440765|root|debug|TIMEOUT|1440|86400|sim', JobName last.
+FORGED_LAST_P = EXPORTS / "forged-name-last-p.txt"  # sacct -p: each record ends in '|'
+FORGED_LAST_TWO = EXPORTS / "forged-name-last-two.txt"  # the same jobs under sacct -P
+
+
+def test_a_p_export_ends_a_record_only_at_a_line_ending_in_the_delimiter():
+    """Under -p the line '999|alice|...|fake|' ends job 56440766's record (its name's last
+    line): it was read as alice's job 999, failed after 86400 s."""
+    df, report = read_job_log(FORGED_LAST_P)
+    assert "999" not in set(df["job_id"]) and "alice" not in set(df["user"])
+    assert any("56440766 with 56440765 with 999" in fact for fact in report.facts)
+
+
+def test_a_free_text_column_last_is_read_with_a_note_on_the_forgery_it_allows():
+    """Under -P (and under -p, for a name holding '|' then a newline) a whole record inside
+    the last column cannot be told from a real one: read, but said, with the export to use."""
+    _, report = read_job_log(FORGED_LAST_TWO)
+    risk = [fact for fact in report.facts if fact.startswith("JobName is the last column")]
+    assert len(risk) == 1 and "bare newline" in risk[0]
+    assert "-p (sacct -a -p --format=JobID,JobName," in risk[0] and "--json" in risk[0]
+    _, report = read_job_log(FORGED_LAST_P)
+    assert any(fact.startswith("JobName is the last column: a '|' then a newline")
+               for fact in report.facts)
+    _, report = read_job_log(FORGED_FIRST)  # the name not last: nothing to say
+    assert not any("is the last column" in fact for fact in report.facts)
+
+
+def test_the_recommended_export_is_p_with_the_name_not_last(tmp_path):
+    """The messages recommended 'sacct -a -P --format=ALL', whose last column (WorkDir, set by
+    sbatch -D) is free text: the forgeable layout."""
+    from hpcds1mpi.errors import IngestError
+
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    with pytest.raises(IngestError, match=r"sacct -a -p --format=JobID,JobName,.*,"
+                                          r"ConsumedEnergyRaw -S"):
+        read_job_log(empty)
+
+
+def test_a_forged_copy_with_another_submit_time_in_another_file_is_dropped(tmp_path):
+    """Two files, one id, another Submit and user: both were kept (the check grouped copies
+    by id and submit time), so the forged alice TIMEOUT stood beside root's job."""
+    head = "JobID|User|State|Submit|TimelimitRaw|ElapsedRaw|JobName"
+    real, forged = tmp_path / "r.txt", tmp_path / "f.txt"
+    real.write_text(f"{head}\n100|root|COMPLETED|2024-01-01T00:00:00|5|10|sim\n")
+    forged.write_text(f"{head}\n100|alice|TIMEOUT|2024-01-01T00:00:01|1440|86400|fake\n")
+    table, _, notes = ingest([real, forged])
+    assert "100" not in set(table["job_id"])
+    assert any("jobs 100" in note for note in notes)
+
+
+def test_a_requeued_job_in_two_files_is_no_clash(tmp_path):
+    """Attempts of one requeued job agree on user and name, not on Submit: both kept."""
+    head = "JobID|User|State|Submit|TimelimitRaw|ElapsedRaw|JobName"
+    first, second = tmp_path / "a.txt", tmp_path / "b.txt"
+    first.write_text(f"{head}\n100|root|NODE_FAIL|2024-01-01T00:00:00|5|3|sim\n")
+    second.write_text(f"{head}\n100|root|COMPLETED|2024-01-01T00:05:00|5|10|sim\n")
+    table, _, notes = ingest([first, second])
+    assert list(table["job_id"]) == ["100", "100"] and not notes

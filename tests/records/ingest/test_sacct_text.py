@@ -241,7 +241,7 @@ def test_reqmem_without_a_unit_is_not_guessed(tmp_path):
 
 @pytest.mark.parametrize("text, message", [
     ("JobID           JobName      State\n------------ ---------- ----------\n"
-     "1                    a  COMPLETED\n", "sacct's fixed-width output.*re-run sacct with -P"),
+     "1                    a  COMPLETED\n", "sacct's fixed-width output.*re-run sacct with -p"),
     ("JobID;JobName;State\n1;a;COMPLETED\n", "separated by ';', not '|'"),
     ("", "empty file"),
 ])
@@ -285,7 +285,7 @@ def test_sacct_default_columns_are_refused_naming_the_format_to_use():
         read_job_log(EXPORTS / "default-format.txt")
     message = str(info.value)
     assert "no ElapsedRaw or Elapsed column" in message and "\n" not in message
-    assert "--format=ALL" in message and "--format=JobID,JobName,User," in message
+    assert "sacct -a -p --format=JobID,JobName,User," in message
 
 
 def test_sacct_units_g_counts_and_rounded_memory_are_unknown_and_said():
