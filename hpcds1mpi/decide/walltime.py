@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-from hpcds1mpi.decide.walltime_evidence import OUT_OF_LINE, Kills
+from hpcds1mpi.decide.walltime_evidence import Kills
 from hpcds1mpi.errors import DataError
 from hpcds1mpi.launch.directives import format_pbs_walltime
 
@@ -154,7 +154,7 @@ class WalltimeProposal:
         if kills is not None and self.time_s > kills.run_s * (1 + 1e-9):
             held = (f", held to the partition's limit of {self.partition_limit_s:.0f} s"
                     if self.partition_limit_s else
-                    f", held to {OUT_OF_LINE:.0f} times {kills.done_words()}"
+                    f", held to {kills.bound_words()}"
                     if kills.held_to_runs() else "")
             case = (f"raised from {self.killed_from_s:.0f} s above the {kills.limit_s:.0f} s "
                     f"limit that killed {kills.jobs()} (TIMEOUT): a killed job is only "

@@ -4,16 +4,19 @@ names none runs in, and why a history is too thin to learn from.
 
 The model learns only from completed jobs (a killed job's run time is not how long its work
 takes); these jobs still say something the proposal must not contradict: a TIMEOUT run needed
-more than its limit (unless far beyond every completed run like it: a hung run, or another
-job), and a request the user's own like jobs finished within is no "too short" request.
+more than its limit (unless far beyond every completed run like it, or, where none like it
+completed, beyond every completed run of the user's and the proposal, or beyond a year: a hung
+run, or another job), and a request the user's own like jobs finished within is no "too short" request.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
+
+from hpcds1mpi.schemas.limits import MAX_SECONDS
 
 #: A killed job's run time is only known to exceed its limit: a retry asks for this many times
 #: its longest kill, so repeated kills cost a geometric series, not one more minute each time.
@@ -25,6 +28,9 @@ HIT_SHARE = 0.99
 #: 694 days): said, not obeyed. A raise above a kill goes no higher than this many times that
 #: run either.
 OUT_OF_LINE = 10.0
+#: No raise above a kill asks more, and a kill beyond it is out of line, whatever the runs:
+#: the longest time a record may hold (a year).
+MOST_EVER_S = MAX_SECONDS
 
 
 @dataclass
@@ -38,6 +44,9 @@ class Kills:
         whose: the jobs, as the lines name them ("named 'x'", or "with this request").
         n_done: the user's completed jobs like this one (the same jobs, not killed).
         longest_done_s: the longest of their runs (s); None when there are none.
+        n_any: the user's completed jobs of any kind.
+        longest_any_s: the longest of their runs (s); None when there are none.
+        proposed_s: the proposal before the kills were heeded (s; set by :func:`heed_kills`).
     """
 
     n: int
@@ -46,22 +55,33 @@ class Kills:
     whose: str
     n_done: int = 0
     longest_done_s: float | None = None
+    n_any: int = 0
+    longest_any_s: float | None = None
+    proposed_s: float | None = None
 
-    def most_s(self) -> float | None:
-        """The most a raise above the kills may ask (s): ``OUT_OF_LINE`` times the longest
-        completed run like it; None without such runs."""
-        return OUT_OF_LINE * self.longest_done_s if self.longest_done_s else None
+    def judged_by_s(self) -> float | None:
+        """The run the kills are judged by (s): the longest completed run like them; without
+        one, the longer of the user's longest completed run of any kind and the proposal (a
+        kill with no completed like-run had proposed 694 days); None without either."""
+        if self.longest_done_s:
+            return self.longest_done_s
+        return max(self.longest_any_s or 0.0, self.proposed_s or 0.0) or None
+
+    def most_s(self) -> float:
+        """The most a raise above the kills may ask (s): ``OUT_OF_LINE`` times
+        :meth:`judged_by_s`, never over :data:`MOST_EVER_S`."""
+        judged = self.judged_by_s()
+        return min(OUT_OF_LINE * judged, MOST_EVER_S) if judged else MOST_EVER_S
 
     def out_of_line(self) -> bool:
-        """Whether the kills are far beyond every completed run like them (``OUT_OF_LINE``)."""
-        most = self.most_s()
-        return most is not None and self.run_s > most * (1 + 1e-9)
+        """Whether the kills are beyond :meth:`most_s` (far beyond every completed run like
+        them, or beyond a year)."""
+        return self.run_s > self.most_s() * (1 + 1e-9)
 
     def above(self) -> float:
         """A walltime above every kill (s): ``KILL_GROWTH`` times the longest, held to
         :meth:`most_s` (above the kill still, as the kill is not out of line)."""
-        most = self.most_s()
-        return min(KILL_GROWTH * self.run_s, most) if most else KILL_GROWTH * self.run_s
+        return min(KILL_GROWTH * self.run_s, self.most_s())
 
     def held_to_runs(self) -> bool:
         """Whether :meth:`most_s`, not ``KILL_GROWTH``, set :meth:`above`."""
@@ -74,14 +94,26 @@ class Kills:
     def ignored_line(self) -> str:
         """The line saying these kills were out of line and not obeyed."""
         return (f"walltime: ignored {self.jobs()} killed at {self.limit_s:.0f} s (TIMEOUT): "
-                f"over {OUT_OF_LINE:.0f} times {self.done_words()}, more likely a hung run or "
-                "another job than what this one needs; give --time-limit if it does need "
-                "that long")
+                f"over {self.bound_words()}, more likely a hung run or another job than what "
+                "this one needs; give --time-limit if it does need that long")
+
+    def bound_words(self) -> str:
+        """:meth:`most_s` as a line says it ("10 times the longest of ...")."""
+        judged = self.judged_by_s()
+        if not judged or OUT_OF_LINE * judged > MOST_EVER_S:
+            return f"{MOST_EVER_S / 86400:.0f} days, the longest time a job record may hold"
+        return f"{OUT_OF_LINE:.0f} times {self.done_words()}"
 
     def done_words(self) -> str:
-        """The completed runs they are judged by, as a line says them."""
-        return (f"the longest of your {self.n_done} completed job{'s' if self.n_done != 1 else ''}"
-                f" like it ({self.longest_done_s:.0f} s)")
+        """The run they are judged by (:meth:`judged_by_s`), as a line says it."""
+        if self.longest_done_s:
+            return (f"the longest of your {self.n_done} completed "
+                    f"job{'s' if self.n_done != 1 else ''} like it ({self.longest_done_s:.0f} s)")
+        if (self.longest_any_s or 0.0) >= (self.proposed_s or 0.0):
+            return (f"the longest of your {self.n_any} completed "
+                    f"job{'s' if self.n_any != 1 else ''} of any kind "
+                    f"({self.longest_any_s:.0f} s; none like it completed)")
+        return f"the proposal of {self.proposed_s:.0f} s (none of your jobs like it completed)"
 
 
 def _numbers(hist: pd.DataFrame, col: str) -> np.ndarray:
@@ -147,9 +179,12 @@ def killed_at_limit(hist: pd.DataFrame, ended: np.ndarray, done: np.ndarray,
     whose = (f"named {name!r}" if named else "with this request" if request_given
              else "with the time limit your completed jobs like it asked for")
     done_runs = run[done & like & ~np.isnan(run)]
+    any_runs = run[done & ~np.isnan(run)]  # what bounds a kill no completed like-run does
     return Kills(int(rows.sum()), float(np.max(limit[rows])), float(np.max(runs)), whose,
                  n_done=len(done_runs),
-                 longest_done_s=float(np.max(done_runs)) if len(done_runs) else None)
+                 longest_done_s=float(np.max(done_runs)) if len(done_runs) else None,
+                 n_any=len(any_runs),
+                 longest_any_s=float(np.max(any_runs)) if len(any_runs) else None)
 
 
 def heed_kills(proposal, kills: Kills | None, time_limit_s: float | None,
@@ -160,6 +195,7 @@ def heed_kills(proposal, kills: Kills | None, time_limit_s: float | None,
     each said (:meth:`~hpcds1mpi.decide.walltime.WalltimeProposal.lines`)."""
     if kills is None or proposal.time_s > kills.run_s * (1 + 1e-9):
         return
+    kills = replace(kills, proposed_s=proposal.time_s)  # judges kills no like-run can
     if kills.out_of_line():  # obeyed, one hung run had proposed 694 days
         proposal.killed_ignored = kills
         return

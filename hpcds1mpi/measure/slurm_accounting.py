@@ -7,9 +7,11 @@ whose daemons start through ``srun``), out of the launch's own process tree.
 ran under it (s28 tester Z5: a hung sacct had cost 15 s before every launch of a local
 ``mpirun``). :meth:`~StepAccounting.read` takes the steps that started at or after the launch
 (``Start`` as epoch seconds, ``SLURM_TIME_FORMAT=%s``) and that no earlier read took, once
-they are finished: ``sacct -j JOBID --format JobID,Start,State,MaxRSS,TotalCPU,NTasks -P -n``,
-polled every :data:`POLL_S` for at most :data:`WAIT_S` (one call where srun's steps are listed
-when it exits, as they are). :meth:`~StepAccounting.mark`, one call at the sweep's start, sets
+they are finished: ``sacct -j JOBID -P -n --format
+JobID,JobIDRaw,Start,State,MaxRSS,TotalCPU,NTasks``, polled every :data:`POLL_S` for at most
+:data:`WAIT_S` (one call where srun's steps are listed when it exits, as they are). A step is
+matched by its raw id (an array task's show as ``1230_5.0``), or as a heterogeneous job's
+component (``1234+1.0``). :meth:`~StepAccounting.mark`, one call at the sweep's start, sets
 the preflight's steps aside (its ``srun true`` and probe may share the first launch's second).
 A sacct that does not answer is said once and not asked again in the sweep.
 
@@ -40,8 +42,13 @@ WAIT_S, POLL_S = 4.0, 1.0
 CLOCK_SLACK_S = 1
 #: Seconds one sacct call may take: a few, as the user waits for it after the launch.
 SACCT_TIMEOUT_S = 5.0
-#: A job step of the allocation (``1234.0``; not ``.batch`` / ``.extern`` / ``.interactive``).
+#: A job step by its raw id (``JobIDRaw``: ``1235.0``; not ``.batch`` / ``.extern`` /
+#: ``.interactive``): an array task's steps show as ``1230_5.0`` in ``JobID``, while
+#: ``SLURM_JOB_ID`` is the task's own (raw) id, 1235.
 STEP_ID = re.compile(r"^(\d+)\.(\d+)$")
+#: A step of a heterogeneous job's component (``1234+1.0`` in ``JobID``): ``SLURM_JOB_ID`` is
+#: the leader's id (1234), but only component 0's raw id is it (component 1's is 1235).
+HET_STEP_ID = re.compile(r"^(\d+)\+\d+\.(\d+)$")
 #: States a step is still in while its numbers are not final.
 UNFINISHED = ("PENDING", "RUNNING", "REQUEUED", "RESIZING", "SUSPENDED")
 _UNITS = {"": 2**-10, "K": 2**-10, "M": 1.0, "G": 2**10, "T": 2**20, "P": 2**30}
@@ -118,8 +125,8 @@ class StepAccounting:
             return None
         try:
             text = ask_slurm(["sacct", "-j", self.job_id, "--format",
-                         "JobID,Start,State,MaxRSS,TotalCPU,NTasks", "-P", "-n"], self.env,
-                        self.timeout_s or SACCT_TIMEOUT_S)
+                              "JobID,JobIDRaw,Start,State,MaxRSS,TotalCPU,NTasks", "-P", "-n"],
+                             self.env, self.timeout_s or SACCT_TIMEOUT_S)
         except NoAnswer as exc:
             text, failure = None, str(exc)
         else:
@@ -132,15 +139,24 @@ class StepAccounting:
         steps = []
         for line in text.splitlines():
             fields = line.split("|")
-            if len(fields) < 6 or not (match := STEP_ID.match(fields[0])) \
-                    or match.group(1) != self.job_id:
+            step = self._step_number(*fields[:2]) if len(fields) >= 7 else None
+            if step is None:
                 continue
-            steps.append({"step": int(match.group(2)),
-                          "start": int(fields[1]) if fields[1].isdigit() else -1,
-                          "state": fields[2].split()[0] if fields[2] else "",
-                          "rss_mb": memory_mb(fields[3]), "cpu_s": cpu_seconds(fields[4]),
-                          "tasks": int(fields[5]) if fields[5].isdigit() else 0})
+            start, state, rss, cpu, tasks = fields[2:7]
+            steps.append({"step": step, "start": int(start) if start.isdigit() else -1,
+                          "state": state.split()[0] if state else "",
+                          "rss_mb": memory_mb(rss), "cpu_s": cpu_seconds(cpu),
+                          "tasks": int(tasks) if tasks.isdigit() else 0})
         return steps
+
+    def _step_number(self, job_id: str, raw_id: str) -> int | None:
+        """The step number of a sacct line (``JobID``, ``JobIDRaw``) when it is a step of this
+        allocation (an array task's, a heterogeneous job's components'); None otherwise."""
+        for pattern, text in ((STEP_ID, raw_id), (HET_STEP_ID, job_id)):
+            match = pattern.match(text)
+            if match and match.group(1) == self.job_id:
+                return int(match.group(2))
+        return None
 
     def mark(self) -> None:
         """Set the steps started so far aside (once, at the sweep's start: the preflight's):

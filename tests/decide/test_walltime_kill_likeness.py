@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from hpcds1mpi.decide.walltime import propose_walltime
+from hpcds1mpi.decide.walltime import WalltimeProposal, propose_walltime
+from hpcds1mpi.decide.walltime_evidence import Kills, heed_kills
+from hpcds1mpi.schemas.limits import MAX_SECONDS
 from tests.decide.test_walltime_same_name import SMALL
 
 NAME = "hpcds1mpi-stencil"
@@ -78,3 +80,62 @@ def test_without_a_name_or_request_only_a_kill_at_the_like_jobs_limit_counts():
     assert "with the time limit your completed jobs like it asked for" in " ".join(like.lines())
     asked = _propose(_history(600.0), workload="stencil", time_limit_s=600.0)
     assert asked.killed is not None and "your 1 job with this request" in asked.lines()[0]
+
+
+def _other_job_killed(kill_limit_s: float) -> pd.DataFrame:
+    """``_history`` without its kill, and one TIMEOUT at ``kill_limit_s`` of a job named
+    'other' that never completed."""
+    history = _history(None)
+    last = history["end_time"].max()
+    kill = {**history.iloc[-1].to_dict(), "job_id": "9000", "workload": "other",
+            "time_limit_s": kill_limit_s, "runtime_s": kill_limit_s, "status": "timeout",
+            "state_raw": "TIMEOUT", "submit_time": last, "start_time": last,
+            "end_time": last + pd.Timedelta(seconds=kill_limit_s)}
+    return pd.concat([history, pd.DataFrame([kill])], ignore_index=True)
+
+
+def test_a_kill_with_no_completed_run_like_it_is_judged_by_all_the_users_runs():
+    """Was (s28 reviewer R4): 60,000,000 s (694 days) for a job whose only run of its name was
+    killed at 30,000,000 s, the user's other 40 jobs having taken at most 89 s."""
+    p = _propose(_other_job_killed(30_000_000.0), workload="other")
+    assert p.killed is None and p.killed_ignored is not None and p.time_s < 1000
+    assert p.killed_ignored.n_done == 0 and p.killed_ignored.n_any == 40
+    assert "ignored your 1 job named 'other' killed at 30000000 s (TIMEOUT): over 10 times " \
+        in p.lines()[2]
+    # In line with the user's runs: obeyed, and held to ten times the longer of their longest
+    # run and the proposal.
+    q = _propose(_other_job_killed(600.0), workload="other")
+    assert q.killed is not None and q.killed.n_done == 0
+    assert q.time_s == min(1200.0, 10 * max(89.0, q.killed_from_s))
+    assert "held to 10 times" in q.lines()[0] and "None" not in " ".join(q.lines())
+
+
+def test_heed_kills_without_completed_like_runs_is_bounded():
+    """The reviewer's case: a proposal of 100 s beside a kill at 3e7 s and no completed like
+    run; and a kill in line held to ten times what it is judged by."""
+    far = Kills(1, 3e7, 3e7, "named 'x'", n_done=0, longest_done_s=None, n_any=5,
+                longest_any_s=89.0)
+    p = WalltimeProposal(100.0, 0.95, point_s=40.0)
+    heed_kills(p, far, None, None)
+    assert p.time_s == 100.0 and p.killed is None and p.killed_ignored is not None
+    assert "over 10 times the proposal of 100 s (none of your jobs like it completed)" \
+        in p.killed_ignored.ignored_line()
+    near = Kills(1, 600.0, 600.0, "named 'x'", n_any=5, longest_any_s=89.0)
+    q = WalltimeProposal(50.0, 0.95, point_s=40.0)
+    heed_kills(q, near, None, None)
+    assert q.time_s == 890.0 and "held to 10 times the longest of your 5 completed jobs of " \
+        "any kind (89 s; none like it completed)" in q.lines()[0]
+
+
+def test_no_raise_above_a_kill_asks_more_than_a_year():
+    # Long completed runs (120 days) allow ten times them; a year is still the most asked.
+    long = Kills(1, 2e7, 2e7, "named 'x'", n_done=3, longest_done_s=1.04e7)
+    p = WalltimeProposal(1e6, 0.95, point_s=40.0)
+    heed_kills(p, long, None, None)
+    assert p.time_s == MAX_SECONDS and "held to 365 days" in p.lines()[0]
+    beyond = Kills(1, 4e7, 4e7, "named 'x'", n_done=3, longest_done_s=1.04e7)
+    q = WalltimeProposal(1e6, 0.95, point_s=40.0)
+    heed_kills(q, beyond, None, None)
+    assert q.time_s == 1e6 and q.killed_ignored is not None
+    assert "over 365 days, the longest time a job record may hold" \
+        in q.killed_ignored.ignored_line()

@@ -39,12 +39,14 @@ def test_a_request_that_killed_the_users_jobs_of_that_name_is_not_proposed_unsai
 
 
 def test_without_a_request_the_proposal_goes_above_the_longest_kill():
-    # Kills longer than anything the model learned from: its own walltime stays under them.
-    p = propose_walltime(_with_kills(runs=(900.0, 700.0), limit=600.0), "alice",
+    # Kills longer than anything the model learned from (the user's runs take at most 4 s):
+    # its own walltime stays under them. Within ten times those runs (R4: a kill with no
+    # completed run like it is judged by all of the user's), so obeyed.
+    p = propose_walltime(_with_kills(runs=(18.0, 16.0), limit=15.0), "alice",
                          workload="w_timeout", partition="debug", procs=1, nodes=1,
                          predictor_args=SMALL)
-    assert p.killed is not None and p.time_s == 1800.0 > p.killed_from_s
-    assert "above the 600 s limit that killed your 2 jobs named 'w_timeout'" in p.lines()[0]
+    assert p.killed is not None and p.time_s == 36.0 > p.killed_from_s
+    assert "above the 15 s limit that killed your 2 jobs named 'w_timeout'" in p.lines()[0]
     assert not any(line.startswith("warning") for line in p.lines())
 
 

@@ -69,7 +69,7 @@ def test_a_finished_step_without_maxrss_gives_its_cpu_time_in_one_call(tmp_path)
 
     bin_dir, log = tmp_path / "bin", tmp_path / "sacct.log"
     _fake(bin_dir, "srun", "sleep 0.2", tmp_path / "srun.log")
-    _fake(bin_dir, "sacct", 'echo "77.0|$(date +%s)|COMPLETED||00:01.500|1"', log)
+    _fake(bin_dir, "sacct", 'echo "77.0|77.0|$(date +%s)|COMPLETED||00:01.500|1"', log)
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "SLURM_JOB_ID": "77"}
     result = _launch_under_fake_srun(tmp_path, StepAccounting("77", env), env)
     assert result["cpu_s"] == pytest.approx(1.5, abs=0.2), result["rss_source"]
@@ -123,3 +123,77 @@ def test_a_short_srun_step_gives_its_cpu_time_from_few_sacct_calls(slurm, tmp_pa
     assert row["cpu_s"] >= 0 and "first memory sample" in row["peak_rss_source"], \
         row["peak_rss_source"]
     assert len(log.read_text().splitlines()) <= 3  # the sweep's mark, then one read
+
+
+def _read_steps(tmp_path, job_id: str, lines: list[str]):
+    """What a read of allocation ``job_id`` takes from a sacct listing ``lines`` (``{now}``:
+    this second, as ``SLURM_TIME_FORMAT=%s`` writes a step's Start), at most 0.5 s polled."""
+    import time
+
+    from hpcds1mpi.measure.slurm_accounting import StepAccounting
+
+    bin_dir = tmp_path / "bin"
+    listing = "\n".join(lines).replace("{now}", "$(date +%s)")
+    _fake(bin_dir, "sacct", f'cat <<EOF\n{listing}\nEOF', tmp_path / "sacct.log")
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    return StepAccounting(job_id, env).read(2, time.time(), wait_s=0.5)
+
+
+def test_an_array_tasks_steps_are_matched_by_their_raw_id(tmp_path):
+    """Was (s28 reviewer R5): sacct names an array task's steps ``1230_5.0``; matched on that
+    against SLURM_JOB_ID (the task's raw id, 1235), no step was ever found: every srun launch
+    in an array job polled the full wait and recorded NaN. The array's first task (raw id
+    1230) is listed with the other tasks' steps, which are not its own."""
+    usage = _read_steps(tmp_path, "1235", [
+        "1230_5|1235|{now}|RUNNING|||", "1230_5.batch|1235.batch|{now}|RUNNING|||1",
+        "1230_5.0|1235.0|{now}|COMPLETED|2048K|00:01.500|2"])
+    assert usage is not None and usage.cpu_s == pytest.approx(1.5) and usage.peak_rss_mb == 2.0
+    first = _read_steps(tmp_path, "1230", [
+        "1230_5.0|1235.0|{now}|COMPLETED|2048K|00:01.500|2",
+        "1230_6.0|1230.0|{now}|COMPLETED|1024K|00:00.500|2"])
+    assert first is not None and first.cpu_s == pytest.approx(0.5)
+
+
+def test_a_heterogeneous_jobs_components_steps_are_all_read(tmp_path):
+    """A step across both components of het job 1234 is ``1234+0.0`` (raw 1234.0) and
+    ``1234+1.0`` (raw 1235.0): both are the launch's, SLURM_JOB_ID being the leader's 1234."""
+    usage = _read_steps(tmp_path, "1234", [
+        "1234+0.batch|1234.batch|{now}|RUNNING|||1",
+        "1234+0.0|1234.0|{now}|COMPLETED|1024K|00:01.000|1",
+        "1234+1.0|1235.0|{now}|COMPLETED|3072K|00:02.000|1"])
+    assert usage is not None and usage.cpu_s == pytest.approx(3.0)
+    assert usage.peak_rss_mb == 3.0 and usage.ranks_per_task == 1
+
+
+@pytest.mark.slurm
+def test_srun_steps_in_a_real_array_task_are_read(slurm, tmp_path):
+    """R5 on the test Slurm: once the accounting knows the task (sacct shows ``A_T``), its
+    srun step is read at once, not polled for the full wait and recorded NaN."""
+    if not slurm.accounting:
+        pytest.skip("this Slurm keeps no accounting (no slurmdbd): sacct cannot answer")
+    probe = tmp_path / "probe.py"
+    probe.write_text("\n".join([
+        "import os, subprocess, time",
+        "from hpcds1mpi.measure.slurm_accounting import StepAccounting",
+        "accounting = StepAccounting.here(os.environ['SLURM_JOB_ID'])",
+        "accounting.mark()",
+        "start = time.time()",
+        "subprocess.run(['srun', '-n1', 'true'], check=True)",
+        "usage = accounting.read(1, start)",
+        "print('USAGE', usage, round(time.time() - start, 1))", ""]))
+    log, script = tmp_path / "job.out", tmp_path / "job.sh"
+    # Waits (at most 20 s) for sacct to name the task as the array's: only then is the
+    # raw id the one thing that matches.
+    script.write_text("\n".join([
+        "#!/bin/bash", "#SBATCH -N1 -n1 --time=2", f"#SBATCH --output={log}",
+        "for i in $(seq 40); do",
+        "  sacct -j $SLURM_JOB_ID -X -n -P --format JobID | grep -q _ && break; sleep 0.5",
+        "done",
+        "sacct -j $SLURM_JOB_ID -X -n -P --format JobID",
+        f"{sys.executable} {probe}", ""]))
+    _, state, text = slurm.run_job(
+        lambda: slurm.sbatch(script, "--array=7", cwd=tmp_path), log, timeout=120)
+    assert state == "COMPLETED", text or state
+    assert "_7" in text, text  # the accounting named the task as the array's
+    usage = [line for line in text.splitlines() if line.startswith("USAGE")]
+    assert usage and "StepUsage(" in usage[0] and "cpu_s=nan" not in usage[0], text
