@@ -161,3 +161,17 @@ def isolate_user_files(monkeypatch, tmp_path) -> None:
     """Point the guard's calibration cache and the failure history into ``tmp_path``."""
     monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("HPCDS1MPI_HISTORY", str(tmp_path / "cache" / "failures.json"))
+
+
+def set_prediction(out, runtime, energy=None, *, runtime_band=(0.9, 1.3),
+                   energy_band=(0.9, 1.3)) -> None:
+    """Write a fixed prediction into ``out`` (a :meth:`FakeBundle.predict` frame): ``runtime``
+    with its interval at ``runtime_band`` times it, ``energy`` (10 x the runtime when None)
+    likewise, nothing failing, 100 MB peak: what a test's hand-set bundle predicts."""
+    energy = runtime * 10.0 if energy is None else energy
+    for value, band, names in ((runtime, runtime_band, ("runtime_s", "runtime_lo", "runtime_hi")),
+                               (energy, energy_band, ("energy_j", "energy_lo", "energy_hi"))):
+        for col, k in zip(names, (1.0, *band)):
+            out[col] = value * k
+    out["fail_prob"] = out["fail_prob_max"] = 0.0
+    out["peak_rss_mb"] = 100.0

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from hpcds1mpi.decide import system1 as s1
-from tests.fake_bundle import FakeBundle, fake_partitions
+from tests.fake_bundle import FakeBundle, fake_partitions, set_prediction
 
 CPU = fake_partitions()["cpu"]
 ONE_NODE = s1.Constraints(max_nodes=1, devices=["cpu"], precisions=["fp64"])
@@ -34,12 +34,7 @@ class Beyond(FakeBundle):
         out = super().predict(df)
         runtime = np.array([PREDICTED.get(int(s), {}).get(int(t), 100.0) if r == 1 else 100.0
                             for s, t, r in zip(df["size"], df["threads"], df["ranks_per_node"])])
-        for col, k in (("runtime_s", 1.0), ("runtime_lo", 0.9), ("runtime_hi", 1.3)):
-            out[col] = runtime * k
-        for col, k in (("energy_j", 10.0), ("energy_lo", 9.0), ("energy_hi", 13.0)):
-            out[col] = runtime * k
-        out["fail_prob"] = out["fail_prob_max"] = 0.0
-        out["peak_rss_mb"] = 100.0
+        set_prediction(out, runtime)
         return out
 
 

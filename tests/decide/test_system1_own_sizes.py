@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from hpcds1mpi.decide import system1 as s1
-from tests.fake_bundle import FakeBundle, fake_partitions
+from tests.fake_bundle import FakeBundle, fake_partitions, set_prediction
 
 CPU = fake_partitions()["cpu"]
 ONE_NODE = s1.Constraints(max_nodes=1, devices=["cpu"], precisions=["fp64"])
@@ -37,12 +37,7 @@ class Learnt(FakeBundle):
         mine = [PREDICTED.get(int(t), (100.0, 1000.0)) if r == 1 else (100.0, 1000.0)
                 for r, t in zip(df["ranks_per_node"], df["threads"])]
         runtime, energy = (np.array(v, dtype=float) for v in zip(*mine))
-        for col, k in (("runtime_s", 1.0), ("runtime_lo", 0.93), ("runtime_hi", 1.27)):
-            out[col] = runtime * k
-        for col, k in (("energy_j", 1.0), ("energy_lo", 0.92), ("energy_hi", 1.14)):
-            out[col] = energy * k
-        out["fail_prob"] = out["fail_prob_max"] = 0.0
-        out["peak_rss_mb"] = 100.0
+        set_prediction(out, runtime, energy, runtime_band=(0.93, 1.27), energy_band=(0.92, 1.14))
         return out
 
 
