@@ -12,6 +12,7 @@ tuned to 1 rank x 2 threads "34 % better" than 2 ranks x 1 thread).
 
 from __future__ import annotations
 
+import functools
 import os
 import shlex
 import shutil
@@ -30,9 +31,7 @@ def unthreaded_program(command: str | Sequence[str] | None, env: dict | None = N
     be told: a ``{threads}`` in the command (the program takes its thread count), a script, a
     Python program, a library not found, or a binary that loads no MPI (``sh -c``, ``env``,
     ``numactl``: a wrapper of the program)."""
-    from hpcds1mpi.launch.elf_libraries import needed_tree, threading_libraries
-    from hpcds1mpi.launch.mpi_family import family_of_soname
-    from hpcds1mpi.launch.shebang import PYTHON_NAME, read_shebang
+    from hpcds1mpi.launch.shebang import PYTHON_NAME
 
     if command is None:
         return None
@@ -47,12 +46,26 @@ def unthreaded_program(command: str | Sequence[str] | None, env: dict | None = N
     if not path or not os.path.isfile(path) or PYTHON_NAME.match(os.path.basename(path)):
         return None
     try:
-        if read_shebang(path) is not None or threading_libraries(path) != [] or \
-                not any(family_of_soname(name) for name, _ in needed_tree(path)):
+        stat = os.stat(path)
+        if not _unthreaded_file(os.path.realpath(path), stat.st_ino, stat.st_mtime_ns,
+                                stat.st_size):
             return None
     except OSError:
         return None
     return os.path.basename(path)
+
+
+@functools.lru_cache(maxsize=64)
+def _unthreaded_file(path: str, inode: int, mtime_ns: int, size: int) -> bool:
+    """Whether the binary ``path`` loads MPI but no OpenMP runtime nor threaded BLAS. Cached
+    per file version (inode, time, size): its library tree costs ~50 ms to read (LAMMPS,
+    OpenFOAM), and ``recommend`` asks it for every question of a batch or the service."""
+    from hpcds1mpi.launch.elf_libraries import needed_tree, threading_libraries
+    from hpcds1mpi.launch.mpi_family import family_of_soname
+    from hpcds1mpi.launch.shebang import read_shebang
+
+    return (read_shebang(path) is None and threading_libraries(path) == []
+            and any(family_of_soname(name) for name, _ in needed_tree(path)))
 
 
 def one_thread_line(name: str) -> str:

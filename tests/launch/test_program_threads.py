@@ -37,3 +37,28 @@ def test_threads_may_matter_or_cannot_be_told(tmp_path):
     assert unthreaded_program(str(script)) is None
     for unknown in (None, "", "no-such-program-here", f"{app} 'unbalanced"):
         assert unthreaded_program(unknown) is None
+
+
+def test_a_binary_is_read_once_until_it_changes(tmp_path, monkeypatch):
+    """recommend asks once per question (a batch, the service): the library tree (~50 ms for
+    LAMMPS or OpenFOAM) is read once per version of the file, again when it is rebuilt."""
+    import shutil
+
+    import hpcds1mpi.launch.elf_libraries as elf
+
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "omp").mkdir()
+    app = _linked_app(tmp_path / "plain", {"libmpi.so.40": "libmpi.so.40"})
+    omp = _linked_app(tmp_path / "omp", {"libmpi.so.40": "libmpi.so.40",
+                                         "libgomp.so.1": "libgomp.so.1"})
+    reads = []
+    real = elf.needed_tree
+    monkeypatch.setattr(elf, "needed_tree", lambda path, *a, **k: reads.append(path) or
+                        real(path, *a, **k))
+    assert [unthreaded_program(f"{app} in.lj") for _ in range(3)] == ["app"] * 3
+    assert len(reads) == 1
+    os.unlink(app)  # rebuilt with OpenMP: a new file version, read again
+    shutil.copy(omp, app)
+    os.rename(tmp_path / "omp" / "lib", tmp_path / "omp" / "lib.moved")
+    shutil.copytree(tmp_path / "omp" / "lib.moved", tmp_path / "plain" / "lib", dirs_exist_ok=True)
+    assert unthreaded_program(f"{app} in.lj") is None
