@@ -32,7 +32,7 @@ NOISE = BoundedFloat(0.0, 1.0, "relative noise")
 #: The sweep's options for launching and reading a user's program, taken as they are (same
 #: meaning, help and checks): ``tune --program`` launches that program the same way.
 PROGRAM_OPTIONS = ("--mpiexec", "--launcher-args", "--time-regex", "--fom-regex",
-                   "--ranks-regex", "--output-file", "--workdir")
+                   "--ranks-regex", "--fail-regex", "--output-file", "--workdir")
 
 
 def _sweep_options(func):
@@ -45,47 +45,6 @@ def _sweep_options(func):
         func = click.option(*param.opts, param.name, default=None,
                             help=param.help.replace("--command", "--program"))(func)
     return func
-
-
-def _strip_submit(argv: list[str]) -> list[str]:
-    args = list(argv)
-    if "tune" in args:
-        args = args[args.index("tune") + 1:]
-    return [a for a in args if a not in ("--submit", "--force")]
-
-
-def _submit(args: list[str], nodes: int, cores: int, partition, job_name: str,
-            time_min: int, cluster=None, force: bool = False) -> tuple[str, str]:
-    """Write a job script that runs ``hpcds1mpi tune ARGS`` and sbatch it; return (the job
-    id, the script's path). A file of that name hpcds1mpi did not write is kept unless
-    ``force``."""
-    import shutil
-    import subprocess
-    from pathlib import Path
-
-    from hpcds1mpi.atomic import check_output_file
-    from hpcds1mpi.errors import SchedulerError
-    from hpcds1mpi.launch.scripts import check_replace_script, render_tune
-
-    path = check_output_file(Path(f"{job_name}.sbatch"), "tune job script")
-    check_replace_script(path, force=force, what="job script",
-                         option="folder to submit from")
-    if shutil.which("sbatch") is None:
-        raise SchedulerError("sbatch not found on PATH: --submit needs a Slurm login node "
-                             "(or run tune inside an allocation yourself)")
-    exe = Path(sys.executable).parent / "hpcds1mpi"
-    script = render_tune(args, partition, nodes=nodes, cores=cores, time_limit_s=time_min * 60,
-                         job_name=job_name, exe=str(exe) if exe.exists() else "hpcds1mpi",
-                         bin_dir=str(exe.parent), cluster=cluster)
-    from hpcds1mpi.atomic import write_text
-
-    write_text(path, script, "tune job script")
-    proc = subprocess.run(["sbatch", "--parsable", str(path)], capture_output=True, text=True,
-                          timeout=60)
-    if proc.returncode != 0:
-        raise SchedulerError(f"sbatch refused {path}: "
-                             f"{(proc.stderr.strip().splitlines() or ['no message'])[-1]}")
-    return proc.stdout.strip().split(";")[0], str(path)
 
 
 def _check_before_running(out: str, *, timeout: float, min_time: float, max_repeats: int,
@@ -165,7 +124,7 @@ def _program_launch(program: str | None, *, launcher, cluster_file, partition, g
     from hpcds1mpi.measure.readings import Readings
 
     readings = Readings.of(time_regex=given["--time-regex"], fom_regex=given["--fom-regex"],
-                           ranks_regex=given["--ranks-regex"],
+                           ranks_regex=given["--ranks-regex"], fail_regex=given["--fail-regex"],
                            output_file=given["--output-file"])
     if given["--workdir"] is not None:
         from hpcds1mpi.launch.program import no_control
@@ -249,8 +208,8 @@ def _preflight(choice, program: str, size: int, start, space, part, workdir, log
 def command(kernel, program, label, size, out, model_dir, objective, budget, time_budget,
             noise_floor, nodes, ranks_per_node, threads, device, precision, max_nodes, launcher,
             cluster_file, partition, min_time, min_repeats, max_repeats, timeout, seed, submit,
-            force, as_json, mpiexec_path, launcher_args, time_regex, fom_regex, ranks_regex, output_file,
-            workdir):
+            force, as_json, mpiexec_path, launcher_args, time_regex, fom_regex, ranks_regex,
+            fail_regex, output_file, workdir):
     """Tune a job by real runs inside its allocation (System 2)."""
     import json
 
@@ -274,8 +233,8 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
         program, launcher=launcher, cluster_file=cluster_file, partition=partition,
         given={"--mpiexec": mpiexec_path, "--launcher-args": launcher_args,
                "--time-regex": time_regex, "--fom-regex": fom_regex,
-               "--ranks-regex": ranks_regex, "--output-file": output_file,
-               "--workdir": workdir})
+               "--ranks-regex": ranks_regex, "--fail-regex": fail_regex,
+               "--output-file": output_file, "--workdir": workdir})
     _check_before_running(out, timeout=timeout, min_time=min_time, max_repeats=max_repeats,
                           min_repeats=min_repeats,
                           time_budget=time_budget, program=program, workdir=workdir)
@@ -292,6 +251,9 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
             raise ConfigError('--program is empty; give the command to tune, e.g. '
                               '--program "./app --n {size}"')
         workload = label or os.path.basename(tokens[0]) or "external"
+        from hpcds1mpi.measure.external_resume import check_resumed
+
+        check_resumed(out, program, readings, workload, by="tune")  # before any launch
     part = resolve_partition(cluster_file, partition)
     bundle = None
     if model_dir is not None:  # a bad --model is a usage error (2), before any launcher (1)
@@ -307,12 +269,13 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
 
     if submit:
         from hpcds1mpi.cluster import resolve_cluster
+        from hpcds1mpi.commands.tune_submit import submit as sbatch, tune_args
 
         # The allocation: --max-nodes nodes, at most the partition's (the tune searches inside).
-        job_id, script = _submit(_strip_submit(sys.argv), min(max_nodes or 1, part.max_nodes),
-                                 part.cores_per_node, part, f"hpcds1mpi-tune-{workload}"[:60],
-                                 max(5, int((time_budget or budget * (timeout + 30)) / 60) + 5),
-                                 cluster=resolve_cluster(cluster_file, partition), force=force)
+        job_id, script = sbatch(tune_args(sys.argv), min(max_nodes or 1, part.max_nodes),
+                                part.cores_per_node, part, f"hpcds1mpi-tune-{workload}"[:60],
+                                max(5, int((time_budget or budget * (timeout + 30)) / 60) + 5),
+                                cluster=resolve_cluster(cluster_file, partition), force=force)
         click.echo(f"wrote {script}; submitted tune as Slurm job {job_id}")
         return
 

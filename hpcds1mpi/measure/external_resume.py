@@ -1,6 +1,7 @@
 """What a ``--resume`` of an external-program sweep must share with the file it resumes:
 the same ``--command`` and readings (:func:`check_resumed`), and no other program's runs under
-its ``--label`` (:func:`refuse_other_program`). Used by :mod:`hpcds1mpi.measure.external`.
+its ``--label`` (:func:`refuse_other_program`). Used by :mod:`hpcds1mpi.measure.external`, and
+by ``tune --program``, whose every trial adds to its ``--out``.
 """
 
 from __future__ import annotations
@@ -16,18 +17,26 @@ from hpcds1mpi.measure.plan import RunSpec
 
 #: What a resumed file must share with the sweep resuming it: (option, ``launch`` key).
 RESUME_SAME = (("--time-regex", "time_regex"), ("--fom-regex", "fom_regex"),
-               ("--ranks-regex", "ranks_regex"), ("--output-file", "output_file"))
+               ("--ranks-regex", "ranks_regex"), ("--output-file", "output_file"),
+               ("--fail-regex", "fail_regex"))
+#: Readings a file may not record although it records the others: it was written before the
+#: option existed, so it had none (a ``--fail-regex`` now would make ``failed`` what was ok).
+ABSENT_IS_NONE = ("fail_regex",)
+#: How each command words a refusal: (what resumes the file, the program's option, itself).
+WORDS = {"sweep": ("--resume", "--command", "sweep"), "tune": ("--out", "--program", "tune")}
 
 
-def check_resumed(out: str, program: str, readings, label: str = "external") -> None:
+def check_resumed(out: str, program: str, readings, label: str = "external",
+                  by: str = "sweep") -> None:
     """Refuse to resume ``out`` with another program command or other readings than the file
-    records (its ``plan`` and ``launch`` attributes): ``runtime_s`` would mean two things in
-    one file, and the file's record of what it means would be overwritten. Nor may ``label``
-    name anything but this program in the file (:func:`refuse_other_program`).
+    records (its ``plan`` and ``launch`` attributes): ``runtime_s`` (or which runs are
+    ``failed``) would mean two things in one file, and the file's record of what it means would
+    be overwritten. Nor may ``label`` name anything but this program in the file
+    (:func:`refuse_other_program`). ``by``: the command resuming it (:data:`WORDS`).
 
     Raises:
-        ConfigError: the command or a reading differs, naming which; ``label`` names a
-            kernel's runs or another command's in ``out``.
+        ConfigError: the command or a reading differs, naming both values and the fix;
+            ``label`` names a kernel's runs or another command's in ``out``.
     """
     import json
 
@@ -50,18 +59,24 @@ def check_resumed(out: str, program: str, readings, label: str = "external") -> 
     def shown(value) -> str:
         return f"'{value}'" if value else "none"
 
+    resume, command, who = WORDS[by]
     if "command" in before_plan and before_plan["command"] != program:
-        differ.append(f"--command {shown(before_plan['command'])} (now {shown(program)})")
+        differ.append((command, f"{shown(before_plan['command'])} (now {shown(program)})"))
     for option, key in RESUME_SAME:
-        if key in before and (before[key] or "") != now[key]:
-            differ.append(f"{option} {shown(before[key])} (now {shown(now[key])})")
+        if key in before or (key in ABSENT_IS_NONE and "time_regex" in before):
+            if (before.get(key) or "") != now[key]:
+                differ.append((option, f"{shown(before.get(key))} (now {shown(now[key])})"))
     if differ:
-        raise ConfigError(f"--resume {out}: the file was measured with {'; '.join(differ)}; "
-                          "its runs would not mean what this sweep's mean: give a new --out")
-    refuse_other_program(out, store, label, program)
+        raise ConfigError(
+            f"{resume} {out}: the file was measured with "
+            f"{'; '.join(f'{o} {v}' for o, v in differ)}; its runs would not mean what this "
+            f"{who}'s mean: rerun with the same {', '.join(o for o, _ in differ)}, or give a "
+            "new --out")
+    refuse_other_program(out, store, label, program, resume)
 
 
-def refuse_other_program(out: str, store, label: str, program: str) -> None:
+def refuse_other_program(out: str, store, label: str, program: str,
+                         resume: str = "--resume") -> None:
     """Refuse to add ``program``'s runs under ``label`` to ``out`` (read as ``store``) when the
     file holds runs of a kernel, or of another command, under that name: a model would learn
     the two as one workload (:mod:`hpcds1mpi.records.run_sources`).
@@ -77,7 +92,7 @@ def refuse_other_program(out: str, store, label: str, program: str) -> None:
     else:
         other = _other_launch(store, label, program)
     if other:
-        raise ConfigError(f"--resume {out}: the file holds runs of {label!r} from {other}; "
+        raise ConfigError(f"{resume} {out}: the file holds runs of {label!r} from {other}; "
                           "this program's runs under the same --label would be learnt as that "
                           "program's: give another --label (or a new --out)")
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
 
 from tests.helpers import hpcds1mpi_exe, run_cli, run_mpi
 
@@ -29,19 +28,6 @@ def test_tune_outside_an_allocation_without_launcher_is_one_line(tmp_path):
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and "inside an allocation" in lines[0] and "Traceback" not in res.stderr
     assert not (tmp_path / "t.h5").exists()
-
-
-def test_submit_without_sbatch_is_one_line(tmp_path):
-    (tmp_path / "c.toml").write_text(CLUSTER)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
-    env["PATH"] = str(Path(sys.executable).parent)  # no sbatch here
-    import subprocess
-
-    res = subprocess.run([hpcds1mpi_exe(), "tune", "--kernel", "gemm", "--size", "64", "--out",
-                          "t.h5", "--cluster", "c.toml", "--submit"], capture_output=True,
-                         text=True, timeout=60, env=env, cwd=tmp_path)
-    assert res.returncode == 1  # sbatch missing: runtime (errors.py)
-    assert res.stderr.strip().count("\n") == 0 and "sbatch not found" in res.stderr
 
 
 def test_tune_in_process_under_mpiexec_writes_every_run(tmp_path):
@@ -136,77 +122,6 @@ def test_learn_refuses_telemetry_of_another_machine(tmp_path):
     err = res.stderr.strip()
     assert err.count("\n") == 0 and "never mixed" in err and "f0f0f0f0f0f0" in err
     assert (tmp_path / "model" / "manifest.json").read_text() == manifest  # untouched
-
-
-def _fake_sbatch(tmp_path) -> dict:
-    """An environment whose sbatch copies the script to submitted.sbatch and says job 4242."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "sbatch").write_text("#!/bin/sh\ncp \"$2\" submitted.sbatch\necho 4242\n")
-    (bin_dir / "sbatch").chmod(0o755)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
-    env["PATH"] = f"{bin_dir}:{Path(sys.executable).parent}:/usr/bin:/bin"
-    return env
-
-
-def test_submit_renders_the_tune_template_and_sbatches_it(tmp_path):
-    """--submit writes the script through the one renderer (jobscripts/tune.sbatch.j2)."""
-    (tmp_path / "c.toml").write_text(CLUSTER)
-    env = _fake_sbatch(tmp_path)
-    import subprocess
-
-    res = subprocess.run([hpcds1mpi_exe(), "tune", "--kernel", "gemm", "--size", "64", "--out",
-                          "t.h5", "--cluster", "c.toml", "--budget", "2", "--submit"],
-                         capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
-    assert res.returncode == 0, res.stderr
-    assert "wrote hpcds1mpi-tune-gemm.sbatch; submitted tune as Slurm job 4242" in res.stdout
-    lines = (tmp_path / "submitted.sbatch").read_text().splitlines()
-    assert lines[:7] == ["#!/bin/bash", "#SBATCH --job-name=hpcds1mpi-tune-gemm",
-                         "#SBATCH --partition=debug", "#SBATCH --nodes=1",
-                         "#SBATCH --ntasks-per-node=2", "#SBATCH --cpus-per-task=1",
-                         "#SBATCH --time=00:26:00"]
-    assert lines[-1].endswith("hpcds1mpi tune --kernel gemm --size 64 --out t.h5 --cluster "
-                              "c.toml --budget 2")
-
-
-def test_submit_keeps_a_file_of_the_users_by_the_scripts_name(tmp_path):
-    """A file named like the tune script that hpcds1mpi did not write is kept (was: replaced
-    by the script, the user's notes lost); --force replaces it, a rerun replaces its own."""
-    (tmp_path / "c.toml").write_text(CLUSTER)
-    env = _fake_sbatch(tmp_path)
-    mine = tmp_path / "hpcds1mpi-tune-gemm.sbatch"
-    mine.write_text("my own notes\n")
-    import subprocess
-
-    def submit(*extra):
-        return subprocess.run([hpcds1mpi_exe(), "tune", "--kernel", "gemm", "--size", "64",
-                               "--out", "t.h5", "--cluster", "c.toml", "--submit", *extra],
-                              capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
-
-    res = submit()
-    assert res.returncode == 2 and "pass --force" in res.stderr, res.stderr
-    assert mine.read_text() == "my own notes\n" and not (tmp_path / "submitted.sbatch").exists()
-    assert submit("--force").returncode == 0 and "my own notes" not in mine.read_text()
-    res = submit()  # its own script now: a rerun replaces it
-    assert res.returncode == 0, res.stderr
-    assert "--force" not in (tmp_path / "submitted.sbatch").read_text()
-
-
-def test_submit_carries_the_sites_settings_and_caps_nodes_at_the_partition(tmp_path):
-    """The tune job gets the cluster file's account and modules like every other script, and
-    --max-nodes above the partition asks for the partition's nodes (not a --nodes error)."""
-    (tmp_path / "c.toml").write_text('[clusters.box]\naccount = "proj42"\nmodules = ["mpi/4"]\n'
-                                     + CLUSTER)
-    env = _fake_sbatch(tmp_path)
-    import subprocess
-
-    res = subprocess.run([hpcds1mpi_exe(), "tune", "--kernel", "gemm", "--size", "64", "--out",
-                          "t.h5", "--cluster", "c.toml", "--max-nodes", "99", "--submit"],
-                         capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
-    assert res.returncode == 0, res.stderr
-    text = (tmp_path / "submitted.sbatch").read_text()
-    assert "#SBATCH --account=proj42" in text and "module load mpi/4" in text
-    assert "#SBATCH --nodes=1" in text
 
 
 def test_tune_checks_its_options_and_out_before_any_launch(tmp_path):
@@ -451,3 +366,52 @@ def test_tune_a_program_without_openmp_searches_one_thread_only(tmp_path):
     assert res.stderr.count("threads = 1 only") == 1
     trials = json.loads(res.stdout)["trials"]
     assert trials and all(trial["threads"] == 1 for trial in trials), trials
+
+
+def test_tune_fail_regex_makes_a_non_converged_run_failed_and_never_the_answer(tmp_path):
+    """Two ranks are faster, but their SCF does not converge (exit 0): without --fail-regex
+    they are the answer (ok); with it they are failed, excluded, and one
+    rank is the answer; the pattern is recorded, and a tune into that file without it is
+    refused before anything launches."""
+    (tmp_path / "c.toml").write_text(CLUSTER)
+    app = tmp_path / "scf.py"
+    app.write_text("import os, time\n"
+                   "two = os.environ.get('PMI_SIZE') == '2'\n"
+                   "time.sleep(0.1 if two else 0.3)\n"
+                   "print(f'time: {0.1 if two else 0.3} s')\n"
+                   "if two: print(' *** SCF run NOT converged ***')\n")
+    base = ["tune", "--program", f"{sys.executable} {app}", "--label", "scf", "--size", "1",
+            "--launcher", "mpiexec", "--cluster", "c.toml", "--ranks-per-node", "1",
+            "--threads", "1", "--budget", "3", "--min-time", "0", "--min-repeats", "1",
+            "--max-repeats", "1", "--time-regex", r"time: (\S+) s", "--json"]
+    from hpcds1mpi.records import telemetry
+
+    def tune(out, *extra):
+        res = run_cli([*base, "--out", out, *extra], cwd=tmp_path, timeout=240)
+        assert res.returncode == 0, res.stderr[-2000:]
+        data = json.loads(res.stdout)
+        return {t["label"]: t for t in data["trials"]}, data
+
+    two, one = "N1xR2xT1-cpu-fp64", "N1xR1xT1-cpu-fp64"
+    trials, data = tune("ok.h5")
+    assert trials[two]["status"] == "ok" and data["best"]["ranks_per_node"] == 2
+    trials, data = tune("failed.h5", "--fail-regex", "NOT converged")
+    assert trials[two]["status"] == "failed" and trials[two]["decision"] == "excluded"
+    assert data["best"]["ranks_per_node"] == 1 and trials[one]["status"] == "ok"
+    runs = telemetry.read_runs(tmp_path / "failed.h5").set_index("ranks")
+    assert runs.loc[2, "error"] == ("exit 0, but its output matched --fail-regex 'NOT "
+                                    "converged': *** SCF run NOT converged ***")
+    launch = json.loads(telemetry.read_snapshot(tmp_path / "failed.h5").attrs["launch"])
+    assert launch["fail_regex"] == "NOT converged"
+    assert json.loads(telemetry.read_snapshot(tmp_path / "ok.h5").attrs["launch"])[
+        "fail_regex"] == ""
+    for out, extra, words in (("failed.h5", [], "--fail-regex 'NOT converged' (now none)"),
+                              ("ok.h5", ["--fail-regex", "NOT converged"],
+                               "--fail-regex none (now 'NOT converged')")):
+        before = len(telemetry.read_runs(tmp_path / out))
+        res = run_cli([*base, "--out", out, *extra], cwd=tmp_path, timeout=60)
+        lines = res.stderr.strip().splitlines()
+        assert res.returncode == 2 and len(lines) == 1, res.stderr
+        assert f"--out {out}: the file was measured with {words}" in lines[0], lines
+        assert "rerun with the same --fail-regex, or give a new --out" in lines[0], lines
+        assert len(telemetry.read_runs(tmp_path / out)) == before

@@ -1,0 +1,77 @@
+"""Resuming a program's telemetry: the same command and readings, ``--fail-regex`` included."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.measure.external_resume import check_resumed
+from hpcds1mpi.measure.readings import Readings
+from hpcds1mpi.records import telemetry
+from tests.helpers import error_lines, run_cli
+
+pytestmark = pytest.mark.mpi
+
+NOT_CONVERGED = "SCF run NOT converged"
+
+
+def _sweep(tmp_path, *extra) -> list[str]:
+    """A one-launch sweep of a script that prints its time, and for size 2 its SCF's failure."""
+    app = tmp_path / "scf.sh"
+    app.write_text('#!/bin/sh\necho "time: 0.01 s"\n'
+                   f'[ "$1" = 2 ] && echo " *** {NOT_CONVERGED} ***"\nexit 0\n')
+    app.chmod(0o755)
+    return ["sweep", "--command", f"{app} {{size}}", "--label", "scf", "--ranks-per-node", "1",
+            "--threads", "1", "--min-time", "0", "--max-repeats", "1", "--time-regex",
+            r"time: (\S+) s", "--no-progress", "--out", str(tmp_path / "scf.h5"), *extra]
+
+
+def test_a_sweeps_fail_regex_is_recorded_and_a_resume_must_give_the_same(tmp_path):
+    out = tmp_path / "scf.h5"
+    first = _sweep(tmp_path, "--sizes", "1,2", "--fail-regex", "NOT converged")
+    proc = run_cli(first, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(telemetry.read_snapshot(out).attrs["launch"])["fail_regex"] == \
+        "NOT converged"
+    assert list(telemetry.read_runs(out).sort_values("size")["status"]) == ["ok", "failed"]
+    before = telemetry.read_snapshot(out).attrs["launch"]
+    for args, words in (
+            (_sweep(tmp_path, "--sizes", "1,2,3"), "--fail-regex 'NOT converged' (now none)"),
+            (_sweep(tmp_path, "--sizes", "1,2,3", "--fail-regex", "did not converge"),
+             "--fail-regex 'NOT converged' (now 'did not converge')")):
+        proc = run_cli(args + ["--resume"], timeout=120)
+        lines = error_lines(proc.stderr)
+        assert proc.returncode == 2 and len(lines) == 1 and "Traceback" not in proc.stderr, \
+            proc.stderr
+        assert words in lines[0], lines
+        assert "rerun with the same --fail-regex, or give a new --out" in lines[0], lines
+        assert telemetry.read_snapshot(out).attrs["launch"] == before
+        assert len(telemetry.read_runs(out)) == 2  # nothing launched
+    proc = run_cli(first[:first.index("--sizes") + 1] + ["1,2,3"]
+                   + first[first.index("--sizes") + 2:] + ["--resume"], timeout=120)
+    assert proc.returncode == 0, proc.stderr  # the same pattern: the new size runs
+    assert len(telemetry.read_runs(out)) == 3
+
+
+def test_a_file_without_a_fail_regex_resumed_with_one_is_refused(tmp_path):
+    """Recorded as none (""), or not recorded at all (a file from before --fail-regex): none."""
+    program = "./scf {size}"
+    for launch in ({"time_regex": "", "fom_regex": "", "ranks_regex": "", "output_file": "",
+                    "fail_regex": ""},
+                   {"time_regex": "", "fom_regex": "", "ranks_regex": "", "output_file": ""}):
+        out = tmp_path / f"old{len(launch)}.h5"
+        writer = telemetry.TelemetryWriter(out, attrs={
+            "plan": json.dumps({"command": program, "label": "scf"}),
+            "launch": json.dumps(launch)})
+        writer.open()
+        writer.close()
+        check_resumed(str(out), program, Readings.of(), "scf")  # none then, none now
+        with pytest.raises(ConfigError) as caught:
+            check_resumed(str(out), program, Readings.of(fail_regex=NOT_CONVERGED), "scf",
+                          by="tune")
+        assert str(caught.value) == (
+            f"--out {out}: the file was measured with --fail-regex none (now "
+            f"'{NOT_CONVERGED}'); its runs would not mean what this tune's mean: rerun with "
+            "the same --fail-regex, or give a new --out")
