@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from hpcds1mpi.launch.job_script import JobScript, Launch
+from hpcds1mpi.launch.script_options import to_int
 from hpcds1mpi.launch.script_request import (fits_command, program_at, size_from,
                                              split_command, stem)
 from hpcds1mpi.surrogates.levels import program_command_lines
@@ -113,10 +114,38 @@ def no_size(label: str, launch: Launch | None, template: str | None, bundle) -> 
 def choose_launch(script: JobScript, labels: Sequence[str], commands: dict[str, str]
                   ) -> tuple[str | None, Launch | None]:
     """The workload the script runs and the launch line that runs it: the first launch whose
-    program :func:`match_workload` knows; else (None, the first launch, if any). The command
-    line its size is read by: :meth:`RecordedCommands.line_for`."""
+    program :func:`match_workload` knows; else (None, the launch that starts the most ranks,
+    the first of equals), named in a note where there are several. The command line its size
+    is read by: :meth:`RecordedCommands.line_for`."""
     for launch in script.launches:
         label = match_workload(launch, labels, commands)
         if label is not None:
             return label, launch
-    return None, (script.launches[0] if script.launches else None)
+    if len(script.launches) < 2:
+        return None, (script.launches[0] if script.launches else None)
+    # s29 tester D3: the first of `srun -n 1 ./preprocess; srun -n 4 ./app; ...` was taken,
+    # and its one rank spread over the advised layout
+    main = max(script.launches, key=_ranks_started)
+    script.note(f"line {main.line} `{_shown(script, main)}` taken as the workload among "
+                f"{len(script.launches)} launches: no launched program matches a trained "
+                "workload, and it starts the most ranks; the other launches are left as "
+                "written")
+    return None, main
+
+
+def _ranks_started(launch: Launch) -> tuple[float, float]:
+    """(ranks, nodes) ``launch`` starts as it writes them: one that does not say, or says it
+    through a value unknown here, starts the whole allocation's (the most)."""
+    def count(name: str) -> float:
+        opt = launch.options.get(name)
+        value = to_int(launch.value(name, launch.scope)) if opt is not None else None
+        return float("inf") if value is None else value
+
+    return count("ntasks"), count("nodes") if launch.kind == "slurm" else float("inf")
+
+
+def _shown(script: JobScript, launch: Launch, width: int = 60) -> str:
+    """The launch line as written, on one line, cut to ``width`` characters."""
+    lines = script.text.split("\n")[launch.line - 1:launch.last_line]
+    said = " ".join(" ".join(lines).replace("\\ ", " ").split())
+    return said if len(said) <= width else said[:width - 3] + "..."

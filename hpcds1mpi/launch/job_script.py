@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.script_expansion import expand
-from hpcds1mpi.launch.script_options import Option
+from hpcds1mpi.launch.script_options import Option, count_range, range_note
 
 #: The most notes one script gets: a script of thousands of unread lines would otherwise
 #: print thousands of them.
@@ -155,28 +155,76 @@ class JobScript:
         """(nodes, ranks per node, threads) as the scheduler would give them.
 
         ``--ntasks`` without ``--nodes`` gets the fewest nodes that hold the tasks (and their
-        CPUs), so it needs ``cores_per_node``.
+        CPUs), so it needs ``cores_per_node``. A ``--nodes`` range gets as many nodes as it
+        allows, one task each at most, and at least those the tasks need (as ``sbatch`` gives
+        them where nodes are free); fewer ranks than nodes run on one node each.
 
         Raises:
             ConfigError: the script leaves the node count open and no core count was given.
         """
         threads = self.threads or 1
         cpus = self.cpus_per_task or threads
+        # ranks one node holds: a rank's CPUs are on one node (s29 tester D4: 8 ranks of 4
+        # CPUs on 2-core nodes were read as 16 nodes x 1 rank)
+        fit = max(1, cores_per_node // cpus) if cores_per_node else None
+        if cores_per_node and self.cpus_per_task and self.cpus_per_task > cores_per_node:
+            at = self.lines.get("threads", [])
+            self.note(f"{f'line {at[0]}: ' if at else ''}{self.cpus_per_task} CPUs per task "
+                      f"are more than a node's "
+                      f"{cores_per_node} cores: Slurm refuses the job (a task's CPUs are on "
+                      "one node); counted 1 rank per node")
+        span = self._node_range()
         nodes = self.nodes
-        if nodes is None:
+        if nodes is None or span:
             if self.ntasks and self.ntasks_per_node:
                 nodes = -(-self.ntasks // self.ntasks_per_node)
+            elif self.ntasks and (fit or span):
+                need = -(-self.ntasks // fit) if fit else 1
+                nodes = max(need, min(span[1], self.ntasks)) if span else need
             elif self.ntasks:
-                if not cores_per_node:
-                    raise ConfigError("the script gives --ntasks without --nodes; the node "
-                                      "count depends on the partition's cores (pass --cluster)")
-                nodes = max(1, -(-self.ntasks * cpus // cores_per_node))
+                raise ConfigError("the script gives --ntasks without --nodes; the node "
+                                  "count depends on the partition's cores (pass --cluster)")
             else:
-                nodes = 1
+                nodes = span[1] if span else 1
+            if span:
+                nodes = min(max(nodes, span[0]), span[1])
+                self._range_read(span, nodes, cores_per_node)
         ranks = self.ntasks or (nodes * self.ntasks_per_node if self.ntasks_per_node
                                 else nodes)
+        if ranks < nodes:  # s29 tester D3: "1 ranks ... over 2 nodes; counted 1 per node"
+            self.note(f"{ranks} rank{'s' if ranks > 1 else ''} cannot fill {nodes} nodes: "
+                      f"{'they run' if ranks > 1 else 'it runs'} on {ranks} "
+                      f"node{'s' if ranks > 1 else ''} (Slurm: \"can't run {ranks} processes "
+                      f"on {nodes} nodes\"), which is read")
+            nodes = ranks
         per_node = -(-ranks // nodes)
         if per_node * nodes != ranks:
             self.note(f"{ranks} ranks do not divide evenly over {nodes} nodes; counted "
                       f"{per_node} per node")
         return nodes, per_node, threads
+
+    def _node_range(self) -> tuple[int, int] | None:
+        """(minimum, maximum) of a ``--nodes`` range directive that gives the node count read
+        (no launch line sets its own), else None."""
+        opt = self.directives.get("nodes") if self.scheduler == "slurm" else None
+        span = count_range(opt.value) if opt is not None else None
+        step = self.launch is not None and self.launch.kind == "slurm" \
+            and "nodes" in self.launch.options
+        if span is None or span[0] >= span[1] or step or self.nodes != span[0]:
+            return None
+        return span
+
+    def _range_read(self, span: tuple[int, int], nodes: int, cores: int | None) -> None:
+        """Say which node count of a range is read, in place of the reader's note that its
+        minimum is."""
+        opt = self.directives["nodes"]
+        old = range_note(opt.line, "nodes", opt.value)
+        new = (f"line {opt.line}: nodes {opt.value.strip()} is a range: Slurm gives as many "
+               f"nodes as are free within it, at most one per task and at least those the "
+               f"tasks need{f' on {cores}-core nodes' if cores else ''}; {nodes} is read")
+        if old in self.noted:
+            self.noted.discard(old)
+            self.noted.add(new)
+            self.notes[self.notes.index(old)] = new
+        else:
+            self.note(new)

@@ -170,12 +170,22 @@ def _launch(e: Edits, script: "JobScript", to: Layout, family: str | None) -> bo
 
 
 def _launch_env(e: Edits, script: "JobScript", name: str, to: Layout) -> None:
-    """Set variable ``name`` of the launch line (``-x NAME=2``, ``env NAME=2``) to the
-    threads, unless the scheduler fills it in."""
+    """Set variable ``name`` of the launch line (``-x NAME=2``, ``env NAME=2``, hydra's
+    ``-genv NAME 2``) to the threads, unless the scheduler fills it in."""
     value, opt = script.launch.env[name]
-    m = re.search(name + r"=([^\s,]*)", script.text[opt.span[0]:opt.span[1]])
-    if m and not SCHEDULER_VAR_RE.match(m.group(1).strip("\"'")) and value != str(to.threads):
-        e.edits.append((opt.span[0] + m.start(1), opt.span[0] + m.end(1), str(to.threads)))
+    at = _env_value_at(script.text, name, opt)
+    if at and not SCHEDULER_VAR_RE.match(script.text[at[0]:at[1]].strip("\"'")) \
+            and value != str(to.threads):
+        e.edits.append((*at, str(to.threads)))
+
+
+def _env_value_at(text: str, name: str, opt) -> tuple[int, int] | None:
+    """Where the value of variable ``name`` stands in launch option ``opt`` (``-x NAME=2``,
+    ``--export=ALL,NAME=2``, ``env NAME=2``, hydra's ``-genv NAME 2``), None if not there."""
+    m = re.search(r"(?<![\w$])" + name + r"=([^\s,]*)", text[opt.span[0]:opt.span[1]])
+    if m:
+        return opt.span[0] + m.start(1), opt.span[0] + m.end(1)
+    return opt.value_span  # ``-genv NAME 2`` (s29 tester D1): the value is a word of its own
 
 
 #: Thread counts the tool's own scripts export beside OMP_NUM_THREADS
@@ -277,10 +287,54 @@ def threads_note(script: "JobScript", to: Layout) -> str | None:
                  for k, a in enumerate(args) if _THREAD_OPTION_RE.match(a)), None)
     option = f"{name}'s own thread option ({said})" if said else \
         f"a thread option in {name}'s arguments, if it has one"
-    return (f"line {launch.line}: --rewrite does not change {option}: it sets "
-            f"{to.threads} thread{plural} per rank in the CPUs per task (and OMP_NUM_THREADS "
-            f"where the script sets it) only, and the job runs with the program's option as "
-            f"it is; set it to {to.threads} by hand")
+    carriers = thread_carriers(script, to)
+    listed = ", ".join(carriers[:-1]) + " and " + carriers[-1] if len(carriers) > 1 else \
+        "".join(carriers)
+    sets = (f"it sets {to.threads} thread{plural} per rank in {listed} only"
+            if carriers else "it sets no thread count (the scheduler's default of 1 CPU per "
+            "task stands)")
+    return (f"line {launch.line}: --rewrite does not change {option}: {sets}, and the job "
+            f"runs with the program's option as it is; set it to {to.threads} by hand")
+
+
+def thread_carriers(script: "JobScript", to: Layout) -> list[str]:
+    """What gives the ranks their threads in ``script`` rewritten to ``to``, as written there
+    (```--cpus-per-task=1```, ```-genv OMP_NUM_THREADS 1```): read back from
+    the rewritten text, so a note says what the rewrite did (s29 tester D1: it claimed an
+    OMP_NUM_THREADS it had not set). Only those that give ``to``'s threads, or take them from
+    the scheduler (``$SLURM_CPUS_PER_TASK``)."""
+    from hpcds1mpi.launch.script_reading import read_script
+    from hpcds1mpi.launch.script_request import resolve_launch
+
+    text = rewrite(script, to)[0]
+    again = read_script(text)
+    if script.launch is not None and script.launch in script.launches:
+        resolve_launch(again, again.launches[script.launches.index(script.launch)])
+    wanted = str(to.threads)
+
+    def said(opt, value) -> str | None:
+        value = (value or "").strip("\"'")
+        if value != wanted and not SCHEDULER_VAR_RE.match(value):
+            return None
+        return f"`{' '.join(text[opt.span[0]:opt.span[1]].split())}`"
+
+    found = [said(again.directives[k], again.directives[k].value)
+             for k in ("cpus-per-task", "l:ompthreads") if k in again.directives]
+    found += [said(opt, opt.value) for k, opt in again.select.items() if k == "ompthreads"]
+    launch = again.launch
+    if launch is not None:
+        if "cpus-per-task" in launch.options:
+            found.append(said(launch.options["cpus-per-task"],
+                              launch.options["cpus-per-task"].value))
+        if "OMP_NUM_THREADS" in launch.env:
+            value, opt = launch.env["OMP_NUM_THREADS"]
+            at = _env_value_at(text, "OMP_NUM_THREADS", opt)
+            found.append(said(opt, text[at[0]:at[1]] if at else value))
+        elif last := _last_settings(again, ("OMP_NUM_THREADS",)).get("OMP_NUM_THREADS"):
+            found.append(f"`OMP_NUM_THREADS={last.value}`"
+                         if last.resolved == wanted or SCHEDULER_VAR_RE.match(last.value)
+                         else None)
+    return [x for x in found if x]
 
 
 def rank_counts(layout: Layout) -> dict[str, int]:

@@ -499,8 +499,8 @@ def test_the_programs_own_threads_change_or_the_rewrite_says_they_stay(command, 
     else:
         assert "-ntomp 1 -deffnm" in a.rewritten
         assert said == ["line 8: --rewrite does not change gmx_mpi's own thread option "
-                        "(-ntomp 1): it sets 2 threads per rank in the CPUs per task (and "
-                        "OMP_NUM_THREADS where the script sets it) only, and the job runs with "
+                        "(-ntomp 1): it sets 2 threads per rank in `--cpus-per-task=2` and "
+                        "`OMP_NUM_THREADS=2` only, and the job runs with "
                         "the program's option as it is; set it to 2 by hand"]
 
 

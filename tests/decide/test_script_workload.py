@@ -60,3 +60,36 @@ def test_a_size_fed_on_standard_input_is_said_not_read():
                        "feeds it); pass --size")
     plain = read_script("#SBATCH -N 1\nsrun pw.x > si-30.out\n")
     assert "standard-input" not in no_size("pw", plain.launch, "pw.x -i si-{size}.in", None)
+
+
+MULTISTEP = ("#!/bin/bash\n#SBATCH --partition=debug\n#SBATCH --nodes=2\n"
+             "#SBATCH --ntasks-per-node=2\n#SBATCH --time=00:20:00\n\n"
+             "module load gcc openmpi\nsrun -n 1 ./preprocess input.dat\nsrun -n 4 ./app 128\n"
+             "srun -n 1 ./postprocess output.dat\n")
+
+
+def test_among_unmatched_launches_the_one_with_the_most_ranks_is_taken_and_named():
+    """s29 tester D3: the 1-rank preprocess step was taken as the workload, read as '2 nodes
+    x 1 rank', and --rewrite spread it to `srun -n 8 ./preprocess`."""
+    from hpcds1mpi.launch.script_request import resolve_launch
+    from hpcds1mpi.launch.script_rewrite import Layout, rewrite
+
+    script = read_script(MULTISTEP)
+    label, launch = choose_launch(script, ["stencil"], {})
+    assert label is None and launch.line == 9
+    assert ("line 9 `srun -n 4 ./app 128` taken as the workload among 3 launches: no "
+            "launched program matches a trained workload, and it starts the most ranks; the "
+            "other launches are left as written") in script.notes
+    resolve_launch(script, launch)
+    assert script.layout(2) == (2, 2, 1)
+    out, _ = rewrite(script, Layout(4, 2, 1))
+    assert "srun -n 1 ./preprocess input.dat\nsrun -n 8 ./app 128\nsrun -n 1 ./postprocess" in out
+
+
+def test_a_launch_of_the_whole_allocation_outranks_a_counted_one():
+    script = read_script("#SBATCH -N 4\nsrun -N 1 ./pre\nsrun -n 2 ./check\nsrun ./app 8\n"
+                         "srun ./post\n")
+    assert choose_launch(script, [], {})[1].line == 4  # the first of the two that take all
+    single = read_script("#SBATCH -N 4\nsrun -n 1 ./pre\n")
+    assert choose_launch(single, [], {})[1].line == 2
+    assert not any("taken as the workload" in n for n in single.notes)

@@ -218,9 +218,8 @@ def test_a_thread_option_the_rewrite_cannot_know_is_said_in_one_line():
     assert "-ntomp 2" in out  # not guessed
     note = threads_note(script, Layout(1, 1, 1))
     assert note == ("line 5: --rewrite does not change gmx_mpi's own thread option (-ntomp 2): "
-                    "it sets 1 thread per rank in the CPUs per task (and OMP_NUM_THREADS where "
-                    "the script sets it) only, and the job runs with the program's option as "
-                    "it is; set it to 1 by hand")
+                    "it sets 1 thread per rank in `--cpus-per-task=1` only, and the job runs "
+                    "with the program's option as it is; set it to 1 by hand")
     assert threads_note(script, Layout(1, 1, 2)) is None  # the threads stay
     plain = read_script("#SBATCH -N 1 -c 4\nsrun ./app 8\n")
     assert "a thread option in app's arguments, if it has one" in \

@@ -1,0 +1,68 @@
+"""The layout a batch script asks for, as the scheduler would give it."""
+
+from __future__ import annotations
+
+import pytest
+
+from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.launch.script_reading import read_script
+
+RANGE = ("#!/bin/bash\n#SBATCH --partition=debug\n#SBATCH --nodes=1-2\n#SBATCH --ntasks=4\n"
+         "#SBATCH --time=10\nsrun ./app 128\n")
+
+
+def test_a_node_range_gets_the_nodes_its_tasks_need():
+    """s29 tester D4: `--nodes=1-2 --ntasks=4` on 2-core nodes was read as 1 node x 4 ranks
+    and called impossible; `sbatch --test-only` says 'using 4 processors on nodes n[1-2]'."""
+    script = read_script(RANGE)
+    assert script.layout(2) == (2, 2, 1)
+    assert any("nodes 1-2 is a range" in n and "2 is read" in n for n in script.notes)
+    assert not any("its minimum 1 is read" in n for n in script.notes)  # no longer true
+
+
+@pytest.mark.parametrize("asked, cores, layout", [
+    ("--nodes=1-2 --ntasks=2", 2, (2, 1, 1)),  # sbatch --test-only: 'nodes n[1-2]'
+    ("--nodes=1-4 --ntasks=2", 8, (2, 1, 1)),  # one task per node at most
+    ("--nodes=2-4 --ntasks=1", 8, (1, 1, 1)),  # one rank cannot fill two nodes
+    ("--nodes=1-2 --ntasks=8", 2, (2, 4, 1)),  # more than the range holds: refused later
+    ("--nodes=1-3", 2, (3, 1, 1)),
+    ("--nodes=1-3 --ntasks-per-node=2", 2, (3, 2, 1)),
+    ("--nodes=1-4 --ntasks=4 --ntasks-per-node=2", 2, (2, 2, 1)),
+    ("--nodes=2-2 --ntasks=4", 2, (2, 2, 1)),
+])
+def test_node_ranges(asked, cores, layout):
+    assert read_script(f"#SBATCH {asked}\nsrun ./app\n").layout(cores) == layout
+
+
+def test_a_step_that_sets_its_own_nodes_is_not_a_range():
+    assert read_script("#SBATCH --nodes=1-4 --ntasks=4\nsrun -N 1 ./app\n").layout(2) == \
+        (1, 4, 1)
+
+
+def test_a_rank_wider_than_a_node_is_said_refused_not_spread():
+    """s29 tester D4: `--ntasks=8 --cpus-per-task=4` on 2-core nodes was read as '16 nodes x
+    1 rank x 4 threads' with '8 ranks do not divide evenly over 16 nodes'."""
+    script = read_script("#SBATCH --ntasks=8\n#SBATCH --cpus-per-task=4\n"
+                         "export OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK\nsrun ./prog 128\n")
+    assert script.layout(2) == (8, 1, 4)
+    assert ("line 2: 4 CPUs per task are more than a node's 2 cores: Slurm refuses the job (a "
+            "task's CPUs are on one node); counted 1 rank per node") in script.notes
+    assert not any("divide evenly" in n for n in script.notes)
+
+
+def test_tasks_pack_by_whole_ranks_per_node():
+    """5 ranks of 3 CPUs on 8-core nodes: 2 fit a node, so 3 nodes (not 15 / 8 -> 2)."""
+    script = read_script("#SBATCH --ntasks=5 --cpus-per-task=3\nsrun ./app\n")
+    assert script.layout(8) == (3, 2, 3)
+
+
+def test_fewer_ranks_than_nodes_run_on_as_many_nodes():
+    script = read_script("#SBATCH --nodes=2\nsrun -n 1 ./app\n")
+    assert script.layout(2) == (1, 1, 1)
+    assert any("1 rank cannot fill 2 nodes" in n for n in script.notes)
+
+
+def test_an_open_node_count_needs_the_cores():
+    with pytest.raises(ConfigError, match="pass --cluster"):
+        read_script("#SBATCH --ntasks=4\nsrun ./app\n").layout()
+    assert read_script("#SBATCH --nodes=1-2 --ntasks=4\nsrun ./app\n").layout() == (2, 2, 1)
