@@ -18,7 +18,7 @@ def script_text(path: str | os.PathLike) -> str:
         raise ConfigError(f"{path}: not a regular file; give the job script itself")
     try:
         with open(path, encoding="utf-8", newline="") as fh:  # CRLF kept: sbatch refuses it
-            return fh.read(MAX_CHARS)
+            text = fh.read(MAX_CHARS)
     except FileNotFoundError:
         raise ConfigError(f"{path}: job script not found") from None
     except IsADirectoryError:
@@ -29,25 +29,45 @@ def script_text(path: str | os.PathLike) -> str:
     except OSError as exc:
         raise ConfigError(f"{str(path)[:200]}: cannot read the job script "
                           f"({exc.strerror or exc})") from None
+    check_first_line(text)
+    return text
 
 
-#: A Slurm heterogeneous job: components separated by ``#SBATCH hetjob`` (``packjob`` before
-#: Slurm 20.02), or launched with ``srun --het-group``.
-_HETEROGENEOUS = re.compile(r"^#SBATCH[ \t]+(hetjob|packjob)[ \t]*(#.*)?$|--het-group\b|"
-                            r"--pack-group\b", re.MULTILINE)
+#: The scheduler of a script: its first directive's (as the reader takes it), column 0.
+_FIRST_DIRECTIVE = re.compile(r"^#(SBATCH|SLURM|PBS)", re.MULTILINE)
+
+
+def _scheduler(text: str) -> str | None:
+    """``slurm``, ``pbs``, or None for a text without directives."""
+    found = _FIRST_DIRECTIVE.search(text)
+    return None if found is None else "pbs" if found.group(1) == "PBS" else "slurm"
+
+
+def check_first_line(text: str) -> None:
+    """Refuse a Slurm script whose first line is not ``#!``, in one line, as sbatch refuses it
+    (s29 tester D7: it was read and rewritten). qsub takes a script without one: not refused.
+    Checked on a script file only: texts given to the reader directly may be fragments."""
+    if _scheduler(text) == "slurm" and not text.startswith(("#!", "\ufeff")):
+        first = text.split("\n", 1)[0][:60]
+        raise ConfigError(f"the script's first line ({first!r}) is not #! and sbatch refuses "
+                          "it (\"line must start with #! followed by the path to an "
+                          "interpreter\"); add #!/bin/bash as the first line")
 
 
 def check_script_text(text: str) -> None:
-    """Refuse, in one line, a script whose request cannot be read as one job's: one that
-    ``sbatch`` would refuse for a byte-order mark or DOS line breaks, or a heterogeneous job (several
-    components, each its own nodes and tasks: read as one, their options mixed)."""
+    """Refuse, in one line, a script whose text cannot run as written: one that ``sbatch``
+    refuses for a byte-order mark, or DOS line breaks (which sbatch refuses, and under PBS
+    the shell reads as a ``\\r`` at the end of every command and argument). Heterogeneous jobs
+    and several programs on one launch line: :mod:`hpcds1mpi.launch.script_components`."""
     if text.startswith("\ufeff"):  # its first line no longer starts with #!: sbatch refuses
         raise ConfigError("the script starts with a byte-order mark (U+FEFF), so its first "
                           "line is not #! (sbatch refuses it); save it as UTF-8 without BOM")
-    if "#SBATCH" in text and "\r\n" in text:
-        raise ConfigError("the script has DOS line breaks (CRLF), which sbatch refuses "
-                          "(\"Batch script contains DOS line breaks\"); convert it with dos2unix")
-    if _HETEROGENEOUS.search(text):
-        raise ConfigError("this is a heterogeneous job (#SBATCH hetjob / srun --het-group): "
-                          "its components ask for different nodes and tasks; advise each "
-                          "component as a script of its own")
+    if "\r\n" not in text:
+        return
+    if _scheduler(text) == "pbs":  # s29 tester D8: was read, and the job runs cd "dir\r"
+        raise ConfigError("the script has DOS line breaks (CRLF): the shell that runs the PBS "
+                          "job reads a carriage return at the end of every line (cd "
+                          "$PBS_O_WORKDIR fails, arguments end in \\r); convert it with "
+                          "dos2unix")
+    raise ConfigError("the script has DOS line breaks (CRLF), which sbatch refuses "
+                      "(\"Batch script contains DOS line breaks\"); convert it with dos2unix")

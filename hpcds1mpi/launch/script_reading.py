@@ -10,7 +10,7 @@ places, so a rewrite touches only the lines it must.
 
 Directives follow ``sbatch``'s own reader (``_opt_batch_script`` in Slurm's ``opt.c``): a
 directive starts at column 0; blank and comment lines are skipped; the first other line ends
-the directives, and later ones are ignored (reported in ``ignored``); words split like a shell
+the directives, and later ones are ignored (in ``ignored``, and one note); words split like a shell
 (quotes, backslashes), and an unquoted ``#`` ends the line. Options are read as getopt_long
 does: ``-N2``, ``-N 2``, ``--nodes=2``, ``--nodes 2``, a long name abbreviated to a unique
 prefix, the last occurrence wins. PBS ``qsub`` reads ``#PBS`` lines by the same rule (its
@@ -28,9 +28,11 @@ import os
 import re
 
 from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.launch.directive_mistakes import check_unexpanded, late_directives_note
 from hpcds1mpi.launch.job_script import JobScript, Launch, Setting
 from hpcds1mpi.launch.pbs_request import read_job_wide, read_select
 from hpcds1mpi.launch.script_expansion import MAX_EXPANSION_WORK, ExpansionBudget, expand
+from hpcds1mpi.launch.script_components import check_directive_words, check_one_program
 from hpcds1mpi.launch.script_file import check_script_text
 from hpcds1mpi.launch.script_gpus import GPU_OPTIONS, gpus_of, per_node_gpus
 from hpcds1mpi.launch.script_options import (
@@ -85,10 +87,12 @@ def _read_directives(script: JobScript, lines) -> int:
         body = body[:comment_start(body, anywhere=True)]
         tokens = words(body, start + len(magic))
         if script.scheduler == "slurm":
+            check_directive_words(tokens[0].text if tokens else "", number)
             options = slurm_options(tokens, number, script.note)
         else:
             options = pbs_options(tokens, number)
         for opt in options:
+            check_unexpanded(script, opt, magic)  # each occurrence: sbatch refuses the first
             if opt.name:
                 script.directives[opt.name] = opt  # the last one counts, as getopt's
             else:
@@ -210,7 +214,7 @@ def _resolve_directives(script: JobScript) -> None:
         script.ntasks = take("ranks", "ntasks")
         script.ntasks_per_node = take("ranks", "ntasks-per-node")
         script.cpus_per_task = take("threads", "cpus-per-task")
-        script.time_s = take("time", "time", parse_slurm_time)
+        script.time_s = take("time", "time", _slurm_time(script)) or None
         for name in GPU_OPTIONS:
             count = gpus_of(script, d.get(name))
             if count:
@@ -237,6 +241,20 @@ def _resolve_directives(script: JobScript) -> None:
         d[k].value if k in d else None for k in ("q", "A", "N"))
 
 
+def _slurm_time(script: JobScript):
+    """parse_slurm_time, with --time=UNLIMITED / INFINITE / 0 read as no limit asked and said
+    so (s29 tester D10: "cannot read time 'UNLIMITED'", though sbatch takes it)."""
+    def read(value: str) -> int | None:
+        seconds = parse_slurm_time(value)
+        if seconds is None and re.fullmatch(r"(?i)UNLIMITED|INFINITE|0+", value.strip()):
+            opt = script.directives["time"]
+            script.note(f"line {opt.line}: asked no time limit ({value.strip()}): the "
+                        "partition's limit applies")
+            return 0  # read (no "cannot read" note), and taken as None below
+        return seconds
+    return read
+
+
 def _launch(script: JobScript, command: list[Word], prefix: list[Word], number: int,
             last: int, scope: dict, budget: ExpansionBudget) -> Launch:
     head = command[0]
@@ -260,6 +278,10 @@ def _launch(script: JobScript, command: list[Word], prefix: list[Word], number: 
                 if "=" in item:
                     key, _, val = item.partition("=")
                     launch.env[key] = (expand(val, scope, budget), opt)
+    # the launcher's own words end at the program (all of them are its own without one)
+    has_program = options and not options[-1].name
+    program_start = options[-1].span[0] if has_program else len(script.text)
+    check_one_program(launch, rest, program_start)
     for word in prefix:
         _launch_env(launch, word, number, scope, budget)
     operands = [w for w in rest if w.start >= (options[-1].span[0] if options else 0)]
@@ -348,6 +370,9 @@ def _read_commands(script: JobScript, lines, k: int) -> None:
         if budget.spent and spent_at is None:  # the line where it ran out
             spent_at = number
     script.scope = scope
+    late = [n for n in script.ignored if MAGIC[_magic(lines[n - 1][2])] == script.scheduler]
+    if late:  # sbatch skips them without a word: said, or the user never learns it
+        script.note(late_directives_note(script, late, _magic(lines[late[0] - 1][2])))
     if spent_at is not None:
         script.note(f"line {spent_at}: the script's variables expand to over "
                     f"{MAX_EXPANSION_WORK:,} characters by here; values from this line on are "

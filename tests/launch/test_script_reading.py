@@ -392,3 +392,16 @@ def test_csh_setenv_sets_a_variable():
     assert script.ntasks == 4 and script.threads == 3
     assert [(s.name, s.resolved, s.line) for s in script.settings] == [
         ("NP", "4", 3), ("OMP_NUM_THREADS", "3", 4)]
+
+
+@pytest.mark.parametrize("value", ["UNLIMITED", "INFINITE", "unlimited", "0"])
+def test_no_time_limit_is_read_as_none_asked_and_said(value):
+    """s29 tester D10: --time=UNLIMITED was "cannot read time 'UNLIMITED'; ignored", though
+    sbatch takes it (the partition's limit then applies)."""
+    script = read_script(f"#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --time={value}\nsrun ./a\n")
+    assert script.time_s is None and script.lines["time"] == [3]
+    assert f"line 3: asked no time limit ({value}): the partition's limit applies" in \
+        script.notes
+    assert not any("cannot read" in n for n in script.notes)
+    bad = read_script("#!/bin/bash\n#SBATCH --time=soon\nsrun ./a\n")
+    assert bad.time_s is None and "line 2: cannot read time 'soon'; ignored" in bad.notes

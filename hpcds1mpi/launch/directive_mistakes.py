@@ -1,0 +1,77 @@
+"""Directive mistakes the scheduler does not report where the user looks: ``#SBATCH`` /
+``#PBS`` lines after the first command, which it skips without a word, and a ``$`` in a
+directive's value, which it never expands.
+
+``sbatch`` and ``qsub`` read directives as text: ``#SBATCH --nodes=$NNODES`` is refused
+(``"$NNODES" is not a valid node count``) and ``--job-name=run_$X`` names the job ``run_$X``.
+A value it parses (counts, times, memory, GPUs, a partition) is refused in one line; a value it
+keeps as written (a name, a path, an export list) gets a note (s29 tester D9).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hpcds1mpi.errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hpcds1mpi.launch.job_script import JobScript
+    from hpcds1mpi.launch.script_options import Option
+
+#: Options whose value the scheduler keeps as text, ``$`` and all (the test Slurm accepts each
+#: with a ``$``; a site may still refuse an account or QOS of that name).
+TEXT_VALUED = {
+    "slurm": {"job-name", "output", "error", "input", "comment", "chdir", "export",
+              "export-file", "mail-user", "wckey", "account", "qos", "reservation"},
+    "pbs": {"N", "o", "e", "v", "M", "A", "d", "D", "P"},
+}
+_TOOL = {"slurm": "sbatch", "pbs": "qsub"}
+
+
+def _spelled(opt: "Option", scheduler: str) -> str:
+    if scheduler == "pbs":
+        return f"-l {opt.name[2:]}={opt.value}" if opt.name.startswith("l:") else \
+            f"-{opt.name} {opt.value}"
+    return f"--{opt.name}={opt.value}"
+
+
+def check_unexpanded(script: "JobScript", opt: "Option", magic: str) -> None:
+    """Refuse (or note, for a value kept as text) a directive value with a ``$`` in it."""
+    if not opt.name or opt.value is None or "$" not in opt.value:
+        return
+    tool, spelled = _TOOL[script.scheduler], _spelled(opt, script.scheduler)
+    if opt.name in TEXT_VALUED[script.scheduler]:
+        script.note(f"line {opt.line}: {magic} {spelled[:80]}: {tool} does not expand "
+                    "variables in directives, so the value is taken as written; write the "
+                    "value itself")
+        return
+    raise ConfigError(f"line {opt.line}: {magic} {spelled[:80]}: {tool} does not expand "
+                      "variables in directives and refuses this value; write the value "
+                      f"itself, or pass it when submitting, where the shell expands it ({tool} "
+                      f"{spelled[:80]} SCRIPT)")
+
+
+def _ranges(numbers: list[int]) -> str:
+    """``4-6, 9`` of sorted line numbers."""
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in runs)
+
+
+def late_directives_note(script: "JobScript", lines: list[int], magic: str) -> str:
+    """The note on directive ``lines`` after the script's first command ("" when none): the
+    scheduler skips them without a word, the most common mistake in a job script (s29 tester
+    D5); the request read, and any ``--rewrite``, leave them out."""
+    if not lines or script.first_command is None:
+        return ""
+    first = script.text.split("\n")[script.first_command - 1].strip()
+    first = first if len(first) <= 40 else first[:37] + "..."
+    which = f"line{'s' if len(lines) > 1 else ''} {_ranges(lines)}"
+    them = "them" if len(lines) > 1 else "it"
+    return (f"{which}: {magic} after the first command (line {script.first_command}: "
+            f"{first}): {_TOOL[script.scheduler]} ignores {them}, and so do this reading and "
+            f"--rewrite (which leaves {them} as written); move {them} above it")

@@ -1,0 +1,90 @@
+"""Directive mistakes sbatch / qsub do not report where the user looks: late directives said
+in a note that reaches ``advise``, and a ``$`` in a value refused or noted (s29 tester D5, D9)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.launch.script_reading import read_script
+from tests.badinput.harness import invoke
+
+CLUSTER = str(Path(__file__).resolve().parents[1] / "data" / "jobscripts" / "lab.toml")
+# the tester's s14_late_directive.sbatch
+LATE = """#!/bin/bash
+#SBATCH --partition=standard
+#SBATCH --nodes=1
+#SBATCH --time=00:30:00
+module load hpcds1mpi
+#SBATCH --nodes=2
+#SBATCH --ntasks-per-node=2
+#SBATCH --cpus-per-task=1
+export OMP_NUM_THREADS=1
+srun hpcds1mpi run --threads 1 stencil --size 128 --precision fp64
+"""
+
+
+def test_directives_after_the_first_command_are_said_in_one_note():
+    script = read_script(LATE)
+    assert script.nodes == 1 and script.ignored == [6, 7, 8]
+    late = [n for n in script.notes if "after the first command" in n]
+    assert late == ["lines 6-8: #SBATCH after the first command (line 5: module load "
+                    "hpcds1mpi): sbatch ignores them, and so do this reading and --rewrite "
+                    "(which leaves them as written); move them above it"]
+    # the tester's p06_all_late.sbatch: every directive after 'set -e'; and PBS, one line
+    notes = read_script("#!/bin/bash\nset -e\n#SBATCH --nodes=2\n#SBATCH --time=10\n"
+                        "\n#SBATCH -c 2\nsrun ./a\n").notes
+    assert any(n.startswith("lines 3-4, 6: #SBATCH after the first command (line 2: set -e)")
+               for n in notes), notes
+    pbs = read_script("#!/bin/bash\n#PBS -l select=1:ncpus=2\ncd $PBS_O_WORKDIR\n"
+                      "#PBS -l walltime=1:00:00\nmpiexec ./a\n").notes
+    assert any(n.startswith("line 4: #PBS after the first command (line 3: cd $PBS_O_WORKDIR)"
+                            ": qsub ignores it") for n in pbs), pbs
+    clean = read_script("#!/bin/bash\n#SBATCH -N 1\n# #SBATCH -N 2\nsrun ./a\n#PBS -q x\n")
+    assert not any("after the first command" in n for n in clean.notes)
+
+
+def test_the_late_directive_note_reaches_advise_and_its_rewrite(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HPCDS1MPI_HISTORY", str(tmp_path / "cache" / "failures.json"))
+    (tmp_path / "job.sbatch").write_text(LATE)
+    res = invoke(capsys, ["advise", tmp_path / "job.sbatch", "--cluster", CLUSTER,
+                          "--rewrite", tmp_path / "new.sbatch"])
+    assert res.code == 0, res.err
+    assert "  note: lines 6-8: #SBATCH after the first command (line 5: module load " \
+           "hpcds1mpi): sbatch ignores them" in res.out
+    assert "#SBATCH --cpus-per-task=1\n" in (tmp_path / "new.sbatch").read_text()
+
+
+@pytest.mark.parametrize("directive, said", [
+    # the tester's p13_var_directive.sbatch: sbatch says '"$NNODES" is not a valid node count'
+    ("#SBATCH --nodes=$NNODES", "line 2: #SBATCH --nodes=$NNODES: sbatch does not expand "
+     "variables in directives and refuses this value; write the value itself, or pass it when "
+     "submitting, where the shell expands it (sbatch --nodes=$NNODES SCRIPT)"),
+    ("#SBATCH -t ${HOURS}:00:00", "#SBATCH --time=${HOURS}:00:00: sbatch does not expand"),
+    ("#SBATCH --gres=gpu:$G --mem=4G", "#SBATCH --gres=gpu:$G: sbatch"),
+    ("#SBATCH --partition=$P", "refuses this value"),
+    ("#PBS -l select=$N:ncpus=2", "line 2: #PBS -l select=$N:ncpus=2: qsub does not expand"),
+    ("#PBS -l walltime=$T", "(qsub -l walltime=$T SCRIPT)"),
+])
+def test_a_variable_in_a_directive_sbatch_parses_is_refused(directive, said):
+    with pytest.raises(ConfigError, match="does not expand variables") as err:
+        read_script(f"#!/bin/bash\n{directive}\n#SBATCH --nodes=2\nsrun ./a\nmpiexec ./a\n")
+    assert said in str(err.value) and "\n" not in str(err.value)
+    with pytest.raises(ConfigError, match="refuses"):  # sbatch stops at the first, not the last
+        read_script("#!/bin/bash\n#SBATCH --nodes=$N\n#SBATCH --nodes=2\nsrun ./a\n")
+
+
+def test_a_variable_in_a_name_or_path_is_taken_as_written_and_said():
+    script = read_script("#!/bin/bash\n#SBATCH --job-name=run_$X --output=$HOME/o.txt\n"
+                         "#SBATCH --nodes=2\nsrun ./a\n")
+    assert script.nodes == 2 and script.job_name == "run_$X"
+    assert "line 2: #SBATCH --job-name=run_$X: sbatch does not expand variables in " \
+           "directives, so the value is taken as written; write the value itself" in script.notes
+    assert any(n.startswith("line 2: #SBATCH --output=$HOME/o.txt:") for n in script.notes)
+    # a $ after the directive's comment, or in a late directive, is none of sbatch's business
+    quiet = read_script("#!/bin/bash\n#SBATCH --nodes=2  # $NNODES once\nsrun ./a\n"
+                        "#SBATCH --nodes=$N\n")
+    assert quiet.nodes == 2 and not any("expand" in n for n in quiet.notes)
