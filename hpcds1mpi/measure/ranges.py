@@ -64,7 +64,8 @@ def parse_ints(value, what: str, high: int | None = None) -> list[int]:
             try:
                 items = [int(t) for t in text.split(",") if t.strip()]
             except ValueError:
-                raise ConfigError(f"{what}: {value!r} is not a comma-separated list of integers") from None
+                raise ConfigError(f"{what}: {value!r} is not a comma-separated list of integers"
+                                  + _decimal_hint(text, what)) from None
     elif isinstance(value, (list, tuple)):
         items = []
         for v in value:
@@ -125,3 +126,17 @@ def parse_words(value, what: str, allowed: tuple[str, ...], keywords: tuple[str,
         if item not in allowed:
             raise ConfigError(f"{what}: unknown {item!r}; use {', '.join(allowed + keywords)}")
     return list(dict.fromkeys(items))
+
+
+def _decimal_hint(text: str, what: str) -> str:
+    """How to sweep a decimal parameter (a grid spacing h = 0.25 A, a resolution) through
+    whole numbers: scaled, and divided back where the program reads it (s29 tester B6: GPAW)."""
+    try:
+        values = [float(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        return ""
+    if not values or not what.endswith("sizes"):
+        return ""
+    return ("; sizes are whole numbers: scale a decimal parameter to one (--sizes 25,30 for "
+            "0.25, 0.30) and divide it back where your program or its wrapper reads {size}")
+

@@ -34,3 +34,16 @@ def test_a_range_whose_doubling_misses_high_is_refused_naming_both_ends():
                                           ("64, 128", [64, 128])])
 def test_ranges_that_reach_high_and_plain_lists_still_parse(text, values):
     assert parse_ints(text, "sizes") == values
+
+
+def test_decimal_sizes_say_how_to_sweep_them():
+    """GPAW's natural size is a grid spacing h = 0.25 A (s29 tester B6)."""
+    with pytest.raises(ConfigError, match=r"not a comma-separated list of integers; sizes are "
+                                          r"whole numbers: scale a decimal parameter"):
+        parse_ints("0.3,0.25", "sizes")
+    with pytest.raises(ConfigError) as caught:
+        parse_ints("1.5", "ranks_per_node")
+    assert "scale" not in str(caught.value)  # a count is no parameter to scale
+    with pytest.raises(ConfigError) as caught:
+        parse_ints("a,b", "sizes")
+    assert "scale" not in str(caught.value)
