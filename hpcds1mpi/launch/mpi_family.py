@@ -358,6 +358,14 @@ def candidates(family: str, env: dict | None = None, exclude: str = "",
     return owner_first(found, library)
 
 
+def use_srun_mpi(plugin: str) -> str:
+    """How to give srun's ``--mpi`` plugin, in words every command taking a launcher can
+    follow: ``sweep`` has ``--mpi``, ``tune`` only a cluster file (s29 tester B3: "use --mpi
+    pmix" from tune, which has no such option)."""
+    return (f"use srun --mpi={plugin} (sweep: --mpi {plugin}; tune: mpi = \"{plugin}\" in "
+            "a --cluster file)")
+
+
 def check_launcher(program: ProgramMPI, launcher_path: str, srun_mpi: str = "",
                    env: dict | None = None) -> str | None:
     """Refuse a launcher that cannot start ``program`` as one job; return its family.
@@ -375,17 +383,17 @@ def check_launcher(program: ProgramMPI, launcher_path: str, srun_mpi: str = "",
         if srun_mpi == "none":
             raise LaunchError(f"this program is linked against {FAMILY_NAMES[want]} "
                               f"({program.evidence}); srun --mpi=none gives its ranks no "
-                              f"wire-up: use --mpi {'pmix' if want == OPENMPI else 'pmi2'}")
+                              f"wire-up: {use_srun_mpi('pmix' if want == OPENMPI else 'pmi2')}")
         if want == OPENMPI and srun_mpi and not srun_mpi.startswith("pmix") and (
                 why := openmpi_pmi2_refusal(program, env)):  # it aborts in MPI_Init there
             others = candidates(OPENMPI, env, library=library_file(program, env))
             raise LaunchError(f"this program is linked against Open MPI ({program.evidence}); "
                               f"{why}, so srun --mpi={srun_mpi} cannot start it as one job: "
-                              "use --mpi pmix"
+                              + use_srun_mpi("pmix")
                               + (f", or its launcher: --mpiexec {others[0]}" if others else ""))
         if why := pmix_refusal(program, srun_mpi, env):  # the same every run: a bad --mpi
             raise ConfigError(f"this program is linked against {FAMILY_NAMES[want]} "
-                              f"({program.evidence}); {why}: use --mpi pmi2")
+                              f"({program.evidence}); {why}: {use_srun_mpi('pmi2')}")
         return family
     if family == want:
         return family

@@ -127,7 +127,8 @@ def test_the_wrong_launcher_is_refused_naming_one_that_can():
     with pytest.raises(LaunchError, match="MPICH family.*--mpiexec .*mpiexec"):
         mpi_family.check_launcher(netpipe, openmpi)
     assert mpi_family.check_launcher(netpipe, system_program("mpiexec.mpich")) == "mpich"
-    with pytest.raises(LaunchError, match="--mpi=none gives its ranks no wire-up: use --mpi pmix"):
+    with pytest.raises(LaunchError,
+                       match="--mpi=none gives its ranks no wire-up: use srun --mpi=pmix"):
         mpi_family.check_launcher(hpcc, "srun", "none")
     assert mpi_family.check_launcher(hpcc, "srun", "pmix") == "slurm"
 
@@ -241,7 +242,10 @@ def test_open_mpi_under_srun_pmi2_is_refused_naming_what_was_not_tried():
     with pytest.raises(LaunchError) as caught:
         mpi_family.check_launcher(hpcc, "srun", "pmi2")
     text = str(caught.value)
-    assert "srun --mpi=pmi2 cannot start it as one job" in text and "use --mpi pmix" in text
+    assert "srun --mpi=pmi2 cannot start it as one job" in text
+    # in words tune can follow too (s29 tester B3: it has no --mpi)
+    assert 'use srun --mpi=pmix (sweep: --mpi pmix; tune: mpi = "pmix" in a --cluster file)' \
+        in text
     assert "pmix/pmi2" not in text and "--mpiexec " in text
     for fits in ("pmix", "pmix_v4", ""):  # "": one rank, no wire-up needed
         assert mpi_family.check_launcher(hpcc, "srun", fits) == "slurm"
@@ -278,12 +282,13 @@ def test_an_mpich_library_without_pmix_is_refused_under_srun_pmix(tmp_path):
         with pytest.raises(ConfigError) as caught:
             mpi_family.check_launcher(netpipe, "srun", plugin)
         line = str(caught.value)
-        assert "libmpich.so.12 links no PMIx library" in line and line.endswith("use --mpi pmi2")
+        assert "libmpich.so.12 links no PMIx library" in line and "use srun --mpi=pmi2" in line
         assert f"srun --mpi={plugin} would start it as independent 1-rank copies" in line
     assert mpi_family.check_launcher(netpipe, "srun", "pmi2") == "slurm"
     assert mpi_family.check_launcher(netpipe, "srun", "") == "slurm"  # one rank: no wire-up
     wheel = mpi_family.program_mpi([compiled(tmp_path)])  # MPICH 5 aborts in MPI_Init there
-    with pytest.raises(ConfigError, match="use --mpi pmi2$"):
+    with pytest.raises(ConfigError, match=r"use srun --mpi=pmi2 \(sweep: --mpi pmi2; tune: "
+                                          r"mpi = \"pmi2\" in a --cluster file\)$"):
         mpi_family.check_launcher(wheel, "srun", "pmix")
     hpcc = mpi_family.program_mpi([system_program("hpcc")])  # Open MPI: PMIx through a plugin
     assert mpi_family.speaks_pmix(hpcc) is True
@@ -331,7 +336,7 @@ def test_open_mpi_built_with_slurms_pmi_is_let_through_under_srun_pmi2(tmp_path)
     without = mpi_family.program_mpi([fake_openmpi(tmp_path, "without")])
     with pytest.raises(LaunchError, match=r"no Slurm PMI component \(no mca_pmix_s1/s2 in .*"
                                           r"/lib/openmpi\), so srun --mpi=pmi2 cannot start it "
-                                          "as one job: use --mpi pmix"):
+                                          "as one job: use srun --mpi=pmix"):
         mpi_family.check_launcher(without, "srun", "pmi2")
     with pytest.raises(ConfigError, match="no Slurm PMI component.*set mpi = \"pmix\""):
         mpi_family.check_script([without.path], pmi2)
