@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hpcds1mpi.errors import ModelError
+from hpcds1mpi.launch.sweep_step import READING_KEYS
 
 from .program_command import commands_of
 
@@ -52,8 +53,9 @@ _FIX = "the bundle is damaged: retrain it with `hpcds1mpi train`"
 #: ``runtime`` of a program whose rows do not say (telemetry or a bundle older than it).
 UNKNOWN = "unknown"
 #: The sweep options (the telemetry ``launch`` attribute's keys) that change what a program's
-#: runs measure; ``--time-regex`` is also kept in ``runtime``.
-MEASURE_KEYS = ("time_regex", "fom_regex", "ranks_regex", "output_file", "workdir")
+#: runs measure; ``--time-regex`` is also kept in ``runtime``. The one list of them
+#: (``launch.sweep_step.READING_KEYS``), under the name this module has always exported.
+MEASURE_KEYS = READING_KEYS
 #: How ``runtime`` starts for a program timed by its own output.
 _OWN_TIME = "program's own time (--time-regex "
 
@@ -182,7 +184,9 @@ def levels_from_frame(frame: "pd.DataFrame") -> dict[str, MeasuredLevels]:
 
 
 def _measure_dict(value) -> dict | None:
-    """``value`` as reading options (:data:`MEASURE_KEYS`, strings), or None when it is not."""
+    """``value`` as reading options (:data:`MEASURE_KEYS`, strings), or None when it is not;
+    a key it lacks is "" (a record written before the key existed, e.g. ``fail_regex``:
+    its sweep could not use it)."""
     if not isinstance(value, dict) or not all(isinstance(value.get(k, ""), str)
                                               for k in MEASURE_KEYS):
         return None

@@ -6,6 +6,7 @@ import click
 
 from hpcds1mpi.config import FAILURE_STATUSES
 from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.launch.sweep_step import READING_KEYS
 from hpcds1mpi.schemas.limits import MAX_COUNT, MAX_SIZE
 from hpcds1mpi.schemas.numbers import COUNT, JOULES, SECONDS, SIZE, BoundedFloat
 from hpcds1mpi.schemas.paths import BUNDLE_IS_CODE, NonEmptyPath
@@ -82,8 +83,9 @@ def _read_history(path: str):
 
 
 #: The sweep's options for reading a program, taken as they are: a calibration sweep of the
-#: program must read it as its earlier sweep did (their keys as the telemetry records them).
-READING_OPTIONS = ("--time-regex", "--fom-regex", "--ranks-regex", "--output-file", "--workdir")
+#: program must read it as its earlier sweep did (their keys as the telemetry records them:
+#: ``launch.sweep_step.READING_KEYS``, ``--fail-regex`` included).
+READING_OPTIONS = tuple("--" + key.replace("_", "-") for key in READING_KEYS)
 
 
 def _reading_options(func):
@@ -116,7 +118,8 @@ def _calibration_reading(bundle, workload: str, program, given: dict):
     from hpcds1mpi.surrogates.levels import bundle_levels
 
     Readings.of(time_regex=given["time_regex"], fom_regex=given["fom_regex"],  # checked now
-                ranks_regex=given["ranks_regex"], output_file=given["output_file"])
+                ranks_regex=given["ranks_regex"], output_file=given["output_file"],
+                fail_regex=given["fail_regex"])
     return calibration_measurement(bundle_levels(bundle, workload), given)
 
 
@@ -204,7 +207,7 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
             energy_budget, device, emit, script_path, force, program, job_name, job_output, exclusive,
             as_json, model_dir, history_path, job_table, user, time_limit, walltime_coverage,
             record_failure, forget_failures, failure_status, time_regex, fom_regex,
-            ranks_regex, output_file, workdir):
+            ranks_regex, output_file, workdir, fail_regex):
     """Recommend nodes, ranks per node, threads, device, precision and partition for a job."""
     from hpcds1mpi.cluster import allowed_places
     from hpcds1mpi.decide.failure_history import FailureHistory
@@ -244,7 +247,7 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
         # A script written here before may be replaced, unless it was edited since.
         check_replace_script(script_path, force=force, option="-o")
     reading = {"time_regex": time_regex, "fom_regex": fom_regex, "ranks_regex": ranks_regex,
-               "output_file": output_file, "workdir": workdir}
+               "output_file": output_file, "workdir": workdir, "fail_regex": fail_regex}
     if not emit and any(v is not None for v in reading.values()):
         raise ConfigError("the reading options (--time-regex, --workdir, ...) say how the "
                           "calibration sweep --emit writes reads your program; add --emit "

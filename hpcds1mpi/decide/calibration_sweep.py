@@ -109,13 +109,14 @@ def no_calibration_note(place: Place, scores: s1.Scores | None, size: int) -> st
 
 def calibration_measurement(levels, given: dict | None = None) -> tuple[dict, list[str]]:
     """How a calibration sweep reads a program: its earlier sweep's reading options (the time
-    regex, ``--workdir``, ...), so that the new runs mean what the model's runs mean.
+    regex, ``--workdir``, ``--fail-regex``, ...: ``MEASURE_KEYS``), so that the new runs mean
+    what the model's runs mean (a run that did not converge is failed in both, or in neither).
 
     Args:
         levels: the program's :class:`~hpcds1mpi.surrogates.levels.MeasuredLevels` in the
             bundle (None: a workload the bundle never measured as a program).
-        given: options the user gave (``{"time_regex": ...}``, None for one not given); they
-            win over the bundle's record.
+        given: options the user gave (``{"time_regex": ..., "fail_regex": ...}``, None for
+            one not given); they win over the bundle's record.
 
     Returns:
         (the options, ``{key: value}`` of the ones used; the notes, one line each: options the

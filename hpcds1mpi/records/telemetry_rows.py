@@ -11,6 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+# A program sweep's reading options, as its ``launch`` attribute records them and the bundle
+# reads them back: a calibration sweep repeats them (one list, in ``launch/sweep_step.py``).
+from hpcds1mpi.launch.sweep_step import ABSENT_IS_NONE, READING_KEYS
 from hpcds1mpi.records.unmeasured_rows import without_fake_gpu_runs
 
 __all__ = ["READING_KEYS", "UNKNOWN_SOURCE", "measure_options", "runtime_source",
@@ -19,9 +22,6 @@ __all__ = ["READING_KEYS", "UNKNOWN_SOURCE", "measure_options", "runtime_source"
 #: ``runtime_source`` of an external run whose telemetry does not say (written before the
 #: ``launch`` attribute, or without its ``runtime`` entry).
 UNKNOWN_SOURCE = "unknown"
-#: A program sweep's reading options, as its ``launch`` attribute records them and the bundle
-#: reads them back (``surrogates.levels.MEASURE_KEYS``): a calibration sweep repeats them.
-READING_KEYS = ("time_regex", "fom_regex", "ranks_regex", "output_file", "workdir")
 
 
 def runtime_source(attrs: dict) -> str:
@@ -41,17 +41,20 @@ def runtime_source(attrs: dict) -> str:
 def measure_options(attrs: dict) -> str | None:
     """A telemetry file's reading options (:data:`READING_KEYS`, "" for one not used) as JSON
     for its external runs' ``measure_options``; None when its ``launch`` attribute does not
-    record them all (a file written before it did)."""
+    record them all (a file written before it did). A key added later (``ABSENT_IS_NONE``:
+    ``fail_regex``) that the file lacks is "": the sweep that wrote it could not use it."""
     import json
 
     try:
         launch = json.loads(attrs.get("launch") or "{}")
     except (TypeError, ValueError):
         return None
-    if not isinstance(launch, dict) or not all(isinstance(launch.get(k), str)
-                                               for k in READING_KEYS):
+    if not isinstance(launch, dict):
         return None
-    return json.dumps({k: launch[k] for k in READING_KEYS}, sort_keys=True)
+    options = {k: launch.get(k, "" if k in ABSENT_IS_NONE else None) for k in READING_KEYS}
+    if not all(isinstance(v, str) for v in options.values()):
+        return None
+    return json.dumps(options, sort_keys=True)
 
 
 def telemetry_rows(path) -> pd.DataFrame:

@@ -87,12 +87,14 @@ class RecommendRequest(Schema):
     job_output: Optional[Text] = None
     exclusive: StrictBool = False
     # How a calibration sweep of ``program`` reads it, as `recommend --time-regex ...`: the
-    # bundle's recorded --time-regex is used where these are not given.
+    # bundle's recorded options are used where these are not given (``READING_KEYS`` of
+    # ``launch.sweep_step``; ``serve.service`` reads them by that list).
     time_regex: Optional[Text] = None
     fom_regex: Optional[Text] = None
     ranks_regex: Optional[Text] = None
     output_file: Optional[Text] = None
     workdir: Optional[Text] = None
+    fail_regex: Optional[Text] = None
 
 
 class ConfigIn(Schema):
@@ -341,7 +343,7 @@ REQUEST_NAMES = {"--size": "'size'", "--workload": "'workload'", "--partition": 
                  "--job-output": "'job_output'", "--exclusive": "'exclusive'",
                  "--time-regex": "'time_regex'", "--fom-regex": "'fom_regex'",
                  "--ranks-regex": "'ranks_regex'", "--output-file": "'output_file'",
-                 "--workdir": "'workdir'",
+                 "--workdir": "'workdir'", "--fail-regex": "'fail_regex'",
                  "--cluster": "the server's cluster file", "--model": "the server's model"}
 
 

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hpcds1mpi.errors import ConfigError, ModelError
+from hpcds1mpi.launch.sweep_step import READING_KEYS
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.serve.schemas import AdviseRequest, PredictRequest, RecommendRequest
@@ -71,8 +72,9 @@ def bundle_digest(model_dir: Path) -> str:
     return digest.hexdigest()
 
 
-#: A recommend request's options for how a calibration sweep reads the program.
-READING_FIELDS = ("time_regex", "fom_regex", "ranks_regex", "output_file", "workdir")
+#: A recommend request's options for how a calibration sweep reads the program: the sweep's
+#: reading keys (``launch.sweep_step.READING_KEYS``), ``fail_regex`` included.
+READING_FIELDS = READING_KEYS
 
 
 class Service:
@@ -357,7 +359,7 @@ class Service:
         given = {k: getattr(req, k) for k in READING_FIELDS}
         if program is None or rec.picked is not None:
             if program is None and any(v is not None for v in given.values()):
-                raise ConfigError("time_regex, fom_regex, ranks_regex, output_file and workdir "
+                raise ConfigError(f"{', '.join(READING_FIELDS[:-1])} and {READING_FIELDS[-1]} "
                                   "apply to a program's calibration sweep only; add program")
             return {}, []
         from hpcds1mpi.decide.calibration_sweep import calibration_measurement
@@ -365,7 +367,8 @@ class Service:
         from hpcds1mpi.surrogates.levels import bundle_levels
 
         Readings.of(time_regex=given["time_regex"], fom_regex=given["fom_regex"],
-                    ranks_regex=given["ranks_regex"], output_file=given["output_file"])
+                    ranks_regex=given["ranks_regex"], output_file=given["output_file"],
+                    fail_regex=given["fail_regex"])
         return calibration_measurement(bundle_levels(self.bundle, req.workload), given)
 
     # ------------------------------------------------------------------------------------

@@ -648,14 +648,93 @@ def test_a_calibration_sweep_of_a_program_reads_it_as_told_and_says_what_it_cann
         tokens = shlex.split(launch.split("||")[0])
         assert tokens[tokens.index("--time-regex") + 1] == regex
         assert tokens[tokens.index("--workdir") + 1] == "runs/{size}-{ranks}"
-    note = ("the steps measure without --fom-regex, --ranks-regex, --output-file (the model "
-            "never measured this program)")
+    note = ("the steps measure without --fom-regex, --ranks-regex, --output-file, --fail-regex "
+            "(the model never measured this program)")
     assert note in script and note in result.stderr
+
+
+def _scf_levels(tmp_path, *fail_regex):
+    """The levels a bundle keeps of a real sweep of a script whose size 2 does not converge
+    (exit 0), swept with ``fail_regex`` (the options as given to sweep) or without."""
+    from hpcds1mpi.records.telemetry_rows import telemetry_rows
+    from hpcds1mpi.surrogates.levels import levels_from_frame
+
+    app = tmp_path / "scf.sh"
+    app.write_text('#!/bin/sh\necho "time: 0.01 s"\n[ "$1" = 2 ] && echo "SCF NOT converged"\n'
+                   "exit 0\n")
+    app.chmod(0o755)
+    out = tmp_path / f"scf{len(fail_regex)}.h5"
+    res = run_cli(["sweep", "--command", f"{app} {{size}}", "--label", "scf", "--sizes", "1,2",
+                   "--ranks-per-node", "1", "--threads", "1", "--time-regex",
+                   r"time: ([0-9.]+) s", *fail_regex, "--min-repeats", "1", "--max-repeats",
+                   "1", "--min-time", "0", "--out", str(out), "--no-progress"],
+                  timeout=120, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    return levels_from_frame(telemetry_rows(str(out))), f"{app} {{size}}"
+
+
+def _calibration_script(fake_cli, tmp_path, monkeypatch, levels, program, *args):
+    """The escalated recommend script of ``scf`` (a bundle holding ``levels``) and its
+    calibration sweep lines, split into words."""
+    import shlex
+
+    bundle = FakeBundle(sizes=WIDE_SIZES)
+    bundle._measured_levels = levels  # as the bundle's measured_levels.json gives them
+    monkeypatch.setattr(model_bundle, "load_model", lambda model_dir: bundle)
+    out = tmp_path / "calib.sh"
+    result = fake_cli("--workload", "scf", "--size", "3", "--emit", "slurm", "-o", str(out),
+                      "--program", program, *args)
+    assert result.exit_code == 0, result.output + result.stderr
+    script = out.read_text()
+    check_bash_syntax(script)
+    launches = [shlex.split(ln.split("||")[0]) for ln in script.splitlines()
+                if "hpcds1mpi sweep" in ln]
+    assert launches, script
+    return script, launches
+
+
+def test_a_calibration_sweep_repeats_the_fail_regex_the_models_runs_were_swept_with(
+        fake_cli, tmp_path, monkeypatch):
+    """Was: --fail-regex was no reading option a bundle recorded, so the escalated job's
+    calibration sweep counted a run that did not converge as ok, and learn mixed it in."""
+    levels, program = _scf_levels(tmp_path, "--fail-regex", "NOT converged")
+    script, launches = _calibration_script(fake_cli, tmp_path, monkeypatch, levels, program)
+    for words in launches:
+        assert words[words.index("--fail-regex") + 1] == "NOT converged"
+        assert words[words.index("--time-regex") + 1] == r"time: ([0-9.]+) s"
+    assert "--fail-regex 'NOT converged'" in script and "measure without" not in script
+    # given another one: that one is used, and the difference is said
+    script, launches = _calibration_script(fake_cli, tmp_path, monkeypatch, levels, program,
+                                           "--fail-regex", "SCF NOT")
+    assert all(w[w.index("--fail-regex") + 1] == "SCF NOT" for w in launches)
+    assert "# note: --fail-regex differs from how the model's runs were measured" in script
+
+
+def test_a_bundle_from_before_fail_regex_gives_a_calibration_sweep_none(fake_cli, tmp_path,
+                                                                        monkeypatch):
+    """Rows whose reading options predate --fail-regex (no key): none, not 'unknown'."""
+    import dataclasses
+    import json as json_mod
+
+    levels, program = _scf_levels(tmp_path)
+    old = {k: v for k, v in levels["scf"].measured_with.items() if k != "fail_regex"}
+    levels["scf"] = type(levels["scf"]).from_dict(
+        {**json_mod.loads(json_mod.dumps(dataclasses.asdict(levels["scf"]))),
+         "measured_with": old})
+    script, launches = _calibration_script(fake_cli, tmp_path, monkeypatch, levels, program)
+    assert all("--fail-regex" not in words for words in launches)
+    assert all(w[w.index("--time-regex") + 1] == r"time: ([0-9.]+) s" for w in launches)
+    assert "measure without" not in script
 
 
 @pytest.mark.parametrize("args,message", [
     (["--workdir", "x"], "add --emit slurm --program"),
     (["--emit", "slurm", "--time-regex", "t=(\\d+)"], "applies to --program only"),
+    (["--emit", "slurm", "--fail-regex", "NOT converged"], "^--fail-regex applies to --program "
+                                                           "only"),
+    (["--fail-regex", "NOT converged"], "add --emit slurm --program"),
+    (["--emit", "slurm", "--program", "./a", "--fail-regex", "x*"],
+     "^--fail-regex 'x\\*' matches an empty line"),  # checked as sweep checks it
     (["--emit", "slurm", "--program", "./a", "--time-regex", "t=("], "--time-regex"),
 ])
 def test_reading_options_without_a_program_sweep_are_one_line_errors(fake_cli, tmp_path, args,

@@ -168,3 +168,28 @@ def test_recommend_says_which_workdir_the_steps_need_before_submitting():
                          "per step, from the folder you submit in): create those folders, with "
                          "the program's input, before you submit")
     assert not any("--workdir '" in n for n in calibration_measurement(None, {})[1])
+
+
+def test_a_recorded_fail_regex_is_repeated_and_another_given_one_is_noted():
+    """--fail-regex is a reading option like the others: the record's is used, a given one
+    that differs is noted (learn would mix runs counted ok with runs counted failed), and a
+    record from before the option existed is none, not a gap."""
+    from hpcds1mpi.decide.calibration_sweep import calibration_measurement
+    from hpcds1mpi.surrogates.levels import MeasuredLevels
+
+    recorded = {"time_regex": "t=(\\S+)", "fom_regex": "", "ranks_regex": "",
+                "output_file": "", "workdir": "", "fail_regex": "NOT converged"}
+    levels = MeasuredLevels("scf", True, runtime="program's own time (--time-regex t=(\\S+))",
+                            measured_with=recorded)
+    options, notes = calibration_measurement(levels, {"fail_regex": None})
+    assert options == {"time_regex": "t=(\\S+)", "fail_regex": "NOT converged"} and notes == []
+    options, notes = calibration_measurement(levels, {"fail_regex": "did not converge"})
+    assert options["fail_regex"] == "did not converge"
+    assert notes == ["--fail-regex differs from how the model's runs were measured; learn "
+                     "would mix the two: give the same, or keep these runs in a separate model"]
+    old = MeasuredLevels.from_dict({"workload": "scf", "external": True,
+                                    "runtime": levels.runtime, "measured_with": {
+                                        k: v for k, v in recorded.items() if k != "fail_regex"}})
+    options, notes = calibration_measurement(old, {})
+    assert "fail_regex" not in options and notes == []
+    assert "--fail-regex" in calibration_measurement(old, {"fail_regex": "NOT c"})[1][0]

@@ -66,3 +66,21 @@ def test_a_programs_step_reads_it_as_its_earlier_sweep_did():
         SweepStep("lu", 5, program="./x", measure={"timeregex": "x"}).sweep_args(CONFIG, "t")
     with pytest.raises(ConfigError, match="--workdir"):
         SweepStep("lu", 5, program="./x", measure={"workdir": "a\nb"}).sweep_args(CONFIG, "t")
+
+
+def test_a_programs_step_repeats_its_fail_regex():
+    """A calibration step of a program swept with --fail-regex fails a run that did not
+    converge, as the model's runs did (was: not a reading key, dropped: such runs were ok)."""
+    from hpcds1mpi.launch.sweep_step import READING_KEYS
+
+    step = SweepStep("cp2k", 150, program="./cp2k -i h2o-{size}.inp",
+                     measure={"time_regex": r"CP2K\s+1\s+\S+\s+\S+\s+\S+\s+\S+\s+(\S+)",
+                              "fail_regex": "SCF run NOT converged"})
+    args = step.sweep_args(CONFIG, "t.h5")
+    assert args[args.index("--fail-regex") + 1] == "SCF run NOT converged"
+    assert READING_KEYS[-1] == "fail_regex"  # written after the other reading options
+    assert "--fail-regex" not in SweepStep("cp2k", 150, program="./cp2k", measure={
+        "fail_regex": ""}).sweep_args(CONFIG, "t.h5")  # none recorded: none repeated
+    with pytest.raises(ConfigError, match="--fail-regex"):
+        SweepStep("cp2k", 5, program="./x", measure={"fail_regex": "a\nb"}).sweep_args(CONFIG,
+                                                                                      "t")

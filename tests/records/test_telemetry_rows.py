@@ -5,13 +5,54 @@ from __future__ import annotations
 import json
 import sys
 
-from hpcds1mpi.records.telemetry_rows import READING_KEYS, telemetry_rows
+from hpcds1mpi.records.telemetry_rows import READING_KEYS, measure_options, telemetry_rows
 from hpcds1mpi.surrogates.levels import MEASURE_KEYS, levels_from_frame, recorded_measurement
 from tests.helpers import run_cli
 
 
 def test_the_reading_keys_are_the_ones_the_bundle_reads_back():
-    assert READING_KEYS == MEASURE_KEYS
+    from hpcds1mpi.launch import sweep_step
+
+    assert READING_KEYS is MEASURE_KEYS is sweep_step.READING_KEYS  # one list, not copies
+    assert "fail_regex" in READING_KEYS
+
+
+def test_a_file_from_before_fail_regex_keeps_its_reading_options_with_none():
+    """A ``launch`` attribute without ``fail_regex`` (written before the option existed) is
+    read as none, not as a file that does not record its options (then every calibration
+    script said the bundle 'does not record them'); one without ``workdir`` still is."""
+    old = {"runtime": "launch wall time (s)", "time_regex": "", "fom_regex": "F=(\\S+)",
+           "ranks_regex": "", "output_file": "", "workdir": "w/{size}"}
+    options = json.loads(measure_options({"launch": json.dumps(old)}))
+    assert options == {**{k: old[k] for k in READING_KEYS if k in old}, "fail_regex": ""}
+    new = json.loads(measure_options({"launch": json.dumps({**old, "fail_regex": "NOT c"})}))
+    assert new["fail_regex"] == "NOT c"
+    assert measure_options({"launch": json.dumps({**old, "workdir": None})}) is None
+    assert measure_options({"launch": json.dumps({k: v for k, v in old.items()
+                                                  if k != "workdir"})}) is None
+    assert measure_options({}) is None and measure_options({"launch": "{"}) is None
+
+
+def test_a_sweeps_fail_regex_reaches_its_rows_and_the_bundles_record(tmp_path):
+    """sweep --fail-regex -> its rows' ``measure_options`` -> the levels a bundle keeps: a
+    calibration sweep repeats it (was: not among the reading keys, so it counted a run that did
+    not converge as ok)."""
+    app = tmp_path / "scf.sh"
+    app.write_text('#!/bin/sh\necho "time: 0.01 s"\n[ "$1" = 2 ] && echo "SCF NOT converged"\n'
+                   "exit 0\n")
+    app.chmod(0o755)
+    out = tmp_path / "scf.h5"
+    res = run_cli(["sweep", "--command", f"{app} {{size}}", "--label", "scf", "--sizes", "1,2",
+                   "--ranks-per-node", "1", "--threads", "1", "--time-regex",
+                   r"time: ([0-9.]+) s", "--fail-regex", "NOT converged", "--min-repeats", "1",
+                   "--max-repeats", "1", "--min-time", "0", "--out", str(out),
+                   "--no-progress"], timeout=120, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    rows = telemetry_rows(str(out))
+    assert sorted(rows["status"]) == ["failed", "ok"]
+    assert {json.loads(t)["fail_regex"] for t in rows["measure_options"]} == {"NOT converged"}
+    known, unknown = recorded_measurement(levels_from_frame(rows)["scf"])
+    assert unknown == [] and known["fail_regex"] == "NOT converged"
 
 
 def test_a_one_size_program_sweep_keeps_its_template_and_reading_options(tmp_path):

@@ -107,10 +107,10 @@ def test_cli_options_in_shared_error_texts_are_said_as_request_keys():
 def test_every_recommend_option_in_a_shared_text_is_said_as_its_request_key():
     """--program (and the script's other options) stayed as CLI options in the API's lines."""
     text = ("give your program's command with --program \"./app --n {size}\"; --job-name, "
-            "--job-output, --time-regex, --workdir; sweep --command")
+            "--job-output, --time-regex, --workdir, --fail-regex; sweep --command")
     said = schemas.request_wording(text)
     assert "with 'program' \"./app --n {size}\"" in said  # the example's own --n stays
-    assert "'job_name', 'job_output', 'time_regex', 'workdir'" in said
+    assert "'job_name', 'job_output', 'time_regex', 'workdir', 'fail_regex'" in said
     assert "sweep --command" in said  # another command's option: as it is
 
 

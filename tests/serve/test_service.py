@@ -9,7 +9,7 @@ import json
 import pytest
 
 from hpcds1mpi.errors import ConfigError
-from hpcds1mpi.serve.schemas import PredictRequest, RecommendRequest
+from hpcds1mpi.serve.schemas import PredictRequest, RecommendRequest, request_wording
 from tests.helpers import run_cli
 from tests.serve.conftest import LAB
 
@@ -366,12 +366,22 @@ def test_a_programs_calibration_sweep_reads_it_as_asked(service):
 
     req = RecommendRequest(workload="never-measured", size=500, emit="slurm",
                            program="./app --n {size}", time_regex="t=([0-9.]+)",
-                           workdir="run/{size}")
+                           workdir="run/{size}", fail_regex="SCF run NOT converged")
     script = json_mod.loads(service.answer("recommend", req))["script"]
     assert "--time-regex 't=([0-9.]+)'" in script and "--workdir 'run/{size}'" in script
+    assert "--fail-regex 'SCF run NOT converged'" in script  # as `recommend --fail-regex`
     with pytest.raises(ConfigError, match="add program"):
         service.answer("recommend", RecommendRequest(workload="never-measured", size=500,
                                                      emit="slurm", time_regex="t=(\\d+)"))
+    with pytest.raises(ConfigError, match="^time_regex, .*, workdir and fail_regex apply to a "
+                                          "program's calibration sweep only; add program$"):
+        service.answer("recommend", RecommendRequest(workload="never-measured", size=500,
+                                                     emit="slurm", fail_regex="NOT converged"))
+    with pytest.raises(ConfigError, match="--fail-regex 'x\\*' matches an empty line") as err:
+        service.answer("recommend", RecommendRequest(  # checked as sweep checks it
+            workload="never-measured", size=500, emit="slurm", program="./app",
+            fail_regex="x*"))
+    assert request_wording(str(err.value)).startswith("'fail_regex' 'x*' matches")  # the 422
 
 
 @pytest.mark.skipif("SLURM_JOB_ID" in __import__("os").environ,

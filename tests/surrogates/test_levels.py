@@ -296,7 +296,7 @@ def test_the_recorded_measurement_gives_the_time_regex_and_says_what_is_unknown(
     own = MeasuredLevels("a", True, runtime=f"program's own time (--time-regex {WALL_REGEX})")
     known, unknown = recorded_measurement(own)
     assert known == {"time_regex": WALL_REGEX}
-    assert unknown == ["fom_regex", "ranks_regex", "output_file", "workdir"]
+    assert unknown == ["fom_regex", "ranks_regex", "output_file", "workdir", "fail_regex"]
     # timed by the launch: no regex is the record, not a gap
     assert recorded_measurement(MeasuredLevels("a", True, runtime="launch wall time (s)"))[0] \
         == {"time_regex": ""}
@@ -311,7 +311,7 @@ def test_rows_that_carry_their_reading_options_record_them_all(tmp_path):
 
     frame = runs()
     opts = {"time_regex": WALL_REGEX, "fom_regex": "", "ranks_regex": "r=(\\d+)",
-            "output_file": "", "workdir": "sc/{size}-{ranks}"}
+            "output_file": "", "workdir": "sc/{size}-{ranks}", "fail_regex": "NOT converged"}
     frame["measure_options"] = json.dumps(opts)
     frame["runtime_source"] = f"program's own time (--time-regex {WALL_REGEX})"
     levels = levels_from_frame(frame)
@@ -321,6 +321,28 @@ def test_rows_that_carry_their_reading_options_record_them_all(tmp_path):
     assert again.measured_with == opts and recorded_measurement(again) == (opts, [])
     frame.loc[0, "measure_options"] = json.dumps({**opts, "workdir": "other"})
     assert levels_from_frame(frame)["myapp"].measured_with is None  # they disagree
+    frame.loc[0, "measure_options"] = json.dumps({**opts, "fail_regex": ""})
+    assert levels_from_frame(frame)["myapp"].measured_with is None  # one counted them ok
+
+
+def test_reading_options_recorded_before_fail_regex_existed_say_none(tmp_path):
+    """Rows (a bundle's ``measure_options``) and a levels file written before --fail-regex
+    was recorded: no fail regex ("" known), never 'the bundle does not record it'."""
+    from hpcds1mpi.surrogates.levels import read_levels, recorded_measurement, write_levels
+
+    frame = runs()
+    old = {"time_regex": WALL_REGEX, "fom_regex": "", "ranks_regex": "", "output_file": "",
+           "workdir": ""}
+    frame["measure_options"] = json.dumps(old)
+    frame["runtime_source"] = f"program's own time (--time-regex {WALL_REGEX})"
+    levels = levels_from_frame(frame)
+    assert levels["myapp"].measured_with == {**old, "fail_regex": ""}
+    write_levels(tmp_path, levels)
+    doc = json.loads((tmp_path / LEVELS_FILE).read_text())
+    doc["myapp"]["measured_with"].pop("fail_regex")  # as an older bundle wrote it
+    (tmp_path / LEVELS_FILE).write_text(json.dumps(doc))
+    known, unknown = recorded_measurement(read_levels(tmp_path)["myapp"])
+    assert known["fail_regex"] == "" and unknown == []
 
 
 def test_runs_of_the_launch_wall_and_of_the_programs_own_time_are_a_conflict():
