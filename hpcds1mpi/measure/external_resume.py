@@ -11,6 +11,7 @@ import shlex
 
 from hpcds1mpi.config import Configuration
 from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.launch.sweep_step import ABSENT_IS_NONE  # a file from before --fail-regex: none
 from hpcds1mpi.measure.external_plan import format_command
 from hpcds1mpi.measure.plan import RunSpec
 
@@ -19,9 +20,6 @@ from hpcds1mpi.measure.plan import RunSpec
 RESUME_SAME = (("--time-regex", "time_regex"), ("--fom-regex", "fom_regex"),
                ("--ranks-regex", "ranks_regex"), ("--output-file", "output_file"),
                ("--fail-regex", "fail_regex"))
-#: Readings a file may not record although it records the others: it was written before the
-#: option existed, so it had none (a ``--fail-regex`` now would make ``failed`` what was ok).
-ABSENT_IS_NONE = ("fail_regex",)
 #: How each command words a refusal: (what resumes the file, the program's option, itself).
 WORDS = {"sweep": ("--resume", "--command", "sweep"), "tune": ("--out", "--program", "tune")}
 
