@@ -12,8 +12,8 @@ sum can exceed both (s27 tester R: pw.x at size 30 predicted 3.66 s where 24 mea
 and 40 measured 2.85 s; 1.30 s measured afterwards); and where they do not, their value is one
 neighbour's. :func:`bound_runtimes` replaces the prediction of each configuration measured at
 both sizes by the pair interpolated in log size (runtime, energy and their intervals by the
-same factor); :func:`bound_beyond` keeps one beyond the measured sizes no faster than the
-largest size's run, its interval and energy with it, the interval wider the further out.
+same factor); :func:`~.neighbour_beyond.bound_beyond` keeps one beyond a configuration's own
+measured sizes no faster than its largest size's run.
 
 :func:`disagreement` says, for a pick, when the measurements still contradict it (System 1
 then lowers its confidence): another configuration measured faster than the pick at both
@@ -148,30 +148,6 @@ class NeighbourRuntimes:
         return Bracket(rows, levels[lo].astype(float), levels[hi].astype(float),
                        values[at_lo], values[at_hi], energies[at_lo], energies[at_hi])
 
-    def edge(self, workload: str, partition: str, size: float, table) -> Edge | None:
-        """The :class:`Edge` ``size`` lies beyond among the measured sizes of ``(workload,
-        partition)``, with ``table``'s rows whose configuration ran ok there; None otherwise
-        (within the range, or never measured)."""
-        key = (str(workload), str(partition))
-        group = self.groups.get(key)
-        if group is None:
-            return None
-        levels, keys, values = group
-        if size > levels[-1] * (1 + 1e-9):
-            at, above = len(levels) - 1, True
-        elif size < levels[0] * (1 - 1e-9):
-            at, above = 0, False
-        else:
-            return None
-        wanted = np.int64(at) << 44 | config_codes(table)
-        pos = np.clip(np.searchsorted(keys, wanted), 0, len(keys) - 1)
-        hit = np.flatnonzero(keys[pos] == wanted)
-        energies = self.energies.get(key)
-        log_energy = energies[pos][hit] if energies is not None else np.full(len(hit), np.nan)
-        growth = self.growth.get(key, (math.nan, math.nan))[1 if above else 0]
-        return Edge(above, float(levels[at]), hit, values[pos][hit], log_energy,
-                    DEFAULT_GROWTH if math.isnan(growth) else growth)
-
 
 class Bracket(NamedTuple):
     """The rows of a question's table measured on both sides of its size, each with its own
@@ -184,17 +160,6 @@ class Bracket(NamedTuple):
     log_runtime_above: np.ndarray
     log_energy_below: np.ndarray  # its mean log energy there (NaN where not known)
     log_energy_above: np.ndarray
-
-
-class Edge(NamedTuple):
-    """The measured size nearest a question beyond the measured range, and its runs."""
-
-    above: bool  # the question lies above the largest measured size (else below the smallest)
-    size: float  # that measured size
-    rows: np.ndarray  # the asking table's rows whose configuration ran ok there
-    log_runtime: np.ndarray  # their mean log runtimes there
-    log_energy: np.ndarray  # and log energies (NaN where not known)
-    growth: float  # the log-log slope the interval assumes from there (see bound_beyond)
 
 
 def _steepest_growth(levels: np.ndarray, keys: np.ndarray, values: np.ndarray) -> tuple:
@@ -213,92 +178,6 @@ def _steepest_growth(levels: np.ndarray, keys: np.ndarray, values: np.ndarray) -
             out.append((values[b] - values[a]) / (log_size[at[b]] - log_size[at[a]]))
     return tuple(float(np.clip(max(g), 0.0, MAX_GROWTH)) if g else math.nan
                  for g in (low, high))
-
-
-def bound_beyond(cols: dict, measured: NeighbourRuntimes, workload: str, size: float,
-                 trained: dict | None = None) -> bool:
-    """Beyond the measured sizes, hold each candidate whose configuration was measured at the
-    nearest one (the edge) to what that run allows, in place: a bigger problem does not run
-    faster, a smaller one not slower. True when a prediction moved.
-
-    Above the largest size:
-
-    * the runtime is at least the edge run's (the trees' excursions there are the same
-      artefact as between sizes, one-sided: s27 tester Q, NWChem at 7 waters predicted 0.76 s
-      at 1 rank where 6 measured 9.2 s). The point is not extrapolated along the measured
-      slope: on the s28 testers' runs that was better for CP2K (250 -> 350: 4.26 s measured
-      7-12.6 s, the slope says 6.5 s) and worse for ABINIT (20 -> 24: 3.55 s measured 3.9 s,
-      the slope says 5.0 s); one or two noisy sizes do not settle a growth law;
-    * the interval is moved up as a whole until its low end is the edge run (its width
-      relative to the point never shrinks: the bound makes no pick look surer than the
-      model did), and its upper end is at least the edge run grown to ``size`` along the
-      steepest log-log slope any configuration of the workload showed between its two
-      largest measured sizes (:data:`MAX_GROWTH` at most; :data:`DEFAULT_GROWTH` where none
-      was measured at two): what the measurements say it could take, wider the further
-      from the edge. The tester's runs above fall inside it (CP2K 1 x 1 at 350: 4.26-16.4 s;
-      ABINIT 2 x 1 at 24 and 32: 3.55-5.4 s and 3.55-12 s);
-    * energy follows the runtime (each of point and ends scaled by its runtime's factor) and
-      is never below the edge run's average power times that runtime, so never below the
-      edge run's energy (the model's power at an unmeasured size had fallen: CP2K's 37.8 J at
-      350 against 50.8 J measured at 250).
-
-    Below the smallest size the same, mirrored: the runtime at most the edge run's, the
-    interval moved down until its upper end is the edge run, its low end at most the edge run
-    shrunk along the steepest slope between two smallest sizes; energy follows the runtime.
-    """
-    if not measured.groups or str(workload) not in measured.workloads:
-        return False
-    partitions = np.asarray(cols["partition"])
-    n = len(np.asarray(cols["runtime_s"]))
-    old = {c: np.asarray(cols[c], dtype=float) for c in _SCALED}
-    new = {c: v.copy() for c, v in old.items()}  # copies: answers may share the arrays
-    for part in np.unique(partitions).tolist():
-        rows = np.flatnonzero(partitions == part)
-        table = {c: np.asarray(cols[c])[rows] for c in _CONFIG}
-        name = _measured_as(trained, part)
-        got = None if name is None else measured.edge(workload, name, size, table)
-        if got is not None and len(got.rows):
-            _hold_to_edge(new, rows[got.rows], got, size)
-    moved = np.zeros(n, dtype=bool)
-    for c in _SCALED:
-        with np.errstate(invalid="ignore"):
-            moved |= ~np.isclose(new[c], old[c], rtol=1e-12, atol=0.0, equal_nan=True)
-    if not moved.any():
-        return False
-    cols.setdefault(MODEL, old["runtime_s"])
-    cols.update(new)
-    return True
-
-
-def _hold_to_edge(new: dict, idx: np.ndarray, edge: Edge, size: float) -> None:
-    """:func:`bound_beyond` for the rows ``idx`` of the columns ``new``, measured at
-    ``edge``."""
-    run = np.exp(edge.log_runtime)
-    grown = run * (size / edge.size) ** edge.growth  # the run along the steepest slope
-    point, lo, hi = (new[f"runtime_{k}"][idx] for k in ("s", "lo", "hi"))
-    usable = np.isfinite(point) & (point > 0) & np.isfinite(lo) & (lo > 0) & np.isfinite(hi)
-    if edge.above:
-        new_point = np.maximum(point, run)
-        shift = np.maximum(run / lo, 1.0)
-        new_lo, new_hi = lo * shift, np.maximum(hi * shift, grown)
-    else:
-        new_point = np.minimum(point, run)
-        shift = np.minimum(run / np.where(hi > 0, hi, np.nan), 1.0)
-        new_lo, new_hi = np.minimum(lo * shift, grown), hi * shift
-    power = np.exp(edge.log_energy - edge.log_runtime)  # NaN where the energy is unknown
-    for side, before, after in (("j", point, new_point), ("lo", lo, new_lo),
-                                ("hi", hi, new_hi)):
-        after = np.where(usable, after, before)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            energy = new[f"energy_{side}"][idx] * (after / before)
-        if edge.above:  # at least the edge run's power over the new runtime
-            energy = np.fmax(energy, power * after)
-        new[f"runtime_{'s' if side == 'j' else side}"][idx] = after
-        new[f"energy_{side}"][idx] = np.where(usable, energy, new[f"energy_{side}"][idx])
-    # the point's energy may have been floored above an end's: keep lo <= point <= hi
-    e = new["energy_j"][idx]
-    new["energy_lo"][idx] = np.fmin(new["energy_lo"][idx], e)
-    new["energy_hi"][idx] = np.fmax(new["energy_hi"][idx], e)
 
 
 def bound_runtimes(cols: dict, measured: NeighbourRuntimes, workload: str, size: float,

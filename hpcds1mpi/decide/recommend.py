@@ -24,6 +24,7 @@ from hpcds1mpi.decide import system1 as s1
 from hpcds1mpi.decide.confidence import ConfidenceModel
 from hpcds1mpi.decide.energy_floor import idle_watts
 from hpcds1mpi.decide.failure_history import FailureHistory, default_history_path
+from hpcds1mpi.decide.measured_here import failed_here_note
 from hpcds1mpi.decide.calibration_sweep import calibration_steps, no_calibration_note
 from hpcds1mpi.decide.recommendation import (
     Place, Recommendation, format_energy, format_memory, format_time)
@@ -64,7 +65,8 @@ def _rejection(place: Place, scores: s1.Scores) -> str:
         return "no configuration fits this partition"
     not_failing = on & (cols["reason"] != "fail")
     if (reasons == "fail").all():
-        return "every configuration is predicted to fail here"
+        failed = failed_here_note(cols, scores.size, place.partition.name)
+        return "every configuration is predicted to fail here" + (f" ({failed})" if failed else "")
     lim = scores.limits.get(place.partition.name)
     mem = not_failing & (cols["reason"] == "memory")
     if mem.any() and (cols["reason"][not_failing] == "memory").all():
@@ -366,6 +368,9 @@ def conclude(prep: Prepared, verdict) -> Recommendation:
     extrapolated, notes = _extrapolation(prep, verdict)
     if picked is not None and picked.choice.nodes_note:  # a faster layout it would not pick
         notes = [*notes, picked.choice.nodes_note]
+    failed = failed_here_note(scores.cols, size, picked.partition.name) if picked else ""
+    if failed:  # layouts the runs at this size rule out (s29 tester C5)
+        notes = [*notes, failed]
     if picked is not None and verdict.verdict != "escalate":
         best = picked.choice.pick
         for pl in candidates:

@@ -37,6 +37,7 @@ from hpcds1mpi.decide import bundle_cache
 from hpcds1mpi.decide.confidence import ConfidenceModel, measured_best_lookup, pick_confidence
 from hpcds1mpi.decide.column_arrays import column_array
 from hpcds1mpi.decide.energy_floor import floor_energy
+from hpcds1mpi.decide.measured_here import measured_at
 from hpcds1mpi.decide.measured_nodes import (MOST_MEASURED_NODES, measured_first,
                                              most_measured_nodes, unmeasured_nodes_note)
 from hpcds1mpi.decide.memory_limits import (MemoryLimit, declared_need_mb, learn_memory_limits,
@@ -46,7 +47,8 @@ from hpcds1mpi.decide.system1_front import knee, pareto_front_2d  # importable f
 from hpcds1mpi.decide.trained_hardware import as_trained, matching_partition, trained_names
 from hpcds1mpi.errors import ConfigError, ModelError
 from hpcds1mpi.surrogates.columns import Columns, takes_columns
-from hpcds1mpi.surrogates.neighbour_bounds import bound_beyond, bound_runtimes, disagreement
+from hpcds1mpi.surrogates.neighbour_beyond import bound_beyond, one_size_note
+from hpcds1mpi.surrogates.neighbour_bounds import bound_runtimes, disagreement
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -265,7 +267,7 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     measured = neighbour_runtimes(bundle)
     same = {p.name: matching_partition(bundle, p) for p in partitions}
     around = bound_runtimes(cols, measured, workload, size, same)  # within the sizes
-    bound_beyond(cols, measured, workload, size, same)  # beyond: held to the edge run
+    bound_beyond(cols, measured, workload, size, same)  # beyond its own sizes: its edge run
     floor_energy(cols, partitions)
     levels = bundle_cache.measured_levels(bundle).get(str(workload))
     cols[MOST_MEASURED_NODES] = most_measured_nodes(len(cols["nodes"]), levels)
@@ -280,8 +282,11 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     reason = np.full(len(need), "", dtype="<U8")  # "", fail, memory, deadline, energy
     runtime, energy = cols["runtime_s"], cols["energy_j"]
     bad_pred = ~np.isfinite(runtime) | ~np.isfinite(energy) | (runtime <= 0)
-    fail = (cols["fail_prob_max"] >= FAIL_PROB_MAX) | bad_pred
+    # A run measured ok at this very size outranks the failure classifier (s29 tester C5).
+    ok_here, cols["measured_failed"] = measured_at(bundle, workload, size, cols, same)
     memory = np.isfinite(need) & (need > mem_limit)
+    fail = ((cols["fail_prob_max"] >= FAIL_PROB_MAX) & ~ok_here) | bad_pred \
+        | (cols["measured_failed"] & ~memory)  # out of memory there: said so, not "fail"
     if constraints.deadline_s is not None:
         reason[cols["runtime_hi"] > constraints.deadline_s] = "deadline"
     if constraints.energy_budget_j is not None:
@@ -345,8 +350,9 @@ class Choice:
         confidence: probability the pick is within 5 % of the best (calibrated or not).
         calibrated: whether ``confidence`` came from a held-out calibration.
         noise: the measured repeat noise of the workload's training runs (NaN: unknown).
-        neighbour_note: why the measurements at the sizes around contradict the pick (then
-            ``confidence`` is at most :data:`DOUBTED_CONFIDENCE`), or ``""``.
+        neighbour_note: why the measurements at the sizes around contradict the pick, or
+            that it ran at one other size only (then ``confidence`` is at most
+            :data:`DOUBTED_CONFIDENCE`), or ``""``.
         nodes_note: which candidate on more nodes than its program was ever measured on was
             predicted better than the pick, yet ranked after it
             (:mod:`~hpcds1mpi.decide.measured_nodes`), or ``""``.
@@ -424,7 +430,8 @@ def choose(scores: Scores, objective: str = "time",
         margin = 0.0
     ranking = np.concatenate([ranking, after[np.argsort(vals[after], kind="stable")]])
     confidence, noise = pick_confidence(confidence_model, scores, index, spread, margin)
-    note = disagreement(cols, index, feasible, scores.size, scores.neighbour_sizes)
+    note = disagreement(cols, index, feasible, scores.size, scores.neighbour_sizes) \
+        or one_size_note(cols, index, scores.size)  # s29 tester C1
     if note:
         confidence = min(confidence, DOUBTED_CONFIDENCE)
     return Choice(scores, index, ranking, front, objective, spread, margin, confidence,

@@ -48,3 +48,43 @@ def test_the_pick_beyond_the_measured_sizes_is_no_surer_than_at_the_largest():
     assert beyond.pick["runtime_s"] == pytest.approx(2.0)  # held to the run at 40
     assert beyond.pick["runtime_lo"] >= 2.0 - 1e-9
     assert beyond.confidence <= edge.confidence
+
+
+#: s29 tester C1 after learn: {(ranks per node, threads, size): seconds} of PETSc poisson on
+#: one node; the tune measured 1 rank x 2 threads at 112 only.
+POISSON = {(1, 1, 64): 0.01405, (1, 1, 96): 0.06662, (1, 1, 112): 0.03882, (1, 1, 128): 0.08383,
+           (2, 1, 64): 0.03655, (2, 1, 96): 0.03076, (2, 1, 112): 0.04624, (2, 1, 128): 0.14612,
+           (1, 2, 112): 0.03255}
+#: The learnt model at 120 {(ranks per node, threads): seconds}: 1 x 2 threads at 16.9 ms.
+POISSON_MODEL = {(1, 1): 0.0389, (2, 1): 0.1154, (1, 2): 0.0169}
+
+
+class Tuned(FakeBundle):
+    def __init__(self):
+        super().__init__(workloads=("poisson",), sizes=(64, 96, 112, 128))
+
+    def training_frame(self) -> pd.DataFrame:
+        return pd.DataFrame([dict(workload="poisson", size=s, nodes=1, ranks_per_node=r,
+                                  threads=t, device="cpu", precision="fp64", partition="cpu",
+                                  cores_per_node=16, memory_gb=64.0, gpus_per_node=0,
+                                  status="ok", runtime_s=v, energy_j=v * 10, peak_rss_mb=100.0)
+                             for (r, t, s), v in POISSON.items()])
+
+    def predict(self, df: pd.DataFrame) -> pd.DataFrame:
+        out = super().predict(df)
+        set_prediction(out, np.array([POISSON_MODEL.get((int(r), int(t)), 1.0) for r, t
+                                      in zip(df["ranks_per_node"], df["threads"])]),
+                       runtime_band=(0.88, 1.4))
+        return out
+
+
+def test_a_pick_measured_at_one_other_size_is_held_to_that_run_and_not_sure():
+    """C1: at 120 (inside the measured 64-128) 1 x 2 threads, run once at 112 (32.5 ms), was
+    predicted 16.9 ms and picked with confidence 0.95, verdict auto; it ran 34-156 ms."""
+    choice = s1.choose(s1.score(Tuned(), "poisson", 120, [CPU], ONE_NODE), "time")
+    assert (choice.pick["ranks_per_node"], choice.pick["threads"]) == (1, 2)
+    assert choice.pick["runtime_s"] >= 0.03255 - 1e-9 and choice.pick["runtime_lo"] >= 0.0325
+    assert choice.confidence <= s1.DOUBTED_CONFIDENCE
+    assert "measured at one size only (112: 0.0325 s)" in choice.neighbour_note
+    at_112 = s1.choose(s1.score(Tuned(), "poisson", 112, [CPU], ONE_NODE), "time")
+    assert at_112.neighbour_note == ""  # at its own size the model, trained on it, stands

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from hpcds1mpi.surrogates import neighbour_bounds as nb
+from hpcds1mpi.surrogates import neighbour_beyond as nbb
 
 
 def _runs(measured: dict, partition: str = "local") -> pd.DataFrame:
@@ -109,17 +110,17 @@ def test_beyond_the_measured_sizes_a_bigger_problem_is_never_predicted_faster():
     nw = {(1, 4): 2.7, (1, 6): 9.2, (2, 4): 6.0, (2, 6): 5.5}
     measured = nb.NeighbourRuntimes.fit(_runs(nw))
     cols = _cols({1: 0.762, 2: 6.53}, size=7.0)
-    assert nb.bound_beyond(cols, measured, "prog", 7.0)
+    assert nbb.bound_beyond(cols, measured, "prog", 7.0)
     assert cols["runtime_s"] == pytest.approx([9.2, 6.53])  # raised to the edge; kept above it
     assert cols["energy_j"] == pytest.approx(np.asarray(cols["runtime_s"]) * 10)
     assert cols[nb.MODEL] == pytest.approx([0.762, 6.53])
     small = _cols({1: 5.0, 2: 1.0}, size=3.0)  # below the smallest: never slower than it ran
-    assert nb.bound_beyond(small, measured, "prog", 3.0)
+    assert nbb.bound_beyond(small, measured, "prog", 3.0)
     assert small["runtime_s"] == pytest.approx([2.7, 1.0])
     inside = _cols({1: 0.5, 2: 0.5}, size=5.0)
-    assert not nb.bound_beyond(inside, measured, "prog", 5.0)
+    assert not nbb.bound_beyond(inside, measured, "prog", 5.0)
     assert inside["runtime_s"] == pytest.approx([0.5, 0.5])
-    assert not nb.bound_beyond(_cols({1: 0.5}, size=9.0), measured, "other", 9.0)
+    assert not nbb.bound_beyond(_cols({1: 0.5}, size=9.0), measured, "other", 9.0)
 
 
 def test_a_partition_of_hardware_nothing_measured_is_not_bounded():
@@ -127,7 +128,7 @@ def test_a_partition_of_hardware_nothing_measured_is_not_bounded():
     measured = nb.NeighbourRuntimes.fit(_runs(PW))
     cols = _cols({1: 3.66, 2: 1.34})
     assert nb.bound_runtimes(cols, measured, "prog", 30.0, {"local": None}) is None
-    assert not nb.bound_beyond(cols, measured, "prog", 50.0, {"local": None})
+    assert not nbb.bound_beyond(cols, measured, "prog", 50.0, {"local": None})
     assert cols["runtime_s"] == pytest.approx([3.66, 1.34])
 
 

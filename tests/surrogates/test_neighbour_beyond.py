@@ -1,5 +1,5 @@
 """Beyond the measured sizes a prediction, its interval and its energy are held to what the
-nearest measured size ran (:func:`hpcds1mpi.surrogates.neighbour_bounds.bound_beyond`; s28
+nearest measured size ran (:func:`hpcds1mpi.surrogates.neighbour_beyond.bound_beyond`; s28
 testers T4 and U9, with their measured runs)."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from hpcds1mpi.surrogates import neighbour_bounds as nb
+from hpcds1mpi.surrogates import neighbour_beyond as nbb
 
 #: CP2K (tester T): {(ranks per node, threads, cutoff): (seconds, joules)} on one node.
 CP2K = {(1, 1, 150): (2.252, 21.65), (1, 1, 250): (4.2565, 50.76),
@@ -40,7 +41,7 @@ def _cols(rpn: int, threads: int, point: float, lo: float, hi: float, energy: fl
 
 def _bound(runs, size, *prediction, rpn=1, threads=1) -> dict:
     cols = _cols(rpn, threads, *prediction)
-    nb.bound_beyond(cols, _measured(runs), "prog", size)
+    nbb.bound_beyond(cols, _measured(runs), "prog", size)
     return {k: float(v[0]) for k, v in cols.items() if k.startswith(("runtime", "energy"))}
 
 
@@ -77,7 +78,7 @@ def test_below_the_smallest_size_the_same_holds_mirrored():
 
 def test_within_the_measured_sizes_nothing_moves():
     cols = _cols(1, 1, 3.0, 2.0, 4.0, 30.0, 20.0, 40.0)
-    assert not nb.bound_beyond(cols, _measured(CP2K), "prog", 200)
+    assert not nbb.bound_beyond(cols, _measured(CP2K), "prog", 200)
     assert float(cols["runtime_lo"][0]) == 2.0
 
 
@@ -87,3 +88,42 @@ def test_the_steepest_measured_growth_is_kept_per_end_and_clipped():
     assert growth == (pytest.approx(nb.MAX_GROWTH), pytest.approx(nb.MAX_GROWTH))
     one_size = {k: v for k, v in CP2K.items() if k[2] == 250}
     assert np.isnan(_measured(one_size).growth[("prog", "local")]).all()
+
+
+#: s29 tester C1, PETSc poisson after ``learn`` of a tune: {(ranks per node, threads, size):
+#: (seconds, joules)} on one node; 1 rank x 2 threads was measured at 112 only.
+POISSON = {(1, 1, 64): (0.01405, 0.11), (1, 1, 96): (0.06662, 0.53), (1, 1, 112): (0.03882, 0.31),
+           (1, 1, 128): (0.08383, 0.67), (2, 1, 64): (0.03655, 0.33), (2, 1, 96): (0.03076, 0.28),
+           (2, 1, 112): (0.04624, 0.42), (2, 1, 128): (0.14612, 1.31),
+           (1, 2, 112): (0.03255, 0.354)}
+
+
+def test_a_layout_measured_at_one_size_inside_the_range_is_held_to_its_own_run():
+    """C1: at 120, inside the workload's 64-128, 1 x 2 threads (32.5 ms at 112 only) was left
+    at the model's 16.9 ms; above its own largest size it is no faster than that run."""
+    got = _bound(POISSON, 120, 0.0169, 0.0149, 0.0237, 0.129, 0.114, 0.325, threads=2)
+    assert got["runtime_s"] == pytest.approx(0.03255)
+    assert got["runtime_lo"] >= 0.03255 - 1e-12 and got["energy_j"] >= 0.354 - 1e-12
+    cols = _cols(1, 2, 0.0169, 0.0149, 0.0237, 0.129, 0.114, 0.325)
+    assert nbb.bound_beyond(cols, _measured(POISSON), "prog", 120)
+    assert cols[nbb.EDGE_SIZE][0] == 112 and cols[nbb.OWN_SIZES][0] == 1
+    assert "measured at one size only (112" in nbb.one_size_note(cols, 0, 120)
+
+
+def test_a_layout_measured_on_both_sides_or_at_the_size_has_no_edge_inside_the_range():
+    measured = _measured(POISSON)
+    table = {"nodes": np.ones(3, np.int64), "ranks_per_node": np.array([1, 2, 1]),
+             "threads": np.array([1, 1, 2]), "device": np.full(3, "cpu"),
+             "precision": np.full(3, "fp64")}
+    got = nbb.own_edges(measured, "prog", "local", 120, table)
+    assert got.rows.tolist() == [2] and got.above.tolist() == [True]  # only 1 x 2 threads
+    assert nbb.own_edges(measured, "prog", "local", 112, table) is None  # all ran there
+
+
+def test_below_its_own_smallest_size_a_layout_is_no_slower_than_that_run():
+    runs = {**POISSON, (1, 2, 128): (0.05, 0.5)}  # 1 x 2 threads now at 112 and 128
+    got = _bound(runs, 100, 0.09, 0.08, 0.1, 0.9, 0.8, 1.0, threads=2)
+    assert got["runtime_s"] == pytest.approx(0.03255) and got["runtime_hi"] <= 0.03255 + 1e-12
+    cols = _cols(1, 2, 0.09, 0.08, 0.1, 0.9, 0.8, 1.0)
+    nbb.bound_beyond(cols, _measured(runs), "prog", 100)
+    assert nbb.one_size_note(cols, 0, 100) == ""  # two sizes of its own: no note

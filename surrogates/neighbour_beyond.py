@@ -1,0 +1,180 @@
+"""Keeping a prediction beyond a configuration's own measured sizes within what its runs allow.
+
+:func:`~.neighbour_bounds.bound_runtimes` interpolates a configuration measured on both sides
+of a question; this module takes each one measured on one side only: above all the sizes it
+ran ok at, its prediction is never faster than its largest size's run; below them, never
+slower than its smallest's (:func:`bound_beyond`). Each configuration by its own runs, not by
+the sizes its workload was measured at: after ``learn`` of a tune that measured 1 rank x 2
+threads at 112 only, the workload's sizes 64-128 left it unbounded at 120, predicted 16.9 ms
+against its 32.5 ms run at 112, and picked with confidence 0.95 (s29 tester C1; it ran
+34-156 ms). A pick resting on one measured size of its own is said so
+(:func:`one_size_note`), and System 1 caps its confidence.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from .neighbour_bounds import _CONFIG, _SCALED, DEFAULT_GROWTH, MODEL, NeighbourRuntimes, \
+    _config, _measured_as, _s
+from .size_neighbours import config_codes
+
+#: Columns :func:`bound_beyond` adds where any candidate lies beyond its own measured sizes
+#: (NaN elsewhere): the size of its nearest run, that run's runtime, and how many sizes it
+#: ran ok at.
+EDGE_SIZE, EDGE_RUNTIME, OWN_SIZES = "measured_edge_size", "measured_edge_s", "measured_sizes"
+
+
+class Edge(NamedTuple):
+    """The rows of a question's table measured ok on one side of its size only, each with its
+    own measured size nearest the question (:func:`own_edges`)."""
+
+    rows: np.ndarray  # the asking table's rows
+    above: np.ndarray  # (bool) the question lies above all its sizes (else below them all)
+    size: np.ndarray  # its measured size nearest the question
+    log_runtime: np.ndarray  # its mean log runtime there
+    log_energy: np.ndarray  # and log energy (NaN where not known)
+    growth: np.ndarray  # the log-log slope the interval assumes from there (bound_beyond)
+    sizes: np.ndarray  # how many sizes it ran ok at
+
+
+def own_edges(measured: NeighbourRuntimes, workload: str, partition: str, size: float,
+              table) -> Edge | None:
+    """The :class:`Edge` of ``table``'s rows (configuration columns) at ``size``: each row
+    whose configuration ran ok at sizes of ``(workload, partition)`` on one side of ``size``
+    only, never at ``size`` itself. None where no row is."""
+    key = (str(workload), str(partition))
+    group = measured.groups.get(key)
+    if group is None:
+        return None
+    levels, keys, values = group
+    codes = config_codes(table)
+    wanted = np.arange(len(levels), dtype=np.int64)[:, None] << 44 | codes[None, :]
+    pos = np.clip(np.searchsorted(keys, wanted), 0, len(keys) - 1)
+    ran = keys[pos] == wanted  # (measured sizes, rows): the row's configuration ran ok there
+    lower, higher = levels < size * (1 - 1e-9), levels > size * (1 + 1e-9)
+    under, over = ran[lower].any(axis=0), ran[higher].any(axis=0)
+    here = ran[~lower & ~higher].any(axis=0)
+    rows = np.flatnonzero((under ^ over) & ~here)
+    if not len(rows):
+        return None
+    above = under[rows]
+    largest = len(levels) - 1 - np.argmax(ran[::-1, rows], axis=0)
+    at = np.where(above, largest, np.argmax(ran[:, rows], axis=0))
+    found = pos[at, rows]
+    energies = measured.energies.get(key)
+    log_energy = energies[found] if energies is not None else np.full(len(rows), np.nan)
+    small_end, large_end = measured.growth.get(key, (math.nan, math.nan))
+    growth = np.where(above, large_end, small_end)
+    growth = np.where(np.isnan(growth), DEFAULT_GROWTH, growth)
+    return Edge(rows, above, levels[at].astype(float), values[found], log_energy, growth,
+                ran[:, rows].sum(axis=0))
+
+
+def bound_beyond(cols: dict, measured: NeighbourRuntimes, workload: str, size: float,
+                 trained: dict | None = None) -> bool:
+    """Hold each candidate measured on one side of ``size`` only to the run at its own
+    nearest measured size (its edge), in place: a bigger problem does not run faster, a
+    smaller one not slower. True when a prediction moved; :data:`EDGE_SIZE`,
+    :data:`EDGE_RUNTIME` and :data:`OWN_SIZES` are added to ``cols`` wherever any candidate
+    has an edge, moved or not.
+
+    Above its largest size:
+
+    * the runtime is at least the edge run's (the trees' excursions there are the same
+      artefact as between sizes, one-sided: s27 tester Q, NWChem at 7 waters predicted 0.76 s
+      at 1 rank where 6 measured 9.2 s). The point is not extrapolated along the measured
+      slope: on the s28 testers' runs that was better for CP2K (250 -> 350: 4.26 s measured
+      7-12.6 s, the slope says 6.5 s) and worse for ABINIT (20 -> 24: 3.55 s measured 3.9 s,
+      the slope says 5.0 s); one or two noisy sizes do not settle a growth law;
+    * the interval is moved up as a whole until its low end is the edge run (its width
+      relative to the point never shrinks: the bound makes no pick look surer than the
+      model did), and its upper end is at least the edge run grown to ``size`` along the
+      steepest log-log slope any configuration of the workload showed between its two
+      largest measured sizes (:data:`~.neighbour_bounds.MAX_GROWTH` at most;
+      :data:`~.neighbour_bounds.DEFAULT_GROWTH` where none was measured at two): what the
+      measurements say it could take, wider the further from the edge. The tester's runs
+      above fall inside it (CP2K 1 x 1 at 350: 4.26-16.4 s; ABINIT 2 x 1 at 24 and 32:
+      3.55-5.4 s and 3.55-12 s);
+    * energy follows the runtime (each of point and ends scaled by its runtime's factor) and
+      is never below the edge run's average power times that runtime, so never below the
+      edge run's energy (the model's power at an unmeasured size had fallen: CP2K's 37.8 J at
+      350 against 50.8 J measured at 250).
+
+    Below its smallest size the same, mirrored: the runtime at most the edge run's, the
+    interval moved down until its upper end is the edge run, its low end at most the edge run
+    shrunk along the steepest slope between two smallest sizes; energy follows the runtime.
+    """
+    if not measured.groups or str(workload) not in measured.workloads:
+        return False
+    partitions = np.asarray(cols["partition"])
+    n = len(np.asarray(cols["runtime_s"]))
+    old = {c: np.asarray(cols[c], dtype=float) for c in _SCALED}
+    new = {c: v.copy() for c, v in old.items()}  # copies: answers may share the arrays
+    found = {c: np.full(n, np.nan) for c in (EDGE_SIZE, EDGE_RUNTIME, OWN_SIZES)}
+    for part in np.unique(partitions).tolist():
+        rows = np.flatnonzero(partitions == part)
+        table = {c: np.asarray(cols[c])[rows] for c in _CONFIG}
+        name = _measured_as(trained, part)
+        got = None if name is None else own_edges(measured, workload, name, size, table)
+        if got is None:
+            continue
+        idx = rows[got.rows]
+        _hold_to_edge(new, idx, got, size)
+        for col, values in ((EDGE_SIZE, got.size), (EDGE_RUNTIME, np.exp(got.log_runtime)),
+                            (OWN_SIZES, got.sizes)):
+            found[col][idx] = values
+    if np.isfinite(found[EDGE_SIZE]).any():
+        cols.update(found)
+    moved = np.zeros(n, dtype=bool)
+    for c in _SCALED:
+        with np.errstate(invalid="ignore"):
+            moved |= ~np.isclose(new[c], old[c], rtol=1e-12, atol=0.0, equal_nan=True)
+    if not moved.any():
+        return False
+    cols.setdefault(MODEL, old["runtime_s"])
+    cols.update(new)
+    return True
+
+
+def _hold_to_edge(new: dict, idx: np.ndarray, edge: Edge, size: float) -> None:
+    """:func:`bound_beyond` for the rows ``idx`` of the columns ``new``, measured at
+    ``edge``."""
+    run = np.exp(edge.log_runtime)
+    up = edge.above
+    grown = run * (size / edge.size) ** edge.growth  # the run along the steepest slope
+    point, lo, hi = (new[f"runtime_{k}"][idx] for k in ("s", "lo", "hi"))
+    usable = np.isfinite(point) & (point > 0) & np.isfinite(lo) & (lo > 0) & np.isfinite(hi)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        raise_by = np.maximum(run / lo, 1.0)  # above: the interval moved up
+        lower_by = np.minimum(run / np.where(hi > 0, hi, np.nan), 1.0)  # below: down
+    new_point = np.where(up, np.maximum(point, run), np.minimum(point, run))
+    new_lo = np.where(up, lo * raise_by, np.minimum(lo * lower_by, grown))
+    new_hi = np.where(up, np.maximum(hi * raise_by, grown), hi * lower_by)
+    power = np.exp(edge.log_energy - edge.log_runtime)  # NaN where the energy is unknown
+    for side, before, after in (("j", point, new_point), ("lo", lo, new_lo),
+                                ("hi", hi, new_hi)):
+        after = np.where(usable, after, before)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            energy = new[f"energy_{side}"][idx] * (after / before)
+        # above: at least the edge run's power over the new runtime
+        energy = np.where(up, np.fmax(energy, power * after), energy)
+        new[f"runtime_{'s' if side == 'j' else side}"][idx] = after
+        new[f"energy_{side}"][idx] = np.where(usable, energy, new[f"energy_{side}"][idx])
+    # the point's energy may have been floored above an end's: keep lo <= point <= hi
+    e = new["energy_j"][idx]
+    new["energy_lo"][idx] = np.fmin(new["energy_lo"][idx], e)
+    new["energy_hi"][idx] = np.fmax(new["energy_hi"][idx], e)
+
+
+def one_size_note(cols: dict, index: int, size: float) -> str:
+    """One line when the pick ``index`` ran ok at one size only, another than ``size``: its
+    prediction rests on that one run (System 1 then caps its confidence), else ``""``."""
+    if OWN_SIZES not in cols or cols[OWN_SIZES][index] != 1:
+        return ""
+    edge, run = cols[EDGE_SIZE][index], cols[EDGE_RUNTIME][index]
+    return (f"{_config(cols, index)} was measured at one size only ({edge:g}: {_s(run)}); its "
+            f"prediction at size {size:g} rests on that one run, how it grows with size unmeasured")
