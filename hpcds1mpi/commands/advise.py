@@ -71,7 +71,7 @@ def format_advice(advice) -> str:
         lines.append("  measure first (hpcds1mpi recommend --emit slurm writes this sweep):"
                      if advice.scheduler == "slurm" else "  measure first (with hpcds1mpi "
                      "sweep in a job; the written calibration sweep is for Slurm only):")
-        lines += [f"     {c['config']}  {c['reason']}" for c in advice.calibration]
+        lines += [f"     {c['label']}  {c['reason']}" for c in advice.calibration]
     if getattr(advice, "rewrite_refused", ""):  # said in its note: no changes, none "already asked"
         pass
     elif advice.changes:

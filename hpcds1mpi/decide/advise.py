@@ -381,8 +381,10 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
                     rec.verdict.as_dict(), objective, energy_label=rec.energy_label,
                     notes=notes, warnings=warnings, recommendation=rec)
     if rec.verdict.verdict == "escalate":  # the guard's verdict, and no guessed numbers
-        advice.calibration = [{"config": s.config.as_dict(), "reason": s.reason}
-                              for s in rec.calibration_steps]
+        # the label too, as recommend's JSON and script give each step (s29 tester C8: the
+        # list was printed as dict reprs, recommend's as "N1xR2xT1-cpu-fp64")
+        advice.calibration = [{"config": s.config.as_dict(), "label": s.config.label(),
+                               "reason": s.reason} for s in rec.calibration_steps]
         return advice
     if not asked.problem:
         predict_side(bundle, label, int(size), partition, asked_cfg, asked)

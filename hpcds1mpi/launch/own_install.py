@@ -4,7 +4,7 @@ A job does not get the PATH it was submitted with (PBS passes only ``PBS_O_*`` v
 unless ``qsub -V``; Slurm likewise under ``SBATCH_EXPORT=NONE``), so a script that runs
 ``hpcds1mpi`` puts this Python's bin folder first on PATH: the job then finds this
 installation, and the ``mpiexec`` of its MPI (the mpich wheel's) before the site's, which may
-be another MPI family. The campaign scripts, ``tune --submit`` and the scripts of
+be another MPI family. The campaign scripts, ``tune --submit``, the calibration sweep and the scripts of
 ``recommend`` / ``serve`` / the Python API write it with the same helpers. A folder PATH
 cannot hold (a ``:``, which splits it) or a script file cannot (bytes that are not UTF-8) is
 refused (:func:`check_bin_dir`): the job would run the site's hpcds1mpi and mpiexec.

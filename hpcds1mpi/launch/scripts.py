@@ -96,17 +96,33 @@ def comment(text: str) -> str:
 
 def _check_launch(program: list[str], launcher, cluster) -> None:
     """:func:`~hpcds1mpi.launch.mpi_family.check_script`, whose fix names cluster-file keys;
-    where no cluster file was given it says how to give one (s28 tester T: recommend inside an
-    salloc, told to "set mpi = \"pmix\" in the cluster file" of none)."""
+    where no file gave the cluster it says how to give one (s28 tester T: no cluster; s29
+    tester C6: inside an salloc, the cluster read from Slurm)."""
     from hpcds1mpi.launch.mpi_family import check_script
 
     try:
         check_script(program, launcher)
     except ConfigError as exc:
-        if cluster is not None or "in the cluster file" not in str(exc):
+        origin = _not_from_file(cluster)
+        if origin is None or "in the cluster file" not in str(exc):
             raise
-        raise ConfigError(f"{exc}; no cluster file was given: write one with those keys under "
-                          "[cluster] and pass it with --cluster FILE") from None
+        raise ConfigError(f"{exc}; no cluster file was given{origin}: write one with those "
+                          "keys under [cluster] and pass it with --cluster FILE") from None
+
+
+def _not_from_file(cluster) -> str | None:
+    """Where ``cluster`` came from when no cluster file gave it (None when one did): none
+    (""), this Slurm allocation (``allocated_cores_per_node``, which no cluster file sets) or
+    this machine (:func:`hpcds1mpi.cluster.detect_local`'s "local" partition, no site keys)."""
+    if cluster is None:
+        return ""
+    if any(p.allocated_cores_per_node is not None for p in cluster.partitions.values()):
+        return " (the partition was read from this Slurm allocation, which says nothing of " \
+               "its MPI)"
+    if cluster.name == "local" and list(cluster.partitions) == ["local"] and \
+            not (cluster.launcher or cluster.mpiexec or cluster.preamble or cluster.modules):
+        return " (the partition is this machine, which says nothing of its MPI)"
+    return None
 
 
 def render(job: BatchJob, scheduler: str = "slurm", *, default_queue: bool = False,
@@ -287,6 +303,8 @@ def render_calibration(steps: Sequence[CalibrationStep], partition: "Partition",
 
         _check_launch(program_tokens(program, program_rule.placeholder_values(
             steps[0].config, size)), job.launcher("slurm"), cluster)
+    from hpcds1mpi.launch.own_install import own_executable, path_export
+
     rendered_steps = []
     for step in steps:
         check_fits(step.config, partition)
@@ -301,6 +319,8 @@ def render_calibration(steps: Sequence[CalibrationStep], partition: "Partition",
         })
     return seal(render_template("calibration", job, "slurm", default_queue=default_queue,
                                 notes=notes, reason=comment(reason),
+                                # every step runs hpcds1mpi: this one, whatever the job's PATH
+                                path=path_export(own_executable()[1], job),
                                 workload=workload, size=int(size),
                                 telemetry=shlex.quote(telemetry), steps=rendered_steps,
                                 **(folders(steps) if folders is not None else {}),

@@ -8,6 +8,11 @@ But the sweep says so, once per configuration (:func:`convergence_warning` gives
 quote), and names ``--fail-regex`` for a user who counts it a failure
 (:meth:`~hpcds1mpi.measure.readings.Readings.fail_problem`).
 
+The same note is given for a run whose program said it never used options it was given
+(:mod:`~hpcds1mpi.measure.unused_options`: PETSc's "Option left: name:-ksp_typo", s29 tester
+C7), for what it measured is not what was asked: the sweep's one reading of an ok run the
+program warned about is :func:`convergence_warning`.
+
 Only the kept ends of the output are read (:data:`~hpcds1mpi.measure.program_launch.TAIL`
 bytes of stdout and of stderr), where a run's last SCF and its final report are: a note is no
 reason to read a whole output that ``--time-regex`` found its time at the end of.
@@ -34,9 +39,12 @@ def convergence_warning(stdout: str, stderr: str) -> tuple[str, str]:
     """``(line, words)``: the program's statement that it did not converge, as it wrote it
     (a convergence document's tag and message, ABINIT's "ScfConvergenceWarning: nstep 2 was
     not enough SCF cycles to converge."; else the last line with :data:`NOT_CONVERGED` words,
-    stdout first), and the words that matched, for a ``--fail-regex`` to suggest;
-    ``("", "")`` when it said nothing of the kind."""
+    stdout first), and the words that matched, for a ``--fail-regex`` to suggest; else its
+    statement that options it was given were not used
+    (:func:`~hpcds1mpi.measure.unused_options.unused_options`); ``("", "")`` when it said
+    nothing of the kind."""
     from hpcds1mpi.measure.program_launch import yaml_documents
+    from hpcds1mpi.measure.unused_options import unused_options
 
     for stream in (stdout, stderr):
         documents = yaml_documents(stream, CONVERGENCE_DOCUMENT)
@@ -45,14 +53,22 @@ def convergence_warning(stdout: str, stderr: str) -> tuple[str, str]:
         lines = [ln for ln in stream.splitlines() if NOT_CONVERGED.search(ln)]
         if lines:
             return " ".join(lines[-1].split()), NOT_CONVERGED.search(lines[-1]).group(0)
-    return "", ""
+    return unused_options(stdout, stderr)
 
 
 def convergence_note(run: str, line: str, words: str) -> str:
     """The sweep's note on ``run`` (its workload, size and configuration), recorded ok though
     its program said ``line``: its time is kept, and ``--fail-regex`` with ``words`` (as a
     regex, shell-quoted) would record such runs failed."""
+    from hpcds1mpi.measure.unused_options import option_names
+
     pattern = re.escape(words).replace("\\ ", " ")  # re.escape escapes spaces: unreadable
-    return (f"note: {run}: ok, but the program said \"{line[:200]}\"; its time is kept (the "
-            "program exited 0): to record such runs failed, sweep into a new --out with "
+    names = option_names(line)
+    many = len(names) > 1
+    said = (f"the program did not use option{'s' if many else ''} {', '.join(names)[:200]}, "
+            f"so {'their settings were' if many else 'its setting was'} not measured (a "
+            "misspelled option leaves the program's default in force)" if names else
+            f"the program said \"{line[:200]}\"")
+    return (f"note: {run}: ok, but {said}; its time is kept (the program exited 0): to "
+            "record such runs failed, sweep into a new --out with "
             f"--fail-regex {shlex.quote(pattern)}")

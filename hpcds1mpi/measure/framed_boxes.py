@@ -19,6 +19,24 @@ Read line by line, such a box gave half a sentence ("not found in the basis set 
 or its art ("* [ABORT] ... *") as a failure's reason (s28 tester T). :func:`framed_boxes`
 gives its message whole, without the frame, the figure, its ``[TAG]`` or a line that only
 names a source location.
+
+An error section is framed by two rules with a title in them, each of its lines often tagged
+with the rank that wrote it. PETSc writes every error so::
+
+    [0]PETSC ERROR: --------------------- Error Message ------------------------------------
+    [0]PETSC ERROR: Argument out of range
+    [0]PETSC ERROR: Partition in x direction is too fine! 2 4
+    [0]PETSC ERROR: See https://petsc.org/release/faq/ for trouble shooting.
+    [0]PETSC ERROR: Petsc Release Version 3.18.5, Feb 27, 2023
+    [0]PETSC ERROR: #1 DMSetUp_DA_2D() at ./src/dm/impls/da/da2.c:257
+    [0]PETSC ERROR: PETSc Option Table entries:
+    [0]PETSC ERROR: -da_grid_x 2
+    [0]PETSC ERROR: ----------------End of Error Message -------send entire error message ...
+
+Its message is the lines between the title and the first line of boilerplate (a link, a
+traceback frame, a warning about something else, a rule): read line by line, its last
+"title" ("PETSc Option Table entries:") and the options under it were the reason (s29
+tester C4). :func:`framed_boxes` gives both kinds.
 """
 
 from __future__ import annotations
@@ -61,7 +79,13 @@ def _message(inner_lines: list[str]) -> str:
 
 
 def framed_boxes(lines: list[str]) -> list[FramedBox]:
-    """The framed boxes of ``lines`` (stripped lines of a program's output), in order."""
+    """The framed boxes and error sections of ``lines`` (stripped lines of a program's
+    output), in order."""
+    return sorted(_boxes(lines) + _sections(lines), key=lambda box: box.first)
+
+
+def _boxes(lines: list[str]) -> list[FramedBox]:
+    """The boxes framed by rules of one frame character (CP2K's)."""
     boxes, i = [], 0
     while i < len(lines):
         rule = BOX_RULE.match(lines[i])
@@ -77,3 +101,77 @@ def framed_boxes(lines: list[str]) -> list[FramedBox]:
             boxes.append(FramedBox(i, j, _message(inner), " ".join(inner)))
         i = j  # a bottom rule may be the top of the next box
     return boxes
+
+
+#: A rank's tag before each line of a section ("[0]PETSC ERROR: ", "[3]"), and the rule with a
+#: title that opens an error section ("--------------------- Error Message -------").
+SECTION_HEADER = re.compile(r"^(?P<tag>\[\d+\](?:[A-Za-z][\w ]*:)?\s*)?[-=]{3,}\s*"
+                            r"(?P<title>[^-=\s][^-=]*?)\s*[-=]{3,}.*$")
+#: The title of the rule that closes a section ("End of Error Message").
+SECTION_END = re.compile(r"^End of\b", re.IGNORECASE)
+#: A section's title that opens an error: its message is the reason.
+SECTION_ERROR = re.compile(r"\b(error|fatal|abort)", re.IGNORECASE)
+#: The first line of a section's boilerplate, which ends its message: a link ("See
+#: https://petsc.org/... for trouble shooting."), a traceback frame ("#1 DMSetUp() at
+#: da2.c:257"), a warning about something else (PETSc's unused options), a rule.
+SECTION_BOILERPLATE = re.compile(r"https?://|^#\d+\s|^WARNING\b|^[-=*]{3,}", re.IGNORECASE)
+#: Message lines a section's reason joins (its title first).
+SECTION_MESSAGE_LINES = 4
+
+
+def _section_tag(tag: str) -> re.Pattern:
+    """The tag of a section's lines, any rank's ("[0]PETSC ERROR: " as "[N]PETSC ERROR:")."""
+    label = re.sub(r"^\[\d+\]", "", tag).strip()
+    return re.compile(r"^\[\d+\]" + re.escape(label) + r"\s*" if tag else "")
+
+
+def _sections(lines: list[str]) -> list[FramedBox]:
+    """The error sections of ``lines``: a header rule with an error title; each following
+    line carrying the header's tag (of any rank) up to the closing "End of" rule. A section of
+    untagged lines needs its closing rule (else nothing tells where it ends)."""
+    found, i = [], 0
+    while i < len(lines):
+        header = SECTION_HEADER.match(lines[i])
+        if header is None or SECTION_END.match(header.group("title")) \
+                or not SECTION_ERROR.search(header.group("title")):
+            i += 1
+            continue
+        tag = _section_tag(header.group("tag") or "")
+        inner, j, closed = [], i + 1, False
+        while j < len(lines) and (tagged := tag.match(lines[j])):
+            text = lines[j][tagged.end():].strip()
+            end = SECTION_HEADER.match(text)
+            if end and SECTION_END.match(end.group("title")):
+                closed = True
+                break
+            inner.append(text)
+            j += 1
+        if not (closed or header.group("tag")) or not inner:
+            i += 1
+            continue
+        message = []
+        for text in inner:
+            if SECTION_BOILERPLATE.search(text):
+                break
+            if text:
+                message.append(text)
+        found.append(FramedBox(i, j if closed else j - 1,
+                               _joined(message[:SECTION_MESSAGE_LINES]),
+                               " ".join([header.group("title"), *inner])))
+        i = j + 1
+    return found
+
+
+def _joined(message: list[str]) -> str:
+    """A section's message lines as one: a line that goes on in lower case continues its
+    sentence; another is a sentence of its own ("Argument out of range; Partition in x
+    direction is too fine! 2 4")."""
+    text = ""
+    for line in message:
+        if not text:
+            text = line
+        elif line[0].islower() or text[-1] in ".!?:;,":
+            text = f"{text} {line}"
+        else:
+            text = f"{text}; {line}"
+    return text

@@ -310,7 +310,8 @@ def _box_errors(text: str) -> list[str]:
 def reason_line(stdout: str, stderr: str) -> str:
     """The one line that says why a launch failed: the most specific error the program wrote
     (a YAML error document's message, :func:`yaml_documents`: ABINIT's "--- !ERROR"; an
-    error's framed box, :func:`_box_errors`: CP2K's "[ABORT]"; :data:`SPECIFIC_LINE`:
+    error's framed box or section, :func:`_box_errors`: CP2K's "[ABORT]", PETSc's "Error
+    Message" section, not its option table (s29 tester C4); :data:`SPECIFIC_LINE`:
     gfortran's runtime error, an assert, GROMACS's fatal error); else
     a crash the launcher reports; else the program's last error message (stderr, then stdout:
     LAMMPS writes its ERROR to stdout); else its last line on stderr; else the title of the

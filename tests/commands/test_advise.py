@@ -253,8 +253,13 @@ def test_the_calibration_list_says_how_to_measure_it_on_the_scripts_scheduler(sc
         verdict={"verdict": "escalate", "reasons": []}, script="job", scheduler=scheduler,
         workload=None, asked=None, recommended=None, energy_saving_pct=None,
         runtime_change_pct=None, confidence=None, changes=[], warnings=[], notes=[],
-        calibration=[{"config": "N1xR1xT1-cpu-fp64", "reason": "least certain"}])
-    assert said in format_advice(advice)
+        calibration=[{"config": {"nodes": 1, "ranks_per_node": 1, "threads": 1,
+                                 "device": "cpu", "precision": "fp64"},
+                      "label": "N1xR1xT1-cpu-fp64", "reason": "least certain"}])
+    text = format_advice(advice)
+    assert said in text
+    # each step by its label, as recommend prints it (s29 tester C8: dict reprs were printed)
+    assert "     N1xR1xT1-cpu-fp64  least certain" in text and "{'nodes'" not in text
 
 
 def test_a_removed_line_is_shown_as_removed():

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -115,6 +116,10 @@ def test_a_named_workload_never_measured_escalates_with_a_calibration_sweep(bund
     a = run(text, bundle, places, workload="lulesh", size=40)
     assert a.verdict["verdict"] == "escalate" and a.verdict["checks"]["name"] == "escalate"
     assert a.recommended is None and not a.asked.predicted and a.calibration
+    # each step named as recommend names it (s29 tester C8: advise printed dict reprs)
+    steps = a.recommendation.calibration_steps
+    assert [c["label"] for c in a.calibration] == [s.config.label() for s in steps]
+    assert all(re.fullmatch(r"N\d+xR\d+xT\d+-(cpu|gpu)-\w+", c["label"]) for c in a.calibration)
 
 
 def test_a_known_program_without_a_size_is_asked_for_one(bundle, places):

@@ -123,3 +123,28 @@ def test_a_folder_with_blanks_quotes_and_dollars_goes_first_on_path_as_it_is(tmp
     assert shown.stdout == folder
     with pytest.raises(ConfigError, match="has a ':'"):
         path_export(str(tmp_path / "co:lon" / "bin"), _job(KERNEL))
+
+
+@pytest.mark.parametrize("program", [None, "./app --n {size}"])
+def test_a_calibration_sweep_finds_this_installation_without_the_submit_path(tmp_path, program):
+    """Was (s29 tester C2): ``sbatch --export=NONE`` of recommend's calibration sweep: every
+    step "hpcds1mpi: command not found", exit 127 (its script put no bin folder on PATH). Run
+    here with the PATH slurmd gives such a job; srun a shell function that runs the step."""
+    _, bin_dir = own_executable()
+    steps = [batch.CalibrationStep(Configuration(1, 1, 1), "x")]
+    text = batch.render_calibration(steps, LAB, "stencil" if program is None else "app", 16,
+                                    program=program, cluster=Cluster(
+                                        name="lab", partitions={"workq": LAB}, modules=["gcc"]))
+    lines = text.splitlines()
+    assert lines.index("module load gcc") < lines.index(f"export PATH={bin_dir}:$PATH") \
+        < next(i for i, ln in enumerate(lines) if "hpcds1mpi sweep" in ln)
+    body = text.split("\n", 1)[1].replace("module load gcc\n", "")  # no modules here
+    srun = 'srun() { while :; do case $1 in -c) shift 2;; -*) shift;; *) break;; esac; done; "$@"; }\n'
+    job_env = {"HOME": os.environ.get("HOME", str(tmp_path)), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(["bash", "-c", srun + body], cwd=tmp_path, env=job_env,
+                          capture_output=True, text=True, timeout=240)
+    assert "command not found" not in done.stderr and "(exit 127" not in done.stderr, \
+        done.stderr
+    if program is None:  # the kernel's step measured: the job found hpcds1mpi and ran it
+        assert done.returncode == 0 and "calibration: 1 of 1 steps ran" in done.stdout, \
+            done.stdout + done.stderr

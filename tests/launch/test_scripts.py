@@ -377,6 +377,41 @@ def test_a_script_whose_launcher_cannot_start_its_program_is_refused():
         batch.render(job(None), "slurm")
 
 
+def test_a_cluster_read_from_the_allocation_or_this_machine_is_said_to_be_no_file():
+    """Was (s29 tester C6): inside ``salloc`` with no --cluster, told to set mpi = "pmix"
+    "in the cluster file" of none: the hint on giving one was said only for no cluster at
+    all, and inside an allocation the cluster is read from Slurm. (Open MPI 4.1 of Debian has
+    no mca_pmix_s1/s2: srun --mpi=pmi2 does abort it in MPI_Init, checked on the test Slurm.)"""
+    from hpcds1mpi.cluster import detect_local, detect_slurm, load_cluster
+    from tests.helpers import system_program
+
+    hpcc = system_program("hpcc")
+    salloc = {"SLURM_JOB_ID": "9", "SLURM_JOB_PARTITION": "debug", "SLURM_JOB_NUM_NODES": "1",
+              "SLURM_JOB_CPUS_PER_NODE": "2"}
+    allocation = detect_slurm(env=salloc, scontrol_text="")
+    local = detect_local()
+    for cluster, origin in ((allocation, " (the partition was read from this Slurm allocation"),
+                            (local, " (the partition is this machine")):
+        job = BatchJob(config=Configuration(1, 2, 1), partition=cluster.partition(),
+                       program=hpcc, cluster=cluster, job_name="j", time_limit_s=600)
+        with pytest.raises(ConfigError) as refused:
+            batch.render(job, "slurm")
+        said = str(refused.value)
+        assert 'set mpi = "pmix" in the cluster file' in said and \
+            f"; no cluster file was given{origin}" in said and \
+            said.endswith("write one with those keys under [cluster] and pass it with "
+                          "--cluster FILE"), said
+    # a file the user gave, even one with no launch keys: its own keys are the fix
+    given = load_cluster(Path(__file__).parent.parent / "data" / "clusters" /
+                         "two_partitions.toml")
+    assert given.mpi == "pmi2" and not given.launcher  # the keys' defaults
+    job = BatchJob(config=Configuration(1, 2, 1), partition=given.partition(), program=hpcc,
+                   cluster=given, job_name="j", time_limit_s=600)
+    with pytest.raises(ConfigError) as refused:
+        batch.render(job, "slurm")
+    assert "no cluster file was given" not in str(refused.value)
+
+
 def test_an_open_mpi_mpirun_script_gives_each_rank_the_cores_of_its_threads():
     """Open MPI's mpirun binds a rank to one core by default: a script running 2 threads per
     rank under it must map each rank to 2 cores (as the sweep does), say why, and bind the

@@ -72,3 +72,37 @@ def test_a_sweep_notes_a_non_converged_run_once_and_fail_regex_makes_it_failed(t
     assert runs["error"].iloc[0] == ("exit 0, but its output matched --fail-regex 'NOT "
                                      "converged': *** WARNING in qs_scf.F:601 :: SCF run NOT "
                                      "converged ***")
+
+
+def test_options_the_program_did_not_use_are_named_once_and_fail_regex_makes_it_failed(
+        tmp_path):
+    """Was (s29 tester C7): PETSc with -options_left said "Option left: name:-ksp_typo value:
+    cg" (a misspelled solver option: the default solver was measured); both runs recorded ok,
+    nothing said. Its real output (exit 0), printed by a script as the program."""
+    from hpcds1mpi.records import telemetry
+    from tests.helpers import run_cli
+    from tests.measure.test_program_launch import OUTPUTS
+
+    app = tmp_path / "poisson.sh"
+    app.write_text(f"#!/bin/sh\ncat {OUTPUTS / 'petsc-options-left.stdout'}\n")
+    app.chmod(0o755)
+    argv = ["sweep", "--command", f"{app} -da_grid_x {{size}} -ksp_typo cg -options_left",
+            "--label", "poisson", "--sizes", "40,80", "--min-time", "0", "--min-repeats", "2",
+            "--max-repeats", "2", "--no-progress"]
+    proc = run_cli([*argv, "--out", str(tmp_path / "ok.h5")], timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    notes = [ln for ln in proc.stderr.splitlines() if "did not use" in ln]
+    assert len(notes) == 2, proc.stderr  # one per configuration, not one per repeat
+    assert notes[0] == (
+        "hpcds1mpi sweep: note: poisson size 40 N1xR1xT1-cpu-fp64: ok, but the program did "
+        "not use options -ksp_typo, -pc_typ, so their settings were not measured (a "
+        "misspelled option leaves the program's default in force); its time is kept (the "
+        "program exited 0): to record such runs failed, sweep into a new --out with "
+        "--fail-regex 'Option left'"), notes[0]
+    assert list(telemetry.read_runs(tmp_path / "ok.h5")["status"]) == ["ok", "ok"]
+
+    proc = run_cli([*argv, "--fail-regex", "Option left", "--out",
+                    str(tmp_path / "failed.h5")], timeout=120)
+    assert proc.returncode == 1 and "every configuration this sweep ran failed" in proc.stderr
+    assert list(telemetry.read_runs(tmp_path / "failed.h5")["status"]) == ["failed", "failed"]
+

@@ -23,3 +23,27 @@ def test_only_a_closed_frame_is_a_box():
     assert framed_boxes(["%" * 20, "  Error in routine x (1):", "%" * 20]) == []  # QE's block
     two = framed_boxes(["*" * 20, "* a *", "*" * 20, "* b *", "*" * 20])  # a shared rule
     assert [b.message for b in two] == ["a", "b"]
+
+
+def test_an_error_section_is_its_message_up_to_its_first_boilerplate_line():
+    """s29 tester C4: PETSc's error section (real text), its rank tags, link, traceback,
+    option table and closing rule left out."""
+    from tests.measure.test_program_launch import OUTPUTS
+
+    lines = [ln.strip() for ln in
+             (OUTPUTS / "petsc-partition-too-fine.stderr").read_text().splitlines()]
+    (section,) = framed_boxes(lines)
+    assert section.message == "Argument out of range; Partition in x direction is too fine! 2 4"
+    assert lines[section.first].endswith("Error Message " + "-" * 62)
+    assert "End of Error Message" in lines[section.last] and section.last == len(lines) - 2
+    assert "-da_grid_x 2" in section.inner and "Error Message" in section.inner
+
+
+def test_a_section_needs_an_error_title_and_where_untagged_its_closing_rule():
+    head, end = "----- Error Message -----", "----- End of Error Message -----"
+    assert framed_boxes([head, "bad input", "went on", end])[0].message == "bad input went on"
+    assert framed_boxes([head, "bad input", "more output"]) == []  # untagged: never closed
+    assert framed_boxes(["----- Timing Summary -----", "x", end]) == []  # no error title
+    tagged = framed_boxes(["[2]LIB: " + head, "[2]LIB: Out of range", "[2]LIB: See http://x",
+                           "program output"])  # tagged: ends at the first untagged line
+    assert [(b.message, b.first, b.last) for b in tagged] == [("Out of range", 0, 2)]

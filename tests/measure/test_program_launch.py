@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -456,3 +457,23 @@ def test_sacct_is_not_asked_for_ranks_that_ran_under_the_launch(tmp_path):
                          accounting=StepAccounting("77", env))
     assert result["exit_code"] == 0 and result["rss_mb"] > 0, result["rss_source"]
     assert not log.exists(), log.read_text()
+
+
+#: Real program outputs (tests/data/program_outputs/README.md says how each was captured).
+OUTPUTS = Path(__file__).parent.parent / "data" / "program_outputs"
+
+
+@pytest.mark.parametrize("name, reason", [
+    ("petsc-partition-too-fine.stderr",
+     "Argument out of range; Partition in x direction is too fine! 2 4"),
+    ("petsc-too-fine-options-unused.stderr",  # its unused-option warning is no message line
+     "Argument out of range; Partition in x direction is too fine! 2 4"),
+    ("petsc-error-on-rank-1.stderr", "deliberate failure on rank 1"),
+])
+def test_a_petsc_errors_reason_is_its_message_not_its_option_table(name, reason):
+    """Was (s29 tester C4): "[0]PETSC ERROR: PETSc Option Table entries: [0]PETSC ERROR:
+    -da_grid_x 2 ... End of Error Message ...": the table's title ends in ':' and was taken
+    for the error's, its options for the message."""
+    stderr = (OUTPUTS / name).read_text()
+    assert classify({"exit_code": 63, "timed_out": False, "stdout": "", "stderr": stderr},
+                    60) == ("failed", f"exit code 63: {reason}")
