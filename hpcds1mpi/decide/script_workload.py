@@ -15,7 +15,7 @@ from typing import Sequence
 from hpcds1mpi.launch.job_script import JobScript, Launch
 from hpcds1mpi.launch.script_options import to_int
 from hpcds1mpi.launch.script_request import (fits_command, program_at, size_from,
-                                             split_command, stem)
+                                             size_values, split_command, stem)
 from hpcds1mpi.surrogates.levels import program_command_lines
 
 
@@ -98,6 +98,12 @@ def no_size(label: str, launch: Launch | None, template: str | None, bundle) -> 
                 f"number{why}; pass --size")
     if not template:
         return f"{head}; pass --size"
+    values = size_values(launch, template) if launch is not None else []
+    if len(values) > 1:  # s29 tester C3: the first of -da_grid_x 120 -da_grid_y 480 was read
+        shown = ", ".join(str(v) for v in values[:-1]) + f" and {values[-1]}"
+        return (f"{head}: line {launch.line} gives {shown} where its measured command "
+                f"{template!r} has {{size}} in each place, so which is the size is not "
+                "guessed; pass --size")
     if "{size}" in template:
         ran = " ".join([launch.program or launch.program_raw, *launch.args]) if launch else ""
         fed = (f" (its input comes from {launch.stdin!r}: advise reads the program's arguments, "

@@ -353,19 +353,28 @@ def _lined_hits(launch: "Launch", tokens: list[str], key: str, value: str
 
 def size_from(launch: "Launch", template: str | None) -> int | None:
     """The problem size in the launched command: ``--size N`` / ``--size=N``, or the place
-    of ``{size}`` in the program's recorded command line (``./app {size} 40``)."""
+    of ``{size}`` in the program's recorded command line (``./app {size} 40``); None where
+    the places of ``{size}`` give several values (:func:`size_values`)."""
+    values = size_values(launch, template)
+    return values[0] if len(values) == 1 else None
+
+
+def size_values(launch: "Launch", template: str | None) -> list[int]:
+    """Every value the launched command gives its size, first seen first: ``--size N``, else
+    each place of ``{size}`` in the recorded command line (``-da_grid_x {size} -da_grid_y
+    {size}``, ``--grid={size}x{size}``); several: which one is the size is not guessed (s29
+    tester C3: ``-da_grid_x 120 -da_grid_y 480`` was read as size 120)."""
     args = launch.args
     for k, word in enumerate(args):
         if word == "--size" and k + 1 < len(args) and re.fullmatch(SIZE_DIGITS, args[k + 1]):
-            return int(args[k + 1])
+            return [int(args[k + 1])]
         if word.startswith("--size=") and re.fullmatch(SIZE_DIGITS, word[7:]):
-            return int(word[7:])
+            return [int(word[7:])]
     tokens = split_command(template or "")
-    lined = _lined_hits(launch, tokens, "size", SIZE_DIGITS)
-    if lined:
-        return int(lined[0][1].group(1))
-    sizes = {int(m.group(1)) for _, m in _after_option(launch, tokens, "size", SIZE_DIGITS)}
-    return sizes.pop() if len(sizes) == 1 else None  # several values: which one is not guessed
+    hits = _lined_hits(launch, tokens, "size", SIZE_DIGITS) or \
+        _after_option(launch, tokens, "size", SIZE_DIGITS)
+    values = [int(m.group(g)) for _, m in hits for g in range(1, m.re.groups + 1)]
+    return list(dict.fromkeys(values))
 
 
 def _after_option(launch: "Launch", tokens: list[str], key: str, value: str

@@ -7,8 +7,9 @@ filled by replacement (other braces stay literal) and the environment the launch
 script would export, so the measured job is the one a recommended script submits. The plan
 (runs and repeat settings) is built by :mod:`hpcds1mpi.measure.external_plan`.
 
-**Before anything runs** (:mod:`hpcds1mpi.launch.preflight`): the program is checked (found,
-executable), its MPI read (ELF, or its interpreter's mpi4py) and a launcher of another MPI
+**Before anything runs**: configurations on more nodes than the launcher reaches from here are
+refused (:mod:`.reachable_nodes`); the program is checked (:mod:`hpcds1mpi.launch.preflight`:
+found, executable), its MPI read (ELF, or its interpreter's mpi4py) and a launcher of another MPI
 family refused with one naming a launcher that can; with more than one rank a 2-rank probe
 proves the launcher starts one job.
 
@@ -55,6 +56,7 @@ from hpcds1mpi.measure.external_resume import check_resumed
 from hpcds1mpi.measure.plan import RunSpec, SweepPlan
 from hpcds1mpi.measure.program_launch import classify, launch_once, launch_problem
 from hpcds1mpi.measure.progress import Progress
+from hpcds1mpi.measure.reachable_nodes import check_nodes_reachable
 from hpcds1mpi.measure.workdirs import shared_folder_note, workdir_of
 
 
@@ -263,6 +265,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
     readings = readings or Readings.of(fom_regex=fom_regex)
     choice = choice or preflight.LaunchChoice(launcher, mpi)
     launch = choice.launcher_for(partition.cores_per_node)
+    check_nodes_reachable(plan, launch)  # s29 tester A8: every run failed, after the probe
     for spec in plan.runs:
         folder = workdir_of(workdir, spec)
         if folder is not None and not os.path.isdir(folder):

@@ -62,6 +62,26 @@ def test_a_size_fed_on_standard_input_is_said_not_read():
     assert "standard-input" not in no_size("pw", plain.launch, "pw.x -i si-{size}.in", None)
 
 
+def test_a_size_given_two_values_asks_for_size_naming_both():
+    """s29 tester C3: a PETSc program measured with ``-da_grid_x {size} -da_grid_y {size}``,
+    launched with 120 and 480, was advised as size 120 (its grid 4x larger)."""
+    from hpcds1mpi.decide.script_workload import no_size
+
+    template = ("./poisson -da_grid_x {size} -da_grid_y {size} -ksp_type cg -pc_type jacobi "
+                "-log_view")
+    script = read_script("#!/bin/bash\n#SBATCH -J poisson\n#SBATCH -N 1\n"
+                         "#SBATCH --ntasks-per-node=2\n#SBATCH -t 00:10:00\n#SBATCH -p debug\n"
+                         "mpirun.openmpi -np 2 ./poisson -da_grid_x 120 -da_grid_y 480 "
+                         "-ksp_type cg -pc_type jacobi -log_view\n")
+    commands = RecordedCommands({"poisson": (template,)})
+    assert choose_launch(script, ["poisson"], commands) == ("poisson", script.launch)
+    assert size_from(script.launch, commands.line_for("poisson", script.launch)) is None
+    message = no_size("poisson", script.launch, template, None)
+    assert message == ("no problem size for poisson in the script: line 7 gives 120 and 480 "
+                       f"where its measured command {template!r} has {{size}} in each place, "
+                       "so which is the size is not guessed; pass --size")
+
+
 MULTISTEP = ("#!/bin/bash\n#SBATCH --partition=debug\n#SBATCH --nodes=2\n"
              "#SBATCH --ntasks-per-node=2\n#SBATCH --time=00:20:00\n\n"
              "module load gcc openmpi\nsrun -n 1 ./preprocess input.dat\nsrun -n 4 ./app 128\n"

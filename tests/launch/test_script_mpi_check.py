@@ -59,9 +59,13 @@ def test_each_programs_family_from_its_file(mpis, nothing_runs, tmp_path):
     assert mpi_check.program_file_family(str(text)) == (None, "")  # its mpi4py would need running
 
 
-def _mismatch(text: str, cwd, env=None):
+def _mismatch(text: str, cwd, env=None, kind: str = "warning"):
+    """The line of the last launch's mismatch, checked to be said as ``kind``; None for none."""
     script = read_script(text)
-    return mpi_check.mpi_mismatch(script, script.launches[-1], str(cwd), env)
+    found = mpi_check.mpi_mismatch(script, script.launches[-1], str(cwd), env)
+    if found is not None:
+        assert found[0] == kind, found
+    return found and found[1]
 
 
 def test_an_mpich_program_under_open_mpis_mpirun_is_a_warning(mpis, nothing_runs, tmp_path):
@@ -105,9 +109,12 @@ def test_names_are_found_where_the_job_finds_them(mpis, nothing_runs, tmp_path):
     plain = "#!/bin/bash\n#SBATCH -N 1\nmpirun -np 2 ./app\n"
     assert "app is linked against the MPICH family" in _mismatch(plain, tmp_path, env)
     for changed in ("module load openmpi\n", "source env.sh\n", ". ./env.sh\n",
-                    "export PATH=/opt/mpi/bin:$PATH\n", "cd /scratch/run\n"):
+                    "export PATH=/opt/mpi/bin:$PATH\n"):  # said, as this PATH has it
         text = plain.replace("mpirun", changed + "mpirun")
-        assert _mismatch(text, tmp_path, env) is None, changed
+        said = _mismatch(text, tmp_path, env, "note")
+        assert "mpirun on the PATH advise sees is" in said, changed
+    moved_away = plain.replace("mpirun", "cd /scratch/run\nmpirun")
+    assert _mismatch(moved_away, tmp_path, env) is None  # ./app there: not readable here
     moved = plain.replace("mpirun", "cd $SLURM_SUBMIT_DIR\nmpirun")
     assert _mismatch(moved, tmp_path, env) is not None
     pbs = "#PBS -l select=1:ncpus=2:mpiprocs=2\nmpirun -np 2 ./app\n"
@@ -137,10 +144,50 @@ def test_thousands_of_launch_lines_are_checked_in_linear_time(mpis, nothing_runs
     seen: set = set()  # as advise passes it: one for all of a script's launch lines
     found = [mpi_check.mpi_mismatch(script, x, str(tmp_path), env, seen=seen) for x in script.launches]
     assert time.perf_counter() - start < 5.0
-    assert found[0].startswith("line 3: app is linked against the MPICH family")
+    assert found[0][1].startswith("line 3: app is linked against the MPICH family")
     assert not any(found[1:])  # the same pair is said once
     alone = [mpi_check.mpi_mismatch(script, script.launches[k], str(tmp_path), env) for k in (1999, -1)]
-    assert alone[0].startswith("line 2002: ") and alone[1] is None  # after module load
+    assert alone[0][0] == "warning" and alone[0][1].startswith("line 2002: ")
+    assert alone[1][0] == "note" and "line 2003 changes" in alone[1][1]  # after module load
+
+
+PITZ = ("#!/bin/bash\n#SBATCH -J pitzDaily\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=2\n"
+        "#SBATCH -t 01:00:00\n#SBATCH -o pitz.%j.out\nsource /usr/share/openfoam/etc/bashrc\n"
+        "cd {case}\ndecomposePar -force > log.decomposePar 2>&1\n"
+        "mpirun -np $SLURM_NTASKS simpleFoam -parallel > log.simpleFoam 2>&1\n"
+        "reconstructPar -latestTime > log.reconstructPar 2>&1\n")
+
+
+def test_mpirun_after_a_line_that_changes_the_environment_is_checked_on_this_path(
+        mpis, nothing_runs, tmp_path):
+    """s29 tester A7: after ``source .../openfoam/etc/bashrc`` an ``mpirun`` that is MPICH's
+    hydra on the PATH advise sees (a venv's) was not said for an Open MPI simpleFoam, and the
+    job ran it and failed. Now a note, with the caveat that the job may find another (a
+    warning where the job surely finds these files: without the line, or with paths)."""
+    simple_foam = system_program("simpleFoam")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "mpirun").symlink_to(os.path.realpath(mpis["mpich_run"]))
+    env = {"PATH": f"{bin_dir}:{os.path.dirname(simple_foam)}:/usr/bin"}
+    line = _mismatch(PITZ.format(case=tmp_path), tmp_path, env, "note")
+    assert line.startswith(f"line 10: simpleFoam ({simple_foam} on the PATH advise sees) is "
+                           "linked against Open MPI"), line
+    assert (f"but mpirun on the PATH advise sees is {os.path.realpath(bin_dir / 'mpirun')}, "
+            "a launcher of the MPICH family (hydra) (line 7 changes the job's environment "
+            "first, so the job may find another mpirun or simpleFoam: check `which mpirun` in "
+            "the job)") in line
+    suggested = line.split("launch it with ")[1].split(" ")[0]
+    assert mpi_check.launcher_file_family(suggested) == "openmpi", line
+    warnings, notes = mpi_check.launch_checks(read_script(PITZ.format(case=tmp_path)),
+                                              str(tmp_path), env)
+    assert (warnings, notes) == ([], [line])
+    unsourced = PITZ.format(case=tmp_path).replace("source /usr/share/openfoam/etc/bashrc\n",
+                                                   "")
+    assert _mismatch(unsourced, tmp_path, env).startswith(
+        "line 9: simpleFoam is linked against Open MPI")  # a warning, as before
+    (bin_dir / "mpirun").unlink()  # the fitting one on this PATH: nothing to say
+    (bin_dir / "mpirun").symlink_to(os.path.realpath(mpis["openmpi_run"]))
+    assert _mismatch(PITZ.format(case=tmp_path), tmp_path, env) is None
 
 
 def test_a_program_reaching_mpich_through_scalapack_under_open_mpis_mpirun_is_a_warning(

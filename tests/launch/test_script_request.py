@@ -30,6 +30,16 @@ def launch_of(line: str, head: str = "#SBATCH -N 1\n"):
     ("srun ./app -q --n 48", "python3 app.py --n {size} --check", 48),
     ("srun lmp -in in.lj -var y 12", "lmp -in in.lj -var x {size} -log none", None),
     ("srun ./app --n 4 --n 8", "./app --n {size}", None),  # which one: not guessed
+    # s29 tester C3: {size} in two places that disagree was read as the first (120)
+    ("mpirun.openmpi -np 2 ./poisson -da_grid_x 120 -da_grid_y 480 -ksp_type cg -pc_type "
+     "jacobi -log_view", "./poisson -da_grid_x {size} -da_grid_y {size} -ksp_type cg "
+     "-pc_type jacobi -log_view", None),
+    ("mpirun.openmpi -np 2 ./poisson -da_grid_x 120 -da_grid_y 120 -ksp_type cg -pc_type "
+     "jacobi -log_view", "./poisson -da_grid_x {size} -da_grid_y {size} -ksp_type cg "
+     "-pc_type jacobi -log_view", 120),
+    ("srun ./poisson -da_grid_x 120 -log_view -da_grid_y 480",
+     "./poisson -da_grid_x {size} -da_grid_y {size}", None),  # options moved: not lined up
+    ("mpirun -np 4 ./app --grid=64x32", "./app --grid={size}x{size}", None),  # in one word
 ])
 def test_the_size_is_read_where_the_measured_command_has_it(line, template, size):
     assert sr.size_from(launch_of(line), template) == size
