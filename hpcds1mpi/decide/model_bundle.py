@@ -32,6 +32,9 @@ def load_model(model_dir: str | os.PathLike | None):
             raise ModelError(
                 f"no default model shipped at {path}; train one (hpcds1mpi train) and pass "
                 "--model DIR")
+        if path.exists():  # a file (an .h5, a .json): "not found" misled (s29 tester E6)
+            raise ModelError(f"{path}: a file, not a model bundle folder; pass --model DIR, the "
+                             "folder `hpcds1mpi train --telemetry FILE --out DIR` wrote")
         raise ModelError(f"model bundle {path} not found; pass --model DIR of a trained bundle")
     try:
         from hpcds1mpi.surrogates.bundle import load_bundle

@@ -23,7 +23,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from hpcds1mpi.measure.program_mpi import UNREAD
+from hpcds1mpi.measure.program_mpi import ASSUMED, UNREAD
 
 PACKAGES = ("hpcds1mpi", "numpy", "scipy", "mpi4py", "mpich", "h5py", "torch", "cupy-cuda12x",
             "threadpoolctl", "pandas")
@@ -351,7 +351,13 @@ def fingerprint(partition, *, hostnames: list[str], mpi_library: str, gpu_aware:
 
 
 def machine_id(row: dict) -> str:
+    """The hash of ``row``'s hardware class and MPI library. A library that stands in for a
+    program's unreadable one is hashed without its :data:`ASSUMED` mark: the same library's
+    kernel runs get the same id (s29 tester E1); the mark stays in the row for the reader."""
     keys = ("cpu_model", "physical_cores", "logical_cores", "memory_gb", "gpu_model", "gpu_count",
             "gpu_memory_gb", "mpi_library", "partition")
+    row = dict(row)
+    if isinstance(row.get("mpi_library"), str):
+        row["mpi_library"] = row["mpi_library"].removesuffix(f" {ASSUMED}")
     text = json.dumps([row.get(k) for k in keys])
     return hashlib.sha256(text.encode()).hexdigest()[:16]

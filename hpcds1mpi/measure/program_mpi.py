@@ -2,9 +2,12 @@
 
 ``sweep --command`` records the first line of ``MPI_Get_library_version`` of the library the
 program itself loads (the one ``ldd`` resolves for a binary, its mpi4py's for a ``python ...``
-program or a script whose ``#!`` names Python), so kernels and programs measured with one MPI
-on one machine share a ``machine_id``. Where it cannot be read the launcher's version line
-stands in, marked :data:`UNREAD`. The fingerprint itself: :mod:`hpcds1mpi.measure.meters`.
+program or a script whose ``#!`` names Python, the program a shell wrapper names outright:
+:mod:`~hpcds1mpi.launch.wrapper_program`), so kernels and programs measured with one MPI on one
+machine share a ``machine_id``. Where it cannot be read, the library of the launcher's own
+installation stands in when its version is the launcher's, marked :data:`ASSUMED` (the
+``machine_id`` hashes it without the mark); else the launcher's version line, marked
+:data:`UNREAD`. The fingerprint itself: :mod:`hpcds1mpi.measure.meters`.
 """
 
 from __future__ import annotations
@@ -29,6 +32,16 @@ _LIBRARY_PROBE = ("import ctypes, sys\n"
 #: of an Open MPI program run by the wheel's hydra had read as "mpiexec Version: 5.0.2").
 UNREAD = "[the launcher's version: the program's MPI library could not be read]"
 
+#: What follows the library of the launcher's installation where it stands in for a program's
+#: that cannot be read (a wrapper that starts its program from a variable). A program started
+#: by hydra or mpirun runs with the library that launcher was built with (another family's
+#: would start as unconnected singletons), so runs of the kernels and of the program share the
+#: machine id, which hashes the library without this mark (s29 tester E1, OpenFOAM tester A6).
+ASSUMED = "[assumed: the library of the launcher's installation; the program's could not be read]"
+
+#: Shell wrappers read inside one another at most this deep (a script that runs itself).
+_WRAPPER_DEPTH = 4
+
 
 def program_mpi_library(tokens: list[str], env: dict, launcher: str) -> str:
     """``mpi_library`` for the fingerprint of a program sweep (``sweep --command``).
@@ -36,9 +49,11 @@ def program_mpi_library(tokens: list[str], env: dict, launcher: str) -> str:
     The first line of ``MPI_Get_library_version`` of the MPI library the program loads: what a
     kernel sweep records for the same library, so kernels and programs measured with one MPI on
     one machine share a ``machine_id``. A binary's library is the one ``ldd`` resolves, a
-    ``python ...`` program's is its mpi4py's. Where that cannot be read (a shell wrapper, a
-    static binary, no ``ldd``) the launcher's version line stands in, marked :data:`UNREAD`
-    ("unknown" when the launcher cannot say either).
+    ``python ...`` program's is its mpi4py's, a shell wrapper's is that of the program it
+    names. Where that cannot be read (a wrapper that names its program by a variable, a
+    static binary, no ``ldd``) the library installed with ``launcher`` stands in, marked
+    :data:`ASSUMED`, when its version is the launcher's; else the launcher's version line,
+    marked :data:`UNREAD` ("unknown" when the launcher cannot say either).
     """
     from hpcds1mpi.launch.launchers import library_version
 
@@ -46,7 +61,10 @@ def program_mpi_library(tokens: list[str], env: dict, launcher: str) -> str:
     if found:
         return found
     stand_in = library_version(launcher)
-    return stand_in if stand_in == "unknown" else f"{stand_in} {UNREAD}"
+    if stand_in == "unknown":
+        return stand_in
+    installed = _launcher_library(launcher, env, stand_in)
+    return f"{installed} {ASSUMED}" if installed else f"{stand_in} {UNREAD}"
 
 
 def threading_note(command, env: dict, threads) -> str:
@@ -77,20 +95,74 @@ def _program_path(tokens: list[str], env: dict) -> str | None:
     return path if path and os.path.isfile(path) else None
 
 
-def _program_library_version(tokens: list[str], env: dict) -> str | None:
-    import subprocess
+def _launcher_library(launcher: str, env: dict, launcher_line: str) -> str | None:
+    """The version line of the MPI library installed with ``launcher`` (in its prefix's
+    ``lib``, ``lib64`` or multiarch folder, of the launcher's family) when it names the
+    launcher's version (``launcher_line``); None otherwise (srun, no library there, another
+    version: the runs may have used another library, so no id is shared)."""
+    import glob
+    import re
+    import shutil
+
+    from hpcds1mpi.launch.mpi_family import MPICH, OPENMPI, family_of_soname, launcher_family
+
+    path = launcher if "/" in launcher else shutil.which(launcher, path=env.get("PATH"))
+    version = re.search(r"\d+\.\d+(\.\d+)*", launcher_line)
+    if not path or not version:
+        return None
+    real = os.path.realpath(path)
+    family = launcher_family(real)
+    if family not in (OPENMPI, MPICH):
+        return None
+    prefix = os.path.dirname(os.path.dirname(real))
+    for folder in ("lib", "lib64", "lib/*-linux-gnu*", "lib64/*-linux-gnu*"):
+        for library in sorted(glob.glob(os.path.join(prefix, folder, "lib*.so*"))):
+            if family_of_soname(os.path.basename(library)) != family:
+                continue
+            line = _library_line(library, env)
+            if line and re.search(rf"(?<![\d.]){re.escape(version.group())}(?![\d])", line):
+                return line
+    return None
+
+
+def _library_line(library: str, env: dict) -> str | None:
+    """The first line of ``MPI_Get_library_version`` of the library file ``library``."""
     import sys
 
+    return _first_line([sys.executable, "-c", _LIBRARY_PROBE, library], env)
+
+
+def _first_line(command: list[str], env: dict) -> str | None:
+    """The first version line ``command`` prints, as C reads it; None when it fails."""
+    import subprocess
+
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    # As C reads it: Debian's mpi4py keeps the string's NUL, which no HDF5 file can store.
+    from hpcds1mpi.launch.mpi_family import version_line
+
+    return (version_line(proc.stdout) if proc.returncode == 0 else "") or None
+
+
+def _program_library_version(tokens: list[str], env: dict, depth: int = 0) -> str | None:
     path = _program_path(tokens, env)
     if path is None:
         return None
-    if PYTHON_NAME.match(os.path.basename(path)):
+    from hpcds1mpi.launch.wrapper_program import is_shell_script, wrapped_program
+
+    if PYTHON_NAME.match(os.path.basename(path)):  # pyenv's shims are shell scripts too
         from hpcds1mpi.launch.mpi_family import MPI4PY_PROBE
 
         command = [path, "-c", MPI4PY_PROBE]
+    elif is_shell_script(path):
+        # A wrapper (run.sh): the program it names outright (s29 tester E1).
+        inner = wrapped_program(path) if depth < _WRAPPER_DEPTH else None
+        return _program_library_version(inner, env, depth + 1) if inner else None
     elif read_shebang(path) is not None:
-        # A script: the kernel runs its #! interpreter; only a Python one's MPI can be read
-        # (its mpi4py's), never a shell wrapper's (the program it starts is unknown).
+        # A script: the kernel runs its #! interpreter; a Python one's MPI is its mpi4py's
+        # (shell wrappers are read above; other interpreters: unknown).
         found = shebang_python(path, env)
         if found is None:
             return None
@@ -101,14 +173,5 @@ def _program_library_version(tokens: list[str], env: dict) -> str | None:
         from hpcds1mpi.launch.mpi_family import linked_library
 
         library = linked_library(path, env)
-        if library is None:
-            return None
-        command = [sys.executable, "-c", _LIBRARY_PROBE, library]
-    try:
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    # As C reads it: Debian's mpi4py keeps the string's NUL, which no HDF5 file can store.
-    from hpcds1mpi.launch.mpi_family import version_line
-
-    return (version_line(proc.stdout) if proc.returncode == 0 else "") or None
+        return None if library is None else _library_line(library, env)
+    return _first_line(command, env)

@@ -67,9 +67,10 @@ def launcher_note(frame: pd.DataFrame, ids) -> str:
     machine, library = named[0]
     return (f"; {machine}'s fingerprint names the launcher ({library!r}), not the "
             "program's MPI library (a program sweep of an older hpcds1mpi, or of a wrapper "
-            "script): if these are runs of the same machine and MPI, measure them again with "
-            "`hpcds1mpi sweep --command` running the program itself, which gives them that "
-            "machine's id")
+            "script that names its program by a variable, under a launcher without its library "
+            "beside it): if these are runs of the same machine and MPI, measure them again with "
+            "`hpcds1mpi sweep --command` naming the program itself (or a wrapper that names it, "
+            "e.g. `exec ./app \"$@\"`), which gives them that machine's id")
 
 
 def same_hardware_note(frame: pd.DataFrame, ids) -> str:

@@ -35,3 +35,20 @@ def test_missing_bundle_says_which_and_what_to_do(tmp_path, monkeypatch):
     with pytest.raises(ModelError, match="no default model shipped"):
         model_bundle.load_model(None)
     assert DEFAULT_MODEL.parts[-3:] == ("hpcds1mpi", "data", "default_model")
+
+
+def test_a_file_given_as_the_bundle_is_called_a_file(tmp_path):
+    """`recommend --model garbage.h5` (a file that exists) had said "model bundle garbage.h5 not
+    found" (s29 tester E6)."""
+    import subprocess
+
+    from tests.helpers import hpcds1mpi_exe
+
+    (tmp_path / "garbage.h5").write_bytes(b"not a bundle")
+    proc = subprocess.run([hpcds1mpi_exe(), "recommend", "--workload", "stencil", "--size",
+                           "300", "--model", "garbage.h5"], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == (
+        "hpcds1mpi: error: garbage.h5: a file, not a model bundle folder; pass --model DIR, the "
+        "folder `hpcds1mpi train --telemetry FILE --out DIR` wrote")

@@ -666,7 +666,8 @@ def test_a_program_whose_mpi_cannot_be_read_is_noted_and_its_row_says_so(tmp_pat
     assert len(notes) == 1 and "run.sh is a script run by /bin/sh" in notes[0]
     assert "--ranks-regex" in notes[0]
     (library,) = telemetry.read_machines(tmp_path / "w.h5")["mpi_library"]
-    assert library.startswith("mpiexec ") and library.endswith(program_mpi.UNREAD)
+    # The wheel's hydra's own library stands in, said to be assumed (s29 tester E1).
+    assert library.startswith("MPICH Version:") and library.endswith(program_mpi.ASSUMED)
     # --ranks-regex checks every launch: nothing to note; one rank needs no check either.
     for readings, ranks in ((Readings.of(ranks_regex=r"ranks: (\d+)"), "1,2"),
                             (Readings.of(), "1")):

@@ -92,18 +92,19 @@ def test_a_python_program_gets_its_mpi4pys_library_and_a_wrapper_its_launchers(t
     import os
     import sys
 
-    from hpcds1mpi.launch.launchers import library_version, mpiexec_path
+    from hpcds1mpi.launch.launchers import mpiexec_path
 
     env = dict(os.environ)
     assert program_mpi.program_mpi_library([sys.executable, "app.py"], env, "mpiexec") == \
         _kernel_library()
-    wrapper = tmp_path / "run.sh"  # its program's library cannot be read: the launcher's line
+    wrapper = tmp_path / "run.sh"  # its program is not there to read: the launcher's library
     wrapper.write_text("#!/bin/sh\nexec ./app \"$@\"\n")
     wrapper.chmod(0o755)
     launcher = mpiexec_path()
-    # ... said to be the launcher's: it had read as the wheel's MPICH (s25 tester B 4)
-    assert program_mpi.program_mpi_library([str(wrapper)], env, launcher) == \
-        f"{library_version(launcher)} {program_mpi.UNREAD}"
+    # ... said to be assumed: it had read as the wheel's MPICH, unmarked (s25 tester B 4)
+    assumed = program_mpi.program_mpi_library([str(wrapper)], env, launcher)
+    assert assumed == f"{_kernel_library()} {program_mpi.ASSUMED}"
+    assert _ids(assumed) == _ids(_kernel_library())  # the mark is not hashed (s29 tester E1)
     assert program_mpi.program_mpi_library([str(wrapper)], env, str(tmp_path / "gone")) == "unknown"
 
 
@@ -130,13 +131,14 @@ def test_a_python_program_run_by_its_shebang_gets_the_same_machine_as_run_by_pyt
 
 @pytest.mark.parametrize("shebang", ["#!/bin/sh", "#!/usr/bin/env bash",
                                      "#!/usr/bin/env python3 -u"])
-def test_a_script_whose_shebang_runs_no_python_is_not_guessed(tmp_path, shebang):
-    """A shell wrapper's program is unknown, and ``env`` given "python3 -u" as one word (no
-    -S) runs nothing: the launcher's line stands in, marked unread."""
+def test_a_script_whose_shebang_runs_no_python_is_read_for_its_program(tmp_path, shebang):
+    """A shell wrapper's program is the one it names (``exec python3 prog.py``: its mpi4py's
+    library, s29 tester E1); ``env`` given "python3 -u" as one word (no -S) runs nothing: the
+    library of the launcher's installation stands in, marked assumed."""
     import os
     import sys
 
-    from hpcds1mpi.launch.launchers import library_version, mpiexec_path
+    from hpcds1mpi.launch.launchers import mpiexec_path
 
     env = dict(os.environ, PATH=f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}")
     wrapper = tmp_path / "run"
@@ -144,8 +146,9 @@ def test_a_script_whose_shebang_runs_no_python_is_not_guessed(tmp_path, shebang)
     wrapper.chmod(0o755)
     launcher = mpiexec_path()
     assert program_mpi.shebang_python(str(wrapper), env) is None
+    mark = f" {program_mpi.ASSUMED}" if "python3 -u" in shebang else ""
     assert program_mpi.program_mpi_library([str(wrapper)], env, launcher) == \
-        f"{library_version(launcher)} {program_mpi.UNREAD}"
+        _kernel_library() + mark
 
 
 def test_an_open_mpi_program_gets_its_open_mpi_library():

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from hpcds1mpi.measure.program_mpi import threading_note
 from tests.launch.test_elf_libraries import _linked_app
 
@@ -63,3 +65,109 @@ def test_the_sweep_notes_unused_threads_from_the_command_as_given(tmp_path):
         assert proc.returncode == 0, proc.stderr
         said[name] = "links no OpenMP runtime" in proc.stderr
     assert said == {"plain": True, "told": False}
+
+
+def _sweep(tmp_path, args: list[str], env: dict, ranks: int = 0) -> str:
+    """Run ``hpcds1mpi sweep ARGS`` (under ``mpiexec -n RANKS`` when given) in ``tmp_path``."""
+    import subprocess
+
+    from hpcds1mpi.launch.launchers import mpiexec_path
+    from tests.helpers import hpcds1mpi_exe
+
+    launch = [mpiexec_path(), "-n", str(ranks)] if ranks else []
+    proc = subprocess.run([*launch, hpcds1mpi_exe(), "sweep", *args, "--min-repeats", "1",
+                           "--max-repeats", "1", "--min-time", "0", "--no-progress"],
+                          capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    return str(tmp_path / args[args.index("--out") + 1])
+
+
+def _first_session(tmp_path, wrapper_text: str, env: dict):
+    """The README's first session: kernels into k.h5, the wrapper ``my_app`` into app.h5,
+    both read for training; the training data and the two files' machines tables."""
+    import sys
+
+    from hpcds1mpi.records import telemetry
+    from hpcds1mpi.records.training import TrainingData
+
+    env = dict(env, PATH=f"{os.path.dirname(sys.executable)}:{env['PATH']}")
+    kernels = _sweep(tmp_path, ["--kernel", "stencil", "--sizes", "16,24,32,48",
+                                "--ranks-per-node", "1", "--threads", "1", "--precisions",
+                                "fp64", "--out", "k.h5"], env, ranks=1)
+    app = tmp_path / "my_app"
+    app.write_text(wrapper_text)
+    app.chmod(0o755)
+    program = _sweep(tmp_path, ["--command", "./my_app --n {size}", "--label", "my_app",
+                                "--sizes", "100,200", "--out", "app.h5"], env)
+    data = TrainingData.read([kernels, program])
+    return data, telemetry.read_machines(kernels), telemetry.read_machines(program)
+
+
+PROGRAM = "import sys; sum(i * i for i in range(int(sys.argv[2]) * 500))"
+
+
+def test_a_wrapper_scripts_runs_train_with_the_kernels_as_one_machine(tmp_path):
+    """README "A first session" with ``my_app`` a ``#!/bin/sh`` wrapper: train had refused
+    "training data mixes 2 machines": the wrapper's fingerprint was the launcher's version
+    line (s29 tester E1). The program it names is read instead."""
+    data, kernels, program = _first_session(
+        tmp_path, f'#!/bin/sh\npython3 -c "{PROGRAM}" "$@"\n', dict(os.environ))
+    assert data.machine_ids == set(kernels["machine_id"]) == set(program["machine_id"])
+    assert list(program["mpi_library"]) == list(kernels["mpi_library"])  # read, not assumed
+
+
+def test_a_wrapper_naming_its_program_by_a_variable_takes_the_launchers_library(tmp_path):
+    """The program cannot be read (``exec $APP``): the library installed with the launcher
+    (the wheel's hydra and libmpi) stands in, marked as assumed, under the kernels' id
+    (OpenFOAM tester A6: a wrapper's runs and the kernels' had been "different machines")."""
+    import sys
+
+    from hpcds1mpi.measure.program_mpi import ASSUMED
+
+    (tmp_path / "prog.py").write_text(PROGRAM.replace("; ", "\n"))
+    env = dict(os.environ, APP=f"{sys.executable} {tmp_path / 'prog.py'}")
+    data, kernels, program = _first_session(
+        tmp_path, '#!/bin/sh\nexec $APP "$@"\n', env)
+    assert data.machine_ids == set(kernels["machine_id"]) == set(program["machine_id"])
+    assert list(program["mpi_library"]) == [f"{kernels['mpi_library'][0]} {ASSUMED}"]
+
+
+def test_a_launcher_whose_library_is_not_its_version_assumes_nothing(tmp_path):
+    """A launcher whose installation holds another version's library (or none) gives no
+    library to assume: the launcher's line stands in, marked unread, and its runs keep an id
+    of their own, refused beside the kernels'."""
+    from hpcds1mpi.launch.launchers import library_version, mpiexec_path
+    from hpcds1mpi.measure.program_mpi import UNREAD, program_mpi_library
+
+    wheel_lib = os.path.join(os.path.dirname(os.path.dirname(mpiexec_path())), "lib",
+                             "libmpi.so.12")
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "lib").mkdir()
+    os.symlink(wheel_lib, tmp_path / "lib" / "libmpi.so.12")
+    launcher = tmp_path / "bin" / "mpiexec"
+    launcher.write_text("#!/bin/sh\necho 'HYDRA build details:'\necho '    Version: 9.9.9'\n")
+    launcher.chmod(0o755)
+    wrapper = tmp_path / "run.sh"
+    wrapper.write_text('#!/bin/sh\nexec $APP "$@"\n')
+    wrapper.chmod(0o755)
+    found = program_mpi_library([str(wrapper)], dict(os.environ), str(launcher))
+    assert found == f"{library_version(str(launcher))} {UNREAD}"
+
+
+def test_a_wrapper_of_another_mpis_program_keeps_its_own_machine(tmp_path):
+    """Runs whose MPI differs stay apart: a wrapper of Debian's python3 (its mpi4py: Open MPI)
+    reads as Open MPI, not as the launcher's MPICH."""
+    import subprocess
+
+    from hpcds1mpi.launch.launchers import mpiexec_path
+    from hpcds1mpi.measure.program_mpi import program_mpi_library
+
+    python = "/usr/bin/python3"
+    if not os.path.exists(python) or subprocess.run(
+            [python, "-c", "import mpi4py"], capture_output=True).returncode != 0:
+        pytest.skip("no Debian python3 with mpi4py here")
+    wrapper = tmp_path / "run.sh"
+    wrapper.write_text(f'#!/bin/sh\nexec {python} prog.py "$@"\n')
+    wrapper.chmod(0o755)
+    found = program_mpi_library([str(wrapper)], dict(os.environ), mpiexec_path())
+    assert found.startswith("Open MPI v") and "assumed" not in found

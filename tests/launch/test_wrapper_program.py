@@ -1,0 +1,56 @@
+"""The program a shell wrapper runs, read from its text: what it names outright, nothing
+guessed (s29 tester E1)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from hpcds1mpi.launch.wrapper_program import is_shell_script, wrapped_program
+
+
+def _script(tmp_path, text: str, name: str = "run.sh") -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    path.chmod(0o755)
+    return str(path)
+
+
+@pytest.mark.parametrize("text, program", [
+    ('#!/bin/sh\nexec ./app --n "$@"\n', ["./app", "--n", "$@"]),
+    ("#!/usr/bin/env bash\nset -e\nexport OMP_PROC_BIND=close\nmodule load x\n"
+     "cd /tmp\nOMP_NUM_THREADS=2 ./app \\\n  -i in.lj\necho done\n", ["./app", "-i", "in.lj"]),
+    ('#!/bin/sh\n# setup\nif [ -z "$X" ]; then\n  X=1\nfi\nexec env A=1 pw.x -in x\n',
+     ["pw.x", "-in", "x"]),
+    ("#!/bin/sh\nexec >log 2>&1\n./app | tee out\n", ["./app"]),
+    ('#!/bin/sh\npython3 -c "print(1)" "$@"\n', ["python3", "-c", "print(1)", "$@"]),
+])
+def test_the_program_a_wrapper_names_outright_is_read(tmp_path, text, program):
+    assert wrapped_program(_script(tmp_path, text)) == program
+
+
+def test_a_program_in_the_scripts_own_folder_becomes_a_path(tmp_path):
+    path = _script(tmp_path, '#!/bin/sh\nexec "$(dirname "$0")/app" "$@"\n')
+    assert wrapped_program(path) == [os.path.join(str(tmp_path), "app"), "$@"]
+
+
+@pytest.mark.parametrize("text", [
+    '#!/bin/sh\nexec $APP "$@"\n',                          # named by a variable
+    "#!/bin/sh\nexec ./a\nexec ./b\n",                        # two programs
+    "#!/bin/sh\nif true; then\n  ./a\nfi\n",                  # inside a structure
+    "#!/bin/sh\nmpirun -n 4 ./app\n",                         # a job of its own
+    "#!/bin/sh\n./app &\n",                                   # in the background
+    '#!/bin/sh\nexec ./app "unclosed\n',                      # shlex cannot split it
+    "#!/usr/bin/env python3\nprint(1)\n",                     # no shell: read elsewhere
+    "no shebang\n./app\n",
+])
+def test_what_the_text_does_not_name_outright_is_not_guessed(tmp_path, text):
+    assert wrapped_program(_script(tmp_path, text)) is None
+
+
+def test_shells_are_told_by_their_shebang(tmp_path):
+    assert is_shell_script(_script(tmp_path, "#!/bin/bash\n"))
+    assert is_shell_script(_script(tmp_path, "#!/usr/bin/env -S bash -e\n"))
+    assert not is_shell_script(_script(tmp_path, "#!/usr/bin/env python3\n"))
+    assert not is_shell_script(str(tmp_path / "missing"))
