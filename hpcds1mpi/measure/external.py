@@ -141,7 +141,8 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
         result = launch_once(tokens, env, plan.timeout, cwd,
                              scan=lambda streams, mark=mark: readings.scan(streams, out_path,
                                                                            mark),
-                             program=program, ranks=spec.config.ranks, accounting=accounting)
+                             program=program, ranks=spec.config.ranks, accounting=accounting,
+                             ranks_per_node=spec.config.ranks_per_node)  # s29 tester A4
         problem = launch_problem(result)
         if problem:
             raise LaunchError(f"the launcher could not start the program ({problem}); "

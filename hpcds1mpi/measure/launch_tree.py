@@ -4,9 +4,14 @@ under the launch at all.
 :class:`TreeSampler` samples the launch's descendants (psutil). The memory it keeps is the
 largest single process *of the program* (a process whose executable, or whose script under an
 interpreter, is the program's first token; ``sh -c '...'`` is ``sh``) and of the program's own
-children, never the launcher's: inside a Slurm allocation Open MPI's ``mpirun`` starts its
-daemons through ``srun``, so the ranks run under ``slurmstepd`` and the launch's tree holds only
-``mpirun`` and ``srun`` (13 MB, 0.09 s of CPU, recorded as the program's before: s28 tester U).
+children, never the launcher's. A process the launcher started (a child of the launch's root
+or of a launcher daemon) that is neither a launcher's helper nor a remote starter is a rank,
+whatever its name, and a process once the program's stays the program's across ``exec``: the
+ranks of a wrapper ``run.sh`` ending in ``exec simpleFoam`` are judged by lineage, not by name
+(s29 tester A3: by name only, they were missed, or seen as the 0.02 MB shell before its exec).
+Inside a Slurm allocation Open MPI's ``mpirun`` starts its daemons through ``srun``, so the
+ranks run under ``slurmstepd`` and the launch's tree holds only ``mpirun`` and ``srun`` (13 MB,
+0.09 s of CPU, recorded as the program's before: s28 tester U).
 It also notes a starter of remote processes in the tree (``srun``, ``ssh``, ``rsh``): then some
 or all ranks ran outside it, and :mod:`hpcds1mpi.measure.ranks_usage` takes their numbers from
 Slurm's accounting or records them unknown.
@@ -26,7 +31,8 @@ WRAPPERS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "env", "time", "nice",
                       "taskset", "stdbuf", "timeout", "chrt"})
 #: The launcher's own helpers, never the program: hydra's proxy, Open MPI's and PRRTE's
 #: daemons, a launcher started by a launcher.
-LAUNCHER_HELPERS = frozenset({"hydra_pmi_proxy", "orted", "prted", "prterun", "mpirun",
+LAUNCHER_HELPERS = frozenset({"hydra_pmi_proxy", "hydra_bstrap_proxy", "orted", "prted",
+                              "prterun", "mpirun",
                               "mpiexec", "mpiexec.hydra", "orterun", "mpirun.openmpi",
                               "mpiexec.openmpi", "mpirun.mpich", "mpiexec.mpich"})
 #: Sampling period (s) for the launch's first :data:`FAST_FOR_S` seconds (a short program is
@@ -49,24 +55,31 @@ def program_names(program: str, env: dict | None = None, cwd: str | None = None)
     return names
 
 
-def _judge(proc, names: set[str]) -> tuple[bool, str]:
-    """(whether ``proc`` runs the program, the remote starter it is or ""): its executable, its
-    argv[0], or (a script under an interpreter, ``bash ./run.sh``) its argv[1] is named as
-    the program is, or as a starter of remote processes (:data:`REMOTE_STARTERS`)."""
+#: What :func:`_judge` finds a process to be.
+PROGRAM, LAUNCHER, OTHER = "program", "launcher", ""
+
+
+def _judge(proc, names: set[str]) -> tuple[str, str]:
+    """(what ``proc`` runs: :data:`PROGRAM`, :data:`LAUNCHER` or :data:`OTHER`; the remote
+    starter it is or ""): its executable, its argv[0], or (a script under an interpreter,
+    ``bash ./run.sh``) its argv[1] is named as the program is, as a launcher or its helper
+    (:data:`LAUNCHER_HELPERS`), or as a starter of remote processes (:data:`REMOTE_STARTERS`)."""
     import psutil
 
     try:
         exe = os.path.basename(os.path.realpath(proc.exe() or ""))
         argv = proc.cmdline()
     except psutil.Error:
-        return False, ""
+        return OTHER, ""
     called = {exe, *(os.path.basename(arg) for arg in argv[:2])}
     starter = next(iter(sorted(called & REMOTE_STARTERS)), "")
     if starter:
-        return False, starter
+        return OTHER, starter
+    if called & LAUNCHER_HELPERS:
+        return LAUNCHER, ""
     if names & WRAPPERS:  # what the wrapper runs (exec'd before it was seen) is the program
-        return not called & LAUNCHER_HELPERS, ""
-    return bool(called & names), ""
+        return PROGRAM, ""
+    return (PROGRAM if called & names else OTHER), ""
 
 
 def _exe_name(proc) -> str:
@@ -98,7 +111,8 @@ class TreeSampler:
         self.remote_starter = ""
         self._starters: dict[int, str] = {}  # pid -> the remote starter it runs
         self._local_starters: set[int] = set()
-        self._kinds: dict[tuple[int, str], tuple[bool, str]] = {}  # (pid, exe) -> _judge
+        self._kinds: dict[tuple[int, str], tuple[str, str]] = {}  # (pid, exe) -> _judge
+        self._program_pids: set[int] = set()  # pids seen running the program, before any exec
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
         self._thread.start()
@@ -125,22 +139,31 @@ class TreeSampler:
     def _sample(self, procs: list) -> None:
         import psutil
 
-        parent, ours = {}, set()
+        parent, kinds = {}, {}
         for proc in procs:
             # Judged once per (pid, executable): a forked child runs the launcher until exec.
             key = (proc.pid, _exe_name(proc))
             if key not in self._kinds and key[1]:
                 self._kinds[key] = _judge(proc, self.names) if proc.pid != self.pid or \
-                    not self.names & WRAPPERS else (False, "")  # the launcher itself
-            is_program, starter = self._kinds.get(key, (False, ""))
+                    not self.names & WRAPPERS else (LAUNCHER, "")  # the launcher itself
+            kinds[proc.pid], starter = self._kinds.get(key, (OTHER, ""))
             if starter:
                 self._starters.setdefault(proc.pid, starter)
-            if is_program:
-                ours.add(proc.pid)
             try:
                 parent[proc.pid] = proc.ppid()
             except psutil.Error:
                 continue
+        for pid, kind in kinds.items():
+            up = parent.get(pid)
+            # Once the program's, or a rank whatever its name: `exec simpleFoam` (s29 tester A3).
+            # Not what srun (the root, or its stub) runs: its own helpers, no ranks.
+            if kind == OTHER and pid not in self._starters and (
+                    pid in self._program_pids or kinds.get(up) == LAUNCHER
+                    or up == self.pid and self.pid not in self._starters):
+                kind = kinds[pid] = PROGRAM
+            if kind == PROGRAM:
+                self._program_pids.add(pid)
+        ours = {pid for pid, kind in kinds.items() if kind == PROGRAM}
         for pid in ours:  # a starter the program runs under started it here (a stub srun)
             up = pid
             while up in parent:

@@ -60,13 +60,15 @@ def _tail(fh) -> str:
 
 
 def launch_once(tokens: list[str], env: dict, timeout: float, cwd: str | None = None,
-                scan=None, program: str = "", ranks: int = 1, accounting=None) -> dict:
+                scan=None, program: str = "", ranks: int = 1, accounting=None,
+                ranks_per_node: int = 0) -> dict:
     """Run ``tokens`` once in a session of its own; return exit code, wall seconds, the
     program's ranks' CPU seconds and peak memory with its source
     (:func:`~hpcds1mpi.measure.ranks_usage.ranks_usage`: ``program`` is the program's first
     token, ``tokens[0]`` when not given, ``ranks`` its ranks, ``accounting`` the allocation's
     :class:`~hpcds1mpi.measure.slurm_accounting.StepAccounting` or None: asked after the
-    launch, only where its tree showed srun), the last
+    launch, only where its tree showed srun; ``ranks_per_node`` the layout's, which divides a
+    launcher daemon's task), the last
     :data:`TAIL` bytes of stdout and stderr, and ``found``: ``scan([stdout, stderr])`` called
     on the whole output (binary files) before it is dropped (None without ``scan``).
 
@@ -108,7 +110,8 @@ def launch_once(tokens: list[str], env: dict, timeout: float, cwd: str | None = 
         stdout, stderr = _tail(out_fh), _tail(err_fh)
         found = scan([out_fh, err_fh]) if scan is not None else None
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    rss, cpu, rss_source = ranks_usage(tree, cpu, ranks, accounting, launch_start)
+    rss, cpu, rss_source = ranks_usage(tree, cpu, ranks, accounting, launch_start,
+                                       ranks_per_node=ranks_per_node)
     return {"exit_code": code, "wall_s": wall, "cpu_s": cpu, "stdout": stdout, "stderr": stderr,
             "timed_out": timed_out, "rss_mb": rss if rss > 0 else float("nan"),
             "rss_source": rss_source, "found": found}

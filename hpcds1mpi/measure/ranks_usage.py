@@ -17,7 +17,7 @@ SAMPLED = "psutil-sampled (largest process of the program)"
 
 
 def ranks_usage(tree, rusage_cpu_s: float, ranks: int, accounting=None,
-                launch_start: float = 0.0) -> tuple[float, float, str]:
+                launch_start: float = 0.0, ranks_per_node: int = 0) -> tuple[float, float, str]:
     """``(peak_rss_mb, cpu_s, peak_rss_source)`` of one launch.
 
     Args:
@@ -27,6 +27,8 @@ def ranks_usage(tree, rusage_cpu_s: float, ranks: int, accounting=None,
         accounting: the allocation's :class:`~hpcds1mpi.measure.slurm_accounting.
             StepAccounting`; None outside one. Asked only where the tree showed srun.
         launch_start: when the launch started (epoch seconds): its steps started after.
+        ranks_per_node: the configuration's ranks on each node (0: unknown): a launcher
+            daemon's task in Slurm's accounting holds that many (s29 tester A4).
     """
     local_mb = tree.peak_mb if tree.program_seen else math.nan
     if not tree.remote_starter:
@@ -35,7 +37,7 @@ def ranks_usage(tree, rusage_cpu_s: float, ranks: int, accounting=None,
         return (math.nan, math.nan, "not measured: no process of the program was seen under "
                 "the launch (it ended within the first samples, or its ranks ran elsewhere)")
     if tree.remote_starter == "srun" and accounting is not None:
-        steps = accounting.read(ranks, launch_start)
+        steps = accounting.read(ranks, launch_start, ranks_per_node=ranks_per_node)
         # The launch's own children's CPU plus its steps' tasks'.
         cpu = rusage_cpu_s + steps.cpu_s if steps is not None else math.nan
         if steps is not None and not math.isnan(steps.peak_rss_mb):

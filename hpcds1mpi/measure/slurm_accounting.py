@@ -8,15 +8,19 @@ ran under it (s28 tester Z5: a hung sacct had cost 15 s before every launch of a
 ``mpirun``). :meth:`~StepAccounting.read` takes the steps that started at or after the launch
 (``Start`` as epoch seconds, ``SLURM_TIME_FORMAT=%s``) and that no earlier read took, once
 they are finished: ``sacct -j JOBID -P -n --format
-JobID,JobIDRaw,Start,State,MaxRSS,TotalCPU,NTasks``, polled every :data:`POLL_S` for at most
+JobID,JobIDRaw,Start,State,MaxRSS,TotalCPU,NTasks,JobName``, polled every :data:`POLL_S` for at most
 :data:`WAIT_S` (one call where srun's steps are listed when it exits, as they are). A step is
 matched by its raw id (an array task's show as ``1230_5.0``), or as a heterogeneous job's
 component (``1234+1.0``). :meth:`~StepAccounting.mark`, one call at the sweep's start, sets
 the preflight's steps aside (its ``srun true`` and probe may share the first launch's second).
 A sacct that does not answer is said once and not asked again in the sweep.
 
-``MaxRSS`` is the largest *task*'s: one rank under ``srun``, but under Open MPI's daemons one
-task holds a node's ranks (and the daemon), so it is divided by the ranks per task. A step that
+``MaxRSS`` is the largest *task*'s: one rank under ``srun``, but under a launcher's daemons (a
+step named ``orted``, ``prted``, ``hydra_pmi_proxy``) one task holds a node's ranks (and the
+daemon), so it is divided by the ranks on the busiest node, the configuration's ranks per node.
+Not by the ranks over the step's tasks: Open MPI's ``mpirun`` starts a daemon on every node of
+the allocation, and one that runs no rank is no task holding one (s29 tester A4: 2 ranks on 1
+node of a 2-node allocation, 2 tasks, recorded 260 MB per rank for 130 MB ranks). A step that
 ends before Slurm's first memory sample (``JobAcctGatherFrequency``, often 30 s) has a final
 record with no ``MaxRSS`` at all: its peak is unknown, not late (the old read waited 5 s for it,
 polling 20 times, and then dropped the CPU time it had). ``TotalCPU`` is the step's tasks'
@@ -51,6 +55,8 @@ STEP_ID = re.compile(r"^(\d+)\.(\d+)$")
 HET_STEP_ID = re.compile(r"^(\d+)\+\d+\.(\d+)$")
 #: States a step is still in while its numbers are not final.
 UNFINISHED = ("PENDING", "RUNNING", "REQUEUED", "RESIZING", "SUSPENDED")
+#: A step of a launcher's daemons (``srun orted``): one task per node holds its ranks.
+DAEMONS = frozenset({"orted", "prted", "hydra_pmi_proxy", "hydra_bstrap_proxy"})
 _UNITS = {"": 2**-10, "K": 2**-10, "M": 1.0, "G": 2**10, "T": 2**20, "P": 2**30}
 
 
@@ -125,7 +131,8 @@ class StepAccounting:
             return None
         try:
             text = ask_slurm(["sacct", "-j", self.job_id, "--format",
-                              "JobID,JobIDRaw,Start,State,MaxRSS,TotalCPU,NTasks", "-P", "-n"],
+                              "JobID,JobIDRaw,Start,State,MaxRSS,TotalCPU,NTasks,JobName",
+                              "-P", "-n"],
                              self.env, self.timeout_s or SACCT_TIMEOUT_S)
         except NoAnswer as exc:
             text, failure = None, str(exc)
@@ -146,7 +153,8 @@ class StepAccounting:
             steps.append({"step": step, "start": int(start) if start.isdigit() else -1,
                           "state": state.split()[0] if state else "",
                           "rss_mb": memory_mb(rss), "cpu_s": cpu_seconds(cpu),
-                          "tasks": int(tasks) if tasks.isdigit() else 0})
+                          "tasks": int(tasks) if tasks.isdigit() else 0,
+                          "name": fields[7] if len(fields) > 7 else ""})
         return steps
 
     def _step_number(self, job_id: str, raw_id: str) -> int | None:
@@ -163,10 +171,13 @@ class StepAccounting:
         no :meth:`read` takes them."""
         self.last_step = max([self.last_step, *(s["step"] for s in self._steps() or [])])
 
-    def read(self, ranks: int, launch_start: float, wait_s: float = WAIT_S) -> StepUsage | None:
+    def read(self, ranks: int, launch_start: float, wait_s: float = WAIT_S,
+             ranks_per_node: int = 0) -> StepUsage | None:
         """The usage of the steps started at or after ``launch_start`` (epoch seconds) that no
         earlier read took, once sacct lists them all finished (asked every :data:`POLL_S` for
-        at most ``wait_s``); None when there are none, or sacct did not answer."""
+        at most ``wait_s``); None when there are none, or sacct did not answer.
+        ``ranks_per_node``: the ranks the configuration placed on each node (0: unknown, then a
+        launcher's daemons are taken to share the ranks evenly)."""
         deadline = time.monotonic() + wait_s
         while True:
             steps = self._steps()
@@ -183,7 +194,11 @@ class StepAccounting:
             return None
         self.last_step = max(s["step"] for s in new)
         tasks = sum(s["tasks"] for s in new) or 1
-        per_task = max(1, math.ceil(ranks / tasks))
-        sampled = [s["rss_mb"] for s in new if not math.isnan(s["rss_mb"])]
-        return StepUsage(peak_rss_mb=max(sampled) / per_task if sampled else math.nan,
-                         cpu_s=sum(s["cpu_s"] for s in new), ranks_per_task=per_task)
+        even = max(1, math.ceil(ranks / tasks))
+        busiest = min(ranks_per_node, ranks) if ranks_per_node > 0 else even
+        # (per-rank MB, ranks per task) of each sampled step: a daemon's task holds its node's.
+        sampled = [(s["rss_mb"] / held, held) for s in new if not math.isnan(s["rss_mb"])
+                   for held in [busiest if s["name"] in DAEMONS else even]]
+        peak, per_task = max(sampled) if sampled else (math.nan, even)
+        return StepUsage(peak_rss_mb=peak, cpu_s=sum(s["cpu_s"] for s in new),
+                         ranks_per_task=per_task)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import shutil
 import sys
 
@@ -47,3 +48,41 @@ def test_ranks_that_ran_out_of_the_launch_are_not_measured_as_the_launcher(tmp_p
     assert result["rss_source"].startswith(
         "not measured: the ranks ran under slurmstepd (started through srun), not under the "
         "launch; not inside an allocation"), result["rss_source"]
+
+
+#: A wrapper ``run.sh`` that ends in ``exec``, as the refusal of ``&&`` in --command advises:
+#: its rank runs a program of another name, 100 MB for 1.5 s (s29 tester A3).
+EXEC_WRAPPER = ("#!/bin/sh\nexec {python} -c \"import time; held = b'x' * (100 * 2**20); "
+                "time.sleep(1.5)\"\n")
+
+
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_a_wrapper_that_execs_its_program_is_measured_as_the_program(tmp_path, ranks):
+    """Was (s29 tester A3): ranks were judged by name once per (pid, executable); after
+    ``exec simpleFoam`` a rank of ``foam.sh`` was no process of the program: 1 rank gave
+    memory and CPU NaN ("no process of the program was seen"), 2 ranks 0.016 MB (the shell)."""
+    import subprocess
+
+    from hpcds1mpi.records import telemetry
+    from tests.helpers import hpcds1mpi_exe, system_program
+
+    mpirun = system_program("mpirun.openmpi")
+    wrapper = tmp_path / "run.sh"
+    wrapper.write_text(EXEC_WRAPPER.format(python=sys.executable))
+    wrapper.chmod(0o755)
+    env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+           "OMPI_MCA_rmaps_base_oversubscribe": "1"}
+    env.pop("SLURM_JOB_ID", None)
+    out = tmp_path / "t.h5"
+    proc = subprocess.run(
+        [hpcds1mpi_exe(), "sweep", "--command", f"{wrapper} {{size}}", "--label", "app",
+         "--sizes", "1", "--nodes", "1", "--ranks-per-node", str(ranks), "--threads", "1",
+         "--mpiexec", mpirun, "--min-repeats", "1", "--max-repeats", "1", "--min-time", "0",
+         "--no-progress", "--out", str(out)],
+        capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    row = telemetry.read_runs(out).iloc[0]
+    assert row["status"] == "ok", row["error"]
+    assert row["peak_rss_source"] == SAMPLED, row["peak_rss_source"]
+    assert 100 < row["peak_rss_mb"] < 200 and row["cpu_s"] > 0, (row["peak_rss_mb"],
+                                                                 row["cpu_s"])

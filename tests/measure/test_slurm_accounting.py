@@ -197,3 +197,74 @@ def test_srun_steps_in_a_real_array_task_are_read(slurm, tmp_path):
     assert "_7" in text, text  # the accounting named the task as the array's
     usage = [line for line in text.splitlines() if line.startswith("USAGE")]
     assert usage and "StepUsage(" in usage[0] and "cpu_s=nan" not in usage[0], text
+
+
+#: sacct's listing (``SLURM_TIME_FORMAT=%s``) of Open MPI's ``mpirun -n 2`` in ``salloc -N 2
+#: --ntasks-per-node 2`` on the test Slurm: a daemon on each node, both ranks under n1's.
+ORTED_ON_EVERY_NODE = [
+    "56449950|56449950|{now}|RUNNING||00:00.915||interactive",
+    "56449950.1|56449950.1|{now}|COMPLETED|280148K|00:00.313|2|orted"]
+
+
+@pytest.mark.parametrize("ranks_per_node, per_rank_mb, per_task", [(2, 136.8, 2), (0, 273.6, 1)])
+def test_a_daemon_that_ran_no_rank_is_no_task_holding_one(tmp_path, ranks_per_node,
+                                                          per_rank_mb, per_task):
+    """Was (s29 tester A4): MaxRSS was divided by the ranks over the step's tasks, 2 / 2: the
+    daemon holding both ranks gave 260 MB per rank for 130 MB ranks, the idle one on the
+    allocation's other node counted as holding one. Not knowing the layout, they still are."""
+    import time
+
+    from hpcds1mpi.measure.slurm_accounting import StepAccounting
+
+    listing = "\n".join(ORTED_ON_EVERY_NODE).replace("{now}", "$(date +%s)")
+    _fake(tmp_path / "bin", "sacct", f"cat <<EOF\n{listing}\nEOF", tmp_path / "sacct.log")
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}"}
+    usage = StepAccounting("56449950", env).read(2, time.time(), wait_s=0.5,
+                                                  ranks_per_node=ranks_per_node)
+    assert usage is not None and usage.ranks_per_task == per_task
+    assert usage.peak_rss_mb == pytest.approx(per_rank_mb, abs=0.1)
+
+
+def test_ranks_started_by_srun_are_one_a_task_whatever_the_layout(tmp_path):
+    """Only a launcher's daemons hold a node's ranks: srun's tasks are one rank each."""
+    import time
+
+    from hpcds1mpi.measure.slurm_accounting import StepAccounting
+
+    _fake(tmp_path / "bin", "sacct", 'echo "9.0|9.0|$(date +%s)|COMPLETED|2048K|00:01.0|4|app"',
+          tmp_path / "sacct.log")
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}"}
+    usage = StepAccounting("9", env).read(4, time.time(), wait_s=0.5, ranks_per_node=2)
+    assert usage is not None and usage.peak_rss_mb == 2.0 and usage.ranks_per_task == 1
+
+
+@pytest.mark.slurm
+def test_mpirun_ranks_on_one_node_of_a_two_node_allocation_are_read_per_rank(slurm, tmp_path):
+    """A4 on the test Slurm: Open MPI's mpirun in ``salloc -N 2 --ntasks-per-node 2`` runs 2
+    ranks of 120 MB on n1 and starts an idle orted on n2 too; the rank's peak was read as 2
+    ranks' (the step's 2 tasks taken to hold one rank each)."""
+    if not slurm.accounting:
+        pytest.skip("this Slurm keeps no accounting (no slurmdbd): sacct cannot answer")
+    from tests.helpers import system_program
+
+    mpirun = system_program("mpirun.openmpi")
+    app = tmp_path / "app.py"
+    # Longer than JobAcctGatherFrequency (1 s here), so the step has a MaxRSS.
+    app.write_text("import time\nheld = b'x' * (120 * 2**20)\ntime.sleep(4)\n")
+    probe = tmp_path / "probe.py"
+    probe.write_text("\n".join([
+        "import os, subprocess, sys, time",
+        "from hpcds1mpi.measure.slurm_accounting import StepAccounting",
+        "accounting = StepAccounting.here(os.environ['SLURM_JOB_ID'])",
+        "accounting.mark()",
+        "start = time.time()",
+        f"subprocess.run(['{mpirun}', '--allow-run-as-root', '-n', '2', sys.executable,",
+        f"                '{app}'], check=True)",
+        "usage = accounting.read(2, start, ranks_per_node=2)",
+        "print('USAGE', usage.peak_rss_mb, usage.ranks_per_task)", ""]))
+    proc = slurm.cmd(["salloc", "-N2", "--ntasks-per-node", "2", "--time=2",
+                      "--job-name=hpcds-a4", sys.executable, str(probe)], timeout=120,
+                     check=False, cwd=tmp_path)
+    usage = [line.split() for line in proc.stdout.splitlines() if line.startswith("USAGE")]
+    assert usage, proc.stdout + proc.stderr
+    assert 110 < float(usage[0][1]) < 200 and usage[0][2] == "2", usage

@@ -47,3 +47,30 @@ def test_a_plugin_srun_has_still_measures_inside_an_allocation(slurm, tmp_path, 
 
     runs = read_runs(out)
     assert list(runs["status"]) == ["ok"], runs[["status", "error"]].to_dict("records")
+
+
+def test_mpirun_in_a_two_node_allocation_records_each_ranks_own_memory(slurm, tmp_path):
+    """s29 tester A4: Open MPI's mpirun inside ``salloc -N 2`` starts an orted on both nodes,
+    so a 1-node x 2-rank step has two tasks, one holding both ranks; the sweep recorded that
+    task's MaxRSS (2 ranks' worth) as each rank's peak, and scripts asked --mem from it."""
+    if not slurm.accounting:
+        pytest.skip("this Slurm keeps no accounting (no slurmdbd): sacct cannot answer")
+    from hpcds1mpi.records.telemetry import read_runs
+    from tests.helpers import system_program
+
+    mpirun = system_program("mpirun.openmpi")
+    app = tmp_path / "app.py"
+    # 120 MB held past JobAcctGatherFrequency (1 s here), so the step has a MaxRSS
+    app.write_text("import time\nheld = b'x' * (120 * 2**20)\ntime.sleep(4)\nprint('time: 4 s')\n")
+    out = tmp_path / "a4.h5"
+    proc = slurm.cmd(["salloc", "-N2", "--ntasks-per-node", "2", "--time=3",
+                      "--job-name=hpcds-a4-sweep", hpcds1mpi_exe(), "sweep", "--command",
+                      f"/usr/bin/python3 {app}", "--label", "held", "--sizes", "1",
+                      "--nodes", "1", "--ranks-per-node", "2", "--mpiexec", mpirun,
+                      "--max-repeats", "1", "--out", str(out), "--no-progress"],
+                     timeout=240, check=False, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    runs = read_runs(out)
+    assert list(runs["status"]) == ["ok"], runs[["status", "error"]].to_dict("records")
+    assert 110 < float(runs["peak_rss_mb"].iloc[0]) < 200, runs[
+        ["peak_rss_mb", "peak_rss_source"]].to_dict("records")
