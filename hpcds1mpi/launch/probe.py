@@ -105,9 +105,11 @@ def run_probe(tokens: list[str], env: dict, family: str | None, timeout: float =
         raise
     want = mpi_family.FAMILY_NAMES.get(family or "", "an MPI")
     if proc.returncode != 0:
-        last = next((ln.strip() for ln in reversed(err.splitlines()) if ln.strip()), "")
+        from hpcds1mpi.launch.help_text import launcher_says
+
+        said = launcher_says(err) or launcher_says(out)  # not the help text's rule (s29 A5)
         raise LaunchError(f"the {RANKS}-rank launch probe failed (exit {proc.returncode}: "
-                          f"{last[:200]}); nothing was measured: check --mpiexec / "
+                          f"{said}); nothing was measured: check --mpiexec / "
                           "--launcher-args")
     wire, seen = judge(parse(out), family)
     if wire is None:

@@ -36,6 +36,7 @@ import time
 
 from hpcds1mpi.config import OK
 from hpcds1mpi.errors import LaunchError
+from hpcds1mpi.launch.help_text import RULE_LINE, help_spans, help_titles
 from hpcds1mpi.runtime.processes import die_with_parent, end_group
 
 #: Out-of-memory words, any case: the kernel's / CUDA's "out of memory" (CUDA_ERROR_OUT_OF_MEMORY),
@@ -69,8 +70,9 @@ def launch_once(tokens: list[str], env: dict, timeout: float, cwd: str | None = 
     :class:`~hpcds1mpi.measure.slurm_accounting.StepAccounting` or None: asked after the
     launch, only where its tree showed srun; ``ranks_per_node`` the layout's, which divides a
     launcher daemon's task), the last
-    :data:`TAIL` bytes of stdout and stderr, and ``found``: ``scan([stdout, stderr])`` called
-    on the whole output (binary files) before it is dropped (None without ``scan``).
+    :data:`TAIL` bytes of stdout and stderr, ``found``: ``scan([stdout, stderr])`` called
+    on the whole output (binary files) before it is dropped (None without ``scan``), and
+    ``ranks`` (for :func:`classify`'s hint).
 
     Raises:
         LaunchError: the launch could not start (launcher or program missing, not executable).
@@ -114,7 +116,7 @@ def launch_once(tokens: list[str], env: dict, timeout: float, cwd: str | None = 
                                        ranks_per_node=ranks_per_node)
     return {"exit_code": code, "wall_s": wall, "cpu_s": cpu, "stdout": stdout, "stderr": stderr,
             "timed_out": timed_out, "rss_mb": rss if rss > 0 else float("nan"),
-            "rss_source": rss_source, "found": found}
+            "rss_source": rss_source, "found": found, "ranks": ranks}
 
 
 #: What a launcher prints when it could not start the program on a node (hydra, srun).
@@ -139,12 +141,6 @@ def launch_problem(result: dict) -> str:
     return line[:300]
 
 
-#: A line of punctuation only: the rules around Open MPI's help text, hydra's "=====" box,
-#: GROMACS's fatal error, Quantum ESPRESSO's "%%%%" error block.
-RULE_LINE = re.compile(r"^\s*[-=*#~_+%]{3,}\s*$")
-#: The rule above and below Open MPI's help text: its show_help (OPAL, ORTE, PMIx, PRRTE) writes
-#: exactly 74 dashes. A program's own framed error (GROMACS: 55 dashes) is not help text.
-HELP_RULE = re.compile(r"^-{74}$")
 #: Lines an MPI library or launcher writes for every failure, whatever the program said: Open
 #: MPI's "[host:pid] ..." log lines, hydra's "=   EXIT CODE: 1" box, "MPI_Abort was called".
 LAUNCHER_LINE = re.compile(r"^\s*\[[\w.-]+:\d+\]|^\s*=|MPI_Abort|MPI_ABORT", re.IGNORECASE)
@@ -161,8 +157,10 @@ ERROR_WORDS = re.compile(r"\berror\b|\w+Error\b|\bfatal\b|\bexception\b|\babort|
 #: error: Cannot open file 'LU.dat'" and "ERROR STOP <message>" (not a bare stop code), a C
 #: assert's "prog: f.c:5: main: Assertion `x' failed.", C++'s "what():  ..." under "terminate
 #: called after throwing", and the titles of GROMACS's fatal errors ("Fatal error:", "Error in
-#: user input:", the other gmx::ErrorCode names), whose message is the paragraph under them.
+#: user input:", the other gmx::ErrorCode names), whose message is the paragraph under them;
+#: OpenFOAM's "FOAM FATAL ERROR:" / "FOAM FATAL IO ERROR:" (:data:`FOAM_HEADER`).
 SPECIFIC_LINE = re.compile(r"^Fortran runtime error:|^ERROR STOP\b(?!\s*-?\d*$)|"
+                           r"^FOAM FATAL (IO )?ERROR:$|"
                            r": Assertion .+ failed\.?$|^what\(\):|^Fatal error:|"
                            r"^(Error in user input|Inconsistency in user input|Out of memory|"
                            r"Simulation instability detected|Feature not implemented|"
@@ -172,12 +170,22 @@ SPECIFIC_LINE = re.compile(r"^Fortran runtime error:|^ERROR STOP\b(?!\s*-?\d*$)|
                            r":$")
 #: Characters of a title's message that :func:`_with_message` joins (a reason is cut at 300).
 MESSAGE_CHARS = 400
+#: The header of OpenFOAM's error block, "--> FOAM FATAL ERROR: " / "--> FOAM FATAL IO ERROR:
+#: (openfoam-2306)": read as its title "FOAM FATAL ERROR:", the message lines under it.
+#: Before, the launcher's "exited on signal 6 (Aborted)" was the reason (s29 tester A5).
+FOAM_HEADER = re.compile(r"^-->\s*(FOAM FATAL (?:IO )?ERROR)\s*:?\s*(?:\([\w.-]+\))?\s*$")
+#: A line that ends a title's message: where in the source it was raised (OpenFOAM's "From
+#: function Foam::UPstream::init(...)" / "From Foam::dictionary::lookupEntry(...)" and "in
+#: file UPstream.C at line 259.").
+MESSAGE_END = re.compile(r"^From\s+\S.*\(|^in file \S+ at line \d+")
 #: Lines every failure of a runtime prints, whatever the error: gfortran's "Error termination.
 #: Backtrace:" trailer and its "#3  0x7f... in ???" / "at file.c:58" frames, glibc's and Open
 #: MPI's "*** Process received signal ***" / "*** End of error message ***", and a Fortran
 #: program's bare stop code ("STOP 2", "ERROR STOP 1"): the exit code again, no reason (pw.x's
-#: on stderr under its own "convergence NOT achieved" on stdout).
+#: on stderr under its own "convergence NOT achieved" on stdout), OpenFOAM's stack frames
+#: ("#1  Foam::error::abort() at ??:?", "#4  ? in /usr/bin/simpleFoam").
 GENERIC_LINE = re.compile(r"^Error termination\b|^Backtrace for this error|^#\d+\s+0x[0-9a-f]+|"
+                          r"^#\d+\s+.*(?:\bat \S+:(?:\d+|\?+)|\bin /\S+)$|"
                           r"^at \S+:\d+$|^\*\*\* (Process received signal|End of error message)|"
                           r"^(ERROR )?STOP( -?\d+)?$", re.IGNORECASE)
 #: A report of no error: "0 tests completed and failed residual checks", "errors: 0",
@@ -195,20 +203,26 @@ CRASH_WORDS = re.compile(r"\bsignal:? \d+|Segmentation fault|core dumped|Bus err
 
 def _program_lines(text: str) -> list[str]:
     """The lines of ``text``, stripped, with "" for each line the program did not write (a
-    rule, Open MPI's help text between two :data:`HELP_RULE` lines, a launcher's log line
-    :data:`LAUNCHER_LINE`, a runtime's trailer :data:`GENERIC_LINE`) and each blank line: the
-    "" entries end a paragraph. A framed box (:mod:`~hpcds1mpi.measure.framed_boxes`) is one
-    line, its message.
+    rule, Open MPI's help text (:func:`~hpcds1mpi.launch.help_text.help_spans`), a
+    launcher's log line :data:`LAUNCHER_LINE`, a runtime's trailer :data:`GENERIC_LINE` or a
+    program's :data:`~hpcds1mpi.measure.rank_tags.ERROR_TRAILER`) and each blank line: the
+    "" entries end a paragraph. A line is read without its rank tag
+    (:func:`~hpcds1mpi.measure.rank_tags.untagged`: "[0] ", s29 tester A5), OpenFOAM's error
+    header as its title (:data:`FOAM_HEADER`). A framed box
+    (:mod:`~hpcds1mpi.measure.framed_boxes`) is one line, its message.
 
     Before, the text between any two rules was taken for Open MPI's help text and dropped:
     every GROMACS fatal error (framed by 55 dashes) with it."""
     from hpcds1mpi.measure.framed_boxes import framed_boxes
+    from hpcds1mpi.measure.rank_tags import ERROR_TRAILER, untagged
 
-    lines = [ln.strip() for ln in text.splitlines()]
-    rules = [i for i, ln in enumerate(lines) if HELP_RULE.match(ln)]
-    boxed = {i for a, b in zip(rules[::2], rules[1::2]) for i in range(a, b + 1)}
-    kept = ["" if i in boxed or RULE_LINE.match(ln) or LAUNCHER_LINE.search(ln)
-            or GENERIC_LINE.search(ln) else ln for i, ln in enumerate(lines)]
+    lines = [ln.strip() for ln in text.splitlines()]  # tagged: PETSc's sections need the tags
+    boxed = {i for a, b in help_spans(lines) for i in range(a, b + 1)}
+    kept = []
+    for i, ln in enumerate(untagged(ln) for ln in lines):
+        ln = FOAM_HEADER.sub(r"\1:", ln)
+        kept.append("" if i in boxed or RULE_LINE.match(ln) or LAUNCHER_LINE.search(ln)
+                    or GENERIC_LINE.search(ln) or ERROR_TRAILER.match(ln) else ln)
     for box in framed_boxes(lines):  # one message, not a line of art or half a sentence
         kept[box.first:box.last + 1] = ["", box.message] + [""] * (box.last - box.first - 1)
     return kept
@@ -250,27 +264,16 @@ def yaml_documents(text: str, tag: re.Pattern = ERROR_DOCUMENT) -> list[str]:
     return found
 
 
-def _help_titles(text: str) -> list[str]:
-    """The first line of each Open MPI help text in ``text`` (between two :data:`HELP_RULE`
-    lines): its title ("ORTE has lost communication with a remote daemon."), the one line of
-    it that says what happened. Before, a launch that printed only help text got its last
-    line: "therefore will terminate the job.", "(including firewalls and network routing
-    requirements)."."""
-    lines = [ln.strip() for ln in text.splitlines()]
-    rules = [i for i, ln in enumerate(lines) if HELP_RULE.match(ln)]
-    return [next(ln for ln in lines[a + 1:b] if ln) for a, b in zip(rules[::2], rules[1::2])
-            if any(lines[a + 1:b])]
-
-
 def _with_message(lines: list[str], i: int) -> tuple[str, int]:
     """``lines[i]``, followed by its message when it is a title that ends at its colon: the
     paragraph under it, joined ("Fortran runtime error:" alone on its line; GROMACS's "Fatal
     error:" over a wrapped message; Quantum ESPRESSO's "Error in routine latgen (99):" over
-    "nonexistent bravais lattice"); and the index of the last line used."""
+    "nonexistent bravais lattice"; OpenFOAM's "FOAM FATAL ERROR:" up to its "From ..."); and
+    the index of the last line used."""
     ln, last = lines[i], i
     if ln.endswith(":"):
         for nxt in lines[i + 1:]:
-            if not nxt or len(ln) > MESSAGE_CHARS:
+            if not nxt or len(ln) > MESSAGE_CHARS or MESSAGE_END.match(nxt):
                 break
             ln, last = f"{ln} {nxt}", last + 1
     return ln, last
@@ -318,7 +321,8 @@ def reason_line(stdout: str, stderr: str) -> str:
     gfortran's runtime error, an assert, GROMACS's fatal error); else
     a crash the launcher reports; else the program's last error message (stderr, then stdout:
     LAMMPS writes its ERROR to stdout); else its last line on stderr; else the title of the
-    first Open MPI help text (:func:`_help_titles`); else the last text line of stderr, then of
+    first Open MPI help text (:func:`~hpcds1mpi.launch.help_text.help_titles`: its first
+    paragraph); else the last text line of stderr, then of
     stdout. Never a line every failure prints (:data:`GENERIC_LINE`, an
     MPI's abort banner, Open MPI's help text) before those last two: a bare "STOP 2" loses
     to the program's own "convergence NOT achieved" on stdout.
@@ -330,7 +334,7 @@ def reason_line(stdout: str, stderr: str) -> str:
     err, out = _program_lines(stderr), _program_lines(stdout)
     texts = [[ln.strip() for ln in stream.splitlines()
               if ln.strip() and not RULE_LINE.match(ln)] for stream in (stderr, stdout)]
-    helps = _help_titles(stderr) or _help_titles(stdout)
+    helps = help_titles(stderr) or help_titles(stdout)
     for lines in (_specific(err) + yaml_documents(stderr) + _box_errors(stderr),
                   _specific(out) + yaml_documents(stdout) + _box_errors(stdout), crashes,
                   _errors(err), _errors(out),
@@ -341,14 +345,20 @@ def reason_line(stdout: str, stderr: str) -> str:
 
 
 def classify(result: dict, timeout: float) -> tuple[str, str]:
-    """(status, error text) of one launch."""
+    """(status, error text) of one launch; a failure of a launch of several ranks
+    (``result["ranks"]``) whose program says it ran as 1 process gets a hint that its
+    launcher is not of its MPI (:func:`~hpcds1mpi.measure.singleton_ranks.singleton_hint`)."""
+    from hpcds1mpi.measure.singleton_ranks import singleton_hint
+
     code = result["exit_code"]
     if result["timed_out"]:
         return "timeout", f"no exit within the {timeout:g} s timeout; killed"
     text = result["stdout"][-20000:] + "\n" + result["stderr"][-20000:]
     if code == 0:
         return OK, ""
-    last = reason_line(result["stdout"], result["stderr"])
+    last = reason_line(result["stdout"], result["stderr"])[:300]
+    if hint := singleton_hint(text, result.get("ranks", 1)):  # after the cut: kept whole
+        last = f"{last} ({hint})"
     if code in (137, -9) or OOM_WORDS.search(text) or OOM_LINES.search(text):
-        return "oom", f"exit code {code} (out of memory): {last[:300]}"
-    return "failed", f"exit code {code}: {last[:300]}"
+        return "oom", f"exit code {code} (out of memory): {last}"
+    return "failed", f"exit code {code}: {last}"

@@ -48,6 +48,18 @@ def test_a_failing_launch_is_an_error_before_anything_runs():
         probe.run_probe([mpiexec(), "--no-such-option"], dict(os.environ), None)
 
 
+def test_a_failed_probe_says_the_launchers_help_title_not_its_rule(tmp_path):
+    """Was (s29 tester A5): "probe failed (exit 1: -----...)", the help text's last line."""
+    from tests.measure.test_program_launch import OUTPUTS
+
+    fake = tmp_path / "mpirun"
+    fake.write_text(f"#!/bin/sh\ncat {OUTPUTS / 'openmpi-run-as-root.stderr'} >&2\nexit 1\n")
+    fake.chmod(0o755)
+    with pytest.raises(LaunchError, match=r"probe failed \(exit 1: mpirun.openmpi has detected "
+                                          r"an attempt to run as root\.\); nothing"):
+        probe.run_probe([str(fake), "-n", "2"], dict(os.environ), None)
+
+
 def test_judge_reads_every_wire_up():
     def line(ompi="", pmi="", pmix="", slurm=""):
         return f"hpcds1mpi-probe ompi={ompi} pmi={pmi} pmix={pmix} slurm={slurm}"

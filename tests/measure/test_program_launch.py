@@ -325,7 +325,8 @@ def test_nwchems_specific_error_wins_over_its_generic_box():
            " There is an error in the input file\n----\n")
     err = ("[0] ARMCI Error: 0:input_parse: unknown directive scff:\nAbort(-1) on node 0 (rank 0"
            " in comm 496): application called MPI_Abort(comm=0x84000000, -1) - process 0\n")
-    assert reason_line(out, err) == "[0] ARMCI Error: 0:input_parse: unknown directive scff:"
+    # its rank tag "[0] " is no part of the message (s29 tester A5)
+    assert reason_line(out, err) == "ARMCI Error: 0:input_parse: unknown directive scff:"
     assert reason_line("tests passed, errors: 0\n", "") == "tests passed, errors: 0"
 
 
@@ -477,3 +478,45 @@ def test_a_petsc_errors_reason_is_its_message_not_its_option_table(name, reason)
     stderr = (OUTPUTS / name).read_text()
     assert classify({"exit_code": 63, "timed_out": False, "stdout": "", "stderr": stderr},
                     60) == ("failed", f"exit code 63: {reason}")
+
+
+@pytest.mark.parametrize("name, reason", [
+    ("openfoam-parallel-on-1-processor.stderr",  # not mpirun's "exited on signal 6 (Aborted)"
+     "FOAM FATAL ERROR: attempt to run parallel on 1 processor"),
+    ("openfoam-processor-count-mismatch.stderr",  # no "[0]" tags, no "FOAM parallel run exiting"
+     "FOAM FATAL ERROR: number of processor directories = 2 is not equal to the number of "
+     "processors = 4"),
+    ("openfoam-missing-scheme.stderr",  # up to its blank line, not its "file:" and "From"
+     "FOAM FATAL IO ERROR: Entry 'div(phi,U)' not found in dictionary "
+     '"/tmp/FX2/io/system/fvSchemes.divSchemes"'),
+    ("openmpi-ppr-too-many.stderr",  # the help text's first paragraph, not its first line
+     "Your job has requested more processes than the ppr for this topology can support:"),
+])
+def test_a_programs_own_fatal_error_is_the_reason_not_the_launchers_crash_line(name, reason):
+    """Was (s29 tester A5): "mpirun.openmpi noticed that process rank 0 ... exited on signal 6
+    (Aborted)." over OpenFOAM's own error, and "[0] --> FOAM FATAL ERROR: [0] number of ... [0]
+    FOAM parallel run exiting [0]" where it was kept."""
+    stderr = (OUTPUTS / name).read_text()
+    assert classify({**BASE, "exit_code": 134, "stderr": stderr, "ranks": 1}, 60) == \
+        ("failed", f"exit code 134: {reason}")
+
+
+def test_a_program_alone_under_another_mpis_launcher_gets_a_hint():
+    """Was (s29 tester A5): MPICH's hydra starting an Open MPI OpenFOAM as two singletons,
+    each saying "attempt to run parallel on 1 processor", read "exit code 134: Aborted"."""
+    result = {**BASE, "exit_code": 134, "ranks": 2,
+              "stdout": (OUTPUTS / "openfoam-under-hydra.stdout").read_text(),
+              "stderr": (OUTPUTS / "openfoam-under-hydra.stderr").read_text()}
+    status, error = classify(result, 60)
+    assert status == "failed" and error.startswith(
+        "exit code 134: FOAM FATAL ERROR: attempt to run parallel on 1 processor (")
+    assert "ran as 1 process, not 2" in error and "not of the program's MPI" in error
+    assert "not of" not in classify({**result, "ranks": 1}, 60)[1]  # alone is right at 1 rank
+    assert launch_once([sys.executable, "-c", "pass"], {}, 10, ranks=3)["ranks"] == 3
+
+
+def test_a_programs_error_trailer_is_no_reason():
+    """OpenFOAM ends every error with "FOAM exiting" / "FOAM parallel run exiting" (s29 tester
+    A5): the last line on stderr, it was the reason where no error word was found above it."""
+    assert program_launch.reason_line("", "[1] mesh has 0 cells\n[1]\nFOAM parallel run "
+                                          "exiting\n") == "mesh has 0 cells"

@@ -1,0 +1,30 @@
+"""Open MPI's help text: its first paragraph as what happened (real captured boxes)."""
+
+from __future__ import annotations
+
+from hpcds1mpi.launch.help_text import TITLE_CHARS, help_titles, launcher_says
+from tests.measure.test_program_launch import OUTPUTS
+
+RULE = "-" * 74
+
+
+def test_a_help_texts_title_is_its_first_paragraph_joined():
+    """Was (s29 tester A5): "Your job has requested more processes than the ppr for", its
+    first line, cut mid-sentence."""
+    stderr = (OUTPUTS / "openmpi-ppr-too-many.stderr").read_text()
+    assert help_titles(stderr) == ["Your job has requested more processes than the ppr for "
+                                   "this topology can support:"]
+
+
+def test_a_long_first_paragraph_is_cut():
+    words = " ".join(["word"] * 200)
+    (title,) = help_titles(f"{RULE}\n\n{words}\n\nadvice\n{RULE}\n")
+    assert len(title) == TITLE_CHARS and title.endswith("...") and "advice" not in title
+
+
+def test_a_launchers_failure_is_its_help_title_else_its_last_line_that_is_no_rule():
+    """Was (s29 tester A5): the probe's "(exit 1: -----...)", the help text's closing rule."""
+    root = (OUTPUTS / "openmpi-run-as-root.stderr").read_text()
+    assert launcher_says(root) == "mpirun.openmpi has detected an attempt to run as root."
+    assert launcher_says("bad option --x\n=====\n\n") == "bad option --x"
+    assert launcher_says(f"{RULE}\n{RULE}\n") == ""
