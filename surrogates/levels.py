@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -42,6 +41,11 @@ from hpcds1mpi.errors import ModelError
 from hpcds1mpi.launch.sweep_step import READING_KEYS
 
 from .program_command import commands_of
+from .program_launcher import launch_dict, launch_of
+# The words for a runtime source, kept under the names this module has always exported.
+from .runtime_words import OWN_TIME as _OWN_TIME
+from .runtime_words import UNKNOWN, runtime_line
+from .runtime_words import runtime_words as _runtime_words
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -50,14 +54,10 @@ LEVELS_FILE = "measured_levels.json"
 #: Statuses that say nothing about a level (it was never really run there).
 _NOT_RUN = ("unsupported", "cancelled", "interrupted")
 _FIX = "the bundle is damaged: retrain it with `hpcds1mpi train`"
-#: ``runtime`` of a program whose rows do not say (telemetry or a bundle older than it).
-UNKNOWN = "unknown"
 #: The sweep options (the telemetry ``launch`` attribute's keys) that change what a program's
 #: runs measure; ``--time-regex`` is also kept in ``runtime``. The one list of them
 #: (``launch.sweep_step.READING_KEYS``), under the name this module has always exported.
 MEASURE_KEYS = READING_KEYS
-#: How ``runtime`` starts for a program timed by its own output.
-_OWN_TIME = "program's own time (--time-regex "
 
 
 @dataclass(frozen=True)
@@ -88,6 +88,9 @@ class MeasuredLevels:
         measured_with: a program's reading options as its rows recorded them (a
             ``measure_options`` column: JSON of :data:`MEASURE_KEYS`, "" for one not used);
             None when the rows do not say, or disagree.
+        launched_with: how a program's rows were launched (the telemetry's ``launch``:
+            launcher, command, args, mpi; :mod:`.program_launcher`), which a job script
+            repeats where no cluster file names a launcher; None when not recorded or mixed.
     """
 
     workload: str
@@ -102,6 +105,7 @@ class MeasuredLevels:
     command: str | None = ""
     measured_with: dict | None = None
     other_commands: tuple = ()
+    launched_with: dict | None = None
 
     @property
     def max_ranks_per_node(self) -> int:
@@ -128,7 +132,8 @@ class MeasuredLevels:
                    command=command if isinstance(command, str) or command is None else "",
                    measured_with=_measure_dict(data.get("measured_with")),
                    other_commands=tuple(c for c in others if isinstance(c, str) and c)
-                   if isinstance(others, (list, tuple)) else ())
+                   if isinstance(others, (list, tuple)) else (),
+                   launched_with=launch_dict(data.get("launched_with")))
 
 
 def _numbered_alike(lines: list) -> bool:
@@ -179,7 +184,9 @@ def levels_from_frame(frame: "pd.DataFrame") -> dict[str, MeasuredLevels]:
                                        command=commands[0] if commands else "",
                                        measured_with=_measured_with(rows)
                                        if "external" in kinds else None,
-                                       other_commands=commands[1:])
+                                       other_commands=commands[1:],
+                                       launched_with=launch_of(rows)
+                                       if "external" in kinds else None)
     return out
 
 
@@ -273,17 +280,6 @@ def refuse_mixed_runtimes(frame: "pd.DataFrame") -> None:
         raise DataError(conflicts[0])
 
 
-def _runtime_words(source: str) -> str:
-    """A runtime source in a few words, its regex shell-quoted (pasteable)."""
-    from hpcds1mpi.measure.readings import WALL
-
-    if source == WALL:
-        return "the launch's wall time"
-    if source.startswith(_OWN_TIME):
-        return f"--time-regex {shlex.quote(source[len(_OWN_TIME):].removesuffix(')'))}"
-    return source
-
-
 def _wall_per_runtime(rows: "pd.DataFrame") -> float:
     """The largest launch wall / runtime of a program's successful rows whose runtime is its
     own reported time (see :attr:`MeasuredLevels.wall_per_runtime`); 1 for any other rows."""
@@ -314,31 +310,6 @@ def _runtime_of(rows: "pd.DataFrame", program: bool) -> str:
     sources = sorted({str(v) if isinstance(v, str) and v else UNKNOWN
                       for v in rows["runtime_source"]})
     return "; ".join(sources) or UNKNOWN
-
-
-def runtime_line(levels: MeasuredLevels | None) -> str | None:
-    """One line saying which runtime the model was trained on for a program (None: a kernel
-    or job-log workload, whose runtime is not a choice of the sweep)."""
-    if levels is None or not levels.runtime:
-        return None
-    from hpcds1mpi.measure.readings import WALL
-
-    parts = []
-    for source in levels.runtime.split("; "):
-        if source == WALL:
-            parts.append("the launch's wall time (MPI and start-up included; sweep with "
-                         "--time-regex to train on the program's own time)")
-        elif source.startswith("program's own time"):
-            regex = source.partition("--time-regex ")[2].removesuffix(")")
-            # shell-quoted, as typed to sweep: a repr doubles every backslash
-            parts.append(f"the program's own reported time (--time-regex {shlex.quote(regex)})")
-        elif source == UNKNOWN:
-            parts.append("unknown (its telemetry or this bundle predates the record; retrain "
-                         "on telemetry from this version to know)")
-        else:
-            parts.append(source)
-    mixed = " (its telemetry files differ: mixed)" if len(parts) > 1 else ""
-    return f"runtime: {'; '.join(parts)}{mixed}"
 
 
 def write_levels(path: Path, levels: dict[str, MeasuredLevels]) -> None:

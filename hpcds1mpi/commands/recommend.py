@@ -332,6 +332,10 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
                 "this job was not escalated, its script runs the program as given"])
         if recorded:
             notes = [*notes, recorded]
+        if rec.picked is not None:  # its sweep's folder and launcher, said here too (s29 A1, B4)
+            from hpcds1mpi.decide.measured_run import measured_run
+
+            notes = [*notes, *measured_run(rec, emit).notes]
         from hpcds1mpi.cluster import is_this_machine
 
         # This machine's partition name is made up: sbatch/qsub would refuse it.

@@ -386,7 +386,8 @@ def conclude(prep: Prepared, verdict) -> Recommendation:
                          left_out=list(prep.offer.left_out), notes=list(prep.notes) + notes,
                          wall_per_runtime=getattr(prep.offer.levels, "wall_per_runtime", 1.0),
                          extrapolated=extrapolated,
-                         program_command=_program_command(bundle, prep.offer.levels))
+                         program_command=_program_command(bundle, prep.offer.levels),
+                         program_levels=prep.offer.levels)  # its --workdir, launcher (s29 A1, B4)
     if verdict.verdict == "escalate":
         rec.picked = None
     if verdict.verdict == "escalate" and not familiar_but_impossible:

@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from hpcds1mpi.decide.run_scatter import run_scatter
 from hpcds1mpi.errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.cluster import Cluster, Partition
     from hpcds1mpi.decide.guard import Verdict
     from hpcds1mpi.decide.system1 import Choice
+    from hpcds1mpi.surrogates.levels import MeasuredLevels
 
 #: Alternatives shown after the pick (table and JSON).
 TOP_ALTERNATIVES = 5
@@ -67,6 +69,8 @@ class Recommendation:
         program_command: a program's command line as its sweep ran it (``{size}`` kept:
             ``surrogates/levels.MeasuredLevels.command``), what a script runs without
             ``--program``; "" for a kernel, a job-log label or a workload never measured.
+        program_levels: a program's levels in the bundle (its ``--workdir`` and launcher,
+            which its script repeats: ``decide/measured_run.py``); None for a kernel.
     """
 
     workload: str
@@ -88,6 +92,7 @@ class Recommendation:
     notes: list = field(default_factory=list)
     extrapolated: list = field(default_factory=list)
     program_command: str = ""
+    program_levels: MeasuredLevels | None = None
 
 
 #: The first words of the note :func:`hpcds1mpi.decide.recommend.conclude` adds when an escalated job gets no
@@ -158,25 +163,6 @@ def _row(choice: "Choice", i: int) -> dict:
             "threads": int(value("threads")[i]), "device": str(value("device")[i]),
             "precision": str(value("precision")[i]),
             **{k: float(value(k)[i]) for k in _ROW_NUMBERS}}
-
-
-def run_scatter(choice: "Choice", row: dict) -> dict | None:
-    """Where a single run of the pick may land given its workload's measured repeat noise
-    (``(max - min) / median`` over repeats, read as the median +- half of it):
-    ``{"noise", "runtime_lo", "runtime_hi"}``, or None where the noise is unknown or the
-    model's interval already holds that band. The members, fitted to the same medians, agree
-    at a measured point however much its repeats scattered."""
-    noise, median = float(choice.noise), float(row["runtime_s"])
-    if not (math.isfinite(noise) and noise > 0 and math.isfinite(median) and median > 0):
-        return None
-    lo, hi = median * max(1.0 - noise / 2, 0.0), median * (1.0 + noise / 2)
-    model_lo, model_hi = (float(row[k]) if row[k] is not None else math.nan
-                          for k in ("runtime_lo", "runtime_hi"))
-    if lo >= model_lo and hi <= model_hi:  # False for an unknown (NaN) end
-        return None
-    return {"noise": noise,
-            "runtime_lo": min(lo, model_lo) if math.isfinite(model_lo) else lo,
-            "runtime_hi": max(hi, model_hi) if math.isfinite(model_hi) else hi}
 
 
 def _json_row(choice: "Choice", i: int, **extra) -> _CleanRow:
@@ -421,13 +407,16 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
         limit = int(math.ceil(max(60.0, float(time_limit_s)) / 60.0) * 60)
         whence = f"; time limit {time_limit_from}"
     cfg = ch.config()
+    from hpcds1mpi.decide.measured_run import measured_run
+
+    run = measured_run(rec, scheduler)  # the sweep's folder and launcher (s29 tester A1, B4)
     # Host memory per node: a GPU row's need is per GPU (one rank per GPU), a CPU row's per node.
     need = r["mem_need_mb"] * (cfg.ranks_per_node if cfg.device == "gpu" else 1)
     job = directives.BatchJob(
         config=cfg, partition=rec.picked.partition, program=program,
         memory_mb=need if math.isfinite(need) and need > 0 else None,
         time_limit_s=limit,
-        cluster=rec.clusters.get(rec.picked.label), job_name=name, output=output,
+        cluster=run.cluster, job_name=name, output=output,
         exclusive=exclusive, size=rec.size,
         summary=(f"recommended by hpcds1mpi: {_config_text(ch.config())}; predicted "
                  f"{format_time(r['runtime_s'])} ({format_time(r['runtime_lo'])}–"
@@ -436,8 +425,9 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
     from hpcds1mpi.launch.program import size_not_given_note
 
     size_note = size_not_given_note(program, rec.size, rec.program_command)
-    notes = [*notes, size_note] if size_note else notes
-    return scripts.render(job, scheduler, default_queue=default_queue, notes=notes)
+    notes = [*notes, *run.notes, *([size_note] if size_note else [])]
+    return scripts.render(job, scheduler, default_queue=default_queue,
+                          notes=list(dict.fromkeys(notes)), folder=run.folder)
 
 
 def default_queue_note(rec: Recommendation, scheduler: str) -> str:

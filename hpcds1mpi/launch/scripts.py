@@ -32,6 +32,7 @@ from hpcds1mpi.launch.directives import (
 from hpcds1mpi.launch.launchers import for_script
 from hpcds1mpi.launch.program import (
     CONTROL_RE, no_control, program_precisions, program_tokens, quote_tokens)
+from hpcds1mpi.launch.script_launcher import check_launch
 from hpcds1mpi.launch.sweep_step import SweepStep
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -94,49 +95,20 @@ def comment(text: str) -> str:
     return CONTROL_RE.sub(" ", text)
 
 
-def _check_launch(program: list[str], launcher, cluster) -> None:
-    """:func:`~hpcds1mpi.launch.mpi_family.check_script`, whose fix names cluster-file keys;
-    where no file gave the cluster it says how to give one (s28 tester T: no cluster; s29
-    tester C6: inside an salloc, the cluster read from Slurm)."""
-    from hpcds1mpi.launch.mpi_family import check_script
-
-    try:
-        check_script(program, launcher)
-    except ConfigError as exc:
-        origin = _not_from_file(cluster)
-        if origin is None or "in the cluster file" not in str(exc):
-            raise
-        raise ConfigError(f"{exc}; no cluster file was given{origin}: write one with those "
-                          "keys under [cluster] and pass it with --cluster FILE") from None
-
-
-def _not_from_file(cluster) -> str | None:
-    """Where ``cluster`` came from when no cluster file gave it (None when one did): none
-    (""), this Slurm allocation (``allocated_cores_per_node``, which no cluster file sets) or
-    this machine (:func:`hpcds1mpi.cluster.detect_local`'s "local" partition, no site keys)."""
-    if cluster is None:
-        return ""
-    if any(p.allocated_cores_per_node is not None for p in cluster.partitions.values()):
-        return " (the partition was read from this Slurm allocation, which says nothing of " \
-               "its MPI)"
-    if cluster.name == "local" and list(cluster.partitions) == ["local"] and \
-            not (cluster.launcher or cluster.mpiexec or cluster.preamble or cluster.modules):
-        return " (the partition is this machine, which says nothing of its MPI)"
-    return None
-
-
 def render(job: BatchJob, scheduler: str = "slurm", *, default_queue: bool = False,
-           notes: Sequence[str] = ()) -> str:
+           notes: Sequence[str] = (), folder: str | None = None) -> str:
     """The whole batch script for ``job`` under ``scheduler`` (``slurm`` or ``pbs``);
     ``default_queue`` and ``notes`` as :func:`render_template` takes them, and a note on the
-    memory the script asks for, or why it asks for none (:func:`memory_note`)."""
+    memory the script asks for, or why it asks for none (:func:`memory_note`). ``folder``:
+    where the program runs, relative to the submit folder (its sweep's ``--workdir``, filled:
+    s29 tester A1); the job checks it exists, as a calibration sweep does, then enters it."""
     from hpcds1mpi.launch.mpi_family import check_script
 
     memory = memory_note(job, scheduler)
     notes = [*notes, memory] if memory else notes
     launcher = job.launcher(scheduler)
     program = program_tokens(job.program, job.placeholder_values())
-    _check_launch(program, launcher, job.cluster)  # one that cannot start the program: refused
+    check_launch(program, launcher, job.cluster)  # one that cannot start the program: refused
     tokens = launcher.tokens(job.config) + program
     # What the launcher adds on its own (Open MPI's thread binding) is said as a comment.
     launcher_notes = [f"# {comment(note)}" for note in launcher.notes(job.config)]
@@ -144,6 +116,8 @@ def render(job: BatchJob, scheduler: str = "slurm", *, default_queue: bool = Fal
     return seal(render_template(scheduler, job, scheduler, default_queue=default_queue,
                                 notes=[*notes, *where], summary=comment(job.summary),
                                 path=path, environment=job.environment(scheduler),
+                                folder=shlex.quote(no_control(folder, "--workdir"))
+                                if folder else "",
                                 launch=quote_tokens(tokens),
                                 launcher_lines=launcher_notes
                                 + launcher.script_lines(job.config)))
@@ -301,7 +275,7 @@ def render_calibration(steps: Sequence[CalibrationStep], partition: "Partition",
     if program is not None:  # each step's sweep would refuse the launcher in the job
         from hpcds1mpi.launch import program as program_rule
 
-        _check_launch(program_tokens(program, program_rule.placeholder_values(
+        check_launch(program_tokens(program, program_rule.placeholder_values(
             steps[0].config, size)), job.launcher("slurm"), cluster)
     from hpcds1mpi.launch.own_install import own_executable, path_export
 

@@ -2,8 +2,9 @@
 
 The file's attributes are not on the rows, and a bundle trains on the rows: each external run
 carries which runtime its sweep measured (``runtime_source``), how it was read
-(``measure_options``: a calibration sweep repeats it) and the command as swept, placeholders
-in place (``command_template``: a script runs it at another size).
+(``measure_options``: a calibration sweep repeats it), the command as swept, placeholders
+in place (``command_template``: a script runs it at another size) and the launcher that started
+it (``launched_with``: a script launches it alike where no cluster file names one).
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ import pandas as pd
 from hpcds1mpi.launch.sweep_step import ABSENT_IS_NONE, READING_KEYS
 from hpcds1mpi.records.unmeasured_rows import without_fake_gpu_runs
 
-__all__ = ["READING_KEYS", "UNKNOWN_SOURCE", "measure_options", "runtime_source",
-           "telemetry_rows"]
+__all__ = ["READING_KEYS", "UNKNOWN_SOURCE", "launched_with", "measure_options",
+           "runtime_source", "telemetry_rows"]
 
 #: ``runtime_source`` of an external run whose telemetry does not say (written before the
 #: ``launch`` attribute, or without its ``runtime`` entry).
@@ -57,6 +58,22 @@ def measure_options(attrs: dict) -> str | None:
     return json.dumps(options, sort_keys=True)
 
 
+def launched_with(attrs: dict) -> str | None:
+    """How a telemetry file's program runs were launched, as JSON for their ``launched_with``
+    (the ``launch`` attribute's launcher, command, flavour, args and mpi; s29 tester B4: a
+    script launches the program the way it was measured); None when not recorded."""
+    import json
+
+    try:
+        launch = json.loads(attrs.get("launch") or "{}")
+    except (TypeError, ValueError):
+        return None
+    if not isinstance(launch, dict) or not isinstance(launch.get("launcher"), str):
+        return None
+    keys = ("launcher", "command", "flavour", "args", "mpi")
+    return json.dumps({k: launch[k] for k in keys if k in launch}, sort_keys=True)
+
+
 def telemetry_rows(path) -> pd.DataFrame:
     """The runs table of telemetry file ``path``; its external runs (``kind`` external) carry
     ``runtime_source`` (:func:`runtime_source`): the file attribute is not on the rows, and
@@ -82,6 +99,7 @@ def telemetry_rows(path) -> pd.DataFrame:
         # how the runs were read and the command as swept ({size} where it stood), for the
         # bundle: a calibration sweep measures alike, a script runs it at another size
         frame["measure_options"] = np.where(external, measure_options(store.attrs), None)
+        frame["launched_with"] = np.where(external, launched_with(store.attrs), None)
         templates = plan_commands(store.attrs)
         frame["command_template"] = [templates.get(w) if e else None for w, e in
                                      zip(frame["workload"].astype(str), external)]

@@ -34,7 +34,7 @@ from hpcds1mpi.records.unmeasured_rows import without_predicted_energy
 #: partition hardware a bundle records. Anything else is refused, not silently used or ignored.
 EXTRA_COLUMNS: frozenset[str] = frozenset({"kept", "gpu_memory_gb", "max_nodes",
                                            "runtime_source", "measure_options",
-                                           "command_template"})
+                                           "command_template", "launched_with"})
 
 
 def known_columns() -> frozenset[str]:

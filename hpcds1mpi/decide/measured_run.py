@@ -1,0 +1,52 @@
+"""A recommended job's script runs its program the way the program's sweep ran it: in the
+sweep's ``--workdir`` folder for the recommended configuration (s29 tester A1: OpenFOAM swept
+in ``cases/{size}-{ranks}``, pre-decomposed per configuration, got a script run in the submit
+folder, which has no ``system/controlDict``), and with the sweep's launcher where no cluster
+file names one (s29 tester B4: meep swept with Open MPI's ``mpirun`` was refused for srun).
+Both are read from the program's levels in the bundle
+(:class:`~hpcds1mpi.surrogates.levels.MeasuredLevels`: ``measured_with``, ``launched_with``);
+a kernel, or a bundle that recorded neither, runs as before."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class MeasuredRun:
+    """How a job script runs the picked configuration of a program.
+
+    Attributes:
+        cluster: the cluster the script is written with (the pick's own, or a copy with the
+            launcher the sweep used: :func:`hpcds1mpi.launch.script_launcher.measured_cluster`).
+        folder: where the program runs, relative to the submit folder; None: that folder.
+        notes: one line each, for the script's ``# note:`` lines and the user.
+    """
+
+    cluster: object
+    folder: str | None = None
+    notes: tuple = ()
+
+
+def measured_run(rec, scheduler: str) -> MeasuredRun:
+    """How the script of ``rec``'s pick under ``scheduler`` runs its program (``rec.picked``
+    must be set): its sweep's folder and launcher (see the module docstring)."""
+    from hpcds1mpi.launch.script_launcher import measured_cluster
+    from hpcds1mpi.measure.workdirs import folder_of
+
+    cluster = rec.clusters.get(rec.picked.label)
+    levels = rec.program_levels
+    if levels is None:
+        return MeasuredRun(cluster)
+    notes = []
+    workdir = (levels.measured_with or {}).get("workdir") or ""
+    folder = folder_of(workdir, rec.picked.choice.config(), rec.size) if workdir else None
+    if folder:  # never created: an empty folder would lack the program's input
+        notes.append(f"the job runs the program in {folder!r} (its sweep's --workdir "
+                     f"{workdir!r} for this configuration), in the folder you submit from: "
+                     "create it there with the program's input before you submit; the job "
+                     "checks it first")
+    cluster, launch_note = measured_cluster(cluster, scheduler, levels.launched_with)
+    if launch_note:
+        notes.append(f"the script {launch_note}")
+    return MeasuredRun(cluster, folder, tuple(notes))

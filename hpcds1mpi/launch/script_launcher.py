@@ -1,0 +1,88 @@
+"""The launcher a job script starts its program with, and whether that one can.
+
+Where no cluster file names a launcher, a program's script launches it the way its sweep did
+(:func:`measured_cluster`; s29 tester B4: meep swept with Open MPI's ``mpirun`` got a refusal
+for ``srun --mpi=pmi2``, which its Open MPI cannot start as one job); a cluster file's
+launcher always wins. :func:`check_launch` then refuses, in one line, a launcher that cannot
+start the program, naming the cluster-file keys that fix it.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+from dataclasses import replace
+
+from hpcds1mpi.errors import ConfigError
+
+#: srun's ``--mpi`` where the cluster names none (``launchers.for_script``).
+_DEFAULT_MPI = "pmi2"
+
+
+def names_launcher(cluster) -> bool:
+    """Whether ``cluster`` says how to launch: a ``launcher``, ``mpiexec`` or
+    ``launcher_args`` key, or an srun ``--mpi`` other than the default."""
+    if cluster is None:
+        return False
+    return bool(cluster.launcher or cluster.mpiexec or cluster.launcher_args
+                or (cluster.mpi or _DEFAULT_MPI) != _DEFAULT_MPI)
+
+
+def measured_cluster(cluster, scheduler: str, launch: dict | None):
+    """(``cluster`` with the launcher the program's sweep used, the one-line note saying so),
+    or (``cluster``, None) where the cluster names a launcher (it wins), nothing was recorded
+    (:attr:`hpcds1mpi.surrogates.levels.MeasuredLevels.launched_with`), the recorded launcher
+    is not found here, or it is what the script writes anyway.
+
+    An ``mpiexec``/``mpirun`` is written by its path (its own family's launcher: the one that
+    worked), with the options the sweep gave it; an ``srun`` with the ``--mpi`` it was given,
+    under Slurm only (a PBS job has no srun)."""
+    if not launch or names_launcher(cluster):
+        return cluster, None
+    from hpcds1mpi.cluster import Cluster
+
+    base = cluster if cluster is not None else Cluster(name="")
+    kind, command, mpi = launch.get("launcher"), launch.get("command", ""), launch.get("mpi")
+    args = shlex.join(launch.get("args") or [])
+    if kind == "srun":
+        if scheduler != "slurm" or not mpi or mpi == _DEFAULT_MPI:
+            return cluster, None
+        return replace(base, mpi=mpi, launcher_args=args), (
+            f"launches with srun --mpi={mpi}, as the program's sweep ran it (no cluster file "
+            "names a launcher; set launcher / mpi in a --cluster file to launch otherwise)")
+    if kind not in ("mpiexec", "mpirun") or not command or shutil.which(command) is None:
+        return cluster, None
+    return replace(base, launcher="mpiexec", mpiexec=command, launcher_args=args), (
+        f"launches with {command}, the {kind} the program's sweep ran it with (no cluster file "
+        "names a launcher; set launcher / mpiexec in a --cluster file to launch otherwise)")
+
+
+def check_launch(program: list[str], launcher, cluster) -> None:
+    """:func:`~hpcds1mpi.launch.mpi_family.check_script`, whose fix names cluster-file keys;
+    where no file gave the cluster it says how to give one (s28 tester T: no cluster; s29
+    tester C6: inside an salloc, the cluster read from Slurm)."""
+    from hpcds1mpi.launch.mpi_family import check_script
+
+    try:
+        check_script(program, launcher)
+    except ConfigError as exc:
+        origin = not_from_file(cluster)
+        if origin is None or "in the cluster file" not in str(exc):
+            raise
+        raise ConfigError(f"{exc}; no cluster file was given{origin}: write one with those "
+                          "keys under [cluster] and pass it with --cluster FILE") from None
+
+
+def not_from_file(cluster) -> str | None:
+    """Where ``cluster`` came from when no cluster file gave it (None when one did): none
+    (""), this Slurm allocation (``allocated_cores_per_node``, which no cluster file sets) or
+    this machine (:func:`hpcds1mpi.cluster.detect_local`'s "local" partition, no site keys)."""
+    if cluster is None:
+        return ""
+    if any(p.allocated_cores_per_node is not None for p in cluster.partitions.values()):
+        return " (the partition was read from this Slurm allocation, which says nothing of " \
+               "its MPI)"
+    if cluster.name == "local" and list(cluster.partitions) == ["local"] and \
+            not (cluster.launcher or cluster.mpiexec or cluster.preamble or cluster.modules):
+        return " (the partition is this machine, which says nothing of its MPI)"
+    return None

@@ -1,0 +1,150 @@
+"""A recommended program's script runs it as its sweep did: in the sweep's ``--workdir`` folder
+for the pick (s29 tester A1) and with the sweep's launcher where no cluster file names one
+(s29 tester B4). The levels come from a real sweep's telemetry; the scripts run under bash."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+from hpcds1mpi.decide.recommend import recommend
+from hpcds1mpi.decide.recommendation import emit_script, script_program
+from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.launch.scripts import check_bash_syntax
+from tests.fake_bundle import FakeBundle, fake_places, isolate_user_files
+from tests.helpers import run_cli
+
+
+@pytest.fixture(autouse=True)
+def isolated_cache(tmp_path, monkeypatch):
+    isolate_user_files(monkeypatch, tmp_path)
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    """(the levels of a real sweep of ``app`` in ``--workdir 'cases/{size}-{ranks}'``, the
+    folder it ran in): the program reads its input from the folder it runs in, as
+    OpenFOAM's pre-decomposed cases do."""
+    from hpcds1mpi.records.telemetry_rows import telemetry_rows
+    from hpcds1mpi.surrogates.levels import levels_from_frame
+
+    top = tmp_path_factory.mktemp("swept")
+    app = top / "app.sh"
+    app.write_text('#!/bin/sh\ncat controlDict >/dev/null || exit 3\necho "time: 0.01 s"\n')
+    app.chmod(0o755)
+    for size in (1, 2):
+        (top / "cases" / f"{size}-1").mkdir(parents=True)
+        (top / "cases" / f"{size}-1" / "controlDict").write_text("ok\n")
+    out = top / "app.h5"
+    res = run_cli(["sweep", "--command", f"{app} {{size}}", "--label", "app", "--sizes", "1,2",
+                   "--ranks-per-node", "1", "--threads", "1", "--time-regex",
+                   r"time: ([0-9.]+) s", "--workdir", "cases/{size}-{ranks}",
+                   "--min-repeats", "1", "--max-repeats", "1", "--min-time", "0",
+                   "--out", str(out), "--no-progress"], timeout=180, cwd=top)
+    assert res.returncode == 0, res.stderr
+    return levels_from_frame(telemetry_rows(str(out)))["app"], top
+
+
+def _program_rec(levels, size: int = 2, cluster=None):
+    """The pick (1 node x 1 rank x 2 threads on a two-core partition) of program ``app`` at ``size``, holding
+    ``levels`` as ``decide/recommend.recommend`` gives a program's recommendation its levels;
+    ``cluster``: the place's cluster (default: one that names no launcher)."""
+    from hpcds1mpi.cluster import Cluster, Partition
+
+    hardware = {"cores_per_node": 2, "memory_gb": 8.0, "gpus_per_node": 0,
+                "gpu_memory_gb": 0.0, "max_nodes": 1}
+    tiny = Partition(name="cpu", **hardware)
+    owner = cluster or Cluster("lab", {"cpu": tiny})
+    rec = recommend(FakeBundle(partitions={"cpu": hardware}), "gemm", 1024, [(owner, tiny)])
+    rec.workload, rec.size, rec.program_command = "app", size, levels.command
+    rec.program_levels = levels
+    return rec
+
+
+def _script(rec, scheduler: str) -> str:
+    """``rec``'s script as ``recommend --emit`` writes it: the command its sweep ran."""
+    program, recorded = script_program(rec, None)
+    return emit_script(rec, scheduler, program, notes=[recorded])
+
+
+def _run(script: str, cwd) -> subprocess.CompletedProcess:
+    check_bash_syntax(script)
+    path = cwd / "job.sh"
+    path.write_text(script)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "OMPI_"))}
+    return subprocess.run(["bash", str(path)], capture_output=True, text=True, cwd=cwd,
+                          timeout=120, env=env)
+
+
+def test_the_script_runs_the_program_in_its_sweeps_workdir_for_the_pick(swept):
+    """s29 tester A1: swept in ``cases/{size}-{ranks}``, the script ran the program in the
+    submit folder (no controlDict there) and said nothing; now it checks and enters the
+    pick's folder, relative to the submit folder, and says so."""
+    levels, top = swept
+    assert levels.measured_with["workdir"] == "cases/{size}-{ranks}"
+    for scheduler in ("slurm", "pbs"):
+        script = _script(_program_rec(levels), scheduler)
+        assert "\ncd cases/2-1\n" in script, script
+        assert ("# note: the job runs the program in 'cases/2-1' (its sweep's --workdir "
+                "'cases/{size}-{ranks}' for this configuration), in the folder you submit "
+                "from") in script
+    script = _script(_program_rec(levels), "slurm")
+    ran = _run(script, top)
+    assert ran.returncode == 0, ran.stderr
+    assert "time: 0.01 s" in ran.stdout
+    # a size with no folder: the job says which, where, and what to do, and runs nothing
+    ran = _run(_script(_program_rec(levels, size=7), "slurm"), top)
+    assert ran.returncode == 1
+    assert ("job: no run: the program's folder cases/7-1 is missing in " + str(top)) \
+        in ran.stderr and "create it with the program's input" in ran.stderr
+
+
+def test_a_program_without_a_workdir_runs_in_the_submit_folder(swept):
+    import dataclasses
+
+    levels, _ = swept
+    plain = dataclasses.replace(levels, measured_with={**levels.measured_with, "workdir": ""})
+    script = _script(_program_rec(plain), "slurm")
+    assert "\ncd " not in script and "runs the program in" not in script
+
+
+def test_the_script_launches_the_program_as_its_sweep_did_without_a_cluster_launcher(swept):
+    """s29 tester B4: a program swept with mpirun got ``srun --mpi=pmi2``, which its Open MPI
+    cannot start as one job (refused); with no cluster file naming a launcher, the script
+    launches it with the sweep's launcher, said in a note."""
+    levels, top = swept
+    launch = levels.launched_with
+    assert launch is not None and launch["launcher"] == "mpiexec", launch
+    script = _script(_program_rec(levels), "slurm")
+    last = script.rstrip().splitlines()[-1]
+    assert last.startswith(launch["command"] + " ") and "srun" not in last, last
+    assert (f"# note: the script launches with {launch['command']}, the mpiexec the "
+            "program's sweep ran it with (no cluster file names a launcher") in script
+    ran = _run(script, top)
+    assert ran.returncode == 0 and "time: 0.01 s" in ran.stdout, ran.stderr
+
+
+def test_a_cluster_files_launcher_still_wins(swept):
+    from hpcds1mpi.cluster import Cluster, Partition
+
+    levels, _ = swept
+    tiny = Partition(name="cpu", cores_per_node=2, memory_gb=8.0, max_nodes=1)
+    site = Cluster("lab", {"cpu": tiny}, mpi="pmix")
+    script = _script(_program_rec(levels, cluster=site), "slurm")
+    assert script.rstrip().splitlines()[-1].startswith("srun ")
+    assert "--mpi=pmix" in script and "the program's sweep ran it with" not in script
+
+
+def test_a_bundle_without_the_launch_record_keeps_the_old_launcher(swept):
+    import dataclasses
+
+    levels, _ = swept
+    old = dataclasses.replace(levels, launched_with=None)
+    try:
+        script = _script(_program_rec(old), "slurm")
+    except ConfigError as exc:  # srun of an Open MPI without Slurm PMI: refused, as before
+        assert "--cluster FILE" in str(exc)
+    else:
+        assert script.rstrip().splitlines()[-1].startswith("srun ")
