@@ -287,11 +287,12 @@ class Model:
         """Compare a batch script (text or path) with the recommendation (``hpcds1mpi
         advise``); see :func:`advise`."""
         from hpcds1mpi.decide.advise import advise as advise_text
-        from hpcds1mpi.launch.script_file import script_text
+        from hpcds1mpi.launch.script_file import check_first_line, script_text
         from hpcds1mpi.schemas.api_args import api_wording, check_api_arguments
 
         check_api_arguments("advise", workload=workload, size=size, objective=objective)
         text, name = _script(script, script_text)
+        check_first_line(text)  # text as a file is checked: sbatch refuses it (s29 tester D7)
         with api_wording():
             return advise_text(text, self.bundle, _places(cluster, None), workload=workload,
                                size=size, objective=objective, model_dir=self.path, name=name)

@@ -102,6 +102,17 @@ def test_advise_takes_text_a_path_or_a_path_string(model):
     assert math.isfinite(by_text.asked.runtime_s) and by_text.summary().startswith("asked: ")
 
 
+def test_advise_refuses_text_sbatch_refuses_as_it_refuses_the_file(model):
+    """s29 tester D7: a Slurm script without #! was refused from a file only."""
+    text = SCRIPT.read_text().split("\n", 1)[1]
+    assert text.startswith("#SBATCH")
+    for call in (lambda: hpcds1mpi.advise(text, model=model, cluster=CLUSTER),
+                 lambda: model.advise(text, cluster=CLUSTER)):
+        with pytest.raises(ConfigError, match=r"is not #! and sbatch refuses it .*add "
+                           r"#!/bin/bash as the first line$"):
+            call()
+
+
 def test_read_script_and_configurations():
     script = hpcds1mpi.read_script(SCRIPT)
     assert script.layout() == (2, 1, 2)

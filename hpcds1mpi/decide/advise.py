@@ -36,6 +36,7 @@ from hpcds1mpi.decide import system1 as s1
 from hpcds1mpi.decide.recommend import recommend, refuse_job_bundle
 from hpcds1mpi.decide.advise_gain import not_a_gain, predicted_worse, reasons_for_shown
 from hpcds1mpi.decide.advise_launch import launch_notes
+from hpcds1mpi.decide.advise_refusal import rewrite_refusal
 from hpcds1mpi.decide.recommendation import format_time
 from hpcds1mpi.decide.script_workload import choose_launch, no_size, recorded_commands
 from hpcds1mpi.errors import ConfigError
@@ -44,7 +45,8 @@ from hpcds1mpi.launch.job_script import JobScript
 from hpcds1mpi.launch.pbs_request import free_place_note
 from hpcds1mpi.launch.script_fits import refused_request
 from hpcds1mpi.launch.pbs_rewrite import pbs_notes
-from hpcds1mpi.launch.script_reading import MAX_LINE_CHARS, read_script, unread_lines
+from hpcds1mpi.launch.script_reading import read_script
+from hpcds1mpi.launch.script_unlaunched import no_launch
 from hpcds1mpi.launch.script_gpus import shared_gpus, step_refused, visible_note
 from hpcds1mpi.launch.script_repeats import repeats_note
 from hpcds1mpi.launch.script_binding import binding_note, launch_family
@@ -363,14 +365,17 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
         notes.append(pinned)
     if label is None:
         program = (launch.program or launch.program_raw) if launch else None
-        what = f"the program {program!r} matches" if program else "no launched program was " \
-            "found, so the script names"
-        verdict = guard_mod.Verdict("escalate", [f"{what} no workload the model was trained on "
-            f"({', '.join(labels)}); pass --workload if it is one of them"], {"name": "escalate"})
+        # s29 tester B1: "no launched program was found, so the script names no workload"
+        what = (f"the program {program!r} matches no workload the model was trained on"
+                if program else f"{no_launch(script)}, so its workload is not known"
+                if launch is None else f"line {launch.line}: the program {launch.launcher} "
+                "starts could not be read")
+        verdict = guard_mod.Verdict("escalate", [f"{what}; the model has {', '.join(labels)}: "
+            "pass --workload (and --size) if it is one of them"], {"name": "escalate"})
         return Advice(name, script.scheduler, None, source, size, size_source, asked, None,
                       verdict.as_dict(), objective, notes=notes, warnings=warnings)
     if size is None:
-        raise ConfigError(no_size(label, launch, command, bundle))
+        raise ConfigError(no_size(label, launch, command, bundle, script))
     if not 1 <= int(size) <= MAX_SIZE:  # --size is bounded by the CLI; the script's is not
         shown = f"{str(size)[:20]}{'...' if len(str(size)) > 20 else ''}"
         raise ConfigError(f"problem size {shown} ({size_source}) is outside 1..{MAX_SIZE}; "
@@ -423,16 +428,10 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
                     picked_part.cores_per_node)
     family = launch_family(script, script.launch, job_folder)  # Open MPI's binds ranks
     advice.rewritten, advice.changes = rewrite(script, layout, family)
-    unread = unread_lines(script)
-    if unread:  # a rewrite would keep what they ask beside what it adds (two selects)
-        advice.rewritten = None
-        advice.rewrite_refused = (
-            f"--rewrite refused: line{'s' if len(unread) > 1 else ''} "
-            f"{', '.join(map(str, unread[:5]))} {'are' if len(unread) > 1 else 'is'} over "
-            f"{MAX_LINE_CHARS:,} characters and not read, so a rewrite cannot know what it "
-            "changes; shorten the line (fewer select chunks, a shorter argument list) and run "
-            "advise again")
-        notes.append(advice.rewrite_refused)
+    refused = rewrite_refusal(script, asked_cfg, cfg)  # unread lines; no launch line
+    if refused:
+        advice.rewritten, advice.rewrite_refused = None, refused
+        notes.append(refused)
     notes += [n for n in (threads_note(script, layout), ranks_note(script, layout, Layout(
         nodes, per_node, threads)), visible_note(script, cfg.device, cfg.ranks_per_node),
         binding_note(script, layout, family), *pbs_notes(script, layout)) if n]

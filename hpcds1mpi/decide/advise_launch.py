@@ -2,7 +2,7 @@
 
 Its MPI: a launcher or ``srun`` plugin that cannot start the program's MPI is a warning, an
 unknown plugin a note (:func:`hpcds1mpi.launch.script_mpi_check.launch_checks`; files read,
-nothing run). Its arguments: the predictions are for the program's measured command line, so
+a Python program's interpreter asked where its mpi4py is, nothing else run). Its arguments: the predictions are for the program's measured command line, so
 a launch line that runs it with other arguments (``pw.x -nk 2 -i si-30.in`` against the
 measured ``pw.x -i si-{size}.in``: the pool count ``-nk`` decides its multi-rank speed) gets a
 note naming them (:func:`argument_note`).

@@ -86,9 +86,18 @@ def _size_argument(launch: Launch | None) -> str | None:
     return None
 
 
-def no_size(label: str, launch: Launch | None, template: str | None, bundle) -> str:
-    """Why the script gives no size for ``label``, and what to do (one line)."""
+def no_size(label: str, launch: Launch | None, template: str | None, bundle,
+            script: JobScript | None = None) -> str:
+    """Why ``script`` gives no size for ``label`` (read from ``launch``; None: no launch line
+    was recognised, and ``script`` names the line that runs its program), and what to do
+    (one line)."""
     head = f"no problem size for {label} in the script"
+    if launch is None:  # s29 tester B5: it was "line ? runs ''"
+        from hpcds1mpi.launch.script_unlaunched import LAUNCHERS_SAID, no_launch
+
+        said = no_launch(script) if script is not None else \
+            f"no launch line ({LAUNCHERS_SAID}) was recognised"
+        return f"{head}: {said}; pass --size"
     given = _size_argument(launch)
     if given is not None:
         shown = given if len(given) <= 40 else given[:40] + "..."

@@ -4,9 +4,11 @@
 one MPI family (Open MPI, MPICH) with the other family's launcher, naming one that fits (a
 note where either is found on this PATH after a line that changes the job's environment);
 :func:`srun_check` the same for ``srun`` and its MPI plugin (:func:`launch_checks`: both, for
-every launch line). It reads files only (the launcher's real name and linked libraries, the
-program's ELF ``NEEDED``, its libraries' in turn, or its version banner) and runs nothing;
-the families themselves are :mod:`hpcds1mpi.launch.mpi_family`'s.
+every launch line). It reads files (the launcher's real name and linked libraries; the
+program's MPI as the sweep reads it, :mod:`hpcds1mpi.launch.program_file_mpi`: an ELF's
+``NEEDED``, its libraries' in turn, or its version banner, a Python program's mpi4py, a shell
+wrapper's program) and runs nothing but a Python program's interpreter, asked where its
+mpi4py is; the families themselves are :mod:`hpcds1mpi.launch.mpi_family`'s.
 """
 
 from __future__ import annotations
@@ -20,9 +22,9 @@ import sys
 from typing import TYPE_CHECKING
 
 from hpcds1mpi.launch import mpi_family
-from hpcds1mpi.launch.elf_libraries import needed_files, needed_tree
+from hpcds1mpi.launch.elf_libraries import needed_files
 from hpcds1mpi.launch.pmix_support import mpich_speaks_pmix, openmpi_slurm_pmi
-from hpcds1mpi.launch.script_request import program_at
+from hpcds1mpi.launch.program_file_mpi import file_mpi, program_word
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript, Launch
@@ -62,29 +64,14 @@ def launcher_file_family(path: str) -> str | None:
         return None
 
 
-def program_file_family(path: str) -> tuple[str | None, str]:
-    """(family, evidence) of a program file: the MPI library its ELF ``NEEDED`` names, or
-    that the libraries it needs name in theirs (ScaLAPACK, PETSc, parallel HDF5: files found
-    as the loader would, :func:`~hpcds1mpi.launch.elf_libraries.needed_tree`, nothing run), or
-    the version banner of a static binary; (None, "") otherwise (no ELF, no MPI found, the
-    MPI-5 ABI)."""
-    try:
-        needed = mpi_family.elf_needed(path)
-        if needed is None:
-            return None, ""
-        for name, via in needed_tree(path):
-            family = mpi_family.family_of_soname(name)
-            if family is not None:
-                through = f" through {' and '.join(via)}" if via else ""
-                return ((family, f"links {name}{through}") if family != mpi_family.MPI_ABI
-                        else (None, ""))
-        if needed:
-            return None, ""
-        with open(path, "rb") as fh:
-            family = mpi_family.family_of_banner(fh.read(_MAX_READ))
-        return family, "a static binary with its MPI's version banner"
-    except OSError:
-        return None, ""
+def program_file_family(path: str, env: dict | None = None) -> tuple[str | None, str]:
+    """(family, evidence) of a program file, read as the sweep reads it: an ELF's MPI library
+    (its own ``NEEDED`` or its libraries': ScaLAPACK, PETSc, parallel HDF5) or a static
+    binary's banner, a Python program's mpi4py, a shell wrapper's program
+    (:func:`~hpcds1mpi.launch.program_file_mpi.file_mpi`); (None, "") otherwise (no MPI
+    found, the MPI-5 ABI, a file of unknown kind)."""
+    found = file_mpi(path, env)
+    return found.family, found.evidence
 
 
 @functools.lru_cache(maxsize=4)
@@ -153,7 +140,8 @@ def mpi_mismatch(script: "JobScript", launch: "Launch", cwd: str, env: dict | No
     ``seen``: one set passed for every launch line of a script: each (program, launcher)
     pair of files is then read once, and warned about at its first line only.
 
-    Only files are read, nothing is run (not even ``--version``). A name without a folder is
+    Only files are read (a Python program's interpreter is asked where its mpi4py is), no
+    launcher is run (not even ``--version``). A name without a folder is
     looked up on ``PATH``; after a line that changes the job's environment (``module``,
     ``source``, ``spack``, ``conda``, ``PATH=``) that is the PATH advise sees, and the note
     says so (the job may find another); a relative program is read in ``cwd`` (where the job
@@ -166,8 +154,7 @@ def mpi_mismatch(script: "JobScript", launch: "Launch", cwd: str, env: dict | No
     path_var = env.get("PATH")
     changed_at = _first_lines(script.text)[0]
     folder = _job_folder(script, launch, cwd)
-    words = [launch.program or "", *launch.args]
-    word = words[program_at(words)]
+    word = program_word([launch.program or "", *launch.args])
     program = _found(word, folder, path_var)
     launcher_word = script.text[launch.span[0]:launch.span[1]].strip("\"'")
     launcher = _found(launcher_word, folder, path_var)
@@ -177,7 +164,7 @@ def mpi_mismatch(script: "JobScript", launch: "Launch", cwd: str, env: dict | No
         if (program, launcher) in seen:
             return None  # read, and said at its first line
         seen.add((program, launcher))
-    want, evidence = program_file_family(program)
+    want, evidence = program_file_family(program, env)
     have = launcher_file_family(launcher)
     if want is None or have is None or want == have:
         return None
@@ -253,15 +240,15 @@ def srun_check(script: "JobScript", launch: "Launch", cwd: str, env: dict | None
     here: it may be pmix). The plugin: :func:`_srun_plugin`. None when they fit, or the
     program or its MPI is unknown. A program named without a folder after a line that
     changes the environment (``module load``) is read on this machine's PATH, and the line
-    says the job may run another. Files are read, nothing is run; ``seen`` as
+    says the job may run another. Files are read (a Python program's interpreter asked where
+    its mpi4py is); ``seen`` as
     :func:`mpi_mismatch` takes it."""
     if launch.kind != "slurm":
         return None
     env = os.environ if env is None else env
     changed_at = _first_lines(script.text)[0]
     path_var = None if changed_at < launch.line else env.get("PATH")
-    words = [launch.program or "", *launch.args]
-    word = words[program_at(words)]
+    word = program_word([launch.program or "", *launch.args])
     program = _found(word, _job_folder(script, launch, cwd), path_var)
     maybe_other = program is None and path_var is None and "/" not in word
     if maybe_other:  # a module changes which program runs, not which srun: read this one
@@ -274,7 +261,8 @@ def srun_check(script: "JobScript", launch: "Launch", cwd: str, env: dict | None
         if (program, plugin) in seen:
             return None
         seen.add((program, plugin))
-    want, evidence = program_file_family(program)
+    found = file_mpi(program, env)  # a Python program's: its mpi4py's (s29 tester B2)
+    want, evidence, elf = found.family, found.evidence, found.elf
     if want is None:
         return None
     which = (f"the {word} on this machine's PATH ({program}; line {int(changed_at)} changes "
@@ -293,7 +281,7 @@ def srun_check(script: "JobScript", launch: "Launch", cwd: str, env: dict | None
                            "wire up (it aborts in MPI_Init); add --mpi=pmix, or launch it "
                            "with Open MPI's mpirun")
     if want == mpi_family.OPENMPI and not plugin.startswith("pmix"):
-        library = _mpi_library(program, mpi_family.OPENMPI)
+        library = _mpi_library(elf, mpi_family.OPENMPI)
         speaks, why = openmpi_slurm_pmi(library) if library else (None, "its libmpi not found")
         if speaks is False:  # it aborts in MPI_Init (Debian's Open MPI, Open MPI 5)
             return "warning", (f"{name} but srun runs it with {whence}, which Open MPI cannot "
@@ -309,7 +297,7 @@ def srun_check(script: "JobScript", launch: "Launch", cwd: str, env: dict | None
                            "starts alone; add --mpi=pmi2"
                            + (" (or pmix)" if want == mpi_family.MPICH else ""))
     if want == mpi_family.MPICH and plugin and plugin.startswith("pmix"):
-        library = _mpich_without_pmix(program)
+        library = _mpich_without_pmix(elf)
         if library:  # its ranks start as 1-rank copies (s27 tester Q, 1)
             return "warning", (f"{name} but srun runs it with {whence}: its MPI library "
                                f"{library} links no PMIx library, so srun would start it as "
@@ -318,10 +306,10 @@ def srun_check(script: "JobScript", launch: "Launch", cwd: str, env: dict | None
 
 
 def _mpich_without_pmix(program: str) -> str | None:
-    """The MPICH-family library file ``program`` loads where it speaks no PMIx
-    (:func:`~hpcds1mpi.launch.pmix_support.mpich_speaks_pmix` on everything the program
-    links), else None. Read from the ELF files, nothing run: a script's program may be
-    anyone's."""
+    """The MPICH-family library file the ELF ``program`` (a binary, or a Python program's
+    mpi4py extension) loads where it speaks no PMIx
+    (:func:`~hpcds1mpi.launch.pmix_support.mpich_speaks_pmix` on everything it links), else
+    None. Read from the ELF files, nothing run: a script's program may be anyone's."""
     try:
         tree = list(needed_files(program))
     except OSError:

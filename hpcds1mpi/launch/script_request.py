@@ -6,8 +6,9 @@ A launch line overrides the allocation for its step: ``srun -n 32 -c 4 --gpus-pe
 program's own thread option where it is known (:func:`program_threads`: ``hpcds1mpi run`` /
 ``sweep``'s ``--threads N``, ``run``'s default of 1 without it, or the word where the
 program's measured command has ``{threads}``), else ``OMP_NUM_THREADS`` where the script sets
-it (on the launch line or before it), else PBS's ``ompthreads``, else the CPUs per task, else
-one.
+it (on the launch line or before it; without a launch line, before the line that runs the
+program: :mod:`hpcds1mpi.launch.script_unlaunched`), else PBS's ``ompthreads``, else the CPUs
+per task, else one.
 
 The launched program asks for a problem size (:func:`size_from`; its precision and device:
 :mod:`hpcds1mpi.launch.script_knobs`), and for an MPI:
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, NamedTuple, Sequence
 
 from hpcds1mpi.launch.script_gpus import read_step_gpus
 from hpcds1mpi.launch.script_options import DIGITS, SIZE_DIGITS, range_note, to_int
+from hpcds1mpi.launch.script_unlaunched import program_line, unlaunched_note
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript, Launch
@@ -53,13 +55,19 @@ def _count(script: "JobScript", launch: "Launch", name: str, key: str) -> int | 
     return value
 
 
-def _threads_from_env(script: "JobScript", launch: "Launch") -> int | None:
-    if "OMP_NUM_THREADS" in launch.env:
+def _threads_from_env(script: "JobScript", launch: "Launch | None") -> int | None:
+    """OMP_NUM_THREADS as ``launch`` sets it or the script sets it before; without a launch
+    line, as set before the line that runs the program (s29 tester B1: `export
+    OMP_NUM_THREADS=1` before `gpaw -P 2 ...` was "neither OMP_NUM_THREADS nor CPUs per
+    task are set")."""
+    if launch is not None and "OMP_NUM_THREADS" in launch.env:
         value, opt = launch.env["OMP_NUM_THREADS"]
         line = opt.line
     else:
+        found = program_line(script) if launch is None else None
+        until = launch.line if launch is not None else found[0] if found else float("inf")
         before = [s for s in script.settings
-                  if s.name == "OMP_NUM_THREADS" and s.line <= launch.line]
+                  if s.name == "OMP_NUM_THREADS" and s.line <= until]
         if not before:
             return None
         value, line = before[-1].resolved, before[-1].line
@@ -85,10 +93,10 @@ def resolve_launch(script: "JobScript", launch: "Launch | None" = None) -> None:
     launch = launch or (script.launches[0] if script.launches else None)
     script.launch = launch
     if launch is None:
-        script.note("no srun / mpirun / mpiexec line found; the directives alone are read")
+        script.note(unlaunched_note(script))
     else:
         _apply(script, launch)
-    env_threads = _threads_from_env(script, launch) if launch is not None else None
+    env_threads = _threads_from_env(script, launch)
     own = program_threads(script, launch)
     if own is not None:  # the program's own thread option is what its ranks run, whatever
         # OMP_NUM_THREADS (or PBS's ompthreads, which sets it) says

@@ -419,7 +419,9 @@ class Service:
 
     def _advise(self, req: "AdviseRequest") -> dict:
         from hpcds1mpi.decide.advise import advise
+        from hpcds1mpi.launch.script_file import check_first_line
 
+        check_first_line(req.script)  # as `advise FILE` checks it: sbatch refuses it (s29 D7)
         advice = advise(req.script, self.bundle, self.places, workload=req.workload,
                         size=req.size, objective=req.objective, model_dir=self.model_dir,
                         history=self.history, name="<request>")

@@ -107,7 +107,9 @@ def test_a_script_without_a_launch_line_says_so_not_program_none(bundle, places)
     text = ASKED.replace("srun hpcds1mpi run stencil --size 128 --precision fp64", "./app 100")
     a = run(text, bundle, places)
     assert a.verdict["verdict"] == "escalate"
-    assert a.verdict["reasons"][0].startswith("no launched program was found"), a.verdict
+    assert a.verdict["reasons"][0].startswith("no launch line (srun / mpirun / mpiexec / "
+                                              "aprun / ibrun) was recognised (line 8 runs "
+                                              "`./app 100`)"), a.verdict
     assert "None" not in a.verdict["reasons"][0]
 
 

@@ -113,3 +113,17 @@ def test_a_launch_of_the_whole_allocation_outranks_a_counted_one():
     single = read_script("#SBATCH -N 4\nsrun -n 1 ./pre\n")
     assert choose_launch(single, [], {})[1].line == 2
     assert not any("taken as the workload" in n for n in single.notes)
+
+
+def test_no_size_without_a_launch_line_names_the_line_that_runs_the_program():
+    """s29 tester B5: `gpaw -P 2 python h2.py 25` (GPAW starts its own ranks) gave "line ?
+    runs '', which does not have the form of its measured command"."""
+    from hpcds1mpi.decide.script_workload import no_size
+
+    script = read_script("#!/bin/bash\n#SBATCH -N 1\n#SBATCH --ntasks-per-node=2\n"
+                         "export OMP_NUM_THREADS=1\ngpaw -P 2 python h2.py 25\n")
+    message = no_size("gpaw", script.launch, "gpaw python h2.py {size}", None, script)
+    assert message == ("no problem size for gpaw in the script: no launch line (srun / mpirun "
+                       "/ mpiexec / aprun / ibrun) was recognised (line 5 runs `gpaw -P 2 "
+                       "python h2.py 25`); pass --size")
+    assert "line ?" not in no_size("gpaw", None, "gpaw python h2.py {size}", None)

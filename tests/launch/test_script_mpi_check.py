@@ -91,8 +91,7 @@ def test_a_fitting_or_unknown_pairing_says_nothing(mpis, nothing_runs, tmp_path)
     fits = f"#SBATCH -N 1\n{mpis['openmpi_run']} -np 2 {mpis['openmpi_app']}\n"
     assert _mismatch(fits, tmp_path) is None
     assert _mismatch(f"#SBATCH -N 1\nsrun {mpis['openmpi_app']}\n", tmp_path) is None
-    assert _mismatch(f"#SBATCH -N 1\n{mpis['openmpi_run']} -np 2 python3 app.py\n",
-                     tmp_path) is None
+    # `python3 app.py`: its mpi4py's, asked of the interpreter (a process): in the test below
     assert _mismatch(f"#SBATCH -N 1\n{mpis['openmpi_run']} -np 2 ./missing\n", tmp_path) is None
     assert _mismatch(f"#SBATCH -N 1\n$MPI_HOME/bin/mpirun -np 2 {mpis['mpich_app']}\n",
                      tmp_path) is None
@@ -241,8 +240,7 @@ def test_srun_with_a_plugin_that_fits_says_nothing(mpis, nothing_runs, tmp_path)
     assert _srun(f"#SBATCH -N 1\nsrun --mpi=pmix {mpis['openmpi_app']}\n", tmp_path) is None
     assert _srun(f"#SBATCH -N 1\nsrun --mpi=pmi2 {mpis['mpich_app']}\n", tmp_path) is None
     assert _srun(f"#SBATCH -N 1\nsrun {mpis['mpich_app']}\n", tmp_path) is None  # unknown
-    assert _srun("#SBATCH -N 1\nsrun python3 app.py\n", tmp_path) is None
-    conf.write_text("MpiDefault=pmi2\n")
+    conf.write_text("MpiDefault=pmi2\n")  # `srun python3 app.py`: asks python3 (a test below)
     assert _srun(f"#SBATCH -N 1\nsrun --mpi=$MPI {mpis['openmpi_app']}\n", tmp_path,
                  conf) is None  # set at run time: unknown here
 
@@ -311,3 +309,57 @@ def test_srun_pmi2_for_an_open_mpi_built_with_slurms_pmi_says_nothing(request, t
     assert note.startswith("note: line 2:") and "built with Slurm's PMI" in note, note
     assert "which Open MPI cannot wire up" in _srun(
         f"#SBATCH -N 1\nsrun --mpi=none {with_pmi}\n", tmp_path)
+
+
+def test_a_python_programs_mpi_is_its_mpi4pys_as_the_sweep_reads_it(tmp_path):
+    """s29 tester B2: `srun --mpi=pmi2 gpaw python h2.py 25` (GPAW: #!/usr/bin/python3,
+    Debian's mpi4py on Open MPI) got no warning, while Meep's line did, and the job failed
+    "OMPI was not built with SLURM's PMI support"; so did `mpirun -np 2 gpaw ...` where
+    PATH's mpirun is the venv's MPICH hydra. Only files are read, and GPAW's interpreter is
+    asked where its mpi4py is."""
+    gpaw = system_program("gpaw")
+    text = f"#!/bin/bash\n#SBATCH -N 1\nexport OMP_NUM_THREADS=1\nsrun --mpi=pmi2 {gpaw} " \
+           "python h2.py 25\n"
+    line = _srun(text, tmp_path)
+    assert line.startswith("line 4: gpaw is linked against Open MPI (a Python program: the "
+                           "mpi4py of /usr/bin/python3"), line
+    assert "which Open MPI cannot wire up" in line and "add --mpi=pmix" in line, line
+    meep = _srun(text.replace(f"{gpaw} python h2.py 25", system_program("meep")), tmp_path)
+    assert "which Open MPI cannot wire up" in meep  # the ELF, read as before
+    assert _srun(text.replace("pmi2", "pmix"), tmp_path) is None
+    if os.path.exists(WHEEL_MPIEXEC):  # the venv's hydra first on PATH
+        env = {"PATH": f"{Path(WHEEL_MPIEXEC).parent}:{os.environ['PATH']}"}
+        mismatch = mpi_check.mpi_mismatch(read_script(
+            text.replace("srun --mpi=pmi2", "mpirun -np 2")), read_script(text.replace(
+                "srun --mpi=pmi2", "mpirun -np 2")).launch, str(tmp_path), env)
+        assert mismatch is not None and mismatch[0] == "warning", mismatch
+        assert "gpaw is linked against Open MPI (a Python program" in mismatch[1]
+        assert "a launcher of the MPICH family (hydra)" in mismatch[1], mismatch
+
+
+def test_a_python_interpreter_on_the_launch_line_is_read_for_its_mpi4py(tmp_path):
+    """`srun --mpi=pmi2 /usr/bin/python3 -m gpaw ...`: the interpreter's mpi4py counts."""
+    python = "/usr/bin/python3"
+    if not os.path.exists(python) or not _has_mpi4py(python):
+        pytest.skip("Debian's python3-mpi4py not installed")
+    line = _srun(f"#SBATCH -N 1\nsrun --mpi=pmi2 {python} -m gpaw python h2.py 25\n", tmp_path)
+    assert line.startswith("line 2: python3 is linked against Open MPI (a Python program"), line
+    assert _srun(f"#SBATCH -N 1\nsrun --mpi=pmix {python} app.py\n", tmp_path) is None
+    assert _srun(f"#SBATCH -N 1\nsrun --mpi=pmi2 {sys.executable} app.py\n", tmp_path) is None
+
+
+def test_a_python_program_under_another_familys_mpirun_is_a_warning(mpis, tmp_path):
+    """`mpirun.openmpi -np 2 python3 app.py` was unknown ("its mpi4py would need running"):
+    the venv's mpi4py (the MPICH wheel) under Open MPI's launcher is warned about, Debian's
+    python3 (Open MPI's mpi4py) fits."""
+    venv_python = Path(sys.executable)
+    line = _mismatch(f"#SBATCH -N 1\n{mpis['openmpi_run']} -np 2 {venv_python} app.py\n",
+                     tmp_path)
+    assert line is not None and "Cray MPICH) (a Python program: the mpi4py of " in line, line
+    if _has_mpi4py("/usr/bin/python3"):
+        assert _mismatch(f"#SBATCH -N 1\n{mpis['openmpi_run']} -np 2 /usr/bin/python3 "
+                         "app.py\n", tmp_path) is None
+
+
+def _has_mpi4py(python: str) -> bool:
+    return subprocess.run([python, "-c", "import mpi4py"], capture_output=True).returncode == 0

@@ -171,6 +171,16 @@ def test_advise_reads_text_never_a_path(server, text):
         assert data["asked"] is None or data["workload"] is None
 
 
+def test_advise_refuses_a_slurm_script_without_its_hash_bang_line(server):
+    """s29 tester D7: `advise FILE` refused it, as sbatch does; the service read and
+    rewrote it."""
+    text = SCRIPT.split("\n", 1)[1]  # the #!/bin/bash line left out
+    assert text.startswith("#SBATCH")
+    status, data, _ = server.request("POST", "/v1/advise", {"script": text})
+    assert status == 422, data
+    assert "is not #! and sbatch refuses it" in data["error"] and "\n" not in data["error"]
+
+
 def test_advise_bounds_the_script(server):
     status, data, _ = server.request("POST", "/v1/advise", {"script": "#" * 60_001})
     assert status == 422 and "script" in data["error"]

@@ -1,0 +1,143 @@
+"""The MPI a job script's program file uses, for ``advise``'s launcher check.
+
+Read as the sweep reads a program's MPI (:func:`hpcds1mpi.launch.mpi_family.program_mpi`,
+:mod:`hpcds1mpi.measure.program_mpi`), so a Python program gets the warning an ELF one gets
+(s29 tester B2: GPAW, ``#!/usr/bin/python3``, had none under ``srun --mpi=pmi2`` while Meep had):
+
+* an ELF binary: the MPI library in its ``NEEDED`` entries or its libraries' in turn (files
+  read as the loader would, :func:`~hpcds1mpi.launch.elf_libraries.needed_tree`), else a
+  static binary's version banner;
+* a Python program (a ``python`` word, or a ``#!`` naming Python, read as the kernel and
+  env(1) read it: :mod:`~hpcds1mpi.launch.shebang`): its interpreter's mpi4py. The one thing
+  run: that interpreter, asked where its ``mpi4py.MPI`` extension is (``find_spec``: MPI is not
+  loaded, the program is not run), whose ELF is then read as above;
+* a shell wrapper: the program it names outright
+  (:func:`~hpcds1mpi.launch.wrapper_program.wrapped_program`), read as above.
+
+Anything else is unknown: no warning, no guess.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass, replace
+
+from hpcds1mpi.launch import mpi_family
+from hpcds1mpi.launch.elf_libraries import needed_tree
+from hpcds1mpi.launch.script_request import program_at
+from hpcds1mpi.launch.shebang import PYTHON_NAME, read_shebang, shebang_python
+
+#: The most of a file read for a version banner (a static binary).
+_MAX_READ = 256 << 20
+#: Shell wrappers read inside one another at most this deep (a script that runs itself).
+_DEPTH = 4
+#: Seconds an interpreter may take to say where its mpi4py is.
+_TIMEOUT_S = 30
+
+
+@dataclass(frozen=True)
+class FileMPI:
+    """A program file's MPI: ``family`` (None: unknown), ``evidence`` (how it was told, ""
+    when unknown) and ``elf``: the ELF file whose libraries hold the MPI library (the
+    binary, or a Python program's mpi4py extension; "" when none), which the PMI checks read."""
+
+    family: str | None
+    evidence: str = ""
+    elf: str = ""
+
+
+def program_word(words: list[str]) -> str:
+    """The word of a launched command whose file tells its MPI: a Python interpreter's own
+    (``python3 app.py``, ``python3 -m gpaw``: its mpi4py), else the program's
+    (:func:`~hpcds1mpi.launch.script_request.program_at`)."""
+    if words and PYTHON_NAME.match(os.path.basename(words[0])):
+        return words[0]
+    return words[program_at(words)] if words else ""
+
+
+def file_mpi(path: str, env: dict | None = None, depth: int = 0) -> FileMPI:
+    """The MPI of the program file ``path`` (see the module docstring); ``env``: the
+    environment its interpreter or wrapped program is found in (default: this process's)."""
+    env = dict(os.environ if env is None else env)
+    if PYTHON_NAME.match(os.path.basename(path)):  # pyenv's shims are shell scripts too
+        return _python_mpi(path, (), env)
+    if read_shebang(path) is None:
+        return elf_mpi(path)
+    from hpcds1mpi.launch.wrapper_program import is_shell_script, wrapped_program
+
+    if is_shell_script(path):
+        inner = wrapped_program(path) if depth < _DEPTH else None
+        found = _on_path(inner[0], env) if inner else None
+        if found is None:
+            return FileMPI(None)
+        got = file_mpi(found, env, depth + 1)
+        return replace(got, evidence=f"it runs {os.path.basename(found)}: {got.evidence}"
+                       ) if got.family else got
+    python = shebang_python(path, env)
+    if python is None:
+        return FileMPI(None)
+    (interpreter, *options), python_env = python
+    return _python_mpi(interpreter, tuple(options), python_env)
+
+
+def elf_mpi(path: str) -> FileMPI:
+    """The MPI of an ELF file: the MPI library its ``NEEDED`` names, or that the libraries it
+    needs name in theirs (ScaLAPACK, PETSc, parallel HDF5), else a static binary's version
+    banner; unknown for no ELF, no MPI found, or the MPI-5 ABI (its implementation is
+    whichever library the loader finds)."""
+    try:
+        needed = mpi_family.elf_needed(path)
+        if needed is None:
+            return FileMPI(None)
+        for name, via in needed_tree(path):
+            family = mpi_family.family_of_soname(name)
+            if family is not None:
+                through = f" through {' and '.join(via)}" if via else ""
+                return (FileMPI(family, f"links {name}{through}", path)
+                        if family != mpi_family.MPI_ABI else FileMPI(None))
+        if needed:
+            return FileMPI(None)
+        with open(path, "rb") as fh:
+            family = mpi_family.family_of_banner(fh.read(_MAX_READ))
+        return FileMPI(family, "a static binary with its MPI's version banner", path)
+    except OSError:
+        return FileMPI(None)
+
+
+def _python_mpi(interpreter: str, options: tuple[str, ...], env: dict) -> FileMPI:
+    """The MPI of ``interpreter``'s mpi4py: its extension's ELF (:func:`elf_mpi`)."""
+    extension = _mpi4py_extension(interpreter, options, tuple(sorted(env.items())))
+    if extension is None:
+        return FileMPI(None)
+    found = elf_mpi(extension)
+    if found.family is None:
+        return found
+    return replace(found, evidence=f"a Python program: the mpi4py of {interpreter}, "
+                                   f"{extension}, {found.evidence}")
+
+
+@functools.lru_cache(maxsize=16)
+def _mpi4py_extension(interpreter: str, options: tuple[str, ...],
+                      env: tuple[tuple[str, str], ...]) -> str | None:
+    """The file of ``interpreter``'s ``mpi4py.MPI`` extension, found without importing it
+    (importing it loads MPI); None when it has no mpi4py or cannot be asked. Asked once per
+    interpreter, options and environment (a script launches the same Python many times)."""
+    try:
+        proc = subprocess.run([interpreter, *options, "-c", mpi_family.MPI4PY_FILE],
+                              capture_output=True, text=True, timeout=_TIMEOUT_S,
+                              env=dict(env), stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    extension = proc.stdout.strip()
+    return extension if proc.returncode == 0 and os.path.isfile(extension) else None
+
+
+def _on_path(word: str, env: dict) -> str | None:
+    """The file ``word`` names: a path, or a name on ``env``'s PATH."""
+    if not word or "$" in word:
+        return None
+    found = word if "/" in word else shutil.which(word, path=env.get("PATH"))
+    return found if found and os.path.isfile(found) else None

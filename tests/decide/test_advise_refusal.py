@@ -1,0 +1,90 @@
+"""Why ``advise --rewrite`` writes nothing (:mod:`hpcds1mpi.decide.advise_refusal`), with the
+shipped bundle on the lab partition: a program that may start its own ranks (GPAW's
+``gpaw -P N``, s29 tester B1) keeps its layout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hpcds1mpi import cluster as cluster_mod
+from hpcds1mpi.decide.advise import advise
+from hpcds1mpi.decide.model_bundle import DEFAULT_MODEL, load_model
+from hpcds1mpi.errors import ConfigError
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "data" / "jobscripts"
+#: GPAW's documented self-launch: `gpaw -P N` runs mpiexec itself, no launch line.
+SELF_LAUNCHED = """#!/bin/bash
+#SBATCH --partition=standard
+#SBATCH --nodes={nodes}
+#SBATCH --ntasks-per-node=2
+#SBATCH --time={time}
+export OMP_NUM_THREADS=1
+gpaw -P {ranks} python h2.py 25
+"""
+
+
+@pytest.fixture(scope="module")
+def bundle():
+    return load_model(None)
+
+
+@pytest.fixture(scope="module")
+def places():
+    clusters = cluster_mod.load_clusters(SCRIPTS / "lab.toml")
+    return [(c, p) for c in clusters.values() for p in c.partitions.values()]
+
+
+@pytest.fixture(autouse=True)
+def user_files(tmp_path, monkeypatch):
+    monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HPCDS1MPI_HISTORY", str(tmp_path / "cache" / "failures.json"))
+
+
+def run(text, bundle, places, **kw):
+    return advise(text, bundle, places, model_dir=DEFAULT_MODEL, workload="stencil", size=128,
+                  **kw)
+
+
+def test_a_new_layout_for_a_program_that_may_start_its_own_ranks_is_refused(bundle, places):
+    """s29 tester B1: the rewrite set --ntasks-per-node=1 and left `gpaw -P 2`: the job
+    failed "not enough slots"."""
+    a = run(SELF_LAUNCHED.format(nodes=1, time="00:30:00", ranks=2), bundle, places)
+    assert a.recommended is not None and a.recommended.config != a.asked.config
+    assert a.rewritten is None and a.rewrite_refused in a.notes
+    assert a.rewrite_refused.startswith(
+        "--rewrite refused: no launch line (srun / mpirun / mpiexec / aprun / ibrun) was "
+        "recognised (line 7 runs `gpaw -P 2 python h2.py 25`)"), a.rewrite_refused
+    assert "\n" not in a.rewrite_refused
+    assert a.asked.lines == [3, 4, 5, 6]  # the threads read from line 6's OMP_NUM_THREADS
+
+
+def test_a_rewrite_that_keeps_the_layout_is_still_written(bundle, places):
+    a = run(SELF_LAUNCHED.format(nodes=4, time="10:00:00", ranks=8), bundle, places)
+    assert a.recommended.config == a.asked.config and not a.rewrite_refused
+    assert [c.line for c in a.changes] == [5] and "gpaw -P 8" in a.rewritten
+
+
+def test_the_same_program_on_a_launch_line_is_rewritten(bundle, places):
+    text = SELF_LAUNCHED.format(nodes=1, time="00:30:00", ranks=2).replace(
+        "gpaw -P 2 python", "srun gpaw python")
+    a = run(text, bundle, places)
+    assert a.rewritten is not None and not a.rewrite_refused
+
+
+def test_without_workload_the_verdict_names_the_line_and_the_models_workloads(bundle, places):
+    """s29 tester B1: "no launched program was found, so the script names no workload the
+    model was trained on (gpaw)", which read as if gpaw were not one."""
+    text = SELF_LAUNCHED.format(nodes=1, time="00:30:00", ranks=2)
+    a = advise(text, bundle, places, model_dir=DEFAULT_MODEL)
+    reason = a.verdict["reasons"][0]
+    assert reason.startswith("no launch line (srun / mpirun / mpiexec / aprun / ibrun) was "
+                             "recognised (line 7 runs `gpaw -P 2 python h2.py 25`), so its "
+                             "workload is not known; the model has "), reason
+    assert "stencil" in reason and reason.endswith("pass --workload (and --size) if it is one "
+                                                   "of them")
+    with pytest.raises(ConfigError, match=r"^no problem size for stencil in the script: no "
+                       r"launch line .* \(line 7 runs `gpaw -P 2 python h2.py 25`\); pass "
+                       r"--size$"):
+        advise(text, bundle, places, model_dir=DEFAULT_MODEL, workload="stencil")
