@@ -46,7 +46,8 @@ def _scheduler(text: str) -> str | None:
 def check_first_line(text: str) -> None:
     """Refuse a Slurm script whose first line is not ``#!``, in one line, as sbatch refuses it
     (s29 tester D7: it was read and rewritten). qsub takes a script without one: not refused.
-    Checked on a script file only: texts given to the reader directly may be fragments."""
+    Checked on a script file, and on a script's text given to the API's and the service's
+    advise; the reader itself takes fragments (tests, ``read_script("#SBATCH -N 2")``)."""
     if _scheduler(text) == "slurm" and not text.startswith(("#!", "\ufeff")):
         first = text.split("\n", 1)[0][:60]
         raise ConfigError(f"the script's first line ({first!r}) is not #! and sbatch refuses "
