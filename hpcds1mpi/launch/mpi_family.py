@@ -13,8 +13,9 @@ Never assumed: read from the program itself.
 * **A Python script** (``python3 app.py``, or a ``#!`` line naming Python): the MPI of the
   mpi4py that interpreter imports, asked in a subprocess of that interpreter
   (``MPI.Get_library_version()``, without initialising MPI).
-* Anything else (a shell wrapper, a file of unknown kind): unknown. The launch probe
-  (:mod:`hpcds1mpi.launch.probe`) and ``--ranks-regex`` are the proof there.
+* **A shell wrapper**: the program it names outright, read as above (s29 tester E1).
+* Anything else (a wrapper naming its program by a variable, a file of unknown kind): unknown.
+  The launch probe (:mod:`hpcds1mpi.launch.probe`) and ``--ranks-regex`` are the proof there.
 
 A launcher's family comes from its ``--version`` (hydra: MPICH family; "Open MPI"/"OpenRTE":
 Open MPI; ``srun`` starts either, given the right ``--mpi`` plugin). :func:`check_launcher`
@@ -32,8 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hpcds1mpi.errors import ConfigError, LaunchError
-# elf_needed is also read here by launch/script_mpi_check.py (not moved with it: that file is
-# being edited elsewhere); everything else imports it from launch/elf_libraries.py.
+# launch/script_mpi_check.py reads elf_needed from here; all else from launch/elf_libraries.py.
 from hpcds1mpi.launch.elf_libraries import elf_needed, ldd_text
 from hpcds1mpi.launch.pmix_support import mpich_speaks_pmix, openmpi_slurm_pmi
 
@@ -77,27 +77,20 @@ class ProgramMPI:
 
 def family_of_soname(name: str) -> str | None:
     """The MPI family of a shared-library name, e.g. ``libmpi.so.40`` -> ``"openmpi"``."""
-    for pattern, family in _SONAMES:
-        if pattern.search(name):
-            return family
-    return None
+    return next((family for pattern, family in _SONAMES if pattern.search(name)), None)
 
 
 def family_of_banner(text: str | bytes) -> str | None:
     """The MPI family named by a library version text (``MPI_Get_library_version``)."""
     data = text.encode() if isinstance(text, str) else text
-    for pattern, family in _BANNERS:
-        if pattern.search(data):
-            return family
-    return None
+    return next((family for pattern, family in _BANNERS if pattern.search(data)), None)
 
 
 def _ldd_family(path: str, env: dict) -> tuple[str | None, str]:
     """The MPI family of the libraries the loader resolves for ``path`` (``ldd``), if any."""
     for line in (ldd_text(path, env) or "").splitlines():
         name = line.strip().split(" ", 1)[0]
-        family = family_of_soname(name)
-        if family:
+        if family := family_of_soname(name):
             return family, f"links {name} (through its libraries, ldd)"
     return None, ""
 
@@ -275,13 +268,20 @@ def program_mpi(tokens: list[str], env: dict | None = None) -> ProgramMPI:
 
     ``python x.py`` / ``python3 -m pkg`` and scripts whose ``#!`` names Python (read as the
     kernel and env(1) do: :mod:`~hpcds1mpi.launch.shebang`) are asked through that
-    interpreter's mpi4py; ELF binaries are read; anything else is unknown.
+    interpreter's mpi4py; ELF binaries are read, and the program a shell wrapper names
+    (:func:`~hpcds1mpi.launch.wrapper_program.unwrapped`); anything else is unknown.
     """
     from hpcds1mpi.launch.shebang import PYTHON_NAME, read_shebang, shebang_python
+    from hpcds1mpi.launch.wrapper_program import unwrapped
 
     env = dict(os.environ if env is None else env)
     if not tokens:
         return ProgramMPI(None, "no program")
+    if (wrapped := unwrapped(tokens, env)) and wrapped[1]:  # s29 tester E1 (a wrapper of hpcc)
+        inner = program_mpi(wrapped[0], env)
+        said = inner.family or inner.evidence.endswith("cannot be read")
+        return ProgramMPI(inner.family, f"{wrapped[1]}: {inner.evidence}"
+                          + ("" if said else ": its MPI cannot be read"), inner.path)
     path = tokens[0] if "/" in tokens[0] else shutil.which(tokens[0], path=env.get("PATH"))
     if path is None or not os.path.isfile(path):
         return ProgramMPI(None, f"{tokens[0]} not found")
@@ -294,8 +294,9 @@ def program_mpi(tokens: list[str], env: dict | None = None) -> ProgramMPI:
             (interpreter, *options), script_env = found
             return python_mpi(interpreter, script_env, tuple(options))
         line = " ".join(part for part in shebang if part)
-        return ProgramMPI(None, f"{os.path.basename(path)} is a script run by {line}: its MPI "
-                                "cannot be read")
+        unnamed = " that names no one program outright" if wrapped is None else ""  # no guess
+        return ProgramMPI(None, f"{os.path.basename(path)} is a script run by {line}{unnamed}: "
+                                "its MPI cannot be read")
     return binary_mpi(path, env)
 
 

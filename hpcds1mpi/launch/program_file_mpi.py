@@ -32,8 +32,6 @@ from hpcds1mpi.launch.shebang import PYTHON_NAME, read_shebang, shebang_python
 
 #: The most of a file read for a version banner (a static binary).
 _MAX_READ = 256 << 20
-#: Shell wrappers read inside one another at most this deep (a script that runs itself).
-_DEPTH = 4
 #: Seconds an interpreter may take to say where its mpi4py is.
 _TIMEOUT_S = 30
 
@@ -66,12 +64,12 @@ def file_mpi(path: str, env: dict | None = None, depth: int = 0) -> FileMPI:
         return _python_mpi(path, (), env)
     if read_shebang(path) is None:
         return elf_mpi(path)
-    from hpcds1mpi.launch.wrapper_program import is_shell_script, wrapped_program
+    from hpcds1mpi.launch.wrapper_program import is_shell_script, unwrapped
 
-    if is_shell_script(path):
-        inner = wrapped_program(path) if depth < _DEPTH else None
-        found = _on_path(inner[0], env) if inner else None
-        if found is None:
+    if is_shell_script(path):  # through wrappers as the sweep's launcher check reads them
+        inner = unwrapped([path], env)
+        found = _on_path(inner[0][0], env) if inner and inner[0] else None
+        if found is None or depth > 1:  # unwrapped ends at a program: no shell script again
             return FileMPI(None)
         got = file_mpi(found, env, depth + 1)
         return replace(got, evidence=f"it runs {os.path.basename(found)}: {got.evidence}"

@@ -49,10 +49,48 @@ def is_shell_script(path: str) -> bool:
     return bool(words) and bool(SHELLS.match(os.path.basename(words[0])))
 
 
+#: Shell wrappers read inside one another at most this deep (a script that runs itself).
+DEPTH = 4
+
+
 def wrapped_program(path: str) -> list[str] | None:
     """The command (program and arguments, as written) that the shell script ``path`` runs:
     its ``exec`` lines' program, else its last command; None when the script is not a shell
     script or its text does not name one program outright (see the module docstring)."""
+    found = _wrapped(path)
+    return found[1] if found else None
+
+
+def unwrapped(tokens: list[str], env: dict) -> tuple[list[str], str] | None:
+    """The command that ``tokens`` finally runs through shell wrappers (:func:`wrapped_program`,
+    wrappers in wrappers :data:`DEPTH` deep), and how: "through the wrapper run.sh: its exec of
+    app" ("" and ``tokens`` as given when ``tokens[0]``, found on ``env``'s PATH, is no shell
+    script, or is named like Python: pyenv's shims are shell scripts); None where a wrapper's
+    program is not named outright. The pre-flight's launcher check and the program sweep's
+    fingerprint read a wrapper's program alike (s29 tester E1)."""
+    import shutil
+
+    from hpcds1mpi.launch.shebang import PYTHON_NAME
+
+    said: list[str] = []
+    for _ in range(DEPTH + 1):
+        name = tokens[0] if tokens else ""
+        path = name if "/" in name else (shutil.which(name, path=env.get("PATH")) if name
+                                         else None)
+        if not path or not os.path.isfile(path) or PYTHON_NAME.match(os.path.basename(path)) \
+                or not is_shell_script(path):
+            return tokens, ", ".join(said)
+        found = _wrapped(path)
+        if found is None:
+            return None
+        how, tokens = found
+        said.append(f"through the wrapper {os.path.basename(path)}: its {how} {tokens[0]}")
+    return None  # nested deeper than DEPTH
+
+
+def _wrapped(path: str) -> tuple[str, list[str]] | None:
+    """:func:`wrapped_program`'s command, after how the script runs it ("exec of", "last
+    command")."""
     if not is_shell_script(path):
         return None
     try:
@@ -65,14 +103,15 @@ def wrapped_program(path: str) -> list[str] | None:
     if execs:
         programs = [_program(c) for c in execs]
         named = {tuple(p[:1]) for p in programs if p}
-        return _in_folder(programs[0], path) if len(named) == 1 and all(programs) else None
+        return ("exec of", _in_folder(programs[0], path)) if len(named) == 1 and all(
+            programs) else None
     for words in reversed(commands):
         if words is None or words[0] in _CONTROL:
             return None
         if words[0] in _SETUP or all(_ASSIGNMENT.match(w) for w in words):
             continue
         program = _program(words)
-        return _in_folder(program, path) if program else None
+        return ("last command", _in_folder(program, path)) if program else None
     return None
 
 

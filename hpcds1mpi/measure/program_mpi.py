@@ -39,10 +39,6 @@ UNREAD = "[the launcher's version: the program's MPI library could not be read]"
 #: machine id, which hashes the library without this mark (s29 tester E1, OpenFOAM tester A6).
 ASSUMED = "[assumed: the library of the launcher's installation; the program's could not be read]"
 
-#: Shell wrappers read inside one another at most this deep (a script that runs itself).
-_WRAPPER_DEPTH = 4
-
-
 def program_mpi_library(tokens: list[str], env: dict, launcher: str) -> str:
     """``mpi_library`` for the fingerprint of a program sweep (``sweep --command``).
 
@@ -146,20 +142,19 @@ def _first_line(command: list[str], env: dict) -> str | None:
     return (version_line(proc.stdout) if proc.returncode == 0 else "") or None
 
 
-def _program_library_version(tokens: list[str], env: dict, depth: int = 0) -> str | None:
-    path = _program_path(tokens, env)
+def _program_library_version(tokens: list[str], env: dict) -> str | None:
+    from hpcds1mpi.launch.wrapper_program import unwrapped
+
+    # A wrapper (run.sh): the program it names outright, read as the launcher check reads it
+    # (s29 tester E1); None where it names none.
+    found = unwrapped(tokens, env)
+    path = _program_path(found[0], env) if found else None
     if path is None:
         return None
-    from hpcds1mpi.launch.wrapper_program import is_shell_script, wrapped_program
-
     if PYTHON_NAME.match(os.path.basename(path)):  # pyenv's shims are shell scripts too
         from hpcds1mpi.launch.mpi_family import MPI4PY_PROBE
 
         command = [path, "-c", MPI4PY_PROBE]
-    elif is_shell_script(path):
-        # A wrapper (run.sh): the program it names outright (s29 tester E1).
-        inner = wrapped_program(path) if depth < _WRAPPER_DEPTH else None
-        return _program_library_version(inner, env, depth + 1) if inner else None
     elif read_shebang(path) is not None:
         # A script: the kernel runs its #! interpreter; a Python one's MPI is its mpi4py's
         # (shell wrappers are read above; other interpreters: unknown).

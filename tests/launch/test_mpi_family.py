@@ -86,13 +86,48 @@ def test_python_programs_by_their_interpreters_mpi4py(tmp_path):
 
 def test_what_cannot_be_read_is_unknown(tmp_path):
     wrapper = tmp_path / "run.sh"
-    wrapper.write_text("#!/bin/sh\nexec hpcc\n")
-    assert mpi_family.program_mpi([str(wrapper)]).family is None
+    wrapper.write_text('#!/bin/sh\nexec $APP "$@"\n')  # named by a variable: no guess
+    unread = mpi_family.program_mpi([str(wrapper)], {**os.environ, "APP": "hpcc"})
+    assert unread.family is None and "names no one program outright" in unread.evidence
     assert mpi_family.program_mpi(["sh", "-c", "true"]).family is None  # links no MPI
     assert mpi_family.program_mpi([str(tmp_path / "missing")]).family is None
     text = tmp_path / "data.txt"
     text.write_text("not a program")
     assert elf_libraries.elf_needed(str(text)) is None
+
+
+def _wrapper(tmp_path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_a_wrappers_program_is_read_and_a_wrong_family_launcher_refused(tmp_path):
+    """s29 tester E1: a #!/bin/sh wrapper of Open MPI's hpcc read "its MPI cannot be read", so
+    the wheel's hydra was let start it as independent 1-rank copies."""
+    hpcc = system_program("hpcc")
+    openmpi = os.path.realpath(system_program("mpirun.openmpi"))
+    run = _wrapper(tmp_path, "run.sh", '#!/bin/sh\nexport OMP_NUM_THREADS=1\nexec hpcc "$@"\n')
+    found = mpi_family.program_mpi([run, "-x"])
+    assert found.family == "openmpi" and found.path == hpcc
+    assert found.evidence == "through the wrapper run.sh: its exec of hpcc: links libmpi.so.40"
+    outer = _wrapper(tmp_path, "outer.sh", f"#!/bin/bash\ncd /tmp\n{run} in.dat\n")
+    nested = mpi_family.program_mpi([outer])  # a wrapper's wrapper, bounded
+    assert nested.family == "openmpi" and nested.evidence.startswith(
+        f"through the wrapper outer.sh: its last command {run}, through the wrapper run.sh")
+    with pytest.raises(LaunchError) as caught:
+        mpi_family.check_launcher(found, mpiexec())
+    text = str(caught.value)
+    assert "linked against Open MPI (through the wrapper run.sh" in text
+    assert os.path.realpath(text.rsplit("--mpiexec ", 1)[1]) == openmpi
+    assert mpi_family.check_launcher(found, openmpi) == "openmpi"
+    # the batch-script check reads it alike
+    with pytest.raises(ConfigError, match=r"^run.sh is linked against Open MPI \(through the "
+                                          r"wrapper run.sh.* set mpiexec = "):
+        mpi_family.check_script([run], SimpleNamespace(name="mpiexec", command=mpiexec()))
+    looping = _wrapper(tmp_path, "self.sh", f"#!/bin/sh\nexec {tmp_path}/self.sh\n")
+    assert mpi_family.program_mpi([looping]).family is None
 
 
 def test_sonames_and_banners():

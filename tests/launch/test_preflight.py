@@ -12,7 +12,7 @@ import pytest
 from hpcds1mpi.config import Configuration
 from hpcds1mpi.errors import LaunchError
 from hpcds1mpi.launch import preflight, probe
-from tests.helpers import mpiexec
+from tests.helpers import error_lines, mpiexec, run_cli, system_program
 
 
 @pytest.fixture
@@ -72,6 +72,53 @@ def test_a_failed_check_is_not_remembered(probes, tmp_path):
         with pytest.raises(LaunchError, match="does not start 2 ranks as one job"):
             _check(choice)
     assert len(probes) == 2
+
+
+def _hpcc_wrapper(tmp_path) -> str:
+    system_program("hpcc")  # Debian's, linked against Open MPI
+    system_program("mpirun.openmpi")
+    wrapper = tmp_path / "my_app"
+    wrapper.write_text('#!/bin/sh\nexport OMP_NUM_THREADS=1\nexec hpcc "$@"\n')
+    wrapper.chmod(0o755)
+    return str(wrapper)
+
+
+def _named_launcher(text: str) -> str:
+    """The launcher a refusal names (``--mpiexec PATH`` last), as a real path."""
+    return os.path.realpath(text.rsplit("--mpiexec ", 1)[1])
+
+
+def test_a_wrapper_of_an_open_mpi_program_is_refused_under_hydra_before_any_launch(probes,
+                                                                                  tmp_path):
+    """s29 tester E1: "my_app is a script run by /bin/sh: its MPI cannot be read", so the
+    wheel's hydra went on to start the wrapper's Open MPI program as 1-rank copies."""
+    wrapper = _hpcc_wrapper(tmp_path)
+    with pytest.raises(LaunchError, match=r"linked against Open MPI \(through the wrapper "
+                                          r"my_app: its exec of hpcc: links libmpi\.so\.40\)"
+                                          r".*--mpiexec \S*mpirun\.openmpi$") as caught:
+        _check(preflight.LaunchChoice.of(mpiexec=mpiexec()), program=[wrapper])
+    assert _named_launcher(str(caught.value)) == os.path.realpath("/usr/bin/mpirun.openmpi")
+    assert probes == []  # refused before the probe: nothing launched
+    # a wrapper naming its program by a variable is not guessed at: the probe decides
+    unread = tmp_path / "by_variable"
+    unread.write_text('#!/bin/sh\nexec $APP "$@"\n')
+    unread.chmod(0o755)
+    lines = _check(preflight.LaunchChoice.of(mpiexec=mpiexec()), program=[str(unread)])
+    assert "program MPI: an unknown MPI (by_variable is a script run by /bin/sh that names " \
+           "no one program outright" in lines[0] and len(probes) == 1
+
+
+def test_sweep_of_a_wrapper_under_the_wrong_launcher_is_one_line_exit_1(tmp_path):
+    """The real CLI: `sweep --command my_app` with the venv's MPICH mpiexec, 2 ranks."""
+    wrapper, out = _hpcc_wrapper(tmp_path), tmp_path / "app.h5"
+    proc = run_cli(["sweep", "--command", f"{wrapper} {{size}}", "--sizes", "1",
+                    "--ranks-per-node", "2", "--mpiexec", mpiexec(), "--out", str(out),
+                    "--no-progress"], timeout=120, cwd=tmp_path)  # hpcc writes hpccoutf.txt
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    (line,) = error_lines(proc.stderr)
+    assert "through the wrapper my_app: its exec of hpcc" in line
+    assert _named_launcher(line) == os.path.realpath("/usr/bin/mpirun.openmpi")
+    assert not out.exists() and sorted(os.listdir(tmp_path)) == ["my_app"]  # nothing launched
 
 
 # ---- srun: a Slurm to reach, the --mpi plugin it has, what is said --------------------------

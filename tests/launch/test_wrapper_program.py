@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from hpcds1mpi.launch.wrapper_program import is_shell_script, wrapped_program
+from hpcds1mpi.launch.wrapper_program import DEPTH, is_shell_script, unwrapped, wrapped_program
 
 
 def _script(tmp_path, text: str, name: str = "run.sh") -> str:
@@ -54,3 +54,25 @@ def test_shells_are_told_by_their_shebang(tmp_path):
     assert is_shell_script(_script(tmp_path, "#!/usr/bin/env -S bash -e\n"))
     assert not is_shell_script(_script(tmp_path, "#!/usr/bin/env python3\n"))
     assert not is_shell_script(str(tmp_path / "missing"))
+
+
+def test_unwrapped_follows_wrappers_to_the_program_and_says_how(tmp_path):
+    """What the pre-flight's launcher check and the program sweep's fingerprint both read
+    (s29 tester E1)."""
+    env = {"PATH": f"{tmp_path}:/usr/bin:/bin"}
+    _script(tmp_path, '#!/bin/sh\nexec app "$@"\n', "inner")
+    outer = _script(tmp_path, "#!/bin/sh\ninner -x\n", "outer")
+    assert unwrapped(["outer", "1"], env) == (["app", "$@"], (
+        "through the wrapper outer: its last command inner, "
+        "through the wrapper inner: its exec of app"))
+    assert unwrapped([outer], env)[0] == ["app", "$@"]
+    for plain in (["app"], ["sh", "-c", "x"], [str(tmp_path / "missing")], []):
+        assert unwrapped(plain, env) == (plain, "")  # not a wrapper: as given
+    shim = _script(tmp_path, '#!/bin/sh\nexec "$PYENV_ROOT/bin/python3" "$@"\n', "python3")
+    assert unwrapped([shim, "app.py"], env) == ([shim, "app.py"], "")  # pyenv's shims
+    assert unwrapped([_script(tmp_path, "#!/bin/sh\nexec $APP\n", "var")], env) is None
+    for level in range(DEPTH + 1):  # a chain deeper than DEPTH is not followed
+        _script(tmp_path, f"#!/bin/sh\nexec w{level + 1}\n", f"w{level}")
+    assert unwrapped(["w0"], env) is None
+    assert unwrapped(["w1"], env) == (["w5"], ", ".join(
+        f"through the wrapper w{n}: its exec of w{n + 1}" for n in range(1, 5)))
