@@ -1,8 +1,9 @@
 """``tune --submit``: the same tune written as a Slurm job script and sbatched (from a login node).
 
-The job runs ``hpcds1mpi tune`` with the arguments it was given here, ``--submit`` and
-``--force`` left out (:func:`tune_args`): every other option, ``--fail-regex`` and the reading
-options included, reaches the runs the job makes. The script is rendered by the one renderer of
+The job runs ``hpcds1mpi tune`` with the arguments it was given here, the ``--submit`` and
+``--force`` flags left out (:func:`tune_args`; an option's value that reads so is kept): every
+other option, ``--fail-regex`` and the reading options included, reaches the runs the job
+makes. The script is rendered by the one renderer of
 the ``jobscripts/`` templates (:func:`hpcds1mpi.launch.scripts.render_tune`).
 """
 
@@ -14,12 +15,36 @@ import sys
 SUBMIT_FLAGS = ("--submit", "--force")
 
 
-def tune_args(argv: list[str]) -> list[str]:
-    """``tune``'s arguments in ``argv`` (after the ``tune`` word) without :data:`SUBMIT_FLAGS`."""
+def tune_args(argv: list[str], params=None) -> list[str]:
+    """``tune``'s arguments in ``argv`` (after the ``tune`` word) without :data:`SUBMIT_FLAGS`.
+
+    Walked with tune's own option declarations (``params``; default: the running click
+    command's, tune's when it calls this): an option's value is kept even when it reads
+    "--submit" (s29 tester H6: ``--fail-regex --submit`` lost its pattern and the job ran
+    ``--fail-regex --budget``); ``--opt=value`` is one word; all after ``--`` is kept.
+    """
+    if params is None:  # tune's, from the command running (importing it would be a loop)
+        import click
+
+        params = click.get_current_context().command.params
+    values = {opt: p.nargs for p in params if not getattr(p, "is_flag", False)
+              and not getattr(p, "count", False) for opt in (*p.opts, *p.secondary_opts)}
     args = list(argv)
     if "tune" in args:
         args = args[args.index("tune") + 1:]
-    return [a for a in args if a not in SUBMIT_FLAGS]
+    kept, i = [], 0
+    while i < len(args):
+        word = args[i]
+        if word == "--":
+            return kept + args[i:]
+        if word in values:  # the option and its values, whatever they read
+            kept += args[i:i + 1 + values[word]]
+            i += 1 + values[word]
+            continue
+        if word not in SUBMIT_FLAGS:
+            kept.append(word)
+        i += 1
+    return kept
 
 
 def submit(args: list[str], nodes: int, cores: int, partition, job_name: str,

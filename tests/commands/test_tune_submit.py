@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from hpcds1mpi.commands.tune import command as tune
 from hpcds1mpi.commands.tune_submit import tune_args
 from tests.commands.test_tune import CLUSTER
 from tests.helpers import hpcds1mpi_exe
@@ -91,7 +92,7 @@ def test_submit_carries_the_sites_settings_and_caps_nodes_at_the_partition(tmp_p
 def test_the_job_runs_tune_with_its_arguments_but_submit_and_force():
     argv = ["/venv/bin/hpcds1mpi", "tune", "--program", "./scf {size}", "--force",
             "--fail-regex", "SCF run NOT converged", "--submit", "--out", "t.h5"]
-    assert tune_args(argv) == ["--program", "./scf {size}", "--fail-regex",
+    assert tune_args(argv, tune.params) == ["--program", "./scf {size}", "--fail-regex",
                                "SCF run NOT converged", "--out", "t.h5"]
 
 
@@ -113,3 +114,27 @@ def test_the_submitted_tune_of_a_program_keeps_its_fail_regex(tmp_path):
     assert last.endswith(f"hpcds1mpi tune --program '{app} {{size}}' --label scf --size 8 "
                          "--out t.h5 --cluster c.toml --time-regex 'time: (\\S+) s' "
                          "--fail-regex 'SCF run NOT converged'"), last
+
+
+def test_a_value_that_reads_submit_or_force_is_kept_with_its_option():
+    """s29 tester H6: every word "--submit" / "--force" was dropped, option values too."""
+    argv = ["hpcds1mpi", "tune", "--fail-regex", "--submit", "--label=--force", "--force",
+            "--time-regex", "--force", "--budget", "2", "--submit", "--", "--submit"]
+    assert tune_args(argv, tune.params) == ["--fail-regex", "--submit", "--label=--force", "--time-regex",
+                               "--force", "--budget", "2", "--", "--submit"]
+
+
+def test_a_fail_regex_of_submit_reaches_the_job_as_its_pattern(tmp_path):
+    """The tester's command: the job line read ``--fail-regex --budget 2``, so the job would
+    have taken "--budget" as the pattern and run the default budget."""
+    (tmp_path / "c.toml").write_text(CLUSTER)
+    (tmp_path / "ok.py").write_text("print('time: 0.1 s')\n")
+    env = _fake_sbatch(tmp_path)
+    res = subprocess.run([hpcds1mpi_exe(), "tune", "--program", "python ok.py {size}", "--label",
+                          "y", "--size", "1", "--out", "t.h5", "--cluster", "c.toml",
+                          "--fail-regex", "--submit", "--budget", "2", "--submit"],
+                         capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    last = (tmp_path / "submitted.sbatch").read_text().splitlines()[-1]
+    assert last.endswith("hpcds1mpi tune --program 'python ok.py {size}' --label y --size 1 "
+                         "--out t.h5 --cluster c.toml --fail-regex --submit --budget 2"), last

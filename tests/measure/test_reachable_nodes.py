@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -92,3 +93,93 @@ def test_a_two_node_sweep_on_one_machine_is_refused_before_anything_launches(tmp
         "allocation, is 1 node: run the sweep inside `salloc -N 2` (or your cluster's "
         "allocation of 2 nodes), or drop --nodes 2")
     assert "launch probe" not in proc.stderr and not out.exists()  # nothing launched
+
+
+def _sweep_here(tmp_path, env: dict, *extra) -> subprocess.CompletedProcess:
+    """A one-node program sweep under ``env``, capped (a hang or a memory blow-up fails the
+    test, never the machine)."""
+    import resource
+
+    app = tmp_path / "app.py"
+    app.write_text("import sys\nprint('size', sys.argv[1])\n")
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (1_000_000_000, 1_000_000_000))
+
+    return subprocess.run(
+        [hpcds1mpi_exe(), "sweep", "--command", f"{sys.executable} {app} {{size}}", "--sizes",
+         "8", "--out", str(tmp_path / "s.h5"), "--no-progress", "--max-repeats", "1", *extra],
+        env={**_outside_any_allocation(), **env}, capture_output=True, text=True, timeout=60,
+        cwd=tmp_path, preexec_fn=cap)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero"])
+def test_a_pbs_nodefile_that_is_no_file_is_one_line_never_a_hang(tmp_path, kind):
+    """s29 tester H3: PBS_NODEFILE=/dev/zero grew memory until a MemoryError traceback, a FIFO
+    blocked the sweep forever in open(), before anything launched."""
+    path = tmp_path / "fifo"
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path = "/dev/zero"
+    proc = _sweep_here(tmp_path, {"PBS_NODEFILE": str(path)}, "--mpiexec",
+                       system_program("mpiexec.hydra"))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        f"hpcds1mpi: error: PBS_NODEFILE={str(path)!r} is not a regular file; point it at the "
+        "PBS job's node file, or unset PBS_NODEFILE outside a PBS job"]
+
+
+def test_a_pbs_nodefile_is_read_bounded_and_in_any_encoding(tmp_path, monkeypatch):
+    from hpcds1mpi.measure import reachable_nodes as module
+
+    hydra = launchers.HydraMpiexec("mpiexec", ())
+    nodefile = tmp_path / "nodes"
+    nodefile.write_bytes(b"n\xe9ud1\r\nn\xe9ud1\r\n\nnode2")  # Latin-1, CRLF, no last break
+    assert reachable_nodes(hydra, {"PBS_NODEFILE": str(nodefile)}) == (2, "this PBS job has")
+    assert reachable_nodes(hydra, {"PBS_NODEFILE": str(tmp_path / "gone")}) is None  # not told
+    assert reachable_nodes(hydra, {"PBS_NODEFILE": "a\0b"}) is None
+    with pytest.raises(ConfigError, match="is not a regular file"):
+        reachable_nodes(hydra, {"PBS_NODEFILE": str(tmp_path)})
+    monkeypatch.setattr(module, "NODEFILE_MAX_BYTES", 3 << 20)
+    nodefile.write_bytes(b"x" * (4 << 20))  # one huge line, then too large
+    with pytest.raises(ConfigError, match=r"^PBS_NODEFILE='.*' has a line over 512 bytes, no "
+                       r"host name; point it at"):
+        reachable_nodes(hydra, {"PBS_NODEFILE": str(nodefile)})
+    nodefile.write_bytes(b"node\n" * (1 << 20))
+    with pytest.raises(ConfigError, match=r"is over 3 MiB, too large for a node file"):
+        reachable_nodes(hydra, {"PBS_NODEFILE": str(nodefile)})
+    nodefile.write_bytes(b"".join(b"n%d\n" % i for i in range(100_001)))
+    with pytest.raises(ConfigError, match=r"names more than 100,000 hosts"):
+        reachable_nodes(hydra, {"PBS_NODEFILE": str(nodefile)})
+
+
+@pytest.mark.parametrize("count", ["²", "٣", "9" * 5000, "0", " ", "-1", "1e3"])
+def test_a_slurm_node_count_of_other_than_ascii_digits_is_refused_in_one_line(count):
+    """s29 tester H4: "²" passed isdigit() and crashed int(); "٣" was read as 3; 5,000 digits
+    overran int()'s limit; 0 was taken as an allocation of no nodes."""
+    hydra = launchers.HydraMpiexec("mpiexec", ())
+    with pytest.raises(ConfigError) as caught:
+        reachable_nodes(hydra, {"SLURM_JOB_ID": "1", "SLURM_JOB_NUM_NODES": count})
+    message = str(caught.value)
+    assert "\n" not in message and len(message) < 300, message
+    assert message.startswith("SLURM_JOB_NUM_NODES=") and "is no node count; run the sweep in" \
+        " a Slurm allocation that sets it (salloc -N ...)" in message
+
+
+def test_a_garbled_slurm_node_count_stops_the_sweep_in_one_line(tmp_path):
+    """The tester's command line: a traceback before, exit 2 and one line now."""
+    proc = _sweep_here(tmp_path, {"SLURM_JOB_ID": "1", "SLURM_JOB_NUM_NODES": "²"},
+                       "--cluster", str(Path(__file__).parents[1] / "serve/data/lab.toml"))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "hpcds1mpi: error: SLURM_JOB_NUM_NODES='²' is no node count; run the sweep in a Slurm "
+        "allocation that sets it (salloc -N ...), or unset SLURM_JOB_ID and "
+        "SLURM_JOB_NUM_NODES outside one"]
+
+
+def test_an_odd_job_id_or_host_option_keeps_the_message_on_one_line():
+    hydra = launchers.HydraMpiexec("mpiexec", ())
+    assert reachable_nodes(hydra, {"SLURM_JOB_ID": "7\n8", "SLURM_NNODES": "2"}) == \
+        (2, "this Slurm allocation has")
+    assert reachable_nodes(launchers.HydraMpiexec("mpiexec", ("--host=a\nb",)), {}) is None
