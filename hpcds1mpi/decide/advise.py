@@ -429,9 +429,9 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     family = launch_family(script, script.launch, job_folder)  # Open MPI's binds ranks
     advice.rewritten, advice.changes = rewrite(script, layout, family)
     refused = rewrite_refusal(script, asked_cfg, cfg)  # unread lines; no launch line
-    if refused:
+    if refused:  # the note is read whether or not --rewrite was asked (s29 V1-4)
         advice.rewritten, advice.rewrite_refused = None, refused
-        notes.append(refused)
+        notes.append(refused.replace("--rewrite refused:", "--rewrite would be refused:", 1))
     notes += [n for n in (threads_note(script, layout), ranks_note(script, layout, Layout(
         nodes, per_node, threads)), visible_note(script, cfg.device, cfg.ranks_per_node),
         binding_note(script, layout, family), *pbs_notes(script, layout)) if n]
