@@ -190,11 +190,16 @@ def start_config(space: Space, wanted: dict, *, nodes: int, cores: int, partitio
     if why and start.threads > 1:
         raise ConfigError(f"your settings {label}: {why}; use --threads 1, or put {{threads}} "
                           "in --program where the program takes its thread count")
+    import os
+
+    # outside Slurm the "allocation" is this machine (s29 V1-7: it named one that did not exist)
+    where = "the allocation" if os.environ.get("SLURM_JOB_ID") else \
+        "this machine (outside any allocation)"
     if start.nodes > nodes:
-        raise ConfigError(f"your settings {label} need {start.nodes} nodes, the allocation "
+        raise ConfigError(f"your settings {label} need {start.nodes} nodes, {where} "
                           f"has {nodes}; run tune in a larger allocation (salloc -N "
                           f"{start.nodes}, or --submit --max-nodes {start.nodes})")
-    raise ConfigError(f"your settings {label} do not fit the allocation ({nodes} "
+    raise ConfigError(f"your settings {label} do not fit {where} ({nodes} "
                       f"node{'s' if nodes != 1 else ''} x {cores} "
                       f"core{'s' if cores != 1 else ''}); use at most {cores} ranks x "
                       "threads per node")

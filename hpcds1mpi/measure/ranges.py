@@ -8,6 +8,7 @@ doubling misses the HIGH the user typed, a value out of bounds.
 from __future__ import annotations
 
 from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.schemas.numbers import decimal_size_hint
 
 
 def parse_ints(value, what: str, high: int | None = None) -> list[int]:
@@ -43,7 +44,8 @@ def parse_ints(value, what: str, high: int | None = None) -> list[int]:
             try:
                 lo, hi = int(lo_text), int(hi_text)
             except ValueError:
-                raise ConfigError(f"{what}: range {value!r} must be LOW..HIGH integers") from None
+                raise ConfigError(f"{what}: range {value!r} must be LOW..HIGH integers"
+                                  + _decimal_hint(text, what)) from None
             if lo < 1 or hi < lo:
                 raise ConfigError(f"{what}: range {value!r} is empty or contradictory "
                                   "(need 1 <= LOW <= HIGH)")
@@ -129,14 +131,6 @@ def parse_words(value, what: str, allowed: tuple[str, ...], keywords: tuple[str,
 
 
 def _decimal_hint(text: str, what: str) -> str:
-    """How to sweep a decimal parameter (a grid spacing h = 0.25 A, a resolution) through
-    whole numbers: scaled, and divided back where the program reads it (s29 tester B6: GPAW)."""
-    try:
-        values = [float(t) for t in text.split(",") if t.strip()]
-    except ValueError:
-        return ""
-    if not values or not what.endswith("sizes"):
-        return ""
-    return ("; sizes are whole numbers: scale a decimal parameter to one (--sizes 25,30 for "
-            "0.25, 0.30) and divide it back where your program or its wrapper reads {size}")
-
+    """The hint for decimal sizes (:func:`~hpcds1mpi.schemas.numbers.decimal_size_hint`);
+    "" for a count (ranks, threads: no parameter to scale)."""
+    return decimal_size_hint(text) if what.endswith("sizes") else ""

@@ -38,6 +38,21 @@ def _article(noun: str) -> str:
     return "an" if noun[:1].lower() in "aeiou" else "a"
 
 
+def decimal_size_hint(text: str) -> str:
+    """How to give a decimal parameter (a grid spacing h = 0.25 A, a resolution) as problem
+    sizes, which are whole numbers: scaled, and divided back where the program reads it (s29
+    tester B6: GPAW); "" unless ``text`` holds such numbers (``0.25``, ``0.3..1``)."""
+    words = [w for w in text.replace("..", ",").split(",") if w.strip()]
+    try:
+        [float(w) for w in words]
+    except ValueError:
+        return ""
+    if not words or not any("." in w for w in words):
+        return ""
+    return ("; sizes are whole numbers: scale a decimal parameter to one (--sizes 25,30 for "
+            "0.25, 0.30) and divide it back where your program or its wrapper reads {size}")
+
+
 class BoundedInt(click.ParamType):
     """A whole number in ``[low, high]``: huge, negative, fractional, non-ASCII refused.
 
@@ -61,8 +76,9 @@ class BoundedInt(click.ParamType):
         else:
             text = str(value).strip()
             if not _INTEGER.fullmatch(text):
+                hint = decimal_size_hint(text) if self.what == "problem size" else ""
                 self.fail(f"{_shown(text)!r} is not a whole number; give {self.a_what} in "
-                          f"{self.low}..{self.high}", param, ctx)
+                          f"{self.low}..{self.high}{hint}", param, ctx)
             if len(text.lstrip("+-")) > 30:  # far out of any range; int() of it may refuse
                 self.fail(f"{_shown(text)} is out of range; give {self.a_what} in "
                           f"{self.low}..{self.high}", param, ctx)

@@ -337,7 +337,7 @@ def test_tune_says_what_is_wrong_with_its_start_model_and_program_in_one_line(tm
          "--model t.h5: is a file, not a model bundle folder"),
         (["--kernel", "gemm", "--device", "gpu"], "debug has no GPU; drop --device"),
         (["--kernel", "fft", "--precision", "bf16"], "fft has no bf16 on cpu; use --precision"),
-        (["--kernel", "gemm", "--nodes", "4"], "need 4 nodes, the allocation has 1"),
+        (["--kernel", "gemm", "--nodes", "4"], "has 1; run tune in a larger allocation"),
     ]
     for extra, words in cases:
         res = run_cli(base + extra, cwd=tmp_path, timeout=60)

@@ -86,13 +86,24 @@ def test_the_space_is_sized_by_the_allocation_and_keeps_the_hardware():
     ({"nodes": 4}, "need 4 nodes, the allocation has 1; run tune in a larger allocation"),
     ({"ranks_per_node": 16}, "do not fit the allocation (1 node x 8 cores)"),
 ])
-def test_start_settings_that_do_not_fit_say_which_and_what_to_do(wanted, words):
+def test_start_settings_that_do_not_fit_say_which_and_what_to_do(wanted, words, monkeypatch):
     """Was: "do not fit the allocation (1 node(s) x 2 cores)" whatever the reason."""
+    monkeypatch.setenv("SLURM_JOB_ID", "7")
     space = tune_space.workload_space(PART, "fft", max_nodes=1)
     with pytest.raises(ConfigError, match=words.replace("(", r"\(").replace(")", r"\)")):
         tune_space.start_config(space, wanted, nodes=1, cores=8, partition=PART, kernel="fft")
     assert tune_space.start_config(space, {"ranks_per_node": 4}, nodes=1, cores=8,
                                    partition=PART, kernel="fft") == Configuration(1, 4, 1)
+
+
+def test_outside_an_allocation_the_machine_is_named_not_an_allocation(monkeypatch):
+    """s29 V1-7: tune --nodes 2 outside Slurm said "the allocation has 1"."""
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    space = tune_space.workload_space(PART, "fft", max_nodes=1)
+    with pytest.raises(ConfigError, match=r"need 4 nodes, this machine \(outside any "
+                                          r"allocation\) has 1; run tune in a larger"):
+        tune_space.start_config(space, {"nodes": 4}, nodes=1, cores=8, partition=PART,
+                                kernel="fft")
 
 
 def test_a_program_that_cannot_use_threads_is_tuned_at_one_thread(tmp_path):

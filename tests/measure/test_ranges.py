@@ -47,3 +47,12 @@ def test_decimal_sizes_say_how_to_sweep_them():
     with pytest.raises(ConfigError) as caught:
         parse_ints("a,b", "sizes")
     assert "scale" not in str(caught.value)
+
+
+def test_a_decimal_range_says_how_to_sweep_it_too():
+    """s29 V1-5: `0.3..1` got no hint; `1e2` is no decimal parameter."""
+    with pytest.raises(ConfigError, match=r"must be LOW..HIGH integers; sizes are whole "):
+        parse_ints("0.3..1", "sizes")
+    with pytest.raises(ConfigError) as caught:
+        parse_ints("25,1e2", "sizes")
+    assert "scale" not in str(caught.value)

@@ -98,3 +98,17 @@ def test_floats_are_finite_even_without_an_upper_bound():
     for value in ("1e400", float("inf"), float("nan")):
         with pytest.raises(click.BadParameter, match="out of range"):
             unbounded.convert(value, None, None)
+
+
+def test_a_decimal_problem_size_says_how_to_give_it():
+    """s29 V1-5: `tune --size 0.25` (GPAW's grid spacing) got a bare "not a whole number"."""
+    import click
+
+    from hpcds1mpi.schemas.numbers import SIZE, BoundedInt
+
+    with pytest.raises(click.BadParameter, match=r"is not a whole number; give a problem size "
+                                                 r"in 1\.\.\d+; sizes are whole numbers: scale"):
+        SIZE.convert("0.25", None, None)
+    with pytest.raises(click.BadParameter) as caught:
+        BoundedInt(1, 64, "node count").convert("1.5", None, None)
+    assert "scale" not in str(caught.value)  # a count is no parameter to scale
