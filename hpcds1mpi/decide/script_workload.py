@@ -141,10 +141,12 @@ def choose_launch(script: JobScript, labels: Sequence[str], commands: dict[str, 
     # s29 tester D3: the first of `srun -n 1 ./preprocess; srun -n 4 ./app; ...` was taken,
     # and its one rank spread over the advised layout
     main = max(script.launches, key=_ranks_started)
+    tied = sum(_ranks_started(x) == _ranks_started(main) for x in script.launches) > 1
     script.note(f"line {main.line} `{_shown(script, main)}` taken as the workload among "
                 f"{len(script.launches)} launches: no launched program matches a trained "
-                "workload, and it starts the most ranks; the other launches are left as "
-                "written")
+                "workload, and it starts the most ranks"
+                + (" (the first of those starting as many)" if tied else "")
+                + "; the other launches are left as written")
     return None, main
 
 

@@ -110,6 +110,9 @@ def test_a_launch_of_the_whole_allocation_outranks_a_counted_one():
     script = read_script("#SBATCH -N 4\nsrun -N 1 ./pre\nsrun -n 2 ./check\nsrun ./app 8\n"
                          "srun ./post\n")
     assert choose_launch(script, [], {})[1].line == 4  # the first of the two that take all
+    # said as the first of equals, not as the one starting the most (s29 V2-6)
+    assert any("starts the most ranks (the first of those starting as many)" in n
+               for n in script.notes), script.notes
     single = read_script("#SBATCH -N 4\nsrun -n 1 ./pre\n")
     assert choose_launch(single, [], {})[1].line == 2
     assert not any("taken as the workload" in n for n in single.notes)
