@@ -7,20 +7,12 @@ from pathlib import Path
 
 import click
 
+from hpcds1mpi.measure.printable import printable
 from hpcds1mpi.schemas.numbers import COUNT0
 from hpcds1mpi.schemas.paths import NonEmptyPath
 
 #: A telemetry file argument: a directory is refused by click (one line, exit 2).
 TELEMETRY_FILE = NonEmptyPath(dir_okay=False)
-
-
-def printable(value) -> str:
-    """``value`` as text with every unprintable character escaped (``\\n``, ``\\x1b``,
-    ``\\u202e``): a name read from a file must not move the cursor, recolour the terminal or
-    turn the text after it right to left. A file name's byte that is not UTF-8 (Python's
-    surrogate escape) is shown as that byte, ``\\xff``."""
-    return "".join(ch if ch.isprintable() else f"\\x{ord(ch) - 0xDC00:02x}"
-                   if "\udc80" <= ch <= "\udcff" else ascii(ch)[1:-1] for ch in str(value))
 
 
 @click.group(name="telemetry")

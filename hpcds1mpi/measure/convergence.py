@@ -42,27 +42,35 @@ def convergence_warning(stdout: str, stderr: str) -> tuple[str, str]:
     stdout first), and the words that matched, for a ``--fail-regex`` to suggest; else its
     statement that options it was given were not used
     (:func:`~hpcds1mpi.measure.unused_options.unused_options`); ``("", "")`` when it said
-    nothing of the kind."""
+    nothing of the kind. The line's control characters are escaped
+    (:func:`~hpcds1mpi.measure.printable.printable`: it is printed, s29 tester H5); ``words``
+    stay as matched, for the regex."""
+    from hpcds1mpi.measure.printable import printable
     from hpcds1mpi.measure.program_launch import yaml_documents
     from hpcds1mpi.measure.unused_options import unused_options
 
     for stream in (stdout, stderr):
         documents = yaml_documents(stream, CONVERGENCE_DOCUMENT)
         if documents and (words := NOT_CONVERGED.search(documents[-1])):
-            return " ".join(documents[-1].split()), words.group(0)
+            return printable(" ".join(documents[-1].split())), words.group(0)
         lines = [ln for ln in stream.splitlines() if NOT_CONVERGED.search(ln)]
         if lines:
-            return " ".join(lines[-1].split()), NOT_CONVERGED.search(lines[-1]).group(0)
+            words = NOT_CONVERGED.search(lines[-1]).group(0)
+            return printable(" ".join(lines[-1].split())), words
     return unused_options(stdout, stderr)
 
 
 def convergence_note(run: str, line: str, words: str) -> str:
     """The sweep's note on ``run`` (its workload, size and configuration), recorded ok though
     its program said ``line``: its time is kept, and ``--fail-regex`` with ``words`` (as a
-    regex, shell-quoted) would record such runs failed."""
+    regex, shell-quoted) would record such runs failed. Both are printed escaped
+    (:func:`~hpcds1mpi.measure.printable.printable`, s29 tester H5): an escaped pattern
+    (``\\x1f``) is still a regex for the same text."""
+    from hpcds1mpi.measure.printable import printable
     from hpcds1mpi.measure.unused_options import option_names
 
-    pattern = re.escape(words).replace("\\ ", " ")  # re.escape escapes spaces: unreadable
+    line = printable(line)
+    pattern = printable(re.escape(words).replace("\\ ", " "))  # re.escape escapes spaces
     names = option_names(line)
     many = len(names) > 1
     said = (f"the program did not use option{'s' if many else ''} {', '.join(names)[:200]}, "

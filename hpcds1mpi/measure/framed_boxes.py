@@ -129,11 +129,12 @@ def _sections(lines: list[str]) -> list[FramedBox]:
     """The error sections of ``lines``: a header rule with an error title; each following
     line carrying the header's tag (of any rank) up to the closing "End of" rule. A section of
     untagged lines needs its closing rule (else nothing tells where it ends)."""
-    found, i = [], 0
+    found, i, unclosed = [], 0, False
     while i < len(lines):
         header = SECTION_HEADER.match(lines[i])
         if header is None or SECTION_END.match(header.group("title")) \
-                or not SECTION_ERROR.search(header.group("title")):
+                or not SECTION_ERROR.search(header.group("title")) \
+                or (unclosed and not header.group("tag")):
             i += 1
             continue
         tag = _section_tag(header.group("tag") or "")
@@ -147,6 +148,10 @@ def _sections(lines: list[str]) -> list[FramedBox]:
             inner.append(text)
             j += 1
         if not (closed or header.group("tag")) or not inner:
+            # an untagged section runs to the first "End of" rule: none up to the end here,
+            # none for any later untagged header either; each scanning again to the end made
+            # 64 KB of "---error---" lines take a minute (s29 tester H2)
+            unclosed = unclosed or not (closed or header.group("tag"))
             i += 1
             continue
         message = []

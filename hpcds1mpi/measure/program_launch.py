@@ -137,8 +137,10 @@ def launch_problem(result: dict) -> str:
         match = NOT_STARTED.search(tail)
     if match is None:
         return ""
+    from hpcds1mpi.measure.printable import printable
+
     line = next((ln.strip() for ln in tail.splitlines() if match.group(0) in ln), match.group(0))
-    return line[:300]
+    return printable(line, keep="\t")[:300]  # printed: never obeyed (s29 tester H5)
 
 
 #: Lines an MPI library or launcher writes for every failure, whatever the program said: Open
@@ -201,29 +203,27 @@ CRASH_WORDS = re.compile(r"\bsignal:? \d+|Segmentation fault|core dumped|Bus err
                          re.IGNORECASE)
 
 
-def _program_lines(text: str) -> list[str]:
-    """The lines of ``text``, stripped, with "" for each line the program did not write (a
+def _program_lines(lines: list[str], boxes: list) -> list[str]:
+    """The ``lines`` of a stream (stripped), with "" for each line the program did not write (a
     rule, Open MPI's help text (:func:`~hpcds1mpi.launch.help_text.help_spans`), a
     launcher's log line :data:`LAUNCHER_LINE`, a runtime's trailer :data:`GENERIC_LINE` or a
     program's :data:`~hpcds1mpi.measure.rank_tags.ERROR_TRAILER`) and each blank line: the
     "" entries end a paragraph. A line is read without its rank tag
     (:func:`~hpcds1mpi.measure.rank_tags.untagged`: "[0] ", s29 tester A5), OpenFOAM's error
-    header as its title (:data:`FOAM_HEADER`). A framed box
-    (:mod:`~hpcds1mpi.measure.framed_boxes`) is one line, its message.
+    header as its title (:data:`FOAM_HEADER`). Each of its framed ``boxes``
+    (:func:`~hpcds1mpi.measure.framed_boxes.framed_boxes`) is one line, its message.
 
     Before, the text between any two rules was taken for Open MPI's help text and dropped:
     every GROMACS fatal error (framed by 55 dashes) with it."""
-    from hpcds1mpi.measure.framed_boxes import framed_boxes
     from hpcds1mpi.measure.rank_tags import ERROR_TRAILER, untagged
 
-    lines = [ln.strip() for ln in text.splitlines()]  # tagged: PETSc's sections need the tags
     boxed = {i for a, b in help_spans(lines) for i in range(a, b + 1)}
     kept = []
     for i, ln in enumerate(untagged(ln) for ln in lines):
         ln = FOAM_HEADER.sub(r"\1:", ln)
         kept.append("" if i in boxed or RULE_LINE.match(ln) or LAUNCHER_LINE.search(ln)
                     or GENERIC_LINE.search(ln) or ERROR_TRAILER.match(ln) else ln)
-    for box in framed_boxes(lines):  # one message, not a line of art or half a sentence
+    for box in boxes:  # one message, not a line of art or half a sentence
         kept[box.first:box.last + 1] = ["", box.message] + [""] * (box.last - box.first - 1)
     return kept
 
@@ -254,7 +254,8 @@ def yaml_documents(text: str, tag: re.Pattern = ERROR_DOCUMENT) -> list[str]:
                 break
             if key := MESSAGE_KEY.match(lines[j]):
                 indent, said = len(key.group(1)), [key.group(2).strip()]
-                for nxt in lines[j + 1:]:  # the block: lines indented under the key
+                for nxt in lines[j + 1:j + 2 + MESSAGE_LINES]:  # the block: lines indented
+                    # under the key, as many as are joined (not the rest of the output, s29 H2)
                     if not nxt.strip() or len(nxt) - len(nxt.lstrip()) <= indent:
                         break
                     said.append(nxt.strip())
@@ -272,7 +273,8 @@ def _with_message(lines: list[str], i: int) -> tuple[str, int]:
     the index of the last line used."""
     ln, last = lines[i], i
     if ln.endswith(":"):
-        for nxt in lines[i + 1:]:
+        while last + 1 < len(lines):  # not a slice: that copied the rest of the output per
+            nxt = lines[last + 1]  # title, quadratic in 64 KB of "ERROR:" lines (s29 H2)
             if not nxt or len(ln) > MESSAGE_CHARS or MESSAGE_END.match(nxt):
                 break
             ln, last = f"{ln} {nxt}", last + 1
@@ -302,14 +304,12 @@ def _errors(lines: list[str]) -> list[str]:
     return _titled(lines, ERROR_WORDS)
 
 
-def _box_errors(text: str) -> list[str]:
-    """The message of each framed box in ``text`` whose inside has an error word, its tag
-    included (CP2K's "[ABORT]" box: "non-compatible end of section SCF, File: 'syn-150.inp',
-    Line: 19, ..." has none of its own); as specific as a runtime's error line: before, a
-    line of the box was found on its own, half a sentence or "* [ABORT] ... *"."""
-    from hpcds1mpi.measure.framed_boxes import framed_boxes
-
-    return [box.message for box in framed_boxes([ln.strip() for ln in text.splitlines()])
+def _box_errors(boxes: list) -> list[str]:
+    """The message of each of a stream's framed ``boxes`` whose inside has an error word, its
+    tag included (CP2K's "[ABORT]" box: "non-compatible end of section SCF, File:
+    'syn-150.inp', Line: 19, ..." has none of its own); as specific as a runtime's error line:
+    before, a line of the box was found on its own, half a sentence or "* [ABORT] ... *"."""
+    return [box.message for box in boxes
             if box.message and ERROR_WORDS.search(box.inner) and not NO_ERROR.search(box.inner)]
 
 
@@ -325,22 +325,31 @@ def reason_line(stdout: str, stderr: str) -> str:
     paragraph); else the last text line of stderr, then of
     stdout. Never a line every failure prints (:data:`GENERIC_LINE`, an
     MPI's abort banner, Open MPI's help text) before those last two: a bare "STOP 2" loses
-    to the program's own "convergence NOT achieved" on stdout.
+    to the program's own "convergence NOT achieved" on stdout. Its control characters are
+    escaped (:func:`~hpcds1mpi.measure.printable.printable`, tabs kept): the line is printed
+    and stored, and a program's ``\\x1b]0;...`` had set the terminal's title (s29 tester H5).
 
     Before, the last non-blank stderr line was taken: under Open MPI's mpirun that is a rule
     of dashes or "Set MCA parameter orte_base_help_aggregate", whatever the program said; and
     then the last error line: gfortran's "Error termination. Backtrace:" below its real error."""
+    from hpcds1mpi.measure.framed_boxes import framed_boxes
+    from hpcds1mpi.measure.printable import printable
+
     crashes = [ln.strip() for ln in stderr.splitlines() if CRASH_WORDS.search(ln)]
-    err, out = _program_lines(stderr), _program_lines(stdout)
+    # stripped, tags kept (PETSc's sections need them); boxes found once per stream, not
+    # twice (s29 tester H2)
+    lines = [[ln.strip() for ln in s.splitlines()] for s in (stderr, stdout)]
+    boxes = [framed_boxes(ls) for ls in lines]
+    err, out = _program_lines(lines[0], boxes[0]), _program_lines(lines[1], boxes[1])
     texts = [[ln.strip() for ln in stream.splitlines()
               if ln.strip() and not RULE_LINE.match(ln)] for stream in (stderr, stdout)]
     helps = help_titles(stderr) or help_titles(stdout)
-    for lines in (_specific(err) + yaml_documents(stderr) + _box_errors(stderr),
-                  _specific(out) + yaml_documents(stdout) + _box_errors(stdout), crashes,
+    for found in (_specific(err) + yaml_documents(stderr) + _box_errors(boxes[0]),
+                  _specific(out) + yaml_documents(stdout) + _box_errors(boxes[1]), crashes,
                   _errors(err), _errors(out),
                   [ln for ln in err if ln], helps[:1], *texts):
-        if lines:
-            return lines[-1]
+        if found:  # the program's text, never obeyed by the terminal (s29 tester H5)
+            return printable(found[-1], keep="\t")
     return ""
 
 

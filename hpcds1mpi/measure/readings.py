@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from stat import S_ISREG
 
 from hpcds1mpi.errors import ConfigError, LaunchError
+from hpcds1mpi.measure.printable import printable
 from hpcds1mpi.measure.time_units import unit_after, unit_problem
 from hpcds1mpi.schemas.limits import MAX_SECONDS
 
@@ -373,7 +374,7 @@ class Readings:
         is missing ends with the program's own reason (``found["said"]``: "need TOTMEM of at
         least 4494136"). A time over the wall time is, with several ranks, most likely one
         summed over them (ABINIT's "Overall time ... cpu="), said first."""
-        said = " ".join((found.get("said") or "").split())  # Fortran's padded columns
+        said = printable(" ".join((found.get("said") or "").split()))  # Fortran's padding
         why = f"; the program said: {said[:200]}" if said else ""
         if self.time is None:
             if self.ranks is not None and math.isnan(found.get("ranks", math.nan)):
@@ -416,8 +417,9 @@ class Readings:
         line = found.get("fail_line") if found else None
         if self.fail is None or line is None:
             return ""
+        # the program's line escaped before it is printed or stored (s29 tester H5)
         return (f"exit 0, but its output matched --fail-regex '{self.fail.pattern}': "
-                f"{' '.join(line.split())[:200]}")
+                f"{printable(' '.join(line.split())[:200])}")
 
     def check_ranks(self, found: dict, ranks: int, label: str, tokens: list[str]) -> None:
         """Raise :class:`LaunchError` unless the program reported ``ranks`` processes.

@@ -33,14 +33,19 @@ UNUSED_OPTION = re.compile(r"\b(?P<words>(unused|unrecogni[sz]ed|unknown|ignored
 def unused_options(stdout: str, stderr: str) -> tuple[str, str]:
     """``(line, words)``: the program's lines naming options it did not use, as it wrote them
     (joined with "; ", each option once), and the words a ``--fail-regex`` would match
-    ("Option left", "unused option"); ``("", "")`` when it said nothing of the kind."""
+    ("Option left", "unused option"); ``("", "")`` when it said nothing of the kind. The
+    line's control characters are escaped (:func:`~hpcds1mpi.measure.printable.printable`):
+    PETSc echoes an option's name as given, ``-ksp\\x1b]0;TITLE\\x07`` and all (s29 tester
+    H5); ``words`` stay as matched, for the regex."""
+    from hpcds1mpi.measure.printable import printable
+
     for stream in (stdout, stderr):
         said, names = [], set()
         for line in stream.splitlines():
             found = OPTION_LEFT.search(line) or UNUSED_OPTION.search(line)
             if found and found.group("name") not in names:
                 names.add(found.group("name"))
-                said.append((" ".join(line.split()), found))
+                said.append((printable(" ".join(line.split())), found))
         if said:
             first = said[0][1]
             words = "Option left" if first.re is OPTION_LEFT else first.group("words")

@@ -46,6 +46,27 @@ def test_directives_after_the_first_command_are_said_in_one_note():
     assert not any("after the first command" in n for n in clean.notes)
 
 
+def test_a_long_list_of_late_directives_is_cut_to_its_first_ranges():
+    """Was (s29 tester H8): a 256 KB script alternating #SBATCH and echo after its first
+    command gave one 23,631-character note ("lines 5, 7, 9, ...")."""
+    from hpcds1mpi.launch.script_reading import MAX_SCRIPT_CHARS
+
+    pairs = (MAX_SCRIPT_CHARS - 100) // len("#SBATCH -J c\necho\n")  # the most read
+    text = "#!/bin/bash\n#SBATCH --nodes=1\nset -e\n" + "#SBATCH -J c\necho\n" * pairs \
+        + "srun ./a\n"
+    late = [n for n in read_script(text).notes if "after the first command" in n]
+    assert len(late) == 1 and len(late[0]) < 400, late
+    assert late[0].startswith("lines 4, 6, 8, 10, 12, 14, 16, 18, 20, 22 and "
+                              f"{pairs - 10:,} more: "
+                              "#SBATCH after the first command (line 3: set -e)"), late
+    # ranges count as one each; ten of them, then the lines left
+    script = read_script("#!/bin/bash\nset -e\n" + "#SBATCH -N 1\n#SBATCH -N 1\necho\n" * 12
+                         + "srun ./a\n")
+    note = next(n for n in script.notes if "after the first command" in n)
+    assert note.startswith("lines 3-4, 6-7, 9-10, 12-13, 15-16, 18-19, 21-22, 24-25, 27-28, "
+                           "30-31 and 4 more: #SBATCH"), note
+
+
 def test_the_late_directive_note_reaches_advise_and_its_rewrite(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("HPCDS1MPI_HISTORY", str(tmp_path / "cache" / "failures.json"))

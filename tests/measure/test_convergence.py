@@ -106,3 +106,17 @@ def test_options_the_program_did_not_use_are_named_once_and_fail_regex_makes_it_
     assert proc.returncode == 1 and "every configuration this sweep ran failed" in proc.stderr
     assert list(telemetry.read_runs(tmp_path / "failed.h5")["status"]) == ["failed", "failed"]
 
+
+
+def test_a_not_converged_line_and_its_note_are_printable():
+    """s29 tester H5: the program's line is printed in the note; its control characters are
+    escaped, and the suggested --fail-regex, escaped, still matches what the program wrote."""
+    import re
+
+    from hpcds1mpi.measure.convergence import convergence_note
+
+    line, words = convergence_warning("SCF \x1b[31m NOT\x1fconverged\x07\n", "")
+    assert (line, words) == ("SCF \\x1b[31m NOT converged\\x07", "NOT\x1fconverged")
+    note = convergence_note("w size 1 N1xR1xT1-cpu-fp64", "x\x1b]0;T\x07", words)
+    assert "said \"x\\x1b]0;T\\x07\"" in note and note.endswith("--fail-regex 'NOT\\x1fconverged'")
+    assert re.search("NOT\\x1fconverged", "NOT\x1fconverged")

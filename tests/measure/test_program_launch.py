@@ -520,3 +520,60 @@ def test_a_programs_error_trailer_is_no_reason():
     A5): the last line on stderr, it was the reason where no error word was found above it."""
     assert program_launch.reason_line("", "[1] mesh has 0 cells\n[1]\nFOAM parallel run "
                                           "exiting\n") == "mesh has 0 cells"
+
+
+#: A failed program's output that repeats an error title (s29 tester H2): the kept 64 KB tail.
+REPEATED_TITLE = "---error---\n" * (program_launch.TAIL // 12)
+
+
+def test_a_repeated_error_title_is_classified_in_linear_time():
+    """Was (s29 tester H2): 64 KB of "---error---" (exit 1) took 55 s to classify, 71 s on
+    both streams: each untagged title scanned to the end for its "End of" rule, and each
+    stream's boxes were found twice."""
+    import time
+
+    from tests.measure.test_framed_boxes import _best_seconds
+
+    start = time.perf_counter()
+    assert classify({**BASE, "exit_code": 1, "stdout": REPEATED_TITLE,
+                     "stderr": REPEATED_TITLE}, 60) == ("failed", "exit code 1: ---error---")
+    assert time.perf_counter() - start < 2.0
+    for unit in ("---error---\n", "ERROR:\n\n", "--- !ERROR\nmessage: |\n", "Fatal error:\n"):
+        small = unit * (program_launch.TAIL // 4 // len(unit))  # 16 KB, then 64 KB
+        took = [_best_seconds(lambda text=text: program_launch.reason_line(text, text), 3)
+                for text in (small, small * 4)]
+        assert took[1] < 2.0 and took[1] < 8 * max(took[0], 0.005), (unit, took)
+
+
+def test_a_sweep_of_a_program_repeating_an_error_title_finishes_quickly(tmp_path):
+    """The tester's command (s29 H2): 55 s for a 0.1 s run, now its start-up's time."""
+    import time
+
+    from hpcds1mpi.records import telemetry
+    from tests.helpers import run_cli
+
+    (tmp_path / "bad.py").write_text(f"import sys\ntext = {REPEATED_TITLE!r}\n"
+                                     "sys.stdout.write(text)\nsys.stderr.write(text)\n"
+                                     "sys.exit(1)\n")
+    start = time.perf_counter()
+    proc = run_cli(["sweep", "--command", f"{sys.executable} bad.py {{size}}", "--label",
+                    "bad", "--sizes", "1", "--ranks-per-node", "1", "--min-repeats", "1",
+                    "--max-repeats", "1", "--no-progress", "--out", "bad.h5"],
+                   cwd=tmp_path, timeout=60)
+    assert proc.returncode == 1 and "failed: exit code 1: ---error---" in proc.stderr, \
+        proc.stderr
+    assert time.perf_counter() - start < 20  # start-up included; was 71 s
+    assert list(telemetry.read_runs(tmp_path / "bad.h5")["error"]) == \
+        ["exit code 1: ---error---"]
+
+
+def test_a_reason_and_a_launchers_problem_have_no_control_characters():
+    """Was (s29 tester H5): printed and stored as the program wrote it; the terminal obeyed."""
+    from tests.measure.test_printable import HOSTILE_REASON
+
+    assert classify({**BASE, "exit_code": 3, "stderr": HOSTILE_REASON + "\n"}, 60)[1] == \
+        "exit code 3: ERROR: bad \\x1b[2J\\x1b]0;PWN\\x07 input"
+    assert program_launch.reason_line("", "a\tb\x9b2J\n") == "a\tb\\x9b2J"  # tab kept, C1 not
+    assert program_launch.launch_problem({**BASE, "exit_code": 127, "stderr": (
+        "sh: ./a\x1b]52;c;cHdu\x07: command not found\n")}) == \
+        "sh: ./a\\x1b]52;c;cHdu\\x07: command not found"  # OSC 52: the clipboard

@@ -24,3 +24,13 @@ def test_another_programs_unused_option_and_runs_that_used_all_of_theirs():
     for text in ("There are no unused options.\n", "-ksp_type cg\n#End of PETSc Option Table "
                  "entries\n", "unused memory: 3 GB\n", "Iterations 36 max|u| 0.138161\n"):
         assert unused_options(text, "") == ("", ""), text
+
+
+def test_an_options_control_characters_are_escaped():
+    """s29 tester H5: PETSc echoes a name as given; printed raw, it set the window title."""
+    from tests.measure.test_printable import HOSTILE_OPTION
+
+    line, words = unused_options(HOSTILE_OPTION + "\n", "")
+    assert line == "Option left: name:-ksp\\x1b[31mRED\\x1b]0;TITLE\\x07\\x08\\x08 value: cg"
+    assert words == "Option left" and option_names(line) == \
+        ["-ksp\\x1b[31mRED\\x1b]0;TITLE\\x07\\x08\\x08"]
