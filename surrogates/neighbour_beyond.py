@@ -9,6 +9,11 @@ threads at 112 only, the workload's sizes 64-128 left it unbounded at 120, predi
 against its 32.5 ms run at 112, and picked with confidence 0.95 (s29 tester C1; it ran
 34-156 ms). A pick resting on one measured size of its own is said so
 (:func:`one_size_note`), and System 1 caps its confidence.
+
+Above its own largest size a configuration's floor grows as its workload's other
+configurations were measured to grow on the same hardware, the least of them
+(:func:`least_growth`): a flat floor let 1 x 2 threads, run at 112 only, keep its 32.5 ms at
+128 and 160 where 1 x 1 ran 38.8 ms at 112 and 83.8 ms at 128 (s29 tester V2-3).
 """
 
 from __future__ import annotations
@@ -18,14 +23,17 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .neighbour_bounds import _CONFIG, _SCALED, DEFAULT_GROWTH, MODEL, NeighbourRuntimes, \
-    _config, _measured_as, _s
+from .neighbour_bounds import _CONFIG, _SCALED, DEFAULT_GROWTH, MAX_GROWTH, MODEL, \
+    NeighbourRuntimes, _config, _measured_as, _s
 from .size_neighbours import config_codes
 
 #: Columns :func:`bound_beyond` adds where any candidate lies beyond its own measured sizes
 #: (NaN elsewhere): the size of its nearest run, that run's runtime, and how many sizes it
 #: ran ok at.
 EDGE_SIZE, EDGE_RUNTIME, OWN_SIZES = "measured_edge_size", "measured_edge_s", "measured_sizes"
+#: Added too: the floor above the edge (the edge run grown by :func:`least_growth`; the run
+#: itself where nothing measured its growth, and below the smallest size).
+EDGE_FLOOR = "measured_edge_floor_s"
 
 
 class Edge(NamedTuple):
@@ -39,6 +47,7 @@ class Edge(NamedTuple):
     log_energy: np.ndarray  # and log energy (NaN where not known)
     growth: np.ndarray  # the log-log slope the interval assumes from there (bound_beyond)
     sizes: np.ndarray  # how many sizes it ran ok at
+    floor: np.ndarray  # (log) above: no faster than this (least_growth); below: the run
 
 
 def own_edges(measured: NeighbourRuntimes, workload: str, partition: str, size: float,
@@ -70,8 +79,62 @@ def own_edges(measured: NeighbourRuntimes, workload: str, partition: str, size: 
     small_end, large_end = measured.growth.get(key, (math.nan, math.nan))
     growth = np.where(above, large_end, small_end)
     growth = np.where(np.isnan(growth), DEFAULT_GROWTH, growth)
-    return Edge(rows, above, levels[at].astype(float), values[found], log_energy, growth,
-                ran[:, rows].sum(axis=0))
+    edge_size = levels[at].astype(float)
+    floor = values[found].copy()
+    for e in np.unique(edge_size[above]).tolist():  # one factor per edge size
+        floor[above & (edge_size == e)] += least_growth(group, e, size)
+    return Edge(rows, above, edge_size, values[found], log_energy, growth,
+                ran[:, rows].sum(axis=0), floor)
+
+
+def least_growth(group: tuple, edge: float, size: float) -> float:
+    """The log of the least factor by which any configuration of ``group`` (one
+    :attr:`~.neighbour_bounds.NeighbourRuntimes.groups` entry) measured ok at ``edge`` and
+    beyond grew from ``edge`` to ``size`` (each at its own sizes, log-log interpolated where
+    it ran either side of one), 0 where none was; ``size > edge``.
+
+    Those configurations show how this workload grows on this hardware; the least of them
+    is the conservative guess at how one measured at ``edge`` only grows, measured, no model
+    (s29 tester V2-3). Beyond the largest size any of them reached the factor stops there
+    and the floor stays flat, as every configuration is held flat beyond its own largest run.
+    The factor is at least 1 (runtime does not fall with size: a noisy fall leaves the flat
+    floor) and at most the slope :data:`~.neighbour_bounds.MAX_GROWTH` (two close sizes'
+    noise can show any slope; the interval's upper end, the run grown along the steepest
+    measured slope, so stays above the floor)."""
+    levels, keys, values = group
+    codes, col = np.unique(keys & ((1 << 44) - 1), return_inverse=True)
+    runs = np.full((len(levels), len(codes)), np.nan)
+    runs[keys >> 44, col] = values  # (sizes, configurations): mean log runtime
+    ok = np.isfinite(runs)
+    index = np.arange(len(levels))[:, None]
+    last_at = np.maximum.accumulate(np.where(ok, index, -1), axis=0)  # last run at or before
+    next_at = np.minimum.accumulate(np.where(ok, index, len(levels))[::-1], axis=0)[::-1]
+    top = np.where(ok.any(axis=0), levels[last_at[-1].clip(0)], -np.inf)  # largest run
+    e = int(np.searchsorted(levels, edge * (1 - 1e-9)))
+    spans = (last_at[min(e, len(levels) - 1)] >= 0) & (top > edge * (1 + 1e-9))
+    if e >= len(levels) or not spans.any():
+        return 0.0
+    to = min(size, float(top[spans].max()))
+    log_size = np.log(levels)
+
+    def at(x: float) -> np.ndarray:  # each configuration's log runtime at x, NaN off its range
+        i = int(np.searchsorted(levels, x * (1 + 1e-9), side="right")) - 1
+        j = int(np.searchsorted(levels, x * (1 - 1e-9), side="left"))
+        if i < 0 or j >= len(levels):
+            return np.full(len(codes), np.nan)
+        a, b = last_at[i], next_at[j]
+        got = (a >= 0) & (b < len(levels))
+        a, b = a.clip(0, len(levels) - 1), b.clip(0, len(levels) - 1)
+        cols = np.arange(len(codes))
+        ya, yb = runs[a, cols], runs[b, cols]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            t = np.where(b > a, (math.log(x) - log_size[a]) / (log_size[b] - log_size[a]), 0.0)
+        return np.where(got & spans, (1 - t) * ya + t * yb, np.nan)
+
+    grew = at(to) - at(edge)
+    if not np.isfinite(grew).any():
+        return 0.0
+    return float(np.clip(np.nanmin(grew), 0.0, MAX_GROWTH * math.log(to / edge)))
 
 
 def bound_beyond(cols: dict, measured: NeighbourRuntimes, workload: str, size: float,
@@ -79,18 +142,21 @@ def bound_beyond(cols: dict, measured: NeighbourRuntimes, workload: str, size: f
     """Hold each candidate measured on one side of ``size`` only to the run at its own
     nearest measured size (its edge), in place: a bigger problem does not run faster, a
     smaller one not slower. True when a prediction moved; :data:`EDGE_SIZE`,
-    :data:`EDGE_RUNTIME` and :data:`OWN_SIZES` are added to ``cols`` wherever any candidate
-    has an edge, moved or not.
+    :data:`EDGE_RUNTIME`, :data:`OWN_SIZES` and :data:`EDGE_FLOOR` are added to ``cols``
+    wherever any candidate has an edge, moved or not.
 
     Above its largest size:
 
     * the runtime is at least the edge run's (the trees' excursions there are the same
       artefact as between sizes, one-sided: s27 tester Q, NWChem at 7 waters predicted 0.76 s
-      at 1 rank where 6 measured 9.2 s). The point is not extrapolated along the measured
-      slope: on the s28 testers' runs that was better for CP2K (250 -> 350: 4.26 s measured
-      7-12.6 s, the slope says 6.5 s) and worse for ABINIT (20 -> 24: 3.55 s measured 3.9 s,
-      the slope says 5.0 s); one or two noisy sizes do not settle a growth law;
-    * the interval is moved up as a whole until its low end is the edge run (its width
+      at 1 rank where 6 measured 9.2 s), grown as the least grown of the configurations
+      measured from that size on (:func:`least_growth`; a flat floor kept 1 x 2 threads at
+      its 32.5 ms from 112 at 128 and 160 where 1 x 1 ran 83.8 ms at 128: s29 tester V2-3),
+      :data:`EDGE_FLOOR`. The point is not extrapolated along a model or its own slope: on
+      the s28 testers' runs that was better for CP2K (250 -> 350: 4.26 s measured 7-12.6 s,
+      the slope says 6.5 s) and worse for ABINIT (20 -> 24: 3.55 s measured 3.9 s, the slope
+      says 5.0 s); one or two noisy sizes do not settle a growth law;
+    * the interval is moved up as a whole until its low end is that floor (its width
       relative to the point never shrinks: the bound makes no pick look surer than the
       model did), and its upper end is at least the edge run grown to ``size`` along the
       steepest log-log slope any configuration of the workload showed between its two
@@ -107,6 +173,9 @@ def bound_beyond(cols: dict, measured: NeighbourRuntimes, workload: str, size: f
     Below its smallest size the same, mirrored: the runtime at most the edge run's, the
     interval moved down until its upper end is the edge run, its low end at most the edge run
     shrunk along the steepest slope between two smallest sizes; energy follows the runtime.
+    The ceiling is not shrunk as other configurations shrank: that would make a layout
+    measured elsewhere look faster on other layouts' say, the unsafe side for a pick (small
+    sizes' fixed costs shrink differently per layout; s29 tester V2-3).
     """
     if not measured.groups or str(workload) not in measured.workloads:
         return False
@@ -114,7 +183,7 @@ def bound_beyond(cols: dict, measured: NeighbourRuntimes, workload: str, size: f
     n = len(np.asarray(cols["runtime_s"]))
     old = {c: np.asarray(cols[c], dtype=float) for c in _SCALED}
     new = {c: v.copy() for c, v in old.items()}  # copies: answers may share the arrays
-    found = {c: np.full(n, np.nan) for c in (EDGE_SIZE, EDGE_RUNTIME, OWN_SIZES)}
+    found = {c: np.full(n, np.nan) for c in (EDGE_SIZE, EDGE_RUNTIME, OWN_SIZES, EDGE_FLOOR)}
     for part in np.unique(partitions).tolist():
         rows = np.flatnonzero(partitions == part)
         table = {c: np.asarray(cols[c])[rows] for c in _CONFIG}
@@ -125,7 +194,7 @@ def bound_beyond(cols: dict, measured: NeighbourRuntimes, workload: str, size: f
         idx = rows[got.rows]
         _hold_to_edge(new, idx, got, size)
         for col, values in ((EDGE_SIZE, got.size), (EDGE_RUNTIME, np.exp(got.log_runtime)),
-                            (OWN_SIZES, got.sizes)):
+                            (OWN_SIZES, got.sizes), (EDGE_FLOOR, np.exp(got.floor))):
             found[col][idx] = values
     if np.isfinite(found[EDGE_SIZE]).any():
         cols.update(found)
@@ -143,15 +212,15 @@ def bound_beyond(cols: dict, measured: NeighbourRuntimes, workload: str, size: f
 def _hold_to_edge(new: dict, idx: np.ndarray, edge: Edge, size: float) -> None:
     """:func:`bound_beyond` for the rows ``idx`` of the columns ``new``, measured at
     ``edge``."""
-    run = np.exp(edge.log_runtime)
+    run, floor = np.exp(edge.log_runtime), np.exp(edge.floor)
     up = edge.above
     grown = run * (size / edge.size) ** edge.growth  # the run along the steepest slope
     point, lo, hi = (new[f"runtime_{k}"][idx] for k in ("s", "lo", "hi"))
     usable = np.isfinite(point) & (point > 0) & np.isfinite(lo) & (lo > 0) & np.isfinite(hi)
     with np.errstate(invalid="ignore", divide="ignore"):
-        raise_by = np.maximum(run / lo, 1.0)  # above: the interval moved up
+        raise_by = np.maximum(floor / lo, 1.0)  # above: the interval moved up
         lower_by = np.minimum(run / np.where(hi > 0, hi, np.nan), 1.0)  # below: down
-    new_point = np.where(up, np.maximum(point, run), np.minimum(point, run))
+    new_point = np.where(up, np.maximum(point, floor), np.minimum(point, run))
     new_lo = np.where(up, lo * raise_by, np.minimum(lo * lower_by, grown))
     new_hi = np.where(up, np.maximum(hi * raise_by, grown), hi * lower_by)
     power = np.exp(edge.log_energy - edge.log_runtime)  # NaN where the energy is unknown
@@ -176,5 +245,9 @@ def one_size_note(cols: dict, index: int, size: float) -> str:
     if OWN_SIZES not in cols or cols[OWN_SIZES][index] != 1:
         return ""
     edge, run = cols[EDGE_SIZE][index], cols[EDGE_RUNTIME][index]
+    floor = cols[EDGE_FLOOR][index] if EDGE_FLOOR in cols else math.nan
+    grows = (f"held to at least {_s(floor)}, that run grown as the least of this workload's "
+             "other measured configurations grew" if floor > run * (1 + 1e-9)
+             else "how it grows with size unmeasured")
     return (f"{_config(cols, index)} was measured at one size only ({edge:g}: {_s(run)}); its "
-            f"prediction at size {size:g} rests on that one run, how it grows with size unmeasured")
+            f"prediction at size {size:g} rests on that one run, {grows}")

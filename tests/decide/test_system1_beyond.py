@@ -88,3 +88,48 @@ def test_a_pick_measured_at_one_other_size_is_held_to_that_run_and_not_sure():
     assert "measured at one size only (112: 0.0325 s)" in choice.neighbour_note
     at_112 = s1.choose(s1.score(Tuned(), "poisson", 112, [CPU], ONE_NODE), "time")
     assert at_112.neighbour_note == ""  # at its own size the model, trained on it, stands
+
+
+class Bracketing(Tuned):
+    """V2-3's picture: 1 x 1 and 2 x 1 measured at 64, 96 and 128, 1 x 2 threads at 112."""
+
+    def __init__(self, runs: dict | None = None):
+        super().__init__()
+        self.runs = {k: v for k, v in POISSON.items() if k[2] != 112 or k[1] == 2} \
+            if runs is None else runs
+
+    def training_frame(self) -> pd.DataFrame:
+        frame = super().training_frame()
+        keep = [(r, t, s) in self.runs for r, t, s in
+                zip(frame["ranks_per_node"], frame["threads"], frame["size"])]
+        return frame[keep].reset_index(drop=True)
+
+
+def _row(bundle, size: int, rpn: int, threads: int) -> dict:
+    scores = s1.score(bundle, "poisson", size, [CPU], ONE_NODE)
+    c = scores.cols
+    i = int(np.flatnonzero((c["nodes"] == 1) & (c["ranks_per_node"] == rpn)
+                           & (c["threads"] == threads) & (c["device"] == "cpu"))[0])
+    return {k: float(c[k][i]) for k in ("runtime_s", "runtime_lo", "runtime_hi")}
+
+
+def test_beyond_its_own_size_a_layout_grows_as_the_workload_was_measured_to():
+    """V2-3: recommend at 128 picked 1 x 2 threads at 32.5 ms (its run at 112), and at 160
+    still 32.5 ms, where 1 x 1 ran 83.8 ms at 128. Its floor now grows as 1 x 1 grew from 112
+    (66.6 ms at 96, 83.8 ms at 128, log-log) to 128, and stays there beyond 128."""
+    grown = 0.03255 * (0.08383 / 0.06662) ** (np.log(128 / 112) / np.log(128 / 96))
+    for size in (128, 160):
+        got = _row(Bracketing(), size, 1, 2)
+        assert got["runtime_s"] == pytest.approx(grown)
+        assert got["runtime_lo"] >= grown * (1 - 1e-12)
+    # the tester's own runs (1 x 1 and 2 x 1 at 112 too): 2.16x, capped at slope 4
+    assert _row(Tuned(), 128, 1, 2)["runtime_s"] == pytest.approx(0.03255 * (128 / 112) ** 4)
+    choice = s1.choose(s1.score(Bracketing(), "poisson", 160, [CPU], ONE_NODE), "time")
+    assert choice.confidence <= s1.DOUBTED_CONFIDENCE
+
+
+def test_with_nothing_measured_beyond_its_size_or_at_the_size_nothing_changes():
+    at_most_112 = Bracketing({k: v for k, v in POISSON.items() if k[2] <= 112})
+    assert _row(at_most_112, 128, 1, 2)["runtime_s"] == pytest.approx(0.03255)  # flat
+    # 1 x 1, measured at 128, keeps the model's answer there (38.9 ms)
+    assert _row(Bracketing(), 128, 1, 1)["runtime_s"] == pytest.approx(POISSON_MODEL[(1, 1)])

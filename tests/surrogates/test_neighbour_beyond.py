@@ -4,6 +4,8 @@ testers T4 and U9, with their measured runs)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -102,8 +104,9 @@ def test_a_layout_measured_at_one_size_inside_the_range_is_held_to_its_own_run()
     """C1: at 120, inside the workload's 64-128, 1 x 2 threads (32.5 ms at 112 only) was left
     at the model's 16.9 ms; above its own largest size it is no faster than that run."""
     got = _bound(POISSON, 120, 0.0169, 0.0149, 0.0237, 0.129, 0.114, 0.325, threads=2)
-    assert got["runtime_s"] == pytest.approx(0.03255)
-    assert got["runtime_lo"] >= 0.03255 - 1e-12 and got["energy_j"] >= 0.354 - 1e-12
+    # grown with 1 x 1's growth 112 -> 128 (2.16x, interpolated at 120), capped at slope 4
+    assert got["runtime_s"] == pytest.approx(0.03255 * (120 / 112) ** nb.MAX_GROWTH)
+    assert got["runtime_lo"] >= got["runtime_s"] * (1 - 1e-12) and got["energy_j"] >= 0.354
     cols = _cols(1, 2, 0.0169, 0.0149, 0.0237, 0.129, 0.114, 0.325)
     assert nbb.bound_beyond(cols, _measured(POISSON), "prog", 120)
     assert cols[nbb.EDGE_SIZE][0] == 112 and cols[nbb.OWN_SIZES][0] == 1
@@ -127,3 +130,55 @@ def test_below_its_own_smallest_size_a_layout_is_no_slower_than_that_run():
     cols = _cols(1, 2, 0.09, 0.08, 0.1, 0.9, 0.8, 1.0)
     nbb.bound_beyond(cols, _measured(runs), "prog", 100)
     assert nbb.one_size_note(cols, 0, 100) == ""  # two sizes of its own: no note
+
+
+def _floor(runs: dict, size: float) -> float:
+    """1 x 2 threads' bounded runtime at ``size`` from a model that says 1 ms."""
+    return _bound(runs, size, 0.001, 0.0009, 0.0013, 0.01, 0.009, 0.013, threads=2)["runtime_s"]
+
+
+#: V2-3's picture: 1 x 1 and 2 x 1 not measured at 112, so interpolated between 96 and 128.
+BRACKETING = {k: v for k, v in POISSON.items() if k[2] != 112 or k[1] == 2}
+
+
+def test_above_its_own_size_the_floor_grows_as_the_least_grown_configuration_measured():
+    """V2-3: 1 x 2 threads, 32.5 ms at 112 only, kept 32.5 ms at 128 and 160 where 1 x 1 ran
+    83.8 ms at 128. Its floor now grows as 1 x 1 (66.6 ms at 96, 83.8 ms at 128: 1.112x from
+    112 to 128, log-log) did, the lesser of 1 x 1 and 2 x 1 (2.06x)."""
+    grown = (0.08383 / 0.06662) ** (math.log(128 / 112) / math.log(128 / 96))
+    assert _floor(BRACKETING, 128) == pytest.approx(0.03255 * grown)
+    half = (0.08383 / 0.06662) ** (math.log(120 / 112) / math.log(128 / 96))
+    assert _floor(BRACKETING, 120) == pytest.approx(0.03255 * half)
+    # beyond 128 nothing measured spans: the factor stops at 128 and the floor stays flat
+    assert _floor(BRACKETING, 160) == pytest.approx(0.03255 * grown)
+    cols = _cols(1, 2, 0.001, 0.0009, 0.0013, 0.01, 0.009, 0.013)
+    nbb.bound_beyond(cols, _measured(BRACKETING), "prog", 160)
+    assert cols[nbb.EDGE_FLOOR][0] == pytest.approx(0.03255 * grown)
+    assert cols["runtime_lo"][0] >= 0.03255 * grown * (1 - 1e-12)  # the interval moved up
+    assert "grown as the least of this workload's" in nbb.one_size_note(cols, 0, 160)
+
+
+def test_the_growth_measured_at_the_edge_itself_is_used_and_capped_at_the_steepest_slope():
+    """The tester's runs measured 1 x 1 and 2 x 1 at 112 too: 2.16x and 3.16x to 128, slopes
+    above 4 between two sizes 14 % apart (noise), so the floor grows along slope 4."""
+    assert _floor(POISSON, 128) == pytest.approx(0.03255 * (128 / 112) ** nb.MAX_GROWTH)
+    assert _floor(POISSON, 160) == pytest.approx(0.03255 * (128 / 112) ** nb.MAX_GROWTH)
+    gentle = {**POISSON, (1, 1, 128): (0.05, 0.4)}  # 1 x 1 grew 1.29x from 112 to 128
+    assert _floor(gentle, 128) == pytest.approx(0.03255 * 0.05 / 0.03882)
+
+
+def test_where_no_other_configuration_spans_the_sizes_the_floor_stays_flat():
+    at_most_112 = {k: v for k, v in POISSON.items() if k[2] <= 112}
+    assert _floor(at_most_112, 128) == pytest.approx(0.03255)
+    group = _measured(at_most_112).groups[("prog", "local")]
+    assert nbb.least_growth(group, 112, 128) == 0.0
+    shrinking = {**POISSON, (1, 1, 128): (0.03, 0.3), (2, 1, 128): (0.04, 0.4)}
+    assert _floor(shrinking, 128) == pytest.approx(0.03255)  # a noisy fall: never below the run
+
+
+def test_a_configuration_measured_at_the_size_or_either_side_is_not_moved():
+    runs = {**POISSON, (1, 2, 128): (0.05, 0.5)}  # 1 x 2 threads measured at 112 and 128
+    cols = _cols(1, 2, 0.001, 0.0009, 0.0013, 0.01, 0.009, 0.013)
+    assert not nbb.bound_beyond(cols, _measured(runs), "prog", 128)  # measured at 128
+    assert not nbb.bound_beyond(cols, _measured(runs), "prog", 120)  # either side: interpolated
+    assert float(cols["runtime_s"][0]) == 0.001
