@@ -22,11 +22,14 @@ def step_folders(steps, size: int, measure: dict | None) -> dict:
 
     Returns:
         ``{"workdir": the template, "step_folders": [shell-quoted folder], "folders_shown":
-        "a, b"}``, each distinct folder once, in step order.
+        "a, b", "folders_where": ", in the folder you submit from", "missing_where": " in
+        $PWD"}``, each distinct folder once, in step order; both wheres "" for an absolute
+        ``--workdir``, whose folders are themselves wherever the job is submitted from (s29
+        V1-2).
     """
     import shlex
 
-    from hpcds1mpi.launch.scripts import comment
+    from hpcds1mpi.launch.scripts import comment, where_missing
     from hpcds1mpi.measure.workdirs import folder_of
 
     workdir = (measure or {}).get("workdir")
@@ -34,4 +37,6 @@ def step_folders(steps, size: int, measure: dict | None) -> dict:
         return {}
     folders = list(dict.fromkeys(folder_of(workdir, s.config, size) for s in steps))
     return {"workdir": comment(workdir), "step_folders": [shlex.quote(f) for f in folders],
-            "folders_shown": comment(", ".join(folders))}
+            "folders_shown": comment(", ".join(folders)),
+            "folders_where": where_missing(workdir) and ", in the folder you submit from",
+            "missing_where": where_missing(workdir)}

@@ -141,9 +141,17 @@ def calibration_measurement(levels, given: dict | None = None) -> tuple[dict, li
                      "any, pass the same to recommend, or the new runs measure something else")
     options = {k: v for k, v in {**known, **given}.items() if v}
     if workdir := options.get("workdir"):  # a step whose folder is missing measures nothing
-        notes.append(f"each step runs in --workdir {workdir!r} (placeholders filled per step, "
-                     "from the folder you submit in): create those folders, with the program's "
-                     "input, before you submit")
+        import os.path
+
+        # An absolute one is itself wherever the job is submitted from (s29 V1-2).
+        where = "" if os.path.isabs(workdir) else ", from the folder you submit in"
+        notes.append(f"each step runs in --workdir {workdir!r} (placeholders filled per "
+                     f"step{where}): create those folders, with the program's input, before "
+                     "you submit")
+    if levels is not None:  # the steps launch it as its sweep did (s29 V2-5); {}: not recorded
+        from hpcds1mpi.launch.script_launcher import LAUNCHED_WITH
+
+        options[LAUNCHED_WITH] = levels.launched_with or {}
     return options, notes
 
 

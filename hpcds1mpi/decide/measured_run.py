@@ -21,17 +21,21 @@ class MeasuredRun:
             launcher the sweep used: :func:`hpcds1mpi.launch.script_launcher.measured_cluster`).
         folder: where the program runs, relative to the submit folder; None: that folder.
         notes: one line each, for the script's ``# note:`` lines and the user.
+        hint: added to a refusal of the script's launcher: "", or that a model trained again
+            records the launcher (the bundle records none: s29 V1-8;
+            :func:`~hpcds1mpi.launch.script_launcher.retrain_hint`).
     """
 
     cluster: object
     folder: str | None = None
     notes: tuple = ()
+    hint: str = ""
 
 
 def measured_run(rec, scheduler: str) -> MeasuredRun:
     """How the script of ``rec``'s pick under ``scheduler`` runs its program (``rec.picked``
     must be set): its sweep's folder and launcher (see the module docstring)."""
-    from hpcds1mpi.launch.script_launcher import measured_cluster
+    from hpcds1mpi.launch.script_launcher import measured_cluster, retrain_hint
     from hpcds1mpi.measure.workdirs import folder_of
 
     cluster = rec.clusters.get(rec.picked.label)
@@ -42,11 +46,16 @@ def measured_run(rec, scheduler: str) -> MeasuredRun:
     workdir = (levels.measured_with or {}).get("workdir") or ""
     folder = folder_of(workdir, rec.picked.choice.config(), rec.size) if workdir else None
     if folder:  # never created: an empty folder would lack the program's input
+        import os.path
+
+        # An absolute folder is itself wherever the job is submitted from (s29 V1-2).
+        where = ("" if os.path.isabs(folder) else
+                 ", in the folder you submit from: create it there")
         notes.append(f"the job runs the program in {folder!r} (its sweep's --workdir "
-                     f"{workdir!r} for this configuration), in the folder you submit from: "
-                     "create it there with the program's input before you submit; the job "
-                     "checks it first")
+                     f"{workdir!r} for this configuration){where or ': create it'} with the "
+                     "program's input before you submit; the job checks it first")
+    hint = retrain_hint(bool(levels.launched_with), cluster)
     cluster, launch_note = measured_cluster(cluster, scheduler, levels.launched_with)
     if launch_note:
         notes.append(f"the script {launch_note}")
-    return MeasuredRun(cluster, folder, tuple(notes))
+    return MeasuredRun(cluster, folder, tuple(notes), hint)

@@ -17,6 +17,16 @@ from hpcds1mpi.errors import ConfigError
 
 #: srun's ``--mpi`` where the cluster names none (``launchers.for_script``).
 _DEFAULT_MPI = "pmi2"
+#: The key of a calibration sweep's ``measure`` options holding the launcher the program's
+#: sweep used ({}: the bundle records none; absent: not a measured program), which its steps
+#: launch with as a pick's script does (s29 V2-5;
+#: ``decide.calibration_sweep.calibration_measurement``).
+LAUNCHED_WITH = "launched_with"
+#: Added to a refusal of the script's launcher where the bundle records no launcher of the
+#: program (s29 V1-8): a model trained again reads the one its sweep used from the telemetry.
+RETRAIN_HINT = ("; the model records no launcher for this program (trained before launchers "
+                "were recorded): train it again from its sweep's telemetry (hpcds1mpi train "
+                "--telemetry FILE ...) and the script launches the program as its sweep did")
 
 
 def names_launcher(cluster) -> bool:
@@ -57,20 +67,30 @@ def measured_cluster(cluster, scheduler: str, launch: dict | None):
         "names a launcher; set launcher / mpiexec in a --cluster file to launch otherwise)")
 
 
-def check_launch(program: list[str], launcher, cluster) -> None:
+def retrain_hint(recorded: bool, cluster) -> str:
+    """:data:`RETRAIN_HINT` for a measured program whose bundle records no launcher
+    (``recorded`` False) where no cluster file names one (a launcher recorded later would
+    then be used); "" otherwise."""
+    return "" if recorded or names_launcher(cluster) else RETRAIN_HINT
+
+
+def check_launch(program: list[str], launcher, cluster, hint: str = "") -> None:
     """:func:`~hpcds1mpi.launch.mpi_family.check_script`, whose fix names cluster-file keys;
     where no file gave the cluster it says how to give one (s28 tester T: no cluster; s29
-    tester C6: inside an salloc, the cluster read from Slurm)."""
+    tester C6: inside an salloc, the cluster read from Slurm); ``hint`` (:func:`retrain_hint`)
+    follows such a fix."""
     from hpcds1mpi.launch.mpi_family import check_script
 
     try:
         check_script(program, launcher)
     except ConfigError as exc:
         origin = not_from_file(cluster)
-        if origin is None or "in the cluster file" not in str(exc):
+        if "in the cluster file" not in str(exc) or (origin is None and not hint):
             raise
-        raise ConfigError(f"{exc}; no cluster file was given{origin}: write one with those "
-                          "keys under [cluster] and pass it with --cluster FILE") from None
+        given = "" if origin is None else (f"; no cluster file was given{origin}: write one "
+                                           "with those keys under [cluster] and pass it with "
+                                           "--cluster FILE")
+        raise ConfigError(f"{exc}{given}{hint}") from None
 
 
 def not_from_file(cluster) -> str | None:

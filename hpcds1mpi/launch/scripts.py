@@ -32,7 +32,10 @@ from hpcds1mpi.launch.directives import (
 from hpcds1mpi.launch.launchers import for_script
 from hpcds1mpi.launch.program import (
     CONTROL_RE, no_control, program_precisions, program_tokens, quote_tokens)
-from hpcds1mpi.launch.script_launcher import check_launch
+from hpcds1mpi.launch.script_launcher import (
+    LAUNCHED_WITH, check_launch, measured_cluster, retrain_hint)
+from hpcds1mpi.launch.script_seal import (  # noqa: F401  (re-exported: callers import them here)
+    MARK, SEAL, check_replace_script, script_state, seal, written_by_us)
 from hpcds1mpi.launch.sweep_step import SweepStep
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -96,19 +99,21 @@ def comment(text: str) -> str:
 
 
 def render(job: BatchJob, scheduler: str = "slurm", *, default_queue: bool = False,
-           notes: Sequence[str] = (), folder: str | None = None) -> str:
+           notes: Sequence[str] = (), folder: str | None = None, hint: str = "") -> str:
     """The whole batch script for ``job`` under ``scheduler`` (``slurm`` or ``pbs``);
     ``default_queue`` and ``notes`` as :func:`render_template` takes them, and a note on the
     memory the script asks for, or why it asks for none (:func:`memory_note`). ``folder``:
     where the program runs, relative to the submit folder (its sweep's ``--workdir``, filled:
-    s29 tester A1); the job checks it exists, as a calibration sweep does, then enters it."""
+    s29 tester A1; an absolute one is itself); the job checks it exists, as a calibration
+    sweep does, then enters it. ``hint``: added to a refusal of the launcher
+    (:func:`~hpcds1mpi.launch.script_launcher.retrain_hint`)."""
     from hpcds1mpi.launch.mpi_family import check_script
 
     memory = memory_note(job, scheduler)
     notes = [*notes, memory] if memory else notes
     launcher = job.launcher(scheduler)
     program = program_tokens(job.program, job.placeholder_values())
-    check_launch(program, launcher, job.cluster)  # one that cannot start the program: refused
+    check_launch(program, launcher, job.cluster, hint)  # one that cannot start it: refused
     tokens = launcher.tokens(job.config) + program
     # What the launcher adds on its own (Open MPI's thread binding) is said as a comment.
     launcher_notes = [f"# {comment(note)}" for note in launcher.notes(job.config)]
@@ -118,6 +123,7 @@ def render(job: BatchJob, scheduler: str = "slurm", *, default_queue: bool = Fal
                                 path=path, environment=job.environment(scheduler),
                                 folder=shlex.quote(no_control(folder, "--workdir"))
                                 if folder else "",
+                                folder_where=where_missing(folder),
                                 launch=quote_tokens(tokens),
                                 launcher_lines=launcher_notes
                                 + launcher.script_lines(job.config)))
@@ -138,6 +144,14 @@ def _own_path(job: BatchJob, scheduler: str, program: Sequence[str]) -> tuple[st
                     f"qsub -V): write {program[0]}'s full path if the job's own PATH may not "
                     "find it"]
     return "", []
+
+
+def where_missing(folder: str | None) -> str:
+    """Where a script says a missing ``folder`` is missing: " in $PWD" (the submit folder),
+    "" for an absolute one (s29 V1-2: it is itself, wherever the job is submitted from)."""
+    import os.path
+
+    return "" if folder and os.path.isabs(folder) else " in $PWD"
 
 
 @dataclass
@@ -247,7 +261,9 @@ def render_calibration(steps: Sequence[CalibrationStep], partition: "Partition",
     A built-in kernel is measured with ``sweep --kernel``; anything else only as a program
     (``program``: ``sweep --command``), at fp64 alone when its command takes no
     ``{precision}``, and read as ``measure`` says (its earlier sweep's ``--time-regex``,
-    ``--workdir``, ...: the steps must measure what the model learned). A ``job_name`` ending
+    ``--workdir``, ...: the steps must measure what the model learned), and launched as its
+    sweep launched it where no cluster file names a launcher (``measure``'s
+    :data:`~hpcds1mpi.launch.script_launcher.LAUNCHED_WITH`, said in a note). A ``job_name`` ending
     in ``-calib`` is shortened before the suffix where the whole would pass the length limit.
     ``notes``, ``default_queue``: as :func:`render_template` takes them. ``new_machine``:
     whether the runs are of a machine the model was not trained on (its comment then names
@@ -265,6 +281,12 @@ def render_calibration(steps: Sequence[CalibrationStep], partition: "Partition",
     if not isinstance(size, int) or size <= 0:
         raise ConfigError(f"size must be a positive integer, got {size!r}")
     check_calibration_workload(workload, program)
+    measure = dict(measure or {})
+    launch = measure.pop(LAUNCHED_WITH, None)
+    hint = retrain_hint(bool(launch), cluster) if launch is not None else ""
+    # The steps launch the program as its sweep did, as a pick's script does (s29 V2-5).
+    cluster, launch_note = measured_cluster(cluster, "slurm", launch)
+    notes = [*notes, f"each step {launch_note}"] if launch_note else notes
     if program is not None:
         steps = _program_steps(steps, program)
     gpu_ranks = [s.config.ranks_per_node for s in steps if s.config.device == "gpu"]
@@ -276,7 +298,7 @@ def render_calibration(steps: Sequence[CalibrationStep], partition: "Partition",
         from hpcds1mpi.launch import program as program_rule
 
         check_launch(program_tokens(program, program_rule.placeholder_values(
-            steps[0].config, size)), job.launcher("slurm"), cluster)
+            steps[0].config, size)), job.launcher("slurm"), cluster, hint)
     from hpcds1mpi.launch.own_install import own_executable, path_export
 
     rendered_steps = []
@@ -326,92 +348,6 @@ def render_tune(args: Sequence[str], partition: "Partition", *, nodes: int, core
                                 path=shlex.quote(no_control(bin_dir, "folder")) if bin_dir
                                 else "",
                                 command=quote_tokens(program_tokens(job.program))))
-
-
-#: The line every script we render carries near its top (the templates' header comment).
-MARK = "# Written by hpcds1mpi"
-#: The line :func:`seal` adds after it: a checksum of every other line of the script.
-SEAL = "# hpcds1mpi checksum sha256:"
-#: The largest file :func:`script_state` reads (a script of ours is a few KB).
-_MAX_SCRIPT_BYTES = 16 << 20
-
-
-def _digest(data: bytes) -> str:
-    import hashlib
-
-    return hashlib.sha256(data).hexdigest()
-
-
-def seal(script: str) -> str:
-    """``script`` with a checksum line of all its other lines after its :data:`MARK` line: a
-    later ``recommend -o`` (or ``tune --submit``) replaces the file only while it is exactly
-    what was written, never one the user has edited since."""
-    lines = script.splitlines(keepends=True)
-    at = next((i for i, line in enumerate(lines) if line.startswith(MARK)), None)
-    if at is None:  # every template has the mark; without it there is nothing to seal
-        return script
-    line = (f"{SEAL}{_digest(script.encode('utf-8'))} (of every other line: hpcds1mpi "
-            "replaces this file only while it is unchanged)\n")
-    return "".join(lines[:at + 1] + [line] + lines[at + 1:])
-
-
-def script_state(path) -> str:
-    """Whether the file at ``path`` is a script hpcds1mpi wrote: ``"unchanged"`` (its checksum
-    line matches every other line), ``"edited"`` (our header line in its first 4 KB and a
-    checksum that no longer matches), ``"unsealed"`` (our header line but no checksum line:
-    written before scripts carried one, or edited; it cannot be told unchanged), or
-    ``"foreign"``."""
-    with open(path, "rb") as fh:
-        data = fh.read(_MAX_SCRIPT_BYTES + 1)
-    head = data[:4096].decode("utf-8", "replace")
-    if not any(line.startswith(MARK) for line in head.splitlines()):
-        return "foreign"
-    if len(data) > _MAX_SCRIPT_BYTES:
-        return "edited"
-    lines = data.splitlines(keepends=True)
-    seals = [i for i, line in enumerate(lines) if line.startswith(SEAL.encode())]
-    if not seals:
-        return "unsealed"
-    if len(seals) > 1:
-        return "edited"
-    written = lines[seals[0]][len(SEAL):len(SEAL) + 64].decode("ascii", "replace")
-    rest = b"".join(lines[:seals[0]] + lines[seals[0] + 1:])
-    return "unchanged" if written == _digest(rest) else "edited"
-
-
-def written_by_us(path) -> bool:
-    """Whether the file at ``path`` is a script hpcds1mpi rendered and nobody changed since
-    (:func:`script_state`): a rerun of ``recommend -o`` may replace it, another file is kept."""
-    return script_state(path) == "unchanged"
-
-
-def check_replace_script(path, *, force: bool, option: str = "-o",
-                         what: str = "batch script") -> None:
-    """Refuse, in one line, to replace an existing file that is not a script hpcds1mpi wrote
-    and nobody edited since, unless ``force`` (:func:`hpcds1mpi.atomic.check_replace`, with
-    an edited script of ours said as such).
-
-    Raises:
-        OutputError: (exit 2) the file is foreign or edited, without ``force``.
-    """
-    from pathlib import Path
-
-    from hpcds1mpi.atomic import check_replace
-    from hpcds1mpi.errors import OutputError
-
-    if not force and Path(path).is_file():
-        try:
-            state = script_state(path)
-        except OSError:
-            state = "foreign"  # check_replace says it in its words
-        why = {"edited": "it has been changed since (it no longer matches the checksum "
-                         "written with it)",
-               "unsealed": "it has no checksum line to show it unchanged since (written by "
-                           "an older hpcds1mpi, or edited)"}.get(state)
-        if why:
-            raise OutputError(f"{path} has the header of a {what} hpcds1mpi wrote, but {why}; "
-                              f"pass --force to replace it, or choose another {option}")
-    check_replace(path, ours=written_by_us, force=force, what=what, option=option)
 
 
 def check_bash_syntax(script: str) -> None:

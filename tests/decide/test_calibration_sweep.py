@@ -182,7 +182,9 @@ def test_a_recorded_fail_regex_is_repeated_and_another_given_one_is_noted():
     levels = MeasuredLevels("scf", True, runtime="program's own time (--time-regex t=(\\S+))",
                             measured_with=recorded)
     options, notes = calibration_measurement(levels, {"fail_regex": None})
-    assert options == {"time_regex": "t=(\\S+)", "fail_regex": "NOT converged"} and notes == []
+    # launched_with {}: the record names no launcher (the steps' srun; s29 V2-5)
+    assert options == {"time_regex": "t=(\\S+)", "fail_regex": "NOT converged",
+                       "launched_with": {}} and notes == []
     options, notes = calibration_measurement(levels, {"fail_regex": "did not converge"})
     assert options["fail_regex"] == "did not converge"
     assert notes == ["--fail-regex differs from how the model's runs were measured; learn "
@@ -193,3 +195,13 @@ def test_a_recorded_fail_regex_is_repeated_and_another_given_one_is_noted():
     options, notes = calibration_measurement(old, {})
     assert "fail_regex" not in options and notes == []
     assert "--fail-regex" in calibration_measurement(old, {"fail_regex": "NOT c"})[1][0]
+
+
+def test_an_absolute_workdir_note_names_no_submit_folder():
+    """s29 V1-2."""
+    from hpcds1mpi.decide.calibration_sweep import calibration_measurement
+
+    notes = calibration_measurement(None, {"workdir": "/scratch/{size}"})[1]
+    assert any("--workdir '/scratch/{size}' (placeholders filled per step)" in n for n in notes)
+    notes = calibration_measurement(None, {"workdir": "runs/{size}"})[1]
+    assert any("per step, from the folder you submit in)" in n for n in notes)

@@ -148,3 +148,34 @@ def test_a_bundle_without_the_launch_record_keeps_the_old_launcher(swept):
         assert "--cluster FILE" in str(exc)
     else:
         assert script.rstrip().splitlines()[-1].startswith("srun ")
+
+
+def test_an_absolute_workdir_is_said_as_itself_not_in_the_submit_folder(swept, tmp_path):
+    """s29 V1-2: with --workdir '/abs/{size}-{ranks}' the note said "in the folder you submit
+    from: create it there" and the check "is missing in $PWD"."""
+    import dataclasses
+
+    levels, _ = swept
+    absolute = dataclasses.replace(levels, measured_with={
+        **levels.measured_with, "workdir": f"{tmp_path}/cases/{{size}}-{{ranks}}"})
+    script = _script(_program_rec(absolute, size=7), "slurm")
+    assert (f"the job runs the program in '{tmp_path}/cases/7-1' (its sweep's --workdir "
+            f"'{tmp_path}/cases/{{size}}-{{ranks}}' for this configuration): create it with "
+            "the program's input before you submit") in script
+    assert "submit from" not in script and "$PWD" not in script
+    ran = _run(script, tmp_path)
+    assert ran.returncode == 1 and f"folder {tmp_path}/cases/7-1 is missing; create it" \
+        in ran.stderr, ran.stderr
+
+
+def test_a_bundle_without_a_launcher_record_hints_at_training_again(swept):
+    """s29 V1-8: the hint a refusal of the script's launcher gets (``scripts.render(hint=)``)."""
+    import dataclasses
+
+    from hpcds1mpi.decide.measured_run import measured_run
+    from hpcds1mpi.launch.script_launcher import RETRAIN_HINT
+
+    levels, _ = swept
+    assert measured_run(_program_rec(levels), "slurm").hint == ""
+    old = dataclasses.replace(levels, launched_with=None)
+    assert measured_run(_program_rec(old), "slurm").hint == RETRAIN_HINT

@@ -148,3 +148,42 @@ def test_a_calibration_sweep_finds_this_installation_without_the_submit_path(tmp
     if program is None:  # the kernel's step measured: the job found hpcds1mpi and ran it
         assert done.returncode == 0 and "calibration: 1 of 1 steps ran" in done.stdout, \
             done.stdout + done.stderr
+
+
+_APP = ("from mpi4py import MPI\nimport time\nt0 = time.time()\nMPI.COMM_WORLD.Barrier()\n"
+        "if MPI.COMM_WORLD.rank == 0:\n"
+        "    print(f'time: {time.time() - t0 + 0.001:.4f} s', flush=True)\n")
+
+
+def _export_none(slurm, script: str, folder, name: str) -> str:
+    """``sbatch --export=NONE`` of ``script`` in ``folder``: the job's output (it must end)."""
+    path = folder / f"{name}.sbatch"
+    path.write_text(script)
+    job = slurm.sbatch(path, "--export=NONE", f"--output={folder / name}.out", cwd=folder)
+    slurm.wait(job, timeout=240)
+    return (folder / f"{name}.out").read_text()
+
+
+@pytest.mark.slurm
+def test_steps_of_a_job_submitted_with_export_none_get_the_scripts_environment(slurm, tmp_path):
+    """Was (s29 V2-1): under ``sbatch --export=NONE`` srun inherits SLURM_EXPORT_ENV=NONE, so a
+    pick's ``srun hpcds1mpi run`` failed "execve(): hpcds1mpi: No such file or directory" and
+    every calibration step of an Open MPI program ("ORTE daemon has unexpectedly failed":
+    mpirun starts its daemons with srun) measured nothing. Real jobs on the test Slurm."""
+    debug = Partition("debug", cores_per_node=2, memory_gb=3.0, max_nodes=2)
+    pick = BatchJob(config=Configuration(1, 2, 1), partition=debug, program=KERNEL,
+                    cluster=Cluster("vm", {"debug": debug}), job_name="fft", time_limit_s=300)
+    out = _export_none(slurm, batch.render(pick, "slurm"), tmp_path, "pick")
+    assert "fft size=16 N1xR2xT1-cpu-fp64 (2 ranks): ok" in out, out
+    probe = subprocess.run(["/usr/bin/python3", "-c", "import mpi4py"], capture_output=True)
+    if not os.access("/usr/bin/mpirun.openmpi", os.X_OK) or probe.returncode != 0:
+        pytest.skip("no Debian Open MPI with python3-mpi4py for the calibration job")
+    (tmp_path / "app.py").write_text(_APP)
+    site = Cluster("vm", {"debug": debug}, launcher="mpiexec", mpiexec="/usr/bin/mpirun.openmpi")
+    script = batch.render_calibration(
+        [batch.CalibrationStep(Configuration(1, 2, 1), "x")], debug, "app", 4,
+        program="/usr/bin/python3 app.py", cluster=site, time_limit=300,
+        measure={"time_regex": r"time: ([0-9.]+) s"})
+    assert "--mpiexec /usr/bin/mpirun.openmpi" in script
+    out = _export_none(slurm, script, tmp_path, "calibration")
+    assert "calibration: 1 of 1 steps ran" in out and "ORTE daemon" not in out, out

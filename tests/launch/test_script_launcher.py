@@ -42,3 +42,29 @@ def test_srun_keeps_its_mpi_under_slurm_only_and_an_absent_path_changes_nothing(
     gone = {**MPIEXEC, "command": "/nonexistent/bin/mpirun"}
     assert measured_cluster(site, "slurm", gone) == (site, None)
     assert measured_cluster(site, "slurm", None) == (site, None)
+
+
+def test_a_refusal_of_a_program_whose_bundle_records_no_launcher_says_to_train_again(tmp_path):
+    """s29 V1-8: an Open MPI program refused for srun --mpi=pmi2 now adds that a model trained
+    again from its telemetry records the launcher its sweep used (a calibration sweep here;
+    ``measure``'s launched_with {}: the bundle records none)."""
+    import subprocess
+
+    import pytest
+
+    from hpcds1mpi.errors import ConfigError
+    from hpcds1mpi.launch import scripts as batch
+    from hpcds1mpi.launch.script_launcher import LAUNCHED_WITH, RETRAIN_HINT
+    from tests.launch.jobs import CPU
+
+    probe = subprocess.run(["/usr/bin/python3", "-c", "import mpi4py"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("no Debian python3-mpi4py (Open MPI) to be refused for srun")
+    (tmp_path / "app.py").write_text("import mpi4py\n")
+    steps = [batch.CalibrationStep(Configuration(1, 2, 1), "x")]
+    for launch, hinted in (({}, True), (None, False)):
+        measure = {} if launch is None else {LAUNCHED_WITH: launch}
+        with pytest.raises(ConfigError) as err:
+            batch.render_calibration(steps, CPU, "app", 10, measure=measure,
+                                     program=f"/usr/bin/python3 {tmp_path / 'app.py'}")
+        assert 'mpi = "pmix"' in str(err.value) and (RETRAIN_HINT in str(err.value)) == hinted

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from hpcds1mpi.cluster import Cluster
 from hpcds1mpi.config import Configuration
 from hpcds1mpi.errors import ConfigError, OutputError
 from hpcds1mpi.launch import directives, scripts as batch
@@ -55,7 +56,8 @@ def test_rendered_script_is_valid_bash_and_complete(scheduler):
                     "HPCDS1MPI_PRECISION": job.config.precision,
                     "HPCDS1MPI_DEVICE": job.config.device}
         if scheduler == "slurm":  # srun -c T --cpu-bind=cores: each rank has its own cores
-            expected.update(OMP_PLACES="cores", OMP_PROC_BIND="close")
+            # steps get the script's environment under sbatch --export=NONE (s29 V2-1)
+            expected.update(OMP_PLACES="cores", OMP_PROC_BIND="close", SLURM_EXPORT_ENV="ALL")
         else:  # a bare mpiexec that is Open MPI's would bind each rank to one core
             expected.update(OMPI_MCA_hwloc_base_binding_policy="none")
         assert _exports(text) == expected
@@ -532,3 +534,32 @@ def test_a_program_that_starts_with_an_option_gets_no_script(program):
     with pytest.raises(ConfigError, match="must start with its executable"):
         batch.render_calibration([CalibrationStep(Configuration(1, 2, 1))], CPU, "app", 10,
                                  program=program)
+
+
+def test_a_tune_script_gives_its_steps_its_own_environment():
+    """s29 V2-1: under sbatch --export=NONE, tune's srun steps got no PATH."""
+    lines = batch.render_tune(["--kernel", "gemm"], CPU, nodes=1, cores=4, time_limit_s=600,
+                              job_name="t").splitlines()
+    assert lines.index("export SLURM_EXPORT_ENV=ALL") < len(lines) - 1
+    assert lines[-1].startswith("hpcds1mpi tune")
+
+
+_OPENMPI = {"launcher": "mpiexec", "command": "/usr/bin/mpirun.openmpi", "args": []}
+
+
+@pytest.mark.skipif(not os.access("/usr/bin/mpirun.openmpi", os.X_OK), reason="no Open MPI")
+def test_a_calibration_sweep_launches_the_program_as_its_sweep_did():
+    """Was (s29 V2-5): the recorded launcher went to the pick's script only; the sweep's steps
+    got srun --mpi=pmi2. A cluster file's launcher still wins."""
+    from hpcds1mpi.launch.script_launcher import LAUNCHED_WITH
+
+    steps = [CalibrationStep(Configuration(1, 2, 1), "x")]
+    text = batch.render_calibration(steps, CPU, "app", 10, program="./app {size}",
+                                    measure={LAUNCHED_WITH: _OPENMPI, "time_regex": "t=(.+)"})
+    assert "--mpiexec /usr/bin/mpirun.openmpi" in text and "--launcher srun" not in text
+    assert "# note: each step launches with /usr/bin/mpirun.openmpi, the mpiexec the " \
+        "program's sweep ran it with" in text
+    own = Cluster("lab", {CPU.name: CPU}, mpi="pmix")
+    text = batch.render_calibration(steps, CPU, "app", 10, program="./app {size}", cluster=own,
+                                    measure={LAUNCHED_WITH: _OPENMPI})
+    assert "--launcher srun --mpi pmix" in text and "sweep ran it with" not in text
