@@ -33,10 +33,12 @@ with the rank that wrote it. PETSc writes every error so::
     [0]PETSC ERROR: -da_grid_x 2
     [0]PETSC ERROR: ----------------End of Error Message -------send entire error message ...
 
-Its message is the lines between the title and the first line of boilerplate (a link, a
-traceback frame, a warning about something else, a rule): read line by line, its last
-"title" ("PETSc Option Table entries:") and the options under it were the reason (s29
-tester C4). :func:`framed_boxes` gives both kinds.
+Its message is the lines between the title and the first line of boilerplate (a link alone or
+"See <link>", a traceback frame, a warning about something else, a rule): read line by line,
+its last "title" ("PETSc Option Table entries:") and the options under it were the reason (s29
+tester C4). A message line with a link in it is still a message: PETSc's "Unknown type. Check
+for miss-spelling or missing package: https://..." had ended the message before it began
+(s30 V2-2). :func:`framed_boxes` gives both kinds.
 """
 
 from __future__ import annotations
@@ -111,10 +113,16 @@ SECTION_HEADER = re.compile(r"^(?P<tag>\[\d+\](?:[A-Za-z][\w ]*:)?\s*)?[-=]{3,}\
 SECTION_END = re.compile(r"^End of\b", re.IGNORECASE)
 #: A section's title that opens an error: its message is the reason.
 SECTION_ERROR = re.compile(r"\b(error|fatal|abort)", re.IGNORECASE)
-#: The first line of a section's boilerplate, which ends its message: a link ("See
-#: https://petsc.org/... for trouble shooting."), a traceback frame ("#1 DMSetUp() at
-#: da2.c:257"), a warning about something else (PETSc's unused options), a rule.
-SECTION_BOILERPLATE = re.compile(r"https?://|^#\d+\s|^WARNING\b|^[-=*]{3,}", re.IGNORECASE)
+#: The first line of a section's boilerplate, which ends its message: a traceback frame ("#1
+#: DMSetUp() at da2.c:257"), a warning about something else (PETSc's unused options), a rule;
+#: or a link line (:data:`LINK`, :data:`SEE_LINK`).
+SECTION_BOILERPLATE = re.compile(r"^#\d+\s|^WARNING\b|^[-=*]{3,}", re.IGNORECASE)
+#: A link in a line.
+LINK = re.compile(r"https?://\S+", re.IGNORECASE)
+#: A line that points at a link, nothing of its own: "See https://petsc.org/release/faq/ for
+#: trouble shooting.", "Please visit ...", "For more information see ...".
+SEE_LINK = re.compile(r"^(?:please\s+)?(?:see|visit|refer to|consult|"
+                      r"for (?:more|further) (?:information|details|help))\b", re.IGNORECASE)
 #: Message lines a section's reason joins (its title first).
 SECTION_MESSAGE_LINES = 4
 
@@ -156,7 +164,7 @@ def _sections(lines: list[str]) -> list[FramedBox]:
             continue
         message = []
         for text in inner:
-            if SECTION_BOILERPLATE.search(text):
+            if _boilerplate(text):
                 break
             if text:
                 message.append(text)
@@ -165,6 +173,17 @@ def _sections(lines: list[str]) -> list[FramedBox]:
                                " ".join([header.group("title"), *inner])))
         i = j + 1
     return found
+
+
+def _boilerplate(text: str) -> bool:
+    """Whether a section's line is boilerplate: :data:`SECTION_BOILERPLATE`, or a line with a
+    link that is the link alone (no word left without it) or points at it (:data:`SEE_LINK`);
+    a line that says more than its link is a message (s30 V2-2)."""
+    if SECTION_BOILERPLATE.search(text):
+        return True
+    if not LINK.search(text):
+        return False
+    return bool(SEE_LINK.match(text)) or re.search(r"\w", LINK.sub("", text)) is None
 
 
 def _joined(message: list[str]) -> str:

@@ -14,7 +14,9 @@ CUDA), Slurm's "oom-kill" / "oom_kill" event and "OOM Killed", ``MemoryError``,
 ``std::bad_alloc``, "Cannot allocate memory", or "Killed" as the shell reports a killed child
 (a line of its own, or bash's "line N: PID Killed"). The word "killed" in passing is not one:
 Open MPI's "not able to guarantee that all other processes were killed!" on every aborted
-``MPI_Init``, or a program's "0 stray processes killed".
+``MPI_Init``, or a program's "0 stray processes killed". Nor is exit 137 or "Killed" where the
+launcher says a task was never launched or another task failed first (srun kills the rest:
+:data:`LAUNCH_FAILED`, :data:`TASK_FAILED`); only the specific words (:data:`OOM_WORDS`) are.
 
 The program's stdin is ``/dev/null``: a measurement never reads the user's terminal (a program
 that reads its input from stdin, ``pw.x < in``, would otherwise wait there until ``--timeout``,
@@ -144,8 +146,10 @@ def launch_problem(result: dict) -> str:
 
 
 #: Lines an MPI library or launcher writes for every failure, whatever the program said: Open
-#: MPI's "[host:pid] ..." log lines, hydra's "=   EXIT CODE: 1" box, "MPI_Abort was called".
-LAUNCHER_LINE = re.compile(r"^\s*\[[\w.-]+:\d+\]|^\s*=|MPI_Abort|MPI_ABORT", re.IGNORECASE)
+#: MPI's "[host:pid] ..." log lines, hydra's "=   EXIT CODE: 1" box, "MPI_Abort was called",
+#: srun's status of each task ("srun: error: n2: task 1: Killed": the last line, s30 V1-1).
+LAUNCHER_LINE = re.compile(r"^\s*\[[\w.-]+:\d+\]|^\s*=|MPI_Abort|MPI_ABORT|"
+                           r"^srun: error: \S+: tasks? [\d,-]+: ", re.IGNORECASE)
 #: Words of a program's own error message: LAMMPS's "ERROR on proc 0: Cannot open input
 #: script", Python's "ValueError: ...", a C program's "fatal: ...", and a solver's statement
 #: that it gave up: Quantum ESPRESSO's "convergence NOT achieved after 2 iterations: stopping",
@@ -215,12 +219,15 @@ def _program_lines(lines: list[str], boxes: list) -> list[str]:
 
     Before, the text between any two rules was taken for Open MPI's help text and dropped:
     every GROMACS fatal error (framed by 55 dashes) with it."""
-    from hpcds1mpi.measure.rank_tags import ERROR_TRAILER, untagged
+    from hpcds1mpi.measure.rank_tags import ERROR_TRAILER, FATAL_TRAILER, untagged
 
     boxed = {i for a, b in help_spans(lines) for i in range(a, b + 1)}
     kept = []
     for i, ln in enumerate(untagged(ln) for ln in lines):
         ln = FOAM_HEADER.sub(r"\1:", ln)
+        if kept and kept[-1] and FATAL_TRAILER.search(ln):  # one line: what was wrong, and
+            kept[-1] = f"{kept[-1]} ({ln[:1].lower()}{ln[1:]})"  # that it is fatal (s30 V1-3)
+            ln = ""
         kept.append("" if i in boxed or RULE_LINE.match(ln) or LAUNCHER_LINE.search(ln)
                     or GENERIC_LINE.search(ln) or ERROR_TRAILER.match(ln) else ln)
     for box in boxes:  # one message, not a line of art or half a sentence
@@ -368,6 +375,29 @@ def classify(result: dict, timeout: float) -> tuple[str, str]:
     last = reason_line(result["stdout"], result["stderr"])[:300]
     if hint := singleton_hint(text, result.get("ranks", 1)):  # after the cut: kept whole
         last = f"{last} ({hint})"
-    if code in (137, -9) or OOM_WORDS.search(text) or OOM_LINES.search(text):
+    if OOM_WORDS.search(text):
+        return "oom", f"exit code {code} (out of memory): {last}"
+    if launch := _launch_failed(result["stderr"][-20000:] + "\n" + result["stdout"][-20000:]):
+        return "failed", f"exit code {code}: {launch}"
+    if (code in (137, -9) or OOM_LINES.search(text)) and not TASK_FAILED.search(text):
         return "oom", f"exit code {code} (out of memory): {last}"
     return "failed", f"exit code {code}: {last}"
+
+
+#: A launcher's report that a task was never started: srun's "error: task 0 launch failed:
+#: Unspecified error" / "Unable to launch step" / "Task launch for StepId=7.0 failed on node
+#: n2"; the tasks it then kills ("task 1: Killed", exit 137) are no sign of memory.
+LAUNCH_FAILED = re.compile(r"\blaunch failed\b|\bunable to launch\b|"
+                           r"\btask launch for \S+ failed\b", re.IGNORECASE)
+#: srun's report of a task that failed on its own, before it killed the others (exit 137).
+TASK_FAILED = re.compile(r"\btask \d+: Exited with exit code [1-9]")
+
+
+def _launch_failed(text: str) -> str:
+    """The first line of ``text`` saying a task was never launched (:data:`LAUNCH_FAILED`),
+    escaped and cut for a reason; "" when none does. Before, srun's exit 137 after a failed
+    pmix launch was "oom" (s30 V1-1)."""
+    from hpcds1mpi.measure.printable import printable
+
+    line = next((ln.strip() for ln in text.splitlines() if LAUNCH_FAILED.search(ln)), "")
+    return printable(line, keep="\t")[:300]

@@ -1,4 +1,4 @@
-"""The rank tag before a line of a parallel program's output, and the trailer under its error.
+"""The rank tag before a line of a parallel program's output, and the trailers under its errors.
 
 Many parallel programs tag each line a rank writes with that rank: OpenFOAM's ``[0] --> FOAM
 FATAL ERROR:``, PETSc's ``[0]PETSC ERROR:``, Global Arrays' ``[0] ARMCI Error:``, and Open
@@ -20,6 +20,10 @@ RANK_TAG = re.compile(r"^\[\d+\]\s*|^\[\d+,\d+\]<std(?:out|err)>:\s*")
 #: Lines a program writes under every error of its, whatever it was: OpenFOAM's "FOAM
 #: exiting", "FOAM aborting" and "FOAM parallel run exiting" / "... aborting".
 ERROR_TRAILER = re.compile(r"^FOAM (?:parallel run )?(?:exiting|aborting)$")
+#: A line that only says the line above it is an error: OpenFOAM's "For debug level (= 2) > 1
+#: this is considered fatal" under "fileName::stripInvalid() called for invalid fileName ...";
+#: read alone it was the reason, what was wrong dropped (s30 V1-3).
+FATAL_TRAILER = re.compile(r"\bconsidered (?:as )?fatal[.!]?$", re.IGNORECASE)
 
 
 def untagged(line: str) -> str:

@@ -39,6 +39,24 @@ def test_an_error_section_is_its_message_up_to_its_first_boilerplate_line():
     assert "-da_grid_x 2" in section.inner and "Error Message" in section.inner
 
 
+def test_a_message_line_with_a_link_is_a_message_and_a_link_alone_is_boilerplate():
+    """Was (s30 V2-2): PETSc's "Unknown type. Check for miss-spelling or missing package:
+    https://..." (real text) ended the message before it began: no message at all."""
+    from tests.measure.test_program_launch import OUTPUTS
+
+    lines = [ln.strip() for ln in
+             (OUTPUTS / "petsc-unknown-pc-type.stderr").read_text().splitlines()]
+    (section,) = framed_boxes(lines)
+    assert section.message == ("Unknown type. Check for miss-spelling or missing package: "
+                               "https://petsc.org/release/install/install/#external-packages; "
+                               "Unable to find requested PC type jacobii")
+    head = "[0]LIB: ----- Error Message -----"
+    for link in ("See https://x.org/faq for help.", "https://x.org/faq", "<http://x.org>",
+                 "see http://x.org/a and http://x.org/b", "Please see https://x.org"):
+        found = framed_boxes([head, "[0]LIB: Out of range", f"[0]LIB: {link}", "[0]LIB: more"])
+        assert found[0].message == "Out of range", link
+
+
 def test_a_section_needs_an_error_title_and_where_untagged_its_closing_rule():
     head, end = "----- Error Message -----", "----- End of Error Message -----"
     assert framed_boxes([head, "bad input", "went on", end])[0].message == "bad input went on"

@@ -501,6 +501,57 @@ def test_a_programs_own_fatal_error_is_the_reason_not_the_launchers_crash_line(n
         ("failed", f"exit code 134: {reason}")
 
 
+@pytest.mark.parametrize("name, reason", [
+    ("petsc-unknown-ksp-type.stderr",  # 2 ranks: not Open MPI's ORTE_ERROR_LOG under it
+     "Unknown type. Check for miss-spelling or missing package: https://petsc.org/release/"
+     "install/install/#external-packages; Unable to find requested KSP type cgg"),
+    ("petsc-unknown-pc-type.stderr",  # 1 rank: not the MPI_ABORT help text under it
+     "Unknown type. Check for miss-spelling or missing package: https://petsc.org/release/"
+     "install/install/#external-packages; Unable to find requested PC type jacobii"),
+])
+def test_a_petsc_message_line_with_a_link_is_the_reason(name, reason):
+    """Was (s30 V2-2): its first message line has a link, taken for the section's
+    boilerplate: no message, and the reason was "MPI_ABORT was invoked on rank 0 ..." or
+    "[vm:24263] ... ORTE_ERROR_LOG: Data unpack would read past end of buffer ..."."""
+    stderr = (OUTPUTS / name).read_text()
+    assert classify({**BASE, "exit_code": 86, "stderr": stderr, "ranks": 2}, 60) == \
+        ("failed", f"exit code 86: {reason}")
+
+
+def test_a_content_line_over_a_considered_fatal_trailer_is_the_reason():
+    """Was (s30 V1-3): OpenFOAM's blockMesh in a case folder named with a space gave "For debug
+    level (= 2) > 1 this is considered fatal", the line saying what was wrong dropped."""
+    result = {**BASE, "exit_code": 1,
+              "stdout": (OUTPUTS / "openfoam-invalid-case-name.stdout").read_text(),
+              "stderr": (OUTPUTS / "openfoam-invalid-case-name.stderr").read_text()}
+    assert classify(result, 60) == ("failed", "exit code 1: fileName::stripInvalid() called "
+                                    "for invalid fileName /tmp/fx/ofcase (for debug level "
+                                    "(= 2) > 1 this is considered fatal)")
+    # its rank's tags, and a content line without an error word of its own
+    assert program_launch.reason_line("", "[1] mesh zone 3 is empty\n[1]   This is "
+                                          "considered fatal\n") == \
+        "mesh zone 3 is empty (this is considered fatal)"
+
+
+def test_an_srun_task_that_never_launched_is_a_failure_not_oom():
+    """Was (s30 V1-1): srun's step failed to launch (pmix), srun killed the other task, exit
+    137: "oom: exit code 137 (out of memory): srun: error: n2: task 1: Killed"."""
+    result = {**BASE, "exit_code": 137, "ranks": 2,
+              "stderr": (OUTPUTS / "srun-pmix-launch-failed.stderr").read_text()}
+    assert classify(result, 60) == \
+        ("failed", "exit code 137: srun: error: task 0 launch failed: Unspecified error")
+    killed_after = ("srun: error: n1: task 0: Exited with exit code 2\n"
+                    "srun: error: n2: task 1: Killed\n")  # killed after another task failed
+    assert classify({**BASE, "exit_code": 137, "stderr": "ERROR: bad deck\n" + killed_after},
+                    60) == ("failed", "exit code 137: ERROR: bad deck")  # not srun's "Killed"
+    for unlaunched in ("srun: error: Unable to launch step: bad node\n",
+                       "slurmstepd: error: task launch failed on node n2\n"):
+        assert classify({**BASE, "exit_code": 137, "stderr": unlaunched}, 60) == \
+            ("failed", f"exit code 137: {unlaunched.strip()}")
+    real_oom = result["stderr"] + "slurmstepd: error: Detected 1 oom_kill event in StepId=7.0\n"
+    assert classify({**result, "stderr": real_oom}, 60)[0] == "oom"  # its evidence wins
+
+
 def test_a_program_alone_under_another_mpis_launcher_gets_a_hint():
     """Was (s29 tester A5): MPICH's hydra starting an Open MPI OpenFOAM as two singletons,
     each saying "attempt to run parallel on 1 processor", read "exit code 134: Aborted"."""

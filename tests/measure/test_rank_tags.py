@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hpcds1mpi.measure.rank_tags import ERROR_TRAILER, untagged
+from hpcds1mpi.measure.rank_tags import ERROR_TRAILER, FATAL_TRAILER, untagged
 
 
 @pytest.mark.parametrize("line, bare", [
@@ -24,3 +24,12 @@ def test_openfoams_trailers_are_told_from_its_messages():
     for line in ("FOAM exiting", "FOAM aborting", "FOAM parallel run exiting"):
         assert ERROR_TRAILER.match(line)
     assert not ERROR_TRAILER.match("FOAM exiting because the mesh is bad")
+
+
+def test_a_considered_fatal_trailer_is_told_from_a_message():
+    """s30 V1-3: OpenFOAM's "For debug level (= 2) > 1 this is considered fatal" says only
+    that the line above it is an error."""
+    for line in ("For debug level (= 2) > 1 this is considered fatal", "This is considered fatal.",
+                 "which is considered as fatal"):
+        assert FATAL_TRAILER.search(line), line
+    assert not FATAL_TRAILER.search("considered fatal errors: 3")
