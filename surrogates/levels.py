@@ -41,7 +41,7 @@ from hpcds1mpi.errors import ModelError
 from hpcds1mpi.launch.sweep_step import READING_KEYS
 
 from .program_command import commands_of
-from .program_launcher import launch_dict, launch_of
+from .program_launcher import launch_dict, launch_of, one_recorded
 # The words for a runtime source, kept under the names this module has always exported.
 from .runtime_words import OWN_TIME as _OWN_TIME
 from .runtime_words import UNKNOWN, runtime_line
@@ -203,20 +203,7 @@ def _measure_dict(value) -> dict | None:
 def _measured_with(rows: "pd.DataFrame") -> dict | None:
     """The one set of reading options a program's rows recorded (``measure_options``), or
     None when they do not say or differ."""
-    if "measure_options" not in rows.columns:
-        return None
-    if "kind" in rows.columns:
-        rows = rows[rows["kind"].astype(str) == "external"]
-    found = set()
-    for text in rows["measure_options"]:
-        try:
-            value = _measure_dict(json.loads(text)) if isinstance(text, str) else None
-        except ValueError:
-            value = None
-        if value is None:
-            return None
-        found.add(json.dumps(value, sort_keys=True))
-    return json.loads(found.pop()) if len(found) == 1 else None
+    return one_recorded(rows, "measure_options", _measure_dict)
 
 
 def recorded_measurement(levels: MeasuredLevels | None) -> tuple[dict, list[str]]:

@@ -40,14 +40,21 @@ def launch_dict(value) -> dict | None:
 def launch_of(rows: "pd.DataFrame") -> dict | None:
     """The one launch a program's rows recorded (``launched_with``, JSON), or None when they
     do not say, or disagree (learn merged sweeps launched differently)."""
-    if "launched_with" not in rows.columns:
+    return one_recorded(rows, "launched_with", launch_dict)
+
+
+def one_recorded(rows: "pd.DataFrame", column: str, parse) -> dict | None:
+    """The one value a program's (``kind`` external) rows recorded as JSON in ``column``,
+    read by ``parse`` (None: not such a value); None where the rows do not say, a row's
+    value is unreadable, or they differ."""
+    if column not in rows.columns:
         return None
     if "kind" in rows.columns:
         rows = rows[rows["kind"].astype(str) == "external"]
     found = set()
-    for text in rows["launched_with"]:
+    for text in rows[column]:
         try:
-            value = launch_dict(json.loads(text)) if isinstance(text, str) else None
+            value = parse(json.loads(text)) if isinstance(text, str) else None
         except ValueError:
             value = None
         if value is None:
