@@ -88,6 +88,11 @@ def unwrapped(tokens: list[str], env: dict) -> tuple[list[str], str] | None:
     return None  # nested deeper than DEPTH
 
 
+#: The most of a wrapper read; a longer one is not read at all, since its `exec` or last
+#: command may lie past what was read (a 72 KB wrapper was read as its first command).
+MAX_WRAPPER_CHARS = 65536
+
+
 def _wrapped(path: str) -> tuple[str, list[str]] | None:
     """:func:`wrapped_program`'s command, after how the script runs it ("exec of", "last
     command")."""
@@ -95,8 +100,10 @@ def _wrapped(path: str) -> tuple[str, list[str]] | None:
         return None
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
-            text = fh.read(65536)
+            text = fh.read(MAX_WRAPPER_CHARS + 1)
     except OSError:
+        return None
+    if len(text) > MAX_WRAPPER_CHARS:  # its last command unread: no guess (s29 tester H7)
         return None
     commands = [_command(line) for line in _logical_lines(text.partition("\n")[2])]
     execs = [c for c in commands if c and c[0] == "exec" and not _redirections(c[1:])]

@@ -76,3 +76,18 @@ def test_unwrapped_follows_wrappers_to_the_program_and_says_how(tmp_path):
     assert unwrapped(["w0"], env) is None
     assert unwrapped(["w1"], env) == (["w5"], ", ".join(
         f"through the wrapper w{n}: its exec of w{n + 1}" for n in range(1, 5)))
+
+
+def test_a_wrapper_longer_than_is_read_is_not_guessed(tmp_path):
+    """s29 tester H7: a wrapper whose `exec` lay past the 64 KB read was taken to run its first
+    command (`/bin/ls -l`), and so fingerprinted by the wrong program's MPI."""
+    from hpcds1mpi.launch.wrapper_program import MAX_WRAPPER_CHARS, wrapped_program
+
+    wrapper = tmp_path / "run.sh"
+    filler = "# " + "x" * 77 + "\n"
+    wrapper.write_text("#!/bin/sh\n/bin/ls -l\n" + filler * (MAX_WRAPPER_CHARS // 80 + 10)
+                       + 'exec /opt/app/real_app "$@"\n')
+    wrapper.chmod(0o755)
+    assert wrapped_program(str(wrapper)) is None
+    wrapper.write_text('#!/bin/sh\n/bin/ls -l\nexec /opt/app/real_app "$@"\n')  # short: read
+    assert wrapped_program(str(wrapper))[0] == "/opt/app/real_app"
