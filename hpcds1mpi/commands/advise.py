@@ -153,8 +153,8 @@ def command(script, out, force, workload, size, objective, model_dir, cluster_fi
             click.echo(format_advice(advice))
             raise ConfigError(advice.rewrite_refused)
         if advice.rewritten is None:
-            raise ConfigError(f"nothing to rewrite: no recommendation for this script (verdict "
-                              f"{advice.verdict.get('verdict')}); {advice.summary()}")
+            # the summary ends "no recommendation (verdict ...)": said once (s29 V1-6)
+            raise ConfigError(f"nothing to rewrite: {advice.summary()}")
         from hpcds1mpi.atomic import write_text
 
         write_text(out, advice.rewritten, "rewritten script")  # whole or not at all

@@ -109,6 +109,7 @@ def test_nothing_is_written_when_there_is_nothing_to_recommend(job, tmp_path, ca
     out = tmp_path / "new.sbatch"
     res = invoke(capsys, ["advise", str(job), "--cluster", CLUSTER, "--rewrite", str(out)])
     assert_refused(res, 2, "nothing to rewrite", "escalate")
+    assert res.err.count("verdict escalate") == 1, res.err  # said once (s29 V1-6)
     assert not out.exists()
     res = invoke(capsys, ["advise", str(job), "--cluster", CLUSTER])
     assert res.code == 0 and "verdict escalate: no settings guessed" in res.out
