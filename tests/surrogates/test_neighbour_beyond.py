@@ -182,3 +182,16 @@ def test_a_configuration_measured_at_the_size_or_either_side_is_not_moved():
     assert not nbb.bound_beyond(cols, _measured(runs), "prog", 128)  # measured at 128
     assert not nbb.bound_beyond(cols, _measured(runs), "prog", 120)  # either side: interpolated
     assert float(cols["runtime_s"][0]) == 0.001
+
+
+def test_each_configuration_is_held_flat_past_its_own_largest_run_not_dropped_there():
+    """s29 R2: 1 x 1 grew 1.1x from 112 to 128, its largest size; 2 x 1 1.5x to 128 and 8x to
+    256. Dropping 1 x 1 past 128 let 2 x 1 alone set the floor: 1.53x at 129, 8x at 256."""
+    runs = {(1, 1, 112): (1.0, 10.0), (1, 1, 128): (1.1, 11.0),
+            (2, 1, 112): (1.0, 10.0), (2, 1, 128): (1.5, 15.0), (2, 1, 256): (8.0, 80.0),
+            (1, 2, 112): (0.03255, 0.3)}
+    group = _measured(runs).groups[("prog", "local")]
+    for size in (120, 128, 129, 130, 200, 256, 300):
+        grown = 1.1 ** (math.log(min(size, 128) / 112) / math.log(128 / 112))
+        assert math.exp(nbb.least_growth(group, 112, size)) == pytest.approx(grown)
+        assert _floor(runs, size) == pytest.approx(0.03255 * grown)
