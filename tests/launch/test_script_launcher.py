@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from hpcds1mpi.cluster import Cluster
 from hpcds1mpi.config import Configuration
 from hpcds1mpi.launch.launchers import for_script
 from hpcds1mpi.launch.script_launcher import measured_cluster, names_launcher
 
-HERE = sys.executable  # a file that exists here, standing for an mpiexec path
+HERE = str(Path(sys.executable).parent / "mpiexec")  # the [mpich] extra's hydra
 MPIEXEC = {"launcher": "mpiexec", "command": HERE, "flavour": "HydraMpiexec",
            "args": ["-bind-to", "none"], "mpi": ""}
 
@@ -23,6 +24,20 @@ def test_an_mpiexec_the_sweep_used_is_written_by_its_path_with_its_options():
     assert note.startswith(f"launches with {HERE}, the mpiexec the program's sweep ran it with")
     none_given, note = measured_cluster(None, "pbs", MPIEXEC)  # no cluster at all
     assert none_given.mpiexec == HERE and note
+
+
+def test_a_recorded_command_that_is_no_mpi_launcher_is_not_written(tmp_path):
+    """s29 verifier V3-2: a crafted telemetry's launcher `/usr/bin/xargs` with `sh -c ...` as
+    its options was written into the script as "the mpiexec" and ran the command."""
+    import shutil
+
+    for command in (shutil.which("xargs"), sys.executable, "/bin/sh"):
+        crafted = {**MPIEXEC, "command": command, "args": ["sh", "-c", "touch PWN"]}
+        assert measured_cluster(None, "slurm", crafted) == (None, None), command
+    named = tmp_path / "mpirun"  # named like one, but its --version names no MPI
+    named.write_text("#!/bin/sh\necho hello\n")
+    named.chmod(0o755)
+    assert measured_cluster(None, "slurm", {**MPIEXEC, "command": str(named)}) == (None, None)
 
 
 def test_a_cluster_that_names_a_launcher_wins():
