@@ -274,9 +274,9 @@ def detect_slurm(env: dict | None = None, scontrol_text: str | None = None) -> C
         allocated_mb = allocation_memory_mb(env, min(allocated or cores, cores))
         node_mb = float(node.get("RealMemory") or 0) or allocated_mb
         max_nodes = int(env.get("SLURM_JOB_NUM_NODES") or env.get("SLURM_NNODES") or 1)
-    except ValueError as exc:
-        raise ClusterFileError(f"the Slurm allocation reports a count that is not a number "
-                               f"({exc}); give the partition with --cluster FILE") from None
+    except ValueError:  # not Python's words ("Exceeds the limit (4300 digits)"): s29 V3-3
+        raise ClusterFileError("the Slurm allocation reports a node, CPU or memory count that is "
+                               "not a number; give the partition with --cluster FILE") from None
     memory_gb = round(node_mb / 1000.0, 1) if node_mb else round(_local_memory_gb(), 1)
     ngpu = gpus_from_gres(node.get("Gres", ""))
     gpu_count, gpu_mem, gpu_model = detect_gpus() if ngpu else (0, 0.0, "")

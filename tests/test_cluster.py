@@ -129,8 +129,12 @@ def test_a_good_file_keeps_its_values_and_defaults(tmp_path):
 
 def test_detect_slurm_with_a_garbled_count_is_one_line():
     env = {"SLURM_JOB_ID": "7", "SLURM_JOB_NUM_NODES": "two"}
-    with pytest.raises(ClusterFileError, match="not a number .* give the partition with --cluster"):
+    with pytest.raises(ClusterFileError, match="not a number; give the partition with --cluster"):
         detect_slurm(env=env, scontrol_text="")
+    for garbled in ("9" * 5000, "\u00b2"):  # Python's own words were shown (s29 V3-3)
+        with pytest.raises(ClusterFileError) as caught:
+            detect_slurm(env={**env, "SLURM_JOB_NUM_NODES": garbled}, scontrol_text="")
+        assert "limit" not in str(caught.value) and "int()" not in str(caught.value)
 
 
 def test_srun_plugin_from_the_cluster_file(tmp_path):
