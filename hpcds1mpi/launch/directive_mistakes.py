@@ -22,7 +22,8 @@ if TYPE_CHECKING:  # pragma: no cover
 #: with a ``$``; a site may still refuse an account or QOS of that name).
 TEXT_VALUED = {
     "slurm": {"job-name", "output", "error", "input", "comment", "chdir", "export",
-              "export-file", "mail-user", "wckey", "account", "qos", "reservation"},
+              "export-file", "mail-user", "wckey", "account", "qos", "reservation",
+              "extra", "container", "bb", "bbf"},  # s29 R5: free text or a path
     "pbs": {"N", "o", "e", "v", "M", "A", "d", "D", "P"},
 }
 _TOOL = {"slurm": "sbatch", "pbs": "qsub"}

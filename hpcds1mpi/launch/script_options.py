@@ -32,6 +32,9 @@ _SLURM_LONG = {
     "cpus-per-gpu": 1, "reservation": 1, "licenses": 1, "signal": 1, "switches": 1,
     "time-min": 1, "begin": 1, "comment": 1, "wckey": 1, "network": 1, "open-mode": 1,
     "clusters": 1, "tmp": 1, "gpu-freq": 1, "cpu-freq": 1, "core-spec": 1, "extra-node-info": 1,
+    # Named so they are read as themselves, not as the longer name they are a prefix of
+    # (s29 R5: --extra=tag$1 was taken for --extra-node-info, and refused under that name).
+    "extra": 1, "container": 1, "bb": 1, "bbf": 1,
     "exclusive": 0, "kill-on-bad-exit": 0, "overlap": 0, "exact": 0, "label": 0,
     "unbuffered": 0, "requeue": 0, "no-requeue": 0, "contiguous": 0, "overcommit": 0,
     "spread-job": 0, "wait": 0, "hold": 0, "multi-prog": 0, "oversubscribe": 0, "verbose": 0,

@@ -4,22 +4,34 @@ anything launches.
 :func:`reachable_nodes` reads it from the environment alone (nothing is run): a Slurm
 allocation's node count for any launcher; ``srun`` outside an allocation asks Slurm for its
 own (unknown here); an ``mpiexec`` outside one starts ranks on this machine only, unless a
-host file or host list (its options, Open MPI's / hydra's variables, a PBS / LSF / SGE job)
-says where else. :func:`check_nodes_reachable` refuses a plan with configurations on more
-nodes than that (s29 tester A8: ``--nodes 2`` on one machine failed every run with Open MPI's
-"more processes than the ppr", where hydra would have run both "nodes" on this one).
+host file or host list (its options, Open MPI's / hydra's / Intel MPI's variables, Open MPI's
+installation defaults, a PBS / Flux / LSF / SGE / Cobalt job) says where else.
+:func:`check_nodes_reachable` refuses a plan with configurations on more nodes than that
+(s29 tester A8: ``--nodes 2`` on one machine failed every run with Open MPI's "more processes
+than the ppr", where hydra would have run both "nodes" on this one). It refuses only where
+it knows: any host source it does not count means "cannot tell", no check (s29 R3: Intel
+MPI's, Flux's, LSF's host lists and Open MPI's default host file refused sweeps that ran).
 """
 
 from __future__ import annotations
 
+import glob
 import os
 import re
+import shutil
 
 from hpcds1mpi.errors import ConfigError
 
-#: mpiexec options that name the hosts ranks start on (Open MPI's and hydra's spellings).
-_HOST_OPTION = re.compile(r"--?(H|host|hosts|hostfile|machinefile|machine|"
-                          r"default-hostfile|f)(=.*)?", re.S)
+#: mpiexec options that name the hosts ranks start on (Open MPI's and hydra's spellings), or
+#: read options from a file that may (a config file, Open MPI's ``--tune``/``-am`` files).
+_HOST_OPTION = re.compile(r"--?(H|host|hosts|hostfile|machinefile|machine|default-hostfile|"
+                          r"add-host|add-hostfile|rankfile|rf|dvm|dvm-uri|f|configfile|"
+                          r"tune|am)(=.*)?", re.S)
+#: Open MPI's options that set one MCA parameter (``--mca NAME VALUE``) ...
+_MCA_OPTION = re.compile(r"--?(mca|gmca|omca|prtemca|pmixmca)", re.S)
+#: ... and the parameters among them that give hosts, files of parameters, or a node source:
+#: ``orte_default_hostfile``, ``prte_default_dash_host``, ``mca_base_param_files``, ``ras``.
+_MCA_HOSTS = re.compile(r"\w*(hostfile|dash_host|param_files)|ras(_\w*)?", re.S)
 #: A Slurm node count as Slurm writes it: ASCII digits only (s29 tester H4: ``isdigit()``
 #: took "²" and "٣", and 5,000 digits overran int()'s limit, each a traceback).
 _NODE_COUNT = re.compile(r"[0-9]{1,9}")
@@ -30,10 +42,21 @@ _JOB_ID = re.compile(r"[0-9A-Za-z_.+-]{1,40}")
 NODEFILE_MAX_BYTES = 32 << 20
 NODEFILE_MAX_LINE = 512  # a host name is at most 253 characters
 NODEFILE_MAX_HOSTS = 100_000
-#: Variables through which an mpiexec finds hosts beyond this one (a batch job's host file).
-_HOST_VARIABLES = ("OMPI_MCA_orte_default_hostfile", "OMPI_MCA_prte_default_hostfile",
-                   "PRTE_MCA_prte_default_hostfile", "HYDRA_HOST_FILE", "LSB_DJOB_HOSTFILE",
-                   "LSB_HOSTS", "PE_HOSTFILE", "COBALT_NODEFILE")
+#: Variables through which an mpiexec finds hosts beyond this one, or that place it in a job
+#: whose node count is not read here (s29 R3: each refused a sweep that would have run).
+_HOST_VARIABLES = (
+    "HYDRA_HOST_FILE", "I_MPI_HYDRA_HOST_FILE", "I_MPI_HYDRA_HOSTS",  # hydra, Intel MPI
+    "FLUX_URI", "FLUX_JOB_ID",  # a Flux allocation
+    "LSB_JOBID", "LSB_DJOB_HOSTFILE", "LSB_HOSTS", "LSB_MCPU_HOSTS",  # an LSF job
+    "PE_HOSTFILE", "COBALT_NODEFILE", "COBALT_JOBID")  # an SGE job, a Cobalt job
+#: Open MPI's / PRRTE's variables of :data:`_MCA_HOSTS` parameters.
+_MCA_VARIABLE = re.compile(r"(OMPI|PRTE)_MCA_(" + _MCA_HOSTS.pattern + ")", re.S)
+#: Open MPI's (up to 4.x) and PRRTE's (5.x) installation files that may give hosts, in its
+#: sysconfdir (PREFIX/etc; a distribution's /etc/openmpi*) or a user's ~/.openmpi, ~/.prte.
+_DEFAULT_HOSTFILES = ("openmpi-default-hostfile", "prte-default-hostfile")
+_PARAM_FILES = ("openmpi-mca-params.conf", "prte-mca-params.conf", "mca-params.conf")
+#: The most of such a file that is read (a real one is a few KB): a longer one, not told.
+INSTALL_FILE_MAX_BYTES = 1 << 20
 
 
 def reachable_nodes(launch, env: dict | None = None) -> tuple[int, str] | None:
@@ -63,13 +86,77 @@ def reachable_nodes(launch, env: dict | None = None) -> tuple[int, str] | None:
     if getattr(launch, "name", "") == "srun":
         return None  # srun outside an allocation asks Slurm for its own nodes
     # The host variables and options are only tested, never opened: mpiexec reads them.
-    if any(_HOST_OPTION.fullmatch(str(word)) for word in getattr(launch, "args", ())) or \
-            any(env.get(name) for name in _HOST_VARIABLES):
+    if _names_hosts(tuple(str(w) for w in getattr(launch, "args", ()))) or \
+            any(env.get(name) for name in _HOST_VARIABLES) or \
+            any(_MCA_VARIABLE.fullmatch(name) and value for name, value in env.items()):
         return None
     if env.get("PBS_NODEFILE"):
         hosts = _count_hosts(env["PBS_NODEFILE"])
         return None if hosts is None else (hosts, "this PBS job has")
+    if getattr(launch, "name", "") == "mpiexec" and type(launch).__name__ != "HydraMpiexec" \
+            and _open_mpi_defaults_name_hosts(getattr(launch, "command", "mpiexec"), env):
+        return None  # Open MPI (or a flavour not known): its installation may list hosts
     return 1, "this machine, outside any allocation, is"
+
+
+def _names_hosts(args: tuple[str, ...]) -> bool:
+    """Whether launcher options ``args`` name hosts: a host option, or an MCA parameter of
+    :data:`_MCA_HOSTS` (``--mca orte_default_hostfile FILE``, s29 R3)."""
+    return any(_HOST_OPTION.fullmatch(word) or (
+        _MCA_OPTION.fullmatch(word) and i + 1 < len(args) and _MCA_HOSTS.fullmatch(args[i + 1]))
+        for i, word in enumerate(args))
+
+
+def _open_mpi_defaults_name_hosts(command: str, env) -> bool:
+    """Whether the Open MPI installation of ``command`` (a path, or a name on ``$PATH``), or
+    the user's own MCA files, may give hosts: a default host file with a host line, or an MCA
+    parameter file setting a :data:`_MCA_HOSTS` parameter (s29 R3). A missing, unreadable or
+    irregular file is skipped; one over :data:`INSTALL_FILE_MAX_BYTES` counts as giving hosts
+    (not told)."""
+    path = command if "/" in command else shutil.which(command, path=env.get("PATH"))
+    dirs = [env.get("OPAL_SYSCONFDIR"),
+            *(os.path.join(env[v], "etc") for v in ("OPAL_PREFIX", "PRTE_PREFIX") if env.get(v))]
+    if path:  # PREFIX/bin/mpirun -> PREFIX/etc, through a link farm's link too
+        real = os.path.realpath(path)
+        dirs += [os.path.join(os.path.dirname(os.path.dirname(p)), "etc") for p in (path, real)]
+        if real.startswith("/usr/"):  # a distribution's build: sysconfdir /etc/openmpi*
+            dirs += ["/etc/openmpi", *sorted(glob.glob("/etc/openmpi-*"))]
+    home = env.get("HOME")
+    users = [os.path.join(home, ".openmpi"), os.path.join(home, ".prte")] if home else []
+    for folder in dict.fromkeys(d for d in dirs if d):
+        for name in _DEFAULT_HOSTFILES:
+            text = _small_text(os.path.join(folder, name))
+            if text is None or any(line.split("#", 1)[0].strip() for line in text.splitlines()):
+                return True
+    for folder in dict.fromkeys([*(d for d in dirs if d), *users]):
+        for name in _PARAM_FILES:
+            text = _small_text(os.path.join(folder, name))
+            if text is None or any(
+                    _MCA_HOSTS.fullmatch(line.split("=", 1)[0].strip())
+                    for line in text.splitlines() if "=" in line and
+                    not line.lstrip().startswith("#")):
+                return True
+    return False
+
+
+def _small_text(path: str) -> str | None:
+    """The text of installation file ``path``, "" where it is not read (missing, unreadable,
+    no regular file), None where it is over :data:`INSTALL_FILE_MAX_BYTES` (not told)."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except (OSError, ValueError):
+        return ""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return ""
+        data = os.read(fd, INSTALL_FILE_MAX_BYTES + 1)
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
+    return None if len(data) > INSTALL_FILE_MAX_BYTES else data.decode("utf-8", "replace")
 
 
 def _shown(value: str, most: int = 40) -> str:
@@ -136,6 +223,8 @@ def check_nodes_reachable(plan, launch, env: dict | None = None) -> None:
     Raises:
         ConfigError: one line naming the node counts asked and held, and what to do.
     """
+    # Read for every plan, one node too: a PBS_NODEFILE that is a FIFO is refused here, not
+    # left to hang the launcher (s29 tester H3).
     reach = reachable_nodes(launch, env)
     asked = sorted({spec.config.nodes for spec in plan.runs})
     if reach is None or not asked or asked[-1] <= reach[0]:
@@ -146,6 +235,10 @@ def check_nodes_reachable(plan, launch, env: dict | None = None) -> None:
     fewer = [n for n in asked if n <= held]
     drop = (f"sweep --nodes {','.join(str(n) for n in fewer)} only" if fewer
             else f"drop --nodes {shown}")
+    # Host names help only outside an allocation, where a host file makes it "not told"
+    # (s29 R3); inside one, the allocation's count is what the launcher reaches.
+    hosts = (', or name the hosts: --launcher-args "--hostfile FILE"'
+             if holder.startswith("this machine") else "")
     raise ConfigError(f"--nodes {shown} asks for {most} nodes but {holder} {held} node"
                       f"{'s' if held != 1 else ''}: run the sweep inside `salloc -N {most}` "
-                      f"(or your cluster's allocation of {most} nodes), or {drop}")
+                      f"(or your cluster's allocation of {most} nodes){hosts}, or {drop}")

@@ -109,3 +109,17 @@ def test_a_variable_in_a_name_or_path_is_taken_as_written_and_said():
     quiet = read_script("#!/bin/bash\n#SBATCH --nodes=2  # $NNODES once\nsrun ./a\n"
                         "#SBATCH --nodes=$N\n")
     assert quiet.nodes == 2 and not any("expand" in n for n in quiet.notes)
+
+
+@pytest.mark.parametrize("option", ["extra", "container", "bb", "bbf"])
+def test_a_variable_in_an_option_slurm_keeps_as_text_is_noted_under_its_own_name(option):
+    """s29 R5: ``--extra=tag$1`` was read as ``--extra-node-info`` and refused under that name;
+    these values are text or a path to sbatch, so a ``$`` there is only noted."""
+    script = read_script(f"#!/bin/bash\n#SBATCH --{option}=tag$1\n#SBATCH --nodes=2\n"
+                         "srun ./a\n")
+    assert script.nodes == 2
+    assert f"line 2: #SBATCH --{option}=tag$1: sbatch does not expand variables in " \
+           "directives, so the value is taken as written; write the value itself" in script.notes
+    with pytest.raises(ConfigError, match=r"#SBATCH --extra-node-info=\$S:2: sbatch does not "
+                       "expand variables in directives and refuses this value"):
+        read_script("#!/bin/bash\n#SBATCH --extra-node-info=$S:2\nsrun ./a\n")

@@ -19,7 +19,7 @@ from tests.helpers import hpcds1mpi_exe, system_program
 #: Variables that place a process in a batch job (or give an mpiexec hosts): none of the
 #: test's own, so the sweep runs as on a workstation.
 _BATCH_PREFIXES = ("SLURM_", "PBS_", "LSB_", "HYDRA_", "OMPI_MCA_", "PRTE_MCA_", "PE_HOSTFILE",
-                   "COBALT_")
+                   "COBALT_", "I_MPI_HYDRA_", "FLUX_", "OPAL_", "PRTE_PREFIX")
 
 
 def _outside_any_allocation() -> dict:
@@ -63,8 +63,8 @@ def test_a_plan_on_more_nodes_than_reached_is_one_line_naming_what_to_do():
         check_nodes_reachable(plan("2"), hydra, here)
     assert str(caught.value) == (
         "--nodes 2 asks for 2 nodes but this machine, outside any allocation, is 1 node: run "
-        "the sweep inside `salloc -N 2` (or your cluster's allocation of 2 nodes), or drop "
-        "--nodes 2")
+        "the sweep inside `salloc -N 2` (or your cluster's allocation of 2 nodes), or name the "
+        "hosts: --launcher-args \"--hostfile FILE\", or drop --nodes 2")
     with pytest.raises(ConfigError, match=r"this Slurm allocation \(9\) has 2 nodes: run the "
                        r"sweep inside `salloc -N 4` .*, or sweep --nodes 1,2 only$"):
         check_nodes_reachable(plan("1,2,4"), hydra,
@@ -91,7 +91,8 @@ def test_a_two_node_sweep_on_one_machine_is_refused_before_anything_launches(tmp
     assert proc.stderr.strip().splitlines()[-1] == (
         "hpcds1mpi: error: --nodes 2 asks for 2 nodes but this machine, outside any "
         "allocation, is 1 node: run the sweep inside `salloc -N 2` (or your cluster's "
-        "allocation of 2 nodes), or drop --nodes 2")
+        "allocation of 2 nodes), or name the hosts: --launcher-args \"--hostfile FILE\", or "
+        "drop --nodes 2")
     assert "launch probe" not in proc.stderr and not out.exists()  # nothing launched
 
 
@@ -183,3 +184,122 @@ def test_an_odd_job_id_or_host_option_keeps_the_message_on_one_line():
     assert reachable_nodes(hydra, {"SLURM_JOB_ID": "7\n8", "SLURM_NNODES": "2"}) == \
         (2, "this Slurm allocation has")
     assert reachable_nodes(launchers.HydraMpiexec("mpiexec", ("--host=a\nb",)), {}) is None
+
+
+def _plan(nodes: str):
+    return build_external_plan("./app {size}", "app", sizes="8", nodes=nodes)
+
+
+@pytest.mark.parametrize("variable, value", [
+    ("I_MPI_HYDRA_HOST_FILE", "/h"), ("I_MPI_HYDRA_HOSTS", "a,b"), ("HYDRA_HOST_FILE", "/h"),
+    ("FLUX_URI", "local:///run/flux/local"), ("FLUX_JOB_ID", "f2Abc"),
+    ("LSB_JOBID", "12"), ("LSB_HOSTS", "a a b b"), ("LSB_MCPU_HOSTS", "a 2 b 2"),
+    ("LSB_DJOB_HOSTFILE", "/h"), ("PE_HOSTFILE", "/h"), ("COBALT_NODEFILE", "/h"),
+    ("OMPI_MCA_orte_default_hostfile", "/h"), ("PRTE_MCA_prte_default_hostfile", "/h"),
+    ("OMPI_MCA_orte_default_dash_host", "a,b"), ("OMPI_MCA_mca_base_param_files", "/p"),
+    ("OMPI_MCA_ras", "simulator"),
+])
+def test_a_host_source_the_check_does_not_count_means_not_told(variable, value):
+    """s29 R3: an Intel MPI host list, a Flux / LSF / SGE / Cobalt job, an Open MPI host
+    parameter each refused a multi-node sweep that would have run; not told now, no check."""
+    for launch in (launchers.HydraMpiexec("mpiexec", ()),
+                   launchers.OpenMpiMpirun("/nowhere/bin/mpirun", ())):
+        assert reachable_nodes(launch, {"PATH": "/usr/bin", variable: value}) is None
+        check_nodes_reachable(_plan("1,4"), launch, {"PATH": "/usr/bin", variable: value})
+    assert reachable_nodes(launchers.HydraMpiexec("mpiexec", ()),
+                           {"PATH": "/usr/bin", variable: ""}) == \
+        (1, "this machine, outside any allocation, is")  # set but empty: no host source
+
+
+@pytest.mark.parametrize("args", [
+    "--mca orte_default_hostfile hosts", "-mca orte_default_hostfile hosts",
+    "--prtemca prte_default_hostfile hosts", "--gmca orte_default_dash_host a,b",
+    "--mca mca_base_param_files p.conf", "--tune p.conf", "--add-hostfile h", "--rankfile r",
+    "--bind-to core --hostfile=h", "-hosts a,b", "-configfile c",
+])
+def test_launcher_args_that_give_hosts_mean_not_told(args):
+    """s29 R3: ``--launcher-args "--mca orte_default_hostfile FILE"`` was refused."""
+    for cls in (launchers.HydraMpiexec, launchers.OpenMpiMpirun):
+        launch = cls("/nowhere/bin/mpirun", launchers.parse_args(args))
+        assert reachable_nodes(launch, {"PATH": "/usr/bin"}) is None, (cls, args)
+    for other in ("--mca btl self,tcp", "--bind-to core hostfile", "--mca rasx 1"):
+        launch = launchers.HydraMpiexec("mpiexec", launchers.parse_args(other))
+        assert reachable_nodes(launch, {"PATH": "/usr/bin"})[0] == 1, other
+
+
+def _open_mpi_prefix(tmp_path: Path, files: dict[str, str]) -> Path:
+    """A fake Open MPI installation PREFIX (bin/mpirun and etc/ ``files``); its mpirun."""
+    (tmp_path / "bin").mkdir(parents=True)
+    (tmp_path / "etc").mkdir()
+    mpirun = tmp_path / "bin" / "mpirun"
+    mpirun.write_text("#!/bin/sh\n")
+    mpirun.chmod(0o755)
+    for name, text in files.items():
+        (tmp_path / "etc" / name).write_text(text)
+    return mpirun
+
+
+@pytest.mark.parametrize("files", [
+    {"openmpi-default-hostfile": "# hosts\nnode1 slots=4\nnode2 slots=4\n"},
+    {"prte-default-hostfile": "node1\nnode2\n"},
+    {"openmpi-mca-params.conf": "btl = ^openib\norte_default_hostfile = /etc/hosts.mpi\n"},
+    {"prte-mca-params.conf": "prte_default_hostfile=/h\n"},
+])
+def test_an_open_mpi_installation_that_names_hosts_means_not_told(tmp_path, files):
+    """s29 R3: Open MPI's etc/openmpi-default-hostfile (or mca-params.conf naming one) gives
+    mpirun hosts with no option or variable at all; the sweep was refused."""
+    mpirun = _open_mpi_prefix(tmp_path, files)
+    here = {"PATH": "/usr/bin", "HOME": str(tmp_path / "home")}
+    for launch in (launchers.OpenMpiMpirun(str(mpirun), ()), launchers.Mpiexec(str(mpirun))):
+        assert reachable_nodes(launch, here) is None
+        check_nodes_reachable(_plan("2"), launch, here)
+    on_path = launchers.OpenMpiMpirun("mpirun", ())  # a bare name: found on $PATH
+    assert reachable_nodes(on_path, {**here, "PATH": str(mpirun.parent)}) is None
+    # hydra has no such files: still refused
+    assert reachable_nodes(launchers.HydraMpiexec(str(mpirun), ()), here)[0] == 1
+
+
+def test_a_user_mca_file_or_opal_prefix_naming_hosts_means_not_told(tmp_path):
+    mpirun = _open_mpi_prefix(tmp_path / "ompi", {})
+    home = tmp_path / "home"
+    (home / ".openmpi").mkdir(parents=True)
+    (home / ".openmpi" / "mca-params.conf").write_text("orte_default_hostfile = /h\n")
+    launch = launchers.OpenMpiMpirun(str(mpirun), ())
+    assert reachable_nodes(launch, {"HOME": str(home)}) is None
+    other = tmp_path / "other"
+    (other / "etc").mkdir(parents=True)
+    (other / "etc" / "openmpi-default-hostfile").write_text("n1\nn2\n")
+    assert reachable_nodes(launch, {"OPAL_PREFIX": str(other)}) is None
+
+
+def test_plain_mpirun_with_no_host_source_is_still_refused(tmp_path, monkeypatch):
+    """The check's own case (s29 tester A8) holds: an installation whose default host file is
+    comments only, MCA files that set no host parameter, no variable, no host option."""
+    mpirun = _open_mpi_prefix(tmp_path, {
+        "openmpi-default-hostfile": "# This is the default hostfile for Open MPI.\n\n",
+        "openmpi-mca-params.conf": "# orte_default_hostfile = /h\nbtl = ^openib\n"})
+    here = {"PATH": "/usr/bin", "HOME": str(tmp_path / "home")}
+    for launch in (launchers.OpenMpiMpirun(str(mpirun), ("--bind-to", "core")),
+                   launchers.HydraMpiexec("mpiexec", ())):
+        assert reachable_nodes(launch, here) == (1, "this machine, outside any allocation, is")
+        with pytest.raises(ConfigError, match=r'or name the hosts: --launcher-args "--hostfile '
+                           r'FILE", or drop --nodes 2$'):
+            check_nodes_reachable(_plan("2"), launch, here)
+    # inside an allocation a host file does not help, and is not offered
+    with pytest.raises(ConfigError) as caught:
+        check_nodes_reachable(_plan("4"), launchers.HydraMpiexec("mpiexec", ()),
+                              {**here, "SLURM_JOB_ID": "9", "SLURM_NNODES": "2"})
+    assert "--hostfile" not in str(caught.value)
+
+
+def test_an_installation_file_too_large_is_not_told_and_no_fifo_is_opened(tmp_path,
+                                                                          monkeypatch):
+    from hpcds1mpi.measure import reachable_nodes as module
+
+    mpirun = _open_mpi_prefix(tmp_path, {"openmpi-mca-params.conf": "# x\n" * 100})
+    launch = launchers.OpenMpiMpirun(str(mpirun), ())
+    monkeypatch.setattr(module, "INSTALL_FILE_MAX_BYTES", 64)
+    assert reachable_nodes(launch, {}) is None
+    (tmp_path / "etc" / "openmpi-mca-params.conf").unlink()
+    os.mkfifo(tmp_path / "etc" / "openmpi-default-hostfile")  # never opened to block
+    assert reachable_nodes(launch, {})[0] == 1

@@ -1,0 +1,29 @@
+"""sbatch / srun options read as getopt_long reads them (:mod:`hpcds1mpi.launch.script_options`):
+an exact long name is itself, a prefix is the one name it abbreviates."""
+
+from __future__ import annotations
+
+import pytest
+
+from hpcds1mpi.launch.script_options import slurm_options, words
+
+
+def _read(line: str) -> tuple[list[tuple[str, str | None]], list[str]]:
+    notes: list[str] = []
+    return [(o.name, o.value) for o in slurm_options(words(line), 2, notes.append)], notes
+
+
+@pytest.mark.parametrize("spelled", ["extra", "container", "bb", "bbf"])
+def test_an_exact_long_name_is_itself_not_the_longer_name_it_prefixes(spelled):
+    """s29 R5: ``--extra=tag$1`` was read as ``--extra-node-info`` (and ``--bb`` as ``--bbf``)."""
+    assert _read(f"--{spelled}=v$1 --nodes 2") == ([(spelled, "v$1"), ("nodes", "2")], [])
+    assert _read(f"--{spelled} v")[0] == [(spelled, "v")]
+
+
+def test_a_prefix_is_still_the_one_name_it_abbreviates_and_an_ambiguous_one_is_said():
+    assert _read("--extra-n=2:4:1 -B 1")[0] == [("extra-node-info", "2:4:1"),
+                                                 ("extra-node-info", "1")]
+    assert _read("--contai=img")[0] == [("container", "img")]
+    assert _read("--nodel=a1")[0] == [("nodelist", "a1")]
+    assert _read("--ext=x") == ([], ["line 2: sbatch refuses the ambiguous option --ext "
+                                     "(--extra-node-info, --extra)"])
