@@ -372,7 +372,8 @@ def classify(result: dict, timeout: float) -> tuple[str, str]:
     text = result["stdout"][-20000:] + "\n" + result["stderr"][-20000:]
     if code == 0:
         return OK, ""
-    last = reason_line(result["stdout"], result["stderr"])[:300]
+    # a program that said nothing readable (only rules of asterisks): not "exit code 1: "
+    last = reason_line(result["stdout"], result["stderr"])[:300] or "no message read"
     if hint := singleton_hint(text, result.get("ranks", 1)):  # after the cut: kept whole
         last = f"{last} ({hint})"
     if OOM_WORDS.search(text):

@@ -628,3 +628,11 @@ def test_a_reason_and_a_launchers_problem_have_no_control_characters():
     assert program_launch.launch_problem({**BASE, "exit_code": 127, "stderr": (
         "sh: ./a\x1b]52;c;cHdu\x07: command not found\n")}) == \
         "sh: ./a\\x1b]52;c;cHdu\\x07: command not found"  # OSC 52: the clipboard
+
+
+def test_a_failure_with_nothing_readable_says_so():
+    """s29 verifier V3-5: a program printing only rules of asterisks failed with the reason
+    `exit code 1: ` and nothing after it."""
+    status, error = classify({**BASE, "exit_code": 1, "stdout": "*****\n" * 20,
+                              "stderr": ""}, 5)
+    assert status == "failed" and error == "exit code 1: no message read", error
