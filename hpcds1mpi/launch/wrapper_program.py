@@ -3,10 +3,16 @@
 A ``run.sh`` that sets up and ``exec``s the real program is the common way to start an
 application; the MPI library that program loads is the one that counts (s29 tester E1: the
 fingerprint of a ``#!/bin/sh`` wrapper's sweep had been the launcher's version line, so its runs
-and the kernels' were refused as two machines). Only a program the text names outright is read:
-the one its ``exec`` lines name (all the same program), else its last command. A command word
-built from variables, a control structure, a second launcher, or text shlex cannot split gives
-None: no guess.
+and the kernels' were refused as two machines). A wrong program is worse than none (a correct
+launcher refused, a wrong one suggested: s29 R1), so a program is named only where the text
+runs one unambiguously. Every simple command is read (lines split at ``;``, ``&&``, ``||``,
+``|``, ``&``): the program is the one its top-level ``exec``s name (all the same program; an
+``exec`` inside ``if``/``case``/a loop/a function or after ``[ ... ] &&`` gives None), else,
+with no ``exec``, the one program other than set-up commands (``cd``, ``echo``, ``mv``, ...)
+it runs, at top level and in the foreground. A relative program is read from the folder the
+script cd'd to: its own (``cd "$(dirname "$0")"``) or a literal absolute one (s29 R4). A command
+word built from variables, a second launcher, a relative program after any other ``cd``, or
+text that cannot be split gives None: no guess.
 """
 
 from __future__ import annotations
@@ -16,23 +22,33 @@ import re
 
 #: Shells whose scripts are read (``#!/bin/sh``, ``#!/usr/bin/env bash``).
 SHELLS = re.compile(r"^(sh|bash|dash|ksh|mksh|zsh|ash)$")
-#: Lines that set up and run no program: skipped when looking for the last command.
-_SETUP = frozenset(("export", "cd", "source", ".", "module", "ml", "set", "ulimit", "echo",
-                    "printf", "umask", "unset", "shift", "trap", "wait", "true", ":", "local",
-                    "declare", "readonly", "alias", "mkdir", "rm", "cp", "ln", "touch", "date",
-                    "hostname", "exit", "spack", "conda"))
-#: Words that close or open a control structure: the last command is then not plain text.
-_CONTROL = frozenset(("if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done",
-                      "case", "esac", "{", "}", "(", ")", ";;", "function", "select"))
-#: Words that start a command of their own: the program is the next word.
-_PREFIXES = frozenset(("exec", "command", "builtin", "time", "nohup"))
+#: Commands that set up and run no MPI program: never the script's program (s29 R1: a
+#: trailing `mv out.dat results/` or `sleep 1` had been read as the program).
+_SETUP = frozenset(("export", "cd", "pushd", "popd", "source", ".", "module", "ml", "set",
+                    "ulimit", "echo", "printf", "umask", "unset", "shift", "trap", "wait", "true",
+                    "false", ":", "local", "declare", "typeset", "readonly", "alias", "mkdir",
+                    "rm", "cp", "mv", "ln", "touch", "date", "hostname", "exit", "return",
+                    "break", "continue", "spack", "conda", "[", "[[", "test", "read", "getopts",
+                    "type", "which", "sleep", "cat", "tee", "sync", "chmod", "let"))
+#: Words that open a control structure, and the word that closes each.
+_OPENERS = {"if": "fi", "while": "done", "until": "done", "for": "done", "select": "done",
+            "case": "esac", "{": "}"}
+#: Words that continue a structure: the command after them is inside it.
+_INSIDE = frozenset(("then", "do", "else", "elif", "!"))
+#: Tests: a command after `[ ... ] &&` or `||` runs or not as the test goes, as in an `if`
+#: (ncurses's `[ $# = 0 ] && exec /bin/sh "$0" --error`).
+_TESTS = frozenset(("[", "[[", "test", "command", "type", "which", "hash", "grep", "true",
+                    "false"))
 #: Launchers: a wrapper that starts one is a job of its own, not a rank's program.
 _LAUNCHERS = re.compile(r"^(mpiexec|mpirun|orterun|srun|aprun|jsrun)(\.\S*)?$")
-#: Tokens that end a simple command (as shlex splits them, with spaces around).
-_OPERATORS = frozenset(("|", "||", "&&", ";", "&"))
-#: How a script names its own folder (after shlex has dropped the quotes).
-_OWN_FOLDER = re.compile(r"^(\$\(dirname (-- )?\$\{?0\}?\)|`dirname \$0`|\$\{0%/\*\})")
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+#: How a script names its own folder (as :func:`_tokens` reads it: quotes dropped).
+_OWN_FOLDER = re.compile(r"^(\$\(dirname (-- )?\$(\{?0\}?|\{BASH_SOURCE(\[0\])?\})\)"
+                         r"|`dirname (-- )?\$\{?0\}?`|\$\{0%/\*\})")
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
+_NAME = re.compile(r"^[A-Za-z_][\w.:-]*$")
+#: A redirection word (`2>&1`, `>log`, `<<EOF`); with nothing after the operator, its target
+#: is the next word.
+_REDIRECTION = re.compile(r"^[0-9]*(&>>|&>|>>|>&|>\||<<<|<<-?|<&|<>|<|>)(.*)$")
 
 
 def is_shell_script(path: str) -> bool:
@@ -54,9 +70,10 @@ DEPTH = 4
 
 
 def wrapped_program(path: str) -> list[str] | None:
-    """The command (program and arguments, as written) that the shell script ``path`` runs:
-    its ``exec`` lines' program, else its last command; None when the script is not a shell
-    script or its text does not name one program outright (see the module docstring)."""
+    """The command (program and arguments as written, a relative program made a path where
+    the script cd'd) that the shell script ``path`` runs: its top-level ``exec``s' program,
+    else the one program it runs; None when the script is not a shell script or its text does
+    not run one program unambiguously (see the module docstring)."""
     found = _wrapped(path)
     return found[1] if found else None
 
@@ -105,65 +122,299 @@ def _wrapped(path: str) -> tuple[str, list[str]] | None:
         return None
     if len(text) > MAX_WRAPPER_CHARS:  # its last command unread: no guess (s29 tester H7)
         return None
-    commands = [_command(line) for line in _logical_lines(text.partition("\n")[2])]
-    execs = [c for c in commands if c and c[0] == "exec" and not _redirections(c[1:])]
-    if execs:
-        programs = [_program(c) for c in execs]
-        named = {tuple(p[:1]) for p in programs if p}
-        return ("exec of", _in_folder(programs[0], path)) if len(named) == 1 and all(
-            programs) else None
-    for words in reversed(commands):
-        if words is None or words[0] in _CONTROL:
-            return None
-        if words[0] in _SETUP or all(_ASSIGNMENT.match(w) for w in words):
+    reading = _Reading(path)
+    if not reading.text(text.partition("\n")[2]):
+        return None
+    execs = [found for found in reading.found if found[0]]
+    how, chosen = ("exec of", execs[:1]) if execs else ("last command", reading.found[-1:])
+    if not chosen or any(program is None or not plain  # in an `if`, a loop, the background
+                         for _, program, plain in execs or reading.found):
+        return None
+    if len({program[0] for _, program, _ in execs or reading.found}) != 1:
+        return None  # two programs (s29 R1: `./hello; python3 post.py` was read as python3)
+    return how, chosen[0][1]
+
+
+class _Op(str):
+    """An operator token (``;``, ``&&``, ``|``, ``(``...), told apart from a quoted word with
+    the same text (``find -exec rm {} \\;``)."""
+
+
+def _tokens(line: str) -> list[str] | None:
+    """One line's words, quotes removed, and its operators as :class:`_Op`, as sh splits them
+    before expanding anything (``$(dirname "$0")`` reads ``$(dirname $0)``); None where a quote,
+    ``$(`` or ``${`` is left open."""
+    out: list[str] = []
+    word: list[str] = []
+    started, i, n = False, 0, len(line)
+    while i <= n:
+        c = line[i] if i < n else " "
+        redirected = c in "&|" and "".join(word).endswith(("<", ">")) or (
+            c == "&" and line[i + 1:i + 2] == ">")  # `2>&1`, `>|f`, `&>log`: one word
+        if c in " \t" or c in ";&|()" and not redirected or (c == "#" and not started):
+            if started:
+                out.append("".join(word))
+            word, started = [], False
+            if c == "#" or i == n:
+                break
+            if c in ";&|()":
+                op = line[i:i + 2] if line[i:i + 2] in ("&&", "||", ";;", "|&") else c
+                out.append(_Op("|" if op == "|&" else op))
+                i += len(op)
+            else:
+                i += 1
             continue
-        program = _program(words)
-        return ("last command", _in_folder(program, path)) if program else None
+        part = _part(line, i)
+        if part is None:
+            return None
+        word.append(part[0])
+        started, i = True, part[1]
+    return out
+
+
+def _part(line: str, i: int) -> tuple[str, int] | None:
+    """The piece of a word at ``line[i]`` (a character, an escape, a quoted string, a ``$(``,
+    ``${`` or backquote substitution) with its quotes removed, and where the next one starts."""
+    c = line[i]
+    if c == "\\":
+        return line[i + 1:i + 2], i + 2
+    if c == "'":
+        end = line.find("'", i + 1)
+        return None if end < 0 else (line[i + 1:end], end + 1)
+    if c == "`" or line.startswith(("$(", "${"), i):
+        return _substitution(line, i)
+    if c != '"':
+        return c, i + 1
+    text, j = [], i + 1
+    while j < len(line) and line[j] != '"':
+        if line[j] == "\\" and j + 1 < len(line):
+            text.append(line[j + 1] if line[j + 1] in '$`"\\' else line[j:j + 2])
+            j += 2
+            continue
+        part = _substitution(line, j) if line[j] == "`" or line.startswith(("$(", "${"), j) \
+            else (line[j], j + 1)
+        if part is None:
+            return None
+        text.append(part[0])
+        j = part[1]
+    return None if j >= len(line) else ("".join(text), j + 1)
+
+
+def _substitution(line: str, i: int) -> tuple[str, int] | None:
+    """A ``$(...)``, ``${...}`` or backquote substitution at ``line[i]``, kept as written less
+    its quotes, and where the text after it starts."""
+    if line[i] == "`":
+        end = i + 1
+        while end < len(line) and line[end] != "`":
+            end += 2 if line[end] == "\\" else 1
+        return None if end >= len(line) else (
+            line[i:end + 1].replace('"', "").replace("'", ""), end + 1)
+    opener, closer = line[i + 1], ")" if line[i + 1] == "(" else "}"
+    text, depth, j = ["$"], 0, i + 1
+    while j < len(line):
+        c = line[j]
+        if c in "'\"\\" or (c == "$" and line[j + 1:j + 2] in ("(", "{")):
+            part = _part(line, j) if c != "$" else _substitution(line, j)
+            if part is None:
+                return None
+            text.append(part[0])
+            j = part[1]
+            continue
+        depth += (c == opener) - (c == closer)
+        text.append(c)
+        j += 1
+        if depth == 0:
+            return "".join(text), j
     return None
 
 
-def _logical_lines(text: str) -> list[str]:
-    """The script's lines, continuations joined, blank and comment lines dropped."""
-    joined = re.sub(r"\\\n", " ", text)
-    return [line.strip() for line in joined.splitlines()
-            if line.strip() and not line.strip().startswith("#")]
+class _Reading:
+    """One pass over a wrapper's text: each simple command that runs a program, as
+    ``(is an exec, program or None where not named outright, at top level in the foreground)``,
+    and the folder the script has cd'd to ("" where it started, None where unknowable)."""
 
+    def __init__(self, script: str):
+        self.own = os.path.dirname(os.path.abspath(script))
+        self.found: list[tuple[bool, list[str] | None, bool]] = []
+        self.stack: list[str] = []
+        self.cwd: str | None = ""
+        self.skip = ""  # "for", "case" or "function": words that are no command
+        self.pattern = self.array = self.function = False
+        self.tested = False  # the and-or list read so far holds a test (:data:`_TESTS`)
 
-def _command(line: str) -> list[str] | None:
-    """A line's first simple command as words; None when shlex cannot split it."""
-    import shlex
+    def text(self, text: str) -> bool:
+        """Read ``text`` line by line; False where it cannot be read (a quote left open, an
+        unbalanced structure, a here-document never closed)."""
+        pending, heredoc = "", None
+        for raw in text.split("\n"):
+            if heredoc is not None:
+                heredoc = None if raw.strip() == heredoc else heredoc
+                continue
+            if raw.endswith("\\") and not raw.lstrip().startswith("#"):
+                pending += raw[:-1]  # a continued line
+                continue
+            tokens = _tokens(pending + raw)
+            pending = ""
+            if tokens is None or not self.line(tokens):
+                return False
+            words = [t for t in tokens if not isinstance(t, _Op)]
+            heredoc = next((m.group(2) or (words[k + 1] if k + 1 < len(words) else "")
+                            for k, w in enumerate(words)
+                            if (m := _REDIRECTION.match(w)) and m.group(1).startswith("<<")
+                            and m.group(1) != "<<<"), None)
+        return not self.stack and heredoc is None and not pending
 
-    try:
-        words = shlex.split(line, comments=True)
-    except ValueError:
-        return None
-    if line.rstrip().endswith(("&", "then", "do", "{", "|")) and not line.rstrip().endswith("&&"):
-        return None  # in the background, or opening a structure: not the script's program
-    cut = next((i for i, w in enumerate(words) if w in _OPERATORS), len(words))
-    return words[:cut] or None
+    def line(self, tokens: list[str]) -> bool:
+        """Read one line's tokens: structures opened and closed, each simple command kept."""
+        words: list[str] = []
+        for token in tokens:
+            if isinstance(token, _Op):
+                if token in ("&&", "||") and words[:1] == ["[["] and "]]" not in words:
+                    words.append(token)  # `[[ a && b ]]` is one test
+                elif token == "(" and self.pattern or token == "|" and self.pattern:
+                    continue  # `(a|b)` case patterns
+                elif token == ")" and self.pattern:
+                    words, self.pattern = [], False
+                elif token == "(" and words and _ASSIGNMENT.match(words[-1]) \
+                        and words[-1].endswith("="):
+                    self.array = True  # `ARGS=(-n 4)`
+                elif token == "(" and (words or self.function):
+                    if not (self.function or _NAME.match(words[0]) and len(words) == 1):
+                        return False  # `<(cmd)` and the like: not read
+                    words, self.function = [], True  # `name() {`, `function name() {`
+                elif token == "(":
+                    self.stack.append("(")
+                elif token == ")" and (self.array or self.function):
+                    self.array = self.function = False
+                elif token == ")":
+                    if self.stack[-1:] != ["("]:
+                        return False
+                    self.command(words, token)
+                    words = []
+                    self.stack.pop()
+                else:
+                    self.command(words, token)
+                    self.tested = token in ("&&", "||") and (
+                        self.tested or bool(words) and words[0] in _TESTS)
+                    words, self.skip = [], ""
+                    self.pattern = token == ";;" and self.stack[-1:] == ["case"]
+            elif self.array or self.pattern:
+                if token == "esac" and self.pattern and not words:
+                    if not self.close(token):
+                        return False
+                    self.pattern = False
+                elif self.pattern:
+                    words.append(token)
+            elif self.skip:
+                if self.skip == "case" and token == "in":
+                    self.skip, self.pattern = "", True
+                elif self.skip == "function":
+                    self.skip, self.function = "", True  # its name
+            elif self.function and token == "{":
+                self.stack.append(token)  # `function name {`
+                self.function = False
+            elif words:
+                words.append(token)
+            elif token in _OPENERS:
+                self.stack.append(token)
+                self.skip = token if token in ("for", "select", "case") else ""
+            elif token in ("fi", "done", "esac", "}"):
+                if not self.close(token):
+                    return False
+            elif token == "function":
+                self.skip = "function"
+            elif token not in _INSIDE:
+                words.append(token)
+        self.command(words, None)
+        self.skip, self.tested = "", False
+        return True
 
+    def close(self, word: str) -> bool:
+        """Close the innermost structure with ``word``; False where it does not close it."""
+        if not self.stack or _OPENERS.get(self.stack[-1]) != word:
+            return False
+        self.stack.pop()
+        return True
 
-def _program(words: list[str]) -> list[str] | None:
-    """The command ``words`` run, without leading assignments, ``exec``, ``env VAR=x`` and
-    the like; None when its program is named by a variable, is a launcher, or is missing."""
-    rest = list(words)
-    while rest and (rest[0] in _PREFIXES or rest[0] == "env" or _ASSIGNMENT.match(rest[0])
-                    or rest[0].startswith("-")):
-        rest = rest[1:]
-    if not rest or _redirections(rest):
-        return None
-    own = _OWN_FOLDER.sub("", rest[0])
-    if "$" in own or "`" in own or _LAUNCHERS.match(os.path.basename(rest[0])):
-        return None
-    return rest
+    def command(self, words: list[str], after: str | None) -> None:
+        """Keep the program of the simple command ``words`` (followed by ``after``), or follow
+        its ``cd``; set-up commands and assignments run none."""
+        kept, skip = [], False
+        for word in words:  # redirections are not the command's words
+            match = _REDIRECTION.match(word)
+            if not skip and not match:
+                kept.append(word)
+            skip = bool(match and not match.group(2))
+        while kept and _ASSIGNMENT.match(kept[0]):
+            kept = kept[1:]
+        if not kept or kept == ["exec"]:  # `exec >log 2>&1`: no program
+            return
+        plain = not self.stack and after != "&" and not self.tested
+        if kept[0] in ("cd", "pushd", "popd"):
+            self.cwd = self._cd(kept[1:]) if plain and kept[0] == "cd" else None
+        elif kept[0] not in _SETUP and not (kept[0] == "command" and kept[1:2] in (["-v"],
+                                                                                     ["-V"])):
+            self.found.append((kept[0] == "exec", self._program(kept), plain))
 
+    def _cd(self, args: list[str]) -> str | None:
+        while args and args[0] in ("-P", "-L", "-e", "--"):
+            args = args[1:]
+        return self._into(self.cwd, args[0]) if len(args) == 1 else None  # `cd`: $HOME
 
-def _redirections(words: list[str]) -> bool:
-    """Whether ``words`` are redirections only (``exec >log 2>&1``: no program)."""
-    return all(re.match(r"^[0-9]*[<>]", w) for w in words)
+    def _into(self, cwd: str | None, target: str) -> str | None:
+        """The folder a ``cd target`` from ``cwd`` enters: the script's own folder (s29 R4:
+        ``cd "$(dirname "$0")"``) or a literal absolute one; None where unknowable."""
+        if match := _OWN_FOLDER.match(target):
+            target = self.own + target[match.end():]
+        if not target or "$" in target or "`" in target or target[0] in "-~":
+            return None
+        if os.path.isabs(target):
+            return os.path.normpath(target)
+        return os.path.normpath(os.path.join(cwd, target)) if cwd else None
 
-
-def _in_folder(words: list[str], script: str) -> list[str]:
-    """``words`` with a program named from the script's own folder made a path."""
-    folder = os.path.dirname(os.path.abspath(script))
-    return [_OWN_FOLDER.sub(lambda _: folder, words[0], count=1), *words[1:]]
+    def _program(self, words: list[str]) -> list[str] | None:
+        """The command ``words`` run, without ``exec`` (``-a NAME``, ``-c``, ``-l``), ``env``
+        (``-u NAME``, ``-C DIR``, ``-i``, ``--``, ``VAR=x``), ``time`` and the like, its program
+        made a path where the script cd'd (s29 R4); None when its program is named by a
+        variable, is a launcher, or is missing."""
+        rest, cwd = list(words), self.cwd
+        while rest:
+            if _ASSIGNMENT.match(rest[0]) or rest[0] in ("command", "builtin", "nohup"):
+                rest = rest[1:]
+            elif rest[0] in ("exec", "time"):
+                prefix, rest = rest[0], rest[1:]
+                while rest and rest[0].startswith("-"):
+                    if rest[0] == "--":
+                        rest = rest[1:]
+                        break
+                    rest = rest[2:] if prefix == "exec" and "a" in rest[0] else rest[1:]
+            elif rest[0] == "env":
+                rest = rest[1:]
+                while rest and rest[0].startswith("-"):
+                    option, rest = rest[0], rest[1:]
+                    if option == "--":
+                        break
+                    if option in ("-u", "--unset", "-C", "--chdir"):
+                        if not rest:
+                            return None
+                        option, rest = option + "=" + rest[0], rest[1:]
+                    if option.startswith(("-C", "--chdir=")):
+                        cwd = self._into(cwd, option.partition("=")[2] or option[2:])
+                    elif not (option.startswith(("-u", "--unset=")) or option in (
+                            "-", "--ignore-environment", "--null", "--debug")
+                              or re.fullmatch(r"-[i0v]+", option)):
+                        return None  # `env -S STRING` splits a string of its own
+            else:
+                break
+        if not rest or rest[0] == "eval":
+            return None
+        name = rest[0]
+        if match := _OWN_FOLDER.match(name):
+            name = self.own + name[match.end():]
+        if "$" in name or "`" in name or _LAUNCHERS.match(os.path.basename(name)):
+            return None
+        if "/" in name and not os.path.isabs(name) and cwd != "":
+            if cwd is None:
+                return None  # relative to a folder the script cd'd to, unknowable (s29 R4)
+            name = os.path.normpath(os.path.join(cwd, name))
+        return [name, *rest[1:]]

@@ -4,10 +4,14 @@ guessed (s29 tester E1)."""
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 
+from hpcds1mpi.errors import LaunchError
+from hpcds1mpi.launch import mpi_family
 from hpcds1mpi.launch.wrapper_program import DEPTH, is_shell_script, unwrapped, wrapped_program
+from tests.helpers import mpiexec, system_program
 
 
 def _script(tmp_path, text: str, name: str = "run.sh") -> str:
@@ -20,7 +24,7 @@ def _script(tmp_path, text: str, name: str = "run.sh") -> str:
 @pytest.mark.parametrize("text, program", [
     ('#!/bin/sh\nexec ./app --n "$@"\n', ["./app", "--n", "$@"]),
     ("#!/usr/bin/env bash\nset -e\nexport OMP_PROC_BIND=close\nmodule load x\n"
-     "cd /tmp\nOMP_NUM_THREADS=2 ./app \\\n  -i in.lj\necho done\n", ["./app", "-i", "in.lj"]),
+     "cd /tmp\nOMP_NUM_THREADS=2 ./app \\\n  -i in.lj\necho done\n", ["/tmp/app", "-i", "in.lj"]),
     ('#!/bin/sh\n# setup\nif [ -z "$X" ]; then\n  X=1\nfi\nexec env A=1 pw.x -in x\n',
      ["pw.x", "-in", "x"]),
     ("#!/bin/sh\nexec >log 2>&1\n./app | tee out\n", ["./app"]),
@@ -91,3 +95,99 @@ def test_a_wrapper_longer_than_is_read_is_not_guessed(tmp_path):
     assert wrapped_program(str(wrapper)) is None
     wrapper.write_text('#!/bin/sh\n/bin/ls -l\nexec /opt/app/real_app "$@"\n')  # short: read
     assert wrapped_program(str(wrapper))[0] == "/opt/app/real_app"
+
+
+@pytest.mark.parametrize("body, program", [
+    # s29 R1: every simple command of a line is read, `cd dir && exec ./app` included
+    ("./prep_input.py\ncd /opt/x && exec ./app\n", ["/opt/x/app"]),
+    ("./prep_input.py\ncd dir && exec ./app\n", None),  # relative to the caller's folder
+    ("python3 prep.py; exec ./app -n 2\n", ["./app", "-n", "2"]),
+    # a command after the program: a set-up one is skipped, another program gives None
+    ('./app "$@"\nmv out.dat results/\n', ["./app", "$@"]),
+    ("./app\nsleep 1\n", ["./app"]),
+    ('cd "$(dirname "$0")"; ./hello "$@"; python3 post.py\n', None),
+    ("./app\ngzip out.dat\n", None),
+    ("./app warmup; ./app run\n", ["./app", "run"]),
+    # an exec inside a structure is chosen at run time: not guessed
+    ("if [ -n \"$X\" ]; then\n  exec cat README\nfi\n./app\n", None),
+    ("case \"$1\" in\n  a|b) exec ./a ;;\n  *) echo usage ;;\nesac\nexec ./b\n", None),
+    ("case \"$1\" in\n  (a) X=1 ;;\nesac\nexec ./b\n", ["./b"]),
+    ("run() {\n  exec ./a\n}\nrun\n", None),
+    ("for f in *.in; do ./prep $f; done\n./app\n", None),
+    ("if true; then ./a; fi; ./a\n", None),
+    ("( cd sub && ./app )\n", None),
+    ("if [ ! -f in ]; then ./gen_input; fi\nexec ./app\n", ["./app"]),
+    ('[ $# = 0 ] && exec /bin/sh "$0" --error\necho "$1"\n', None),
+    ('[ -n "$DEBUG" ] || exec ./app\n', None),
+    ("[ -x ./app ] || exit 1\nexec ./app\n", ["./app"]),
+    # env's and exec's options are no program
+    ("exec env -u FOO ./app\n", ["./app"]),
+    ("exec env --unset=FOO -i -- ./app x\n", ["./app", "x"]),
+    ("exec env -C /opt/x ./app\n", ["/opt/x/app"]),
+    ("exec env -S './a b'\n", None),
+    ("exec -a myname ./app\n", ["./app"]),
+    ("exec -cl ./app\n", ["./app"]),
+    # kept as it was (s29 reviewer)
+    ('exec "$@"\n', None),
+    ("exec env X=1 ./app\n", ["./app"]),
+    ("exec time -p ./app\n", ["./app"]),
+    ("./app &\nwait\n", None),
+    ("./app\necho done\n", ["./app"]),
+    ("./app | tee log\n", ["./app"]),
+    ("exec $APP\n", None),
+    ("exec > log 2>&1\n./app >out.txt\n", ["./app"]),
+    # what a shell reads as one command or as no command
+    ("cat > in.lj <<'EOF'\nunits lj\nrun 100\nEOF\n./lmp -in in.lj\n", ["./lmp", "-in", "in.lj"]),
+    ("cat <<EOF\nnever closed\n./lmp\n", None),
+    ('ARGS=(-n 4)\n[[ -f a && -f b ]] || exit 1\n./app "${ARGS[@]}"\n', ["./app", "${ARGS[@]}"]),
+    ("command -v module >/dev/null && module load x\nexec ./app\n", ["./app"]),
+    ('find . -name "*.tmp" -exec rm {} \\;\n./app\n', None),
+])
+def test_a_program_is_named_only_where_the_wrapper_runs_one_unambiguously(tmp_path, body,
+                                                                          program):
+    """s29 R1: a wrong program is worse than none (`./hello; python3 post.py` was read as
+    python3, whose MPICH mpi4py got the correct mpirun.openmpi refused)."""
+    assert wrapped_program(_script(tmp_path, "#!/bin/sh\n" + body)) == program
+
+
+@pytest.mark.parametrize("body, program", [
+    ('cd "$(dirname "$0")"\n./app "$@"\n', "{own}/app"),
+    ('cd "${0%/*}" || exit 1\nexec ./bin/app\n', "{own}/bin/app"),
+    ("cd $(dirname $0)\n./app\n", "{own}/app"),
+    ('cd "$(dirname "$0")/build"\n./app\n', "{own}/build/app"),
+    ('cd "$(dirname "$0")"\ncd ..\n./app\n', "{parent}/app"),
+    ('cd "$(dirname "$0")"\napp\n', "app"),  # found on PATH, wherever it cd'd
+    ("cd /\n./opt/app\n", "/opt/app"),
+    ('cd "$WORK"\n./app\n', None),  # elsewhere: unknowable
+    ("cd\n./app\n", None),
+    ("if true; then cd /opt; fi\n./app\n", None),
+    ('pushd /opt\n./app\n', None),
+])
+def test_a_relative_program_is_read_from_the_folder_the_wrapper_cd_to(tmp_path, body, program):
+    """s29 R4: after `cd "$(dirname "$0")"`, `./app` had been looked up in the sweep's folder,
+    not the wrapper's."""
+    own = str(tmp_path)
+    expected = program and program.format(own=own, parent=os.path.dirname(own))
+    found = wrapped_program(_script(tmp_path, "#!/bin/sh\n" + body))
+    assert (found and found[0]) == expected
+
+
+def test_a_wrapper_that_runs_two_programs_leaves_the_right_launcher_alone(tmp_path):
+    """s29 R1, end to end: the wrapper of Open MPI's hpcc that then runs `python3 post.py`
+    (this Python: MPICH's mpi4py) had its correct mpirun.openmpi refused; the same wrapper
+    without it is read from its own folder (s29 R4) and a wrong launcher refused."""
+    hpcc = system_program("hpcc")
+    openmpi = os.path.realpath(system_program("mpirun.openmpi"))
+    os.symlink(hpcc, tmp_path / "hpcc-link")
+    env = {**os.environ, "PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}"}
+    two = _script(tmp_path, '#!/bin/sh\ncd "$(dirname "$0")"\n./hpcc-link "$@"\n'
+                            "python3 post.py\n", "two.sh")
+    found = mpi_family.program_mpi([two], env)
+    assert found.family is None and "names no one program outright" in found.evidence
+    assert mpi_family.check_launcher(found, openmpi, env=env) == "openmpi"
+    one = _script(tmp_path, '#!/bin/sh\ncd "$(dirname "$0")"\n./hpcc-link "$@"\n', "one.sh")
+    found = mpi_family.program_mpi([one], env)
+    assert found.family == "openmpi" and found.path == str(tmp_path / "hpcc-link")
+    assert mpi_family.check_launcher(found, openmpi, env=env) == "openmpi"
+    with pytest.raises(LaunchError):
+        mpi_family.check_launcher(found, mpiexec(), env=env)
