@@ -4,16 +4,12 @@ shipped bundle on the lab partition: a program that may start its own ranks (GPA
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from hpcds1mpi import cluster as cluster_mod
-from hpcds1mpi.decide.advise import advise
-from hpcds1mpi.decide.model_bundle import DEFAULT_MODEL, load_model
 from hpcds1mpi.errors import ConfigError
+from tests.decide.test_advise import bundle, places, user_files  # noqa: F401 (fixtures)
+from tests.decide.test_advise import run as advise_text
 
-SCRIPTS = Path(__file__).resolve().parents[1] / "data" / "jobscripts"
 #: GPAW's documented self-launch: `gpaw -P N` runs mpiexec itself, no launch line.
 SELF_LAUNCHED = """#!/bin/bash
 #SBATCH --partition=standard
@@ -25,26 +21,8 @@ gpaw -P {ranks} python h2.py 25
 """
 
 
-@pytest.fixture(scope="module")
-def bundle():
-    return load_model(None)
-
-
-@pytest.fixture(scope="module")
-def places():
-    clusters = cluster_mod.load_clusters(SCRIPTS / "lab.toml")
-    return [(c, p) for c in clusters.values() for p in c.partitions.values()]
-
-
-@pytest.fixture(autouse=True)
-def user_files(tmp_path, monkeypatch):
-    monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("HPCDS1MPI_HISTORY", str(tmp_path / "cache" / "failures.json"))
-
-
 def run(text, bundle, places, **kw):
-    return advise(text, bundle, places, model_dir=DEFAULT_MODEL, workload="stencil", size=128,
-                  **kw)
+    return advise_text(text, bundle, places, workload="stencil", size=128, **kw)
 
 
 def test_a_new_layout_for_a_program_that_may_start_its_own_ranks_is_refused(bundle, places):
@@ -78,7 +56,7 @@ def test_without_workload_the_verdict_names_the_line_and_the_models_workloads(bu
     """s29 tester B1: "no launched program was found, so the script names no workload the
     model was trained on (gpaw)", which read as if gpaw were not one."""
     text = SELF_LAUNCHED.format(nodes=1, time="00:30:00", ranks=2)
-    a = advise(text, bundle, places, model_dir=DEFAULT_MODEL)
+    a = advise_text(text, bundle, places)
     reason = a.verdict["reasons"][0]
     assert reason.startswith("no launch line (srun / mpirun / mpiexec / aprun / ibrun) was "
                              "recognised (line 7 runs `gpaw -P 2 python h2.py 25`), so its "
@@ -88,4 +66,4 @@ def test_without_workload_the_verdict_names_the_line_and_the_models_workloads(bu
     with pytest.raises(ConfigError, match=r"^no problem size for stencil in the script: no "
                        r"launch line .* \(line 7 runs `gpaw -P 2 python h2.py 25`\); pass "
                        r"--size$"):
-        advise(text, bundle, places, model_dir=DEFAULT_MODEL, workload="stencil")
+        advise_text(text, bundle, places, workload="stencil")
