@@ -38,7 +38,7 @@ Its message is the lines between the title and the first line of boilerplate (a 
 its last "title" ("PETSc Option Table entries:") and the options under it were the reason (s29
 tester C4). A message line with a link in it is still a message: PETSc's "Unknown type. Check
 for miss-spelling or missing package: https://..." had ended the message before it began
-(s30 V2-2). :func:`framed_boxes` gives both kinds.
+(s29 V2-2). :func:`framed_boxes` gives both kinds.
 """
 
 from __future__ import annotations
@@ -178,7 +178,7 @@ def _sections(lines: list[str]) -> list[FramedBox]:
 def _boilerplate(text: str) -> bool:
     """Whether a section's line is boilerplate: :data:`SECTION_BOILERPLATE`, or a line with a
     link that is the link alone (no word left without it) or points at it (:data:`SEE_LINK`);
-    a line that says more than its link is a message (s30 V2-2)."""
+    a line that says more than its link is a message (s29 V2-2)."""
     if SECTION_BOILERPLATE.search(text):
         return True
     if not LINK.search(text):

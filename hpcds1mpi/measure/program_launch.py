@@ -139,15 +139,21 @@ def launch_problem(result: dict) -> str:
         match = NOT_STARTED.search(tail)
     if match is None:
         return ""
+    return _first_line(tail, re.compile(re.escape(match.group(0)))) or match.group(0)
+
+
+def _first_line(text: str, pattern: re.Pattern) -> str:
+    """The first line of ``text`` that ``pattern`` finds, stripped, escaped (printed and
+    stored: never obeyed by the terminal, s29 tester H5) and cut at 300; "" when none."""
     from hpcds1mpi.measure.printable import printable
 
-    line = next((ln.strip() for ln in tail.splitlines() if match.group(0) in ln), match.group(0))
-    return printable(line, keep="\t")[:300]  # printed: never obeyed (s29 tester H5)
+    line = next((ln.strip() for ln in text.splitlines() if pattern.search(ln)), "")
+    return printable(line, keep="\t")[:300]
 
 
 #: Lines an MPI library or launcher writes for every failure, whatever the program said: Open
 #: MPI's "[host:pid] ..." log lines, hydra's "=   EXIT CODE: 1" box, "MPI_Abort was called",
-#: srun's status of each task ("srun: error: n2: task 1: Killed": the last line, s30 V1-1).
+#: srun's status of each task ("srun: error: n2: task 1: Killed": the last line, s29 V1-1).
 LAUNCHER_LINE = re.compile(r"^\s*\[[\w.-]+:\d+\]|^\s*=|MPI_Abort|MPI_ABORT|"
                            r"^srun: error: \S+: tasks? [\d,-]+: ", re.IGNORECASE)
 #: Words of a program's own error message: LAMMPS's "ERROR on proc 0: Cannot open input
@@ -226,7 +232,7 @@ def _program_lines(lines: list[str], boxes: list) -> list[str]:
     for i, ln in enumerate(untagged(ln) for ln in lines):
         ln = FOAM_HEADER.sub(r"\1:", ln)
         if kept and kept[-1] and FATAL_TRAILER.search(ln):  # one line: what was wrong, and
-            kept[-1] = f"{kept[-1]} ({ln[:1].lower()}{ln[1:]})"  # that it is fatal (s30 V1-3)
+            kept[-1] = f"{kept[-1]} ({ln[:1].lower()}{ln[1:]})"  # that it is fatal (s29 V1-3)
             ln = ""
         kept.append("" if i in boxed or RULE_LINE.match(ln) or LAUNCHER_LINE.search(ln)
                     or GENERIC_LINE.search(ln) or ERROR_TRAILER.match(ln) else ln)
@@ -397,8 +403,5 @@ TASK_FAILED = re.compile(r"\btask \d+: Exited with exit code [1-9]")
 def _launch_failed(text: str) -> str:
     """The first line of ``text`` saying a task was never launched (:data:`LAUNCH_FAILED`),
     escaped and cut for a reason; "" when none does. Before, srun's exit 137 after a failed
-    pmix launch was "oom" (s30 V1-1)."""
-    from hpcds1mpi.measure.printable import printable
-
-    line = next((ln.strip() for ln in text.splitlines() if LAUNCH_FAILED.search(ln)), "")
-    return printable(line, keep="\t")[:300]
+    pmix launch was "oom" (s29 V1-1)."""
+    return _first_line(text, LAUNCH_FAILED)

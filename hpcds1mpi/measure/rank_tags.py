@@ -22,7 +22,7 @@ RANK_TAG = re.compile(r"^\[\d+\]\s*|^\[\d+,\d+\]<std(?:out|err)>:\s*")
 ERROR_TRAILER = re.compile(r"^FOAM (?:parallel run )?(?:exiting|aborting)$")
 #: A line that only says the line above it is an error: OpenFOAM's "For debug level (= 2) > 1
 #: this is considered fatal" under "fileName::stripInvalid() called for invalid fileName ...";
-#: read alone it was the reason, what was wrong dropped (s30 V1-3).
+#: read alone it was the reason, what was wrong dropped (s29 V1-3).
 FATAL_TRAILER = re.compile(r"\bconsidered (?:as )?fatal[.!]?$", re.IGNORECASE)
 
 

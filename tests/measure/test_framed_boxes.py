@@ -40,7 +40,7 @@ def test_an_error_section_is_its_message_up_to_its_first_boilerplate_line():
 
 
 def test_a_message_line_with_a_link_is_a_message_and_a_link_alone_is_boilerplate():
-    """Was (s30 V2-2): PETSc's "Unknown type. Check for miss-spelling or missing package:
+    """Was (s29 V2-2): PETSc's "Unknown type. Check for miss-spelling or missing package:
     https://..." (real text) ended the message before it began: no message at all."""
     from tests.measure.test_program_launch import OUTPUTS
 

@@ -510,7 +510,7 @@ def test_a_programs_own_fatal_error_is_the_reason_not_the_launchers_crash_line(n
      "install/install/#external-packages; Unable to find requested PC type jacobii"),
 ])
 def test_a_petsc_message_line_with_a_link_is_the_reason(name, reason):
-    """Was (s30 V2-2): its first message line has a link, taken for the section's
+    """Was (s29 V2-2): its first message line has a link, taken for the section's
     boilerplate: no message, and the reason was "MPI_ABORT was invoked on rank 0 ..." or
     "[vm:24263] ... ORTE_ERROR_LOG: Data unpack would read past end of buffer ..."."""
     stderr = (OUTPUTS / name).read_text()
@@ -519,7 +519,7 @@ def test_a_petsc_message_line_with_a_link_is_the_reason(name, reason):
 
 
 def test_a_content_line_over_a_considered_fatal_trailer_is_the_reason():
-    """Was (s30 V1-3): OpenFOAM's blockMesh in a case folder named with a space gave "For debug
+    """Was (s29 V1-3): OpenFOAM's blockMesh in a case folder named with a space gave "For debug
     level (= 2) > 1 this is considered fatal", the line saying what was wrong dropped."""
     result = {**BASE, "exit_code": 1,
               "stdout": (OUTPUTS / "openfoam-invalid-case-name.stdout").read_text(),
@@ -534,7 +534,7 @@ def test_a_content_line_over_a_considered_fatal_trailer_is_the_reason():
 
 
 def test_an_srun_task_that_never_launched_is_a_failure_not_oom():
-    """Was (s30 V1-1): srun's step failed to launch (pmix), srun killed the other task, exit
+    """Was (s29 V1-1): srun's step failed to launch (pmix), srun killed the other task, exit
     137: "oom: exit code 137 (out of memory): srun: error: n2: task 1: Killed"."""
     result = {**BASE, "exit_code": 137, "ranks": 2,
               "stderr": (OUTPUTS / "srun-pmix-launch-failed.stderr").read_text()}

@@ -27,7 +27,7 @@ def test_openfoams_trailers_are_told_from_its_messages():
 
 
 def test_a_considered_fatal_trailer_is_told_from_a_message():
-    """s30 V1-3: OpenFOAM's "For debug level (= 2) > 1 this is considered fatal" says only
+    """s29 V1-3: OpenFOAM's "For debug level (= 2) > 1 this is considered fatal" says only
     that the line above it is an error."""
     for line in ("For debug level (= 2) > 1 this is considered fatal", "This is considered fatal.",
                  "which is considered as fatal"):
