@@ -55,8 +55,9 @@ def program_names(program: str, env: dict | None = None, cwd: str | None = None)
     return names
 
 
-#: What :func:`_judge` finds a process to be.
-PROGRAM, LAUNCHER, OTHER = "program", "launcher", ""
+#: What :func:`_judge` finds a process to be; :data:`UNEXECED`: a launcher's fork before its
+#: ``exec`` (for one sample only).
+PROGRAM, LAUNCHER, OTHER, UNEXECED = "program", "launcher", "", "unexeced"
 
 
 def _judge(proc, names: set[str]) -> tuple[str, str]:
@@ -153,6 +154,7 @@ class TreeSampler:
                 parent[proc.pid] = proc.ppid()
             except psutil.Error:
                 continue
+        self._skip_unexeced_forks(procs, parent, kinds)
         for pid, kind in kinds.items():
             up = parent.get(pid)
             # Once the program's, or a rank whatever its name: `exec simpleFoam` (s29 tester A3).
@@ -180,6 +182,24 @@ class TreeSampler:
                 self.program_seen = True
             except psutil.Error:
                 continue
+
+    def _skip_unexeced_forks(self, procs: list, parent: dict, kinds: dict) -> None:
+        """Marks :data:`UNEXECED` a launcher's child that is still its fork (same executable,
+        same command line): it holds the launcher's memory until its ``exec`` (CI: a 150 MB
+        launcher's fork was recorded as the 20 MB program's peak)."""
+        import psutil
+
+        by_pid = {proc.pid: proc for proc in procs}
+        for pid, up in parent.items():
+            if kinds.get(up) != LAUNCHER or up not in by_pid or pid == self.pid:
+                continue
+            try:
+                forked = (_exe_name(by_pid[pid]) == _exe_name(by_pid[up])
+                          and by_pid[pid].cmdline() == by_pid[up].cmdline())
+            except psutil.Error:
+                continue
+            if forked:
+                kinds[pid] = UNEXECED
 
     def stop(self) -> "TreeSampler":
         self._stop.set()

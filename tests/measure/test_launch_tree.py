@@ -15,6 +15,10 @@ from hpcds1mpi.measure.ranks_usage import SAMPLED
 #: A launcher of 150 MB that runs its arguments as its child.
 BIG_LAUNCHER = ("import subprocess, sys\nheld = b'x' * (150 * 2**20)\n"
                 "sys.exit(subprocess.call(sys.argv[1:]))\n")
+#: The same launcher, slow to ``exec`` its fork: the fork holds the launcher's 150 MB meanwhile.
+SLOW_EXEC_LAUNCHER = ("import os, sys, time\nheld = b'x' * (150 * 2**20)\npid = os.fork()\n"
+                      "if pid == 0:\n    time.sleep(0.3)\n    os.execvp(sys.argv[1], sys.argv[1:])\n"
+                      "sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))\n")
 #: An srun stand-in: the program runs out of the launch's process tree (as under slurmstepd).
 DETACHING_SRUN = "#!/bin/sh\nsetsid -f \"$@\" >/dev/null 2>&1\nsleep 1\n"
 #: A program of 60 MB that runs 0.6 s.
@@ -30,6 +34,17 @@ def test_the_peak_is_the_programs_not_the_launchers(tmp_path):
     assert result["exit_code"] == 0
     assert 15 < result["rss_mb"] < 100, result  # the program (under its sh wrapper): ~30 MB
     assert result["rss_source"] == SAMPLED and result["cpu_s"] > 0
+
+
+def test_a_launchers_fork_before_its_exec_is_not_the_program(tmp_path):
+    """Was (CI, a fast machine): the launcher's fork, sampled before its exec, was recorded as
+    the program's peak: 161 MB for a 20 MB program."""
+    app = tmp_path / "app.py"
+    app.write_text(PROGRAM.replace("60 *", "20 *"))
+    result = launch_once([sys.executable, "-c", SLOW_EXEC_LAUNCHER, "sh", "-c",
+                          f"exec {sys.executable} {app}"], {}, 60, program="sh")
+    assert result["exit_code"] == 0
+    assert 15 < result["rss_mb"] < 100, result
 
 
 @pytest.mark.skipif(shutil.which("setsid") is None, reason="no setsid here")
