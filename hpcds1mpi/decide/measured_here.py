@@ -7,7 +7,10 @@ grid finer than the ranks), yet every layout, the measured one too, was predicte
 and recommend escalated with "every configuration is predicted to fail here" (s29 tester
 C5). A configuration measured ok at the size, on the question's hardware, and never measured
 failing there is not vetoed (:func:`measured_at`); one measured failing there is vetoed and
-named (:func:`failed_here_note`).
+named (:func:`failed_here_note`). Between two sizes the configuration ran ok at, with no
+failure of it measured from the one to the other, it is not vetoed either: a layout that ran
+ok at 96 and 128 is no likelier to fail at 112 than at those, yet the classifier had vetoed
+it there (s29 verifier V2-4). Past its measured sizes the classifier still decides.
 """
 
 from __future__ import annotations
@@ -22,9 +25,10 @@ _CONFIG = ("nodes", "ranks_per_node", "threads", "device", "precision")
 def measured_at(bundle, workload: str, size: float, cols: dict, trained: dict | None = None
                 ) -> tuple[np.ndarray, np.ndarray]:
     """``(ok, failed)``: ``(n,)`` masks of ``cols``' candidates whose configuration the
-    bundle's training rows ran at ``size`` on the candidate's hardware: ok and never failing
-    there, and failing there (a failure in any round counts, as ``rounds.collapse_rounds``
-    keeps it).
+    bundle's training rows ran on the candidate's hardware: ok at ``size`` and never failing
+    there, or ok at a smaller and at a larger size with no failure from the one to the other
+    (:func:`_bracketed`); and failing at ``size`` (a failure in any round counts, as
+    ``rounds.collapse_rounds`` keeps it).
 
     Args:
         trained: partition -> the measured partition of its hardware, None where none has
@@ -35,7 +39,7 @@ def measured_at(bundle, workload: str, size: float, cols: dict, trained: dict | 
     ok, failed = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
     runs = _runs_at(bundle, str(workload), float(size))
     if not runs or (trained is not None and not any(name in runs for name in trained.values())):
-        return ok, failed  # no scored partition's hardware ran this size: ~0.6 ms of codes saved
+        return ok, failed  # no scored partition's hardware ran about it: ~0.6 ms of codes saved
     from hpcds1mpi.surrogates.size_neighbours import config_codes
 
     codes = config_codes({c: cols[c] for c in _CONFIG})
@@ -52,26 +56,48 @@ def measured_at(bundle, workload: str, size: float, cols: dict, trained: dict | 
 
 
 def _runs_at(bundle, workload: str, size: float) -> dict:
-    """partition -> (configuration codes ran ok, codes that failed) at ``size`` in the
-    bundle's training rows; ``{}`` where it keeps none."""
+    """partition -> (configuration codes ran ok at ``size`` or around it (:func:`_bracketed`),
+    codes that failed at ``size``) in the bundle's training rows; ``{}`` where it keeps none
+    at the size nor on both sides of it."""
     from hpcds1mpi.decide import bundle_cache
     from hpcds1mpi.surrogates.size_neighbours import config_codes
 
     try:
         rows = bundle_cache.training_columns(bundle)
         status = np.asarray(rows["status"]).astype(str)
-        here = (np.asarray(rows["workload"]).astype(str) == workload) & \
-            np.isclose(np.asarray(rows["size"], dtype=float), size, rtol=1e-9, atol=0.0)
+        ours = np.asarray(rows["workload"]).astype(str) == workload
+        sizes = np.asarray(rows["size"], dtype=float)
     except (AttributeError, KeyError):  # no training rows, or none with outcomes
         return {}
-    if not here.any():
+    here = np.isclose(sizes, size, rtol=1e-9, atol=0.0)
+    if not (ours & here).any() and not ((ours & (sizes < size)).any()
+                                        and (ours & (sizes > size)).any()):
         return {}
-    idx = np.flatnonzero(here)
+    idx = np.flatnonzero(ours)
     codes = config_codes({c: np.asarray(rows[c])[idx] for c in _CONFIG})
     status, partitions = status[idx], np.asarray(rows["partition"]).astype(str)[idx]
-    bad = np.isin(status, sorted(FAILURE_STATUSES))
-    return {p: (codes[(partitions == p) & (status == OK)], codes[(partitions == p) & bad])
-            for p in np.unique(partitions).tolist()}
+    sizes, here = sizes[idx], here[idx]
+    good, bad = status == OK, np.isin(status, sorted(FAILURE_STATUSES))
+    runs = {}
+    for p in np.unique(partitions).tolist():
+        on = partitions == p
+        around = _bracketed(codes[on], sizes[on], good[on], bad[on], size)
+        runs[p] = (np.union1d(codes[on & here & good], around), codes[on & here & bad])
+    return runs
+
+
+def _bracketed(codes: np.ndarray, sizes: np.ndarray, good: np.ndarray, bad: np.ndarray,
+               size: float) -> np.ndarray:
+    """The codes that ran ok at a size below ``size`` and at one above it, and never failed
+    from the largest such size below to the smallest above (both included)."""
+    unique, which = np.unique(codes, return_inverse=True)
+    low, high = np.full(len(unique), -np.inf), np.full(len(unique), np.inf)
+    below, above = good & (sizes < size), good & (sizes > size)
+    np.maximum.at(low, which[below], sizes[below])
+    np.minimum.at(high, which[above], sizes[above])
+    spoiled = np.zeros(len(unique), dtype=bool)
+    spoiled[which[bad & (sizes >= low[which]) & (sizes <= high[which])]] = True
+    return unique[np.isfinite(low) & np.isfinite(high) & ~spoiled]
 
 
 def failed_here_note(cols: dict, size: float, partition: str | None = None) -> str:

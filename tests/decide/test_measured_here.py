@@ -92,3 +92,54 @@ def test_where_every_layout_fails_the_rejection_names_those_that_ran_and_failed(
     line = [l for l in format_table(rec).splitlines() if l.startswith("✗ lab/cpu")][0]
     assert "every configuration is predicted to fail here (measured failing at size 1: " \
         "1 node x 1 rank x 1 thread" in line
+
+
+class Wide(Small):
+    """psmall's runs with its second size measured at 3."""
+
+    def __init__(self):
+        FakeBundle.__init__(self, workloads=("psmall",), sizes=(1, 3))
+
+    def training_frame(self) -> pd.DataFrame:
+        frame = super().training_frame()
+        frame.loc[frame["size"] == 2, "size"] = 3
+        return frame
+
+
+def test_between_two_sizes_a_layout_ran_ok_at_it_is_not_vetoed():
+    """Was (s29 verifier V2-4): 1 rank ran ok at sizes 1 and 3, yet at 2 the classifier's
+    0.63 vetoed it like the layouts that failed at 1."""
+    scores = s1.score(Wide(), "psmall", 2, [CPU], ONE_NODE)
+    assert scores.cols["feasible"][_rows(scores, 1)].all()
+    assert (scores.cols["reason"][_rows(scores, 2)] == "fail").all()  # failed at 1: below
+    assert (scores.cols["reason"][_rows(scores, 4)] == "fail").all()
+    assert s1.choose(scores).pick["ranks_per_node"] == 1
+    assert failed_here_note(scores.cols, 2) == ""  # nothing was measured at 2
+
+
+class Gap(Small):
+    """1 rank ok at 1 and 3 but failed at 2; 2 ranks ok at 1, 2 and 3."""
+
+    def __init__(self):
+        FakeBundle.__init__(self, workloads=("psmall",), sizes=(1, 3))
+
+    def training_frame(self) -> pd.DataFrame:
+        runs = {(1, 1): "ok", (1, 2): "failed", (1, 3): "ok",
+                (2, 1): "ok", (2, 2): "ok", (2, 3): "ok"}
+        return pd.DataFrame([dict(workload="psmall", size=s, nodes=1, ranks_per_node=r,
+                                  threads=1, device="cpu", precision="fp64", partition="cpu",
+                                  cores_per_node=16, memory_gb=64.0, gpus_per_node=0,
+                                  status=st, runtime_s=0.01, energy_j=0.08, peak_rss_mb=40.0)
+                             for (r, s), st in runs.items()])
+
+
+def test_a_failure_between_the_ok_sizes_keeps_the_veto():
+    cols = {"nodes": np.ones(2, np.int64), "ranks_per_node": np.array([1, 2]),
+            "threads": np.ones(2, np.int64), "device": np.full(2, "cpu"),
+            "precision": np.full(2, "fp64"), "partition": np.full(2, "cpu")}
+    ok, failed = measured_at(Gap(), "psmall", 2.5, cols)
+    assert ok.tolist() == [False, True] and not failed.any()
+    ok, failed = measured_at(Gap(), "psmall", 2, cols)
+    assert ok.tolist() == [False, True] and failed.tolist() == [True, False]
+    ok, failed = measured_at(Gap(), "psmall", 4, cols)  # past the sizes: the classifier's
+    assert not ok.any() and not failed.any()
