@@ -144,12 +144,12 @@ class FileMark:
     :data:`FINGERPRINT` bytes.
 
     Size alone cannot tell a rewrite from an append (a rewrite may be shorter, as long or
-    longer), nor times alone (their tick may be coarse, and say nothing of where the new text
-    starts). So: untouched (same inode, size, mtime and ctime) → nothing to read; shorter or as
-    long (truncated or rewritten) → all of it; longer with the old start and end bytes still in
-    place → appended, read from the old end; anything else (another file renamed over it, or a
-    rewrite) → all of it. A rewrite whose new file begins with the whole old one reads as an
-    append, which gives the same last match unless the new part has none.
+    longer), nor times alone (their tick may be coarse: Lustre's is 1 s). So: untouched (same
+    inode, size, times, head and tail) → nothing to read; shorter or as long → all of it;
+    longer with the old start and end bytes still in place → appended, read from the old end;
+    anything else (another file renamed over it, or a rewrite) → all of it. A rewrite whose new
+    file begins with the whole old one reads as an append: the same last match unless the new
+    part has none.
     """
 
     stat: tuple | None = None  # (dev, inode, size, mtime_ns, ctime_ns); None: no file
@@ -182,14 +182,16 @@ class FileMark:
             return 0
         dev, ino, size, mtime, ctime = self.stat
         if (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) == self.stat:
-            return None
+            return None if self._ends(fh, size) == (self.head, self.tail) else 0
         if (st.st_dev, st.st_ino) != (dev, ino) or st.st_size <= size:
             return 0
+        return size if self._ends(fh, size) == (self.head, self.tail) else 0
+
+    def _ends(self, fh, size: int) -> tuple[bytes, bytes]:  # where the head and tail were
         fh.seek(0)
         head = fh.read(len(self.head))
         fh.seek(size - len(self.tail))
-        tail = fh.read(len(self.tail))
-        return size if (head, tail) == (self.head, self.tail) else 0
+        return head, fh.read(len(self.tail))
 
 
 def windows(fh, start: int, end: int):

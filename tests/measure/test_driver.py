@@ -169,7 +169,9 @@ def test_acceptance_four_ranks_faster_than_one(acceptance_sweep):
         pytest.skip("stencil kernel not available")
     df = telemetry.read_runs(out)
     sel = df[(df["workload"] == "stencil") & (df["size"] == size) & (df["threads"] == 1)
-             & (df["precision"] == "fp64")].set_index("ranks")["runtime_s"]
+             & (df["precision"] == "fp64")].set_index("ranks")["runtime_min_s"]
+    # The fastest repeat, not the median of 3: one repeat slowed by a neighbour (a shared CI
+    # host, hyperthreads) must not decide (s30 flake hunt: 1 and 4 ranks were 5 % apart here).
     cores = len(os.sched_getaffinity(0))
     if cores < 4:
         pytest.skip(f"only {cores} cores: 4 ranks oversubscribe; measured stencil {size}^3 "

@@ -20,7 +20,10 @@ SLOW_EXEC_LAUNCHER = ("import os, sys, time\nheld = b'x' * (150 * 2**20)\npid = 
                       "if pid == 0:\n    time.sleep(0.3)\n    os.execvp(sys.argv[1], sys.argv[1:])\n"
                       "sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))\n")
 #: An srun stand-in: the program runs out of the launch's process tree (as under slurmstepd).
-DETACHING_SRUN = "#!/bin/sh\nsetsid -f \"$@\" >/dev/null 2>&1\nsleep 1\n"
+#: It starts once ``setsid -f``'s parent has exited: a program exec'd before that is still in
+#: the tree for a moment, as no real rank under slurmstepd is (s30 flake hunt).
+DETACHING_SRUN = ("#!/bin/sh\nsetsid -f sh -c 'sleep 0.2; exec \"$@\"' sh \"$@\" >/dev/null 2>&1\n"
+                  "sleep 1.2\n")
 #: A program of 60 MB that runs 0.6 s.
 PROGRAM = "import time\nheld = b'x' * (60 * 2**20)\ntime.sleep(0.6)\n"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import re
@@ -10,7 +11,7 @@ import pytest
 
 from hpcds1mpi.errors import ConfigError, LaunchError
 from hpcds1mpi.measure import readings as readings_mod
-from hpcds1mpi.measure.readings import Readings, compile_regex, number
+from hpcds1mpi.measure.readings import FileMark, Readings, compile_regex, number
 
 
 def test_regexes_need_a_group_and_must_compile():
@@ -338,3 +339,19 @@ def test_a_time_in_seconds_or_without_a_unit_is_read(printed):
     # The regex's own words after the number are the program's too: ' ms' there is refused.
     in_ms = Readings.of(time_regex=r"Elapsed: ([0-9.]+) ms")
     assert "followed by 'ms'" in in_ms.time_problem(in_ms.read("Elapsed: 0.04 ms\n"), 0.5)
+
+
+def test_a_rewrite_within_one_tick_of_the_file_times_is_read(tmp_path):
+    """Was: a program rewriting its output file as long, within one tick of the file system's
+    times (Lustre's: 1 s), looked untouched ("matched no number"); its bytes tell it."""
+    out = tmp_path / "result.txt"
+    out.write_text("time: 1.5 s\n")
+    before = FileMark.of(str(out))
+    with open(out, "rb") as fh:
+        assert before.written_from(fh) is None  # untouched
+    out.write_text("time: 2.5 s\n")
+    st = os.stat(out)  # the times as a coarse tick leaves them: unchanged
+    same_tick = dataclasses.replace(before, stat=(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns,
+                                      st.st_ctime_ns))
+    with open(out, "rb") as fh:
+        assert same_tick.written_from(fh) == 0  # read whole
