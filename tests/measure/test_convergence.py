@@ -30,10 +30,20 @@ def test_a_solvers_own_not_converged_line_is_quoted():
         "not enough SCF cycles to converge")
     assert convergence_warning("", "solver did not converge in 50 steps\n")[1] == \
         "did not converge"
+    # Elk 8.4 (Debian's elk-lapw) with maxscl 4: exit 0 (s30 tester L4: no note).
+    elk = "\nWarning(gndstate): failed to reach self-consistency after 4 loops\n\n"
+    assert convergence_warning(elk, "") == (
+        "Warning(gndstate): failed to reach self-consistency after 4 loops",
+        "failed to reach self-consistency")
+    assert convergence_warning("", " Reached self-consistent loops maximum\n")[1] == \
+        "Reached self-consistent loops maximum"  # its INFO.OUT's line
+    assert convergence_warning(" Convergence failure -- run terminated.\n", "")[1] == \
+        "Convergence failure"
 
 
 def test_a_converged_run_says_nothing():
     for text in (" SCF run converged in 9 steps\n", "convergence achieved after 7 iterations\n",
+                 " Convergence targets achieved\n", "self-consistency reached in 12 loops\n",
                  "--- !WARNING\nmessage: |\n    nband too small\n...\n"):
         assert convergence_warning(text, "") == ("", "")
 
