@@ -204,9 +204,14 @@ def check(launch: launchers.Launcher, choice: LaunchChoice, program_tokens: list
     family = mpi_family.launcher_family(path)
     # Even one rank: MPICH 5 aborts under Open MPI's mpirun ("unsupported PMI version PMIx"),
     # which was recorded as the program's failure (exit 16 and a line of dashes). srun's
-    # plugin only matters for wiring up several ranks (one is a singleton under --mpi=none).
-    family = mpi_family.check_launcher(program, path, choice.mpi if launch.name == "srun"
-                                       and max_ranks > 1 else "", env)
+    # plugin only matters for wiring up several ranks (one is a singleton under --mpi=none),
+    # but for an Open MPI without Slurm's PMI: one rank of it aborts in MPI_Init under srun
+    # whatever the plugin but pmix (s30 tester L2: Debian's Elk, every tune run failed).
+    srun_mpi = choice.mpi if launch.name == "srun" else ""
+    if max_ranks <= 1 and not (program.family == mpi_family.OPENMPI
+                               and mpi_family.openmpi_pmi2_refusal(program, env)):
+        srun_mpi = ""
+    family = mpi_family.check_launcher(program, path, srun_mpi, env)
     lines = [f"program MPI: {program.describe()} ({program.evidence}); launcher: {path}"
              + (f" ({mpi_family.FAMILY_NAMES.get(family, family)})" if family else "")]
     if launch.name == "srun":

@@ -195,8 +195,14 @@ MESSAGE_END = re.compile(r"^From\s+\S.*\(|^in file \S+ at line \d+")
 #: MPI's "*** Process received signal ***" / "*** End of error message ***", and a Fortran
 #: program's bare stop code ("STOP 2", "ERROR STOP 1"): the exit code again, no reason (pw.x's
 #: on stderr under its own "convergence NOT achieved" on stdout), OpenFOAM's stack frames
-#: ("#1  Foam::error::abort() at ??:?", "#4  ? in /usr/bin/simpleFoam").
-GENERIC_LINE = re.compile(r"^Error termination\b|^Backtrace for this error|^#\d+\s+0x[0-9a-f]+|"
+#: ("#1  Foam::error::abort() at ??:?", "#4  ? in /usr/bin/simpleFoam"), and Open MPI's abort
+#: banner ("*** An error occurred in MPI_Init_thread", "*** MPI_ERRORS_ARE_FATAL (processes
+#: ...": it had beaten the help text saying why, s30 tester L2; its "*** MPI_ERR_RANK: invalid
+#: rank" line is kept).
+GENERIC_LINE = re.compile(r"^\*\*\* (An error occurred in \w+|on (a NULL )?communicator\b|"
+                          r"reported by process\b|MPI_ERRORS_ARE_FATAL\b|\s*and potentially "
+                          r"your MPI job)|"
+                          r"^Error termination\b|^Backtrace for this error|^#\d+\s+0x[0-9a-f]+|"
                           r"^#\d+\s+.*(?:\bat \S+:(?:\d+|\?+)|\bin /\S+)$|"
                           r"^at \S+:\d+$|^\*\*\* (Process received signal|End of error message)|"
                           r"^(ERROR )?STOP( -?\d+)?$", re.IGNORECASE)

@@ -200,6 +200,24 @@ def test_one_rank_under_srun_proves_its_plugin_loads_with_a_one_task_step(srun):
     assert log.read_text().splitlines()[-1] == "-n 1 --mpi=pmi2 true"
 
 
+def test_one_rank_of_an_open_mpi_without_slurms_pmi_is_refused_under_srun_pmi2(srun):
+    """Was: one rank was taken for a singleton whatever the plugin, yet Debian's Open MPI
+    aborts in MPI_Init under srun --mpi=pmi2 or none ("OMPI was not built with SLURM's PMI
+    support"): every tune run of Elk failed (s30 tester L2)."""
+    env, log = srun
+    hpcc = system_program("hpcc")  # Debian's Open MPI, no mca_pmix_s1/s2
+    for mpi in ("pmi2", "none"):
+        choice = preflight.LaunchChoice(launcher="srun", mpi=mpi)
+        with pytest.raises(LaunchError, match=r"Open MPI.*srun --mpi=(pmi2|none) .*--mpi=pmix"):
+            _check(choice, Configuration(1, 1, 1), env=env, ranks=1, program=[hpcc])
+    assert not log.exists() or "hpcc" not in log.read_text()  # nothing of it was started
+    choice = preflight.LaunchChoice(launcher="srun", mpi="pmix_v4")  # the fake's PMIx
+    _check(choice, Configuration(1, 1, 1), env=env, ranks=1, program=[hpcc])
+    # an MPICH program's single rank needs no plugin: not refused under none
+    _check(preflight.LaunchChoice(launcher="srun", mpi="none"), Configuration(1, 1, 1),
+           env=env, ranks=1, program=[sys.executable, "-c", "pass"])
+
+
 def test_srun_outside_an_allocation_is_said_not_refused(srun):
     env, _ = srun
     inside = _srun_check(env, "pmi2")

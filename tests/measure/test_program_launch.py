@@ -380,6 +380,43 @@ def test_open_mpis_help_text_alone_gives_its_title_not_a_fragment():
     assert error == "exit code 205: ORTE has lost communication with a remote daemon."
 
 
+#: Debian's Open MPI 4.1 (a one-rank mpi4py) under ``srun --mpi=pmi2`` on the test Slurm: its
+#: stderr, whole (s30 tester L2).
+OMPI_UNDER_SRUN_PMI2 = ("[vm:17689] OPAL ERROR: Unreachable in file ext3x_client.c at line 112\n"
+                        "srun: error: n1: task 0: Exited with exit code 1\n" + "-" * 74 + """
+The application appears to have been direct launched using "srun",
+but OMPI was not built with SLURM's PMI support and therefore cannot
+execute. There are several options for building PMI support under
+SLURM, depending upon the SLURM version you are using:
+
+  version 16.05 or later: you can use SLURM's PMIx support. This
+  requires that you configure and build SLURM --with-pmix.
+
+Please configure as appropriate and try again.
+""" + "-" * 74 + """
+*** An error occurred in MPI_Init_thread
+*** on a NULL communicator
+*** MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort,
+***    and potentially your MPI job)
+[vm:17689] Local abort before MPI_INIT completed completed successfully, but am not able to \
+aggregate error messages, and not able to guarantee that all other processes were killed!
+""")
+
+
+def test_open_mpis_abort_banner_loses_to_its_help_text_saying_why():
+    """Was: "exit code 1: *** MPI_ERRORS_ARE_FATAL (processes in this communicator will now
+    abort,"; a banner's error class line stays the reason where there is one."""
+    error = classify({**BASE, "exit_code": 1, "stdout": "", "stderr": OMPI_UNDER_SRUN_PMI2}, 5)[1]
+    assert error.startswith('exit code 1: The application appears to have been direct launched '
+                            'using "srun", but OMPI was not built with SLURM\'s PMI support'), error
+    banner = ("*** An error occurred in MPI_Send\n*** reported by process [1,0]\n*** on "
+              "communicator MPI_COMM_WORLD\n*** MPI_ERR_RANK: invalid rank\n*** "
+              "MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort,\n***    and "
+              "potentially your MPI job)\n")
+    assert classify({**BASE, "exit_code": 6, "stdout": "", "stderr": banner}, 5)[1] == \
+        "exit code 6: *** MPI_ERR_RANK: invalid rank"
+
+
 #: CP2K 2023.1 (Debian's cp2k.psmp) under Open MPI's mpirun: the end of its stdout when it
 #: aborts, its "[ABORT]" box (cut from real runs), and MPI_ABORT's help text on stderr.
 CP2K_RULE = " " + "*" * 79 + "\n"
