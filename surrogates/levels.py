@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hpcds1mpi.errors import ModelError
-from hpcds1mpi.launch.sweep_step import READING_KEYS
+from hpcds1mpi.launch.sweep_step import ABSENT_IS_NONE, READING_KEYS
 
 from .program_command import commands_of
 from .program_launcher import launch_dict, launch_of, one_recorded
@@ -214,6 +214,8 @@ def recorded_measurement(levels: MeasuredLevels | None) -> tuple[dict, list[str]
     from hpcds1mpi.measure.readings import WALL
 
     known = dict(levels.measured_with or {}) if levels is not None else {}
+    if known:  # a record from before a later key (--setup) existed: its sweep used none
+        known = {**{k: "" for k in ABSENT_IS_NONE}, **known}
     if levels is not None and "; " not in levels.runtime:
         if levels.runtime == WALL:
             known["time_regex"] = ""

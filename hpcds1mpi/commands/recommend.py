@@ -115,11 +115,13 @@ def _calibration_reading(bundle, workload: str, program, given: dict):
         return {}, []
     from hpcds1mpi.decide.calibration_sweep import calibration_measurement
     from hpcds1mpi.measure.readings import Readings
+    from hpcds1mpi.measure.setup_command import check_setup
     from hpcds1mpi.surrogates.levels import bundle_levels
 
     Readings.of(time_regex=given["time_regex"], fom_regex=given["fom_regex"],  # checked now
                 ranks_regex=given["ranks_regex"], output_file=given["output_file"],
                 fail_regex=given["fail_regex"])
+    check_setup(given["setup"])
     return calibration_measurement(bundle_levels(bundle, workload), given)
 
 
@@ -207,7 +209,7 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
             energy_budget, device, emit, script_path, force, program, job_name, job_output, exclusive,
             as_json, model_dir, history_path, job_table, user, time_limit, walltime_coverage,
             record_failure, forget_failures, failure_status, time_regex, fom_regex,
-            ranks_regex, output_file, workdir, fail_regex):
+            ranks_regex, output_file, workdir, fail_regex, setup):
     """Recommend nodes, ranks per node, threads, device, precision and partition for a job."""
     from hpcds1mpi.cluster import allowed_places
     from hpcds1mpi.decide.failure_history import FailureHistory
@@ -247,7 +249,8 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
         # A script written here before may be replaced, unless it was edited since.
         check_replace_script(script_path, force=force, option="-o")
     reading = {"time_regex": time_regex, "fom_regex": fom_regex, "ranks_regex": ranks_regex,
-               "output_file": output_file, "workdir": workdir, "fail_regex": fail_regex}
+               "output_file": output_file, "workdir": workdir, "fail_regex": fail_regex,
+               "setup": setup}
     if not emit and any(v is not None for v in reading.values()):
         raise ConfigError("the reading options (--time-regex, --workdir, ...) say how the "
                           "calibration sweep --emit writes reads your program; add --emit "

@@ -11,6 +11,9 @@ telemetry.
     hpcds1mpi sweep --command hpcc --workdir 'hpcc/{size}-{ranks}' --output-file hpccoutf.txt \\
         --mpiexec /usr/bin/mpirun.openmpi --time-regex 'HPL_time=([0-9.eE+-]+)' \\
         --ranks-regex 'CommWorldProcs=(\\d+)' --sizes 200,400 --ranks-per-node 1,2 --out hpcc.h5
+    hpcds1mpi sweep --command "simpleFoam -parallel" --workdir 'case-{ranks}' --sizes 1 \\
+        --setup './decompose.sh {ranks}' \\
+        --ranks-per-node 2,4 --out foam.h5
     hpcds1mpi sweep --plan plans/reference.toml --list          # count and rough time, no run
 """
 
@@ -104,6 +107,9 @@ def _strip_launch(argv: list[str]) -> list[str]:
               help="A file the program writes (e.g. hpccoutf.txt), read by the regexes too.")
 @click.option("--workdir", default=None,
               help="Folder each configuration of --command runs in (placeholders allowed).")
+@click.option("--setup", default=None,
+              help="Shell command run once per configuration before its first launch, in its "
+                   "folder, placeholders filled (e.g. 'decomposePar -force').")
 @click.option("--launcher", type=click.Choice(["srun", "mpiexec"]), default=None)
 @click.option("--mpiexec", "mpiexec_path", default=None,
               help="The mpiexec/mpirun that starts --command (default: the cluster file's "
@@ -122,7 +128,7 @@ def command(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devic
             min_time, min_repeats, max_repeats, warmup, timeout, seed, rounds, race_rounds,
             race_within, valid_only, resume,
             retry_crashed, kernel_module, cluster_file, partition, list_only, launch, program,
-            label, fom_regex, time_regex, ranks_regex, fail_regex, output_file, workdir,
+            label, fom_regex, time_regex, ranks_regex, fail_regex, output_file, workdir, setup,
             launcher, mpiexec_path, launcher_args, mpi_plugin, snapshot_every,
             no_progress) -> None:
     """Measure kernels or your own MPI program over configurations into HDF5 telemetry."""
@@ -142,7 +148,7 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
           min_time, min_repeats, max_repeats, warmup, timeout, seed, rounds, race_rounds,
           race_within, valid_only, resume,
           retry_crashed, kernel_module, cluster_file, partition, list_only, launch, program,
-          label, fom_regex, time_regex, ranks_regex, fail_regex, output_file, workdir,
+          label, fom_regex, time_regex, ranks_regex, fail_regex, output_file, workdir, setup,
           launcher, mpiexec_path, launcher_args, mpi_plugin, snapshot_every,
           no_progress) -> None:
     from hpcds1mpi import kernels as registry
@@ -159,7 +165,7 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
                "--label": label, "--fom-regex": fom_regex, "--time-regex": time_regex,
                "--ranks-regex": ranks_regex, "--fail-regex": fail_regex,
                "--output-file": output_file,
-               "--workdir": workdir, "--mpiexec": mpiexec_path,
+               "--workdir": workdir, "--setup": setup, "--mpiexec": mpiexec_path,
                "--launcher-args": launcher_args, "--launcher": launcher, "--mpi": mpi_plugin})
     if launch is not None:
         if launch < 1:
@@ -194,6 +200,7 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
             raise ConfigError("--command needs --sizes")
         from hpcds1mpi.launch.preflight import LaunchChoice
         from hpcds1mpi.measure.readings import Readings
+        from hpcds1mpi.measure.setup_command import check_setup
 
         plan = build_external_plan(
             program, label or "external", sizes=sizes, nodes=nodes,
@@ -209,7 +216,8 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
             from hpcds1mpi.launch.program import no_control
 
             no_control(workdir, "--workdir")
-        check_sizes_reach_program(plan, workdir)  # before --list too: nothing would differ
+        setup = check_setup(setup)
+        check_sizes_reach_program(plan, workdir, setup)  # before --list: nothing would differ
         choice = LaunchChoice.of(launcher=launcher, mpi=mpi_plugin, mpiexec=mpiexec_path,
                                  launcher_args=launcher_args, cluster_file=cluster_file,
                                  partition=partition)
@@ -218,6 +226,7 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
             return
         summary = external.run_external(
             plan, out, part, resume=resume, choice=choice, readings=readings, workdir=workdir,
+            setup=setup,
             progress=not no_progress,  # hides the bar only: what the pre-flight found and
             # what the launcher adds (--oversubscribe, --allow-run-as-root) is always said
             say=lambda line: click.echo(f"hpcds1mpi sweep: {line}", err=True))
@@ -257,7 +266,7 @@ KERNEL_ONLY = ("--retry-crashed", "--kernel-module", "--rounds", "--race-rounds"
                "--race-within")
 #: Options that only the external sweep (``--command``) reads.
 EXTERNAL_ONLY = ("--label", "--fom-regex", "--time-regex", "--ranks-regex", "--fail-regex",
-                 "--output-file", "--workdir", "--mpiexec", "--launcher-args")
+                 "--output-file", "--workdir", "--setup", "--mpiexec", "--launcher-args")
 
 
 def _refuse_options_of_the_other_mode(*, external: bool, launch: bool, given: dict) -> None:

@@ -40,6 +40,9 @@ def show(path, rows) -> None:
         click.echo(f"  machine {m.machine_id}: {m.cpu_model}, {m.physical_cores} cores, "
                    f"{m.memory_gb} GB, GPU {m.gpu_model or 'none'} x{m.gpu_count}, "
                    f"{m.mpi_library}; hosts {m.hostnames}")
+    if setup := _recorded_setup(path):  # what prepared each configuration's folder
+        click.echo(f"  setup (once per configuration, before its first launch): "
+                   f"{printable(setup)}")
     if len(runs):
         table = runs.groupby(["workload", "status"]).size().unstack(fill_value=0)
         click.echo(table.to_string())
@@ -49,6 +52,19 @@ def show(path, rows) -> None:
             cols = ["workload", "size", "nodes", "ranks_per_node", "threads", "device",
                     "precision", "status", "runtime_s", "noise", "energy_j", "energy_source"]
             click.echo(runs[cols].head(rows).to_string(index=False))
+
+
+def _recorded_setup(path) -> str:
+    """The ``--setup`` of the program sweep that wrote ``path`` ("" for none, or a kernel's)."""
+    import json
+
+    from hpcds1mpi.records import telemetry
+
+    try:
+        launch = json.loads(telemetry.load(path).attrs.get("launch") or "{}")
+    except (TypeError, ValueError):
+        return ""
+    return str(launch.get("setup") or "") if isinstance(launch, dict) else ""
 
 
 #: Distinct reasons :func:`_why_not_ok` lists (the most frequent first), and their width.

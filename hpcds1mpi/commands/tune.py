@@ -32,7 +32,7 @@ NOISE = BoundedFloat(0.0, 1.0, "relative noise")
 #: The sweep's options for launching and reading a user's program, taken as they are (same
 #: meaning, help and checks): ``tune --program`` launches that program the same way.
 PROGRAM_OPTIONS = ("--mpiexec", "--launcher-args", "--time-regex", "--fom-regex",
-                   "--ranks-regex", "--fail-regex", "--output-file", "--workdir")
+                   "--ranks-regex", "--fail-regex", "--output-file", "--workdir", "--setup")
 
 
 def _sweep_options(func):
@@ -109,7 +109,8 @@ def _program_launch(program: str | None, *, launcher, cluster_file, partition, g
 
     Raises:
         ConfigError: one of :data:`PROGRAM_OPTIONS` with ``--kernel``; a bad ``--mpiexec``,
-            ``--launcher-args``, regex, ``--output-file`` or ``--workdir`` (exit 2).
+            ``--launcher-args``, regex, ``--output-file``, ``--workdir`` or ``--setup``
+            (exit 2).
     """
     from hpcds1mpi.errors import ConfigError
 
@@ -130,6 +131,9 @@ def _program_launch(program: str | None, *, launcher, cluster_file, partition, g
         from hpcds1mpi.launch.program import no_control
 
         no_control(given["--workdir"], "--workdir")
+    from hpcds1mpi.measure.setup_command import check_setup
+
+    check_setup(given["--setup"])
     choice = LaunchChoice.of(launcher=launcher, mpi=None, mpiexec=given["--mpiexec"],
                              launcher_args=given["--launcher-args"], cluster_file=cluster_file,
                              partition=partition)
@@ -209,7 +213,7 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
             noise_floor, nodes, ranks_per_node, threads, device, precision, max_nodes, launcher,
             cluster_file, partition, min_time, min_repeats, max_repeats, timeout, seed, submit,
             force, as_json, mpiexec_path, launcher_args, time_regex, fom_regex, ranks_regex,
-            fail_regex, output_file, workdir):
+            fail_regex, output_file, workdir, setup):
     """Tune a job by real runs inside its allocation (System 2)."""
     import json
 
@@ -234,7 +238,7 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
         given={"--mpiexec": mpiexec_path, "--launcher-args": launcher_args,
                "--time-regex": time_regex, "--fom-regex": fom_regex,
                "--ranks-regex": ranks_regex, "--fail-regex": fail_regex,
-               "--output-file": output_file, "--workdir": workdir})
+               "--output-file": output_file, "--workdir": workdir, "--setup": setup})
     _check_before_running(out, timeout=timeout, min_time=min_time, max_repeats=max_repeats,
                           min_repeats=min_repeats,
                           time_budget=time_budget, program=program, workdir=workdir)
@@ -374,7 +378,8 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
 
         if kind != "in-process":
             evaluate = trials.LaunchRunner(settings, out, part, kind, cluster_file, partition,
-                                           choice=choice, readings=readings, workdir=workdir)
+                                           choice=choice, readings=readings, workdir=workdir,
+                                           setup=setup)
             if choice is not None:  # before any trial: as the sweep's, at the most ranks
                 evaluate = _preflight(choice, program, size, start, space, part, workdir, log,
                                       evaluate)

@@ -2,8 +2,9 @@
 sweep's ``--workdir`` folder for the recommended configuration (s29 tester A1: OpenFOAM swept
 in ``cases/{size}-{ranks}``, pre-decomposed per configuration, got a script run in the submit
 folder, which has no ``system/controlDict``), and with the sweep's launcher where no cluster
-file names one (s29 tester B4: meep swept with Open MPI's ``mpirun`` was refused for srun).
-Both are read from the program's levels in the bundle
+file names one (s29 tester B4: meep swept with Open MPI's ``mpirun`` was refused for srun),
+after the sweep's ``--setup`` for that configuration (an OpenFOAM case decomposed for its rank
+count). All are read from the program's levels in the bundle
 (:class:`~hpcds1mpi.surrogates.levels.MeasuredLevels`: ``measured_with``, ``launched_with``);
 a kernel, or a bundle that recorded neither, runs as before."""
 
@@ -24,17 +25,20 @@ class MeasuredRun:
         hint: added to a refusal of the script's launcher: "", or that a model trained again
             records the launcher (the bundle records none: s29 V1-8;
             :func:`~hpcds1mpi.launch.script_launcher.retrain_hint`).
+        setup: the sweep's ``--setup`` filled for the configuration, run in ``folder`` before
+            the launch; None: none.
     """
 
     cluster: object
     folder: str | None = None
     notes: tuple = ()
     hint: str = ""
+    setup: str | None = None
 
 
 def measured_run(rec, scheduler: str) -> MeasuredRun:
     """How the script of ``rec``'s pick under ``scheduler`` runs its program (``rec.picked``
-    must be set): its sweep's folder and launcher (see the module docstring)."""
+    must be set): its sweep's folder, setup and launcher (see the module docstring)."""
     from hpcds1mpi.launch.script_launcher import measured_cluster, retrain_hint
     from hpcds1mpi.measure.workdirs import folder_of
 
@@ -58,4 +62,11 @@ def measured_run(rec, scheduler: str) -> MeasuredRun:
     cluster, launch_note = measured_cluster(cluster, scheduler, levels.launched_with)
     if launch_note:
         notes.append(f"the script {launch_note}")
-    return MeasuredRun(cluster, folder, tuple(notes), hint)
+    setup = (levels.measured_with or {}).get("setup") or None
+    if setup:
+        from hpcds1mpi.measure.setup_command import filled_setup
+
+        setup = filled_setup(setup, rec.picked.choice.config(), rec.size)
+        notes.append(f"the job runs the sweep's --setup {setup!r} first (for this "
+                     "configuration), and stops if it fails")
+    return MeasuredRun(cluster, folder, tuple(notes), hint=hint, setup=setup)

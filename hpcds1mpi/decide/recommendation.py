@@ -427,7 +427,8 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
     size_note = size_not_given_note(program, rec.size, rec.program_command)
     notes = [*notes, *run.notes, *([size_note] if size_note else [])]
     return scripts.render(job, scheduler, default_queue=default_queue,
-                          notes=list(dict.fromkeys(notes)), folder=run.folder, hint=run.hint)
+                          notes=list(dict.fromkeys(notes)), folder=run.folder, hint=run.hint,
+                          setup=run.setup)
 
 
 def default_queue_note(rec: Recommendation, scheduler: str) -> str:

@@ -99,14 +99,17 @@ def comment(text: str) -> str:
 
 
 def render(job: BatchJob, scheduler: str = "slurm", *, default_queue: bool = False,
-           notes: Sequence[str] = (), folder: str | None = None, hint: str = "") -> str:
+           notes: Sequence[str] = (), folder: str | None = None, hint: str = "",
+           setup: str | None = None) -> str:
     """The whole batch script for ``job`` under ``scheduler`` (``slurm`` or ``pbs``);
     ``default_queue`` and ``notes`` as :func:`render_template` takes them, and a note on the
     memory the script asks for, or why it asks for none (:func:`memory_note`). ``folder``:
     where the program runs, relative to the submit folder (its sweep's ``--workdir``, filled:
     s29 tester A1; an absolute one is itself); the job checks it exists, as a calibration
     sweep does, then enters it. ``hint``: added to a refusal of the launcher
-    (:func:`~hpcds1mpi.launch.script_launcher.retrain_hint`)."""
+    (:func:`~hpcds1mpi.launch.script_launcher.retrain_hint`). ``setup``: the sweep's
+    ``--setup``, filled, run there through ``/bin/sh -c`` (as the sweep ran it) before the
+    launch; the job stops if it fails."""
     from hpcds1mpi.launch.mpi_family import check_script
 
     memory = memory_note(job, scheduler)
@@ -124,6 +127,8 @@ def render(job: BatchJob, scheduler: str = "slurm", *, default_queue: bool = Fal
                                 folder=shlex.quote(no_control(folder, "--workdir"))
                                 if folder else "",
                                 folder_where=where_missing(folder),
+                                setup=shlex.quote(no_control(setup, "--setup"))
+                                if setup else "",
                                 launch=quote_tokens(tokens),
                                 launcher_lines=launcher_notes
                                 + launcher.script_lines(job.config)))

@@ -21,14 +21,16 @@ from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.launchers import Launcher
 from hpcds1mpi.launch.program import no_control, quote_tokens
 
-#: A program's reading options (``sweep --time-regex`` ...), written only when used; the one
-#: list of them: the telemetry's ``launch`` attribute records them, each external row carries
-#: them (``records.telemetry_rows.measure_options``), the bundle reads them back
+#: A program's reading options (``sweep --time-regex`` ...), where it runs and what prepares
+#: that folder first (``--setup``), written only when used; the one list of them: the
+#: telemetry's ``launch`` attribute records them, each external row carries them
+#: (``records.telemetry_rows.measure_options``), the bundle reads them back
 #: (``surrogates.levels``), ``recommend`` and the service take them for a calibration sweep.
-READING_KEYS = ("time_regex", "fom_regex", "ranks_regex", "output_file", "workdir", "fail_regex")
+READING_KEYS = ("time_regex", "fom_regex", "ranks_regex", "output_file", "workdir", "setup",
+                "fail_regex")
 #: Reading keys added after records of programs existed: a record without one was written
 #: before the option was, so it used none ("") -- never "the record is incomplete".
-ABSENT_IS_NONE = ("fail_regex",)
+ABSENT_IS_NONE = ("fail_regex", "setup")
 #: Measurement options written only when set (None = the sweep's own default).
 _MEASURE_OPTIONS = ("min_time", "min_repeats", "max_repeats", "warmup", "timeout", "snapshot_every")
 
@@ -45,8 +47,8 @@ class SweepStep:
         program: a user's program (command line or tokens) instead of a kernel.
         measure: how the program's output is read and where it runs, as its earlier sweep
             did: ``{"time_regex": .., "fom_regex": .., "ranks_regex": .., "output_file": ..,
-            "workdir": .., "fail_regex": ..}`` (:data:`READING_KEYS`, any subset; "" or None:
-            not used). A step measuring the program otherwise than the runs a model learned
+            "workdir": .., "fail_regex": .., "setup": ..}`` (:data:`READING_KEYS`, any subset;
+            "" or None: not used). A step measuring the program otherwise than the runs a model learned
             from would mix two runtimes in it (or count a run that did not converge as ok).
     """
 

@@ -22,10 +22,11 @@ wall time stays in ``elapsed_s`` (median) and ``measured_s`` (sum); the telemetr
 attribute says which (:mod:`hpcds1mpi.measure.readings`). ``--ranks-regex`` checks every
 launch's own report of its rank count. Each exit is classified (:mod:`.program_launch`);
 ``--fail-regex`` makes a launch that exited 0 ``failed``, and an ``ok`` run whose program said
-it did not converge is noted once per configuration (:mod:`.convergence`).
+it did not converge is noted once per configuration (:mod:`.convergence`). ``--setup`` prepares
+each configuration's folder once, before its first launch (:mod:`.setup_command`).
 A ``device=gpu`` configuration on a partition without GPUs is recorded ``unsupported``
 (not launched), as a kernel sweep records it. ``--resume`` refuses a file measured with
-another ``--command`` or other readings (:func:`check_resumed`).
+another ``--command``, other readings or another ``--setup`` (:func:`check_resumed`).
 
 The program is started in its own session (process group). A launch that cannot start (the
 program or the launcher missing or not executable) is an error of the sweep, never a
@@ -57,6 +58,7 @@ from hpcds1mpi.measure.plan import RunSpec, SweepPlan
 from hpcds1mpi.measure.program_launch import classify, launch_once, launch_problem
 from hpcds1mpi.measure.progress import Progress
 from hpcds1mpi.measure.reachable_nodes import check_nodes_reachable
+from hpcds1mpi.measure.setup_command import filled_setup, run_setup
 from hpcds1mpi.measure.workdirs import shared_folder_note, workdir_of
 
 
@@ -177,6 +179,22 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
             "rss_source": rss_source, "warning": warning}
 
 
+def _set_up(setup: str | None, spec: RunSpec, env: dict, cwd: str | None,
+            timeout: float) -> dict | None:
+    """Run ``setup`` for ``spec`` (:func:`~hpcds1mpi.measure.setup_command.run_setup`):
+    None when there is none or it succeeded, else the configuration's failed measurement in
+    :func:`_measure`'s shape, nothing launched (its time is no launch's: not in the row)."""
+    if not setup:
+        return None
+    done = run_setup(filled_setup(setup, spec.config, spec.size), env, cwd, timeout)
+    if not done.reason:
+        return None
+    return {"status": "failed", "error": done.reason, "exit_code": done.exit_code
+            if done.exit_code is not None else -9, "walls": [], "times": [], "foms": [],
+            "cpu_s": float("nan"), "rss_mb": float("nan"), "rss_source": "",
+            "warning": ("", "")}
+
+
 def _row_values(m: dict) -> dict:
     """The measured columns of one run from :func:`_measure`'s result."""
     import numpy as np
@@ -229,7 +247,7 @@ def _cpu_for_power(m: dict, config: Configuration, wall: float) -> tuple[float, 
 def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
                  fom_regex: str | None = None, launcher: str | None = None,
                  progress: bool = True, mpi: str = "pmi2", choice=None, readings=None,
-                 workdir: str | None = None, say=None) -> dict:
+                 workdir: str | None = None, say=None, setup: str | None = None) -> dict:
     """Launch every configuration of ``plan`` (repeated) and record it in ``out``.
 
     Runs already in ``out`` are skipped, except ``interrupted`` ones (run again).
@@ -239,6 +257,8 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
             ``mpi``).
         readings: a :class:`~hpcds1mpi.measure.readings.Readings` (else ``fom_regex`` only).
         workdir: the folder each configuration runs in (placeholders filled); must exist.
+        setup: a shell command run once per configuration before its first launch, in its
+            folder (:mod:`~hpcds1mpi.measure.setup_command`); None: none.
         say: called with each line the pre-flight finds (the program's MPI, the probe).
 
     Raises:
@@ -277,7 +297,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
             folder, placeholder_values(spec.config, spec.size)))
     if resume:
         check_resumed(out, plan.source.get("command", ""), readings,
-                      plan.source.get("label", "external"))
+                      plan.source.get("label", "external"), setup=setup)
     first = plan.runs[0]
     first_env = {**os.environ, **launch.environment(first.config)}
     first_tokens = format_command(dict(first.extra)["command"], first)
@@ -303,6 +323,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
         meters.refuse_launcher_fingerprint(out, fp)
     attrs = {"plan": json.dumps(plan.source), "launch": json.dumps({
         **choice.describe(launch), **readings.describe(), "workdir": workdir or "",
+        "setup": setup or "",
         "repeats": [plan.min_repeats, plan.max_repeats], "min_time": plan.min_time,
         "warmup": plan.warmup})}
     writer = telemetry.TelemetryWriter(out, resume=resume, snapshot_every_s=plan.snapshot_every,
@@ -363,7 +384,8 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
             env = dict(os.environ)
             env.update(launch.environment(spec.config))
             try:
-                m = _measure(tokens, env, workdir_of(workdir, spec), plan, readings, spec,
+                m = _set_up(setup, spec, env, workdir_of(workdir, spec), plan.timeout) or \
+                    _measure(tokens, env, workdir_of(workdir, spec), plan, readings, spec,
                              format_command(program, spec)[0], accounting)
             except (KeyboardInterrupt, _Terminated) as exc:
                 why = "SIGINT (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else "SIGTERM"

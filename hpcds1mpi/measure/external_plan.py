@@ -34,9 +34,11 @@ def format_command(program: str, spec: RunSpec) -> list[str]:
 SIZE_PLACEHOLDER = "{size}"
 
 
-def check_sizes_reach_program(plan: SweepPlan, workdir: str | None) -> None:
+def check_sizes_reach_program(plan: SweepPlan, workdir: str | None,
+                              setup: str | None = None) -> None:
     """Refuse a sweep of several sizes that nothing passes to the program: ``{size}`` in
-    neither the command nor ``--workdir`` (no environment variable carries the size, and
+    neither the command, ``--workdir`` nor ``--setup`` (which may write the input from it:
+    Elk's ``elk.in``; no environment variable carries the size, and
     ``--output-file`` is only what the sweep reads). Every size would run the same input and
     be recorded as a size it never was (s28 tester T: ``cp2k.psmp -i h2o-150.inp`` swept at
     150 and 250, "ok 2"). One size without ``{size}`` is a label, and allowed.
@@ -46,7 +48,8 @@ def check_sizes_reach_program(plan: SweepPlan, workdir: str | None) -> None:
     """
     sizes = sorted({spec.size for spec in plan.runs})
     command = plan.source.get("command", "")
-    if len(sizes) < 2 or SIZE_PLACEHOLDER in command or SIZE_PLACEHOLDER in (workdir or ""):
+    if len(sizes) < 2 or any(SIZE_PLACEHOLDER in (text or "") for text in (command, workdir,
+                                                                           setup)):
         return
     shown = ", ".join(str(size) for size in sizes[:3]) + (", ..." if len(sizes) > 3 else "")
     nor_workdir = f" (nor has --workdir {workdir!r})" if workdir else ""

@@ -1,5 +1,5 @@
 """What a ``--resume`` of an external-program sweep must share with the file it resumes:
-the same ``--command`` and readings (:func:`check_resumed`), and no other program's runs under
+the same ``--command``, readings and ``--setup`` (:func:`check_resumed`), and no other program's runs under
 its ``--label`` (:func:`refuse_other_program`). Used by :mod:`hpcds1mpi.measure.external`, and
 by ``tune --program``, whose every trial adds to its ``--out``.
 """
@@ -19,14 +19,15 @@ from hpcds1mpi.measure.plan import RunSpec
 #: What a resumed file must share with the sweep resuming it: (option, ``launch`` key).
 RESUME_SAME = (("--time-regex", "time_regex"), ("--fom-regex", "fom_regex"),
                ("--ranks-regex", "ranks_regex"), ("--output-file", "output_file"),
-               ("--fail-regex", "fail_regex"))
+               ("--fail-regex", "fail_regex"), ("--setup", "setup"))
 #: How each command words a refusal: (what resumes the file, the program's option, itself).
 WORDS = {"sweep": ("--resume", "--command", "sweep"), "tune": ("--out", "--program", "tune")}
 
 
 def check_resumed(out: str, program: str, readings, label: str = "external",
-                  by: str = "sweep") -> None:
-    """Refuse to resume ``out`` with another program command or other readings than the file
+                  by: str = "sweep", setup: str | None = None) -> None:
+    """Refuse to resume ``out`` with another program command, other readings or another
+    ``setup`` (the pre-step that prepared each configuration's folder) than the file
     records (its ``plan`` and ``launch`` attributes): ``runtime_s`` (or which runs are
     ``failed``) would mean two things in one file, and the file's record of what it means would
     be overwritten. Nor may ``label`` name anything but this program in the file
@@ -52,7 +53,7 @@ def check_resumed(out: str, program: str, readings, label: str = "external",
         return  # the writer says what is wrong with the file
     before_plan = before_plan if isinstance(before_plan, dict) else {}
     before = before if isinstance(before, dict) else {}
-    now, differ = readings.describe(), []
+    now, differ = {**readings.describe(), "setup": setup or ""}, []
 
     def shown(value) -> str:
         return f"'{value}'" if value else "none"

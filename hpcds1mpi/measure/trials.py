@@ -159,10 +159,13 @@ class LaunchRunner:
 
     def __init__(self, settings: RunSettings, out: str, partition, launcher: str,
                  cluster_file: str | None = None, partition_name: str | None = None,
-                 relaunches: int = 1, choice=None, readings=None, workdir: str | None = None):
+                 relaunches: int = 1, choice=None, readings=None, workdir: str | None = None,
+                 setup: str | None = None):
         #: a user's program: how it is launched (a :class:`~hpcds1mpi.launch.preflight.
-        #: LaunchChoice`: --mpiexec, --launcher-args), read (--time-regex, ...) and where
+        #: LaunchChoice`: --mpiexec, --launcher-args), read (--time-regex, ...), where, and
+        #: what prepares its folder first (--setup)
         self.choice, self.readings, self.workdir = choice, readings, workdir
+        self.setup = setup
         self.relaunches = relaunches
         #: (configuration, exit code, last stderr line) of every launch made again
         self.relaunched: list[tuple[str, int, str]] = []
@@ -195,7 +198,8 @@ class LaunchRunner:
             warmup=options.get("warmup"))
         external.run_external(plan, self.out, self.partition, resume=True,
                               launcher=self.launcher, progress=False, mpi=self._srun_mpi(),
-                              choice=self.choice, readings=self.readings, workdir=self.workdir)
+                              choice=self.choice, readings=self.readings, workdir=self.workdir,
+                              setup=self.setup)
         return row_of(self.out, plan.runs[0].run_id, self.before)
 
     def __call__(self, config: Configuration) -> dict:

@@ -95,6 +95,7 @@ class RecommendRequest(Schema):
     output_file: Optional[Text] = None
     workdir: Optional[Text] = None
     fail_regex: Optional[Text] = None
+    setup: Optional[Text] = None
 
 
 class ConfigIn(Schema):
@@ -343,7 +344,7 @@ REQUEST_NAMES = {"--size": "'size'", "--workload": "'workload'", "--partition": 
                  "--job-output": "'job_output'", "--exclusive": "'exclusive'",
                  "--time-regex": "'time_regex'", "--fom-regex": "'fom_regex'",
                  "--ranks-regex": "'ranks_regex'", "--output-file": "'output_file'",
-                 "--workdir": "'workdir'", "--fail-regex": "'fail_regex'",
+                 "--workdir": "'workdir'", "--fail-regex": "'fail_regex'", "--setup": "'setup'",
                  "--cluster": "the server's cluster file", "--model": "the server's model"}
 
 

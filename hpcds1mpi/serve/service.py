@@ -364,11 +364,13 @@ class Service:
             return {}, []
         from hpcds1mpi.decide.calibration_sweep import calibration_measurement
         from hpcds1mpi.measure.readings import Readings
+        from hpcds1mpi.measure.setup_command import check_setup
         from hpcds1mpi.surrogates.levels import bundle_levels
 
         Readings.of(time_regex=given["time_regex"], fom_regex=given["fom_regex"],
                     ranks_regex=given["ranks_regex"], output_file=given["output_file"],
                     fail_regex=given["fail_regex"])
+        check_setup(given["setup"])
         return calibration_measurement(bundle_levels(self.bundle, req.workload), given)
 
     # ------------------------------------------------------------------------------------

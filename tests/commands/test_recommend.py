@@ -648,8 +648,8 @@ def test_a_calibration_sweep_of_a_program_reads_it_as_told_and_says_what_it_cann
         tokens = shlex.split(launch.split("||")[0])
         assert tokens[tokens.index("--time-regex") + 1] == regex
         assert tokens[tokens.index("--workdir") + 1] == "runs/{size}-{ranks}"
-    note = ("the steps measure without --fom-regex, --ranks-regex, --output-file, --fail-regex "
-            "(the model never measured this program)")
+    note = ("the steps measure without --fom-regex, --ranks-regex, --output-file, --setup, "
+            "--fail-regex (the model never measured this program)")
     assert note in script and note in result.stderr
 
 

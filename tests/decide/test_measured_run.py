@@ -179,3 +179,58 @@ def test_a_bundle_without_a_launcher_record_hints_at_training_again(swept):
     assert measured_run(_program_rec(levels), "slurm").hint == ""
     old = dataclasses.replace(levels, launched_with=None)
     assert measured_run(_program_rec(old), "slurm").hint == RETRAIN_HINT
+
+
+@pytest.fixture(scope="module")
+def set_up(tmp_path_factory):
+    """(the folder, the slurm script ``recommend --emit slurm`` wrote from a bundle trained on
+    a real sweep whose ``--setup`` writes each configuration's input: the program checks it)."""
+    from tests.measure.test_setup_command import SETUP, _case, _sweep
+
+    top = _case(tmp_path_factory.mktemp("set_up"))
+    env = {"HPCDS1MPI_CACHE": str(top / "cache"),
+           "HPCDS1MPI_HISTORY": str(top / "cache" / "failures.json")}
+    assert _sweep(top, SETUP).returncode == 0
+    trained = run_cli(["train", "--telemetry", str(top / "t.h5"), "--out", str(top / "bundle"),
+                       "--members", "1", "--member-trees", "5"], timeout=300, env=env)
+    assert trained.returncode == 0, trained.stderr
+    emitted = run_cli(["recommend", "--model", str(top / "bundle"), "--workload", "chk",
+                       "--size", "2", "--emit", "slurm", "-o", str(top / "job.sbatch")],
+                      timeout=120, env=env, cwd=top)
+    assert emitted.returncode == 0, emitted.stderr
+    (top / "setup.log").unlink()
+    return top, (top / "job.sbatch").read_text()
+
+
+def test_the_script_runs_its_sweeps_setup_for_the_pick_before_the_launch(set_up):
+    """An OpenFOAM case decomposed per rank count, an input written from {size}: the job
+    repeats the sweep's --setup, filled for the pick, in its folder, quotes, | && $ intact."""
+    top, script = set_up
+    lines = script.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("/bin/sh -c "))
+    assert lines[at - 1].startswith("cd runs/2-") and "mpiexec" in lines[at + 1], script
+    assert "# note: the job runs the sweep's --setup " in script
+    ran = _run(script, top)  # bash -n first
+    assert ran.returncode == 0, ran.stderr
+    assert "time: 0.01 s" in ran.stdout
+    assert (top / "setup.log").read_text().splitlines() == [
+        f"{lines[at - 1][len('cd runs/'):]} threads=1"]
+
+
+def test_a_failing_setup_stops_the_job_before_its_launch(set_up, tmp_path):
+    top, script = set_up
+    failing = script.replace("/bin/sh -c 'printf", "/bin/sh -c 'exit 5; printf")
+    ran = _run(failing, top)
+    assert ran.returncode == 5 and "job: no run: the setup (its sweep's --setup) failed " \
+        "with exit 5" in ran.stderr and "time:" not in ran.stdout, ran.stderr
+
+
+def test_the_setup_runs_in_the_job_on_the_test_slurm(set_up, slurm):
+    top, script = set_up
+    folder = top / script.split("\ncd ", 1)[1].split("\n", 1)[0]
+    (folder / "input.txt").unlink(missing_ok=True)
+    out = top / "slurm-%j.out"
+    job, state, text = slurm.run_job(
+        lambda: slurm.sbatch(top / "job.sbatch", "-o", str(out), cwd=top), out)
+    assert state == "COMPLETED", text
+    assert "time: 0.01 s" in text and (folder / "input.txt").exists()

@@ -24,7 +24,8 @@ def test_a_file_from_before_fail_regex_keeps_its_reading_options_with_none():
     old = {"runtime": "launch wall time (s)", "time_regex": "", "fom_regex": "F=(\\S+)",
            "ranks_regex": "", "output_file": "", "workdir": "w/{size}"}
     options = json.loads(measure_options({"launch": json.dumps(old)}))
-    assert options == {**{k: old[k] for k in READING_KEYS if k in old}, "fail_regex": ""}
+    assert options == {**{k: old[k] for k in READING_KEYS if k in old}, "fail_regex": "",
+                       "setup": ""}
     new = json.loads(measure_options({"launch": json.dumps({**old, "fail_regex": "NOT c"})}))
     assert new["fail_regex"] == "NOT c"
     assert measure_options({"launch": json.dumps({**old, "workdir": None})}) is None

@@ -376,14 +376,17 @@ def test_a_programs_calibration_sweep_reads_it_as_asked(service):
 
     req = RecommendRequest(workload="never-measured", size=500, emit="slurm",
                            program="./app --n {size}", time_regex="t=([0-9.]+)",
-                           workdir="run/{size}", fail_regex="SCF run NOT converged")
+                           workdir="run/{size}", fail_regex="SCF run NOT converged",
+                           setup="make-input {size} && touch ok")
     script = json_mod.loads(service.answer("recommend", req))["script"]
+    assert "--setup 'make-input {size} && touch ok'" in script  # as `recommend --setup`
     assert "--time-regex 't=([0-9.]+)'" in script and "--workdir 'run/{size}'" in script
     assert "--fail-regex 'SCF run NOT converged'" in script  # as `recommend --fail-regex`
     with pytest.raises(ConfigError, match="add program"):
         service.answer("recommend", RecommendRequest(workload="never-measured", size=500,
                                                      emit="slurm", time_regex="t=(\\d+)"))
-    with pytest.raises(ConfigError, match="^time_regex, .*, workdir and fail_regex apply to a "
+    with pytest.raises(ConfigError, match="^time_regex, .*, workdir, setup and fail_regex apply "
+                                          "to a "
                                           "program's calibration sweep only; add program$"):
         service.answer("recommend", RecommendRequest(workload="never-measured", size=500,
                                                      emit="slurm", fail_regex="NOT converged"))

@@ -296,7 +296,8 @@ def test_the_recorded_measurement_gives_the_time_regex_and_says_what_is_unknown(
     own = MeasuredLevels("a", True, runtime=f"program's own time (--time-regex {WALL_REGEX})")
     known, unknown = recorded_measurement(own)
     assert known == {"time_regex": WALL_REGEX}
-    assert unknown == ["fom_regex", "ranks_regex", "output_file", "workdir", "fail_regex"]
+    assert unknown == ["fom_regex", "ranks_regex", "output_file", "workdir", "setup",
+                       "fail_regex"]
     # timed by the launch: no regex is the record, not a gap
     assert recorded_measurement(MeasuredLevels("a", True, runtime="launch wall time (s)"))[0] \
         == {"time_regex": ""}
@@ -311,7 +312,8 @@ def test_rows_that_carry_their_reading_options_record_them_all(tmp_path):
 
     frame = runs()
     opts = {"time_regex": WALL_REGEX, "fom_regex": "", "ranks_regex": "r=(\\d+)",
-            "output_file": "", "workdir": "sc/{size}-{ranks}", "fail_regex": "NOT converged"}
+            "output_file": "", "workdir": "sc/{size}-{ranks}", "fail_regex": "NOT converged",
+            "setup": "decomposePar -force"}
     frame["measure_options"] = json.dumps(opts)
     frame["runtime_source"] = f"program's own time (--time-regex {WALL_REGEX})"
     levels = levels_from_frame(frame)
@@ -336,7 +338,7 @@ def test_reading_options_recorded_before_fail_regex_existed_say_none(tmp_path):
     frame["measure_options"] = json.dumps(old)
     frame["runtime_source"] = f"program's own time (--time-regex {WALL_REGEX})"
     levels = levels_from_frame(frame)
-    assert levels["myapp"].measured_with == {**old, "fail_regex": ""}
+    assert levels["myapp"].measured_with == {**old, "fail_regex": "", "setup": ""}
     write_levels(tmp_path, levels)
     doc = json.loads((tmp_path / LEVELS_FILE).read_text())
     doc["myapp"]["measured_with"].pop("fail_regex")  # as an older bundle wrote it

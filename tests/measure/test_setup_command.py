@@ -1,0 +1,137 @@
+"""``--setup``: a program sweep's per-configuration pre-step (an OpenFOAM case decomposed for
+its rank count, an input file written from the size), run once per configuration before its
+first launch. Real sweeps of a tiny Python program under the venv's mpiexec."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from hpcds1mpi.config import Configuration
+from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.measure.setup_command import check_setup, filled_setup, run_setup
+from tests.helpers import run_cli
+
+#: The program: reads the input its setup wrote in its folder and checks it is this
+#: configuration's; logs each launch, so a test can tell that a failed setup launched nothing.
+CHECK = """import sys
+size, ranks = sys.argv[1], sys.argv[2]
+open("../../launches.log", "a").write(f"{size}-{ranks}\\n")
+got = open("input.txt").read().split()
+if got != [size, ranks]:
+    print(f"error: input.txt holds {got}, not {size} {ranks}")
+    sys.exit(4)
+print("time: 0.01 s")
+"""
+#: Quotes, a pipe, ``&&`` and ``$``: the shell must see them all (the script's too).
+SETUP = ("printf '%s %s\\n' {size} {ranks} | tee input.txt >/dev/null && "
+         "echo \"{size}-{ranks} threads=$OMP_NUM_THREADS\" >> ../../setup.log")
+#: Fails at size 2 x 2 ranks only, its last line holding an escape sequence.
+FAILING = ("echo preparing {size}; if [ {size}-{ranks} = 2-2 ]; then printf 'mesh too coarse "
+           "\\033[2J for {ranks}\\n'; exit 7; fi; " + SETUP)
+
+
+def _case(tmp_path):
+    (tmp_path / "check.py").write_text(CHECK)
+    for size in (1, 2):
+        for ranks in (1, 2):
+            (tmp_path / "runs" / f"{size}-{ranks}").mkdir(parents=True)
+    return tmp_path
+
+
+def _sweep(top, setup: str | None, *extra: str, out: str = "t.h5"):
+    args = ["sweep", "--command", f"{sys.executable} {top / 'check.py'} {{size}} {{ranks}}",
+            "--label", "chk", "--sizes", "1,2", "--ranks-per-node", "1,2", "--threads", "1",
+            "--workdir", "runs/{size}-{ranks}", "--min-repeats", "2", "--max-repeats", "2",
+            "--min-time", "0", "--out", str(top / out), "--no-progress", *extra]
+    return run_cli(args + (["--setup", setup] if setup is not None else []), timeout=180,
+                   cwd=top)
+
+
+def _rows(path) -> dict:
+    from hpcds1mpi.records import telemetry
+
+    return {f"{r['size']}-{r['ranks_per_node']}": r for r in telemetry.load(path).runs.values()}
+
+
+def test_the_setup_prepares_each_configuration_once_before_its_launches(tmp_path):
+    top = _case(tmp_path)
+    proc = _sweep(top, SETUP)
+    assert proc.returncode == 0, proc.stderr
+    rows = _rows(top / "t.h5")
+    assert sorted(rows) == ["1-1", "1-2", "2-1", "2-2"]
+    assert {r["status"] for r in rows.values()} == {"ok"}, rows
+    # once per configuration (2 repeats each), with the environment the launch gets
+    assert sorted((top / "setup.log").read_text().splitlines()) == [
+        "1-1 threads=1", "1-2 threads=1", "2-1 threads=1", "2-2 threads=1"]
+    assert len((top / "launches.log").read_text().split()) >= 8  # 2 launches x 2 ranks ...
+    from hpcds1mpi.records import telemetry
+
+    assert json.loads(telemetry.load(top / "t.h5").attrs["launch"])["setup"] == SETUP
+    shown = run_cli(["telemetry", "show", str(top / "t.h5")], timeout=60)
+    assert f"setup (once per configuration, before its first launch): {SETUP}" in shown.stdout
+
+
+def test_a_failing_setup_fails_its_configuration_only_and_launches_nothing(tmp_path):
+    top = _case(tmp_path)
+    proc = _sweep(top, FAILING)
+    assert proc.returncode == 0, proc.stderr
+    rows = _rows(top / "t.h5")
+    assert {k: r["status"] for k, r in rows.items()} == {
+        "1-1": "ok", "1-2": "ok", "2-1": "ok", "2-2": "failed"}
+    reason = "setup failed (exit 7): mesh too coarse \\x1b[2J for 2"
+    assert rows["2-2"]["error"] == reason
+    assert f"chk size 2 N1xR2xT1-cpu-fp64: failed: {reason}" in proc.stderr
+    assert "2-2" not in (top / "launches.log").read_text()
+
+
+def test_a_resume_with_another_setup_is_refused_and_with_the_same_goes_on(tmp_path):
+    top = _case(tmp_path)
+    assert _sweep(top, SETUP).returncode == 0
+    for other in ("true {size}", None):
+        proc = _sweep(top, other, "--resume")
+        assert proc.returncode == 2 and "the file was measured with --setup" in proc.stderr \
+            and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    proc = _sweep(top, SETUP, "--resume")
+    assert proc.returncode == 0 and "4 already done" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--command", "true {size}", "--label", "t", "--setup", " "], "--setup is empty"),
+    (["--kernel", "gemm", "--setup", "true"], "--setup applies to --command sweeps only"),
+])
+def test_an_empty_setup_or_one_without_a_command_is_one_line(tmp_path, args, words):
+    proc = run_cli(["sweep", *args, "--sizes", "1", "--out", str(tmp_path / "o.h5")],
+                   timeout=60, cwd=tmp_path)
+    assert proc.returncode == 2 and words in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and not (tmp_path / "o.h5").exists()
+
+
+def test_a_size_in_the_setup_alone_reaches_the_program(tmp_path):
+    """Elk reads its size from the elk.in its setup writes: no {size} in --command."""
+    proc = run_cli(["sweep", "--command", "elk", "--label", "elk", "--sizes", "1,2",
+                    "--setup", "sed 's/@N@/{size}/' ../elk.in.tmpl > elk.in", "--list"],
+                   timeout=60, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_the_setup_is_filled_and_checked():
+    config = Configuration(2, 3, 1, "cpu", "fp32")
+    assert filled_setup("mk {size} {ranks} {nodes} {precision} {rank} ${{X}}", config, 9) == \
+        "mk 9 6 2 fp32 {rank} ${{X}}"
+    assert check_setup(None) is None
+    for bad in ("", "  ", "a\nb"):
+        with pytest.raises(ConfigError):
+            check_setup(bad)
+
+
+def test_a_setup_that_runs_too_long_is_killed_and_failed(tmp_path):
+    done = run_setup("echo started; sleep 30", {"PATH": "/usr/bin:/bin"}, str(tmp_path), 0.5)
+    assert done.exit_code is None and done.wall_s < 10
+    assert done.reason == "setup failed (timed out after 0.5 s): started"
+    done = run_setup("exit 3", {}, str(tmp_path), 10)
+    assert done.reason == "setup failed (exit 3): it printed nothing"
+    assert run_setup("pwd > here", {}, str(tmp_path), 10).reason == ""
+    assert (tmp_path / "here").read_text().strip() == str(tmp_path)
