@@ -320,8 +320,8 @@ def _refuse_all_failed(summary: dict, out: str) -> None:
                              "--out")
     if failed and failed == sum(statuses.values()):
         raise RuntimeFailure(f"every configuration this sweep ran failed ({failed}; the reasons "
-                             f"are above, and in {out}): fix the command, then sweep into a "
-                             "new --out")
+                             f"are above, and in {out}): fix what they name (the command, "
+                             "its input or --setup), then sweep into a new --out")
 
 
 def _summary_line(summary: dict, out: str) -> str:

@@ -259,7 +259,7 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
 
         check_resumed(out, program, readings, workload, by="tune")  # before any launch
     part = resolve_partition(cluster_file, partition)
-    bundle = None
+    bundle, other_model = None, ""
     if model_dir is not None:  # a bad --model is a usage error (2), before any launcher (1)
         from hpcds1mpi.decide.model_bundle import load_model
 
@@ -269,7 +269,7 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
         bundle = load_model(model_dir)
         if (note := tune_predictions.other_machine_note(bundle, part)) is not None:
             click.echo(f"tune: {note}", err=True)
-            bundle = None
+            bundle, other_model = None, model_dir
 
     if submit:
         from hpcds1mpi.cluster import resolve_cluster
@@ -411,7 +411,7 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
         return
     from hpcds1mpi.decide.tune_report import report_lines
 
-    lines, found = report_lines(result, out, objective)
+    lines, found = report_lines(result, out, objective, other_model)
     click.echo("\n".join(lines))
     if not found:
         raise SystemExit(1)

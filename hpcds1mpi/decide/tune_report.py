@@ -16,8 +16,10 @@ def energy_unit(source: str) -> str:
     return "J modelled" if "modelled" in (source or "") else "J"
 
 
-def report_lines(result, out: str, objective: str) -> tuple[list[str], bool]:
-    """(the lines to print, whether the tune found an answer).
+def report_lines(result, out: str, objective: str,
+                 other_model: str = "") -> tuple[list[str], bool]:
+    """(the lines to print, whether the tune found an answer). ``other_model``: the --model
+    set aside as of other hardware ("" when none was).
 
     A tune with no successful run names ``out`` only when the file exists (every launch may
     have failed before writing it).
@@ -38,6 +40,10 @@ def report_lines(result, out: str, objective: str) -> tuple[list[str], bool]:
     joules = energy_unit(result.energy_source)
     lines += [f"  front: {point['label']}  {point['runtime_s']:.4g} s  "
               f"{point['energy_j']:.4g} {joules}" for point in result.front]
-    lines.append(f"every run is in {out}; add them to the model with "
-                 f"`hpcds1mpi learn --model DIR --telemetry {out}`")
+    if other_model:  # learn refuses another machine's runs (s30 tester L: told, then refused)
+        lines.append(f"every run is in {out}; {other_model} is of other hardware, so make a "
+                     f"model of this machine: `hpcds1mpi train --telemetry {out} --out DIR`")
+    else:
+        lines.append(f"every run is in {out}; add them to the model with "
+                     f"`hpcds1mpi learn --model DIR --telemetry {out}`")
     return lines, True

@@ -10,6 +10,7 @@ the program's input) first``), which also catches a misspelt ``--workdir``.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from typing import Iterable
 
@@ -97,7 +98,8 @@ def _apart(workdir: str | None, runs: list[RunSpec]) -> str:
     keys = missing_placeholders(workdir, runs)
     if not keys:
         return "give --workdir placeholders that tell them apart (e.g. 'runs/{size}-{ranks}')"
-    if not workdir:  # a first --workdir: per size and layout, the usual habit, at least
+    if not workdir or os.path.normpath(workdir) == ".":  # a first --workdir ("." is the
+        # sweep's own folder: not '.-{size}', s30 tester K5): per size and layout, at least
         keys = [k for k in _FOLDER_KEYS if k in {"size", "ranks", *keys}]
         fields = "-".join("{" + key + "}" for key in keys)
         return f"give --workdir with placeholders, e.g. --workdir 'runs/{fields}'"

@@ -362,7 +362,8 @@ def test_a_sweep_whose_every_run_timed_out_asks_for_more_time_not_another_comman
 
     with pytest.raises(RuntimeFailure, match=r"timed out \(2; in o.h5\): raise --timeout"):
         _refuse_all_failed({"statuses": {"timeout": 2}}, "o.h5")
-    with pytest.raises(RuntimeFailure, match="fix the command"):
+    with pytest.raises(RuntimeFailure, match=r"fix what they name \(the command, its input or "
+                                              r"--setup\)"):
         _refuse_all_failed({"statuses": {"timeout": 1, "failed": 1}}, "o.h5")
     _refuse_all_failed({"statuses": {"timeout": 1, "ok": 1}}, "o.h5")
 

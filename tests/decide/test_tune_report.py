@@ -37,3 +37,13 @@ def test_energy_is_said_modelled_and_stored_runs_reused(tmp_path):
     assert found and "2 J modelled measured" not in lines[0]
     assert lines[0].startswith("best: N1xR2xT1-cpu-fp64  2 J modelled (start")
     assert "after 1 run(s) and 1 stored in t.h5 (not run again)" in lines[0]
+
+
+def test_a_model_of_other_hardware_is_not_offered_the_runs_learn_would_refuse():
+    """Was (s30 tester L): "the model was trained on other hardware ... searching without it",
+    then "add them to the model with `hpcds1mpi learn --model DIR`", which learn refuses."""
+    result = _result(START, [_trial()])
+    lines, _ = report_lines(result, "t.h5", "time", other_model="elk-model")
+    assert lines[-1] == ("every run is in t.h5; elk-model is of other hardware, so make a model "
+                         "of this machine: `hpcds1mpi train --telemetry t.h5 --out DIR`")
+    assert "learn --model DIR" in report_lines(result, "t.h5", "time")[0][-1]

@@ -49,6 +49,8 @@ def test_the_note_adds_the_placeholders_that_tell_the_sharing_configurations_apa
     assert "add {size}: --workdir 'runs/{size}'" in shared_folder_note("runs/", _layouts(
         [32, 64], [1], [1]))
     assert "e.g. --workdir 'runs/{size}-{ranks}-{threads}'" in shared_folder_note(None, runs)
+    for here in (".", "./"):  # the sweep's own folder: not '.-{size}-...' (s30 tester K5)
+        assert "e.g. --workdir 'runs/{size}-{ranks}-{threads}'" in shared_folder_note(here, runs)
     same_twice = _layouts([32], [1], [1]) * 2
     assert "give --workdir placeholders that tell them apart" in \
         shared_folder_note("runs/{size}", same_twice)
