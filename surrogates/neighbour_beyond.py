@@ -162,14 +162,17 @@ def bound_beyond(cols: dict, measured: NeighbourRuntimes, workload: str, size: f
       measurements say it could take, wider the further from the edge. The tester's runs
       above fall inside it (CP2K 1 x 1 at 350: 4.26-16.4 s; ABINIT 2 x 1 at 24 and 32:
       3.55-5.4 s and 3.55-12 s);
-    * energy follows the runtime (each of point and ends scaled by its runtime's factor) and
-      is never below the edge run's average power times that runtime, so never below the
-      edge run's energy (the model's power at an unmeasured size had fallen: CP2K's 37.8 J at
-      350 against 50.8 J measured at 250).
+    * energy is the edge run's average power times the runtime, for the point and the low
+      end, so never below the edge run's energy (the model's power at an unmeasured size had
+      fallen: CP2K's 37.8 J at 350 against 50.8 J measured at 250; and risen: Elk at 12 read
+      23.4 J at its size-8 run's 1.99 s, which measured 17.0 J, s30 tester L-energy); the
+      upper end the wider of that and the model's, scaled by its runtime's factor. Where the
+      edge run has no energy, energy follows the runtime (scaled by its factor).
 
     Below its smallest size the same, mirrored: the runtime at most the edge run's, the
     interval moved down until its upper end is the edge run, its low end at most the edge run
-    shrunk along the steepest slope between two smallest sizes; energy follows the runtime.
+    shrunk along the steepest slope between two smallest sizes; energy the edge run's power
+    times the runtime (the low end the wider of that and the model's).
     The ceiling is not shrunk as other configurations shrank: that would make a layout
     measured elsewhere look faster on other layouts' say, the unsafe side for a pick (small
     sizes' fixed costs shrink differently per layout; s29 tester V2-3).
@@ -226,8 +229,16 @@ def _hold_to_edge(new: dict, idx: np.ndarray, edge: Edge, size: float) -> None:
         after = np.where(usable, after, before)
         with np.errstate(invalid="ignore", divide="ignore"):
             energy = new[f"energy_{side}"][idx] * (after / before)
-        # above: at least the edge run's power over the new runtime
-        energy = np.where(up, np.fmax(energy, power * after), energy)
+        # The edge run's power over the runtime (s30 tester L-energy: 1.99 s, the edge run's,
+        # read 23.4 J where that run measured 17.0 J): the point and the bounded end; the
+        # open end (above: the upper, below: the lower) also keeps the model's where wider.
+        measured = power * after
+        if side == "j":
+            energy = np.where(np.isfinite(measured), measured, energy)
+        else:
+            bounded = up if side == "lo" else ~up
+            wider = np.where(up, np.fmax(energy, measured), np.fmin(energy, measured))
+            energy = np.where(bounded & np.isfinite(measured), measured, wider)
         new[f"runtime_{'s' if side == 'j' else side}"][idx] = after
         new[f"energy_{side}"][idx] = np.where(usable, energy, new[f"energy_{side}"][idx])
     # the point's energy may have been floored above an end's: keep lo <= point <= hi

@@ -12,7 +12,7 @@ sum can exceed both (s27 tester R: pw.x at size 30 predicted 3.66 s where 24 mea
 and 40 measured 2.85 s; 1.30 s measured afterwards); and where they do not, their value is one
 neighbour's. :func:`bound_runtimes` replaces the prediction of each configuration measured at
 both sizes by the pair interpolated in log size (runtime, energy and their intervals by the
-same factor); :func:`~.neighbour_beyond.bound_beyond` keeps one beyond a configuration's own
+same factor; its peak memory per rank too, which a program's memory need is judged by); :func:`~.neighbour_beyond.bound_beyond` keeps one beyond a configuration's own
 measured sizes no faster than its largest size's run.
 
 :func:`disagreement` says, for a pick, when the measurements still contradict it (System 1
@@ -64,16 +64,20 @@ class NeighbourRuntimes:
             configuration code`` (:func:`~.size_neighbours.config_codes`).
         energies: (workload, partition) -> mean log energy of the ok rows of each key ``(k,)``
             (NaN where the rows have none).
+        memories: (workload, partition) -> mean log peak memory per rank (``peak_rss_mb``)
+            of the ok rows of each key ``(k,)`` (NaN where the rows have none).
         growth: (workload, partition) -> (steepest, steepest) log-log slope of runtime with
             size over its configurations, between each one's two smallest and between its
             two largest measured sizes, clipped to ``[0, MAX_GROWTH]`` (NaN: none measured at
             two sizes).
     """
 
-    def __init__(self, groups: dict, energies: dict | None = None, growth: dict | None = None):
+    def __init__(self, groups: dict, energies: dict | None = None, growth: dict | None = None,
+                 memories: dict | None = None):
         self.groups = groups
         self.energies = energies or {}
         self.growth = growth or {}
+        self.memories = memories or {}
         self.workloads = {w for w, _ in groups}
 
     @classmethod
@@ -94,9 +98,12 @@ class NeighbourRuntimes:
         sizes, logs = sizes[idx], np.log(runtime[idx])
         energy = np.asarray(table["energy_j"], dtype=float)[idx] if "energy_j" in table \
             else np.full(len(idx), np.nan)
+        memory = np.asarray(table["peak_rss_mb"], dtype=float)[idx] if "peak_rss_mb" in table \
+            else np.full(len(idx), np.nan)
         with np.errstate(invalid="ignore", divide="ignore"):
             log_energy = np.where(energy > 0, np.log(energy), np.nan)
-        groups, energies, growth = {}, {}, {}
+            log_memory = np.where(memory > 0, np.log(memory), np.nan)
+        groups, energies, growth, memories = {}, {}, {}, {}
         for key in set(zip(workloads.tolist(), partitions.tolist())):
             mine = (workloads == key[0]) & (partitions == key[1])
             levels = np.unique(sizes[mine])
@@ -107,8 +114,9 @@ class NeighbourRuntimes:
             counts = np.diff(np.append(first, len(order)))
             groups[key] = (levels, k, np.add.reduceat(logs[mine][order], first) / counts)
             energies[key] = np.add.reduceat(log_energy[mine][order], first) / counts
+            memories[key] = np.add.reduceat(log_memory[mine][order], first) / counts
             growth[key] = _steepest_growth(levels, k, groups[key][2])
-        return cls(groups, energies, growth)
+        return cls(groups, energies, growth, memories)
 
     def around(self, workload: str, partition: str, size: float, table) -> "Bracket | None":
         """The :class:`Bracket` of ``table``'s rows (configuration columns) at ``size``: each
@@ -144,9 +152,13 @@ class NeighbourRuntimes:
         energies = self.energies.get(key)
         if energies is None:
             energies = np.full(len(keys), np.nan)
+        memories = self.memories.get(key)
+        if memories is None:
+            memories = np.full(len(keys), np.nan)
         at_lo, at_hi = pos[lo, rows], pos[hi, rows]
         return Bracket(rows, levels[lo].astype(float), levels[hi].astype(float),
-                       values[at_lo], values[at_hi], energies[at_lo], energies[at_hi])
+                       values[at_lo], values[at_hi], energies[at_lo], energies[at_hi],
+                       memories[at_lo], memories[at_hi])
 
 
 class Bracket(NamedTuple):
@@ -160,6 +172,8 @@ class Bracket(NamedTuple):
     log_runtime_above: np.ndarray
     log_energy_below: np.ndarray  # its mean log energy there (NaN where not known)
     log_energy_above: np.ndarray
+    log_memory_below: np.ndarray  # its mean log peak memory per rank there (NaN: not known)
+    log_memory_above: np.ndarray
 
 
 def _steepest_growth(levels: np.ndarray, keys: np.ndarray, values: np.ndarray) -> tuple:
@@ -198,6 +212,8 @@ def bound_runtimes(cols: dict, measured: NeighbourRuntimes, workload: str, size:
     Configurations measured at ``size`` itself, or on one side only, keep the model's
     prediction. The energy is the measured pair's too: scaled by the runtime, the model's
     power at 768 had halved after ``learn`` (s28 tester Y: 1.66 J where 3.92 and 5.72 J ran).
+    The peak memory per rank is the measured pair's too, where both runs had one
+    (:func:`_interpolate_memory`).
 
     Args:
         cols: System 1's candidate columns (configuration and prediction arrays).
@@ -262,12 +278,29 @@ def bound_runtimes(cols: dict, measured: NeighbourRuntimes, workload: str, size:
                 by_energy, widest(energy, np.exp(e_end)),
                 energy * np.where(far, new / old, 1.0))
         cols[f"runtime_{side}"][idx] = new
+    _interpolate_memory(cols, idx, t, got)
     for name, values in ((BELOW, np.exp(below)), (ABOVE, np.exp(above)),
                          (INTERPOLATED, np.exp(interp)), (BELOW_SIZE, got.size_below),
                          (ABOVE_SIZE, got.size_above)):
         cols[name] = np.full(n, np.nan)
         cols[name][idx] = values
     return sizes
+
+
+def _interpolate_memory(cols: dict, idx: np.ndarray, t: np.ndarray, got: Bracket) -> None:
+    """Replace the predicted peak memory per rank (``peak_rss_mb``) of the bracketed rows
+    ``idx`` by their measured pair interpolated log-log at the fraction ``t`` of the way, in
+    place, never below the smaller size's (a noisy larger run does not make a bigger problem
+    need less); rows without both measurements keep the model's. The trees' need was a step:
+    poisson at 320 and 350 took 256's 148.8 MiB where 384 measured 216 MiB and 320 ran 179 MiB
+    (s30 tester K3)."""
+    if "peak_rss_mb" not in cols:
+        return
+    below, above = got.log_memory_below, got.log_memory_above
+    known = np.isfinite(below) & np.isfinite(above)
+    need = np.array(cols["peak_rss_mb"], dtype=float)  # a copy: the answer may be shared
+    need[idx[known]] = np.exp(np.maximum((1 - t) * below + t * above, below)[known])
+    cols["peak_rss_mb"] = need
 
 
 def disagreement(cols: dict, index: int, feasible: np.ndarray, size: float,

@@ -158,7 +158,8 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
                                  f"{spec.workload} size {spec.size} {spec.config.label()}",
                                  tokens)
             if why := (readings.fail_problem(found) or
-                       readings.time_problem(found, result["wall_s"], spec.config.ranks)):
+                       readings.time_problem(found, result["wall_s"], spec.config.ranks,
+                                            spec.config.threads)):
                 status, error = "failed", why
         if attempt < plan.warmup and status == OK:
             continue

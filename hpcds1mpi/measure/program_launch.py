@@ -372,17 +372,33 @@ def reason_line(stdout: str, stderr: str) -> str:
     return ""
 
 
+def _kept_lines(text: str) -> list[str]:
+    """The lines of a stream's last 20,000 characters, "" where the program did not write
+    them (:func:`_program_lines`)."""
+    from hpcds1mpi.measure.framed_boxes import framed_boxes
+
+    lines = [ln.strip() for ln in text[-20000:].splitlines()]
+    return _program_lines(lines, framed_boxes(lines))
+
+
 def classify(result: dict, timeout: float) -> tuple[str, str]:
-    """(status, error text) of one launch; a failure of a launch of several ranks
-    (``result["ranks"]``) whose program says it ran as 1 process gets a hint that its
-    launcher is not of its MPI (:func:`~hpcds1mpi.measure.singleton_ranks.singleton_hint`)."""
+    """(status, error text) of one launch (exit 0 with output ending in the program's error,
+    :func:`~hpcds1mpi.measure.ending_error.ending_error`, is ``failed``); a failure of a launch
+    of several ranks (``result["ranks"]``) whose program says it ran as 1 process gets a hint
+    that its launcher is not of its MPI
+    (:func:`~hpcds1mpi.measure.singleton_ranks.singleton_hint`)."""
     from hpcds1mpi.measure.singleton_ranks import singleton_hint
 
     code = result["exit_code"]
     if result["timed_out"]:
         return "timeout", f"no exit within the {timeout:g} s timeout; killed"
     text = result["stdout"][-20000:] + "\n" + result["stderr"][-20000:]
-    if code == 0:
+    if code == 0:  # its own error last: failed (Elk under srun --mpi=pmix, s30 tester L1)
+        from hpcds1mpi.measure.ending_error import ending_error
+
+        if said := ending_error([_kept_lines(result[s]) for s in ("stdout", "stderr")],
+                                _with_message, SPECIFIC_LINE, NO_ERROR):
+            return "failed", f"exit 0, but the program ended with: {said}"
         return OK, ""
     # a program that said nothing readable (only rules of asterisks): not "exit code 1: "
     last = reason_line(result["stdout"], result["stderr"])[:300] or "no message read"

@@ -47,7 +47,7 @@ from stat import S_ISREG
 
 from hpcds1mpi.errors import ConfigError, LaunchError
 from hpcds1mpi.measure.printable import printable
-from hpcds1mpi.measure.time_units import unit_after, unit_problem
+from hpcds1mpi.measure.time_units import over_wall_problem, unit_after, unit_problem
 from hpcds1mpi.schemas.limits import MAX_SECONDS
 
 #: What the telemetry's plan says ``runtime_s`` is, per choice.
@@ -369,13 +369,15 @@ class Readings:
                 break
         return self._values(groups, said() if self._reading_missing(todo) else "")
 
-    def time_problem(self, found: dict, wall_s: float, ranks: int = 1) -> str:
-        """Why one launch (exit 0) of ``ranks`` ranks is not a measurement; "" when it is: its
-        own time cannot be its runtime, or ``--ranks-regex`` found no count
+    def time_problem(self, found: dict, wall_s: float, ranks: int = 1, threads: int = 1) -> str:
+        """Why one launch (exit 0) of ``ranks`` ranks of ``threads`` threads each is not a
+        measurement; "" when it is: its own time cannot be its runtime, or ``--ranks-regex``
+        found no count
         (:meth:`check_ranks` let it through: the program refused its input). A reading that
         is missing ends with the program's own reason (``found["said"]``: "need TOTMEM of at
-        least 4494136"). A time over the wall time is, with several ranks, most likely one
-        summed over them (ABINIT's "Overall time ... cpu="), said first."""
+        least 4494136"). A time over the wall time is, with several ranks or threads, most
+        likely one summed over them, said first
+        (:func:`~hpcds1mpi.measure.time_units.over_wall_problem`)."""
         said = printable(" ".join((found.get("said") or "").split()))  # Fortran's padding
         why = f"; the program said: {said[:200]}" if said else ""
         if self.time is None:
@@ -403,14 +405,8 @@ class Readings:
         if value > MAX_SECONDS:
             return (f"exit 0, but the program's own time {value:g} s ({regex}) is over a year "
                     f"({MAX_SECONDS:g} s), not a runtime; fix the program's timer or the regex")
-        if value > WALL_FACTOR * wall_s + SLACK_S:
-            cause = (f"a time summed over the {ranks} ranks (or milliseconds read as "
-                     "seconds?); make the regex match the wall-clock time in seconds (e.g. "
-                     "wall=, not cpu=)" if ranks > 1 else "a unit mistake (milliseconds read "
-                     "as seconds?); make the regex match the time in seconds")
-            return (f"exit 0, but the program's own time {value:g} s ({regex}) is "
-                    f"{value / wall_s:.3g}x the launch's own wall time {wall_s:.3g} s: "
-                    f"{cause}, or the program print seconds")
+        if value > WALL_FACTOR * wall_s + SLACK_S:  # summed over ranks or threads?
+            return over_wall_problem(value, wall_s, regex, ranks, threads)
         return ""
 
     def fail_problem(self, found: dict) -> str:

@@ -34,3 +34,25 @@ def unit_problem(unit: str, regex: str) -> str:
         return ""
     return (f"exit 0, but the program's time is followed by {unit!r}: {regex} reads seconds; "
             "capture the number and convert, or use a regex for a value in seconds")
+
+
+def over_wall_problem(value: float, wall_s: float, regex: str, ranks: int = 1,
+                      threads: int = 1) -> str:
+    """Why a program's own time ``value`` s over its launch's wall time ``wall_s`` s is not
+    its runtime. With several ranks, or several threads per rank, a CPU time summed over them
+    is named first (ABINIT's "cpu=" over its ranks: s28 tester U; Elk's "Timings (CPU
+    seconds)" over its OpenMP threads: 8.03 s at 2 threads in 5.17 s was said "milliseconds
+    read as seconds?", s30 tester L3); else a unit mistake."""
+    if threads > 1:
+        cause = (f"a CPU time summed over the {threads * ranks} threads ({ranks} rank(s) x "
+                 f"{threads} threads)")
+    elif ranks > 1:
+        cause = f"a time summed over the {ranks} ranks"
+    else:
+        cause = ""
+    cause = (f"{cause} (or milliseconds read as seconds?); make the regex match the wall-clock "
+             "time in seconds (e.g. wall=, not cpu=)" if cause else "a unit mistake "
+             "(milliseconds read as seconds?); make the regex match the time in seconds")
+    return (f"exit 0, but the program's own time {value:g} s ({regex}) is "
+            f"{value / wall_s:.3g}x the launch's own wall time {wall_s:.3g} s: "
+            f"{cause}, or the program print seconds")

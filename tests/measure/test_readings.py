@@ -267,6 +267,26 @@ def test_a_time_over_the_wall_time_of_several_ranks_is_said_summed_over_them_fir
     assert ": a unit mistake (milliseconds read as seconds?)" in one and "summed" not in one
 
 
+#: Elk 8.4.30's timings block (its "total" is CPU time, summed over its OpenMP threads).
+ELK_TIMINGS = """Timings (CPU seconds) :
+ initialisation                        :         0.57
+ Hamiltonian and overlap matrix set up :         2.10
+ total                                 :         8.03
+"""
+
+
+def test_a_time_over_the_wall_time_of_several_threads_is_said_summed_over_them_first():
+    """Was (s30 tester L3): Elk's CPU seconds summed over 2 threads, 8.03 s in a 5.17 s launch,
+    were said "a unit mistake (milliseconds read as seconds?)"."""
+    readings = Readings.of(time_regex=r"total\s+:\s+([0-9.]+)")
+    why = readings.time_problem(readings.read(ELK_TIMINGS), 5.17, 1, threads=2)
+    assert "1.55x the launch's own wall time 5.17 s: a CPU time summed over the 2 threads " \
+        "(1 rank(s) x 2 threads) (or milliseconds read as seconds?)" in why, why
+    assert "wall=, not cpu=" in why
+    both = readings.time_problem(readings.read(ELK_TIMINGS), 2.0, 2, threads=2)
+    assert "a CPU time summed over the 4 threads (2 rank(s) x 2 threads)" in both, both
+
+
 #: CP2K 2023.1 (cp2k.psmp) with MAX_SCF 2: exit 0, its SCF warning above its energy and the
 #: timing report it always ends with (cut from a real run).
 CP2K_NOT_CONVERGED = (

@@ -75,7 +75,10 @@ def test_below_the_smallest_size_the_same_holds_mirrored():
     got = _bound(ABINIT, 10, 2.0, 1.0, 2.4, 20.0, 10.0, 24.0, rpn=2)
     assert got["runtime_s"] == pytest.approx(1.35) and got["runtime_hi"] <= 1.35 + 1e-9
     assert got["runtime_lo"] < 1.35 * (10 / 12)  # wider towards the smaller size
-    assert got["energy_j"] == pytest.approx(20.0 * 1.35 / 2.0)  # energy follows the runtime
+    # the edge run's power over the runtime (was the model's 20 J scaled, 13.5 J: s30 L-energy)
+    assert got["energy_j"] == pytest.approx(20.5 / 1.35 * 1.35)
+    assert got["energy_hi"] == pytest.approx(20.5 / 1.35 * got["runtime_hi"])
+    assert got["energy_lo"] <= got["energy_j"] <= got["energy_hi"]
 
 
 def test_within_the_measured_sizes_nothing_moves():
@@ -195,3 +198,27 @@ def test_each_configuration_is_held_flat_past_its_own_largest_run_not_dropped_th
         grown = 1.1 ** (math.log(min(size, 128) / 112) / math.log(128 / 112))
         assert math.exp(nbb.least_growth(group, 112, size)) == pytest.approx(grown)
         assert _floor(runs, size) == pytest.approx(0.03255 * grown)
+
+
+#: s30 tester L-energy, Elk (Al ground state): {(ranks per node, threads, k-grid size):
+#: (seconds, joules)}, 1 rank x 1 thread measured up to size 8.
+ELK = {(1, 1, 4): (0.52, 4.48), (1, 1, 6): (1.21, 10.4), (1, 1, 8): (1.9787, 17.05),
+       (2, 1, 4): (0.71, 7.3), (2, 1, 8): (2.7621, 27.63)}
+
+
+def test_beyond_the_largest_size_the_energy_is_the_edge_runs_power_times_the_runtime():
+    """L-energy: at 12 the runtime read 1.99 s (the size-8 run's 1.98 s) but the energy the
+    model's 23.4 J (17-28.7 J), where that run measured 17.0 J."""
+    got = _bound(ELK, 12, 1.9864, 1.9787, 3.3267, 23.40, 17.05, 28.66)
+    power = 17.05 / 1.9787
+    assert got["runtime_s"] == pytest.approx(1.9864)  # the model's, above the edge run
+    assert got["energy_j"] == pytest.approx(power * got["runtime_s"])  # 17.1 J, not 23.4 J
+    assert got["energy_lo"] == pytest.approx(power * got["runtime_lo"])
+    assert got["energy_hi"] >= power * got["runtime_hi"] * (1 - 1e-9)
+    assert got["energy_lo"] <= got["energy_j"] <= got["energy_hi"]
+
+
+def test_beyond_the_sizes_without_a_measured_energy_the_energy_follows_the_runtime():
+    runs = {k: (v, float("nan")) for k, (v, _) in ELK.items()}
+    got = _bound(runs, 12, 1.5, 1.4, 2.0, 18.0, 16.0, 24.0)
+    assert got["energy_j"] == pytest.approx(18.0 * got["runtime_s"] / 1.5)

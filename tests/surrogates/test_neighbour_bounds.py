@@ -140,3 +140,36 @@ def test_system1_bounds_only_the_hardware_the_runs_measured():
     bundle = load_model(None)
     big = Partition(name="local", cores_per_node=64, memory_gb=256.0, max_nodes=1)
     assert nb.MODEL not in s1.score(bundle, "cg", 36, [big]).cols
+
+
+# s30 tester K3, dolfinx poisson, 1 x 1 x 1 and 1 x 1 x 2: measured (runtime s, peak MiB per
+# rank) at 256 and 384; the trees gave 256's 148.8 MiB at 320 (it ran 179 MiB).
+POISSON = {(1, 256): (0.2544, 149.199219), (1, 384): (0.7851, 216.082031),
+           (2, 256): (0.2624, 149.0625), (2, 384): (0.97525, 216.152344)}
+
+
+def _poisson_runs(runs: dict) -> pd.DataFrame:
+    return _runs({k: t for k, (t, _) in runs.items()}).assign(
+        peak_rss_mb=[m for _, m in runs.values()])
+
+
+@pytest.mark.parametrize("size", [320.0, 350.0, 383.0])
+def test_the_memory_need_between_measured_sizes_is_interpolated_not_a_step(size):
+    cols = _cols({1: 0.45, 2: 0.5}, size=size)
+    cols["peak_rss_mb"] = np.array([148.8, 148.7])
+    nb.bound_runtimes(cols, nb.NeighbourRuntimes.fit(_poisson_runs(POISSON)), "prog", size)
+    t = math.log(size / 256) / math.log(384 / 256)
+    want = [math.exp((1 - t) * math.log(149.199219) + t * math.log(216.082031)),
+            math.exp((1 - t) * math.log(149.0625) + t * math.log(216.152344))]
+    assert cols["peak_rss_mb"] == pytest.approx(want)  # 320: 182.9 MiB, not 148.8
+    assert 149.2 < cols["peak_rss_mb"][0] < 216.1
+
+
+def test_the_memory_need_is_never_below_the_smaller_sizes_nor_set_without_both_runs():
+    noisy = {**POISSON, (1, 384): (0.7851, 140.0)}  # the larger run measured less
+    runs = _poisson_runs(noisy)
+    runs.loc[(runs["threads"] == 2) & (runs["size"] == 384), "peak_rss_mb"] = float("nan")
+    cols = _cols({1: 0.45, 2: 0.5}, size=320.0)
+    cols["peak_rss_mb"] = np.array([100.0, 148.7])
+    nb.bound_runtimes(cols, nb.NeighbourRuntimes.fit(runs), "prog", 320.0)
+    assert cols["peak_rss_mb"] == pytest.approx([149.199219, 148.7])  # 2 threads: the model's

@@ -1,0 +1,82 @@
+"""A program that exited 0 but whose output ends with its own error message.
+
+Some programs stop on an error without a failing exit code: Elk's ``Error(readspecies): error
+opening species file .../Alx.in`` ends in a Fortran ``stop``, and under ``srun --mpi=pmix`` the
+launch exits 0 (under mpirun 1); it was recorded ``ok`` and ``tune`` kept it as its best run
+(s30 tester L1). :func:`ending_error` gives the error line such an output ends with:
+:func:`~hpcds1mpi.measure.program_launch.classify` makes that launch ``failed``, the reason
+"exit 0, but the program ended with: <its line>".
+
+Only the *end* of a stream counts, and only a line that states an error as a program states
+its own (:data:`ERROR_LINE`, and :data:`~hpcds1mpi.measure.program_launch.SPECIFIC_LINE`,
+the lines a failure's reason prefers): a warning or an error estimate printed mid-run and
+followed by results, Elk's "Warning(gndstate): failed to reach self-consistency" under which
+it goes on, or a last line "Error: 1.2e-05" (a value, not a message) leave the run ``ok``.
+Lines the program did not write are set aside first, as for a failure's reason (a launcher's
+log lines, Open MPI's help text, a runtime's trailer), and so are runtime notes printed at
+every exit (:data:`RUNTIME_NOTE`: gfortran's "Note: The following floating-point exceptions
+are signalling", Elk's stderr under its error).
+"""
+
+from __future__ import annotations
+
+import re
+
+#: A line stating the program's own error: Elk's "Error(readspecies): ...", "ERROR: ...",
+#: LAMMPS's "ERROR on proc 0: ...", Quantum ESPRESSO's "Error in routine latgen (99):", "***
+#: ERROR: ...", "Fatal error: ...", "FATAL: ...", Intel Fortran's "forrtl: severe (29): file
+#: not found", a C program's "prog: error: ..." / "prog: fatal error: ...", Python's last
+#: traceback line "ValueError: ...", C++'s "terminate called after throwing ...".
+ERROR_LINE = re.compile(
+    r"^(?:\*+\s*)?(?:fatal\s+error|error|fatal)\b\s*(?:\([^)]*\))?"
+    r"(?:\s+(?:on\s+proc(?:ess)?\s+\d+|in\s+routine\s+[^:]*|in\s+[\w.:/-]+))?\s*[:!]"
+    r"|^forrtl:\s+severe\b|^[\w./-]+:\s+(?:fatal\s+)?error:|^\w+(?:Error|Exception):\s"
+    r"|^terminate called after throwing\b", re.IGNORECASE)
+#: A line a language runtime prints at every exit, error or not: gfortran's note on the IEEE
+#: flags raised during the run (Elk's stderr under its error, s30 tester L1).
+RUNTIME_NOTE = re.compile(r"^Note: The following floating-point exceptions are signalling:")
+#: A title's message that is a value, not an error: "Error: 1.2e-05", "error: 3 %".
+_VALUE = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?(\s|%|$)")
+
+
+def ending_error(streams: list[list[str]], with_message, specific: re.Pattern,
+                 no_error: re.Pattern) -> str:
+    """The error line (with its message, escaped, cut at 300) that one of ``streams`` ends
+    with, the first first; "" when none does. A stream ends with an error when its last line
+    the program wrote is an error line, or the message under an error title ending at its
+    colon ("Fortran runtime error:" over "Cannot open file 'x'").
+
+    Args:
+        streams: each stream's lines (stdout's, then stderr's), stripped, "" for each line the
+            program did not write (:func:`~hpcds1mpi.measure.program_launch._program_lines`).
+        with_message: ``(lines, i) -> (line i with its message, last index used)``
+            (:func:`~hpcds1mpi.measure.program_launch._with_message`).
+        specific: the lines a failure's reason prefers, also error lines here
+            (:data:`~hpcds1mpi.measure.program_launch.SPECIFIC_LINE`).
+        no_error: a report of no error ("errors: 0"), never an error line
+            (:data:`~hpcds1mpi.measure.program_launch.NO_ERROR`).
+    """
+    from hpcds1mpi.measure.printable import printable
+
+    for lines in streams:
+        kept = ["" if RUNTIME_NOTE.match(ln) else ln for ln in lines]
+        end = next((i for i in range(len(kept) - 1, -1, -1) if kept[i]), None)
+        if end is None:
+            continue
+        start = end
+        while start > 0 and kept[start - 1]:  # the last paragraph: a title over its message
+            start -= 1
+        for i in range(start, end + 1):
+            ln = kept[i]
+            if not (specific.search(ln) or ERROR_LINE.search(ln)) or no_error.search(ln):
+                continue
+            said, last = with_message(kept, i)
+            if last == end and not _is_value(ln):
+                return printable(said, keep="\t")[:300]
+    return ""
+
+
+def _is_value(line: str) -> bool:
+    """Whether the error title ``line`` reports a value ("Error: 1.2e-05"), not an error."""
+    colon = re.search(r"[:!]\s*", line)
+    return bool(colon) and bool(_VALUE.match(line[colon.end():]))

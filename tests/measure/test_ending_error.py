@@ -1,0 +1,89 @@
+"""A program that exited 0 but whose output ends with its own error message."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from hpcds1mpi.measure import program_launch
+from hpcds1mpi.measure.program_launch import classify, launch_once
+
+#: Real program outputs (tests/data/program_outputs/README.md says how each was captured).
+OUTPUTS = Path(__file__).parent.parent / "data" / "program_outputs"
+BASE = {"exit_code": 0, "timed_out": False, "stdout": "", "stderr": ""}
+
+
+def ending_error(stdout: str, stderr: str) -> str:
+    """:func:`~hpcds1mpi.measure.ending_error.ending_error` as classify calls it."""
+    from hpcds1mpi.measure.ending_error import ending_error as ends
+
+    return ends([program_launch._kept_lines(s) for s in (stdout, stderr)],
+                program_launch._with_message, program_launch.SPECIFIC_LINE,
+                program_launch.NO_ERROR)
+
+
+@pytest.mark.parametrize("stdout, stderr, line", [
+    ("elk-missing-species-srun.stdout", "elk-missing-species-srun.stderr",
+     "Error(readspecies): error opening species file /usr/share/elk-lapw/species/Alx.in"),
+    ("elk-invalid-block-srun.stdout", "elk-missing-species-srun.stderr",  # the same Note
+     "Error(readinput): invalid block name : ngridkk"),
+])
+def test_elk_exiting_0_after_its_error_under_srun_is_failed(stdout, stderr, line):
+    """Was (s30 tester L1): recorded ok, and tune kept it as its best run."""
+    result = {**BASE, "stdout": (OUTPUTS / stdout).read_text(),
+              "stderr": (OUTPUTS / stderr).read_text()}
+    assert classify(result, 60) == ("failed", f"exit 0, but the program ended with: {line}")
+
+
+def test_elks_good_run_with_a_failure_word_in_a_warning_stays_ok():
+    stdout = (OUTPUTS / "elk-ground-state-srun.stdout").read_text()
+    assert "failed to reach self-consistency" in stdout  # a warning mid-run, then its end
+    assert classify({**BASE, "stdout": stdout}, 60) == ("ok", "")
+
+
+@pytest.mark.parametrize("stdout, stderr", [
+    ("step 1\nERROR: could not open restart.dat, starting fresh\nstep 2\nenergy = -1.5\n", ""),
+    ("Error estimate: 1.3e-04\nL2 error = 2e-5\n", ""),
+    ("iterations: 12\nError: 1.2e-05\n", ""),  # a value, not an error message
+    ("Max error: 3.1e-3 (tol 1e-2)\n", ""),
+    ("result 4.2\n", "WARNING: deprecated option -foo\n"),
+    ("done\n", "Warning(init): failed to read optional file, using defaults\n"),
+    ("0 errors\n", "errors: 0\n"),
+    ("checks passed\n", "Note: The following floating-point exceptions are signalling: "
+                        "IEEE_UNDERFLOW_FLAG\n"),
+])
+def test_an_error_word_mid_run_or_in_a_result_stays_ok(stdout, stderr):
+    assert ending_error(stdout, stderr) == ""
+    assert classify({**BASE, "stdout": stdout, "stderr": stderr}, 60) == ("ok", "")
+
+
+@pytest.mark.parametrize("stdout, stderr, line", [
+    ("start\n", "ERROR: Unknown command: fix nvx (src/input.cpp:232)\n",
+     "ERROR: Unknown command: fix nvx (src/input.cpp:232)"),
+    ("LAMMPS\nERROR on proc 0: Cannot open input script in.x\n", "",
+     "ERROR on proc 0: Cannot open input script in.x"),
+    ("run\n", "forrtl: severe (29): file not found, unit 10, file /x/in\n",
+     "forrtl: severe (29): file not found, unit 10, file /x/in"),
+    ("", "Fortran runtime error:\nCannot open file 'LU.dat': No such file\n",
+     "Fortran runtime error: Cannot open file 'LU.dat': No such file"),
+    ("", "Traceback (most recent call last):\n  File \"x.py\", line 1\nValueError: bad n\n",
+     "ValueError: bad n"),
+    ("Fatal error: mesh file missing\n\n", "[n1:1234] some launcher log line\n",
+     "Fatal error: mesh file missing"),
+    ("", "solver: error: no such file in.dat\n", "solver: error: no such file in.dat"),
+])
+def test_an_output_ending_with_an_error_line_is_that_error(stdout, stderr, line):
+    assert ending_error(stdout, stderr) == line
+
+
+def test_a_real_launch_exiting_0_after_its_error_is_failed(tmp_path):
+    """A real process, as the sweep launches it."""
+    app = tmp_path / "app.py"
+    app.write_text("import sys\nprint('started')\nprint('Error(readinput): invalid block "
+                   "name : ngridkk')\nsys.exit(0)\n")
+    result = launch_once([sys.executable, str(app)], {}, 30)
+    assert result["exit_code"] == 0
+    assert classify(result, 30) == ("failed", "exit 0, but the program ended with: "
+                                    "Error(readinput): invalid block name : ngridkk")
