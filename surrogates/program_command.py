@@ -178,10 +178,14 @@ def _placed(texts: list[str], values: list[str], name: str) -> str | None:
 
 
 def launched_words(command: str) -> list[str] | None:
-    """[program, *args] of one recorded launch command line (``mpiexec -n 2 ./app 64``), read
-    as a script's launch line is; None when it launches nothing readable."""
+    """[*wrapper, program, *args] of one recorded launch command line (``mpiexec -n 2 ./app
+    64``), read as a script's launch line is, its exec-wrapper prefix kept (``env N=64``: s30
+    tester K1, the recorded command had lost it and its size); None when it launches nothing
+    readable."""
     from hpcds1mpi.errors import ConfigError
+    from hpcds1mpi.launch.exec_wrappers import prefix_before
     from hpcds1mpi.launch.script_reading import read_script
+    from hpcds1mpi.launch.script_request import split_command
 
     try:
         launches = read_script(command + "\n").launches
@@ -189,7 +193,8 @@ def launched_words(command: str) -> list[str] | None:
         return None
     if not launches or launches[0].program is None:
         return None
-    return [launches[0].program, *launches[0].args]
+    wrapper = prefix_before(split_command(command[:launches[0].spans[0][0]]))
+    return [*wrapper, launches[0].program, *launches[0].args]
 
 
 def _plain(value) -> str:

@@ -1,7 +1,6 @@
 """Which MPI a program is built against, and which launchers can start it as one job.
 
-Never assumed: read from the program itself.
-
+Never assumed: read from the program itself, past an exec-wrapper prefix (``env X=1``, ``nice``).
 * **A binary**: the ``NEEDED`` entries of its ELF dynamic section (read with the standard
   library by :mod:`hpcds1mpi.launch.elf_libraries`: ``readelf`` is not on every cluster).
   ``libmpi.so.40`` (and Open MPI's older ``libmpi.so.20``) is Open MPI; ``libmpich.so.12`` /
@@ -35,6 +34,7 @@ from pathlib import Path
 from hpcds1mpi.errors import ConfigError, LaunchError
 # launch/script_mpi_check.py reads elf_needed from here; all else from launch/elf_libraries.py.
 from hpcds1mpi.launch.elf_libraries import elf_needed, ldd_text
+from hpcds1mpi.launch.exec_wrappers import past_wrappers, program_index
 from hpcds1mpi.launch.pmix_support import mpich_speaks_pmix, openmpi_slurm_pmi
 
 OPENMPI = "openmpi"
@@ -137,9 +137,8 @@ def speaks_pmix(program: ProgramMPI, env: dict | None = None) -> bool | None:
     the library's dependencies). An MPICH-family library can only where it links a PMIx library
     (MPICH built ``--with-pmix``): its built-in PMI speaks PMI-1/PMI-2 alone, and under
     ``--mpi=pmix`` Debian's MPICH 4.0 starts each rank as a 1-rank world while MPICH 5 aborts
-    ("unsupported PMI version PMIx"). Unreadable: the library file not found, a library it needs
-    not found (``ldd``), Intel MPI, or a vendor's PMI library.
-    """
+    ("unsupported PMI version PMIx"). Unreadable: the library or one it needs not found, Intel
+    MPI, or a vendor's PMI library."""
     env = dict(os.environ if env is None else env)
     if program.family == OPENMPI:
         return True
@@ -238,8 +237,8 @@ def clean_version(text: str) -> str:
 
 
 def version_line(text: str) -> str:
-    """The first non-blank line of an MPI library's version text, up to its first NUL, its
-    control characters made spaces, stripped; "" when there is none."""
+    """The first non-blank line of an MPI library's version text (:func:`clean_version`'s
+    rules, stripped); "" when there is none."""
     for line in text.split("\0", 1)[0].splitlines():
         if line := _CONTROL.sub(" ", line).strip():
             return line
@@ -269,14 +268,15 @@ def program_mpi(tokens: list[str], env: dict | None = None) -> ProgramMPI:
     ``python x.py`` / ``python3 -m pkg`` and scripts whose ``#!`` names Python (read as the
     kernel and env(1) do: :mod:`~hpcds1mpi.launch.shebang`) are asked through that
     interpreter's mpi4py; ELF binaries are read, and the program a shell wrapper names
-    (:func:`~hpcds1mpi.launch.wrapper_program.unwrapped`); anything else is unknown.
-    """
+    (:func:`~hpcds1mpi.launch.wrapper_program.unwrapped`); anything else is unknown."""
     from hpcds1mpi.launch.shebang import PYTHON_NAME, read_shebang, shebang_python
     from hpcds1mpi.launch.wrapper_program import unwrapped
 
     env = dict(os.environ if env is None else env)
-    if not tokens:
-        return ProgramMPI(None, "no program")
+    found = past_wrappers(tokens, env)  # past `env X=1`, `nice`, `numactl` (s30 tester K1)
+    if not found or not found[0]:
+        return ProgramMPI(None, f"{tokens[0]}'s words cannot be read" if tokens else "no program")
+    tokens, env = found
     if (wrapped := unwrapped(tokens, env)) and wrapped[1]:  # s29 tester E1 (a wrapper of hpcc)
         inner = program_mpi(wrapped[0], env)
         said = inner.family or inner.evidence.endswith("cannot be read")
@@ -423,7 +423,7 @@ def check_script(program_tokens: list[str], launcher) -> None:
     want = program.family
     if want not in (OPENMPI, MPICH):
         return
-    name = os.path.basename(program_tokens[0])
+    name = os.path.basename(program_tokens[program_index(program_tokens)])
     head = f"{name} is linked against {FAMILY_NAMES[want]} ({program.evidence})"
     if getattr(launcher, "name", "") == "srun":
         mpi = getattr(launcher, "mpi", "")

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from hpcds1mpi.errors import ConfigError, LaunchError
 from hpcds1mpi.launch import launchers, mpi_family, probe
+from hpcds1mpi.launch.rank_program import rank_program
 
 
 @dataclass
@@ -164,8 +165,10 @@ def _key(launch: launchers.Launcher, choice: LaunchChoice, path: str,
     own); ``probed``: whether the 2-rank probe was part of it."""
     config = probe.probe_config()
     own = set(launch.environment(config))
-    name = program_tokens[0] if program_tokens else ""
-    found = name if "/" in name else (shutil.which(name, path=env.get("PATH")) or name)
+    ranks = rank_program(program_tokens, env, getattr(launch, "command", ""),
+                         launch.args) or ([""], env)
+    name = ranks[0][0] if ranks[0] else ""
+    found = name if "/" in name else (shutil.which(name, path=ranks[1].get("PATH")) or name)
     try:
         changed = os.stat(found).st_mtime_ns
     except OSError:
@@ -200,8 +203,11 @@ def check(launch: launchers.Launcher, choice: LaunchChoice, program_tokens: list
     earlier = _PASSED.get(key) or (None if key[-1] else _PASSED.get((*key[:-1], True)))
     if earlier is not None:
         return [f"{line} (checked earlier in this run)" for line in earlier]
-    program = mpi_family.program_mpi(program_tokens, env)
-    family = mpi_family.launcher_family(path)
+    # The program its ranks run, found on the PATH they get, past `env X=1`-like words (s30
+    # tester K1, K4: `env` itself, or pyenv's python3 for the /usr/bin/python3 that ran)
+    ranks = rank_program(program_tokens, env, getattr(launch, "command", ""), launch.args)
+    program_env = ranks[1] if ranks else env
+    program = mpi_family.program_mpi(ranks[0] if ranks else program_tokens, program_env)
     # Even one rank: MPICH 5 aborts under Open MPI's mpirun ("unsupported PMI version PMIx"),
     # which was recorded as the program's failure (exit 16 and a line of dashes). srun's
     # plugin only matters for wiring up several ranks (one is a singleton under --mpi=none),
@@ -209,9 +215,9 @@ def check(launch: launchers.Launcher, choice: LaunchChoice, program_tokens: list
     # whatever the plugin but pmix (s30 tester L2: Debian's Elk, every tune run failed).
     srun_mpi = choice.mpi if launch.name == "srun" else ""
     if max_ranks <= 1 and not (program.family == mpi_family.OPENMPI
-                               and mpi_family.openmpi_pmi2_refusal(program, env)):
+                               and mpi_family.openmpi_pmi2_refusal(program, program_env)):
         srun_mpi = ""
-    family = mpi_family.check_launcher(program, path, srun_mpi, env)
+    family = mpi_family.check_launcher(program, path, srun_mpi, program_env)
     lines = [f"program MPI: {program.describe()} ({program.evidence}); launcher: {path}"
              + (f" ({mpi_family.FAMILY_NAMES.get(family, family)})" if family else "")]
     if launch.name == "srun":

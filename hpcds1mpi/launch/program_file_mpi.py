@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 
 from hpcds1mpi.launch import mpi_family
 from hpcds1mpi.launch.elf_libraries import needed_tree
+from hpcds1mpi.launch.exec_wrappers import program_index
 from hpcds1mpi.launch.script_request import program_at
 from hpcds1mpi.launch.shebang import PYTHON_NAME, read_shebang, shebang_python
 
@@ -48,9 +49,11 @@ class FileMPI:
 
 
 def program_word(words: list[str]) -> str:
-    """The word of a launched command whose file tells its MPI: a Python interpreter's own
-    (``python3 app.py``, ``python3 -m gpaw``: its mpi4py), else the program's
+    """The word of a launched command whose file tells its MPI, past an exec-wrapper prefix
+    (``env X=1``, ``nice``: s30 tester K1): a Python interpreter's own (``python3 app.py``,
+    ``python3 -m gpaw``: its mpi4py), else the program's
     (:func:`~hpcds1mpi.launch.script_request.program_at`)."""
+    words = words[program_index(words):]
     if words and PYTHON_NAME.match(os.path.basename(words[0])):
         return words[0]
     return words[program_at(words)] if words else ""

@@ -3,7 +3,8 @@
 :func:`read_script` turns the text of a Slurm or PBS script into a :class:`JobScript`: every
 ``#SBATCH`` / ``#PBS`` option with its line and the place of its value in the text, the
 ``srun`` / ``mpirun`` / ``mpiexec`` / ``ibrun`` / ``aprun`` lines with their options and the
-program (after ``env NAME=value`` words), the ``OMP_NUM_THREADS`` (and friends) settings
+program (after an exec-wrapper prefix such as ``env NAME=value``:
+:mod:`~hpcds1mpi.launch.exec_wrappers`), the ``OMP_NUM_THREADS`` (and friends) settings
 (``export NAME=value``, csh's ``setenv NAME value``), and what all of it asks for: nodes,
 ranks, threads, GPUs, the time limit. :mod:`hpcds1mpi.launch.script_rewrite` edits the same
 places, so a rewrite touches only the lines it must.
@@ -29,6 +30,7 @@ import re
 
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.directive_mistakes import check_unexpanded, late_directives_note
+from hpcds1mpi.launch.exec_wrappers import is_wrapper, read_wrappers
 from hpcds1mpi.launch.job_script import JobScript, Launch, Setting
 from hpcds1mpi.launch.pbs_request import read_job_wide, read_select
 from hpcds1mpi.launch.script_expansion import MAX_EXPANSION_WORK, ExpansionBudget, expand
@@ -286,12 +288,14 @@ def _launch(script: JobScript, command: list[Word], prefix: list[Word], number: 
         _launch_env(launch, word, number, scope, budget)
     operands = [w for w in rest if w.start >= (options[-1].span[0] if options else 0)]
     if options and not options[-1].name:
-        if os.path.basename(operands[0].text) == "env":  # ``mpiexec -n 2 env X=2 ./app``:
-            k = 1  # env sets the ranks' variables, and the program is the word after them
-            while k < len(operands) and ASSIGN_RE.match(operands[k].text):
+        # ``mpiexec -n 2 env X=2 nice ./app``: env sets the ranks' variables, and the program
+        # is the word after the exec-wrapper prefix (s30 tester K1)
+        found = read_wrappers([w.text for w in operands]) if is_wrapper(operands[0].text) \
+            else None
+        if found is not None:
+            for _, _, k in found.assigned:
                 _launch_env(launch, operands[k], number, scope, budget)
-                k += 1
-            operands = operands[k:] if 1 < k < len(operands) else operands
+            operands = operands[found.program_at:]
         program = operands[0]
         launch.program_raw = program.text
         launch.program = expand(program.text, scope, budget)
@@ -342,15 +346,21 @@ def _read_commands(script: JobScript, lines, k: int) -> None:
             continue
         cut = text[:comment_start(text, anywhere=False)]
         for command, stdin in _commands(words(cut, lines[number - 1][1], shell=True)):
-            while command and command[0].raw in ("then", "do", "else", "{", "time", "exec",
-                                                  "nohup", "command", "env", "export",
-                                                  "declare", "local", "readonly", "-x"):
+            while command and command[0].raw in ("then", "do", "else", "{", "exec",
+                                                  "command", "export", "declare", "local",
+                                                  "readonly", "-x"):
                 command = command[1:]
             head = command[0].raw if command else ""
             loops = loops + 1 if head in LOOP_WORDS else max(0, loops - (head == "done"))
             prefix = []
             while command and ASSIGN_RE.match(command[0].text):
                 prefix.append(command.pop(0))
+            wrapped = read_wrappers([w.text for w in command]) if command and is_wrapper(
+                command[0].text) else None
+            if wrapped is not None and launcher_kind(command[wrapped.program_at].text):
+                # ``timeout 3600 srun ./app``, ``env X=1 mpirun ./app``: the launcher's line
+                prefix += [command[k] for _, _, k in wrapped.assigned]
+                command = command[wrapped.program_at:]
             if not command:  # only assignments: they set the script's variables
                 for word in prefix:
                     name, _, value = word.text.partition("=")

@@ -23,6 +23,8 @@ import re
 import shlex
 from typing import TYPE_CHECKING, NamedTuple, Sequence
 
+from hpcds1mpi.launch.exec_wrappers import is_wrapper, program_index, read_wrappers
+from hpcds1mpi.launch.options_aside import aside_hits
 from hpcds1mpi.launch.script_gpus import read_step_gpus
 from hpcds1mpi.launch.script_options import DIGITS, SIZE_DIGITS, range_note, to_int
 from hpcds1mpi.launch.script_unlaunched import program_line, unlaunched_note
@@ -285,14 +287,15 @@ def stem(word: str) -> str:
 
 
 def program_at(words: Sequence[str]) -> int:
-    """The index of the program among a command's words: the first, or for an interpreter
-    (``python3 -u app.py``) its first argument that is no option."""
-    for k, word in enumerate(words):
-        if k == 0 and _INTERPRETER_RE.match(os.path.basename(word)):
+    """The index of the program among a command's words: the first past an exec-wrapper prefix
+    (:mod:`~hpcds1mpi.launch.exec_wrappers`), or for an interpreter its first non-option."""
+    start = program_index(list(words))
+    for k, word in enumerate(words[start:], start):
+        if k == start and _INTERPRETER_RE.match(os.path.basename(word)):
             continue
-        if k == 0 or not word.startswith("-"):
+        if k == start or not word.startswith("-"):
             return k
-    return 0
+    return start
 
 
 def split_command(command: str) -> list[str]:
@@ -315,14 +318,19 @@ def _lined_up(launch: "Launch", tokens: list[str]) -> list[tuple[str, str, int]]
     """(recorded word, launched word, its index in :func:`_words`) from the program's name
     on (a wrapper or an interpreter before it in the script skipped); None when the two
     differ in length."""
-    if not tokens:
+    start, words, at = _program_in(launch, tokens)
+    if start is None or len(words) - start != len(tokens) - at:
         return None
-    at = program_at(tokens)
+    return [(t, words[start + j], start + j) for j, t in enumerate(tokens[at:])]
+
+
+def _program_in(launch: "Launch", tokens: list[str]) -> tuple[int | None, list[str], int]:
+    """(index of the recorded program's word among the launched words or None, those words,
+    the program's index in ``tokens``)."""
+    at = program_at(tokens) if tokens else 0
     words = launch_words(launch)
-    starts = [i for i, w in enumerate(words) if stem(w) == stem(tokens[at])]
-    if not starts or len(words) - starts[0] != len(tokens) - at:
-        return None
-    return [(t, words[starts[0] + j], starts[0] + j) for j, t in enumerate(tokens[at:])]
+    starts = [i for i, w in enumerate(words) if tokens and stem(w) == stem(tokens[at])]
+    return (starts[0] if starts else None), words, at
 
 
 def word_pattern(token: str, key: str = "", group: str = "") -> str:
@@ -345,7 +353,8 @@ def placeholder_words(launch: "Launch", template: str | None, key: str, value: s
         value: the regex of a value (``[0-9]+``).
     """
     tokens = split_command(template or "")
-    return _lined_hits(launch, tokens, key, value) or _after_option(launch, tokens, key, value)
+    return _lined_hits(launch, tokens, key, value) or _after_option(
+        launch, tokens, key, value) or _aside_hits(launch, tokens, key, value)
 
 
 def _lined_hits(launch: "Launch", tokens: list[str], key: str, value: str
@@ -378,11 +387,32 @@ def size_values(launch: "Launch", template: str | None) -> list[int]:
             return [int(args[k + 1])]
         if word.startswith("--size=") and re.fullmatch(SIZE_DIGITS, word[7:]):
             return [int(word[7:])]
-    tokens = split_command(template or "")
-    hits = _lined_hits(launch, tokens, "size", SIZE_DIGITS) or \
-        _after_option(launch, tokens, "size", SIZE_DIGITS)
+    hits = placeholder_words(launch, template, "size", SIZE_DIGITS)
     values = [int(m.group(g)) for _, m in hits for g in range(1, m.re.groups + 1)]
-    return list(dict.fromkeys(values))
+    return list(dict.fromkeys(values + _assigned_values(launch, split_command(template or ""))))
+
+
+def _assigned_values(launch: "Launch", tokens: list[str]) -> list[int]:
+    """The sizes given where the measured command's exec-wrapper prefix has ``NAME={size}``
+    (``env POISSON_N={size} ...``): ``NAME`` as the launch line sets it (``env NAME=320``,
+    ``-x NAME=320``), else as the script does before it (``export``) (s30 tester K1)."""
+    found = read_wrappers(tokens) if tokens and is_wrapper(tokens[0]) else None
+    values = []
+    for name, recorded, _ in found.assigned if found else ():
+        given = launch.env[name][0] if name in launch.env else launch.scope.get(name)
+        if "{size}" in recorded and given is not None and (m := re.fullmatch(
+                word_pattern(recorded, "size", f"({SIZE_DIGITS})"), given)):
+            values += [int(v) for v in m.groups()]
+    return values
+
+
+def _aside_hits(launch: "Launch", tokens: list[str], key: str, value: str
+                ) -> list[tuple[int, re.Match]]:
+    """:func:`~hpcds1mpi.launch.options_aside.aside_hits` from the program's word on (s30
+    tester K2: ``poisson.py 320 --pc gamg`` for ``poisson.py {size}``)."""
+    start, words, at = _program_in(launch, tokens)
+    return [] if start is None else [(start + 1 + i, m) for i, m in aside_hits(
+        words[start + 1:], tokens[at + 1:], key, value, word_pattern)]
 
 
 def _after_option(launch: "Launch", tokens: list[str], key: str, value: str
@@ -392,14 +422,10 @@ def _after_option(launch: "Launch", tokens: list[str], key: str, value: str
     option, other options added or left out (LAMMPS measured with ``-log none``, launched
     without it: the size had not been read); [] when it is only positional (``./app {size}
     40``: another argument count may be another form of the program)."""
-    if not tokens:
+    start, words, at = _program_in(launch, tokens)
+    if start is None:
         return []
-    at = program_at(tokens)
-    words = launch_words(launch)
-    starts = [i for i, w in enumerate(words) if stem(w) == stem(tokens[at])]
-    if not starts:
-        return []
-    first, found = starts[0] + 1, []
+    first, found = start + 1, []
     recorded = tokens[at + 1:]
     for j, token in enumerate(recorded):
         options = [k for k in range(max(0, j - 3), j + 1) if recorded[k].startswith("-")]

@@ -3,7 +3,8 @@
 ``sweep --command`` records the first line of ``MPI_Get_library_version`` of the library the
 program itself loads (the one ``ldd`` resolves for a binary, its mpi4py's for a ``python ...``
 program or a script whose ``#!`` names Python, the program a shell wrapper names outright:
-:mod:`~hpcds1mpi.launch.wrapper_program`), so kernels and programs measured with one MPI on one
+:mod:`~hpcds1mpi.launch.wrapper_program`; past an exec-wrapper prefix, on the PATH the ranks
+get: :mod:`~hpcds1mpi.launch.rank_program`), so kernels and programs measured with one MPI on one
 machine share a ``machine_id``. Where it cannot be read, the library of the launcher's own
 installation stands in when its version is the launcher's, marked :data:`ASSUMED` (the
 ``machine_id`` hashes it without the mark); else the launcher's version line, marked
@@ -53,7 +54,12 @@ def program_mpi_library(tokens: list[str], env: dict, launcher: str) -> str:
     """
     from hpcds1mpi.launch.launchers import library_version
 
-    found = _program_library_version(tokens, env)
+    from hpcds1mpi.launch.rank_program import rank_program
+
+    # The program its ranks run, on the PATH they get, past `env X=1`-like words (s30 tester
+    # K1: `env` was read, K4: pyenv's python3 where mpirun's prefix gave /usr/bin/python3)
+    ranks = rank_program(tokens, env, launcher)
+    found = _program_library_version(*ranks) if ranks else None
     if found:
         return found
     stand_in = library_version(launcher)

@@ -130,3 +130,16 @@ def test_no_size_without_a_launch_line_names_the_line_that_runs_the_program():
                        "/ mpiexec / aprun / ibrun) was recognised (line 5 runs `gpaw -P 2 "
                        "python h2.py 25`); pass --size")
     assert "line ?" not in no_size("gpaw", None, "gpaw python h2.py {size}", None)
+
+
+def test_a_script_setting_the_size_through_env_matches_its_workload():
+    """s30 tester K1: `mpirun -n 2 env POISSON_N=320 python3 poisson_cfg.py` matched another
+    workload and read no size."""
+    commands = RecordedCommands({"poisson": ("/usr/bin/python3 poisson.py {size}",),
+                                 "poisson_env": ("env POISSON_N={size} /usr/bin/python3 "
+                                                 "poisson_cfg.py",)})
+    script = read_script("#SBATCH -n 2\nmpirun -n 2 env POISSON_N=320 /usr/bin/python3 "
+                         "poisson_cfg.py\n")
+    label, launch = choose_launch(script, ["poisson", "poisson_env"], commands)
+    assert label == "poisson_env"
+    assert size_from(launch, commands.line_for(label, launch)) == 320

@@ -234,3 +234,28 @@ def test_say_notes_says_each_launcher_note_once_then_runs():
     note = preflight.say_notes(launch, said.append, then=lambda c: ran.append(c) or "row")
     assert [note(Configuration(1, r, 1)) for r in (4, 4, 8)] == ["row"] * 3
     assert said == ["4 share", "root", "8 share"] and len(ran) == 3
+
+
+def test_the_program_behind_an_exec_wrapper_prefix_is_checked(probes):
+    """s30 tester K1: `env POISSON_N={size} prog` was read as `env` ("links no MPI library"),
+    so hydra started an Open MPI program as 1-rank copies, recorded ok."""
+    hpcc = system_program("hpcc")
+    system_program("mpirun.openmpi")
+    with pytest.raises(LaunchError, match=r"linked against Open MPI \(links libmpi\.so\.40\)"):
+        _check(preflight.LaunchChoice.of(mpiexec=mpiexec()),
+               program=["env", "N=3", "nice", "-n", "5", hpcc])
+    assert probes == []
+
+
+def test_the_program_is_found_on_the_path_open_mpis_ranks_get(probes, tmp_path):
+    """s30 tester K4: `python3` was read on pyenv's PATH (a shim: unknown MPI), while Open
+    MPI's mpirun by absolute path runs its prefix's bin first: /usr/bin/python3 ran."""
+    system_program("hpcc")
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    (shims / "hpcc").write_text('#!/bin/sh\nexec $REAL "$@"\n')
+    (shims / "hpcc").chmod(0o755)
+    env = {**os.environ, "PATH": f"{shims}:{os.environ['PATH']}"}
+    lines = _check(preflight.LaunchChoice.of(mpiexec=system_program("mpirun.openmpi")),
+                   env=env, ranks=1, program=["hpcc"])
+    assert lines[0].startswith("program MPI: Open MPI (links libmpi.so.40)"), lines

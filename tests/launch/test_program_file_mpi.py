@@ -68,3 +68,9 @@ def test_the_word_read_is_a_python_interpreters_own():
     assert program_word(["gpaw", "python", "h2.py"]) == "gpaw"
     assert program_word(["bash", "run.sh", "8"]) == "run.sh"
     assert program_word([]) == ""
+
+
+def test_the_program_word_is_read_past_an_exec_wrapper_prefix():
+    """s30 tester K1: advise's MPI check read `env` itself."""
+    assert program_word(["env", "X=1", "python3", "app.py"]) == "python3"
+    assert program_word(["nice", "-n", "5", "./app", "3"]) == "./app"

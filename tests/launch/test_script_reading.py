@@ -405,3 +405,18 @@ def test_no_time_limit_is_read_as_none_asked_and_said(value):
     assert not any("cannot read" in n for n in script.notes)
     bad = read_script("#!/bin/bash\n#SBATCH --time=soon\nsrun ./a\n")
     assert bad.time_s is None and "line 2: cannot read time 'soon'; ignored" in bad.notes
+
+
+@pytest.mark.parametrize("line, program, env", [
+    ("mpirun -n 2 env POISSON_N=320 /usr/bin/python3 app.py", "/usr/bin/python3",
+     {"POISSON_N": "320"}),
+    ("srun -n 2 env -u HOME A=1 nice -n 5 numactl --cpunodebind=0 ./app 3", "./app", {"A": "1"}),
+    ("mpirun -n 2 taskset -c 0-3 stdbuf -oL ./app 3", "./app", {}),
+    ("timeout 3600 srun -n 2 ./app 3", "./app", {}),  # a wrapper before the launcher
+    ("env A=2 mpirun -n 2 ./app 3", "./app", {"A": "2"}),
+])
+def test_the_program_is_read_past_an_exec_wrapper_prefix(line, program, env):
+    """s30 tester K1: only `env NAME=value` right after the launcher was looked through."""
+    launch = read_script(f"#!/bin/bash\n#SBATCH -n 2\n{line}\n").launches[0]
+    assert launch.program == program and launch.args[-1:] in (["3"], ["app.py"])
+    assert {k: v for k, (v, _) in launch.env.items()} == env

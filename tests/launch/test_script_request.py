@@ -132,3 +132,32 @@ def test_a_threads_option_after_the_launch_is_not_the_programs(after):
     given = read_script("#SBATCH -N 1\nsrun hpcds1mpi run stencil --threads \\\n 3"
                         + after + "\n")
     assert given.threads == 3  # its own, continued on the next line, still counts
+
+
+@pytest.mark.parametrize("line, template, size", [
+    # s30 tester K2: options after or before the size ("does not have the form ..."), read
+    ("mpirun -n 2 /usr/bin/python3 poisson.py 320 --ksp cg --pc gamg",
+     "/usr/bin/python3 poisson.py {size}", 320),
+    ("srun /usr/bin/python3 poisson.py --pc gamg 320", "/usr/bin/python3 poisson.py {size}", 320),
+    ("srun ./app 320 -v --mode=fast 40", "./app {size} 40", 320),
+    ("srun ./app --log out 320 40", "./app {size} 40 --log x", 320),
+    # ambiguous: each refused as before
+    ("srun ./app -v 320", "./app {size}", None),  # 320 may be -v's value
+    ("srun ./app 320 640 --x y", "./app {size}", None),  # more words than places
+    ("srun lmp -in in.lj -var y 12", "lmp -in in.lj -var x {size} -log none", None),
+])
+def test_the_size_is_read_with_options_set_aside_when_unambiguous(line, template, size):
+    assert sr.size_from(launch_of(line), template) == size
+
+
+@pytest.mark.parametrize("script", [
+    "mpirun -n 2 env POISSON_N=320 /usr/bin/python3 poisson_cfg.py",
+    "mpirun -n 2 -x POISSON_N=320 /usr/bin/python3 poisson_cfg.py",
+    "POISSON_N=320 srun /usr/bin/python3 poisson_cfg.py",
+    "export POISSON_N=320\nmpirun -n 2 /usr/bin/python3 poisson_cfg.py",
+])
+def test_the_size_is_read_where_the_measured_command_sets_it_in_env(script):
+    """s30 tester K1: measured as `env POISSON_N={size} ...`, the script's 320 was not read."""
+    launch = read_script(f"#SBATCH -n 2\n{script}\n").launches[0]
+    template = "env POISSON_N={size} /usr/bin/python3 poisson_cfg.py"
+    assert sr.size_from(launch, template) == 320 and sr.fits_command(launch, template) == 2

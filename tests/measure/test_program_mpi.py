@@ -171,3 +171,20 @@ def test_a_wrapper_of_another_mpis_program_keeps_its_own_machine(tmp_path):
     wrapper.chmod(0o755)
     found = program_mpi_library([str(wrapper)], dict(os.environ), mpiexec_path())
     assert found.startswith("Open MPI v") and "assumed" not in found
+
+
+def test_the_fingerprint_reads_the_program_past_an_exec_wrapper_on_the_ranks_path(tmp_path):
+    """s30 tester K1, K4: `env N={size} prog` and a `prog` that pyenv's shims shadow here were
+    recorded "[assumed ...]" though the program's own library could be read."""
+    from hpcds1mpi.measure.program_mpi import ASSUMED, program_mpi_library
+    from tests.helpers import system_program
+
+    hpcc, launcher = system_program("hpcc"), system_program("mpirun.openmpi")
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    (shims / "hpcc").write_text('#!/bin/sh\nexec $REAL "$@"\n')
+    (shims / "hpcc").chmod(0o755)
+    env = {**os.environ, "PATH": f"{shims}:{os.environ['PATH']}"}
+    for tokens in (["env", "N=3", hpcc], ["hpcc"], ["taskset", "-c", "0", "hpcc"]):
+        line = program_mpi_library(tokens, env, launcher)
+        assert line.startswith("Open MPI v") and ASSUMED not in line, (tokens, line)

@@ -83,3 +83,13 @@ def test_the_sweeps_own_command_is_kept_where_the_rows_carry_it():
     older = pd.concat([pd.DataFrame(swept(nwchem, (2,))),
                        pd.DataFrame(swept(nwchem, (4,))).assign(**{TEMPLATE_COLUMN: nwchem})])
     assert commands_of(older) == (nwchem,)  # not 'nwchem.mpich s2.nw' as a second line
+
+
+def test_an_exec_wrapper_prefix_and_its_size_are_kept():
+    """s30 tester K1: `env POISSON_N={size} /usr/bin/python3 poisson_cfg.py` was recorded as
+    `/usr/bin/python3 poisson_cfg.py`, and recommend wrote a job without the size."""
+    rows = swept("env POISSON_N={size} /usr/bin/python3 poisson_cfg.py", (128, 256))
+    assert command_of(pd.DataFrame(rows)) == "env POISSON_N={size} /usr/bin/python3 poisson_cfg.py"
+    given = [dict(r, **{TEMPLATE_COLUMN: "nice -n 5 env N={size} ./app"}) for r in swept(
+        "nice -n 5 env N={size} ./app", (128,))]
+    assert command_of(pd.DataFrame(given)) == "nice -n 5 env N={size} ./app"

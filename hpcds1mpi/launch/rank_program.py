@@ -1,0 +1,63 @@
+"""The program a launcher's ranks run, and the environment they find it in.
+
+What the ranks run is not always what this process would find for the same words: Open MPI's
+``mpirun`` / ``mpiexec`` started by its absolute path acts as ``--prefix`` of its
+installation, so its ranks get ``PREFIX/bin`` first on ``PATH`` and ``PREFIX/lib`` first on
+``LD_LIBRARY_PATH`` (``/usr/bin/mpiexec.openmpi`` -> ``/usr/bin``: a ``python3`` on a pyenv
+PATH is ``/usr/bin/python3`` on the ranks, s30 tester K4); ``--prefix DIR`` names the prefix,
+``--noprefix`` turns it off. An exec-wrapper prefix (``env X=1``, ``nice``, ``numactl``:
+:mod:`hpcds1mpi.launch.exec_wrappers`) comes before the program and may change the
+environment it is found in. The pre-flight's MPI check and the fingerprint's library both
+read the program through :func:`rank_program`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Sequence
+
+from hpcds1mpi.launch.exec_wrappers import past_wrappers
+
+
+def openmpi_prefix(launcher: str, args: Sequence[str] = ()) -> str | None:
+    """The prefix Open MPI's ``launcher`` (run with ``args``) gives its ranks: ``--prefix
+    DIR``, else its own folder's parent when started by an absolute path (as written, not
+    resolved: Open MPI reads its ``argv[0]``); None for ``--noprefix``, another launcher, or
+    a launcher found on PATH by name."""
+    from hpcds1mpi.launch.mpi_family import OPENMPI, launcher_family
+
+    if not launcher or os.path.basename(launcher) == "srun":
+        return None
+    given = None
+    for k, arg in enumerate(args):
+        if arg in ("--noprefix", "-noprefix"):
+            return None
+        if arg in ("--prefix", "-prefix") and k + 1 < len(args):  # no --prefix=DIR in 4.1
+            given = args[k + 1]
+    if given is None and not os.path.isabs(launcher):
+        return None
+    if launcher_family(launcher) != OPENMPI:
+        return None
+    return given if given is not None else os.path.dirname(os.path.dirname(launcher))
+
+
+def rank_environment(launcher: str, args: Sequence[str], env: dict) -> dict:
+    """``env`` as ``launcher``'s ranks get it, where that changes where their program and
+    its libraries are found (:func:`openmpi_prefix`); ``env`` itself otherwise."""
+    prefix = openmpi_prefix(launcher, args)
+    if prefix is None:
+        return env
+    out = dict(env)
+    for name, folder in (("PATH", "bin"), ("LD_LIBRARY_PATH", "lib")):
+        first = os.path.join(prefix, folder)
+        out[name] = f"{first}:{env[name]}" if env.get(name) else first
+    return out
+
+
+def rank_program(tokens: list[str], env: dict, launcher: str = "",
+                 args: Sequence[str] = ()) -> tuple[list[str], dict] | None:
+    """The program words ``launcher`` (with ``args``) runs for ``tokens``, past their
+    exec-wrapper prefix, and the environment that program is found in; None where the prefix
+    cannot be read (``env -S ...``)."""
+    return past_wrappers(tokens, rank_environment(launcher, args, env) if launcher else env)
+

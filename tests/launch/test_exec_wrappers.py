@@ -1,0 +1,45 @@
+"""The exec-wrapper prefix of a command, read as the wrappers' own parsers read it (s30 tester
+K1: ``env POISSON_N={size} python3 ...`` had been read as the program ``env``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from hpcds1mpi.launch.exec_wrappers import (past_wrappers, prefix_before, program_index,
+                                            read_wrappers)
+
+
+@pytest.mark.parametrize("command, program", [
+    ("env POISSON_N=128 /usr/bin/python3 app.py", "/usr/bin/python3"),
+    ("/usr/bin/env -u HOME -i A=1 ./app", "./app"),
+    ("nice -n 5 ./app", "./app"), ("nice -5 ./app", "./app"),
+    ("numactl --cpunodebind=0 -C 0-3 --localalloc ./app", "./app"),
+    ("taskset -c 0-3 ./app", "./app"), ("stdbuf -oL ./app", "./app"),
+    ("timeout -k 5 60 ./app", "./app"), ("time -p ./app", "./app"), ("nohup ./app", "./app"),
+    ("env A=1 nice -n 5 numactl -N 0 timeout 60 ./app 3", "./app"),
+    ("./app 3", "./app"),
+])
+def test_the_program_is_the_word_after_the_prefix(command, program):
+    words = command.split()
+    assert words[program_index(words)] == program
+
+
+@pytest.mark.parametrize("command", ["env -S 'a b' ./app", "env", "timeout 60",
+                                     "numactl --unknown ./app"])
+def test_a_prefix_not_read_here_is_none_and_the_program_stays_the_first_word(command):
+    words = command.split()
+    assert read_wrappers(words) is None and program_index(words) == 0
+
+
+def test_the_environment_the_program_is_found_in_follows_env():
+    words, env = past_wrappers(["env", "-u", "GONE", "PATH=/opt/bin", "app"],
+                               {"PATH": "/usr/bin", "GONE": "1", "KEPT": "2"})
+    assert words == ["app"] and env == {"PATH": "/opt/bin", "KEPT": "2"}
+    assert past_wrappers(["env", "-i", "A=1", "app"], {"PATH": "/usr/bin"})[1] == {"A": "1"}
+    assert read_wrappers(["env", "A=1", "B=2", "app"]).assigned == (("A", "1", 1), ("B", "2", 2))
+
+
+def test_the_prefix_a_launchers_words_end_with():
+    assert prefix_before("mpiexec -n 2 --allow-run-as-root env N=128".split()) == ["env", "N=128"]
+    assert prefix_before("srun -n 2 --time 10 nice -n 5".split()) == ["nice", "-n", "5"]
+    assert prefix_before("srun -n 2".split()) == []
