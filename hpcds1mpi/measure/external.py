@@ -94,17 +94,22 @@ def check_program(tokens: list[str], env: dict | None = None, cwd: str | None = 
                           "start it through its interpreter, e.g. 'python3 app.py')")
 
 
-def unverified_launch(tokens: list[str], env: dict, max_ranks: int, readings) -> str:
+def unverified_launch(tokens: list[str], env: dict, max_ranks: int, readings,
+                      launch=None) -> str:
     """A note when nothing proves that the program's ranks are one job ("" when something
     does): several ranks, no ``--ranks-regex``, and a program whose MPI cannot be read (a
     wrapper script, an unresolved MPI-5 ABI). The launch probe then shows only that the
     launcher starts one job of ``sh``: a wrapper of another MPI's program runs as independent
     1-rank copies, each printing its time, and every run is recorded ok."""
     from hpcds1mpi.launch import mpi_family
+    from hpcds1mpi.launch.rank_program import rank_program
 
     if max_ranks <= 1 or readings.ranks is not None:
         return ""
-    program = mpi_family.program_mpi(tokens, env)
+    # the program its ranks run, on their PATH, past `env X=1` (as the pre-flight reads it)
+    ranks = rank_program(tokens, env, getattr(launch, "command", ""),
+                         getattr(launch, "args", ()))
+    program = mpi_family.program_mpi(*ranks) if ranks else mpi_family.program_mpi(tokens, env)
     if program.family in (mpi_family.OPENMPI, mpi_family.MPICH):
         return ""
     return (f"note: the launch is unverified: the program's MPI is unknown "
@@ -306,7 +311,8 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
     for line in preflight.check(launch, choice, first_tokens, first_env, plan.max_ranks):
         if say:
             say(line)
-    if say and (note := unverified_launch(first_tokens, first_env, plan.max_ranks, readings)):
+    if say and (note := unverified_launch(first_tokens, first_env, plan.max_ranks, readings,
+                                          launch)):
         say(note)
     if say and (note := threading_note(dict(first.extra)["command"], first_env,
                                        {spec.config.threads for spec in plan.runs})):
