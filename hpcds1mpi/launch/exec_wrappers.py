@@ -40,6 +40,8 @@ _WRAPPERS: dict[str, tuple[str, frozenset, str, frozenset, int]] = {
              "abdfiormRv", frozenset({"all-tasks", "batch", "deadline", "fifo", "idle",
                                       "other", "rr", "reset-on-fork", "verbose"}), 1),
 }
+#: Every exec wrapper read here, by name.
+WRAPPER_NAMES = frozenset({"env", *_WRAPPERS})
 #: env(1)'s options: flags, and those taking a value (``-u NAME``, ``-C DIR``).
 _ENV_FLAGS = frozenset({"-i", "-", "--ignore-environment", "-0", "--null", "-v", "--debug"})
 _ENV_VALUED = {"-u": "unset", "--unset": "unset", "-C": "chdir", "--chdir": "chdir"}
@@ -54,12 +56,14 @@ class ExecWrappers:
         assigned: (name, value, index of the word) of each ``NAME=VALUE`` env sets.
         unset: the names ``env -u`` removes; cleared: ``env -i`` (the program gets only
             ``assigned``).
+        chdir: the folder ``env -C DIR`` runs the program in (the last one), "" for none.
     """
 
     program_at: int = 0
     assigned: tuple[tuple[str, str, int], ...] = ()
     unset: tuple[str, ...] = ()
     cleared: bool = False
+    chdir: str = ""
 
     def environment(self, env: dict) -> dict:
         """``env`` as the program finds it after the prefix (where its PATH is searched)."""
@@ -71,14 +75,13 @@ class ExecWrappers:
 def is_wrapper(word: str) -> bool:
     """Whether ``word`` (a command's first word, with or without a folder) is an exec
     wrapper read here."""
-    name = word.rsplit("/", 1)[-1]
-    return name == "env" or name in _WRAPPERS
+    return word.rsplit("/", 1)[-1] in WRAPPER_NAMES
 
 
 def read_wrappers(words: list[str]) -> ExecWrappers | None:
     """The exec-wrapper prefix of ``words`` (see the module docstring); None where a
     wrapper's words cannot be read, or no program follows them."""
-    k, assigned, unset, cleared = 0, [], [], False
+    k, assigned, unset, cleared, chdir = 0, [], [], False, ""
     while k < len(words) and is_wrapper(words[k]):
         name = words[k].rsplit("/", 1)[-1]
         k += 1
@@ -103,6 +106,8 @@ def read_wrappers(words: list[str]) -> ExecWrappers | None:
                     return None  # -S/--split-string and the like: not read
                 if _ENV_VALUED[key] == "unset":
                     unset.append(value)
+                else:
+                    chdir = value
             while k < len(words) and ASSIGNMENT.match(words[k]):
                 found = ASSIGNMENT.match(words[k])
                 assigned.append((found.group(1), found.group(2), k))
@@ -113,7 +118,7 @@ def read_wrappers(words: list[str]) -> ExecWrappers | None:
             return None
     if k >= len(words):
         return None
-    return ExecWrappers(k, tuple(assigned), tuple(unset), cleared)
+    return ExecWrappers(k, tuple(assigned), tuple(unset), cleared, chdir)
 
 
 def _past_options(words: list[str], k: int, short_valued: str, long_valued: frozenset,

@@ -13,23 +13,20 @@ import re
 import shlex
 from typing import TYPE_CHECKING
 
+from hpcds1mpi.launch.exec_wrappers import program_index
+from hpcds1mpi.launch.wrapper_program import SETUP_COMMANDS
+
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript
 
 #: The launchers a launch line starts with, as the messages name them.
 LAUNCHERS_SAID = "srun / mpirun / mpiexec / aprun / ibrun"
-#: Commands that set up the job and run no program: skipped when looking for the program.
-_SETUP = frozenset(("export", "cd", "pushd", "popd", "source", ".", "module", "ml", "set",
-                    "setenv", "ulimit", "echo", "printf", "umask", "unset", "shift", "trap",
-                    "wait", "true", ":", "local", "declare", "readonly", "alias", "mkdir", "rm",
-                    "cp", "mv", "ln", "touch", "date", "hostname", "exit", "spack", "conda",
-                    "mamba", "micromamba", "sleep", "cat", "pwd", "ls", "scontrol", "squeue",
-                    "sacct", "nvidia-smi", "lscpu", "which", "eval"))
 #: Words that open or close a control structure (the command is the next one).
 _CONTROL = frozenset(("if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done",
                       "case", "esac", "{", "}", "(", ")", "function", "select", "!"))
-#: Words before a command that run it (the program is the next word).
-_PREFIXES = frozenset(("exec", "command", "time", "nohup", "env"))
+#: Shell words before a command that run it (the program is the next word); exec wrappers
+#: (``env``, ``time``, ``nice``, ...) are read by :mod:`~hpcds1mpi.launch.exec_wrappers`.
+_PREFIXES = frozenset(("exec", "command", "builtin"))
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 #: A redirection word (``> out``, ``2>&1``, ``<in``): the command's words end there.
 _REDIRECT = re.compile(r"^[0-9&]*[<>]")
@@ -106,6 +103,7 @@ def _command(tokens: list[str]) -> list[str] | None:
                          or _ASSIGNMENT.match(words[0])):
             words = words[1:]
         words = words[:next((i for i, w in enumerate(words) if _REDIRECT.match(w)), None)]
-        if words and words[0] not in _SETUP:
+        words = words[program_index(words):]  # past `env X=1`, `nice -n 5`, `time -p`
+        if words and words[0] not in SETUP_COMMANDS:
             return words
     return None

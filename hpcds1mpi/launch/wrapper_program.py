@@ -22,14 +22,16 @@ import re
 
 #: Shells whose scripts are read (``#!/bin/sh``, ``#!/usr/bin/env bash``).
 SHELLS = re.compile(r"^(sh|bash|dash|ksh|mksh|zsh|ash)$")
-#: Commands that set up and run no MPI program: never the script's program (s29 R1: a
-#: trailing `mv out.dat results/` or `sleep 1` had been read as the program).
-_SETUP = frozenset(("export", "cd", "pushd", "popd", "source", ".", "module", "ml", "set",
-                    "ulimit", "echo", "printf", "umask", "unset", "shift", "trap", "wait", "true",
-                    "false", ":", "local", "declare", "typeset", "readonly", "alias", "mkdir",
-                    "rm", "cp", "mv", "ln", "touch", "date", "hostname", "exit", "return",
-                    "break", "continue", "spack", "conda", "[", "[[", "test", "read", "getopts",
-                    "type", "which", "sleep", "cat", "tee", "sync", "chmod", "let"))
+#: Commands that set up a job and run no program: never a script's program (s29 R1: a
+#: trailing `mv out.dat results/` or `sleep 1` had been read as the program). Shared with
+#: :mod:`~hpcds1mpi.launch.script_unlaunched`, which looks for a program the same way.
+SETUP_COMMANDS = frozenset((
+    "export", "cd", "pushd", "popd", "source", ".", "module", "ml", "set", "setenv", "ulimit",
+    "echo", "printf", "umask", "unset", "shift", "trap", "wait", "true", "false", ":", "local",
+    "declare", "typeset", "readonly", "alias", "mkdir", "rm", "cp", "mv", "ln", "touch", "date",
+    "hostname", "exit", "return", "break", "continue", "spack", "conda", "mamba", "micromamba",
+    "[", "[[", "test", "read", "getopts", "type", "which", "sleep", "cat", "tee", "sync",
+    "chmod", "let", "pwd", "ls", "scontrol", "squeue", "sacct", "nvidia-smi", "lscpu", "eval"))
 #: Words that open a control structure, and the word that closes each.
 _OPENERS = {"if": "fi", "while": "done", "until": "done", "for": "done", "select": "done",
             "case": "esac", "{": "}"}
@@ -352,7 +354,7 @@ class _Reading:
         plain = not self.stack and after != "&" and not self.tested
         if kept[0] in ("cd", "pushd", "popd"):
             self.cwd = self._cd(kept[1:]) if plain and kept[0] == "cd" else None
-        elif kept[0] not in _SETUP and not (kept[0] == "command" and kept[1:2] in (["-v"],
+        elif kept[0] not in SETUP_COMMANDS and not (kept[0] == "command" and kept[1:2] in (["-v"],
                                                                                      ["-V"])):
             self.found.append((kept[0] == "exec", self._program(kept), plain))
 
@@ -377,33 +379,26 @@ class _Reading:
         (``-u NAME``, ``-C DIR``, ``-i``, ``--``, ``VAR=x``), ``time`` and the like, its program
         made a path where the script cd'd (s29 R4); None when its program is named by a
         variable, is a launcher, or is missing."""
+        from hpcds1mpi.launch.exec_wrappers import is_wrapper, read_wrappers
+
         rest, cwd = list(words), self.cwd
         while rest:
-            if _ASSIGNMENT.match(rest[0]) or rest[0] in ("command", "builtin", "nohup"):
+            if _ASSIGNMENT.match(rest[0]) or rest[0] in ("command", "builtin"):
                 rest = rest[1:]
-            elif rest[0] in ("exec", "time"):
-                prefix, rest = rest[0], rest[1:]
+            elif rest[0] == "exec":
+                rest = rest[1:]
                 while rest and rest[0].startswith("-"):
                     if rest[0] == "--":
                         rest = rest[1:]
                         break
-                    rest = rest[2:] if prefix == "exec" and "a" in rest[0] else rest[1:]
-            elif rest[0] == "env":
-                rest = rest[1:]
-                while rest and rest[0].startswith("-"):
-                    option, rest = rest[0], rest[1:]
-                    if option == "--":
-                        break
-                    if option in ("-u", "--unset", "-C", "--chdir"):
-                        if not rest:
-                            return None
-                        option, rest = option + "=" + rest[0], rest[1:]
-                    if option.startswith(("-C", "--chdir=")):
-                        cwd = self._into(cwd, option.partition("=")[2] or option[2:])
-                    elif not (option.startswith(("-u", "--unset=")) or option in (
-                            "-", "--ignore-environment", "--null", "--debug")
-                              or re.fullmatch(r"-[i0v]+", option)):
-                        return None  # `env -S STRING` splits a string of its own
+                    rest = rest[2:] if "a" in rest[0] else rest[1:]
+            elif is_wrapper(rest[0]):  # env, time, nice, numactl, ...: the one reader's words
+                found = read_wrappers(rest)
+                if found is None:
+                    return None  # `env -S STRING` splits a string of its own
+                if found.chdir:
+                    cwd = self._into(cwd, found.chdir)
+                rest = rest[found.program_at:]
             else:
                 break
         if not rest or rest[0] == "eval":

@@ -23,12 +23,14 @@ import os
 import shutil
 import threading
 
+from hpcds1mpi.launch.exec_wrappers import WRAPPER_NAMES
+
 #: Executables that start a launch's processes outside its own process tree.
 REMOTE_STARTERS = frozenset({"srun", "ssh", "rsh"})
-#: Programs that only start the real one (``sh -c 'exec ./app'``, ``env``, ``numactl``): under
-#: such a program every process of the launch but the launcher's own is the program's.
-WRAPPERS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "env", "time", "nice", "numactl",
-                      "taskset", "stdbuf", "timeout", "chrt"})
+#: Programs that only start the real one (``sh -c 'exec ./app'``, ``env``, ``numactl``: the
+#: exec wrappers :mod:`~hpcds1mpi.launch.exec_wrappers` reads): under such a program every
+#: process of the launch but the launcher's own is the program's.
+WRAPPERS = frozenset({"sh", "bash", "dash", "zsh", "ksh", *WRAPPER_NAMES})
 #: The launcher's own helpers, never the program: hydra's proxy, Open MPI's and PRRTE's
 #: daemons, a launcher started by a launcher.
 LAUNCHER_HELPERS = frozenset({"hydra_pmi_proxy", "hydra_bstrap_proxy", "orted", "prted",

@@ -32,6 +32,8 @@ def test_set_up_lines_redirections_and_continuations_are_read_past():
                          "env OMP_PROC_BIND=close time ./app \\\n  40 > out.txt 2>&1\n"
                          "echo done\nexit 0\n")
     assert program_line(script) == (5, "./app 40")
+    assert program_line(read_script("#!/bin/bash\n#SBATCH -N 1\nnice -n 5 taskset -c 0-1 "
+                                    "gpaw -P 2 python h2.py\n")) == (3, "gpaw -P 2 python h2.py")
     assert program_line(read_script("#!/bin/bash\n#SBATCH -N 1\nmodule list\n")) is None
     assert "and no line runs a program" in no_launch(
         read_script("#!/bin/bash\n#SBATCH -N 1\necho hi\n"))

@@ -29,6 +29,9 @@ def _script(tmp_path, text: str, name: str = "run.sh") -> str:
      ["pw.x", "-in", "x"]),
     ("#!/bin/sh\nexec >log 2>&1\n./app | tee out\n", ["./app"]),
     ('#!/bin/sh\npython3 -c "print(1)" "$@"\n', ["python3", "-c", "print(1)", "$@"]),
+    # every exec wrapper as the one reader reads it (was: `nice` read as the program)
+    ("#!/bin/sh\nexec nice -n 19 numactl --interleave=all ./app \"$@\"\n", ["./app", "$@"]),
+    ("#!/bin/sh\nexec env -C /opt/run ./app\n", ["/opt/run/app"]),
 ])
 def test_the_program_a_wrapper_names_outright_is_read(tmp_path, text, program):
     assert wrapped_program(_script(tmp_path, text)) == program
