@@ -47,7 +47,8 @@ from stat import S_ISREG
 
 from hpcds1mpi.errors import ConfigError, LaunchError
 from hpcds1mpi.measure.printable import printable
-from hpcds1mpi.measure.time_units import over_wall_problem, unit_after, unit_problem
+from hpcds1mpi.measure.time_units import (over_wall_problem, past_the_wall, unit_after,
+                                          unit_problem)
 from hpcds1mpi.schemas.limits import MAX_SECONDS
 
 #: What the telemetry's plan says ``runtime_s`` is, per choice.
@@ -405,7 +406,7 @@ class Readings:
         if value > MAX_SECONDS:
             return (f"exit 0, but the program's own time {value:g} s ({regex}) is over a year "
                     f"({MAX_SECONDS:g} s), not a runtime; fix the program's timer or the regex")
-        if value > WALL_FACTOR * wall_s + SLACK_S:  # summed over ranks or threads?
+        if value > WALL_FACTOR * wall_s + SLACK_S or past_the_wall(value, text, wall_s):
             return over_wall_problem(value, wall_s, regex, ranks, threads)
         return ""
 

@@ -220,7 +220,9 @@ def test_a_reported_time_that_cannot_be_the_runtime_is_refused(said, words):
 
 def test_a_plausible_reported_time_is_the_runtime():
     readings = Readings.of(time_regex=r"TIME=(\S+)")
-    for said, wall in (("0.4", 0.5), ("0.7", 0.5), ("0.1", 0.01), ("3.6e3", 3601.0)):
+    # within the wall, or past it by no more than the last digit printed and clock slack
+    for said, wall in (("0.4", 0.5), ("0.54", 0.5), ("0.1", 0.01), ("1", 0.7),
+                       ("3.6e3", 3601.0)):
         assert readings.time_problem(readings.read(f"TIME={said}\n"), wall) == ""
     assert "matched no number" in readings.time_problem(readings.read("nothing"), 1.0)
     assert Readings.of().time_problem({}, 1.0) == ""
@@ -285,6 +287,20 @@ def test_a_time_over_the_wall_time_of_several_threads_is_said_summed_over_them_f
     assert "wall=, not cpu=" in why
     both = readings.time_problem(readings.read(ELK_TIMINGS), 2.0, 2, threads=2)
     assert "a CPU time summed over the 4 threads (2 rank(s) x 2 threads)" in both, both
+
+
+def test_a_time_past_the_wall_time_by_more_than_its_last_digit_is_never_a_runtime():
+    """Was (s30 verifier V, N2): under 1.5x the wall time it was kept: Elk's CPU seconds over
+    2 threads, 1.39 s in a 1.29 s launch, recorded as the runtime of every threaded run."""
+    readings = Readings.of(time_regex=r"total\s+:\s+([0-9.]+)")
+    why = readings.time_problem(readings.read(ELK_TIMINGS.replace("8.03", "1.39")), 1.29, 1,
+                                threads=2)
+    assert "1.08x the launch's own wall time 1.29 s: a CPU time summed over the 2" in why, why
+    # a time within the wall, or past it by less than its last digit (rounded up), is kept
+    assert readings.time_problem(readings.read(ELK_TIMINGS.replace("8.03", "1.25")), 1.29) == ""
+    whole = Readings.of(time_regex=r"took (\d+) s")
+    assert whole.time_problem(whole.read("took 2 s\n"), 1.3) == ""
+    assert whole.time_problem(whole.read("took 3 s\n"), 1.3) != ""
 
 
 #: CP2K 2023.1 (cp2k.psmp) with MAX_SCF 2: exit 0, its SCF warning above its energy and the
