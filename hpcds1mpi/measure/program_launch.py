@@ -155,7 +155,14 @@ def _first_line(text: str, pattern: re.Pattern) -> str:
 #: MPI's "[host:pid] ..." log lines, hydra's "=   EXIT CODE: 1" box, "MPI_Abort was called",
 #: srun's status of each task ("srun: error: n2: task 1: Killed": the last line, s29 V1-1).
 LAUNCHER_LINE = re.compile(r"^\s*\[[\w.-]+:\d+\]|^\s*=|MPI_Abort|MPI_ABORT|"
-                           r"^srun: error: \S+: tasks? [\d,-]+: ", re.IGNORECASE)
+                           r"^srun: error: \S+: tasks? [\d,-]+: |"
+                           # srun ending the step after a task's exit ("srun: launch/slurm:
+                           # _step_signal: Terminating StepId=5.0" had been the reason over Open
+                           # MPI's help text, s30 verifier V N1), slurmstepd's CANCELLED banner
+                           r"^srun: (launch/slurm: |Job step aborted|Terminating |forcing job "
+                           r"termination|got SIGCONT|Force Terminated)|"
+                           r"^slurmstepd: error: \*\*\* (STEP|JOB) \S+ ON \S+ CANCELLED",
+                           re.IGNORECASE)
 #: Words of a program's own error message: LAMMPS's "ERROR on proc 0: Cannot open input
 #: script", Python's "ValueError: ...", a C program's "fatal: ...", and a solver's statement
 #: that it gave up: Quantum ESPRESSO's "convergence NOT achieved after 2 iterations: stopping",

@@ -409,6 +409,10 @@ def test_open_mpis_abort_banner_loses_to_its_help_text_saying_why():
     error = classify({**BASE, "exit_code": 1, "stdout": "", "stderr": OMPI_UNDER_SRUN_PMI2}, 5)[1]
     assert error.startswith('exit code 1: The application appears to have been direct launched '
                             'using "srun", but OMPI was not built with SLURM\'s PMI support'), error
+    stepped = OMPI_UNDER_SRUN_PMI2.replace(  # srun ending the step, after the task's exit
+        "exit code 1\n", "exit code 1\nsrun: launch/slurm: _step_signal: Terminating "
+        "StepId=56461583.0\n", 1)
+    assert classify({**BASE, "exit_code": 1, "stdout": "", "stderr": stepped}, 5)[1] == error
     banner = ("*** An error occurred in MPI_Send\n*** reported by process [1,0]\n*** on "
               "communicator MPI_COMM_WORLD\n*** MPI_ERR_RANK: invalid rank\n*** "
               "MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort,\n***    and "
