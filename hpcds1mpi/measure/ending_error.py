@@ -25,18 +25,32 @@ import re
 #: A line stating the program's own error: Elk's "Error(readspecies): ...", "ERROR: ...",
 #: LAMMPS's "ERROR on proc 0: ...", Quantum ESPRESSO's "Error in routine latgen (99):", "***
 #: ERROR: ...", "Fatal error: ...", "FATAL: ...", Intel Fortran's "forrtl: severe (29): file
-#: not found", a C program's "prog: error: ..." / "prog: fatal error: ...", Python's last
-#: traceback line "ValueError: ...", C++'s "terminate called after throwing ...".
+#: not found", a C program's "prog: error: ..." / "prog: fatal error: ..." (not a launcher's or
+#: a library's: srun's "srun: error: Not using a pseudo-terminal", slurmstepd's, hwloc's: s30
+#: tester R2), C++'s "terminate called after throwing ...". Not a Python traceback's last line:
+#: Python exits 1 on an uncaught exception, so one under an exit 0 was caught or ignored
+#: ("Exception ignored in: ..." at shutdown, a BrokenPipeError: s30 tester R1).
 ERROR_LINE = re.compile(
     r"^(?:\*+\s*)?(?:fatal\s+error|error|fatal)\b\s*(?:\([^)]*\))?"
     r"(?:\s+(?:on\s+proc(?:ess)?\s+\d+|in\s+routine\s+[^:]*|in\s+[\w.:/-]+))?\s*[:!]"
-    r"|^forrtl:\s+severe\b|^[\w./-]+:\s+(?:fatal\s+)?error:|^\w+(?:Error|Exception):\s"
+    r"|^forrtl:\s+severe\b"
+    r"|^(?!(?:srun|slurmstepd|salloc|sbatch|hwloc|mpirun|mpiexec|orterun|orted|prterun|prted|"
+    r"prte|pmix|ucx|libfabric|hydra\w*|mca\w*)\b)[\w./-]+:\s+(?:fatal\s+)?error:"
     r"|^terminate called after throwing\b", re.IGNORECASE)
 #: A line a language runtime prints at every exit, error or not: gfortran's note on the IEEE
 #: flags raised during the run (Elk's stderr under its error, s30 tester L1).
 RUNTIME_NOTE = re.compile(r"^Note: The following floating-point exceptions are signalling:")
-#: A title's message that is a value, not an error: "Error: 1.2e-05", "error: 3 %".
-_VALUE = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?(\s|%|$)")
+#: A log record in Python's default format ("ERROR:root:could not reach the server"): what the
+#: program logged on its way, not how it ended (s30 tester R1).
+LOG_RECORD = re.compile(r"^(?:ERROR|CRITICAL|FATAL):[\w.]+:")
+#: A title's message that reports no problem or a value, not an error: "Error: 1.2e-05",
+#: "error: 3 %", "Error: 1,234", "error: <1e-6", "Error: none", "Error: OK", "error: false",
+#: "error: nan", "Error: within tolerance", "Fatal: no" (s30 tester R3).
+_VALUE = re.compile(r"^(?:[~<>\u2264\u2248]\s*)?[-+]?(\d[\d,]*\.?\d*|\.\d+)([eE][-+]?\d+)?(\s|%|$)"
+                    r"|^\(?(none|no|null|nil|false|ok|okay|pass|passed|n/?a|nan|[-+]?inf"
+                    r"(inity)?|within|below|under|zero)\b\)?", re.IGNORECASE)
+#: Words that say a check passed, anywhere in the line ("Error! Check: passed").
+_PASSED = re.compile(r"\b(passed|succeeded|successful(ly)?)\b", re.IGNORECASE)
 
 
 def ending_error(streams: list[list[str]], with_message, specific: re.Pattern,
@@ -68,7 +82,8 @@ def ending_error(streams: list[list[str]], with_message, specific: re.Pattern,
             start -= 1
         for i in range(start, end + 1):
             ln = kept[i]
-            if not (specific.search(ln) or ERROR_LINE.search(ln)) or no_error.search(ln):
+            if not (specific.search(ln) or ERROR_LINE.search(ln)) or no_error.search(ln) \
+                    or LOG_RECORD.match(ln) or _PASSED.search(ln):
                 continue
             said, last = with_message(kept, i)
             if last == end and not _is_value(ln):
