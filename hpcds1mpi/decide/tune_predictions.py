@@ -115,5 +115,6 @@ def other_machine_note(bundle, partition) -> str | None:
         return None
     return (f"the model was trained on other hardware than {partition.name} "
             f"({partition.cores_per_node} cores, {partition.gpus_per_node} GPUs, "
-            f"{partition.memory_gb:g} GB); searching without it (measure here, then "
-            "`hpcds1mpi train` or `learn` on this machine's telemetry)")
+            f"{partition.memory_gb:g} GB); searching without it (a model of this machine is "
+            "trained from runs here: `hpcds1mpi train`; `learn` adds runs only to a model of "
+            "the machine they ran on)")
