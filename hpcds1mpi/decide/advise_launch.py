@@ -37,6 +37,10 @@ def launch_notes(script: "JobScript", launch: "Launch | None", command: str | No
         from hpcds1mpi.launch.script_mpi_check import launch_checks
 
         warnings, notes = launch_checks(script, job_folder)
+    if launch is not None and launch.wrapper_cleared:  # s30 tester R6: every rank failed
+        warnings.append(f"line {launch.line}: `env -i` clears the variables the launcher gives "
+                        "each rank (its MPI wire-up, PMI_* / OMPI_*), so MPI_Init fails; set "
+                        "what the program needs with `env NAME=VALUE` instead")
     differs = argument_note(launch, command)
     return warnings, notes + ([differs] if differs else [])
 

@@ -36,6 +36,9 @@ class Launch:
             "" for none: the program reads its input there, which is not read.
         origin: (the scheduler's variables, the script's assignments, how many of those come
             before this line), from which :attr:`scope` is rebuilt when asked for.
+        wrapper_unset / wrapper_cleared: the variables an ``env -u NAME`` before the program
+            removes, and whether ``env -i`` clears them all: the script's own settings do not
+            reach the program then (s30 tester R6).
     """
 
     launcher: str
@@ -53,6 +56,8 @@ class Launch:
     stdin: str = ""
     origin: tuple[dict, list, int] = field(default_factory=lambda: ({}, [], 0), repr=False,
                                            compare=False)
+    wrapper_unset: tuple[str, ...] = ()
+    wrapper_cleared: bool = False
 
     @property
     def scope(self) -> dict:

@@ -296,6 +296,7 @@ def _launch(script: JobScript, command: list[Word], prefix: list[Word], number: 
             for _, _, k in found.assigned:
                 _launch_env(launch, operands[k], number, scope, budget)
             operands = operands[found.program_at:]
+            launch.wrapper_unset, launch.wrapper_cleared = found.unset, found.cleared
         program = operands[0]
         launch.program_raw = program.text
         launch.program = expand(program.text, scope, budget)

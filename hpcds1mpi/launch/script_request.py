@@ -396,10 +396,10 @@ def _assigned_values(launch: "Launch", tokens: list[str]) -> list[int]:
     """The sizes given where the measured command's exec-wrapper prefix has ``NAME={size}``
     (``env POISSON_N={size} ...``): ``NAME`` as the launch line sets it (``env NAME=320``,
     ``-x NAME=320``), else as the script does before it (``export``) (s30 tester K1)."""
-    found = read_wrappers(tokens) if tokens and is_wrapper(tokens[0]) else None
-    values = []
-    for name, recorded, _ in found.assigned if found else ():
-        given = launch.env[name][0] if name in launch.env else launch.scope.get(name)
+    found, values = read_wrappers(tokens) if tokens and is_wrapper(tokens[0]) else None, []
+    for name, recorded, _ in found.assigned if found else ():  # not one `env -u` removes
+        given = launch.env[name][0] if name in launch.env else None if launch.wrapper_cleared \
+            or name in launch.wrapper_unset else launch.scope.get(name)  # (s30 tester R6)
         if "{size}" in recorded and given is not None and (m := re.fullmatch(
                 word_pattern(recorded, "size", f"({SIZE_DIGITS})"), given)):
             values += [int(v) for v in m.groups()]

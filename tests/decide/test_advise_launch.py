@@ -109,3 +109,17 @@ def test_srun_of_an_open_mpi_program_after_a_module_line_is_warned_about(tmp_pat
     assert a.warnings == [] and any("srun --mpi=list" in n for n in a.notes), a.notes
     a = advise(text, bundle, fake_places("cpu"), size=1024)  # text alone: no file is read
     assert a.warnings == [] and not any("srun" in n for n in a.notes)
+
+
+def test_env_i_before_the_program_is_warned_about():
+    """Was (s30 tester R6): `srun env -i ./hello` was advised as usual; every rank failed in
+    MPI_Init (the launcher's wire-up variables cleared)."""
+    from hpcds1mpi.decide.advise_launch import launch_notes
+
+    script = read_script("#!/bin/bash\n#SBATCH -n 2\nsrun env -i ./hello 40\n")
+    warnings, _ = launch_notes(script, script.launches[0], "./hello {size}", None)
+    assert warnings == ["line 3: `env -i` clears the variables the launcher gives each rank "
+                        "(its MPI wire-up, PMI_* / OMPI_*), so MPI_Init fails; set what the "
+                        "program needs with `env NAME=VALUE` instead"]
+    plain = read_script("#!/bin/bash\n#SBATCH -n 2\nsrun env A=1 ./hello 40\n")
+    assert launch_notes(plain, plain.launches[0], "./hello {size}", None)[0] == []

@@ -161,3 +161,12 @@ def test_the_size_is_read_where_the_measured_command_sets_it_in_env(script):
     launch = read_script(f"#SBATCH -n 2\n{script}\n").launches[0]
     template = "env POISSON_N={size} /usr/bin/python3 poisson_cfg.py"
     assert sr.size_from(launch, template) == 320 and sr.fits_command(launch, template) == 2
+
+
+@pytest.mark.parametrize("line", ["srun env -u POISSON_N /usr/bin/python3 poisson_cfg.py",
+                                  "srun env -i /usr/bin/python3 poisson_cfg.py"])
+def test_a_size_the_launch_line_removes_with_env_is_not_read(line):
+    """Was (s30 tester R6): `export SZ=4000000; srun env -u SZ ./hello` read as size 4000000,
+    though the program never got SZ."""
+    launch = read_script(f"#SBATCH -n 2\nexport POISSON_N=320\n{line}\n").launches[0]
+    assert sr.size_from(launch, "env POISSON_N={size} /usr/bin/python3 poisson_cfg.py") is None
