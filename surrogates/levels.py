@@ -32,6 +32,7 @@ the common case, never pay for reading the rows).
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -40,8 +41,9 @@ from typing import TYPE_CHECKING
 from hpcds1mpi.errors import ModelError
 from hpcds1mpi.launch.sweep_step import ABSENT_IS_NONE, READING_KEYS
 
-from .program_command import commands_of
+from .program_command import RUN_KEYS, command_runs
 from .program_launcher import launch_dict, launch_of, one_recorded
+from .setup_times import setup_seconds
 # The words for a runtime source, kept under the names this module has always exported.
 from .runtime_words import OWN_TIME as _OWN_TIME
 from .runtime_words import UNKNOWN, runtime_line
@@ -91,6 +93,12 @@ class MeasuredLevels:
         launched_with: how a program's rows were launched (the telemetry's ``launch``:
             launcher, command, args, mpi; :mod:`.program_launcher`), which a job script
             repeats where no cluster file names a launcher; None when not recorded or mixed.
+        command_configs: per command line (``command``, then ``other_commands``), the
+            configurations its rows ran (:data:`~.program_command.RUN_KEYS` tuples), so that a
+            script runs the line its pick ran (s30 tester O3); () in a bundle older than it.
+        setup_s: a program's longest ``--setup`` seconds per configuration label, and of all
+            under "" (:func:`~.setup_times.setup_seconds`), which a script's time limit adds
+            (s30 tester O1); None without a setup, or in a bundle older than it.
     """
 
     workload: str
@@ -106,6 +114,8 @@ class MeasuredLevels:
     measured_with: dict | None = None
     other_commands: tuple = ()
     launched_with: dict | None = None
+    command_configs: tuple = ()
+    setup_s: dict | None = None
 
     @property
     def max_ranks_per_node(self) -> int:
@@ -133,7 +143,21 @@ class MeasuredLevels:
                    measured_with=_measure_dict(data.get("measured_with")),
                    other_commands=tuple(c for c in others if isinstance(c, str) and c)
                    if isinstance(others, (list, tuple)) else (),
-                   launched_with=launch_dict(data.get("launched_with")))
+                   launched_with=launch_dict(data.get("launched_with")),
+                   command_configs=_configs(data.get("command_configs"),
+                                            1 + len(others or ()) if command else 0),
+                   setup_s=_seconds_dict(data.get("setup_s")))
+
+
+def _configs(value, lines: int) -> tuple:
+    """``command_configs`` as stored (lists), as tuples; () when damaged or not one per line."""
+    if not isinstance(value, list) or len(value) != lines:
+        return ()
+    try:
+        return tuple(tuple(tuple(run) for run in runs if len(run) == len(RUN_KEYS))
+                     for runs in value)
+    except TypeError:
+        return ()
 
 
 def _numbered_alike(lines: list) -> bool:
@@ -165,7 +189,8 @@ def levels_from_frame(frame: "pd.DataFrame") -> dict[str, MeasuredLevels]:
     for workload, rows in ran.groupby(ran["workload"].astype(str), sort=True):
         kinds = set(rows["kind"].dropna().astype(str)) if "kind" in rows.columns else set()
         external = "external" in kinds or not _is_kernel(workload)
-        commands = commands_of(rows) if "external" in kinds else ()
+        lines = command_runs(rows) if "external" in kinds else ()
+        commands = tuple(line for line, _ in lines)
 
         def levels(col: str, number: bool = False) -> tuple:
             if col not in rows.columns:
@@ -186,8 +211,20 @@ def levels_from_frame(frame: "pd.DataFrame") -> dict[str, MeasuredLevels]:
                                        if "external" in kinds else None,
                                        other_commands=commands[1:],
                                        launched_with=launch_of(rows)
+                                       if "external" in kinds else None,
+                                       command_configs=tuple(runs for _, runs in lines),
+                                       setup_s=(setup_seconds(rows) or None)
                                        if "external" in kinds else None)
     return out
+
+
+def _seconds_dict(value) -> dict | None:
+    """``value`` as label -> seconds (finite, >= 0), or None when it is not one."""
+    if not isinstance(value, dict):
+        return None
+    out = {str(k): float(v) for k, v in value.items()
+           if isinstance(v, (int, float)) and math.isfinite(v) and v >= 0}
+    return out or None
 
 
 def _measure_dict(value) -> dict | None:
@@ -242,15 +279,17 @@ def runtime_conflicts(levels: dict[str, MeasuredLevels]) -> list[str]:
 def mixed_commands(levels: dict[str, MeasuredLevels]) -> list[str]:
     """One line per program whose rows ran several command lines (``learn`` on a sweep with an
     option added or changed): its rows are fitted as one program, ``advise`` knows it by any of
-    them, and a script ``recommend`` writes runs the one most rows ran."""
+    them, and a script ``recommend`` writes runs the one its picked configuration ran
+    (:func:`~.program_command.command_for`)."""
     lines = []
     for name, lv in sorted(levels.items()):
         if lv.external and lv.command and lv.other_commands:
             others = "; ".join(repr(c) for c in lv.other_commands)
             lines.append(f"note: the runs of {name} ran {1 + len(lv.other_commands)} command "
-                         f"lines, fitted as one program: {lv.command!r} (most runs; what a "
-                         f"script from recommend runs) and {others}; if they compute different "
-                         "things, sweep them under separate --label names")
+                         f"lines, fitted as one program: {lv.command!r} (most runs) and "
+                         f"{others}; a script from recommend runs the one its pick ran; if "
+                         "they compute different things, sweep them under separate --label "
+                         "names")
     return lines
 
 

@@ -42,6 +42,11 @@ def command_of(rows: "pd.DataFrame") -> str:
 
 
 def commands_of(rows: "pd.DataFrame") -> tuple[str, ...]:
+    """A program's command lines (see :func:`command_runs`), the one most rows ran first."""
+    return tuple(line for line, _ in command_runs(rows))
+
+
+def command_runs(rows: "pd.DataFrame") -> tuple[tuple[str, tuple[tuple, ...]], ...]:
     """A program's command lines from its rows' ``command`` (launcher and program, as
     launched): the launcher dropped (read as a script's launch line is), every word whose value
     follows the row's ``size`` (or another placeholder that varied) written back as ``{size}``
@@ -50,8 +55,10 @@ def commands_of(rows: "pd.DataFrame") -> tuple[str, ...]:
     A line that its row's :data:`TEMPLATE_COLUMN` fills to (the row's placeholder values put
     in) is that template. Other lines that differ only where a placeholder's value did, inside
     a word too, are one command line; any other difference (a word more, another ``-nsteps``)
-    makes another. Returns one per command line, the one most rows ran first (a tie: the one
-    run last), then the others by rows; () when no line can be read.
+    makes another. Returns (command line, the configurations its rows ran: sorted distinct
+    :data:`RUN_KEYS` tuples) per command line, the one most rows ran first (a tie: the one run
+    last), then the others by rows; () when no line can be read. A script runs the line its
+    picked configuration ran (:func:`command_for`: s30 tester O3).
 
     Before, rows of two command lines gave "" (no command at all), and ``advise`` no longer
     knew the program or where its size is."""
@@ -61,7 +68,8 @@ def commands_of(rows: "pd.DataFrame") -> tuple[str, ...]:
         return ()
     if "kind" in rows.columns:
         rows = rows[rows["kind"].astype(str) == "external"]
-    groups: list[dict] = []  # {"runs": [(words, values)], "rows": n, "last": row position}
+    groups: list[dict] = []  # {"runs": [(words, values)], "rows": n, "last": row position,
+    #                            "configs": {RUN_KEYS tuple of each row}}
     group_of: dict[str, dict | None] = {}  # each distinct line -> its group (None: unreadable)
     for at, row in enumerate(rows.to_dict("records")):
         text = row.get("command")
@@ -78,10 +86,62 @@ def commands_of(rows: "pd.DataFrame") -> tuple[str, ...]:
         if group is not None:
             group["rows"] += 1
             group["last"] = at
+            group["configs"].add(_run_key(row))
     _join_given(groups)
     groups.sort(key=lambda g: (g["rows"], g["last"]), reverse=True)
-    found = (g["given"] or _template(g["runs"]) for g in groups)
-    return tuple(dict.fromkeys(t for t in found if t is not None))
+    found: dict[str, set] = {}
+    for group in groups:
+        line = group["given"] or _template(group["runs"])
+        if line is not None:
+            found.setdefault(line, set()).update(group["configs"])
+    return tuple((line, tuple(sorted(configs))) for line, configs in found.items())
+
+
+#: What says which configuration a row ran, in the order :func:`command_runs` keeps it.
+RUN_KEYS = ("nodes", "ranks_per_node", "threads", "device", "precision", "size", "ok")
+
+
+def _run_key(row: dict) -> tuple:
+    """``row``'s :data:`RUN_KEYS` (numbers as int, -1 unknown; ``ok``: 1 when it ran ok)."""
+    def number(key: str) -> int:
+        try:
+            return int(float(row.get(key)))
+        except (TypeError, ValueError):
+            return -1
+    return (number("nodes"), number("ranks_per_node"), number("threads"),
+            str(row.get("device") or ""), str(row.get("precision") or ""), number("size"),
+            int(str(row.get("status") or "ok") == "ok"))
+
+
+def command_for(lines: tuple[tuple[str, tuple[tuple, ...]], ...], pick: dict,
+                size: float) -> tuple[str, str]:
+    """(the command line of ``lines`` (:func:`command_runs`) that the picked configuration
+    ``pick`` (``nodes``, ``ranks_per_node``, ``threads``, ``device``, ``precision``) ran with,
+    at the measured size nearest ``size``; how it was chosen, in words).
+
+    Where ``pick`` was never measured, the line of the nearest measured configuration of the
+    same rank count (its threads, device, precision, nodes, then size); where no run had that
+    many ranks, the line most rows ran (the first). An ok run counts before a failed one.
+    Before, a script always ran the line most rows ran: ``icoFoam -parallel``, swept at 2
+    ranks, at the 1 rank picked ("attempt to run parallel on 1 processor", s30 tester O3)."""
+    want = (int(pick["nodes"]), int(pick["ranks_per_node"]), int(pick["threads"]),
+            str(pick["device"]), str(pick["precision"]))
+    ranks = want[0] * want[1]
+    best, key_of_best = None, None
+    for order, (line, configs) in enumerate(lines):
+        for nodes, per_node, threads, device, precision, at, ok in configs:
+            if nodes * per_node != ranks:
+                continue
+            key = ((nodes, per_node, threads, device, precision) != want, 1 - ok,
+                   abs(threads - want[2]), device != want[3], precision != want[4],
+                   nodes != want[0], abs(at - size), order)
+            if key_of_best is None or key < key_of_best:
+                best, key_of_best = line, key
+    if best is None:
+        return (lines[0][0] if lines else ""), "no run had that many ranks: the line most runs ran"
+    how = "the line this configuration ran" if not key_of_best[0] else \
+        "the line the nearest measured configuration of as many ranks ran"
+    return best, how
 
 
 def _given_template(template, run: tuple) -> str | None:
@@ -113,6 +173,7 @@ def _join_given(groups: list[dict]) -> None:
             home["runs"] += group["runs"]
             home["rows"] += group["rows"]
             home["last"] = max(home["last"], group["last"])
+            home["configs"] |= group["configs"]
             groups.remove(group)
 
 
@@ -124,7 +185,7 @@ def _group_for(groups: list[dict], run: tuple, given: str | None = None) -> dict
         if group["given"] == given and (given or _template([*group["runs"], run]) is not None):
             group["runs"].append(run)
             return group
-    groups.append({"runs": [run], "rows": 0, "last": -1, "given": given})
+    groups.append({"runs": [run], "rows": 0, "last": -1, "given": given, "configs": set()})
     return groups[-1]
 
 
@@ -204,4 +265,5 @@ def _plain(value) -> str:
     return "" if value is None else str(value)
 
 
-__all__ = ["command_of", "commands_of", "launched_words"]
+__all__ = ["RUN_KEYS", "command_for", "command_of", "command_runs", "commands_of",
+           "launched_words"]

@@ -328,9 +328,12 @@ def _summary_line(summary: dict, out: str) -> str:
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary.get("statuses", {}).items()))
     raced = (f"; {summary['raced_out']} race runs not needed: their problem's best was "
              "settled" if summary.get("raced_out") else "")
+    from hpcds1mpi.measure.setup_command import setup_failed_words
+
     n = summary["configs"]
     return (f"hpcds1mpi sweep: {n} configuration{'s' if n != 1 else ''} into {out} "
-            f"({statuses or 'nothing new'}; {summary.get('skipped', 0)} already done{raced}) in "
+            f"({statuses or 'nothing new'}{setup_failed_words(summary)}; "
+            f"{summary.get('skipped', 0)} already done{raced}) in "
             f"{summary['sweep_s']:.1f} s, of which measured {summary['measured_s']:.1f} s")
 
 

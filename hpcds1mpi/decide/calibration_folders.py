@@ -10,9 +10,10 @@ def step_folders(steps, size: int, measure: dict | None) -> dict:
     """What a calibration script says and checks of its steps' ``--workdir`` folders: the
     template's values (``jobscripts/calibration.sbatch.j2``), {} without ``--workdir``.
 
-    The sweep never creates a folder (an empty one would lack the program's input,
-    :mod:`~hpcds1mpi.measure.workdirs`), so each step with a missing folder failed alike, one
-    after another (s28 tester Y2); the script checks them all before its first step instead.
+    Without ``--setup`` the sweep never creates a folder (an empty one would lack the
+    program's input, :mod:`~hpcds1mpi.measure.workdirs`), so each step with a missing folder
+    failed alike, one after another (s28 tester Y2); the script checks them all before its
+    first step instead. With one, each step's sweep creates its folder for the setup.
 
     Args:
         steps: the steps as the script measures them (:class:`~hpcds1mpi.launch.scripts.

@@ -146,8 +146,9 @@ def calibration_measurement(levels, given: dict | None = None) -> tuple[dict, li
         # An absolute one is itself wherever the job is submitted from (s29 V1-2).
         where = "" if os.path.isabs(workdir) else ", from the folder you submit in"
         notes.append(f"each step runs in --workdir {workdir!r} (placeholders filled per "
-                     f"step{where}): create those folders, with the program's input, before "
-                     "you submit")
+                     f"step{where}): " + ("its --setup prepares them (a missing one is "
+                     "created for it)" if options.get("setup") else "create those folders, "
+                     "with the program's input, before you submit"))
     if levels is not None:  # the steps launch it as its sweep did (s29 V2-5); {}: not recorded
         from hpcds1mpi.launch.script_launcher import LAUNCHED_WITH
 

@@ -27,6 +27,9 @@ class MeasuredRun:
             :func:`~hpcds1mpi.launch.script_launcher.retrain_hint`).
         setup: the sweep's ``--setup`` filled for the configuration, run in ``folder`` before
             the launch; None: none.
+        setup_s: seconds the job's time limit adds for the setup (its longest measured
+            ``setup_s`` for the pick, else for the program: s30 tester O1); 0: none known.
+        setup_from: where ``setup_s`` comes from, for the script's summary comment.
     """
 
     cluster: object
@@ -34,6 +37,8 @@ class MeasuredRun:
     notes: tuple = ()
     hint: str = ""
     setup: str | None = None
+    setup_s: float = 0.0
+    setup_from: str = ""
 
 
 def measured_run(rec, scheduler: str) -> MeasuredRun:
@@ -49,24 +54,33 @@ def measured_run(rec, scheduler: str) -> MeasuredRun:
     notes = []
     workdir = (levels.measured_with or {}).get("workdir") or ""
     folder = folder_of(workdir, rec.picked.choice.config(), rec.size) if workdir else None
+    setup = (levels.measured_with or {}).get("setup") or None
     if folder:  # never created: an empty folder would lack the program's input
         import os.path
 
         # An absolute folder is itself wherever the job is submitted from (s29 V1-2).
         where = ("" if os.path.isabs(folder) else
                  ", in the folder you submit from: create it there")
-        notes.append(f"the job runs the program in {folder!r} (its sweep's --workdir "
-                     f"{workdir!r} for this configuration){where or ': create it'} with the "
-                     "program's input before you submit; the job checks it first")
+        said = (f"the job runs the program in {folder!r} (its sweep's --workdir {workdir!r} "
+                "for this configuration)")
+        notes.append(f"{said}, created if missing for the --setup to prepare" if setup else
+                     f"{said}{where or ': create it'} with the program's input before you "
+                     "submit; the job checks it first")  # with --setup: as the sweep (N7a)
     hint = retrain_hint(bool(levels.launched_with), cluster)
     cluster, launch_note = measured_cluster(cluster, scheduler, levels.launched_with)
     if launch_note:
         notes.append(f"the script {launch_note}")
-    setup = (levels.measured_with or {}).get("setup") or None
     if setup:
         from hpcds1mpi.measure.setup_command import filled_setup
 
         setup = filled_setup(setup, rec.picked.choice.config(), rec.size)
         notes.append(f"the job runs the sweep's --setup {setup!r} first (for this "
                      "configuration), and stops if it fails")
-    return MeasuredRun(cluster, folder, tuple(notes), hint=hint, setup=setup)
+    from hpcds1mpi.surrogates.setup_times import setup_allowance
+
+    # a bundle from before its levels kept them (s30 tester O1): none known
+    setup_s, setup_from = setup_allowance(getattr(levels, "setup_s", None),
+                                          rec.picked.choice.config().label()) if setup \
+        else (0.0, "")
+    return MeasuredRun(cluster, folder, tuple(notes), hint=hint, setup=setup, setup_s=setup_s,
+                       setup_from=setup_from)

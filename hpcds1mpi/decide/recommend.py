@@ -25,6 +25,7 @@ from hpcds1mpi.decide.confidence import ConfidenceModel
 from hpcds1mpi.decide.energy_floor import idle_watts
 from hpcds1mpi.decide.failure_history import FailureHistory, default_history_path
 from hpcds1mpi.decide.measured_here import failed_here_note
+from hpcds1mpi.decide.picked_command import picked_command
 from hpcds1mpi.decide.calibration_sweep import calibration_steps, no_calibration_note
 from hpcds1mpi.decide.recommendation import (
     Place, Recommendation, format_energy, format_memory, format_time)
@@ -381,12 +382,15 @@ def conclude(prep: Prepared, verdict) -> Recommendation:
                            f": best there {format_time(p['runtime_s'])}, {format_energy(p['energy_j'])}"
                            f" vs {format_time(best['runtime_s'])}, {format_energy(best['energy_j'])}"
                            f" on {picked.label}")
+    command, said = picked_command(bundle, prep.offer.levels, _program_command(
+        bundle, prep.offer.levels), picked.choice.pick if picked else None, size)  # s30 O3
+    notes = [*notes, said] if said else notes
     rec = Recommendation(workload, size, objective, prep.all_places, picked, verdict,
                          _energy_label(bundle), clusters=clusters,
                          left_out=list(prep.offer.left_out), notes=list(prep.notes) + notes,
                          wall_per_runtime=getattr(prep.offer.levels, "wall_per_runtime", 1.0),
                          extrapolated=extrapolated,
-                         program_command=_program_command(bundle, prep.offer.levels),
+                         program_command=command,
                          program_levels=prep.offer.levels)  # its --workdir, launcher (s29 A1, B4)
     if verdict.verdict == "escalate":
         rec.picked = None

@@ -399,17 +399,19 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
                 "\"./app --n {size}\"")
         program = f"hpcds1mpi run {rec.workload} --size {rec.size} --threads {{threads}} " \
                   "--device {device} --precision {precision}"
-    if time_limit_s is None:
-        limit = directives.time_limit_s(r["runtime_hi"] * rec.wall_per_runtime)
+    from hpcds1mpi.decide.measured_run import measured_run
+
+    run = measured_run(rec, scheduler)  # the sweep's folder and launcher (s29 tester A1, B4)
+    if time_limit_s is None:  # plus the sweep's --setup, which the job runs first (s30 O1)
+        limit = directives.time_limit_s(r["runtime_hi"] * rec.wall_per_runtime + run.setup_s)
         whence = (f"; time limit allows {rec.wall_per_runtime:.3g}x the predicted time, the "
                   "measured launch wall per reported second" if rec.wall_per_runtime > 1 else "")
+        whence += (f"; time limit adds {format_time(run.setup_s)} for the --setup "
+                   f"({run.setup_from})" if run.setup_s > 0 else "")
     else:
         limit = int(math.ceil(max(60.0, float(time_limit_s)) / 60.0) * 60)
         whence = f"; time limit {time_limit_from}"
     cfg = ch.config()
-    from hpcds1mpi.decide.measured_run import measured_run
-
-    run = measured_run(rec, scheduler)  # the sweep's folder and launcher (s29 tester A1, B4)
     # Host memory per node: a GPU row's need is per GPU (one rank per GPU), a CPU row's per node.
     need = r["mem_need_mb"] * (cfg.ranks_per_node if cfg.device == "gpu" else 1)
     job = directives.BatchJob(
@@ -424,7 +426,9 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
                  f"{rec.verdict.verdict}{whence}"))
     from hpcds1mpi.launch.program import size_not_given_note
 
-    size_note = size_not_given_note(program, rec.size, rec.program_command)
+    swept = getattr(rec.program_levels, "measured_with", None) or {}  # the script repeats them
+    size_note = size_not_given_note(program, rec.size, rec.program_command,
+                                    carried_by=(swept.get("setup"), swept.get("workdir")))
     notes = [*notes, *run.notes, *([size_note] if size_note else [])]
     return scripts.render(job, scheduler, default_queue=default_queue,
                           notes=list(dict.fromkeys(notes)), folder=run.folder, hint=run.hint,

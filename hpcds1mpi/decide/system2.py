@@ -91,13 +91,16 @@ class Trial:
     #: not counted against the budget).
     stored: str = ""
     energy_source: str = ""
+    #: The sweep's notes on this run (it exited 0 but said it did not converge: s30 tester
+    #: N3; :func:`hpcds1mpi.measure.trials.run_notes`), said after its line.
+    notes: tuple = ()
 
     def as_dict(self) -> dict:
         out = {**self.config.as_dict(), "label": self.config.label(), "status": self.status,
                "value": self.value, "runtime_s": self.runtime_s, "energy_j": self.energy_j,
                "noise": self.noise, "decision": self.decision, "reason": self.reason,
                "expected_gain": self.expected_gain, "run_id": self.run_id,
-               "stored": self.stored}
+               "stored": self.stored, "notes": list(self.notes)}
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
                 for k, v in out.items()}
 
@@ -233,7 +236,8 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
                       run_id=str(row.get("run_id", "")),
                       measured_s=float(row.get("measured_s") or 0.0),
                       stored=str(row.get("stored") or ""),
-                      energy_source=str(row.get("energy_source") or ""))
+                      energy_source=str(row.get("energy_source") or ""),
+                      notes=tuple(str(n) for n in row.get("notes") or ()))
         if status == "ok" and math.isfinite(value):
             if math.isfinite(trial.noise) and trial.noise > 0:
                 noises.append(trial.noise)
@@ -268,6 +272,8 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
             f"{' modelled' if objective == 'energy' and 'modelled' in trial.energy_source else ''}"
             f" -> {trial.decision} ({trial.reason})"
             + (f"; {trial.stored}" if trial.stored else ""))
+        for note in trial.notes:
+            say(note)
         return trial
 
     run(start, float("nan"))

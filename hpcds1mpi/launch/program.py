@@ -258,14 +258,18 @@ def environment(config: Configuration, *, binds_cores: bool,
     return env
 
 
-def size_not_given_note(program: str | Sequence[str], size: int, measured: str = "") -> str | None:
+def size_not_given_note(program: str | Sequence[str], size: int, measured: str = "",
+                        carried_by: Sequence[str] = ()) -> str | None:
     """The comment for a script of ``program`` recommended for ``size`` whose command does not
     carry it (no ``{size}``): the size lives in the program's input, which the script does not
     show (s28 testers U, T: ABINIT's ``abinit si.abi``, CP2K's ``-i h2o.inp`` while the model
     measured ``-i h2o-{size}.inp``); ``measured``, the command its sweep ran, is named where it
-    differs. None when the command carries the size, or is our own ``hpcds1mpi run``."""
+    differs. None when the command carries the size, or is our own ``hpcds1mpi run``, or one
+    of ``carried_by`` does (its sweep's ``--setup`` or ``--workdir``, which the script repeats
+    filled for the size: an input written from ``{size}``, s30 testers N7b, O7)."""
     text = program if isinstance(program, str) else " ".join(program)
-    if "{size}" in text or text.startswith("hpcds1mpi run "):
+    if "{size}" in text or text.startswith("hpcds1mpi run ") or \
+            any("{size}" in (other or "") for other in carried_by):
         return None
     said = f"; it was measured as {measured!r}" if measured and measured != text else ""
     return (f"the command carries no {{size}}: the prediction is for size {size}, which must "

@@ -106,7 +106,8 @@ def render(job: BatchJob, scheduler: str = "slurm", *, default_queue: bool = Fal
     memory the script asks for, or why it asks for none (:func:`memory_note`). ``folder``:
     where the program runs, relative to the submit folder (its sweep's ``--workdir``, filled:
     s29 tester A1; an absolute one is itself); the job checks it exists, as a calibration
-    sweep does, then enters it. ``hint``: added to a refusal of the launcher
+    sweep does (with a ``setup``, which writes the input there, creates it, as the sweep did:
+    s30 tester N7a), then enters it. ``hint``: added to a refusal of the launcher
     (:func:`~hpcds1mpi.launch.script_launcher.retrain_hint`). ``setup``: the sweep's
     ``--setup``, filled, run there through ``/bin/sh -c`` (as the sweep ran it) before the
     launch; the job stops if it fails."""
@@ -274,7 +275,7 @@ def render_calibration(steps: Sequence[CalibrationStep], partition: "Partition",
     whether the runs are of a machine the model was not trained on (its comment then names
     ``train``, else ``learn``; None: both, as not known). ``folders``: steps -> the template's
     values for the steps' ``--workdir`` folders, which the script lists and checks before its
-    first step (:func:`hpcds1mpi.decide.calibration_sweep.step_folders`, given by the caller:
+    first step (unless ``measure`` has a ``setup``: each step's sweep then creates them) (:func:`hpcds1mpi.decide.calibration_sweep.step_folders`, given by the caller:
     it reads the measure stage's folder rule).
 
     Raises:
@@ -325,6 +326,8 @@ def render_calibration(steps: Sequence[CalibrationStep], partition: "Partition",
                                 workload=workload, size=int(size),
                                 telemetry=shlex.quote(telemetry), steps=rendered_steps,
                                 **(folders(steps) if folders is not None else {}),
+                                # its sweep makes the folders its --setup fills (s30 N7a)
+                                step_setup=bool(measure.get("setup")),
                                 # undefined in the template when not known: both commands
                                 **({} if new_machine is None else {"new_machine": new_machine})))
 

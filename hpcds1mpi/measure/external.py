@@ -58,8 +58,8 @@ from hpcds1mpi.measure.plan import RunSpec, SweepPlan
 from hpcds1mpi.measure.program_launch import classify, launch_once, launch_problem
 from hpcds1mpi.measure.progress import Progress
 from hpcds1mpi.measure.reachable_nodes import check_nodes_reachable
-from hpcds1mpi.measure.setup_command import filled_setup, run_setup
-from hpcds1mpi.measure.workdirs import shared_folder_note, workdir_of
+from hpcds1mpi.measure.setup_command import failed_in_setup, set_up
+from hpcds1mpi.measure.workdirs import prepare_folders, shared_folder_note, workdir_of
 
 
 def check_program(tokens: list[str], env: dict | None = None, cwd: str | None = None,
@@ -185,22 +185,6 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
             "rss_source": rss_source, "warning": warning}
 
 
-def _set_up(setup: str | None, spec: RunSpec, env: dict, cwd: str | None,
-            timeout: float) -> dict | None:
-    """Run ``setup`` for ``spec`` (:func:`~hpcds1mpi.measure.setup_command.run_setup`):
-    None when there is none or it succeeded, else the configuration's failed measurement in
-    :func:`_measure`'s shape, nothing launched (its time is no launch's: not in the row)."""
-    if not setup:
-        return None
-    done = run_setup(filled_setup(setup, spec.config, spec.size), env, cwd, timeout)
-    if not done.reason:
-        return None
-    return {"status": "failed", "error": done.reason, "exit_code": done.exit_code
-            if done.exit_code is not None else -9, "walls": [], "times": [], "foms": [],
-            "cpu_s": float("nan"), "rss_mb": float("nan"), "rss_source": "",
-            "warning": ("", "")}
-
-
 def _row_values(m: dict) -> dict:
     """The measured columns of one run from :func:`_measure`'s result."""
     import numpy as np
@@ -256,7 +240,8 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
                  workdir: str | None = None, say=None, setup: str | None = None) -> dict:
     """Launch every configuration of ``plan`` (repeated) and record it in ``out``.
 
-    Runs already in ``out`` are skipped, except ``interrupted`` ones (run again).
+    Runs already in ``out`` are skipped, except ``interrupted`` ones and those that failed in
+    their setup (run again).
 
     Args:
         choice: a :class:`~hpcds1mpi.launch.preflight.LaunchChoice` (else from ``launcher`` /
@@ -293,14 +278,13 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
     choice = choice or preflight.LaunchChoice(launcher, mpi)
     launch = choice.launcher_for(partition.cores_per_node)
     check_nodes_reachable(plan, launch)  # s29 tester A8: every run failed, after the probe
+    created = prepare_folders(workdir, plan.runs, bool(setup))  # --setup fills them (N7a)
     for spec in plan.runs:
-        folder = workdir_of(workdir, spec)
-        if folder is not None and not os.path.isdir(folder):
-            raise ConfigError(f"--workdir {folder!r} (for size {spec.size} "
-                              f"{spec.config.label()}) is not a folder; create it (with the "
-                              "program's input) first")
         readings.check_output_path(readings.output_path(
-            folder, placeholder_values(spec.config, spec.size)))
+            workdir_of(workdir, spec), placeholder_values(spec.config, spec.size)))
+    if say and created:
+        say(f"created {len(created)} --workdir folder(s) for --setup to prepare: "
+            f"{', '.join(created[:3])}{', ...' if len(created) > 3 else ''}")
     if resume:
         check_resumed(out, plan.source.get("command", ""), readings,
                       plan.source.get("label", "external"), setup=setup)
@@ -353,7 +337,8 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
         writer.machine(fp)
         machine_id = fp["machine_id"]
         sweep_id = hashlib.sha1(json.dumps(plan.source, sort_keys=True).encode()).hexdigest()[:12]
-        done_keys = {k for k, r in writer.store.runs.items() if settled(r)}
+        done_keys = {k for k, r in writer.store.runs.items()  # its program never ran: again
+                     if settled(r) and not failed_in_setup(r)}
         todo = [s for s in plan.runs if (machine_id, s.run_id) not in done_keys]
         model = meters.power_model(partition)
         # Asked once: a stale SLURM_JOB_ID is ignored, never blamed for the program's failure.
@@ -364,7 +349,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
         bar = Progress(len(todo), enabled=progress)
         counts: dict[str, int] = {}
         sweep_start = time.perf_counter()
-        measured = 0.0
+        measured, setup_failed = 0.0, 0
         for done, spec in enumerate(todo):
             row = base_row(spec, machine_id, partition, sweep_id)
             program = dict(spec.extra)["command"]
@@ -391,9 +376,10 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
             env = dict(os.environ)
             env.update(launch.environment(spec.config))
             try:
-                m = _set_up(setup, spec, env, workdir_of(workdir, spec), plan.timeout) or \
-                    _measure(tokens, env, workdir_of(workdir, spec), plan, readings, spec,
-                             format_command(program, spec)[0], accounting)
+                failed, row["setup_s"] = set_up(setup, spec, env, workdir_of(workdir, spec),
+                                                plan.timeout)
+                m = failed or _measure(tokens, env, workdir_of(workdir, spec), plan, readings,
+                                       spec, format_command(program, spec)[0], accounting)
             except (KeyboardInterrupt, _Terminated) as exc:
                 why = "SIGINT (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else "SIGTERM"
                 _stop_interrupted(writer, row, spec, out, f"the sweep was stopped by {why}",
@@ -416,6 +402,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
                 {"machine_id": machine_id, "run_id": spec.run_id, "repeat": i, "wall_s": t}
                 for i, t in enumerate(m["times"] if row["status"] == OK else m["walls"])]})
             counts[row["status"]] = counts.get(row["status"], 0) + 1
+            setup_failed += failed is not None
             measured += row.get("measured_s", 0.0)
             if say and row["status"] != OK and row["error"] not in said:  # each reason once
                 said.add(row["error"])  # (a misspelled input: "failed 6" had said no why)
@@ -427,7 +414,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
             bar.update(done + 1, f"({spec.workload} {spec.size} {spec.config.label()})")
         return {"configs": len(todo), "statuses": counts,
                 "sweep_s": time.perf_counter() - sweep_start, "measured_s": measured,
-                "skipped": len(plan.runs) - len(todo)}
+                "skipped": len(plan.runs) - len(todo), "setup_failed": setup_failed}
     except (KeyboardInterrupt, _Terminated) as exc:  # between two launches
         why = "SIGINT (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else "SIGTERM"
         raise SweepInterrupted(f"sweep stopped by {why}; every finished run is kept in {out}; "

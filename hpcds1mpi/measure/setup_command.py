@@ -12,7 +12,10 @@ It runs through ``/bin/sh -c`` (so ``&&``, ``|`` and redirections work), its pla
 (``--workdir``'s, else the sweep's), with the environment the launch gets, bounded by the
 configuration's ``--timeout``. Its time is not the program's: it is no part of ``runtime_s``.
 One that exits non-zero or times out makes the configuration ``failed`` with the reason
-``setup failed (exit N): <its last output line>``, and the program is not launched.
+``setup failed (exit N): <why>`` (read as a failed launch's reason) or ``setup failed (timed
+out after T s): <its last line>``, and the program is not launched; ``--resume`` runs it again
+(the program never ran there). Its whole process group dies with the sweep, even a SIGKILLed
+one (:mod:`~hpcds1mpi.runtime.group_guard`).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from hpcds1mpi.measure.printable import printable
 from hpcds1mpi.runtime.processes import die_with_parent, end_group
 
 #: Bytes of the setup's output kept for its last line.
-TAIL = 16 * 2**10
+TAIL = 64 * 2**10
 #: How the reason starts: what ``telemetry show`` and a user grep for.
 FAILED = "setup failed"
 
@@ -56,6 +59,38 @@ def filled_setup(setup: str, config, size: int) -> str:
     return setup
 
 
+def set_up(setup: str | None, spec, env: dict, cwd: str | None,
+           timeout: float) -> tuple[dict | None, float]:
+    """Run ``setup`` for the run ``spec`` (:func:`run_setup`): (None when there is none or it
+    succeeded, else the configuration's failed measurement in ``external._measure``'s shape,
+    nothing launched; the setup's wall seconds, NaN without one: the ``setup_s`` column, which
+    a job script's time limit adds, s30 tester O1). Its time is no launch's: not in
+    ``runtime_s`` or ``elapsed_s``."""
+    if not setup:
+        return None, float("nan")
+    done = run_setup(filled_setup(setup, spec.config, spec.size), env, cwd, timeout)
+    if not done.reason:
+        return None, done.wall_s
+    return {"status": "failed", "error": done.reason, "exit_code": done.exit_code
+            if done.exit_code is not None else -9, "walls": [], "times": [], "foms": [],
+            "cpu_s": float("nan"), "rss_mb": float("nan"), "rss_source": "",
+            "warning": ("", "")}, done.wall_s
+
+
+def failed_in_setup(row: dict) -> bool:
+    """Whether a recorded run failed in its setup: the program never ran there, so
+    ``--resume`` runs it again, as an interrupted one (s30 tester O6)."""
+    return row.get("status") == "failed" and str(row.get("error", "")).startswith(FAILED)
+
+
+def setup_failed_words(summary: dict) -> str:
+    """What a sweep's summary line adds for its configurations that failed in their setup
+    (``summary["setup_failed"]``): "" for none."""
+    n = summary.get("setup_failed", 0)
+    return (f"; {n} of them failed in their --setup (the program never ran there: --resume "
+            "runs them again)") if n else ""
+
+
 @dataclass(frozen=True)
 class SetupResult:
     """What one run of the setup did: its exit code (None: timed out), wall seconds, and
@@ -68,17 +103,28 @@ class SetupResult:
 
 def run_setup(setup: str, env: dict, cwd: str | None, timeout: float) -> SetupResult:
     """Run the filled ``setup`` once through ``/bin/sh -c`` in ``cwd`` with ``env``, in a
-    session of its own, killed (its whole group) after ``timeout`` seconds.
+    session of its own under a guard (:mod:`~hpcds1mpi.runtime.group_guard`) that ends the
+    whole group when the sweep dies, even by SIGKILL (s30 tester O4: ``sleep 301`` had outlived
+    a ``kill -9`` of the sweep); the group is killed after ``timeout`` seconds.
+
+    The reason of a failure is read as a failed launch's (:func:`~hpcds1mpi.measure.
+    program_launch.reason_line`: OpenFOAM's "FOAM FATAL ERROR" with its message, not its last
+    line "FOAM exiting": s30 tester O5); of a timeout, its last line (where it hung).
 
     Raises:
         BaseException: whatever interrupts the wait (Ctrl-C, the sweep's SIGTERM handler)
             passes on after the setup's process group is killed.
     """
-    with tempfile.TemporaryFile() as out_fh:
+    import sys
+
+    from hpcds1mpi.runtime import group_guard
+
+    guard = [sys.executable, "-I", "-S", group_guard.__file__, "/bin/sh", "-c", setup]
+    with tempfile.TemporaryFile() as out_fh, tempfile.TemporaryFile() as err_fh:
         start = time.perf_counter()
-        proc = subprocess.Popen(["/bin/sh", "-c", setup], stdin=subprocess.DEVNULL,
-                                stdout=out_fh, stderr=subprocess.STDOUT, env=env, cwd=cwd,
-                                start_new_session=True, preexec_fn=die_with_parent())
+        proc = subprocess.Popen(guard, stdin=subprocess.DEVNULL, stdout=out_fh, stderr=err_fh,
+                                env=env, cwd=cwd, start_new_session=True,
+                                preexec_fn=die_with_parent())
         try:
             code = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -88,16 +134,27 @@ def run_setup(setup: str, env: dict, cwd: str | None, timeout: float) -> SetupRe
             end_group(proc)  # no orphan of the user's setup
             raise
         wall = time.perf_counter() - start
-        last = _last_line(out_fh)
-    if code == 0:
-        return SetupResult(0, wall)
-    how = f"timed out after {timeout:g} s" if code is None else f"exit {code}"
-    return SetupResult(code, wall, f"{FAILED} ({how}): {printable(last) or 'it printed nothing'}")
+        if code == 0:
+            return SetupResult(0, wall)
+        stdout, stderr = _tail(out_fh), _tail(err_fh)
+    if code is None:
+        last = _last_line(stdout) or _last_line(stderr)
+        return SetupResult(None, wall, f"{FAILED} (timed out after {timeout:g} s): "
+                                       f"{printable(last) or 'it printed nothing'}")
+    from hpcds1mpi.measure.program_launch import reason_line
+
+    why = reason_line(stdout, stderr)[:300]  # escaped there; one line
+    return SetupResult(code, wall, f"{FAILED} (exit {code}): {why or 'it printed nothing'}")
 
 
-def _last_line(fh) -> str:
-    """The last non-empty line of the binary file ``fh`` (its last :data:`TAIL` bytes)."""
+def _tail(fh) -> str:
+    """The last :data:`TAIL` bytes of the binary file ``fh``, decoded."""
     size = fh.seek(0, 2)
     fh.seek(max(0, size - TAIL))
-    lines = [line.strip() for line in fh.read().decode("utf-8", "replace").splitlines()]
+    return fh.read().decode("utf-8", "replace")
+
+
+def _last_line(text: str) -> str:
+    """The last non-empty line of ``text``."""
+    lines = [line.strip() for line in text.splitlines()]
     return next((line for line in reversed(lines) if line), "")

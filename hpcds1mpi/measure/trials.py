@@ -91,6 +91,16 @@ def row_of(out: str, run_id: str, before: dict | None = None) -> dict:
     return row
 
 
+def run_notes(said: list[str], run: str) -> list[str]:
+    """The sweep's notes of ``said`` on its run ``run`` (workload, size, configuration): that
+    it exited 0 but said it did not converge, or left options unused
+    (:func:`~hpcds1mpi.measure.convergence.convergence_note`). A trial's sweep says them as
+    every sweep does, once per configuration, and tune passes them on: its "best" had been an
+    Elk run that said it did not reach self-consistency, with no word of it (s30 tester N3).
+    The sweep's other lines (its pre-flight) tune has said once already, before the trials."""
+    return [line for line in said if line.startswith(f"note: {run}: ")]
+
+
 @dataclass
 class RunSettings(SweepStep):
     """How System 2 measures each configuration: a :class:`SweepStep` with System 2's
@@ -196,11 +206,15 @@ class LaunchRunner:
             min_time=options.get("min_time"), min_repeats=options.get("min_repeats"),
             max_repeats=options.get("max_repeats"),
             warmup=options.get("warmup"))
+        heard: list[str] = []
         external.run_external(plan, self.out, self.partition, resume=True,
                               launcher=self.launcher, progress=False, mpi=self._srun_mpi(),
                               choice=self.choice, readings=self.readings, workdir=self.workdir,
-                              setup=self.setup)
-        return row_of(self.out, plan.runs[0].run_id, self.before)
+                              setup=self.setup, say=heard.append)
+        spec = plan.runs[0]
+        row = row_of(self.out, spec.run_id, self.before)
+        notes = run_notes(heard, f"{spec.workload} size {spec.size} {spec.config.label()}")
+        return {**row, "notes": notes} if notes else row
 
     def __call__(self, config: Configuration) -> dict:
         import subprocess

@@ -2,10 +2,12 @@
 (:func:`workdir_of`), and a note when several configurations would run in one folder
 (:func:`shared_folder_note`).
 
-Folders are never created here: a folder the sweep made would be empty, so a program that
-reads its input from its folder (``pw.x -i si-{size}.in``, HPCC's ``hpccinf.txt``) would fail
-in every configuration; a missing one is refused before anything launches (``create it (with
-the program's input) first``), which also catches a misspelt ``--workdir``.
+Folders are not created without ``--setup``: a folder the sweep made would be empty, so a
+program that reads its input from its folder (``pw.x -i si-{size}.in``, HPCC's
+``hpccinf.txt``) would fail in every configuration; a missing one is refused before anything
+launches (``create it (with the program's input) first``), which also catches a misspelt
+``--workdir``. A sweep with ``--setup`` creates them (:func:`prepare_folders`): the setup
+writes the input there (s30 tester N7a: it had been refused).
 """
 
 from __future__ import annotations
@@ -33,6 +35,37 @@ def folder_of(workdir: str | None, config: Configuration, size: int) -> str | No
     for key, value in placeholder_values(config, size).items():
         path = path.replace("{" + key + "}", str(value))
     return path
+
+
+def prepare_folders(workdir: str | None, runs: Iterable[RunSpec], setup: bool) -> list[str]:
+    """Check that every configuration of ``runs`` has its ``--workdir`` folder; with a
+    ``--setup`` (``setup``), which writes the program's input there, a missing one is created.
+
+    Returns:
+        The folders created, in the order of ``runs``.
+
+    Raises:
+        ConfigError: a folder is missing and there is no setup, or the path is no folder.
+    """
+    from hpcds1mpi.errors import ConfigError
+
+    created: list[str] = []
+    for spec in runs:
+        folder = workdir_of(workdir, spec)
+        if folder is None or os.path.isdir(folder):
+            continue
+        if not setup or os.path.lexists(folder):
+            raise ConfigError(f"--workdir {folder!r} (for size {spec.size} "
+                              f"{spec.config.label()}) is not a folder; create it (with the "
+                              "program's input) first" + ("" if setup else ", or give --setup "
+                                                          "the command that writes it there"))
+        try:
+            os.makedirs(folder)
+        except OSError as exc:
+            raise ConfigError(f"--workdir {folder!r}: cannot create it for --setup "
+                              f"({exc.strerror}); create it first") from None
+        created.append(folder)
+    return created
 
 
 def shared_folder_note(workdir: str | None, runs: Iterable[RunSpec]) -> str:

@@ -9,7 +9,6 @@ it (``launched_with``: a script launches it alike where no cluster file names on
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 # A program sweep's reading options, as its ``launch`` attribute records them and the bundle
@@ -95,12 +94,19 @@ def telemetry_rows(path) -> pd.DataFrame:
     if external.any():
         from hpcds1mpi.records.run_sources import plan_commands
 
-        frame["runtime_source"] = np.where(external, runtime_source(store.attrs), None)
         # how the runs were read and the command as swept ({size} where it stood), for the
-        # bundle: a calibration sweep measures alike, a script runs it at another size
-        frame["measure_options"] = np.where(external, measure_options(store.attrs), None)
-        frame["launched_with"] = np.where(external, launched_with(store.attrs), None)
+        # bundle: a calibration sweep measures alike, a script runs it at another size. A
+        # merged file's row carries its own sweep's (s30 tester O2), any other the file's.
+        own = store.attrs.get("launch") or ""
+        launches = [(text or own) if e else None
+                    for text, e in zip(frame["sweep_launch"].astype(str), external)]
+        for column, read in (("runtime_source", runtime_source),
+                             ("measure_options", measure_options),
+                             ("launched_with", launched_with)):
+            values = {text: read({"launch": text}) for text in set(launches) - {None}}
+            frame[column] = [None if text is None else values[text] for text in launches]
         templates = plan_commands(store.attrs)
-        frame["command_template"] = [templates.get(w) if e else None for w, e in
-                                     zip(frame["workload"].astype(str), external)]
+        frame["command_template"] = [(text or templates.get(w)) if e else None for w, text, e
+                                     in zip(frame["workload"].astype(str),
+                                            frame["command_template"].astype(str), external)]
     return without_fake_gpu_runs(frame, path)

@@ -336,8 +336,9 @@ def test_a_merged_file_without_plans_is_judged_by_its_runs_launches(tmp_path):
     shard, merged = tmp_path / "s.h5", tmp_path / "m.h5"
     assert _program_sweep(shard, "true {size}", "app").returncode == 0
     assert _run("telemetry", "merge", str(shard), "--out", str(merged)).returncode == 0
+    # merge keeps the sweep's plan now (s30 tester O2): the command is read from it
     _refused(_program_sweep(merged, "echo {size}", "app", "--resume"),
-             "holds runs of 'app' from another program (launched as", "true 1")
+             "the file was measured with --command 'true {size}' (now 'echo {size}')")
     proc = _program_sweep(merged, "true {size}", "app", "--resume", sizes="1,2")
     assert proc.returncode == 0 and "(ok 1; 1 already done)" in proc.stderr, proc.stderr
 

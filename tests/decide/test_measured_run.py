@@ -234,3 +234,71 @@ def test_the_setup_runs_in_the_job_on_the_test_slurm(set_up, slurm):
         lambda: slurm.sbatch(top / "job.sbatch", "-o", str(out), cwd=top), out)
     assert state == "COMPLETED", text
     assert "time: 0.01 s" in text and (folder / "input.txt").exists()
+
+
+def test_with_a_setup_the_job_creates_a_missing_folder_for_it(set_up):
+    """s30 tester N7a: the script of a sweep whose --setup writes the input exited "folder
+    ... is missing"; it now creates it, as the sweep does, and the setup fills it."""
+    import shutil
+
+    top, script = set_up
+    folder = script.split("\ncd ", 1)[1].split("\n", 1)[0]
+    assert f"\nmkdir -p -- {folder} ||" in script and "is missing" not in script, script
+    assert "created if missing for the --setup to prepare" in script
+    shutil.rmtree(top / folder)
+    ran = _run(script, top)
+    assert ran.returncode == 0 and "time: 0.01 s" in ran.stdout, ran.stderr
+    assert (top / folder / "input.txt").exists()
+
+
+class _WithSetup:
+    """A program's levels as a bundle whose levels keep ``setup_s`` gives them (the field is
+    surrogates/levels.py's: s30 tester O1); everything else is ``levels``'."""
+
+    def __init__(self, levels, setup_s):
+        self._levels, self.setup_s = levels, setup_s
+
+    def __getattr__(self, name):
+        return getattr(self._levels, name)
+
+
+def test_the_time_limit_adds_the_longest_setup_measured(swept):
+    """s30 tester O1: a 65 s setup before a 0.4 s solver got ``--time=00:01:00`` and the job
+    hit the limit: the limit now adds the setup's longest measured time for the pick (else
+    the program's), and the summary comment says so."""
+    import dataclasses
+
+    levels, _ = swept
+    with_setup = dataclasses.replace(levels, measured_with={**levels.measured_with,
+                                                            "setup": "sleep 65"})
+    plain = _script(_program_rec(with_setup), "slurm")
+    assert "\nmkdir -p -- cases/2-1 ||" in _script(_program_rec(with_setup), "pbs")  # N7a
+    assert "#SBATCH --time=00:01:00" in plain and "time limit adds" not in plain
+    for recorded, whence in (({"N1xR1xT2-cpu-fp64": 65.0, "": 90.0}, "this configuration"),
+                             ({"N1xR2xT1-cpu-fp64": 90.0, "": 90.0}, "this program")):
+        rec = _program_rec(with_setup)
+        label = rec.picked.choice.config().label()
+        recorded = {(label if k == "N1xR1xT2-cpu-fp64" else k): v for k, v in recorded.items()}
+        script = _script(_program_rec(_WithSetup(with_setup, recorded)), "slurm")
+        assert "#SBATCH --time=00:01:00" not in script, script
+        # (65 or 90 s + the run) x the 1.5 margin, whole minutes
+        assert f"#SBATCH --time=00:0{2 if whence == 'this configuration' else 3}:00" in script
+        assert f"time limit adds {'65 s' if whence == 'this configuration' else '90 s'} for " \
+            f"the --setup (the longest measured for {whence})" in script, script
+    # no setup in the sweep: a recorded time means nothing
+    script = _script(_program_rec(_WithSetup(levels, {"": 90.0})), "slurm")
+    assert "#SBATCH --time=00:01:00" in script and "time limit adds" not in script
+
+
+def test_no_size_note_where_the_setup_carries_the_size(swept):
+    """s30 testers N7b, O7: scripts said "the command carries no {size}" though the sweep's
+    --setup wrote the input from {size}, and the script repeats it filled."""
+    import dataclasses
+
+    levels, top = swept
+    bare = str(top / "app.sh")  # no {size} in the command
+    for setup, said in (("sed 's/@N@/{size}/' ../in.tmpl > in", False), ("true", True)):
+        lv = dataclasses.replace(levels, command=bare, measured_with={
+            **levels.measured_with, "workdir": "cases/x-{ranks}", "setup": setup})
+        script = _script(_program_rec(lv), "slurm")
+        assert ("the command carries no {size}" in script) is said, script

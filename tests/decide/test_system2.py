@@ -256,3 +256,22 @@ def test_the_answer_says_where_its_energy_came_from():
     result = system2.tune(space, start, lambda c: {**plain(c), "energy_source": "modelled"},
                           objective="energy", budget=1)
     assert result.energy_source == "modelled"
+
+
+def test_a_runs_notes_are_said_after_its_line_and_kept_in_its_trial():
+    """s30 tester N3: tune's best was a run that exited 0 but said it did not converge; the
+    sweep's note on it (the runner's ``notes``) is said once, and is in tune's JSON."""
+    space = _space()
+    start = Configuration(1, 4, 1)
+    plain = _table_evaluator({start.label(): 1.0}, [])
+    note = f"note: app size 1 {start.label()}: ok, but the program said \"NOT converged\""
+
+    def evaluate(config: Configuration) -> dict:
+        row = plain(config)
+        return {**row, "notes": [note]} if config == start else row
+
+    said: list[str] = []
+    result = system2.tune(space, start, evaluate, budget=2, log=said.append)
+    assert said.count(note) == 1 and said[said.index(note) - 1].startswith("run 1:")
+    assert result.trials[0].as_dict()["notes"] == [note]
+    assert result.trials[1].as_dict()["notes"] == []

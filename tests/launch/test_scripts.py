@@ -563,3 +563,25 @@ def test_a_calibration_sweep_launches_the_program_as_its_sweep_did():
     text = batch.render_calibration(steps, CPU, "app", 10, program="./app {size}", cluster=own,
                                     measure={LAUNCHED_WITH: _OPENMPI})
     assert "--launcher srun --mpi pmix" in text and "sweep ran it with" not in text
+
+
+def test_a_calibration_with_a_setup_leaves_its_folders_to_the_steps_sweeps(tmp_path):
+    """s30 tester N7a: a calibration sweep whose --setup writes the input refused its missing
+    --workdir folders before its first step; each step's sweep now creates them for the
+    setup, and without a setup the script still checks them first."""
+    import functools
+
+    from hpcds1mpi.decide.calibration_folders import step_folders
+
+    steps = [CalibrationStep(Configuration(1, 2, 1), "x")]
+    for setup, checked in (("sed s/@N@/{size}/ ../t > in", False), ("", True)):
+        measure = {"workdir": "case-{size}-{ranks}", "setup": setup}
+        text = batch.render_calibration(
+            steps, CPU, "myapp", 10, program="./app", measure=measure,
+            folders=functools.partial(step_folders, size=10, measure=measure))
+        batch.check_bash_syntax(text)
+        assert ("missing_folders" in text) is checked, text
+        assert ("creates its folder where missing, for its --setup" in text) is not checked
+        if setup:
+            launch = next(ln for ln in text.splitlines() if "hpcds1mpi sweep" in ln)
+            assert "--setup" in launch and "case-{size}-{ranks}" in launch

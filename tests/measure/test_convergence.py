@@ -57,7 +57,7 @@ def test_a_sweep_notes_a_non_converged_run_once_and_fail_regex_makes_it_failed(t
 
     (tmp_path / "nc.out").write_text(CP2K_NOT_CONVERGED)
     app = tmp_path / "cp2k.sh"
-    app.write_text(f"#!/bin/sh\nsleep 0.4\ncat {tmp_path / 'nc.out'}\n")  # 0.567 s: its own
+    app.write_text(f"#!/bin/sh\nsleep 0.6\ncat {tmp_path / 'nc.out'}\n")  # 0.567 s: its own
     app.chmod(0o755)
     argv = ["sweep", "--command", f"{app} -i h2o-{{size}}.inp", "--label", "cp2k", "--sizes",
             "150,250", "--time-regex", CP2K_TIME, "--min-time", "0", "--min-repeats", "2",

@@ -135,3 +135,150 @@ def test_a_setup_that_runs_too_long_is_killed_and_failed(tmp_path):
     assert done.reason == "setup failed (exit 3): it printed nothing"
     assert run_setup("pwd > here", {}, str(tmp_path), 10).reason == ""
     assert (tmp_path / "here").read_text().strip() == str(tmp_path)
+
+
+def _alive(pid: int) -> bool:
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def test_a_sigkilled_sweep_leaves_nothing_of_its_setup_running(tmp_path):
+    """s30 tester O4: ``kill -9`` of a sweep during ``--setup "... && sleep 301"`` left
+    ``sleep 301`` running, reparented to init: only the setup's /bin/sh had the death
+    signal. The guard ends the setup's whole group."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from tests.helpers import hpcds1mpi_exe
+
+    top = _case(tmp_path)
+    pid_file = top / "sleep.pid"
+    setup = f"true && /bin/sh -c 'echo $$ > {pid_file}; exec sleep 301'"
+    args = ["sweep", "--command", f"{sys.executable} {top / 'check.py'} {{size}} {{ranks}}",
+            "--label", "chk", "--sizes", "1", "--ranks-per-node", "1", "--threads", "1",
+            "--workdir", "runs/{size}-{ranks}", "--out", str(top / "t.h5"), "--no-progress",
+            "--setup", setup]
+    sweep = subprocess.Popen([hpcds1mpi_exe(), *args], cwd=top, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (pid_file.exists() and pid_file.read_text().strip()):
+        assert time.monotonic() < deadline and sweep.poll() is None, sweep.communicate()
+        time.sleep(0.05)
+    sleeper = int(pid_file.read_text())
+    assert _alive(sleeper)
+    sweep.kill()  # SIGKILL: nothing in the sweep runs after it
+    sweep.communicate(timeout=30)
+    deadline = time.monotonic() + 20
+    while _alive(sleeper) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = _alive(sleeper)
+    if left:
+        os.kill(sleeper, signal.SIGKILL)
+    assert not left, "the setup's child outlived a SIGKILL of the sweep"
+
+
+def test_a_failed_setups_reason_is_read_as_a_failed_launchs(tmp_path):
+    """s30 tester O5: a failed decomposePar was recorded by its last line, "FOAM exiting";
+    now by its error, as a failed launch is. A timeout still says where it hung."""
+    import os
+    import shutil
+
+    done = run_setup("echo 'Create mesh'; echo 'error: mesh too coarse for 4' >&2; "
+                     "echo 'FOAM exiting'; exit 1", {"PATH": "/usr/bin:/bin"}, str(tmp_path),
+                     10)
+    assert done.reason == "setup failed (exit 1): error: mesh too coarse for 4", done
+    if shutil.which("decomposePar") is None:
+        pytest.skip("no OpenFOAM here: the real decomposePar is not checked")
+    env = {**os.environ, "WM_PROJECT_DIR": os.environ.get("WM_PROJECT_DIR",
+                                                          "/usr/share/openfoam")}
+    case = tmp_path / "case" / "system"
+    case.mkdir(parents=True)  # a case with no mesh
+    (case / "controlDict").write_text(
+        "FoamFile { version 2.0; format ascii; class dictionary; object controlDict; }\n"
+        "application icoFoam; startFrom startTime; startTime 0; stopAt endTime; endTime 1;\n"
+        "deltaT 1; writeControl timeStep; writeInterval 1;\n")
+    (case / "decomposeParDict").write_text(
+        "FoamFile { version 2.0; format ascii; class dictionary; object decomposeParDict; }\n"
+        "numberOfSubdomains 2; method simple; coeffs { n (2 1 1); }\n")
+    done = run_setup("decomposePar -force", env, str(tmp_path / "case"), 60)
+    assert done.reason.startswith("setup failed (exit 1): FOAM FATAL"), done
+    assert "FOAM exiting" not in done.reason and "\n" not in done.reason
+
+
+def test_a_resume_runs_the_configurations_whose_setup_failed_again(tmp_path):
+    """s30 tester O6: --resume had taken a configuration whose setup failed as done (its
+    program never ran there) and said nothing."""
+    from hpcds1mpi.measure.setup_command import failed_in_setup, setup_failed_words
+
+    top = _case(tmp_path)
+    flaky = "if [ -e ../../broken ] && [ {size}-{ranks} = 2-2 ]; then exit 9; fi; " + SETUP
+    (top / "broken").write_text("")
+    assert _sweep(top, flaky).returncode == 0
+    rows = _rows(top / "t.h5")
+    assert rows["2-2"]["status"] == "failed" and failed_in_setup(rows["2-2"])
+    assert not failed_in_setup(rows["1-1"])
+    (top / "broken").unlink()
+    proc = _sweep(top, flaky, "--resume")
+    assert proc.returncode == 0 and "3 already done" in proc.stderr, proc.stderr
+    rows = _rows(top / "t.h5")
+    assert rows["2-2"]["status"] == "ok" and rows["2-2"]["attempt"] == 2, rows["2-2"]
+    assert "2-2" in (top / "launches.log").read_text()
+    assert setup_failed_words({"setup_failed": 0}) == ""
+    assert setup_failed_words({"setup_failed": 2}).startswith("; 2 of them failed in their "
+                                                              "--setup")
+
+
+def test_a_run_with_setup_records_its_seconds_and_one_without_none(tmp_path):
+    """s30 tester O1: a job script's time limit must allow for the setup, so each
+    configuration records its setup's wall seconds (``setup_s``)."""
+    import math
+
+    top = _case(tmp_path)
+    assert _sweep(top, "sleep 0.3; " + SETUP).returncode == 0
+    assert all(0.3 <= r["setup_s"] < 30 for r in _rows(top / "t.h5").values())
+    assert _sweep(top, None, out="plain.h5").returncode == 0
+    assert all(math.isnan(r["setup_s"]) for r in _rows(top / "plain.h5").values())
+
+
+def test_a_file_from_before_the_setup_column_reads_as_none(tmp_path):
+    """An older file has no ``setup_s`` column: it is whole, and reads NaN there."""
+    import h5py
+
+    from hpcds1mpi.records import telemetry
+
+    top = _case(tmp_path)
+    assert _sweep(top, SETUP).returncode == 0
+    with h5py.File(top / "t.h5", "a") as f:
+        del f["runs"]["setup_s"]
+        f["runs"].attrs["columns"] = [n for n in f["runs"].attrs["columns"]
+                                      if n not in ("setup_s", b"setup_s")]
+    assert telemetry.read_runs(top / "t.h5")["setup_s"].isna().all()
+
+
+def test_with_a_setup_the_sweep_creates_missing_folders_for_it(tmp_path):
+    """s30 tester N7a: a --setup that writes the input was refused a --workdir folder that
+    did not exist yet; without --setup it still is (an empty folder lacks the input)."""
+    import shutil
+
+    top = _case(tmp_path)
+    shutil.rmtree(top / "runs")
+    proc = _sweep(top, None)
+    assert proc.returncode == 2 and "is not a folder" in proc.stderr and "--setup" in \
+        proc.stderr, proc.stderr
+    proc = _sweep(top, SETUP)
+    assert proc.returncode == 0, proc.stderr
+    assert "created 4 --workdir folder(s) for --setup to prepare: runs/1-1" in proc.stderr
+    assert {r["status"] for r in _rows(top / "t.h5").values()} == {"ok"}
+    from hpcds1mpi.measure.external_plan import build_external_plan
+    from hpcds1mpi.measure.workdirs import prepare_folders
+
+    (top / "file-1").write_text("")  # a file where the folder would go: never replaced
+    plan = build_external_plan("true", "t", sizes="1")
+    with pytest.raises(ConfigError, match="'.*file-1' .*is not a folder"):
+        prepare_folders(str(top / "file-{size}"), plan.runs, setup=True)

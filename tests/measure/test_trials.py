@@ -65,3 +65,29 @@ def test_a_run_the_file_already_held_comes_back_marked_stored(tmp_path):
     assert again["started_at"] == first["started_at"]
     assert again["stored"].startswith(f"already in {out} (measured 20")
     assert again["stored"].endswith("not run again (another --out measures it anew)")
+
+
+def test_a_program_run_that_did_not_converge_comes_back_with_the_sweeps_note(tmp_path):
+    """s30 tester N3: tune's "best" was an Elk run that exited 0 but said it did not reach
+    self-consistency, and tune said nothing; the sweep says it once per configuration."""
+    import sys
+
+    from hpcds1mpi.cluster import Partition
+
+    app = tmp_path / "scf.py"
+    app.write_text("print('SCF run NOT converged')\n")
+    part = Partition("p", cores_per_node=2, memory_gb=4, max_nodes=1)
+    settings = trials.RunSettings("scf", 3, program=f"{sys.executable} {app}", min_time=0,
+                                  min_repeats=1, max_repeats=1, warmup=0)
+    row = trials.LaunchRunner(settings, str(tmp_path / "t.h5"), part, "mpiexec")(
+        Configuration(1, 1, 1, "cpu", "fp64"))
+    assert row["status"] == "ok", row
+    assert row["notes"] == [n for n in row["notes"] if "SCF run NOT converged" in n]
+    assert len(row["notes"]) == 1 and row["notes"][0].startswith(
+        "note: scf size 3 N1xR1xT1-cpu-fp64: ok, but the program said")
+
+
+def test_run_notes_keeps_the_notes_on_this_run_only():
+    said = ["launch probe: 2 ranks joined", "note: a size 3 N1xR1xT1-cpu-fp64: ok, but x",
+            "note: the launch is unverified", "a size 3 N1xR1xT1-cpu-fp64: failed: y"]
+    assert trials.run_notes(said, "a size 3 N1xR1xT1-cpu-fp64") == [said[1]]

@@ -236,8 +236,8 @@ def test_a_program_swept_with_two_command_lines_keeps_both_and_says_so(tmp_path)
         "myapp": ("./jacobi {size} 40", "./jacobi {size} 40 --fast")}
     [line] = mixed_commands(levels)
     assert line.startswith("note: the runs of myapp ran 2 command lines, fitted as one "
-                           "program: './jacobi {size} 40' (most runs; what a script from "
-                           "recommend runs) and './jacobi {size} 40 --fast'; ")
+                           "program: './jacobi {size} 40' (most runs) and './jacobi {size} "
+                           "40 --fast'; a script from recommend runs the one its pick ran; ")
     assert mixed_commands(levels_from_frame(swept("./jacobi {size} 40", (64, 128)))) == []
     # one input file per size is one command line, not one per size (s27 tester Q 2)
     assert mixed_commands(levels_from_frame(swept("nwchem.mpich s{size}.nw", (2, 4, 6)))) == []

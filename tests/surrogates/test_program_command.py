@@ -3,6 +3,8 @@ rows ran, the one most rows ran first."""
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 
@@ -93,3 +95,36 @@ def test_an_exec_wrapper_prefix_and_its_size_are_kept():
     given = [dict(r, **{TEMPLATE_COLUMN: "nice -n 5 env N={size} ./app"}) for r in swept(
         "nice -n 5 env N={size} ./app", (128,))]
     assert command_of(pd.DataFrame(given)) == "nice -n 5 env N={size} ./app"
+
+
+def test_the_script_runs_the_line_its_pick_ran_not_the_line_most_runs_ran():
+    """s30 tester O3: 'icoFoam' swept at 1 rank, 'icoFoam -parallel' at 2 (and more runs): a
+    script of the 1-rank pick ran 'mpirun -n 1 icoFoam -parallel' ("attempt to run parallel
+    on 1 processor"). Each line keeps the configurations it ran; the pick's is chosen."""
+    import pandas as pd
+
+    from hpcds1mpi.surrogates.levels import MeasuredLevels, levels_from_frame
+    from hpcds1mpi.surrogates.program_command import command_for, command_runs
+
+    def row(ranks, size, command):
+        return {"workload": "cav", "kind": "external", "status": "ok", "size": size,
+                "nodes": 1, "ranks_per_node": ranks, "ranks": ranks, "threads": 1,
+                "device": "cpu", "precision": "fp64",
+                "command": f"mpirun -n {ranks} {command}"}
+
+    rows = pd.DataFrame([row(1, 20, "icoFoam"), row(2, 20, "icoFoam -parallel"),
+                         row(2, 30, "icoFoam -parallel"), row(1, 30, "icoFoam"),
+                         row(2, 40, "icoFoam -parallel")])
+    lines = command_runs(rows)
+    assert [line for line, _ in lines] == ["icoFoam -parallel", "icoFoam"]
+    one = {"nodes": 1, "ranks_per_node": 1, "threads": 1, "device": "cpu", "precision": "fp64"}
+    assert command_for(lines, one, 25) == ("icoFoam", "the line this configuration ran")
+    assert command_for(lines, {**one, "ranks_per_node": 2}, 25)[0] == "icoFoam -parallel"
+    # never measured at 1 rank x 2 threads: the nearest configuration of 1 rank
+    assert command_for(lines, {**one, "threads": 2}, 25) == (
+        "icoFoam", "the line the nearest measured configuration of as many ranks ran")
+    assert command_for(lines, {**one, "ranks_per_node": 4}, 25)[0] == "icoFoam -parallel"
+    level = levels_from_frame(rows)["cav"]  # kept in the bundle, and read back
+    again = MeasuredLevels.from_dict(json.loads(json.dumps(level.as_dict())))
+    assert again.command_configs == level.command_configs
+    assert len(level.command_configs) == 2 and level.command == "icoFoam -parallel"

@@ -43,6 +43,13 @@ RUN_COLUMNS: list[tuple[str, str]] = [
     ("blas_threads", "int"), ("torch_threads", "int"), ("peak_rss_source", "str"),
     ("gpu_source", "str"), ("power_model", "str"), ("exit_code", "int"), ("fom", "float"),
     ("command", "str"), ("source_file", "str"),
+    # After ``merge``: the program sweep's ``launch`` attribute (JSON) and ``--command`` (its
+    # plan's, placeholders kept) the row was measured with, so that runs of sweeps measured
+    # differently keep each their own in one file (s30 tester O2; :mod:`.merged_settings`).
+    ("sweep_launch", "str"), ("command_template", "str"),
+    # A program's ``--setup`` wall seconds, once per configuration; NaN without one, and in a
+    # file from before (s30 tester O1: a job script's time limit adds it).
+    ("setup_s", "float"),
 ]
 MACHINE_COLUMNS: list[tuple[str, str]] = [
     ("machine_id", "str"), ("hostnames", "str"), ("partition", "str"), ("cpu_model", "str"),

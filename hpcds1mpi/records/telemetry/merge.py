@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .journal import load
 from .layout import DETAIL_TABLES
+from .merged_settings import carry, shared_attrs
 from .snapshot_write import storable
 from .writer import TelemetryWriter
 
@@ -18,7 +19,9 @@ def merge(sources: list[str | os.PathLike], out: str | os.PathLike) -> dict:
     Rows are keyed by ``(machine_id, run_id)``; a key present twice keeps the finished record
     over a crashed one, then the later ``finished_at``. Each row keeps ``source_file`` (the shard
     it came from, unless it already had one; bytes of its name that are not UTF-8 as ``\\xff``);
-    machines and detail tables travel along. A merge that fails changes nothing.
+    machines and detail tables travel along. A program run keeps how its sweep measured it (the
+    shard's ``launch`` and ``--command``, :mod:`.merged_settings`: s30 tester O2); the merged
+    file's ``launch`` and plans are what its runs share. A merge that fails changes nothing.
 
     Returns:
         ``{"added": n, "replaced": n, "kept": n, "rows": total, "repeated": n}``; a source
@@ -43,10 +46,12 @@ def merge(sources: list[str | os.PathLike], out: str | os.PathLike) -> dict:
     counts = {"added": 0, "replaced": 0, "kept": 0}
     with writer:
         store = writer.store
+        for row in store.runs.values():  # --out's own runs keep what its attributes say
+            carry(row, store.attrs)
         for src, shard in stores:
             label = storable(src.name)  # as stored: a rerun finds its provenance again
             for key, row in shard.runs.items():
-                row = dict(row)
+                row = carry(dict(row), shard.attrs)
                 if not row.get("source_file"):
                     row["source_file"] = label
                 old = store.runs.get(key)
@@ -67,6 +72,7 @@ def merge(sources: list[str | os.PathLike], out: str | os.PathLike) -> dict:
                                          "merged_at": time.time()})
             for key, n in shard.attempts.items():
                 store.attempts[key] = max(store.attempts.get(key, 0), n)
+        shared_attrs(store.attrs, [shard.attrs for _, shard in stores], store.runs.values())
     counts["rows"] = len(load(out).runs)
     counts["repeated"] = len(sources) - len(unique)
     return counts

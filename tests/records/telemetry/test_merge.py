@@ -163,3 +163,64 @@ def test_a_merge_that_fails_changes_nothing_and_leaves_no_file_behind(tmp_path, 
         telemetry.merge([b], out)
     assert sorted(os.listdir(tmp_path)) == ["a.h5", "all.h5", "b.h5"]
     assert telemetry.read_runs(out).equals(before)
+
+
+def _sweep(tmp_path, name: str, command: str, *extra: str):
+    """A real program sweep of ``command`` (label ``app``, sizes 1 and 2, 1 rank) into NAME.h5."""
+    from tests.helpers import run_cli
+
+    out = tmp_path / f"{name}.h5"
+    res = run_cli(["sweep", "--command", command, "--label", "app", "--sizes", "1,2",
+                   "--ranks-per-node", "1", "--threads", "1", "--min-repeats", "1",
+                   "--max-repeats", "1", "--min-time", "0", "--out", str(out), "--no-progress",
+                   *extra], timeout=120, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    return out
+
+
+def test_a_merge_keeps_how_each_sweep_measured_its_runs(tmp_path):
+    """s30 tester O2: a merge kept no ``launch`` nor ``plan`` attribute, so a model trained on
+    it knew no launcher, --workdir or --setup ("trained before launchers were recorded") and
+    its script had no `cd` and no setup line. Two sweeps that differ (--workdir, --setup,
+    the command) keep each its own on its rows, as `train` reads each file alone."""
+    import json
+    import sys
+
+    from hpcds1mpi.records.telemetry_rows import telemetry_rows
+
+    app = tmp_path / "app.py"
+    app.write_text("import sys\nprint('ran', sys.argv[1:])\n")
+    for size in (1, 2):
+        (tmp_path / "w" / str(size)).mkdir(parents=True)
+    a = _sweep(tmp_path, "a", f"{sys.executable} {app} {{size}}", "--workdir", "w/{size}",
+               "--setup", "echo prepared > ready")
+    b = _sweep(tmp_path, "b", f"{sys.executable} {app} {{size}} -x")
+    one, both = tmp_path / "one.h5", tmp_path / "both.h5"
+    telemetry.merge([a], one)
+    with h5py.File(a) as fa, h5py.File(one) as fo:
+        for key in ("launch", "plan"):
+            assert fo.attrs[key] == fa.attrs[key]
+    telemetry.merge([a, b], both)
+    columns = ["runtime_source", "measure_options", "launched_with", "command_template"]
+    alone = pd_concat([telemetry_rows(a), telemetry_rows(b)])
+    merged = telemetry_rows(both)
+    key = ["run_id", "command"]
+    assert merged.sort_values(key)[columns].to_dict("records") == \
+        alone.sort_values(key)[columns].to_dict("records")
+    options = {json.loads(t)["workdir"]: json.loads(t)["setup"] for t in merged["measure_options"]}
+    assert options == {"w/{size}": "echo prepared > ready", "": ""}
+    with h5py.File(both) as f:  # the sweeps differ: no one launch, both plans kept
+        assert "launch" not in f.attrs and "plan" not in f.attrs
+        plans = [json.loads(p)["command"] for p in json.loads(f.attrs["earlier_plans"])]
+    assert sorted(plans) == sorted([f"{sys.executable} {app} {{size}}",
+                                    f"{sys.executable} {app} {{size}} -x"])
+    again = tmp_path / "again.h5"  # a merged file merged again keeps its rows' settings
+    telemetry.merge([both], again)
+    assert telemetry_rows(again).sort_values(key)[columns].to_dict("records") == \
+        merged.sort_values(key)[columns].to_dict("records")
+
+
+def pd_concat(frames):
+    import pandas as pd
+
+    return pd.concat(frames, ignore_index=True)

@@ -1,0 +1,73 @@
+"""What a merged telemetry file keeps of how each source's program runs were measured.
+
+A program sweep records its launcher, reading options, ``--workdir`` and ``--setup`` in the
+file's ``launch`` attribute and its ``--command`` in ``plan``; the rows do not repeat them, and
+a model trained on the file reads them from there (:mod:`hpcds1mpi.records.telemetry_rows`). A
+merge used to keep neither, so a model of the merged file knew no launcher, folder or setup for
+the program (s30 tester O2). Two sweeps of one program may differ in them (another
+``--workdir``, ``--setup``), so one file attribute cannot hold both: each program row carries
+its own sweep's (:func:`carry`: ``sweep_launch``, ``command_template``), as if each file were
+given to ``train`` alone, and the merged file's attributes say what its rows share
+(:func:`shared_attrs`).
+"""
+
+from __future__ import annotations
+
+import json
+
+#: The run columns that carry a program row's sweep settings in a merged file.
+LAUNCH_COLUMN, TEMPLATE_COLUMN = "sweep_launch", "command_template"
+#: The file attributes that record a program sweep's plans.
+PLAN, EARLIER_PLANS = "plan", "earlier_plans"
+
+
+def carry(row: dict, attrs: dict) -> dict:
+    """``row`` with the settings of the file (``attrs``) it comes from, where it is a program
+    run (``kind`` external) not carrying its own already (a row of a merged file keeps its)."""
+    if row.get("kind") != "external":
+        return row
+    from hpcds1mpi.records.run_sources import plan_commands
+
+    if not row.get(LAUNCH_COLUMN) and isinstance(attrs.get("launch"), str):
+        row[LAUNCH_COLUMN] = attrs["launch"]
+    if not row.get(TEMPLATE_COLUMN):
+        template = plan_commands(attrs).get(str(row.get("workload") or ""))
+        if template:
+            row[TEMPLATE_COLUMN] = template
+    return row
+
+
+def shared_attrs(attrs: dict, sources: list[dict], runs) -> None:
+    """Set the merged file's ``launch`` and plans (``attrs``, changed in place) from its own
+    and its ``sources``' attributes and its merged ``runs`` (rows):
+
+    * ``launch``: the one every program row carries, else none (each row says its own);
+    * ``plan``: the one plan of them all; else the file's own (a sweep resuming it goes on
+      with it) or none, every other plan in ``earlier_plans``, where ``sweep --resume``
+      reads what the file measured under each label (``run_sources.recorded_programs``).
+    """
+    launches = {str(r.get(LAUNCH_COLUMN) or "") for r in runs if r.get("kind") == "external"}
+    if len(launches) == 1 and "" not in launches:
+        attrs["launch"] = launches.pop()
+    elif launches:
+        attrs.pop("launch", None)
+    plans = list(dict.fromkeys(p for a in (attrs, *sources) for p in _plans(a)))
+    own = attrs.get(PLAN) if isinstance(attrs.get(PLAN), str) else None
+    if len(plans) == 1:
+        attrs[PLAN] = plans[0]
+        attrs.pop(EARLIER_PLANS, None)
+    elif plans:
+        if own is None:
+            attrs.pop(PLAN, None)
+        attrs[EARLIER_PLANS] = json.dumps([p for p in plans if p != own])
+
+
+def _plans(attrs: dict) -> list[str]:
+    """The plan texts a file's attributes record: ``plan`` first, then ``earlier_plans``."""
+    found = [attrs[PLAN]] if isinstance(attrs.get(PLAN), str) else []
+    try:
+        earlier = json.loads(attrs.get(EARLIER_PLANS) or "[]")
+    except (TypeError, ValueError):
+        earlier = []
+    return found + [p for p in (earlier if isinstance(earlier, list) else [])
+                    if isinstance(p, str)]
