@@ -174,3 +174,30 @@ def past_wrappers(tokens: list[str], env: dict) -> tuple[list[str], dict] | None
         return list(tokens), env
     found = read_wrappers(tokens)
     return None if found is None else (list(tokens[found.program_at:]), found.environment(env))
+
+
+def program_past_wrappers(tokens: list[str], env: dict | None, option: str):
+    """(tokens, program word, env) from the program on, past an exec-wrapper prefix
+    (``env X=1``, ``nice -n 5``).
+
+    Raises:
+        ConfigError: a prefix that names no program, or ``env -i``, which clears the
+            launcher's wire-up (s30 tester R7, R6: every launch failed, or timed ``nice``)."""
+    import os
+
+    from hpcds1mpi.errors import ConfigError
+
+    if not is_wrapper(tokens[0]):
+        return tokens, tokens[0], env
+    found = read_wrappers(tokens)
+    if found is None:
+        raise ConfigError(f"{option}: {' '.join(tokens[:4])!r} names no program after "
+                          f"{os.path.basename(tokens[0])}'s words (or an option not read here, "
+                          f"such as env -S): give the program after them, e.g. {option} "
+                          "'env OMP_PLACES=cores ./app {size}'")
+    if found.cleared:
+        raise ConfigError(f"{option}: env -i clears the variables the launcher gives each rank "
+                          "(its MPI wire-up), so MPI_Init fails: set what the program needs "
+                          "with env NAME=VALUE instead")
+    rest = tokens[found.program_at:]
+    return rest, rest[0], found.environment(dict(env if env is not None else os.environ))

@@ -50,6 +50,7 @@ import time
 
 from hpcds1mpi.config import OK, UNINFORMATIVE_STATUSES, Configuration
 from hpcds1mpi.errors import ConfigError, LaunchError, SweepInterrupted
+from hpcds1mpi.launch.exec_wrappers import program_past_wrappers
 from hpcds1mpi.launch.program import check_executable_first, placeholder_values
 from hpcds1mpi.measure.driver import say_oversubscribed, settled
 from hpcds1mpi.measure.external_plan import format_command
@@ -78,6 +79,10 @@ def check_program(tokens: list[str], env: dict | None = None, cwd: str | None = 
         check_executable_first(tokens)
     except ConfigError as exc:
         raise ConfigError(f"{option}: {exc}") from None
+    given = tokens
+    tokens, name, env = program_past_wrappers(tokens, env, option)  # s30 tester R6, R7
+    after = f" (the word after `{' '.join(given[:len(given) - len(tokens)])}`)" \
+        if len(tokens) < len(given) else ""
     if "/" in name:
         found = os.path.join(cwd, name) if cwd else name
         if not os.path.exists(found):
@@ -87,8 +92,8 @@ def check_program(tokens: list[str], env: dict | None = None, cwd: str | None = 
     else:
         found = shutil.which(name, path=(env or os.environ).get("PATH"))
         if found is None:
-            raise ConfigError(f"{option}: program {name!r} is not on PATH; give its path "
-                              "(e.g. ./" + name + ") or install it")
+            raise ConfigError(f"{option}: program {name!r}{after} is not on PATH; give its "
+                              "path (e.g. ./" + name + ") or install it")
     if os.path.isdir(found) or not os.access(found, os.X_OK):
         raise ConfigError(f"{option}: {found!r} is not an executable file (chmod +x it, or "
                           "start it through its interpreter, e.g. 'python3 app.py')")

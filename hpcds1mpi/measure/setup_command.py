@@ -68,12 +68,17 @@ def set_up(setup: str | None, spec, env: dict, cwd: str | None,
     ``runtime_s`` or ``elapsed_s``."""
     if not setup:
         return None, float("nan")
+    import os
+
     done = run_setup(filled_setup(setup, spec.config, spec.size), env, cwd, timeout)
-    if not done.reason:
+    reason, code = done.reason, done.exit_code if done.exit_code is not None else -9
+    if not reason and cwd and not os.path.isdir(cwd):  # the program could not start there
+        reason, code = (f"{FAILED} (exit 0): it left no folder {cwd!r} for the program (it "  # R5
+                        "removed or moved it?)"), 0
+    if not reason:
         return None, done.wall_s
-    return {"status": "failed", "error": done.reason, "exit_code": done.exit_code
-            if done.exit_code is not None else -9, "walls": [], "times": [], "foms": [],
-            "cpu_s": float("nan"), "rss_mb": float("nan"), "rss_source": "",
+    return {"status": "failed", "error": reason, "exit_code": code, "walls": [], "times": [],
+            "foms": [], "cpu_s": float("nan"), "rss_mb": float("nan"), "rss_source": "",
             "warning": ("", "")}, done.wall_s
 
 

@@ -730,3 +730,18 @@ def test_a_relative_program_missing_from_its_workdir_is_said_there(tmp_path):
     with pytest.raises(ConfigError, match=r"^--command: program './heat' not found in --workdir "
                                           r"'.*runs': the program starts in each"):
         check_program(["./heat", "8"], None, str(tmp_path / "runs"))
+
+
+@pytest.mark.parametrize("tokens, words", [
+    (["env", "A=1"], "'env A=1' names no program after env's words"),
+    (["nice", "-n", "5"], "'nice -n 5' names no program after nice's words"),
+    (["env", "-i", "true"], "env -i clears the variables the launcher gives each rank"),
+    (["timeout", "true", "64"], "program '64' (the word after `timeout true`) is not on PATH"),
+])
+def test_an_exec_wrapper_that_starts_no_mpi_program_is_refused_before_launch(tokens, words):
+    """Was (s30 tester R7, R6): `nice -n 5` or `env A=1` alone was timed as the program, or
+    every launch failed (`env -i` clears the launcher's wire-up)."""
+    with pytest.raises(ConfigError) as err:
+        external.check_program(tokens)
+    assert words in str(err.value) and "\n" not in str(err.value)
+    external.check_program(["nice", "-n", "5", "env", "A=1", "true"])  # a program after them

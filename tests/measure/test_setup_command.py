@@ -87,6 +87,19 @@ def test_a_failing_setup_fails_its_configuration_only_and_launches_nothing(tmp_p
     assert "2-2" not in (top / "launches.log").read_text()
 
 
+def test_a_setup_that_removes_its_own_folder_fails_only_its_configuration(tmp_path):
+    """Was (s30 tester R5): the sweep stopped "cannot start .../mpiexec: No such file or
+    directory", nothing recorded, the other configurations never run."""
+    top = _case(tmp_path)
+    removing = "if [ {size}-{ranks} = 1-2 ]; then cd .. && rm -rf 1-2; else " + SETUP + "; fi"
+    proc = _sweep(top, removing)
+    assert proc.returncode == 0, proc.stderr
+    rows = _rows(top / "t.h5")
+    assert {k: r["status"] for k, r in rows.items()} == {
+        "1-1": "ok", "1-2": "failed", "2-1": "ok", "2-2": "ok"}
+    assert rows["1-2"]["error"].startswith("setup failed (exit 0): it left no folder "), rows
+
+
 def test_a_resume_with_another_setup_is_refused_and_with_the_same_goes_on(tmp_path):
     top = _case(tmp_path)
     assert _sweep(top, SETUP).returncode == 0
