@@ -35,12 +35,13 @@ def _json_lines(text: str) -> list[dict]:
     return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
 
 
-def _mpi_job(slurm, tmp_path: Path, mpi: str) -> tuple[str, list[dict]]:
+def _mpi_job(slurm, tmp_path: Path, mpi: str, python: str = sys.executable
+             ) -> tuple[str, list[dict]]:
     probe = tmp_path / "probe.py"
     probe.write_text(MPI_PROBE)
     out = tmp_path / f"mpi-{mpi}.out"
     script = _write_job(tmp_path / f"mpi-{mpi}.sh",
-                        f"srun --mpi={mpi} --kill-on-bad-exit=1 {sys.executable} {probe}",
+                        f"srun --mpi={mpi} --kill-on-bad-exit=1 {python} {probe}",
                         ["-N2 --ntasks-per-node=1", "--time=2", f"--output={out}",
                          "--job-name=hpcds-mpi-probe"])
     _, state, text = slurm.run_job(lambda: slurm.sbatch(script, cwd=tmp_path), out, timeout=120)
@@ -53,6 +54,17 @@ def test_two_node_mpi_job_spans_both_nodes(slurm, tmp_path):
     assert sorted(r["rank"] for r in ranks) == [0, 1]
     assert {r["size"] for r in ranks} == {2}
     assert sorted(r["nodeid"] for r in ranks) == [0, 1]
+    assert sorted(r["node"] for r in ranks) == ["n1", "n2"]
+
+
+@pytest.mark.skipif(not Path("/usr/lib/python3/dist-packages/mpi4py").is_dir(),
+                    reason="Debian's python3-mpi4py (Open MPI) is not installed")
+def test_open_mpi_under_srun_pmix_spans_both_nodes(slurm, tmp_path):
+    """Was: every 2-node srun --mpi=pmix step failed ("task 1 launch failed": both emulated
+    nodes made srun's PMIx folder in one /tmp, "File exists"); each node has its TmpFS now."""
+    state, ranks = _mpi_job(slurm, tmp_path, "pmix", "/usr/bin/python3")
+    assert state == "COMPLETED", ranks
+    assert sorted(r["rank"] for r in ranks) == [0, 1] and {r["size"] for r in ranks} == {2}
     assert sorted(r["node"] for r in ranks) == ["n1", "n2"]
 
 
