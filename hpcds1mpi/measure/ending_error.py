@@ -47,8 +47,8 @@ LOG_RECORD = re.compile(r"^(?:ERROR|CRITICAL|FATAL):[\w.]+:")
 #: "error: 3 %", "Error: 1,234", "error: <1e-6", "Error: none", "Error: OK", "error: false",
 #: "error: nan", "Error: within tolerance", "Fatal: no" (s30 tester R3).
 _VALUE = re.compile(r"^(?:[~<>\u2264\u2248]\s*)?[-+]?(\d[\d,]*\.?\d*|\.\d+)([eE][-+]?\d+)?(\s|%|$)"
-                    r"|^\(?(none|no|null|nil|false|ok|okay|pass|passed|n/?a|nan|[-+]?inf"
-                    r"(inity)?|within|below|under|zero)\b\)?", re.IGNORECASE)
+                    r"|^\(?(none|no(?!\s+\w)|null|nil|false|ok|okay|pass|passed|n/?a|nan|"
+                    r"[-+]?inf(inity)?|within|below|under|zero)\b\)?", re.IGNORECASE)
 #: Words that say a check passed, anywhere in the line ("Error! Check: passed").
 _PASSED = re.compile(r"\b(passed|succeeded|successful(ly)?)\b", re.IGNORECASE)
 
@@ -86,12 +86,19 @@ def ending_error(streams: list[list[str]], with_message, specific: re.Pattern,
                     or LOG_RECORD.match(ln) or _PASSED.search(ln):
                 continue
             said, last = with_message(kept, i)
-            if last == end and not _is_value(ln):
+            if last == end and not _is_value(said):  # its message too ("Error:" over a value)
                 return printable(said, keep="\t")[:300]
     return ""
 
 
+#: An error title's end: the text after the last one is its message ("cg: error: 1.2e-08").
+_TITLE_END = re.compile(r"(?:error|fatal)[^:!]*[:!]\s*", re.IGNORECASE)
+
+
 def _is_value(line: str) -> bool:
-    """Whether the error title ``line`` reports a value ("Error: 1.2e-05"), not an error."""
-    colon = re.search(r"[:!]\s*", line)
+    """Whether the error title ``line`` (with its message) reports a value ("Error:
+    1.2e-05", "Error (relative): 1.2e-10", "cg: error: 1.2e-08"), not an error: what follows
+    its last error title, else its first colon."""
+    titles = list(_TITLE_END.finditer(line))
+    colon = titles[-1] if titles else re.search(r"[:!]\s*", line)
     return bool(colon) and bool(_VALUE.match(line[colon.end():]))

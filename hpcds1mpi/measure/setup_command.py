@@ -20,6 +20,8 @@ one (:mod:`~hpcds1mpi.runtime.group_guard`).
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import tempfile
 import time
@@ -68,8 +70,6 @@ def set_up(setup: str | None, spec, env: dict, cwd: str | None,
     ``runtime_s`` or ``elapsed_s``."""
     if not setup:
         return None, float("nan")
-    import os
-
     done = run_setup(filled_setup(setup, spec.config, spec.size), env, cwd, timeout)
     reason, code = done.reason, done.exit_code if done.exit_code is not None else -9
     if not reason and cwd and not os.path.isdir(cwd):  # the program could not start there
@@ -127,9 +127,12 @@ def run_setup(setup: str, env: dict, cwd: str | None, timeout: float) -> SetupRe
     guard = [sys.executable, "-I", "-S", group_guard.__file__, "/bin/sh", "-c", setup]
     with tempfile.TemporaryFile() as out_fh, tempfile.TemporaryFile() as err_fh:
         start = time.perf_counter()
-        proc = subprocess.Popen(guard, stdin=subprocess.DEVNULL, stdout=out_fh, stderr=err_fh,
-                                env=env, cwd=cwd, start_new_session=True,
-                                preexec_fn=die_with_parent())
+        try:
+            proc = subprocess.Popen(guard, stdin=subprocess.DEVNULL, stdout=out_fh,
+                                    stderr=err_fh, env=env, cwd=cwd, start_new_session=True,
+                                    preexec_fn=die_with_parent())
+        except OSError as exc:  # its folder gone (another setup removed it): this one fails
+            return SetupResult(127, 0.0, f"{FAILED}: cannot start in {cwd!r}: {exc.strerror}")
         try:
             code = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -139,6 +142,10 @@ def run_setup(setup: str, env: dict, cwd: str | None, timeout: float) -> SetupRe
             end_group(proc)  # no orphan of the user's setup
             raise
         wall = time.perf_counter() - start
+        try:  # what ignored the guard's SIGTERM when the setup returned (s30 review 1)
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
         if code == 0:
             return SetupResult(0, wall)
         stdout, stderr = _tail(out_fh), _tail(err_fh)

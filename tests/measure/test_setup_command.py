@@ -5,6 +5,7 @@ first launch. Real sweeps of a tiny Python program under the venv's mpiexec."""
 from __future__ import annotations
 
 import json
+import time
 import sys
 
 import pytest
@@ -295,3 +296,30 @@ def test_with_a_setup_the_sweep_creates_missing_folders_for_it(tmp_path):
     plan = build_external_plan("true", "t", sizes="1")
     with pytest.raises(ConfigError, match="'.*file-1' .*is not a folder"):
         prepare_folders(str(top / "file-{size}"), plan.runs, setup=True)
+
+
+def test_a_leftover_that_ignores_sigterm_is_killed_when_the_setup_returns(tmp_path):
+    """Was (s30 review): `(trap '' TERM; exec sleep 7) &` outlived its setup, running beside
+    the measured launches."""
+    import os
+
+    import psutil
+
+    done = run_setup(f"(trap '' TERM; exec sleep 7) & echo $! > {tmp_path / 'pid'}",
+                     dict(os.environ), str(tmp_path), 30)
+    assert done.exit_code == 0 and not done.reason
+    pid = int((tmp_path / "pid").read_text())
+    time.sleep(0.3)
+    try:
+        alive = psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        alive = False
+    assert not alive
+
+
+def test_a_setup_whose_folder_is_gone_fails_in_one_line(tmp_path):
+    """Was (s30 review): Popen's FileNotFoundError, a traceback ending the sweep."""
+    import os
+
+    done = run_setup("true", dict(os.environ), str(tmp_path / "gone"), 30)
+    assert done.exit_code == 127 and done.reason.startswith("setup failed: cannot start in ")
