@@ -142,10 +142,11 @@ class TreeSampler:
     def _sample(self, procs: list) -> None:
         import psutil
 
-        parent, kinds = {}, {}
+        parent, kinds, exes = {}, {}, {}
         for proc in procs:
             # Judged once per (pid, executable): a forked child runs the launcher until exec.
             key = (proc.pid, _exe_name(proc))
+            exes[proc.pid] = key[1]
             if key not in self._kinds and key[1]:
                 self._kinds[key] = _judge(proc, self.names) if proc.pid != self.pid or \
                     not self.names & WRAPPERS else (LAUNCHER, "")  # the launcher itself
@@ -156,7 +157,7 @@ class TreeSampler:
                 parent[proc.pid] = proc.ppid()
             except psutil.Error:
                 continue
-        self._skip_unexeced_forks(procs, parent, kinds)
+        self._skip_unexeced_forks(procs, parent, kinds, exes)
         for pid, kind in kinds.items():
             up = parent.get(pid)
             # Once the program's, or a rank whatever its name: `exec simpleFoam` (s29 tester A3).
@@ -185,19 +186,23 @@ class TreeSampler:
             except psutil.Error:
                 continue
 
-    def _skip_unexeced_forks(self, procs: list, parent: dict, kinds: dict) -> None:
-        """Marks :data:`UNEXECED` a launcher's child that is still its fork (same executable,
-        same command line): it holds the launcher's memory until its ``exec`` (CI: a 150 MB
-        launcher's fork was recorded as the 20 MB program's peak)."""
+    def _skip_unexeced_forks(self, procs: list, parent: dict, kinds: dict,
+                             exes: dict) -> None:
+        """Marks :data:`UNEXECED` a child of a launcher (or of a root whose children are the
+        program) that is still its fork (same executable, same command line): it holds the
+        launcher's memory until its ``exec`` (CI: a 150 MB launcher's fork was recorded as the
+        20 MB program's peak). ``exes``: each pid's executable name, read this sample."""
         import psutil
 
         by_pid = {proc.pid: proc for proc in procs}
+        rooted = self.pid not in self._starters  # the root's children are ranks (_sample)
         for pid, up in parent.items():
-            if kinds.get(up) != LAUNCHER or up not in by_pid or pid == self.pid:
+            if pid == self.pid or up not in by_pid or not exes.get(pid) or \
+                    exes.get(pid) != exes.get(up) or not (
+                        kinds.get(up) == LAUNCHER or up == self.pid and rooted):
                 continue
             try:
-                forked = (_exe_name(by_pid[pid]) == _exe_name(by_pid[up])
-                          and by_pid[pid].cmdline() == by_pid[up].cmdline())
+                forked = by_pid[pid].cmdline() == by_pid[up].cmdline()
             except psutil.Error:
                 continue
             if forked:

@@ -50,6 +50,19 @@ def test_a_launchers_fork_before_its_exec_is_not_the_program(tmp_path):
     assert 15 < result["rss_mb"] < 100, result
 
 
+def test_a_fork_of_a_launcher_of_no_known_name_is_not_the_program(tmp_path):
+    """A root the sampler does not know as a launcher makes its children ranks; its fork
+    before the exec (a bash subshell holding 150 MB) was one too (s30 review)."""
+    app = tmp_path / "app.py"
+    app.write_text(PROGRAM.replace("60 *", "20 *"))
+    site = ("big=$(head -c 150000000 /dev/zero | tr '\\0' a); "
+            "( sleep 0.3; exec \"$0\" \"$@\" ); echo ${#big} > /dev/null")
+    result = launch_once(["bash", "-c", site, sys.executable, str(app)], {}, 60,
+                         program=sys.executable)
+    assert result["exit_code"] == 0
+    assert 15 < result["rss_mb"] < 100, result
+
+
 @pytest.mark.skipif(shutil.which("setsid") is None, reason="no setsid here")
 def test_ranks_that_ran_out_of_the_launch_are_not_measured_as_the_launcher(tmp_path):
     """Was: srun's own memory and CPU time (the ranks ran under slurmstepd, out of sight) were
