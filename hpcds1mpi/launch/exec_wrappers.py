@@ -95,6 +95,10 @@ def read_wrappers(words: list[str]) -> ExecWrappers | None:
                     cleared = cleared or option in ("-", "--ignore-environment") or (
                         option[1:2] != "-" and "i" in option)
                     continue
+                if bunched := re.fullmatch(r"-([i0v]+)([uC])(.*)", option, re.S):
+                    # flags bunched before -u / -C (`env -iu X`, `env -0C DIR`), as getopt
+                    cleared = cleared or "i" in bunched.group(1)
+                    option = f"-{bunched.group(2)}{bunched.group(3)}"
                 key, _, value = option.partition("=")
                 if key in _ENV_VALUED and not value:
                     if k >= len(words):

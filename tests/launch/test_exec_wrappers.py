@@ -43,3 +43,15 @@ def test_the_prefix_a_launchers_words_end_with():
     assert prefix_before("mpiexec -n 2 --allow-run-as-root env N=128".split()) == ["env", "N=128"]
     assert prefix_before("srun -n 2 --time 10 nice -n 5".split()) == ["nice", "-n", "5"]
     assert prefix_before("srun -n 2".split()) == []
+
+
+def test_bunched_env_flags_are_read_as_getopt_reads_them():
+    """Was (s30 review): `env -iu X ./app`, `env -vu X ./app` read as no program."""
+    from hpcds1mpi.launch.exec_wrappers import read_wrappers
+
+    found = read_wrappers(["env", "-iu", "X", "./app"])
+    assert found.program_at == 3 and found.unset == ("X",) and found.cleared
+    found = read_wrappers(["env", "-vuX", "-0C", "/tmp", "./app"])
+    assert found.program_at == 4 and found.unset == ("X",) and found.chdir == "/tmp"
+    assert not found.cleared
+    assert read_wrappers(["env", "-S", "a b", "./app"]) is None  # not read: no guess
