@@ -60,30 +60,41 @@ def _runs_at(bundle, workload: str, size: float) -> dict:
     codes that failed at ``size``) in the bundle's training rows; ``{}`` where it keeps none
     at the size nor on both sides of it."""
     from hpcds1mpi.decide import bundle_cache
+
+    kept = bundle_cache.memo(bundle, ("measured_here", workload),
+                             lambda: _workload_rows(bundle, workload))
+    if kept is None:
+        return {}
+    runs = {}
+    for p, (codes, sizes, good, bad) in kept.items():
+        here = np.isclose(sizes, size, rtol=1e-9, atol=0.0)
+        if not here.any() and not ((sizes < size).any() and (sizes > size).any()):
+            continue
+        around = _bracketed(codes, sizes, good, bad, size)
+        runs[p] = (np.union1d(codes[here & good], around), codes[here & bad])
+    return runs
+
+
+def _workload_rows(bundle, workload: str) -> dict | None:
+    """partition -> (configuration codes, sizes, ok mask, failure mask) of ``workload``'s
+    training rows, read once per bundle and workload (only the question's size changes: s30
+    review); None without rows."""
+    from hpcds1mpi.decide import bundle_cache
     from hpcds1mpi.surrogates.size_neighbours import config_codes
 
     try:
         rows = bundle_cache.training_columns(bundle)
-        status = np.asarray(rows["status"]).astype(str)
-        ours = np.asarray(rows["workload"]).astype(str) == workload
-        sizes = np.asarray(rows["size"], dtype=float)
+        ours = np.flatnonzero(np.asarray(rows["workload"]).astype(str) == workload)
+        status = np.asarray(rows["status"]).astype(str)[ours]
+        sizes = np.asarray(rows["size"], dtype=float)[ours]
+        partitions = np.asarray(rows["partition"]).astype(str)[ours]
+        codes = config_codes({c: np.asarray(rows[c])[ours] for c in _CONFIG}) if len(ours) \
+            else np.asarray([])
     except (AttributeError, KeyError):  # no training rows, or none with outcomes
-        return {}
-    here = np.isclose(sizes, size, rtol=1e-9, atol=0.0)
-    if not (ours & here).any() and not ((ours & (sizes < size)).any()
-                                        and (ours & (sizes > size)).any()):
-        return {}
-    idx = np.flatnonzero(ours)
-    codes = config_codes({c: np.asarray(rows[c])[idx] for c in _CONFIG})
-    status, partitions = status[idx], np.asarray(rows["partition"]).astype(str)[idx]
-    sizes, here = sizes[idx], here[idx]
+        return None
     good, bad = status == OK, np.isin(status, sorted(FAILURE_STATUSES))
-    runs = {}
-    for p in np.unique(partitions).tolist():
-        on = partitions == p
-        around = _bracketed(codes[on], sizes[on], good[on], bad[on], size)
-        runs[p] = (np.union1d(codes[on & here & good], around), codes[on & here & bad])
-    return runs
+    return {p: (codes[on], sizes[on], good[on], bad[on])
+            for p in np.unique(partitions).tolist() for on in [partitions == p]}
 
 
 def _bracketed(codes: np.ndarray, sizes: np.ndarray, good: np.ndarray, bad: np.ndarray,
