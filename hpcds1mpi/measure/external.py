@@ -64,7 +64,7 @@ from hpcds1mpi.measure.workdirs import prepare_folders, shared_folder_note, work
 
 
 def check_program(tokens: list[str], env: dict | None = None, cwd: str | None = None,
-                  option: str = "--command") -> None:
+                  option: str = "--command", setup: str | None = None) -> None:
     """Check that the program ``tokens[0]`` can be started, before anything launches
     (``option``: the option that gave it, for the message).
 
@@ -85,6 +85,8 @@ def check_program(tokens: list[str], env: dict | None = None, cwd: str | None = 
         if len(tokens) < len(given) else ""
     if "/" in name:
         found = os.path.join(cwd, name) if cwd else name
+        if not os.path.exists(found) and setup and cwd and not os.path.isabs(name):
+            return  # in its folder, which the setup prepares (`cp ../app .`: s30 verifier V2)
         if not os.path.exists(found):
             from hpcds1mpi.launch.program import program_not_found
 
@@ -296,7 +298,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
     first = plan.runs[0]
     first_env = {**os.environ, **launch.environment(first.config)}
     first_tokens = format_command(dict(first.extra)["command"], first)
-    check_program(first_tokens, first_env, workdir_of(workdir, first))
+    check_program(first_tokens, first_env, workdir_of(workdir, first), setup=setup)
     for line in preflight.check(launch, choice, first_tokens, first_env, plan.max_ranks):
         if say:
             say(line)

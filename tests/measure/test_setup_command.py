@@ -323,3 +323,23 @@ def test_a_setup_whose_folder_is_gone_fails_in_one_line(tmp_path):
 
     done = run_setup("true", dict(os.environ), str(tmp_path / "gone"), 30)
     assert done.exit_code == 127 and done.reason.startswith("setup failed: cannot start in ")
+
+
+def test_a_program_the_setup_puts_in_the_folder_is_not_refused_before_it(tmp_path):
+    """Was (s30 verifier V2): `--command './check.py ...' --setup 'cp ../../check.py .'` was
+    refused "program './check.py' not found in --workdir" before any setup ran."""
+    top = _case(tmp_path)
+    (top / "check.py").write_text("#!" + sys.executable + "\n" + CHECK)
+    (top / "check.py").chmod(0o755)
+    args = ["sweep", "--command", "./check.py {size} {ranks}", "--label", "cp", "--sizes", "1",
+            "--ranks-per-node", "1", "--min-repeats", "1", "--max-repeats", "1",
+            "--min-time", "0", "--no-progress"]
+    proc = run_cli(args + ["--out", str(top / "cp.h5"), "--workdir", "runs/{size}-{ranks}",
+                           "--setup",
+                           "cp ../../check.py . && " + SETUP], timeout=180, cwd=top)
+    assert proc.returncode == 0, proc.stderr
+    assert {r["status"] for r in _rows(top / "cp.h5").values()} == {"ok"}
+    (top / "bare" / "1-1").mkdir(parents=True)  # a folder without the program, no setup
+    no_setup = run_cli([*args, "--out", str(top / "none.h5"), "--workdir", "bare/{size}-{ranks}"],
+                       timeout=180, cwd=top)
+    assert no_setup.returncode == 2 and "not found in --workdir" in no_setup.stderr
