@@ -47,8 +47,10 @@ def parse(output: str) -> list[dict[str, tuple[str, str]]]:
     """The probe lines of ``output``: one ``{wire-up: (rank, size)}`` per rank that printed."""
     ranks = []
     for line in output.splitlines():
-        if not line.startswith("hpcds1mpi-probe "):
+        at = line.find("hpcds1mpi-probe ")  # after a launcher's label (srun -l's "0: ",
+        if at < 0:  # --tag-output's "[1,0]<stdout>:"): s30 verifier V2 D4
             continue
+        line = line[at:]
         fields = {}
         for item in line.split()[1:]:
             name, _, value = item.partition("=")

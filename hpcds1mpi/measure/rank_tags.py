@@ -14,9 +14,10 @@ from __future__ import annotations
 import re
 
 #: A rank's tag at the start of a line: "[0] ", "[12]" (PETSc's "[0]PETSC ERROR:" keeps its
-#: label), Open MPI's --tag-output "[1,0]<stderr>: " (job, rank). Not Open MPI's own log
-#: lines' "[host:pid]" nor a backtrace's "[ 0]" frame.
-RANK_TAG = re.compile(r"^\[\d+\]\s*|^\[\d+,\d+\]<std(?:out|err)>:\s*")
+#: label), Open MPI's --tag-output "[1,0]<stderr>: " (job, rank), srun -l's "1: " (s30 V2
+#: D4: "1: Error: none" had been read as an error line). Not Open MPI's own log lines'
+#: "[host:pid]" nor a backtrace's "[ 0]" frame.
+RANK_TAG = re.compile(r"^\[\d+\]\s*|^\[\d+,\d+\]<std(?:out|err)>:\s*|^\d+: ")
 #: Lines a program writes under every error of its, whatever it was: OpenFOAM's "FOAM
 #: exiting", "FOAM aborting" and "FOAM parallel run exiting" / "... aborting".
 ERROR_TRAILER = re.compile(r"^FOAM (?:parallel run )?(?:exiting|aborting)$")

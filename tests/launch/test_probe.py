@@ -75,6 +75,9 @@ def test_judge_reads_every_wire_up():
     singletons = "\n".join([line(pmi="0:1"), line(pmi="0:1")])
     assert probe.judge(probe.parse(singletons), None)[0] is None
     assert probe.judge(probe.parse(line(pmi="0:2")), None)[0] is None  # one rank printed
+    # a launcher's labels before each line (srun -l, mpirun --tag-output): s30 verifier V2 D4
+    labelled = "\n".join([f"0: {line(pmi='0:2')}", f"[1,1]<stdout>:{line(pmi='1:2')}"])
+    assert probe.judge(probe.parse(labelled), "mpich")[0] == "pmi"
 
 
 @pytest.mark.slurm

@@ -73,7 +73,8 @@ def test_elks_good_run_with_a_failure_word_in_a_warning_stays_ok():
         "error: <1e-6", "Error: 1,234",
         # its value under the title, or after a program's name (s30 review)
         "Error:\n  1.2e-10", "Error (relative):\n  1.2e-10", "cg: error: 1.2e-08",
-        "solver.c: error: 3.1e-7")],
+        "solver.c: error: 3.1e-7",
+        "1: Error: none")],  # srun -l's label (s30 verifier V2 D4)
 ])
 def test_an_error_word_mid_run_or_in_a_result_stays_ok(stdout, stderr):
     assert ending_error(stdout, stderr) == ""
