@@ -203,5 +203,23 @@ def program_past_wrappers(tokens: list[str], env: dict | None, option: str):
         raise ConfigError(f"{option}: env -i clears the variables the launcher gives each rank "
                           "(its MPI wire-up), so MPI_Init fails: set what the program needs "
                           "with env NAME=VALUE instead")
+    if (bad := _not_a_duration(tokens[:found.program_at])) is not None:
+        raise ConfigError(f"{option}: timeout's first word after its options is its duration "
+                          f"(e.g. timeout 600 ./app), not {bad!r}")  # s30 verifier V2 D5
     rest = tokens[found.program_at:]
     return rest, rest[0], found.environment(dict(env if env is not None else os.environ))
+
+
+def _not_a_duration(prefix: list[str]) -> str | None:
+    """The word a ``timeout`` in ``prefix`` reads as its duration where it is none (``timeout
+    ./app 64``: ``./app``); None when every duration is one."""
+    for k, word in enumerate(prefix):
+        if word.rsplit("/", 1)[-1] != "timeout":
+            continue
+        rest = iter(prefix[k + 1:])
+        for w in rest:
+            if w in ("-s", "-k", "--signal", "--kill-after"):
+                next(rest, None)  # its value
+            elif not w.startswith("-"):
+                return None if re.fullmatch(r"\d+(\.\d+)?[smhd]?", w) else w
+    return None

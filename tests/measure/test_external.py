@@ -736,7 +736,9 @@ def test_a_relative_program_missing_from_its_workdir_is_said_there(tmp_path):
     (["env", "A=1"], "'env A=1' names no program after env's words"),
     (["nice", "-n", "5"], "'nice -n 5' names no program after nice's words"),
     (["env", "-i", "true"], "env -i clears the variables the launcher gives each rank"),
-    (["timeout", "true", "64"], "program '64' (the word after `timeout true`) is not on PATH"),
+    (["timeout", "true", "64"], "timeout's first word after its options is its duration "
+                                "(e.g. timeout 600 ./app), not 'true'"),
+    (["nice", "-n", "5", "sl"], "program 'sl' (the word after `nice -n 5`) is not on PATH"),
 ])
 def test_an_exec_wrapper_that_starts_no_mpi_program_is_refused_before_launch(tokens, words):
     """Was (s30 tester R7, R6): `nice -n 5` or `env A=1` alone was timed as the program, or
@@ -745,3 +747,4 @@ def test_an_exec_wrapper_that_starts_no_mpi_program_is_refused_before_launch(tok
         external.check_program(tokens)
     assert words in str(err.value) and "\n" not in str(err.value)
     external.check_program(["nice", "-n", "5", "env", "A=1", "true"])  # a program after them
+    external.check_program(["timeout", "-s", "KILL", "2m", "true"])
