@@ -131,8 +131,9 @@ def _apart(workdir: str | None, runs: list[RunSpec]) -> str:
     keys = missing_placeholders(workdir, runs)
     if not keys:
         return "give --workdir placeholders that tell them apart (e.g. 'runs/{size}-{ranks}')"
-    if not workdir or os.path.normpath(workdir) == ".":  # a first --workdir ("." is the
-        # sweep's own folder: not '.-{size}', s30 tester K5): per size and layout, at least
+    # "." or "$PWD" is the sweep's own folder: not '.-{size}' nor a sibling '/path-{size}' (s30
+    # tester K5, verifier V N5); like a first --workdir: per size and layout, at least
+    if not workdir or os.path.normpath(workdir) in (".", os.getcwd()):
         keys = [k for k in _FOLDER_KEYS if k in {"size", "ranks", *keys}]
         fields = "-".join("{" + key + "}" for key in keys)
         return f"give --workdir with placeholders, e.g. --workdir 'runs/{fields}'"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from hpcds1mpi.config import Configuration
 from hpcds1mpi.measure.plan import RunSpec
 from hpcds1mpi.measure.workdirs import shared_folder_note, workdir_of
@@ -49,7 +51,8 @@ def test_the_note_adds_the_placeholders_that_tell_the_sharing_configurations_apa
     assert "add {size}: --workdir 'runs/{size}'" in shared_folder_note("runs/", _layouts(
         [32, 64], [1], [1]))
     assert "e.g. --workdir 'runs/{size}-{ranks}-{threads}'" in shared_folder_note(None, runs)
-    for here in (".", "./"):  # the sweep's own folder: not '.-{size}-...' (s30 tester K5)
+    for here in (".", "./", os.getcwd()):  # the sweep's own folder: not '.-{size}-...' nor a
+        # sibling of it (s30 tester K5, verifier V N5)
         assert "e.g. --workdir 'runs/{size}-{ranks}-{threads}'" in shared_folder_note(here, runs)
     same_twice = _layouts([32], [1], [1]) * 2
     assert "give --workdir placeholders that tell them apart" in \
