@@ -71,3 +71,36 @@ def test_a_sigkilled_parent_takes_the_commands_children_with_it(tmp_path):
     parent.kill()
     parent.wait(timeout=30)
     assert _wait_gone(sleeper), "the command's child outlived a SIGKILL of the guard's parent"
+
+
+def test_a_leftover_that_left_the_group_ends_with_the_command(tmp_path):
+    """``setsid`` takes a leftover out of the group; the guard, a child subreaper, still ends
+    it (s30 verifier D2), and SIGKILLs one that ignores SIGTERM."""
+    pid_file, stubborn_file = tmp_path / "pid", tmp_path / "stubborn"
+    stubborn = f"trap '' TERM; echo $$ > {stubborn_file}; while :; do sleep 0.1; done"
+    done = subprocess.run(_guarded(
+        f"setsid sleep 300 & echo $! > {pid_file}; setsid sh -c \"{stubborn}\" & "
+        f"while [ ! -s {stubborn_file} ]; do sleep 0.05; done; echo done"),
+        start_new_session=True, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout == "done\n"
+    assert _wait_gone(int(pid_file.read_text()), 5), "a setsid leftover outlived the command"
+    assert _wait_gone(int(stubborn_file.read_text()), 5), "a SIGTERM-ignoring one outlived it"
+
+
+def test_a_sigkilled_parent_takes_a_setsid_child_with_it(tmp_path):
+    pid_file = tmp_path / "pid"
+    parent = subprocess.Popen([sys.executable, "-c", (
+        "import subprocess, sys, time\n"
+        "from hpcds1mpi.runtime.processes import die_with_parent\n"
+        f"subprocess.Popen({_guarded(f'setsid sleep 302 & echo $! > {pid_file}; wait')!r}, "
+        "start_new_session=True, preexec_fn=die_with_parent())\n"
+        "time.sleep(600)\n")])
+    deadline = time.monotonic() + 30
+    while not (pid_file.exists() and pid_file.read_text().strip()):
+        assert time.monotonic() < deadline and parent.poll() is None
+        time.sleep(0.05)
+    sleeper = int(pid_file.read_text())
+    assert _alive(sleeper)
+    parent.kill()
+    parent.wait(timeout=30)
+    assert _wait_gone(sleeper, 10), "a setsid child outlived a SIGKILL of the guard's parent"
