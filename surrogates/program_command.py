@@ -246,7 +246,7 @@ def launched_words(command: str) -> list[str] | None:
     from hpcds1mpi.errors import ConfigError
     from hpcds1mpi.launch.exec_wrappers import prefix_before
     from hpcds1mpi.launch.script_reading import read_script
-    from hpcds1mpi.launch.script_request import split_command
+    from hpcds1mpi.launch.script_placeholders import split_command
 
     try:
         launches = read_script(command + "\n").launches

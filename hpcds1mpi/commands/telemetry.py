@@ -30,6 +30,7 @@ def show(path, rows) -> None:
     runs = telemetry.read_runs(path)
     machines = telemetry.read_machines(path)
     why = [printable(line) for line in _why_not_ok(runs)]  # first lines read before escaping
+    setups = _setup_lines(path, runs)  # what prepared each configuration's folder
     # text from the file is shown, never obeyed by the terminal
     for frame, columns in ((runs, telemetry.RUN_COLUMNS), (machines, telemetry.MACHINE_COLUMNS)):
         for column in (name for name, kind in columns if kind == "str"):
@@ -40,9 +41,8 @@ def show(path, rows) -> None:
         click.echo(f"  machine {m.machine_id}: {m.cpu_model}, {m.physical_cores} cores, "
                    f"{m.memory_gb} GB, GPU {m.gpu_model or 'none'} x{m.gpu_count}, "
                    f"{m.mpi_library}; hosts {m.hostnames}")
-    if setup := _recorded_setup(path):  # what prepared each configuration's folder
-        click.echo(f"  setup (once per configuration, before its first launch): "
-                   f"{printable(setup)}")
+    for line in setups:
+        click.echo(line)
     if len(runs):
         table = runs.groupby(["workload", "status"]).size().unstack(fill_value=0)
         click.echo(table.to_string())
@@ -54,17 +54,23 @@ def show(path, rows) -> None:
             click.echo(runs[cols].head(rows).to_string(index=False))
 
 
-def _recorded_setup(path) -> str:
-    """The ``--setup`` of the program sweep that wrote ``path`` ("" for none, or a kernel's)."""
-    import json
+_SETUP = "setup (once per configuration, before its first launch)"
 
+
+def _setup_lines(path, runs) -> list[str]:
+    """The ``--setup`` of the program sweep that wrote ``path``; of a merged file whose sweeps
+    differ (its rows keep their own), each sweep's, with its command (s31: none was shown)."""
     from hpcds1mpi.records import telemetry
+    from hpcds1mpi.records.telemetry.merged_settings import row_sweeps, setup_of
 
-    try:
-        launch = json.loads(telemetry.load(path).attrs.get("launch") or "{}")
-    except (TypeError, ValueError):
-        return ""
-    return str(launch.get("setup") or "") if isinstance(launch, dict) else ""
+    sweeps = row_sweeps(runs)
+    if len(sweeps) > 1:
+        return [f"  sweep {printable(w)} {printable(command)!r} ({n} runs): " +
+                (f"{_SETUP}: {printable(setup)}" if setup else "no setup")
+                for w, command, setup, n in sweeps]
+    setup = setup_of(telemetry.load(path).attrs.get("launch") or "") or (
+        sweeps[0][2] if sweeps else "")
+    return [f"  {_SETUP}: {printable(setup)}"] if setup else []
 
 
 #: Distinct reasons :func:`_why_not_ok` lists (the most frequent first), and their width.

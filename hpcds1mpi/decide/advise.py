@@ -38,6 +38,8 @@ from hpcds1mpi.decide.advise_gain import not_a_gain, predicted_worse, reasons_fo
 from hpcds1mpi.decide.advise_launch import launch_notes
 from hpcds1mpi.decide.advise_refusal import rewrite_refusal
 from hpcds1mpi.decide.recommendation import format_time
+from hpcds1mpi.decide.measured_run import setup_time
+from hpcds1mpi.decide.size_source import size_source as source_of_size
 from hpcds1mpi.decide.script_workload import choose_launch, no_size, recorded_commands
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch import directives as directives_mod
@@ -51,7 +53,8 @@ from hpcds1mpi.launch.script_gpus import shared_gpus, step_refused, visible_note
 from hpcds1mpi.launch.script_repeats import repeats_note
 from hpcds1mpi.launch.script_binding import binding_note, launch_family
 from hpcds1mpi.launch.script_knobs import device_of, precision_of
-from hpcds1mpi.launch.script_request import resolve_launch, size_from
+from hpcds1mpi.launch.script_placeholders import size_from
+from hpcds1mpi.launch.script_request import resolve_launch
 from hpcds1mpi.launch.script_rewrite import Change, Layout, ranks_note, rewrite, threads_note
 from hpcds1mpi.schemas.limits import MAX_SIZE
 
@@ -319,7 +322,7 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     size_source = "--size"
     if size is None and launch is not None:
         size = size_from(launch, command)
-        size_source = f"the command on line {launch.line}"
+        size_source = source_of_size(launch, command)  # an export's line (s30 tester N8)
     warnings, launch_said = launch_notes(script, launch, command, job_folder)
     places = _places_for(script, places)
     device, device_said = device_of(script, launch)
@@ -401,11 +404,14 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     ch = rec.picked.choice
     cfg = ch.config(row)
     picked_part = rec.picked.partition
+    setup_s, setup_from = setup_time(rec.program_levels, cfg)  # as recommend's script (s31)
     one_launch = directives_mod.time_limit_s(float(ch.scores.cols["runtime_hi"][row])
-                                             * rec.wall_per_runtime)
+                                             * rec.wall_per_runtime + setup_s)
     basis = "1.5 x the predicted upper runtime" + (
         f" x {rec.wall_per_runtime:.3g} (its launch wall per second of its own time)"
-        if rec.wall_per_runtime > 1 else "") + ", whole minutes, at least 1 min"
+        if rec.wall_per_runtime > 1 else "") + (
+        f" plus {format_time(setup_s)} for the --setup ({setup_from})" if setup_s > 0
+        else "") + ", whole minutes, at least 1 min"
     repeats = repeats_note(script, one_launch)
     if repeats:  # several launches: one launch's limit would kill the job
         notes.append(repeats)

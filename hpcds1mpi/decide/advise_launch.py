@@ -14,7 +14,7 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from hpcds1mpi.launch.script_request import program_at, split_command, stem, word_pattern
+from hpcds1mpi.launch.script_placeholders import program_at, split_command, stem, word_pattern
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript, Launch

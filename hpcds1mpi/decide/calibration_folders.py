@@ -6,6 +6,15 @@ new size)."""
 from __future__ import annotations
 
 
+def is_current_folder(folder: str | None) -> bool:
+    """Whether ``folder`` (a ``--workdir`` filled for a configuration) is the folder the job
+    is submitted from (``.``, ``./``): nothing to create or check there, no ``cd`` (s30 tester
+    N5: a calibration note listed ``.`` among the folders to create)."""
+    import os.path
+
+    return bool(folder) and os.path.normpath(folder) == "."
+
+
 def step_folders(steps, size: int, measure: dict | None) -> dict:
     """What a calibration script says and checks of its steps' ``--workdir`` folders: the
     template's values (``jobscripts/calibration.sbatch.j2``), {} without ``--workdir``.
@@ -13,7 +22,8 @@ def step_folders(steps, size: int, measure: dict | None) -> dict:
     Without ``--setup`` the sweep never creates a folder (an empty one would lack the
     program's input, :mod:`~hpcds1mpi.measure.workdirs`), so each step with a missing folder
     failed alike, one after another (s28 tester Y2); the script checks them all before its
-    first step instead. With one, each step's sweep creates its folder for the setup.
+    first step instead. With one, each step's sweep creates its folder for the setup. The
+    submit folder itself (``--workdir .``) is neither listed nor checked.
 
     Args:
         steps: the steps as the script measures them (:class:`~hpcds1mpi.launch.scripts.
@@ -37,6 +47,9 @@ def step_folders(steps, size: int, measure: dict | None) -> dict:
     if not workdir:
         return {}
     folders = list(dict.fromkeys(folder_of(workdir, s.config, size) for s in steps))
+    folders = [f for f in folders if not is_current_folder(f)]
+    if not folders:  # every step runs where the job is submitted
+        return {}
     return {"workdir": comment(workdir), "step_folders": [shlex.quote(f) for f in folders],
             "folders_shown": comment(", ".join(folders)),
             "folders_where": where_missing(workdir) and ", in the folder you submit from",

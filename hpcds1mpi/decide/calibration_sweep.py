@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from hpcds1mpi.decide import system1 as s1
+from hpcds1mpi.decide.calibration_folders import is_current_folder
 from hpcds1mpi.decide.recommendation import NO_CALIBRATION, Place, format_memory
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -140,7 +141,8 @@ def calibration_measurement(levels, given: dict | None = None) -> tuple[dict, li
         notes.append(f"the steps measure without {_flags(missing)} ({whose}); if its sweep used "
                      "any, pass the same to recommend, or the new runs measure something else")
     options = {k: v for k, v in {**known, **given}.items() if v}
-    if workdir := options.get("workdir"):  # a step whose folder is missing measures nothing
+    workdir = options.get("workdir")
+    if workdir and not is_current_folder(workdir):  # a missing folder measures nothing
         import os.path
 
         # An absolute one is itself wherever the job is submitted from (s29 V1-2).

@@ -44,6 +44,7 @@ class MeasuredRun:
 def measured_run(rec, scheduler: str) -> MeasuredRun:
     """How the script of ``rec``'s pick under ``scheduler`` runs its program (``rec.picked``
     must be set): its sweep's folder, setup and launcher (see the module docstring)."""
+    from hpcds1mpi.decide.calibration_folders import is_current_folder
     from hpcds1mpi.launch.script_launcher import measured_cluster, retrain_hint
     from hpcds1mpi.measure.workdirs import folder_of
 
@@ -54,6 +55,8 @@ def measured_run(rec, scheduler: str) -> MeasuredRun:
     notes = []
     workdir = (levels.measured_with or {}).get("workdir") or ""
     folder = folder_of(workdir, rec.picked.choice.config(), rec.size) if workdir else None
+    if is_current_folder(folder):  # --workdir '.': the submit folder, nothing to create (N5)
+        folder = None
     setup = (levels.measured_with or {}).get("setup") or None
     if folder:  # never created: an empty folder would lack the program's input
         import os.path
@@ -76,11 +79,19 @@ def measured_run(rec, scheduler: str) -> MeasuredRun:
         setup = filled_setup(setup, rec.picked.choice.config(), rec.size)
         notes.append(f"the job runs the sweep's --setup {setup!r} first (for this "
                      "configuration), and stops if it fails")
-    from hpcds1mpi.surrogates.setup_times import setup_allowance
-
-    # a bundle from before its levels kept them (s30 tester O1): none known
-    setup_s, setup_from = setup_allowance(getattr(levels, "setup_s", None),
-                                          rec.picked.choice.config().label()) if setup \
-        else (0.0, "")
+    setup_s, setup_from = setup_time(levels, rec.picked.choice.config())
     return MeasuredRun(cluster, folder, tuple(notes), hint=hint, setup=setup, setup_s=setup_s,
                        setup_from=setup_from)
+
+
+def setup_time(levels, config) -> tuple[float, str]:
+    """(seconds a job of ``config`` must allow for its program's sweep ``--setup``, which the
+    job runs first; where they come from, in words): its longest measured for ``config``, else
+    for the program (s30 tester O1). (0, "") without a setup, or where ``levels`` (a bundle from
+    before they were kept) record none. The one rule of recommend's script and advise's
+    proposed limit (s31: advise's added none)."""
+    from hpcds1mpi.surrogates.setup_times import setup_allowance
+
+    if levels is None or not (getattr(levels, "measured_with", None) or {}).get("setup"):
+        return 0.0, ""
+    return setup_allowance(getattr(levels, "setup_s", None), config.label())

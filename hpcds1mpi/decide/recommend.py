@@ -5,9 +5,8 @@ The placement: System 1 scores every configuration of every allowed partition
 (:mod:`hpcds1mpi.decide.guard`), partitions where the job failed before are skipped
 (:mod:`hpcds1mpi.decide.failure_history`), and each rejected partition gets its reason in one
 line. An escalated job gets no guessed settings: a short calibration sweep over the
-configurations the model is least sure about is chosen instead
-(:mod:`hpcds1mpi.decide.calibration_sweep`). The answer, a
-:class:`~hpcds1mpi.decide.recommendation.Recommendation`, is shown as a table, JSON or a batch
+configurations the model is least sure about is chosen instead (:mod:`.calibration_sweep`).
+The answer, a :class:`~.recommendation.Recommendation`, is shown as a table, JSON or a batch
 script by :mod:`hpcds1mpi.decide.recommendation`.
 """
 
@@ -26,6 +25,7 @@ from hpcds1mpi.decide.energy_floor import idle_watts
 from hpcds1mpi.decide.failure_history import FailureHistory, default_history_path
 from hpcds1mpi.decide.measured_here import failed_here_note
 from hpcds1mpi.decide.picked_command import picked_command
+from hpcds1mpi.decide.stale_command import stale_command
 from hpcds1mpi.decide.calibration_sweep import calibration_steps, no_calibration_note
 from hpcds1mpi.decide.recommendation import (
     Place, Recommendation, format_energy, format_memory, format_time)
@@ -384,16 +384,16 @@ def conclude(prep: Prepared, verdict) -> Recommendation:
                            f" on {picked.label}")
     command, said = picked_command(bundle, prep.offer.levels, _program_command(
         bundle, prep.offer.levels), picked.choice.pick if picked else None, size)  # s30 O3
-    notes = [*notes, said] if said else notes
+    refused = stale_command(bundle, prep.offer.levels, command)  # an older reader's (N6)
+    notes = [*notes, *(n for n in (said, refused) if n)]
     rec = Recommendation(workload, size, objective, prep.all_places, picked, verdict,
                          _energy_label(bundle), clusters=clusters,
                          left_out=list(prep.offer.left_out), notes=list(prep.notes) + notes,
                          wall_per_runtime=getattr(prep.offer.levels, "wall_per_runtime", 1.0),
                          extrapolated=extrapolated,
-                         program_command=command,
+                         program_command=command, command_refused=refused,
                          program_levels=prep.offer.levels)  # its --workdir, launcher (s29 A1, B4)
-    if verdict.verdict == "escalate":
-        rec.picked = None
+    rec.picked = None if verdict.verdict == "escalate" else rec.picked
     if verdict.verdict == "escalate" and not familiar_but_impossible:
         target = judged.partition
         if scores is not None and target.name in set(scores.cols["partition"]):

@@ -71,6 +71,8 @@ class Recommendation:
             ``--program``; "" for a kernel, a job-log label or a workload never measured.
         program_levels: a program's levels in the bundle (its ``--workdir`` and launcher,
             which its script repeats: ``decide/measured_run.py``); None for a kernel.
+        command_refused: why ``program_command`` cannot be what its runs ran, which refuses
+            a script of it without ``--program`` (``decide/stale_command.py``); "": none.
     """
 
     workload: str
@@ -93,6 +95,7 @@ class Recommendation:
     extrapolated: list = field(default_factory=list)
     program_command: str = ""
     program_levels: MeasuredLevels | None = None
+    command_refused: str = ""
 
 
 #: The first words of the note :func:`hpcds1mpi.decide.recommend.conclude` adds when an escalated job gets no
@@ -334,6 +337,8 @@ def script_program(rec: Recommendation, program):
     (:func:`emit_script` then refuses what it cannot run)."""
     if program is not None or not rec.program_command:
         return program, None
+    if rec.command_refused:  # a script of it would fail in the job (s30 tester N6)
+        raise ConfigError(f"no job script: {rec.command_refused}")
     from hpcds1mpi.kernels import is_kernel
 
     if is_kernel(rec.workload):

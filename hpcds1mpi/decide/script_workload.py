@@ -14,8 +14,8 @@ from typing import Sequence
 
 from hpcds1mpi.launch.job_script import JobScript, Launch
 from hpcds1mpi.launch.script_options import to_int
-from hpcds1mpi.launch.script_request import (fits_command, program_at, size_from,
-                                             size_values, split_command, stem)
+from hpcds1mpi.launch.script_placeholders import (fits_command, program_at, size_from,
+                                                 size_values, split_command, stem)
 from hpcds1mpi.surrogates.levels import program_command_lines
 
 

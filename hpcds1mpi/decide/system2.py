@@ -143,6 +143,13 @@ class TuneResult:
                 "energy_source": self.energy_source}
 
 
+def run_notes(row: dict) -> tuple[str, ...]:
+    """The sweep's notes on a run (an exit 0 that said it did not converge: s30 tester N3), as
+    both tunes keep them on its :class:`Trial` and say them after its line (s31: the front's
+    tune said none)."""
+    return tuple(str(n) for n in row.get("notes") or ())
+
+
 def run_noise(row: dict) -> float:
     """A run's relative noise: (median - fastest repeat) / median.
 
@@ -237,7 +244,7 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
                       measured_s=float(row.get("measured_s") or 0.0),
                       stored=str(row.get("stored") or ""),
                       energy_source=str(row.get("energy_source") or ""),
-                      notes=tuple(str(n) for n in row.get("notes") or ()))
+                      notes=run_notes(row))
         if status == "ok" and math.isfinite(value):
             if math.isfinite(trial.noise) and trial.noise > 0:
                 noises.append(trial.noise)

@@ -15,7 +15,8 @@ import numpy as np
 
 from hpcds1mpi.config import Configuration
 from hpcds1mpi.decide.system2 import (DEFAULT_BUDGET, NOISE_FLOOR, Trial, TuneResult,
-                                      energy_source_of, fmt_value, objective_value, run_noise)
+                                      energy_source_of, fmt_value, objective_value, run_noise,
+                                      run_notes)
 from hpcds1mpi.decide.tune_space import Space, config_key
 from hpcds1mpi.errors import ConfigError
 
@@ -62,6 +63,8 @@ def tune_front(space: Space, start: Configuration, evaluate: Callable[[Configura
                 f"{fmt_value(objective_value(r, 'energy'), 'energy')}"
                 + (" modelled" if "modelled" in str(r.get("energy_source") or "") else "")
                 + (f"; {r['stored']}" if r.get("stored") else ""))
+            for note in run_notes(r):  # as the single-objective tune says them (s31)
+                say(note)
         return cache[key]
 
     first = run_one(start.as_dict())
@@ -94,7 +97,8 @@ def tune_front(space: Space, start: Configuration, evaluate: Callable[[Configura
                             objective_value(r, "time"), objective_value(r, "energy"),
                             run_noise(r), "measured",
                             run_id=str(r.get("run_id", "")), stored=str(r.get("stored") or ""),
-                            energy_source=str(r.get("energy_source") or "")))
+                            energy_source=str(r.get("energy_source") or ""),
+                            notes=run_notes(r)))
     ok = [t for t in trials if t.status == "ok" and math.isfinite(t.energy_j)]
     from hpcds1mpi.surrogates.pareto import pareto_mask
 

@@ -40,6 +40,8 @@ _WRAPPERS: dict[str, tuple[str, frozenset, str, frozenset, int]] = {
              "abdfiormRv", frozenset({"all-tasks", "batch", "deadline", "fifo", "idle",
                                       "other", "rr", "reset-on-fork", "verbose"}), 1),
 }
+#: timeout(1)'s duration: a number, with a unit of s, m, h or d.
+DURATION = re.compile(r"\d+(\.\d+)?[smhd]?")
 #: Every exec wrapper read here, by name.
 WRAPPER_NAMES = frozenset({"env", *_WRAPPERS})
 #: env(1)'s options: flags, and those taking a value (``-u NAME``, ``-C DIR``).
@@ -57,6 +59,9 @@ class ExecWrappers:
         unset: the names ``env -u`` removes; cleared: ``env -i`` (the program gets only
             ``assigned``).
         chdir: the folder ``env -C DIR`` runs the program in (the last one), "" for none.
+        operands: (wrapper name, word) of each operand a wrapper takes before the program
+            (``timeout``'s duration, ``taskset``'s mask, ``chrt``'s priority), as its options
+            parser reads them: the one reading every check of an operand uses.
     """
 
     program_at: int = 0
@@ -64,6 +69,7 @@ class ExecWrappers:
     unset: tuple[str, ...] = ()
     cleared: bool = False
     chdir: str = ""
+    operands: tuple[tuple[str, str], ...] = ()
 
     def environment(self, env: dict) -> dict:
         """``env`` as the program finds it after the prefix (where its PATH is searched)."""
@@ -81,7 +87,7 @@ def is_wrapper(word: str) -> bool:
 def read_wrappers(words: list[str]) -> ExecWrappers | None:
     """The exec-wrapper prefix of ``words`` (see the module docstring); None where a
     wrapper's words cannot be read, or no program follows them."""
-    k, assigned, unset, cleared, chdir = 0, [], [], False, ""
+    k, assigned, unset, cleared, chdir, operands = 0, [], [], False, "", []
     while k < len(words) and is_wrapper(words[k]):
         name = words[k].rsplit("/", 1)[-1]
         k += 1
@@ -117,18 +123,21 @@ def read_wrappers(words: list[str]) -> ExecWrappers | None:
                 assigned.append((found.group(1), found.group(2), k))
                 k += 1
             continue
-        k = _past_options(words, k, *_WRAPPERS[name])
-        if k is None:
+        *options, count = _WRAPPERS[name]
+        k = _past_options(words, k, *options)
+        if k is None or k + count > len(words):
             return None
+        operands += [(name, word) for word in words[k:k + count]]
+        k += count
     if k >= len(words):
         return None
-    return ExecWrappers(k, tuple(assigned), tuple(unset), cleared, chdir)
+    return ExecWrappers(k, tuple(assigned), tuple(unset), cleared, chdir, tuple(operands))
 
 
 def _past_options(words: list[str], k: int, short_valued: str, long_valued: frozenset,
-                  short_flags: str, long_flags: frozenset, operands: int) -> int | None:
-    """The index after one wrapper's options and operands from ``words[k]``; None where an
-    option is not known here or a value is missing."""
+                  short_flags: str, long_flags: frozenset) -> int | None:
+    """The index after one wrapper's options from ``words[k]`` (its first operand's); None
+    where an option is not known here or a value is missing."""
     while k < len(words) and words[k].startswith("-") and words[k] != "-":
         option = words[k]
         k += 1
@@ -149,7 +158,6 @@ def _past_options(words: list[str], k: int, short_valued: str, long_valued: froz
                 break
             if letter not in short_flags:
                 return None
-    k += operands
     return k if k <= len(words) else None
 
 
@@ -203,23 +211,10 @@ def program_past_wrappers(tokens: list[str], env: dict | None, option: str):
         raise ConfigError(f"{option}: env -i clears the variables the launcher gives each rank "
                           "(its MPI wire-up), so MPI_Init fails: set what the program needs "
                           "with env NAME=VALUE instead")
-    if (bad := _not_a_duration(tokens[:found.program_at])) is not None:
+    if (bad := next((word for name, word in found.operands
+                     if name == "timeout" and not DURATION.fullmatch(word)), None)) is not None:
         raise ConfigError(f"{option}: timeout's first word after its options is its duration "
                           f"(e.g. timeout 600 ./app), not {bad!r}")  # s30 verifier V2 D5
     rest = tokens[found.program_at:]
     return rest, rest[0], found.environment(dict(env if env is not None else os.environ))
 
-
-def _not_a_duration(prefix: list[str]) -> str | None:
-    """The word a ``timeout`` in ``prefix`` reads as its duration where it is none (``timeout
-    ./app 64``: ``./app``); None when every duration is one."""
-    for k, word in enumerate(prefix):
-        if word.rsplit("/", 1)[-1] != "timeout":
-            continue
-        rest = iter(prefix[k + 1:])
-        for w in rest:
-            if w in ("-s", "-k", "--signal", "--kill-after"):
-                next(rest, None)  # its value
-            elif not w.startswith("-"):
-                return None if re.fullmatch(r"\d+(\.\d+)?[smhd]?", w) else w
-    return None

@@ -2,13 +2,10 @@
 
 Never assumed: read from the program itself, past an exec-wrapper prefix (``env X=1``, ``nice``).
 * **A binary**: the ``NEEDED`` entries of its ELF dynamic section (read with the standard
-  library by :mod:`hpcds1mpi.launch.elf_libraries`: ``readelf`` is not on every cluster).
-  ``libmpi.so.40`` (and Open MPI's older ``libmpi.so.20``) is Open MPI; ``libmpich.so.12`` /
-  ``libmpi.so.12`` is the MPICH ABI family (MPICH, Intel MPI, Cray MPICH, MVAPICH);
-  ``libmpi_abi.so`` is the MPI-5 standard ABI, whose implementation is whichever library the
-  loader finds. A binary that needs no MPI library directly (it links a library that does) is
-  followed through ``ldd`` where that exists; a static binary is read for the version banner
-  every MPI library carries ("Open MPI v...", "MPICH Version:", "Intel(R) MPI Library").
+  library by :mod:`hpcds1mpi.launch.elf_libraries`: ``readelf`` is not on every cluster), each
+  soname's family told by :mod:`hpcds1mpi.launch.mpi_names`. A binary that needs no MPI
+  library directly (it links a library that does) is followed through ``ldd`` where that
+  exists; a static binary is read for the version banner every MPI library carries.
 * **A Python script** (``python3 app.py``, or a ``#!`` line naming Python): the MPI of the
   mpi4py that interpreter imports, asked in a subprocess of that interpreter
   (``MPI.Get_library_version()``, without initialising MPI).
@@ -28,62 +25,15 @@ import os
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 from hpcds1mpi.errors import ConfigError, LaunchError
-# launch/script_mpi_check.py reads elf_needed from here; all else from launch/elf_libraries.py.
 from hpcds1mpi.launch.elf_libraries import elf_needed, ldd_text
 from hpcds1mpi.launch.exec_wrappers import past_wrappers, program_index
+from hpcds1mpi.launch.mpi_names import (CANDIDATES, FAMILY_NAMES, LAUNCHER_NAMES, MPI_ABI, MPICH,
+                                        OPENMPI, ProgramMPI, family_of_banner, family_of_soname,
+                                        version_line)
 from hpcds1mpi.launch.pmix_support import mpich_speaks_pmix, openmpi_slurm_pmi
-
-OPENMPI = "openmpi"
-MPICH = "mpich"
-MPI_ABI = "mpi-abi"
-#: How each family is named in messages.
-FAMILY_NAMES = {OPENMPI: "Open MPI", MPICH: "the MPICH family (MPICH, Intel MPI, Cray MPICH)",
-                MPI_ABI: "the MPI-5 standard ABI (libmpi_abi)"}
-
-#: sonames (up to the version) -> family. Open MPI's libmpi.so.12 (1.10, 2015) collides with
-#: MPICH's and is read as MPICH: Open MPI 1.10 is long unsupported.
-_SONAMES = [(re.compile(r"^libmpi_abi\.so"), MPI_ABI),
-            (re.compile(r"^libmpi\.so\.(40|20)(\.|$)"), OPENMPI),
-            (re.compile(r"^libmpich\.so"), MPICH),
-            (re.compile(r"^libmpi\.so\.12(\.|$)"), MPICH),
-            (re.compile(r"^libmpi_ilp64\.so|^libmpi_intel"), MPICH)]
-#: Version banners compiled into an MPI library (static binaries, Get_library_version).
-_BANNERS = [(re.compile(rb"Open MPI v\d|OpenRTE|Open MPI: "), OPENMPI),
-            (re.compile(rb"MPICH Version:|Intel\(R\) MPI Library|CRAY MPICH|MVAPICH"), MPICH)]
-#: How a launcher of each family is named in messages.
-LAUNCHER_NAMES = {OPENMPI: "Open MPI's launcher", MPICH: "a launcher of the MPICH family (hydra)"}
-#: Launchers that start each family, looked for on PATH to name one that can.
-CANDIDATES = {OPENMPI: ("mpirun.openmpi", "mpiexec.openmpi", "mpirun", "mpiexec"),
-              MPICH: ("mpiexec.mpich", "mpiexec.hydra", "mpirun.mpich", "mpiexec", "mpirun")}
-
-
-@dataclass(frozen=True)
-class ProgramMPI:
-    """The MPI a program uses: ``family`` (None when it cannot be told), how it was told, and
-    ``path``: the file read (the binary, or the interpreter whose mpi4py was asked; "" when
-    none), which :func:`library_file` follows to the MPI library the program loads."""
-
-    family: str | None
-    evidence: str
-    path: str = ""
-
-    def describe(self) -> str:
-        return FAMILY_NAMES.get(self.family or "", "an unknown MPI")
-
-
-def family_of_soname(name: str) -> str | None:
-    """The MPI family of a shared-library name, e.g. ``libmpi.so.40`` -> ``"openmpi"``."""
-    return next((family for pattern, family in _SONAMES if pattern.search(name)), None)
-
-
-def family_of_banner(text: str | bytes) -> str | None:
-    """The MPI family named by a library version text (``MPI_Get_library_version``)."""
-    data = text.encode() if isinstance(text, str) else text
-    return next((family for pattern, family in _BANNERS if pattern.search(data)), None)
 
 
 def _ldd_family(path: str, env: dict) -> tuple[str | None, str]:
@@ -225,24 +175,6 @@ def binary_mpi(path: str, env: dict | None = None) -> ProgramMPI:
 
 MPI4PY_PROBE = ("import mpi4py; mpi4py.rc.initialize = False; mpi4py.rc.finalize = False; "
                  "from mpi4py import MPI; print(MPI.Get_library_version())")
-#: Control characters (C0 and DEL), which no version text means to show.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-
-def clean_version(text: str) -> str:
-    """An MPI library's version text as C reads the string: up to its first NUL (Debian's
-    mpi4py returns ``Get_library_version()`` with the terminating NUL, which HDF5 cannot
-    store), control characters made spaces, runs of spaces one."""
-    return " ".join(_CONTROL.sub(" ", text.split("\0", 1)[0]).split())
-
-
-def version_line(text: str) -> str:
-    """The first non-blank line of an MPI library's version text (:func:`clean_version`'s
-    rules, stripped); "" when there is none."""
-    for line in text.split("\0", 1)[0].splitlines():
-        if line := _CONTROL.sub(" ", line).strip():
-            return line
-    return ""
 
 
 def python_mpi(interpreter: str, env: dict | None = None,

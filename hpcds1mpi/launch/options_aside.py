@@ -89,8 +89,7 @@ def aside_hits(launched: list[str], recorded: list[str], key: str, value: str,
     (the measured command's) options set aside; [] where the readings that line up differ in
     where or what it is, or the word could be an option's value (``app -v 320``).
     ``word_pattern(token, key="", group="")``: a recorded word as a regex
-    (:func:`~hpcds1mpi.launch.script_request.word_pattern`)."""
-
+    (:func:`~hpcds1mpi.launch.script_placeholders.word_pattern`)."""
     found = set()
     for pairs in lined_up_aside(launched, recorded, lambda j, i: re.fullmatch(
             word_pattern(recorded[j]), launched[i]) is not None):

@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 
 from hpcds1mpi.errors import LaunchError
-from hpcds1mpi.launch.mpi_family import (FAMILY_NAMES, MPICH, OPENMPI, ProgramMPI, binary_mpi,
-                                         candidates)
+from hpcds1mpi.launch.mpi_family import binary_mpi, candidates
+from hpcds1mpi.launch.mpi_names import FAMILY_NAMES, MPICH, OPENMPI, ProgramMPI
 
 #: What each launcher's wire-up sets in the ranks it starts (as the launch probe reads them):
 #: Open MPI's mpirun, PMI (hydra, srun --mpi=pmi2) and PMIx (Open MPI, srun --mpi=pmix).

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from hpcds1mpi.errors import ConfigError, LaunchError
 from hpcds1mpi.launch import launchers, mpi_family, probe
+from hpcds1mpi.launch.mpi_names import FAMILY_NAMES, OPENMPI
 from hpcds1mpi.launch.rank_program import rank_program
 
 
@@ -157,16 +158,16 @@ def say_notes(launch: launchers.Launcher, say, then=None):
 _PASSED: dict[tuple, list[str]] = {}
 
 
-def _key(launch: launchers.Launcher, choice: LaunchChoice, path: str,
-         program_tokens: list[str], env: dict, probed: bool) -> tuple:
+def _key(launch: launchers.Launcher, choice: LaunchChoice, path: str, env: dict,
+         ranks: tuple[list[str], dict] | None, probed: bool) -> tuple:
     """What a check's verdict depends on: the launcher (its path, kind, options and 2-rank
-    tokens), srun's plugin, the program (its file and when it last changed) and the
-    environment, less the variables every configuration sets for itself (the probe sets its
-    own); ``probed``: whether the 2-rank probe was part of it."""
+    tokens), srun's plugin, the program (its file and when it last changed; ``ranks``: the
+    program the ranks run, :func:`rank_program`'s) and the environment, less the variables
+    every configuration sets for itself (the probe sets its own); ``probed``: whether the
+    2-rank probe was part of it."""
     config = probe.probe_config()
     own = set(launch.environment(config))
-    ranks = rank_program(program_tokens, env, getattr(launch, "command", ""),
-                         launch.args) or ([""], env)
+    ranks = ranks or ([""], env)
     name = ranks[0][0] if ranks[0] else ""
     found = name if "/" in name else (shutil.which(name, path=ranks[1].get("PATH")) or name)
     try:
@@ -179,11 +180,15 @@ def _key(launch: launchers.Launcher, choice: LaunchChoice, path: str,
 
 
 def check(launch: launchers.Launcher, choice: LaunchChoice, program_tokens: list[str],
-          env: dict, max_ranks: int) -> list[str]:
+          env: dict, max_ranks: int, ranks: tuple[list[str], dict] | None = None
+          ) -> list[str]:
     """Refuse a launcher that cannot start the program as one job; return what was found.
 
     A check that passed before in this process for the same launcher, program and
     environment (:func:`_key`) is not made again: its lines are returned, marked so.
+    ``ranks``: :func:`rank_program`'s reading of ``program_tokens`` under ``launch``, where
+    the caller has it (the sweep reads it once for every check and its fingerprint); None:
+    read here.
 
     Returns:
         Lines for the user: the program's MPI, the launcher's family, the probe's verdict, and
@@ -198,14 +203,15 @@ def check(launch: launchers.Launcher, choice: LaunchChoice, program_tokens: list
     if path is None:
         raise LaunchError(f"launcher {getattr(launch, 'command', 'srun')!r} not found on PATH; "
                           "nothing was launched (install an MPI, or name one with --mpiexec)")
-    key = _key(launch, choice, path, program_tokens, env, max_ranks > 1)
+    # The program its ranks run, found on the PATH they get, past `env X=1`-like words (s30
+    # tester K1, K4: `env` itself, or pyenv's python3 for the /usr/bin/python3 that ran)
+    ranks = ranks or rank_program(program_tokens, env, getattr(launch, "command", ""),
+                                  launch.args)
+    key = _key(launch, choice, path, env, ranks, max_ranks > 1)
     # A check with the probe covers one without (one rank needs no probe).
     earlier = _PASSED.get(key) or (None if key[-1] else _PASSED.get((*key[:-1], True)))
     if earlier is not None:
         return [f"{line} (checked earlier in this run)" for line in earlier]
-    # The program its ranks run, found on the PATH they get, past `env X=1`-like words (s30
-    # tester K1, K4: `env` itself, or pyenv's python3 for the /usr/bin/python3 that ran)
-    ranks = rank_program(program_tokens, env, getattr(launch, "command", ""), launch.args)
     program_env = ranks[1] if ranks else env
     program = mpi_family.program_mpi(ranks[0] if ranks else program_tokens, program_env)
     # Even one rank: MPICH 5 aborts under Open MPI's mpirun ("unsupported PMI version PMIx"),
@@ -214,12 +220,12 @@ def check(launch: launchers.Launcher, choice: LaunchChoice, program_tokens: list
     # but for an Open MPI without Slurm's PMI: one rank of it aborts in MPI_Init under srun
     # whatever the plugin but pmix (s30 tester L2: Debian's Elk, every tune run failed).
     srun_mpi = choice.mpi if launch.name == "srun" else ""
-    if max_ranks <= 1 and not (program.family == mpi_family.OPENMPI
+    if max_ranks <= 1 and not (program.family == OPENMPI
                                and mpi_family.openmpi_pmi2_refusal(program, program_env)):
         srun_mpi = ""
     family = mpi_family.check_launcher(program, path, srun_mpi, program_env)
     lines = [f"program MPI: {program.describe()} ({program.evidence}); launcher: {path}"
-             + (f" ({mpi_family.FAMILY_NAMES.get(family, family)})" if family else "")]
+             + (f" ({FAMILY_NAMES.get(family, family)})" if family else "")]
     if launch.name == "srun":
         lines += check_srun(path, launch, env, max_ranks <= 1)
     if max_ranks > 1:

@@ -30,6 +30,7 @@ import subprocess
 from hpcds1mpi.config import Configuration
 from hpcds1mpi.errors import LaunchError
 from hpcds1mpi.launch import mpi_family
+from hpcds1mpi.launch.mpi_names import FAMILY_NAMES, MPICH, OPENMPI
 
 #: What each rank prints: one line, the wire-ups as name=rank:size.
 PROBE_SCRIPT = ('echo "hpcds1mpi-probe ompi=${OMPI_COMM_WORLD_RANK:-}:${OMPI_COMM_WORLD_SIZE:-} '
@@ -38,7 +39,7 @@ PROBE_SCRIPT = ('echo "hpcds1mpi-probe ompi=${OMPI_COMM_WORLD_RANK:-}:${OMPI_COM
                 'slurm=${SLURM_PROCID:-}:${SLURM_NTASKS:-}"')
 #: The wire-ups each MPI family may speak (PMIx for MPICH only where its library links
 #: libpmix: checked before the probe).
-SPEAKS = {mpi_family.OPENMPI: ("ompi", "pmix"), mpi_family.MPICH: ("pmi", "pmix")}
+SPEAKS = {OPENMPI: ("ompi", "pmix"), MPICH: ("pmi", "pmix")}
 ANY_MPI = ("ompi", "pmi", "pmix")
 RANKS = 2
 
@@ -105,7 +106,7 @@ def run_probe(tokens: list[str], env: dict, family: str | None, timeout: float =
     except BaseException:
         end_group(proc)
         raise
-    want = mpi_family.FAMILY_NAMES.get(family or "", "an MPI")
+    want = FAMILY_NAMES.get(family or "", "an MPI")
     if proc.returncode != 0:
         from hpcds1mpi.launch.help_text import launcher_says
 
@@ -122,7 +123,7 @@ def run_probe(tokens: list[str], env: dict, family: str | None, timeout: float =
 
 
 #: srun's ``--mpi`` plugins each MPI family can be wired up by, the likeliest first.
-PLUGINS = {mpi_family.OPENMPI: ("pmix",), mpi_family.MPICH: ("pmi2", "pmix")}
+PLUGINS = {OPENMPI: ("pmix",), MPICH: ("pmi2", "pmix")}
 
 
 def untried(tokens: list[str], env: dict, family: str | None) -> str:

@@ -26,9 +26,10 @@ import subprocess
 from dataclasses import dataclass, replace
 
 from hpcds1mpi.launch import mpi_family
-from hpcds1mpi.launch.elf_libraries import needed_tree
+from hpcds1mpi.launch.elf_libraries import elf_needed, needed_tree
 from hpcds1mpi.launch.exec_wrappers import program_index
-from hpcds1mpi.launch.script_request import program_at
+from hpcds1mpi.launch.mpi_names import MPI_ABI, family_of_banner, family_of_soname
+from hpcds1mpi.launch.script_placeholders import program_at
 from hpcds1mpi.launch.shebang import PYTHON_NAME, read_shebang, shebang_python
 
 #: The most of a file read for a version banner (a static binary).
@@ -52,7 +53,7 @@ def program_word(words: list[str]) -> str:
     """The word of a launched command whose file tells its MPI, past an exec-wrapper prefix
     (``env X=1``, ``nice``: s30 tester K1): a Python interpreter's own (``python3 app.py``,
     ``python3 -m gpaw``: its mpi4py), else the program's
-    (:func:`~hpcds1mpi.launch.script_request.program_at`)."""
+    (:func:`~hpcds1mpi.launch.script_placeholders.program_at`)."""
     words = words[program_index(words):]
     if words and PYTHON_NAME.match(os.path.basename(words[0])):
         return words[0]
@@ -90,19 +91,19 @@ def elf_mpi(path: str) -> FileMPI:
     banner; unknown for no ELF, no MPI found, or the MPI-5 ABI (its implementation is
     whichever library the loader finds)."""
     try:
-        needed = mpi_family.elf_needed(path)
+        needed = elf_needed(path)
         if needed is None:
             return FileMPI(None)
         for name, via in needed_tree(path):
-            family = mpi_family.family_of_soname(name)
+            family = family_of_soname(name)
             if family is not None:
                 through = f" through {' and '.join(via)}" if via else ""
                 return (FileMPI(family, f"links {name}{through}", path)
-                        if family != mpi_family.MPI_ABI else FileMPI(None))
+                        if family != MPI_ABI else FileMPI(None))
         if needed:
             return FileMPI(None)
         with open(path, "rb") as fh:
-            family = mpi_family.family_of_banner(fh.read(_MAX_READ))
+            family = family_of_banner(fh.read(_MAX_READ))
         return FileMPI(family, "a static binary with its MPI's version banner", path)
     except OSError:
         return FileMPI(None)

@@ -61,7 +61,7 @@ def _unthreaded_file(path: str, inode: int, mtime_ns: int, size: int) -> bool:
     per file version (inode, time, size): its library tree costs ~50 ms to read (LAMMPS,
     OpenFOAM), and ``recommend`` asks it for every question of a batch or the service."""
     from hpcds1mpi.launch.elf_libraries import needed_tree, threading_libraries
-    from hpcds1mpi.launch.mpi_family import family_of_soname
+    from hpcds1mpi.launch.mpi_names import family_of_soname
     from hpcds1mpi.launch.shebang import read_shebang
 
     return (read_shebang(path) is None and threading_libraries(path) == []

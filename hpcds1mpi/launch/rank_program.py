@@ -24,7 +24,8 @@ def openmpi_prefix(launcher: str, args: Sequence[str] = ()) -> str | None:
     DIR``, else its own folder's parent when started by an absolute path (as written, not
     resolved: Open MPI reads its ``argv[0]``); None for ``--noprefix``, another launcher, or
     a launcher found on PATH by name."""
-    from hpcds1mpi.launch.mpi_family import OPENMPI, launcher_family
+    from hpcds1mpi.launch.mpi_family import launcher_family
+    from hpcds1mpi.launch.mpi_names import OPENMPI
 
     if not launcher or os.path.basename(launcher) == "srun":
         return None

@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING
 
 from hpcds1mpi.config import Configuration
 from hpcds1mpi.errors import ConfigError
-from hpcds1mpi.launch import mpi_family
 from hpcds1mpi.launch.launchers import (OPEN_MPI_BINDING_MCA, ThreadBinding, binds_its_own,
                                         open_mpi_thread_binding)
+from hpcds1mpi.launch.mpi_names import MPICH, OPENMPI
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript, Launch
@@ -90,7 +90,7 @@ def binding_given(script: "JobScript", launch: "Launch") -> bool:
 
 def launch_family(script: "JobScript", launch: "Launch | None",
                   job_folder: str | None = None) -> str | None:
-    """The MPI family (:data:`~hpcds1mpi.launch.mpi_family.OPENMPI` / ``MPICH``) of an
+    """The MPI family (:data:`~hpcds1mpi.launch.mpi_names.OPENMPI` / ``MPICH``) of an
     ``mpirun`` / ``mpiexec`` line: from the launcher's name (``mpirun.openmpi``, ``orterun``);
     where the job's folder is given, from the launcher's file, else the program's (the files
     ``advise`` reads for its launcher warning, nothing run). None when nothing says."""
@@ -101,7 +101,7 @@ def launch_family(script: "JobScript", launch: "Launch | None",
     from hpcds1mpi.launch.script_mpi_check import (_LAUNCHER_NAMES, _first_lines, _found,
                                                    _job_folder, launcher_file_family,
                                                    program_file_family)
-    from hpcds1mpi.launch.script_request import program_at
+    from hpcds1mpi.launch.script_placeholders import program_at
 
     named = _LAUNCHER_NAMES.get(os.path.basename(launch.launcher))
     if named is not None or job_folder is None:
@@ -115,7 +115,7 @@ def launch_family(script: "JobScript", launch: "Launch | None",
         words = [launch.program or "", *launch.args]
         program = _found(words[program_at(words)], folder, path_var)
         family = program_file_family(program)[0] if program else None
-    return family if family in (mpi_family.OPENMPI, mpi_family.MPICH) else None
+    return family if family in (OPENMPI, MPICH) else None
 
 
 def added_binding(script: "JobScript", to: "Layout", family: str | None
@@ -123,7 +123,7 @@ def added_binding(script: "JobScript", to: "Layout", family: str | None
     """The options a rewrite adds to an Open MPI ``mpirun`` line that runs ``to``'s threads
     with no placement of its own, as ``recommend`` writes them; None when none are added."""
     launch = script.launch
-    if launch is None or launch.kind != "mpi" or family != mpi_family.OPENMPI \
+    if launch is None or launch.kind != "mpi" or family != OPENMPI \
             or to.threads <= 1 or binding_given(script, launch):
         return None
     binding = open_mpi_thread_binding(_config(to), to.cores_per_node)
@@ -188,7 +188,7 @@ def _thread_binding_note(script: "JobScript", to: "Layout", family: str | None
     when nothing needs saying (one thread, MPICH's hydra, which binds nothing by default)."""
     launch = script.launch
     if launch is None or launch.kind != "mpi" or to.threads <= 1 \
-            or family == mpi_family.MPICH:
+            or family == MPICH:
         return None
     added = added_binding(script, to, family)
     if added is not None:
@@ -199,7 +199,7 @@ def _thread_binding_note(script: "JobScript", to: "Layout", family: str | None
                 f"Open MPI's, it binds each rank to one core, which its {to.threads} threads "
                 f"would share: add {wanted} to it (MPICH and Intel MPI bind nothing by "
                 "default)")
-    if family == mpi_family.OPENMPI and _one_core_each(launch):
+    if family == OPENMPI and _one_core_each(launch):
         own = " ".join(script.text[o.span[0]:o.span[1]] for name, o in launch.options.items()
                        if name in ("map-by", "bind-to"))
         return (f"line {launch.line}: the script's own Open MPI binding ({own}) binds each "

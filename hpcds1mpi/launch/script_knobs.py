@@ -1,13 +1,16 @@
 """The precision and the device a job script's launched program asks for (``--precision X``,
 ``--device X``, the word where its measured command has ``{device}``, or
-``HPCDS1MPI_PRECISION`` / ``HPCDS1MPI_DEVICE``), read over :mod:`~hpcds1mpi.launch.script_request`'s
-launch line."""
+``HPCDS1MPI_PRECISION`` / ``HPCDS1MPI_DEVICE``), read over the launch line
+:mod:`~hpcds1mpi.launch.script_request` resolves."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hpcds1mpi.launch.script_request import PRECISIONS, launch_words, placeholder_words, stem
+# The precisions a launched program may ask for are those hpcds1mpi sweeps (``run
+# --precision``): one home, not a copy in script_request (s31 review M3).
+from hpcds1mpi.config import PRECISIONS
+from hpcds1mpi.launch.script_placeholders import launch_words, placeholder_words, stem
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript, Launch

@@ -79,7 +79,8 @@ def is_mpi_launcher(command: str) -> bool:
     ``--version`` says so: a crafted telemetry's ``launched_with`` naming ``/usr/bin/xargs``
     with ``sh -c ...`` as its options was written into the script as "the mpiexec" (s29
     verifier V3-2). The name is checked first, so nothing else is ever run."""
-    from hpcds1mpi.launch.mpi_family import MPICH, OPENMPI, launcher_family
+    from hpcds1mpi.launch.mpi_family import launcher_family
+    from hpcds1mpi.launch.mpi_names import MPICH, OPENMPI
 
     path = shutil.which(command)
     return bool(path and _LAUNCHER_NAME.fullmatch(os.path.basename(command))

@@ -8,7 +8,7 @@ every launch line). It reads files (the launcher's real name and linked librarie
 program's MPI as the sweep reads it, :mod:`hpcds1mpi.launch.program_file_mpi`: an ELF's
 ``NEEDED``, its libraries' in turn, or its version banner, a Python program's mpi4py, a shell
 wrapper's program) and runs nothing but a Python program's interpreter, asked where its
-mpi4py is; the families themselves are :mod:`hpcds1mpi.launch.mpi_family`'s.
+mpi4py is; the families themselves are :mod:`hpcds1mpi.launch.mpi_names`'s.
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ import shutil
 import sys
 from typing import TYPE_CHECKING
 
-from hpcds1mpi.launch import mpi_family
-from hpcds1mpi.launch.elf_libraries import needed_files
+from hpcds1mpi.launch.elf_libraries import elf_needed, needed_files
+from hpcds1mpi.launch.mpi_names import (CANDIDATES, FAMILY_NAMES, LAUNCHER_NAMES, MPICH, OPENMPI,
+                                        family_of_soname)
 from hpcds1mpi.launch.pmix_support import mpich_speaks_pmix, openmpi_slurm_pmi
 from hpcds1mpi.launch.program_file_mpi import file_mpi, program_word
 
@@ -30,10 +31,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript, Launch
 
 #: Launchers by their real file name (Debian's alternatives, MPICH's and Open MPI's installs).
-_LAUNCHER_NAMES = {"orterun": mpi_family.OPENMPI, "prterun": mpi_family.OPENMPI,
-                   "prte": mpi_family.OPENMPI, "mpirun.openmpi": mpi_family.OPENMPI,
-                   "mpiexec.openmpi": mpi_family.OPENMPI, "mpiexec.hydra": mpi_family.MPICH,
-                   "mpiexec.mpich": mpi_family.MPICH, "mpirun.mpich": mpi_family.MPICH}
+_LAUNCHER_NAMES = {"orterun": OPENMPI, "prterun": OPENMPI, "prte": OPENMPI,
+                   "mpirun.openmpi": OPENMPI, "mpiexec.openmpi": OPENMPI,
+                   "mpiexec.hydra": MPICH, "mpiexec.mpich": MPICH, "mpirun.mpich": MPICH}
 #: Libraries only Open MPI's launchers link (ORTE, OPAL, PRRTE).
 _OPENMPI_LIBS = re.compile(r"^lib(open-rte|open-pal|prrte)\.so")
 #: The most of a file read for a version banner (a static binary, a launcher).
@@ -53,13 +53,13 @@ def launcher_file_family(path: str) -> str | None:
     if os.path.basename(real) in _LAUNCHER_NAMES:
         return _LAUNCHER_NAMES[os.path.basename(real)]
     try:
-        needed = mpi_family.elf_needed(real)
+        needed = elf_needed(real)
         if needed is None:
             return None
         if any(_OPENMPI_LIBS.match(name) for name in needed):
-            return mpi_family.OPENMPI
+            return OPENMPI
         with open(real, "rb") as fh:
-            return mpi_family.MPICH if b"hydra_pmi_proxy" in fh.read(_MAX_READ) else None
+            return MPICH if b"hydra_pmi_proxy" in fh.read(_MAX_READ) else None
     except OSError:
         return None
 
@@ -119,7 +119,7 @@ def _found(word: str | None, folder: str | None, path_var: str | None) -> str | 
 
 def fitting_launchers(family: str, path_var: str | None) -> list[str]:
     """mpirun/mpiexec files on ``path_var`` (and beside this Python) of ``family``."""
-    names = [shutil.which(n, path=path_var) for n in mpi_family.CANDIDATES.get(family, ())]
+    names = [shutil.which(n, path=path_var) for n in CANDIDATES.get(family, ())]
     names.append(os.path.join(os.path.dirname(sys.executable), "mpiexec"))
     out: list[str] = []
     for name in names:
@@ -170,7 +170,7 @@ def mpi_mismatch(script: "JobScript", launch: "Launch", cwd: str, env: dict | No
         return None
     others = fitting_launchers(want, path_var)
     hint = f"launch it with {others[0]}" if others else \
-        f"launch it with {mpi_family.FAMILY_NAMES[want]}'s mpiexec"
+        f"launch it with {FAMILY_NAMES[want]}'s mpiexec"
     # s29 tester A7: after `source .../openfoam/etc/bashrc` nothing was said, and the job ran
     # the venv's MPICH mpirun that came first on the PATH it inherited: noted, with the caveat
     # (a warning only where the job surely finds these files: `module load` may change them)
@@ -182,11 +182,12 @@ def mpi_mismatch(script: "JobScript", launch: "Launch", cwd: str, env: dict | No
     caveat = (f" (line {int(changed_at)} changes the job's environment first, so the job may "
               f"find another {' or '.join(on_path)}: check `which {on_path[0]}` in the job)"
               if on_path else "")
-    return ("note" if on_path else "warning"), (f"line {launch.line}: {said} is linked against {mpi_family.FAMILY_NAMES[want]} "
-            f"({evidence}) but {launch.launcher} {where} is {os.path.realpath(launcher)}, "
-            f"{mpi_family.LAUNCHER_NAMES[have]}{caveat}: it would start independent 1-rank "
+    return ("note" if on_path else "warning"), (
+            f"line {launch.line}: {said} is linked against {FAMILY_NAMES[want]} ({evidence}) "
+            f"but {launch.launcher} {where} is {os.path.realpath(launcher)}, "
+            f"{LAUNCHER_NAMES[have]}{caveat}: it would start independent 1-rank "
             f"copies or abort; {hint}"
-            + (" (or srun --mpi=pmix)" if want == mpi_family.OPENMPI else " (or srun --mpi=pmi2)"))
+            + (" (or srun --mpi=pmix)" if want == OPENMPI else " (or srun --mpi=pmi2)"))
 
 
 def site_mpi_default(env: dict | None = None) -> str | None:
@@ -269,19 +270,19 @@ def srun_check(script: "JobScript", launch: "Launch", cwd: str, env: dict | None
              "the job's environment first, so the job may run another)" if maybe_other
              else os.path.basename(program))
     name = f"line {launch.line}: {which} is linked against " \
-           f"{mpi_family.FAMILY_NAMES[want]} ({evidence})"
-    if want == mpi_family.OPENMPI and plugin is None:
+           f"{FAMILY_NAMES[want]} ({evidence})"
+    if want == OPENMPI and plugin is None:
         return "note", (f"{name} and srun has no --mpi; the site's default MPI plugin is not "
                         "known here (no MpiDefault read from $SLURM_CONF or "
                         "/etc/slurm/slurm.conf): Open MPI "
                         "starts under srun only with --mpi=pmix, or with pmi2 where it was "
                         "built with Slurm's PMI; check srun --mpi=list, or add --mpi=pmix")
-    if want == mpi_family.OPENMPI and plugin == "none":
+    if want == OPENMPI and plugin == "none":
         return "warning", (f"{name} but srun runs it with {whence}, which Open MPI cannot "
                            "wire up (it aborts in MPI_Init); add --mpi=pmix, or launch it "
                            "with Open MPI's mpirun")
-    if want == mpi_family.OPENMPI and not plugin.startswith("pmix"):
-        library = _mpi_library(elf, mpi_family.OPENMPI)
+    if want == OPENMPI and not plugin.startswith("pmix"):
+        library = _mpi_library(elf, OPENMPI)
         speaks, why = openmpi_slurm_pmi(library) if library else (None, "its libmpi not found")
         if speaks is False:  # it aborts in MPI_Init (Debian's Open MPI, Open MPI 5)
             return "warning", (f"{name} but srun runs it with {whence}, which Open MPI cannot "
@@ -295,8 +296,8 @@ def srun_check(script: "JobScript", launch: "Launch", cwd: str, env: dict | None
     if plugin == "none":
         return "warning", (f"{name} but srun runs it with {whence}: no wire-up, so each rank "
                            "starts alone; add --mpi=pmi2"
-                           + (" (or pmix)" if want == mpi_family.MPICH else ""))
-    if want == mpi_family.MPICH and plugin and plugin.startswith("pmix"):
+                           + (" (or pmix)" if want == MPICH else ""))
+    if want == MPICH and plugin and plugin.startswith("pmix"):
         library = _mpich_without_pmix(elf)
         if library:  # its ranks start as 1-rank copies (s27 tester Q, 1)
             return "warning", (f"{name} but srun runs it with {whence}: its MPI library "
@@ -314,7 +315,7 @@ def _mpich_without_pmix(program: str) -> str | None:
         tree = list(needed_files(program))
     except OSError:
         return None
-    found = _mpi_library(program, mpi_family.MPICH, tree)
+    found = _mpi_library(program, MPICH, tree)
     if found is None:
         return None
     return found if mpich_speaks_pmix(found, [name for name, _, _ in tree]) is False else None
@@ -329,7 +330,7 @@ def _mpi_library(program: str, family: str, tree: list | None = None) -> str | N
     except OSError:
         return None
     return next((file for name, _, file in tree
-                 if file and mpi_family.family_of_soname(name) == family), None)
+                 if file and family_of_soname(name) == family), None)
 
 
 def launch_checks(script: "JobScript", cwd: str, env: dict | None = None

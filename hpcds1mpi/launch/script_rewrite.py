@@ -34,8 +34,8 @@ from hpcds1mpi.launch.script_edits import (SCHEDULER_VAR_RE, Change, Edits, dire
                                            drop_option, drop_setting)
 from hpcds1mpi.launch.script_gpus import GPU_OPTIONS
 from hpcds1mpi.launch.script_options import GPU_GRES, gpu_items, whole
-from hpcds1mpi.launch.script_request import (placeholder_words, program_threads, program_value,
-                                             stem)
+from hpcds1mpi.launch.script_placeholders import placeholder_words, stem
+from hpcds1mpi.launch.script_request import program_threads, program_value
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript

@@ -8,7 +8,7 @@ launch exits 0 (under mpirun 1); it was recorded ``ok`` and ``tune`` kept it as 
 "exit 0, but the program ended with: <its line>".
 
 Only the *end* of a stream counts, and only a line that states an error as a program states
-its own (:data:`ERROR_LINE`, and :data:`~hpcds1mpi.measure.program_launch.SPECIFIC_LINE`,
+its own (:data:`ERROR_LINE`, and :data:`~hpcds1mpi.measure.program_lines.SPECIFIC_LINE`,
 the lines a failure's reason prefers): a warning or an error estimate printed mid-run and
 followed by results, Elk's "Warning(gndstate): failed to reach self-consistency" under which
 it goes on, or a last line "Error: 1.2e-05" (a value, not a message) leave the run ``ok``.
@@ -21,6 +21,8 @@ are signalling", Elk's stderr under its error).
 from __future__ import annotations
 
 import re
+
+from hpcds1mpi.measure.program_lines import NO_ERROR, SPECIFIC_LINE, kept_lines, with_message
 
 #: A line stating the program's own error: Elk's "Error(readspecies): ...", "ERROR: ...",
 #: LAMMPS's "ERROR on proc 0: ...", Quantum ESPRESSO's "Error in routine latgen (99):", "***
@@ -53,27 +55,17 @@ _VALUE = re.compile(r"^(?:[~<>\u2264\u2248]\s*)?[-+]?(\d[\d,]*\.?\d*|\.\d+)([eE]
 _PASSED = re.compile(r"\b(passed|succeeded|successful(ly)?)\b", re.IGNORECASE)
 
 
-def ending_error(streams: list[list[str]], with_message, specific: re.Pattern,
-                 no_error: re.Pattern) -> str:
-    """The error line (with its message, escaped, cut at 300) that one of ``streams`` ends
-    with, the first first; "" when none does. A stream ends with an error when its last line
-    the program wrote is an error line, or the message under an error title ending at its
-    colon ("Fortran runtime error:" over "Cannot open file 'x'").
-
-    Args:
-        streams: each stream's lines (stdout's, then stderr's), stripped, "" for each line the
-            program did not write (:func:`~hpcds1mpi.measure.program_launch._program_lines`).
-        with_message: ``(lines, i) -> (line i with its message, last index used)``
-            (:func:`~hpcds1mpi.measure.program_launch._with_message`).
-        specific: the lines a failure's reason prefers, also error lines here
-            (:data:`~hpcds1mpi.measure.program_launch.SPECIFIC_LINE`).
-        no_error: a report of no error ("errors: 0"), never an error line
-            (:data:`~hpcds1mpi.measure.program_launch.NO_ERROR`).
+def ending_error(stdout: str, stderr: str) -> str:
+    """The error line (with its message, escaped, cut at 300) that ``stdout`` or ``stderr`` ends
+    with, stdout's first; "" when neither does. A stream ends with an error when its last line
+    the program wrote (:func:`~hpcds1mpi.measure.program_lines.kept_lines`) is an error line,
+    or the message under an error title ending at its colon ("Fortran runtime error:" over
+    "Cannot open file 'x'", joined by :func:`~hpcds1mpi.measure.program_lines.with_message`).
     """
     from hpcds1mpi.measure.printable import printable
 
-    for lines in streams:
-        kept = ["" if RUNTIME_NOTE.match(ln) else ln for ln in lines]
+    for text in (stdout, stderr):
+        kept = ["" if RUNTIME_NOTE.match(ln) else ln for ln in kept_lines(text)]
         end = next((i for i in range(len(kept) - 1, -1, -1) if kept[i]), None)
         if end is None:
             continue
@@ -82,7 +74,7 @@ def ending_error(streams: list[list[str]], with_message, specific: re.Pattern,
             start -= 1
         for i in range(start, end + 1):
             ln = kept[i]
-            if not (specific.search(ln) or ERROR_LINE.search(ln)) or no_error.search(ln) \
+            if not (SPECIFIC_LINE.search(ln) or ERROR_LINE.search(ln)) or NO_ERROR.search(ln) \
                     or LOG_RECORD.match(ln) or _PASSED.search(ln):
                 continue
             said, last = with_message(kept, i)

@@ -102,22 +102,25 @@ def check_program(tokens: list[str], env: dict | None = None, cwd: str | None = 
 
 
 def unverified_launch(tokens: list[str], env: dict, max_ranks: int, readings,
-                      launch=None) -> str:
+                      launch=None, ranks: tuple[list[str], dict] | None = None) -> str:
     """A note when nothing proves that the program's ranks are one job ("" when something
     does): several ranks, no ``--ranks-regex``, and a program whose MPI cannot be read (a
     wrapper script, an unresolved MPI-5 ABI). The launch probe then shows only that the
     launcher starts one job of ``sh``: a wrapper of another MPI's program runs as independent
-    1-rank copies, each printing its time, and every run is recorded ok."""
-    from hpcds1mpi.launch import mpi_family
+    1-rank copies, each printing its time, and every run is recorded ok. ``ranks``:
+    :func:`~hpcds1mpi.launch.rank_program.rank_program`'s reading of ``tokens`` under
+    ``launch`` where the caller has it (None: read here)."""
+    from hpcds1mpi.launch.mpi_family import program_mpi
+    from hpcds1mpi.launch.mpi_names import MPICH, OPENMPI
     from hpcds1mpi.launch.rank_program import rank_program
 
     if max_ranks <= 1 or readings.ranks is not None:
         return ""
     # the program its ranks run, on their PATH, past `env X=1` (as the pre-flight reads it)
-    ranks = rank_program(tokens, env, getattr(launch, "command", ""),
-                         getattr(launch, "args", ()))
-    program = mpi_family.program_mpi(*ranks) if ranks else mpi_family.program_mpi(tokens, env)
-    if program.family in (mpi_family.OPENMPI, mpi_family.MPICH):
+    ranks = ranks or rank_program(tokens, env, getattr(launch, "command", ""),
+                                  getattr(launch, "args", ()))
+    program = program_mpi(*ranks) if ranks else program_mpi(tokens, env)
+    if program.family in (OPENMPI, MPICH):
         return ""
     return (f"note: the launch is unverified: the program's MPI is unknown "
             f"({program.evidence}) and the probe shows only that the launcher starts one job "
@@ -272,6 +275,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
     import socket
 
     from hpcds1mpi.launch import preflight
+    from hpcds1mpi.launch.rank_program import rank_program
     from hpcds1mpi.measure import meters
     from hpcds1mpi.measure.allocation_state import Allocation
     from hpcds1mpi.measure.convergence import convergence_note
@@ -298,12 +302,17 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
     first = plan.runs[0]
     first_env = {**os.environ, **launch.environment(first.config)}
     first_tokens = format_command(dict(first.extra)["command"], first)
+    # The program the ranks run, past its exec-wrapper prefix, on the PATH the launcher and
+    # its options (Open MPI's --prefix) give them: read once, for every check and the
+    # fingerprint (s31 review M3: the fingerprint had read it without the launcher's options).
+    ranks = rank_program(first_tokens, first_env, getattr(launch, "command", ""), launch.args)
     check_program(first_tokens, first_env, workdir_of(workdir, first), setup=setup)
-    for line in preflight.check(launch, choice, first_tokens, first_env, plan.max_ranks):
+    for line in preflight.check(launch, choice, first_tokens, first_env, plan.max_ranks,
+                                ranks):
         if say:
             say(line)
     if say and (note := unverified_launch(first_tokens, first_env, plan.max_ranks, readings,
-                                          launch)):
+                                          launch, ranks)):
         say(note)
     if say and (note := threading_note(dict(first.extra)["command"], first_env,
                                        {spec.config.threads for spec in plan.runs})):
@@ -314,7 +323,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
         say(note)
     said = set()
     mpi_library = program_mpi_library(first_tokens, first_env,
-                                             getattr(launch, "command", "srun"))
+                                      getattr(launch, "command", "srun"), launch.args, ranks)
     fp = meters.fingerprint(partition, hostnames=[socket.gethostname()],
                             mpi_library=mpi_library, gpu_aware=False)
     if resume:  # before the writer touches the file

@@ -116,6 +116,8 @@ class TreeSampler:
         self._local_starters: set[int] = set()
         self._kinds: dict[tuple[int, str], tuple[str, str]] = {}  # (pid, exe) -> _judge
         self._program_pids: set[int] = set()  # pids seen running the program, before any exec
+        # (process, exe) seen with its own command line: exec'd, never its launcher's fork again
+        self._execed: set[tuple] = set()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
         self._thread.start()
@@ -191,7 +193,8 @@ class TreeSampler:
         """Marks :data:`UNEXECED` a child of a launcher (or of a root whose children are the
         program) that is still its fork (same executable, same command line): it holds the
         launcher's memory until its ``exec`` (CI: a 150 MB launcher's fork was recorded as the
-        20 MB program's peak). ``exes``: each pid's executable name, read this sample."""
+        20 MB program's peak); the same executable exec'd with other words is the program.
+        ``exes``: each pid's executable name, read this sample."""
         import psutil
 
         by_pid = {proc.pid: proc for proc in procs}
@@ -201,12 +204,21 @@ class TreeSampler:
                     exes.get(pid) != exes.get(up) or not (
                         kinds.get(up) == LAUNCHER or up == self.pid and rooted):
                 continue
+            # A psutil.Process is equal only to the same pid started at the same time: a
+            # reused pid is asked again. Its exec is for good, so its command line is read
+            # until it differs, not every sample (s31 review M4).
+            execed = (by_pid[pid], exes[pid])
+            if execed in self._execed:
+                continue
             try:
-                forked = by_pid[pid].cmdline() == by_pid[up].cmdline()
+                argv = by_pid[pid].cmdline()
+                forked = argv == by_pid[up].cmdline()
             except psutil.Error:
                 continue
             if forked:
                 kinds[pid] = UNEXECED
+            elif argv:  # [] (a zombie's) says nothing of an exec
+                self._execed.add(execed)
 
     def stop(self) -> "TreeSampler":
         self._stop.set()

@@ -268,7 +268,7 @@ def earlier_record(machines: dict, fp: dict) -> str | None:
     them (:meth:`~hpcds1mpi.records.telemetry.TelemetryWriter.relabel_machine`) instead of
     measuring them again under a second id. None when there is none, or ``fp``'s id is there.
     """
-    from hpcds1mpi.launch.mpi_family import clean_version
+    from hpcds1mpi.launch.mpi_names import clean_version
 
     if fp["machine_id"] in machines:
         return None
@@ -326,7 +326,7 @@ def fingerprint(partition, *, hostnames: list[str], mpi_library: str, gpu_aware:
     import psutil
 
     from hpcds1mpi.cluster import _cpu_model, detect_gpus
-    from hpcds1mpi.launch.mpi_family import clean_version
+    from hpcds1mpi.launch.mpi_names import clean_version
 
     gpu_count, gpu_mem, gpu_model = detect_gpus()
     row = {

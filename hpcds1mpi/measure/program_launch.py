@@ -38,7 +38,8 @@ import time
 
 from hpcds1mpi.config import OK
 from hpcds1mpi.errors import LaunchError
-from hpcds1mpi.launch.help_text import RULE_LINE, help_spans, help_titles
+from hpcds1mpi.launch.help_text import RULE_LINE, help_titles
+from hpcds1mpi.measure.program_lines import NO_ERROR, SPECIFIC_LINE, program_lines, with_message
 from hpcds1mpi.runtime.processes import die_with_parent, end_group
 
 #: Out-of-memory words, any case: the kernel's / CUDA's "out of memory" (CUDA_ERROR_OUT_OF_MEMORY),
@@ -151,18 +152,6 @@ def _first_line(text: str, pattern: re.Pattern) -> str:
     return printable(line, keep="\t")[:300]
 
 
-#: Lines an MPI library or launcher writes for every failure, whatever the program said: Open
-#: MPI's "[host:pid] ..." log lines, hydra's "=   EXIT CODE: 1" box, "MPI_Abort was called",
-#: srun's status of each task ("srun: error: n2: task 1: Killed": the last line, s29 V1-1).
-LAUNCHER_LINE = re.compile(r"^\s*\[[\w.-]+:\d+\]|^\s*=|MPI_Abort|MPI_ABORT|"
-                           r"^srun: error: \S+: tasks? [\d,-]+: |"
-                           # srun ending the step after a task's exit ("srun: launch/slurm:
-                           # _step_signal: Terminating StepId=5.0" had been the reason over Open
-                           # MPI's help text, s30 verifier V N1), slurmstepd's CANCELLED banner
-                           r"^srun: (launch/slurm: |Job step aborted|Terminating |forcing job "
-                           r"termination|got SIGCONT|Force Terminated)|"
-                           r"^slurmstepd: error: \*\*\* (STEP|JOB) \S+ ON \S+ CANCELLED",
-                           re.IGNORECASE)
 #: Words of a program's own error message: LAMMPS's "ERROR on proc 0: Cannot open input
 #: script", Python's "ValueError: ...", a C program's "fatal: ...", and a solver's statement
 #: that it gave up: Quantum ESPRESSO's "convergence NOT achieved after 2 iterations: stopping",
@@ -172,86 +161,10 @@ ERROR_WORDS = re.compile(r"\berror\b|\w+Error\b|\bfatal\b|\bexception\b|\babort|
                          r"\binvalid\b|\bfailed\b|\bnot (achieved|converged?|reached)\b|"
                          r"\b(did|does) not converge|\bno convergence\b|"
                          r"\bdiverg(ed|es|ing|ence)\b", re.IGNORECASE)
-#: Lines that name the error most exactly, preferred to any other: gfortran's "Fortran runtime
-#: error: Cannot open file 'LU.dat'" and "ERROR STOP <message>" (not a bare stop code), a C
-#: assert's "prog: f.c:5: main: Assertion `x' failed.", C++'s "what():  ..." under "terminate
-#: called after throwing", and the titles of GROMACS's fatal errors ("Fatal error:", "Error in
-#: user input:", the other gmx::ErrorCode names), whose message is the paragraph under them;
-#: OpenFOAM's "FOAM FATAL ERROR:" / "FOAM FATAL IO ERROR:" (:data:`FOAM_HEADER`).
-SPECIFIC_LINE = re.compile(r"^Fortran runtime error:|^ERROR STOP\b(?!\s*-?\d*$)|"
-                           r"^FOAM FATAL (IO )?ERROR:$|"
-                           r": Assertion .+ failed\.?$|^what\(\):|^Fatal error:|"
-                           r"^(Error in user input|Inconsistency in user input|Out of memory|"
-                           r"Simulation instability detected|Feature not implemented|"
-                           r"File not found|System I/O error|Unknown error|"
-                           r"Requested tolerance cannot be achieved|Invalid (value|call) \(bug\)|"
-                           r"(Internal|API|Range checking|Communication) error \((possible )?bug\))"
-                           r":$")
-#: Characters of a title's message that :func:`_with_message` joins (a reason is cut at 300).
-MESSAGE_CHARS = 400
-#: The header of OpenFOAM's error block, "--> FOAM FATAL ERROR: " / "--> FOAM FATAL IO ERROR:
-#: (openfoam-2306)": read as its title "FOAM FATAL ERROR:", the message lines under it.
-#: Before, the launcher's "exited on signal 6 (Aborted)" was the reason (s29 tester A5).
-FOAM_HEADER = re.compile(r"^-->\s*(FOAM FATAL (?:IO )?ERROR)\s*:?\s*(?:\([\w.-]+\))?\s*$")
-#: A line that ends a title's message: where in the source it was raised (OpenFOAM's "From
-#: function Foam::UPstream::init(...)" / "From Foam::dictionary::lookupEntry(...)" and "in
-#: file UPstream.C at line 259.").
-MESSAGE_END = re.compile(r"^From\s+\S.*\(|^in file \S+ at line \d+")
-#: Lines every failure of a runtime prints, whatever the error: gfortran's "Error termination.
-#: Backtrace:" trailer and its "#3  0x7f... in ???" / "at file.c:58" frames, glibc's and Open
-#: MPI's "*** Process received signal ***" / "*** End of error message ***", and a Fortran
-#: program's bare stop code ("STOP 2", "ERROR STOP 1"): the exit code again, no reason (pw.x's
-#: on stderr under its own "convergence NOT achieved" on stdout), OpenFOAM's stack frames
-#: ("#1  Foam::error::abort() at ??:?", "#4  ? in /usr/bin/simpleFoam"), and Open MPI's abort
-#: banner ("*** An error occurred in MPI_Init_thread", "*** MPI_ERRORS_ARE_FATAL (processes
-#: ...": it had beaten the help text saying why, s30 tester L2; its "*** MPI_ERR_RANK: invalid
-#: rank" line is kept).
-GENERIC_LINE = re.compile(r"^\*\*\* (An error occurred in \w+|on (a NULL )?communicator\b|"
-                          r"reported by process\b|MPI_ERRORS_ARE_FATAL\b|\s*and potentially "
-                          r"your MPI job)|"
-                          r"^Error termination\b|^Backtrace for this error|^#\d+\s+0x[0-9a-f]+|"
-                          r"^#\d+\s+.*(?:\bat \S+:(?:\d+|\?+)|\bin /\S+)$|"
-                          r"^at \S+:\d+$|^\*\*\* (Process received signal|End of error message)|"
-                          r"^(ERROR )?STOP( -?\d+)?$", re.IGNORECASE)
-#: A report of no error: "0 tests completed and failed residual checks", "errors: 0",
-#: "completed with 0 errors" (the error words in them say nothing went wrong); not "Error: 0:"
-#: followed by a message (Global Arrays' "ARMCI Error: 0:input_parse: unknown directive",
-#: rank 0's error, which NWChem's generic "There is an error in the input file" had beaten).
-NO_ERROR = re.compile(r"^\s*(0|no|zero)\s+(\w+\s+){0,3}(errors?|failures?|failed)\b|"
-                      r"\b(0|no|zero)\s+(errors?|failures?)\b|"
-                      r"\b(errors?|failures?|failed)\s*[:=]\s*0\b(?!\s*:)", re.IGNORECASE)
 #: A crash as the launcher reports it (Open MPI: "exited on signal 11 (Segmentation fault)";
 #: hydra: "KILLED BY SIGNAL: 11 (Segmentation fault)"): the reason even inside its help text.
 CRASH_WORDS = re.compile(r"\bsignal:? \d+|Segmentation fault|core dumped|Bus error",
                          re.IGNORECASE)
-
-
-def _program_lines(lines: list[str], boxes: list) -> list[str]:
-    """The ``lines`` of a stream (stripped), with "" for each line the program did not write (a
-    rule, Open MPI's help text (:func:`~hpcds1mpi.launch.help_text.help_spans`), a
-    launcher's log line :data:`LAUNCHER_LINE`, a runtime's trailer :data:`GENERIC_LINE` or a
-    program's :data:`~hpcds1mpi.measure.rank_tags.ERROR_TRAILER`) and each blank line: the
-    "" entries end a paragraph. A line is read without its rank tag
-    (:func:`~hpcds1mpi.measure.rank_tags.untagged`: "[0] ", s29 tester A5), OpenFOAM's error
-    header as its title (:data:`FOAM_HEADER`). Each of its framed ``boxes``
-    (:func:`~hpcds1mpi.measure.framed_boxes.framed_boxes`) is one line, its message.
-
-    Before, the text between any two rules was taken for Open MPI's help text and dropped:
-    every GROMACS fatal error (framed by 55 dashes) with it."""
-    from hpcds1mpi.measure.rank_tags import ERROR_TRAILER, FATAL_TRAILER, untagged
-
-    boxed = {i for a, b in help_spans(lines) for i in range(a, b + 1)}
-    kept = []
-    for i, ln in enumerate(untagged(ln) for ln in lines):
-        ln = FOAM_HEADER.sub(r"\1:", ln)
-        if kept and kept[-1] and FATAL_TRAILER.search(ln):  # one line: what was wrong, and
-            kept[-1] = f"{kept[-1]} ({ln[:1].lower()}{ln[1:]})"  # that it is fatal (s29 V1-3)
-            ln = ""
-        kept.append("" if i in boxed or RULE_LINE.match(ln) or LAUNCHER_LINE.search(ln)
-                    or GENERIC_LINE.search(ln) or ERROR_TRAILER.match(ln) else ln)
-    for box in boxes:  # one message, not a line of art or half a sentence
-        kept[box.first:box.last + 1] = ["", box.message] + [""] * (box.last - box.first - 1)
-    return kept
 
 
 #: The header of a YAML error document (ABINIT's "--- !ERROR", "--- !BUG"): its message
@@ -291,30 +204,15 @@ def yaml_documents(text: str, tag: re.Pattern = ERROR_DOCUMENT) -> list[str]:
     return found
 
 
-def _with_message(lines: list[str], i: int) -> tuple[str, int]:
-    """``lines[i]``, followed by its message when it is a title that ends at its colon: the
-    paragraph under it, joined ("Fortran runtime error:" alone on its line; GROMACS's "Fatal
-    error:" over a wrapped message; Quantum ESPRESSO's "Error in routine latgen (99):" over
-    "nonexistent bravais lattice"; OpenFOAM's "FOAM FATAL ERROR:" up to its "From ..."); and
-    the index of the last line used."""
-    ln, last = lines[i], i
-    if ln.endswith(":"):
-        while last + 1 < len(lines):  # not a slice: that copied the rest of the output per
-            nxt = lines[last + 1]  # title, quadratic in 64 KB of "ERROR:" lines (s29 H2)
-            if not nxt or len(ln) > MESSAGE_CHARS or MESSAGE_END.match(nxt):
-                break
-            ln, last = f"{ln} {nxt}", last + 1
-    return ln, last
-
-
 def _titled(lines: list[str], pattern: re.Pattern) -> list[str]:
     """The lines of ``lines`` that match ``pattern`` and do not report zero errors, each with
-    its message (:func:`_with_message`); a message line is not found again on its own (QE's
-    "file Si.UPF not found" under its "Error in routine readpp (1):")."""
+    its message (:func:`~hpcds1mpi.measure.program_lines.with_message`); a message line is
+    not found again on its own (QE's "file Si.UPF not found" under its "Error in routine
+    readpp (1):")."""
     found, used = [], -1
     for i, ln in enumerate(lines):
         if i > used and pattern.search(ln) and not NO_ERROR.search(ln):
-            text, used = _with_message(lines, i)
+            text, used = with_message(lines, i)
             found.append(text)
     return found
 
@@ -348,9 +246,9 @@ def reason_line(stdout: str, stderr: str) -> str:
     a crash the launcher reports; else the program's last error message (stderr, then stdout:
     LAMMPS writes its ERROR to stdout); else its last line on stderr; else the title of the
     first Open MPI help text (:func:`~hpcds1mpi.launch.help_text.help_titles`: its first
-    paragraph); else the last text line of stderr, then of
-    stdout. Never a line every failure prints (:data:`GENERIC_LINE`, an
-    MPI's abort banner, Open MPI's help text) before those last two: a bare "STOP 2" loses
+    paragraph); else the last text line of stderr, then of stdout. Never a line every failure
+    prints (:data:`~hpcds1mpi.measure.program_lines.GENERIC_LINE`, an MPI's abort banner,
+    Open MPI's help text) before those last two: a bare "STOP 2" loses
     to the program's own "convergence NOT achieved" on stdout. Its control characters are
     escaped (:func:`~hpcds1mpi.measure.printable.printable`, tabs kept): the line is printed
     and stored, and a program's ``\\x1b]0;...`` had set the terminal's title (s29 tester H5).
@@ -366,7 +264,7 @@ def reason_line(stdout: str, stderr: str) -> str:
     # twice (s29 tester H2)
     lines = [[ln.strip() for ln in s.splitlines()] for s in (stderr, stdout)]
     boxes = [framed_boxes(ls) for ls in lines]
-    err, out = _program_lines(lines[0], boxes[0]), _program_lines(lines[1], boxes[1])
+    err, out = program_lines(lines[0], boxes[0]), program_lines(lines[1], boxes[1])
     texts = [[ln.strip() for ln in stream.splitlines()
               if ln.strip() and not RULE_LINE.match(ln)] for stream in (stderr, stdout)]
     helps = help_titles(stderr) or help_titles(stdout)
@@ -377,15 +275,6 @@ def reason_line(stdout: str, stderr: str) -> str:
         if found:  # the program's text, never obeyed by the terminal (s29 tester H5)
             return printable(found[-1], keep="\t")
     return ""
-
-
-def _kept_lines(text: str) -> list[str]:
-    """The lines of a stream's last 20,000 characters, "" where the program did not write
-    them (:func:`_program_lines`)."""
-    from hpcds1mpi.measure.framed_boxes import framed_boxes
-
-    lines = [ln.strip() for ln in text[-20000:].splitlines()]
-    return _program_lines(lines, framed_boxes(lines))
 
 
 def classify(result: dict, timeout: float) -> tuple[str, str]:
@@ -403,8 +292,7 @@ def classify(result: dict, timeout: float) -> tuple[str, str]:
     if code == 0:  # its own error last: failed (Elk under srun --mpi=pmix, s30 tester L1)
         from hpcds1mpi.measure.ending_error import ending_error
 
-        if said := ending_error([_kept_lines(result[s]) for s in ("stdout", "stderr")],
-                                _with_message, SPECIFIC_LINE, NO_ERROR):
+        if said := ending_error(result["stdout"], result["stderr"]):
             return "failed", f"exit 0, but the program ended with: {said}"
         return OK, ""
     # a program that said nothing readable (only rules of asterisks): not "exit code 1: "

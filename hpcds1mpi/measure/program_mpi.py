@@ -14,6 +14,7 @@ installation stands in when its version is the launcher's, marked :data:`ASSUMED
 from __future__ import annotations
 
 import os
+from typing import Sequence
 
 from hpcds1mpi.launch.shebang import PYTHON_NAME, read_shebang, shebang_python
 
@@ -40,7 +41,8 @@ UNREAD = "[the launcher's version: the program's MPI library could not be read]"
 #: machine id, which hashes the library without this mark (s29 tester E1, OpenFOAM tester A6).
 ASSUMED = "[assumed: the library of the launcher's installation; the program's could not be read]"
 
-def program_mpi_library(tokens: list[str], env: dict, launcher: str) -> str:
+def program_mpi_library(tokens: list[str], env: dict, launcher: str, args: Sequence[str] = (),
+                        ranks: tuple[list[str], dict] | None = None) -> str:
     """``mpi_library`` for the fingerprint of a program sweep (``sweep --command``).
 
     The first line of ``MPI_Get_library_version`` of the MPI library the program loads: what a
@@ -51,14 +53,20 @@ def program_mpi_library(tokens: list[str], env: dict, launcher: str) -> str:
     static binary, no ``ldd``) the library installed with ``launcher`` stands in, marked
     :data:`ASSUMED`, when its version is the launcher's; else the launcher's version line,
     marked :data:`UNREAD` ("unknown" when the launcher cannot say either).
+
+    Args:
+        args: the launcher's options (Open MPI's ``--prefix DIR`` puts ``DIR/bin`` first on
+            the ranks' PATH).
+        ranks: :func:`~hpcds1mpi.launch.rank_program.rank_program`'s reading of ``tokens``
+            under ``launcher`` and ``args``, where the caller has it (None: read here).
     """
     from hpcds1mpi.launch.launchers import library_version
-
     from hpcds1mpi.launch.rank_program import rank_program
 
     # The program its ranks run, on the PATH they get, past `env X=1`-like words (s30 tester
-    # K1: `env` was read, K4: pyenv's python3 where mpirun's prefix gave /usr/bin/python3)
-    ranks = rank_program(tokens, env, launcher)
+    # K1: `env` was read, K4: pyenv's python3 where mpirun's prefix gave /usr/bin/python3),
+    # with the launcher's options (s31 review M3: `mpirun --prefix /usr` was read without)
+    ranks = ranks or rank_program(tokens, env, launcher, args)
     found = _program_library_version(*ranks) if ranks else None
     if found:
         return found
@@ -106,7 +114,8 @@ def _launcher_library(launcher: str, env: dict, launcher_line: str) -> str | Non
     import re
     import shutil
 
-    from hpcds1mpi.launch.mpi_family import MPICH, OPENMPI, family_of_soname, launcher_family
+    from hpcds1mpi.launch.mpi_family import launcher_family
+    from hpcds1mpi.launch.mpi_names import MPICH, OPENMPI, family_of_soname
 
     path = launcher if "/" in launcher else shutil.which(launcher, path=env.get("PATH"))
     version = re.search(r"\d+\.\d+(\.\d+)*", launcher_line)
@@ -143,7 +152,7 @@ def _first_line(command: list[str], env: dict) -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     # As C reads it: Debian's mpi4py keeps the string's NUL, which no HDF5 file can store.
-    from hpcds1mpi.launch.mpi_family import version_line
+    from hpcds1mpi.launch.mpi_names import version_line
 
     return (version_line(proc.stdout) if proc.returncode == 0 else "") or None
 

@@ -330,3 +330,47 @@ def test_a_line_too_long_to_read_refuses_the_rewrite_and_writes_nothing(job, tmp
     # said as what --rewrite would do: it was not asked (s29 V1-4)
     assert res.code == 0 and "--rewrite would be refused: line 4 is over 32,768 characters" \
         in res.out
+
+
+def test_the_proposed_time_limit_adds_the_setup_as_recommends_script_does(tmp_path):
+    """s31: advise's proposed --time left out the sweep's --setup, which recommend's script
+    adds (s30 tester O1: a 65 s setup before a 0.4 s solver got 1 minute and hit it). Both now
+    add it by the same rule; the basis says so."""
+    from surrogates.bundle_files import LEVELS_FILE, MANIFEST, file_hashes
+
+    app = tmp_path / "app.py"
+    app.write_text("print('time: 0.01 s')\n")
+    sweep = run_cli(["sweep", "--command", f"{sys.executable} {app} {{size}}", "--label", "app",
+                     "--sizes", "10,20", "--ranks-per-node", "1,2", "--threads", "1",
+                     "--workdir", "w{size}", "--setup", "true", "--time-regex",
+                     r"time: (\S+) s", "--min-repeats", "1", "--max-repeats", "1",
+                     "--min-time", "0", "--no-progress", "--out", "t.h5"],
+                    cwd=tmp_path, timeout=300)
+    assert sweep.returncode == 0, sweep.stderr
+    assert run_cli(["train", "--telemetry", "t.h5", "--no-embedding", "--members", "2",
+                    "--member-trees", "20", "--out", "model"], cwd=tmp_path,
+                   timeout=300).returncode == 0
+    # a 90 s setup, as its runs would have recorded it (a real one would take 90 s here)
+    levels = json.loads((tmp_path / "model" / LEVELS_FILE).read_text())
+    assert levels["app"]["setup_s"], levels["app"]
+    levels["app"]["setup_s"] = {"": 90.0}
+    (tmp_path / "model" / LEVELS_FILE).write_text(json.dumps(levels))
+    manifest = json.loads((tmp_path / "model" / MANIFEST).read_text())
+    manifest["files"] = file_hashes(tmp_path / "model")
+    (tmp_path / "model" / MANIFEST).write_text(json.dumps(manifest))
+    (tmp_path / "job.sbatch").write_text("#!/bin/bash\n#SBATCH --nodes=1\n"
+                                         "#SBATCH --ntasks-per-node=2\n#SBATCH --time=00:30:00\n"
+                                         f"cd w15\nsrun {sys.executable} {app} 15\n")
+    res = run_cli(["advise", "job.sbatch", "--model", "model", "--cluster", CLUSTER, "--json"],
+                  cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    shown = json.loads(res.stdout)["recommended"]
+    assert "plus 90 s for the --setup (the longest measured for this program)" in \
+        shown["walltime_basis"], shown
+    script = run_cli(["recommend", "--workload", "app", "--size", "15", "--model", "model",
+                      "--cluster", CLUSTER, "--emit", "slurm"], cwd=tmp_path)
+    assert script.returncode == 0, script.stderr
+    assert "time limit adds 90 s for the --setup" in script.stdout
+    limit = next(line for line in script.stdout.splitlines() if line.startswith("#SBATCH --time"))
+    assert shown["walltime_s"] >= 120 and limit == \
+        f"#SBATCH --time=00:{shown['walltime_s'] // 60:02d}:00", (limit, shown)

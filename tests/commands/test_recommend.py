@@ -759,3 +759,57 @@ def test_a_script_for_this_machine_names_no_partition_and_says_so(tmp_path, monk
     assert "# note: the script names no --partition" in script
     [line] = [ln for ln in result.stderr.splitlines() if "names no --partition" in ln]
     assert "'local' is no slurm partition" in line and "--cluster FILE" in line
+
+
+def test_a_model_whose_recorded_command_lost_its_env_size_says_train_again(tmp_path):
+    """s30 tester N6: a bundle trained before the recorded command kept its `env NAME={size}`
+    prefix (s30 tester K1) records `python app.py` for runs of `env APP_N={size} python
+    app.py`; recommend --emit wrote a script of it, which ran without its size and failed in
+    the job. The script is now refused in one line that says to train again (its runs ran
+    another line: the telemetry is right), the table says so in a note, and a model trained
+    again writes the script of the line the runs ran."""
+    import sys
+
+    from surrogates.bundle_files import LEVELS_FILE, MANIFEST, file_hashes
+
+    app = tmp_path / "app.py"
+    app.write_text("import os\nprint('time:', int(os.environ['APP_N']) * 1e-4, 's')\n")
+    plain = f"{sys.executable} {app}"
+    sweep = run_cli(["sweep", "--command", f"env APP_N={{size}} {plain}", "--label", "app",
+                     "--sizes", "10,20", "--ranks-per-node", "1,2", "--threads", "1",
+                     "--time-regex", r"time: (\S+) s", "--min-repeats", "1", "--max-repeats",
+                     "1", "--min-time", "0", "--no-progress", "--out", "t.h5"],
+                    cwd=tmp_path, timeout=300)
+    assert sweep.returncode == 0, sweep.stderr
+    train = ["train", "--telemetry", "t.h5", "--no-embedding", "--members", "2",
+             "--member-trees", "20", "--out"]
+    assert run_cli([*train, "old"], cwd=tmp_path, timeout=300).returncode == 0
+    # the bundle as the older reader wrote it: the prefix, and with it {size}, dropped
+    levels_file = tmp_path / "old" / LEVELS_FILE
+    levels = json.loads(levels_file.read_text())
+    assert levels["app"]["command"] == f"env APP_N={{size}} {plain}"
+    levels["app"]["command"] = plain
+    levels_file.write_text(json.dumps(levels))
+    manifest = json.loads((tmp_path / "old" / MANIFEST).read_text())
+    manifest["files"] = file_hashes(tmp_path / "old")
+    (tmp_path / "old" / MANIFEST).write_text(json.dumps(manifest))
+
+    ask = ["recommend", "--workload", "app", "--size", "15", "--model"]
+    res = run_cli([*ask, "old", "--emit", "slurm", "-o", "job.sbatch"], cwd=tmp_path)
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1, res.stderr
+    assert lines[0].startswith(f"hpcds1mpi: error: no job script: the model records app's "
+                               f"command as {plain!r}, but its runs ran "
+                               f"'env APP_N={{size}} {plain}'"), lines
+    assert lines[0].endswith("train again from the telemetry (hpcds1mpi train --telemetry "
+                             "FILE --out DIR), or give the command with --program"), lines
+    assert not (tmp_path / "job.sbatch").exists()
+    table = run_cli([*ask, "old"], cwd=tmp_path)
+    assert table.returncode == 0 and "train again from the telemetry" in table.stdout
+    given = run_cli([*ask, "old", "--emit", "slurm", "--program", f"env APP_N={{size}} {plain}"],
+                    cwd=tmp_path)
+    assert given.returncode == 0 and f"env APP_N=15 {plain}" in given.stdout, given.stderr
+    assert run_cli([*train, "new"], cwd=tmp_path, timeout=300).returncode == 0
+    again = run_cli([*ask, "new", "--emit", "slurm"], cwd=tmp_path)
+    assert again.returncode == 0 and f"env APP_N=15 {plain}" in again.stdout, again.stderr
+    assert "train again" not in again.stdout + again.stderr

@@ -263,3 +263,33 @@ def test_names_with_bytes_that_are_not_utf8_are_merged_exported_and_shown(tmp_pa
     assert proc.returncode == 0 and proc.stdout.startswith(f"{tmp_path}/t\\xff.h5: "), proc.stderr
     assert sorted(os.listdir(tmp_path)) == sorted(["all.h5", shard.name, parquet.name,
                                                    f".{parquet.name}.hpcds1mpi.sha256"])
+
+
+def test_show_lists_each_sweeps_setup_and_command_of_a_merged_file(tmp_path):
+    """s31: a merged file of two sweeps of one program with another --setup each showed no
+    setup at all (its rows keep their own sweep's settings); it now lists each sweep's, and
+    a one-sweep file still shows its one line."""
+    import sys
+
+    from tests.helpers import run_cli
+
+    app = tmp_path / "app.py"
+    app.write_text("print('time: 0.01 s')\n")
+    command = f"{sys.executable} {app} {{size}}"
+    for out, setup, sizes in (("a.h5", "echo first > in.txt", "1,2"),
+                              ("b.h5", "echo second > in.txt", "3")):
+        res = run_cli(["sweep", "--command", command, "--label", "app", "--sizes", sizes,
+                       "--ranks-per-node", "1", "--threads", "1", "--workdir", f"{out}-{{size}}",
+                       "--setup", setup, "--time-regex", r"time: (\S+) s", "--min-repeats",
+                       "1", "--max-repeats", "1", "--min-time", "0", "--no-progress",
+                       "--out", out], cwd=tmp_path, timeout=180)
+        assert res.returncode == 0, res.stderr
+    res = run_cli(["telemetry", "merge", "a.h5", "b.h5", "--out", "all.h5"], cwd=tmp_path,
+                  timeout=60)
+    assert res.returncode == 0, res.stderr
+    shown = run_cli(["telemetry", "show", "all.h5", "--rows", "0"], cwd=tmp_path, timeout=60)
+    setup = "setup (once per configuration, before its first launch)"
+    assert f"  sweep app {command!r} (2 runs): {setup}: echo first > in.txt\n" in shown.stdout
+    assert f"  sweep app {command!r} (1 runs): {setup}: echo second > in.txt\n" in shown.stdout
+    one = run_cli(["telemetry", "show", "b.h5", "--rows", "0"], cwd=tmp_path, timeout=60)
+    assert f"\n  {setup}: echo second > in.txt\n" in one.stdout and "sweep app" not in one.stdout

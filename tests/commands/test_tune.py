@@ -415,3 +415,26 @@ def test_tune_fail_regex_makes_a_non_converged_run_failed_and_never_the_answer(t
         assert f"--out {out}: the file was measured with {words}" in lines[0], lines
         assert "rerun with the same --fail-regex, or give a new --out" in lines[0], lines
         assert len(telemetry.read_runs(tmp_path / out)) == before
+
+
+def test_tune_front_says_a_runs_notes_as_the_single_objective_tune_does(tmp_path):
+    """s31: a run that exited 0 but said it did not converge got its note after its line
+    from tune's single-objective search (s30 tester N3) but none from --objective front."""
+    (tmp_path / "c.toml").write_text(CLUSTER)
+    app = tmp_path / "scf.py"
+    app.write_text("print('time: 0.1 s')\nprint(' *** SCF run NOT converged ***')\n")
+    said = {}
+    for objective in ("time", "front"):
+        res = run_cli(["tune", "--program", f"{sys.executable} {app}", "--label", "scf",
+                       "--size", "1", "--launcher", "mpiexec", "--cluster", "c.toml",
+                       "--ranks-per-node", "1", "--threads", "1", "--budget", "1",
+                       "--min-time", "0", "--min-repeats", "1", "--max-repeats", "1",
+                       "--time-regex", r"time: (\S+) s", "--objective", objective,
+                       "--out", f"{objective}.h5"], cwd=tmp_path, timeout=240)
+        assert res.returncode == 0, res.stderr[-2000:]
+        lines = res.stderr.splitlines()
+        said[objective] = [line for line in lines if "NOT converged" in line]
+        assert len(said[objective]) == 1, res.stderr
+        at = lines.index(said[objective][0])
+        assert lines[at - 1].startswith("tune: run 1: N1xR1xT1-cpu-fp64 ok"), res.stderr
+    assert said["front"] == said["time"]

@@ -22,3 +22,11 @@ def test_an_absolute_workdir_is_its_folders_wherever_the_job_is_submitted():
     values = step_folders(STEPS, 64, {"workdir": "/scratch/me/{size}-{ranks}"})
     assert values["folders_shown"] == "/scratch/me/64-1, /scratch/me/64-2"
     assert values["folders_where"] == "" and values["missing_where"] == ""
+
+
+def test_the_submit_folder_is_no_folder_to_create():
+    """s30 tester N5: a sweep's --workdir '.' had its calibration script list '.' among the
+    folders to create and check; the submit folder is neither."""
+    assert step_folders(STEPS, 64, {"workdir": "."}) == {}
+    assert step_folders(STEPS, 64, {"workdir": "./"}) == {}
+    assert step_folders(STEPS, 64, {"workdir": "./{ranks}"})["step_folders"] == ["./1", "./2"]

@@ -205,3 +205,12 @@ def test_an_absolute_workdir_note_names_no_submit_folder():
     assert any("--workdir '/scratch/{size}' (placeholders filled per step)" in n for n in notes)
     notes = calibration_measurement(None, {"workdir": "runs/{size}"})[1]
     assert any("per step, from the folder you submit in)" in n for n in notes)
+
+
+def test_a_workdir_of_the_submit_folder_asks_no_folder_created():
+    """s30 tester N5: --workdir '.' was noted as "create those folders" (the folder '.')."""
+    from hpcds1mpi.decide.calibration_sweep import calibration_measurement
+
+    options, notes = calibration_measurement(None, {"workdir": "."})
+    assert options == {"workdir": "."}
+    assert not any("create" in n or "--workdir" in n for n in notes), notes

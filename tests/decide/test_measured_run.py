@@ -302,3 +302,14 @@ def test_no_size_note_where_the_setup_carries_the_size(swept):
             **levels.measured_with, "workdir": "cases/x-{ranks}", "setup": setup})
         script = _script(_program_rec(lv), "slurm")
         assert ("the command carries no {size}" in script) is said, script
+
+
+def test_a_workdir_of_the_submit_folder_is_no_folder_to_create(swept):
+    """s30 tester N5: --workdir '.' gave "the job runs the program in '.' ...: create it there"
+    and a `cd .`; the submit folder is neither created, checked nor entered."""
+    import dataclasses
+
+    levels, _ = swept
+    script = _script(_program_rec(dataclasses.replace(
+        levels, measured_with={**levels.measured_with, "workdir": "."})), "slurm")
+    assert "\ncd " not in script and "create it" not in script and "'.'" not in script, script

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hpcds1mpi.decide.script_workload import RecordedCommands, choose_launch, match_workload
-from hpcds1mpi.launch.script_request import size_from
+from hpcds1mpi.launch.script_placeholders import size_from
 from hpcds1mpi.launch.script_reading import read_script
 
 #: A program whose rows ran two command lines (learn merged a sweep of the second).

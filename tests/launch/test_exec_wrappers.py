@@ -55,3 +55,24 @@ def test_bunched_env_flags_are_read_as_getopt_reads_them():
     assert found.program_at == 4 and found.unset == ("X",) and found.chdir == "/tmp"
     assert not found.cleared
     assert read_wrappers(["env", "-S", "a b", "./app"]) is None  # not read: no guess
+
+
+@pytest.mark.parametrize("command", ["timeout -vs KILL 10 ./app", "timeout -vk 5s 10 ./app",
+                                     "nice timeout --signal KILL 1.5m ./app"])
+def test_timeouts_duration_is_read_by_the_one_reader_of_its_options(command):
+    """Was (s31 review M1): a second reader of timeout's options took `-vs KILL`'s value
+    `KILL` for the duration and refused a command timeout runs."""
+    from hpcds1mpi.launch.exec_wrappers import program_past_wrappers
+
+    words = command.split()
+    assert program_past_wrappers(words, {}, "--command")[1] == "./app"
+    assert ("timeout", words[-2]) in read_wrappers(words).operands
+
+
+def test_a_word_read_as_timeouts_duration_that_is_none_is_refused():
+    from hpcds1mpi.errors import ConfigError
+    from hpcds1mpi.launch.exec_wrappers import program_past_wrappers
+
+    with pytest.raises(ConfigError, match=r"its duration \(e\.g\. timeout 600 \./app\), not "
+                                          r"'\./app'$"):
+        program_past_wrappers(["timeout", "-v", "./app", "64"], {}, "--command")

@@ -30,3 +30,22 @@ def test_the_device_where_the_measured_command_has_it():
     script = read_script("#SBATCH -N 1\n#SBATCH --gres=gpu:1\nsrun ./app --on cpu 8\n")
     script.command = "./app --on {device} {size}"
     assert device_of(script, script.launch) == ("cpu", "line 3: cpu")
+
+
+@pytest.mark.parametrize("line, precision", [
+    ("srun hpcds1mpi run gemm --size 8 --precision bf16\n", ("bf16", True)),
+    ("HPCDS1MPI_PRECISION=fp32 srun ./app 8\n", ("fp32", True)),
+    ("export HPCDS1MPI_PRECISION=bf16\nsrun ./app 8\n", ("bf16", True)),
+    ("srun ./app --precision fp16 8\n", ("fp64", False)),  # none hpcds1mpi sweeps
+    ("srun ./app 8\n", ("fp64", False)),
+])
+def test_the_programs_precision_is_one_hpcds1mpi_sweeps(line, precision):
+    """s31 review M3: the precisions had a copy of their own in script_request, which only
+    this module read; they are hpcds1mpi.config's."""
+    from hpcds1mpi.config import PRECISIONS
+    from hpcds1mpi.launch import script_knobs, script_request
+    from hpcds1mpi.launch.script_knobs import precision_of
+
+    script = read_script("#SBATCH -N 1\n" + line)
+    assert precision_of(script, script.launch) == precision
+    assert script_knobs.PRECISIONS is PRECISIONS and not hasattr(script_request, "PRECISIONS")

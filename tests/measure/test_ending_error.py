@@ -7,21 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from hpcds1mpi.measure import program_launch
+from hpcds1mpi.measure.ending_error import ending_error
 from hpcds1mpi.measure.program_launch import classify, launch_once
 
 #: Real program outputs (tests/data/program_outputs/README.md says how each was captured).
 OUTPUTS = Path(__file__).parent.parent / "data" / "program_outputs"
 BASE = {"exit_code": 0, "timed_out": False, "stdout": "", "stderr": ""}
-
-
-def ending_error(stdout: str, stderr: str) -> str:
-    """:func:`~hpcds1mpi.measure.ending_error.ending_error` as classify calls it."""
-    from hpcds1mpi.measure.ending_error import ending_error as ends
-
-    return ends([program_launch._kept_lines(s) for s in (stdout, stderr)],
-                program_launch._with_message, program_launch.SPECIFIC_LINE,
-                program_launch.NO_ERROR)
 
 
 @pytest.mark.parametrize("stdout, stderr, line", [
@@ -107,3 +98,21 @@ def test_a_real_launch_exiting_0_after_its_error_is_failed(tmp_path):
     assert result["exit_code"] == 0
     assert classify(result, 30) == ("failed", "exit 0, but the program ended with: "
                                     "Error(readinput): invalid block name : ngridkk")
+
+
+def test_the_line_readers_have_one_home_that_ending_error_imports():
+    """Was (s31 review M2): ending_error took program_launch's line readers as arguments (an
+    import loop otherwise); now both import them from measure/program_lines.py."""
+    import ast
+    import inspect
+
+    from hpcds1mpi.measure import ending_error as module
+    from hpcds1mpi.measure import program_launch, program_lines
+
+    assert list(inspect.signature(ending_error).parameters) == ["stdout", "stderr"]
+    imported = {node.module for node in ast.walk(ast.parse(inspect.getsource(module)))
+                if isinstance(node, ast.ImportFrom)}
+    assert "hpcds1mpi.measure.program_lines" in imported
+    assert "hpcds1mpi.measure.program_launch" not in imported
+    for name in ("SPECIFIC_LINE", "NO_ERROR", "with_message", "program_lines"):
+        assert getattr(program_launch, name) is getattr(program_lines, name)

@@ -748,3 +748,63 @@ def test_an_exec_wrapper_that_starts_no_mpi_program_is_refused_before_launch(tok
     assert words in str(err.value) and "\n" not in str(err.value)
     external.check_program(["nice", "-n", "5", "env", "A=1", "true"])  # a program after them
     external.check_program(["timeout", "-s", "KILL", "2m", "true"])
+
+
+def test_the_recorded_mpi_is_that_of_the_program_an_open_mpi_prefix_makes_the_ranks_run(
+        tmp_path, monkeypatch):
+    """s31 review M3: `mpirun --prefix /usr` runs Debian's python3 (Open MPI's mpi4py) where
+    this PATH finds the venv's (MPICH's); the pre-flight honoured the prefix, the fingerprint
+    did not (it read the launcher without its options) and recorded MPICH."""
+    from hpcds1mpi.cluster import Partition
+    from hpcds1mpi.launch.preflight import LaunchChoice
+    from tests.helpers import system_program
+
+    system_program("mpirun.openmpi")
+    if subprocess.run(["/usr/bin/python3", "-c", "import mpi4py"],
+                      capture_output=True).returncode != 0:
+        pytest.skip("no Debian python3 with mpi4py here")
+    here = os.path.dirname(sys.executable)  # python3 here: the venv's, its mpi4py MPICH's
+    monkeypatch.setenv("PATH", f"{here}:{os.environ['PATH']}")
+    monkeypatch.setenv("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    monkeypatch.setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    ours = subprocess.run(["python3", "-c", "import mpi4py.MPI as M; "
+                           "print(M.Get_library_version())"], capture_output=True, text=True)
+    if not ours.stdout.startswith("MPICH"):
+        pytest.skip("this PATH's python3 has no MPICH mpi4py")
+    app = tmp_path / "app.py"
+    app.write_text("import sys\nopen(sys.argv[2], 'w').write(sys.executable)\n")
+    plan = external_plan.build_external_plan(
+        f"python3 {app} {{size}} {tmp_path / 'ran'}", "pre", sizes="1", ranks_per_node="1",
+        min_repeats=1, max_repeats=1, min_time=0)
+    choice = LaunchChoice("mpiexec", mpiexec="mpirun.openmpi", args=("--prefix", "/usr"))
+    said: list[str] = []
+    external.run_external(plan, str(tmp_path / "p.h5"), Partition("p", cores_per_node=2,
+                                                                   memory_gb=4.0),
+                          progress=False, choice=choice, say=said.append)
+    assert (tmp_path / "ran").read_text() == "/usr/bin/python3"  # what the ranks ran
+    assert any(line.startswith("program MPI: Open MPI") for line in said), said
+    (library,) = telemetry.read_machines(tmp_path / "p.h5")["mpi_library"]
+    assert library.startswith("Open MPI v"), library
+    assert (telemetry.read_runs(tmp_path / "p.h5")["status"] == "ok").all()
+
+
+def test_the_program_the_ranks_run_is_read_once_at_a_sweeps_start(tmp_path, monkeypatch):
+    """s31 review M3: the pre-flight's cache key, its check, the unverified-launch note and
+    the fingerprint each read the command's exec-wrapper prefix and the ranks' PATH anew."""
+    from hpcds1mpi.cluster import Partition
+    from hpcds1mpi.launch import rank_program
+
+    read = []
+    real = rank_program.past_wrappers
+    monkeypatch.setattr(rank_program, "past_wrappers",
+                        lambda tokens, env: read.append(tokens) or real(tokens, env))
+    wrapper = _script(tmp_path, "run.sh", "exit 0\n")  # its MPI unknown: the note is asked
+    plan = external_plan.build_external_plan(f"env N={{size}} {wrapper}", "once", sizes="1",
+                                             ranks_per_node="1,2", min_repeats=1,
+                                             max_repeats=1, min_time=0)
+    said: list[str] = []
+    external.run_external(plan, str(tmp_path / "o.h5"), Partition("p", cores_per_node=2,
+                                                                   memory_gb=4.0),
+                          progress=False, say=said.append)
+    assert any(line.startswith("note: the launch is unverified") for line in said), said
+    assert read == [["env", "N=1", str(wrapper)]]

@@ -50,6 +50,49 @@ def test_a_launchers_fork_before_its_exec_is_not_the_program(tmp_path):
     assert 15 < result["rss_mb"] < 100, result
 
 
+def test_a_launchers_fork_that_execs_the_launchers_own_executable_is_the_program(tmp_path):
+    """The fork's command line changes at its exec, its executable does not (a Python
+    launcher starting ``python app.py``): the fork is the launcher's, the exec'd the program's."""
+    app = tmp_path / "app.py"
+    app.write_text(PROGRAM.replace("60 *", "20 *"))
+    result = launch_once([sys.executable, "-c", SLOW_EXEC_LAUNCHER, sys.executable, str(app)],
+                         {}, 60, program=str(app))
+    assert result["exit_code"] == 0
+    assert 15 < result["rss_mb"] < 100, result
+
+
+def test_a_ranks_command_line_is_read_until_its_exec_not_every_sample(monkeypatch):
+    """Was (s31 review M4): each sample read the command lines of every rank with its
+    launcher's executable and of the launcher, for as long as the rank ran."""
+    import subprocess
+    import time
+
+    import psutil
+
+    from hpcds1mpi.measure.launch_tree import TreeSampler
+
+    reads: dict[int, int] = {}
+    cmdline = psutil.Process.cmdline
+
+    def counted(proc):
+        reads[proc.pid] = reads.get(proc.pid, 0) + 1
+        return cmdline(proc)
+
+    monkeypatch.setattr(psutil.Process, "cmdline", counted)
+    rank = "import time; time.sleep(1)"
+    root = subprocess.Popen([sys.executable, "-c", "import subprocess, sys; subprocess.run("
+                             f"[sys.executable, '-c', {rank!r}])"])
+    try:
+        sampler = TreeSampler(root.pid, {"app"})
+        time.sleep(0.8)
+        ranks = [p.pid for p in psutil.Process(root.pid).children()]
+        sampler.stop()
+    finally:
+        root.wait(10)
+    assert ranks and sampler.program_seen
+    assert all(reads.get(pid, 0) <= 3 for pid in ranks), (ranks, reads)
+
+
 def test_a_fork_of_a_launcher_of_no_known_name_is_not_the_program(tmp_path):
     """A root the sampler does not know as a launcher makes its children ranks; its fork
     before the exec (a bash subshell holding 150 MB) was one too (s30 review)."""

@@ -188,3 +188,28 @@ def test_the_fingerprint_reads_the_program_past_an_exec_wrapper_on_the_ranks_pat
     for tokens in (["env", "N=3", hpcc], ["hpcc"], ["taskset", "-c", "0", "hpcc"]):
         line = program_mpi_library(tokens, env, launcher)
         assert line.startswith("Open MPI v") and ASSUMED not in line, (tokens, line)
+
+
+def test_the_fingerprint_reads_the_program_on_the_path_an_open_mpi_prefix_gives(tmp_path):
+    """s31 review M3: `mpirun --prefix /usr` puts /usr/bin first on the ranks' PATH, so
+    `python3` is Debian's (Open MPI's mpi4py), not this PATH's venv python3 (MPICH's); the
+    library was read without the launcher's options."""
+    import subprocess
+    import sys
+
+    from hpcds1mpi.measure.program_mpi import program_mpi_library
+    from tests.helpers import system_program
+
+    system_program("mpirun.openmpi")
+    if subprocess.run(["/usr/bin/python3", "-c", "import mpi4py"],
+                      capture_output=True).returncode != 0:
+        pytest.skip("no Debian python3 with mpi4py here")
+    env = {**os.environ, "PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}"}
+    tokens = ["python3", "app.py"]
+    own = program_mpi_library(tokens, env, "mpirun.openmpi")
+    if not own.startswith("MPICH"):
+        pytest.skip("this PATH's python3 has no MPICH mpi4py")
+    assert program_mpi_library(tokens, env, "mpirun.openmpi",
+                               ["--prefix", "/usr"]).startswith("Open MPI v")
+    assert program_mpi_library(tokens, env, "mpirun.openmpi",
+                               ["--prefix", "/usr", "--noprefix"]) == own

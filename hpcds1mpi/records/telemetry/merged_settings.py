@@ -71,3 +71,32 @@ def _plans(attrs: dict) -> list[str]:
         earlier = []
     return found + [p for p in (earlier if isinstance(earlier, list) else [])
                     if isinstance(p, str)]
+
+
+def row_sweeps(runs) -> list[tuple[str, str, str, int]]:
+    """The distinct program sweeps a merged file's rows (a runs table) carry: (workload, its
+    ``--command``, its ``--setup`` or "", how many rows), most rows first; [] where no row
+    carries its own (one sweep's file: its attributes say it). ``telemetry show`` lists them
+    when they differ (s31: a merged file of two setups showed none)."""
+    if not len(runs) or LAUNCH_COLUMN not in runs.columns:
+        return []
+    counts: dict[tuple[str, str, str], int] = {}
+    for workload, launch, template in zip(runs["workload"].astype(str),
+                                          runs[LAUNCH_COLUMN].fillna("").astype(str),
+                                          runs[TEMPLATE_COLUMN].fillna("").astype(str)
+                                          if TEMPLATE_COLUMN in runs.columns
+                                          else [""] * len(runs)):
+        if not launch and not template:
+            continue
+        key = (workload, template, setup_of(launch))
+        counts[key] = counts.get(key, 0) + 1
+    return [(*key, n) for key, n in sorted(counts.items(), key=lambda item: -item[1])]
+
+
+def setup_of(launch: str) -> str:
+    """The ``--setup`` a sweep's ``launch`` attribute (JSON) records; "" for none or damage."""
+    try:
+        found = json.loads(launch or "{}")
+    except (TypeError, ValueError):
+        return ""
+    return str(found.get("setup") or "") if isinstance(found, dict) else ""

@@ -1,0 +1,27 @@
+"""Which lines of a program's output it wrote, and the message under an error title."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hpcds1mpi.measure.program_lines import kept_lines, with_message
+
+#: Real program outputs (tests/data/program_outputs/README.md says how each was captured).
+OUTPUTS = Path(__file__).parent.parent / "data" / "program_outputs"
+
+
+def test_a_launchers_log_line_and_rank_tags_are_not_the_programs():
+    """OpenFOAM under mpirun: its `[0]`-tagged error stays, Open MPI's ORTE_ERROR_LOG line and
+    OpenFOAM's "FOAM parallel run exiting" trailer are blanked."""
+    kept = kept_lines((OUTPUTS / "openfoam-processor-count-mismatch.stderr").read_text())
+    assert [ln for ln in kept if ln] == [
+        "FOAM FATAL ERROR:",
+        "number of processor directories = 2 is not equal to the number of processors = 4"]
+
+
+def test_a_title_takes_its_paragraph_up_to_where_the_source_raised_it():
+    kept = kept_lines((OUTPUTS / "openfoam-missing-scheme.stderr").read_text())
+    title = kept.index("FOAM FATAL IO ERROR:")
+    said, last = with_message(kept, title)
+    assert said == ("FOAM FATAL IO ERROR: Entry 'div(phi,U)' not found in dictionary "
+                    "\"/tmp/FX2/io/system/fvSchemes.divSchemes\"") and last == title + 1
