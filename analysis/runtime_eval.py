@@ -45,6 +45,11 @@ import pandas as pd
 RESULTS = Path(__file__).resolve().parent / "results"
 SPLITS = ("chronological", "users", "random")
 TEST_SHARE = 0.2
+#: Fewer test jobs than this score noise, not a method: refused (s31 tester R5: 15 were
+#: scored, as the README said they would not be).
+MIN_TEST = 30
+#: The kept jobs a split needs to leave MIN_TEST to test.
+MIN_KEPT = int(np.ceil(MIN_TEST / TEST_SHARE))
 
 
 def kept_jobs(table: pd.DataFrame) -> np.ndarray:
@@ -93,6 +98,19 @@ def split_jobs(table: pd.DataFrame, kept: np.ndarray, split: str, seed: int = 0
                           replace=False)
         test = np.isin(users, held)
     return kept[~test], kept[test]
+
+
+def _refuse_too_few_to_test(n_kept: int, test: np.ndarray, split: str) -> None:
+    """Refuse a split whose test part is under :data:`MIN_TEST` jobs (the users split: the
+    users held out may have few jobs)."""
+    if len(test) >= MIN_TEST:
+        return
+    from hpcds1mpi.errors import DataError
+
+    fix = ("use another --seed or --split chronological" if split == "users" else
+           "use a longer log")
+    raise DataError(f"the {split} split leaves {len(test)} test jobs of the {n_kept} kept: "
+                    f"need at least {MIN_TEST} to score; {fix}")
 
 
 def _refuse_too_few_to_train(n_kept: int, train: np.ndarray, split: str) -> None:
@@ -196,13 +214,16 @@ def evaluate(table: pd.DataFrame, split: str = "chronological", seed: int = 0,
     t0 = time.perf_counter()
     table = table.reset_index(drop=True)
     kept = kept_jobs(table)
-    if len(kept) < 50:
+    if len(kept) < MIN_KEPT:
         from hpcds1mpi.errors import DataError
 
         raise DataError(f"only {len(kept)} jobs are completed with a run time, a requested time "
-                        "and a submit time: too few to evaluate")
+                        f"and a submit time: too few to evaluate (need {MIN_KEPT}, so that "
+                        f"{100 * TEST_SHARE:.0f} % of them make {MIN_TEST} test jobs); use a "
+                        "longer log")
     feats = submit_features(table)
     train, test = split_jobs(table, kept, split, seed)
+    _refuse_too_few_to_test(len(kept), test, split)
     _refuse_too_few_to_train(len(kept), train, split)
     t_feat = time.perf_counter() - t0
     run = table["runtime_s"].to_numpy(dtype=float)

@@ -141,20 +141,44 @@ def _first_completed(path: Path, out: Path, jobs: int) -> Path:
     return out
 
 
-def test_a_short_log_is_refused_for_the_real_reason_and_the_random_split_fits(tmp_path,
-                                                                              capsys):
-    # Gaia's first 50 completed jobs. Was, chronological: "0 finished jobs with a run time:
-    # need at least 30" (all 50 had finished; the 40 training jobs were still running when
-    # the test part began); --split random: a LightGBM traceback ("num_features() > 0").
-    log = _first_completed(GAIA, tmp_path / "n50.swf", 50)
-    assert main([str(log)]) == 2
-    err = capsys.readouterr().err.strip()
-    assert err == ("error: of the 40 training jobs (the first 80 % by submit time) only 0 had "
-                   "finished when the first test job was submitted (the others were still "
-                   "running, their run times not known yet): need at least 30; use a longer "
-                   "log, or --split random (a reference only)")
+def test_a_log_too_short_to_test_is_refused_with_the_threshold(tmp_path, capsys):
+    """s31 tester R5: a log left 15 test jobs was scored (the README says refused), and one of
+    41 jobs was refused without the threshold or a fix, --split random too."""
+    log = _first_completed(GAIA, tmp_path / "n149.swf", 149)
+    for split in ("chronological", "random"):
+        assert main([str(log), "--split", split]) == 2
+        assert capsys.readouterr().err.strip() == (
+            "error: only 149 jobs are completed with a run time, a requested time and a submit "
+            "time: too few to evaluate (need 150, so that 20 % of them make 30 test jobs); use a "
+            "longer log")
+    log = _first_completed(GAIA, tmp_path / "n150.swf", 150)
     assert main([str(log), "--split", "random"]) == 0
-    assert "split random: 40 train, 10 test jobs (50 kept of 50)" in capsys.readouterr().out
+    assert "split random: 120 train, 30 test jobs (150 kept of 150)" in capsys.readouterr().out
+
+
+def test_a_users_split_with_few_test_jobs_is_refused():
+    from hpcds1mpi.analysis.runtime_eval import _refuse_too_few_to_test
+    from hpcds1mpi.errors import DataError
+
+    with pytest.raises(DataError, match="^the users split leaves 12 test jobs of the 400 kept: "
+                       "need at least 30 to score; use another --seed or --split "
+                       "chronological$"):
+        _refuse_too_few_to_test(400, np.arange(12), "users")
+
+
+def test_a_short_log_is_refused_for_the_real_reason():
+    # Was, chronological: "0 finished jobs with a run time: need at least 30" (Gaia's first 50
+    # completed jobs had all finished; the 40 training jobs were still running when the test
+    # part began).
+    from hpcds1mpi.analysis.runtime_eval import _refuse_too_few_to_train
+    from hpcds1mpi.errors import DataError
+
+    with pytest.raises(DataError) as caught:
+        _refuse_too_few_to_train(200, np.arange(0), "chronological")
+    assert str(caught.value) == (
+        "of the 160 training jobs (the first 80 % by submit time) only 0 had finished when the "
+        "first test job was submitted (the others were still running, their run times not "
+        "known yet): need at least 30; use a longer log, or --split random (a reference only)")
 
 
 def test_the_scores_never_replace_the_log_or_a_file_of_the_users(tmp_path, capsys):
@@ -193,7 +217,7 @@ def test_a_table_written_by_ingest_is_read_like_its_log(tmp_path, capsys):
 
 def test_a_log_without_users_cannot_hold_users_out(tmp_path):
     t0 = pd.Timestamp("2024-01-01")
-    n = 80
+    n = 160  # past MIN_KEPT (150), so that the users split is what refuses
     table = pd.DataFrame({"runtime_s": np.arange(1, n + 1, dtype=float) * 10,
                           "time_limit_s": 5000.0, "status": "ok",
                           "submit_time": [t0 + pd.Timedelta(minutes=i) for i in range(n)]})

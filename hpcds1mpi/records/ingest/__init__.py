@@ -40,8 +40,9 @@ Modules: :mod:`.schema` (the job table's columns, the one row constructor, the f
 :mod:`.swf`, :mod:`.eagle`, :mod:`.eurora`, :mod:`.job_tables`), :mod:`.csv_tables` (what the
 CSV readers share), :mod:`.compressed` (a file's compression, read or refused),
 :mod:`.time_limits` (a limit of 0 is none; a wrong unit refused), :mod:`.times` (time formats,
-range and zone), :mod:`.wrong_exports` (what a common wrong export is told) and
-:mod:`.job_logs` (kind detection and the entry points re-exported here).
+range and zone), :mod:`.wrong_exports` (what a common wrong export is told),
+:mod:`.same_jobs` (the same job in several files, kept once) and :mod:`.job_logs` (kind
+detection and the entry points re-exported here).
 """
 
 from __future__ import annotations

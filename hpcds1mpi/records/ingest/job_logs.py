@@ -21,7 +21,7 @@ from .sacct_text import read_sacct_parsable
 from .schema import KINDS, TABLE_MARK, normalise, rows_frame
 from .swf import looks_like_swf, read_swf
 from .time_limits import check_time_limits
-from .wrong_exports import wrong_export
+from .wrong_exports import utf16_text, wrong_export
 
 
 def detect_kind(path: str | Path) -> str:
@@ -51,6 +51,8 @@ def detect_kind(path: str | Path) -> str:
             read_text(path, "compressed file")  # a corrupt or cut stream: said so
         raise IngestError(f"{path}: {packed}-compressed, and not an SWF log: only SWF logs "
                           "are read compressed; decompress it first")
+    if utf16_text(path, head):
+        raise IngestError(utf16_text(path, head))
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff").lstrip()  # a BOM too
     if not text:
         raise IngestError(wrong_export(path, text))  # "empty file": what to do
@@ -139,6 +141,11 @@ def read_job_log(path: str | Path, kind: str = "auto", procs_are: str = "auto"):
     if packed and kind != "swf":
         raise IngestError(f"{path}: {packed}-compressed: only SWF logs are read compressed; "
                           "decompress it first")
+    if not packed:  # a text kind forced on UTF-16 text: said as under auto
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+        if not head.startswith(b"PAR1") and utf16_text(path, head):
+            raise IngestError(utf16_text(path, head))
     if kind in ("pm100", "adastra"):
         with open(path, "rb") as fh:
             if fh.read(4) != b"PAR1":
@@ -200,15 +207,17 @@ def _say_empty_columns(df, report) -> None:
 def ingest(paths: list[str | Path], kind: str = "auto", procs_are: str = "auto"):
     """Read several job logs into one job table.
 
-    The same job seen in two files (same ``job_id`` and ``submit_time``) is kept once: from
-    the ``sacct -P`` file when there is one (22.05's ``--json`` loses exit codes), and among
-    copies of one kind the one with the most fields known (a ``sacct -X`` copy has no step
-    data: no ranks, peak RSS or CPU time); the duplicates are counted in the returned notes.
+    The same job seen in several files is kept once (:func:`.same_jobs.keep_once`: a Slurm
+    id is one job whatever its submit times, a requeue's last attempt kept; other kinds by id
+    and submit time); the copies, and files read in different time zones, are counted in the
+    returned notes.
 
     Returns:
         (job table DataFrame, list of FileReport, Counter of cross-file notes)
     """
     import pandas as pd
+
+    from .same_jobs import keep_once
 
     frames, reports = [], []
     for i, p in enumerate(paths):
@@ -218,70 +227,8 @@ def ingest(paths: list[str | Path], kind: str = "auto", procs_are: str = "auto")
     notes: Counter = Counter()
     if len(frames) == 1:  # within a file each reader decides what a duplicate is
         return frames[0].drop(columns="_file"), reports, notes
-    table = pd.concat(frames, ignore_index=True)
-    priority = {"sacct-p": 0, "sacct-csv": 0, "sacct-json": 1}  # every other kind: 2
-    table["_prio"] = table["source_kind"].map(priority).fillna(2)
-    table["_unknown"] = _unknown_fields(table)
-    table = table.sort_values(["_prio", "_unknown"], kind="stable")
-    table["_slurm"] = table["source_kind"].isin(["sacct-p", "sacct-csv", "sacct-json"])
-    key = ["job_id", "submit_time", "_slurm"]
-    # Only a copy from another file is a duplicate: within a file each reader decides.
-    dup = table.duplicated(subset=key) & ~table.duplicated(subset=[*key, "_file"])
-    table = _drop_two_jobs_under_one_id(table, notes)
-    dup = dup.reindex(table.index)
-    if dup.any():
-        notes["same job in several files, kept once (sacct -P preferred, then the copy with "
-              "the most fields known)"] = int(dup.sum())
-        # Copies of one kind that disagree (another run time, status or request) are said
-        # apart: the files describe the job differently, and only the first one read is kept.
-        # (Across kinds they differ by design: sacct --json lacks what -P has.)
-        facts = [c for c in ("runtime_s", "status", "time_limit_s", "nodes", "user")
-                 if c in table.columns]
-        same = [*key, "source_kind"]
-        differs = (table.duplicated(subset=same) & ~table.duplicated(subset=[*same, "_file"])
-                   & ~table.duplicated(subset=[*same, *facts]))
-        if differs.any():
-            notes["of those, copies that disagree (run time, status, request or user): "
-                  "the one with the most fields known kept (of equals, the first file's); "
-                  "check which file is right"] = int(differs.sum())
-    table = table[~dup].drop(columns=["_prio", "_unknown", "_file", "_slurm"])
-    return table.sort_index().reset_index(drop=True), reports, notes
-
-
-def _drop_two_jobs_under_one_id(table, notes: Counter):
-    """Slurm rows of one id from several files that name another user or job name are two
-    different jobs under one id (a forged or corrupt export): which is real cannot be told, so
-    every copy is dropped and the ids named. Grouped by id alone, not by submit time: a
-    requeue resets Submit (its attempts agree on user and name, as within a file), and a
-    forged copy may carry any Submit."""
-    import pandas as pd
-
-    slurm = table[table["_slurm"]]
-    if slurm.empty:
-        return table
-    # An empty value (a -P export without User) is no disagreement: nunique skips NA.
-    who = slurm[["user", "workload"]].astype("string").replace("", pd.NA)
-    clash = (who.assign(job_id=slurm["job_id"]).groupby("job_id", dropna=False)
-             [["user", "workload"]].transform("nunique").gt(1).any(axis=1))
-    if not clash.any():
-        return table
-    ids = sorted(set(slurm.loc[clash[clash].index, "job_id"].astype(str)))
-    notes[f"two different jobs under one id in several files (user or name differ: a forged "
-          f"or corrupt export), every copy dropped: jobs {', '.join(ids[:5])}"
-          f"{' ...' if len(ids) > 5 else ''}; check them with sacct -j, or export with sacct "
-          "--json"] = int(clash.sum())
-    return table.drop(index=clash[clash].index)
-
-
-def _unknown_fields(table):
-    """How many of each row's job columns have no value (NA, or empty text)."""
-    columns = [c for c in table.columns if not c.startswith("_") and c not in
-               ("source_file", "source_kind")]
-    unknown = table[columns].isna()
-    for c in columns:
-        if str(table[c].dtype) in ("string", "object"):
-            unknown[c] |= table[c].astype("string").fillna("").eq("").astype(bool)
-    return unknown.sum(axis=1)
+    table = keep_once(pd.concat(frames, ignore_index=True), [str(p) for p in paths], notes)
+    return table.drop(columns="_file").reset_index(drop=True), reports, notes
 
 
 def is_job_table(path: str | Path) -> bool:

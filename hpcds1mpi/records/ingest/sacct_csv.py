@@ -40,5 +40,29 @@ def read_sacct_csv(path: str | Path) -> tuple[list[dict], FileReport]:
     if not {"ElapsedRaw", "Elapsed"} & set(header):
         report.facts.append("no ElapsedRaw or Elapsed column: run times unknown (such a table "
                             "cannot train a runtime model)")
+    _say_unquoted_commas(header, report)
     rows = rows_from_records(header, df[header].to_numpy().tolist(), report)
     return rows, report
+
+
+#: Columns whose sacct values are comma-separated lists (s31 tester R1).
+LIST_COLUMNS = ("ReqTRES", "AllocTRES", "ReqGRES", "AllocGRES", "ReqTres", "TRESUsageInAve",
+                "TRESUsageInMax", "TRESUsageInTot", "TRESUsageOutTot", "NodeList", "Constraints")
+
+
+def _say_unquoted_commas(header: list[str], report: FileReport) -> None:
+    """Reword the count of rows with more fields than the header where the header has list
+    columns: sacct quotes nothing, so ``sacct -P --delimiter=,`` (or ``tr '|' ,``) splits
+    every TRES list. Not mended: two list columns side by side (ReqTRES, AllocTRES; either may
+    be empty) leave no way to tell where one list ends, so the rows are refused, with the
+    export that works (s31 tester R1)."""
+    longer = report.dropped.pop("more fields than the header", 0)
+    if not longer:
+        return
+    lists = [c for c in header if c in LIST_COLUMNS or "TRES" in c]
+    if not lists:
+        report.dropped["more fields than the header"] = longer
+        return
+    report.dropped[f"more fields than the header: the ',' inside {', '.join(lists[:3])} (sacct "
+                   "quotes nothing) splits them; export with sacct -P, not --delimiter=, or "
+                   "tr '|' ,"] = longer

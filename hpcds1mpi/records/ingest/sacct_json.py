@@ -11,8 +11,8 @@ from pathlib import Path
 from hpcds1mpi.errors import IngestError
 
 from .schema import FileReport, build_rows, job_row
-from .slurm_fields import (EARLIER_ATTEMPT, limit_or_none, oom_from_memory_kill, oom_from_steps,
-                           slurm_status)
+from .slurm_fields import (EARLIER_ATTEMPT, limit_or_none, never_ran, oom_from_memory_kill,
+                           oom_from_steps, slurm_status)
 
 
 def _num(value):
@@ -77,8 +77,13 @@ def read_sacct_json(path: str | Path) -> tuple[list[dict], FileReport]:
     report = FileReport(str(path), "sacct-json")
     try:
         # utf-8-sig: a byte-order mark (a file saved by an editor) is not JSON.
-        doc = json.loads(path.read_text(encoding="utf-8-sig", errors="replace"))
+        text = path.read_text(encoding="utf-8-sig", errors="replace")
+        doc = json.loads(text)
     except json.JSONDecodeError as exc:
+        if not text[exc.pos:].strip() or exc.msg.startswith("Unterminated string"):
+            # s31 tester R7: the text ends where a value or a closing quote should be
+            raise IngestError(f"{path}: the JSON ends before it is complete (the file was cut "
+                              "short); export it again with sacct --json") from None
         raise IngestError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("jobs"), list):
         raise IngestError(f"{path}: JSON without a 'jobs' list; not sacct --json output")
@@ -155,6 +160,9 @@ def _job_from_json(job: dict, report: FileReport, old_exit_codes: bool) -> dict 
             requested[key] = float(_num(item["count"]))
     nodes = _num(job.get("allocation_nodes")) or alloc.get("node") or requested.get("node")
     nodes = int(nodes) if nodes else None
+    if never_ran(status, start, end, runtime_s, not job.get("steps") and not alloc
+                 and not _num(job.get("allocation_nodes"))):
+        start = None  # cancelled while held or pending (s31 tester R6)
     cores = int(alloc["cpu"]) if "cpu" in alloc else _num((job.get("required") or {}).get("CPUs"))
 
     steps = job.get("steps") or []

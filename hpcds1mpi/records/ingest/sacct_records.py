@@ -31,13 +31,18 @@ NEWLINE_AND_PIPE = ("a newline and a '|' inside a value (sacct escapes neither):
                     "are whose cannot be told")
 NOT_A_RECORD = "a line that begins no record (its JobID field is not a job id)"
 TRUNCATED = "fewer fields than the header (truncated record)"
+#: s31 tester R3: a -P record cut inside its last value has every field ("...|8" of "84").
+CUT_AT_END = ("the file's last line has no newline (the file was cut short: its last value may "
+              "be cut too); export it again")
+REPEATED_HEADER = "a header line again (exports joined into one file): skipped"
 #: A JobID as sacct prints it: 123, 123_4, 123_[1-9%2], 123+1, 123.batch, 123+1.0 (lenient
 #: past the digits: a real id read as "no record start" would be glued to the one before).
 _JOB_ID = re.compile(r"\d+[_+\[\]\d,\-%:]*(\.\w+(\+\d+)?)?")
 
 
 def split_records(lines: list[str], header: list[str], ncols: int, report: FileReport,
-                  ends_with_delimiter: bool = False) -> list[list[str]]:
+                  ends_with_delimiter: bool = False, cut_at_end: bool = False,
+                  cut_ids: list[str] | None = None) -> list[list[str]]:
     """Join physical lines into records of exactly ``ncols`` fields.
 
     A record goes on over the next physical lines, joined with "\\n", while it has fewer
@@ -59,6 +64,7 @@ def split_records(lines: list[str], header: list[str], ncols: int, report: FileR
     unread_ids: list[str] = []  # one line, a '|' in one of several free-text columns
     split_ids: list[str] = []  # several lines (a newline in a value) and a '|' too
     records: list[list[str]] = []
+    cut_ids = [] if cut_ids is None else cut_ids
     i = 0
     while i < len(lines):
         first = i
@@ -66,11 +72,15 @@ def split_records(lines: list[str], header: list[str], ncols: int, report: FileR
         i += 1
         if not buf.strip():
             continue
+        if _is_header(buf, header, ends_with_delimiter):  # s31 tester R4: files joined
+            report.notes[REPEATED_HEADER] += 1
+            continue
         if not begins(buf):
             report.dropped[NOT_A_RECORD] += 1
             continue
-        while i < len(lines) and (buf.count("|") + 1 < ncols or _continued(lines, i, begins)
-                                  or (ends_with_delimiter and not buf.endswith("|"))):
+        while i < len(lines) and not _is_header(lines[i], header, ends_with_delimiter) and (
+                buf.count("|") + 1 < ncols or _continued(lines, i, begins)
+                or (ends_with_delimiter and not buf.endswith("|"))):
             buf += "\n" + lines[i]
             i += 1
         fields = buf.split("|")
@@ -92,6 +102,10 @@ def split_records(lines: list[str], header: list[str], ncols: int, report: FileR
             unread_ids.append(_job_id_of(fields, id_at))
         elif len(fields) < ncols:
             report.dropped[TRUNCATED] += 1
+            cut_ids.append(_job_id_of(fields, id_at))
+        elif cut_at_end and i == len(lines) and not ends_with_delimiter:
+            report.dropped[CUT_AT_END] += 1
+            cut_ids.append(_job_id_of(fields, id_at))
         else:
             records.append(fields)
     if unread_ids:
@@ -123,6 +137,25 @@ def last_column_risk(header: list[str], ends_with_delimiter: bool) -> str | None
             f"'{forging}\\n<id>|<user>|...' forges job <id>'s record unseen, so trust these "
             f"jobs only as far as their users; export with {column} not last and -p "
             f"({SACCT_P}), or with sacct --json")
+
+
+def _is_header(line: str, header: list[str], ends_with_delimiter: bool) -> bool:
+    """Whether ``line`` is a header line (a field named JobID / JobIDRaw, no field a job id or
+    a number): the first one's columns again, or else a refusal.
+
+    Raises:
+        IngestError: a header naming other columns (two exports of other ``--format``s)."""
+    fields = [f.strip() for f in line.split("|")]
+    if ends_with_delimiter and fields[-1] == "":
+        fields.pop()
+    if not {"JobID", "JobIDRaw"} & set(fields) or any(_JOB_ID.fullmatch(f) for f in fields):
+        return False
+    if fields == header:
+        return True
+    from hpcds1mpi.errors import IngestError
+
+    raise IngestError("a second header line with other columns, or -p after -P (two sacct "
+                      "exports joined into one file); give each export as its own file")
 
 
 def _continued(lines: list[str], i: int, begins) -> bool:

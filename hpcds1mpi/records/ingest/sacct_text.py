@@ -15,14 +15,16 @@ from hpcds1mpi.errors import IngestError
 from .csv_tables import check_unique_columns
 from .sacct_records import split_records
 from .schema import FileReport, build_rows, job_row
-from .slurm_fields import (BARE_BYTES, EARLIER_ATTEMPT, TWO_JOBS_ONE_ID, gpus_from_tres, int_or_none,
-                           limit_or_none, oom_from_memory_kill, oom_from_steps, parse_duration,
-                           parse_exit, parse_memory_bytes, parse_tres, slurm_status)
+from .slurm_fields import (BARE_BYTES, EARLIER_ATTEMPT, TWO_JOBS_ONE_ID, gpus_from_tres,
+                           int_or_none, limit_or_none, never_ran, oom_from_memory_kill,
+                           oom_from_steps, parse_duration, parse_exit, parse_memory_bytes,
+                           parse_tres, slurm_status)
 from .times import sacct_time_reader
 from .wrong_exports import SACCT_P, wrong_export
 
 #: The time columns read from a job line.
 TIME_COLUMNS = ("Submit", "Start", "End")
+SAME_JOB_AGAIN = "the same job line again (same Submit: two exports joined), kept once"
 #: What every attempt of one requeued job shares (Submit does not: a requeue resets it).
 IDENTITY_COLUMNS = ("User", "UID", "JobName")
 
@@ -49,14 +51,20 @@ def read_sacct_parsable(path: str | Path) -> tuple[list[dict], FileReport]:
                           f"have no run time, submit time, user or limit); export again with "
                           f"them: {SACCT_P}")
     ncols = len(header) + (1 if trailing else 0)
-    records = split_records(lines[1:], header, ncols, report, ends_with_delimiter=trailing)
-    return rows_from_records(header, records, report), report
+    cut_ids: list[str] = []
+    records = split_records(lines[1:], header, ncols, report, ends_with_delimiter=trailing,
+                            cut_at_end=not text.endswith(("\n", "\r")), cut_ids=cut_ids)
+    return rows_from_records(header, records, report, cut_ids), report
 
 
-def rows_from_records(header: list[str], records, report: FileReport) -> list[dict]:
+def rows_from_records(header: list[str], records, report: FileReport,
+                      cut_ids: list[str] = ()) -> list[dict]:
     """Job rows (:func:`job_row`) from sacct records, job lines and their step lines, as
     ``sacct -P`` and a sacct CSV export both give them (one list of fields per record, in
-    the order of ``header``); sets ``report.jobs``."""
+    the order of ``header``); sets ``report.jobs``. A job one of whose step records was cut
+    short (``cut_ids``: the ids of records dropped so) keeps none of its steps' values (s31
+    tester R3: ranks 2 of 4 and a third of the peak memory read from what was left)."""
+    cut_jobs = {jid.split(".", 1)[0] for jid in cut_ids if "." in jid}
     idcol = "JobID" if "JobID" in header else "JobIDRaw"
     jobs: dict[str, dict] = {}
     steps: dict[str, list[dict]] = {}  # of the attempt kept
@@ -73,7 +81,10 @@ def rows_from_records(header: list[str], records, report: FileReport) -> list[di
             report.dropped[TWO_JOBS_ONE_ID] += 1
         elif "." in jid:
             base = jid.split(".", 1)[0]
-            (steps if base in jobs else early).setdefault(base, []).append(row)
+            kept = (steps if base in jobs else early).setdefault(base, [])
+            # The same step again (two exports joined into one file): kept once.
+            kept[:] = [s for s in kept if s[idcol].strip() != jid]
+            kept.append(row)
         elif jid in jobs and _identity(row) != _identity(jobs[jid]):
             # Not a requeue: another user's or name's job under this id, as a job name holding
             # "\n<id>|<user>|..." forges one. Which line is the real job cannot be told.
@@ -81,6 +92,11 @@ def rows_from_records(header: list[str], records, report: FileReport) -> list[di
             del jobs[jid]
             order.remove(jid)
             clashing.append(jid)
+        elif jid in jobs and row.get("Submit") == jobs[jid].get("Submit"):
+            # The same attempt's line again (two exports joined into one file, s31 tester R4):
+            # not a requeue, whose attempts each have their own Submit; its steps kept.
+            report.notes[SAME_JOB_AGAIN] += 1
+            jobs[jid] = row
         elif jid in jobs:
             # sacct -D lists every attempt of a requeued job, oldest first, each followed by
             # its own steps: the last one is the job, in its place, as sacct without -D shows it.
@@ -107,8 +123,15 @@ def rows_from_records(header: list[str], records, report: FileReport) -> list[di
     read_time = sacct_time_reader((job.get(c) for job in jobs.values() for c in TIME_COLUMNS),
                                   report)
 
-    return build_rows(order, lambda jid: _job_from_sacct_rows(jid, jobs[jid], steps[jid],
-                                                              report, read_time, cpu_unknown),
+    cut = [jid for jid in order if jid in cut_jobs]
+    if cut:
+        report.facts.append(f"{len(cut)} job(s) with step lines cut short (jobs "
+                            f"{', '.join(cut[:5])}{' ...' if len(cut) > 5 else ''}): ranks, "
+                            "threads, peak_rss_mb and step energy unknown, not read from the "
+                            "steps left; export again")
+    return build_rows(order, lambda jid: _job_from_sacct_rows(
+                          jid, jobs[jid], [] if jid in cut_jobs else steps[jid], report,
+                          read_time, cpu_unknown),
                       report, (ValueError,), lambda exc: f"unparseable value ({_reason(exc)})")
 
 
@@ -144,6 +167,10 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
     exit_code, exit_signal = parse_exit(job.get("ExitCode"))
     runtime = int_or_none(job.get("ElapsedRaw"))
     runtime_s = float(runtime) if runtime is not None else parse_duration(job.get("Elapsed"))
+    never_started = never_ran(status, start, end, runtime_s, not steps and (
+        not job.get("AllocTRES", "").strip() if "AllocTRES" in job else not cpu_unknown))
+    if never_started:
+        start = None
     sized: set[str] = set()  # count columns sacct --units wrote as sizes
     rounded: set[str] = set()  # memory columns --units rounded to 0
     coarse: set[str] = set()  # memory columns --units rounded to under 2 digits (0.01T)

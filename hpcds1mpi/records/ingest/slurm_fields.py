@@ -197,3 +197,11 @@ def oom_from_memory_kill(status: str, signals: list, peak_mb: float | None,
             report.notes["killed by signal 9 at its memory request -> oom"] += 1
             return "oom"
     return status
+
+
+def never_ran(status: str, start, end, runtime_s: float | None, unallocated: bool) -> bool:
+    """Whether a cancelled job never started: Slurm writes Start = End (the cancel time) for a
+    job cancelled while held or pending, with no elapsed time and no allocation (s31 tester
+    R6: it had read as started after a 2 s wait). Its start is then unknown, not the cancel."""
+    return (status == "cancelled" and start is not None and start == end
+            and not runtime_s and unallocated)

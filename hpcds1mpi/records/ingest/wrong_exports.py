@@ -68,3 +68,15 @@ def wrong_export(path: str | Path, text: str, reads: str = "|,") -> str | None:
                     f"sacct with -p (e.g. {SACCT_P}), or save the file with ',' between "
                     "fields")
     return None
+
+
+def utf16_text(path: str | Path, head: bytes) -> str | None:
+    """The one line for a text file in UTF-16 (PowerShell's ``>`` writes it, s31 tester R7),
+    from its first bytes: a UTF-16 byte-order mark, or every other byte zero; None otherwise."""
+    half = head[:512]
+    zeros = max(half[0::2].count(0), half[1::2].count(0)) if len(half) >= 8 else 0
+    if not head.startswith((b"\xff\xfe", b"\xfe\xff")) and zeros < 0.9 * (len(half) // 2 or 1):
+        return None
+    return (f"{path}: UTF-16 text (as PowerShell's > writes it), not UTF-8; convert it first: "
+            f"iconv -f UTF-16 -t UTF-8 {path} > jobs.txt (or in PowerShell: Out-File -Encoding "
+            "utf8)")

@@ -407,3 +407,15 @@ def test_of_two_copies_of_a_job_the_one_with_step_data_is_kept():
         job = table[table["job_id"] == "56435714"].iloc[0]
         assert (job["ranks"], job["cpu_s"]) == (2, pytest.approx(0.044))
         assert sum(notes.values()) == 2
+
+
+def test_utf16_text_is_said_with_the_conversion():
+    """s31 tester R7: PowerShell's `>` writes UTF-16; it read as "no JobID header"."""
+    path = EXPORTS / "s31-utf16.txt"
+    said = (f"{path}: UTF-16 text (as PowerShell's > writes it), not UTF-8; convert it first: "
+            f"iconv -f UTF-16 -t UTF-8 {path} > jobs.txt (or in PowerShell: Out-File -Encoding "
+            "utf8)")
+    for kind in ("auto", "sacct-p", "sacct-csv"):
+        with pytest.raises(IngestError) as caught:
+            read_job_log(path, kind)
+        assert str(caught.value) == said

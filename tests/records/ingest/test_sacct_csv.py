@@ -33,7 +33,8 @@ def test_whole_sample_every_job_with_its_state():
     assert pd.isna(row["gpus"]) and pd.isna(row["device"])  # no TRES column: not known
     assert "no Submit column: submit_time and wait_s unknown" in report.facts
     never_started = df[df["start_time"].isna()]
-    assert len(never_started) == 129 and never_started["nodes"].isna().all()
+    # 130 with job 24060225: cancelled at its Start = End, NodeList "None assigned" (s31 R6).
+    assert len(never_started) == 130 and never_started["nodes"].isna().all()
 
 
 def _rows(n=30):
@@ -126,3 +127,20 @@ def test_sacct_d_saved_as_csv_keeps_the_last_attempt(tmp_path):
     job = df[df["job_id"] == "56435727"].iloc[0]
     assert (job["state_raw"], job["runtime_s"]) == ("COMPLETED", 25.0)
     assert list(report.dropped) == ["earlier attempt of a requeued job (the last attempt kept)"]
+
+
+def test_a_comma_delimited_sacct_export_says_the_tres_commas_and_the_export_to_use():
+    """s31 tester R1: `sacct -P --delimiter=,` (and docs' old `tr '|' ,` recipe) with ReqTRES /
+    AllocTRES: "193 x more fields than the header", no word on why or what to do."""
+    path = EXPORTS / "s31-comma-delimiter.txt"
+    assert detect_kind(path) == "sacct-csv"
+    with pytest.raises(IngestError) as caught:
+        read_job_log(path)
+    assert str(caught.value) == (
+        f"{path}: no job could be read as sacct-csv (4 x more fields than the header: the ',' "
+        "inside ReqTRES, AllocTRES (sacct quotes nothing) splits them; export with sacct -P, "
+        "not --delimiter=, or tr '|' ,)")
+    # Not mended: the two lists stand side by side, either may be empty, so where one ends
+    # cannot be told.
+    header = path.read_text().splitlines()[0].split(",")
+    assert header.index("ReqTRES") + 1 == header.index("AllocTRES")

@@ -124,3 +124,23 @@ def test_the_earlier_attempt_of_a_requeued_job_is_counted_as_such():
     assert list(df["job_id"]) == ["56435727"] and df.iloc[0]["runtime_s"] == 25.0
     assert dict(report.dropped) == {"earlier attempt of a requeued job (the last attempt "
                                     "kept)": 1}
+
+
+def test_a_job_cancelled_while_held_never_started():
+    """s31 tester R6, --json: start = end (the cancel), no steps, no allocation."""
+    jobs = by_id(read_job_log(EXPORTS / "s31-held-cancelled.json")[0])
+    assert pd.isna(jobs["56472535"]["start_time"]) and pd.isna(jobs["56472535"]["wait_s"])
+    assert jobs["56472538"]["wait_s"] == 138  # cancelled after it ran: started
+
+
+def test_a_cut_json_says_it_was_cut_short():
+    """s31 tester R7: "not valid JSON (Expecting value at line 20631)"."""
+    import pytest
+
+    from hpcds1mpi.errors import IngestError
+
+    path = EXPORTS / "s31-json-cut.json"
+    with pytest.raises(IngestError) as caught:
+        read_job_log(path)
+    assert str(caught.value) == (f"{path}: the JSON ends before it is complete (the file was "
+                                 "cut short); export it again with sacct --json")

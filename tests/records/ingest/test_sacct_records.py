@@ -128,10 +128,15 @@ def test_a_forged_copy_with_another_submit_time_in_another_file_is_dropped(tmp_p
 
 
 def test_a_requeued_job_in_two_files_is_no_clash(tmp_path):
-    """Attempts of one requeued job agree on user and name, not on Submit: both kept."""
+    """Attempts of one requeued job agree on user and name, not on Submit: no clash, and the
+    last attempt kept, as within a file (s31 tester R2: README's rule, the code had kept both).
+    A quarter-hour apart with another run time: a requeue, not a time zone."""
     head = "JobID|User|State|Submit|TimelimitRaw|ElapsedRaw|JobName"
     first, second = tmp_path / "a.txt", tmp_path / "b.txt"
     first.write_text(f"{head}\n100|root|NODE_FAIL|2024-01-01T00:00:00|5|3|sim\n")
-    second.write_text(f"{head}\n100|root|COMPLETED|2024-01-01T00:05:00|5|10|sim\n")
-    table, _, notes = ingest([first, second])
-    assert list(table["job_id"]) == ["100", "100"] and not notes
+    second.write_text(f"{head}\n100|root|COMPLETED|2024-01-01T00:15:00|5|10|sim\n")
+    for files in ([first, second], [second, first]):
+        table, _, notes = ingest(files)
+        assert list(table["job_id"]) == ["100"] and table["runtime_s"].tolist() == [10.0]
+        assert dict(notes) == {"earlier attempt of a requeued job in another file (the last "
+                               "attempt kept)": 1}

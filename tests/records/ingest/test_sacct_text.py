@@ -319,3 +319,72 @@ def test_a_pipe_that_cannot_be_placed_is_dropped_naming_the_job():
     assert report.dropped["more fields than the header ('|' inside a value; sacct does not "
                           "escape it)"] == 1
     assert any("jobs 56435716" in fact and "--json" in fact for fact in report.facts)
+
+
+def test_a_last_line_without_its_newline_is_cut_short_not_read():
+    """s31 tester R3: a -P file cut inside its last number ('...|1|1|1|8' of 84) read job
+    56472528 as TIMEOUT after 8 s."""
+    from hpcds1mpi.records.ingest.sacct_records import CUT_AT_END
+
+    path = EXPORTS / "s31-cut-in-number.txt"
+    assert not path.read_text().endswith("\n")
+    df, report = read_job_log(path)
+    assert sorted(df["job_id"]) == ["56472526", "56472527"]
+    assert report.dropped == {CUT_AT_END: 1}
+    # The same file whole (its newline back) reads the job: the newline alone decides.
+    whole = path.read_text() + "\n"
+    assert whole.splitlines()[-1].startswith("56472528")
+
+
+def test_a_job_whose_step_lines_were_cut_keeps_no_step_values(tmp_path):
+    """s31 tester R3: a cut inside job 56472557's steps kept ranks 2 (of 4) and a quarter of its
+    peak memory, read from the steps left."""
+    path = EXPORTS / "s31-cut-in-steps.txt"
+    df, report = read_job_log(path)
+    job = by_id(df)["56472557"]
+    assert pd.isna(job["ranks"]) and pd.isna(job["peak_rss_mb"]) and pd.isna(job["threads"])
+    assert job["runtime_s"] == 72.0 and job["status"] == "ok"  # the job line is whole
+    assert report.dropped == {"fewer fields than the header (truncated record)": 1}
+    assert any(f.startswith("1 job(s) with step lines cut short (jobs 56472557)")
+               for f in report.facts)
+    whole = tmp_path / "whole.txt"  # without the cut step: its steps are read
+    whole.write_text("\n".join(path.read_text().splitlines()[:-1]) + "\n")
+    assert by_id(read_job_log(whole)[0])["56472557"]["ranks"] == 2
+
+
+def test_two_exports_joined_with_both_headers():
+    """s31 tester R4: a second header line glued to the record before it lost job 56472531;
+    a -X export followed by a full one read every job as a requeue's earlier attempt."""
+    from hpcds1mpi.records.ingest.sacct_records import REPEATED_HEADER
+    from hpcds1mpi.records.ingest.sacct_text import SAME_JOB_AGAIN
+
+    df, report = read_job_log(EXPORTS / "s31-two-halves.txt")
+    assert sorted(df["job_id"]) == ["56472500", "56472501", "56472530", "56472531",
+                                    "56472532", "56472533"]
+    assert not report.dropped and report.notes[REPEATED_HEADER] == 1
+    df, report = read_job_log(EXPORTS / "s31-x-then-full.txt")
+    assert sorted(df["job_id"]) == ["56472500", "56472501"] and not report.dropped
+    assert report.notes[REPEATED_HEADER] == 1 and report.notes[SAME_JOB_AGAIN] == 2
+    assert by_id(df)["56472501"]["ranks"] == 1  # the full export's steps kept
+
+
+def test_a_second_header_of_other_columns_is_refused(tmp_path):
+    text = (EXPORTS / "s31-two-halves.txt").read_text().splitlines()
+    text[5] = text[5].replace("|ExitCode|", "|")  # a second export with another --format
+    path = tmp_path / "joined.txt"
+    path.write_text("\n".join(text) + "\n")
+    with pytest.raises(IngestError, match="a second header line with other columns, or -p "
+                       "after -P .* give each export as its own file"):
+        read_job_log(path)
+
+
+def test_a_job_cancelled_while_held_never_started():
+    """s31 tester R6: held with --hold, then scancel: Slurm writes Start = End, and it read as
+    started after a 2 s wait."""
+    jobs = by_id(read_job_log(EXPORTS / "s31-held-cancelled.txt")[0])
+    held = jobs["56472535"]
+    assert pd.isna(held["start_time"]) and pd.isna(held["wait_s"])
+    assert held["end_time"] == pd.Timestamp("2026-12-05 11:53:10")
+    assert pd.isna(jobs["56472543"]["start_time"])  # pending, cancelled: as before
+    ran = jobs["56472538"]  # cancelled after it ran 6 s: started
+    assert ran["start_time"] == pd.Timestamp("2026-12-05 11:55:26") and ran["wait_s"] == 138
