@@ -83,14 +83,24 @@ class Prediction:
         return out
 
 
+class Predictions(list):
+    """:meth:`Model.predict`'s :class:`Prediction` rows, in order, with ``verdict`` and
+    ``reasons``: what ``recommend`` says of the job there, as ``/v1/predict`` answers."""
+    def __init__(self, rows: Iterable[Prediction], verdict: str, reasons: list[str]):
+        super().__init__(rows)
+        self.verdict, self.reasons = verdict, reasons
+
+
+PREDICTED = ("runtime_s", "runtime_lo", "runtime_hi", "energy_j", "energy_lo", "energy_hi",
+             "fail_prob")
+
+
 def _prediction(cols: Mapping, i: int) -> Prediction:
     return Prediction(
         Configuration(int(cols["nodes"][i]), int(cols["ranks_per_node"][i]),
                       int(cols["threads"][i]), str(cols["device"][i]),
                       str(cols["precision"][i])),
-        str(cols["partition"][i]),
-        *(float(cols[k][i]) for k in ("runtime_s", "runtime_lo", "runtime_hi", "energy_j",
-                                       "energy_lo", "energy_hi", "fail_prob")),
+        str(cols["partition"][i]), *(float(cols[k][i]) for k in PREDICTED),
         feasible=bool(cols["feasible"][i]), reason=str(cols["reason"][i]))
 
 
@@ -160,8 +170,7 @@ class Recommendation:
 
 
 def _places(cluster: ClusterLike, partition: str | None) -> list:
-    """The (cluster, partition) pairs ``cluster`` and ``partition`` allow
-    (:func:`hpcds1mpi.cluster.allowed_places`)."""
+    """The (cluster, partition) pairs ``cluster`` and ``partition`` allow (``allowed_places``)."""
     from hpcds1mpi.cluster import allowed_places
 
     return allowed_places(cluster, [partition] if partition is not None else ())
@@ -248,38 +257,39 @@ class Model:
 
     def predict(self, configs: Iterable[Configuration | Mapping], workload: str, size: int,
                 cluster: ClusterLike = None, *, partition: str | None = None
-                ) -> list[Prediction]:
-        """System 1's predictions for the given configurations, in their order.
+                ) -> Predictions:
+        """System 1's predictions for the given configurations, in their order, with the
+        job's ``verdict`` and ``reasons`` (:class:`Predictions`).
 
         Args:
             configs: :class:`~hpcds1mpi.config.Configuration` objects or dicts of their
                 fields (``nodes``, ``ranks_per_node``, ``threads``, ``device``, ``precision``).
-            workload / size: the problem.
-            cluster / partition: the hardware (the first partition when several).
+            workload / size: the problem; cluster / partition: the hardware (the first
+                partition when several).
 
         A configuration the partition cannot run is ``valid=False`` with its ``reason`` and
-        no prediction; a job the model never saw (workload, size, hardware) says so first in
-        each row's ``extrapolated``: ``/v1/predict``'s one function,
-        :func:`hpcds1mpi.decide.predict_job.predict_job`.
+        no prediction; a job the model never saw says so first in each row's
+        ``extrapolated``: ``/v1/predict``'s one function, ``decide.predict_job``.
         """
+        from hpcds1mpi.decide.job_verdict import recommend_verdict
         from hpcds1mpi.decide.predict_job import predict_job
-        from hpcds1mpi.schemas.api_args import (
-            api_wording, check_api_arguments, configurations_argument)
+        from hpcds1mpi.schemas.api_args import api_wording, check_api_arguments, \
+            configurations_argument
 
         check_api_arguments("predict", required=("workload", "size"), workload=workload,
                             size=size, partition=partition)
         configs = configurations_argument(configs)
-        if not configs:
-            return []
         with api_wording():
-            _, part = _places(cluster, partition)[0]
-            _, rows = predict_job(self.bundle, workload, int(size), part, configs,
-                                  *self._guard())
-        nan = float("nan")
-        return [Prediction(cfg, row["partition"], *(nan if row[k] is None else row[k] for k in (
-            "runtime_s", "runtime_lo", "runtime_hi", "energy_j", "energy_lo", "energy_hi",
-            "fail_prob")), feasible=row["feasible"], reason=row["reason"], valid=row["valid"],
-            extrapolated=tuple(row["extrapolated"])) for cfg, row in zip(configs, rows)]
+            place = _places(cluster, partition)[0]
+            verdict, rows = predict_job(self.bundle, workload, int(size), place[1], configs,
+                                        *self._guard())
+            verdict = recommend_verdict(self.bundle, workload, int(size), place, verdict,
+                                        model_dir=self.path)  # as /v1/predict (s31 tester Q6)
+        return Predictions([Prediction(cfg, row["partition"], *(  # NaN: nothing predicted
+            float("nan") if row[k] is None else row[k] for k in PREDICTED),
+            feasible=row["feasible"], reason=row["reason"], valid=row["valid"],
+            extrapolated=tuple(row["extrapolated"])) for cfg, row in zip(configs, rows)],
+            verdict.verdict, list(verdict.reasons))
 
     def advise(self, script: str | os.PathLike, *, workload: str | None = None,
                size: int | None = None, cluster: ClusterLike = None, objective: str = "time"
@@ -436,5 +446,5 @@ def configurations(cluster: ClusterLike = None, *, partition: str | None = None,
                                   uses_threads=uses_threads))
 
 
-__all__ = ["ClusterLike", "Configuration", "Model", "Prediction", "Recommendation", "advise",
-           "configurations", "load_model", "propose_walltime", "read_script"]
+__all__ = ["ClusterLike", "Configuration", "Model", "Prediction", "Predictions", "Recommendation",
+           "advise", "configurations", "load_model", "propose_walltime", "read_script"]

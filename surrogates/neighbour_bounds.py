@@ -70,14 +70,23 @@ class NeighbourRuntimes:
             size over its configurations, between each one's two smallest and between its
             two largest measured sizes, clipped to ``[0, MAX_GROWTH]`` (NaN: none measured at
             two sizes).
+        growths: (workload, partition) -> (small end, large end), each ``(3,)``: the least,
+            median and steepest of those slopes (NaN: none measured at two sizes), which
+            carry a prediction beyond a configuration's own sizes (``neighbour_beyond``).
+        spreads: (workload, partition) -> ``(k, 3)`` per key: the median, least and largest
+            log runtime of its ok rows, and ``(k,)`` their count: a configuration measured
+            at the size asked is predicted by its runs (``neighbour_here``; s31 tester Q1).
     """
 
     def __init__(self, groups: dict, energies: dict | None = None, growth: dict | None = None,
-                 memories: dict | None = None):
+                 memories: dict | None = None, growths: dict | None = None,
+                 spreads: dict | None = None):
         self.groups = groups
         self.energies = energies or {}
         self.growth = growth or {}
         self.memories = memories or {}
+        self.growths = growths or {}
+        self.spreads = spreads or {}
         self.workloads = {w for w, _ in groups}
 
     @classmethod
@@ -103,7 +112,7 @@ class NeighbourRuntimes:
         with np.errstate(invalid="ignore", divide="ignore"):
             log_energy = np.where(energy > 0, np.log(energy), np.nan)
             log_memory = np.where(memory > 0, np.log(memory), np.nan)
-        groups, energies, growth, memories = {}, {}, {}, {}
+        groups, energies, growth, memories, growths, spreads = {}, {}, {}, {}, {}, {}
         for key in set(zip(workloads.tolist(), partitions.tolist())):
             mine = (workloads == key[0]) & (partitions == key[1])
             levels = np.unique(sizes[mine])
@@ -115,8 +124,10 @@ class NeighbourRuntimes:
             groups[key] = (levels, k, np.add.reduceat(logs[mine][order], first) / counts)
             energies[key] = np.add.reduceat(log_energy[mine][order], first) / counts
             memories[key] = np.add.reduceat(log_memory[mine][order], first) / counts
-            growth[key] = _steepest_growth(levels, k, groups[key][2])
-        return cls(groups, energies, growth, memories)
+            growths[key] = _end_growths(levels, k, groups[key][2])
+            growth[key] = tuple(float(end[2]) for end in growths[key])
+            spreads[key] = _spread(logs[mine][order], first, counts)
+        return cls(groups, energies, growth, memories, growths, spreads)
 
     def around(self, workload: str, partition: str, size: float, table) -> "Bracket | None":
         """The :class:`Bracket` of ``table``'s rows (configuration columns) at ``size``: each
@@ -128,7 +139,7 @@ class NeighbourRuntimes:
         does not stop one measured at the sizes either side from being interpolated (s28
         tester Y: tune measured three layouts at 768, and 1 x 1 x 2, measured 0.196 s at 512
         and 0.287 s at 1024, kept the model's 173 ms there and won on energy). At a size it
-        was measured at, the model, trained on that run, stands."""
+        was measured at, its runs stand (:mod:`~.neighbour_here`)."""
         key = (str(workload), str(partition))
         group = self.groups.get(key)
         if group is None:
@@ -176,22 +187,39 @@ class Bracket(NamedTuple):
     log_memory_above: np.ndarray
 
 
-def _steepest_growth(levels: np.ndarray, keys: np.ndarray, values: np.ndarray) -> tuple:
-    """(steepest at the small end, steepest at the large end) log-log slope of runtime with
-    size among one group's configurations: each measured at two sizes or more, between its
-    two smallest and its two largest (NaN where none was), clipped to ``[0, MAX_GROWTH]``."""
+def _end_growths(levels: np.ndarray, keys: np.ndarray, values: np.ndarray) -> tuple:
+    """(small end, large end) ``(3,)`` arrays of log-log slopes of runtime with size among one
+    group's configurations measured at two sizes or more, clipped to ``[0, MAX_GROWTH]`` (NaN
+    where none was): the least between any two neighbouring sizes of one (both ends alike:
+    close sizes' noise often shows none, and the gemm user bundle's 512 ran as fast as its 640,
+    outside an interval from its two end slopes, s31 tester Q7), and the median and steepest
+    between each one's two smallest and between its two largest sizes."""
     codes, at = keys & ((1 << 44) - 1), keys >> 44  # keys sort by size index, then code
     log_size = np.log(levels)
-    low, high = [], []
+    low, high, every = [], [], []  # a fall counts as flat, each slope clipped before the median
     for code in np.unique(codes):
         mine = np.flatnonzero(codes == code)
         if len(mine) < 2:
             continue
         order = mine[np.argsort(at[mine])]
-        for (a, b), out in (((order[0], order[1]), low), ((order[-2], order[-1]), high)):
-            out.append((values[b] - values[a]) / (log_size[at[b]] - log_size[at[a]]))
-    return tuple(float(np.clip(max(g), 0.0, MAX_GROWTH)) if g else math.nan
-                 for g in (low, high))
+        slopes = np.diff(values[order]) / np.diff(log_size[at[order]])
+        low.append(slopes[0])
+        high.append(slopes[-1])
+        every.append(min(max(slopes.min(), 0.0), MAX_GROWTH))
+    if not every:
+        return np.full(3, math.nan), np.full(3, math.nan)
+    return tuple(np.array([min(every), float(np.median(g)), max(g)]) for g in
+                 (np.clip(low, 0.0, MAX_GROWTH), np.clip(high, 0.0, MAX_GROWTH)))
+
+
+def _spread(logs: np.ndarray, first: np.ndarray, counts: np.ndarray) -> tuple:
+    """``((k, 3), (k,))``: the median, least and largest of each key's log runtimes (``logs``
+    sorted by key, each key's from ``first`` on, ``counts`` of them), and the counts."""
+    out = np.empty((len(first), 3))
+    for j, (a, n) in enumerate(zip(first.tolist(), counts.tolist())):
+        mine = logs[a:a + n]
+        out[j] = (np.median(mine), mine.min(), mine.max())
+    return out, counts.astype(np.int64)
 
 
 def bound_runtimes(cols: dict, measured: NeighbourRuntimes, workload: str, size: float,
@@ -209,8 +237,9 @@ def bound_runtimes(cols: dict, measured: NeighbourRuntimes, workload: str, size:
     every one measured at both sizes picks as the measured-neighbour oracle does, from both
     neighbours: on the pooled race reference (leave-size-out, 56 problems) 99.6 % geomean of
     the best, 98 % within 5 %, against 98.7 % / 88 % and the oracle's 99.4 % / 96 %.
-    Configurations measured at ``size`` itself, or on one side only, keep the model's
-    prediction. The energy is the measured pair's too: scaled by the runtime, the model's
+    Configurations measured at ``size`` itself are their runs there
+    (:mod:`~.neighbour_here`), on one side only their edge run grown
+    (:mod:`~.neighbour_beyond`). The energy is the measured pair's too: scaled by the runtime, the model's
     power at 768 had halved after ``learn`` (s28 tester Y: 1.66 J where 3.92 and 5.72 J ran).
     The peak memory per rank is the measured pair's too, where both runs had one
     (:func:`_interpolate_memory`).

@@ -65,6 +65,22 @@ def summary_lines(bundle, out: str, runtime_gaps=None) -> list[str]:
     return lines
 
 
+def one_size_warning(bundle) -> str:
+    """One line when a workload was measured at one size only (s31 tester Q2): the model can
+    pick among its measured layouts at that size, but has nothing to scale from, so the guard
+    escalates any other size of it; ``""`` when every workload has two sizes or more."""
+    single = [(str(w), lo) for w, (lo, hi) in sorted((bundle.size_range or {}).items())
+              if float(lo) == float(hi)]
+    if not single:
+        return ""
+    shown = ", ".join(f"{w} (size {float(lo):g})" for w, lo in single[:5])
+    more = f" and {len(single) - 5} more" if len(single) > 5 else ""
+    return (f"measured at one size only: {shown}{more}; the model answers that size (which "
+            "measured layout to run) and escalates any other size to a calibration sweep, "
+            "having no second size to learn how the run time scales: sweep a second size and "
+            "learn it")
+
+
 def _choose_recipe(data, settings: dict, knobs) -> tuple[str, dict]:
     """``--recipe cv``: the recipe with the best leave-size-out pick speed on ``data``."""
     from hpcds1mpi.errors import DataError
@@ -173,6 +189,8 @@ def command(telemetry, jobs, out, sample_rate, seed, family, members, member_tre
                    "cross-validation on the training sizes")
     for line in summary_lines(bundle, out, data.runtime_gaps):
         click.echo(line)
+    if warning := one_size_warning(bundle):
+        click.echo(f"warning: {warning}", err=True)
     from hpcds1mpi.surrogates.levels import mixed_commands, read_levels
 
     for line in mixed_commands(read_levels(out) or {}):  # one label, several command lines

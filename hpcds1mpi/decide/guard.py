@@ -17,7 +17,8 @@ Checks, each reported on its own:
   thresholds.
 * **hardware** — the partition must match a partition the model was trained on (same cores and
   GPUs per node, memory within 25 %; :mod:`~hpcds1mpi.decide.trained_hardware`); a machine the
-  model never saw is escalated.
+  model never saw is escalated; one whose CPU model is known and not the one measured there
+  (``cpu``) is at most ``confirm``.
 * **size range** — sizes beyond the measured range are extrapolation: up to 2x beyond asks to
   confirm, further escalates.
 * **name** — the workload was never measured. Kept apart from the learned check: the
@@ -45,7 +46,8 @@ from hpcds1mpi.decide.guard_reference import (  # moved there; importable from h
     query_frame,
     reference,
 )
-from hpcds1mpi.decide.trained_hardware import matching_partition
+from hpcds1mpi.decide.guard_reasons import hardware_reason, learned_reason, size_reason
+from hpcds1mpi.decide.trained_hardware import cpu_differs, matching_partition
 from hpcds1mpi.errors import HpcdsError, ModelError
 from hpcds1mpi.user_cache import cache_dir, folder_key
 
@@ -76,11 +78,15 @@ SIZE_CONFIRM_RATIO = 2.0
 def job_distance(bundle, ref: Reference, workload: str, size: float,
                  partition_name: str | None = None, exclude: np.ndarray | None = None,
                  k: int = K_NEIGHBOURS) -> float:
-    """The job's learned distance to the training data (median over its query rows).
+    """The job's learned distance to the training data (median over its query rows); 0 for a
+    problem measured on ``partition_name`` (s31 tester Q2: its rows' nearest neighbours are
+    its other layouts, which put a measured problem of a one-size model beyond a threshold).
 
     Args:
         exclude: ``(n,)`` booleans of reference rows to leave out (calibration).
     """
+    if exclude is None and ref.measured(workload, size, partition_name):
+        return 0.0
     q = query_frame(bundle, ref, workload, size, partition_name)
     if len(q) == 0:
         return float("inf")
@@ -384,12 +390,12 @@ def judge(bundle, workload: str, size: int, partition: "Partition",
 
     trained = matching_partition(bundle, partition)
     if trained is None:
-        mark("hardware", "escalate",
-             f"partition {partition.name} ({partition.cores_per_node} cores, "
-             f"{partition.gpus_per_node} GPUs, {partition.memory_gb:g} GB) is unlike any machine "
-             "the model was trained on")
+        mark("hardware", "escalate", hardware_reason(bundle, partition))
     else:
         mark("hardware", "pass")
+        other_cpu = cpu_differs(bundle, partition)  # never auto on another CPU (s31 tester Q4)
+        if other_cpu:  # only then: "checks" keeps its keys where both name one CPU
+            mark("cpu", "confirm", other_cpu)
     known = [str(w) for w in getattr(bundle, "workloads", [])]
     if workload not in known:
         mark("name", "escalate", f"workload {workload!r} was never measured{_meant(workload, known)}")
@@ -401,23 +407,18 @@ def judge(bundle, workload: str, size: int, partition: "Partition",
         ratio = max(lo / size if size < lo else 1.0, size / hi if size > hi else 1.0)
         if ratio <= 1.0:
             mark("size_range", "pass")
-        elif ratio <= SIZE_CONFIRM_RATIO:
-            mark("size_range", "confirm",
-                 f"size {size} is outside the measured range {lo:g}–{hi:g} (extrapolation)")
         else:
-            mark("size_range", "escalate",
-                 f"size {size} is {ratio:.1f}x beyond the measured range {lo:g}–{hi:g}")
+            far = ratio > SIZE_CONFIRM_RATIO
+            mark("size_range", "escalate" if far else "confirm",
+                 size_reason(size, lo, hi, ratio, far))
     if distance is None:
         distance = job_distance(bundle, ref, workload, size, trained, k=calibration.k)
     verdict.distance = distance
-    if not math.isfinite(distance) or distance > calibration.escalate_threshold:
-        mark("learned", "escalate",
-             f"the job is far from everything measured (distance {distance:.4g} > "
-             f"{calibration.escalate_threshold:.4g})")
-    elif distance > calibration.auto_threshold:
-        mark("learned", "confirm",
-             f"the job is at the edge of what was measured (distance {distance:.4g} > "
-             f"{calibration.auto_threshold:.4g})")
+    far = not math.isfinite(distance) or distance > calibration.escalate_threshold
+    if far or distance > calibration.auto_threshold:
+        threshold = calibration.escalate_threshold if far else calibration.auto_threshold
+        mark("learned", "escalate" if far else "confirm",
+             learned_reason(workload, size, distance, threshold, calibration, far))
     else:
         mark("learned", "pass")
     if confidence is not None and verdict.verdict == "auto":

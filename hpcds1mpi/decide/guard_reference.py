@@ -46,6 +46,22 @@ class Reference:
     #: (partition name, the bundle's partition table) -> Columns. None of it is the question's.
     placed: dict = field(default_factory=dict, repr=False, compare=False)
     _norms: np.ndarray | None = field(default=None, repr=False, compare=False)
+    _problems: frozenset | None = field(default=None, repr=False, compare=False)
+
+    def measured(self, workload: str, size: float, partition_name: str | None) -> bool:
+        """Whether ``workload`` at ``size`` has training rows on ``partition_name`` (a trained
+        partition's name; None: hardware never trained on, so nothing is measured there)."""
+        if partition_name is None:
+            return False
+        if self._problems is None:
+            parts = np.asarray(self.frame["partition"]).astype(str) \
+                if "partition" in self.frame else np.full(len(self.sizes), "")
+            self._problems = frozenset(zip(self.workloads.tolist(), self.sizes.tolist(),
+                                           parts.tolist()))
+        try:
+            return (str(workload), float(size), str(partition_name)) in self._problems
+        except (TypeError, ValueError):  # a size that is no number is refused elsewhere
+            return False
 
     def norms(self) -> np.ndarray:
         """``(matrix ** 2).sum(axis=1)``, computed once (every question's distance needs it)."""

@@ -4,7 +4,8 @@ partition and the workload: ``/v1/predict`` and the Python API's ``Model.predict
 a GPU where there is none, a precision or device the workload lacks) is ``valid: False`` with
 its reason in both, never scored as if it could run; one the workload was never measured at
 (more nodes than any run, a level never run) lists why in ``extrapolated``, as a
-recommendation's pick does."""
+recommendation's pick does; one measured at the size asked is its runs there, and
+``measured_runs`` says how many (s31 tester Q1)."""
 
 from __future__ import annotations
 
@@ -49,7 +50,8 @@ def predict_configs(bundle, workload: str, size: int, part: "Partition",
     """One row per configuration, in order: ``partition``, the configuration's fields,
     ``valid`` / ``feasible`` / ``reason``, the :data:`SCORED` values (None when not valid
     or not finite) and ``extrapolated`` (:func:`~hpcds1mpi.decide.scores.unmeasured_lines`:
-    one line per knob beyond what the workload was measured at; [] when none or not valid).
+    one line per knob beyond what the workload was measured at; [] when none or not valid)
+    and ``measured_runs`` (how many ok runs of it at ``size`` its values are; 0: modelled).
     Only the valid ones are scored, in one System 1 call."""
     import pandas as pd
 
@@ -64,7 +66,7 @@ def predict_configs(bundle, workload: str, size: int, part: "Partition",
         reason = why_invalid(cfg, workload, part, offer)
         rows.append({"partition": part.name, **cfg.as_dict(), "valid": not reason,
                      "feasible": False, "reason": reason, **dict.fromkeys(SCORED),
-                     "extrapolated": []})
+                     "extrapolated": [], "measured_runs": 0})
         if not reason:
             valid.append(len(rows) - 1)
     if not valid:
@@ -83,5 +85,6 @@ def predict_configs(bundle, workload: str, size: int, part: "Partition",
             value = float(cols[name][j])
             rows[i][name] = value if math.isfinite(value) else None
         rows[i]["feasible"] = bool(cols["feasible"][j])
+        rows[i]["measured_runs"] = int(cols["measured_runs"][j])
         rows[i]["reason"] = str(cols["reason"][j])
     return rows

@@ -116,6 +116,9 @@ def neighbour_runtimes(bundle):
     return bundle_cache.memo(bundle, ("neighbour_runtimes",), fit)
 
 
+#: The column System 1 adds: True where a candidate is beyond the measured levels
+#: (:func:`unmeasured_rows`); such a pick's confidence is at most ``DOUBTED_CONFIDENCE``.
+UNMEASURED = "unmeasured"
 #: The knobs whose measured levels are compared, as (column, what the line calls it).
 _KNOBS = (("nodes", "nodes"), ("threads", "threads"), ("ranks_per_node", "ranks per node"),
           ("device", "device"), ("precision", "precision"))
@@ -172,4 +175,4 @@ def unmeasured_lines(row: dict, levels) -> list[str]:
     return out
 
 
-__all__ = ["Scores", "neighbour_runtimes", "unmeasured_lines", "unmeasured_rows"]
+__all__ = ["Scores", "UNMEASURED", "neighbour_runtimes", "unmeasured_lines", "unmeasured_rows"]

@@ -42,13 +42,14 @@ from hpcds1mpi.decide.measured_nodes import (MOST_MEASURED_NODES, measured_first
                                              most_measured_nodes, unmeasured_nodes_note)
 from hpcds1mpi.decide.memory_limits import (MemoryLimit, declared_need_mb, learn_memory_limits,
                                             memory_need_and_limit)
-from hpcds1mpi.decide.scores import Scores, neighbour_runtimes  # Scores importable here too
+from hpcds1mpi.decide.scores import UNMEASURED, Scores, neighbour_runtimes, unmeasured_rows
 from hpcds1mpi.decide.system1_front import knee, pareto_front_2d  # importable from here too
 from hpcds1mpi.decide.trained_hardware import as_trained, matching_partition, trained_names
 from hpcds1mpi.errors import ConfigError, ModelError
 from hpcds1mpi.surrogates.columns import Columns, takes_columns
 from hpcds1mpi.surrogates.neighbour_beyond import bound_beyond, one_size_note
 from hpcds1mpi.surrogates.neighbour_bounds import bound_runtimes, disagreement
+from hpcds1mpi.surrogates.neighbour_here import hold_to_measured
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -268,8 +269,10 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     same = {p.name: matching_partition(bundle, p) for p in partitions}
     around = bound_runtimes(cols, measured, workload, size, same)  # within the sizes
     bound_beyond(cols, measured, workload, size, same)  # beyond its own sizes: its edge run
+    hold_to_measured(cols, measured, workload, size, same)  # at its own size: its runs (Q1)
     floor_energy(cols, partitions)
     levels = bundle_cache.measured_levels(bundle).get(str(workload))
+    cols[UNMEASURED] = unmeasured_rows(cols, levels)  # e.g. a GPU never run: s31 tester Q5
     cols[MOST_MEASURED_NODES] = most_measured_nodes(len(cols["nodes"]), levels)
     if limits is None:
         limits = _learned_limits(bundle, partitions)
@@ -432,7 +435,7 @@ def choose(scores: Scores, objective: str = "time",
     confidence, noise = pick_confidence(confidence_model, scores, index, spread, margin)
     note = disagreement(cols, index, feasible, scores.size, scores.neighbour_sizes) \
         or one_size_note(cols, index, scores.size)  # s29 tester C1
-    if note:
+    if note or (UNMEASURED in cols and cols[UNMEASURED][index]):  # extrapolated: s31 Q5
         confidence = min(confidence, DOUBTED_CONFIDENCE)
     return Choice(scores, index, ranking, front, objective, spread, margin, confidence,
                   confidence_model.calibrated, noise, note, nodes_note)

@@ -83,23 +83,69 @@ def matching_partition(bundle, partition: "Partition") -> str | None:
     as the bundle records it; what it does not record is said by :func:`gpu_not_compared`.
     """
     trained = trained_partitions(bundle)
-
-    def same(hw: dict) -> bool:
-        try:
-            mem = float(hw.get("memory_gb", 0))
-            return (int(hw.get("cores_per_node", -1)) == partition.cores_per_node
-                    and int(hw.get("gpus_per_node", 0) or 0) == partition.gpus_per_node
-                    and mem > 0 and abs(mem - partition.memory_gb) <= MEMORY_TOLERANCE * mem
-                    and _same_gpu(hw, partition))
-        except (TypeError, ValueError):
-            return False
-
-    if partition.name in trained and same(trained[partition.name]):
+    if partition.name in trained and not hardware_differences(trained[partition.name],
+                                                              partition):
         return partition.name
     for name, hw in trained.items():
-        if same(hw):
+        if not hardware_differences(hw, partition):
             return name
     return None
+
+
+def hardware_differences(hw: dict, partition: "Partition") -> list[str]:
+    """What keeps ``partition`` from matching the trained partition ``hw``, one phrase each
+    with both values (s31 tester Q8: "unlike any machine" said nothing of what differs);
+    empty when it matches (:func:`matching_partition`'s rule)."""
+    try:
+        cores = int(hw.get("cores_per_node", -1))
+        gpus = int(hw.get("gpus_per_node", 0) or 0)
+        mem = float(hw.get("memory_gb", 0))
+    except (TypeError, ValueError):
+        return ["its recorded hardware is unreadable"]
+    found = []
+    if cores != partition.cores_per_node:
+        found.append(f"{partition.cores_per_node} cores per node, trained on {cores}")
+    if gpus != partition.gpus_per_node:
+        found.append(f"{partition.gpus_per_node} GPUs per node, trained on {gpus}")
+    if not mem > 0:
+        found.append("the trained partition records no memory")
+    elif abs(mem - partition.memory_gb) > MEMORY_TOLERANCE * mem:
+        found.append(f"memory {partition.memory_gb:g} GB per node, trained on {mem:g} GB "
+                     f"(within {MEMORY_TOLERANCE:.0%} counts as the same)")
+    try:
+        same_gpu = _same_gpu(hw, partition)
+    except (TypeError, ValueError):
+        same_gpu = False
+    if not same_gpu:
+        found.append(f"GPU {partition.gpu_model or '?'} {partition.gpu_memory_gb:g} GB, "
+                     f"trained on {hw.get('gpu_model') or '?'} "
+                     f"{float(hw.get('gpu_memory_gb') or 0):g} GB")
+    return found
+
+
+def _cpu_words(model: str) -> str:
+    """A CPU model name compared without case or repeated blanks."""
+    return " ".join(str(model or "").casefold().split())
+
+
+def cpu_differs(bundle, partition: "Partition") -> str:
+    """One line where the CPU ``partition`` names (this machine's, read from /proc/cpuinfo,
+    or a cluster file's ``cpu_model``) is not the CPU the matching trained partition was
+    measured on (its ``cpu_model`` in the bundle's partition table), s31 tester Q4: the same
+    cores and memory on another CPU runs at other speeds, which ``learn`` knows (it refuses
+    another machine's runs). ``""`` where either side does not name a CPU, or none matches."""
+    if not _cpu_words(partition.cpu_model):
+        return ""
+    trained = matching_partition(bundle, partition)
+    if trained is None:
+        return ""
+    measured = (trained_partitions(bundle).get(trained) or {}).get("cpu_model")
+    if not _cpu_words(measured) or _cpu_words(measured) == _cpu_words(partition.cpu_model):
+        return ""
+    where = "" if trained == partition.name else f" (trained partition {trained})"
+    return (f"partition {partition.name} has CPU {partition.cpu_model.strip()} but the model "
+            f"was measured on CPU {str(measured).strip()}{where}: its predictions are another "
+            "machine's; measure here and train on it to act without asking")
 
 
 #: Words of a GPU's name that say its maker or product line, not which GPU it is.

@@ -376,8 +376,8 @@ class Service:
     # ------------------------------------------------------------------------------------
     def predict(self, req: "PredictRequest") -> dict:
         """The model's view of each requested configuration on one partition: System 1's own
-        scores (intervals, failure odds, memory need, feasibility), and the guard's verdict on
-        the job, so an answer for a job the model never saw says so.
+        scores (intervals, failure odds, memory need, feasibility), and the verdict
+        ``recommend`` gives the job there (a job never seen, or that cannot run, says so).
 
         Raises:
             ConfigError: an unknown partition, or none named where several are known.
@@ -387,18 +387,24 @@ class Service:
     def _predict(self, req: "PredictRequest") -> dict:
         from hpcds1mpi.cluster import select_places
         from hpcds1mpi.config import Configuration
+        from hpcds1mpi.decide.job_verdict import recommend_verdict
         from hpcds1mpi.decide.predict_job import predict_job
 
         if req.partition is None and len(self.places) > 1:
             names = ", ".join(f"{c.name}/{p.name}" if c is not None else p.name
                               for c, p in self.places)  # names alone may repeat
             raise ConfigError(f"several partitions are known ({names}); name one in 'partition'")
-        _, part = select_places(self.places, [req.partition] if req.partition else [])[0]
+        place = select_places(self.places, [req.partition] if req.partition else [])[0]
+        part = place[1]
         configs = [Configuration(c.nodes, c.ranks_per_node, c.threads, c.device, c.precision)
                    for c in req.configs]
         # One function with Model.predict: every row of a job the model never saw says so.
         verdict, answers = predict_job(self.bundle, req.workload, req.size, part, configs,
                                        self.calibration, self.reference)
+        # The job's verdict is recommend's for it there (s31 tester Q6), its scores shared.
+        verdict = recommend_verdict(self.bundle, req.workload, req.size, place, verdict,
+                                    model_dir=self.model_dir, history=self.history,
+                                    memo=self.memo)
         for row in answers:  # the answer's keys, as before: scores only where valid
             if not row["valid"]:
                 for name in ("runtime_s", "runtime_lo", "runtime_hi", "energy_j", "energy_lo",

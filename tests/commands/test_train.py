@@ -323,3 +323,48 @@ def test_names_with_bytes_that_are_not_utf8_are_refused_in_one_line_before_anyth
         assert_one_line_error(proc, f"{named} ")
         assert "\\xff" in proc.stderr and "not UTF-8" in proc.stderr
     assert sorted(os.listdir(tmp_path)) == before
+
+
+LAB = ("[clusters.lab.partitions.cpu]\ncores_per_node = 8\nmemory_gb = 16\nmax_nodes = 2\n")
+
+
+def test_the_calibration_loop_at_one_size_ends_in_an_answer(tmp_path):
+    """s31 tester Q2: a calibration sweep measures one size; train on its telemetry, and the
+    size it measured must be answered (was: escalated again, "distance 3.725 > 0", asking to
+    measure the same layouts), another size escalated with why, and train says so."""
+    runs = make_runs(workloads=("stencil",), sizes=(64, 96))
+    tele = write(tmp_path / "cal.h5", runs[runs["size"] == 64])
+    out = tmp_path / "model"
+    proc = run_cli(["train", "--telemetry", tele, "--out", str(out), *FAST], timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    warning = [ln for ln in proc.stderr.splitlines() if ln.startswith("warning:")]
+    assert len(warning) == 1 and "one size only: stencil (size 64)" in warning[0], proc.stderr
+    assert "escalates any other size" in warning[0]
+    lab = tmp_path / "lab.toml"
+    lab.write_text(LAB)
+
+    def verdict(size, cluster=lab):
+        got = run_cli(["recommend", "--workload", "stencil", "--size", str(size), "--model",
+                       str(out), "--cluster", str(cluster), "--json"], timeout=120)
+        assert got.returncode == 0, got.stderr
+        return json.loads(got.stdout)["verdict"]
+
+    measured = verdict(64)
+    assert measured["verdict"] != "escalate", measured
+    assert measured["checks"]["learned"] == "pass" and measured["distance"] == 0
+    assert measured["escalate_threshold"] == 0  # calibrated on one size: nothing held out
+    other = verdict(80)
+    assert other["verdict"] == "escalate"
+    assert any("one size of each workload" in r for r in other["reasons"]), other["reasons"]
+
+    # s31 tester Q4: a partition that names another CPU than the measured one is never auto.
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["partitions"]["cpu"]["cpu_model"] = "AMD EPYC"
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    intel = tmp_path / "intel.toml"
+    intel.write_text(LAB + 'cpu_model = "Intel(R) Xeon(R) Processor"\n')
+    there = verdict(64, intel)
+    assert there["verdict"] in ("confirm", "escalate") and there["checks"]["cpu"] == "confirm"
+    assert any("CPU Intel(R) Xeon(R) Processor but the model was measured on CPU AMD EPYC" in r
+               for r in there["reasons"]), there["reasons"]
+    assert "cpu" not in verdict(64)["checks"]  # the cluster file names no CPU: nothing new

@@ -288,3 +288,78 @@ def test_a_misspelt_workload_is_told_the_name_it_is_one_slip_from(bundle, ref, c
     # of 'STENCIL' to 'stencil' is 0.
     shout = guard.judge(bundle, "STENCIL", 700, PARTS["cpu"], cal, ref)
     assert "workload 'STENCIL' was never measured (did you mean 'stencil'?)" in shout.reasons
+
+
+# s31 tester Q2, Q4, Q8 -----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def one_size():
+    """A model of one workload measured at one size: no held-out size calibrates it."""
+    b = FakeBundle(workloads=("gemm",), sizes=(512,))
+    # What calibrate gives with one problem: nothing to hold out (the real case:
+    # tests/commands/test_train.py's one-size loop).
+    return b, guard.reference(b), guard.GuardCalibration(0.0, 0.0, [float("inf")],
+                                                         [float("inf")])
+
+
+def test_a_measured_problem_of_a_one_size_model_is_familiar(one_size):
+    # Was: "far from everything measured (distance 3.065 > 0)" at the one size measured: its
+    # rows' nearest neighbours are its other layouts, and the thresholds fell to 0.
+    b, ref, cal = one_size
+    assert cal.escalate_threshold == 0
+    v = guard.judge(b, "gemm", 512, PARTS["cpu"], cal, ref, confidence=0.99)
+    assert v.checks["learned"] == "pass" and v.distance == 0 and v.verdict == "auto", v.reasons
+    # Measured on another partition only: not measured here.
+    assert guard.job_distance(b, ref, "gemm", 512, "gpu-small") == 0
+    assert guard.job_distance(b, ref, "gemm", 512, None) > 0
+
+
+def test_a_new_size_of_a_one_size_model_says_why_it_escalates(one_size):
+    b, ref, cal = one_size
+    v = guard.judge(b, "gemm", 700, PARTS["cpu"], cal, ref, confidence=0.99)
+    assert v.checks["learned"] == "escalate"
+    line = next(r for r in v.reasons if "held-out" in r)
+    assert "one size of each workload" in line and "gemm at size 700" in line
+    assert "> 0)" not in " ".join(v.reasons)
+
+
+def test_a_size_below_the_range_says_below(bundle, ref, cal):
+    v = guard.judge(bundle, "gemm", 4, PARTS["cpu"], cal, ref, confidence=0.99)
+    assert any(re.fullmatch(r"size 4 is 64\.0x below the measured range 256–2048", r)
+               for r in v.reasons), v.reasons
+    above = guard.judge(bundle, "gemm", 8192, PARTS["cpu"], cal, ref, confidence=0.99)
+    assert any("4.0x beyond the measured range" in r for r in above.reasons), above.reasons
+
+
+def test_unknown_hardware_names_the_property_that_differs_with_both_values(bundle, ref, cal):
+    more_memory = Partition("local", cores_per_node=16, memory_gb=25.3)
+    v = guard.judge(bundle, "gemm", 700, more_memory, cal, ref)
+    line = next(r for r in v.reasons if "unlike any machine" in r)
+    assert "memory 25.3 GB per node, trained on 64 GB" in line and "cpu" in line, line
+    fewer_cores = Partition("laptop", cores_per_node=6, memory_gb=64)
+    line = guard.judge(bundle, "gemm", 700, fewer_cores, cal, ref).reasons[0]
+    assert "6 cores per node, trained on 16" in line and "memory" not in line, line
+
+
+def test_another_cpu_than_the_measured_one_is_at_most_confirm(ref, cal):
+    parts = {k: dict(v) for k, v in fake_partitions_table().items()}
+    parts["cpu"]["cpu_model"] = "AMD EPYC"
+    b = FakeBundle(partitions=parts)
+    r = guard.reference(b)
+    intel = Partition("cpu", cores_per_node=16, memory_gb=64, max_nodes=4,
+                      cpu_model="Intel(R) Xeon(R) Processor")
+    v = guard.judge(b, "gemm", 700, intel, cal, r, confidence=0.99)
+    assert v.verdict == "confirm" and v.checks["cpu"] == "confirm"
+    assert any("CPU Intel(R) Xeon(R) Processor" in x and "CPU AMD EPYC" in x for x in v.reasons)
+    # The same CPU (case and blanks aside), or a partition that names none: nothing new.
+    for same in ("amd  epyc", ""):
+        part = Partition("cpu", cores_per_node=16, memory_gb=64, max_nodes=4, cpu_model=same)
+        v = guard.judge(b, "gemm", 700, part, cal, r, confidence=0.99)
+        assert v.verdict == "auto" and "cpu" not in v.checks, v.reasons
+
+
+def fake_partitions_table() -> dict:
+    from tests.fake_bundle import PARTITIONS
+
+    return PARTITIONS

@@ -106,3 +106,13 @@ def test_an_error_stays_with_its_job_and_a_failing_stack_falls_back(shipped, mon
     again = gb.job_distances(shipped, ref, good, guard.K_NEIGHBOURS)
     monkeypatch.undo()
     assert len(calls) == 3 and again == [guard.job_distance(shipped, ref, *j) for j in good]
+
+
+def test_a_measured_problem_is_at_distance_0_as_alone():
+    """s31 tester Q2: a problem measured on the partition is at distance 0 in one pass too."""
+    b = FakeBundle(workloads=("gemm",), sizes=(512,))
+    ref = guard.reference(b)
+    jobs = [("gemm", 512, "cpu"), ("gemm", 700, "cpu"), ("gemm", 512, None)]
+    got = gb.job_distances(b, ref, jobs, 3)
+    assert got == [guard.job_distance(b, ref, *job) for job in jobs]
+    assert got[0] == 0 and got[1] > 0 and got[2] > 0

@@ -52,3 +52,17 @@ def test_a_level_never_measured_says_it_is_extrapolated(bundle):
                                 [Configuration(1, 1, 1), Configuration(4, 1, 1)])
     assert one["valid"] and one["extrapolated"] == []
     assert four["valid"] and four["extrapolated"] == ["nodes 4 above the most measured (1)"]
+
+
+def test_a_configuration_measured_at_the_size_says_how_many_runs_its_values_are():
+    """s31 tester Q1: the shipped bundle's stencil 2 x 1 fp32 ran 77.6 ms at 256."""
+    from hpcds1mpi.cluster import load_clusters
+    from hpcds1mpi.decide.model_bundle import load_model
+
+    part = list(load_clusters("tests/data/jobscripts/lab.toml").values())[0] \
+        .partitions["standard"]
+    rows = predict_configs(load_model(None), "stencil", 256, part,
+                           [Configuration(1, 2, 1, precision="fp32"),
+                            Configuration(1, 2, 1, precision="bf16")])
+    assert [r["measured_runs"] for r in rows] == [1, 0]
+    assert rows[0]["runtime_s"] == pytest.approx(0.0776045, rel=1e-5)

@@ -109,10 +109,9 @@ def test_predict_gives_system1_numbers_of_the_pick(service):
     assert row["valid"] and row["feasible"]
     for name in ("runtime_s", "runtime_lo", "runtime_hi", "energy_j", "fail_prob"):
         assert row[name] == pytest.approx(pick[name], rel=1e-6), name
-    # The job's checks are the same; the pick's confidence is a check of recommend's alone
-    # (the retrained bundle's pick here has 0.695 < 0.7: recommend confirms, predict's job is auto).
-    assert out["verdict"]["checks"] == {k: v for k, v in rec["verdict"]["checks"].items()
-                                        if k != "confidence"}
+    # The job's verdict is recommend's, its pick's confidence included (s31 tester Q6: it was
+    # the guard's checks alone, auto where recommend confirmed or escalated).
+    assert out["verdict"] == rec["verdict"]
 
 
 def test_predict_marks_configurations_the_partition_cannot_run(service):
@@ -418,3 +417,41 @@ def test_a_script_for_this_machine_names_no_partition_as_recommend_emit(service,
     assert proc.returncode == 0, proc.stderr
     assert f"note: {note}" in proc.stderr.splitlines()
     assert proc.stdout == data["script"]
+
+
+def test_predict_gives_recommends_verdict_for_a_program_whose_every_run_failed(tmp_path):
+    """s31 tester Q6: /v1/predict answered "auto" (runtime 0.342 s, fail_prob 0.64) for a
+    program whose every run failed, while recommend escalated the same job; Model.predict
+    dropped the verdict though the README says it answers as /v1/predict does."""
+    import pandas as pd
+
+    import hpcds1mpi
+    from hpcds1mpi.records import telemetry
+    from hpcds1mpi.serve.service import Service
+    from tests.surrogates.test_bundle import make_runs
+
+    bad = make_runs(workloads=("crashy",))
+    bad = bad.assign(status="failed", error="exit 1", runtime_s=float("nan"),
+                     energy_j=float("nan"), peak_rss_mb=float("nan"))
+    runs = pd.concat([make_runs(workloads=("stencil",)), bad])
+    tele = tmp_path / "t.h5"
+    telemetry.append(tele, runs.to_dict("records"))
+    model = tmp_path / "model"
+    proc = run_cli(["train", "--telemetry", str(tele), "--out", str(model), "--epochs", "2",
+                    "--members", "2", "--threads", "1"], timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    lab = tmp_path / "lab.toml"
+    lab.write_text("[clusters.lab.partitions.cpu]\ncores_per_node = 8\nmemory_gb = 16\n"
+                   "max_nodes = 2\n")
+    svc = Service(str(model), str(lab), tmp_path / "state")
+    rec = svc.recommend(RecommendRequest(workload="crashy", size=64))
+    out = svc.predict(PredictRequest(workload="crashy", size=64,
+                                     configs=[{"nodes": 1, "ranks_per_node": 1}]))
+    assert rec["verdict"]["verdict"] == "escalate"
+    assert out["verdict"]["verdict"] == "escalate" and out["verdict"]["checks"] == \
+        rec["verdict"]["checks"]
+    assert any("predicted to fail" in r for r in out["verdict"]["reasons"])  # its own line
+    api = hpcds1mpi.load_model(model).predict([hpcds1mpi.Configuration(1, 1, 1)], "crashy", 64,
+                                              cluster=lab)
+    assert api.verdict == "escalate" and api.reasons == out["verdict"]["reasons"]
+    assert len(api) == 1 and not api[0].feasible

@@ -111,12 +111,14 @@ def test_beyond_the_measured_sizes_a_bigger_problem_is_never_predicted_faster():
     measured = nb.NeighbourRuntimes.fit(_runs(nw))
     cols = _cols({1: 0.762, 2: 6.53}, size=7.0)
     assert nbb.bound_beyond(cols, measured, "prog", 7.0)
-    assert cols["runtime_s"] == pytest.approx([9.2, 6.53])  # raised to the edge; kept above it
+    # each run grown along the median measured slope (1 thread's 3.0, 2 threads' fall as 0)
+    median = math.log(9.2 / 2.7) / math.log(6 / 4) / 2
+    assert cols["runtime_s"] == pytest.approx(np.array([9.2, 5.5]) * (7 / 6) ** median)
     assert cols["energy_j"] == pytest.approx(np.asarray(cols["runtime_s"]) * 10)
     assert cols[nb.MODEL] == pytest.approx([0.762, 6.53])
     small = _cols({1: 5.0, 2: 1.0}, size=3.0)  # below the smallest: never slower than it ran
     assert nbb.bound_beyond(small, measured, "prog", 3.0)
-    assert small["runtime_s"] == pytest.approx([2.7, 1.0])
+    assert small["runtime_s"] == pytest.approx(np.array([2.7, 6.0]) * (3 / 4) ** median)
     inside = _cols({1: 0.5, 2: 0.5}, size=5.0)
     assert not nbb.bound_beyond(inside, measured, "prog", 5.0)
     assert inside["runtime_s"] == pytest.approx([0.5, 0.5])

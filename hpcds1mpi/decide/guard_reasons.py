@@ -1,0 +1,69 @@
+"""The guard's one-line reasons for a check that was not passed: what differs and by how much.
+
+:func:`~hpcds1mpi.decide.guard.judge` decides the level of each check; the words are here, so
+that a reason names the property that differs with both values (s31 tester Q8), says which
+side of the measured sizes a size is on, and says why the learned check of a model trained on
+one size per workload takes only measured sizes (s31 tester Q2).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hpcds1mpi.cluster import Partition
+
+
+def hardware_reason(bundle, partition: "Partition") -> str:
+    """Why ``partition`` matches no trained partition, naming what differs from the closest."""
+    from hpcds1mpi.decide.trained_hardware import hardware_differences, trained_partitions
+
+    head = (f"partition {partition.name} ({partition.cores_per_node} cores, "
+            f"{partition.gpus_per_node} GPUs, {partition.memory_gb:g} GB) is unlike any machine "
+            "the model was trained on")
+    closest = None
+    for name, hw in trained_partitions(bundle).items():
+        found = hardware_differences(hw, partition)
+        # Fewest differences first; the same name wins a tie.
+        rank = (len(found), name != partition.name)
+        if found and (closest is None or rank < closest[0]):
+            closest = (rank, name, found)
+    if closest is None:
+        return head
+    _, name, found = closest
+    return f"{head}: {'; '.join(found)} (closest trained partition: {name})"
+
+
+def size_reason(size, lo: float, hi: float, ratio: float, escalate: bool) -> str:
+    """Why ``size`` outside the measured ``lo``–``hi`` is extrapolated, below or above."""
+    if not escalate:
+        return f"size {size} is outside the measured range {lo:g}–{hi:g} (extrapolation)"
+    side = "below" if size < lo else "beyond"  # "beyond" of a size too small misled (Q8)
+    return f"size {size} is {ratio:.1f}x {side} the measured range {lo:g}–{hi:g}"
+
+
+def no_heldout_size(calibration) -> bool:
+    """Whether the learned check's thresholds rest on no held-out size: every training
+    problem was its workload's only size, so none could be held out (the thresholds are 0:
+    only a measured problem is familiar)."""
+    kept = getattr(calibration, "heldout_problem_distances", None) or []
+    finite = [d for d in kept if isinstance(d, (int, float)) and math.isfinite(d)]
+    return not finite and calibration.escalate_threshold == 0
+
+
+def learned_reason(workload: str, size, distance: float, threshold: float, calibration,
+                   escalate: bool) -> str:
+    """Why the learned check did not pass ``workload`` at ``size``."""
+    if escalate and no_heldout_size(calibration):
+        return (f"only a size measured on this hardware is familiar to this model: it has one "
+                f"size of each workload, so no held-out size calibrated its learned check "
+                f"(measure {workload} at size {size} here, or at a second size, and learn it)")
+    if escalate:
+        return (f"the job is far from everything measured (distance {distance:.4g} > "
+                f"{threshold:.4g})")
+    return (f"the job is at the edge of what was measured (distance {distance:.4g} > "
+            f"{threshold:.4g})")
+
+
+__all__ = ["hardware_reason", "learned_reason", "no_heldout_size", "size_reason"]
