@@ -2,13 +2,11 @@
 
 A launcher gives
 
-* :meth:`Launcher.tokens`: the argv (without the program) that starts one Configuration; the
-  sweep's external-program mode and System 2 launch with it here, and the batch scripts write
-  it into the job (``srun --nodes=2 --ntasks=8 --ntasks-per-node=4 -c 2 --cpu-bind=cores ...``);
-* :meth:`Launcher.total_tokens`: ``ranks`` ranks laid out however the launcher chooses (the
-  sweep supervisor, whose in-process sweep then splits nodes itself);
-* :meth:`Launcher.environment`: the program's environment under this launcher
-  (:func:`hpcds1mpi.launch.program.environment`, with its binding).
+* :meth:`Launcher.tokens`: the argv (without the program) that starts one Configuration, here
+  (the sweep's program mode, System 2) and in batch scripts (``srun --nodes=2 ... -c 2``);
+* :meth:`Launcher.total_tokens`: ``ranks`` ranks laid out as the launcher chooses (the sweep
+  supervisor, whose in-process sweep splits nodes itself);
+* :meth:`Launcher.environment`: the program's environment, with its binding.
 
 :class:`Srun` (Slurm), :class:`HydraMpiexec` (MPICH, Intel MPI), :class:`OpenMpiMpirun` (Open
 MPI) launch on this machine; :class:`Mpiexec` is a site's ``mpiexec``/``mpirun`` of unknown
@@ -32,6 +30,7 @@ from typing import Sequence
 from hpcds1mpi.config import Configuration
 from hpcds1mpi.errors import ConfigError, LaunchError
 from hpcds1mpi.launch import program
+from hpcds1mpi.launch.hydra_binding import hydra_binding, hydra_thread_args
 
 #: Launcher kinds a user may ask for on this machine (``--launcher``).
 LAUNCHERS = ("srun", "mpiexec")
@@ -121,7 +120,10 @@ class Mpiexec(Launcher):
 
     def tokens(self, config: Configuration) -> list[str]:
         return [self.command, "-n", str(config.ranks), *self._own(config.ranks_per_node),
-                *self._per_node(config), *self.args]
+                *self._per_node(config), *self._args(config)]
+
+    def _args(self, config: Configuration) -> tuple:
+        return self.args  # the user's options, as given
 
     def _own(self, ranks_per_node: int) -> list[str]:
         """Options this flavour needs on this machine (root, oversubscription)."""
@@ -141,13 +143,10 @@ class Mpiexec(Launcher):
                 'OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi']
 
     def _thread_lines(self, config: Configuration) -> list[str]:
-        """Lines that keep a rank's threads off one shared core whichever MPI this is.
-
-        Open MPI 4.1's mpirun binds each rank of a small job to one core, which all its
-        threads would share; its binding policy read from the environment undoes that, and
-        MPICH / Intel MPI ignore the variable (their hydra binds nothing by default), so both
-        families leave a rank's threads the node's cores. The user's own binding options
-        win (an option on the command line beats the variable anyway)."""
+        """Lines that keep a rank's threads off one shared core whichever MPI this is:
+        Open MPI 4.1's mpirun binds each rank of a small job to one core, its binding policy
+        read from the environment undoes that, MPICH / Intel MPI ignore the variable (hydra
+        binds nothing by default). The user's own binding options win."""
         if config.threads <= 1 or binds_its_own(self.args):
             return []
         return [f"# {config.threads} threads per rank: if the launcher below is Open MPI's, "
@@ -166,6 +165,15 @@ class HydraMpiexec(Mpiexec):
 
     def _per_node(self, config: Configuration) -> list[str]:
         return ["-ppn", str(config.ranks_per_node)] if config.nodes > 1 else []
+
+    def _args(self, config: Configuration) -> tuple:  # -bind-to core:T (s31 tester P3)
+        return hydra_thread_args(self.args, config.threads)[0]
+
+    def binding(self, config: Configuration) -> str:
+        return hydra_binding(self.name, self.args, config.threads) or super().binding(config)
+
+    def notes(self, config: Configuration) -> list[str]:
+        return [n for n in hydra_thread_args(self.args, config.threads)[1:] if n]
 
 
 #: Open MPI ``mpirun`` options that place or bind ranks (any number of leading dashes, a
@@ -199,15 +207,10 @@ def binds_its_own(args: Sequence[str]) -> bool:
 
 @dataclass(frozen=True)
 class ThreadBinding:
-    """Open MPI ``mpirun`` options that give each rank the cores of its threads.
-
-    Attributes:
-        tokens: the options (``--map-by ...``, ``--bind-to none``); on several nodes they
-            include the per-node placement ``--map-by ppr:R:node``.
-        binds_cores: whether each rank is bound to cores of its own (then its threads are
-            bound too: ``OMP_PLACES=cores``, ``OMP_PROC_BIND=close``, as under srun).
-        note: what was added and why (said, and recorded in ``binding``); "" when nothing.
-    """
+    """Open MPI ``mpirun`` options that give each rank the cores of its threads: ``tokens``
+    (``--map-by ...``, ``--bind-to none``; on several nodes with ``--map-by ppr:R:node``),
+    ``binds_cores`` (each rank bound to cores of its own: its threads are bound too, as under
+    srun), ``note`` (what was added and why, said and recorded in ``binding``; "": nothing)."""
 
     tokens: tuple = ()
     binds_cores: bool = False
@@ -230,8 +233,7 @@ def open_mpi_thread_binding(config: Configuration, cores: int | None,
     * more threads than cores, or cores unknown: ``--bind-to none`` (PE=T would be refused:
       "binding more processes than cpus"): the threads share the node's cores.
 
-    One thread per rank keeps Open MPI's own binding; on several nodes only the per-node
-    placement is given.
+    One thread per rank keeps Open MPI's own binding (several nodes: the placement only).
     """
     nodes, per_node, threads = config.nodes, config.ranks_per_node, config.threads
     spread = ("--map-by", f"ppr:{per_node}:node") if nodes > 1 else ()
@@ -255,11 +257,9 @@ def open_mpi_thread_binding(config: Configuration, cores: int | None,
 class OpenMpiMpirun(Mpiexec):
     """Open MPI's ``mpirun``/``mpiexec``: ``--map-by ppr:R:node`` places ranks per node.
 
-    Open MPI refuses two things other launchers allow, so they are asked for explicitly and
-    said (:meth:`notes`): running as root (``as_root``: ``--allow-run-as-root``, only when the
-    launch runs as root) and more ranks on a node than it has cores (``cores``:
-    ``--oversubscribe`` when ranks per node exceed them; unknown cores: never added). With
-    more than one thread per rank each rank is given its threads' cores
+    Asked for explicitly and said (:meth:`notes`), as Open MPI refuses them: running as root
+    (``as_root``: ``--allow-run-as-root``) and more ranks on a node than its ``cores``
+    (``--oversubscribe``; unknown cores: never). Several threads per rank get their cores
     (:func:`open_mpi_thread_binding`), also said.
     """
 

@@ -306,21 +306,25 @@ def check_launcher(program: ProgramMPI, launcher_path: str, srun_mpi: str = "",
     Raises:
         LaunchError: one line naming the program's MPI, why this launcher cannot start it and
             a launcher that can (``--mpiexec PATH``), when one is on PATH.
-        ConfigError: ``srun --mpi=pmix`` for a library that speaks no PMIx (:func:`speaks_pmix`).
+        ConfigError: an srun ``--mpi`` that cannot start it: ``none`` for several ranks,
+            ``pmix`` for a library that speaks no PMIx (:func:`speaks_pmix`), another than
+            ``pmix`` for an Open MPI without Slurm's PMI (:func:`openmpi_pmi2_refusal`).
     """
     family = launcher_family(launcher_path)
     want = program.family
     if want not in (OPENMPI, MPICH):
         return family  # unknown or an unresolved MPI-5 ABI: the probe decides
     if family == "slurm":
+        # s31 tester P8: a --mpi value that cannot start it is a bad option value, exit 2, as
+        # pmix_refusal's below (these two exited 1)
         if srun_mpi == "none":
-            raise LaunchError(f"this program is linked against {FAMILY_NAMES[want]} "
+            raise ConfigError(f"this program is linked against {FAMILY_NAMES[want]} "
                               f"({program.evidence}); srun --mpi=none gives its ranks no "
                               f"wire-up: {use_srun_mpi('pmix' if want == OPENMPI else 'pmi2')}")
         if want == OPENMPI and srun_mpi and not srun_mpi.startswith("pmix") and (
                 why := openmpi_pmi2_refusal(program, env)):  # it aborts in MPI_Init there
             others = candidates(OPENMPI, env, library=library_file(program, env))
-            raise LaunchError(f"this program is linked against Open MPI ({program.evidence}); "
+            raise ConfigError(f"this program is linked against Open MPI ({program.evidence}); "
                               f"{why}, so srun --mpi={srun_mpi} cannot start it as one job: "
                               + use_srun_mpi("pmix")
                               + (f", or its launcher: --mpiexec {others[0]}" if others else ""))
@@ -339,14 +343,15 @@ def check_launcher(program: ProgramMPI, launcher_path: str, srun_mpi: str = "",
                       f"which would start it as independent 1-rank copies; {hint}")
 
 
-def check_script(program_tokens: list[str], launcher) -> None:
+def check_script(program_tokens: list[str], launcher, path: str | None = None) -> None:
     """Refuse a batch script whose launcher cannot start its program as one job.
 
     Only where the program is found here (the machine writing the script) and its MPI is read:
     Open MPI under ``srun`` needs ``--mpi=pmix`` unless its installation has a Slurm PMI
     component (:func:`openmpi_pmi2_refusal`; Debian's has none and aborts in ``MPI_Init``
     under ``--mpi=pmi2``, as the test Slurm shows), any MPI under ``--mpi=none`` has no
-    wire-up, and an ``mpiexec``/``mpirun`` found here must be of the program's family.
+    wire-up, and an ``mpiexec``/``mpirun`` found here must be of the program's family: a path,
+    or a bare name looked up on ``path`` (the PATH the job will have; None: not known here).
 
     Raises:
         ConfigError: one line naming the program's MPI and the cluster-file key to set.
@@ -372,11 +377,18 @@ def check_script(program_tokens: list[str], launcher) -> None:
             raise ConfigError(f"{head}; {why}: set mpi = \"pmi2\" in the cluster file")
         return
     command = getattr(launcher, "command", "")
+    found = command
     if "/" not in command:  # a bare mpiexec/mpirun is whatever the job's PATH gives there
-        return
-    family = launcher_family(command) if os.path.exists(command) else None
+        # s31 tester P1: on Debian the bare mpiexec is Open MPI's orterun, and an MPICH program
+        # ran as two 1-rank copies: checked where the job's PATH is this one
+        found = shutil.which(command, path=path) if path else None
+        if found is None:
+            return
+    family = launcher_family(found) if os.path.exists(found) else None
     if family in (OPENMPI, MPICH) and family != want:
-        others = candidates(want, exclude=command, library=library_file(program))
+        others = candidates(want, exclude=found, library=library_file(program))
+        if found != command:
+            command = f"{command} (here {os.path.realpath(found)})"
         raise ConfigError(f"{head} but the script's {command} is {LAUNCHER_NAMES[family]}: set "
                           f"mpiexec = \"{others[0] if others else 'its launcher'}\" in the "
                           "cluster file")

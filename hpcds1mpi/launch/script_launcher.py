@@ -101,8 +101,11 @@ def check_launch(program: list[str], launcher, cluster, hint: str = "") -> None:
     follows such a fix."""
     from hpcds1mpi.launch.mpi_family import check_script
 
+    # A bare mpiexec is looked up on this PATH unless the job changes its environment first.
+    changes_path = cluster is not None and (getattr(cluster, "modules", None)
+                                            or getattr(cluster, "preamble", None))
     try:
-        check_script(program, launcher)
+        check_script(program, launcher, None if changes_path else os.environ.get("PATH"))
     except ConfigError as exc:
         origin = not_from_file(cluster)
         if "in the cluster file" not in str(exc) or (origin is None and not hint):

@@ -43,6 +43,15 @@ _ENV_RE = re.compile(r"(?<![\w./-])(module|ml|source|spack|conda|mamba|micromamb
                      r"\.)\s|(?<![\w])PATH=")
 _CD_RE = re.compile(r"(?<![\w./-])(cd|pushd|popd)(?![\w.-])\s*([^\s;&|)]*)")
 _SUBMIT_DIRS = ("$SLURM_SUBMIT_DIR", "${SLURM_SUBMIT_DIR}", "$PBS_O_WORKDIR", "${PBS_O_WORKDIR}")
+#: ``${VAR:-default}`` (and ``-``, ``:=``, ``=``) read as ``${VAR}``: the job sets the variable,
+#: so the default never applies (s31 tester P2: recommend's own ``cd "${PBS_O_WORKDIR:-.}"``
+#: was read as a move elsewhere, and its launcher went unchecked).
+_DEFAULTED = re.compile(r"\$\{(\w+):?[-=][^}]*\}")
+
+
+def _cd_target(word: str) -> str:
+    """The folder a ``cd`` names, quotes dropped and ``${VAR:-default}`` read as ``${VAR}``."""
+    return _DEFAULTED.sub(r"${\1}", word.strip("\"'"))
 
 
 def launcher_file_family(path: str) -> str | None:
@@ -88,7 +97,7 @@ def _first_lines(text: str) -> tuple[float, float, float]:
             env = number
         for m in _CD_RE.finditer(ln):
             moved = min(moved, number)
-            if m.group(2).strip("\"'") not in _SUBMIT_DIRS:
+            if _cd_target(m.group(2)) not in _SUBMIT_DIRS:
                 elsewhere = min(elsewhere, number)
     return env, elsewhere, moved
 

@@ -285,6 +285,8 @@ def threads_note(script: "JobScript", to: Layout) -> str | None:
     args = launch.args
     said = next((a + ("" if "=" in a or k + 1 >= len(args) else f" {args[k + 1]}")
                  for k, a in enumerate(args) if _THREAD_OPTION_RE.match(a)), None)
+    if said is None and script.command and "{threads}" not in script.command:
+        return None  # s31 tester P7: the measured command (./heat {size} 100) takes no threads
     option = f"{name}'s own thread option ({said})" if said else \
         f"a thread option in {name}'s arguments, if it has one"
     carriers = thread_carriers(script, to)

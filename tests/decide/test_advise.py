@@ -471,7 +471,9 @@ def test_the_verdicts_reasons_are_the_recommended_layouts(gpu_bundle):
     overall = a.recommendation.picked.choice
     assert overall.pick["precision"] == "bf16" and a.recommended.config.precision == "fp32"
     reasons = " ".join(a.verdict["reasons"])
-    assert "bf16" not in reasons and "the pick is beyond" not in reasons
+    # the overall pick is named with its confidence (capped: bf16 never measured), never its
+    # unmeasured levels as if they were the shown layout's
+    assert "precision bf16" not in reasons and "the pick is beyond" not in reasons
     assert a.recommended.unmeasured and "the recommended layout is beyond what gemm was " \
         f"measured at, its predictions extrapolated: {'; '.join(a.recommended.unmeasured)}" \
         in a.verdict["reasons"]

@@ -151,7 +151,7 @@ def test_the_wrong_launcher_is_refused_naming_one_that_can():
     with pytest.raises(LaunchError, match="MPICH family.*--mpiexec .*mpiexec"):
         mpi_family.check_launcher(netpipe, openmpi)
     assert mpi_family.check_launcher(netpipe, system_program("mpiexec.mpich")) == "mpich"
-    with pytest.raises(LaunchError,
+    with pytest.raises(ConfigError,  # a bad --mpi value: exit 2 (s31 tester P8)
                        match="--mpi=none gives its ranks no wire-up: use srun --mpi=pmix"):
         mpi_family.check_launcher(hpcc, "srun", "none")
     assert mpi_family.check_launcher(hpcc, "srun", "pmix") == "slurm"
@@ -259,7 +259,7 @@ def test_open_mpi_under_srun_pmi2_is_refused_naming_what_was_not_tried():
     """It was refused by the probe with "srun --mpi=pmix/pmi2" though pmi2 had just failed
     (s25 tester B 5)."""
     hpcc = mpi_family.program_mpi([system_program("hpcc")])
-    with pytest.raises(LaunchError) as caught:
+    with pytest.raises(ConfigError) as caught:  # a bad --mpi value: exit 2 (s31 tester P8)
         mpi_family.check_launcher(hpcc, "srun", "pmi2")
     text = str(caught.value)
     assert "srun --mpi=pmi2 cannot start it as one job" in text
@@ -354,7 +354,7 @@ def test_open_mpi_built_with_slurms_pmi_is_let_through_under_srun_pmi2(tmp_path)
     pmi2 = SimpleNamespace(name="srun", mpi="pmi2")
     mpi_family.check_script([with_pmi.path], pmi2)
     without = mpi_family.program_mpi([fake_openmpi(tmp_path, "without")])
-    with pytest.raises(LaunchError, match=r"no Slurm PMI component \(no mca_pmix_s1/s2 in .*"
+    with pytest.raises(ConfigError, match=r"no Slurm PMI component \(no mca_pmix_s1/s2 in .*"
                                           r"/lib/openmpi\), so srun --mpi=pmi2 cannot start it "
                                           "as one job: use srun --mpi=pmix"):
         mpi_family.check_launcher(without, "srun", "pmi2")

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from hpcds1mpi.config import Configuration
-from hpcds1mpi.errors import LaunchError
+from hpcds1mpi.errors import ConfigError, LaunchError
 from hpcds1mpi.launch import preflight, probe
 from tests.helpers import error_lines, mpiexec, run_cli, system_program
 
@@ -208,7 +208,7 @@ def test_one_rank_of_an_open_mpi_without_slurms_pmi_is_refused_under_srun_pmi2(s
     hpcc = system_program("hpcc")  # Debian's Open MPI, no mca_pmix_s1/s2
     for mpi in ("pmi2", "none"):
         choice = preflight.LaunchChoice(launcher="srun", mpi=mpi)
-        with pytest.raises(LaunchError, match=r"Open MPI.*srun --mpi=(pmi2|none) .*--mpi=pmix"):
+        with pytest.raises(ConfigError, match=r"Open MPI.*srun --mpi=(pmi2|none) .*--mpi=pmix"):
             _check(choice, Configuration(1, 1, 1), env=env, ranks=1, program=[hpcc])
     assert not log.exists() or "hpcc" not in log.read_text()  # nothing of it was started
     choice = preflight.LaunchChoice(launcher="srun", mpi="pmix_v4")  # the fake's PMIx
@@ -216,6 +216,11 @@ def test_one_rank_of_an_open_mpi_without_slurms_pmi_is_refused_under_srun_pmi2(s
     # an MPICH program's single rank needs no plugin: not refused under none
     _check(preflight.LaunchChoice(launcher="srun", mpi="none"), Configuration(1, 1, 1),
            env=env, ranks=1, program=[sys.executable, "-c", "pass"])
+    # s31 tester P8: several MPICH ranks under --mpi none exited 1, under pmix 2: both a bad
+    # --mpi value, exit 2 (ConfigError), before anything is started
+    with pytest.raises(ConfigError, match=r"MPICH family.*--mpi=none gives its ranks no wire-up"):
+        _check(preflight.LaunchChoice(launcher="srun", mpi="none"), Configuration(1, 2, 1),
+               env=env, ranks=2, program=[system_program("NPmpich2")])
 
 
 def test_srun_outside_an_allocation_is_said_not_refused(srun):

@@ -83,3 +83,38 @@ def test_a_refusal_of_a_program_whose_bundle_records_no_launcher_says_to_train_a
             batch.render_calibration(steps, CPU, "app", 10, measure=measure,
                                      program=f"/usr/bin/python3 {tmp_path / 'app.py'}")
         assert 'mpi = "pmix"' in str(err.value) and (RETRAIN_HINT in str(err.value)) == hinted
+
+
+def test_a_bare_mpiexec_of_another_family_on_this_path_is_refused(tmp_path, monkeypatch):
+    """s31 tester P1: `recommend --emit pbs` wrote a bare `mpiexec`, Debian's Open MPI orterun,
+    for an MPICH program: the job ran two 1-rank copies. Refused naming one that fits, unless
+    the cluster's modules / preamble give the job another PATH."""
+    import os
+
+    import pytest
+
+    from hpcds1mpi.errors import ConfigError
+    from hpcds1mpi.launch.script_launcher import check_launch
+    from tests.helpers import system_program
+
+    mpich_app = system_program("NPmpich2")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "mpiexec").symlink_to(os.path.realpath(system_program("mpirun.openmpi")))
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    site = Cluster("site")
+    with pytest.raises(ConfigError) as refused:
+        check_launch([mpich_app], for_script("pbs", site), site)
+    said = str(refused.value)
+    assert "linked against the MPICH family" in said and "the script's mpiexec (here " in said
+    assert "Open MPI's launcher: set mpiexec = " in said and "\n" not in said
+    suggested = said.split('set mpiexec = "')[1].split('"')[0]
+    from hpcds1mpi.launch.mpi_family import launcher_family
+    assert launcher_family(suggested) == "mpich", said
+    check_launch([mpich_app], for_script("pbs", Cluster("site", modules=["mpich"])),
+                 Cluster("site", modules=["mpich"]))  # the job's PATH is another: not known
+    fits = tmp_path / "fits"  # another folder: launchers' --version is read once per path
+    fits.mkdir()
+    (fits / "mpiexec").symlink_to(os.path.realpath(system_program("mpiexec.mpich")))
+    monkeypatch.setenv("PATH", f"{fits}:/usr/bin:/bin")
+    check_launch([mpich_app], for_script("pbs", site), site)  # fits: nothing said

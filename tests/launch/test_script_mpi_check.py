@@ -126,6 +126,24 @@ def test_names_are_found_where_the_job_finds_them(mpis, nothing_runs, tmp_path):
     assert _mismatch(chdir, tmp_path, env) is None  # no ./app in the --chdir folder
 
 
+def test_a_cd_to_the_submit_folder_with_a_default_is_the_submit_folder(mpis, nothing_runs,
+                                                                        tmp_path):
+    """s31 tester P2: recommend's own `cd "${PBS_O_WORKDIR:-.}"` was read as a move elsewhere,
+    so its bare mpiexec (Open MPI's here) starting an MPICH ./heat went unwarned."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "mpiexec").symlink_to(os.path.realpath(mpis["openmpi_run"]))
+    shutil.copy(mpis["mpich_app"], tmp_path / "app")
+    env = {"PATH": str(bin_dir)}
+    for cd in ('cd "${PBS_O_WORKDIR:-.}"', "cd ${PBS_O_WORKDIR-$HOME}",
+               "cd ${SLURM_SUBMIT_DIR:-.}", "cd \"${SLURM_SUBMIT_DIR:=$PWD}\""):
+        text = f"#PBS -l select=1:ncpus=2:mpiprocs=2\n{cd}\nmpiexec -n 2 ./app 10\n"
+        line = _mismatch(text, tmp_path, env)
+        assert line and "app is linked against the MPICH family" in line, cd
+    elsewhere = "#PBS -l select=1\ncd ${SCRATCH:-/tmp}\nmpiexec -n 2 ./app\n"
+    assert _mismatch(elsewhere, tmp_path, env) is None  # another folder: ./app not read here
+
+
 def test_thousands_of_launch_lines_are_checked_in_linear_time(mpis, nothing_runs, tmp_path):
     """Each launch line rescanned every line before it (twice): 3,000 mpirun lines took
     30 s, a 256 kB script of them half an hour. The lines that change the environment or the

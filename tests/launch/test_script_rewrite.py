@@ -229,6 +229,17 @@ def test_a_thread_option_the_rewrite_cannot_know_is_said_in_one_line():
     assert threads_note(own, Layout(1, 1, 2)) is None  # its --threads is rewritten
 
 
+def test_no_thread_option_is_asked_of_a_measured_command_without_threads():
+    """s31 tester P7: every rewrite of `./heat 2400 100` asked to set "a thread option in
+    heat's arguments, if it has one", though its measured command has no {threads}."""
+    plain = read_script("#SBATCH -N 1 -c 4\nsrun ./heat 2400 100\n")
+    plain.command = "./heat {size} 100"
+    assert threads_note(plain, Layout(1, 1, 2)) is None
+    gmx = read_script(GMX)
+    gmx.command = "gmx_mpi mdrun -s w/{size}/topol.tpr -nsteps 100 -ntomp 2 -deffnm run"
+    assert "(-ntomp 2)" in threads_note(gmx, Layout(1, 1, 1))  # a literal one is still said
+
+
 def test_added_directives_come_before_an_added_export():
     """The export was added above the new #SBATCH lines when the launch line followed the
     directives: sbatch stops reading directives at the first command, so the job ran without
