@@ -41,26 +41,23 @@ ClusterLike = Union[str, os.PathLike, "Cluster", "Partition", None]
 
 @dataclass(frozen=True)
 class Prediction:
-    """System 1's prediction for one configuration (all values predicted, not measured).
+    """System 1's prediction for one configuration (the runs' values where ``measured_runs``).
 
     Attributes:
-        config: nodes, ranks per node, threads, device, precision.
-        partition: where it runs.
-        runtime_s / runtime_lo / runtime_hi: median and interval of the runtime, s.
-        energy_j / energy_lo / energy_hi: median and interval of the energy, J.
-        fail_prob: the ensemble's mean failure probability.
-        feasible: False when a member expects failure, memory runs out, or a constraint fails
-            (and when not ``valid``).
-        reason: ``""`` when feasible, else ``fail`` / ``memory`` / ``deadline`` / ``energy``,
-            or why the partition cannot run the configuration.
+        config / partition: nodes, ranks per node, threads, device, precision; where it runs.
+        runtime_s / runtime_lo / runtime_hi, energy_j / energy_lo / energy_hi: medians and
+            intervals, s and J; fail_prob: the ensemble's mean failure probability.
+        feasible: False when a member expects failure, memory runs out, a constraint fails,
+            or not ``valid``; reason: ``""`` when feasible, else ``fail`` / ``memory`` /
+            ``deadline`` / ``energy``, or why the partition cannot run the configuration.
         valid: False when the partition cannot run the configuration (too many nodes or
-            cores, a GPU where there is none, a device or precision the workload lacks): then
-            no value was predicted (all NaN), as ``/v1/predict`` answers ``valid: false``.
+            cores, no GPU, a device or precision the workload lacks): nothing predicted (NaN).
         extrapolated: why the values are extrapolated: first what the whole job is beyond
             (a workload never measured, a size outside the measured sizes, hardware never
             trained on, a GPU not compared with the trained one), then one line per knob
             beyond what the workload was measured at (more nodes than any run, a level never
-            run); empty when the job and every level were measured.
+            run); empty when the job and every level were measured. measured_runs: runs of
+            the configuration at this size its values are (0: modelled; s31 tester QA).
     """
 
     config: Configuration
@@ -76,6 +73,7 @@ class Prediction:
     reason: str = ""
     valid: bool = True
     extrapolated: tuple[str, ...] = ()
+    measured_runs: int = 0
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -101,7 +99,8 @@ def _prediction(cols: Mapping, i: int) -> Prediction:
                       int(cols["threads"][i]), str(cols["device"][i]),
                       str(cols["precision"][i])),
         str(cols["partition"][i]), *(float(cols[k][i]) for k in PREDICTED),
-        feasible=bool(cols["feasible"][i]), reason=str(cols["reason"][i]))
+        feasible=bool(cols["feasible"][i]), reason=str(cols["reason"][i]),
+        measured_runs=int(cols["measured_runs"][i]))  # System 1 adds it (s31 tester QA)
 
 
 @dataclass
@@ -288,7 +287,8 @@ class Model:
         return Predictions([Prediction(cfg, row["partition"], *(  # NaN: nothing predicted
             float("nan") if row[k] is None else row[k] for k in PREDICTED),
             feasible=row["feasible"], reason=row["reason"], valid=row["valid"],
-            extrapolated=tuple(row["extrapolated"])) for cfg, row in zip(configs, rows)],
+            extrapolated=tuple(row["extrapolated"]), measured_runs=row["measured_runs"])
+            for cfg, row in zip(configs, rows)],
             verdict.verdict, list(verdict.reasons))
 
     def advise(self, script: str | os.PathLike, *, workload: str | None = None,

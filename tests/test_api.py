@@ -357,3 +357,15 @@ def test_a_script_for_this_machine_names_no_partition_as_the_command_line_does(m
     assert "names no --partition: it was chosen for this machine" in here
     there = model.recommend("stencil", 128, cluster=CLUSTER).script("slurm")
     assert re.search(r"^#SBATCH --partition=\S+", there, re.M)
+
+
+def test_a_prediction_says_how_many_runs_at_this_size_its_values_are(model):
+    # s31 tester QA: measured_runs from System 1's rows, in predict and recommend alike
+    runs = model.bundle.training_frame().query("status == 'ok'").iloc[0]
+    config = hpcds1mpi.Configuration(int(runs.nodes), int(runs.ranks_per_node),
+                                     int(runs.threads), str(runs.device), str(runs.precision))
+    assert model.predict([config], runs.workload, int(runs["size"]))[0].measured_runs >= 1
+    assert model.predict([config], runs.workload, 7 * int(runs["size"]) + 3)[0] \
+        .measured_runs == 0
+    pick = model.recommend(runs.workload, int(runs["size"])).pick
+    assert pick.to_dict()["measured_runs"] == pick.measured_runs >= 1

@@ -17,6 +17,10 @@ from hpcds1mpi.schemas.paths import NonEmptyPath
 #: The campaign's own subcommands; any other first word is the PLAN of ``campaign PLAN``.
 SUBCOMMANDS = ("status", "resubmit", "record")
 HELP_WORDS = ("-h", "--help")
+#: What a plan naming a program instead of a built-in kernel is told (README, "campaign").
+PROGRAMS_NOT_YET = ("a campaign runs built-in kernels only, programs cannot be campaigned yet: "
+                    "measure a program with `hpcds1mpi sweep --command ...` in each allocation, "
+                    "then join the files with `hpcds1mpi telemetry merge`")
 
 
 class _CampaignGroup(click.Group):
@@ -62,16 +66,20 @@ def emit(plan_file, scheduler, out, shards, cluster_file, partition, time_limit,
     """Write the campaign of sweep plan PLAN (the TOML `sweep --plan` reads) into --out."""
     from pathlib import Path
 
-    from hpcds1mpi.errors import ConfigError
+    from hpcds1mpi.errors import ConfigError, UnknownKernelError
     from hpcds1mpi.measure.campaign_scripts import emit as write
 
     if shards < 1:
         raise ConfigError(f"--shards must be >= 1, got {shards}; give the most array tasks "
                           "per node count")
     out = out or f"campaign-{Path(plan_file).stem}"
-    manifest = write(plan_file, scheduler, out, shards=shards, cluster_file=cluster_file,
-                     partition_name=partition,
-                     time_limit_s=time_limit * 60 if time_limit else None, job_name=job_name)
+    try:
+        manifest = write(plan_file, scheduler, out, shards=shards, cluster_file=cluster_file,
+                         partition_name=partition,
+                         time_limit_s=time_limit * 60 if time_limit else None,
+                         job_name=job_name)
+    except UnknownKernelError as error:  # s31 tester P5: a user program named as a kernel
+        raise UnknownKernelError(f"{error}; {PROGRAMS_NOT_YET}") from None
     parts = manifest["parts"]
     click.echo(f"campaign {out}: {manifest['configurations']} configurations in {len(parts)} "
                f"parts over node counts {', '.join(manifest['jobs'])}")

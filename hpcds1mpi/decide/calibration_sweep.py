@@ -13,6 +13,7 @@ import numpy as np
 
 from hpcds1mpi.decide import system1 as s1
 from hpcds1mpi.decide.calibration_folders import is_current_folder
+from hpcds1mpi.decide.calibration_time import PredictedStep
 from hpcds1mpi.decide.recommendation import NO_CALIBRATION, Place, format_memory
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -44,8 +45,6 @@ def calibration_steps(scores: s1.Scores, partition: "Partition", n: int = CALIBR
     thread) as an anchor, then the widest remaining ones. None when no configuration fits in
     memory at any node count: every step would run out of it.
     """
-    from hpcds1mpi.launch.scripts import CalibrationStep
-
     cols = scores.cols
     here = (cols["partition"] == partition.name) & _fits_memory(cols)
     likely = here & np.isin(cols["reason"], ["", "deadline", "energy"])
@@ -78,7 +77,8 @@ def calibration_steps(scores: s1.Scores, partition: "Partition", n: int = CALIBR
             "rules-of-thumb anchor: every core a rank, one thread")
     for i in order:
         add(int(i), "wide runtime interval")
-    return [CalibrationStep(choice.config(i), why) for i, why in chosen]
+    return [PredictedStep(choice.config(i), why, float(cols["runtime_hi"][i]))
+            for i, why in chosen]
 
 
 def _fewest_nodes_holding(nodes: np.ndarray, n: int) -> int:

@@ -287,8 +287,7 @@ def choose_places(prep: Prepared, scores: s1.Scores | None) -> tuple[Place, floa
     if candidates:
         # One choice over every feasible candidate of every usable partition: the pick's
         # partition wins, and the front and alternatives span all partitions.
-        # One usable partition: its choice is the joint one (the same rows in the same
-        # order), so it is not computed twice.
+        # One usable partition: its choice is the joint one, not computed twice.
         joint = candidates[0].choice if len(usable) == 1 else \
             s1.choose(scores, objective, conf_model)
         where = str(scores.cols["partition"][joint.index])
@@ -416,6 +415,7 @@ def conclude(prep: Prepared, verdict) -> Recommendation:
             # model was not trained there: learn refuses them, train takes them.
             trained = trained_partitions(bundle)
             rec.calibration_new_machine = (target.name not in trained) if trained else None
+            rec.calibration_trained_as = matching_partition(bundle, target) or ""  # s31 Q8
         else:
             rec.notes.append(no_calibration_note(judged, cal_scores, size))
     return rec

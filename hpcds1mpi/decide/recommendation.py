@@ -12,8 +12,9 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import numpy as np
-
+from hpcds1mpi.decide.recommendation_rows import clean as _clean
+from hpcds1mpi.decide.recommendation_rows import json_row as _json_row
+from hpcds1mpi.decide.recommendation_rows import row as _row
 from hpcds1mpi.decide.run_scatter import run_scatter
 from hpcds1mpi.errors import ConfigError
 
@@ -88,6 +89,9 @@ class Recommendation:
     #: whether the calibration runs are of a machine the model was not trained on (None: the
     #: bundle names no partitions, so not known)
     calibration_new_machine: bool | None = None
+    #: the trained partition of the calibration partition's hardware ("" when none): a new
+    #: name on trained hardware is said as that, not as an untrained machine (s31 tester Q8)
+    calibration_trained_as: str = ""
     clusters: dict = field(default_factory=dict)
     left_out: list = field(default_factory=list)
     wall_per_runtime: float = 1.0
@@ -150,65 +154,6 @@ def _config_text(cfg) -> str:
             f"{cfg.threads} thread{'s' if cfg.threads > 1 else ''}, {cfg.device}, {cfg.precision}")
 
 
-class _CleanRow(dict):
-    """A row of :func:`_json_row`: plain Python values already (non-finite floats as None), so
-    :func:`_clean` copies it without walking it (~40 rows an answer)."""
-
-
-def _row(choice: "Choice", i: int) -> dict:
-    """One candidate as the table and the script read it (floats as they are)."""
-    value = choice.scores.values  # each column as Python values, converted once per job
-    i = int(i)
-    # The configuration as ``choice.config(i)`` gives it, read without building one (its
-    # checks hold for every grid row; ~4,000 of them cost serve ~0.1 ms a question).
-    return {"partition": str(value("partition")[i]), "nodes": int(value("nodes")[i]),
-            "ranks_per_node": int(value("ranks_per_node")[i]),
-            "threads": int(value("threads")[i]), "device": str(value("device")[i]),
-            "precision": str(value("precision")[i]),
-            **{k: float(value(k)[i]) for k in _ROW_NUMBERS}}
-
-
-def _json_row(choice: "Choice", i: int, **extra) -> _CleanRow:
-    """:func:`_row` as the JSON answer shows it (non-finite floats as None; ``extra``: plain
-    values added after)."""
-    row = _row(choice, i)
-    for k in _ROW_NUMBERS:
-        if not math.isfinite(row[k]):
-            row[k] = None
-    return _CleanRow(row, **extra)
-
-
-_ROW_NUMBERS = ("runtime_s", "runtime_lo", "runtime_hi", "energy_j", "energy_lo", "energy_hi",
-                "fail_prob", "mem_need_mb")
-
-
-def _clean(value):
-    """``value`` as plain JSON-able data: numpy scalars as Python numbers, non-finite floats
-    as None. The common exact types are settled first (an answer holds ~150 values: the
-    ``isinstance`` chain cost ``serve`` ~1 ms a question); anything else, subclasses
-    included, goes the general way."""
-    kind = type(value)
-    if kind is _CleanRow:
-        return dict(value)
-    if kind is float:
-        return value if math.isfinite(value) else None
-    if kind is str or kind is int or kind is bool or value is None:
-        return value
-    if kind is dict:
-        return {k: _clean(v) for k, v in value.items()}
-    if kind is list:
-        return [_clean(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_clean(v) for v in value]
-    if isinstance(value, (np.floating, np.integer)):
-        return _clean(value.item())
-    return value
-
-
 def to_dict(rec: Recommendation) -> dict:
     """The recommendation as plain JSON-able data (what ``--json`` prints)."""
     out = {
@@ -264,6 +209,12 @@ def unmet_constraints(rec: Recommendation) -> str | None:
             f"{' or '.join(options)}")
 
 
+def _measured_here(r: dict) -> str:
+    """" measured (N runs at this size)" where the pick's values are its runs (s31 QA)."""
+    n = r["measured_runs"]
+    return f" measured ({n} run{'s' if n != 1 else ''} at this size)" if n > 0 else ""
+
+
 def format_table(rec: Recommendation) -> str:
     """A readable report: the pick, intervals, confidence, verdict, alternatives, the front,
     and one line per rejected partition."""
@@ -276,7 +227,8 @@ def format_table(rec: Recommendation) -> str:
         lines += [
             f"✓ {rec.picked.label}: {_config_text(ch.config())}",
             f"  predicted runtime {format_time(r['runtime_s'])} ({format_time(r['runtime_lo'])}–"
-            f"{format_time(r['runtime_hi'])})   energy {format_energy(r['energy_j'])} "
+            f"{format_time(r['runtime_hi'])}){_measured_here(r)}   "
+            f"energy {format_energy(r['energy_j'])} "
             f"({format_energy(r['energy_lo'])}–{format_energy(r['energy_hi'])}, {rec.energy_label})",
             f"  confidence {ch.confidence:.2f} ({'calibrated' if ch.calibrated else 'uncalibrated'})"
             f"   verdict {v.verdict}",
@@ -304,14 +256,18 @@ def format_table(rec: Recommendation) -> str:
             part = f"{r['partition']:<{width}} " if many else ""
             return (f"  {mark:2}{part}{r['nodes']:>5} {r['ranks_per_node']:>5} {r['threads']:>4} "
                     f"{r['device']:>4} {r['precision']:>5} {format_time(r['runtime_s']):>10} "
-                    f"{format_energy(r['energy_j']):>10}")
+                    f"{format_energy(r['energy_j']):>10}"
+                    f"{'  unmeasured' if r['unmeasured'] else ''}")  # s31 tester Q5
 
         header = (f"  {'':2}{'partition':<{width}} " if many else f"  {'':2}") + (
             f"{'nodes':>5} {'ranks':>5} {'thr':>4} {'dev':>4} {'prec':>5} "
             f"{'runtime':>10} {'energy':>10}")
-        lines += ["", f"Top alternatives ({energy_note}):", header]
-        for k, i in enumerate(ch.ranking[:1 + TOP_ALTERNATIVES]):
-            lines.append(table_line("*" if k == 0 else "", _row(ch, i)))
+        shown = [_row(ch, i) for i in ch.ranking[:1 + TOP_ALTERNATIVES]]
+        legend = "; unmeasured = a level never measured, extrapolated" if any(
+            r["unmeasured"] for r in shown) else ""
+        lines += ["", f"Top alternatives ({energy_note}{legend}):", header]
+        for k, r in enumerate(shown):
+            lines.append(table_line("*" if k == 0 else "", r))
         points = f"{len(ch.front)} point{'s' if len(ch.front) != 1 else ''}"
         lines += ["", f"Runtime–energy front ({points}, * = pick):", header]
         for i in ch.front:
@@ -324,6 +280,10 @@ def format_table(rec: Recommendation) -> str:
                 False: "hpcds1mpi learn"}.get(rec.calibration_new_machine,
                                               "hpcds1mpi learn, or train on a partition the "
                                               "model was not trained on")
+        part, twin = rec.calibration_partition, rec.calibration_trained_as
+        if rec.calibration_new_machine and part is not None and twin and twin != part.name:
+            then = (f"hpcds1mpi train on them: learn takes only the trained partition names, "
+                    f"and {part.name} has {twin}'s hardware under another name")
         lines += ["", f"Calibration sweep (measure these, then {then}):"]
         for s in rec.calibration_steps:
             lines.append(f"  {s.config.label():<28} {s.reason}")
@@ -368,6 +328,7 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
     import functools
 
     from hpcds1mpi.decide.calibration_folders import step_folders
+    from hpcds1mpi.decide.calibration_time import calibration_time_limit
     from hpcds1mpi.decide.job_names import default_job_name
     from hpcds1mpi.launch import directives, scripts
 
@@ -385,12 +346,16 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
                 "the configurations to measure, measure them with hpcds1mpi sweep in a "
                 f"{scheduler} job, then hpcds1mpi "
                 f"{'train' if rec.calibration_new_machine else 'learn'}")
-        return scripts.render_calibration(
+        limit, how = calibration_time_limit(rec.calibration_steps, rec.verdict.checks) \
+            if time_limit_s is None else (int(math.ceil(max(60.0, float(time_limit_s)) / 60.0)
+                                              * 60), f"time limit {time_limit_from}")
+        return scripts.render_calibration(  # its time limit sized and said: s31 tester Q9
             rec.calibration_steps, rec.calibration_partition, rec.workload, rec.size,
             cluster=rec.calibration_cluster, program=program, telemetry=telemetry,
             job_name=directives.job_name_with(name, scripts.CALIBRATION_SUFFIX), output=output,
             reason="; ".join(rec.verdict.reasons)[:300] or "escalated", measure=measure,
-            notes=notes, default_queue=default_queue, new_machine=rec.calibration_new_machine,
+            time_limit=limit, notes=[*notes, how], default_queue=default_queue,
+            new_machine=rec.calibration_new_machine,
             folders=functools.partial(step_folders, size=rec.size, measure=measure))
     ch = rec.picked.choice
     r = _row(ch, ch.index)

@@ -20,6 +20,8 @@ from .base import Count, Count0, Flag, Schema, Seconds, Seconds0, validate
 from .limits import MAX_SEED
 
 FIX = "fix it in the plan file (or the sweep flag of the same name)"
+#: ``sweep`` flags for external programs; a plan file has no place for them.
+PROGRAM_KEYS = ("command", "program", "label", "workdir")
 
 
 def _plain(value: Any) -> Any:
@@ -113,7 +115,16 @@ class PlanFile(Schema):
 
 def check_plan_file(doc: dict, path: str) -> PlanFile:
     """A plan file's document, checked (ConfigError naming the file, key and fix)."""
+    program_key = next((key for key in PROGRAM_KEYS if isinstance(doc.get("sweep"), dict)
+                        and key in doc["sweep"]), None)
+    if program_key:  # s31 tester P5: not "no [[kernel]] entries" for a program's plan
+        raise ConfigError(f"{path}: [sweep] key {program_key!r} is not a plan setting: plan "
+                          "files sweep built-in kernels only; measure a program with "
+                          "`hpcds1mpi sweep --command ...` (one sweep per allocation, then "
+                          "`hpcds1mpi telemetry merge`)")
     if not doc.get("kernel"):
+        if isinstance(doc.get("sweep"), dict):  # an unknown [sweep] key is the likelier slip
+            sweep_settings(doc["sweep"], source=f"{path}, [sweep]")
         raise ConfigError(f"{path}: no [[kernel]] entries; add one per kernel to sweep")
     return validate(PlanFile, doc, source=path, error=ConfigError, fix=FIX)
 

@@ -158,6 +158,10 @@ class Row(_Layout):
     energy_hi: Optional[float]
     fail_prob: Optional[float]
     mem_need_mb: Optional[float]
+    #: a knob level the workload was never measured at: extrapolated (s31 tester Q5)
+    unmeasured: bool = False
+    #: runs of this configuration at this size its values are; 0: modelled (s31 tester QA)
+    measured_runs: int = 0
 
 
 class Pick(Row):
@@ -213,6 +217,7 @@ class Prediction(_Layout):
     feasible: bool
     reason: str
     extrapolated: list[str]
+    measured_runs: int = 0  # runs at this size its values are (s31 tester QA)
     runtime_s: Optional[float] = None
     runtime_lo: Optional[float] = None
     runtime_hi: Optional[float] = None

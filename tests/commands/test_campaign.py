@@ -118,6 +118,24 @@ def test_too_many_nodes_for_the_partition(here, capsys):
     _refused(capsys, here, ["campaign", "big.toml", *EMIT, "--out", "camp"], 2, "8 nodes")
 
 
+def test_a_plan_naming_a_user_program_says_programs_cannot_be_campaigned_yet(here, capsys):
+    # s31 tester P5: [[kernel]] name = "heat" (a program) got only "unknown kernel 'heat'"
+    (here / "heat.toml").write_text(PLAN.replace('name = "gemm"', 'name = "heat"'))
+    _refused(capsys, here, ["campaign", "heat.toml", *EMIT, "--out", "camp"], 2,
+             "unknown kernel 'heat'", "cannot be campaigned yet", "sweep --command",
+             "telemetry merge")
+
+
+def test_a_plan_with_a_command_key_names_the_key_not_missing_kernels(here, capsys):
+    # s31 tester P5: [sweep] command = "./heat {size}" got "no [[kernel]] entries"
+    (here / "cmd.toml").write_text('[sweep]\nsizes = [10]\ncommand = "./heat {size} 100"\n')
+    _refused(capsys, here, ["campaign", "cmd.toml", *EMIT, "--out", "camp"], 2,
+             "key 'command'", "sweep --command", "telemetry merge")
+    (here / "typo.toml").write_text("[sweep]\nsizez = [10]\n")
+    _refused(capsys, here, ["campaign", "typo.toml", *EMIT, "--out", "camp"], 2,
+             "unknown key sizez")
+
+
 @pytest.mark.parametrize("sub", ["status", "resubmit"])
 def test_status_and_resubmit_on_what_is_not_a_campaign(here, capsys, sub):
     (here / "plain").mkdir()

@@ -81,7 +81,9 @@ def test_table_names_pick_rejections_alternatives_and_front():
     assert lines[1].startswith(f"✓ lab/{rec.picked.partition.name}: ")
     (other,) = {"cpu", "gpu-big"} - {rec.picked.partition.name}
     assert any(line.startswith(f"✗ lab/{other}: ") for line in lines)
-    assert "Top alternatives (energy modelled):" in lines
+    # the legend of rows marked unmeasured follows where any is (s31 tester Q5)
+    assert "Top alternatives (energy modelled; unmeasured = a level never measured, " \
+           "extrapolated):" in lines
     front = [line for line in lines if line.startswith("Runtime–energy front")][0]
     assert f"({len(rec.picked.choice.front)} points" in front
 
@@ -269,3 +271,21 @@ def test_the_default_job_name_of_a_long_label_is_shortened_not_refused():
     assert len(name) == 128 and name.startswith("hpcds1mpi-www")
     with pytest.raises(ConfigError, match="job name"):  # one the user gives is still checked
         emit_script(rec, "slurm", "./app {size}", job_name="x" * 129)
+
+
+@pytest.mark.parametrize("workload, size", [("stencil", 4), ("mysolver", 100)])
+def test_a_calibration_on_trained_hardware_under_another_name_says_so(workload, size, capsys):
+    """s31 tester Q8: the shipped bundle on lab.toml escalates a size or workload it never
+    measured; the header called lab/standard "a partition the model was not trained on"
+    while the note above said it has the trained partition's hardware."""
+    from pathlib import Path
+
+    from tests.badinput.harness import invoke
+
+    lab = Path(__file__).parents[1] / "data" / "jobscripts" / "lab.toml"
+    res = invoke(capsys, ["recommend", "--workload", workload, "--size", str(size),
+                          "--cluster", str(lab)])
+    assert res.code == 0, res.err
+    header = next(line for line in res.out.splitlines() if line.startswith("Calibration"))
+    assert "not trained on" not in header
+    assert "standard has local's hardware under another name" in header

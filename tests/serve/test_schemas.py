@@ -201,6 +201,20 @@ def test_a_predict_answer_says_per_row_what_is_extrapolated_in_its_schema(server
         schemas.PredictResponse.model_validate(data)
 
 
+def test_rows_declare_unmeasured_and_measured_runs_and_answers_carry_them(server):
+    # s31 testers Q5 and QA: the JSON rows' new fields are in the published schema
+    status, doc, _ = server.request("GET", "/v1/schema")
+    assert status == 200
+    row = doc["responses"]["recommend"]["$defs"]["Row"]["properties"]
+    assert row["unmeasured"]["type"] == "boolean" and row["measured_runs"]["type"] == "integer"
+    assert "measured_runs" in doc["responses"]["predict"]["$defs"]["Prediction"]["properties"]
+    status, data, _ = server.request("POST", "/v1/recommend", OK)
+    assert status == 200
+    for answer_row in [data["pick"], *data["alternatives"], *data["front"]]:
+        assert isinstance(answer_row["unmeasured"], bool)
+        assert isinstance(answer_row["measured_runs"], int)
+
+
 def _answer(**extra) -> dict:
     """A minimal recommend answer that passes its response model."""
     return {"workload": "stencil", "size": 140, "objective": "time", "energy": "modelled",

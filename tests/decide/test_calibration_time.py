@@ -1,0 +1,48 @@
+"""A calibration job's time limit follows the model's upper runtimes, or is the stated
+default where the guard allows no prediction, and the script says how it was set (s31 tester
+Q9)."""
+
+from __future__ import annotations
+
+
+def _calibration_script(tmp_path, capsys, *argv) -> str:
+    from pathlib import Path
+
+    from tests.badinput.harness import invoke
+
+    lab = Path(__file__).parents[1] / "data" / "jobscripts" / "lab.toml"
+    out = tmp_path / "cal.sbatch"
+    res = invoke(capsys, ["recommend", *argv, "--cluster", str(lab), "--emit", "slurm",
+                          "--output", str(out)])
+    assert res.code == 0, res.err
+    return out.read_text()
+
+
+def test_a_calibration_time_limit_follows_the_predicted_runtimes_and_says_how(tmp_path,
+                                                                               capsys):
+    """s31 tester Q9: every calibration script got --time=01:00:00 whatever the size (a 35 s
+    sweep and one 100x its work alike) and said nothing of why. The shipped bundle's gemm,
+    escalated beyond its sizes, still has the model's upper runtime per step."""
+    import re
+
+    from hpcds1mpi.decide.calibration_time import CALIBRATION_FLOOR_S
+
+    small = _calibration_script(tmp_path, capsys, "--workload", "gemm", "--size", "8")
+    big = _calibration_script(tmp_path, capsys, "--workload", "gemm", "--size", "20000")
+    limits = []
+    for text in (small, big):
+        h, m, s = map(int, re.search(r"#SBATCH --time=(\d+):(\d\d):(\d\d)", text).groups())
+        limits.append(h * 3600 + m * 60 + s)
+        note = next(line for line in text.splitlines() if "# note: time limit" in line)
+        assert "the model's upper runtime per run" in note and "start-up" in note, note
+    assert limits[0] == CALIBRATION_FLOOR_S < limits[1], limits
+
+
+def test_a_calibration_of_a_workload_never_measured_says_its_limit_is_the_default(tmp_path,
+                                                                                   capsys):
+    from hpcds1mpi.decide.calibration_time import CALIBRATION_DEFAULT_S
+
+    text = _calibration_script(tmp_path, capsys, "--workload", "mysolver", "--size", "100",
+                               "--program", "./mysolver")
+    assert f"#SBATCH --time={CALIBRATION_DEFAULT_S // 3600:02d}:00:00" in text
+    assert "time limit 60 min, the default: the model predicts nothing" in text
