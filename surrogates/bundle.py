@@ -381,6 +381,10 @@ def train_bundle(data: "TrainingData | pd.DataFrame", *, sample_rate: float = 1.
     for name, rows in data.groupby(data["partition"].astype(str)):
         partitions[name] = {c: (None if pd.isna(rows[c].iloc[0]) else _plain(rows[c].iloc[0]))
                             for c in hw_cols}
+        # the CPU its runs were measured on, for the guard (s31 tester Q4); one machine's only
+        cpus = set(rows["cpu_model"].dropna().astype(str)) - {""} if "cpu_model" in rows else ()
+        if len(cpus) == 1:
+            partitions[name]["cpu_model"] = cpus.pop()
     manifest = {
         "format_version": BUNDLE_FORMAT,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),

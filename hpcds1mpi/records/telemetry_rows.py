@@ -4,7 +4,9 @@ The file's attributes are not on the rows, and a bundle trains on the rows: each
 carries which runtime its sweep measured (``runtime_source``), how it was read
 (``measure_options``: a calibration sweep repeats it), the command as swept, placeholders
 in place (``command_template``: a script runs it at another size) and the launcher that started
-it (``launched_with``: a script launches it alike where no cluster file names one).
+it (``launched_with``: a script launches it alike where no cluster file names one). Every run
+carries the CPU of its machine (``cpu_model``, from the machines table): a bundle records it
+per partition and the guard compares it with the CPU asked about.
 """
 
 from __future__ import annotations
@@ -77,7 +79,8 @@ def telemetry_rows(path) -> pd.DataFrame:
     """The runs table of telemetry file ``path``; its external runs (``kind`` external) carry
     ``runtime_source`` (:func:`runtime_source`): the file attribute is not on the rows, and
     the model trains on whichever runtime the sweep measured, so the bundle must say which.
-    Kernel runs and files without external runs get no such column."""
+    Kernel runs and files without external runs get no such column. Every row carries its
+    machine's ``cpu_model`` (the machines table's, keyed by ``machine_id``)."""
     from hpcds1mpi.records.telemetry import RUN_COLUMNS, load, normalise
 
     store = load(path)  # once: the rows and the attributes
@@ -90,6 +93,11 @@ def telemetry_rows(path) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=names)
     frame.attrs["mpi_libraries"] = {str(k): str(m.get("mpi_library") or "")
                                     for k, m in store.machines.items()}
+    # the machine's CPU on each run (s31 tester Q4: a bundle that does not record it answered
+    # `auto` on another CPU); None where the machines table does not name one
+    cpus = {str(k): str(m.get("cpu_model") or "").strip() or None
+            for k, m in store.machines.items()}
+    frame["cpu_model"] = [cpus.get(m) for m in frame["machine_id"].astype(str)]
     external = frame["kind"].astype(str) == "external"
     if external.any():
         from hpcds1mpi.records.run_sources import plan_commands

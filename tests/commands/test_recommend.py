@@ -813,3 +813,28 @@ def test_a_model_whose_recorded_command_lost_its_env_size_says_train_again(tmp_p
     again = run_cli([*ask, "new", "--emit", "slurm"], cwd=tmp_path)
     assert again.returncode == 0 and f"env APP_N=15 {plain}" in again.stdout, again.stderr
     assert "train again" not in again.stdout + again.stderr
+
+
+def test_the_shipped_bundle_on_another_cpu_is_not_auto(tmp_path):
+    """s31 tester Q4: the shipped bundle (measured on an AMD EPYC) answered `auto` on an Intel
+    Xeon; its manifest now records the CPU of the telemetry it was trained on, so a partition
+    naming another CPU is asked to confirm, and one naming that CPU is not (CPU-independent:
+    the cluster file names the CPU, this machine's is not read)."""
+    from pathlib import Path
+
+    lab = Path(__file__).parents[1] / "data" / "jobscripts" / "lab.toml"
+
+    def verdict(cpu):
+        cluster = tmp_path / "lab.toml"
+        cluster.write_text(lab.read_text() + f'cpu_model = "{cpu}"\n')
+        got = run_cli(["recommend", "--workload", "stencil", "--size", "200", "--max-nodes",
+                       "1", "--cluster", str(cluster), "--json"], timeout=120, cwd=tmp_path)
+        assert got.returncode == 0, got.stderr
+        return json.loads(got.stdout)["verdict"]
+
+    other = verdict("Zilog Z80")
+    assert other["verdict"] != "auto" and other["checks"]["cpu"] == "confirm", other
+    assert any("CPU Zilog Z80 but the model was measured on CPU AMD EPYC" in r
+               for r in other["reasons"]), other["reasons"]
+    same = verdict("AMD EPYC")
+    assert "cpu" not in same["checks"] and same["verdict"] == "auto", same

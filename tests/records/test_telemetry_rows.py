@@ -77,3 +77,30 @@ def test_a_one_size_program_sweep_keeps_its_template_and_reading_options(tmp_pat
     assert level.command.endswith("s{size}.nw")
     known, unknown = recorded_measurement(level)
     assert unknown == [] and known["fom_regex"] == ""
+
+
+def test_each_run_carries_its_machines_cpu(tmp_path):
+    """Each row's ``cpu_model`` is its own machine's, from the machines table by
+    ``machine_id`` (s31 tester Q4: a bundle recorded no CPU, so the guard could not tell an
+    Intel machine from the AMD one it was measured on): a merged file of two machines too."""
+    from hpcds1mpi.records.telemetry import read_machines
+
+    amd = "data/reference_choice/race_rest_large_b.h5"  # measured on an AMD EPYC
+    app = tmp_path / "app.sh"
+    app.write_text('#!/bin/sh\necho "time: 0.01 s"\n')
+    app.chmod(0o755)
+    here = tmp_path / "here.h5"
+    res = run_cli(["sweep", "--command", f"{app} {{size}}", "--label", "app", "--sizes", "1",
+                   "--ranks-per-node", "1", "--threads", "1", "--time-regex",
+                   r"time: ([0-9.]+) s", "--min-repeats", "1", "--max-repeats", "1",
+                   "--min-time", "0", "--out", str(here), "--no-progress"],
+                  timeout=120, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    both = tmp_path / "both.h5"
+    res = run_cli(["telemetry", "merge", "--out", str(both), amd, str(here)], timeout=120)
+    assert res.returncode == 0, res.stderr
+    machines = read_machines(both).set_index("machine_id")["cpu_model"]
+    assert len(machines) == 2 and "AMD EPYC" in set(machines)
+    rows = telemetry_rows(str(both))
+    assert list(rows["cpu_model"]) == list(rows["machine_id"].map(machines))
+    assert set(telemetry_rows(amd)["cpu_model"]) == {"AMD EPYC"}

@@ -224,7 +224,10 @@ def test_a_programs_runs_carry_which_runtime_its_telemetry_measured(tmp_path):
     telemetry.append(tmp_path / "kernel.h5", make_runs().to_dict("records"))
     kernel = read_frames([str(tmp_path / "kernel.h5")])
     assert "runtime_source" not in kernel.columns
-    pd.testing.assert_frame_equal(kernel, telemetry.read_runs(tmp_path / "kernel.h5"))
+    # every run carries its machine's CPU (s31 tester Q4); none where no machines row names one
+    assert kernel["cpu_model"].isna().all()
+    pd.testing.assert_frame_equal(kernel.drop(columns="cpu_model"),
+                                  telemetry.read_runs(tmp_path / "kernel.h5"))
 
 
 def test_runs_fingerprinted_from_the_launcher_are_refused_with_the_fix(tmp_path):

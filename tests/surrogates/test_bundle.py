@@ -256,3 +256,16 @@ def test_recommend_uses_the_shipped_bundle_by_default(tmp_path):
 
     answer = json.loads(proc.stdout)
     assert "stencil" in proc.stdout and answer  # a pick from the shipped model
+
+
+def test_a_bundle_records_the_cpu_its_partition_was_measured_on(tmp_path):
+    """train records each partition's CPU from its runs' machines (s31 tester Q4: the guard's
+    CPU check had nothing to compare, so another CPU was answered ``auto``); rows that name
+    none (a job table) record none."""
+    data = TrainingData.read(telemetry=["data/reference_choice/race_rest_large_b.h5"])
+    bundle = train_bundle(data, n_members=2, use_embedding=False, threads=1)
+    assert bundle.partitions["local"]["cpu_model"] == "AMD EPYC"
+    bundle.save(tmp_path / "b")
+    assert load_bundle(tmp_path / "b").partitions["local"]["cpu_model"] == "AMD EPYC"
+    jobs = train_bundle(make_runs(), n_members=2, use_embedding=False, threads=1)
+    assert all("cpu_model" not in hw for hw in jobs.partitions.values())
