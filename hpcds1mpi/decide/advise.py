@@ -385,8 +385,11 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
                           "pass --size")
     rec = recommend(bundle, label, int(size), places, objective=objective, history=history,
                     model_dir=model_dir, device=device)
+    verdict = rec.verdict.as_dict()  # recommend's "see the lines below" are its places' own
+    verdict["reasons"] += [f"{pl.label}: {pl.rejected}" for pl in rec.places  # (s31 tester Q8)
+                           if pl.rejected and rec.verdict.verdict == "escalate"]
     advice = Advice(name, script.scheduler, label, source, int(size), size_source, asked, None,
-                    rec.verdict.as_dict(), objective, energy_label=rec.energy_label,
+                    verdict, objective, energy_label=rec.energy_label,
                     notes=notes, warnings=warnings, recommendation=rec)
     if rec.verdict.verdict == "escalate":  # the guard's verdict, and no guessed numbers
         # the label too, as recommend's JSON and script give each step (s29 tester C8: the

@@ -31,6 +31,7 @@ from hpcds1mpi.config import Configuration
 from hpcds1mpi.errors import ConfigError, LaunchError
 from hpcds1mpi.launch import program
 from hpcds1mpi.launch.hydra_binding import hydra_binding, hydra_thread_args
+from hpcds1mpi.launch.srun_overcommit import overcommit_note, overcommit_tokens
 
 #: Launcher kinds a user may ask for on this machine (``--launcher``).
 LAUNCHERS = ("srun", "mpiexec")
@@ -81,6 +82,7 @@ class Srun(Launcher):
 
     mpi: str = "pmi2"
     args: tuple = ()
+    cores: int | None = None  # the CPUs the allocation gives a node: --overcommit above them
     name = "srun"
     binds_cores = True
 
@@ -100,7 +102,11 @@ class Srun(Launcher):
         # wire-up) ends the step instead of stranding the others in MPI calls.
         return ["srun", f"--nodes={config.nodes}", f"--ntasks={config.ranks}",
                 f"--ntasks-per-node={config.ranks_per_node}", "-c", str(config.threads),
-                "--cpu-bind=cores", "--kill-on-bad-exit=1", *self._plugin(), *self.args]
+                "--cpu-bind=cores", "--kill-on-bad-exit=1", *self._plugin(),
+                *overcommit_tokens(config, self.cores, self.args), *self.args]
+
+    def notes(self, config: Configuration) -> list[str]:
+        return [n for n in [overcommit_note(config, self.cores, self.args)] if n]
 
     def total_tokens(self, ranks: int) -> list[str]:
         return ["srun", "-n", str(ranks), *self._plugin(), *self.args]
@@ -312,17 +318,13 @@ def in_slurm(env: dict | None = None) -> bool:
 
 def detect(env: dict | None = None) -> str:
     """``"srun"`` inside a Slurm allocation with srun on PATH, else ``"mpiexec"``."""
-    if in_slurm(env) and shutil.which("srun"):
-        return "srun"
-    return "mpiexec"
+    return "srun" if in_slurm(env) and shutil.which("srun") else "mpiexec"
 
 
 def mpiexec_path() -> str:
     """The mpiexec next to this Python (the mpich wheel's), else the one on PATH."""
     here = Path(sys.executable).parent / "mpiexec"
-    if here.exists():
-        return str(here)
-    found = shutil.which("mpiexec") or shutil.which("mpirun")
+    found = str(here) if here.exists() else shutil.which("mpiexec") or shutil.which("mpirun")
     if not found:
         raise LaunchError("no mpiexec found: install an MPI (pip install 'hpcds1mpi[mpich]') "
                           "or put mpiexec on PATH")
@@ -384,24 +386,22 @@ def local(launcher: str | None = None, *, mpi: str = "pmi2", mpiexec: str | None
         mpi: srun's ``--mpi`` plugin.
         mpiexec: path of mpiexec (found when None); its flavour is asked once.
         args: the user's launcher options, after the launcher's own.
-        cores: cores per node (Open MPI's ``--oversubscribe`` when ranks exceed them).
+        cores: cores per node (Open MPI's ``--oversubscribe`` when ranks exceed them, srun's
+            ``--overcommit`` when ranks x threads do).
 
     Raises:
         LaunchError: an unknown launcher, or no mpiexec.
     """
     launcher = launcher or ("mpiexec" if mpiexec else detect())
     if launcher == "srun":
-        return Srun(mpi, tuple(args))
+        return Srun(mpi, tuple(args), cores=cores)
     if launcher == "mpiexec":
         path = mpiexec or mpiexec_path()
         if mpiexec_flavor(path) == "openmpi":
-            return OpenMpiMpirun(path, tuple(args), as_root=_is_root(), cores=cores)
+            root = hasattr(os, "geteuid") and os.geteuid() == 0
+            return OpenMpiMpirun(path, tuple(args), as_root=root, cores=cores)
         return HydraMpiexec(path, tuple(args))
     raise LaunchError(f"unknown launcher {launcher!r}; use one of {', '.join(LAUNCHERS)}")
-
-
-def _is_root() -> bool:
-    return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
 #: The schedulers a batch script can be written for.
@@ -435,7 +435,7 @@ def for_script(scheduler: str, cluster=None, cores: int | None = None) -> Launch
     if name not in SCRIPT_LAUNCHERS:
         raise ConfigError(f"launcher {name!r} unknown; use one of {', '.join(SCRIPT_LAUNCHERS)}")
     args = parse_args(getattr(cluster, "launcher_args", ""), "the cluster file's launcher_args")
-    if name == "srun":
+    if name == "srun":  # no cores: the script's job asks what its step needs
         return Srun((getattr(cluster, "mpi", "") or "pmi2") if cluster is not None else "pmi2",
                     args)
     command = getattr(cluster, "mpiexec", "") or name

@@ -19,7 +19,6 @@ changes the threads per rank must change the options that give a rank its cores:
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 from typing import TYPE_CHECKING
@@ -29,6 +28,8 @@ from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.launchers import (OPEN_MPI_BINDING_MCA, ThreadBinding, binds_its_own,
                                         open_mpi_thread_binding)
 from hpcds1mpi.launch.mpi_names import MPICH, OPENMPI
+from hpcds1mpi.launch.script_mpi_check import launch_family  # noqa: F401 (advise's, here)
+from hpcds1mpi.launch.script_thread_binding import hydra_bind_value
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript, Launch
@@ -88,36 +89,6 @@ def binding_given(script: "JobScript", launch: "Launch") -> bool:
     return any(name.startswith(_MCA_VARIABLES) for name in [*before, *launch.env])
 
 
-def launch_family(script: "JobScript", launch: "Launch | None",
-                  job_folder: str | None = None) -> str | None:
-    """The MPI family (:data:`~hpcds1mpi.launch.mpi_names.OPENMPI` / ``MPICH``) of an
-    ``mpirun`` / ``mpiexec`` line: from the launcher's name (``mpirun.openmpi``, ``orterun``);
-    where the job's folder is given, from the launcher's file, else the program's (the files
-    ``advise`` reads for its launcher warning, nothing run). None when nothing says."""
-    if launch is None or launch.kind != "mpi":
-        return None
-    # script_mpi_check owns how a script's launcher and program files are found (not
-    # public there yet): the same lookup, so the warning and the binding agree.
-    from hpcds1mpi.launch.script_mpi_check import (_LAUNCHER_NAMES, _first_lines, _found,
-                                                   _job_folder, launcher_file_family,
-                                                   program_file_family)
-    from hpcds1mpi.launch.script_placeholders import program_at
-
-    named = _LAUNCHER_NAMES.get(os.path.basename(launch.launcher))
-    if named is not None or job_folder is None:
-        return named
-    path_var = None if _first_lines(script.text)[0] < launch.line else os.environ.get("PATH")
-    folder = _job_folder(script, launch, job_folder)
-    launcher = _found(script.text[launch.span[0]:launch.span[1]].strip("\"'"), folder,
-                      path_var)
-    family = launcher_file_family(launcher) if launcher else None
-    if family is None:
-        words = [launch.program or "", *launch.args]
-        program = _found(words[program_at(words)], folder, path_var)
-        family = program_file_family(program)[0] if program else None
-    return family if family in (OPENMPI, MPICH) else None
-
-
 def added_binding(script: "JobScript", to: "Layout", family: str | None
                   ) -> ThreadBinding | None:
     """The options a rewrite adds to an Open MPI ``mpirun`` line that runs ``to``'s threads
@@ -153,7 +124,8 @@ def binding_note(script: "JobScript", to: "Layout", family: str | None) -> str |
     socket (or other unit) it keeps while the ranks per node change (:func:`_kept_ppr_note`),
     and its binding for the threads (:func:`_thread_binding_note`); None when neither needs
     saying."""
-    notes = [_kept_ppr_note(script, to), _thread_binding_note(script, to, family)]
+    notes = [_kept_ppr_note(script, to), _thread_binding_note(script, to, family),
+             _hydra_binding_note(script, to, family)]
     return "; ".join(n for n in notes if n) or None
 
 
@@ -207,6 +179,16 @@ def _thread_binding_note(script: "JobScript", to: "Layout", family: str | None
                 f"leaves it as written: give {wanted}"
                 + ("" if "none" in wanted else " (or --bind-to none)"))
     return None
+
+
+def _hydra_binding_note(script: "JobScript", to: "Layout", family: str | None) -> str | None:
+    """What the rewrite does to hydra's ``-bind-to core`` for ``to``'s threads (``core:T``:
+    each rank T cores of its own, s31 tester P3); None when it keeps it."""
+    launch = script.launch
+    bound = hydra_bind_value(launch, to.threads) if launch is not None \
+        and family == MPICH else None
+    return (f"line {launch.line}: --rewrite gives hydra -bind-to {bound} (each rank "
+            f"{to.threads} core(s) of its own for its {to.threads} thread(s))") if bound else None
 
 
 def _one_core_each(launch: "Launch") -> bool:

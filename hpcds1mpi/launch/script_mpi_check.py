@@ -342,14 +342,49 @@ def _mpi_library(program: str, family: str, tree: list | None = None) -> str | N
                  if file and family_of_soname(name) == family), None)
 
 
+def launch_family(script: "JobScript", launch: "Launch | None",
+                  job_folder: str | None = None) -> str | None:
+    """The MPI family (:data:`~hpcds1mpi.launch.mpi_names.OPENMPI` / ``MPICH``) of an
+    ``mpirun`` / ``mpiexec`` line: from the launcher's name (``mpirun.openmpi``, ``orterun``);
+    where the job's folder is given, from the launcher's file, else the program's (the files
+    ``advise`` reads for its launcher warning, nothing run). None when nothing says."""
+    if launch is None or launch.kind != "mpi":
+        return None
+    # the same lookup as the MPI warning's, so the warning and the binding agree
+    from hpcds1mpi.launch.script_placeholders import program_at
+
+    named = _LAUNCHER_NAMES.get(os.path.basename(launch.launcher))
+    if named is not None or job_folder is None:
+        return named
+    path_var = None if _first_lines(script.text)[0] < launch.line else os.environ.get("PATH")
+    folder = _job_folder(script, launch, job_folder)
+    launcher = _found(script.text[launch.span[0]:launch.span[1]].strip("\"'"), folder,
+                      path_var)
+    family = launcher_file_family(launcher) if launcher else None
+    if family is None:
+        words = [launch.program or "", *launch.args]
+        program = _found(words[program_at(words)], folder, path_var)
+        family = program_file_family(program)[0] if program else None
+    return family if family in (OPENMPI, MPICH) else None
+
+
 def launch_checks(script: "JobScript", cwd: str, env: dict | None = None
                   ) -> tuple[list[str], list[str]]:
     """(warnings, notes) on the MPI of every launch line of ``script``: :func:`mpi_mismatch`
-    and :func:`srun_check`, each (program, launcher) pair said once, at its first line."""
+    and :func:`srun_check`, each (program, launcher) pair said once, at its first line; a host
+    list of the script's own (:func:`~hpcds1mpi.launch.script_hosts.host_list_warning`) and a
+    binding of one core for a rank's threads
+    (:func:`~hpcds1mpi.launch.script_thread_binding.one_core_warning`) warned of."""
+    from hpcds1mpi.launch.script_hosts import host_list_warning
+    from hpcds1mpi.launch.script_thread_binding import one_core_warning
+
     seen: set = set()
     warnings, notes = [], []
     for launch in script.launches:
         if found := (mpi_mismatch(script, launch, cwd, env, seen=seen)
                      or srun_check(script, launch, cwd, env, seen=seen)):
             (warnings if found[0] == "warning" else notes).append(found[1])
+        warnings += [w for w in (host_list_warning(script, launch),
+                                 one_core_warning(script, launch,
+                                                  launch_family(script, launch, cwd))) if w]
     return warnings, notes

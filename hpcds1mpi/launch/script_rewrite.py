@@ -29,7 +29,9 @@ from typing import TYPE_CHECKING
 
 from hpcds1mpi.launch.directives import format_slurm_time
 from hpcds1mpi.launch.pbs_rewrite import pbs_directives
+from hpcds1mpi.launch.mpi_names import MPICH
 from hpcds1mpi.launch.script_binding import added_binding, remap, unbinds_ranks
+from hpcds1mpi.launch.script_thread_binding import hydra_bind_value
 from hpcds1mpi.launch.script_edits import (SCHEDULER_VAR_RE, Change, Edits, directive_line,
                                            drop_option, drop_setting)
 from hpcds1mpi.launch.script_gpus import GPU_OPTIONS
@@ -145,6 +147,8 @@ def _launch(e: Edits, script: "JobScript", to: Layout, family: str | None) -> bo
     binding = added_binding(script, to, family)
     if binding is not None:  # Open MPI would give each rank one core for all its threads
         e.insert(launch.span[1], " " + " ".join(binding.tokens))
+    if family == MPICH and (bound := hydra_bind_value(launch, to.threads)):
+        e.launch_value(o["bind-to"], bound, "-bind-to")  # T cores a rank (s31 tester P3)
     if launch.kind == "slurm":
         _gpus(e, o, to, directive=False)  # a step's GPUs must stay within the job's
     own = program_threads(script, launch)  # the program's own threads option (--threads N)

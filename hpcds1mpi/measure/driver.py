@@ -192,11 +192,12 @@ def _say_changed_settings(writer, plan: SweepPlan, kept: int, out: str) -> None:
 
 
 def say_oversubscribed(plan: SweepPlan, todo: list[int], cpus: int, launched: int,
-                        env=None) -> None:
+                        env=None, run_as: str = "they run unbound and oversubscribed") -> None:
     """One line when runs put more ranks x threads on a node than the launch gave it (``cpus``:
     the fewest of any node, :func:`hpcds1mpi.runtime.binding.node_cpus`; ``launched``: ranks
-    launched per node): they run unbound, their times measure the contention. Under srun the
-    step may hold fewer CPUs than the allocation: the line says how to launch it wider."""
+    launched per node): ``run_as`` says how they run, their times measure the contention. Under
+    srun the step may hold fewer CPUs than the allocation: the line says how to launch it
+    wider."""
     over = [plan.runs[i].config for i in todo
             if plan.runs[i].config.ranks_per_node * plan.runs[i].config.threads > cpus]
     if not over:
@@ -214,7 +215,7 @@ def say_oversubscribed(plan: SweepPlan, todo: list[int], cpus: int, launched: in
     sys.stderr.write(
         f"hpcds1mpi sweep: {len(over)} of {len(todo)} configuration(s) put more ranks x "
         f"threads on a node than its {cpus} cpu(s) (up to {worst.ranks_per_node} x "
-        f"{worst.threads}); they run unbound and oversubscribed, their times include the "
+        f"{worst.threads}); {run_as}, their times include the "
         f"contention{how} (--valid-only, or valid_only = true in a plan, skips them)\n")
     sys.stderr.flush()
 

@@ -52,11 +52,13 @@ from hpcds1mpi.config import OK, UNINFORMATIVE_STATUSES, Configuration
 from hpcds1mpi.errors import ConfigError, LaunchError, SweepInterrupted
 from hpcds1mpi.launch.exec_wrappers import program_past_wrappers
 from hpcds1mpi.launch.program import check_executable_first, placeholder_values
+from hpcds1mpi.launch.srun_overcommit import OVERCOMMITTED
 from hpcds1mpi.measure.driver import say_oversubscribed, settled
 from hpcds1mpi.measure.external_plan import format_command
 from hpcds1mpi.measure.external_resume import check_resumed
 from hpcds1mpi.measure.plan import RunSpec, SweepPlan
-from hpcds1mpi.measure.program_launch import classify, launch_once, launch_problem
+from hpcds1mpi.measure.program_launch import (classify, launch_once, launch_problem,
+                                              refused_by_launcher)
 from hpcds1mpi.measure.progress import Progress
 from hpcds1mpi.measure.reachable_nodes import check_nodes_reachable
 from hpcds1mpi.measure.setup_command import failed_in_setup, set_up
@@ -287,7 +289,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
 
     readings = readings or Readings.of(fom_regex=fom_regex)
     choice = choice or preflight.LaunchChoice(launcher, mpi)
-    launch = choice.launcher_for(partition.cores_per_node)
+    launch = choice.launcher_for(partition.usable_cores_per_node)  # the allocation's (P4)
     check_nodes_reachable(plan, launch)  # s29 tester A8: every run failed, after the probe
     created = prepare_folders(workdir, plan.runs, bool(setup))  # --setup fills them (N7a)
     for spec in plan.runs:
@@ -318,7 +320,8 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
                                        {spec.config.threads for spec in plan.runs})):
         say(note)  # threads above 1 for a program that cannot use them
     if say:  # more ranks x threads than cores: said as for kernels (s27 tester Q, 8)
-        say_oversubscribed(plan, list(range(len(plan.runs))), partition.cores_per_node, 0, {})
+        say_oversubscribed(plan, list(range(len(plan.runs))), partition.usable_cores_per_node,
+                           0, {}, *([OVERCOMMITTED] if launch.name == "srun" else []))
     if say and (note := shared_folder_note(workdir, plan.runs)):  # scratch files collide
         say(note)
     said = set()
@@ -354,7 +357,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
         machine_id = fp["machine_id"]
         sweep_id = hashlib.sha1(json.dumps(plan.source, sort_keys=True).encode()).hexdigest()[:12]
         done_keys = {k for k, r in writer.store.runs.items()  # its program never ran: again
-                     if settled(r) and not failed_in_setup(r)}
+                     if settled(r) and not failed_in_setup(r) and not refused_by_launcher(r)}
         todo = [s for s in plan.runs if (machine_id, s.run_id) not in done_keys]
         model = meters.power_model(partition)
         # Asked once: a stale SLURM_JOB_ID is ignored, never blamed for the program's failure.

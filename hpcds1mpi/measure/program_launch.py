@@ -5,7 +5,8 @@ the sweep is interrupted), measuring the memory and CPU time of the program's ra
 (:mod:`hpcds1mpi.measure.ranks_usage`: never the launcher's);
 :func:`launch_problem` tells a launcher that could not start the program (an error of the
 sweep, never a measurement) from a program that failed (a measurement); :func:`classify` gives
-a launch's status: ``ok``, ``failed``, ``timeout`` or ``oom``, and :func:`reason_line` the
+a launch's status: ``ok``, ``failed``, ``timeout``, ``oom`` or ``unsupported`` (srun refused
+the step: :data:`SRUN_REFUSED`), and :func:`reason_line` the
 line of the output that says why (the program's error, not its MPI's abort banner).
 
 ``oom`` takes a specific sign (:data:`OOM_WORDS`, :data:`OOM_LINES`): exit 137 / SIGKILL, a
@@ -288,6 +289,10 @@ def classify(result: dict, timeout: float) -> tuple[str, str]:
     code = result["exit_code"]
     if result["timed_out"]:
         return "timeout", f"no exit within the {timeout:g} s timeout; killed"
+    if code != 0 and (refusal := _first_line(result["stderr"][-20000:], SRUN_REFUSED)):
+        return "unsupported", (f"{REFUSED} ({refusal}); the program never ran, so no model "
+                               "learns this as its failure: --resume in an allocation that "
+                               "holds the configuration runs it again")
     text = result["stdout"][-20000:] + "\n" + result["stderr"][-20000:]
     if code == 0:  # its own error last: failed (Elk under srun --mpi=pmix, s30 tester L1)
         from hpcds1mpi.measure.ending_error import ending_error
@@ -315,6 +320,21 @@ LAUNCH_FAILED = re.compile(r"\blaunch failed\b|\bunable to launch\b|"
                            r"\btask launch for \S+ failed\b", re.IGNORECASE)
 #: srun's report of a task that failed on its own, before it killed the others (exit 137).
 TASK_FAILED = re.compile(r"\btask \d+: Exited with exit code [1-9]")
+
+
+#: srun's refusal of a step or job before any rank starts, Slurm's answer and never the
+#: program's ("Unable to create step for job 7: More processors requested than permitted",
+#: "Unable to allocate resources: Requested node configuration is not available"): the run is
+#: ``unsupported``, which no model learns from, and ``--resume`` tries it again (s31 tester P4).
+SRUN_REFUSED = re.compile(r"\bsrun: error: Unable to (create step|allocate resources)\b")
+#: The start of a refused run's reason (:func:`refused_by_launcher`).
+REFUSED = "srun refused to start it"
+
+
+def refused_by_launcher(row: dict) -> bool:
+    """Whether a recorded run is srun's refusal (:data:`SRUN_REFUSED`): never settled, so
+    ``--resume`` launches it again (another allocation may hold it)."""
+    return row.get("status") == "unsupported" and str(row.get("error", "")).startswith(REFUSED)
 
 
 def _launch_failed(text: str) -> str:

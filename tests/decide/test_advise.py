@@ -569,3 +569,19 @@ def test_a_directive_too_long_to_read_refuses_the_rewrite(bundle, places):
     assert a.rewrite_refused.replace("refused", "would be refused", 1) in a.notes
     assert a.to_dict()["rewrite_refused"] == a.rewrite_refused
     assert run(text.replace(select, "2:ncpus=2:mpiprocs=1"), bundle, places).rewritten
+
+
+def test_an_escalation_for_partitions_that_cannot_run_it_names_each_ones_reason(monkeypatch):
+    """Was (s31 tester Q8): "no allowed partition can run this job (see the lines below)" and
+    no line below: recommend's per-partition lines were not among advise's reasons."""
+    from hpcds1mpi.decide.advise import advise
+    from tests.decide.test_measured_here import RUNS, Small
+    from tests.fake_bundle import fake_places
+
+    monkeypatch.setitem(RUNS, (1, 1), ("failed", 0.7))  # no layout ran ok at size 1
+    text = "#!/bin/bash\n#SBATCH -N 1\n#SBATCH --ntasks-per-node=2\nsrun ./prog 1\n"
+    reasons = advise(text, Small(), fake_places("cpu"), workload="psmall",
+                     size=1).verdict["reasons"]
+    assert reasons[0] == "no allowed partition can run this job (see the lines below)"
+    assert reasons[1].startswith("lab/cpu: every configuration is predicted to fail here "
+                                 "(measured failing at size 1: 1 node x 1 rank x 1 thread")

@@ -677,3 +677,22 @@ def test_a_failure_with_nothing_readable_says_so():
     status, error = classify({**BASE, "exit_code": 1, "stdout": "*****\n" * 20,
                               "stderr": ""}, 5)
     assert status == "failed" and error == "exit code 1: no message read", error
+
+
+@pytest.mark.parametrize("refusal", [
+    "srun: error: Unable to create step for job 56472659: More processors requested than "
+    "permitted",
+    "srun: error: Unable to create step for job 56472662: Memory required by task is not "
+    "available",
+    "srun: error: Unable to allocate resources: Requested node configuration is not available"])
+def test_srun_refusing_the_step_is_no_failure_of_the_program(refusal):
+    """Was (s31 tester P4): srun's own refusal was recorded ``failed``, which the failure model
+    learns as the program's; it is ``unsupported`` (learnt by none), and --resume retries it."""
+    status, error = classify({**BASE, "exit_code": 1, "stderr": refusal + "\n"}, 60)
+    assert status == "unsupported" and error.startswith(f"srun refused to start it ({refusal})")
+    assert "--resume" in error
+    assert program_launch.refused_by_launcher({"status": status, "error": error})
+    # a program whose own message says "unable to": its failure
+    assert classify({**BASE, "exit_code": 1, "stderr": "error: Unable to open deck\n"}, 60)[0] \
+        == "failed"
+    assert not program_launch.refused_by_launcher({"status": "failed", "error": error})

@@ -74,3 +74,50 @@ def test_mpirun_in_a_two_node_allocation_records_each_ranks_own_memory(slurm, tm
     assert list(runs["status"]) == ["ok"], runs[["status", "error"]].to_dict("records")
     assert 110 < float(runs["peak_rss_mb"].iloc[0]) < 200, runs[
         ["peak_rss_mb", "peak_rss_source"]].to_dict("records")
+
+
+def _sweep_two_ranks(slurm, tmp_path, *extra: str):
+    out = tmp_path / "over.h5"
+    proc = slurm.cmd(["salloc", "-N1", "-n2", "--time=3", "--job-name=hpcds-overcommit",
+                      hpcds1mpi_exe(), "sweep", "--command", PROGRAM, "--label", "size",
+                      "--sizes", "1", "--ranks-per-node", "2", "--threads", "1,2",
+                      "--launcher", "srun", "--mpi", "pmi2", "--ranks-regex", r"ranks: (\d+)",
+                      "--max-repeats", "1", "--out", str(out), "--no-progress", *extra],
+                     timeout=180, check=False, cwd=tmp_path)
+    return proc, out
+
+
+def test_more_ranks_x_threads_than_the_allocation_holds_run_overcommitted(slurm, tmp_path):
+    """Was (s31 tester P4): the pre-flight said such runs "run unbound and oversubscribed",
+    then srun refused each step ("More processors requested than permitted"), recorded as the
+    program's failures. srun is given --overcommit for them, and the pre-flight says so."""
+    from hpcds1mpi.records.telemetry import read_runs
+
+    proc, out = _sweep_two_ranks(slurm, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    runs = read_runs(out).set_index("threads")
+    assert list(runs["status"]) == ["ok", "ok"], runs[["status", "error"]].to_dict("records")
+    assert "--overcommit" in runs.loc[2, "command"] and "--overcommit" not in runs.loc[1, "command"]
+    assert "srun is given --overcommit for them" in proc.stderr
+    assert "run unbound" not in proc.stderr
+
+
+def test_a_step_srun_refuses_is_not_the_programs_failure_and_resume_retries_it(slurm, tmp_path):
+    """srun's refusal of a step is ``unsupported`` (no model learns it), and --resume launches
+    it again. Here the sweep cannot know the allocation's CPUs (SLURM_JOB_CPUS_PER_NODE unset),
+    so it gives no --overcommit and srun refuses 1 x 2 threads in a 1-CPU allocation."""
+    from hpcds1mpi.records.telemetry import read_runs
+
+    out = tmp_path / "refused.h5"
+    argv = ["salloc", "-N1", "-n1", "--time=3", "--job-name=hpcds-refused", "env", "-u",
+            "SLURM_JOB_CPUS_PER_NODE", hpcds1mpi_exe(), "sweep", "--command", "/bin/echo hi",
+            "--label", "echo", "--sizes", "1", "--threads", "2", "--launcher", "srun",
+            "--mpi", "pmi2", "--max-repeats", "1", "--out", str(out), "--no-progress"]
+    proc = slurm.cmd(argv, timeout=120, check=False, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    runs = read_runs(out)
+    assert list(runs["status"]) == ["unsupported"], runs[["status", "error"]].to_dict("records")
+    assert runs["error"].iloc[0].startswith(
+        "srun refused to start it (srun: error: Unable to create step for job "), runs["error"]
+    again = slurm.cmd([*argv, "--resume"], timeout=120, check=False, cwd=tmp_path)
+    assert "(unsupported 1; 0 already done)" in again.stderr, again.stderr

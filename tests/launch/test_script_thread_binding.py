@@ -1,0 +1,59 @@
+"""A job script's -bind-to core leaving a rank's threads one core (s31 tester P3)."""
+
+from __future__ import annotations
+
+from hpcds1mpi.launch.mpi_names import MPICH, OPENMPI
+from hpcds1mpi.launch.script_binding import binding_note
+from hpcds1mpi.launch.script_mpi_check import launch_checks
+from hpcds1mpi.launch.script_reading import read_script
+from hpcds1mpi.launch.script_rewrite import Layout, rewrite
+from hpcds1mpi.launch.script_thread_binding import one_core_warning
+
+#: The tester's adv/A.sbatch (hydra) and adv/D.pbs (a bare mpiexec).
+A_SBATCH = """#!/bin/bash
+#SBATCH -J heat
+#SBATCH -N 1
+#SBATCH --ntasks-per-node=2
+#SBATCH -t 00:20:00
+mpiexec.mpich -ppn 2 -n 2 -genv OMP_NUM_THREADS 2 -bind-to core ./heat 2000 100
+export OMP_NUM_THREADS=1
+"""
+D_PBS = """#!/bin/bash
+#PBS -N heat
+#PBS -l select=2:ncpus=2:mpiprocs=1:ompthreads=2
+#PBS -l walltime=00:30:00
+cd $PBS_O_WORKDIR
+mpiexec -f $PBS_NODEFILE -ppn 1 -n 2 -bind-to core ./heat 2000 100
+export OMP_NUM_THREADS=2
+"""
+
+
+def test_bind_to_core_for_two_threads_is_warned_of_with_the_fix_for_its_mpi(tmp_path):
+    script = read_script(A_SBATCH)
+    warnings = launch_checks(script, str(tmp_path))[0]  # mpiexec.mpich: MPICH by its name
+    assert ("line 6: -bind-to core binds each rank to one core, which its 2 threads share "
+            "(they run as one): give -bind-to core:2") in warnings
+    pbs = read_script(D_PBS)
+    said = one_core_warning(pbs, pbs.launch, None)  # a bare mpiexec: either MPI's fix
+    assert said.endswith("give -bind-to core:2 for MPICH / Intel MPI's hydra, --map-by "
+                         "slot:PE=2 for Open MPI")
+    assert one_core_warning(pbs, pbs.launch, OPENMPI).endswith("give --map-by slot:PE=2")
+
+
+def test_a_count_or_one_thread_is_no_warning():
+    for text in (A_SBATCH.replace("-bind-to core", "-bind-to core:2"),
+                 A_SBATCH.replace("OMP_NUM_THREADS 2", "OMP_NUM_THREADS 1"),
+                 A_SBATCH.replace("-bind-to core", "-bind-to numa")):
+        script = read_script(text)
+        assert one_core_warning(script, script.launch, MPICH) is None, text
+
+
+def test_rewrite_gives_hydra_a_core_per_thread_and_says_so():
+    script = read_script(A_SBATCH)
+    text, _ = rewrite(script, Layout(1, 1, 2, cores_per_node=2), MPICH)
+    assert "-genv OMP_NUM_THREADS 2 -bind-to core:2 ./heat" in text
+    assert "line 6: --rewrite gives hydra -bind-to core:2" in binding_note(
+        script, Layout(1, 1, 2, cores_per_node=2), MPICH)
+    one = rewrite(read_script(text), Layout(1, 2, 1, cores_per_node=2), MPICH)[0]
+    assert "-bind-to core ./heat" in one  # back to one core a rank for one thread
+    assert "-bind-to core ./heat" in rewrite(script, Layout(1, 1, 2), OPENMPI)[0]  # not hydra's
