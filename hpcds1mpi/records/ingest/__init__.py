@@ -41,7 +41,8 @@ Modules: :mod:`.schema` (the job table's columns, the one row constructor, the f
 CSV readers share), :mod:`.compressed` (a file's compression, read or refused),
 :mod:`.time_limits` (a limit of 0 is none; a wrong unit refused), :mod:`.times` (time formats,
 range and zone), :mod:`.wrong_exports` (what a common wrong export is told),
-:mod:`.same_jobs` (the same job in several files, kept once) and :mod:`.job_logs` (kind
+:mod:`.same_jobs` (the same job in several files, kept once), :mod:`.file_zones` (files read
+in different time zones, shifted onto a ``--json`` file's UTC) and :mod:`.job_logs` (kind
 detection and the entry points re-exported here).
 """
 

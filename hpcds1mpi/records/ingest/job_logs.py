@@ -208,9 +208,9 @@ def ingest(paths: list[str | Path], kind: str = "auto", procs_are: str = "auto")
     """Read several job logs into one job table.
 
     The same job seen in several files is kept once (:func:`.same_jobs.keep_once`: a Slurm
-    id is one job whatever its submit times, a requeue's last attempt kept; other kinds by id
-    and submit time); the copies, and files read in different time zones, are counted in the
-    returned notes.
+    id is one job while its copies are within 26 h or a requeue apart, a requeue's last
+    attempt kept; other kinds by id and submit time); the copies, and files read in different
+    time zones, are counted in the returned notes.
 
     Returns:
         (job table DataFrame, list of FileReport, Counter of cross-file notes)

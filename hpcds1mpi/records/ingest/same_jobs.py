@@ -1,13 +1,15 @@
 """The same job in several files, kept once.
 
-A Slurm job id names one job across files: its copies are one job whatever their submit
-times (a requeue resets Submit, and a file read in the wrong time zone shifts every time by
-whole hours). Copies of one attempt are kept once, the best copy kept (``sacct -P`` first:
-22.05's ``--json`` loses exit codes; then the copy with the most fields known); attempts of a
-requeued job seen in several files keep the last one; copies that name another user or job
-name are two jobs under one id and all are dropped. Two files whose shared jobs are a whole
-quarter-hour apart were read in different time zones, said in one line. Jobs of other kinds
-are the same job when their id and submit time agree.
+A Slurm job id names one job across files while its copies are close in time: a requeue
+resets Submit (the later attempt submitted after the earlier one started, by its end), and a
+file read in the wrong time zone shifts every time by whole quarter-hours, at most 26 h
+(UTC-12 to UTC+14). Copies of one id further apart are different jobs (another cluster's, or
+ids reused after a reset or a MaxJobId wrap), each kept (s31 verifier V1). Copies of one
+attempt are kept once, the best copy kept (``sacct -P`` first: 22.05's ``--json`` loses exit
+codes; then the copy with the most fields known); attempts of a requeued job seen in several
+files keep the last one; close copies that name another user or job name are two jobs under
+one id and all are dropped. Files read in different time zones: :mod:`.file_zones`. Jobs of
+other kinds are the same job when their id and submit time agree.
 """
 
 from __future__ import annotations
@@ -16,8 +18,6 @@ from collections import Counter
 
 #: Kinds whose job ids are Slurm's (one id, one job, across files).
 SLURM_KINDS = ("sacct-p", "sacct-csv", "sacct-json")
-#: Time zones differ by whole quarter-hours (Nepal's +5:45 included).
-_ZONE_STEP_S = 900
 
 
 def keep_once(table, paths: list, notes: Counter):
@@ -33,16 +33,22 @@ def keep_once(table, paths: list, notes: Counter):
     """
     import pandas as pd
 
+    from .file_zones import shift_times, zone_offsets
+
     priority = {"sacct-p": 0, "sacct-csv": 0, "sacct-json": 1}  # every other kind: 2
     table = table.assign(_prio=table["source_kind"].map(priority).fillna(2),
                          _unknown=_unknown_fields(table),
                          _slurm=table["source_kind"].isin(SLURM_KINDS))
     table = table.sort_values(["_prio", "_unknown"], kind="stable")
+    table["_job"] = _same_job_numbers(table, notes)
     table = _drop_two_jobs_under_one_id(table, notes)
-    shift = table["_file"].map(_zone_offsets(table, paths, notes)).fillna(0)
-    table["_submit"] = table["submit_time"] - pd.to_timedelta(
-        shift.where(table["_slurm"], 0), unit="s")
-    key = ["job_id", "_submit", "_slurm"]
+    offsets, shifted = zone_offsets(table, paths, notes)
+    table = shift_times(table, offsets, shifted)
+    # Files in another zone that cannot be told wrong keep their times; matched as if shifted.
+    unshifted = table["_file"].map(offsets).fillna(0).where(
+        table["_slurm"] & ~table["_file"].isin(shifted), 0)
+    table["_submit"] = table["submit_time"] - pd.to_timedelta(unshifted, unit="s")
+    key = ["job_id", "_job", "_submit", "_slurm"]
     # Only a copy from another file is a duplicate: within a file each reader decides.
     dup = table.duplicated(subset=key) & ~table.duplicated(subset=[*key, "_file"])
     if dup.any():
@@ -61,7 +67,44 @@ def keep_once(table, paths: list, notes: Counter):
                   "the one with the most fields known kept (of equals, the first file's); "
                   "check which file is right"] = int(differs.sum())
     table = _last_attempts(table[~dup], notes)
-    return table.drop(columns=["_prio", "_unknown", "_slurm", "_submit"]).sort_index()
+    return table.drop(columns=["_prio", "_unknown", "_slurm", "_submit", "_job"]).sort_index()
+
+
+def _same_job_numbers(table, notes: Counter):
+    """One number per job across files (-1 for rows not Slurm's): Slurm rows of one id are one
+    job while each, by submit time, is within 26 h of the one before (the same attempt, maybe
+    read in another zone) or was submitted after it started and by a day after its end (a
+    requeue); further apart they are different jobs under one id, said."""
+    import pandas as pd
+
+    from .file_zones import ZONE_SPAN_S
+
+    numbers = pd.Series(-1, index=table.index)
+    slurm = table[table["_slurm"]]
+    if slurm.empty:
+        return numbers
+    rows = slurm.sort_values(["job_id", "submit_time"], kind="stable", na_position="first")
+    span = pd.Timedelta(seconds=ZONE_SPAN_S)
+    before = rows.shift()
+    ended = before["end_time"].fillna(before["start_time"] + pd.to_timedelta(
+        before["runtime_s"], unit="s")).fillna(before["start_time"])
+    # An unknown submit time cannot tell jobs apart: one job, as before times were compared.
+    near = ((rows["submit_time"] - before["submit_time"] <= span)
+            | rows["submit_time"].isna() | before["submit_time"].isna())
+    requeued = ((rows["submit_time"] >= before["start_time"])
+                & (rows["submit_time"] <= ended + span))
+    # Plain bools: job ids may be pyarrow strings, whose bools cannot be counted.
+    same_id = rows["job_id"].eq(before["job_id"]).fillna(False).to_numpy(dtype=bool)
+    same = same_id & (near | requeued).fillna(False).to_numpy(dtype=bool)
+    numbers[rows.index] = (~same).cumsum()
+    in_several = rows.groupby("job_id")["_file"].transform("nunique").gt(1).to_numpy(dtype=bool)
+    apart = rows.index[same_id & ~same & in_several]
+    if len(apart):
+        ids = sorted(set(rows.loc[apart, "job_id"].astype(str)))
+        notes["one Slurm id for different jobs in several files (submitted over 26 h from each "
+              "other, no requeue: another cluster's jobs, or ids reused after a reset), each "
+              f"kept: jobs {', '.join(ids[:5])}{' ...' if len(ids) > 5 else ''}"] = len(apart)
+    return numbers
 
 
 def _last_attempts(table, notes: Counter):
@@ -69,63 +112,23 @@ def _last_attempts(table, notes: Counter):
     (their user and name agree), the last one kept, as ``sacct -D`` within a file (s31
     tester R2: all 65 jobs of two files had been kept twice)."""
     slurm = table[table["_slurm"]]
-    several = slurm.groupby("job_id")["_file"].transform("nunique").gt(1)
+    several = slurm.groupby("_job")["_file"].transform("nunique").gt(1)
     if not several.any():
         return table
     rows = slurm[several].sort_values("_submit", kind="stable", na_position="first")
-    earlier = rows.index[rows.duplicated(subset="job_id", keep="last")]
+    earlier = rows.index[rows.duplicated(subset="_job", keep="last")]
     if len(earlier):
         notes["earlier attempt of a requeued job in another file (the last attempt "
               "kept)"] = len(earlier)
     return table.drop(index=earlier)
 
 
-def _zone_offsets(table, paths: list, notes: Counter) -> dict[int, float]:
-    """Seconds each file's Slurm submit times are ahead of the first file sharing its jobs,
-    where most shared jobs are apart by the same whole quarter-hour (one file read in the wrong
-    time zone: ``sacct -P`` writes local times); said once per pair of files."""
-    import pandas as pd
-
-    rows = table[table["_slurm"] & table["submit_time"].notna()]
-    rows = rows[["job_id", "_file", "submit_time", "start_time", "runtime_s", "source_kind"]]
-    pairs = rows.merge(rows, on="job_id")
-    pairs = pairs[pairs["_file_x"] < pairs["_file_y"]]
-    if pairs.empty:
-        return {}
-    apart = (pairs["submit_time_y"] - pairs["submit_time_x"]).dt.total_seconds()
-    # A zone shifts every time of a job alike and keeps its run time; a requeue does not.
-    started = (pairs["start_time_y"] - pairs["start_time_x"]).dt.total_seconds()
-    alike = ((started == apart) | (pairs["start_time_x"].isna() & pairs["start_time_y"].isna())
-             ) & ((pairs["runtime_s_x"] == pairs["runtime_s_y"]).fillna(False) |
-                  (pairs["runtime_s_x"].isna() & pairs["runtime_s_y"].isna()))
-    apart = apart.where(alike)
-    offsets: dict[int, float] = {}
-    for (a, b), seconds in apart.groupby([pairs["_file_x"], pairs["_file_y"]], sort=True):
-        if seconds.isna().all():
-            continue
-        common = seconds.mode().iloc[0]
-        n = int((seconds == common).sum())
-        if b in offsets or common == 0 or common % _ZONE_STEP_S or 2 * n < len(seconds):
-            continue
-        offsets[b] = offsets.get(a, 0.0) + common
-        kinds = pairs.loc[seconds.index, ["source_kind_x", "source_kind_y"]].iloc[0].tolist()
-        utc = [paths[f] for f, k in zip((a, b), kinds) if k == "sacct-json"]
-        local = [paths[f] for f, k in zip((a, b), kinds) if k != "sacct-json"]
-        which = (f"{utc[0]} (sacct --json) is UTC, so {local[0]} was read in the wrong zone"
-                 if len(utc) == 1 else "one of them was read in the wrong zone")
-        notes[f"same job in {paths[a]} and {paths[b]} with times {abs(common) / 3600:g} h "
-              f"apart: {which}; sacct -P writes the local time of where sacct ran, so ingest "
-              "that file with TZ set to that zone (TZ=Area/City hpcds1mpi ingest ...), or "
-              "export with sacct --json; kept once, with the times of the copy kept"] = n
-    return {f: s for f, s in offsets.items() if pd.notna(s)}
-
-
 def _drop_two_jobs_under_one_id(table, notes: Counter):
-    """Slurm rows of one id from several files that name another user or job name are two
-    different jobs under one id (a forged or corrupt export): which is real cannot be told, so
-    every copy is dropped and the ids named. Grouped by id alone, not by submit time: a
-    requeue resets Submit (its attempts agree on user and name, as within a file), and a
-    forged copy may carry any Submit."""
+    """Copies of one job (one ``_job``: one id, close in time) from several files that name
+    another user or job name are two different jobs under one id (a forged or corrupt
+    export): which is real cannot be told, so every copy is dropped and the ids named. Not
+    grouped by submit time alone: a requeue resets Submit (its attempts agree on user and
+    name, as within a file)."""
     import pandas as pd
 
     slurm = table[table["_slurm"]]
@@ -133,7 +136,7 @@ def _drop_two_jobs_under_one_id(table, notes: Counter):
         return table
     # An empty value (a -P export without User) is no disagreement: nunique skips NA.
     who = slurm[["user", "workload"]].astype("string").replace("", pd.NA)
-    clash = (who.assign(job_id=slurm["job_id"]).groupby("job_id", dropna=False)
+    clash = (who.assign(_job=slurm["_job"]).groupby("_job", dropna=False)
              [["user", "workload"]].transform("nunique").gt(1).any(axis=1))
     if not clash.any():
         return table

@@ -24,20 +24,14 @@ def test_the_same_jobs_read_in_two_zones_are_kept_once_and_the_zone_is_said():
     assert sorted(table["job_id"]) == ["56472500", "56472501", "56472531"]  # was 6: each twice
     reason, n = _zone_note(notes)
     assert n == 3 and reason.startswith(f"same job in {UTC_P} and {NEW_YORK_P} with times 5 h "
-                                        "apart: one of them was read in the wrong zone; ")
+                                        "apart: one of them was read in the wrong zone, which "
+                                        "cannot be told (neither is sacct --json): times kept "
+                                        "as read")
     assert "TZ=Area/City hpcds1mpi ingest" in reason
-    # Kept: the first file's copy (of equal copies), its times.
+    # Kept: the first file's copy (of equal copies), its times: neither file is known right.
     kept = table.set_index("job_id").loc["56472531"]
     assert kept["submit_time"] == pd.Timestamp("2026-12-05 11:53:08")
     assert kept["source_file"] == str(UTC_P) and kept["ranks"] == 2
-
-
-def test_json_names_the_file_read_in_the_wrong_zone():
-    table, _, notes = ingest([UTC_JSON, NEW_YORK_P])
-    assert len(table) == 3
-    reason, n = _zone_note(notes)
-    assert n == 3 and (f"{UTC_JSON} (sacct --json) is UTC, so {NEW_YORK_P} was read in the "
-                       "wrong zone") in reason
 
 
 def test_a_job_table_and_a_log_of_the_same_jobs_in_another_zone(tmp_path):
@@ -52,3 +46,49 @@ def test_a_job_table_and_a_log_of_the_same_jobs_in_another_zone(tmp_path):
 def test_the_same_zone_says_no_zone():
     table, _, notes = ingest([UTC_P, UTC_JSON])
     assert len(table) == 3 and not [r for r in notes if " h apart" in r]
+
+
+def _other_jobs_under_the_same_ids(tmp_path, user: str, year: str):
+    """The UTC export with another user and another year: the same ids for other jobs."""
+    text = UTC_P.read_text().replace("2026-12-05", f"{year}-03-02")
+    if user != "root":
+        text = text.replace("|root|root|", f"|{user}|root|").replace("||root|", f"|{user}|root|")
+    other = tmp_path / f"{user}-{year}.txt"
+    other.write_text(text)
+    return other
+
+
+def test_another_clusters_jobs_under_the_same_ids_are_all_kept(tmp_path):
+    """s31 verifier V1a: another user's jobs a year and a half earlier under the same ids were
+    taken for forged copies, and every job of both files dropped."""
+    other = _other_jobs_under_the_same_ids(tmp_path, "otheruser", "2025")
+    table, _, notes = ingest([UTC_P, other])
+    assert len(table) == 6 and sorted(set(table["user"])) == ["otheruser", "root"]
+    assert [n for r, n in notes.items() if r.startswith("one Slurm id for different jobs in "
+                                                         "several files")] == [3]
+    assert not [r for r in notes if "dropped" in r or " h apart" in r]
+
+
+def test_the_same_ids_and_names_a_year_apart_are_other_jobs_not_a_zone(tmp_path):
+    """s31 verifier V1b: 15432 h apart was said as a file read in the wrong zone and the jobs
+    merged; no zone is more than 26 h off, and a requeue is submitted by its end."""
+    older = _other_jobs_under_the_same_ids(tmp_path, "root", "2025")
+    for files in ([UTC_P, older], [older, UTC_P]):
+        table, _, notes = ingest(files)
+        assert len(table) == 6 and table["submit_time"].dt.year.value_counts().to_dict() == {
+            2025: 3, 2026: 3}
+        assert not [r for r in notes if " h apart" in r or "requeued" in r]
+
+
+def test_a_requeue_after_a_long_run_is_still_one_job(tmp_path):
+    """A job that ran two days and was requeued (NODE_FAIL): the later attempt's Submit is two
+    days on, past the 26 h of a zone, yet after the first attempt started and by its end."""
+    head = "JobID|User|State|Submit|Start|End|TimelimitRaw|ElapsedRaw|JobName"
+    first, second = tmp_path / "a.txt", tmp_path / "b.txt"
+    first.write_text(f"{head}\n7|root|NODE_FAIL|2024-01-01T00:00:00|2024-01-01T01:00:00|"
+                     "2024-01-03T01:00:00|4000|172800|sim\n")
+    second.write_text(f"{head}\n7|root|COMPLETED|2024-01-03T01:00:05|2024-01-03T02:00:00|"
+                      "2024-01-03T03:00:00|4000|3600|sim\n")
+    table, _, notes = ingest([first, second])
+    assert table["runtime_s"].tolist() == [3600.0]
+    assert "earlier attempt of a requeued job in another file (the last attempt kept)" in notes
