@@ -352,7 +352,7 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
             # In-process runs need ranks, not cores: ranks per node up to what was launched.
             space = tune_space.Space([c for c in space.configs
                                    if c.ranks_per_node <= min(layout.node_sizes)])
-        predictions = None
+        predictions = verdict = None
         start_from = "default"
         if bundle is not None:
             predictions = tune_predictions.model_predictions(
@@ -370,6 +370,7 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
         elif predictions is not None and tune_predictions.system1_start(space, predictions) is not None:
             start = tune_predictions.system1_start(space, predictions)
             start_from = "System 1's pick"
+            verdict = tune_predictions.verdict_note(bundle, workload, size, part, model_dir)
         else:
             start = tune_space.default_config(space, cores)
 
@@ -391,7 +392,8 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
             f"start from {start_from}: {start.label()}" + (
                 "; fp64 only: the command takes no {precision}"
                 if kernel is None and offer is None and tune_space.program_precisions(program)
-                else "") + (f"; {one_thread}" if one_thread else ""))
+                else "") + (f"; {one_thread}" if one_thread else "")
+            + (f"; {verdict}" if verdict else ""))  # recommend's escalate said: s31 tester Q3
         if objective == "front":
             result = tune_front(space, start, evaluate, budget=budget, seed=seed, log=log)
         else:

@@ -45,7 +45,8 @@ def measured_run(rec, scheduler: str) -> MeasuredRun:
     """How the script of ``rec``'s pick under ``scheduler`` runs its program (``rec.picked``
     must be set): its sweep's folder, setup and launcher (see the module docstring)."""
     from hpcds1mpi.decide.calibration_folders import is_current_folder
-    from hpcds1mpi.launch.script_launcher import measured_cluster, retrain_hint
+    from hpcds1mpi.launch.script_launcher import measured_cluster, names_launcher, retrain_hint
+    from hpcds1mpi.surrogates.program_launcher import launch_for
     from hpcds1mpi.measure.workdirs import folder_of
 
     cluster = rec.clusters.get(rec.picked.label)
@@ -70,7 +71,13 @@ def measured_run(rec, scheduler: str) -> MeasuredRun:
                      f"{said}{where or ': create it'} with the program's input before you "
                      "submit; the job checks it first")  # with --setup: as the sweep (N7a)
     hint = retrain_hint(bool(levels.launched_with), cluster)
-    cluster, launch_note = measured_cluster(cluster, scheduler, levels.launched_with)
+    # Pooled sweeps of several launchers: the one of the pick's runs, said (s31 tester P6).
+    launch, several = launch_for(levels.launched_with, rec.picked.choice.config().label())
+    if several and not names_launcher(cluster):
+        notes.append(several if measured_cluster(cluster, scheduler, launch)[1] else
+                     f"{several}; it is not found here, or is what the script writes anyway "
+                     "(set launcher / mpiexec in a --cluster file to choose one)")
+    cluster, launch_note = measured_cluster(cluster, scheduler, launch)
     if launch_note:
         notes.append(f"the script {launch_note}")
     if setup:

@@ -9,7 +9,9 @@ configurations for real through the sweep machinery and
 * reverts to the best and excludes a configuration that is slower (a regression), fails, runs
   out of memory or times out,
 * stops when the expected improvement of every remaining candidate is below the measured noise
-  (with a model), when no untried neighbour of the best is left (without a model), or when
+  (with a model; a level the model never measured — a precision, device, thread count... —
+  is first tried with its best predicted configuration, as its prediction there is a guess:
+  s31 tester Q3), when no untried neighbour of the best is left (without a model), or when
   the budget (runs or seconds) is spent,
 * answers with the successful run of the lowest value it measured (runtime, or energy): a
   faster run within the noise does not move the search, but a tuner that measured it must
@@ -45,7 +47,8 @@ from typing import Callable
 import numpy as np
 
 from hpcds1mpi.config import Configuration
-from hpcds1mpi.decide.tune_predictions import Predictions, expected_improvement
+from hpcds1mpi.decide.tune_predictions import (Predictions, expected_improvement, guess_to_try,
+                                               levels_left)
 from hpcds1mpi.decide.tune_space import Space, config_key
 from hpcds1mpi.errors import ConfigError
 
@@ -212,6 +215,7 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
     noises: list[float] = []
     ratios: list[float] = []  # log(measured / predicted) of ok runs
     ratio_nodes: list[int] = []  # the node count of each ratio's run
+    guessed: list[str] = []  # never-measured levels tried before stopping (s31 tester Q3)
 
     def noise() -> float:
         return max(noise_floor, float(np.median(noises)) if noises else 0.0)
@@ -313,6 +317,16 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
             gains = np.where(ok, gains * (1.0 - np.clip(predictions.fail_prob, 0, 1)), -1.0)
             pick = int(np.argmax(gains))
             if gains[pick] < noise() and len(trials) >= min_runs:
+                # A guess about a level never measured is no reason to stop: try it first.
+                guess = guess_to_try(predictions, ok, mu, tried)
+                if guess is not None:
+                    levels = [lv for lv in predictions.unmeasured[guess]
+                              if lv in levels_left(predictions, tried)]
+                    say(f"trying {space.configs[guess].label()}: the model never measured "
+                        f"{', '.join(levels)}, so its prediction there is a guess")
+                    guessed.append(f"{', '.join(levels)} ({space.configs[guess].label()})")
+                    run(space.configs[guess], float(gains[guess]))
+                    continue
                 stop = (f"expected improvement {100 * gains[pick]:.1f} % of the best "
                         f"candidate ({space.configs[pick].label()}) is below the "
                         f"{noise_said()}")
@@ -327,6 +341,12 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
                 stop = f"local optimum: every neighbour of {centre.label()} was measured"
                 break
             run(options[0], float("nan"))
+    if guessed:
+        stop += f"; tried first what the model never measured: {'; '.join(guessed)}"
+    runnable = None if predictions is None else predictions.feasible & (predictions.value > 0)
+    if predictions is not None and (left := levels_left(predictions, tried, runnable)):
+        stop += (f"; never tried: {', '.join(left)}, which the model never measured (its "
+                 "predictions there are guesses: a larger --budget tries them)")
     say(f"stopped: {stop}")
     answer, note = _answer(trials, best, noise())
     return TuneResult(objective, start, answer.config if answer else None,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hpcds1mpi.config import Configuration
-from hpcds1mpi.decide.tune_space import Space
+from hpcds1mpi.decide.tune_space import Space, config_key
 
 
 @dataclass
@@ -26,12 +26,17 @@ class Predictions:
         spread: ``(n,)`` standard deviation of the log prediction over ensemble members.
         fail_prob: ``(n,)`` predicted probability of failure.
         feasible: ``(n,)`` False where System 1 rules the configuration out (fail, memory).
+        unmeasured: per configuration, the levels of it the model never measured (e.g.
+            ``("precision fp32",)``; ``()`` where it measured them all): its prediction
+            there is a guess, which System 2 tries before trusting (s31 tester Q3). None:
+            not known (every prediction taken as it stands).
     """
 
     value: np.ndarray
     spread: np.ndarray
     fail_prob: np.ndarray
     feasible: np.ndarray
+    unmeasured: "list[tuple[str, ...]] | None" = None
 
 
 def predictions_from_scores(space: Space, scores, objective: str = "time") -> Predictions:
@@ -57,7 +62,49 @@ def predictions_from_scores(space: Space, scores, objective: str = "time") -> Pr
             spread[j] = max((math.log(hi) - math.log(lo)) / 2.5631, 0.02)
         fail[j] = float(cols["fail_prob"][i])
         feasible[j] = bool(cols["reason"][i] in ("", "deadline", "energy"))
-    return Predictions(value, spread, fail, feasible)
+    return Predictions(value, spread, fail, feasible, unmeasured_levels(space, cols))
+
+
+#: The knobs whose never-measured levels are named, as (column, what a line calls it).
+_KNOBS = (("nodes", "nodes"), ("threads", "threads"), ("ranks_per_node", "ranks per node"),
+          ("device", "device"), ("precision", "precision"))
+
+
+def unmeasured_levels(space: Space, cols: dict) -> "list[tuple[str, ...]] | None":
+    """Per configuration of ``space``, the levels System 1 flagged as never measured.
+
+    System 1's ``unmeasured`` column (:data:`~hpcds1mpi.decide.scores.UNMEASURED`) says a
+    candidate is beyond the measured levels, not which: a level is never measured when no
+    unflagged candidate has it (nodes: above the most an unflagged one has). A flagged
+    configuration none of whose values tells which (every candidate flagged by one knob) is
+    "beyond the measured levels". None when the scores carry no such column.
+    """
+    from hpcds1mpi.decide.scores import UNMEASURED
+
+    flagged = cols.get(UNMEASURED)
+    if flagged is None:
+        return None
+    flagged = np.asarray(flagged, dtype=bool)
+    known = {column: set(np.asarray(cols[column])[~flagged].tolist()) for column, _ in _KNOBS}
+    keys = {(int(n), int(r), int(t), str(d), str(p)): bool(f) for n, r, t, d, p, f in zip(
+        cols["nodes"], cols["ranks_per_node"], cols["threads"], cols["device"],
+        cols["precision"], flagged)}
+    out: list[tuple[str, ...]] = []
+    for config in space.configs:
+        if not keys.get(config_key(config), False):
+            out.append(())
+            continue
+        levels = []
+        for column, name in _KNOBS:
+            value, seen = getattr(config, column), known[column]
+            if not seen:  # every candidate flagged: this knob cannot tell which
+                continue
+            if column == "nodes" and value > max(seen):
+                levels.append(f"nodes above {max(seen)}")
+            elif column != "nodes" and value not in seen:
+                levels.append(f"{name} {value}")
+        out.append(tuple(levels) or ("beyond the measured levels",))
+    return out
 
 
 def expected_improvement(best: float, mu_log: np.ndarray, sigma: np.ndarray) -> np.ndarray:
@@ -75,6 +122,39 @@ def expected_improvement(best: float, mu_log: np.ndarray, sigma: np.ndarray) -> 
     # E[max(0, b - Y)] = b * Phi(z) - exp(mu + s^2/2) * Phi(z - s)
     gain = best * norm.cdf(z) - np.exp(mu_log + sigma ** 2 / 2) * norm.cdf(z - sigma)
     return np.maximum(gain, 0.0) / best
+
+
+def levels_left(predictions: Predictions, tried: set[int],
+                among: np.ndarray | None = None) -> list[str]:
+    """The never-measured levels (:attr:`Predictions.unmeasured`) that no tried configuration
+    has, of the configurations ``among`` (``(n,)`` bool; None: every one)."""
+    if predictions.unmeasured is None:
+        return []
+    covered = {level for i in tried for level in predictions.unmeasured[i]}
+    return list(dict.fromkeys(
+        level for i, levels in enumerate(predictions.unmeasured)
+        if among is None or among[i] for level in levels if level not in covered))
+
+
+def guess_to_try(predictions: Predictions, candidates: np.ndarray, mu: np.ndarray,
+                 tried: set[int]) -> int | None:
+    """The candidate to run before trusting the model's guesses: the best predicted (lowest
+    ``mu``) of those having a never-measured level no tried configuration has; None when
+    every such level was tried, or no candidate has one (s31 tester Q3: a tune stopped on a
+    0.2 % expected gain of fp32, a precision the bundle never ran, and fp32 was 1.8x faster).
+
+    Args:
+        candidates: ``(n,)`` True where a configuration may be run now.
+        mu: ``(n,)`` the log prediction, rescaled by the runs so far.
+    """
+    left = set(levels_left(predictions, tried))
+    if not left:
+        return None
+    has = np.array([bool(left.intersection(levels)) for levels in predictions.unmeasured])
+    ok = candidates & has
+    if not ok.any():
+        return None
+    return int(np.argmin(np.where(ok, mu, np.inf)))
 
 
 def system1_start(space: Space, predictions: Predictions) -> Configuration | None:
@@ -118,3 +198,26 @@ def other_machine_note(bundle, partition) -> str | None:
             f"{partition.memory_gb:g} GB); searching without it (a model of this machine is "
             "trained from runs here: `hpcds1mpi train`; `learn` adds runs only to a model of "
             "the machine they ran on)")
+
+
+def verdict_note(bundle, workload: str, size: int, partition, model_dir=None) -> str | None:
+    """What ``recommend`` says of this job where it does not act on its pick on its own (its
+    verdict ``escalate`` or ``confirm``, with the reasons), for tune's start line; None when
+    it is ``auto`` or refuses the question. A tune that said "start from System 1's pick"
+    where recommend said "escalate: no settings guessed" (s31 tester Q3) hid that the start
+    is a guess."""
+    from hpcds1mpi.decide.job_verdict import recommend_verdict
+    from hpcds1mpi.decide.guard import Verdict
+    from hpcds1mpi.errors import HpcdsError
+
+    try:
+        verdict = recommend_verdict(bundle, workload, int(size), (None, partition),
+                                    Verdict("auto"), model_dir=model_dir)
+    except HpcdsError:  # the tune goes on from its own start; recommend's refusal is its own
+        return None
+    if verdict.verdict == "auto":
+        return None
+    what = "no settings guessed" if verdict.verdict == "escalate" else "confirm its pick"
+    reasons = "; ".join(verdict.reasons)[:300]
+    return (f"recommend's verdict on this job is {verdict.verdict} ({what}"
+            + (f": {reasons}" if reasons else "") + "): System 1's pick is a guess the runs check")

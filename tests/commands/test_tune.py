@@ -438,3 +438,33 @@ def test_tune_front_says_a_runs_notes_as_the_single_objective_tune_does(tmp_path
         at = lines.index(said[objective][0])
         assert lines[at - 1].startswith("tune: run 1: N1xR1xT1-cpu-fp64 ok"), res.stderr
     assert said["front"] == said["time"]
+
+
+def test_tune_says_recommends_escalation_and_tries_a_precision_the_model_never_ran(tmp_path):
+    """s31 tester Q3: a bundle of fp64 runs only. Was: at a size recommend escalates ("no
+    settings guessed") tune said "start from System 1's pick" and nothing more; and it stopped
+    on the model's guess about fp32 ("expected improvement 0.2 % ... (N1xR2xT1-cpu-fp32)"),
+    fp32 never run (measured afterwards: 1.8x faster than fp64)."""
+    (tmp_path / "c.toml").write_text(CLUSTER)
+    res = run_mpi(2, [hpcds1mpi_exe(), "sweep", "--kernel", "gemm", "--sizes", "64,96",
+                      "--ranks-per-node", "1,2", "--threads", "1", "--precisions", "fp64",
+                      "--min-time", "0.01", "--max-repeats", "2", "--cluster", "c.toml",
+                      "--out", "fp64.h5", "--no-progress"], cwd=tmp_path, timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+    res = run_cli(["train", "--telemetry", "fp64.h5", "--out", "model", "--members", "2",
+                   "--no-embedding"], cwd=tmp_path, timeout=240)
+    assert res.returncode == 0, res.stderr[-2000:]
+    res = run_mpi(2, [hpcds1mpi_exe(), "tune", "--kernel", "gemm", "--size", "768",
+                      "--model", "model", "--budget", "2", "--min-time", "0.02",
+                      "--max-repeats", "2", "--cluster", "c.toml", "--out", "t.h5"],
+                  cwd=tmp_path, timeout=240)
+    assert res.returncode == 0, res.stderr[-2000:]
+    start = next(line for line in res.stderr.splitlines() if "start from" in line)
+    assert "start from System 1's pick" in start
+    assert "recommend's verdict on this job is escalate (no settings guessed: size 768 is " \
+        "8.0x beyond the measured range 64" in start
+    assert "System 1's pick is a guess the runs check" in start
+    stop = next(line for line in res.stderr.splitlines() if line.startswith("tune: stopped"))
+    # Two runs cannot reach fp32 and bf16: the stop says they were never tried, and why.
+    assert "never tried: " in stop and "precision fp32" in stop and "which the model never " \
+        "measured" in stop, stop

@@ -126,6 +126,44 @@ def test_the_script_launches_the_program_as_its_sweep_did_without_a_cluster_laun
     assert ran.returncode == 0 and "time: 0.01 s" in ran.stdout, ran.stderr
 
 
+def test_pooled_sweeps_of_two_launchers_script_the_one_of_the_picks_runs_and_say_so(swept):
+    """s31 tester P6: two sweeps of one program with different MPICH launchers, pooled by
+    train, got srun --mpi=pmi2 / a bare mpiexec with no note; now the launcher of the pick's
+    runs (here the second sweep's, which alone ran the pick's configuration), said."""
+    import shutil
+
+    import pandas as pd
+
+    from hpcds1mpi.records.telemetry_rows import telemetry_rows
+    from hpcds1mpi.surrogates.levels import levels_from_frame
+
+    levels, top = swept
+    hydra = shutil.which("mpiexec.mpich") or shutil.which("mpiexec.hydra")
+    if hydra is None or hydra == levels.launched_with["command"]:
+        pytest.skip("needs a second MPICH launcher (Debian's mpiexec.mpich)")
+    # The pick below is 1 node x 1 rank x 2 threads in bf16, which this sweep alone runs.
+    res = run_cli(["sweep", "--command", f"{top / 'app.sh'} {{size}} {{precision}}", "--label",
+                   "app", "--sizes", "2", "--ranks-per-node", "1", "--threads", "2",
+                   "--precisions", "bf16", "--time-regex",
+                   r"time: ([0-9.]+) s", "--workdir", "cases/{size}-{ranks}",
+                   "--min-repeats", "1", "--max-repeats", "1", "--min-time", "0",
+                   "--mpiexec", hydra, "--out", "other.h5", "--no-progress"],
+                  timeout=180, cwd=top)
+    assert res.returncode == 0, res.stderr
+    pooled = levels_from_frame(pd.concat([telemetry_rows(str(top / "app.h5")),
+                                          telemetry_rows(str(top / "other.h5"))],
+                                         ignore_index=True))["app"]
+    for scheduler in ("slurm", "pbs"):
+        script = _script(_program_rec(pooled), scheduler)
+        assert script.rstrip().splitlines()[-1].startswith(hydra + " "), script
+        assert (f"# note: the pooled sweeps launched the program with 2 launchers ("
+                f"{levels.launched_with['command']} (2 runs), {hydra} (1 runs)); this "
+                f"script's is {hydra}, which ran 1 of the 1 runs of N1xR1xT2-cpu-bf16") \
+            in script, script
+    ran = _run(_script(_program_rec(pooled), "slurm"), top)
+    assert ran.returncode == 0 and "time: 0.01 s" in ran.stdout, ran.stderr
+
+
 def test_a_cluster_files_launcher_still_wins(swept):
     from hpcds1mpi.cluster import Cluster, Partition
 

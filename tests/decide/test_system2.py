@@ -275,3 +275,59 @@ def test_a_runs_notes_are_said_after_its_line_and_kept_in_its_trial():
     assert said.count(note) == 1 and said[said.index(note) - 1].startswith("run 1:")
     assert result.trials[0].as_dict()["notes"] == [note]
     assert result.trials[1].as_dict()["notes"] == []
+
+
+# ---------------------------------------------- levels the model never measured (s31 tester Q3)
+
+
+def _fp32_unmeasured(space) -> tune_predictions.Predictions:
+    """The model measured fp64 only and guesses fp32 slower than fp64 (an expected gain far
+    inside the noise): the tester's gemm bundle, whose fp32 was in fact 1.8x faster."""
+    table = {c.label(): (12.0 if c.precision == "fp32" else 10.0) for c in space.configs}
+    table.update({"N1xR4xT1-cpu-fp64": 4.0, "N1xR2xT2-cpu-fp64": 4.4,
+                  "N1xR2xT1-cpu-fp64": 4.6, "N1xR4xT1-cpu-fp32": 6.0})
+    preds = _predictions(space, table, spread=0.01)
+    preds.unmeasured = [("precision fp32",) if c.precision == "fp32" else ()
+                        for c in space.configs]
+    return preds
+
+
+def test_a_precision_the_model_never_measured_is_tried_before_the_noise_stop():
+    """Was: "stopped: expected improvement 0.2 % of the best candidate (N1xR2xT1-cpu-fp32) is
+    below the noise floor", fp32 never run; measured, it was 1.8x faster than fp64."""
+    space = _space()
+    start = Configuration(1, 4, 1)
+    calls, lines = [], []
+    truth = {c.label(): (5.0 if c.precision == "fp32" else 8.0) for c in space.configs}
+    truth[start.label()] = 4.0
+    truth["N1xR4xT1-cpu-fp32"] = 2.2
+    result = system2.tune(space, start, _table_evaluator(truth, calls),
+                          predictions=_fp32_unmeasured(space), budget=8, log=lines.append)
+    assert "N1xR4xT1-cpu-fp32" in calls
+    assert result.best == Configuration(1, 4, 1, "cpu", "fp32")
+    assert any(line.startswith("trying N1xR4xT1-cpu-fp32: the model never measured precision "
+                               "fp32") for line in lines)
+    assert "tried first what the model never measured: precision fp32 (N1xR4xT1-cpu-fp32)" \
+        in result.stop_reason
+    assert "never tried" not in result.stop_reason
+
+
+def test_a_budget_spent_before_a_never_measured_level_is_tried_says_so():
+    space = _space()
+    start = Configuration(1, 4, 1)
+    result = system2.tune(space, start, _table_evaluator({start.label(): 4.0}, []),
+                          predictions=_fp32_unmeasured(space), budget=1)
+    assert result.stop_reason.startswith("budget of 1 runs spent; never tried: precision fp32, "
+                                         "which the model never measured")
+
+
+def test_without_unmeasured_levels_the_noise_stop_is_unchanged():
+    space = _space()
+    start = Configuration(1, 4, 1)
+    preds = _fp32_unmeasured(space)
+    preds.unmeasured = None  # a model that measured every level: its guess stands
+    calls = []
+    result = system2.tune(space, start, _table_evaluator({start.label(): 4.0}, calls),
+                          predictions=preds, budget=8)
+    assert result.stop_reason.startswith("expected improvement")
+    assert "never measured" not in result.stop_reason

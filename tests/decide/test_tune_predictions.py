@@ -39,3 +39,22 @@ def test_a_bundle_of_another_machine_is_set_aside_with_a_note():
     same = SimpleNamespace(partitions={"box": {"cores_per_node": 2, "memory_gb": 25,
                                                "gpus_per_node": 0}})
     assert tune_predictions.other_machine_note(same, here) is None
+
+
+def test_the_levels_system1_flags_as_never_measured_are_named_per_configuration():
+    """s31 tester Q3: System 2 tries each of these before trusting the model's guess there."""
+    from hpcds1mpi.decide.scores import UNMEASURED
+
+    space = build_space(Partition("p", cores_per_node=2, memory_gb=16, max_nodes=2),
+                        max_nodes=2, precisions=["fp64", "fp32"])
+    cols = {k: np.array([getattr(c, k) for c in space.configs])
+            for k in ("nodes", "ranks_per_node", "threads", "device", "precision")}
+    # The bundle ran fp64 on one node, one thread.
+    cols[UNMEASURED] = (cols["precision"] != "fp64") | (cols["nodes"] > 1) | (cols["threads"] > 1)
+    got = dict(zip((c.label() for c in space.configs),
+                   tune_predictions.unmeasured_levels(space, cols)))
+    assert got["N1xR2xT1-cpu-fp64"] == ()
+    assert got["N1xR2xT1-cpu-fp32"] == ("precision fp32",)
+    assert got["N2xR1xT2-cpu-fp32"] == ("nodes above 1", "threads 2", "precision fp32")
+    cols.pop(UNMEASURED)
+    assert tune_predictions.unmeasured_levels(space, cols) is None  # scores that do not say
