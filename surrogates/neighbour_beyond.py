@@ -49,6 +49,7 @@ class Edge(NamedTuple):
     growth: np.ndarray  # (rows, 3) least, median, steepest log-log slope from there
     sizes: np.ndarray  # how many sizes it ran ok at
     floor: np.ndarray  # (log) above: no faster than this (least_growth); below: the run
+    spread: np.ndarray  # (rows, 2) the least and largest log runtime of its runs there
 
 
 def own_edges(measured: NeighbourRuntimes, workload: str, partition: str, size: float,
@@ -85,8 +86,11 @@ def own_edges(measured: NeighbourRuntimes, workload: str, partition: str, size: 
     floor = values[found].copy()
     for e in np.unique(edge_size[above]).tolist():  # one factor per edge size
         floor[above & (edge_size == e)] += least_growth(group, e, size)
+    spreads = measured.spreads.get(key)
+    spread = spreads[0][found, 1:] if spreads is not None else \
+        np.stack([values[found]] * 2, axis=1)
     return Edge(rows, above, edge_size, values[found], log_energy, growth,
-                ran[:, rows].sum(axis=0), floor)
+                ran[:, rows].sum(axis=0), floor, spread)
 
 
 def least_growth(group: tuple, edge: float, size: float) -> float:
@@ -201,7 +205,8 @@ def bound_beyond(cols: dict, measured: NeighbourRuntimes, workload: str, size: f
         if got is None:
             continue
         idx = rows[got.rows]
-        _hold_to_edge(new, idx, got, size)
+        noise = np.asarray(cols.get("runtime_noise", np.full(n, np.nan)), dtype=float)[idx]
+        _hold_to_edge(new, idx, got, size, noise)
         for col, values in ((EDGE_SIZE, got.size), (EDGE_RUNTIME, np.exp(got.log_runtime)),
                             (OWN_SIZES, got.sizes), (EDGE_FLOOR, np.exp(got.floor))):
             found[col][idx] = values
@@ -218,9 +223,10 @@ def bound_beyond(cols: dict, measured: NeighbourRuntimes, workload: str, size: f
     return True
 
 
-def _hold_to_edge(new: dict, idx: np.ndarray, edge: Edge, size: float) -> None:
+def _hold_to_edge(new: dict, idx: np.ndarray, edge: Edge, size: float,
+                  noise: np.ndarray) -> None:
     """:func:`bound_beyond` for the rows ``idx`` of the columns ``new``, measured at
-    ``edge``."""
+    ``edge``; ``noise``: the workload's measured repeat noise per row (NaN: unknown)."""
     run, floor = np.exp(edge.log_runtime), np.exp(edge.floor)
     up = edge.above
     least, median, steepest = (run * (size / edge.size) ** edge.growth[:, j] for j in range(3))
@@ -228,15 +234,25 @@ def _hold_to_edge(new: dict, idx: np.ndarray, edge: Edge, size: float) -> None:
     usable = np.isfinite(point) & (point > 0) & np.isfinite(lo) & (lo > 0) & np.isfinite(hi)
     with np.errstate(invalid="ignore", divide="ignore"):  # the model's width, kept around it
         wide_lo, wide_hi = np.fmin(lo / point, 1.0), np.fmax(hi / point, 1.0)
+    # The edge's own measured interval, as :mod:`~.neighbour_here` gives it there (its runs,
+    # the workload's repeat noise) bounds the bounded end (above: the lower): stencil 2 x 1
+    # read [70.6, 89.3] ms at 257 inside 256's [50.6, 104.6], and 68.5 ms at 2560 below its
+    # 77.6 ms run at 256, the model's width there the trees' extrapolation (s31 tester V5).
+    half = np.where(np.isfinite(noise), np.clip(noise, 0.0, 1.0) / 2, 0.0)
+    own_lo = np.minimum(np.exp(edge.spread[:, 0]) / run, 1 - half)
+    own_hi = np.maximum(np.exp(edge.spread[:, 1]) / run, 1 + half)
+    wide_lo, wide_hi = np.fmin(wide_lo, own_lo), np.fmax(wide_hi, own_hi)
     # The point grows from the run along the median measured slope, never below the floor:
     # a fixed slope, so it never falls as the size moves away (the model's 103.7 ms at 300
     # read 96.0 ms at 400: s31 tester Q7); the ends along the least and steepest slopes, so
-    # the interval widens with the distance, and by the model's width for the runs' noise.
+    # the interval widens with the distance, and by the wider of the model's and the edge's
+    # own width; the bounded end never past the edge's own (V5).
     new_point = np.where(up, np.maximum(median, floor), median)
-    new_lo = np.where(up, np.maximum(np.minimum(least, new_point), floor),
-                      np.minimum(steepest, new_point)) * wide_lo
-    new_hi = np.where(up, np.maximum(steepest, new_point), np.maximum(least, new_point)) \
-        * wide_hi
+    new_lo = np.where(up, np.maximum(np.maximum(np.minimum(least, new_point), floor) * wide_lo,
+                                     run * own_lo),
+                      np.minimum(steepest, new_point) * wide_lo)
+    new_hi = np.where(up, np.maximum(steepest, new_point) * wide_hi,
+                      np.minimum(np.maximum(least, new_point) * wide_hi, run * own_hi))
     power = np.exp(edge.log_energy - edge.log_runtime)  # NaN where the energy is unknown
     for side, before, after in (("j", point, new_point), ("lo", lo, new_lo),
                                 ("hi", hi, new_hi)):

@@ -41,14 +41,18 @@ def calibration_time_limit(steps: list, checks: dict) -> tuple[int, str]:
     his = [getattr(step, "runtime_hi", float("nan")) for step in steps]
     refused = [k for k in ("name", "hardware") if checks.get(k) == "escalate"]
     if refused or not his or not all(np.isfinite(his)) or min(his) <= 0:
-        why = "the model predicts nothing it measured for this job" if refused else \
-            "a step has no predicted runtime"
+        # the real reason, not "predicts nothing it measured" for a known workload (s31 V7)
+        why = {"name": "the model never measured this workload",
+               "hardware": "this partition is unlike the hardware the model measured"}.get(
+            refused[0], "") if refused else "a step has no predicted runtime"
         return CALIBRATION_DEFAULT_S, (f"time limit {CALIBRATION_DEFAULT_S // 60} min, the "
                                        f"default: {why}; edit --time above if steps are cut off")
     need = sum(runs * hi + STEP_START_S for hi in his)
     limit = time_limit_s(need, floor_s=CALIBRATION_FLOOR_S)
+    beyond = ", modelled beyond the measured sizes (edge runs grown along the steepest " \
+        "measured slope)" if checks.get("size_range") not in (None, "pass") else ""
     return limit, (f"time limit {limit // 60} min: {len(his)} steps x ({runs} runs x the "
-                   f"model's upper runtime per run, up to {max(his):.3g} s, + "
+                   f"model's upper runtime per run{beyond}, up to {max(his):.3g} s, + "
                    f"{STEP_START_S} s start-up) = {need:.0f} s, x {TIME_MARGIN:g}, at least "
                    f"{CALIBRATION_FLOOR_S // 60} min")
 

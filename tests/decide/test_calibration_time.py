@@ -45,4 +45,20 @@ def test_a_calibration_of_a_workload_never_measured_says_its_limit_is_the_defaul
     text = _calibration_script(tmp_path, capsys, "--workload", "mysolver", "--size", "100",
                                "--program", "./mysolver")
     assert f"#SBATCH --time={CALIBRATION_DEFAULT_S // 3600:02d}:00:00" in text
-    assert "time limit 60 min, the default: the model predicts nothing" in text
+    assert "time limit 60 min, the default: the model never measured this workload" in text
+
+
+def test_a_calibration_limit_beyond_the_measured_sizes_is_modelled_and_says_so():
+    """s31 tester V7: beyond the sizes the growth rule's upper runtime sizes the limit, said as
+    modelled there; on hardware never measured the default says that, not 'nothing measured'."""
+    from hpcds1mpi.config import Configuration
+    from hpcds1mpi.decide.calibration_time import CALIBRATION_DEFAULT_S, PredictedStep, \
+        calibration_time_limit
+
+    steps = [PredictedStep(Configuration(1, 1, 1), "widest", 400.0)] * 2
+    limit, how = calibration_time_limit(steps, {"size_range": "escalate", "name": "pass"})
+    assert limit > 2 * 6 * 400 and "modelled beyond the measured sizes" in how, how
+    limit, how = calibration_time_limit(steps, {"size_range": "pass"})
+    assert "beyond" not in how, how
+    limit, how = calibration_time_limit(steps, {"hardware": "escalate"})
+    assert limit == CALIBRATION_DEFAULT_S and "unlike the hardware the model measured" in how

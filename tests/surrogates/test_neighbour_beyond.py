@@ -234,3 +234,26 @@ def test_beyond_the_sizes_without_a_measured_energy_the_energy_follows_the_runti
     runs = {k: (v, float("nan")) for k, (v, _) in ELK.items()}
     got = _bound(runs, 12, 1.5, 1.4, 2.0, 18.0, 16.0, 24.0)
     assert got["energy_j"] == pytest.approx(18.0 * got["runtime_s"] / 1.5)
+
+
+@pytest.mark.parametrize("edge, sizes", [(256, [257, 280, 300, 400, 2560]),
+                                         (40, [39, 30, 20, 4])])
+def test_the_shipped_bundles_interval_past_an_edge_holds_that_edges_own(edge, sizes):
+    """s31 tester V5 (stencil 2 x 1 fp32, lab cluster): [70.6, 89.3] ms at 257 inside 256's
+    [50.6, 104.6], 66.3 ms at 400 and 68.5 ms at 2560 below the 77.6 ms run at 256. Past the
+    largest size the lower end never falls below the edge's, nor rises above it past the
+    smallest; the interval just past the edge is at least as wide as there."""
+    from pathlib import Path
+
+    import hpcds1mpi
+
+    lab = Path(__file__).resolve().parents[1] / "data" / "jobscripts" / "lab.toml"
+    model, cfg = hpcds1mpi.load_model(), hpcds1mpi.Configuration(1, 2, 1, precision="fp32")
+    at = {s: model.predict([cfg], "stencil", s, cluster=str(lab))[0] for s in [edge, *sizes]}
+    ends = {s: (p.runtime_lo, p.runtime_hi) for s, p in at.items()}
+    assert ends[sizes[0]][1] - ends[sizes[0]][0] >= (ends[edge][1] - ends[edge][0]) * (1 - 1e-9)
+    bounded = [ends[s][0 if edge == 256 else 1] for s in sizes]
+    if edge == 256:  # the lower end never below the edge's own: runtime does not fall
+        assert min(bounded) >= ends[edge][0] * (1 - 1e-9), (ends[edge], bounded)
+    else:  # the upper end never above it with less work
+        assert max(bounded) <= ends[edge][1] * (1 + 1e-9), (ends[edge], bounded)
