@@ -2,7 +2,10 @@
 
 Its MPI: a launcher or ``srun`` plugin that cannot start the program's MPI is a warning, an
 unknown plugin a note (:func:`hpcds1mpi.launch.script_mpi_check.launch_checks`; files read,
-a Python program's interpreter asked where its mpi4py is, nothing else run). Its arguments: the predictions are for the program's measured command line, so
+a Python program's interpreter asked where its mpi4py is, nothing else run); without the job's
+folder (``serve``'s text) only what the text shows: a host list of its own, one core for a
+rank's threads (:func:`text_only_checks`). Its arguments: the predictions are for the
+program's measured command line, so
 a launch line that runs it with other arguments (``pw.x -nk 2 -i si-30.in`` against the
 measured ``pw.x -i si-{size}.in``: the pool count ``-nk`` decides its multi-rank speed) gets a
 note naming them (:func:`argument_note`).
@@ -29,20 +32,37 @@ SHOWN = 4
 def launch_notes(script: "JobScript", launch: "Launch | None", command: str | None,
                  job_folder: str | None) -> tuple[list[str], list[str]]:
     """(warnings, notes) on ``script``'s launch lines: their MPI where the job's folder is
-    known (``job_folder``; None: no file is read), and ``launch``'s arguments against its
-    measured ``command``."""
+    known (``job_folder``; None: no file is read, only :func:`text_only_checks`), and
+    ``launch``'s arguments against its measured ``command``."""
     warnings: list[str] = []
     notes: list[str] = []
     if job_folder is not None:
         from hpcds1mpi.launch.script_mpi_check import launch_checks
 
         warnings, notes = launch_checks(script, job_folder)
+    else:  # s31 F4: the checks that read no file, so /v1/advise's text gets them too
+        warnings = text_only_checks(script)
     if launch is not None and launch.wrapper_cleared:  # s30 tester R6: every rank failed
         warnings.append(f"line {launch.line}: `env -i` clears the variables the launcher gives "
                         "each rank (its MPI wire-up, PMI_* / OMPI_*), so MPI_Init fails; set "
                         "what the program needs with `env NAME=VALUE` instead")
     differs = argument_note(launch, command)
     return warnings, notes + ([differs] if differs else [])
+
+
+def text_only_checks(script: "JobScript") -> list[str]:
+    """The launch warnings read from ``script``'s text alone, for every launch line: a host
+    list of its own (:func:`~hpcds1mpi.launch.script_hosts.host_list_warning`) and a
+    ``-bind-to core`` for a rank's threads
+    (:func:`~hpcds1mpi.launch.script_thread_binding.one_core_warning`, its MPI known from the
+    launcher's name only)."""
+    from hpcds1mpi.launch.script_hosts import host_list_warning
+    from hpcds1mpi.launch.script_mpi_check import launch_family
+    from hpcds1mpi.launch.script_thread_binding import one_core_warning
+
+    return [w for launch in script.launches
+            for w in (host_list_warning(script, launch),
+                      one_core_warning(script, launch, launch_family(script, launch))) if w]
 
 
 def _common(ran: list[str], recorded: list[str]) -> list[tuple[int, int]]:

@@ -154,8 +154,32 @@ def calibration_measurement(levels, given: dict | None = None) -> tuple[dict, li
     if levels is not None:  # the steps launch it as its sweep did (s29 V2-5); {}: not recorded
         from hpcds1mpi.launch.script_launcher import LAUNCHED_WITH
 
-        options[LAUNCHED_WITH] = levels.launched_with or {}
+        launch, pooled = _steps_launch(levels.launched_with)
+        options[LAUNCHED_WITH] = launch
+        notes += [pooled] if pooled else []
     return options, notes
+
+
+def _steps_launch(recorded: dict | None) -> tuple[dict, str]:
+    """(the launch the steps repeat, {} where none is recorded; the note where the program's
+    pooled sweeps ran under several launchers, "" otherwise): of several, the one of the most
+    runs, marked :data:`~hpcds1mpi.launch.script_launcher.POOLED` (s31 F4: the several form
+    went on as it was, which the script ignored, so the steps took the default launcher
+    without a word; recommend's script chooses alike, ``decide.measured_run``)."""
+    from hpcds1mpi.launch.script_launcher import POOLED, measured_cluster
+    from hpcds1mpi.surrogates.program_launcher import SEVERAL, launch_for, launcher_said
+
+    if not recorded or SEVERAL not in recorded:
+        return recorded or {}, ""
+    launch, _ = launch_for(recorded, "")  # no configuration of its own: the most runs
+    listed = ", ".join(f"{launcher_said(e)} ({e['runs']} runs)" for e in recorded[SEVERAL])
+    note = (f"the pooled sweeps launched the program with {len(recorded[SEVERAL])} launchers "
+            f"({listed}); the steps launch with {launcher_said(launch)}, which ran the most "
+            "runs, unless a cluster file names a launcher")
+    if measured_cluster(None, "slurm", launch)[1] is None:
+        note += ("; it is not found here, or is what the script writes anyway (set launcher / "
+                 "mpiexec in a --cluster file to choose one)")
+    return {**launch, POOLED: True}, note
 
 
 def _flags(keys) -> str:

@@ -32,7 +32,35 @@ def hardware_reason(bundle, partition: "Partition") -> str:
     if closest is None:
         return head
     _, name, found = closest
-    return f"{head}: {'; '.join(found)} (closest trained partition: {name})"
+    return (f"{head}: {'; '.join(found)} (closest trained partition: {name})"
+            f"{_memory_source(trained_partitions(bundle)[name], partition)}")
+
+
+def _memory_source(hw: dict, partition: "Partition") -> str:
+    """Where only the memory differs from the trained partition ``hw``, a clause
+    naming the other reading of it: a sweep inside a Slurm allocation records the node's
+    RealMemory, so a cluster file that says the machine's whole memory is unlike the runs just
+    measured on it (s31 verifier V3: "measure ... here" right after a calibration there). The
+    bundle keeps no record of where its memory came from, so both readings are said; "" for a
+    partition read from a Slurm allocation itself, or where more than the memory differs."""
+    from dataclasses import replace
+
+    from hpcds1mpi.decide.trained_hardware import hardware_differences
+
+    try:
+        trained = float(hw.get("memory_gb", 0))
+    except (TypeError, ValueError):
+        return ""
+    if partition.allocated_cores_per_node is not None or not trained > 0 or \
+            hardware_differences(hw, replace(partition, memory_gb=trained)):
+        return ""
+    given = ("this machine's memory as its OS reports it" if partition.name == "local" else
+             f"the cluster file's memory_gb = {partition.memory_gb:g}")
+    return (f"; only the memory differs: if the model's runs were measured inside a Slurm "
+            f"allocation, {trained:g} GB is what Slurm gave them (the node's RealMemory) and "
+            f"{given} disagrees with it: give partition {partition.name} memory_gb = "
+            f"{trained:g} in the cluster file (--cluster FILE), as Slurm says, rather than "
+            "measure again; if they ran on other hardware, calibrate on this partition")
 
 
 def size_reason(size, lo: float, hi: float, ratio: float, escalate: bool) -> str:

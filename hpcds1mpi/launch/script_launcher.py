@@ -24,6 +24,10 @@ _DEFAULT_MPI = "pmi2"
 #: launch with as a pick's script does (s29 V2-5;
 #: ``decide.calibration_sweep.calibration_measurement``).
 LAUNCHED_WITH = "launched_with"
+#: A key of such a launch set by the caller where it is one of several pooled sweeps'
+#: (``surrogates.program_launcher.SEVERAL``, chosen by ``launch_for``): the note then says
+#: "one of the program's sweeps" (s31 F4: it said "the program's sweep").
+POOLED = "pooled"
 #: Added to a refusal of the script's launcher where the bundle records no launcher of the
 #: program (s29 V1-8): a model trained again reads the one its sweep used from the telemetry.
 RETRAIN_HINT = ("; the model records no launcher for this program (trained before launchers "
@@ -48,7 +52,8 @@ def measured_cluster(cluster, scheduler: str, launch: dict | None):
 
     An ``mpiexec``/``mpirun`` is written by its path (its own family's launcher: the one that
     worked), with the options the sweep gave it; an ``srun`` with the ``--mpi`` it was given,
-    under Slurm only (a PBS job has no srun)."""
+    under Slurm only (a PBS job has no srun). A launch marked :data:`POOLED` is said as one
+    of the program's sweeps'."""
     if not launch or names_launcher(cluster):
         return cluster, None
     from hpcds1mpi.cluster import Cluster
@@ -56,17 +61,18 @@ def measured_cluster(cluster, scheduler: str, launch: dict | None):
     base = cluster if cluster is not None else Cluster(name="")
     kind, command, mpi = launch.get("launcher"), launch.get("command", ""), launch.get("mpi")
     args = shlex.join(launch.get("args") or [])
+    sweep = "one of the program's sweeps" if launch.get(POOLED) else "the program's sweep"
     if kind == "srun":
         if scheduler != "slurm" or not mpi or mpi == _DEFAULT_MPI:
             return cluster, None
         return replace(base, mpi=mpi, launcher_args=args), (
-            f"launches with srun --mpi={mpi}, as the program's sweep ran it (no cluster file "
+            f"launches with srun --mpi={mpi}, as {sweep} ran it (no cluster file "
             "names a launcher; set launcher / mpi in a --cluster file to launch otherwise)")
     if kind not in ("mpiexec", "mpirun") or not command or shutil.which(command) is None \
             or not is_mpi_launcher(command):
         return cluster, None
     return replace(base, launcher="mpiexec", mpiexec=command, launcher_args=args), (
-        f"launches with {command}, the {kind} the program's sweep ran it with (no cluster file "
+        f"launches with {command}, the {kind} {sweep} ran it with (no cluster file "
         "names a launcher; set launcher / mpiexec in a --cluster file to launch otherwise)")
 
 

@@ -4,6 +4,7 @@ rank-dependent arguments under a rewrite, and the MPI of an ``srun`` line."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -123,3 +124,36 @@ def test_env_i_before_the_program_is_warned_about():
                         "program needs with `env NAME=VALUE` instead"]
     plain = read_script("#!/bin/bash\n#SBATCH -n 2\nsrun env A=1 ./hello 40\n")
     assert launch_notes(plain, plain.launches[0], "./hello {size}", None)[0] == []
+
+
+#: The lab's stencil job launched by hydra on a host file of its own, each rank bound to one
+#: core for its two threads: both read from the text alone.
+OWN_HOSTS_JOB = ("#!/bin/bash\n#SBATCH --job-name=stencil\n#SBATCH --partition=standard\n"
+                 "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n#SBATCH --cpus-per-task=2\n"
+                 "#SBATCH --time=00:30:00\nexport OMP_NUM_THREADS=2\n"
+                 "mpiexec.hydra -f hosts.txt -n 2 -ppn 1 -bind-to core "
+                 "hpcds1mpi run stencil --size 128 --precision fp64 --threads 2\n")
+
+
+def test_the_services_advise_warns_of_a_host_list_and_one_core_as_the_cli_does(tmp_path):
+    """s31 F4: the host-list and -bind-to core warnings (s31 tester P2, P3) came only where a
+    job folder was given, so `advise FILE` warned and /v1/advise (text, no folder) did not."""
+    from hpcds1mpi.serve.schemas import AdviseRequest
+    from hpcds1mpi.serve.service import Service
+    from tests.helpers import run_cli
+    from tests.serve.conftest import LAB
+
+    wanted = ["line 9: mpiexec.hydra -f hosts.txt runs the ranks on the nodes that host file "
+              "names, not those Slurm gives the job",
+              "line 9: -bind-to core binds each rank to one core, which its 2 threads share "
+              "(they run as one): give -bind-to core:2"]
+    served = Service(None, str(LAB), tmp_path / "state", cache_size=0).advise(
+        AdviseRequest(script=OWN_HOSTS_JOB))
+    job = tmp_path / "job.sbatch"
+    job.write_text(OWN_HOSTS_JOB)
+    proc = run_cli(["advise", str(job), "--cluster", str(LAB), "--json"], cwd=tmp_path,
+                   timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    for said in (served["warnings"], json.loads(proc.stdout)["warnings"]):
+        for start in wanted:
+            assert any(w.startswith(start) for w in said), (start, said)

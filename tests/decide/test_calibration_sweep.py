@@ -3,6 +3,8 @@ partition the model was not trained on, and a script whose closing advice works 
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -214,3 +216,50 @@ def test_a_workdir_of_the_submit_folder_asks_no_folder_created():
     options, notes = calibration_measurement(None, {"workdir": "."})
     assert options == {"workdir": "."}
     assert not any("create" in n or "--workdir" in n for n in notes), notes
+
+
+def test_a_calibration_of_pooled_sweeps_of_two_launchers_launches_with_the_one_of_most_runs(
+        tmp_path):
+    """s31 F4: the levels of two sweeps pooled by train (one with this venv's mpiexec, two
+    sizes; one with Debian's mpiexec.mpich, one size) keep both launchers; the calibration
+    passed them on as they were, which the script ignored, so its steps took srun without a
+    word. Now the steps launch with the one of the most runs, and the script says so."""
+    import shutil
+    import sys
+
+    import pandas as pd
+
+    from hpcds1mpi.decide.calibration_sweep import calibration_measurement
+    from hpcds1mpi.launch import scripts
+    from hpcds1mpi.records.telemetry_rows import telemetry_rows
+    from hpcds1mpi.surrogates.levels import levels_from_frame
+    from tests.helpers import run_cli
+
+    here = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    other = shutil.which("mpiexec.mpich") or shutil.which("mpiexec.hydra")
+    if other is None or not os.path.isfile(here):
+        pytest.skip("needs two MPICH launchers (this venv's and Debian's mpiexec.mpich)")
+    app = tmp_path / "app.sh"
+    app.write_text('#!/bin/sh\necho "time: 0.01 s"\n')
+    app.chmod(0o755)
+    for sizes, launcher, out in (("1,2", here, "a.h5"), ("2", other, "b.h5")):
+        res = run_cli(["sweep", "--command", f"{app} {{size}}", "--label", "app", "--sizes",
+                       sizes, "--ranks-per-node", "1", "--threads", "1", "--time-regex",
+                       r"time: ([0-9.]+) s", "--min-repeats", "1", "--max-repeats", "1",
+                       "--min-time", "0", "--mpiexec", launcher, "--out", out,
+                       "--no-progress"], timeout=180, cwd=tmp_path)
+        assert res.returncode == 0, res.stderr
+    pooled = levels_from_frame(pd.concat([telemetry_rows(str(tmp_path / f))
+                                          for f in ("a.h5", "b.h5")], ignore_index=True))["app"]
+    options, notes = calibration_measurement(pooled, {})
+    assert options["launched_with"]["command"] == here
+    assert (f"the pooled sweeps launched the program with 2 launchers ({here} (2 runs), "
+            f"{other} (1 runs)); the steps launch with {here}, which ran the most runs, "
+            "unless a cluster file names a launcher") in notes, notes
+    steps = calibration_steps(scores(layouts()), DEBUG)
+    text = scripts.render_calibration(steps, DEBUG, "app", 2, program=f"{app} {{size}}",
+                                      measure=options, notes=notes)
+    assert text.count(f"--mpiexec {here}") == len(steps) and "--launcher srun" not in text
+    assert (f"# note: each step launches with {here}, the mpiexec one of the program's "
+            "sweeps ran it with (no cluster file names a launcher") in text, text
+    assert "# note: the pooled sweeps launched the program with 2 launchers" in text

@@ -118,3 +118,17 @@ def test_a_bare_mpiexec_of_another_family_on_this_path_is_refused(tmp_path, monk
     (fits / "mpiexec").symlink_to(os.path.realpath(system_program("mpiexec.mpich")))
     monkeypatch.setenv("PATH", f"{fits}:/usr/bin:/bin")
     check_launch([mpich_app], for_script("pbs", site), site)  # fits: nothing said
+
+
+def test_a_launch_of_pooled_sweeps_is_said_as_one_of_them():
+    """s31 F4: a launcher chosen from several pooled sweeps was said as "the program's sweep"."""
+    from hpcds1mpi.launch.script_launcher import POOLED
+
+    srun = {"launcher": "srun", "command": "srun", "args": [], "mpi": "pmix", "flavour": "Srun"}
+    for launch, said in ((MPIEXEC, f"launches with {HERE}, the mpiexec one of the program's "
+                          "sweeps ran it with (no cluster file"),
+                         (srun, "launches with srun --mpi=pmix, as one of the program's sweeps "
+                          "ran it (no cluster file")):
+        assert measured_cluster(Cluster("lab"), "slurm", {**launch, POOLED: True})[1] \
+            .startswith(said)
+        assert "one of" not in measured_cluster(Cluster("lab"), "slurm", launch)[1]
