@@ -80,9 +80,11 @@ def test_a_leftover_that_left_the_group_ends_with_the_command(tmp_path):
     """``setsid`` takes a leftover out of the group; the guard, a child subreaper, still ends
     it (s30 verifier D2), and SIGKILLs one that ignores SIGTERM."""
     pid_file, stubborn_file = tmp_path / "pid", tmp_path / "stubborn"
-    stubborn = f"trap '' TERM; echo $$ > {stubborn_file}; while :; do sleep 0.1; done"
+    # a script of its own, so that its $$ is its own pid (not the outer shell's: s31 review)
+    script = tmp_path / "stubborn.sh"
+    script.write_text(f"trap '' TERM\necho $$ > {stubborn_file}\nwhile :; do sleep 0.1; done\n")
     done = subprocess.run(_guarded(
-        f"setsid sleep 300 & echo $! > {pid_file}; setsid sh -c \"{stubborn}\" & "
+        f"setsid sleep 300 & echo $! > {pid_file}; setsid sh {script} & "
         f"while [ ! -s {stubborn_file} ]; do sleep 0.05; done; echo done"),
         start_new_session=True, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout == "done\n"
