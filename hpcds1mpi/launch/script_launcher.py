@@ -100,18 +100,38 @@ def retrain_hint(recorded: bool, cluster) -> str:
     return "" if recorded or names_launcher(cluster) else RETRAIN_HINT
 
 
-def check_launch(program: list[str], launcher, cluster, hint: str = "") -> None:
+def check_launch(program: list[str], launcher, cluster, hint: str = "",
+                 scheduler: str = "slurm") -> str:
     """:func:`~hpcds1mpi.launch.mpi_family.check_script`, whose fix names cluster-file keys;
     where no file gave the cluster it says how to give one (s28 tester T: no cluster; s29
     tester C6: inside an salloc, the cluster read from Slurm); ``hint`` (:func:`retrain_hint`)
-    follows such a fix."""
+    follows such a fix. Returns a note, "" for none: a PBS job's bare ``mpiexec`` of another
+    MPI on this PATH (qsub does not pass this PATH to the job, whose own may differ: s31
+    review), said rather than refused as for sbatch, which passes it."""
     from hpcds1mpi.launch.mpi_family import check_script
 
     # A bare mpiexec is looked up on this PATH unless the job changes its environment first.
     changes_path = cluster is not None and (getattr(cluster, "modules", None)
                                             or getattr(cluster, "preamble", None))
+    path = None if changes_path else os.environ.get("PATH")
+    if scheduler != "slurm" and path is not None:
+        _refuse_launch(program, launcher, cluster, hint, None)  # what holds on any PATH
+        try:
+            check_script(program, launcher, path)
+        except ConfigError as exc:
+            return (f"warning: {exc}, if the job's PATH is this one (qsub does not pass it; "
+                    "check with qsub -V or set mpiexec in the cluster file)")
+        return ""
+    _refuse_launch(program, launcher, cluster, hint, path)
+    return ""
+
+
+def _refuse_launch(program: list[str], launcher, cluster, hint: str, path) -> None:
+    """:func:`check_launch`'s refusal, with the fix of a cluster not from a file."""
+    from hpcds1mpi.launch.mpi_family import check_script
+
     try:
-        check_script(program, launcher, None if changes_path else os.environ.get("PATH"))
+        check_script(program, launcher, path)
     except ConfigError as exc:
         origin = not_from_file(cluster)
         if "in the cluster file" not in str(exc) or (origin is None and not hint):

@@ -117,7 +117,8 @@ def render(job: BatchJob, scheduler: str = "slurm", *, default_queue: bool = Fal
     notes = [*notes, memory] if memory else notes
     launcher = job.launcher(scheduler)
     program = program_tokens(job.program, job.placeholder_values())
-    check_launch(program, launcher, job.cluster, hint)  # one that cannot start it: refused
+    said = check_launch(program, launcher, job.cluster, hint, scheduler)  # refused, or said
+    notes = [*notes, said] if said else notes
     tokens = launcher.tokens(job.config) + program
     # What the launcher adds on its own (Open MPI's thread binding) is said as a comment.
     launcher_notes = [f"# {comment(note)}" for note in launcher.notes(job.config)]

@@ -103,9 +103,13 @@ def test_a_bare_mpiexec_of_another_family_on_this_path_is_refused(tmp_path, monk
     (bin_dir / "mpiexec").symlink_to(os.path.realpath(system_program("mpirun.openmpi")))
     monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
     site = Cluster("site")
-    with pytest.raises(ConfigError) as refused:
-        check_launch([mpich_app], for_script("pbs", site), site)
+    with pytest.raises(ConfigError) as refused:  # sbatch passes this PATH to the job
+        check_launch([mpich_app], for_script("pbs", site), site, scheduler="slurm")
     said = str(refused.value)
+    # qsub does not: a PBS script says it (s31 review: a login node's PATH refused a PBS
+    # script that is right on the compute nodes)
+    noted = check_launch([mpich_app], for_script("pbs", site), site, scheduler="pbs")
+    assert noted.startswith("warning: ") and "Open MPI's launcher" in noted and "qsub -V" in noted
     assert "linked against the MPICH family" in said and "the script's mpiexec (here " in said
     assert "Open MPI's launcher: set mpiexec = " in said and "\n" not in said
     suggested = said.split('set mpiexec = "')[1].split('"')[0]
@@ -117,7 +121,8 @@ def test_a_bare_mpiexec_of_another_family_on_this_path_is_refused(tmp_path, monk
     fits.mkdir()
     (fits / "mpiexec").symlink_to(os.path.realpath(system_program("mpiexec.mpich")))
     monkeypatch.setenv("PATH", f"{fits}:/usr/bin:/bin")
-    check_launch([mpich_app], for_script("pbs", site), site)  # fits: nothing said
+    assert check_launch([mpich_app], for_script("pbs", site), site) == ""  # fits: nothing said
+    assert check_launch([mpich_app], for_script("pbs", site), site, scheduler="pbs") == ""
 
 
 def test_a_launch_of_pooled_sweeps_is_said_as_one_of_them():
