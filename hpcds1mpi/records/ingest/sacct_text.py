@@ -67,8 +67,10 @@ def rows_from_records(header: list[str], records, report: FileReport,
     cut_jobs = {jid.split(".", 1)[0] for jid in cut_ids if "." in jid}
     idcol = "JobID" if "JobID" in header else "JobIDRaw"
     jobs: dict[str, dict] = {}
-    steps: dict[str, list[dict]] = {}  # of the attempt kept
-    early: dict[str, list[dict]] = {}  # steps read before any job line of theirs
+    # Each job's steps by step id: a repeated step replaced in one lookup, not by rebuilding
+    # the job's list per line (s31 reviewer: 3 jobs of 20,000 steps took 147 s, not 6 s).
+    steps: dict[str, dict[str, dict]] = {}  # of the attempt kept
+    early: dict[str, dict[str, dict]] = {}  # steps read before any job line of theirs
     order: list[str] = []
     clashing: list[str] = []  # ids of two job lines that are not one job's attempts
     for fields in records:
@@ -81,10 +83,10 @@ def rows_from_records(header: list[str], records, report: FileReport,
             report.dropped[TWO_JOBS_ONE_ID] += 1
         elif "." in jid:
             base = jid.split(".", 1)[0]
-            kept = (steps if base in jobs else early).setdefault(base, [])
-            # The same step again (two exports joined into one file): kept once.
-            kept[:] = [s for s in kept if s[idcol].strip() != jid]
-            kept.append(row)
+            kept = (steps if base in jobs else early).setdefault(base, {})
+            # The same step again (two exports joined into one file): kept once, the last.
+            kept.pop(jid, None)
+            kept[jid] = row
         elif jid in jobs and _identity(row) != _identity(jobs[jid]):
             # Not a requeue: another user's or name's job under this id, as a job name holding
             # "\n<id>|<user>|..." forges one. Which line is the real job cannot be told.
@@ -101,11 +103,11 @@ def rows_from_records(header: list[str], records, report: FileReport,
             # sacct -D lists every attempt of a requeued job, oldest first, each followed by
             # its own steps: the last one is the job, in its place, as sacct without -D shows it.
             report.dropped[EARLIER_ATTEMPT] += 1
-            jobs[jid], steps[jid] = row, []
+            jobs[jid], steps[jid] = row, {}
             order.remove(jid)
             order.append(jid)
         else:
-            jobs[jid], steps[jid] = row, early.pop(jid, [])
+            jobs[jid], steps[jid] = row, early.pop(jid, {})
             order.append(jid)
     for rows in early.values():
         report.dropped["step rows without their job line"] += len(rows)
@@ -130,8 +132,8 @@ def rows_from_records(header: list[str], records, report: FileReport,
                             "threads, peak_rss_mb and step energy unknown, not read from the "
                             "steps left; export again")
     return build_rows(order, lambda jid: _job_from_sacct_rows(
-                          jid, jobs[jid], [] if jid in cut_jobs else steps[jid], report,
-                          read_time, cpu_unknown),
+                          jid, jobs[jid], [] if jid in cut_jobs else list(steps[jid].values()),
+                          report, read_time, cpu_unknown),
                       report, (ValueError,), lambda exc: f"unparseable value ({_reason(exc)})")
 
 

@@ -72,9 +72,13 @@ def keep_once(table, paths: list, notes: Counter):
 
 def _same_job_numbers(table, notes: Counter):
     """One number per job across files (-1 for rows not Slurm's): Slurm rows of one id are one
-    job while each, by submit time, is within 26 h of the one before (the same attempt, maybe
-    read in another zone) or was submitted after it started and by a day after its end (a
-    requeue); further apart they are different jobs under one id, said."""
+    job while each, by submit time, is within 26 h of the first copy of its attempt (the same
+    attempt, maybe read in another zone) or was submitted after that copy started and by a day
+    after its end (a requeue: the next attempt, whose copies are then compared with it; a row
+    both near and a requeue is the next attempt when its run time differs); further apart they
+    are different jobs under one id, said. Not compared with the row before: copies 20 h apart
+    chained t, t+20 h and t+40 h into one job (s31 reviewer)."""
+    import numpy as np
     import pandas as pd
 
     from .file_zones import ZONE_SPAN_S
@@ -84,18 +88,33 @@ def _same_job_numbers(table, notes: Counter):
     if slurm.empty:
         return numbers
     rows = slurm.sort_values(["job_id", "submit_time"], kind="stable", na_position="first")
-    span = pd.Timedelta(seconds=ZONE_SPAN_S)
-    before = rows.shift()
-    ended = before["end_time"].fillna(before["start_time"] + pd.to_timedelta(
-        before["runtime_s"], unit="s")).fillna(before["start_time"])
-    # An unknown submit time cannot tell jobs apart: one job, as before times were compared.
-    near = ((rows["submit_time"] - before["submit_time"] <= span)
-            | rows["submit_time"].isna() | before["submit_time"].isna())
-    requeued = ((rows["submit_time"] >= before["start_time"])
-                & (rows["submit_time"] <= ended + span))
+    span = np.timedelta64(ZONE_SPAN_S, "s")
+    submit, start = (rows[c].to_numpy(dtype="datetime64[ns]")
+                     for c in ("submit_time", "start_time"))
+    ended = rows["end_time"].fillna(rows["start_time"] + pd.to_timedelta(
+        rows["runtime_s"], unit="s")).fillna(rows["start_time"]).to_numpy(dtype="datetime64[ns]")
+    runtime = rows["runtime_s"].to_numpy(dtype=float, na_value=np.nan)
     # Plain bools: job ids may be pyarrow strings, whose bools cannot be counted.
-    same_id = rows["job_id"].eq(before["job_id"]).fillna(False).to_numpy(dtype=bool)
-    same = same_id & (near | requeued).fillna(False).to_numpy(dtype=bool)
+    job_id = rows["job_id"].astype(str).to_numpy()
+    same_id = np.zeros(len(rows), dtype=bool)
+    same_id[1:] = job_id[1:] == job_id[:-1]
+    same = same_id.copy()
+    first = 0  # the first copy of the current attempt
+    for i in np.flatnonzero(same_id):  # only ids of several rows walk in Python
+        first = first if same_id[i - 1] else i - 1
+        if np.isnat(submit[first]):
+            # An unknown submit time cannot tell jobs apart: one job, as before times were
+            # compared; the first known one dates the attempt. (NaT sorts first.)
+            first = i
+            continue
+        near = submit[i] - submit[first] <= span
+        requeue = start[first] <= submit[i] <= ended[first] + span  # False where NaT
+        # Copies of one attempt ran as long; an unknown run time (NaN: False) is no difference.
+        copy = near and not abs(runtime[i] - runtime[first]) > 1
+        if requeue and not copy:
+            first = i
+        elif not near:
+            same[i], first = False, i
     numbers[rows.index] = (~same).cumsum()
     in_several = rows.groupby("job_id")["_file"].transform("nunique").gt(1).to_numpy(dtype=bool)
     apart = rows.index[same_id & ~same & in_several]

@@ -388,3 +388,42 @@ def test_a_job_cancelled_while_held_never_started():
     assert pd.isna(jobs["56472543"]["start_time"])  # pending, cancelled: as before
     ran = jobs["56472538"]  # cancelled after it ran 6 s: started
     assert ran["start_time"] == pd.Timestamp("2026-12-05 11:55:26") and ran["wait_s"] == 138
+
+
+def _job_of_many_steps(path, count: int):
+    """Job 56472531 of the real UTC export with ``count`` srun steps like its step .1."""
+    lines = (EXPORTS / "s31-utc-P.txt").read_text().splitlines()
+    header, job = lines[0], next(x for x in lines if x.startswith("56472531|"))
+    step = next(x for x in lines if x.startswith("56472531.1|"))
+    steps = (step.replace("56472531.1|", f"56472531.{i}|", 1) for i in range(count))
+    path.write_text("\n".join([header, job, *steps]) + "\n")
+    return path
+
+
+def test_reading_a_job_of_many_steps_takes_time_linear_in_its_steps(tmp_path):
+    """s31 reviewer: each step line rebuilt its job's whole step list, so 3 jobs of 20,000
+    steps took 147 s (6 s before). Four times the steps must take about four times as long,
+    not sixteen (the best of a few runs, so a loaded machine's pauses do not count)."""
+    import time
+
+    def seconds(count: int) -> float:
+        path = _job_of_many_steps(tmp_path / f"{count}.txt", count)
+        best = float("inf")
+        for _ in range(3):
+            start = time.perf_counter()
+            rows, _ = read_sacct_parsable(path)
+            best = min(best, time.perf_counter() - start)
+        assert rows[0]["ranks"] == 2 and rows[0]["peak_rss_mb"] == 1680 * 1024 / 1e6
+        return best
+
+    small, large = seconds(2000), seconds(8000)
+    assert large < 8 * small + 0.05, (small, large)  # linear: ~4x; quadratic: ~16x
+
+
+def test_a_step_line_given_twice_is_kept_once(tmp_path):
+    path = _job_of_many_steps(tmp_path / "twice.txt", 3)
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join([*lines, lines[-1].replace("|1680K|", "|4000K|")]) + "\n")
+    rows, report = read_sacct_parsable(path)
+    assert len(rows) == 1 and rows[0]["peak_rss_mb"] == 4000 * 1024 / 1e6  # the last copy
+    assert not report.dropped

@@ -92,3 +92,43 @@ def test_a_requeue_after_a_long_run_is_still_one_job(tmp_path):
     table, _, notes = ingest([first, second])
     assert table["runtime_s"].tolist() == [3600.0]
     assert "earlier attempt of a requeued job in another file (the last attempt kept)" in notes
+
+
+HEAD = "JobID|User|State|Submit|Start|End|TimelimitRaw|ElapsedRaw|JobName"
+
+
+def _copies(tmp_path, lines: list[str]) -> list:
+    """One -P file of job 7 per line (``submit|start|end|elapsed``, COMPLETED, user root)."""
+    paths = []
+    for i, line in enumerate(lines):
+        submit, start, end, elapsed = line.split("|")
+        path = tmp_path / f"{i}.txt"
+        path.write_text(f"{HEAD}\n7|root|COMPLETED|{submit}|{start}|{end}|2880|{elapsed}|sim\n")
+        paths.append(path)
+    return paths
+
+
+def test_copies_20_h_apart_do_not_chain_into_one_job_40_h_long(tmp_path):
+    """s31 reviewer: each copy was compared with the one before it only, so copies at t,
+    t+20 h and t+40 h were one job though the first and last are 40 h apart (no zone is)."""
+    paths = _copies(tmp_path, ["2024-01-01T00:00:00|2024-01-01T00:00:00|2024-01-01T00:01:00|60",
+                               "2024-01-01T20:00:00|2024-01-01T20:00:00|2024-01-01T20:01:00|60",
+                               "2024-01-02T16:00:00|2024-01-02T16:00:00|2024-01-02T16:01:00|60"])
+    for files in (paths, paths[::-1]):
+        table, _, notes = ingest(files)
+        # The first two may be one job read 20 h apart (a zone cannot be ruled out); the last
+        # is 40 h from the first: another job under the same id, kept.
+        assert sorted(table["submit_time"].dt.day) == [1, 2], notes
+        assert [n for r, n in notes.items() if r.startswith("one Slurm id for different jobs")
+                ] == [1]
+
+
+def test_a_job_requeued_twice_after_a_short_and_a_long_run_is_still_one_job(tmp_path):
+    """The first attempt failed in a minute, the second ran 30 h: the third is submitted 30 h
+    after the first (past a zone's 26 h) yet after the second started and by its end."""
+    paths = _copies(tmp_path, ["2024-01-01T00:00:00|2024-01-01T00:00:00|2024-01-01T00:01:00|60",
+                               "2024-01-01T00:01:05|2024-01-01T00:01:05|2024-01-02T06:01:05|108000",
+                               "2024-01-02T06:01:10|2024-01-02T06:01:10|2024-01-02T07:01:10|3600"])
+    table, _, notes = ingest(paths)
+    assert table["runtime_s"].tolist() == [3600.0]
+    assert notes["earlier attempt of a requeued job in another file (the last attempt kept)"] == 2
