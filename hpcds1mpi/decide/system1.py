@@ -20,8 +20,7 @@ A user's program is not picked on more nodes than it ever ran on while a measure
 can run it (:mod:`~hpcds1mpi.decide.measured_nodes`). Its confidence combines the ensemble's
 spread at the pick and the margin to the runner-up (:mod:`hpcds1mpi.decide.confidence`).
 
-Everything here is numpy (a candidate grid is :class:`~hpcds1mpi.surrogates.columns.Columns`:
-no pandas on the recommend path; a DataFrame handed in still works); nothing imports torch.
+Everything here is numpy (a grid is :class:`~hpcds1mpi.surrogates.columns.Columns`); no torch.
 """
 
 from __future__ import annotations
@@ -45,6 +44,7 @@ from hpcds1mpi.decide.memory_limits import (MemoryLimit, declared_need_mb, learn
 from hpcds1mpi.decide.scores import UNMEASURED, Scores, neighbour_runtimes, unmeasured_rows
 from hpcds1mpi.decide.system1_front import knee, pareto_front_2d  # importable from here too
 from hpcds1mpi.decide.trained_hardware import as_trained, matching_partition, trained_names
+from hpcds1mpi.decide.unmeasured_bounds import measured_before_unmeasured, widen_unmeasured
 from hpcds1mpi.errors import ConfigError, ModelError
 from hpcds1mpi.surrogates.columns import Columns, takes_columns
 from hpcds1mpi.surrogates.neighbour_beyond import bound_beyond, one_size_note
@@ -273,6 +273,7 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     floor_energy(cols, partitions)
     levels = bundle_cache.measured_levels(bundle).get(str(workload))
     cols[UNMEASURED] = unmeasured_rows(cols, levels)  # e.g. a GPU never run: s31 tester Q5
+    widen_unmeasured(cols)  # no narrower than the measured ones (s31 verifier V4)
     cols[MOST_MEASURED_NODES] = most_measured_nodes(len(cols["nodes"]), levels)
     if limits is None:
         limits = _learned_limits(bundle, partitions)
@@ -322,11 +323,8 @@ def _learned_limits(bundle, partitions: Sequence["Partition"]) -> dict[str, Memo
 
 
 def objective_values(cols, objective: str) -> np.ndarray:
-    """The value each candidate is ranked by (lower is better) for ``time``/``energy``/``edp``.
-
-    Args:
-        cols: a mapping (dict of arrays or DataFrame) with ``runtime_s`` and ``energy_j``.
-    """
+    """The value each candidate is ranked by (lower is better) for ``time``/``energy``/``edp``
+    (``cols``: a dict of arrays or DataFrame with ``runtime_s`` and ``energy_j``)."""
     runtime = np.asarray(cols["runtime_s"], dtype=float)
     energy = np.asarray(cols["energy_j"], dtype=float)
     if objective == "time":
@@ -358,7 +356,8 @@ class Choice:
             :data:`DOUBTED_CONFIDENCE`), or ``""``.
         nodes_note: which candidate on more nodes than its program was ever measured on was
             predicted better than the pick, yet ranked after it
-            (:mod:`~hpcds1mpi.decide.measured_nodes`), or ``""``.
+            (:mod:`~hpcds1mpi.decide.measured_nodes`), and that the pick is at a level
+            never measured (:mod:`~hpcds1mpi.decide.unmeasured_bounds`), or ``""``.
     """
 
     scores: Scores
@@ -375,7 +374,7 @@ class Choice:
     nodes_note: str = ""
 
     @property
-    def pick(self) -> dict | None:
+    def pick(self) -> dict | None:  # noqa: D102
         return None if self.index is None else self.scores.row(self.index)
 
     def config(self, row: int | None = None) -> Configuration:
@@ -421,16 +420,16 @@ def choose(scores: Scores, objective: str = "time",
         vals = objective_values(cols, objective)
         ranking = feasible[by_time if by_time is not None
                            else np.argsort(vals[feasible], kind="stable")]
+    ranking, beyond_note = measured_before_unmeasured(cols, ranking, objective)  # V4
     index = int(ranking[0])
     lo, hi = cols["runtime_lo"][index], cols["runtime_hi"][index]
     spread = float(max(hi - lo, 0.0) / runtime[index]) if runtime[index] > 0 else float("inf")
-    if len(ranking) > 1:  # the relative gap to the runner-up
-        margin = abs(float((vals[ranking[1]] - vals[index]) / vals[index])) if vals[index] else 0.0
-    else:
-        margin = 1.0
+    margin = (abs(float((vals[ranking[1]] - vals[index]) / vals[index])) if vals[index] else 0.0
+              ) if len(ranking) > 1 else 1.0  # the relative gap to the runner-up
     nodes_note = unmeasured_nodes_note(cols, scores.workload, index, after, vals)
     if nodes_note:  # the model puts a candidate ahead of the pick: no margin to speak of
         margin = 0.0
+    nodes_note = "; ".join(n for n in (nodes_note, beyond_note) if n)
     ranking = np.concatenate([ranking, after[np.argsort(vals[after], kind="stable")]])
     confidence, noise = pick_confidence(confidence_model, scores, index, spread, margin)
     note = disagreement(cols, index, feasible, scores.size, scores.neighbour_sizes) \

@@ -76,7 +76,12 @@ def test_the_answer_says_which_node_count_was_never_measured_and_how_to_measure_
 
 def test_a_kernel_with_its_work_model_is_still_picked_on_more_nodes():
     choice = _choose(OneNode("stencil"))
-    assert (choice.pick["nodes"], choice.pick["ranks_per_node"]) == (2, 1)
+    # Not ranked after every 1-node layout (1 x 2 at 8.36 s) as a program's: second, after
+    # the measured 1 x 1, whose interval [3.83, 4.68] s its never-measured [3.23, 3.95] s
+    # overlaps (a level never measured is picked only wholly below: s31 verifier V4).
+    layouts = [(int(choice.scores.cols["nodes"][i]), int(choice.scores.cols["ranks_per_node"][i]))
+               for i in choice.ranking[:2]]
+    assert layouts == [(1, 1), (2, 1)]
     assert choice.nodes_note == ""
 
 

@@ -1,0 +1,76 @@
+"""A candidate at a level never measured: no narrower than the measured ones, picked over them
+only when its whole interval lies below the best measured one's (s31 verifier V4)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hpcds1mpi.cluster import Partition
+from hpcds1mpi.decide import system1 as s1
+from hpcds1mpi.decide.unmeasured_bounds import measured_before_unmeasured
+
+#: tests/data/jobscripts/lab.toml's partition: the shipped bundle's hardware, up to 4 nodes.
+LAB = Partition(name="standard", cores_per_node=2, memory_gb=25.3, max_nodes=4)
+
+
+@pytest.fixture(scope="module")
+def shipped_bundle():
+    from hpcds1mpi.decide.model_bundle import load_model
+
+    return load_model(None)
+
+
+def test_an_unmeasured_layout_is_no_narrower_than_the_measured_ones(shipped_bundle):
+    # fft 128: N4 x R2 fp32 (more nodes than measured) read [9.5, 10.5] ms where the
+    # measured N1 x R2 fp32 read [9.1, 26.8].
+    cols = s1.score(shipped_bundle, "fft", 128, [LAB]).cols
+    point, lo, hi = cols["runtime_s"], cols["runtime_lo"], cols["runtime_hi"]
+    beyond, measured = cols["unmeasured"], ~cols["unmeasured"]
+    assert beyond.any() and measured.any()
+    down, up = lo / point, hi / point
+    assert (down[beyond] <= down[measured].min() + 1e-12).all()
+    assert (up[beyond] >= up[measured].max() - 1e-12).all()
+    four = beyond & (cols["nodes"] == 4) & (cols["ranks_per_node"] == 2) \
+        & (cols["threads"] == 1) & (cols["precision"] == "fp32")
+    one = measured & (cols["nodes"] == 1) & (cols["ranks_per_node"] == 2) \
+        & (cols["threads"] == 1) & (cols["precision"] == "fp32")
+    assert (hi - lo)[four][0] / point[four][0] >= (hi - lo)[one][0] / point[one][0] - 1e-12
+    assert (cols["energy_lo"] <= cols["energy_j"]).all()
+    assert (cols["energy_hi"] >= cols["energy_j"]).all()
+
+
+@pytest.mark.parametrize("size", [64, 128])
+def test_an_unmeasured_pick_s_interval_lies_below_the_best_measured_one(shipped_bundle, size):
+    # fft on one node: bf16 / unmeasured levels predicted fastest at both sizes; at 64 its
+    # interval overlaps the measured best's (picked instead), at 128 it lies below (kept, said).
+    scores = s1.score(shipped_bundle, "fft", size, [LAB], s1.Constraints(max_nodes=1))
+    cols = scores.cols
+    choice = s1.choose(scores, "time")
+    feasible = np.flatnonzero(cols["feasible"])
+    fastest = feasible[np.argmin(cols["runtime_s"][feasible])]
+    assert cols["unmeasured"][fastest]
+    measured = feasible[~cols["unmeasured"][feasible]]
+    best = measured[np.argmin(cols["runtime_s"][measured])]
+    if cols["runtime_hi"][fastest] < cols["runtime_lo"][best]:
+        assert choice.index == fastest and "never measured" in choice.nodes_note
+        assert size == 128
+    else:
+        assert choice.index == best and choice.nodes_note == ""
+        assert size == 64
+    assert choice.ranking[0] == choice.index and len(set(choice.ranking)) == len(feasible)
+
+
+def test_the_rule_reads_the_objective_s_own_ends():
+    cols = {"unmeasured": np.array([True, False, False]),
+            "runtime_s": np.array([1.0, 2.0, 3.0]), "runtime_lo": np.array([0.5, 1.9, 2.5]),
+            "runtime_hi": np.array([1.5, 2.2, 3.5]), "energy_j": np.array([1.0, 2.0, 3.0]),
+            "energy_lo": np.array([0.9, 1.2, 2.5]), "energy_hi": np.array([1.3, 2.2, 3.5])}
+    ranking = np.array([0, 1, 2])
+    kept, note = measured_before_unmeasured(cols, ranking, "time")  # 1.5 < 1.9: below
+    assert kept.tolist() == [0, 1, 2] and "never measured" in note
+    moved, note = measured_before_unmeasured(cols, ranking, "energy")  # 1.3 > 1.2: overlaps
+    assert moved.tolist() == [1, 0, 2] and note == ""
+    assert measured_before_unmeasured(cols, np.array([1, 0, 2]), "time")[0].tolist() == [1, 0, 2]
+    alone = {**cols, "unmeasured": np.ones(3, dtype=bool)}
+    assert measured_before_unmeasured(alone, ranking, "time") == (ranking, "")
