@@ -140,6 +140,13 @@ def _program_launch(program: str | None, *, launcher, cluster_file, partition, g
     return choice, readings
 
 
+def trial_launcher(choice, part):
+    """The launcher the trials' sweeps use (``measure/external.py``): --overcommit above the
+    allocation's usable cores, not the node's (s31 reviewer: the pre-flight, given the node's,
+    never said the --overcommit the trials add inside a partial allocation)."""
+    return choice.launcher_for(part.usable_cores_per_node)
+
+
 def _preflight(choice, program: str, size: int, start, space, part, workdir, log, evaluate):
     """The sweep's pre-flight before any trial: the program can start, its MPI matches the
     launcher, and (more than one rank anywhere in ``space``) the 2-rank probe is one job;
@@ -155,7 +162,7 @@ def _preflight(choice, program: str, size: int, start, space, part, workdir, log
     from hpcds1mpi.measure.plan import RunSpec
 
     spec = RunSpec("program", size, start)
-    launch = choice.launcher_for(part.cores_per_node)
+    launch = trial_launcher(choice, part)
     env = {**os.environ, **launch.environment(start)}
     tokens = format_command(program, spec)
     external.check_program(tokens, env, external.workdir_of(workdir, spec), option="--program")

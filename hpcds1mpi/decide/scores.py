@@ -8,7 +8,7 @@ Python values (:meth:`Scores.values`, which an answer's rows read for every tabl
 derived (the frame, subsets, values) is never copied by ``dataclasses.replace``.
 
 Which candidates lie beyond what was measured (:func:`unmeasured_rows`,
-:func:`unmeasured_lines`) is judged here too: the predictions there are extrapolations. And
+:func:`never_measured`, :func:`unmeasured_lines`) is judged here too: the predictions there are extrapolations. And
 what was measured around them (:func:`neighbour_runtimes`): a prediction between two measured
 sizes is kept within their runtimes (:mod:`~hpcds1mpi.surrogates.neighbour_bounds`).
 """
@@ -16,7 +16,7 @@ sizes is kept within their runtimes (:mod:`~hpcds1mpi.surrogates.neighbour_bound
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -157,9 +157,36 @@ def unmeasured_rows(cols: dict, levels) -> np.ndarray:
     return out
 
 
-def unmeasured_lines(row: dict, levels) -> list[str]:
-    """Why one candidate (a :meth:`Scores.row`) is extrapolated, one line per knob (none when
-    it is not: see :func:`unmeasured_rows`)."""
+class NeverMeasured(NamedTuple):
+    """One knob of a candidate at a level its workload never ran (:func:`never_measured`)."""
+
+    column: str
+    name: str
+    value: object
+    measured: tuple
+
+    @property
+    def level(self) -> str:
+        """The level, short: ``"precision fp32"``, ``"nodes above 1"`` (every node count above
+        the most measured is one level: beyond it is extrapolation alike)."""
+        if self.column == "nodes":
+            return f"nodes above {max(self.measured)}"
+        return f"{self.name} {self.value}"
+
+    @property
+    def line(self) -> str:
+        """Why the prediction is extrapolated, with the levels measured."""
+        if self.column == "nodes":
+            return f"nodes {self.value} above the most measured ({max(self.measured)})"
+        seen = ", ".join(str(v) for v in self.measured)
+        return f"{self.name} {self.value} never measured (measured: {seen})"
+
+
+def never_measured(row: dict, levels) -> list[NeverMeasured]:
+    """The knobs of one candidate (a :meth:`Scores.row`, or ``Configuration.as_dict()``) at a
+    level the workload's recorded ``levels`` never had, one per knob (see
+    :func:`unmeasured_rows`; a knob without recorded levels, or ``levels`` None, says none).
+    ``unmeasured_lines`` and System 2's guesses (``decide/tune_predictions.py``) read this."""
     if levels is None:
         return []
     out = []
@@ -167,12 +194,16 @@ def unmeasured_lines(row: dict, levels) -> list[str]:
         measured, value = _measured(levels, column), row[column]
         if not measured:
             continue
-        seen = ", ".join(str(v) for v in measured)
-        if column == "nodes" and value > max(measured):
-            out.append(f"nodes {value} above the most measured ({max(measured)})")
-        elif column != "nodes" and value not in measured:
-            out.append(f"{name} {value} never measured (measured: {seen})")
+        if (value > max(measured)) if column == "nodes" else (value not in measured):
+            out.append(NeverMeasured(column, name, value, measured))
     return out
 
 
-__all__ = ["Scores", "UNMEASURED", "neighbour_runtimes", "unmeasured_lines", "unmeasured_rows"]
+def unmeasured_lines(row: dict, levels) -> list[str]:
+    """Why one candidate (a :meth:`Scores.row`) is extrapolated, one line per knob (none when
+    it is not: see :func:`unmeasured_rows`)."""
+    return [knob.line for knob in never_measured(row, levels)]
+
+
+__all__ = ["NeverMeasured", "Scores", "UNMEASURED", "neighbour_runtimes", "never_measured",
+           "unmeasured_lines", "unmeasured_rows"]

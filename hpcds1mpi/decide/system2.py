@@ -10,8 +10,9 @@ configurations for real through the sweep machinery and
   out of memory or times out,
 * stops when the expected improvement of every remaining candidate is below the measured noise
   (with a model; a level the model never measured — a precision, device, thread count... —
-  is first tried with its best predicted configuration, as its prediction there is a guess:
-  s31 tester Q3), when no untried neighbour of the best is left (without a model), or when
+  is first tried with its configuration of the highest expected gain, as its prediction there
+  is a guess: s31 tester Q3; only one that could beat the best run, at most ceil(budget / 4)
+  of them: s31 reviewer), when no untried neighbour of the best is left (without a model), or when
   the budget (runs or seconds) is spent,
 * answers with the successful run of the lowest value it measured (runtime, or energy): a
   faster run within the noise does not move the search, but a tuner that measured it must
@@ -47,8 +48,9 @@ from typing import Callable
 import numpy as np
 
 from hpcds1mpi.config import Configuration
-from hpcds1mpi.decide.tune_predictions import (Predictions, expected_improvement, guess_to_try,
-                                               levels_left)
+from hpcds1mpi.decide.tune_predictions import (Predictions, could_beat, expected_improvement,
+                                               guess_to_try, levels_left, most_guesses,
+                                               untried_guesses)
 from hpcds1mpi.decide.tune_space import Space, config_key
 from hpcds1mpi.errors import ConfigError
 
@@ -235,6 +237,18 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
         return math.sqrt((MODEL_ERROR_PRIOR ** 2 * MODEL_ERROR_PRIOR_RUNS + float(np.sum(dev ** 2)))
                          / (MODEL_ERROR_PRIOR_RUNS + len(ratios)))
 
+    def model_view() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(n,)`` each: the untried runnable candidates, the log prediction rescaled by the
+        runs so far, and its standard deviation (ensemble spread, model error, transfer)."""
+        untried = np.array([i not in tried for i in range(len(space.configs))])
+        ok = untried & predictions.feasible & np.isfinite(predictions.value) & \
+            (predictions.value > 0)
+        shift, transfer = _model_shift(space, ratios, ratio_nodes)
+        mu = np.log(np.where(ok, predictions.value, 1.0)) + shift
+        sigma = np.sqrt(np.asarray(predictions.spread, float) ** 2 + model_error() ** 2
+                        + transfer ** 2)
+        return ok, mu, sigma
+
     def run(config: Configuration, gain: float) -> Trial:
         nonlocal best
         tried.add(space.index(config))
@@ -296,29 +310,25 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
         if time_budget_s is not None and time.monotonic() - began >= time_budget_s:
             stop = f"time budget of {time_budget_s:g} s spent"
             break
-        untried = np.array([i not in tried for i in range(len(space.configs))])
         if predictions is not None:
-            ok = untried & predictions.feasible & np.isfinite(predictions.value) & \
-                (predictions.value > 0)
+            ok, mu, sigma = model_view()
             if not ok.any():
                 stop = "every configuration the model considers feasible was measured"
                 break
-            shift, transfer = _model_shift(space, ratios, ratio_nodes)
-            mu = np.log(np.where(ok, predictions.value, 1.0)) + shift
             if best is None:
                 # Nothing has worked yet: the predicted best untried configuration.
                 gains = np.where(ok, -mu, -np.inf)
                 pick = int(np.argmax(gains))
                 run(space.configs[pick], float("nan"))
                 continue
-            sigma = np.sqrt(np.asarray(predictions.spread, float) ** 2 + model_error() ** 2
-                            + transfer ** 2)
             gains = expected_improvement(best.value, mu, sigma)
             gains = np.where(ok, gains * (1.0 - np.clip(predictions.fail_prob, 0, 1)), -1.0)
             pick = int(np.argmax(gains))
             if gains[pick] < noise() and len(trials) >= min_runs:
-                # A guess about a level never measured is no reason to stop: try it first.
-                guess = guess_to_try(predictions, ok, mu, tried)
+                # A guess about a level never measured is no reason to stop: try it first, if
+                # it could beat the best run, at most ceil(budget / 4) of them (s31 reviewer).
+                guess = None if len(guessed) >= most_guesses(budget) else guess_to_try(
+                    predictions, ok, gains, could_beat(best.value, mu, sigma), tried)
                 if guess is not None:
                     levels = [lv for lv in predictions.unmeasured[guess]
                               if lv in levels_left(predictions, tried)]
@@ -343,10 +353,13 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
             run(options[0], float("nan"))
     if guessed:
         stop += f"; tried first what the model never measured: {'; '.join(guessed)}"
-    runnable = None if predictions is None else predictions.feasible & (predictions.value > 0)
-    if predictions is not None and (left := levels_left(predictions, tried, runnable)):
-        stop += (f"; never tried: {', '.join(left)}, which the model never measured (its "
-                 "predictions there are guesses: a larger --budget tries them)")
+    if predictions is not None and predictions.unmeasured is not None:
+        beats = None if best is None else could_beat(best.value, *model_view()[1:])
+        stop += untried_guesses(
+            predictions, tried, predictions.feasible & (predictions.value > 0), beats,
+            f"at most {most_guesses(budget)} of a budget of {budget} runs try them; a larger "
+            "--budget tries more" if len(guessed) >= most_guesses(budget)
+            else "a larger --budget tries them")
     say(f"stopped: {stop}")
     answer, note = _answer(trials, best, noise())
     return TuneResult(objective, start, answer.config if answer else None,

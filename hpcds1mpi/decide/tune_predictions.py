@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hpcds1mpi.config import Configuration
-from hpcds1mpi.decide.tune_space import Space, config_key
+from hpcds1mpi.decide.tune_space import Space
 
 
 @dataclass
@@ -39,8 +39,10 @@ class Predictions:
     unmeasured: "list[tuple[str, ...]] | None" = None
 
 
-def predictions_from_scores(space: Space, scores, objective: str = "time") -> Predictions:
-    """Align System 1's :class:`~hpcds1mpi.decide.system1.Scores` with ``space``."""
+def predictions_from_scores(space: Space, scores, objective: str = "time",
+                            levels=None) -> Predictions:
+    """Align System 1's :class:`~hpcds1mpi.decide.system1.Scores` with ``space``; ``levels``:
+    the workload's recorded measured levels (None: its never-measured levels are not known)."""
     cols = scores.cols
     n = len(space.configs)
     value = np.full(n, np.nan)
@@ -62,49 +64,20 @@ def predictions_from_scores(space: Space, scores, objective: str = "time") -> Pr
             spread[j] = max((math.log(hi) - math.log(lo)) / 2.5631, 0.02)
         fail[j] = float(cols["fail_prob"][i])
         feasible[j] = bool(cols["reason"][i] in ("", "deadline", "energy"))
-    return Predictions(value, spread, fail, feasible, unmeasured_levels(space, cols))
+    return Predictions(value, spread, fail, feasible, unmeasured_levels(space, levels))
 
 
-#: The knobs whose never-measured levels are named, as (column, what a line calls it).
-_KNOBS = (("nodes", "nodes"), ("threads", "threads"), ("ranks_per_node", "ranks per node"),
-          ("device", "device"), ("precision", "precision"))
+def unmeasured_levels(space: Space, levels) -> "list[tuple[str, ...]] | None":
+    """Per configuration of ``space``, the levels of it the workload's recorded ``levels``
+    (:class:`~hpcds1mpi.surrogates.levels.MeasuredLevels`) never had, e.g.
+    ``("nodes above 1", "precision fp32")`` (:func:`~hpcds1mpi.decide.scores.never_measured`,
+    as ``recommend`` judges them). None without recorded levels (the tuning replay)."""
+    from hpcds1mpi.decide.scores import never_measured
 
-
-def unmeasured_levels(space: Space, cols: dict) -> "list[tuple[str, ...]] | None":
-    """Per configuration of ``space``, the levels System 1 flagged as never measured.
-
-    System 1's ``unmeasured`` column (:data:`~hpcds1mpi.decide.scores.UNMEASURED`) says a
-    candidate is beyond the measured levels, not which: a level is never measured when no
-    unflagged candidate has it (nodes: above the most an unflagged one has). A flagged
-    configuration none of whose values tells which (every candidate flagged by one knob) is
-    "beyond the measured levels". None when the scores carry no such column.
-    """
-    from hpcds1mpi.decide.scores import UNMEASURED
-
-    flagged = cols.get(UNMEASURED)
-    if flagged is None:
+    if levels is None:
         return None
-    flagged = np.asarray(flagged, dtype=bool)
-    known = {column: set(np.asarray(cols[column])[~flagged].tolist()) for column, _ in _KNOBS}
-    keys = {(int(n), int(r), int(t), str(d), str(p)): bool(f) for n, r, t, d, p, f in zip(
-        cols["nodes"], cols["ranks_per_node"], cols["threads"], cols["device"],
-        cols["precision"], flagged)}
-    out: list[tuple[str, ...]] = []
-    for config in space.configs:
-        if not keys.get(config_key(config), False):
-            out.append(())
-            continue
-        levels = []
-        for column, name in _KNOBS:
-            value, seen = getattr(config, column), known[column]
-            if not seen:  # every candidate flagged: this knob cannot tell which
-                continue
-            if column == "nodes" and value > max(seen):
-                levels.append(f"nodes above {max(seen)}")
-            elif column != "nodes" and value not in seen:
-                levels.append(f"{name} {value}")
-        out.append(tuple(levels) or ("beyond the measured levels",))
-    return out
+    return [tuple(knob.level for knob in never_measured(config.as_dict(), levels))
+            for config in space.configs]
 
 
 def expected_improvement(best: float, mu_log: np.ndarray, sigma: np.ndarray) -> np.ndarray:
@@ -124,6 +97,28 @@ def expected_improvement(best: float, mu_log: np.ndarray, sigma: np.ndarray) -> 
     return np.maximum(gain, 0.0) / best
 
 
+#: At most one run in this many of the budget tries a guess (s31 reviewer: on a bundle measured
+#: at one layout, fp64 only, every other rank count, thread count, precision and node count is
+#: a never-measured level, and trying each spent the budget on guesses, multi-node ones too).
+GUESS_SHARE = 4
+#: The low end of a guess's predicted interval, in standard deviations of its log: the 2.5th
+#: percentile. Not System 1's 10th (``runtime_lo``): at a level never measured the prediction
+#: is a guess; s31 tester Q3's fp32 had its 10th percentile 1.2x above the best run, and ran
+#: 1.8x faster than it.
+LOW_END_Z = 1.96
+
+
+def most_guesses(budget: int) -> int:
+    """The most runs of a ``budget`` that try a never-measured level: ceil(budget / 4)."""
+    return math.ceil(budget / GUESS_SHARE)
+
+
+def could_beat(best: float, mu: np.ndarray, sigma: np.ndarray) -> np.ndarray:
+    """``(n,)`` True where the low end of the predicted interval (log mean ``mu``, standard
+    deviation ``sigma``) is below ``best``: the configuration could beat the best run."""
+    return np.asarray(mu) - LOW_END_Z * np.asarray(sigma) < math.log(best)
+
+
 def levels_left(predictions: Predictions, tried: set[int],
                 among: np.ndarray | None = None) -> list[str]:
     """The never-measured levels (:attr:`Predictions.unmeasured`) that no tried configuration
@@ -136,25 +131,45 @@ def levels_left(predictions: Predictions, tried: set[int],
         if among is None or among[i] for level in levels if level not in covered))
 
 
-def guess_to_try(predictions: Predictions, candidates: np.ndarray, mu: np.ndarray,
-                 tried: set[int]) -> int | None:
-    """The candidate to run before trusting the model's guesses: the best predicted (lowest
-    ``mu``) of those having a never-measured level no tried configuration has; None when
-    every such level was tried, or no candidate has one (s31 tester Q3: a tune stopped on a
-    0.2 % expected gain of fp32, a precision the bundle never ran, and fp32 was 1.8x faster).
+def guess_to_try(predictions: Predictions, candidates: np.ndarray, gains: np.ndarray,
+                 beats: np.ndarray, tried: set[int]) -> int | None:
+    """The candidate to run before trusting the model's guesses: of those having a
+    never-measured level no tried configuration has and that could beat the best run
+    (``beats``, :func:`could_beat`), the one of the highest expected gain; None when there is
+    none (s31 tester Q3: a tune stopped on a 0.2 % expected gain of fp32, a precision the
+    bundle never ran, and fp32 was 1.8x faster).
 
     Args:
         candidates: ``(n,)`` True where a configuration may be run now.
-        mu: ``(n,)`` the log prediction, rescaled by the runs so far.
+        gains: ``(n,)`` the expected improvement of each.
+        beats: ``(n,)`` True where the low end of its predicted interval is below the best run.
     """
     left = set(levels_left(predictions, tried))
     if not left:
         return None
     has = np.array([bool(left.intersection(levels)) for levels in predictions.unmeasured])
-    ok = candidates & has
+    ok = candidates & has & beats
     if not ok.any():
         return None
-    return int(np.argmin(np.where(ok, mu, np.inf)))
+    return int(np.argmax(np.where(ok, gains, -np.inf)))
+
+
+def untried_guesses(predictions: Predictions, tried: set[int], runnable: np.ndarray,
+                    beats: np.ndarray | None, why: str) -> str:
+    """What a tune's stop line says of the never-measured levels it did not try ("" when
+    none): those that could beat the best run (``beats``; None: all) were left for ``why``
+    (the budget, or the most guesses), the others as even their predicted low end is slower."""
+    left = levels_left(predictions, tried, runnable)
+    could = left if beats is None else levels_left(predictions, tried, runnable & beats)
+    slower = [level for level in left if level not in could]
+    out = ""
+    if could:
+        out += (f"; never tried: {', '.join(could)}, which the model never measured (its "
+                f"predictions there are guesses: {why})")
+    if slower:
+        out += (f"; not tried: {', '.join(slower)}, which the model never measured, as even "
+                "the low end of its predicted interval is slower than the best run")
+    return out
 
 
 def system1_start(space: Space, predictions: Predictions) -> Configuration | None:
@@ -172,6 +187,7 @@ def model_predictions(bundle, space: Space, partition, workload: str, size: int,
     from dataclasses import replace
 
     from hpcds1mpi.decide import system1 as s1
+    from hpcds1mpi.decide.bundle_cache import measured_levels
     from hpcds1mpi.kernels import support as kernel_support
 
     if workload not in {str(w) for w in getattr(bundle, "workloads", [])}:
@@ -182,7 +198,8 @@ def model_predictions(bundle, space: Space, partition, workload: str, size: int,
     scores = s1.score(bundle, workload, size, [part],
                       s1.Constraints(max_nodes=max_nodes, devices=devices,
                                      precisions=precisions), uses_threads=uses_threads)
-    return predictions_from_scores(space, scores, objective)
+    return predictions_from_scores(space, scores, objective,
+                                   measured_levels(bundle).get(str(workload)))
 
 
 def other_machine_note(bundle, partition) -> str | None:

@@ -465,6 +465,23 @@ def test_tune_says_recommends_escalation_and_tries_a_precision_the_model_never_r
         "8.0x beyond the measured range 64" in start
     assert "System 1's pick is a guess the runs check" in start
     stop = next(line for line in res.stderr.splitlines() if line.startswith("tune: stopped"))
-    # Two runs cannot reach fp32 and bf16: the stop says they were never tried, and why.
-    assert "never tried: " in stop and "precision fp32" in stop and "which the model never " \
-        "measured" in stop, stop
+    # Two runs cannot reach fp32 and bf16: the stop says they were not tried, and why (the
+    # budget, or a predicted interval above the best run: s31 reviewer).
+    assert ("never tried: " in stop or "; not tried: " in stop) and "precision fp32" in stop \
+        and "which the model never measured" in stop, stop
+
+
+def test_the_preflight_launcher_is_the_trials_with_the_allocations_cores():
+    """s31 reviewer: the pre-flight's launcher had the node's cores, the trials' the
+    allocation's: inside ``salloc -c 1`` on 2-core nodes it never said the --overcommit the
+    trials add to a 1-rank x 2-thread step."""
+    from hpcds1mpi.cluster import Partition
+    from hpcds1mpi.commands.tune import trial_launcher
+    from hpcds1mpi.config import Configuration
+    from hpcds1mpi.launch.preflight import LaunchChoice
+
+    part = Partition("debug", cores_per_node=2, memory_gb=4, allocated_cores_per_node=1)
+    launch = trial_launcher(LaunchChoice("srun", "pmi2"), part)
+    config = Configuration(1, 1, 2)
+    assert "--overcommit" in launch.tokens(config)
+    assert any("srun is given --overcommit" in note for note in launch.notes(config))

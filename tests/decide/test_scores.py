@@ -58,3 +58,17 @@ def test_unmeasured_rows_mark_more_nodes_than_measured_and_levels_never_run():
     row = {k: v[4].item() for k, v in cols.items()}
     assert unmeasured_lines(row, _levels()) == ["threads 4 never measured (measured: 1, 2)"]
     assert unmeasured_lines({k: v[1].item() for k, v in cols.items()}, _levels()) == []
+
+
+def test_never_measured_names_each_knobs_level_for_lines_and_for_the_tune():
+    """s31 reviewer: tune's guesses had their own copy of the knobs, read back from the
+    true/false ``unmeasured`` column; one function gives both readers the recorded levels."""
+    from hpcds1mpi.decide.scores import never_measured, unmeasured_lines
+
+    row = {"nodes": 8, "ranks_per_node": 3, "threads": 1, "device": "cpu", "precision": "fp32"}
+    knobs = never_measured(row, _levels())
+    assert [k.level for k in knobs] == ["nodes above 4", "ranks per node 3", "precision fp32"]
+    assert unmeasured_lines(row, _levels()) == [k.line for k in knobs] == [
+        "nodes 8 above the most measured (4)", "ranks per node 3 never measured (measured: "
+        "1, 2, 4)", "precision fp32 never measured (measured: fp64)"]
+    assert never_measured(row, None) == []

@@ -280,16 +280,28 @@ def test_a_runs_notes_are_said_after_its_line_and_kept_in_its_trial():
 # ---------------------------------------------- levels the model never measured (s31 tester Q3)
 
 
-def _fp32_unmeasured(space) -> tune_predictions.Predictions:
-    """The model measured fp64 only and guesses fp32 slower than fp64 (an expected gain far
-    inside the noise): the tester's gemm bundle, whose fp32 was in fact 1.8x faster."""
-    table = {c.label(): (12.0 if c.precision == "fp32" else 10.0) for c in space.configs}
-    table.update({"N1xR4xT1-cpu-fp64": 4.0, "N1xR2xT2-cpu-fp64": 4.4,
-                  "N1xR2xT1-cpu-fp64": 4.6, "N1xR4xT1-cpu-fp32": 6.0})
+def _fp32_unmeasured(space, fp32: float = 4.8) -> tune_predictions.Predictions:
+    """The model measured fp64 only and guesses fp32 slower than fp64 (an expected gain inside
+    the noise, though its interval reaches below the best): the tester's gemm bundle, whose
+    fp32 was in fact 1.8x faster."""
+    table = {c.label(): (fp32 if c.precision == "fp32" else 10.0) for c in space.configs}
+    table.update(_FP64)
+    table["N1xR4xT1-cpu-fp32"] = fp32 - 0.2  # the best predicted fp32
     preds = _predictions(space, table, spread=0.01)
     preds.unmeasured = [("precision fp32",) if c.precision == "fp32" else ()
                         for c in space.configs]
     return preds
+
+
+#: The fp64 runtimes, predicted and measured alike (the model is right where it measured).
+_FP64 = {"N1xR4xT1-cpu-fp64": 4.0, "N1xR2xT2-cpu-fp64": 4.4, "N1xR2xT1-cpu-fp64": 4.6}
+
+
+def _fp32_truth(space) -> dict:
+    truth = {c.label(): (5.0 if c.precision == "fp32" else 8.0) for c in space.configs}
+    truth.update(_FP64)
+    truth["N1xR4xT1-cpu-fp32"] = 2.2
+    return truth
 
 
 def test_a_precision_the_model_never_measured_is_tried_before_the_noise_stop():
@@ -298,10 +310,7 @@ def test_a_precision_the_model_never_measured_is_tried_before_the_noise_stop():
     space = _space()
     start = Configuration(1, 4, 1)
     calls, lines = [], []
-    truth = {c.label(): (5.0 if c.precision == "fp32" else 8.0) for c in space.configs}
-    truth[start.label()] = 4.0
-    truth["N1xR4xT1-cpu-fp32"] = 2.2
-    result = system2.tune(space, start, _table_evaluator(truth, calls),
+    result = system2.tune(space, start, _table_evaluator(_fp32_truth(space), calls),
                           predictions=_fp32_unmeasured(space), budget=8, log=lines.append)
     assert "N1xR4xT1-cpu-fp32" in calls
     assert result.best == Configuration(1, 4, 1, "cpu", "fp32")
@@ -310,6 +319,48 @@ def test_a_precision_the_model_never_measured_is_tried_before_the_noise_stop():
     assert "tried first what the model never measured: precision fp32 (N1xR4xT1-cpu-fp32)" \
         in result.stop_reason
     assert "never tried" not in result.stop_reason
+
+
+def test_a_guess_that_could_not_beat_the_best_run_is_not_tried_and_said():
+    """s31 reviewer: every never-measured level was tried whatever its prediction; one whose
+    predicted interval stays above the best run is not, and the stop line says so."""
+    space = _space()
+    start = Configuration(1, 4, 1)
+    calls = []
+    result = system2.tune(space, start, _table_evaluator(_fp32_truth(space), calls),
+                          predictions=_fp32_unmeasured(space, fp32=12.0), budget=8)
+    assert not any(label.endswith("fp32") for label in calls), calls
+    assert result.stop_reason.startswith("expected improvement")
+    assert result.stop_reason.endswith(
+        "; not tried: precision fp32, which the model never measured, as even the low end of "
+        "its predicted interval is slower than the best run")
+
+
+def test_guesses_are_at_most_a_quarter_of_the_budget_in_order_of_expected_gain():
+    """s31 reviewer: a bundle of one layout, fp64 only, has every other thread count and
+    precision never measured; each was tried, spending the budget on guesses."""
+    space = _space()
+    start = Configuration(1, 4, 1)
+    table = {c.label(): 4.6 + 0.1 * c.threads for c in space.configs}
+    table.update(_FP64)
+    table["N1xR1xT1-cpu-fp64"] = 4.7
+    table["N1xR2xT2-cpu-fp64"] = 4.9  # threads 2: never measured, like threads 4 and fp32
+    preds = _predictions(space, table, spread=0.01)
+    preds.unmeasured = [tuple(([f"threads {c.threads}"] if c.threads > 1 else [])
+                              + (["precision fp32"] if c.precision == "fp32" else []))
+                        for c in space.configs]
+    calls, lines = [], []
+    result = system2.tune(space, start, _table_evaluator(table, calls), predictions=preds,
+                          budget=8, log=lines.append)
+    tries = [line for line in lines if line.startswith("trying ")]
+    assert len(tries) == 2 and result.runs < 8, lines
+    # the highest expected gain first: fp32 (4.7), threads 2 (4.8); threads 3 and 4 left
+    assert tries[0].endswith("-cpu-fp32: the model never measured precision fp32, so its "
+                             "prediction there is a guess"), tries
+    assert tries[1].startswith("trying N1xR1xT2-cpu-fp64: the model never measured threads 2")
+    assert "; never tried: threads 3, threads 4, which the model never measured (its predictions there " \
+        "are guesses: at most 2 of a budget of 8 runs try them; a larger --budget tries more)" \
+        in result.stop_reason, result.stop_reason
 
 
 def test_a_budget_spent_before_a_never_measured_level_is_tried_says_so():

@@ -41,20 +41,27 @@ def test_a_bundle_of_another_machine_is_set_aside_with_a_note():
     assert tune_predictions.other_machine_note(same, here) is None
 
 
-def test_the_levels_system1_flags_as_never_measured_are_named_per_configuration():
-    """s31 tester Q3: System 2 tries each of these before trusting the model's guess there."""
-    from hpcds1mpi.decide.scores import UNMEASURED
+def test_the_levels_never_measured_are_named_per_configuration_from_the_recorded_levels():
+    """s31 tester Q3: System 2 tries these before trusting the model's guess there. s31
+    reviewer: read from the bundle's recorded levels (``scores.never_measured``), not guessed
+    back from System 1's true/false column."""
+    from hpcds1mpi.surrogates.levels import MeasuredLevels
 
     space = build_space(Partition("p", cores_per_node=2, memory_gb=16, max_nodes=2),
                         max_nodes=2, precisions=["fp64", "fp32"])
-    cols = {k: np.array([getattr(c, k) for c in space.configs])
-            for k in ("nodes", "ranks_per_node", "threads", "device", "precision")}
-    # The bundle ran fp64 on one node, one thread.
-    cols[UNMEASURED] = (cols["precision"] != "fp64") | (cols["nodes"] > 1) | (cols["threads"] > 1)
+    # The bundle ran fp64 on one node, one thread, 1 or 2 ranks.
+    levels = MeasuredLevels("gemm", False, precisions=("fp64",), devices=("cpu",),
+                            threads=(1,), ranks_per_node=(1, 2), nodes=(1,))
     got = dict(zip((c.label() for c in space.configs),
-                   tune_predictions.unmeasured_levels(space, cols)))
+                   tune_predictions.unmeasured_levels(space, levels)))
     assert got["N1xR2xT1-cpu-fp64"] == ()
     assert got["N1xR2xT1-cpu-fp32"] == ("precision fp32",)
     assert got["N2xR1xT2-cpu-fp32"] == ("nodes above 1", "threads 2", "precision fp32")
-    cols.pop(UNMEASURED)
-    assert tune_predictions.unmeasured_levels(space, cols) is None  # scores that do not say
+    assert tune_predictions.unmeasured_levels(space, None) is None  # the replay: not known
+
+
+def test_guesses_are_at_most_a_quarter_of_the_budget_and_only_those_that_could_win():
+    assert [tune_predictions.most_guesses(b) for b in (1, 4, 5, 8, 9)] == [1, 1, 2, 2, 3]
+    beats = tune_predictions.could_beat(1.0, np.log(np.array([1.5, 1.5, 0.9])),
+                                        np.array([0.3, 0.1, 0.01]))
+    assert beats.tolist() == [True, False, True]  # 1.5 x exp(-1.96 x 0.3) = 0.83 < 1
