@@ -64,11 +64,11 @@ def _memory_source(hw: dict, partition: "Partition") -> str:
 
 
 def size_reason(size, lo: float, hi: float, ratio: float, escalate: bool) -> str:
-    """Why ``size`` outside the measured ``lo``–``hi`` is extrapolated, below or above."""
-    if not escalate:
-        return f"size {size} is outside the measured range {lo:g}–{hi:g} (extrapolation)"
+    """Why ``size`` outside the measured ``lo``–``hi`` is extrapolated, below or beyond, by
+    how much, whether it asks to confirm or escalates (s31 reviewer: confirm said "outside")."""
     side = "below" if size < lo else "beyond"  # "beyond" of a size too small misled (Q8)
-    return f"size {size} is {ratio:.1f}x {side} the measured range {lo:g}–{hi:g}"
+    return (f"size {size} is {ratio:.1f}x {side} the measured range {lo:g}–{hi:g}"
+            f"{'' if escalate else ' (extrapolation)'}")
 
 
 def no_heldout_size(calibration) -> bool:

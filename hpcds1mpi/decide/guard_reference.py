@@ -33,6 +33,8 @@ class Reference:
         center / scale: ``(d,)`` the standardisation.
         configs: the training configurations used as query points (Columns).
         frame: the training rows kept (Columns; ``frame.to_frame()`` for a DataFrame).
+        problems: (workload, size, partition) of every training row that ran ok, subsample or
+            not (:meth:`measured`).
     """
 
     matrix: np.ndarray
@@ -45,21 +47,16 @@ class Reference:
     #: The configurations placed on a partition, hardware filled in (:func:`query_frame`):
     #: (partition name, the bundle's partition table) -> Columns. None of it is the question's.
     placed: dict = field(default_factory=dict, repr=False, compare=False)
+    problems: frozenset = field(default_factory=frozenset, repr=False, compare=False)
     _norms: np.ndarray | None = field(default=None, repr=False, compare=False)
-    _problems: frozenset | None = field(default=None, repr=False, compare=False)
 
     def measured(self, workload: str, size: float, partition_name: str | None) -> bool:
-        """Whether ``workload`` at ``size`` has training rows on ``partition_name`` (a trained
-        partition's name; None: hardware never trained on, so nothing is measured there)."""
+        """Whether ``workload`` at ``size`` ran ok on ``partition_name`` (a trained partition's
+        name; None: hardware never trained on, so nothing is measured there)."""
         if partition_name is None:
             return False
-        if self._problems is None:
-            parts = np.asarray(self.frame["partition"]).astype(str) \
-                if "partition" in self.frame else np.full(len(self.sizes), "")
-            self._problems = frozenset(zip(self.workloads.tolist(), self.sizes.tolist(),
-                                           parts.tolist()))
         try:
-            return (str(workload), float(size), str(partition_name)) in self._problems
+            return (str(workload), float(size), str(partition_name)) in self.problems
         except (TypeError, ValueError):  # a size that is no number is refused elsewhere
             return False
 
@@ -95,6 +92,7 @@ def build_reference(bundle, max_rows: int = MAX_REFERENCE_ROWS, seed: int = 0) -
     matrix = np.asarray(bundle.training_matrix(), dtype=float)
     if matrix.ndim != 2 or len(matrix) != len(frame):
         raise ModelError("model bundle's training matrix and frame differ in length; retrain it")
+    problems = measured_problems(frame)  # before the subsample drops some (s31 reviewer)
     if len(frame) > max_rows:
         keep = np.sort(np.random.default_rng(seed).choice(len(frame), max_rows, replace=False))
         frame, matrix = frame.take(keep), matrix[keep]
@@ -107,7 +105,22 @@ def build_reference(bundle, max_rows: int = MAX_REFERENCE_ROWS, seed: int = 0) -
         pick = np.random.RandomState(seed).choice(len(configs), QUERY_CONFIGS, replace=False)
         configs = configs.take(pick)
     return Reference(std, np.asarray(frame["workload"]).astype(str),
-                     np.asarray(frame["size"], dtype=float), center, scale, configs, frame)
+                     np.asarray(frame["size"], dtype=float), center, scale, configs, frame,
+                     problems=problems)
+
+
+def measured_problems(frame: Columns) -> frozenset:
+    """(workload, size, partition) of each training row that ran ok: a problem whose runs all
+    failed was "measured" at distance 0 (s31 reviewer). Every row where ``status`` is not
+    recorded; partition ``""`` where none is."""
+    from hpcds1mpi.config import OK
+
+    ok = np.asarray(frame["status"]).astype(str) == OK if "status" in frame \
+        else np.ones(len(frame), dtype=bool)
+    parts = np.asarray(frame["partition"]).astype(str)[ok] if "partition" in frame \
+        else np.full(int(ok.sum()), "")
+    return frozenset(zip(np.asarray(frame["workload"]).astype(str)[ok].tolist(),
+                         np.asarray(frame["size"], dtype=float)[ok].tolist(), parts.tolist()))
 
 
 def query_frame(bundle, ref: Reference, workload: str, size: float,

@@ -123,9 +123,29 @@ def hardware_differences(hw: dict, partition: "Partition") -> list[str]:
     return found
 
 
-def _cpu_words(model: str) -> str:
-    """A CPU model name compared without case or repeated blanks."""
-    return " ".join(str(model or "").casefold().split())
+#: What a CPU's name says besides which CPU it is: marks, "CPU", "Processor", "64-Core",
+#: "@ 2.40GHz" (/proc/cpuinfo's "AMD EPYC 7763 64-Core Processor" is a cluster file's
+#: "AMD EPYC 7763": s31 reviewer).
+_CPU_NOISE = (r"\((?:r|tm|c)\)|\b(?:cpu|processor)\b|\b[\w]+-cores?\b"
+              r"|@?\s*\d+(?:\.\d+)?\s*[gm]hz\b|@")
+
+
+def _cpu_words(model: str) -> tuple:
+    """The words that tell CPUs apart in a model name, lower case, the noise of
+    :data:`_CPU_NOISE` dropped: "Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz" ->
+    (intel, xeon, gold, 6248)."""
+    import re
+
+    return tuple(re.sub(_CPU_NOISE, " ", str(model or "").casefold()).split())
+
+
+def same_cpu(one: str, other: str) -> bool:
+    """Whether two CPU names name the same CPU: their words (:func:`_cpu_words`) equal, or
+    one's a word-prefix of the other's, so a short name ("AMD EPYC") matches every longer one
+    ("AMD EPYC 7763"): it says less, and is not taken for another CPU."""
+    a, b = _cpu_words(one), _cpu_words(other)
+    n = min(len(a), len(b))
+    return a[:n] == b[:n]
 
 
 def cpu_differs(bundle, partition: "Partition") -> str:
@@ -133,14 +153,15 @@ def cpu_differs(bundle, partition: "Partition") -> str:
     or a cluster file's ``cpu_model``) is not the CPU the matching trained partition was
     measured on (its ``cpu_model`` in the bundle's partition table), s31 tester Q4: the same
     cores and memory on another CPU runs at other speeds, which ``learn`` knows (it refuses
-    another machine's runs). ``""`` where either side does not name a CPU, or none matches."""
+    another machine's runs). ``""`` where either side does not name a CPU, none matches, or
+    both name the same CPU (:func:`same_cpu`)."""
     if not _cpu_words(partition.cpu_model):
         return ""
     trained = matching_partition(bundle, partition)
     if trained is None:
         return ""
     measured = (trained_partitions(bundle).get(trained) or {}).get("cpu_model")
-    if not _cpu_words(measured) or _cpu_words(measured) == _cpu_words(partition.cpu_model):
+    if not _cpu_words(measured) or same_cpu(measured, partition.cpu_model):
         return ""
     where = "" if trained == partition.name else f" (trained partition {trained})"
     return (f"partition {partition.name} has CPU {partition.cpu_model.strip()} but the model "

@@ -22,10 +22,11 @@ def test_a_calibration_time_limit_follows_the_predicted_runtimes_and_says_how(tm
                                                                                capsys):
     """s31 tester Q9: every calibration script got --time=01:00:00 whatever the size (a 35 s
     sweep and one 100x its work alike) and said nothing of why. The shipped bundle's gemm,
-    escalated beyond its sizes, still has the model's upper runtime per step."""
+    escalated beyond its sizes, still has the model's upper runtime per step; escalated, it
+    gets at least the default (s31 reviewer: 10 min at size 8, whose model is distrusted)."""
     import re
 
-    from hpcds1mpi.decide.calibration_time import CALIBRATION_FLOOR_S
+    from hpcds1mpi.decide.calibration_time import CALIBRATION_DEFAULT_S
 
     small = _calibration_script(tmp_path, capsys, "--workload", "gemm", "--size", "8")
     big = _calibration_script(tmp_path, capsys, "--workload", "gemm", "--size", "20000")
@@ -35,7 +36,9 @@ def test_a_calibration_time_limit_follows_the_predicted_runtimes_and_says_how(tm
         limits.append(h * 3600 + m * 60 + s)
         note = next(line for line in text.splitlines() if "# note: time limit" in line)
         assert "the model's upper runtime per run" in note and "start-up" in note, note
-    assert limits[0] == CALIBRATION_FLOOR_S < limits[1], limits
+    assert limits[0] == CALIBRATION_DEFAULT_S < limits[1], limits
+    assert "the larger of the default 60 min (the guard escalated on the size range and the " \
+        "learned check" in small and "the model's 10 min" in small, small
 
 
 def test_a_calibration_of_a_workload_never_measured_says_its_limit_is_the_default(tmp_path,
@@ -57,8 +60,42 @@ def test_a_calibration_limit_beyond_the_measured_sizes_is_modelled_and_says_so()
 
     steps = [PredictedStep(Configuration(1, 1, 1), "widest", 400.0)] * 2
     limit, how = calibration_time_limit(steps, {"size_range": "escalate", "name": "pass"})
-    assert limit > 2 * 6 * 400 and "modelled beyond the measured sizes" in how, how
+    assert limit > 2 * 6 * 400 and "outside the measured sizes" in how, how
     limit, how = calibration_time_limit(steps, {"size_range": "pass"})
     assert "beyond" not in how, how
     limit, how = calibration_time_limit(steps, {"hardware": "escalate"})
     assert limit == CALIBRATION_DEFAULT_S and "unlike the hardware the model measured" in how
+
+
+def test_a_distrusted_model_sizes_a_calibration_no_shorter_than_the_default():
+    """s31 reviewer: escalated on the learned or size-range check (the model distrusted), a
+    job far beyond the measured sizes got the model's upper runtime x 6 runs, 10 min at
+    least, however far below its real runtime; now at least the default. Where the guard
+    allowed the prediction, the model's limit alone, 10 min at least."""
+    from hpcds1mpi.config import Configuration
+    from hpcds1mpi.decide.calibration_time import CALIBRATION_DEFAULT_S, CALIBRATION_FLOOR_S, \
+        PredictedStep, calibration_time_limit
+
+    quick = [PredictedStep(Configuration(1, 1, 1), "widest", 1.0)] * 2
+    for checks in ({"learned": "escalate", "size_range": "pass"},
+                   {"size_range": "escalate", "learned": "confirm"}):
+        limit, how = calibration_time_limit(quick, {"name": "pass", **checks})
+        assert limit == CALIBRATION_DEFAULT_S and "the larger of the default 60 min" in how \
+            and "the model's 10 min" in how, how
+    limit, how = calibration_time_limit(quick, {"name": "pass", "learned": "pass"})
+    assert limit == CALIBRATION_FLOOR_S and "default" not in how, how
+    slow = [PredictedStep(Configuration(1, 1, 1), "widest", 900.0)] * 2
+    limit, how = calibration_time_limit(slow, {"learned": "escalate"})
+    assert limit > CALIBRATION_DEFAULT_S and f"time limit {limit // 60} min" in how, how
+
+
+def test_a_limit_outside_the_measured_sizes_says_each_sides_rule():
+    """s31 reviewer: "grown along the steepest measured slope" was said below the sizes too,
+    and of configurations never measured, whose upper runtime is the model's alone."""
+    from hpcds1mpi.config import Configuration
+    from hpcds1mpi.decide.calibration_time import PredictedStep, calibration_time_limit
+
+    steps = [PredictedStep(Configuration(1, 1, 1), "widest", 1.0)]
+    _, how = calibration_time_limit(steps, {"size_range": "confirm"})
+    assert "grown along the steepest measured slope above them, shrunk along the least " \
+        "below, and one never measured the model's alone" in how, how

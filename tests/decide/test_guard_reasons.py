@@ -54,3 +54,22 @@ def test_recommend_with_a_cluster_file_unlike_the_shipped_bundles_memory_says_so
     line = next(r for r in reasons if "unlike any machine" in r)
     assert "only the memory differs" in line and "the cluster file's memory_gb = 4 " \
         "disagrees" in line and "rather than measure again" in line, line
+
+
+def test_a_size_reason_says_which_side_of_the_measured_sizes_whether_confirm_or_escalate():
+    """s31 reviewer: the confirm-level reason said only "outside the measured range"."""
+    from hpcds1mpi.decide.guard import GuardCalibration, judge, reference
+
+    bundle = FakeBundle()  # sizes 256-2048
+    calibration = GuardCalibration(auto_threshold=1e9, escalate_threshold=2e9, k=3)
+    cpu = Partition("cpu", cores_per_node=16, memory_gb=64)
+    for size, level, said in [(200, "confirm", "size 200 is 1.3x below the measured range "
+                               "256–2048 (extrapolation)"),
+                              (3000, "confirm", "size 3000 is 1.5x beyond the measured range "
+                               "256–2048 (extrapolation)"),
+                              (100, "escalate", "size 100 is 2.6x below the measured range "
+                               "256–2048"),
+                              (5000, "escalate", "size 5000 is 2.4x beyond the measured range "
+                               "256–2048")]:
+        got = judge(bundle, "gemm", size, cpu, calibration, reference(bundle))
+        assert got.checks["size_range"] == level and said in got.reasons, (size, got.reasons)

@@ -145,3 +145,46 @@ def test_as_trained_renames_a_grid_of_either_kind_and_leaves_it_alone():
     text = as_trained(frame.astype({"partition": str}), renamed)["partition"]
     assert np.array_equal(text.to_numpy().astype(str), want)
     assert as_trained(grid, {}) is grid and as_trained(frame, {}) is frame
+
+
+def _cpu_partitions(cpu_model: str) -> dict:
+    return {**PARTITIONS, "cpu": {**PARTITIONS["cpu"], "cpu_model": cpu_model}}
+
+
+def test_a_cpu_named_with_its_marks_and_core_count_is_the_cpu_measured():
+    """s31 reviewer: a cluster file's "AMD EPYC 7763" against /proc/cpuinfo's "AMD EPYC 7763
+    64-Core Processor" (either side the trained one) was another CPU, so confirm."""
+    from hpcds1mpi.decide.trained_hardware import cpu_differs
+
+    pairs = [("AMD EPYC 7763", "AMD EPYC 7763 64-Core Processor"),
+             ("Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz", "intel xeon gold 6248"),
+             ("Intel(R) Core(TM) i7-8700K CPU @ 3.70GHz", "Intel Core i7-8700K")]
+    for trained, given in pairs + [(b, a) for a, b in pairs]:
+        here = Partition("cpu", cores_per_node=16, memory_gb=64, cpu_model=given)
+        assert cpu_differs(FakeBundle(partitions=_cpu_partitions(trained)), here) == "", \
+            (trained, given)
+
+
+def test_a_short_cpu_name_matches_any_longer_one_and_another_model_differs():
+    """The shipped bundle records "AMD EPYC" (its machines table's name): every EPYC matches
+    it, either side; another model number or maker is another CPU."""
+    from hpcds1mpi.decide.model_bundle import load_model
+    from hpcds1mpi.decide.trained_hardware import cpu_differs, trained_partitions
+
+    bundle = load_model(None)
+    hw = trained_partitions(bundle)["local"]
+    assert hw["cpu_model"] == "AMD EPYC"
+
+    def local(cpu):
+        return Partition("local", cores_per_node=int(hw["cores_per_node"]),
+                         memory_gb=float(hw["memory_gb"]), cpu_model=cpu)
+
+    assert cpu_differs(bundle, local("AMD EPYC 7763 64-Core Processor")) == ""
+    assert cpu_differs(bundle, local("AMD EPYC")) == ""
+    assert "CPU Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz but the model was measured on CPU " \
+        "AMD EPYC" in cpu_differs(bundle, local("Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz"))
+    assert "AMD EPYCA" in cpu_differs(bundle, local("AMD EPYCA 1"))  # a word, not letters
+    other = FakeBundle(partitions=_cpu_partitions("AMD EPYC 7763 64-Core Processor"))
+    for cpu in ("AMD EPYC 7713 64-Core Processor", "AMD EPYC 776"):
+        assert "was measured on CPU AMD EPYC 7763" in cpu_differs(
+            other, Partition("cpu", cores_per_node=16, memory_gb=64, cpu_model=cpu)), cpu
