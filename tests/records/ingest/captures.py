@@ -25,3 +25,15 @@ needs_captures = pytest.mark.skipif(not CAPTURES.is_dir(),
 def by_id(df: pd.DataFrame) -> dict[str, dict]:
     """Rows of a job table by job id."""
     return {row["job_id"]: row for row in df.to_dict("records")}
+
+#: Real exports of the test Slurm's same 65 jobs (s31 tester R2): -P in UTC, -P run with
+#: TZ=America/New_York (read without TZ: 5 h off), and --json (UTC epochs).
+UTC_P, NEW_YORK_P, UTC_JSON = (EXPORTS / "s31-utc-P.txt", EXPORTS / "s31-new-york-P.txt",
+                               EXPORTS / "s31-utc.json")
+
+
+def zone_note(notes) -> tuple[str, int]:
+    """The one note of an ingest saying two files' shared jobs lie whole hours apart."""
+    found = [(reason, n) for reason, n in notes.items() if " h apart" in reason]
+    assert len(found) == 1, notes
+    return found[0]

@@ -7,16 +7,8 @@ import pandas as pd
 
 from hpcds1mpi.records.ingest.job_logs import ingest, write_job_table
 
-from .captures import EXPORTS
-
-UTC_P, NEW_YORK_P, UTC_JSON = (EXPORTS / "s31-utc-P.txt", EXPORTS / "s31-new-york-P.txt",
-                               EXPORTS / "s31-utc.json")
-
-
-def _zone_note(notes) -> tuple[str, int]:
-    found = [(reason, n) for reason, n in notes.items() if " h apart" in reason]
-    assert len(found) == 1, notes
-    return found[0]
+from .captures import NEW_YORK_P, UTC_JSON, UTC_P
+from .captures import zone_note as _zone_note
 
 
 def test_the_same_jobs_read_in_two_zones_are_kept_once_and_the_zone_is_said():
