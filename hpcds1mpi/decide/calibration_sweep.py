@@ -13,7 +13,6 @@ import numpy as np
 
 from hpcds1mpi.decide import system1 as s1
 from hpcds1mpi.decide.calibration_folders import is_current_folder
-from hpcds1mpi.decide.calibration_time import PredictedStep
 from hpcds1mpi.decide.recommendation import NO_CALIBRATION, Place, format_memory
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -77,6 +76,10 @@ def calibration_steps(scores: s1.Scores, partition: "Partition", n: int = CALIBR
             "rules-of-thumb anchor: every core a rank, one thread")
     for i in order:
         add(int(i), "wide runtime interval")
+    # here, not at the top: it pulls in the script renderer, which an answer without a
+    # calibration never needs (10 ms of a cold recommend's import: s31 speed benchmark)
+    from hpcds1mpi.decide.calibration_time import PredictedStep
+
     return [PredictedStep(choice.config(i), why, float(cols["runtime_hi"][i]))
             for i, why in chosen]
 
