@@ -10,12 +10,19 @@ from __future__ import annotations
 import functools
 import os
 import re
+import signal
 import subprocess
 import time
 import warnings
 from pathlib import Path
 
 import pytest
+
+# A suite started in the background by a shell without job control (`cmd &` in a script)
+# inherits SIGINT ignored (POSIX), and so would every program it starts: the Ctrl-C tests would
+# test an ignored Ctrl-C, not a terminal's (s31: a CI started so failed three of them).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 DEFAULT_SLURM_DIR = "/tmp/hpcds1mpi-slurm"
 #: What slurmstepd logs when its pmi2 plugin rejects one of MPICH 5's PMI wire-up messages
