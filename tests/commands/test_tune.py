@@ -98,16 +98,22 @@ def test_tune_front_with_mobo_on_real_runs(tmp_path):
         assert not any(r2 <= r and e2 <= e and (r2, e2) != (r, e) for r2, e2 in ok)
 
 
-def test_learn_refuses_telemetry_of_another_machine(tmp_path):
+def _gemm_model(tmp_path, sizes: str, precisions: str, out: str) -> None:
+    """A real gemm sweep (1-2 ranks, on the CLUSTER file) into ``out`` and a small bundle
+    ``model`` trained on it, in ``tmp_path``."""
     (tmp_path / "c.toml").write_text(CLUSTER)
-    res = run_mpi(2, [hpcds1mpi_exe(), "sweep", "--kernel", "gemm", "--sizes", "64,128",
-                      "--ranks-per-node", "1,2", "--threads", "1", "--precisions", "fp64,fp32",
+    res = run_mpi(2, [hpcds1mpi_exe(), "sweep", "--kernel", "gemm", "--sizes", sizes,
+                      "--ranks-per-node", "1,2", "--threads", "1", "--precisions", precisions,
                       "--min-time", "0.01", "--max-repeats", "2", "--cluster", "c.toml",
-                      "--out", "mine.h5", "--no-progress"], cwd=tmp_path, timeout=120)
+                      "--out", out, "--no-progress"], cwd=tmp_path, timeout=120)
     assert res.returncode == 0, res.stderr[-2000:]
-    res = run_cli(["train", "--telemetry", "mine.h5", "--out", "model", "--members", "2",
+    res = run_cli(["train", "--telemetry", out, "--out", "model", "--members", "2",
                    "--no-embedding"], cwd=tmp_path, timeout=240)
     assert res.returncode == 0, res.stderr[-2000:]
+
+
+def test_learn_refuses_telemetry_of_another_machine(tmp_path):
+    _gemm_model(tmp_path, "64,128", "fp64,fp32", "mine.h5")
     from hpcds1mpi.records import telemetry
 
     rows = telemetry.read_runs(tmp_path / "mine.h5").to_dict("records")
@@ -445,15 +451,7 @@ def test_tune_says_recommends_escalation_and_tries_a_precision_the_model_never_r
     settings guessed") tune said "start from System 1's pick" and nothing more; and it stopped
     on the model's guess about fp32 ("expected improvement 0.2 % ... (N1xR2xT1-cpu-fp32)"),
     fp32 never run (measured afterwards: 1.8x faster than fp64)."""
-    (tmp_path / "c.toml").write_text(CLUSTER)
-    res = run_mpi(2, [hpcds1mpi_exe(), "sweep", "--kernel", "gemm", "--sizes", "64,96",
-                      "--ranks-per-node", "1,2", "--threads", "1", "--precisions", "fp64",
-                      "--min-time", "0.01", "--max-repeats", "2", "--cluster", "c.toml",
-                      "--out", "fp64.h5", "--no-progress"], cwd=tmp_path, timeout=120)
-    assert res.returncode == 0, res.stderr[-2000:]
-    res = run_cli(["train", "--telemetry", "fp64.h5", "--out", "model", "--members", "2",
-                   "--no-embedding"], cwd=tmp_path, timeout=240)
-    assert res.returncode == 0, res.stderr[-2000:]
+    _gemm_model(tmp_path, "64,96", "fp64", "fp64.h5")
     res = run_mpi(2, [hpcds1mpi_exe(), "tune", "--kernel", "gemm", "--size", "768",
                       "--model", "model", "--budget", "2", "--min-time", "0.02",
                       "--max-repeats", "2", "--cluster", "c.toml", "--out", "t.h5"],
