@@ -37,7 +37,7 @@ from hpcds1mpi.decide.recommend import recommend, refuse_job_bundle
 from hpcds1mpi.decide.advise_gain import not_a_gain, predicted_worse, reasons_for_shown
 from hpcds1mpi.decide.advise_launch import launch_notes
 from hpcds1mpi.decide.advise_refusal import rewrite_refusal
-from hpcds1mpi.decide.recommendation import format_time
+from hpcds1mpi.decide.recommendation import escalation_places, format_time
 from hpcds1mpi.decide.measured_run import setup_time
 from hpcds1mpi.decide.size_source import size_source as source_of_size
 from hpcds1mpi.decide.script_workload import choose_launch, no_size, recorded_commands
@@ -386,8 +386,7 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     rec = recommend(bundle, label, int(size), places, objective=objective, history=history,
                     model_dir=model_dir, device=device)
     verdict = rec.verdict.as_dict()  # recommend's "see the lines below" are its places' own
-    verdict["reasons"] += [f"{pl.label}: {pl.rejected}" for pl in rec.places  # (s31 tester Q8)
-                           if pl.rejected and rec.verdict.verdict == "escalate"]
+    verdict["reasons"] += escalation_places(rec)
     advice = Advice(name, script.scheduler, label, source, int(size), size_source, asked, None,
                     verdict, objective, energy_label=rec.energy_label,
                     notes=notes, warnings=warnings, recommendation=rec)

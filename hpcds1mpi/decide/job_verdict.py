@@ -49,11 +49,9 @@ def recommend_verdict(bundle, workload: str, size: int,
         raise got
     from dataclasses import replace
 
-    # recommend's "see the lines below" points at its partition lines, which a predict
-    # answer has not: the place's own line is added.
-    said = [f"{pl.label}: {pl.rejected}" for pl in got.places
-            if pl.rejected and got.verdict.verdict == "escalate"]
-    return replace(got.verdict, reasons=[*got.verdict.reasons, *said],
+    from hpcds1mpi.decide.recommendation import escalation_places
+
+    return replace(got.verdict, reasons=[*got.verdict.reasons, *escalation_places(got)],
                    checks=dict(got.verdict.checks))
 
 

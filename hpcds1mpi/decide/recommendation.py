@@ -194,6 +194,16 @@ CONSTRAINT_REJECTIONS = {"cannot meet the deadline": "--deadline",
                          "over the energy budget": "--energy-budget"}
 
 
+def escalation_places(rec: Recommendation) -> list[str]:
+    """Each turned-down partition's line (``label: why``) of an escalated ``rec``: where the
+    table prints them below the verdict's "see the lines below", an answer without the table
+    (``advise``, ``/v1/predict``, ``Model.predict``) adds them to the reasons (s31 tester
+    Q8); [] when ``rec`` is not escalated."""
+    if rec.verdict.verdict != "escalate":
+        return []
+    return [f"{pl.label}: {pl.rejected}" for pl in rec.places if pl.rejected]
+
+
 def unmet_constraints(rec: Recommendation) -> str | None:
     """Why nothing can be recommended because of ``--deadline`` / ``--energy-budget``, as one
     line naming each partition's reason and what to relax; None when something fits, or when
