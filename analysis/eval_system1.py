@@ -112,10 +112,11 @@ def _pick_record(sub, idx: int, choice) -> dict:
 
 
 def evaluate(frame, trainer, *, folds_by_size: int = 4, max_workloads: int | None = None,
-             seed: int = 0, log=print, guard_trainer=None) -> dict:
+             seed: int = 0, log=print, guard_trainer=None, hold_out_edges: bool = False) -> dict:
     """Run both protocols on a runs table with ``trainer(train_frame) -> bundle``
     (``guard_trainer``, default ``trainer``, for the leave-one-workload-out part;
-    ``max_workloads=0`` skips that part)."""
+    ``max_workloads=0`` skips that part; ``hold_out_edges`` holds out each workload's
+    smallest and largest sizes too, where System 1 extrapolates)."""
     from hpcds1mpi.config import FAILURE_STATUSES, OK
     from hpcds1mpi.decide import guard
     from hpcds1mpi.decide.confidence import measured_best_share
@@ -127,9 +128,9 @@ def evaluate(frame, trainer, *, folds_by_size: int = 4, max_workloads: int | Non
     rng = np.random.default_rng(seed)
     results: dict = {"protocols": {}}
     # ---------------- leave-size-out ----------------
-    # Interior sizes only are held out (the end sizes would be extrapolation, judged by the
-    # guard, not by System 1's accuracy); spread over the folds.
-    fold_of = size_folds(frame, folds_by_size)
+    # Interior sizes only are held out by default (the end sizes are extrapolation, judged by
+    # the guard and by System 1's beyond-range rule); spread over the folds.
+    fold_of = size_folds(frame, folds_by_size, edges=hold_out_edges)
     methods = {m: {"speeds": [], "crashes": [], "runs": []}
                for m in ("system1", "rules", "lgbm_rank", "random")}
     conf_rows = []
@@ -171,6 +172,7 @@ def evaluate(frame, trainer, *, folds_by_size: int = 4, max_workloads: int | Non
     results["protocols"]["leave_size_out"]["system1"].update(noise_summary(per_problem))
     results["leave_size_out_picks"] = per_problem
     results["folds"] = int(folds_by_size)
+    results["held_out"] = "every size" if hold_out_edges else "interior sizes"
     counts = [r["configurations"] for r in per_problem]
     if counts:
         results["configurations_per_problem"] = {
@@ -285,6 +287,9 @@ def main(argv=None) -> int:
                         "surrogates.ranking_cv.RECIPES (default: cv when the --model bundle's "
                         "recipe was chosen so, else its own)")
     rounds.add_arguments(parser)
+    parser.add_argument("--hold-out-edges", action="store_true",
+                        help="hold out each workload's smallest and largest sizes too (System 1 "
+                        "then extrapolates there; default: interior sizes only)")
     parser.add_argument("--write-calibration", action="store_true",
                         help="store the fitted confidence map and the guard calibration in "
                         "the model directory")
@@ -358,7 +363,8 @@ def main(argv=None) -> int:
     guard_recipe = recipe if recipe != "cv" else (ranking.get("recipe") or "absolute")
     t0 = time.perf_counter()
     results = evaluate(frame, trainer, folds_by_size=args.folds,
-                       max_workloads=args.max_workloads, guard_trainer=fixed(guard_recipe))
+                       max_workloads=args.max_workloads, guard_trainer=fixed(guard_recipe),
+                       hold_out_edges=args.hold_out_edges)
     results["recipe"] = {"setting": recipe, "chosen_per_fold": chosen,
                          "guard_part": guard_recipe}
     results["timing"] = time_scoring(bundle)

@@ -44,7 +44,8 @@ def markdown(results: dict, args) -> str:
              f"Telemetry `{results['telemetry']}`; fold models trained like the shipped bundle "
              f"`{results['model']}` ({results.get('fold_settings', '')}). Wall "
              f"{results['wall_s']:.0f} s, load average {results.get('loadavg', '?')}.", "",
-             f"## Leave-size-out (interior sizes held out, {results.get('folds', 4)} folds)", "",
+             f"## Leave-size-out ({results.get('held_out', 'interior sizes')} held out, "
+             f"{results.get('folds', 4)} folds)", "",
              f"{s1['problems']} held-out problems with {cpp.get('median', float('nan')):g} "
              f"measured configurations each (median; {cpp.get('min', '?')}-{cpp.get('max', '?')})"
              f"; a random pick among them reaches "

@@ -154,13 +154,14 @@ def recorded_recipe(manifest: dict) -> dict:
     return {k: ranking[k] for k in ("recipe", "chosen_by") if k in ranking}
 
 
-def size_folds(frame, folds: int) -> dict:
+def size_folds(frame, folds: int, edges: bool = False) -> dict:
     """(workload, size) -> fold of every interior size of each workload (the end sizes are
-    extrapolation: they stay in training), spread over ``folds`` folds."""
+    extrapolation: they stay in training unless ``edges``), spread over ``folds`` folds."""
     out = {}
     for w, g in frame.groupby("workload"):
         sizes = sorted(g["size"].unique())
-        for k, s in enumerate(sizes[1:-1] if len(sizes) > 2 else []):
+        held = sizes if edges else sizes[1:-1] if len(sizes) > 2 else []
+        for k, s in enumerate(held):
             out[(w, s)] = k % folds
     return out
 
