@@ -98,6 +98,15 @@ def test_weight_scores_never_train_on_the_sizes_they_score(monkeypatch):
     assert set(got) == {0.0, 1.0} and all(s["problems"] == 8 for s in got.values())
 
 
+def test_size_folds_hold_out_the_end_sizes_only_when_asked():
+    runs = make_runs(sizes=(16, 24, 32, 48))
+    interior = ranking_cv.size_folds(runs, 2)
+    every = ranking_cv.size_folds(runs, 2, edges=True)
+    assert {s for _, s in interior} == {24, 32}
+    assert {s for _, s in every} == {16, 24, 32, 48}
+    assert set(every.values()) == {0, 1}
+
+
 def test_cv_trains_without_the_sizes_it_scores(monkeypatch):
     runs = make_runs(sizes=(16, 24, 32, 48, 64, 96))
     seen = trained_sizes(monkeypatch)
