@@ -87,7 +87,7 @@ def parse_args(argv=None):
 
 def build_problems(args):
     """[(name, Problem, source)], with the reference point fixed and the table filled."""
-    from hpcds1mpi.cluster import resolve_partition
+    from hpcds1mpi.places import resolve_partition
     from hpcds1mpi.surrogates import mobo
     from hpcds1mpi.surrogates.analytic_objective import AnalyticObjective
     from hpcds1mpi.surrogates.objectives import BundleObjective, partition_for_bundle

@@ -27,7 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import serve as load_bench  # noqa: E402  (its question list)
 
-from hpcds1mpi.cluster import cluster_places  # noqa: E402
+from hpcds1mpi.places import cluster_places  # noqa: E402
 from hpcds1mpi.decide import system1 as s1  # noqa: E402
 from hpcds1mpi.decide import system1_batch as sb  # noqa: E402
 from hpcds1mpi.decide.model_bundle import load_model  # noqa: E402

@@ -77,7 +77,7 @@ def main(argv=None) -> int:
     from hpcds1mpi.measure import trials
     from hpcds1mpi.decide import tune_predictions
     from hpcds1mpi.decide import tune_space
-    from hpcds1mpi.cluster import resolve_partition
+    from hpcds1mpi.places import resolve_partition
     from hpcds1mpi.config import Configuration
     from hpcds1mpi.decide.model_bundle import load_model
     from hpcds1mpi.surrogates import mobo

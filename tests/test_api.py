@@ -227,7 +227,7 @@ def test_predict_checks_validity_as_the_service_does(model):
         assert not p.feasible and p.reason and math.isnan(p.runtime_s)
     assert "at most 4" in got[1].reason and "no GPUs" in got[2].reason
     assert "cannot run cpu bf16" in got[3].reason and "64 ranks" in got[4].reason
-    from hpcds1mpi.cluster import allowed_places
+    from hpcds1mpi.places import allowed_places
 
     _, part = allowed_places(CLUSTER, ())[0]
     rows = predict_configs(model.bundle, "stencil", 128, part, configs)
@@ -294,31 +294,6 @@ def test_a_model_of_another_type_is_one_config_error(wrong):
         hpcds1mpi.advise(SCRIPT, model=wrong, cluster=CLUSTER)
 
 
-@pytest.mark.parametrize("program, words", [
-    (5, "script(): program must be a command line (str), a path, a list of its arguments, "
-        "or None for the workload's kernel, got int"),  # TypeError: not iterable
-    (1.5, "got float"), (True, "got bool"),
-    (b"./app", "got bytes"),  # was read byte by byte: srun 46 47 97 ...
-    ({"./app": 1}, "got dict"),  # was read as its keys
-    (["./app", None], "script(): program[1] must be a string, a path or a number, got NoneType"),
-])
-def test_a_program_of_a_wrong_type_is_one_config_error(model, program, words):
-    rec = model.recommend("stencil", 128, cluster=CLUSTER)
-    with pytest.raises(ConfigError, match=re.escape(words)) as err:
-        rec.script("slurm", program=program)
-    assert "\n" not in str(err.value)
-
-
-def test_a_program_may_be_a_path_or_a_list_with_numbers(model, tmp_path):
-    from pathlib import Path
-
-    rec = model.recommend("stencil", 128, cluster=CLUSTER)
-    app = Path(tmp_path / "my app")  # a path is one token, spaces and all
-    text = rec.script("slurm", program=app)
-    assert "'" + str(app) + "'" in text or '"' + str(app) + '"' in text
-    assert "./app 128 --fast" in rec.script("slurm", program=["./app", 128, "--fast"])
-
-
 def test_propose_walltime_needs_a_user(tmp_path):
     """user=None answered 'no history for this user' as if None were a user."""
     with pytest.raises(ConfigError, match=re.escape("propose_walltime(): user is required")):
@@ -345,18 +320,6 @@ def test_predict_says_what_the_whole_job_is_beyond_as_the_service_does(model, tm
     served = Service(None, str(cluster), tmp_path / "state").predict(PredictRequest(
         workload="stencil", size=size, configs=[{"nodes": 1, "ranks_per_node": 2}]))
     assert tuple(served["predictions"][0]["extrapolated"]) == got.extrapolated
-
-
-def test_a_script_for_this_machine_names_no_partition_as_the_command_line_does(model,
-                                                                                 monkeypatch):
-    """Was: '#SBATCH --partition=local', a made-up name sbatch refuses (s27 tester P, 4)."""
-    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
-    here = model.recommend("stencil", 128).script("slurm")
-    assert "--partition" not in "\n".join(l for l in here.splitlines()
-                                          if l.startswith("#SBATCH"))
-    assert "names no --partition: it was chosen for this machine" in here
-    there = model.recommend("stencil", 128, cluster=CLUSTER).script("slurm")
-    assert re.search(r"^#SBATCH --partition=\S+", there, re.M)
 
 
 def test_a_prediction_says_how_many_runs_at_this_size_its_values_are(model):

@@ -116,7 +116,7 @@ def command(script, out, force, workload, size, objective, model_dir, cluster_fi
     import os
     from pathlib import Path
 
-    from hpcds1mpi.cluster import allowed_places
+    from hpcds1mpi.places import allowed_places
     from hpcds1mpi.decide.advise import advise
     from hpcds1mpi.launch.script_file import script_text
     from hpcds1mpi.decide.failure_history import FailureHistory

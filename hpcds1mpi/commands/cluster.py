@@ -19,7 +19,7 @@ from hpcds1mpi.schemas.paths import NonEmptyPath
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def command(cluster_file, partition, kernel, list_configs, as_json) -> None:
     """Show partitions and their valid (nodes, ranks/node, threads, device, precision) space."""
-    from hpcds1mpi.cluster import allowed_places
+    from hpcds1mpi.places import allowed_places
     from hpcds1mpi.config import enumerate_configs
     from hpcds1mpi.kernels import offered
 

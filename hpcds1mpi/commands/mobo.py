@@ -84,7 +84,7 @@ def command(model_dir, analytic, workload, size, cluster_file, partition, object
 
 def _problem(model_dir, analytic, workload, size, cluster_file, partition, columns, space,
              model_partition=None, energy_from="bundle", node_counts="pow2"):
-    from hpcds1mpi.cluster import resolve_partition
+    from hpcds1mpi.places import resolve_partition
     from hpcds1mpi.surrogates import mobo
     from hpcds1mpi.surrogates.objectives import BundleObjective, partition_for_bundle
 
@@ -98,7 +98,7 @@ def _problem(model_dir, analytic, workload, size, cluster_file, partition, colum
         source = "modelled"
         offer = None
     else:
-        from hpcds1mpi.decide.recommend import refuse_job_bundle
+        from hpcds1mpi.decide.recommend_prepare import refuse_job_bundle
         from hpcds1mpi.surrogates.bundle import load_bundle
 
         bundle = load_bundle(model_dir)

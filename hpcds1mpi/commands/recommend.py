@@ -211,7 +211,7 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
             record_failure, forget_failures, failure_status, time_regex, fom_regex,
             ranks_regex, output_file, workdir, fail_regex, setup):
     """Recommend nodes, ranks per node, threads, device, precision and partition for a job."""
-    from hpcds1mpi.cluster import allowed_places
+    from hpcds1mpi.places import allowed_places
     from hpcds1mpi.decide.failure_history import FailureHistory
     from hpcds1mpi.decide.model_bundle import DEFAULT_MODEL, load_model
     from hpcds1mpi.decide.recommend import recommend
@@ -310,7 +310,7 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
     job_name = job_name or default_job_name(rec.workload)
     proposal = None
     if table is not None:
-        from hpcds1mpi.cluster import is_this_machine
+        from hpcds1mpi.places import is_this_machine
 
         proposal = _propose(table, rec, user, job_name, limit_s,
                             walltime_coverage or 0.95,
@@ -339,7 +339,7 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
             from hpcds1mpi.decide.measured_run import measured_run
 
             notes = [*notes, *measured_run(rec, emit).notes]
-        from hpcds1mpi.cluster import is_this_machine
+        from hpcds1mpi.places import is_this_machine
 
         # This machine's partition name is made up: sbatch/qsub would refuse it.
         default_queue = is_this_machine(cluster_file)

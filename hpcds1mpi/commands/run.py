@@ -31,7 +31,7 @@ def command(kernel, size, threads, device, precision, repeats, seed, cluster_fil
             as_json) -> None:
     """Run KERNEL once on every launched rank and print the slowest rank's wall time."""
     from hpcds1mpi import kernels
-    from hpcds1mpi.cluster import resolve_partition
+    from hpcds1mpi.places import resolve_partition
     from hpcds1mpi.config import Configuration, check_fits
     from hpcds1mpi.errors import ConfigError
 

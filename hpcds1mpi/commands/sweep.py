@@ -152,7 +152,8 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
           launcher, mpiexec_path, launcher_args, mpi_plugin, snapshot_every,
           no_progress) -> None:
     from hpcds1mpi import kernels as registry
-    from hpcds1mpi.cluster import resolve_partition, srun_mpi
+    from hpcds1mpi.cluster import srun_mpi
+    from hpcds1mpi.places import resolve_partition
     from hpcds1mpi.errors import ConfigError
     from hpcds1mpi.measure import plan as plans
 

@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING, Sequence
 from hpcds1mpi.config import Configuration, check_fits
 from hpcds1mpi.decide import guard as guard_mod
 from hpcds1mpi.decide import system1 as s1
-from hpcds1mpi.decide.recommend import recommend, refuse_job_bundle
+from hpcds1mpi.decide.recommend import recommend
+from hpcds1mpi.decide.recommend_prepare import refuse_job_bundle
 from hpcds1mpi.decide.advise_gain import not_a_gain, predicted_worse, reasons_for_shown
 from hpcds1mpi.decide.advise_launch import launch_notes
 from hpcds1mpi.decide.advise_refusal import rewrite_refusal

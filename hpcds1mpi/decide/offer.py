@@ -73,8 +73,9 @@ def extend_ranks_per_node(offer: Offer, bundle, workload: str, size: int,
     counts were accepted, or that none was and why.
     """
     from hpcds1mpi.decide import guard as guard_mod
-    from hpcds1mpi.decide.system1 import (Constraints, candidate_columns, candidate_frame,
-                                          model_table)
+    from hpcds1mpi.decide.system1 import model_table
+    from hpcds1mpi.decide.system1_candidates import (Constraints, candidate_columns,
+                                                     candidate_frame)
     from hpcds1mpi.surrogates.columns import takes_columns
 
     top = offer.max_ranks_per_node

@@ -1,7 +1,7 @@
 """``recommend`` for many questions at once: one System 1 predict and one guard pass.
 
 :func:`~hpcds1mpi.decide.recommend.recommend` answers one question in four steps
-(:func:`~hpcds1mpi.decide.recommend.prepare`, System 1's scoring,
+(:func:`~hpcds1mpi.decide.recommend_prepare.prepare`, System 1's scoring,
 :func:`~hpcds1mpi.decide.recommend.choose_places`, the guard's verdict, then
 :func:`~hpcds1mpi.decide.recommend.conclude`). Two of them are mostly a fixed cost per call
 (``Bundle.predict`` walks every ensemble member, ``design`` builds every feature block,
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from hpcds1mpi.decide import guard as guard_mod
 from hpcds1mpi.decide import recommend as rec_mod
+from hpcds1mpi.decide import recommend_prepare
 from hpcds1mpi.decide import system1 as s1
 from hpcds1mpi.decide import system1_batch as sb
 from hpcds1mpi.decide.confidence import ConfidenceModel
@@ -68,11 +69,11 @@ def recommend_many(bundle, asks: Sequence[Ask], *, history: FailureHistory | Non
     calibration = guard_mod.load_calibration(bundle, model_dir, ref)
     conf_model = ConfidenceModel.load(model_dir)
     memo = memo.bind(bundle, ref) if memo is not None else None
-    preps: dict[int, rec_mod.Prepared] = {}
+    preps: dict[int, recommend_prepare.Prepared] = {}
     for i, a in enumerate(asks):
         try:
             # The calibration and confidence model are only read (shared by the batch).
-            preps[i] = rec_mod.prepare(
+            preps[i] = recommend_prepare.prepare(
                 bundle, a.workload, a.size, a.places, objective=a.objective,
                 constraints=a.constraints, history=history, model_dir=model_dir,
                 device=a.device, ref=ref, calibration=calibration, conf_model=conf_model)

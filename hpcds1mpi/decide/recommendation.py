@@ -63,7 +63,7 @@ class Recommendation:
             model learned its own reported time (``surrogates/levels.py``); a job's time
             limit allows for it. 1 for kernels and programs timed by their launch.
         notes: how the answer was reached, one line each (a partition predicted under the
-            name of the trained partition with its hardware: ``decide/recommend.prepare``).
+            name of the trained partition with its hardware: ``decide/recommend_prepare.py``).
         extrapolated: the pick's knob levels its workload was never measured at, one line
             each (more nodes than measured, a thread count never run, ...); such a pick is at
             most ``confirm``. Empty when the pick is within the measured levels.
@@ -417,9 +417,9 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
 
 def default_queue_note(rec: Recommendation, scheduler: str) -> str:
     """The one line said when a script's place is this machine (no cluster file, no
-    allocation: :func:`hpcds1mpi.cluster.is_this_machine`): its partition name is made up, so
+    allocation: :func:`hpcds1mpi.places.is_this_machine`): its partition name is made up, so
     the script names none and the scheduler's default partition takes the job."""
-    from hpcds1mpi.cluster import default_queue_note as note
+    from hpcds1mpi.places import default_queue_note as note
 
     return note(rec.picked.partition if rec.picked is not None else rec.calibration_partition,
                 scheduler)

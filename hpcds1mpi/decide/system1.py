@@ -1,7 +1,8 @@
 """System 1: score every valid configuration of a job at once and pick one per objective.
 
 For a problem (workload, size) and one or more partitions, System 1 builds the whole grid of
-valid configurations (nodes x ranks per node x threads x device x precision) as arrays, asks the
+valid configurations (nodes x ranks per node x threads x device x precision) as arrays
+(:mod:`~hpcds1mpi.decide.system1_candidates`, with the user's :class:`Constraints`), asks the
 surrogate ensemble for all of them in one ``Bundle.predict`` call, removes configurations that
 any ensemble member expects to fail (``fail_prob_max``) or that need more memory than the
 partition can give (limits learned from out-of-memory failures; beyond the measured sizes a
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from hpcds1mpi.config import DEVICES, PRECISIONS, Configuration, configuration_grid
+from hpcds1mpi.config import Configuration
 from hpcds1mpi.decide import bundle_cache
 from hpcds1mpi.decide.confidence import ConfidenceModel, measured_best_lookup, pick_confidence
 from hpcds1mpi.decide.column_arrays import column_array
@@ -42,11 +43,13 @@ from hpcds1mpi.decide.measured_nodes import (MOST_MEASURED_NODES, measured_first
 from hpcds1mpi.decide.memory_limits import (MemoryLimit, declared_need_mb, learn_memory_limits,
                                             memory_need_and_limit)
 from hpcds1mpi.decide.scores import UNMEASURED, Scores, neighbour_runtimes, unmeasured_rows
+# Constraints and the candidate tables are importable from here too.
+from hpcds1mpi.decide.system1_candidates import Constraints, candidate_columns, candidate_frame
 from hpcds1mpi.decide.system1_front import knee, pareto_front_2d  # importable from here too
 from hpcds1mpi.decide.trained_hardware import as_trained, matching_partition, trained_names
 from hpcds1mpi.decide.unmeasured_bounds import measured_before_unmeasured, widen_unmeasured
 from hpcds1mpi.errors import ConfigError, ModelError
-from hpcds1mpi.surrogates.columns import Columns, takes_columns
+from hpcds1mpi.surrogates.columns import takes_columns
 from hpcds1mpi.surrogates.neighbour_beyond import bound_beyond, one_size_note
 from hpcds1mpi.surrogates.neighbour_bounds import bound_runtimes, disagreement
 from hpcds1mpi.surrogates.neighbour_here import hold_to_measured
@@ -65,127 +68,6 @@ DOUBTED_CONFIDENCE = 0.5
 
 # --------------------------------------------------------------------------------------------
 # Scoring
-
-
-@dataclass
-class Constraints:
-    """User constraints: ``--max-nodes``, ``--deadline`` (s), ``--energy-budget`` (J)."""
-
-    max_nodes: int | None = None
-    deadline_s: float | None = None
-    energy_budget_j: float | None = None
-    devices: Sequence[str] | None = None
-    precisions: Sequence[str] | None = None
-    #: Thread counts and the most ranks per node offered (a program's measured levels).
-    threads: Sequence[int] | None = None
-    max_ranks_per_node: int | None = None
-
-
-def candidate_frame(workload: str, size: int, partitions: Sequence["Partition"],
-                    constraints: Constraints | None = None, uses_threads: bool = True
-                    ) -> "pd.DataFrame":
-    """The prediction input frame for every candidate on every partition (one row each).
-
-    Text columns are pandas categoricals: building and comparing them costs microseconds where
-    10,000 Python strings would cost milliseconds. :func:`candidate_columns` is the same
-    table without pandas (what :func:`score` builds).
-    """
-    import pandas as pd
-
-    data, used = _candidate_arrays(workload, size, partitions, constraints, uses_threads)
-    data["workload"] = pd.Categorical.from_codes(data["workload"], [workload])
-    data["device"] = pd.Categorical.from_codes(data["device"], list(DEVICES))
-    data["precision"] = pd.Categorical.from_codes(data["precision"], list(PRECISIONS))
-    data["partition"] = pd.Categorical.from_codes(data["partition"], used)
-    return pd.DataFrame({k: data[k] for k in _CANDIDATE_ORDER})
-
-
-def candidate_columns(workload: str, size: int, partitions: Sequence["Partition"],
-                      constraints: Constraints | None = None, uses_threads: bool = True
-                      ) -> Columns:
-    """:func:`candidate_frame`'s table as plain arrays (text as ``<U`` arrays)."""
-    data, used = _candidate_arrays(workload, size, partitions, constraints, uses_threads)
-    codes = {}
-    for col, names in (("workload", [workload]), ("device", list(DEVICES)),
-                       ("precision", list(PRECISIONS)), ("partition", used)):
-        codes[col] = (data[col], names)
-        data[col] = np.asarray(names, dtype=str)[data[col]]
-    return Columns({k: data[k] for k in _CANDIDATE_ORDER}, codes)
-
-
-_CANDIDATE_ORDER = ("workload", "size", "nodes", "ranks_per_node", "threads", "device",
-                    "precision", "partition", "cores_per_node", "memory_gb", "gpus_per_node")
-
-
-def _candidate_arrays(workload: str, size: int, partitions: Sequence["Partition"],
-                      constraints: Constraints | None, uses_threads: bool
-                      ) -> tuple[dict, list[str]]:
-    """The candidate columns, text as codes (``workload`` into ``[workload]``, ``device``
-    and ``precision`` into DEVICES / PRECISIONS, ``partition`` into the returned names)."""
-    constraints = constraints or Constraints()
-    blocks, used = [], []
-    for part in partitions:
-        devices = constraints.devices
-        if devices is not None and part.gpus_per_node < 1:
-            devices = [d for d in devices if d != "gpu"]
-            if not devices:
-                continue
-        grid = _grid_of(part, constraints.max_nodes, devices, constraints.precisions,
-                        uses_threads)
-        grid = _within_levels(grid, constraints)
-        n = len(grid["nodes"])
-        if part.name not in used:
-            used.append(part.name)
-        grid["partition_code"] = np.full(n, used.index(part.name), dtype=np.int16)
-        grid["cores_per_node"] = np.full(n, part.cores_per_node, dtype=np.int64)
-        grid["memory_gb"] = np.full(n, float(part.memory_gb))
-        grid["gpus_per_node"] = np.full(n, part.gpus_per_node, dtype=np.int64)
-        blocks.append(grid)
-    if not blocks:
-        raise ConfigError("no partition can run the requested devices; check --device/--partition")
-    columns = {k: np.concatenate([b[k] for b in blocks]) for k in blocks[0]}
-    n = len(columns["nodes"])
-    data = {
-        "workload": np.zeros(n, dtype=np.int8),
-        "size": np.full(n, int(size), dtype=np.int64),
-        "device": columns.pop("device_code"),
-        "precision": columns.pop("precision_code"),
-        "partition": columns.pop("partition_code"),
-        **columns,
-    }
-    return data, used
-
-
-#: configuration_grid's answers kept (a service asks for the same few partitions' grids).
-_GRIDS: dict = {}
-
-
-def _grid_of(part, max_nodes, devices, precisions, uses_threads: bool) -> dict:
-    """``configuration_grid``, kept per partition (all its fields) and knobs: a new dict of
-    the kept arrays, which are read-only (every use above copies or masks them)."""
-    key = (repr(part), max_nodes, None if devices is None else tuple(devices),
-           None if precisions is None else tuple(precisions), bool(uses_threads))
-    got = _GRIDS.get(key)
-    if got is None:
-        got = configuration_grid(part, max_nodes=max_nodes, devices=devices,
-                                 precisions=precisions, uses_threads=uses_threads)
-        for v in got.values():
-            v.flags.writeable = False
-        if len(_GRIDS) >= 256:
-            _GRIDS.clear()
-        _GRIDS[key] = got
-    return dict(got)
-
-
-def _within_levels(grid: dict, constraints: Constraints) -> dict:
-    """The grid without thread counts and ranks per node the constraints leave out."""
-    keep = None
-    if constraints.threads is not None:
-        keep = np.isin(grid["threads"], np.asarray(list(constraints.threads), dtype=np.int64))
-    if constraints.max_ranks_per_node is not None:
-        fits = grid["ranks_per_node"] <= int(constraints.max_ranks_per_node)
-        keep = fits if keep is None else keep & fits
-    return grid if keep is None else {k: v[keep] for k, v in grid.items()}
 
 
 _PRED_COLUMNS = ("runtime_s", "runtime_lo", "runtime_hi", "energy_j", "energy_lo", "energy_hi",

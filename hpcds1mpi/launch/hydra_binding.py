@@ -4,7 +4,7 @@ Hydra binds nothing by default, but a user's ``-bind-to core`` (``--launcher-arg
 cluster file's ``launcher_args``) binds each rank to one core, which all its threads then
 share: a thread dimension that measures nothing, recorded ok (s31 tester P3: 2 threads,
 ``Cpus_allowed_list: 0``). ``-bind-to core:T`` gives each rank T cores, as Open MPI's
-``--map-by slot:PE=T`` does (:func:`~hpcds1mpi.launch.launchers.open_mpi_thread_binding`).
+``--map-by slot:PE=T`` does (:func:`~.open_mpi_binding.open_mpi_thread_binding`).
 """
 
 from __future__ import annotations

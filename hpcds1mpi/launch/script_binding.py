@@ -10,7 +10,7 @@ changes the threads per rank must change the options that give a rank its cores:
 * :func:`added_binding`: a launch of Open MPI's ``mpirun`` (known from the launcher's name
   or file, or the program's MPI: :func:`launch_family`) that runs more than one thread per
   rank and places nothing itself gets the options ``recommend`` writes for its own scripts
-  (:func:`~hpcds1mpi.launch.launchers.open_mpi_thread_binding`: ``--map-by slot:PE=T``, or
+  (:func:`~.open_mpi_binding.open_mpi_thread_binding`: ``--map-by slot:PE=T``, or
   ``--bind-to none`` where the node's cores are too few or unknown).
 * :func:`binding_note`: what the rewrite added, or could not add (an MPI not known here; a
   binding of the script's own that gives a rank one core), and a ``ppr`` per socket (or
@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING
 
 from hpcds1mpi.config import Configuration
 from hpcds1mpi.errors import ConfigError
-from hpcds1mpi.launch.launchers import (OPEN_MPI_BINDING_MCA, ThreadBinding, binds_its_own,
-                                        open_mpi_thread_binding)
+from hpcds1mpi.launch.open_mpi_binding import (OPEN_MPI_BINDING_MCA, ThreadBinding,
+                                               binds_its_own, open_mpi_thread_binding)
 from hpcds1mpi.launch.mpi_names import MPICH, OPENMPI
 from hpcds1mpi.launch.script_mpi_check import launch_family  # noqa: F401 (advise's, here)
 from hpcds1mpi.launch.script_thread_binding import hydra_bind_value
@@ -81,7 +81,7 @@ def launcher_words(script: "JobScript", launch: "Launch") -> list[str]:
 
 def binding_given(script: "JobScript", launch: "Launch") -> bool:
     """Whether the script places or binds Open MPI's ranks itself: an option of the launch
-    line (:func:`~hpcds1mpi.launch.launchers.binds_its_own`), or an ``OMPI_MCA_`` mapping or
+    line (:func:`~.open_mpi_binding.binds_its_own`), or an ``OMPI_MCA_`` mapping or
     binding variable set before it (``export OMPI_MCA_hwloc_base_binding_policy=none``)."""
     if binds_its_own(launcher_words(script, launch)):
         return True

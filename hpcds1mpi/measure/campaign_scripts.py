@@ -182,8 +182,8 @@ def emit(plan_file: str, scheduler: str, out: str, *, shards: int = 1,
         ConfigError / OutputError: a bad plan, value or folder; nothing is written then.
     """
     from hpcds1mpi.atomic import atomic_dir
-    from hpcds1mpi.cluster import (default_queue_note, is_this_machine, resolve_cluster,
-                                   resolve_partition)
+    from hpcds1mpi.cluster import resolve_cluster
+    from hpcds1mpi.places import default_queue_note, is_this_machine, resolve_partition
     from hpcds1mpi.launch.directives import (check_job_name, job_name_with,
                                               time_limit_s as limit_from)
     from hpcds1mpi.launch.launchers import check_scheduler

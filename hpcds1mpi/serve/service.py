@@ -17,27 +17,22 @@ threads answer as many questions a second as one), and the bundle's scorers need
 between threads. ``serve`` computes in one worker process by default (``--workers N``: N;
 :mod:`hpcds1mpi.serve.workers`), so that the event loop and the computing do not share a GIL;
 this thread computes only with ``--workers 0``. The event loop stays free to refuse, queue and answer health
-checks. Answers are deterministic for a given bundle and request, so a bounded LRU cache
-(:attr:`Service.cache_size` entries and :data:`CACHE_BYTES` bytes, keyed by the validated
-request) answers repeated questions without recomputing them. It holds each answer checked and
-encoded, and is looked up on the event loop before a request joins the computing queue, so a
-repeated question never waits behind new ones; the bytes of a body that passed validation are
-remembered too (:meth:`Service.cached_body`), so the same bytes again skip parsing. Nothing
-marks an answer as cached; tests hold a cached answer equal to a fresh one and each body to
-its own answer.
+checks. A Service is an :class:`~hpcds1mpi.serve.answer_cache.AnswerCache`: repeated questions
+(and the same checked body bytes) are answered from its bounded LRU without recomputing them.
+Nothing marks an answer as cached; tests hold a cached answer equal to a fresh one and each
+body to its own answer.
 """
 
 from __future__ import annotations
 
 import json
-import threading
-from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hpcds1mpi.errors import ConfigError, ModelError
 from hpcds1mpi.launch.sweep_step import READING_KEYS
+from hpcds1mpi.serve.answer_cache import DEFAULT_CACHE, AnswerCache
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.serve.schemas import AdviseRequest, PredictRequest, RecommendRequest
@@ -45,14 +40,6 @@ if TYPE_CHECKING:  # pragma: no cover
 #: The kinds :meth:`Service.answer_many` computes together (one System 1 and guard pass);
 #: the others are computed one by one, so the micro-batch gives each its own call.
 BATCHED_KINDS = ("recommend",)
-#: Answers kept for repeated questions.
-DEFAULT_CACHE = 1024
-#: Most bytes of answers kept (a predict answer for 256 configurations is ~100 KB).
-CACHE_BYTES = 64 * 2**20
-#: Request bodies up to this size are also remembered verbatim, once checked, so that the same
-#: bytes sent again skip JSON parsing and validation (a recommend body is ~100 bytes; a script
-#: sent to /v1/advise is usually larger and goes the checked way).
-ALIAS_BYTES = 4096
 
 
 def bundle_digest(model_dir: Path) -> str:
@@ -77,7 +64,7 @@ def bundle_digest(model_dir: Path) -> str:
 READING_FIELDS = READING_KEYS
 
 
-class Service:
+class Service(AnswerCache):
     """The bundle and the places, shared by every request.
 
     Args:
@@ -106,7 +93,7 @@ class Service:
         if bundle_digest(self.model_dir) != self.digest:
             raise ModelError(f"the model bundle {self.model_dir} changed while it was loaded; "
                              "start again once it is no longer being written")
-        from hpcds1mpi.cluster import cluster_places, is_this_machine
+        from hpcds1mpi.places import cluster_places, is_this_machine
 
         # Read now, never again: as ``recommend`` does, every partition of the file or this
         # allocation's / machine's.
@@ -125,13 +112,7 @@ class Service:
 
         # Scores and guard distances of recent jobs, shared by their objectives' questions.
         self.memo = RecommendMemo()
-        self.cache_size = cache_size
-        self._cache: OrderedDict[tuple, bytes] = OrderedDict()
-        self._cache_bytes = 0
-        # (kind, body bytes) -> key, for bodies that passed validation (at most cache_size of
-        # them, each at most ALIAS_BYTES): only a checked body is ever answered from here.
-        self._aliases: OrderedDict[tuple, tuple] = OrderedDict()
-        self._lock = threading.Lock()
+        AnswerCache.__init__(self, cache_size)
         self.energy_label = "modelled"
 
     # ------------------------------------------------------------------------------------
@@ -166,49 +147,6 @@ class Service:
                 for o in ("time", "energy", "edp", "balanced")]
         for _ in range(2):
             self._recommend_many(asks)
-
-    @staticmethod
-    def key(kind: str, req) -> tuple:
-        """What identifies a question: its kind and every field of the checked request."""
-        return (kind, req.model_dump_json())
-
-    def cached(self, kind: str, req) -> bytes | None:
-        """The encoded answer to ``req`` if it was computed before (cheap: no computation, so
-        the event loop may call it and a repeated question never waits behind new ones)."""
-        if self.cache_size <= 0:
-            return None
-        key = self.key(kind, req)
-        with self._lock:
-            hit = self._cache.get(key)
-            if hit is not None:
-                self._cache.move_to_end(key)
-            return hit
-
-    def cached_body(self, kind: str, body: bytes) -> bytes | None:
-        """The encoded answer for exactly these request bytes, if they were checked before
-        (:meth:`remember_body`) and their answer is still cached; else None (then the body is
-        parsed and checked as usual)."""
-        if self.cache_size <= 0 or len(body) > ALIAS_BYTES:
-            return None
-        with self._lock:
-            key = self._aliases.get((kind, body))
-            if key is None:
-                return None
-            hit = self._cache.get(key)
-            if hit is not None:
-                self._cache.move_to_end(key)
-                self._aliases.move_to_end((kind, body))
-            return hit
-
-    def remember_body(self, kind: str, body: bytes, req) -> None:
-        """Note that ``body`` is the checked request ``req`` (call only after validation)."""
-        if self.cache_size <= 0 or len(body) > ALIAS_BYTES:
-            return
-        with self._lock:
-            self._aliases[(kind, body)] = self.key(kind, req)
-            self._aliases.move_to_end((kind, body))
-            while len(self._aliases) > self.cache_size:
-                self._aliases.popitem(last=False)
 
     def answer(self, kind: str, req) -> bytes:
         """The answer to ``req`` as checked, encoded JSON, from the cache or computed now.
@@ -265,17 +203,6 @@ class Service:
                 out[i] = exc
         return out
 
-    def store(self, kind: str, req, body: bytes) -> None:
-        """Keep ``body``, the checked and encoded answer to ``req`` (bounded LRU)."""
-        if self.cache_size > 0 and len(body) <= CACHE_BYTES:
-            with self._lock:
-                key = self.key(kind, req)
-                old = self._cache.pop(key, None)
-                self._cache_bytes += len(body) - (len(old) if old is not None else 0)
-                self._cache[key] = body
-                while len(self._cache) > self.cache_size or self._cache_bytes > CACHE_BYTES:
-                    self._cache_bytes -= len(self._cache.popitem(last=False)[1])
-
     # ------------------------------------------------------------------------------------
     def recommend(self, req: "RecommendRequest", use_cache: bool = True) -> dict:
         """What ``recommend --json`` prints for ``req``, plus ``script`` (text) when ``emit``.
@@ -299,7 +226,7 @@ class Service:
         """What :meth:`_recommend` answers for each request, one
         :func:`~hpcds1mpi.decide.recommend_batch.recommend_many` for all (one System 1
         predict, one guard pass); a request's error in its place."""
-        from hpcds1mpi.cluster import select_places
+        from hpcds1mpi.places import select_places
         from hpcds1mpi.decide.recommend_batch import Ask, finish_each, recommend_many
         from hpcds1mpi.decide.system1 import Constraints
 
@@ -385,7 +312,7 @@ class Service:
         return json.loads(self.answer("predict", req))
 
     def _predict(self, req: "PredictRequest") -> dict:
-        from hpcds1mpi.cluster import select_places
+        from hpcds1mpi.places import select_places
         from hpcds1mpi.config import Configuration
         from hpcds1mpi.decide.job_verdict import recommend_verdict
         from hpcds1mpi.decide.predict_job import predict_job

@@ -221,7 +221,7 @@ def test_a_partition_named_otherwise_is_judged_as_the_trained_one_it_matches(mod
     import dataclasses
 
     from hpcds1mpi.decide import guard as guard_mod
-    from hpcds1mpi.decide.system1 import Constraints, candidate_columns
+    from hpcds1mpi.decide.system1_candidates import Constraints, candidate_columns
 
     bundle = load_bundle(model_dir)
     ref = reference(bundle)

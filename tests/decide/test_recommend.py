@@ -309,30 +309,6 @@ def test_the_calibration_script_names_train_for_a_partition_the_model_never_saw(
     assert ("then hpcds1mpi learn):" in table) is not new
 
 
-def test_a_program_that_cannot_use_threads_is_offered_one_thread(tmp_path):
-    """s28 tester U5: ABINIT (Open MPI, no OpenMP) had 1 rank x 2 threads on recommend's front,
-    the same computation as 1 x 1; the sweep and tune already said it cannot use threads."""
-    from types import SimpleNamespace
-
-    from hpcds1mpi.surrogates.measured_offer import Offer
-    from tests.helpers import build_unthreaded
-
-    exe = build_unthreaded(tmp_path)
-
-    def offer(command):
-        levels = SimpleNamespace(external=True, command=command, workload="serial")
-        return Offer(threads=[1, 2], levels=levels)
-
-    plain = offer(f"{exe} {{size}}")
-    rec_mod._one_thread_if_unthreaded(plain, None)
-    assert plain.threads == [1] and not plain.uses_threads
-    assert plain.left_out == ["threads = 1 only: serial links no OpenMP runtime nor threaded "
-                              "BLAS and its command has no {threads}"]
-    told = offer(f"{exe} {{size}} --threads {{threads}}")  # the program takes its count
-    rec_mod._one_thread_if_unthreaded(told, None)
-    assert told.threads == [1, 2] and told.left_out == []
-
-
 def test_a_calibration_script_of_a_workdir_sweep_checks_its_folders_first():
     """s28 tester Y2: the steps of a program swept with --workdir 'runs/{size}-{ranks}' ran
     in folders nobody had made for the new size, and failed one after another."""

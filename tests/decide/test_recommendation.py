@@ -177,7 +177,7 @@ def test_a_note_is_shown_once_in_the_table_and_listed_in_the_json():
 
 def test_every_partition_not_picked_says_why_in_the_json():
     """An escalated job's partitions were 'rejected' with reason "" in the JSON and HTTP."""
-    from hpcds1mpi.cluster import allowed_places
+    from hpcds1mpi.places import allowed_places
     from hpcds1mpi.decide import recommend as rec_mod
     from hpcds1mpi.decide.model_bundle import load_model
     from tests.helpers import REPO

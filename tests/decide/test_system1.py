@@ -10,6 +10,7 @@ import pytest
 from hpcds1mpi.analysis.system1_speed import scoring_times
 from hpcds1mpi.cluster import Partition
 from hpcds1mpi.decide import system1 as s1
+from hpcds1mpi.decide.system1_candidates import candidate_frame
 from hpcds1mpi.errors import ConfigError, ModelError
 from hpcds1mpi.surrogates.pareto import exact_front
 from tests.fake_bundle import FakeBundle, fake_partitions
@@ -164,24 +165,6 @@ def test_subset_keeps_one_partitions_candidates_and_the_limits():
     assert set(sub.cols) == set(scores.cols)
 
 
-def test_kept_grids_follow_the_partition_and_stay_unchanged():
-    from dataclasses import replace
-
-    from hpcds1mpi.config import configuration_grid
-
-    part = Partition(name="kept", cores_per_node=4, memory_gb=16.0, max_nodes=4)
-    first = s1.candidate_columns("gemm", 512, [part])
-    again = s1.candidate_columns("gemm", 512, [part])
-    assert all(np.array_equal(first[k], again[k]) for k in first.columns)
-    want = configuration_grid(part, uses_threads=True)
-    assert np.array_equal(first["nodes"], want["nodes"])
-    bigger = replace(part, max_nodes=8)  # another partition of the same name: its own grid
-    assert len(s1.candidate_columns("gemm", 512, [bigger])) > len(first)
-    kept = s1._grid_of(part, None, None, None, True)
-    with pytest.raises(ValueError):
-        kept["nodes"][0] = 99  # the kept arrays cannot be changed by a caller
-
-
 def test_the_confidence_reads_the_pick_s_measured_best_share_when_its_calibration_names_it():
     from hpcds1mpi.decide.confidence import ConfidenceModel
     from hpcds1mpi.surrogates.measured_best import MeasuredBest
@@ -323,7 +306,7 @@ def test_a_given_table_is_predicted_under_the_trained_name_too():
 
     bundle = NameSensitiveBundle()
     site = replace(PARTS["cpu"], name="standard")
-    rows = s1.candidate_frame("gemm", 1024, [site]).astype({"partition": str})
+    rows = candidate_frame("gemm", 1024, [site]).astype({"partition": str})
     got = s1.score(bundle, "gemm", 1024, [site], frame=rows)
     assert not any("standard" in names for names in bundle.asked)
     assert set(rows["partition"]) == {"standard"}  # the caller's rows are left alone

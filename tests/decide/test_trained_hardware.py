@@ -121,12 +121,12 @@ def test_trained_names_lists_only_partitions_known_under_another_name():
 def test_as_trained_renames_a_grid_of_either_kind_and_leaves_it_alone():
     import numpy as np
 
-    from hpcds1mpi.decide import system1 as s1
+    from hpcds1mpi.decide.system1_candidates import candidate_columns, candidate_frame
     from hpcds1mpi.surrogates.columns import Columns, as_columns
 
     parts = _sites()
     renamed = trained_names(FakeBundle(), parts)
-    grid = s1.candidate_columns("gemm", 512, parts)
+    grid = candidate_columns("gemm", 512, parts)
     user = np.asarray(grid["partition"]).copy()
     want = np.where(np.isin(user, ["card-a", "card-b"]), "gpu-small", user)
     got = as_trained(grid, renamed)
@@ -137,7 +137,7 @@ def test_as_trained_renames_a_grid_of_either_kind_and_leaves_it_alone():
     assert np.array_equal(grid["partition"], user)  # the grid keeps the user's names
     plain = as_trained(as_columns(grid.to_frame()), renamed)  # Columns without codes
     assert np.array_equal(plain["partition"], want)
-    frame = s1.candidate_frame("gemm", 512, parts)  # categorical: categories merged
+    frame = candidate_frame("gemm", 512, parts)  # categorical: categories merged
     cat = as_trained(frame, renamed)["partition"]
     assert list(cat.cat.categories) == ["gpu-small", "cpu", "odd"]
     assert np.array_equal(cat.astype(str).to_numpy(), want)

@@ -8,6 +8,7 @@ from hpcds1mpi.cluster import Cluster, Partition
 from hpcds1mpi.config import Configuration
 from hpcds1mpi.errors import ConfigError, LaunchError
 from hpcds1mpi.launch import launchers
+from hpcds1mpi.launch.open_mpi_binding import UNBIND_OPEN_MPI
 
 
 def test_srun_tokens_are_the_same_here_and_in_a_script():
@@ -180,10 +181,6 @@ def test_open_mpi_gives_each_rank_the_cores_of_its_threads():
         assert ompi(2, own).tokens(fits) == ["mpirun", "-n", "1", *own], own
         assert not ompi(2, own).notes(fits) and "user's launcher options" in \
             ompi(2, own).binding(fits)
-    assert not launchers.binds_its_own(["-x", "OMP_NUM_THREADS", "--report-bindings"])
-    # One function for the sweep and a batch script's mpirun line.
-    binding = launchers.open_mpi_thread_binding(fits, 2)
-    assert binding.tokens == ("--map-by", "slot:PE=2") and binding.binds_cores
 
 
 def test_open_mpis_mpirun_really_gives_a_rank_the_cores_of_its_threads():
@@ -212,18 +209,18 @@ def test_an_mpiexec_of_unknown_flavour_keeps_a_ranks_threads_off_one_core():
     part = Partition("p", cores_per_node=2, memory_gb=8, max_nodes=2)
     bare = launchers.for_script("pbs", Cluster(name="s", partitions={"p": part}), cores=2)
     lines = bare.script_lines(Configuration(1, 1, 2))
-    assert f"export {launchers.UNBIND_OPEN_MPI}=none" in lines
+    assert f"export {UNBIND_OPEN_MPI}=none" in lines
     assert any(line.startswith("# 2 threads per rank: if the launcher below is Open MPI's") and
                "--map-by slot:PE=2" in line for line in lines)
     # one thread: Open MPI's own core binding is right; the user's binding options win
-    assert not any(launchers.UNBIND_OPEN_MPI in line
+    assert not any(UNBIND_OPEN_MPI in line
                    for line in bare.script_lines(Configuration(1, 2, 1)))
     own = Cluster(name="s", partitions={"p": part}, launcher_args="--bind-to core")
-    assert not any(launchers.UNBIND_OPEN_MPI in line for line in
+    assert not any(UNBIND_OPEN_MPI in line for line in
                    launchers.for_script("pbs", own).script_lines(Configuration(1, 1, 2)))
     # a known flavour needs no guess: Open MPI gets its options, hydra binds nothing
     for known in (launchers.OpenMpiMpirun("mpirun", cores=2), launchers.HydraMpiexec()):
-        assert not any(launchers.UNBIND_OPEN_MPI in line
+        assert not any(UNBIND_OPEN_MPI in line
                        for line in known.script_lines(Configuration(1, 1, 2)))
 
 

@@ -149,7 +149,7 @@ def test_measured_environment_equals_the_scripts_variable_by_variable(tmp_path, 
     """A --command program's environment, seen by the launched program itself, is the one the
     generated script for the same launcher exports: mpiexec <-> PBS, srun <-> Slurm."""
     from hpcds1mpi.launch import scripts
-    from hpcds1mpi.launch.launchers import UNBIND_OPEN_MPI
+    from hpcds1mpi.launch.open_mpi_binding import UNBIND_OPEN_MPI
 
     app = tmp_path / "dump.py"
     app.write_text(DUMP_APP)

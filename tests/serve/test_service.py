@@ -56,49 +56,6 @@ def test_cached_answer_equals_a_fresh_one(service):
     assert service.recommend(req, use_cache=False) == first
 
 
-def test_remembered_bodies_are_bounded_and_need_a_cached_answer(tmp_path):
-    from hpcds1mpi.serve import service as service_mod
-
-    small = service_mod.Service(None, None, tmp_path, cache_size=2)
-    bodies = [json.dumps({"workload": "stencil", "size": s}).encode() for s in (100, 110, 120)]
-    for body in bodies:
-        req = RecommendRequest(**json.loads(body))
-        assert small.cached_body("recommend", body) is None  # never seen
-        small.remember_body("recommend", body, req)
-        assert small.cached_body("recommend", body) is None  # seen, not yet answered
-        assert small.cached_body("recommend", body + b" ") is None  # other bytes
-        fresh = small.answer("recommend", req)
-        assert small.cached_body("recommend", body) == fresh
-        assert small.cached_body("predict", body) is None
-    assert len(small._aliases) == 2 and small.cached_body("recommend", bodies[0]) is None
-    big = bodies[2] + b" " * service_mod.ALIAS_BYTES  # the same question, too long to keep
-    small.remember_body("recommend", big, RecommendRequest(**json.loads(big)))
-    assert len(big) > service_mod.ALIAS_BYTES and ("recommend", big) not in small._aliases
-    assert small.cached_body("recommend", big) is None  # though its question's answer is kept
-
-
-def test_cache_is_bounded(tmp_path):
-    from hpcds1mpi.serve.service import Service
-
-    small = Service(None, None, tmp_path, cache_size=2)
-    for size in (100, 110, 120):
-        small.recommend(RecommendRequest(workload="stencil", size=size))
-    assert len(small._cache) == 2
-    assert small._cache_bytes == sum(len(b) for b in small._cache.values())
-
-
-def test_cache_is_bounded_in_bytes(tmp_path, monkeypatch):
-    from hpcds1mpi.serve import service as service_mod
-
-    small = service_mod.Service(None, None, tmp_path)
-    one = len(small.answer("recommend", RecommendRequest(workload="stencil", size=100)))
-    monkeypatch.setattr(service_mod, "CACHE_BYTES", int(2.5 * one))
-    for size in (110, 120, 130, 140):
-        small.recommend(RecommendRequest(workload="stencil", size=size))
-    assert small._cache_bytes <= 2.5 * one and 1 <= len(small._cache) <= 3
-    assert small._cache_bytes == sum(len(b) for b in small._cache.values())
-
-
 def test_predict_gives_system1_numbers_of_the_pick(service):
     rec = service.recommend(RecommendRequest(workload="stencil", size=128))
     pick = rec["pick"]

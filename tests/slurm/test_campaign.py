@@ -70,7 +70,7 @@ def _setup(tmp_path: Path, sizes: list[int], min_time: float) -> Path:
 
 
 def _planned(root: Path) -> set[str]:
-    from hpcds1mpi.cluster import resolve_partition
+    from hpcds1mpi.places import resolve_partition
     from hpcds1mpi.measure.plan import build_plan, load_plan_file
 
     plan = build_plan(load_plan_file(str(root / "plan.toml")),

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hpcds1mpi.cluster import Partition
-from hpcds1mpi.decide import system1 as s1
+from hpcds1mpi.decide.system1_candidates import candidate_columns, candidate_frame
 from hpcds1mpi.decide.model_bundle import load_model
 from hpcds1mpi.surrogates import forest_walk
 from hpcds1mpi.surrogates.xgboost_scorer import XGBoostScorer
@@ -34,10 +34,10 @@ def test_margins_are_libxgboosts_bits(model):
 def test_a_grid_predicts_as_the_model_does(model, gpus, nodes):
     part = Partition("big", cores_per_node=128, memory_gb=512, max_nodes=nodes,
                      gpus_per_node=gpus, gpu_memory_gb=80 if gpus else 0)
-    grid = s1.candidate_columns("stencil", 300, [part])
+    grid = candidate_columns("stencil", 300, [part])
     assert forest_walk._layout(model) is not None  # laid out: the walk scores the regions
     preds, inverse, baseline = forest_walk.predict_regions(model, grid)
-    want = model.predict_frame_regions(s1.candidate_frame("stencil", 300, [part]))
+    want = model.predict_frame_regions(candidate_frame("stencil", 300, [part]))
     assert inverse is not None and np.array_equal(inverse, want[1])
     for target in want[0]:
         assert np.array_equal(preds[target], want[0][target]), target
@@ -50,7 +50,7 @@ def test_a_one_question_process_does_not_lay_out_the_forest():
     model = load_model(None).model
     part = Partition("big", cores_per_node=128, memory_gb=512, max_nodes=16, gpus_per_node=1,
                      gpu_memory_gb=80)
-    forest_walk.predict_regions(model, s1.candidate_columns("stencil", 300, [part]))
+    forest_walk.predict_regions(model, candidate_columns("stencil", 300, [part]))
     assert not hasattr(model, "_walk_forest")
-    forest_walk.predict_regions(model, s1.candidate_columns("stencil", 300, [part]))
+    forest_walk.predict_regions(model, candidate_columns("stencil", 300, [part]))
     assert model._walk_forest is not None

@@ -19,7 +19,8 @@ from .sacct_csv import is_sacct_header, read_sacct_csv
 from .sacct_json import read_sacct_json
 from .sacct_text import read_sacct_parsable
 from .schema import KINDS, TABLE_MARK, normalise, rows_frame
-from .swf import looks_like_swf, read_swf
+from .swf import read_swf
+from .swf_header import looks_like_swf
 from .time_limits import check_time_limits
 from .wrong_exports import utf16_text, wrong_export
 
@@ -117,7 +118,7 @@ def read_job_log(path: str | Path, kind: str = "auto", procs_are: str = "auto"):
         path: the file.
         kind: one of :data:`KINDS`, or ``auto`` to detect it.
         procs_are: what an SWF log's processor fields count (``auto``, ``processors``,
-            ``nodes``: :func:`.swf.procs_count_nodes`); other kinds ignore it.
+            ``nodes``: :func:`.swf_header.procs_count_nodes`); other kinds ignore it.
 
     Returns:
         (DataFrame with :data:`JOB_COLUMNS`, one row per finished job; FileReport)

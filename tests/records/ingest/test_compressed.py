@@ -130,7 +130,7 @@ def test_job_lines_that_would_not_fit_in_memory_are_refused_in_one_line(tmp_path
 
 
 def test_a_job_line_longer_than_any_job_is_counted_not_read(tmp_path):
-    from hpcds1mpi.records.ingest.swf import LONGEST_LINE
+    from hpcds1mpi.records.ingest.swf_header import LONGEST_LINE
 
     padded = _JOB.replace(" ", " " * 5000).replace("1 ", "2 ", 1)
     assert len(padded) > LONGEST_LINE
@@ -147,13 +147,13 @@ def test_an_indented_comment_is_a_comment_not_a_truncated_job(tmp_path):
 
 
 def test_the_header_is_read_to_a_bound(tmp_path, monkeypatch):
-    from hpcds1mpi.records.ingest import swf
+    from hpcds1mpi.records.ingest import swf_header
 
-    monkeypatch.setattr(swf, "MAX_HEADER_LINES", 5)
+    monkeypatch.setattr(swf_header, "MAX_HEADER_LINES", 5)
     path = tmp_path / "h.swf.gz"
     path.write_bytes(gzip.compress(("; MaxProcs: 40\n" + "; Note: n\n" * 10
                                     + "; UnixStartTime: 1000\n" + _JOB).encode()))
-    head = swf.read_header(path)
+    head = swf_header.read_header(path)
     assert head.max_procs == 40 and head.unix_start is None and len(head.notes) == 4
     assert head.ignored == ["header lines past the first 5 not read"]
 

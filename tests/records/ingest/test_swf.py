@@ -10,7 +10,6 @@ import pytest
 
 from hpcds1mpi.errors import IngestError
 from hpcds1mpi.records.ingest import JOB_COLUMNS, detect_kind, read_job_log
-from hpcds1mpi.records.ingest.swf import read_header
 from tests.records.ingest.joblogs import CURIE, GAIA, THETA, needs_joblogs, swf_lines, swf_slice
 
 pytestmark = needs_joblogs
@@ -35,13 +34,6 @@ def test_curie_every_line_a_job_with_the_logs_statuses():
     assert first["start_time"] - first["submit_time"] == pd.Timedelta(seconds=33492)
     assert first["end_time"] - first["start_time"] == pd.Timedelta(seconds=86395)
     assert "times in UTC (the log's TimeZoneString: Europe/Paris)" in report.facts
-
-
-def test_header_read():
-    head = read_header(CURIE)
-    assert (head.max_nodes, head.max_procs, head.unix_start) == (5544, 93312, 1296571124)
-    assert head.time_zone == "Europe/Paris" and head.version == "2.2"
-    assert any("THIS IS A CLEANED VERSION" in n for n in head.notes)
 
 
 def test_gaia_partial_executions_kept_with_status_unknown():
@@ -204,15 +196,6 @@ def test_a_header_value_out_of_range_is_ignored_and_said(tmp_path, key, value, w
     assert len(df) == 1 and df.loc[0, "runtime_s"] == 100
     assert any(f.startswith(f"header {key}: '{value}' ignored ({why}") for f in report.facts), \
         report.facts
-
-
-def test_minus_one_in_the_header_is_not_known_and_not_said(tmp_path):
-    path = tmp_path / "unknown.swf"
-    path.write_text("; UnixStartTime: 1000\n; MaxNodes: -1\n; MaxProcs: 64\n" + GOOD)
-    head = read_header(path)
-    _, report = read_job_log(path)
-    assert head.max_nodes is None and head.max_procs == 64
-    assert not any("ignored" in f for f in report.facts)
 
 
 @pytest.mark.parametrize("where", [0.05, 0.5])

@@ -1,0 +1,132 @@
+"""Where a job may go: the partitions a command chooses among, and the one it uses.
+
+The (cluster, partition) pairs a job may be placed on come from a cluster file (every cluster
+in it), this Slurm allocation, or this machine (:func:`cluster_places`); ``--partition`` names
+narrow them (``NAME`` or ``CLUSTER/NAME``; a bare name several clusters share is refused:
+:func:`select_places`, :func:`named_places`). :func:`allowed_places` is the one partition choice
+of ``recommend``, ``advise``, the Python API and the service; :func:`resolve_partition` the one
+partition of a command that runs or sweeps. This machine's partition name is made up, so a
+script for it names none and says so (:func:`is_this_machine`, :func:`default_queue_note`).
+"""
+
+from __future__ import annotations
+
+import os
+
+from hpcds1mpi.cluster import Cluster, Partition, detect_local, detect_slurm, load_clusters
+from hpcds1mpi.errors import ClusterFileError
+
+
+def resolve_partition(cluster_file: str | None, partition: str | None) -> Partition:
+    """The partition a command should use: from a file (``NAME`` or ``CLUSTER/NAME``; a bare
+    name several clusters share is refused), else Slurm, else the local machine."""
+    if cluster_file:
+        clusters = load_clusters(cluster_file)
+        if partition:
+            pairs = [(c, p) for c in clusters.values() for p in c.partitions.values()]
+            hits = named_places(pairs, partition)
+            if hits:
+                return hits[0][1]
+            known = ", ".join(p for c in clusters.values() for p in c.partitions)
+            raise ClusterFileError(f"{cluster_file}: no partition {partition!r} (it has: {known}); "
+                                   "give one of those to --partition")
+        return next(iter(clusters.values())).partition()
+    if not is_this_machine():
+        return detect_slurm().partition()
+    if partition and partition != "local":  # this machine is one partition, named local
+        raise ClusterFileError(f"no partition {partition!r} on this machine (it has 'local'); "
+                               "give --cluster FILE to use a named partition")
+    return detect_local().partition()
+
+
+def cluster_places(source=None) -> list[tuple["Cluster | None", Partition]]:
+    """Every (cluster, partition) pair a job may be placed on.
+
+    Args:
+        source: a cluster TOML path (every cluster in it); a :class:`Cluster`; a
+            :class:`Partition` (its cluster None); None or "": this Slurm allocation inside
+            one (``SLURM_JOB_ID``), else this machine.
+
+    Raises:
+        ClusterFileError: an unreadable or invalid cluster file, or a source of another type.
+    """
+    if is_this_machine(source):
+        clusters = [detect_local()]
+    elif source is None or (isinstance(source, str) and not source):
+        clusters = [detect_slurm()]
+    elif isinstance(source, (str, os.PathLike)):
+        clusters = list(load_clusters(source).values())
+    elif isinstance(source, Partition):
+        return [(None, source)]
+    elif isinstance(source, Cluster):
+        clusters = [source]
+    else:
+        raise ClusterFileError(f"cluster must be a TOML path, a Cluster or a Partition, got "
+                               f"{type(source).__name__}")
+    return [(c, p) for c in clusters for p in c.partitions.values()]
+
+
+def is_this_machine(source=None) -> bool:
+    """Whether :func:`cluster_places` of ``source`` is this machine (no file, no allocation),
+    whose made-up partition name a batch script leaves out (:func:`default_queue_note`)."""
+    return (source is None or (isinstance(source, str) and not source)) \
+        and "SLURM_JOB_ID" not in os.environ
+
+
+def default_queue_note(partition: Partition | None, scheduler: str,
+                       scripts: str = "the script names") -> str:
+    """The one line said with the scripts for this machine (:func:`is_this_machine`)."""
+    hardware = f" ({partition.cores_per_node} cores, {partition.memory_gb:.1f} GB)" \
+        if partition else ""
+    return (f"{scripts} no {'-q' if scheduler == 'pbs' else '--partition'}: it was chosen for "
+            f"this machine{hardware}, whose name {partition.name if partition else 'local'!r} "
+            f"is no {scheduler} partition, so the default partition takes the job; pass "
+            "--cluster FILE naming a real partition to choose for it")
+
+
+def select_places(pairs: list, wanted=()) -> list:
+    """The pairs that ``--partition`` names allow: all of them when none is named, else those
+    named ``NAME`` or ``CLUSTER/NAME``, in the order named, each once.
+
+    Raises:
+        ClusterFileError: a name matches no partition (the message lists the known ones), or
+            is a bare name several clusters share (:func:`named_places`).
+    """
+    if not wanted:
+        return list(pairs)
+    chosen = []
+    for name in wanted:
+        hits = named_places(pairs, name)
+        if not hits:
+            known = ", ".join(_names(c, p)[-1] for c, p in pairs)
+            raise ClusterFileError(f"no partition {name!r}; known: {known}")
+        chosen += [h for h in hits if h not in chosen]
+    return chosen
+
+
+def _names(cluster, partition) -> tuple[str, ...]:
+    return (partition.name, f"{cluster.name}/{partition.name}") if cluster is not None \
+        else (partition.name,)
+
+
+def named_places(pairs: list, name: str) -> list:
+    """The pairs that one partition name (``NAME`` or ``CLUSTER/NAME``) picks; [] for none.
+
+    Raises:
+        ClusterFileError: a bare ``NAME`` that partitions of several clusters share (which one
+            was meant cannot be guessed: one would be picked silently).
+    """
+    hits = [(c, p) for c, p in pairs if name in _names(c, p)]
+    clusters = {c.name for c, _ in hits if c is not None}
+    if len(clusters) > 1:
+        both = ", ".join(_names(c, p)[-1] for c, p in hits)
+        raise ClusterFileError(f"partition {name!r} is ambiguous: {both}; name one as "
+                               "CLUSTER/PARTITION")
+    return hits
+
+
+def allowed_places(source=None, wanted=()) -> list:
+    """The (cluster, partition) pairs a job may use: :func:`cluster_places` of ``source``,
+    narrowed to the partitions ``wanted`` names (:func:`select_places`). ``recommend``,
+    ``advise``, the Python API and the service all choose partitions through this."""
+    return select_places(cluster_places(source), wanted)

@@ -1,0 +1,98 @@
+"""Where a job may go: the (cluster, partition) pairs of a file, a cluster, a partition, this
+allocation or this machine, narrowed by ``--partition`` names; the one partition a command uses."""
+
+from __future__ import annotations
+
+import pytest
+
+from hpcds1mpi.cluster import Partition, load_cluster
+from hpcds1mpi.errors import ClusterFileError
+from hpcds1mpi.places import (allowed_places, cluster_places, default_queue_note, is_this_machine,
+                              resolve_partition, select_places)
+from tests.helpers import REPO
+
+TWO = REPO / "tests/data/clusters/two_partitions.toml"
+
+
+def test_an_unknown_partition_names_the_known_ones():
+    with pytest.raises(ClusterFileError, match=r"no partition .big. \(it has: cpu, gpu\)"):
+        resolve_partition(str(TWO), "big")
+
+
+# -- where a job may go: one choice for recommend, advise, the API and the service -------------
+
+def _labels(pairs):
+    return [f"{c.name}/{p.name}" if c is not None else p.name for c, p in pairs]
+
+
+def test_cluster_places_from_a_file_a_cluster_a_partition_or_this_machine(monkeypatch):
+    cluster = load_cluster(TWO)
+    assert _labels(cluster_places(str(TWO))) == [f"{cluster.name}/cpu", f"{cluster.name}/gpu"]
+    assert _labels(cluster_places(TWO)) == _labels(cluster_places(cluster))
+    assert cluster_places(cluster.partition("gpu")) == [(None, cluster.partition("gpu"))]
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    for default in (None, ""):
+        (c, p), = cluster_places(default)
+        assert (c.name, p.name) == ("local", "local")
+    with pytest.raises(ClusterFileError, match="a TOML path, a Cluster or a Partition, got int"):
+        cluster_places(3)
+
+
+def test_select_places_by_name_or_cluster_name_in_order_once():
+    pairs = cluster_places(TWO)
+    name = pairs[0][0].name
+    assert select_places(pairs, ()) == pairs and select_places(pairs, []) is not pairs
+    assert _labels(select_places(pairs, ["gpu", f"{name}/cpu", "gpu"])) == \
+        [f"{name}/gpu", f"{name}/cpu"]
+    assert allowed_places(str(TWO), ("cpu",)) == select_places(pairs, ("cpu",))
+    with pytest.raises(ClusterFileError,
+                       match=rf"no partition 'big'; known: {name}/cpu, {name}/gpu"):
+        allowed_places(str(TWO), ["big"])
+    part = pairs[1][1]
+    assert select_places([(None, part)], ["gpu"]) == [(None, part)]
+
+
+SHARED_NAME = """
+[clusters.x.partitions.p]
+cores_per_node = 2
+memory_gb = 4
+max_nodes = 2
+[clusters.y.partitions.p]
+cores_per_node = 64
+memory_gb = 256
+max_nodes = 8
+[clusters.y.partitions.h]
+cores_per_node = 8
+memory_gb = 16
+max_nodes = 1
+"""
+
+
+def test_a_partition_name_two_clusters_share_is_ambiguous(tmp_path):
+    """``--partition p`` with x/p and y/p known picked x/p without a word; now it is refused
+    in one line naming both, and CLUSTER/NAME picks one (select_places and
+    resolve_partition alike)."""
+    path = tmp_path / "dup.toml"
+    path.write_text(SHARED_NAME)
+    ambiguous = r"^partition 'p' is ambiguous: x/p, y/p; name one as CLUSTER/PARTITION$"
+    with pytest.raises(ClusterFileError, match=ambiguous):
+        allowed_places(str(path), ["p"])
+    with pytest.raises(ClusterFileError, match=ambiguous):
+        resolve_partition(str(path), "p")
+    assert _labels(allowed_places(str(path), ["y/p", "h"])) == ["y/p", "y/h"]
+    assert resolve_partition(str(path), "y/p").cores_per_node == 64
+    assert resolve_partition(str(path), "x/p").cores_per_node == 2
+    assert resolve_partition(str(path), "h").cores_per_node == 8
+
+
+def test_this_machine_is_the_place_without_a_file_outside_an_allocation(monkeypatch):
+    """The one rule recommend, campaign emit and serve use to leave this machine's made-up
+    partition name out of a script (s27 tester P, 4: two of them asked for 'local')."""
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    assert is_this_machine(None) and is_this_machine("")
+    assert not is_this_machine(str(TWO))
+    monkeypatch.setenv("SLURM_JOB_ID", "12")
+    assert not is_this_machine(None)  # this allocation's partition is a real one
+    note = default_queue_note(Partition("local", 8, 15.5), "pbs", "the jobs name")
+    assert note.startswith("the jobs name no -q: it was chosen for this machine (8 cores, "
+                           "15.5 GB), whose name 'local' is no pbs partition")
