@@ -335,6 +335,11 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
                 "this job was not escalated, its script runs the program as given"])
         if recorded:
             notes = [*notes, recorded]
+        from hpcds1mpi.decide.advise_launch import program_arguments_note
+
+        if rec.picked is not None and (other := program_arguments_note(
+                program, rec.program_command, script_time is not None)):
+            notes = [*notes, other]  # the prediction is the measured command's (s32 U3)
         if rec.picked is not None:  # its sweep's folder and launcher, said here too (s29 A1, B4)
             from hpcds1mpi.decide.measured_run import measured_run
 

@@ -8,7 +8,11 @@ rank's threads (:func:`text_only_checks`). Its arguments: the predictions are fo
 program's measured command line, so
 a launch line that runs it with other arguments (``pw.x -nk 2 -i si-30.in`` against the
 measured ``pw.x -i si-{size}.in``: the pool count ``-nk`` decides its multi-rank speed) gets a
-note naming them (:func:`argument_note`).
+note naming them (:func:`argument_note`; ``recommend --program``'s the same comparison,
+:func:`program_arguments_note`). Ranks that run another file than the measured program (a
+venv's ``python3`` for ``/usr/bin/python3``) are a warning, and that line's MPI goes unchecked
+(:mod:`hpcds1mpi.launch.measured_program`); an ``srun`` plugin that cannot start the program
+is given its fix for ``--rewrite`` (:func:`srun_rewrite_notes`).
 """
 
 from __future__ import annotations
@@ -37,17 +41,41 @@ def launch_notes(script: "JobScript", launch: "Launch | None", command: str | No
     warnings: list[str] = []
     notes: list[str] = []
     if job_folder is not None:
+        from hpcds1mpi.launch.measured_program import other_program
         from hpcds1mpi.launch.script_mpi_check import launch_checks
 
-        warnings, notes = launch_checks(script, job_folder)
+        other = other_program(script, launch, command, job_folder)
+        warnings, notes = launch_checks(script, job_folder, skip=frozenset(
+            [launch.line] if other else []))
+        warnings = ([other] if other else []) + warnings
     else:  # s31 F4: the checks that read no file, so /v1/advise's text gets them too
         warnings = text_only_checks(script)
     if launch is not None and launch.wrapper_cleared:  # s30 tester R6: every rank failed
         warnings.append(f"line {launch.line}: `env -i` clears the variables the launcher gives "
                         "each rank (its MPI wire-up, PMI_* / OMPI_*), so MPI_Init fails; set "
                         "what the program needs with `env NAME=VALUE` instead")
+    if job_folder is not None and launch is not None:
+        notes += srun_rewrite_notes(script, launch, job_folder)
     differs = argument_note(launch, command)
     return warnings, notes + ([differs] if differs else [])
+
+
+def srun_rewrite_notes(script: "JobScript", launch: "Launch", job_folder: str) -> list[str]:
+    """What ``--rewrite`` does about an ``srun`` plugin that cannot start the program
+    (:func:`~hpcds1mpi.launch.script_mpi_check.srun_fix`): it gives srun the plugin that can,
+    kept on ``script.srun_mpi_fix`` for the rewrite, and says so; where none is known, that
+    the rewritten job will fail as this one would (s32 tester U5)."""
+    from hpcds1mpi.launch.script_mpi_check import srun_fix
+
+    found = srun_fix(script, launch, job_folder)
+    if found is None:
+        return []
+    script.srun_mpi_fix = found[0]  # read by script_rewrite._srun_mpi
+    if found[0] is None:
+        return [f"--rewrite keeps line {launch.line}'s srun as written, so the rewritten job "
+                "fails as this one would (see the warning); fix its launcher by hand"]
+    return [f"--rewrite gives line {launch.line}'s srun --mpi={found[0]}, the plugin its "
+            "program's MPI starts with (see the warning)"]
 
 
 def text_only_checks(script: "JobScript") -> list[str]:
@@ -107,28 +135,62 @@ def _differences(ran: list[str], recorded: list[str]) -> list[str]:
     return out
 
 
-def argument_note(launch: "Launch | None", command: str | None) -> str | None:
-    """The note for a launch line that runs its program with arguments (or a standard-input
-    redirection) other than its measured command line's: the predictions are for the
-    measured one. None when they agree (placeholders take any value), or when either is
-    unknown or the program is not found in the launch line (a wrapper before it is skipped)."""
+def other_arguments(words: list[str], command: str | None, stdin: str = "") -> str | None:
+    """How the command ``words`` (a launched or given command line, its program among them)
+    differs from the measured ``command`` (``adds 'T=20'``; ``'-nk 2' where it has ...``),
+    one phrase; None when they agree (placeholders take any value), or when either is
+    unknown, too long, or the program is not among ``words`` (a wrapper before it is
+    skipped). The one comparison of advise's note and ``recommend --program``'s (s32 tester
+    U3)."""
     tokens = split_command(command or "")
-    if launch is None or not tokens or not launch.program_raw:
+    if not tokens or not words:
         return None
     at = program_at(tokens)
-    words = [launch.program or launch.program_raw, *launch.args]
     starts = [k for k, w in enumerate(words) if stem(w) == stem(tokens[at])]
     if not starts or len(words) > MAX_WORDS or len(tokens) > MAX_WORDS:
         return None
     differences = _differences(words[starts[0] + 1:], tokens[at + 1:])
-    if launch.stdin:
-        differences.append(f"feeds it {launch.stdin!r}")
+    if stdin:
+        differences.append(f"feeds it {stdin!r}")
     if not differences:
         return None
     more = len(differences) - SHOWN
-    said = "; ".join(differences[:SHOWN]) + (f"; and {more} more" if more > 0 else "")
-    name = os.path.basename(tokens[at])
+    return "; ".join(differences[:SHOWN]) + (f"; and {more} more" if more > 0 else "")
+
+
+def argument_note(launch: "Launch | None", command: str | None) -> str | None:
+    """The note for a launch line that runs its program with arguments (or a standard-input
+    redirection) other than its measured command line's (:func:`other_arguments`): the
+    predictions are for the measured one. None when they agree or cannot be compared."""
+    if launch is None or not launch.program_raw:
+        return None
+    said = other_arguments([launch.program or launch.program_raw, *launch.args], command,
+                           launch.stdin)
+    if said is None:
+        return None
+    name = os.path.basename(split_command(command or "")[program_at(split_command(command))])
     return (f"line {launch.line}: the script runs {name} with other arguments "
             f"than its measured command {command!r} ({said}): the predictions are for the "
             "measured command, and these arguments may change the runtime (sweep the "
             "script's own command line to measure them)")
+
+
+def program_arguments_note(program: str | None, command: str | None,
+                           time_limit_given: bool) -> str | None:
+    """``recommend --program``'s note where the given command runs the program with other
+    arguments than its measured command (:func:`other_arguments`): the prediction, and the
+    time limit made from it, are for the measured one (s32 tester U3: ``T=2000`` ran 41.8 s
+    under the 1 min limit of the measured ``T=20``'s 808 ms)."""
+    if not program or not command or program == command:
+        return None
+    said = other_arguments(split_command(program), command)
+    if said is None:
+        return None
+    tokens = split_command(command)
+    limit = ("(the script's time limit is yours; or sweep this command line to measure it)"
+             if time_limit_given else "and so is the script's time limit made from it, which "
+             "may end this job early: give --time-limit (or sweep this command line to "
+             "measure it)")
+    return (f"--program runs {os.path.basename(tokens[program_at(tokens)])} with other "
+            f"arguments than its measured command {command!r} ({said}): the prediction is "
+            f"for the measured command's arguments {limit}")

@@ -136,6 +136,9 @@ class JobScript:
     lines: dict[str, list[int]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     base: tuple | None = None
+    #: The ``srun --mpi=`` value the program's MPI needs where the script's srun lacks it
+    #: (set by advise's launch check, read by ``--rewrite``; s32 tester U5).
+    srun_mpi_fix: str | None = None
     noted: set[str] = field(default_factory=set, repr=False)
 
     def note(self, text: str) -> None:

@@ -138,6 +138,36 @@ def fitting_launchers(family: str, path_var: str | None) -> list[str]:
     return out
 
 
+def _launcher_args(script: "JobScript", launch: "Launch") -> list[str]:
+    """The launcher's own words on ``launch`` (between the launcher and its program), as
+    written: where Open MPI reads ``--prefix DIR`` / ``--noprefix``."""
+    end = launch.spans[0][0] if launch.spans else launch.span[1]
+    return [w.strip("\"'") for w in script.text[launch.span[1]:end].split()]
+
+
+def ranks_program(script: "JobScript", launch: "Launch", cwd: str, env: dict | None = None
+                  ) -> tuple[str, str | None]:
+    """(the word that tells the launched program's MPI, the file the launcher's ranks run for
+    it; None: not found): looked up on the PATH the ranks get, which for Open MPI's ``mpirun``
+    started by its path or with ``--prefix`` puts that prefix's ``bin`` first — the sweep's
+    rule, :func:`~hpcds1mpi.launch.rank_program.rank_environment` (s32 tester U1:
+    ``/usr/bin/mpirun.openmpi -n 2 python3`` runs ``/usr/bin/python3`` on the ranks, not the
+    venv's ``python3`` first on this PATH, and was warned of as an MPICH program)."""
+    from hpcds1mpi.launch.rank_program import rank_environment
+
+    env = os.environ if env is None else env
+    path_var = env.get("PATH")
+    word = program_word([launch.program or "", *launch.args])
+    if launch.kind == "mpi" and "/" not in word:
+        launcher_word = script.text[launch.span[0]:launch.span[1]].strip("\"'")
+        # only an Open MPI launcher by its files asks the sweep's rule (which runs --version)
+        launcher = _found(launcher_word, _job_folder(script, launch, cwd), path_var)
+        if launcher is not None and launcher_file_family(launcher) == OPENMPI:
+            path_var = rank_environment(launcher_word, _launcher_args(script, launch),
+                                        {"PATH": path_var or ""}).get("PATH") or path_var
+    return word, _found(word, _job_folder(script, launch, cwd), path_var)
+
+
 def mpi_mismatch(script: "JobScript", launch: "Launch", cwd: str, env: dict | None = None,
                  seen: set | None = None) -> tuple[str, str] | None:
     """("warning", line) when ``launch`` starts a program of one MPI family with an
@@ -163,8 +193,7 @@ def mpi_mismatch(script: "JobScript", launch: "Launch", cwd: str, env: dict | No
     path_var = env.get("PATH")
     changed_at = _first_lines(script.text)[0]
     folder = _job_folder(script, launch, cwd)
-    word = program_word([launch.program or "", *launch.args])
-    program = _found(word, folder, path_var)
+    word, program = ranks_program(script, launch, cwd, env)
     launcher_word = script.text[launch.span[0]:launch.span[1]].strip("\"'")
     launcher = _found(launcher_word, folder, path_var)
     if program is None or launcher is None:
@@ -239,9 +268,10 @@ def _srun_plugin(launch: "Launch", env: dict) -> tuple[str | None, str] | None:
     return default, (f"no --mpi, so this site's MpiDefault={default}" if default else "")
 
 
-def srun_check(script: "JobScript", launch: "Launch", cwd: str, env: dict | None = None,
-               seen: set | None = None) -> tuple[str, str] | None:
-    """("warning", line) when ``srun`` starts a program with an MPI plugin that cannot wire up
+def srun_finding(script: "JobScript", launch: "Launch", cwd: str, env: dict | None = None,
+                 seen: set | None = None) -> tuple[str, str | None, str] | None:
+    """(kind, the ``--mpi`` plugin that fixes it or None, line): ("warning", ...) when
+    ``srun`` starts a program with an MPI plugin that cannot wire up
     its MPI: Open MPI needs ``--mpi=pmix`` unless its installation has a Slurm PMI component
     (:func:`~hpcds1mpi.launch.pmix_support.openmpi_slurm_pmi`; without one it aborts in
     ``MPI_Init``; a note where that cannot be read), and any MPI gets no wire-up from
@@ -281,38 +311,58 @@ def srun_check(script: "JobScript", launch: "Launch", cwd: str, env: dict | None
     name = f"line {launch.line}: {which} is linked against " \
            f"{FAMILY_NAMES[want]} ({evidence})"
     if want == OPENMPI and plugin is None:
-        return "note", (f"{name} and srun has no --mpi; the site's default MPI plugin is not "
-                        "known here (no MpiDefault read from $SLURM_CONF or "
-                        "/etc/slurm/slurm.conf): Open MPI "
-                        "starts under srun only with --mpi=pmix, or with pmi2 where it was "
-                        "built with Slurm's PMI; check srun --mpi=list, or add --mpi=pmix")
+        return "note", None, (
+            f"{name} and srun has no --mpi; the site's default MPI plugin is not known here "
+            "(no MpiDefault read from $SLURM_CONF or /etc/slurm/slurm.conf): Open MPI starts "
+            "under srun only with --mpi=pmix, or with pmi2 where it was built with Slurm's "
+            "PMI; check srun --mpi=list, or add --mpi=pmix")
     if want == OPENMPI and plugin == "none":
-        return "warning", (f"{name} but srun runs it with {whence}, which Open MPI cannot "
-                           "wire up (it aborts in MPI_Init); add --mpi=pmix, or launch it "
-                           "with Open MPI's mpirun")
+        return "warning", "pmix", (
+            f"{name} but srun runs it with {whence}, which Open MPI cannot wire up (it aborts "
+            "in MPI_Init); add --mpi=pmix, or launch it with Open MPI's mpirun")
     if want == OPENMPI and not plugin.startswith("pmix"):
         library = _mpi_library(elf, OPENMPI)
         speaks, why = openmpi_slurm_pmi(library) if library else (None, "its libmpi not found")
         if speaks is False:  # it aborts in MPI_Init (Debian's Open MPI, Open MPI 5)
-            return "warning", (f"{name} but srun runs it with {whence}, which Open MPI cannot "
-                               f"wire up ({why}; it aborts in MPI_Init); add --mpi=pmix, or "
-                               "launch it with Open MPI's mpirun")
+            return "warning", "pmix", (
+                f"{name} but srun runs it with {whence}, which Open MPI cannot wire up ({why}; "
+                "it aborts in MPI_Init); add --mpi=pmix, or launch it with Open MPI's mpirun")
         if speaks is None:
-            return "note", (f"{name} and srun runs it with {whence}: Open MPI starts there only "
-                            f"where it was built with Slurm's PMI, not known here ({why}); "
-                            "check that a job runs as one, or add --mpi=pmix")
+            return "note", None, (
+                f"{name} and srun runs it with {whence}: Open MPI starts there only where it "
+                f"was built with Slurm's PMI, not known here ({why}); check that a job runs as "
+                "one, or add --mpi=pmix")
         return None
     if plugin == "none":
-        return "warning", (f"{name} but srun runs it with {whence}: no wire-up, so each rank "
-                           "starts alone; add --mpi=pmi2"
-                           + (" (or pmix)" if want == MPICH else ""))
+        return "warning", "pmi2", (
+            f"{name} but srun runs it with {whence}: no wire-up, so each rank starts alone; "
+            "add --mpi=pmi2" + (" (or pmix)" if want == MPICH else ""))
     if want == MPICH and plugin and plugin.startswith("pmix"):
         library = _mpich_without_pmix(elf)
         if library:  # its ranks start as 1-rank copies (s27 tester Q, 1)
-            return "warning", (f"{name} but srun runs it with {whence}: its MPI library "
-                               f"{library} links no PMIx library, so srun would start it as "
-                               "independent 1-rank copies; add --mpi=pmi2")
+            return "warning", "pmi2", (
+                f"{name} but srun runs it with {whence}: its MPI library {library} links no "
+                "PMIx library, so srun would start it as independent 1-rank copies; add "
+                "--mpi=pmi2")
     return None
+
+
+def srun_check(script: "JobScript", launch: "Launch", cwd: str, env: dict | None = None,
+               seen: set | None = None) -> tuple[str, str] | None:
+    """(kind, line) of :func:`srun_finding`."""
+    found = srun_finding(script, launch, cwd, env, seen)
+    return None if found is None else (found[0], found[2])
+
+
+def srun_fix(script: "JobScript", launch: "Launch", cwd: str, env: dict | None = None
+             ) -> tuple[str | None, str] | None:
+    """(the ``--mpi`` plugin a rewrite of ``launch`` gives srun, or None where no value is
+    known to start the program, the warning) where :func:`srun_finding` warns; None where it
+    does not (s32 tester U5: the rewrite kept ``srun meep`` under MpiDefault=pmi2, and the
+    job failed in MPI_Init). The plugins are the ones ``recommend --emit``'s refusal names for
+    the family (:func:`~hpcds1mpi.launch.mpi_family.check_script`: Open MPI pmix, MPICH pmi2)."""
+    found = srun_finding(script, launch, cwd, env)
+    return None if found is None or found[0] != "warning" else (found[1], found[2])
 
 
 def _mpich_without_pmix(program: str) -> str | None:
@@ -368,20 +418,25 @@ def launch_family(script: "JobScript", launch: "Launch | None",
     return family if family in (OPENMPI, MPICH) else None
 
 
-def launch_checks(script: "JobScript", cwd: str, env: dict | None = None
-                  ) -> tuple[list[str], list[str]]:
+def launch_checks(script: "JobScript", cwd: str, env: dict | None = None,
+                  skip: frozenset = frozenset()) -> tuple[list[str], list[str]]:
     """(warnings, notes) on the MPI of every launch line of ``script``: :func:`mpi_mismatch`
     and :func:`srun_check`, each (program, launcher) pair said once, at its first line; a host
     list of the script's own (:func:`~hpcds1mpi.launch.script_hosts.host_list_warning`) and a
     binding of one core for a rank's threads
-    (:func:`~hpcds1mpi.launch.script_thread_binding.one_core_warning`) warned of."""
+    (:func:`~hpcds1mpi.launch.script_thread_binding.one_core_warning`) warned of. ``skip``:
+    the lines whose program is not the measured one
+    (:func:`~hpcds1mpi.launch.measured_program.other_program`), whose MPI is not checked: a
+    launcher fitting the wrong interpreter's MPI would fail the same way (s32 tester U2)."""
     from hpcds1mpi.launch.script_hosts import host_list_warning
     from hpcds1mpi.launch.script_thread_binding import one_core_warning
 
     seen: set = set()
     warnings, notes = [], []
     for launch in script.launches:
-        if found := (mpi_mismatch(script, launch, cwd, env, seen=seen)
+        if launch.line in skip:
+            pass
+        elif found := (mpi_mismatch(script, launch, cwd, env, seen=seen)
                      or srun_check(script, launch, cwd, env, seen=seen)):
             (warnings if found[0] == "warning" else notes).append(found[1])
         warnings += [w for w in (host_list_warning(script, launch),

@@ -21,6 +21,7 @@ import shlex
 from typing import TYPE_CHECKING, Sequence
 
 from hpcds1mpi.launch.exec_wrappers import is_wrapper, program_index, read_wrappers
+from hpcds1mpi.launch.named_values import named_hits
 from hpcds1mpi.launch.options_aside import aside_hits
 from hpcds1mpi.launch.script_options import SIZE_DIGITS
 
@@ -105,7 +106,8 @@ def placeholder_words(launch: "Launch", template: str | None, key: str, value: s
     """
     tokens = split_command(template or "")
     return _lined_hits(launch, tokens, key, value) or _after_option(
-        launch, tokens, key, value) or _aside_hits(launch, tokens, key, value)
+        launch, tokens, key, value) or _aside_hits(launch, tokens, key, value) or _named_hits(
+        launch, tokens, key, value)
 
 
 def _lined_hits(launch: "Launch", tokens: list[str], key: str, value: str
@@ -163,6 +165,15 @@ def _aside_hits(launch: "Launch", tokens: list[str], key: str, value: str
     tester K2: ``poisson.py 320 --pc gamg`` for ``poisson.py {size}``)."""
     start, words, at = _program_in(launch, tokens)
     return [] if start is None else [(start + 1 + i, m) for i, m in aside_hits(
+        words[start + 1:], tokens[at + 1:], key, value, word_pattern)]
+
+
+def _named_hits(launch: "Launch", tokens: list[str], key: str, value: str
+                ) -> list[tuple[int, re.Match]]:
+    """:func:`~hpcds1mpi.launch.named_values.named_hits` from the program's word on (s32
+    tester U4: ``meep res=18 T=20 wg.ctl`` for ``meep res={size} wg.ctl``)."""
+    start, words, at = _program_in(launch, tokens)
+    return [] if start is None else [(start + 1 + i, m) for i, m in named_hits(
         words[start + 1:], tokens[at + 1:], key, value, word_pattern)]
 
 

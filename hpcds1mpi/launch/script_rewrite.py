@@ -151,6 +151,7 @@ def _launch(e: Edits, script: "JobScript", to: Layout, family: str | None) -> bo
         e.launch_value(o["bind-to"], bound, "-bind-to")  # T cores a rank (s31 tester P3)
     if launch.kind == "slurm":
         _gpus(e, o, to, directive=False)  # a step's GPUs must stay within the job's
+        _srun_mpi(e, launch, getattr(script, "srun_mpi_fix", None))
     own = program_threads(script, launch)  # the program's own threads option (--threads N)
     if own is not None and own.threads != to.threads:
         e.edits += [(*span, str(to.threads)) for span in own.spans]
@@ -171,6 +172,19 @@ def _launch(e: Edits, script: "JobScript", to: Layout, family: str | None) -> bo
         _launch_env(e, script, "OMP_NUM_THREADS", to)
         return True
     return False
+
+
+def _srun_mpi(e: Edits, launch, plugin: str | None) -> None:
+    """Give ``srun`` the ``--mpi`` plugin its program's MPI needs, where advise's check found
+    the line's own cannot start it (``script.srun_mpi_fix``, set by
+    :func:`hpcds1mpi.decide.advise_launch.launch_notes`; s32 tester U5: the rewrite kept
+    ``srun meep`` under MpiDefault=pmi2 and the job failed in MPI_Init)."""
+    if not plugin:
+        return
+    if "mpi" in launch.options and launch.options["mpi"].value:
+        e.launch_value(launch.options["mpi"], plugin, "--mpi")
+    else:  # before the program's words: an option of srun's, not the program's
+        e.insert(launch.span[1], f" --mpi={plugin}")
 
 
 def _launch_env(e: Edits, script: "JobScript", name: str, to: Layout) -> None:

@@ -157,3 +157,65 @@ def test_the_services_advise_warns_of_a_host_list_and_one_core_as_the_cli_does(t
     for said in (served["warnings"], json.loads(proc.stdout)["warnings"]):
         for start in wanted:
             assert any(w.startswith(start) for w in said), (start, said)
+
+
+def test_recommend_programs_other_arguments_are_said():
+    """s32 tester U3: `recommend --program "meep res={size} T=2000 wg.ctl"` wrote a 1 min
+    script in silence (the measured `meep res={size} wg.ctl` ran 808 ms, T=2000 41.8 s)."""
+    from hpcds1mpi.decide.advise_launch import program_arguments_note
+
+    measured = "meep res={size} wg.ctl"
+    note = program_arguments_note("meep res={size} T=2000 wg.ctl", measured, False)
+    assert note is not None and note.startswith(
+        f"--program runs meep with other arguments than its measured command {measured!r} "
+        "(adds 'T=2000'): the prediction is for the measured command's arguments"), note
+    assert "give --time-limit" in note
+    assert "time limit is yours" in program_arguments_note("meep res=18 T=2 wg.ctl",
+                                                           measured, True)
+    assert program_arguments_note("meep res={size} wg.ctl", measured, False) is None
+    assert program_arguments_note("meep res=18 wg.ctl", measured, False) is None
+    assert program_arguments_note("./other 18", measured, False) is None  # another program
+
+
+def test_a_failing_srun_line_is_fixed_by_the_rewrite_and_said(tmp_path, monkeypatch):
+    """s32 tester U5: the rewrite kept `srun meep` without --mpi=pmix; launch_notes keeps the
+    plugin the check names for the rewrite and says it (real meep, site MpiDefault=pmi2)."""
+    import shutil
+
+    from hpcds1mpi.decide.advise_launch import launch_notes
+
+    if shutil.which("meep") is None:
+        pytest.skip("Debian's meep-openmpi not installed")
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("MpiDefault=pmi2\n")
+    script = read_script("#!/bin/bash\n#SBATCH --ntasks=2\nsrun meep res=18 wg.ctl\n")
+    monkeypatch.setenv("SLURM_CONF", str(conf))
+    warnings, notes = launch_notes(script, script.launch, "meep res={size} wg.ctl",
+                                   str(tmp_path))
+    assert any("add --mpi=pmix" in w for w in warnings), warnings
+    assert "--rewrite gives line 3's srun --mpi=pmix, the plugin its program's MPI starts " \
+        "with (see the warning)" in notes, notes
+    assert script.srun_mpi_fix == "pmix"
+
+
+def test_a_venv_python_for_a_measured_system_python_is_said_not_another_launcher(tmp_path,
+                                                                               monkeypatch):
+    """s32 tester U2: bare `mpirun.openmpi -n 2 python3 sim.py` with the venv first on PATH
+    ran the venv's python3 (no meep); advise suggested mpiexec.mpich, which failed alike.
+    The interpreter is named, and no launcher for the wrong interpreter is suggested."""
+    import sys
+    from pathlib import Path
+
+    from hpcds1mpi.decide.advise_launch import launch_notes
+
+    venv_bin = str(Path(sys.executable).parent)
+    if not (Path(venv_bin).parent / "pyvenv.cfg").exists() or \
+            not os.path.exists("/usr/bin/python3"):
+        pytest.skip("needs a venv and /usr/bin/python3")
+    monkeypatch.setenv("PATH", f"{venv_bin}:{os.environ['PATH']}")
+    script = read_script("#!/bin/bash\n#SBATCH --ntasks=2\nmpirun.openmpi -n 2 python3 sim.py "
+                         "15 20\n")
+    warnings, _ = launch_notes(script, script.launch, "/usr/bin/python3 sim.py {size} 20",
+                               str(tmp_path))
+    assert len(warnings) == 1 and "another interpreter" in warnings[0], warnings
+    assert "launch it with" not in warnings[0]

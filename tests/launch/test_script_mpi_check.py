@@ -381,3 +381,39 @@ def test_a_python_program_under_another_familys_mpirun_is_a_warning(mpis, tmp_pa
 
 def _has_mpi4py(python: str) -> bool:
     return subprocess.run([python, "-c", "import mpi4py"], capture_output=True).returncode == 0
+
+
+def test_open_mpis_mpirun_by_its_path_runs_its_prefixs_python(mpis, tmp_path):
+    """s32 tester U1: `/usr/bin/mpirun.openmpi -n 2 python3 sim.py` with the venv first on
+    PATH: Open MPI puts /usr/bin first on the ranks' PATH (the sweep's rule,
+    ``rank_program.rank_environment``), so they run /usr/bin/python3, whose mpi4py is Open
+    MPI's, and the job completed; advise warned of the venv's MPICH mpi4py."""
+    if not _has_mpi4py("/usr/bin/python3") or not os.path.exists(WHEEL_MPIEXEC):
+        pytest.skip("needs Debian's python3-mpi4py and the venv's MPICH wheel")
+    env = {"PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    run = os.path.abspath(mpis["openmpi_run"])
+    assert _mismatch(f"#SBATCH -N 1\n{run} -n 2 python3 sim.py 15 20\n", tmp_path, env) is None
+    assert _mismatch(f"#SBATCH -N 1\nmpirun.openmpi --prefix /usr -n 2 python3 sim.py 15\n",
+                     tmp_path, env) is None
+    bare = _mismatch("#SBATCH -N 1\nmpirun.openmpi -n 2 python3 sim.py 15 20\n", tmp_path, env)
+    assert bare is not None and "the mpi4py of " + str(Path(sys.executable).parent) in bare
+    assert _mismatch(f"#SBATCH -N 1\n{run} --noprefix -n 2 python3 sim.py 15\n", tmp_path,
+                     env) is not None  # no prefix: this PATH's python3
+
+
+def test_srun_fix_names_the_plugin_the_programs_mpi_needs(mpis, tmp_path):
+    """s32 tester U5: the rewrite kept `srun meep` under MpiDefault=pmi2; srun_fix gives the
+    plugin the warning names, None where nothing is warned of."""
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("MpiDefault=pmi2\n")
+    env = {"PATH": os.environ["PATH"], "SLURM_CONF": str(conf)}
+
+    def fix(text):
+        script = read_script(text)
+        found = mpi_check.srun_fix(script, script.launches[-1], str(tmp_path), env)
+        return found and found[0]
+
+    assert fix(f"#SBATCH -N 1\nsrun {mpis['openmpi_app']}\n") == "pmix"
+    assert fix(f"#SBATCH -N 1\nsrun --mpi=none {mpis['mpich_app']}\n") == "pmi2"
+    assert fix(f"#SBATCH -N 1\nsrun --mpi=pmix {mpis['openmpi_app']}\n") is None
+    assert fix(f"#SBATCH -N 1\nsrun {mpis['mpich_app']}\n") is None

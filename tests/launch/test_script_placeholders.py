@@ -68,6 +68,16 @@ def test_the_size_is_read_with_options_set_aside_when_unambiguous(line, template
     assert sp.size_from(launch_of(line), template) == size
 
 
+@pytest.mark.parametrize("line, template, size", [
+    # s32 tester U4: libctl's name=value words, another one added
+    ("srun meep res=18 T=20 wg.ctl", "meep res={size} wg.ctl", 18),
+    ("mpirun -n 2 meep T=20 wg.ctl res=24", "meep res={size} wg.ctl", 24),
+    ("srun meep res=18 res=20 wg.ctl", "meep res={size} wg.ctl", None),  # given twice
+])
+def test_the_size_is_read_from_its_name_equals_value_word(line, template, size):
+    assert sp.size_from(launch_of(line), template) == size
+
+
 @pytest.mark.parametrize("script", [
     "mpirun -n 2 env POISSON_N=320 /usr/bin/python3 poisson_cfg.py",
     "mpirun -n 2 -x POISSON_N=320 /usr/bin/python3 poisson_cfg.py",

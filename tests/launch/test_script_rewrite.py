@@ -386,3 +386,21 @@ def test_a_threads_variable_of_the_scripts_own_is_kept_and_said():
     unknown = read_script(text.replace("NT=1\n", ""))  # unknown here: still no second one
     assert rewrite(unknown, Layout(1, 1, 2))[0].count("--threads") == 1
     assert any("--threads $NT could not be resolved" in n for n in unknown.notes)
+
+
+def test_srun_gets_the_mpi_plugin_advises_check_found_it_needs():
+    """s32 tester U5: the rewrite kept `srun meep ...` (MpiDefault=pmi2, Debian's Open MPI)
+    and the rewritten job failed in MPI_Init; the plugin advise's check names
+    (``script.srun_mpi_fix``) is written on the srun line, or replaces its own --mpi."""
+    text = ("#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=2\n\n"
+            "srun meep res=18 wg.ctl\n")
+    script = read_script(text)
+    script.srun_mpi_fix = "pmix"
+    new, changes = rewrite(script, Layout(1, 1, 1))
+    assert new.splitlines()[-1] == "srun --mpi=pmix meep res=18 wg.ctl", new
+    script = read_script(text.replace("srun meep", "srun --mpi=pmi2 meep"))
+    script.srun_mpi_fix = "pmix"
+    assert rewrite(script, Layout(1, 1, 1))[0].splitlines()[-1] == \
+        "srun --mpi=pmix meep res=18 wg.ctl"
+    script = read_script(text)  # nothing found: the line is kept
+    assert rewrite(script, Layout(1, 1, 1))[0].splitlines()[-1] == "srun meep res=18 wg.ctl"

@@ -1,0 +1,74 @@
+"""Whether a job script's ranks run the program file its workload was measured with.
+
+A sweep records its command with the program as it found it (``/usr/bin/python3 sim.py
+{size} 20``). A script that names the program by a bare word runs whatever the ranks find on
+their PATH: a venv's ``python3`` first on it is another interpreter, with its own modules and
+its own mpi4py, though both resolve to one ``python3.11`` file (s32 tester U2: the job failed
+with ``ModuleNotFoundError: meep``, and advise only named another launcher, which failed the
+same way). The ranks' program is found as the MPI check finds it
+(:func:`~hpcds1mpi.launch.script_mpi_check.ranks_program`: Open MPI's ``--prefix`` rule).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from typing import TYPE_CHECKING
+
+from hpcds1mpi.launch.program_file_mpi import program_word
+from hpcds1mpi.launch.shebang import PYTHON_NAME
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hpcds1mpi.launch.job_script import JobScript, Launch
+
+
+def _python_home(path: str) -> str:
+    """The environment a Python interpreter file runs in: its venv (the folder holding
+    ``pyvenv.cfg`` beside or above its ``bin``), else the file it resolves to."""
+    folder = os.path.dirname(os.path.abspath(path))
+    for home in (folder, os.path.dirname(folder)):
+        if os.path.isfile(os.path.join(home, "pyvenv.cfg")):
+            return home
+    return os.path.realpath(path)
+
+
+def same_program(measured: str, ran: str) -> bool:
+    """Whether the files ``measured`` and ``ran`` run one program: one file, and for a
+    Python interpreter one environment (a venv's ``python3`` links the system's file)."""
+    if PYTHON_NAME.match(os.path.basename(measured)) or \
+            PYTHON_NAME.match(os.path.basename(ran)):
+        return _python_home(measured) == _python_home(ran)
+    return os.path.realpath(measured) == os.path.realpath(ran)
+
+
+def other_program(script: "JobScript", launch: "Launch | None", command: str | None,
+                  cwd: str, env: dict | None = None) -> str | None:
+    """One warning line where ``launch``'s ranks run another file than the program (or
+    interpreter) of its measured ``command``, named by its absolute path there; None where
+    they agree, or either is not known (a measured command that names its program by a bare
+    word or a relative path says nothing of which file ran)."""
+    from hpcds1mpi.launch.script_mpi_check import ranks_program
+
+    try:
+        tokens = shlex.split(command or "")
+    except ValueError:
+        return None
+    if launch is None or not tokens:
+        return None
+    measured = program_word(tokens)
+    if not os.path.isabs(measured) or not os.path.isfile(measured):
+        return None
+    word, ran = ranks_program(script, launch, cwd, env)
+    if not word or ran is None:
+        return None
+    python = PYTHON_NAME.match(os.path.basename(measured))
+    if os.path.basename(word) != os.path.basename(measured) and not (
+            python and PYTHON_NAME.match(os.path.basename(word))):
+        return None  # another word: another program, matched by its name elsewhere
+    if same_program(measured, ran):
+        return None
+    found = f"{word} as {ran}" if word != ran else ran
+    what = "interpreter (its own modules and mpi4py)" if python else "program file"
+    return (f"line {launch.line}: the ranks of {launch.launcher} run {found}, but the workload "
+            f"was measured with {measured} ({command!r}): another {what}, so the predictions "
+            f"are not for it and the job may fail; write {measured} on line {launch.line}")

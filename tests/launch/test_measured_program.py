@@ -1,0 +1,56 @@
+"""Whether a script's ranks run the measured program file
+(:mod:`hpcds1mpi.launch.measured_program`; real interpreters, s32 tester U2)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from hpcds1mpi.launch.measured_program import other_program, same_program
+from hpcds1mpi.launch.script_reading import read_script
+
+SYSTEM_PYTHON = "/usr/bin/python3"
+VENV_BIN = str(Path(sys.executable).parent)
+MEASURED = f"{SYSTEM_PYTHON} sim.py {{size}} 20"
+
+
+@pytest.fixture
+def venv_first():
+    if not os.path.exists(SYSTEM_PYTHON) or not (Path(VENV_BIN).parent / "pyvenv.cfg").exists():
+        pytest.skip("needs /usr/bin/python3 and a venv")
+    return {"PATH": f"{VENV_BIN}:{os.environ['PATH']}"}
+
+
+def _other(line: str, tmp_path, env, command=MEASURED):
+    script = read_script(f"#!/bin/bash\n#SBATCH --ntasks=2\n{line}\n")
+    return other_program(script, script.launches[-1], command, str(tmp_path), env)
+
+
+def test_a_venvs_python_is_another_interpreter_than_the_system_one(venv_first):
+    assert not same_program(SYSTEM_PYTHON, os.path.join(VENV_BIN, "python3"))
+    assert same_program(SYSTEM_PYTHON, SYSTEM_PYTHON)
+
+
+def test_bare_python3_under_a_bare_mpirun_runs_the_venvs(venv_first, tmp_path):
+    """s32 tester U2: `mpirun.openmpi -n 2 python3 sim.py 15 20` with the venv first on PATH
+    failed (no meep in the venv); the workload was measured with /usr/bin/python3."""
+    line = _other("mpirun.openmpi -n 2 python3 sim.py 15 20", tmp_path, venv_first)
+    assert line is not None and line.startswith(
+        f"line 3: the ranks of mpirun.openmpi run python3 as {VENV_BIN}/python3, but the "
+        f"workload was measured with {SYSTEM_PYTHON} ('{MEASURED}'): another interpreter"), line
+    assert line.endswith(f"write {SYSTEM_PYTHON} on line 3"), line
+    assert _other("srun python3 sim.py 15 20", tmp_path, venv_first) is not None
+
+
+def test_the_measured_interpreter_says_nothing(venv_first, tmp_path):
+    # s32 tester U1: Open MPI's mpirun by its path puts /usr/bin first on the ranks' PATH
+    assert _other("/usr/bin/mpirun.openmpi -n 2 python3 sim.py 15 20", tmp_path,
+                  venv_first) is None
+    assert _other(f"mpirun.openmpi -n 2 {SYSTEM_PYTHON} sim.py 15 20", tmp_path,
+                  venv_first) is None
+    # a measured command naming a bare word says nothing of which file ran
+    assert _other("mpirun.openmpi -n 2 python3 sim.py 15 20", tmp_path, venv_first,
+                  "python3 sim.py {size} 20") is None
