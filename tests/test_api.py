@@ -15,6 +15,7 @@ import pytest
 import hpcds1mpi
 from hpcds1mpi.errors import ConfigError, ModelError
 from tests.helpers import REPO, run_cli
+from tests.api_fixtures import model, user_files  # noqa: F401 (fixtures)
 from tests.records.ingest.joblogs import GAIA, needs_joblogs, swf_slice
 
 CLUSTER = str(REPO / "tests" / "data" / "jobscripts" / "lab.toml")
@@ -41,17 +42,6 @@ def test_import_is_light_and_the_api_loads_on_first_use():
 def test_an_unknown_name_is_an_attribute_error():
     with pytest.raises(AttributeError, match="no_such_thing"):
         hpcds1mpi.no_such_thing  # noqa: B018
-
-
-@pytest.fixture(scope="module")
-def model():
-    return hpcds1mpi.load_model()
-
-
-@pytest.fixture(autouse=True)
-def user_files(tmp_path, monkeypatch):
-    monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("HPCDS1MPI_HISTORY", str(tmp_path / "cache" / "failures.json"))
 
 
 def test_recommend_is_the_command_lines_answer(model, tmp_path):

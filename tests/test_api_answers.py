@@ -11,19 +11,9 @@ import pytest
 import hpcds1mpi
 from hpcds1mpi.errors import ConfigError
 from tests.helpers import REPO
+from tests.api_fixtures import model, user_files  # noqa: F401 (fixtures)
 
 CLUSTER = str(REPO / "tests" / "data" / "jobscripts" / "lab.toml")
-
-
-@pytest.fixture(scope="module")
-def model():
-    return hpcds1mpi.load_model()
-
-
-@pytest.fixture(autouse=True)
-def user_files(tmp_path, monkeypatch):
-    monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("HPCDS1MPI_HISTORY", str(tmp_path / "cache" / "failures.json"))
 
 
 @pytest.mark.parametrize("program, words", [
