@@ -433,3 +433,39 @@ def test_recommend_takes_the_sweeps_name_of_the_program_option(capsys):
     code, err = _main(["recommend", "--workload", "stencil", "--size", "64", "--command",
                        "./app {size}", "--program", "./app {size}"], capsys)
     assert code == 2 and "No such option" not in err and "is given 2 times" in err, err
+
+
+def _with_stdout(argv: list[str], redirect: str, timeout: float = 120, cwd=None):
+    """``hpcds1mpi ARGV REDIRECT`` run by a shell (``>&-``, ``> /dev/full``): its status and
+    stderr."""
+    import shlex
+
+    return subprocess.run(["bash", "-c", shlex.join([hpcds1mpi_exe(), *argv]) + " " + redirect],
+                          stderr=subprocess.PIPE, text=True, timeout=timeout, cwd=cwd)
+
+
+def test_a_closed_stdout_runs_as_if_it_were_dev_null():
+    """s32 tester T5: `kernels >&-` died after its work with an AttributeError traceback
+    (sys.stdout is None); now it runs as if stdout were /dev/null (stdin and stderr too)."""
+    for redirect in (">&-", ">&- 2>&- <&-"):
+        proc = _with_stdout(["kernels"], redirect)
+        assert proc.returncode == 0 and proc.stderr == "", (redirect, proc.stderr)
+
+
+def test_a_full_stdout_is_one_line_not_a_traceback():
+    """s32 tester T6: stdout on a full disk (/dev/full: ENOSPC on every write) was an OSError
+    traceback from click.echo; now the disk-full line, exit 1 (a rerun may succeed)."""
+    for argv in (["kernels"], ["--help"]):
+        proc = _with_stdout(argv, "> /dev/full")
+        assert proc.returncode == 1, (argv, proc.stderr)
+        assert proc.stderr == ("hpcds1mpi: error: standard output not written, the disk is "
+                               "full (No space left on device); free some space and rerun\n")
+
+
+def test_a_full_disk_that_is_not_stdout_keeps_its_traceback(monkeypatch):
+    """Only stdout's full disk is said here: a writer that let ENOSPC through is a bug."""
+    from hpcds1mpi.cli import main
+
+    _raise_in_kernels(monkeypatch, OSError(28, "No space left on device"))
+    with pytest.raises(OSError):
+        main(["kernels"])

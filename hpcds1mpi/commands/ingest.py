@@ -74,12 +74,14 @@ def command(files: tuple[str, ...], out: str, force: bool, kind: str, procs_are:
     check_replace(target, ours=is_job_table, force=force, what="job table", option="--out")
     began = time.perf_counter()
     table, reports, notes = ingest(list(files), kind, procs_are)
+    # Written before a word is printed: a reader that left (`| head -1`) or a full stdout
+    # had ended ingest before it wrote the table (s32 tester T6, T7).
+    path = write_job_table(table, out)  # temp-and-rename; a missing parent is created
     for report in reports:
         for line in report.lines():
             click.echo(line)
     for reason, n in notes.items():
         click.echo(f"note: {n} x {reason}")
-    path = write_job_table(table, out)  # temp-and-rename; a missing parent is created
     counts = table["status"].fillna("unknown").value_counts().to_dict()
     summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
     if among_inputs is not None:  # what "adds new jobs to it" added

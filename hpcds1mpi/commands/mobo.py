@@ -234,8 +234,10 @@ def _model_partition(bundle, part, model_partition: str | None) -> str | None:
                          f"for its hardware ({part.cores_per_node} cores, {part.memory_gb:g} GB, "
                          f"{part.gpus_per_node} GPUs); it knows {', '.join(sorted(known))}: "
                          "pass --model-partition NAME to extrapolate from one of them")
+    # stderr, as every note: on stdout it came before the outputs were written, and a full
+    # stdout or a reader gone (`| head -1`) had ended mobo before it wrote them (s32 tester T7)
     click.echo(f"note: partition {part.name!r} has the hardware of trained partition "
-               f"{trained!r}: predicted as {trained!r}")
+               f"{trained!r}: predicted as {trained!r}", err=True)
     return trained
 
 

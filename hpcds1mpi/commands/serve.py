@@ -84,6 +84,11 @@ def command(host, port, model_dir, cluster_file, state_dir, certfile, keyfile,
         click.echo(f"hpcds1mpi serve: listening on {server.url(sock, host, tls)}", nl=True)
         server.run(app, sock, certfile=certfile, keyfile=keyfile, head_timeout=body_timeout)
         click.echo("hpcds1mpi serve: stopped")
+    except OSError as exc:  # numba's cache, written while the bundle warms up, or the token
+        full = auth.disk_full(exc, state)
+        if full is None:
+            raise
+        raise full from None
     finally:
         if pool is not None:
             pool.close()

@@ -17,6 +17,7 @@ token's length or first differing character cannot be learnt from response times
 
 from __future__ import annotations
 
+import errno
 import hmac
 import os
 import secrets
@@ -24,7 +25,7 @@ import shlex
 import stat
 from pathlib import Path
 
-from hpcds1mpi.errors import ConfigError, OutputError
+from hpcds1mpi.errors import ConfigError, OutputError, WriteError
 
 TOKEN_ENV = "HPCDS1MPI_SERVE_TOKEN"
 TOKEN_FILE = "token"
@@ -88,14 +89,32 @@ def load_token(where: Path) -> tuple[str, str]:
     except FileExistsError:
         return _read_token(path), str(path)
     except OSError as exc:
-        raise OutputError(f"{path}: cannot create the token file ({exc.strerror}); pass "
-                          "--state-dir DIR") from None
+        raise disk_full(exc, where) or OutputError(
+            f"{path}: cannot create the token file ({exc.strerror}); pass --state-dir DIR") \
+            from None
     token = secrets.token_urlsafe(32)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(token + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(token + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as exc:
+        path.unlink(missing_ok=True)  # an empty token file would refuse every later start
+        raise disk_full(exc, where) or OutputError(
+            f"{path}: cannot write the token file ({exc.strerror}); pass --state-dir DIR") \
+            from None
     return token, str(path)
+
+
+def disk_full(exc: BaseException, where: Path) -> WriteError | None:
+    """The one-line error (exit 1) for ``exc`` when it is a full disk or a spent quota while
+    serve writes in its state directory ``where`` (the token, numba's and the guard's caches),
+    else None (s32 tester T2: a traceback, in the server or from a worker)."""
+    if not isinstance(exc, OSError) or exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+        return None
+    return WriteError(f"{where}: serve cannot write its token and caches there, the disk is "
+                      f"full ({exc.strerror}); free some space and rerun, or pass --state-dir "
+                      "DIR on another disk")
 
 
 def _read_token(path: Path) -> str:

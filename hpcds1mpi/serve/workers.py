@@ -101,15 +101,17 @@ def _main(conn, model_dir: str | None, cluster_file: str | None, state: str,
     """A worker process: load, say so (None), then answer what comes until told to stop; a
     worker that cannot load sends why (one line) and stops."""
     from hpcds1mpi.errors import HpcdsError
+    from hpcds1mpi.serve.auth import disk_full
 
     try:
         _start(model_dir, cluster_file, state, digest)
-    except HpcdsError as exc:
-        conn.send(("refused", " ".join(str(exc).split())))
-        return
     except Exception as exc:  # noqa: BLE001 - a damaged bundle may fail anywhere: one line
+        said = exc if isinstance(exc, HpcdsError) else disk_full(exc, Path(state))
+        if said is not None:  # the user's to act on: the server says it, exit 1 at start
+            conn.send(("refused", " ".join(str(said).split()), True))
+            return
         text = " ".join(str(exc).split())[:300]
-        conn.send(("refused", f"{type(exc).__name__}: {text}"))
+        conn.send(("refused", f"{type(exc).__name__}: {text}", False))
         return
     conn.send(None)
     serve_pipe(conn, limit, _answer_many)
@@ -164,6 +166,9 @@ class _Worker:
         self.alive, self.closing, self.ready = True, False, False
         #: Why the worker did not start (what it sent), None while it has not refused.
         self.refusal: str | None = None
+        #: Whether ``refusal`` is an error the user can act on (a changed bundle, a full
+        #: disk), not a bug.
+        self.refusal_said = False
         #: Set once the worker has loaded (``ready``) or died before it could.
         self.started = threading.Event()
         self._lock = threading.Lock()
@@ -238,7 +243,7 @@ class _Worker:
                 self.started.set()
                 continue
             if isinstance(msg, tuple) and msg[:1] == ("refused",):
-                self.refusal = msg[1]
+                self.refusal, self.refusal_said = msg[1], bool(msg[2:3] and msg[2])
                 continue
             for ident, got in msg:
                 self._settle(ident, got)
@@ -296,12 +301,16 @@ class Workers:
         self._closing = False
         #: Keeps each computed answer (the server's cache): ``store(kind, request, body)``.
         self.store = lambda kind, req, body: None
+        self._starting = True  # a worker that fails now is the start's one error line
         self._workers = [self._new() for _ in range(count)]
         for w in self._workers:  # at start, a worker that cannot start is an error at start
             if not w.started.wait(START_TIMEOUT) or not w.ready:
                 self.close()
+                if w.refusal_said:  # s32 tester T2: a full disk had ended in a traceback
+                    raise RuntimeFailure(f"a worker process did not start: {w.refusal}")
                 why = f" ({w.refusal})" if w.refusal else "; see the errors above"
                 raise RuntimeError(f"a worker process did not start{why}")
+        self._starting = False
 
     def _new(self) -> _Worker:
         return _Worker(self._args, self.limit, lambda kind, req, body: self.store(kind, req, body),
@@ -354,8 +363,9 @@ class Workers:
                 self._workers[self._workers.index(worker)] = self._new()
             elif not self._closing and not worker.closing:
                 self.last_refusal = worker.refusal or self.last_refusal
-                log.error("a worker process failed to start: %s",
-                          worker.refusal or "it exited while loading")
+                if not self._starting:  # at start, the error the start ends with says it
+                    log.error("a worker process failed to start: %s",
+                              worker.refusal or "it exited while loading")
         if replace:
             why = RuntimeFailure("a worker process died computing this answer; retry (a new "
                                  "worker is starting)")

@@ -235,3 +235,42 @@ def test_names_with_bytes_that_are_not_utf8(tmp_path):
                      timeout=120)
     assert res.returncode == 0 and "wrote 2 jobs" in res.stdout, res.stderr
     assert len(pd.read_csv(csv)) == 2
+
+
+def _ingest_with_stdout(tmp_path, name: str, stdout=None, redirect: str = ""):
+    """``ingest sacct-energy-gpu.txt --out NAME`` with its stdout as given (a descriptor, or a
+    shell redirection): its status, stderr and table path."""
+    import shlex
+    import subprocess
+
+    from tests.helpers import hpcds1mpi_exe
+
+    out = tmp_path / name
+    argv = [hpcds1mpi_exe(), "ingest", str(DATA / "sacct-energy-gpu.txt"), "--out", str(out)]
+    if redirect:
+        argv = ["bash", "-c", shlex.join(argv) + " " + redirect]
+    proc = subprocess.run(argv, stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=120)
+    return proc, out
+
+
+def test_the_table_is_written_before_a_word_is_printed(tmp_path):
+    """s32 tester T6, T7: the per-file report was printed before the table was written, so a
+    full stdout (rc 1, traceback) or a reader that had left (`| head -1`, 141) lost the table;
+    a closed stdout (T5) wrote it and reported failure. Now the table is always written:
+    exit 0 as if to /dev/null, 141 without a word, or the disk-full line and exit 1."""
+    import os
+
+    proc, out = _ingest_with_stdout(tmp_path, "closed.parquet", redirect=">&-")
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert len(pd.read_parquet(out)) == 2
+    proc, out = _ingest_with_stdout(tmp_path, "full.parquet", redirect="> /dev/full")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith("hpcds1mpi: error: standard output not written, the disk is "
+                                  "full") and len(proc.stderr.splitlines()) == 1
+    assert len(pd.read_parquet(out)) == 2
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first line: `| head -1` at its worst
+    proc, out = _ingest_with_stdout(tmp_path, "piped.parquet", stdout=write)
+    os.close(write)
+    assert proc.returncode == 141 and proc.stderr == "", proc.stderr
+    assert len(pd.read_parquet(out)) == 2

@@ -370,7 +370,7 @@ def test_a_partition_with_a_trained_partitions_hardware_is_predicted_under_its_n
     res = _bundle_run(monkeypatch, tmp_path, "--partition", "renamed", "--size", "256")
     assert res.exit_code == 0, res.output
     assert "note: partition 'renamed' has the hardware of trained partition 'small': " \
-           "predicted as 'small'" in res.stdout
+           "predicted as 'small'" in res.stderr
     res = _bundle_run(monkeypatch, tmp_path, "--partition", "other", "--size", "256")
     assert isinstance(res.exception, ModelError) and "\n" not in str(res.exception)
     assert "not trained for partition 'other' nor for its hardware" in str(res.exception)

@@ -134,3 +134,19 @@ def test_serve_refuses_a_state_dir_others_can_read_in_one_line(tmp_path):
         f"hpcds1mpi: error: {where} is open to others (mode 755) and the server keeps its "
         f"token there: chmod 700 {where}, or pass a new --state-dir"]
     assert not (where / auth.TOKEN_FILE).exists()
+
+
+def test_a_token_file_on_a_full_disk_is_one_line_and_not_left_empty(small_disk, monkeypatch):
+    """s32 tester T2: the token file was created, its write then failed on a full disk (an
+    OSError traceback) and the empty file refused every later start; now it is removed and
+    the disk-full line (exit 1) says what to do."""
+    from hpcds1mpi.errors import WriteError
+    from tests.helpers import fill_disk
+
+    monkeypatch.delenv(auth.TOKEN_ENV, raising=False)
+    state = auth.state_dir(small_disk / "state")
+    fill_disk(small_disk, leave=0)
+    with pytest.raises(WriteError, match=r"the disk is full \(No space left on device\); free "
+                                         r"some space and rerun, or pass --state-dir"):
+        auth.load_token(state)
+    assert not (state / auth.TOKEN_FILE).exists()

@@ -162,3 +162,22 @@ def test_a_file_as_state_dir_is_refused(tmp_path):
     proc = run_cli(["serve", "--port", "0", "--state-dir", str(tmp_path / "file")], timeout=60)
     assert proc.returncode == 2 and "is not a directory" in proc.stderr
     assert (tmp_path / "file").read_text() == "mine\n"
+
+
+@pytest.mark.parametrize("workers", ["1", "0"])
+def test_a_full_disk_under_the_state_dir_is_one_line_and_writes_no_token(small_disk, workers):
+    """s32 tester T2: on a full disk numba's cache, written while the bundle warms up (in the
+    worker, or in the server with --workers 0), failed with a traceback ending in "a worker
+    process did not start"; now the disk-full line, exit 1, and no token."""
+    from tests.helpers import fill_disk
+
+    state = small_disk / "state"
+    fill_disk(small_disk, leave=0)
+    proc = run_cli(["serve", "--port", "0", "--workers", workers, "--state-dir", str(state)],
+                   timeout=180)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 1 and len(lines) == 1 and "Traceback" not in proc.stderr, \
+        proc.stderr
+    assert f"{state}: serve cannot write its token and caches there, the disk is full" \
+        in lines[0] and "free some space and rerun" in lines[0]
+    assert not (state / "token").exists()

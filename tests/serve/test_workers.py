@@ -163,11 +163,14 @@ def test_a_worker_answers_what_arrived_while_it_computed_as_one_batch():
 
 
 def test_a_worker_that_cannot_start_is_an_error_at_start_not_started_again(tmp_path, caplog):
+    """Its reason (here the worker's one-line ModelError) is the start's one error, exit 1
+    (s32 tester T2: a RuntimeError traceback after a log line saying the same)."""
+    from hpcds1mpi.errors import RuntimeFailure
     from hpcds1mpi.serve.workers import Workers
 
-    with pytest.raises(RuntimeError, match="did not start"):
+    with pytest.raises(RuntimeFailure, match="a worker process did not start: .*no-such-bundle"):
         Workers(1, str(tmp_path / "no-such-bundle"), None, tmp_path / "state")
-    assert "a worker process failed to start" in caplog.text
+    assert "a worker process failed to start" not in caplog.text  # said once, by the error
     assert "starting a new one" not in caplog.text
 
 
