@@ -33,8 +33,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from hpcds1mpi.errors import HpcdsError, LockError, OutputError, WriteError
-from hpcds1mpi.writers import (TMP_PREFIX, catch_sigterm, hold_lock, lock_key, release_lock,
-                               remove_stale, tmp_prefix, uncatch_sigterm)
+from hpcds1mpi.writers import (NAME_MAX, TMP_PREFIX, catch_sigterm, hold_lock, keep_mode,
+                               lock_key, release_lock, remove_stale, tmp_prefix,
+                               uncatch_sigterm, umask_mode)
 
 _NOT_WRITABLE = (errno.EACCES, errno.EPERM, errno.EROFS)
 _FULL = (errno.ENOSPC, errno.EDQUOT)
@@ -95,6 +96,7 @@ def check_output_file(path: str | os.PathLike, what: str = "output") -> Path:
     if str(path).endswith(("/", os.sep)) and not Path(path).is_dir():
         raise OutputError(f"{path} ends in '/' (a folder) but the {what} is a file; give a file "
                           "name, without the trailing '/'")
+    _refuse_too_long(path, what)
     _refuse_link_loop(path, what)
     path = Path(path)
     if path.is_dir():
@@ -103,6 +105,23 @@ def check_output_file(path: str | os.PathLike, what: str = "output") -> Path:
         raise OutputError(f"{path} is not a regular file; choose another path for the {what}")
     _check_parent(path.parent, what)
     return path
+
+
+#: The longest path the system takes (PATH_MAX less its NUL).
+_PATH_MAX = 4095
+
+
+def _refuse_too_long(path: str | os.PathLike, what: str) -> None:
+    """One line for a name the file system cannot hold, before any check stats it (Python's
+    exists() raises on one), so that every rank of a sweep refuses it alike (s32 tester T1)."""
+    whole = os.fsencode(path)
+    longest = max(os.fsencode(path).split(b"/"), key=len)
+    if len(longest) > NAME_MAX or len(whole) > _PATH_MAX:
+        shown = os.fsdecode(longest[:60]) + "..."
+        limit = (f"a name of {len(longest)} bytes, at most {NAME_MAX}"
+                 if len(longest) > NAME_MAX else f"{len(whole)} bytes, at most {_PATH_MAX}")
+        raise OutputError(f"{shown}: file name too long ({limit}); give a shorter path for "
+                          f"the {what}")
 
 
 def check_replace(path: str | os.PathLike, *, ours: Callable[[Path], bool], force: bool,
@@ -256,27 +275,6 @@ def _state(path: Path) -> tuple | None:
     return (st.st_dev, st.st_ino)
 
 
-def _umask_mode(mode: int) -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mode & ~mask
-
-
-def _replacement_mode(path: Path) -> int:
-    """The mode of the file that replaces ``path``: a new file's (0666 less the umask), else
-    the old file's, without the group/other write bits the umask denies and, when the old file
-    was another user's, without its set-id bits. The new file is the caller's: write access
-    the old owner granted (a world-writable script the caller is about to submit) and set-id
-    bits (the caller's id, not the old owner's) must not pass to it."""
-    try:
-        st = path.stat()
-    except (FileNotFoundError, NotADirectoryError):
-        return _umask_mode(0o666)
-    group_other_write = 0o022
-    mode = st.st_mode & 0o7777 & ~(group_other_write & ~_umask_mode(group_other_write))
-    return mode if st.st_uid == os.geteuid() else mode & ~0o6000
-
-
 def _fsync(path: Path, *, directory: bool = False) -> None:
     fd = os.open(path, os.O_RDONLY | (os.O_DIRECTORY if directory else 0))
     try:
@@ -294,12 +292,15 @@ def atomic_path(path: str | os.PathLike, what: str = "output") -> Iterator[Path]
     becomes a one-line :class:`OutputError` / :class:`WriteError`.
     """
     path = check_output_file(_through_link(path, what), what)
-    remove_stale(path, path.stem, path.suffix, folders=False)
+    # a long "suffix" (a name with a dot near its start) is no format: the name stays whole
+    stem, suffix = ((path.stem, path.suffix) if len(os.fsencode(path.suffix)) <= 16
+                    else (path.name, ""))
+    remove_stale(path, stem, suffix, folders=False)
     catch_sigterm(path, what)
     try:
         try:
-            fd, name = tempfile.mkstemp(prefix=tmp_prefix(path.stem, path.suffix),
-                                        suffix=path.suffix, dir=path.parent)
+            fd, name = tempfile.mkstemp(prefix=tmp_prefix(stem, suffix), suffix=suffix,
+                                        dir=path.parent)
         except OSError as exc:
             raise write_error(exc, path, what) from None
         os.close(fd)
@@ -307,7 +308,7 @@ def atomic_path(path: str | os.PathLike, what: str = "output") -> Iterator[Path]
         try:
             yield tmp
             _fsync(tmp)
-            os.chmod(tmp, _replacement_mode(path))
+            keep_mode(tmp, path)
             os.replace(tmp, path)
             _fsync(path.parent, directory=True)
         except OSError as exc:
@@ -411,7 +412,7 @@ def _fill_and_swap(path: Path, what: str) -> Iterator[Path]:
         for item in tmp.rglob("*"):
             if item.is_file():
                 _fsync(item)
-        os.chmod(tmp, _umask_mode(0o777))
+        os.chmod(tmp, umask_mode(0o777))
         _fsync(tmp, directory=True)
         _swap_in(tmp, path)
         _fsync(path.parent, directory=True)
@@ -436,4 +437,4 @@ def carry_files(old: Path, new: Path, names) -> None:
 
 __all__ = ["TMP_PREFIX", "atomic_dir", "atomic_path", "carry_files", "check_output_dir",
            "claim_output_dir", "check_output_file", "check_output_folder", "is_link_loop",
-           "write_bytes", "write_error", "write_text"]
+           "keep_mode", "write_bytes", "write_error", "write_text"]

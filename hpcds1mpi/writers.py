@@ -16,6 +16,12 @@ writer unwinds, removes what it started and prints one line (exit 1), as for SIG
 A ``kill -9`` still leaves temporaries: their names carry ``PID@HOST`` (:func:`tmp_prefix`),
 so the next writer of the same output removes those of dead processes of its host
 (:func:`remove_stale`), never a live one's nor another host's.
+
+A file that replaces another keeps its mode and group (:func:`keep_mode`), whichever writer
+writes it. A name made from the output's (a temporary, a lock, a journal) must fit
+:data:`NAME_MAX` as the output's own name does: :func:`side_name` shortens the output's part
+of it, the same way each time, so the next writer (and the clean-up of a dead one's
+temporaries) finds it again.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import atexit
 import contextlib
 import errno
 import fcntl
+import hashlib
 import os
 import re
 import shutil
@@ -42,6 +49,10 @@ TMP_PREFIX = ".hpcds1mpi-tmp-"
 #: This host, in lock files and temporaries' names (a shared file system sees several).
 HOST = os.uname().nodename
 
+#: The longest file name (bytes) Linux file systems hold: the output's own name may be that
+#: long, so what is named after it is shortened to fit (s32 tester T1).
+NAME_MAX = 255
+
 #: This process's locks: :func:`lock_key` -> the open lock file that ``flock`` is held on.
 _HELD: dict[str, int] = {}
 
@@ -54,7 +65,28 @@ def lock_key(path: str | os.PathLike) -> str:
 def lock_path(path: str | os.PathLike) -> Path:
     """The lock file beside output ``path``."""
     real = Path(lock_key(path))
-    return real.parent / f"{TMP_PREFIX}{real.name}.lock"
+    return real.parent / side_name(real.name, TMP_PREFIX, ".lock")
+
+
+def fit_name(name: str, room: int) -> str:
+    """``name``, or when it takes more than ``room`` bytes its start, ``~`` and 12 hex digits
+    of a hash of the whole: the same name each time, and not the shortening of another long
+    name that starts the same."""
+    if len(os.fsencode(name)) <= room:
+        return name
+    mark = "~" + hashlib.sha256(os.fsencode(name)).hexdigest()[:12]
+    keep = name
+    while keep and len(os.fsencode(keep + mark)) > room:
+        keep = keep[:-1]
+    return keep + mark
+
+
+def side_name(name: str, before: str = "", after: str = "", longest: str | None = None) -> str:
+    """The name ``before + name + after`` of a file beside output ``name``, with ``name``
+    shortened (:func:`fit_name`) where the longest such name (its end ``longest``, else
+    ``after``) would pass :data:`NAME_MAX`: a legal output name always has its side files."""
+    room = NAME_MAX - len(os.fsencode(before + (after if longest is None else longest)))
+    return f"{before}{fit_name(name, room)}{after}"
 
 
 def hold_lock(path: str | os.PathLike, what: str = "output", option: str = "--out",
@@ -199,15 +231,59 @@ def _stop(signum, frame) -> None:
 
 
 # --------------------------------------------------------------------------------------------
+# What a replaced file keeps: its mode and group, as the writer may give them
+
+
+def umask_mode(mode: int) -> int:
+    """``mode`` less the bits this process's umask denies."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mode & ~mask
+
+
+def replacement_mode(path: Path) -> int:
+    """The mode of the file that replaces ``path``: a new file's (0666 less the umask), else
+    the old file's, without the group/other write bits the umask denies and, when the old file
+    was another user's, without its set-id bits. The new file is the caller's: write access
+    the old owner granted (a world-writable script the caller is about to submit) and set-id
+    bits (the caller's id, not the old owner's) must not pass to it."""
+    try:
+        st = path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return umask_mode(0o666)
+    group_other_write = 0o022
+    mode = st.st_mode & 0o7777 & ~(group_other_write & ~umask_mode(group_other_write))
+    return mode if st.st_uid == os.geteuid() else mode & ~0o6000
+
+
+def keep_mode(new: str | os.PathLike, old: str | os.PathLike) -> None:
+    """Give ``new``, about to replace ``old``, the permission bits of :func:`replacement_mode`
+    and ``old``'s group where this process may set it; where it may not, that other group gets
+    no more than everyone else. The one rule of every writer that replaces a file (a resumed
+    sweep's snapshot had turned a private 0600 or 0440 file into 0644, s32 tester T8); a new
+    file follows the umask."""
+    mode = replacement_mode(Path(old))
+    try:
+        group = os.stat(old).st_gid
+    except OSError:
+        group = None
+    if group is not None and os.stat(new).st_gid != group:
+        try:
+            os.chown(new, -1, group)
+        except OSError:
+            mode &= ~0o070 | ((mode & 0o007) << 3)
+    os.chmod(new, mode)
+
+
+# --------------------------------------------------------------------------------------------
 # Temporaries named after their writer: .hpcds1mpi-tmp-NAME.[old.]PID@HOST.XXXXXXXX[SUFFIX]
 
 
 def _fit(name: str, suffix: str) -> str:
-    """NAME shortened so that a temporary's whole name stays a legal one (255 bytes)."""
-    room = 255 - len(os.fsencode(f"{TMP_PREFIX}.old.{'9' * 7}@{HOST}.{'x' * 8}{suffix}"))
-    while len(os.fsencode(name)) > max(room, 1):
-        name = name[:-1]
-    return name
+    """NAME shortened so that a temporary's whole name stays a legal one (the longest PID,
+    ``old.`` and tempfile's 8 letters counted): the same for the writer and the clean-up."""
+    return side_name(name, TMP_PREFIX, "", f".old.{'9' * 7}@{HOST}.{'x' * 8}{suffix}")[
+        len(TMP_PREFIX):]
 
 
 def tmp_prefix(name: str, suffix: str = "", old: bool = False) -> str:
@@ -249,6 +325,7 @@ def remove_stale(target: Path, name: str, suffix: str, folders: bool) -> None:
             shutil.rmtree(entry.path, ignore_errors=True)
 
 
-__all__ = ["HOST", "TMP_PREFIX", "catch_sigterm", "held_message", "hold_lock", "holds_lock",
-           "lock_key", "lock_path", "output_lock", "release_lock", "remove_stale", "tmp_prefix",
-           "uncatch_sigterm"]
+__all__ = ["HOST", "NAME_MAX", "TMP_PREFIX", "catch_sigterm", "fit_name", "held_message",
+           "hold_lock", "holds_lock", "keep_mode", "lock_key", "lock_path", "output_lock",
+           "release_lock", "remove_stale", "replacement_mode", "side_name", "tmp_prefix",
+           "umask_mode", "uncatch_sigterm"]

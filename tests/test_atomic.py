@@ -437,3 +437,22 @@ def test_a_replacement_gets_no_write_access_for_others_and_no_set_id_bits(
     atomic.write_text(theirs, "new")
     assert theirs.read_text() == "new"
     assert theirs.stat().st_mode & 0o7777 == 0o755
+
+
+def test_a_name_longer_than_the_file_system_holds_is_refused_in_one_line(tmp_path):
+    """s32 tester T1: Path.exists() raised ENAMETOOLONG; each command then died in its own way
+    (a sweep: on rank 0 only, the others left waiting)."""
+    with pytest.raises(OutputError, match=r"file name too long \(a name of 256 bytes, at most "
+                                          r"255\); give a shorter path for the telemetry"):
+        atomic.check_output_file(tmp_path / ("k" * 253 + ".h5"), "telemetry")
+    with pytest.raises(OutputError, match="file name too long"):
+        atomic.check_output_file(tmp_path / ("d" * 256) / "t.h5", "telemetry")
+
+
+@pytest.mark.parametrize("name", ["k" * 252 + ".h5", "a." + "k" * 253, "é" * 127 + "x"])
+def test_a_255_byte_name_is_written_through_a_temporary_that_fits(tmp_path, name):
+    target = tmp_path / name
+    assert len(os.fsencode(target.name)) == 255
+    atomic.write_text(target, "first")
+    atomic.write_text(target, "second")
+    assert os.listdir(tmp_path) == [name] and target.read_text() == "second"

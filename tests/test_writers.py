@@ -119,3 +119,85 @@ def test_a_lock_taken_by_a_command_is_let_go_when_the_command_ends(tmp_path):
 
     assert CliRunner().invoke(command, []).exit_code == 1
     assert not writers.holds_lock(tmp_path / "model") and os.listdir(tmp_path) == []
+
+
+# ------------------------------------------------------------------- names that fit NAME_MAX
+
+
+def test_a_long_name_is_shortened_the_same_way_each_time_and_apart_from_its_neighbours():
+    """s32 tester T1: a side file of a 249-byte output was 257 bytes long (ENAMETOOLONG)."""
+    assert writers.side_name("t.h5", "", ".journal") == "t.h5.journal"  # short: as always
+    a, b = "k" * 252 + ".h5", "k" * 251 + "j.h5"
+    for name in (a, b, "é" * 127):  # multi-byte letters count in bytes
+        made = writers.side_name(name, ".", ".fault-0123456789abcdef-r7", ".x" * 40)
+        assert len(os.fsencode(made)) <= 255 - 80 + len(".fault-0123456789abcdef-r7")
+        assert made == writers.side_name(name, ".", ".fault-0123456789abcdef-r7", ".x" * 40)
+    assert writers.side_name(a, after=".lock") != writers.side_name(b, after=".lock")
+    assert len(os.fsencode(writers.lock_path("/tmp/" + a).name)) <= 255
+
+
+def test_a_killed_writers_temporary_of_a_255_byte_name_is_removed_by_the_next(tmp_path):
+    """Its shortened temporary must still be the one the next writer's clean-up looks for."""
+    target = tmp_path / ("k" * 252 + ".h5")
+    code = textwrap.dedent(f"""
+        import sys, time
+        from hpcds1mpi.atomic import atomic_path
+        with atomic_path({str(target)!r}) as tmp:
+            tmp.write_text("half")
+            print(tmp.name, flush=True)
+            time.sleep(60)
+        """)
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    left = proc.stdout.readline().strip()
+    proc.kill()
+    proc.wait(timeout=30)
+    assert left.startswith(writers.TMP_PREFIX) and os.listdir(tmp_path) == [left]
+    atomic.write_text(target, "whole")
+    assert os.listdir(tmp_path) == [target.name] and target.read_text() == "whole"
+
+
+# ------------------------------------------------------------------- what a replacement keeps
+
+
+def test_a_replacement_keeps_the_old_files_group(tmp_path):
+    """s32 tester T8: a file of a group folder (setgid) had come back 0644 and readable by all."""
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.write_text("old")
+    new.write_text("new")
+    group = next(g for g in (65534, 100, 1) if g != new.stat().st_gid)
+    if os.geteuid() != 0 and group not in os.getgroups():
+        pytest.skip("needs a second group this user may give a file")
+    os.chown(old, -1, group)
+    os.chmod(old, 0o440)
+    writers.keep_mode(new, old)
+    assert (new.stat().st_gid, new.stat().st_mode & 0o7777) == (group, 0o440)
+
+
+def test_where_the_group_cannot_be_kept_it_gets_no_more_than_everyone(tmp_path, monkeypatch):
+    """A writer outside the old file's group cannot give the new file that group (root can):
+    its own group must not read what the old group read."""
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.write_text("old")
+    new.write_text("new")
+    os.chmod(old, 0o640)
+
+    def not_a_member(path, uid, gid):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "stat", _other_group(os.stat, new))
+    monkeypatch.setattr(os, "chown", not_a_member)
+    writers.keep_mode(new, old)
+    monkeypatch.undo()
+    assert new.stat().st_mode & 0o7777 == 0o600
+
+
+def _other_group(stat, new):
+    """``os.stat`` that says ``new`` has another group than the old file (a non-member's)."""
+    def patched(path, *args, **kwargs):
+        found = stat(path, *args, **kwargs)
+        if os.fspath(path) != os.fspath(new):
+            return found
+        fields = list(found)
+        fields[5] += 1  # st_gid
+        return os.stat_result(fields)
+    return patched

@@ -119,13 +119,11 @@ def run_inprocess(comm, plan: SweepPlan, out: str, partition, *, resume: bool = 
             sweep_id = plan.sweep_id
             todo = _runs_to_do(plan, writer.store, machine_id)
             _say_changed_settings(writer, plan, len(plan.runs) - len(todo), out)
-        except Exception as exc:  # noqa: BLE001 - told to every rank, then re-raised on 0
+        except BaseException as exc:  # noqa: BLE001 - told to every rank, then re-raised on 0
+            # Nothing raised from here on may skip the bcast below: the other ranks wait in it
+            # (an error worded from a too-long name had raised again, s32 tester T1).
             failure = sweep_storage_error(exc, out)
-            if writer is not None and writer.store is not None:
-                try:
-                    writer.close()
-                except Exception:  # noqa: BLE001 - a full disk fails again: the bcast must come
-                    writer.release()
+            _close_after_failure(writer)
     failed = comm.bcast(None if failure is None else getattr(failure, "exit_code", 1), root=0)
     if failed is not None and failed != 2 and os.environ.get(SUPERVISED_ENV) == "1":
         failed = SWEEP_ERROR_EXIT
@@ -149,6 +147,20 @@ def run_inprocess(comm, plan: SweepPlan, out: str, partition, *, resume: bool = 
             # forever: say it in one line (a traceback only for a bug) and end the whole job.
             abort_sweep(comm, exc, out)
             raise
+
+
+def _close_after_failure(writer) -> None:
+    """Close (else release) a writer opened before the sweep's set-up failed; a full disk
+    fails the close again, and nothing may raise before the failure is told to every rank."""
+    if writer is None or writer.store is None:
+        return
+    try:
+        writer.close()
+    except BaseException:  # noqa: BLE001 - see above
+        try:
+            writer.release()
+        except BaseException:  # noqa: BLE001 - see above
+            pass
 
 
 def refuse_program_names(plan: SweepPlan, out: str) -> None:

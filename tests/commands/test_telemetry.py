@@ -293,3 +293,19 @@ def test_show_lists_each_sweeps_setup_and_command_of_a_merged_file(tmp_path):
     assert f"  sweep app {command!r} (1 runs): {setup}: echo second > in.txt\n" in shown.stdout
     one = run_cli(["telemetry", "show", "b.h5", "--rows", "0"], cwd=tmp_path, timeout=60)
     assert f"\n  {setup}: echo second > in.txt\n" in one.stdout and "sweep app" not in one.stdout
+
+
+def test_merge_into_an_existing_file_keeps_its_mode(tmp_path):
+    """s32 tester T8: merge --out replaced a 0600 file with a 0644 one."""
+    import os
+
+    from tests.helpers import run_cli
+
+    a, out = tmp_path / "a.h5", tmp_path / "all.h5"
+    telemetry.append(a, [run_row(0)])
+    telemetry.append(out, [run_row(1, "m2")])
+    os.chmod(out, 0o600)
+    proc = run_cli(["telemetry", "merge", str(a), "--out", str(out)], timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "2 runs (1 added" in proc.stdout
+    assert out.stat().st_mode & 0o7777 == 0o600

@@ -608,3 +608,54 @@ def test_resume_refuses_a_kernel_whose_name_the_file_holds_a_programs_runs_under
         pass
     refuse_program_names(kernel, str(other))  # another name: nothing to refuse
     refuse_program_names(kernel, str(tmp_path / "new.h5"))
+
+
+# ---------------------------------------------------------------------------------- long names
+
+
+def _sweep_or_fail(nranks: int, args: list[str], timeout: float = 90.0
+                   ) -> tuple[int, str]:
+    """A real ``mpiexec -n nranks`` sweep: its exit code and stderr; one that hangs (a rank
+    left waiting in a collective) is killed, every rank with it, and fails the test."""
+    proc = _popen(nranks, args)
+    try:
+        _, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        pytest.fail(f"sweep {' '.join(args)[-120:]} hung past {timeout}s (a rank waiting)")
+    return proc.returncode, err.decode(errors="replace")
+
+
+def _named(tmp_path: Path, length: int) -> Path:
+    """A telemetry file in ``tmp_path`` whose name takes ``length`` bytes."""
+    return tmp_path / ("k" * (length - 3) + ".h5")
+
+
+LONG_NAME_SWEEP = ["--kernel", "fault_sleep", "--kernel-module", FAULTS, "--precisions",
+                   "fp64", "--ranks-per-node", "1", "--threads", "1", "--no-progress", "--out"]
+
+
+@pytest.mark.mpi
+def test_a_two_rank_sweep_into_a_255_byte_name_runs_resumes_and_keeps_the_files_mode(tmp_path):
+    """s32 tester T1: the journal's name (NAME.journal, 257 bytes for a legal 249-byte NAME)
+    was too long; wording that error raised again on rank 0, which never reached the bcast
+    that rank 1 waited in: the sweep hung. s32 tester T8: --resume turned a 0600 file 0644."""
+    out = _named(tmp_path, 255)
+    code, err = _sweep_or_fail(2, ["--sizes", "1", *LONG_NAME_SWEEP, str(out)])
+    assert code == 0, err
+    os.chmod(out, 0o600)
+    code, err = _sweep_or_fail(2, ["--sizes", "1,2", *LONG_NAME_SWEEP, str(out), "--resume"])
+    assert code == 0, err
+    assert sorted(telemetry.read_runs(out)["size"]) == [1, 2]
+    assert out.stat().st_mode & 0o7777 == 0o600
+    assert os.listdir(tmp_path) == [out.name]  # journal, lock, temporaries: all gone
+
+
+@pytest.mark.mpi
+def test_a_name_too_long_for_the_file_system_is_refused_by_every_rank_in_one_line(tmp_path):
+    out = _named(tmp_path, 256)
+    code, err = _sweep_or_fail(2, ["--sizes", "1", *LONG_NAME_SWEEP, str(out)])
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1, err
+    assert "file name too long (a name of 256 bytes, at most 255)" in lines[0]
+    assert os.listdir(tmp_path) == []

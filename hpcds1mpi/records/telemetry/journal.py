@@ -7,6 +7,8 @@
 - ``.t.h5.crash``: a note the watcher of a launch (the ``--launch`` supervisor) leaves when the
   launch died by itself (an exit code, a signal it was not sent), before it relaunches.
 
+(Their names, shortened where a long ``t.h5`` would pass NAME_MAX: :mod:`.side_files`.)
+
 :func:`load` folds the journal into what the snapshot holds, so a ``kill -9`` at any instant
 loses no finished run: a journal line is either whole (counted) or the torn last line
 (ignored). A whole line that is not a journal event (a tampered line) is a
@@ -41,17 +43,9 @@ from pathlib import Path
 from hpcds1mpi.errors import TelemetryError
 
 from .layout import Store, read_snapshot
+from .side_files import (crash_note_path, fault_note_glob, fault_note_path, journal_path,
+                         lock_path)
 from .snapshot_write import fsync_dir
-
-
-def journal_path(path: str | os.PathLike) -> Path:
-    """The journal beside telemetry file ``path``."""
-    return Path(str(path) + ".journal")
-
-
-def lock_path(path: str | os.PathLike) -> Path:
-    """The write lock beside telemetry file ``path``."""
-    return Path(str(path) + ".lock")
 
 
 def journal_line(event: dict) -> bytes:
@@ -185,10 +179,6 @@ def writer_alive(path: str | os.PathLike) -> bool:
     return False
 
 
-def _fault_glob(path: Path) -> str:
-    return f".{path.name}.fault-*"
-
-
 def write_fault_note(path: str | os.PathLike, run_id: str, rank: int, error: str) -> None:
     """Leave a note that ``rank`` failed alone in run ``run_id`` (before it aborts the job).
 
@@ -196,8 +186,7 @@ def write_fault_note(path: str | os.PathLike, run_id: str, rank: int, error: str
     itself); the next writer turns the run into ``failed`` with this text instead of ``crashed``.
     Needs the directory of ``path`` to be shared by all nodes (as the output of a job is).
     """
-    path = Path(path)
-    note = path.with_name(f".{path.name}.fault-{run_id}-r{rank}")
+    note = fault_note_path(path, run_id, rank)
     tmp = note.with_name(note.name + ".tmp")
     with open(tmp, "w") as fh:
         json.dump({"run_id": run_id, "rank": rank, "error": error}, fh)
@@ -211,7 +200,7 @@ def read_fault_notes(path: str | os.PathLike) -> dict:
     """``run_id -> "rank R: error"`` from the fault notes beside ``path``."""
     path = Path(path)
     notes: dict = {}
-    for note in sorted(path.parent.glob(_fault_glob(path))):
+    for note in sorted(path.parent.glob(fault_note_glob(path))):
         if note.name.endswith(".tmp"):
             continue
         try:
@@ -228,14 +217,8 @@ def read_fault_notes(path: str | os.PathLike) -> dict:
 def remove_fault_notes(path: str | os.PathLike) -> None:
     """Remove the fault notes beside ``path`` (their text is in the snapshot now)."""
     path = Path(path)
-    for note in path.parent.glob(_fault_glob(path)):
+    for note in path.parent.glob(fault_note_glob(path)):
         note.unlink(missing_ok=True)
-
-
-def crash_note_path(path: str | os.PathLike) -> Path:
-    """The crash note beside telemetry file ``path`` (see the module's rule)."""
-    path = Path(path)
-    return path.with_name(f".{path.name}.crash")
 
 
 def write_crash_note(path: str | os.PathLike, evidence: str) -> None:

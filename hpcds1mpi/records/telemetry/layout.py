@@ -17,6 +17,7 @@ from pathlib import Path
 
 from hpcds1mpi.errors import TelemetryError
 
+from .side_files import journal_path
 from .stored_rows import TableTooLarge, UnbackedTable, declared_rows
 
 SCHEMA_VERSION = 1
@@ -241,7 +242,7 @@ def _check_hdf5(path: Path) -> None:
     if is_link_loop(path):
         raise TelemetryError(f"{path}: a loop of symbolic links; give the telemetry file itself")
     if not path.exists():
-        journal = Path(f"{path}.journal")  # (journal.journal_path; that module imports this)
+        journal = journal_path(path)
         if journal.exists():  # a sweep that ended before its first snapshot
             raise TelemetryError(
                 f"{path}: only a journal ({journal}): the sweep ended before its first "

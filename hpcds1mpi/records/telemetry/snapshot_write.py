@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .layout import (DETAIL_TABLES, FORMAT_NAME, MACHINE_COLUMNS, PROVENANCE_COLUMNS,
                      RUN_COLUMNS, SCHEMA_VERSION, TABLES, Store, column_default)
-
+from .side_files import snapshot_tmp_path
 
 
 def storable(value) -> str:
@@ -77,12 +77,15 @@ def _test_pause_mid_write() -> None:
 
 
 def write_snapshot(path: str | os.PathLike, store: Store, *, compress: bool = True) -> float:
-    """Write ``store`` to ``path`` atomically (temp file, fsync, ``os.replace``); return seconds."""
+    """Write ``store`` to ``path`` atomically (temp file, fsync, ``os.replace``); return seconds.
+    A file replaced keeps its mode and group (:func:`hpcds1mpi.writers.keep_mode`)."""
     import h5py
+
+    from hpcds1mpi.writers import keep_mode
 
     start = time.perf_counter()
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp = snapshot_tmp_path(path)
     try:
         _write_file(h5py, tmp, store, compress)
         fd = os.open(tmp, os.O_RDONLY)
@@ -90,6 +93,7 @@ def write_snapshot(path: str | os.PathLike, store: Store, *, compress: bool = Tr
             os.fsync(fd)
         finally:
             os.close(fd)
+        keep_mode(tmp, path)  # a private file stays private (s32 tester T8)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)  # whatever stopped it: no torn snapshot left behind

@@ -17,11 +17,13 @@ import time
 from pathlib import Path
 
 from hpcds1mpi.errors import HpcdsError, LockError, OutputError, TelemetryError, WriteError
+from hpcds1mpi.writers import keep_mode
 
 from .journal import (journal_line, journal_path, load, lock_path, read_crash_note,
                       read_fault_notes, read_journal, remove_crash_note, remove_fault_notes,
                       settle_unfinished, writer_alive)
 from .layout import Store, read_snapshot
+from .side_files import snapshot_tmp_glob, snapshot_tmp_path
 from .snapshot_write import write_snapshot
 
 
@@ -47,6 +49,8 @@ def storage_error(path, exc: Exception, runs: int | None = None,
     if not reason:
         reason = (str(exc).splitlines() or [""])[0][:200]
     kept = kept or kept_words(path, runs)
+    if getattr(exc, "errno", None) == errno.ENAMETOOLONG:  # no space to free: exit 2
+        return OutputError(f"cannot write {path} ({reason}); choose a shorter --out; {kept}")
     if getattr(exc, "errno", None) in NOT_WRITABLE or reason in NOT_WRITABLE.values():
         return OutputError(f"cannot write {path} ({reason}); make it and its folder writable "
                            f"(permissions, chattr -i, a read-only mount) or choose another "
@@ -60,11 +64,20 @@ def kept_words(path, runs: int | None = None) -> str:
     a sweep had promised "every finished run is kept (rerun with --resume)" where no file was
     written and no run had finished."""
     path = Path(path)
-    if not (path.exists() or journal_path(path).exists()):
+    if not (_present(path) or _present(journal_path(path))):
         return "nothing was written"
     if runs == 0:
         return "no run had finished yet (rerun with --resume)"
     return "every finished run is kept (rerun with --resume)"
+
+
+def _present(path: Path) -> bool:
+    """Whether ``path`` exists; False for a name the system refuses: the error being worded
+    must not raise one of its own (a rank 0 that did left the others waiting, s32 tester T1)."""
+    try:
+        return os.path.lexists(path)
+    except (OSError, ValueError):
+        return False
 
 
 class TelemetryWriter:
@@ -175,7 +188,7 @@ class TelemetryWriter:
     def _fold_in(self) -> None:
         os.ftruncate(self._lock_fd, 0)
         os.write(self._lock_fd, f"pid {os.getpid()} on {os.uname().nodename}\n".encode())
-        for stale in self.path.parent.glob(f".{self.path.name}.tmp-*"):
+        for stale in self.path.parent.glob(snapshot_tmp_glob(self.path)):
             stale.unlink(missing_ok=True)  # a snapshot torn by a kill
         if self.path.exists():
             self.store = load(self.path, crashed=False)
@@ -196,7 +209,9 @@ class TelemetryWriter:
         remove_fault_notes(self.path)  # their text is in the snapshot now
         remove_crash_note(self.path)
         self._journal_fd = os.open(journal_path(self.path),
-                                   os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
+                                   os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
+        with contextlib.suppress(OSError):  # the journal holds the same runs as the file
+            keep_mode(journal_path(self.path), self.path)
         os.fsync(self._journal_fd)
 
     def __enter__(self) -> "TelemetryWriter":
@@ -322,8 +337,7 @@ class TelemetryWriter:
         try:
             seconds = write_snapshot(self.path, self.store, compress=self.compress)
         except (OSError, RuntimeError) as exc:  # h5py: RuntimeError "... errno = 28 ..."
-            for tmp in self.path.parent.glob(f".{self.path.name}.tmp-{os.getpid()}"):
-                tmp.unlink(missing_ok=True)  # give the space of the torn snapshot back
+            snapshot_tmp_path(self.path).unlink(missing_ok=True)  # the torn snapshot's space
             raise self._storage_error(exc) from exc
         self.snapshot_seconds += seconds
         self.snapshots += 1

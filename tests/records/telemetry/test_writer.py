@@ -235,3 +235,35 @@ def test_an_h5py_error_is_said_in_the_systems_words():
     exc = OSError(28, "Can't close file (file write failed: time = Fri Dec 4 2026\n, filename "
                       "= 'x', errno = 28, error message = 'No space left on device', buf = 0x1)")
     assert "(No space left on device); free space" in str(storage_error("t.h5", exc))
+
+
+def test_a_255_byte_name_is_written_and_a_killed_writers_snapshot_temporary_removed(tmp_path):
+    """s32 tester T1: its journal (NAME.journal) and temporaries were too long a name."""
+    import os
+
+    from hpcds1mpi.records.telemetry.side_files import snapshot_tmp_path
+
+    path = tmp_path / ("k" * 252 + ".h5")
+    telemetry.append(path, [run_row(0)])
+    torn = snapshot_tmp_path(path, 4_000_001)  # a kill -9 in the middle of a snapshot
+    torn.write_bytes(b"half")
+    with telemetry.TelemetryWriter(path, resume=True) as w:
+        assert len(os.fsencode(telemetry.journal_path(path).name)) <= 255
+        assert not torn.exists()
+        w.record(run_row(1))
+    assert len(telemetry.read_runs(path)) == 2
+    assert os.listdir(tmp_path) == [path.name]
+
+
+def test_the_journal_is_as_private_as_the_file_it_holds_the_runs_of(tmp_path):
+    """s32 tester T8: the journal holds the runs since the last snapshot: a 0600 file's
+    journal had been readable by all (0644)."""
+    import os
+
+    path = tmp_path / "t.h5"
+    telemetry.append(path, [run_row(0)])
+    os.chmod(path, 0o600)
+    with telemetry.TelemetryWriter(path, resume=True) as w:
+        w.record(run_row(1))
+        assert telemetry.journal_path(path).stat().st_mode & 0o7777 == 0o600
+    assert path.stat().st_mode & 0o7777 == 0o600
