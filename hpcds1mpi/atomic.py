@@ -246,8 +246,10 @@ def _through_link(path: str | os.PathLike, what: str) -> Path:
     """What a symlink at ``path`` points to (written through, as ``open`` would), else ``path``.
 
     Raises:
-        OutputError: (exit 2) the link is, or leads into, a loop of links.
+        OutputError: (exit 2) the link is, or leads into, a loop of links; a name the file
+            system cannot hold (before it is statted: one line, not an OSError, s32 review).
     """
+    _refuse_too_long(path, what)
     _refuse_link_loop(path, what)
     path = Path(path)
     if not path.is_symlink():
@@ -412,7 +414,8 @@ def _fill_and_swap(path: Path, what: str) -> Iterator[Path]:
         for item in tmp.rglob("*"):
             if item.is_file():
                 _fsync(item)
-        os.chmod(tmp, umask_mode(0o777))
+        # a setgid parent's bit stays: what is later made in the folder keeps its group
+        os.chmod(tmp, umask_mode(0o777) | (os.stat(tmp).st_mode & 0o2000))
         _fsync(tmp, directory=True)
         _swap_in(tmp, path)
         _fsync(path.parent, directory=True)

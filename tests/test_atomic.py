@@ -154,6 +154,18 @@ def test_atomic_dir_swaps_a_whole_folder_in(tmp_path):
     assert temporaries(tmp_path) == []
 
 
+def test_atomic_dir_in_a_setgid_folder_keeps_the_setgid_bit(tmp_path):
+    """s32 review: the swapped-in folder lost its setgid bit (2775 -> 0755), so what is made
+    in it later no longer takes the group's."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o2775)
+    target = shared / "bundle"
+    with atomic.atomic_dir(target) as tmp:
+        (tmp / "f").write_text("x")
+    assert os.stat(target).st_mode & 0o2000
+
+
 @pytest.mark.parametrize("exchange", [True, False], ids=["renameat2", "two-renames"])
 def test_atomic_dir_failure_keeps_the_old_folder_whole(tmp_path, monkeypatch, exchange):
     if not exchange:

@@ -54,7 +54,8 @@ def launch_notes(script: "JobScript", launch: "Launch | None", command: str | No
         warnings.append(f"line {launch.line}: `env -i` clears the variables the launcher gives "
                         "each rank (its MPI wire-up, PMI_* / OMPI_*), so MPI_Init fails; set "
                         "what the program needs with `env NAME=VALUE` instead")
-    if job_folder is not None and launch is not None:
+    if job_folder is not None and launch is not None and not other:
+        # (s32 review: not where the ranks run another program, whose MPI went unchecked)
         notes += srun_rewrite_notes(script, launch, job_folder)
     differs = argument_note(launch, command)
     return warnings, notes + ([differs] if differs else [])

@@ -308,7 +308,7 @@ class Workers:
                 self.close()
                 if w.refusal_said:  # s32 tester T2: a full disk had ended in a traceback
                     raise RuntimeFailure(f"a worker process did not start: {w.refusal}")
-                why = f" ({w.refusal})" if w.refusal else "; see the errors above"
+                why = f" ({w.refusal or 'it exited while loading'})"
                 raise RuntimeError(f"a worker process did not start{why}")
         self._starting = False
 

@@ -14,7 +14,7 @@ import subprocess
 import pytest
 
 from hpcds1mpi.serve.server import is_loopback, settle_heap
-from tests.helpers import run_cli, system_program
+from tests.helpers import hpcds1mpi_exe, run_cli, system_program
 from tests.serve.conftest import start_server
 
 
@@ -181,3 +181,13 @@ def test_a_full_disk_under_the_state_dir_is_one_line_and_writes_no_token(small_d
     assert f"{state}: serve cannot write its token and caches there, the disk is full" \
         in lines[0] and "free some space and rerun" in lines[0]
     assert not (state / "token").exists()
+
+
+def test_a_full_stdout_is_not_blamed_on_the_state_dir(tmp_path):
+    """s32 review: `serve ... > /dev/full` said the state folder's disk was full."""
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([hpcds1mpi_exe(), "serve", "--port", "0", "--workers", "0",
+                               "--state-dir", str(tmp_path / "state")], stdout=full,
+                              stderr=subprocess.PIPE, text=True, timeout=180)
+    assert proc.returncode == 1 and "standard output not written" in proc.stderr, proc.stderr
+    assert "serve cannot write its token" not in proc.stderr
