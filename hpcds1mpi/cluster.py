@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass, field
 
 from hpcds1mpi.errors import ClusterFileError
 from hpcds1mpi.slurm_allocation import (allocation_cpus_per_node, allocation_memory_mb, first_node,
-                                        gpus_from_gres, parse_scontrol_nodes)
+                                        gpus_from_gres, in_allocation, parse_scontrol_nodes)
 
 # Power figures a partition falls back to when the file gives none. They only feed *modelled*
 # energy, which is always labelled as such. A typical 2-socket server / a typical datacentre GPU.
@@ -251,11 +251,17 @@ def detect_slurm(env: dict | None = None, scontrol_text: str | None = None) -> C
     holds of each node (``allocated_*``: :mod:`hpcds1mpi.slurm_allocation`, ``--mem``).
 
     Raises:
-        ClusterFileError: outside an allocation, or a count in it that is not a number.
+        ClusterFileError: outside an allocation (SLURM_JOB_ID unset, or naming a job that Slurm
+            says is not running: :func:`~hpcds1mpi.slurm_allocation.in_allocation`), or a
+            count in it that is not a number.
     """
     env = dict(os.environ if env is None else env)
     if "SLURM_JOB_ID" not in env:
         raise ClusterFileError("not inside a Slurm allocation (SLURM_JOB_ID unset); use --cluster")
+    if not in_allocation(env):  # s32 tester T4: leftover SLURM_* of a job that is not running
+        raise ClusterFileError(f"not inside a Slurm allocation (SLURM_JOB_ID="
+                               f"{env['SLURM_JOB_ID'].strip()} is no running job); unset the "
+                               "leftover SLURM_* variables, or use --cluster")
     pname = env.get("SLURM_JOB_PARTITION", "slurm")
     if scontrol_text is None:
         try:

@@ -15,6 +15,7 @@ import os
 
 from hpcds1mpi.cluster import Cluster, Partition, detect_local, detect_slurm, load_clusters
 from hpcds1mpi.errors import ClusterFileError
+from hpcds1mpi.slurm_allocation import in_allocation
 
 
 def resolve_partition(cluster_file: str | None, partition: str | None) -> Partition:
@@ -45,7 +46,7 @@ def cluster_places(source=None) -> list[tuple["Cluster | None", Partition]]:
     Args:
         source: a cluster TOML path (every cluster in it); a :class:`Cluster`; a
             :class:`Partition` (its cluster None); None or "": this Slurm allocation inside
-            one (``SLURM_JOB_ID``), else this machine.
+            one (``SLURM_JOB_ID`` of a running job), else this machine.
 
     Raises:
         ClusterFileError: an unreadable or invalid cluster file, or a source of another type.
@@ -68,9 +69,11 @@ def cluster_places(source=None) -> list[tuple["Cluster | None", Partition]]:
 
 def is_this_machine(source=None) -> bool:
     """Whether :func:`cluster_places` of ``source`` is this machine (no file, no allocation),
-    whose made-up partition name a batch script leaves out (:func:`default_queue_note`)."""
+    whose made-up partition name a batch script leaves out (:func:`default_queue_note`).
+    Leftover ``SLURM_*`` of a job that Slurm says is not running are no allocation (said
+    once: :func:`~hpcds1mpi.slurm_allocation.in_allocation`, s32 tester T4)."""
     return (source is None or (isinstance(source, str) and not source)) \
-        and "SLURM_JOB_ID" not in os.environ
+        and not in_allocation()
 
 
 def default_queue_note(partition: Partition | None, scheduler: str,

@@ -5,12 +5,172 @@ The node's hardware from ``scontrol show node`` (:func:`parse_scontrol_nodes`,
 from ``SLURM_JOB_CPUS_PER_NODE`` / ``SLURM_CPUS_ON_NODE``, :func:`allocation_memory_mb` from
 ``SLURM_MEM_PER_NODE`` / ``SLURM_MEM_PER_CPU``) and its first node (:func:`first_node`).
 Plain figures only: :func:`hpcds1mpi.cluster.detect_slurm` turns them into a partition.
+
+Those figures are believed only inside an allocation (:func:`in_allocation`): a
+``SLURM_JOB_ID`` that Slurm says is no running job (a shell left from an ended ``salloc``, a
+copied environment) is a leftover, and its ``SLURM_*`` are ignored with one note
+(:func:`leftover_job`; s32 tester T4: ``SLURM_NNODES=4 SLURM_CPUS_ON_NODE=64`` of job 123,
+which did not exist, made this 2-core VM a "4 nodes x 64 cores" partition named 'slurm').
+Slurm is asked once per process (:func:`first_job_state`, shared with the sweep's
+:mod:`hpcds1mpi.measure.allocation_state`); where it does not answer (no squeue, no
+configuration, no answer in :data:`ASK_TIMEOUT_S`) the variables are believed as before:
+inside a real allocation Slurm always answers.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import subprocess
+import sys
+
+#: squeue states of an allocation that still runs its steps.
+ALIVE = ("RUNNING", "CONFIGURING", "RESIZING", "SUSPENDED")
+#: Seconds one squeue / sacct call may take: a few, as it is asked while the user waits.
+ASK_TIMEOUT_S = 5.0
+#: The first answer about each job, per process: (job, SLURM_CONF, PATH) -> state or NoAnswer.
+_FIRST_STATES: dict[tuple, "str | NoAnswer"] = {}
+#: Jobs whose leftover note was said in this process (said once, by whichever reader is first).
+_SAID_LEFTOVER: set[str] = set()
+#: Set in this process's environment once a job id was found a leftover, so that the processes
+#: it starts (a sweep's launches) neither ask Slurm again nor say the note again (s32 V3).
+LEFTOVER_VARIABLE = "HPCDS1MPI_SLURM_LEFTOVER"
+#: The rank an MPI launcher gives each process: only the first says the note (s32 V3: one
+#: note per rank of `mpiexec -n 2 hpcds1mpi sweep`).
+RANK_VARIABLES = ("PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK")
+
+
+class NoAnswer(Exception):
+    """squeue or sacct did not answer (timed out, could not start); ``str`` says which."""
+
+
+def ask_slurm(command: list[str], env: dict, timeout_s: float) -> str | None:
+    """The command's stdout, stripped; None when it exits non-zero.
+
+    Raises:
+        NoAnswer: it did not finish within ``timeout_s`` or could not start.
+    """
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s,
+                              env=env, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise NoAnswer(f"{command[0]} did not answer in {timeout_s:g} s") from None
+    except OSError as exc:
+        raise NoAnswer(f"{command[0]} could not start ({exc.strerror})") from None
+    return proc.stdout.strip() if proc.returncode == 0 else None
+
+
+def job_state(job: str, env: dict, timeout_s: float) -> str:
+    """squeue's state of ``job`` now ("RUNNING"), "" when squeue no longer lists it.
+
+    Raises:
+        NoAnswer: squeue did not answer, or refused ``job`` while still listing it (or
+            listing nothing: no configuration, no controller).
+    """
+    state = ask_slurm(["squeue", "-h", "-j", job, "-o", "%T"], env, timeout_s)
+    if state is None:  # squeue refuses a job it no longer holds: "Invalid job id specified"
+        listed = ask_slurm(["squeue", "-h", "-o", "%i"], env, timeout_s)
+        if listed is None or job in listed.split():
+            raise NoAnswer("squeue failed")
+        return ""
+    return state.split()[0] if state else ""
+
+
+def first_job_state(job: str, env: dict, timeout_s: float | None = None) -> str:
+    """:func:`job_state` asked once per process per job (and Slurm configuration, PATH):
+    every later call gets the first answer, or the first NoAnswer again.
+
+    Raises:
+        NoAnswer: as :func:`job_state`, the first time and every time after.
+    """
+    key = (job, env.get("SLURM_CONF", ""), env.get("PATH", ""))
+    if key not in _FIRST_STATES:
+        try:
+            _FIRST_STATES[key] = job_state(job, env, timeout_s or ASK_TIMEOUT_S)
+        except NoAnswer as exc:
+            _FIRST_STATES[key] = exc
+    answer = _FIRST_STATES[key]
+    if isinstance(answer, NoAnswer):
+        raise answer
+    return answer
+
+
+def leftover_job(env: dict | None = None, timeout_s: float | None = None) -> str:
+    """The note for a ``SLURM_JOB_ID`` that Slurm says is no running job ("SLURM_JOB_ID=123
+    names no running allocation ...: unset ..."), else "": unset, not a job number, no
+    squeue on PATH, the job runs, or Slurm does not answer (:func:`first_job_state`)."""
+    env = dict(os.environ if env is None else env)
+    job = env.get("SLURM_JOB_ID", "").strip()
+    if not job.isdigit() or shutil.which("squeue", path=env.get("PATH")) is None:
+        return ""
+    if job == os.environ.get("SLURM_JOB_ID", "").strip() and under_slurmstepd():
+        return ""  # a batch script's or a step's process: the job runs, nothing to ask
+    if env.get(LEFTOVER_VARIABLE) == job:
+        state = "found so by the process that started this one"
+    else:
+        try:
+            state = first_job_state(job, env, timeout_s)
+        except NoAnswer:
+            return ""
+    if state in ALIVE:
+        return ""
+    state = state or "squeue does not list it"
+    return (f"SLURM_JOB_ID={job} names no running allocation ({state}): its SLURM_* "
+            "variables are ignored (this machine is used, as outside Slurm); they are left "
+            "from an ended allocation or a copied environment: unset them (unset "
+            "${!SLURM_@}), or run inside an allocation (salloc, sbatch)")
+
+
+def under_slurmstepd(pid: int | None = None, most: int = 64) -> bool:
+    """Whether a ``slurmstepd`` is among this process's ancestors (read from ``/proc``): then
+    it runs in a batch script or a step of a live job, and Slurm need not be asked (every
+    rank of a wide ``srun`` asking squeue would load the controller for nothing). False where
+    ``/proc`` cannot be read (Slurm is asked)."""
+    pid = os.getppid() if pid is None else pid
+    for _ in range(most):
+        if pid <= 1:
+            return False
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            return False
+        name = stat[stat.find(b"(") + 1:stat.rfind(b")")]
+        if name == b"slurmstepd":
+            return True
+        pid = int(stat[stat.rfind(b")") + 2:].split()[1])
+    return False
+
+
+def say_leftover_once(job: str, line: str, say=None) -> None:
+    """Say the leftover-job ``line`` (through ``say``, else on stderr as a note) once per
+    process per job, whichever reader finds it first."""
+    inherited = os.environ.get(LEFTOVER_VARIABLE) == job
+    os.environ[LEFTOVER_VARIABLE] = job  # for the processes this one starts
+    later_rank = any(os.environ.get(name, "0").strip() not in ("", "0")
+                     for name in RANK_VARIABLES)
+    if job in _SAID_LEFTOVER or inherited or later_rank:
+        return
+    _SAID_LEFTOVER.add(job)
+    if say is not None:
+        say(line)
+    else:
+        print(f"note: {line}", file=sys.stderr)
+
+
+def in_allocation(env: dict | None = None, say=None) -> bool:
+    """Whether ``SLURM_*`` describe an allocation this process runs in: ``SLURM_JOB_ID`` is
+    set and is no leftover (:func:`leftover_job`, whose note is said once: ``say`` or stderr).
+    Where Slurm does not answer, a set ``SLURM_JOB_ID`` is believed."""
+    env = dict(os.environ if env is None else env)
+    if "SLURM_JOB_ID" not in env:
+        return False
+    note = leftover_job(env)
+    if note:
+        say_leftover_once(env["SLURM_JOB_ID"].strip(), note, say)
+        return False
+    return True
 
 
 def parse_scontrol_nodes(text: str) -> list[dict]:

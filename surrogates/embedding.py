@@ -116,7 +116,11 @@ class TabNetEmbedding:
             Y: (n,) or (n, k) targets (finite; standardised here).
         """
         import torch
-        from pytorch_tabnet.tab_model import TabNetRegressor
+
+        from hpcds1mpi.runtime.quiet_imports import import_warnings_ignored
+
+        with import_warnings_ignored():  # scipy.sparse.base's DeprecationWarning: s32 tester T3
+            from pytorch_tabnet.tab_model import TabNetRegressor
 
         X = np.asarray(X, dtype=np.float64)
         Y = np.asarray(Y, dtype=np.float64)

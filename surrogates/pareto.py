@@ -138,9 +138,13 @@ def hypervolume(Y, ref_point) -> float:
         next_f0 = np.append(f0[1:], ref[0])
         return float(np.sum((next_f0 - f0) * (ref[1] - f1)))
     import torch
-    from botorch.utils.multi_objective.box_decompositions.dominated import (
-        DominatedPartitioning,
-    )
+
+    from hpcds1mpi.runtime.quiet_imports import import_warnings_ignored
+
+    with import_warnings_ignored():  # torch.jit.script's DeprecationWarning: s32 tester T3
+        from botorch.utils.multi_objective.box_decompositions.dominated import (
+            DominatedPartitioning,
+        )
 
     # BoTorch maximises: negate both the points and the reference point.
     part = DominatedPartitioning(

@@ -77,6 +77,20 @@ def test_detect_slurm_outside_allocation():
         detect_slurm(env={})
 
 
+@pytest.mark.slurm
+def test_detect_slurm_refuses_the_leftovers_of_a_job_that_is_not_running(slurm, monkeypatch):
+    """s32 tester T4: SLURM_JOB_ID=123 (no such job) had been read as a 4 x 64-core allocation."""
+    from hpcds1mpi import slurm_allocation
+
+    monkeypatch.setattr(slurm_allocation, "_FIRST_STATES", {})
+    monkeypatch.setattr(slurm_allocation, "_SAID_LEFTOVER", set())
+    env = {"SLURM_CONF": slurm.conf, "PATH": slurm.env["PATH"], "SLURM_JOB_ID": "123",
+           "SLURM_NNODES": "4", "SLURM_CPUS_ON_NODE": "64"}
+    with pytest.raises(ClusterFileError, match=r"not inside a Slurm allocation \(SLURM_JOB_ID=123 "
+                                               r"is no running job\); unset the leftover"):
+        detect_slurm(env=env, scontrol_text="")
+
+
 P = "[partitions.cpu]\ncores_per_node = 4\nmemory_gb = 4\n"
 
 

@@ -85,14 +85,37 @@ def test_a_partition_name_two_clusters_share_is_ambiguous(tmp_path):
     assert resolve_partition(str(path), "h").cores_per_node == 8
 
 
-def test_this_machine_is_the_place_without_a_file_outside_an_allocation(monkeypatch):
+def test_this_machine_is_the_place_without_a_file_outside_an_allocation(monkeypatch, tmp_path):
     """The one rule recommend, campaign emit and serve use to leave this machine's made-up
     partition name out of a script (s27 tester P, 4: two of them asked for 'local')."""
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
     assert is_this_machine(None) and is_this_machine("")
     assert not is_this_machine(str(TWO))
     monkeypatch.setenv("SLURM_JOB_ID", "12")
+    monkeypatch.setenv("PATH", str(tmp_path))  # no squeue to ask: the job id is believed
     assert not is_this_machine(None)  # this allocation's partition is a real one
     note = default_queue_note(Partition("local", 8, 15.5), "pbs", "the jobs name")
     assert note.startswith("the jobs name no -q: it was chosen for this machine (8 cores, "
                            "15.5 GB), whose name 'local' is no pbs partition")
+
+
+@pytest.mark.slurm
+def test_leftover_slurm_variables_place_a_job_on_this_machine(slurm, monkeypatch):
+    """Was (s32 tester T4): with a job's leftover SLURM_* (job 123, which did not exist),
+    recommend wrote --partition=slurm --ntasks-per-node=64 and a sweep recorded 64 cores,
+    200 GB and partition 'compute' on a 2-core VM."""
+    from hpcds1mpi import slurm_allocation
+    from hpcds1mpi.cluster import detect_local
+
+    monkeypatch.setattr(slurm_allocation, "_FIRST_STATES", {})
+    monkeypatch.setattr(slurm_allocation, "_SAID_LEFTOVER", set())
+    monkeypatch.setenv("SLURM_CONF", slurm.conf)
+    for name, value in {"SLURM_JOB_ID": "123", "SLURM_NNODES": "4", "SLURM_CPUS_ON_NODE": "64",
+                        "SLURM_JOB_PARTITION": "compute", "SLURM_MEM_PER_NODE": "200000"}.items():
+        monkeypatch.setenv(name, value)
+    assert slurm.job_state(123) == "UNKNOWN"  # no such job on the test Slurm
+    assert is_this_machine(None)
+    here = detect_local().partition()
+    for part in (resolve_partition(None, None), cluster_places(None)[0][1]):
+        assert (part.name, part.cores_per_node, part.memory_gb, part.allocated_cores_per_node) \
+            == ("local", here.cores_per_node, here.memory_gb, None)

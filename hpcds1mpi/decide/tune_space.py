@@ -147,8 +147,10 @@ def allocation(partition, launcher: str, layout=None, env=None) -> tuple[int, in
     usable = partition.usable_cores_per_node
     if layout is not None:
         return layout.nodes, usable
-    if launcher == "srun":
-        env = os.environ if env is None else env
+    from hpcds1mpi.slurm_allocation import leftover_job
+
+    env = os.environ if env is None else env
+    if launcher == "srun" and not leftover_job(env):  # not a leftover job's figures (s32 T4)
         nodes = int(env.get("SLURM_JOB_NUM_NODES") or env.get("SLURM_NNODES") or 1)
         try:
             cores = allocation_cpus_per_node(env) or usable
@@ -190,10 +192,10 @@ def start_config(space: Space, wanted: dict, *, nodes: int, cores: int, partitio
     if why and start.threads > 1:
         raise ConfigError(f"your settings {label}: {why}; use --threads 1, or put {{threads}} "
                           "in --program where the program takes its thread count")
-    import os
+    from hpcds1mpi.slurm_allocation import in_allocation
 
     # outside Slurm the "allocation" is this machine (s29 V1-7: it named one that did not exist)
-    where = "the allocation" if os.environ.get("SLURM_JOB_ID") else \
+    where = "the allocation" if in_allocation() else \
         "this machine (outside any allocation)"
     if start.nodes > nodes:
         raise ConfigError(f"your settings {label} need {start.nodes} nodes, {where} "

@@ -6,7 +6,8 @@ that it "lost communication with a remote daemon" and exits 1 or 205. Recorded `
 a run was learnt from (s28 tester U: 457 s and 5488 J of a hung run that was killed).
 
 :meth:`Allocation.at_start` asks Slurm once, when the sweep starts, whether ``SLURM_JOB_ID``
-names a running allocation: a stale one (a shell left from an ended ``salloc``, a copied
+names a running allocation (the answer the partition's reader,
+:func:`hpcds1mpi.slurm_allocation.in_allocation`, got, where it asked first): a stale one (a shell left from an ended ``salloc``, a copied
 environment) is ignored, with one note, so a program's own failure is never taken for the end
 of a job that had ended long before (s28 tester Z6: exit 3 recorded ``interrupted``). After a
 failed launch, :meth:`Allocation.end` asks again; when the allocation seen alive no longer
@@ -19,52 +20,20 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 
-#: squeue states of an allocation that still runs its steps.
-ALIVE = ("RUNNING", "CONFIGURING", "RESIZING", "SUSPENDED")
+# Asking Slurm about a job is the allocation reader's, so that a sweep and the partition it
+# runs on take one answer per process (s32 tester T4); re-exported for slurm_accounting.
+from hpcds1mpi.slurm_allocation import (ALIVE, ASK_TIMEOUT_S, NoAnswer, ask_slurm,
+                                        first_job_state, job_state, say_leftover_once)
+
+__all__ = ["ALIVE", "ASK_TIMEOUT_S", "ENDED", "Allocation", "NoAnswer", "allocation_end",
+           "ask_slurm", "tell"]
+
 #: Words for how an allocation ended, by Slurm job state.
 ENDED = {"CANCELLED": "was cancelled", "TIMEOUT": "reached its time limit",
          "DEADLINE": "reached its deadline", "NODE_FAIL": "lost a node (NODE_FAIL)",
          "PREEMPTED": "was preempted", "OUT_OF_MEMORY": "ran out of memory",
          "BOOT_FAIL": "failed to boot a node"}
-#: Seconds one squeue / sacct call may take: a few, as it is asked while the user waits.
-ASK_TIMEOUT_S = 5.0
-
-
-class NoAnswer(Exception):
-    """squeue or sacct did not answer (timed out, could not start); ``str`` says which."""
-
-
-def ask_slurm(command: list[str], env: dict, timeout_s: float) -> str | None:
-    """The command's stdout, stripped; None when it exits non-zero.
-
-    Raises:
-        NoAnswer: it did not finish within ``timeout_s`` or could not start.
-    """
-    try:
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s,
-                              env=env, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        raise NoAnswer(f"{command[0]} did not answer in {timeout_s:g} s") from None
-    except OSError as exc:
-        raise NoAnswer(f"{command[0]} could not start ({exc.strerror})") from None
-    return proc.stdout.strip() if proc.returncode == 0 else None
-
-
-def _job_state(job: str, env: dict, timeout_s: float) -> str:
-    """squeue's state of ``job`` ("RUNNING"), "" when squeue no longer lists it.
-
-    Raises:
-        NoAnswer: squeue did not answer, or refused ``job`` while still listing it.
-    """
-    state = ask_slurm(["squeue", "-h", "-j", job, "-o", "%T"], env, timeout_s)
-    if state is None:  # squeue refuses a job it no longer holds: "Invalid job id specified"
-        listed = ask_slurm(["squeue", "-h", "-o", "%i"], env, timeout_s)
-        if listed is None or job in listed.split():
-            raise NoAnswer("squeue failed")
-        return ""
-    return state.split()[0] if state else ""
 
 
 def allocation_end(env: dict | None = None, timeout_s: float | None = None) -> str:
@@ -80,7 +49,7 @@ def allocation_end(env: dict | None = None, timeout_s: float | None = None) -> s
     if not job.isdigit() or shutil.which("squeue", path=env.get("PATH")) is None:
         return ""
     timeout_s = timeout_s or ASK_TIMEOUT_S
-    state = _job_state(job, env, timeout_s)
+    state = job_state(job, env, timeout_s)
     if state in ALIVE:
         return ""
     # COMPLETING (being revoked) or gone: sacct says why, where it answers.
@@ -116,17 +85,20 @@ class Allocation:
         if not job.isdigit() or shutil.which("squeue", path=env.get("PATH")) is None:
             return None
         try:
-            state = _job_state(job, env, timeout_s or ASK_TIMEOUT_S)
+            state = first_job_state(job, env, timeout_s or ASK_TIMEOUT_S)
         except NoAnswer as exc:
             tell(say, f"note: {exc} about SLURM_JOB_ID={job}: it is not watched in this sweep "
                       "(a failed launch is recorded failed, never interrupted by the "
                       "allocation's end)")
             return None
         if state not in ALIVE:
-            tell(say, f"note: SLURM_JOB_ID={job} names no running allocation "
-                      f"({state or 'squeue does not list it'}): it is ignored (a failed launch "
-                      "is the program's failure; memory and CPU of ranks under srun are not "
-                      "read from sacct); inside an allocation, sweep from its shell")
+            # Said once per process: the partition's reader may have said it already.
+            say_leftover_once(job, f"note: SLURM_JOB_ID={job} names no running allocation "
+                                   f"({state or 'squeue does not list it'}): it is ignored (a "
+                                   "failed launch is the program's failure; memory and CPU of "
+                                   "ranks under srun are not read from sacct); unset the "
+                                   "leftover SLURM_* variables, or sweep from an "
+                                   "allocation's shell", say)
             return None
         return cls(job, env, say, timeout_s)
 

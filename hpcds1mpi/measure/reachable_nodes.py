@@ -68,8 +68,11 @@ def reachable_nodes(launch, env: dict | None = None) -> tuple[int, str] | None:
         ConfigError: a Slurm allocation whose node count is not a positive number; a
             ``$PBS_NODEFILE`` that is not a regular file or is too large to be a node file.
     """
+    from hpcds1mpi.slurm_allocation import leftover_job
+
     env = os.environ if env is None else env
-    if "SLURM_JOB_ID" in env:
+    # a leftover job id's SLURM_NNODES is no node count (s32 T4; the sweep says the note)
+    if "SLURM_JOB_ID" in env and not leftover_job(env):
         name = "SLURM_JOB_NUM_NODES" if env.get("SLURM_JOB_NUM_NODES") else "SLURM_NNODES"
         count = env.get(name)
         if not count:

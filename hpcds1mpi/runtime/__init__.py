@@ -1,1 +1,2 @@
-"""MPI start-up, buffers, thread pools and compiled loops: what every stage runs on."""
+"""MPI start-up, buffers, thread pools, compiled loops and quiet third-party imports: what
+every stage runs on."""

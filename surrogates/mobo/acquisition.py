@@ -28,8 +28,11 @@ def _class():
     global _CLASS
     if _CLASS is not None:
         return _CLASS
-    from botorch.acquisition.multi_objective import logei
-    from botorch.utils.safe_math import logmeanexp, logsumexp
+    from hpcds1mpi.runtime.quiet_imports import import_warnings_ignored
+
+    with import_warnings_ignored():  # torch.jit.script's DeprecationWarning: s32 tester T3
+        from botorch.acquisition.multi_objective import logei
+        from botorch.utils.safe_math import logmeanexp, logsumexp
 
     class QOneLogEHVI(logei.qLogExpectedHypervolumeImprovement):
         """qLogExpectedHypervolumeImprovement with the q = 1 shortcut of the module doc."""

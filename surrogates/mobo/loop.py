@@ -64,11 +64,14 @@ class GPFitter:
     def model(self, outputs: list):
         """A model of each ``(X (n_j, d), y (n_j, 1))`` in ``outputs``, in eval mode: one GP, or
         a ModelListGP (outputs may have different training points)."""
-        from botorch.fit import fit_gpytorch_mll
-        from botorch.models import ModelListGP, SingleTaskGP
-        from botorch.models.transforms.outcome import Standardize
-        from botorch.optim.fit import fit_gpytorch_mll_scipy
-        from gpytorch.mlls import ExactMarginalLogLikelihood
+        from hpcds1mpi.runtime.quiet_imports import import_warnings_ignored
+
+        with import_warnings_ignored():  # torch.jit.script's DeprecationWarning: s32 tester T3
+            from botorch.fit import fit_gpytorch_mll
+            from botorch.models import ModelListGP, SingleTaskGP
+            from botorch.models.transforms.outcome import Standardize
+            from botorch.optim.fit import fit_gpytorch_mll_scipy
+            from gpytorch.mlls import ExactMarginalLogLikelihood
 
         # Due every refit_every iterations, and once the training set is large, only after it
         # grew by refit_growth of its size at the last refit (the hyperparameters of a
@@ -105,15 +108,19 @@ class GPFitter:
 def run_bo(problem: Problem, budget: int, n_init: int, seed: int, target: int | None,
             policy: FitPolicy, profile: Profile, ref: np.ndarray) -> RunResult:
     import torch
-    from botorch.acquisition.logei import qLogExpectedImprovement
-    from botorch.acquisition.multi_objective.logei import qLogExpectedHypervolumeImprovement
-    from botorch.acquisition.multi_objective.objective import GenericMCMultiOutputObjective
-    from botorch.acquisition.objective import GenericMCObjective
-    from botorch.optim import optimize_acqf_discrete
-    from botorch.sampling.normal import SobolQMCNormalSampler
-    from botorch.utils.multi_objective.box_decompositions.non_dominated import (
-        FastNondominatedPartitioning,
-    )
+
+    from hpcds1mpi.runtime.quiet_imports import import_warnings_ignored
+
+    with import_warnings_ignored():  # torch.jit.script's DeprecationWarning: s32 tester T3
+        from botorch.acquisition.logei import qLogExpectedImprovement
+        from botorch.acquisition.multi_objective.logei import qLogExpectedHypervolumeImprovement
+        from botorch.acquisition.multi_objective.objective import GenericMCMultiOutputObjective
+        from botorch.acquisition.objective import GenericMCObjective
+        from botorch.optim import optimize_acqf_discrete
+        from botorch.sampling.normal import SobolQMCNormalSampler
+        from botorch.utils.multi_objective.box_decompositions.non_dominated import (
+            FastNondominatedPartitioning,
+        )
 
     dtype = torch.double
     X_np = problem.X

@@ -143,10 +143,13 @@ def _same(a: dict, b: dict) -> bool:
 def _supported(gp) -> bool:
     """A single-output exact GP with a constant mean, homoskedastic Gaussian noise, no input
     transform and a standardising outcome transform: what :class:`~.loop.GPFitter` builds."""
-    from botorch.models import SingleTaskGP
-    from botorch.models.transforms.outcome import Standardize
-    from gpytorch.likelihoods import GaussianLikelihood
-    from gpytorch.means import ConstantMean
+    from hpcds1mpi.runtime.quiet_imports import import_warnings_ignored
+
+    with import_warnings_ignored():  # torch.jit.script's DeprecationWarning: s32 tester T3
+        from botorch.models import SingleTaskGP
+        from botorch.models.transforms.outcome import Standardize
+        from gpytorch.likelihoods import GaussianLikelihood
+        from gpytorch.means import ConstantMean
 
     return (isinstance(gp, SingleTaskGP) and getattr(gp, "num_outputs", 1) == 1
             and isinstance(getattr(gp, "outcome_transform", None), Standardize)

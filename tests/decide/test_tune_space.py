@@ -88,7 +88,10 @@ def test_the_space_is_sized_by_the_allocation_and_keeps_the_hardware():
 ])
 def test_start_settings_that_do_not_fit_say_which_and_what_to_do(wanted, words, monkeypatch):
     """Was: "do not fit the allocation (1 node(s) x 2 cores)" whatever the reason."""
-    monkeypatch.setenv("SLURM_JOB_ID", "7")
+    from hpcds1mpi import slurm_allocation
+
+    monkeypatch.setenv("SLURM_JOB_ID", "7")  # a live job, as Slurm would say inside one
+    monkeypatch.setattr(slurm_allocation, "in_allocation", lambda env=None, say=None: True)
     space = tune_space.workload_space(PART, "fft", max_nodes=1)
     with pytest.raises(ConfigError, match=words.replace("(", r"\(").replace(")", r"\)")):
         tune_space.start_config(space, wanted, nodes=1, cores=8, partition=PART, kernel="fft")

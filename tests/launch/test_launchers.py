@@ -51,10 +51,12 @@ def test_script_launcher_from_the_cluster_file():
 
 
 def test_detect_inside_and_outside_slurm(monkeypatch):
-    monkeypatch.setattr(launchers.shutil, "which", lambda name: f"/usr/bin/{name}")
+    # no squeue: job 7 cannot be asked about and is believed (leftovers: test_slurm_allocation)
+    monkeypatch.setattr(launchers.shutil, "which", lambda name, **_: None if name == "squeue"
+                        else f"/usr/bin/{name}")
     assert launchers.detect({"SLURM_JOB_ID": "7"}) == "srun"
     assert launchers.detect({}) == "mpiexec"
-    monkeypatch.setattr(launchers.shutil, "which", lambda name: None)
+    monkeypatch.setattr(launchers.shutil, "which", lambda name, **_: None)
     assert launchers.detect({"SLURM_JOB_ID": "7"}) == "mpiexec"  # no srun on PATH
 
 

@@ -80,3 +80,19 @@ def test_compiled_embedding_equals_the_numpy_pass(fitted, monkeypatch):
     packed[4] = packed[4] * 1.1  # the first GLU layers
     monkeypatch.setattr(emb, "_packed", tuple(packed))
     assert np.abs(emb.transform(big) - plain).max() > 1e-3
+
+
+def test_training_under_warnings_as_errors_is_not_failed_by_tabnet_s_import():
+    """Was (s32 tester T3): PYTHONWARNINGS=error hpcds1mpi train died in a traceback:
+    pytorch_tabnet imports scipy.sparse.base, which warns DeprecationWarning."""
+    from tests.runtime.test_quiet_imports import under_warnings_as_errors
+
+    proc = under_warnings_as_errors("""
+        import numpy as np
+        from hpcds1mpi.surrogates.embedding import TabNetEmbedding
+        X = np.random.default_rng(0).normal(size=(64, 3))
+        emb = TabNetEmbedding(n_d=2, n_a=2, n_steps=1, max_epochs=1, batch_size=32,
+                              virtual_batch_size=16, threads=1).fit(X, X[:, 0])
+        print(emb.transform(X).shape)
+        """)
+    assert proc.returncode == 0 and proc.stdout.split() == ["(64,", "2)"], proc.stderr[-2000:]

@@ -94,3 +94,15 @@ def test_exact_front_by_enumeration_on_a_small_space():
     # Without the failure flag x=4 (3, 12) would be on it: the flag matters.
     idx_all, _ = exact_front(Y)
     assert 3 in idx_all.tolist()
+
+
+def test_a_3d_hypervolume_under_warnings_as_errors():
+    """s32 tester T3: BoTorch's import warns that torch.jit.script is deprecated."""
+    from tests.runtime.test_quiet_imports import under_warnings_as_errors
+
+    proc = under_warnings_as_errors("""
+        import numpy as np
+        from hpcds1mpi.surrogates.pareto import hypervolume
+        print(hypervolume(np.array([[1.0, 1.0, 1.0]]), np.array([2.0, 2.0, 2.0])))
+        """)
+    assert proc.returncode == 0 and proc.stdout.strip() == "1.0", proc.stderr[-2000:]

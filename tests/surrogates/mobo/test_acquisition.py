@@ -87,3 +87,14 @@ def test_values_from_marginals_match_the_acquisition_on_its_posterior():
     assert torch.allclose(got, expected, rtol=1e-9, atol=1e-9)
     assert int(torch.argmax(got)) == int(torch.argmax(expected))
     assert np.ptp(expected.numpy()) > 5
+
+
+def test_the_acquisition_class_under_warnings_as_errors():
+    """s32 tester T3: BoTorch's import warns that torch.jit.script is deprecated."""
+    from tests.runtime.test_quiet_imports import under_warnings_as_errors
+
+    proc = under_warnings_as_errors("""
+        from hpcds1mpi.surrogates.mobo.acquisition import _class
+        print(_class().__name__)
+        """)
+    assert proc.returncode == 0 and proc.stdout.strip() == "QOneLogEHVI", proc.stderr[-2000:]

@@ -78,3 +78,19 @@ def test_refit_growth_waits_until_the_training_set_grew(monkeypatch):
     for n in range(8, 160):
         fitter.model([(X[:n], y[:n])])
     assert plain == list(range(18, 160, 10))  # growth 0: every refit_every iterations
+
+
+def test_the_loop_under_warnings_as_errors():
+    """Was (s32 tester T3): mobo with PYTHONWARNINGS=error died importing BoTorch, whose
+    import warns that torch.jit.script is deprecated."""
+    from tests.runtime.test_quiet_imports import under_warnings_as_errors
+
+    proc = under_warnings_as_errors("""
+        from hpcds1mpi.surrogates import mobo
+        from hpcds1mpi.surrogates.objectives import TableObjective
+        from tests.surrogates.mobo import make_problem
+        problem = make_problem(space="nodes")
+        problem.objective = TableObjective(problem.candidates, problem.table, "modelled")
+        print(len(mobo.run(problem, "mobo", 6, seed=1, n_init=4).indices))
+        """)
+    assert proc.returncode == 0 and proc.stdout.strip() == "6", proc.stderr[-2000:]

@@ -86,3 +86,14 @@ def test_bo_picks_are_the_same_as_asking_gpytorch_every_iteration(monkeypatch):
     assert asked.indices == followed.indices
     np.testing.assert_array_equal(asked.hv_trace, followed.hv_trace)
     assert loop.Marginals is Marginals
+
+
+def test_the_model_check_under_warnings_as_errors():
+    """s32 tester T3: BoTorch's and GPyTorch's imports warn that torch.jit.script is deprecated."""
+    from tests.runtime.test_quiet_imports import under_warnings_as_errors
+
+    proc = under_warnings_as_errors("""
+        from hpcds1mpi.surrogates.mobo.marginals import _supported
+        print(_supported(object()))
+        """)
+    assert proc.returncode == 0 and proc.stdout.strip() == "False", proc.stderr[-2000:]
