@@ -164,8 +164,11 @@ _CHECKSUM_HEAD = (b"# hpcds1mpi telemetry export replaces the file below only wh
 
 
 def checksum_path(out: Path) -> Path:
-    """The hidden checksum file beside export ``out``."""
-    return out.with_name(f".{out.name}.hpcds1mpi.sha256")
+    """The hidden checksum file beside export ``out`` (its name shortened where a long export
+    name would make it pass NAME_MAX: :func:`~hpcds1mpi.writers.side_name`)."""
+    from hpcds1mpi.writers import side_name
+
+    return out.with_name(side_name(out.name, ".", ".hpcds1mpi.sha256"))
 
 
 def export_state(out: Path) -> str:

@@ -309,7 +309,7 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
             size is nowhere to be found.
     """
     refuse_job_bundle(bundle, "advise")
-    script = read_script(text)
+    script = read_script(text, name=name)
     labels = [str(w) for w in getattr(bundle, "workloads", [])]
     commands = recorded_commands(bundle)
     found, launch = choose_launch(script, labels, commands)

@@ -8,6 +8,7 @@ read from, so :mod:`hpcds1mpi.launch.script_rewrite` can edit exactly those plac
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from hpcds1mpi.errors import ConfigError
@@ -60,18 +61,14 @@ class Launch:
     wrapper_cleared: bool = False
 
     @property
-    def scope(self) -> dict:
-        """The variables known at this line. Rebuilt from the assignments before it: a copy
-        kept per launch line would cost launch lines x variables (gigabytes for a 256 kB
-        script that alternates the two)."""
-        base, settings, count = self.origin
-        scope = dict(base)
-        for setting in settings[:count]:
-            if setting.resolved is None:
-                scope.pop(setting.name, None)
-            else:
-                scope[setting.name] = setting.resolved
-        return scope
+    def scope(self) -> "Mapping[str, str]":
+        """The variables known at this line, a read-only view of the assignments before it
+        (:class:`~hpcds1mpi.launch.script_scope.ScopeView`): neither a copy kept per launch
+        line (gigabytes for a 256 kB script that alternates the two) nor one rebuilt each time
+        (launch lines x assignments of time)."""
+        from hpcds1mpi.launch.script_scope import ScopeView
+
+        return ScopeView(*self.origin)
 
     def value(self, name: str, scope: dict) -> str | None:
         """An option's value with ``$`` expanded (None when absent or unresolved)."""

@@ -63,6 +63,20 @@ def test_export_replaces_its_output_whole_or_not_at_all(tmp_path, monkeypatch, c
                                                           "runs.csv"]
 
 
+def test_an_export_with_a_255_byte_name_keeps_its_checksum_beside_it(tmp_path):
+    """Its checksum file's name (".NAME.hpcds1mpi.sha256") would pass NAME_MAX: shortened,
+    and found again by the next export, which replaces its own file (s32 fixer T1's note)."""
+    from tests.helpers import run_cli
+
+    src, out = tmp_path / "a.h5", tmp_path / ("r" * 251 + ".csv")
+    telemetry.append(src, [run_row(0), run_row(1)])
+    for _ in range(2):
+        proc = run_cli(["telemetry", "export", str(src), "--out", str(out)], timeout=60)
+        assert proc.returncode == 0, proc.stderr
+    sums = [p for p in tmp_path.iterdir() if p.name.endswith(".hpcds1mpi.sha256")]
+    assert out.exists() and len(sums) == 1 and len(sums[0].name.encode()) <= 255
+
+
 def test_export_checks_out_before_reading(tmp_path, capsys):
     """An unusable --out is refused before the telemetry is read (a missing file is not named)."""
     import pytest

@@ -201,7 +201,8 @@ def test_launch_line_overrides_the_allocation_and_omp_export_sets_threads():
 @pytest.mark.parametrize("text, what", [
     ("", "no #SBATCH"), ("echo hello\n", "no #SBATCH"), ("a\x00b", "no job script"),
     ("#SBATCH --job-name='open\nsrun ./a\n", "unbalanced quotes"),
-    ("#SBATCH -N 1\n" + "#" * 300_000, "over 256 kB")])
+    ("#SBATCH -N 1\n" + "#" * 4 * 2**20, "the script: over 4 MiB, Slurm's default "
+                                          "max_script_size")])
 def test_not_a_job_script(text, what):
     with pytest.raises(ConfigError, match=what):
         read_script(text)
@@ -420,3 +421,72 @@ def test_the_program_is_read_past_an_exec_wrapper_prefix(line, program, env):
     launch = read_script(f"#!/bin/bash\n#SBATCH -n 2\n{line}\n").launches[0]
     assert launch.program == program and launch.args[-1:] in (["3"], ["app.py"])
     assert {k: v for k, (v, _) in launch.env.items()} == env
+
+
+# -- s32 tester S5: scripts up to Slurm's default max_script_size, 4 MiB --------------------------
+
+def _input_deck_script(lines: int, prefix: str = "") -> str:
+    """The tester's script: an input deck of ``lines`` lines written by a heredoc, then run."""
+    deck = "".join(f"{prefix}param{i} = {i} ; some text | with $signs and `ticks`\n"
+                   for i in range(lines))
+    return ("#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=2\n#SBATCH --time=10\n"
+            f"cat > input.txt <<'EOF'\n{deck}EOF\nsrun ./solver input.txt\n")
+
+
+def test_an_input_deck_in_a_heredoc_is_read_up_to_slurms_4_mib():
+    """A 1.4 MB script (an input deck in a heredoc, which the test Slurm ran) was refused as
+    "no job script (binary or over 256 kB of text)"."""
+    for lines in (25_000, 72_000):  # 1.4 MB; 4.1 MB, just under 4 MiB
+        text = _input_deck_script(lines)
+        assert len(text) <= 4 * 2**20
+        script = read_script(text)
+        assert script.layout()[:2] == (1, 2) and script.launches[-1].program == "./solver"
+
+
+def test_a_script_over_4_mib_is_refused_naming_it_and_the_limit():
+    text = _input_deck_script(75_000)
+    assert len(text) > 4 * 2**20
+    with pytest.raises(ConfigError) as info:
+        read_script(text, name="deck.sh")
+    assert str(info.value).startswith("deck.sh: over 4 MiB, Slurm's default max_script_size")
+    assert "\n" not in str(info.value)
+
+
+def test_the_4_mib_are_counted_in_bytes_as_slurm_counts_them():
+    """2.2 million 'é' are 4.4 MB of UTF-8: over the limit, though fewer characters."""
+    deck = _input_deck_script(1, prefix="é" * 2_200_000)
+    assert len(deck) < 4 * 2**20 < len(deck.encode())
+    with pytest.raises(ConfigError, match="over 4 MiB"):
+        read_script(deck)
+    assert read_script(_input_deck_script(1, prefix="é" * 2_000_000)).launches
+
+
+def test_a_script_file_is_read_whole_up_to_4_mib(tmp_path):
+    """The file reader stopped at 2,000,001 characters: a 3 MB script would be read cut."""
+    from hpcds1mpi.launch.script_file import script_text
+
+    path = tmp_path / "deck.sh"
+    path.write_text(_input_deck_script(53_000))  # 3 MB
+    assert read_script(script_text(path)).launches[-1].program == "./solver"
+
+
+@pytest.mark.parametrize("kind", ["heredoc", "commands"])
+def test_reading_a_script_takes_time_linear_in_its_size(kind):
+    """Four times the script must take about four times as long to read, not sixteen: a
+    4 MiB script is read in seconds (heredoc bodies are skipped; each command line is split
+    into words once)."""
+    from tests.scaling import assert_linear, best_seconds
+
+    def commands(lines: int) -> str:
+        return "#!/bin/bash\n#SBATCH -N 1\n" + "".join(
+            f"export VAR{i}=value{i}_$VAR{i - 1}\n" if i % 3 == 0 else f"echo step {i} && cd /tmp\n"
+            for i in range(lines)) + "srun ./app\n"
+
+    make = _input_deck_script if kind == "heredoc" else commands
+    small = 18_000 if kind == "heredoc" else 2_000  # 1 MB; 60 kB
+
+    def seconds(lines: int) -> float:
+        text = make(lines)
+        return best_seconds(lambda: read_script(text), repeats=2)
+
+    assert_linear(seconds, small)

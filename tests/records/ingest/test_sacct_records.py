@@ -9,6 +9,7 @@ import pytest
 from hpcds1mpi.records.ingest.job_logs import ingest, read_job_log
 
 from .captures import EXPORTS, by_id
+from tests.scaling import assert_linear, best_seconds
 
 FORGED_LAST = EXPORTS / "forged-name-last.txt"  # JobID,User,...,JobName: name last
 FORGED_FIRST = EXPORTS / "forged-name-first.txt"  # the tool's own SACCT_FORMAT order
@@ -21,7 +22,7 @@ def test_a_name_forging_a_record_in_the_middle_is_dropped_never_read_as_a_job():
     assert list(df["job_id"]) == ["56435899"]
     real = by_id(df)["56435899"]
     assert (real["workload"], real["runtime_s"], real["cores"]) == ("sh", 0.0, 2)
-    assert not report.dropped.get("earlier attempt of a requeued job (the last attempt kept)")
+    assert not report.notes.get("earlier attempt of a requeued job (the last attempt kept)")
     assert any("56435905 with 56435899" in fact and "--json" in fact for fact in report.facts)
 
 
@@ -38,7 +39,8 @@ def test_two_different_jobs_under_one_id_are_both_dropped_and_named():
 
 def test_a_requeued_job_whose_attempts_agree_is_still_one_job():
     df, report = read_job_log(EXPORTS / "requeued-D.txt")
-    assert by_id(df)["56435727"]["runtime_s"] == 25.0 and sum(report.dropped.values()) == 1
+    assert by_id(df)["56435727"]["runtime_s"] == 25.0 and not report.dropped
+    assert report.notes["earlier attempt of a requeued job (the last attempt kept)"] == 1
 
 
 def test_two_different_jobs_under_one_id_in_two_files_are_both_dropped(tmp_path):
@@ -140,3 +142,43 @@ def test_a_requeued_job_in_two_files_is_no_clash(tmp_path):
         assert list(table["job_id"]) == ["100"] and table["runtime_s"].tolist() == [10.0]
         assert dict(notes) == {"earlier attempt of a requeued job in another file (the last "
                                "attempt kept)": 1}
+
+
+def test_a_value_of_many_lines_is_read_in_time_linear_in_its_lines(tmp_path):
+    """s32 tester S4: the record's '|'s were counted again after each of its lines: a job name
+    (or --wrap SubmitLine) of 40,000 lines, 0.9 MB, took 7 s."""
+    from hpcds1mpi.records.ingest.sacct_text import read_sacct_parsable
+
+    lines = (EXPORTS / "s31-utc-P.txt").read_text().splitlines()
+    job = next(x for x in lines if x.startswith("56472531|"))
+    others = [x for x in lines[1:] if not x.startswith("56472531")]
+
+    def seconds(count: int) -> float:
+        name = "\n".join(f"line {i} of the name" for i in range(count))
+        path = tmp_path / f"{count}.txt"
+        path.write_text("\n".join([lines[0], job.replace("|steps_e|", f"|{name}|"), *others])
+                        + "\n")
+        rows = []
+        took = best_seconds(lambda: rows.append(read_sacct_parsable(path)[0]))
+        assert by_id(pd.DataFrame(rows[0]))["56472531"]["workload"] == name
+        return took
+
+    assert_linear(seconds, 8000)
+
+
+def test_a_value_with_many_blank_lines_in_the_last_column_is_read_in_linear_time(tmp_path):
+    """Each blank line of a value in the last column scanned every blank line after it for
+    the next line of text (found with s32 tester S4)."""
+    from hpcds1mpi.records.ingest.sacct_text import read_sacct_parsable
+
+    lines = FORGED_LAST.read_text().splitlines()
+
+    def seconds(count: int) -> float:
+        path = tmp_path / f"{count}.txt"
+        path.write_text("\n".join([lines[0], lines[3] + "\n" * count + "\nb", lines[5]]) + "\n")
+        rows = []
+        took = best_seconds(lambda: rows.append(read_sacct_parsable(path)[0]))
+        assert by_id(pd.DataFrame(rows[0]))["56435903"]["workload"] == "x" + "\n" * count + "\nb"
+        return took
+
+    assert_linear(seconds, 2000)

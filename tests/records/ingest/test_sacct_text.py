@@ -8,6 +8,7 @@ import pytest
 from hpcds1mpi.errors import IngestError
 from hpcds1mpi.records.ingest import read_job_log, read_sacct_parsable
 from tests.records.ingest.captures import CAPTURES, DATA, EXPORTS, by_id, needs_captures
+from tests.scaling import assert_linear, best_seconds
 
 
 @needs_captures
@@ -262,8 +263,10 @@ def test_sacct_d_keeps_the_last_attempt_of_a_requeued_job_with_its_steps():
     job = by_id(df)["56435727"]
     assert (job["state_raw"], job["runtime_s"]) == ("COMPLETED", 25.0)
     assert job["peak_rss_mb"] == pytest.approx(3248 * 1024 / 1e6)  # its own batch step's
-    assert dict(report.dropped) == {"earlier attempt of a requeued job (the last attempt "
-                                    "kept)": 1}
+    # s32 tester S6: counted in a note, not as malformed: a clean export is not corrupt
+    assert not report.dropped and report.notes["earlier attempt of a requeued job (the last "
+                                               "attempt kept)"] == 1
+    assert "0 malformed/skipped" in report.lines()[0]
     without_d = read_job_log(EXPORTS / "requeued.txt")[0]
     pd.testing.assert_frame_equal(df.drop(columns="source_file"),
                                   without_d.drop(columns="source_file"))
@@ -427,3 +430,73 @@ def test_a_step_line_given_twice_is_kept_once(tmp_path):
     rows, report = read_sacct_parsable(path)
     assert len(rows) == 1 and rows[0]["peak_rss_mb"] == 4000 * 1024 / 1e6  # the last copy
     assert not report.dropped
+
+
+def test_a_malformed_line_is_still_counted_so_beside_a_requeued_job(tmp_path):
+    """s32 tester S6: earlier attempts left the malformed count; a truncated line stays in it."""
+    path = tmp_path / "requeued-cut.txt"
+    lines = (EXPORTS / "requeued-D.txt").read_text().splitlines()
+    path.write_text("\n".join([*lines, "56435799|56435799|cut"]) + "\n")
+    _, report = read_sacct_parsable(path)
+    assert report.lines()[0].endswith("1 malformed/skipped")
+    assert report.lines()[1:3] == [
+        "  dropped 1 x fewer fields than the header (truncated record)",
+        "  note: 1 x earlier attempt of a requeued job (the last attempt kept)"]
+
+
+def _records_of_many_jobs(lines: list[str], first_id: str, count: int) -> list[list[str]]:
+    """The records of ``lines`` (a real export's job ``first_id`` and its steps) repeated for
+    ``count`` jobs, each under its own id, as :func:`split_records` gives them."""
+    fields = [line.split("|") for line in lines]
+    return [[value.replace(first_id, str(60_000_000 + k)) for value in record]
+            for k in range(count) for record in fields]
+
+
+def _seconds_to_read(header: list[str], records: list[list[str]]):
+    """The best time of :func:`rows_from_records` over ``records``, and its report."""
+    from hpcds1mpi.records.ingest.sacct_text import rows_from_records
+    from hpcds1mpi.records.ingest.schema import FileReport
+
+    reports = [FileReport("export.txt", "sacct-p") for _ in range(3)]
+    runs = iter(reports)
+    return best_seconds(lambda: rows_from_records(header, records, next(runs))), reports[0]
+
+
+def test_reading_many_requeued_jobs_takes_time_linear_in_their_count():
+    """s32 tester S2: each requeue moved its job to the end of a list by a scan of it: 40,000
+    jobs of two attempts (sacct -D) took 24 s. Here sacct -D ran while each job, requeued,
+    waited to run again (a pending job is read quickly, so a scan's cost would show)."""
+    lines = (EXPORTS / "requeued-D.txt").read_text().splitlines()
+    requeued, step, last = [x for x in lines if x.startswith("56435727")][:3]
+    pending = last.replace("|COMPLETED|00:00:25|25|", "|PENDING|00:00:00|0|").replace(
+        "|2026-12-05T01:42:58|2026-12-05T01:43:23|", "|Unknown|Unknown|")
+
+    def seconds(count: int) -> float:
+        records = _records_of_many_jobs([requeued, step, pending], "56435727", count)
+        took, report = _seconds_to_read(lines[0].split("|"), records)
+        assert report.dropped == {"not finished (pending/running)": count}
+        assert report.notes["earlier attempt of a requeued job (the last attempt kept)"] == count
+        return took
+
+    assert_linear(seconds, 5000)
+
+
+def test_reading_many_ids_of_two_jobs_takes_time_linear_in_their_count():
+    """s32 tester S3: each line looked its id up in a list of the clashing ids: two clusters'
+    exports of 40,000 jobs each, joined into one file, took 39 s."""
+    lines = (EXPORTS / "requeued-D.txt").read_text().splitlines()
+    job = [x for x in lines if x.startswith("56435714")]  # a job line and 5 step lines
+    other = [x.replace("|w_steps|root|", "|w_steps|bob|") for x in job]  # another user's
+
+    def seconds(count: int) -> float:
+        took, report = _seconds_to_read(lines[0].split("|"),
+                                        _records_of_many_jobs(job + other, "56435714", count))
+        assert report.jobs == 0 and report.dropped == {
+            "line of two different jobs under one id (user or name differ: a forged or "
+            "corrupt export; use sacct --json)": 12 * count}
+        assert report.facts[0].startswith(f"{count} id(s) with two different jobs (user or "
+                                          "name differ) dropped, every line of them: jobs "
+                                          "60000000, 60000001, 60000002, 60000003, 60000004 ...")
+        return took
+
+    assert_linear(seconds, 1000)
