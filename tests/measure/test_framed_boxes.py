@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hpcds1mpi.measure.framed_boxes import framed_boxes
 from tests.measure.test_program_launch import CP2K_NO_BASIS
+from tests.scaling import best_seconds
 
 
 def test_a_box_is_its_text_joined_without_frame_art_tag_or_source_location():
@@ -67,23 +68,13 @@ def test_a_section_needs_an_error_title_and_where_untagged_its_closing_rule():
     assert [(b.message, b.first, b.last) for b in tagged] == [("Out of range", 0, 2)]
 
 
-def _best_seconds(call, tries: int = 5) -> float:
-    import time
-
-    best = float("inf")
-    for _ in range(tries):
-        start = time.perf_counter()
-        call()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 def test_an_unclosed_untagged_title_repeated_is_read_in_linear_time():
     """Was (s29 tester H2): each untagged "---error---" scanned to the end for its "End of"
     rule: 2,000 / 4,000 / 8,000 such lines took 2.7 / 11.3 / 43.9 s."""
     small, large = ["---error---"] * 2000, ["---error---"] * 8000
     assert framed_boxes(large) == []  # never closed: no section, as before
-    took = _best_seconds(lambda: framed_boxes(small)), _best_seconds(lambda: framed_boxes(large))
+    took = (best_seconds(lambda: framed_boxes(small), 5),
+            best_seconds(lambda: framed_boxes(large), 5))
     assert took[1] < 1.0 and took[1] < 8 * max(took[0], 1e-3), took  # 4x the lines
     # the first untagged header with a closing rule after it still gets its section
     found = framed_boxes(["---error---", "a", "--- End of error ---", "---error---", "x"])
