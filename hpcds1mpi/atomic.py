@@ -33,9 +33,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from hpcds1mpi.errors import HpcdsError, LockError, OutputError, WriteError
-from hpcds1mpi.writers import (NAME_MAX, TMP_PREFIX, catch_sigterm, hold_lock, keep_mode,
-                               lock_key, release_lock, remove_stale, tmp_prefix,
-                               uncatch_sigterm, umask_mode)
+from hpcds1mpi.writers import (NAME_MAX, TMP_PREFIX, catch_sigterm, hold_lock,
+                               keep_folder_modes, keep_mode, lock_key, release_lock,
+                               remove_stale, tmp_prefix, uncatch_sigterm)
 
 _NOT_WRITABLE = (errno.EACCES, errno.EPERM, errno.EROFS)
 _FULL = (errno.ENOSPC, errno.EDQUOT)
@@ -374,7 +374,8 @@ def _swap_in(new: Path, target: Path) -> None:
 def atomic_dir(path: str | os.PathLike, what: str = "bundle") -> Iterator[Path]:
     """A temporary folder beside ``path`` to fill; swapped in for ``path`` when the block succeeds.
 
-    Missing parents of ``path`` are created. Every file is fsync'ed before the swap. On any
+    Missing parents of ``path`` are created. Every file is fsync'ed before the swap; the new
+    folder and its files keep the old ones' modes and group (writers.keep_folder_modes). On any
     exception the temporary folder is removed and ``path`` (if there was one) is untouched; an
     ``OSError`` becomes a one-line :class:`OutputError` / :class:`WriteError`. The write lock
     (:func:`check_output_dir`'s, else taken here) is let go at the end.
@@ -414,8 +415,7 @@ def _fill_and_swap(path: Path, what: str) -> Iterator[Path]:
         for item in tmp.rglob("*"):
             if item.is_file():
                 _fsync(item)
-        # a setgid parent's bit stays: what is later made in the folder keeps its group
-        os.chmod(tmp, umask_mode(0o777) | (os.stat(tmp).st_mode & 0o2000))
+        keep_folder_modes(tmp, path)  # a private bundle stays private (s32 verifier V1)
         _fsync(tmp, directory=True)
         _swap_in(tmp, path)
         _fsync(path.parent, directory=True)

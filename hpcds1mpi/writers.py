@@ -18,7 +18,8 @@ so the next writer of the same output removes those of dead processes of its hos
 (:func:`remove_stale`), never a live one's nor another host's.
 
 A file that replaces another keeps its mode and group (:func:`keep_mode`), whichever writer
-writes it. A name made from the output's (a temporary, a lock, a journal) must fit
+writes it; a folder swapped in for another keeps the old one's, and so do its files
+(:func:`keep_folder_modes`). A name made from the output's (a temporary, a lock, a journal) must fit
 :data:`NAME_MAX` as the output's own name does: :func:`side_name` shortens the output's part
 of it, the same way each time, so the next writer (and the clean-up of a dead one's
 temporaries) finds it again.
@@ -275,6 +276,50 @@ def keep_mode(new: str | os.PathLike, old: str | os.PathLike) -> None:
     os.chmod(new, mode)
 
 
+def keep_folder_modes(new: str | os.PathLike, old: str | os.PathLike) -> None:
+    """Give folder ``new``, filled and about to replace folder ``old``, what :func:`keep_mode`
+    gives a file, and each thing in it what it replaces: ``learn`` and ``train --force`` had
+    turned a private 0700 bundle and its 0600 files into 0755 and 0644 (s32 verifier V1).
+
+    The folder keeps ``old``'s bits and group (a setgid bit ``new`` took from a setgid parent
+    stays). A file or folder in it that replaces one of the same name and kind keeps that
+    one's (:func:`keep_mode`); a new one keeps its own bits only where the folder grants them
+    (0644 in a 0700 folder: 0600) and takes the folder's group. A file that is the old one
+    (hard-linked over) is left as it is. No old folder: ``new`` follows the umask."""
+    new, old = Path(new), Path(old)
+    inherited = os.stat(new).st_mode & 0o2000  # what is made in it later keeps the group
+    if old.is_symlink() or not old.is_dir():
+        os.chmod(new, umask_mode(0o777) | inherited)
+        return
+    keep_mode(new, old)
+    if inherited:
+        os.chmod(new, os.stat(new).st_mode & 0o7777 | inherited)
+    folder = os.stat(new)
+    for top, dirs, files in os.walk(new):  # links are not followed, nor changed
+        for name in (*dirs, *files):
+            item = Path(top) / name
+            if item.is_symlink():
+                continue
+            before = old / item.relative_to(new)
+            if before.is_symlink() or not before.exists() or before.is_dir() != item.is_dir():
+                _limit_to_folder(item, folder)
+            elif not os.path.samefile(before, item):  # one linked over is the old one
+                keep_mode(item, before)
+
+
+def _limit_to_folder(item: Path, folder: os.stat_result) -> None:
+    """A new ``item`` of a kept folder: its bits where the folder grants them, the folder's
+    group (else no more for its group than for everyone)."""
+    st = os.stat(item)
+    mode = st.st_mode & 0o777 & folder.st_mode | (st.st_mode & 0o2000 if item.is_dir() else 0)
+    if st.st_gid != folder.st_gid:
+        try:
+            os.chown(item, -1, folder.st_gid)
+        except OSError:
+            mode &= ~0o070 | ((mode & 0o007) << 3)
+    os.chmod(item, mode)
+
+
 # --------------------------------------------------------------------------------------------
 # Temporaries named after their writer: .hpcds1mpi-tmp-NAME.[old.]PID@HOST.XXXXXXXX[SUFFIX]
 
@@ -326,6 +371,6 @@ def remove_stale(target: Path, name: str, suffix: str, folders: bool) -> None:
 
 
 __all__ = ["HOST", "NAME_MAX", "TMP_PREFIX", "catch_sigterm", "fit_name", "held_message",
-           "hold_lock", "holds_lock", "keep_mode", "lock_key", "lock_path", "output_lock",
-           "release_lock", "remove_stale", "replacement_mode", "side_name", "tmp_prefix",
-           "umask_mode", "uncatch_sigterm"]
+           "hold_lock", "holds_lock", "keep_folder_modes", "keep_mode", "lock_key", "lock_path",
+           "output_lock", "release_lock", "remove_stale", "replacement_mode", "side_name",
+           "tmp_prefix", "umask_mode", "uncatch_sigterm"]

@@ -167,6 +167,29 @@ def test_atomic_dir_in_a_setgid_folder_keeps_the_setgid_bit(tmp_path):
 
 
 @pytest.mark.parametrize("exchange", [True, False], ids=["renameat2", "two-renames"])
+def test_atomic_dir_over_a_private_folder_keeps_it_and_its_files_private(tmp_path, monkeypatch,
+                                                                          exchange):
+    """s32 verifier V1: a 0700 bundle of 0600 files came back 0755 and 0644 (the review's
+    setgid bit of a setgid parent is still kept)."""
+    if not exchange:
+        monkeypatch.setattr(atomic, "_exchange", lambda a, b: False)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o2775)
+    target = shared / "model"
+    with atomic.atomic_dir(target) as tmp:
+        (tmp / "members.pkl").write_text("1")
+    os.chmod(target / "members.pkl", 0o600)
+    os.chmod(target, 0o2700)
+    with atomic.atomic_dir(target) as tmp:
+        (tmp / "members.pkl").write_text("2")
+        (tmp / "training_data.parquet").write_text("new name")
+    modes = {p.name: p.stat().st_mode & 0o7777 for p in [target, *target.iterdir()]}
+    assert modes == {"model": 0o2700, "members.pkl": 0o600, "training_data.parquet": 0o600}
+    assert temporaries(tmp_path) == []
+
+
+@pytest.mark.parametrize("exchange", [True, False], ids=["renameat2", "two-renames"])
 def test_atomic_dir_failure_keeps_the_old_folder_whole(tmp_path, monkeypatch, exchange):
     if not exchange:
         monkeypatch.setattr(atomic, "_exchange", lambda a, b: False)

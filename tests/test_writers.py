@@ -201,3 +201,116 @@ def _other_group(stat, new):
         fields[5] += 1  # st_gid
         return os.stat_result(fields)
     return patched
+
+
+# ------------------------------------------------------- what a folder swapped in for another keeps
+
+
+def _modes(folder: Path) -> dict[str, int]:
+    """Permission bits of ``folder`` ("." ) and of everything in it, by relative path."""
+    return {str(p.relative_to(folder)): p.stat().st_mode & 0o7777
+            for p in [folder, *sorted(folder.rglob("*"))]}
+
+
+def _filled(new: Path, mask: int = 0o022) -> Path:
+    """A temporary folder as a writer fills it under umask ``mask``: files 0666 and a script
+    0777, both less the mask, a sub-folder, one name the old folder has not."""
+    old_mask = os.umask(mask)
+    try:
+        new.mkdir()
+        (new / "members.pkl").write_bytes(b"new")
+        (new / "added.json").write_text("{}")
+        (new / "run.sh").write_text("#!/bin/sh\n")
+        (new / "run.sh").chmod(0o777 & ~mask)
+        (new / "plans").mkdir()
+        (new / "plans" / "p.toml").write_text("")
+        (new / "logs").mkdir()
+    finally:
+        os.umask(old_mask)
+    return new
+
+
+def test_a_private_folder_swapped_in_stays_private_and_so_do_its_files(tmp_path):
+    """s32 verifier V1: learn and train --force had turned a 0700 bundle and its 0600 files
+    into 0755 and 0644. A file of the same name keeps its mode; a new one gets no more than
+    the folder grants (its execute bit only where the writer set one)."""
+    old = tmp_path / "model"
+    (old / "plans").mkdir(parents=True)
+    (old / "members.pkl").write_bytes(b"old")
+    (old / "plans" / "p.toml").write_text("")
+    for path, mode in ((old / "members.pkl", 0o400), (old / "plans" / "p.toml", 0o600),
+                       (old / "plans", 0o700), (old, 0o700)):
+        path.chmod(mode)
+    new = _filled(tmp_path / "new")
+    writers.keep_folder_modes(new, old)
+    assert _modes(new) == {".": 0o700, "members.pkl": 0o400, "added.json": 0o600,
+                           "run.sh": 0o700, "plans": 0o700, "plans/p.toml": 0o600,
+                           "logs": 0o700}
+
+
+def test_a_swapped_in_folder_gives_no_one_write_the_old_one_did_not(tmp_path):
+    """A writer under umask 000 makes 0666 files: in place of a 0755 folder they are 0644, so
+    the bundle loader (surrogates/bundle_trust.py) still takes the bundle."""
+    old = tmp_path / "model"
+    old.mkdir()
+    old.chmod(0o755)
+    new = _filled(tmp_path / "new", mask=0)
+    writers.keep_folder_modes(new, old)
+    assert all(not mode & 0o022 for mode in _modes(new).values()), _modes(new)
+
+
+def test_a_new_folder_follows_the_umask(tmp_path):
+    new = _filled(tmp_path / "new")
+    new.chmod(0o700)  # as mkdtemp makes it
+    writers.keep_folder_modes(new, tmp_path / "model")
+    assert new.stat().st_mode & 0o7777 == writers.umask_mode(0o777)
+
+
+def test_a_swapped_in_folder_and_its_new_files_keep_the_old_folders_group(tmp_path):
+    old = tmp_path / "model"
+    old.mkdir()
+    new = _filled(tmp_path / "new")
+    group = next(g for g in (65534, 100, 1) if g != new.stat().st_gid)
+    if os.geteuid() != 0 and group not in os.getgroups():
+        pytest.skip("needs a second group this user may give a folder")
+    os.chown(old, -1, group)
+    old.chmod(0o750)
+    writers.keep_folder_modes(new, old)
+    assert {p.stat().st_gid for p in [new, *new.rglob("*")]} == {group}
+    assert _modes(new)["added.json"] == 0o640 and _modes(new)["."] == 0o750
+
+
+def test_another_users_folder_keeps_its_bits_but_not_its_set_id_ones(tmp_path):
+    """The set-id bits are the old owner's; a setgid bit from a setgid parent stays (s32 review)."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give the old folder another owner")
+    parent = tmp_path / "shared"
+    parent.mkdir()
+    old = parent / "model"
+    old.mkdir()
+    os.chown(old, 65534, -1)
+    old.chmod(0o6750)
+    new = _filled(parent / "new")
+    writers.keep_folder_modes(new, old)
+    assert _modes(new)["."] == 0o750
+    parent.chmod(0o2775)
+    new2 = _filled(parent / "new2")  # in a setgid folder: made with the bit
+    writers.keep_folder_modes(new2, old)
+    assert _modes(new2)["."] == 0o2750
+
+
+def test_a_file_linked_over_from_the_old_folder_is_left_as_it_is(tmp_path):
+    """learn hard-links the old training files into the new folder: they are the old ones."""
+    old = tmp_path / "model"
+    old.mkdir()
+    (old / "members.pkl").write_bytes(b"old")
+    (old / "members.pkl").chmod(0o664)
+    new = tmp_path / "new"
+    new.mkdir()
+    os.link(old / "members.pkl", new / "members.pkl")
+    mask = os.umask(0o077)
+    try:
+        writers.keep_folder_modes(new, old)
+    finally:
+        os.umask(mask)
+    assert (old / "members.pkl").stat().st_mode & 0o7777 == 0o664

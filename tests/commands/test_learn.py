@@ -208,3 +208,31 @@ def test_learn_keeps_a_configuration_measured_again_and_names_a_disagreement(tmp
     assert "added 0 new run(s) (3 read, 3 replaced" in proc.stdout
     assert "warning:" not in proc.stderr
     assert json.loads((model / "manifest.json").read_text())["n_rows"] == len(runs) + 3
+
+
+def private(folder):
+    """``folder`` made private (0700, its files 0600), as a user keeps a bundle from others."""
+    for item in folder.rglob("*"):
+        item.chmod(0o700 if item.is_dir() else 0o600)
+    folder.chmod(0o700)
+    return folder
+
+
+def modes(folder):
+    return {str(p.relative_to(folder)): p.stat().st_mode & 0o7777
+            for p in [folder, *folder.rglob("*")]}
+
+
+def test_learn_in_place_keeps_a_private_bundle_private_and_loadable(tmp_path, model):
+    """s32 verifier V1: learn's new folder came back 0755 with every file 0644 (members.pkl,
+    training_data.parquet, ...): readable by every user of the cluster."""
+    from hpcds1mpi.surrogates.bundle import load_bundle
+
+    private(model)
+    proc = run_cli(["learn", "--model", str(model), "--telemetry", more_runs(tmp_path),
+                    "--threads", "1"], timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    after = modes(model)
+    assert after.pop(".") == 0o700 and "members.pkl" in after
+    assert set(after.values()) == {0o600}, after  # new names too: guard_calibration.json
+    assert load_bundle(model).manifest["n_rows"] > 0

@@ -368,3 +368,26 @@ def test_the_calibration_loop_at_one_size_ends_in_an_answer(tmp_path):
     assert any("CPU Intel(R) Xeon(R) Processor but the model was measured on CPU AMD EPYC" in r
                for r in there["reasons"]), there["reasons"]
     assert "cpu" not in verdict(64)["checks"]  # the cluster file names no CPU: nothing new
+
+
+def test_train_force_over_a_private_bundle_keeps_it_private_and_loadable(tmp_path,
+                                                                           saved_bundle):
+    """s32 verifier V1: train --force swapped in a 0755 folder of 0644 files for a 0750 bundle
+    of 0640 ones; its group and the files' modes are kept now, and it still loads."""
+    import shutil
+
+    from hpcds1mpi.surrogates.bundle import load_bundle
+
+    out = tmp_path / "model"
+    shutil.copytree(saved_bundle, out)
+    for item in out.rglob("*"):
+        item.chmod(0o750 if item.is_dir() else 0o640)
+    out.chmod(0o750)
+    tele = write(tmp_path / "a.h5", make_runs())
+    proc = run_cli(["train", "--telemetry", tele, "--out", str(out), *FASTEST, "--force"],
+                   timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    modes = {str(p.relative_to(out)): p.stat().st_mode & 0o7777 for p in out.rglob("*")}
+    assert out.stat().st_mode & 0o7777 == 0o750 and "members.pkl" in modes
+    assert set(modes.values()) == {0o640}, modes
+    assert load_bundle(out).manifest["n_rows"] == len(make_runs())
