@@ -42,7 +42,7 @@ def command(files: tuple[str, ...], out: str, force: bool, kind: str, procs_are:
     from hpcds1mpi.atomic import check_replace
     from hpcds1mpi.errors import OutputError
     from hpcds1mpi.records.ingest import ingest, write_job_table
-    from hpcds1mpi.records.ingest.job_logs import is_job_table
+    from hpcds1mpi.records.ingest.job_logs import is_job_table, refuse_no_jobs
 
     if not out.endswith((".parquet", ".csv")):  # before reading: a bad --out costs nothing
         raise OutputError(f"--out {out}: output must end in .parquet or .csv")
@@ -74,6 +74,7 @@ def command(files: tuple[str, ...], out: str, force: bool, kind: str, procs_are:
     check_replace(target, ours=is_job_table, force=force, what="job table", option="--out")
     began = time.perf_counter()
     table, reports, notes = ingest(list(files), kind, procs_are)
+    refuse_no_jobs(table, files, reports, notes)  # never an empty table with exit 0
     # Written before a word is printed: a reader that left (`| head -1`) or a full stdout
     # had ended ingest before it wrote the table (s32 tester T6, T7).
     path = write_job_table(table, out)  # temp-and-rename; a missing parent is created
@@ -83,11 +84,12 @@ def command(files: tuple[str, ...], out: str, force: bool, kind: str, procs_are:
     for reason, n in notes.items():
         click.echo(f"note: {n} x {reason}")
     counts = table["status"].fillna("unknown").value_counts().to_dict()
-    summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+    parts = [", ".join(f"{k} {v}" for k, v in sorted(counts.items()))]
     if among_inputs is not None:  # what "adds new jobs to it" added
         held = reports[files.index(among_inputs)].jobs
-        summary += f"; {max(len(table) - held, 0)} new, {held} it held already"
-    click.echo(f"wrote {len(table)} jobs to {path} ({summary}) in "
+        parts.append(f"{max(len(table) - held, 0)} new, {held} it held already")
+    summary = "; ".join(p for p in parts if p)  # never an empty "()" (s32 verifier V2)
+    click.echo(f"wrote {len(table)} jobs to {path}{f' ({summary})' if summary else ''} in "
                f"{time.perf_counter() - began:.1f} s")
 
 

@@ -7,7 +7,7 @@ import time
 import pandas as pd
 
 from tests.helpers import run_cli
-from tests.records.ingest.captures import DATA
+from tests.records.ingest.captures import DATA, EXPORTS
 from tests.records.ingest.joblogs import CURIE, EURORA, THETA, needs_joblogs
 
 
@@ -274,3 +274,44 @@ def test_the_table_is_written_before_a_word_is_printed(tmp_path):
     os.close(write)
     assert proc.returncode == 141 and proc.stderr == "", proc.stderr
     assert len(pd.read_parquet(out)) == 2
+
+
+def test_two_clusters_exports_with_one_id_range_give_every_job(tmp_path):
+    """s32 verifier V2: two clusters' -P exports whose ids clash (another user and UID, 5 s
+    apart) exited 0 with "wrote 0 jobs to jnAB.parquet ()", an empty table: each job is kept,
+    from its own file, said in one note."""
+    head = "JobID|JobIDRaw|JobName|User|UID|State|ExitCode|ElapsedRaw|Submit|Start|End"
+    files = []
+    for name, user, uid, second in (("a.txt", "alice", 1001, "00"), ("b.txt", "bob", 1002, "05")):
+        lines = [head]
+        for j in range(30):
+            at = f"2024-01-01T00:{j:02d}:{second}"
+            done = f"2024-01-01T00:{j + 1:02d}:{second}"
+            lines += [f"{100000 + j}|{100000 + j}|app|{user}|{uid}|COMPLETED|0:0|60|{at}|{at}|"
+                      f"{done}", f"{100000 + j}.batch|{100000 + j}.batch|batch|||COMPLETED|0:0|"
+                      f"60|{at}|{at}|{done}"]
+        files.append(tmp_path / name)
+        files[-1].write_text("\n".join(lines) + "\n")
+    out = tmp_path / "ab.parquet"
+    res = run_cli(["ingest", *map(str, files), "--out", str(out)], timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "note: 30 x id with different jobs in different files" in res.stdout
+    assert "wrote 60 jobs" in res.stdout and "()" not in res.stdout, res.stdout
+    table = pd.read_parquet(out)
+    assert table.groupby("source_file")["user"].unique().map(list).to_dict() == {
+        str(files[0]): ["alice"], str(files[1]): ["bob"]}
+
+
+def test_several_files_that_leave_no_job_exit_2_and_write_nothing(tmp_path):
+    """s32 verifier V2: files whose every job went (here a real job and a record forged by a
+    job name, in two files: which is real cannot be told) wrote an empty table with exit 0;
+    refused in one line, as one file giving no job is."""
+    lines = (EXPORTS / "forged-name-last.txt").read_text().splitlines()
+    real, forged = tmp_path / "real.txt", tmp_path / "forged.txt"
+    real.write_text("\n".join(lines[:3]) + "\n")
+    forged.write_text("\n".join([lines[0], lines[4]]) + "\n")
+    out = tmp_path / "t.parquet"
+    res = run_cli(["ingest", str(real), str(forged), "--out", str(out)], timeout=120)
+    assert res.returncode == 2 and res.stderr.count("\n") == 1, (res.stdout, res.stderr)
+    assert "no job left of the 2 read" in res.stderr and "jobs 56435898" in res.stderr
+    assert "nothing written" in res.stderr and not out.exists()

@@ -228,8 +228,40 @@ def ingest(paths: list[str | Path], kind: str = "auto", procs_are: str = "auto")
     notes: Counter = Counter()
     if len(frames) == 1:  # within a file each reader decides what a duplicate is
         return frames[0].drop(columns="_file"), reports, notes
-    table = keep_once(pd.concat(frames, ignore_index=True), [str(p) for p in paths], notes)
+    forgeable = {i for i, (p, rep) in enumerate(zip(paths, reports))
+                 if rep.kind == "sacct-p" and _last_column_forgeable(p)}
+    table = keep_once(pd.concat(frames, ignore_index=True), [str(p) for p in paths], notes,
+                      forgeable)
     return table.drop(columns="_file").reset_index(drop=True), reports, notes
+
+
+def _last_column_forgeable(path) -> bool:
+    """Whether a -P export's header ends with a free-text column, whose values can hold a
+    whole forged record (:func:`.sacct_records.last_column_risk`)."""
+    from .sacct_records import last_column_risk
+
+    with open(path, encoding="utf-8-sig", errors="replace") as fh:
+        fields = [f.strip() for f in fh.readline().rstrip("\r\n").split("|")]
+    ends_with_delimiter = len(fields) > 1 and fields[-1] == ""
+    return last_column_risk(fields[:-1] if ends_with_delimiter else fields,
+                            ends_with_delimiter) is not None
+
+
+def refuse_no_jobs(table, paths: list, reports: list, notes: Counter) -> None:
+    """Several files whose jobs all went (as copies or clashes) are refused, before the table
+    is written, as one file that gives none is (:func:`read_job_log`): an empty table
+    written with exit 0 looked like success (s32 verifier V2: two clusters' 4000 jobs
+    dropped as clashes, "wrote 0 jobs"). :func:`ingest` itself returns the empty table.
+
+    Raises:
+        IngestError: ``table`` has no row; the notes that took the jobs said in it.
+    """
+    if len(table):
+        return
+    names = ", ".join(str(p) for p in paths[:3]) + (" ..." if len(paths) > 3 else "")
+    why = "; ".join(f"{n} x {r}" for r, n in notes.most_common(2)) or "every job a copy"
+    raise IngestError(f"{names}: no job left of the {sum(r.jobs for r in reports)} read "
+                      f"({why}); nothing written: ingest each file on its own to see its jobs")
 
 
 def is_job_table(path: str | Path) -> bool:

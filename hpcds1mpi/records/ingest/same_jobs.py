@@ -7,9 +7,11 @@ file read in the wrong time zone shifts every time by whole quarter-hours, at mo
 ids reused after a reset or a MaxJobId wrap), each kept (s31 verifier V1). Copies of one
 attempt are kept once, the best copy kept (``sacct -P`` first: 22.05's ``--json`` loses exit
 codes; then the copy with the most fields known); attempts of a requeued job seen in several
-files keep the last one; close copies that name another user or job name are two jobs under
-one id and all are dropped. Files read in different time zones: :mod:`.file_zones`. Jobs of
-other kinds are the same job when their id and submit time agree.
+files keep the last one; close copies that name another user or job name are different jobs
+under one id (two clusters' exports), each kept (s32 verifier V2), unless a copy comes from
+an export whose last column is free text (a forged record: every copy dropped). Files read in different
+time zones: :mod:`.file_zones`. Jobs of other kinds are the same job when their id and submit
+time agree.
 """
 
 from __future__ import annotations
@@ -20,13 +22,16 @@ from collections import Counter
 SLURM_KINDS = ("sacct-p", "sacct-csv", "sacct-json")
 
 
-def keep_once(table, paths: list, notes: Counter):
+def keep_once(table, paths: list, notes: Counter, forgeable=frozenset()):
     """``table`` (several files' jobs, each row's file index in ``_file``) with every job once.
 
     Args:
         table: the concatenated job tables, with ``_file``.
         paths: the files, by index (named in the notes).
         notes: cross-file notes, counted (added to).
+        forgeable: indices of the files whose records a job's own values can forge (a -P
+            export with a free-text column last): a job under one id with another user or
+            name there is dropped, not kept as another cluster's.
 
     Returns:
         The table without the copies, in its order, ``_file`` kept.
@@ -41,7 +46,7 @@ def keep_once(table, paths: list, notes: Counter):
                          _slurm=table["source_kind"].isin(SLURM_KINDS))
     table = table.sort_values(["_prio", "_unknown"], kind="stable")
     table["_job"] = _same_job_numbers(table, notes)
-    table = _drop_two_jobs_under_one_id(table, notes)
+    table = _split_two_jobs_under_one_id(table, notes, forgeable)
     offsets, shifted = zone_offsets(table, paths, notes)
     table = shift_times(table, offsets, shifted)
     # Files in another zone that cannot be told wrong keep their times; matched as if shifted.
@@ -142,29 +147,59 @@ def _last_attempts(table, notes: Counter):
     return table.drop(index=earlier)
 
 
-def _drop_two_jobs_under_one_id(table, notes: Counter):
-    """Copies of one job (one ``_job``: one id, close in time) from several files that name
-    another user or job name are two different jobs under one id (a forged or corrupt
-    export): which is real cannot be told, so every copy is dropped and the ids named. Not
-    grouped by submit time alone: a requeue resets Submit (its attempts agree on user and
-    name, as within a file)."""
+#: What one job shows in every copy and attempt (Submit is not: a requeue resets it); the
+#: job table keeps no UID. ``cluster`` is compared where a table has it.
+IDENTITY_COLUMNS = ("user", "workload", "cluster")
+
+
+def _split_two_jobs_under_one_id(table, notes: Counter, forgeable=frozenset()):
+    """Rows of one ``_job`` (one id, close in time) that name another user or job name are
+    different jobs under one id: each identity becomes a job of its own, kept with its own
+    ``source_file`` (s32 verifier V2: two clusters' exports of one id range, 5 s apart, had
+    been dropped whole as forged, 0 jobs written). An empty value (a -P export without
+    User) is no other job: it takes the best copy's value. Not grouped by submit time alone:
+    a requeue resets Submit (its attempts agree on user and name, as within a file). Where a
+    copy comes from a file in ``forgeable`` (a -P export with a free-text column last, whose
+    values can forge a whole record: s28 tester Z1) which one is real cannot be told, and
+    every copy of that job is dropped, its id named."""
     import pandas as pd
 
     slurm = table[table["_slurm"]]
-    if slurm.empty:
+    columns = [c for c in IDENTITY_COLUMNS if c in slurm.columns]
+    if slurm.empty or not columns:
         return table
-    # An empty value (a -P export without User) is no disagreement: nunique skips NA.
-    who = slurm[["user", "workload"]].astype("string").replace("", pd.NA)
-    clash = (who.assign(_job=slurm["_job"]).groupby("_job", dropna=False)
-             [["user", "workload"]].transform("nunique").gt(1).any(axis=1))
+    who = slurm[columns].astype("string").replace("", pd.NA)
+    job = slurm["_job"]
+    who = who.fillna(who.groupby(job).transform("first"))  # first: the best copy's
+    clash = who.groupby(job).transform("nunique").gt(1).any(axis=1).to_numpy(dtype=bool)
     if not clash.any():
         return table
-    ids = sorted(set(slurm.loc[clash[clash].index, "job_id"].astype(str)))
-    notes[f"two different jobs under one id in several files (user or name differ: a forged "
-          f"or corrupt export), every copy dropped: jobs {', '.join(ids[:5])}"
-          f"{' ...' if len(ids) > 5 else ''}; check them with sacct -j, or export with sacct "
-          "--json"] = int(clash.sum())
-    return table.drop(index=clash[clash].index)
+    forged = clash & slurm["_file"].isin(forgeable).groupby(job).transform("any").to_numpy(
+        dtype=bool)
+    if forged.any():
+        ids = list(dict.fromkeys(slurm.loc[forged, "job_id"].astype(str)))
+        notes[f"two different jobs under one id in several files, one from an export whose "
+              f"last column is free text (a forged record cannot be ruled out), every copy "
+              f"dropped: jobs {', '.join(ids[:5])}{' ...' if len(ids) > 5 else ''}; check "
+              "them with sacct -j, or export with sacct --json"] = int(forged.sum())
+        table = table.drop(index=slurm.index[forged])
+    rows = slurm.index[clash & ~forged]
+    if not len(rows):
+        return table
+    split = who.loc[rows].assign(_job=job.loc[rows])
+    table.loc[rows, "_job"] = table["_job"].max() + 1 + split.groupby(
+        ["_job", *columns], dropna=False, sort=False).ngroup()
+    # Said where the jobs came from several files; within one file its reader decided.
+    files = slurm.loc[rows, "_file"].groupby(job.loc[rows]).transform("nunique").gt(1)
+    ids = list(dict.fromkeys(slurm.loc[files[files].index, "job_id"].astype(str)))
+    if ids:
+        named = "cluster" in table.columns and table["cluster"].notna().any()
+        notes["id with different jobs in different files (another user or job name: two "
+              "clusters' exports, or a reused id), each job kept with its own source_file: "
+              f"jobs {', '.join(ids[:5])}{' ...' if len(ids) > 5 else ''}"
+              + ("" if named else "; these files name no cluster: export each with sacct "
+                 "-M CLUSTER (--json, or Cluster in --format) to know which is which")] = len(ids)
+    return table
 
 
 def _unknown_fields(table):

@@ -419,3 +419,21 @@ def test_utf16_text_is_said_with_the_conversion():
         with pytest.raises(IngestError) as caught:
             read_job_log(path, kind)
         assert str(caught.value) == said
+
+
+def test_several_files_leaving_no_job_are_refused_not_written_empty(tmp_path):
+    """s32 verifier V2: two files whose jobs all went as clashes wrote an empty table with exit
+    0; several files leaving no job are refused in one line, as one file giving none is."""
+    from collections import Counter
+
+    from hpcds1mpi.records.ingest.job_logs import refuse_no_jobs
+
+    table, reports, _ = ingest([EXPORTS / "s31-utc-P.txt", EXPORTS / "s31-new-york-P.txt"])
+    refuse_no_jobs(table, ["a.txt", "b.txt"], reports, Counter())  # jobs left: no error
+    notes = Counter({"two different jobs under one id, every copy dropped": 6})
+    with pytest.raises(IngestError) as said:
+        refuse_no_jobs(table.iloc[:0], ["a.txt", "b.txt"], reports, notes)
+    message = str(said.value)
+    assert message.startswith("a.txt, b.txt: no job left of the 6 read (6 x two different jobs "
+                              "under one id, every copy dropped); nothing written: ingest each "
+                              "file on its own") and "\n" not in message

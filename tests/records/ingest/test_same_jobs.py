@@ -124,3 +124,73 @@ def test_a_job_requeued_twice_after_a_short_and_a_long_run_is_still_one_job(tmp_
     table, _, notes = ingest(paths)
     assert table["runtime_s"].tolist() == [3600.0]
     assert notes["earlier attempt of a requeued job in another file (the last attempt kept)"] == 2
+
+
+def _cluster_export(path, user: str, uid: int, jobs: int, shift_s: int = 0, running: int = 0,
+                    elapsed: int = 60, user_column: bool = True):
+    """A -P export of jobs 100000.. (job line and batch step, as sacct writes them), each
+    submitted 30 s after the one before, plus ``shift_s``: one cluster's, or a copy of it;
+    the first ``running`` jobs still RUNNING."""
+    import datetime as dt
+
+    def at(s):
+        return (dt.datetime(2024, 1, 1) + dt.timedelta(seconds=s)).strftime("%Y-%m-%dT%H:%M:%S")
+
+    head = "JobID|JobIDRaw|JobName|User|UID|State|ExitCode|ElapsedRaw|NNodes|Submit|Start|End"
+    if not user_column:
+        head = head.replace("|User|UID", "")
+    lines = [head]
+    for j in range(jobs):
+        state = "RUNNING" if j < running else "COMPLETED"
+        submit = j * 30 + shift_s
+        start, jid = submit + 10, 100000 + j
+        who = f"|{user}|{uid}" if user_column else ""
+        lines += [f"{jid}|{jid}|app{who}|{state}|0:0|{elapsed}|1|{at(submit)}|{at(start)}|"
+                  f"{at(start + elapsed) if state != 'RUNNING' else 'Unknown'}",
+                  f"{jid}.batch|{jid}.batch|batch{'||' if user_column else ''}|{state}|0:0|"
+                  f"{elapsed}|1|{at(start)}|{at(start)}|"
+                  f"{at(start + elapsed) if state != 'RUNNING' else 'Unknown'}"]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_two_clusters_jobs_under_the_same_ids_5_s_apart_are_each_kept(tmp_path):
+    """s32 verifier V2: two clusters' exports of one id range (another user and UID, submitted
+    5 s apart) were taken for forged copies and every one of 4000 jobs dropped: "wrote 0
+    jobs". They cannot be one job: each is kept, with its own file, and said in one note."""
+    a = _cluster_export(tmp_path / "a.txt", "alice", 1001, 40)
+    b = _cluster_export(tmp_path / "b.txt", "bob", 1002, 40, shift_s=5)
+    again = _cluster_export(tmp_path / "a-again.txt", "alice", 1001, 40)  # a true copy
+    table, _, notes = ingest([a, b, again])
+    assert len(table) == 80 and table["job_id"].nunique() == 40
+    assert {user: set(files) for user, files in table.groupby("user")["source_file"]} == {
+        "alice": {str(a)}, "bob": {str(b)}}
+    said = [(r, n) for r, n in notes.items() if r.startswith("id with different jobs")]
+    assert len(said) == 1 and said[0][1] == 40, notes
+    assert "each job kept with its own source_file" in said[0][0]
+    assert "name no cluster" in said[0][0] and "sacct -M CLUSTER" in said[0][0]
+    assert notes["same job in several files, kept once (sacct -P preferred, then the copy "
+                 "with the most fields known)"] == 40  # the copy of a.txt, still once
+    assert not [r for r in notes if "dropped" in r or " h apart" in r or "requeued" in r]
+
+
+def test_one_job_seen_running_then_completed_is_kept_once(tmp_path):
+    """A state that moved on (RUNNING in one export, COMPLETED in a later one) is one job:
+    same user, UID and name; the finished jobs of both exports are kept once."""
+    early = _cluster_export(tmp_path / "r.txt", "alice", 1001, 5, running=2, elapsed=20)
+    done = _cluster_export(tmp_path / "d.txt", "alice", 1001, 5)
+    table, reports, notes = ingest([early, done])
+    assert len(table) == 5 and not [r for r in notes if r.startswith("id with different")]
+    assert reports[0].dropped["not finished (pending/running)"] == 2
+    assert notes["same job in several files, kept once (sacct -P preferred, then the copy "
+                 "with the most fields known)"] == 3
+
+
+def test_a_copy_without_a_user_column_is_the_same_job_not_another(tmp_path):
+    """An empty user (a -P export without User) is no other identity: the copy is the job
+    whose user is known, kept once, not split off as a third job."""
+    a = _cluster_export(tmp_path / "a.txt", "alice", 1001, 5)
+    b = _cluster_export(tmp_path / "b.txt", "bob", 1002, 5, shift_s=5)
+    bare = _cluster_export(tmp_path / "bare.txt", "", 0, 5, user_column=False)
+    table, _, notes = ingest([a, b, bare])
+    assert len(table) == 10 and sorted(set(table["user"])) == ["alice", "bob"], notes
