@@ -219,9 +219,11 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
             no_control(workdir, "--workdir")
         setup = check_setup(setup)
         check_sizes_reach_program(plan, workdir, setup)  # before --list: nothing would differ
+        from hpcds1mpi.launch.script_placeholders import split_command
+
         choice = LaunchChoice.of(launcher=launcher, mpi=mpi_plugin, mpiexec=mpiexec_path,
                                  launcher_args=launcher_args, cluster_file=cluster_file,
-                                 partition=partition)
+                                 partition=partition, program=split_command(program) or None)
         if list_only:
             _print_list(plan, None, program=True)
             return

@@ -134,9 +134,11 @@ def _program_launch(program: str | None, *, launcher, cluster_file, partition, g
     from hpcds1mpi.measure.setup_command import check_setup
 
     check_setup(given["--setup"])
+    from hpcds1mpi.launch.script_placeholders import split_command
+
     choice = LaunchChoice.of(launcher=launcher, mpi=None, mpiexec=given["--mpiexec"],
                              launcher_args=given["--launcher-args"], cluster_file=cluster_file,
-                             partition=partition)
+                             partition=partition, program=split_command(program) or None)
     return choice, readings
 
 

@@ -40,6 +40,9 @@ class Launch:
         wrapper_unset / wrapper_cleared: the variables an ``env -u NAME`` before the program
             removes, and whether ``env -i`` clears them all: the script's own settings do not
             reach the program then (s30 tester R6).
+        options_at: the offset where an option of the launcher's is added: after the
+            launcher word, or after the rank count of a wrapper that reads it first
+            (``cafrun -n 4``: :data:`~hpcds1mpi.launch.script_options.RANKS_FIRST`).
     """
 
     launcher: str
@@ -59,6 +62,11 @@ class Launch:
                                            compare=False)
     wrapper_unset: tuple[str, ...] = ()
     wrapper_cleared: bool = False
+    options_at: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.options_at is None:
+            self.options_at = self.span[1]
 
     @property
     def scope(self) -> "Mapping[str, str]":

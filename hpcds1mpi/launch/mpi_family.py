@@ -30,9 +30,9 @@ from pathlib import Path
 from hpcds1mpi.errors import ConfigError, LaunchError
 from hpcds1mpi.launch.elf_libraries import elf_needed, ldd_text
 from hpcds1mpi.launch.exec_wrappers import past_wrappers, program_index
-from hpcds1mpi.launch.mpi_names import (CANDIDATES, FAMILY_NAMES, LAUNCHER_NAMES, MPI_ABI, MPICH,
-                                        OPENMPI, ProgramMPI, family_of_banner, family_of_soname,
-                                        version_line)
+from hpcds1mpi.launch.mpi_names import (CANDIDATES, FAMILY_NAMES, LAUNCHER_NAMES, MPI4PY_FILE,
+                                        MPI_ABI, MPICH, OPENMPI, ProgramMPI, family_of_banner,
+                                        family_of_soname, version_line)
 from hpcds1mpi.launch.pmix_support import mpich_speaks_pmix, openmpi_slurm_pmi
 
 
@@ -55,8 +55,6 @@ def linked_library(path: str, env: dict) -> str | None:
     return None
 
 
-#: Where an interpreter's mpi4py extension is, asked without importing it (that starts MPI).
-MPI4PY_FILE = "import importlib.util as u; print(u.find_spec('mpi4py.MPI').origin)"
 
 
 def library_file(program: ProgramMPI, env: dict | None = None) -> str | None:
@@ -209,6 +207,10 @@ def program_mpi(tokens: list[str], env: dict | None = None) -> ProgramMPI:
     if not found or not found[0]:
         return ProgramMPI(None, f"{tokens[0]}'s words cannot be read" if tokens else "no program")
     tokens, env = found
+    from hpcds1mpi.launch.program_file_mpi import r_program_mpi
+
+    if (r_mpi := r_program_mpi(tokens, env)) is not None:  # s32 tester W1: Rscript mc.R
+        return r_mpi
     if (wrapped := unwrapped(tokens, env)) and wrapped[1]:  # s29 tester E1 (a wrapper of hpcc)
         inner = program_mpi(wrapped[0], env)
         said = inner.family or inner.evidence.endswith("cannot be read")
@@ -247,26 +249,6 @@ def launcher_family(path: str) -> str | None:
     if text.startswith("slurm"):
         return "slurm"
     return None
-
-
-def check_mpiexec(path: str, env: dict | None = None) -> str:
-    """The absolute path of a ``--mpiexec``, checked to be an MPI launcher.
-
-    Raises:
-        ConfigError: not found, not executable, or its ``--version`` names no MPI launcher.
-    """
-    env = os.environ if env is None else env
-    found = path if "/" in path else shutil.which(path, path=env.get("PATH"))
-    if not found or not os.path.exists(found):
-        raise ConfigError(f"--mpiexec {path!r} not found; give the path of an MPI launcher, "
-                          "e.g. /usr/bin/mpirun.openmpi")
-    if os.path.isdir(found) or not os.access(found, os.X_OK):
-        raise ConfigError(f"--mpiexec {found!r} is not an executable file")
-    found = os.path.abspath(found)
-    if launcher_family(found) is None:
-        raise ConfigError(f"--mpiexec {found!r} is not an MPI launcher (its --version names "
-                          "neither Open MPI nor hydra/MPICH/Intel MPI nor Slurm)")
-    return found
 
 
 def candidates(family: str, env: dict | None = None, exclude: str = "",
@@ -343,7 +325,8 @@ def check_launcher(program: ProgramMPI, launcher_path: str, srun_mpi: str = "",
                       f"which would start it as independent 1-rank copies; {hint}")
 
 
-def check_script(program_tokens: list[str], launcher, path: str | None = None) -> None:
+def check_script(program_tokens: list[str], launcher, path: str | None = None,
+                 runs=lambda found: None) -> None:
     """Refuse a batch script whose launcher cannot start its program as one job.
 
     Only where the program is found here (the machine writing the script) and its MPI is read:
@@ -352,6 +335,8 @@ def check_script(program_tokens: list[str], launcher, path: str | None = None) -
     under ``--mpi=pmi2``, as the test Slurm shows), any MPI under ``--mpi=none`` has no
     wire-up, and an ``mpiexec``/``mpirun`` found here must be of the program's family: a path,
     or a bare name looked up on ``path`` (the PATH the job will have; None: not known here).
+    ``runs``: the launcher a script found as the launcher runs, of path -> path or None
+    (:func:`~hpcds1mpi.launch.given_launcher.wrapped_launcher`; s32 tester X2).
 
     Raises:
         ConfigError: one line naming the program's MPI and the cluster-file key to set.
@@ -385,10 +370,16 @@ def check_script(program_tokens: list[str], launcher, path: str | None = None) -
         if found is None:
             return
     family = launcher_family(found) if os.path.exists(found) else None
+    # s32 tester X2: a script around a launcher (OpenCoarrays' cafrun) is of the family of the
+    # launcher it runs; one that is no launcher at all: script_launcher.check_launch
+    runs = runs(found) if family is None and os.path.exists(found) else None
+    family = launcher_family(runs) if runs else family
     if family in (OPENMPI, MPICH) and family != want:
         others = candidates(want, exclude=found, library=library_file(program))
         if found != command:
             command = f"{command} (here {os.path.realpath(found)})"
+        if runs:
+            command = f"{command} (a script that runs {runs})"
         raise ConfigError(f"{head} but the script's {command} is {LAUNCHER_NAMES[family]}: set "
                           f"mpiexec = \"{others[0] if others else 'its launcher'}\" in the "
                           "cluster file")

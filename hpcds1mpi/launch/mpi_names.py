@@ -85,3 +85,7 @@ def version_line(text: str) -> str:
         if line := _CONTROL.sub(" ", line).strip():
             return line
     return ""
+
+
+#: Where an interpreter's mpi4py extension is, asked without importing it (that starts MPI).
+MPI4PY_FILE = "import importlib.util as u; print(u.find_spec('mpi4py.MPI').origin)"

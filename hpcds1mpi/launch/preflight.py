@@ -37,22 +37,26 @@ class LaunchChoice:
 
     @classmethod
     def of(cls, *, launcher=None, mpi="pmi2", mpiexec=None, launcher_args=None,
-           cluster_file=None, partition=None) -> "LaunchChoice":
+           cluster_file=None, partition=None, program=None) -> "LaunchChoice":
         """The choice from the command line, the cluster file's settings filling what the
-        command line leaves out.
+        command line leaves out. ``program``: the tokens of the program to launch, whose MPI's
+        launcher a refused ``mpiexec`` names (None: not known; s32 tester X1).
 
         Raises:
             ConfigError: a bad ``--mpiexec`` (missing, not an MPI launcher) or unbalanced
                 quotes in ``--launcher-args``.
         """
         from hpcds1mpi.cluster import launch_settings
+        from hpcds1mpi.launch.given_launcher import check_mpiexec
 
         site = launch_settings(cluster_file, partition)
         args = launchers.parse_args(launcher_args) if launcher_args is not None else \
             launchers.parse_args(site["launcher_args"], "the cluster file's launcher_args")
         path = mpiexec or site["mpiexec"] or None
-        if path:
-            path = mpi_family.check_mpiexec(path)
+        if path:  # a refusal names where it came from (s32 tester X1: "--mpiexec" for both)
+            path = check_mpiexec(
+                path, given="--mpiexec" if mpiexec else "the cluster file's mpiexec",
+                program=list(program) if program else None)
         if path and launcher == "srun":
             raise ConfigError("--mpiexec names an mpiexec/mpirun; it cannot be combined with "
                               "--launcher srun")

@@ -11,6 +11,10 @@ Read as the sweep reads a program's MPI (:func:`hpcds1mpi.launch.mpi_family.prog
   env(1) read it: :mod:`~hpcds1mpi.launch.shebang`): its interpreter's mpi4py. The one thing
   run: that interpreter, asked where its ``mpi4py.MPI`` extension is (``find_spec``: MPI is not
   loaded, the program is not run), whose ELF is then read as above;
+* an R program (``Rscript FILE``, ``R -f FILE``, an ``.R`` file, a ``#!`` naming Rscript or
+  R: :mod:`~hpcds1mpi.launch.r_mpi`): the MPI package it loads by name (Rmpi, pbdMPI), whose
+  shared object the interpreter is asked for (without loading it) and read as above (s32
+  tester W1: ``Rscript mc.R`` read as Rscript's ELF, which links no MPI);
 * a shell wrapper: the program it names outright
   (:func:`~hpcds1mpi.launch.wrapper_program.wrapped_program`), read as above.
 
@@ -25,10 +29,12 @@ import shutil
 import subprocess
 from dataclasses import dataclass, replace
 
-from hpcds1mpi.launch import mpi_family
 from hpcds1mpi.launch.elf_libraries import elf_needed, needed_tree
 from hpcds1mpi.launch.exec_wrappers import program_index
-from hpcds1mpi.launch.mpi_names import MPI_ABI, family_of_banner, family_of_soname
+from hpcds1mpi.launch.mpi_names import (MPI4PY_FILE, MPI_ABI, ProgramMPI, family_of_banner,
+                                        family_of_soname)
+from hpcds1mpi.launch.r_mpi import (R_NAMES, RProgram, package_object, r_program, r_script,
+                                    script_word)
 from hpcds1mpi.launch.script_placeholders import program_at
 from hpcds1mpi.launch.shebang import PYTHON_NAME, read_shebang, shebang_python
 
@@ -52,11 +58,16 @@ class FileMPI:
 def program_word(words: list[str]) -> str:
     """The word of a launched command whose file tells its MPI, past an exec-wrapper prefix
     (``env X=1``, ``nice``: s30 tester K1): a Python interpreter's own (``python3 app.py``,
-    ``python3 -m gpaw``: its mpi4py), else the program's
+    ``python3 -m gpaw``: its mpi4py), an R front end's program file (``Rscript mc.R``,
+    ``R -f mc.R``: it tells the MPI package loaded) as the path it is (``./mc.R``: R opens it
+    in the working folder, never on PATH; s32 tester W2), else the program's
     (:func:`~hpcds1mpi.launch.script_placeholders.program_at`)."""
     words = words[program_index(words):]
     if words and PYTHON_NAME.match(os.path.basename(words[0])):
         return words[0]
+    if words and os.path.basename(words[0]) in R_NAMES:
+        script = script_word(words)
+        return words[0] if not script else script if "/" in script else f"./{script}"
     return words[program_at(words)] if words else ""
 
 
@@ -66,12 +77,19 @@ def file_mpi(path: str, env: dict | None = None, depth: int = 0) -> FileMPI:
     env = dict(os.environ if env is None else env)
     if PYTHON_NAME.match(os.path.basename(path)):  # pyenv's shims are shell scripts too
         return _python_mpi(path, (), env)
+    if (r := r_script(path, env)) is not None:  # s32 tester W1
+        return _r_mpi(r, env)
     if read_shebang(path) is None:
         return elf_mpi(path)
     from hpcds1mpi.launch.wrapper_program import is_shell_script, unwrapped
 
     if is_shell_script(path):  # through wrappers as the sweep's launcher check reads them
         inner = unwrapped([path], env)
+        r = r_program(inner[0], env) if inner and inner[0] else None
+        if r is not None:
+            got = _r_mpi(r, env)
+            return replace(got, evidence=f"it runs {os.path.basename(r.interpreter)}: "
+                                         f"{got.evidence}") if got.family else got
         found = _on_path(inner[0][0], env) if inner and inner[0] else None
         if found is None or depth > 1:  # unwrapped ends at a program: no shell script again
             return FileMPI(None)
@@ -109,6 +127,38 @@ def elf_mpi(path: str) -> FileMPI:
         return FileMPI(None)
 
 
+def r_program_mpi(tokens: list[str], env: dict) -> ProgramMPI | None:
+    """The MPI of the R program ``tokens`` start (past any exec-wrapper prefix), as the sweep's
+    launcher check takes it (``path``: the MPI package's shared object, whose libraries
+    :func:`~hpcds1mpi.launch.mpi_family.library_file` follows); None when ``tokens`` start no R
+    program."""
+    program = r_program(tokens, env)
+    if program is None:
+        return None
+    name = os.path.basename(program.script)
+    if program.package is None:
+        what = (f"{name} is an R program that" if program.script else
+                "an R command that names no program file (-e, R CMD, stdin) and")
+        return ProgramMPI(None, f"{what} loads no MPI package by name (library(Rmpi), "
+                                "library(pbdMPI))")
+    found = _r_mpi(program, env)
+    if found.family is None:
+        return ProgramMPI(None, found.evidence or f"{name or 'its -e code'} loads "
+                          f"{program.package}, which {program.interpreter} does not have (or "
+                          "its MPI cannot be read)")
+    return ProgramMPI(found.family, found.evidence, found.elf)
+
+
+def _r_mpi(program: RProgram, env: dict) -> FileMPI:
+    """The MPI of an R program: its MPI package's shared object's (:func:`elf_mpi`)."""
+    shared = package_object(program, env)
+    found = elf_mpi(shared) if shared else FileMPI(None)
+    if found.family is None:
+        return found
+    return replace(found, evidence=f"an R program: the {program.package} of "
+                                   f"{program.interpreter}, {shared}, {found.evidence}")
+
+
 def _python_mpi(interpreter: str, options: tuple[str, ...], env: dict) -> FileMPI:
     """The MPI of ``interpreter``'s mpi4py: its extension's ELF (:func:`elf_mpi`)."""
     extension = _mpi4py_extension(interpreter, options, tuple(sorted(env.items())))
@@ -128,7 +178,7 @@ def _mpi4py_extension(interpreter: str, options: tuple[str, ...],
     (importing it loads MPI); None when it has no mpi4py or cannot be asked. Asked once per
     interpreter, options and environment (a script launches the same Python many times)."""
     try:
-        proc = subprocess.run([interpreter, *options, "-c", mpi_family.MPI4PY_FILE],
+        proc = subprocess.run([interpreter, *options, "-c", MPI4PY_FILE],
                               capture_output=True, text=True, timeout=_TIMEOUT_S,
                               env=dict(env), stdin=subprocess.DEVNULL)
     except (OSError, subprocess.SubprocessError):

@@ -10,7 +10,6 @@ start the program, naming the cluster-file keys that fix it.
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import shutil
 from dataclasses import replace
@@ -76,10 +75,6 @@ def measured_cluster(cluster, scheduler: str, launch: dict | None):
         "names a launcher; set launcher / mpiexec in a --cluster file to launch otherwise)")
 
 
-#: The names an MPI launcher goes by (Debian's alternatives add a suffix: mpirun.openmpi).
-_LAUNCHER_NAME = re.compile(r"(mpiexec|mpirun|orterun|prterun)([.-][\w.-]+)?")
-
-
 def is_mpi_launcher(command: str) -> bool:
     """Whether a recorded launcher ``command`` is named like an MPI launcher and its
     ``--version`` says so: a crafted telemetry's ``launched_with`` naming ``/usr/bin/xargs``
@@ -87,9 +82,10 @@ def is_mpi_launcher(command: str) -> bool:
     verifier V3-2). The name is checked first, so nothing else is ever run."""
     from hpcds1mpi.launch.mpi_family import launcher_family
     from hpcds1mpi.launch.mpi_names import MPICH, OPENMPI
+    from hpcds1mpi.launch.given_launcher import LAUNCHER_NAME
 
     path = shutil.which(command)
-    return bool(path and _LAUNCHER_NAME.fullmatch(os.path.basename(command))
+    return bool(path and LAUNCHER_NAME.fullmatch(os.path.basename(command))
                 and launcher_family(path) in (OPENMPI, MPICH))
 
 
@@ -108,16 +104,22 @@ def check_launch(program: list[str], launcher, cluster, hint: str = "",
     follows such a fix. Returns a note, "" for none: a PBS job's bare ``mpiexec`` of another
     MPI on this PATH (qsub does not pass this PATH to the job, whose own may differ: s31
     review), said rather than refused as for sbatch, which passes it."""
+    from hpcds1mpi.launch.given_launcher import wrapped_launcher
     from hpcds1mpi.launch.mpi_family import check_script
 
     # A bare mpiexec is looked up on this PATH unless the job changes its environment first.
     changes_path = cluster is not None and (getattr(cluster, "modules", None)
                                             or getattr(cluster, "preamble", None))
     path = None if changes_path else os.environ.get("PATH")
+    if none := not_launcher(program, launcher, path):  # as the sweep refuses it (s32 X2)
+        if scheduler == "slurm":
+            raise ConfigError(none)
+        return (f"warning: {none}, unless it is this site's own mpiexec wrapper (check that it "
+                "starts the program as one job)")
     if scheduler != "slurm" and path is not None:
         _refuse_launch(program, launcher, cluster, hint, None)  # what holds on any PATH
         try:
-            check_script(program, launcher, path)
+            check_script(program, launcher, path, wrapped_launcher)
         except ConfigError as exc:
             return (f"warning: {exc}, if the job's PATH is this one (qsub does not pass it; "
                     "check with qsub -V or set mpiexec in the cluster file)")
@@ -126,12 +128,33 @@ def check_launch(program: list[str], launcher, cluster, hint: str = "",
     return ""
 
 
+def not_launcher(program: list[str], launcher, path: str | None) -> str:
+    """The refusal of a script's ``mpiexec``/``mpirun`` that is found here and is no MPI
+    launcher: its ``--version`` names none, nor is it a script around one
+    (:func:`~hpcds1mpi.launch.given_launcher.wrapped_launcher`); s32 tester X2: a cluster
+    file's ``mpiexec = "/bin/echo"`` was written as the script's launcher. "" where it is
+    one, or srun, or not found here (a bare name is looked up on ``path``; None: unknown)."""
+    from hpcds1mpi.launch.mpi_family import launcher_family, program_mpi
+    from hpcds1mpi.launch.given_launcher import refusal, wrapped_launcher
+
+    command = getattr(launcher, "command", "")
+    if getattr(launcher, "name", "") == "srun" or not command:
+        return ""
+    found = command if "/" in command else (shutil.which(command, path=path) if path else None)
+    if not found or not os.path.isfile(found) or launcher_family(found) \
+            or wrapped_launcher(found):
+        return ""
+    given = f"the script's {command}" + (f" (here {found})" if found != command else "")
+    return refusal(given, found, 'set mpiexec = "{}" in the cluster file', program_mpi(program))
+
+
 def _refuse_launch(program: list[str], launcher, cluster, hint: str, path) -> None:
     """:func:`check_launch`'s refusal, with the fix of a cluster not from a file."""
+    from hpcds1mpi.launch.given_launcher import wrapped_launcher
     from hpcds1mpi.launch.mpi_family import check_script
 
     try:
-        check_script(program, launcher, path)
+        check_script(program, launcher, path, wrapped_launcher)
     except ConfigError as exc:
         origin = not_from_file(cluster)
         if "in the cluster file" not in str(exc) or (origin is None and not hint):

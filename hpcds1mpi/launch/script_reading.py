@@ -2,8 +2,8 @@
 
 :func:`read_script` turns the text of a Slurm or PBS script into a :class:`JobScript`: every
 ``#SBATCH`` / ``#PBS`` option with its line and the place of its value in the text, the
-``srun`` / ``mpirun`` / ``mpiexec`` / ``ibrun`` / ``aprun`` lines with their options and the
-program (after an exec-wrapper prefix such as ``env NAME=value``:
+``srun`` / ``mpirun`` / ``mpiexec`` / ``ibrun`` / ``aprun`` / ``cafrun`` lines with their options
+and the program (after an exec-wrapper prefix such as ``env NAME=value``:
 :mod:`~hpcds1mpi.launch.exec_wrappers`), the ``OMP_NUM_THREADS`` (and friends) settings
 (``export NAME=value``, csh's ``setenv NAME value``), and what all of it asks for: nodes,
 ranks, threads, GPUs, the time limit. :mod:`hpcds1mpi.launch.script_rewrite` edits the same
@@ -38,7 +38,7 @@ from hpcds1mpi.launch.script_components import check_directive_words, check_one_
 from hpcds1mpi.launch.script_file import check_script_text
 from hpcds1mpi.launch.script_gpus import GPU_OPTIONS, gpus_of, per_node_gpus
 from hpcds1mpi.launch.script_options import (
-    ASSIGN_RE, LOOP_WORDS, REDIRECT_RE, SHELL_STOP, TABLES, Option, Word,
+    ASSIGN_RE, LOOP_WORDS, RANKS_FIRST, REDIRECT_RE, SHELL_STOP, TABLES, Option, Word,
     comment_start, launcher_kind, mpi_options, parse_pbs_time, parse_slurm_time, pbs_options,
     range_note, slurm_options, to_int, words)
 
@@ -271,6 +271,8 @@ def _launch(script: JobScript, command: list[Word], prefix: list[Word], number: 
     else:
         options = mpi_options(rest, number, TABLES[kind])
     launch = Launch(launcher, kind, number, last, (head.start, head.end))
+    if launcher in RANKS_FIRST and options and options[0].name == "ntasks":
+        launch.options_at = options[0].span[1]  # cafrun -n 4 <mpiexec's options> ./prog
     for opt in options:
         if not opt.name:
             continue

@@ -146,7 +146,7 @@ def _launch(e: Edits, script: "JobScript", to: Layout, family: str | None) -> bo
             drop_option(e, o["map-by"], directive=False)
     binding = added_binding(script, to, family)
     if binding is not None:  # Open MPI would give each rank one core for all its threads
-        e.insert(launch.span[1], " " + " ".join(binding.tokens))
+        e.insert(launch.options_at, " " + " ".join(binding.tokens))
     if family == MPICH and (bound := hydra_bind_value(launch, to.threads)):
         e.launch_value(o["bind-to"], bound, "-bind-to")  # T cores a rank (s31 tester P3)
     if launch.kind == "slurm":

@@ -245,12 +245,17 @@ def reason_line(stdout: str, stderr: str) -> str:
     Message" section, not its option table (s29 tester C4); :data:`SPECIFIC_LINE`:
     gfortran's runtime error, an assert, GROMACS's fatal error); else
     a crash the launcher reports; else the program's last error message (stderr, then stdout:
-    LAMMPS writes its ERROR to stdout); else its last line on stderr; else the title of the
-    first Open MPI help text (:func:`~hpcds1mpi.launch.help_text.help_titles`: its first
-    paragraph); else the last text line of stderr, then of stdout. Never a line every failure
-    prints (:data:`~hpcds1mpi.measure.program_lines.GENERIC_LINE`, an MPI's abort banner,
-    Open MPI's help text) before those last two: a bare "STOP 2" loses
-    to the program's own "convergence NOT achieved" on stdout. Its control characters are
+    LAMMPS writes its ERROR to stdout); else a Fortran stop code with the program's last line
+    before it (:func:`~hpcds1mpi.measure.stop_code.stop_reason`: "usage: heat N; ERROR STOP
+    2", not the MPI_ABORT help text under it, s32 tester X5); else its last line on stderr;
+    else the title of the first Open MPI help text
+    (:func:`~hpcds1mpi.launch.help_text.help_titles`: its first paragraph); else the last text
+    line of stderr, then of stdout. Never a line every failure prints
+    (:data:`~hpcds1mpi.measure.program_lines.GENERIC_LINE`, an MPI's abort banner's
+    boilerplate: its error is one line, "An error occurred in MPI_Win_create: MPI_ERR_WIN:
+    invalid window", s32 tester X4; Open MPI's help text) before those last two: a bare
+    "STOP 2" loses to the program's own "convergence NOT achieved" on stdout. Its control
+    characters are
     escaped (:func:`~hpcds1mpi.measure.printable.printable`, tabs kept): the line is printed
     and stored, and a program's ``\\x1b]0;...`` had set the terminal's title (s29 tester H5).
 
@@ -259,6 +264,8 @@ def reason_line(stdout: str, stderr: str) -> str:
     then the last error line: gfortran's "Error termination. Backtrace:" below its real error."""
     from hpcds1mpi.measure.framed_boxes import framed_boxes
     from hpcds1mpi.measure.printable import printable
+    from hpcds1mpi.measure.rank_tags import untagged
+    from hpcds1mpi.measure.stop_code import stop_reason
 
     crashes = [ln.strip() for ln in stderr.splitlines() if CRASH_WORDS.search(ln)]
     # stripped, tags kept (PETSc's sections need them); boxes found once per stream, not
@@ -269,9 +276,10 @@ def reason_line(stdout: str, stderr: str) -> str:
     texts = [[ln.strip() for ln in stream.splitlines()
               if ln.strip() and not RULE_LINE.match(ln)] for stream in (stderr, stdout)]
     helps = help_titles(stderr) or help_titles(stdout)
+    stopped = stop_reason([[untagged(ln) for ln in ls] for ls in lines], [err, out])
     for found in (_specific(err) + yaml_documents(stderr) + _box_errors(boxes[0]),
                   _specific(out) + yaml_documents(stdout) + _box_errors(boxes[1]), crashes,
-                  _errors(err), _errors(out),
+                  _errors(err), _errors(out), [stopped] if stopped else [],
                   [ln for ln in err if ln], helps[:1], *texts):
         if found:  # the program's text, never obeyed by the terminal (s29 tester H5)
             return printable(found[-1], keep="\t")

@@ -88,19 +88,28 @@ def program_lines(lines: list[str], boxes: list) -> list[str]:
     header as its title (:data:`FOAM_HEADER`). Each of its framed ``boxes``
     (:func:`~hpcds1mpi.measure.framed_boxes.framed_boxes`) is one line, its message.
 
+    Open MPI's error-handler banner is one line, its message, at its first line
+    (:func:`~hpcds1mpi.measure.mpi_error_banner.banner_messages`, s32 tester X4).
+
     Before, the text between any two rules was taken for Open MPI's help text and dropped:
     every GROMACS fatal error (framed by 55 dashes) with it."""
+    from hpcds1mpi.measure.mpi_error_banner import banner_messages
     from hpcds1mpi.measure.rank_tags import ERROR_TRAILER, FATAL_TRAILER, untagged
 
     boxed = {i for a, b in help_spans(lines) for i in range(a, b + 1)}
+    plain = [untagged(ln) for ln in lines]
     kept = []
-    for i, ln in enumerate(untagged(ln) for ln in lines):
+    for i, ln in enumerate(plain):
         ln = FOAM_HEADER.sub(r"\1:", ln)
         if kept and kept[-1] and FATAL_TRAILER.search(ln):  # one line: what was wrong, and
             kept[-1] = f"{kept[-1]} ({ln[:1].lower()}{ln[1:]})"  # that it is fatal (s29 V1-3)
             ln = ""
         kept.append("" if i in boxed or RULE_LINE.match(ln) or LAUNCHER_LINE.search(ln)
                     or GENERIC_LINE.search(ln) or ERROR_TRAILER.match(ln) else ln)
+    for banner in banner_messages(plain):  # one message, not six lines of boilerplate
+        for i in banner.lines:
+            kept[i] = ""
+        kept[banner.first] = banner.message
     for box in boxes:  # one message, not a line of art or half a sentence
         kept[box.first:box.last + 1] = ["", box.message] + [""] * (box.last - box.first - 1)
     return kept

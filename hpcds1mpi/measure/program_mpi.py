@@ -2,7 +2,8 @@
 
 ``sweep --command`` records the first line of ``MPI_Get_library_version`` of the library the
 program itself loads (the one ``ldd`` resolves for a binary, its mpi4py's for a ``python ...``
-program or a script whose ``#!`` names Python, the program a shell wrapper names outright:
+program or a script whose ``#!`` names Python, its MPI package's for an R program
+(:mod:`~hpcds1mpi.launch.r_mpi`), the program a shell wrapper names outright:
 :mod:`~hpcds1mpi.launch.wrapper_program`; past an exec-wrapper prefix, on the PATH the ranks
 get: :mod:`~hpcds1mpi.launch.rank_program`), so kernels and programs measured with one MPI on one
 machine share a ``machine_id``. Where it cannot be read, the library of the launcher's own
@@ -158,8 +159,18 @@ def _first_line(command: list[str], env: dict) -> str | None:
 
 
 def _program_library_version(tokens: list[str], env: dict) -> str | None:
+    from hpcds1mpi.launch.mpi_family import linked_library
+    from hpcds1mpi.launch.r_mpi import package_object, r_program
     from hpcds1mpi.launch.wrapper_program import unwrapped
 
+    # An R program (Rscript mc.R; R, a shell script, is no wrapper to read): its MPI package's
+    # shared object's library, where Rscript's own ELF links none (s32 tester W1: the Open MPI
+    # of Rmpi was recorded as "MPICH 5.0.2 [assumed ...]", the launcher's installation's)
+    r = r_program(tokens, env)
+    if r is not None:
+        shared = package_object(r, env)
+        library = linked_library(shared, env) if shared else None
+        return _library_line(library, env) if library else None
     # A wrapper (run.sh): the program it names outright, read as the launcher check reads it
     # (s29 tester E1); None where it names none.
     found = unwrapped(tokens, env)

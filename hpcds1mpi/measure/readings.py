@@ -19,7 +19,8 @@ the launch:
   (:meth:`Readings.check_ranks`). A launch that printed no count is ``failed`` instead, with
   the program's own reason, when it ran 1 rank or printed none of the lines the regexes look
   for (a program that refused its input, e.g. ScaLAPACK's "need TOTMEM"): that says nothing of
-  the launcher.
+  the launcher; one of several ranks that printed its other readings but no count stops the
+  sweep saying the regex matched nothing, with the output's lines to fix it by.
 
 A launch (exit 0) whose readings are missing is ``failed`` with the line of its output that
 says why (``said``: :func:`~hpcds1mpi.measure.program_launch.reason_line`), see
@@ -303,12 +304,21 @@ class Readings:
                                         ("ranks", self.ranks), (FAIL, self.fail))
                 if p is not None}
 
-    @staticmethod
-    def _values(groups: dict, said: str = "") -> dict:
+    def _values(self, groups: dict, outputs: tuple = ()) -> dict:
+        """The readings of ``groups``; with ``outputs`` (stdout, stderr: a reading is missing)
+        ``said``, the program's reason, and, where the count is missing, ``lines``, the lines
+        ``--ranks-regex`` is to be fixed by (:func:`~hpcds1mpi.measure.rank_count.output_lines`,
+        s32 tester X6)."""
+        from hpcds1mpi.measure.program_launch import reason_line
+        from hpcds1mpi.measure.rank_count import output_lines
+
         fom, ranks = _float(groups.get("fom")), _float(groups.get("ranks"))
         return {"time": _float(groups.get("time")), "time_text": groups.get("time"),
                 "fom": fom if math.isfinite(fom) else math.nan,
-                "ranks": ranks if math.isfinite(ranks) else math.nan, "said": said,
+                "ranks": ranks if math.isfinite(ranks) else math.nan,
+                "said": reason_line(*outputs) if outputs else "",
+                "lines": output_lines(*outputs) if outputs and self.ranks is not None
+                and "ranks" not in groups else "",
                 "fail_line": groups.get(FAIL), "time_unit": groups.get("time_unit", "")}
 
     @staticmethod
@@ -321,29 +331,27 @@ class Readings:
         """``{"time": s, "time_text": str, "fom": x, "ranks": n, "said": line}`` from one
         launch's output ``text`` (its stdout) and ``stderr`` (NaN / None: not found; ``said``:
         the program's reason line when a regex found nothing, else "")."""
-        from hpcds1mpi.measure.program_launch import reason_line
-
         both = text + "\n" + stderr if stderr else text
         groups = {}
         for name, pattern in self._patterns().items():
             groups.update(_found(name, pattern, both))
         missing = self._reading_missing(n for n in self._patterns() if n not in groups)
-        return self._values(groups, reason_line(text, stderr) if missing else "")
+        return self._values(groups, (text, stderr) if missing else ())
 
     def scan(self, streams: list, out_path: str | None = None,
              mark: FileMark | None = None) -> dict:
         """:meth:`read` over the binary files ``streams`` (stdout, stderr), then what the
         launch wrote to ``out_path`` since ``mark``, searched backwards in windows; ``said``
         from the streams' last :data:`~hpcds1mpi.measure.program_launch.TAIL` bytes."""
-        from hpcds1mpi.measure.program_launch import TAIL, reason_line
+        from hpcds1mpi.measure.program_launch import TAIL
 
-        def said() -> str:  # only when a regex found nothing: why the program did not say it
-            tails = []
+        def tails() -> tuple:  # only when a regex found nothing: why the program did not say it
+            read = []
             for fh in streams[:2]:
                 size = fh.seek(0, 2)
                 fh.seek(max(0, size - TAIL))
-                tails.append(fh.read(TAIL).decode("utf-8", "replace"))
-            return reason_line(*(tails + ["", ""])[:2])
+                read.append(fh.read(TAIL).decode("utf-8", "replace"))
+            return tuple((read + ["", ""])[:2])
 
         todo, groups = self._patterns(), {}
 
@@ -368,7 +376,7 @@ class Readings:
         for fh in reversed(streams):
             if todo and search(fh, 0):
                 break
-        return self._values(groups, said() if self._reading_missing(todo) else "")
+        return self._values(groups, tails() if self._reading_missing(todo) else ())
 
     def time_problem(self, found: dict, wall_s: float, ranks: int = 1, threads: int = 1) -> str:
         """Why one launch (exit 0) of ``ranks`` ranks of ``threads`` threads each is not a
@@ -421,27 +429,8 @@ class Readings:
                 f"{printable(' '.join(line.split())[:200])}")
 
     def check_ranks(self, found: dict, ranks: int, label: str, tokens: list[str]) -> None:
-        """Raise :class:`LaunchError` unless the program reported ``ranks`` processes.
+        """Raise unless the program reported ``ranks`` processes (only with
+        ``--ranks-regex``): :func:`~hpcds1mpi.measure.rank_count.check_rank_count`."""
+        from hpcds1mpi.measure.rank_count import check_rank_count
 
-        Only with ``--ranks-regex``: a launch of ``ranks`` ranks whose program reports
-        another count is not one job; nothing of it is recorded. No count is evidence of
-        that only when the program printed its other readings (``--time-regex`` /
-        ``--fom-regex``) at more than 1 rank; otherwise (1 rank: nothing to join; no reading
-        at all: the program refused its input) :meth:`time_problem` makes the launch
-        ``failed`` with the program's reason, and the sweep goes on.
-        """
-        if self.ranks is None:
-            return
-        seen = found["ranks"]
-        if seen == ranks:
-            return
-        printed = (self.time is not None and found.get("time_text") is not None) or \
-            (self.fom is not None and not math.isnan(found.get("fom", math.nan)))
-        if math.isnan(seen) and (ranks == 1 or not printed):
-            return
-        said = "nothing" if math.isnan(seen) else f"{seen:g}"
-        raise LaunchError(
-            f"{label}: launched {ranks} rank(s) but the program's output matched "
-            f"--ranks-regex '{self.ranks.pattern}' with {said}: its ranks are not one job "
-            f"({' '.join(tokens[:3])} ...); nothing was recorded for it: use the program's own "
-            "launcher (--mpiexec) or fix --ranks-regex")
+        check_rank_count(self, found, ranks, label, tokens)

@@ -398,3 +398,34 @@ def test_a_size_that_reaches_the_program_or_one_size_alone_is_swept(extra):
     proc = _run("sweep", "--command", "cp2k.psmp -i h2o.inp", "--label", "cp2k", *extra,
                 "--list")
     assert proc.returncode == 0, proc.stderr
+
+
+def test_a_refused_mpiexec_names_the_programs_own_launcher(tmp_path):
+    """s32 tester X1: the refusal of a launcher that is none named no launcher that works;
+    it now names the one of the program's MPI (Debian's hpcc: Open MPI)."""
+    from tests.helpers import run_cli, system_program
+
+    hpcc = system_program("hpcc")
+    proc = run_cli(["sweep", "--program", f"{hpcc} {{size}}", "--sizes", "1",
+                    "--ranks-per-node", "1", "--mpiexec", "/bin/echo",
+                    "--out", str(tmp_path / "t.h5")], timeout=120)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "is not an MPI launcher" in proc.stderr
+    assert "use its launcher: --mpiexec /usr/bin/mpirun.openmpi" in proc.stderr
+
+
+def test_an_r_programs_mpi_is_read_and_the_wrong_launcher_refused(tmp_path):
+    """s32 tester W1: `Rscript mc.R` was "an unknown MPI", swept by the wheel's MPICH mpiexec
+    as 1-rank copies recorded ok; its Rmpi links Open MPI, so that launcher is refused."""
+    from tests.helpers import run_cli, system_program
+
+    system_program("Rscript")
+    script = tmp_path / "mc.R"
+    script.write_text("library(Rmpi)\nn <- as.integer(commandArgs(trailingOnly=TRUE)[1])\n"
+                      "cat('elapsed', 0.1, 's\\n')\nmpi.quit()\n")
+    proc = run_cli(["sweep", "--program", f"Rscript {script} {{size}}", "--sizes", "10",
+                    "--ranks-per-node", "1,2", "--time-regex", r"elapsed ([0-9.]+) s",
+                    "--out", str(tmp_path / "t.h5")], timeout=180, cwd=tmp_path)
+    assert proc.returncode != 0 and "an R program: the Rmpi of" in proc.stderr, proc.stderr
+    assert "use its launcher: --mpiexec /usr/bin/mpirun.openmpi" in proc.stderr
+    assert not (tmp_path / "t.h5").exists()

@@ -585,3 +585,14 @@ def test_an_escalation_for_partitions_that_cannot_run_it_names_each_ones_reason(
     assert reasons[0] == "no allowed partition can run this job (see the lines below)"
     assert reasons[1].startswith("lab/cpu: every configuration is predicted to fail here "
                                  "(measured failing at size 1: 1 node x 1 rank x 1 thread")
+
+
+def test_a_cafrun_line_is_read_as_its_mpiexecs_launch(program_bundle):
+    """s32 tester X3: ``cafrun -n 8 ./jacobi 1024 40`` (OpenCoarrays' launcher, a wrapper of
+    mpiexec) had been no launch line: the directives' 4 ranks were advised, the workload was
+    not known, and a rewrite left -n as written (the job then failed for want of slots)."""
+    text = PROGRAM.replace("srun {line}", "cafrun -n 8 ./jacobi 1024 40")
+    a = advise(text, program_bundle, fake_places())
+    assert (a.workload, a.size, a.size_source) == ("myjac", 1024, "the command on line 6")
+    assert a.asked.config.nodes * a.asked.config.ranks_per_node == 8
+    assert not any("no launch line" in n for n in a.notes)

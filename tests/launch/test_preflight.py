@@ -264,3 +264,26 @@ def test_the_program_is_found_on_the_path_open_mpis_ranks_get(probes, tmp_path):
     lines = _check(preflight.LaunchChoice.of(mpiexec=system_program("mpirun.openmpi")),
                    env=env, ranks=1, program=["hpcc"])
     assert lines[0].startswith("program MPI: Open MPI (links libmpi.so.40)"), lines
+
+
+def test_a_cluster_files_mpiexec_that_is_no_launcher_is_refused_as_the_cluster_files(tmp_path):
+    """s32 tester X1: a cluster file's `mpiexec = "/usr/bin/cafrun"` was refused as
+    "--mpiexec '/usr/bin/cafrun' ...", naming an option not given; the program given, its
+    MPI's launcher is named (a script around hydra stands for cafrun, not always installed)."""
+    from hpcds1mpi.launch.mpi_family import launcher_family
+
+    wrapper = tmp_path / "cafrun"
+    wrapper.write_text('#!/bin/sh\n[ "$1" = --version ] && { echo "cafrun 2.10.1"; exit 0; }\n'
+                       f'exec {system_program("mpiexec.mpich")} "$@"\n')
+    wrapper.chmod(0o755)
+    site = tmp_path / "caf.toml"
+    site.write_text(f'[cluster]\nname = "vm"\nlauncher = "mpirun"\nmpiexec = "{wrapper}"\n\n'
+                    "[partitions.local]\ncores_per_node = 2\nmemory_gb = 4\n")
+    with pytest.raises(ConfigError) as refused:
+        preflight.LaunchChoice.of(cluster_file=str(site), program=[system_program("hpcc")])
+    said = str(refused.value)
+    assert said.startswith(f"the cluster file's mpiexec '{wrapper}' is not an MPI launcher")
+    named = said.split('use its launcher: set mpiexec = "', 1)[1].split('"')[0]
+    assert launcher_family(named) == "openmpi", said
+    with pytest.raises(ConfigError, match=rf"^--mpiexec '{wrapper}' is not an MPI launcher"):
+        preflight.LaunchChoice.of(cluster_file=str(site), mpiexec=str(wrapper))

@@ -3,10 +3,14 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
+import sys
 
 import pytest
 
+from hpcds1mpi.errors import LaunchError
 from hpcds1mpi.launch import mpi_family
 from hpcds1mpi.launch.program_file_mpi import _mpi4py_extension, file_mpi, program_word
 from tests.helpers import system_program
@@ -74,3 +78,83 @@ def test_the_program_word_is_read_past_an_exec_wrapper_prefix():
     """s30 tester K1: advise's MPI check read `env` itself."""
     assert program_word(["env", "X=1", "python3", "app.py"]) == "python3"
     assert program_word(["nice", "-n", "5", "./app", "3"]) == "./app"
+
+
+def _r_program(tmp_path, name: str = "mc.R") -> str:
+    """An Rmpi program (the tester's Monte Carlo pi), with Debian's Rscript and Rmpi present."""
+    system_program("Rscript")
+    script = tmp_path / name
+    script.write_text("suppressMessages(library(Rmpi))\nn <- mpi.comm.size(0)\nmpi.quit()\n")
+    return str(script)
+
+
+def test_an_r_program_is_read_through_its_mpi_package(tmp_path):
+    """s32 tester W1: `Rscript mc.R` read as Rscript's ELF ("links no MPI library"), so the
+    sweep launched an Open MPI program with the venv's MPICH hydra: two 1-rank copies, ok."""
+    from hpcds1mpi.launch.program_file_mpi import r_program_mpi
+
+    script = _r_program(tmp_path)
+    found = file_mpi(script)
+    assert found.family == mpi_family.OPENMPI, found
+    assert found.evidence.startswith("an R program: the Rmpi of /usr/bin/Rscript, ")
+    assert found.evidence.endswith("/Rmpi/libs/Rmpi.so, links libmpi.so.40")
+    assert found.elf.endswith("Rmpi.so")
+    env = dict(os.environ)
+    for words in (["Rscript", script, "4000000"], ["R", "--slave", "-f", script]):
+        program = r_program_mpi(words, env)
+        assert program.family == mpi_family.OPENMPI and program.path == found.elf, program
+    # what the sweep's launcher check takes: its library, and the launcher it names
+    program = r_program_mpi(["Rscript", script], env)
+    assert os.path.basename(mpi_family.library_file(program, env)).startswith("libmpi.so.40")
+    hydra = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    if os.path.exists(hydra) and shutil.which("mpirun.openmpi"):
+        with pytest.raises(LaunchError) as caught:
+            mpi_family.check_launcher(program, hydra, env=env)
+        assert str(caught.value).endswith(f"--mpiexec {shutil.which('mpirun.openmpi')}")
+    wrapper = tmp_path / "run.sh"
+    wrapper.write_text(f"#!/bin/sh\nexec Rscript {script} \"$@\"\n")
+    assert file_mpi(str(wrapper)).evidence.startswith("it runs Rscript: an R program: ")
+
+
+def test_an_r_program_naming_no_mpi_package_is_unknown(tmp_path):
+    from hpcds1mpi.launch.program_file_mpi import r_program_mpi
+
+    system_program("Rscript")
+    plain = tmp_path / "serial.R"
+    plain.write_text("cat(sum(runif(10)), '\\n')\n")
+    assert file_mpi(str(plain)).family is None
+    program = r_program_mpi(["Rscript", str(plain)], dict(os.environ))
+    assert program.family is None and program.evidence == (
+        "serial.R is an R program that loads no MPI package by name (library(Rmpi), "
+        "library(pbdMPI))")
+    assert r_program_mpi(["hpcc"], dict(os.environ)) is None  # no R program: read elsewhere
+
+
+def test_the_word_read_is_an_r_front_ends_program_file():
+    """s32 tester W2: `mc.R` of `Rscript mc.R` was looked up on PATH, not in the job's folder."""
+    assert program_word(["Rscript", "mc.R", "12000000"]) == "./mc.R"
+    assert program_word(["R", "--slave", "-f", "mc.R"]) == "./mc.R"
+    assert program_word(["env", "X=1", "Rscript", "/w/mc.R"]) == "/w/mc.R"
+    assert program_word(["Rscript", "-e", "1"]) == "Rscript"
+
+
+@pytest.mark.parametrize("launch, said", [
+    ("mpirun -np 2", "but mpirun here is "), ("srun --mpi=pmi2", "but srun runs it with "
+                                                                   "--mpi=pmi2")])
+def test_advise_warns_of_a_launcher_that_cannot_start_an_r_program(tmp_path, launch, said):
+    """s32 tester W2: `mpirun` (the venv's hydra first on PATH) and `srun --mpi=pmi2` of an
+    Rmpi program were silent; both jobs failed."""
+    from hpcds1mpi.launch.script_mpi_check import launch_checks
+    from hpcds1mpi.launch.script_reading import read_script
+
+    _r_program(tmp_path)
+    bin_dir = os.path.dirname(sys.executable)
+    if launch.startswith("mpirun") and not os.path.exists(os.path.join(bin_dir, "mpirun")):
+        pytest.skip("no MPICH wheel's mpirun beside this Python")
+    text = ("#!/bin/bash\n#SBATCH --ntasks=2\n#SBATCH --time=00:10:00\n"
+            f"{launch} Rscript mc.R 12000000\n")
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    warnings, _ = launch_checks(read_script(text, "my.sbatch"), str(tmp_path), env)
+    assert len(warnings) == 1 and warnings[0].startswith(
+        "line 4: mc.R is linked against Open MPI (an R program: the Rmpi of "), warnings
+    assert said in warnings[0]

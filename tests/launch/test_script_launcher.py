@@ -137,3 +137,45 @@ def test_a_launch_of_pooled_sweeps_is_said_as_one_of_them():
         assert measured_cluster(Cluster("lab"), "slurm", {**launch, POOLED: True})[1] \
             .startswith(said)
         assert "one of" not in measured_cluster(Cluster("lab"), "slurm", launch)[1]
+
+
+def test_a_script_launcher_that_is_none_or_runs_another_mpi_is_refused(tmp_path):
+    """s32 tester X2: a cluster file's mpiexec was written into the script unchecked where its
+    --version names no MPI: /bin/echo (the job "ran" `echo -n 2 ./heat`), or a cafrun pointed
+    at MPICH's hydra for an Open MPI program (the job failed). Refused as the sweep refuses
+    them; a PBS script says it (a site's own mpiexec wrapper may start it). A script around the
+    program's own family's launcher (cafrun around Open MPI's) is written."""
+    import os
+    import shutil
+
+    import pytest
+
+    from hpcds1mpi.errors import ConfigError
+    from hpcds1mpi.launch.script_launcher import check_launch
+    from tests.helpers import system_program
+
+    hpcc = [system_program("hpcc"), "8"]
+    echo = os.path.realpath(shutil.which("echo"))
+    site = Cluster("site", launcher="mpirun", mpiexec=echo)
+    with pytest.raises(ConfigError) as refused:
+        check_launch(hpcc, for_script("slurm", site), site)
+    said = str(refused.value)
+    assert said.startswith(f"the script's {echo} is not an MPI launcher") and "\n" not in said
+    assert 'use its launcher: set mpiexec = "' in said and "linked against Open MPI" in said
+    noted = check_launch(hpcc, for_script("pbs", site), site, scheduler="pbs")
+    assert noted.startswith(f"warning: the script's {echo} is not") and "site's own" in noted
+
+    def wrapper(name: str, launcher: str) -> Cluster:
+        path = tmp_path / name
+        path.write_text('#!/bin/sh\n[ "$1" = --version ] && { echo "cafrun 2.10.1"; exit 0; }'
+                        f'\nexec {launcher} "$@"\n')
+        path.chmod(0o755)
+        return Cluster("site", launcher="mpirun", mpiexec=str(path))
+
+    hydra = system_program("mpiexec.mpich")
+    to_hydra = wrapper("cafrun-mpich", hydra)
+    with pytest.raises(ConfigError, match=f"a script that runs {hydra}.* is a launcher of the "
+                                          "MPICH family.*: set mpiexec = \"/"):
+        check_launch(hpcc, for_script("slurm", to_hydra), to_hydra)
+    to_orterun = wrapper("cafrun", system_program("mpirun.openmpi"))
+    assert check_launch(hpcc, for_script("slurm", to_orterun), to_orterun) == ""

@@ -27,3 +27,15 @@ def test_a_prefix_is_still_the_one_name_it_abbreviates_and_an_ambiguous_one_is_s
     assert _read("--nodel=a1")[0] == [("nodelist", "a1")]
     assert _read("--ext=x") == ([], ["line 2: sbatch refuses the ambiguous option --ext "
                                      "(--extra-node-info, --extra)"])
+
+
+@pytest.mark.parametrize("command, kind", [
+    ("cafrun", "mpi"), ("/usr/bin/cafrun", "mpi"), ("mpiexec.hydra", "mpi"),
+    ("mpirun.openmpi", "mpi"), ("ibrun", "ibrun"), ("aprun", "aprun"), ("srun", "slurm"),
+    ("jsrun", None), ("charmrun", None), ("mpirun_rsh", None), ("./heat", None)])
+def test_the_launchers_a_script_line_is_read_with(command, kind):
+    """s32 tester X3: OpenCoarrays' cafrun wraps mpiexec and takes its options; a launcher
+    whose rank option is not mpirun's (jsrun's -n counts resource sets) stays unknown."""
+    from hpcds1mpi.launch.script_options import launcher_kind
+
+    assert launcher_kind(command) == kind

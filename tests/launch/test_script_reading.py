@@ -490,3 +490,29 @@ def test_reading_a_script_takes_time_linear_in_its_size(kind):
         return best_seconds(lambda: read_script(text), repeats=2)
 
     assert_linear(seconds, small)
+
+
+#: s32 tester X3's caf-job1.sbatch: OpenCoarrays' launcher, 4 images on 2 tasks.
+CAFRUN = """#!/bin/bash
+#SBATCH --partition=debug
+#SBATCH --nodes=1
+#SBATCH --ntasks-per-node=2
+#SBATCH --time=00:10:00
+cafrun -n 4 ./heat 100000
+"""
+
+
+def test_a_cafrun_line_is_a_launch_with_mpiruns_options():
+    script = read_script(CAFRUN)
+    launch = script.launch
+    assert (launch.launcher, launch.kind, launch.program, launch.args) == (
+        "cafrun", "mpi", "./heat", ["100000"])
+    assert launch.options["ntasks"].value == "4" and script.layout(2) == (1, 4, 1)
+    # cafrun reads -n first and hands the rest to mpiexec: options go after it
+    assert CAFRUN[launch.options_at - len("-n 4"):launch.options_at] == "-n 4"
+
+
+@pytest.mark.parametrize("line", ["jsrun -n 4 -a 1 ./heat 100000", "charmrun +p4 ./heat 1"])
+def test_an_unknown_launcher_is_no_launch_line(line):
+    script = read_script(CAFRUN.replace("cafrun -n 4 ./heat 100000", line))
+    assert script.launch is None

@@ -228,3 +228,14 @@ def test_a_kept_per_socket_ppr_is_noted_when_the_ranks_per_node_change():
     assert binding_note(script, Layout(2, 4, 2, cores_per_node=16), "openmpi") is None
     per_node = read_script(PER_SOCKET.replace("ppr:2:socket", "ppr:4:node"))
     assert binding_note(per_node, Layout(2, 8, 2, cores_per_node=16), "openmpi") is None
+
+
+def test_cafruns_rank_count_and_binding_are_rewritten_after_its_n():
+    """s32 tester X3: cafrun's -n follows the layout like mpirun's, and an Open MPI binding
+    is added after it (``cafrun --map-by ... -n 2`` only prints cafrun's usage)."""
+    from hpcds1mpi.launch.mpi_names import OPENMPI
+
+    text = "#!/bin/bash\n#SBATCH -N 1\n#SBATCH --ntasks-per-node=4\ncafrun -n 4 ./heat 100000\n"
+    new, _ = rewrite(read_script(text), Layout(1, 1, 2, cores_per_node=2), OPENMPI)
+    line = new.splitlines()[-1]
+    assert line.startswith("cafrun -n 1 --") and line.endswith(" ./heat 100000"), line

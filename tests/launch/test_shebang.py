@@ -70,3 +70,17 @@ def test_the_shebang_options_and_environment_reach_the_probe(tmp_path):
     isolated.write_text(f"#!{sys.executable} -I\n")
     isolated.chmod(0o755)
     assert mpi_family.program_mpi([str(isolated)], env).family == "mpich"
+
+
+def test_the_command_of_any_interpreter_is_read_alike(tmp_path):
+    """The reader under shebang_python, which R scripts' readers take too (s32 tester W1)."""
+    from hpcds1mpi.launch.shebang import shebang_command
+
+    env = {"PATH": os.environ["PATH"]}
+    line = "#!/usr/bin/env -S R_LIBS=/opt/r sh -e"
+    assert shebang_command(_script(tmp_path, line), env) == (
+        ["/usr/bin/sh" if os.path.exists("/usr/bin/sh") else "/bin/sh", "-e"],
+        {**env, "R_LIBS": "/opt/r"})
+    assert shebang_command(_script(tmp_path, "#!/bin/sh -e"), env) == (["/bin/sh", "-e"], env)
+    assert shebang_command(_script(tmp_path, "#!/usr/bin/env no-such-program-x"), env) is None
+    assert shebang_command(_script(tmp_path, "print(1)"), env) is None

@@ -283,8 +283,9 @@ QE_SCF_OUT = ("     total energy              =     -15.83823005 Ry\n     estima
      "stopping"),
     ("iteration 40 residual 3e-2\nSCF run NOT converged\n", "ERROR STOP 1\n", "SCF run NOT "
      "converged"),
-    # a bare stop code is still said where the program said nothing else
-    ("step 1\nJOB DONE.\n", "STOP 2\n", "STOP 2"),
+    # a bare stop code is still said, after the program's last line (s32 tester X5)
+    ("step 1\nJOB DONE.\n", "STOP 2\n", "JOB DONE.; STOP 2"),
+    ("", "STOP 2\n", "STOP 2"),
 ])
 def test_a_programs_statement_beats_a_bare_stop_code(stdout, stderr, reason):
     assert program_launch.reason_line(stdout, stderr) == reason
@@ -418,7 +419,16 @@ def test_open_mpis_abort_banner_loses_to_its_help_text_saying_why():
               "MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort,\n***    and "
               "potentially your MPI job)\n")
     assert classify({**BASE, "exit_code": 6, "stdout": "", "stderr": banner}, 5)[1] == \
-        "exit code 6: *** MPI_ERR_RANK: invalid rank"
+        "exit code 6: An error occurred in MPI_Send: MPI_ERR_RANK: invalid rank"
+
+
+def test_open_mpis_abort_banner_under_its_process_prefix_is_one_reason():
+    """Was (s32 tester X4): "exit code 53: [vm:26902] ***    and potentially your MPI job)",
+    the banner's last line, each of its lines a "[host:pid]" log line."""
+    stderr = (OUTPUTS / "opencoarrays-win-create-no-osc.stderr").read_text()
+    assert classify({**BASE, "exit_code": 53, "stderr": stderr, "ranks": 1}, 60) == \
+        ("failed", "exit code 53: An error occurred in MPI_Win_create: MPI_ERR_WIN: invalid "
+                   "window")
 
 
 #: CP2K 2023.1 (Debian's cp2k.psmp) under Open MPI's mpirun: the end of its stdout when it
@@ -624,7 +634,7 @@ def test_a_repeated_error_title_is_classified_in_linear_time():
     stream's boxes were found twice."""
     import time
 
-    from tests.measure.test_framed_boxes import _best_seconds
+    from tests.scaling import best_seconds
 
     start = time.perf_counter()
     assert classify({**BASE, "exit_code": 1, "stdout": REPEATED_TITLE,
@@ -632,7 +642,7 @@ def test_a_repeated_error_title_is_classified_in_linear_time():
     assert time.perf_counter() - start < 2.0
     for unit in ("---error---\n", "ERROR:\n\n", "--- !ERROR\nmessage: |\n", "Fatal error:\n"):
         small = unit * (program_launch.TAIL // 4 // len(unit))  # 16 KB, then 64 KB
-        took = [_best_seconds(lambda text=text: program_launch.reason_line(text, text), 3)
+        took = [best_seconds(lambda text=text: program_launch.reason_line(text, text), 3)
                 for text in (small, small * 4)]
         assert took[1] < 2.0 and took[1] < 8 * max(took[0], 0.005), (unit, took)
 

@@ -213,3 +213,25 @@ def test_the_fingerprint_reads_the_program_on_the_path_an_open_mpi_prefix_gives(
                                ["--prefix", "/usr"]).startswith("Open MPI v")
     assert program_mpi_library(tokens, env, "mpirun.openmpi",
                                ["--prefix", "/usr", "--noprefix"]) == own
+
+
+def test_an_r_programs_fingerprint_is_its_mpi_packages_library(tmp_path):
+    """s32 tester W1: `Rscript mc.R` (Rmpi: Open MPI) was recorded as the venv's hydra's
+    "MPICH 5.0.2 [assumed ...]": Rscript's own ELF links no MPI, so the launcher's stood in.
+    Read: the library its Rmpi links, the line a kernel sweep with that library records."""
+    from hpcds1mpi.launch.launchers import mpiexec_path
+    from hpcds1mpi.measure.program_mpi import _library_line, program_mpi_library
+    from tests.helpers import system_program
+
+    rscript = system_program("Rscript")
+    script = tmp_path / "mc.R"
+    script.write_text("suppressMessages(library(Rmpi))\nmpi.quit()\n")
+    env = dict(os.environ)
+    found = program_mpi_library([rscript, str(script), "4000000"], env, mpiexec_path())
+    assert found.startswith("Open MPI v") and "assumed" not in found, found
+    libmpi = "/usr/lib/x86_64-linux-gnu/libmpi.so.40"
+    if os.path.exists(libmpi):
+        assert found == _library_line(libmpi, env)
+    serial = tmp_path / "serial.R"  # no MPI package named: unread, as before
+    serial.write_text("cat(1)\n")
+    assert "assumed" in program_mpi_library([rscript, str(serial)], env, mpiexec_path())

@@ -1,0 +1,124 @@
+"""A launcher the user names (``--mpiexec``, a cluster file's ``mpiexec``): checked to be one.
+
+:func:`check_mpiexec` refuses one that is no MPI launcher. A launcher's family is read from its ``--version``
+(:func:`~hpcds1mpi.launch.mpi_family.launcher_family`), which a script around a launcher answers
+itself: OpenCoarrays' ``cafrun`` prints its own banner and ends in ``"${CAFRUN}" -n N prog``,
+``CAFRUN="/usr/bin/mpiexec"`` written in it (s32 tester X1). :func:`wrapped_launcher` reads the
+launcher such a script runs from its text (no option of the script's own is assumed):
+the absolute paths in it named like an MPI launcher that are one here, all of one family.
+:func:`refusal` is the one line refusing a launcher that is none, naming where it came from
+and the launcher of the program's MPI to give instead (:func:`instead`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+
+from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.launch.mpi_family import candidates, launcher_family, library_file, program_mpi
+from hpcds1mpi.launch.mpi_names import FAMILY_NAMES, MPICH, OPENMPI, ProgramMPI
+
+#: The names an MPI launcher goes by (Debian's alternatives add a suffix: mpirun.openmpi).
+LAUNCHER_NAME = re.compile(r"(mpiexec|mpirun|orterun|prterun)([.-][\w.-]+)?")
+#: An absolute path written in a script's text (not the tail of a longer word or path).
+_ABSOLUTE = re.compile(r"(?<![\w./$-])/[\w.+/-]+")
+#: How much of a script is read: launcher wrappers are a few KiB (cafrun: 9).
+_READ_BYTES = 1 << 20
+#: The families' short names in "give one of these" lists.
+_SHORT = {OPENMPI: "Open MPI", MPICH: "MPICH"}
+#: What a launcher that is none was read as, said in every refusal of one.
+NO_MPI = "its --version names neither Open MPI nor hydra/MPICH/Intel MPI nor Slurm"
+
+
+def wrapped_launcher(path: str) -> str | None:
+    """The MPI launcher the script ``path`` runs, read from its text; None where ``path`` is
+    no script (no ``#!``), names none, or names launchers of both families (which one runs
+    cannot be told)."""
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read(_READ_BYTES)
+    except OSError:
+        return None
+    if not text.startswith(b"#!"):
+        return None
+    own = os.path.realpath(path)
+    found: dict[str, str | None] = {}
+    for name in _ABSOLUTE.findall(text.decode("utf-8", "replace")):
+        if name in found or not LAUNCHER_NAME.fullmatch(os.path.basename(name)) \
+                or not os.path.isfile(name) or not os.access(name, os.X_OK) \
+                or os.path.realpath(name) == own:
+            continue
+        found[name] = launcher_family(name)
+    families = {family for family in found.values() if family in (OPENMPI, MPICH)}
+    if len(families) != 1:
+        return None
+    return next(name for name, family in found.items() if family in families)
+
+
+def instead(program: ProgramMPI | None, env: dict | None = None,
+            exclude: str = "") -> list[tuple[str, str]]:
+    """The launchers to name in place of one that cannot start ``program``, as (path, whose):
+    its MPI's launcher found here where its MPI is read (the one of its installation first),
+    else one of each family found here."""
+    family = program.family if program is not None else None
+    if family in (OPENMPI, MPICH):
+        found = candidates(family, env, exclude=exclude, library=library_file(program, env))
+        return [(found[0], _SHORT[family])] if found[:1] else []
+    pairs = []
+    for family in (OPENMPI, MPICH):
+        if found := candidates(family, env, exclude=exclude):
+            pairs.append((found[0], _SHORT[family]))
+    return pairs
+
+
+def refusal(given: str, found: str, fix: str, program: ProgramMPI | None = None,
+            env: dict | None = None, why: str = "") -> str:
+    """One line: ``given`` (``--mpiexec '/usr/bin/cafrun'``, the cluster file's ``mpiexec``)
+    is not an MPI launcher, the launcher it runs where it is a script around one (``why``
+    follows that: why it is not used as it), and what to do: ``fix`` (``--mpiexec {}``)
+    formatted with the launcher of the program's MPI, else with PATH followed by the
+    launchers of :func:`instead`, or "install the program's MPI" where none is here."""
+    runs = wrapped_launcher(found)
+    said = f"{given} is not an MPI launcher ({NO_MPI}"
+    said += f"; it is a script that runs {runs}{why})" if runs else ")"
+    options = instead(program, env, exclude=found)
+    if program is not None and program.family in (OPENMPI, MPICH):
+        said += (f"; the program is linked against {FAMILY_NAMES[program.family]} "
+                 f"({program.evidence})")
+        if options:
+            return f"{said}: use its launcher: {fix.format(options[0][0])}"
+    if not options:
+        return f"{said}: install the program's MPI and give its launcher: {fix.format('PATH')}"
+    return (f"{said}: {fix.format('PATH')}, PATH the launcher of the program's MPI: "
+            + " or ".join(f"{path} ({whose})" for path, whose in options))
+
+
+def check_mpiexec(path: str, env: dict | None = None, given: str = "--mpiexec",
+                  program: list[str] | None = None) -> str:
+    """The absolute path of a ``--mpiexec``, checked to be an MPI launcher. ``given``: where
+    the path came from (``--mpiexec``, the cluster file's ``mpiexec``), and ``program``: the
+    tokens of the program it is to start (None: not known), both named in a refusal.
+
+    Raises:
+        ConfigError: not found, not executable, or its ``--version`` names no MPI launcher:
+            one line naming the launcher of the program's MPI to give instead
+            (:func:`refusal`; s32 tester X1).
+    """
+    env = dict(os.environ if env is None else env)
+    found = path if "/" in path else shutil.which(path, path=env.get("PATH"))
+    if not found or not os.path.exists(found):
+        raise ConfigError(f"{given} {path!r} not found; give the path of an MPI launcher, "
+                          "e.g. /usr/bin/mpirun.openmpi")
+    if os.path.isdir(found) or not os.access(found, os.X_OK):
+        raise ConfigError(f"{given} {found!r} is not an executable file")
+    found = os.path.abspath(found)
+    if launcher_family(found) is None:
+        # A script around a launcher (OpenCoarrays' cafrun) is refused too: the sweep picks the
+        # launcher's options by its --version, which is the script's own.
+        fix = "--mpiexec {}" if given == "--mpiexec" else 'set mpiexec = "{}" in the cluster file'
+        raise ConfigError(refusal(
+            f"{given} {found!r}", found, fix, program_mpi(program, env) if program else None,
+            env, ", whose options the sweep cannot choose by the script's own --version"))
+    return found

@@ -1,0 +1,72 @@
+"""``--ranks-regex``'s verdict on one launch: its ranks one job, not one job, or a regex to fix.
+
+A launch of N ranks whose program reports another count is not one job (N copies each
+reporting 1): the sweep stops and records nothing of it. A regex that matched *nothing*
+says nothing of the ranks: the program printed its count in words the regex does not take
+(``--ranks-regex 'num_images: (\\d+)'`` over ``images: 2``). That had stopped the sweep
+with "its ranks are not one job" although the 2-rank probe had just shown they were (s32
+tester X6); :func:`check_rank_count` says the regex matched nothing and shows the output's
+lines (:func:`output_lines`) to fix it by.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from hpcds1mpi.errors import ConfigError, LaunchError
+
+#: Lines of the output a regex error shows (the first and last of those with a number).
+SHOWN_LINES = 6
+#: Characters of each line shown.
+LINE_CHARS = 80
+
+
+def output_lines(stdout: str, stderr: str) -> str:
+    """The program's lines (:func:`~hpcds1mpi.measure.program_lines.kept_lines`, stdout then
+    stderr) that hold a number, where a count would be: the first and last
+    :data:`SHOWN_LINES` / 2, each escaped and cut, quoted and joined; the last lines of any
+    kind where none has a number; "" for no output."""
+    from hpcds1mpi.measure.printable import printable
+    from hpcds1mpi.measure.program_lines import kept_lines
+
+    lines = [ln for text in (stdout, stderr) for ln in kept_lines(text) if ln]
+    shown = [ln for ln in lines if re.search(r"\d", ln)] or lines[-SHOWN_LINES:]
+    if len(shown) > SHOWN_LINES:
+        shown = shown[:SHOWN_LINES // 2] + ["..."] + shown[-(SHOWN_LINES // 2):]
+    return ", ".join(ln if ln == "..." else repr(printable(" ".join(ln.split()))[:LINE_CHARS])
+                     for ln in shown)
+
+
+def check_rank_count(readings, found: dict, ranks: int, label: str, tokens: list[str]) -> None:
+    """Raise unless the program reported ``ranks`` processes (``found``: its readings,
+    :meth:`~hpcds1mpi.measure.readings.Readings.scan`; ``readings`` the sweep's
+    :class:`~hpcds1mpi.measure.readings.Readings`). Only with ``--ranks-regex``.
+
+    No count at 1 rank (nothing to join), or with none of the other readings either (the
+    program refused its input) passes: the launch is ``failed`` with the program's reason
+    (:meth:`~hpcds1mpi.measure.readings.Readings.time_problem`) and the sweep goes on.
+
+    Raises:
+        LaunchError: the program reported another count: its ranks are not one job.
+        ConfigError: it printed its other readings at several ranks but nothing the regex
+            matched: the regex is wrong, whatever the ranks were.
+    """
+    if readings.ranks is None:
+        return
+    seen = found["ranks"]
+    if seen == ranks:
+        return
+    regex = f"--ranks-regex '{readings.ranks.pattern}'"
+    if math.isnan(seen):
+        printed = (readings.time is not None and found.get("time_text") is not None) or \
+            (readings.fom is not None and not math.isnan(found.get("fom", math.nan)))
+        if ranks == 1 or not printed:
+            return
+        shown = found.get("lines") or "none"
+        raise ConfigError(f"{label}: {regex} matched nothing in the output; fix it: the "
+                          f"output's lines were {shown} (nothing was recorded for it)")
+    raise LaunchError(
+        f"{label}: launched {ranks} rank(s) but the program's output matched {regex} with "
+        f"{seen:g}: its ranks are not one job ({' '.join(tokens[:3])} ...); nothing was "
+        "recorded for it: use the program's own launcher (--mpiexec) or fix --ranks-regex")

@@ -1,0 +1,68 @@
+"""--ranks-regex's verdict: one job, not one job, or a regex that matched nothing."""
+
+from __future__ import annotations
+
+import math
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from hpcds1mpi.errors import ConfigError, LaunchError
+from hpcds1mpi.measure.rank_count import output_lines
+from hpcds1mpi.measure.readings import Readings
+
+DATA = Path(__file__).parent.parent / "data"
+#: The tester's coarray program's output at 2 ranks (s32 tester X6).
+HEAT_OUT = "images: 2 N: 1000\nsum:  7.95402E+01\nelapsed:     0.001159 s\n"
+
+
+def test_a_regex_that_matched_nothing_says_so_and_no_verdict_on_the_ranks():
+    """Was (s32 tester X6): "launched 2 rank(s) but the program's output matched
+    --ranks-regex '...' with nothing: its ranks are not one job", the 2-rank probe having just
+    shown they were."""
+    readings = Readings.of(ranks_regex=r"num_images: (\d+)", time_regex=r"elapsed: +(\S+) s")
+    found = readings.read(HEAT_OUT)
+    with pytest.raises(ConfigError) as caught:
+        readings.check_ranks(found, 2, "heat 1000 N1xR2xT1", ["mpirun", "-n", "2"])
+    assert str(caught.value) == (
+        "heat 1000 N1xR2xT1: --ranks-regex 'num_images: (\\d+)' matched nothing in the output; "
+        "fix it: the output's lines were 'images: 2 N: 1000', 'sum: 7.95402E+01', "
+        "'elapsed: 0.001159 s' (nothing was recorded for it)")
+    assert "one job" not in str(caught.value)
+    # a smaller count keeps the verdict
+    counted = Readings.of(ranks_regex=r"images: (\d+)", time_regex=r"elapsed: +(\S+) s")
+    with pytest.raises(LaunchError, match="with 1: its ranks are not one job"):
+        counted.check_ranks(counted.read(HEAT_OUT.replace("images: 2", "images: 1")), 2, "x",
+                            ["mpirun"])
+    counted.check_ranks(counted.read(HEAT_OUT), 2, "x", ["mpirun"])  # the right count
+
+
+def test_the_lines_shown_are_those_with_a_number_first_and_last():
+    many = "".join(f"line {i}\n" for i in range(10)) + "no digits\n"
+    assert output_lines(many, "") == "'line 0', 'line 1', 'line 2', ..., 'line 7', " \
+                                     "'line 8', 'line 9'"
+    assert output_lines("ok\n", "done\n") == "'ok', 'done'"
+    assert output_lines("", "") == ""
+    assert math.isnan(Readings.of(ranks_regex=r"r: (\d+)").read("x 1\n")["ranks"])
+
+
+def test_a_real_sweep_with_a_ranks_regex_that_matches_nothing_says_fix_it(tmp_path):
+    """The tester's OpenCoarrays program under Debian's Open MPI at 2 ranks."""
+    from tests.helpers import run_cli
+
+    caf, mpirun = shutil.which("caf"), shutil.which("mpirun.openmpi")
+    if caf is None or mpirun is None:
+        pytest.skip("OpenCoarrays' caf or Open MPI's mpirun.openmpi is missing")
+    shutil.copy(DATA / "programs" / "heat.f90", tmp_path)
+    subprocess.run([caf, "-o", "heat", "heat.f90"], cwd=tmp_path, check=True, timeout=120)
+    done = run_cli(["sweep", "--program", "./heat {size}", "--label", "heat", "--sizes", "1000",
+                    "--ranks-per-node", "2", "--time-regex", r"elapsed: +([0-9.eE+-]+) s",
+                    "--ranks-regex", r"num_images: (\d+)", "--mpiexec", mpirun,
+                    "--out", "x6.h5"], cwd=tmp_path, timeout=120,
+                   env={"OMPI_MCA_osc": "ucx", "OMPI_ALLOW_RUN_AS_ROOT": "1",
+                        "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"})
+    assert done.returncode == 2, done.stderr
+    assert "matched nothing in the output; fix it: the output's lines were 'images: 2 N: " \
+           "1000'" in done.stderr and "one job" not in done.stderr, done.stderr
