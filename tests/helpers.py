@@ -168,3 +168,16 @@ def logging_command(bin_dir: Path, name: str, body: str, log) -> None:
     path = bin_dir / name
     path.write_text(f'#!/bin/sh\necho "$*" >> {log}\n{body}\n')
     path.chmod(0o755)
+
+
+def recorded_commands(monkeypatch) -> list[list[str]]:
+    """Every command ``subprocess.run`` is given from now on, in order (each still run)."""
+    calls: list[list[str]] = []
+    run = subprocess.run
+
+    def record(command, *args, **kwargs):
+        calls.append(list(command))
+        return run(command, *args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "run", record)
+    return calls

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 
 import pytest
@@ -13,22 +12,14 @@ import pytest
 from hpcds1mpi.errors import LaunchError
 from hpcds1mpi.launch import mpi_family
 from hpcds1mpi.launch.program_file_mpi import _mpi4py_extension, file_mpi, program_word
-from tests.helpers import system_program
+from tests.helpers import recorded_commands, system_program
 
 
 @pytest.fixture
 def started(monkeypatch):
     """Every command a subprocess is started with, in order (and still run)."""
     _mpi4py_extension.cache_clear()
-    calls: list[list[str]] = []
-    run = subprocess.run
-
-    def record(command, *args, **kwargs):
-        calls.append(list(command))
-        return run(command, *args, **kwargs)
-
-    monkeypatch.setattr(subprocess, "run", record)
-    return calls
+    return recorded_commands(monkeypatch)
 
 
 def test_a_python_program_is_read_through_its_interpreters_mpi4py(started):

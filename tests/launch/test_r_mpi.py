@@ -4,13 +4,12 @@ Rscript and r-cran-rmpi, installed by scripts/system-packages)."""
 from __future__ import annotations
 
 import os
-import subprocess
 
 import pytest
 
 from hpcds1mpi.launch.r_mpi import (_package_object, package_object, r_program, r_script,
                                     script_word)
-from tests.helpers import system_program
+from tests.helpers import recorded_commands, system_program
 
 MC = ("suppressMessages(library(Rmpi))\nrank <- mpi.comm.rank(0)\n"
       "cat(sprintf('ranks=%d\\n', mpi.comm.size(0)))\nmpi.quit()\n")
@@ -26,15 +25,7 @@ def rscript() -> str:
 def started(monkeypatch):
     """Every command a subprocess is started with, in order (and still run)."""
     _package_object.cache_clear()
-    calls: list[list[str]] = []
-    run = subprocess.run
-
-    def record(command, *args, **kwargs):
-        calls.append(list(command))
-        return run(command, *args, **kwargs)
-
-    monkeypatch.setattr(subprocess, "run", record)
-    return calls
+    return recorded_commands(monkeypatch)
 
 
 def test_the_package_an_r_program_loads_is_read_from_its_text(rscript, tmp_path):
