@@ -181,3 +181,14 @@ def recorded_commands(monkeypatch) -> list[list[str]]:
 
     monkeypatch.setattr(subprocess, "run", record)
     return calls
+
+
+def coarray_heat(folder) -> str:
+    """The OpenCoarrays heat program of tests/data/programs built as ``folder/heat`` with
+    ``caf``; Open MPI's ``mpirun.openmpi``, which runs it. Skips where either is missing."""
+    caf, mpirun = shutil.which("caf"), shutil.which("mpirun.openmpi")
+    if caf is None or mpirun is None:
+        pytest.skip("OpenCoarrays' caf or Open MPI's mpirun.openmpi is missing")
+    shutil.copy(REPO / "tests" / "data" / "programs" / "heat.f90", folder)
+    subprocess.run([caf, "-o", "heat", "heat.f90"], cwd=folder, check=True, timeout=120)
+    return mpirun

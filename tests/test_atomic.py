@@ -154,13 +154,18 @@ def test_atomic_dir_swaps_a_whole_folder_in(tmp_path):
     assert temporaries(tmp_path) == []
 
 
-def test_atomic_dir_in_a_setgid_folder_keeps_the_setgid_bit(tmp_path):
-    """s32 review: the swapped-in folder lost its setgid bit (2775 -> 0755), so what is made
-    in it later no longer takes the group's."""
+def _setgid_folder(tmp_path) -> Path:
+    """A group folder (2775): what is made in it takes its group and its setgid bit."""
     shared = tmp_path / "shared"
     shared.mkdir()
     os.chmod(shared, 0o2775)
-    target = shared / "bundle"
+    return shared
+
+
+def test_atomic_dir_in_a_setgid_folder_keeps_the_setgid_bit(tmp_path):
+    """s32 review: the swapped-in folder lost its setgid bit (2775 -> 0755), so what is made
+    in it later no longer takes the group's."""
+    target = _setgid_folder(tmp_path) / "bundle"
     with atomic.atomic_dir(target) as tmp:
         (tmp / "f").write_text("x")
     assert os.stat(target).st_mode & 0o2000
@@ -173,10 +178,7 @@ def test_atomic_dir_over_a_private_folder_keeps_it_and_its_files_private(tmp_pat
     setgid bit of a setgid parent is still kept)."""
     if not exchange:
         monkeypatch.setattr(atomic, "_exchange", lambda a, b: False)
-    shared = tmp_path / "shared"
-    shared.mkdir()
-    os.chmod(shared, 0o2775)
-    target = shared / "model"
+    target = _setgid_folder(tmp_path) / "model"
     with atomic.atomic_dir(target) as tmp:
         (tmp / "members.pkl").write_text("1")
     os.chmod(target / "members.pkl", 0o600)

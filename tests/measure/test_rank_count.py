@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import math
-import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -13,7 +10,6 @@ from hpcds1mpi.errors import ConfigError, LaunchError
 from hpcds1mpi.measure.rank_count import output_lines
 from hpcds1mpi.measure.readings import Readings
 
-DATA = Path(__file__).parent.parent / "data"
 #: The tester's coarray program's output at 2 ranks (s32 tester X6).
 HEAT_OUT = "images: 2 N: 1000\nsum:  7.95402E+01\nelapsed:     0.001159 s\n"
 
@@ -50,13 +46,9 @@ def test_the_lines_shown_are_those_with_a_number_first_and_last():
 
 def test_a_real_sweep_with_a_ranks_regex_that_matches_nothing_says_fix_it(tmp_path):
     """The tester's OpenCoarrays program under Debian's Open MPI at 2 ranks."""
-    from tests.helpers import run_cli
+    from tests.helpers import coarray_heat, run_cli
 
-    caf, mpirun = shutil.which("caf"), shutil.which("mpirun.openmpi")
-    if caf is None or mpirun is None:
-        pytest.skip("OpenCoarrays' caf or Open MPI's mpirun.openmpi is missing")
-    shutil.copy(DATA / "programs" / "heat.f90", tmp_path)
-    subprocess.run([caf, "-o", "heat", "heat.f90"], cwd=tmp_path, check=True, timeout=120)
+    mpirun = coarray_heat(tmp_path)
     done = run_cli(["sweep", "--program", "./heat {size}", "--label", "heat", "--sizes", "1000",
                     "--ranks-per-node", "2", "--time-regex", r"elapsed: +([0-9.eE+-]+) s",
                     "--ranks-regex", r"num_images: (\d+)", "--mpiexec", mpirun,

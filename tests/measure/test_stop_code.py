@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
-
-import pytest
 
 from hpcds1mpi.measure.program_launch import classify, reason_line
 from hpcds1mpi.measure.stop_code import stop_reason
@@ -39,15 +35,9 @@ def test_a_coarray_programs_error_stop_is_its_reason_not_mpi_abort():
 
 def test_a_real_sweep_of_a_coarray_program_records_its_error_stop(tmp_path):
     """The tester's OpenCoarrays program under Debian's Open MPI, run without its size."""
-    from tests.helpers import run_cli
+    from tests.helpers import coarray_heat, run_cli
 
-    caf, mpirun = shutil.which("caf"), shutil.which("mpirun.openmpi")
-    if caf is None or mpirun is None:
-        pytest.skip("OpenCoarrays' caf or Open MPI's mpirun.openmpi is missing")
-    shutil.copy(DATA / "programs" / "heat.f90", tmp_path)
-    import subprocess
-
-    subprocess.run([caf, "-o", "heat", "heat.f90"], cwd=tmp_path, check=True, timeout=120)
+    mpirun = coarray_heat(tmp_path)
     done = run_cli(["sweep", "--program", "./heat", "--label", "heate", "--sizes", "1",
                     "--ranks-per-node", "1", "--time-regex", r"elapsed: +([0-9.eE+-]+) s",
                     "--mpiexec", mpirun, "--out", "e1.h5"], cwd=tmp_path, timeout=120,
