@@ -201,6 +201,20 @@ def main(argv: list[str] | None = None) -> None:
         sys.unraisablehook = _interrupt_not_ignored(sys.unraisablehook)
     _closed_streams_to_null()
     _names_printable()
+    from hpcds1mpi.runtime.unstoppable_output import keep_going, restore
+
+    # A print between two writes must not stop the command part-way (`| head -1`, a full
+    # disk): the command finishes, then a failed stdout is reported as below.
+    kept = {name: keep_going(name) for name in ("stdout", "stderr")}
+    try:
+        _run_command(argv, kept["stdout"])
+    finally:
+        for name, streams in kept.items():
+            restore(name, streams)
+
+
+def _run_command(argv: list[str] | None, stdout_kept) -> None:
+    """The command, and what :func:`main` says of how it ended."""
     try:
         cli.main(args=argv, prog_name="hpcds1mpi", standalone_mode=False)
         try:  # what is still buffered meets a closed pipe or a full disk here, not at exit
@@ -208,6 +222,9 @@ def main(argv: list[str] | None = None) -> None:
         except OSError as exc:
             exc.on_stdout = True
             raise
+        if stdout_kept is not None and stdout_kept[0].error is not None:
+            stdout_kept[0].error.on_stdout = True
+            raise stdout_kept[0].error
     except click.exceptions.Abort:
         _ignore_interrupts()
         click.echo("hpcds1mpi: aborted", err=True)
