@@ -37,10 +37,12 @@ def _time_limit_s(text: str | None) -> float | None:
     return float(seconds)
 
 
-def _rounded_note(text: str | None, seconds: float | None) -> str | None:
+def _rounded_note(text: str | None, seconds: float | None, scheduler: str = "slurm"
+                  ) -> str | None:
     """The line saying a ``--time-limit`` with a seconds field became whole minutes
     (``00:00:30`` is 60 s to Slurm, and to the proposal), so that "= the request" is not read
-    as a slip; None when nothing was rounded."""
+    as a slip; None when nothing was rounded. A PBS script's walltime is written in whole
+    minutes too (never shorter than asked), said as this tool's rule, not Slurm's (s33 P4)."""
     if seconds is None:
         return None
     text = text.strip()
@@ -49,8 +51,9 @@ def _rounded_note(text: str | None, seconds: float | None) -> str | None:
     has_seconds = len(fields) == 3 or (len(fields) == 2 and "-" not in text)
     if not has_seconds or int(fields[-1]) % 60 == 0:
         return None
-    return (f"walltime: your --time-limit {text} is {seconds:.0f} s: Slurm rounds a time "
-            "limit up to whole minutes")
+    rule = ("Slurm rounds a time limit up to whole minutes" if scheduler == "slurm" else
+            "the PBS script asks for whole minutes, rounded up")
+    return f"walltime: your --time-limit {text} is {seconds:.0f} s: {rule}"
 
 
 def _head(file, size: int = 200) -> bytes:
@@ -163,7 +166,7 @@ def _propose(table, rec, user: str, job_name: str, time_limit_s, coverage: float
 @click.option("--device", type=click.Choice(["cpu", "gpu"]), default=None,
               help="Only CPU or only GPU configurations.")
 @click.option("--emit", type=click.Choice(["slurm", "pbs"]), default=None,
-              help="Write a batch script (the calibration sweep when escalated).")
+              help="Write a batch script (when escalated, the calibration sweep: Slurm only).")
 @click.option("-o", "--output", "script_path", default=None,
               type=NonEmptyPath(fix="give the file for the batch script, or - to print it"),
               help="Where --emit writes the script (default or -: print it; with -, the report "
@@ -192,7 +195,8 @@ def _propose(table, rec, user: str, job_name: str, time_limit_s, coverage: float
 @click.option("--user", default=None,
               help="Whose job it is, for --history (default: $USER).")
 @click.option("--time-limit", default=None, metavar="TIME",
-              help="Your own --time request (minutes or a Slurm time): caps the proposal.")
+              help="Your own time limit (minutes, or a Slurm time: 1:30:00, 2-00:00:00): "
+                   "caps the proposal.")
 @click.option("--walltime-coverage", type=COVERAGE, default=None,
               help="Share of jobs like it the proposed --time should cover  [default: 0.95].")
 @click.option("--record-failure", default=None, metavar="PARTITION",
@@ -370,7 +374,7 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
     _report(rec, note, proposal, as_json=as_json, emit=emit, script=script,
             script_path=script_path, script_to_stdout=script_to_stdout,
             uses_proposal=uses_proposal, script_time=script_time,
-            rounded=_rounded_note(time_limit, limit_s))
+            rounded=_rounded_note(time_limit, limit_s, emit or "slurm"))
 
 
 def _script_time_s(script: str) -> float | None:

@@ -45,7 +45,7 @@ from hpcds1mpi.decide.script_workload import choose_launch, no_size, recorded_co
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch import directives as directives_mod
 from hpcds1mpi.launch.job_script import JobScript
-from hpcds1mpi.launch.pbs_request import free_place_note
+from hpcds1mpi.launch.pbs_request import free_place_note, uneven_hosts
 from hpcds1mpi.launch.script_fits import refused_request
 from hpcds1mpi.launch.pbs_rewrite import pbs_notes
 from hpcds1mpi.launch.script_reading import read_script
@@ -354,8 +354,8 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     asked = Side(asked_cfg, where, script.time_s,
                  lines=sorted({n for v in script.lines.values() for n in v}))
     try:
-        asked.problem = step_refused(script) or refused_request(script, per_node, threads,
-                                                                    partition)
+        asked.problem = step_refused(script) or uneven_hosts(script) or refused_request(
+            script, per_node, threads, partition)  # uneven chunks: s33 tester P7
         if not asked.problem and device == "gpu":
             asked.problem = (f"{device_said}: the program runs on the GPU, but the job asks for "
                              "no GPU" if not script.gpus_per_node else

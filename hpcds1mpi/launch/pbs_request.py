@@ -103,7 +103,8 @@ def read_select(script: "JobScript", select: Option) -> None:
         script.gpus_per_node = _count(chunks[0], "ngpus", 0)
         script.note(f"line {select.line}: {len(chunks)} chunk specs ({select.value}) are read "
                     f"as {sum(counts)} hosts with {sum(ranks)} ranks in all")
-    for key in ("nodes", "ranks") + (("threads",) if script.threads else ()):
+    for key in ("nodes", "ranks") + (("threads",) if script.threads else ()) \
+            + (("gpus",) if any(gpus) else ()):  # advise names the line (s33 tester P5)
         script.where(key, select.line)
 
 
@@ -140,6 +141,8 @@ def read_job_wide(script: "JobScript") -> None:
     script.threads = to_int(values.get("ompthreads"))
     script.gpus_per_node = to_int(values.get("ngpus")) or 0
     script.where("nodes", given[0].line)
+    if script.gpus_per_node:
+        script.where("gpus", next(o.line for o in given if o.name == "l:ngpus"))
 
 
 def host_cpus(script: "JobScript") -> tuple[int, int, str] | None:
@@ -160,3 +163,23 @@ def host_cpus(script: "JobScript") -> tuple[int, int, str] | None:
         return (to_int(ncpus.value), ncpus.line,
                 f"the job asks for ncpus={to_int(ncpus.value)} on one host")
     return None
+
+
+def uneven_hosts(script: "JobScript") -> str:
+    """Why a ``select`` whose chunk specs give their hosts different rank counts has no
+    prediction ("" when every host gets the same): ``1:mpiprocs=2+1:mpiprocs=1`` runs 2 ranks
+    on one host and 1 on the other, a layout the model (the same ranks on every node) cannot
+    predict, and a saving computed from an even layout it does not run would be made up (s33
+    tester P7). Under ``place=pack`` every chunk shares one host: nothing uneven."""
+    select = script.directives.get("l:select")
+    if script.scheduler != "pbs" or select is None or not select.value \
+            or arrangement(script) == "pack":
+        return ""
+    chunks = chunk_specs(select.value)
+    per_host = [_count(c, "mpiprocs", 1) for c in chunks]
+    if len(set(per_host)) < 2:
+        return ""
+    hosts = " + ".join(f"{_count(c, 'count', 1)} x {n}" for c, n in zip(chunks, per_host))
+    return (f"line {select.line}: the chunk specs give their hosts different rank counts "
+            f"({hosts} ranks); the model predicts the same ranks on every node, so this "
+            "layout has no prediction")

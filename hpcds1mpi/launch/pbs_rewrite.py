@@ -39,10 +39,18 @@ def _moved(script: "JobScript") -> list["Option"]:
             if o.name[2:] not in LAYOUT_RESOURCES and o.name[2:] not in script.select]
 
 
+def _term_span(script: "JobScript", term: "Option") -> tuple[int, int]:
+    """The span of a chunk term with one of the ``:`` beside it (``:ngpus=1``)."""
+    start, end = term.span
+    select = script.directives["l:select"]
+    return (start - 1, end) if start > select.value_span[0] else (start, end + 1)
+
+
 def _select(e: Edits, script: "JobScript", to: "Layout", moved: list["Option"]) -> None:
     values = _counts(to)
-    if "ngpus" in script.select:  # a layout without GPUs asks for none
-        values["ngpus"] = to.gpus_per_node
+    gpus = script.select.get("ngpus")
+    if gpus is not None and not to.gpus_per_node:  # a CPU layout asks for no GPU: the term
+        e.edits.append(_term_span(script, gpus) + ("",))  # goes, not ngpus=0 (s33 tester P5)
     for key, value in [("count", to.nodes), *values.items()]:
         if key in script.select:
             e.put(script.select[key], value, key)

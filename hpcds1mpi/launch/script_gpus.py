@@ -133,7 +133,7 @@ def visible_gpus(script: "JobScript") -> Visible | None:
 
 def shared_gpus(script: "JobScript", ranks_per_node: int) -> str:
     """Why a GPU layout whose ranks share GPUs has no prediction ("" when each rank has its
-    own): Slurm accepts more ranks per node than GPUs, but the model predicts one GPU per
+    own): the scheduler accepts more ranks per node than GPUs, but the model predicts one GPU per
     rank only, and inventing a number for shared GPUs would be a guess."""
     held = script.gpus_per_node
     seen = visible_gpus(script)
@@ -146,9 +146,10 @@ def shared_gpus(script: "JobScript", ranks_per_node: int) -> str:
                     "per rank only, so this layout has no prediction")
         return ""
     if held and held < ranks_per_node:
+        scheduler = "Slurm" if script.scheduler == "slurm" else "PBS"  # s33 tester P5
         return (f"{ranks_per_node} ranks per node share the job's {held} GPU"
-                f"{'s' if held > 1 else ''} per node (Slurm accepts it); the model predicts "
-                "one GPU per rank only, so this layout has no prediction")
+                f"{'s' if held > 1 else ''} per node ({scheduler} accepts it); the model "
+                "predicts one GPU per rank only, so this layout has no prediction")
     return ""
 
 

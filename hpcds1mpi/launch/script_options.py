@@ -266,14 +266,15 @@ def parse_slurm_time(value: str) -> int | None:
 
 
 def parse_pbs_time(value: str) -> int | None:
-    """Seconds of a PBS ``walltime``: ``[[hours:]minutes:]seconds``."""
+    """Seconds of a PBS ``walltime``: ``[[[days:]hours:]minutes:]seconds`` (the days field is
+    Torque's: ``1:00:00:00`` is a day, s33 tester P6)."""
     parts = value.strip().split(":")
-    if not 1 <= len(parts) <= 3 or not all(re.fullmatch(rf"{DIGITS}(\.{DIGITS})?", p)
+    if not 1 <= len(parts) <= 4 or not all(re.fullmatch(rf"{DIGITS}(\.{DIGITS})?", p)
                                            for p in parts):
         return None
     seconds = 0.0
-    for p in parts:
-        seconds = seconds * 60 + float(p)
+    for p, unit in zip(reversed(parts), (1, 60, 3600, 86400)):
+        seconds += float(p) * unit
     return int(math.ceil(seconds)) or None
 
 

@@ -99,31 +99,40 @@ def check_devices(plan, partition, plan_file: str) -> None:
 
 
 def check_folder_name(out: str, folder: Path, scheduler: str) -> None:
-    """Refuse a campaign folder that cannot stand in the jobs' ``#SBATCH --output`` (their
-    logs go there): sbatch takes the line as it stands, so a space or quote breaks it, and it
-    reads ``%`` as a pattern (``%x``: the job name), which sends every job's output to a
-    folder that does not exist, and the job fails before it starts. A PBS campaign names no
-    output path (its logs go to the folder qsub ran in), so any folder does there.
+    """Refuse a campaign folder that cannot stand in the jobs' output directive (their logs go
+    there): ``#SBATCH --output`` and ``#PBS -o`` are taken as they stand, so a space or quote
+    breaks them; sbatch also reads ``%`` as a pattern (``%x``: the job name), which sends every
+    job's output to a folder that does not exist, and the job fails before it starts. PBS
+    takes ``%`` as written (and a ``:`` as ``host:path``, which the rule has not).
 
     Raises:
         ConfigError: naming ``--out``, the characters at fault and those allowed.
     """
     from hpcds1mpi.launch.directives import PATH, Shape
 
-    if scheduler != "slurm":
-        return
-    # Output paths' rule without Slurm's patterns; room left for "/logs/n16-%A_%a.out".
-    shape = Shape(PATH.marks.replace("%", ""), PATH.first_marks.replace("%", ""),
-                  PATH.max_len - 64)
+    slurm = scheduler == "slurm"
+    marks, first = ((PATH.marks.replace("%", ""), PATH.first_marks.replace("%", ""))
+                    if slurm else (PATH.marks, PATH.first_marks))
+    # Room left for "/logs/n16-%A_%a.out" (PBS: "/logs/n16-^array_index^.out").
+    shape = Shape(marks, first, PATH.max_len - 64)
     problem = shape.problem(str(folder))
     if problem:
         # Said of --out as given, unless the fault lies in the folder it is in.
         where = "" if shape.problem(out) else f" is the folder {str(folder)!r}, which"
-        raise ConfigError(f"--out {out!r}{where} {problem}: a Slurm campaign's folder goes "
-                          "into its jobs' #SBATCH --output, which sbatch takes as it stands "
-                          "and where % is a pattern; choose a folder path of letters, "
-                          f"digits and {' '.join(shape.marks)} only, at most {shape.max_len} "
-                          "characters")
+        directive = ("#SBATCH --output, which sbatch takes as it stands and where % is a "
+                     "pattern" if slurm else "#PBS -o, which qsub takes as it stands")
+        raise ConfigError(f"--out {out!r}{where} {problem}: a campaign's folder goes into its "
+                          f"jobs' {directive}; choose a folder path of letters, digits and "
+                          f"{' '.join(shape.marks)} only, at most {shape.max_len} characters")
+
+
+def pbs_log_lines(folder: Path, stem: str, array: bool) -> list[str]:
+    """``#PBS`` lines that send a job's output, stderr joined, to the campaign's ``logs/``
+    (``logs/STEM-INDEX.out``), where ``campaign status`` sends the user; without them PBS
+    writes ``JOBNAME.oID`` into the folder qsub ran in (s33 tester P2). PBS Pro puts a
+    subjob's index for ``^array_index^``; a job that is no array gets a plain path."""
+    name = f"{stem}-^array_index^.out" if array else f"{stem}.out"
+    return ["#PBS -j oe", f"#PBS -o {folder}/logs/{name}"]
 
 
 def check_out(out: Path, plan_sha: str) -> None:
@@ -294,10 +303,12 @@ def _part_script(group: list[cm.Part], partition, cluster, scheduler: str, folde
     output = f"{folder}/logs/n{group[0].nodes}-%A_%a.out" if scheduler == "slurm" else None
     job = BatchJob(config=config, partition=partition, program=["true"], cluster=cluster,
                    job_name=job_name, time_limit_s=limit_s, output=output, exclusive=True)
-    array = [f"#SBATCH --array=0-{len(group) - 1}"] if scheduler == "slurm" else []
+    nodes = group[0].nodes
+    more = [f"#SBATCH --array=0-{len(group) - 1}"] if scheduler == "slurm" else \
+        pbs_log_lines(folder, f"n{nodes}" if len(group) > 1 else f"n{nodes}-0", len(group) > 1)
     # Slurm 22.05's srun no longer inherits --cpus-per-task from the job: say it to every step.
     environment = [("SRUN_CPUS_PER_TASK", str(config.threads))] if scheduler == "slurm" else []
-    return _render("campaign", job, scheduler, **queue, array=array, nodes=group[0].nodes,
+    return _render("campaign", job, scheduler, **queue, more_directives=more, nodes=nodes,
                    shards=len(group), folder=shlex.quote(str(folder)), is_pbs=scheduler == "pbs",
                    path=path_export(bin_dir, job), environment=environment,
                    index=INDEX[scheduler],
@@ -311,7 +322,9 @@ def _merge_script(parts: list[cm.Part], partition, cluster, scheduler: str, fold
     output = f"{folder}/logs/merge-%j.out" if scheduler == "slurm" else None
     job = BatchJob(config=Configuration(1, 1, 1), partition=partition, program=["true"],
                    cluster=cluster, job_name=job_name, time_limit_s=MERGE_TIME_S, output=output)
-    return _render("campaign-merge", job, scheduler, **queue, folder=shlex.quote(str(folder)),
+    more = pbs_log_lines(folder, "merge", False) if scheduler == "pbs" else []
+    return _render("campaign-merge", job, scheduler, **queue, more_directives=more,
+                   folder=shlex.quote(str(folder)),
                    path=path_export(bin_dir, job), exe=shlex.quote(exe),
                    merged="merged.h5", parts=" ".join(p.name for p in parts))
 

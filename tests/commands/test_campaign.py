@@ -224,14 +224,18 @@ def test_an_out_that_sbatch_misreads_is_refused_naming_out(here, capsys, name, s
     assert "logs" not in line and not (here / name).exists()
 
 
-def test_a_pbs_campaign_takes_any_folder(here, capsys):
-    """Its scripts name no output path (qsub's default is the folder it ran in) and quote
-    the folder wherever it is used; PBS takes -o paths as they stand, % included."""
-    for name in ("camp%x", "camp b"):
-        res = invoke(capsys, ["campaign", "plan.toml", "--emit", "pbs", "--cluster", "c.toml",
-                              "--partition", "debug", "--out", name])
-        assert res.code == 0, res.err
-        assert "#PBS -o" not in (here / name / "n1.pbs").read_text()
+def test_a_pbs_campaign_takes_a_percent_but_not_a_space_in_its_folder(here, capsys):
+    """Its scripts' #PBS -o names the folder's logs/ (s33 tester P2): qsub takes % as it
+    stands, but a space would split the directive."""
+    res = invoke(capsys, ["campaign", "plan.toml", "--emit", "pbs", "--cluster", "c.toml",
+                          "--partition", "debug", "--out", "camp%x"])
+    assert res.code == 0, res.err
+    assert f"#PBS -o {here / 'camp%x'}/logs/n1-^array_index^.out" not in \
+        (here / "camp%x" / "n1.pbs").read_text()  # one shard: no array
+    assert f"#PBS -o {here / 'camp%x'}/logs/n1-0.out" in (here / "camp%x" / "n1.pbs").read_text()
+    _refused(capsys, here, ["campaign", "plan.toml", "--emit", "pbs", "--cluster", "c.toml",
+                            "--partition", "debug", "--out", "camp b"], 2,
+             "--out 'camp b' has characters not allowed in a batch script (' ')", "#PBS -o")
 
 
 def test_without_a_cluster_file_outside_an_allocation_the_jobs_name_no_partition(

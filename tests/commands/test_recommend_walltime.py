@@ -80,3 +80,26 @@ def test_a_time_limit_rounded_to_a_minute_is_said(fake_cli, tmp_path):
             "whole minutes") in result.output
     for whole in ("1", "00:01:00", "1-00:00"):
         assert "Slurm rounds" not in fake_cli(*ask, whole).output
+
+
+def test_a_pbs_scripts_time_limit_is_not_said_to_be_slurms_rounding(fake_cli, tmp_path):
+    """s33 tester P4: `--time-limit 1:30 --emit pbs` said "Slurm rounds a time limit up to
+    whole minutes" of a PBS script; its walltime is whole minutes by this tool's rule."""
+    ask = ["--workload", "gemm", "--size", "2048", "--history", str(_table(tmp_path)),
+           "--user", "alice", "--time-limit", "1:30", "--emit"]
+    pbs = fake_cli(*ask, "pbs", "-o", str(tmp_path / "job.pbs"))
+    assert pbs.exit_code == 0, pbs.output
+    assert "Slurm rounds" not in pbs.output
+    assert ("your --time-limit 1:30 is 120 s: the PBS script asks for whole minutes, rounded "
+            "up") in pbs.output
+    assert "-l walltime=00:02:00 (120 s, = the request: capped" in pbs.output
+    slurm = fake_cli(*ask, "slurm", "-o", str(tmp_path / "job.sh"))
+    assert "your --time-limit 1:30 is 120 s: Slurm rounds" in slurm.output
+    assert "walltime: --time 00:02:00 (120 s, = the request: capped" in slurm.output
+
+
+def test_the_help_says_the_calibration_sweep_is_written_for_slurm_only():
+    """s33 tester P3: --help promised the calibration sweep for --emit, which --emit pbs
+    refuses ("written for Slurm only")."""
+    text = " ".join(CliRunner().invoke(command, ["--help"]).output.split())
+    assert "Write a batch script (when escalated, the calibration sweep: Slurm only)." in text

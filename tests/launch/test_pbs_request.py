@@ -4,7 +4,7 @@ counted together, an old-style ``-l ncpus=4`` as one host (s28 tester V: V2, V3,
 from __future__ import annotations
 
 from hpcds1mpi.launch.pbs_request import (chunk_specs, free_place_note, host_cpus,
-                                          place_parts)
+                                          place_parts, uneven_hosts)
 from hpcds1mpi.launch.script_reading import read_script
 
 PACK = ("#!/bin/bash\n#PBS -l select=2:ncpus=1:mpiprocs=1\n#PBS -l place=pack\n"
@@ -65,3 +65,28 @@ def test_chunk_specs_and_place_parts():
     assert place_parts("pack:excl") == ("pack", ["excl"])
     assert place_parts("excl:group=switch") == (None, ["excl", "group=switch"])
     assert place_parts(None) == (None, [])
+
+
+def test_the_line_of_a_gpu_request_is_recorded():
+    """s33 tester P5 (k_gpu): advise said "the 1 GPU per node the job asks for (line ?)": the
+    select's ngpus, or an old-style -l ngpus, kept no line."""
+    chunk = read_script("#!/bin/bash\n#PBS -l select=1:ncpus=2:mpiprocs=2:ngpus=1\n"
+                        "#PBS -l walltime=00:15:00\nmpiexec -n 2 ./app\n")
+    assert chunk.gpus_per_node == 1 and chunk.lines["gpus"] == [2]
+    old = read_script("#!/bin/bash\n#PBS -l ncpus=2\n#PBS -l ngpus=2\nmpiexec -n 2 ./app\n")
+    assert old.gpus_per_node == 2 and old.lines["gpus"] == [3]
+    assert "gpus" not in read_script(PACK).lines  # no GPU asked: no line
+
+
+def test_chunks_with_different_ranks_per_host_have_no_prediction():
+    """s33 tester P7: select=1:ncpus=2:mpiprocs=2+1:ncpus=2:mpiprocs=1 with mpiexec -n 3 was
+    predicted as 2 nodes x 2 ranks (4 ranks, a layout the script does not run), and a 50 %
+    saving computed from it."""
+    uneven = read_script("#!/bin/bash\n#PBS -l select=1:ncpus=2:mpiprocs=2+1:ncpus=2:mpiprocs=1"
+                         "\nmpiexec -n 3 ./app\n")
+    assert uneven_hosts(uneven) == (
+        "line 2: the chunk specs give their hosts different rank counts (1 x 2 + 1 x 1 ranks); "
+        "the model predicts the same ranks on every node, so this layout has no prediction")
+    for even in (MULTICHUNK.replace("mpiprocs=1", "mpiprocs=2"), PACK, OLDSTYLE,
+                 MULTICHUNK.replace("place=scatter:excl", "place=pack")):
+        assert uneven_hosts(read_script(even)) == "", even

@@ -120,3 +120,17 @@ def test_job_wide_resources_of_one_l_go_without_touching_the_next_line(request_l
     assert out.startswith(kept + "#PBS -N job\n#PBS -l select=1:ncpus=4:mpiprocs=4:")
     assert "ncpus=4," not in out and ",ncpus" not in out and "mem=8gb," not in out
     assert read_script(out).layout(4) == (1, 4, 1)
+
+
+@pytest.mark.parametrize("chunk, kept", [
+    ("select=1:ncpus=2:mpiprocs=2:ngpus=1", "select=4:ncpus=2:mpiprocs=2:ompthreads=1"),
+    ("select=1:ncpus=2:ngpus=1:mpiprocs=2:mem=2gb",
+     "select=4:ncpus=2:mpiprocs=2:mem=2gb:ompthreads=1")])
+def test_a_cpu_layout_drops_the_gpu_term_of_the_chunk(chunk, kept):
+    """s33 tester P5 (k_gpu): a CPU program's GPU request was rewritten to ngpus=0, where the
+    README says --rewrite removes it; a layout with GPUs still sets the count."""
+    text = f"#!/bin/bash\n#PBS -l {chunk}\n#PBS -l walltime=00:15:00\nmpiexec -n 2 ./app\n"
+    out, _ = rewrite(read_script(text), Layout(4, 2, 1))
+    assert f"#PBS -l {kept}\n" in out and "ngpus" not in out
+    assert read_script(out).gpus_per_node == 0
+    assert ":ngpus=2" in rewrite(read_script(text), Layout(1, 2, 1, gpus_per_node=2))[0]

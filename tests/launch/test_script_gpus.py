@@ -73,3 +73,12 @@ def test_ranks_pinned_by_hand_to_fewer_gpus_share_them():
                           "srun ./app\n")
     assert "cannot be read here" in visible_note(unknown, "gpu")
     assert visible_gpus(read_script("#SBATCH -N 1\nsrun ./app\n")) is None
+
+
+def test_ranks_sharing_gpus_name_the_scheduler_the_script_is_for():
+    """s33 tester P5 (p_gpu): a PBS script's shared GPUs were said to be what "Slurm accepts"."""
+    script = read_script("#!/bin/bash\n#PBS -l select=1:ncpus=16:mpiprocs=2:ompthreads=8:ngpus=1"
+                         "\nmpiexec -n 2 ./app\n")
+    assert shared_gpus(script, 2) == (
+        "2 ranks per node share the job's 1 GPU per node (PBS accepts it); the model "
+        "predicts one GPU per rank only, so this layout has no prediction")

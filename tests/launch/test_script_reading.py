@@ -144,7 +144,8 @@ def test_slurm_time_formats(value, seconds):
 
 
 @pytest.mark.parametrize("value, seconds", [("10:00", 600), ("01:30:00", 5400), ("90", 90),
-                                            ("x", None), ("\u0669\u0660", None),
+                                            ("1:00:00:00", 86400), ("2:01:00:30", 176430),
+                                            ("1:1:1:1:1", None), ("x", None), ("\u0669\u0660", None),
                                             ("9" * 400, None), ("1:" + "9" * 400, None)])
 def test_pbs_walltime_formats(value, seconds):
     assert parse_pbs_time(value) == seconds

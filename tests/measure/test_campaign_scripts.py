@@ -102,3 +102,36 @@ def test_a_plan_over_the_partitions_node_count_names_the_plan_not_an_option(tmp_
         emit(str(tmp_path / "plan.toml"), "slurm", str(tmp_path / "camp"),
              cluster_file=str(tmp_path / "cluster.toml"), partition_name="debug")
     assert not (tmp_path / "camp").exists()
+
+
+def _pbs_campaign(tmp_path: Path, shards: int) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    plan = PLAN.replace("sizes = [16]", "sizes = [16, 32]")
+    (tmp_path / "plan.toml").write_text(plan)
+    (tmp_path / "cluster.toml").write_text(textwrap.dedent("""
+        [clusters.lab.partitions.debug]
+        cores_per_node = 2
+        memory_gb = 4
+        max_nodes = 1
+    """))
+    emit(str(tmp_path / "plan.toml"), "pbs", str(tmp_path / "camp"), shards=shards,
+         cluster_file=str(tmp_path / "cluster.toml"), partition_name="debug")
+    return tmp_path / "camp"
+
+
+def _directives(script: Path) -> list[str]:
+    return [line for line in script.read_text().splitlines() if line.startswith("#PBS")]
+
+
+def test_a_pbs_campaigns_jobs_write_their_output_into_its_logs_folder(tmp_path):
+    """s33 tester P2: `campaign status` sends the user to logs/, but the PBS scripts named no
+    output path, so PBS wrote JOBNAME.oID into the folder qsub ran in; Slurm's write logs/."""
+    camp = _pbs_campaign(tmp_path, shards=2)
+    logs = camp.absolute() / "logs"
+    assert _directives(camp / "n1.pbs")[-2:] == [  # an array: PBS Pro puts the subjob's index
+        "#PBS -j oe", f"#PBS -o {logs}/n1-^array_index^.out"]
+    assert _directives(camp / "merge.pbs")[-2:] == ["#PBS -j oe", f"#PBS -o {logs}/merge.out"]
+    lone = _pbs_campaign(tmp_path / "one", shards=1)  # no array (no -J): a plain path
+    assert _directives(lone / "n1.pbs")[-2:] == [
+        "#PBS -j oe", f"#PBS -o {lone.absolute() / 'logs'}/n1-0.out"]
+    assert "qsub n1.pbs" in (lone / "submit.sh").read_text()
