@@ -24,28 +24,49 @@ class RecordedCommands(dict):
     every command line the label's rows ran in :attr:`lines`; :meth:`line_for` picks the one a
     launch line runs. Never changed once made (one bundle's answers share it)."""
 
-    def __init__(self, lines: dict[str, tuple[str, ...]]):
+    def __init__(self, lines: dict[str, tuple[str, ...]], launches: dict | None = None):
         super().__init__({label: found[0] for label, found in lines.items() if found})
         self.lines = {label: tuple(found) for label, found in lines.items() if found}
+        #: label -> how its sweep launched it (``launched_with``): which file a bare program
+        #: word ran as (:func:`~hpcds1mpi.launch.measured_program.measured_command`)
+        self.launches = dict(launches or {})
 
     def line_for(self, label: str, launch: Launch | None) -> str | None:
         """The recorded command line ``label``'s ``launch`` is read by: the one that reads a
         size from it, then that it fits best (:func:`fits_command`), then that shows a size;
         the first (most rows) of equals. None for a label with no command line."""
+        from hpcds1mpi.launch.measured_program import measured_command
+
         lines = self.lines.get(label, ())
-        if len(lines) > 1 and launch is not None:
-            return max(lines, key=lambda c: (size_from(launch, c) is not None,
-                                             fits_command(launch, c), "{size}" in c))
-        return self.get(label)
+        line = max(lines, key=lambda c: (size_from(launch, c) is not None,
+                                         fits_command(launch, c), "{size}" in c)) \
+            if len(lines) > 1 and launch is not None else self.get(label)
+        # with the file its program word ran as, for advise's other-program warning (s33 B2)
+        return None if line is None else measured_command(line, self.launches.get(label))
 
 
 def recorded_commands(bundle) -> RecordedCommands:
     """The command lines of the programs swept with ``sweep --command`` (the bundle's
     ``measured_levels.json``), per workload label."""
     try:
-        return RecordedCommands(program_command_lines(bundle))
+        lines = program_command_lines(bundle)
     except Exception:  # noqa: BLE001 - a bundle without its levels or rows still has labels
         return RecordedCommands({})
+    return RecordedCommands(lines, _single_launches(bundle))
+
+
+def _single_launches(bundle) -> dict:
+    """Label -> the one launcher its sweep ran it with (``launched_with``); a label pooled
+    from sweeps of several launchers, or of none recorded, is left out."""
+    from hpcds1mpi.decide.bundle_cache import measured_levels
+
+    try:
+        levels = measured_levels(bundle) or {}
+    except Exception:  # noqa: BLE001 - no levels: no file is known
+        return {}
+    return {label: lv.launched_with for label, lv in levels.items()
+            if isinstance(getattr(lv, "launched_with", None), dict)
+            and lv.launched_with.get("launcher")}
 
 
 def _lines_of(commands: dict[str, str]) -> dict[str, tuple[str, ...]]:

@@ -41,6 +41,45 @@ def same_program(measured: str, ran: str) -> bool:
     return os.path.realpath(measured) == os.path.realpath(ran)
 
 
+class MeasuredCommand(str):
+    """A program's measured command line (``python3 laplace.py {size}``) that also knows the
+    file its sweep's ranks ran for its program word (:attr:`program_file`; None: not known),
+    which the line itself does not say where it names the program by a bare word."""
+
+    program_file: str | None = None
+
+
+def measured_command(command: str, launch: dict | None) -> MeasuredCommand:
+    """``command`` with :attr:`~MeasuredCommand.program_file` read by :func:`measured_file`."""
+    out = MeasuredCommand(command)
+    out.program_file = measured_file(command, launch)
+    return out
+
+
+def measured_file(command: str | None, launch: dict | None) -> str | None:
+    """The file the ranks of a sweep launched as ``launch`` (a recorded ``launched_with``)
+    ran for ``command``'s program word: the word itself when absolute; for a bare word, the
+    one in the prefix's ``bin`` of an Open MPI ``mpirun`` written by its path, which its ranks
+    find first (s33 tester B2: ``python3`` swept under ``/usr/bin/mpirun.openmpi`` was
+    ``/usr/bin/python3``); None where the line does not tell (another launcher: the sweep's
+    PATH is not recorded)."""
+    from hpcds1mpi.launch.rank_program import openmpi_prefix
+
+    try:
+        tokens = shlex.split(command or "")
+    except ValueError:
+        return None
+    word = program_word(tokens) if tokens else ""
+    if os.path.isabs(word):
+        return word if os.path.isfile(word) else None
+    if not word or "/" in word or not isinstance(launch, dict) or \
+            launch.get("launcher") == "srun":
+        return None
+    prefix = openmpi_prefix(launch.get("command") or "", launch.get("args") or ())
+    found = os.path.join(prefix, "bin", word) if prefix else ""
+    return found if found and os.path.isfile(found) and os.access(found, os.X_OK) else None
+
+
 def other_program(script: "JobScript", launch: "Launch | None", command: str | None,
                   cwd: str, env: dict | None = None) -> str | None:
     """One warning line where ``launch``'s ranks run another file than the program (or
@@ -56,6 +95,8 @@ def other_program(script: "JobScript", launch: "Launch | None", command: str | N
     if launch is None or not tokens:
         return None
     measured = program_word(tokens)
+    if not os.path.isabs(measured):  # a bare word: the file its sweep's ranks ran (s33 B2)
+        measured = getattr(command, "program_file", None) or measured
     if not os.path.isabs(measured) or not os.path.isfile(measured):
         return None
     word, ran = ranks_program(script, launch, cwd, env)
@@ -70,5 +111,5 @@ def other_program(script: "JobScript", launch: "Launch | None", command: str | N
     found = f"{word} as {ran}" if word != ran else ran
     what = "interpreter (its own modules and mpi4py)" if python else "program file"
     return (f"line {launch.line}: the ranks of {launch.launcher} run {found}, but the workload "
-            f"was measured with {measured} ({command!r}): another {what}, so the predictions "
+            f"was measured with {measured} ({str(command)!r}): another {what}, so the predictions "
             f"are not for it and the job may fail; write {measured} on line {launch.line}")

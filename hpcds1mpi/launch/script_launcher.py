@@ -53,8 +53,10 @@ def measured_cluster(cluster, scheduler: str, launch: dict | None):
     worked), with the options the sweep gave it; an ``srun`` with the ``--mpi`` it was given,
     under Slurm only (a PBS job has no srun). A launch marked :data:`POOLED` is said as one
     of the program's sweeps'."""
-    if not launch or names_launcher(cluster):
+    if not launch:
         return cluster, None
+    if names_launcher(cluster):  # it wins, but the user is told it was never measured
+        return cluster, unmeasured_launcher(cluster, scheduler, launch)
     from hpcds1mpi.cluster import Cluster
 
     base = cluster if cluster is not None else Cluster(name="")
@@ -73,6 +75,42 @@ def measured_cluster(cluster, scheduler: str, launch: dict | None):
     return replace(base, launcher="mpiexec", mpiexec=command, launcher_args=args), (
         f"launches with {command}, the {kind} {sweep} ran it with (no cluster file "
         "names a launcher; set launcher / mpiexec in a --cluster file to launch otherwise)")
+
+
+def unmeasured_launcher(cluster, scheduler: str, launch: dict) -> str | None:
+    """The note, after "the script", where the launcher ``cluster``'s file names is not the
+    one the program's sweep ran it with (``launch``): the program was never measured under
+    it, and the cluster-file keys that launch it as measured. s33 tester B3: Debian's h5py,
+    swept under ``mpirun.openmpi``, picks its MPI build by mpirun's ``OMPI_*`` variables and
+    failed under the cluster file's srun; B2: mpirun's prefix had found ``python3`` in
+    ``/usr/bin``, srun found the venv's. None where they are one launcher."""
+    from hpcds1mpi.launch.rank_program import openmpi_prefix
+
+    kind, command, mpi = launch.get("launcher"), launch.get("command", ""), launch.get("mpi")
+    name = cluster.launcher or ("srun" if scheduler == "slurm" else "mpiexec")
+    given = cluster.mpiexec or name
+    if kind == "srun":
+        if name == "srun" or scheduler != "slurm":
+            return None
+        measured, keys = (f"srun --mpi={mpi}" if mpi else "srun"), \
+            'launcher = "srun"' + (f' and mpi = "{mpi}"' if mpi else "")
+    elif kind in ("mpiexec", "mpirun") and command:
+        found = shutil.which(given) if name != "srun" else None
+        if found and os.path.realpath(found) == os.path.realpath(shutil.which(command) or
+                                                                 command):
+            return None
+        measured, keys = command, f'launcher = "{kind}" and mpiexec = "{command}"'
+    else:
+        return None
+    args = launch.get("args") or []
+    keys += f" and launcher_args = {shlex.join(args)!r}" if args else ""
+    ours = f"srun --mpi={cluster.mpi}" if name == "srun" and cluster.mpi else given
+    prefix = openmpi_prefix(command, args) if kind != "srun" else None
+    found_in = (f"; its ranks found a bare program name in {os.path.join(prefix, 'bin')} "
+                "first, these find it on the job's PATH") if prefix else ""
+    return (f"launches with the cluster file's {ours}, but the program was measured under "
+            f"{measured} only, never under {ours}: it may run otherwise there (its variables "
+            f"differ{found_in}); to launch it as measured set {keys} in the cluster file")
 
 
 def is_mpi_launcher(command: str) -> bool:
@@ -111,6 +149,7 @@ def check_launch(program: list[str], launcher, cluster, hint: str = "",
     changes_path = cluster is not None and (getattr(cluster, "modules", None)
                                             or getattr(cluster, "preamble", None))
     path = None if changes_path else os.environ.get("PATH")
+    program = ranks_program_words(program, launcher, path)
     if none := not_launcher(program, launcher, path):  # as the sweep refuses it (s32 X2)
         if scheduler == "slurm":
             raise ConfigError(none)
@@ -126,6 +165,27 @@ def check_launch(program: list[str], launcher, cluster, hint: str = "",
         return ""
     _refuse_launch(program, launcher, cluster, hint, path)
     return ""
+
+
+def ranks_program_words(program: list[str], launcher, path: str | None) -> list[str]:
+    """``program`` with its bare program word written as the file the ranks of ``launcher``
+    find where Open MPI's ``mpirun`` written by its path puts its prefix's ``bin`` first on
+    their PATH (s33 tester B4: ``/usr/bin/mpirun.openmpi ... python3`` runs
+    ``/usr/bin/python3``, but the venv's ``python3`` first on ``path`` was refused as an MPICH
+    program, with a fix that then failed); ``program`` itself otherwise."""
+    from hpcds1mpi.launch.exec_wrappers import program_index
+    from hpcds1mpi.launch.rank_program import rank_environment
+
+    command = getattr(launcher, "command", "")
+    at = program_index(list(program)) if program else 0
+    if path is None or not command or getattr(launcher, "name", "") == "srun" \
+            or at >= len(program) or "/" in program[at]:
+        return program
+    ranks = rank_environment(command, tuple(getattr(launcher, "args", ())), {"PATH": path})
+    if ranks.get("PATH") == path:
+        return program
+    found = shutil.which(program[at], path=ranks.get("PATH"))
+    return [*program[:at], found, *program[at + 1:]] if found else program
 
 
 def not_launcher(program: list[str], launcher, path: str | None) -> str:

@@ -143,3 +143,25 @@ def test_a_script_setting_the_size_through_env_matches_its_workload():
     label, launch = choose_launch(script, ["poisson", "poisson_env"], commands)
     assert label == "poisson_env"
     assert size_from(launch, commands.line_for(label, launch)) == 320
+
+
+def test_a_recorded_line_knows_the_file_its_sweep_ran_for_a_bare_word():
+    """s33 tester B2: advise warned of the venv's python3 only where the measured command
+    spelled out /usr/bin/python3; swept as `python3 ...` under /usr/bin/mpirun.openmpi (whose
+    prefix gave the ranks /usr/bin/python3) it said nothing, and the job failed."""
+    import os
+
+    import pytest
+
+    from hpcds1mpi.decide.script_workload import RecordedCommands
+
+    if not os.path.exists("/usr/bin/mpirun.openmpi") or not os.path.exists("/usr/bin/python3"):
+        pytest.skip("needs Debian's Open MPI and python3")
+    launch = {"launcher": "mpiexec", "command": "/usr/bin/mpirun.openmpi", "args": [],
+              "flavour": "OpenMpiMpirun", "mpi": ""}
+    commands = RecordedCommands({"lap": ("python3 laplace.py {size}",)}, {"lap": launch})
+    line = commands.line_for("lap", None)
+    assert line == "python3 laplace.py {size}"
+    assert line.program_file == "/usr/bin/python3"
+    assert RecordedCommands({"lap": ("python3 laplace.py {size}",)}).line_for(
+        "lap", None).program_file is None

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from hpcds1mpi.launch.measured_program import other_program, same_program
+from hpcds1mpi.launch.measured_program import (measured_command, measured_file, other_program,
+                                               same_program)
 from hpcds1mpi.launch.script_reading import read_script
 
 SYSTEM_PYTHON = "/usr/bin/python3"
@@ -54,3 +55,26 @@ def test_the_measured_interpreter_says_nothing(venv_first, tmp_path):
     # a measured command naming a bare word says nothing of which file ran
     assert _other("mpirun.openmpi -n 2 python3 sim.py 15 20", tmp_path, venv_first,
                   "python3 sim.py {size} 20") is None
+
+
+OPENMPI_RUN = {"launcher": "mpiexec", "command": "/usr/bin/mpirun.openmpi", "args": [],
+               "flavour": "OpenMpiMpirun", "mpi": ""}
+
+
+def test_a_bare_measured_word_is_the_file_its_open_mpi_prefix_gave(venv_first, tmp_path):
+    """s33 tester B2: `python3 laplace.py {size}` swept under /usr/bin/mpirun.openmpi ran
+    /usr/bin/python3; `srun python3 laplace.py 80` ran the venv's and failed (no petsc4py),
+    and advise said nothing, as it did for a measured command spelling out /usr/bin/python3."""
+    if not os.path.exists(OPENMPI_RUN["command"]):
+        pytest.skip("needs Debian's Open MPI")
+    bare = "python3 sim.py {size} 20"
+    assert measured_file(bare, OPENMPI_RUN) == SYSTEM_PYTHON
+    assert measured_file(MEASURED, None) == SYSTEM_PYTHON  # spelled out: itself
+    srun = {**OPENMPI_RUN, "launcher": "srun", "command": "srun"}
+    assert measured_file(bare, srun) is None and measured_file(bare, None) is None
+    line = _other("srun python3 sim.py 15 20", tmp_path, venv_first,
+                  measured_command(bare, OPENMPI_RUN))
+    assert line is not None and f"measured with {SYSTEM_PYTHON} ('{bare}')" in line, line
+    assert line.endswith(f"write {SYSTEM_PYTHON} on line 3"), line
+    assert _other("/usr/bin/mpirun.openmpi -n 2 python3 sim.py 15 20", tmp_path, venv_first,
+                  measured_command(bare, OPENMPI_RUN)) is None

@@ -44,8 +44,62 @@ def test_a_cluster_that_names_a_launcher_wins():
     for site in (Cluster("lab", launcher="srun"), Cluster("lab", mpi="pmix"),
                  Cluster("lab", mpiexec="/opt/mpi/bin/mpirun")):
         assert names_launcher(site)
-        assert measured_cluster(site, "slurm", MPIEXEC) == (site, None)
+        cluster, note = measured_cluster(site, "slurm", MPIEXEC)
+        assert cluster is site and f"measured under {HERE} only" in note, note
     assert not names_launcher(Cluster("lab")) and not names_launcher(None)
+
+
+OPENMPI_RUN = "/usr/bin/mpirun.openmpi"
+
+
+def test_a_cluster_launcher_the_program_was_never_measured_under_is_said_with_the_keys():
+    """s33 tester B3: Debian's h5py, swept under mpirun.openmpi only, failed under the cluster
+    file's srun --mpi=pmix (it picks its MPI build by mpirun's OMPI_* variables), and nothing
+    said the program was never measured under srun."""
+    import os
+
+    import pytest
+
+    if not os.path.exists(OPENMPI_RUN):
+        pytest.skip("needs Debian's Open MPI")
+    measured = {"launcher": "mpiexec", "command": OPENMPI_RUN, "flavour": "OpenMpiMpirun",
+                "args": [], "mpi": ""}
+    site = Cluster("test", launcher="srun", mpi="pmix")
+    cluster, note = measured_cluster(site, "slurm", measured)
+    assert cluster is site  # the cluster file's launcher still wins
+    assert note.startswith(
+        f"launches with the cluster file's srun --mpi=pmix, but the program was measured "
+        f"under {OPENMPI_RUN} only, never under srun --mpi=pmix"), note
+    assert "a bare program name in /usr/bin first" in note
+    assert note.endswith(f'set launcher = "mpiexec" and mpiexec = "{OPENMPI_RUN}" in the '
+                         "cluster file"), note
+    same = Cluster("test", launcher="mpiexec", mpiexec=OPENMPI_RUN)
+    assert measured_cluster(same, "slurm", measured) == (same, None)  # as measured: no word
+    srun = {"launcher": "srun", "command": "srun", "args": [], "mpi": "pmix", "flavour": "Srun"}
+    assert measured_cluster(site, "slurm", srun) == (site, None)
+
+
+def test_bare_python_under_open_mpis_mpirun_by_its_path_is_read_as_its_ranks_find_it(
+        monkeypatch):
+    """s33 tester B4: `/usr/bin/mpirun.openmpi -n 2 python3 laplace.py` runs /usr/bin/python3
+    (mpirun's prefix first on the ranks' PATH), but the venv's python3, first on this PATH,
+    was refused as an MPICH program, with a fix (MPICH's mpiexec) that then failed."""
+    import os
+    import subprocess
+
+    import pytest
+
+    from hpcds1mpi.launch.launchers import OpenMpiMpirun
+    from hpcds1mpi.launch.script_launcher import check_launch
+
+    venv = str(Path(sys.executable).parent)
+    if not os.path.exists(OPENMPI_RUN) or not (Path(venv).parent / "pyvenv.cfg").exists() or \
+            subprocess.run(["/usr/bin/python3", "-c", "import mpi4py"]).returncode:
+        pytest.skip("needs Debian's Open MPI, its mpi4py and a venv")
+    monkeypatch.setenv("PATH", f"{venv}:{os.environ['PATH']}")
+    launcher = OpenMpiMpirun(OPENMPI_RUN, (), as_root=False, cores=2)
+    site = Cluster("test", launcher="mpiexec", mpiexec=OPENMPI_RUN)
+    assert check_launch(["python3", "laplace.py", "120"], launcher, site) == ""
 
 
 def test_srun_keeps_its_mpi_under_slurm_only_and_an_absent_path_changes_nothing():
