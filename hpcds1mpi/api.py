@@ -166,8 +166,8 @@ class Model:
             verdict.verdict, list(verdict.reasons))
 
     def advise(self, script: str | os.PathLike, *, workload: str | None = None,
-               size: int | None = None, cluster: ClusterLike = None, objective: str = "time"
-               ) -> "Advice":
+               size: int | None = None, cluster: ClusterLike = None, objective: str = "time",
+               job_folder: str | os.PathLike | None = None) -> "Advice":
         """Compare a batch script (text or path) with the recommendation (``hpcds1mpi
         advise``); see :func:`advise`."""
         from hpcds1mpi.decide.advise import advise as advise_text
@@ -175,11 +175,28 @@ class Model:
         from hpcds1mpi.schemas.api_args import api_wording, check_api_arguments
 
         check_api_arguments("advise", workload=workload, size=size, objective=objective)
+        folder = _job_folder(job_folder)
         text, name = _script(script, script_text)
         check_first_line(text)  # text as a file is checked: sbatch refuses it (s29 tester D7)
         with api_wording():
             return advise_text(text, self.bundle, _places(cluster, None), workload=workload,
-                               size=size, objective=objective, model_dir=self.path, name=name)
+                               size=size, objective=objective, model_dir=self.path, name=name,
+                               job_folder=folder)
+
+
+def _job_folder(job_folder: str | os.PathLike | None) -> str:
+    """The folder the job is submitted from, where advise reads its launcher and program files:
+    the current folder unless given, as ``hpcds1mpi advise`` reads them (without it the API
+    skipped the MPI and interpreter checks the command makes, s33 tester B5)."""
+    if job_folder is None:
+        return os.getcwd()
+    if not isinstance(job_folder, (str, os.PathLike)) or not str(job_folder).strip():
+        raise ConfigError("advise(): job_folder must be the folder the job is submitted from "
+                          f"(str or Path), got {job_folder!r}")
+    if not Path(job_folder).is_dir():
+        raise ConfigError(f"advise(): job_folder {job_folder} is not a folder; give the folder "
+                          "the job is submitted from, or leave it out for the current one")
+    return os.fspath(Path(job_folder).resolve())
 
 
 def _script(script: str | os.PathLike, read) -> tuple[str, str]:
@@ -222,7 +239,7 @@ def load_model(path: str | os.PathLike | None = None) -> Model:
 
 def advise(script: str | os.PathLike, *, model: Model | str | os.PathLike | None = None,
            workload: str | None = None, size: int | None = None, cluster: ClusterLike = None,
-           objective: str = "time") -> "Advice":
+           objective: str = "time", job_folder: str | os.PathLike | None = None) -> "Advice":
     """What a Slurm / PBS script asks for against what hpcds1mpi recommends.
 
     Args:
@@ -233,6 +250,9 @@ def advise(script: str | os.PathLike, *, model: Model | str | os.PathLike | None
         workload / size: override what is read from the script.
         cluster: where it runs (see :data:`ClusterLike`).
         objective: ``time``, ``energy``, ``edp`` or ``balanced``.
+        job_folder: the folder the job is submitted from, where the script's launcher and
+            program files are read for the MPI checks (None: the current folder, as
+            ``hpcds1mpi advise``; the script's own ``--chdir`` still applies).
 
     Returns:
         an :class:`~hpcds1mpi.decide.advise.Advice`: ``asked`` / ``recommended`` layouts with
@@ -240,7 +260,8 @@ def advise(script: str | os.PathLike, *, model: Model | str | os.PathLike | None
         recommended layout), ``summary()`` and ``to_dict()``.
     """
     return _model(model, "advise").advise(script, workload=workload, size=size,
-                                           cluster=cluster, objective=objective)
+                                           cluster=cluster, objective=objective,
+                                           job_folder=job_folder)
 
 
 def _model(model, function: str) -> Model:

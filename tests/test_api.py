@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 import math
 import re
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -322,3 +324,47 @@ def test_a_prediction_says_how_many_runs_at_this_size_its_values_are(model):
         .measured_runs == 0
     pick = model.recommend(runs.workload, int(runs["size"])).pick
     assert pick.to_dict()["measured_runs"] == pick.measured_runs >= 1
+
+
+def test_advise_reads_the_job_folder_as_the_command_does(model, tmp_path, monkeypatch):
+    """s33 tester B5: the API passed no job folder, so the launcher and program files went
+    unread: no warning, no --rewrite fix, where ``hpcds1mpi advise`` warned. Here Open MPI's
+    mpirun (first on PATH) starts an MPICH-built program in the submit folder."""
+    from tests.helpers import system_program
+
+    shutil.copy(system_program("NPmpich2"), tmp_path / "np")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "mpirun").symlink_to(system_program("mpirun.openmpi"))
+    job = tmp_path / "job.sbatch"
+    job.write_text("#!/bin/bash\n#SBATCH --partition=standard\n#SBATCH --nodes=1\n"
+                   "#SBATCH --ntasks-per-node=2\n#SBATCH --time=00:30:00\n"
+                   "mpirun -np 2 ./np -u 8\n")
+    path = f"{bin_dir}:{Path(sys.executable).parent}"
+    res = run_cli(["advise", str(job), "--cluster", CLUSTER, "--workload", "stencil",
+                   "--size", "128", "--json"], cwd=tmp_path, env={"PATH": path})
+    assert res.returncode == 0, res.stderr
+    cli = json.loads(res.stdout)
+    assert len(cli["warnings"]) == 1 and "linked against the MPICH family" in cli["warnings"][0]
+    monkeypatch.setenv("PATH", path)
+    monkeypatch.chdir(tmp_path)  # the submit folder, as the command's
+    for script in (job, job.name, job.read_text()):
+        api = model.advise(script, cluster=CLUSTER, workload="stencil", size=128).to_dict()
+        assert {k: api[k] for k in ("warnings", "notes", "changes")} == {
+            k: cli[k] for k in ("warnings", "notes", "changes")}, script
+    monkeypatch.chdir(REPO)  # elsewhere: the folder is given, else ./np is not found there
+    given = hpcds1mpi.advise(job, model=model, cluster=CLUSTER, workload="stencil", size=128,
+                             job_folder=tmp_path).to_dict()
+    assert given["warnings"] == cli["warnings"]
+
+
+@pytest.mark.parametrize("folder, words", [
+    ("/nonexistent/folder", "advise(): job_folder /nonexistent/folder is not a folder; give "
+                            "the folder the job is submitted from"),
+    (5, "advise(): job_folder must be the folder the job is submitted from (str or Path), "
+        "got 5"),
+    ("  ", "advise(): job_folder must be the folder")])
+def test_a_job_folder_that_is_no_folder_is_one_line(model, folder, words):
+    with pytest.raises(ConfigError, match=re.escape(words)) as err:
+        model.advise(SCRIPT, cluster=CLUSTER, job_folder=folder)
+    assert "\n" not in str(err.value)

@@ -11,7 +11,9 @@ settings, its System 1 ranking recipe included (the targets it centred, focus, d
 ``surrogates/ranking_cv.settings_of``). Runs from a machine the bundle was not trained on are
 refused: telemetry of different machines is never mixed into one model; the
 refusal gives the ``train`` command for a separate bundle of that machine (a calibration sweep
-on a partition the model was not trained on measures such a machine).
+on a partition the model was not trained on measures such a machine). Runs of the bundle's
+machine under another name for its partition (same hardware and MPI library) are that
+machine's, learnt under the trained partition's name (:mod:`hpcds1mpi.measure.same_machine`).
 
 The bundle shipped inside the package is never rewritten (``--out`` is asked for). The new
 members get a guard calibration of their own (computed, as ``recommend`` would on first use);
@@ -74,6 +76,13 @@ def command(model_dir, telemetry, jobs, out, sample_rate, seed, threads, force):
     new = read_frames(telemetry, jobs)
     for line in new.attrs.get("left_out", []):  # runs that are no measurement
         click.echo(f"note: {line}", err=True)
+    if telemetry:  # the same machine under another partition name is that machine (s33 B6)
+        from hpcds1mpi.measure.same_machine import learnt_as_known, machines_of, renamed_machines
+
+        new, renamed = learnt_as_known(new, renamed_machines(
+            machines_of(telemetry), bundle.machine_ids, bundle.partitions))
+        for line in renamed:
+            click.echo(f"note: {line}", err=True)
     # Before merge checks it again: here the refusal can name the files in its train command.
     refuse_foreign_machines(bundle.machine_ids, new, files=telemetry)
     old = TrainingData.from_frame(bundle.training_data(), sources=m.get("sources", []))

@@ -422,6 +422,11 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
         return
     from hpcds1mpi.decide.tune_report import report_lines
 
+    if bundle is not None and os.path.exists(out):  # learn's rule, not only the hardware's
+        from hpcds1mpi.measure.same_machine import unlearnable_machines  # (s33 tester B6)
+
+        if unlearnable_machines([out], bundle.machine_ids, bundle.partitions):
+            other_model = model_dir  # another CPU or MPI: learn refuses, train is the way
     lines, found = report_lines(result, out, objective, other_model)
     click.echo("\n".join(lines))
     if not found:

@@ -236,3 +236,45 @@ def test_learn_in_place_keeps_a_private_bundle_private_and_loadable(tmp_path, mo
     assert after.pop(".") == 0o700 and "members.pkl" in after
     assert set(after.values()) == {0o600}, after  # new names too: guard_calibration.json
     assert load_bundle(model).manifest["n_rows"] > 0
+
+
+def test_learn_takes_the_bundles_machine_under_another_partition_name(tmp_path):
+    """s33 tester B6: a tune on `--partition debug` of the machine a model was trained on as
+    `local` (same hardware, same MPI) was refused as "machine(s) ... (partition debug)", where
+    tune and recommend took debug for the trained partition. Now its runs are learnt as that
+    machine's; other hardware under the new name is still refused."""
+    from hpcds1mpi.measure.meters import machine_id
+    from hpcds1mpi.records import telemetry
+    from hpcds1mpi.surrogates.bundle import train_bundle
+    from tests.measure.test_same_machine import this_machine
+
+    def stored(name: str, machine: dict, runs) -> str:
+        path = tmp_path / name
+        with telemetry.TelemetryWriter(path) as writer:
+            writer.machine(machine)
+        runs = runs.assign(machine_id=machine["machine_id"], partition=machine["partition"])
+        telemetry.append(path, runs.to_dict("records"))
+        return str(path)
+
+    local, debug = this_machine("local"), this_machine("debug")
+    runs = make_runs(seed=3)
+    trained = tmp_path / "model"
+    old = telemetry.read_runs(stored("old.h5", local, runs[runs["size"] < 96]))
+    train_bundle(old, n_members=2, use_embedding=False, threads=1).save(trained)
+    new = stored("tloc.h5", debug, runs[runs["size"] == 96].head(6))
+    proc = run_cli(["learn", "--model", str(trained), "--telemetry", new, "--out",
+                    str(tmp_path / "new"), "--threads", "1"], timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert (f"note: the 6 run(s) of machine {debug['machine_id']} (partition debug) are of the "
+            f"bundle's machine {local['machine_id']}") in proc.stderr
+    manifest = json.loads((tmp_path / "new" / "manifest.json").read_text())
+    assert manifest["machine_ids"] == [local["machine_id"]]
+    assert list(manifest["partitions"]) == ["local"]
+    other = {**debug, "physical_cores": 64}
+    other["machine_id"] = machine_id(other)
+    big = stored("big.h5", other, runs[runs["size"] == 96].head(6))
+    proc = run_cli(["learn", "--model", str(trained), "--telemetry", big, "--out",
+                    str(tmp_path / "big"), "--threads", "1"], timeout=120)
+    assert_one_line_error(proc, f"new runs come from machine(s) {other['machine_id']} "
+                                "(partition debug) but the bundle was trained on "
+                                f"{local['machine_id']}")

@@ -1,0 +1,75 @@
+"""A known machine measured under another partition name is that machine (s33 tester B6): its
+fingerprint with the trained name is the known id; other hardware or another MPI is not."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from hpcds1mpi.cluster import Partition
+from hpcds1mpi.measure.meters import fingerprint, machine_id
+from hpcds1mpi.measure.same_machine import learnt_as_known, renamed_machines
+
+LIBRARY = "Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4"
+
+
+def this_machine(name: str, library: str = LIBRARY) -> dict:
+    """This machine's real machines-table row, measured as in partition ``name``."""
+    return fingerprint(Partition(name, 2, 8.0), hostnames=["vm"], mpi_library=library,
+                       gpu_aware=False)
+
+
+def test_another_partition_name_of_the_same_machine_is_the_known_machine():
+    local, debug = this_machine("local"), this_machine("debug")
+    assert local["machine_id"] != debug["machine_id"]  # the name is part of the fingerprint
+    found = renamed_machines({debug["machine_id"]: debug}, {local["machine_id"]}, ["local"])
+    assert found == {debug["machine_id"]: (local["machine_id"], "local")}
+
+
+def test_other_hardware_or_another_mpi_under_another_name_stays_another_machine():
+    local = this_machine("local")
+    others = [this_machine("debug", "MPICH Version: 4.0.2"),
+              {**this_machine("debug"), "physical_cores": 64},
+              {**this_machine("debug"), "cpu_model": "AMD EPYC 7763"},
+              {**this_machine("debug"), "gpu_count": 4}]
+    for row in others:
+        row["machine_id"] = machine_id(row)
+        assert renamed_machines({row["machine_id"]: row}, {local["machine_id"]},
+                                ["local"]) == {}, row
+    # a known machine is itself, and a name the bundle never trained on renames nothing
+    assert renamed_machines({local["machine_id"]: local}, {local["machine_id"]}, ["local"]) == {}
+    debug = this_machine("debug")
+    assert renamed_machines({debug["machine_id"]: debug}, {local["machine_id"]}, ["gpu"]) == {}
+
+
+def test_the_renamed_runs_take_the_known_id_and_trained_partition_and_are_said():
+    frame = pd.DataFrame({"machine_id": ["new", "new", "other"], "workload": "lap",
+                          "partition": ["debug", "debug", "big"]})
+    frame.attrs["mpi_libraries"] = {"new": LIBRARY}
+    out, notes = learnt_as_known(frame, {"new": ("known", "local")})
+    assert out["machine_id"].tolist() == ["known", "known", "other"]
+    assert out["partition"].tolist() == ["local", "local", "big"]
+    assert out.attrs["mpi_libraries"] == {"new": LIBRARY}
+    assert frame["machine_id"].tolist() == ["new", "new", "other"]  # the input unchanged
+    assert notes == ["the 2 run(s) of machine new (partition debug) are of the bundle's machine "
+                     "known under another partition name (same hardware and MPI library): "
+                     "learnt as partition local's"]
+    assert learnt_as_known(frame, {}) == (frame, [])
+
+
+def test_tune_and_learn_name_the_same_machines_as_unlearnable(tmp_path):
+    """tune's last line said "add them with learn" from the partition's hardware alone;
+    learn's rule is the fingerprint's: another MPI under the same cores is refused."""
+    from hpcds1mpi.measure.same_machine import unlearnable_machines
+    from hpcds1mpi.records import telemetry
+
+    def stored(name: str, machine: dict) -> str:
+        with telemetry.TelemetryWriter(tmp_path / name) as writer:
+            writer.machine(machine)
+        return str(tmp_path / name)
+
+    local, mpich = this_machine("local"), this_machine("debug", "MPICH Version: 4.0.2")
+    known = {local["machine_id"]}
+    assert unlearnable_machines([stored("d.h5", this_machine("debug"))], known, ["local"]) == []
+    assert unlearnable_machines([stored("m.h5", mpich)], known, ["local"]) == [
+        mpich["machine_id"]]
+    assert unlearnable_machines([stored("m2.h5", mpich)], set(), ["local"]) == []  # job tables
