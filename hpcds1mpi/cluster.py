@@ -34,8 +34,9 @@ import subprocess
 from dataclasses import asdict, dataclass, field
 
 from hpcds1mpi.errors import ClusterFileError
-from hpcds1mpi.slurm_allocation import (allocation_cpus_per_node, allocation_memory_mb, first_node,
-                                        gpus_from_gres, in_allocation, parse_scontrol_nodes)
+from hpcds1mpi.slurm_allocation import (allocation_cpus_per_node, asked_job_memory_mb,
+                                        first_node, gpus_from_gres, in_allocation,
+                                        parse_scontrol_nodes)
 
 # Power figures a partition falls back to when the file gives none. They only feed *modelled*
 # energy, which is always labelled as such. A typical 2-socket server / a typical datacentre GPU.
@@ -78,6 +79,8 @@ class Partition:
     slurm_partition: str = ""
     allocated_cores_per_node: int | None = None
     allocated_memory_gb: float | None = None
+    #: What reading Slurm's nodes found worth saying (mixed nodes, hardware threads).
+    node_notes: list[str] = field(default_factory=list)
 
     @property
     def usable_cores_per_node(self) -> int:
@@ -99,10 +102,10 @@ class Partition:
         several GPUs), but a GPU run here is one rank per GPU with at least a core each, so
         the GPUs beyond the cores are never used."""
         if 0 < self.cores_per_node < self.gpus_per_node:
-            return [f"{self.cores_per_node} cores per node for {self.gpus_per_node} GPUs: a GPU "
+            return [*self.node_notes, f"{self.cores_per_node} cores per node for {self.gpus_per_node} GPUs: a GPU "
                     f"run takes one rank per GPU and a core per rank, so at most "
                     f"{self.cores_per_node} GPUs per node are used; check cores_per_node"]
-        return []
+        return list(self.node_notes)
 
     def power_figures(self) -> dict:
         """Power figures for modelled energy, with the defaults filled in and flagged."""
@@ -263,11 +266,13 @@ def detect_slurm(env: dict | None = None, scontrol_text: str | None = None) -> C
                                f"{env['SLURM_JOB_ID'].strip()} is no running job); unset the "
                                "leftover SLURM_* variables, or use --cluster")
     pname = env.get("SLURM_JOB_PARTITION", "slurm")
-    if scontrol_text is None:
+    if scontrol_text is None:  # every node of the allocation: they may differ (s33 A2)
+        nodelist = env.get("SLURM_JOB_NODELIST") or env.get("SLURM_NODELIST") or \
+            env.get("SLURMD_NODENAME") or first_node(env)
         try:
             scontrol_text = subprocess.run(
-                ["scontrol", "show", "node", env.get("SLURMD_NODENAME") or first_node(env)],
-                capture_output=True, text=True, timeout=20, check=True,
+                ["scontrol", "show", "node", nodelist], capture_output=True, text=True,
+                timeout=20, check=True,
             ).stdout
         except (OSError, subprocess.SubprocessError):
             scontrol_text = ""
@@ -277,10 +282,13 @@ def detect_slurm(env: dict | None = None, scontrol_text: str | None = None) -> C
     # allocation's share of it (a partial-node allocation, salloc -c 1 / -n 2 / -N 2, cannot
     # start a step wider than it holds: "More processors requested than permitted").
     try:
-        allocated = allocation_cpus_per_node(env)
-        cores = int(node.get("CPUTot") or 0) or allocated or 1
-        allocated_mb = allocation_memory_mb(env, min(allocated or cores, cores))
-        node_mb = float(node.get("RealMemory") or 0) or allocated_mb
+        node_cores, threads_per_core, node_notes = node_cores_of(nodes)
+        allocated_cpus = allocation_cpus_per_node(env)  # Slurm's CPUs: hardware threads
+        allocated = max(1, allocated_cpus // threads_per_core) if allocated_cpus else None
+        cores = node_cores or allocated or 1
+        allocated_mb = asked_job_memory_mb(env, allocated_cpus or cores * threads_per_core)
+        node_mb = min((float(n.get("RealMemory") or 0) for n in nodes), default=0.0) \
+            or allocated_mb
         max_nodes = int(env.get("SLURM_JOB_NUM_NODES") or env.get("SLURM_NNODES") or 1)
     except ValueError:  # not Python's words ("Exceeds the limit (4300 digits)"): s29 V3-3
         raise ClusterFileError("the Slurm allocation reports a node, CPU or memory count that is "
@@ -301,8 +309,33 @@ def detect_slurm(env: dict | None = None, scontrol_text: str | None = None) -> C
         allocated_cores_per_node=min(allocated or cores, cores),
         allocated_memory_gb=min(round(allocated_mb / 1000.0, 1), memory_gb) if allocated_mb
         else memory_gb,
+        node_notes=node_notes,
     )
     return Cluster(name=env.get("SLURM_CLUSTER_NAME", "slurm"), partitions={pname: part})
+
+
+def node_cores_of(nodes: list[dict]) -> tuple[int, int, list[str]]:
+    """(physical cores of the smallest node, the most hardware threads per core, notes) of
+    ``scontrol show node``'s ``nodes``: a layout must fit every node (s33 tester A2: m2's one
+    CPU read as m1's two), and a node's CPUs are hardware threads where ThreadsPerCore > 1
+    (s33 tester A7: ranks on two threads of one core). (0, 1, []) for no nodes.
+
+    Raises:
+        ValueError: a count that is not a number.
+    """
+    cores, notes = {}, []
+    threads = max((int(n.get("ThreadsPerCore") or 1) for n in nodes), default=1)
+    for n in nodes:
+        cpus, per_core = int(n.get("CPUTot") or 0), max(1, int(n.get("ThreadsPerCore") or 1))
+        cores[n.get("NodeName", "?")] = max(1, cpus // per_core) if cpus else 0
+    if threads > 1:
+        notes.append(f"Slurm counts {threads} hardware threads per core as CPUs: cores, not "
+                     "threads, are counted for ranks x threads")
+    if len(set(cores.values())) > 1:
+        shown = ", ".join(f"{name} {count}" for name, count in cores.items())
+        notes.append(f"the nodes differ (cores: {shown}): every layout is sized for the "
+                     f"smallest, {min(cores.values())} cores per node")
+    return (min(cores.values()) if cores else 0), threads, notes
 
 
 def _local_memory_gb() -> float:

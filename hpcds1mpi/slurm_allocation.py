@@ -235,6 +235,36 @@ def allocation_memory_mb(env, cpus: int) -> float:
     return 0.0
 
 
+def job_memory_mb(text: str, cpus: int) -> float:
+    """Memory (MB) per node ``scontrol show job``'s ``text`` says the job holds:
+    ``MinMemoryNode``, else ``MinMemoryCPU`` x ``cpus`` (the partition's or the site's
+    DefMemPerCPU lands there when the job asked for none); 0 where it says neither."""
+    fields = dict(re.findall(r"(MinMemory(?:Node|CPU))=(\S+)", text))
+    try:
+        if fields.get("MinMemoryNode"):
+            return _megabytes(fields["MinMemoryNode"])
+        if fields.get("MinMemoryCPU"):
+            return _megabytes(fields["MinMemoryCPU"]) * cpus
+    except ValueError:
+        pass
+    return 0.0
+
+
+def asked_job_memory_mb(env, cpus: int) -> float:
+    """:func:`allocation_memory_mb`, else what Slurm says the job holds (:func:`job_memory_mb`:
+    an allocation that asked for no memory gets DefMemPerCPU, not the node's; s33 tester A1:
+    ``salloc -p short -N1`` holds 1000M, read as the node's 4.0 GB); 0 where neither says."""
+    asked = allocation_memory_mb(env, cpus)
+    job = env.get("SLURM_JOB_ID", "").strip()
+    if asked or not job.isdigit():
+        return asked
+    try:
+        text = ask_slurm(["scontrol", "show", "job", job], env, ASK_TIMEOUT_S)
+    except NoAnswer:
+        return 0.0
+    return job_memory_mb(text or "", cpus)
+
+
 def _megabytes(text: str) -> float:
     """Slurm's memory figure (MB, or with a K/M/G/T suffix) in MB; ValueError otherwise."""
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)B?\s*", text, re.IGNORECASE)

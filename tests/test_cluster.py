@@ -256,3 +256,29 @@ def test_fewer_cores_than_gpus_is_said_not_refused(tmp_path):
         "2 cores per node for 4 GPUs: a GPU run takes one rank per GPU and a core per rank, so "
         "at most 2 GPUs per node are used; check cores_per_node"]
     assert load_cluster(TWO).partition("gpu").hardware_notes() == []
+
+
+# s33 tester A2 / A7: real `scontrol show node` text of tester A's Slurm (tests/data/slurm_limits)
+def test_a_mixed_partition_is_sized_by_its_smallest_node():
+    from pathlib import Path
+
+    from hpcds1mpi.cluster import node_cores_of
+    from hpcds1mpi.slurm_allocation import parse_scontrol_nodes
+
+    text = (Path(__file__).parent / "data" / "slurm_limits" /
+            "nodes_m1_2cores_m2_1core.txt").read_text()
+    cores, threads, notes = node_cores_of(parse_scontrol_nodes(text))
+    assert (cores, threads) == (1, 1)
+    assert len(notes) == 1 and "m1 2, m2 1" in notes[0] and "smallest, 1 cores" in notes[0]
+
+
+def test_hardware_threads_are_not_counted_as_cores():
+    from pathlib import Path
+
+    from hpcds1mpi.cluster import node_cores_of
+    from hpcds1mpi.slurm_allocation import parse_scontrol_nodes
+
+    text = (Path(__file__).parent / "data" / "slurm_limits" / "nodes_m1_ht_m2.txt").read_text()
+    cores, threads, notes = node_cores_of(parse_scontrol_nodes(text))  # m1: 1 core x 2 threads
+    assert (cores, threads) == (1, 2)
+    assert any("2 hardware threads per core" in n for n in notes)

@@ -146,3 +146,15 @@ def test_the_leftover_note_is_said_once_per_run_not_per_rank(slurm):
                            text=True, timeout=120)
     assert child.returncode == 0 and "names no running allocation" not in child.stderr
     assert "local" in child.stdout  # still this machine, without asking Slurm again
+
+
+def test_the_job_memory_is_what_slurm_gave_not_the_node():
+    """s33 tester A1: salloc -N2 on a partition with DefMemPerCPU=500 holds 500M per CPU
+    (real `scontrol show job` text), not the node's 4000M."""
+    from pathlib import Path
+
+    text = (Path(__file__).parent / "data" / "slurm_limits" / "job_work_n2.txt").read_text()
+    assert slurm_allocation.job_memory_mb(text, 1) == 500.0
+    assert slurm_allocation.job_memory_mb(text, 2) == 1000.0
+    assert slurm_allocation.job_memory_mb("JobId=1 MinMemoryNode=3G", 4) == 3072.0
+    assert slurm_allocation.job_memory_mb("JobId=1", 4) == 0.0

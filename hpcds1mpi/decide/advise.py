@@ -32,11 +32,11 @@ from typing import TYPE_CHECKING, Sequence
 
 from hpcds1mpi.config import Configuration, check_fits
 from hpcds1mpi.decide import guard as guard_mod
-from hpcds1mpi.decide import system1 as s1
 from hpcds1mpi.decide.recommend import recommend
 from hpcds1mpi.decide.recommend_prepare import refuse_job_bundle
 from hpcds1mpi.decide.advise_gain import not_a_gain, predicted_worse, reasons_for_shown
 from hpcds1mpi.decide.advise_launch import launch_notes
+from hpcds1mpi.decide.advise_side import predict_side
 from hpcds1mpi.decide.advise_refusal import rewrite_refusal
 from hpcds1mpi.decide.recommendation import escalation_places, format_time
 from hpcds1mpi.decide.measured_run import setup_time
@@ -57,6 +57,7 @@ from hpcds1mpi.launch.script_knobs import device_of, precision_of
 from hpcds1mpi.launch.script_placeholders import size_from
 from hpcds1mpi.launch.script_request import resolve_launch
 from hpcds1mpi.launch.script_rewrite import Change, Layout, ranks_note, rewrite, threads_note
+from hpcds1mpi.launch.partition_limits import advise_warnings, rewrite_refusal as over_limits
 from hpcds1mpi.schemas.limits import MAX_SIZE
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -219,38 +220,6 @@ def _plain(value):
     return value
 
 
-def _unmeasured(bundle, workload: str, config: Configuration) -> list[str]:
-    """The parts of ``config`` at levels ``workload`` was never measured at (predictions
-    extrapolate there), worded as a recommendation's extrapolated pick
-    (:func:`~hpcds1mpi.decide.scores.unmeasured_lines`)."""
-    from hpcds1mpi.decide.bundle_cache import measured_levels
-    from hpcds1mpi.decide.scores import unmeasured_lines
-
-    return unmeasured_lines(config.as_dict(), measured_levels(bundle).get(workload))
-
-
-def predict_side(bundle, workload: str, size: int, partition: "Partition",
-                 config: Configuration, side: Side) -> Side:
-    """Fill ``side`` with System 1's predictions for ``config`` (one candidate)."""
-    import pandas as pd
-
-    frame = pd.DataFrame([{
-        "workload": workload, "size": int(size), "nodes": config.nodes,
-        "ranks_per_node": config.ranks_per_node, "threads": config.threads,
-        "device": config.device, "precision": config.precision, "partition": partition.name,
-        "cores_per_node": partition.cores_per_node, "memory_gb": float(partition.memory_gb),
-        "gpus_per_node": partition.gpus_per_node}])
-    scores = s1.score(bundle, workload, size, [partition], frame=frame)
-    row = scores.row(0)
-    for key in ("runtime_s", "runtime_lo", "runtime_hi", "energy_j", "energy_lo", "energy_hi",
-                "fail_prob"):
-        setattr(side, key, float(row[key]))
-    side.problem = {"fail": "predicted to fail", "memory": "predicted to run out of memory"
-                    }.get(str(row["reason"]), "")
-    side.unmeasured = _unmeasured(bundle, workload, config)
-    return side
-
-
 def _recommended(rec: "Recommendation", asked: Configuration, notes: list[str]
                  ) -> tuple[int | None, float | None]:
     """The row of the best pick that keeps the script's device and precision, and System 1's
@@ -334,6 +303,7 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
                           f"partition ({', '.join(p.name for _, p in places)}) has any; pass "
                           "--cluster FILE with its GPU partition")
     cluster, partition = places[0]
+    warnings += advise_warnings(script, partition)  # above its limits (s33 tester A5)
     if not script.partition and len(places) > 1:
         script.note(f"the script names no partition; {partition.name} (the first) is taken "
                     "as the default for the asked layout")
@@ -397,8 +367,9 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
         advice.calibration = [{"config": s.config.as_dict(), "label": s.config.label(),
                                "reason": s.reason} for s in rec.calibration_steps]
         return advice
-    if not asked.problem:
-        predict_side(bundle, label, int(size), partition, asked_cfg, asked)
+    if not asked.problem:  # read from the grid, as the recommended side is (s33)
+        predict_side(bundle, label, int(size), partition, asked_cfg, asked,
+                     rec.picked.choice.scores.cols if rec.picked is not None else None)
     if rec.picked is None:
         return advice
     row, advice.confidence = _recommended(rec, asked_cfg, notes)
@@ -420,7 +391,8 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
         notes.append(repeats)
         basis = "kept from the script: it launches more than once, see the note"
     advice.recommended = predict_side(bundle, label, int(size), picked_part, cfg, Side(
-        cfg, rec.picked.label, script.time_s if repeats else one_launch, walltime_basis=basis))
+        cfg, rec.picked.label, script.time_s if repeats else one_launch, walltime_basis=basis),
+        ch.scores.cols)
     if row != ch.index:  # the verdict's reasons then speak of the layout shown
         reasons_for_shown(advice, Side(ch.config(ch.index), "").text())
     worse = predicted_worse(asked, advice.recommended, objective)
@@ -437,7 +409,7 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
                     picked_part.cores_per_node)
     family = launch_family(script, script.launch, job_folder)  # Open MPI's binds ranks
     advice.rewritten, advice.changes = rewrite(script, layout, family)
-    refused = rewrite_refusal(script, asked_cfg, cfg)  # unread lines; no launch line
+    refused = rewrite_refusal(script, asked_cfg, cfg) or over_limits(script, layout)
     if refused:  # the note is read whether or not --rewrite was asked (s29 V1-4)
         advice.rewritten, advice.rewrite_refused = None, refused
         notes.append(refused.replace("--rewrite refused:", "--rewrite would be refused:", 1))

@@ -42,6 +42,7 @@ from hpcds1mpi.decide.measured_nodes import (MOST_MEASURED_NODES, measured_first
                                              most_measured_nodes, unmeasured_nodes_note)
 from hpcds1mpi.decide.memory_limits import (MemoryLimit, declared_need_mb, learn_memory_limits,
                                             memory_need_and_limit)
+from hpcds1mpi.decide.scaling_floor import floor_to_perfect_scaling, scaling_note
 from hpcds1mpi.decide.scores import UNMEASURED, Scores, neighbour_runtimes, unmeasured_rows
 # Constraints and the candidate tables are importable from here too.
 from hpcds1mpi.decide.system1_candidates import Constraints, candidate_columns, candidate_frame
@@ -156,6 +157,7 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     levels = bundle_cache.measured_levels(bundle).get(str(workload))
     cols[UNMEASURED] = unmeasured_rows(cols, levels)  # e.g. a GPU never run: s31 tester Q5
     widen_unmeasured(cols)  # no narrower than the measured ones (s31 verifier V4)
+    floor_to_perfect_scaling(cols)  # no faster than perfect scaling allows (s33 tester P1)
     cols[MOST_MEASURED_NODES] = most_measured_nodes(len(cols["nodes"]), levels)
     if limits is None:
         limits = _learned_limits(bundle, partitions)
@@ -302,6 +304,7 @@ def choose(scores: Scores, objective: str = "time",
         vals = objective_values(cols, objective)
         ranking = feasible[by_time if by_time is not None
                            else np.argsort(vals[feasible], kind="stable")]
+    raised_note = scaling_note(cols, int(ranking[0]))  # the model's best, held to physics: P1
     ranking, beyond_note = measured_before_unmeasured(cols, ranking, objective)  # V4
     index = int(ranking[0])
     lo, hi = cols["runtime_lo"][index], cols["runtime_hi"][index]
@@ -311,7 +314,7 @@ def choose(scores: Scores, objective: str = "time",
     nodes_note = unmeasured_nodes_note(cols, scores.workload, index, after, vals)
     if nodes_note:  # the model puts a candidate ahead of the pick: no margin to speak of
         margin = 0.0
-    nodes_note = "; ".join(n for n in (nodes_note, beyond_note) if n)
+    nodes_note = "; ".join(n for n in (nodes_note, beyond_note, raised_note) if n)
     ranking = np.concatenate([ranking, after[np.argsort(vals[after], kind="stable")]])
     confidence, noise = pick_confidence(confidence_model, scores, index, spread, margin)
     note = disagreement(cols, index, feasible, scores.size, scores.neighbour_sizes) \

@@ -10,7 +10,8 @@ never run, was picked over the measured fp32 at 15.5 ms (s31 verifier V4). So:
 * :func:`widen_unmeasured`: such a candidate's interval is at least the widest relative
   interval, each side, among its partition's measured candidates in the same table;
 * :func:`measured_before_unmeasured`: ``choose`` ranks it after the best measured candidate
-  unless its upper end is below that one's lower end (then a note says so).
+  unless its upper end is below that one's lower end (then a note says so) and its device
+  has measured candidates (else no run anchors it: s33 tester P1).
 """
 
 from __future__ import annotations
@@ -70,7 +71,9 @@ def measured_before_unmeasured(cols: dict, ranking: np.ndarray, objective: str
     """``(ranking, note)``: where the first of ``ranking`` (feasible rows, best first by
     ``objective``) is unmeasured, it stays first only if its upper end (runtime; energy, or
     their product, for those objectives) is below the lower end of the first measured row,
-    and ``note`` says so; else that measured row is moved first and ``note`` is ``""``.
+    and ``note`` says so; else that measured row is moved first and ``note`` is ``""``, or
+    says why where the first is on a device no measured row of its partition has (nothing
+    anchors such an interval).
     ``ranking`` unchanged where it has no measured row or its first is measured."""
     unmeasured = cols.get(UNMEASURED)
     if unmeasured is None or len(ranking) < 2 or not unmeasured[ranking[0]]:
@@ -80,12 +83,21 @@ def measured_before_unmeasured(cols: dict, ranking: np.ndarray, objective: str
         return ranking, ""
     at = int(np.argmin(flags))  # the first measured row
     pick, rival = int(ranking[0]), int(ranking[at])
+    moved = np.concatenate([ranking[at:at + 1], ranking[:at], ranking[at + 1:]])
+    device = cols["device"][pick]
+    if not (~unmeasured & (cols["device"] == device)
+            & (cols["partition"] == cols["partition"][pick])).any():
+        # No run on that device anchors its interval: gemm on an H200 bundle's never-run CPU
+        # read 0.78 ms, 176 TFLOP/s fp64 on 16 cores, "below" the measured GPU (s33 tester P1).
+        return moved, (f"the best-predicted candidate is on {device}, where this workload "
+                       "never ran: no run anchors its prediction, so a measured one is "
+                       "picked; measure it on that device to compare")
     low, high = _ends(cols, objective)
     if high(pick) < low(rival):
         return ranking, (f"picked a level never measured: its whole interval (up to "
                          f"{high(pick):.3g}) lies below the best measured candidate's "
                          f"(from {low(rival):.3g}); measure it to confirm")
-    return np.concatenate([ranking[at:at + 1], ranking[:at], ranking[at + 1:]]), ""
+    return moved, ""
 
 
 def _ends(cols: dict, objective: str):

@@ -64,22 +64,52 @@ _QUEUE_DIRECTIVE = {"slurm": "#SBATCH --partition=", "pbs": "#PBS -q "}
 
 
 def render_template(kind: str, job: BatchJob, scheduler: str = "slurm", *,
-                    default_queue: bool = False, notes: Sequence[str] = (), **values) -> str:
+                    default_queue: bool = False, notes: Sequence[str] = (),
+                    time_guessed: bool = False, **values) -> str:
     """The one renderer: template ``kind`` (a key of :data:`TEMPLATES`) with ``job``'s
     directives, preamble and modules and ``values``.
 
     ``default_queue``: no partition (queue) directive, so the scheduler's default takes the
     job (a place that names no real partition: this machine's). ``notes``: comment lines
-    put under the header line."""
+    put under the header line. A Slurm script is kept within its partition's limits as Slurm
+    states them (:func:`~hpcds1mpi.launch.partition_limits.keep_within`: ``time_guessed``, a time
+    that is a budget, not an estimate, is cut to MaxTime) and carries the reservation of the
+    allocation it is written in (:func:`allocation_reservation`)."""
     from hpcds1mpi import __version__
 
     lines = directives(job, scheduler)
     if default_queue:
         lines = [line for line in lines if not line.startswith(_QUEUE_DIRECTIVE[scheduler])]
+    if scheduler == "slurm":  # s33 tester A3: scripts that pend forever
+        from hpcds1mpi.launch.partition_limits import keep_within, limits_of
+
+        queue = None if default_queue else job.queue()
+        lines, cut = keep_within(lines, limits_of(queue), time_guessed=time_guessed,
+                                 cpus_per_node=job.config.ranks_per_node * job.config.threads)
+        reservation, said = allocation_reservation(queue, lines)
+        lines, notes = lines + reservation, [*notes, *cut, *said]
     script = _templates().get_template(TEMPLATES[kind]).render(
         directives=lines, version=__version__, preamble=job.preamble(),
         modules=job.modules(), **values)
     return _with_comments(script, notes)
+
+
+def allocation_reservation(queue: str | None, lines: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(``#SBATCH --reservation=R`` lines, notes) for a script written inside an allocation
+    of reservation R (``SLURM_JOB_RESERVATION``) and sent to its partition or the default: its
+    nodes are held for the reservation, so a script without it pends (ReqNodeNotAvail: s33
+    tester A6). Nothing where the script names one already."""
+    import os
+
+    from hpcds1mpi.slurm_allocation import in_allocation
+
+    name = os.environ.get("SLURM_JOB_RESERVATION", "").strip()
+    if not name or any(line.startswith("#SBATCH --reservation") for line in lines) \
+            or queue not in (None, os.environ.get("SLURM_JOB_PARTITION")) or not in_allocation():
+        return [], []
+    name = check_value(name, "reservation", NAME)
+    return [f"#SBATCH --reservation={name}"], [
+        f"--reservation={name}: the allocation this was written in holds that reservation"]
 
 
 def _with_comments(script: str, notes: Sequence[str]) -> str:
@@ -321,7 +351,7 @@ def render_calibration(steps: Sequence[CalibrationStep], partition: "Partition",
             "launch": quote_tokens(tokens),
         })
     return seal(render_template("calibration", job, "slurm", default_queue=default_queue,
-                                notes=notes, reason=comment(reason),
+                                notes=notes, time_guessed=True, reason=comment(reason),
                                 # every step runs hpcds1mpi: this one, whatever the job's PATH
                                 path=path_export(own_executable()[1], job),
                                 workload=workload, size=int(size),

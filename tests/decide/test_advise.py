@@ -336,14 +336,14 @@ def test_a_pick_predicted_worse_than_the_asked_layout_is_said_and_never_auto(bun
 
     real = advise_mod.predict_side
 
-    def measured(bundle, workload, size, partition, config, side):
-        side = real(bundle, workload, size, partition, config, side)
+    def measured(bundle, workload, size, partition, config, side, grid=None):
+        side = real(bundle, workload, size, partition, config, side, grid)
         if not side.lines:  # the recommended side: the tester's was a measured layout (an
             side.unmeasured = []  # extrapolated one is confirm at most, whatever the guard)
         return side
 
-    def asked_predicted_better(bundle, workload, size, partition, config, side):
-        side = measured(bundle, workload, size, partition, config, side)
+    def asked_predicted_better(bundle, workload, size, partition, config, side, grid=None):
+        side = measured(bundle, workload, size, partition, config, side, grid)
         if side.lines:  # the asked side: extrapolated to a tenth of the time and energy
             for key in ("runtime_s", "runtime_lo", "runtime_hi", "energy_j", "energy_lo",
                         "energy_hi"):

@@ -62,7 +62,8 @@ def test_an_unmeasured_pick_s_interval_lies_below_the_best_measured_one(shipped_
 
 
 def test_the_rule_reads_the_objective_s_own_ends():
-    cols = {"unmeasured": np.array([True, False, False]),
+    cols = {"unmeasured": np.array([True, False, False]), "device": np.array(["cpu"] * 3),
+            "partition": np.array(["p"] * 3),
             "runtime_s": np.array([1.0, 2.0, 3.0]), "runtime_lo": np.array([0.5, 1.9, 2.5]),
             "runtime_hi": np.array([1.5, 2.2, 3.5]), "energy_j": np.array([1.0, 2.0, 3.0]),
             "energy_lo": np.array([0.9, 1.2, 2.5]), "energy_hi": np.array([1.3, 2.2, 3.5])}
@@ -74,3 +75,23 @@ def test_the_rule_reads_the_objective_s_own_ends():
     assert measured_before_unmeasured(cols, np.array([1, 0, 2]), "time")[0].tolist() == [1, 0, 2]
     alone = {**cols, "unmeasured": np.ones(3, dtype=bool)}
     assert measured_before_unmeasured(alone, ranking, "time") == (ranking, "")
+
+
+def test_a_candidate_on_a_device_its_workload_never_ran_on_is_not_picked_over_a_measured_one():
+    # s33 tester P1: gemm on an H200 bundle's never-run CPU read 0.78 ms "below" the GPU's
+    # measured interval; the rule above then kept it. Nothing anchors such an interval.
+    cols = {"unmeasured": np.array([True, False, True]),
+            "device": np.array(["cpu", "gpu", "gpu"]), "partition": np.array(["p"] * 3),
+            "runtime_s": np.array([1.0, 4.0, 2.0]), "runtime_lo": np.array([0.5, 3.7, 1.5]),
+            "runtime_hi": np.array([2.2, 10.0, 2.5]), "energy_j": np.ones(3),
+            "energy_lo": np.ones(3), "energy_hi": np.ones(3)}
+    moved, note = measured_before_unmeasured(cols, np.array([0, 2, 1]), "time")
+    assert moved.tolist() == [1, 0, 2]
+    assert note.startswith("the best-predicted candidate is on cpu, where this workload never")
+    # A never-measured level on a measured device still wins where its interval lies below.
+    kept, note = measured_before_unmeasured(cols, np.array([2, 1, 0]), "time")
+    assert kept.tolist() == [2, 1, 0] and note.startswith("picked a level never measured")
+    # Another partition's measured GPU anchors nothing here.
+    other = {**cols, "partition": np.array(["p", "q", "p"])}
+    assert measured_before_unmeasured(other, np.array([2, 1, 0]), "time")[0].tolist() \
+        == [1, 2, 0]

@@ -7,6 +7,7 @@ import dataclasses
 import os
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -585,3 +586,27 @@ def test_a_calibration_with_a_setup_leaves_its_folders_to_the_steps_sweeps(tmp_p
         if setup:
             launch = next(ln for ln in text.splitlines() if "hpcds1mpi sweep" in ln)
             assert "--setup" in launch and "case-{size}-{ranks}" in launch
+
+
+@pytest.mark.slurm
+def test_a_script_written_in_a_reserved_allocation_carries_its_reservation(slurm, tmp_path):
+    """s33 tester A6: inside `salloc --reservation=resA` the script named no reservation and
+    pended (ReqNodeNotAvail). A real allocation of the test Slurm; the reservation variable is
+    set as salloc sets it (making a reservation would hold the shared nodes)."""
+    code = ("from tests.launch.jobs import cpu_job\n"
+            "from hpcds1mpi.launch.scripts import render\n"
+            "import dataclasses\n"
+            "from tests.launch.jobs import CPU\n"
+            "job = cpu_job(partition=dataclasses.replace(CPU, name='debug'))\n"
+            "print(render(job))\n")
+    env = {k: v for k, v in slurm.env.items() if not k.startswith("SLURM_")}
+    env.update(SLURM_CONF=slurm.conf, PYTHONPATH=str(Path(__file__).parents[2]))
+    proc = subprocess.run(["salloc", "-N1", "-p", "debug", "--time=2", "sh", "-c",
+                           f"SLURM_JOB_RESERVATION=resA {shlex.quote(sys.executable)} -c "
+                           f"{shlex.quote(code)}"], env=env, capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "#SBATCH --reservation=resA" in proc.stdout
+    assert "# note: --reservation=resA: the allocation" in proc.stdout
+    outside = batch.render(cpu_job(partition=dataclasses.replace(CPU, name="debug")))
+    assert "--reservation" not in outside

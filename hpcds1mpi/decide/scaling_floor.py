@@ -1,0 +1,146 @@
+"""A candidate at a level never measured is predicted no faster than perfect scaling from the
+measured ones allows.
+
+The trees' answer at a level its workload never ran at is an extrapolation with nothing
+physical in it: a bundle of one H200's gemm runs (1 node x 1 GPU, the only layout measured)
+read 4 nodes x 1 GPU bf16 at 0.104 ms, 60x faster than the one GPU measured at 6.2 ms, on four
+times the GPUs (s33 tester P1). Resource-seconds do not fall as resources are added, so:
+
+* :func:`floor_to_perfect_scaling`: an unmeasured candidate's runtime is at least
+  ``min(runtime x resources)`` over the measured-level candidates of its table with the same
+  partition, device and precision, divided by its own resources (CPU: nodes x ranks per node
+  x threads, the cores it uses; GPU: nodes x ranks per node, one GPU per rank). A point below
+  it is raised to it and its interval then runs up to the reference's own upper end (no
+  speed-up at all: the trees' answer there is known wrong); its lower end is at least the
+  reference's scaled the same way; energy follows its runtime end by end. Where no such
+  reference exists, nothing is bounded.
+* :func:`scaling_note`: the one line that says a pick was so raised, and from what.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hpcds1mpi.config import PRECISIONS
+from hpcds1mpi.decide.scores import UNMEASURED
+
+#: The column :func:`floor_to_perfect_scaling` adds: the floor a candidate's predicted runtime
+#: was raised to (NaN where it was not raised).
+SCALING_FLOOR = "perfect_scaling_floor_s"
+
+
+def resources(cols: dict) -> np.ndarray:
+    """``(n,)`` what each candidate runs on: cores on CPU (nodes x ranks per node x threads),
+    GPUs on GPU (nodes x ranks per node: one GPU per rank, its threads are the host's)."""
+    return _resources(cols, np.asarray(cols["device"]) == "gpu")
+
+
+def _resources(cols: dict, on_gpu: np.ndarray) -> np.ndarray:
+    ranks = np.asarray(cols["nodes"], dtype=float) * np.asarray(cols["ranks_per_node"],
+                                                                dtype=float)
+    return np.where(on_gpu, ranks, ranks * np.asarray(cols["threads"], dtype=float))
+
+
+def floor_to_perfect_scaling(cols: dict) -> None:
+    """In place: each unmeasured row's ``runtime_s`` / ``runtime_lo`` / ``runtime_hi`` at least
+    its reference's scaled by ``resources(reference) / resources(row)`` (the reference: the
+    measured-level row of the same partition, device and precision with the least runtime x
+    resources), a raised point's upper end at least the reference's own, energy ends scaled
+    by their runtime ends' factors; sets :data:`SCALING_FLOOR`. Whole-array numpy, no loop
+    per row or group: each group's reference tabled from the measured rows, read per row."""
+    n = len(cols["nodes"])
+    floor_at = np.full(n, np.nan)
+    cols[SCALING_FLOOR] = floor_at
+    unmeasured = cols.get(UNMEASURED)
+    if unmeasured is None or not unmeasured.any() or unmeasured.all():
+        return
+    point, lo, hi = (np.asarray(cols[c], dtype=float) for c in
+                     ("runtime_s", "runtime_lo", "runtime_hi"))
+    on_gpu = np.asarray(cols["device"]) == "gpu"
+    res = _resources(cols, on_gpu)
+    cost = point * res
+    usable = np.isfinite(cost) & (cost > 0) & np.isfinite(lo) & np.isfinite(hi)
+    group = _group_codes(cols, on_gpu)
+    refs = np.flatnonzero(usable & ~unmeasured)
+    if not len(refs):
+        return
+    refs = refs[np.lexsort((cost[refs], group[refs]))]  # per group, the least cost first
+    refs = refs[np.r_[True, group[refs][1:] != group[refs][:-1]]]
+    reference = np.zeros(int(group.max()) + 1, dtype=np.int64)
+    reference[group[refs]] = refs
+    # Per group, its reference's resource-seconds at each end (NaN: none), read per row.
+    tables = {c: np.full(len(reference), np.nan) for c in ("point", "lo", "hi")}
+    for c, v in (("point", point), ("lo", lo), ("hi", hi)):
+        tables[c][group[refs]] = v[refs] * res[refs]
+    with np.errstate(invalid="ignore"):  # NaN: no reference, never below
+        floors = {c: tables[c][group] / res for c in tables}
+        below = unmeasured & usable & ((point < floors["point"]) | (lo < floors["lo"])
+                                       | (hi < floors["hi"]))
+    rows = np.flatnonzero(below)  # the few rows that change: no write to the others
+    if not len(rows):
+        return
+    floor = floors["point"][rows]
+    raised = point[rows] < floor
+    factor = np.where(raised, floor / point[rows], 1.0)
+    top = np.maximum(hi[rows] * factor, floors["hi"][rows])
+    new = {"runtime_s": np.maximum(point[rows], floor),
+           "runtime_lo": np.maximum(lo[rows] * factor, floors["lo"][rows]),
+           "runtime_hi": np.where(raised, np.maximum(top, hi[reference[group[rows]]]), top)}
+    floor_at[rows[raised]] = floor[raised]
+    for runtime, old, energy in (("runtime_s", point, "energy_j"),
+                                 ("runtime_lo", lo, "energy_lo"),
+                                 ("runtime_hi", hi, "energy_hi")):
+        runtimes = old.copy()  # a copy: a kept table's arrays are shared
+        runtimes[rows] = new[runtime]
+        energies = np.array(cols[energy], dtype=float)
+        energies[rows] *= new[runtime] / old[rows]  # old > 0: a usable row's
+        cols[runtime], cols[energy] = runtimes, energies
+
+
+def _group_codes(cols: dict, on_gpu: np.ndarray) -> np.ndarray:
+    """``(n,)`` one small integer per partition x device x precision (the string columns
+    compared once per level; partitions sorted only where there are several)."""
+    partitions, precisions = np.asarray(cols["partition"]), np.asarray(cols["precision"])
+    code = on_gpu * len(PRECISIONS)  # bool x int: an integer array, no masked writes
+    for i, precision in enumerate(PRECISIONS[1:], 1):
+        code = code + (precisions == precision) * i
+    if not (partitions == partitions[0]).all():
+        code += 2 * len(PRECISIONS) * np.unique(partitions, return_inverse=True)[1]
+    return code
+
+
+def scaling_note(cols: dict, index: int) -> str:
+    """One line where row ``index`` was raised to its perfect-scaling floor, naming its layout
+    and the measured reference's (the same rule as :func:`floor_to_perfect_scaling`, found
+    again in ``cols``, which may be one partition's subset); else ``""``."""
+    floors = cols.get(SCALING_FLOOR)
+    if floors is None or not np.isfinite(floors[index]):
+        return ""
+    same = ~cols[UNMEASURED] & (cols["partition"] == cols["partition"][index]) \
+        & (cols["device"] == cols["device"][index]) \
+        & (cols["precision"] == cols["precision"][index])
+    refs = np.flatnonzero(same)
+    if not len(refs):
+        return ""
+    ref = refs[np.argmin(cols["runtime_s"][refs] * resources(cols)[refs])]
+    return (f"{_layout(cols, index)} on {cols['device'][index]} never measured: predicted no "
+            f"faster than perfect scaling from the measured {_layout(cols, ref)} "
+            f"({_duration(cols['runtime_s'][ref])}): at least {_duration(floors[index])}")
+
+
+def _layout(cols: dict, i: int) -> str:
+    return " x ".join(_count(int(cols[c][i]), word) for c, word in (
+        ("nodes", "node"), ("ranks_per_node", "rank"), ("threads", "thread")))
+
+
+def _duration(seconds: float) -> str:
+    """As the answer's table writes a runtime below 2 min (``recommendation.format_time``,
+    which imports System 1: not imported here)."""
+    return f"{seconds * 1e3:.3g} ms" if seconds < 1 else f"{seconds:.3g} s"
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
+__all__ = ["SCALING_FLOOR", "floor_to_perfect_scaling", "resources", "scaling_note"]

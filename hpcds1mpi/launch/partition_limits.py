@@ -1,0 +1,268 @@
+"""What a Slurm partition lets a job ask for: its MaxTime, MaxNodes, memory limits and nodes.
+
+A script asking for more than its partition allows is accepted by ``sbatch`` and then pends
+forever (PartitionTimeLimit, MaxMemPerLimit, ReqNodeNotAvail: s33 tester A3/A5). The limits
+come from ``scontrol show partition -o`` and the nodes' states from ``scontrol show node -o``,
+asked once per process (:func:`limits_of`); where Slurm does not answer (no scontrol, no
+configuration, a partition Slurm does not know) nothing is checked.
+
+* :func:`keep_within` takes the ``#SBATCH`` lines of a script about to be written: a guessed
+  time (a calibration's budget) and ``--mem=0`` (the whole node) are cut to the limit, with a
+  note in the script; an estimate above a limit is kept and said on stderr, naming the limit
+  and the fix.
+* :func:`script_problems` says what in a user's script (``advise``) is above the limits or
+  names a drained / down node; :func:`rewrite_refusal` refuses a ``--rewrite`` that would keep it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+
+#: Node states a job cannot start on (``scontrol``'s State=IDLE+DRAIN, DOWN*, ...).
+UNUSABLE_STATES = ("DRAIN", "DOWN", "FAIL", "MAINT", "NOT_RESPONDING", "FUTURE", "INVAL")
+#: Seconds one scontrol call may take (asked while the user waits).
+ASK_TIMEOUT_S = 10.0
+_CACHE: dict[tuple, "PartitionLimits | None"] = {}
+
+
+@dataclass(frozen=True)
+class PartitionLimits:
+    """One partition's limits; None where the partition sets none (UNLIMITED)."""
+
+    name: str
+    max_time_s: int | None = None
+    default_time_s: int | None = None
+    max_nodes: int | None = None
+    max_mem_per_node_mb: float | None = None
+    max_mem_per_cpu_mb: float | None = None
+    def_mem_per_cpu_mb: float | None = None
+    node_states: dict[str, str] = field(default_factory=dict)
+
+    def max_mem_mb(self, cpus_per_node: int) -> float | None:
+        """The most memory (MB) a job may ask per node with ``cpus_per_node`` CPUs there."""
+        if self.max_mem_per_node_mb is not None:
+            return self.max_mem_per_node_mb
+        if self.max_mem_per_cpu_mb is not None:
+            return self.max_mem_per_cpu_mb * max(1, cpus_per_node)
+        return None
+
+    def unusable(self, nodes) -> list[str]:
+        """``NAME (STATE)`` for each of ``nodes`` Slurm holds drained, down or failed."""
+        return [f"{n} ({self.node_states[n].lower()})" for n in nodes
+                if any(s in self.node_states.get(n, "") for s in UNUSABLE_STATES)]
+
+
+def slurm_seconds(text: str) -> int | None:
+    """Slurm's time (``MM``, ``MM:SS``, ``HH:MM:SS``, ``D-HH[:MM[:SS]]``) in seconds; None
+    for UNLIMITED / INFINITE / NONE or a text that is no time."""
+    text = text.strip()
+    match = re.fullmatch(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?", text)
+    if match is None:
+        return None
+    days, a, b, c = (int(g) if g else None for g in match.groups())
+    if days is not None:  # D-HH, D-HH:MM, D-HH:MM:SS
+        return days * 86400 + a * 3600 + (b or 0) * 60 + (c or 0)
+    if c is not None:
+        return a * 3600 + b * 60 + c
+    return a * 60 + (b or 0)
+
+
+def _megabytes(text: str) -> float | None:
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)([KMGT]?)", text.strip(), re.IGNORECASE)
+    if match is None:
+        return None  # UNLIMITED
+    scale = {"K": 1 / 1024, "": 1, "M": 1, "G": 1024, "T": 1024 ** 2}[match.group(2).upper()]
+    return float(match.group(1)) * scale
+
+
+def _mem_option_mb(value: str) -> float | None:
+    """``--mem``'s value (``3000``, ``3000M``, ``3G``, ``3GB``) in MB; None for no number."""
+    value = value.strip().upper().removesuffix("B")
+    return _megabytes(value[:-1] if value.endswith("M") else value)
+
+
+def _pairs(line: str) -> dict[str, str]:
+    return {m.group(1): m.group(2) for m in re.finditer(r"(\w+(?:/\w+)?)=(\S*)", line)}
+
+
+def parse_partitions(text: str) -> dict[str, tuple[PartitionLimits, bool, str]]:
+    """``scontrol show partition -o`` -> name -> (limits, is the default, its Nodes=)."""
+    found = {}
+    for line in text.splitlines():
+        fields = _pairs(line)
+        if "PartitionName" not in fields:
+            continue
+        max_nodes = fields.get("MaxNodes", "")
+        found[fields["PartitionName"]] = (PartitionLimits(
+            name=fields["PartitionName"],
+            max_time_s=slurm_seconds(fields.get("MaxTime", "")),
+            default_time_s=slurm_seconds(fields.get("DefaultTime", "")),
+            max_nodes=int(max_nodes) if max_nodes.isdigit() else None,
+            max_mem_per_node_mb=_megabytes(fields.get("MaxMemPerNode", "UNLIMITED")),
+            max_mem_per_cpu_mb=_megabytes(fields.get("MaxMemPerCPU", "UNLIMITED")),
+            def_mem_per_cpu_mb=_megabytes(fields.get("DefMemPerCPU", "UNLIMITED"))),
+            fields.get("Default") == "YES", fields.get("Nodes", ""))
+    return found
+
+
+def parse_node_states(text: str) -> dict[str, str]:
+    """``scontrol show node -o`` -> node name -> State (``IDLE+DRAIN``)."""
+    return {f["NodeName"]: f.get("State", "") for f in map(_pairs, text.splitlines())
+            if "NodeName" in f}
+
+
+def _ask(command: list[str]) -> str | None:
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=ASK_TIMEOUT_S,
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def limits_of(partition: str | None) -> PartitionLimits | None:
+    """The limits of Slurm partition ``partition`` (None: Slurm's default partition), with
+    its nodes' states; None where Slurm does not answer or knows no such partition. Asked once
+    per process per partition and SLURM_CONF."""
+    key = (partition, os.environ.get("SLURM_CONF", ""))
+    if key not in _CACHE:
+        _CACHE[key] = _read(partition)
+    return _CACHE[key]
+
+
+def _read(partition: str | None) -> PartitionLimits | None:
+    text = _ask(["scontrol", "show", "partition", "-o"])
+    if not text:
+        return None
+    parts = parse_partitions(text)
+    chosen = parts.get(partition) if partition else next(
+        (p for p in parts.values() if p[1]), None)
+    if chosen is None:
+        return None
+    limits, _, nodes = chosen
+    states = parse_node_states(_ask(["scontrol", "show", "node", "-o", nodes]) or "") \
+        if nodes else {}
+    return PartitionLimits(**{**limits.__dict__, "node_states": states})
+
+
+def _time_text(seconds: int) -> str:
+    hours, rest = divmod(int(seconds), 3600)
+    return f"{hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
+
+
+def keep_within(lines: list[str], limits: PartitionLimits | None, *, cpus_per_node: int,
+                time_guessed: bool = False, say=None) -> tuple[list[str], list[str]]:
+    """``#SBATCH`` ``lines`` kept within ``limits``: (the lines, notes for the script).
+
+    A guessed ``--time`` (``time_guessed``: a calibration's budget) above MaxTime and a
+    ``--mem=0`` (the whole node) above MaxMemPerNode are cut to the limit, with a note; an
+    estimated time, a ``--mem=NM`` or ``--nodes`` above the limit is kept and said through
+    ``say`` (else stderr) as one warning naming the limit and the fix (s33 tester A3)."""
+    if limits is None:
+        return lines, []
+    out, notes, where = [], [], f"partition {limits.name}"
+    say = say or (lambda text: print(f"warning: {text}", file=sys.stderr))
+    for line in lines:
+        name, _, value = line.removeprefix("#SBATCH ").partition("=")
+        if name == "--time" and limits.max_time_s is not None:
+            asked = slurm_seconds(value)
+            if asked is not None and asked > limits.max_time_s:
+                limit = _time_text(limits.max_time_s)
+                if time_guessed:  # a budget: cut, said in the script and on stderr
+                    line = f"#SBATCH --time={limit}"
+                    notes.append(f"--time {value} cut to {where}'s MaxTime {limit}")
+                    print(f"note: the script's --time {value} is cut to {where}'s MaxTime "
+                          f"{limit}; if it needs longer, use another partition or fewer "
+                          "repeats or sizes", file=sys.stderr)
+                else:
+                    say(f"the script asks --time={value}, above {where}'s MaxTime {limit}: "
+                        "Slurm would hold it (PartitionTimeLimit); use another partition, or "
+                        "fewer repeats or sizes")
+        elif name == "--mem":
+            most = limits.max_mem_mb(cpus_per_node)
+            asked = _mem_option_mb(value) if value != "0" else None
+            if most is not None and value == "0":
+                line = f"#SBATCH --mem={int(most)}M"
+                notes.append(f"--mem=0 (the whole node) cut to {where}'s MaxMemPerNode "
+                             f"{int(most)}M")
+            elif most is not None and asked is not None and asked > most:
+                say(f"the script asks --mem={value}, above {where}'s memory limit "
+                    f"{int(most)}M: Slurm would hold it (MaxMemPerLimit); use more nodes or "
+                    "another partition")
+        elif name == "--nodes" and limits.max_nodes is not None and value.isdigit() \
+                and int(value) > limits.max_nodes:
+            say(f"the script asks --nodes={value}, above {where}'s MaxNodes "
+                f"{limits.max_nodes}: Slurm would hold it; use another partition")
+        out.append(line)
+    return out, notes
+
+
+def script_problems(script, limits: PartitionLimits | None) -> list[str]:
+    """What in ``script`` (advise's JobScript) Slurm would hold forever on ``limits``'s
+    partition, one line each: --time, --mem, --nodes above the limit, a --nodelist node that
+    is drained or down (s33 tester A5)."""
+    if limits is None or script.scheduler != "slurm":
+        return []
+    found, where = [], f"partition {limits.name}"
+    if limits.max_time_s is not None and (script.time_s or 0) > limits.max_time_s:
+        found.append(f"--time {_time_text(script.time_s)} is above {where}'s MaxTime "
+                     f"{_time_text(limits.max_time_s)}: the job would pend "
+                     "(PartitionTimeLimit); ask for less or use another partition")
+    mem = script.directives.get("mem")
+    asked = _mem_option_mb(str(mem.value)) if mem is not None and mem.value else None
+    cpus = (script.ntasks_per_node or 1) * (script.cpus_per_task or 1)
+    most = limits.max_mem_mb(cpus)
+    if most is not None and mem is not None and (asked is not None and asked > most
+                                                 or mem.value == "0"):
+        found.append(f"--mem={mem.value} (line {mem.line}) is above {where}'s memory limit "
+                     f"{int(most)}M: the job would pend (MaxMemPerLimit); ask for at most "
+                     f"{int(most)}M")
+    if limits.max_nodes is not None and (script.nodes or 0) > limits.max_nodes:
+        found.append(f"--nodes={script.nodes} is above {where}'s MaxNodes {limits.max_nodes}: "
+                     "the job would pend; use fewer nodes or another partition")
+    nodelist = script.directives.get("nodelist")
+    if nodelist is not None and nodelist.value:
+        bad = limits.unusable(_hostnames(str(nodelist.value)))
+        if bad:
+            found.append(f"--nodelist (line {nodelist.line}) names {', '.join(bad)}: the job "
+                         "would pend (ReqNodeNotAvail); leave it out or name usable nodes")
+    return found
+
+
+def _hostnames(nodelist: str) -> list[str]:
+    """Slurm's host list (``m[1-2],n3``) as names (``scontrol show hostnames``'s rule)."""
+    names = []
+    for part in re.findall(r"[^,\[]+(?:\[[^\]]*\])?", nodelist):
+        match = re.fullmatch(r"(.*)\[(.*)\]", part)
+        if match is None:
+            names.append(part)
+            continue
+        for piece in match.group(2).split(","):
+            low, _, high = piece.partition("-")
+            for i in range(int(low), int(high or low) + 1):
+                names.append(f"{match.group(1)}{i:0{len(low)}d}")
+    return names
+
+
+def advise_warnings(script, partition) -> list[str]:
+    """:func:`script_problems` of ``script`` on the Slurm partition it asks for (else
+    ``partition``'s), read from Slurm."""
+    if script.scheduler != "slurm":
+        return []
+    return script_problems(script, limits_of(script.partition or partition.slurm_partition
+                                             or partition.name))
+
+
+def rewrite_refusal(script, layout) -> str:
+    """``--rewrite refused: ...`` where the rewritten script would keep what Slurm holds
+    forever (:func:`script_problems`; a time the rewrite replaces is not kept), else ""."""
+    if script.scheduler != "slurm":
+        return ""
+    problems = [p for p in script_problems(script, limits_of(layout.partition or script.partition))
+                if not (p.startswith("--time") and layout.time_s is not None)
+                and not p.startswith("--nodes=")]
+    return f"--rewrite refused: {problems[0]}" if problems else ""

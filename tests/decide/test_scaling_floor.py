@@ -1,0 +1,120 @@
+"""A candidate at a level never measured is predicted no faster than perfect scaling from the
+measured candidates of its partition, device and precision (s33 tester P1)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hpcds1mpi.cluster import Partition
+from hpcds1mpi.decide import system1 as s1
+from hpcds1mpi.decide.scaling_floor import (SCALING_FLOOR, floor_to_perfect_scaling,
+                                            resources, scaling_note)
+from hpcds1mpi.decide.scores import UNMEASURED
+from tests.helpers import REPO, run_cli
+
+
+def _cols(rows):
+    """Hand-made System 1 columns from (nodes, ranks, threads, device, precision, runtime,
+    measured) tuples; interval +-10 %, energy 2 J a second, one partition."""
+    nodes, ranks, threads, device, precision, runtime, measured = map(np.array, zip(*rows))
+    runtime = runtime.astype(float)
+    return {"nodes": nodes, "ranks_per_node": ranks, "threads": threads, "device": device,
+            "precision": precision, "partition": np.array(["p"] * len(rows)),
+            "runtime_s": runtime, "runtime_lo": runtime * 0.9, "runtime_hi": runtime * 1.1,
+            "energy_j": runtime * 2, "energy_lo": runtime * 1.8, "energy_hi": runtime * 2.2,
+            UNMEASURED: ~measured.astype(bool)}
+
+
+def test_resources_are_cores_on_cpu_and_gpus_on_gpu():
+    cols = _cols([(2, 8, 2, "cpu", "fp64", 1.0, True), (4, 1, 16, "gpu", "fp64", 1.0, True)])
+    assert resources(cols).tolist() == [32.0, 4.0]
+
+
+def test_an_unmeasured_row_faster_than_perfect_scaling_is_raised_to_it():
+    cols = _cols([(1, 1, 16, "cpu", "fp64", 8.0, True),    # 128 core-seconds
+                  (1, 2, 16, "cpu", "fp64", 16.0, True),   # 512: not the reference
+                  (1, 8, 2, "cpu", "fp64", 1.0, False),    # 16 cores: at least 8.0
+                  (4, 8, 2, "cpu", "fp64", 2.5, False),    # 64 cores: at least 2.0, kept
+                  (1, 8, 2, "cpu", "fp32", 0.1, False),    # no fp32 measured: no bound
+                  (4, 1, 1, "gpu", "fp64", 0.5, False),    # no GPU measured: no bound
+                  (1, 1, 1, "gpu", "bf16", 6.0, True),     # 1 GPU
+                  (4, 1, 16, "gpu", "bf16", 0.1, False)])  # 4 GPUs: at least 1.5
+    before = {k: np.array(v, copy=True) for k, v in cols.items()}
+    floor_to_perfect_scaling(cols)
+    rt, lo, hi = cols["runtime_s"], cols["runtime_lo"], cols["runtime_hi"]
+    assert rt.tolist() == pytest.approx([8.0, 16.0, 8.0, 2.5, 0.1, 0.5, 6.0, 1.5])
+    # Raised: from the reference's scaled lower end up to its own upper end (no speed-up).
+    assert (lo[2], hi[2]) == pytest.approx((7.2, 8.8))
+    assert (lo[7], hi[7]) == pytest.approx((1.35, 6.6))
+    # Not raised: its ends at least the reference's scaled ones (2.5 x 0.9 = 2.25 > 1.8).
+    assert (lo[3], hi[3]) == pytest.approx((2.25, 2.75))
+    # Energy follows its runtime end by end; the measured and unbounded rows are untouched.
+    assert cols["energy_j"][[2, 7]] == pytest.approx([16.0, 3.0])
+    assert cols["energy_hi"][2] == pytest.approx(before["energy_hi"][2] * 8.8 / 1.1)
+    for row in (0, 1, 4, 5, 6):
+        for c in ("runtime_s", "runtime_lo", "runtime_hi", "energy_j", "energy_lo", "energy_hi"):
+            assert cols[c][row] == before[c][row]
+    assert np.isfinite(cols[SCALING_FLOOR]).tolist() == [False, False, True, False, False,
+                                                         False, False, True]
+    assert before["runtime_s"][2] == 1.0  # the caller's arrays are not written into
+    assert scaling_note(cols, 2) == (
+        "1 node x 8 ranks x 2 threads on cpu never measured: predicted no faster than perfect "
+        "scaling from the measured 1 node x 1 rank x 16 threads (8 s): at least 8 s")
+    assert scaling_note(cols, 3) == "" and scaling_note(cols, 0) == ""
+
+
+def test_partitions_are_bounded_by_their_own_measured_rows():
+    cols = _cols([(1, 1, 1, "cpu", "fp64", 8.0, True), (1, 2, 1, "cpu", "fp64", 1.0, False)])
+    cols["partition"] = np.array(["p", "q"])
+    floor_to_perfect_scaling(cols)
+    assert cols["runtime_s"].tolist() == [8.0, 1.0]
+    all_measured = _cols([(1, 1, 1, "cpu", "fp64", 8.0, True)])
+    floor_to_perfect_scaling(all_measured)
+    assert not np.isfinite(all_measured[SCALING_FLOOR]).any()
+
+
+#: /tmp/s33/P/gpu.toml's partition: the H200 node's hardware (16 cores, 128 GB, one GPU), up
+#: to 4 nodes; predicted as the trained partition "local".
+GPUQ = Partition(name="gpuq", cores_per_node=16, memory_gb=128, max_nodes=4, gpus_per_node=1,
+                 gpu_memory_gb=140)
+
+
+@pytest.fixture(scope="module")
+def h200_bundle(tmp_path_factory):
+    """A bundle trained as `hpcds1mpi train` trains one on the real H200 telemetry: gemm ran
+    only on one node x one GPU x one thread, at fp64, fp32 and bf16."""
+    from hpcds1mpi.decide.model_bundle import load_model
+
+    out = tmp_path_factory.mktemp("h200") / "gpumodel"
+    proc = run_cli(["train", "--telemetry", str(REPO / "data/gpu_h200/telemetry.h5"),
+                    "--out", str(out)])
+    assert proc.returncode == 0, proc.stderr
+    return load_model(out)
+
+
+@pytest.mark.parametrize("constraints", [s1.Constraints(max_nodes=1), s1.Constraints(),
+                                         s1.Constraints(devices=["gpu"])],
+                         ids=["one-node", "any", "gpu"])
+def test_an_h200_bundle_picks_no_layout_faster_than_perfect_scaling(h200_bundle, constraints):
+    # Was: 1 node x 8 ranks x 2 threads cpu fp64 at 0.781 ms (176 TFLOP/s on 16 cores, the CPU
+    # never run); 4 nodes x 8 x 2 cpu at 0.102 ms; --device gpu: 4 nodes x 1 GPU at 0.104 ms,
+    # 60x the one GPU measured (6.2 ms bf16) on 4x the GPUs.
+    scores = s1.score(h200_bundle, "gemm", 4096, [GPUQ], constraints)
+    cols = scores.cols
+    choice = s1.choose(scores, "time")
+    pick = choice.index
+    assert not cols[UNMEASURED][pick], choice.config().label()
+    assert choice.config().device == "gpu"
+    cost = cols["runtime_s"] * resources(cols)
+    measured = ~cols[UNMEASURED]
+    for device in ("cpu", "gpu"):
+        for precision in ("fp64", "fp32", "bf16"):
+            same = (cols["device"] == device) & (cols["precision"] == precision)
+            if (same & measured).any():
+                assert (cost[same] >= cost[same & measured].min() * (1 - 1e-9)).all()
+    if constraints.devices == ["gpu"]:  # the raised 4-GPU rows: said once, with the reference
+        assert "never measured: predicted no faster than perfect scaling from the measured " \
+            "1 node x 1 rank x 1 thread" in choice.nodes_note
+    else:  # the CPU rows, never run: ranked after the measured GPU, said so
+        assert "the best-predicted candidate is on cpu" in choice.nodes_note

@@ -1,0 +1,87 @@
+"""Partition limits read from Slurm (s33 tester A3/A5): the text is real ``scontrol`` output
+captured from tester A's second Slurm ("testera": work MaxTime 10 min, MaxNodes 2,
+MaxMemPerNode 1500, DefMemPerCPU 500; short MaxTime 2 min; m2 drained)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from hpcds1mpi.launch import partition_limits
+from hpcds1mpi.launch.script_reading import read_script
+from hpcds1mpi.launch.script_rewrite import Layout
+from hpcds1mpi.launch.partition_limits import (PartitionLimits, keep_within, parse_node_states,
+                                        parse_partitions, script_problems, slurm_seconds)
+
+DATA = Path(__file__).parents[1] / "data" / "slurm_limits"
+
+
+def _work() -> PartitionLimits:
+    limits = parse_partitions((DATA / "partitions.txt").read_text())["work"][0]
+    states = parse_node_states((DATA / "nodes_m2_drained.txt").read_text())
+    return PartitionLimits(**{**limits.__dict__, "node_states": states})
+
+
+def test_scontrol_partition_text_gives_the_limits():
+    parts = parse_partitions((DATA / "partitions.txt").read_text())
+    work, default, nodes = parts["work"]
+    assert (work.max_time_s, work.max_nodes, work.max_mem_per_node_mb,
+            work.def_mem_per_cpu_mb, default, nodes) == (600, 2, 1500, 500, True, "m[1-2]")
+    short = parts["short"][0]
+    assert (short.max_time_s, short.max_nodes, short.max_mem_mb(2)) == (120, 1, None)
+    assert slurm_seconds("1-02:00:00") == 93600 and slurm_seconds("UNLIMITED") is None
+
+
+CALIBRATION = ["#SBATCH --partition=work", "#SBATCH --nodes=2", "#SBATCH --mem=0",
+               "#SBATCH --time=01:00:00", "#SBATCH --exclusive"]
+
+
+def test_a_guessed_time_and_whole_node_memory_are_cut_to_the_limits():
+    lines, notes = keep_within(CALIBRATION, _work(), cpus_per_node=1, time_guessed=True)
+    assert "#SBATCH --time=00:10:00" in lines and "#SBATCH --mem=1500M" in lines
+    assert any("MaxTime 00:10:00" in n for n in notes)
+    assert any("MaxMemPerNode 1500M" in n for n in notes)
+
+
+def test_an_estimate_above_the_limits_is_kept_and_said():
+    said = []
+    asked = ["#SBATCH --nodes=3", "#SBATCH --mem=2010M", "#SBATCH --time=00:36:00"]
+    lines, notes = keep_within(asked, _work(), cpus_per_node=1, say=said.append)
+    assert lines == asked and notes == []
+    assert len(said) == 3 and all("partition work" in s for s in said)
+    assert any("MaxTime 00:10:00" in s and "another partition" in s for s in said)
+
+
+def test_advise_finds_what_would_pend_forever():
+    limits = _work()
+    found = {name: script_problems(read_script((DATA / "adv" / name).read_text()), limits)
+             for name in ("loop.sbatch", "mem.sbatch", "drained.sbatch")}
+    assert "PartitionTimeLimit" in found["loop.sbatch"][0]
+    assert "MaxMemPerLimit" in found["mem.sbatch"][0] and "1500M" in found["mem.sbatch"][0]
+    assert "m2 (idle+drain)" in found["drained.sbatch"][0]
+
+
+def test_the_rewrite_keeps_nothing_that_would_pend(monkeypatch):
+    monkeypatch.setattr(partition_limits, "_CACHE", {(name, ""): _work()
+                                                      for name in ("work", None)})
+    monkeypatch.setenv("SLURM_CONF", "")
+    mem = read_script((DATA / "adv" / "mem.sbatch").read_text())
+    assert "MaxMemPerLimit" in partition_limits.rewrite_refusal(mem, Layout(1, 1, 1, 0, 60))
+    loop = read_script((DATA / "adv" / "loop.sbatch").read_text())
+    assert partition_limits.rewrite_refusal(loop, Layout(1, 1, 1, 0, 60)) == ""  # time replaced
+    assert "PartitionTimeLimit" in partition_limits.rewrite_refusal(loop, Layout(1, 1, 1))
+
+
+@pytest.mark.slurm
+def test_the_shared_test_slurm_is_read_once(slurm, monkeypatch):
+    monkeypatch.setattr(partition_limits, "_CACHE", {})
+    for key, value in slurm.env.items():
+        monkeypatch.setenv(key, value)
+    debug = partition_limits.limits_of("debug")
+    assert debug is not None and debug.max_time_s is None and set(debug.node_states) == {"n1",
+                                                                                         "n2"}
+    assert partition_limits.limits_of(None) == debug  # the default partition
+    assert partition_limits.limits_of("no-such-partition") is None
+    assert len(partition_limits._CACHE) == 3
