@@ -32,8 +32,8 @@ def _fits_memory(cols: dict) -> np.ndarray:
     return ~(np.isfinite(need) & (need > limit))
 
 
-def calibration_steps(scores: s1.Scores, partition: "Partition", n: int = CALIBRATION_STEPS
-                      ) -> list:
+def calibration_steps(scores: s1.Scores, partition: "Partition", n: int = CALIBRATION_STEPS,
+                      precisions: tuple[str, ...] | None = None) -> list:
     """A few informative configurations to measure, chosen by the model's uncertainty.
 
     From the configurations on this partition that fit in memory, on the fewest nodes that
@@ -42,10 +42,16 @@ def calibration_steps(scores: s1.Scores, partition: "Partition", n: int = CALIBR
     model does not expect to fail: the one with the widest relative runtime interval in each
     (device, precision) group, then the rules-of-thumb configuration (all cores as ranks, one
     thread) as an anchor, then the widest remaining ones. None when no configuration fits in
-    memory at any node count: every step would run out of it.
+    memory at any node count: every step would run out of it. ``precisions``: the ones the
+    program's command can run (:func:`~hpcds1mpi.launch.program.program_precisions`: fp64 alone
+    without ``{precision}``; None: any). Before, the steps were chosen at fp32 and bf16 too and
+    the script ran the command's fp64 alone: 4 steps listed, 2 run, nothing said (s33 tester
+    D10).
     """
     cols = scores.cols
     here = (cols["partition"] == partition.name) & _fits_memory(cols)
+    if precisions is not None:
+        here &= np.isin(cols["precision"], list(precisions))
     likely = here & np.isin(cols["reason"], ["", "deadline", "energy"])
     pool = likely if likely.any() else here
     if not pool.any():
@@ -82,6 +88,19 @@ def calibration_steps(scores: s1.Scores, partition: "Partition", n: int = CALIBR
 
     return [PredictedStep(choice.config(i), why, float(cols["runtime_hi"][i]))
             for i, why in chosen]
+
+
+def program_precision_note(program: str | None) -> str:
+    """The note that a calibration of ``program``'s command measures fp64 alone ("" where it
+    takes ``{precision}``, or is no program), said with the steps (s33 tester D10)."""
+    from hpcds1mpi.launch.program import program_precisions
+
+    allowed = program_precisions(program)
+    if not program or allowed is None:
+        return ""
+    return (f"note: the calibration steps run at {', '.join(allowed)} alone: the command takes "
+            "no {precision}, so other precisions would run the same computation; put "
+            "{precision} where the program reads it to measure them")
 
 
 def _fewest_nodes_holding(nodes: np.ndarray, n: int) -> int:

@@ -34,6 +34,7 @@ from hpcds1mpi.launch.mpi_names import (CANDIDATES, FAMILY_NAMES, LAUNCHER_NAMES
                                         MPI_ABI, MPICH, OPENMPI, ProgramMPI, family_of_banner,
                                         family_of_soname, version_line)
 from hpcds1mpi.launch.pmix_support import mpich_speaks_pmix, openmpi_slurm_pmi
+from hpcds1mpi.launch.program_folder import in_folder
 
 
 def _ldd_family(path: str, env: dict) -> tuple[str | None, str]:
@@ -136,6 +137,16 @@ def owner_first(launchers: list[str], library: str | None) -> list[str]:
         -shared(launcher), os.path.basename(launcher) not in ("mpiexec", "mpirun")))
 
 
+#: The evidence of a binary known to link no MPI library (:func:`known_without_mpi`).
+NO_MPI = "links no MPI library"
+
+
+def known_without_mpi(program: ProgramMPI) -> bool:
+    """Whether ``program`` is a dynamic binary whose libraries, every one resolved by ``ldd``,
+    include no MPI library (read through a wrapper too): its ranks cannot be one job."""
+    return program.family is None and program.evidence.endswith(NO_MPI)
+
+
 def _abi_implementation(path: str, env: dict) -> str | None:
     """Which implementation provides the ``libmpi_abi`` the loader finds for ``path``."""
     match = re.search(r"libmpi_abi\S*\s+=>\s+(\S+)", ldd_text(path, env) or "")
@@ -164,7 +175,12 @@ def binary_mpi(path: str, env: dict | None = None) -> ProgramMPI:
             return ProgramMPI(family, f"links {name}", path)
     if needed:
         family, why = _ldd_family(path, env)
-        return ProgramMPI(family, why or "links no MPI library", path)
+        text = None if family else ldd_text(path, env)
+        # s33 tester D2: only a binary whose libraries ldd all resolves is known to link none
+        unread = ("" if text and "not found" not in text else
+                  " directly (ldd cannot find every library it needs)" if text else
+                  " directly (no ldd here to read the libraries it loads)")
+        return ProgramMPI(family, why or NO_MPI + unread, path)
     with open(path, "rb") as fh:  # static: the library's banner is compiled in
         family = family_of_banner(fh.read())
     return ProgramMPI(family, "static binary" + (" with an MPI version banner" if family
@@ -192,8 +208,10 @@ def python_mpi(interpreter: str, env: dict | None = None,
                       interpreter)
 
 
-def program_mpi(tokens: list[str], env: dict | None = None) -> ProgramMPI:
-    """The MPI of the program ``tokens`` starts (the first token found on ``PATH``).
+def program_mpi(tokens: list[str], env: dict | None = None, cwd: str | None = None
+                ) -> ProgramMPI:
+    """The MPI of the program ``tokens`` starts (the first token found on ``PATH``), started in
+    the folder ``cwd`` (None: this one).
 
     ``python x.py`` / ``python3 -m pkg`` and scripts whose ``#!`` names Python (read as the
     kernel and env(1) do: :mod:`~hpcds1mpi.launch.shebang`) are asked through that
@@ -211,20 +229,26 @@ def program_mpi(tokens: list[str], env: dict | None = None) -> ProgramMPI:
 
     if (r_mpi := r_program_mpi(tokens, env)) is not None:  # s32 tester W1: Rscript mc.R
         return r_mpi
-    if (wrapped := unwrapped(tokens, env)) and wrapped[1]:  # s29 tester E1 (a wrapper of hpcc)
-        inner = program_mpi(wrapped[0], env)
-        said = inner.family or inner.evidence.endswith("cannot be read")
+    if (wrapped := unwrapped(tokens, env, cwd)) and wrapped[1]:  # s29 tester E1 (hpcc's)
+        inner = program_mpi(wrapped[0], env, cwd)
+        said = inner.family or inner.evidence.endswith(("cannot be read", NO_MPI))
         return ProgramMPI(inner.family, f"{wrapped[1]}: {inner.evidence}"
                           + ("" if said else ": its MPI cannot be read"), inner.path)
-    path = tokens[0] if "/" in tokens[0] else shutil.which(tokens[0], path=env.get("PATH"))
+    from hpcds1mpi.launch.python_mpi_use import python_without_mpi
+
+    path = in_folder(tokens[0], cwd) if "/" in tokens[0] else shutil.which(
+        tokens[0], path=env.get("PATH"))
     if path is None or not os.path.isfile(path):
         return ProgramMPI(None, f"{tokens[0]} not found")
-    if PYTHON_NAME.match(os.path.basename(path)):
-        return python_mpi(path, env)
+    if PYTHON_NAME.match(os.path.basename(path)):  # s33 tester D4: mpi4py there, never used
+        why = python_without_mpi(tokens[1:], cwd)
+        return ProgramMPI(None, why) if why else python_mpi(path, env)
     shebang = read_shebang(path)
     if shebang is not None:
         found = shebang_python(path, env)
         if found is not None:
+            if why := python_without_mpi([], cwd, script=path):
+                return ProgramMPI(None, why)
             (interpreter, *options), script_env = found
             return python_mpi(interpreter, script_env, tuple(options))
         line = " ".join(part for part in shebang if part)

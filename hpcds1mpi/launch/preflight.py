@@ -184,15 +184,16 @@ def _key(launch: launchers.Launcher, choice: LaunchChoice, path: str, env: dict,
 
 
 def check(launch: launchers.Launcher, choice: LaunchChoice, program_tokens: list[str],
-          env: dict, max_ranks: int, ranks: tuple[list[str], dict] | None = None
-          ) -> list[str]:
+          env: dict, max_ranks: int, ranks: tuple[list[str], dict] | None = None,
+          cwd: str | None = None) -> list[str]:
     """Refuse a launcher that cannot start the program as one job; return what was found.
 
     A check that passed before in this process for the same launcher, program and
     environment (:func:`_key`) is not made again: its lines are returned, marked so.
     ``ranks``: :func:`rank_program`'s reading of ``program_tokens`` under ``launch``, where
     the caller has it (the sweep reads it once for every check and its fingerprint); None:
-    read here.
+    read here. ``cwd``: the folder the program starts in (``--workdir``), where a relative
+    program path is read (s33 tester D3: ``../../app_ompi`` was "not found", unchecked).
 
     Returns:
         Lines for the user: the program's MPI, the launcher's family, the probe's verdict, and
@@ -211,13 +212,15 @@ def check(launch: launchers.Launcher, choice: LaunchChoice, program_tokens: list
     # tester K1, K4: `env` itself, or pyenv's python3 for the /usr/bin/python3 that ran)
     ranks = ranks or rank_program(program_tokens, env, getattr(launch, "command", ""),
                                   launch.args)
-    key = _key(launch, choice, path, env, ranks, max_ranks > 1)
+    from hpcds1mpi.launch.self_launching import ranks_in_folder
+
+    key = _key(launch, choice, path, env, ranks_in_folder(ranks, cwd), max_ranks > 1)
     # A check with the probe covers one without (one rank needs no probe).
     earlier = _PASSED.get(key) or (None if key[-1] else _PASSED.get((*key[:-1], True)))
     if earlier is not None:
         return [f"{line} (checked earlier in this run)" for line in earlier]
     program_env = ranks[1] if ranks else env
-    program = mpi_family.program_mpi(ranks[0] if ranks else program_tokens, program_env)
+    program = mpi_family.program_mpi(ranks[0] if ranks else program_tokens, program_env, cwd)
     # Even one rank: MPICH 5 aborts under Open MPI's mpirun ("unsupported PMI version PMIx"),
     # which was recorded as the program's failure (exit 16 and a line of dashes). srun's
     # plugin only matters for wiring up several ranks (one is a singleton under --mpi=none),

@@ -42,7 +42,8 @@ _INSIDE = frozenset(("then", "do", "else", "elif", "!"))
 _TESTS = frozenset(("[", "[[", "test", "command", "type", "which", "hash", "grep", "true",
                     "false"))
 #: Launchers: a wrapper that starts one is a job of its own, not a rank's program.
-_LAUNCHERS = re.compile(r"^(mpiexec|mpirun|orterun|srun|aprun|jsrun)(\.\S*)?$")
+LAUNCHERS = re.compile(r"^(mpiexec|mpirun|orterun|prterun|srun|aprun|jsrun|cafrun|charmrun"
+                       r"|torchrun|horovodrun|deepspeed)(\.\S*)?$")
 #: How a script names its own folder (as :func:`_tokens` reads it: quotes dropped).
 _OWN_FOLDER = re.compile(r"^(\$\(dirname (-- )?\$(\{?0\}?|\{BASH_SOURCE(\[0\])?\})\)"
                          r"|`dirname (-- )?\$\{?0\}?`|\$\{0%/\*\})")
@@ -80,21 +81,24 @@ def wrapped_program(path: str) -> list[str] | None:
     return found[1] if found else None
 
 
-def unwrapped(tokens: list[str], env: dict) -> tuple[list[str], str] | None:
+def unwrapped(tokens: list[str], env: dict, cwd: str | None = None
+              ) -> tuple[list[str], str] | None:
     """The command that ``tokens`` finally runs through shell wrappers (:func:`wrapped_program`,
     wrappers in wrappers :data:`DEPTH` deep), and how: "through the wrapper run.sh: its exec of
     app" ("" and ``tokens`` as given when ``tokens[0]``, found on ``env``'s PATH, is no shell
     script, or is named like Python: pyenv's shims are shell scripts); None where a wrapper's
     program is not named outright. The pre-flight's launcher check and the program sweep's
-    fingerprint read a wrapper's program alike (s29 tester E1)."""
+    fingerprint read a wrapper's program alike (s29 tester E1). ``cwd``: the folder it starts
+    in, where relative paths are found (None: this one; s33 tester D3)."""
     import shutil
 
+    from hpcds1mpi.launch.program_folder import in_folder
     from hpcds1mpi.launch.shebang import PYTHON_NAME
 
     said: list[str] = []
     for _ in range(DEPTH + 1):
         name = tokens[0] if tokens else ""
-        path = name if "/" in name else (shutil.which(name, path=env.get("PATH")) if name
+        path = in_folder(name, cwd) if "/" in name else (shutil.which(name, path=env.get("PATH")) if name
                                          else None)
         if not path or not os.path.isfile(path) or PYTHON_NAME.match(os.path.basename(path)) \
                 or not is_shell_script(path):
@@ -105,6 +109,23 @@ def unwrapped(tokens: list[str], env: dict) -> tuple[list[str], str] | None:
         how, tokens = found
         said.append(f"through the wrapper {os.path.basename(path)}: its {how} {tokens[0]}")
     return None  # nested deeper than DEPTH
+
+
+def launching_line(path: str) -> str | None:
+    """The first command of the shell script ``path`` that starts an MPI launcher (``mpiexec
+    -n 2 ./app "$1"``): a wrapper that starts its own ranks is a job of its own, and under
+    the sweep's launcher each of its ranks would start that job again (s33 tester D5); None
+    where it starts none, or is no shell script or cannot be read."""
+    if not is_shell_script(path):
+        return None
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read(MAX_WRAPPER_CHARS)
+    except OSError:
+        return None
+    reading = _Reading(path)
+    reading.text(text.partition("\n")[2])  # what was read before an unreadable part counts
+    return reading.launching[0] if reading.launching else None
 
 
 #: The most of a wrapper read; a longer one is not read at all, since its `exec` or last
@@ -238,6 +259,7 @@ class _Reading:
     def __init__(self, script: str):
         self.own = os.path.dirname(os.path.abspath(script))
         self.found: list[tuple[bool, list[str] | None, bool]] = []
+        self.launching: list[str] = []  # commands that start a launcher (:func:`launching_line`)
         self.stack: list[str] = []
         self.cwd: str | None = ""
         self.skip = ""  # "for", "case" or "function": words that are no command
@@ -406,7 +428,9 @@ class _Reading:
         name = rest[0]
         if match := _OWN_FOLDER.match(name):
             name = self.own + name[match.end():]
-        if "$" in name or "`" in name or _LAUNCHERS.match(os.path.basename(name)):
+        if "$" not in name and "`" not in name and LAUNCHERS.match(os.path.basename(name)):
+            self.launching.append(" ".join(words))
+        if "$" in name or "`" in name or LAUNCHERS.match(os.path.basename(name)):
             return None
         if "/" in name and not os.path.isabs(name) and cwd != "":
             if cwd is None:

@@ -104,16 +104,15 @@ def check_program(tokens: list[str], env: dict | None = None, cwd: str | None = 
 
 
 def unverified_launch(tokens: list[str], env: dict, max_ranks: int, readings,
-                      launch=None, ranks: tuple[list[str], dict] | None = None) -> str:
+                      launch=None, ranks: tuple[list[str], dict] | None = None,
+                      cwd: str | None = None) -> str:
     """A note when nothing proves that the program's ranks are one job ("" when something
-    does): several ranks, no ``--ranks-regex``, and a program whose MPI cannot be read (a
-    wrapper script, an unresolved MPI-5 ABI). The launch probe then shows only that the
-    launcher starts one job of ``sh``: a wrapper of another MPI's program runs as independent
-    1-rank copies, each printing its time, and every run is recorded ok. ``ranks``:
+    does), or a refusal for a program known to link no MPI
+    (:func:`~hpcds1mpi.launch.rank_proof.unproven_ranks`); ``ranks``:
     :func:`~hpcds1mpi.launch.rank_program.rank_program`'s reading of ``tokens`` under
-    ``launch`` where the caller has it (None: read here)."""
+    ``launch`` where the caller has it (None: read here), started in ``cwd``."""
     from hpcds1mpi.launch.mpi_family import program_mpi
-    from hpcds1mpi.launch.mpi_names import MPICH, OPENMPI
+    from hpcds1mpi.launch.rank_proof import unproven_ranks
     from hpcds1mpi.launch.rank_program import rank_program
 
     if max_ranks <= 1 or readings.ranks is not None:
@@ -121,14 +120,8 @@ def unverified_launch(tokens: list[str], env: dict, max_ranks: int, readings,
     # the program its ranks run, on their PATH, past `env X=1` (as the pre-flight reads it)
     ranks = ranks or rank_program(tokens, env, getattr(launch, "command", ""),
                                   getattr(launch, "args", ()))
-    program = program_mpi(*ranks) if ranks else program_mpi(tokens, env)
-    if program.family in (OPENMPI, MPICH):
-        return ""
-    return (f"note: the launch is unverified: the program's MPI is unknown "
-            f"({program.evidence}) and the probe shows only that the launcher starts one job "
-            "of sh; were it another MPI's program, its ranks would run as independent 1-rank "
-            "copies and still be recorded ok: give --ranks-regex with the rank count the "
-            "program prints (e.g. --ranks-regex 'ranks: (\\d+)') to check every launch")
+    program = program_mpi(*ranks, cwd) if ranks else program_mpi(tokens, env, cwd)
+    return unproven_ranks(program, max_ranks, False)
 
 
 class _Terminated(BaseException):
@@ -156,12 +149,12 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
     walls, times, foms, cpu, rss, rss_source = [], [], [], 0.0, float("nan"), ""
     status, error, code, warning = OK, "", 0, ("", "")
     for attempt in range(plan.warmup + plan.max_repeats):
-        mark = readings.mark(out_path)
-        result = launch_once(tokens, env, plan.timeout, cwd,
-                             scan=lambda streams, mark=mark: readings.scan(streams, out_path,
-                                                                           mark),
-                             program=program, ranks=spec.config.ranks, accounting=accounting,
-                             ranks_per_node=spec.config.ranks_per_node)  # s29 tester A4
+        with readings.output_lock(out_path):  # F3, s33 D6: one launch at a time per file
+            mark = readings.mark(out_path)
+            result = launch_once(tokens, env, plan.timeout, cwd, scan=lambda streams, mark=mark:
+                                 readings.scan(streams, out_path, mark), program=program,
+                                 ranks=spec.config.ranks, accounting=accounting,
+                                 ranks_per_node=spec.config.ranks_per_node)  # s29 tester A4
         problem = launch_problem(result)
         if problem:
             raise LaunchError(f"the launcher could not start the program ({problem}); "
@@ -178,6 +171,7 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
                        readings.time_problem(found, result["wall_s"], spec.config.ranks,
                                             spec.config.threads)):
                 status, error = "failed", why
+        readings.note_once(found, status, error)  # F3, s33 D7-D9: each note once per sweep
         if attempt < plan.warmup and status == OK:
             continue
         walls.append(result["wall_s"])
@@ -277,6 +271,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
     import socket
 
     from hpcds1mpi.launch import preflight
+    from hpcds1mpi.launch.self_launching import check_self_launching, ranks_in_folder
     from hpcds1mpi.launch.rank_program import rank_program
     from hpcds1mpi.measure import meters
     from hpcds1mpi.measure.allocation_state import Allocation
@@ -288,6 +283,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
     from hpcds1mpi.records import telemetry
 
     readings = readings or Readings.of(fom_regex=fom_regex)
+    readings.say = readings.say or say  # F3, s33 D6-D9: the readings' notes
     choice = choice or preflight.LaunchChoice(launcher, mpi)
     launch = choice.launcher_for(partition.usable_cores_per_node)  # the allocation's (P4)
     check_nodes_reachable(plan, launch)  # s29 tester A8: every run failed, after the probe
@@ -308,13 +304,17 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
     # its options (Open MPI's --prefix) give them: read once, for every check and the
     # fingerprint (s31 review M3: the fingerprint had read it without the launcher's options).
     ranks = rank_program(first_tokens, first_env, getattr(launch, "command", ""), launch.args)
-    check_program(first_tokens, first_env, workdir_of(workdir, first), setup=setup)
+    cwd = workdir_of(workdir, first)  # where the program is read too (s33 tester D3)
+    check_program(first_tokens, first_env, cwd, setup=setup)
+    check_self_launching(ranks[0] if ranks else first_tokens, first_env, cwd, max(
+        spec.config.ranks_per_node for spec in plan.runs))  # s33 tester D4, D5
     for line in preflight.check(launch, choice, first_tokens, first_env, plan.max_ranks,
-                                ranks):
+                                ranks, cwd):
         if say:
             say(line)
-    if say and (note := unverified_launch(first_tokens, first_env, plan.max_ranks, readings,
-                                          launch, ranks)):
+    note = unverified_launch(first_tokens, first_env, plan.max_ranks, readings, launch, ranks,
+                             cwd)  # refuses ranks of a program without MPI (s33 tester D2)
+    if say and note:
         say(note)
     if say and (note := threading_note(dict(first.extra)["command"], first_env,
                                        {spec.config.threads for spec in plan.runs})):
@@ -325,8 +325,8 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
     if say and (note := shared_folder_note(workdir, plan.runs)):  # scratch files collide
         say(note)
     said = set()
-    mpi_library = program_mpi_library(first_tokens, first_env,
-                                      getattr(launch, "command", "srun"), launch.args, ranks)
+    mpi_library = program_mpi_library(first_tokens, first_env, getattr(
+        launch, "command", "srun"), launch.args, ranks_in_folder(ranks, cwd))
     fp = meters.fingerprint(partition, hostnames=[socket.gethostname()],
                             mpi_library=mpi_library, gpu_aware=False)
     if resume:  # before the writer touches the file

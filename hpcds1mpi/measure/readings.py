@@ -32,7 +32,7 @@ searches from the end backwards in windows of :data:`CHUNK` bytes cut at line en
 once every regex has matched: memory stays bounded at any output size and nothing is skipped.
 A match may span lines up to :data:`OVERLAP` bytes across a window's cut.
 
-**What the launch wrote to ``--output-file``** (:class:`FileMark`, taken before each launch):
+**What the launch wrote to ``--output-file``** (:class:`~hpcds1mpi.measure.file_mark.FileMark`, taken before each launch):
 a program that *appends* (HPCC's ``hpccoutf.txt``) is read from the old end only, so an
 earlier run's number is never taken for this one's; a program that *rewrites* its file
 (``> result.txt``: truncated, replaced, or the same length again) is read whole; a file the
@@ -43,10 +43,10 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
-from stat import S_ISREG
+from dataclasses import dataclass, field
 
 from hpcds1mpi.errors import ConfigError, LaunchError
+from hpcds1mpi.measure.file_mark import FINGERPRINT, FileMark  # noqa: F401 (re-exported)
 from hpcds1mpi.measure.printable import printable
 from hpcds1mpi.measure.time_units import (over_wall_problem, past_the_wall, unit_after,
                                           unit_problem)
@@ -58,8 +58,6 @@ WALL = "launch wall time (s)"
 CHUNK = 8 * 2**20
 #: How far (bytes, to a line end) a window reaches into the later one: a match spanning lines.
 OVERLAP = 2**16
-#: Bytes kept of the output file's start and end before a launch, to tell append from rewrite.
-FINGERPRINT = 2**16
 #: A program's own time over WALL_FACTOR x the launch's wall time + SLACK_S is not its runtime.
 WALL_FACTOR, SLACK_S = 1.5, 0.1
 #: The name of ``--fail-regex`` among the patterns: its value is the line it matched.
@@ -97,24 +95,32 @@ def _found(name: str, pattern, text: str) -> dict:
     """``{name: the first group ("" when it took no part)}`` of ``pattern``'s last match in
     ``text``, for ``--fail-regex`` the line it matched in, stripped ({}: no match); the time's
     with ``time_unit`` too, a unit other than seconds printed right after it, or ""."""
-    last = _last_match(pattern, text, f"--{name}-regex")
+    distinct: dict = {}
+    last = _last_match(pattern, text, f"--{name}-regex", distinct if name == "time" else None)
     if last is None:
         return {}
     if name == FAIL:
         end = text.find("\n", last.end())
         return {name: text[text.rfind("\n", 0, last.start()) + 1:end if end >= 0 else None
                            ].strip()}
-    unit = {"time_unit": unit_after(last)} if name == "time" else {}
-    return {name: last.group(1) or "", **unit}
+    if name != "time":
+        return {name: last.group(1) or ""}
+    from hpcds1mpi.measure.time_reading import cut_number
+
+    # the number it cut (s33 tester D1) and the different times it matched (D7)
+    return {name: last.group(1) or "", "time_unit": unit_after(last),
+            "time_cut": cut_number(last), "time_values": list(distinct)}
 
 
-def _last_match(pattern, text: str, option: str = "the regex"):
+def _last_match(pattern, text: str, option: str = "the regex", distinct: dict | None = None):
     """``pattern``'s last match in ``text`` (None: none); ConfigError (``option`` named)
-    when the search runs over :data:`MATCH_TIMEOUT_S`."""
+    when the search runs over :data:`MATCH_TIMEOUT_S`. ``distinct`` gets the first groups'
+    different texts (at most 100), in output order."""
     last = None
     try:
         for last in pattern.finditer(text, timeout=MATCH_TIMEOUT_S):
-            pass
+            if distinct is not None and len(distinct) < 100:
+                distinct[last.group(1) or ""] = None
     except TimeoutError:
         raise ConfigError(
             f"{option} {pattern.pattern!r} searched the program's output for over "
@@ -138,62 +144,6 @@ def number(pattern, text: str) -> float:
     last = _last_match(pattern, text)
     value = _float(last.group(1) if last is not None else None)
     return value if math.isfinite(value) else math.nan
-
-
-@dataclass(frozen=True)
-class FileMark:
-    """The output file just before a launch: identity, size, times and its first and last
-    :data:`FINGERPRINT` bytes.
-
-    Size alone cannot tell a rewrite from an append (a rewrite may be shorter, as long or
-    longer), nor times alone (their tick may be coarse: Lustre's is 1 s). So: untouched (same
-    inode, size, times, head and tail) → nothing to read; shorter or as long → all of it;
-    longer with the old start and end bytes still in place → appended, read from the old end;
-    anything else (another file renamed over it, or a rewrite) → all of it. A rewrite whose new
-    file begins with the whole old one reads as an append: the same last match unless the new
-    part has none.
-    """
-
-    stat: tuple | None = None  # (dev, inode, size, mtime_ns, ctime_ns); None: no file
-    head: bytes = b""
-    tail: bytes = b""
-
-    @classmethod
-    def of(cls, path: str | None) -> "FileMark":
-        """The mark of ``path`` now (an empty mark where there is no regular file)."""
-        if not path:
-            return cls()
-        try:
-            with open(path, "rb") as fh:
-                st = os.fstat(fh.fileno())
-                if not S_ISREG(st.st_mode):
-                    return cls()
-                head = fh.read(FINGERPRINT)
-                fh.seek(max(0, st.st_size - FINGERPRINT))
-                tail = fh.read(FINGERPRINT)
-        except OSError:
-            return cls()
-        return cls((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns),
-                   head, tail)
-
-    def written_from(self, fh) -> int | None:
-        """Where this launch's output starts in the open file ``fh`` (see the class); None
-        when the launch did not write it."""
-        st = os.fstat(fh.fileno())
-        if self.stat is None:
-            return 0
-        dev, ino, size, mtime, ctime = self.stat
-        if (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) == self.stat:
-            return None if self._ends(fh, size) == (self.head, self.tail) else 0
-        if (st.st_dev, st.st_ino) != (dev, ino) or st.st_size <= size:
-            return 0
-        return size if self._ends(fh, size) == (self.head, self.tail) else 0
-
-    def _ends(self, fh, size: int) -> tuple[bytes, bytes]:  # where the head and tail were
-        fh.seek(0)
-        head = fh.read(len(self.head))
-        fh.seek(size - len(self.tail))
-        return head, fh.read(len(self.tail))
 
 
 def windows(fh, start: int, end: int):
@@ -226,6 +176,9 @@ class Readings:
     ranks: "regex.Pattern | None" = None
     output_file: str | None = None
     fail: "regex.Pattern | None" = None
+    #: Where notes go (one line each), set by the sweep; the notes said, each once per sweep.
+    say: object = field(default=None, repr=False, compare=False)
+    said: set = field(default_factory=set, repr=False, compare=False)
 
     @classmethod
     def of(cls, *, time_regex=None, fom_regex=None, ranks_regex=None,
@@ -278,6 +231,33 @@ class Readings:
             raise ConfigError(f"--output-file {self.output_file!r}: {path!r} is a folder; "
                               "give the file the program writes in it")
 
+    def output_lock(self, path: str | None):
+        """The launch writing ``path`` alone among processes until its lines are read
+        (:func:`~hpcds1mpi.measure.output_lock.output_lock`, s33 tester D6)."""
+        from hpcds1mpi.measure.output_lock import output_lock
+
+        return output_lock(path, self.say, self.said)
+
+    def note_once(self, found: dict | None, status: str, error: str) -> None:
+        """Say each note of one launch's reading once per sweep: a time read with a decimal
+        comma, several different times matched (:mod:`.time_reading`), an input that ended
+        on stdin (:mod:`.stdin_note`)."""
+        from hpcds1mpi.measure.stdin_note import stdin_note
+        from hpcds1mpi.measure import time_reading as tr
+
+        notes, found = {"stdin": stdin_note(error) if status != "ok" else ""}, found or {}
+        text, values, regex = found.get("time_text"), found.get("time_values") or [], \
+            f"--time-regex '{self.time.pattern}'" if self.time else ""
+        if status == "ok" and self.time is not None and text is not None:
+            notes["comma"] = tr.decimal_comma_note(text, regex) \
+                if tr.seconds_text(text)[1] else ""
+            notes["several"] = tr.several_times_note(values, text, len(values), regex) \
+                if len(values) > 1 else ""
+        for kind, note in notes.items():
+            if note and self.say is not None and kind not in self.said:
+                self.said.add(kind)
+                self.say(note)
+
     @staticmethod
     def mark(path: str | None) -> FileMark:
         """The output file before a launch (:class:`FileMark`)."""
@@ -313,7 +293,11 @@ class Readings:
         from hpcds1mpi.measure.rank_count import output_lines
 
         fom, ranks = _float(groups.get("fom")), _float(groups.get("ranks"))
-        return {"time": _float(groups.get("time")), "time_text": groups.get("time"),
+        from hpcds1mpi.measure.time_reading import time_value
+
+        return {"time": time_value(groups.get("time")), "time_text": groups.get("time"),
+                "time_cut": groups.get("time_cut", ""),
+                "time_values": groups.get("time_values", []),
                 "fom": fom if math.isfinite(fom) else math.nan,
                 "ranks": ranks if math.isfinite(ranks) else math.nan,
                 "said": reason_line(*outputs) if outputs else "",
@@ -401,11 +385,16 @@ class Readings:
         if self.ranks is not None and math.isnan(found.get("ranks", math.nan)):
             return (f"exit 0, but --ranks-regex '{self.ranks.pattern}' matched nothing in its "
                     f"output{why}")
+        from hpcds1mpi.measure import time_reading as tr
+
         shown = text.strip()[:40]
+        if found.get("time_cut"):  # "1" of "1,122" had been an ok 1 s (s33 tester D1)
+            return tr.cut_problem(text, found["time_cut"], regex)
+        text = tr.seconds_text(text)[0]  # a decimal comma (s33 tester D8)
         try:
             value = float(text)
         except ValueError:
-            return f"exit 0, but {regex} matched {shown!r}, which is not a number"
+            return tr.not_a_number_problem(shown, regex)
         if unit := found.get("time_unit"):  # 0.040 ms read as 0.040 s passes the wall check
             return unit_problem(unit, regex)
         if not (math.isfinite(value) and value > 0):

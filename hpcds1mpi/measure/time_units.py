@@ -4,7 +4,8 @@
 ``'Elapsed: ([0-9.]+)'`` gives 0.040 s, 1000x too long; a long run is caught by the wall-time
 check (:meth:`~hpcds1mpi.measure.readings.Readings.time_problem`), a short one slipped through
 as a plausible runtime (s28 tester Y3). A unit other than seconds right after the number makes
-the launch ``failed``: one rule, the user fixes the regex (no guessing at conversions).
+the launch ``failed``: one rule, the user fixes the regex (no guessing at conversions; no
+option converts, so the message names what exists: s33 tester D8).
 """
 
 from __future__ import annotations
@@ -33,8 +34,11 @@ def unit_problem(unit: str, regex: str) -> str:
     """Why a time followed by ``unit`` is not a runtime in seconds ("" for no unit)."""
     if not unit:
         return ""
-    return (f"exit 0, but the program's time is followed by {unit!r}: {regex} reads seconds; "
-            "capture the number and convert, or use a regex for a value in seconds")
+    # no option converts (s33 tester D8): name what exists
+    return (f"exit 0, but the program's time is followed by {unit!r}: {regex} reads seconds "
+            "and nothing converts; match a time the program prints in seconds, make it print "
+            "seconds (a wrapper script may convert), or leave out --time-regex to record the "
+            "launch's wall time")
 
 
 def over_wall_problem(value: float, wall_s: float, regex: str, ranks: int = 1,

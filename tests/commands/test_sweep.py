@@ -381,7 +381,10 @@ def test_a_program_sweep_says_when_configurations_oversubscribe_the_node(tmp_pat
                     "1", "--max-repeats", "1", "--min-time", "0", "--no-progress", "--list"],
                    timeout=60, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr  # --list: planned, nothing said or run
-    proc = run_cli(["sweep", "--command", "true {size}", "--label", "tt", "--sizes", "1",
+    # a program whose MPI is unknown: `true` links none, so its ranks are refused (s33 D2)
+    (tmp_path / "stand_in.sh").write_text("#!/bin/sh\nexit 0\n")
+    (tmp_path / "stand_in.sh").chmod(0o755)
+    proc = run_cli(["sweep", "--command", "./stand_in.sh {size}", "--label", "tt", "--sizes", "1",
                     "--ranks-per-node", f"1,{2 * cores}", "--threads", "1", "--min-repeats",
                     "1", "--max-repeats", "1", "--min-time", "0", "--no-progress",
                     "--out", str(tmp_path / "o.h5")], timeout=120, cwd=tmp_path)

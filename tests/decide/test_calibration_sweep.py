@@ -263,3 +263,16 @@ def test_a_calibration_of_pooled_sweeps_of_two_launchers_launches_with_the_one_o
     assert (f"# note: each step launches with {here}, the mpiexec one of the program's "
             "sweeps ran it with (no cluster file names a launcher") in text, text
     assert "# note: the pooled sweeps launched the program with 2 launchers" in text
+
+
+def test_a_program_without_precision_gets_its_steps_at_fp64_alone_and_a_note():
+    # s33 tester D10: 4 steps listed (fp64, fp32, bf16, the anchor), the script ran 2.
+    from hpcds1mpi.decide.calibration_sweep import program_precision_note
+
+    rows = layouts(nodes=(1,), precisions=("fp64", "fp32", "bf16"))
+    steps = calibration_steps(scores(rows), DEBUG, precisions=("fp64",))
+    assert {s.config.precision for s in steps} == {"fp64"} and len(steps) == 3
+    assert program_precision_note("./app {size} plain").startswith(
+        "note: the calibration steps run at fp64 alone: the command takes no {precision}")
+    assert program_precision_note("./app {size} {precision}") == ""
+    assert program_precision_note(None) == ""

@@ -78,7 +78,7 @@ def test_python_programs_by_their_interpreters_mpi4py(tmp_path):
     direct = mpi_family.program_mpi([sys.executable, "app.py"])
     assert direct.family == "mpich" and "mpi4py" in direct.evidence
     script = tmp_path / "app.py"
-    script.write_text(f"#!/usr/bin/env {Path(sys.executable).name}\nprint(1)\n")
+    script.write_text(f"#!/usr/bin/env {Path(sys.executable).name}\nfrom mpi4py import MPI\n")
     script.chmod(0o755)
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
     assert mpi_family.program_mpi([str(script)], env).family == "mpich"
@@ -354,3 +354,36 @@ def test_open_mpi_built_with_slurms_pmi_is_let_through_under_srun_pmi2(tmp_path)
         with pytest.raises(ConfigError, match="srun --mpi=none cannot start it"):
             mpi_family.check_script([either.path], SimpleNamespace(name="srun", mpi="none"))
 
+
+
+def test_a_relative_program_is_read_in_the_folder_it_runs_in(tmp_path):
+    """s33 tester D3: `--workdir runs/x` with `../../hello` was "not found", its MPI unread."""
+    exe = Path(compiled(tmp_path))
+    (tmp_path / "runs" / "x").mkdir(parents=True)
+    found = mpi_family.program_mpi([f"../../{exe.name}"], cwd=str(tmp_path / "runs" / "x"))
+    assert found.family == "mpich" and "libmpi" in found.evidence
+
+
+def test_a_python_script_that_imports_no_mpi_is_unknown_not_its_mpi4py(tmp_path):
+    """s33 tester D4: `python serial.py` was the MPICH family through the interpreter's mpi4py;
+    one that imports MPI through a local module still is."""
+    (tmp_path / "serial.py").write_text("import sys, time\nprint('Time: 1')\n")
+    serial = mpi_family.program_mpi([sys.executable, "serial.py"], cwd=str(tmp_path))
+    assert serial.family is None and "imports no MPI" in serial.evidence
+    (tmp_path / "comm.py").write_text("from mpi4py import MPI\n")
+    (tmp_path / "solver.py").write_text("import comm\n")
+    with_mpi = mpi_family.program_mpi([sys.executable, "-u", "solver.py"], cwd=str(tmp_path))
+    assert "imports no MPI" not in with_mpi.evidence
+
+
+def test_an_openmp_binary_is_known_to_link_no_mpi(tmp_path):
+    """s33 tester D2: a dynamic binary whose libraries ldd all resolves, none MPI."""
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc missing")
+    (tmp_path / "omp.c").write_text("#include <omp.h>\n#include <stdio.h>\nint main(void) "
+                                    "{ printf(\"%d\\n\", omp_get_max_threads()); return 0; }\n")
+    subprocess.run(["gcc", "-fopenmp", "-o", str(tmp_path / "omp"), str(tmp_path / "omp.c")],
+                   check=True, timeout=120)
+    found = mpi_family.program_mpi([str(tmp_path / "omp")])
+    assert mpi_family.known_without_mpi(found)
+    assert not mpi_family.known_without_mpi(mpi_family.program_mpi([compiled(tmp_path)]))

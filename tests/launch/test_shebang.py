@@ -67,7 +67,7 @@ def test_the_shebang_options_and_environment_reach_the_probe(tmp_path):
     plain = _script(tmp_path, f"#!{sys.executable}")
     assert mpi_family.program_mpi([plain], env).family is None  # the fake one is imported
     isolated = tmp_path / "isolated"
-    isolated.write_text(f"#!{sys.executable} -I\n")
+    isolated.write_text(f"#!{sys.executable} -I\nfrom mpi4py import MPI\n")
     isolated.chmod(0o755)
     assert mpi_family.program_mpi([str(isolated)], env).family == "mpich"
 

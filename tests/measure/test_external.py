@@ -772,7 +772,8 @@ def test_the_recorded_mpi_is_that_of_the_program_an_open_mpi_prefix_makes_the_ra
     if not ours.stdout.startswith("MPICH"):
         pytest.skip("this PATH's python3 has no MPICH mpi4py")
     app = tmp_path / "app.py"
-    app.write_text("import sys\nopen(sys.argv[2], 'w').write(sys.executable)\n")
+    # an MPI program (s33 tester D4: one naming no MPI is read as MPI-free, not by its mpi4py)
+    app.write_text("import sys, mpi4py\nopen(sys.argv[2], 'w').write(sys.executable)\n")
     plan = external_plan.build_external_plan(
         f"python3 {app} {{size}} {tmp_path / 'ran'}", "pre", sizes="1", ranks_per_node="1",
         min_repeats=1, max_repeats=1, min_time=0)

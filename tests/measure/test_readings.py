@@ -179,10 +179,12 @@ def test_scan_gives_the_last_match_of_the_whole_output_in_small_windows(tmp_path
     whole = readings.read("\n".join(lines) + "\n" + err.read_text() + "\n"
                           + readings.new_text(path, mark))
     assert (whole["time"], whole["fom"], whole["ranks"]) == (3.25, 42.5, 4)
+    whole.pop("time_values")  # the different times of the window it matched in (s33 D7)
     for chunk in range(24, 121):
         monkeypatch.setattr(readings_mod, "CHUNK", chunk)
         with open(out, "rb") as o, open(err, "rb") as e:
-            assert readings.scan([o, e], path, mark) == whole, chunk
+            scanned = readings.scan([o, e], path, mark)
+            assert scanned.pop("time_values")[-1] == "3.25" and scanned == whole, chunk
     with open(out, "rb") as o, open(err, "rb") as e:
         assert readings.scan([o, e])["time"] == 1.0  # stderr after stdout
     with open(out, "rb") as o:
@@ -208,7 +210,7 @@ def test_windows_cover_the_output_and_always_advance(tmp_path, monkeypatch):
     ("inf", "'inf' .* is not a positive finite number"),
     ("1e30", "1e\\+30 s .* is over a year"),
     ("50", "50 s .* is 100x the launch's own wall time 0.5 s: a unit mistake"),
-    ("1,234", "matched '1,234', which is not a number"),
+    ("1,2,3", "matched '1,2,3', which is not a number; make its group take the number alone"),
 ])
 def test_a_reported_time_that_cannot_be_the_runtime_is_refused(said, words):
     # Before, each was recorded ok (a negative energy then made train refuse the file).
@@ -359,9 +361,11 @@ def test_a_backtracking_fail_regex_ends_in_one_line(tmp_path, monkeypatch):
 def test_a_time_followed_by_another_unit_than_seconds_is_refused(tmp_path, printed, unit):
     # s28 tester Y3: 'Elapsed: 0.040 ms' read by 'Elapsed: ([0-9.]+)' was an ok 0.040 s run.
     readings = Readings.of(time_regex=r"Elapsed: ([0-9.]+)")
+    # s33 tester D8: "capture the number and convert" named no option that converts
     expected = (f"exit 0, but the program's time is followed by {unit!r}: --time-regex "
-                "'Elapsed: ([0-9.]+)' reads seconds; capture the number and convert, or use a "
-                "regex for a value in seconds")
+                "'Elapsed: ([0-9.]+)' reads seconds and nothing converts; match a time the "
+                "program prints in seconds, make it print seconds (a wrapper script may "
+                "convert), or leave out --time-regex to record the launch's wall time")
     assert readings.time_problem(readings.read(printed + "\n"), 0.5) == expected
     with _stream(tmp_path, printed + "\nbye\n") as out, _stream(tmp_path, "") as err:
         assert readings.time_problem(readings.scan([out, err]), 0.5) == expected
@@ -392,3 +396,56 @@ def test_a_rewrite_within_one_tick_of_the_file_times_is_read(tmp_path):
                                       st.st_ctime_ns))
     with open(out, "rb") as fh:
         assert same_tick.written_from(fh) == 0  # read whole
+
+
+@pytest.mark.parametrize("printed, regex, words", [
+    ("Time: 1,122 s", r"Time: ([0-9.]+)", "captured '1' of the program's time '1,122': make "
+     "its group take the whole number, e.g. ([0-9.,]+)"),
+    ("Time: 0,241 s", r"Time: ([0-9.]+)", "captured '0' of the program's time '0,241'"),
+    ("time=1.5e-3", r"time=([0-9.]+)", "captured '1.5' of the program's time '1.5e-3': make "
+     "its group take the whole number, e.g. ([0-9.eE+-]+)"),
+])
+def test_a_time_the_regex_cut_inside_its_number_is_refused(tmp_path, printed, regex, words):
+    # s33 tester D1: "Time: 1,122" read by 'Time: ([0-9.]+)' was recorded an ok 1.0 s run.
+    readings = Readings.of(time_regex=regex)
+    assert words in readings.time_problem(readings.read(printed + "\n"), 2.0)
+    with _stream(tmp_path, printed + "\nbye\n") as out, _stream(tmp_path, "") as err:
+        assert words in readings.time_problem(readings.scan([out, err]), 2.0)
+
+
+@pytest.mark.parametrize("printed", ["Time: 1.5 s", "Time: 1.5, then 2", "t,1.5,2.5",
+                                     "Time: 1,2,3 s"])
+def test_a_whole_number_or_a_comma_list_is_not_called_cut(printed):
+    readings = Readings.of(time_regex=r"(?:Time: |t,)([0-9.]+)")
+    assert "captured" not in readings.time_problem(readings.read(printed + "\n"), 2.0)
+
+
+def test_a_decimal_comma_is_read_and_noted_once_per_sweep():
+    # s33 tester D8: 'Time: ([0-9.,]+)' had said "matched '0,128', which is not a number".
+    readings, said = Readings.of(time_regex=r"Time: ([0-9.,]+)"), []
+    readings.say = said.append
+    for printed in ("Time: 1,122 s", "Time: 0,128 s"):
+        found = readings.read(printed + "\n")
+        assert readings.time_problem(found, 2.0) == ""
+        readings.note_once(found, "ok", "")
+    assert found["time"] == 0.128
+    assert said == ["note: --time-regex 'Time: ([0-9.,]+)' read the program's time '1,122' as "
+                    "1.122 s: a comma between digits is read as a decimal comma, never a "
+                    "thousands separator"]
+
+
+def test_several_different_times_say_once_that_the_last_match_is_recorded(tmp_path):
+    # s33 tester D7: setup, solve and total matched one regex; the last was taken silently.
+    readings, said = Readings.of(time_regex=r"Time: ([0-9.]+)"), []
+    readings.say = said.append
+    printed = "Time: 0.300 s (setup)\nTime: 0.100 s (solve)\nTime: 0.400 s (total)\n"
+    with _stream(tmp_path, printed) as out, _stream(tmp_path, "") as err:
+        found = readings.scan([out, err])
+    assert found["time"] == 0.4
+    readings.note_once(found, "ok", "")
+    readings.note_once(readings.read(printed), "ok", "")
+    readings.note_once(readings.read("Time: 0.2 s\nTime: 0.2 s\n"), "ok", "")
+    assert said == ["note: --time-regex 'Time: ([0-9.]+)' matched 3 different times in one "
+                    "launch's output ('0.300', '0.100', '0.400'); the last match, '0.400', is "
+                    "recorded: if it is not the time you mean, add the words around that one "
+                    "to the regex"]

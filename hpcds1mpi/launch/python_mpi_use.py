@@ -1,0 +1,126 @@
+"""Whether a Python program uses MPI at all, read from its source without running it.
+
+An interpreter that has mpi4py runs scripts that never touch it: ``python serial.py`` had been
+read as "the MPICH family" through its interpreter's mpi4py, so its 2-rank runs were two serial
+copies recorded ok with no note (s33 tester D4). :func:`script_names_mpi` reads the script and
+the local modules it imports (beside it, a bounded number) for the name of mpi4py or of a
+package built on MPI (dolfinx, petsc4py, meep, gpaw, ...: each imports mpi4py itself, so a
+script importing them alone is an MPI program). mpi4py named anywhere in the text counts (a
+dynamic ``importlib.import_module("mpi4py")`` too), the others where imported: only a script
+naming none is read as MPI-free.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+#: Packages whose import means MPI (each uses mpi4py or links MPI itself).
+MPI_PACKAGES = ("mpi4py", "petsc4py", "slepc4py", "dolfinx", "dolfin", "fenics", "firedrake",
+                "meep", "gpaw", "h5py", "horovod", "mpi4jax", "heat", "mpi4py_fft", "dask_mpi",
+                "PyTrilinos", "adios2", "lammps", "ngsolve", "mfem", "devito", "pyscf_mpi",
+                "netCDF4", "boutpp", "pylith", "espressomd", "underworld", "nekrs", "mpi")
+_IMPORTS = re.compile(r"^\s*(?:from\s+(\.*[\w.]*)\s+import|import\s+([\w., ]+))", re.M)
+#: Options of python that take a value (``-W ignore``, ``-X dev``).
+_VALUED = ("-W", "-X", "--check-hash-based-pycs")
+#: At most this much of a file, and this many files, are read.
+_READ_CHARS = 1 << 20
+_MAX_FILES = 50
+
+
+def python_target(args: list[str]) -> tuple[str, str] | None:
+    """What ``python ARGS`` runs: ("file", path), ("module", name) or ("code", text); None
+    where nothing (an interactive interpreter) or it cannot be told."""
+    k = 0
+    while k < len(args):
+        word = args[k]
+        if word == "-m" and k + 1 < len(args):
+            return "module", args[k + 1]
+        if word.startswith("-m") and len(word) > 2:
+            return "module", word[2:]
+        if word == "-c" and k + 1 < len(args):
+            return "code", args[k + 1]
+        if word in _VALUED:
+            k += 2
+            continue
+        if word == "-" or word.startswith("-") and word[1:2] in ("c", "m"):
+            return None
+        if not word.startswith("-"):
+            return "file", word
+        k += 1
+    return None
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read(_READ_CHARS)
+    except OSError:
+        return None
+
+
+def _imports_mpi(text: str) -> bool:
+    """Whether ``text`` names mpi4py, or imports a package of :data:`MPI_PACKAGES`."""
+    if "mpi4py" in text:
+        return True
+    return any(name.strip().split(" ")[0].split(".")[0] in MPI_PACKAGES
+               for match in _IMPORTS.finditer(text)
+               for name in (match.group(1) or match.group(2) or "").split(","))
+
+
+def _local_modules(text: str, folder: str) -> list[str]:
+    """The files of the modules ``text`` imports that lie in ``folder`` (``x.py``, or every
+    ``.py`` of a package ``x/``)."""
+    found = []
+    for match in _IMPORTS.finditer(text):
+        for name in (match.group(1) or match.group(2) or "").split(","):
+            top = name.strip().split(" ")[0].lstrip(".").split(".")[0]
+            if not top:
+                continue
+            if os.path.isfile(single := os.path.join(folder, top + ".py")):
+                found.append(single)
+            elif os.path.isdir(package := os.path.join(folder, top)):
+                for root, _, files in os.walk(package):
+                    found += [os.path.join(root, f) for f in sorted(files) if f.endswith(".py")]
+    return found
+
+
+def script_names_mpi(text: str, folder: str) -> bool | None:
+    """Whether the Python source ``text`` (of a script in ``folder``), or a local module it
+    imports, names mpi4py or a package built on MPI (:data:`MPI_PACKAGES`); None where a file
+    could not be read or too many would be (no guess)."""
+    pending, seen = [text], set()
+    while pending:
+        source = pending.pop()
+        if _imports_mpi(source):
+            return True
+        for path in _local_modules(source, folder):
+            if path in seen:
+                continue
+            seen.add(path)
+            if len(seen) > _MAX_FILES or (more := _read(path)) is None:
+                return None
+            pending.append(more)
+    return False
+
+
+def python_without_mpi(args: list[str], cwd: str | None = None,
+                       script: str | None = None) -> str | None:
+    """Why the Python program run as ``python ARGS`` (or the script file ``script``, run by
+    its ``#!``) uses no MPI: "serial.py names neither mpi4py nor a package built on MPI";
+    None where it may (it names one, a module run by ``-m``, a file that cannot be read)."""
+    target = ("file", script) if script else python_target(args)
+    if target is None or target[0] == "module":
+        return None
+    if target[0] == "code":
+        text, folder, name = target[1], cwd or os.getcwd(), "its -c code"
+    else:
+        path = target[1] if os.path.isabs(target[1]) or not cwd else os.path.join(cwd, target[1])
+        text, folder, name = _read(path), os.path.dirname(os.path.abspath(path)), \
+            os.path.basename(path)
+        if text is None:
+            return None
+    if script_names_mpi(text, folder) is not False:
+        return None
+    return (f"a Python program that imports no MPI: {name} (and its local modules) names "
+            "neither mpi4py nor a package built on MPI")

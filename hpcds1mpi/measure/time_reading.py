@@ -1,0 +1,96 @@
+"""How the text ``--time-regex`` captured becomes seconds, and what that reading says once.
+
+* **A decimal comma**: ``Time: 1,122`` captured whole (``'Time: ([0-9.,]+)'``) is 1.122 s: a
+  number with one comma and no dot is read as a decimal comma, said once per sweep
+  (:func:`seconds_text`). Before, it was "not a number" with no fix (s33 tester D8).
+* **A cut number**: ``'Time: ([0-9.]+)'`` captured "1" of ``Time: 1,122``, recorded 1.0 s ok
+  (s33 tester D1); a group that stops inside a number (a decimal comma, a decimal point, an
+  exponent: "1.5" of "1.5e-3") fails the launch with the fix (:func:`cut_number`). A comma list
+  ("1,2,3") is no decimal comma and is not refused.
+* **Several times**: a program printing its setup, solve and total times matched by one regex
+  gave the last silently (s33 tester D7); :func:`several_times_note` says, once per sweep, how
+  many different times matched and that the last match is recorded.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+#: One decimal comma and no dot: "1,122", "-0,5".
+DECIMAL_COMMA = re.compile(r"^\s*([+-]?\d+),(\d+)\s*$")
+#: What continues a number right after where a group stopped: a decimal comma or point with
+#: digits, an exponent, or more digits.
+_CONTINUES = re.compile(r"[.,]\d+|[eE][+-]?\d+|\d+")
+#: A comma list's next item after the comma's digits ("1,2,3"): that comma was no decimal one.
+_LIST_GOES_ON = re.compile(r"[.,]\d")
+#: Different values shown in the several-times note.
+SHOWN = 4
+
+
+def seconds_text(text: str) -> tuple[str, bool]:
+    """``text`` as Python reads a number, and whether it was written with a decimal comma."""
+    comma = DECIMAL_COMMA.match(text or "")
+    if comma:
+        return f"{comma.group(1)}.{comma.group(2)}", True
+    return text, False
+
+
+def time_value(text: str | None) -> float:
+    """The seconds ``text`` says (decimal comma read, :func:`seconds_text`); NaN: none, or not a
+    number."""
+    try:
+        return float(seconds_text(text)[0])
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def cut_number(match) -> str:
+    """The whole number ``match``'s first group stopped inside of ("1,122" where it took "1";
+    "1.5e-3" where it took "1.5"), "" when the group took a whole number or none."""
+    if match.end(1) < 0:
+        return ""
+    taken, after = match.group(1), match.string[match.end(1):match.end(1) + 64]
+    if not taken or not taken[-1].isdigit():
+        return ""
+    more = _CONTINUES.match(after)
+    if more is None:
+        return ""
+    tail = more.group(0)
+    if tail[0] == "," and ("," in taken or "." in taken
+                           or _LIST_GOES_ON.match(after, more.end())):
+        return ""  # a comma list, or a number already with its decimal part
+    if tail[0] == "." and "." in taken or tail[0] in "eE" and re.search("[eE]", taken):
+        return ""
+    return taken + tail
+
+
+def cut_problem(taken: str, whole: str, regex: str) -> str:
+    """Why a time whose group stopped inside the number ``whole`` is not a runtime."""
+    widen = "[0-9.,]+" if "," in whole else "[0-9.eE+-]+"
+    return (f"exit 0, but {regex} captured {taken.strip()!r} of the program's time {whole!r}: "
+            f"make its group take the whole number, e.g. ({widen})")
+
+
+def not_a_number_problem(shown: str, regex: str) -> str:
+    """Why a captured text that is no number is not a runtime, with the fix."""
+    return (f"exit 0, but {regex} matched {shown!r}, which is not a number; make its group "
+            "take the number alone, e.g. 'Time: ([0-9.,]+)'")
+
+
+def decimal_comma_note(text: str, regex: str) -> str:
+    """The note, said once per sweep, that a time was read with a decimal comma."""
+    return (f"note: {regex} read the program's time {text.strip()!r} as "
+            f"{time_value(text):g} s: a comma between digits is read as a decimal comma, "
+            "never a thousands separator")
+
+
+def several_times_note(first: list[str], last: str, count: int, regex: str) -> str:
+    """The note, said once per sweep, that ``count`` different times matched in one launch's
+    output (``first``: some of them, in output order) and that ``last``, the last match, is
+    recorded."""
+    shown = ", ".join(repr(v.strip()) for v in first[:SHOWN]) + (", ..." if count > SHOWN
+                                                                else "")
+    return (f"note: {regex} matched {count} different times in one launch's output ({shown}); "
+            f"the last match, {last.strip()!r}, is recorded: if it is not the time you mean, "
+            "add the words around that one to the regex")

@@ -1,0 +1,36 @@
+"""The note for a program that read its input from stdin, /dev/null (s33 tester D9)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from hpcds1mpi.measure.program_launch import reason_line
+from hpcds1mpi.measure.stdin_note import NOTE, stdin_note
+
+
+def test_a_python_program_reading_stdin_gets_the_note_with_both_ways_to_give_input():
+    # the real program's failure, under a sweep's stdin
+    run = subprocess.run([sys.executable, "-c", "n = int(input('size? '))"],
+                         stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    error = f"exit code {run.returncode}: {reason_line(run.stdout, run.stderr)}"
+    assert "EOFError" in error and stdin_note(error) == NOTE
+    assert "'exec ./app < in.txt'" in NOTE and "./app {size} in.txt" in NOTE
+
+
+def test_other_failures_get_no_note():
+    assert stdin_note("exit code 1: ERROR: Cannot open input script in.ljj") == ""
+    assert stdin_note("") == ""
+
+
+def test_a_sweep_of_a_program_reading_stdin_says_the_note_once(tmp_path):
+    from tests.helpers import run_cli
+
+    app = tmp_path / "app"
+    app.write_text(f"#!{sys.executable}\nimport sys\nn = int(input('size? '))\n")
+    app.chmod(0o755)
+    run = run_cli(["sweep", "--command", "./app {size}", "--label", "s", "--sizes", "1,2",
+                   "--max-repeats", "1", "--ranks-per-node", "1", "--no-progress", "--out",
+                   "s.h5"], cwd=tmp_path, timeout=120)
+    assert run.stderr.count(NOTE) == 1, run.stderr
+    assert "failed: exit code 1: EOFError: EOF when reading a line" in run.stderr
