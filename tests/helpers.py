@@ -192,3 +192,22 @@ def coarray_heat(folder) -> str:
     shutil.copy(REPO / "tests" / "data" / "programs" / "heat.f90", folder)
     subprocess.run([caf, "-o", "heat", "heat.f90"], cwd=folder, check=True, timeout=120)
     return mpirun
+
+
+def openmp_binary(folder: Path) -> str:
+    """An OpenMP-only C program (no MPI) compiled with gcc in ``folder``; skips without gcc."""
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc missing")
+    (folder / "omp.c").write_text("#include <omp.h>\n#include <stdio.h>\nint main(void) "
+                                  "{ printf(\"%d\\n\", omp_get_max_threads()); return 0; }\n")
+    subprocess.run(["gcc", "-fopenmp", "-o", str(folder / "omp"), str(folder / "omp.c")],
+                   check=True, timeout=120)
+    return str(folder / "omp")
+
+
+def executable_script(folder: Path, name: str, text: str) -> str:
+    """``text`` written as the executable file ``folder/name``; its path."""
+    path = folder / name
+    path.write_text(text)
+    path.chmod(0o755)
+    return str(path)

@@ -97,10 +97,9 @@ def test_what_cannot_be_read_is_unknown(tmp_path):
 
 
 def _wrapper(tmp_path, name: str, text: str) -> str:
-    path = tmp_path / name
-    path.write_text(text)
-    path.chmod(0o755)
-    return str(path)
+    from tests.helpers import executable_script
+
+    return executable_script(tmp_path, name, text)
 
 
 def test_a_wrappers_program_is_read_and_a_wrong_family_launcher_refused(tmp_path):
@@ -378,12 +377,8 @@ def test_a_python_script_that_imports_no_mpi_is_unknown_not_its_mpi4py(tmp_path)
 
 def test_an_openmp_binary_is_known_to_link_no_mpi(tmp_path):
     """s33 tester D2: a dynamic binary whose libraries ldd all resolves, none MPI."""
-    if shutil.which("gcc") is None:
-        pytest.skip("gcc missing")
-    (tmp_path / "omp.c").write_text("#include <omp.h>\n#include <stdio.h>\nint main(void) "
-                                    "{ printf(\"%d\\n\", omp_get_max_threads()); return 0; }\n")
-    subprocess.run(["gcc", "-fopenmp", "-o", str(tmp_path / "omp"), str(tmp_path / "omp.c")],
-                   check=True, timeout=120)
-    found = mpi_family.program_mpi([str(tmp_path / "omp")])
+    from tests.helpers import openmp_binary
+
+    found = mpi_family.program_mpi([openmp_binary(tmp_path)])
     assert mpi_family.known_without_mpi(found)
     assert not mpi_family.known_without_mpi(mpi_family.program_mpi([compiled(tmp_path)]))

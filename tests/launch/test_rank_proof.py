@@ -3,25 +3,15 @@ refusal (s33 tester D2), on a real OpenMP-only binary."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-
 import pytest
 
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.mpi_family import program_mpi
 from hpcds1mpi.launch.mpi_names import ProgramMPI
 from hpcds1mpi.launch.rank_proof import unproven_ranks
+from tests.helpers import openmp_binary
 
 
-def openmp_binary(tmp_path) -> str:
-    if shutil.which("gcc") is None:
-        pytest.skip("gcc missing")
-    (tmp_path / "omp.c").write_text("#include <omp.h>\n#include <stdio.h>\nint main(void) "
-                                    "{ printf(\"%d\\n\", omp_get_max_threads()); return 0; }\n")
-    subprocess.run(["gcc", "-fopenmp", "-o", str(tmp_path / "omp"), str(tmp_path / "omp.c")],
-                   check=True, timeout=120)
-    return str(tmp_path / "omp")
 
 
 def test_ranks_of_a_program_without_mpi_are_refused_with_both_ways_out(tmp_path):

@@ -10,13 +10,9 @@ import pytest
 
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.self_launching import check_self_launching, own_launcher
+from tests.helpers import executable_script as script
 
 
-def script(folder, name: str, text: str) -> str:
-    path = folder / name
-    path.write_text(text)
-    path.chmod(0o755)
-    return str(path)
 
 
 def test_a_wrapper_that_runs_mpiexec_is_refused_naming_its_line(tmp_path):
