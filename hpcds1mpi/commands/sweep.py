@@ -173,10 +173,18 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
             raise ConfigError("--launch needs a positive number of ranks")
         if not out:
             raise ConfigError("--out is required")
+        from hpcds1mpi.launch import launchers
+        from hpcds1mpi.launch.kernel_launcher_check import check_kernel_launcher
         from hpcds1mpi.measure.supervise import supervise
 
+        site_mpi = srun_mpi(cluster_file, default="")
+        mpi = mpi_plugin if mpi_plugin is not None else site_mpi or "pmi2"
+        # s33 tester A9: the kernels' mpi4py under a plugin it cannot use had ended "exited 16"
+        check_kernel_launcher(launchers.local(launcher, mpi=mpi), f"--mpi {mpi}" if mpi_plugin
+                              is not None else f'mpi = "{mpi}" in the --cluster file' if site_mpi
+                              else "the default")
         raise SystemExit(supervise(launch, _strip_launch(sys.argv), out, launcher=launcher,
-                                   mpi=srun_mpi(cluster_file) if mpi_plugin is None else mpi_plugin))
+                                   mpi=mpi))
     if not out and not list_only:
         raise ConfigError("--out is required (the telemetry file to write)")
     if out and not list_only:

@@ -47,14 +47,16 @@ import shutil
 import signal
 import threading
 import time
+from pathlib import Path
 
-from hpcds1mpi.config import OK, UNINFORMATIVE_STATUSES, Configuration
+from hpcds1mpi.config import OK, UNINFORMATIVE_STATUSES
 from hpcds1mpi.errors import ConfigError, LaunchError, SweepInterrupted
 from hpcds1mpi.launch.exec_wrappers import program_past_wrappers
 from hpcds1mpi.launch.program import check_executable_first, placeholder_values
 from hpcds1mpi.launch.srun_overcommit import OVERCOMMITTED
 from hpcds1mpi.measure.driver import say_oversubscribed, settled
 from hpcds1mpi.measure.external_plan import format_command
+from hpcds1mpi.measure.external_rows import cpu_for_power, row_values
 from hpcds1mpi.measure.external_resume import check_resumed
 from hpcds1mpi.measure.plan import RunSpec, SweepPlan
 from hpcds1mpi.measure.program_launch import (classify, launch_once, launch_problem,
@@ -133,10 +135,22 @@ def _on_sigterm(signum, frame):
     raise _Terminated()
 
 
+class _OutWritten(Exception):
+    """A launch wrote into the telemetry file (its message: how)."""
+
+
+def _check_out(writer) -> None:
+    """Raise :class:`_OutWritten` where something else wrote the writer's file since it
+    last did (s33 tester B1)."""
+    if how := writer.written_by_another():
+        raise _OutWritten(how)
+
+
 def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, readings,
-             spec: RunSpec, program: str = "", accounting=None) -> dict:
+             spec: RunSpec, program: str = "", accounting=None, check=None) -> dict:
     """Warm-up launches, then repeats until ``min_repeats`` and ``min_time`` (at most
     ``max_repeats``); stops at the first launch that is not ``ok`` (its status is the run's).
+    ``check``: called after each launch (it raises to stop the sweep).
 
     Raises:
         LaunchError: the launcher could not start the program, or ``--ranks-regex`` says a
@@ -155,6 +169,8 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
                                  readings.scan(streams, out_path, mark), program=program,
                                  ranks=spec.config.ranks, accounting=accounting,
                                  ranks_per_node=spec.config.ranks_per_node)  # s29 tester A4
+        if check is not None:  # the program wrote the telemetry file (s33 tester B1)
+            check()
         problem = launch_problem(result)
         if problem:
             raise LaunchError(f"the launcher could not start the program ({problem}); "
@@ -191,27 +207,6 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
             "rss_source": rss_source, "warning": warning}
 
 
-def _row_values(m: dict) -> dict:
-    """The measured columns of one run from :func:`_measure`'s result."""
-    import numpy as np
-
-    from hpcds1mpi.measure.rows import spread
-
-    row = {"status": m["status"], "error": m["error"], "exit_code": m["exit_code"],
-           "cpu_s": m["cpu_s"], "peak_rss_mb": m["rss_mb"], "peak_rss_source": m["rss_source"]}
-    if m["walls"]:
-        row.update(elapsed_s=float(np.median(m["walls"])), measured_s=float(sum(m["walls"])))
-    if m["status"] == OK:
-        row.update(spread(m["times"]))
-        row["measured_s"] = float(sum(m["walls"]))
-        foms = [f for f in m["foms"] if not math.isnan(f)]
-        if foms:
-            row["fom"] = float(np.median(foms))
-    elif m["walls"]:  # the failing launch's wall time: what it cost, not a runtime
-        row.update(runtime_s=m["walls"][-1], repeats=len(m["walls"]), noise=float("nan"))
-    return row
-
-
 def _stop_interrupted(writer, row: dict, spec: RunSpec, out: str, cause: str, effect: str,
                       headline: str, again: str = "rerun with --resume") -> None:
     """Record the run in flight ``interrupted`` (``cause`` while it ran; ``effect``) and end
@@ -227,17 +222,6 @@ def _stop_interrupted(writer, row: dict, spec: RunSpec, out: str, cause: str, ef
     raise SweepInterrupted(
         f"{headline}: {spec.workload} size {spec.size} {spec.config.label()} is recorded "
         f"interrupted; {kept} finished runs are kept in {out}; {again}") from None
-
-
-def _cpu_for_power(m: dict, config: Configuration, wall: float) -> tuple[float, str]:
-    """CPU seconds per launch for the power model, and a note for its description: the
-    measured mean, or, where the ranks' CPU time was not measured (NaN: they ran under
-    slurmstepd), every rank's threads counted busy for the whole launch."""
-    cpu = m["cpu_s"] / max(1, len(m["walls"]))
-    if not math.isnan(cpu):
-        return cpu, ""
-    return (config.ranks * config.threads * wall,
-            "; the ranks' CPU time was not measured: ranks x threads counted busy")
 
 
 def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
@@ -280,7 +264,9 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
     from hpcds1mpi.measure.program_mpi import program_mpi_library, threading_note
     from hpcds1mpi.measure.readings import Readings
     from hpcds1mpi.measure.rows import base_row
+    from hpcds1mpi.measure.program_writes_out import refuse_named_out, stop_overwritten
     from hpcds1mpi.records import telemetry
+    from hpcds1mpi.records.telemetry.other_programs import refuse_foreign
 
     readings = readings or Readings.of(fom_regex=fom_regex)
     readings.say = readings.say or say  # F3, s33 D6-D9: the readings' notes
@@ -291,6 +277,9 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
     for spec in plan.runs:
         readings.check_output_path(readings.output_path(
             workdir_of(workdir, spec), placeholder_values(spec.config, spec.size)))
+    refuse_named_out(out, plan, workdir, readings)  # s33 tester B1: before anything runs
+    if os.path.isfile(out):  # a program's own HDF5: said with what to do, before the probe
+        refuse_foreign(Path(out))
     if say and created:
         say(f"created {len(created)} --workdir folder(s) for --setup to prepare: "
             f"{', '.join(created[:3])}{', ...' if len(created) > 3 else ''}")
@@ -398,7 +387,11 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
                 failed, row["setup_s"] = set_up(setup, spec, env, workdir_of(workdir, spec),
                                                 plan.timeout)
                 m = failed or _measure(tokens, env, workdir_of(workdir, spec), plan, readings,
-                                       spec, format_command(program, spec)[0], accounting)
+                                       spec, format_command(program, spec)[0], accounting,
+                                       check=lambda: _check_out(writer))
+                _check_out(writer)  # its --setup, or a launch's check
+            except _OutWritten as exc:
+                stop_overwritten(writer, row, spec, out, str(exc))
             except (KeyboardInterrupt, _Terminated) as exc:
                 why = "SIGINT (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else "SIGTERM"
                 _stop_interrupted(writer, row, spec, out, f"the sweep was stopped by {why}",
@@ -408,10 +401,10 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
                 _stop_interrupted(writer, row, spec, out, ended, f"its launch failed with it "
                                   f"({m['error'][:120]})", ended,
                                   "sweep again with --resume inside a new allocation")
-            row.update(_row_values(m), finished_at=time.time())
+            row.update(row_values(m), finished_at=time.time())
             wall = row.get("elapsed_s", 0.0)
             if row["status"] not in UNINFORMATIVE_STATUSES and wall > 0:  # it drew power
-                cpu_s, busy_note = _cpu_for_power(m, spec.config, wall)
+                cpu_s, busy_note = cpu_for_power(m, spec.config, wall)
                 watts = meters.modelled_power(model, nodes=spec.config.nodes, window_s=wall,
                                                cpu_s=cpu_s)
                 run_s = row.get("runtime_s", wall)

@@ -23,6 +23,7 @@ from .journal import (journal_line, journal_path, load, lock_path, read_crash_no
                       read_fault_notes, read_journal, remove_crash_note, remove_fault_notes,
                       settle_unfinished, writer_alive)
 from .layout import Store, read_snapshot
+from .other_programs import identity, refuse_foreign
 from .side_files import snapshot_tmp_glob, snapshot_tmp_path
 from .snapshot_write import write_snapshot
 
@@ -120,6 +121,7 @@ class TelemetryWriter:
         self.journal_writes = 0
         self.snapshots = 0
         self.crashed_on_open: list = []
+        self._written: tuple | None = None  # the file as this writer last left it
 
     # -- lifecycle
 
@@ -131,6 +133,7 @@ class TelemetryWriter:
             raise TelemetryError(f"{self.path} is a loop of symbolic links; remove it or choose "
                                  "another --out")
         if self.path.exists():
+            refuse_foreign(self.path)  # s33 tester B1: a program's own HDF5 file
             if not self.resume:
                 raise TelemetryError(
                     f"{self.path} exists; pass --resume to continue it or choose another --out"
@@ -339,6 +342,7 @@ class TelemetryWriter:
         except (OSError, RuntimeError) as exc:  # h5py: RuntimeError "... errno = 28 ..."
             snapshot_tmp_path(self.path).unlink(missing_ok=True)  # the torn snapshot's space
             raise self._storage_error(exc) from exc
+        self._written = identity(self.path)
         self.snapshot_seconds += seconds
         self.snapshots += 1
         self._last_snapshot = time.monotonic()
@@ -348,6 +352,43 @@ class TelemetryWriter:
             os.ftruncate(self._journal_fd, 0)
             for row in self.store.started.values():
                 os.write(self._journal_fd, journal_line({"event": "start", "row": row}))
+
+
+    def written_by_another(self) -> str:
+        """How the file changed since this writer last wrote it, in a word ("": it did not):
+        a program that writes the ``--out`` file itself had destroyed every earlier run
+        (s33 tester B1); the sweep checks after each launch."""
+        if self.store is None or self._written is None:
+            return ""
+        now = identity(self.path)
+        if now == self._written:
+            return ""
+        return "removed" if now is None else "replaced" if now[:2] != self._written[:2] \
+            else "rewrote"
+
+    def rescue(self, path: str | os.PathLike, row: dict | None = None) -> None:
+        """Write what this writer holds (and the finished ``row``, if any) to the new file
+        ``path`` instead, then let go of its own file without touching it (another program's
+        now): its journal and lock are removed.
+
+        Raises:
+            WriteError / OutputError: ``path`` cannot be written (the journal is kept then).
+        """
+        if row is not None:
+            key = (row["machine_id"], row["run_id"])
+            self.store.apply({"event": "run", "detail": {}, "row": {
+                **row, "attempt": row.get("attempt") or self.store.attempts.get(key, 1)}})
+        try:
+            write_snapshot(Path(path), self.store, compress=self.compress)
+        except (OSError, RuntimeError) as exc:
+            self.release()
+            raise storage_error(path, exc, kept=f"the runs are still in the journal "
+                                f"{journal_path(self.path)}") from exc
+        if self._journal_fd is not None:
+            os.close(self._journal_fd)
+            self._journal_fd = None
+        journal_path(self.path).unlink(missing_ok=True)
+        self.release()
 
 
 def append(path: str | os.PathLike, rows: list[dict], detail: list[dict] | None = None) -> None:

@@ -1,0 +1,28 @@
+"""One external run's measured columns."""
+
+from __future__ import annotations
+
+import math
+
+from hpcds1mpi.config import Configuration
+from hpcds1mpi.measure.external_rows import cpu_for_power, row_values
+
+
+def _m(**kw) -> dict:
+    return {"status": "ok", "error": "", "exit_code": 0, "walls": [1.0, 3.0, 2.0],
+            "times": [1.0, 3.0, 2.0], "foms": [5.0, float("nan"), 7.0], "cpu_s": 6.0,
+            "rss_mb": 10.0, "rss_source": "ranks", **kw}
+
+
+def test_an_ok_run_is_the_median_of_its_repeats_and_a_failed_one_its_last_launch():
+    row = row_values(_m())
+    assert row["runtime_s"] == 2.0 and row["measured_s"] == 6.0 and row["fom"] == 6.0
+    failed = row_values(_m(status="failed", walls=[1.0, 4.0]))
+    assert failed["runtime_s"] == 4.0 and failed["repeats"] == 2 and math.isnan(failed["noise"])
+
+
+def test_unmeasured_cpu_time_counts_every_rank_thread_busy():
+    config = Configuration(1, 2, 2, "cpu", "fp64")
+    assert cpu_for_power(_m(), config, 2.0) == (2.0, "")
+    cpu, note = cpu_for_power(_m(cpu_s=float("nan")), config, 2.0)
+    assert cpu == 8.0 and "counted busy" in note
