@@ -298,11 +298,19 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
                     f"on {name}" + (f" in {history.path}" if history.path else ""))
         click.echo(f"note: {said}", err=True)
     bundle = load_model(model_dir)
-    rec = recommend(
+    from hpcds1mpi.decide.calibration_sweep import program_precision_note
+    from hpcds1mpi.launch.program import program_precisions
+
+    rec = recommend(  # a calibration steps at the precisions --program takes (s33 tester D10)
         bundle, workload, size, places, objective=objective,
         constraints=Constraints(max_nodes=max_nodes, deadline_s=deadline,
                                 energy_budget_j=energy_budget),
-        history=history, model_dir=model_dir or DEFAULT_MODEL, device=device)
+        history=history, model_dir=model_dir or DEFAULT_MODEL, device=device,
+        program_precisions=program_precisions(program))
+    # said with the listing (table and --json) and in the script alike
+    precision_note = rec.calibration_steps and program_precision_note(
+        program).removeprefix("note: ")
+    rec.notes += [precision_note] if precision_note else []
     unmet = unmet_constraints(rec)
     if unmet:  # nothing to run within the user's limits: say so, exit 2, write nothing
         raise ConfigError(unmet)
@@ -359,7 +367,8 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
                              time_limit_s=script_time,
                              time_limit_from=("proposed from the user's job history"
                                               if uses_proposal else "given by --time-limit"),
-                             measure=measure, notes=notes, default_queue=default_queue)
+                             measure=measure, default_queue=default_queue,
+                             notes=[*notes, *([precision_note] if precision_note else [])])
         for line in notes:  # said once the script exists: a refusal stays its one line
             click.echo(f"note: {line}", err=True)
         if script_path:

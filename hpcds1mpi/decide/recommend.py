@@ -95,7 +95,8 @@ def recommend(bundle, workload: str, size: int,
               places: Sequence[tuple["Cluster | None", "Partition"]], *,
               objective: str = "time", constraints: s1.Constraints | None = None,
               history: FailureHistory | None = None, model_dir=None,
-              device: str | None = None) -> Recommendation:
+              device: str | None = None,
+              program_precisions: tuple[str, ...] | None = None) -> Recommendation:
     """Compare every allowed partition and pick one, or escalate.
 
     Args:
@@ -107,6 +108,9 @@ def recommend(bundle, workload: str, size: int,
         history: failure history (partitions where this job failed are skipped).
         model_dir: where the bundle lives (calibration files next to it).
         device: restrict to ``cpu`` or ``gpu``.
+        program_precisions: the precisions the calibration sweep's command can run
+            (:func:`~hpcds1mpi.launch.program.program_precisions`; None: any): its steps are
+            chosen among them (s33 tester D10: 4 steps listed, 2 run).
     """
     prep = prepare(bundle, workload, size, places, objective=objective,
                    constraints=constraints, history=history, model_dir=model_dir,
@@ -117,7 +121,7 @@ def recommend(bundle, workload: str, size: int,
     # The guard judges the job where it would run (or the first familiar partition).
     verdict = guard_mod.judge(bundle, workload, size, judged.partition, prep.calibration,
                               prep.ref, confidence)
-    return conclude(prep, verdict)
+    return conclude(prep, verdict, program_precisions=program_precisions)
 
 
 def choose_places(prep: Prepared, scores: s1.Scores | None) -> tuple[Place, float | None]:
@@ -204,8 +208,10 @@ def _extrapolation(prep: Prepared, verdict) -> tuple[list[str], list[str]]:
     return lines, notes
 
 
-def conclude(prep: Prepared, verdict) -> Recommendation:
-    """The recommendation, from the guard's ``verdict`` on ``prep.judged``."""
+def conclude(prep: Prepared, verdict, *,
+             program_precisions: tuple[str, ...] | None = None) -> Recommendation:
+    """The recommendation, from the guard's ``verdict`` on ``prep.judged``; a calibration's
+    steps only at ``program_precisions`` (None: any)."""
     bundle, workload, size, objective = prep.bundle, prep.workload, prep.size, prep.objective
     picked, judged, candidates, scores = prep.picked, prep.judged, prep.candidates, prep.scores
     constraints, clusters = prep.constraints, prep.clusters
@@ -260,7 +266,8 @@ def conclude(prep: Prepared, verdict) -> Recommendation:
                                                  threads=constraints.threads,
                                                  max_ranks_per_node=constraints.max_ranks_per_node),
                                   uses_threads=prep.uses_threads)
-        rec.calibration_steps = calibration_steps(cal_scores, target)
+        rec.calibration_steps = calibration_steps(cal_scores, target,
+                                                  precisions=program_precisions)
         if rec.calibration_steps:
             rec.calibration_partition = target
             rec.calibration_cluster = clusters.get(judged.label)

@@ -105,9 +105,9 @@ def placeholder_words(launch: "Launch", template: str | None, key: str, value: s
         value: the regex of a value (``[0-9]+``).
     """
     tokens = split_command(template or "")
-    return _lined_hits(launch, tokens, key, value) or _after_option(
-        launch, tokens, key, value) or _aside_hits(launch, tokens, key, value) or _named_hits(
-        launch, tokens, key, value)
+    return _lined_hits(launch, tokens, key, value) or _trailing_hits(
+        launch, tokens, key, value) or _after_option(launch, tokens, key, value) or _aside_hits(
+        launch, tokens, key, value) or _named_hits(launch, tokens, key, value)
 
 
 def _lined_hits(launch: "Launch", tokens: list[str], key: str, value: str
@@ -119,6 +119,29 @@ def _lined_hits(launch: "Launch", tokens: list[str], key: str, value: str
             if m:
                 hits.append((k, m))
     return hits
+
+
+def _trailing_hits(launch: "Launch", tokens: list[str], key: str, value: str
+                   ) -> list[tuple[int, re.Match]]:
+    """``{key}``'s words where the launched command is the recorded one, every word matching
+    (placeholders any value), followed by extra arguments (s33 tester B8: ``h5write.py 1200
+    result.h5`` for ``h5write.py {size}`` was "pass --size"); [] where the recorded words also
+    match at a later place of the launched ones with another value (``./app 1200 300`` for
+    ``./app {size}``: 1200 or 300 cannot be told)."""
+    start, words, at = _program_in(launch, tokens)
+    recorded, wanted = tokens[at + 1:], "{" + key + "}"
+    given = [] if start is None else words[start + 1:]
+    if len(given) <= len(recorded) or not any(wanted in t for t in recorded):
+        return []  # no extra words: _lined_hits' case
+    patterns = [re.compile(word_pattern(t, key, f"({value})")) for t in recorded]
+    readings = {}  # offset of the recorded words among the launched ones -> their hits
+    for offset in range(len(given) - len(recorded) + 1):
+        found = [p.fullmatch(w) for p, w in zip(patterns, given[offset:])]
+        if all(found):
+            readings[offset] = [(start + 1 + offset + j, m) for j, (t, m) in
+                                enumerate(zip(recorded, found)) if wanted in t]
+    values = {m.groups() for hits in readings.values() for _, m in hits}
+    return readings[0] if 0 in readings and len(values) == 1 else []
 
 
 def size_from(launch: "Launch", template: str | None) -> int | None:

@@ -841,3 +841,30 @@ def test_the_shipped_bundle_on_another_cpu_is_not_auto(tmp_path):
                for r in other["reasons"]), other["reasons"]
     same = verdict("AMD EPYC")
     assert "cpu" not in same["checks"] and same["verdict"] == "auto", same
+
+
+def test_a_calibration_of_a_program_without_precision_lists_what_its_script_runs(fake_cli,
+                                                                                    tmp_path):
+    """s33 tester D10: 4 steps listed, fp32 and bf16 among them, while the script ran the
+    command's fp64 alone (2 steps), never saying why. The steps are chosen at fp64, and the
+    listing, --json and the script say so."""
+    out = tmp_path / "cal.sbatch"
+    result = fake_cli("--workload", "brand-new-code", "--size", "500", "--emit", "slurm",
+                      "-o", str(out), "--program", "./app {size} plain")
+    assert result.exit_code == 0, result.output
+    listed = [line.split()[0] for line in result.stdout.splitlines()
+              if line.startswith("  N") and ("-cpu-" in line or "-gpu-" in line)]
+    script = out.read_text()
+    assert listed and all(step.endswith("-fp64") for step in listed), result.stdout
+    assert script.count("hpcds1mpi sweep --command") == len(listed)
+    said = "the calibration steps run at fp64 alone: the command takes no {precision}"
+    assert said in result.stdout and f"# note: {said}" in script
+    data = json.loads(fake_cli("--workload", "brand-new-code", "--size", "500", "--json",
+                               "--emit", "slurm", "-o", str(tmp_path / "c2.sbatch"),
+                               "--program", "./app {size} plain").stdout)
+    assert any(said in note for note in data["notes"])
+    assert {step["config"]["precision"] for step in data["calibration"]} == {"fp64"}
+    # a command that takes {precision} is calibrated at every precision, with no such note
+    both = fake_cli("--workload", "brand-new-code", "--size", "500", "--emit", "slurm",
+                    "-o", str(tmp_path / "c3.sbatch"), "--program", "./app {size} {precision}")
+    assert said not in both.stdout and "-fp32" in both.stdout

@@ -98,3 +98,28 @@ def test_a_size_the_launch_line_removes_with_env_is_not_read(line):
     though the program never got SZ."""
     launch = read_script(f"#SBATCH -n 2\nexport POISSON_N=320\n{line}\n").launches[0]
     assert sp.size_from(launch, "env POISSON_N={size} /usr/bin/python3 poisson_cfg.py") is None
+
+
+@pytest.mark.parametrize("line, template, size", [
+    # s33 tester B8: the measured command, then an output file: "no problem size ... pass --size"
+    ("/usr/bin/mpirun.openmpi -np 2 /usr/bin/python3 h5write.py 1200 result.h5",
+     "/usr/bin/python3 h5write.py {size}", 1200),
+    ("srun ./app 4096 40 --log out.txt", "./app {size} 40", 4096),
+    ("srun ./app 4096 2 out.h5", "./app {size} {ranks}", None),  # 2 out.h5 lines up too
+    # two readings that disagree: the size is not guessed
+    ("srun ./app 1200 300", "./app {size}", None),
+    ("srun ./app 1200 40 300 40", "./app {size} 40", None),
+    ("srun ./app 4096 80 out.h5", "./app {size} 40", None),  # the measured words differ
+])
+def test_the_size_is_read_before_extra_trailing_arguments(line, template, size):
+    assert sp.size_from(launch_of(line), template) == size
+
+
+def test_trailing_extra_arguments_are_named_by_advise():
+    """s33 tester B8: once the size is read, advise names the argument the measured command
+    did not have."""
+    from hpcds1mpi.decide.advise_launch import argument_note
+
+    launch = launch_of("/usr/bin/mpirun.openmpi -np 2 /usr/bin/python3 h5write.py 1200 "
+                       "result.h5")
+    assert "(adds 'result.h5')" in argument_note(launch, "/usr/bin/python3 h5write.py {size}")

@@ -10,9 +10,10 @@ from pathlib import Path
 
 from hpcds1mpi.errors import IngestError
 
+from .het_jobs import join_components
 from .schema import FileReport, build_rows, job_row
-from .slurm_fields import (EARLIER_ATTEMPT, limit_or_none, never_ran, oom_from_memory_kill,
-                           oom_from_steps, slurm_status)
+from .slurm_fields import (EARLIER_ATTEMPT, keep_first_submit, limit_or_none, never_ran,
+                           oom_from_memory_kill, oom_from_steps, slurm_status)
 
 
 def _num(value):
@@ -91,19 +92,23 @@ def read_sacct_json(path: str | Path) -> tuple[list[dict], FileReport]:
     # 22.05 (openapi/dbv0.0.38 and older) loses non-zero exit codes; see read_sacct_json.
     old_exit_codes = (0, 0) < (major, minor) <= (22, 5) or bool(re.search(r"v0\.0\.3[0-8]$", parser))
     report.records += len(doc["jobs"])
-    jobs = _last_attempts(doc["jobs"], report)
+    jobs, firsts = _last_attempts(doc["jobs"], report)
     out = build_rows(jobs, lambda job: _job_from_json(job, report, old_exit_codes), report,
                      (ValueError, TypeError, KeyError, AttributeError),
                      lambda exc: f"unparseable job entry ({type(exc).__name__})")
-    return out, report
+    for row in out:
+        if row["job_id"] in firsts:
+            keep_first_submit(row, *firsts[row["job_id"]], report)
+    return join_components(out, report), report
 
 
-def _last_attempts(jobs: list, report: FileReport) -> list:
+def _last_attempts(jobs: list, report: FileReport) -> tuple[list, dict]:
     """The jobs without the earlier attempts of a requeued job: --json lists each attempt
     under one id, oldest first (the earlier ones REQUEUED); the last one is the job, as
     sacct -P without -D shows it, the others counted in a note, not as malformed (s32 tester
     S6: a clean export read as half corrupt). An entry whose id cannot be read is kept, for
-    :func:`_job_from_json` to count."""
+    :func:`_job_from_json` to count. With them, per requeued job's id, its first attempt's
+    submission and the first start of an attempt (:func:`_first_times`, s33 tester A11)."""
     ids = []
     for job in jobs:
         try:
@@ -114,7 +119,28 @@ def _last_attempts(jobs: list, report: FileReport) -> list:
     kept = [job for i, (job, jid) in enumerate(zip(jobs, ids)) if jid is None or last[jid] == i]
     if len(kept) < len(jobs):
         report.notes[EARLIER_ATTEMPT] += len(jobs) - len(kept)
-    return kept
+    attempts: dict[str, list] = {}
+    for job, jid in zip(jobs, ids):
+        if jid is not None:
+            attempts.setdefault(jid, []).append(job)
+    firsts = {jid: _first_times(each) for jid, each in attempts.items() if len(each) > 1}
+    return kept, {jid: times for jid, times in firsts.items() if times is not None}
+
+
+def _first_times(attempts: list) -> tuple | None:
+    """(the first attempt's submission, the first start of any attempt) of one job's
+    attempts, oldest first; None where they cannot be read."""
+    import pandas as pd
+
+    def when(job: dict, key: str):
+        value = _num((job.get("time") or {}).get(key))
+        return pd.Timestamp(int(value), unit="s").to_pydatetime() if value else None
+
+    try:
+        starts = [when(job, "start") for job in attempts]
+        return when(attempts[0], "submission"), next((t for t in starts if t), None)
+    except (TypeError, ValueError, AttributeError, OverflowError):
+        return None
 
 
 def _job_from_json(job: dict, report: FileReport, old_exit_codes: bool) -> dict | None:

@@ -15,10 +15,11 @@ from hpcds1mpi.errors import IngestError
 from .csv_tables import check_unique_columns
 from .sacct_records import split_records
 from .schema import FileReport, build_rows, job_row
-from .slurm_fields import (BARE_BYTES, EARLIER_ATTEMPT, TWO_JOBS_ONE_ID, gpus_from_tres,
-                           int_or_none, limit_or_none, never_ran, oom_from_memory_kill,
-                           oom_from_steps, parse_duration, parse_exit, parse_memory_bytes,
-                           parse_tres, slurm_status)
+from .het_jobs import join_components
+from .slurm_fields import (BARE_BYTES, EARLIER_ATTEMPT, LAST_ATTEMPT_ONLY, TWO_JOBS_ONE_ID,
+                           gpus_from_tres, int_or_none, keep_first_submit, limit_or_none,
+                           never_ran, oom_from_memory_kill, oom_from_steps, parse_duration,
+                           parse_exit, parse_memory_bytes, parse_tres, slurm_status)
 from .times import sacct_time_reader
 from .wrong_exports import SACCT_P, wrong_export
 
@@ -76,6 +77,7 @@ def rows_from_records(header: list[str], records, report: FileReport,
     # 40,000 requeued or clashing jobs took 24 s and 39 s).
     order: dict[str, None] = {}
     clashing: dict[str, None] = {}  # ids of two job lines that are not one job's attempts
+    earlier: dict[str, list[dict]] = {}  # a requeued job's earlier attempts' job lines
     for fields in records:
         row = dict(zip(header, fields))
         jid = row[idcol].strip()
@@ -95,6 +97,7 @@ def rows_from_records(header: list[str], records, report: FileReport,
             # "\n<id>|<user>|..." forges one. Which line is the real job cannot be told.
             report.dropped[TWO_JOBS_ONE_ID] += 2 + len(steps.pop(jid))
             del jobs[jid], order[jid]
+            earlier.pop(jid, None)
             clashing[jid] = None
         elif jid in jobs and row.get("Submit") == jobs[jid].get("Submit"):
             # The same attempt's line again (two exports joined into one file, s31 tester R4):
@@ -106,6 +109,7 @@ def rows_from_records(header: list[str], records, report: FileReport,
             # its own steps: the last one is the job, in its place, as sacct without -D shows it.
             # A note, not a drop: a clean export is not malformed (s32 tester S6).
             report.notes[EARLIER_ATTEMPT] += 1
+            earlier.setdefault(jid, []).append(jobs[jid])
             jobs[jid], steps[jid] = row, {}
             del order[jid]
             order[jid] = None
@@ -134,10 +138,28 @@ def rows_from_records(header: list[str], records, report: FileReport,
                             f"{', '.join(cut[:5])}{' ...' if len(cut) > 5 else ''}): ranks, "
                             "threads, peak_rss_mb and step energy unknown, not read from the "
                             "steps left; export again")
-    return build_rows(order, lambda jid: _job_from_sacct_rows(
+    rows = build_rows(order, lambda jid: _job_from_sacct_rows(
                           jid, jobs[jid], [] if jid in cut_jobs else list(steps[jid].values()),
                           report, read_time, cpu_unknown),
                       report, (ValueError,), lambda exc: f"unparseable value ({_reason(exc)})")
+    for row in rows:
+        if row["job_id"] in earlier:
+            _first_submit(row, earlier[row["job_id"]], read_time, report)
+    if not earlier and rows and "Submit" in header and ("Restarts" not in header or any(
+            (int_or_none(job.get("Restarts")) or 0) > 0 for job in jobs.values())):
+        report.facts.append(LAST_ATTEMPT_ONLY)  # not where a Restarts column shows none
+    return join_components(rows, report)
+
+
+def _first_submit(row: dict, attempts: list[dict], read_time, report: FileReport) -> None:
+    """A requeued job's first submission and first start, from its earlier attempts' job
+    lines (sacct -D), kept in ``row`` (:func:`keep_first_submit`, s33 tester A11)."""
+    try:
+        submit = read_time(attempts[0].get("Submit"), "Submit")
+        starts = [read_time(a.get("Start"), "Start") for a in attempts]
+    except ValueError:  # an earlier attempt's time unreadable: the last attempt's kept
+        return
+    keep_first_submit(row, submit, next((t for t in starts if t is not None), None), report)
 
 
 def _identity(row: dict) -> tuple[str, ...]:

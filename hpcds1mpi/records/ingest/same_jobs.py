@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from .slurm_fields import FIRST_SUBMIT
+
 #: Kinds whose job ids are Slurm's (one id, one job, across files).
 SLURM_KINDS = ("sacct-p", "sacct-csv", "sacct-json")
 
@@ -144,6 +146,17 @@ def _last_attempts(table, notes: Counter):
     if len(earlier):
         notes["earlier attempt of a requeued job in another file (the last attempt "
               "kept)"] = len(earlier)
+        # The kept attempt keeps the job's first submission and the wait before its first
+        # start, as within one sacct -D file (s33 tester A11): the earliest copy's.
+        first = rows.drop_duplicates(subset="_job", keep="first").set_index("_job")
+        last = rows.index[~rows.duplicated(subset="_job", keep="last")]
+        kept_job = rows.loc[last, "_job"]
+        moved = first.loc[kept_job, "submit_time"].to_numpy() < rows.loc[last, "submit_time"]
+        if moved.any():
+            at = last[moved.to_numpy(dtype=bool)]
+            for column in ("submit_time", "wait_s"):
+                table.loc[at, column] = first.loc[rows.loc[at, "_job"], column].to_numpy()
+            notes[FIRST_SUBMIT] = int(moved.sum())
     return table.drop(index=earlier)
 
 

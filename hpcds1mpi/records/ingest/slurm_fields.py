@@ -38,6 +38,14 @@ NOT_FINISHED = {"PENDING", "RUNNING", "SUSPENDED", "REQUEUED", "RESIZING", "REQU
 #: Why an earlier record of a job id is not read: sacct -D and --json list each attempt of a
 #: requeued job (the earlier ones REQUEUED, not "not finished"); the last one is the job.
 EARLIER_ATTEMPT = "earlier attempt of a requeued job (the last attempt kept)"
+#: s33 tester A11: a requeue resets Submit, so the last attempt's wait held the requeue's hold.
+FIRST_SUBMIT = ("requeued job: submit_time its first submission and wait_s its wait before its "
+                "first start (the last attempt's Submit is the requeue's); run time, start and "
+                "end the last attempt's")
+#: Said of a -P export that lists no earlier attempt: it cannot tell a requeued job.
+LAST_ATTEMPT_ONLY = ("no job is listed with an earlier attempt: if sacct ran without -D, a "
+                     "requeued job's submit_time and wait_s are its last requeue's, not its "
+                     "first submission's; export with sacct -D (or --json) to have them")
 TWO_JOBS_ONE_ID = ("line of two different jobs under one id (user or name differ: a forged "
                    "or corrupt export; use sacct --json)")
 
@@ -205,3 +213,16 @@ def never_ran(status: str, start, end, runtime_s: float | None, unallocated: boo
     R6: it had read as started after a 2 s wait). Its start is then unknown, not the cancel."""
     return (status == "cancelled" and start is not None and start == end
             and not runtime_s and unallocated)
+
+
+def keep_first_submit(row: dict, submit, first_start, report: FileReport) -> None:
+    """A requeued job's ``row`` (its last attempt) given its first attempt's ``submit`` and
+    the first start of any attempt (``first_start``; None: unknown, the row's own start):
+    its submit time the first, its wait the wait before that start, noted
+    (:data:`FIRST_SUBMIT`). Nothing changes where ``submit`` is unknown or not earlier."""
+    if submit is None or row.get("submit_time") is None or not submit < row["submit_time"]:
+        return
+    start = first_start if first_start is not None else row.get("start_time")
+    row["submit_time"] = submit
+    row["wait_s"] = (start - submit).total_seconds() if start is not None else None
+    report.notes[FIRST_SUBMIT] += 1

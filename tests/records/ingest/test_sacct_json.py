@@ -179,3 +179,22 @@ def test_reading_a_job_of_many_steps_takes_time_linear_in_its_steps(tmp_path):
         return took
 
     assert_linear(seconds, 300)
+
+
+def test_a_heterogeneous_job_and_a_requeued_one_read_as_sacct_p_reads_them():
+    """s33 tester A11 (sacct --json of a real Slurm 22.05): hetjob 56495597's components (raw
+    ids 56495597 and 56495598) were two 1-node jobs, and requeued 56495602 kept its requeue's
+    submission: one job of 2 nodes, and the first submission with the wait before the first
+    start, as from the same jobs' sacct -D -P."""
+    df, report = read_job_log(EXPORTS / "s33-het-requeue.json")
+    jobs = by_id(df)
+    assert sorted(jobs) == ["56495597", "56495602"] and not report.dropped
+    het = jobs["56495597"]
+    assert (het["nodes"], het["cores"], het["ranks"], het["runtime_s"]) == (2, 2, 2, 1.0)
+    again = jobs["56495602"]
+    assert (again["submit_time"], again["wait_s"]) == (pd.Timestamp("2026-12-05 18:21:20"), 17.0)
+    text = by_id(read_job_log(EXPORTS / "s33-het-requeue-D-P.txt")[0])
+    for jid in jobs:
+        for column in ("nodes", "cores", "ranks", "runtime_s", "submit_time", "start_time",
+                       "end_time", "wait_s", "status"):
+            assert jobs[jid][column] == text[jid][column], (jid, column)

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from hpcds1mpi.records.ingest.job_logs import ingest, read_job_log
+from hpcds1mpi.records.ingest.slurm_fields import FIRST_SUBMIT
 
 from .captures import EXPORTS, by_id
 from tests.scaling import assert_linear, best_seconds
@@ -140,8 +141,10 @@ def test_a_requeued_job_in_two_files_is_no_clash(tmp_path):
     for files in ([first, second], [second, first]):
         table, _, notes = ingest(files)
         assert list(table["job_id"]) == ["100"] and table["runtime_s"].tolist() == [10.0]
+        # s33 tester A11: with the first attempt's submission, said
+        assert table["submit_time"].tolist() == [pd.Timestamp("2024-01-01")]
         assert dict(notes) == {"earlier attempt of a requeued job in another file (the last "
-                               "attempt kept)": 1}
+                               "attempt kept)": 1, FIRST_SUBMIT: 1}
 
 
 def test_a_value_of_many_lines_is_read_in_time_linear_in_its_lines(tmp_path):

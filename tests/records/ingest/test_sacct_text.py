@@ -267,9 +267,15 @@ def test_sacct_d_keeps_the_last_attempt_of_a_requeued_job_with_its_steps():
     assert not report.dropped and report.notes["earlier attempt of a requeued job (the last "
                                                "attempt kept)"] == 1
     assert "0 malformed/skipped" in report.lines()[0]
-    without_d = read_job_log(EXPORTS / "requeued.txt")[0]
-    pd.testing.assert_frame_equal(df.drop(columns="source_file"),
-                                  without_d.drop(columns="source_file"))
+    without_d, plain = read_job_log(EXPORTS / "requeued.txt")
+    # s33 tester A11: -D keeps the first submission and the wait before the first start;
+    # without -D only the requeue's Submit is there, and that is said, not guessed around
+    assert (job["submit_time"], job["wait_s"]) == (pd.Timestamp("2026-12-05 01:39:42"), 67.0)
+    assert by_id(without_d)["56435727"]["submit_time"] == pd.Timestamp("2026-12-05 01:40:54")
+    assert any("sacct ran without -D" in fact for fact in plain.facts)
+    assert not any("without -D" in fact for fact in report.facts)
+    same = ["submit_time", "wait_s", "source_file"]
+    pd.testing.assert_frame_equal(df.drop(columns=same), without_d.drop(columns=same))
 
 
 def test_sacct_x_cpu_time_is_unknown_not_zero():
@@ -500,3 +506,25 @@ def test_reading_many_ids_of_two_jobs_takes_time_linear_in_their_count():
         return took
 
     assert_linear(seconds, 1000)
+
+
+def test_a_heterogeneous_job_and_a_requeued_one_of_a_real_sacct_d_export():
+    """s33 tester A11 (sacct -D -P of a real Slurm 22.05): hetjob 56495597's components +0 and
+    +1 were two unrelated 1-node jobs, and requeued 56495602 kept its requeue's Submit
+    (18:21:39, wait_s 156 s with the requeue's hold); it was submitted at 18:21:20."""
+    df, report = read_job_log(EXPORTS / "s33-het-requeue-D-P.txt")
+    jobs = by_id(df)
+    assert not [jid for jid in jobs if "+" in jid]
+    het = jobs["56495597"]
+    assert (het["nodes"], het["cores"], het["ranks"], het["runtime_s"]) == (2, 2, 2, 1.0)
+    assert (het["status"], het["submit_time"], het["wait_s"]) == (
+        "ok", pd.Timestamp("2026-12-05 18:21:20"), 10.0)
+    assert report.notes["heterogeneous job's components joined into one job (nodes, CPUs, "
+                        "ranks, GPUs, memory, energy and CPU time summed; its run from the "
+                        "first start to the last end)"] == 1
+    again = jobs["56495602"]
+    assert again["submit_time"] == pd.Timestamp("2026-12-05 18:21:20")
+    assert again["wait_s"] == 17.0  # to its first start at 18:21:37, not its last (18:24:15)
+    assert (again["start_time"], again["runtime_s"]) == (pd.Timestamp("2026-12-05 18:24:15"),
+                                                         25.0)
+    assert len(df) == 15 and not report.dropped

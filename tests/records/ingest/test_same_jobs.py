@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from hpcds1mpi.records.ingest.job_logs import ingest, write_job_table
+from hpcds1mpi.records.ingest.slurm_fields import FIRST_SUBMIT
 
 from .captures import NEW_YORK_P, UTC_JSON, UTC_P
 from .captures import zone_note as _zone_note
@@ -194,3 +195,19 @@ def test_a_copy_without_a_user_column_is_the_same_job_not_another(tmp_path):
     bare = _cluster_export(tmp_path / "bare.txt", "", 0, 5, user_column=False)
     table, _, notes = ingest([a, b, bare])
     assert len(table) == 10 and sorted(set(table["user"])) == ["alice", "bob"], notes
+
+
+def test_a_requeued_job_keeps_its_first_submission_from_another_file(tmp_path):
+    """s33 tester A11: a requeue resets Submit; the earlier attempt in one file and the last in
+    another kept the requeue's Submit and a wait that held the first run and the hold."""
+    first, second = tmp_path / "a.txt", tmp_path / "b.txt"
+    first.write_text(f"{HEAD}\n7|root|NODE_FAIL|2024-01-01T00:00:00|2024-01-01T00:00:17|"
+                     "2024-01-01T00:00:19|4000|2|sim\n")
+    second.write_text(f"{HEAD}\n7|root|COMPLETED|2024-01-01T00:00:19|2024-01-01T00:02:55|"
+                      "2024-01-01T00:03:20|4000|25|sim\n")
+    for files in ([first, second], [second, first]):
+        table, _, notes = ingest(files)
+        job = table.iloc[0]
+        assert len(table) == 1 and job["runtime_s"] == 25.0
+        assert (job["submit_time"], job["wait_s"]) == (pd.Timestamp("2024-01-01"), 17.0)
+        assert notes[FIRST_SUBMIT] == 1
