@@ -249,16 +249,11 @@ def _through_link(path: str | os.PathLike, what: str) -> Path:
         OutputError: (exit 2) the link is, or leads into, a loop of links; a name the file
             system cannot hold (before it is statted: one line, not an OSError, s32 review).
     """
+    from hpcds1mpi.output_paths import written_path  # the one rule (s33 tester C3)
+
     _refuse_too_long(path, what)
     _refuse_link_loop(path, what)
-    path = Path(path)
-    if not path.is_symlink():
-        return path
-    try:
-        return path.resolve()
-    except (RuntimeError, OSError):  # a loop further along a chain of links
-        raise OutputError(f"{path} leads into a loop of symbolic links; choose another path "
-                          f"for the {what}") from None
+    return written_path(path, what)
 
 
 #: What :func:`check_output_dir` saw under the lock (by ``lock_key``): :func:`atomic_dir`

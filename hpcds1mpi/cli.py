@@ -201,7 +201,10 @@ def main(argv: list[str] | None = None) -> None:
         sys.unraisablehook = _interrupt_not_ignored(sys.unraisablehook)
     _closed_streams_to_null()
     _names_printable()
+    from hpcds1mpi.runtime import interrupt_line
     from hpcds1mpi.runtime.unstoppable_output import keep_going, restore
+
+    interrupt_line.install()  # Ctrl-C says what SIGTERM says (s33 tester C9)
 
     # A print between two writes must not stop the command part-way (`| head -1`, a full
     # disk): the command finishes, then a failed stdout is reported as below.
@@ -225,9 +228,9 @@ def _run_command(argv: list[str] | None, stdout_kept) -> None:
         if stdout_kept is not None and stdout_kept[0].error is not None:
             stdout_kept[0].error.on_stdout = True
             raise stdout_kept[0].error
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
         _ignore_interrupts()
-        click.echo("hpcds1mpi: aborted", err=True)
+        click.echo(_interrupt_message(exc, "hpcds1mpi: aborted"), err=True)
         sys.exit(130)
     except (StdoutClosed, BrokenPipeError) as exc:
         if not _stdout_closed():  # another pipe (a socket, a child's stdin): a bug
@@ -267,11 +270,19 @@ def _run_command(argv: list[str] | None, stdout_kept) -> None:
                    "UTF-8, which this command cannot store; rename the file (or link it under a "
                    "UTF-8 name)", err=True)
         sys.exit(2)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         _ignore_interrupts()
-        click.echo("hpcds1mpi: interrupted", err=True)
+        click.echo(_interrupt_message(exc, "hpcds1mpi: interrupted"), err=True)
         sys.exit(130)
     sys.exit(0)
+
+
+def _interrupt_message(exc: BaseException, bare: str) -> str:
+    """What Ctrl-C printed: the line SIGTERM would have printed (what was kept, how to go
+    on), else ``bare``."""
+    from hpcds1mpi.runtime.interrupt_line import line_of
+
+    return line_of(exc) or bare
 
 
 def _closed_streams_to_null() -> None:

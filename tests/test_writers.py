@@ -97,6 +97,43 @@ def test_sigterm_while_a_lock_is_held_ends_with_one_line_and_lets_it_go(tmp_path
     assert os.listdir(tmp_path) == []  # the lock file went with it
 
 
+def test_a_sigterm_that_lands_where_python_drops_exceptions_still_stops_the_write(tmp_path):
+    """A stop raised inside a weakref callback or ``__del__`` (h5py's object registry, in a
+    merge) was printed as "Exception ignored", the write went on with SIGTERM ignored and
+    exited 0 (s33 tester C7): it is delivered again and ends the write with its one line."""
+    target = tmp_path / "t.h5"
+    code = textwrap.dedent(f"""
+        import os, signal, time
+        from hpcds1mpi.writers import catch_sigterm, uncatch_sigterm
+
+        class Dropped:
+            def __del__(self):  # the signal's handler runs here, where exceptions are dropped
+                os.kill(os.getpid(), signal.SIGTERM)
+
+        catch_sigterm({str(target)!r}, "merged telemetry", "nothing was changed")
+        try:
+            Dropped()
+            time.sleep(10)
+            print("went on", flush=True)
+        finally:
+            uncatch_sigterm()
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert (proc.returncode, proc.stdout) == (1, ""), proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        f"hpcds1mpi: error: {target}: stopped by SIGTERM while writing the merged telemetry; "
+        "nothing was changed"]
+    before = sys.unraisablehook  # the hook is put in place for the write only
+    writers.catch_sigterm(target, "merged telemetry")
+    try:
+        assert sys.unraisablehook is writers._stop_again or \
+            signal.getsignal(signal.SIGTERM) is not writers._stop  # a handler of someone else's
+    finally:
+        writers.uncatch_sigterm()
+    assert sys.unraisablehook is before
+
+
 def test_the_temporaries_and_the_lock_share_one_prefix_readers_skip():
     assert atomic.TMP_PREFIX == writers.TMP_PREFIX
     assert writers.lock_path("/a/model").name.startswith(writers.TMP_PREFIX)

@@ -44,20 +44,40 @@ def is_quickstart_folder(path) -> bool:
 def _run(cmd: list[str], what: str, timeout: float) -> str:
     import subprocess
 
-    from hpcds1mpi.errors import HpcdsError, RuntimeFailure
+    from hpcds1mpi.errors import RuntimeFailure
+    from hpcds1mpi.runtime.processes import run_child
 
     click.echo(f"→ {what}: {' '.join(cmd)}")
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    try:  # every child dies with quickstart, even by kill -9 (s33 tester C5)
+        proc = run_child(cmd, timeout=timeout)
     except subprocess.TimeoutExpired:
         # A run cut short by its time limit is a runtime failure (exit 1), as a sweep's.
         resumes = " (the sweep resumes where it stopped)" if what == "measuring sweep" else ""
         raise RuntimeFailure(f"{what} did not finish in {timeout:.0f} s; rerun quickstart"
                              f"{resumes}") from None
     if proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or proc.stdout.strip().splitlines() or ["?"])[-1]
-        raise HpcdsError(f"{what} failed: {last}")
+        raise child_error(what, proc.returncode, proc.stderr, proc.stdout)
     return proc.stdout
+
+
+#: How every command of ours starts its one-line error (cli.py).
+ERROR_PREFIX = "hpcds1mpi: error: "
+
+
+def child_error(what: str, returncode: int, stderr: str, stdout: str = ""):
+    """The error of a failed child command: its own one-line error once (not nested in ours:
+    "measuring sweep failed: hpcds1mpi: error: ...", s33 tester C5), with its exit code's
+    class (1 a runtime failure such as a held lock, 2 a usage error); a child ended by a
+    signal is a runtime failure."""
+    from hpcds1mpi.errors import HpcdsError, RuntimeFailure
+
+    lines = stderr.strip().splitlines() or stdout.strip().splitlines() or ["?"]
+    said = [ln[len(ERROR_PREFIX):] for ln in lines if ln.startswith(ERROR_PREFIX)]
+    if returncode < 0:
+        return RuntimeFailure(f"{what} ended by signal {-returncode}; rerun quickstart (it "
+                              "resumes where it stopped)")
+    kind = HpcdsError if returncode == HpcdsError.exit_code else RuntimeFailure
+    return kind(f"{what} failed: {said[-1] if said else lines[-1].strip()}")
 
 
 def check_ranks(ranks: int, cores: int) -> None:

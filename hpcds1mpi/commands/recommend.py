@@ -249,7 +249,13 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
         from hpcds1mpi.atomic import check_output_file
         from hpcds1mpi.launch.scripts import check_replace_script
 
+        from hpcds1mpi.output_paths import refuse_inputs  # F11
+
         check_output_file(script_path, "batch script")  # before the work, not after it
+        refuse_inputs(script_path, option="-o", what="batch script", files=[  # F11 (s33 C2)
+            ("--cluster file", cluster_file), ("--history table", job_table),  # F11
+            ("--failure-history file", history_path)],  # F11
+            folders=[("--model bundle", model_dir or DEFAULT_MODEL)])  # F11
         # A script written here before may be replaced, unless it was edited since.
         check_replace_script(script_path, force=force, option="-o")
     reading = {"time_regex": time_regex, "fom_regex": fom_regex, "ranks_regex": ranks_regex,

@@ -115,24 +115,27 @@ def export(path, out, table, force) -> None:
 
     Beside OUT goes a hidden .OUT.hpcds1mpi.sha256 (sha256sum -c reads it): a rerun replaces
     OUT only while OUT is unchanged since, never a file of the user's or an edited export."""
-    from hpcds1mpi.atomic import atomic_path, check_output_file, check_replace, write_bytes
-    from hpcds1mpi.digests import sha256_file
+    from hpcds1mpi.atomic import check_output_file, check_replace
     from hpcds1mpi.errors import OutputError
-    from hpcds1mpi.records import telemetry
+    from hpcds1mpi.output_paths import refuse_inputs, written_path
 
     if out.endswith(".csv"):
-        def write(tmp):
+        def write(frame, tmp):
             frame.to_csv(tmp, index=False)
     elif out.endswith(".parquet"):
-        def write(tmp):
+        def write(frame, tmp):
             with open(tmp, "wb") as fh:  # pyarrow opens UTF-8 names only; Python any name
                 frame.to_parquet(fh, index=False)
     elif out.endswith(".json") or out.endswith(".jsonl"):
-        def write(tmp):
+        def write(frame, tmp):
             frame.to_json(tmp, orient="records", lines=True)
     else:
         raise OutputError(f"--out {out}: use a .csv, .parquet or .json file name")
-    target = check_output_file(out, "export")
+    # --force or not: x.csv -> e.h5 had replaced the telemetry with its CSV (s33 tester C1)
+    refuse_inputs(check_output_file(out, "export"), files=[("telemetry file", path)],
+                  what="export")
+    target = written_path(out, "export")  # a link's target, its checksum beside it (C3)
+    refuse_inputs(checksum_path(target), files=[("telemetry file", path)], what="export")
     existed = target.is_file()
     state = export_state(target) if existed and not force else None  # one hash of it
     if state == "edited":
@@ -141,21 +144,44 @@ def export(path, out, table, force) -> None:
                           "pass --force to replace it, or choose another --out")
     check_replace(target, ours=lambda p: state == "unchanged", force=force,
                   what="table telemetry export", option="--out")
+    from hpcds1mpi.writers import catch_sigterm, uncatch_sigterm
+
+    catch_sigterm(out, "export")  # from the first read: SIGTERM had killed it silently (C7)
+    try:
+        frame = _write_export(path, table, target, write)
+    finally:
+        uncatch_sigterm()
+    click.echo(f"wrote {len(frame)} rows of {table} to {out}"
+               + (" (the earlier export replaced)" if existed else ""))
+
+
+def _write_export(path, table: str, target: Path, write):
+    """Read ``table`` of telemetry ``path`` and write it with ``write(frame, tmp)`` to ``target``,
+    with its checksum beside it as one set (a stop between the two had left an export that no
+    checksum vouched for, which the next run refused without --force)."""
+    from hpcds1mpi.digests import sha256_file
+    from hpcds1mpi.output_sets import write_set
+    from hpcds1mpi.records import telemetry
+
     if table == "runs":
         frame = telemetry.read_runs(path)
     elif table == "machines":
         frame = telemetry.read_machines(path)
     else:
         frame = telemetry.read_detail(path, table)
-    with atomic_path(out, "export") as tmp:
-        write(str(tmp))
-        digest = sha256_file(tmp)
-    # After the export: a stop in between leaves an export that no checksum vouches for,
-    # which the next run refuses without --force (never one replaced that should be kept).
-    write_bytes(checksum_path(target), _CHECKSUM_HEAD + digest.encode() + b"  "
-                + os.fsencode(Path(out).name) + b"\n", "export checksum")
-    click.echo(f"wrote {len(frame)} rows of {table} to {out}"
-               + (" (the earlier export replaced)" if existed else ""))
+    digest = []
+
+    def write_table(tmp):
+        write(frame, str(tmp))
+        digest.append(sha256_file(tmp))
+
+    def write_checksum(tmp):
+        Path(tmp).write_bytes(_CHECKSUM_HEAD + digest[0].encode() + b"  "
+                              + os.fsencode(target.name) + b"\n")
+
+    write_set(target.parent, {target.name: ("export", write_table),
+                              checksum_path(target).name: ("export checksum", write_checksum)})
+    return frame
 
 
 #: The first line of an export's checksum file (sha256sum -c skips lines starting with #).

@@ -296,6 +296,10 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
     if in_process and program is not None:
         raise ConfigError("--program is launched once per configuration: run tune itself "
                           "without mpiexec/srun, inside the allocation")
+    if not in_process:  # a stop says what is kept; the trial's launch ends too (s33 tester C6)
+        from hpcds1mpi.commands.tune_stop import stop_cleanly
+
+        click.get_current_context().call_on_close(stop_cleanly(out))
     world = layout = None
     if in_process:
         from hpcds1mpi.launch.own_launcher import check_started_by

@@ -11,7 +11,9 @@ names a running allocation (the answer the partition's reader,
 environment) is ignored, with one note, so a program's own failure is never taken for the end
 of a job that had ended long before (s28 tester Z6: exit 3 recorded ``interrupted``). After a
 failed launch, :meth:`Allocation.end` asks again; when the allocation seen alive no longer
-runs, the run is ``interrupted`` and the sweep stops. A squeue that does not answer in
+runs, or it still runs past its end time (squeue's ``%e``: Slurm refuses new steps from then,
+"Job/step already completing or completed", before it marks the job ended: s33 tester A8), the
+run is ``interrupted`` and the sweep stops. A squeue that does not answer in
 :data:`ASK_TIMEOUT_S` is said once and not asked again in the sweep (s28 tester Z5: 15 s of a
 hung squeue after every failed launch, silently).
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 
 # Asking Slurm about a job is the allocation reader's, so that a sweep and the partition it
 # runs on take one answer per process (s32 tester T4); re-exported for slurm_accounting.
@@ -51,7 +54,8 @@ def allocation_end(env: dict | None = None, timeout_s: float | None = None) -> s
     timeout_s = timeout_s or ASK_TIMEOUT_S
     state = job_state(job, env, timeout_s)
     if state in ALIVE:
-        return ""
+        return f"the Slurm allocation (job {job}) {ENDED['TIMEOUT']}" if _past_end(
+            job, env, timeout_s) else ""
     # COMPLETING (being revoked) or gone: sacct says why, where it answers.
     final = None
     if shutil.which("sacct", path=env.get("PATH")):
@@ -62,6 +66,20 @@ def allocation_end(env: dict | None = None, timeout_s: float | None = None) -> s
     final = (final or "").split("\n")[0].split(" ")[0]  # "CANCELLED by 0"
     words = ENDED.get(final) or f"has ended ({state or 'squeue no longer lists it'})"
     return f"the Slurm allocation (job {job}) {words}"
+
+
+def _past_end(job: str, env: dict, timeout_s: float) -> bool:
+    """Whether squeue's end time of running ``job`` has passed: Slurm then refuses its new
+    steps, though it may list the job running for up to a minute more (s33 tester A8). False
+    where it has none ("N/A", "Unknown": no time limit) or squeue does not answer."""
+    from datetime import datetime
+
+    try:
+        text = ask_slurm(["squeue", "-h", "-j", job, "-o", "%e"], env, timeout_s) or ""
+        end = datetime.fromisoformat(text.split()[0]).timestamp() if text.split() else None
+    except (NoAnswer, ValueError):
+        return False
+    return end is not None and end <= time.time()
 
 
 class Allocation:

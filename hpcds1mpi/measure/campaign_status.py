@@ -6,7 +6,8 @@ A part's state, in this order:
   status but ``interrupted``: a ``timeout`` or ``oom`` is a measurement, not a missing run),
   in its shard or in the merged file (a shard removed after the merge is not measured again);
 * ``running`` / ``queued``: the scheduler lists the part's array task (``squeue``) as running
-  or pending, or a sweep holds the shard's write lock;
+  or pending (with squeue's reason; one that never starts as submitted, :data:`NEVER_STARTS`,
+  says so and what to do: s33 tester A4), or a sweep holds the shard's write lock;
 * ``failed``: the part's last sweep ended by itself with a non-zero exit code
   (``parts/PART.exit``: the sweep failed, e.g. a launch error) before its plan was done, or
   its job ended (sacct) before the sweep wrote anything (it failed at start: a log folder
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hpcds1mpi.measure import campaign as cm
+from hpcds1mpi.measure.pending_reasons import never_starts
 
 #: Part states that ``resubmit`` submits again.
 TO_SUBMIT = ("missing", "failed", "interrupted")
@@ -58,6 +60,10 @@ class PartStatus:
     #: Why the scheduler could not be asked whether it holds this part ("" when it was, or
     #: the part is done): a part shown missing or interrupted may then be queued or running.
     unasked: str = ""
+    #: squeue's reason of a pending part ("Priority", "MaxMemPerLimit"); "" otherwise.
+    reason: str = ""
+    #: Its job's log in the campaign folder ("logs/n2-100_1.out"), set where it failed.
+    log: str = ""
     #: How its recorded job ended before its sweep wrote anything (sacct's state and exit
     #: code, "FAILED 0:53"); "" otherwise.
     ended: str = ""
@@ -70,17 +76,21 @@ class PartStatus:
         if self.only_merged:
             text += f"; {self.only_merged} only in the merged file (not in its shard)"
         if self.exit_code is not None and self.state == "failed":
-            text += f"; its sweep exited {self.exit_code} (see logs/)"
+            text += f"; its sweep exited {self.exit_code} (see {self.log or 'logs/'})"
         if self.ended:
             text += f"; job {self.job} ended {self.ended} before its sweep started"
         elif self.job:
             text += f"; job {self.job}"
+        if self.reason and self.state == "queued":
+            never = " (never starts as submitted)" if never_starts(self.reason) else ""
+            text += f", pending: {self.reason}{never}"
         return text
 
 
 def active_tasks(manifest: dict, folder: str | Path,
                  env: dict | None = None) -> dict[tuple[int, int], tuple] | None:
-    """The parts the scheduler still holds: ``(nodes, index) -> (state, job id)``; None when
+    """The parts the scheduler still holds: ``(nodes, index) -> (state, job id, squeue's
+    reason)``; None when
     it cannot be asked (a Slurm campaign where squeue is missing or does not answer).
 
     Slurm's ``squeue -r`` (one line per array task) is asked for the job ids the manifest
@@ -100,12 +110,12 @@ def active_tasks(manifest: dict, folder: str | Path,
     active = {}
     if owner:
         rows = _squeue(["-j", ",".join(sorted({key.split("_")[0] for key in owner}))],
-                       "%i %T", env)
+                       "%i|%T|%r", env, fields=3)
         if rows is None:
             return None
-        for task, state in rows:
+        for task, state, reason in rows:
             if task in owner:
-                active[owner[task]] = (state, task)
+                active[owner[task]] = (state, task, reason)
     found = _named_tasks(manifest, Path(folder), env)
     if found is None:
         return None
@@ -130,16 +140,16 @@ def _named_tasks(manifest: dict, folder: Path,
     if not scripts:
         return {}
     rows = _squeue(["--name=" + ",".join(sorted({name for _, name in scripts.values()}))],
-                   "%i|%T|%Z|%o", env, fields=4)
+                   "%i|%T|%Z|%o|%r", env, fields=5)
     if rows is None:
         return None
     indices = {(p["nodes"], p["index"]) for p in manifest["parts"]}
     found = {}
-    for task, state, workdir, command in rows:
+    for task, state, workdir, command, reason in rows:
         script = scripts.get(os.path.realpath(os.path.join(workdir, command)))
         job, _, index = task.partition("_")
         if script and index.isdigit() and (script[0], int(index)) in indices:
-            found[(script[0], int(index))] = (state, task)
+            found[(script[0], int(index))] = (state, task, reason)
     return found
 
 
@@ -159,7 +169,7 @@ def held_jobs(manifest: dict, ids: list[str], env: dict | None = None) -> list[s
     """Those of job ``ids`` the scheduler still holds (queued or running; Slurm only)."""
     if manifest["scheduler"] != "slurm" or not ids or not _has_squeue(env):
         return []
-    rows = _squeue(["-j", ",".join(ids)], "%i %T", env) or []
+    rows = _squeue(["-j", ",".join(ids)], "%i|%T", env) or []
     return sorted({row[0].split("_")[0] for row in rows} & set(ids))
 
 
@@ -174,8 +184,9 @@ def _has_squeue(env: dict | None) -> bool:
 def _squeue(select: list[str], fmt: str, env: dict | None,
             fields: int = 2) -> list[tuple[str, ...]] | None:
     """The rows squeue lists for ``select`` (``-j IDS`` / ``--name=NAMES``) in format ``fmt``
-    (``fields`` fields, the first the job or array task id, the second its state, made a part
-    state), of jobs it holds; None when squeue cannot answer."""
+    (``fields`` fields split at "|", the first the job or array task id, the second its state,
+    made a part state; a last field missing is "": squeue's reason, last as it may hold
+    spaces), of jobs it holds; None when squeue cannot answer."""
     try:
         proc = subprocess.run(["squeue", "-h", "-r", *select, "-o", fmt],
                               capture_output=True, text=True, timeout=30, env=env)
@@ -186,7 +197,8 @@ def _squeue(select: list[str], fmt: str, env: dict | None,
         return [] if "Invalid job id" in proc.stderr else None
     rows = []
     for line in proc.stdout.splitlines():
-        words = line.split("|") if fields > 2 else line.split()
+        words = line.split("|") if "|" in line else line.split()
+        words += [""] * (fields - len(words) == 1)  # no reason asked or given
         if len(words) == fields and words[1] in _SQUEUE:
             rows.append((words[0], _SQUEUE[words[1]], *words[2:]))
     return rows
@@ -227,7 +239,7 @@ def part_status(folder: Path, part: dict, active: dict | None,
     if status.recorded >= len(planned):
         status.state = "done"
     elif key in active:
-        status.state, status.job = active[key]
+        status.state, status.job, status.reason = active[key]
     elif written and telemetry.writer_alive(path):
         status.state = "running"
     elif status.exit_code not in (None, 0):
@@ -255,7 +267,27 @@ def campaign_status(folder: str | Path, env: dict | None = None) -> tuple[dict, 
     parts = [part_status(folder, part, active, merged, unasked) for part in manifest["parts"]]
     if active is not None:  # a task squeue no longer holds has ended: sacct says how
         mark_start_failures(manifest, parts, env)
+    for part in parts:
+        if part.state == "failed":
+            part.log = log_file(manifest, part)
     return manifest, parts
+
+
+def log_file(manifest: dict, part: PartStatus) -> str:
+    """The log a part's job writes in the campaign folder, as its script's output directive
+    names it: PBS's ``logs/n2-1.out``; Slurm's ``logs/n2-%A_%a.out`` with its latest job's id
+    (``logs/n2-100_1.out``; ``*`` where none is recorded). Was "(see logs/)": F2's follow-up
+    of s33 tester P2."""
+    job = manifest["jobs"].get(str(part.nodes), {})
+    stem = Path(job.get("script", f"n{part.nodes}")).stem
+    if manifest["scheduler"] != "slurm":
+        return f"logs/{stem}-{part.index}.out"
+    array = part.job.split("_")[0] if part.job else "*"
+    for sub in manifest["submissions"]:  # in submission order: the latest job wins
+        if sub.get("nodes") == part.nodes and part.index in sub.get("indices", []) \
+                and sub.get("job_id") and not part.job:
+            array = sub["job_id"]
+    return f"logs/{stem}-{array}_{part.index}.out"
 
 
 def mark_start_failures(manifest: dict, parts: list[PartStatus], env: dict | None) -> None:
@@ -286,6 +318,25 @@ def mark_start_failures(manifest: dict, parts: list[PartStatus], env: dict | Non
         if task in missing and state and state not in _SQUEUE:
             part = missing[task]
             part.state, part.job, part.ended = "failed", task, f"{state} {exit_code}".strip()
+
+
+def never_start_lines(folder: str | Path, manifest: dict, parts: list[PartStatus]) -> list[str]:
+    """One line per script whose queued parts never start as submitted (:func:`never_starts`):
+    why, and to cancel, fix the script and resubmit."""
+    stuck: dict[int, list[PartStatus]] = {}
+    for part in parts:
+        if part.state == "queued" and part.job and never_starts(part.reason):
+            stuck.setdefault(part.nodes, []).append(part)
+    lines = []
+    for nodes, held in sorted(stuck.items()):
+        script = manifest["jobs"].get(str(nodes), manifest["jobs"].get(nodes, {})).get(
+            "script", f"n{nodes}.sbatch")
+        whys = "; ".join(sorted({f"{p.reason.split(',')[0]}: {never_starts(p.reason)}"
+                                 for p in held}))
+        lines.append(f"{len(held)} part(s) of {script} never start as submitted ({whys}): "
+                     f"scancel {' '.join(p.job for p in held)}, fix {script}, then "
+                     f"hpcds1mpi campaign resubmit {folder}")
+    return lines
 
 
 def merged_runs(folder: str | Path, manifest: dict) -> dict[str, str]:
@@ -338,6 +389,7 @@ def summary_lines(folder: str | Path, manifest: dict, parts: list[PartStatus]) -
                      "open): find why with `sacct -j "
                      f"{','.join(at_start)} -o JobID,State,ExitCode,Reason` and the jobs' "
                      "logs before submitting them again")
+    lines += never_start_lines(folder, manifest, parts)
     unasked = next((p.unasked for p in todo if p.unasked), "")
     if unasked:
         lines.append(f"{len(todo)} part(s) not done, but {unasked}: they may still be queued "

@@ -2,11 +2,11 @@
 
 :func:`resubmit` submits, for each node count, one array of the parts that are missing,
 failed or interrupted (``sbatch --array=1,3 n2.sbatch``; under PBS ``qsub -J``, or ``-v
-HPCDS1MPI_CAMPAIGN_INDEX=i`` for a lone index), then the merge job after all of them and after
-the parts still queued or running (``--dependency=afterany:...``). A part that is done, queued
-or running is never submitted again. The first submission of a campaign is the same call
-(every part is missing then). Each submission is recorded in the manifest, so ``status`` can
-ask the scheduler about its tasks.
+HPCDS1MPI_CAMPAIGN_INDEX=i -o logs/nN-i.out`` for a lone index), then the merge job after all
+of them and after the parts still queued or running (``--dependency=afterany:...``). A part
+that is done, queued or running is never submitted again. The first submission of a
+campaign is the same call (every part is missing then). Each submission is recorded in the
+manifest, so ``status`` can ask the scheduler about its tasks.
 """
 
 from __future__ import annotations
@@ -62,9 +62,10 @@ def _submit_part(scheduler: str, script: str, indices: list[int], folder: Path,
     for lo, hi in ranges(indices):
         if hi > lo:
             ids.append(_run(["qsub", "-J", f"{lo}-{hi}", script], folder, env))
-        else:
-            ids.append(_run(["qsub", "-v", f"HPCDS1MPI_CAMPAIGN_INDEX={lo}", script], folder,
-                            env))
+        else:  # no array: its "#PBS -o .../n2-^array_index^.out" would be taken as written
+            log = Path(folder).absolute() / "logs" / f"{Path(script).stem}-{lo}.out"
+            ids.append(_run(["qsub", "-v", f"HPCDS1MPI_CAMPAIGN_INDEX={lo}", "-o", str(log),
+                             script], folder, env))  # F2's follow-up of s33 tester P2
     return ids
 
 

@@ -119,6 +119,7 @@ def run_inprocess(comm, plan: SweepPlan, out: str, partition, *, resume: bool = 
             sweep_id = plan.sweep_id
             todo = _runs_to_do(plan, writer.store, machine_id)
             _say_changed_settings(writer, plan, len(plan.runs) - len(todo), out)
+            _say_crashed(_crashed_skipped(writer.store, plan, machine_id, todo), out)
         except BaseException as exc:  # noqa: BLE001 - told to every rank, then re-raised on 0
             # Nothing raised from here on may skip the bcast below: the other ranks wait in it
             # (an error worded from a too-long name had raised again, s32 tester T1).
@@ -200,6 +201,24 @@ def _say_changed_settings(writer, plan: SweepPlan, kept: int, out: str) -> None:
             f"hpcds1mpi sweep: the plan's measurement settings differ from those recorded in "
             f"{out} ({', '.join(changes)}); the {kept} run(s) already recorded are kept as "
             f"measured (to measure them again, sweep into another --out)\n")
+        sys.stderr.flush()
+
+
+def _crashed_skipped(store, plan: SweepPlan, machine_id: str, todo: list[int]) -> list[str]:
+    """The plan's runs recorded ``crashed`` that this sweep skips: not done (s33 tester C10)."""
+    skipped = set(range(len(plan.runs))) - set(todo)
+    return [f"{spec.workload} size {spec.size} {spec.config.label()}"
+            for i, spec in enumerate(plan.runs) if i in skipped
+            and (store.runs.get((machine_id, spec.run_id)) or {}).get("status") == "crashed"]
+
+
+def _say_crashed(crashed: list[str], out: str) -> None:
+    """One line naming the crashed runs a sweep skips, and how to run them again (a crashed
+    run under --launch had been counted "already done")."""
+    if crashed:
+        sys.stderr.write(f"hpcds1mpi sweep: {len(crashed)} configuration(s) in {out} crashed "
+                         f"and are not run again: {', '.join(crashed)}; add --retry-crashed "
+                         "to --resume to run them again\n")
         sys.stderr.flush()
 
 
@@ -322,13 +341,14 @@ def _sweep_loop(comm, plan, out, partition, layout, cpus, writer, machine_id, sw
     total = time.perf_counter() - sweep_start
     summary = {}
     if rank == 0:
+        crashed = _crashed_skipped(writer.store, plan, machine_id, todo)  # not done either
         writer.store.attrs[COMPLETE_ATTR] = 1  # the supervisor's "this launch is done"
         writer.close()
         summary = {"configs": len(todo) - raced_out, "raced_out": raced_out,
                    "statuses": counts, "sweep_s": total, "measured_s": measured_total,
                    "journal_s": writer.journal_seconds, "snapshot_s": writer.snapshot_seconds,
                    "snapshots": writer.snapshots, "journal_writes": writer.journal_writes,
-                   "skipped": len(plan.runs) - len(todo)}
+                   "skipped": len(plan.runs) - len(todo) - len(crashed), "crashed": crashed}
     for pair in subcomms.values():
         if pair is not None:
             for derived in pair:

@@ -100,8 +100,16 @@ def build_external_plan(program: str, label: str, *, sizes, nodes=None, ranks_pe
             spec = RunSpec(label, size, config, seed or 0, (("command", program),))
             format_command(program, spec)  # an unparsable command fails now
             runs.append(spec)
-    if not runs:
-        raise ConfigError("the ranges leave no configuration to run")
+    if not runs:  # why, by reason with counts (s33 tester A10)
+        from hpcds1mpi.measure.left_out import LeftOut
+
+        left_out = LeftOut()
+        if valid_only and partition is not None:
+            left_out.layouts(partition, node_list, rpn_list, thread_list, device_list,
+                             precision_list)
+        raise ConfigError("the ranges leave no configuration to run" + (
+            f": left out {left_out.line()}; give ranges that fit the partition"
+            if left_out.line() else ""))
     if timeout is not None and not timeout > 0:
         raise ConfigError(f"--timeout {timeout:g}: give a positive number of seconds")
     if snapshot_every is not None and not snapshot_every >= 0:

@@ -202,6 +202,9 @@ def build_plan(doc: dict, partition) -> SweepPlan:
             precisions = list(kernel.precisions)
         extra, corrupt = checked.extra, checked.corrupt
         before = len(runs)
+        from hpcds1mpi.measure.left_out import LeftOut
+
+        left_out = LeftOut()
 
         def supported(c: Configuration, kernel=kernel) -> bool:
             return (c.precision in kernel.precisions and c.device in kernel.devices
@@ -213,7 +216,7 @@ def build_plan(doc: dict, partition) -> SweepPlan:
         _check_plan_size(before, name, len(sizes), len(configs),
                          settings.rounds + settings.race_rounds)
         for size in sizes:
-            fitting = _fitting_memory(kernel, size, configs, partition, valid_only)
+            fitting = _fitting_memory(kernel, size, configs, partition, valid_only, left_out)
             # Rounds interleave: every configuration of the problem once, then again, so a
             # drift of the machine's speed lands on all of a round's configurations alike.
             problem = [[RunSpec(name, size, config, seed + round_, tuple(sorted(extra.items())),
@@ -222,9 +225,14 @@ def build_plan(doc: dict, partition) -> SweepPlan:
             runs.extend(spec for round_specs in problem for spec in round_specs)
             if settings.race_rounds:
                 races.update(race_checks(problem, settings.rounds))
-        if len(runs) == before:
-            raise ConfigError(f"kernel {name!r}: the ranges leave no configuration to run "
-                              "(check nodes/ranks/threads against the partition)")
+        if len(runs) == before:  # why, by reason with counts: memory too (s33 tester A10)
+            if valid_only:
+                left_out.layouts(partition, nodes, rpn, threads, devices, precisions,
+                                 supported)
+            raise ConfigError(f"kernel {name!r}: the ranges leave no configuration to run"
+                              + (f": left out {left_out.line()}; give sizes and ranges that "
+                                 "fit the partition" if left_out.line() else
+                                 " (check nodes/ranks/threads against the partition)"))
     plan = SweepPlan(
         runs=runs,
         min_time=settings.min_time, min_repeats=settings.min_repeats,
@@ -243,9 +251,11 @@ def build_plan(doc: dict, partition) -> SweepPlan:
     return plan
 
 
-def _fitting_memory(kernel, size: int, configs: list, partition, valid_only: bool) -> list:
+def _fitting_memory(kernel, size: int, configs: list, partition, valid_only: bool,
+                    left_out=None) -> list:
     """``configs`` whose runs of ``kernel`` at ``size`` fit the node's memory
-    (:mod:`.plan_memory`): with ``valid_only`` the others are left out; without it the first
+    (:mod:`.plan_memory`): with ``valid_only`` the others are left out (counted in
+    ``left_out``, a :class:`~hpcds1mpi.measure.left_out.LeftOut`); without it the first
     is refused, since running it would take the machine's memory until killed.
 
     Raises:
@@ -261,6 +271,8 @@ def _fitting_memory(kernel, size: int, configs: list, partition, valid_only: boo
         elif not valid_only:
             raise ConfigError(f"{problem}; drop size {size}, or add --valid-only "
                               "(valid_only = true in a plan) to skip what does not fit")
+        elif left_out is not None:
+            left_out.add("memory", problem.split(":")[0])
     return kept
 
 

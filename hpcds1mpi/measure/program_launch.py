@@ -5,8 +5,9 @@ the sweep is interrupted), measuring the memory and CPU time of the program's ra
 (:mod:`hpcds1mpi.measure.ranks_usage`: never the launcher's);
 :func:`launch_problem` tells a launcher that could not start the program (an error of the
 sweep, never a measurement) from a program that failed (a measurement); :func:`classify` gives
-a launch's status: ``ok``, ``failed``, ``timeout``, ``oom`` or ``unsupported`` (srun refused
-the step: :data:`SRUN_REFUSED`), and :func:`reason_line` the
+a launch's status: ``ok``, ``failed``, ``timeout``, ``oom``, ``unsupported`` (srun refused
+the step: :data:`SRUN_REFUSED`) or ``interrupted`` (refused as the allocation ends:
+:data:`ALLOCATION_ENDING`), and :func:`reason_line` the
 line of the output that says why (the program's error, not its MPI's abort banner).
 
 ``oom`` takes a specific sign (:data:`OOM_WORDS`, :data:`OOM_LINES`): exit 137 / SIGKILL, a
@@ -298,6 +299,9 @@ def classify(result: dict, timeout: float) -> tuple[str, str]:
     if result["timed_out"]:
         return "timeout", f"no exit within the {timeout:g} s timeout; killed"
     if code != 0 and (refusal := _first_line(result["stderr"][-20000:], SRUN_REFUSED)):
+        if ALLOCATION_ENDING.search(refusal):  # the job's end, not the configuration's
+            return "interrupted", (f"{REFUSED} ({refusal}): the Slurm allocation is ending; "
+                                   "--resume inside a new allocation runs it again")
         return "unsupported", (f"{REFUSED} ({refusal}); the program never ran, so no model "
                                "learns this as its failure: --resume in an allocation that "
                                "holds the configuration runs it again")
@@ -335,6 +339,11 @@ TASK_FAILED = re.compile(r"\btask \d+: Exited with exit code [1-9]")
 #: "Unable to allocate resources: Requested node configuration is not available"): the run is
 #: ``unsupported``, which no model learns from, and ``--resume`` tries it again (s31 tester P4).
 SRUN_REFUSED = re.compile(r"\bsrun: error: Unable to (create step|allocate resources)\b")
+#: Slurm's words in a refusal (:data:`SRUN_REFUSED`) for an allocation that is ending (its
+#: time limit passed, cancelled, revoked), not for a configuration it cannot hold: the run is
+#: ``interrupted`` (s33 tester A8: recorded ``unsupported``, the sweep went on and exited 0).
+ALLOCATION_ENDING = re.compile(r"already completing or completed|\bhas expired\b|"
+                               r"\bhas been revoked\b|\bInvalid job id\b", re.IGNORECASE)
 #: The start of a refused run's reason (:func:`refused_by_launcher`).
 REFUSED = "srun refused to start it"
 

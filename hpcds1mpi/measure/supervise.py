@@ -13,7 +13,11 @@ forwarded to the launch's process group (then SIGKILL after a grace period), the
 (exit 1). A launch that exits 0 before its plan is done (a rank's ``os._exit(0)``) is an error
 (exit 1), never success; its unfinished run stays ``interrupted`` (``--resume`` runs it again).
 So is a launch that ended on an error of the sweep itself (exit :data:`SWEEP_ERROR_EXIT`: a
-full disk, a bug), which is not relaunched.
+full disk, a bug), which is not relaunched. A launch that failed as the Slurm allocation seen
+running at the start ended (its time limit passed: srun refuses the relaunch, "Job/step already
+completing or completed"; :class:`~hpcds1mpi.measure.allocation_state.Allocation`) is neither a
+crash nor a launch without progress: the run stays ``interrupted`` and the supervisor stops
+with one line (exit 1) saying to resume in a new allocation (s33 tester A8).
 """
 
 from __future__ import annotations
@@ -34,6 +38,9 @@ SUPERVISED_ENV = "HPCDS1MPI_SUPERVISED"
 #: Exit code of a supervised launch that ended on an error of the sweep itself (a full disk, an
 #: interrupt, a bug: said in one line by the launch), not of the run: no crash note, no relaunch.
 SWEEP_ERROR_EXIT = 3
+#: Exit codes of a supervised launch whose rank was sent SIGINT / SIGTERM by someone other than
+#: the supervisor (its ranks leave the line to us; a rank killed alone, s33 tester C8).
+RANK_INTERRUPTED_EXIT = {signal.SIGINT: 4, signal.SIGTERM: 5}
 #: Seconds a forwarded SIGINT/SIGTERM has before the launch's group is killed.
 GRACE_S = 5.0
 
@@ -116,7 +123,10 @@ def supervise(ranks: int, argv: list[str], out: str, *, max_launches: int = 1000
     exe = str(Path(sys.executable).parent / "hpcds1mpi")
     if not Path(exe).exists():
         exe = "hpcds1mpi"
+    from hpcds1mpi.measure.allocation_state import Allocation
+
     tokens = launchers.local(launcher, mpi=mpi).total_tokens(ranks)
+    allocation = Allocation.at_start()  # silent: the sweep it launches says its own notes
     args = list(argv)
     previous = -1
     handlers = {}
@@ -145,6 +155,17 @@ def supervise(ranks: int, argv: list[str], out: str, *, max_launches: int = 1000
                 return rc  # a user error, already printed by the sweep
             if rc == SWEEP_ERROR_EXIT:
                 return 1  # the sweep's own error (a full disk...), already said in one line
+            if allocation is not None and (ended := allocation.end()):  # no crash, no error
+                raise SweepInterrupted(
+                    f"{ended}: sweep launch {launch + 1} {_describe(rc)}; "
+                    f"{_finished_runs(out)} finished run(s) are kept in {out}; sweep again "
+                    "with --resume inside a new allocation")
+            if rc in RANK_INTERRUPTED_EXIT.values():  # nobody said it: the ranks leave it to us
+                name = next(s.name for s, code in RANK_INTERRUPTED_EXIT.items() if code == rc)
+                raise SweepInterrupted(
+                    f"a rank of sweep launch {launch + 1} ended (signal {name}); the launch "
+                    f"was ended, {_finished_runs(out)} finished run(s) are kept in {out}; "
+                    "--resume continues")
             if rows <= previous:
                 raise LaunchError(f"sweep launch {launch + 1} {_describe(rc)} without recording "
                                   "a run; stopping (see the messages above)")

@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 
-from hpcds1mpi.measure.supervise import SUPERVISED_ENV, SWEEP_ERROR_EXIT
+from hpcds1mpi.measure.supervise import RANK_INTERRUPTED_EXIT, SUPERVISED_ENV, SWEEP_ERROR_EXIT
 
 
 def sweep_storage_error(exc: Exception, out: str) -> Exception:
@@ -118,6 +118,9 @@ def abort_sweep(comm, exc: BaseException, out: str) -> None:
     code = exc.exit_code if isinstance(exc, HpcdsError) else 1  # an unwritable --out is 2
     if supervised and code != 2:
         code = SWEEP_ERROR_EXIT
+        if isinstance(exc, KeyboardInterrupt):  # left to the supervisor to say (s33 tester C8)
+            code = RANK_INTERRUPTED_EXIT[
+                signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT]
     if not quiet or isinstance(exc, HpcdsError):
         # The line went into the launcher's stderr pipe; MPI_Abort makes the launcher kill
         # every rank, and under load it may do so before forwarding what is still in that

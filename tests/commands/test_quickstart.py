@@ -201,3 +201,65 @@ def test_a_step_past_its_time_limit_is_a_runtime_failure():
                                         r"quickstart \(the sweep resumes") as err:
         _run(["sleep", "5"], "measuring sweep", 0.2)
     assert err.value.exit_code == RUNTIME == 1
+
+
+# -- its children die with it; a child's own error passed through once (s33 tester C5) -------
+
+def test_quickstart_killed_by_sigkill_leaves_no_sweep_running(tmp_path):
+    """kill -9 of quickstart had left its mpiexec and the sweep ranks running, and the rerun
+    then failed on the sweep's lock."""
+    import os
+    import signal
+    import time
+
+    from tests.commands.test_tune_stop import _sweeps_writing
+    from tests.helpers import hpcds1mpi_exe
+
+    out = tmp_path / "qs"
+    telemetry = out / "telemetry.h5"
+    proc = subprocess.Popen([hpcds1mpi_exe(), "quickstart", "--out", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not _sweeps_writing(telemetry) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _sweeps_writing(telemetry), "the sweep never started"
+    time.sleep(2.0)  # its ranks are measuring
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 20
+    while _sweeps_writing(telemetry) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _sweeps_writing(telemetry) == []
+
+
+def test_a_childs_own_error_is_said_once_with_its_exit_code(tmp_path):
+    """The sweep's held-lock error had come out nested ("measuring sweep failed: hpcds1mpi:
+    error: ...") and as exit 2; a held lock is a runtime failure, 1 (README)."""
+    from hpcds1mpi.commands.quickstart import _run
+    from hpcds1mpi.errors import RUNTIME
+    import fcntl
+
+    from hpcds1mpi.records.telemetry.side_files import lock_path
+    from tests.helpers import hpcds1mpi_exe
+
+    telemetry = tmp_path / "telemetry.h5"
+    with open(lock_path(telemetry), "w") as held, pytest.raises(Exception) as err:
+        held.write("pid 1 on elsewhere\n")
+        held.flush()
+        fcntl.flock(held, fcntl.LOCK_EX)  # another sweep writes it (the killed quickstart's)
+        _run([hpcds1mpi_exe(), "sweep", "--kernel", "gemm", "--sizes", "64",
+              "--ranks-per-node", "1", "--out", str(telemetry), "--no-progress"],
+             "measuring sweep", 120)
+    assert err.value.exit_code == RUNTIME
+    message = str(err.value)
+    assert message.startswith(f"measuring sweep failed: {telemetry} is being written by "
+                              "another process (pid ")
+    assert "error:" not in message and "\n" not in message
+
+
+def test_a_childs_usage_error_keeps_exit_2():
+    from hpcds1mpi.commands.quickstart import child_error
+
+    error = child_error("training", 2, "note: x\nhpcds1mpi: error: --out x: not a folder\n")
+    assert (error.exit_code, str(error)) == (2, "training failed: --out x: not a folder")
+    assert child_error("training", -9, "").exit_code == 1

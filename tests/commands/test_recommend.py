@@ -868,3 +868,30 @@ def test_a_calibration_of_a_program_without_precision_lists_what_its_script_runs
     both = fake_cli("--workload", "brand-new-code", "--size", "500", "--emit", "slurm",
                     "-o", str(tmp_path / "c3.sbatch"), "--program", "./app {size} {precision}")
     assert said not in both.stdout and "-fp32" in both.stdout
+
+
+def test_emit_o_never_writes_over_an_input_force_or_not(tmp_path):
+    """``-o mcopy/members.pkl --model mcopy`` broke the bundle and ``-o site.toml --cluster
+    site.toml`` replaced the cluster file, with --force (s33 tester C2); the shipped bundle."""
+    import hashlib
+    import shutil
+
+    model = tmp_path / "mcopy"
+    shutil.copytree(model_bundle.DEFAULT_MODEL, model)
+    site = tmp_path / "site.toml"
+    site.write_text(cluster_toml("cpu"))
+    (tmp_path / "link.sh").symlink_to("site.toml")
+    bundle = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in model.iterdir()}
+    base = ["recommend", "--workload", "stencil", "--size", "200", "--model", str(model),
+            "--emit", "slurm", "--force", "-o"]
+    for out, said in ((model / "members.pkl", "inside the --model bundle"),
+                      (model / "job.sh", "inside the --model bundle"),
+                      (site, f"is the --cluster file {site}"),
+                      (tmp_path / "link.sh", f"is the --cluster file {site}")):
+        proc = run_cli([*base, str(out), "--cluster", str(site)], timeout=120, cwd=tmp_path,
+                       env={"HPCDS1MPI_CACHE": str(tmp_path / "cache")})
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+        assert said in proc.stderr and "-o" in proc.stderr
+    assert {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in model.iterdir()} \
+        == bundle
+    assert site.read_text() == cluster_toml("cpu") and (tmp_path / "link.sh").is_symlink()

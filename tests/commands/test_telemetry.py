@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+
+import pytest
+
 from hpcds1mpi.records import telemetry
 from tests.records.telemetry.rows import run_row
 
@@ -323,3 +327,89 @@ def test_merge_into_an_existing_file_keeps_its_mode(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "2 runs (1 added" in proc.stdout
     assert out.stat().st_mode & 0o7777 == 0o600
+
+
+def test_export_never_writes_over_its_own_telemetry_force_or_not(tmp_path):
+    """``x.csv -> e.h5``: export --force said "the earlier export replaced" and e.h5 was a
+    CSV; the same with ``in2.json --out in2.json`` and a hard link (s33 tester C1)."""
+    from tests.helpers import run_cli
+
+    src = tmp_path / "e.h5"
+    telemetry.append(src, [run_row(0), run_row(1)])
+    before = src.read_bytes()
+    (tmp_path / "x.csv").symlink_to("e.h5")
+    (tmp_path / "hard.json").hardlink_to(src)
+    named_json = tmp_path / "in2.json"
+    named_json.write_bytes(before)
+    for source, out in ((src, "x.csv"), (src, "hard.json"), (named_json, "in2.json")):
+        for force in ([], ["--force"]):
+            proc = run_cli(["telemetry", "export", str(source), "--out", str(tmp_path / out),
+                            *force], timeout=60, cwd=tmp_path)
+            assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+            assert f"is the telemetry file {source}" in proc.stderr
+            assert "choose another --out" in proc.stderr
+    assert src.read_bytes() == before == named_json.read_bytes()
+    assert not list(tmp_path.glob(".*sha256"))
+
+
+def test_an_export_given_as_a_link_is_written_at_its_target_the_link_kept(tmp_path):
+    """A link to an earlier export is that export: replaced in place, its checksum beside it
+    (s33 tester C3: a rename had replaced links with plain files)."""
+    from tests.helpers import run_cli
+
+    src = tmp_path / "a.h5"
+    telemetry.append(src, [run_row(0), run_row(1)])
+    (tmp_path / "exports").mkdir()
+    real = tmp_path / "exports" / "runs.csv"
+    link = tmp_path / "latest.csv"
+    link.symlink_to("exports/runs.csv")
+    for replaced in ("", " (the earlier export replaced)"):
+        proc = run_cli(["telemetry", "export", str(src), "--out", str(link)], timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.strip() == f"wrote 2 rows of runs to {link}{replaced}"
+    assert link.is_symlink() and real.is_file()
+    assert sorted(p.name for p in real.parent.iterdir()) == [".runs.csv.hpcds1mpi.sha256",
+                                                             "runs.csv"]
+    check = subprocess.run(["sha256sum", "-c", ".runs.csv.hpcds1mpi.sha256"], cwd=real.parent,
+                           capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+@pytest.mark.parametrize("held", ["reading", "writing"])
+def test_sigterm_during_an_export_removes_its_temporaries_and_says_so(tmp_path, held):
+    """SIGTERM (scancel, the walltime) killed an export silently while it read, exit 143; the
+    README says one line, exit 1, no temporary (s33 tester C7). Held there by a sleep."""
+    import signal
+    import sys
+    import textwrap
+
+    src, out = tmp_path / "a.h5", tmp_path / "runs.csv"
+    telemetry.append(src, [run_row(0), run_row(1)])
+    code = textwrap.dedent(f"""
+        import sys, time
+        import pandas as pd
+        from hpcds1mpi.cli import main
+        from hpcds1mpi.records import telemetry
+
+        def held(*args, **kw):
+            if {held!r} == "writing":
+                open(args[1], "w").write("half")
+            print("ready", flush=True)
+            time.sleep(60)
+
+        if {held!r} == "writing":
+            pd.DataFrame.to_csv = held
+        else:
+            telemetry.read_runs = held
+        main(["telemetry", "export", {str(src)!r}, "--out", {str(out)!r}])
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 1, err
+    assert err.strip().splitlines() == [f"hpcds1mpi: error: {out}: stopped by SIGTERM while "
+                                        "writing the export; no partial output is left, rerun "
+                                        "to write it"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.h5"]

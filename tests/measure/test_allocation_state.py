@@ -100,3 +100,24 @@ def test_an_allocation_whose_squeue_stops_answering_is_not_asked_again(tmp_path)
                                        "SLURM_JOB_ID": "424242"}, notes.append, timeout_s=0.3)
     assert [allocation.end() for _ in range(3)] == ["", "", ""]
     assert len(log.read_text().splitlines()) == 1 and len(notes) == 1, notes
+
+
+@pytest.mark.slurm
+def test_a_sweep_outlasting_its_job_stops_with_its_run_interrupted(slurm, tmp_path):
+    """Was (s33 tester A8): past the job's time limit, before Slurm marks it ended, srun
+    refuses new steps ("Job/step already completing or completed"); the sweep recorded the
+    rest ``unsupported`` and exited 0. It stops at the first, ``interrupted``, exit 1."""
+    out = tmp_path / "t.h5"
+    command = "sh -c 'sleep 3' size-{size}"  # 3 s a launch: ~20 within the minute, 40 given
+    proc = subprocess.run(
+        ["salloc", "-N1", "-n1", "-J", "hpcds1mpi-timelimit", "--time=1", hpcds1mpi_exe(),
+         "sweep", "--command", command, "--label", "t", "--sizes",
+         ",".join(map(str, range(1, 41))), "--nodes", "1", "--ranks-per-node", "1",
+         "--threads", "1", "--precisions", "fp64", "--launcher", "srun", "--min-repeats", "1",
+         "--max-repeats", "1", "--out", str(out), "--no-progress"], capture_output=True,
+        text=True, timeout=150, env=slurm.env, cwd=tmp_path, stdin=subprocess.DEVNULL)
+    runs = telemetry.read_runs(out)
+    assert "unsupported" not in set(runs["status"]), runs[["status", "error"]].tail()
+    assert proc.returncode != 0 and len(runs) < 40, (proc.returncode, proc.stderr[-2000:])
+    assert list(runs["status"]).count("interrupted") == 1, runs[["status", "error"]].tail()
+    assert "--resume" in proc.stderr

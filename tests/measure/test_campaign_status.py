@@ -307,3 +307,43 @@ def test_a_job_that_failed_before_its_sweep_started_is_failed_not_missing(campai
     assert lines[-1].startswith("3 part(s) to submit again")
     sacct.write_text("#!/bin/sh\nexit 1\n")  # sacct without accounting: as before
     assert _states(folder, env)["n2-1"] == "missing"
+
+
+def test_a_part_pending_for_a_reason_that_never_clears_says_so_and_what_to_do(campaign, tmp_path):
+    """Was (s33 tester A4): parts Slurm held with MaxMemPerLimit / ReqNodeNotAvail were shown
+    ``queued`` like any other; status gives squeue's reason and, for one that never clears,
+    to cancel, fix the script and resubmit. squeue's lines as it prints ``-o %i|%T|%r``."""
+    folder = _copy(campaign, tmp_path)
+    env, _ = _scheduler(tmp_path)
+    resubmit(folder, env=env)  # jobs 100 (n1: 1), 101 (n2: 0, 1), merge 102
+    env, _ = _scheduler(tmp_path, squeue="100_1|PENDING|Priority\\n101_0|PENDING|MaxMemPerLimit"
+                        "\\n101_1|PENDING|ReqNodeNotAvail, UnavailableNodes:m2\\n")
+    manifest, parts = campaign_status(folder, env)
+    lines = summary_lines(folder, manifest, parts)
+    line = {p.name: p.line() for p in parts}
+    assert line["n1-1"].endswith("job 100_1, pending: Priority"), line["n1-1"]
+    assert line["n2-0"].endswith("pending: MaxMemPerLimit (never starts as submitted)")
+    assert "pending: ReqNodeNotAvail, UnavailableNodes:m2 (never starts" in line["n2-1"]
+    stuck = [ln for ln in lines if "never start as submitted" in ln]
+    assert len(stuck) == 1 and stuck[0].startswith("2 part(s) of n2.sbatch never start"), lines
+    assert "MaxMemPerLimit: --mem is over" in stuck[0] and "ReqNodeNotAvail: a node" in stuck[0]
+    assert stuck[0].endswith(f"scancel 101_0 101_1, fix n2.sbatch, then hpcds1mpi campaign "
+                             f"resubmit {folder}")
+
+
+def test_a_failed_part_names_its_jobs_log(campaign, tmp_path):
+    """F2's follow-up of s33 tester P2: "(see logs/)" named a folder of every part's logs; it
+    names the file the part's job wrote, as its script's output directive makes it."""
+    from tests.measure.test_campaign_scripts import _pbs_campaign
+
+    folder = _copy(campaign, tmp_path)
+    env, _ = _scheduler(tmp_path)
+    line = {p.name: p.line() for p in campaign_status(folder, env)[1]}
+    assert line["n2-0"].endswith("its sweep exited 1 (see logs/n2-*_0.out)"), line["n2-0"]
+    resubmit(folder, env=env)  # jobs 100 (n1: 1), 101 (n2: 0, 1), merge 102
+    line = {p.name: p.line() for p in campaign_status(folder, env)[1]}
+    assert line["n2-0"].endswith("(see logs/n2-101_0.out)"), line["n2-0"]
+    pbs = _pbs_campaign(tmp_path / "pbs", shards=2)
+    (pbs / "parts" / "n1-1.exit").write_text("2\n")
+    line = {p.name: p.line() for p in campaign_status(pbs, env)[1]}
+    assert line["n1-1"].endswith("its sweep exited 2 (see logs/n1-1.out)"), line["n1-1"]

@@ -20,3 +20,14 @@ def test_a_kernels_name_as_label_is_refused(label):
 def test_another_label_builds_the_plan():
     plan = build_external_plan("./app {size}", "stencil-app", sizes="64,128")
     assert {r.workload for r in plan.runs} == {"stencil-app"} and len(plan.runs) == 2
+
+
+def test_valid_only_leaving_out_every_configuration_says_why_with_counts():
+    """s33 tester A10: "the ranges leave no configuration to run" said nothing of why."""
+    from hpcds1mpi.cluster import Partition
+
+    with pytest.raises(ConfigError, match=r"run: left out 2 for cores \(e\.g\. 4 ranks x 1 "
+                                          r"thread = 4 cores per node, but partition 'p' has "
+                                          r"2\); give ranges"):
+        build_external_plan("prog {size}", "prog", sizes="1", ranks_per_node="4,8",
+                            partition=Partition("p", 2, 4.0), valid_only=True)

@@ -404,3 +404,32 @@ def test_durations_print_in_a_unit_a_reader_takes_in():
     assert format_duration(5 * 86400) == "5.0 days"
     assert format_duration(3e27 * 60) == "more than a year"
     assert format_duration(float("nan")) == "unknown"
+
+
+def test_valid_only_leaving_out_every_run_for_memory_says_memory_with_counts():
+    """Was (s33 tester A10): gemm 9000 fp64 in 1 GB with --valid-only said "check
+    nodes/ranks/threads against the partition"; the reason was memory (1.9 GB)."""
+    small = Partition(name="small", cores_per_node=2, memory_gb=1.0)
+    gemm = {"kernel": [{"name": "gemm"}], "sizes": [9000], "threads": [1],
+            "precisions": ["fp64"], "valid_only": True}
+    with pytest.raises(ConfigError) as err:
+        build_plan(_plan(ranks_per_node=[1], **gemm), small)
+    said = str(err.value)
+    assert "left out 1 for memory (e.g. gemm size 9000 on N1xR1xT1-cpu-fp64 needs about " \
+        "1.9 GB" in said and "nodes/ranks/threads" not in said and "\n" not in said, said
+    with pytest.raises(ConfigError) as err:  # cores and memory, counted apart
+        build_plan(_plan(ranks_per_node=[1, 4], **gemm), small)
+    assert "1 for memory" in str(err.value) and "1 for cores (e.g. 4 ranks x 1 thread" \
+        in str(err.value), str(err.value)
+
+
+def test_the_sweep_command_says_memory_for_a_valid_only_plan_left_empty(tmp_path):
+    """s33 tester A10's command, with a cluster file whose partition has 1 GB (no Slurm)."""
+    (tmp_path / "c.toml").write_text('[clusters.lab.partitions.small]\ncores_per_node = 2\n'
+                                     'memory_gb = 1\nmax_nodes = 1\n')
+    proc = run_cli(["sweep", "--kernel", "gemm", "--sizes", "9000", "--ranks-per-node", "1",
+                    "--threads", "1", "--precisions", "fp64", "--valid-only", "--list",
+                    "--cluster", str(tmp_path / "c.toml"), "--partition", "small", "--out",
+                    str(tmp_path / "g.h5")], cwd=tmp_path)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode != 0 and len(lines) == 1 and "1 for memory" in lines[0], proc.stderr

@@ -706,3 +706,16 @@ def test_srun_refusing_the_step_is_no_failure_of_the_program(refusal):
     assert classify({**BASE, "exit_code": 1, "stderr": "error: Unable to open deck\n"}, 60)[0] \
         == "failed"
     assert not program_launch.refused_by_launcher({"status": "failed", "error": error})
+
+
+@pytest.mark.parametrize("refusal", [  # tester A's srun under a job past its time limit
+    "srun: error: Unable to create step for job 56496199: Job/step already completing or "
+    "completed",
+    "srun: error: Unable to create step for job 7: Job has expired",
+    "srun: error: Unable to create step for job 7: Invalid job id specified"])
+def test_srun_refusing_a_step_as_the_job_ends_is_interrupted_not_unsupported(refusal):
+    """Was (s33 tester A8): the refusal at the job's time limit was ``unsupported``, as if
+    the configuration did not fit; it is the allocation ending: ``interrupted``."""
+    status, error = classify({**BASE, "exit_code": 1, "stderr": refusal + "\n"}, 60)
+    assert status == "interrupted" and "the Slurm allocation is ending" in error, error
+    assert refusal in error and "--resume inside a new allocation" in error

@@ -252,3 +252,61 @@ def test_sigkill_of_the_supervisor_leaves_no_rank(tmp_path):
     assert not alive, "a rank outlived a SIGKILL of the supervisor"
     df = telemetry.read_runs(out).set_index("size")
     assert df.loc[5, "status"] == "ok" and df.loc[4000, "status"] == "interrupted"
+
+
+@pytest.mark.mpi
+def test_a_crashed_run_is_named_as_not_done_not_counted_already_done(tmp_path):
+    """s33 tester C10: the relaunch's summary had counted the crashed run "already done" and
+    named nothing; --resume skips it (README), --retry-crashed runs it again."""
+    out = tmp_path / "t.h5"
+    proc = _run(_sweep_args(out, "fault_segv", "5,1000,6"))
+    assert proc.returncode == 0, proc.stderr
+    line = (f"hpcds1mpi sweep: 1 configuration(s) in {out} crashed and are not run again: "
+            "fault_segv size 1000 N1xR2xT1-cpu-fp64; add --retry-crashed to --resume to run "
+            "them again")
+    assert line in proc.stderr.splitlines(), proc.stderr
+    assert "; 2 already done)" in proc.stderr, proc.stderr
+
+
+@pytest.mark.mpi
+def test_a_rank_sent_sigterm_alone_under_launch_is_said_in_one_line(tmp_path):
+    """s33 tester C8: SIGTERM to one rank (not the supervisor) ended the sweep with exit 1 and
+    only MPICH's "Abort(3) on node 1": its ranks left the line to the supervisor, which took
+    the exit for an error the sweep had said."""
+    import psutil
+
+    out = tmp_path / "t.h5"
+    sup = subprocess.Popen([hpcds1mpi_exe(), *_sweep_args(out, "fault_sleep", "5,4000")],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for_start(out, 4000)  # the long run has started
+    ranks = [p for p in psutil.Process(sup.pid).children(recursive=True)
+             if "sweep" in " ".join(p.cmdline()) and p.name() != "mpiexec"
+             and "hydra" not in p.name()]
+    assert ranks, "the launch had not started"
+    ranks[-1].send_signal(signal.SIGTERM)
+    _, err = sup.communicate(timeout=60)
+    assert sup.returncode == 1, err
+    ours = [ln for ln in err.splitlines() if ln.startswith("hpcds1mpi")]
+    assert ours == [f"hpcds1mpi: error: a rank of sweep launch 1 ended (signal SIGTERM); the "
+                    f"launch was ended, 1 finished run(s) are kept in {out}; --resume "
+                    "continues"], err
+    df = telemetry.read_runs(out).set_index("size")
+    assert df.loc[5, "status"] == "ok" and df.loc[4000, "status"] == "interrupted"
+
+
+@pytest.mark.slurm
+def test_launches_outlasting_their_job_stop_interrupted_not_without_progress(slurm, tmp_path):
+    """s33 tester A8 under ``--launch``: each launch crashes on one size and is relaunched;
+    past the job's time limit srun refuses the relaunch ("Job/step already completing or
+    completed"), which read as a launch without progress. It is the allocation's end."""
+    out = tmp_path / "t.h5"
+    sizes = ",".join(str(size) for size in range(1000, 1120))  # each crashes: one a launch
+    proc = subprocess.run(["salloc", "-N1", "-n1", "-J", "hpcds1mpi-timelimit", "--time=1",
+                           hpcds1mpi_exe(), *_sweep_args(out, "fault_segv", sizes, ranks="1"),
+                           "--launcher", "srun"], capture_output=True, text=True,
+                          timeout=150, env=slurm.env, cwd=tmp_path, stdin=subprocess.DEVNULL)
+    errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("hpcds1mpi: error:")]
+    assert proc.returncode == 1 and len(errors) == 1, proc.stderr[-3000:]
+    assert "reached its time limit" in errors[0] and "--resume inside a new allocation" \
+        in errors[0], errors[0]
+    assert "without recording a run" not in proc.stderr

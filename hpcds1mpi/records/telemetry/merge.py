@@ -28,6 +28,18 @@ def merge(sources: list[str | os.PathLike], out: str | os.PathLike) -> dict:
         given more than once is read once (``repeated`` counts the repeats), so that its runs
         are not counted again as "already there".
     """
+    from hpcds1mpi.writers import catch_sigterm, uncatch_sigterm
+
+    # SIGTERM (scancel, a walltime) had killed it silently, exit 143, its temporary, journal
+    # and lock left behind: now the writer unwinds, changes nothing, one line, exit 1 (s33 C7)
+    catch_sigterm(out, "merged telemetry", "nothing was changed, rerun the merge")
+    try:
+        return _merge(sources, out)
+    finally:
+        uncatch_sigterm()
+
+
+def _merge(sources: list[str | os.PathLike], out: str | os.PathLike) -> dict:
     import pandas as pd
 
     from hpcds1mpi.errors import TelemetryError

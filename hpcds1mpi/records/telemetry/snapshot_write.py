@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .layout import (DETAIL_TABLES, FORMAT_NAME, MACHINE_COLUMNS, PROVENANCE_COLUMNS,
                      RUN_COLUMNS, SCHEMA_VERSION, TABLES, Store, column_default)
-from .side_files import snapshot_tmp_path
+from .side_files import snapshot_tmp_glob, snapshot_tmp_path
 
 
 def storable(value) -> str:
@@ -78,12 +78,19 @@ def _test_pause_mid_write() -> None:
 
 def write_snapshot(path: str | os.PathLike, store: Store, *, compress: bool = True) -> float:
     """Write ``store`` to ``path`` atomically (temp file, fsync, ``os.replace``); return seconds.
-    A file replaced keeps its mode and group (:func:`hpcds1mpi.writers.keep_mode`)."""
+    A file replaced keeps its mode and group (:func:`hpcds1mpi.writers.keep_mode`); a ``path``
+    that is a symbolic link is written at its target, the link kept
+    (:func:`hpcds1mpi.output_paths.written_path`: the rename had replaced the link with a
+    plain file and left the target without the new runs, s33 tester C3)."""
     import h5py
 
+    from hpcds1mpi.output_paths import written_path
     from hpcds1mpi.writers import keep_mode
 
     start = time.perf_counter()
+    if Path(path).is_symlink():
+        path = written_path(path, "telemetry")
+        _remove_dead_temporaries(path)  # the writer cleans beside the link's name only
     path = Path(path)
     tmp = snapshot_tmp_path(path)
     try:
@@ -100,6 +107,21 @@ def write_snapshot(path: str | os.PathLike, store: Store, *, compress: bool = Tr
         raise
     fsync_dir(path)
     return time.perf_counter() - start
+
+
+def _remove_dead_temporaries(path: Path) -> None:
+    """Remove the snapshot temporaries beside ``path`` that a process no longer alive left
+    (a ``kill -9``); a live writer's are kept."""
+    for stale in path.parent.glob(snapshot_tmp_glob(path)):
+        pid = stale.name.rsplit("-", 1)[-1]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            stale.unlink(missing_ok=True)
+        except OSError:
+            pass  # another user's process
 
 
 def _write_file(h5py, tmp: Path, store: Store, compress: bool) -> None:

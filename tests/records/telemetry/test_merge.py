@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import time
 
 import h5py
+import pytest
 
 from hpcds1mpi.records import telemetry
 from tests.records.telemetry.rows import run_row
@@ -224,3 +226,54 @@ def pd_concat(frames):
     import pandas as pd
 
     return pd.concat(frames, ignore_index=True)
+
+
+def test_a_merge_into_a_link_extends_its_target_the_link_kept(tmp_path):
+    """``merge ../base.h5 --out lnk2.h5`` (-> master.h5) replaced the link with a plain file
+    and master.h5 never got the runs (s33 tester C3)."""
+    from tests.helpers import run_cli
+
+    shard, master, link = tmp_path / "shard.h5", tmp_path / "master.h5", tmp_path / "lnk2.h5"
+    telemetry.append(shard, [run_row(0, "m2"), run_row(1, "m2")])
+    telemetry.append(master, [run_row(0)])
+    link.symlink_to("master.h5")
+    proc = run_cli(["telemetry", "merge", str(shard), "--out", str(link)], timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert f"{link}: 3 runs (2 added" in proc.stdout
+    assert link.is_symlink() and len(telemetry.read_runs(master)) == 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lnk2.h5", "master.h5", "shard.h5"]
+
+
+
+@pytest.mark.parametrize("existing", [True, False])
+def test_sigterm_during_a_merge_changes_nothing_and_says_so(tmp_path, existing):
+    """A merge stopped by SIGTERM exited 143 silently and left its temporary, journal and lock
+    (s33 tester C7); the README says one line, exit 1, nothing left."""
+    import hashlib
+    import signal
+    import subprocess
+
+    from tests.helpers import hpcds1mpi_exe
+
+    shard, out = tmp_path / "shard.h5", tmp_path / "t.h5"
+    telemetry.append(shard, [run_row(0, "m2"), run_row(1, "m2")])
+    if existing:
+        telemetry.append(out, [run_row(0)])
+    before = hashlib.sha256(out.read_bytes()).hexdigest() if existing else None
+    names = sorted(p.name for p in tmp_path.iterdir())
+    proc = subprocess.Popen([hpcds1mpi_exe(), "telemetry", "merge", str(shard), "--out",
+                             str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "HPCDS1MPI_TEST_SNAPSHOT_PAUSE": "30"})
+    deadline = time.monotonic() + 60
+    while not list(tmp_path.glob(".t.h5.tmp-*")):  # held half-written: the SIGTERM lands there
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    out_text, err = proc.communicate(timeout=30)
+    assert proc.returncode == 1 and out_text == "", err
+    assert err.strip().splitlines() == [f"hpcds1mpi: error: {out}: stopped by SIGTERM while "
+                                        "writing the merged telemetry; nothing was changed, "
+                                        "rerun the merge"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == names
+    if existing:
+        assert hashlib.sha256(out.read_bytes()).hexdigest() == before

@@ -73,3 +73,47 @@ def test_a_new_snapshot_follows_the_umask(tmp_path):
     finally:
         os.umask(old)
     assert (tmp_path / "t.h5").stat().st_mode & 0o7777 == 0o640
+
+
+def test_a_snapshot_through_a_link_is_written_at_its_target_the_link_kept(tmp_path):
+    """s33 tester C3: the rename replaced the link with a plain file and the target never got
+    the runs; a dead writer's temporary beside the target goes, a live one's stays."""
+    import subprocess
+    import sys
+
+    (tmp_path / "store").mkdir()
+    real, link = tmp_path / "store" / "real.h5", tmp_path / "link.h5"
+    link.symlink_to("store/real.h5")  # dangling: the first snapshot creates the target
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    dead = tmp_path / "store" / f".real.h5.tmp-{done}"
+    live = tmp_path / "store" / f".real.h5.tmp-{os.getppid()}"
+    for stale in (dead, live):
+        stale.write_text("torn")
+    snapshot_write.write_snapshot(link, _store())
+    store = _store()
+    store.add_run(run_row(1), {t: [] for t in telemetry.DETAIL_TABLES})
+    snapshot_write.write_snapshot(link, store)
+    assert link.is_symlink() and os.readlink(link) == "store/real.h5"
+    assert len(telemetry.read_runs(real)) == 2
+    assert sorted(os.listdir(real.parent)) == [live.name, "real.h5"]
+
+
+def test_a_sweep_resumed_through_a_link_adds_its_runs_to_the_target(tmp_path):
+    """``sweep --out link.h5 --resume`` (link.h5 -> store/real.h5) left link.h5 a plain file
+    and store/real.h5 at its one earlier run (s33 tester C3)."""
+    from tests.helpers import run_cli
+
+    (tmp_path / "store").mkdir()
+    real, link = tmp_path / "store" / "real.h5", tmp_path / "link.h5"
+    plan = tmp_path / "p.toml"
+    sweep = ('[sweep]\nmin_time = 0.0\nmax_repeats = 1\nnodes = [1]\nranks_per_node = [1]\n'
+             'threads = [1]\nprecisions = ["fp64"]\nsizes = {}\n[[kernel]]\nname = "gemm"\n')
+    plan.write_text(sweep.format("[32]"))
+    args = ["sweep", "--plan", str(plan), "--no-progress"]
+    assert run_cli([*args, "--out", str(real)], timeout=120).returncode == 0
+    link.symlink_to("store/real.h5")
+    plan.write_text(sweep.format("[32, 48]"))
+    proc = run_cli([*args, "--out", str(link), "--resume"], timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert link.is_symlink() and sorted(telemetry.read_runs(real)["size"]) == [32, 48]

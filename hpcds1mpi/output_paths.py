@@ -1,0 +1,80 @@
+"""Where an output named on the command line is written, and whether it is one of the
+command's own inputs.
+
+An output given as a symbolic link is written at the link's target, the link kept, as cp,
+rsync and editors do (:func:`written_path`): every writer that replaces a file by rename
+(``atomic.atomic_path``, the telemetry snapshot) renames onto the target in the target's
+folder. A rename onto the link itself had replaced the link with a plain file and left the
+target without the new runs (s33 tester C3).
+
+An output that is an input (the same file by inode, through links and hard links) or lies
+inside an input folder (a bundle) is refused before anything is read, ``--force`` or not
+(:func:`refuse_inputs`): ``telemetry export e.h5 --out x.csv`` with ``x.csv -> e.h5`` had
+replaced the telemetry with its CSV, ``recommend -o MODEL/members.pkl`` broken the bundle
+(s33 tester C1, C2).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+
+def written_path(path: str | os.PathLike, what: str = "output") -> Path:
+    """Where a file written at ``path`` lands: a symlink's final target (a chain followed,
+    a dangling link's missing target too, as ``open`` would create it), else ``path``.
+
+    Raises:
+        OutputError: (exit 2) the chain of links is a loop.
+    """
+    path = Path(path)
+    if not path.is_symlink():
+        return path
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError):  # a loop further along a chain of links
+        from hpcds1mpi.errors import OutputError
+
+        raise OutputError(f"{path} leads into a loop of symbolic links; choose another "
+                          f"path for the {what}") from None
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them is missing: no existing file can be destroyed
+        return False
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(folder))
+    except (OSError, ValueError):
+        return False
+
+
+def refuse_inputs(out: str | os.PathLike, *, files: Iterable = (), folders: Iterable = (),
+                  option: str = "--out", what: str = "output") -> None:
+    """Refuse output ``out`` when it is one of the input ``files`` or inside one of the input
+    ``folders`` (each a ``(label, path)`` pair, a path None where not given).
+
+    Raises:
+        OutputError: (exit 2) in one line naming the input and what to do.
+    """
+    from hpcds1mpi.errors import OutputError
+
+    shown = Path(out)
+    target = written_path(shown, what)
+    via = f" (a link to {target})" if target != shown else ""
+    for label, given in files:
+        if given is not None and _same_file(target, Path(given)):
+            raise OutputError(f"{option} {shown}{via} is the {label} {given}: writing the "
+                              f"{what} there would destroy it; choose another {option}")
+    for label, given in folders:
+        if given is not None and Path(given).is_dir() and _inside(target, Path(given)):
+            raise OutputError(f"{option} {shown}{via} is inside the {label} {given}: writing "
+                              f"the {what} there would change it; choose a path outside it")
+
+
+__all__ = ["refuse_inputs", "written_path"]

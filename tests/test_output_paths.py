@@ -1,0 +1,67 @@
+"""Where an output is written (a symlink's target) and the refusal of an output that is one of
+the command's inputs (s33 tester C1, C2, C3)."""
+
+from __future__ import annotations
+
+import pytest
+
+from hpcds1mpi.errors import OutputError
+from hpcds1mpi.output_paths import refuse_inputs, written_path
+
+
+def test_a_link_is_written_at_its_target_and_anything_else_where_it_is(tmp_path):
+    (tmp_path / "store").mkdir()
+    real = tmp_path / "store" / "real.h5"
+    real.write_text("runs")
+    link, chain, dangling = tmp_path / "link.h5", tmp_path / "chain.h5", tmp_path / "new.h5"
+    link.symlink_to("store/real.h5")
+    chain.symlink_to("link.h5")
+    dangling.symlink_to("store/not-yet.h5")  # open() would create the target
+    assert written_path(link) == real.resolve() == written_path(chain)
+    assert written_path(dangling) == (tmp_path / "store" / "not-yet.h5").resolve()
+    assert written_path(tmp_path / "plain.h5") == tmp_path / "plain.h5"
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    into = tmp_path / "into"
+    into.symlink_to(loop)
+    with pytest.raises(OutputError, match="loop of symbolic links; choose another path for "
+                                          "the export"):
+        written_path(into, "export")
+
+
+def test_an_output_that_is_an_input_is_refused_however_it_is_named(tmp_path):
+    """A symlink, a hard link or the same name: one line naming the input and the link."""
+    data = tmp_path / "e.h5"
+    data.write_text("telemetry")
+    (tmp_path / "x.csv").symlink_to("e.h5")
+    (tmp_path / "hard.csv").hardlink_to(data)
+    for out in ("x.csv", "hard.csv", "e.h5"):
+        with pytest.raises(OutputError) as err:
+            refuse_inputs(tmp_path / out, files=[("telemetry file", data)], what="export")
+        line = str(err.value)
+        assert "\n" not in line and f"is the telemetry file {data}" in line
+        assert line.endswith("choose another --out")
+    assert "(a link to" in _refusal(tmp_path / "x.csv", data)
+    refuse_inputs(tmp_path / "other.csv", files=[("telemetry file", data), ("table", None)])
+    refuse_inputs(tmp_path / "e.h5", files=[("telemetry file", tmp_path / "missing.h5")])
+    assert data.read_text() == "telemetry"
+
+
+def _refusal(out, data) -> str:
+    with pytest.raises(OutputError) as err:
+        refuse_inputs(out, files=[("telemetry file", data)])
+    return str(err.value)
+
+
+def test_an_output_inside_an_input_folder_is_refused_a_neighbour_is_not(tmp_path):
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "members.pkl").write_text("bundle")
+    (tmp_path / "into").symlink_to("model/new.sh")
+    folders = [("--model bundle", model)]
+    for out in (model / "members.pkl", model / "new.sh", tmp_path / "into"):
+        with pytest.raises(OutputError, match="is inside the --model bundle .*choose a path "
+                                              "outside it"):
+            refuse_inputs(out, folders=folders, option="-o", what="batch script")
+    refuse_inputs(tmp_path / "model.sh", folders=folders, option="-o")  # a name that starts so
+    refuse_inputs(tmp_path / "job.sh", folders=[("--model bundle", None)], option="-o")
