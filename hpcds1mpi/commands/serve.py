@@ -82,6 +82,9 @@ def command(host, port, model_dir, cluster_file, state_dir, certfile, keyfile,
                       else "; computing in a thread of this process"))
         click.echo(f"hpcds1mpi serve: token from {source}")
         click.echo(f"hpcds1mpi serve: listening on {server.url(sock, host, tls)}", nl=True)
+        from hpcds1mpi.runtime.unstoppable_output import raise_if_lost
+
+        raise_if_lost("stdout")  # a server nobody can find is not started (s32 review)
         server.run(app, sock, certfile=certfile, keyfile=keyfile, head_timeout=body_timeout)
         click.echo("hpcds1mpi serve: stopped")
     except OSError as exc:  # numba's cache, written while the bundle warms up, or the token

@@ -16,7 +16,8 @@ import io
 import os
 import sys
 
-__all__ = ["LOST_STREAM_ERRORS", "DroppingWriter", "keep_going", "restore"]
+__all__ = ["LOST_STREAM_ERRORS", "DroppingWriter", "keep_going", "raise_if_lost",
+           "restore"]
 
 #: What a write raises when the stream is gone or full, not when the command is wrong.
 LOST_STREAM_ERRORS = (errno.EPIPE, errno.ENOSPC, errno.EDQUOT)
@@ -86,3 +87,19 @@ def restore(name: str, kept: tuple[DroppingWriter, object] | None) -> None:
     except (OSError, ValueError):
         pass
     setattr(sys, name, kept[1])
+
+
+def raise_if_lost(name: str = "stdout") -> None:
+    """Flush ``sys.<name>`` and raise the error its writer dropped, if any (marked
+    ``on_stdout`` for stdout): for a command that must not go on without its stream, as a
+    server whose address and token nobody would read (``serve > /dev/full``, s32 review)."""
+    stream = getattr(sys, name)
+    try:
+        stream.flush()
+    except (OSError, ValueError):
+        pass
+    raw = getattr(getattr(stream, "buffer", None), "raw", None)
+    error = raw.error if isinstance(raw, DroppingWriter) else None
+    if error is not None:
+        error.on_stdout = name == "stdout"
+        raise error

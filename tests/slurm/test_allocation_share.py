@@ -16,10 +16,13 @@ from tests.slurm import CLUSTER_TOML
 pytestmark = pytest.mark.slurm
 
 
+# The test Slurm's DefMemPerCPU is 1000 (scripts/slurm-up): a job that asks no memory holds
+# 1000 MB per CPU it holds, which the allocation's share now says (s33 tester A1: it had said
+# the node's 4.0 GB).
 @pytest.mark.parametrize("salloc, cores, nodes, memory_gb, configurations", [
-    (["-c", "1"], 1, 1, 4.0, 3),
-    (["-N", "2"], 1, 2, 4.0, 6),
-    (["-N", "1", "-n", "2"], 2, 1, 4.0, 9),
+    (["-c", "1"], 1, 1, 1.0, 3),
+    (["-N", "2"], 1, 2, 1.0, 6),
+    (["-N", "1", "-n", "2"], 2, 1, 2.0, 9),
     (["-c", "1", "--mem=1000"], 1, 1, 1.0, 3),
 ])
 def test_cluster_in_an_allocation_reports_the_node_and_its_share(slurm, tmp_path, salloc, cores,
