@@ -229,9 +229,9 @@ def allocation_memory_mb(env, cpus: int) -> float:
         ValueError: a figure that is not a number.
     """
     if env.get("SLURM_MEM_PER_NODE"):
-        return float(_megabytes(env["SLURM_MEM_PER_NODE"]))
+        return float(megabytes(env["SLURM_MEM_PER_NODE"]))
     if env.get("SLURM_MEM_PER_CPU"):
-        return float(_megabytes(env["SLURM_MEM_PER_CPU"])) * cpus
+        return float(megabytes(env["SLURM_MEM_PER_CPU"])) * cpus
     return 0.0
 
 
@@ -242,9 +242,9 @@ def job_memory_mb(text: str, cpus: int) -> float:
     fields = dict(re.findall(r"(MinMemory(?:Node|CPU))=(\S+)", text))
     try:
         if fields.get("MinMemoryNode"):
-            return _megabytes(fields["MinMemoryNode"])
+            return megabytes(fields["MinMemoryNode"])
         if fields.get("MinMemoryCPU"):
-            return _megabytes(fields["MinMemoryCPU"]) * cpus
+            return megabytes(fields["MinMemoryCPU"]) * cpus
     except ValueError:
         pass
     return 0.0
@@ -265,7 +265,7 @@ def asked_job_memory_mb(env, cpus: int) -> float:
     return job_memory_mb(text or "", cpus)
 
 
-def _megabytes(text: str) -> float:
+def megabytes(text: str) -> float:
     """Slurm's memory figure (MB, or with a K/M/G/T suffix) in MB; ValueError otherwise."""
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)B?\s*", text, re.IGNORECASE)
     if match is None:

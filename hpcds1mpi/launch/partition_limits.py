@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 from dataclasses import dataclass, field
+
+from hpcds1mpi.launch.directives import format_slurm_time
+from hpcds1mpi.launch.script_options import parse_slurm_time
+from hpcds1mpi.slurm_allocation import NoAnswer, ask_slurm, megabytes, parse_scontrol_nodes
 
 #: Node states a job cannot start on (``scontrol``'s State=IDLE+DRAIN, DOWN*, ...).
 UNUSABLE_STATES = ("DRAIN", "DOWN", "FAIL", "MAINT", "NOT_RESPONDING", "FUTURE", "INVAL")
@@ -56,27 +59,13 @@ class PartitionLimits:
                 if any(s in self.node_states.get(n, "") for s in UNUSABLE_STATES)]
 
 
-def slurm_seconds(text: str) -> int | None:
-    """Slurm's time (``MM``, ``MM:SS``, ``HH:MM:SS``, ``D-HH[:MM[:SS]]``) in seconds; None
-    for UNLIMITED / INFINITE / NONE or a text that is no time."""
-    text = text.strip()
-    match = re.fullmatch(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?", text)
-    if match is None:
-        return None
-    days, a, b, c = (int(g) if g else None for g in match.groups())
-    if days is not None:  # D-HH, D-HH:MM, D-HH:MM:SS
-        return days * 86400 + a * 3600 + (b or 0) * 60 + (c or 0)
-    if c is not None:
-        return a * 3600 + b * 60 + c
-    return a * 60 + (b or 0)
-
-
 def _megabytes(text: str) -> float | None:
-    match = re.fullmatch(r"(\d+(?:\.\d+)?)([KMGT]?)", text.strip(), re.IGNORECASE)
-    if match is None:
-        return None  # UNLIMITED
-    scale = {"K": 1 / 1024, "": 1, "M": 1, "G": 1024, "T": 1024 ** 2}[match.group(2).upper()]
-    return float(match.group(1)) * scale
+    """Slurm's memory figure in MB (:func:`~hpcds1mpi.slurm_allocation.megabytes`); None for
+    UNLIMITED or no number."""
+    try:
+        return megabytes(text)
+    except ValueError:
+        return None
 
 
 def _mem_option_mb(value: str) -> float | None:
@@ -85,22 +74,18 @@ def _mem_option_mb(value: str) -> float | None:
     return _megabytes(value[:-1] if value.endswith("M") else value)
 
 
-def _pairs(line: str) -> dict[str, str]:
-    return {m.group(1): m.group(2) for m in re.finditer(r"(\w+(?:/\w+)?)=(\S*)", line)}
-
-
 def parse_partitions(text: str) -> dict[str, tuple[PartitionLimits, bool, str]]:
     """``scontrol show partition -o`` -> name -> (limits, is the default, its Nodes=)."""
     found = {}
     for line in text.splitlines():
-        fields = _pairs(line)
+        fields = dict(re.findall(r"(\w+(?:/\w+)?)=(\S*)", line))
         if "PartitionName" not in fields:
             continue
         max_nodes = fields.get("MaxNodes", "")
         found[fields["PartitionName"]] = (PartitionLimits(
             name=fields["PartitionName"],
-            max_time_s=slurm_seconds(fields.get("MaxTime", "")),
-            default_time_s=slurm_seconds(fields.get("DefaultTime", "")),
+            max_time_s=parse_slurm_time(fields.get("MaxTime", "")),
+            default_time_s=parse_slurm_time(fields.get("DefaultTime", "")),
             max_nodes=int(max_nodes) if max_nodes.isdigit() else None,
             max_mem_per_node_mb=_megabytes(fields.get("MaxMemPerNode", "UNLIMITED")),
             max_mem_per_cpu_mb=_megabytes(fields.get("MaxMemPerCPU", "UNLIMITED")),
@@ -111,17 +96,16 @@ def parse_partitions(text: str) -> dict[str, tuple[PartitionLimits, bool, str]]:
 
 def parse_node_states(text: str) -> dict[str, str]:
     """``scontrol show node -o`` -> node name -> State (``IDLE+DRAIN``)."""
-    return {f["NodeName"]: f.get("State", "") for f in map(_pairs, text.splitlines())
-            if "NodeName" in f}
+    return {node["NodeName"]: node.get("State", "") for node in parse_scontrol_nodes(text)}
 
 
 def _ask(command: list[str]) -> str | None:
+    """The command's output (:func:`~hpcds1mpi.slurm_allocation.ask_slurm`); None where Slurm
+    does not answer."""
     try:
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=ASK_TIMEOUT_S,
-                              stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError):
+        return ask_slurm(command, dict(os.environ), ASK_TIMEOUT_S)
+    except NoAnswer:
         return None
-    return proc.stdout if proc.returncode == 0 else None
 
 
 def limits_of(partition: str | None) -> PartitionLimits | None:
@@ -149,11 +133,6 @@ def _read(partition: str | None) -> PartitionLimits | None:
     return PartitionLimits(**{**limits.__dict__, "node_states": states})
 
 
-def _time_text(seconds: int) -> str:
-    hours, rest = divmod(int(seconds), 3600)
-    return f"{hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
-
-
 def keep_within(lines: list[str], limits: PartitionLimits | None, *, cpus_per_node: int,
                 time_guessed: bool = False, say=None) -> tuple[list[str], list[str]]:
     """``#SBATCH`` ``lines`` kept within ``limits``: (the lines, notes for the script).
@@ -169,9 +148,9 @@ def keep_within(lines: list[str], limits: PartitionLimits | None, *, cpus_per_no
     for line in lines:
         name, _, value = line.removeprefix("#SBATCH ").partition("=")
         if name == "--time" and limits.max_time_s is not None:
-            asked = slurm_seconds(value)
+            asked = parse_slurm_time(value)
             if asked is not None and asked > limits.max_time_s:
-                limit = _time_text(limits.max_time_s)
+                limit = format_slurm_time(limits.max_time_s)
                 if time_guessed:  # a budget: cut, said in the script and on stderr
                     line = f"#SBATCH --time={limit}"
                     notes.append(f"--time {value} cut to {where}'s MaxTime {limit}")
@@ -209,8 +188,8 @@ def script_problems(script, limits: PartitionLimits | None) -> list[str]:
         return []
     found, where = [], f"partition {limits.name}"
     if limits.max_time_s is not None and (script.time_s or 0) > limits.max_time_s:
-        found.append(f"--time {_time_text(script.time_s)} is above {where}'s MaxTime "
-                     f"{_time_text(limits.max_time_s)}: the job would pend "
+        found.append(f"--time {format_slurm_time(script.time_s)} is above {where}'s MaxTime "
+                     f"{format_slurm_time(limits.max_time_s)}: the job would pend "
                      "(PartitionTimeLimit); ask for less or use another partition")
     mem = script.directives.get("mem")
     asked = _mem_option_mb(str(mem.value)) if mem is not None and mem.value else None

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from hpcds1mpi.launch import partition_limits
+from hpcds1mpi.launch.script_options import parse_slurm_time
 from hpcds1mpi.launch.script_reading import read_script
 from hpcds1mpi.launch.script_rewrite import Layout
 from hpcds1mpi.launch.partition_limits import (PartitionLimits, keep_within, parse_node_states,
-                                        parse_partitions, script_problems, slurm_seconds)
+                                        parse_partitions, script_problems)
 
 DATA = Path(__file__).parents[1] / "data" / "slurm_limits"
 
@@ -31,7 +32,7 @@ def test_scontrol_partition_text_gives_the_limits():
             work.def_mem_per_cpu_mb, default, nodes) == (600, 2, 1500, 500, True, "m[1-2]")
     short = parts["short"][0]
     assert (short.max_time_s, short.max_nodes, short.max_mem_mb(2)) == (120, 1, None)
-    assert slurm_seconds("1-02:00:00") == 93600 and slurm_seconds("UNLIMITED") is None
+    assert parse_slurm_time("1-02:00:00") == 93600 and parse_slurm_time("UNLIMITED") is None
 
 
 CALIBRATION = ["#SBATCH --partition=work", "#SBATCH --nodes=2", "#SBATCH --mem=0",
