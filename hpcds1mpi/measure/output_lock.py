@@ -18,9 +18,14 @@ LOCK_NAME = ".{name}.hpcds1mpi-lock"
 
 
 def lock_path(path: str) -> str:
-    """The lock file of the output file ``path`` (its real path: ``./a`` and ``a`` share it)."""
+    """The lock file of the output file ``path`` (its real path: ``./a`` and ``a`` share it),
+    named as every side file is (:func:`~hpcds1mpi.writers.side_name`: a long output name is
+    shortened, so its lock can be made and the launches still take turns)."""
+    from hpcds1mpi.writers import side_name
+
     real = os.path.realpath(path)
-    return os.path.join(os.path.dirname(real), LOCK_NAME.format(name=os.path.basename(real)))
+    before, _, after = LOCK_NAME.partition("{name}")
+    return os.path.join(os.path.dirname(real), side_name(os.path.basename(real), before, after))
 
 
 @contextlib.contextmanager

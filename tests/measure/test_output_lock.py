@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -81,3 +82,13 @@ def test_concurrent_sweeps_with_one_output_file_each_read_their_own_lines(tmp_pa
         assert row["runtime_min_s"] == row["runtime_max_s"] == seconds, (name, said)
     waits = [text.count("another process is running a launch") for text in said.values()]
     assert max(waits) == 1 and sum(waits) >= 1, said  # waiting said once per sweep
+
+
+def test_a_long_output_name_still_gets_a_lock_it_can_make(tmp_path):
+    """The lock is named as every side file is (writers.side_name): ".NAME.hpcds1mpi-lock" of
+    a 250-byte name would pass NAME_MAX and the launches would not take turns."""
+    out = tmp_path / ("h" * 250)
+    name = lock_path(str(out))
+    assert len(os.path.basename(name).encode()) <= 255
+    with output_lock(str(out)):
+        assert os.path.exists(name)
