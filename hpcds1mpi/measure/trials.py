@@ -221,6 +221,7 @@ class LaunchRunner:
 
         from hpcds1mpi.launch import launchers
         from hpcds1mpi.measure.plan import RunSpec
+        from hpcds1mpi.runtime.processes import run_child
 
         s = self.settings
         if s.program is not None:
@@ -233,8 +234,9 @@ class LaunchRunner:
         run_id = RunSpec(s.workload, s.size, config).run_id
         for attempt in range(1 + self.relaunches):
             try:
-                proc = subprocess.run(tokens, env=env, capture_output=True, text=True,
-                                      timeout=s.timeout + 60, stdin=subprocess.DEVNULL)
+                # Its own group, dying with tune even at kill -9 (s33 tester C5: a killed
+                # tune had left its trial's mpiexec and ranks writing --out).
+                proc = run_child(tokens, timeout=s.timeout + 60, env=env)
             except FileNotFoundError:
                 raise LaunchError(f"{tokens[0]} not found; run tune inside an allocation with "
                                   "srun on PATH, or pass --launcher mpiexec") from None

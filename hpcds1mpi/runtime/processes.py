@@ -54,17 +54,19 @@ def end_group(proc: subprocess.Popen, signum: int = signal.SIGTERM, grace_s: flo
         break
 
 
-def run_child(cmd: list[str], timeout: float | None = None) -> subprocess.CompletedProcess:
+def run_child(cmd: list[str], timeout: float | None = None,
+              env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run ``cmd`` as :func:`subprocess.run` with its output captured as text, but in its own
     session, dying with us (:func:`die_with_parent`) and ended as a group when we stop: a
     killed quickstart had left its mpiexec, sweep ranks and train running (s33 tester C5;
-    ``subprocess.run`` SIGKILLs the launcher alone, which orphans its ranks).
+    ``subprocess.run`` SIGKILLs the launcher alone, which orphans its ranks). ``env`` as for
+    :class:`subprocess.Popen` (tune's trials pass the launcher's environment).
 
     Raises:
         subprocess.TimeoutExpired: past ``timeout`` seconds (the group ended first).
     """
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            stdin=subprocess.DEVNULL, start_new_session=True,
+                            stdin=subprocess.DEVNULL, start_new_session=True, env=env,
                             preexec_fn=die_with_parent())
     try:
         out, err = proc.communicate(timeout=timeout)

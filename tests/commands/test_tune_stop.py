@@ -54,3 +54,29 @@ def test_a_stopped_tune_says_what_is_kept_and_its_trial_launch_ends(tmp_path, si
         f"hpcds1mpi: error: {out}: stopped by {words} while writing the tune's telemetry; the "
         "runs measured so far are kept there; rerun tune with the same --out to continue")
     assert _sweeps_writing(out) == []
+
+
+def test_a_tune_killed_by_sigkill_leaves_no_trial_launch(tmp_path):
+    """kill -9 of tune had left its trial's `mpiexec ... sweep` and ranks writing --out (s33
+    tester C5): a trial runs in its own group that dies with tune."""
+    out = tmp_path / "v.h5"
+    env = {**os.environ, "PATH": f"{os.path.dirname(mpiexec())}:{os.environ['PATH']}"}
+    proc = subprocess.Popen(
+        [hpcds1mpi_exe(), "tune", "--kernel", "gemm", "--size", "512", "--out", str(out),
+         "--budget", "20", "--launcher", "mpiexec", "--min-repeats", "2000",
+         "--max-repeats", "2000"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    deadline = time.monotonic() + 120
+    while not _sweeps_writing(out) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    assert _sweeps_writing(out), "no trial sweep started"
+    time.sleep(1.0)
+    proc.kill()
+    proc.wait()
+    deadline = time.monotonic() + 10  # the trial alone measures for about a minute
+    while _sweeps_writing(out) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = _sweeps_writing(out)
+    for pid in left:  # do not leave them to the next test
+        os.kill(pid, signal.SIGKILL)
+    assert left == []
