@@ -288,7 +288,11 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
             best = trial
         else:
             trial.decision = "reverted"
-            trial.reason = (f"{100 * (value / best.value - 1):+.1f} % vs {best.config.label()}"
+            # Said as faster / slower: a bare "-39.0 % vs" read as worse (s34).
+            change = value / best.value - 1
+            worse, better = ("higher", "lower") if objective == "energy" else ("slower", "faster")
+            trial.reason = (f"{100 * abs(change):.1f} % {worse if change >= 0 else better} than "
+                            f"{best.config.label()}{'' if change >= 0 else ', within the noise'}"
                             f"; {noise_said()}")
         trials.append(trial)
         made = sum(1 for t in trials if not t.stored)

@@ -78,6 +78,10 @@ def test_a_within_noise_result_does_not_move_the_search_but_is_the_answer():
     assert result.noise == pytest.approx(0.1)
     decisions = {t.config.label(): t.decision for t in result.trials}
     assert decisions["N1xR4xT1-cpu-fp32"] == "reverted"
+    # Said as faster / slower (s34: a bare "-2.0 % vs" read as worse).
+    reasons = {t.config.label(): t.reason for t in result.trials}
+    assert reasons["N1xR4xT1-cpu-fp32"].startswith(
+        "2.0 % faster than N1xR4xT1-cpu-fp64, within the noise; ")
     # The search did not move: it stopped once the start's neighbours were measured.
     assert result.runs == 4 and all(c in space.neighbours(start) for c in calls[1:])
     assert "every neighbour of N1xR4xT1-cpu-fp64" in result.stop_reason

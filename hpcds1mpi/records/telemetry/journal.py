@@ -43,7 +43,7 @@ from pathlib import Path
 from hpcds1mpi.errors import TelemetryError
 
 from .layout import Store, read_snapshot
-from .side_files import (crash_note_path, fault_note_glob, fault_note_path, journal_path,
+from .side_files import (crash_note_path, fault_note_path, fault_notes, journal_path,
                          lock_path)
 from .snapshot_write import fsync_dir
 
@@ -200,7 +200,7 @@ def read_fault_notes(path: str | os.PathLike) -> dict:
     """``run_id -> "rank R: error"`` from the fault notes beside ``path``."""
     path = Path(path)
     notes: dict = {}
-    for note in sorted(path.parent.glob(fault_note_glob(path))):
+    for note in fault_notes(path):
         if note.name.endswith(".tmp"):
             continue
         try:
@@ -217,7 +217,7 @@ def read_fault_notes(path: str | os.PathLike) -> dict:
 def remove_fault_notes(path: str | os.PathLike) -> None:
     """Remove the fault notes beside ``path`` (their text is in the snapshot now)."""
     path = Path(path)
-    for note in path.parent.glob(fault_note_glob(path)):
+    for note in fault_notes(path):
         note.unlink(missing_ok=True)
 
 
@@ -282,7 +282,8 @@ def settle_unfinished(store: Store, fault_notes: dict | None = None, crash: str 
         else:
             start["status"] = "interrupted"
             start["error"] = (f"the sweep was stopped while this configuration ran (started "
-                              f"{when} UTC, noticed {stamp} UTC); --resume runs it again")
+                              f"{when} UTC, noticed {stamp} UTC); sweep --resume (or tune with "
+                              "the same --out) runs it again")
         start["finished_at"] = time.time()
         store.add_run(start, {})
     return keys

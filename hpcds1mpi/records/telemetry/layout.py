@@ -246,8 +246,8 @@ def _check_hdf5(path: Path) -> None:
         if journal.exists():  # a sweep that ended before its first snapshot
             raise TelemetryError(
                 f"{path}: only a journal ({journal}): the sweep ended before its first "
-                f"snapshot; rerun the sweep with --resume to finish it (or delete {journal} "
-                "to start afresh)")
+                f"snapshot; rerun the sweep with --resume (or tune with the same --out) to "
+                f"finish it (or delete {journal} to start afresh)")
         raise TelemetryError(f"{path}: no such telemetry file")
     if path.is_dir():
         raise TelemetryError(f"{path}: is a directory; give the telemetry file (.h5) itself")

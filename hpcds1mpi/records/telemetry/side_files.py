@@ -5,7 +5,10 @@ temporary ``.t.h5.tmp-PID``. Each is ``t.h5``'s name with something added, which
 name near 255 bytes had pushed past NAME_MAX: the sweep died on the journal ("file name too
 long", s32 tester T1). Here the ``t.h5`` part is shortened when the longest name of its kind
 would not fit (:func:`hpcds1mpi.writers.side_name`), the same way every time, so the writer,
-the readers and the clean-up of a killed writer's files find one another's.
+the readers and the clean-up of a killed writer's files find one another's. A ``t.h5`` that
+is a symbolic link has them beside its target, where the snapshot is written
+(:func:`hpcds1mpi.output_paths.written_path`): beside the link's name, a sweep through the
+link and one through the target had taken two locks and written at once (s33's left item).
 """
 
 from __future__ import annotations
@@ -22,9 +25,16 @@ _SNAPSHOT_LONGEST = f".tmp-{'9' * 7}"
 
 def _beside(path: str | os.PathLike, before: str, after: str, longest: str | None = None
             ) -> Path:
+    from hpcds1mpi.errors import OutputError
+    from hpcds1mpi.output_paths import written_path
     from hpcds1mpi.writers import side_name
 
     path = Path(path)
+    if path.is_symlink():
+        try:
+            path = written_path(path, "telemetry")
+        except OutputError:  # a loop: nothing is written there; its readers say so
+            pass
     return path.with_name(side_name(path.name, before, after, longest))
 
 
@@ -53,9 +63,9 @@ def fault_note_path(path: str | os.PathLike, run_id: str, rank: int) -> Path:
     return _beside(path, ".", f".fault-{run_id}-r{rank}", _FAULT_LONGEST)
 
 
-def fault_note_glob(path: str | os.PathLike) -> str:
-    """The glob of every fault note beside ``path`` (in ``path``'s folder)."""
-    return glob.escape(_beside(path, ".", ".fault-", _FAULT_LONGEST).name) + "*"
+def fault_notes(path: str | os.PathLike) -> list[Path]:
+    """Every fault note (and its temporary) beside ``path``, sorted."""
+    return _matching(_beside(path, ".", ".fault-", _FAULT_LONGEST))
 
 
 def snapshot_tmp_path(path: str | os.PathLike, pid: int | None = None) -> Path:
@@ -63,6 +73,11 @@ def snapshot_tmp_path(path: str | os.PathLike, pid: int | None = None) -> Path:
     return _beside(path, ".", f".tmp-{os.getpid() if pid is None else pid}", _SNAPSHOT_LONGEST)
 
 
-def snapshot_tmp_glob(path: str | os.PathLike) -> str:
-    """The glob of every snapshot temporary beside ``path`` (in ``path``'s folder)."""
-    return glob.escape(_beside(path, ".", ".tmp-", _SNAPSHOT_LONGEST).name) + "*"
+def snapshot_temporaries(path: str | os.PathLike) -> list[Path]:
+    """Every snapshot temporary beside ``path``, sorted."""
+    return _matching(_beside(path, ".", ".tmp-", _SNAPSHOT_LONGEST))
+
+
+def _matching(prefix: Path) -> list[Path]:
+    """The files in ``prefix``'s folder whose names start with its name."""
+    return sorted(prefix.parent.glob(glob.escape(prefix.name) + "*"))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .layout import (DETAIL_TABLES, FORMAT_NAME, MACHINE_COLUMNS, PROVENANCE_COLUMNS,
                      RUN_COLUMNS, SCHEMA_VERSION, TABLES, Store, column_default)
-from .side_files import snapshot_tmp_glob, snapshot_tmp_path
+from .side_files import snapshot_temporaries, snapshot_tmp_path
 
 
 def storable(value) -> str:
@@ -90,7 +90,7 @@ def write_snapshot(path: str | os.PathLike, store: Store, *, compress: bool = Tr
     start = time.perf_counter()
     if Path(path).is_symlink():
         path = written_path(path, "telemetry")
-        _remove_dead_temporaries(path)  # the writer cleans beside the link's name only
+        _remove_dead_temporaries(path)  # a writer that never opened it (export) cleans too
     path = Path(path)
     tmp = snapshot_tmp_path(path)
     try:
@@ -112,7 +112,7 @@ def write_snapshot(path: str | os.PathLike, store: Store, *, compress: bool = Tr
 def _remove_dead_temporaries(path: Path) -> None:
     """Remove the snapshot temporaries beside ``path`` that a process no longer alive left
     (a ``kill -9``); a live writer's are kept."""
-    for stale in path.parent.glob(snapshot_tmp_glob(path)):
+    for stale in snapshot_temporaries(path):
         pid = stale.name.rsplit("-", 1)[-1]
         if not pid.isdigit():
             continue

@@ -24,7 +24,7 @@ from .journal import (journal_line, journal_path, load, lock_path, read_crash_no
                       settle_unfinished, writer_alive)
 from .layout import Store, read_snapshot
 from .other_programs import identity, refuse_foreign
-from .side_files import snapshot_tmp_glob, snapshot_tmp_path
+from .side_files import snapshot_temporaries, snapshot_tmp_path
 from .snapshot_write import write_snapshot
 
 
@@ -191,7 +191,7 @@ class TelemetryWriter:
     def _fold_in(self) -> None:
         os.ftruncate(self._lock_fd, 0)
         os.write(self._lock_fd, f"pid {os.getpid()} on {os.uname().nodename}\n".encode())
-        for stale in self.path.parent.glob(snapshot_tmp_glob(self.path)):
+        for stale in snapshot_temporaries(self.path):
             stale.unlink(missing_ok=True)  # a snapshot torn by a kill
         if self.path.exists():
             self.store = load(self.path, crashed=False)

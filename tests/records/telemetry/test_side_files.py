@@ -34,15 +34,16 @@ def test_every_side_file_of_a_255_byte_name_is_a_legal_name_and_found_by_its_glo
     tmp = side_files.snapshot_tmp_path(long, 99)
     for made in (note, tmp):
         made.write_text("x")
-    assert list(tmp_path.glob(side_files.fault_note_glob(long))) == [note]
-    assert list(tmp_path.glob(side_files.snapshot_tmp_glob(long))) == [tmp]
+    assert side_files.fault_notes(long) == [note]
+    assert side_files.snapshot_temporaries(long) == [tmp]
 
 
 def test_two_long_names_that_start_alike_have_side_files_of_their_own(tmp_path):
     a, b = tmp_path / ("k" * 252 + ".h5"), tmp_path / ("k" * 251 + "j.h5")
     assert side_files.journal_path(a) != side_files.journal_path(b)
     assert side_files.journal_path(a) == side_files.journal_path(a)  # the same every time
-    assert side_files.snapshot_tmp_glob(a) != side_files.snapshot_tmp_glob(b)
+    side_files.snapshot_tmp_path(a, 7).write_text("x")
+    assert side_files.snapshot_temporaries(b) == []
 
 
 def test_a_name_with_glob_characters_globs_its_own_notes_only(tmp_path):
@@ -50,4 +51,21 @@ def test_a_name_with_glob_characters_globs_its_own_notes_only(tmp_path):
     mine = side_files.fault_note_path(t, "r1", 0)
     mine.write_text("x")
     side_files.fault_note_path(other, "r1", 0).write_text("x")
-    assert list(tmp_path.glob(side_files.fault_note_glob(t))) == [mine]
+    assert side_files.fault_notes(t) == [mine]
+
+
+def test_a_link_has_its_side_files_beside_its_target(tmp_path):
+    """s33's left item: the journal and lock of a link sat beside the link's name, so a sweep
+    through the link and one through the target took two locks and wrote at once."""
+    (tmp_path / "data").mkdir()
+    target = tmp_path / "data" / "t.h5"
+    link = tmp_path / "l.h5"
+    link.symlink_to(target)  # dangling: the first sweep creates the target
+    for kind, (name_of, _) in SIDE_FILES.items():
+        assert name_of(link) == name_of(target), kind
+    note = side_files.fault_note_path(target, "0123456789abcdef", 3)
+    note.write_text("x")
+    assert side_files.fault_notes(link) == [note]
+    loop = tmp_path / "loop.h5"
+    loop.symlink_to(loop)  # a loop: named beside itself, its readers refuse it
+    assert side_files.lock_path(loop) == tmp_path / "loop.h5.lock"

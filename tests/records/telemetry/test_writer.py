@@ -145,7 +145,8 @@ def test_a_sweep_that_left_only_a_journal_is_named_with_what_to_do(tmp_path):
         writer.record(run_row(1))
     out.unlink()
     telemetry.journal_path(out).write_bytes(b"")
-    with pytest.raises(TelemetryError, match=r"only a journal .*--resume to finish it"):
+    with pytest.raises(TelemetryError, match=r"only a journal .*--resume \(or tune with the same "
+                                             r"--out\) to finish it"):
         telemetry.read_runs(out)
     with pytest.raises(TelemetryError, match=r"pass --resume to continue it, or delete .*"
                                              r"t\.h5\.journal to start afresh"):
@@ -267,3 +268,19 @@ def test_the_journal_is_as_private_as_the_file_it_holds_the_runs_of(tmp_path):
         w.record(run_row(1))
         assert telemetry.journal_path(path).stat().st_mode & 0o7777 == 0o600
     assert path.stat().st_mode & 0o7777 == 0o600
+
+
+def test_a_writer_through_a_link_and_one_through_its_target_take_one_lock(tmp_path):
+    """s33's left item: the lock of a link sat beside the link's name, so a sweep writing
+    through the link and one writing the target itself both took a lock and wrote at once."""
+    (tmp_path / "data").mkdir()
+    target = tmp_path / "data" / "t.h5"
+    link = tmp_path / "l.h5"
+    link.symlink_to(target)
+    with telemetry.TelemetryWriter(link) as writer:
+        writer.record(run_row(1))
+        with pytest.raises(LockError, match="another process"):
+            telemetry.TelemetryWriter(target, resume=True).open()
+    assert link.is_symlink() and len(telemetry.read_runs(target)) == 1
+    assert sorted(p.name for p in (tmp_path / "data").iterdir()) == ["t.h5"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "l.h5"]
