@@ -152,6 +152,12 @@ def command(telemetry, jobs, out, sample_rate, seed, family, members, member_tre
                     OutputError)
     check_output_dir(out, ours=is_bundle, force=force)  # before the training, not after it
     frame = read_frames(telemetry, jobs)
+    if telemetry and machine is None:  # one machine under two partition names (as learn)
+        from hpcds1mpi.measure.same_machine import machines_of, one_machine_under_names
+
+        frame, folded = one_machine_under_names(frame, machines_of(telemetry))
+        for line in folded:
+            click.echo(f"note: {line}", err=True)
     if machine is not None:  # a printed id may be shortened: the one id it starts
         from hpcds1mpi.records.machines import resolve_machine
 

@@ -84,3 +84,32 @@ def learnt_as_known(frame: "pd.DataFrame", renamed: dict[str, tuple[str, str]]
                      f"another partition name (same hardware and MPI library): learnt as "
                      f"partition {trained}'s")
     return frame, notes
+
+
+def one_machine_under_names(frame: "pd.DataFrame", machines: dict[str, dict]
+                            ) -> tuple["pd.DataFrame", list[str]]:
+    """``frame`` with the machines of ``machines`` that differ only in their partition's name
+    made one: each such group's runs under the id (and partition name) of its machine with
+    the most runs, and one note per machine folded in. ``train`` had refused one machine's
+    runs under two partition names that ``learn`` takes as one (s33's left item): a partition
+    name does not change how fast the hardware runs."""
+    from hpcds1mpi.measure.meters import machine_id
+
+    if "machine_id" not in frame.columns or "partition" not in frame.columns:
+        return frame, []
+    counts = frame["machine_id"].astype(str).value_counts()
+    groups: dict[str, list[str]] = {}
+    for mid in sorted(counts.index, key=lambda m: (-counts[m], m)):  # most runs first
+        if mid in machines:
+            groups.setdefault(machine_id({**machines[mid], "partition": ""}), []).append(mid)
+    notes: list[str] = []
+    for ids in groups.values():
+        if len(ids) < 2:
+            continue
+        kept = ids[0]
+        name = str(machines[kept].get("partition") or "")
+        frame, said = learnt_as_known(frame, renamed_machines(
+            {mid: machines[mid] for mid in ids[1:]}, {kept}, [name]))
+        notes += [line.replace("of the bundle's machine", "of machine").replace(
+            "learnt as", "trained as") for line in said]
+    return frame, notes

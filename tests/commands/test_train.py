@@ -391,3 +391,40 @@ def test_train_force_over_a_private_bundle_keeps_it_private_and_loadable(tmp_pat
     assert out.stat().st_mode & 0o7777 == 0o750 and "members.pkl" in modes
     assert set(modes.values()) == {0o640}, modes
     assert load_bundle(out).manifest["n_rows"] == len(make_runs())
+
+
+def test_train_takes_one_machines_runs_under_two_partition_names_as_one(tmp_path):
+    """s33's left item: learn took the runs of a bundle's machine under another partition name
+    (tester B6), train still refused the same two files as "mixes 2 machines". Other hardware
+    under the second name is still refused."""
+    from hpcds1mpi.measure.meters import machine_id
+    from tests.measure.test_same_machine import this_machine
+
+    def stored(name: str, machine: dict, runs) -> str:
+        path = tmp_path / name
+        with telemetry.TelemetryWriter(path) as writer:
+            writer.machine(machine)
+        runs = runs.assign(machine_id=machine["machine_id"], partition=machine["partition"])
+        telemetry.append(path, runs.to_dict("records"))
+        return str(path)
+
+    local, debug = this_machine("local"), this_machine("debug")
+    runs = make_runs(seed=3)
+    files = [stored("local.h5", local, runs[runs["size"] < 96]),
+             stored("debug.h5", debug, runs[runs["size"] >= 96])]
+    proc = run_cli(["train", "--out", str(tmp_path / "m"), "--members", "2", "--no-embedding",
+                    "--threads", "1", *(a for f in files for a in ("--telemetry", f))],
+                   timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert (f"note: the {int((runs['size'] >= 96).sum())} run(s) of machine "
+            f"{debug['machine_id']} (partition debug) are of machine {local['machine_id']} "
+            "under another partition name") in proc.stderr
+    manifest = json.loads((tmp_path / "m" / "manifest.json").read_text())
+    assert manifest["machine_ids"] == [local["machine_id"]]
+    other = {**debug, "physical_cores": 64}
+    other["machine_id"] = machine_id(other)
+    files[1] = stored("big.h5", other, runs[runs["size"] >= 96])
+    proc = run_cli(["train", "--out", str(tmp_path / "m2"), "--members", "2",
+                    "--no-embedding", "--threads", "1",
+                    *(a for f in files for a in ("--telemetry", f))], timeout=300)
+    assert proc.returncode != 0 and "mixes 2 machines" in proc.stderr

@@ -73,3 +73,23 @@ def test_tune_and_learn_name_the_same_machines_as_unlearnable(tmp_path):
     assert unlearnable_machines([stored("m.h5", mpich)], known, ["local"]) == [
         mpich["machine_id"]]
     assert unlearnable_machines([stored("m2.h5", mpich)], set(), ["local"]) == []  # job tables
+
+
+def test_one_machine_under_two_names_is_made_one_and_other_hardware_is_left():
+    """train had refused one machine's runs under two partition names that learn takes as one
+    (s33's left item); another MPI on the same host stays another machine."""
+    from hpcds1mpi.measure.same_machine import one_machine_under_names
+
+    local, debug = this_machine("local"), this_machine("debug")
+    mpich = this_machine("gpu", "MPICH Version: 4.0.2")
+    ids = [local["machine_id"]] * 3 + [debug["machine_id"]] * 2 + [mpich["machine_id"]]
+    frame = pd.DataFrame({"machine_id": ids, "workload": "lap",
+                          "partition": ["local"] * 3 + ["debug"] * 2 + ["gpu"]})
+    machines = {m["machine_id"]: m for m in (local, debug, mpich)}
+    out, notes = one_machine_under_names(frame, machines)
+    assert out["machine_id"].tolist() == [local["machine_id"]] * 5 + [mpich["machine_id"]]
+    assert out["partition"].tolist() == ["local"] * 5 + ["gpu"]
+    assert notes == [f"the 2 run(s) of machine {debug['machine_id']} (partition debug) are of "
+                     f"machine {local['machine_id']} under another partition name (same "
+                     "hardware and MPI library): trained as partition local's"]
+    assert one_machine_under_names(frame.iloc[:3], machines)[1] == []
