@@ -17,7 +17,13 @@ SHIPPED_MODEL = Path(__file__).resolve().parent / "data" / "default_model"
 _API = ("load_model", "advise", "read_script", "configurations", "propose_walltime", "Model",
         "Prediction", "Recommendation", "Configuration", "ClusterLike")
 
-__all__ = ["__version__", "SHIPPED_MODEL", *_API]
+#: The errors the API raises, served lazily from :mod:`hpcds1mpi.errors`: the README names them
+#: as ``hpcds1mpi.ConfigError`` etc., which had been an AttributeError (s34 tester S6).
+_ERRORS = ("HpcdsError", "ConfigError", "ClusterFileError", "ModelError", "DataError",
+           "OutputError", "RuntimeFailure", "SchedulerError", "LaunchError", "TelemetryError",
+           "IngestError")
+
+__all__ = ["__version__", "SHIPPED_MODEL", *_API, *_ERRORS]
 
 
 def __getattr__(name: str):
@@ -28,8 +34,12 @@ def __getattr__(name: str):
         import importlib
 
         return getattr(importlib.import_module("hpcds1mpi.api"), name)
+    if name in _ERRORS:
+        import importlib
+
+        return getattr(importlib.import_module("hpcds1mpi.errors"), name)
     raise AttributeError(f"module 'hpcds1mpi' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_API])
+    return sorted([*globals(), *_API, *_ERRORS])

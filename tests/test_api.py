@@ -41,6 +41,18 @@ def test_import_is_light_and_the_api_loads_on_first_use():
     assert res.stdout.split("\n")[:3] == ["[]", "[]", "True True"]
 
 
+def test_the_errors_the_api_raises_are_the_packages_names():
+    """The README names `ConfigError` as what a wrong argument raises; `hpcds1mpi.ConfigError`
+    was an AttributeError (s34 tester S6)."""
+    from hpcds1mpi import errors
+
+    assert hpcds1mpi.ConfigError is errors.ConfigError
+    assert issubclass(hpcds1mpi.ModelError, hpcds1mpi.HpcdsError)
+    with pytest.raises(hpcds1mpi.ConfigError):
+        hpcds1mpi.advise(str(REPO / "no-such-script.sbatch"))
+    assert "ConfigError" in dir(hpcds1mpi)
+
+
 def test_an_unknown_name_is_an_attribute_error():
     with pytest.raises(AttributeError, match="no_such_thing"):
         hpcds1mpi.no_such_thing  # noqa: B018
