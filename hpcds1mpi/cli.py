@@ -195,7 +195,8 @@ def main(argv: list[str] | None = None) -> None:
     lock, an interrupted sweep, stdout on a full disk); 130 interrupted; 141, without a word,
     stdout's reader went away (``| head``). A closed stdout (``>&-``) is /dev/null. Anything
     that is not an ``HpcdsError`` is a bug and keeps its traceback, except a name with bytes
-    that are not UTF-8 that a library could not take (exit 2).
+    that are not UTF-8 that a library could not take, and a path the user may not enter, read
+    or write (exit 2, the line saying which folder stops them).
     """
     if not getattr(sys.unraisablehook, "delivers_interrupts", False):
         sys.unraisablehook = _interrupt_not_ignored(sys.unraisablehook)
@@ -254,6 +255,12 @@ def _run_command(argv: list[str] | None, stdout_kept) -> None:
             click.echo(f"hpcds1mpi: error: standard output not written, the disk is full "
                        f"({exc.strerror}); free some space and rerun", err=True)
             sys.exit(1)
+        from hpcds1mpi.runtime.denied_access import path_error_line
+
+        path_line = path_error_line(exc)
+        if path_line:  # s34 tester U1: a path the user named, or one under it, is closed to them
+            click.echo(f"hpcds1mpi: error: {path_line}", err=True)
+            sys.exit(2)
         if exc.errno != errno.ENAMETOOLONG:
             raise  # any other OSError is a bug: it keeps its traceback
         # Only a path the user typed can be too long for the file system, wherever it is opened.

@@ -291,6 +291,25 @@ def check_file_hashes(path: Path, manifest: dict) -> None:
                              "(`hpcds1mpi train`) or restore it")
 
 
+def refuse_unreadable_files(path: Path) -> None:
+    """Refuse, before any file is read, a bundle with a file this user may not read: it is a
+    permission to ask for, not a bundle to retrain (s34 tester U5: a 0600 manifest read as
+    "unreadable ...; retrain the bundle").
+
+    Raises:
+        ModelError: one line naming the first such file, whose it is and what to do.
+    """
+    from hpcds1mpi.runtime.denied_access import denied_line
+
+    try:
+        entries = sorted(os.scandir(path), key=lambda entry: entry.name)
+    except OSError:
+        return  # the folder itself: read_bundle's own reads say what is wrong
+    for entry in entries:
+        if entry.name != README and entry.is_file() and not os.access(entry.path, os.R_OK):
+            raise ModelError(denied_line(entry.path, "model bundle file"))
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).splitlines()
     return text[0][:160] if text else ""
@@ -319,6 +338,7 @@ def read_bundle(path: str | os.PathLike | None = None) -> tuple[SurrogateModel, 
     from .bundle_trust import check_bundle_permissions
 
     check_bundle_permissions(path)  # before anything is read: pickles run code
+    refuse_unreadable_files(path)
     try:
         manifest = json.loads(manifest_path.read_text())
     except (OSError, ValueError) as exc:  # ValueError: not JSON, or not UTF-8 text at all

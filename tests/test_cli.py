@@ -469,3 +469,56 @@ def test_a_full_disk_that_is_not_stdout_keeps_its_traceback(monkeypatch):
     _raise_in_kernels(monkeypatch, OSError(28, "No space left on device"))
     with pytest.raises(OSError):
         main(["kernels"])
+
+
+def _cli_status_and_stderr(argv, stderr_file):
+    """``hpcds1mpi ARGV`` in this process with its stderr to ``stderr_file``: the exit status."""
+    from hpcds1mpi.cli import main
+
+    sys.stderr = open(stderr_file, "w")  # pytest captures sys.stderr itself
+    try:
+        main(argv)
+    except SystemExit as exc:
+        return exc.code
+    finally:
+        sys.stderr.close()
+        sys.stderr = sys.__stderr__
+    return 0
+
+
+def test_a_path_in_a_folder_the_user_cannot_enter_is_one_line_not_a_traceback(tmp_path):
+    """s34 tester U1: Path.exists() raised PermissionError inside another user's 0700 folder,
+    a traceback in ~15 commands; now the line names the folder, whose it is and what to do."""
+    import os
+
+    from tests.runtime.test_denied_access import as_nobody
+
+    if os.geteuid() != 0:
+        pytest.skip("becomes another user: needs root")
+    import tempfile
+
+    shared = tempfile.mkdtemp(prefix="hpcds1mpi-cli-", dir="/tmp")
+    try:
+        os.chmod(shared, 0o755)
+        closed = os.path.join(shared, "priv")
+        os.mkdir(closed, 0o700)
+        cluster = os.path.join(closed, "cluster.toml")
+        with open(cluster, "w") as fh:
+            fh.write('[cluster]\nname = "lab"\n')
+        stderr_file = os.path.join(shared, "stderr")
+        open(stderr_file, "w").close()
+        os.chmod(stderr_file, 0o666)
+        # the child cannot import what root's Python keeps under /root: import it all here
+        _cli_status_and_stderr(["cluster", "--cluster", cluster], stderr_file)
+        status = as_nobody(_cli_status_and_stderr, ["cluster", "--cluster", cluster],
+                           stderr_file)
+        said = open(stderr_file).read()
+    finally:
+        import shutil
+
+        shutil.rmtree(shared, ignore_errors=True)
+    assert status == ("returned", 2), (status, said)
+    assert said == (f"hpcds1mpi: error: {cluster}: permission denied (you cannot enter the "
+                    f"folder {closed}: owner root, group root, mode drwx------); ask its owner "
+                    f"to let you in (chmod o+x {closed}), or use a path outside it (for an "
+                    "input, a copy you can read)\n")

@@ -34,6 +34,16 @@ def default_history_path() -> Path | None:
     return None if cache is None else cache / "failures.json"
 
 
+def _denied(path: Path) -> str:
+    """The line for a history this user may not read, with the variable that named it."""
+    from hpcds1mpi.runtime.denied_access import denied_line
+
+    line = denied_line(path, "failure history")
+    if os.environ.get("HPCDS1MPI_HISTORY"):
+        line += "; or set HPCDS1MPI_HISTORY to a file of your own"
+    return line
+
+
 @dataclass
 class FailureHistory:
     """Jobs that failed on a partition, so the next recommendation moves elsewhere.
@@ -56,9 +66,9 @@ class FailureHistory:
         if path is None:
             return cls(None, [])
         unreadable = f"failure history {path} is unreadable"
-        if path.exists() and not path.is_file():  # a FIFO or /dev/zero would block or fill RAM
-            raise ConfigError(f"{unreadable} (not a regular file); give a JSON file")
         try:
+            if path.exists() and not path.is_file():  # a FIFO or /dev/zero would block or fill RAM
+                raise ConfigError(f"{unreadable} (not a regular file); give a JSON file")
             with open(path, "rb") as fh:
                 text = fh.read(MAX_BYTES + 1)
             if len(text) > MAX_BYTES:
@@ -67,6 +77,8 @@ class FailureHistory:
             failures = data.get("failures", [])
         except (FileNotFoundError, NotADirectoryError):  # none yet
             return cls(path, [])
+        except PermissionError:  # not the file's fault: "fix or delete it" misled (s34 U5)
+            raise ConfigError(_denied(path)) from None
         except (OSError, ValueError, AttributeError, RecursionError):
             raise ConfigError(f"{unreadable}; fix or delete it") from None
         if not isinstance(failures, list):

@@ -204,6 +204,11 @@ def program_not_found(name: str, cwd: str | None = None, option: str = "--comman
     """
     import os
 
+    from hpcds1mpi.runtime.denied_access import closed_folder, denied_line
+
+    looked = name if not cwd or os.path.isabs(name) else os.path.join(cwd, name)
+    if closed_folder(looked) is not None:  # there or not, it cannot be run (s34 tester U5)
+        return f"{option}: {denied_line(looked, 'program')}"
     if not cwd or os.path.isabs(name):
         return (f"{option}: program {name!r} not found; give the path of an executable (or a "
                 "name on PATH)")

@@ -157,3 +157,29 @@ def test_a_failure_recorded_by_mistake_can_be_forgotten(tmp_path):
     assert again.forget("stencil", "cpu", "c") == 0
     assert FailureHistory.load(tmp_path / "none.json").forget("stencil", "cpu") == 0
     assert not (tmp_path / "none.json").exists()
+
+
+def test_a_history_another_user_may_not_read_says_so_not_fix_or_delete(tmp_path, monkeypatch):
+    """s34 tester U5: another user's 0600 history was "unreadable; fix or delete it"."""
+    import os
+
+    from tests.runtime.test_denied_access import as_nobody, needs_root  # noqa: F401
+
+    if os.geteuid() != 0:
+        pytest.skip("becomes another user: needs root")
+    import tempfile
+
+    shared = tempfile.mkdtemp(prefix="hpcds1mpi-history-", dir="/tmp")
+    os.chmod(shared, 0o755)
+    history = os.path.join(shared, "fail.json")
+    with open(history, "w") as fh:
+        fh.write('{"failures": []}')
+    os.chmod(history, 0o600)
+    monkeypatch.setenv("HPCDS1MPI_HISTORY", history)
+    FailureHistory.load()  # imports what the child needs
+    kind, said = as_nobody(FailureHistory.load)
+    os.remove(history)
+    os.rmdir(shared)
+    assert kind == "raised" and said.startswith(
+        f"ConfigError: failure history {history}: permission denied (you may not read it")
+    assert "fix or delete" not in said and "set HPCDS1MPI_HISTORY to a file of your own" in said

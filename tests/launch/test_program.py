@@ -138,3 +138,32 @@ def test_a_relative_program_not_found_with_a_workdir_says_where_it_was_looked_fo
         assert program.program_not_found(name, cwd) == (
             f"--command: program {name!r} not found; give the path of an executable (or a "
             "name on PATH)")
+
+
+def test_a_program_in_a_folder_the_user_cannot_enter_is_not_called_missing():
+    """s34 tester U5: `sweep --command /home/alice/app/heat` with the folder 0700 was
+    "program ... not found" although it is there."""
+    import os
+    import tempfile
+
+    from hpcds1mpi.measure.external import check_program
+    from tests.runtime.test_denied_access import as_nobody
+
+    if os.geteuid() != 0:
+        pytest.skip("becomes another user: needs root")
+    shared = tempfile.mkdtemp(prefix="hpcds1mpi-program-", dir="/tmp")
+    os.chmod(shared, 0o755)
+    closed = os.path.join(shared, "app")
+    os.mkdir(closed, 0o700)
+    heat = os.path.join(closed, "heat")
+    with open(heat, "w") as fh:
+        fh.write("#!/bin/sh\n")
+    os.chmod(heat, 0o755)
+    kind, said = as_nobody(check_program, [heat, "100"])
+    import shutil
+
+    shutil.rmtree(shared)
+    assert kind == "raised" and said.startswith(
+        f"ConfigError: --command: program {heat}: permission denied (you cannot enter the "
+        f"folder {closed}: owner root")
+    assert "not found" not in said

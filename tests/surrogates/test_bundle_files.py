@@ -335,3 +335,31 @@ def test_members_lists_of_the_wrong_kind_are_refused(small, tmp_path):
             load_bundle(path)
     _with_members(path, good)
     assert load_bundle(path).model.members_.keys() == good.keys()
+
+
+def test_a_bundle_file_another_user_may_not_read_asks_for_access_not_a_retrain(small):
+    """s34 tester U5: a 0600 manifest in a folder others may enter was "unreadable ...;
+    retrain the bundle"; reading it needs the owner's permission, not a new bundle."""
+    import os
+    import shutil
+    import tempfile
+
+    from tests.runtime.test_denied_access import as_nobody
+
+    if os.geteuid() != 0:
+        pytest.skip("becomes another user: needs root")
+    shared = tempfile.mkdtemp(prefix="hpcds1mpi-bundle-", dir="/tmp")
+    try:
+        os.chmod(shared, 0o755)
+        path = small.save(os.path.join(shared, "m"))
+        os.chmod(path, 0o755)
+        for file in path.iterdir():
+            os.chmod(file, 0o644)
+        os.chmod(path / MANIFEST, 0o600)
+        kind, said = as_nobody(read_bundle, path)
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
+    assert kind == "raised" and said.startswith(
+        f"ModelError: model bundle file {path / MANIFEST}: permission denied (you may not "
+        "read it: owner root")
+    assert "retrain" not in said

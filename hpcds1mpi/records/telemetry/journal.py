@@ -77,6 +77,10 @@ def read_journal(path: str | os.PathLike) -> list[dict]:
         with open(jpath, "rb") as fh:
             data = fh.read()
     except OSError as exc:
+        from hpcds1mpi.runtime.denied_access import denied_line, is_denied
+
+        if is_denied(exc):  # s34 tester U5: the cause said, and whom to ask
+            raise TelemetryError(denied_line(jpath, "the telemetry file's journal")) from None
         raise TelemetryError(f"{jpath}: cannot read the journal ({exc.strerror})") from None
     for number, line in enumerate(data.split(b"\n")[:-1], start=1):  # after the last newline: torn
         if not line.strip():

@@ -257,6 +257,10 @@ def _check_hdf5(path: Path) -> None:
         with open(path, "rb") as fh:
             magic = fh.read(8)
     except OSError as exc:
+        from hpcds1mpi.runtime.denied_access import denied_line, is_denied
+
+        if is_denied(exc):  # s34 tester U5: whose it is and whom to ask
+            raise TelemetryError(denied_line(path, "telemetry file")) from None
         raise TelemetryError(f"{path}: cannot read the telemetry file ({exc.strerror or exc}); "
                              "make it readable") from None
     if magic != b"\x89HDF\r\n\x1a\n":

@@ -154,3 +154,28 @@ def test_a_line_nested_too_deep_to_parse_is_torn_not_a_traceback(tmp_path):
     with open(telemetry.journal_path(path), "ab") as fh:
         fh.write(b"[" * 100000 + b"]" * 100000 + b"\n")
     assert list(telemetry.read_runs(path)["run_id"]) == ["r000"]
+
+
+def test_a_journal_another_user_may_not_read_says_whose_and_what_to_do():
+    """s34 tester U5: "cannot read the journal (Permission denied)" gave no step to take."""
+    import tempfile
+
+    from hpcds1mpi.errors import TelemetryError  # noqa: F401 - the child cannot import it
+    from hpcds1mpi.records.telemetry.journal import read_journal
+    from tests.runtime.test_denied_access import as_nobody
+
+    if os.geteuid() != 0:
+        pytest.skip("becomes another user: needs root")
+    shared = tempfile.mkdtemp(prefix="hpcds1mpi-journal-", dir="/tmp")
+    os.chmod(shared, 0o755)
+    journal = os.path.join(shared, "s.h5.journal")
+    with open(journal, "w") as fh:
+        fh.write("\n")
+    os.chmod(journal, 0o600)
+    kind, said = as_nobody(read_journal, os.path.join(shared, "s.h5"))
+    os.remove(journal)
+    os.rmdir(shared)
+    assert kind == "raised" and said.startswith(
+        f"TelemetryError: the telemetry file's journal {journal}: permission denied (you may "
+        "not read it: owner root")
+    assert f"chmod o+r {journal}" in said
