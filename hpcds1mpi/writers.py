@@ -4,9 +4,10 @@ SIGTERM as cleanly as by SIGINT.
 A lock is an exclusive ``flock`` on a small file beside the output (:func:`lock_path`), as the
 telemetry writer's ``.lock``: the kernel lets go of it when its process dies, so a killed
 writer never leaves a lock that blocks the next one; the file says who holds it
-(``pid N on HOST``) for the refusal message. A lock is held per process (taking it twice is
-one lock) until :func:`release_lock`, the end of the click command that took it, or the end
-of the process.
+(``pid N on HOST``) for the refusal message; in a folder several users share, another
+user's lock is tested and taken as :mod:`hpcds1mpi.lock_files` says (s34 tester U2). A lock is
+held per process (taking it twice is one lock) until :func:`release_lock`, the end of the
+click command that took it, or the end of the process.
 
 Python's default SIGTERM (``scancel``, the walltime) kills the process before any ``finally``
 runs, leaving half-written temporaries behind. While a lock is held or a temporary is being
@@ -29,8 +30,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import errno
-import fcntl
 import hashlib
 import os
 import re
@@ -38,11 +37,11 @@ import shutil
 import signal
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from hpcds1mpi.errors import LockError, OutputError
+from hpcds1mpi.lock_files import holder, take_lock
 
 #: Prefix of every temporary file and folder and of the lock files (readers of a folder, a
 #: bundle's or quickstart's, skip such names).
@@ -108,31 +107,13 @@ def hold_lock(path: str | os.PathLike, what: str = "output", option: str = "--ou
     lock = lock_path(key)
     if not lock.parent.is_dir():
         return False
-    deadline = time.monotonic() + wait_s
-    while True:
-        try:
-            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        except OSError as exc:
-            raise OutputError(f"{lock}: cannot create the lock of the {what} "
-                              f"({exc.strerror or exc}); choose another {option}") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            os.close(fd)
-            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                return False
-            if time.monotonic() >= deadline:
-                raise LockError(held_message(path, what, option)) from None
-            time.sleep(0.05)
-            continue
-        try:  # its last holder may have removed the file between our open and our flock
-            if os.stat(lock).st_ino == os.fstat(fd).st_ino:
-                break
-        except FileNotFoundError:
-            pass
-        os.close(fd)
-    os.ftruncate(fd, 0)
-    os.write(fd, f"pid {os.getpid()} on {HOST}\n".encode())
+    fd = take_lock(  # another user's lock in a shared folder: hpcds1mpi.lock_files (s34 U2)
+        lock, busy=lambda holder: LockError(_held_line(path, holder, lock, what, option)),
+        cannot_create=lambda exc: OutputError(f"{lock}: cannot create the lock of the {what} "
+                                              f"({exc.strerror or exc}); choose another "
+                                              f"{option}"), wait_s=wait_s)
+    if fd is None:
+        return False
     _HELD[key] = fd
     catch_sigterm(path, what)
     click = sys.modules.get("click")  # taken by a command: let go when it ends (a test's
@@ -145,10 +126,10 @@ def hold_lock(path: str | os.PathLike, what: str = "output", option: str = "--ou
 def held_message(path: str | os.PathLike, what: str, option: str) -> str:
     """The one-line refusal: who holds the lock of ``path``, and what to do."""
     lock = lock_path(path)
-    try:
-        owner = lock.read_text().strip() or "?"
-    except OSError:
-        owner = "?"
+    return _held_line(path, holder(lock), lock, what, option)
+
+
+def _held_line(path, owner: str, lock: Path, what: str, option: str) -> str:
     return (f"{path} is being written by another process ({owner}; lock {lock}); wait for "
             f"it to finish, or choose another {option} for the {what}")
 
@@ -158,7 +139,8 @@ def release_lock(path: str | os.PathLike) -> None:
     fd = _HELD.pop(lock_key(path), None)
     if fd is None:
         return
-    lock_path(path).unlink(missing_ok=True)  # while still held: nobody holds the next file
+    with contextlib.suppress(OSError):  # another user's, in a sticky folder: it stays
+        lock_path(path).unlink(missing_ok=True)  # while still held: nobody holds the next file
     os.close(fd)
     uncatch_sigterm()
 

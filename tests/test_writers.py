@@ -357,3 +357,79 @@ def test_a_file_linked_over_from_the_old_folder_is_left_as_it_is(tmp_path):
     finally:
         os.umask(mask)
     assert (old / "members.pkl").stat().st_mode & 0o7777 == 0o664
+
+
+# --------------------------------------------------------------------------------------------
+# Another user's lock in a group-shared folder (s34 tester U2)
+
+from tests.other_user import OTHER, as_other_user, shared_folder  # noqa: E402,F401 (fixture)
+
+
+def _private_holder(target: Path, chmod: int | None = None) -> subprocess.Popen:
+    """A writer of ``target`` under umask 077 (tester U's alice); ``chmod``: its lock file
+    then given that mode (as a version before s34 left it)."""
+    code = textwrap.dedent(f"""
+        import os, time
+        from hpcds1mpi.writers import hold_lock, lock_path
+        os.umask(0o077)
+        assert hold_lock({str(target)!r})
+        if {chmod!r} is not None:
+            os.chmod(lock_path({str(target)!r}), {chmod!r})
+        print("held", flush=True)
+        time.sleep(60)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def _take(target: Path) -> tuple[int, str, int]:
+    writers.hold_lock(target, "bundle")
+    lock = writers.lock_path(target)
+    return lock.stat().st_uid, lock.read_text(), os.getpid()
+
+
+@pytest.mark.parametrize("chmod", [None, 0o600])
+def test_another_users_live_writer_is_named_not_taken_for_a_permission_problem(
+        shared_folder, chmod):
+    """A second user's train --out into the same folder had read "cannot create the lock of
+    the bundle (Permission denied)", exit 2: the first writer is named, exit 1 (s34 U2)."""
+    target = shared_folder / "m7"
+    proc = _private_holder(target, chmod)
+    try:
+        kind, text = as_other_user(_take, target)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert kind == "LockError", text
+    assert f"pid {proc.pid} on {writers.HOST}" in text and "user root" in text
+    assert "\n" not in text and str(writers.lock_path(target)) in text
+
+
+def test_a_killed_writers_lock_of_another_user_blocks_no_one(shared_folder):
+    """After a kill -9 of the first user's writer, its lock (which the second may not write)
+    had refused the second user every time (s34 U2): it is free, so it is taken, ours."""
+    target = shared_folder / "m8"
+    proc = _private_holder(target)
+    proc.kill()
+    proc.wait()
+    assert writers.lock_path(target).stat().st_mode & 0o777 == 0o644  # umask 077 or not
+    kind, answer = as_other_user(_take, target)
+    assert kind == "ok", answer
+    uid, said, pid = answer
+    assert uid == OTHER and said == f"pid {pid} on {writers.HOST}\n"
+
+
+def test_a_killed_writers_lock_that_the_next_user_cannot_open_is_named_with_the_fix(
+        shared_folder):
+    """A 0600 lock of another user (made before s34) cannot even be tested: the refusal names
+    it, its owner and the fix, instead of "cannot create the lock" (s34 U2)."""
+    target = shared_folder / "m8"
+    proc = _private_holder(target, 0o600)
+    proc.kill()
+    proc.wait()
+    kind, text = as_other_user(_take, target)
+    lock = writers.lock_path(target)
+    assert kind == "LockError", text
+    assert "user root" in text and f"rm {lock}" in text and "\n" not in text
+    assert lock.stat().st_uid == 0  # nothing removed that might be another host's

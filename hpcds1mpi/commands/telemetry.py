@@ -222,12 +222,20 @@ def export_state(out: Path) -> str:
 @click.argument("sources", nargs=-1, required=True, type=TELEMETRY_FILE)
 @click.option("--out", required=True, type=TELEMETRY_FILE,
               help="Merged telemetry file (created or extended).")
-def merge(sources, out) -> None:
+@click.option("--force", is_flag=True,
+              help="Extend an OUT that belongs to another user (it becomes yours, keeping its "
+                   "group).")
+def merge(sources, out, force) -> None:
     """Merge telemetry shards (job-array tasks, several machines) into OUT, idempotently."""
-    from hpcds1mpi.atomic import check_output_file
+    from hpcds1mpi.atomic import check_output_file, check_replace
+    from hpcds1mpi.output_paths import written_path
     from hpcds1mpi.records import telemetry
 
     check_output_file(out, "merged telemetry")
+    # rewritten, another user's OUT became the caller's and lost its group's write: refused
+    # as recommend -o and export refuse one (s34 tester U7)
+    check_replace(written_path(out, "merged telemetry"), ours=lambda p: True, force=force,
+                  what="merged telemetry", option="--out")
     counts = telemetry.merge(list(sources), out)
     click.echo(f"{out}: {counts['rows']} runs ({counts['added']} added, {counts['replaced']} "
                f"replaced, {counts['kept']} already there)"

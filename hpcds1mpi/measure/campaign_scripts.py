@@ -191,6 +191,7 @@ def emit(plan_file: str, scheduler: str, out: str, *, shards: int = 1,
         ConfigError / OutputError: a bad plan, value or folder; nothing is written then.
     """
     from hpcds1mpi.atomic import atomic_dir
+    from hpcds1mpi.writers import umask_mode
     from hpcds1mpi.cluster import resolve_cluster
     from hpcds1mpi.places import default_queue_note, is_this_machine, resolve_partition
     from hpcds1mpi.launch.directives import (check_job_name, job_name_with,
@@ -264,7 +265,7 @@ def emit(plan_file: str, scheduler: str, out: str, *, shards: int = 1,
         for name, text in texts.items():
             (tmp / name).write_text(text)
             if name.endswith((".sh", ".sbatch", ".pbs")):
-                (tmp / name).chmod(0o755)
+                (tmp / name).chmod(umask_mode(0o777))  # 0700 under umask 077 (s34 U8)
         cm.write_manifest(tmp, manifest)
     return manifest
 

@@ -413,3 +413,29 @@ def test_sigterm_during_an_export_removes_its_temporaries_and_says_so(tmp_path, 
                                         "writing the export; no partial output is left, rerun "
                                         "to write it"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.h5"]
+
+
+def test_merge_refuses_another_users_out_without_force(tmp_path):
+    """s34 tester U7: a merge rewrote another user's 0660 file as the caller's 0640 one (its
+    owner lost write on it), where recommend -o and export refuse another user's file."""
+    import os
+
+    import pytest
+
+    from tests.helpers import run_cli
+
+    if os.geteuid() != 0:
+        pytest.skip("giving a file to another user needs root")
+    a, out = tmp_path / "bob.h5", tmp_path / "heat.h5"
+    telemetry.append(a, [run_row(0)])
+    telemetry.append(out, [run_row(1, "m2")])
+    os.chown(out, 65534, 65534)
+    os.chmod(out, 0o660)
+    before = out.read_bytes()
+    proc = run_cli(["telemetry", "merge", str(a), "--out", str(out)], timeout=60)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "belongs to another user (nobody)" in proc.stderr and "--force" in proc.stderr
+    assert out.read_bytes() == before and out.stat().st_uid == 65534
+    proc = run_cli(["telemetry", "merge", str(a), "--out", str(out), "--force"], timeout=60)
+    assert proc.returncode == 0 and "2 runs (1 added" in proc.stdout, proc.stderr
+    assert (out.stat().st_uid, out.stat().st_gid) == (0, 65534)  # its group kept

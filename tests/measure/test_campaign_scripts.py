@@ -135,3 +135,19 @@ def test_a_pbs_campaigns_jobs_write_their_output_into_its_logs_folder(tmp_path):
     assert _directives(lone / "n1.pbs")[-2:] == [
         "#PBS -j oe", f"#PBS -o {lone.absolute() / 'logs'}/n1-0.out"]
     assert "qsub n1.pbs" in (lone / "submit.sh").read_text()
+
+
+def test_the_scripts_are_executable_as_the_umask_allows(tmp_path):
+    """s34 tester U8: the scripts were 0755 whatever the umask, every other output 0600."""
+    import os
+
+    old = os.umask(0o077)
+    try:
+        _exports(tmp_path, "")
+    finally:
+        os.umask(old)
+    camp = tmp_path / "camp"
+    modes = {name: (camp / name).stat().st_mode & 0o777
+             for name in ("n1.sbatch", "merge.sbatch", "submit.sh")}
+    assert modes == {"n1.sbatch": 0o700, "merge.sbatch": 0o700, "submit.sh": 0o700}
+    assert (camp / "plan.toml").stat().st_mode & 0o777 == 0o600

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from hpcds1mpi.errors import HpcdsError, LockError, OutputError, TelemetryError, WriteError
+from hpcds1mpi.lock_files import holder, owner_name, take_lock
 from hpcds1mpi.writers import keep_mode
 
 from .journal import (journal_line, journal_path, load, lock_path, read_crash_note,
@@ -149,13 +150,10 @@ class TelemetryWriter:
         if not self.path.parent.is_dir():
             raise TelemetryError(f"{self.path.parent} is not a directory; choose another --out")
         if writer_alive(self.path):
-            raise LockError(self._lock_message())
+            raise LockError(self._lock_message(holder(lock_path(self.path))))
+        _refuse_unreadable_journal(self.path)
 
-    def _lock_message(self) -> str:
-        try:
-            owner = lock_path(self.path).read_text().strip()
-        except OSError:
-            owner = "?"
+    def _lock_message(self, owner: str) -> str:
         return (f"{self.path} is being written by another process ({owner}); wait for it to "
                 "finish or write to another --out")
 
@@ -168,15 +166,11 @@ class TelemetryWriter:
             WriteError: writing failed (a full disk); nothing was lost or changed.
         """
         self.validate()
-        try:
-            fd = os.open(lock_path(self.path), os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise self._storage_error(exc) from exc
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            raise LockError(self._lock_message()) from None
+        # another user's lock in a shared folder, live or left by a kill (s34 tester U2)
+        fd = take_lock(lock_path(self.path), busy=lambda owner: LockError(
+            self._lock_message(owner)), cannot_create=self._storage_error)
+        if fd is None:  # a file system without locks: refused, as before
+            raise LockError(self._lock_message("?"))
         self._lock_fd = fd
         self._created = not (self.path.exists() or journal_path(self.path).exists())
         try:
@@ -189,8 +183,6 @@ class TelemetryWriter:
         return self
 
     def _fold_in(self) -> None:
-        os.ftruncate(self._lock_fd, 0)
-        os.write(self._lock_fd, f"pid {os.getpid()} on {os.uname().nodename}\n".encode())
         for stale in snapshot_temporaries(self.path):
             stale.unlink(missing_ok=True)  # a snapshot torn by a kill
         if self.path.exists():
@@ -211,6 +203,9 @@ class TelemetryWriter:
         self.snapshot()  # fold the journal in, then start a fresh one
         remove_fault_notes(self.path)  # their text is in the snapshot now
         remove_crash_note(self.path)
+        journal = journal_path(self.path)
+        if journal.exists() and journal.stat().st_uid != os.geteuid():
+            journal.unlink()  # folded in: ours now, with the file's mode (s34 tester U2)
         self._journal_fd = os.open(journal_path(self.path),
                                    os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
         with contextlib.suppress(OSError):  # the journal holds the same runs as the file
@@ -257,7 +252,8 @@ class TelemetryWriter:
             fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
             os.close(self._lock_fd)
             self._lock_fd = None
-            lock_path(self.path).unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # another user's, in a sticky folder
+                lock_path(self.path).unlink(missing_ok=True)
         self.store = None
 
     def abandon(self) -> None:
@@ -389,6 +385,19 @@ class TelemetryWriter:
             self._journal_fd = None
         journal_path(self.path).unlink(missing_ok=True)
         self.release()
+
+
+def _refuse_unreadable_journal(path: Path) -> None:
+    """A journal this user cannot read holds runs the file lacks: never dropped, named with
+    its owner and the fix (s34 tester U2: a killed sweep's 0600 journal had read as "cannot
+    write t.h5 (Permission denied)" to the group)."""
+    journal = journal_path(path)
+    if journal.exists() and not os.access(journal, os.R_OK):
+        owner = owner_name(journal)
+        raise TelemetryError(
+            f"{journal}: the journal of {path} belongs to {owner} and this user cannot read "
+            f"it (mode {journal.stat().st_mode & 0o777:04o}); it holds runs not yet in the "
+            f"file: ask {owner} to 'chmod g+r {journal}' (or to rerun with --resume), then rerun")
 
 
 def append(path: str | os.PathLike, rows: list[dict], detail: list[dict] | None = None) -> None:

@@ -284,3 +284,81 @@ def test_a_writer_through_a_link_and_one_through_its_target_take_one_lock(tmp_pa
     assert link.is_symlink() and len(telemetry.read_runs(target)) == 1
     assert sorted(p.name for p in (tmp_path / "data").iterdir()) == ["t.h5"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "l.h5"]
+
+
+# --------------------------------------------------------------------------------------------
+# A telemetry file a group shares (s34 tester U2)
+
+from tests.other_user import OTHER, as_other_user, shared_folder  # noqa: E402,F401 (fixture)
+
+
+def _killed_private_sweep(path, runs: int) -> None:
+    """A sweep under umask 077 (tester U's alice) that records ``runs`` runs, then is killed."""
+    import os
+    import signal
+
+    def sweep():
+        os.umask(0o077)
+        writer = telemetry.TelemetryWriter(path, resume=True, snapshot_every_s=1e9).open()
+        for i in range(runs):
+            writer.start(run_row(i))
+            writer.record(run_row(i))
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    proc = multiprocessing.get_context("fork").Process(target=sweep)
+    proc.start()
+    proc.join(60)
+    assert telemetry.journal_path(path).exists()
+
+
+def _warm_up(folder) -> None:
+    """What the other user's step imports lazily, imported first (it cannot read our venv)."""
+    path = folder / "warm.h5"
+    writer = telemetry.TelemetryWriter(path).open()
+    writer.record(run_row(0))
+    writer.release()
+    telemetry.TelemetryWriter(path, resume=True).open().close()
+
+
+def _resume(path) -> int:
+    telemetry.TelemetryWriter(path, resume=True).open().close()
+    return len(telemetry.read_runs(path))
+
+
+def test_a_shared_telemetry_file_killed_mid_sweep_is_resumed_by_another_user(
+        shared_folder, tmp_path):
+    """The second user's sweep --resume of a group-writable file said "cannot write s3.h5
+    (Permission denied)": the first user's lock and journal (side files) could not be used."""
+    import os
+
+    path = shared_folder / "s3.h5"
+    telemetry.append(path, [run_row(9, "m9")])
+    os.chmod(path, 0o666)  # shared before the sweep: its side files take its permissions
+    _killed_private_sweep(path, 3)
+    assert telemetry.journal_path(path).stat().st_mode & 0o777 == 0o644
+    _warm_up(tmp_path)
+    kind, runs = as_other_user(_resume, path)
+    assert (kind, runs) == ("ok", 4)
+    assert path.stat().st_uid == OTHER
+    assert not telemetry.journal_path(path).exists() and not telemetry.lock_path(path).exists()
+
+
+def test_a_journal_another_user_cannot_read_is_named_with_its_owner_and_kept(
+        shared_folder, tmp_path):
+    """A killed sweep's 0600 journal, its file made g+rw afterwards: the next user was told
+    "cannot write s3.h5 (Permission denied); make it and its folder writable" — they were;
+    the journal names itself, its owner and the fix, and loses nothing (s34 U2)."""
+    import os
+
+    path = shared_folder / "s3.h5"
+    _killed_private_sweep(path, 2)
+    os.chmod(path, 0o666)
+    journal = telemetry.journal_path(path)
+    before = (path.read_bytes(), journal.read_bytes())
+    _warm_up(tmp_path)
+    kind, text = as_other_user(_resume, path)
+    assert kind == "TelemetryError", text
+    assert str(journal) in text and "belongs to root" in text and f"chmod g+r {journal}" in text
+    assert "\n" not in text
+    assert (path.read_bytes(), journal.read_bytes()) == before
+    assert _resume(path) == 2  # its owner's resume still has every run
