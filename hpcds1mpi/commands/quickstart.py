@@ -41,6 +41,60 @@ def is_quickstart_folder(path) -> bool:
     return plan.startswith("[sweep]\nranks_per_node = ") and '[[kernel]]\nname = "stencil"' in plan
 
 
+def check_own_script(out) -> bool:
+    """Refuse, before any work, a job.sbatch in quickstart's folder that a rerun may not replace,
+    and say whether the recommend step must be told ``--force`` to replace it. Was (s34 tester
+    O1): a folder of an older quickstart, whose script has no checksum line, was refused by that
+    step after the sweep and the training, with advice quickstart does not take (``-o``).
+
+    A script of ours with a matching checksum line is replaced as it is. One without a checksum
+    line (an older hpcds1mpi's) is quickstart's own as written where it is no newer than the
+    recommendation.json that quickstart writes after it: nobody changed it after that run.
+
+    Returns:
+        Whether the recommend step needs ``--force``.
+
+    Raises:
+        OutputError: (exit 2) job.sbatch is edited, not ours, or may have been edited since.
+    """
+    import os
+    from pathlib import Path
+
+    from hpcds1mpi.errors import OutputError
+    from hpcds1mpi.launch.script_seal import script_state
+
+    script = Path(out) / "job.sbatch"
+    if not os.path.lexists(script):
+        return False
+    try:
+        state = script_state(script)
+    except OSError:
+        state = "foreign"
+    if state == "unchanged":
+        return False
+    if state == "unsealed" and _not_newer(script, Path(out) / "recommendation.json"):
+        return True
+    why = {"edited": "it was changed after quickstart wrote it (its checksum line no longer "
+                     "matches)",
+           "unsealed": "it has no checksum line (an older hpcds1mpi wrote it) and is newer than "
+                       "the recommendation.json written after it, so it may have been edited",
+           }.get(state, "it is not a batch script hpcds1mpi wrote")
+    raise OutputError(f"{script}: a rerun of quickstart writes a new one there, but {why}; move "
+                      f"it out of {out} to keep it and rerun quickstart (the sweep resumes), or "
+                      "pass --force to start the folder over")
+
+
+def _not_newer(path, than) -> bool:
+    """Whether file ``path`` was last changed no later than file ``than`` (False when either
+    cannot be read)."""
+    import os
+
+    try:
+        return os.stat(path).st_mtime_ns <= os.stat(than).st_mtime_ns
+    except OSError:
+        return False
+
+
 def _run(cmd: list[str], what: str, timeout: float) -> str:
     import subprocess
 
@@ -141,6 +195,7 @@ def _quickstart(out, nranks: int, cores: int, part, sweep_timeout: float, force:
 
     # A rerun in quickstart's own folder resumes; any other non-empty folder is refused.
     check_output_dir(out, ours=is_quickstart_folder, force=True, what="quickstart folder")
+    replace_script = not force and out.is_dir() and check_own_script(out)
     try:
         if force and out.is_dir():
             shutil.rmtree(out)  # only quickstart's own files (checked just above)
@@ -174,7 +229,8 @@ def _quickstart(out, nranks: int, cores: int, part, sweep_timeout: float, force:
     size = kernels.get(UNMEASURED_WORKLOAD).default_sizes[UNMEASURED_INDEX]  # not measured
     script = out / "job.sbatch"
     text = _run([exe, "recommend", "--workload", UNMEASURED_WORKLOAD, "--size", str(size),
-                 "--model", str(model), "--json", "--emit", "slurm", "-o", str(script)],
+                 "--model", str(model), "--json", "--emit", "slurm", "-o", str(script),
+                 *(["--force"] if replace_script else [])],
                 "recommending", 120)
     data = json.loads(text)
     table = _run([exe, "recommend", "--workload", UNMEASURED_WORKLOAD, "--size", str(size),

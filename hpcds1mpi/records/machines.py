@@ -113,11 +113,15 @@ def _library_name(version) -> str:
     return str(version or "").split(",")[0].strip() or "unknown MPI"
 
 
-def refuse_foreign_machines(known: set[str], new: pd.DataFrame, files=()) -> None:
+def refuse_foreign_machines(known: set[str], new: pd.DataFrame, files=(),
+                            launchers: dict | None = None) -> None:
     """Refuse runs from machines other than ``known`` (runs of machines are never mixed).
 
     ``files``: the telemetry ``new`` was read from, named in the ``train`` command the refusal
-    gives (``FILE`` where none is given).
+    gives (``FILE`` where none is given). ``launchers``: new id -> (known id, launcher line,
+    library) for new machines whose known id is their own as an older hpcds1mpi took it from
+    the launcher (:func:`hpcds1mpi.measure.launcher_fingerprints.launcher_fingerprinted`):
+    refused as that, not as "different machines" (s34 tester O4).
 
     Raises:
         DataError: ``new`` has runs of a machine outside ``known``, or (``known`` empty) of
@@ -125,6 +129,8 @@ def refuse_foreign_machines(known: set[str], new: pd.DataFrame, files=()) -> Non
     """
     new_ids = machine_ids(new)
     foreign = sorted(new_ids - set(known))
+    if foreign and known and all(i in (launchers or {}) for i in foreign):
+        raise DataError(_launcher_known(launchers[foreign[0]], new, foreign, files))
     if foreign and known:
         raise DataError(
             f"new runs come from machine(s) {_with_partitions(new, foreign)} but the bundle "
@@ -135,6 +141,23 @@ def refuse_foreign_machines(known: set[str], new: pd.DataFrame, files=()) -> Non
     if len(new_ids) > 1 and not known:
         raise DataError(f"new runs come from {len(new_ids)} machines; train one bundle per "
                         "machine with `hpcds1mpi train --machine ID`")
+
+
+def _launcher_known(match, new: pd.DataFrame, foreign, files) -> str:
+    """The refusal of new runs of the bundle's own machine and MPI whose id differs only
+    because an older hpcds1mpi fingerprinted the bundle's runs by their launcher: a bundle's
+    runs cannot be given another id, so the way out is a new bundle (``match``: (known id,
+    launcher line, the new runs' library))."""
+    import shlex
+
+    known, line, library = match
+    into = shlex.quote(str(files[0])) if len(files) == 1 else "FILE"
+    return (f"new runs of machine(s) {_with_partitions(new, foreign)} are of the bundle's "
+            f"machine {known} and MPI, but the bundle's id is an older hpcds1mpi's fingerprint "
+            f"of the launcher ({line!r}), not of the program's MPI library ({library!r}), and "
+            "a bundle's runs cannot be given another id: sweep the bundle's program again with "
+            f"this hpcds1mpi (`hpcds1mpi sweep --command ... --out {into} --resume`) and train "
+            f"a new bundle with {_train_command(new, foreign, files)}")
 
 
 def _with_partitions(frame: pd.DataFrame, ids) -> str:

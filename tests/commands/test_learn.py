@@ -278,3 +278,40 @@ def test_learn_takes_the_bundles_machine_under_another_partition_name(tmp_path):
     assert_one_line_error(proc, f"new runs come from machine(s) {other['machine_id']} "
                                 "(partition debug) but the bundle was trained on "
                                 f"{local['machine_id']}")
+
+
+def test_learn_says_a_bundle_fingerprinted_by_an_older_launcher_is_this_machine(tmp_path):
+    """s34 tester O4: a bundle trained on an older hpcds1mpi's program sweep (its id hashed
+    from `mpiexec Version: 5.0.2`) and new runs of the same VM (`MPICH Version: 5.0.2`) were
+    refused as "runs of different machines"; now the refusal says which id is the launcher's
+    and the way out for a bundle."""
+    from hpcds1mpi.records import telemetry
+    from hpcds1mpi.surrogates.bundle import train_bundle
+    from tests.measure.test_same_machine import this_machine
+
+    def stored(name: str, machine: dict, runs) -> str:
+        path = tmp_path / name
+        with telemetry.TelemetryWriter(path) as writer:
+            writer.machine(machine)
+        runs = runs.assign(machine_id=machine["machine_id"], partition=machine["partition"])
+        telemetry.append(path, runs.to_dict("records"))
+        return str(path)
+
+    old_machine = this_machine("local", "mpiexec Version: 5.0.2")
+    new_machine = this_machine("local", "MPICH Version: 5.0.2")
+    runs = make_runs(seed=3)
+    trained = tmp_path / "model"
+    old = telemetry.read_runs(stored("old.h5", old_machine, runs[runs["size"] < 96]))
+    train_bundle(old, n_members=2, use_embedding=False, threads=1).save(trained)
+    new = stored("new.h5", new_machine, runs[runs["size"] == 96].head(6))
+    before = sha256s(tmp_path)
+    proc = run_cli(["learn", "--model", str(trained), "--telemetry", new, "--out",
+                    str(tmp_path / "lp"), "--threads", "1"], timeout=300)
+    assert_one_line_error(proc, f"new runs of machine(s) {new_machine['machine_id']} "
+                                "(partition local) are of the bundle's machine "
+                                f"{old_machine['machine_id']} and MPI, but the bundle's id is "
+                                "an older hpcds1mpi's fingerprint of the launcher ('mpiexec "
+                                "Version: 5.0.2'), not of the program's MPI library ('MPICH "
+                                "Version: 5.0.2')")
+    assert "different machines" not in proc.stderr and sha256s(tmp_path) == before
+    assert proc.stderr.strip().endswith(f"`hpcds1mpi train --telemetry {new} --out DIR`")

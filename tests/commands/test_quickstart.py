@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -14,10 +15,16 @@ from hpcds1mpi.commands.quickstart import UNMEASURED_INDEX, UNMEASURED_WORKLOAD
 from tests.helpers import run_cli
 
 
+@pytest.fixture(scope="module")
+def quickstarted(tmp_path_factory):
+    """One real quickstart (sweep, training, recommend), shared by the tests that read it."""
+    out = tmp_path_factory.mktemp("real") / "qs"
+    return out, run_cli(["quickstart", "--out", str(out)], timeout=900)
+
+
 @pytest.mark.slow
-def test_quickstart_measures_trains_recommends_and_writes_a_script(tmp_path):
-    out = tmp_path / "qs"
-    proc = run_cli(["quickstart", "--out", str(out)], timeout=900)
+def test_quickstart_measures_trains_recommends_and_writes_a_script(quickstarted):
+    out, proc = quickstarted
     assert proc.returncode == 0, proc.stderr[-2000:]
     for name in ("telemetry.h5", "model", "job.sbatch", "pareto.png", "recommendation.json"):
         assert (out / name).exists(), name
@@ -35,6 +42,27 @@ def test_quickstart_measures_trains_recommends_and_writes_a_script(tmp_path):
     assert "where everything is" in proc.stdout
 
 
+@pytest.mark.slow
+def test_a_real_rerun_replaces_an_older_quickstarts_script(quickstarted, tmp_path):
+    """s34 tester O1, as the tester ran it: the folder of a quickstart from before scripts
+    carried a checksum line (the same script without it, cp -a keeping the times); the rerun
+    had failed at recommending, after the sweep and the training."""
+    import shutil
+
+    from hpcds1mpi.launch.script_seal import script_state
+
+    assert quickstarted[1].returncode == 0, quickstarted[1].stderr[-2000:]
+    out = tmp_path / "qs"
+    shutil.copytree(quickstarted[0], out)  # copy2: the times are kept
+    stamp = (out / "job.sbatch").stat()
+    unseal(out / "job.sbatch")
+    os.utime(out / "job.sbatch", ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    assert script_state(out / "job.sbatch") == "unsealed"
+    proc = run_cli(["quickstart", "--out", str(out)], timeout=900)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert script_state(out / "job.sbatch") == "unchanged" and "where everything is" in proc.stdout
+
+
 # -- quickstart's folder: a rerun resumes there, any other folder is refused (#14) -------------
 
 @pytest.fixture
@@ -43,6 +71,7 @@ def fake_steps(monkeypatch):
     appends a line to telemetry.h5, training writes model/, recommending the script."""
     from hpcds1mpi.commands import quickstart
     from hpcds1mpi.launch import launchers
+    from hpcds1mpi.launch.script_seal import check_replace_script, seal
 
     calls = []
 
@@ -56,8 +85,10 @@ def fake_steps(monkeypatch):
             model = Path(cmd[cmd.index("--out") + 1])
             model.mkdir(exist_ok=True)
             (model / "manifest.json").write_text("{}")
-        elif what == "recommending":
-            Path(cmd[cmd.index("-o") + 1]).write_text("#!/bin/bash\n")
+        elif what == "recommending":  # recommend's own check of the script it replaces
+            script = Path(cmd[cmd.index("-o") + 1])
+            check_replace_script(script, force="--force" in cmd)
+            script.write_text(seal("#!/bin/bash\n# Written by hpcds1mpi (a faked step)\n"))
             return json.dumps({"workload": "stencil", "size": 1, "front": [],
                                "verdict": {"verdict": "auto"}})
         return "table"
@@ -121,6 +152,63 @@ def test_a_quickstart_folder_from_before_the_mark_is_recognised(tmp_path, fake_s
     assert is_quickstart_folder(out)
     (out / "plan.toml").write_text("[sweep]\n")
     assert not is_quickstart_folder(out)
+
+
+def unseal(script: Path) -> None:
+    """``script`` as a quickstart from before scripts carried a checksum line wrote it."""
+    from hpcds1mpi.launch.script_seal import SEAL
+
+    lines = script.read_text().splitlines(keepends=True)
+    script.write_text("".join(ln for ln in lines if not ln.startswith(SEAL)))
+
+
+def test_an_older_quickstarts_script_is_replaced_by_a_rerun(tmp_path, fake_steps):
+    """s34 tester O1: a rerun in an older quickstart's folder failed at its last step, after
+    the sweep and the training: job.sbatch had no checksum line. Now it is replaced."""
+    import os
+
+    out = tmp_path / "qs"
+    assert invoke("--out", str(out)).exit_code == 0
+    unseal(out / "job.sbatch")
+    written = os.stat(out / "recommendation.json").st_mtime_ns  # the script came before it
+    os.utime(out / "job.sbatch", ns=(written - 10**9, written - 10**9))
+    assert invoke("--out", str(out)).exit_code == 0
+    recommend = [cmd for what, cmd in fake_steps if what == "recommending"]
+    assert "--force" not in recommend[0] and "--force" in recommend[1]
+    from hpcds1mpi.launch.script_seal import script_state
+
+    assert script_state(out / "job.sbatch") == "unchanged"
+    assert (out / "telemetry.h5").read_text().count("one more sweep") == 2  # resumed
+
+
+@pytest.mark.parametrize("change", ["edited", "unsealed-later", "foreign"])
+def test_a_script_quickstart_may_not_replace_is_refused_before_any_work(tmp_path, fake_steps,
+                                                                        change):
+    """s34 tester O1: the refusal came after the sweep and the training, and advised `-o`,
+    which quickstart has not. Now before any work, with what quickstart takes."""
+    from hpcds1mpi.errors import OutputError
+    from tests.test_atomic import digests
+
+    out = tmp_path / "qs"
+    assert invoke("--out", str(out)).exit_code == 0
+    script = out / "job.sbatch"
+    if change == "edited":
+        script.write_text(script.read_text() + "module load mine\n")
+    elif change == "unsealed-later":
+        unseal(script)  # written after recommendation.json: perhaps edited
+    else:
+        script.write_text("#!/bin/bash\nsrun ./my_own_job\n")
+    fake_steps.clear()
+    before = digests(tmp_path)
+    with pytest.raises(OutputError, match=f"{script}: a rerun of quickstart writes a new one "
+                                          f"there, but .*; move it out of {out} to keep it "
+                                          "and rerun quickstart") as err:
+        invoke("--out", str(out))
+    assert err.value.exit_code == 2 and not fake_steps and digests(tmp_path) == before
+    proc = run_cli(["quickstart", "--out", str(out)], timeout=120)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+    assert digests(tmp_path) == before
+    assert invoke("--out", str(out), "--force").exit_code == 0  # what it says starts over
 
 
 def test_sigterm_says_the_measured_runs_are_kept_for_the_rerun(tmp_path):
