@@ -62,9 +62,12 @@ def submit(args: list[str], nodes: int, cores: int, partition, job_name: str,
     import subprocess
     from pathlib import Path
 
+    import click
+
     from hpcds1mpi.atomic import check_output_file, write_text
     from hpcds1mpi.errors import SchedulerError
     from hpcds1mpi.launch.scripts import check_replace_script, render_tune
+    from hpcds1mpi.places import default_queue_note, is_this_machine
 
     path = check_output_file(Path(f"{job_name}.sbatch"), "tune job script")
     check_replace_script(path, force=force, what="job script",
@@ -73,9 +76,17 @@ def submit(args: list[str], nodes: int, cores: int, partition, job_name: str,
         raise SchedulerError("sbatch not found on PATH: --submit needs a Slurm login node "
                              "(or run tune inside an allocation yourself)")
     exe = Path(sys.executable).parent / "hpcds1mpi"
+    # s34 tester U4: with no cluster file and no allocation the partition is this machine,
+    # 'local', which sbatch refuses: the script names none (as recommend's), said once.
+    default_queue = cluster is None and is_this_machine(None)
+    notes = [default_queue_note(partition, "slurm", "the tune job script names")] \
+        if default_queue else []
     script = render_tune(args, partition, nodes=nodes, cores=cores, time_limit_s=time_min * 60,
                          job_name=job_name, exe=str(exe) if exe.exists() else "hpcds1mpi",
-                         bin_dir=str(exe.parent), cluster=cluster)
+                         bin_dir=str(exe.parent), cluster=cluster,
+                         default_queue=default_queue, notes=notes)
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
     write_text(path, script, "tune job script")
     proc = subprocess.run(["sbatch", "--parsable", str(path)], capture_output=True, text=True,
                           timeout=60)

@@ -141,14 +141,16 @@ def render(job: BatchJob, scheduler: str = "slurm", *, default_queue: bool = Fal
     (:func:`~hpcds1mpi.launch.script_launcher.retrain_hint`). ``setup``: the sweep's
     ``--setup``, filled, run there through ``/bin/sh -c`` (as the sweep ran it) before the
     launch; the job stops if it fails."""
+    from hpcds1mpi.launch.bare_program import check_bare_program
     from hpcds1mpi.launch.mpi_family import check_script
 
     memory = memory_note(job, scheduler)
     notes = [*notes, memory] if memory else notes
     launcher = job.launcher(scheduler)
     program = program_tokens(job.program, job.placeholder_values())
+    unfound = check_bare_program(program, launcher, job.cluster, scheduler, folder, setup)
     said = check_launch(program, launcher, job.cluster, hint, scheduler)  # refused, or said
-    notes = [*notes, said] if said else notes
+    notes = [*notes, *(note for note in (unfound, said) if note)]
     tokens = launcher.tokens(job.config) + program
     # What the launcher adds on its own (Open MPI's thread binding) is said as a comment.
     launcher_notes = [f"# {comment(note)}" for note in launcher.notes(job.config)]
@@ -365,7 +367,8 @@ def render_calibration(steps: Sequence[CalibrationStep], partition: "Partition",
 
 def render_tune(args: Sequence[str], partition: "Partition", *, nodes: int, cores: int,
                 time_limit_s: int, job_name: str, exe: str = "hpcds1mpi",
-                bin_dir: str | None = None, cluster: "Cluster | None" = None) -> str:
+                bin_dir: str | None = None, cluster: "Cluster | None" = None,
+                default_queue: bool = False, notes: Sequence[str] = ()) -> str:
     """The Slurm script ``tune --submit`` submits: ``hpcds1mpi tune ARGS`` run once in an
     allocation of ``nodes`` x ``cores`` tasks, launching each configuration itself with srun.
 
@@ -378,12 +381,14 @@ def render_tune(args: Sequence[str], partition: "Partition", *, nodes: int, core
         exe: the ``hpcds1mpi`` to run.
         bin_dir: a folder put first on PATH (this Python's, so the job finds its MPI).
         cluster: site settings (account, QOS, modules, preamble); optional.
+        default_queue / notes: as :func:`render_template` takes them (this machine's made-up
+            partition name is left out: s34 tester U4).
     """
     job = BatchJob(config=Configuration(nodes, cores, 1), partition=partition,
                    program=[exe, "tune", *args], cluster=cluster, job_name=job_name,
                    time_limit_s=int(time_limit_s))
     job.validate()
-    return seal(render_template("tune", job, "slurm",
+    return seal(render_template("tune", job, "slurm", default_queue=default_queue, notes=notes,
                                 path=shlex.quote(no_control(bin_dir, "folder")) if bin_dir
                                 else "",
                                 command=quote_tokens(program_tokens(job.program))))

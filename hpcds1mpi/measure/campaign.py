@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -175,17 +176,29 @@ def read_manifest(folder: str | Path) -> dict:
         ConfigError: ``folder`` is missing, not a folder, or holds no (or a damaged)
             ``campaign.json``: it is not a campaign.
     """
+    from hpcds1mpi.runtime.denied_access import denied_line, is_denied
+
     folder = Path(folder)
+    path = folder / MANIFEST
+    try:  # s34 tester U5: a folder closed to this user is no missing or damaged campaign
+        os.stat(path)
+    except OSError as exc:
+        if is_denied(exc):
+            raise ConfigError(denied_line(path, "campaign manifest")) from None
     if not folder.is_dir():
         raise ConfigError(f"{folder}: no such campaign folder; give the --out folder of "
                           "`hpcds1mpi campaign PLAN --emit ...`")
-    path = folder / MANIFEST
     if not path.is_file():
         raise ConfigError(f"{folder} is not a campaign (no {MANIFEST}); give the --out folder "
                           "of `hpcds1mpi campaign PLAN --emit ...`")
     try:
         doc = json.loads(path.read_text())
-    except (OSError, ValueError, UnicodeDecodeError, RecursionError) as exc:
+    except OSError as exc:
+        if is_denied(exc):
+            raise ConfigError(denied_line(path, "campaign manifest")) from None
+        raise ConfigError(f"{path}: not a readable campaign manifest ({exc.strerror or exc}); "
+                          "restore it or emit the campaign again into a new folder") from None
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise ConfigError(f"{path}: not a readable campaign manifest ({type(exc).__name__}); "
                           "restore it or emit the campaign again into a new folder") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:

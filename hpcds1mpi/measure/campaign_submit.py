@@ -11,6 +11,7 @@ manifest, so ``status`` can ask the scheduler about its tasks.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import time
@@ -19,6 +20,9 @@ from pathlib import Path
 from hpcds1mpi.errors import SchedulerError
 from hpcds1mpi.measure import campaign as cm
 from hpcds1mpi.measure.campaign_status import ACTIVE, TO_SUBMIT, campaign_status
+
+#: The campaign's folders its jobs write into (logs, shards, exit codes), as the submitter.
+JOB_FOLDERS = ("logs", "telemetry", "parts")
 
 
 def _require(command: str, folder: Path, env: dict | None) -> None:
@@ -128,6 +132,8 @@ def resubmit(folder: str | Path, *, env: dict | None = None, dry_run: bool = Fal
 
     Raises:
         ConfigError: ``folder`` is not a campaign.
+        OutputError: its jobs could not write what they must (:func:`check_writable`);
+            nothing is submitted.
         SchedulerError: sbatch/qsub missing or refusing a job (what was submitted before it
             is recorded).
     """
@@ -137,6 +143,7 @@ def resubmit(folder: str | Path, *, env: dict | None = None, dry_run: bool = Fal
     todo = plan_submission(parts)
     unasked = next((p.unasked for p in parts if p.state in TO_SUBMIT and p.unasked), "")
     if unasked and not dry_run:
+        check_writable(folder, manifest, todo)
         _require("sbatch", folder, env)
         raise SchedulerError(f"{unasked}: cannot tell whether the parts of {folder} that are "
                              "not done are still queued or running; run resubmit where "
@@ -145,7 +152,10 @@ def resubmit(folder: str | Path, *, env: dict | None = None, dry_run: bool = Fal
                      | set(_merges_held(manifest, env)))
     result = {"parts": todo, "jobs": {}, "merge": "", "waiting_for": waiting}
     merged_done = _merged_complete(folder, manifest)
-    if dry_run or (not todo and (waiting or merged_done)):
+    if not todo and (waiting or merged_done):
+        return result
+    check_writable(folder, manifest, todo)  # before any job: s34 tester U3
+    if dry_run:
         return result
     ids = list(waiting)
     try:
@@ -167,6 +177,56 @@ def resubmit(folder: str | Path, *, env: dict | None = None, dry_run: bool = Fal
         if manifest["submissions"]:
             cm.write_manifest(folder, manifest)
     return result
+
+
+def unwritable(folder: Path, manifest: dict, todo: dict[int, list[int]]) -> list[Path]:
+    """What the jobs submitting ``todo`` would write in campaign ``folder`` but this user may
+    not: the folder (the manifest and the merged file, by temp-and-rename), the folders
+    :data:`JOB_FOLDERS` and the files already there of the parts to run again."""
+    names = [p["name"] for p in manifest["parts"] if p["index"] in todo.get(p["nodes"], ())]
+    files = [f for name in names for f in (*sorted((folder / "telemetry").glob(f"{name}.h5*")),
+                                           folder / "parts" / f"{name}.exit")]
+    folders = [folder, *(folder / sub for sub in JOB_FOLDERS)]
+    return [f for f in folders if not os.access(f, os.W_OK | os.X_OK)] + \
+        [f for f in files if os.path.lexists(f) and not os.access(f, os.W_OK)]
+
+
+def check_writable(folder: Path, manifest: dict, todo: dict[int, list[int]]) -> None:
+    """Refuse, before any job is submitted, a campaign whose jobs could not write what they
+    must: they run as this user, so a campaign another user owns and this user may only read
+    ended FAILED with no log, and nothing of them was recorded (s34 tester U3).
+
+    Raises:
+        OutputError: one line naming the first such path, whose it is and what to do.
+    """
+    from hpcds1mpi.errors import OutputError
+
+    blocked = unwritable(folder, manifest, todo)
+    if not blocked:
+        return
+    first = blocked[0]
+    if not os.path.lexists(first):
+        raise OutputError(f"{first} is missing from campaign {folder}, and its jobs write "
+                          f"there; create it (mkdir {first}) or emit the campaign again into "
+                          "a new folder; nothing was submitted")
+    more = f" (and {len(blocked) - 1} more)" if len(blocked) > 1 else ""
+    raise OutputError(f"{first}{more}: you may not write it ({_owner(first)}), and the "
+                      f"campaign's jobs run as you and write there; ask its owner for write "
+                      f"access (e.g. chmod -R g+w {folder}) or emit the campaign again into a "
+                      "folder of yours; nothing was submitted")
+
+
+def _owner(path: Path) -> str:
+    """``owner NAME, mode drwxr-s---`` of ``path``."""
+    import pwd
+    import stat
+
+    st = path.lstat()
+    try:
+        owner = pwd.getpwuid(st.st_uid).pw_name
+    except KeyError:
+        owner = f"uid {st.st_uid}"
+    return f"owner {owner}, mode {stat.filemode(st.st_mode)}"
 
 
 def _merges_held(manifest: dict, env: dict | None) -> list[str]:

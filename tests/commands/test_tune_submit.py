@@ -138,3 +138,23 @@ def test_a_fail_regex_of_submit_reaches_the_job_as_its_pattern(tmp_path):
     last = (tmp_path / "submitted.sbatch").read_text().splitlines()[-1]
     assert last.endswith("hpcds1mpi tune --program 'python ok.py {size}' --label y --size 1 "
                          "--out t.h5 --cluster c.toml --fail-regex --submit --budget 2"), last
+
+
+def test_submit_with_no_cluster_file_names_no_partition_and_sbatch_takes_it(tmp_path, slurm):
+    """s34 tester U4: with no --cluster (and no allocation) the partition is this machine,
+    'local', and the script said `#SBATCH --partition=local`: "Invalid partition name
+    specified". Now it names none, as recommend's script does, and says so once."""
+    env = _fake_sbatch(tmp_path)
+    res = subprocess.run([hpcds1mpi_exe(), "tune", "--kernel", "gemm", "--size", "64", "--out",
+                          "t.h5", "--budget", "2", "--submit"],
+                         capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    script = (tmp_path / "submitted.sbatch").read_text()
+    assert "--partition" not in "".join(line for line in script.splitlines()
+                                        if line.startswith("#SBATCH"))
+    assert res.stderr.count("note: the tune job script names no --partition: it was chosen "
+                            "for this machine") == 1
+    assert "# note: the tune job script names no --partition" in script
+    test_only = slurm.cmd(["sbatch", "--test-only", "submitted.sbatch"], check=False,
+                          cwd=tmp_path)  # the real sbatch accepts it (submits nothing)
+    assert test_only.returncode == 0, test_only.stderr

@@ -243,13 +243,14 @@ def test_a_programs_script_without_its_size_says_where_the_size_must_be():
     """s28 testers U, T: `abinit si.abi` / `cp2k.psmp -i h2o.inp` for size 1024 showed the size
     nowhere, and the second differed from the measured `-i h2o-{size}.inp` without a word."""
     rec = recommend(FakeBundle(), "gemm", 1024, fake_places("cpu"), objective="time")
-    rec.workload, rec.program_command = "cp2k", "mycode -i h2o-{size}.inp"
-    script = emit_script(rec, "slurm", "mycode -i h2o.inp")
+    rec.workload, rec.program_command = "cp2k", "/opt/cp2k/mycode -i h2o-{size}.inp"
+    script = emit_script(rec, "slurm", "/opt/cp2k/mycode -i h2o.inp")
     assert ("# note: the command carries no {size}: the prediction is for size 1024, which must "
-            "be in the program's input; it was measured as 'mycode -i h2o-{size}.inp'"
+            "be in the program's input; it was measured as '/opt/cp2k/mycode -i h2o-{size}.inp'"
             ) in script
-    rec.program_command = "othercode si.abi"  # measured so too (the size in each --workdir)
-    script = emit_script(rec, "slurm", "othercode si.abi")
+    # measured so too (the size in each --workdir)
+    rec.program_command = "/opt/abinit/othercode si.abi"
+    script = emit_script(rec, "slurm", "/opt/abinit/othercode si.abi")
     assert ("# note: the command carries no {size}: the prediction is for size 1024, which must "
             "be in the program's input\n") in script
 

@@ -63,7 +63,8 @@ def test_a_users_program_is_run_as_given_and_pbs_says_how_it_is_found():
     assert "export PATH=" not in bare
     assert "# note: PBS does not give the job qsub's PATH (only as $PBS_O_PATH, unless qsub " \
            "-V): write app's full path" in bare
-    assert "$PBS_O_PATH" not in batch.render(_job("app --n 4"), "slurm")
+    # a bare name on PATH (one that is not is refused for Slurm: s34 tester U6)
+    assert "$PBS_O_PATH" not in batch.render(_job("true --n 4"), "slurm")
 
 
 def test_a_preamble_that_already_puts_the_folder_first_is_not_repeated():

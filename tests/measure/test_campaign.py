@@ -3,8 +3,12 @@ plan, written as TOML and read back by the sweep's own plan builder, holds exact
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 import tomllib
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -89,3 +93,34 @@ def test_the_allocation_holds_the_widest_configuration_of_its_node_count():
                          "kernel": [{"name": "gemm", "sizes": [32]}]}, PART)
     config = allocation(cm.split(narrow, 1), PART)
     assert (config.ranks_per_node, config.threads) == (2, 2)  # 2 ranks x 2 threads fit on 4
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="gives up root in a child to be another user")
+def test_a_manifest_another_user_may_not_read_is_said_to_be_a_permission_problem(tmp_path):
+    """s34 tester U5: an unreadable campaign.json was "not a readable campaign manifest
+    (PermissionError); restore it or emit the campaign again", and a folder closed to the user
+    "not a campaign (no campaign.json)": both are permissions, said with what to do."""
+    import grp  # noqa: F401 - what the child's one line needs, imported while root
+    import pwd  # noqa: F401
+    import stat  # noqa: F401
+
+    import hpcds1mpi.runtime.denied_access  # noqa: F401
+    from tests.measure.test_campaign_submit import _slurm_campaign_of_root, as_nobody
+
+    shared = Path(tempfile.mkdtemp(prefix="hpcds1mpi-fu3-", dir="/tmp"))
+    try:
+        shared.chmod(0o755)
+        camp = _slurm_campaign_of_root(shared)[0]
+        assert as_nobody(cm.read_manifest, camp)[0] == "ok"
+        (camp / cm.MANIFEST).chmod(0o600)
+        kind, line = as_nobody(cm.read_manifest, camp)
+        assert kind == "ConfigError" and "restore it" not in line
+        assert line.startswith(f"campaign manifest {camp / cm.MANIFEST}: permission denied "
+                               "(you may not read it: owner root")
+        assert f"chmod o+r {camp / cm.MANIFEST}" in line
+        camp.chmod(0o700)
+        kind, line = as_nobody(cm.read_manifest, camp)
+        assert kind == "ConfigError" and "not a campaign" not in line
+        assert f"permission denied (you cannot enter the folder {camp}" in line
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)

@@ -4,11 +4,19 @@ and tests/slurm/test_campaign.py)."""
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+import shutil
+import tempfile
+import textwrap
 from pathlib import Path
 
-from hpcds1mpi.measure.campaign_submit import _submit_part
+import pytest
+
+from hpcds1mpi.measure.campaign_scripts import emit
+from hpcds1mpi.measure.campaign_submit import _submit_part, resubmit
 from tests.helpers import logging_command
-from tests.measure.test_campaign_scripts import _directives, _pbs_campaign
+from tests.measure.test_campaign_scripts import PLAN, _directives, _pbs_campaign
 
 
 def test_a_lone_pbs_part_sent_again_writes_the_log_its_array_task_would(tmp_path):
@@ -25,3 +33,101 @@ def test_a_lone_pbs_part_sent_again_writes_the_log_its_array_task_would(tmp_path
     calls = log.read_text().splitlines()
     assert calls == ["-J 0-1 n1.pbs", f"-v HPCDS1MPI_CAMPAIGN_INDEX=1 -o "
                      f"{Path(camp).absolute() / 'logs' / 'n1-1.out'} n1.pbs"]
+
+
+def as_nobody(step, *args) -> tuple[str, object]:
+    """``step(*args)`` in a forked child that gave up root for nobody (65534): ``("ok", its
+    value)`` or ``(the exception's class name, its message)``. Forked: the project's Python
+    is under /root, which nobody could not start (the modules it needs are imported here)."""
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+
+    def child() -> None:
+        try:
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+            send.send(("ok", step(*args)))
+        except BaseException as exc:  # noqa: BLE001 - what the step raised is the answer
+            send.send((type(exc).__name__, str(exc)))
+
+    process = context.Process(target=child)
+    process.start()
+    try:
+        assert receive.poll(120), "the step run as nobody gave no answer"
+        return receive.recv()
+    finally:
+        process.join(30)
+
+
+@pytest.fixture
+def open_folder():
+    """A folder every user may enter and read, root's (pytest's tmp_path is under root's 0700
+    folder, closed to nobody)."""
+    folder = Path(tempfile.mkdtemp(prefix="hpcds1mpi-fu3-", dir="/tmp"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _slurm_campaign_of_root(folder: Path) -> tuple[Path, dict, Path]:
+    """A Slurm campaign root wrote (nobody may read it, not write it), the PATH of an sbatch
+    stand-in that logs each submission (and squeue / sacct that list nothing), and the log."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "plan.toml").write_text(PLAN.replace("nodes = [1]", "nodes = [1, 2]"))
+    (folder / "cluster.toml").write_text(textwrap.dedent("""
+        [clusters.lab.partitions.debug]
+        cores_per_node = 2
+        memory_gb = 4
+        max_nodes = 2
+    """))
+    emit(str(folder / "plan.toml"), "slurm", str(folder / "camp"),
+         cluster_file=str(folder / "cluster.toml"), partition_name="debug")
+    log = folder / "sbatch.log"
+    log.touch(mode=0o666)
+    log.chmod(0o666)  # the stand-in, run as nobody, logs here
+    logging_command(folder / "bin", "sbatch", "echo 41", log)
+    for name in ("squeue", "sacct"):
+        logging_command(folder / "bin", name, "true", folder / "other.log")
+    (folder / "other.log").touch(mode=0o666)
+    (folder / "other.log").chmod(0o666)
+    for path in (folder / "camp").rglob("*"):  # as emitted under any umask: readable by all
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    (folder / "camp").chmod(0o755)
+    return folder / "camp", {"PATH": f"{folder / 'bin'}:/usr/bin:/bin"}, log
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="gives up root in a child to be another user")
+def test_a_campaign_another_user_may_only_read_is_refused_before_any_job(open_folder):
+    """s34 tester U3: bob's `campaign resubmit` of alice's campaign (readable, not writable)
+    submitted its jobs, then failed to record them; they ended FAILED 0:53 with no log. Now
+    nothing is submitted: one line says what they could not write and what to do."""
+    camp, env, log = _slurm_campaign_of_root(open_folder)
+    assert resubmit(camp, env=env, dry_run=True)["parts"]  # imports what the child needs
+    kind, line = as_nobody(lambda: resubmit(camp, env=env))
+    assert kind == "OutputError", line
+    assert line.startswith(f"{camp} (and 3 more): you may not write it (owner root, mode "
+                           "drwxr-xr-x), and the campaign's jobs run as you")
+    assert f"chmod -R g+w {camp}" in line and line.endswith("nothing was submitted")
+    assert as_nobody(lambda: resubmit(camp, env=env, dry_run=True))[0] == "OutputError"  # --dry-run says it too
+    assert log.read_text() == ""  # no sbatch ran
+    (camp / "logs").chmod(0o777)
+    for path in (camp, camp / "telemetry", camp / "parts"):
+        path.chmod(0o777)
+    assert log.read_text() == ""
+    kind, result = as_nobody(lambda: resubmit(camp, env=env))  # writable: submitted as before
+    assert kind == "ok", result
+    assert result["jobs"] == {1: ["41"], 2: ["41"]} and result["merge"] == "41"
+    assert len(log.read_text().splitlines()) == 3
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="gives up root in a child to be another user")
+def test_a_logs_folder_the_jobs_cannot_write_is_refused_by_name(open_folder):
+    """s34 tester U3: Slurm opens a job's log as the user who submitted it; a logs/ folder that
+    user may not write fails every job at start (FAILED 0:53)."""
+    camp, env, log = _slurm_campaign_of_root(open_folder)
+    for path in (camp, camp / "telemetry", camp / "parts"):
+        path.chmod(0o777)
+    kind, line = as_nobody(lambda: resubmit(camp, env=env))
+    assert kind == "OutputError" and line.startswith(f"{camp / 'logs'}: you may not write it")
+    assert log.read_text() == ""
