@@ -1,8 +1,9 @@
 """The calibration sweep of an escalated job: which few configurations to measure, or why none.
 
 When the guard escalates a job, ``recommend`` guesses no settings; :func:`calibration_steps`
-picks the configurations the model is least sure about (on the fewest nodes that hold the
-job), and :func:`no_calibration_note` is the one line said instead when none fits in memory.
+picks the configurations the model is least sure about and those that span the node's shape
+(on the fewest nodes that hold the job, within the job's time budget), and
+:func:`no_calibration_note` is the one line said instead when none fits in memory.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from hpcds1mpi.decide.recommendation import NO_CALIBRATION, Place, format_memory
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.cluster import Partition
 
-#: Configurations a calibration sweep measures: as many as a model needs ok runs
+#: Configurations a calibration sweep measures at least: as many as a model needs ok runs
 #: (``records.training.MIN_OK_RUNS``), so that the runs of a partition the model was not
-#: trained on (another machine, which ``learn`` refuses) can train a model of their own.
+#: trained on (another machine, which ``learn`` refuses) can train a model of their own; a
+#: node of more shape (its precisions, GPUs) takes more, within the time budget.
 CALIBRATION_STEPS = 4
 
 
@@ -34,19 +36,26 @@ def _fits_memory(cols: dict) -> np.ndarray:
 
 def calibration_steps(scores: s1.Scores, partition: "Partition", n: int = CALIBRATION_STEPS,
                       precisions: tuple[str, ...] | None = None) -> list:
-    """A few informative configurations to measure, chosen by the model's uncertainty.
+    """A few informative configurations to measure, spanning the node's shape.
 
     From the configurations on this partition that fit in memory, on the fewest nodes that
     hold the job (calibration must be cheap; one node where it fits; the next node counts too
-    where the fewest hold fewer than ``n`` configurations), preferring those the
-    model does not expect to fail: the one with the widest relative runtime interval in each
-    (device, precision) group, then the rules-of-thumb configuration (all cores as ranks, one
-    thread) as an anchor, then the widest remaining ones. None when no configuration fits in
-    memory at any node count: every step would run out of it. ``precisions``: the ones the
-    program's command can run (:func:`~hpcds1mpi.launch.program.program_precisions`: fp64 alone
-    without ``{precision}``; None: any). Before, the steps were chosen at fp32 and bf16 too and
-    the script ran the command's fp64 alone: 4 steps listed, 2 run, nothing said (s33 tester
-    D10).
+    where the fewest hold fewer than ``n`` configurations), preferring those the model does
+    not expect to fail, and layouts a node is used in (threads that divide its cores, ranks
+    per node that divide its cores or its GPUs: :func:`_regular_layouts`): the one with the
+    widest relative runtime interval in each (device, precision) group, then the
+    rules-of-thumb configuration (all cores as ranks, one thread) as an anchor, then on a GPU
+    partition one step on the fewest GPUs and one of one rank per GPU, then the widest
+    remaining ones up to ``n``. More than ``n`` only for
+    those groups and anchors, and only while the job stays within its time budget
+    (:func:`~hpcds1mpi.decide.calibration_time.within_budget`; what it left out is the
+    result's ``left_out`` line). Before, a 128-core node of 8 GPUs got 4 steps of one rank of
+    57 or 63 threads, at one GPU: the model's intervals there are equally wide, so rounding
+    noise chose (s34 tester S5). None when no configuration fits in memory at any node
+    count: every step would run out of it. ``precisions``: the ones the program's command can
+    run (:func:`~hpcds1mpi.launch.program.program_precisions`: fp64 alone without
+    ``{precision}``; None: any). Before, the steps were chosen at fp32 and bf16 too and the
+    script ran the command's fp64 alone: 4 steps listed, 2 run, nothing said (s33 tester D10).
     """
     cols = scores.cols
     here = (cols["partition"] == partition.name) & _fits_memory(cols)
@@ -56,6 +65,8 @@ def calibration_steps(scores: s1.Scores, partition: "Partition", n: int = CALIBR
     pool = likely if likely.any() else here
     if not pool.any():
         return []
+    regular = pool & _regular_layouts(cols, partition)
+    pool = regular if regular.any() else pool
     on = pool & (cols["nodes"] <= _fewest_nodes_holding(cols["nodes"][pool], n))
     idx = np.flatnonzero(on)
     runtime = np.where(cols["runtime_s"][idx] > 0, cols["runtime_s"][idx], np.nan)
@@ -63,31 +74,80 @@ def calibration_steps(scores: s1.Scores, partition: "Partition", n: int = CALIBR
                           nan=0.0)
     # The fewest nodes first, then the widest interval (a step on more nodes only fills up).
     order = idx[np.lexsort((-width, cols["nodes"][idx]))]
-    chosen, seen = [], set()
+    chosen: list[tuple[int, str, int]] = []  # (row, why, rank: 0 kept longest for time)
     choice = s1.Choice(scores, None, order, order, "time")
 
-    def add(i: int, why: str) -> None:
-        if i not in [c[0] for c in chosen] and len(chosen) < n:
-            chosen.append((i, why))
+    def add(i: int, why: str, rank: int) -> None:
+        if i not in [c[0] for c in chosen]:
+            chosen.append((int(i), why, rank))
 
+    seen: set = set()
     for i in order:
         key = (cols["device"][i], cols["precision"][i])
         if key not in seen:
-            seen.add(key)
             w = (cols["runtime_hi"][i] - cols["runtime_lo"][i]) / max(cols["runtime_s"][i], 1e-12)
-            add(int(i), f"widest runtime interval for {key[0]} {key[1]} (±{50 * w:.0f} %)")
+            add(i, f"widest runtime interval for {key[0]} {key[1]} (±{50 * w:.0f} %)",
+                0 if key[0] not in {d for d, _ in seen} else 1)
+            seen.add(key)
     rule = idx[(cols["threads"][idx] == 1) & (cols["device"][idx] == "cpu")]
     if len(rule):  # on the fewest nodes, as the widest ones are
-        add(int(rule[np.lexsort((-cols["ranks_per_node"][rule], cols["nodes"][rule]))[0]]),
-            "rules-of-thumb anchor: every core a rank, one thread")
+        add(rule[np.lexsort((-cols["ranks_per_node"][rule], cols["nodes"][rule]))[0]],
+            "rules-of-thumb anchor: every core a rank, one thread", 0)
+    for i, why in _gpu_anchors(cols, idx, partition, [c[0] for c in chosen]):
+        add(i, why, 0)
     for i in order:
-        add(int(i), "wide runtime interval")
+        if len(chosen) >= n:
+            break
+        add(i, "wide runtime interval", 2)
     # here, not at the top: it pulls in the script renderer, which an answer without a
     # calibration never needs (10 ms of a cold recommend's import: s31 speed benchmark)
-    from hpcds1mpi.decide.calibration_time import PredictedStep
+    from hpcds1mpi.decide.calibration_time import PredictedStep, within_budget
 
-    return [PredictedStep(choice.config(i), why, float(cols["runtime_hi"][i]))
-            for i, why in chosen]
+    steps = [PredictedStep(choice.config(i), why, float(cols["runtime_hi"][i]))
+             for i, why, _ in chosen]
+    return within_budget(steps, [rank for _, _, rank in chosen], n)
+
+
+def _regular_layouts(cols: dict, partition: "Partition") -> np.ndarray:
+    """Rows whose layout a node is used in: threads that divide the node's cores, and ranks
+    per node that divide its cores (a GPU row's: its cores or its GPUs). A 128-core node's
+    model, unsure alike everywhere, chose 57 and 63 threads, which no job runs and which
+    tell the model nothing of the node's shape (s34 tester S5)."""
+    cores = max(partition.usable_cores_per_node, 1)
+    gpus = partition.gpus_per_node or 0
+    ranks, threads = cols["ranks_per_node"], cols["threads"]
+    fits_gpus = (cols["device"] == "gpu") & (gpus % np.maximum(ranks, 1) == 0) if gpus \
+        else np.zeros(len(ranks), dtype=bool)
+    return (cores % np.maximum(threads, 1) == 0) & ((cores % np.maximum(ranks, 1) == 0)
+                                                     | fits_gpus)
+
+
+def _gpu_anchors(cols: dict, idx: np.ndarray, partition: "Partition",
+                 chosen: list[int]) -> list[tuple[int, str]]:
+    """The GPU steps a model of a GPU node needs besides the widest: one on the fewest GPUs
+    that hold the job and one of one rank per GPU (every GPU of the node), each with the
+    threads nearest the node's cores per GPU; none a chosen step already is (s34 tester S5:
+    every step ran on one GPU of 8)."""
+    gpus = partition.gpus_per_node or 0
+    gpu = idx[cols["device"][idx] == "gpu"]
+    if not gpus or not len(gpu):
+        return []
+    share = max(partition.usable_cores_per_node // gpus, 1)
+    total = cols["nodes"] * cols["ranks_per_node"]
+    has = [i for i in chosen if cols["device"][i] == "gpu"]
+    anchors = []
+    fewest = gpu[total[gpu] == total[gpu].min()]
+    if not any(total[i] == total[gpu].min() for i in has):
+        anchors.append((fewest, f"fewest GPUs that hold the job ({total[gpu].min()})"))
+    every = gpu[cols["ranks_per_node"][gpu] == gpus]
+    if len(every) and not any(cols["ranks_per_node"][i] == gpus for i in has):
+        every = every[cols["nodes"][every] == cols["nodes"][every].min()]
+        anchors.append((every, f"every GPU a rank: {gpus} ranks per node, one per GPU"))
+    out = []
+    for rows, why in anchors:  # nearest the share, then more threads
+        off = np.abs(np.log(cols["threads"][rows] / share))
+        out.append((int(rows[np.lexsort((-cols["threads"][rows], np.round(off, 9)))[0]]), why))
+    return out
 
 
 def program_precision_note(program: str | None) -> str:

@@ -25,6 +25,60 @@ class PredictedStep(CalibrationStep):
     runtime_hi: float = float("nan")
 
 
+class CalibrationSteps(list):
+    """A calibration's steps, in the order its script runs them, with ``left_out``: the one
+    line naming the steps left out to keep the job within its time budget ("" for none),
+    which the script's time-limit line says (s34 tester S5)."""
+
+    left_out: str = ""
+
+
+def _runs() -> int:
+    """The runs one step's sweep makes at most: its defaults' warm-up and repeats."""
+    from hpcds1mpi.schemas.plan import SweepSettings
+
+    return SweepSettings().warmup + SweepSettings().max_repeats
+
+
+def _need_s(steps: list) -> float:
+    """The model's upper time of ``steps`` (s; NaN where a step has no predicted runtime)."""
+    his = [getattr(step, "runtime_hi", float("nan")) for step in steps]
+    if not all(np.isfinite(his)) or (his and min(his) <= 0):
+        return float("nan")
+    return sum(_runs() * hi + STEP_START_S for hi in his)
+
+
+def within_budget(steps: list, ranks: list[int], least: int,
+                  budget_s: int = CALIBRATION_DEFAULT_S) -> CalibrationSteps:
+    """``steps`` less those a calibration job of ``budget_s`` has no time for.
+
+    While more than ``least`` remain (the runs a model needs are measured whatever they take)
+    and the steps' upper time with :data:`~hpcds1mpi.launch.directives.TIME_MARGIN` exceeds
+    ``budget_s`` — or cannot be told: a step without a predicted runtime —, the last of the
+    highest ``ranks`` goes (rank 0: kept longest, one per step).
+
+    Returns:
+        the kept steps in their order, ``left_out`` naming the others.
+    """
+    from hpcds1mpi.launch.directives import TIME_MARGIN
+
+    kept, ranked = list(steps), list(ranks)
+    gone = []
+    while len(kept) > least and not _need_s(kept) * TIME_MARGIN <= budget_s:
+        last = max(range(len(kept)), key=lambda k: (ranked[k], k))
+        gone.append(kept.pop(last))
+        ranked.pop(last)
+    out = CalibrationSteps(kept)
+    if gone:
+        why = ("a step has no predicted runtime" if np.isnan(_need_s(steps)) else
+               f"all {len(steps)} need ~{_need_s(steps) * TIME_MARGIN / 60:.0f} min by the "
+               "model's upper runtimes")
+        labels = ", ".join(step.config.label() for step in reversed(gone))
+        out.left_out = (f"left out for time ({why}; the budget is {budget_s // 60} min): "
+                        f"{labels}; sweep them in a job of their own")
+    return out
+
+
 def calibration_time_limit(steps: list, checks: dict) -> tuple[int, str]:
     """(the calibration job's time limit in s, how it was set, one line for the script).
 
@@ -38,10 +92,16 @@ def calibration_time_limit(steps: list, checks: dict) -> tuple[int, str]:
     outright (a workload or hardware never measured: ``checks``) or a step has none, the
     default alone (s31 tester Q9: every script got 1 h whatever the size).
     """
-    from hpcds1mpi.launch.directives import TIME_MARGIN, time_limit_s
-    from hpcds1mpi.schemas.plan import SweepSettings
+    limit, how = _limit(steps, checks)
+    left_out = getattr(steps, "left_out", "")  # what the budget had no time for (s34 S5)
+    return limit, how + (f"; {left_out}" if left_out else "")
 
-    runs = SweepSettings().warmup + SweepSettings().max_repeats
+
+def _limit(steps: list, checks: dict) -> tuple[int, str]:
+    """:func:`calibration_time_limit` of the steps as they are."""
+    from hpcds1mpi.launch.directives import TIME_MARGIN, time_limit_s
+
+    runs = _runs()
     his = [getattr(step, "runtime_hi", float("nan")) for step in steps]
     refused = [k for k in ("name", "hardware") if checks.get(k) == "escalate"]
     default = CALIBRATION_DEFAULT_S // 60
@@ -72,5 +132,5 @@ def calibration_time_limit(steps: list, checks: dict) -> tuple[int, str]:
                    "above if steps are cut off")
 
 
-__all__ = ["CALIBRATION_DEFAULT_S", "CALIBRATION_FLOOR_S", "PredictedStep", "STEP_START_S",
-           "calibration_time_limit"]
+__all__ = ["CALIBRATION_DEFAULT_S", "CALIBRATION_FLOOR_S", "CalibrationSteps", "PredictedStep",
+           "STEP_START_S", "calibration_time_limit", "within_budget"]

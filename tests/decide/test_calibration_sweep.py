@@ -276,3 +276,71 @@ def test_a_program_without_precision_gets_its_steps_at_fp64_alone_and_a_note():
         "note: the calibration steps run at fp64 alone: the command takes no {precision}")
     assert program_precision_note("./app {size} {precision}") == ""
     assert program_precision_note(None) == ""
+
+
+def _shape_scores(partition: Partition, widest_threads: tuple = (57, 63)) -> Scores:
+    """Every configuration of one node of ``partition`` at fp64 and fp32, scored as the
+    shipped model scores a node it never saw: the same relative interval everywhere, rounding
+    noise making ``widest_threads`` (one rank) the widest (s34 tester S5's 57 and 63)."""
+    from hpcds1mpi.config import DEVICES, PRECISIONS, configuration_grid
+
+    grid = configuration_grid(partition, max_nodes=1, precisions=("fp64", "fp32"))
+    n = len(grid["nodes"])
+    threads = grid["threads"]
+    noise = np.where(np.isin(threads, widest_threads) & (grid["ranks_per_node"] == 1),
+                     1e-12, 0.0)
+    runtime = 10.0 / (grid["ranks_per_node"] * threads)
+    cols = {"partition": np.array([partition.name] * n),
+            "device": np.array(DEVICES)[grid["device_code"]],
+            "nodes": grid["nodes"], "ranks_per_node": grid["ranks_per_node"],
+            "threads": threads, "precision": np.array(PRECISIONS)[grid["precision_code"]],
+            "runtime_s": runtime, "runtime_lo": runtime * 0.5,
+            "runtime_hi": runtime * (1.5 + noise), "reason": np.array([""] * n),
+            "mem_need_mb": np.full(n, 100.0), "mem_limit_mb": np.full(n, 3000.0)}
+    return Scores(cols, "stencil", 300)
+
+
+@pytest.mark.parametrize("gpus", [8, 6])
+def test_a_big_gpu_nodes_calibration_spans_the_nodes_shape(gpus):
+    """s34 tester S5: on a 128-core node of 8 GPUs every step was one rank of 57 or 63 threads
+    (odd counts no job runs), the GPU steps on one GPU: the model is unsure alike everywhere
+    there, so rounding noise chose. Now threads and ranks that divide the node, the every-core-
+    a-rank anchor, and GPU steps on one GPU and on every GPU (one rank each); 6 GPUs, which
+    do not divide 128 cores, too."""
+    node = Partition(name="gpu", cores_per_node=128, memory_gb=1024, max_nodes=4096,
+                     gpus_per_node=gpus, gpu_memory_gb=80)
+    steps = calibration_steps(_shape_scores(node), node)
+    shapes = {(s.config.device, s.config.ranks_per_node, s.config.threads) for s in steps}
+    assert len(steps) >= CALIBRATION_STEPS and {s.config.nodes for s in steps} == {1}
+    assert all(128 % t == 0 for _, _, t in shapes), shapes
+    assert all(128 % r == 0 or (d == "gpu" and gpus % r == 0) for d, r, _ in shapes), shapes
+    assert ("cpu", 128, 1) in shapes
+    on_gpus = {r for d, r, _ in shapes if d == "gpu"}
+    assert {1, gpus} <= on_gpus, shapes
+    assert getattr(steps, "left_out", "") == ""  # 0.02 s runs: every step has time
+
+
+def test_a_big_gpu_nodes_calibration_script_asks_for_every_gpu(tmp_path, capsys):
+    """s34 tester S5's own command, with the shipped model: ``recommend --workload stencil
+    --size 300 --cluster biggpu.toml --emit slurm`` wrote 4 steps of one rank and 57 or 63
+    threads and asked for one GPU."""
+    import re
+
+    from tests.badinput.harness import invoke
+
+    (tmp_path / "biggpu.toml").write_text(
+        "[clusters.biggpu]\n[clusters.biggpu.partitions.gpu]\ncores_per_node = 128\n"
+        "memory_gb = 1024\nmax_nodes = 4096\ngpus_per_node = 8\ngpu_memory_gb = 80\n")
+    out = tmp_path / "cal.sbatch"
+    res = invoke(capsys, ["recommend", "--workload", "stencil", "--size", "300", "--cluster",
+                          str(tmp_path / "biggpu.toml"), "--emit", "slurm", "--output",
+                          str(out)])
+    assert res.code == 0, res.err
+    text = out.read_text()
+    steps = re.findall(r"^# N(\d+)xR(\d+)xT(\d+)-(cpu|gpu)-\w+: ", text, re.M)
+    assert len(steps) >= CALIBRATION_STEPS, text
+    assert all(128 % int(t) == 0 for _, _, t, _ in steps), steps
+    assert ("1", "128", "1", "cpu") in steps
+    assert {int(r) for n, r, _, d in steps if d == "gpu" and n == "1"} >= {1, 8}, steps
+    assert "#SBATCH --gpus-per-node=8" in text
+    assert f"calibration: $(({len(steps)} - steps_failed)) of {len(steps)} steps ran" in text

@@ -99,3 +99,29 @@ def test_a_limit_outside_the_measured_sizes_says_each_sides_rule():
     _, how = calibration_time_limit(steps, {"size_range": "confirm"})
     assert "grown along the steepest measured slope above them, shrunk along the least " \
         "below, and one never measured the model's alone" in how, how
+
+
+def test_steps_beyond_the_least_go_while_the_job_would_outlast_its_budget():
+    """s34 tester S5: a node's shape takes more than the 4 steps a model needs (each precision,
+    the every-core-a-rank anchor, one GPU and every GPU); those beyond 4 stay only while the
+    job fits the default hour, the least needed first, and the script says which went."""
+    from hpcds1mpi.config import Configuration
+    from hpcds1mpi.decide.calibration_time import PredictedStep, calibration_time_limit, \
+        within_budget
+
+    def steps(hi):
+        return [PredictedStep(Configuration(1, r, 1), "why", hi) for r in (1, 2, 3, 4, 5, 6)]
+
+    ranks = [0, 1, 0, 1, 0, 0]
+    kept = within_budget(steps(60.0), ranks, 4)  # 6 x (6 x 60 s + 30 s) x 1.5 < 1 h
+    assert len(kept) == 6 and kept.left_out == ""
+    kept = within_budget(steps(100.0), ranks, 4)  # 6 x 630 s x 1.5 > 1 h; 4 x 630 s: kept
+    assert [s.config.ranks_per_node for s in kept] == [1, 3, 5, 6]
+    assert kept.left_out == ("left out for time (all 6 need ~94 min by the model's upper "
+                             "runtimes; the budget is 60 min): N1xR2xT1-cpu-fp64, "
+                             "N1xR4xT1-cpu-fp64; sweep them in a job of their own")
+    limit, how = calibration_time_limit(kept, {"hardware": "escalate"})
+    assert how.endswith("; " + kept.left_out), how
+    assert len(within_budget(steps(1e6), ranks, 4)) == 4  # the least, whatever they take
+    unknown = within_budget(steps(float("nan")), ranks, 4)
+    assert len(unknown) == 4 and "(a step has no predicted runtime;" in unknown.left_out

@@ -58,7 +58,7 @@ def test_unknown_workload_escalates_to_a_calibration_sweep_on_one_node(bundle):
     assert rec.picked is None and rec.verdict.verdict == "escalate"
     assert rec.calibration_partition is not None
     steps = rec.calibration_steps
-    assert 0 < len(steps) <= CALIBRATION_STEPS
+    assert len(steps) >= CALIBRATION_STEPS  # more for a node of more shape (s34 S5)
     assert all(s.config.nodes == 1 for s in steps)
     assert len({s.config.label() for s in steps}) == len(steps)
 
