@@ -56,12 +56,39 @@ def not_a_gain(advice: Advice, how: str) -> None:
     keep = ("keep the script if you trust the extrapolation; --rewrite would switch to the "
             "measured layout" if asked.unmeasured else "keep the script; --rewrite would "
             "switch to the recommended layout")
+    far = asked_beyond_reach(advice)
+    if far:  # 4096 nodes from runs on one is no prediction to keep (s34 tester S1)
+        keep = f"{far}; --rewrite would switch to the recommended layout"
     reason = (f"the recommended layout is predicted worse than the asked one on "
               f"{advice.objective} ({how}): {why}; {keep}, not to a predicted gain")
     verdict = advice.verdict
     if verdict.get("verdict") == "auto":
         verdict["verdict"] = "confirm"
     verdict["reasons"] = [reason, *(verdict.get("reasons") or [])]
+
+
+def asked_beyond_reach(advice: Advice) -> str:
+    """Why the asked layout's node count is no prediction to keep a script for: more than
+    System 1 ever picks from the workload's measured nodes
+    (:func:`~hpcds1mpi.decide.measured_nodes.reach`); ``""`` where it is within."""
+    import numpy as np
+
+    from hpcds1mpi.decide.measured_nodes import NODES_MEASURED, reach
+
+    rec = advice.recommendation
+    if rec is None or rec.picked is None or advice.asked is None:
+        return ""
+    cols = rec.picked.choice.scores.cols
+    if NODES_MEASURED not in cols or not len(cols["nodes"]):
+        return ""
+    most, nodes = int(reach(cols, np.arange(1))[0]), int(advice.asked.config.nodes)
+    if most <= 0 or nodes <= most:
+        return ""
+    measured = int(cols[NODES_MEASURED][0])
+    return (f"do not keep the script: its {nodes} nodes are beyond the {most} System 1 "
+            f"would pick from {advice.workload}'s runs on at most {measured} "
+            f"node{'s' if measured > 1 else ''}, an extrapolation no run supports; measure at "
+            "more nodes first")
 
 
 #: How the reasons about System 1's overall pick begin (:mod:`hpcds1mpi.decide.guard`,

@@ -222,6 +222,9 @@ def conclude(prep: Prepared, verdict, *,
         verdict.verdict = "escalate"
         verdict.reasons.append("no allowed partition can run this job (see the lines below)")
     judged.verdict = verdict
+    from hpcds1mpi.decide.measured_nodes import confirm_held_back  # s34 tester S1
+
+    confirm_held_back(verdict, picked.choice if picked is not None else None)
     if picked is not None and picked.choice.neighbour_note:  # why System 1 is less sure
         verdict.reasons.append(picked.choice.neighbour_note)
     extrapolated, notes = _extrapolation(prep, verdict)

@@ -38,8 +38,10 @@ from hpcds1mpi.decide.confidence import ConfidenceModel, measured_best_lookup, p
 from hpcds1mpi.decide.column_arrays import column_array
 from hpcds1mpi.decide.energy_floor import floor_energy
 from hpcds1mpi.decide.measured_here import measured_at
-from hpcds1mpi.decide.measured_nodes import (MOST_MEASURED_NODES, measured_first,
-                                             most_measured_nodes, unmeasured_nodes_note)
+from hpcds1mpi.decide.measured_nodes import (MOST_MEASURED_NODES, NODES_MEASURED,
+                                             held_back_line, measured_first,
+                                             most_measured_nodes, nodes_measured,
+                                             unmeasured_nodes_note)
 from hpcds1mpi.decide.memory_limits import (MemoryLimit, declared_need_mb, learn_memory_limits,
                                             memory_need_and_limit)
 from hpcds1mpi.decide.scaling_floor import floor_to_perfect_scaling, scaling_note
@@ -48,7 +50,8 @@ from hpcds1mpi.decide.scores import UNMEASURED, Scores, neighbour_runtimes, unme
 from hpcds1mpi.decide.system1_candidates import Constraints, candidate_columns, candidate_frame
 from hpcds1mpi.decide.system1_front import knee, pareto_front_2d  # importable from here too
 from hpcds1mpi.decide.trained_hardware import as_trained, matching_partition, trained_names
-from hpcds1mpi.decide.unmeasured_bounds import measured_before_unmeasured, widen_unmeasured
+from hpcds1mpi.decide.unmeasured_bounds import (measured_before_unmeasured, widen_beyond_nodes,
+                                                widen_unmeasured)
 from hpcds1mpi.errors import ConfigError, ModelError
 from hpcds1mpi.surrogates.columns import takes_columns
 from hpcds1mpi.surrogates.neighbour_beyond import bound_beyond, one_size_note
@@ -157,8 +160,10 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     levels = bundle_cache.measured_levels(bundle).get(str(workload))
     cols[UNMEASURED] = unmeasured_rows(cols, levels)  # e.g. a GPU never run: s31 tester Q5
     widen_unmeasured(cols)  # no narrower than the measured ones (s31 verifier V4)
-    floor_to_perfect_scaling(cols)  # no faster than perfect scaling allows (s33 tester P1)
     cols[MOST_MEASURED_NODES] = most_measured_nodes(len(cols["nodes"]), levels)
+    cols[NODES_MEASURED] = nodes_measured(len(cols["nodes"]), levels)
+    widen_beyond_nodes(cols)  # wider the farther beyond the measured nodes (s34 tester S1)
+    floor_to_perfect_scaling(cols)  # no faster than perfect scaling allows (s33 tester P1)
     if limits is None:
         limits = _learned_limits(bundle, partitions)
     declared = None if levels is not None and levels.external else declared_need_mb(
@@ -242,6 +247,9 @@ class Choice:
             predicted better than the pick, yet ranked after it
             (:mod:`~hpcds1mpi.decide.measured_nodes`), and that the pick is at a level
             never measured (:mod:`~hpcds1mpi.decide.unmeasured_bounds`), or ``""``.
+        held_back: where the model's best is a kernel's candidate beyond twice the nodes it
+            was measured on, held back, the verdict's reason to confirm
+            (:func:`~hpcds1mpi.decide.measured_nodes.confirm_held_back`), or ``""``.
     """
 
     scores: Scores
@@ -256,6 +264,7 @@ class Choice:
     noise: float = float("nan")
     neighbour_note: str = ""
     nodes_note: str = ""
+    held_back: str = ""
 
     @property
     def pick(self) -> dict | None:  # noqa: D102
@@ -278,7 +287,8 @@ def choose(scores: Scores, objective: str = "time",
     if objective not in OBJECTIVES:
         raise ConfigError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
     cols = scores.cols
-    # A program's candidates on node counts it never ran on come after all the others.
+    # A program's candidates on node counts it never ran on come after all the others, a
+    # kernel's beyond twice its most measured nodes too (s34 tester S1).
     feasible, after = measured_first(cols, np.flatnonzero(cols["feasible"]))
     confidence_model = confidence_model or ConfidenceModel()
     if len(feasible) == 0:
@@ -312,6 +322,7 @@ def choose(scores: Scores, objective: str = "time",
     margin = (abs(float((vals[ranking[1]] - vals[index]) / vals[index])) if vals[index] else 0.0
               ) if len(ranking) > 1 else 1.0  # the relative gap to the runner-up
     nodes_note = unmeasured_nodes_note(cols, scores.workload, index, after, vals)
+    held_back = held_back_line(cols, scores.workload, index, after, vals)
     if nodes_note:  # the model puts a candidate ahead of the pick: no margin to speak of
         margin = 0.0
     nodes_note = "; ".join(n for n in (nodes_note, beyond_note, raised_note) if n)
@@ -322,7 +333,7 @@ def choose(scores: Scores, objective: str = "time",
     if note or (UNMEASURED in cols and cols[UNMEASURED][index]):  # extrapolated: s31 Q5
         confidence = min(confidence, DOUBTED_CONFIDENCE)
     return Choice(scores, index, ranking, front, objective, spread, margin, confidence,
-                  confidence_model.calibrated, noise, note, nodes_note)
+                  confidence_model.calibrated, noise, note, nodes_note, held_back)
 
 
 def recommend_system1(bundle, workload: str, size: int, partitions: Sequence["Partition"],

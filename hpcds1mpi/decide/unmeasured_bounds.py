@@ -11,7 +11,10 @@ never run, was picked over the measured fp32 at 15.5 ms (s31 verifier V4). So:
   interval, each side, among its partition's measured candidates in the same table;
 * :func:`measured_before_unmeasured`: ``choose`` ranks it after the best measured candidate
   unless its upper end is below that one's lower end (then a note says so) and its device
-  has measured candidates (else no run anchors it: s33 tester P1).
+  has measured candidates (else no run anchors it: s33 tester P1);
+* :func:`widen_beyond_nodes`: on more nodes than its workload was measured on, the interval's
+  distance from the point grows with the ratio of the nodes to the most measured (4096 nodes
+  from runs on one read ±35 %: s34 tester S1).
 """
 
 from __future__ import annotations
@@ -51,6 +54,39 @@ def widen_unmeasured(cols: dict) -> None:
         energy = np.array(cols[f"energy_{side}"], dtype=float)
         with np.errstate(invalid="ignore", divide="ignore"):
             energy[rows] = np.where(old > 0, energy[rows] * (new / old), energy[rows])
+        cols[f"energy_{side}"] = energy
+
+
+def widen_beyond_nodes(cols: dict) -> None:
+    """In place: each row on ``nodes`` more than its workload's most measured ``M`` (column
+    :data:`~hpcds1mpi.decide.measured_nodes.NODES_MEASURED`, 0: unknown, left alone) has its
+    interval's distance from the point times ``nodes / M`` each side, its lower end at
+    least its old one divided by ``nodes / M`` (above zero), energy ends by the same factors."""
+    from hpcds1mpi.decide.measured_nodes import NODES_MEASURED
+
+    most = cols.get(NODES_MEASURED)
+    if most is None:
+        return
+    nodes = np.asarray(cols["nodes"])
+    rows = np.flatnonzero((most > 0) & (nodes > most))
+    if not len(rows):
+        return
+    ratio = nodes[rows] / most[rows]
+    point = np.asarray(cols["runtime_s"], dtype=float)[rows]
+    lo = np.asarray(cols["runtime_lo"], dtype=float)[rows]
+    hi = np.asarray(cols["runtime_hi"], dtype=float)[rows]
+    with np.errstate(invalid="ignore"):
+        new = {"lo": np.minimum(lo, np.maximum(point - (point - lo) * ratio, lo / ratio)),
+               "hi": np.maximum(hi, point + (hi - point) * ratio)}
+    for side, old in (("lo", lo), ("hi", hi)):
+        runtime = np.array(cols[f"runtime_{side}"], dtype=float)  # a copy: answers share
+        good = np.isfinite(new[side])
+        runtime[rows[good]] = new[side][good]
+        cols[f"runtime_{side}"] = runtime
+        energy = np.array(cols[f"energy_{side}"], dtype=float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            energy[rows[good]] = np.where(old[good] > 0, energy[rows[good]] * (
+                new[side][good] / old[good]), energy[rows[good]])
         cols[f"energy_{side}"] = energy
 
 
@@ -110,4 +146,4 @@ def _ends(cols: dict, objective: str):
     return (lambda i: float(cols["runtime_lo"][i])), (lambda i: float(cols["runtime_hi"][i]))
 
 
-__all__ = ["measured_before_unmeasured", "widen_unmeasured"]
+__all__ = ["measured_before_unmeasured", "widen_beyond_nodes", "widen_unmeasured"]

@@ -53,3 +53,30 @@ def test_an_auto_verdict_is_held_at_confirm_when_the_shown_layout_extrapolates()
     reasons_for_shown(a, OVERALL)
     assert a.verdict["verdict"] == "confirm"
     assert a.verdict["reasons"][0].endswith("threads 16 never measured (measured: 1, 2)")
+
+
+def test_a_script_asking_thousands_of_nodes_from_one_measured_is_not_kept(tmp_path, monkeypatch):
+    """s34 tester S1: advise kept a4096.sbatch's 4096 nodes (the shipped bundle ran on one);
+    now it recommends a layout within reach and says not to keep the script."""
+    from hpcds1mpi import cluster as cluster_mod
+    from hpcds1mpi.decide.advise import advise
+    from hpcds1mpi.decide.model_bundle import load_model
+
+    monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HPCDS1MPI_HISTORY", str(tmp_path / "cache" / "failures.json"))
+    toml = tmp_path / "lab4096.toml"
+    toml.write_text('[clusters.lab]\naccount = "demo"\n[clusters.lab.partitions.standard]\n'
+                    "cores_per_node = 2\nmemory_gb = 25.3\nmax_nodes = 4096\n")
+    clusters = cluster_mod.load_clusters(toml)
+    places = [(c, p) for c in clusters.values() for p in c.partitions.values()]
+    text = ("#!/bin/bash\n#SBATCH --partition=standard\n#SBATCH --nodes=4096\n"
+            "#SBATCH --ntasks-per-node=1\n#SBATCH --cpus-per-task=2\n#SBATCH --time=00:30:00\n"
+            "export OMP_NUM_THREADS=2\nsrun hpcds1mpi run --threads 2 stencil --size 128 "
+            "--precision fp64\n")
+    got = advise(text, load_model(None), places)
+    assert got.verdict["verdict"] != "auto"
+    assert got.recommended is None or got.recommended.config.nodes <= 2
+    if got.recommended is not None:
+        assert any("do not keep the script: its 4096 nodes" in r
+                   for r in got.verdict["reasons"])
+        assert not any("keep the script if you trust" in r for r in got.verdict["reasons"])

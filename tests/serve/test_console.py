@@ -244,8 +244,9 @@ def test_console_shows_the_caveats_recommend_prints(server, browser):
         f"{int(one['noise'] * 100 + 0.5)}% apart, fastest to slowest; the interval above is "
         "the model's)")
     notes = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#notes li")]
-    assert notes == [f"note: {n}" for n in api["notes"]]
-    assert any("the floor" in n and "idle" in n for n in notes)
+    assert notes and notes == [f"note: {n}" for n in api["notes"]]
+    # (the energy-floor note this checked for came with a 4-node pick, which a kernel measured
+    # on one node no longer gets: s34 tester S1; every note is shown, whichever they are)
     heads = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#alternatives th")]
     assert "predicted runtime" in heads and "predicted energy" in heads
     assert not _by_id(browser, "left-out").is_displayed()  # a kernel: nothing left out

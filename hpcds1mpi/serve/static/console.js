@@ -167,10 +167,13 @@ const plottable = (r) => isFinite(r.runtime_s) && isFinite(r.energy_j) && r.runt
 
 // The front as a scatter (runtime across, energy up, log axes when a range spans 10x), the
 // alternatives as grey rings behind it for context, the pick in red.
-function plotFront(rows, alternatives) {
+function plotFront(rows, alternatives, pick) {
   const box = $("plot");
   box.replaceChildren();
   const pts = rows.filter(plottable), alts = (alternatives || []).filter(plottable);
+  // A measured pick kept ahead of a never-measured layout that dominates it is off the front:
+  // drawn all the same (s34: the pick had vanished from the plot).
+  const offFront = pick && plottable(pick) && !pts.some((p) => p.pick) ? [pick] : [];
   if (!pts.length) { box.appendChild(el("p", "No front: nothing was picked.", "muted")); return false; }
   const W = 560, H = 300, L = 64, R = 30, T = 12, B = 42;
   const axis = (vals) => {
@@ -182,7 +185,7 @@ function plotFront(rows, alternatives) {
     const pad = (b - a) * 0.06;
     return { f: f, a: a - pad, b: b + pad, log: log };
   };
-  const all = pts.concat(alts);
+  const all = pts.concat(alts, offFront);
   const ax = axis(all.map((p) => p.runtime_s)), ay = axis(all.map((p) => p.energy_j));
   const X = (v) => L + (ax.f(v) - ax.a) / (ax.b - ax.a) * (W - L - R);
   const Y = (v) => H - B - (ay.f(v) - ay.a) / (ay.b - ay.a) * (H - T - B);
@@ -207,6 +210,11 @@ function plotFront(rows, alternatives) {
   for (const p of sorted) {
     const dot = svg("circle", { cx: X(p.runtime_s), cy: Y(p.energy_j), r: p.pick ? 6 : 4, class: p.pick ? "pt pick" : "pt" });
     dot.appendChild(svg("title", {}, configText(p) + ": " + fmtTime(p.runtime_s) + ", " + fmtEnergy(p.energy_j)));
+    s.appendChild(dot);
+  }
+  for (const p of offFront) {
+    const dot = svg("circle", { cx: X(p.runtime_s), cy: Y(p.energy_j), r: 6, class: "pick" });
+    dot.appendChild(svg("title", {}, "pick (off the predicted front: a never-measured layout is predicted better): " + configText(p) + ": " + fmtTime(p.runtime_s) + ", " + fmtEnergy(p.energy_j)));
     s.appendChild(dot);
   }
   box.appendChild(s);
@@ -249,7 +257,7 @@ function show(data, scriptNote) {
   showRows($("alternatives"), data.alternatives);
   $("alternatives-label").textContent = "(energy " + data.energy + ")";
   $("energy-label").textContent = "(energy " + data.energy + ")";
-  $("plot-legend").hidden = !plotFront(data.front, data.alternatives);
+  $("plot-legend").hidden = !plotFront(data.front, data.alternatives, data.pick);
   const cal = data.calibration || [];
   $("calibration").hidden = cal.length === 0;
   $("calibration-steps").replaceChildren(...cal.map((c) => el("li", c.label + ": " + c.reason)));
