@@ -9,6 +9,7 @@ import h5py
 import pytest
 
 from hpcds1mpi.records import telemetry
+from tests.other_user import as_other_user, shared_folder  # noqa: F401 (a fixture)
 from tests.records.telemetry.rows import run_row
 
 
@@ -179,3 +180,13 @@ def test_a_journal_another_user_may_not_read_says_whose_and_what_to_do():
         f"TelemetryError: the telemetry file's journal {journal}: permission denied (you may "
         "not read it: owner root")
     assert f"chmod o+r {journal}" in said
+
+
+def test_a_live_writer_whose_lock_another_user_cannot_open_is_still_alive(shared_folder):
+    """s34 fixer FU2: a lock of 0600 (an older version's, or a umask's) that the reader cannot
+    open had read as "no writer", so a live sweep's running runs were called interrupted."""
+    path = shared_folder / "t.h5"
+    with telemetry.TelemetryWriter(path, snapshot_every_s=3600):
+        os.chmod(telemetry.lock_path(path), 0o600)  # as an older version left it
+        assert as_other_user(telemetry.writer_alive, str(path)) == ("ok", True)
+    assert as_other_user(telemetry.writer_alive, str(path)) == ("ok", False)
