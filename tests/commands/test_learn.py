@@ -246,15 +246,10 @@ def test_learn_takes_the_bundles_machine_under_another_partition_name(tmp_path):
     from hpcds1mpi.measure.meters import machine_id
     from hpcds1mpi.records import telemetry
     from hpcds1mpi.surrogates.bundle import train_bundle
-    from tests.measure.test_same_machine import this_machine
+    from tests.measure.test_same_machine import stored_runs, this_machine
 
     def stored(name: str, machine: dict, runs) -> str:
-        path = tmp_path / name
-        with telemetry.TelemetryWriter(path) as writer:
-            writer.machine(machine)
-        runs = runs.assign(machine_id=machine["machine_id"], partition=machine["partition"])
-        telemetry.append(path, runs.to_dict("records"))
-        return str(path)
+        return stored_runs(tmp_path / name, machine, runs)
 
     local, debug = this_machine("local"), this_machine("debug")
     runs = make_runs(seed=3)
@@ -287,15 +282,10 @@ def test_learn_says_a_bundle_fingerprinted_by_an_older_launcher_is_this_machine(
     and the way out for a bundle."""
     from hpcds1mpi.records import telemetry
     from hpcds1mpi.surrogates.bundle import train_bundle
-    from tests.measure.test_same_machine import this_machine
+    from tests.measure.test_same_machine import stored_runs, this_machine
 
     def stored(name: str, machine: dict, runs) -> str:
-        path = tmp_path / name
-        with telemetry.TelemetryWriter(path) as writer:
-            writer.machine(machine)
-        runs = runs.assign(machine_id=machine["machine_id"], partition=machine["partition"])
-        telemetry.append(path, runs.to_dict("records"))
-        return str(path)
+        return stored_runs(tmp_path / name, machine, runs)
 
     old_machine = this_machine("local", "mpiexec Version: 5.0.2")
     new_machine = this_machine("local", "MPICH Version: 5.0.2")

@@ -398,15 +398,10 @@ def test_train_takes_one_machines_runs_under_two_partition_names_as_one(tmp_path
     (tester B6), train still refused the same two files as "mixes 2 machines". Other hardware
     under the second name is still refused."""
     from hpcds1mpi.measure.meters import machine_id
-    from tests.measure.test_same_machine import this_machine
+    from tests.measure.test_same_machine import stored_runs, this_machine
 
     def stored(name: str, machine: dict, runs) -> str:
-        path = tmp_path / name
-        with telemetry.TelemetryWriter(path) as writer:
-            writer.machine(machine)
-        runs = runs.assign(machine_id=machine["machine_id"], partition=machine["partition"])
-        telemetry.append(path, runs.to_dict("records"))
-        return str(path)
+        return stored_runs(tmp_path / name, machine, runs)
 
     local, debug = this_machine("local"), this_machine("debug")
     runs = make_runs(seed=3)

@@ -18,6 +18,18 @@ def this_machine(name: str, library: str = LIBRARY) -> dict:
                        gpu_aware=False)
 
 
+def stored_runs(path, machine: dict, runs) -> str:
+    """A telemetry file at ``path`` of ``machine`` (a machines-table row) holding ``runs``
+    (a runs table) as that machine's, in its partition: the files learn and train read."""
+    from hpcds1mpi.records import telemetry
+
+    with telemetry.TelemetryWriter(path) as writer:
+        writer.machine(machine)
+    runs = runs.assign(machine_id=machine["machine_id"], partition=machine["partition"])
+    telemetry.append(path, runs.to_dict("records"))
+    return str(path)
+
+
 def test_another_partition_name_of_the_same_machine_is_the_known_machine():
     local, debug = this_machine("local"), this_machine("debug")
     assert local["machine_id"] != debug["machine_id"]  # the name is part of the fingerprint
