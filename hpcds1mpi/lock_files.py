@@ -163,11 +163,13 @@ def holding_pid(lock: Path) -> int | None:
     want = (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
     for line in lines:
         words = line.split()
-        if len(words) < 6 or words[1] == "->":  # "->": a process waiting for it
+        # only a writer's flock counts: "->" is a process waiting, a reader's LOCK_SH
+        # (writer_alive's test) or a POSIX / OFD lock (pid -1) is no writer (s34 review)
+        if len(words) < 6 or words[1] != "FLOCK" or words[3] != "WRITE":
             continue
         try:
             major, minor, inode = words[5].split(":")
-            if (int(major, 16), int(minor, 16), int(inode)) == want:
+            if (int(major, 16), int(minor, 16), int(inode)) == want and int(words[4]) > 0:
                 return int(words[4])
         except ValueError:
             continue

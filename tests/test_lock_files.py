@@ -58,6 +58,29 @@ def test_the_kernel_names_the_holder_of_a_lock_that_cannot_be_read(tmp_path):
     os.close(_take(lock))
 
 
+@pytest.mark.parametrize("how", ["LOCK_SH", "lockf"])
+def test_a_readers_lock_or_a_posix_lock_is_no_writer(tmp_path, how):
+    """s34 review: every lock line on the inode counted, so a reader's brief LOCK_SH (as
+    writer_alive takes) or a POSIX lock (pid -1 for OFD locks) read as a live writer."""
+    lock = tmp_path / "x.lock"
+    take = ("fcntl.flock(fd, fcntl.LOCK_SH)" if how == "LOCK_SH"
+            else "fcntl.lockf(fd, fcntl.LOCK_EX)")
+    code = textwrap.dedent(f"""
+        import fcntl, os, time
+        fd = os.open({str(lock)!r}, os.O_RDWR | os.O_CREAT, 0o600)
+        {take}
+        print("held", flush=True)
+        time.sleep(60)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "held"
+        assert holding_pid(lock) is None
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def test_a_lock_that_cannot_be_created_is_the_callers_error(tmp_path):
     with pytest.raises(OutputError):
         _take(tmp_path / "missing" / "x.lock")

@@ -114,6 +114,20 @@ def held_back_line(cols: dict, workload: str, pick: int, after: np.ndarray,
     return beyond_reach_line(cols, workload, best)
 
 
+def pick_beyond_reach_line(cols: dict, workload: str, pick: int) -> str:
+    """:func:`beyond_reach_line` of the ``pick`` itself where it is a kernel's candidate beyond
+    its reach, else ``""``: where nothing within reach is feasible (a deadline only a far
+    extrapolation meets), the pick lies beyond and must say so (s34 review: stencil 256 with a
+    50-ms deadline picked 2,048 nodes from runs on one, without a word)."""
+    program = cols.get(MOST_MEASURED_NODES)
+    rows = np.array([pick])
+    if (program is not None and program[pick] > 0) or NODES_MEASURED not in cols \
+            or not beyond_measured_nodes(cols, rows)[0]:
+        return ""
+    return beyond_reach_line(cols, workload, pick).replace(
+        "so it is not picked", "picked only because nothing within reach meets the request")
+
+
 def confirm_held_back(verdict, choice) -> None:
     """In place: ``verdict`` (a guard :class:`~hpcds1mpi.decide.guard.Verdict`) held at
     ``confirm`` at most, with ``choice``'s :attr:`held_back` line as a reason, where System 1
@@ -146,4 +160,5 @@ def _predicted(cols: dict, row: int) -> str:
 
 __all__ = ["MOST_MEASURED_NODES", "NODES_MEASURED", "NODE_REACH", "beyond_measured_nodes",
            "beyond_reach_line", "confirm_held_back", "held_back_line", "measured_first",
-           "most_measured_nodes", "nodes_measured", "reach", "unmeasured_nodes_note"]
+           "most_measured_nodes", "nodes_measured", "pick_beyond_reach_line", "reach",
+           "unmeasured_nodes_note"]

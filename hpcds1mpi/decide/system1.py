@@ -41,7 +41,7 @@ from hpcds1mpi.decide.measured_here import measured_at
 from hpcds1mpi.decide.measured_nodes import (MOST_MEASURED_NODES, NODES_MEASURED,
                                              held_back_line, measured_first,
                                              most_measured_nodes, nodes_measured,
-                                             unmeasured_nodes_note)
+                                             pick_beyond_reach_line, unmeasured_nodes_note)
 from hpcds1mpi.decide.memory_limits import (MemoryLimit, declared_need_mb, learn_memory_limits,
                                             memory_need_and_limit)
 from hpcds1mpi.decide.scaling_floor import floor_to_perfect_scaling, scaling_note
@@ -322,7 +322,8 @@ def choose(scores: Scores, objective: str = "time",
     margin = (abs(float((vals[ranking[1]] - vals[index]) / vals[index])) if vals[index] else 0.0
               ) if len(ranking) > 1 else 1.0  # the relative gap to the runner-up
     nodes_note = unmeasured_nodes_note(cols, scores.workload, index, after, vals)
-    held_back = held_back_line(cols, scores.workload, index, after, vals)
+    held_back = held_back_line(cols, scores.workload, index, after, vals) or \
+        pick_beyond_reach_line(cols, scores.workload, index)
     if nodes_note:  # the model puts a candidate ahead of the pick: no margin to speak of
         margin = 0.0
     nodes_note = "; ".join(n for n in (nodes_note, beyond_note, raised_note) if n)

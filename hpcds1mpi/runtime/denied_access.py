@@ -39,7 +39,10 @@ def path_error_line(exc: OSError) -> str:
     """One line for an OSError about a named path that the user can put right (the CLI's
     backstop, s34 tester U1): one they may not enter, read or write, one on a read-only file
     system, a link loop; "" for any other (a bug, which keeps its traceback)."""
-    name = exc.filename if exc.filename is not None else _h5py_file_name(exc)
+    # A rename's target (filename2) is the file replaced, not our temporary (s34 review)
+    name = next((n for n in (getattr(exc, "filename2", None), exc.filename) if n is not None),
+                None)
+    name = name if name is not None else _h5py_file_name(exc)
     if name is None:
         return ""
     if is_denied(exc):
@@ -85,6 +88,11 @@ def _why(path: str) -> tuple[str, str]:
                 f"ask its owner to let you in ({_grant(folder, 'x')}), or use a path outside "
                 "it (for an input, a copy you can read)")
     if os.path.lexists(full):
+        parent = os.path.dirname(full) or os.sep
+        if _sticky_not_ours(full, parent):  # /tmp-like: only its owner may replace it
+            return (f"it is another user's file in a sticky folder ({parent}: "
+                    f"{_whose(parent)}), which only its owner may replace or remove: "
+                    f"{_whose(full)}", "write to another path, or ask its owner to remove it")
         if not os.access(full, os.R_OK):
             return (f"you may not read it: {_whose(full)}",
                     f"ask its owner to grant read access ({_grant(full, 'r')}) or use a copy "
@@ -102,6 +110,15 @@ def _why(path: str) -> tuple[str, str]:
         return (f"you may not create files in the folder {parent}: {_whose(parent)}",
                 "choose a folder you can write, or ask its owner for write access")
     return ("refused by the system", "check the permissions of it and of the folders above it")
+
+
+def _sticky_not_ours(path: str, parent: str) -> bool:
+    """Whether ``path`` is another user's file in a sticky folder (mode ``t``, as /tmp)."""
+    try:
+        return bool(os.stat(parent).st_mode & stat.S_ISVTX) and \
+            os.lstat(path).st_uid != os.geteuid()
+    except OSError:
+        return False
 
 
 def _whose(path: str) -> str:

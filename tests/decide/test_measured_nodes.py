@@ -103,3 +103,17 @@ def test_recommend_says_the_held_back_layout_and_is_not_auto(shipped_bundle):
     assert rec.picked is not None and rec.picked.choice.pick["nodes"] <= 2
     assert rec.verdict.verdict in ("confirm", "escalate")
     assert any(r.startswith("stencil was measured on at most 1 node") for r in rec.verdict.reasons)
+
+
+def test_a_pick_beyond_reach_that_only_a_deadline_brings_says_so(shipped_bundle):
+    """s34 review: with a 50-ms deadline no candidate within reach was feasible and the pick
+    went to 2,048 nodes from runs on one without a word of the reach."""
+    from hpcds1mpi.decide.recommend import recommend
+    from hpcds1mpi.decide.system1_candidates import Constraints
+
+    rec = recommend(shipped_bundle, "stencil", 256, [(None, LAB4096)],
+                    constraints=Constraints(deadline_s=0.05))
+    assert rec.picked is not None and rec.picked.choice.pick["nodes"] > 2
+    assert rec.verdict.verdict in ("confirm", "escalate")
+    assert any("picked only because nothing within reach meets the request" in r
+               for r in rec.verdict.reasons)

@@ -88,3 +88,30 @@ def test_an_output_in_a_folder_not_writable_says_to_choose_another(open_folder):
     _, line = as_nobody(denied_line, os.path.join(open_folder, "out.h5"))
     assert f"you may not create files in the folder {open_folder}" in line
     assert "choose a folder you can write" in line
+
+
+def test_another_users_file_in_a_sticky_folder_is_said_so(open_folder):
+    """s34 review: a replace of another user's file in a 1777 folder read "refused although
+    its mode allows you; check its ACLs", naming our temporary; now the file replaced and why."""
+    from hpcds1mpi.runtime.denied_access import path_error_line
+
+    os.chmod(open_folder, 0o1777)
+    theirs = os.path.join(open_folder, "out.csv")
+    with open(theirs, "w") as fh:
+        fh.write("x")
+    os.chmod(theirs, 0o666)
+
+    def replace_it():
+        tmp = os.path.join(open_folder, ".out.csv.tmp")
+        with open(tmp, "w") as fh:
+            fh.write("y")
+        try:
+            os.replace(tmp, theirs)
+        except OSError as exc:
+            return path_error_line(exc)
+        return "replaced"
+
+    kind, line = as_nobody(replace_it)
+    assert kind == "returned" and line.startswith(f"{theirs}: permission denied (it is another "
+                                                  "user's file in a sticky folder ("), line
+    assert "only its owner may replace or remove" in line
