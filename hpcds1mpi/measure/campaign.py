@@ -20,7 +20,9 @@ The campaign folder (``campaign.json`` is the manifest; everything else is named
     logs/                  the jobs' output
 
 Scripts are written by :mod:`hpcds1mpi.measure.campaign_scripts`, status and submission are
-:mod:`hpcds1mpi.measure.campaign_status` and :mod:`hpcds1mpi.measure.campaign_submit`.
+:mod:`hpcds1mpi.measure.campaign_status` and :mod:`hpcds1mpi.measure.campaign_submit`. The
+scripts name the folder by absolute path: a moved one is refused
+(:mod:`hpcds1mpi.measure.campaign_place`).
 """
 
 from __future__ import annotations

@@ -338,12 +338,18 @@ def submit_sh(scheduler: str, folder: Path, jobs: dict, merge_script: str,
     Each job id is recorded in the manifest as it is submitted (``campaign record``, the
     records ``resubmit`` writes), so ``campaign status`` asks the scheduler about those jobs
     and never takes them for missing parts; a record that fails is said, and submitting goes on.
+    Before any job it runs ``campaign resubmit --dry-run`` on the folder it is in, which
+    refuses a folder moved since it was written or one its jobs could not write.
     """
     folder_q = shlex.quote(str(folder))
     record = f"{shlex.quote(exe)} campaign record {folder_q}"
     lines = ["#!/bin/bash", "# Written by hpcds1mpi: submits every part, then the merge after "
              "all of them (afterany),", "# recording each job id in campaign.json for "
              "`hpcds1mpi campaign status` (as `campaign resubmit` does).", "set -euo pipefail",
+             # Before any job, as resubmit: refuse a folder moved since it was written (its
+             # scripts cd to the old place) or one its jobs cannot write (s34 tester O2, FU3).
+             "here=$(cd \"$(dirname \"$0\")\" && pwd)",
+             f"{shlex.quote(exe)} campaign resubmit --dry-run \"$here\" >/dev/null || exit $?",
              f"cd {folder_q}",
              "recorded() { echo \"submitted $2 as job $1\"; }",
              "unrecorded() { echo \"hpcds1mpi: warning: job $1 ($2) is not recorded in "

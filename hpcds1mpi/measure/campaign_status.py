@@ -10,10 +10,11 @@ A part's state, in this order:
   says so and what to do: s33 tester A4), or a sweep holds the shard's write lock;
 * ``failed``: the part's last sweep ended by itself with a non-zero exit code
   (``parts/PART.exit``: the sweep failed, e.g. a launch error) before its plan was done, or
-  its job ended (sacct) before the sweep wrote anything (it failed at start: a log folder
-  Slurm could not open, a prolog; resubmitting may fail the same way);
+  its job ended (sacct) before the sweep wrote anything (at start: a log folder Slurm could
+  not open, a prolog; resubmitting may fail the same way);
 * ``interrupted``: the shard holds some runs but its sweep never said how it ended (the job
-  was cancelled, killed by its walltime or lost with its node: the batch shell died with it);
+  was cancelled, killed by its walltime or lost with its node: the batch shell died with it),
+  or its job was stopped so (sacct: cancelled, timed out) before the sweep wrote anything;
 * ``missing``: nothing of the part was ever written.
 
 The scheduler's part: the job ids ``campaign resubmit`` and ``submit.sh`` record in the
@@ -31,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hpcds1mpi.measure import campaign as cm
+from hpcds1mpi.measure.campaign_place import moved_line
 from hpcds1mpi.measure.pending_reasons import never_starts
 
 #: Part states that ``resubmit`` submits again.
@@ -67,6 +69,8 @@ class PartStatus:
     #: How its recorded job ended before its sweep wrote anything (sacct's state and exit
     #: code, "FAILED 0:53"); "" otherwise.
     ended: str = ""
+    #: How long that job ran, s (sacct's ElapsedRaw; None where sacct did not say).
+    ran_s: int | None = None
 
     def line(self) -> str:
         held = ", ".join(f"{k} {v}" for k, v in sorted(self.statuses.items()))
@@ -78,13 +82,42 @@ class PartStatus:
         if self.exit_code is not None and self.state == "failed":
             text += f"; its sweep exited {self.exit_code} (see {self.log or 'logs/'})"
         if self.ended:
-            text += f"; job {self.job} ended {self.ended} before its sweep started"
+            text += f"; job {self.job} {self.ending()}"
         elif self.job:
             text += f"; job {self.job}"
         if self.reason and self.state == "queued":
             never = " (never starts as submitted)" if never_starts(self.reason) else ""
             text += f", pending: {self.reason}{never}"
         return text
+
+
+    def ending(self) -> str:
+        """How its job ended before its sweep recorded anything, said as sacct tells it: a job
+        cancelled while its sweep ran was said to fail "before its sweep started" (s34 tester
+        O3)."""
+        state = self.ended.split(" ")[0]
+        ran = self.ran_s is not None and self.ran_s > 0
+        see = f" (see {self.log})" if self.log else ""
+        if state == "CANCELLED" and ran:
+            return f"was cancelled after {self.ran_s} s, while its sweep ran; nothing " \
+                f"recorded{see}"
+        if state == "CANCELLED":
+            return "was cancelled before it started; nothing recorded" if self.ran_s == 0 \
+                else f"was cancelled before its sweep recorded anything{see}"
+        if state == "TIMEOUT":
+            return (f"reached its time limit after {self.ran_s or 0} s, while its sweep ran; "
+                    f"nothing recorded: a configuration outlasted the limit or hung{see}")
+        if ran:
+            return f"ended {self.ended} after {self.ran_s} s, while its sweep ran; nothing " \
+                f"recorded{see}"
+        return f"ended {self.ended} before its sweep started"
+
+    @property
+    def failed_at_start(self) -> bool:
+        """Its job ended by itself before its sweep started (nothing ran: Slurm could not
+        start it)."""
+        return bool(self.ended) and self.state == "failed" and not self.ran_s
+
 
 
 def active_tasks(manifest: dict, folder: str | Path,
@@ -268,7 +301,7 @@ def campaign_status(folder: str | Path, env: dict | None = None) -> tuple[dict, 
     if active is not None:  # a task squeue no longer holds has ended: sacct says how
         mark_start_failures(manifest, parts, env)
     for part in parts:
-        if part.state == "failed":
+        if part.state == "failed" or part.ended:
             part.log = log_file(manifest, part)
     return manifest, parts
 
@@ -291,9 +324,12 @@ def log_file(manifest: dict, part: PartStatus) -> str:
 
 
 def mark_start_failures(manifest: dict, parts: list[PartStatus], env: dict | None) -> None:
-    """Make ``failed`` each missing part whose recorded array task has ended (sacct), saying
-    how: its job ran, but its sweep never wrote a thing, so it failed at start; a part never
-    submitted stays missing. Slurm only; nothing changes where sacct does not answer."""
+    """Make ``failed`` each missing part whose recorded array task has ended (sacct), or
+    ``interrupted`` where its job was stopped from outside (cancelled, timed out), with
+    sacct's state, exit code and seconds run (:meth:`PartStatus.ending` says them); a part
+    never submitted stays missing. Slurm only; nothing changes where sacct does not answer."""
+    from hpcds1mpi.measure.campaign_endings import STOPPED, ended_tasks
+
     if manifest["scheduler"] != "slurm":
         return
     tasks = {}
@@ -305,19 +341,12 @@ def mark_start_failures(manifest: dict, parts: list[PartStatus], env: dict | Non
                if p.state == "missing" and (p.nodes, p.index) in tasks}
     if not missing:
         return
-    jobs = ",".join(sorted({task.split("_")[0] for task in missing}))
-    try:
-        proc = subprocess.run(["sacct", "-X", "-n", "-P", "-j", jobs, "-o",
-                               "JobID,State,ExitCode"], capture_output=True, text=True,
-                              timeout=30, env=env)
-    except (OSError, subprocess.TimeoutExpired):
-        return
-    for line in proc.stdout.splitlines() if proc.returncode == 0 else []:
-        task, state, exit_code = (line.split("|") + ["", ""])[:3]
-        state = state.split(" ")[0]  # "CANCELLED by 1000"
-        if task in missing and state and state not in _SQUEUE:
-            part = missing[task]
-            part.state, part.job, part.ended = "failed", task, f"{state} {exit_code}".strip()
+    ended = ended_tasks(sorted({task.split("_")[0] for task in missing}), env)
+    for task, part in missing.items():
+        state, exit_code, ran_s = ended.get(task, ("", "", None))
+        if state and state not in _SQUEUE:
+            part.state = "interrupted" if state in STOPPED else "failed"
+            part.job, part.ended, part.ran_s = task, f"{state} {exit_code}".strip(), ran_s
 
 
 def never_start_lines(folder: str | Path, manifest: dict, parts: list[PartStatus]) -> list[str]:
@@ -382,7 +411,10 @@ def summary_lines(folder: str | Path, manifest: dict, parts: list[PartStatus]) -
                  f"{manifest['merged']}" + (f" ({twice} more than once)" if twice else "")
                  if Path(folder, manifest["merged"]).exists() else "merged: not yet")
     todo = [p for p in parts if p.state in TO_SUBMIT]
-    at_start = [p.job for p in parts if p.ended]
+    moved = moved_line(folder, manifest)
+    if moved:  # its jobs fail, or run elsewhere, until it is back or emitted again (s34 O2)
+        return lines + [moved]
+    at_start = [p.job for p in parts if p.failed_at_start]
     if at_start:
         lines.append(f"{len(at_start)} part(s) failed before their sweep started (a job "
                      "fails so when Slurm cannot start it, e.g. a log folder it cannot "

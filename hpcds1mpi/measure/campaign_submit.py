@@ -19,6 +19,7 @@ from pathlib import Path
 
 from hpcds1mpi.errors import SchedulerError
 from hpcds1mpi.measure import campaign as cm
+from hpcds1mpi.measure.campaign_place import check_in_place
 from hpcds1mpi.measure.campaign_status import ACTIVE, TO_SUBMIT, campaign_status
 
 #: The campaign's folders its jobs write into (logs, shards, exit codes), as the submitter.
@@ -131,7 +132,8 @@ def resubmit(folder: str | Path, *, env: dict | None = None, dry_run: bool = Fal
         "waiting_for": [job ids]}``; with ``dry_run`` nothing is submitted (ids empty).
 
     Raises:
-        ConfigError: ``folder`` is not a campaign.
+        ConfigError: ``folder`` is not a campaign, or not where its scripts were written for
+            (moved: :func:`~hpcds1mpi.measure.campaign_place.check_in_place`).
         OutputError: its jobs could not write what they must (:func:`check_writable`);
             nothing is submitted.
         SchedulerError: sbatch/qsub missing or refusing a job (what was submitted before it
@@ -139,6 +141,7 @@ def resubmit(folder: str | Path, *, env: dict | None = None, dry_run: bool = Fal
     """
     folder = Path(folder).absolute()
     manifest, parts = campaign_status(folder, env)
+    check_in_place(folder, manifest)  # moved since emit: its jobs would run elsewhere (s34 O2)
     scheduler = manifest["scheduler"]
     todo = plan_submission(parts)
     unasked = next((p.unasked for p in parts if p.state in TO_SUBMIT and p.unasked), "")

@@ -120,10 +120,14 @@ def _scheduler(tmp_path: Path, squeue: str = "", named: str = "",
 
 
 def _copy(folder: Path, tmp_path: Path) -> Path:
+    """A copy of campaign ``folder`` with its scripts pointed at the copy, as whoever copies a
+    campaign must (resubmit refuses scripts that run in another folder: s34 tester O2)."""
     import shutil
 
     target = tmp_path / "camp"
     shutil.copytree(folder, target)
+    for script in (*target.glob("*.sbatch"), target / "submit.sh"):
+        script.write_text(script.read_text().replace(str(folder), str(target)))
     return target
 
 
@@ -347,3 +351,53 @@ def test_a_failed_part_names_its_jobs_log(campaign, tmp_path):
     (pbs / "parts" / "n1-1.exit").write_text("2\n")
     line = {p.name: p.line() for p in campaign_status(pbs, env)[1]}
     assert line["n1-1"].endswith("its sweep exited 2 (see logs/n1-1.out)"), line["n1-1"]
+
+
+def test_a_moved_campaign_says_where_its_scripts_run_instead_of_advising_resubmit(campaign,
+                                                                                  tmp_path):
+    """s34 tester O2: the moved campaign's jobs failed at start (no logs/ where they cd), and
+    status advised resubmit again, which failed the same way; it says the folder moved."""
+    import shutil
+
+    folder = tmp_path / "moved"
+    shutil.copytree(campaign, folder)
+    env, _ = _scheduler(tmp_path)
+    manifest, parts = campaign_status(folder, env)
+    lines = summary_lines(folder, manifest, parts)
+    assert lines[-1].startswith(f"{folder} was moved or copied: its scripts were written for "
+                                f"{campaign} "), lines
+    assert not any("resubmit" in line for line in lines), lines
+
+
+def test_a_job_cancelled_or_timed_out_before_its_sweep_recorded_anything_is_said_so(
+        campaign, tmp_path):
+    """s34 tester O3: a part hung in MPI wire-up and scancel'ed after 202 s was said to have
+    "failed ... before its sweep started". sacct's state and ElapsedRaw say how it ended."""
+    folder = _copy(campaign, tmp_path)
+    env, _ = _scheduler(tmp_path)
+    (folder / "telemetry" / "n1-1.h5").unlink()  # n1-1 recorded nothing either
+    resubmit(folder, env=env)  # n1 [1] as job 100, n2 [0, 1] as job 101, the merge 102
+    (folder / "parts" / "n2-0.exit").unlink()
+    (folder / "telemetry" / "n2-0.h5").unlink()
+    sacct = Path(env["PATH"].split(":")[0]) / "sacct"
+    sacct.write_text("#!/bin/sh\nprintf '100_1|CANCELLED by 0|0:0|202\\n101_0|CANCELLED by 0|"
+                     "0:0|0\\n101_1|TIMEOUT|0:0|300\\n'\n")
+    sacct.chmod(0o755)
+    manifest, parts = campaign_status(folder, env)
+    assert {p.name: p.state for p in parts} == {
+        "n1-0": "done", "n1-1": "interrupted", "n2-0": "interrupted", "n2-1": "interrupted"}
+    line = {p.name: p.line() for p in parts}
+    assert line["n1-1"].endswith("; job 100_1 was cancelled after 202 s, while its sweep ran; "
+                                 "nothing recorded (see logs/n1-100_1.out)"), line["n1-1"]
+    assert line["n2-0"].endswith("; job 101_0 was cancelled before it started; nothing "
+                                 "recorded"), line["n2-0"]
+    assert line["n2-1"].endswith("; job 101_1 reached its time limit after 300 s, while its "
+                                 "sweep ran; nothing recorded: a configuration outlasted the "
+                                 "limit or hung (see logs/n2-101_1.out)"), line["n2-1"]
+    lines = summary_lines(folder, manifest, parts)
+    assert not any("before their sweep started" in ln for ln in lines), lines
+    assert lines[-1].startswith("3 part(s) to submit again")
+    sacct.write_text("#!/bin/sh\nprintf '100_1|FAILED|1:0|12\\n'\n")  # failed after it ran
+    line = {p.name: p.line() for p in campaign_status(folder, env)[1]}
+    assert line["n1-1"].endswith("; job 100_1 ended FAILED 1:0 after 12 s, while its sweep "
+                                 "ran; nothing recorded (see logs/n1-100_1.out)"), line["n1-1"]

@@ -131,3 +131,28 @@ def test_a_logs_folder_the_jobs_cannot_write_is_refused_by_name(open_folder):
     kind, line = as_nobody(lambda: resubmit(camp, env=env))
     assert kind == "OutputError" and line.startswith(f"{camp / 'logs'}: you may not write it")
     assert log.read_text() == ""
+
+
+def test_a_moved_campaign_is_refused_before_any_job_by_resubmit_and_submit_sh(tmp_path):
+    """s34 tester O2: `mv campnew campmoved; campaign resubmit campmoved` submitted jobs whose
+    scripts cd to campnew and log there: FAILED 0:53, or run in whatever campaign stood there.
+    resubmit (its --dry-run too) and submit.sh (FU3's item) refuse; no sbatch runs."""
+    import subprocess
+
+    from hpcds1mpi.errors import ConfigError
+
+    camp, env, log = _slurm_campaign_of_root(tmp_path / "root")
+    moved = camp.rename(tmp_path / "root" / "moved")
+    for dry_run in (True, False):
+        with pytest.raises(ConfigError, match=f"its scripts were written for {camp} "):
+            resubmit(moved, env=env, dry_run=dry_run)
+    proc = subprocess.run(["bash", str(moved / "submit.sh")], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert proc.returncode != 0 and proc.stdout == "", proc.stdout
+    assert f"{moved} was moved or copied: its scripts were written for {camp}" in proc.stderr
+    assert proc.stderr.strip().endswith("nothing was submitted"), proc.stderr
+    assert log.read_text() == ""  # no sbatch ran
+    moved.rename(camp)  # moved back: submitted as before
+    proc = subprocess.run(["bash", str(camp / "submit.sh")], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert proc.returncode == 0 and len(log.read_text().splitlines()) == 3, proc.stderr

@@ -227,3 +227,86 @@ def test_status_after_submit_sh_sees_the_jobs_it_submitted(slurm, tmp_path):
         assert dry.strip() == "would submit: nothing (every part is done, queued or running)"
     finally:
         subprocess.run(["scancel", *map(str, ids)], env=slurm.env, timeout=60)
+
+
+def _queued(slurm, name: str) -> str:
+    return slurm.cmd(["squeue", "-h", f"--name={name}-n1,{name}-n2,{name}-merge"]).stdout
+
+
+def test_a_moved_campaign_is_refused_by_resubmit_submit_sh_and_status(slurm, tmp_path):
+    """s34 tester O2: `mv campnew campmoved; campaign resubmit campmoved` submitted jobs whose
+    scripts cd to campnew and log there: they ended FAILED 0:53 and status advised resubmit
+    again; with a campaign at the old path, the job ran in it. Now nothing is submitted."""
+    import uuid
+
+    root = _setup(tmp_path, [32, 48], 0.01)
+    name = f"fo2-{uuid.uuid4().hex[:8]}"
+    emit = ("plan.toml", "--emit", "slurm", "--cluster", "cluster.toml", "--partition",
+            "debug", "--time-limit", "5", "--job-name", name)
+    _cli(slurm, root, "campaign", *emit, "--out", "campnew")
+    (root / "campnew").rename(root / "campmoved")
+    for mover in (None, "another campaign at the old path"):
+        if mover:
+            _cli(slurm, root, "campaign", *emit, "--out", "campnew")
+        res = _cli(slurm, root, "campaign", "resubmit", "campmoved", check=False)
+        assert res.returncode != 0 and res.stdout == "", res.stdout
+        assert f"its scripts were written for {root / 'campnew'} " in res.stderr, res.stderr
+        assert res.stderr.strip().endswith("nothing was submitted")
+        sub = subprocess.run(["bash", "campmoved/submit.sh"], capture_output=True, text=True,
+                             cwd=root, env=slurm.env, timeout=120)
+        assert sub.returncode != 0 and "as job" not in sub.stdout, sub.stdout
+        assert f"its scripts were written for {root / 'campnew'} " in sub.stderr, sub.stderr
+        status = _cli(slurm, root, "campaign", "status", "campmoved").stdout.splitlines()
+        assert status[-1].startswith("campmoved was moved or copied"), status
+        assert _queued(slurm, name) == ""
+        if mover:  # nothing ran in the campaign at the old path
+            assert list((root / "campnew" / "logs").iterdir()) == []
+
+
+def test_a_part_cancelled_while_it_ran_or_waited_is_said_cancelled(slurm, tmp_path):
+    """s34 tester O3: a part hung before its sweep recorded anything and was scancel'ed after
+    202 s; status said it "failed ... before its sweep started" as if Slurm could not start it.
+    Here each part's job waits in the cluster's preamble; one runs, one waits for a node."""
+    if not slurm.accounting:
+        pytest.skip("the test Slurm keeps no accounting: sacct cannot say how a job ended")
+    root = _setup(tmp_path, [32, 48, 64], 0.01)
+    (root / "plan.toml").write_text(_plan([32, 48, 64], 0.01).replace("[1, 2]", "[1]", 1))
+    (root / "cluster.toml").write_text(CLUSTER_TOML.replace(
+        ":$PATH\"]", ":$PATH\", \"sleep 120\"]"))
+    assert "sleep 120" in (root / "cluster.toml").read_text()
+    res = _cli(slurm, root, "campaign", "plan.toml", "--emit", "slurm", "--shards", "3",
+               "--out", "camp", "--cluster", "cluster.toml", "--partition", "debug",
+               "--time-limit", "5", "--submit")
+    ids = _job_ids(res.stdout)
+    deadline = time.monotonic() + 120
+    states: dict[str, str] = {}
+    while time.monotonic() < deadline:
+        rows = slurm.cmd(["squeue", "-h", "-r", "-j", str(ids[0]), "-o", "%i %T"]).stdout
+        states = dict(line.split() for line in rows.splitlines())
+        if "RUNNING" in states.values() and "PENDING" in states.values():
+            break
+        time.sleep(0.5)
+    try:
+        assert "RUNNING" in states.values() and "PENDING" in states.values(), states
+        time.sleep(3)  # so that the running task's elapsed time is a few seconds
+    finally:
+        slurm.cmd(["scancel", *map(str, ids)])
+    _wait_all(slurm, ids)
+    ran = {task for task, state in states.items() if state == "RUNNING"}
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # slurmdbd records the jobs a moment after they end
+        listed = slurm.cmd(["sacct", "-X", "-n", "-P", "-j", str(ids[0]), "-o", "JobID"]).stdout
+        if ran <= set(listed.split()):
+            break
+        time.sleep(1)
+    status = _cli(slurm, root, "campaign", "status", "camp").stdout
+    for task, state in states.items():
+        index = task.split("_")[1]
+        line = next(ln for ln in status.splitlines() if ln.strip().startswith(f"n1-{index} "))
+        assert re.search(r"n1-\d\s+interrupted\s+0/\d configurations; job ", line), status
+        if state == "RUNNING":
+            assert re.search(rf"was cancelled after \d+ s, while its sweep ran; nothing "
+                             rf"recorded \(see logs/n1-{ids[0]}_{index}\.out\)$", line), status
+        else:
+            assert line.endswith("was cancelled before it started; nothing recorded"), status
+    assert "before their sweep started" not in status and "ended CANCELLED" not in status

@@ -1,0 +1,53 @@
+"""How a campaign part's job ended, from Slurm's accounting (``sacct``): its state, exit code
+and how long it ran, for the parts that wrote nothing and that squeue no longer holds
+(:func:`hpcds1mpi.measure.campaign_status.mark_start_failures`): failed, or stopped from
+outside (:data:`STOPPED`) while its sweep ran or before the job started (s34 tester O3: a part
+hung in MPI wire-up and cancelled after 202 s was said to have "failed ... before its sweep
+started").
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+#: sacct states of a job stopped from outside: its part is interrupted, not failed.
+STOPPED = ("CANCELLED", "TIMEOUT", "PREEMPTED", "DEADLINE")
+_ARRAY = re.compile(r"^(\d+)_\[([\d,\-]+)(?:%\d+)?\]$")
+
+
+def array_tasks(job_id: str) -> list[str]:
+    """The array tasks a sacct ``JobID`` stands for: ``100_3`` itself; ``100_[0-2,5%4]`` (the
+    tasks of an array that never started, one line for all) ``100_0`` .. ``100_2``, ``100_5``."""
+    match = _ARRAY.match(job_id)
+    if not match:
+        return [job_id]
+    tasks = []
+    for span in match.group(2).split(","):
+        lo, _, hi = span.partition("-")
+        if lo.isdigit() and (hi.isdigit() or not hi):
+            tasks += [f"{match.group(1)}_{i}" for i in range(int(lo), int(hi or lo) + 1)]
+    return tasks
+
+
+def ended_tasks(jobs: list[str], env: dict | None) -> dict[str, tuple[str, str, int | None]]:
+    """What sacct says of the array tasks of ``jobs``: task id -> (its state's first word,
+    ``CANCELLED`` for "CANCELLED by 1000"; exit code; seconds it ran, None where sacct did not
+    say); {} where sacct does not answer (no accounting)."""
+    try:
+        proc = subprocess.run(["sacct", "-X", "-n", "-P", "-j", ",".join(jobs), "-o",
+                               "JobID,State,ExitCode,ElapsedRaw"], capture_output=True,
+                              text=True, timeout=30, env=env)
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    tasks: dict[str, tuple[str, str, int | None]] = {}
+    remainder: dict[str, tuple[str, str, int | None]] = {}
+    for line in proc.stdout.splitlines() if proc.returncode == 0 else []:
+        job_id, state, exit_code, elapsed = (line.split("|") + ["", "", ""])[:4]
+        said = (state.split(" ")[0], exit_code,
+                int(elapsed) if elapsed.strip().isdigit() else None)
+        named = array_tasks(job_id)
+        # "100_[0-2]" is the array's pending remainder as it was when tasks left it to run
+        # ("100_0" then has its own line, which is the one to believe).
+        (tasks if named == [job_id] else remainder).update(dict.fromkeys(named, said))
+    return {**remainder, **tasks}
