@@ -69,3 +69,11 @@ def test_a_link_has_its_side_files_beside_its_target(tmp_path):
     loop = tmp_path / "loop.h5"
     loop.symlink_to(loop)  # a loop: named beside itself, its readers refuse it
     assert side_files.lock_path(loop) == tmp_path / "loop.h5.lock"
+
+
+def test_a_name_past_name_max_still_gets_its_side_names(tmp_path):
+    """s34: the link check's lstat raised ENAMETOOLONG on a 300-byte name, so wording a sweep's
+    storage error (which names the journal) failed again (the CI's test_sweep_abort)."""
+    too_long = tmp_path / ("k" * 300 + ".h5")
+    for kind, (name_of, _) in SIDE_FILES.items():
+        assert len(os.fsencode(name_of(too_long).name)) <= 255, kind
