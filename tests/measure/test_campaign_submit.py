@@ -4,7 +4,6 @@ and tests/slurm/test_campaign.py)."""
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import shutil
 import tempfile
@@ -16,6 +15,7 @@ import pytest
 from hpcds1mpi.measure.campaign_scripts import emit
 from hpcds1mpi.measure.campaign_submit import _submit_part, resubmit
 from tests.helpers import logging_command
+from tests.other_user import as_other_user as as_nobody  # noqa: F401 (test_campaign's too)
 from tests.measure.test_campaign_scripts import PLAN, _directives, _pbs_campaign
 
 
@@ -33,31 +33,6 @@ def test_a_lone_pbs_part_sent_again_writes_the_log_its_array_task_would(tmp_path
     calls = log.read_text().splitlines()
     assert calls == ["-J 0-1 n1.pbs", f"-v HPCDS1MPI_CAMPAIGN_INDEX=1 -o "
                      f"{Path(camp).absolute() / 'logs' / 'n1-1.out'} n1.pbs"]
-
-
-def as_nobody(step, *args) -> tuple[str, object]:
-    """``step(*args)`` in a forked child that gave up root for nobody (65534): ``("ok", its
-    value)`` or ``(the exception's class name, its message)``. Forked: the project's Python
-    is under /root, which nobody could not start (the modules it needs are imported here)."""
-    context = multiprocessing.get_context("fork")
-    receive, send = context.Pipe(duplex=False)
-
-    def child() -> None:
-        try:
-            os.setgroups([])
-            os.setgid(65534)
-            os.setuid(65534)
-            send.send(("ok", step(*args)))
-        except BaseException as exc:  # noqa: BLE001 - what the step raised is the answer
-            send.send((type(exc).__name__, str(exc)))
-
-    process = context.Process(target=child)
-    process.start()
-    try:
-        assert receive.poll(120), "the step run as nobody gave no answer"
-        return receive.recv()
-    finally:
-        process.join(30)
 
 
 @pytest.fixture

@@ -13,9 +13,7 @@ import tempfile
 import pytest
 
 from hpcds1mpi.runtime.denied_access import closed_folder, denied_line
-
-#: The user and group the child becomes (Debian's nobody / nogroup).
-NOBODY = 65534
+from tests.other_user import as_other_user
 
 #: Tests that become another user: only root can (CI runs as root).
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="becomes another user: needs root")
@@ -31,33 +29,11 @@ def open_folder():
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def as_nobody(body, *args, timeout: float = 120.0):
-    """``body(*args)`` as nobody in a forked child (root's Python, under /root, cannot be
-    started by another user, and a forked child keeps what is imported: import first):
-    ("returned", value) or ("raised", "Class: message")."""
-    import multiprocessing
-
-    context = multiprocessing.get_context("fork")
-    reader, writer = context.Pipe(duplex=False)
-
-    def child():
-        try:
-            os.setgroups([])
-            os.setgid(NOBODY)
-            os.setuid(NOBODY)
-            writer.send(("returned", body(*args)))
-        except BaseException as exc:  # noqa: BLE001 - what it raised is the answer
-            writer.send(("raised", f"{type(exc).__name__}: {exc}"))
-
-    process = context.Process(target=child)
-    process.start()
-    try:
-        assert reader.poll(timeout), f"the child as nobody gave no answer in {timeout} s"
-        return reader.recv()
-    finally:
-        process.join(10)
-        if process.is_alive():
-            process.kill()
+def as_nobody(body, *args):
+    """``body(*args)`` as nobody (:func:`tests.other_user.as_other_user`: a forked child; what
+    it needs is imported first): ("returned", value) or ("raised", "Class: message")."""
+    kind, value = as_other_user(body, *args)
+    return ("returned", value) if kind == "ok" else ("raised", f"{kind}: {value}")
 
 
 def test_a_closed_folder_is_named_with_its_owner_and_the_chmod_that_opens_it(open_folder):
