@@ -348,7 +348,11 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
 
     # One fit: how sure comes from the model's own held-out check (the newest half of its
     # calibration slice, scored with the policy chosen on the older half), not a second model.
-    model = RuntimePredictor(**args).fit(feats.iloc[rows], run[rows])
+    # The fit is a function of the history alone: kept in the user's cache (s34 tester S4).
+    from hpcds1mpi.decide.walltime_cache import cached_fit
+
+    model = cached_fit(feats.iloc[rows], run[rows], args,
+                       lambda: RuntimePredictor(**args).fit(feats.iloc[rows], run[rows]))
     wm = model.walltime_
     check = wm.held_out_coverage()
     if check is not None and model.n_calibration_ >= 20:

@@ -1,0 +1,143 @@
+"""A fitted walltime model kept in the user's cache, so that ``recommend --history`` on the same
+history fits it once: Curie's 280k jobs cost 37 s of fitting on every call (s34 tester S4).
+
+The key is what the fit is a function of: the training rows' features and run times (hashed
+from the frame itself, so a copied or renamed log hits and an edited one misses), the
+predictor's arguments, and the code and library versions that fit it. The file is a pickle,
+and unpickling runs code: one is read only when this user owns it and no one else can write it
+or its folder. Anything else — no cache folder, another user's file, a damaged one — is
+fitted anew; a cache that cannot be written costs the next call a fit, never the answer.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Callable
+
+__all__ = ["cached_fit", "KEEP"]
+
+#: How many fitted models the cache keeps (the least recently used go first): a model of a
+#: 280k-job history is a few MB.
+KEEP = 4
+_FOLDER = "walltime-models"
+
+
+def cached_fit(features, runtime_s, args: dict, fit: Callable[[], object]):
+    """``fit()``'s model, read from the cache when one was fitted on the same rows with the same
+    ``args`` by this code; else fitted and kept."""
+    from hpcds1mpi.user_cache import cache_dir
+
+    root = cache_dir()
+    if root is None:
+        return fit()
+    folder = root / _FOLDER
+    try:
+        path = folder / f"{_key(features, runtime_s, args)}.pkl"
+    except (TypeError, ValueError):  # a column pandas cannot hash: no cache, the same answer
+        return fit()
+    model = _read(path)
+    if model is not None:
+        return model
+    model = fit()
+    _write(folder, path, model)
+    return model
+
+
+def _key(features, runtime_s, args: dict) -> str:
+    import numpy as np
+    import pandas as pd
+
+    from hpcds1mpi.digests import sha256
+
+    digest = sha256(_code_stamp().encode())
+    digest.update(repr(sorted(args.items())).encode())
+    digest.update(repr(list(features.columns)).encode())
+    digest.update(repr([str(t) for t in features.dtypes]).encode())
+    digest.update(pd.util.hash_pandas_object(features, index=False).to_numpy().tobytes())
+    digest.update(np.ascontiguousarray(runtime_s, dtype=float).tobytes())
+    return digest.hexdigest()[:32]
+
+
+def _code_stamp() -> str:
+    """What fits the model: this package's version, the surrogates' sources (hashed) and the
+    versions of the libraries that fit and hold it."""
+    import lightgbm
+    import numpy
+    import pandas
+    import sklearn
+
+    import hpcds1mpi
+    from hpcds1mpi.digests import sha256
+    from hpcds1mpi import surrogates
+
+    digest = sha256()
+    for source in sorted(Path(surrogates.__file__).resolve().parent.glob("*.py")):
+        digest.update(source.name.encode() + source.read_bytes())
+    return "|".join([hpcds1mpi.__version__, digest.hexdigest(), lightgbm.__version__,
+                     numpy.__version__, pandas.__version__, sklearn.__version__])
+
+
+def _private(st: os.stat_result, kind: int) -> bool:
+    """Whether ``st`` is of ``kind``, this user's, and writable by no one else."""
+    return (stat.S_IFMT(st.st_mode) == kind and st.st_uid == os.geteuid()
+            and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
+
+
+def _read(path: Path):
+    import pickle
+
+    try:
+        if not (_private(os.lstat(path.parent), stat.S_IFDIR)
+                and _private(os.lstat(path), stat.S_IFREG)):
+            return None
+        with open(path, "rb") as fh:
+            model = pickle.load(fh)
+        os.utime(path)  # recently used: pruned last
+    except Exception:  # noqa: BLE001 - a cache: missing, damaged or from another version
+        return None
+    return model
+
+
+def _write(folder: Path, path: Path, model) -> None:
+    import pickle
+    import tempfile
+
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not _private(os.lstat(folder), stat.S_IFDIR):
+            return  # someone else's folder (a shared HPCDS1MPI_CACHE): keep nothing there
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".pkl")  # mode 0600
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                pickle.dump(model, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+        _prune(folder)
+    except (OSError, pickle.PicklingError):  # full or read-only: the next call fits again
+        return
+
+
+def _prune(folder: Path) -> None:
+    """Keep the :data:`KEEP` most recently used models; a temporary an hour old was left by a
+    killed writer."""
+    import time
+
+    kept, gone = [], []
+    for entry in folder.glob("*.pkl"):
+        try:
+            mtime = entry.stat().st_mtime_ns
+        except OSError:
+            continue
+        if not entry.name.startswith("."):
+            kept.append((mtime, entry))
+        elif mtime < time.time_ns() - 3600 * 10**9:
+            gone.append(entry)
+    for entry in gone + [entry for _, entry in sorted(kept, reverse=True)[KEEP:]]:
+        try:
+            entry.unlink()
+        except OSError:
+            continue
