@@ -23,7 +23,7 @@ COMMANDS: dict[str, str] = {
     "run": "Run one kernel once under the current launch (mpiexec/srun) and print its timing.",
     "sweep": "Measure kernels or your own MPI program over configurations into HDF5 telemetry.",
     "telemetry": "Show, export or merge telemetry files.",
-    "ingest": "Read Slurm sacct / PM100 / Adastra job logs into a job table.",
+    "ingest": "Read job logs (Slurm sacct, SWF, PM100, Adastra, Eagle, Eurora) into a job table.",
     "train": "Train the runtime/energy/failure surrogate bundle from telemetry or job tables.",
     "learn": "Retrain a bundle on newly collected runs (kept per machine).",
     "mobo": "Multi-objective Bayesian optimisation of runtime and energy over configurations.",

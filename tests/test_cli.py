@@ -54,6 +54,16 @@ def _assert_one_line_error(proc, *fragments):
         assert fragment in lines[0], lines[0]
 
 
+def test_the_short_help_of_ingest_names_every_kind_of_log_it_reads():
+    # s35 tester X5: "Slurm sacct / PM100 / Adastra" while ingest also reads SWF, Eagle, Eurora
+    from hpcds1mpi.cli import COMMANDS
+    from hpcds1mpi.commands.ingest import KIND_CHOICES
+
+    said = COMMANDS["ingest"].lower()
+    logs = {kind.split("-")[0] for kind in KIND_CHOICES} - {"auto", "job"}
+    assert logs and not [log for log in sorted(logs) if log not in said], said
+
+
 def test_unknown_kernel_is_one_line():
     _assert_one_line_error(run_cli(["run", "nosuchkernel"]), "unknown kernel", "known kernels")
 

@@ -31,6 +31,7 @@ import re
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.directive_mistakes import check_unexpanded, late_directives_note
 from hpcds1mpi.launch.exec_wrappers import is_wrapper, read_wrappers
+from hpcds1mpi.launch.foreign_schedulers import READ_HERE, check_scheduler
 from hpcds1mpi.launch.job_script import JobScript, Launch, Setting
 from hpcds1mpi.launch.pbs_request import read_job_wide, read_select
 from hpcds1mpi.launch.script_expansion import MAX_EXPANSION_WORK, ExpansionBudget, expand
@@ -404,7 +405,8 @@ def read_script(text: str, name: str | None = None) -> JobScript:
 
     Raises:
         ConfigError: text that is no batch script (binary, too long, unbalanced quotes in a
-            directive, neither directives nor a launch line).
+            directive, neither directives nor a launch line), or another scheduler's
+            (:mod:`~hpcds1mpi.launch.foreign_schedulers`).
     """
     if not isinstance(text, str):
         raise ConfigError("a job script must be text")
@@ -417,16 +419,20 @@ def read_script(text: str, name: str | None = None) -> JobScript:
                           "Slurm's default max_script_size (Slurm refuses a larger one unless "
                           "SchedulerParameters raises it); keep input data in a file the "
                           "script reads")
+    # an LSF / Grid Engine / ... job read as Slurm's asks 1 node x 1 rank (s35 tester X1)
+    both = check_scheduler(text, MAGIC, where)
     check_script_text(text)  # a BOM, DOS line breaks, a heterogeneous job
     lines = _lines(text)
     found = [MAGIC[m] for _, _, line in lines if (m := _magic(line))]
     script = JobScript(text, found[0] if found else "slurm")
+    if both:
+        script.note(both)
     k = _read_directives(script, lines)
     _resolve_directives(script)
     _read_commands(script, lines, k)
     if not script.directives and not script.launches:
         raise ConfigError("no #SBATCH / #PBS directive and no srun / mpirun / mpiexec line "
-                          "found; is this a batch script?")
+                          f"found; is this a batch script? {READ_HERE}")
     from hpcds1mpi.launch.script_request import resolve_launch
 
     resolve_launch(script)
