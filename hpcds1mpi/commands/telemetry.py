@@ -224,7 +224,7 @@ def export_state(out: Path) -> str:
               help="Merged telemetry file (created or extended).")
 @click.option("--force", is_flag=True,
               help="Extend an OUT that belongs to another user (it becomes yours, keeping its "
-                   "group).")
+                   "group and mode).")
 def merge(sources, out, force) -> None:
     """Merge telemetry shards (job-array tasks, several machines) into OUT, idempotently."""
     from hpcds1mpi.atomic import check_output_file, check_replace

@@ -67,15 +67,21 @@ def _same(path: str, folder: str | Path) -> bool:
 def moved_line(folder: str | Path, manifest: dict) -> str:
     """One line saying campaign ``folder`` is not where its scripts were written for, and
     what to do; "" when it is."""
+    from hpcds1mpi.runtime.message_paths import shell_word, shown_path
+
     old = written_for(folder, manifest)
     if not old:
         return ""
-    fix = (f"{old} exists, and its jobs would run and write there, not here; "
-           if os.path.lexists(old) else f"move it back (mv {folder} {old}) or ")
-    return (f"{folder} was moved or copied: its scripts were written for {old} (they cd "
-            f"there and write their logs there); {fix}emit the campaign again into a new "
-            f"folder (hpcds1mpi campaign {folder}/plan.toml --emit {manifest['scheduler']} "
-            "--out NEW ...)")
+    # the suggested commands quote their paths: "mv /x/camp B /x/campB" pasted had moved two
+    # wrong things (s35 tester R4)
+    fix = (f"{shown_path(old)} exists, and its jobs would run and write there, not here; "
+           if os.path.lexists(old) else
+           f"move it back (mv {shell_word(folder)} {shell_word(old)}) or ")
+    plan = shell_word(os.path.join(os.fsdecode(folder), "plan.toml"))
+    return (f"{shown_path(folder)} was moved or copied: its scripts were written for "
+            f"{shown_path(old)} (they cd there and write their logs there); {fix}emit the "
+            f"campaign again into a new folder (hpcds1mpi campaign {plan} --emit "
+            f"{manifest['scheduler']} --out NEW ...)")
 
 
 def check_in_place(folder: str | Path, manifest: dict) -> None:

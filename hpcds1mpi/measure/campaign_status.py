@@ -341,7 +341,7 @@ def mark_start_failures(manifest: dict, parts: list[PartStatus], env: dict | Non
                if p.state == "missing" and (p.nodes, p.index) in tasks}
     if not missing:
         return
-    ended = ended_tasks(sorted({task.split("_")[0] for task in missing}), env)
+    ended = ended_tasks(sorted(missing), env)  # a plain array line stands for its tasks (R5)
     for task, part in missing.items():
         state, exit_code, ran_s = ended.get(task, ("", "", None))
         if state and state not in _SQUEUE:
@@ -352,6 +352,8 @@ def mark_start_failures(manifest: dict, parts: list[PartStatus], env: dict | Non
 def never_start_lines(folder: str | Path, manifest: dict, parts: list[PartStatus]) -> list[str]:
     """One line per script whose queued parts never start as submitted (:func:`never_starts`):
     why, and to cancel, fix the script and resubmit."""
+    from hpcds1mpi.runtime.message_paths import shell_word  # pasted as given (s35 R4)
+
     stuck: dict[int, list[PartStatus]] = {}
     for part in parts:
         if part.state == "queued" and part.job and never_starts(part.reason):
@@ -363,8 +365,8 @@ def never_start_lines(folder: str | Path, manifest: dict, parts: list[PartStatus
         whys = "; ".join(sorted({f"{p.reason.split(',')[0]}: {never_starts(p.reason)}"
                                  for p in held}))
         lines.append(f"{len(held)} part(s) of {script} never start as submitted ({whys}): "
-                     f"scancel {' '.join(p.job for p in held)}, fix {script}, then "
-                     f"hpcds1mpi campaign resubmit {folder}")
+                     f"scancel {' '.join(p.job for p in held)}, fix {shell_word(script)}, "
+                     f"then hpcds1mpi campaign resubmit {shell_word(folder)}")
     return lines
 
 

@@ -17,6 +17,8 @@ import os
 import pwd
 import stat
 
+from hpcds1mpi.runtime.message_paths import shell_word, shown_path
+
 #: errno values that mean "this user may not": EACCES, EPERM.
 DENIED_ERRNOS = frozenset({errno.EACCES, errno.EPERM})
 
@@ -30,7 +32,8 @@ def is_denied(exc: BaseException) -> bool:
 def denied_line(path: str | os.PathLike, what: str = "") -> str:
     """``PATH: permission denied (...); what to do``, one line, for ``path`` that this user
     could not enter, read or write. ``what`` names it first ("model bundle file")."""
-    shown = f"{what} {os.fsdecode(path)}" if what else os.fsdecode(path)
+    # a newline in a path had broken the one line in two (s35 tester R8)
+    shown = f"{what} {shown_path(path)}" if what else shown_path(path)
     reason, advice = _why(os.fsdecode(path))
     return f"{shown}: permission denied ({reason}); {advice}"
 
@@ -47,7 +50,7 @@ def path_error_line(exc: OSError) -> str:
         return ""
     if is_denied(exc):
         return denied_line(name)
-    shown = os.fsencode(name).decode("utf-8", "backslashreplace")
+    shown = shown_path(name)
     if exc.errno == errno.EROFS:
         return (f"{shown}: the file system is read-only ({exc.strerror}); write to a folder on a "
                 "writable file system")
@@ -80,17 +83,28 @@ def closed_folder(path: str | os.PathLike) -> str | None:
 
 
 def _why(path: str) -> tuple[str, str]:
-    """What stops this user at ``path``, and what to do."""
+    """What stops this user at ``path``, and what to do; for a path through symbolic links,
+    what stops them where the links lead (s35 tester R8: a link to a file in another user's
+    closed folder was "owner and mode unknown", its chmod naming no path)."""
     full = os.path.abspath(path)
+    real = os.path.realpath(full)
+    if real == full:
+        return _why_here(full)
+    reason, advice = _why_here(real)
+    return f"it is {shown_path(real)} through a symbolic link; {reason}", advice
+
+
+def _why_here(full: str) -> tuple[str, str]:
+    """:func:`_why` for absolute ``full`` as it is named (its links resolved, or unreadable)."""
     folder = closed_folder(full)
     if folder is not None:
-        return (f"you cannot enter the folder {folder}: {_whose(folder)}",
+        return (f"you cannot enter the folder {shown_path(folder)}: {_whose(folder)}",
                 f"ask its owner to let you in ({_grant(folder, 'x')}), or use a path outside "
                 "it (for an input, a copy you can read)")
     if os.path.lexists(full):
         parent = os.path.dirname(full) or os.sep
         if _sticky_not_ours(full, parent):  # /tmp-like: only its owner may replace it
-            return (f"it is another user's file in a sticky folder ({parent}: "
+            return (f"it is another user's file in a sticky folder ({shown_path(parent)}: "
                     f"{_whose(parent)}), which only its owner may replace or remove: "
                     f"{_whose(full)}", "write to another path, or ask its owner to remove it")
         if not os.access(full, os.R_OK):
@@ -107,7 +121,8 @@ def _why(path: str) -> tuple[str, str]:
                 "check its ACLs (getfacl) and how its file system is mounted")
     parent = os.path.dirname(full) or os.sep
     if os.path.isdir(parent) and not os.access(parent, os.W_OK):
-        return (f"you may not create files in the folder {parent}: {_whose(parent)}",
+        return (f"you may not create files in the folder {shown_path(parent)}: "
+                f"{_whose(parent)}",
                 "choose a folder you can write, or ask its owner for write access")
     return ("refused by the system", "check the permissions of it and of the folders above it")
 
@@ -144,6 +159,6 @@ def _grant(path: str, bit: str) -> str:
     try:
         gid = os.stat(path).st_gid
     except OSError:
-        return f"chmod g+{bit}"
+        return f"chmod g+{bit} {shell_word(path)}"
     ours = gid == os.getegid() or gid in os.getgroups()
-    return f"chmod g+{bit} {path}" if ours else f"chmod o+{bit} {path}"
+    return f"chmod {'g' if ours else 'o'}+{bit} {shell_word(path)}"

@@ -439,3 +439,4 @@ def test_merge_refuses_another_users_out_without_force(tmp_path):
     proc = run_cli(["telemetry", "merge", str(a), "--out", str(out), "--force"], timeout=60)
     assert proc.returncode == 0 and "2 runs (1 added" in proc.stdout, proc.stderr
     assert (out.stat().st_uid, out.stat().st_gid) == (0, 65534)  # its group kept
+    assert out.stat().st_mode & 0o777 == 0o660  # and its group's write (s35 tester R7)

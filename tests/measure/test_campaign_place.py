@@ -93,3 +93,25 @@ def test_the_folders_a_script_names():
             "cd '/d e'\ncd /not/the/first\ncd relative\n")
     assert folders_named(text) == ["/d e", "/a/b", "/c"]
     assert folders_named("cd $HOME\n#SBATCH -o logs/x.out\n") == []
+
+
+@pytest.mark.parametrize("name", ["camp B", "camp\nB", "camp'$(x)"])
+def test_the_suggested_commands_quote_the_folder_and_a_pasted_move_puts_it_back(tmp_path, name):
+    """s35 tester R4: a campaign renamed "camp B" was told "mv /x/camp B /x/camp", which moves
+    two wrong things; the commands now quote their paths (a newline as bash's $'...', so that
+    the line stays one line), and the pasted mv puts the folder back."""
+    import re
+    import subprocess
+
+    old = _emit(tmp_path)
+    moved = old.rename(tmp_path / name)
+    line = moved_line(moved, cm.read_manifest(moved))
+    assert "\n" not in line, line
+    move = re.search(r"\(mv (.+?)\) or emit", line).group(1)
+    emit_again = re.search(r"\(hpcds1mpi campaign (.+?) --emit slurm", line).group(1)
+    echoed = subprocess.run(["bash", "-c", f"printf '%s\\0' {emit_again}"], capture_output=True,
+                            check=True).stdout
+    assert echoed == f"{moved}/plan.toml\0".encode()
+    subprocess.run(["bash", "-c", f"mv {move}"], check=True, cwd=tmp_path)
+    assert old.is_dir() and not moved.exists()
+    assert moved_line(old, cm.read_manifest(old)) == ""

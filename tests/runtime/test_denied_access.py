@@ -91,3 +91,44 @@ def test_another_users_file_in_a_sticky_folder_is_said_so(open_folder):
     assert kind == "returned" and line.startswith(f"{theirs}: permission denied (it is another "
                                                   "user's file in a sticky folder ("), line
     assert "only its owner may replace or remove" in line
+
+
+def test_a_link_into_a_closed_folder_names_that_folder_as_the_path_itself_does(open_folder):
+    """s35 tester R8: ``telemetry show /tmp/link.h5`` (a link to /srv/proj/priv/t.h5) said
+    "its owner and mode unknown ... (chmod g+r)": no path, no owner. A link in the name's
+    middle leads there too."""
+    closed = os.path.join(open_folder, "pr iv")
+    os.mkdir(closed, 0o700)
+    target = os.path.join(closed, "t.h5")
+    open(target, "w").close()
+    direct = as_nobody(denied_line, target)[1]
+    reason = direct.split(": permission denied (", 1)[1]
+    assert reason.startswith(f"you cannot enter the folder {closed}: owner root, group root, "
+                             f"mode drwx------); ask its owner to let you in (chmod o+x "
+                             f"'{closed}')"), direct
+    link, folder_link = os.path.join(open_folder, "t.h5"), os.path.join(open_folder, "dir")
+    os.symlink(target, link)
+    os.symlink(closed, folder_link)
+    for through in (link, os.path.join(folder_link, "t.h5")):
+        assert as_nobody(denied_line, through) == ("returned", (
+            f"{through}: permission denied (it is {target} through a symbolic link; {reason}"))
+
+
+def test_a_path_with_a_newline_is_shown_escaped_on_one_line(open_folder):
+    """R8: the newline was printed raw, the one-line error on two lines; the chmod it
+    suggests reads back as the folder in bash."""
+    import subprocess
+
+    closed = os.path.join(open_folder, "a\nb")
+    os.mkdir(closed, 0o700)
+    target = os.path.join(closed, "t.h5")
+    kind, line = as_nobody(denied_line, target, "telemetry file")
+    assert kind == "returned" and "\n" not in line, line
+    escaped = f"$'{open_folder}/a\\nb"
+    assert line.startswith(f"telemetry file {escaped}/t.h5': permission denied (you cannot "
+                           f"enter the folder {escaped}': owner root"), line
+    chmod = line.split("(chmod ", 1)[1].split(")")[0]
+    said = subprocess.run(["bash", "-c", f"printf '%s' {chmod.split(' ', 1)[1]}"],
+                          capture_output=True, check=True).stdout
+    assert said == os.fsencode(closed)
+

@@ -53,6 +53,10 @@ def _merge(sources: list[str | os.PathLike], out: str | os.PathLike) -> dict:
                                   "fix the shard or leave it out of the merge")
         if problem:
             raise TelemetryError(problem)
+    try:
+        before = os.stat(out)  # through a link: the file written is the link's target
+    except OSError:
+        before = None
     # A failure changes nothing: a new --out is removed again, an existing one left as it was.
     writer = TelemetryWriter(out, resume=True, all_or_nothing=True)
     counts = {"added": 0, "replaced": 0, "kept": 0}
@@ -85,9 +89,25 @@ def _merge(sources: list[str | os.PathLike], out: str | os.PathLike) -> dict:
             for key, n in shard.attempts.items():
                 store.attempts[key] = max(store.attempts.get(key, 0), n)
         shared_attrs(store.attrs, [shard.attrs for _, shard in stores], store.runs.values())
+    _keep_shared_mode(out, before)
     counts["rows"] = len(load(out).runs)
     counts["repeated"] = len(sources) - len(unique)
     return counts
+
+
+def _keep_shared_mode(out: str | os.PathLike, before: os.stat_result | None) -> None:
+    """Give the merged ``out`` the permission bits of the file it extended where it kept that
+    file's group: a group-shared ``-rw-rw----`` file came out ``-rw-r-----`` (the writer takes
+    away the group write the umask denies), so that the group, its owner before a ``--force``
+    among them, could no longer write it (s35 tester R7). Set-id bits are not kept."""
+    if before is None:
+        return
+    try:
+        now = os.stat(out)
+        if now.st_gid == before.st_gid and now.st_mode & 0o777 != before.st_mode & 0o777:
+            os.chmod(out, before.st_mode & 0o777)
+    except OSError:  # replaced meanwhile by another user's file: theirs to set
+        pass
 
 
 #: How much a record of a run says, least first: cut short with the sweep, died with its

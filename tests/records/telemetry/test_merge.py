@@ -9,6 +9,7 @@ import h5py
 import pytest
 
 from hpcds1mpi.records import telemetry
+from tests.other_user import shared_folder  # noqa: F401 - a fixture
 from tests.records.telemetry.rows import run_row
 
 
@@ -277,3 +278,35 @@ def test_sigterm_during_a_merge_changes_nothing_and_says_so(tmp_path, existing):
     assert sorted(p.name for p in tmp_path.iterdir()) == names
     if existing:
         assert hashlib.sha256(out.read_bytes()).hexdigest() == before
+
+
+def test_a_merge_keeps_a_group_shared_files_mode_for_its_taker_and_its_owner(shared_folder):
+    """s35 tester R7: bob's ``merge --force`` over alice's group-shared ``-rw-rw----`` file
+    left ``-rw-r----- bob proj``: alice could no longer write what had been her file. Here
+    root's file of group 65534, merged into by user 65534 (umask 022), then again by root."""
+    import stat
+
+    from tests.other_user import OTHER, as_other_user
+
+    shard, out = shared_folder / "bob_g.h5", shared_folder / "merged.h5"
+    telemetry.append(shard, [run_row(0, "m2")])
+    telemetry.append(out, [run_row(1, "m1")])
+    telemetry.merge([shard], shared_folder / "warm.h5")  # imports made before the fork
+    telemetry.merge([shard], shared_folder / "warm.h5")
+    os.chown(out, 0, OTHER)
+    os.chmod(out, 0o660)
+
+    def merge_as_group_member():
+        os.umask(0o022)
+        return telemetry.merge([shard], out)["rows"]
+
+    assert as_other_user(merge_as_group_member) == ("ok", 2)
+    st = out.stat()
+    assert (st.st_uid, st.st_gid, stat.filemode(st.st_mode)) == (OTHER, OTHER, "-rw-rw----")
+    old_umask = os.umask(0o022)
+    try:  # its owner's own merge keeps the group's write too
+        os.chown(out, 0, OTHER)
+        telemetry.merge([shard], out)
+    finally:
+        os.umask(old_umask)
+    assert stat.filemode(out.stat().st_mode) == "-rw-rw----"
