@@ -254,17 +254,19 @@ def detect_slurm(env: dict | None = None, scontrol_text: str | None = None) -> C
     holds of each node (``allocated_*``: :mod:`hpcds1mpi.slurm_allocation`, ``--mem``).
 
     Raises:
-        ClusterFileError: outside an allocation (SLURM_JOB_ID unset, or naming a job that Slurm
-            says is not running: :func:`~hpcds1mpi.slurm_allocation.in_allocation`), or a
+        ClusterFileError: outside an allocation (SLURM_JOB_ID unset, naming a job that Slurm
+            says is not running, or one whose figures its SLURM_* contradict:
+            :func:`~hpcds1mpi.slurm_allocation.in_allocation`), or a
             count in it that is not a number.
     """
     env = dict(os.environ if env is None else env)
     if "SLURM_JOB_ID" not in env:
         raise ClusterFileError("not inside a Slurm allocation (SLURM_JOB_ID unset); use --cluster")
-    if not in_allocation(env):  # s32 tester T4: leftover SLURM_* of a job that is not running
+    if not in_allocation(env):  # s32 T4 / s35 X3: SLURM_* of no job, or of another job
         raise ClusterFileError(f"not inside a Slurm allocation (SLURM_JOB_ID="
-                               f"{env['SLURM_JOB_ID'].strip()} is no running job); unset the "
-                               "leftover SLURM_* variables, or use --cluster")
+                               f"{env['SLURM_JOB_ID'].strip()} is no running job, or one its "
+                               "SLURM_* contradict); unset the leftover SLURM_* variables, or "
+                               "use --cluster")
     pname = env.get("SLURM_JOB_PARTITION", "slurm")
     if scontrol_text is None:  # every node of the allocation: they may differ (s33 A2)
         nodelist = env.get("SLURM_JOB_NODELIST") or env.get("SLURM_NODELIST") or \

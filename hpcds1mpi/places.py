@@ -7,15 +7,38 @@ narrow them (``NAME`` or ``CLUSTER/NAME``; a bare name several clusters share is
 of ``recommend``, ``advise``, the Python API and the service; :func:`resolve_partition` the one
 partition of a command that runs or sweeps. This machine's partition name is made up, so a
 script for it names none and says so (:func:`is_this_machine`, :func:`default_queue_note`).
+
+Only a Slurm allocation's nodes are read: inside another scheduler's job (PBS, LSF, Grid
+Engine, Flux, Cobalt: :func:`foreign_job`, by its variables) this machine is modelled, which was
+silent (s35 tester X4: "local/local: 1 nodes x 2 cores" inside a 2-host PBS job); it is said
+once per process, with the way out, ``--cluster FILE`` (:func:`say_foreign_job_once`).
 """
 
 from __future__ import annotations
 
 import os
+import re
+import sys
+from typing import NamedTuple
 
 from hpcds1mpi.cluster import Cluster, Partition, detect_local, detect_slurm, load_clusters
 from hpcds1mpi.errors import ClusterFileError
-from hpcds1mpi.slurm_allocation import in_allocation
+from hpcds1mpi.slurm_allocation import RANK_VARIABLES, in_allocation
+
+#: (scheduler, the variable naming its job, variables of which one must be set beside it):
+#: Grid Engine's JOB_ID is too common a name alone, one of its job's own must be set too.
+SCHEDULERS = (
+    ("PBS", "PBS_JOBID", ()),
+    ("LSF", "LSB_JOBID", ()),
+    ("Grid Engine", "JOB_ID", ("PE_HOSTFILE", "SGE_JOB_SPOOL_DIR", "SGE_TASK_ID", "NHOSTS")),
+    ("Flux", "FLUX_JOB_ID", ()),
+    ("Cobalt", "COBALT_JOBID", ()),
+)
+#: A job id fit to quote in a one-line note (PBS's 9.server, LSF's 12[3], Flux's f58 ids).
+_SHOWN_ID = re.compile(r"[\w.+@\[\]-]{1,60}")
+#: Set once the foreign-job note was said, so that the processes this one starts stay quiet.
+FOREIGN_SAID_VARIABLE = "HPCDS1MPI_FOREIGN_JOB_SAID"
+_SAID_FOREIGN: set[str] = set()
 
 
 def resolve_partition(cluster_file: str | None, partition: str | None) -> Partition:
@@ -37,6 +60,7 @@ def resolve_partition(cluster_file: str | None, partition: str | None) -> Partit
     if partition and partition != "local":  # this machine is one partition, named local
         raise ClusterFileError(f"no partition {partition!r} on this machine (it has 'local'); "
                                "give --cluster FILE to use a named partition")
+    say_foreign_job_once()
     return detect_local().partition()
 
 
@@ -52,6 +76,7 @@ def cluster_places(source=None) -> list[tuple["Cluster | None", Partition]]:
         ClusterFileError: an unreadable or invalid cluster file, or a source of another type.
     """
     if is_this_machine(source):
+        say_foreign_job_once()
         clusters = [detect_local()]
     elif source is None or (isinstance(source, str) and not source):
         clusters = [detect_slurm()]
@@ -74,6 +99,56 @@ def is_this_machine(source=None) -> bool:
     once: :func:`~hpcds1mpi.slurm_allocation.in_allocation`, s32 tester T4)."""
     return (source is None or (isinstance(source, str) and not source)) \
         and not in_allocation()
+
+
+class ForeignJob(NamedTuple):
+    """A job of another scheduler than Slurm: its scheduler, variable and id as shown."""
+
+    scheduler: str
+    variable: str
+    job: str
+
+    def named(self) -> str:
+        """The job in words: a PBS job (PBS_JOBID=9.pbs)."""
+        article = "an" if self.scheduler == "LSF" else "a"  # "an el-es-ef"
+        return f"{article} {self.scheduler} job ({self.variable}={self.job})"
+
+
+def foreign_job(env: dict | None = None) -> ForeignJob | None:
+    """The other scheduler's job whose variables ``env`` holds (the first of
+    :data:`SCHEDULERS`), else None."""
+    env = os.environ if env is None else env
+    for scheduler, variable, beside in SCHEDULERS:
+        value = env.get(variable, "").strip()
+        if value and (not beside or any(env.get(name, "").strip() for name in beside)):
+            return ForeignJob(scheduler, variable,
+                              value if _SHOWN_ID.fullmatch(value) else "(set)")
+    return None
+
+
+def foreign_job_line(job: ForeignJob) -> str:
+    """The one line for this machine modelled inside ``job``."""
+    return (f"this runs inside {job.named()}, whose nodes are not read (only a Slurm "
+            "allocation's are): this machine alone is modelled; to choose for the job's "
+            "nodes, describe them in a cluster file and pass --cluster FILE")
+
+
+def say_foreign_job_once(env: dict | None = None) -> None:
+    """Say :func:`foreign_job_line` on stderr where this process, whose partition is this
+    machine, runs inside another scheduler's job: once per process and job, not again in a
+    process it starts nor by an MPI launch's later ranks (as the leftover-job note)."""
+    job = foreign_job(env)
+    if job is None:
+        return
+    key = f"{job.variable}={job.job}"
+    inherited = os.environ.get(FOREIGN_SAID_VARIABLE) == key
+    os.environ[FOREIGN_SAID_VARIABLE] = key
+    later_rank = any(os.environ.get(name, "0").strip() not in ("", "0")
+                     for name in RANK_VARIABLES)
+    if key in _SAID_FOREIGN or inherited or later_rank:
+        return
+    _SAID_FOREIGN.add(key)
+    print(f"note: {foreign_job_line(job)}", file=sys.stderr)
 
 
 def default_queue_note(partition: Partition | None, scheduler: str,

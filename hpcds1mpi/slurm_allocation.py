@@ -11,10 +11,14 @@ Those figures are believed only inside an allocation (:func:`in_allocation`): a
 copied environment) is a leftover, and its ``SLURM_*`` are ignored with one note
 (:func:`leftover_job`; s32 tester T4: ``SLURM_NNODES=4 SLURM_CPUS_ON_NODE=64`` of job 123,
 which did not exist, made this 2-core VM a "4 nodes x 64 cores" partition named 'slurm').
-Slurm is asked once per process (:func:`first_job_state`, shared with the sweep's
-:mod:`hpcds1mpi.measure.allocation_state`); where it does not answer (no squeue, no
-configuration, no answer in :data:`ASK_TIMEOUT_S`) the variables are believed as before:
-inside a real allocation Slurm always answers.
+The same one answer gives the job's node count, CPUs and partition, and ``SLURM_*`` that
+contradict them (copied from another job that does run: s35 tester X3, ``SLURM_NNODES=2
+SLURM_CPUS_ON_NODE=64`` beside the id of a running 1-node, 1-CPU job) are ignored the same
+way, with one note naming them (:func:`contradicted`). Slurm is asked once per process
+(:func:`first_job_facts`, shared with the sweep's :mod:`hpcds1mpi.measure.allocation_state`);
+where it does not answer (no squeue, no configuration, no answer in :data:`ASK_TIMEOUT_S`) the
+variables are believed as before: inside a real allocation Slurm always answers. Under
+``slurmstepd`` (a batch script, a step) nothing is asked: the variables are Slurm's own.
 """
 
 from __future__ import annotations
@@ -24,13 +28,18 @@ import re
 import shutil
 import subprocess
 import sys
+from typing import NamedTuple
 
 #: squeue states of an allocation that still runs its steps.
 ALIVE = ("RUNNING", "CONFIGURING", "RESIZING", "SUSPENDED")
 #: Seconds one squeue / sacct call may take: a few, as it is asked while the user waits.
 ASK_TIMEOUT_S = 5.0
-#: The first answer about each job, per process: (job, SLURM_CONF, PATH) -> state or NoAnswer.
-_FIRST_STATES: dict[tuple, "str | NoAnswer"] = {}
+#: What squeue is asked of a job, in one call: state, nodes, CPUs, partition (s35 tester X3).
+JOB_FORMAT = "%T %D %C %P"
+#: A count as Slurm writes it, read only within int()'s bounds (s29 tester H4).
+_COUNT = re.compile(r"[0-9]{1,9}")
+#: The first answer about each job, per process: (job, SLURM_CONF, PATH) -> JobFacts or NoAnswer.
+_FIRST_STATES: dict[tuple, "JobFacts | NoAnswer"] = {}
 #: Jobs whose leftover note was said in this process (said once, by whichever reader is first).
 _SAID_LEFTOVER: set[str] = set()
 #: Set in this process's environment once a job id was found a leftover, so that the processes
@@ -61,33 +70,59 @@ def ask_slurm(command: list[str], env: dict, timeout_s: float) -> str | None:
     return proc.stdout.strip() if proc.returncode == 0 else None
 
 
-def job_state(job: str, env: dict, timeout_s: float) -> str:
-    """squeue's state of ``job`` now ("RUNNING"), "" when squeue no longer lists it.
+class JobFacts(NamedTuple):
+    """What squeue says of a job: its state ("" when it no longer lists it), and for a job of
+    one component its nodes, CPUs (all nodes together) and partition (None / "" otherwise)."""
+
+    state: str
+    nodes: int | None = None
+    cpus: int | None = None
+    partition: str = ""
+
+
+def job_facts(job: str, env: dict, timeout_s: float) -> JobFacts:
+    """squeue's :class:`JobFacts` of ``job`` now, in one call (:data:`JOB_FORMAT`).
 
     Raises:
         NoAnswer: squeue did not answer, or refused ``job`` while still listing it (or
             listing nothing: no configuration, no controller).
     """
-    state = ask_slurm(["squeue", "-h", "-j", job, "-o", "%T"], env, timeout_s)
-    if state is None:  # squeue refuses a job it no longer holds: "Invalid job id specified"
+    text = ask_slurm(["squeue", "-h", "-j", job, "-o", JOB_FORMAT], env, timeout_s)
+    if text is None:  # squeue refuses a job it no longer holds: "Invalid job id specified"
         listed = ask_slurm(["squeue", "-h", "-o", "%i"], env, timeout_s)
         if listed is None or job in listed.split():
             raise NoAnswer("squeue failed")
-        return ""
-    return state.split()[0] if state else ""
+        return JobFacts("")
+    lines = text.splitlines()
+    words = lines[0].split() if lines else []
+    if not words:
+        return JobFacts("")
+    if len(lines) > 1 or len(words) != 4:  # a heterogeneous job's components: state only
+        return JobFacts(words[0])
+    nodes, cpus = (int(w) if _COUNT.fullmatch(w) else None for w in words[1:3])
+    return JobFacts(words[0], nodes, cpus, words[3])
 
 
-def first_job_state(job: str, env: dict, timeout_s: float | None = None) -> str:
-    """:func:`job_state` asked once per process per job (and Slurm configuration, PATH):
+def job_state(job: str, env: dict, timeout_s: float) -> str:
+    """squeue's state of ``job`` now ("RUNNING"), "" when squeue no longer lists it.
+
+    Raises:
+        NoAnswer: as :func:`job_facts`.
+    """
+    return job_facts(job, env, timeout_s).state
+
+
+def first_job_facts(job: str, env: dict, timeout_s: float | None = None) -> JobFacts:
+    """:func:`job_facts` asked once per process per job (and Slurm configuration, PATH):
     every later call gets the first answer, or the first NoAnswer again.
 
     Raises:
-        NoAnswer: as :func:`job_state`, the first time and every time after.
+        NoAnswer: as :func:`job_facts`, the first time and every time after.
     """
     key = (job, env.get("SLURM_CONF", ""), env.get("PATH", ""))
     if key not in _FIRST_STATES:
         try:
-            _FIRST_STATES[key] = job_state(job, env, timeout_s or ASK_TIMEOUT_S)
+            _FIRST_STATES[key] = job_facts(job, env, timeout_s or ASK_TIMEOUT_S)
         except NoAnswer as exc:
             _FIRST_STATES[key] = exc
     answer = _FIRST_STATES[key]
@@ -96,10 +131,57 @@ def first_job_state(job: str, env: dict, timeout_s: float | None = None) -> str:
     return answer
 
 
+def first_job_state(job: str, env: dict, timeout_s: float | None = None) -> str:
+    """The state of :func:`first_job_facts` (asked once per process per job).
+
+    Raises:
+        NoAnswer: as :func:`job_facts`.
+    """
+    return first_job_facts(job, env, timeout_s).state
+
+
+def total_cpus(text: str) -> int | None:
+    """CPUs in all of ``SLURM_JOB_CPUS_PER_NODE`` ("2", "1(x2)", "4,2(x3)": 10); None where
+    it is not that form."""
+    total = 0
+    for part in text.split(","):
+        match = re.fullmatch(r"\s*([0-9]{1,9})\s*(?:\(x([0-9]{1,9})\))?\s*", part)
+        if match is None:
+            return None
+        total += int(match.group(1)) * int(match.group(2) or 1)
+    return total
+
+
+def contradicted(env: dict, facts: JobFacts) -> list[str]:
+    """The ``SLURM_*`` of ``env`` that contradict what Slurm says of the job (``facts``),
+    as "NAME=VALUE" (s35 tester X3: another job's variables beside a running job's id): a
+    node count other than its nodes, more CPUs than it holds on all its nodes, another
+    partition. A count that is not a number is left to the reader (it says so)."""
+    wrong = []
+    for name in ("SLURM_JOB_NUM_NODES", "SLURM_NNODES"):
+        value = env.get(name, "").strip()
+        if facts.nodes is not None and _COUNT.fullmatch(value) and int(value) != facts.nodes:
+            wrong.append(f"{name}={value}")
+    # CPUs: only more than the job holds (fewer would still fit; Slurm's two counts could
+    # differ in ways not worth dropping a real allocation for)
+    for name, count in (("SLURM_CPUS_ON_NODE", None), ("SLURM_JOB_CPUS_PER_NODE", total_cpus)):
+        value = env.get(name, "").strip()
+        cpus = (count(value) if count else int(value) if _COUNT.fullmatch(value) else None) \
+            if value else None
+        if facts.cpus is not None and cpus is not None and cpus > facts.cpus:
+            wrong.append(f"{name}={value}")
+    partition = env.get("SLURM_JOB_PARTITION", "").strip()
+    if facts.partition and partition and partition != facts.partition:
+        wrong.append(f"SLURM_JOB_PARTITION={partition}")
+    return wrong
+
+
 def leftover_job(env: dict | None = None, timeout_s: float | None = None) -> str:
-    """The note for a ``SLURM_JOB_ID`` that Slurm says is no running job ("SLURM_JOB_ID=123
-    names no running allocation ...: unset ..."), else "": unset, not a job number, no
-    squeue on PATH, the job runs, or Slurm does not answer (:func:`first_job_state`)."""
+    """The note for a ``SLURM_JOB_ID`` whose ``SLURM_*`` describe no allocation this process
+    runs in: Slurm says it is no running job ("SLURM_JOB_ID=123 names no running allocation
+    ...: unset ..."), or a running one that its variables contradict (:func:`contradicted`,
+    s35 tester X3); else "": unset, not a job number, no squeue on PATH, under slurmstepd,
+    the job runs as its variables say, or Slurm does not answer (:func:`first_job_facts`)."""
     env = dict(os.environ if env is None else env)
     job = env.get("SLURM_JOB_ID", "").strip()
     if not job.isdigit() or shutil.which("squeue", path=env.get("PATH")) is None:
@@ -107,19 +189,28 @@ def leftover_job(env: dict | None = None, timeout_s: float | None = None) -> str
     if job == os.environ.get("SLURM_JOB_ID", "").strip() and under_slurmstepd():
         return ""  # a batch script's or a step's process: the job runs, nothing to ask
     if env.get(LEFTOVER_VARIABLE) == job:
-        state = "found so by the process that started this one"
+        facts = JobFacts("found so by the process that started this one")
     else:
         try:
-            state = first_job_state(job, env, timeout_s)
+            facts = first_job_facts(job, env, timeout_s)
         except NoAnswer:
             return ""
-    if state in ALIVE:
+    ignored = ("its SLURM_* variables are ignored (this machine is used, as outside Slurm); "
+               "they are left from an ended allocation or a copied environment: unset them "
+               "(unset ${!SLURM_@}), or run inside ")
+    if facts.state not in ALIVE:
+        state = facts.state or "squeue does not list it"
+        return (f"SLURM_JOB_ID={job} names no running allocation ({state}): {ignored}an "
+                "allocation (salloc, sbatch)")
+    wrong = contradicted(env, facts)
+    if not wrong:
         return ""
-    state = state or "squeue does not list it"
-    return (f"SLURM_JOB_ID={job} names no running allocation ({state}): its SLURM_* "
-            "variables are ignored (this machine is used, as outside Slurm); they are left "
-            "from an ended allocation or a copied environment: unset them (unset "
-            "${!SLURM_@}), or run inside an allocation (salloc, sbatch)")
+    held = [f"{count} {word}{'s' * (count != 1)}" for count, word in
+            ((facts.nodes, "node"), (facts.cpus, "CPU")) if count is not None]
+    where = f" in partition {facts.partition}" if facts.partition else ""
+    return (f"SLURM_JOB_ID={job} is a running job of {' and '.join(held) or 'other figures'}"
+            f"{where}, which {', '.join(wrong)} contradict{'s' * (len(wrong) == 1)}: "
+            f"{ignored}that job (its batch script, its salloc shell, or srun --jobid={job})")
 
 
 def under_slurmstepd(pid: int | None = None, most: int = 64) -> bool:

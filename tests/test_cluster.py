@@ -87,7 +87,8 @@ def test_detect_slurm_refuses_the_leftovers_of_a_job_that_is_not_running(slurm, 
     env = {"SLURM_CONF": slurm.conf, "PATH": slurm.env["PATH"], "SLURM_JOB_ID": "123",
            "SLURM_NNODES": "4", "SLURM_CPUS_ON_NODE": "64"}
     with pytest.raises(ClusterFileError, match=r"not inside a Slurm allocation \(SLURM_JOB_ID=123 "
-                                               r"is no running job\); unset the leftover"):
+                                               r"is no running job, or one its SLURM_\* "
+                                               r"contradict\); unset the leftover"):
         detect_slurm(env=env, scontrol_text="")
 
 

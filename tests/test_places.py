@@ -119,3 +119,67 @@ def test_leftover_slurm_variables_place_a_job_on_this_machine(slurm, monkeypatch
     for part in (resolve_partition(None, None), cluster_places(None)[0][1]):
         assert (part.name, part.cores_per_node, part.memory_gb, part.allocated_cores_per_node) \
             == ("local", here.cores_per_node, here.memory_gb, None)
+
+
+# -- this machine inside another scheduler's job (s35 tester X4) ------------------------------
+
+def test_another_schedulers_job_is_told_by_its_variables():
+    from hpcds1mpi.places import foreign_job
+
+    assert foreign_job({"PBS_JOBID": "9.pbs", "PBS_ENVIRONMENT": "PBS_BATCH"}).named() == \
+        "a PBS job (PBS_JOBID=9.pbs)"
+    assert foreign_job({"LSB_JOBID": "12", "LSB_HOSTS": "a b"}).named() == \
+        "an LSF job (LSB_JOBID=12)"
+    assert foreign_job({"JOB_ID": "5", "PE_HOSTFILE": "/x"}).scheduler == "Grid Engine"
+    assert foreign_job({"FLUX_JOB_ID": "f2YfM", "FLUX_URI": "x"}).scheduler == "Flux"
+    assert foreign_job({"COBALT_JOBID": "3"}).scheduler == "Cobalt"
+    assert foreign_job({"JOB_ID": "5"}) is None  # a common name alone is no Grid Engine job
+    assert foreign_job({"PBS_JOBID": "  "}) is None and foreign_job({}) is None
+    assert foreign_job({"PBS_JOBID": "a b\n"}).job == "(set)"  # not quoted into the line
+
+
+def _without_jobs() -> dict:
+    import os
+
+    from hpcds1mpi.places import FOREIGN_SAID_VARIABLE, SCHEDULERS
+
+    names = {v for _, v, beside in SCHEDULERS for v in (v, *beside)} | {FOREIGN_SAID_VARIABLE}
+    return {k: v for k, v in os.environ.items()
+            if not k.startswith(("SLURM_", "PMI_", "OMPI_", "PMIX_")) and k not in names}
+
+
+def test_this_machine_inside_a_pbs_job_is_said_once_with_the_way_out(tmp_path):
+    """Was (s35 tester X4): inside a PBS job of 2 hosts `hpcds1mpi cluster` said "local/local:
+    1 nodes x 2 cores" with no word that the job's nodes were not read."""
+    import subprocess
+
+    from tests.helpers import hpcds1mpi_exe
+
+    nodefile = tmp_path / "nodes"
+    nodefile.write_text("node001\nnode001\nnode002\nnode002\n")
+    env = {**_without_jobs(), "PBS_JOBID": "9.pbs", "PBS_ENVIRONMENT": "PBS_BATCH",
+           "PBS_NODEFILE": str(nodefile)}
+    proc = subprocess.run([hpcds1mpi_exe(), "cluster"], env=env, capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0 and proc.stdout.startswith("local/local: 1 nodes x "), proc
+    assert proc.stderr.splitlines() == [
+        "note: this runs inside a PBS job (PBS_JOBID=9.pbs), whose nodes are not read (only a "
+        "Slurm allocation's are): this machine alone is modelled; to choose for the job's "
+        "nodes, describe them in a cluster file and pass --cluster FILE"]
+    proc = subprocess.run([hpcds1mpi_exe(), "cluster", "--cluster", str(TWO)], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stderr == ""  # the job's nodes described: no note
+
+
+def test_the_foreign_job_note_is_said_once_per_process(monkeypatch, capsys):
+    from hpcds1mpi import places
+
+    monkeypatch.setattr(places, "_SAID_FOREIGN", set())
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    monkeypatch.setenv(places.FOREIGN_SAID_VARIABLE, "")  # restored to unset after
+    monkeypatch.delenv(places.FOREIGN_SAID_VARIABLE)
+    monkeypatch.setenv("LSB_JOBID", "77")
+    for _ in range(2):
+        cluster_places(None)
+        resolve_partition(None, None)
+    assert capsys.readouterr().err.count("note: this runs inside an LSF job (LSB_JOBID=77)") == 1

@@ -58,7 +58,7 @@ def test_leftover_slurm_variables_of_an_ended_job_are_ignored_with_one_note(slur
                                                    "running allocation"), proc.stderr
     assert "unset them" in notes[0]
     asked = [line for line in log.read_text().splitlines() if "-j" in line.split()]
-    assert asked == [f"-h -j {job} -o %T"]  # once per process
+    assert asked == [f"-h -j {job} -o %T %D %C %P"]  # once per process
 
 
 @pytest.mark.slurm
@@ -158,3 +158,96 @@ def test_the_job_memory_is_what_slurm_gave_not_the_node():
     assert slurm_allocation.job_memory_mb(text, 2) == 1000.0
     assert slurm_allocation.job_memory_mb("JobId=1 MinMemoryNode=3G", 4) == 3072.0
     assert slurm_allocation.job_memory_mb("JobId=1", 4) == 0.0
+
+
+# -- another running job's id beside other figures (s35 tester X3) -----------------------------
+
+#: s35 tester X3's copied variables: 2 nodes x 64 CPUs, beside a 1-node, 1-CPU job's id.
+COPIED = {"SLURM_NNODES": "2", "SLURM_JOB_NUM_NODES": "2", "SLURM_CPUS_ON_NODE": "64",
+          "SLURM_JOB_CPUS_PER_NODE": "64(x2)", "SLURM_JOB_PARTITION": "debug"}
+
+
+@pytest.fixture
+def running_job(slurm):
+    """A real 1-node, 1-CPU job that sleeps (the tester's `sbatch -N1 --wrap 'sleep 900'`),
+    running; cancelled after the test."""
+    import time
+
+    job = slurm.cmd(["sbatch", "--parsable", "-N1", "-n1", "-p", "debug", "--time=3",
+                     "-o", "/dev/null", "--wrap", "sleep 170"]).stdout.strip().split(";")[0]
+    try:
+        deadline = time.monotonic() + 90
+        while slurm.job_state(int(job)) != "RUNNING":
+            if time.monotonic() > deadline:
+                pytest.fail(f"job {job} did not start in 90 s ({slurm.job_state(int(job))})")
+            time.sleep(0.5)
+        yield job
+    finally:
+        slurm.cmd(["scancel", job], check=False)
+
+
+@pytest.mark.slurm
+def test_another_jobs_figures_beside_a_running_jobs_id_are_ignored_with_one_note(
+        slurm, running_job, tmp_path):
+    """Was (s35 tester X3): `hpcds1mpi cluster` said "slurm/debug: 2 nodes x 64 cores" of a
+    running 1-node, 1-CPU job, and recommend wrote --ntasks-per-node=64, which pends for ever."""
+    job = running_job
+    path, log = _squeue_logged(tmp_path)
+    env = {**{k: v for k, v in slurm.env.items() if not k.startswith("SLURM_")},
+           "SLURM_CONF": slurm.conf, "SLURM_JOB_ID": job, **COPIED, **path}
+    proc = subprocess.run([hpcds1mpi_exe(), "cluster"], env=env, capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("local/local: 1 nodes x "), proc.stdout
+    notes = proc.stderr.splitlines()
+    assert len(notes) == 1 and notes[0].startswith(
+        f"note: SLURM_JOB_ID={job} is a running job of 1 node and 1 CPU in partition debug, "
+        "which SLURM_JOB_NUM_NODES=2, SLURM_NNODES=2, SLURM_CPUS_ON_NODE=64, "
+        "SLURM_JOB_CPUS_PER_NODE=64(x2) contradict"), proc.stderr
+    assert "unset them" in notes[0] and f"srun --jobid={job}" in notes[0]
+    asked = [line for line in log.read_text().splitlines() if "-j" in line.split()]
+    assert asked == [f"-h -j {job} -o %T %D %C %P"]  # the state's one call, no second
+    # the job's own figures are believed as before: no note, its one node and CPU
+    own = {**env, "SLURM_NNODES": "1", "SLURM_JOB_NUM_NODES": "1",
+           "SLURM_JOB_CPUS_PER_NODE": "1"}
+    del own["SLURM_CPUS_ON_NODE"]
+    proc = subprocess.run([hpcds1mpi_exe(), "cluster"], env=own, capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert proc.stdout.startswith("slurm/debug: 1 nodes x ") and "holds 1 cores" in \
+        proc.stdout, proc.stdout
+
+
+@pytest.mark.slurm
+def test_another_jobs_figures_choose_no_srun_no_allocation_nodes_and_no_tune_allocation(
+        slurm, running_job):
+    """The readers beside the partition's take the contradicted variables as no allocation."""
+    from hpcds1mpi.decide import tune_space
+    from hpcds1mpi.launch import launchers
+    from hpcds1mpi.measure.reachable_nodes import reachable_nodes
+
+    env = {**os.environ, "SLURM_CONF": slurm.conf, "SLURM_JOB_ID": running_job, **COPIED}
+    assert not in_allocation(env) and not launchers.in_slurm(env)
+    assert reachable_nodes(launchers.local("mpiexec"), env)[0] == 1  # this machine, not 2
+    part = type("P", (), {"usable_cores_per_node": 2, "cores_per_node": 2})()
+    assert tune_space.allocation(part, "srun", env=env) == (1, 2)
+
+
+def test_what_contradicts_the_job_is_named_and_what_agrees_is_not():
+    """The rule of s35 tester X3, on squeue's figures of a job (no Slurm needed)."""
+    facts = slurm_allocation.JobFacts("RUNNING", nodes=2, cpus=4, partition="debug")
+    agreeing = {"SLURM_NNODES": "2", "SLURM_JOB_NUM_NODES": "2", "SLURM_CPUS_ON_NODE": "2",
+                "SLURM_JOB_CPUS_PER_NODE": "2(x2)", "SLURM_JOB_PARTITION": "debug"}
+    assert slurm_allocation.contradicted(agreeing, facts) == []
+    assert slurm_allocation.contradicted({"SLURM_JOB_CPUS_PER_NODE": "1,2"}, facts) == []
+    assert slurm_allocation.contradicted(
+        {"SLURM_NNODES": "1", "SLURM_JOB_CPUS_PER_NODE": "4,2(x2)", "SLURM_CPUS_ON_NODE": "8",
+         "SLURM_JOB_PARTITION": "long"}, facts) == [
+        "SLURM_NNODES=1", "SLURM_CPUS_ON_NODE=8", "SLURM_JOB_CPUS_PER_NODE=4,2(x2)",
+        "SLURM_JOB_PARTITION=long"]
+    # counts that are no numbers are the reader's to refuse; unknown figures compare nothing
+    assert slurm_allocation.contradicted({"SLURM_NNODES": "x", "SLURM_JOB_CPUS_PER_NODE":
+                                          "9" * 5000}, facts) == []
+    assert slurm_allocation.contradicted(COPIED, slurm_allocation.JobFacts("RUNNING")) == []
+    assert slurm_allocation.total_cpus("4,2(x3)") == 10 and slurm_allocation.total_cpus("a") \
+        is None

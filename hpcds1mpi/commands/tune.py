@@ -226,7 +226,7 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
     """Tune a job by real runs inside its allocation (System 2)."""
     import json
 
-    from hpcds1mpi.places import resolve_partition
+    from hpcds1mpi.places import foreign_job, resolve_partition
     from hpcds1mpi.decide import system2, tune_predictions, tune_space
     from hpcds1mpi.decide.tune_front import tune_front
     from hpcds1mpi.measure import trials
@@ -313,10 +313,15 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
 
         kind = (choice.launcher if choice is not None else None) or launcher or (
             "srun" if launchers.in_slurm() else None)
-        if kind is None:
-            raise LaunchError("tune runs configurations for real: run it inside an allocation "
-                              "(salloc/sbatch, or --submit), launch it with `mpiexec -n N "
-                              "hpcds1mpi tune ...`, or pass --launcher mpiexec")
+        if kind is None:  # inside a PBS/LSF/... job it is in one, whose nodes are unread (X4)
+            job = foreign_job()
+            raise LaunchError("tune runs configurations for real: " + (
+                f"inside {job.named()} only this machine is known (a Slurm allocation's nodes "
+                "are read, no other job's): pass --launcher mpiexec to tune on this machine" + (
+                    "" if program else ", or launch tune with `mpiexec -n N hpcds1mpi tune "
+                    "...` to tune on the launched ranks' nodes") if job else
+                "run it inside an allocation (salloc/sbatch, or --submit), launch it with "
+                "`mpiexec -n N hpcds1mpi tune ...`, or pass --launcher mpiexec"))
         if kind == "srun":
             import shutil
 
@@ -345,6 +350,9 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
             cores = min(cores, min(layout.node_sizes))  # ranks, not cores, bound a sub-comm
         if max_nodes is not None:
             alloc_nodes = min(alloc_nodes, max_nodes)
+        if kind not in ("srun", "in-process") and (job := foreign_job()):  # s35 tester X4
+            click.echo(f"tune: inside {job.named()} {kind} runs on this machine: {alloc_nodes} "
+                       f"node(s) x {cores} cores are tuned, not the job's nodes", err=True)
         offer = None
         if bundle is not None and kernel is None:  # a program: only its measured levels
             from hpcds1mpi.decide.offer import offer_for

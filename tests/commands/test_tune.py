@@ -483,3 +483,49 @@ def test_the_preflight_launcher_is_the_trials_with_the_allocations_cores():
     config = Configuration(1, 1, 2)
     assert "--overcommit" in launch.tokens(config)
     assert any("srun is given --overcommit" in note for note in launch.notes(config))
+
+
+def _in_a_pbs_job(tmp_path) -> dict:
+    """The environment of a PBS job of two host names (s35 tester X4's pbs_alias: both this
+    machine's, so that mpiexec, which reads the node file, starts), without Slurm's or a
+    launcher's."""
+    import socket
+
+    from tests.test_places import _without_jobs
+
+    nodefile = tmp_path / "nodes"
+    nodefile.write_text(f"{socket.gethostname()}\n" * 2 + "localhost\n" * 2)
+    return {**_without_jobs(), "PBS_JOBID": "9.pbs", "PBS_ENVIRONMENT": "PBS_BATCH",
+            "PBS_NODEFILE": str(nodefile)}
+
+
+def test_tune_inside_another_schedulers_job_says_so_not_run_inside_an_allocation(tmp_path):
+    """Was (s35 tester X4): inside a PBS job tune said "run it inside an allocation", and
+    with --launcher mpiexec tuned this machine's one node, unsaid."""
+    import subprocess
+
+    env = _in_a_pbs_job(tmp_path)
+    app = tmp_path / "app.py"
+    app.write_text("import time, sys\ntime.sleep(0.01)\n")
+    program = f"{sys.executable} {app} {{size}}"
+    base = [hpcds1mpi_exe(), "tune", "--program", program, "--label", "app", "--size", "20",
+            "--budget", "1", "--max-nodes", "2", "--out", "t.h5"]
+    res = subprocess.run(base, capture_output=True, text=True, timeout=120, env=env,
+                         cwd=tmp_path)
+    assert res.returncode == 1 and "inside an allocation" not in res.stderr, res.stderr
+    error = res.stderr.strip().splitlines()[-1]
+    assert error.startswith("hpcds1mpi: error: tune runs configurations for real: inside a PBS "
+                            "job (PBS_JOBID=9.pbs) only this machine is known") and \
+        "pass --launcher mpiexec" in error and "`mpiexec -n N" not in error, res.stderr
+    res = subprocess.run([*base[:2], "--kernel", "gemm", *base[6:]], capture_output=True,
+                         text=True, timeout=120, env=env, cwd=tmp_path)
+    assert "launch tune with `mpiexec -n N hpcds1mpi tune ...`" in res.stderr  # a kernel may
+    assert not (tmp_path / "t.h5").exists()
+    res = subprocess.run([*base, "--launcher", "mpiexec"], capture_output=True, text=True,
+                         timeout=240, env=env, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr[-2000:]
+    said = [ln for ln in res.stderr.splitlines() if "PBS_JOBID" in ln]
+    assert said[0].startswith("note: this runs inside a PBS job (PBS_JOBID=9.pbs)"), said
+    assert len(said) == 2 and said[1].startswith(
+        "tune: inside a PBS job (PBS_JOBID=9.pbs) mpiexec runs on this machine: 1 node(s) x ") \
+        and said[1].endswith(" cores are tuned, not the job's nodes"), said
