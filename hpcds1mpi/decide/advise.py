@@ -222,20 +222,34 @@ def _plain(value):
 
 def _recommended(rec: "Recommendation", asked: Configuration, notes: list[str]
                  ) -> tuple[int | None, float | None]:
-    """The row of the best pick that keeps the script's device and precision, and System 1's
-    confidence when that row is its overall pick."""
+    """The row of the best pick that keeps the script's device and precision, picked among
+    those by ``recommend``'s own rules (its node reach, then a measured layout before an
+    unmeasured one whose interval is not wholly better: s35 tester R6, where 2 nodes fp64,
+    never measured, was shown over the measured 1 node), and System 1's confidence when that
+    row is its overall pick."""
+    import numpy as np
+
+    from hpcds1mpi.decide.measured_nodes import measured_first, pick_beyond_reach_line
+    from hpcds1mpi.decide.unmeasured_bounds import measured_before_unmeasured
+
     ch = rec.picked.choice
     cols = ch.scores.cols
-    for i in ch.ranking:
-        if cols["precision"][i] == asked.precision and cols["device"][i] == asked.device:
-            if int(i) != ch.index:
-                notes.append(f"System 1's overall pick runs {cols['device'][ch.index]} "
-                             f"{cols['precision'][ch.index]} (predicted "
-                             f"{format_time(float(cols['runtime_s'][ch.index]))}); the script's "
-                             f"program runs {asked.device} {asked.precision}, which is kept")
-            return int(i), (ch.confidence if int(i) == ch.index else None)
-    notes.append(f"no feasible layout keeps the script's {asked.device} {asked.precision}")
-    return None, None
+    kept = np.asarray([i for i in ch.ranking if cols["precision"][i] == asked.precision
+                       and cols["device"][i] == asked.device], dtype=np.int64)
+    if not len(kept):
+        notes.append(f"no feasible layout keeps the script's {asked.device} {asked.precision}")
+        return None, None
+    first, after = measured_first(cols, kept)  # kept in the ranking's order
+    first, beyond_note = measured_before_unmeasured(cols, first, ch.objective)
+    row = int(first[0]) if len(first) else int(after[0])
+    if row != ch.index:
+        notes.append(f"System 1's overall pick runs {cols['device'][ch.index]} "
+                     f"{cols['precision'][ch.index]} (predicted "
+                     f"{format_time(float(cols['runtime_s'][ch.index]))}); the script's "
+                     f"program runs {asked.device} {asked.precision}, which is kept")
+        notes += [n for n in (beyond_note, pick_beyond_reach_line(cols, rec.workload, row))
+                  if n]
+    return row, (ch.confidence if row == ch.index else None)
 
 
 # ---- advise ---------------------------------------------------------------------------------

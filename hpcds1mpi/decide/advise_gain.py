@@ -45,17 +45,21 @@ def not_a_gain(advice: Advice, how: str) -> None:
     """Say, as the verdict's first reason, that the recommended layout is predicted worse than
     the asked one (``how``), and why it is offered anyway; the verdict is then at most
     ``confirm``: a layout predicted worse is never applied without the user's word."""
-    asked = advice.asked
+    asked, shown = advice.asked, advice.recommended
+    # A predicted layout is never called measured (s35 tester R6).
+    measured = not (shown is not None and shown.unmeasured)
     if asked.unmeasured:
         why = ("the asked layout is unmeasured, so its prediction is extrapolated ("
                f"{'; '.join(asked.unmeasured)}), and the recommendation is only the best "
-               "measured layout")
+               "measured layout" if measured else "the asked layout is unmeasured, so its "
+               f"prediction is extrapolated ({'; '.join(asked.unmeasured)}), and so is the "
+               f"recommended one's ({'; '.join(shown.unmeasured)})")
     else:
         why = ("the recommendation is the best of the layouts System 1 offers, and the asked "
                "one is not among them")
-    keep = ("keep the script if you trust the extrapolation; --rewrite would switch to the "
-            "measured layout" if asked.unmeasured else "keep the script; --rewrite would "
-            "switch to the recommended layout")
+    keep = ("keep the script if you trust the extrapolation" if asked.unmeasured else
+            "keep the script") + "; --rewrite would switch to the " + (
+        "measured layout" if asked.unmeasured and measured else "recommended layout")
     far = asked_beyond_reach(advice)
     if far:  # 4096 nodes from runs on one is no prediction to keep (s34 tester S1)
         keep = f"{far}; --rewrite would switch to the recommended layout"

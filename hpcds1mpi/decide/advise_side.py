@@ -4,7 +4,8 @@ A layout the recommendation's grid holds is read from the grid's own row, so tha
 layout and the recommended one are judged on one table: a candidate at a level never measured
 is floored there by the measured rows beside it (:mod:`~hpcds1mpi.decide.scaling_floor`),
 which a table of that one candidate does not have (s33: the asked 2-node layout read 14.5 ms
-alone, 15.7 ms in the grid). A layout the grid lacks is scored on its own.
+alone, 15.7 ms in the grid). A layout the grid lacks is scored beside the grid's measured rows,
+as ``predict`` scores it (:mod:`~hpcds1mpi.decide.named_scores`).
 """
 
 from __future__ import annotations
@@ -49,15 +50,16 @@ def grid_row(cols: dict | None, partition: str, config: "Configuration") -> int 
 def predict_side(bundle, workload: str, size: int, partition: "Partition",
                  config: "Configuration", side, grid: dict | None = None):
     """Fill ``side`` with System 1's predictions for ``config``: its row of ``grid`` (the
-    recommendation's columns for this workload and size) where it has one, else one candidate
-    scored alone."""
+    recommendation's columns for this workload and size) where it has one, else scored as
+    ``predict`` scores it."""
     at = grid_row(grid, partition.name, config)
     if at is not None:
         row = {key: grid[key][at] for key in (*SIDE_COLUMNS, "reason") if key in grid}
-    else:
+    else:  # scored as predict and recommend score it (s35 tester R9)
         import pandas as pd
 
-        from hpcds1mpi.decide import system1 as s1
+        from hpcds1mpi.decide.named_scores import score_named
+        from hpcds1mpi.kernels import offered
 
         frame = pd.DataFrame([{
             "workload": workload, "size": int(size), "nodes": config.nodes,
@@ -65,7 +67,9 @@ def predict_side(bundle, workload: str, size: int, partition: "Partition",
             "device": config.device, "precision": config.precision,
             "partition": partition.name, "cores_per_node": partition.cores_per_node,
             "memory_gb": float(partition.memory_gb), "gpus_per_node": partition.gpus_per_node}])
-        row = s1.score(bundle, workload, size, [partition], frame=frame).row(0)
+        row = {key: values[0] for key, values in score_named(
+            bundle, workload, size, partition, frame,
+            uses_threads=offered(workload, partition)[0]).items()}
     for key in SIDE_COLUMNS:
         setattr(side, key, float(row[key]))
     side.problem = {"fail": "predicted to fail", "memory": "predicted to run out of memory"

@@ -52,11 +52,12 @@ def predict_configs(bundle, workload: str, size: int, part: "Partition",
     or not finite) and ``extrapolated`` (:func:`~hpcds1mpi.decide.scores.unmeasured_lines`:
     one line per knob beyond what the workload was measured at; [] when none or not valid)
     and ``measured_runs`` (how many ok runs of it at ``size`` its values are; 0: modelled).
-    Only the valid ones are scored, in one System 1 call."""
+    Only the valid ones are scored, each as the job's recommendation scores it
+    (:func:`~hpcds1mpi.decide.named_scores.score_named`)."""
     import pandas as pd
 
-    from hpcds1mpi.decide import system1 as s1
     from hpcds1mpi.decide.bundle_cache import measured_levels
+    from hpcds1mpi.decide.named_scores import score_named
     from hpcds1mpi.decide.scores import unmeasured_lines
     from hpcds1mpi.kernels import offered
 
@@ -75,9 +76,9 @@ def predict_configs(bundle, workload: str, size: int, part: "Partition",
                            "cores_per_node": part.cores_per_node,
                            "memory_gb": float(part.memory_gb),
                            "gpus_per_node": part.gpus_per_node} for i in valid])
-    scores = s1.score(bundle, workload, size, [part], frame=frame[list(_FRAME)],
-                      uses_threads=offer[0])
-    cols = scores.cols
+    # Each row as the job's recommendation scores it, whatever else is named (s35 tester R9).
+    cols = score_named(bundle, workload, size, part, frame[list(_FRAME)],
+                       uses_threads=offer[0])
     levels = measured_levels(bundle).get(workload)
     for j, i in enumerate(valid):
         rows[i]["extrapolated"] = unmeasured_lines(rows[i], levels)

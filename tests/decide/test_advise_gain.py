@@ -80,3 +80,25 @@ def test_a_script_asking_thousands_of_nodes_from_one_measured_is_not_kept(tmp_pa
         assert any("do not keep the script: its 4096 nodes" in r
                    for r in got.verdict["reasons"])
         assert not any("keep the script if you trust" in r for r in got.verdict["reasons"])
+
+
+def test_a_predicted_recommendation_is_never_called_measured():
+    """s35 tester R6: "the recommendation is only the best measured layout" was said of 2
+    nodes, never measured. A recommended layout that is unmeasured (its whole interval below
+    the measured ones') is said to be extrapolated too."""
+    from hpcds1mpi.decide.advise_gain import not_a_gain
+
+    asked = Side(Configuration(64, 1, 2, "cpu", "fp64"), "lab/standard", runtime_s=0.00268,
+                 energy_j=1.0, unmeasured=["nodes 64 above the most measured (1)"])
+    for unmeasured, says in ((["nodes 2 above the most measured (1)"], False), ([], True)):
+        shown = Side(Configuration(2, 2, 1, "cpu", "fp64"), "lab/standard", runtime_s=0.0654,
+                     energy_j=1.3, unmeasured=unmeasured)
+        a = Advice("job", "slurm", "stencil", "", 256, "", asked, shown,
+                   {"verdict": "confirm", "reasons": []})
+        not_a_gain(a, "2339 % longer runtime")
+        reason = a.verdict["reasons"][0]
+        assert ("only the best measured layout" in reason) is says
+        assert ("switch to the measured layout" in reason) is says
+        if not says:
+            assert "and so is the recommended one's (nodes 2 above the most measured (1))" \
+                in reason

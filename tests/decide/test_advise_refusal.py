@@ -28,22 +28,23 @@ def run(text, bundle, places, **kw):
 def test_a_new_layout_for_a_program_that_may_start_its_own_ranks_is_refused(bundle, places):
     """s29 tester B1: the rewrite set --ntasks-per-node=1 and left `gpaw -P 2`: the job
     failed "not enough slots"."""
-    a = run(SELF_LAUNCHED.format(nodes=1, time="00:30:00", ranks=2), bundle, places)
+    # 2 nodes: the measured 1 node is recommended over it (s35 tester R6)
+    a = run(SELF_LAUNCHED.format(nodes=2, time="00:30:00", ranks=4), bundle, places)
     assert a.recommended is not None and a.recommended.config != a.asked.config
     assert a.rewritten is None
     assert a.rewrite_refused.replace("refused", "would be refused", 1) in a.notes
     assert a.rewrite_refused.startswith(
         "--rewrite refused: no launch line (srun / mpirun / mpiexec / aprun / ibrun) was "
-        "recognised (line 7 runs `gpaw -P 2 python h2.py 25`)"), a.rewrite_refused
+        "recognised (line 7 runs `gpaw -P 4 python h2.py 25`)"), a.rewrite_refused
     assert "\n" not in a.rewrite_refused
     assert a.asked.lines == [3, 4, 5, 6]  # the threads read from line 6's OMP_NUM_THREADS
 
 
 def test_a_rewrite_that_keeps_the_layout_is_still_written(bundle, places):
-    # 2 nodes: a kernel measured on one is not picked on 4 (s34 tester S1)
-    a = run(SELF_LAUNCHED.format(nodes=2, time="10:00:00", ranks=4), bundle, places)
+    # 1 node x 2 ranks: the measured layout recommend's rules keep (s34 tester S1, s35 R6)
+    a = run(SELF_LAUNCHED.format(nodes=1, time="10:00:00", ranks=2), bundle, places)
     assert a.recommended.config == a.asked.config and not a.rewrite_refused
-    assert [c.line for c in a.changes] == [5] and "gpaw -P 4" in a.rewritten
+    assert [c.line for c in a.changes] == [5] and "gpaw -P 2" in a.rewritten
 
 
 def test_the_same_program_on_a_launch_line_is_rewritten(bundle, places):
