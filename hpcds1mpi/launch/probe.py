@@ -76,6 +76,42 @@ def judge(ranks: list[dict], family: str | None) -> tuple[str | None, str]:
     return None, seen
 
 
+def launch_script(tokens: list[str], script: str, env: dict, what: str, timeout: float = 60.0,
+                  cwd: str | None = None) -> tuple[int, str, str]:
+    """Start ``sh -c script`` under the launch ``tokens`` in its own session, and wait for it
+    (``what``: the probe, as messages name it). Shared by the 2-rank probe and the rank-host
+    probe (:mod:`hpcds1mpi.launch.rank_hosts`).
+
+    Returns:
+        (exit code, stdout, stderr).
+
+    Raises:
+        LaunchError: the launcher cannot be started, or did not end within ``timeout``
+            seconds (its process group is ended).
+    """
+    from hpcds1mpi.runtime.processes import die_with_parent, end_group
+
+    argv = [*tokens, "sh", "-c", script]
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=env, cwd=cwd,
+                                text=True, start_new_session=True,
+                                preexec_fn=die_with_parent())
+    except OSError as exc:
+        raise LaunchError(f"cannot start the launcher {tokens[0]}: {exc.strerror}; nothing "
+                          "was launched") from None
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        end_group(proc)
+        raise LaunchError(f"the {what} ({' '.join(tokens)}) did not end within {timeout:g} s; "
+                          "nothing was measured") from None
+    except BaseException:
+        end_group(proc)
+        raise
+    return proc.returncode, out, err
+
+
 def run_probe(tokens: list[str], env: dict, family: str | None, timeout: float = 60.0) -> str:
     """Start the probe with ``tokens`` (a 2-rank launch, without the program) and check it.
 
@@ -86,32 +122,14 @@ def run_probe(tokens: list[str], env: dict, family: str | None, timeout: float =
         LaunchError: the launch failed, or its ranks are not one job of 2 in a wire-up the
             program's MPI speaks.
     """
-    from hpcds1mpi.runtime.processes import die_with_parent, end_group
-
-    argv = [*tokens, "sh", "-c", PROBE_SCRIPT]
-    try:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, env=env,
-                                text=True, start_new_session=True,
-                                preexec_fn=die_with_parent())
-    except OSError as exc:
-        raise LaunchError(f"cannot start the launcher {tokens[0]}: {exc.strerror}; nothing "
-                          "was launched") from None
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        end_group(proc)
-        raise LaunchError(f"the {RANKS}-rank launch probe ({' '.join(tokens)}) did not end "
-                          f"within {timeout:g} s; nothing was measured") from None
-    except BaseException:
-        end_group(proc)
-        raise
+    code, out, err = launch_script(tokens, PROBE_SCRIPT, env, f"{RANKS}-rank launch probe",
+                                   timeout)
     want = FAMILY_NAMES.get(family or "", "an MPI")
-    if proc.returncode != 0:
+    if code != 0:
         from hpcds1mpi.launch.help_text import launcher_says
 
         said = launcher_says(err) or launcher_says(out)  # not the help text's rule (s29 A5)
-        raise LaunchError(f"the {RANKS}-rank launch probe failed (exit {proc.returncode}: "
+        raise LaunchError(f"the {RANKS}-rank launch probe failed (exit {code}: "
                           f"{said}); nothing was measured: check --mpiexec / "
                           "--launcher-args")
     wire, seen = judge(parse(out), family)

@@ -11,7 +11,8 @@ script would export, so the measured job is the one a recommended script submits
 refused (:mod:`.reachable_nodes`); the program is checked (:mod:`hpcds1mpi.launch.preflight`:
 found, executable), its MPI read (ELF, or its interpreter's mpi4py) and a launcher of another MPI
 family refused with one naming a launcher that can; with more than one rank a 2-rank probe
-proves the launcher starts one job.
+proves the launcher starts one job; where the node count is not told, one rank per node is
+launched to see that the ranks land on as many hosts (:func:`.reachable_nodes.check_nodes_landed`).
 
 **Measured honestly**: like a kernel, each configuration is launched ``warmup`` times
 unrecorded, then repeated until ``min_repeats`` launches and ``min_time`` seconds are reached
@@ -62,7 +63,7 @@ from hpcds1mpi.measure.plan import RunSpec, SweepPlan
 from hpcds1mpi.measure.program_launch import (classify, launch_once, launch_problem,
                                               refused_by_launcher)
 from hpcds1mpi.measure.progress import Progress
-from hpcds1mpi.measure.reachable_nodes import check_nodes_reachable
+from hpcds1mpi.measure.reachable_nodes import check_nodes_landed, check_nodes_reachable
 from hpcds1mpi.measure.setup_command import failed_in_setup, set_up
 from hpcds1mpi.measure.workdirs import prepare_folders, shared_folder_note, workdir_of
 
@@ -300,6 +301,9 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
     for line in preflight.check(launch, choice, first_tokens, first_env, plan.max_ranks,
                                 ranks, cwd):
         if say:
+            say(line)
+    for line in check_nodes_landed(plan, launch, cwd_of=lambda spec: workdir_of(workdir, spec)):
+        if say:  # the node count not told: where the ranks land, asked (s35 tester X2)
             say(line)
     note = unverified_launch(first_tokens, first_env, plan.max_ranks, readings, launch, ranks,
                              cwd)  # refuses ranks of a program without MPI (s33 tester D2)

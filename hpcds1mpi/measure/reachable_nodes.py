@@ -68,15 +68,21 @@ def reachable_nodes(launch, env: dict | None = None) -> tuple[int, str] | None:
         ConfigError: a Slurm allocation whose node count is not a positive number; a
             ``$PBS_NODEFILE`` that is not a regular file or is too large to be a node file.
     """
+    reach = _reach(launch, os.environ if env is None else env)
+    return None if isinstance(reach, str) else reach
+
+
+def _reach(launch, env) -> tuple[int, str] | str:
+    """:func:`reachable_nodes`'s answer, or, where it cannot be told, what made it so (the
+    variables, options or files, for a refusal of :func:`check_nodes_landed`)."""
     from hpcds1mpi.slurm_allocation import leftover_job
 
-    env = os.environ if env is None else env
     # a leftover job id's SLURM_NNODES is no node count (s32 T4; the sweep says the note)
     if "SLURM_JOB_ID" in env and not leftover_job(env):
         name = "SLURM_JOB_NUM_NODES" if env.get("SLURM_JOB_NUM_NODES") else "SLURM_NNODES"
         count = env.get(name)
         if not count:
-            return None  # a job id alone (a copied environment): not told
+            return "SLURM_JOB_ID without SLURM_JOB_NUM_NODES"  # a copied environment
         # Refused, not taken as unknown: a job whose count is garbled would otherwise launch
         # a sweep that is never checked (s29 tester H4; 0 nodes is no allocation either).
         if not _NODE_COUNT.fullmatch(count.strip()) or int(count) == 0:
@@ -87,18 +93,22 @@ def reachable_nodes(launch, env: dict | None = None) -> tuple[int, str] | None:
         return int(count), (f"this Slurm allocation ({job}) has" if _JOB_ID.fullmatch(job)
                             else "this Slurm allocation has")
     if getattr(launch, "name", "") == "srun":
-        return None  # srun outside an allocation asks Slurm for its own nodes
+        return "srun outside an allocation"  # srun asks Slurm for its own nodes
     # The host variables and options are only tested, never opened: mpiexec reads them.
-    if _names_hosts(tuple(str(w) for w in getattr(launch, "args", ()))) or \
-            any(env.get(name) for name in _HOST_VARIABLES) or \
-            any(_MCA_VARIABLE.fullmatch(name) and value for name, value in env.items()):
-        return None
+    args = tuple(str(w) for w in getattr(launch, "args", ()))
+    if _names_hosts(args):
+        return "the launcher's host options"
+    named = [name for name in _HOST_VARIABLES if env.get(name)] + sorted(
+        name for name, value in env.items() if _MCA_VARIABLE.fullmatch(name) and value)
+    if named:
+        return ", ".join(_shown(name) if len(name) > 40 else name for name in named[:4]) + \
+            (", ..." if len(named) > 4 else "")
     if env.get("PBS_NODEFILE"):
         hosts = _count_hosts(env["PBS_NODEFILE"])
-        return None if hosts is None else (hosts, "this PBS job has")
+        return "PBS_NODEFILE (unreadable)" if hosts is None else (hosts, "this PBS job has")
     if getattr(launch, "name", "") == "mpiexec" and type(launch).__name__ != "HydraMpiexec" \
             and _open_mpi_defaults_name_hosts(getattr(launch, "command", "mpiexec"), env):
-        return None  # Open MPI (or a flavour not known): its installation may list hosts
+        return "Open MPI's installation files"  # its default host file or MCA parameters
     return 1, "this machine, outside any allocation, is"
 
 
@@ -245,3 +255,61 @@ def check_nodes_reachable(plan, launch, env: dict | None = None) -> None:
     raise ConfigError(f"--nodes {shown} asks for {most} nodes but {holder} {held} node"
                       f"{'s' if held != 1 else ''}: run the sweep inside `salloc -N {most}` "
                       f"(or your cluster's allocation of {most} nodes){hosts}, or {drop}")
+
+
+#: Node counts whose ranks landed on as many hosts in this process: key -> the hosts.
+_LANDED: dict[tuple, list[str]] = {}
+
+
+def check_nodes_landed(plan, launch, env: dict | None = None, cwd_of=None) -> list[str]:
+    """Where :func:`reachable_nodes` cannot tell the node count, find out where the ranks of
+    each multi-node configuration land before any run is recorded under its node count: one
+    launch of one rank per node for each node count above 1 in ``plan``, through ``launch``
+    in ``env`` and the folder ``cwd_of(spec)`` of that count's first run
+    (:func:`hpcds1mpi.launch.rank_hosts.rank_hosts`). s35 tester X2: in an LSF job's
+    variables hydra started both ranks of ``--nodes 2`` on this host, recorded as 2 nodes
+    (energy modelled for 2), unsaid. srun is not asked: it is given the nodes it asks
+    Slurm for, or fails.
+
+    Returns:
+        One line per node count probed, saying the hosts seen.
+
+    Raises:
+        ConfigError: a node count whose ranks landed on fewer hosts than it, in one line
+            naming the hosts, what left the count unknown and what to do.
+        LaunchError: a probe launch failed (a run on that many nodes would fail too).
+    """
+    from hpcds1mpi.launch.rank_hosts import rank_hosts
+
+    env = dict(os.environ if env is None else env)
+    reach = _reach(launch, env)
+    if not isinstance(reach, str) or getattr(launch, "name", "") == "srun":
+        return []
+    first = {}  # node count -> its first run: one probe per count per sweep
+    for spec in plan.runs:
+        first.setdefault(spec.config.nodes, spec)
+    lines, landed = [], []
+    for nodes in sorted(n for n in first if n > 1):
+        cwd = cwd_of(first[nodes]) if cwd_of else None
+        # tune --program sweeps once per trial: a count that landed is not asked again
+        key = (type(launch).__name__, getattr(launch, "command", ""), tuple(launch.args),
+               nodes, cwd, tuple(sorted(env.items())))
+        earlier = key in _LANDED
+        hosts = _LANDED[key] if earlier else sorted(set(rank_hosts(launch, nodes, env, cwd)))
+        shown = ", ".join(_shown(h, 60) if len(h) > 60 else h for h in hosts[:4]) + \
+            (", ..." if len(hosts) > 4 else "")
+        if len(hosts) < nodes:
+            fewer = ",".join(str(n) for n in [1, *landed])
+            raise ConfigError(
+                f"--nodes {nodes}: a launch of {nodes} ranks, one per node, landed on "
+                f"{len(hosts)} host{'s' if len(hosts) != 1 else ''} ({shown or 'none'}); "
+                f"{reach} left the node count unknown, so nothing is recorded as {nodes} "
+                "nodes: run the sweep inside the allocation with a launcher that reads it, "
+                "give the hosts to the launcher (--launcher-args \"--hostfile FILE\"), or "
+                f"sweep --nodes {fewer} only")
+        _LANDED[key] = hosts
+        landed.append(nodes)
+        lines.append(f"{nodes}-node launch probe: its ranks landed on {len(hosts)} hosts "
+                     f"({shown}); {reach} left the node count to the launcher"
+                     + (" (checked earlier in this run)" if earlier else ""))
+    return lines

@@ -303,3 +303,73 @@ def test_an_installation_file_too_large_is_not_told_and_no_fifo_is_opened(tmp_pa
     (tmp_path / "etc" / "openmpi-mca-params.conf").unlink()
     os.mkfifo(tmp_path / "etc" / "openmpi-default-hostfile")  # never opened to block
     assert reachable_nodes(launch, {})[0] == 1
+
+
+#: Foreign schedulers' job variables that leave the node count unknown (s35 tester X2).
+_FOREIGN_JOBS = {
+    "lsf": ({"LSB_JOBID": "123", "LSB_HOSTS": "vm vm n9 n9", "LSB_MCPU_HOSTS": "vm 2 n9 2"},
+            "LSB_JOBID, LSB_HOSTS, LSB_MCPU_HOSTS"),
+    "sge": ({"JOB_ID": "7", "NSLOTS": "4", "PE_HOSTFILE": "pe_hostfile"}, "PE_HOSTFILE"),
+    "flux": ({"FLUX_URI": "local:///run/flux/local", "FLUX_JOB_ID": "f2Abc"},
+             "FLUX_URI, FLUX_JOB_ID"),
+}
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("job", sorted(_FOREIGN_JOBS))
+def test_a_two_node_sweep_whose_ranks_land_on_one_host_is_refused_before_any_run(tmp_path,
+                                                                                 job):
+    """s35 tester X2: in an LSF (Grid Engine, Flux) job's variables the node count is not told,
+    hydra started both ranks of ``--nodes 2`` here, and the run was recorded as 2 nodes."""
+    variables, named = _FOREIGN_JOBS[job]
+    (tmp_path / "pe_hostfile").write_text("vm 2 all.q@vm UNDEFINED\nn9 2 all.q@n9 UNDEFINED\n")
+    ran = tmp_path / "ran"
+    app = tmp_path / "app.py"
+    app.write_text(f"open({str(ran)!r}, 'a').write('ran\\n')\n")
+    out = tmp_path / "two.h5"
+    proc = subprocess.run(
+        [hpcds1mpi_exe(), "sweep", "--command", f"{sys.executable} {app} {{size}}", "--label",
+         "app", "--sizes", "20", "--nodes", "2", "--ranks-per-node", "1", "--max-repeats",
+         "1", "--out", str(out), "--no-progress"],
+        env={**_outside_any_allocation(), **variables}, capture_output=True, text=True,
+        timeout=120, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f"hpcds1mpi: error: --nodes 2: a launch of 2 ranks, one per node, landed on 1 host "
+        f"({os.uname().nodename}); {named} left the node count unknown, so nothing is "
+        "recorded as 2 nodes: run the sweep inside the allocation with a launcher that reads "
+        "it, give the hosts to the launcher (--launcher-args \"--hostfile FILE\"), or sweep "
+        "--nodes 1 only")
+    assert not out.exists() and not ran.exists()  # no run recorded, the program never ran
+
+
+@pytest.mark.mpi
+def test_node_counts_are_probed_once_each_and_the_first_short_one_is_refused(tmp_path):
+    from hpcds1mpi.measure.reachable_nodes import check_nodes_landed
+    from tests.helpers import mpiexec
+
+    hydra = launchers.HydraMpiexec(mpiexec(), ())
+    env = {**_outside_any_allocation(), "LSB_JOBID": "5"}
+    with pytest.raises(ConfigError, match=r"^--nodes 2: a launch of 2 ranks, one per node, "
+                       r"landed on 1 host \(.*\); LSB_JOBID left the node count unknown, .* or "
+                       r"sweep --nodes 1 only$"):
+        check_nodes_landed(_plan("1,2,4"), hydra, env, cwd_of=lambda spec: str(tmp_path))
+    assert check_nodes_landed(_plan("1"), hydra, env) == []  # one node: nothing launched
+
+
+def test_no_host_probe_runs_where_the_node_count_is_told_or_srun_places_the_ranks(tmp_path):
+    """A launcher that cannot start (a missing path) proves nothing was launched."""
+    from hpcds1mpi.measure.reachable_nodes import check_nodes_landed
+
+    missing = launchers.HydraMpiexec("/nowhere/bin/mpiexec", ())
+    here = {"PATH": "/usr/bin"}
+    nodefile = tmp_path / "nodes"
+    nodefile.write_text("a\nb\n")
+    assert check_nodes_landed(_plan("2"), missing, {
+        **here, "SLURM_JOB_ID": "9", "SLURM_NNODES": "2", "SLURM_CONF": "/nowhere"}) == []
+    assert check_nodes_landed(_plan("2"), missing, {**here, "PBS_NODEFILE": str(nodefile)}) == []
+    assert check_nodes_landed(_plan("2"), launchers.Srun("pmi2", ()), here) == []
+    from hpcds1mpi.errors import LaunchError
+
+    with pytest.raises(LaunchError, match="cannot start the launcher /nowhere/bin/mpiexec"):
+        check_nodes_landed(_plan("2"), missing, {**here, "LSB_JOBID": "5"})
