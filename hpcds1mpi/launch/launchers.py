@@ -32,6 +32,9 @@ from hpcds1mpi.config import Configuration
 from hpcds1mpi.errors import ConfigError, LaunchError
 from hpcds1mpi.launch import program
 from hpcds1mpi.launch.hydra_binding import hydra_binding, hydra_thread_args
+from hpcds1mpi.launch.intel_pinning import (bind_to_note, is_intel, own_binding, own_tokens,
+                                            pinning_binding, pinning_note, pinning_text,
+                                            user_pinning, what_pins_do)
 from hpcds1mpi.launch.open_mpi_binding import (UNBIND_OPEN_MPI, ThreadBinding, binds_its_own,
                                                open_mpi_thread_binding)
 from hpcds1mpi.launch.srun_overcommit import overcommit_note, overcommit_tokens
@@ -167,21 +170,61 @@ class Mpiexec(Launcher):
 
 @dataclass
 class HydraMpiexec(Mpiexec):
-    """MPICH's / Intel MPI's hydra ``mpiexec``: ``-ppn`` places ranks per node."""
+    """MPICH's / Intel MPI's hydra ``mpiexec``: ``-ppn`` places ranks per node.
+
+    Intel MPI's (``intel``) pins ranks itself, by its own count of ranks per node (under Slurm
+    the job's, not the step's: s35 tester I1), and ignores ``-bind-to``: each rank gets its
+    threads' cpus through ``I_MPI_PIN_DOMAIN`` unless the user set their own ``I_MPI_PIN*``
+    (:mod:`~.intel_pinning`); ``cores``: a node's, to say where ranks share them. Threads move
+    within their rank's domain: OMP_PROC_BIND would bind the first one (and sched_getaffinity
+    of the rank) to one cpu of it."""
+
+    intel: bool = False
+    cores: int | None = None
+
+    def _pins(self) -> dict:
+        """The user's own I_MPI_PIN* settings (none for MPICH's hydra, which reads none)."""
+        return user_pinning(os.environ, self.args) if self.intel else {}
+
+    def _pins_own(self) -> bool:
+        """Whether the launch gives Intel's ranks their domains (I_MPI_PIN_DOMAIN=omp)."""
+        return self.intel and not self._pins()
 
     def _thread_lines(self, config: Configuration) -> list[str]:
         return []  # hydra binds nothing by default: a rank's threads have the node's cores
 
     def _per_node(self, config: Configuration) -> list[str]:
-        return ["-ppn", str(config.ranks_per_node)] if config.nodes > 1 else []
+        ppn = ["-ppn", str(config.ranks_per_node)] if config.nodes > 1 else []
+        return ppn + (own_tokens() if self._pins_own() else [])
 
     def _args(self, config: Configuration) -> tuple:  # -bind-to core:T (s31 tester P3)
+        if self.intel:  # Intel's mpiexec ignores -bind-to: left as given (s35 tester I3b)
+            return self.args
         return hydra_thread_args(self.args, config.threads)[0]
 
     def binding(self, config: Configuration) -> str:
+        if self.intel:
+            pins = self._pins()
+            return pinning_binding(self.name, pins) if pins else own_binding(
+                self.name, config.ranks_per_node, config.threads, self.cores)
         return hydra_binding(self.name, self.args, config.threads) or super().binding(config)
 
+    def oversubscribed_as(self) -> str | None:
+        """How ranks that overfill a node run under Intel's pinning, for the sweep's line on
+        them (s35 tester I3c: it said "unbound" where Intel pinned each to one core); None
+        for MPICH's hydra, which leaves them unbound."""
+        if not self.intel:
+            return None
+        pins = self._pins()
+        return (f"Intel MPI pins them by the user's {pinning_text(pins)} ({what_pins_do(pins)})"
+                if pins else "Intel MPI pins each rank to a domain of its threads' cpus, "
+                "which the ranks share")
+
     def notes(self, config: Configuration) -> list[str]:
+        if self.intel:
+            pins = self._pins()
+            said = [pinning_note(pins)] if pins else []
+            return [n for n in [*said, bind_to_note(self.args, pins)] if n]
         return [n for n in hydra_thread_args(self.args, config.threads)[1:] if n]
 
 
@@ -330,7 +373,7 @@ def local(launcher: str | None = None, *, mpi: str = "pmi2", mpiexec: str | None
         if mpiexec_flavor(path) == "openmpi":
             root = hasattr(os, "geteuid") and os.geteuid() == 0
             return OpenMpiMpirun(path, tuple(args), as_root=root, cores=cores)
-        return HydraMpiexec(path, tuple(args))
+        return HydraMpiexec(path, tuple(args), intel=is_intel(version_text(path)), cores=cores)
     raise LaunchError(f"unknown launcher {launcher!r}; use one of {', '.join(LAUNCHERS)}")
 
 
@@ -371,6 +414,8 @@ def for_script(scheduler: str, cluster=None, cores: int | None = None) -> Launch
     command = getattr(cluster, "mpiexec", "") or name
     if _open_mpi_here(command):
         return OpenMpiMpirun(command, args, as_root=False, cores=cores)
+    if "/" in command and os.path.isfile(command) and is_intel(version_text(command)):
+        return HydraMpiexec(command, args, intel=True, cores=cores)  # s35 tester I1
     return Mpiexec(command, args)
 
 

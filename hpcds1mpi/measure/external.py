@@ -314,7 +314,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
         say(note)  # threads above 1 for a program that cannot use them
     if say:  # more ranks x threads than cores: said as for kernels (s27 tester Q, 8)
         say_oversubscribed(plan, list(range(len(plan.runs))), partition.usable_cores_per_node,
-                           0, {}, *([OVERCOMMITTED] if launch.name == "srun" else []))
+                           0, {}, *_oversubscribed_as(launch))
     if say and (note := shared_folder_note(workdir, plan.runs)):  # scratch files collide
         say(note)
     said = set()
@@ -439,3 +439,11 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
         if in_main:
             signal.signal(signal.SIGTERM, previous)
         writer.close()
+
+
+def _oversubscribed_as(launch) -> list[str]:
+    """How ranks overfilling a node run: srun overcommits, Intel MPI's mpiexec pins them (s35
+    tester I3c: "unbound" was said), others leave them unbound (the default words)."""
+    pinned = getattr(launch, "oversubscribed_as", lambda: None)()
+    return [OVERCOMMITTED] if launch.name == "srun" else [pinned] if pinned else []
+
