@@ -6,6 +6,9 @@ itself: OpenCoarrays' ``cafrun`` prints its own banner and ends in ``"${CAFRUN}"
 ``CAFRUN="/usr/bin/mpiexec"`` written in it (s32 tester X1). :func:`wrapped_launcher` reads the
 launcher such a script runs from its text (no option of the script's own is assumed):
 the absolute paths in it named like an MPI launcher that are one here, all of one family.
+A script that runs a launcher by bare name (Intel MPI's ``mpirun``: ``mpiexec.hydra "$@"``)
+runs whichever PATH finds: :func:`bare_launcher` reads it so, :func:`path_launcher_refusal`
+refuses it where that is not the one beside the script (s35 tester I4).
 :func:`refusal` is the one line refusing a launcher that is none, naming where it came from
 and the launcher of the program's MPI to give instead (:func:`instead`).
 """
@@ -55,6 +58,51 @@ def wrapped_launcher(path: str) -> str | None:
     if len(families) != 1:
         return None
     return next(name for name, family in found.items() if family in families)
+
+
+#: A command word that is a launcher named without a folder, at a line's start or after
+#: ``;`` / ``&&`` / ``then`` (Intel MPI's ``mpirun``: ``mpiexec.hydra "$@" <&0``).
+_BARE_COMMAND = re.compile(r"(?:^|[;&|(]|\b(?:then|else|do)\s)[ \t]*(?:exec[ \t]+)?"
+                           r"((?:mpiexec|mpirun|orterun|prterun)(?:[.-][\w.-]+)?)(?=[\s;)]|$)",
+                           re.M)
+
+
+def bare_launcher(path: str, env: dict | None = None) -> tuple[str, str | None, str] | None:
+    """(the launcher the script ``path`` runs by bare name, the file ``env``'s PATH finds for
+    it now, the one of that name in the script's own folder) where the script runs one and
+    its folder has one; None otherwise (s35 tester I4: Intel MPI's ``bin/mpirun`` runs
+    ``mpiexec.hydra`` as PATH finds it, which was the venv's MPICH 5 under the sweep and
+    Debian's MPICH 4 in the job)."""
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read(_READ_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return None
+    if not text.startswith("#!"):
+        return None
+    env = os.environ if env is None else env
+    for name in dict.fromkeys(_BARE_COMMAND.findall(text)):
+        own = os.path.join(os.path.dirname(os.path.realpath(path)), name)
+        if name != os.path.basename(path) and os.path.isfile(own) and os.access(own, os.X_OK):
+            return name, shutil.which(name, path=env.get("PATH")), own
+    return None
+
+
+def path_launcher_refusal(given: str, found: str, fix: str, env: dict | None = None
+                          ) -> str | None:
+    """One line where the script ``found`` runs a launcher by bare name (:func:`bare_launcher`)
+    and PATH finds another than the one beside it (another MPI's, or another installation's:
+    not the same file or bytes), naming both and the fix; None otherwise."""
+    from hpcds1mpi.launch.mpi_installation import same_launcher
+
+    bare = bare_launcher(found, env)
+    if bare is None or (bare[1] and same_launcher(bare[1], bare[2])):
+        return None
+    name, on_path, own = bare
+    where = f"PATH finds {on_path}, not" if on_path else "PATH finds none, nor"
+    return (f"{given} {found!r} is a script that runs {name} as PATH finds it, and here "
+            f"{where} {own} beside the script (another MPI installation's launcher would start "
+            f"the program): put {os.path.dirname(own)} first on PATH, or {fix.format(own)}")
 
 
 def instead(program: ProgramMPI | None, env: dict | None = None,
@@ -114,10 +162,16 @@ def check_mpiexec(path: str, env: dict | None = None, given: str = "--mpiexec",
     if os.path.isdir(found) or not os.access(found, os.X_OK):
         raise ConfigError(f"{given} {found!r} is not an executable file")
     found = os.path.abspath(found)
+    fix = "--mpiexec {}" if given == "--mpiexec" else 'set mpiexec = "{}" in the cluster file'
+    if why := path_launcher_refusal(given, found, fix, env):
+        raise ConfigError(why)
+    if (bare := bare_launcher(found, env)) is not None:
+        # read as the launcher it runs, so that the sweep records, and its job script writes,
+        # that file: the job's PATH may find another (s35 tester I4: sbatch --export=NONE)
+        found = bare[2]
     if launcher_family(found) is None:
         # A script around a launcher (OpenCoarrays' cafrun) is refused too: the sweep picks the
         # launcher's options by its --version, which is the script's own.
-        fix = "--mpiexec {}" if given == "--mpiexec" else 'set mpiexec = "{}" in the cluster file'
         raise ConfigError(refusal(
             f"{given} {found!r}", found, fix, program_mpi(program, env) if program else None,
             env, ", whose options the sweep cannot choose by the script's own --version"))

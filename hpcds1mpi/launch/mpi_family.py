@@ -278,12 +278,17 @@ def launcher_family(path: str) -> str | None:
 def candidates(family: str, env: dict | None = None, exclude: str = "",
                library: str | None = None) -> list[str]:
     """Launchers on ``PATH`` (and beside this Python) whose family is ``family``; those of the
-    installation owning the MPI ``library`` the program loads first (:func:`owner_first`)."""
+    installation owning the MPI ``library`` the program loads first (:func:`owner_first`),
+    its own ``bin``'s first of all where it is on no PATH (s35 tester I6: Intel MPI's, loaded
+    through RUNPATH, was never named)."""
     import sys
+
+    from hpcds1mpi.launch.mpi_installation import installation_launcher
 
     env = os.environ if env is None else env
     seen, found = set(), []
-    names = [shutil.which(n, path=env.get("PATH")) for n in CANDIDATES.get(family, ())]
+    names = [installation_launcher(library, family)]
+    names += [shutil.which(n, path=env.get("PATH")) for n in CANDIDATES.get(family, ())]
     names.append(str(Path(sys.executable).parent / "mpiexec"))
     for name in names:
         if not name or not os.path.exists(name):

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from hpcds1mpi.errors import ConfigError, LaunchError
 from hpcds1mpi.launch import launchers, mpi_family, probe
+from hpcds1mpi.launch.mpi_installation import other_installation
 from hpcds1mpi.launch.mpi_names import FAMILY_NAMES, OPENMPI
 from hpcds1mpi.launch.rank_program import rank_program
 
@@ -233,6 +234,9 @@ def check(launch: launchers.Launcher, choice: LaunchChoice, program_tokens: list
     family = mpi_family.check_launcher(program, path, srun_mpi, program_env)
     lines = [f"program MPI: {program.describe()} ({program.evidence}); launcher: {path}"
              + (f" ({FAMILY_NAMES.get(family, family)})" if family else "")]
+    if family == program.family and (other := other_installation(
+            mpi_family.library_file(program, program_env), family, path)):
+        lines.append(other)  # s35 tester I6: the MPICH wheel's hydra for Intel MPI's program
     if launch.name == "srun":
         lines += check_srun(path, launch, env, max_ranks <= 1)
     if max_ranks > 1:

@@ -95,9 +95,11 @@ def unmeasured_launcher(cluster, scheduler: str, launch: dict) -> str | None:
         measured, keys = (f"srun --mpi={mpi}" if mpi else "srun"), \
             'launcher = "srun"' + (f' and mpi = "{mpi}"' if mpi else "")
     elif kind in ("mpiexec", "mpirun") and command:
+        from hpcds1mpi.launch.mpi_installation import same_launcher
+
         found = shutil.which(given) if name != "srun" else None
-        if found and os.path.realpath(found) == os.path.realpath(shutil.which(command) or
-                                                                 command):
+        # s35 tester I5: Intel's bin/mpiexec and bin/mpiexec.hydra are one launcher's bytes
+        if found and same_launcher(found, shutil.which(command) or command):
             return None
         measured, keys = command, f'launcher = "{kind}" and mpiexec = "{command}"'
     else:
@@ -155,6 +157,10 @@ def check_launch(program: list[str], launcher, cluster, hint: str = "",
             raise ConfigError(none)
         return (f"warning: {none}, unless it is this site's own mpiexec wrapper (check that it "
                 "starts the program as one job)")
+    refused, said = path_launcher(launcher, path)
+    if refused and scheduler == "slurm":
+        raise ConfigError(refused)
+    said = f"warning: {refused}" if refused else said
     if scheduler != "slurm" and path is not None:
         _refuse_launch(program, launcher, cluster, hint, None)  # what holds on any PATH
         try:
@@ -162,9 +168,34 @@ def check_launch(program: list[str], launcher, cluster, hint: str = "",
         except ConfigError as exc:
             return (f"warning: {exc}, if the job's PATH is this one (qsub does not pass it; "
                     "check with qsub -V or set mpiexec in the cluster file)")
-        return ""
+        return said
     _refuse_launch(program, launcher, cluster, hint, path)
-    return ""
+    return said
+
+
+def path_launcher(launcher, path: str | None) -> tuple[str, str]:
+    """(a refusal, a note) for a script's ``mpiexec`` that is a script running a launcher by
+    bare name (:func:`~hpcds1mpi.launch.given_launcher.bare_launcher`; s35 tester I4: Intel
+    MPI's ``bin/mpirun`` ran Debian's ``/usr/bin/mpiexec.hydra`` under ``sbatch
+    --export=NONE``): refused where this PATH (``path``; None: the job changes it) finds
+    another than the one beside it, else said, naming that one to set; ("", "") otherwise."""
+    from hpcds1mpi.launch.given_launcher import bare_launcher, path_launcher_refusal
+
+    command = getattr(launcher, "command", "")
+    if getattr(launcher, "name", "") == "srun" or not command:
+        return "", ""
+    found = command if "/" in command else (shutil.which(command, path=path) if path else None)
+    bare = bare_launcher(found) if found else None
+    if bare is None:
+        return "", ""
+    fix = 'set mpiexec = "{}" in the cluster file'
+    if path is not None and (refused := path_launcher_refusal(
+            "the script's launcher" if found == command else f"the script's {command}, here",
+            found, fix, {"PATH": path})):
+        return refused, ""
+    return "", (f"the script's {command} is a script that runs {bare[0]} as the job's PATH "
+                f"finds it (sbatch --export=NONE or a module may give another MPI's): to "
+                f"launch {bare[2]} whatever that PATH, {fix.format(bare[2])}")
 
 
 def ranks_program_words(program: list[str], launcher, path: str | None) -> list[str]:

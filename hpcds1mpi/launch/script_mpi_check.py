@@ -21,7 +21,9 @@ import shutil
 import sys
 from typing import TYPE_CHECKING
 
-from hpcds1mpi.launch.elf_libraries import elf_needed, needed_files
+from hpcds1mpi.launch.elf_libraries import needed_files
+from hpcds1mpi.launch.mpi_installation import (LAUNCHER_FILE_NAMES, installation_launcher,
+                                               launcher_file_family)
 from hpcds1mpi.launch.mpi_names import (CANDIDATES, FAMILY_NAMES, LAUNCHER_NAMES, MPICH, OPENMPI,
                                         family_of_soname)
 from hpcds1mpi.launch.pmix_support import mpich_speaks_pmix, openmpi_slurm_pmi
@@ -30,14 +32,6 @@ from hpcds1mpi.launch.program_file_mpi import file_mpi, program_word
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript, Launch
 
-#: Launchers by their real file name (Debian's alternatives, MPICH's and Open MPI's installs).
-_LAUNCHER_NAMES = {"orterun": OPENMPI, "prterun": OPENMPI, "prte": OPENMPI,
-                   "mpirun.openmpi": OPENMPI, "mpiexec.openmpi": OPENMPI,
-                   "mpiexec.hydra": MPICH, "mpiexec.mpich": MPICH, "mpirun.mpich": MPICH}
-#: Libraries only Open MPI's launchers link (ORTE, OPAL, PRRTE).
-_OPENMPI_LIBS = re.compile(r"^lib(open-rte|open-pal|prrte)\.so")
-#: The most of a file read for a version banner (a static binary, a launcher).
-_MAX_READ = 256 << 20
 #: Lines that change the job's environment (which mpirun / libraries it finds) or folder.
 _ENV_RE = re.compile(r"(?<![\w./-])(module|ml|source|spack|conda|mamba|micromamba|eval|"
                      r"\.)\s|(?<![\w])PATH=")
@@ -52,25 +46,6 @@ _DEFAULTED = re.compile(r"\$\{(\w+):?[-=][^}]*\}")
 def _cd_target(word: str) -> str:
     """The folder a ``cd`` names, quotes dropped and ``${VAR:-default}`` read as ``${VAR}``."""
     return _DEFAULTED.sub(r"${\1}", word.strip("\"'"))
-
-
-def launcher_file_family(path: str) -> str | None:
-    """``"openmpi"`` / ``"mpich"`` for an mpirun/mpiexec file, from its real name, the
-    libraries it links (ORTE/OPAL/PRRTE: Open MPI) or hydra's proxy named in it (the MPICH
-    family); None when the file does not say (a wrapper script, another launcher)."""
-    real = os.path.realpath(path)
-    if os.path.basename(real) in _LAUNCHER_NAMES:
-        return _LAUNCHER_NAMES[os.path.basename(real)]
-    try:
-        needed = elf_needed(real)
-        if needed is None:
-            return None
-        if any(_OPENMPI_LIBS.match(name) for name in needed):
-            return OPENMPI
-        with open(real, "rb") as fh:
-            return MPICH if b"hydra_pmi_proxy" in fh.read(_MAX_READ) else None
-    except OSError:
-        return None
 
 
 def program_file_family(path: str, env: dict | None = None) -> tuple[str | None, str]:
@@ -202,11 +177,13 @@ def mpi_mismatch(script: "JobScript", launch: "Launch", cwd: str, env: dict | No
         if (program, launcher) in seen:
             return None  # read, and said at its first line
         seen.add((program, launcher))
-    want, evidence = program_file_family(program, env)
-    have = launcher_file_family(launcher)
+    read = file_mpi(program, env)
+    want, evidence, have = read.family, read.evidence, launcher_file_family(launcher)
     if want is None or have is None or want == have:
         return None
-    others = fitting_launchers(want, path_var)
+    # s35 tester I6: the launcher beside the libmpi it loads, as the sweep names it
+    own = installation_launcher(_mpi_library(read.elf, want) if read.elf else None, want)
+    others = [own] if own else fitting_launchers(want, path_var)
     hint = f"launch it with {others[0]}" if others else \
         f"launch it with {FAMILY_NAMES[want]}'s mpiexec"
     # s29 tester A7: after `source .../openfoam/etc/bashrc` nothing was said, and the job ran
@@ -403,7 +380,7 @@ def launch_family(script: "JobScript", launch: "Launch | None",
     # the same lookup as the MPI warning's, so the warning and the binding agree
     from hpcds1mpi.launch.script_placeholders import program_at
 
-    named = _LAUNCHER_NAMES.get(os.path.basename(launch.launcher))
+    named = LAUNCHER_FILE_NAMES.get(os.path.basename(launch.launcher))
     if named is not None or job_folder is None:
         return named
     path_var = None if _first_lines(script.text)[0] < launch.line else os.environ.get("PATH")

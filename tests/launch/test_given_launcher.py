@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 
 import pytest
 
@@ -13,6 +14,9 @@ from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch import mpi_family
 from hpcds1mpi.launch.given_launcher import check_mpiexec, refusal, wrapped_launcher
 from tests.helpers import system_program
+
+#: The venv's bin: the MPICH wheel's hydra (MPICH 5), first on PATH where the venv is active.
+VENV_BIN = os.path.dirname(sys.executable)
 
 
 def _script(path, text: str) -> str:
@@ -100,3 +104,45 @@ def test_a_launcher_that_is_none_is_refused_naming_where_it_came_from(tmp_path):
                                           r"launcher .*: set mpiexec = \"PATH\" in the cluster "
                                           r"file, PATH the launcher of the program's MPI: /"):
         check_mpiexec(echo, given="the cluster file's mpiexec")
+
+
+def _site_mpirun(folder, hydra: str) -> str:
+    """A site's ``bin/mpirun`` that runs ``mpiexec.hydra`` by bare name (as Intel MPI's does),
+    its own ``bin/mpiexec.hydra`` beside it (a link to ``hydra``)."""
+    folder.mkdir()
+    (folder / "mpiexec.hydra").symlink_to(hydra)
+    return _script(folder / "mpirun", '#!/bin/sh\nexport I_MPI_MPIRUN="mpirun"\n'
+                                      'if [ -n "$X" ]; then\n    mpiexec.hydra "$@" <&0\n'
+                                      'else\n    mpiexec.hydra "$@" <&0\nfi\n')
+
+
+def test_a_launcher_script_running_a_bare_name_is_read_as_path_gives_it(tmp_path):
+    """s35 tester I4: Intel MPI's mpirun runs `mpiexec.hydra` as PATH finds it: the venv's
+    MPICH 5 under the sweep, Debian's in the job. PATH finding another than the one beside the
+    script: refused naming both and the fix; finding that one: read as it, so that the sweep
+    records (and its job script writes) that file, not the PATH-dependent script."""
+    hydra = system_program("mpiexec.mpich")
+    mpirun = _site_mpirun(tmp_path / "bin", hydra)
+    own = str(tmp_path / "bin" / "mpiexec.hydra")
+    venv_first = {"PATH": f"{VENV_BIN}:/usr/bin:/bin"}  # the venv's MPICH 5 hydra first
+    with pytest.raises(ConfigError) as refused:
+        check_mpiexec(mpirun, env=venv_first)
+    said = str(refused.value)
+    assert said.startswith(f"--mpiexec '{mpirun}' is a script that runs mpiexec.hydra as PATH "
+                           f"finds it, and here PATH finds {VENV_BIN}/mpiexec.hydra, not {own} beside the script") and "\n" not in said
+    assert said.endswith(f"put {tmp_path / 'bin'} first on PATH, or --mpiexec {own}"), said
+    with pytest.raises(ConfigError, match=r"PATH finds none, nor .* or set mpiexec = \""):
+        check_mpiexec(mpirun, env={"PATH": "/nonexistent"}, given="the cluster file's mpiexec")
+    assert check_mpiexec(mpirun, env={"PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin"}) == own
+
+
+def test_intels_mpirun_is_read_as_the_mpiexec_hydra_path_gives_it():
+    """The real Intel MPI: refused with the venv's bin first, its mpiexec.hydra with its own."""
+    from tests.intel_mpi import intel_env, intel_mpi
+
+    root = intel_mpi()
+    venv_first = {**os.environ, "PATH": f"{VENV_BIN}:/usr/bin:/bin"}
+    with pytest.raises(ConfigError, match=f"not {root}/bin/mpiexec.hydra beside the script"):
+        check_mpiexec(str(root / "bin" / "mpirun"), env=venv_first)
+    assert check_mpiexec(str(root / "bin" / "mpirun"), env=intel_env()) == \
+        str(root / "bin" / "mpiexec.hydra")

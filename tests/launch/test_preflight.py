@@ -287,3 +287,43 @@ def test_a_cluster_files_mpiexec_that_is_no_launcher_is_refused_as_the_cluster_f
     assert launcher_family(named) == "openmpi", said
     with pytest.raises(ConfigError, match=rf"^--mpiexec '{wrapper}' is not an MPI launcher"):
         preflight.LaunchChoice.of(cluster_file=str(site), mpiexec=str(wrapper))
+
+
+def test_a_launcher_of_another_installation_than_the_programs_libmpi_is_said(probes, tmp_path):
+    """s35 tester I6: a program of Intel MPI's, launched (no --mpiexec) by the venv's MPICH 5
+    mpiexec first in the documented order: said in one line naming Intel's own."""
+    from tests.intel_mpi import build_hybrid, intel_env, intel_mpi
+
+    root, app = intel_mpi(), str(build_hybrid(tmp_path))
+    choice = preflight.LaunchChoice.of(mpiexec=mpiexec())
+    lines = _check(choice, Configuration(1, 1, 1), env=intel_env(), ranks=1, program=[app])
+    (said,) = [line for line in lines if "another installation's" in line]
+    assert said.endswith(f"to launch it with its own, --mpiexec {root / 'bin' / 'mpiexec'}")
+    own = preflight.LaunchChoice.of(mpiexec=str(root / "bin" / "mpiexec.hydra"))
+    assert not [line for line in _check(own, Configuration(1, 1, 1), env=intel_env(), ranks=1,
+                                        program=[app]) if "another installation's" in line]
+
+
+def test_sweep_records_the_launcher_intels_mpirun_runs_or_refuses_it(tmp_path):
+    """s35 tester I4, the real CLI: `--mpiexec .../bin/mpirun` (Intel's script running
+    mpiexec.hydra by bare name) with the venv's bin first was accepted and run through the
+    venv's MPICH hydra; now refused in one line, exit 2. With Intel's bin first the sweep
+    runs and records its bin/mpiexec.hydra, the file a job script then writes."""
+    from tests.intel_mpi import build_hybrid, intel_env, intel_mpi
+
+    root, app = intel_mpi(), str(build_hybrid(tmp_path))
+    argv = ["sweep", "--command", f"{app} {{size}}", "--sizes", "1000", "--ranks-per-node",
+            "2", "--mpiexec", str(root / "bin" / "mpirun"), "--no-progress"]
+    venv_first = {"PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}"}
+    refused = run_cli([*argv, "--out", str(tmp_path / "no.h5")], env=venv_first, timeout=120)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr
+    (line,) = error_lines(refused.stderr)
+    assert f"not {root}/bin/mpiexec.hydra beside the script" in line
+    assert not (tmp_path / "no.h5").exists()
+    ran = run_cli([*argv, "--out", str(tmp_path / "t.h5"), "--time-regex",
+                   r"time ([0-9.]+) s"], env=intel_env(), timeout=240)
+    assert ran.returncode == 0, ran.stderr
+    assert f"launcher: {root}/bin/mpiexec.hydra " in ran.stderr
+    recorded = (tmp_path / "t.h5").read_bytes()
+    assert f'"command": "{root}/bin/mpiexec.hydra"'.encode() in recorded
+    assert f'"command": "{root}/bin/mpirun"'.encode() not in recorded

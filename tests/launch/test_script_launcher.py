@@ -233,3 +233,46 @@ def test_a_script_launcher_that_is_none_or_runs_another_mpi_is_refused(tmp_path)
         check_launch(hpcc, for_script("slurm", to_hydra), to_hydra)
     to_orterun = wrapper("cafrun", system_program("mpirun.openmpi"))
     assert check_launch(hpcc, for_script("slurm", to_orterun), to_orterun) == ""
+
+
+def test_a_cluster_launcher_that_is_the_measured_one_by_its_bytes_is_not_said(tmp_path):
+    """s35 tester I5: Intel's bin/mpiexec (measured) and bin/mpiexec.hydra (the cluster file's)
+    are one launcher's bytes (on oneAPI one links the other): not "never measured under"."""
+    import os
+
+    from tests.intel_mpi import intel_mpi
+
+    root = intel_mpi()
+    measured = {"launcher": "mpiexec", "command": str(root / "bin" / "mpiexec"),
+                "flavour": "HydraMpiexec", "args": [], "mpi": ""}
+    for given in (root / "bin" / "mpiexec.hydra", tmp_path / "mpiexec"):
+        if given.parent == tmp_path:
+            os.symlink(root / "bin" / "mpiexec.hydra", given)
+        site = Cluster("vm", launcher="mpiexec", mpiexec=str(given))
+        assert measured_cluster(site, "slurm", measured) == (site, None)
+    other = Cluster("vm", launcher="mpiexec", mpiexec=HERE)  # the MPICH wheel's: another
+    assert "never under" in measured_cluster(other, "slurm", measured)[1]
+
+
+def test_a_script_launcher_running_a_bare_launcher_name_is_refused_or_said(tmp_path,
+                                                                           monkeypatch):
+    """s35 tester I4: the cluster file's Intel mpirun runs `mpiexec.hydra` as the job's PATH
+    finds it (Debian's MPICH 4 under sbatch --export=NONE). This PATH finding another than the
+    one beside it: refused; finding that one: said, naming the file to set."""
+    import pytest
+
+    from hpcds1mpi.errors import ConfigError
+    from hpcds1mpi.launch.script_launcher import check_launch
+    from tests.intel_mpi import build_hybrid, intel_env, intel_mpi
+
+    root, app = intel_mpi(), [str(build_hybrid(tmp_path)), "8"]
+    own = root / "bin" / "mpiexec.hydra"
+    site = Cluster("vm", launcher="mpiexec", mpiexec=str(root / "bin" / "mpirun"))
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:/usr/bin:/bin")
+    with pytest.raises(ConfigError, match=rf"^the script's launcher '{root}/bin/mpirun' is a script that "
+                                          rf"runs mpiexec.hydra .* not {own} beside"):
+        check_launch(app, for_script("slurm", site), site)
+    monkeypatch.setenv("PATH", intel_env()["PATH"])
+    said = check_launch(app, for_script("slurm", site), site)
+    assert said.endswith(f'set mpiexec = "{own}" in the cluster file') and "\n" not in said
+    assert "as the job's PATH finds it" in said

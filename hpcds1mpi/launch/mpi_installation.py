@@ -1,0 +1,113 @@
+"""The MPI installation a library belongs to, its own launcher, and when two launchers are one.
+
+A program's MPI is one installation (Intel MPI in ``/opt/intel/oneapi/mpi/2021.x``, the MPICH
+wheel in a venv, Debian's MPICH in ``/usr``), not only a family: the launcher to name for it is
+the one beside the ``libmpi`` it loads (:func:`installation_launcher`: ``PREFIX/bin/mpiexec``
+for ``PREFIX/lib/libmpi.so.12``), the one rule of the sweep's refusals and advise's warnings
+(s35 tester I6: the sweep named the venv's MPICH 5 ``mpiexec``, advise Debian's
+``mpiexec.mpich``, for a program whose RUNPATH loads Intel MPI's library). Two launcher files
+are one launcher where they are one file, a link to it, or a copy of its bytes (Intel's
+``bin/mpiexec`` and ``bin/mpiexec.hydra``: :func:`same_launcher`, s35 tester I5). A
+launcher file's family is told here too, from its real name, its libraries or hydra's proxy
+named in it (:func:`launcher_file_family`, advise's reading). Only files are read: nothing is
+run.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from hpcds1mpi.launch.elf_libraries import elf_needed
+from hpcds1mpi.launch.mpi_names import MPICH, OPENMPI
+
+#: The launchers an installation's ``bin`` holds, in the order one is named: Debian's
+#: suffixed names first (its plain ``mpiexec`` is whichever MPI its alternatives chose).
+_OWN_NAMES = {MPICH: ("mpiexec.mpich", "mpiexec", "mpiexec.hydra", "mpirun.mpich", "mpirun"),
+              OPENMPI: ("mpirun.openmpi", "mpiexec.openmpi", "mpirun", "mpiexec")}
+#: Launchers by their real file name (Debian's alternatives, MPICH's and Open MPI's installs).
+LAUNCHER_FILE_NAMES = {"orterun": OPENMPI, "prterun": OPENMPI, "prte": OPENMPI,
+                       "mpirun.openmpi": OPENMPI, "mpiexec.openmpi": OPENMPI,
+                       "mpiexec.hydra": MPICH, "mpiexec.mpich": MPICH, "mpirun.mpich": MPICH}
+#: Libraries only Open MPI's launchers link (ORTE, OPAL, PRRTE).
+_OPENMPI_LIBS = re.compile(r"^lib(open-rte|open-pal|prrte)\.so")
+#: The most of a launcher file read for hydra's proxy's name.
+_MAX_READ = 256 << 20
+#: How far above the library's folder its installation's ``bin`` is looked for: ``lib/``,
+#: ``lib/release/`` (older oneAPI), ``lib/x86_64-linux-gnu/`` (Debian); never ``/bin``.
+_LEVELS = 3
+
+
+def launcher_file_family(path: str) -> str | None:
+    """``"openmpi"`` / ``"mpich"`` for an mpirun/mpiexec file, from its real name, the
+    libraries it links (ORTE/OPAL/PRRTE: Open MPI) or hydra's proxy named in it (the MPICH
+    family); None when the file does not say (a wrapper script, another launcher)."""
+    real = os.path.realpath(path)
+    if os.path.basename(real) in LAUNCHER_FILE_NAMES:
+        return LAUNCHER_FILE_NAMES[os.path.basename(real)]
+    try:
+        needed = elf_needed(real)
+        if needed is None:
+            return None
+        if any(_OPENMPI_LIBS.match(name) for name in needed):
+            return OPENMPI
+        with open(real, "rb") as fh:
+            return MPICH if b"hydra_pmi_proxy" in fh.read(_MAX_READ) else None
+    except OSError:
+        return None
+
+
+def same_launcher(first: str, second: str) -> bool:
+    """Whether two launcher files are one launcher: one file (a link to the other, a hard
+    link) or the same bytes (size, then SHA-256)."""
+    from hpcds1mpi.digests import sha256_file
+
+    try:
+        if os.path.samefile(first, second):
+            return True
+        if os.path.getsize(first) != os.path.getsize(second):
+            return False
+        return sha256_file(first) == sha256_file(second)
+    except OSError:
+        return False
+
+
+def installation_launcher(library: str | None, family: str | None) -> str | None:
+    """The launcher of ``family`` in the installation that owns the MPI ``library`` file (its
+    real path's ``PREFIX/bin``, ``PREFIX`` one to three folders above it), told by its file
+    (:func:`launcher_file_family`: Debian's
+    ``/usr/bin/mpiexec`` is Open MPI's ``orterun`` and is passed over for an MPICH library);
+    None where there is none."""
+    if not library or family not in _OWN_NAMES:
+        return None
+    folder = os.path.dirname(os.path.realpath(library))
+    for _ in range(_LEVELS):
+        folder = os.path.dirname(folder)
+        if folder in ("/", ""):
+            return None
+        for name in _OWN_NAMES[family]:
+            found = os.path.join(folder, "bin", name)
+            if os.path.isfile(found) and os.access(found, os.X_OK) \
+                    and launcher_file_family(found) == family:
+                return found
+    return None
+
+
+def of_installation(launcher: str, own: str) -> bool:
+    """Whether ``launcher`` is of the installation whose launcher is ``own``: the same
+    launcher (:func:`same_launcher`) or in the same real folder."""
+    return same_launcher(launcher, own) or os.path.dirname(
+        os.path.realpath(launcher)) == os.path.dirname(os.path.realpath(own))
+
+
+def other_installation(library: str | None, family: str | None, launcher: str) -> str | None:
+    """One line where ``launcher`` is of the ``family`` of the MPI ``library`` a program loads
+    but another installation's (the MPICH wheel's hydra for a program of Intel MPI's: s35
+    tester I6, found first on PATH by the documented order and used unsaid), naming the
+    installation's own launcher; None where they are one, or either is unknown."""
+    own = installation_launcher(library, family)
+    if own is None or of_installation(launcher, own):
+        return None
+    return (f"the program loads {library}, but the launcher {launcher} is another "
+            f"installation's of its MPI family (not {own}, the one beside that library): "
+            f"it may start or place it otherwise; to launch it with its own, --mpiexec {own}")

@@ -1,0 +1,83 @@
+"""The MPI installation a program's libmpi belongs to and its own launcher, and when two
+launcher files are one (s35 tester I5, I6): Intel MPI from PyPI (``scripts/intel-mpi``), a
+program built with its ``mpicc``, the venv's MPICH wheel and Debian's MPIs; real files."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from hpcds1mpi.launch import mpi_family
+from hpcds1mpi.launch.given_launcher import instead
+from hpcds1mpi.launch.mpi_installation import (installation_launcher, other_installation,
+                                               same_launcher)
+from hpcds1mpi.launch.script_mpi_check import mpi_mismatch
+from hpcds1mpi.launch.script_reading import read_script
+from tests.helpers import system_program
+from tests.intel_mpi import build_hybrid, intel_mpi
+
+WHEEL_MPIEXEC = str(Path(sys.executable).parent / "mpiexec")
+
+
+@pytest.fixture(scope="module")
+def intel_program(tmp_path_factory):
+    """(Intel MPI's folder, a program its mpicc built: libmpi.so.12 through RUNPATH)."""
+    root = intel_mpi()
+    return root, str(build_hybrid(tmp_path_factory.mktemp("intel")))
+
+
+def test_intels_mpiexec_and_mpiexec_hydra_are_one_launcher(tmp_path):
+    """s35 tester I5: the two are byte-identical files (on oneAPI one links the other); the
+    venv's MPICH hydra is another launcher."""
+    root = intel_mpi()
+    own, hydra = str(root / "bin" / "mpiexec"), str(root / "bin" / "mpiexec.hydra")
+    assert same_launcher(own, hydra)
+    (tmp_path / "mpiexec").symlink_to(hydra)
+    assert same_launcher(str(tmp_path / "mpiexec"), own)
+    assert not same_launcher(own, WHEEL_MPIEXEC)
+    assert not same_launcher(own, str(tmp_path / "missing"))
+
+
+def test_a_programs_launcher_is_the_one_beside_the_libmpi_it_loads(intel_program):
+    """s35 tester I6: Intel's bin is on no PATH; the sweep named the venv's MPICH mpiexec, advise
+    Debian's mpiexec.mpich. Both now name Intel's own, and the same one."""
+    root, app = intel_program
+    program = mpi_family.program_mpi([app])
+    library = mpi_family.library_file(program)
+    assert program.family == "mpich" and library.startswith(str(root)), (program, library)
+    own = str(root / "bin" / "mpiexec")
+    assert installation_launcher(library, "mpich") == own
+    assert installation_launcher(library, "openmpi") is None  # no Open MPI in Intel's bin
+    openmpi_run = system_program("mpirun.openmpi")
+    assert mpi_family.candidates("mpich", library=library)[0] == own
+    assert instead(program)[0][0] == own
+    with pytest.raises(Exception, match=f"use its launcher: --mpiexec {own}$"):  # the sweep
+        mpi_family.check_launcher(program, openmpi_run)
+    script = read_script(f"#!/bin/bash\n#SBATCH -N 1\n{openmpi_run} -n 2 {app}\n")
+    kind, line = mpi_mismatch(script, script.launches[0], os.getcwd())  # advise
+    assert kind == "warning" and f"launch it with {own} " in line, line
+
+
+def test_debians_mpiexec_is_passed_over_for_its_mpich(tmp_path):
+    """/usr/bin/mpiexec is Open MPI's orterun on Debian: its suffixed names come first."""
+    library = os.path.realpath("/usr/lib/x86_64-linux-gnu/libmpich.so.12")
+    if not os.path.exists(library):
+        pytest.skip("needs Debian's MPICH")
+    assert installation_launcher(library, "mpich") == "/usr/bin/mpiexec.mpich"
+    assert installation_launcher(library, "openmpi") == "/usr/bin/mpirun.openmpi"
+    assert installation_launcher(None, "mpich") is None
+
+
+def test_a_launcher_of_another_installation_of_the_family_is_said(intel_program):
+    """s35 tester I6: with Intel's bin first on PATH and no --mpiexec, the sweep used the venv's
+    MPICH 5 mpiexec unsaid. One line names the program's library and its own launcher."""
+    root, app = intel_program
+    library = mpi_family.library_file(mpi_family.program_mpi([app]))
+    said = other_installation(library, "mpich", WHEEL_MPIEXEC)
+    assert said and "\n" not in said and said.endswith(f"--mpiexec {root / 'bin' / 'mpiexec'}")
+    assert f"the launcher {WHEEL_MPIEXEC} is another installation's" in said
+    assert other_installation(library, "mpich", str(root / "bin" / "mpiexec.hydra")) is None
+    assert other_installation(None, "mpich", WHEEL_MPIEXEC) is None  # library not read
