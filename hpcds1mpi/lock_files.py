@@ -15,6 +15,13 @@ lock (Permission denied)", and a killed writer's lock had blocked everyone else 
   kernel's list of locks (``/proc/locks``) says whether a process of this host holds it; if
   none does, the refusal names the file, its owner and the fix, since a writer on another
   host of a shared file system would not be seen there.
+
+Every side file beside an output that is opened in place (these locks, the telemetry journal
+and its notes, a program's output-file lock) is opened by :func:`open_side_file`: never through
+a symbolic link, never blocking on a FIFO, and only where it is a regular file. Opened as they
+were, a link planted by another user had a lock's writer empty the link's target and make it
+0644 (s35 tester R1), a FIFO had hung every writer and reader (R2), and a folder had read as a
+full disk (R3).
 """
 
 from __future__ import annotations
@@ -23,16 +30,84 @@ import contextlib
 import errno
 import fcntl
 import os
+import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from hpcds1mpi.errors import LockError
+from hpcds1mpi.errors import LockError, OutputError
 
 #: A lock file's mode: anyone who reaches its folder may open it read-only to test it.
 LOCK_MODE = 0o644
 _REFUSED = (errno.EACCES, errno.EPERM)
 _BUSY = (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES)
+#: How every side file is opened: the last name never followed, a FIFO's open never waiting
+#: for a writer, the descriptor never inherited by a launched program.
+_IN_PLACE = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
+#: What a side file that is not a regular file is, in the refusal.
+_KINDS = {stat.S_IFLNK: "a symbolic link", stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket",
+          stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
+          stat.S_IFDIR: "a folder"}
+
+
+def open_side_file(path: str | os.PathLike, flags: int, mode: int = LOCK_MODE) -> int:
+    """A descriptor of side file ``path`` opened with ``flags``, only where it is (or is
+    created as) a regular file: nothing is followed, nothing blocks, nothing is written first.
+
+    ``O_TRUNC`` truncates once the file is checked; a file opened for writing must have no
+    other name (a hard link to another file would be written through).
+
+    Raises:
+        OutputError: (exit 2) ``path`` is a symbolic link, a FIFO, a socket, a device, a folder
+            or a hard link: named, with what it is and the fix (s35 tester R1-R3).
+        OSError: the open failed otherwise (the caller's to say: permission, a read-only folder).
+    """
+    path = os.fspath(path)
+    writes = flags & os.O_ACCMODE != os.O_RDONLY
+    _refuse_unless_regular(path, _lstat(path), writes)  # a device is never opened at all
+    try:
+        fd = os.open(path, (flags & ~os.O_TRUNC) | _IN_PLACE, mode)
+    except OSError:  # ELOOP (a link), ENXIO (a socket), EISDIR: what it is, said
+        _refuse_unless_regular(path, _lstat(path), writes)
+        raise
+    try:
+        _refuse_unless_regular(path, os.fstat(fd), writes)  # swapped since the lstat
+        if flags & os.O_TRUNC:
+            os.ftruncate(fd, 0)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_side_file(path: str | os.PathLike) -> bytes:
+    """The bytes of side file ``path``, read as :func:`open_side_file` opens it (OutputError
+    for what is no regular file, OSError as reading raises it)."""
+    with os.fdopen(open_side_file(path, os.O_RDONLY), "rb") as fh:
+        return fh.read()
+
+
+def _lstat(path: str) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except OSError:  # none yet (or its folder unreadable): the open says
+        return None
+
+
+def _refuse_unless_regular(path: str, st: os.stat_result | None, writes: bool) -> None:
+    if st is None:
+        return
+    kind = _KINDS.get(stat.S_IFMT(st.st_mode), "not a regular file")
+    if stat.S_ISREG(st.st_mode):
+        if not writes or st.st_nlink <= 1:
+            return
+        kind = f"a hard link ({st.st_nlink} names of one file)"
+    import shlex
+
+    remove = f"rm {'-r ' if stat.S_ISDIR(st.st_mode) else ''}{shlex.quote(path)}"
+    raise OutputError(f"{path} is {kind}, not a file hpcds1mpi writes; remove it ({remove}) if "
+                      "no hpcds1mpi command is running, then rerun")
 
 
 def take_lock(lock: Path, *, busy: Callable[[str], BaseException],
@@ -67,7 +142,7 @@ def take_lock(lock: Path, *, busy: Callable[[str], BaseException],
             time.sleep(0.05)
             continue
         try:  # its last holder may have removed the file between our open and our flock
-            same = os.stat(lock).st_ino == os.fstat(fd).st_ino
+            same = os.lstat(lock).st_ino == os.fstat(fd).st_ino
         except FileNotFoundError:
             same = False
         if same and not _writable(fd) and _removed(lock):
@@ -83,12 +158,12 @@ def take_lock(lock: Path, *, busy: Callable[[str], BaseException],
 
 def _open(lock: Path, busy, cannot_create) -> int:
     try:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, LOCK_MODE)
+        fd = open_side_file(lock, os.O_RDWR | os.O_CREAT, LOCK_MODE)
     except OSError as exc:
         if exc.errno not in _REFUSED or not os.path.lexists(lock):
             raise cannot_create(exc) from None
         try:  # another user's: flock works on a read-only descriptor
-            return os.open(lock, os.O_RDONLY | os.O_CLOEXEC)
+            return open_side_file(lock, os.O_RDONLY)
         except OSError as again:
             raise _unopenable(lock, again, busy) from None
     if os.fstat(fd).st_uid == os.geteuid():
@@ -124,8 +199,8 @@ def holder(lock: Path) -> str:
     """Who holds ``lock``, in words: what the file says, with its user where that is another;
     where it cannot be read, the process the kernel names, else "?"."""
     try:
-        said = lock.read_text().strip()
-    except (OSError, UnicodeDecodeError):
+        said = read_side_file(lock).decode().strip()
+    except (OSError, OutputError, UnicodeDecodeError):
         said = ""
     try:
         mine = os.stat(lock).st_uid == os.geteuid()
@@ -176,4 +251,5 @@ def holding_pid(lock: Path) -> int | None:
     return None
 
 
-__all__ = ["LOCK_MODE", "holder", "holding_pid", "owner_name", "take_lock"]
+__all__ = ["LOCK_MODE", "holder", "holding_pid", "open_side_file", "owner_name",
+           "read_side_file", "take_lock"]

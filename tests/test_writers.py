@@ -433,3 +433,32 @@ def test_a_killed_writers_lock_that_the_next_user_cannot_open_is_named_with_the_
     assert kind == "LockError", text
     assert "user root" in text and f"rm {lock}" in text and "\n" not in text
     assert lock.stat().st_uid == 0  # nothing removed that might be another host's
+
+
+# --------------------------------------------------------------------------------------------
+# A campaign's or bundle's lock that is no regular file (s35 tester R1-R3)
+
+from hpcds1mpi.errors import OutputError  # noqa: E402
+from tests.planted_files import (left_as_it_was, plant, plant_link, private_file,  # noqa: E402
+                                 within)
+
+
+def test_a_campaign_lock_linked_to_the_users_notes_is_refused_and_they_are_kept(
+        shared_folder, tmp_path):
+    """R1: bob's link at ``.hpcds1mpi-tmp-camp.lock`` had alice's campaign empty her
+    notes.txt, write "pid N on HOST" into it and make it 0644."""
+    notes = private_file(tmp_path / "notes.txt")
+    target = shared_folder / "camp"
+    plant_link(writers.lock_path(target), notes)
+    with pytest.raises(OutputError, match=f"^{writers.lock_path(target)} is a symbolic link"):
+        atomic.check_output_dir(target, ours=lambda _: True, force=False, what="campaign")
+    assert left_as_it_was(notes) and not writers.holds_lock(target)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder"])
+def test_a_bundle_lock_that_is_a_fifo_or_folder_is_refused_at_once(tmp_path, kind):
+    target = tmp_path / "m1"
+    what = plant(kind, writers.lock_path(target))
+    with within(1.0), pytest.raises(OutputError, match=f"{writers.lock_path(target)} {what}"):
+        writers.hold_lock(target, "bundle")
+    assert OutputError.exit_code == 2

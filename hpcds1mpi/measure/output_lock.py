@@ -5,7 +5,8 @@ it (:class:`~hpcds1mpi.measure.readings.FileMark`). Two sweeps run at once in on
 the same ``--output-file history.txt`` read each other's lines: one recorded another's size-3
 time as its size-40 repeat, another failed with a wrong unit-mistake message (s33 tester D6).
 :func:`output_lock` holds an exclusive ``flock`` on ``.<name>.hpcds1mpi-lock`` beside the file
-from just before the mark until its lines are read; a sweep that waits says so once.
+from just before the mark until its lines are read; a sweep that waits says so once. The lock
+file is opened as every side file is (:func:`~hpcds1mpi.lock_files.open_side_file`).
 """
 
 from __future__ import annotations
@@ -39,9 +40,11 @@ def output_lock(path: str | None, say=None, said: set | None = None):
     if not path:
         yield
         return
+    from hpcds1mpi.lock_files import open_side_file
+
     name = lock_path(path)
-    try:
-        fd = os.open(name, os.O_RDWR | os.O_CREAT, 0o644)
+    try:  # a link, a FIFO or a folder there: refused, never followed (s35 tester R1)
+        fd = open_side_file(name, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError:
         yield
         return

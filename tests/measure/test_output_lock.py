@@ -92,3 +92,24 @@ def test_a_long_output_name_still_gets_a_lock_it_can_make(tmp_path):
     assert len(os.path.basename(name).encode()) <= 255
     with output_lock(str(out)):
         assert os.path.exists(name)
+
+
+def test_an_output_files_lock_planted_as_a_link_or_fifo_is_refused(tmp_path):
+    """s35 tester R1, R2: the lock was opened for writing through a link planted there (and
+    made where a dangling one pointed)."""
+    import pytest
+
+    from hpcds1mpi.errors import OutputError
+    from tests.planted_files import left_as_it_was, plant, plant_link, private_file, within
+
+    out, key = tmp_path / "history.txt", private_file(tmp_path / "id_key")
+    plant_link(tmp_path / ".history.txt.hpcds1mpi-lock", key)
+    with pytest.raises(OutputError, match=r"\.history\.txt\.hpcds1mpi-lock is a symbolic link"):
+        with output_lock(str(out)):
+            pass
+    assert left_as_it_was(key)
+    (tmp_path / ".history.txt.hpcds1mpi-lock").unlink()
+    plant("fifo", tmp_path / ".history.txt.hpcds1mpi-lock")
+    with within(1.0), pytest.raises(OutputError, match="is a FIFO"):
+        with output_lock(str(out)):
+            pass

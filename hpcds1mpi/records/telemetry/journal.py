@@ -7,7 +7,10 @@
 - ``.t.h5.crash``: a note the watcher of a launch (the ``--launch`` supervisor) leaves when the
   launch died by itself (an exit code, a signal it was not sent), before it relaunches.
 
-(Their names, shortened where a long ``t.h5`` would pass NAME_MAX: :mod:`.side_files`.)
+(Their names, shortened where a long ``t.h5`` would pass NAME_MAX: :mod:`.side_files`.) Each
+is opened in place by :func:`hpcds1mpi.lock_files.open_side_file`, by readers too: one that is
+a symbolic link, a FIFO or a folder is refused in one line, never followed nor waited on (s35
+tester R1, R2); a note's temporary is always a new file.
 
 :func:`load` folds the journal into what the snapshot holds, so a ``kill -9`` at any instant
 loses no finished run: a journal line is either whole (counted) or the torn last line
@@ -41,6 +44,7 @@ import time
 from pathlib import Path
 
 from hpcds1mpi.errors import TelemetryError
+from hpcds1mpi.lock_files import open_side_file, read_side_file
 
 from .layout import Store, read_snapshot
 from .side_files import (crash_note_path, fault_note_path, fault_notes, journal_path,
@@ -70,12 +74,11 @@ def read_journal(path: str | os.PathLike) -> list[dict]:
             by hand); the message names the file and the line.
     """
     jpath = journal_path(path)
-    if not jpath.exists():
+    if not os.path.lexists(jpath):
         return []
     events = []
     try:
-        with open(jpath, "rb") as fh:
-            data = fh.read()
+        data = read_side_file(jpath)
     except OSError as exc:
         from hpcds1mpi.runtime.denied_access import denied_line, is_denied
 
@@ -168,10 +171,10 @@ def _event_adapter():
 def writer_alive(path: str | os.PathLike) -> bool:
     """True while a process holds the write lock of ``path``."""
     lpath = lock_path(path)
-    if not lpath.exists():
+    if not os.path.lexists(lpath):
         return False
     try:
-        fd = os.open(lpath, os.O_RDONLY)
+        fd = open_side_file(lpath, os.O_RDONLY)
     except OSError:  # another user's 0600 lock (an older version's): the kernel's list says
         from hpcds1mpi.lock_files import holding_pid  # (s34 fixer FU2: read as "interrupted")
 
@@ -194,12 +197,20 @@ def write_fault_note(path: str | os.PathLike, run_id: str, rank: int, error: str
     """
     note = fault_note_path(path, run_id, rank)
     tmp = note.with_name(note.name + ".tmp")
-    with open(tmp, "w") as fh:
+    with _new_file(tmp) as fh:
         json.dump({"run_id": run_id, "rank": rank, "error": error}, fh)
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, note)
     fsync_dir(note)
+
+
+def _new_file(tmp: Path):
+    """``tmp`` made anew for writing (text): what was there, a link planted by another user
+    included, is removed, never written through (s35 tester R1); an OSError as before."""
+    tmp.unlink(missing_ok=True)
+    return os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                             | os.O_CLOEXEC, 0o666), "w")
 
 
 def read_fault_notes(path: str | os.PathLike) -> dict:
@@ -210,7 +221,7 @@ def read_fault_notes(path: str | os.PathLike) -> dict:
         if note.name.endswith(".tmp"):
             continue
         try:
-            data = json.loads(note.read_text())
+            data = json.loads(read_side_file(note))
         except (OSError, ValueError):
             continue
         if not isinstance(data, dict) or not isinstance(data.get("run_id"), str):
@@ -233,7 +244,7 @@ def write_crash_note(path: str | os.PathLike, evidence: str) -> None:
     ``interrupted``. Written by the process that watched the launch, after it ended."""
     note = crash_note_path(path)
     tmp = note.with_name(note.name + ".tmp")
-    with open(tmp, "w") as fh:
+    with _new_file(tmp) as fh:
         json.dump({"evidence": evidence}, fh)
         fh.flush()
         os.fsync(fh.fileno())
@@ -244,7 +255,7 @@ def write_crash_note(path: str | os.PathLike, evidence: str) -> None:
 def read_crash_note(path: str | os.PathLike) -> str:
     """The evidence of the crash note beside ``path``; "" when there is none."""
     try:
-        data = json.loads(crash_note_path(path).read_text())
+        data = json.loads(read_side_file(crash_note_path(path)))
     except (OSError, ValueError):
         return ""
     return str(data.get("evidence", "")) if isinstance(data, dict) else ""

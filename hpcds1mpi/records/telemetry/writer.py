@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from hpcds1mpi.errors import HpcdsError, LockError, OutputError, TelemetryError, WriteError
-from hpcds1mpi.lock_files import holder, owner_name, take_lock
+from hpcds1mpi.lock_files import holder, open_side_file, owner_name, take_lock
 from hpcds1mpi.writers import keep_mode
 
 from .journal import (journal_line, journal_path, load, lock_path, read_crash_note,
@@ -206,10 +206,11 @@ class TelemetryWriter:
         journal = journal_path(self.path)
         if journal.exists() and journal.stat().st_uid != os.geteuid():
             journal.unlink()  # folded in: ours now, with the file's mode (s34 tester U2)
-        self._journal_fd = os.open(journal_path(self.path),
-                                   os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
+        # never through a link planted in a shared folder, never a FIFO (s35 tester R1, R2)
+        self._journal_fd = open_side_file(
+            journal, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
         with contextlib.suppress(OSError):  # the journal holds the same runs as the file
-            keep_mode(journal_path(self.path), self.path)
+            keep_mode(_by_descriptor(self._journal_fd, journal), self.path)
         os.fsync(self._journal_fd)
 
     def __enter__(self) -> "TelemetryWriter":
@@ -385,6 +386,13 @@ class TelemetryWriter:
             self._journal_fd = None
         journal_path(self.path).unlink(missing_ok=True)
         self.release()
+
+
+def _by_descriptor(fd: int, path: Path) -> str:
+    """A name of open file ``fd`` that reaches it whatever ``path`` has become since (its mode
+    set through ``/proc``, never through a link swapped in after the open: s35 tester R1)."""
+    proc = f"/proc/self/fd/{fd}"
+    return proc if os.path.exists(proc) else str(path)
 
 
 def _refuse_unreadable_journal(path: Path) -> None:

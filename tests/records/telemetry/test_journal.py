@@ -190,3 +190,64 @@ def test_a_live_writer_whose_lock_another_user_cannot_open_is_still_alive(shared
         os.chmod(telemetry.lock_path(path), 0o600)  # as an older version left it
         assert as_other_user(telemetry.writer_alive, str(path)) == ("ok", True)
     assert as_other_user(telemetry.writer_alive, str(path)) == ("ok", False)
+
+
+# --------------------------------------------------------------------------------------------
+# Side files that are no regular files: refused, never followed nor waited on (s35 tester R1, R2)
+
+from hpcds1mpi.errors import OutputError  # noqa: E402
+from tests.planted_files import (left_as_it_was, plant, plant_link, private_file,  # noqa: E402
+                                 within)
+
+
+def _a_file(path) -> None:
+    with telemetry.TelemetryWriter(path) as writer:
+        writer.record(run_row(0))
+
+
+def test_a_fifo_as_lock_stops_no_reader(tmp_path):
+    """R2: ``mkfifo t.h5.lock`` hung ``telemetry show`` and ``train --telemetry`` for ever."""
+    path = tmp_path / "t.h5"
+    _a_file(path)
+    plant("fifo", telemetry.lock_path(path))
+    with within(1.0), pytest.raises(OutputError, match=f"^{telemetry.lock_path(path)} is a FIFO"):
+        telemetry.read_runs(path)
+
+
+@pytest.mark.parametrize("side", ["journal", "crash note", "fault note"])
+def test_a_fifo_beside_the_file_stops_no_reader(tmp_path, side):
+    path = tmp_path / "t.h5"
+    _a_file(path)
+    where = {"journal": telemetry.journal_path(path),
+             "crash note": telemetry.journal.crash_note_path(path),
+             "fault note": telemetry.journal.fault_note_path(path, "r000", 1)}[side]
+    plant("fifo", where)
+    with within(1.0), pytest.raises(OutputError, match=f"^{where} is a FIFO"):
+        telemetry.read_runs(path)
+
+
+def test_a_journal_linked_to_the_users_file_is_refused_and_never_read(tmp_path):
+    path, key = tmp_path / "t.h5", private_file(tmp_path / "id_key")
+    _a_file(path)
+    plant_link(telemetry.journal_path(path), key)
+    with pytest.raises(OutputError, match="t.h5.journal is a symbolic link"):
+        telemetry.read_runs(path)
+    with pytest.raises(OutputError, match="t.h5.journal is a symbolic link"):
+        telemetry.TelemetryWriter(path, resume=True).open()
+    assert left_as_it_was(key)
+
+
+@pytest.mark.parametrize("note", ["crash", "fault"])
+def test_a_notes_temporary_planted_as_a_link_is_replaced_not_written_through(tmp_path, note):
+    """R1's class: a note's ``.tmp`` was opened for writing through a link planted there."""
+    path, key = tmp_path / "t.h5", private_file(tmp_path / "id_key")
+    final = (telemetry.journal.crash_note_path(path) if note == "crash"
+             else telemetry.journal.fault_note_path(path, "r000", 1))
+    plant_link(final.with_name(final.name + ".tmp"), key)
+    if note == "crash":
+        telemetry.journal.write_crash_note(path, "the launch exited 139")
+        assert telemetry.journal.read_crash_note(path) == "the launch exited 139"
+    else:
+        telemetry.write_fault_note(path, "r000", 1, "boom")
+        assert telemetry.read_fault_notes(path) == {"r000": "rank 1: boom"}
+    assert left_as_it_was(key) and not final.is_symlink()

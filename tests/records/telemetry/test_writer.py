@@ -362,3 +362,50 @@ def test_a_journal_another_user_cannot_read_is_named_with_its_owner_and_kept(
     assert "\n" not in text
     assert (path.read_bytes(), journal.read_bytes()) == before
     assert _resume(path) == 2  # its owner's resume still has every run
+
+
+# --------------------------------------------------------------------------------------------
+# The journal and lock in place: never through a link, a FIFO or a folder (s35 tester R1-R3)
+
+from hpcds1mpi.errors import OutputError  # noqa: E402
+from tests.planted_files import left_as_it_was, plant_link, private_file  # noqa: E402
+
+
+def test_a_journal_link_planted_after_it_was_read_is_not_truncated_through(
+        tmp_path, monkeypatch):
+    """R1: the new journal was opened ``O_TRUNC`` through whatever its name was by then."""
+    from hpcds1mpi.records.telemetry import writer as writer_module
+
+    path, key = tmp_path / "t.h5", private_file(tmp_path / "id_key")
+    with telemetry.TelemetryWriter(path) as first:
+        first.record(run_row(0))
+    folded = writer_module.remove_crash_note
+
+    def then_planted(where):  # another user's ln -s, between the fold and the new journal
+        folded(where)
+        plant_link(telemetry.journal_path(path), key)
+
+    monkeypatch.setattr(writer_module, "remove_crash_note", then_planted)
+    with pytest.raises(OutputError, match="t.h5.journal is a symbolic link"):
+        telemetry.TelemetryWriter(path, resume=True).open()
+    assert left_as_it_was(key)
+    telemetry.journal_path(path).unlink()  # the fix the refusal gives: the file is whole
+    assert list(telemetry.read_runs(path)["run_id"]) == ["r000"]
+
+
+def test_a_folder_as_lock_is_exit_2_naming_the_lock(tmp_path):
+    """R3: said "cannot write d1/t.h5 (Is a directory); free space or choose another --out",
+    exit 1."""
+    import subprocess
+    import sys
+
+    (tmp_path / "d1" / "t.h5.lock").mkdir(parents=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "hpcds1mpi", "sweep", "--kernel", "stencil", "--sizes", "32",
+         "--ranks-per-node", "1", "--threads", "1", "--precisions", "fp64", "--max-repeats",
+         "2", "--out", "d1/t.h5"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        "hpcds1mpi: error: d1/t.h5.lock is a folder, not a file hpcds1mpi writes; remove it "
+        "(rm -r d1/t.h5.lock) if no hpcds1mpi command is running, then rerun")
+    assert not (tmp_path / "d1" / "t.h5").exists()
