@@ -1,6 +1,6 @@
 """One external run's measured columns, from the launches :mod:`.external` measured: the
-median runtime and spread of an ``ok`` run, the failing launch's wall time otherwise, and the
-CPU time the power model counts."""
+median runtime and spread of an ``ok`` run, the failing launch's wall time otherwise (none
+where the launcher refused it: the program never ran), and the CPU time the power model counts."""
 
 from __future__ import annotations
 
@@ -25,8 +25,10 @@ def row_values(m: dict) -> dict:
         foms = [f for f in m["foms"] if not math.isnan(f)]
         if foms:
             row["fom"] = float(np.median(foms))
-    elif m["walls"]:  # the failing launch's wall time: what it cost, not a runtime
+    elif m["walls"] and m["status"] != "unsupported":  # the failing launch's cost, not a runtime
         row.update(runtime_s=m["walls"][-1], repeats=len(m["walls"]), noise=float("nan"))
+    # A launch the launcher refused never ran the program: no runtime, only its elapsed_s (s35
+    # tester I: srun's refusal read "runtime_s 0.013" beside 0.029 s runs in telemetry show).
     return row
 
 

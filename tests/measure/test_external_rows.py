@@ -21,6 +21,12 @@ def test_an_ok_run_is_the_median_of_its_repeats_and_a_failed_one_its_last_launch
     assert failed["runtime_s"] == 4.0 and failed["repeats"] == 2 and math.isnan(failed["noise"])
 
 
+def test_a_launch_the_launcher_refused_has_no_runtime():
+    # s35 tester I: srun's refusal was stored as runtime_s 0.013 beside runs of 0.029 s
+    refused = row_values(_m(status="unsupported", walls=[0.013]))
+    assert "runtime_s" not in refused and refused["elapsed_s"] == 0.013
+
+
 def test_unmeasured_cpu_time_counts_every_rank_thread_busy():
     config = Configuration(1, 2, 2, "cpu", "fp64")
     assert cpu_for_power(_m(), config, 2.0) == (2.0, "")
