@@ -40,16 +40,21 @@ def _squeue_logged(tmp_path) -> tuple[dict, "os.PathLike"]:
     return {"PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}"}, log
 
 
+def _cluster_beside(slurm, job: str, variables: dict, path: dict):
+    """`hpcds1mpi cluster` run with ``variables`` beside ``job``'s id (no other SLURM_*)."""
+    env = {**{k: v for k, v in slurm.env.items() if not k.startswith("SLURM_")},
+           "SLURM_CONF": slurm.conf, "SLURM_JOB_ID": job, **variables, **path}
+    return subprocess.run([hpcds1mpi_exe(), "cluster"], env=env, capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+
 @pytest.mark.slurm
 def test_leftover_slurm_variables_of_an_ended_job_are_ignored_with_one_note(slurm, tmp_path):
     """Was (s32 tester T4): `hpcds1mpi cluster` said "slurm/slurm: 4 nodes x 64 cores ...
     this allocation holds 64 cores" on a 2-core VM, from a job that did not run."""
     job = _ended_job(slurm)
     path, log = _squeue_logged(tmp_path)
-    env = {**{k: v for k, v in slurm.env.items() if not k.startswith("SLURM_")},
-           "SLURM_CONF": slurm.conf, "SLURM_JOB_ID": job, **LEFTOVERS, **path}
-    proc = subprocess.run([hpcds1mpi_exe(), "cluster"], env=env, capture_output=True,
-                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+    proc = _cluster_beside(slurm, job, LEFTOVERS, path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("local/local: 1 nodes x "), proc.stdout
     assert "64 cores" not in proc.stdout and "allocation holds" not in proc.stdout
@@ -193,10 +198,7 @@ def test_another_jobs_figures_beside_a_running_jobs_id_are_ignored_with_one_note
     running 1-node, 1-CPU job, and recommend wrote --ntasks-per-node=64, which pends for ever."""
     job = running_job
     path, log = _squeue_logged(tmp_path)
-    env = {**{k: v for k, v in slurm.env.items() if not k.startswith("SLURM_")},
-           "SLURM_CONF": slurm.conf, "SLURM_JOB_ID": job, **COPIED, **path}
-    proc = subprocess.run([hpcds1mpi_exe(), "cluster"], env=env, capture_output=True,
-                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+    proc = _cluster_beside(slurm, job, COPIED, path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("local/local: 1 nodes x "), proc.stdout
     notes = proc.stderr.splitlines()
@@ -208,11 +210,10 @@ def test_another_jobs_figures_beside_a_running_jobs_id_are_ignored_with_one_note
     asked = [line for line in log.read_text().splitlines() if "-j" in line.split()]
     assert asked == [f"-h -j {job} -o %T %D %C %P"]  # the state's one call, no second
     # the job's own figures are believed as before: no note, its one node and CPU
-    own = {**env, "SLURM_NNODES": "1", "SLURM_JOB_NUM_NODES": "1",
+    own = {**COPIED, "SLURM_NNODES": "1", "SLURM_JOB_NUM_NODES": "1",
            "SLURM_JOB_CPUS_PER_NODE": "1"}
     del own["SLURM_CPUS_ON_NODE"]
-    proc = subprocess.run([hpcds1mpi_exe(), "cluster"], env=own, capture_output=True,
-                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+    proc = _cluster_beside(slurm, job, own, path)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     assert proc.stdout.startswith("slurm/debug: 1 nodes x ") and "holds 1 cores" in \
         proc.stdout, proc.stdout
