@@ -12,7 +12,9 @@ note naming them (:func:`argument_note`; ``recommend --program``'s the same comp
 :func:`program_arguments_note`). Ranks that run another file than the measured program (a
 venv's ``python3`` for ``/usr/bin/python3``) are a warning, and that line's MPI goes unchecked
 (:mod:`hpcds1mpi.launch.measured_program`); an ``srun`` plugin that cannot start the program
-is given its fix for ``--rewrite`` (:func:`srun_rewrite_notes`).
+is given its fix for ``--rewrite`` (:func:`srun_rewrite_notes`). Intel MPI's ``I_MPI_PIN*``
+value that gives the script's own ranks fewer cpus than their threads is a warning
+(:func:`~hpcds1mpi.launch.script_intel_pinning.intel_pinning_warning`).
 """
 
 from __future__ import annotations
@@ -50,6 +52,10 @@ def launch_notes(script: "JobScript", launch: "Launch | None", command: str | No
         warnings = ([other] if other else []) + warnings
     else:  # s31 F4: the checks that read no file, so /v1/advise's text gets them too
         warnings = text_only_checks(script)
+    from hpcds1mpi.launch.script_intel_pinning import intel_pinning_warning
+
+    pinned = intel_pinning_warning(script, launch, job_folder)  # s35 tester I2
+    warnings += [pinned] if pinned else []
     if launch is not None and launch.wrapper_cleared:  # s30 tester R6: every rank failed
         warnings.append(f"line {launch.line}: `env -i` clears the variables the launcher gives "
                         "each rank (its MPI wire-up, PMI_* / OMPI_*), so MPI_Init fails; set "

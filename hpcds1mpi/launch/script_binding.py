@@ -14,7 +14,8 @@ changes the threads per rank must change the options that give a rank its cores:
   ``--bind-to none`` where the node's cores are too few or unknown).
 * :func:`binding_note`: what the rewrite added, or could not add (an MPI not known here; a
   binding of the script's own that gives a rank one core), and a ``ppr`` per socket (or
-  other unit but the node) kept while the ranks per node change.
+  other unit but the node) kept while the ranks per node change; and what the rewrite did to
+  Intel MPI's ``I_MPI_PIN*`` values (:mod:`~hpcds1mpi.launch.script_intel_pinning`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.open_mpi_binding import (OPEN_MPI_BINDING_MCA, ThreadBinding,
                                                binds_its_own, open_mpi_thread_binding)
 from hpcds1mpi.launch.mpi_names import MPICH, OPENMPI
+from hpcds1mpi.launch.script_intel_pinning import intel_pinning_note
 from hpcds1mpi.launch.script_mpi_check import launch_family  # noqa: F401 (advise's, here)
 from hpcds1mpi.launch.script_thread_binding import hydra_bind_value
 
@@ -122,10 +124,11 @@ def unbinds_ranks(script: "JobScript", to: "Layout", family: str | None) -> bool
 def binding_note(script: "JobScript", to: "Layout", family: str | None) -> str | None:
     """What the rewrite did to or left in ``mpirun``'s placement for ``to``: a ``ppr`` per
     socket (or other unit) it keeps while the ranks per node change (:func:`_kept_ppr_note`),
-    and its binding for the threads (:func:`_thread_binding_note`); None when neither needs
+    its binding for the threads (:func:`_thread_binding_note`), and Intel MPI's pinning
+    variables (:func:`~.script_intel_pinning.intel_pinning_note`); None when none needs
     saying."""
     notes = [_kept_ppr_note(script, to), _thread_binding_note(script, to, family),
-             _hydra_binding_note(script, to, family)]
+             _hydra_binding_note(script, to, family), intel_pinning_note(script, to, family)]
     return "; ".join(n for n in notes if n) or None
 
 

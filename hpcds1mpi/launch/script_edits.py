@@ -101,6 +101,15 @@ class Edits:
             reached = max(reached, end)
 
 
+def env_value_at(text: str, name: str, opt: "Option") -> tuple[int, int] | None:
+    """Where the value of variable ``name`` stands in launch option ``opt`` (``-x NAME=2``,
+    ``--export=ALL,NAME=2``, ``env NAME=2``, hydra's ``-genv NAME 2``), None if not there."""
+    m = re.search(r"(?<![\w$])" + name + r"=([^\s,]*)", text[opt.span[0]:opt.span[1]])
+    if m:
+        return opt.span[0] + m.start(1), opt.span[0] + m.end(1)
+    return opt.value_span  # ``-genv NAME 2`` (s29 tester D1): the value is a word of its own
+
+
 def directive_line(script: "JobScript") -> int:
     """Where a new directive goes: after the last one read, else after the ``#!`` line."""
     if script.directives_end:

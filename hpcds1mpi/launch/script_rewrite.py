@@ -8,7 +8,8 @@ an ``OMP_NUM_THREADS`` export, ``setenv`` under csh). Every other byte stays as 
 requests: :mod:`hpcds1mpi.launch.pbs_rewrite`; the edits themselves:
 :mod:`hpcds1mpi.launch.script_edits`. The thread counts the tool's own scripts export beside
 ``OMP_NUM_THREADS`` follow it, and an ``mpirun``'s core set per rank (``--map-by ...:PE=T``)
-follows the threads: :mod:`hpcds1mpi.launch.script_binding`. A value the scheduler
+follows the threads: :mod:`hpcds1mpi.launch.script_binding`; Intel MPI's ``I_MPI_PIN*`` values
+fit to the new layout: :mod:`hpcds1mpi.launch.script_intel_pinning`. A value the scheduler
 fills in (``$SLURM_CPUS_PER_TASK``) is left alone: the directive it comes from changes.
 GPU requests (directives and an ``srun`` step's) take the new GPU count, other GRES kept; a
 layout without GPUs removes them (a line whose only option it was goes). The program's own
@@ -33,7 +34,8 @@ from hpcds1mpi.launch.mpi_names import MPICH
 from hpcds1mpi.launch.script_binding import added_binding, remap, unbinds_ranks
 from hpcds1mpi.launch.script_thread_binding import hydra_bind_value
 from hpcds1mpi.launch.script_edits import (SCHEDULER_VAR_RE, Change, Edits, directive_line,
-                                           drop_option, drop_setting)
+                                           drop_option, drop_setting, env_value_at)
+from hpcds1mpi.launch.script_intel_pinning import intel_pinning_edits
 from hpcds1mpi.launch.script_gpus import GPU_OPTIONS
 from hpcds1mpi.launch.script_options import GPU_GRES, gpu_items, whole
 from hpcds1mpi.launch.script_placeholders import placeholder_words, stem
@@ -191,19 +193,10 @@ def _launch_env(e: Edits, script: "JobScript", name: str, to: Layout) -> None:
     """Set variable ``name`` of the launch line (``-x NAME=2``, ``env NAME=2``, hydra's
     ``-genv NAME 2``) to the threads, unless the scheduler fills it in."""
     value, opt = script.launch.env[name]
-    at = _env_value_at(script.text, name, opt)
+    at = env_value_at(script.text, name, opt)
     if at and not SCHEDULER_VAR_RE.match(script.text[at[0]:at[1]].strip("\"'")) \
             and value != str(to.threads):
         e.edits.append((*at, str(to.threads)))
-
-
-def _env_value_at(text: str, name: str, opt) -> tuple[int, int] | None:
-    """Where the value of variable ``name`` stands in launch option ``opt`` (``-x NAME=2``,
-    ``--export=ALL,NAME=2``, ``env NAME=2``, hydra's ``-genv NAME 2``), None if not there."""
-    m = re.search(r"(?<![\w$])" + name + r"=([^\s,]*)", text[opt.span[0]:opt.span[1]])
-    if m:
-        return opt.span[0] + m.start(1), opt.span[0] + m.end(1)
-    return opt.value_span  # ``-genv NAME 2`` (s29 tester D1): the value is a word of its own
 
 
 #: Thread counts the tool's own scripts export beside OMP_NUM_THREADS
@@ -272,6 +265,7 @@ def rewrite(script: "JobScript", to: Layout, family: str | None = None
     if not _launch(e, script, to, family):
         _omp(e, script, to)
     _companions(e, script, to, family)
+    intel_pinning_edits(e, script, to, family)  # I_MPI_PIN* fit to the layout (s35 tester I2)
     return e.apply(), e.changes()
 
 
@@ -348,7 +342,7 @@ def thread_carriers(script: "JobScript", to: Layout) -> list[str]:
                               launch.options["cpus-per-task"].value))
         if "OMP_NUM_THREADS" in launch.env:
             value, opt = launch.env["OMP_NUM_THREADS"]
-            at = _env_value_at(text, "OMP_NUM_THREADS", opt)
+            at = env_value_at(text, "OMP_NUM_THREADS", opt)
             found.append(said(opt, text[at[0]:at[1]] if at else value))
         elif last := _last_settings(again, ("OMP_NUM_THREADS",)).get("OMP_NUM_THREADS"):
             found.append(f"`OMP_NUM_THREADS={last.value}`"

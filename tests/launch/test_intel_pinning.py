@@ -53,6 +53,9 @@ def test_the_users_own_pinning_is_read_from_the_environment_and_genv():
     assert user_pinning({"I_MPI_PIN_DOMAIN": "core"}, ("-genv", "I_MPI_PIN_DOMAIN", "4")) == {
         "I_MPI_PIN_DOMAIN": "4"}  # -genv wins, as in Intel's mpiexec
     assert user_pinning({}, ("-genv", "OTHER", "1")) == {}
+    assert user_pinning({}, ("-genv", "I_MPI_PIN_DOMAIN=core", "-n", "2")) == {
+        "I_MPI_PIN_DOMAIN": "core"}  # hydra's NAME=VALUE form (s35 tester I2)
+    assert user_pinning({}, ("-n", "2", "-genv")) == {}
     assert "share" in what_pins_do({"I_MPI_PIN_DOMAIN": "core"})
     assert "not bound" in what_pins_do({"I_MPI_PIN": "off"})
     assert "one each in turn" in what_pins_do({"I_MPI_PIN_PROCESSOR_LIST": "0"})
@@ -146,3 +149,36 @@ def test_a_sweep_inside_a_job_of_one_cpu_per_task_gives_two_threads_two_cpus(slu
     assert rows.loc[2, "fom"] == 2, text  # {0} before: one CPU for two threads
     assert rows.loc[1, "fom"] == 1, text
     assert "each rank pinned to 2 cpu(s) of its own" in rows.loc[2, "binding"]
+
+
+@pytest.mark.parametrize("pins, per_node, threads, fits", [
+    ({"I_MPI_PIN_DOMAIN": "core"}, 1, 2, False),  # s35 tester I2: site_pincore rewritten
+    ({"I_MPI_PIN_DOMAIN": "core"}, 2, 1, None),
+    ({"I_MPI_PIN_DOMAIN": "2:compact"}, 1, 2, None),
+    ({"I_MPI_PIN_DOMAIN": "1:scatter"}, 1, 4, False),
+    ({"I_MPI_PIN_DOMAIN": "omp"}, 1, 8, None),
+    ({"I_MPI_PIN_DOMAIN": "auto"}, 1, 8, None),
+    ({"I_MPI_PIN_DOMAIN": "socket"}, 4, 2, None),
+    ({"I_MPI_PIN_DOMAIN": "[3,c]"}, 2, 2, None),  # {0,1} and {2,3}
+    ({"I_MPI_PIN_DOMAIN": "[3,c]"}, 4, 1, False),  # 4 ranks on 2 domains
+    ({"I_MPI_PIN_DOMAIN": "[1,2]"}, 1, 2, False),
+    ({"I_MPI_PIN_DOMAIN": "[zz]"}, 1, 2, "unread"),
+    ({"I_MPI_PIN_DOMAIN": "$D"}, 1, 2, "unread"),
+    ({"I_MPI_PIN_PROCESSOR_LIST": "0"}, 2, 1, False),  # site_intel2: both ranks on cpu 0
+    ({"I_MPI_PIN_PROCESSOR_LIST": "0,1"}, 1, 2, None),  # site_pinlist: {0-1}
+    ({"I_MPI_PIN_PROCESSOR_LIST": "0,2-3"}, 2, 2, False),
+    ({"I_MPI_PIN_PROCESSOR_LIST": "allcores:map=scatter"}, 2, 2, None),
+    ({"I_MPI_PIN_PROCESSOR_LIST": "0", "I_MPI_PIN_DOMAIN": "omp"}, 2, 1, None),  # domain wins
+    ({"I_MPI_PIN": "no", "I_MPI_PIN_DOMAIN": "core"}, 1, 2, None),
+    ({"I_MPI_PIN_ORDER": "scatter"}, 1, 2, None),
+])
+def test_a_users_pinning_is_told_to_fit_a_layout_or_not(pins, per_node, threads, fits):
+    from hpcds1mpi.launch.intel_pinning import layout_fit
+
+    fit = layout_fit(pins, per_node, threads)
+    if fits is None:
+        assert fit is None
+    else:
+        assert fit.fits is (None if fits == "unread" else False), fit
+        assert fit.name == ("I_MPI_PIN_DOMAIN" if "I_MPI_PIN_DOMAIN" in pins
+                            else "I_MPI_PIN_PROCESSOR_LIST")

@@ -20,3 +20,18 @@ def test_touching_edits_and_insertions_at_a_cut_apply():
     e = Edits(read_script("#PBS -l ncpus=4,mem=8gb,walltime=1:00:00\nmpiexec ./app\n"))
     e.edits += [(8, 16, ""), (16, 24, ""), (24, 24, "place=excl,"), (24, 32, "walltime")]
     assert e.apply().startswith("#PBS -l place=excl,walltime=1:00:00\n")
+
+
+@pytest.mark.parametrize("line, value", [
+    ("mpiexec -genv I_MPI_PIN_DOMAIN core -n 2 ./app", "core"),  # hydra's own word
+    ("mpiexec -genv I_MPI_PIN_DOMAIN=core -n 2 ./app", "core"),
+    ("I_MPI_PIN_DOMAIN=core mpiexec -n 2 ./app", "core"),
+    ("srun --export=ALL,I_MPI_PIN_DOMAIN=core -n 2 ./app", "core"),
+])
+def test_a_launch_variables_value_is_found_where_it_stands(line, value):
+    from hpcds1mpi.launch.script_edits import env_value_at
+
+    script = read_script(f"#!/bin/bash\n#SBATCH -n 2\n{line}\n")
+    start, end = env_value_at(script.text, "I_MPI_PIN_DOMAIN",
+                              script.launch.env["I_MPI_PIN_DOMAIN"][1])
+    assert script.text[start:end] == value
