@@ -150,14 +150,17 @@ def trial_launcher(choice, part):
 
 
 def _preflight(choice, program: str, size: int, start, space, part, workdir, log, evaluate):
-    """The sweep's pre-flight before any trial: the program can start, its MPI matches the
-    launcher, and (more than one rank anywhere in ``space``) the 2-rank probe is one job;
+    """The sweep's pre-flight before any trial: the program can start, ``space``'s nodes are
+    reached, its MPI matches the launcher, and (more than one rank anywhere in ``space``) the
+    2-rank probe is one job;
     returns ``evaluate`` saying first what the launcher adds (the trials' sweeps are quiet).
 
     Raises:
-        ConfigError: the program cannot be started (exit 2).
+        ConfigError: the program cannot be started, or ``space`` has more nodes than the
+            launcher reaches (exit 2).
         LaunchError: the launcher cannot start it as one job (exit 1).
     """
+    from hpcds1mpi.decide.tune_space import check_reachable
     from hpcds1mpi.launch import preflight
     from hpcds1mpi.measure import external
     from hpcds1mpi.measure.external_plan import format_command
@@ -168,6 +171,7 @@ def _preflight(choice, program: str, size: int, start, space, part, workdir, log
     env = {**os.environ, **launch.environment(start)}
     tokens = format_command(program, spec)
     external.check_program(tokens, env, external.workdir_of(workdir, spec), option="--program")
+    check_reachable(space, launch, env)  # up front, as the sweep's (s35 fixer L3)
     most = max(c.ranks for c in space.configs)
     for line in preflight.check(launch, choice, tokens, env, most):
         log(line)
@@ -348,20 +352,20 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
         alloc_nodes, cores = tune_space.allocation(part, kind, layout)
         if layout is not None:
             cores = min(cores, min(layout.node_sizes))  # ranks, not cores, bound a sub-comm
-        if max_nodes is not None:
-            alloc_nodes = min(alloc_nodes, max_nodes)
+        capped = tune_space.nodes_note(max_nodes, alloc_nodes, kind, part.max_nodes)
+        if capped:  # said: --max-nodes is a most (s35 fixer L3)
+            click.echo(f"tune: {capped}", err=True)
+        alloc_nodes = min(alloc_nodes, max_nodes or alloc_nodes)
         if kind not in ("srun", "in-process") and (job := foreign_job()):  # s35 tester X4
             click.echo(f"tune: inside {job.named()} {kind} runs on this machine: {alloc_nodes} "
                        f"node(s) x {cores} cores are tuned, not the job's nodes", err=True)
         offer = None
         if bundle is not None and kernel is None:  # a program: only its measured levels
-            from hpcds1mpi.decide.offer import offer_for
+            from hpcds1mpi.decide.offer import offer_for, runtime_note
 
             offer = offer_for(bundle, workload, [part])
             for line in offer.left_out:
                 click.echo(f"tune: left out {line}", err=True)
-            from hpcds1mpi.decide.offer import runtime_note
-
             note = runtime_note(bundle, workload)
             if note is not None:  # what System 1's predictions (the start) are in
                 click.echo(f"tune: model {note['line']}", err=True)

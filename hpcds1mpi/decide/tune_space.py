@@ -3,7 +3,8 @@
 :class:`Space` holds them in a fixed order and knows each one's neighbours (one knob changed);
 :func:`workload_space` builds it for a kernel or a user's program (:func:`one_thread_only`:
 threads = 1 for a program that cannot use more), :func:`allocation` says what the allocation is, :func:`default_config` is the rules-of-thumb start and
-:func:`start_config` the user's own.
+:func:`start_config` the user's own; :func:`nodes_note` says a ``--max-nodes`` above the
+nodes reached, :func:`check_reachable` refuses a space beyond them.
 """
 
 from __future__ import annotations
@@ -162,6 +163,56 @@ def allocation(partition, launcher: str, layout=None, env=None) -> tuple[int, in
     return 1, usable  # mpiexec without a host file: this node only
 
 
+def nodes_note(max_nodes: int | None, nodes: int, kind: str, partition_nodes: int | None = None,
+               env=None) -> str:
+    """The line for a ``--max-nodes`` above the ``nodes`` that ``kind`` (``srun``,
+    ``mpiexec``, ``in-process``) reaches, which are tuned: --max-nodes is a most, so the space
+    is limited to them, said (s35 fixer L3: ``--max-nodes 2`` on one machine tuned 1 node,
+    unsaid), with the way to more where the partition (``partition_nodes``) has more; "" where
+    it asks no more, or inside another scheduler's job (tune says that)."""
+    from hpcds1mpi.places import foreign_job
+
+    if max_nodes is None or max_nodes <= nodes:
+        return ""
+    plural = "s" if nodes != 1 else ""
+    if kind == "in-process":
+        why = f"the launched ranks are on {nodes} node{plural}"
+    elif kind == "srun":
+        why = f"this Slurm allocation has {nodes} node{plural}"
+    elif foreign_job(env) is not None:
+        return ""
+    else:
+        why = f"{kind}'s trials run on this machine only"
+    most = min(max_nodes, partition_nodes or max_nodes)
+    more = "" if most <= nodes else " (" + {
+        "in-process": f"launch tune on {most} nodes for more",
+        "srun": f"run tune in an allocation of {most} nodes for more"}.get(
+        kind, f"srun inside an allocation of {most} nodes runs on them") + ")"
+    return f"--max-nodes {max_nodes}: {why}, so {nodes} node{plural} " \
+        f"{'are' if plural else 'is'} tuned{more}"
+
+
+def check_reachable(space: Space, launch, env=None) -> None:
+    """Refuse, before any trial, a ``space`` with configurations on more nodes than
+    ``launch`` reaches from here (:func:`~hpcds1mpi.measure.reachable_nodes.reachable_nodes`),
+    as the sweep refuses them, not one trial at a time (s35 fixer L3).
+
+    Raises:
+        ConfigError: one line naming the nodes asked and held, and what to do.
+    """
+    from hpcds1mpi.measure.reachable_nodes import reachable_nodes
+
+    reach = reachable_nodes(launch, env)
+    most = max(c.nodes for c in space.configs)
+    if reach is None or most <= reach[0]:
+        return
+    held, holder = reach
+    raise ConfigError(f"the tune's space has configurations on {most} nodes but {holder} "
+                      f"{held} node{'s' if held != 1 else ''}: run tune inside `salloc -N "
+                      f"{most}` (or your cluster's allocation of {most} nodes), or give "
+                      f"--max-nodes {held}")
+
+
 def start_config(space: Space, wanted: dict, *, nodes: int, cores: int, partition,
                  kernel: str | None, why: str = "") -> Configuration:
     """The user's start settings (``wanted``: nodes, ranks_per_node, threads, device,
@@ -192,15 +243,22 @@ def start_config(space: Space, wanted: dict, *, nodes: int, cores: int, partitio
     if why and start.threads > 1:
         raise ConfigError(f"your settings {label}: {why}; use --threads 1, or put {{threads}} "
                           "in --program where the program takes its thread count")
+    from hpcds1mpi.places import foreign_job
     from hpcds1mpi.slurm_allocation import in_allocation
 
-    # outside Slurm the "allocation" is this machine (s29 V1-7: it named one that did not exist)
-    where = "the allocation" if in_allocation() else \
-        "this machine (outside any allocation)"
+    # outside Slurm the "allocation" is this machine (s29 V1-7: it named one that did not
+    # exist); inside another scheduler's job it is not "outside any allocation" (s35 fixer L2)
+    inside = in_allocation()
+    job = None if inside else foreign_job()
+    where = "the allocation" if inside else (
+        f"this machine (the {job.scheduler} job's nodes are not read)" if job
+        else "this machine (outside any allocation)")
     if start.nodes > nodes:
+        fix = (f"tune this machine (drop --nodes), or tune in a Slurm allocation of "
+               f"{start.nodes} nodes" if job else f"run tune in a larger allocation (salloc -N "
+               f"{start.nodes}, or --submit --max-nodes {start.nodes})")
         raise ConfigError(f"your settings {label} need {start.nodes} nodes, {where} "
-                          f"has {nodes}; run tune in a larger allocation (salloc -N "
-                          f"{start.nodes}, or --submit --max-nodes {start.nodes})")
+                          f"has {nodes}; {fix}")
     raise ConfigError(f"your settings {label} do not fit {where} ({nodes} "
                       f"node{'s' if nodes != 1 else ''} x {cores} "
                       f"core{'s' if cores != 1 else ''}); use at most {cores} ranks x "

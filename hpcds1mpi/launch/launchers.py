@@ -304,9 +304,17 @@ def mpiexec_path() -> str:
     return found
 
 
-@lru_cache(maxsize=None)
 def version_text(path: str) -> str | None:
-    """``PATH --version``'s output, asked once per path (None when it cannot run)."""
+    """``PATH --version``'s output, asked once per path and ``$PATH`` (None when it cannot
+    run): a launcher script answers through the PATH it is run under (Intel MPI's
+    ``bin/mpirun`` runs ``mpiexec.hydra`` as PATH finds it; s35 fixer L4)."""
+    return _version_text(path, os.environ.get("PATH"))
+
+
+@lru_cache(maxsize=None)
+def _version_text(path: str, search_path: str | None) -> str | None:
+    """:func:`version_text` of ``path`` run under the current environment, whose PATH is
+    ``search_path`` (the cache key only: the run inherits it)."""
     try:
         return subprocess.run([path, "--version"], capture_output=True, text=True,
                               timeout=10).stdout

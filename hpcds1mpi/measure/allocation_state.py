@@ -7,8 +7,10 @@ a run was learnt from (s28 tester U: 457 s and 5488 J of a hung run that was kil
 
 :meth:`Allocation.at_start` asks Slurm once, when the sweep starts, whether ``SLURM_JOB_ID``
 names a running allocation (the answer the partition's reader,
-:func:`hpcds1mpi.slurm_allocation.in_allocation`, got, where it asked first): a stale one (a shell left from an ended ``salloc``, a copied
-environment) is ignored, with one note, so a program's own failure is never taken for the end
+:func:`hpcds1mpi.slurm_allocation.in_allocation`, got, where it asked first): a stale one (a
+shell left from an ended ``salloc``, a copied environment), or a running one whose ``SLURM_*``
+contradict it (another job's, perhaps another user's, whose end is no launch's: s35 fixer
+L1), is ignored, with one note, so a program's own failure is never taken for the end
 of a job that had ended long before (s28 tester Z6: exit 3 recorded ``interrupted``). After a
 failed launch, :meth:`Allocation.end` asks again; when the allocation seen alive no longer
 runs, or it still runs past its end time (squeue's ``%e``: Slurm refuses new steps from then,
@@ -27,7 +29,8 @@ import time
 # Asking Slurm about a job is the allocation reader's, so that a sweep and the partition it
 # runs on take one answer per process (s32 tester T4); re-exported for slurm_accounting.
 from hpcds1mpi.slurm_allocation import (ALIVE, ASK_TIMEOUT_S, NoAnswer, ask_slurm,
-                                        first_job_state, job_state, say_leftover_once)
+                                        first_job_state, job_state, leftover_job,
+                                        say_leftover_once)
 
 __all__ = ["ALIVE", "ASK_TIMEOUT_S", "ENDED", "Allocation", "NoAnswer", "allocation_end",
            "ask_slurm", "tell"]
@@ -96,8 +99,9 @@ class Allocation:
     def at_start(cls, env: dict | None = None, say=None,
                  timeout_s: float | None = None) -> "Allocation | None":
         """The running allocation ``SLURM_JOB_ID`` names; None outside one, where squeue is
-        missing, or (said once through ``say``) where the job is not running or squeue does
-        not answer: a later failed launch is then the program's failure."""
+        missing, or (said once through ``say``) where the job is not running, its ``SLURM_*``
+        contradict it (:func:`~hpcds1mpi.slurm_allocation.leftover_job`) or squeue does not
+        answer: a later failed launch is then the program's failure."""
         env = dict(os.environ if env is None else env)
         job = env.get("SLURM_JOB_ID", "")
         if not job.isdigit() or shutil.which("squeue", path=env.get("PATH")) is None:
@@ -117,6 +121,12 @@ class Allocation:
                                    "ranks under srun are not read from sacct); unset the "
                                    "leftover SLURM_* variables, or sweep from an "
                                    "allocation's shell", say)
+            return None
+        # a running job whose SLURM_* contradict it (copied from another job, perhaps another
+        # user's: s35 fixer L1) is not this sweep's: its end says nothing of a launch here
+        if note := leftover_job(env, timeout_s):  # the same one squeue answer
+            say_leftover_once(job, f"note: {note} (a failed launch is the program's failure, "
+                                   "never that job's end)", say)
             return None
         return cls(job, env, say, timeout_s)
 

@@ -529,3 +529,58 @@ def test_tune_inside_another_schedulers_job_says_so_not_run_inside_an_allocation
     assert len(said) == 2 and said[1].startswith(
         "tune: inside a PBS job (PBS_JOBID=9.pbs) mpiexec runs on this machine: 1 node(s) x ") \
         and said[1].endswith(" cores are tuned, not the job's nodes"), said
+
+
+def test_tune_says_the_max_nodes_it_cannot_reach_and_tunes_the_nodes_it_can(tmp_path):
+    """s35 fixer L3: `tune --max-nodes 2 --launcher mpiexec` on this one machine tuned one
+    node with no word of the second (--max-nodes is a most: the space is limited, said)."""
+    import subprocess
+
+    from tests.test_places import _without_jobs
+
+    app = tmp_path / "app.py"
+    app.write_text("import time\ntime.sleep(0.01)\n")
+    res = subprocess.run(
+        [hpcds1mpi_exe(), "tune", "--program", f"{sys.executable} {app} {{size}}", "--label",
+         "app", "--size", "20", "--budget", "1", "--max-nodes", "2", "--launcher", "mpiexec",
+         "--out", "t.h5", "--json"], capture_output=True, text=True, timeout=240,
+        env=_without_jobs(), cwd=tmp_path)
+    assert res.returncode == 0, res.stderr[-2000:]
+    said = [line for line in res.stderr.splitlines() if "--max-nodes" in line]
+    assert said == ["tune: --max-nodes 2: mpiexec's trials run on this machine only, so 1 node "
+                    "is tuned"], res.stderr  # (this machine is the partition: no way to more)
+    assert json.loads(res.stdout)["best"]["nodes"] == 1
+
+
+def test_a_space_beyond_the_nodes_the_launcher_reaches_is_refused_before_any_trial(tmp_path,
+                                                                                   monkeypatch):
+    """s35 fixer L3: tune's pre-flight never compared its space's nodes with those the
+    launcher reaches (the sweep's check_nodes_reachable): a 2-node space on this one machine
+    would have failed, or run on one host, one trial at a time."""
+    import pytest
+
+    from hpcds1mpi.cluster import Partition
+    from hpcds1mpi.commands.tune import _preflight, _program_launch
+    from hpcds1mpi.config import Configuration
+    from hpcds1mpi.decide.tune_space import Space
+    from hpcds1mpi.errors import ConfigError
+    from tests.test_places import _without_jobs
+
+    for name in set(os.environ) - set(_without_jobs()):
+        monkeypatch.delenv(name)
+    program = f"{sys.executable} -c pass {{size}}"
+    choice, _ = _program_launch(program, launcher="mpiexec", cluster_file=None,
+                                partition=None, given=dict.fromkeys(
+                                    ("--mpiexec", "--launcher-args", "--time-regex",
+                                     "--fom-regex", "--ranks-regex", "--fail-regex",
+                                     "--output-file", "--workdir", "--setup")))
+    part = Partition("local", cores_per_node=2, memory_gb=4, max_nodes=2)
+    space = Space([Configuration(1, 1, 1), Configuration(2, 1, 1)])
+    said: list[str] = []
+    with pytest.raises(ConfigError) as refused:
+        _preflight(choice, program, 1, space.configs[0], space, part, None, said.append,
+                   None)
+    assert str(refused.value) == (
+        "the tune's space has configurations on 2 nodes but this machine, outside any "
+        "allocation, is 1 node: run tune inside `salloc -N 2` (or your cluster's allocation "
+        "of 2 nodes), or give --max-nodes 1") and said == []  # no probe launched first

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from hpcds1mpi.cluster import Partition
@@ -107,6 +109,52 @@ def test_outside_an_allocation_the_machine_is_named_not_an_allocation(monkeypatc
                                           r"allocation\) has 1; run tune in a larger"):
         tune_space.start_config(space, {"nodes": 4}, nodes=1, cores=8, partition=PART,
                                 kernel="fft")
+
+
+@pytest.mark.parametrize("variables, scheduler", [
+    ({"PBS_JOBID": "9.pbs"}, "PBS"), ({"LSB_JOBID": "123"}, "LSF"),
+    ({"JOB_ID": "77", "PE_HOSTFILE": "/tmp/pe"}, "Grid Engine")])
+def test_inside_another_schedulers_job_the_machine_is_not_said_outside_any(
+        monkeypatch, variables, scheduler):
+    """s35 fixer L2: inside a PBS job tune said "this machine (outside any allocation)"."""
+    from tests.test_places import _without_jobs
+
+    for name in set(os.environ) - set(_without_jobs()):
+        monkeypatch.delenv(name)
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    space = tune_space.workload_space(PART, "fft", max_nodes=1)
+    with pytest.raises(ConfigError) as refused:
+        tune_space.start_config(space, {"nodes": 4}, nodes=1, cores=8, partition=PART,
+                                kernel="fft")
+    assert str(refused.value) == (
+        f"your settings N4xR8xT1-cpu-fp64 need 4 nodes, this machine (the {scheduler} job's "
+        "nodes are not read) has 1; tune this machine (drop --nodes), or tune in a Slurm "
+        "allocation of 4 nodes")
+    with pytest.raises(ConfigError, match=rf"do not fit this machine \(the {scheduler} job's "
+                                          r"nodes are not read\) \(1 node x 8 cores\)"):
+        tune_space.start_config(space, {"ranks_per_node": 16}, nodes=1, cores=8,
+                                partition=PART, kernel="fft")
+
+
+def test_a_max_nodes_above_the_nodes_reached_is_said_with_the_way_to_more(monkeypatch):
+    """s35 fixer L3: --max-nodes is a most; one above the nodes tuned was not said."""
+    from tests.test_places import _without_jobs
+
+    for name in set(os.environ) - set(_without_jobs()):
+        monkeypatch.delenv(name)
+    assert tune_space.nodes_note(None, 1, "mpiexec") == ""
+    assert tune_space.nodes_note(2, 2, "srun", 4) == ""
+    assert tune_space.nodes_note(8, 1, "mpiexec", 4) == (
+        "--max-nodes 8: mpiexec's trials run on this machine only, so 1 node is tuned (srun "
+        "inside an allocation of 4 nodes runs on them)")
+    assert tune_space.nodes_note(99, 2, "srun", 2) == (
+        "--max-nodes 99: this Slurm allocation has 2 nodes, so 2 nodes are tuned")  # all of it
+    assert tune_space.nodes_note(3, 1, "in-process", 4) == (
+        "--max-nodes 3: the launched ranks are on 1 node, so 1 node is tuned (launch tune on "
+        "3 nodes for more)")
+    monkeypatch.setenv("PBS_JOBID", "9.pbs")  # tune says it of the job, in its own line
+    assert tune_space.nodes_note(2, 1, "mpiexec", 4) == ""
 
 
 def test_a_program_that_cannot_use_threads_is_tuned_at_one_thread(tmp_path):

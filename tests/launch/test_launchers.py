@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from hpcds1mpi.cluster import Cluster, Partition
@@ -92,6 +94,29 @@ def test_the_version_is_asked_once_per_path(tmp_path, monkeypatch):
     assert launchers.library_version(path) == "mpiexec Open MPI 5.0"
     launchers.local("mpiexec", mpiexec=path)
     assert calls == [[path, "--version"]]
+
+
+def test_a_launcher_script_is_asked_again_under_another_path(tmp_path, monkeypatch):
+    """s35 fixer L4: Intel MPI's bin/mpirun runs mpiexec.hydra as PATH finds it; the cached
+    --version of the first PATH named the family of a launcher PATH no longer finds."""
+    from hpcds1mpi.launch.mpi_family import launcher_family
+
+    script = tmp_path / "intel" / "mpirun"  # a wrapper as Intel's: the real one by bare name
+    script.parent.mkdir()
+    script.write_text('#!/bin/sh\nexec mpiexec.hydra "$@"\n')
+    script.chmod(0o755)
+    banners = {"hydra": "HYDRA build details:", "ompi": "mpirun (Open MPI) 4.1.4"}
+    for name, banner in banners.items():
+        (tmp_path / name).mkdir()
+        real = tmp_path / name / "mpiexec.hydra"
+        real.write_text(f"#!/bin/sh\necho '{banner}'\n")
+        real.chmod(0o755)
+    system = os.environ["PATH"]
+    monkeypatch.setenv("PATH", f"{tmp_path / 'hydra'}:{system}")
+    assert launcher_family(str(script)) == "mpich"
+    monkeypatch.setenv("PATH", f"{tmp_path / 'ompi'}:{system}")
+    assert launcher_family(str(script)) == "openmpi"  # was "mpich", the first PATH's answer
+    assert launchers.mpiexec_flavor(str(script)) == "openmpi"
 
 
 def test_a_launcher_that_cannot_run_is_unknown_in_the_fingerprint(tmp_path):

@@ -13,6 +13,8 @@ from tests.helpers import logging_command as _fake
 from hpcds1mpi.measure.allocation_state import allocation_end
 from hpcds1mpi.records import telemetry
 from tests.helpers import hpcds1mpi_exe
+# s35 tester X3's copied variables, and a running 1-node, 1-CPU job (a fixture)
+from tests.test_slurm_allocation import COPIED, _squeue_logged, running_job  # noqa: F401
 
 
 def test_outside_an_allocation_nothing_ended():
@@ -40,15 +42,16 @@ def test_a_cancelled_allocation_stops_the_sweep_with_the_run_interrupted(slurm, 
     assert sys.executable  # the sweep ran this Python's hpcds1mpi
 
 
-def _sweep_a_failing_program(tmp_path, sizes: str):
-    """``exit 3`` swept at ``sizes`` by mpiexec (as the tester's local mpirun: SLURM_JOB_ID
-    would pick srun): (summary, notes said, runs)."""
+def _sweep_a_failing_program(tmp_path, sizes: str, program=None):
+    """``exit 3`` (or ``program``) swept at ``sizes`` by mpiexec (as the tester's local
+    mpirun: SLURM_JOB_ID would pick srun): (summary, notes said, runs)."""
     from hpcds1mpi.cluster import Partition
     from hpcds1mpi.measure import external, external_plan
 
-    program = tmp_path / "failer.sh"
-    program.write_text("#!/bin/sh\nexit 3\n")
-    program.chmod(0o755)
+    if program is None:
+        program = tmp_path / "failer.sh"
+        program.write_text("#!/bin/sh\nexit 3\n")
+        program.chmod(0o755)
     plan = external_plan.build_external_plan(f"{program} {{size}}", "failer", sizes=sizes,
                                              min_repeats=1, max_repeats=1, min_time=0)
     said: list[str] = []
@@ -121,3 +124,40 @@ def test_a_sweep_outlasting_its_job_stops_with_its_run_interrupted(slurm, tmp_pa
     assert proc.returncode != 0 and len(runs) < 40, (proc.returncode, proc.stderr[-2000:])
     assert list(runs["status"]).count("interrupted") == 1, runs[["status", "error"]].tail()
     assert "--resume" in proc.stderr
+
+
+@pytest.mark.slurm
+def test_another_jobs_figures_beside_a_running_jobs_id_are_not_watched(
+        slurm, running_job, tmp_path, monkeypatch):
+    """s35 fixer L1: with SLURM_* copied from another job beside running job J's id (perhaps
+    another user's J), the sweep watched J, and a launch that failed as J ended was recorded
+    ``interrupted`` and stopped the sweep; it is the program's failure, with one note."""
+    from hpcds1mpi import slurm_allocation
+    from hpcds1mpi.measure.allocation_state import Allocation
+
+    monkeypatch.setattr(slurm_allocation, "_FIRST_STATES", {})  # asked afresh, said afresh
+    monkeypatch.setattr(slurm_allocation, "_SAID_LEFTOVER", set())
+    monkeypatch.setenv(slurm_allocation.LEFTOVER_VARIABLE, "")  # restored to unset after
+    monkeypatch.delenv(slurm_allocation.LEFTOVER_VARIABLE)
+    for name in [name for name in os.environ if name.startswith("SLURM_")]:
+        monkeypatch.delenv(name)
+    job = running_job
+    path, log = _squeue_logged(tmp_path)
+    monkeypatch.setenv("PATH", path["PATH"])
+    own = {"SLURM_NNODES": "1", "SLURM_JOB_NUM_NODES": "1", "SLURM_JOB_CPUS_PER_NODE": "1",
+           "SLURM_JOB_PARTITION": "debug"}
+    env = {**os.environ, "SLURM_CONF": slurm.conf, "SLURM_JOB_ID": job}
+    assert Allocation.at_start({**env, **own}) is not None  # its own figures: watched
+    for name, value in {"SLURM_CONF": slurm.conf, "SLURM_JOB_ID": job, **COPIED}.items():
+        monkeypatch.setenv(name, value)
+    # the program ends J, as J's end would come under a launch, then fails on its own
+    program = tmp_path / "failer.sh"
+    program.write_text(f"#!/bin/sh\nscancel {job}\nsleep 2\nexit 3\n")
+    program.chmod(0o755)
+    summary, said, runs = _sweep_a_failing_program(tmp_path, "1,2", program)
+    assert list(runs["status"]) == ["failed", "failed"], runs[["status", "error"]]
+    notes = [line for line in said if f"SLURM_JOB_ID={job}" in line]
+    assert len(notes) == 1 and "contradict" in notes[0] and \
+        "a failed launch is the program's failure" in notes[0], said
+    asked = [line for line in log.read_text().splitlines() if "-j" in line.split()]
+    assert asked == [f"-h -j {job} -o %T %D %C %P"]  # one answer for every reader
