@@ -8,10 +8,12 @@ job line or its steps.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 
 from hpcds1mpi.errors import IngestError
 
+from .clock_changes import NO_READING_FITS, choose_times
 from .csv_tables import check_unique_columns
 from .sacct_records import split_records
 from .schema import FileReport, build_rows, job_row
@@ -184,7 +186,16 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
     if status is None:
         report.dropped["not finished (pending/running)"] += 1
         return None
-    submit, start, end = (read_time(job.get(c), c) for c in TIME_COLUMNS)
+    runtime = int_or_none(job.get("ElapsedRaw"))
+    runtime_s = float(runtime) if runtime is not None else parse_duration(job.get("Elapsed"))
+    # A local time the autumn clock change repeats: the reading its Elapsed fits (s35 T1).
+    clock_notes: Counter = Counter()
+    chosen = choose_times(*(read_time.readings(job.get(c), c) for c in TIME_COLUMNS),
+                          runtime_s, clock_notes)
+    if chosen is None:
+        report.dropped[NO_READING_FITS] += 1
+        return None
+    submit, start, end = chosen
     if start is not None and end is not None and end < start:
         # A job cannot end before it starts: one of the two times is wrong, and which cannot
         # be told (the run time may be right, but the start, the wait, or the order are not).
@@ -192,8 +203,6 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
         return None
 
     exit_code, exit_signal = parse_exit(job.get("ExitCode"))
-    runtime = int_or_none(job.get("ElapsedRaw"))
-    runtime_s = float(runtime) if runtime is not None else parse_duration(job.get("Elapsed"))
     never_started = never_ran(status, start, end, runtime_s, not steps and (
         not job.get("AllocTRES", "").strip() if "AllocTRES" in job else not cpu_unknown))
     if never_started:
@@ -251,6 +260,7 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
 
     # Notes last: every value above parsed, so a job dropped as malformed adds none.
     time_limit_s = limit_or_none(time_limit_s, report)
+    report.notes.update(clock_notes)
     if mem_unit_missing:
         report.notes["ReqMem without a unit (sacct always writes one, e.g. 1000M): mem_req_gb "
                      "NA"] += 1

@@ -49,8 +49,8 @@ def keep_once(table, paths: list, notes: Counter, forgeable=frozenset()):
     table = table.sort_values(["_prio", "_unknown"], kind="stable")
     table["_job"] = _same_job_numbers(table, notes)
     table = _split_two_jobs_under_one_id(table, notes, forgeable)
-    offsets, shifted = zone_offsets(table, paths, notes)
-    table = shift_times(table, offsets, shifted)
+    offsets, shifted, zones = zone_offsets(table, paths, notes)
+    table = shift_times(table, offsets, shifted, zones)
     # Files in another zone that cannot be told wrong keep their times; matched as if shifted.
     unshifted = table["_file"].map(offsets).fillna(0).where(
         table["_slurm"] & ~table["_file"].isin(shifted), 0)

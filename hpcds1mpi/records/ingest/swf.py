@@ -44,7 +44,7 @@ from hpcds1mpi.errors import IngestError
 from .compressed import STREAM_ERRORS, KeptLines, check_stream, head_text, unreadable
 from .schema import FileReport
 from .swf_header import (END_SLACK_S, LONGEST_LINE, MOST_COMMENT_CHARS, header_span_s,
-                         looks_like_swf, procs_count_nodes, read_header)
+                         log_origin, looks_like_swf, procs_count_nodes, read_header)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -180,11 +180,8 @@ def read_swf(path: str | Path, procs_are: str = "auto") -> tuple["pd.DataFrame",
     as_nodes, why = procs_count_nodes(head, procs_are)
     if why:
         report.facts.append(why)
-    if head.unix_start is None:
-        report.facts.append("no usable UnixStartTime in the header: submit times counted from the "
-                            "epoch (1970-01-01), not real dates")
-    if head.time_zone:
-        report.facts.append(f"times in UTC (the log's TimeZoneString: {head.time_zone})")
+    origin_s, said = log_origin(head)
+    report.facts.extend(said)
     numbers, truncated, words, longer = _parse(path, report)
 
     bad = pd.Series(False, index=numbers.index)
@@ -284,7 +281,7 @@ def read_swf(path: str | Path, procs_are: str = "auto") -> tuple["pd.DataFrame",
     # Average CPU time per processor x processors = the job's CPU seconds.
     out["cpu_s"] = np.nan if as_nodes else missing["cpu_avg"] * procs
     out["peak_rss_mb"] = missing["mem_used_kb"] * 1024 / 1e6  # average per processor
-    start0 = pd.Timestamp(head.unix_start or 0, unit="s")
+    start0 = pd.Timestamp(origin_s, unit="s")
     submit = start0 + pd.to_timedelta(missing["submit"], unit="s")
     out["submit_time"] = submit
     out["wait_s"] = missing["wait"]

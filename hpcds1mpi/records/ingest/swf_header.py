@@ -131,15 +131,7 @@ def header_span_s(head: SwfHeader) -> float | str | None:
     import pandas as pd
     from dateutil import parser
 
-    def when(text: str | None):
-        if not text or not re.search(r"\b\d{4}\b", text):  # no year: dateutil would guess
-            return None
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # an unknown time-zone word
-            try:
-                return pd.Timestamp(parser.parse(text, ignoretz=True))
-            except (ValueError, OverflowError, pd.errors.OutOfBoundsDatetime):
-                return None
+    when = _local_date
 
     if head.end_text is None:
         return None
@@ -151,6 +143,69 @@ def header_span_s(head: SwfHeader) -> float | str | None:
     span = (end - (pd.Timestamp(head.unix_start, unit="s") if start is None else start)
             ).total_seconds()
     return span if span >= 0 else "before the log's start"
+
+
+def _local_date(text: str | None):
+    """A header's local date and time (a Timestamp, naive), None where it has no year or is
+    no date (a zone word, CEST, ignored)."""
+    import pandas as pd
+    from dateutil import parser
+
+    if not text or not re.search(r"\b\d{4}\b", text):  # no year: dateutil would guess
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # an unknown time-zone word
+        try:
+            return pd.Timestamp(parser.parse(text, ignoretz=True))
+        except (ValueError, OverflowError, pd.errors.OutOfBoundsDatetime):
+            return None
+
+
+def log_origin(head: SwfHeader) -> tuple[int, list[str]]:
+    """Epoch seconds (UTC) the submit times count from, and the facts that say how they were
+    dated: ``UnixStartTime``; else ``StartTime``, a local time in ``TimeZoneString``'s zone
+    (s35 tester T9: it was given and unused, the epoch taken while the report said the zone
+    was applied); else 0, the epoch, said, and the zone said not applied."""
+    import pandas as pd
+
+    zone = head.time_zone
+    if head.unix_start is not None:
+        return head.unix_start, [f"times in UTC (the log's TimeZoneString: {zone})"] if zone \
+            else []
+    start = _local_date(head.start_text)
+    if start is None:
+        said = ["no usable UnixStartTime in the header: submit times counted from the epoch "
+                "(1970-01-01), not real dates"]
+        if head.start_text:
+            said.append(f"header StartTime: {head.start_text[:40]!r} ignored (not a date)")
+        if zone:
+            said.append(f"the log's TimeZoneString ({zone}) not applied: no start time to "
+                        "date its times by")
+        return 0, said
+    known = _zone(zone)
+    if known is None:
+        how = (f"read as UTC: its TimeZoneString {zone!r} is no zone known here" if zone else
+               "read as UTC: the header has no TimeZoneString")
+        utc = start
+    else:
+        how = f"a local time in its TimeZoneString ({zone})"
+        utc = start.tz_localize(known, ambiguous=True, nonexistent="shift_forward"
+                                ).tz_convert("UTC").tz_localize(None)
+    seconds = int((utc - pd.Timestamp(0)).total_seconds())
+    return seconds, [f"no UnixStartTime in the header: submit times counted from its StartTime "
+                     f"{head.start_text!r}, {how} ({utc.isoformat(sep=' ')} UTC); times in UTC"]
+
+
+def _zone(name: str | None):
+    """The zone database's zone of a name, None where it holds none."""
+    if not name:
+        return None
+    from zoneinfo import ZoneInfo
+
+    try:
+        return ZoneInfo(name.strip())
+    except (ValueError, OSError, LookupError):  # ZoneInfoNotFoundError is a KeyError
+        return None
 
 
 def procs_count_nodes(head: SwfHeader, procs_are: str) -> tuple[bool, str | None]:

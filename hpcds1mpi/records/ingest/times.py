@@ -205,6 +205,47 @@ def zone_name() -> str:
     return "/".join(names)
 
 
+#: A POSIX TZ rule (``UTC-14``, ``CET-1CEST,M3.5.0,M10.5.0/3``, ``<+0530>-5:30``): a name of
+#: three letters or more (or ``<...>``) then an offset; glibc reads it without the database.
+_POSIX_RULE = re.compile(r"(?:[A-Za-z]{3,}|<[+-]?[A-Za-z0-9]+>)[+-]?\d{1,2}(?::\d{2}){0,2}"
+                         r"(?:(?:[A-Za-z]{3,}|<[+-]?[A-Za-z0-9]+>).*)?")
+
+
+def check_zone() -> None:
+    """Refuse a ``TZ`` that C's time functions would read as UTC without a word: a name the
+    zone database does not hold (``Europe/Berln``) that is no POSIX rule either (s35 tester
+    T4: it said "read in Europe/Berln" and read UTC, 1 h off).
+
+    Raises:
+        IngestError: naming the value and the fix.
+    """
+    value = os.environ.get("TZ")
+    if not value:  # unset: the machine's zone; empty: UTC, as asked
+        return
+    name = value[1:] if value.startswith(":") else value
+    folder = os.environ.get("TZDIR") or "/usr/share/zoneinfo"
+    if os.path.isabs(name):
+        if os.path.isfile(name):
+            return
+    elif ".." not in name.split("/") and os.path.isfile(os.path.join(folder, name)):
+        return
+    if not value.startswith(":") and _POSIX_RULE.fullmatch(value):
+        return
+    raise IngestError(f"TZ={value!r} is no time zone this machine knows (not in {folder}, "
+                      "nor a POSIX rule such as CET-1CEST,M3.5.0,M10.5.0/3): sacct's local "
+                      "times would be read as UTC; set TZ to a name from timedatectl "
+                      "list-timezones (e.g. TZ=Europe/Berlin), or unset it")
+
+
+def local_readings(fields: tuple[int, int, int, int, int, int]) -> tuple[float, ...]:
+    """Every epoch-seconds reading of a local wall-clock time in this process's time zone,
+    earliest first: one, two in the hour a change to winter time repeats (first pass, summer
+    time, then second pass), none in the hour a change to summer time skips."""
+    guess = time.mktime((*fields, 0, 0, -1))
+    return tuple(sorted(t for t in (guess - 3600, guess - 1800, guess, guess + 1800,
+                                    guess + 3600) if time.localtime(t)[:6] == tuple(fields)))
+
+
 def local_to_utc(fields: tuple[int, int, int, int, int, int]) -> tuple[float, bool]:
     """Epoch seconds of a local wall-clock time in this process's time zone, and whether the
     time was ambiguous (the hour a daylight-saving change repeats: the first, summer-time one
@@ -213,73 +254,51 @@ def local_to_utc(fields: tuple[int, int, int, int, int, int]) -> tuple[float, bo
     Raises:
         ValueError: a time the clock skips (the hour a change to summer time leaves out).
     """
-    guess = time.mktime((*fields, 0, 0, -1))
-    matches = sorted(t for t in (guess - 3600, guess - 1800, guess, guess + 1800, guess + 3600)
-                     if time.localtime(t)[:6] == tuple(fields))
+    matches = local_readings(fields)
     if not matches:
         raise ValueError("a local time the clock skips (daylight saving)")
     return matches[0], len(matches) > 1
 
 
-def sacct_time_reader(values: Iterable[str], report) -> Callable[[str | None, str],
-                                                                datetime.datetime | None]:
-    """How to read a sacct text file's times, decided once from all of them.
+class SacctTimes:
+    """How to read a sacct text file's times, decided once from all of them
+    (:func:`sacct_time_reader`).
 
-    Adds to ``report`` a fact on the time zone (and on a day- or month-first date order) and,
-    as values are read, a note for each ambiguous local time.
-
-    Args:
-        values: every Submit / Start / End value of the file's job lines.
-        report: the file's :class:`~.schema.FileReport` (its path names it in messages).
-
-    Returns:
-        ``read(text, column)`` -> naive UTC datetime, or None for an unset time.
-        It raises ValueError ``bad time in COLUMN '...'`` for a value not in the file's format
-        and ``time in COLUMN outside 1970-2261 '...'`` for one out of range.
-
-    Raises:
-        IngestError: as :func:`decide_format` (advice: :data:`STANDARD`).
+    ``times(text, column)`` -> naive UTC datetime, or None for an unset time; a local time
+    the autumn clock change repeats is read as its first (summer-time) pass, noted.
+    ``times.readings(text, column)`` -> every reading of it, earliest first (two for such a
+    time, one otherwise; ``()`` for an unset time), noted nowhere: the job's reader chooses
+    (:mod:`.clock_changes`). Both raise ValueError ``bad time in COLUMN '...'`` for a value
+    not in the file's format (or skipped by the spring clock change) and ``time in COLUMN
+    outside 1970-2261 '...'`` for one out of range.
     """
-    fmt = decide_format(values, report.path, STANDARD)
-    if fmt is not None:
-        said = describe(fmt)
-        if said:
-            report.facts.append(said)
-        if not fmt.is_epoch:
-            report.facts.append(f"sacct's times are local: read in this machine's time zone "
-                                f"({zone_name()}) and stored in UTC; if sacct ran in another "
-                                "zone, run ingest with TZ set to that zone")
-    cache: dict[str, datetime.datetime] = {}
-    hours: dict[tuple, tuple[float, bool] | None] = {}  # local hour -> its UTC start
 
-    def utc(fields: tuple[int, int, int, int, int, int]) -> tuple[float, bool]:
-        # Zone offsets change on the hour: one time-zone look-up per local hour, checked.
-        hour = fields[:4]
-        if hour not in hours:
-            try:
-                hours[hour] = local_to_utc((*hour, 0, 0))
-            except ValueError:
-                hours[hour] = None
-        start = hours[hour]
-        if start is not None:
-            seconds = start[0] + fields[4] * 60 + fields[5]
-            if time.localtime(seconds)[:6] == tuple(fields):
-                return seconds, start[1]
-        return local_to_utc(fields)  # a change within the hour (a 30-minute one)
+    def __init__(self, fmt: TimeFormat | None, report):
+        self.fmt, self.report = fmt, report
+        self._cache: dict[str, tuple[datetime.datetime, ...]] = {}
+        self._hours: dict[tuple, tuple[float, ...]] = {}  # local hour -> its UTC starts
 
-    def read(text: str | None, column: str = "") -> datetime.datetime | None:
+    def __call__(self, text: str | None, column: str = "") -> datetime.datetime | None:
+        readings = self.readings(text, column)
+        if len(readings) > 1:
+            self.report.notes["local time in the hour a daylight-saving change repeats: read "
+                              "as the first (summer time)"] += 1
+        return readings[0] if readings else None
+
+    def readings(self, text: str | None, column: str = "") -> tuple[datetime.datetime, ...]:
         if text is None or text.strip() in BLANK_TIMES:
-            return None
+            return ()
         text = text.strip()
-        if text in cache:
-            return cache[text]
+        if text in self._cache:
+            return self._cache[text]
         where = f" in {column}" if column else ""
+        fmt = self.fmt
         if fmt is None:
             raise ValueError(f"bad time{where} {text!r}")
         if fmt.is_epoch:
             if not _EPOCH.fullmatch(text):
                 raise ValueError(f"bad time{where} {text!r}")
-            seconds = float(text)
+            seconds: tuple[float, ...] = (float(text),)
         else:
             try:
                 fields = fmt.fields(text)
@@ -288,17 +307,55 @@ def sacct_time_reader(values: Iterable[str], report) -> Callable[[str | None, st
             if not FIRST_YEAR <= fields[0] <= LAST_YEAR:
                 raise ValueError(f"time{where} outside {FIRST_YEAR}-{LAST_YEAR} {text!r}")
             try:
-                seconds, twice = utc(fields)
-            except (ValueError, OverflowError):
-                raise ValueError(f"bad time{where} (skipped by daylight saving) {text!r}") \
-                    from None
-            if twice:
-                report.notes["local time in the hour a daylight-saving change repeats: read "
-                             "as the first (summer time)"] += 1
-        if not in_range_s(seconds):
+                seconds = self._utc(fields)
+            except OverflowError:
+                seconds = ()
+            if not seconds:
+                raise ValueError(f"bad time{where} (skipped by daylight saving) {text!r}")
+        if not all(in_range_s(t) for t in seconds):
             raise ValueError(f"time{where} outside {FIRST_YEAR}-{LAST_YEAR} {text!r}")
-        # A datetime (the frame's normalise makes it a Timestamp): ten times quicker to make.
-        cache[text] = stamp = _UNIX + datetime.timedelta(seconds=seconds)
-        return stamp
+        # datetimes (the frame's normalise makes them Timestamps): ten times quicker to make.
+        stamps = tuple(_UNIX + datetime.timedelta(seconds=t) for t in seconds)
+        self._cache[text] = stamps
+        return stamps
 
-    return read
+    def _utc(self, fields: tuple[int, int, int, int, int, int]) -> tuple[float, ...]:
+        # Zone offsets change on the hour: one time-zone look-up per local hour, checked.
+        hour = fields[:4]
+        if hour not in self._hours:
+            self._hours[hour] = local_readings((*hour, 0, 0))
+        into = fields[4] * 60 + fields[5]
+        found = tuple(t + into for t in self._hours[hour]
+                      if time.localtime(t + into)[:6] == tuple(fields))
+        # None found: a change within the hour (a 30-minute one); asked of the zone itself.
+        return found if found and len(found) == len(self._hours[hour]) else \
+            local_readings(fields)
+
+
+def sacct_time_reader(values: Iterable[str], report) -> SacctTimes:
+    """How to read a sacct text file's times, decided once from all of them.
+
+    Adds to ``report`` a fact on the time zone (and on a day- or month-first date order).
+
+    Args:
+        values: every Submit / Start / End value of the file's job lines.
+        report: the file's :class:`~.schema.FileReport` (its path names it in messages).
+
+    Returns:
+        The file's :class:`SacctTimes`.
+
+    Raises:
+        IngestError: as :func:`decide_format` (advice: :data:`STANDARD`); local times and a
+            ``TZ`` the zone database does not know (:func:`check_zone`).
+    """
+    fmt = decide_format(values, report.path, STANDARD)
+    if fmt is not None:
+        said = describe(fmt)
+        if said:
+            report.facts.append(said)
+        if not fmt.is_epoch:
+            check_zone()
+            report.facts.append(f"sacct's times are local: read in this machine's time zone "
+                                f"({zone_name()}) and stored in UTC; if sacct ran in another "
+                                "zone, run ingest with TZ set to that zone")
+    return SacctTimes(fmt, report)

@@ -43,3 +43,36 @@ def test_a_utc_export_joins_the_json_group_and_keeps_its_times():
     assert set(table["submit_time"].dt.hour) == {11}
     assert any(f"so {NEW_YORK_P} was read in the wrong zone: its times shifted +5 h" in r
                for r in notes)
+
+
+def test_a_file_spanning_winter_and_summer_is_read_again_in_the_zone_the_json_shows(
+        tmp_path, monkeypatch):
+    """s35 tester T3: a Berlin export of January (CET) and July (CEST) jobs read in UTC beside
+    their --json was shifted by one offset, -2 h: the five winter jobs were then an hour off,
+    kept as five requeues. Its jobs the JSON lacks are read in the zone found too."""
+    import time
+
+    from .captures import EXPORTS
+
+    season_p = EXPORTS / "season-berlin.txt"
+    doc = json.loads((EXPORTS / "season-berlin.json").read_text())
+    doc["jobs"] = [j for j in doc["jobs"] if j["job_id"] not in (80004, 80009)]
+    fewer = tmp_path / "eight-jobs.json"
+    fewer.write_text(json.dumps(doc))
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    try:
+        table, _, notes = ingest([season_p, fewer])
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert not any("requeue" in n for n in notes)
+    reason, _ = _zone_note(notes)
+    assert f"so {season_p} was read in the wrong zone: its times read again as local times " \
+           "of " in reason and "(alike for these jobs), whose times match" in reason
+    kept = table.set_index("job_id")
+    assert len(kept) == 10 and set(kept["source_file"]) == {str(season_p)}
+    # Every job as --json has it: 09:00 CET and 10:00 CEST are both 08:00 UTC.
+    assert set(kept["submit_time"].dt.hour) == {8}
+    assert set(kept["end_time"].dt.strftime("%H:%M")) == {"08:35"}
+    assert (kept["wait_s"] == 300).all()

@@ -211,3 +211,25 @@ def test_a_requeued_job_keeps_its_first_submission_from_another_file(tmp_path):
         assert len(table) == 1 and job["runtime_s"] == 25.0
         assert (job["submit_time"], job["wait_s"]) == (pd.Timestamp("2024-01-01"), 17.0)
         assert notes[FIRST_SUBMIT] == 1
+
+
+def test_a_p_and_a_json_export_across_the_autumn_clock_change_are_one_job_each(monkeypatch):
+    """s35 tester T2: -P's repeated-hour times had made 70004 "an earlier attempt of a
+    requeued job" and kept 70003's wrong end; read by their Elapsed they are the --json's."""
+    import time
+
+    from .test_clock_changes import DST_JSON, DST_P
+
+    monkeypatch.setenv("TZ", "Europe/Berlin")
+    time.tzset()
+    try:
+        table, _, notes = ingest([DST_P, DST_JSON])
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert not any("earlier attempt" in n or n == FIRST_SUBMIT for n in notes)
+    jobs = table.set_index("job_id")
+    assert sorted(jobs.index) == ["70001", "70003", "70004", "70005", "70006"]
+    assert jobs.loc["70003", "end_time"] == pd.Timestamp("2026-10-25 01:20")
+    assert jobs.loc["70004", "submit_time"] == pd.Timestamp("2026-10-25 01:40")
+    assert jobs.loc["70004", "wait_s"] == 600

@@ -289,3 +289,34 @@ def test_every_status_0_with_users_stays_failed(tmp_path):
     df, report = read_job_log(path)
     assert len(df) == 300 and (df["status"] == "failed").all() and not report.notes
     assert any(f.startswith("every job has status 0 (failed)") for f in report.facts)
+
+
+@pytest.mark.parametrize("zone, utc, how", [
+    ("Europe/Luxembourg", "2014-05-22 08:57:59", "a local time in its TimeZoneString "
+                                                  "(Europe/Luxembourg)"),
+    ("Nowhere/Land", "2014-05-22 10:57:59", "read as UTC: its TimeZoneString 'Nowhere/Land' "
+                                             "is no zone known here"),
+    (None, "2014-05-22 10:57:59", "read as UTC: the header has no TimeZoneString")])
+def test_without_unix_start_time_the_header_start_time_dates_the_log(tmp_path, zone, utc, how):
+    """s35 tester T9: StartTime (SWF's local start, in TimeZoneString's zone) was given and
+    unused, the epoch taken while the report said the zone was applied."""
+    path = tmp_path / "start.swf"
+    path.write_text((f"; TimeZoneString: {zone}\n" if zone else "")
+                    + "; StartTime: 2014-05-22 10:57:59\n; MaxProcs: 64\n" + GOOD)
+    df, report = read_job_log(path)
+    assert df.loc[0, "submit_time"] == pd.Timestamp(utc) + pd.Timedelta(
+        seconds=int(GOOD.split()[1]))
+    assert f"counted from its StartTime '2014-05-22 10:57:59', {how} ({utc} UTC)" in \
+        " ".join(report.facts)
+    assert not any("epoch" in f or f.startswith("times in UTC (") for f in report.facts)
+
+
+def test_without_any_start_time_the_zone_is_said_not_applied(tmp_path):
+    path = tmp_path / "bare.swf"
+    path.write_text("; TimeZoneString: Europe/Luxembourg\n; MaxProcs: 64\n" + GOOD)
+    df, report = read_job_log(path)
+    assert df.loc[0, "submit_time"] == pd.Timestamp(int(GOOD.split()[1]), unit="s")
+    assert any("counted from the epoch" in f for f in report.facts)
+    assert "the log's TimeZoneString (Europe/Luxembourg) not applied: no start time to date " \
+           "its times by" in report.facts
+    assert not any(f.startswith("times in UTC") for f in report.facts)

@@ -103,3 +103,35 @@ def test_daylight_saving_hours_repeated_or_skipped(paris):
     assert sum(report.notes.values()) == 1
     with pytest.raises(ValueError, match="bad time in Start"):
         read("2026-03-29T02:30:00", "Start")
+
+
+@pytest.mark.parametrize("zone", ["Europe/Berln", "Nowhere", ":Europe/Berln", "berlin"])
+def test_a_tz_the_zone_database_does_not_know_is_refused_naming_it(monkeypatch, zone):
+    """s35 tester T4: glibc reads an unknown TZ as UTC, and the report said the zone."""
+    monkeypatch.setenv("TZ", zone)
+    time.tzset()
+    try:
+        with pytest.raises(IngestError) as info:
+            reader(["2026-12-04T17:49:02"])
+        # Epoch seconds are no local times: no zone is needed to read them.
+        reader(["1796403600"])
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    message = str(info.value)
+    assert f"TZ={zone!r}" in message and "timedatectl list-timezones" in message
+    assert "unset it" in message and "\n" not in message
+
+
+@pytest.mark.parametrize("zone", ["UTC-14", "CET-1CEST,M3.5.0,M10.5.0/3", ":Europe/Berlin",
+                                  "Europe/Berlin", "UTC", "/usr/share/zoneinfo/Asia/Tokyo"])
+def test_a_zone_name_path_or_posix_rule_is_read(monkeypatch, zone):
+    monkeypatch.setenv("TZ", zone)
+    time.tzset()
+    try:
+        read, report = reader(["2026-12-04T17:49:02"])
+        expected = pd.Timestamp(time.mktime((2026, 12, 4, 17, 49, 2, 0, 0, -1)), unit="s")
+        assert read("2026-12-04T17:49:02") == expected
+    finally:
+        monkeypatch.undo()
+        time.tzset()
