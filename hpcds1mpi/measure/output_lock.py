@@ -43,8 +43,10 @@ def output_lock(path: str | None, say=None, said: set | None = None):
     from hpcds1mpi.lock_files import open_side_file
 
     name = lock_path(path)
-    try:  # a link, a FIFO or a folder there: refused, never followed (s35 tester R1)
-        fd = open_side_file(name, os.O_RDWR | os.O_CREAT, 0o644)
+    try:  # a link, a FIFO or a folder there: refused, never followed (s35 tester R1); only
+        # flocked, never written: read-only, so a hard link of a copied run folder (cp -al) is
+        # no write through another name (s35 review 2)
+        fd = open_side_file(name, os.O_RDONLY | os.O_CREAT, 0o644)
     except OSError:
         yield
         return

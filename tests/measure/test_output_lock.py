@@ -113,3 +113,19 @@ def test_an_output_files_lock_planted_as_a_link_or_fifo_is_refused(tmp_path):
     with within(1.0), pytest.raises(OutputError, match="is a FIFO"):
         with output_lock(str(out)):
             pass
+
+
+def test_a_hard_linked_lock_of_a_copied_run_folder_still_locks(tmp_path):
+    """s35 review: a run folder copied with `cp -al` shares the never-written lock file; it was
+    refused as "a hard link" once side files were opened only as files of one name."""
+    import os
+    import subprocess
+
+    first = tmp_path / "run1"
+    first.mkdir()
+    with output_lock(str(first / "out.txt")):
+        pass
+    subprocess.run(["cp", "-al", str(first), str(tmp_path / "run2")], check=True)
+    assert os.stat(tmp_path / "run2" / ".out.txt.hpcds1mpi-lock").st_nlink == 2
+    with output_lock(str(tmp_path / "run2" / "out.txt")):
+        pass
