@@ -86,17 +86,30 @@ def _private(st: os.stat_result, kind: int) -> bool:
 
 
 def _read(path: Path):
+    """The model pickled at ``path``, or None. Checked through descriptors, not names: the
+    folder opened without following a link, the file opened in it without following one, both
+    this user's and writable by no one else (s35 review 3: a folder swapped between a check by
+    name and the open would have had another user's pickle run). What another user can swap
+    in under a shared root is theirs, and no one else can write into this user's folder."""
     import pickle
 
+    folder_fd = fd = None
     try:
-        if not (_private(os.lstat(path.parent), stat.S_IFDIR)
-                and _private(os.lstat(path), stat.S_IFREG)):
+        folder_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        fd = os.open(path.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder_fd)
+        if not (_private(os.fstat(folder_fd), stat.S_IFDIR)
+                and _private(os.fstat(fd), stat.S_IFREG)):
             return None
-        with open(path, "rb") as fh:
+        with os.fdopen(fd, "rb") as fh:
+            fd = None  # the file object closes it
             model = pickle.load(fh)
-        os.utime(path)  # recently used: pruned last
+        os.utime(path.name, dir_fd=folder_fd, follow_symlinks=False)  # recently used
     except Exception:  # noqa: BLE001 - a cache: missing, damaged or from another version
         return None
+    finally:
+        for descriptor in (fd, folder_fd):
+            if descriptor is not None:
+                os.close(descriptor)
     return model
 
 

@@ -157,3 +157,60 @@ def test_a_second_proposal_reads_the_fitted_model(cache, tmp_path, monkeypatch):
     assert propose_walltime(table, user, time_limit_s=86400.0,
                             predictor_args=SMALL).to_dict() == first.to_dict()  # refitted
     assert len(calls) == 2
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the folder to another user")
+def test_a_folder_swapped_in_by_another_user_is_never_read(cache):
+    # s35 review: the folder was checked by name and opened by name again; one another user
+    # swapped in between had their pickle run. Read through descriptors, their folder is theirs.
+    fits = Fits()
+    feats, run = _rows()
+    cached_fit(feats, run, SMALL, fits)
+    (model,) = cache.glob("*.pkl")
+    theirs = cache.parent / "theirs"
+    cache.rename(theirs)
+    os.chown(theirs, 65534, 65534)
+    theirs.rename(cache)  # their folder, holding the very file name the key asks for
+    assert cached_fit(feats, run, SMALL, fits) == {"fitted": 2}
+
+
+def test_a_linked_folder_or_file_is_never_read(cache, tmp_path):
+    fits = Fits()
+    feats, run = _rows()
+    cached_fit(feats, run, SMALL, fits)
+    real = tmp_path / "real"
+    cache.rename(real)
+    cache.symlink_to(real)
+    assert cached_fit(feats, run, SMALL, fits) == {"fitted": 2}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the folder to another user")
+def test_a_folder_swapped_while_it_is_checked_is_never_read(cache, monkeypatch):
+    # s35 review: checked by name (lstat) and opened by name again, a folder another user swaps
+    # in between had its pickle loaded. Their folder is put in place the moment a name is
+    # checked: read through descriptors, what is read is what was checked.
+    import pickle
+
+    fits = Fits()
+    feats, run = _rows()
+    cached_fit(feats, run, SMALL, fits)
+    (model,) = cache.glob("*.pkl")
+    theirs = cache.parent / "theirs"
+    theirs.mkdir()
+    (theirs / model.name).write_bytes(pickle.dumps({"planted": True}))
+    os.chown(theirs / model.name, 65534, 65534)
+    os.chown(theirs, 65534, 65534)
+    real_lstat, checked = os.lstat, []
+
+    def swapping_lstat(path, *args, **kwargs):
+        answer = real_lstat(path, *args, **kwargs)
+        if str(path).startswith(str(cache)):
+            checked.append(path)
+        if len(checked) == 2 and theirs.exists():
+            # the folder and the file passed: now theirs takes its place
+            cache.rename(cache.parent / "mine")
+            theirs.rename(cache)
+        return answer
+
+    monkeypatch.setattr(walltime_cache.os, "lstat", swapping_lstat)
+    assert cached_fit(feats, run, SMALL, fits) != {"planted": True}
