@@ -11,11 +11,11 @@ from __future__ import annotations
 import errno
 import json
 import os
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from hpcds1mpi.errors import ConfigError, OutputError
+from hpcds1mpi.runtime.zoned_times import stored_as_utc_text, stored_now
 from hpcds1mpi.user_cache import cache_dir
 
 #: Largest history file read (a few hundred bytes per failure).
@@ -106,7 +106,7 @@ class FailureHistory:
 
         entry = {"workload": workload, "size": int(size), "partition": partition,
                  "cluster": cluster, "status": status,
-                 "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
+                 "time": stored_now()}  # with its zone (s35 tester T7)
         self._prepare_folder()
         with output_lock(self.path, "failure history", "HPCDS1MPI_HISTORY", LOCK_WAIT_S):
             self.failures = [*FailureHistory.load(self.path).failures, entry]
@@ -163,10 +163,12 @@ class FailureHistory:
 
     def failed_on(self, workload: str, size: int, partition: str, cluster: str = ""
                   ) -> dict | None:
-        """The latest failure that rules ``partition`` out for this job, else None."""
+        """The latest failure that rules ``partition`` out for this job, else None; its
+        ``time`` as shown, in UTC and named so (one stored with no zone is local time)."""
         for f in reversed(self.failures):
             if (f.get("workload") == workload and f.get("partition") == partition
                     and (not cluster or not f.get("cluster") or f.get("cluster") == cluster)
                     and int(f.get("size", 0)) <= int(size)):
-                return f
+                when = f.get("time")
+                return dict(f, time=stored_as_utc_text(when)) if isinstance(when, str) else f
         return None

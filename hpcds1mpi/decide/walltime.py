@@ -25,7 +25,7 @@ import pandas as pd
 
 from hpcds1mpi.decide.walltime_evidence import Kills
 from hpcds1mpi.errors import DataError
-from hpcds1mpi.launch.directives import format_pbs_walltime
+from hpcds1mpi.launch.directives import format_pbs_walltime, format_slurm_time
 
 #: Fewest finished jobs of the user the history must hold to propose anything.
 MIN_USER_JOBS = 2
@@ -33,6 +33,12 @@ NO_HISTORY = "no history for this user/job: cannot propose"
 #: Why a request new to the user is kept ({what}: the request, :func:`request_words`).
 NOVEL = ("none of your finished jobs asked for {what}, and the history has too few such new "
          "requests to tell how long they run")
+
+
+def time_limit_text(seconds: float) -> str:
+    """``seconds`` as ``--time`` and ``recommend --time-limit`` read it (``[D-]HH:MM:SS``,
+    whole minutes rounded up): a bare number is minutes to both (s35 tester T5)."""
+    return format_slurm_time(60 * int(np.ceil(round(seconds, 3) / 60.0)))
 
 
 def _percent(share: float) -> str:
@@ -129,12 +135,7 @@ class WalltimeProposal:
 
     def slurm_time(self) -> str | None:
         """``time_s`` as ``--time`` takes it (``[D-]HH:MM:SS``, rounded up to a minute)."""
-        if self.time_s is None:
-            return None
-        minutes = int(np.ceil(round(self.time_s, 3) / 60.0))
-        days, rest = divmod(minutes, 24 * 60)
-        text = f"{rest // 60:02d}:{rest % 60:02d}:00"
-        return f"{days}-{text}" if days else text
+        return None if self.time_s is None else time_limit_text(self.time_s)
 
     def lines(self, scheduler: str = "slurm") -> list[str]:
         """What ``recommend`` prints about it, the walltime as ``scheduler``'s script asks for
@@ -224,12 +225,14 @@ class WalltimeProposal:
             lines.append(f"warning: {kills.jobs()} {'was' if kills.n == 1 else 'were'} "
                          f"killed at {kills.limit_s:.0f} s (TIMEOUT, after up to "
                          f"{kills.run_s:.0f} s): a limit of {self.time_s:.0f} s will likely be "
-                         f"killed too; ask for more, about {kills.above():.0f} s (--time-limit)")
+                         f"killed too; ask for more, about {kills.above():.0f} s "
+                         f"(--time-limit {time_limit_text(kills.above())})")
         elif (self.request_s and self.point_s and self.point_s > self.request_s
               and not self.own_jobs_fit()):
             lines.append(f"warning: your request of {self.request_s:.0f} s is below the "
                          f"predicted run time of {self.point_s:.0f} s: the job will likely be "
-                         f"killed; ask for about {self.uncapped_s:.0f} s (--time-limit)")
+                         f"killed; ask for about {self.uncapped_s:.0f} s "
+                         f"(--time-limit {time_limit_text(self.uncapped_s)})")
         return lines
 
     def own_jobs_fit(self) -> bool:

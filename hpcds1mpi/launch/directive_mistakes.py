@@ -5,7 +5,8 @@ directive's value, which it never expands.
 ``sbatch`` and ``qsub`` read directives as text: ``#SBATCH --nodes=$NNODES`` is refused
 (``"$NNODES" is not a valid node count``) and ``--job-name=run_$X`` names the job ``run_$X``.
 A value it parses (counts, times, memory, GPUs, a partition) is refused in one line; a value it
-keeps as written (a name, a path, an export list) gets a note (s29 tester D9).
+keeps as written (a name, a path, an export list) gets a note (s29 tester D9). A time limit it
+cannot parse is refused the same way (``check_time_form``, s35 tester T8).
 """
 
 from __future__ import annotations
@@ -50,6 +51,29 @@ def check_unexpanded(script: "JobScript", opt: "Option", magic: str) -> None:
                       "variables in directives and refuses this value; write the value "
                       f"itself, or pass it when submitting, where the shell expands it ({tool} "
                       f"{spelled[:80]} SCRIPT)")
+
+
+#: Directives whose value is a time limit, by scheduler (``-t`` is read as ``time``).
+TIME_VALUED = {"slurm": ("time", "time-min"), "pbs": ("l:walltime",)}
+
+
+def check_time_form(script: "JobScript", opt: "Option", magic: str) -> None:
+    """Refuse a time limit the scheduler refuses: ``--time=Partition_Limit`` or ``1:2:3:4``
+    was "cannot read time ...; ignored" and advised, while sbatch refuses the script
+    ("Invalid --time specification", s35 tester T8); a value it takes but this reader cannot
+    read stays a note."""
+    if opt.name not in TIME_VALUED[script.scheduler] or opt.value is None or "$" in opt.value:
+        return
+    from hpcds1mpi.launch.time_forms import (PBS_FORMS, SLURM_FORMS, pbs_walltime_accepted,
+                                             slurm_time_accepted)
+
+    slurm = script.scheduler == "slurm"
+    if (slurm_time_accepted if slurm else pbs_walltime_accepted)(opt.value):
+        return
+    refusal = '"Invalid --time specification"' if slurm else "an illegal walltime"
+    raise ConfigError(f"line {opt.line}: {magic} {_spelled(opt, script.scheduler)[:80]}: "
+                      f"{_TOOL[script.scheduler]} refuses this time limit ({refusal}); write "
+                      f"{SLURM_FORMS if slurm else PBS_FORMS}")
 
 
 #: Ranges of line numbers a note lists; past them it says how many lines more.

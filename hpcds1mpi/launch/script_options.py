@@ -246,15 +246,16 @@ def range_note(line: int, name: str, value: str | None) -> str | None:
 
 
 def parse_slurm_time(value: str) -> int | None:
-    """Seconds of an sbatch ``--time``: minutes, min:sec, h:m:s, d-h, d-h:m, d-h:m:s, with
+    """Seconds of an sbatch ``--time``: minutes, min:sec, h:m:s, d-, d-h, d-h:m, d-h:m:s, with
     seconds rounded up to the next minute as Slurm does; None for 0 / UNLIMITED / INFINITE
     (no limit) or a malformed value."""
     value = value.strip()
     if value.upper() in ("UNLIMITED", "INFINITE", "0"):
         return None
     m = re.fullmatch(rf"(?:({DIGITS})-)?({DIGITS})(?::({DIGITS}))?(?::({DIGITS}))?", value)
-    if not m:
-        return None
+    if not m:  # d- alone is d days to sbatch (s35 tester T8)
+        days = re.fullmatch(rf"({DIGITS})-", value)
+        return int(days.group(1)) * 86400 or None if days else None
     days, a, b, c = (int(g) if g is not None else None for g in m.groups())
     if days is not None:  # d-h, d-h:m, d-h:m:s
         seconds = days * 86400 + a * 3600 + (b or 0) * 60 + (c or 0)

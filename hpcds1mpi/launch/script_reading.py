@@ -29,7 +29,8 @@ import os
 import re
 
 from hpcds1mpi.errors import ConfigError
-from hpcds1mpi.launch.directive_mistakes import check_unexpanded, late_directives_note
+from hpcds1mpi.launch.directive_mistakes import (check_time_form, check_unexpanded,
+                                                 late_directives_note)
 from hpcds1mpi.launch.exec_wrappers import is_wrapper, read_wrappers
 from hpcds1mpi.launch.foreign_schedulers import READ_HERE, check_scheduler
 from hpcds1mpi.launch.job_script import JobScript, Launch, Setting
@@ -42,6 +43,7 @@ from hpcds1mpi.launch.script_options import (
     ASSIGN_RE, LOOP_WORDS, RANKS_FIRST, REDIRECT_RE, SHELL_STOP, TABLES, Option, Word,
     comment_start, launcher_kind, mpi_options, parse_pbs_time, parse_slurm_time, pbs_options,
     range_note, slurm_options, to_int, words)
+from hpcds1mpi.launch.time_forms import slurm_asks_no_limit
 
 #: Directive prefixes, by scheduler (``#SLURM`` is sbatch's old spelling, still read).
 MAGIC = {"#SBATCH": "slurm", "#SLURM": "slurm", "#PBS": "pbs"}
@@ -98,6 +100,7 @@ def _read_directives(script: JobScript, lines) -> int:
             options = pbs_options(tokens, number)
         for opt in options:
             check_unexpanded(script, opt, magic)  # each occurrence: sbatch refuses the first
+            check_time_form(script, opt, magic)
             if opt.name:
                 script.directives[opt.name] = opt  # the last one counts, as getopt's
             else:
@@ -248,11 +251,12 @@ def _resolve_directives(script: JobScript) -> None:
 
 
 def _slurm_time(script: JobScript):
-    """parse_slurm_time, with --time=UNLIMITED / INFINITE / 0 read as no limit asked and said
-    so (s29 tester D10: "cannot read time 'UNLIMITED'", though sbatch takes it)."""
+    """parse_slurm_time, with --time=UNLIMITED / INFINITE / -1 / 0 (or 00:00:00) read as no
+    limit asked and said so (s29 tester D10: "cannot read time 'UNLIMITED'", though sbatch
+    takes it)."""
     def read(value: str) -> int | None:
         seconds = parse_slurm_time(value)
-        if seconds is None and re.fullmatch(r"(?i)UNLIMITED|INFINITE|0+", value.strip()):
+        if seconds is None and slurm_asks_no_limit(value.strip()):
             opt = script.directives["time"]
             script.note(f"line {opt.line}: asked no time limit ({value.strip()}): the "
                         "partition's limit applies")

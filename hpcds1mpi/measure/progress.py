@@ -33,7 +33,7 @@ class Progress:
         now = time.monotonic()
         elapsed = now - self.start
         left = elapsed / done * (self.total - done) if done else float("nan")
-        left_text = "?" if math.isnan(left) else time.strftime("%H:%M:%S", time.gmtime(left))
+        left_text = "?" if math.isnan(left) else _duration(left)
         width = 30
         filled = int(width * done / self.total)
         line = (f"[{'#' * filled}{'.' * (width - filled)}] {done}/{self.total} configs, "
@@ -51,3 +51,11 @@ class Progress:
                 self.stream.write(line + "\n")
                 self.stream.flush()
                 self._last_decile = decile
+
+
+def _duration(seconds: float) -> str:
+    """A time left as Slurm writes one (``3-10:30:00`` past a day): ``%H:%M:%S`` of gmtime
+    wrapped every 24 h, and 82.5 h left showed "10:30:00 left" (s35 tester T6)."""
+    from hpcds1mpi.launch.directives import format_slurm_time
+
+    return format_slurm_time(int(seconds))

@@ -183,3 +183,30 @@ def test_a_history_another_user_may_not_read_says_so_not_fix_or_delete(tmp_path,
     assert kind == "raised" and said.startswith(
         f"ConfigError: failure history {history}: permission denied (you may not read it")
     assert "fix or delete" not in said and "set HPCDS1MPI_HISTORY to a file of your own" in said
+
+
+def test_a_recorded_failure_stores_and_shows_its_time_with_its_zone(tmp_path):
+    """s35 tester T7: --record-failure stored time.strftime("%Y-%m-%dT%H:%M:%S"), local with no
+    zone, and recommend showed it beside the journal's UTC times. It is stored with its offset
+    and shown in UTC, named; an entry written before (no zone) is read as the local time it
+    was."""
+    import datetime
+
+    from tests.runtime.test_zoned_times import local_zone
+
+    path = tmp_path / "h.json"
+    path.write_text(json.dumps({"version": 1, "failures": [
+        {"workload": "fft", "size": 8, "partition": "p", "cluster": "", "status": "oom",
+         "time": "2026-12-06T14:59:00"}]}))
+    with local_zone():  # +13:45 in December
+        FailureHistory.load(path).record("gemm", 64, "p", "", "timeout")
+        history = FailureHistory.load(path)
+        old = history.failed_on("fft", 8, "p")
+        new = history.failed_on("gemm", 64, "p")
+    assert old["time"] == "2026-12-06 01:14:00 UTC"
+    stored = json.loads(path.read_text())["failures"]
+    assert stored[0]["time"] == "2026-12-06T14:59:00"  # the file keeps what it held
+    assert stored[1]["time"].endswith("+00:00")
+    shown = datetime.datetime.strptime(new["time"], "%Y-%m-%d %H:%M:%S UTC")
+    utc_now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    assert abs((utc_now - shown).total_seconds()) < 60

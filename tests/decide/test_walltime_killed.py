@@ -35,7 +35,29 @@ def test_a_request_that_killed_the_users_jobs_of_that_name_is_not_proposed_unsai
         in lines[0] and "tight" not in lines[0]
     assert "(0 with this name; 2 more killed at their limit)" in lines[1]
     assert lines[-1].startswith("warning: your 2 jobs named 'w_timeout' were killed at 60 s")
-    assert "ask for more, about 168 s (--time-limit)" in lines[-1]
+    assert "ask for more, about 168 s (--time-limit 00:03:00)" in lines[-1]
+
+
+def test_each_warning_asks_for_a_time_limit_that_time_limit_reads_as_meant():
+    """s35 tester T5: "ask for about 88990 s (--time-limit)", and --time-limit reads a bare
+    number as minutes: following it wrote --time=61-19:10:00. Each warning now gives the value
+    in Slurm's form, whole minutes rounded up, which --time-limit reads as that time."""
+    import re
+
+    from hpcds1mpi.commands.recommend import _time_limit_s
+
+    short = WalltimeProposal(5400.0, 0.95, point_s=84869.0, request_s=5400.0, n_history=100,
+                             n_train=200, uncapped_s=88990.0)
+    killed = propose_walltime(_with_kills(runs=(50000.0,), limit=43200.0), "alice",
+                              workload="w_timeout", partition="debug", procs=1, nodes=1,
+                              time_limit_s=43200.0, predictor_args=SMALL)
+    lines = [short.lines()[-1], killed.lines()[-1]]
+    assert lines[0].endswith("ask for about 88990 s (--time-limit 1-00:44:00)")
+    for line, wanted in zip(lines, (88990.0, killed.killed.above())):
+        given = re.search(r"about (\d+) s \(--time-limit (\S+)\)$", line)
+        assert given, line
+        asked = _time_limit_s(given.group(2))
+        assert wanted <= asked < wanted + 60 and asked % 60 == 0, (line, asked)
 
 
 def test_without_a_request_the_proposal_goes_above_the_longest_kill():

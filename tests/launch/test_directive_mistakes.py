@@ -121,3 +121,40 @@ def test_a_variable_in_an_option_slurm_keeps_as_text_is_noted_under_its_own_name
     with pytest.raises(ConfigError, match=r"#SBATCH --extra-node-info=\$S:2: sbatch does not "
                        "expand variables in directives and refuses this value"):
         read_script("#!/bin/bash\n#SBATCH --extra-node-info=$S:2\nsrun ./a\n")
+
+
+@pytest.mark.parametrize("directive, said", [
+    # the tester's adv_e.sh and adv_j.sh: advise said "walltime not set", exit 0
+    ("#SBATCH --time=Partition_Limit", "line 4: #SBATCH --time=Partition_Limit: sbatch "
+     "refuses this time limit (\"Invalid --time specification\"); write minutes (90), MM:SS, "
+     "HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS, or UNLIMITED for the partition's limit"),
+    ("#SBATCH --time=1:2:3:4", "line 4: #SBATCH --time=1:2:3:4: sbatch refuses"),
+    ("#SBATCH -t 1.5", "line 4: #SBATCH --time=1.5: sbatch refuses"),
+    ("#SLURM --time-min=soon", "line 4: #SLURM --time-min=soon: sbatch refuses"),
+])
+def test_a_time_limit_sbatch_refuses_is_refused_in_one_line(tmp_path, capsys, monkeypatch,
+                                                             directive, said):
+    """s35 tester T8: a --time sbatch refuses was "cannot read time ...; ignored" and advised."""
+    monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HPCDS1MPI_HISTORY", str(tmp_path / "cache" / "failures.json"))
+    job = tmp_path / "job.sbatch"
+    job.write_text(f"#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=2\n{directive}\n"
+                   "srun hpcds1mpi run stencil --size 128 --threads 1\n")
+    res = invoke(capsys, ["advise", job, "--cluster", CLUSTER])
+    assert res.code == 2 and len(res.err_lines) == 1 and said in res.err, res.err
+    assert res.out == ""
+
+
+def test_a_walltime_no_qsub_takes_is_refused_and_the_others_read():
+    with pytest.raises(ConfigError, match=r"^line 3: #PBS -l walltime=1-00:00:00: qsub refuses "
+                       r"this time limit \(an illegal walltime\); write seconds \(3600\)"):
+        read_script("#!/bin/bash\n#PBS -l select=1:ncpus=2\n#PBS -l walltime=1-00:00:00\n"
+                    "mpiexec ./a\n")
+    for value, seconds in (("100:00:00", 360000), ("1:00:00:00", 86400), ("3600", 3600)):
+        assert read_script(f"#!/bin/bash\n#PBS -l walltime={value}\nmpiexec ./a\n"
+                           ).time_s == seconds
+    # taken by sbatch, so read: d- is d days, a time of zero no limit
+    assert read_script("#!/bin/bash\n#SBATCH -t 2-\nsrun ./a\n").time_s == 2 * 86400
+    zero = read_script("#!/bin/bash\n#SBATCH --time=00:00:00\nsrun ./a\n")
+    assert zero.time_s is None and "line 2: asked no time limit (00:00:00): the partition's " \
+        "limit applies" in zero.notes

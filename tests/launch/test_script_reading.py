@@ -396,7 +396,7 @@ def test_csh_setenv_sets_a_variable():
         ("NP", "4", 3), ("OMP_NUM_THREADS", "3", 4)]
 
 
-@pytest.mark.parametrize("value", ["UNLIMITED", "INFINITE", "unlimited", "0"])
+@pytest.mark.parametrize("value", ["UNLIMITED", "INFINITE", "unlimited", "0", "-1", "0:0"])
 def test_no_time_limit_is_read_as_none_asked_and_said(value):
     """s29 tester D10: --time=UNLIMITED was "cannot read time 'UNLIMITED'; ignored", though
     sbatch takes it (the partition's limit then applies)."""
@@ -405,8 +405,12 @@ def test_no_time_limit_is_read_as_none_asked_and_said(value):
     assert f"line 3: asked no time limit ({value}): the partition's limit applies" in \
         script.notes
     assert not any("cannot read" in n for n in script.notes)
-    bad = read_script("#!/bin/bash\n#SBATCH --time=soon\nsrun ./a\n")
-    assert bad.time_s is None and "line 2: cannot read time 'soon'; ignored" in bad.notes
+    # sbatch refuses --time=soon, and so does the reader now (s35 tester T8); a time sbatch
+    # takes that is read as no limit here (-5 days) is still said and ignored
+    with pytest.raises(ConfigError, match="line 2: #SBATCH --time=soon: sbatch refuses"):
+        read_script("#!/bin/bash\n#SBATCH --time=soon\nsrun ./a\n")
+    odd = read_script("#!/bin/bash\n#SBATCH --time=-5\nsrun ./a\n")
+    assert odd.time_s is None and "line 2: cannot read time '-5'; ignored" in odd.notes
 
 
 @pytest.mark.parametrize("line, program, env", [

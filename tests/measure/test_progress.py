@@ -35,3 +35,19 @@ def test_redrawn_in_place_on_a_terminal_and_silent_when_disabled():
     for bar in (Progress(3, stream=quiet, enabled=False), Progress(0, stream=quiet)):
         bar.update(1)
     assert quiet.getvalue() == ""
+
+
+def test_time_left_past_a_day_counts_the_days():
+    """s35 tester T6: the time left was strftime("%H:%M:%S") of gmtime, which wraps every 24 h:
+    82.5 h left showed "10:30:00 left". It is written as Slurm writes a time, days first."""
+    import time
+
+    stream = io.StringIO()
+    bar = Progress(12, stream=stream)
+    bar.start = time.monotonic() - 7.5 * 3600  # one of 12 done in 7.5 h: 82.5 h left
+    bar.update(1)
+    assert "1/12 configs, 3-10:30:0" in stream.getvalue(), stream.getvalue()
+    short = Progress(2, stream=io.StringIO())
+    short.start = time.monotonic() - 3599.5
+    short.update(1)
+    assert "1/2 configs, 00:59:59 left" in short.stream.getvalue()

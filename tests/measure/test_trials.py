@@ -61,9 +61,15 @@ def test_a_run_the_file_already_held_comes_back_marked_stored(tmp_path):
     config = Configuration(1, 1, 1, "cpu", "fp64")
     first = trials.LaunchRunner(settings, out, part, "mpiexec")(config)
     assert first["status"] == "ok" and not first.get("stored"), first
-    again = trials.LaunchRunner(settings, out, part, "mpiexec")(config)
+    import time
+
+    from tests.runtime.test_zoned_times import local_zone
+
+    with local_zone():  # s35 tester T7: was local time with no zone ("measured 2026-12-06 14:59")
+        again = trials.LaunchRunner(settings, out, part, "mpiexec")(config)
     assert again["started_at"] == first["started_at"]
-    assert again["stored"].startswith(f"already in {out} (measured 20")
+    when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(first["started_at"]))
+    assert again["stored"].startswith(f"already in {out} (measured {when} UTC)")
     assert again["stored"].endswith("not run again (another --out measures it anew)")
 
 

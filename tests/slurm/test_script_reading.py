@@ -98,3 +98,27 @@ def test_a_rewritten_script_asks_slurm_for_the_recommended_layout(slurm, tmp_pat
     assert int(got["NumTasks"]) == cfg["nodes"] * cfg["ranks_per_node"]
     assert int(got["CPUs/Task"]) == cfg["threads"]
     assert parse_slurm_time(got["TimeLimit"]) == rec["walltime_s"]
+
+
+def test_a_time_limit_is_refused_where_sbatch_refuses_it(slurm, tmp_path):
+    """s35 tester T8: --time=Partition_Limit and 1:2:3:4 were "cannot read time ...; ignored"
+    and advised, while sbatch refuses them. Each value: sbatch --test-only refuses the script
+    exactly where the reader does, in one line naming the directive."""
+    from hpcds1mpi.errors import ConfigError
+    from tests.launch.test_time_forms import SBATCH_REFUSES, SBATCH_TAKES
+
+    values = [v for v in SBATCH_TAKES + SBATCH_REFUSES if v.strip() == v and v]
+    for value in values:
+        text = f"#!/bin/bash\n#SBATCH --partition=debug\n#SBATCH -t {value}\nsrun ./app\n"
+        path = tmp_path / "t.sbatch"
+        path.write_text(text)
+        res = slurm.cmd(["sbatch", "--test-only", "--output=/dev/null", str(path)],
+                        check=False, cwd=tmp_path)
+        refused = "Invalid --time specification" in res.stderr
+        assert refused or res.returncode == 0, (value, res.stderr)
+        try:
+            read_script(text)
+        except ConfigError as exc:
+            assert refused and str(exc).startswith("line 3: #SBATCH --time="), (value, exc)
+            continue
+        assert not refused, value
