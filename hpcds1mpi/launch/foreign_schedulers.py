@@ -33,9 +33,15 @@ FOREIGN_DIRECTIVES = (
 )
 #: What the reader reads, for the refusal.
 READ_HERE = "advise reads Slurm (#SBATCH) and PBS (#PBS) scripts only"
-#: HTCondor's submit description: ``key = value`` lines and a ``queue`` statement, no ``#!``.
-_CONDOR_KEY = re.compile(r"(?im)^[ \t]*(universe|executable)[ \t]*=")
+#: HTCondor's submit description: ``key = value`` lines of its own keys and a ``queue``
+#: statement, no ``#!``; two keys at least, spaced as HTCondor writes them, so that a shell
+#: script's ``executable=./a.out`` and ``queue`` variables are none (s35 review 4).
+_CONDOR_KEY = re.compile(r"(?im)^[ \t]*(universe|executable|arguments|output|error|log|"
+                         r"request_cpus|request_memory|getenv|requirements|"
+                         r"should_transfer_files)[ \t]+=[ \t]")
 _CONDOR_QUEUE = re.compile(r"(?im)^[ \t]*queue\b")
+#: A Slurm or PBS directive anywhere: such a script is none of HTCondor's.
+_OWN = re.compile(r"(?m)^#(SBATCH|PBS)\b")
 
 
 @dataclass(frozen=True)
@@ -71,8 +77,9 @@ def foreign_script(text: str) -> ForeignScript | None:
         for scheduler, prefix, pattern in FOREIGN_DIRECTIVES:
             if pattern.match(line):
                 return ForeignScript(scheduler, prefix, number)
-    if not text.startswith("#!") and _CONDOR_QUEUE.search(text):
-        key = _CONDOR_KEY.search(text)
+    if not text.startswith("#!") and _CONDOR_QUEUE.search(text) and not _OWN.search(text):
+        keys = list(_CONDOR_KEY.finditer(text))
+        key = keys[0] if len({k.group(1).lower() for k in keys}) >= 2 else None
         if key is not None:
             line = text.count("\n", 0, key.start()) + 1
             return ForeignScript("an HTCondor", key.group(1), line)

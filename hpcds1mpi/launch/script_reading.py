@@ -424,8 +424,8 @@ def read_script(text: str, name: str | None = None) -> JobScript:
                           "SchedulerParameters raises it); keep input data in a file the "
                           "script reads")
     # an LSF / Grid Engine / ... job read as Slurm's asks 1 node x 1 rank (s35 tester X1)
+    check_script_text(text)  # a BOM, DOS line breaks, a heterogeneous job: said as such first
     both = check_scheduler(text, MAGIC, where)
-    check_script_text(text)  # a BOM, DOS line breaks, a heterogeneous job
     lines = _lines(text)
     found = [MAGIC[m] for _, _, line in lines if (m := _magic(line))]
     script = JobScript(text, found[0] if found else "slurm")

@@ -132,3 +132,15 @@ def test_the_api_refuses_it(tmp_path, monkeypatch):
         hpcds1mpi.advise(LSF_TIGHT, cluster=CLUSTER)
     with pytest.raises(ConfigError, match="looks like a Cobalt script"):
         hpcds1mpi.read_script(COBALT)
+
+
+def test_shell_variables_named_like_htcondor_keys_are_no_submit_description():
+    """s35 review: a script without a #! line whose variables were named executable= and queue
+    was read as an HTCondor submit file: a PBS one got a false note, and a Slurm one with a
+    byte-order mark the HTCondor refusal in place of the byte-order mark's."""
+    pbs = "#PBS -l nodes=1:ppn=2\nexecutable=./app\nqueue=debug\nmpirun $executable\n"
+    assert foreign_script(pbs) is None
+    assert not any("HTCondor" in note for note in read_script(pbs).notes)
+    bom = "\ufeff#!/bin/bash\n#SBATCH -N 1\nexecutable=./app\nqueue=debug\nsrun $executable\n"
+    with pytest.raises(ConfigError, match="byte-order mark"):
+        read_script(bom)
