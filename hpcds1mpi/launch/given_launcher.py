@@ -165,10 +165,9 @@ def check_mpiexec(path: str, env: dict | None = None, given: str = "--mpiexec",
     fix = "--mpiexec {}" if given == "--mpiexec" else 'set mpiexec = "{}" in the cluster file'
     if why := path_launcher_refusal(given, found, fix, env):
         raise ConfigError(why)
-    if (bare := bare_launcher(found, env)) is not None:
-        # read as the launcher it runs, so that the sweep records, and its job script writes,
-        # that file: the job's PATH may find another (s35 tester I4: sbatch --export=NONE)
-        found = bare[2]
+    # Kept as given, not replaced by the launcher it runs: Intel's mpirun does the scheduler's
+    # placement (I_MPI_HYDRA_BOOTSTRAP, Grid Engine's machine file) its mpiexec.hydra does not
+    # (s35 review 1); a job script puts its folder first on PATH instead (scripts._own_path).
     if launcher_family(found) is None:
         # A script around a launcher (OpenCoarrays' cafrun) is refused too: the sweep picks the
         # launcher's options by its --version, which is the script's own.

@@ -193,9 +193,12 @@ def path_launcher(launcher, path: str | None) -> tuple[str, str]:
             "the script's launcher" if found == command else f"the script's {command}, here",
             found, fix, {"PATH": path})):
         return refused, ""
+    if found == command:  # the script puts its folder first on PATH (scripts._own_path)
+        return "", ""
     return "", (f"the script's {command} is a script that runs {bare[0]} as the job's PATH "
                 f"finds it (sbatch --export=NONE or a module may give another MPI's): to "
-                f"launch {bare[2]} whatever that PATH, {fix.format(bare[2])}")
+                f"launch the one beside it whatever that PATH, "
+                f"{fix.format(found)}")
 
 
 def ranks_program_words(program: list[str], launcher, path: str | None) -> list[str]:

@@ -154,7 +154,7 @@ def render(job: BatchJob, scheduler: str = "slurm", *, default_queue: bool = Fal
     tokens = launcher.tokens(job.config) + program
     # What the launcher adds on its own (Open MPI's thread binding) is said as a comment.
     launcher_notes = [f"# {comment(note)}" for note in launcher.notes(job.config)]
-    path, where = _own_path(job, scheduler, program)
+    path, where = _own_path(job, scheduler, program, launcher)
     return seal(render_template(scheduler, job, scheduler, default_queue=default_queue,
                                 notes=[*notes, *where], summary=comment(job.summary),
                                 path=path, environment=job.environment(scheduler),
@@ -168,16 +168,26 @@ def render(job: BatchJob, scheduler: str = "slurm", *, default_queue: bool = Fal
                                 + launcher.script_lines(job.config)))
 
 
-def _own_path(job: BatchJob, scheduler: str, program: Sequence[str]) -> tuple[str, list[str]]:
+def _own_path(job: BatchJob, scheduler: str, program: Sequence[str], launcher=None
+              ) -> tuple[str, list[str]]:
     """(the folder the script puts first on PATH, quoted or "", notes on finding the program).
 
     The job does not get the PATH it was submitted with (:mod:`~hpcds1mpi.launch.own_install`):
     ``hpcds1mpi`` gets this installation's bin folder first, so the job finds it and its
-    MPI's mpiexec. A user's program is run as given; a bare name under PBS is said."""
+    MPI's mpiexec; a launcher that runs another by bare name (Intel MPI's ``mpirun``) gets its
+    own folder first, so that it runs the one beside it (s35 tester I4, review 1). A user's
+    program is run as given; a bare name under PBS is said."""
+    import os
+
+    from hpcds1mpi.launch.given_launcher import bare_launcher
     from hpcds1mpi.launch.own_install import own_executable, path_export, runs_own_command
 
     if runs_own_command(program):
         return path_export(own_executable()[1], job), []
+    command = getattr(launcher, "command", "") or ""
+    if "/" in command and getattr(launcher, "name", "") != "srun" and \
+            (bare := bare_launcher(command)) is not None:
+        return path_export(os.path.dirname(bare[2]), job), []
     if scheduler == "pbs" and program and "/" not in program[0]:
         return "", [f"PBS does not give the job qsub's PATH (only as $PBS_O_PATH, unless "
                     f"qsub -V): write {program[0]}'s full path if the job's own PATH may not "

@@ -258,7 +258,8 @@ def test_a_script_launcher_running_a_bare_launcher_name_is_refused_or_said(tmp_p
                                                                            monkeypatch):
     """s35 tester I4: the cluster file's Intel mpirun runs `mpiexec.hydra` as the job's PATH
     finds it (Debian's MPICH 4 under sbatch --export=NONE). This PATH finding another than the
-    one beside it: refused; finding that one: said, naming the file to set."""
+    one beside it: refused; finding that one: kept, the script putting its folder first on PATH
+    (s35 review 1: Intel's mpirun does the scheduler's placement its mpiexec.hydra does not)."""
     import pytest
 
     from hpcds1mpi.errors import ConfigError
@@ -273,6 +274,33 @@ def test_a_script_launcher_running_a_bare_launcher_name_is_refused_or_said(tmp_p
                                           rf"runs mpiexec.hydra .* not {own} beside"):
         check_launch(app, for_script("slurm", site), site)
     monkeypatch.setenv("PATH", intel_env()["PATH"])
-    said = check_launch(app, for_script("slurm", site), site)
-    assert said.endswith(f'set mpiexec = "{own}" in the cluster file') and "\n" not in said
-    assert "as the job's PATH finds it" in said
+    assert not check_launch(app, for_script("slurm", site), site)
+
+
+def test_a_job_script_of_intels_mpirun_puts_its_folder_first_on_path(tmp_path, monkeypatch):
+    """s35 review 1: the script keeps Intel's mpirun (its scheduler placement) and makes it run
+    the mpiexec.hydra beside it whatever the job's PATH (sbatch --export=NONE): its folder
+    first on PATH. The job, run by bash with another MPI's bin first, starts Intel's ranks."""
+    import subprocess
+
+    from hpcds1mpi.launch.directives import BatchJob
+    from hpcds1mpi.launch.scripts import render
+    from tests.intel_mpi import build_hybrid, intel_env, intel_mpi
+
+    root, app = intel_mpi(), str(build_hybrid(tmp_path))
+    from hpcds1mpi.cluster import Partition
+
+    node = Partition("debug", cores_per_node=2, memory_gb=4.0, max_nodes=1)
+    site = Cluster("vm", partitions={"debug": node}, launcher="mpiexec",
+                   mpiexec=str(root / "bin" / "mpirun"))
+    monkeypatch.setenv("PATH", intel_env()["PATH"])
+    job = BatchJob(config=Configuration(1, 2, 1), partition=node,
+                   program=f"{app} 1000", cluster=site, job_name="j", time_limit_s=600)
+    script = render(job, "slurm")
+    assert f"export PATH={root / 'bin'}:$PATH" in script or \
+        f"export PATH='{root / 'bin'}':$PATH" in script, script
+    (tmp_path / "job.sh").write_text(script)
+    other_first = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(tmp_path)}
+    ran = subprocess.run(["bash", str(tmp_path / "job.sh")], capture_output=True, text=True,
+                         timeout=120, env=other_first, cwd=tmp_path)
+    assert ran.returncode == 0 and "rank 1 of 2" in ran.stdout, ran.stderr[-2000:]
