@@ -214,10 +214,12 @@ def check_reachable(space: Space, launch, env=None) -> None:
 
 
 def start_config(space: Space, wanted: dict, *, nodes: int, cores: int, partition,
-                 kernel: str | None, why: str = "") -> Configuration:
+                 kernel: str | None, why: str = "", offer=None) -> Configuration:
     """The user's start settings (``wanted``: nodes, ranks_per_node, threads, device,
     precision; None where not given) filled from :func:`default_config`. ``why``: the line
-    of :func:`one_thread_only`, said where the settings ask for more threads.
+    of :func:`one_thread_only`, said where the settings ask for more threads; ``offer``: the
+    model's offer that limited ``space`` (:func:`workload_space`), named where it left the
+    settings out (:func:`offer_refusal`).
 
     Raises:
         ConfigError: the settings are not in ``space``, saying which one and what to do.
@@ -230,12 +232,15 @@ def start_config(space: Space, wanted: dict, *, nodes: int, cores: int, partitio
     label = start.label()
     devices = {c.device for c in space.configs}
     precisions = {c.precision for c in space.configs if c.device == start.device}
+    if start.device == "gpu" and not partition.gpus_per_node:
+        raise ConfigError(f"your settings {label}: {partition.name} has no GPU; drop --device "
+                          f"or use --device {sorted(devices)[0]}")
+    left_out = offer_refusal(start, offer, cores)  # the model's offer left it out (s35 A3)
+    if left_out:
+        raise ConfigError(f"your settings {label}: {left_out}")
     if start.device not in devices:
-        why = (f"{partition.name} has no GPU" if start.device == "gpu"
-               and not partition.gpus_per_node else f"{kernel or 'the program'} does not run "
-               f"on {start.device}")
-        raise ConfigError(f"your settings {label}: {why}; drop --device or use "
-                          f"--device {sorted(devices)[0]}")
+        raise ConfigError(f"your settings {label}: {kernel or 'the program'} does not run on "
+                          f"{start.device}; drop --device or use --device {sorted(devices)[0]}")
     if start.precision not in precisions:
         raise ConfigError(f"your settings {label}: {kernel or 'the program'} has no "
                           f"{start.precision} on {start.device}; use --precision "
@@ -263,6 +268,42 @@ def start_config(space: Space, wanted: dict, *, nodes: int, cores: int, partitio
                       f"node{'s' if nodes != 1 else ''} x {cores} "
                       f"core{'s' if cores != 1 else ''}); use at most {cores} ranks x "
                       "threads per node")
+
+
+def offer_refusal(start: Configuration, offer, cores: int) -> str:
+    """Why the model's ``offer`` (:func:`workload_space`) left ``start`` out of the space, and
+    what to do; "" where it did not (or there is none, or ``start`` needs more than ``cores``
+    per node: the machine's refusal says that). s35 tester A3: mb-mpi at 2 ranks per node,
+    measured at 1 only, was refused as "do not fit this machine (1 node x 2 cores); use at
+    most 2 ranks x threads per node", which 2 x 1 does."""
+    if offer is None or offer.levels is None:
+        return ""
+    name, levels = offer.levels.workload, offer.levels
+    fix = (f"drop --model to search without it, or sweep {name} at {{option}} {{value}} and "
+           "`hpcds1mpi learn` it into the model first")
+
+    def never(what: str, option: str, value, measured) -> str:
+        listed = ", ".join(map(str, measured)) or "nothing"
+        return (f"{what} {value} was never measured for {name} in --model (measured {listed}; "
+                f"left out above); use {option} {measured[-1]}, " if measured else
+                f"{what} {value} was never measured for {name} in --model; ") + \
+            fix.format(option=option, value=value)
+
+    if start.device not in (offer.devices or levels.devices):
+        return never("device", "--device", start.device, list(offer.devices or levels.devices))
+    if start.precision not in (offer.precisions or levels.precisions):
+        return never("precision", "--precision", start.precision,
+                     list(offer.precisions or levels.precisions))
+    if start.ranks_per_node * start.threads > cores:
+        return ""
+    top = offer.max_ranks_per_node or cores
+    if start.ranks_per_node > top:
+        return (f"ranks per node {start.ranks_per_node} is beyond the measured maximum {top} "
+                f"of {name} in --model (left out above); use --ranks-per-node at most {top}, "
+                + fix.format(option="--ranks-per-node", value=start.ranks_per_node))
+    if start.threads not in (offer.threads or [1]):
+        return never("threads", "--threads", start.threads, list(offer.threads or [1]))
+    return ""
 
 
 def default_config(space: Space, cores_per_node: int) -> Configuration:

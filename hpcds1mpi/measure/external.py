@@ -65,7 +65,7 @@ from hpcds1mpi.measure.program_launch import (classify, launch_once, launch_prob
 from hpcds1mpi.measure.progress import Progress
 from hpcds1mpi.measure.reachable_nodes import check_nodes_landed, check_nodes_reachable
 from hpcds1mpi.measure.setup_command import failed_in_setup, set_up
-from hpcds1mpi.measure.workdirs import prepare_folders, shared_folder_note, workdir_of
+from hpcds1mpi.measure.workdirs import made_folders, shared_folder_note, workdir_of
 
 
 def check_program(tokens: list[str], env: dict | None = None, cwd: str | None = None,
@@ -188,7 +188,7 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
                        readings.time_problem(found, result["wall_s"], spec.config.ranks,
                                             spec.config.threads)):
                 status, error = "failed", why
-        readings.note_once(found, status, error)  # F3, s33 D7-D9: each note once per sweep
+        readings.note_once(found, status, error, result["wall_s"])  # once per sweep (s35 A4)
         if attempt < plan.warmup and status == OK:
             continue
         walls.append(result["wall_s"])
@@ -274,64 +274,62 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
     choice = choice or preflight.LaunchChoice(launcher, mpi)
     launch = choice.launcher_for(partition.usable_cores_per_node)  # the allocation's (P4)
     check_nodes_reachable(plan, launch)  # s29 tester A8: every run failed, after the probe
-    created = prepare_folders(workdir, plan.runs, bool(setup))  # --setup fills them (N7a)
-    for spec in plan.runs:
-        readings.check_output_path(readings.output_path(
-            workdir_of(workdir, spec), placeholder_values(spec.config, spec.size)))
-    refuse_named_out(out, plan, workdir, readings)  # s33 tester B1: before anything runs
-    if os.path.isfile(out):  # a program's own HDF5: said with what to do, before the probe
-        refuse_foreign(Path(out))
-    if say and created:
-        say(f"created {len(created)} --workdir folder(s) for --setup to prepare: "
-            f"{', '.join(created[:3])}{', ...' if len(created) > 3 else ''}")
-    if resume:
-        check_resumed(out, plan.source.get("command", ""), readings,
-                      plan.source.get("label", "external"), setup=setup)
-    first = plan.runs[0]
-    first_env = {**os.environ, **launch.environment(first.config)}
-    first_tokens = format_command(dict(first.extra)["command"], first)
-    # The program the ranks run, past its exec-wrapper prefix, on the PATH the launcher and
-    # its options (Open MPI's --prefix) give them: read once, for every check and the
-    # fingerprint (s31 review M3: the fingerprint had read it without the launcher's options).
-    ranks = rank_program(first_tokens, first_env, getattr(launch, "command", ""), launch.args)
-    cwd = workdir_of(workdir, first)  # where the program is read too (s33 tester D3)
-    check_program(first_tokens, first_env, cwd, setup=setup)
-    check_self_launching(ranks[0] if ranks else first_tokens, first_env, cwd, max(
-        spec.config.ranks_per_node for spec in plan.runs))  # s33 tester D4, D5
-    for line in preflight.check(launch, choice, first_tokens, first_env, plan.max_ranks,
-                                ranks, cwd):
-        if say:
-            say(line)
-    for line in check_nodes_landed(plan, launch, cwd_of=lambda spec: workdir_of(workdir, spec)):
-        if say:  # the node count not told: where the ranks land, asked (s35 tester X2)
-            say(line)
-    note = unverified_launch(first_tokens, first_env, plan.max_ranks, readings, launch, ranks,
-                             cwd)  # refuses ranks of a program without MPI (s33 tester D2)
-    if say and note:
-        say(note)
-    if say and (note := threading_note(dict(first.extra)["command"], first_env,
-                                       {spec.config.threads for spec in plan.runs})):
-        say(note)  # threads above 1 for a program that cannot use them
-    if say:  # more ranks x threads than cores: said as for kernels (s27 tester Q, 8)
-        say_oversubscribed(plan, list(range(len(plan.runs))), partition.usable_cores_per_node,
-                           0, {}, *_oversubscribed_as(launch))
-    if say and (note := shared_folder_note(workdir, plan.runs)):  # scratch files collide
-        say(note)
-    said = set()
-    mpi_library = program_mpi_library(first_tokens, first_env, getattr(
-        launch, "command", "srun"), launch.args, ranks_in_folder(ranks, cwd))
-    fp = meters.fingerprint(partition, hostnames=[socket.gethostname()],
-                            mpi_library=mpi_library, gpu_aware=False)
-    if resume:  # before the writer touches the file
-        meters.refuse_launcher_fingerprint(out, fp)
-    attrs = {"plan": json.dumps(plan.source), "launch": json.dumps({
-        **choice.describe(launch), **readings.describe(), "workdir": workdir or "",
-        "setup": setup or "",
-        "repeats": [plan.min_repeats, plan.max_repeats], "min_time": plan.min_time,
-        "warmup": plan.warmup})}
-    writer = telemetry.TelemetryWriter(out, resume=resume, snapshot_every_s=plan.snapshot_every,
-                                       attrs=attrs)
-    writer.open()
+    with made_folders(workdir, plan.runs, bool(setup), say):  # gone if refused (s35 A5)
+        for spec in plan.runs:
+            readings.check_output_path(readings.output_path(
+                workdir_of(workdir, spec), placeholder_values(spec.config, spec.size)))
+        refuse_named_out(out, plan, workdir, readings)  # s33 tester B1: before anything runs
+        if os.path.isfile(out):  # a program's own HDF5: said with what to do, before the probe
+            refuse_foreign(Path(out))
+        if resume:
+            check_resumed(out, plan.source.get("command", ""), readings,
+                          plan.source.get("label", "external"), setup=setup)
+        first = plan.runs[0]
+        first_env = {**os.environ, **launch.environment(first.config)}
+        first_tokens = format_command(dict(first.extra)["command"], first)
+        # The program the ranks run, past its exec-wrapper prefix, on the PATH the launcher and
+        # its options (Open MPI's --prefix) give them: read once, for every check and the
+        # fingerprint (s31 review M3: the fingerprint had read it without the launcher's options).
+        ranks = rank_program(first_tokens, first_env, getattr(launch, "command", ""), launch.args)
+        cwd = workdir_of(workdir, first)  # where the program is read too (s33 tester D3)
+        check_program(first_tokens, first_env, cwd, setup=setup)
+        check_self_launching(ranks[0] if ranks else first_tokens, first_env, cwd, max(
+            spec.config.ranks_per_node for spec in plan.runs))  # s33 tester D4, D5
+        for line in preflight.check(launch, choice, first_tokens, first_env, plan.max_ranks,
+                                    ranks, cwd):
+            if say:
+                say(line)
+        for line in check_nodes_landed(plan, launch,
+                                       cwd_of=lambda spec: workdir_of(workdir, spec)):
+            if say:  # the node count not told: where the ranks land, asked (s35 tester X2)
+                say(line)
+        note = unverified_launch(first_tokens, first_env, plan.max_ranks, readings, launch, ranks,
+                                 cwd)  # refuses ranks of a program without MPI (s33 tester D2)
+        if say and note:
+            say(note)
+        if say and (note := threading_note(dict(first.extra)["command"], first_env,
+                                           {spec.config.threads for spec in plan.runs})):
+            say(note)  # threads above 1 for a program that cannot use them
+        if say:  # more ranks x threads than cores: said as for kernels (s27 tester Q, 8)
+            say_oversubscribed(plan, list(range(len(plan.runs))), partition.usable_cores_per_node,
+                               0, {}, *_oversubscribed_as(launch))
+        if say and (note := shared_folder_note(workdir, plan.runs)):  # scratch files collide
+            say(note)
+        said = set()
+        mpi_library = program_mpi_library(first_tokens, first_env, getattr(
+            launch, "command", "srun"), launch.args, ranks_in_folder(ranks, cwd))
+        fp = meters.fingerprint(partition, hostnames=[socket.gethostname()],
+                                mpi_library=mpi_library, gpu_aware=False)
+        if resume:  # before the writer touches the file
+            meters.refuse_launcher_fingerprint(out, fp)
+        attrs = {"plan": json.dumps(plan.source), "launch": json.dumps({
+            **choice.describe(launch), **readings.describe(), "workdir": workdir or "",
+            "setup": setup or "",
+            "repeats": [plan.min_repeats, plan.max_repeats], "min_time": plan.min_time,
+            "warmup": plan.warmup})}
+        writer = telemetry.TelemetryWriter(out, resume=resume, attrs=attrs,
+                                           snapshot_every_s=plan.snapshot_every)
+        writer.open()
     previous = signal.getsignal(signal.SIGTERM)
     in_main = threading.current_thread() is threading.main_thread()
     if in_main:

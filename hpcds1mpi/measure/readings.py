@@ -238,10 +238,13 @@ class Readings:
 
         return output_lock(path, self.say, self.said)
 
-    def note_once(self, found: dict | None, status: str, error: str) -> None:
+    def note_once(self, found: dict | None, status: str, error: str,
+                  wall_s: float = math.nan) -> None:
         """Say each note of one launch's reading once per sweep: a time read with a decimal
-        comma, several different times matched (:mod:`.time_reading`), an input that ended
-        on stdin (:mod:`.stdin_note`)."""
+        comma, several different times matched (:mod:`.time_reading`), whole seconds from a
+        launch of ``wall_s`` (:mod:`.coarse_timer`, s35 tester A4), an input that ended on
+        stdin (:mod:`.stdin_note`)."""
+        from hpcds1mpi.measure.coarse_timer import coarse_note
         from hpcds1mpi.measure.stdin_note import stdin_note
         from hpcds1mpi.measure import time_reading as tr
 
@@ -253,6 +256,7 @@ class Readings:
                 if tr.seconds_text(text)[1] else ""
             notes["several"] = tr.several_times_note(values, text, len(values), regex) \
                 if len(values) > 1 else ""
+            notes["coarse"] = coarse_note(text, wall_s, regex)
         for kind, note in notes.items():
             if note and self.say is not None and kind not in self.said:
                 self.said.add(kind)
@@ -291,6 +295,7 @@ class Readings:
         s32 tester X6)."""
         from hpcds1mpi.measure.program_launch import reason_line
         from hpcds1mpi.measure.rank_count import output_lines
+        from hpcds1mpi.measure.regex_miss import nearest_line, program_reason
 
         fom, ranks = _float(groups.get("fom")), _float(groups.get("ranks"))
         from hpcds1mpi.measure.time_reading import time_value
@@ -300,7 +305,10 @@ class Readings:
                 "time_values": groups.get("time_values", []),
                 "fom": fom if math.isfinite(fom) else math.nan,
                 "ranks": ranks if math.isfinite(ranks) else math.nan,
-                "said": reason_line(*outputs) if outputs else "",
+                # a regex's miss is no reason of the program's (s35 tester A4)
+                "said": program_reason(reason_line(*outputs), outputs[0]) if outputs else "",
+                "nearest": nearest_line(self.time.pattern, *outputs) if outputs and self.time
+                is not None and "time" not in groups else "",
                 "lines": output_lines(*outputs) if outputs and self.ranks is not None
                 and "ranks" not in groups else "",
                 "fail_line": groups.get(FAIL), "time_unit": groups.get("time_unit", "")}
@@ -380,8 +388,10 @@ class Readings:
             return ""
         regex = f"--time-regex '{self.time.pattern}'"
         text = found.get("time_text")
-        if text is None:
-            return f"exit 0, but {regex} matched no number in its output{why}"
+        if text is None:  # the line it missed, not the program's last (s35 tester A4)
+            near = found.get("nearest")
+            return (f"exit 0, but {regex} matched no number in its output"
+                    + (f" (the line nearest it: {near!r})" if near else "") + why)
         if self.ranks is not None and math.isnan(found.get("ranks", math.nan)):
             return (f"exit 0, but --ranks-regex '{self.ranks.pattern}' matched nothing in its "
                     f"output{why}")

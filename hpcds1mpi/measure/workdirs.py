@@ -7,13 +7,16 @@ program that reads its input from its folder (``pw.x -i si-{size}.in``, HPCC's
 ``hpccinf.txt``) would fail in every configuration; a missing one is refused before anything
 launches (``create it (with the program's input) first``), which also catches a misspelt
 ``--workdir``. A sweep with ``--setup`` creates them (:func:`prepare_folders`): the setup
-writes the input there (s30 tester N7a: it had been refused).
+writes the input there (s30 tester N7a: it had been refused), and removes them again, with
+the parents it made, where the sweep is refused before it records anything
+(:func:`made_folders`, s35 tester A5: a refused sweep left its empty ``runs/*`` behind).
 """
 
 from __future__ import annotations
 
 import os
 from collections import Counter
+from contextlib import contextmanager
 from typing import Iterable
 
 from hpcds1mpi.config import Configuration
@@ -37,9 +40,11 @@ def folder_of(workdir: str | None, config: Configuration, size: int) -> str | No
     return path
 
 
-def prepare_folders(workdir: str | None, runs: Iterable[RunSpec], setup: bool) -> list[str]:
+def prepare_folders(workdir: str | None, runs: Iterable[RunSpec], setup: bool,
+                    made: list[str] | None = None) -> list[str]:
     """Check that every configuration of ``runs`` has its ``--workdir`` folder; with a
     ``--setup`` (``setup``), which writes the program's input there, a missing one is created.
+    ``made``, where given, gets every folder created, its parents included, parents first.
 
     Returns:
         The folders created, in the order of ``runs``.
@@ -59,13 +64,41 @@ def prepare_folders(workdir: str | None, runs: Iterable[RunSpec], setup: bool) -
                               f"{spec.config.label()}) is not a folder; create it (with the "
                               "program's input) first" + ("" if setup else ", or give --setup "
                                                           "the command that writes it there"))
+        missing, up = [], folder
+        while up and not os.path.lexists(up):
+            missing.insert(0, up)
+            up = os.path.dirname(up)
         try:
             os.makedirs(folder)
         except OSError as exc:
             raise ConfigError(f"--workdir {folder!r}: cannot create it for --setup "
                               f"({exc.strerror}); create it first") from None
         created.append(folder)
+        if made is not None:
+            made.extend(missing)
     return created
+
+
+@contextmanager
+def made_folders(workdir: str | None, runs: Iterable[RunSpec], setup: bool, say=None):
+    """:func:`prepare_folders` for the checks the ``with`` block makes before a sweep records
+    anything: where they refuse it (any exception), the folders it made are removed again,
+    those still empty (nothing the program or the user put there is ever deleted); where they
+    pass, the folders made are said (``say``). Yields the folders created."""
+    made: list[str] = []
+    try:
+        created = prepare_folders(workdir, runs, setup, made)
+        yield created
+    except BaseException:
+        for folder in reversed(made):  # the deepest first, then the parents made
+            try:
+                os.rmdir(folder)
+            except OSError:
+                pass
+        raise
+    if say and created:
+        say(f"created {len(created)} --workdir folder(s) for --setup to prepare: "
+            f"{', '.join(created[:3])}{', ...' if len(created) > 3 else ''}")
 
 
 def shared_folder_note(workdir: str | None, runs: Iterable[RunSpec]) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
@@ -173,3 +174,47 @@ def test_a_program_that_cannot_use_threads_is_tuned_at_one_thread(tmp_path):
                                           r"app links .*; use --threads 1, or put \{threads\}"):
         tune_space.start_config(kept, {"threads": 2, "ranks_per_node": 1}, nodes=1, cores=8,
                                 partition=PART, kernel=None, why=line)
+
+
+def _measured_at_one_rank_per_node():
+    """The offer of MrBayes's model in s35 tester A3: fp64, CPU, 1 thread, 1 rank per node."""
+    from hpcds1mpi.surrogates.levels import MeasuredLevels
+    from hpcds1mpi.surrogates.measured_offer import measured_offer
+
+    levels = MeasuredLevels("mrbayes", True, ("fp64",), ("cpu",), (1,), (1,), (1,))
+    return measured_offer(levels, ["cpu"], 2)
+
+
+def test_start_settings_the_models_offer_left_out_are_refused_for_that_reason(monkeypatch):
+    """s35 tester A3: --ranks-per-node 2 on a 2-core machine, with a model that measured the
+    program at 1 rank per node, was refused as "do not fit this machine (1 node x 2 cores);
+    use at most 2 ranks x threads per node", which 2 x 1 does."""
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    two = Partition("here", cores_per_node=2, memory_gb=4, max_nodes=1)
+    offer = _measured_at_one_rank_per_node()
+    space = tune_space.workload_space(two, None, max_nodes=1, cores_per_node=2, offer=offer,
+                                      program="mb-mpi run.nex")
+    asked = dict(nodes=1, ranks_per_node=2, threads=1)
+    with pytest.raises(ConfigError) as refused:
+        tune_space.start_config(space, asked, nodes=1, cores=2, partition=two, kernel=None,
+                                offer=offer)
+    assert str(refused.value) == (
+        "your settings N1xR2xT1-cpu-fp64: ranks per node 2 is beyond the measured maximum 1 "
+        "of mrbayes in --model (left out above); use --ranks-per-node at most 1, drop --model "
+        "to search without it, or sweep mrbayes at --ranks-per-node 2 and `hpcds1mpi learn` "
+        "it into the model first")
+    for wanted, words in (({"threads": 2, "ranks_per_node": 1}, "threads 2 was never measured"
+                           " for mrbayes in --model (measured 1; left out above); use "
+                           "--threads 1, drop --model"),
+                          ({"precision": "fp32"}, "precision fp32 was never measured for "
+                           "mrbayes in --model (measured fp64; left out above); use "
+                           "--precision fp64, drop --model")):
+        with pytest.raises(ConfigError, match=re.escape(words)):
+            tune_space.start_config(space, wanted, nodes=1, cores=2, partition=two,
+                                    kernel=None, offer=offer)
+    with pytest.raises(ConfigError, match=r"do not fit this machine .*use at most 2 ranks"):
+        tune_space.start_config(space, {"ranks_per_node": 4}, nodes=1, cores=2, partition=two,
+                                kernel=None, offer=offer)  # beyond the cores: the machine's
+    assert tune_space.start_config(space, {"ranks_per_node": 1}, nodes=1, cores=2,
+                                   partition=two, kernel=None, offer=offer) == \
+        Configuration(1, 1, 1)
