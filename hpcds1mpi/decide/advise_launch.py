@@ -14,7 +14,9 @@ venv's ``python3`` for ``/usr/bin/python3``) are a warning, and that line's MPI 
 (:mod:`hpcds1mpi.launch.measured_program`); an ``srun`` plugin that cannot start the program
 is given its fix for ``--rewrite`` (:func:`srun_rewrite_notes`). Intel MPI's ``I_MPI_PIN*``
 value that gives the script's own ranks fewer cpus than their threads is a warning
-(:func:`~hpcds1mpi.launch.script_intel_pinning.intel_pinning_warning`).
+(:func:`~hpcds1mpi.launch.script_intel_pinning.intel_pinning_warning`). More than one rank of a
+program that links no MPI library is a warning, the sweep's rank proof
+(:func:`~hpcds1mpi.launch.rank_proof.script_copies`, s35 tester A2).
 """
 
 from __future__ import annotations
@@ -46,10 +48,14 @@ def launch_notes(script: "JobScript", launch: "Launch | None", command: str | No
         from hpcds1mpi.launch.measured_program import other_program
         from hpcds1mpi.launch.script_mpi_check import launch_checks
 
+        from hpcds1mpi.launch.rank_proof import script_copies
+
         other = other_program(script, launch, command, job_folder)
         warnings, notes = launch_checks(script, job_folder, skip=frozenset(
             [launch.line] if other else []))
-        warnings = ([other] if other else []) + warnings
+        # the sweep's rank proof: ranks of a program that links no MPI (s35 tester A2)
+        copies = None if other else script_copies(script, launch, job_folder)
+        warnings = ([other] if other else []) + ([copies] if copies else []) + warnings
     else:  # s31 F4: the checks that read no file, so /v1/advise's text gets them too
         warnings = text_only_checks(script)
     from hpcds1mpi.launch.script_intel_pinning import intel_pinning_warning

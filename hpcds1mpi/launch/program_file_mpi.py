@@ -15,26 +15,37 @@ Read as the sweep reads a program's MPI (:func:`hpcds1mpi.launch.mpi_family.prog
   R: :mod:`~hpcds1mpi.launch.r_mpi`): the MPI package it loads by name (Rmpi, pbdMPI), whose
   shared object the interpreter is asked for (without loading it) and read as above (s32
   tester W1: ``Rscript mc.R`` read as Rscript's ELF, which links no MPI);
+* a Ruby program (``ruby FILE``, an ``.rb`` file, a ``#!`` naming ruby:
+  :mod:`~hpcds1mpi.launch.ruby_mpi`): the ruby-mpi binding it requires by name, whose
+  extension ``mpi.so`` that ruby is asked for (without loading it) and read as above (s35
+  tester A1: ``ruby reduce.rb`` read as ruby's ELF, "links no MPI library");
 * a shell wrapper: the program it names outright
   (:func:`~hpcds1mpi.launch.wrapper_program.wrapped_program`), read as above.
 
-Anything else is unknown: no warning, no guess.
+An interpreter that loads its MPI at run time through a binding not read here (Perl, Julia,
+Lua, Octave...: :data:`RUNTIME_MPI`) is never said to link no MPI: its MPI could not be read.
+Anything else is unknown: no warning, no guess. A dynamic binary whose every library is found
+and none is MPI is :attr:`FileMPI.without_mpi`: its ranks cannot be one job (s35 tester A2).
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass, replace
 
-from hpcds1mpi.launch.elf_libraries import elf_needed, needed_tree
+from hpcds1mpi.launch.elf_libraries import elf_needed, needed_files
 from hpcds1mpi.launch.exec_wrappers import program_index
 from hpcds1mpi.launch.mpi_names import (MPI4PY_FILE, MPI_ABI, ProgramMPI, family_of_banner,
                                         family_of_soname)
 from hpcds1mpi.launch.r_mpi import (R_NAMES, RProgram, package_object, r_program, r_script,
                                     script_word)
+from hpcds1mpi.launch.ruby_mpi import (RUBY_NAME, RubyProgram, extension_file, ruby_program,
+                                       ruby_script)
+from hpcds1mpi.launch.ruby_mpi import script_word as ruby_script_word
 from hpcds1mpi.launch.script_placeholders import program_at
 from hpcds1mpi.launch.shebang import PYTHON_NAME, read_shebang, shebang_python
 
@@ -42,6 +53,16 @@ from hpcds1mpi.launch.shebang import PYTHON_NAME, read_shebang, shebang_python
 _MAX_READ = 256 << 20
 #: Seconds an interpreter may take to say where its mpi4py is.
 _TIMEOUT_S = 30
+#: Interpreters whose programs load MPI at run time through a binding not read here
+#: (Perl's Parallel::MPI, Julia's MPI.jl, Lua, Octave's MPI package...) -> the language: their
+#: own ELF links no MPI, which says nothing of the program's (s35 tester A1).
+RUNTIME_MPI = {"perl": "Perl", "julia": "Julia", "lua": "Lua", "luajit": "Lua",
+               "octave": "Octave", "octave-cli": "Octave", "node": "JavaScript",
+               "nodejs": "JavaScript", "java": "Java", "php": "PHP", "tclsh": "Tcl",
+               "wish": "Tcl", "guile": "Guile", "racket": "Racket", "sbcl": "Lisp",
+               "ocaml": "OCaml", "pwsh": "PowerShell", "ruby": "Ruby", "Rscript": "R",
+               "R": "R"}
+_VERSIONED = re.compile(r"[\d.]+$")
 
 
 @dataclass(frozen=True)
@@ -53,6 +74,9 @@ class FileMPI:
     family: str | None
     evidence: str = ""
     elf: str = ""
+    #: a dynamic binary whose every library was found and none is MPI, read from its files
+    #: (no interpreter): its ranks would run as independent copies (s35 tester A2)
+    without_mpi: bool = False
 
 
 def program_word(words: list[str]) -> str:
@@ -68,6 +92,9 @@ def program_word(words: list[str]) -> str:
     if words and os.path.basename(words[0]) in R_NAMES:
         script = script_word(words)
         return words[0] if not script else script if "/" in script else f"./{script}"
+    if words and RUBY_NAME.match(os.path.basename(words[0])):  # s35 tester A1
+        script = ruby_script_word(words)
+        return words[0] if not script else script if "/" in script else f"./{script}"
     return words[program_at(words)] if words else ""
 
 
@@ -79,17 +106,20 @@ def file_mpi(path: str, env: dict | None = None, depth: int = 0) -> FileMPI:
         return _python_mpi(path, (), env)
     if (r := r_script(path, env)) is not None:  # s32 tester W1
         return _r_mpi(r, env)
+    if (ruby := ruby_script(path, env)) is not None:  # s35 tester A1
+        return _ruby_mpi(ruby, env)
     if read_shebang(path) is None:
-        return elf_mpi(path)
+        return FileMPI(None) if runtime_language(path) else elf_mpi(path)
     from hpcds1mpi.launch.wrapper_program import is_shell_script, unwrapped
 
     if is_shell_script(path):  # through wrappers as the sweep's launcher check reads them
         inner = unwrapped([path], env)
         r = r_program(inner[0], env) if inner and inner[0] else None
-        if r is not None:
-            got = _r_mpi(r, env)
-            return replace(got, evidence=f"it runs {os.path.basename(r.interpreter)}: "
-                                         f"{got.evidence}") if got.family else got
+        ruby = ruby_program(inner[0], env) if inner and inner[0] and r is None else None
+        if r is not None or ruby is not None:
+            got = _r_mpi(r, env) if r is not None else _ruby_mpi(ruby, env)
+            return replace(got, evidence=f"it runs {os.path.basename((r or ruby).interpreter)}"
+                                         f": {got.evidence}") if got.family else got
         found = _on_path(inner[0][0], env) if inner and inner[0] else None
         if found is None or depth > 1:  # unwrapped ends at a program: no shell script again
             return FileMPI(None)
@@ -112,14 +142,16 @@ def elf_mpi(path: str) -> FileMPI:
         needed = elf_needed(path)
         if needed is None:
             return FileMPI(None)
-        for name, via in needed_tree(path):
+        unfound = False
+        for name, via, file in needed_files(path):
             family = family_of_soname(name)
             if family is not None:
                 through = f" through {' and '.join(via)}" if via else ""
                 return (FileMPI(family, f"links {name}{through}", path)
                         if family != MPI_ABI else FileMPI(None))
-        if needed:
-            return FileMPI(None)
+            unfound = unfound or file is None
+        if needed:  # every library found, none MPI: known to link none (s35 tester A2)
+            return FileMPI(None, elf=path, without_mpi=not unfound)
         with open(path, "rb") as fh:
             family = family_of_banner(fh.read(_MAX_READ))
         return FileMPI(family, "a static binary with its MPI's version banner", path)
@@ -127,11 +159,68 @@ def elf_mpi(path: str) -> FileMPI:
         return FileMPI(None)
 
 
-def r_program_mpi(tokens: list[str], env: dict) -> ProgramMPI | None:
-    """The MPI of the R program ``tokens`` start (past any exec-wrapper prefix), as the sweep's
-    launcher check takes it (``path``: the MPI package's shared object, whose libraries
-    :func:`~hpcds1mpi.launch.mpi_family.library_file` follows); None when ``tokens`` start no R
-    program."""
+def interpreted_program_mpi(tokens: list[str], env: dict, cwd: str | None = None
+                            ) -> ProgramMPI | None:
+    """The MPI of the R or Ruby program ``tokens`` start (past any exec-wrapper prefix), as the
+    sweep's launcher check takes it (``path``: the binding's shared object, whose libraries
+    :func:`~hpcds1mpi.launch.mpi_family.library_file` follows); for another interpreter that
+    loads MPI at run time (:data:`RUNTIME_MPI`) an unknown MPI that says so, never its own
+    ELF's "links no MPI library" (s35 tester A1); None when ``tokens`` start none of these.
+    ``cwd``: the folder the program starts in (None: this one), where a relative Ruby program
+    file is read."""
+    if (found := ruby_program_mpi(tokens, env, cwd)) is not None:
+        return found
+    if (r := _r_program_mpi(tokens, env)) is not None:
+        return r
+    language = runtime_language(tokens[0]) if tokens else ""
+    if not language:
+        return None
+    return ProgramMPI(None, f"{os.path.basename(tokens[0])} is an interpreter: its MPI could "
+                            f"not be read (a {language} program loads it at run time)")
+
+
+#: The name :func:`~hpcds1mpi.launch.mpi_family.program_mpi` asks by (s32), now R and Ruby.
+r_program_mpi = interpreted_program_mpi
+
+
+def runtime_language(program: str) -> str:
+    """The language of an interpreter that loads MPI at run time (:data:`RUNTIME_MPI`:
+    ``perl``, ``julia``, ``ruby3.1``), "" for any other program."""
+    name = os.path.basename(program)
+    return RUNTIME_MPI.get(name) or RUNTIME_MPI.get(_VERSIONED.sub("", name), "")
+
+
+def ruby_program_mpi(tokens: list[str], env: dict, cwd: str | None = None
+                     ) -> ProgramMPI | None:
+    """The MPI of the Ruby program ``tokens`` start in ``cwd``: its binding's extension's
+    (:mod:`~hpcds1mpi.launch.ruby_mpi`); None when ``tokens`` start no Ruby program."""
+    program = ruby_program(tokens, env, cwd)
+    if program is None:
+        return None
+    name = os.path.basename(program.script) or "its -e code"
+    if not program.binding:
+        return ProgramMPI(None, f"{name} is a Ruby program that requires no MPI binding by "
+                                "name (require \"mpi\"): its MPI could not be read")
+    found = _ruby_mpi(program, env)
+    if found.family is None:
+        return ProgramMPI(None, f"{name} requires mpi, which {program.interpreter} does not "
+                                "have (or its MPI cannot be read)")
+    return ProgramMPI(found.family, found.evidence, found.elf)
+
+
+def _ruby_mpi(program: RubyProgram, env: dict) -> FileMPI:
+    """The MPI of a Ruby program: its binding's extension's (:func:`elf_mpi`); unknown, never
+    "without MPI", where it loads none by name (it may at run time)."""
+    extension = extension_file(program, env)
+    found = elf_mpi(extension) if extension else FileMPI(None)
+    if found.family is None:
+        return FileMPI(None)
+    return replace(found, evidence=f"a Ruby program: the mpi binding of "
+                                   f"{program.interpreter}, {extension}, {found.evidence}")
+
+
+def _r_program_mpi(tokens: list[str], env: dict) -> ProgramMPI | None:
+    """The MPI of the R program ``tokens`` start; None when they start no R program."""
     program = r_program(tokens, env)
     if program is None:
         return None
@@ -154,7 +243,7 @@ def _r_mpi(program: RProgram, env: dict) -> FileMPI:
     shared = package_object(program, env)
     found = elf_mpi(shared) if shared else FileMPI(None)
     if found.family is None:
-        return found
+        return FileMPI(None)
     return replace(found, evidence=f"an R program: the {program.package} of "
                                    f"{program.interpreter}, {shared}, {found.evidence}")
 
@@ -166,7 +255,7 @@ def _python_mpi(interpreter: str, options: tuple[str, ...], env: dict) -> FileMP
         return FileMPI(None)
     found = elf_mpi(extension)
     if found.family is None:
-        return found
+        return FileMPI(None)
     return replace(found, evidence=f"a Python program: the mpi4py of {interpreter}, "
                                    f"{extension}, {found.evidence}")
 

@@ -5,15 +5,31 @@ is read the launcher check decides; otherwise :func:`unproven_ranks` says so in 
 way out is ``--ranks-regex`` (the rank count each launch prints). A dynamic binary whose every
 library ``ldd`` resolves and none is MPI (an OpenMP-only program) is refused at more than one
 rank instead: its ranks are independent copies, recorded ok, and recommend then listed the
-2-rank layout as measured (s33 tester D2).
+2-rank layout as measured (s33 tester D2). A job script that launches more than one rank of
+such a binary gets the same finding as advise's warning (:func:`script_copies`, read from the
+program's files, nothing run): Debian's ``mb-mpi`` links no MPI, advise predicted its
+unmeasured 2 ranks faster and the job failed, two copies writing the same files (s35 tester
+A2).
 """
 
 from __future__ import annotations
 
 import os
 
+from typing import TYPE_CHECKING
+
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.mpi_names import MPICH, OPENMPI, ProgramMPI
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hpcds1mpi.launch.job_script import JobScript, Launch
+
+
+def copies(name: str, ranks: int) -> str:
+    """What becomes of ``ranks`` ranks of the program ``name`` that links no MPI library: the
+    one phrase of the sweep's refusal and advise's warning."""
+    return (f"{ranks} ranks of {name} would run as independent copies, each doing the whole "
+            "job (and writing the same files)")
 
 
 def unproven_ranks(program: ProgramMPI, max_ranks: int, ranks_regex: bool) -> str:
@@ -35,8 +51,9 @@ def unproven_ranks(program: ProgramMPI, max_ranks: int, ranks_regex: bool) -> st
         how = "" if program.evidence == NO_MPI else f"; {program.evidence}"
         raise ConfigError(
             f"the program {os.path.basename(program.path)} links no MPI library (ldd resolves "
-            f"every library it needs{how}), so its {max_ranks} ranks "
-            "would run as independent copies, each recorded as the job; the program was not run: for a "
+            f"every library it needs{how}), so its "
+            f"{copies(os.path.basename(program.path), max_ranks)}, and each be recorded as "
+            "the job; the program was not run: for a "
             "threads-only program sweep --ranks-per-node 1 (and --threads); if it loads MPI at "
             "run time, give --ranks-regex with the rank count it prints (e.g. --ranks-regex "
             "'ranks: (\\d+)'), which then proves each launch")
@@ -45,3 +62,39 @@ def unproven_ranks(program: ProgramMPI, max_ranks: int, ranks_regex: bool) -> st
             "of sh; were it another MPI's program, its ranks would run as independent 1-rank "
             "copies and still be recorded ok: give --ranks-regex with the rank count the "
             "program prints (e.g. --ranks-regex 'ranks: (\\d+)') to check every launch")
+
+
+def script_copies(script: "JobScript", launch: "Launch | None", cwd: str,
+                  env: dict | None = None) -> str | None:
+    """advise's warning where ``launch`` starts more than one rank (the job's tasks, as the
+    launch line and directives ask) of a program file that links no MPI library, every library
+    it needs found (:attr:`~hpcds1mpi.launch.program_file_mpi.FileMPI.without_mpi`; never an
+    interpreter's, whose binding loads MPI at run time), naming it and both ways out; None
+    otherwise. The program is found as the launcher's ranks find it
+    (:func:`~hpcds1mpi.launch.script_mpi_check.ranks_program`), relative to ``cwd``."""
+    from hpcds1mpi.launch.program_file_mpi import file_mpi
+    from hpcds1mpi.launch.script_mpi_check import ranks_program
+
+    ranks = _tasks(script)
+    if launch is None or ranks <= 1:
+        return None
+    _, program = ranks_program(script, launch, cwd, env)
+    if program is None or not file_mpi(program, env).without_mpi:
+        return None
+    program, name = os.path.normpath(program), os.path.basename(program)
+    ask = " (#SBATCH --ntasks=1; its threads for speed)" if script.scheduler == "slurm" else \
+        " (its threads for speed)"
+    return (f"line {launch.line}: {name} ({program}) links no MPI library (every library it "
+            f"needs is found, none is MPI), so the job's {copies(name, ranks)}, and no "
+            f"prediction for more than 1 rank holds; ask for 1 task{ask}, "
+            "or install a build of it that links MPI")
+
+
+def _tasks(script: "JobScript") -> int:
+    """The job's tasks as its directives and launch line ask (read after
+    :func:`~hpcds1mpi.launch.script_request.resolve_launch`); 1 where they cannot be told."""
+    try:
+        nodes, per_node, _ = script.layout()
+    except ConfigError:
+        return int(script.ntasks or 1)
+    return int(nodes) * int(per_node)

@@ -292,7 +292,9 @@ def classify(result: dict, timeout: float) -> tuple[str, str]:
     :func:`~hpcds1mpi.measure.ending_error.ending_error`, is ``failed``); a failure of a launch
     of several ranks (``result["ranks"]``) whose program says it ran as 1 process gets a hint
     that its launcher is not of its MPI
-    (:func:`~hpcds1mpi.measure.singleton_ranks.singleton_hint`)."""
+    (:func:`~hpcds1mpi.measure.singleton_ranks.singleton_hint`), as does one whose output shows
+    it failed in ``MPI_Init`` (:func:`~hpcds1mpi.measure.init_failure.init_failure_hint`)."""
+    from hpcds1mpi.measure.init_failure import init_failure_hint
     from hpcds1mpi.measure.singleton_ranks import singleton_hint
 
     code = result["exit_code"]
@@ -314,8 +316,8 @@ def classify(result: dict, timeout: float) -> tuple[str, str]:
         return OK, ""
     # a program that said nothing readable (only rules of asterisks): not "exit code 1: "
     last = reason_line(result["stdout"], result["stderr"])[:300] or "no message read"
-    if hint := singleton_hint(text, result.get("ranks", 1)):  # after the cut: kept whole
-        last = f"{last} ({hint})"
+    if hint := singleton_hint(text, result.get("ranks", 1)) or init_failure_hint(text):
+        last = f"{last} ({hint})"  # after the cut: kept whole; MPI_Init's: s35 tester A1
     if OOM_WORDS.search(text):
         return "oom", f"exit code {code} (out of memory): {last}"
     if launch := _launch_failed(result["stderr"][-20000:] + "\n" + result["stdout"][-20000:]):

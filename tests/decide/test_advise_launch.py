@@ -219,3 +219,24 @@ def test_a_venv_python_for_a_measured_system_python_is_said_not_another_launcher
                                str(tmp_path))
     assert len(warnings) == 1 and "another interpreter" in warnings[0], warnings
     assert "launch it with" not in warnings[0]
+
+
+def test_ranks_of_a_program_without_mpi_are_warned_of_as_the_sweep_refuses_them(tmp_path):
+    """s35 tester A2: `mpirun -np $SLURM_NTASKS mb-mpi run.nex` at 2 tasks (Debian's mb-mpi
+    links no MPI) got no warning, and the job failed 11:0, two copies writing the same files.
+    advise applies the sweep's rank proof (a real OpenMP-only binary here)."""
+    from tests.fake_bundle import fake_places
+    from tests.helpers import openmp_binary
+
+    openmp_binary(tmp_path)
+    text = ("#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks=2\n#SBATCH --time=00:10:00\n"
+            "mpirun -np $SLURM_NTASKS ./omp run.nex\n")
+    a = advise(text, _pw_bundle("./omp -n {size}"), fake_places("cpu"), size=1024,
+               job_folder=str(tmp_path))
+    copies = [w for w in a.warnings if "independent copies" in w]
+    assert len(copies) == 1 and copies[0].startswith(
+        f"line 5: omp ({tmp_path}/omp) links no MPI library"), a.warnings
+    assert "ask for 1 task (#SBATCH --ntasks=1; its threads for speed)" in copies[0]
+    one = advise(text.replace("--ntasks=2", "--ntasks=1"), _pw_bundle("./omp -n {size}"),
+                 fake_places("cpu"), size=1024, job_folder=str(tmp_path))
+    assert not [w for w in one.warnings if "independent copies" in w], one.warnings

@@ -149,3 +149,53 @@ def test_advise_warns_of_a_launcher_that_cannot_start_an_r_program(tmp_path, lau
     assert len(warnings) == 1 and warnings[0].startswith(
         "line 4: mc.R is linked against Open MPI (an R program: the Rmpi of "), warnings
     assert said in warnings[0]
+
+
+def test_a_ruby_program_is_read_through_its_mpi_binding_by_the_sweep_and_advise(
+        tmp_path, monkeypatch):
+    """s35 tester A1: `ruby reduce.rb` said "program MPI: an unknown MPI (links no MPI
+    library)", and the sweep launched the Open MPI program with the venv's MPICH hydra: every
+    run crashed in MPI_Init. The sweep's reading and advise's now read ruby-mpi's mpi.so."""
+    from tests.launch.test_ruby_mpi import REDUCE_RB, ruby_mpi_extension
+
+    extension = ruby_mpi_extension()
+    (tmp_path / "reduce.rb").write_text(REDUCE_RB)
+    env = dict(os.environ)
+    from hpcds1mpi.launch.program_file_mpi import interpreted_program_mpi
+
+    assert interpreted_program_mpi(["ruby", "reduce.rb"], env, str(tmp_path)).family == \
+        mpi_family.OPENMPI
+    monkeypatch.chdir(tmp_path)  # the sweep's folder (program_mpi reads R and Ruby there)
+    program = mpi_family.program_mpi(["ruby", "reduce.rb", "4000"], env, str(tmp_path))
+    assert program.family == mpi_family.OPENMPI and program.path == extension, program
+    assert program.evidence == (f"a Ruby program: the mpi binding of {shutil.which('ruby')}, "
+                                f"{extension}, links libmpi.so.40")
+    found = file_mpi(str(tmp_path / "reduce.rb"))  # advise: `ruby reduce.rb` names this file
+    assert (found.family, found.elf) == (mpi_family.OPENMPI, extension)
+    assert program_word(["ruby", "-w", "reduce.rb", "8"]) == "./reduce.rb"
+    hydra = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    if os.path.exists(hydra) and shutil.which("mpirun.openmpi"):
+        with pytest.raises(LaunchError) as caught:
+            mpi_family.check_launcher(program, hydra, env=env)
+        assert str(caught.value).endswith(f"--mpiexec {shutil.which('mpirun.openmpi')}")
+
+
+def test_an_interpreters_mpi_is_never_said_to_be_no_mpi(tmp_path, monkeypatch):
+    """s35 tester A1: "links no MPI library" was said of ruby's ELF; a Perl or Ruby program
+    without a binding read here is unknown, and its ranks are not refused as copies."""
+    from hpcds1mpi.launch.rank_proof import unproven_ranks
+
+    perl = system_program("perl")
+    (tmp_path / "x.pl").write_text("print 1;\n")
+    (tmp_path / "plain.rb").write_text("puts 1\n")
+    monkeypatch.chdir(tmp_path)
+    for words, said in ((["perl", "x.pl"], "perl is an interpreter: its MPI could not be read "
+                         "(a Perl program loads it at run time)"),
+                        (["ruby", "plain.rb"], "plain.rb is a Ruby program that requires no "
+                         "MPI binding by name (require \"mpi\"): its MPI could not be read")):
+        if shutil.which(words[0]) is None:
+            continue
+        program = mpi_family.program_mpi(words, dict(os.environ), str(tmp_path))
+        assert (program.family, program.evidence) == (None, said)
+        assert unproven_ranks(program, 2, False).startswith("note: the launch is unverified")
+    assert not file_mpi(perl).without_mpi and file_mpi(perl).family is None

@@ -30,3 +30,50 @@ def test_an_unknown_program_gets_the_note_not_a_refusal():
     assert unproven_ranks(unknown, 2, ranks_regex=False).startswith("note: the launch is "
                                                                      "unverified")
     assert unproven_ranks(ProgramMPI("mpich", "links libmpi.so.12"), 2, False) == ""
+
+
+def _script(tmp_path, tasks: int, line: str):
+    """A Slurm script of ``tasks`` tasks launching ``line``, read as advise reads it."""
+    from hpcds1mpi.launch.script_reading import read_script
+    from hpcds1mpi.launch.script_request import resolve_launch
+
+    script = read_script(f"#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks={tasks}\n{line}\n")
+    resolve_launch(script, script.launch)
+    return script
+
+
+def test_a_scripts_ranks_of_a_program_without_mpi_are_warned_of_as_copies(tmp_path):
+    """s35 tester A2: `mpirun -np $SLURM_NTASKS mb-mpi run.nex` at 2 tasks (Debian's mb-mpi
+    links no MPI) got no warning from advise, and the job failed: two copies, the same files."""
+    from hpcds1mpi.launch.rank_proof import script_copies
+
+    omp = openmp_binary(tmp_path)
+    script = _script(tmp_path, 2, "mpirun -np $SLURM_NTASKS ./omp run.nex")
+    said = script_copies(script, script.launch, str(tmp_path))
+    assert said == (f"line 4: omp ({omp}) links no MPI library (every library it needs is "
+                    "found, none is MPI), so the job's 2 ranks of omp would run as independent "
+                    "copies, each doing the whole job (and writing the same files), and no "
+                    "prediction for more than 1 rank holds; ask for 1 task (#SBATCH "
+                    "--ntasks=1; its threads for speed), or install a build of it that links "
+                    "MPI")
+    one = _script(tmp_path, 1, "mpirun -np $SLURM_NTASKS ./omp run.nex")
+    assert script_copies(one, one.launch, str(tmp_path)) is None
+
+
+def test_an_interpreter_or_an_mpi_program_is_no_copy(tmp_path):
+    """The rank proof never takes an interpreter's ELF for its program's (ruby, perl: their
+    binding loads MPI at run time), nor an MPI program's."""
+    import shutil
+
+    from hpcds1mpi.launch.rank_proof import script_copies
+
+    for name in ("x.pl", "x.rb", "x.py"):
+        (tmp_path / name).write_text("1\n")
+    for line in ("mpirun -np 2 perl x.pl", "mpirun -np 2 ruby x.rb", "mpirun -np 2 ruby -e 1",
+                 "mpirun -np 2 python3 x.py"):
+        script = _script(tmp_path, 2, line)
+        assert script_copies(script, script.launch, str(tmp_path)) is None, line
+    if shutil.which("mb-mpi") or __import__("os").path.exists("/usr/lib/mrbayes-mpi/mb-mpi"):
+        script = _script(tmp_path, 2, "mpirun -np $SLURM_NTASKS /usr/lib/mrbayes-mpi/mb-mpi x")
+        assert "mb-mpi (/usr/lib/mrbayes-mpi/mb-mpi) links no MPI library" in script_copies(
+            script, script.launch, str(tmp_path))
