@@ -225,10 +225,11 @@ def program_mpi(tokens: list[str], env: dict | None = None, cwd: str | None = No
     if not found or not found[0]:
         return ProgramMPI(None, f"{tokens[0]}'s words cannot be read" if tokens else "no program")
     tokens, env = found
-    from hpcds1mpi.launch.program_file_mpi import r_program_mpi
+    from hpcds1mpi.launch.program_file_mpi import interpreted_program_mpi
 
-    if (r_mpi := r_program_mpi(tokens, env)) is not None:  # s32 tester W1: Rscript mc.R
-        return r_mpi
+    # s32 tester W1: Rscript mc.R; s35 tester A1: ruby reduce.rb, read in the run's folder
+    if (interpreted := interpreted_program_mpi(tokens, env, cwd)) is not None:
+        return interpreted
     if (wrapped := unwrapped(tokens, env, cwd)) and wrapped[1]:  # s29 tester E1 (hpcc's)
         inner = program_mpi(wrapped[0], env, cwd)
         said = inner.family or inner.evidence.endswith(("cannot be read", NO_MPI))

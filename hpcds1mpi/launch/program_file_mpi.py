@@ -180,9 +180,6 @@ def interpreted_program_mpi(tokens: list[str], env: dict, cwd: str | None = None
 
 
 #: The name :func:`~hpcds1mpi.launch.mpi_family.program_mpi` asks by (s32), now R and Ruby.
-r_program_mpi = interpreted_program_mpi
-
-
 def runtime_language(program: str) -> str:
     """The language of an interpreter that loads MPI at run time (:data:`RUNTIME_MPI`:
     ``perl``, ``julia``, ``ruby3.1``), "" for any other program."""

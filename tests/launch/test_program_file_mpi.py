@@ -82,7 +82,7 @@ def _r_program(tmp_path, name: str = "mc.R") -> str:
 def test_an_r_program_is_read_through_its_mpi_package(tmp_path):
     """s32 tester W1: `Rscript mc.R` read as Rscript's ELF ("links no MPI library"), so the
     sweep launched an Open MPI program with the venv's MPICH hydra: two 1-rank copies, ok."""
-    from hpcds1mpi.launch.program_file_mpi import r_program_mpi
+    from hpcds1mpi.launch.program_file_mpi import interpreted_program_mpi
 
     script = _r_program(tmp_path)
     found = file_mpi(script)
@@ -92,10 +92,10 @@ def test_an_r_program_is_read_through_its_mpi_package(tmp_path):
     assert found.elf.endswith("Rmpi.so")
     env = dict(os.environ)
     for words in (["Rscript", script, "4000000"], ["R", "--slave", "-f", script]):
-        program = r_program_mpi(words, env)
+        program = interpreted_program_mpi(words, env)
         assert program.family == mpi_family.OPENMPI and program.path == found.elf, program
     # what the sweep's launcher check takes: its library, and the launcher it names
-    program = r_program_mpi(["Rscript", script], env)
+    program = interpreted_program_mpi(["Rscript", script], env)
     assert os.path.basename(mpi_family.library_file(program, env)).startswith("libmpi.so.40")
     hydra = os.path.join(os.path.dirname(sys.executable), "mpiexec")
     if os.path.exists(hydra) and shutil.which("mpirun.openmpi"):
@@ -108,17 +108,17 @@ def test_an_r_program_is_read_through_its_mpi_package(tmp_path):
 
 
 def test_an_r_program_naming_no_mpi_package_is_unknown(tmp_path):
-    from hpcds1mpi.launch.program_file_mpi import r_program_mpi
+    from hpcds1mpi.launch.program_file_mpi import interpreted_program_mpi
 
     system_program("Rscript")
     plain = tmp_path / "serial.R"
     plain.write_text("cat(sum(runif(10)), '\\n')\n")
     assert file_mpi(str(plain)).family is None
-    program = r_program_mpi(["Rscript", str(plain)], dict(os.environ))
+    program = interpreted_program_mpi(["Rscript", str(plain)], dict(os.environ))
     assert program.family is None and program.evidence == (
         "serial.R is an R program that loads no MPI package by name (library(Rmpi), "
         "library(pbdMPI))")
-    assert r_program_mpi(["hpcc"], dict(os.environ)) is None  # no R program: read elsewhere
+    assert interpreted_program_mpi(["hpcc"], dict(os.environ)) is None  # no R program: read elsewhere
 
 
 def test_the_word_read_is_an_r_front_ends_program_file():

@@ -68,3 +68,17 @@ def test_a_ruby_script_by_its_shebang_and_the_rmpi_switch(tmp_path):
     assert ruby_program(["perl", "x.pl"], dict(os.environ)) is None
     assert script_word(["ruby", "-I", "lib", "-w", "app.rb", "-x"]) == "app.rb"
     assert script_word(["ruby", "-e", "puts 1"]) is None
+
+
+def test_a_relative_ruby_file_is_read_in_the_runs_folder(tmp_path, monkeypatch):
+    """A sweep's `ruby reduce.rb` under --workdir runs in that folder: the sweep's launcher
+    check reads it there, not in the folder the sweep was started from."""
+    from hpcds1mpi.launch.mpi_family import program_mpi
+
+    ruby_mpi_extension()
+    run = tmp_path / "runs" / "8"
+    run.mkdir(parents=True)
+    (run / "reduce.rb").write_text(REDUCE_RB)
+    monkeypatch.chdir(tmp_path)  # no reduce.rb here
+    program = program_mpi(["ruby", "reduce.rb", "8"], dict(os.environ), str(run))
+    assert program.family == "openmpi", program.evidence
