@@ -171,6 +171,14 @@ def _program_library_version(tokens: list[str], env: dict) -> str | None:
         shared = package_object(r, env)
         library = linked_library(shared, env) if shared else None
         return _library_line(library, env) if library else None
+    # A Ruby program: its ruby-mpi extension's library, likewise (s35 tester A1)
+    from hpcds1mpi.launch.ruby_mpi import extension_file, ruby_program
+
+    ruby = ruby_program(tokens, env)
+    if ruby is not None:
+        shared = extension_file(ruby, env)
+        library = linked_library(shared, env) if shared else None
+        return _library_line(library, env) if library else None
     # A wrapper (run.sh): the program it names outright, read as the launcher check reads it
     # (s29 tester E1); None where it names none.
     found = unwrapped(tokens, env)

@@ -235,3 +235,17 @@ def test_an_r_programs_fingerprint_is_its_mpi_packages_library(tmp_path):
     serial = tmp_path / "serial.R"  # no MPI package named: unread, as before
     serial.write_text("cat(1)\n")
     assert "assumed" in program_mpi_library([rscript, str(serial)], env, mpiexec_path())
+
+
+def test_a_ruby_programs_fingerprint_is_its_bindings_library(tmp_path):
+    """s35 tester A1: a Ruby program's fingerprint was the launcher's installation's ("MPICH
+    5.0.2 [assumed ...]"), as R's had been: read, its ruby-mpi extension's library."""
+    from hpcds1mpi.launch.launchers import mpiexec_path
+    from hpcds1mpi.measure.program_mpi import program_mpi_library
+    from tests.launch.test_ruby_mpi import REDUCE_RB, ruby_mpi_extension
+
+    ruby_mpi_extension()
+    (tmp_path / "reduce.rb").write_text(REDUCE_RB)
+    found = program_mpi_library(["ruby", str(tmp_path / "reduce.rb")], dict(os.environ),
+                                mpiexec_path())
+    assert found.startswith("Open MPI v") and "assumed" not in found, found
