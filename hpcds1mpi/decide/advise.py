@@ -220,6 +220,15 @@ def _plain(value):
     return value
 
 
+def _copies_problem(script, launch, job_folder: str) -> str:
+    """Why the asked layout has no prediction where its ranks would run as copies of a program
+    that links no MPI (:func:`~hpcds1mpi.launch.rank_proof.script_copies`), else ""."""
+    from hpcds1mpi.launch.rank_proof import script_copies
+
+    line = script_copies(script, launch, job_folder)
+    return line.split(", and no prediction")[0] if line else ""
+
+
 def _recommended(rec: "Recommendation", asked: Configuration, notes: list[str]
                  ) -> tuple[int | None, float | None]:
     """The row of the best pick that keeps the script's device and precision, picked among
@@ -339,7 +348,9 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
                  lines=sorted({n for v in script.lines.values() for n in v}))
     try:
         asked.problem = step_refused(script) or uneven_hosts(script) or refused_request(
-            script, per_node, threads, partition)  # uneven chunks: s33 tester P7
+            script, per_node, threads, partition) or (  # uneven chunks: s33 tester P7
+            # ranks of a program without MPI are copies: no prediction holds (s35 A2)
+            job_folder is not None and _copies_problem(script, launch, job_folder)) or ""
         if not asked.problem and device == "gpu":
             asked.problem = (f"{device_said}: the program runs on the GPU, but the job asks for "
                              "no GPU" if not script.gpus_per_node else

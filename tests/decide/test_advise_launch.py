@@ -5,6 +5,7 @@ rank-dependent arguments under a rewrite, and the MPI of an ``srun`` line."""
 from __future__ import annotations
 
 import json
+import math
 import os
 
 import pytest
@@ -237,6 +238,8 @@ def test_ranks_of_a_program_without_mpi_are_warned_of_as_the_sweep_refuses_them(
     assert len(copies) == 1 and copies[0].startswith(
         f"line 5: omp ({tmp_path}/omp) links no MPI library"), a.warnings
     assert "ask for 1 task (#SBATCH --ntasks=1; its threads for speed)" in copies[0]
+    # and no prediction of the copies (it had predicted 2 ranks faster than the measured 1)
+    assert "independent copies" in a.asked.problem and math.isnan(a.asked.runtime_s), a.asked
     one = advise(text.replace("--ntasks=2", "--ntasks=1"), _pw_bundle("./omp -n {size}"),
                  fake_places("cpu"), size=1024, job_folder=str(tmp_path))
     assert not [w for w in one.warnings if "independent copies" in w], one.warnings
