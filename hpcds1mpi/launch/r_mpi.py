@@ -23,9 +23,9 @@ from __future__ import annotations
 import functools
 import os
 import re
-import shutil
-import subprocess
 from dataclasses import dataclass
+
+from hpcds1mpi.launch.interpreter_answer import marked_file, on_path
 
 #: The R front ends that run an R program.
 R_NAMES = ("Rscript", "R")
@@ -41,8 +41,6 @@ _MAX_SCRIPT = 4 << 20
 _LIBRARY_OPTIONS = ("--vanilla", "--no-environ", "--no-site-file", "--no-init-file")
 #: R front-end options that take the next word as their argument.
 _R_ARGUMENT = ("-d", "--debugger", "-g", "--gui")
-#: Seconds an interpreter may take to say where a package is.
-_TIMEOUT_S = 30
 #: What starts the line in which R says where a package's shared object is.
 _MARK = "hpcds1mpi-r-package:"
 
@@ -66,9 +64,9 @@ def r_program(words: list[str], env: dict) -> RProgram | None:
         return None
     name = os.path.basename(words[0])
     if name in R_NAMES:
-        interpreter = _on_path(words[0], env)
+        interpreter = on_path(words[0], env)
         return None if interpreter is None else _front_end(interpreter, words[1:])
-    path = _on_path(words[0], env)
+    path = on_path(words[0], env)
     return r_script(path, env) if path else None
 
 
@@ -81,7 +79,7 @@ def r_script(path: str, env: dict) -> RProgram | None:
     if read_shebang(path) is None:
         if not path.endswith((".R", ".r")) or not os.path.isfile(path):
             return None
-        interpreter = _on_path("Rscript", env)
+        interpreter = on_path("Rscript", env)
         return None if interpreter is None else _front_end(interpreter, [path])
     found = shebang_command(path, env)
     if found is None or os.path.basename(found[0][0]) not in R_NAMES:
@@ -183,20 +181,4 @@ def _package_object(interpreter: str, options: tuple[str, ...], package: str,
                   f'.Platform$dynlib.ext), package = "{package}"), "\\n", sep = "")')
     quiet = [] if os.path.basename(interpreter) == "Rscript" else [
         "--slave", "--no-save", "--no-restore"]
-    try:
-        proc = subprocess.run([interpreter, *quiet, *options, "-e", expression],
-                              capture_output=True, text=True, timeout=_TIMEOUT_S,
-                              env=dict(env), stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    said = [line[len(_MARK):] for line in proc.stdout.splitlines() if line.startswith(_MARK)]
-    found = said[-1].strip() if said and proc.returncode == 0 else ""
-    return found if found and os.path.isfile(found) else None
-
-
-def _on_path(word: str, env: dict) -> str | None:
-    """The file ``word`` names: a path, or a name on ``env``'s PATH."""
-    if not word or "$" in word:
-        return None
-    found = word if "/" in word else shutil.which(word, path=env.get("PATH"))
-    return found if found and os.path.isfile(found) else None
+    return marked_file([interpreter, *quiet, *options, "-e", expression], _MARK, dict(env))

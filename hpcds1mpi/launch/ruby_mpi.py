@@ -25,9 +25,9 @@ from __future__ import annotations
 import functools
 import os
 import re
-import shutil
-import subprocess
 from dataclasses import dataclass
+
+from hpcds1mpi.launch.interpreter_answer import marked_file, on_path
 
 #: A Ruby interpreter's file name: ``ruby``, ``ruby3.1``.
 RUBY_NAME = re.compile(r"ruby[\d.]*$")
@@ -39,8 +39,6 @@ _REQUIRES = re.compile(r"""^\s*(require_relative|require|load)\s*\(?\s*["']([^"'
 _WITH_ARGUMENT = ("-I", "-r", "-C", "-E", "-e", "--encoding")
 #: The most of one file read, and the most files read, for the binding it loads.
 _MAX_SCRIPT, _MAX_FILES = 4 << 20, 32
-#: Seconds a ruby may take to say where its extension is.
-_TIMEOUT_S = 30
 #: What starts the line in which ruby says where the extension is.
 _MARK = "hpcds1mpi-ruby-extension:"
 #: Asked of the ruby: the first mpi.<DLEXT> on $LOAD_PATH, else a gem's (nothing required).
@@ -69,9 +67,9 @@ def ruby_program(words: list[str], env: dict, cwd: str | None = None) -> RubyPro
     if not words:
         return None
     if RUBY_NAME.match(os.path.basename(words[0])):
-        interpreter = _on_path(words[0], env)
+        interpreter = on_path(words[0], env)
         return None if interpreter is None else _front_end(interpreter, words[1:], cwd)
-    path = _on_path(words[0], env)
+    path = on_path(words[0], env)
     return ruby_script(path, env) if path else None
 
 
@@ -84,7 +82,7 @@ def ruby_script(path: str, env: dict) -> RubyProgram | None:
     if read_shebang(path) is None:
         if not path.endswith(".rb") or not os.path.isfile(path):
             return None
-        interpreter = _on_path("ruby", env)
+        interpreter = on_path("ruby", env)
         return None if interpreter is None else _front_end(interpreter, [path])
     found = shebang_command(path, env)
     if found is None or not RUBY_NAME.match(os.path.basename(found[0][0])):
@@ -190,20 +188,4 @@ def _local_files(how: str, name: str, here: str, include: list[str]) -> list[str
 def _extension(interpreter: str, options: tuple[str, ...],
                env: tuple[tuple[str, str], ...]) -> str | None:
     """The extension file ``interpreter`` (with ``options``) finds for ``require "mpi.so"``."""
-    try:
-        proc = subprocess.run([interpreter, *options, "-e", _WHERE], capture_output=True,
-                              text=True, timeout=_TIMEOUT_S, env=dict(env),
-                              stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    said = [line[len(_MARK):] for line in proc.stdout.splitlines() if line.startswith(_MARK)]
-    found = said[-1].strip() if said and proc.returncode == 0 else ""
-    return found if found and os.path.isfile(found) else None
-
-
-def _on_path(word: str, env: dict) -> str | None:
-    """The file ``word`` names: a path, or a name on ``env``'s PATH."""
-    if not word or "$" in word:
-        return None
-    found = word if "/" in word else shutil.which(word, path=env.get("PATH"))
-    return found if found and os.path.isfile(found) else None
+    return marked_file([interpreter, *options, "-e", _WHERE], _MARK, dict(env))
