@@ -365,7 +365,7 @@ def main(argv: list[str] | None = None) -> dict:
         "seeds": list(range(args.seed, args.seed + args.seeds)), "deployed": deployed,
         "epochs": args.epochs, "threads": args.threads, "rates": rates,
         "baseline": not args.no_baseline, "sampling_floor": args.floor,
-        "date": time.strftime("%Y-%m-%d %H:%M"), "host": platform.node(),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "host": platform.node(),
         "load_avg_1min": float(__import__("os").getloadavg()[0]),
         "splits": split_info, "rows": rows, "rows_per_seed": per_seed_rows,
         "summary": summarise(rows),

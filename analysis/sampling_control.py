@@ -150,7 +150,8 @@ def main(argv: list[str] | None = None) -> dict:
     out = {"telemetry": str(shown), "split": "size-interp", "seeds": args.seeds,
            "n_rows": int(len(frame)), "n_test": int(len(test_rows)),
            "model": "deployed ensemble (xgboost on knob features x5 members, median)",
-           "date": time.strftime("%Y-%m-%d %H:%M"), "runtime_s": time.perf_counter() - started,
+           "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+           "runtime_s": time.perf_counter() - started,
            "rows": rows, "curve": curve, "verdict": verdict}
     md = ["# Sampling control: 75 % vs 100 %", "",
           f"Data: {shown} ({len(frame)} runs). Deployed ensemble, size-interp split "

@@ -158,7 +158,7 @@ def rerender(path: Path) -> None:
     result["rows"] = [case_row(r["kernel"], r["precision"], r["size"], runs[2 * i],
                                runs[2 * i + 1], result["limits"])
                       for i, r in enumerate(result["rows"])]
-    result["rerendered"] = time.strftime("%Y-%m-%d %H:%M")
+    result["rerendered"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     write(path.parent, result)
     (path.parent / "gpu.md").write_text(markdown(result))
 
@@ -221,7 +221,8 @@ def main(argv: list[str] | None = None) -> int:
         shared["best_s"] = two["best_s"]
         shared["gflops"] = 2.0 * n_gemm**3 / two["best_s"] / 1e9
     result = {"gpu": model, "gpu_count": count, "cpu_threads": args.cpu_threads,
-              "date": time.strftime("%Y-%m-%d %H:%M"), "gemm_n": n_gemm, "limits": limits,
+              "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+              "gemm_n": n_gemm, "limits": limits,
               "rows": rows, "gemm_2_ranks_fp32": shared, "runs": runs,
               "runtime_s": time.perf_counter() - started}
     write(out_dir, result)

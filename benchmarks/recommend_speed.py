@@ -371,7 +371,7 @@ def main(argv: list[str] | None = None) -> dict:
                                    baseline_command(args.baseline, [])[:3], model, env)
         score = scoring(args.model, args.repeats, args.scoring_rounds, args.baseline, env)
     res = {
-        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "command_line": " ".join(["python", "benchmarks/recommend_speed.py", *(argv or
                                                                                sys.argv[1:])]),
         "bundle": args.model or "shipped default (hpcds1mpi/data/default_model)",

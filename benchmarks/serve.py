@@ -402,7 +402,8 @@ def main() -> None:
     errors = sum(p["errors"] for p in mine.values())
     rep = [p["p99_ms"] for name, p in mine.items() if name.startswith("repeated")]
     met = sum(v <= P99_GOAL_MS for v in rep)
-    res = {"date": time.strftime("%Y-%m-%d %H:%M"), "commit": commit, "dirty": dirty,
+    res = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+           "commit": commit, "dirty": dirty,
            "clients": args.clients, "cache": DEFAULT_CACHE, "cpus": os.cpu_count(),
            "load_before": load_before, "load_after": load_after, "rss_start_mb": rss_start,
            "phases": results, "baseline": base, "baseline_tree": args.baseline_tree,

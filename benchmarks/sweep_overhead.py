@@ -121,7 +121,8 @@ def main() -> None:
         sweeps = [one_sweep(tmp, "default", 30.0, sizes, min_time),
                   one_sweep(tmp, "snapshot_every_run", 0.0, sizes, min_time)]
         big = big_snapshot(tmp)
-    result = {"when": time.strftime("%Y-%m-%d %H:%M:%S"), "ranks": 2, "min_time_s": min_time,
+    result = {"when": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+              "ranks": 2, "min_time_s": min_time,
               "kernel": "fault_sleep (sleep 20/50 ms + Allreduce)", "sweeps": sweeps,
               "snapshot_1000_runs": big, "goal_overhead": 0.03}
     RESULTS.mkdir(parents=True, exist_ok=True)

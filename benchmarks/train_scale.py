@@ -184,7 +184,7 @@ def main(argv: list[str] | None = None) -> dict:
         "train_peak_rss_gb": train_peak_gb, "train": train,
         "rate_vs_100_timing": timing, "rate_vs_100_median": median,
         "predict": pred, "predict_without_jit": plain,
-        "predict_all_runs": runs, "date": time.strftime("%Y-%m-%d %H:%M"),
+        "predict_all_runs": runs, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "acceptance": {
             "train_under_5_min": train_wall <= 300.0,
             "peak_under_8_gb": train_peak_gb <= 8.0,

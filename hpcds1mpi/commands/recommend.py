@@ -14,16 +14,16 @@ from hpcds1mpi.schemas.paths import BUNDLE_IS_CODE, NonEmptyPath
 
 #: Share of jobs a proposed walltime covers: a quantile the runtime model can calibrate.
 COVERAGE = BoundedFloat(0.5, 0.999, "share of jobs to cover")
-#: ``--time-limit`` values that mean no limit (nothing to cap the proposal at).
-NO_LIMIT = ("UNLIMITED", "INFINITE", "0")
 
 
 def _time_limit_s(text: str | None) -> float | None:
     """``--time-limit`` (minutes, or a Slurm ``--time``) in seconds, rounded up to a minute as
-    Slurm does (:func:`_rounded_note`); None for no limit."""
-    if text is None or text.strip().upper() in NO_LIMIT:
-        return None
+    Slurm does (:func:`_rounded_note`); None for no limit as sbatch reads one (-1, 00:00:00)."""
     from hpcds1mpi.launch.script_options import parse_slurm_time
+    from hpcds1mpi.launch.time_forms import slurm_asks_no_limit
+
+    if text is None or slurm_asks_no_limit(text.strip()):
+        return None
 
     seconds = parse_slurm_time(text)
     if seconds is None:

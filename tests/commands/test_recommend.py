@@ -413,7 +413,9 @@ def test_recommend_without_history_does_not_load_the_history_code(tmp_path):
 
 
 @pytest.mark.parametrize("text, seconds", [("90", 5400.0), ("365-00:00:00", 365 * 86400.0),
-                                           ("UNLIMITED", None)])
+                                           ("UNLIMITED", None), ("0", None),
+                                           # as sbatch reads them (s35): not "not a time"
+                                           ("-1", None), ("00:00:00", None), ("0-0", None)])
 def test_a_time_limit_is_up_to_a_year(text, seconds):
     from hpcds1mpi.commands.recommend import _time_limit_s
 
