@@ -208,12 +208,8 @@ def ruby_program_mpi(tokens: list[str], env: dict, cwd: str | None = None
 def _ruby_mpi(program: RubyProgram, env: dict) -> FileMPI:
     """The MPI of a Ruby program: its binding's extension's (:func:`elf_mpi`); unknown, never
     "without MPI", where it loads none by name (it may at run time)."""
-    extension = extension_file(program, env)
-    found = elf_mpi(extension) if extension else FileMPI(None)
-    if found.family is None:
-        return FileMPI(None)
-    return replace(found, evidence=f"a Ruby program: the mpi binding of "
-                                   f"{program.interpreter}, {extension}, {found.evidence}")
+    return _binding_mpi(extension_file(program, env),
+                        f"a Ruby program: the mpi binding of {program.interpreter}")
 
 
 def _r_program_mpi(tokens: list[str], env: dict) -> ProgramMPI | None:
@@ -237,12 +233,17 @@ def _r_program_mpi(tokens: list[str], env: dict) -> ProgramMPI | None:
 
 def _r_mpi(program: RProgram, env: dict) -> FileMPI:
     """The MPI of an R program: its MPI package's shared object's (:func:`elf_mpi`)."""
-    shared = package_object(program, env)
+    return _binding_mpi(package_object(program, env),
+                        f"an R program: the {program.package} of {program.interpreter}")
+
+
+def _binding_mpi(shared: str | None, whose: str) -> FileMPI:
+    """The MPI of an interpreter's MPI binding, its shared object ``shared`` (:func:`elf_mpi`;
+    unknown where there is none or it links none), said as ``whose``'s."""
     found = elf_mpi(shared) if shared else FileMPI(None)
     if found.family is None:
         return FileMPI(None)
-    return replace(found, evidence=f"an R program: the {program.package} of "
-                                   f"{program.interpreter}, {shared}, {found.evidence}")
+    return replace(found, evidence=f"{whose}, {shared}, {found.evidence}")
 
 
 def _python_mpi(interpreter: str, options: tuple[str, ...], env: dict) -> FileMPI:
