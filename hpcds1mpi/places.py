@@ -9,7 +9,7 @@ partition of a command that runs or sweeps. This machine's partition name is mad
 script for it names none and says so (:func:`is_this_machine`, :func:`default_queue_note`).
 
 Only a Slurm allocation's nodes are read: inside another scheduler's job (PBS, LSF, Grid
-Engine, Flux, Cobalt: :func:`foreign_job`, by its variables) this machine is modelled, which was
+Engine, Flux, Cobalt: :func:`~hpcds1mpi.foreign_jobs.foreign_job`, by its variables) this machine is modelled, which was
 silent (s35 tester X4: "local/local: 1 nodes x 2 cores" inside a 2-host PBS job); it is said
 once per process, with the way out, ``--cluster FILE`` (:func:`say_foreign_job_once`).
 """
@@ -17,25 +17,13 @@ once per process, with the way out, ``--cluster FILE`` (:func:`say_foreign_job_o
 from __future__ import annotations
 
 import os
-import re
 import sys
-from typing import NamedTuple
 
 from hpcds1mpi.cluster import Cluster, Partition, detect_local, detect_slurm, load_clusters
 from hpcds1mpi.errors import ClusterFileError
+from hpcds1mpi.foreign_jobs import ForeignJob, foreign_job
 from hpcds1mpi.slurm_allocation import RANK_VARIABLES, in_allocation
 
-#: (scheduler, the variable naming its job, variables of which one must be set beside it):
-#: Grid Engine's JOB_ID is too common a name alone, one of its job's own must be set too.
-SCHEDULERS = (
-    ("PBS", "PBS_JOBID", ()),
-    ("LSF", "LSB_JOBID", ()),
-    ("Grid Engine", "JOB_ID", ("PE_HOSTFILE", "SGE_JOB_SPOOL_DIR", "SGE_TASK_ID", "NHOSTS")),
-    ("Flux", "FLUX_JOB_ID", ()),
-    ("Cobalt", "COBALT_JOBID", ()),
-)
-#: A job id fit to quote in a one-line note (PBS's 9.server, LSF's 12[3], Flux's f58 ids).
-_SHOWN_ID = re.compile(r"[\w.+@\[\]-]{1,60}")
 #: Set once the foreign-job note was said, so that the processes this one starts stay quiet.
 FOREIGN_SAID_VARIABLE = "HPCDS1MPI_FOREIGN_JOB_SAID"
 _SAID_FOREIGN: set[str] = set()
@@ -99,31 +87,6 @@ def is_this_machine(source=None) -> bool:
     once: :func:`~hpcds1mpi.slurm_allocation.in_allocation`, s32 tester T4)."""
     return (source is None or (isinstance(source, str) and not source)) \
         and not in_allocation()
-
-
-class ForeignJob(NamedTuple):
-    """A job of another scheduler than Slurm: its scheduler, variable and id as shown."""
-
-    scheduler: str
-    variable: str
-    job: str
-
-    def named(self) -> str:
-        """The job in words: a PBS job (PBS_JOBID=9.pbs)."""
-        article = "an" if self.scheduler == "LSF" else "a"  # "an el-es-ef"
-        return f"{article} {self.scheduler} job ({self.variable}={self.job})"
-
-
-def foreign_job(env: dict | None = None) -> ForeignJob | None:
-    """The other scheduler's job whose variables ``env`` holds (the first of
-    :data:`SCHEDULERS`), else None."""
-    env = os.environ if env is None else env
-    for scheduler, variable, beside in SCHEDULERS:
-        value = env.get(variable, "").strip()
-        if value and (not beside or any(env.get(name, "").strip() for name in beside)):
-            return ForeignJob(scheduler, variable,
-                              value if _SHOWN_ID.fullmatch(value) else "(set)")
-    return None
 
 
 def foreign_job_line(job: ForeignJob) -> str:

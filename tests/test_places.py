@@ -123,27 +123,13 @@ def test_leftover_slurm_variables_place_a_job_on_this_machine(slurm, monkeypatch
 
 # -- this machine inside another scheduler's job (s35 tester X4) ------------------------------
 
-def test_another_schedulers_job_is_told_by_its_variables():
-    from hpcds1mpi.places import foreign_job
-
-    assert foreign_job({"PBS_JOBID": "9.pbs", "PBS_ENVIRONMENT": "PBS_BATCH"}).named() == \
-        "a PBS job (PBS_JOBID=9.pbs)"
-    assert foreign_job({"LSB_JOBID": "12", "LSB_HOSTS": "a b"}).named() == \
-        "an LSF job (LSB_JOBID=12)"
-    assert foreign_job({"JOB_ID": "5", "PE_HOSTFILE": "/x"}).scheduler == "Grid Engine"
-    assert foreign_job({"FLUX_JOB_ID": "f2YfM", "FLUX_URI": "x"}).scheduler == "Flux"
-    assert foreign_job({"COBALT_JOBID": "3"}).scheduler == "Cobalt"
-    assert foreign_job({"JOB_ID": "5"}) is None  # a common name alone is no Grid Engine job
-    assert foreign_job({"PBS_JOBID": "  "}) is None and foreign_job({}) is None
-    assert foreign_job({"PBS_JOBID": "a b\n"}).job == "(set)"  # not quoted into the line
-
-
 def _without_jobs() -> dict:
     import os
 
-    from hpcds1mpi.places import FOREIGN_SAID_VARIABLE, SCHEDULERS
+    from hpcds1mpi.foreign_jobs import all_variables
+    from hpcds1mpi.places import FOREIGN_SAID_VARIABLE
 
-    names = {v for _, v, beside in SCHEDULERS for v in (v, *beside)} | {FOREIGN_SAID_VARIABLE}
+    names = all_variables() | {FOREIGN_SAID_VARIABLE}
     return {k: v for k, v in os.environ.items()
             if not k.startswith(("SLURM_", "PMI_", "OMPI_", "PMIX_")) and k not in names}
 

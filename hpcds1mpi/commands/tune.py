@@ -230,7 +230,8 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
     """Tune a job by real runs inside its allocation (System 2)."""
     import json
 
-    from hpcds1mpi.places import foreign_job, resolve_partition
+    from hpcds1mpi.foreign_jobs import foreign_job
+    from hpcds1mpi.places import resolve_partition
     from hpcds1mpi.decide import system2, tune_predictions, tune_space
     from hpcds1mpi.decide.tune_front import tune_front
     from hpcds1mpi.measure import trials

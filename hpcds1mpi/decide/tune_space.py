@@ -170,7 +170,7 @@ def nodes_note(max_nodes: int | None, nodes: int, kind: str, partition_nodes: in
     is limited to them, said (s35 fixer L3: ``--max-nodes 2`` on one machine tuned 1 node,
     unsaid), with the way to more where the partition (``partition_nodes``) has more; "" where
     it asks no more, or inside another scheduler's job (tune says that)."""
-    from hpcds1mpi.places import foreign_job
+    from hpcds1mpi.foreign_jobs import foreign_job
 
     if max_nodes is None or max_nodes <= nodes:
         return ""
@@ -248,7 +248,7 @@ def start_config(space: Space, wanted: dict, *, nodes: int, cores: int, partitio
     if why and start.threads > 1:
         raise ConfigError(f"your settings {label}: {why}; use --threads 1, or put {{threads}} "
                           "in --program where the program takes its thread count")
-    from hpcds1mpi.places import foreign_job
+    from hpcds1mpi.foreign_jobs import foreign_job
     from hpcds1mpi.slurm_allocation import in_allocation
 
     # outside Slurm the "allocation" is this machine (s29 V1-7: it named one that did not

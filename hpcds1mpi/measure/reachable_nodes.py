@@ -21,6 +21,7 @@ import re
 import shutil
 
 from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.foreign_jobs import host_variables
 
 #: mpiexec options that name the hosts ranks start on (Open MPI's and hydra's spellings), or
 #: read options from a file that may (a config file, Open MPI's ``--tune``/``-am`` files).
@@ -42,13 +43,9 @@ _JOB_ID = re.compile(r"[0-9A-Za-z_.+-]{1,40}")
 NODEFILE_MAX_BYTES = 32 << 20
 NODEFILE_MAX_LINE = 512  # a host name is at most 253 characters
 NODEFILE_MAX_HOSTS = 100_000
-#: Variables through which an mpiexec finds hosts beyond this one, or that place it in a job
-#: whose node count is not read here (s29 R3: each refused a sweep that would have run).
-_HOST_VARIABLES = (
-    "HYDRA_HOST_FILE", "I_MPI_HYDRA_HOST_FILE", "I_MPI_HYDRA_HOSTS",  # hydra, Intel MPI
-    "FLUX_URI", "FLUX_JOB_ID",  # a Flux allocation
-    "LSB_JOBID", "LSB_DJOB_HOSTFILE", "LSB_HOSTS", "LSB_MCPU_HOSTS",  # an LSF job
-    "PE_HOSTFILE", "COBALT_NODEFILE", "COBALT_JOBID")  # an SGE job, a Cobalt job
+#: Variables through which hydra's and Intel MPI's mpiexec find hosts beyond this one (s29
+#: R3); another scheduler's job and hosts are told by :func:`~hpcds1mpi.foreign_jobs.host_variables`.
+_HYDRA_HOST_VARIABLES = ("HYDRA_HOST_FILE", "I_MPI_HYDRA_HOST_FILE", "I_MPI_HYDRA_HOSTS")
 #: Open MPI's / PRRTE's variables of :data:`_MCA_HOSTS` parameters.
 _MCA_VARIABLE = re.compile(r"(OMPI|PRTE)_MCA_(" + _MCA_HOSTS.pattern + ")", re.S)
 #: Open MPI's (up to 4.x) and PRRTE's (5.x) installation files that may give hosts, in its
@@ -98,8 +95,10 @@ def _reach(launch, env) -> tuple[int, str] | str:
     args = tuple(str(w) for w in getattr(launch, "args", ()))
     if _names_hosts(args):
         return "the launcher's host options"
-    named = [name for name in _HOST_VARIABLES if env.get(name)] + sorted(
-        name for name, value in env.items() if _MCA_VARIABLE.fullmatch(name) and value)
+    # PBS_NODEFILE is counted below; the other schedulers' host sources are not read here
+    named = [name for name in _HYDRA_HOST_VARIABLES if env.get(name)] \
+        + host_variables(env, counted=("PBS_NODEFILE",)) + sorted(
+            name for name, value in env.items() if _MCA_VARIABLE.fullmatch(name) and value)
     if named:
         return ", ".join(_shown(name) if len(name) > 40 else name for name in named[:4]) + \
             (", ..." if len(named) > 4 else "")

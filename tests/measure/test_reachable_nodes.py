@@ -309,9 +309,10 @@ def test_an_installation_file_too_large_is_not_told_and_no_fifo_is_opened(tmp_pa
 _FOREIGN_JOBS = {
     "lsf": ({"LSB_JOBID": "123", "LSB_HOSTS": "vm vm n9 n9", "LSB_MCPU_HOSTS": "vm 2 n9 2"},
             "LSB_JOBID, LSB_HOSTS, LSB_MCPU_HOSTS"),
-    "sge": ({"JOB_ID": "7", "NSLOTS": "4", "PE_HOSTFILE": "pe_hostfile"}, "PE_HOSTFILE"),
+    "sge": ({"JOB_ID": "7", "NSLOTS": "4", "PE_HOSTFILE": "pe_hostfile"},
+            "JOB_ID, PE_HOSTFILE"),
     "flux": ({"FLUX_URI": "local:///run/flux/local", "FLUX_JOB_ID": "f2Abc"},
-             "FLUX_URI, FLUX_JOB_ID"),
+             "FLUX_JOB_ID, FLUX_URI"),
 }
 
 
