@@ -50,6 +50,10 @@ LONG_WINDOW = 20
 HIT_SHARE = 0.99
 #: Job statuses whose run time says how long the work takes (as the joblogs README keeps them).
 COMPLETED = ("ok", "completed", "unknown", "")
+#: Every column :func:`submit_features` reads (a fit on its output is a function of these).
+INPUT_COLUMNS = CATEGORICAL + ("time_limit_s", "req_procs", "ranks", "cores", "req_nodes",
+                               "nodes", "mem_req_gb", "submit_time", "start_time", "end_time",
+                               "runtime_s", "status", "state_raw")
 
 
 def _column(table: pd.DataFrame, name: str, *fallbacks: str) -> pd.Series:
@@ -208,7 +212,32 @@ def _nan_median(m: np.ndarray) -> np.ndarray:
     return np.where(n > 0, (lo + hi) / 2, np.nan)
 
 
-def submit_features(table: pd.DataFrame) -> pd.DataFrame:
+def _limits(table: pd.DataFrame) -> np.ndarray:
+    """The requested time (s); a limit of 0 or less is none."""
+    limit = _column(table, "time_limit_s").to_numpy()
+    return np.where(limit > 0, limit, np.nan)
+
+
+def _procs(table: pd.DataFrame) -> np.ndarray:
+    """The requested processors, the allocated counts standing in."""
+    return _column(table, "req_procs", "ranks", "cores").to_numpy()
+
+
+def _has_values(tab: pd.DataFrame, cols: tuple[str, ...]) -> bool:
+    """Whether any of ``cols`` holds a value (a group without them would repeat the user's)."""
+    return not cols or any(c in tab and tab[c].notna().any() and
+                           (tab[c].astype("string").fillna("") != "").any() for c in cols)
+
+
+def feature_groups(table: pd.DataFrame) -> tuple[str, ...]:
+    """The :data:`GROUPS` whose history features ``table`` has (e.g. no ``name`` group in a log
+    without job names). The groups of two tables together are those of either."""
+    tab = table.assign(time_limit_s=_limits(table), req_procs=_procs(table), gap_bin=0)
+    return tuple(g for g, cols in GROUPS.items() if _has_values(tab, cols))
+
+
+def submit_features(table: pd.DataFrame, groups: tuple[str, ...] | None = None
+                    ) -> pd.DataFrame:
     """The submission-time features of every job of a job table (same index, same order).
 
     Args:
@@ -218,20 +247,26 @@ def submit_features(table: pd.DataFrame) -> pd.DataFrame:
             ``nodes``, ``req_procs`` / ``ranks`` / ``cores``, ``time_limit_s`` and
             ``mem_req_gb`` where present (NaN where not).
 
+        groups: the history groups to compute (:func:`feature_groups`; default: the table's
+            own): given, a part of a table gets the whole table's columns.
+
     Returns:
         DataFrame, one row per job: the :data:`CATEGORICAL` columns as strings, then numeric
-        features (NaN where unknown). Row ``i`` depends only on row ``i``'s request and on
-        jobs with ``end_time <= submit_time[i]``, plus the count of the user's jobs submitted
-        before it and not finished by then.
+        features (NaN where unknown). Row ``i`` depends only on row ``i``'s request and on its
+        user's jobs with ``end_time <= submit_time[i]``, plus the count and the gap of the
+        user's jobs submitted before it (with ``groups`` given, the user's rows alone give
+        their features: ``recommend --history`` computes only the new job's row).
     """
+    groups = feature_groups(table) if groups is None else tuple(groups)
+    if "user" not in groups:
+        raise ValueError(f"the user group is always computed, got groups {groups}")
     n = len(table)
     feats: dict[str, object] = {}
     for c in CATEGORICAL:
         feats[c] = (table[c].astype("string").fillna("") if c in table
                     else pd.Series("", index=table.index, dtype="string")).to_numpy(dtype=object)
-    limit = _column(table, "time_limit_s").to_numpy()
-    limit = np.where(limit > 0, limit, np.nan)
-    procs = _column(table, "req_procs", "ranks", "cores").to_numpy()
+    limit = _limits(table)
+    procs = _procs(table)
     feats["req_nodes"] = _column(table, "req_nodes", "nodes").to_numpy()
     feats["req_procs"] = procs
     feats["log_limit"] = np.log(limit)
@@ -259,8 +294,7 @@ def submit_features(table: pd.DataFrame) -> pd.DataFrame:
         np.log2(1 + np.nan_to_num(gap)) / GAP_BIN)).astype(np.int64))
 
     for gname, cols in GROUPS.items():
-        if cols and not any(c in tab and tab[c].notna().any() and
-                            (tab[c].astype("string").fillna("") != "").any() for c in cols):
+        if gname not in groups:
             continue  # e.g. no job names in this log: the group would repeat the user's
         codes = _group_codes(tab, cols)
         # Run-time statistics from completed jobs; limit hits and failures from all finished.

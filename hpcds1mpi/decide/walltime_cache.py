@@ -1,9 +1,11 @@
 """A fitted walltime model kept in the user's cache, so that ``recommend --history`` on the same
 history fits it once: Curie's 280k jobs cost 37 s of fitting on every call (s34 tester S4).
 
-The key is what the fit is a function of: the training rows' features and run times (hashed
-from the frame itself, so a copied or renamed log hits and an edited one misses), the
-predictor's arguments, and the code and library versions that fit it. The file is a pickle,
+The key is what the fit is a function of: the history's columns that the submission features
+read (hashed from the frame itself, so a copied or renamed log hits and an edited one misses),
+the feature groups, which of its rows it learns from, the predictor's arguments, and the code
+and library versions that fit it — so a hit needs no features of the history at all (s36: they
+were ~6 s of Curie's 8.6 s). The file is a pickle,
 and unpickling runs code: one is read only when this user owns it and no one else can write it
 or its folder. Anything else — no cache folder, another user's file, a damaged one — is
 fitted anew; a cache that cannot be written costs the next call a fit, never the answer.
@@ -24,9 +26,11 @@ KEEP = 4
 _FOLDER = "walltime-models"
 
 
-def cached_fit(features, runtime_s, args: dict, fit: Callable[[], object]):
-    """``fit()``'s model, read from the cache when one was fitted on the same rows with the same
-    ``args`` by this code; else fitted and kept."""
+def cached_fit(history, groups: tuple[str, ...], rows, args: dict,
+               fit: Callable[[], object]):
+    """``fit()``'s model, read from the cache when one was fitted on the same ``rows`` (positions)
+    of the same ``history`` with the same feature ``groups`` and ``args`` by this code; else
+    fitted and kept."""
     from hpcds1mpi.user_cache import cache_dir
 
     root = cache_dir()
@@ -34,7 +38,7 @@ def cached_fit(features, runtime_s, args: dict, fit: Callable[[], object]):
         return fit()
     folder = root / _FOLDER
     try:
-        path = folder / f"{_key(features, runtime_s, args)}.pkl"
+        path = folder / f"{_key(history, groups, rows, args)}.pkl"
     except (TypeError, ValueError):  # a column pandas cannot hash: no cache, the same answer
         return fit()
     model = _read(path)
@@ -45,18 +49,20 @@ def cached_fit(features, runtime_s, args: dict, fit: Callable[[], object]):
     return model
 
 
-def _key(features, runtime_s, args: dict) -> str:
+def _key(history, groups, rows, args: dict) -> str:
     import numpy as np
     import pandas as pd
 
     from hpcds1mpi.digests import sha256
+    from hpcds1mpi.surrogates.submit_features import INPUT_COLUMNS
 
+    read = history[[c for c in INPUT_COLUMNS if c in history.columns]]
     digest = sha256(_code_stamp().encode())
     digest.update(repr(sorted(args.items())).encode())
-    digest.update(repr(list(features.columns)).encode())
-    digest.update(repr([str(t) for t in features.dtypes]).encode())
-    digest.update(pd.util.hash_pandas_object(features, index=False).to_numpy().tobytes())
-    digest.update(np.ascontiguousarray(runtime_s, dtype=float).tobytes())
+    digest.update(repr((list(read.columns), [str(t) for t in read.dtypes], list(groups),
+                        len(read))).encode())
+    digest.update(pd.util.hash_pandas_object(read, index=False).to_numpy().tobytes())
+    digest.update(np.ascontiguousarray(rows, dtype=np.int64).tobytes())
     return digest.hexdigest()[:32]
 
 

@@ -23,10 +23,16 @@ def cache(tmp_path, monkeypatch):
     return tmp_path / "cache" / "walltime-models"
 
 
+GROUPS = ("user", "request")
+
+
 def _rows(n=50, shift=0.0):
-    feats = pd.DataFrame({"log_limit": np.log(np.arange(1, n + 1) + shift),
-                          "partition": ["batch"] * n})
-    return feats, np.arange(1, n + 1, dtype=float)
+    """A history and the rows a fit learns from."""
+    history = pd.DataFrame({"user": ["u"] * n, "partition": ["batch"] * n,
+                            "time_limit_s": np.arange(1, n + 1) + shift,
+                            "runtime_s": np.arange(1, n + 1, dtype=float),
+                            "job_id": [str(i) for i in range(n)]})
+    return history, np.arange(n - 5)
 
 
 class Fits:
@@ -42,75 +48,80 @@ class Fits:
 
 def test_the_same_rows_fit_once(cache):
     fits = Fits()
-    feats, run = _rows()
-    assert cached_fit(feats, run, SMALL, fits) == {"fitted": 1}
-    assert cached_fit(feats.copy(), run.copy(), dict(SMALL), fits) == {"fitted": 1}
+    history, rows = _rows()
+    assert cached_fit(history, GROUPS, rows, SMALL, fits) == {"fitted": 1}
+    assert cached_fit(history.copy(), GROUPS, rows.copy(), dict(SMALL), fits) == {"fitted": 1}
     assert fits.n == 1
     (model,) = cache.glob("*.pkl")
     assert oct(model.stat().st_mode & 0o777) == "0o600"
     assert oct(cache.stat().st_mode & 0o777) == "0o700"
 
 
-@pytest.mark.parametrize("change", ["row", "runtime", "args", "code"])
+@pytest.mark.parametrize("change", ["row", "runtime", "rows", "groups", "args", "code"])
 def test_anything_the_fit_depends_on_fits_again(cache, monkeypatch, change):
     fits = Fits()
-    feats, run = _rows()
-    cached_fit(feats, run, SMALL, fits)
+    history, rows = _rows()
+    groups = GROUPS
+    cached_fit(history, groups, rows, SMALL, fits)
     args = dict(SMALL)
     if change == "row":
-        feats.loc[3, "partition"] = "gpu"
+        history.loc[3, "partition"] = "gpu"
     elif change == "runtime":
-        run = run * 1.01
+        history["runtime_s"] *= 1.01
+    elif change == "rows":  # another submit time: more jobs finished by then
+        rows = np.arange(len(history))
+    elif change == "groups":  # the new job has a name where the history had none
+        groups = ("user", "name", "request")
     elif change == "args":
         args["coverage"] = 0.9
     else:  # another version of the code that fits it
         stamp = walltime_cache._code_stamp()
         monkeypatch.setattr(walltime_cache, "_code_stamp", lambda: stamp + "+edited")
-    assert cached_fit(feats, run, args, fits) == {"fitted": 2}
+    assert cached_fit(history, groups, rows, args, fits) == {"fitted": 2}
 
 
 def test_no_cache_folder_fits_every_time(monkeypatch, tmp_path):
     monkeypatch.delenv("HPCDS1MPI_CACHE", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "nonexistent"))
     fits = Fits()
-    feats, run = _rows()
-    cached_fit(feats, run, SMALL, fits)
-    cached_fit(feats, run, SMALL, fits)
+    history, rows = _rows()
+    cached_fit(history, GROUPS, rows, SMALL, fits)
+    cached_fit(history, GROUPS, rows, SMALL, fits)
     assert fits.n == 2 and not (tmp_path / "nonexistent").exists()
 
 
 def test_a_damaged_file_is_fitted_anew_and_replaced(cache):
     fits = Fits()
-    feats, run = _rows()
-    cached_fit(feats, run, SMALL, fits)
+    history, rows = _rows()
+    cached_fit(history, GROUPS, rows, SMALL, fits)
     (model,) = cache.glob("*.pkl")
     model.write_bytes(b"\x80\x05truncated")
-    assert cached_fit(feats, run, SMALL, fits) == {"fitted": 2}
-    assert cached_fit(feats, run, SMALL, fits) == {"fitted": 2}  # the new one is kept
+    assert cached_fit(history, GROUPS, rows, SMALL, fits) == {"fitted": 2}
+    assert cached_fit(history, GROUPS, rows, SMALL, fits) == {"fitted": 2}  # the new one is kept
 
 
 def test_a_file_others_can_write_is_never_unpickled(cache):
     # Unpickling runs code: a model file (or its folder) another user could have written is a
     # way into this user's account, so it is fitted anew instead.
     fits = Fits()
-    feats, run = _rows()
-    cached_fit(feats, run, SMALL, fits)
+    history, rows = _rows()
+    cached_fit(history, GROUPS, rows, SMALL, fits)
     (model,) = cache.glob("*.pkl")
     model.chmod(0o620)
-    assert cached_fit(feats, run, SMALL, fits) == {"fitted": 2}
+    assert cached_fit(history, GROUPS, rows, SMALL, fits) == {"fitted": 2}
     cache.chmod(0o777)
-    assert cached_fit(feats, run, SMALL, fits) == {"fitted": 3}
+    assert cached_fit(history, GROUPS, rows, SMALL, fits) == {"fitted": 3}
     assert oct(cache.stat().st_mode & 0o777) == "0o777"  # not ours to change; nothing kept
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the file to another user")
 def test_another_users_file_is_never_unpickled(cache):
     fits = Fits()
-    feats, run = _rows()
-    cached_fit(feats, run, SMALL, fits)
+    history, rows = _rows()
+    cached_fit(history, GROUPS, rows, SMALL, fits)
     (model,) = cache.glob("*.pkl")
     os.chown(model, 65534, 65534)
-    assert cached_fit(feats, run, SMALL, fits) == {"fitted": 2}
+    assert cached_fit(history, GROUPS, rows, SMALL, fits) == {"fitted": 2}
 
 
 def test_a_cache_that_cannot_be_written_costs_a_fit_not_the_answer(tmp_path, monkeypatch):
@@ -118,21 +129,35 @@ def test_a_cache_that_cannot_be_written_costs_a_fit_not_the_answer(tmp_path, mon
     blocker.write_text("not a folder")
     monkeypatch.setenv("HPCDS1MPI_CACHE", str(blocker))
     fits = Fits()
-    feats, run = _rows()
-    assert cached_fit(feats, run, SMALL, fits) == {"fitted": 1}
+    history, rows = _rows()
+    assert cached_fit(history, GROUPS, rows, SMALL, fits) == {"fitted": 1}
     assert blocker.read_text() == "not a folder"
+
+
+def _at(shift):
+    history, rows = _rows(shift=shift)
+    return history, GROUPS, rows
+
+
+def test_a_column_the_features_do_not_read_is_no_other_history(cache):
+    """A log copied elsewhere (its source_file), renumbered (job ids): the same fit."""
+    fits = Fits()
+    history, rows = _rows()
+    cached_fit(history, GROUPS, rows, SMALL, fits)
+    moved = history.assign(job_id=[f"x{i}" for i in range(len(history))], source_file="/b")
+    assert cached_fit(moved, GROUPS, rows, SMALL, fits) == {"fitted": 1}
 
 
 def test_the_least_recently_used_go_first(cache):
     fits = Fits()
     for shift in range(KEEP + 2):
-        cached_fit(*_rows(shift=shift), SMALL, fits)
+        cached_fit(*_at(shift), SMALL, fits)
         os.utime(max(cache.glob("*.pkl"), key=lambda p: p.stat().st_mtime_ns),
                  ns=(shift * 10**9, shift * 10**9))  # distinct ages on a coarse clock
     assert len(list(cache.glob("*.pkl"))) == KEEP
     before = fits.n
-    cached_fit(*_rows(shift=KEEP + 1), SMALL, fits)  # the newest is still there
-    cached_fit(*_rows(shift=0), SMALL, fits)  # the oldest is not
+    cached_fit(*_at(KEEP + 1), SMALL, fits)  # the newest is still there
+    cached_fit(*_at(0), SMALL, fits)  # the oldest is not
     assert fits.n == before + 1
 
 
@@ -164,24 +189,24 @@ def test_a_folder_swapped_in_by_another_user_is_never_read(cache):
     # s35 review: the folder was checked by name and opened by name again; one another user
     # swapped in between had their pickle run. Read through descriptors, their folder is theirs.
     fits = Fits()
-    feats, run = _rows()
-    cached_fit(feats, run, SMALL, fits)
+    history, rows = _rows()
+    cached_fit(history, GROUPS, rows, SMALL, fits)
     (model,) = cache.glob("*.pkl")
     theirs = cache.parent / "theirs"
     cache.rename(theirs)
     os.chown(theirs, 65534, 65534)
     theirs.rename(cache)  # their folder, holding the very file name the key asks for
-    assert cached_fit(feats, run, SMALL, fits) == {"fitted": 2}
+    assert cached_fit(history, GROUPS, rows, SMALL, fits) == {"fitted": 2}
 
 
 def test_a_linked_folder_or_file_is_never_read(cache, tmp_path):
     fits = Fits()
-    feats, run = _rows()
-    cached_fit(feats, run, SMALL, fits)
+    history, rows = _rows()
+    cached_fit(history, GROUPS, rows, SMALL, fits)
     real = tmp_path / "real"
     cache.rename(real)
     cache.symlink_to(real)
-    assert cached_fit(feats, run, SMALL, fits) == {"fitted": 2}
+    assert cached_fit(history, GROUPS, rows, SMALL, fits) == {"fitted": 2}
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the folder to another user")
@@ -192,8 +217,8 @@ def test_a_folder_swapped_while_it_is_checked_is_never_read(cache, monkeypatch):
     import pickle
 
     fits = Fits()
-    feats, run = _rows()
-    cached_fit(feats, run, SMALL, fits)
+    history, rows = _rows()
+    cached_fit(history, GROUPS, rows, SMALL, fits)
     (model,) = cache.glob("*.pkl")
     theirs = cache.parent / "theirs"
     theirs.mkdir()
@@ -213,4 +238,4 @@ def test_a_folder_swapped_while_it_is_checked_is_never_read(cache, monkeypatch):
         return answer
 
     monkeypatch.setattr(walltime_cache.os, "lstat", swapping_lstat)
-    assert cached_fit(feats, run, SMALL, fits) != {"planted": True}
+    assert cached_fit(history, GROUPS, rows, SMALL, fits) != {"planted": True}

@@ -181,3 +181,53 @@ def test_pace_values_match_a_plain_loop(gaia):
         last = gaia.iloc[mine].sort_values("end_time", kind="stable")
         runs = np.log(np.maximum(last["runtime_s"].to_numpy(), 1.0))
         assert feats["pace_med5"].iloc[i] == pytest.approx(np.median(runs[-5:]))
+
+
+def _new_job(table: pd.DataFrame, user: str, submit, **request) -> pd.DataFrame:
+    """A job to submit (no end, no run time), as ``recommend --history`` appends it."""
+    row = {c: pd.NA for c in table.columns}
+    row.update(user=user, submit_time=pd.Timestamp(submit), status=pd.NA,
+               state_raw="to submit", runtime_s=np.nan, start_time=pd.NaT, end_time=pd.NaT,
+               **request)
+    return pd.DataFrame([row])
+
+
+@pytest.mark.parametrize("at", [0.5, 0.9, 1.0])
+def test_a_new_jobs_row_needs_only_its_users_rows(gaia, at):
+    """s36: ``recommend --history`` computes the new job's features from its user's rows and
+    the history's only for a fit; both must be what the whole table gives (all columns
+    equal, for three users, submitted mid-history and after it, with a name the log lacks)."""
+    from hpcds1mpi.surrogates.submit_features import GROUPS, feature_groups
+
+    ends = pd.to_datetime(gaia["end_time"])
+    submit = ends.quantile(at) if at < 1 else ends.max() + pd.Timedelta(seconds=1)
+    for user in gaia["user"].astype(str).value_counts().index[:3]:
+        job = _new_job(gaia, user, submit, workload="never-seen", time_limit_s=3600.0,
+                       req_procs=12)
+        whole = submit_features(pd.concat([gaia, job], ignore_index=True))
+        either = set(feature_groups(gaia)) | set(feature_groups(job))
+        groups = tuple(g for g in GROUPS if g in either)
+        own = (gaia["user"].astype("string").fillna("") == user).to_numpy()
+        alone = submit_features(pd.concat([gaia[own], job], ignore_index=True), groups)
+        pd.testing.assert_frame_equal(alone.iloc[[-1]].reset_index(drop=True),
+                                      whole.iloc[[-1]].reset_index(drop=True))
+        # the finished jobs a fit learns from: unchanged by the new job
+        done = completed_mask(gaia) & (ends <= submit).to_numpy()
+        history = submit_features(gaia, groups)
+        pd.testing.assert_frame_equal(history[done], whole.iloc[:len(gaia)][done])
+
+
+def test_a_group_the_history_lacks_is_computed_when_asked():
+    """The groups given, not the table's own, make the columns: the new job's row and the
+    history's rows of a fit line up even where only the new job has a name."""
+    table = pd.DataFrame({"user": ["a", "a"], "runtime_s": [5.0, 6.0],
+                          "submit_time": pd.to_datetime(["2024-01-01", "2024-01-02"]),
+                          "end_time": pd.to_datetime(["2024-01-01 00:01", "2024-01-02 00:01"]),
+                          "status": ["ok", "ok"]})
+    from hpcds1mpi.surrogates.submit_features import feature_groups
+
+    assert "name" not in feature_groups(table)
+    assert "name_n" not in submit_features(table)
+    assert "name_n" in submit_features(table, ("user", "name", "pace"))
+    with pytest.raises(ValueError, match="user group"):
+        submit_features(table, ("name",))
