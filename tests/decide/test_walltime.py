@@ -169,3 +169,28 @@ def test_a_pbs_script_is_told_its_walltime_as_pbs_asks_for_it():
     assert p.lines(scheduler="pbs")[0].startswith("walltime: -l walltime=03:52:00 (")
     assert "--time" not in p.lines(scheduler="pbs")[0]
     assert p.lines()[0].startswith("walltime: --time 03:52:00 (")
+
+
+def test_the_new_jobs_features_are_what_the_whole_table_gives(history, monkeypatch):
+    """s36: the new job's features come from its user's rows alone; a user whose jobs have no
+    name in a log where others' do must still get the whole table's columns and values."""
+    from hpcds1mpi.surrogates.job_runtime import RuntimePredictor
+    from hpcds1mpi.surrogates.submit_features import submit_features
+
+    user = _busiest(history)
+    unnamed = history.assign(workload=history["workload"].where(
+        history["user"].astype(str) != user, pd.NA))
+    seen = []
+    tight = RuntimePredictor.walltime_tight
+    monkeypatch.setattr(RuntimePredictor, "walltime_tight",
+                        lambda self, rows: seen.append(rows) or tight(self, rows))
+    proposal = propose_walltime(unnamed, user, time_limit_s=7200.0, predictor_args=SMALL)
+    from hpcds1mpi.decide.walltime import _job_row
+
+    job = _job_row(unnamed, {"user": user, "partition": proposal.partition_guess,
+                             "time_limit_s": 7200.0, "submit_time": pd.to_datetime(
+                                 unnamed["end_time"]).max() + pd.Timedelta(seconds=1)})
+    whole = submit_features(pd.concat([unnamed, job], ignore_index=True)).iloc[[-1]]
+    assert "name_n" in whole
+    pd.testing.assert_frame_equal(seen[0].reset_index(drop=True), whole.reset_index(drop=True),
+                                  check_dtype=False)
