@@ -391,7 +391,8 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
                     device=device, precision=precision)
         if any(v is not None for v in user.values()):
             start = tune_space.start_config(space, user, nodes=alloc_nodes, cores=cores,
-                                            partition=part, kernel=kernel, why=one_thread, offer=offer)
+                                            partition=part, kernel=kernel, why=one_thread,
+                                            offer=offer, launcher=kind)
             start_from = "your settings"
         elif predictions is not None and tune_predictions.system1_start(space, predictions) is not None:
             start = tune_predictions.system1_start(space, predictions)

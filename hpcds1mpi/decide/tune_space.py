@@ -214,12 +214,14 @@ def check_reachable(space: Space, launch, env=None) -> None:
 
 
 def start_config(space: Space, wanted: dict, *, nodes: int, cores: int, partition,
-                 kernel: str | None, why: str = "", offer=None) -> Configuration:
+                 kernel: str | None, why: str = "", offer=None,
+                 launcher: str = "srun") -> Configuration:
     """The user's start settings (``wanted``: nodes, ranks_per_node, threads, device,
     precision; None where not given) filled from :func:`default_config`. ``why``: the line
     of :func:`one_thread_only`, said where the settings ask for more threads; ``offer``: the
     model's offer that limited ``space`` (:func:`workload_space`), named where it left the
-    settings out (:func:`offer_refusal`).
+    settings out (:func:`offer_refusal`). ``launcher``: the trials' (``mpiexec`` runs them on
+    this machine, inside an allocation too).
 
     Raises:
         ConfigError: the settings are not in ``space``, saying which one and what to do.
@@ -258,6 +260,10 @@ def start_config(space: Space, wanted: dict, *, nodes: int, cores: int, partitio
     where = "the allocation" if inside else (
         f"this machine (the {job.scheduler} job's nodes are not read)" if job
         else "this machine (outside any allocation)")
+    if start.nodes > nodes and inside and launcher == "mpiexec":  # not "the allocation has 1"
+        raise ConfigError(f"your settings {label} need {start.nodes} nodes, mpiexec's trials "
+                          f"run on this machine only; pass --launcher srun to tune on the "
+                          f"allocation's nodes (one of {start.nodes} nodes or more)")
     if start.nodes > nodes:
         fix = (f"tune this machine (drop --nodes), or tune in a Slurm allocation of "
                f"{start.nodes} nodes" if job else f"run tune in a larger allocation (salloc -N "

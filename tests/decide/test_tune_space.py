@@ -102,6 +102,21 @@ def test_start_settings_that_do_not_fit_say_which_and_what_to_do(wanted, words, 
                                    partition=PART, kernel="fft") == Configuration(1, 4, 1)
 
 
+def test_mpiexec_in_a_multi_node_allocation_is_not_said_to_have_one_node(monkeypatch):
+    """s35 (left): ``tune --launcher mpiexec --nodes 2`` in ``salloc -N 2`` said "the
+    allocation has 1"; mpiexec's trials run on this machine, srun's on the allocation."""
+    from hpcds1mpi import slurm_allocation
+
+    monkeypatch.setenv("SLURM_JOB_ID", "7")
+    monkeypatch.setattr(slurm_allocation, "in_allocation", lambda env=None, say=None: True)
+    space = tune_space.workload_space(PART, "fft", max_nodes=1)
+    with pytest.raises(ConfigError, match=r"^your settings N2xR8xT1-cpu-fp64 need 2 nodes, "
+                       r"mpiexec's trials run on this machine only; pass --launcher srun to "
+                       r"tune on the allocation's nodes \(one of 2 nodes or more\)$"):
+        tune_space.start_config(space, {"nodes": 2}, nodes=1, cores=8, partition=PART,
+                                kernel="fft", launcher="mpiexec")
+
+
 def test_outside_an_allocation_the_machine_is_named_not_an_allocation(monkeypatch):
     """s29 V1-7: tune --nodes 2 outside Slurm said "the allocation has 1"."""
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
