@@ -390,9 +390,8 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
         user = dict(nodes=nodes, ranks_per_node=ranks_per_node, threads=threads,
                     device=device, precision=precision)
         if any(v is not None for v in user.values()):
-            start = tune_space.start_config(space, user, nodes=alloc_nodes, cores=cores,
-                                            partition=part, kernel=kernel, why=one_thread,
-                                            offer=offer, launcher=kind)
+            start = tune_space.start_config(space, user, nodes=alloc_nodes, cores=cores, offer=offer,
+                                            partition=part, kernel=kernel, why=one_thread, launcher=kind)
             start_from = "your settings"
         elif predictions is not None and tune_predictions.system1_start(space, predictions) is not None:
             start = tune_predictions.system1_start(space, predictions)
