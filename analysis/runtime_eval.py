@@ -62,6 +62,25 @@ def kept_jobs(table: pd.DataFrame) -> np.ndarray:
     return keep[np.argsort(sub.to_numpy()[keep], kind="stable")]
 
 
+def _too_few_kept(table: pd.DataFrame, kept: int) -> str:
+    """Why a log has too few jobs to evaluate: a field no completed job has (no longer log
+    helps then: s36 tester L6, a log without requested times was told "use a longer log"),
+    else its length."""
+    from hpcds1mpi.surrogates.submit_features import completed_mask, submit_times
+
+    done = completed_mask(table)
+    limit = pd.to_numeric(table["time_limit_s"], errors="coerce").to_numpy()
+    lacking = [what for what, has in (("a requested time", limit > 0),
+                                      ("a submit time", submit_times(table).notna().to_numpy()))
+               if done.any() and not (done & has).any()]
+    if lacking:
+        return (f"none of the {int(done.sum())} completed jobs has {' or '.join(lacking)}: "
+                "this log cannot be evaluated (the predictor learns from them)")
+    return (f"only {kept} jobs are completed with a run time, a requested time and a submit "
+            f"time: too few to evaluate (need {MIN_KEPT}, so that {100 * TEST_SHARE:.0f} % of "
+            f"them make {MIN_TEST} test jobs); use a longer log")
+
+
 def split_jobs(table: pd.DataFrame, kept: np.ndarray, split: str, seed: int = 0
                ) -> tuple[np.ndarray, np.ndarray]:
     """(train, test) positions into ``table``, both in submit order. Chronological: the
@@ -181,6 +200,9 @@ def test_part(table: pd.DataFrame, feats: pd.DataFrame, test: np.ndarray) -> dic
            "largest_batch_share": float(counts.iloc[0] / len(test)),
            "novel_share": float(np.mean(novel_mask(feats.iloc[test])))}
     out["warning"] = ""
+    # A log without users (Theta): the user baselines' "user" is the whole machine (s36 L9).
+    out["note"] = ("no job names its user: the user baselines (last_two, twice_last_five) "
+                   "take the whole log as one user's history" if not any(user) else "")
     if out["largest_batch_share"] > MAX_BATCH_SHARE or out["n_batches"] < MIN_BATCHES:
         out["warning"] = (
             f"the test part is {len(test)} jobs in {out['n_batches']} batch(es) of "
@@ -217,10 +239,7 @@ def evaluate(table: pd.DataFrame, split: str = "chronological", seed: int = 0,
     if len(kept) < MIN_KEPT:
         from hpcds1mpi.errors import DataError
 
-        raise DataError(f"only {len(kept)} jobs are completed with a run time, a requested time "
-                        f"and a submit time: too few to evaluate (need {MIN_KEPT}, so that "
-                        f"{100 * TEST_SHARE:.0f} % of them make {MIN_TEST} test jobs); use a "
-                        "longer log")
+        raise DataError(_too_few_kept(table, len(kept)))
     feats = submit_features(table)
     train, test = split_jobs(table, kept, split, seed)
     _refuse_too_few_to_test(len(kept), test, split)
@@ -267,6 +286,8 @@ def table_lines(result: dict) -> list[str]:
     lines.append(f"split {result['split']}: {result['n_train']} train, {result['n_test']} test "
                  f"jobs ({result['n_kept']} kept of {result['n_jobs']}); "
                  f"{result['seconds']:.1f} s, peak RSS {result['peak_rss_mb']} MB")
+    if result.get("test_part", {}).get("note"):
+        lines.append(f"note: {result['test_part']['note']}")
     if result.get("test_part", {}).get("warning"):
         lines.append(f"warning: {result['test_part']['warning']}")
     return lines

@@ -226,3 +226,36 @@ def test_a_log_without_users_cannot_hold_users_out(tmp_path):
 
     with pytest.raises(DataError, match="too few to hold users out"):
         evaluate(table, "users", predictor_args=SMALL)
+
+
+def _with_field(path, out, field: int, value: str):
+    """An SWF log with one field (1-based) of every job line set to ``value``."""
+    lines = []
+    for line in path.read_text().splitlines(keepends=True):
+        if not line.startswith(";") and line.strip():
+            fields = line.split()
+            fields[field - 1] = value
+            line = " ".join(fields) + "\n"
+        lines.append(line)
+    out.write_text("".join(lines))
+    return out
+
+
+def test_a_log_without_requested_times_names_the_field_not_its_length(tmp_path, capsys):
+    """s36 tester L6: Gaia with field 9 = -1 was told "only 0 jobs ...; use a longer log",
+    which no longer log would help."""
+    log = _with_field(swf_slice(GAIA, tmp_path / "g.swf", jobs=400), tmp_path / "noreq.swf",
+                      9, "-1")
+    assert main([str(log)]) == 2
+    err = capsys.readouterr().err
+    assert "completed jobs has a requested time: this log cannot be evaluated" in err
+    assert "longer log" not in err
+
+
+def test_a_log_without_users_says_the_user_baselines_take_the_whole_log(tmp_path, capsys):
+    """s36 tester L9: on a log without users (Theta) the per-user baselines used the whole
+    machine as one user's history, and nothing printed said so."""
+    log = _with_field(swf_slice(GAIA, tmp_path / "g.swf", jobs=1500), tmp_path / "nouser.swf",
+                      12, "-1")
+    assert main([str(log), "--split", "random"]) == 0
+    assert "note: no job names its user: the user baselines" in capsys.readouterr().out

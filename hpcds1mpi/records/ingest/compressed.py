@@ -66,6 +66,27 @@ def refuse_not_read(path: str | Path, packed: str | None) -> None:
                           "decompress it first")
 
 
+def refuse_archive(path: str | Path, packed: str | None) -> None:
+    """Refuse a tar archive, plain or gzip, bzip2 or xz-compressed: its member headers glued to
+    the first log's lines were read as one SWF log dated 1970, the other members' lines as
+    malformed (s36 tester L3).
+
+    Raises:
+        IngestError: ``ustar`` at byte 257 (POSIX and GNU tar write it in every header).
+    """
+    opener = open if packed is None else READ.get(packed, (None, None))[1]
+    if opener is None:
+        return
+    try:
+        with opener(path, "rb") as fh:
+            head = fh.read(512)
+    except STREAM_ERRORS:
+        return  # a cut or corrupt stream: its reader says so
+    if head[257:262] == b"ustar":
+        raise IngestError(f"{path}: a tar archive, which is not read; extract it (tar xf) and "
+                          "give its logs as files")
+
+
 def open_text(path: str | Path):
     """A text handle on a plain, gzip, bzip2 or xz-compressed file."""
     # utf-8-sig: a byte-order mark (an editor's) is not part of the first line.
@@ -120,11 +141,16 @@ class KeptLines(io.TextIOBase):
     ``most_kept`` characters kept, or ``most_skipped`` left out, the text ends and ``over``
     says which ("kept", "skipped"): a small compressed file can unpack to gigabytes of either.
     A cut or corrupt stream ends it and is kept in ``error``. The caller says each in one line.
+    With ``watch`` (a MULTILINE pattern of one left-out line), the first such line that comes
+    after a kept line is kept in ``watched``: (its line number, its text).
     """
 
     def __init__(self, path: str | Path, skip: re.Pattern, longest: int,
-                 most_kept: float = math.inf, most_skipped: float = math.inf):
+                 most_kept: float = math.inf, most_skipped: float = math.inf,
+                 watch: re.Pattern | None = None):
         self._fh = open_text(path)
+        self._watch, self._lines = watch, 0  # newlines before the text being read
+        self.watched: tuple[int, str] | None = None
         self._skip, self._longest = skip, longest
         self._most_kept, self._most_skipped = most_kept, most_skipped
         self._tail = ""  # the line not yet ended (at most ``longest`` characters of it)
@@ -169,13 +195,26 @@ class KeptLines(io.TextIOBase):
             if end < 0:
                 return ""
             self._end_cut_line()
+            self._lines += 1
             chunk = chunk[end + 1:]
         text = self._tail + chunk
         end = text.rfind("\n") + 1
         whole, self._tail = text[:end], text[end:]
         if len(self._tail) > self._longest:
             self._tail, self._tail_cut = self._tail[:self._longest], True
-        return self._without_long(self._skip.sub("", whole))
+        kept = self._without_long(self._skip.sub("", whole))
+        if self._watch is not None and self.watched is None and ";" in whole:
+            self._look(whole)
+        self._lines += whole.count("\n")
+        return kept
+
+    def _look(self, whole: str) -> None:
+        """Keep the first ``watch`` line of ``whole`` that follows a kept line."""
+        for m in self._watch.finditer(whole):
+            if self._kept or self._skip.sub("", whole[:m.start()]):
+                number = self._lines + whole.count("\n", 0, m.start()) + 1
+                self.watched = (number, m.group(0).strip()[:60])
+                return
 
     def _last(self) -> str:
         """The kept text of a last line without a newline."""

@@ -134,8 +134,8 @@ def numbers(series, name: str, mask_out: list) -> "pd.Series":
     return values
 
 
-def times(src: "pd.DataFrame", columns: dict[str, str], mask_out: list, path
-          ) -> dict[str, "pd.Series"]:
+def times(src: "pd.DataFrame", columns: dict[str, str], mask_out: list, path,
+          facts: list | None = None) -> dict[str, "pd.Series"]:
     """Text time columns -> naive datetimes (as the log writes them), all in the one format
     :func:`.times.decide_format` finds in them (never guessed value by value); a value in
     another format is flagged for dropping.
@@ -145,6 +145,8 @@ def times(src: "pd.DataFrame", columns: dict[str, str], mask_out: list, path
         columns: our column name -> the file's column.
         mask_out: the (mask, reason) list the flags are appended to.
         path: the file (for messages).
+        facts: where a fact on how the times were read goes (a date order the file settled
+            or its dots imply; times without seconds), when given.
 
     Returns:
         our column name -> datetime Series over ``src``'s index.
@@ -154,10 +156,12 @@ def times(src: "pd.DataFrame", columns: dict[str, str], mask_out: list, path
     """
     import pandas as pd
 
-    from .times import BLANK_TIMES, classify, decide_format
+    from .times import BLANK_TIMES, classify, decide_format, describe, minutes_fact
 
     uniques = pd.unique(pd.concat([src[theirs] for theirs in columns.values()]))
     fmt = decide_format(uniques, str(path), "write the times as YYYY-MM-DD HH:MM:SS")
+    if fmt is not None and facts is not None:
+        facts.extend(said for said in (describe(fmt), minutes_fact(fmt)) if said)
     out = {}
     for ours, theirs in columns.items():
         series = src[theirs]

@@ -41,7 +41,7 @@ def read_eagle(path: str | Path) -> tuple["pd.DataFrame", FileReport]:
                          ("runtime_s", "run_time"), ("mem_req_mb", "mem_req")):
         out[ours] = numbers(src[theirs], theirs, checks)
     stamps = times(src, {name: name for name in ("submit_time", "start_time", "end_time")},
-                   checks, path)
+                   checks, path, report.facts)
     for name, values in stamps.items():
         out[name] = values
     base = src["state"].str.split().str[0].str.upper()

@@ -49,7 +49,7 @@ def read_eurora(path: str | Path) -> tuple["pd.DataFrame", FileReport]:
                          ("mem_req_gb", "req_mem"), ("avg_power_w", "pred_power_W")):
         out[ours] = numbers(src[theirs], theirs, checks)
     stamps = times(src, {"submit_time": "submit", "start_time": "start", "end_time": "end"},
-                   checks, path)
+                   checks, path, report.facts)
     for ours, values in stamps.items():
         out[ours] = values
     states = src["status"].str.split().str[0].str.upper()

@@ -9,11 +9,11 @@ from pathlib import Path
 from hpcds1mpi.errors import IngestError
 from hpcds1mpi.schemas.jobs import drop_malformed
 
-from .compressed import compression, head_text, read_text, refuse_not_read
+from .compressed import compression, head_text, read_text, refuse_archive, refuse_not_read
 from .csv_tables import csv_header
 from .eagle import read_eagle
 from .eurora import read_eurora
-from .job_tables import read_job_table_file
+from .job_tables import csv_separator, read_job_table_file
 from .parquet_tables import parquet_columns, parquet_kind, read_job_parquet
 from .sacct_csv import is_sacct_header, read_sacct_csv
 from .sacct_json import read_sacct_json
@@ -50,6 +50,8 @@ def detect_kind(path: str | Path) -> str:
             return "swf"
         if not start:
             read_text(path, "compressed file")  # a corrupt or cut stream: said so
+            raise IngestError(f"{path}: an empty {packed} file (it decompresses to nothing): "
+                              "no job log in it")
         raise IngestError(f"{path}: {packed}-compressed, and not an SWF log: only SWF logs "
                           "are read compressed; decompress it first")
     if utf16_text(path, head):
@@ -86,8 +88,13 @@ def detect_kind(path: str | Path) -> str:
 def _csv_kind(text: str) -> str | None:
     """The kind of a CSV job log from its header line (None: not one of ours)."""
     first = text.splitlines()[0] if text else ""
+    if csv_separator(first) == ";":  # a decimal-comma locale's spreadsheet saved it
+        return "job-table"
     if "," not in first:
-        return None
+        # Another kind saved with ';': its reader refuses it naming ',' (s36 tester L8).
+        cols = {c.strip() for c in first.split(";")}
+        return next((kind for kind, signature in _CSV_SIGNATURES
+                     if 2 * len(signature & cols) > len(signature)), None)
     cols = set(csv_header(first))
     if set(TABLE_MARK) <= cols:
         return "job-table"
@@ -133,6 +140,7 @@ def read_job_log(path: str | Path, kind: str = "auto", procs_are: str = "auto"):
     path = Path(path)
     if not path.is_file():
         raise IngestError(f"{path}: no such file")
+    refuse_archive(path, compression(path))
     if kind == "auto":
         kind = detect_kind(path)
     if kind not in KINDS:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from hpcds1mpi.errors import IngestError
 
-from .schema import FileReport
+from .schema import JOB_COLUMNS, TABLE_MARK, FileReport
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -29,34 +29,106 @@ def read_job_table_file(path: str | Path) -> tuple["pd.DataFrame", FileReport]:
     path = Path(path)
     if path.suffix not in (".parquet", ".csv"):
         raise IngestError(f"{path}: a job table is a .parquet or .csv file ingest wrote")
+    report = FileReport(str(path), "job-table")
     try:
-        table = pd.read_parquet(path) if path.suffix == ".parquet" else _read_csv(path)
+        table = pd.read_parquet(path) if path.suffix == ".parquet" else _read_csv(path, report)
     except IngestError:
         raise
     except Exception as exc:  # pyarrow and the CSV parser raise many kinds: one line
         why = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
         raise IngestError(f"{path}: cannot read it as a job table ({why})") from None
-    report = FileReport(str(path), "job-table", records=len(table), jobs=len(table))
+    if path.suffix == ".parquet":
+        report.records = len(table)
+    report.jobs = len(table)
     return table, report
 
 
-def _read_csv(path: Path) -> "pd.DataFrame":
-    """A job table CSV, each value under its header's column.
+def csv_separator(first_line: str) -> str | None:
+    """The separator of a job table CSV from its header line: ``,`` as ingest writes it, ``;``
+    as a spreadsheet in a decimal-comma locale saves it (None: not a job table's header)."""
+    for sep in (",", ";"):
+        if set(TABLE_MARK) <= {c.strip().strip('"') for c in first_line.split(sep)}:
+            return sep
+    return None
+
+
+def _read_csv(path: Path, report: FileReport) -> "pd.DataFrame":
+    """A job table CSV, each value under its header's column, its numbers and times read as
+    the file writes them, the same for every value (s36 tester L1: a spreadsheet's re-save
+    had moved dates by months and emptied decimal values, "0 malformed").
+
+    A ``;``-separated file is a decimal-comma locale's CSV: its numbers are read with ``,``
+    as the decimal mark. Times are read in the one format :func:`.csv_tables.times` decides
+    for the file (dotted dates day-first, said). A value that is not a number or a time in
+    that format drops its job, counted under its column.
 
     Raises:
         IngestError: the first row has more fields than the header (a later one: the parser's
-            own error). Without ``index_col=False`` pandas would take the first column as the
-            index and put every value under the next column's name.
+            own error; without ``index_col=False`` pandas would take the first column as the
+            index and put every value under the next column's name), or a ``,``-separated
+            file with decimal commas.
     """
     import warnings
 
     import pandas as pd
 
+    from .csv_tables import drop_rows, times
+
+    with open(path, encoding="utf-8-sig", errors="replace") as fh:
+        sep = csv_separator(fh.readline()) or ","
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", pd.errors.ParserWarning)
-        table = pd.read_csv(path, low_memory=False, dtype={"job_id": str}, index_col=False)
+        table = pd.read_csv(path, sep=sep, dtype=str, index_col=False, encoding="utf-8-sig")
     if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught):
         raise IngestError(f"{path}: rows have more fields than the header (a value added, or "
-                          "a ',' at the end of a row); a job table has one field per column: "
-                          "fix the rows, or write the table again with hpcds1mpi ingest")
-    return table
+                          f"a '{sep}' at the end of a row); a job table has one field per "
+                          "column: fix the rows, or write the table again with hpcds1mpi "
+                          "ingest")
+    report.records = len(table)
+    checks: list = []
+    stamps = {}
+    for name, dtype in JOB_COLUMNS:
+        if name not in table.columns:
+            continue
+        text = table[name].str.strip()
+        if dtype in ("Int64", "float64"):
+            table[name] = _numbers(text, name, "," if sep == ";" else ".", path, checks)
+        elif dtype.startswith("datetime64"):
+            stamps[name] = text.fillna("")
+    if stamps:
+        read = times(pd.DataFrame(stamps), {c: c for c in stamps}, checks, path, report.facts)
+        for name, values in read.items():
+            table[name] = values
+    return drop_rows(table, checks, report).reset_index(drop=True)
+
+
+#: A number written with a decimal comma (``0,024``), as a spreadsheet in such a locale does.
+_DECIMAL_COMMA = r"[-+]?\d*,\d+(?:[eE][-+]?\d+)?"
+
+
+def _numbers(text: "pd.Series", name: str, decimal: str, path: Path, checks: list):
+    """A column's text -> numbers with the file's decimal mark; a value that is no number in
+    it is flagged in ``checks`` (counted under the column, one example given).
+
+    Raises:
+        IngestError: a decimal comma in a ``,``-separated file (which a reader cannot tell from
+            a thousands separator there, and which a locale's own CSV separates with ``;``).
+    """
+    import pandas as pd
+
+    if decimal == ",":  # a '.' is then a thousands mark or another locale's: not read
+        values = pd.to_numeric(text.where(~text.str.contains(".", regex=False, na=False))
+                               .str.replace(",", ".", regex=False), errors="coerce")
+    else:
+        values = pd.to_numeric(text, errors="coerce")
+    bad = text.notna() & values.isna()
+    if bad.any():
+        example = text[bad].iloc[0]
+        if decimal == "." and text[bad].str.fullmatch(_DECIMAL_COMMA).any():
+            example = text[bad & text.str.fullmatch(_DECIMAL_COMMA, na=False)].iloc[0]
+            raise IngestError(f"{path}: {name} has numbers with a decimal comma ({example!r}) "
+                              "in a ','-separated file (a spreadsheet's re-save in a "
+                              "decimal-comma locale); save it as CSV with ';' between fields, "
+                              "or with '.' decimals, or ingest the logs again")
+        checks.append((bad, f"{name} not a number (e.g. {example!r})"))
+    return values

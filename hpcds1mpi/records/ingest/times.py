@@ -77,6 +77,10 @@ class TimeFormat:
     kind: str
     day_first: bool = False
     example: str = ""
+    #: No value gives seconds (a spreadsheet's ``17.07.2023 11:46``): times are to the minute.
+    minutes_only: bool = False
+    #: The day-first order comes from the dots, no day above 12 settled it.
+    dotted: bool = False
 
     @property
     def is_epoch(self) -> bool:
@@ -156,8 +160,10 @@ def decide_format(values: Iterable[str], where: str, advice: str) -> TimeFormat 
                           f"{min(seen['other'])!r}); {advice}")
     kind = max(known, key=lambda k: len(seen[k]))  # ties: the first of FORMATS
     example = min(seen[kind])
+    minutes_only = kind in _PATTERNS and not any(  # group 6: the seconds
+        m and m.group(6) is not None for m in map(_PATTERNS[kind].fullmatch, seen[kind]))
     if kind != "numbers":
-        return TimeFormat(kind, example=example)
+        return TimeFormat(kind, example=example, minutes_only=minutes_only)
     matches = [(v, _NUMBERS.fullmatch(v)) for v in texts]
     pairs = [(v, int(m.group(1)), int(m.group(2))) for v, m in matches if m]
     days_first = sorted(v for v, a, b in pairs if a > 12 >= b)
@@ -166,20 +172,41 @@ def decide_format(values: Iterable[str], where: str, advice: str) -> TimeFormat 
         raise IngestError(f"{where}: dates in both orders ({days_first[0]!r} is day-first, "
                           f"{months_first[0]!r} month-first); {advice}")
     if not days_first and not months_first:
+        # Dotted dates (17.07.2023) are day-first in every locale that writes them (German,
+        # Russian, Czech ... spreadsheets): read so, and said (s36 tester L5).
+        dotted = [v for v, m in matches if m and re.match(r"\d{1,2}\.\d{1,2}\.", v)]
+        if dotted and len(dotted) == len(pairs):
+            return TimeFormat(kind, day_first=True, example=min(dotted),
+                              minutes_only=minutes_only, dotted=True)
         raise IngestError(f"{where}: dates such as {example!r} read day-first or month-first "
                           "alike, and no date in the file says which; " + advice)
     return TimeFormat(kind, day_first=bool(days_first),
-                      example=(days_first or months_first)[0])
+                      example=(days_first or months_first)[0], minutes_only=minutes_only)
 
 
 def describe(fmt: TimeFormat) -> str | None:
     """A report fact on how a file's dates were read, when it is not plain ISO (None)."""
     if fmt.kind != "numbers":
         return None
+    if fmt.dotted:
+        y, mo, d, h, mi, s = fmt.fields(fmt.example)
+        return (f"dates are dotted ({fmt.example!r}), which every locale writing them writes "
+                f"day-first: read day-first ({y:04d}-{mo:02d}-{d:02d})")
     order = "day" if fmt.day_first else "month"
     y, mo, d, h, mi, s = fmt.fields(fmt.example)
     return (f"dates are written {order}-first ({fmt.example!r} is {y:04d}-{mo:02d}-{d:02d}): "
             f"every date read {order}-first")
+
+
+def minutes_fact(fmt: TimeFormat | None) -> str | None:
+    """A report fact when a file's times have no seconds (None otherwise): each time, and the
+    waits and run times taken from them, may be up to 59 s off (a spreadsheet re-save drops
+    them, s36 tester L5)."""
+    if fmt is None or not fmt.minutes_only:
+        return None
+    return (f"times are given to the minute (e.g. {fmt.example!r}: no seconds, as a spreadsheet "
+            "writes them): each time, and waits taken from them, may be up to 59 s off; "
+            "the original log has them")
 
 
 def in_range_s(seconds: float) -> bool:
@@ -350,9 +377,9 @@ def sacct_time_reader(values: Iterable[str], report) -> SacctTimes:
     """
     fmt = decide_format(values, report.path, STANDARD)
     if fmt is not None:
-        said = describe(fmt)
-        if said:
-            report.facts.append(said)
+        for said in (describe(fmt), minutes_fact(fmt)):
+            if said:
+                report.facts.append(said)
         if not fmt.is_epoch:
             check_zone()
             report.facts.append(f"sacct's times are local: read in this machine's time zone "

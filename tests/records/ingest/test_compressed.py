@@ -208,3 +208,31 @@ def test_text_lines_cuts_long_lines_and_stops_at_its_bound(tmp_path, monkeypatch
     assert list(compressed.text_lines(path, 10)) == [
         ("ab", False), ("x" * 10, True), ("cd", False), ("last", False)]
     assert list(compressed.text_lines(path, 10, most_chars=8)) == [("ab", False)]
+
+
+@pytest.mark.parametrize("mode", ["w", "w:gz", "w:bz2", "w:xz"])
+@pytest.mark.parametrize("members", [("gaia.swf",), ("gaia.swf", "csd3.csv")])
+def test_a_tar_archive_is_refused_in_one_line(tmp_path, mode, members):
+    """s36 tester L3: a .tar / .tar.gz of logs was read as one SWF log (the tar header glued to
+    the first header line: dates from 1970, the other members counted as malformed)."""
+    import tarfile
+
+    files = {"gaia.swf": tmp_path / "gaia.swf", "csd3.csv": tmp_path / "csd3.csv"}
+    files["gaia.swf"].write_text(SWF)
+    files["csd3.csv"].write_text("JobID,State,ElapsedRaw\n1,COMPLETED,5\n")
+    path = tmp_path / "logs.tar"
+    with tarfile.open(path, mode) as tar:
+        for name in members:
+            tar.add(files[name], arcname=name)
+    with pytest.raises(IngestError, match=r"a tar archive, which is not read; extract it "
+                                          r"\(tar xf\)") as info:
+        read_job_log(path)
+    assert "\n" not in str(info.value)
+
+
+def test_an_empty_gzip_file_says_it_is_empty(tmp_path):
+    """s36 tester L8: an empty gzip was told to be decompressed first, which gives nothing."""
+    path = tmp_path / "empty.swf.gz"
+    path.write_bytes(gzip.compress(b""))
+    with pytest.raises(IngestError, match="an empty gzip file .*: no job log in it"):
+        read_job_log(path)

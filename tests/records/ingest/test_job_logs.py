@@ -437,3 +437,15 @@ def test_several_files_leaving_no_job_are_refused_not_written_empty(tmp_path):
     assert message.startswith("a.txt, b.txt: no job left of the 6 read (6 x two different jobs "
                               "under one id, every copy dropped); nothing written: ingest each "
                               "file on its own") and "\n" not in message
+
+
+@needs_joblogs
+@pytest.mark.parametrize("log", [EAGLE, EURORA])
+def test_a_semicolon_separated_csv_log_is_told_to_use_commas(tmp_path, log):
+    """s36 tester L8: an Eagle or Eurora CSV saved with ';' got "not a job log of a known kind"
+    in auto mode; the fix ("save it as CSV with ','") came only with --kind."""
+    path = tmp_path / "log.csv"
+    path.write_text("\n".join(line.replace(",", ";")
+                              for line in log.read_text().splitlines()[:20]) + "\n")
+    with pytest.raises(IngestError, match="not comma-separated; save it as CSV with ','"):
+        read_job_log(path)

@@ -36,3 +36,61 @@ def test_a_comma_ending_every_row_reads_the_same(table_csv):
     assert report.jobs == len(first) and not report.dropped
     cols = ["job_id", "user", "status", "runtime_s", "nodes", "time_limit_s"]
     pd.testing.assert_frame_equal(back[cols], first[cols], check_dtype=False)
+
+
+RESAVES = DATA / "spreadsheet-resaves"  # LibreOffice Calc re-saves (README there)
+
+
+def test_a_german_spreadsheet_resave_with_semicolons_reads_the_same_jobs():
+    """s36 tester L1: a job table re-saved by German Calc had its dotted dates moved by months
+    or emptied and its decimal commas emptied, "0 malformed". Separated by ';', it is that
+    locale's CSV: every number reads as written, every date day-first, the lost seconds said."""
+    first, _ = read_job_log(RESAVES / "job-table.csv")
+    back, report = read_job_log(RESAVES / "job-table-de-semicolon.csv")
+    assert report.jobs == len(first) == 16 and not report.dropped
+    numbers = ["cpu_s", "peak_rss_mb", "mem_req_gb", "runtime_s", "wait_s", "time_limit_s",
+               "nodes", "exit_code"]
+    pd.testing.assert_frame_equal(back[numbers], first[numbers], check_dtype=False)
+    for column in ("submit_time", "start_time", "end_time"):
+        pd.testing.assert_series_equal(back[column], first[column].dt.floor("min"))
+    said = " ".join(report.facts)
+    assert "day-first" in said and "to the minute" in said
+
+
+def test_dotted_dates_no_day_above_12_settles_read_day_first(tmp_path):
+    """s36 tester L1, L5: '06.12.2026 03:39' was read as 12 June (pandas, value by value), and
+    by the other CSV readers refused as day/month ambiguous: dotted dates are day-first
+    wherever they are written, so read so, and said."""
+    lines = (RESAVES / "job-table-de-semicolon.csv").read_text().splitlines(keepends=True)
+    path = tmp_path / "jobs.csv"
+    path.write_text("".join(lines[:11]))  # the test Slurm's 10 jobs: all on 06.12.2026
+    back, report = read_job_log(path)
+    assert report.jobs == 10
+    assert (back["submit_time"].dt.strftime("%Y-%m-%d") == "2026-12-06").all()
+    assert any("dotted" in fact and "2026-12-06" in fact for fact in report.facts)
+
+
+def test_decimal_commas_in_a_comma_separated_resave_are_refused(tmp_path):
+    """s36 tester L1: '0,024' in a ','-separated file became NaN silently; refused in one line
+    naming the column, the value and what to do."""
+    with pytest.raises(IngestError, match=r"cpu_s has numbers with a decimal comma \('0,024'\)"
+                       ) as info:
+        read_job_log(RESAVES / "job-table-de-comma.csv")
+    assert "\n" not in str(info.value) and "';'" in str(info.value)
+
+
+def test_a_value_that_is_no_number_or_time_drops_its_job_counted(tmp_path):
+    """s36 tester L1: a value that did not parse became NaN / NaT silently (the schema's
+    errors="coerce"); now its job is dropped, counted under its column."""
+    lines = (RESAVES / "job-table.csv").read_text().splitlines(keepends=True)
+    header = lines[0].rstrip("\n").split(",")
+    row = lines[1].split(",")
+    row[header.index("cpu_s")] = "lots"
+    row2 = lines[2].split(",")
+    row2[header.index("start_time")] = "yesterday"
+    path = tmp_path / "jobs.csv"
+    path.write_text("".join([lines[0], ",".join(row), ",".join(row2), *lines[3:]]))
+    back, report = read_job_log(path)
+    assert report.jobs == 14
+    assert report.dropped == {"cpu_s not a number (e.g. 'lots')": 1,
+                              "start_time not a time": 1}

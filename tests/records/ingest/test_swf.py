@@ -320,3 +320,45 @@ def test_without_any_start_time_the_zone_is_said_not_applied(tmp_path):
     assert "the log's TimeZoneString (Europe/Luxembourg) not applied: no start time to date " \
            "its times by" in report.facts
     assert not any(f.startswith("times in UTC") for f in report.facts)
+
+
+@pytest.mark.parametrize("joined", ["cat", "gzip members"])
+def test_two_logs_joined_in_one_file_are_refused(tmp_path, joined):
+    """s36 tester L2: `cat month1.swf month2.swf` (or two .gz members joined) was read as one
+    log: the second header (its UnixStartTime, MaxProcs) was skipped, its jobs misdated."""
+    first = swf_slice(GAIA, tmp_path / "m1.swf", jobs=50).read_bytes()
+    header, body = swf_lines(GAIA)
+    second = "".join(header + body[50:100]).encode()
+    if joined == "cat":
+        path = tmp_path / "months.swf"
+        path.write_bytes(first + second)
+    else:
+        path = tmp_path / "months.swf.gz"
+        path.write_bytes(gzip.compress(first) + gzip.compress(second))
+    line = len(header) + 50 + 1 + next(i for i, ln in enumerate(header)
+                                       if "Version" in ln or "Computer" in ln)
+    with pytest.raises(IngestError, match=f"two SWF logs joined: a second header at line "
+                                          f"{line} .* give each log as its own file") as info:
+        read_job_log(path)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("jobs", [3, 100])
+def test_a_small_theta_slice_has_no_status_either(tmp_path, jobs):
+    """s36 tester L4: a Theta slice of 100 jobs or fewer was stored all failed, without a
+    note (the no-status rule held only above 100 jobs)."""
+    df, report = read_job_log(swf_slice(THETA, tmp_path / "theta.swf", jobs=jobs))
+    assert len(df) == jobs and df["status"].isna().all()
+    assert report.notes["status 0 on every job (no status in this log): unknown: kept, status "
+                        "NA (not known how it ended)"] == jobs
+
+
+def test_a_small_slice_of_failed_jobs_with_users_says_so(tmp_path):
+    """s36 tester L4: the "every job has status 0 (failed)" fact was also held back to logs of
+    more than 100 jobs."""
+    header, body = swf_lines(GAIA)
+    path = tmp_path / "failed.swf"
+    path.write_text("".join(header + [ln for ln in body if ln.split()[10] == "0"][:20]))
+    df, report = read_job_log(path)
+    assert (df["status"] == "failed").all()
+    assert any(f.startswith("every job has status 0 (failed)") for f in report.facts)

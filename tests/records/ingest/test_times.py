@@ -135,3 +135,20 @@ def test_a_zone_name_path_or_posix_rule_is_read(monkeypatch, zone):
     finally:
         monkeypatch.undo()
         time.tzset()
+
+
+def test_dotted_dates_are_day_first_without_a_day_above_12():
+    """s36 tester L5: '01.01.2019 08:55' (a German spreadsheet's) was refused as ambiguous;
+    dotted dates are day-first in every locale that writes them. Slashes stay ambiguous."""
+    fmt = decide_format(["01.02.2019 08:55", "03.01.2019 10:00"], "f", "advice")
+    assert fmt.day_first and fmt.dotted and fmt.fields("01.02.2019 08:55")[:3] == (2019, 2, 1)
+    with pytest.raises(IngestError, match="day-first or month-first alike"):
+        decide_format(["01/02/2019 08:55", "03/01/2019 10:00"], "f", "advice")
+
+
+def test_times_without_seconds_are_said():
+    """s36 tester L5: a spreadsheet's re-save drops the seconds; a note says so, once."""
+    from hpcds1mpi.records.ingest.times import minutes_fact
+
+    assert "to the minute" in minutes_fact(decide_format(["17.07.2023 11:46"], "f", "a"))
+    assert minutes_fact(decide_format(["2023-07-17 11:46:42"], "f", "a")) is None
