@@ -353,7 +353,7 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
                 "this job was not escalated, its script runs the program as given"])
         if recorded:
             notes = [*notes, recorded]
-        from hpcds1mpi.decide.advise_launch import program_arguments_note
+        from hpcds1mpi.decide.given_program import program_arguments_note
 
         if rec.picked is not None and (other := program_arguments_note(
                 program, rec.program_command, script_time is not None)):

@@ -9,7 +9,7 @@ program's measured command line, so
 a launch line that runs it with other arguments (``pw.x -nk 2 -i si-30.in`` against the
 measured ``pw.x -i si-{size}.in``: the pool count ``-nk`` decides its multi-rank speed) gets a
 note naming them (:func:`argument_note`; ``recommend --program``'s the same comparison,
-:func:`program_arguments_note`). Ranks that run another file than the measured program (a
+:func:`hpcds1mpi.decide.given_program.program_arguments_note`). Ranks that run another file than the measured program (a
 venv's ``python3`` for ``/usr/bin/python3``) are a warning, and that line's MPI goes unchecked
 (:mod:`hpcds1mpi.launch.measured_program`); an ``srun`` plugin that cannot start the program
 is given its fix for ``--rewrite`` (:func:`srun_rewrite_notes`). Intel MPI's ``I_MPI_PIN*``
@@ -186,24 +186,3 @@ def argument_note(launch: "Launch | None", command: str | None) -> str | None:
             f"than its measured command {command!r} ({said}): the predictions are for the "
             "measured command, and these arguments may change the runtime (sweep the "
             "script's own command line to measure them)")
-
-
-def program_arguments_note(program: str | None, command: str | None,
-                           time_limit_given: bool) -> str | None:
-    """``recommend --program``'s note where the given command runs the program with other
-    arguments than its measured command (:func:`other_arguments`): the prediction, and the
-    time limit made from it, are for the measured one (s32 tester U3: ``T=2000`` ran 41.8 s
-    under the 1 min limit of the measured ``T=20``'s 808 ms)."""
-    if not program or not command or program == command:
-        return None
-    said = other_arguments(split_command(program), command)
-    if said is None:
-        return None
-    tokens = split_command(command)
-    limit = ("(the script's time limit is yours; or sweep this command line to measure it)"
-             if time_limit_given else "and so is the script's time limit made from it, which "
-             "may end this job early: give --time-limit (or sweep this command line to "
-             "measure it)")
-    return (f"--program runs {os.path.basename(tokens[program_at(tokens)])} with other "
-            f"arguments than its measured command {command!r} ({said}): the prediction is "
-            f"for the measured command's arguments {limit}")

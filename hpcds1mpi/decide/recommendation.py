@@ -301,10 +301,18 @@ def format_table(rec: Recommendation) -> str:
 
 
 def script_program(rec: Recommendation, program):
-    """(the command a script of ``rec`` runs, a note or None): ``program`` when given; for a
+    """(the command a script of ``rec`` runs, a note or None): ``program`` when given, its
+    values of the measured command's placeholders the pick's, or another program said
+    (:func:`~hpcds1mpi.decide.given_program.given_program`, s36 tester Q1, Q2); for a
     program swept with ``sweep --command``, the command its sweep ran, said in the note; None
     for a kernel (its ``hpcds1mpi run`` line) or where nothing was recorded
     (:func:`emit_script` then refuses what it cannot run)."""
+    if program is not None and rec.picked is not None and rec.program_command:
+        from hpcds1mpi.decide.given_program import given_program
+
+        program, said = given_program(program, rec.program_command,
+                                      rec.picked.choice.config(), rec.size)
+        return program, said or None
     if program is not None or not rec.program_command:
         return program, None
     if rec.command_refused:  # a script of it would fail in the job (s30 tester N6)

@@ -160,24 +160,6 @@ def test_the_services_advise_warns_of_a_host_list_and_one_core_as_the_cli_does(t
             assert any(w.startswith(start) for w in said), (start, said)
 
 
-def test_recommend_programs_other_arguments_are_said():
-    """s32 tester U3: `recommend --program "meep res={size} T=2000 wg.ctl"` wrote a 1 min
-    script in silence (the measured `meep res={size} wg.ctl` ran 808 ms, T=2000 41.8 s)."""
-    from hpcds1mpi.decide.advise_launch import program_arguments_note
-
-    measured = "meep res={size} wg.ctl"
-    note = program_arguments_note("meep res={size} T=2000 wg.ctl", measured, False)
-    assert note is not None and note.startswith(
-        f"--program runs meep with other arguments than its measured command {measured!r} "
-        "(adds 'T=2000'): the prediction is for the measured command's arguments"), note
-    assert "give --time-limit" in note
-    assert "time limit is yours" in program_arguments_note("meep res=18 T=2 wg.ctl",
-                                                           measured, True)
-    assert program_arguments_note("meep res={size} wg.ctl", measured, False) is None
-    assert program_arguments_note("meep res=18 wg.ctl", measured, False) is None
-    assert program_arguments_note("./other 18", measured, False) is None  # another program
-
-
 def test_a_failing_srun_line_is_fixed_by_the_rewrite_and_said(tmp_path, monkeypatch):
     """s32 tester U5: the rewrite kept `srun meep` without --mpi=pmix; launch_notes keeps the
     plugin the check names for the rewrite and says it (real meep, site MpiDefault=pmi2)."""
