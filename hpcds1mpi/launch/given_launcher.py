@@ -156,13 +156,12 @@ def check_mpiexec(path: str, env: dict | None = None, given: str = "--mpiexec",
     """
     env = dict(os.environ if env is None else env)
     found = path if "/" in path else shutil.which(path, path=env.get("PATH"))
+    fix = "--mpiexec {}" if given == "--mpiexec" else 'set mpiexec = "{}" in the cluster file'
     if not found or not os.path.exists(found):
-        raise ConfigError(f"{given} {path!r} not found; give the path of an MPI launcher, "
-                          "e.g. /usr/bin/mpirun.openmpi")
+        raise ConfigError(not_found(path, given, fix, program, env))
     if os.path.isdir(found) or not os.access(found, os.X_OK):
         raise ConfigError(f"{given} {found!r} is not an executable file")
     found = os.path.abspath(found)
-    fix = "--mpiexec {}" if given == "--mpiexec" else 'set mpiexec = "{}" in the cluster file'
     if why := path_launcher_refusal(given, found, fix, env):
         raise ConfigError(why)
     # Kept as given, not replaced by the launcher it runs: Intel's mpirun does the scheduler's
@@ -175,3 +174,22 @@ def check_mpiexec(path: str, env: dict | None = None, given: str = "--mpiexec",
             f"{given} {found!r}", found, fix, program_mpi(program, env) if program else None,
             env, ", whose options the sweep cannot choose by the script's own --version"))
     return found
+
+
+def not_found(path: str, given: str, fix: str, program: list[str] | None,
+              env: dict) -> str:
+    """The refusal of a ``given`` launcher ``path`` that is not found: where it holds options
+    (``"/usr/bin/mpiexec.mpich -n 2"``), that they go in ``--launcher-args`` / the cluster
+    file's ``launcher_args``; the example named is the launcher of the program's MPI where
+    that is read, else one of each family found here (s36 tester M7: it named Open MPI's
+    ``mpirun.openmpi`` for an MPICH program, whose sweep then refused it)."""
+    head, *rest = path.split()
+    first = head if "/" in head else (shutil.which(head, path=env.get("PATH")) or "")
+    if rest and first and os.path.isfile(first):
+        where = "--launcher-args" if given == "--mpiexec" else "the cluster file's launcher_args"
+        return (f"{given} {path!r} not found: it holds options; give the launcher alone "
+                f"({fix.format(first)}) and its options with {where} (the rank count comes "
+                "from the configuration: --ranks-per-node / --nodes)")
+    options = instead(program_mpi(program, env) if program else None, env)
+    example = " or ".join(fix.format(found) for found, _ in options) or fix.format("PATH")
+    return f"{given} {path!r} not found; give the path of an MPI launcher: {example}"

@@ -406,10 +406,17 @@ def check_script(program_tokens: list[str], launcher, path: str | None = None,
     family = launcher_family(runs) if runs else family
     if family in (OPENMPI, MPICH) and family != want:
         others = candidates(want, exclude=found, library=library_file(program))
+        real = os.path.realpath(found)  # a link (s36 tester M2), a module's bin (M1)
+        link = f", a link to {real}" if real != found else ""
         if found != command:
-            command = f"{command} (here {os.path.realpath(found)})"
+            command = f"{command} (here {found}{link})"
+        elif link:
+            command = f"{command} ({link[2:]})"
         if runs:
             command = f"{command} (a script that runs {runs})"
+        # both keys: a cluster file's mpiexec without launcher is unused under Slurm (s36 M2)
+        kind = "mpirun" if os.path.basename(getattr(launcher, "command", "")).startswith(
+            "mpirun") else "mpiexec"
         raise ConfigError(f"{head} but the script's {command} is {LAUNCHER_NAMES[family]}: set "
-                          f"mpiexec = \"{others[0] if others else 'its launcher'}\" in the "
-                          "cluster file")
+                          f"launcher = \"{kind}\" and mpiexec = "
+                          f"\"{others[0] if others else 'its launcher'}\" in the cluster file")

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from hpcds1mpi.errors import ConfigError, LaunchError
 from hpcds1mpi.launch import launchers, mpi_family, probe
 from hpcds1mpi.launch.mpi_installation import other_installation
-from hpcds1mpi.launch.mpi_names import FAMILY_NAMES, OPENMPI
+from hpcds1mpi.launch.mpi_names import FAMILY_NAMES, MPICH, OPENMPI
 from hpcds1mpi.launch.rank_program import rank_program
 
 
@@ -94,7 +94,39 @@ def srun_plugins(text: str) -> list[str]:
     return names
 
 
-def check_srun(path: str, launch: launchers.Launcher, env: dict, one_rank: bool) -> list[str]:
+def _srun_says(err: str) -> str:
+    """The line of a failed step's stderr that says why: a plugin that did not load (Slurm's
+    "can not load PMIx library", Q4), else srun's first error, else its last line."""
+    lines = [ln.strip() for ln in err.splitlines() if ln.strip()]
+    return next((ln for ln in lines if re.search(r"(?i)(can ?not|couldn't) load", ln)),
+                next((ln for ln in lines if "error:" in ln), lines[-1] if lines else ""))
+
+
+def _step_fix(plugin: str, plugins: list[str], program, env: dict) -> str:
+    """What to do where a one-task ``srun --mpi=plugin`` step failed: the other plugins that
+    can start ``program``'s MPI (not another name of the failed one — ``pmix_v4`` for
+    ``pmix`` —, nor ``none`` or a vendor's for a known family: s36 tester Q4 was told "none,
+    cray_shasta, pmi2, pmix_v4" for Open MPI, whose sweep then refused pmi2), and its own
+    launcher in place of srun."""
+    family = getattr(program, "family", None)
+    same = plugin.split("_")[0]
+    others = [n for n in plugins if n != plugin and n.split("_")[0] != same]
+    if family == OPENMPI:
+        others = [n for n in others if n.startswith("pmix")
+                  or (n == "pmi2" and not mpi_family.openmpi_pmi2_refusal(program, env))]
+    elif family == MPICH:
+        speaks = mpi_family.speaks_pmix(program, env) is not False
+        others = [n for n in others if n == "pmi2" or (speaks and n.startswith("pmix"))]
+    fix = f"pass another --mpi ({', '.join(others)})" if others else ""
+    own = mpi_family.candidates(family, env, library=mpi_family.library_file(program, env)) \
+        if family in (OPENMPI, MPICH) else []
+    launcher = (f"--mpiexec {own[0]} in place of --launcher srun" if own else
+                "--mpiexec PATH (the program's MPI launcher) in place of --launcher srun")
+    return f"{fix}, or launch with {launcher}" if fix else f"launch with {launcher}"
+
+
+def check_srun(path: str, launch: launchers.Launcher, env: dict, one_rank: bool,
+               program=None, program_env: dict | None = None) -> list[str]:
     """Refuse an srun that cannot launch here, before anything runs; return what to say.
 
     ``srun --mpi=list`` fails where no Slurm is reachable, and names the plugins there are
@@ -131,11 +163,9 @@ def check_srun(path: str, launch: launchers.Launcher, env: dict, one_rank: bool)
         except (OSError, subprocess.SubprocessError) as exc:
             code, err = "?", str(exc)
         if code != 0:
-            last = next((ln.strip() for ln in reversed(err.splitlines()) if ln.strip()), "")
-            others = ", ".join(n for n in plugins if n != plugin) or "srun --mpi=list"
             raise LaunchError(f"a one-task srun --mpi={plugin} step failed (exit {code}: "
-                              f"{last[:200]}); nothing was measured: pass another --mpi "
-                              f"({others})")
+                              f"{_srun_says(err)[:200]}); nothing was measured: "
+                              + _step_fix(plugin, plugins, program, program_env or env))
     lines = [f"a one-task srun --mpi={plugin} step ran"] if one_rank and plugin else []
     if not launchers.in_slurm(env):
         lines.append("not inside a Slurm allocation: each launch is a Slurm job of its own (its "
@@ -238,7 +268,7 @@ def check(launch: launchers.Launcher, choice: LaunchChoice, program_tokens: list
             mpi_family.library_file(program, program_env), family, path)):
         lines.append(other)  # s35 tester I6: the MPICH wheel's hydra for Intel MPI's program
     if launch.name == "srun":
-        lines += check_srun(path, launch, env, max_ranks <= 1)
+        lines += check_srun(path, launch, env, max_ranks <= 1, program, program_env)
     if max_ranks > 1:
         config = probe.probe_config()
         probe_env = {**env, **launch.environment(config)}

@@ -29,6 +29,9 @@ LAUNCHED_WITH = "launched_with"
 POOLED = "pooled"
 #: Added to a refusal of the script's launcher where the bundle records no launcher of the
 #: program (s29 V1-8): a model trained again reads the one its sweep used from the telemetry.
+#: A fix naming both cluster-file keys: ``mpiexec`` alone is unused where the launcher is
+#: srun, Slurm's default (s36 tester M2).
+_SET_MPIEXEC = 'set launcher = "mpiexec" and mpiexec = "{}" in the cluster file'
 RETRAIN_HINT = ("; the model records no launcher for this program (trained before launchers "
                 "were recorded): train it again from its sweep's telemetry (hpcds1mpi train "
                 "--telemetry FILE ...) and the script launches the program as its sweep did")
@@ -72,9 +75,45 @@ def measured_cluster(cluster, scheduler: str, launch: dict | None):
     if kind not in ("mpiexec", "mpirun") or not command or shutil.which(command) is None \
             or not is_mpi_launcher(command):
         return cluster, None
-    return replace(base, launcher="mpiexec", mpiexec=command, launcher_args=args), (
-        f"launches with {command}, the {kind} {sweep} ran it with (no cluster file "
-        "names a launcher; set launcher / mpiexec in a --cluster file to launch otherwise)")
+    written, moved = recorded_launcher(launch)
+    if moved and not written:  # s36 tester M2: no launcher of the family it ran is here
+        return cluster, (f"does not launch with {moved}: no launcher of that family is found "
+                         "here (set launcher = \"mpiexec\" and mpiexec = its path in a "
+                         "--cluster file)")
+    said = (f"launches with {written}, of the MPI family {sweep} ran it with: {moved}"
+            if moved else f"launches with {command}, the {kind} {sweep} ran it with")
+    return replace(base, launcher="mpiexec", mpiexec=written, launcher_args=args), (
+        f"{said} (no cluster file names a launcher; set launcher / mpiexec in a --cluster "
+        "file to launch otherwise)")
+
+
+#: The launcher class a sweep recorded (``flavour``) -> the MPI family it was of then.
+_FLAVOUR_FAMILY = {"HydraMpiexec": "mpich", "OpenMpiMpirun": "openmpi"}
+
+
+def recorded_launcher(launch: dict) -> tuple[str, str]:
+    """(the launcher file to write for a recorded ``mpiexec``/``mpirun`` ``launch``, "") or,
+    where the recorded path now leads to a launcher of another MPI family than the sweep ran
+    (a link that moved: Debian's ``update-alternatives``; s36 tester M2: a sweep through
+    ``/usr/bin/mpirun`` when it was MPICH's hydra, then the fix named the same path, now Open
+    MPI's), (a launcher of the family it ran — the recorded real file where the telemetry
+    holds it (``resolved``), else the first found here; "" for none —, the sentence saying
+    so)."""
+    from hpcds1mpi.launch.mpi_family import candidates, launcher_family
+    from hpcds1mpi.launch.mpi_names import LAUNCHER_NAMES
+
+    command = launch.get("command", "")
+    then = launch.get("family") or _FLAVOUR_FAMILY.get(launch.get("flavour") or "")
+    found = shutil.which(command) if command else None
+    now = launcher_family(found) if found else None
+    if then not in LAUNCHER_NAMES or now not in LAUNCHER_NAMES or now == then:
+        return command, ""
+    resolved = launch.get("resolved") or ""
+    written = resolved if os.path.isfile(resolved) and launcher_family(resolved) == then \
+        else next(iter(candidates(then)), "")
+    return written, (f"its sweep's {command} was then {LAUNCHER_NAMES[then]}, but now leads "
+                     f"to {os.path.realpath(found)}, {LAUNCHER_NAMES[now]} (a link that has "
+                     "moved since, as update-alternatives moves /usr/bin/mpirun)")
 
 
 def unmeasured_launcher(cluster, scheduler: str, launch: dict) -> str | None:
@@ -97,19 +136,28 @@ def unmeasured_launcher(cluster, scheduler: str, launch: dict) -> str | None:
     elif kind in ("mpiexec", "mpirun") and command:
         from hpcds1mpi.launch.mpi_installation import same_launcher
 
+        # s36 tester M2: a recorded link that now leads to another MPI is not suggested
+        written, moved = recorded_launcher(launch)
         found = shutil.which(given) if name != "srun" else None
         # s35 tester I5: Intel's bin/mpiexec and bin/mpiexec.hydra are one launcher's bytes
-        if found and same_launcher(found, shutil.which(command) or command):
+        if found and same_launcher(found, shutil.which(written) or written) and not moved:
             return None
-        measured, keys = command, f'launcher = "{kind}" and mpiexec = "{command}"'
+        measured = f"{command} ({moved})" if moved else command
+        if moved and not written:
+            keys = f"launcher = \"{kind}\" and mpiexec = a launcher of that family"
+        else:
+            keys = f'launcher = "{kind}" and mpiexec = "{written}"'
+        command = written or command
     else:
         return None
     args = launch.get("args") or []
     keys += f" and launcher_args = {shlex.join(args)!r}" if args else ""
     ours = f"srun --mpi={cluster.mpi}" if name == "srun" and cluster.mpi else given
     prefix = openmpi_prefix(command, args) if kind != "srun" else None
-    found_in = (f"; its ranks found a bare program name in {os.path.join(prefix, 'bin')} "
-                "first, these find it on the job's PATH") if prefix else ""
+    # s36 tester M2: said of "./sz_mpich" too; it holds for a program named without a folder
+    found_in = (f"; a program named without a folder is found in "
+                f"{os.path.join(prefix, 'bin')} first by its ranks, on the job's PATH by "
+                "these") if prefix else ""
     return (f"launches with the cluster file's {ours}, but the program was measured under "
             f"{measured} only, never under {ours}: it may run otherwise there (its variables "
             f"differ{found_in}); to launch it as measured set {keys} in the cluster file")
@@ -143,14 +191,70 @@ def check_launch(program: list[str], launcher, cluster, hint: str = "",
     tester C6: inside an salloc, the cluster read from Slurm); ``hint`` (:func:`retrain_hint`)
     follows such a fix. Returns a note, "" for none: a PBS job's bare ``mpiexec`` of another
     MPI on this PATH (qsub does not pass this PATH to the job, whose own may differ: s31
-    review), said rather than refused as for sbatch, which passes it."""
+    review), said rather than refused as for sbatch, which passes it; a bare launcher whose
+    file the cluster file's modules choose where that cannot be told here, and a cluster
+    file's ``mpiexec`` that its srun leaves unused (s36 tester M1, M2)."""
+    # A bare mpiexec is looked up on the PATH the job has: this one, after the cluster file's
+    # preamble and modules as the module system here gives it (s36 tester M1); None: unknown.
+    path, unknown = job_launch_path(cluster)
+    unchecked = unchecked_launcher(program, launcher, unknown) if path is None else ""
+    ignored = ignored_mpiexec(launcher, cluster)
+    said = check_launch_path(program, launcher, cluster, hint, scheduler, path)
+    return "; ".join(note for note in (said, unchecked, ignored) if note)
+
+
+def job_launch_path(cluster) -> tuple[str | None, str]:
+    """(the PATH a script's job has at its launch line, "") or (None, why it is not known):
+    this process's, after the cluster file's ``preamble`` and ``modules`` where they are the
+    module system's own lines (:func:`~hpcds1mpi.launch.module_path.job_path`)."""
+    from hpcds1mpi.launch.module_path import job_path
+
+    lines = [*(getattr(cluster, "preamble", None) or []),
+             *(f"module load {name}" for name in getattr(cluster, "modules", None) or [])]
+    return job_path(lines) if lines else (os.environ.get("PATH"), "")
+
+
+def unchecked_launcher(program: list[str], launcher, unknown: str) -> str:
+    """The note on a script's bare ``mpiexec``/``mpirun`` whose file the cluster file's
+    preamble or modules choose where that cannot be told here (``unknown``: why), naming the
+    launcher of the program's MPI to set instead (s36 tester M1: it ran an MPICH program as
+    two 1-rank copies, unsaid); "" for srun or a launcher given by its path."""
+    from hpcds1mpi.launch.mpi_family import candidates, library_file, program_mpi
+    from hpcds1mpi.launch.mpi_names import FAMILY_NAMES
+
+    command = getattr(launcher, "command", "")
+    if getattr(launcher, "name", "") == "srun" or not command or "/" in command:
+        return ""
+    said = (f"the script's {command} is whichever the cluster file's preamble / modules put "
+            f"first on the job's PATH, which is not checked here ({unknown})")
+    found = program_mpi(program)
+    if found.family not in FAMILY_NAMES:
+        return f"{said}: check `which {command}` in the job"
+    own = candidates(found.family, library=library_file(found))
+    fix = (f'set launcher = "mpiexec" and mpiexec = "{own[0]}" in the cluster file' if own
+           else f"give the path of its launcher as mpiexec in the cluster file")
+    return (f"{said}; the program is linked against {FAMILY_NAMES[found.family]} "
+            f"({found.evidence}): to launch it with a known launcher of that family, {fix}")
+
+
+def ignored_mpiexec(launcher, cluster) -> str:
+    """The note where the cluster file's ``mpiexec`` goes unused: it names no ``launcher``,
+    so a Slurm script launches with srun (s36 tester M2: a refusal's fix "set mpiexec = ..."
+    was followed and silently ignored)."""
+    mpiexec = getattr(cluster, "mpiexec", None) if cluster is not None else None
+    if not mpiexec or getattr(launcher, "name", "") != "srun":
+        return ""
+    return (f"the cluster file's mpiexec = {mpiexec!r} is not used: it names no launcher, so "
+            "the script launches with srun; to launch with that mpiexec set launcher = "
+            "\"mpiexec\" too")
+
+
+def check_launch_path(program: list[str], launcher, cluster, hint: str, scheduler: str,
+                      path: str | None) -> str:
+    """:func:`check_launch` with the job's PATH (``path``; None: unknown)."""
     from hpcds1mpi.launch.given_launcher import wrapped_launcher
     from hpcds1mpi.launch.mpi_family import check_script
 
-    # A bare mpiexec is looked up on this PATH unless the job changes its environment first.
-    changes_path = cluster is not None and (getattr(cluster, "modules", None)
-                                            or getattr(cluster, "preamble", None))
-    path = None if changes_path else os.environ.get("PATH")
     program = ranks_program_words(program, launcher, path)
     if none := not_launcher(program, launcher, path):  # as the sweep refuses it (s32 X2)
         if scheduler == "slurm":
@@ -188,7 +292,7 @@ def path_launcher(launcher, path: str | None) -> tuple[str, str]:
     bare = bare_launcher(found) if found else None
     if bare is None:
         return "", ""
-    fix = 'set mpiexec = "{}" in the cluster file'
+    fix = _SET_MPIEXEC
     if path is not None and (refused := path_launcher_refusal(
             "the script's launcher" if found == command else f"the script's {command}, here",
             found, fix, {"PATH": path})):
@@ -239,7 +343,7 @@ def not_launcher(program: list[str], launcher, path: str | None) -> str:
             or wrapped_launcher(found):
         return ""
     given = f"the script's {command}" + (f" (here {found})" if found != command else "")
-    return refusal(given, found, 'set mpiexec = "{}" in the cluster file', program_mpi(program))
+    return refusal(given, found, _SET_MPIEXEC, program_mpi(program))
 
 
 def _refuse_launch(program: list[str], launcher, cluster, hint: str, path) -> None:

@@ -165,8 +165,15 @@ def mpi_mismatch(script: "JobScript", launch: "Launch", cwd: str, env: dict | No
     if launch.kind != "mpi":
         return None
     env = os.environ if env is None else env
-    path_var = env.get("PATH")
     changed_at = _first_lines(script.text)[0]
+    unknown, moduled = "", math.inf
+    if changed_at < launch.line:  # s36 tester M1: the PATH its module lines give, if told
+        from hpcds1mpi.launch.module_path import job_path
+
+        job, unknown = job_path(script.text.split("\n")[:launch.line - 1], env)
+        if job is not None:
+            moduled, changed_at, env = changed_at, math.inf, {**env, "PATH": job}
+    path_var = env.get("PATH")
     folder = _job_folder(script, launch, cwd)
     word, program = ranks_program(script, launch, cwd, env)
     launcher_word = script.text[launch.span[0]:launch.span[1]].strip("\"'")
@@ -179,13 +186,19 @@ def mpi_mismatch(script: "JobScript", launch: "Launch", cwd: str, env: dict | No
         seen.add((program, launcher))
     read = file_mpi(program, env)
     want, evidence, have = read.family, read.evidence, launcher_file_family(launcher)
-    if want is None or have is None or want == have:
+    if want is None:
         return None
     # s35 tester I6: the launcher beside the libmpi it loads, as the sweep names it
     own = installation_launcher(_mpi_library(read.elf, want) if read.elf else None, want)
     others = [own] if own else fitting_launchers(want, path_var)
     hint = f"launch it with {others[0]}" if others else \
         f"launch it with {FAMILY_NAMES[want]}'s mpiexec"
+    if have is None or want == have:  # s36 tester M1: a module's mpirun, not told here
+        return None if not unknown or "/" in launcher_word else ("note", (
+            f"line {launch.line}: {os.path.basename(program)} is linked against "
+            f"{FAMILY_NAMES[want]} ({evidence}); the {launcher_word} the job runs is whichever "
+            f"line {int(changed_at)} and those after it put first on its PATH, not checked "
+            f"here ({unknown}): check `which {launcher_word}` in the job, or {hint}"))
     # s29 tester A7: after `source .../openfoam/etc/bashrc` nothing was said, and the job ran
     # the venv's MPICH mpirun that came first on the PATH it inherited: noted, with the caveat
     # (a warning only where the job surely finds these files: `module load` may change them)
@@ -193,8 +206,11 @@ def mpi_mismatch(script: "JobScript", launch: "Launch", cwd: str, env: dict | No
     on_path = [w for w in (launcher_word, word) if changed and "/" not in w]
     said = (f"{os.path.basename(program)} ({program} on the PATH advise sees)"
             if word in on_path else os.path.basename(program))
-    where = "on the PATH advise sees" if launcher_word in on_path else "here"
-    caveat = (f" (line {int(changed_at)} changes the job's environment first, so the job may "
+    where = "on the PATH advise sees" if launcher_word in on_path else "here" if \
+        moduled == math.inf or "/" in launcher_word else \
+        f"after the module lines from line {int(moduled)} ({launcher}, as they give it here)"
+    caveat = (f" (line {int(changed_at)} changes the job's environment first"
+              + (f": {unknown}" if unknown else "") + ", so the job may "
               f"find another {' or '.join(on_path)}: check `which {on_path[0]}` in the job)"
               if on_path else "")
     return ("note" if on_path else "warning"), (
@@ -313,7 +329,9 @@ def srun_finding(script: "JobScript", launch: "Launch", cwd: str, env: dict | No
     if plugin == "none":
         return "warning", "pmi2", (
             f"{name} but srun runs it with {whence}: no wire-up, so each rank starts alone; "
-            "add --mpi=pmi2" + (" (or pmix)" if want == MPICH else ""))
+            # s36 tester M4: pmix only where the library may speak it (Debian's MPICH: no)
+            "add --mpi=pmi2" + (" (or pmix)" if want == MPICH and not (
+                elf and _mpich_without_pmix(elf)) else ""))
     if want == MPICH and plugin and plugin.startswith("pmix"):
         library = _mpich_without_pmix(elf)
         if library:  # its ranks start as 1-rank copies (s27 tester Q, 1)

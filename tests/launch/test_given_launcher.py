@@ -147,3 +147,21 @@ def test_intels_mpirun_is_refused_where_path_gives_another_hydra_and_kept_where_
         check_mpiexec(str(root / "bin" / "mpirun"), env=venv_first)
     assert check_mpiexec(str(root / "bin" / "mpirun"), env=intel_env()) == \
         str(root / "bin" / "mpirun")
+
+
+def test_a_launcher_given_with_its_options_is_refused_naming_launcher_args():
+    """s36 tester M7: ``--mpiexec "/usr/bin/mpiexec.mpich -n 2"`` was "not found; ... e.g.
+    /usr/bin/mpirun.openmpi": the cause (options inside --mpiexec) unsaid, and an example of
+    another MPI family than the program's, which its sweep then refused."""
+    mpich_app = [system_program("NPmpich2")]
+    hydra = system_program("mpiexec.mpich")
+    with pytest.raises(ConfigError) as refused:
+        check_mpiexec(f"{hydra} -n 2", program=mpich_app)
+    assert str(refused.value) == (
+        f"--mpiexec '{hydra} -n 2' not found: it holds options; give the launcher alone "
+        f"(--mpiexec {hydra}) and its options with --launcher-args (the rank count comes from "
+        "the configuration: --ranks-per-node / --nodes)")
+    with pytest.raises(ConfigError) as missing:
+        check_mpiexec("/nonexistent/mpiexec", program=mpich_app)
+    named = str(missing.value).split("give the path of an MPI launcher: --mpiexec ")[1]
+    assert mpi_family.launcher_family(named) == "mpich", named

@@ -123,7 +123,7 @@ def test_a_wrappers_program_is_read_and_a_wrong_family_launcher_refused(tmp_path
     assert mpi_family.check_launcher(found, openmpi) == "openmpi"
     # the batch-script check reads it alike
     with pytest.raises(ConfigError, match=r"^run.sh is linked against Open MPI \(through the "
-                                          r"wrapper run.sh.* set mpiexec = "):
+                                          r"wrapper run.sh.* set launcher = \"mpiexec\" and mpiexec = "):
         mpi_family.check_script([run], SimpleNamespace(name="mpiexec", command=mpiexec()))
     looping = _wrapper(tmp_path, "self.sh", f"#!/bin/sh\nexec {tmp_path}/self.sh\n")
     assert mpi_family.program_mpi([looping]).family is None

@@ -327,3 +327,26 @@ def test_sweep_records_the_launcher_intels_mpirun_runs_or_refuses_it(tmp_path):
     assert f"launcher: {root}/bin/mpirun " in ran.stderr
     recorded = (tmp_path / "t.h5").read_bytes()
     assert f'"command": "{root}/bin/mpirun"'.encode() in recorded
+
+
+@pytest.mark.slurm
+def test_a_failed_one_task_step_names_the_plugins_and_launcher_the_programs_mpi_can_use(
+        slurm, monkeypatch):
+    """s36 tester Q4: a failed one-task ``srun --mpi=pmix`` step of an Open MPI program said
+    "pass another --mpi (none, cray_shasta, pmi2, pmix_v4)": pmix_v4 is the same plugin, none
+    and cray_shasta cannot start it, and pmi2 is refused for it; its own mpirun, which works,
+    was never named. Real srun, whose step fails at once (a GRES no node has)."""
+    monkeypatch.setattr(preflight, "_PASSED", {})
+    env = {**slurm.env}
+    for name, mpi, fix in (
+            ("hpcc", "pmix", r"nothing was measured: launch with --mpiexec \S*mpirun\.openmpi "
+                             r"in place of --launcher srun$"),
+            ("NPmpich2", "pmi2", r"nothing was measured: launch with --mpiexec "
+                                 r"\S*mpiexec\.mpich in place of --launcher srun$"),
+            ("NPmpich2", "pmix", r"nothing was measured: pass another --mpi \(pmi2\), or "
+                                 r"launch with --mpiexec \S*mpiexec\.mpich in place of")):
+        choice = preflight.LaunchChoice(launcher="srun", mpi=mpi, args=("--gres=nothere:1",))
+        with pytest.raises(LaunchError, match=r"one-task srun --mpi=\w+ step failed \(exit 1: "
+                                              r"srun: error: Invalid generic resource.*" + fix):
+            _check(choice, Configuration(1, 1, 1), env=env, ranks=1,
+                   program=[system_program(name)])

@@ -70,7 +70,7 @@ def test_a_cluster_launcher_the_program_was_never_measured_under_is_said_with_th
     assert note.startswith(
         f"launches with the cluster file's srun --mpi=pmix, but the program was measured "
         f"under {OPENMPI_RUN} only, never under srun --mpi=pmix"), note
-    assert "a bare program name in /usr/bin first" in note
+    assert "a program named without a folder is found in /usr/bin first" in note
     assert note.endswith(f'set launcher = "mpiexec" and mpiexec = "{OPENMPI_RUN}" in the '
                          "cluster file"), note
     same = Cluster("test", launcher="mpiexec", mpiexec=OPENMPI_RUN)
@@ -165,8 +165,9 @@ def test_a_bare_mpiexec_of_another_family_on_this_path_is_refused(tmp_path, monk
     noted = check_launch([mpich_app], for_script("pbs", site), site, scheduler="pbs")
     assert noted.startswith("warning: ") and "Open MPI's launcher" in noted and "qsub -V" in noted
     assert "linked against the MPICH family" in said and "the script's mpiexec (here " in said
-    assert "Open MPI's launcher: set mpiexec = " in said and "\n" not in said
-    suggested = said.split('set mpiexec = "')[1].split('"')[0]
+    assert "Open MPI's launcher: set launcher = \"mpiexec\" and mpiexec = " in said \
+        and "\n" not in said  # both keys: mpiexec alone is unused under Slurm (s36 M2)
+    suggested = said.split('and mpiexec = "')[1].split('"')[0]
     from hpcds1mpi.launch.mpi_family import launcher_family
     assert launcher_family(suggested) == "mpich", said
     check_launch([mpich_app], for_script("pbs", Cluster("site", modules=["mpich"])),
@@ -215,7 +216,7 @@ def test_a_script_launcher_that_is_none_or_runs_another_mpi_is_refused(tmp_path)
         check_launch(hpcc, for_script("slurm", site), site)
     said = str(refused.value)
     assert said.startswith(f"the script's {echo} is not an MPI launcher") and "\n" not in said
-    assert 'use its launcher: set mpiexec = "' in said and "linked against Open MPI" in said
+    assert 'use its launcher: set launcher = "mpiexec" and mpiexec = "' in said and "linked against Open MPI" in said
     noted = check_launch(hpcc, for_script("pbs", site), site, scheduler="pbs")
     assert noted.startswith(f"warning: the script's {echo} is not") and "site's own" in noted
 
@@ -229,7 +230,7 @@ def test_a_script_launcher_that_is_none_or_runs_another_mpi_is_refused(tmp_path)
     hydra = system_program("mpiexec.mpich")
     to_hydra = wrapper("cafrun-mpich", hydra)
     with pytest.raises(ConfigError, match=f"a script that runs {hydra}.* is a launcher of the "
-                                          "MPICH family.*: set mpiexec = \"/"):
+                                          "MPICH family.*: set launcher = \"mpiexec\" and mpiexec = \"/"):
         check_launch(hpcc, for_script("slurm", to_hydra), to_hydra)
     to_orterun = wrapper("cafrun", system_program("mpirun.openmpi"))
     assert check_launch(hpcc, for_script("slurm", to_orterun), to_orterun) == ""
@@ -304,3 +305,68 @@ def test_a_job_script_of_intels_mpirun_puts_its_folder_first_on_path(tmp_path, m
     ran = subprocess.run(["bash", str(tmp_path / "job.sh")], capture_output=True, text=True,
                          timeout=120, env=other_first, cwd=tmp_path)
     assert ran.returncode == 0 and "rank 1 of 2" in ran.stdout, ran.stderr[-2000:]
+
+
+def test_a_bare_mpirun_after_the_cluster_files_modules_is_checked_as_they_give_it(tmp_path):
+    """s36 tester M1: ``modules = ["openmpi"]`` before a bare ``mpirun`` wrote a script that
+    ran an MPICH program as two 1-rank copies, and nothing was said (the job's PATH was
+    "unknown"). The module system is asked (real Lmod): refused naming both keys; where it
+    cannot be told, one note naming the program's own launcher."""
+    import pytest
+
+    from hpcds1mpi.errors import ConfigError
+    from hpcds1mpi.launch.script_launcher import check_launch
+    from tests.helpers import system_program
+    from tests.launch.test_module_path import lmod_modules
+
+    mpich_app = [system_program("NPmpich2")]
+    preamble = lmod_modules(tmp_path, "openmpi", system_program("mpirun.openmpi"))
+    site = Cluster("site", launcher="mpirun", mpiexec="mpirun", modules=["openmpi"],
+                   preamble=preamble)
+    with pytest.raises(ConfigError) as refused:
+        check_launch(mpich_app, for_script("slurm", site), site)
+    said = str(refused.value)
+    assert f"the script's mpirun (here {tmp_path}/mbin/openmpi/mpirun, a link to " in said
+    assert 'Open MPI\'s launcher: set launcher = "mpirun" and mpiexec = "' in said, said
+    unknown = Cluster("site", launcher="mpirun", mpiexec="mpirun", modules=["nothere"],
+                      preamble=preamble)
+    note = check_launch(mpich_app, for_script("slurm", unknown), unknown)
+    assert note.startswith("the script's mpirun is whichever the cluster file's preamble / "
+                           "modules put first on the job's PATH, which is not checked here "
+                           "('module load nothere' failed here); the program is linked against "
+                           "the MPICH family"), note
+    assert note.endswith('set launcher = "mpiexec" and mpiexec = '
+                         f'"{system_program("mpiexec.mpich")}" in the cluster file'), note
+
+
+def test_a_recorded_launcher_link_that_now_leads_to_another_mpi_is_not_suggested(tmp_path):
+    """s36 tester M2: swept through ``/usr/bin/mpirun`` while Debian's alternatives made it
+    MPICH's hydra; once it led to Open MPI again, the fix named ``mpiexec`` alone (unused
+    without ``launcher`` under Slurm: a cluster file's mpiexec is now said unused), and the
+    note then suggested the link itself, which the check refused: a loop. The family it ran
+    is written instead, and the move said."""
+    import os
+
+    from hpcds1mpi.launch.mpi_family import launcher_family
+    from hpcds1mpi.launch.script_launcher import check_launch
+    from tests.helpers import system_program
+
+    link = tmp_path / "mpirun"  # as /usr/bin/mpirun -> /etc/alternatives/mpirun moved back
+    link.symlink_to(system_program("mpirun.openmpi"))
+    measured = {"launcher": "mpiexec", "command": str(link), "flavour": "HydraMpiexec",
+                "args": [], "mpi": ""}
+    cluster, note = measured_cluster(None, "slurm", measured)
+    assert launcher_family(cluster.mpiexec) == "mpich" and cluster.launcher == "mpiexec"
+    assert f"its sweep's {link} was then a launcher of the MPICH family (hydra), but now " \
+           f"leads to {os.path.realpath(link)}, Open MPI's launcher (a link that has moved" \
+           in note, note
+    mpich = system_program("mpiexec.mpich")
+    site = Cluster("site", mpiexec=mpich)  # the refusal's fix, as the tester followed it
+    _, note = measured_cluster(site, "slurm", measured)
+    assert f'mpiexec = "{str(link)}"' not in note and \
+        f'set launcher = "mpiexec" and mpiexec = "{cluster.mpiexec}"' in note, note
+    assert "a bare program name" not in note
+    ignored = check_launch([system_program("NPmpich2")], for_script("slurm", site), site)
+    assert ignored == (f"the cluster file's mpiexec = {mpich!r} is not used: it names no "
+                       "launcher, so the script launches with srun; to launch with that "
+                       'mpiexec set launcher = "mpiexec" too')

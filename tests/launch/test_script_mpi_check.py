@@ -417,3 +417,37 @@ def test_srun_fix_names_the_plugin_the_programs_mpi_needs(mpis, tmp_path):
     assert fix(f"#SBATCH -N 1\nsrun --mpi=none {mpis['mpich_app']}\n") == "pmi2"
     assert fix(f"#SBATCH -N 1\nsrun --mpi=pmix {mpis['openmpi_app']}\n") is None
     assert fix(f"#SBATCH -N 1\nsrun {mpis['mpich_app']}\n") is None
+
+
+def test_mpirun_after_module_lines_is_checked_as_the_module_system_gives_it(mpis, tmp_path):
+    """s36 tester M1: ``module load openmpi`` then ``mpirun -np 2`` of an MPICH program was
+    silent where advise's own PATH found an MPICH ``mpirun``: the job ran two 1-rank copies.
+    The module lines are asked of the module system (real Lmod): a warning naming the
+    module's mpirun; where they cannot be run, one note that the job's mpirun is not checked,
+    naming the program's own launcher."""
+    from tests.launch.test_module_path import lmod_modules
+
+    lines = "\n".join(lmod_modules(tmp_path, "openmpi", mpis["openmpi_run"]))
+    fits = tmp_path / "fits"  # advise's own PATH finds an MPICH mpirun
+    fits.mkdir()
+    (fits / "mpirun").symlink_to(os.path.realpath(mpis["mpich_run"]))
+    env = {**os.environ, "PATH": f"{fits}:/usr/bin:/bin"}
+    text = (f"#!/bin/bash\n#SBATCH -N 1\n{lines}\nmodule load openmpi\n"
+            f"export OMP_NUM_THREADS=1\nmpirun -np 2 {mpis['mpich_app']}\n")
+    line = _mismatch(text, tmp_path, env)
+    assert line.startswith("line 7: NPmpich2 is linked against the MPICH family"), line
+    assert (f"but mpirun after the module lines from line 3 ({tmp_path}/mbin/openmpi/mpirun, "
+            "as they give it here) is ") in line and "Open MPI's launcher" in line, line
+    unknown = _mismatch(text.replace("load openmpi", "load nothere"), tmp_path, env, "note")
+    assert unknown == (
+        "line 7: NPmpich2 is linked against the MPICH family (MPICH, Intel MPI, Cray MPICH) "
+        "(links libmpich.so.12); the mpirun the job runs is whichever line 3 and those after "
+        "it put first on its PATH, not checked here ('module load nothere' failed here): "
+        f"check `which mpirun` in the job, or launch it with {mpis['mpich_run']}"), unknown
+
+
+def test_srun_mpi_none_for_an_mpich_without_pmix_names_pmi2_alone(mpis, nothing_runs, tmp_path):
+    """s36 tester M4: "add --mpi=pmi2 (or pmix)" for Debian's MPICH, which pmix starts as
+    1-rank copies (advise's own next warning)."""
+    line = _srun(f"#SBATCH -N 1\nsrun --mpi=none {mpis['mpich_app']}\n", tmp_path)
+    assert line.endswith("no wire-up, so each rank starts alone; add --mpi=pmi2"), line

@@ -366,7 +366,7 @@ def test_a_script_whose_launcher_cannot_start_its_program_is_refused():
     with pytest.raises(ConfigError, match="MPICH family.*mpi = \"pmi2\""):
         batch.render(job(site(mpi="none"), netpipe), "slurm")
     openmpi = os.path.realpath(system_program("mpirun.openmpi"))
-    with pytest.raises(ConfigError, match="Open MPI's launcher: set mpiexec = .*mpiexec"):
+    with pytest.raises(ConfigError, match="Open MPI's launcher: set launcher = \"mpiexec\" and mpiexec = .*mpiexec"):
         batch.render(job(site(launcher="mpirun", mpiexec=openmpi), netpipe), "pbs")
     assert f"{openmpi} -n 2 {hpcc}" in batch.render(job(site(launcher="mpirun",
                                                              mpiexec=openmpi)), "pbs")
