@@ -28,6 +28,12 @@ HELP_RULE = re.compile(r"^-{74}$")
 RULE_LINE = re.compile(r"^\s*[-=*#~_+%]{3,}\s*$")
 #: Characters of a help text's first paragraph kept (a reason is one line).
 TITLE_CHARS = 300
+#: A line of hydra's error stack (MPICH's, Intel MPI's mpiexec and its proxies): "[mpiexec@vm]
+#: HYDU_create_process (utils/launch/launch.c:73): execvp error on file ...". Hydra prints the
+#: stack cause first; the lines after it only pass the error up ("process manager error
+#: waiting for completion"). Group 1: its host tag, group 2: the message.
+HYDRA_STACK = re.compile(r"^\s*\[((?:mpiexec|proxy)[^\]\s]*@[^\]\s]+)\]\s+\S+\s+"
+                         r"\([^()\s]+:\d+\):\s*(.*?)\s*$")
 
 
 def help_spans(lines: list[str]) -> list[tuple[int, int]]:
@@ -60,12 +66,26 @@ def help_titles(text: str) -> list[str]:
     return [title for a, b in help_spans(lines) if (title := _first_paragraph(lines[a + 1:b]))]
 
 
+def hydra_cause(text: str) -> str:
+    """The cause of hydra's error stack in ``text``: its first line's message after its host
+    tag ("[mpiexec@vm] execvp error on file /x/hydra_pmi_proxy (No such file or directory)");
+    "" where ``text`` has no such stack."""
+    for line in text.splitlines():
+        if (match := HYDRA_STACK.match(line)) and match.group(2):
+            return f"[{match.group(1)}] {match.group(2)}"[:TITLE_CHARS]
+    return ""
+
+
 def launcher_says(stderr: str) -> str:
     """The line that says why a launcher failed: the first help text's first paragraph, else
-    the last line of ``stderr`` that is not a rule ("" when there is none). Before, the last
-    line was taken, the help text's closing rule: "(exit 1: -----...)" (s29 tester A5)."""
+    the cause of hydra's error stack (:func:`hydra_cause`; its last line, "process manager
+    error waiting for completion", had been taken, s36 tester M5), else the last line of
+    ``stderr`` that is not a rule ("" when there is none). Before, the last line was taken,
+    the help text's closing rule: "(exit 1: -----...)" (s29 tester A5)."""
     titles = help_titles(stderr)
     if titles:
         return titles[0]
+    if cause := hydra_cause(stderr):
+        return cause
     return next((ln.strip()[:TITLE_CHARS] for ln in reversed(stderr.splitlines())
                  if ln.strip() and not RULE_LINE.match(ln)), "")

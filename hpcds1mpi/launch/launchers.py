@@ -125,6 +125,11 @@ class Mpiexec(Launcher):
 
     command: str = "mpiexec"
     args: tuple = ()
+    #: Ranks per node given at one node too: the sweep's launches (:func:`local`), which may
+    #: run inside an allocation of more nodes than a configuration's, whose slots hydra and
+    #: mpirun fill one node after another (s36 tester M0: a 1-node configuration ran one rank
+    #: per node); a batch script's job holds its configuration's nodes only.
+    hold: bool = False
     name = "mpiexec"
 
     def __post_init__(self) -> None:
@@ -194,7 +199,7 @@ class HydraMpiexec(Mpiexec):
         return []  # hydra binds nothing by default: a rank's threads have the node's cores
 
     def _per_node(self, config: Configuration) -> list[str]:
-        ppn = ["-ppn", str(config.ranks_per_node)] if config.nodes > 1 else []
+        ppn = ["-ppn", str(config.ranks_per_node)] if config.nodes > 1 or self.hold else []
         return ppn + (own_tokens() if self._pins_own() else [])
 
     def _args(self, config: Configuration) -> tuple:  # -bind-to core:T (s31 tester P3)
@@ -248,7 +253,7 @@ class OpenMpiMpirun(Mpiexec):
         return own
 
     def _threads(self, config: Configuration) -> ThreadBinding:
-        return open_mpi_thread_binding(config, self.cores, self.args)
+        return open_mpi_thread_binding(config, self.cores, self.args, per_node=self.hold)
 
     def _thread_lines(self, config: Configuration) -> list[str]:
         return []  # its options place the threads (_threads): nothing left to guess
@@ -346,15 +351,20 @@ def parse_args(text: str | None, what: str = "--launcher-args") -> tuple[str, ..
     """A launcher-options string split like a POSIX shell (quotes honoured), checked.
 
     Raises:
-        ConfigError: unbalanced quotes or a control character.
+        ConfigError: unbalanced quotes, a control character, or an option that sets what a
+            configuration sets (the rank count, threads: s36 tester M3).
     """
+    from hpcds1mpi.launch.owned_options import refuse_owned
+
     if not text:
         return ()
     program.no_control(text, what)
     try:
-        return tuple(shlex.split(text))
+        words = tuple(shlex.split(text))
     except ValueError as exc:
         raise ConfigError(f"{what} {text!r} cannot be parsed ({exc}); fix its quoting") from None
+    refuse_owned(words, what)
+    return words
 
 
 def local(launcher: str | None = None, *, mpi: str = "pmi2", mpiexec: str | None = None,
@@ -380,8 +390,9 @@ def local(launcher: str | None = None, *, mpi: str = "pmi2", mpiexec: str | None
         path = mpiexec or mpiexec_path()
         if mpiexec_flavor(path) == "openmpi":
             root = hasattr(os, "geteuid") and os.geteuid() == 0
-            return OpenMpiMpirun(path, tuple(args), as_root=root, cores=cores)
-        return HydraMpiexec(path, tuple(args), intel=is_intel(version_text(path)), cores=cores)
+            return OpenMpiMpirun(path, tuple(args), hold=True, as_root=root, cores=cores)
+        return HydraMpiexec(path, tuple(args), hold=True, intel=is_intel(version_text(path)),
+                            cores=cores)
     raise LaunchError(f"unknown launcher {launcher!r}; use one of {', '.join(LAUNCHERS)}")
 
 

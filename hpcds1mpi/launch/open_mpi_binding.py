@@ -57,7 +57,7 @@ class ThreadBinding:
 
 
 def open_mpi_thread_binding(config: Configuration, cores: int | None,
-                            args: Sequence[str] = ()) -> ThreadBinding:
+                            args: Sequence[str] = (), per_node: bool = False) -> ThreadBinding:
     """The placement options Open MPI's ``mpirun`` needs for ``config``: for the sweep's
     launches and for a batch script's ``mpirun`` line alike.
 
@@ -73,19 +73,23 @@ def open_mpi_thread_binding(config: Configuration, cores: int | None,
       "binding more processes than cpus"): the threads share the node's cores.
 
     One thread per rank keeps Open MPI's own binding (several nodes: the placement only).
+    ``per_node``: the ranks per node given at one node too (the sweep's launches: in an
+    allocation of several nodes mpirun fills their slots, and ran a 1-node configuration's
+    ranks one per node, s36 tester M0), unless the user's own options place them.
     """
-    nodes, per_node, threads = config.nodes, config.ranks_per_node, config.threads
-    spread = ("--map-by", f"ppr:{per_node}:node") if nodes > 1 else ()
+    nodes, ranks, threads = config.nodes, config.ranks_per_node, config.threads
+    placed = nodes > 1 or (per_node and not binds_its_own(args))
+    spread = ("--map-by", f"ppr:{ranks}:node") if placed else ()
     if threads <= 1 or binds_its_own(args):
         return ThreadBinding(spread)
-    if cores and per_node * threads <= cores:
-        mapping = f"ppr:{per_node}:node:PE={threads}" if nodes > 1 else f"slot:PE={threads}"
+    if cores and ranks * threads <= cores:
+        mapping = f"ppr:{ranks}:node:PE={threads}" if placed else f"slot:PE={threads}"
         return ThreadBinding(("--map-by", mapping), True,
                              f"{threads} threads per rank: Open MPI's mpirun is given --map-by "
                              f"{mapping} (each rank bound to {threads} cores of its own; by "
                              "default it binds a rank to one core, which its threads would "
                              "share)")
-    room = (f"{per_node} ranks x {threads} threads on a node of {cores} cores" if cores else
+    room = (f"{ranks} ranks x {threads} threads on a node of {cores} cores" if cores else
             f"{threads} threads per rank on a node of unknown cores")
     return ThreadBinding((*spread, "--bind-to", "none"), False,
                          f"{room}: Open MPI's mpirun is given --bind-to none (by default it "

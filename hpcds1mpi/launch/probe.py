@@ -25,6 +25,7 @@ can).
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 
 from hpcds1mpi.config import Configuration
@@ -104,12 +105,38 @@ def launch_script(tokens: list[str], script: str, env: dict, what: str, timeout:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         end_group(proc)
-        raise LaunchError(f"the {what} ({' '.join(tokens)}) did not end within {timeout:g} s; "
-                          "nothing was measured") from None
+        raise LaunchError(f"the {what} ({' '.join(tokens)}) did not end within {timeout:g} s"
+                          f"{_why_waiting(proc)}") from None
     except BaseException:
         end_group(proc)
         raise
     return proc.returncode, out, err
+
+
+#: srun's words while Slurm has not given its job or step the nodes yet.
+_QUEUED = re.compile(r"queued and waiting for resources|Requested nodes are busy|"
+                     r"Job \S+ step creation temporarily disabled", re.IGNORECASE)
+
+
+def _why_waiting(proc: subprocess.Popen) -> str:
+    """Why an ended probe ``proc`` had not finished, and what to do, for its message: srun's
+    "queued and waiting for resources" (s36 tester M6: dropped, the message said only that
+    it did not end), else the launcher's last line."""
+    from hpcds1mpi.launch.help_text import launcher_says
+
+    try:
+        out, err = proc.communicate(timeout=5)
+    except (subprocess.SubprocessError, OSError, ValueError):
+        out, err = "", ""
+    if (said := next((ln.strip() for ln in (err or "").splitlines() if _QUEUED.search(ln)),
+                     "")):
+        return (f" ({said[:200]}): Slurm had not given it the nodes yet, so nothing was "
+                "measured; see what holds them (squeue), or run the sweep inside an "
+                "allocation that has them (salloc)")
+    last = launcher_says(err or "") or launcher_says(out or "")
+    return (f" ({last[:200]})" if last else " (it said nothing)") + \
+        ("; nothing was measured: check that the launcher starts `sh -c` as it would the "
+         "program (--mpiexec / --launcher-args), or that the nodes are free")
 
 
 def run_probe(tokens: list[str], env: dict, family: str | None, timeout: float = 60.0) -> str:
@@ -129,8 +156,11 @@ def run_probe(tokens: list[str], env: dict, family: str | None, timeout: float =
         from hpcds1mpi.launch.help_text import launcher_says
 
         said = launcher_says(err) or launcher_says(out)  # not the help text's rule (s29 A5)
+        slots = (f"an mpirun has as many slots on a node as the allocation's tasks per node "
+                 f"(or its host file's slots): ask for {RANKS} (salloc --ntasks-per-node="
+                 f"{RANKS}), use --launcher srun, or " if "not enough slots" in said else "")
         raise LaunchError(f"the {RANKS}-rank launch probe failed (exit {code}: "
-                          f"{said}); nothing was measured: check --mpiexec / "
+                          f"{said}); nothing was measured: {slots}check --mpiexec / "
                           "--launcher-args")
     wire, seen = judge(parse(out), family)
     if wire is None:

@@ -61,7 +61,7 @@ from hpcds1mpi.measure.external_rows import cpu_for_power, row_values
 from hpcds1mpi.measure.external_resume import check_resumed
 from hpcds1mpi.measure.plan import RunSpec, SweepPlan
 from hpcds1mpi.measure.program_launch import (classify, launch_once, launch_problem,
-                                              refused_by_launcher)
+                                              options_refused, refused_by_launcher)
 from hpcds1mpi.measure.progress import Progress
 from hpcds1mpi.measure.reachable_nodes import check_nodes_landed, check_nodes_reachable
 from hpcds1mpi.measure.setup_command import failed_in_setup, set_up
@@ -172,6 +172,9 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
                                  ranks_per_node=spec.config.ranks_per_node)  # s29 tester A4
         if check is not None:  # the program wrote the telemetry file (s33 tester B1)
             check()
+        if refused := options_refused(result):  # never the program's run (s36 tester M3)
+            raise LaunchError(f"the launcher refused its options ({refused}); nothing was recorded "
+                              "for this configuration: fix --launcher-args (or launcher_args)")
         problem = launch_problem(result)
         if problem:
             raise LaunchError(f"the launcher could not start the program ({problem}); "

@@ -4,7 +4,8 @@
 the sweep is interrupted), measuring the memory and CPU time of the program's ranks
 (:mod:`hpcds1mpi.measure.ranks_usage`: never the launcher's);
 :func:`launch_problem` tells a launcher that could not start the program (an error of the
-sweep, never a measurement) from a program that failed (a measurement); :func:`classify` gives
+sweep, never a measurement) from a program that failed (a measurement), as
+:func:`options_refused` tells a launcher that refused its own options; :func:`classify` gives
 a launch's status: ``ok``, ``failed``, ``timeout``, ``oom``, ``unsupported`` (srun refused
 the step: :data:`SRUN_REFUSED`) or ``interrupted`` (refused as the allocation ends:
 :data:`ALLOCATION_ENDING`), and :func:`reason_line` the
@@ -143,6 +144,28 @@ def launch_problem(result: dict) -> str:
     if match is None:
         return ""
     return _first_line(tail, re.compile(re.escape(match.group(0)))) or match.group(0)
+
+
+#: A launcher's refusal of its own command line, before it started anything: hydra's "error
+#: parsing parameters" (its stack's cause above it: "unrecognized argument no-such"), Open
+#: MPI's / PRRTE's "mpirun: Error: unknown option", srun's "unrecognized option".
+OPTIONS_REFUSED = re.compile(r"\berror parsing parameters\b|\bunable to parse user arguments\b|"
+                             r"^\S*(mpirun|mpiexec|orterun|prterun)\S*: Error: unknown option\b|"
+                             r"^srun: (unrecognized|invalid) option\b", re.MULTILINE)
+
+
+def options_refused(result: dict) -> str:
+    """Why the launcher refused its own options ("" when it did not): the cause of hydra's
+    error stack, else the refusing line. s36 tester M3: hydra's refusal of a duplicate ``-n``
+    was recorded as the program's ``failed`` run, with a runtime and an energy."""
+    from hpcds1mpi.launch.help_text import hydra_cause
+
+    if result["timed_out"] or result["exit_code"] == 0:
+        return ""
+    tail = result["stderr"][-4000:]
+    if not (match := OPTIONS_REFUSED.search(tail)):
+        return ""
+    return hydra_cause(tail) or _first_line(tail, re.compile(re.escape(match.group(0))))
 
 
 def _first_line(text: str, pattern: re.Pattern) -> str:

@@ -256,59 +256,81 @@ def check_nodes_reachable(plan, launch, env: dict | None = None) -> None:
                       f"(or your cluster's allocation of {most} nodes){hosts}, or {drop}")
 
 
-#: Node counts whose ranks landed on as many hosts in this process: key -> the hosts.
+#: Layouts whose ranks landed as asked in this process: key -> each rank's host.
 _LANDED: dict[tuple, list[str]] = {}
 
 
 def check_nodes_landed(plan, launch, env: dict | None = None, cwd_of=None) -> list[str]:
-    """Where :func:`reachable_nodes` cannot tell the node count, find out where the ranks of
-    each multi-node configuration land before any run is recorded under its node count: one
-    launch of one rank per node for each node count above 1 in ``plan``, through ``launch``
-    in ``env`` and the folder ``cwd_of(spec)`` of that count's first run
-    (:func:`hpcds1mpi.launch.rank_hosts.rank_hosts`). s35 tester X2: in an LSF job's
-    variables hydra started both ranks of ``--nodes 2`` on this host, recorded as 2 nodes
-    (energy modelled for 2), unsaid. srun is not asked: it is given the nodes it asks
-    Slurm for, or fails.
+    """Where an mpiexec may start ranks on more than one node — a Slurm allocation (or PBS
+    job) of several nodes, or where :func:`reachable_nodes` cannot tell the count — find out
+    where the ranks of each layout of ``plan`` land before any run is recorded under it: one
+    launch of each layout (nodes x ranks per node, above one rank) through ``launch`` in
+    ``env`` and the folder ``cwd_of(spec)`` of its first run
+    (:func:`hpcds1mpi.launch.rank_hosts.rank_hosts`), which must land on as many hosts as its
+    nodes, as many ranks on each as its ranks per node. s35 tester X2: in an LSF job's
+    variables hydra started both ranks of ``--nodes 2`` on this host, recorded as 2 nodes;
+    s36 tester M0: in ``salloc -N2 --ntasks-per-node=1`` hydra and mpirun ran a 1-node x 2-rank
+    configuration one rank per node, recorded as 1 node. srun is not asked: it is given the
+    nodes and tasks per node it asks Slurm for, or fails.
 
     Returns:
-        One line per node count probed, saying the hosts seen.
+        One line per layout probed, saying the hosts seen.
 
     Raises:
-        ConfigError: a node count whose ranks landed on fewer hosts than it, in one line
-            naming the hosts, what left the count unknown and what to do.
-        LaunchError: a probe launch failed (a run on that many nodes would fail too).
+        ConfigError: a layout whose ranks landed elsewhere, in one line naming the hosts,
+            what left the placement to the launcher and what to do.
+        LaunchError: a probe launch failed (a run of that layout would fail too).
     """
-    from hpcds1mpi.launch.rank_hosts import rank_hosts
+    from collections import Counter
+
+    from hpcds1mpi.launch.rank_hosts import layout, rank_hosts
 
     env = dict(os.environ if env is None else env)
     reach = _reach(launch, env)
-    if not isinstance(reach, str) or getattr(launch, "name", "") == "srun":
-        return []
-    first = {}  # node count -> its first run: one probe per count per sweep
+    if getattr(launch, "name", "") == "srun" or (not isinstance(reach, str) and reach[0] <= 1):
+        return []  # one node reached: every rank lands on it
+    told = not isinstance(reach, str)
+    held = f"{reach[1]} {reach[0]} nodes" if told else \
+        f"{reach} left the node count to the launcher"
+    where = f"{held}, where the launcher places them" if told else held
+    first = {}  # (nodes, ranks per node) -> its first run: one probe per layout per sweep
     for spec in plan.runs:
-        first.setdefault(spec.config.nodes, spec)
+        first.setdefault((spec.config.nodes, spec.config.ranks_per_node), spec)
     lines, landed = [], []
-    for nodes in sorted(n for n in first if n > 1):
-        cwd = cwd_of(first[nodes]) if cwd_of else None
-        # tune --program sweeps once per trial: a count that landed is not asked again
-        key = (type(launch).__name__, getattr(launch, "command", ""), tuple(launch.args),
-               nodes, cwd, tuple(sorted(env.items())))
+    for nodes, per_node in sorted(k for k in first if k[0] * k[1] > 1):
+        cwd = cwd_of(first[nodes, per_node]) if cwd_of else None
+        # tune --program sweeps once per trial: a layout that landed is not asked again
+        key = (tuple(launch.tokens(layout(nodes, per_node))), cwd, tuple(sorted(env.items())))
         earlier = key in _LANDED
-        hosts = _LANDED[key] if earlier else sorted(set(rank_hosts(launch, nodes, env, cwd)))
-        shown = ", ".join(_shown(h, 60) if len(h) > 60 else h for h in hosts[:4]) + \
+        ranks = _LANDED[key] if earlier else rank_hosts(launch, nodes, env, cwd,
+                                                         per_node=per_node)
+        counts = Counter(ranks)
+        hosts = sorted(counts)
+        shown = ", ".join((_shown(h, 60) if len(h) > 60 else h) + (
+            f": {counts[h]}" if per_node > 1 else "") for h in hosts[:4]) + \
             (", ..." if len(hosts) > 4 else "")
-        if len(hosts) < nodes:
-            fewer = ",".join(str(n) for n in [1, *landed])
+        each = "one" if per_node == 1 else str(per_node)
+        what = f"a launch of {nodes * per_node} ranks, {each} per node, landed on " \
+               f"{len(hosts)} host{'s' if len(hosts) != 1 else ''} ({shown or 'none'})"
+        if not told and len(hosts) < nodes:
+            fewer = ",".join(str(n) for n in sorted({1, *landed}))
             raise ConfigError(
-                f"--nodes {nodes}: a launch of {nodes} ranks, one per node, landed on "
-                f"{len(hosts)} host{'s' if len(hosts) != 1 else ''} ({shown or 'none'}); "
-                f"{reach} left the node count unknown, so nothing is recorded as {nodes} "
-                "nodes: run the sweep inside the allocation with a launcher that reads it, "
-                "give the hosts to the launcher (--launcher-args \"--hostfile FILE\"), or "
-                f"sweep --nodes {fewer} only")
-        _LANDED[key] = hosts
+                f"--nodes {nodes}: {what}; {reach} left the node count unknown, so nothing is "
+                f"recorded as {nodes} nodes: run the sweep inside the allocation with a "
+                "launcher that reads it, give the hosts to the launcher (--launcher-args "
+                f"\"--hostfile FILE\"), or sweep --nodes {fewer} only")
+        if len(hosts) != nodes or set(counts.values()) != {per_node}:
+            raise ConfigError(
+                f"--nodes {nodes} --ranks-per-node {per_node}: {what}; "
+                f"{held}, so nothing is recorded as "
+                f"{nodes} node{'s' if nodes != 1 else ''} x {per_node} rank"
+                f"{'s' if per_node != 1 else ''}: drop the placement options from "
+                "--launcher-args, or launch with srun inside a Slurm allocation "
+                "(--launcher srun), which places the ranks as asked")
+        _LANDED[key] = ranks
         landed.append(nodes)
-        lines.append(f"{nodes}-node launch probe: its ranks landed on {len(hosts)} hosts "
-                     f"({shown}); {reach} left the node count to the launcher"
+        named = f"{nodes}-node" if per_node == 1 else f"{nodes}-node x {per_node}-rank"
+        lines.append(f"{named} launch probe: its ranks landed on {len(hosts)} host"
+                     f"{'s' if len(hosts) != 1 else ''} ({shown}); {where}"
                      + (" (checked earlier in this run)" if earlier else ""))
     return lines

@@ -28,3 +28,16 @@ def test_a_launchers_failure_is_its_help_title_else_its_last_line_that_is_no_rul
     assert launcher_says(root) == "mpirun.openmpi has detected an attempt to run as root."
     assert launcher_says("bad option --x\n=====\n\n") == "bad option --x"
     assert launcher_says(f"{RULE}\n{RULE}\n") == ""
+
+
+def test_hydras_error_stack_is_said_by_its_cause_not_its_last_line():
+    """s36 tester M5: hydra prints its stack cause first; its last line says nothing."""
+    stack = ("[mpiexec@vm] HYDU_create_process (utils/launch/launch.c:73): execvp error on file "
+             "/m/broken/hydra_pmi_proxy (No such file or directory)\n"
+             "[mpiexec@vm] HYD_pmcd_pmiserv_proxy_init_cb (pm/pmiserv/pmiserv_cb.c:446): "
+             "assert (!closed) failed\n"
+             "[mpiexec@vm] main (ui/mpich/mpiexec.c:325): process manager error waiting for "
+             "completion\n")
+    assert launcher_says(stack) == ("[mpiexec@vm] execvp error on file /m/broken/hydra_pmi_proxy"
+                                    " (No such file or directory)")
+    assert launcher_says("plain failure\nlast words\n") == "last words"

@@ -25,8 +25,13 @@ def test_srun_tokens_are_the_same_here_and_in_a_script():
 
 
 def test_mpiexec_tokens_one_and_many_nodes(monkeypatch):
+    """s36 tester M0: the sweep's hydra and mpirun are given the ranks per node at one node
+    too (in an allocation of several nodes they had spread a 1-node configuration's ranks one
+    per node); a batch script's job holds its configuration's nodes only."""
     assert launchers.local("mpiexec", mpiexec="/x/mpiexec").tokens(
-        Configuration(1, 4, 2)) == ["/x/mpiexec", "-n", "4"]
+        Configuration(1, 4, 2)) == ["/x/mpiexec", "-n", "4", "-ppn", "4"]
+    assert launchers.HydraMpiexec("/x/mpiexec").tokens(Configuration(1, 4, 2)) == \
+        ["/x/mpiexec", "-n", "4"]
     monkeypatch.setattr(launchers, "mpiexec_flavor", lambda path: "hydra")
     assert isinstance(launchers.local("mpiexec", mpiexec="/x/mpiexec"), launchers.HydraMpiexec)
     assert launchers.local("mpiexec", mpiexec="/x/mpiexec").tokens(
@@ -35,6 +40,12 @@ def test_mpiexec_tokens_one_and_many_nodes(monkeypatch):
     assert isinstance(launchers.local("mpiexec", mpiexec="/x/mpiexec"), launchers.OpenMpiMpirun)
     assert launchers.local("mpiexec", mpiexec="/x/mpiexec").tokens(
         Configuration(2, 3, 1))[-2:] == ["--map-by", "ppr:3:node"]
+    for config, mapping in ((Configuration(1, 3, 1), "ppr:3:node"),
+                            (Configuration(1, 2, 2), "ppr:2:node:PE=2")):
+        assert launchers.local("mpiexec", mpiexec="/x/mpiexec", cores=4).tokens(
+            config)[-2:] == ["--map-by", mapping]
+    own = launchers.local("mpiexec", mpiexec="/x/mpiexec", args=("--map-by", "core"))
+    assert "ppr:1:node" not in own.tokens(Configuration(1, 1, 1))  # the user's placement
 
 
 def test_script_launcher_from_the_cluster_file():
@@ -140,7 +151,7 @@ def test_launcher_args_follow_the_launchers_own_options_everywhere():
     assert srun.tokens(config)[-2:] == ["--mpi=pmix", "--overlap"]
     assert srun.total_tokens(2)[-1] == "--overlap"
     hydra = launchers.local("mpiexec", mpiexec=launchers.mpiexec_path(), args=("-l",))
-    assert hydra.tokens(config)[1:] == ["-n", "2", "-l"]
+    assert hydra.tokens(config)[1:] == ["-n", "2", "-ppn", "2", "-l"]  # s36 tester M0
     assert launchers.parse_args("--mca btl 'self,vader'") == ("--mca", "btl", "self,vader")
     with pytest.raises(ConfigError, match="cannot be parsed.*fix its quoting"):
         launchers.parse_args("--bind-to 'core")

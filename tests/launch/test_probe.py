@@ -116,3 +116,47 @@ def test_the_advice_names_what_was_not_tried(tmp_path):
     assert probe.untried(["srun", "--mpi=pmi2"], env, "mpich").startswith("pass --mpi pmix,")
     assert probe.untried(["srun", "--mpi=none"], env, None).startswith(
         "pass --mpi pmix or --mpi pmi2,")
+
+
+def test_a_probe_through_a_broken_hydra_names_its_cause_not_its_last_line(tmp_path):
+    """s36 tester M5: hydra without its hydra_pmi_proxy beside it; the probe said hydra's last
+    line, "process manager error waiting for completion", not the execvp error above it
+    (Debian's MPICH 4.0 hydra exits; the wheel's 5.0 waits for the proxy)."""
+    import shutil
+
+    debian = shutil.which("mpiexec.hydra", path="/usr/bin")  # not the wheel's, first on PATH
+    if debian is None:
+        pytest.skip("Debian's MPICH (mpich) not installed")
+    broken = tmp_path / "mpiexec"  # hydra's mpiexec alone: its proxy is looked up beside it
+    broken.symlink_to(os.path.realpath(debian))
+    with pytest.raises(LaunchError, match=r"probe failed \(exit \d+: \[mpiexec@[^]]+\] execvp "
+                       r"error on file .*hydra_pmi_proxy \(No such file or directory\)\); "):
+        probe.run_probe([str(broken), "-n", "2"], dict(os.environ), "mpich", timeout=20)
+
+
+@pytest.mark.slurm
+def test_a_probe_waiting_for_slurms_nodes_says_so_and_what_to_do(slurm, tmp_path):
+    """s36 tester M6: with the nodes held by another job, the probe ended with "did not end
+    within 60 s; nothing was measured", srun's "queued and waiting for resources" dropped."""
+    holder = slurm.cmd(["sbatch", "--parsable", "-N2", "--exclusive", "--time=2", "-o",
+                        "/dev/null", "--job-name=hpcds-m6-hold", "--wrap", "sleep 60"]
+                       ).stdout.strip()
+    try:
+        for _ in range(100):  # until it runs: then the probe's job can only wait
+            if slurm.cmd(["squeue", "-h", "-j", holder, "-o", "%T"]).stdout.strip() == "RUNNING":
+                break
+            import time
+
+            time.sleep(0.2)
+        env = {k: v for k, v in slurm.env.items() if not k.startswith("SLURM_") or
+               k == "SLURM_CONF"}
+        with pytest.raises(LaunchError) as caught:
+            probe.launch_script(["srun", "-N2", "-n2", "--job-name=hpcds-m6-probe"],
+                                probe.PROBE_SCRIPT, env, "2-rank launch probe", 4)
+    finally:
+        slurm.cmd(["scancel", holder], check=False)
+    message = str(caught.value)
+    assert "\n" not in message and "did not end within 4 s (srun: job " in message
+    assert "queued and waiting for resources): Slurm had not given it the nodes yet, so " \
+           "nothing was measured; see what holds them (squeue), or run the sweep inside an " \
+           "allocation that has them (salloc)" in message

@@ -719,3 +719,32 @@ def test_srun_refusing_a_step_as_the_job_ends_is_interrupted_not_unsupported(ref
     status, error = classify({**BASE, "exit_code": 1, "stderr": refusal + "\n"}, 60)
     assert status == "interrupted" and "the Slurm allocation is ending" in error, error
     assert refusal in error and "--resume inside a new allocation" in error
+
+
+@pytest.mark.mpi
+def test_a_launcher_that_refuses_its_options_is_no_run_of_the_program(tmp_path):
+    """s36 tester M3: hydra refusing its options ("error parsing parameters") was recorded as
+    the program's failed run, with a runtime and an energy; the sweep now stops, recording
+    nothing for it, and names --launcher-args."""
+    import subprocess
+
+    from tests.helpers import hpcds1mpi_exe, mpiexec
+
+    refused = launch_once([mpiexec(), "-n", "1", "--no-such-option", "true"], {}, 30)
+    assert program_launch.options_refused(refused) == \
+        f"[mpiexec@{__import__('os').uname().nodename}] unrecognized argument no-such-option"
+    assert program_launch.options_refused(launch_once(["sh", "-c", "exit 3"], {}, 30)) == ""
+    out = tmp_path / "x.h5"
+    proc = subprocess.run(
+        [hpcds1mpi_exe(), "sweep", "--command", "true", "--label", "x", "--sizes", "1",
+         "--ranks-per-node", "1", "--max-repeats", "1", "--mpiexec", mpiexec(),
+         "--launcher-args", "--no-such-option", "--out", str(out), "--no-progress"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith(
+        "hpcds1mpi: error: the launcher refused its options ([mpiexec@")
+    assert proc.stderr.strip().endswith("nothing was recorded for this configuration: fix "
+                                        "--launcher-args (or launcher_args)")
+    from hpcds1mpi.records.telemetry import read_runs
+
+    assert not out.exists() or read_runs(out).empty  # no runtime, no energy stored

@@ -358,19 +358,21 @@ def test_node_counts_are_probed_once_each_and_the_first_short_one_is_refused(tmp
     assert check_nodes_landed(_plan("1"), hydra, env) == []  # one node: nothing launched
 
 
-def test_no_host_probe_runs_where_the_node_count_is_told_or_srun_places_the_ranks(tmp_path):
-    """A launcher that cannot start (a missing path) proves nothing was launched."""
+def test_no_host_probe_runs_where_one_node_is_reached_or_srun_places_the_ranks(tmp_path):
+    """A launcher that cannot start (a missing path) proves nothing was launched. Inside an
+    allocation of several nodes an mpiexec's layouts are asked too (s36 tester M0: it had
+    spread a 1-node configuration over them); srun is given what it asks Slurm for."""
+    from hpcds1mpi.errors import LaunchError
     from hpcds1mpi.measure.reachable_nodes import check_nodes_landed
 
     missing = launchers.HydraMpiexec("/nowhere/bin/mpiexec", ())
     here = {"PATH": "/usr/bin"}
     nodefile = tmp_path / "nodes"
     nodefile.write_text("a\nb\n")
-    assert check_nodes_landed(_plan("2"), missing, {
-        **here, "SLURM_JOB_ID": "9", "SLURM_NNODES": "2", "SLURM_CONF": "/nowhere"}) == []
-    assert check_nodes_landed(_plan("2"), missing, {**here, "PBS_NODEFILE": str(nodefile)}) == []
-    assert check_nodes_landed(_plan("2"), launchers.Srun("pmi2", ()), here) == []
-    from hpcds1mpi.errors import LaunchError
-
-    with pytest.raises(LaunchError, match="cannot start the launcher /nowhere/bin/mpiexec"):
-        check_nodes_landed(_plan("2"), missing, {**here, "LSB_JOBID": "5"})
+    slurm = {**here, "SLURM_JOB_ID": "9", "SLURM_NNODES": "2", "SLURM_CONF": "/nowhere"}
+    assert check_nodes_landed(_plan("1,2"), launchers.Srun("pmi2", ()), slurm) == []
+    assert check_nodes_landed(_plan("1,2"), missing, here) == []  # this machine only
+    assert check_nodes_landed(_plan("1"), missing, {**slurm, "SLURM_NNODES": "1"}) == []
+    for where in (slurm, {**here, "PBS_NODEFILE": str(nodefile)}, {**here, "LSB_JOBID": "5"}):
+        with pytest.raises(LaunchError, match="cannot start the launcher /nowhere/bin/mpiexec"):
+            check_nodes_landed(_plan("2"), missing, where)
