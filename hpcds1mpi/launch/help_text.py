@@ -42,15 +42,27 @@ def help_spans(lines: list[str]) -> list[tuple[int, int]]:
     return list(zip(rules[::2], rules[1::2]))
 
 
+#: The most lines of detail kept after a first paragraph that ends in ":".
+DETAIL_LINES = 4
+
+
 def _first_paragraph(lines: list[str]) -> str:
     """The first paragraph of ``lines`` (from the first non-blank line to the next blank one),
-    joined with single spaces and cut at :data:`TITLE_CHARS`."""
-    said = []
+    joined with single spaces and cut at :data:`TITLE_CHARS`; one that ends in ":" with the
+    short paragraph it introduces ("...unable to create the desired directory: Directory:
+    /tmp/ro/ompi.vm.0 Error: Read-only file system": it had stopped at the colon, s36 tester
+    E6)."""
+    paragraphs: list[list[str]] = [[]]
     for ln in lines:
         if ln:
-            said.append(ln)
-        elif said:
-            break
+            paragraphs[-1].append(ln)
+        elif paragraphs[-1]:
+            if len(paragraphs) == 2 or not paragraphs[0][-1].endswith(":"):
+                break
+            paragraphs.append([])
+    said = paragraphs[0]
+    if len(paragraphs) == 2 and 0 < len(paragraphs[1]) <= DETAIL_LINES:
+        said = said + paragraphs[1]
     text = " ".join(said)
     return text if len(text) <= TITLE_CHARS else text[:TITLE_CHARS - 3].rstrip() + "..."
 

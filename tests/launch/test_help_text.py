@@ -13,7 +13,22 @@ def test_a_help_texts_title_is_its_first_paragraph_joined():
     first line, cut mid-sentence."""
     stderr = (OUTPUTS / "openmpi-ppr-too-many.stderr").read_text()
     assert help_titles(stderr) == ["Your job has requested more processes than the ppr for "
-                                   "this topology can support:"]
+                                   "this topology can support: App: true Number of procs:  2 "
+                                   "PPR: 1:node"]
+
+
+def test_a_title_ending_in_a_colon_keeps_the_detail_it_introduces():
+    """s36 tester E6: Open MPI under a read-only TMPDIR said "...unable to create the desired
+    directory:" and stopped: the folder and the error were in the next paragraph. A longer
+    paragraph after the colon is advice, not kept."""
+    box = (f"{RULE}\nA call to mkdir was unable to create the desired directory:\n\n"
+           "  Directory: /tmp/ro/ompi.vm.0\n  Error:     Read-only file system\n\n"
+           f"Please check to ensure you have adequate permissions to perform\nthe desired "
+           f"operation.\n{RULE}\n")
+    assert help_titles(box) == ["A call to mkdir was unable to create the desired directory: "
+                                "Directory: /tmp/ro/ompi.vm.0 Error:     Read-only file system"]
+    long = f"{RULE}\nTitle:\n\n" + "".join(f"line {i}\n" for i in range(6)) + f"\n{RULE}\n"
+    assert help_titles(long) == ["Title:"]
 
 
 def test_a_long_first_paragraph_is_cut():

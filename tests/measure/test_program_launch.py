@@ -540,8 +540,9 @@ def test_a_petsc_errors_reason_is_its_message_not_its_option_table(name, reason)
     ("openfoam-missing-scheme.stderr",  # up to its blank line, not its "file:" and "From"
      "FOAM FATAL IO ERROR: Entry 'div(phi,U)' not found in dictionary "
      '"/tmp/FX2/io/system/fvSchemes.divSchemes"'),
-    ("openmpi-ppr-too-many.stderr",  # the help text's first paragraph, not its first line
-     "Your job has requested more processes than the ppr for this topology can support:"),
+    ("openmpi-ppr-too-many.stderr",  # the help text's first paragraph, not its first line,
+     "Your job has requested more processes than the ppr for this topology can support: "
+     "App: true Number of procs:  2 PPR: 1:node"),  # and the detail its colon introduces
 ])
 def test_a_programs_own_fatal_error_is_the_reason_not_the_launchers_crash_line(name, reason):
     """Was (s29 tester A5): "mpirun.openmpi noticed that process rank 0 ... exited on signal 6
