@@ -198,6 +198,9 @@ def main(argv: list[str] | None = None) -> None:
     that are not UTF-8 that a library could not take, and a path the user may not enter, read
     or write (exit 2, the line saying which folder stops them).
     """
+    from hpcds1mpi.runtime.site_binding import set_aside
+
+    set_aside()  # before xgboost/torch load libgomp, which would pin us (s36 tester E1)
     if not getattr(sys.unraisablehook, "delivers_interrupts", False):
         sys.unraisablehook = _interrupt_not_ignored(sys.unraisablehook)
     _closed_streams_to_null()

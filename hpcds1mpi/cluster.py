@@ -209,10 +209,35 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def _physical_cores() -> int:
+def _physical_cores() -> tuple[int, str | None]:
+    """(the physical cores this process may run on, the note saying so where its CPU mask
+    leaves it fewer than the machine has). A mask (``taskset -c 0``, a cpuset) was not read:
+    a sweep under it recorded 2 cores and called 2 ranks on 1 CPU fitting (s36 tester E3)."""
     import psutil
 
-    return psutil.cpu_count(logical=False) or os.cpu_count() or 1
+    machine = psutil.cpu_count(logical=False) or os.cpu_count() or 1
+    try:
+        mask = os.sched_getaffinity(0)
+    except (AttributeError, OSError):  # no affinity on this system: the machine's
+        return machine, None
+    if len(mask) >= (os.cpu_count() or len(mask)):
+        return machine, None
+    cores = min(machine, max(1, len({_core_of(cpu) for cpu in mask})))
+    if cores >= machine:
+        return machine, None
+    return cores, (f"this process may run on {len(mask)} of the machine's {os.cpu_count()} "
+                   f"CPUs (its CPU mask: taskset, a cpuset), {cores} of its {machine} cores: only "
+                   "those are used and recorded; run outside the mask to use them all")
+
+
+def _core_of(cpu: int) -> tuple:
+    """The (package, core) a logical CPU belongs to (its hardware threads share one)."""
+    topology = f"/sys/devices/system/cpu/cpu{cpu}/topology/"
+    try:
+        with open(topology + "physical_package_id") as package, open(topology + "core_id") as core:
+            return package.read().strip(), core.read().strip()
+    except OSError:  # no topology: each CPU its own core
+        return ("cpu", cpu)
 
 
 def detect_gpus() -> tuple[int, float, str]:
@@ -235,15 +260,17 @@ def detect_local(name: str = "local") -> Cluster:
     import psutil
 
     ngpu, gpu_mem, gpu_model = detect_gpus()
+    cores, masked = _physical_cores()
     part = Partition(
         name=name,
-        cores_per_node=_physical_cores(),
+        cores_per_node=cores,
         memory_gb=round(psutil.virtual_memory().total / 1e9, 1),
         max_nodes=1,
         gpus_per_node=ngpu,
         gpu_memory_gb=round(gpu_mem, 1),
         gpu_model=gpu_model,
         cpu_model=_cpu_model(),
+        node_notes=[masked] if masked else [],
     )
     return Cluster(name=name, partitions={name: part})
 

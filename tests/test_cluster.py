@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+
+import psutil
 import pytest
 
 from hpcds1mpi.cluster import detect_local, detect_slurm, load_cluster, load_clusters
@@ -283,3 +287,24 @@ def test_hardware_threads_are_not_counted_as_cores():
     cores, threads, notes = node_cores_of(parse_scontrol_nodes(text))  # m1: 1 core x 2 threads
     assert (cores, threads) == (1, 2)
     assert any("2 hardware threads per core" in n for n in notes)
+
+
+@pytest.mark.skipif((psutil.cpu_count(logical=False) or 1) < 2 or len(os.sched_getaffinity(0)) < 2
+                    or shutil.which("taskset") is None, reason="needs 2 cores and taskset")
+def test_this_machine_under_a_cpu_mask_has_the_masks_cores():
+    """s36 tester E3: under `taskset -c 0` cluster said 2 cores, and sweeps recorded
+    cores_per_node=2 and called 2 ranks x 1 thread fitting; the mask's cores are what may
+    run, said once."""
+    import json
+    import subprocess
+    import sys
+
+    cpu = min(os.sched_getaffinity(0))
+    shown = subprocess.run(["taskset", "-c", str(cpu), sys.executable, "-m", "hpcds1mpi",
+                            "cluster", "--json"], capture_output=True, text=True, timeout=60,
+                           check=True).stdout
+    entry = json.loads(shown)[0]
+    assert entry["partition"]["cores_per_node"] == 1
+    assert entry["configurations"] == 3  # 1 node x 1 rank x 1 thread, cpu, 3 precisions
+    assert any("may run on 1 of the machine's" in note for note in entry["notes"])
+    assert not any("CPU mask" in note for note in detect_local().partition().node_notes)

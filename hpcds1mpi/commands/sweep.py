@@ -203,6 +203,9 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
 
         if note := program_note(program, "--command"):
             click.echo(f"note: {note}", err=True)
+        if part.name == "local" and not cluster_file:  # s36 tester E3: a CPU mask's cores
+            for note in part.node_notes:
+                click.echo(f"note: {note}", err=True)
         if plan_file or kernel:
             raise ConfigError("--command sweeps your program; do not combine it with --plan/--kernel")
         if sizes is None:

@@ -155,9 +155,11 @@ def render(job: BatchJob, scheduler: str = "slurm", *, default_queue: bool = Fal
     # What the launcher adds on its own (Open MPI's thread binding) is said as a comment.
     launcher_notes = [f"# {comment(note)}" for note in launcher.notes(job.config)]
     path, where = _own_path(job, scheduler, program, launcher)
+    environment = job.environment(scheduler)
+    unset, unset_note = _site_binding_unset(environment, launcher)
     return seal(render_template(scheduler, job, scheduler, default_queue=default_queue,
-                                notes=[*notes, *where], summary=comment(job.summary),
-                                path=path, environment=job.environment(scheduler),
+                                notes=[*notes, *where, unset_note], summary=comment(job.summary),
+                                path=path, environment=environment, unset=unset,
                                 folder=shlex.quote(no_control(folder, "--workdir"))
                                 if folder else "",
                                 folder_where=where_missing(folder),
@@ -166,6 +168,21 @@ def render(job: BatchJob, scheduler: str = "slurm", *, default_queue: bool = Fal
                                 launch=quote_tokens(tokens),
                                 launcher_lines=launcher_notes
                                 + launcher.script_lines(job.config)))
+
+
+def _site_binding_unset(environment, launcher) -> tuple[list[str], str]:
+    """(the site binding variables the script unsets, its note): the measured runs had none
+    of the submitting shell's (:mod:`~hpcds1mpi.runtime.site_binding`, s36 tester E2: a job
+    submitted with OMP_PROC_BIND=close OMP_PLACES=cores ran both ranks on CPU 0)."""
+    from hpcds1mpi.runtime.site_binding import script_unset
+
+    exported = [name for name, _ in environment]
+    unset = script_unset(exported)
+    # the program rule exports its own OMP_PLACES where the launcher binds each rank's cores
+    why = ("the measured runs ran without them" if "OMP_PLACES" in exported else
+           f"the measured runs ran without them; {launcher.name} does not bind each rank to "
+           "cores of its own, so they would pin every rank's threads to the same core")
+    return unset, f"unsets the shell's {' '.join(unset)}: {why}"
 
 
 def _own_path(job: BatchJob, scheduler: str, program: Sequence[str], launcher=None

@@ -610,3 +610,27 @@ def test_a_script_written_in_a_reserved_allocation_carries_its_reservation(slurm
     assert "# note: --reservation=resA: the allocation" in proc.stdout
     outside = batch.render(cpu_job(partition=dataclasses.replace(CPU, name="debug")))
     assert "--reservation" not in outside
+
+
+@pytest.mark.parametrize("scheduler", ["slurm", "pbs"])
+def test_script_unsets_the_submitting_shells_binding_variables(scheduler):
+    """s36 tester E2: a job submitted with OMP_PROC_BIND=close OMP_PLACES=cores (a site's
+    module) ran both ranks on CPU 0; the measured runs had none of them, so the script
+    unsets those it does not set itself, and says why."""
+    text = batch.render(cpu_job(), scheduler)
+    # the script's own lines from its first export to the launch, run where a site set them
+    body = [line for line in text.splitlines()
+            if line.startswith(("export ", "unset "))] + ["env"]
+    site = {"OMP_PROC_BIND": "spread", "OMP_PLACES": "threads", "GOMP_CPU_AFFINITY": "0",
+            "KMP_AFFINITY": "compact"}
+    shown = subprocess.run(["bash", "-c", "\n".join(body)], env={**os.environ, **site},
+                           capture_output=True, text=True, check=True).stdout
+    env = dict(line.split("=", 1) for line in shown.splitlines() if "=" in line)
+    assert "GOMP_CPU_AFFINITY" not in env and "KMP_AFFINITY" not in env
+    if scheduler == "slurm":  # srun binds each rank's cores: the rule's own binding
+        assert (env["OMP_PLACES"], env["OMP_PROC_BIND"]) == ("cores", "close")
+        assert "# note: unsets the shell's GOMP_CPU_AFFINITY KMP_AFFINITY: the measured runs " \
+               "ran without them" in text
+    else:  # mpiexec binds no rank: they would pin every rank's threads to one core
+        assert "OMP_PLACES" not in env and "OMP_PROC_BIND" not in env
+        assert "so they would pin every rank's threads to the same core" in text
