@@ -280,6 +280,14 @@ def _run_command(argv: list[str] | None, stdout_kept) -> None:
                    "UTF-8, which this command cannot store; rename the file (or link it under a "
                    "UTF-8 name)", err=True)
         sys.exit(2)
+    except ImportError as exc:
+        from hpcds1mpi.runtime.address_space import import_error_line
+
+        line = import_error_line(exc)  # s36 tester E4: a model library that could not load
+        if line is None:
+            raise
+        click.echo(f"hpcds1mpi: error: {line}", err=True)
+        sys.exit(1)
     except KeyboardInterrupt as exc:
         _ignore_interrupts()
         click.echo(_interrupt_message(exc, "hpcds1mpi: interrupted"), err=True)

@@ -46,6 +46,9 @@ from hpcds1mpi.schemas.paths import BUNDLE_IS_CODE, NonEmptyPath
               help="Replace an existing bundle at --out (only a hpcds1mpi bundle is replaced).")
 def command(model_dir, telemetry, jobs, out, sample_rate, seed, threads, force):
     """Retrain a bundle on newly collected runs (kept per machine)."""
+    from hpcds1mpi.runtime.address_space import check_room
+
+    check_room("learn")  # before torch and scipy load (s36 tester E4: a hang under ulimit -v)
     from pathlib import Path
 
     from hpcds1mpi.atomic import check_output_dir

@@ -165,6 +165,10 @@ def command(out_dir, ranks, sweep_timeout, force):
     script and a Pareto plot."""
     from pathlib import Path
 
+    from hpcds1mpi.runtime.address_space import check_room
+
+    check_room("quickstart")  # its train step loads torch and scipy: before measuring (E4)
+
     from hpcds1mpi.cluster import detect_local
     from hpcds1mpi.writers import catch_sigterm, uncatch_sigterm
 

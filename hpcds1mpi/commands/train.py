@@ -133,6 +133,9 @@ def _choose_recipe(data, settings: dict, knobs) -> tuple[str, dict]:
 def command(telemetry, jobs, out, sample_rate, seed, family, members, member_trees,
             no_embedding, member_features, recipe, epochs, machine, threads, force):
     """Train the runtime/energy/failure surrogate bundle from telemetry or job tables."""
+    from hpcds1mpi.runtime.address_space import check_room
+
+    check_room("train")  # before torch and scipy load (s36 tester E4: a hang under ulimit -v)
     from hpcds1mpi.atomic import check_output_dir
     from hpcds1mpi.cli import refuse_non_utf8
     from hpcds1mpi.errors import DataError, OutputError

@@ -106,7 +106,46 @@ def program_note(program: str | Sequence[str] | None, option: str = "--program"
                      f"the placeholders are {' '.join('{' + p + '}' for p in PLACEHOLDERS)}")
     if isinstance(program, str):
         check_no_shell_syntax(program, option)
+        check_no_per_configuration_env(program, option)
     return "; ".join(notes) or None
+
+
+#: The variables :func:`environment` sets per configuration, each with its placeholder.
+PER_CONFIGURATION = {"OMP_NUM_THREADS": "{threads}", "OPENBLAS_NUM_THREADS": "{threads}",
+                     "MKL_NUM_THREADS": "{threads}", "HPCDS1MPI_THREADS": "{threads}",
+                     "HPCDS1MPI_PRECISION": "{precision}", "HPCDS1MPI_DEVICE": "{device}"}
+
+
+def check_no_per_configuration_env(text: str, option: str = "program") -> None:
+    """Refuse a command whose exec-wrapper prefix (``env OMP_NUM_THREADS=2 ./app``, ``env -u
+    ...``) sets or removes a variable the runs get per configuration (:func:`environment`):
+    it would override every run's, so the runs of ``--threads 1`` ran 2 threads and were
+    recorded as 1 (s36 tester E5). Its placeholder (``OMP_NUM_THREADS={threads}``) is kept.
+
+    Raises:
+        ConfigError: naming the variable and the placeholder to write instead.
+    """
+    from hpcds1mpi.launch.exec_wrappers import read_wrappers
+
+    try:
+        found = read_wrappers(shlex.split(text))
+    except ValueError:  # unbalanced quotes: program_tokens says so
+        return
+    if found is None:
+        return
+    for name, value, _ in found.assigned:
+        if PER_CONFIGURATION.get(name, value) != value:
+            raise ConfigError(
+                f"{option} sets {name}={value} itself, which each run gets per configuration: "
+                f"it would override every run's, whatever its recorded "
+                f"{PER_CONFIGURATION[name].strip('{}')}; write "
+                f"{name}={PER_CONFIGURATION[name]}, or leave it out (each run gets it)")
+    for name in found.unset:
+        if name in PER_CONFIGURATION:
+            raise ConfigError(
+                f"{option} removes {name} (env -u), which each run gets per configuration "
+                f"({PER_CONFIGURATION[name]}); leave it in, or write "
+                f"{name}={PER_CONFIGURATION[name]}")
 
 
 def check_no_shell_syntax(text: str, option: str = "program") -> None:

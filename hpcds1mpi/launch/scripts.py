@@ -180,8 +180,8 @@ def _site_binding_unset(environment, launcher) -> tuple[list[str], str]:
     unset = script_unset(exported)
     # the program rule exports its own OMP_PLACES where the launcher binds each rank's cores
     why = ("the measured runs ran without them" if "OMP_PLACES" in exported else
-           f"the measured runs ran without them; {launcher.name} does not bind each rank to "
-           "cores of its own, so they would pin every rank's threads to the same core")
+           f"the measured runs ran without them; {launcher.name} is not told to give each "
+           "rank cores of its own, so they could pin every rank's threads to the same core")
     return unset, f"unsets the shell's {' '.join(unset)}: {why}"
 
 

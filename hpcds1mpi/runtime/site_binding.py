@@ -49,8 +49,8 @@ def left_out_note(binds_cores: bool, launcher: str = "the launcher") -> str | No
     given = " ".join(f"{name}={value}" for name, value in _aside.items())
     why = ("its OMP_PLACES=cores OMP_PROC_BIND=close bind each rank's threads within the "
            "rank's own cores" if binds_cores else
-           f"{launcher} does not bind each rank to cores of its own, so they would pin every "
-           "rank's threads to the same core")
+           f"{launcher} is not told to give each rank cores of its own, so they could pin "
+           "every rank's threads to the same core")
     return f"the shell's {given} left out of the runs: {why}"
 
 

@@ -167,3 +167,39 @@ def test_a_program_in_a_folder_the_user_cannot_enter_is_not_called_missing():
         f"ConfigError: --command: program {heat}: permission denied (you cannot enter the "
         f"folder {closed}: owner root")
     assert "not found" not in said
+
+
+@pytest.mark.parametrize("text, said", [
+    ("env OMP_NUM_THREADS=2 ./hyb {size}", "sets OMP_NUM_THREADS=2 itself"),
+    ("nice -n 5 env MKL_NUM_THREADS=4 ./app", "sets MKL_NUM_THREADS=4 itself"),
+    ("env HPCDS1MPI_PRECISION=fp32 ./app", "write HPCDS1MPI_PRECISION={precision}"),
+    ("env -u OPENBLAS_NUM_THREADS ./app", "removes OPENBLAS_NUM_THREADS (env -u)"),
+])
+def test_a_prefix_setting_a_per_configuration_variable_is_refused(text, said):
+    """s36 tester E5: `env OMP_NUM_THREADS=2 ./prog` with --threads 1,2 stored half the runs
+    as threads=1 while 2 ran; the prefix overrides what each run gets."""
+    with pytest.raises(ConfigError, match=r"\{threads\}|\{precision\}") as caught:
+        program.program_note(text, "--command")
+    assert said in str(caught.value) and str(caught.value).startswith("--command ")
+
+
+@pytest.mark.parametrize("text", ["env OMP_NUM_THREADS={threads} ./app {size}",
+                                  "env OMP_PROC_BIND=spread POISSON_N={size} ./app",
+                                  "./app OMP_NUM_THREADS=2"])
+def test_a_prefix_following_the_placeholders_is_kept(text):
+    assert program.program_note(text, "--command") is None
+
+
+def test_sweep_refuses_it_before_any_run(tmp_path):
+    """s36 tester E5, through the command line: one line, exit 2, nothing written."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "hpcds1mpi", "sweep", "--command",
+         "env OMP_NUM_THREADS=2 ./hyb {size}", "--label", "hyb", "--sizes", "100",
+         "--threads", "1,2", "--time-regex", "t=([0-9.]+)", "--no-progress", "--out", "w.h5"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "write OMP_NUM_THREADS={threads}" in done.stderr
+    assert list(tmp_path.iterdir()) == []

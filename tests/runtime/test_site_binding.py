@@ -48,7 +48,7 @@ def test_set_aside_takes_them_out_and_says_why(monkeypatch):
     assert env == {"PATH": "/bin"}
     note = site_binding.left_out_note(False, "mpiexec")
     assert "OMP_PROC_BIND=close OMP_PLACES=cores left out" in note
-    assert "mpiexec does not bind" in note
+    assert "mpiexec is not told to give each rank cores" in note
     assert "within the rank's own cores" in site_binding.left_out_note(True)
 
 
