@@ -60,6 +60,12 @@ class Launcher:
         """What this launcher adds on its own for ``config`` and why (said to the user)."""
         return []
 
+    def run_notes(self, config: Configuration) -> list[str]:
+        """:meth:`notes` and the shell's binding variables the runs were not given (s36 E2)."""
+        from hpcds1mpi.runtime.site_binding import left_out_note
+        note = left_out_note("OMP_PLACES" in self.environment(config), self.name)
+        return self.notes(config) + ([note] if note else [])
+
     def script_lines(self, config: Configuration) -> list[str]:
         """Shell lines a batch script runs before this launcher's line for ``config``."""
         return []

@@ -367,7 +367,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
             row = base_row(spec, machine_id, partition, sweep_id)
             program = dict(spec.extra)["command"]
             tokens = launch.tokens(spec.config) + format_command(program, spec)
-            notes = launch.notes(spec.config)
+            notes = launch.run_notes(spec.config)
             for note in notes:
                 if say and note not in said:
                     say(note)

@@ -56,3 +56,23 @@ def test_script_unsets_what_it_does_not_export():
     assert site_binding.script_unset(["OMP_NUM_THREADS"]) == list(site_binding.SITE_BINDING)
     assert site_binding.script_unset(["OMP_PLACES", "OMP_PROC_BIND"]) == [
         "GOMP_CPU_AFFINITY", "KMP_AFFINITY"]
+
+
+@pytest.mark.mpi
+def test_a_sweeps_runs_record_the_binding_variables_left_out(tmp_path):
+    """s36 tester E2: the shell's OMP_PROC_BIND / OMP_PLACES stacked every rank's threads on
+    core 0 unsaid; the runs go without them, said once and recorded in each run's binding."""
+    from hpcds1mpi.records.telemetry import read_runs
+    from tests.helpers import hpcds1mpi_exe
+
+    out = tmp_path / "t.h5"
+    proc = subprocess.run(
+        [hpcds1mpi_exe(), "sweep", "--command", f"{sys.executable} -c pass", "--label", "p",
+         "--sizes", "1", "--ranks-per-node", "1", "--threads", "1", "--launcher", "mpiexec",
+         "--max-repeats", "1", "--out", str(out), "--no-progress"],
+        env={**os.environ, "OMP_PROC_BIND": "close", "OMP_PLACES": "cores"},
+        capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    said = "the shell's OMP_PROC_BIND=close OMP_PLACES=cores left out of the runs"
+    assert proc.stderr.count(said) == 1
+    assert all(said in binding for binding in read_runs(out)["binding"])
