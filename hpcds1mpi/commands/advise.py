@@ -110,8 +110,10 @@ def command(script, out, force, workload, size, objective, model_dir, cluster_fi
     """Read SCRIPT (Slurm or PBS) and compare its layout with the recommended one.
 
     Run it where you submit the job: a relative program is read there, and a launcher of
-    another MPI family than the program's is a warning (files read; nothing run but a Python
-    program's interpreter, asked where its mpi4py is)."""
+    another MPI family than the program's is a warning (files read; nothing run but the
+    module-system lines before the launch — a module system's own init file and module files
+    that only root or you can write — and a Python program's interpreter, asked where its
+    mpi4py is)."""
     import json
     import os
     from pathlib import Path

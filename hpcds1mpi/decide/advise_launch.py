@@ -2,7 +2,8 @@
 
 Its MPI: a launcher or ``srun`` plugin that cannot start the program's MPI is a warning, an
 unknown plugin a note (:func:`hpcds1mpi.launch.script_mpi_check.launch_checks`; files read,
-a Python program's interpreter asked where its mpi4py is, nothing else run); without the job's
+the module-system lines before the launch run where only root or the user can write their
+files, a Python program's interpreter asked where its mpi4py is, nothing else run); without the job's
 folder (``serve``'s text) only what the text shows: a host list of its own, one core for a
 rank's threads (:func:`text_only_checks`). Its arguments: the predictions are for the
 program's measured command line, so

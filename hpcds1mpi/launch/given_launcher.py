@@ -183,7 +183,7 @@ def not_found(path: str, given: str, fix: str, program: list[str] | None,
     file's ``launcher_args``; the example named is the launcher of the program's MPI where
     that is read, else one of each family found here (s36 tester M7: it named Open MPI's
     ``mpirun.openmpi`` for an MPICH program, whose sweep then refused it)."""
-    head, *rest = path.split()
+    head, *rest = path.split() or [path]  # all blanks (--mpiexec " "): no word (s36 review 3)
     first = head if "/" in head else (shutil.which(head, path=env.get("PATH")) or "")
     if rest and first and os.path.isfile(first):
         where = "--launcher-args" if given == "--mpiexec" else "the cluster file's launcher_args"

@@ -353,8 +353,10 @@ def library_version(path: str) -> str:
     return f"{name} " + (text.strip().splitlines() or ["unknown"])[0]
 
 
-def parse_args(text: str | None, what: str = "--launcher-args") -> tuple[str, ...]:
-    """A launcher-options string split like a POSIX shell (quotes honoured), checked.
+def parse_args(text: str | None, what: str = "--launcher-args", script: bool = False
+               ) -> tuple[str, ...]:
+    """A launcher-options string split like a POSIX shell (quotes honoured), checked;
+    ``script``: for a job script, not a sweep (the refusal's fix, s36 review 2).
 
     Raises:
         ConfigError: unbalanced quotes, a control character, or an option that sets what a
@@ -369,7 +371,7 @@ def parse_args(text: str | None, what: str = "--launcher-args") -> tuple[str, ..
         words = tuple(shlex.split(text))
     except ValueError as exc:
         raise ConfigError(f"{what} {text!r} cannot be parsed ({exc}); fix its quoting") from None
-    refuse_owned(words, what)
+    refuse_owned(words, what, script)
     return words
 
 
@@ -432,7 +434,8 @@ def for_script(scheduler: str, cluster=None, cores: int | None = None) -> Launch
     name = name or ("srun" if scheduler == "slurm" else "mpiexec")
     if name not in SCRIPT_LAUNCHERS:
         raise ConfigError(f"launcher {name!r} unknown; use one of {', '.join(SCRIPT_LAUNCHERS)}")
-    args = parse_args(getattr(cluster, "launcher_args", ""), "the cluster file's launcher_args")
+    args = parse_args(getattr(cluster, "launcher_args", ""), "the cluster file's launcher_args",
+                      script=True)
     if name == "srun":  # no cores: the script's job asks what its step needs
         return Srun((getattr(cluster, "mpi", "") or "pmi2") if cluster is not None else "pmi2",
                     args)

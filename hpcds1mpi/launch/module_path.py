@@ -7,8 +7,12 @@ the module system's own — sourcing its init file (Lmod, Environment Modules), 
 use/load/unload/swap/purge/...``, ``ml`` — or leaves PATH alone (``set -e``, ``export
 NAME=VALUE``, ``cd``), those lines are run in ``bash --noprofile --norc`` with this process's
 environment, as the job would run them, and the PATH they leave is read (Lmod answers in a
-tenth of a second; only the module system runs). Any other line (a site's own script, ``conda
-activate``, ``$`` expansions) is not run here: the PATH is unknown, and why is said.
+tenth of a second; only the module system runs). A script may be anyone's, so a sourced file
+is run only where it is a module system's init file by its exact path, and a ``module use``
+folder only where no other user could have written it or the modules loaded from it
+(:mod:`~hpcds1mpi.launch.module_trust`; s36 review 1: a ``source`` of any file under a folder
+named ``modules/`` had run it). Any other line (a site's own script, ``conda activate``, ``$``
+expansions) is not run here: the PATH is unknown, and why is said.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ import os
 import re
 import subprocess
 from collections.abc import Mapping, Sequence
+
+from hpcds1mpi.launch.module_trust import changeable_by_others, init_file, module_folders_why
 
 #: ``module`` sub-commands that only change the environment (not ``save``, which writes).
 _MODULE_VERBS = frozenset({"use", "unuse", "load", "add", "try-load", "try-add", "unload",
@@ -36,15 +42,13 @@ _SHELL_CHANGING = frozenset({
     "alias", "enable", "builtin", "exec", "hash", "shopt", "trap", "conda", "mamba",
     "micromamba", "spack", "activate", "if", "then", "else", "elif", "fi", "for", "while",
     "until", "do", "done", "case", "esac", "function", "select"})
-#: A module system's init file, by its real path (Lmod's, Environment Modules').
-_INIT_FILE = re.compile(r"(?i)(^|/)(lmod|modules|environment-modules)(/|\.sh$|\.bash$)")
 _ASSIGNMENT = re.compile(r"([A-Za-z_]\w*)=\S*")
 #: What the subshell prints its PATH after, apart from the module system's own output.
 _MARK = "@hpcds1mpi-job-path@"
 _TIMEOUT_S = 30
 
 
-def _kind(line: str) -> str | None:
+def _kind(line: str, env: Mapping[str, str]) -> str | None:
     """"run" (a module system's line that changes the environment), "skip" (a line that
     leaves PATH alone: a comment, ``set -e``, a plain assignment, a command run in a child
     process), or None (not known to)."""
@@ -54,7 +58,7 @@ def _kind(line: str) -> str | None:
     words = text.split()
     plain = not _SHELL_SYNTAX.search(text)
     if words[0] in ("source", ".") and len(words) == 2 and plain and os.path.isfile(words[1]) \
-            and _INIT_FILE.search(os.path.realpath(words[1])):
+            and init_file(words[1], env):
         return "run"
     if words[0] in ("module", "ml"):
         loads = (words[1] in _MODULE_VERBS if words[0] == "module" and len(words) > 1
@@ -81,17 +85,36 @@ def job_path(lines: Sequence[str], env: Mapping[str, str] | None = None
     env = dict(os.environ if env is None else env)
     if any("<<" in line for line in lines):  # a here-document's lines are no commands
         return None, "a here-document comes first, so the lines are not run here"
-    kinds = [(line.strip(), _kind(line)) for line in lines]
+    kinds = [(line.strip(), _kind(line, env)) for line in lines]
     if unknown := next((line for line, kind in kinds if kind is None), None):
+        if unknown.split()[0] in ("source", "."):
+            return None, (f"{unknown!r} sources no module system's init file (Lmod's, "
+                          "Environment Modules'), so it is not run here")
         return None, f"{unknown!r} is not a module command, so it is not run here"
     run = tuple(line for line, kind in kinds if kind == "run")
     if not run:
         return env.get("PATH"), ""
+    if why := _changeable(run):
+        return None, why
     if not (run[0].split()[0] in ("source", ".") or "BASH_FUNC_module%%" in env
             or "BASH_FUNC_ml%%" in env or env.get("BASH_ENV")):
         # nothing defines `module` in a non-interactive bash: not run, the answer is known
         return None, f"no module command here for {run[0]!r} (no module system initialised)"
     return _asked(run, tuple(sorted(env.items())))
+
+
+def _changeable(run: Sequence[str]) -> str:
+    """Why module-system lines ``run`` are not run here: a file they read that another user
+    could have written (:mod:`~hpcds1mpi.launch.module_trust`; s36 review 1), else ""."""
+    sourced = [line for line in run if line.split()[0] in ("source", ".")]
+    for line in sourced:
+        if why := changeable_by_others(line.split()[1]):
+            return f"{line!r} is not run here: {why}, so another user could have written it"
+    module_lines = [line.split() for line in run if line not in sourced]
+    if why := module_folders_why(module_lines):
+        return (f"the module lines are not run here: {why}, so another user could have "
+                "written the modules they load")
+    return ""
 
 
 @functools.lru_cache(maxsize=32)

@@ -7,7 +7,8 @@ written after the launcher's own, so one that sets the rank count wins over the 
 (hydra's ``-genv`` / ``-env``, Open MPI's ``-x NAME=VALUE``, srun's ``--export``) over the
 environment the configuration sets: the run was recorded as 1 rank / 1 thread where 2 ran
 (s36 tester M3). :func:`refuse_owned` refuses them in one line naming the sweep's option
-that sets it. Options that only bind or place on hosts are the user's (the sweep records
+that sets it, or for a job script (whose layout is the configuration it writes) saying to
+remove it. Options that only bind or place on hosts are the user's (the sweep records
 them; where ranks land is asked by :mod:`~.rank_hosts`).
 """
 
@@ -75,16 +76,24 @@ def owned_option(args: Sequence[str]) -> tuple[str, str, str] | None:
     return None
 
 
-def refuse_owned(args: Sequence[str], what: str = "--launcher-args") -> None:
+def refuse_owned(args: Sequence[str], what: str = "--launcher-args",
+                 script: bool = False) -> None:
     """Refuse launcher options ``args`` (from ``what``) that set what a configuration sets.
+    ``script``: they are for a job script, which sets the layout from the configuration it
+    writes (``recommend --emit``: no ``--threads`` to give, s36 review 2), not for a sweep.
 
     Raises:
-        ConfigError: one line naming the option, what it sets and the sweep's option for it.
+        ConfigError: one line naming the option, what it sets and, for a sweep, the sweep's
+            option for it.
     """
     found = owned_option(args)
     if found is None:
         return
     option, sets, ours = found
+    if script:
+        raise ConfigError(f"{what} {option!r} sets {sets}, which the script sets from the "
+                          "configuration it writes (the job would run another layout than "
+                          f"that one); remove it from {what}")
     raise ConfigError(f"{what} {option!r} sets {sets}, which the sweep sets from {ours} (a run "
                       "would be recorded with a layout that did not run); remove it from "
                       f"{what} and give {ours}")

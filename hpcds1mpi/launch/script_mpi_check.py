@@ -7,8 +7,9 @@ note where either is found on this PATH after a line that changes the job's envi
 every launch line). It reads files (the launcher's real name and linked libraries; the
 program's MPI as the sweep reads it, :mod:`hpcds1mpi.launch.program_file_mpi`: an ELF's
 ``NEEDED``, its libraries' in turn, or its version banner, a Python program's mpi4py, a shell
-wrapper's program) and runs nothing but a Python program's interpreter, asked where its
-mpi4py is; the families themselves are :mod:`hpcds1mpi.launch.mpi_names`'s.
+wrapper's program) and runs nothing but the module-system lines before a launch
+(:mod:`~hpcds1mpi.launch.module_path`: a module system's own init file and module files only
+root or the user can write) and a Python program's interpreter, asked where its mpi4py is; the families themselves are :mod:`hpcds1mpi.launch.mpi_names`'s.
 """
 
 from __future__ import annotations
@@ -154,8 +155,10 @@ def mpi_mismatch(script: "JobScript", launch: "Launch", cwd: str, env: dict | No
     ``seen``: one set passed for every launch line of a script: each (program, launcher)
     pair of files is then read once, and warned about at its first line only.
 
-    Only files are read (a Python program's interpreter is asked where its mpi4py is), no
-    launcher is run (not even ``--version``). A name without a folder is
+    Files are read and no launcher is run (not even ``--version``); what runs is a Python
+    program's interpreter, asked where its mpi4py is, and the module-system lines before the
+    launch (:func:`~hpcds1mpi.launch.module_path.job_path`: only a module system's own init
+    file and module files only root or the user can write). A name without a folder is
     looked up on ``PATH``; after a line that changes the job's environment (``module``,
     ``source``, ``spack``, ``conda``, ``PATH=``) that is the PATH advise sees, and the note
     says so (the job may find another); a relative program is read in ``cwd`` (where the job
@@ -422,7 +425,9 @@ def launch_checks(script: "JobScript", cwd: str, env: dict | None = None,
     (:func:`~hpcds1mpi.launch.script_thread_binding.one_core_warning`) warned of. ``skip``:
     the lines whose program is not the measured one
     (:func:`~hpcds1mpi.launch.measured_program.other_program`), whose MPI is not checked: a
-    launcher fitting the wrong interpreter's MPI would fail the same way (s32 tester U2)."""
+    launcher fitting the wrong interpreter's MPI would fail the same way (s32 tester U2). No
+    launcher is run; the module-system lines before a launch are, as :func:`mpi_mismatch`
+    says."""
     from hpcds1mpi.launch.script_hosts import host_list_warning
     from hpcds1mpi.launch.script_thread_binding import one_core_warning
 

@@ -165,3 +165,15 @@ def test_a_launcher_given_with_its_options_is_refused_naming_launcher_args():
         check_mpiexec("/nonexistent/mpiexec", program=mpich_app)
     named = str(missing.value).split("give the path of an MPI launcher: --mpiexec ")[1]
     assert mpi_family.launcher_family(named) == "mpich", named
+
+
+@pytest.mark.parametrize("blank", [" ", "\t", "  \n"])
+def test_a_launcher_of_blanks_only_is_refused_in_one_line_not_a_traceback(blank):
+    """s36 review 3: ``--mpiexec " "`` raised ValueError (``head, *rest = path.split()`` of
+    no word) where it had said "not found; give the path of an MPI launcher"."""
+    for given in ("--mpiexec", "the cluster file's mpiexec"):
+        with pytest.raises(ConfigError) as refused:
+            check_mpiexec(blank, given=given)
+        said = str(refused.value)
+        assert said.startswith(f"{given} {blank!r} not found; give the path of an MPI "
+                               "launcher: ") and "\n" not in said, said

@@ -55,3 +55,32 @@ def test_a_sweep_given_the_rank_count_in_launcher_args_runs_nothing(tmp_path):
         "from --nodes x --ranks-per-node (a run would be recorded with a layout that did not "
         "run); remove it from --launcher-args and give --nodes x --ranks-per-node")
     assert not out.exists()
+
+
+def test_a_cluster_files_layout_option_refuses_a_script_with_the_scripts_fix(tmp_path):
+    """s36 review 2: a cluster file's ``launcher_args = "--export=ALL,OMP_NUM_THREADS=1"``
+    refused ``recommend --emit`` naming the sweep's ``--threads``, which recommend has not;
+    a script sets the layout from the configuration it writes: remove the option."""
+    from pathlib import Path
+
+    cluster = (Path(__file__).parents[1] / "data" / "clusters" / "two_partitions.toml"
+               ).read_text()
+    args = ["recommend", "--workload", "gemm", "--size", "1024", "--emit", "slurm",
+            "--cluster", "c1.toml"]
+    for given, code in (("--export=ALL,OMP_NUM_THREADS=1", 2), ("--cpu-bind=cores", 0)):
+        (tmp_path / "c1.toml").write_text(cluster.replace(
+            "[clusters.demo]\n", f'[clusters.demo]\nlauncher_args = "{given}"\n'))
+        proc = subprocess.run([hpcds1mpi_exe(), *args], capture_output=True, text=True,
+                              timeout=120, cwd=tmp_path)
+        assert proc.returncode == code, proc.stderr
+    assert " --cpu-bind=cores " in proc.stdout  # a placement option: the script's
+    (tmp_path / "c1.toml").write_text(cluster.replace(
+        "[clusters.demo]\n", '[clusters.demo]\nlauncher_args = "-x OMP_NUM_THREADS=2"\n'))
+    refused = subprocess.run([hpcds1mpi_exe(), *args, "-o", "job.sh"], capture_output=True,
+                             text=True, timeout=120, cwd=tmp_path)
+    assert refused.returncode == 2 and refused.stderr.strip() == (
+        "hpcds1mpi: error: the cluster file's launcher_args '-x OMP_NUM_THREADS=2' sets the "
+        "threads per rank, which the script sets from the configuration it writes (the job "
+        "would run another layout than that one); remove it from the cluster file's "
+        "launcher_args")
+    assert not (tmp_path / "job.sh").exists()
