@@ -57,16 +57,17 @@ def _read_csv(path: Path, report: FileReport) -> "pd.DataFrame":
     the file writes them, the same for every value (s36 tester L1: a spreadsheet's re-save
     had moved dates by months and emptied decimal values, "0 malformed").
 
-    A ``;``-separated file is a decimal-comma locale's CSV: its numbers are read with ``,``
-    as the decimal mark. Times are read in the one format :func:`.csv_tables.times` decides
+    A ``;``-separated file is a decimal-comma locale's CSV or another tool's with ``.``
+    decimals: the mark is decided for the file (:func:`_decimal_mark`; s36 review 4: every
+    job of a ``;`` + ``.`` file was dropped). Times are read in the one format :func:`.csv_tables.times` decides
     for the file (dotted dates day-first, said). A value that is not a number or a time in
     that format drops its job, counted under its column.
 
     Raises:
         IngestError: the first row has more fields than the header (a later one: the parser's
             own error; without ``index_col=False`` pandas would take the first column as the
-            index and put every value under the next column's name), or a ``,``-separated
-            file with decimal commas.
+            index and put every value under the next column's name), a ``,``-separated
+            file with decimal commas, or a ``;``-separated one with both decimal marks.
     """
     import warnings
 
@@ -91,12 +92,15 @@ def _read_csv(path: Path, report: FileReport) -> "pd.DataFrame":
     report.records = len(table)
     checks: list = []
     stamps = {}
+    numeric = [name for name, dtype in JOB_COLUMNS
+               if dtype in ("Int64", "float64") and name in table.columns]
+    decimal = _decimal_mark(table, numeric, path) if sep == ";" else "."
     for name, dtype in JOB_COLUMNS:
         if name not in table.columns:
             continue
         text = table[name].str.strip()
         if dtype in ("Int64", "float64"):
-            table[name] = _numbers(text, name, "," if sep == ";" else ".", path, checks)
+            table[name] = _numbers(text, name, decimal, path, checks)
         elif dtype.startswith("datetime64"):
             stamps[name] = text.fillna("")
     if stamps:
@@ -138,6 +142,32 @@ def _as_ingest_wrote_it(path: Path, report: FileReport) -> "pd.DataFrame | None"
 
 #: A number written with a decimal comma (``0,024``), as a spreadsheet in such a locale does.
 _DECIMAL_COMMA = r"[-+]?\d*,\d+(?:[eE][-+]?\d+)?"
+#: A number written with a decimal point (``3.0``; not ``1.234,5``, a thousands mark).
+_DECIMAL_POINT = r"[-+]?\d+\.\d+(?:[eE][-+]?\d+)?"
+
+
+def _decimal_mark(table: "pd.DataFrame", numeric: list[str], path: Path) -> str:
+    """The decimal mark of a ``;``-separated file's ``numeric`` columns (text): ``,`` where
+    some value is written with a decimal comma and none with a decimal point, else ``.``
+    (many tools export ``;`` with ``.`` decimals).
+
+    Raises:
+        IngestError: values with either mark, which no one reading can tell apart.
+    """
+    found = {}
+    for mark, pattern in ((",", _DECIMAL_COMMA), (".", _DECIMAL_POINT)):
+        for name in numeric:
+            text = table[name].str.strip()
+            hits = text[text.str.fullmatch(pattern, na=False)]
+            if len(hits):
+                found[mark] = (name, hits.iloc[0])
+                break
+    if len(found) == 2:
+        (comma_in, comma), (point_in, point) = found[","], found["."]
+        raise IngestError(f"{path}: numbers are written with a decimal comma ({comma!r} in "
+                          f"{comma_in}) and with a decimal point ({point!r} in {point_in}); "
+                          "save it again with one decimal mark, or ingest the logs again")
+    return "," if "," in found else "."
 
 
 def _numbers(text: "pd.Series", name: str, decimal: str, path: Path, checks: list):

@@ -57,6 +57,42 @@ def test_a_german_spreadsheet_resave_with_semicolons_reads_the_same_jobs():
     assert "day-first" in said and "to the minute" in said
 
 
+def _semicolon_resave(path, rows_edit=None):
+    """job-table.csv written again with ';' between fields and its '.' decimals kept, as many
+    tools export (``rows_edit``: a function given the rows to change before)."""
+    import csv
+
+    with open(RESAVES / "job-table.csv", newline="") as fh:
+        rows = list(csv.reader(fh))
+    if rows_edit:
+        rows_edit(rows)
+    with open(path, "w", newline="") as fh:
+        csv.writer(fh, delimiter=";").writerows(rows)
+    return path
+
+
+def test_a_semicolon_separated_table_with_decimal_points_reads_the_same_jobs(tmp_path):
+    """s36 review 4: a ';'-separated job table with '.' decimals lost every job ("runtime_s
+    not a number (e.g. '3.0')": 16 dropped): the decimal mark is decided per file."""
+    first, _ = read_job_log(RESAVES / "job-table.csv")
+    back, report = read_job_log(_semicolon_resave(tmp_path / "jobs.csv"))
+    assert report.jobs == len(first) == 16 and not report.dropped, report.dropped
+    pd.testing.assert_frame_equal(back, first, check_dtype=False)
+
+
+def test_a_semicolon_separated_table_with_both_decimal_marks_is_refused(tmp_path):
+    """s36 review 4: '0,024' beside '3.0' in one ';' file cannot be told apart: one line."""
+    def one_comma(rows):
+        rows[1][rows[0].index("cpu_s")] = "0,024"
+
+    with pytest.raises(IngestError) as refused:
+        read_job_log(_semicolon_resave(tmp_path / "jobs.csv", one_comma))
+    assert str(refused.value) == (
+        f"{tmp_path / 'jobs.csv'}: numbers are written with a decimal comma ('0,024' in cpu_s) "
+        "and with a decimal point ('3.0' in runtime_s); save it again with one decimal mark, "
+        "or ingest the logs again")
+
+
 def test_dotted_dates_no_day_above_12_settles_read_day_first(tmp_path):
     """s36 tester L1, L5: '06.12.2026 03:39' was read as 12 June (pandas, value by value), and
     by the other CSV readers refused as day/month ambiguous: dotted dates are day-first
