@@ -172,7 +172,7 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
                                  ranks_per_node=spec.config.ranks_per_node)  # s29 tester A4
         if check is not None:  # the program wrote the telemetry file (s33 tester B1)
             check()
-        if refused := options_refused(result):  # never the program's run (s36 tester M3)
+        if refused := options_refused(result, tokens[0]):  # never the program's run (M3)
             raise LaunchError(f"the launcher refused its options ({refused}); nothing was recorded "
                               "for this configuration: fix --launcher-args (or launcher_args)")
         problem = launch_problem(result)

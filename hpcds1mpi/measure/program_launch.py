@@ -33,6 +33,7 @@ result keeps only the last :data:`TAIL` bytes of stdout and stderr, which is all
 
 from __future__ import annotations
 
+import os
 import re
 import resource
 import subprocess
@@ -146,26 +147,49 @@ def launch_problem(result: dict) -> str:
     return _first_line(tail, re.compile(re.escape(match.group(0)))) or match.group(0)
 
 
-#: A launcher's refusal of its own command line, before it started anything: hydra's "error
-#: parsing parameters" (its stack's cause above it: "unrecognized argument no-such"), Open
-#: MPI's / PRRTE's "mpirun: Error: unknown option", srun's "unrecognized option".
-OPTIONS_REFUSED = re.compile(r"\berror parsing parameters\b|\bunable to parse user arguments\b|"
-                             r"^\S*(mpirun|mpiexec|orterun|prterun)\S*: Error: unknown option\b|"
-                             r"^srun: (unrecognized|invalid) option\b", re.MULTILINE)
+#: A launcher's refusal of its own command line, as the launcher itself prints it last, having
+#: started nothing: hydra's (MPICH's, Intel MPI's) error stack ending "[mpiexec@vm] main
+#: (mpiexec.c:49): error parsing parameters" (its cause on the stack's first line:
+#: "unrecognized argument no-such"); Open MPI's / PRRTE's '<its argv[0]>: Error: unknown
+#: option "--x"' then "Type '<argv[0]> --help' for usage."; srun's "srun: unrecognized option
+#: '--x'" then 'Try "srun --help" for more information'.
+_HYDRA_REFUSED = re.compile(r"\[mpiexec@[^\]\s]+\]\s+\S+\s+\([^()\s]+:\d+\):\s*"
+                            r"(error parsing parameters|unable to parse user arguments)")
+_OPEN_MPI_REFUSED = re.compile(r"(\S+): Error: unknown option\b.*")
+_OPEN_MPI_HINT = re.compile(r"Type '\S+ --help' for usage\.")
+_SRUN_REFUSED = re.compile(r"srun: (unrecognized|invalid) option\b.*")
+_SRUN_HINT = re.compile(r'Try "srun --help" for more information\.?')
 
 
-def options_refused(result: dict) -> str:
-    """Why the launcher refused its own options ("" when it did not): the cause of hydra's
-    error stack, else the refusing line. s36 tester M3: hydra's refusal of a duplicate ``-n``
-    was recorded as the program's ``failed`` run, with a runtime and an energy."""
-    from hpcds1mpi.launch.help_text import hydra_cause
+def options_refused(result: dict, launcher: str = "") -> str:
+    """Why ``launcher`` (the launch's first token) refused its own options ("" when it did
+    not): the cause of hydra's error stack, else the refusing line. s36 tester M3: hydra's
+    refusal of a duplicate ``-n`` was recorded as the program's ``failed`` run, with a runtime
+    and an energy. Only the launcher's own refusal counts, as it prints it, at the end of its
+    output (s36 review 5: a program that printed "error parsing parameters", or a wrapper whose
+    own srun refused an option, had stopped the whole sweep): hydra's stack lines, an Open
+    MPI launcher's line under the name it was run by, srun's where the launcher is srun."""
+    from hpcds1mpi.launch.help_text import HYDRA_STACK
+    from hpcds1mpi.measure.printable import printable
 
     if result["timed_out"] or result["exit_code"] == 0:
         return ""
-    tail = result["stderr"][-4000:]
-    if not (match := OPTIONS_REFUSED.search(tail)):
+    lines = [ln.strip() for ln in result["stderr"][-4000:].splitlines() if ln.strip()]
+    if not lines:
         return ""
-    return hydra_cause(tail) or _first_line(tail, re.compile(re.escape(match.group(0))))
+    if _HYDRA_REFUSED.fullmatch(lines[-1]):
+        stack = len(lines) - 1
+        while stack > 0 and HYDRA_STACK.match(lines[stack - 1]):
+            stack -= 1
+        match = HYDRA_STACK.match(lines[stack])
+        return printable(f"[{match.group(1)}] {match.group(2)}", keep="\t")[:300]
+    name = os.path.basename(launcher)
+    for refused, hint in ((_OPEN_MPI_REFUSED, _OPEN_MPI_HINT), (_SRUN_REFUSED, _SRUN_HINT)):
+        found = lines[-2] if len(lines) > 1 and hint.fullmatch(lines[-1]) else lines[-1]
+        if (match := refused.fullmatch(found)) and name == (
+                os.path.basename(match.group(1)) if refused is _OPEN_MPI_REFUSED else "srun"):
+            return printable(found, keep="\t")[:300]
+    return ""
 
 
 def _first_line(text: str, pattern: re.Pattern) -> str:

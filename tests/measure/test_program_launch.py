@@ -749,3 +749,66 @@ def test_a_launcher_that_refuses_its_options_is_no_run_of_the_program(tmp_path):
     from hpcds1mpi.records.telemetry import read_runs
 
     assert not out.exists() or read_runs(out).empty  # no runtime, no energy stored
+
+
+#: The launchers' own refusals as they print them (MPICH 5's hydra, Open MPI 4.1's mpirun,
+#: Slurm's srun), and the first token each was run by.
+_HYDRA_REFUSAL = (
+    "[mpiexec@vm] match_arg (/mpich-5.0.2/src/pm/hydra/lib/utils/args.c:166): unrecognized "
+    "argument no-such-option\n"
+    "[mpiexec@vm] HYDU_parse_array (/mpich-5.0.2/src/pm/hydra/lib/utils/args.c:181): argument "
+    "matching returned error\n"
+    "[mpiexec@vm] main (/mpich-5.0.2/src/pm/hydra/mpiexec/mpiexec.c:49): error parsing "
+    "parameters\n")
+_OPEN_MPI_REFUSAL = ('/usr/bin/mpirun.openmpi: Error: unknown option "--bogus"\n'
+                     "Type '/usr/bin/mpirun.openmpi --help' for usage.\n")
+_SRUN_REFUSAL = "srun: unrecognized option '--bogus'\nTry \"srun --help\" for more information\n"
+
+
+@pytest.mark.parametrize("launcher, stderr, said", [
+    ("/venv/bin/mpiexec", _HYDRA_REFUSAL, "[mpiexec@vm] unrecognized argument no-such-option"),
+    ("/usr/bin/mpirun.openmpi", _OPEN_MPI_REFUSAL,
+     '/usr/bin/mpirun.openmpi: Error: unknown option "--bogus"'),
+    ("srun", _SRUN_REFUSAL, "srun: unrecognized option '--bogus'"),
+    # a program's own lines, or a wrapper's own srun / mpirun refusing: the program's failure
+    ("/venv/bin/mpiexec", "error: error parsing parameters\n", ""),
+    ("/venv/bin/mpiexec", "input.c: unable to parse user arguments\n", ""),
+    ("/venv/bin/mpiexec", _SRUN_REFUSAL, ""),
+    ("/venv/bin/mpiexec", _OPEN_MPI_REFUSAL, ""),
+    ("srun", _SRUN_REFUSAL + "srun: error: n1: task 0: Exited with exit code 1\n", ""),
+    ("/usr/bin/mpirun.openmpi", _OPEN_MPI_REFUSAL + "mpirun.openmpi detected that one or more "
+     "processes exited with non-zero status\n", ""),
+    ("/venv/bin/mpiexec", _HYDRA_REFUSAL + "the program's own last line\n", ""),
+])
+def test_only_the_launchers_own_refusal_at_the_end_is_one_of_its_options(launcher, stderr,
+                                                                          said):
+    """s36 review 5: "error parsing parameters" or "srun: unrecognized option" anywhere in the
+    output — a program's own line, a wrapper's srun — stopped the sweep as the launcher's
+    refusal of its options; only the launcher's own lines, as it ends with them, are."""
+    result = {**BASE, "exit_code": 1, "stderr": stderr}
+    assert program_launch.options_refused(result, launcher) == said
+
+
+@pytest.mark.mpi
+def test_a_program_that_prints_a_launchers_refusal_is_a_failed_run_and_the_sweep_goes_on(
+        tmp_path):
+    """s36 review 5: a wrapper whose own srun refused an option (and which says "error
+    parsing parameters") aborted the whole sweep; each size is now a failed run."""
+    import subprocess
+
+    from hpcds1mpi.records.telemetry import read_runs
+    from tests.helpers import hpcds1mpi_exe, mpiexec
+
+    (tmp_path / "app.sh").write_text(
+        "echo 'app: error parsing parameters' >&2\n"
+        "srun --no-such-option-here true\n"  # Slurm's own srun refusing the wrapper's option
+        "exit 1\n")
+    out = tmp_path / "x.h5"
+    proc = subprocess.run(
+        [hpcds1mpi_exe(), "sweep", "--command", "sh app.sh {size}", "--label", "x", "--sizes",
+         "1,2", "--ranks-per-node", "1", "--max-repeats", "1", "--mpiexec", mpiexec(),
+         "--out", str(out), "--no-progress"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert "refused its options" not in proc.stderr, proc.stderr
+    runs = read_runs(out)
+    assert sorted(runs["size"]) == [1, 2] and set(runs["status"]) == {"failed"}, proc.stderr
