@@ -260,6 +260,28 @@ def check_nodes_reachable(plan, launch, env: dict | None = None) -> None:
 _LANDED: dict[tuple, list[str]] = {}
 
 
+def _landing_fixes(launch, env: dict) -> str:
+    """What to do where a layout's ranks landed elsewhere: drop the launcher options' placement
+    (only where there are any), launch with srun inside a Slurm allocation, or give the
+    launcher the hosts (a PBS job's ``$PBS_NODEFILE``). s36 review 6: it named
+    ``--launcher-args`` and srun whatever the launcher was given and wherever it ran."""
+    import shlex
+
+    from hpcds1mpi.slurm_allocation import leftover_job
+
+    args = tuple(str(w) for w in getattr(launch, "args", ()))
+    fixes = [f"drop the placement options from --launcher-args (or the cluster file's "
+             f"launcher_args: {_shown(shlex.join(args), 60)})"] if args else []
+    if "SLURM_JOB_ID" in env and not leftover_job(env):
+        fixes.append("launch with srun inside the Slurm allocation (--launcher srun), which "
+                     "places the ranks as asked")
+    elif not _names_hosts(args):
+        hosts = "$PBS_NODEFILE" if env.get("PBS_NODEFILE") else "FILE"
+        fixes.append(f'give the launcher the job\'s hosts (--launcher-args "--hostfile '
+                     f'{hosts}")')
+    return ", or ".join(fixes)
+
+
 def check_nodes_landed(plan, launch, env: dict | None = None, cwd_of=None) -> list[str]:
     """Where an mpiexec may start ranks on more than one node — a Slurm allocation (or PBS
     job) of several nodes, or where :func:`reachable_nodes` cannot tell the count — find out
@@ -324,9 +346,7 @@ def check_nodes_landed(plan, launch, env: dict | None = None, cwd_of=None) -> li
                 f"--nodes {nodes} --ranks-per-node {per_node}: {what}; "
                 f"{held}, so nothing is recorded as "
                 f"{nodes} node{'s' if nodes != 1 else ''} x {per_node} rank"
-                f"{'s' if per_node != 1 else ''}: drop the placement options from "
-                "--launcher-args, or launch with srun inside a Slurm allocation "
-                "(--launcher srun), which places the ranks as asked")
+                f"{'s' if per_node != 1 else ''}: {_landing_fixes(launch, env)}")
         _LANDED[key] = ranks
         landed.append(nodes)
         named = f"{nodes}-node" if per_node == 1 else f"{nodes}-node x {per_node}-rank"

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -376,3 +377,33 @@ def test_no_host_probe_runs_where_one_node_is_reached_or_srun_places_the_ranks(t
     for where in (slurm, {**here, "PBS_NODEFILE": str(nodefile)}, {**here, "LSB_JOBID": "5"}):
         with pytest.raises(LaunchError, match="cannot start the launcher /nowhere/bin/mpiexec"):
             check_nodes_landed(_plan("2"), missing, where)
+
+
+@pytest.mark.mpi
+def test_ranks_landing_elsewhere_in_a_pbs_job_name_its_node_file_not_srun(tmp_path):
+    """s36 review 6: the refusal always said "drop the placement options from
+    --launcher-args, or launch with srun inside a Slurm allocation", in a PBS job too and
+    with no launcher options at all; it names the options only where there are any, and in a
+    PBS job the job's node file for the launcher."""
+    from hpcds1mpi.measure.reachable_nodes import check_nodes_landed
+    from tests.helpers import mpiexec
+
+    here = os.uname().nodename
+    nodefile = tmp_path / "nodes"
+    nodefile.write_text(f"localhost\n{here}\n")  # two names, one machine: hydra stays here
+    env = {**_outside_any_allocation(), "PBS_JOBID": "7.pbs", "PBS_NODEFILE": str(nodefile)}
+    said = (f"^--nodes 2 --ranks-per-node 1: a launch of 2 ranks, one per node, landed on 1 "
+            f"host \\({here}\\); this PBS job has 2 nodes, so nothing is recorded as 2 nodes x "
+            "1 rank: ")
+    hosts = "give the launcher the job's hosts (--launcher-args \"--hostfile $PBS_NODEFILE\")"
+    with pytest.raises(ConfigError) as bare:
+        check_nodes_landed(_plan("2"), launchers.HydraMpiexec(mpiexec(), ()), env,
+                           cwd_of=lambda spec: str(tmp_path))
+    assert re.match(said, str(bare.value)) and str(bare.value).endswith(": " + hosts)
+    with pytest.raises(ConfigError) as bound:
+        check_nodes_landed(_plan("2"), launchers.HydraMpiexec(mpiexec(), ("-bind-to", "core")),
+                           env, cwd_of=lambda spec: str(tmp_path))
+    assert str(bound.value).endswith(
+        ": drop the placement options from --launcher-args (or the cluster file's "
+        f"launcher_args: '-bind-to core'), or {hosts}")
+    assert "srun" not in str(bare.value) + str(bound.value)
