@@ -74,7 +74,9 @@ def _kind(line: str, env: Mapping[str, str]) -> str | None:
         if len(words) == 1 and "PATH" in m.group(1):
             return None
         words = words[1:]
-    return None if words and words[0] in _SHELL_CHANGING else "skip"
+    # `MODULEPATH=/x module load y`: a module command in another environment, not run
+    return None if words and (words[0] in _SHELL_CHANGING or words[0] in ("module", "ml")) \
+        else "skip"
 
 
 def job_path(lines: Sequence[str], env: Mapping[str, str] | None = None

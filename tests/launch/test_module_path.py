@@ -46,7 +46,8 @@ def test_lines_that_may_change_path_otherwise_are_not_run(monkeypatch):
 
     monkeypatch.setattr(subprocess, "run", refuse)
     for line in ("conda activate x", "source ~/.bashrc", "export PATH=/x:$PATH",
-                 "module load $MPI", "eval $(spack load --sh mpich)"):
+                 "module load $MPI", "eval $(spack load --sh mpich)",
+                 "MODULEPATH=/tmp/x module load openmpi"):
         path, why = module_path.job_path([line, "module load openmpi"])
         assert path is None and repr(line) in why, (line, why)
     env = {k: v for k, v in os.environ.items()
