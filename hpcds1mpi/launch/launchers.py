@@ -4,9 +4,8 @@ A launcher gives
 
 * :meth:`Launcher.tokens`: the argv (without the program) that starts one Configuration, here
   (the sweep's program mode, System 2) and in batch scripts (``srun --nodes=2 ... -c 2``);
-* :meth:`Launcher.total_tokens`: ``ranks`` ranks laid out as the launcher chooses (the sweep
-  supervisor, whose in-process sweep splits nodes itself);
-* :meth:`Launcher.environment`: the program's environment, with its binding.
+* :meth:`Launcher.total_tokens`: ``ranks`` ranks as the launcher lays them out (the sweep
+  supervisor); :meth:`Launcher.environment`: the program's environment, with its binding.
 
 :class:`Srun` (Slurm), :class:`HydraMpiexec` (MPICH, Intel MPI), :class:`OpenMpiMpirun` (Open
 MPI) launch on this machine; :class:`Mpiexec` is a site's ``mpiexec``/``mpirun`` of unknown
@@ -38,6 +37,7 @@ from hpcds1mpi.launch.intel_pinning import (bind_to_note, is_intel, own_binding,
 from hpcds1mpi.launch.open_mpi_binding import (UNBIND_OPEN_MPI, ThreadBinding, binds_its_own,
                                                open_mpi_thread_binding)
 from hpcds1mpi.launch.srun_overcommit import overcommit_note, overcommit_tokens
+from hpcds1mpi.runtime import site_binding
 
 #: Launcher kinds a user may ask for on this machine (``--launcher``).
 LAUNCHERS = ("srun", "mpiexec")
@@ -62,8 +62,7 @@ class Launcher:
 
     def run_notes(self, config: Configuration) -> list[str]:
         """:meth:`notes` and the shell's binding variables the runs were not given (s36 E2)."""
-        from hpcds1mpi.runtime.site_binding import left_out_note
-        note = left_out_note("OMP_PLACES" in self.environment(config), self.name)
+        note = site_binding.left_out_note("OMP_PLACES" in self.environment(config), self.name)
         return self.notes(config) + ([note] if note else [])
 
     def script_lines(self, config: Configuration) -> list[str]:
@@ -131,10 +130,8 @@ class Mpiexec(Launcher):
 
     command: str = "mpiexec"
     args: tuple = ()
-    #: Ranks per node given at one node too: the sweep's launches (:func:`local`), which may
-    #: run inside an allocation of more nodes than a configuration's, whose slots hydra and
-    #: mpirun fill one node after another (s36 tester M0: a 1-node configuration ran one rank
-    #: per node); a batch script's job holds its configuration's nodes only.
+    #: Ranks per node given at one node too: a sweep's launch (:func:`local`) may run in an
+    #: allocation of more nodes, whose slots hydra and mpirun fill node by node (s36 M0).
     hold: bool = False
     name = "mpiexec"
 
