@@ -71,7 +71,7 @@ def test_a_preamble_that_already_puts_the_folder_first_is_not_repeated():
     _, bin_dir = own_executable()
     job = _job(KERNEL, preamble=[f"export PATH={bin_dir}:$PATH"])
     assert path_export(bin_dir, job) == ""
-    assert batch.render(job, "pbs").count(f"export PATH={bin_dir}:$PATH") == 1
+    assert batch.render(job, "pbs").splitlines().count(f"export PATH={bin_dir}:$PATH") == 1
     assert path_export(bin_dir, _job(KERNEL, preamble=[f"export PATH={bin_dir}:$PATH"],
                                      modules=["gcc/12"])) == bin_dir  # a module may move it
     assert path_export("", job) == ""
