@@ -49,14 +49,18 @@ def check_unique_columns(path: str | Path, header: list[str]) -> None:
 _KIND_NAMES = {"eagle": "an NREL Eagle", "eurora": "a CINECA Eurora", "sacct-csv": "a sacct"}
 
 
-def read_csv_table(path: str | Path, kind: str, required: tuple[str, ...]
-                   ) -> tuple["pd.DataFrame", FileReport]:
+def read_csv_table(path: str | Path, kind: str, required: tuple[str, ...],
+                   mend_longer=None) -> tuple["pd.DataFrame", FileReport]:
     """A CSV job log as text columns, with its report.
 
     Args:
         path: the file.
         kind: the report's kind.
         required: columns the reader cannot do without.
+        mend_longer: ``(header, longer_rows, report) -> rows`` for the rows with more fields
+            than the header (an unquoted ',' inside a value): the rows it returns, of the
+            header's length, are read; it counts the others itself. Without it they are
+            counted and dropped.
 
     Raises:
         IngestError: a column of ``required`` is missing, or the file is not CSV at all.
@@ -93,12 +97,18 @@ def read_csv_table(path: str | Path, kind: str, required: tuple[str, ...]
     body = records[1:]
     report.records = len(body)
     rows = [r for r in body if len(r) == ncols]
-    longer = sum(len(r) > ncols for r in body)
-    if longer:
-        report.dropped["more fields than the header"] += longer
-    if len(body) - len(rows) - longer:
+    longer = [r for r in body if len(r) > ncols]
+    if len(body) - len(rows) - len(longer):
         report.dropped["fewer fields than the header (truncated row)"] += \
-            len(body) - len(rows) - longer
+            len(body) - len(rows) - len(longer)
+    if longer and mend_longer is None:
+        report.dropped["more fields than the header"] += len(longer)
+    elif longer:
+        # Mended rows keep their place among the others (a job line before its steps).
+        mended = {id(r): m for r, m in zip(longer, mend_longer(header, longer, report))
+                  if m is not None}
+        rows = [r if len(r) == ncols else mended[id(r)] for r in body
+                if len(r) == ncols or id(r) in mended]
     df = pd.DataFrame(rows, columns=header, dtype=str)
     return df.apply(lambda s: s.str.strip()), report
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from hpcds1mpi.errors import IngestError
 
 from .csv_tables import read_csv_table
+from .sacct_records import FREE_TEXT_COLUMNS
 from .sacct_text import rows_from_records
 from .schema import FileReport
 
@@ -29,7 +30,10 @@ def is_sacct_header(columns) -> bool:
 def read_sacct_csv(path: str | Path) -> tuple[list[dict], FileReport]:
     """Read a sacct CSV export into one dict per job (:func:`.schema.job_row`)."""
     path = Path(path)
-    df, report = read_csv_table(path, "sacct-csv", ("State",))
+    dropped: list[str] = []
+    df, report = read_csv_table(path, "sacct-csv", ("State",),
+                                mend_longer=lambda header, rows, rep: _mend_unquoted_commas(
+                                    header, rows, rep, dropped))
     report.kind = "sacct-csv"
     if not set(df.columns) & set(SACCT_ID_COLUMNS):
         raise IngestError(f"{path}: a sacct CSV needs a JobIDRaw or JobID column "
@@ -40,8 +44,8 @@ def read_sacct_csv(path: str | Path) -> tuple[list[dict], FileReport]:
     if not {"ElapsedRaw", "Elapsed"} & set(header):
         report.facts.append("no ElapsedRaw or Elapsed column: run times unknown (such a table "
                             "cannot train a runtime model)")
-    _say_unquoted_commas(header, report)
-    rows = rows_from_records(header, df[header].to_numpy().tolist(), report)
+    rows = rows_from_records(header, df[header].to_numpy().tolist(), report,
+                             dropped_jobs=dropped)
     return rows, report
 
 
@@ -50,19 +54,36 @@ LIST_COLUMNS = ("ReqTRES", "AllocTRES", "ReqGRES", "AllocGRES", "ReqTres", "TRES
                 "TRESUsageInMax", "TRESUsageInTot", "TRESUsageOutTot", "NodeList", "Constraints")
 
 
-def _say_unquoted_commas(header: list[str], report: FileReport) -> None:
-    """Reword the count of rows with more fields than the header where the header has list
-    columns: sacct quotes nothing, so ``sacct -P --delimiter=,`` (or ``tr '|' ,``) splits
-    every TRES list. Not mended: two list columns side by side (ReqTRES, AllocTRES; either may
-    be empty) leave no way to tell where one list ends, so the rows are refused, with the
-    export that works (s31 tester R1)."""
-    longer = report.dropped.pop("more fields than the header", 0)
-    if not longer:
-        return
-    lists = [c for c in header if c in LIST_COLUMNS or "TRES" in c]
-    if not lists:
-        report.dropped["more fields than the header"] = longer
-        return
-    report.dropped[f"more fields than the header: the ',' inside {', '.join(lists[:3])} (sacct "
-                   "quotes nothing) splits them; export with sacct -P, not --delimiter=, or "
-                   "tr '|' ,"] = longer
+def _mend_unquoted_commas(header: list[str], longer: list[list[str]], report: FileReport,
+                          dropped: list[str]) -> list[list[str] | None]:
+    """Rows with more fields than the header: sacct quotes nothing, so ``sacct -P
+    --delimiter=,`` (or ``tr '|' ,``) splits a value holding ',' — a job name, a TRES list.
+    Where the header has one column that can hold a ',' (free text or a list) the extra
+    fields are joined back into it, noted; with several, which field is whose cannot be told:
+    the row is dropped, its job named in a fact (its steps then counted as such), with the
+    export that works (s31 tester R1; s36 tester L7: a name "run,x=1")."""
+    name = lambda c: c.strip().lstrip("\ufeff")  # noqa: E731
+    cols = [name(c) for c in header]
+    can_hold = [i for i, c in enumerate(cols)
+                if c in FREE_TEXT_COLUMNS or c in LIST_COLUMNS or "TRES" in c]
+    if len(can_hold) == 1:
+        at, out = can_hold[0], []
+        for r in longer:
+            extra = len(r) - len(cols)
+            out.append(r[:at] + [",".join(r[at:at + extra + 1])] + r[at + extra + 1:])
+        report.notes[f"',' inside {cols[at]} (sacct does not quote it): joined back, the only "
+                     "column that can hold one"] += len(longer)
+        return out
+    id_at = cols.index("JobID" if "JobID" in cols else "JobIDRaw")
+    ids = [r[id_at].strip() for r in longer] if all(i > id_at for i in can_hold) else []
+    dropped.extend(i.split(".", 1)[0] for i in ids)
+    # The lists first: every row of a TRES column splits, a name's ',' is rarer.
+    lists = [cols[i] for i in can_hold if cols[i] not in FREE_TEXT_COLUMNS]
+    held = ", ".join((lists + [cols[i] for i in can_hold if cols[i] in FREE_TEXT_COLUMNS])[:4])
+    report.dropped[f"more fields than the header: the ',' inside {held} (sacct quotes nothing; "
+                   "which field is whose cannot be told); export with sacct -P, not "
+                   "--delimiter=, or tr '|' ,"] += len(longer)
+    if ids:
+        report.facts.append(f"{len(ids)} row(s) with a ',' inside a value dropped: jobs "
+                            f"{', '.join(ids[:5])}{' ...' if len(ids) > 5 else ''}")
+    return [None] * len(longer)

@@ -60,13 +60,19 @@ def read_sacct_parsable(path: str | Path) -> tuple[list[dict], FileReport]:
     return rows_from_records(header, records, report, cut_ids), report
 
 
+#: Steps whose job line the reader itself dropped (its fields could not be told apart).
+STEPS_OF_DROPPED = "step rows of a job whose own line was dropped (named above)"
+
+
 def rows_from_records(header: list[str], records, report: FileReport,
-                      cut_ids: list[str] = ()) -> list[dict]:
+                      cut_ids: list[str] = (), dropped_jobs=()) -> list[dict]:
     """Job rows (:func:`job_row`) from sacct records, job lines and their step lines, as
     ``sacct -P`` and a sacct CSV export both give them (one list of fields per record, in
     the order of ``header``); sets ``report.jobs``. A job one of whose step records was cut
     short (``cut_ids``: the ids of records dropped so) keeps none of its steps' values (s31
-    tester R3: ranks 2 of 4 and a third of the peak memory read from what was left)."""
+    tester R3: ranks 2 of 4 and a third of the peak memory read from what was left). The
+    steps of a job whose own line was dropped before (``dropped_jobs``, its ids) are counted
+    as that, not as steps whose job the export lacks."""
     cut_jobs = {jid.split(".", 1)[0] for jid in cut_ids if "." in jid}
     idcol = "JobID" if "JobID" in header else "JobIDRaw"
     jobs: dict[str, dict] = {}
@@ -118,8 +124,10 @@ def rows_from_records(header: list[str], records, report: FileReport,
         else:
             jobs[jid], steps[jid] = row, early.pop(jid, {})
             order[jid] = None
-    for rows in early.values():
-        report.dropped["step rows without their job line"] += len(rows)
+    dropped_jobs = set(dropped_jobs)
+    for base, rows in early.items():
+        report.dropped[STEPS_OF_DROPPED if base in dropped_jobs else
+                       "step rows without their job line"] += len(rows)
     if clashing:
         report.facts.append(f"{len(clashing)} id(s) with two different jobs (user or name "
                             f"differ) dropped, every line of them: jobs {', '.join(list(clashing)[:5])}"

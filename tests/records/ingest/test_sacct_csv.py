@@ -139,9 +139,44 @@ def test_a_comma_delimited_sacct_export_says_the_tres_commas_and_the_export_to_u
         read_job_log(path)
     assert str(caught.value) == (
         f"{path}: no job could be read as sacct-csv (4 x more fields than the header: the ',' "
-        "inside ReqTRES, AllocTRES (sacct quotes nothing) splits them; export with sacct -P, "
-        "not --delimiter=, or tr '|' ,)")
+        "inside ReqTRES, AllocTRES, JobName (sacct quotes nothing; which field is whose cannot "
+        "be told); export with sacct -P, not --delimiter=, or tr '|' ,)")
     # Not mended: the two lists stand side by side, either may be empty, so where one ends
     # cannot be told.
     header = path.read_text().splitlines()[0].split(",")
     assert header.index("ReqTRES") + 1 == header.index("AllocTRES")
+
+
+def test_a_comma_in_the_job_name_of_a_comma_delimited_export_is_joined_back(tmp_path):
+    """s36 tester L7: `sacct -P --delimiter=,` of a job named "run,x=1" dropped the job
+    unnamed ("more fields than the header") and counted its steps as having no job line.
+    With JobName the only column that can hold a ',' the fields are joined back."""
+    head = "JobID,JobName,Partition,State,Submit,Start,End,ElapsedRaw,Timelimit,User"
+    times = "2026-12-01T11:00:00,2026-12-01T11:00:05,2026-12-01T11:20:05,1200"
+    path = tmp_path / "comma-name.csv"
+    path.write_text(f"{head}\n102,run,x=1,debug,COMPLETED,{times},01:00:00,alice\n"
+                    f"102.batch,batch,,COMPLETED,{times},,\n")
+    df, report = read_job_log(path)
+    job = df.iloc[0]
+    assert (len(df), job["job_id"], job["workload"], job["partition"], job["runtime_s"]) == (
+        1, "102", "run,x=1", "debug", 1200.0)
+    assert not report.dropped
+    assert report.notes["',' inside JobName (sacct does not quote it): joined back, the only "
+                        "column that can hold one"] == 1
+
+
+def test_a_comma_where_two_columns_could_hold_it_drops_the_job_named_and_its_steps_so(
+        tmp_path):
+    """With JobName and AllocTRES both able to hold the ',' the job is dropped, named, and its
+    steps are counted as a dropped job's (not as steps whose job the export lacks)."""
+    head = "JobID,JobName,State,Submit,Start,End,ElapsedRaw,Timelimit,User,AllocTRES"
+    times = "2026-12-01T11:00:00,2026-12-01T11:00:05,2026-12-01T11:20:05,1200"
+    path = tmp_path / "comma-two.csv"
+    path.write_text(f"{head}\n101,a,b,COMPLETED,{times},01:00:00,alice,cpu=2\n"
+                    f"101.batch,batch,COMPLETED,{times},,,cpu=2\n"
+                    f"102,ok,COMPLETED,{times},01:00:00,alice,cpu=2\n")
+    df, report = read_job_log(path)
+    assert list(df["job_id"]) == ["102"]
+    assert report.dropped["step rows of a job whose own line was dropped (named above)"] == 1
+    assert "step rows without their job line" not in report.dropped
+    assert "1 row(s) with a ',' inside a value dropped: jobs 101" in report.facts
