@@ -152,6 +152,10 @@ class BundleObjective:
             its limit is ``oom``, and the output also carries both (``mem_need_mb``,
             ``mem_limit_mb``). The ``mobo`` command passes the limits ``recommend`` applies
             (``decide.memory_limits``, a later stage than this one). None: not judged.
+        reading: ``reading(configs, prediction) -> prediction``: the bundle's answer as a later
+            stage reads it; the ``mobo`` command passes System 1's (runs measured at and
+            around the size replace the model's runtime and energy there, as ``recommend``
+            prints them). None: the model's own answer.
 
     Raises:
         ModelError: the bundle predicts no energy/power when it is asked for, or does not know
@@ -163,7 +167,8 @@ class BundleObjective:
     def __init__(self, bundle: Any, partition: "Partition", objectives: Sequence[str] = ("runtime_s", "energy_j"),
                  fail_threshold: float = 0.5, model_partition: str | None = None,
                  energy_from: str = "bundle",
-                 memory: "Callable[[pd.DataFrame, Any], tuple] | None" = None) -> None:
+                 memory: "Callable[[pd.DataFrame, Any], tuple] | None" = None,
+                 reading: "Callable[[pd.DataFrame, Any], Any] | None" = None) -> None:
         if energy_from not in ("bundle", "power-model"):
             raise ModelError(f"unknown energy source {energy_from!r}; use bundle or power-model")
         self.energy_from = energy_from
@@ -192,6 +197,7 @@ class BundleObjective:
                 f"{known}: predict it as one of them with model_partition=NAME (mobo: "
                 "--model-partition NAME), or use a partition the bundle was trained on")
         self.memory = memory
+        self.reading = reading
 
     def check_workload(self, workload: str) -> None:
         """Raise :class:`ModelError` for a workload the bundle never saw."""
@@ -213,6 +219,8 @@ class BundleObjective:
         frame["memory_gb"] = self.partition.memory_gb
         frame["gpus_per_node"] = self.partition.gpus_per_node
         pred = self.bundle.predict(frame)
+        if self.reading is not None:
+            pred = self.reading(configs, pred)
         out = configs[[]].copy()
         out["runtime_s"] = np.asarray(pred["runtime_s"], dtype=float)
         out["energy_j"] = np.asarray(pred["energy_j"], dtype=float) if "energy_j" in pred else np.nan

@@ -74,8 +74,9 @@ DOUBTED_CONFIDENCE = 0.5
 # Scoring
 
 
-_PRED_COLUMNS = ("runtime_s", "runtime_lo", "runtime_hi", "energy_j", "energy_lo", "energy_hi",
-                 "fail_prob", "fail_prob_max", "peak_rss_mb")
+#: The columns System 1 reads from a bundle's answer (mobo's reading needs them too).
+PRED_COLUMNS = ("runtime_s", "runtime_lo", "runtime_hi", "energy_j", "energy_lo", "energy_hi",
+                "fail_prob", "fail_prob_max", "peak_rss_mb")
 
 
 def score(bundle, workload: str, size: int, partitions: Sequence["Partition"],
@@ -138,13 +139,13 @@ def _check_question(size, partitions) -> None:
 def scores_from_prediction(bundle, workload, size, partitions, constraints, limits, frame, pred
                            ) -> Scores:
     """:func:`score` once ``pred = bundle.predict(frame)`` is known (``system1_batch``)."""
-    missing = [c for c in _PRED_COLUMNS if c not in pred.columns]
+    missing = [c for c in PRED_COLUMNS if c not in pred.columns]
     if missing or len(pred) != len(frame):
         raise ModelError(f"model answer lacks {', '.join(missing) or 'rows'}; "
                          "retrain the bundle with this version")
     cols = {c: column_array(frame, c) for c in
             ("nodes", "ranks_per_node", "threads", "device", "precision", "partition")}
-    for col in _PRED_COLUMNS:
+    for col in PRED_COLUMNS:
         cols[col] = np.asarray(pred[col], dtype=float)
     # Optional (bundles that recorded it): the workload's measured noise, for the confidence.
     cols["runtime_noise"] = np.asarray(pred["runtime_noise"], dtype=float) \
