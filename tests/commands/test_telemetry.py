@@ -440,3 +440,31 @@ def test_merge_refuses_another_users_out_without_force(tmp_path):
     assert proc.returncode == 0 and "2 runs (1 added" in proc.stdout, proc.stderr
     assert (out.stat().st_uid, out.stat().st_gid) == (0, 65534)  # its group kept
     assert out.stat().st_mode & 0o777 == 0o660  # and its group's write (s35 tester R7)
+
+
+def test_a_json_export_keeps_every_float_as_the_telemetry_holds_it(tmp_path):
+    """s37 tester P2: `telemetry export --out X.json` wrote pandas' 10 decimals: a kernel's
+    6e-15 rel_error became 0.0, an 8.623000042e-06 s repeat 8.623e-06. Every float now reads
+    back equal, NaN as null, strings and integers as they are."""
+    import json
+
+    from tests.helpers import run_cli
+
+    src = tmp_path / "t.h5"
+    telemetry.append(src, [run_row(0, runtime_s=8.623000042e-06, rel_error=6.0008266291820245e-15),
+                           run_row(1, runtime_s=0.9742531900000131, rel_error=float("nan"))])
+    out = tmp_path / "runs.json"
+    proc = run_cli(["telemetry", "export", str(src), "--out", str(out)], timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    frame = telemetry.read_runs(src)
+    assert len(rows) == len(frame) == 2
+    for row, (_, want) in zip(rows, frame.iterrows()):
+        for col, value in want.items():
+            if isinstance(value, float) and value != value:
+                assert row[col] is None, col
+            else:
+                assert row[col] == value and type(row[col]) is type(value.item() if hasattr(
+                    value, "item") else value), col
+    assert rows[0]["rel_error"] == 6.0008266291820245e-15
+    assert rows[0]["runtime_s"] == 8.623000042e-06
