@@ -94,6 +94,8 @@ class WalltimeProposal:
             where the proposal would not have been above them
             (:class:`~hpcds1mpi.decide.walltime_evidence.Kills`); None: no such kill.
         killed_from_s: the walltime before it was raised above those kills (None: not).
+        killed_below: such kills the proposal is already above (a killed job is known only to
+            need more than its run): said, with what a raise above them would ask; None: none.
         killed_ignored: such kills far beyond every completed run like them
             (:meth:`~hpcds1mpi.decide.walltime_evidence.Kills.out_of_line`): said, not
             obeyed; None: none.
@@ -124,6 +126,7 @@ class WalltimeProposal:
     partition_guess: str | None = None
     killed: Kills | None = None
     killed_from_s: float | None = None
+    killed_below: Kills | None = None
     killed_ignored: Kills | None = None
     partition_limit_s: float | None = None
 
@@ -204,7 +207,8 @@ class WalltimeProposal:
         asked = (f"-l walltime={format_pbs_walltime(minutes * 60)}" if scheduler == "pbs"
                  else f"--time {self.slurm_time()}")
         ignored = self.killed_ignored
-        more = (f"; {kills.n} more killed at their limit" if kills is not None else
+        counted = kills if kills is not None else self.killed_below
+        more = (f"; {counted.n} more killed at their limit" if counted is not None else
                 f"; {ignored.n} more killed at their limit, ignored" if ignored else "")
         where = (f"; partition taken as {self.partition_guess!r}, where your jobs ran (the "
                  "job names none)" if self.partition_guess else "")
@@ -215,6 +219,14 @@ class WalltimeProposal:
                  f"name{more}), a model of {self.n_train} jobs{where}"]
         if ignored is not None:
             lines.append(ignored.ignored_line())
+        below = self.killed_below
+        if below is not None:
+            lines.append(f"walltime: {below.jobs()} {'was' if below.n == 1 else 'were'} killed "
+                         f"at {below.limit_s:.0f} s (TIMEOUT, after up to {below.run_s:.0f} s): "
+                         f"such a job needs more than that, how much is not known; "
+                         f"{self.time_s:.0f} s is {self.time_s - below.run_s:.0f} s above, and "
+                         f"above every kill is about {below.above():.0f} s "
+                         f"(--time {time_limit_text(below.above())})")
         if kills is not None and self.partition_limit_s \
                 and self.time_s <= kills.run_s * (1 + 1e-9):
             lines.append(f"warning: {kills.jobs()} {'was' if kills.n == 1 else 'were'} "

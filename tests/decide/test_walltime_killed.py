@@ -109,3 +109,19 @@ def test_a_coverage_percentage_keeps_its_decimal():
     assert "meant to cover about 99.9 % of such jobs" in p.lines()[0]
     assert "about 95 %" in WalltimeProposal(3600.0, 0.95, None, 0, 10, 5, 1800.0,
                                             None, 1000).lines()[0]
+
+
+def test_kills_the_proposal_is_already_above_are_said_with_what_they_would_need():
+    """s37 tester J11: with no request the same job got 637 s and no word of the user's 3
+    jobs killed after 630 s (given its 600-s request: "ask for about 1260 s"). A proposal
+    above such kills now says them, how far above it is, and the walltime above every kill."""
+    p = propose_walltime(_with_kills(), "alice", workload="w_timeout", partition="debug",
+                         procs=1, nodes=1, time_limit_s=600.0, predictor_args=SMALL)
+    assert p.time_s > 84.0 and p.killed is None and p.killed_below is not None
+    lines = p.lines()
+    said = [line for line in lines if "killed at 60 s (TIMEOUT, after up to 84 s)" in line]
+    assert len(said) == 1 and said[0].startswith("walltime: your 2 jobs named 'w_timeout' "
+                                                 "were killed")
+    assert said[0].endswith(f"{p.time_s - 84.0:.0f} s above, and above every kill is about "
+                            "168 s (--time 00:03:00)")
+    assert "2 more killed at their limit" in lines[1]
