@@ -13,8 +13,9 @@ import re
 
 from .schema import FileReport, job_row
 
-#: A component's JobID as sacct -P writes it (and sacct_json gives it): <job>+<offset>.
-_COMPONENT = re.compile(r"(\d+)\+(\d+)")
+#: A component's JobID as sacct -P writes it (and sacct_json gives it): <job>+<offset>, the
+#: job qualified by its cluster where two clusters of the file share its id (.cluster_ids).
+_COMPONENT = re.compile(r"((?:[^:]+:)?\d+)\+(\d+)")
 HET_JOINED = ("heterogeneous job's components joined into one job (nodes, CPUs, ranks, GPUs, "
               "memory, energy and CPU time summed; its run from the first start to the last "
               "end)")

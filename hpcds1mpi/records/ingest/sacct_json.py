@@ -10,6 +10,7 @@ from pathlib import Path
 
 from hpcds1mpi.errors import IngestError
 
+from .cluster_ids import shown_ids
 from .het_jobs import join_components
 from .schema import FileReport, build_rows, job_row
 from .slurm_fields import (EARLIER_ATTEMPT, keep_first_submit, limit_or_none, never_ran,
@@ -92,39 +93,72 @@ def read_sacct_json(path: str | Path) -> tuple[list[dict], FileReport]:
     # 22.05 (openapi/dbv0.0.38 and older) loses non-zero exit codes; see read_sacct_json.
     old_exit_codes = (0, 0) < (major, minor) <= (22, 5) or bool(re.search(r"v0\.0\.3[0-8]$", parser))
     report.records += len(doc["jobs"])
-    jobs, firsts = _last_attempts(doc["jobs"], report)
-    out = build_rows(jobs, lambda job: _job_from_json(job, report, old_exit_codes), report,
+    kept, firsts = _last_attempts(doc["jobs"], report)
+    shown = shown_ids([key for _, key in kept if key is not None], report)
+    out = build_rows(kept, lambda pair: _job_from_json(pair[0], report, old_exit_codes,
+                                                       shown.get(pair[1])), report,
                      (ValueError, TypeError, KeyError, AttributeError),
                      lambda exc: f"unparseable job entry ({type(exc).__name__})")
+    firsts = {shown[key]: times for key, times in firsts.items() if key in shown}
     for row in out:
         if row["job_id"] in firsts:
             keep_first_submit(row, *firsts[row["job_id"]], report)
     return join_components(out, report), report
 
 
+#: s37 tester J1: one cluster's entries of one id whose user or name differ.
+TWO_JOBS_ONE_ID_JSON = ("entry of two different jobs under one id of one cluster (user or name "
+                        "differ: an id reused after a reset, or a corrupt or edited export)")
+
+
 def _last_attempts(jobs: list, report: FileReport) -> tuple[list, dict]:
-    """The jobs without the earlier attempts of a requeued job: --json lists each attempt
-    under one id, oldest first (the earlier ones REQUEUED); the last one is the job, as
-    sacct -P without -D shows it, the others counted in a note, not as malformed (s32 tester
-    S6: a clean export read as half corrupt). An entry whose id cannot be read is kept, for
-    :func:`_job_from_json` to count. With them, per requeued job's id, its first attempt's
-    submission and the first start of an attempt (:func:`_first_times`, s33 tester A11)."""
-    ids = []
+    """The jobs without the earlier attempts of a requeued job, as ``(entry, key)`` pairs
+    (key: (cluster, id), :mod:`.cluster_ids`; None where the id cannot be read): --json lists
+    each attempt under one id, oldest first (the earlier ones REQUEUED); the last one is the
+    job, as sacct -P without -D shows it, the others counted in a note, not as malformed (s32
+    tester S6: a clean export read as half corrupt). Entries of one key are one job's attempts
+    only where user and name agree, as the -P reader decides (s37 tester J1: another cluster's
+    job, or another user's, had been merged in as a "requeue", taking its submit time); where
+    they differ which is the job cannot be told, and every entry of that key is dropped,
+    named. An entry whose id cannot be read is kept, for :func:`_job_from_json` to count.
+    With them, per requeued job's key, its first attempt's submission and the first start of
+    an attempt (:func:`_first_times`, s33 tester A11)."""
+    keys = []
     for job in jobs:
         try:
-            ids.append(_job_id(job))
+            keys.append((str(job.get("cluster") or ""), _job_id(job)))
         except (TypeError, KeyError, AttributeError, ValueError):
-            ids.append(None)
-    last = {jid: i for i, jid in enumerate(ids) if jid is not None}
-    kept = [job for i, (job, jid) in enumerate(zip(jobs, ids)) if jid is None or last[jid] == i]
+            keys.append(None)
+    who: dict = {}
+    clashing: dict = {}
+    for job, key in zip(jobs, keys):
+        if key is not None and who.setdefault(key, _identity(job)) != _identity(job):
+            clashing[key] = None
+    if clashing:
+        report.dropped[TWO_JOBS_ONE_ID_JSON] += sum(key in clashing for key in keys)
+        named = [jid for _, jid in clashing]
+        report.facts.append(f"{len(named)} id(s) with two different jobs (user or name differ) "
+                            f"dropped, every entry of them: jobs {', '.join(named[:5])}"
+                            f"{' ...' if len(named) > 5 else ''}; check them with "
+                            "sacct -D -j ID")
+        left = [i for i, key in enumerate(keys) if key not in clashing]
+        jobs, keys = [jobs[i] for i in left], [keys[i] for i in left]
+    last = {key: i for i, key in enumerate(keys) if key is not None}
+    kept = [(job, key) for i, (job, key) in enumerate(zip(jobs, keys))
+            if key is None or last[key] == i]
     if len(kept) < len(jobs):
         report.notes[EARLIER_ATTEMPT] += len(jobs) - len(kept)
-    attempts: dict[str, list] = {}
-    for job, jid in zip(jobs, ids):
-        if jid is not None:
-            attempts.setdefault(jid, []).append(job)
-    firsts = {jid: _first_times(each) for jid, each in attempts.items() if len(each) > 1}
-    return kept, {jid: times for jid, times in firsts.items() if times is not None}
+    attempts: dict[tuple, list] = {}
+    for job, key in zip(jobs, keys):
+        if key is not None:
+            attempts.setdefault(key, []).append(job)
+    firsts = {key: _first_times(each) for key, each in attempts.items() if len(each) > 1}
+    return kept, {key: times for key, times in firsts.items() if times is not None}
+
+
+def _identity(job: dict) -> tuple:
+    """What every attempt of one job shares (its submission does not: a requeue resets it)."""
+    return tuple(str(job.get(field) or "") for field in ("user", "name"))
 
 
 def _first_times(attempts: list) -> tuple | None:
@@ -143,7 +177,10 @@ def _first_times(attempts: list) -> tuple | None:
         return None
 
 
-def _job_from_json(job: dict, report: FileReport, old_exit_codes: bool) -> dict | None:
+def _job_from_json(job: dict, report: FileReport, old_exit_codes: bool,
+                   jid: str | None = None) -> dict | None:
+    """One job's row; ``jid`` its job-table id (:func:`.cluster_ids.shown_ids`; None: its
+    own id, read here)."""
     import pandas as pd
 
     state = _first(job["state"]["current"])
@@ -235,7 +272,7 @@ def _job_from_json(job: dict, report: FileReport, old_exit_codes: bool) -> dict 
 
     gpus = int(alloc.get("gres/gpu", 0))
     name = job.get("name", "")
-    jid = _job_id(job)
+    jid = _job_id(job) if jid is None else jid
     return job_row(
         job_id=jid, workload=name, user=job.get("user", ""), partition=job.get("partition", ""),
         nodes=nodes, ranks=ranks, threads=threads, cores=cores, gpus=gpus, status=status,

@@ -18,6 +18,7 @@ from .csv_tables import check_unique_columns
 from .sacct_records import split_records
 from .schema import FileReport, build_rows, job_row
 from .het_jobs import join_components
+from .cluster_ids import shown_ids
 from .slurm_fields import (BARE_BYTES, EARLIER_ATTEMPT, LAST_ATTEMPT_ONLY, TWO_JOBS_ONE_ID,
                            gpus_from_tres, int_or_none, keep_first_submit, limit_or_none,
                            never_ran, oom_from_memory_kill, oom_from_steps, parse_duration,
@@ -75,31 +76,38 @@ def rows_from_records(header: list[str], records, report: FileReport,
     as that, not as steps whose job the export lacks."""
     cut_jobs = {jid.split(".", 1)[0] for jid in cut_ids if "." in jid}
     idcol = "JobID" if "JobID" in header else "JobIDRaw"
-    jobs: dict[str, dict] = {}
+    # s37 tester J2: sacct -M a,b lists each cluster's jobs under its own id counter; with a
+    # Cluster column a job is (cluster, id), so two clusters' jobs of one id are two jobs,
+    # not a forged line. Without it the cluster is "" and every id is one cluster's.
+    cluster_of = ((lambda row: row.get("Cluster", "").strip()) if "Cluster" in header
+                  else (lambda row: ""))
+    jobs: dict[tuple[str, str], dict] = {}  # by (cluster, JobID)
     # Each job's steps by step id: a repeated step replaced in one lookup, not by rebuilding
     # the job's list per line (s31 reviewer: 3 jobs of 20,000 steps took 147 s, not 6 s).
-    steps: dict[str, dict[str, dict]] = {}  # of the attempt kept
-    early: dict[str, dict[str, dict]] = {}  # steps read before any job line of theirs
+    steps: dict[tuple[str, str], dict[str, dict]] = {}  # of the attempt kept
+    early: dict[tuple[str, str], dict[str, dict]] = {}  # steps read before any job line of theirs
     # Dicts kept in insertion order, not lists: a requeued job moves to the end and a clashing
     # id is looked up in one step, not a scan of every job before it (s32 tester S2, S3:
     # 40,000 requeued or clashing jobs took 24 s and 39 s).
-    order: dict[str, None] = {}
-    clashing: dict[str, None] = {}  # ids of two job lines that are not one job's attempts
-    earlier: dict[str, list[dict]] = {}  # a requeued job's earlier attempts' job lines
+    order: dict[tuple[str, str], None] = {}
+    clashing: dict[tuple[str, str], None] = {}  # ids of two job lines that are not one job's attempts
+    earlier: dict[tuple[str, str], list[dict]] = {}  # a requeued job's earlier attempts' job lines
     for fields in records:
         row = dict(zip(header, fields))
-        jid = row[idcol].strip()
-        if not jid:
+        sid = row[idcol].strip()
+        if not sid:
             report.dropped["empty JobID"] += 1
             continue
-        if jid.split(".", 1)[0] in clashing:
+        cluster = cluster_of(row)
+        jid = (cluster, sid)  # the job's key; a step's is its job's, below
+        if (cluster, sid.split(".", 1)[0]) in clashing:
             report.dropped[TWO_JOBS_ONE_ID] += 1
-        elif "." in jid:
-            base = jid.split(".", 1)[0]
+        elif "." in sid:
+            base = (cluster, sid.split(".", 1)[0])
             kept = (steps if base in jobs else early).setdefault(base, {})
             # The same step again (two exports joined into one file): kept once, the last.
-            kept.pop(jid, None)
-            kept[jid] = row
+            kept.pop(sid, None)
+            kept[sid] = row
         elif jid in jobs and _identity(row) != _identity(jobs[jid]):
             # Not a requeue: another user's or name's job under this id, as a job name holding
             # "\n<id>|<user>|..." forges one. Which line is the real job cannot be told.
@@ -125,14 +133,19 @@ def rows_from_records(header: list[str], records, report: FileReport,
             jobs[jid], steps[jid] = row, early.pop(jid, {})
             order[jid] = None
     dropped_jobs = set(dropped_jobs)
-    for base, rows in early.items():
+    for (_, base), rows in early.items():
         report.dropped[STEPS_OF_DROPPED if base in dropped_jobs else
                        "step rows without their job line"] += len(rows)
     if clashing:
+        named = [sid for _, sid in clashing]
         report.facts.append(f"{len(clashing)} id(s) with two different jobs (user or name "
-                            f"differ) dropped, every line of them: jobs {', '.join(list(clashing)[:5])}"
-                            f"{' ...' if len(clashing) > 5 else ''}; a forged or corrupt "
-                            "export: check them with sacct -j, or export with sacct --json")
+                            f"differ) dropped, every line of them: jobs {', '.join(named[:5])}"
+                            f"{' ...' if len(named) > 5 else ''}; a forged or corrupt "
+                            "export: check them with sacct -j, or export with sacct --json"
+                            + ("" if "Cluster" in header else "; if the export spans several "
+                               "clusters (sacct -M), add Cluster to --format: each cluster "
+                               "counts its own ids"))
+    shown = shown_ids(order, report)
     # sacct -X: no step lines, and a job line's TotalCPU is then 0 whatever the job used.
     cpu_unknown = not any(steps.values()) and "TotalCPU" in header
     if cpu_unknown and jobs:
@@ -142,19 +155,21 @@ def rows_from_records(header: list[str], records, report: FileReport,
     read_time = sacct_time_reader((job.get(c) for job in jobs.values() for c in TIME_COLUMNS),
                                   report)
 
-    cut = [jid for jid in order if jid in cut_jobs]
+    cut = [shown[key] for key in order if key[1] in cut_jobs]
     if cut:
         report.facts.append(f"{len(cut)} job(s) with step lines cut short (jobs "
                             f"{', '.join(cut[:5])}{' ...' if len(cut) > 5 else ''}): ranks, "
                             "threads, peak_rss_mb and step energy unknown, not read from the "
                             "steps left; export again")
-    rows = build_rows(order, lambda jid: _job_from_sacct_rows(
-                          jid, jobs[jid], [] if jid in cut_jobs else list(steps[jid].values()),
+    rows = build_rows(order, lambda key: _job_from_sacct_rows(
+                          shown[key], jobs[key],
+                          [] if key[1] in cut_jobs else list(steps[key].values()),
                           report, read_time, cpu_unknown),
                       report, (ValueError,), lambda exc: f"unparseable value ({_reason(exc)})")
+    key_of = {shown[key]: key for key in order}
     for row in rows:
-        if row["job_id"] in earlier:
-            _first_submit(row, earlier[row["job_id"]], read_time, report)
+        if key_of[row["job_id"]] in earlier:
+            _first_submit(row, earlier[key_of[row["job_id"]]], read_time, report)
     if not earlier and rows and "Submit" in header and ("Restarts" not in header or any(
             (int_or_none(job.get("Restarts")) or 0) > 0 for job in jobs.values())):
         report.facts.append(LAST_ATTEMPT_ONLY)  # not where a Restarts column shows none

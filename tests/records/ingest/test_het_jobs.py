@@ -46,3 +46,11 @@ def test_rows_without_components_are_returned_as_they_are():
     report = FileReport("x", "sacct-p")
     rows = [component("9"), component("10_1")]
     assert join_components(rows, report) is rows and not report.notes
+
+
+def test_a_job_qualified_by_its_cluster_is_still_joined():
+    """s37 tester J1, J2: an id two clusters share is written CLUSTER:ID (cluster_ids.py)."""
+    report = FileReport("x", "sacct-p")
+    out = join_components([component("alpha:15+0"), component("alpha:15+1"),
+                           component("beta:15")], report)
+    assert [(r["job_id"], r["nodes"]) for r in out] == [("alpha:15", 2), ("beta:15", 1)]

@@ -198,3 +198,50 @@ def test_a_heterogeneous_job_and_a_requeued_one_read_as_sacct_p_reads_them():
         for column in ("nodes", "cores", "ranks", "runtime_s", "submit_time", "start_time",
                        "end_time", "wait_s", "status"):
             assert jobs[jid][column] == text[jid][column], (jid, column)
+
+
+def _attempts_under_one_id(tmp_path, second: dict):
+    """One cluster's job 500 (alice's 'sim', submitted at t) and a second entry of id 500,
+    30 min later, with ``second``'s fields changed."""
+    first = _job(500, user="alice", cluster="alpha")
+    first["name"] = "sim"
+    later = json.loads(json.dumps(first))
+    for key in ("submission", "start", "end"):
+        later["time"][key] += 1800
+    later.update(second)
+    path = tmp_path / "one-id.json"
+    path.write_text(json.dumps({"jobs": [first, later, _job(501, user="bob", cluster="alpha")]}))
+    return path
+
+
+def test_two_clusters_jobs_of_one_id_are_both_kept_qualified_by_cluster(tmp_path):
+    """s37 tester J1: sacct -M alpha,beta --json lists each cluster's jobs under its own id
+    counter; beta's job 500 was read as a requeue of alpha's (alpha's job lost, beta's given
+    its submit time, "0 malformed")."""
+    df, report = read_job_log(_attempts_under_one_id(
+        tmp_path, {"cluster": "beta", "user": "frank", "name": "train"}))
+    jobs = by_id(df)
+    assert sorted(jobs) == ["501", "alpha:500", "beta:500"] and not report.dropped
+    assert jobs["beta:500"]["user"] == "frank"
+    assert jobs["beta:500"]["submit_time"] == pd.Timestamp(1796402942 + 1800, unit="s")
+    assert not report.notes.get("earlier attempt of a requeued job (the last attempt kept)")
+    assert report.notes["id shared by two clusters' jobs (sacct -M: each cluster counts its "
+                        "own ids): both kept, job_id written CLUSTER:ID"] == 2
+
+
+def test_two_users_jobs_of_one_id_in_one_cluster_are_dropped_and_named(tmp_path):
+    """s37 tester J1: a forged or corrupt entry (another user and name, one cluster) replaced
+    the job as its 'last attempt' and took its submit time; the -P reader drops both."""
+    df, report = read_job_log(_attempts_under_one_id(
+        tmp_path, {"user": "mallory", "name": "forged"}))
+    assert list(df["job_id"]) == ["501"] and "mallory" not in set(df["user"])
+    assert report.dropped == {"entry of two different jobs under one id of one cluster (user "
+                              "or name differ: an id reused after a reset, or a corrupt or "
+                              "edited export)": 2}
+    assert any("jobs 500;" in fact for fact in report.facts)
+
+
+def test_a_requeue_whose_attempts_agree_is_still_one_job_with_a_cluster(tmp_path):
+    df, report = read_job_log(_attempts_under_one_id(tmp_path, {}))
+    assert sorted(df["job_id"]) == ["500", "501"]
+    assert report.notes["earlier attempt of a requeued job (the last attempt kept)"] == 1

@@ -528,3 +528,32 @@ def test_a_heterogeneous_job_and_a_requeued_one_of_a_real_sacct_d_export():
     assert (again["start_time"], again["runtime_s"]) == (pd.Timestamp("2026-12-05 18:24:15"),
                                                          25.0)
     assert len(df) == 15 and not report.dropped
+
+
+def test_a_cluster_column_keeps_two_clusters_jobs_of_one_id(tmp_path):
+    """s37 tester J2: sacct -M alpha,beta -P with Cluster in --format: alpha's and beta's job
+    8100 were dropped as 'two different jobs under one id ... forged', pointing to --json."""
+    path = tmp_path / "clusters.txt"
+    path.write_text(
+        "Cluster|JobID|JobName|User|UID|Submit|Start|End|ElapsedRaw|Timelimit|State|ExitCode\n"
+        "alpha|8100|sim|erin|2001|2024-05-01T10:00:00|2024-05-01T10:00:05|2024-05-01T10:20:05"
+        "|1200|01:00:00|COMPLETED|0:0\n"
+        "alpha|8100.batch|batch|||2024-05-01T10:00:05|2024-05-01T10:00:05|2024-05-01T10:20:05"
+        "|1200||COMPLETED|0:0\n"
+        "beta|8100|train|frank|3005|2024-05-01T10:30:00|2024-05-01T10:30:05|2024-05-01T12:30:05"
+        "|7200|04:00:00|COMPLETED|0:0\n"
+        "alpha|8101|sim|erin|2001|2024-05-01T11:00:00|2024-05-01T11:00:05|2024-05-01T11:20:05"
+        "|1200|01:00:00|COMPLETED|0:0\n"
+        # one cluster's id of two users is still dropped (a forged line)
+        "beta|8102|a|frank|3005|2024-05-01T11:00:00|2024-05-01T11:00:05|2024-05-01T11:20:05"
+        "|1200|01:00:00|COMPLETED|0:0\n"
+        "beta|8102|b|mallory|3007|2024-05-01T11:10:00|2024-05-01T11:10:05|2024-05-01T11:20:05"
+        "|600|01:00:00|COMPLETED|0:0\n")
+    df, report = read_job_log(path)
+    jobs = by_id(df)
+    assert sorted(jobs) == ["8101", "alpha:8100", "beta:8100"]
+    assert (jobs["alpha:8100"]["user"], jobs["beta:8100"]["runtime_s"]) == ("erin", 7200.0)
+    assert report.dropped == {"line of two different jobs under one id (user or name differ: a "
+                              "forged or corrupt export; use sacct --json)": 2}
+    assert report.notes["id shared by two clusters' jobs (sacct -M: each cluster counts its "
+                        "own ids): both kept, job_id written CLUSTER:ID"] == 2
