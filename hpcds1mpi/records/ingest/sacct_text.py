@@ -19,10 +19,11 @@ from .sacct_records import split_records
 from .schema import FileReport, build_rows, job_row
 from .het_jobs import join_components
 from .cluster_ids import shown_ids
-from .slurm_fields import (BARE_BYTES, EARLIER_ATTEMPT, LAST_ATTEMPT_ONLY, TWO_JOBS_ONE_ID,
-                           gpus_from_tres, int_or_none, keep_first_submit, limit_or_none,
+from .slurm_fields import (BARE_BYTES, BARE_MINUTES, EARLIER_ATTEMPT, LAST_ATTEMPT_ONLY,
+                           TWO_JOBS_ONE_ID, gpus_from_tres, int_or_none, keep_first_submit, limit_or_none,
                            never_ran, oom_from_memory_kill, oom_from_steps, parse_duration,
-                           parse_exit, parse_memory_bytes, parse_tres, slurm_status)
+                           parse_exit, parse_memory_bytes, parse_time_limit, parse_tres,
+                           slurm_status)
 from .times import sacct_time_reader
 from .wrong_exports import SACCT_P, wrong_export
 
@@ -272,10 +273,11 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
     mem_req_gb, mem_unit_missing = _mem_req_gb(job.get("ReqMem"), nodes, cores, rounded,
                                                coarse)
     limit_raw = job.get("TimelimitRaw", "").strip()
+    bare_minutes = False
     if limit_raw.isdigit():
         time_limit_s = float(limit_raw) * 60
     else:
-        time_limit_s = parse_duration(job.get("Timelimit"))
+        time_limit_s, bare_minutes = parse_time_limit(job.get("Timelimit"))
     req_nodes, req_procs = count(job, "ReqNodes"), count(job, "ReqCPUS")
     cpu_s = parse_duration(job.get("TotalCPU"))
     if cpu_unknown and not cpu_s:
@@ -283,6 +285,8 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
 
     # Notes last: every value above parsed, so a job dropped as malformed adds none.
     time_limit_s = limit_or_none(time_limit_s, report)
+    if bare_minutes:
+        report.notes[BARE_MINUTES] += 1
     report.notes.update(clock_notes)
     if mem_unit_missing:
         report.notes["ReqMem without a unit (sacct always writes one, e.g. 1000M): mem_req_gb "

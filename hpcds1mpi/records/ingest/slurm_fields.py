@@ -88,6 +88,32 @@ def parse_duration(text: str | None) -> float | None:
     return days * 86400 + seconds
 
 
+#: s37 tester J8: a Timelimit of one number (a hand-made export: sacct writes [D-]HH:MM:SS).
+BARE_MINUTES = ("Timelimit written as a bare number: read as minutes, as Slurm's time syntax "
+                "takes it (sbatch -t 60 is one hour); sacct writes [D-]HH:MM:SS, or "
+                "TimelimitRaw in minutes")
+
+
+def parse_time_limit(text: str | None) -> tuple[float | None, bool]:
+    """A time limit in Slurm's time syntax (``sbatch --time``: ``minutes``,
+    ``minutes:seconds``, ``hours:minutes:seconds``, ``days-hours``, ``days-hours:minutes``,
+    ``days-hours:minutes:seconds``) -> (seconds, whether it was a bare number of minutes).
+    :func:`parse_duration` read a bare ``60`` as 60 s (s37 tester J8) and ``2-12`` as 2 days
+    and 12 s; a sacct Timelimit ([D-]HH:MM:SS) reads the same either way."""
+    if text is None or not text.strip():
+        return None, False
+    text = text.strip()
+    days, _, clock = text.rpartition("-") if "-" in text else ("", "", text)
+    parts = clock.split(":")
+    if not days and len(parts) == 1 and _DURATION_PART.fullmatch(clock):
+        return float(clock) * 60, True
+    if days and days.isdigit() and 1 <= len(parts) <= 2 and all(
+            _DURATION_PART.fullmatch(p) for p in parts):
+        hours, minutes = float(parts[0]), float(parts[1]) if len(parts) == 2 else 0.0
+        return int(days) * 86400 + hours * 3600 + minutes * 60, False
+    return parse_duration(text), False
+
+
 def parse_memory_bytes(text: str | None, bare: int | None = None) -> float | None:
     """Slurm memory ``76628K`` / ``4.50M`` / ``4000Mn`` / ``2G`` -> bytes (K = 1024).
 

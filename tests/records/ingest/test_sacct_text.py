@@ -557,3 +557,16 @@ def test_a_cluster_column_keeps_two_clusters_jobs_of_one_id(tmp_path):
                               "forged or corrupt export; use sacct --json)": 2}
     assert report.notes["id shared by two clusters' jobs (sacct -M: each cluster counts its "
                         "own ids): both kept, job_id written CLUSTER:ID"] == 2
+
+
+def test_a_bare_number_timelimit_is_minutes_as_in_slurms_time_syntax(tmp_path):
+    """s37 tester J8: Timelimit 60 was read as 60 s, and the job, 600 s, passed unremarked."""
+    path = tmp_path / "bare.txt"
+    path.write_text("JobID|JobName|User|Submit|Start|End|Elapsed|Timelimit|State|ExitCode\n"
+                    "7010|mins|dan|2024-05-01T00:00:00|2024-05-01T00:00:10|2024-05-01T00:10:10"
+                    "|00:10:00|60|COMPLETED|0:0\n")
+    df, report = read_job_log(path)
+    assert df.iloc[0]["time_limit_s"] == 3600.0
+    assert report.notes["Timelimit written as a bare number: read as minutes, as Slurm's time "
+                        "syntax takes it (sbatch -t 60 is one hour); sacct writes [D-]HH:MM:SS, "
+                        "or TimelimitRaw in minutes"] == 1

@@ -10,8 +10,8 @@ from hpcds1mpi.records.ingest.slurm_fields import (BARE_BYTES, BARE_MIB, NOT_FIN
                                                    SLURM_STATUS, gpus_from_tres, int_or_none,
                                                    limit_or_none, oom_from_memory_kill,
                                                    parse_duration, parse_exit,
-                                                   parse_memory_bytes, parse_tres,
-                                                   slurm_status)
+                                                   parse_memory_bytes, parse_time_limit,
+                                                   parse_tres, slurm_status)
 
 
 def test_job_states_map_onto_the_one_status_vocabulary_only():
@@ -93,3 +93,12 @@ def test_over_memory_kill_needs_signal_9_and_the_peak_at_the_request():
     assert oom_from_memory_kill("failed", [None, 9], 10.0, 0.05, 1, report) == "failed"
     assert oom_from_memory_kill("ok", [9], 60.0, 0.05, 1, report) == "ok"
     assert sum(report.notes.values()) == 1
+
+
+@pytest.mark.parametrize("text, seconds, bare", [
+    ("60", 3600.0, True),  # s37 tester J8: read as 60 s; sbatch -t 60 is one hour
+    ("10:30", 630.0, False), ("01:00:00", 3600.0, False), ("2-12", 216000.0, False),
+    ("2-12:30", 217800.0, False), ("7-00:00:00", 604800.0, False), ("UNLIMITED", None, False),
+])
+def test_a_time_limit_is_read_in_slurms_time_syntax(text, seconds, bare):
+    assert parse_time_limit(text) == (seconds, bare)

@@ -63,3 +63,13 @@ def test_eagle_with_its_wallclock_in_minutes_is_refused(tmp_path):
         read_job_log(path)
     df, _ = read_job_log(EAGLE)  # the file as published is read
     assert len(df) == 1000
+
+
+def test_one_completed_job_far_past_its_limit_is_noted_not_refused():
+    """s37 tester J8: a COMPLETED job at 10x its limit passed unremarked."""
+    report = FileReport("x.txt", "sacct-p")
+    jobs = pd.concat([_jobs(1, 600.0, 60.0), _jobs(30, 50.0, 100.0)], ignore_index=True)
+    assert len(check_time_limits(jobs, "x.txt", "sacct-p", report)) == 31
+    assert dict(report.notes) == {"completed job that ran more than 2x its time limit (the "
+                                  "scheduler ends a job at its limit): its TimelimitRaw or "
+                                  "Timelimit or run time is wrong": 1}
