@@ -14,6 +14,7 @@ from .csv_tables import csv_header
 from .eagle import read_eagle
 from .eurora import read_eurora
 from .job_tables import csv_separator, read_job_table_file
+from .other_logs import READS, TO_SWF, not_read
 from .parquet_tables import parquet_columns, parquet_kind, read_job_parquet
 from .sacct_csv import is_sacct_header, read_sacct_csv
 from .sacct_json import read_sacct_json
@@ -22,7 +23,7 @@ from .schema import KINDS, TABLE_MARK, normalise, rows_frame
 from .swf import read_swf
 from .swf_header import looks_like_swf
 from .time_limits import check_time_limits
-from .wrong_exports import utf16_text, wrong_export
+from .wrong_exports import SACCT_P, utf16_text, wrong_export
 
 
 def detect_kind(path: str | Path) -> str:
@@ -59,6 +60,9 @@ def detect_kind(path: str | Path) -> str:
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff").lstrip()  # a BOM too
     if not text:
         raise IngestError(wrong_export(path, text))  # "empty file": what to do
+    said = not_read(path, head, text)  # binary, other schedulers' logs (s37 tester J3-J5)
+    if said:
+        raise IngestError(said)
     if looks_like_swf(text):
         return "swf"
     csv_kind = _csv_kind(text)
@@ -69,19 +73,16 @@ def detect_kind(path: str | Path) -> str:
     first = text.splitlines()[0] if text else ""
     if "|" in first and re.search(r"(^|\|)JobID(Raw)?(\||$)", first):
         return "sacct-p"
-    if first.startswith("JobId=") and "JobState=" in first:
-        raise IngestError(f"{path}: this is a jobcomp/filetxt log, not supported; "
-                          "ingest `sacct -P` output instead")
     if "|" in first:
         raise IngestError(f"{path}: '|'-separated but no JobID header; "
                           "run sacct -P without --noheader and with JobID in --format")
     said = wrong_export(path, text)  # fixed-width sacct output, another separator
     if said:
         raise IngestError(said)
-    raise IngestError(f"{path}: not a job log of a known kind (sacct -P/--json/CSV, SWF, "
-                      f"PM100/Adastra parquet, NREL Eagle or CINECA Eurora CSV, a job table ingest "
-                      f"wrote); if it is one "
-                      f"of these, `hpcds1mpi ingest --kind KIND` reads it into a job table")
+    # s37 tester J4: no way on but "--kind KIND", which no kind fits for most such files.
+    raise IngestError(f"{path}: not a job log of a known kind ({READS}); export one of those "
+                      f"(e.g. {SACCT_P}), or {TO_SWF}; a log of a kind read but not "
+                      "recognised here can be named with --kind")
 
 
 

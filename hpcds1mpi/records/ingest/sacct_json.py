@@ -89,6 +89,11 @@ def read_sacct_json(path: str | Path) -> tuple[list[dict], FileReport]:
         raise IngestError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("jobs"), list):
         raise IngestError(f"{path}: JSON without a 'jobs' list; not sacct --json output")
+    from .other_logs import flux_json
+
+    flux = flux_json(path, doc["jobs"])  # s37 tester J3: "unparseable job entry (TypeError)"
+    if flux:
+        raise IngestError(flux)
     major, minor, parser = _json_version(doc)
     # 22.05 (openapi/dbv0.0.38 and older) loses non-zero exit codes; see read_sacct_json.
     old_exit_codes = (0, 0) < (major, minor) <= (22, 5) or bool(re.search(r"v0\.0\.3[0-8]$", parser))
