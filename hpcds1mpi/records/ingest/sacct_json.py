@@ -13,8 +13,9 @@ from hpcds1mpi.errors import IngestError
 from .cluster_ids import shown_ids
 from .het_jobs import join_components
 from .schema import FileReport, build_rows, job_row
-from .slurm_fields import (EARLIER_ATTEMPT, keep_first_submit, limit_or_none, never_ran,
-                           oom_from_memory_kill, oom_from_steps, slurm_status)
+from .slurm_fields import (EARLIER_ATTEMPT, count_not_finished, keep_first_submit,
+                           limit_or_none, never_ran, oom_from_memory_kill, oom_from_steps,
+                           slurm_status)
 
 
 def _num(value):
@@ -191,7 +192,9 @@ def _job_from_json(job: dict, report: FileReport, old_exit_codes: bool,
     state = _first(job["state"]["current"])
     status = slurm_status(state)
     if status is None:
-        report.dropped["not finished (pending/running)"] += 1
+        array = job.get("array") or {}
+        count_not_finished(state, report, array.get("task") if isinstance(
+            array.get("task"), str) else None)
         return None
 
     def ts(v):

@@ -20,8 +20,8 @@ from .schema import FileReport, build_rows, job_row
 from .het_jobs import join_components
 from .cluster_ids import shown_ids
 from .slurm_fields import (BARE_BYTES, BARE_MINUTES, EARLIER_ATTEMPT, LAST_ATTEMPT_ONLY,
-                           TWO_JOBS_ONE_ID, gpus_from_tres, int_or_none, keep_first_submit, limit_or_none,
-                           never_ran, oom_from_memory_kill, oom_from_steps, parse_duration,
+                           TWO_JOBS_ONE_ID, array_range, count_not_finished, gpus_from_tres,
+                           int_or_none, keep_first_submit, limit_or_none, never_ran, oom_from_memory_kill, oom_from_steps, parse_duration,
                            parse_exit, parse_memory_bytes, parse_time_limit, parse_tres,
                            slurm_status)
 from .times import sacct_time_reader
@@ -171,8 +171,12 @@ def rows_from_records(header: list[str], records, report: FileReport,
     for row in rows:
         if key_of[row["job_id"]] in earlier:
             _first_submit(row, earlier[key_of[row["job_id"]]], read_time, report)
-    if not earlier and rows and "Submit" in header and ("Restarts" not in header or any(
-            (int_or_none(job.get("Restarts")) or 0) > 0 for job in jobs.values())):
+    # A REQUEUED job line is an earlier attempt only -D lists (s37 tester J6): -D it is.
+    listed_requeue = any(job.get("State", "").strip().upper().startswith("REQUEUE")
+                         for job in jobs.values())
+    if not earlier and not listed_requeue and rows and "Submit" in header and (
+            "Restarts" not in header or any((int_or_none(job.get("Restarts")) or 0) > 0
+                                            for job in jobs.values())):
         report.facts.append(LAST_ATTEMPT_ONLY)  # not where a Restarts column shows none
     return join_components(rows, report)
 
@@ -208,7 +212,7 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
         return None
     status = slurm_status(state)
     if status is None:
-        report.dropped["not finished (pending/running)"] += 1
+        count_not_finished(state, report, array_range(jid))
         return None
     runtime = int_or_none(job.get("ElapsedRaw"))
     runtime_s = float(runtime) if runtime is not None else parse_duration(job.get("Elapsed"))

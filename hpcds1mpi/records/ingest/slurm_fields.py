@@ -189,6 +189,51 @@ def slurm_status(state: str) -> str | None:
     raise ValueError(f"unknown job state {state!r}")
 
 
+#: Why a job line is not read: the job has not ended.
+NOT_FINISHED_REASON = "not finished (pending/running)"
+#: s37 tester J6: a -D export taken while a requeued job waits lists its REQUEUED attempt last
+#: (sacct 22.05 lists no pending attempt): it had been "pending/running".
+REQUEUED_WAITING = ("requeued and not finished yet (its last attempt listed is REQUEUED; the "
+                    "next one has not ended)")
+#: s37 tester J7: sacct writes a pending job array as one line, 7007_[1-5%2].
+PENDING_ARRAY_TASKS = ("array task not run yet, in a pending job array's one line (sacct "
+                       "writes e.g. 7007_[1-5%2] for 5 tasks; counted above as one line)")
+_ARRAY_RANGE = re.compile(r"\d+_\[([^\]]*)\]")
+
+
+def count_not_finished(state: str, report: FileReport, tasks: str | None = None) -> None:
+    """Count a job line that has not ended (``slurm_status`` None) under its reason: a
+    requeued job's REQUEUED attempt (:data:`REQUEUED_WAITING`), else
+    :data:`NOT_FINISHED_REASON`; the array tasks a pending array's line stands for
+    (``tasks``: its range, ``1-5%2``; None: not an array's) in a note."""
+    requeued = state.split()[0].upper().startswith("REQUEUE") if state.strip() else False
+    report.dropped[REQUEUED_WAITING if requeued else NOT_FINISHED_REASON] += 1
+    count = array_task_count(tasks) if tasks else None
+    if count:
+        report.notes[PENDING_ARRAY_TASKS] += count
+
+
+def array_range(job_id: str) -> str | None:
+    """The task range of a pending array's JobID (``1-5%2`` of ``7007_[1-5%2]``), else None."""
+    m = _ARRAY_RANGE.fullmatch(job_id.strip())
+    return m.group(1) if m else None
+
+
+def array_task_count(tasks: str) -> int | None:
+    """How many tasks an array range names (``1-5%2``: 5, ``1,3,8-9``: 4, ``0-10:5``: 3);
+    None where it cannot be read."""
+    total = 0
+    for part in tasks.split("%", 1)[0].split(","):
+        m = re.fullmatch(r"(\d+)(?:-(\d+)(?::(\d+))?)?", part.strip())
+        if not m:
+            return None
+        first, last, step = int(m.group(1)), int(m.group(2) or m.group(1)), int(m.group(3) or 1)
+        if last < first or step < 1:
+            return None
+        total += (last - first) // step + 1
+    return total or None
+
+
 def int_or_none(text) -> int | None:
     """A count in text or a number -> int; empty -> None."""
     if text is None:

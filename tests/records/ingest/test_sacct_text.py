@@ -570,3 +570,30 @@ def test_a_bare_number_timelimit_is_minutes_as_in_slurms_time_syntax(tmp_path):
     assert report.notes["Timelimit written as a bare number: read as minutes, as Slurm's time "
                         "syntax takes it (sbatch -t 60 is one hour); sacct writes [D-]HH:MM:SS, "
                         "or TimelimitRaw in minutes"] == 1
+
+
+def test_a_requeued_job_still_waiting_in_a_d_export_is_said_as_such():
+    """s37 tester J6 (a real sacct -a -D -p of Slurm 22.05, job 56540264 requeued by scontrol
+    and pending again; sacct lists no pending attempt): its REQUEUED line was 'not finished
+    (pending/running)', and the note said no job was listed with an earlier attempt (advising
+    -D, which the export had)."""
+    df, report = read_job_log(EXPORTS / "s37-requeued-waiting-D-p.txt")
+    assert "56540264" not in set(df["job_id"]) and len(df) == 12
+    assert report.dropped == {"requeued and not finished yet (its last attempt listed is "
+                              "REQUEUED; the next one has not ended)": 1}
+    assert not any("no job is listed with an earlier attempt" in fact for fact in report.facts)
+
+
+def test_a_pending_array_line_says_how_many_tasks_it_stands_for(tmp_path):
+    """s37 tester J7: 7007_[1-5%2] (5 tasks) counted as one dropped job, unsaid."""
+    path = tmp_path / "array.txt"
+    path.write_text("JobID|JobName|User|Submit|Start|End|Elapsed|Timelimit|State|ExitCode\n"
+                    "7007_[1-5%2]|arr|dan|2024-05-01T00:00:00|Unknown|Unknown|00:00:00|01:00:00"
+                    "|PENDING|0:0\n"
+                    "7008|ok|dan|2024-05-01T00:00:00|2024-05-01T00:00:10|2024-05-01T00:10:10"
+                    "|00:10:00|01:00:00|COMPLETED|0:0\n")
+    df, report = read_job_log(path)
+    assert list(df["job_id"]) == ["7008"]
+    assert report.dropped == {"not finished (pending/running)": 1}
+    assert report.notes["array task not run yet, in a pending job array's one line (sacct "
+                        "writes e.g. 7007_[1-5%2] for 5 tasks; counted above as one line)"] == 5

@@ -102,3 +102,13 @@ def test_over_memory_kill_needs_signal_9_and_the_peak_at_the_request():
 ])
 def test_a_time_limit_is_read_in_slurms_time_syntax(text, seconds, bare):
     assert parse_time_limit(text) == (seconds, bare)
+
+
+@pytest.mark.parametrize("tasks, count", [
+    ("1-5%2", 5), ("1,3,8-9", 4), ("0-10:5", 3), ("7", 1), ("x", None), ("5-1", None),
+])
+def test_array_task_count(tasks, count):
+    """s37 tester J7: how many tasks a pending array's one sacct line stands for."""
+    from hpcds1mpi.records.ingest.slurm_fields import array_task_count
+
+    assert array_task_count(tasks) == count
