@@ -15,7 +15,7 @@ KIND_CHOICES = ("auto", "sacct-p", "sacct-json", "sacct-csv", "pm100", "adastra"
 
 @click.command(name="ingest")
 @click.argument("files", nargs=-1, required=True, type=NonEmptyPath(dir_okay=False))
-@click.option("--out", "out", required=True, type=NonEmptyPath(dir_okay=False),
+@click.option("-o", "--out", "out", required=True, type=NonEmptyPath(dir_okay=False),
               help="Job table to write (.parquet, or .csv).")
 @click.option("--force", is_flag=True,
               help="Replace an existing --out that is not among the FILES (a job table, or "

@@ -315,3 +315,11 @@ def test_several_files_that_leave_no_job_exit_2_and_write_nothing(tmp_path):
     assert res.returncode == 2 and res.stderr.count("\n") == 1, (res.stdout, res.stderr)
     assert "no job left of the 2 read" in res.stderr and "jobs 56435898" in res.stderr
     assert "nothing written" in res.stderr and not out.exists()
+
+
+def test_o_is_short_for_out(tmp_path):
+    """s37 tester J10: recommend writes with -o; ingest -o was 'No such option'."""
+    out = tmp_path / "jobs.csv"
+    res = run_cli(["ingest", str(DATA / "sacct-energy-gpu.txt"), "-o", str(out)], timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert len(pd.read_csv(out)) > 0
