@@ -162,6 +162,7 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
     values = placeholder_values(spec.config, spec.size)
     out_path = readings.output_path(cwd, values)
     walls, times, foms, cpu, rss, rss_source = [], [], [], 0.0, float("nan"), ""
+    texts = []  # the program's times as printed, warm-ups too: its timer's resolution (s37 G1)
     status, error, code, warning = OK, "", 0, ("", "")
     for attempt in range(plan.warmup + plan.max_repeats):
         with readings.output_lock(out_path):  # F3, s33 D6: one launch at a time per file
@@ -191,7 +192,9 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
                        readings.time_problem(found, result["wall_s"], spec.config.ranks,
                                             spec.config.threads)):
                 status, error = "failed", why
-        readings.note_once(found, status, error, result["wall_s"])  # once per sweep (s35 A4)
+        readings.note_once(found, status, error, result["wall_s"], texts)  # once a sweep (A4)
+        if status == OK and readings.time is not None and found.get("time_text") is not None:
+            texts.append(found["time_text"])
         if attempt < plan.warmup and status == OK:
             continue
         walls.append(result["wall_s"])
@@ -207,7 +210,7 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
         if len(times) >= plan.min_repeats and sum(walls) >= plan.min_time:
             break
     return {"status": status, "error": error, "exit_code": code, "walls": walls,
-            "times": times, "foms": foms, "cpu_s": cpu, "rss_mb": rss,
+            "times": times, "time_texts": texts, "foms": foms, "cpu_s": cpu, "rss_mb": rss,
             "rss_source": rss_source, "warning": warning}
 
 

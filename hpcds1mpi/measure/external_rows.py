@@ -1,5 +1,6 @@
 """One external run's measured columns, from the launches :mod:`.external` measured: the
-median runtime and spread of an ``ok`` run, the failing launch's wall time otherwise (none
+median runtime and spread of an ``ok`` run (a coarse timer's spread widened by its resolution:
+:mod:`.coarse_timer`), the failing launch's wall time otherwise (none
 where the launcher refused it: the program never ran), and the CPU time the power model counts."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ def row_values(m: dict) -> dict:
     """The measured columns of one run from :func:`~hpcds1mpi.measure.external._measure`'s result."""
     import numpy as np
 
+    from hpcds1mpi.measure.coarse_timer import coarse_noise
     from hpcds1mpi.measure.rows import spread
 
     row = {"status": m["status"], "error": m["error"], "exit_code": m["exit_code"],
@@ -21,6 +23,9 @@ def row_values(m: dict) -> dict:
         row.update(elapsed_s=float(np.median(m["walls"])), measured_s=float(sum(m["walls"])))
     if m["status"] == OK:
         row.update(spread(m["times"]))
+        # A coarse timer's repeats agree by rounding: never a measured noise of 0 (s37 G1)
+        if (noise := coarse_noise(m["times"], m.get("time_texts") or [])) is not None:
+            row["noise"] = noise
         row["measured_s"] = float(sum(m["walls"]))
         foms = [f for f in m["foms"] if not math.isnan(f)]
         if foms:

@@ -239,11 +239,12 @@ class Readings:
         return output_lock(path, self.say, self.said)
 
     def note_once(self, found: dict | None, status: str, error: str,
-                  wall_s: float = math.nan) -> None:
+                  wall_s: float = math.nan, seen: list[str] | None = None) -> None:
         """Say each note of one launch's reading once per sweep: a time read with a decimal
-        comma, several different times matched (:mod:`.time_reading`), whole seconds from a
-        launch of ``wall_s`` (:mod:`.coarse_timer`, s35 tester A4), an input that ended on
-        stdin (:mod:`.stdin_note`)."""
+        comma, several different times matched (:mod:`.time_reading`), a time printed coarsely
+        from a launch of ``wall_s``, judged with the configuration's earlier times ``seen``
+        (:mod:`.coarse_timer`, s35 tester A4, s37 tester G1), an input that ended on stdin
+        (:mod:`.stdin_note`)."""
         from hpcds1mpi.measure.coarse_timer import coarse_note
         from hpcds1mpi.measure.stdin_note import stdin_note
         from hpcds1mpi.measure import time_reading as tr
@@ -256,7 +257,7 @@ class Readings:
                 if tr.seconds_text(text)[1] else ""
             notes["several"] = tr.several_times_note(values, text, len(values), regex) \
                 if len(values) > 1 else ""
-            notes["coarse"] = coarse_note(text, wall_s, regex)
+            notes["coarse"] = coarse_note(text, wall_s, regex, seen)
         for kind, note in notes.items():
             if note and self.say is not None and kind not in self.said:
                 self.said.add(kind)

@@ -1,24 +1,55 @@
-"""A program's time in whole seconds is said, once per sweep, to be a coarse measurement."""
+"""A program's time printed coarsely (whole seconds, or any decimal that is a large share of
+it) is said once per sweep, and its repeats' noise is never stored as a measured 0."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
-from hpcds1mpi.measure.coarse_timer import coarse_note
+from hpcds1mpi.measure.coarse_timer import (COARSE_SHARE, coarse_noise, coarse_note,
+                                            is_coarse, resolution)
 from hpcds1mpi.records import telemetry
 from tests.helpers import run_cli
 
 pytestmark = pytest.mark.mpi
 
 
-def test_whole_seconds_under_ten_are_coarse_and_others_are_not():
+def test_whole_seconds_under_twenty_are_coarse_and_others_are_not():
     regex = r"--time-regex 'Analysis completed in (\d+) seconds?'"
     note = coarse_note("1", 1.66, regex)
-    assert note.startswith(f"note: {regex} read whole seconds (1 s of a launch of 1.66 s wall "
-                           "time): the program's timer has 1-s resolution")
+    assert note.startswith(f"note: {regex} read 1 s of a launch of 1.66 s wall time: the "
+                           "program's timer has 1-s resolution")
     assert "drop --time-regex to record the wall time" in note and "\n" not in note
     assert coarse_note("1.25", 1.3, regex) == coarse_note("42", 43.0, regex) == ""
+    assert coarse_note("19", 20.0, regex) and not coarse_note("20", 21.0, regex)
     assert coarse_note(None, 1.0, regex) == ""
+
+
+def test_the_resolution_is_read_from_the_decimals_printed_or_the_quantum_seen():
+    """s37 tester G1: NWChem's `wall: 0.1s` (one decimal) was no whole second, so not coarse."""
+    assert resolution(["0.1"]) == pytest.approx(0.1) and resolution(["12"]) == 1.0
+    assert resolution(["1.25e-01"]) == pytest.approx(1e-3)
+    assert resolution(["1,5"]) == pytest.approx(0.1)  # a decimal comma
+    # %f of whole seconds: three values all ending in zeros after the point are 1-s ticks
+    assert resolution(["1.000000", "2.000000", "1.000000"]) == 1.0
+    assert resolution(["1.000000", "2.000000"]) == pytest.approx(1e-6)  # two may be chance
+    assert resolution(["0.123", "0.120", "0.140"]) == pytest.approx(1e-3)
+    assert math.isnan(resolution(["n/a"]))
+    # coarse: a tick over 5 % of the time, recommend's tolerance for a good pick
+    from hpcds1mpi.decide.confidence import GOOD_PICK_TOLERANCE
+
+    assert COARSE_SHARE == GOOD_PICK_TOLERANCE
+    assert is_coarse(0.1, 0.1) and is_coarse(0.01, 0.15) and not is_coarse(0.01, 0.25)
+    assert not is_coarse(math.nan, 0.1)
+
+
+def test_a_coarse_timers_noise_is_the_widest_spread_its_printed_values_allow():
+    assert coarse_noise([0.1] * 5, ["0.1"] * 5) == pytest.approx(1.0)  # was stored 0.0
+    assert coarse_noise([0.1, 0.2, 0.3], ["0.1", "0.2", "0.3"]) == pytest.approx(1.5)
+    assert coarse_noise([12.3, 12.4], ["12.3", "12.4"]) is None  # 0.1 s of 12 s: fine
+    assert coarse_noise([], []) is None
+    assert math.isnan(coarse_noise([0.0, 0.0], ["0.0", "0.0"]))
 
 
 def test_a_sweep_says_once_that_a_whole_seconds_timer_is_coarse(tmp_path):
@@ -33,7 +64,30 @@ def test_a_sweep_says_once_that_a_whole_seconds_timer_is_coarse(tmp_path):
                     "--time-regex", r"Analysis completed in (\d+) seconds?",
                     "--out", str(tmp_path / "mb.h5")], timeout=120)
     assert proc.returncode == 0, proc.stderr
-    notes = [ln for ln in proc.stderr.splitlines() if "read whole seconds" in ln]
-    assert len(notes) == 1 and "1-s resolution" in notes[0], proc.stderr
+    notes = [ln for ln in proc.stderr.splitlines() if "1-s resolution" in ln]
+    assert len(notes) == 1, proc.stderr
     runs = telemetry.read_runs(tmp_path / "mb.h5")
     assert (runs["status"] == "ok").all() and list(runs["runtime_s"]) == [1.0, 1.0]
+    assert list(runs["noise"]) == [1.0, 1.0]  # s37 G1: one tick of 1 s, not 0.0
+
+
+def test_a_sweep_says_a_tenth_of_a_second_timer_is_coarse_and_stores_no_zero_noise(tmp_path):
+    """s37 tester G1: NWChem's `Total times  cpu: 0.1s  wall: 0.1s` was stored runtime_s 0.1,
+    noise 0.0, for every configuration, without a word; recommend then answered "100 ms
+    (100 ms-100 ms), confidence 1.00"."""
+    program = tmp_path / "nw.sh"
+    program.write_text('#!/bin/sh\nsleep 0.05\necho " Total times  cpu:        0.1s     '
+                       'wall:        0.1s"\n')
+    program.chmod(0o755)
+    proc = run_cli(["sweep", "--command", f"{program} {{size}}", "--label", "nw",
+                    "--ranks-per-node", "1", "--threads", "1", "--min-time", "0",
+                    "--min-repeats", "3", "--max-repeats", "3", "--no-progress",
+                    "--sizes", "1,2", "--time-regex",
+                    r"Total times\s+cpu:\s+\S+\s+wall:\s+([0-9.]+)s",
+                    "--out", str(tmp_path / "nw.h5")], timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    notes = [ln for ln in proc.stderr.splitlines() if "0.1-s resolution" in ln]
+    assert len(notes) == 1 and "100% of it" in notes[0], proc.stderr
+    runs = telemetry.read_runs(tmp_path / "nw.h5")
+    assert list(runs["runtime_s"]) == [0.1, 0.1]
+    assert list(runs["noise"]) == pytest.approx([1.0, 1.0])

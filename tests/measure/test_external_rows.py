@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from hpcds1mpi.config import Configuration
 from hpcds1mpi.measure.external_rows import cpu_for_power, row_values
 
@@ -32,3 +34,11 @@ def test_unmeasured_cpu_time_counts_every_rank_thread_busy():
     assert cpu_for_power(_m(), config, 2.0) == (2.0, "")
     cpu, note = cpu_for_power(_m(cpu_s=float("nan")), config, 2.0)
     assert cpu == 8.0 and "counted busy" in note
+
+
+def test_a_coarse_timers_repeats_store_their_tick_as_noise_not_zero():
+    # s37 tester G1: NWChem's 0.1-s timer stored noise 0.0 at every configuration
+    row = row_values(_m(times=[0.1, 0.1, 0.1], time_texts=["0.1", "0.1", "0.1"]))
+    assert row["runtime_s"] == 0.1 and row["noise"] == pytest.approx(1.0)
+    fine = row_values(_m(times=[1.0, 1.0], time_texts=["1.000123", "1.000123"]))
+    assert fine["noise"] == 0.0  # a fine timer's agreement is measured

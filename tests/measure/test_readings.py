@@ -444,7 +444,7 @@ def test_several_different_times_say_once_that_the_last_match_is_recorded(tmp_pa
     assert found["time"] == 0.4
     readings.note_once(found, "ok", "")
     readings.note_once(readings.read(printed), "ok", "")
-    readings.note_once(readings.read("Time: 0.2 s\nTime: 0.2 s\n"), "ok", "")
+    readings.note_once(readings.read("Time: 0.200 s\nTime: 0.200 s\n"), "ok", "")
     assert said == ["note: --time-regex 'Time: ([0-9.]+)' matched 3 different times in one "
                     "launch's output ('0.300', '0.100', '0.400'); the last match, '0.400', is "
                     "recorded: if it is not the time you mean, add the words around that one "
