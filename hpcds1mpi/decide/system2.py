@@ -53,6 +53,7 @@ from hpcds1mpi.decide.tune_predictions import (Predictions, could_beat, expected
                                                untried_guesses)
 from hpcds1mpi.decide.tune_space import Space, config_key
 from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.measure.printable import clipped
 
 #: Relative noise assumed at least (a run measured once has no spread of its own).
 NOISE_FLOOR = 0.03
@@ -278,10 +279,10 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
                 best = trial
             else:
                 trial.decision = "excluded"
-                trial.reason = f"{status}: {str(row.get('error', ''))[:120]}"
+                trial.reason = f"{status}: {clipped(str(row.get('error', '')), 120)}"
         elif status != "ok" or not math.isfinite(value):
             trial.decision = "excluded"
-            trial.reason = f"{status}: {str(row.get('error', ''))[:120]}"
+            trial.reason = f"{status}: {clipped(str(row.get('error', '')), 120)}"
         elif value < best.value * (1.0 - noise()):
             trial.decision = "kept"
             trial.reason = f"{100 * (1 - value / best.value):.1f} % better than {best.config.label()}"

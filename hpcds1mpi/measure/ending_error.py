@@ -62,7 +62,7 @@ def ending_error(stdout: str, stderr: str) -> str:
     or the message under an error title ending at its colon ("Fortran runtime error:" over
     "Cannot open file 'x'", joined by :func:`~hpcds1mpi.measure.program_lines.with_message`).
     """
-    from hpcds1mpi.measure.printable import printable
+    from hpcds1mpi.measure.printable import clipped, printable
 
     for text in (stdout, stderr):
         kept = ["" if RUNTIME_NOTE.match(ln) else ln for ln in kept_lines(text)]
@@ -79,7 +79,7 @@ def ending_error(stdout: str, stderr: str) -> str:
                 continue
             said, last = with_message(kept, i)
             if last == end and not _is_value(said):  # its message too ("Error:" over a value)
-                return printable(said, keep="\t")[:300]
+                return clipped(printable(said, keep="\t"), 300)
     return ""
 
 

@@ -60,6 +60,7 @@ from hpcds1mpi.measure.external_plan import format_command
 from hpcds1mpi.measure.external_rows import cpu_for_power, row_values
 from hpcds1mpi.measure.external_resume import check_resumed
 from hpcds1mpi.measure.plan import RunSpec, SweepPlan
+from hpcds1mpi.measure.printable import clipped
 from hpcds1mpi.measure.program_launch import (classify, launch_once, launch_problem,
                                               options_refused, refused_by_launcher)
 from hpcds1mpi.measure.progress import Progress
@@ -407,7 +408,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
             ended = allocation.end() if m["status"] != OK and allocation is not None else ""
             if ended:  # not the program's failure: the allocation seen running at its start ended
                 _stop_interrupted(writer, row, spec, out, ended, f"its launch failed with it "
-                                  f"({m['error'][:120]})", ended,
+                                  f"({clipped(m['error'], 120)})", ended,
                                   "sweep again with --resume inside a new allocation")
             row.update(row_values(m), finished_at=time.time())
             wall = row.get("elapsed_s", 0.0)

@@ -43,6 +43,7 @@ import time
 from hpcds1mpi.config import OK
 from hpcds1mpi.errors import LaunchError
 from hpcds1mpi.launch.help_text import RULE_LINE, help_titles
+from hpcds1mpi.measure.printable import clipped
 from hpcds1mpi.measure.program_lines import NO_ERROR, SPECIFIC_LINE, program_lines, with_message
 from hpcds1mpi.runtime.processes import die_with_parent, end_group
 
@@ -182,13 +183,13 @@ def options_refused(result: dict, launcher: str = "") -> str:
         while stack > 0 and HYDRA_STACK.match(lines[stack - 1]):
             stack -= 1
         match = HYDRA_STACK.match(lines[stack])
-        return printable(f"[{match.group(1)}] {match.group(2)}", keep="\t")[:300]
+        return clipped(printable(f"[{match.group(1)}] {match.group(2)}", keep="\t"), 300)
     name = os.path.basename(launcher)
     for refused, hint in ((_OPEN_MPI_REFUSED, _OPEN_MPI_HINT), (_SRUN_REFUSED, _SRUN_HINT)):
         found = lines[-2] if len(lines) > 1 and hint.fullmatch(lines[-1]) else lines[-1]
         if (match := refused.fullmatch(found)) and name == (
                 os.path.basename(match.group(1)) if refused is _OPEN_MPI_REFUSED else "srun"):
-            return printable(found, keep="\t")[:300]
+            return clipped(printable(found, keep="\t"), 300)
     return ""
 
 
@@ -198,7 +199,7 @@ def _first_line(text: str, pattern: re.Pattern) -> str:
     from hpcds1mpi.measure.printable import printable
 
     line = next((ln.strip() for ln in text.splitlines() if pattern.search(ln)), "")
-    return printable(line, keep="\t")[:300]
+    return clipped(printable(line, keep="\t"), 300)
 
 
 #: Words of a program's own error message: LAMMPS's "ERROR on proc 0: Cannot open input
@@ -258,11 +259,16 @@ def _titled(lines: list[str], pattern: re.Pattern) -> list[str]:
     its message (:func:`~hpcds1mpi.measure.program_lines.with_message`); a message line is
     not found again on its own (QE's "file Si.UPF not found" under its "Error in routine
     readpp (1):")."""
+    return [text for _, text in _titled_at(lines, pattern.search)]
+
+
+def _titled_at(lines: list[str], matches) -> list[tuple[int, str]]:
+    """:func:`_titled` of the lines ``matches`` accepts, each with its index."""
     found, used = [], -1
     for i, ln in enumerate(lines):
-        if i > used and pattern.search(ln) and not NO_ERROR.search(ln):
+        if i > used and matches(ln) and not NO_ERROR.search(ln):
             text, used = with_message(lines, i)
-            found.append(text)
+            found.append((i, text))
     return found
 
 
@@ -271,10 +277,14 @@ def _specific(lines: list[str]) -> list[str]:
     return _titled(lines, SPECIFIC_LINE)
 
 
-def _errors(lines: list[str]) -> list[str]:
-    """The lines of ``lines`` with an error word, each with its message: before, a title's
-    message was kept only where its own line had an error word, and then alone."""
-    return _titled(lines, ERROR_WORDS)
+def _errors(lines: list[str]) -> list[tuple[int, str]]:
+    """The lines of ``lines`` with an error word, or one saying a thing does not exist
+    (:data:`~hpcds1mpi.measure.error_cause.ABSENT`: NWChem's "Attempting to read a basis set
+    from a non-existing file:", s37 tester G5), each with its message and index: before, a
+    title's message was kept only where its own line had an error word, and then alone."""
+    from hpcds1mpi.measure.error_cause import ABSENT
+
+    return _titled_at(lines, lambda ln: ERROR_WORDS.search(ln) or ABSENT.search(ln))
 
 
 def _box_errors(boxes: list) -> list[str]:
@@ -293,7 +303,10 @@ def reason_line(stdout: str, stderr: str) -> str:
     Message" section, not its option table (s29 tester C4); :data:`SPECIFIC_LINE`:
     gfortran's runtime error, an assert, GROMACS's fatal error); else
     a crash the launcher reports; else the program's last error message (stderr, then stdout:
-    LAMMPS writes its ERROR to stdout); else a Fortran stop code with the program's last line
+    LAMMPS writes its ERROR to stdout; a stderr line that restates one of stdout's, a
+    runtime's copy such as ARMCI's, left for stdout's; of one report's lines, the one that
+    says a file it names is missing: :mod:`~hpcds1mpi.measure.error_cause`, s37 tester G5);
+    else a Fortran stop code with the program's last line
     before it (:func:`~hpcds1mpi.measure.stop_code.stop_reason`: "usage: heat N; ERROR STOP
     2", not the MPI_ABORT help text under it, s32 tester X5); else its last line on stderr;
     else the title of the first Open MPI help text
@@ -310,6 +323,7 @@ def reason_line(stdout: str, stderr: str) -> str:
     Before, the last non-blank stderr line was taken: under Open MPI's mpirun that is a rule
     of dashes or "Set MCA parameter orte_base_help_aggregate", whatever the program said; and
     then the last error line: gfortran's "Error termination. Backtrace:" below its real error."""
+    from hpcds1mpi.measure.error_cause import cause_first, restates
     from hpcds1mpi.measure.framed_boxes import framed_boxes
     from hpcds1mpi.measure.printable import printable
     from hpcds1mpi.measure.rank_tags import untagged
@@ -325,9 +339,13 @@ def reason_line(stdout: str, stderr: str) -> str:
               if ln.strip() and not RULE_LINE.match(ln)] for stream in (stderr, stdout)]
     helps = help_titles(stderr) or help_titles(stdout)
     stopped = stop_reason([[untagged(ln) for ln in ls] for ls in lines], [err, out])
+    err_errors, out_errors = _errors(err), _errors(out)
+    if err_errors and out_errors and restates(err_errors[-1][1], [t for _, t in out_errors]):
+        err_errors = []  # a runtime's copy of the program's own account (ARMCI's: s37 G5)
     for found in (_specific(err) + yaml_documents(stderr) + _box_errors(boxes[0]),
                   _specific(out) + yaml_documents(stdout) + _box_errors(boxes[1]), crashes,
-                  _errors(err), _errors(out), [stopped] if stopped else [],
+                  *([t for _, t in cause_first(e)] for e in (err_errors, out_errors)),
+                  [stopped] if stopped else [],
                   [ln for ln in err if ln], helps[:1], *texts):
         if found:  # the program's text, never obeyed by the terminal (s29 tester H5)
             return printable(found[-1], keep="\t")
@@ -362,7 +380,7 @@ def classify(result: dict, timeout: float) -> tuple[str, str]:
             return "failed", f"exit 0, but the program ended with: {said}"
         return OK, ""
     # a program that said nothing readable (only rules of asterisks): not "exit code 1: "
-    last = reason_line(result["stdout"], result["stderr"])[:300] or "no message read"
+    last = clipped(reason_line(result["stdout"], result["stderr"]), 300) or "no message read"
     if hint := singleton_hint(text, result.get("ranks", 1)) or init_failure_hint(text):
         last = f"{last} ({hint})"  # after the cut: kept whole; MPI_Init's: s35 tester A1
     if OOM_WORDS.search(text):

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 
 from hpcds1mpi.errors import ConfigError, LaunchError
 from hpcds1mpi.measure.file_mark import FINGERPRINT, FileMark  # noqa: F401 (re-exported)
-from hpcds1mpi.measure.printable import printable
+from hpcds1mpi.measure.printable import clipped, printable
 from hpcds1mpi.measure.time_units import (over_wall_problem, past_the_wall, unit_after,
                                           unit_problem)
 from hpcds1mpi.schemas.limits import MAX_SECONDS
@@ -381,7 +381,7 @@ class Readings:
         likely one summed over them, said first
         (:func:`~hpcds1mpi.measure.time_units.over_wall_problem`)."""
         said = printable(" ".join((found.get("said") or "").split()))  # Fortran's padding
-        why = f"; the program said: {said[:200]}" if said else ""
+        why = f"; the program said: {clipped(said, 200)}" if said else ""
         if self.time is None:
             if self.ranks is not None and math.isnan(found.get("ranks", math.nan)):
                 return (f"exit 0, but --ranks-regex '{self.ranks.pattern}' matched nothing in "
@@ -426,7 +426,7 @@ class Readings:
             return ""
         # the program's line escaped before it is printed or stored (s29 tester H5)
         return (f"exit 0, but its output matched --fail-regex '{self.fail.pattern}': "
-                f"{printable(' '.join(line.split())[:200])}")
+                f"{clipped(printable(' '.join(line.split())), 200)}")
 
     def check_ranks(self, found: dict, ranks: int, label: str, tokens: list[str]) -> None:
         """Raise unless the program reported ``ranks`` processes (only with

@@ -64,3 +64,14 @@ def test_a_fail_regex_line_and_a_programs_own_reason_are_escaped():
     assert "\\x1b]0;PWN\\x07" in said
     missing = readings.time_problem({"time": float("nan"), "said": "need \x1b[2J more"}, 1.0)
     assert "\x1b" not in missing and "\\x1b[2J" in missing, missing
+
+
+def test_a_long_reason_is_cut_at_a_word_and_says_so():
+    # s37 tester G4/G5: "File '../../md.tpr' does not ex" had been cut mid-word, silently
+    from hpcds1mpi.measure.printable import clipped
+
+    text = "Error in user input: File '../../md.tpr' does not exist or is not accessible"
+    assert clipped(text, 200) == text
+    cut = clipped(text, 48)
+    assert cut == "Error in user input: File '../../md.tpr' [...]" and len(cut) <= 48
+    assert clipped("x" * 50, 20) == "x" * 14 + " [...]"

@@ -1,0 +1,93 @@
+"""Which of a failure's error lines names its cause (s37 tester G5).
+
+NWChem under Open MPI had failed with the reason ``ARMCI Error: 0:bas_tag_lib: failed opening
+basis file:``: its communication runtime's copy, on stderr, of the program's own message,
+ending at a colon where the program had said more. NWChem's own account was on stdout::
+
+    Attempting to read a basis set from a  non-existing file:
+    /usr/share/nwchem/libraries/sto-3gx
+    ----------------------------------------------------------------
+    bas_tag_lib: failed opening basis file                   0
+    ----------------------------------------------------------------
+    There is an error in the specified basis set
+
+Two rules, for any program:
+
+* **A runtime's copy** (:func:`restates`): a stderr error line whose words (its runtime's prefix,
+  "ARMCI Error: 0:", aside) are an error line of stdout's is a copy; the program's own account
+  on stdout is read instead.
+* **The line naming the cause** (:func:`cause_first`): of the error lines of one report (within
+  :data:`REPORT_LINES` lines before its last), one saying a named file is missing or cannot be
+  opened (:data:`MISSING`, with a path or file name: :data:`NAMED_FILE`) is the reason rather
+  than the generic lines after it ("There is an error in the specified basis set"), NWChem's
+  "Unable to open h2o-3.nw --- appending .nw" over its "failed to open the input file".
+"""
+
+from __future__ import annotations
+
+import re
+
+#: A report's lines: its error lines this close to its last are one report (NWChem's is 12).
+REPORT_LINES = 20
+#: Words saying a thing is missing or cannot be opened.
+MISSING = re.compile(r"\bno such file\b|\bnon-?existing\b|\bnonexistent\b|\b(does|did) not "
+                     r"exist\b|\bdoesn't exist\b|\bnot found\b|\bmissing\b|"
+                     r"\b(cannot|can't|unable to|could not|couldn't|failed to) (open|read|find)\b|"
+                     r"\bfailed opening\b", re.IGNORECASE)
+#: Words saying a thing is absent that are no error word of
+#: :data:`~hpcds1mpi.measure.program_launch.ERROR_WORDS`: a line with one is an error line too
+#: (NWChem's "Attempting to read a basis set from a non-existing file:", the path below it).
+ABSENT = re.compile(r"\bnon-?existing\b|\bnonexistent\b|\b(does|did) not exist\b|"
+                    r"\bdoesn't exist\b", re.IGNORECASE)
+#: A path or a file name with an extension ("/usr/share/x/sto-3gx", "in.ljj", "'md.tpr'").
+NAMED_FILE = re.compile(r"(?:^|[\s'\"`(<:=])(?:\.{0,2}/[\w.+-]+(?:/[\w.+-]*)*|"
+                        r"[\w+-]+\.[A-Za-z]\w{0,7})(?=$|[\s'\"`)>:,;])")
+#: A warning is no cause of the failure that follows it.
+WARNING = re.compile(r"\bwarn(ing)?\b", re.IGNORECASE)
+#: Words of a line, to compare a copy with its original.
+_WORD = re.compile(r"[A-Za-z_]\w*")
+#: Words a copy must share, in order, with its original (and at least half its own).
+SHARED_WORDS = 3
+
+
+def _words(line: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(line)]
+
+
+def restates(line: str, originals: list[str]) -> bool:
+    """Whether ``line`` (a stderr error line) repeats one of ``originals`` (stdout's error
+    lines): a run of at least :data:`SHARED_WORDS` words, and half of its own, in the same
+    order as in one of them."""
+    from difflib import SequenceMatcher
+
+    words = _words(line)
+    if len(words) < SHARED_WORDS:
+        return False
+    for original in originals:
+        other = _words(original)
+        match = SequenceMatcher(None, words, other, autojunk=False).find_longest_match(
+            0, len(words), 0, len(other))
+        if match.size >= max(SHARED_WORDS, (len(words) + 1) // 2):
+            return True
+    return False
+
+
+def names_cause(text: str) -> bool:
+    """Whether an error line says a file it names is missing or cannot be opened."""
+    return bool(MISSING.search(text) and NAMED_FILE.search(text) and not WARNING.search(text))
+
+
+def cause_first(found: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """``found`` (error lines with their line index, in output order) with the line that
+    names the cause of its last report moved last, where one does (see the module): the
+    reason is the last."""
+    if len(found) < 2 or names_cause(found[-1][1]):
+        return found
+    end = found[-1][0]
+    for k in range(len(found) - 2, -1, -1):
+        index, text = found[k]
+        if end - index > REPORT_LINES:
+            break
+        if names_cause(text):
+            return found[:k] + found[k + 1:] + [found[k]]
+    return found

@@ -1,0 +1,95 @@
+"""Which of a failure's error lines names its cause: a runtime's copy of the program's message
+set aside, a line naming a missing file preferred (s37 tester G5)."""
+
+from __future__ import annotations
+
+from hpcds1mpi.measure.error_cause import cause_first, names_cause, restates
+from hpcds1mpi.measure.program_launch import classify
+
+#: NWChem 7.0.2 under Open MPI's mpirun, a basis set name misspelt: its own account on stdout.
+NWCHEM_BASIS_OUT = """\
+ Summary of "ao basis" -> "" (cartesian)
+ *                          sto-3gx                   on all atoms
+
+
+ Attempting to read a basis set from a  non-existing file:
+ /usr/share/nwchem/libraries/sto-3gx
+ ------------------------------------------------------------------------
+ bas_tag_lib: failed opening basis file                   0
+ ------------------------------------------------------------------------
+ ------------------------------------------------------------------------
+  current input line :
+    11: task scf energy
+ ------------------------------------------------------------------------
+ ------------------------------------------------------------------------
+ There is an error in the specified basis set
+ ------------------------------------------------------------------------
+ For more information see the NWChem manual at https://github.com/nwchemgit/nwchem/wiki
+
+
+ For further details see manual section:
+"""
+#: ARMCI's copy of it on stderr, cut at a colon, and Open MPI's MPI_ABORT text.
+ARMCI_ERR = """\
+[0] ARMCI Error: 0:bas_tag_lib: failed opening basis file:
+--------------------------------------------------------------------------
+MPI_ABORT was invoked on rank 0 in communicator MPI COMMUNICATOR 3 DUP FROM 0
+with errorcode -1.
+
+NOTE: invoking MPI_ABORT causes Open MPI to kill all MPI processes.
+You may or may not see output from other processes, depending on
+exactly when Open MPI kills them.
+--------------------------------------------------------------------------
+"""
+NWCHEM_INPUT_OUT = """\
+  Unable to open nothere.nw --- appending .nw
+ ------------------------------------------------------------------------
+ nwchem: failed to open the input file                   0
+ ------------------------------------------------------------------------
+ ------------------------------------------------------------------------
+  current input line :
+     0:
+ ------------------------------------------------------------------------
+ ------------------------------------------------------------------------
+ There is an error in the input file
+ ------------------------------------------------------------------------
+"""
+
+
+def _reason(stdout: str, stderr: str) -> str:
+    return classify({"stdout": stdout, "stderr": stderr, "timed_out": False,
+                     "exit_code": 255}, 60)[1]
+
+
+def test_nwchems_own_line_naming_the_missing_file_is_the_reason_not_armcis_copy():
+    """s37 tester G5: the reason was "ARMCI Error: 0:bas_tag_lib: failed opening basis
+    file:", ending at a colon with no file."""
+    assert _reason(NWCHEM_BASIS_OUT, ARMCI_ERR) == (
+        "exit code 255: Attempting to read a basis set from a  non-existing file: "
+        "/usr/share/nwchem/libraries/sto-3gx")
+    missing_input = ARMCI_ERR.replace("bas_tag_lib: failed opening basis file",
+                                      "nwchem: failed to open the input file")
+    assert _reason(NWCHEM_INPUT_OUT, missing_input) == (
+        "exit code 255: Unable to open nothere.nw --- appending .nw")
+
+
+def test_a_runtimes_copy_is_told_by_its_words_and_a_cause_by_a_named_missing_file():
+    assert restates("ARMCI Error: 0:bas_tag_lib: failed opening basis file:",
+                    ["bas_tag_lib: failed opening basis file                   0"])
+    assert not restates("ERROR: cannot allocate the grid", ["error in the input file"])
+    assert names_cause("Unable to open nothere.nw --- appending .nw")
+    assert names_cause("File '../../md.tpr' does not exist")
+    assert not names_cause("There is an error in the input file")
+    assert not names_cause("WARNING: file defaults.cfg not found, using built-ins")
+    found = [(1, "cannot open in.x"), (40, "error: singular matrix")]
+    assert cause_first(found) == found  # another report's line, far above: not its cause
+    found = [(1, "cannot open in.x"), (5, "error: stopping")]
+    assert cause_first(found)[-1] == (1, "cannot open in.x")
+
+
+def test_a_stderr_error_of_its_own_stays_the_reason():
+    # LAMMPS-like: stderr's own error, stdout unrelated error lines: stderr's is kept
+    assert _reason("ERROR: Unknown pair style\n", "ERROR on proc 0: Cannot open input script "
+                   "in.ljj: No such file or directory\n") == (
+        "exit code 255: ERROR on proc 0: Cannot open input script in.ljj: No such file or "
+        "directory")
