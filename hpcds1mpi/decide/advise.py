@@ -131,7 +131,8 @@ class Advice:
             (lines too long to read: what they ask for is not known); "" when it writes.
         notes: what was assumed or could not be read, one line each.
         warnings: what would make the job fail as written (its launcher of another MPI
-            family than its program's), one line each.
+            family than its program's; its program's own thread option against the
+            OMP_NUM_THREADS it sets, :mod:`~hpcds1mpi.launch.thread_mismatch`), one line each.
         calibration: the configurations to measure first when escalated.
         recommendation: ``recommend``'s full answer (not serialised).
     """
@@ -317,6 +318,7 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
         size = size_from(launch, command)
         size_source = source_of_size(launch, command)  # an export's line (s30 tester N8)
     warnings, launch_said = launch_notes(script, launch, command, job_folder)
+    warnings += script.warnings  # read with its layout: a thread option against OMP_NUM_THREADS
     places = _places_for(script, places)
     device, device_said = device_of(script, launch)
     device = device or script.device  # the program's own, else what the GPUs asked imply

@@ -113,6 +113,9 @@ class JobScript:
             in it shows the program's own thread option); set by ``advise``.
         lines: value name -> the line numbers it was read from.
         notes: what the reader assumed or could not resolve, one line each.
+        warnings: what makes the job fail or run otherwise than measured, read with its
+            layout (its program's thread option against OMP_NUM_THREADS,
+            :mod:`~hpcds1mpi.launch.thread_mismatch`); ``advise`` says them as warnings.
     """
 
     text: str
@@ -140,6 +143,7 @@ class JobScript:
     scope: dict = field(default_factory=dict)
     lines: dict[str, list[int]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     base: tuple | None = None
     #: The ``srun --mpi=`` value the program's MPI needs where the script's srun lacks it
     #: (set by advise's launch check, read by ``--rewrite``; s32 tester U5).
@@ -153,6 +157,11 @@ class JobScript:
         self.noted.add(text)
         self.notes.append(text if len(self.noted) <= MAX_NOTES else
                           f"more than {MAX_NOTES} notes; the rest are left out")
+
+    def warn(self, text: str) -> None:
+        """Add a warning once (the launch line is read again for each launch advise tries)."""
+        if text not in self.warnings:
+            self.warnings.append(text)
 
     def where(self, key: str, line: int | None) -> None:
         if line is not None and line not in self.lines.setdefault(key, []):

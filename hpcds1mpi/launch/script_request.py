@@ -108,6 +108,12 @@ def resolve_launch(script: "JobScript", launch: "Launch | None" = None) -> None:
             script.note(f"line {launch.line}: hpcds1mpi run without --threads runs "
                         f"{own.threads} thread per rank (its default), whatever {other} says; "
                         f"read so (pass --threads {told} to run {told})")
+        elif other and told != own.threads and stem(launch.program or "") != "hpcds1mpi":
+            from hpcds1mpi.launch.thread_mismatch import disagreement_warning
+
+            # a job that may stop at once (GROMACS's mdrun), never measured: a warning (s37 G2)
+            script.warn(disagreement_warning(launch.line, launch.program or launch.program_raw
+                                             or "", own.said, own.threads, other, told))
         elif other and told != own.threads:
             script.note(f"line {launch.line}: the program's {own.said} is read as the "
                         f"threads per rank, not {other}")

@@ -519,6 +519,31 @@ def test_the_programs_own_threads_change_or_the_rewrite_says_they_stay(command, 
                         "the program's option as it is; set it to 2 by hand"]
 
 
+def test_a_thread_option_against_omp_num_threads_is_a_warning():
+    """s37 tester G2: OMP_NUM_THREADS=2 with gmx_mpi mdrun -ntomp 1 was a note beside a
+    prediction; mdrun stops at once on it. Said as advise's other warnings of a job that fails
+    as written (a launcher of another MPI): a warning, the answer still given."""
+    from hpcds1mpi.surrogates.levels import MeasuredLevels
+    from tests.fake_bundle import WIDE_SIZES, FakeBundle
+    from tests.fake_bundle import fake_places as places
+
+    bundle = FakeBundle(workloads=("gromacs",), sizes=WIDE_SIZES)
+    bundle._measured_levels = {"gromacs": MeasuredLevels(
+        "gromacs", True, precisions=("fp64",), devices=("cpu",), threads=(1, 2),
+        ranks_per_node=(1, 2), nodes=(1,),
+        command="gmx_mpi mdrun -s w/{size}/topol.tpr -nsteps 100 -ntomp {threads} -deffnm run")}
+    text = ("#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=1\n"
+            "#SBATCH --cpus-per-task=2\n#SBATCH --time=00:30:00\nexport OMP_NUM_THREADS=2\n"
+            "mpirun.openmpi -np 1 gmx_mpi mdrun -s w/1024/topol.tpr -nsteps 300 -ntomp 1 "
+            "-deffnm run\n")
+    a = advise(text, bundle, places("cpu"))
+    assert a.asked.config.threads == 1
+    said = [w for w in a.warnings if "disagree" in w]
+    assert said and said[0].startswith("line 7: the program's -ntomp 1 and OMP_NUM_THREADS=2 "
+                                       "disagree: GROMACS's mdrun stops at once"), a.warnings
+    assert not any("-ntomp 1 is read as" in n for n in a.notes)
+
+
 def test_a_gpu_program_without_gpus_is_said(gpu_bundle, bundle, places):
     """The program runs --device gpu while the job asks for no GPU: the asked side says so;
     with no GPU partition allowed at all, one line refuses."""
