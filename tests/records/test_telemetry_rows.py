@@ -90,10 +90,16 @@ def test_each_run_carries_its_machines_cpu(tmp_path):
     app.write_text('#!/bin/sh\necho "time: 0.01 s"\n')
     app.chmod(0o755)
     here = tmp_path / "here.h5"
+    # A partition of its own: the machine id hashes the partition with the hardware, and a
+    # machine of the reference's own class (a 2-core AMD EPYC VM) would otherwise be it.
+    cluster = tmp_path / "other.toml"
+    cluster.write_text('[clusters.other.partitions.other]\ncores_per_node = 2\n'
+                       'memory_gb = 4\nmax_nodes = 1\n')
     res = run_cli(["sweep", "--command", f"{app} {{size}}", "--label", "app", "--sizes", "1",
                    "--ranks-per-node", "1", "--threads", "1", "--time-regex",
                    r"time: ([0-9.]+) s", "--min-repeats", "1", "--max-repeats", "1",
-                   "--min-time", "0", "--out", str(here), "--no-progress"],
+                   "--min-time", "0", "--out", str(here), "--no-progress",
+                   "--cluster", str(cluster)],
                   timeout=120, cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     both = tmp_path / "both.h5"
