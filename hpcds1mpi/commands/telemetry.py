@@ -43,6 +43,8 @@ def show(path, rows) -> None:
                    f"{m.mpi_library}; hosts {m.hostnames}")
     for line in setups:
         click.echo(line)
+    if line := _foreign_line(path):
+        click.echo(line)
     if len(runs):
         table = runs.groupby(["workload", "status"]).size().unstack(fill_value=0)
         click.echo(table.to_string())
@@ -52,6 +54,27 @@ def show(path, rows) -> None:
             cols = ["workload", "size", "nodes", "ranks_per_node", "threads", "device",
                     "precision", "status", "runtime_s", "noise", "energy_j", "energy_source"]
             click.echo(runs[cols].head(rows).to_string(index=False))
+
+
+def _foreign_line(path) -> str:
+    """What other programs added to ``path``, kept by a rewrite or refused (s37 tester P1:
+    nothing said they were there)."""
+    from hpcds1mpi.records import telemetry
+
+    foreign = telemetry.load(path).foreign
+    if not foreign:
+        return ""
+    kept = [f"/{name}" for name in foreign.top] + [f"attributes of /{name}"
+                                                    for name in foreign.attributed]
+    said = []
+    if kept:
+        said.append(", ".join(kept[:6]) + (f" and {len(kept) - 6} more" if len(kept) > 6
+                                           else "") + " (kept when runs are added)")
+    if foreign.in_tables:
+        said.append(", ".join(f"/{name}" for name in foreign.in_tables[:3])
+                    + " inside its tables (adding runs is refused until they are moved out)")
+    words = "  also holds, from other programs: " + "; ".join(said)
+    return printable(words)
 
 
 _SETUP = "setup (once per configuration, before its first launch)"

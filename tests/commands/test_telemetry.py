@@ -468,3 +468,21 @@ def test_a_json_export_keeps_every_float_as_the_telemetry_holds_it(tmp_path):
                     value, "item") else value), col
     assert rows[0]["rel_error"] == 6.0008266291820245e-15
     assert rows[0]["runtime_s"] == 8.623000042e-06
+
+
+def test_show_lists_what_other_programs_added(tmp_path, capsys):
+    """s37 tester P1: a rewrite keeps or refuses another program's additions; show names them."""
+    import h5py
+
+    from hpcds1mpi.cli import main
+
+    path = tmp_path / "t.h5"
+    telemetry.append(path, [run_row(0)])
+    with h5py.File(path, "r+") as f:
+        f.create_group("mine")
+        f["runs"].create_dataset("my_note", data=[1.0])
+    with pytest.raises(SystemExit):
+        main(["telemetry", "show", str(path)])
+    out = capsys.readouterr().out
+    assert ("also holds, from other programs: /mine (kept when runs are added); /runs/my_note "
+            "inside its tables (adding runs is refused") in out

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from hpcds1mpi.errors import TelemetryError
 
+from .foreign_content import ForeignContent, find_foreign
 from .side_files import journal_path
 from .stored_rows import TableTooLarge, UnbackedTable, declared_rows
 
@@ -134,6 +135,8 @@ class Store:
         started: ``(machine_id, run_id) -> start row`` for configurations started but unfinished.
         attempts: ``(machine_id, run_id) -> number of starts seen``.
         attrs: file attributes (sweep plan, created_at...).
+        foreign: what other programs added to the file read (groups, datasets, attributes),
+            which a rewrite keeps or refuses (:mod:`.foreign_content`, s37 tester P1).
     """
 
     runs: dict = field(default_factory=dict)
@@ -143,6 +146,7 @@ class Store:
     started: dict = field(default_factory=dict)
     attempts: dict = field(default_factory=dict)
     attrs: dict = field(default_factory=dict)
+    foreign: ForeignContent = field(default_factory=ForeignContent)
 
     def add_run(self, row: dict, detail: dict | None = None) -> None:
         row = normalise(row, RUN_COLUMNS)
@@ -347,6 +351,7 @@ def read_snapshot(path: str | os.PathLike) -> Store:
             for machine_id, run_id, starts in checked.attempts:
                 store.attempts[(machine_id, run_id)] = starts
             _read_tables(f, store)
+            store.foreign = find_foreign(f)
     except DamagedTable as exc:
         raise TelemetryError(f"{path}: a table of the telemetry file is damaged ({exc}); "
                              f"{DAMAGED_FIX}") from None

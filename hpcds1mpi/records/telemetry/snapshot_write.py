@@ -76,8 +76,12 @@ def _test_pause_mid_write() -> None:
         time.sleep(float(pause))
 
 
-def write_snapshot(path: str | os.PathLike, store: Store, *, compress: bool = True) -> float:
+def write_snapshot(path: str | os.PathLike, store: Store, *, compress: bool = True,
+                   keep_foreign: bool = False) -> float:
     """Write ``store`` to ``path`` atomically (temp file, fsync, ``os.replace``); return seconds.
+    With ``keep_foreign`` (the writer replacing the file its store was read from), what other
+    programs added to the file (``store.foreign``) is copied over from the file replaced
+    (:mod:`.foreign_content`: a rewrite had dropped it, s37 tester P1).
     A file replaced keeps its mode and group (:func:`hpcds1mpi.writers.keep_mode`); a ``path``
     that is a symbolic link is written at its target, the link kept
     (:func:`hpcds1mpi.output_paths.written_path`: the rename had replaced the link with a
@@ -94,7 +98,7 @@ def write_snapshot(path: str | os.PathLike, store: Store, *, compress: bool = Tr
     path = Path(path)
     tmp = snapshot_tmp_path(path)
     try:
-        _write_file(h5py, tmp, store, compress)
+        _write_file(h5py, tmp, store, compress, path if keep_foreign else None)
         fd = os.open(tmp, os.O_RDONLY)
         try:
             os.fsync(fd)
@@ -124,14 +128,20 @@ def _remove_dead_temporaries(path: Path) -> None:
             pass  # another user's process
 
 
-def _write_file(h5py, tmp: Path, store: Store, compress: bool) -> None:
-    """``store`` in the :mod:`.layout` into the HDF5 file ``tmp``."""
+def _write_file(h5py, tmp: Path, store: Store, compress: bool, keep_from: Path | None) -> None:
+    """``store`` in the :mod:`.layout` into the HDF5 file ``tmp``, and what other programs
+    added to ``keep_from`` (:func:`.foreign_content.copy_foreign`)."""
+    from .foreign_content import copy_foreign
+
     keys = list(store.runs)
     with h5py.File(tmp, "w") as f:
         f.attrs["format"] = FORMAT_NAME
         f.attrs["schema_version"] = SCHEMA_VERSION
         for k, v in store.attrs.items():
             if k in ("format", "schema_version", "attempts"):
+                continue
+            if getattr(v, "ndim", 0):  # another program's array: as it was (s37 tester P1;
+                f.attrs[k] = v         # it had died of .item() on it)
                 continue
             v = v.item() if hasattr(v, "item") else v
             f.attrs[k] = v if isinstance(v, (int, float)) else storable(v)
@@ -143,3 +153,5 @@ def _write_file(h5py, tmp: Path, store: Store, compress: bool) -> None:
             rows = [r for k in keys for r in store.detail[table].get(k, [])]
             _write_table(f, table, rows, TABLES[table], compress)
         _write_table(f, "provenance", store.provenance, PROVENANCE_COLUMNS, compress)
+        if keep_from is not None:
+            copy_foreign(keep_from, f, store.foreign)
