@@ -321,6 +321,40 @@ def _read_table(f, table: str) -> list[dict]:
     return [{k: v[i] for k, v in data.items()} for i in range(rows)]
 
 
+def attr_text(value):
+    """A string attribute as ``str`` whichever HDF5 string form holds it: fixed-length ones
+    (C tools, ``np.bytes_``) read as bytes, and had made a file's ``format`` read as missing
+    (s37 tester P10); anything else as it is."""
+    if isinstance(value, bytes):  # np.bytes_ too
+        return value.decode("utf-8", errors="replace")
+    return str(value) if isinstance(value, str) else value  # np.str_ -> str
+
+
+def hdf5_lock_error(path, exc: OSError) -> TelemetryError | None:
+    """The one-line error for HDF5's own file lock refusing ``path``, None for another error.
+
+    The lock is busy (EAGAIN: another program, h5py or HDFView, holds the file open for
+    writing): transient, :class:`~hpcds1mpi.errors.LockError`, exit 1 (s37 tester P6: it
+    was exit 2, "fix the input", though the same command succeeds once the file is closed).
+    Any other errno there (ENOSYS, ENOLCK: a file system without locks) fails the same way
+    at every rerun: a :class:`TelemetryError` saying how to read it without locking."""
+    import errno
+    import re
+
+    from hpcds1mpi.errors import LockError
+
+    found = re.search(r"unable to lock file, errno = (\d+)", str(exc))
+    if found is None:
+        return None
+    number = int(found.group(1))
+    if number in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES):
+        return LockError(f"{path}: another program has it open for writing (HDF5's file lock); "
+                         "close it there (or wait for that program to finish), then retry")
+    return TelemetryError(f"{path}: HDF5 cannot lock it ({os.strerror(number)}: the file system "
+                          "has no file locks); rerun with HDF5_USE_FILE_LOCKING=FALSE set in the "
+                          "environment")
+
+
 def read_snapshot(path: str | os.PathLike) -> Store:
     """The HDF5 snapshot only (no journal). Checks the format, ``schema_version`` and the
     other file attributes (:mod:`hpcds1mpi.schemas.telemetry`) and that every table reads
@@ -334,7 +368,7 @@ def read_snapshot(path: str | os.PathLike) -> Store:
     store = Store()
     try:
         with h5py.File(path, "r") as f:
-            fmt = f.attrs.get("format")
+            fmt = attr_text(f.attrs.get("format"))
             version = f.attrs.get("schema_version")
             if fmt != FORMAT_NAME or version is None:
                 raise TelemetryError(
@@ -359,9 +393,8 @@ def read_snapshot(path: str | os.PathLike) -> Store:
         raise TelemetryError(f"{path}: too large to read here ({exc}); read it on a machine "
                              "(or in a job) with more memory") from None
     except OSError as exc:
-        if "unable to lock file" in str(exc):  # HDF5's own lock: another program writes it
-            raise TelemetryError(f"{path}: another program has it open for writing ({exc}); "
-                                 "wait for it to finish") from None
+        if (held := hdf5_lock_error(path, exc)) is not None:
+            raise held from None
         raise TelemetryError(f"{path}: the telemetry file is damaged or cut short (unreadable "
                              f"HDF5: {exc}); {DAMAGED_FIX}") from None
     # h5py's errors for a corrupted file: RuntimeError ("bad symbol table node signature",

@@ -29,14 +29,14 @@ def refuse_foreign(path: Path) -> None:
     """
     import h5py
 
-    from .layout import FORMAT_NAME
+    from .layout import FORMAT_NAME, attr_text
 
     try:
         with open(path, "rb") as fh:
             if fh.read(8) != b"\x89HDF\r\n\x1a\n":
                 return  # read_snapshot says what else it is
         with h5py.File(path, "r") as f:
-            fmt = f.attrs.get("format")
+            fmt = attr_text(f.attrs.get("format"))  # any string form (s37 tester P10)
     except (OSError, RuntimeError, ValueError, KeyError):
         return  # damaged or locked: read_snapshot's words
     if fmt != FORMAT_NAME:

@@ -220,3 +220,60 @@ def test_a_loop_of_links_is_one_line(tmp_path):
     loop.symlink_to(loop)
     with pytest.raises(TelemetryError, match="loop of symbolic links"):
         telemetry.read_runs(loop)
+
+
+@pytest.mark.parametrize("form", ["fixed bytes", "variable bytes"])
+def test_a_format_attribute_in_any_string_form_is_read(tmp_path, form):
+    """s37 tester P10: a fixed-length ``format`` (C tools, np.bytes_) read as missing."""
+    import numpy as np
+
+    path = tmp_path / "t.h5"
+    telemetry.append(path, [run_row(0)])
+    with h5py.File(path, "r+") as f:
+        name = telemetry.FORMAT_NAME
+        if form == "fixed bytes":
+            f.attrs["format"] = np.bytes_(name.encode())
+        else:
+            f.attrs.create("format", name.encode(), dtype=h5py.string_dtype("ascii"))
+    assert len(telemetry.read_runs(path)) == 1
+    telemetry.append(path, [run_row(1)])  # a writer's check of --out reads it too
+    assert len(telemetry.read_runs(path)) == 2
+
+
+def test_a_file_another_program_holds_open_for_writing_is_a_lock_error(tmp_path):
+    """s37 tester P6: HDF5's own lock held by another program was exit 2, "fix the input"."""
+    import subprocess
+    import sys
+
+    from hpcds1mpi.errors import LockError
+
+    path = tmp_path / "t.h5"
+    telemetry.append(path, [run_row(0)])
+    holder = subprocess.Popen([sys.executable, "-c", "import h5py, sys\n"
+                               f"f = h5py.File({str(path)!r}, 'r+')\nprint('open', flush=True)\n"
+                               "sys.stdin.read()"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "open"
+        for read in (telemetry.read_runs, lambda p: telemetry.append(p, [run_row(1)])):
+            with pytest.raises(LockError, match="another program has it open for writing.*"
+                               "then retry") as caught:
+                read(path)
+            assert caught.value.exit_code == 1
+    finally:
+        holder.communicate("")
+    assert len(telemetry.read_runs(path)) == 1  # closed: the same call reads it
+
+
+def test_a_file_system_without_locks_is_not_called_transient(tmp_path):
+    from hpcds1mpi.errors import LockError
+    from hpcds1mpi.records.telemetry.layout import hdf5_lock_error
+
+    busy = OSError("Unable to synchronously open file (unable to lock file, errno = 11, error "
+                   "message = 'Resource temporarily unavailable')")
+    unsupported = OSError("Unable to synchronously open file (unable to lock file, errno = 38, "
+                          "error message = 'Function not implemented')")
+    assert isinstance(hdf5_lock_error("t.h5", busy), LockError)
+    error = hdf5_lock_error("t.h5", unsupported)
+    assert not isinstance(error, LockError) and "HDF5_USE_FILE_LOCKING=FALSE" in str(error)
+    assert hdf5_lock_error("t.h5", OSError("truncated file")) is None
