@@ -288,4 +288,16 @@ def merge(sources, out, force) -> None:
     click.echo(f"{out}: {counts['rows']} runs ({counts['added']} added, {counts['replaced']} "
                f"replaced, {counts['kept']} already there)"
                + (f"; {counts['repeated']} source(s) given more than once, read once"
-                  if counts.get("repeated") else ""))
+                  if counts.get("repeated") else "") + _conflict_words(counts))
+
+
+def _conflict_words(counts: dict) -> str:
+    """The runs merged that another record of holds other values with the same finished_at
+    (s37 tester P8: counted as "already there", the first named kept without a word)."""
+    if not counts.get("conflicts"):
+        return ""
+    run_id, column, source = counts["conflict"]
+    return (f"; {counts['conflicts']} conflicting duplicate(s): the same run with other "
+            f"values and the same finished_at (e.g. run {printable(run_id)}'s {column} in "
+            f"{printable(source)}), the first kept (--out's own, then the sources in the order "
+            "given); check which is right")

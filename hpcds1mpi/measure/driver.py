@@ -86,6 +86,7 @@ def run_inprocess(comm, plan: SweepPlan, out: str, partition, *, resume: bool = 
     """
     from hpcds1mpi.measure import meters
     from hpcds1mpi.records import telemetry
+    from hpcds1mpi.records.telemetry.kept_rows import RESUME_FIX, refuse_broken_rows
     from hpcds1mpi.runtime import binding
     from hpcds1mpi.runtime.mpi import gpu_aware, library_version
 
@@ -118,6 +119,9 @@ def run_inprocess(comm, plan: SweepPlan, out: str, partition, *, resume: bool = 
             machine_id = fp["machine_id"]
             sweep_id = plan.sweep_id
             todo = _runs_to_do(plan, writer.store, machine_id)
+            # a row merge and train refuse is no run done (s37 tester P7): refused, not kept
+            refuse_broken_rows(writer.store, out, RESUME_FIX,
+                               {(machine_id, plan.runs[i].run_id) for i in todo})
             _say_changed_settings(writer, plan, len(plan.runs) - len(todo), out)
             _say_crashed(_crashed_skipped(writer.store, plan, machine_id, todo), out)
         except BaseException as exc:  # noqa: BLE001 - told to every rank, then re-raised on 0

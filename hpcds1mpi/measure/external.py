@@ -274,6 +274,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
     from hpcds1mpi.measure.rows import base_row
     from hpcds1mpi.measure.program_writes_out import refuse_named_out, stop_overwritten
     from hpcds1mpi.records import telemetry
+    from hpcds1mpi.records.telemetry.kept_rows import RESUME_FIX, refuse_broken_rows
     from hpcds1mpi.records.telemetry.other_programs import refuse_foreign
 
     readings = readings or Readings.of(fom_regex=fom_regex)
@@ -357,6 +358,9 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
         done_keys = {k for k, r in writer.store.runs.items()  # its program never ran: again
                      if settled(r) and not failed_in_setup(r) and not refused_by_launcher(r)}
         todo = [s for s in plan.runs if (machine_id, s.run_id) not in done_keys]
+        # a row merge and train refuse is no run done (s37 tester P7): refused, not kept
+        refuse_broken_rows(writer.store, out, RESUME_FIX,
+                           {(machine_id, spec.run_id) for spec in todo})
         model = meters.power_model(partition)
         # Asked once: a stale SLURM_JOB_ID is ignored, never blamed for the program's failure.
         allocation = Allocation.at_start(say=say)

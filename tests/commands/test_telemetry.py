@@ -486,3 +486,21 @@ def test_show_lists_what_other_programs_added(tmp_path, capsys):
     out = capsys.readouterr().out
     assert ("also holds, from other programs: /mine (kept when runs are added); /runs/my_note "
             "inside its tables (adding runs is refused") in out
+
+
+def test_merge_says_conflicting_duplicates(tmp_path, capsys):
+    """s37 tester P8: a run with other values in two shards read as "already there"."""
+    import time
+
+    from hpcds1mpi.cli import main
+
+    a, b, out = tmp_path / "a.h5", tmp_path / "b.h5", tmp_path / "all.h5"
+    done = time.time()
+    telemetry.append(a, [run_row(0, finished_at=done)])
+    telemetry.append(b, [run_row(0, finished_at=done, energy_j=999.0)])
+    with pytest.raises(SystemExit) as exit_info:
+        main(["telemetry", "merge", str(a), str(b), "--out", str(out)])
+    assert exit_info.value.code in (0, None)
+    assert ("1 runs (1 added, 0 replaced, 0 already there); 1 conflicting duplicate(s): the "
+            "same run with other values and the same finished_at (e.g. run r000's energy_j in "
+            "b.h5), the first kept") in capsys.readouterr().out

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from pathlib import Path
 
 from .journal import load
+from .kept_rows import refuse_broken_rows
 from .layout import DETAIL_TABLES
 from .merged_settings import carry, shared_attrs
 from .snapshot_write import storable
@@ -23,10 +25,16 @@ def merge(sources: list[str | os.PathLike], out: str | os.PathLike) -> dict:
     shard's ``launch`` and ``--command``, :mod:`.merged_settings`: s30 tester O2); the merged
     file's ``launch`` and plans are what its runs share. A merge that fails changes nothing.
 
+    A record that no rule prefers (same status weight, same ``finished_at``) but whose values
+    differ is a conflict: the record met first stays (``out``'s own, then the sources in the
+    order given), and it is counted apart from the identical ones "already there".
+
     Returns:
-        ``{"added": n, "replaced": n, "kept": n, "rows": total, "repeated": n}``; a source
-        given more than once is read once (``repeated`` counts the repeats), so that its runs
-        are not counted again as "already there".
+        ``{"added": n, "replaced": n, "kept": n, "conflicts": n, "conflict": example,
+        "rows": total, "repeated": n}``; ``conflict`` is ``(run_id, column, source)`` of the
+        first conflict (None without one); a source given more than once is read once
+        (``repeated`` counts the repeats), so that its runs are not counted again as "already
+        there".
     """
     from hpcds1mpi.writers import catch_sigterm, uncatch_sigterm
 
@@ -59,9 +67,13 @@ def _merge(sources: list[str | os.PathLike], out: str | os.PathLike) -> dict:
         before = None
     # A failure changes nothing: a new --out is removed again, an existing one left as it was.
     writer = TelemetryWriter(out, resume=True, all_or_nothing=True)
-    counts = {"added": 0, "replaced": 0, "kept": 0}
+    counts = {"added": 0, "replaced": 0, "kept": 0, "conflicts": 0}
+    conflict = None
     with writer:
         store = writer.store
+        # --out's own rows are rewritten too: by the same rules (s37 tester P7)
+        refuse_broken_rows(store, out, "fix or drop those rows, or merge into a new --out; "
+                           "nothing was changed")
         for row in store.runs.values():  # --out's own runs keep what its attributes say
             carry(row, store.attrs)
         for src, shard in stores:
@@ -75,6 +87,12 @@ def _merge(sources: list[str | os.PathLike], out: str | os.PathLike) -> dict:
                     counts["added"] += 1
                 elif _better(row, old):
                     counts["replaced"] += 1
+                elif (column := _differs(row, old)) is not None and not _better(old, row):
+                    # s37 tester P8: the same run with other values, and nothing tells which
+                    # is right (same status weight, same finished_at): the first stays, said
+                    counts["conflicts"] += 1
+                    conflict = conflict or (key[1], column, label)
+                    continue
                 else:
                     counts["kept"] += 1
                     continue
@@ -91,6 +109,7 @@ def _merge(sources: list[str | os.PathLike], out: str | os.PathLike) -> dict:
         shared_attrs(store.attrs, [shard.attrs for _, shard in stores], store.runs.values())
     _keep_shared_mode(out, before)
     counts["rows"] = len(load(out).runs)
+    counts["conflict"] = conflict
     counts["repeated"] = len(sources) - len(unique)
     return counts
 
@@ -122,3 +141,20 @@ def _better(new: dict, old: dict) -> bool:
         return new_weight > old_weight
     return float(new.get("finished_at") or 0) > float(old.get("finished_at") or 0)
 
+
+#: Columns a merge sets itself, no measurement: a run's two records may differ in them.
+_BOOKKEEPING = frozenset({"source_file"})
+
+
+def _differs(new: dict, old: dict) -> str | None:
+    """The first column where two records of one run hold different values (NaN equal to
+    NaN), None when they are the same record."""
+    for column, value in new.items():
+        if column in _BOOKKEEPING:
+            continue
+        other = old.get(column)
+        if value == other or (isinstance(value, float) and isinstance(other, float)
+                              and math.isnan(value) and math.isnan(other)):
+            continue
+        return column
+    return None

@@ -310,3 +310,19 @@ def test_a_merge_keeps_a_group_shared_files_mode_for_its_taker_and_its_owner(sha
     finally:
         os.umask(old_umask)
     assert stat.filemode(out.stat().st_mode) == "-rw-rw----"
+
+
+def test_the_same_run_with_other_values_is_a_conflict_the_first_kept(tmp_path):
+    """s37 tester P8: counted as "already there", whichever shard was named first kept."""
+    a, b, out = tmp_path / "a.h5", tmp_path / "b.h5", tmp_path / "all.h5"
+    done = time.time()
+    telemetry.append(a, [run_row(0, finished_at=done), run_row(1, finished_at=done)])
+    telemetry.append(b, [run_row(0, finished_at=done, energy_j=999.0),
+                         run_row(1, finished_at=done)])
+    counts = telemetry.merge([a, b], out)
+    assert (counts["added"], counts["kept"], counts["conflicts"]) == (2, 1, 1)
+    assert counts["conflict"] == ("r000", "energy_j", "b.h5")
+    assert telemetry.read_runs(out).set_index("run_id").loc["r000", "energy_j"] != 999.0
+    again = telemetry.merge([b], out)  # --out's own record is the first: it stays
+    assert (again["kept"], again["conflicts"]) == (1, 1)
+    assert telemetry.read_runs(out).set_index("run_id").loc["r000", "energy_j"] != 999.0
