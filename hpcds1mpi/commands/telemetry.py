@@ -53,7 +53,15 @@ def show(path, rows) -> None:
         if rows:
             cols = ["workload", "size", "nodes", "ranks_per_node", "threads", "device",
                     "precision", "status", "runtime_s", "noise", "energy_j", "energy_source"]
-            click.echo(runs[cols].head(rows).to_string(index=False))
+            # 4 significant digits, not pandas' 6 decimals: a gemm run of 8.6 us showed as
+            # 0.000009 (s37 tester P11); export has every digit
+            click.echo(runs[cols].head(rows).to_string(index=False,
+                                                       float_format=_significant))
+
+
+def _significant(value: float) -> str:
+    """A measured number with 4 significant digits, whatever its magnitude."""
+    return f"{value:.4g}"
 
 
 def _foreign_line(path) -> str:

@@ -504,3 +504,15 @@ def test_merge_says_conflicting_duplicates(tmp_path, capsys):
     assert ("1 runs (1 added, 0 replaced, 0 already there); 1 conflicting duplicate(s): the "
             "same run with other values and the same finished_at (e.g. run r000's energy_j in "
             "b.h5), the first kept") in capsys.readouterr().out
+
+
+def test_show_prints_microsecond_run_times_with_their_digits(tmp_path, capsys):
+    """s37 tester P11: a run of 8.623 us showed as 0.000009 (one significant digit)."""
+    from hpcds1mpi.cli import main
+
+    path = tmp_path / "t.h5"
+    telemetry.append(path, [run_row(0, runtime_s=8.623000042e-06, energy_j=1234.5678)])
+    with pytest.raises(SystemExit):
+        main(["telemetry", "show", str(path)])
+    out = capsys.readouterr().out
+    assert "8.623e-06" in out and "1235" in out and "0.000009" not in out

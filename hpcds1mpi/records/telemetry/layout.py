@@ -321,6 +321,20 @@ def _read_table(f, table: str) -> list[dict]:
     return [{k: v[i] for k, v in data.items()} for i in range(rows)]
 
 
+def telemetry_path(value) -> Path:
+    """``value`` as the path of a telemetry file.
+
+    Raises:
+        TelemetryError: not a str or os.PathLike (``read_runs(3)``, ``read_runs(None)``: a
+            bare TypeError from deep inside, s37 tester P11).
+    """
+    if isinstance(value, (str, os.PathLike)):
+        return Path(value)
+    shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+    raise TelemetryError(f"a telemetry file is a path (str or os.PathLike), not "
+                         f"{type(value).__name__} {shown}; give the .h5 file's path")
+
+
 def attr_text(value):
     """A string attribute as ``str`` whichever HDF5 string form holds it: fixed-length ones
     (C tools, ``np.bytes_``) read as bytes, and had made a file's ``format`` read as missing
@@ -363,7 +377,7 @@ def read_snapshot(path: str | os.PathLike) -> Store:
 
     from hpcds1mpi.schemas.telemetry import check_attrs
 
-    path = Path(path)
+    path = telemetry_path(path)
     _check_hdf5(path)
     store = Store()
     try:

@@ -24,7 +24,7 @@ from .journal import (journal_line, journal_path, load, lock_path, read_crash_no
                       read_fault_notes, read_journal, remove_crash_note, remove_fault_notes,
                       settle_unfinished, writer_alive)
 from .foreign_content import refuse_unaligned
-from .layout import Store, read_snapshot
+from .layout import Store, read_snapshot, telemetry_path
 from .other_programs import identity, refuse_foreign
 from .side_files import snapshot_temporaries, snapshot_tmp_path
 from .snapshot_write import write_snapshot
@@ -107,7 +107,7 @@ class TelemetryWriter:
     def __init__(self, path: str | os.PathLike, *, resume: bool = False,
                  snapshot_every_s: float = 30.0, attrs: dict | None = None,
                  compress: bool = True, all_or_nothing: bool = False):
-        self.path = Path(path)
+        self.path = telemetry_path(path)  # a TypeError for a number (s37 tester P11)
         self.resume = resume
         self.all_or_nothing = all_or_nothing
         self._created = False  # no file nor journal was there when this writer opened

@@ -29,3 +29,12 @@ def test_unknown_detail_table_is_refused(tmp_path):
     assert telemetry.read_detail(path, "repeats")["wall_s"].tolist() == [0.1]
     with pytest.raises(TelemetryError, match="unknown detail table 'runs'"):
         telemetry.read_detail(path, "runs")
+
+
+@pytest.mark.parametrize("path", [3, None, 2.5])
+def test_a_path_that_is_no_path_is_one_telemetry_error(path):
+    """s37 tester P11: read_runs(3) was a bare TypeError from deep inside."""
+    for call in (telemetry.read_runs, telemetry.read_machines, telemetry.load,
+                 lambda p: telemetry.append(p, [])):
+        with pytest.raises(TelemetryError, match="a telemetry file is a path .*give the .h5"):
+            call(path)
