@@ -78,7 +78,8 @@ def test_a_source_given_twice_is_read_once_and_its_runs_not_counted_again(tmp_pa
     a, out = tmp_path / "a.h5", tmp_path / "all.h5"
     telemetry.append(a, [run_row(0), run_row(1)])
     counts = telemetry.merge([a, tmp_path / "." / "a.h5"], out)
-    assert counts == {"added": 2, "replaced": 0, "kept": 0, "rows": 2, "repeated": 1}
+    assert counts == {"added": 2, "replaced": 0, "kept": 0, "conflicts": 0, "conflict": None,
+                      "rows": 2, "repeated": 1}
 
 
 def test_a_damaged_target_or_source_is_refused_and_nothing_rewritten(tmp_path):
