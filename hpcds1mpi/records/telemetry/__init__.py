@@ -5,8 +5,9 @@ writes. Modules: :mod:`.layout` (the HDF5 layout, ``SCHEMA_VERSION``, the in-mem
 :class:`Store`), :mod:`.snapshot_write` (a snapshot written atomically), :mod:`.journal`
 (journal, lock, fault notes; :func:`load` folds them in), :mod:`.writer`
 (:class:`TelemetryWriter`, :func:`append`), :mod:`.merge` (shards into one file),
-:mod:`.tables` (:func:`read_runs` and the other DataFrames). The names below are the store's
-public face; import them from here.
+:mod:`.tables` (:func:`read_runs` and the other DataFrames), :mod:`.foreign_content` (what
+other programs added, kept by a rewrite), :mod:`.kept_rows` (the row rules a rewrite applies).
+The names below are the store's public face; import them from here.
 """
 
 from __future__ import annotations
