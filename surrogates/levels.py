@@ -99,6 +99,9 @@ class MeasuredLevels:
         setup_s: a program's longest ``--setup`` seconds per configuration label, and of all
             under "" (:func:`~.setup_times.setup_seconds`), which a script's time limit adds
             (s30 tester O1); None without a setup, or in a bundle older than it.
+        swept_in: the absolute folder a program's sweep ran in (its rows' ``swept_in``): a
+            script runs a program swept without ``--workdir`` there (s37 tester G3); None when
+            not recorded (a bundle or telemetry older than it) or its rows ran in several.
     """
 
     workload: str
@@ -116,6 +119,7 @@ class MeasuredLevels:
     launched_with: dict | None = None
     command_configs: tuple = ()
     setup_s: dict | None = None
+    swept_in: str | None = None
 
     @property
     def max_ranks_per_node(self) -> int:
@@ -146,7 +150,15 @@ class MeasuredLevels:
                    launched_with=launch_dict(data.get("launched_with")),
                    command_configs=_configs(data.get("command_configs"),
                                             1 + len(others or ()) if command else 0),
-                   setup_s=_seconds_dict(data.get("setup_s")))
+                   setup_s=_seconds_dict(data.get("setup_s")),
+                   swept_in=_folder(data.get("swept_in")))
+
+
+def _folder(value) -> str | None:
+    """``value`` as an absolute folder, or None when it is not one."""
+    import os.path
+
+    return value if isinstance(value, str) and os.path.isabs(value) else None
 
 
 def _configs(value, lines: int) -> tuple:
@@ -214,6 +226,8 @@ def levels_from_frame(frame: "pd.DataFrame") -> dict[str, MeasuredLevels]:
                                        if "external" in kinds else None,
                                        command_configs=tuple(runs for _, runs in lines),
                                        setup_s=(setup_seconds(rows) or None)
+                                       if "external" in kinds else None,
+                                       swept_in=one_recorded(rows, "swept_in", _folder)
                                        if "external" in kinds else None)
     return out
 

@@ -361,7 +361,7 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
         if rec.picked is not None:  # its sweep's folder and launcher, said here too (s29 A1, B4)
             from hpcds1mpi.decide.measured_run import measured_run
 
-            notes = [*notes, *measured_run(rec, emit).notes]
+            notes = [*notes, *measured_run(rec, emit, program).notes]
         from hpcds1mpi.places import is_this_machine
 
         # This machine's partition name is made up: sbatch/qsub would refuse it.
@@ -376,7 +376,7 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
                              measure=measure, default_queue=default_queue,
                              notes=[*notes, *([precision_note] if precision_note else [])])
         for line in notes:  # said once the script exists: a refusal stays its one line
-            click.echo(f"note: {line}", err=True)
+            click.echo(line if line.startswith("warning: ") else f"note: {line}", err=True)
         if script_path:
             from hpcds1mpi.atomic import write_text
 

@@ -6,7 +6,14 @@ file names one (s29 tester B4: meep swept with Open MPI's ``mpirun`` was refused
 after the sweep's ``--setup`` for that configuration (an OpenFOAM case decomposed for its rank
 count). All are read from the program's levels in the bundle
 (:class:`~hpcds1mpi.surrogates.levels.MeasuredLevels`: ``measured_with``, ``launched_with``);
-a kernel, or a bundle that recorded neither, runs as before."""
+a kernel, or a bundle that recorded neither, runs as before. ``tune --program --model`` takes
+the same ``--workdir`` and ``--setup`` (:func:`swept_place`; s37 tester G4: its every trial
+failed in the current folder).
+
+A program swept without ``--workdir`` ran in the sweep's own folder (``swept_in``): a command
+with relative paths (``nwchem nw/h2o-3.nw``) is run there, the job checking them first (s37
+tester G3: submitted from another folder, the job exited 127); where the bundle does not
+record that folder, a warning says how to submit it."""
 
 from __future__ import annotations
 
@@ -30,6 +37,8 @@ class MeasuredRun:
         setup_s: seconds the job's time limit adds for the setup (its longest measured
             ``setup_s`` for the pick, else for the program: s30 tester O1); 0: none known.
         setup_from: where ``setup_s`` comes from, for the script's summary comment.
+        inputs: the program's relative paths the job checks in ``folder`` before the launch
+            (the folder its sweep ran in, no ``--workdir``: s37 tester G3); () none.
     """
 
     cluster: object
@@ -39,11 +48,39 @@ class MeasuredRun:
     setup: str | None = None
     setup_s: float = 0.0
     setup_from: str = ""
+    inputs: tuple = ()
 
 
-def measured_run(rec, scheduler: str) -> MeasuredRun:
+def swept_place(levels, workdir: str | None = None, setup: str | None = None
+                ) -> tuple[str, str, list[str], list[str]]:
+    """The ``--workdir`` and ``--setup`` a program runs with as its sweep ran it: the ones
+    ``levels`` (its :class:`~hpcds1mpi.surrogates.levels.MeasuredLevels`; None: none known)
+    record, each one the user gave (``workdir``, ``setup``; None: not given) winning.
+
+    Returns:
+        (the workdir, "" for none; the setup, "" for none; the options taken from the record,
+        e.g. ``["--workdir"]``; one line per option given that differs from the record).
+    """
+    swept = (getattr(levels, "measured_with", None) or {}) if levels is not None else {}
+    used, taken, differ = {}, [], []
+    for key, given in (("workdir", workdir), ("setup", setup)):
+        recorded = str(swept.get(key) or "")
+        flag = f"--{key}"
+        if given is None:
+            used[key] = recorded
+            taken += [flag] if recorded else []
+            continue
+        used[key] = given
+        if given != recorded:
+            differ.append(f"your {flag} {given!r} is used, not the model's sweep's "
+                          + (repr(recorded) if recorded else "(none)"))
+    return used["workdir"], used["setup"], taken, differ
+
+
+def measured_run(rec, scheduler: str, program: str | None = None) -> MeasuredRun:
     """How the script of ``rec``'s pick under ``scheduler`` runs its program (``rec.picked``
-    must be set): its sweep's folder, setup and launcher (see the module docstring)."""
+    must be set): its sweep's folder, setup and launcher (see the module docstring).
+    ``program``: the command the script runs (placeholders unfilled; None: a kernel's)."""
     from hpcds1mpi.decide.calibration_folders import is_current_folder
     from hpcds1mpi.launch.script_launcher import measured_cluster, names_launcher, retrain_hint
     from hpcds1mpi.surrogates.program_launcher import launch_for
@@ -54,12 +91,17 @@ def measured_run(rec, scheduler: str) -> MeasuredRun:
     if levels is None:
         return MeasuredRun(cluster)
     notes = []
-    workdir = (levels.measured_with or {}).get("workdir") or ""
+    workdir, setup, _, _ = swept_place(levels)
+    setup = setup or None
     folder = folder_of(workdir, rec.picked.choice.config(), rec.size) if workdir else None
     if is_current_folder(folder):  # --workdir '.': the submit folder, nothing to create (N5)
         folder = None
-    setup = (levels.measured_with or {}).get("setup") or None
-    if folder:  # never created: an empty folder would lack the program's input
+    inputs = ()
+    if not workdir and levels.external and program:  # s37 tester G3
+        folder, inputs, note = _swept_folder(levels, program, rec.picked.choice.config(),
+                                             rec.size)
+        notes += [note] if note else []
+    if folder and workdir:  # never created: an empty folder would lack the program's input
         import os.path
 
         # An absolute folder is itself wherever the job is submitted from (s29 V1-2).
@@ -88,7 +130,43 @@ def measured_run(rec, scheduler: str) -> MeasuredRun:
                      "configuration), and stops if it fails")
     setup_s, setup_from = setup_time(levels, rec.picked.choice.config())
     return MeasuredRun(cluster, folder, tuple(notes), hint=hint, setup=setup, setup_s=setup_s,
-                       setup_from=setup_from)
+                       setup_from=setup_from, inputs=inputs)
+
+
+def _swept_folder(levels, program: str, config, size: int) -> tuple[str | None, tuple, str]:
+    """(the folder a script runs a program swept without ``--workdir`` in, None: the submit
+    folder; the relative paths it checks there; the note or warning, "" for none).
+
+    The command's relative paths were read from the folder its sweep ran in: the script goes
+    there (``levels.swept_in``) where the command has any. A bundle that does not record it
+    (telemetry older than s37) gets a warning naming them and the fix (s37 tester G3)."""
+    import os
+
+    from hpcds1mpi.errors import ConfigError
+    from hpcds1mpi.launch.program import placeholder_values, program_tokens
+    from hpcds1mpi.launch.program_folder import relative_paths
+
+    try:
+        tokens = program_tokens(program, placeholder_values(config, size))
+    except ConfigError:
+        return None, (), ""  # the script's own checks refuse it in one line
+    swept_in = levels.swept_in
+    paths = relative_paths(tokens, swept_in if swept_in and os.path.isdir(swept_in)
+                           else None if swept_in else os.getcwd())
+    if not paths:
+        return None, (), ""
+    shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    if swept_in is None:
+        return None, (), (f"warning: the model does not record the folder its sweep ran "
+                          f"{os.path.basename(tokens[0])} in (telemetry older than that "
+                          f"record, or sweeps in several folders), and the command reads "
+                          f"{shown} relative to the folder the job starts in: submit the "
+                          "script from the folder the sweep ran in, or add `cd THAT_FOLDER` "
+                          "above its launch line (a model trained on a new sweep records it)")
+    return swept_in, tuple(paths), (
+        f"the job runs the program in {swept_in!r}, the folder its sweep ran it in (no "
+        f"--workdir), where its relative paths ({shown}) were read; it checks the folder and "
+        "them first (edit the cd line to run it elsewhere)")
 
 
 def setup_time(levels, config) -> tuple[float, str]:

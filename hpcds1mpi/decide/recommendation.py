@@ -389,7 +389,7 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
                   "--device {device} --precision {precision}"
     from hpcds1mpi.decide.measured_run import measured_run
 
-    run = measured_run(rec, scheduler)  # the sweep's folder and launcher (s29 tester A1, B4)
+    run = measured_run(rec, scheduler, program)  # its sweep's folder and launcher (s29 A1, B4)
     if time_limit_s is None:  # plus the sweep's --setup, which the job runs first (s30 O1)
         limit = directives.time_limit_s(r["runtime_hi"] * rec.wall_per_runtime + run.setup_s)
         whence = (f"; time limit allows {rec.wall_per_runtime:.3g}x the predicted time, the "
@@ -420,7 +420,7 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
     notes = [*notes, *run.notes, *([size_note] if size_note else [])]
     return scripts.render(job, scheduler, default_queue=default_queue,
                           notes=list(dict.fromkeys(notes)), folder=run.folder, hint=run.hint,
-                          setup=run.setup)
+                          setup=run.setup, inputs=run.inputs)
 
 
 def default_queue_note(rec: Recommendation, scheduler: str) -> str:

@@ -130,7 +130,7 @@ def comment(text: str) -> str:
 
 def render(job: BatchJob, scheduler: str = "slurm", *, default_queue: bool = False,
            notes: Sequence[str] = (), folder: str | None = None, hint: str = "",
-           setup: str | None = None) -> str:
+           setup: str | None = None, inputs: Sequence[str] = ()) -> str:
     """The whole batch script for ``job`` under ``scheduler`` (``slurm`` or ``pbs``);
     ``default_queue`` and ``notes`` as :func:`render_template` takes them, and a note on the
     memory the script asks for, or why it asks for none (:func:`memory_note`). ``folder``:
@@ -140,7 +140,8 @@ def render(job: BatchJob, scheduler: str = "slurm", *, default_queue: bool = Fal
     s30 tester N7a), then enters it. ``hint``: added to a refusal of the launcher
     (:func:`~hpcds1mpi.launch.script_launcher.retrain_hint`). ``setup``: the sweep's
     ``--setup``, filled, run there through ``/bin/sh -c`` (as the sweep ran it) before the
-    launch; the job stops if it fails."""
+    launch; the job stops if it fails. ``inputs``: the program's relative paths the job checks
+    in ``folder`` before the launch (s37 tester G3)."""
     from hpcds1mpi.launch.bare_program import check_bare_program
     from hpcds1mpi.launch.mpi_family import check_script
 
@@ -165,6 +166,8 @@ def render(job: BatchJob, scheduler: str = "slurm", *, default_queue: bool = Fal
                                 folder_where=where_missing(folder),
                                 setup=shlex.quote(no_control(setup, "--setup"))
                                 if setup else "",
+                                inputs=[shlex.quote(no_control(i, "--program"))
+                                        for i in inputs],
                                 launch=quote_tokens(tokens),
                                 launcher_lines=launcher_notes
                                 + launcher.script_lines(job.config)))

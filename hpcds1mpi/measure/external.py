@@ -53,6 +53,7 @@ from pathlib import Path
 from hpcds1mpi.config import OK, UNINFORMATIVE_STATUSES
 from hpcds1mpi.errors import ConfigError, LaunchError, SweepInterrupted
 from hpcds1mpi.launch.exec_wrappers import program_past_wrappers
+from hpcds1mpi.launch.program_folder import SWEPT_IN
 from hpcds1mpi.launch.program import check_executable_first, placeholder_values
 from hpcds1mpi.launch.srun_overcommit import OVERCOMMITTED
 from hpcds1mpi.measure.driver import say_oversubscribed, settled
@@ -333,6 +334,10 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
         attrs = {"plan": json.dumps(plan.source), "launch": json.dumps({
             **choice.describe(launch), **readings.describe(), "workdir": workdir or "",
             "setup": setup or "",
+            # where the program ran: --workdir is relative to it, and without --workdir the
+            # command's relative paths were read from it (s37 tester G3: a script run from
+            # another folder lost them)
+            SWEPT_IN: os.getcwd(),
             "repeats": [plan.min_repeats, plan.max_repeats], "min_time": plan.min_time,
             "warmup": plan.warmup})}
         writer = telemetry.TelemetryWriter(out, resume=resume, attrs=attrs,

@@ -3,13 +3,16 @@
 The file's attributes are not on the rows, and a bundle trains on the rows: each external run
 carries which runtime its sweep measured (``runtime_source``), how it was read
 (``measure_options``: a calibration sweep repeats it), the command as swept, placeholders
-in place (``command_template``: a script runs it at another size) and the launcher that started
-it (``launched_with``: a script launches it alike where no cluster file names one). Every run
+in place (``command_template``: a script runs it at another size), the launcher that started
+it (``launched_with``: a script launches it alike where no cluster file names one) and the
+folder its sweep ran in (``swept_in``: a script runs it there). Every run
 carries the CPU of its machine (``cpu_model``, from the machines table): a bundle records it
 per partition and the guard compares it with the CPU asked about.
 """
 
 from __future__ import annotations
+
+import os
 
 import pandas as pd
 
@@ -19,7 +22,7 @@ from hpcds1mpi.launch.sweep_step import ABSENT_IS_NONE, READING_KEYS
 from hpcds1mpi.records.unmeasured_rows import without_fake_gpu_runs
 
 __all__ = ["READING_KEYS", "UNKNOWN_SOURCE", "launched_with", "measure_options",
-           "runtime_source", "telemetry_rows"]
+           "runtime_source", "swept_in", "telemetry_rows"]
 
 #: ``runtime_source`` of an external run whose telemetry does not say (written before the
 #: ``launch`` attribute, or without its ``runtime`` entry).
@@ -75,6 +78,22 @@ def launched_with(attrs: dict) -> str | None:
     return json.dumps({k: launch[k] for k in keys if k in launch}, sort_keys=True)
 
 
+def swept_in(attrs: dict) -> str | None:
+    """The folder a telemetry file's program sweep ran in (the ``launch`` attribute's
+    :data:`~hpcds1mpi.launch.program_folder.SWEPT_IN`), as JSON for its external runs'
+    ``swept_in``; None when not recorded (a file written before it was: s37 tester G3)."""
+    import json
+
+    from hpcds1mpi.launch.program_folder import SWEPT_IN
+
+    try:
+        launch = json.loads(attrs.get("launch") or "{}")
+    except (TypeError, ValueError):
+        return None
+    folder = launch.get(SWEPT_IN) if isinstance(launch, dict) else None
+    return json.dumps(folder) if isinstance(folder, str) and os.path.isabs(folder) else None
+
+
 def telemetry_rows(path) -> pd.DataFrame:
     """The runs table of telemetry file ``path``; its external runs (``kind`` external) carry
     ``runtime_source`` (:func:`runtime_source`): the file attribute is not on the rows, and
@@ -110,7 +129,8 @@ def telemetry_rows(path) -> pd.DataFrame:
                     for text, e in zip(frame["sweep_launch"].astype(str), external)]
         for column, read in (("runtime_source", runtime_source),
                              ("measure_options", measure_options),
-                             ("launched_with", launched_with)):
+                             ("launched_with", launched_with),
+                             ("swept_in", swept_in)):  # where it ran (s37 tester G3)
             values = {text: read({"launch": text}) for text in set(launches) - {None}}
             frame[column] = [None if text is None else values[text] for text in launches]
         templates = plan_commands(store.attrs)

@@ -35,7 +35,8 @@ from hpcds1mpi.records.unmeasured_rows import without_predicted_energy
 #: Anything else is refused, not silently used or ignored.
 EXTRA_COLUMNS: frozenset[str] = frozenset({"kept", "gpu_memory_gb", "max_nodes", "cpu_model",
                                            "runtime_source", "measure_options",
-                                           "command_template", "launched_with"})
+                                           "command_template", "launched_with",
+                                           "swept_in"})
 
 
 def known_columns() -> frozenset[str]:

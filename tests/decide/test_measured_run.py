@@ -351,3 +351,62 @@ def test_a_workdir_of_the_submit_folder_is_no_folder_to_create(swept):
     script = _script(_program_rec(dataclasses.replace(
         levels, measured_with={**levels.measured_with, "workdir": "."})), "slurm")
     assert "\ncd " not in script and "create it" not in script and "'.'" not in script, script
+
+
+@pytest.fixture(scope="module")
+def swept_here(tmp_path_factory):
+    """(the levels of a real sweep, without --workdir, of ``./app.sh in/case-{size}.txt``
+    run from its folder, that folder): the command's paths are relative to it."""
+    from hpcds1mpi.records.telemetry_rows import telemetry_rows
+    from hpcds1mpi.surrogates.levels import levels_from_frame
+
+    top = tmp_path_factory.mktemp("swept_here")
+    app = top / "app.sh"
+    app.write_text('#!/bin/sh\ncat "$1" >/dev/null || exit 3\necho "time: 0.01 s"\n')
+    app.chmod(0o755)
+    (top / "in").mkdir()
+    for size in (1, 2):
+        (top / "in" / f"case-{size}.txt").write_text("ok\n")
+    out = top / "app.h5"
+    res = run_cli(["sweep", "--command", "./app.sh in/case-{size}.txt", "--label", "app",
+                   "--sizes", "1,2", "--ranks-per-node", "1", "--threads", "1",
+                   "--time-regex", r"time: ([0-9.]+) s", "--min-repeats", "1",
+                   "--max-repeats", "1", "--min-time", "0", "--out", str(out),
+                   "--no-progress"], timeout=180, cwd=top)
+    assert res.returncode == 0, res.stderr
+    return levels_from_frame(telemetry_rows(str(out)))["app"], top
+
+
+def test_a_program_swept_without_a_workdir_runs_in_the_sweeps_folder(swept_here, tmp_path):
+    """s37 tester G3: ``nwchem.openmpi nw/h2o-{size}.nw`` swept without --workdir got a
+    script that ran it wherever the job was submitted from (exit 127: no nw/h2o-3.nw there),
+    with no note. The sweep records its folder; the script enters it, checks the relative
+    paths there first, and says so; a job submitted from elsewhere runs."""
+    levels, top = swept_here
+    assert levels.swept_in == str(top)
+    script = _script(_program_rec(levels), "slurm")
+    assert f"\ncd {top}\n" in script, script
+    assert (f"# note: the job runs the program in '{top}', the folder its sweep ran it in (no "
+            "--workdir), where its relative paths (./app.sh, in/case-2.txt) were read") in script
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    ran = _run(script, elsewhere)
+    assert ran.returncode == 0 and "time: 0.01 s" in ran.stdout, ran.stderr
+    # an input gone: the job says which and where before launching anything
+    ran = _run(_script(_program_rec(levels, size=7), "slurm"), elsewhere)
+    assert ran.returncode == 1 and (f"the program's input in/case-7.txt is missing in {top}"
+                                    in ran.stderr), ran.stderr
+
+
+def test_a_bundle_without_the_sweeps_folder_warns_of_the_relative_paths(swept_here):
+    """s37 tester G3: a bundle from telemetry that did not record the sweep's folder (written
+    before it was) cannot go there: a warning names the relative paths and the fix."""
+    import dataclasses
+
+    levels, _ = swept_here
+    script = _script(_program_rec(dataclasses.replace(levels, swept_in=None)), "slurm")
+    assert "\ncd " not in script
+    assert ("# note: warning: the model does not record the folder its sweep ran app.sh in"
+            in script and "reads ./app.sh, in/case-2.txt relative to the folder the job "
+            "starts in: submit the script from the folder the sweep ran in, or add `cd "
+            "THAT_FOLDER`" in script), script

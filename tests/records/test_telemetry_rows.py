@@ -110,3 +110,15 @@ def test_each_run_carries_its_machines_cpu(tmp_path):
     rows = telemetry_rows(str(both))
     assert list(rows["cpu_model"]) == list(rows["machine_id"].map(machines))
     assert set(telemetry_rows(amd)["cpu_model"]) == {"AMD EPYC"}
+
+
+def test_the_sweeps_folder_is_read_and_a_file_without_it_still_reads():
+    """s37 tester G3: the folder a program sweep ran in (its ``launch`` attribute's
+    ``swept_in``) reaches its rows; a file written before it was reads as not recorded."""
+    from hpcds1mpi.records.telemetry_rows import swept_in
+
+    assert swept_in({"launch": json.dumps({"workdir": "", "swept_in": "/data/run"})}) \
+        == json.dumps("/data/run")
+    for attrs in ({"launch": json.dumps({"workdir": ""})}, {}, {"launch": "not json"},
+                  {"launch": json.dumps({"swept_in": "relative/x"})}):
+        assert swept_in(attrs) is None, attrs
