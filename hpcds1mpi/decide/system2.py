@@ -181,6 +181,18 @@ def objective_value(row: dict, objective: str) -> float:
     return value if value > 0 else float("nan")
 
 
+#: The most characters of a failed trial's reason said on its line (the whole is in ``--out``).
+REASON_CHARS = 200
+
+
+def failure_reason(error) -> str:
+    """A failed trial's reason (its row's ``error``) for its one line: whole up to
+    :data:`REASON_CHARS`, else cut at a word and marked so by
+    :func:`~hpcds1mpi.measure.printable.clipped` (s37 tester G4: "File
+    '../../md.tpr' does not ex" was cut mid-word, unsaid)."""
+    return clipped(" ".join(str(error or "").split()), REASON_CHARS)
+
+
 def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration], dict], *,
          objective: str = "time", predictions: Predictions | None = None,
          budget: int = DEFAULT_BUDGET, time_budget_s: float | None = None,
@@ -279,10 +291,10 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
                 best = trial
             else:
                 trial.decision = "excluded"
-                trial.reason = f"{status}: {clipped(str(row.get('error', '')), 120)}"
+                trial.reason = f"{status}: {failure_reason(row.get('error'))}"
         elif status != "ok" or not math.isfinite(value):
             trial.decision = "excluded"
-            trial.reason = f"{status}: {clipped(str(row.get('error', '')), 120)}"
+            trial.reason = f"{status}: {failure_reason(row.get('error'))}"
         elif value < best.value * (1.0 - noise()):
             trial.decision = "kept"
             trial.reason = f"{100 * (1 - value / best.value):.1f} % better than {best.config.label()}"

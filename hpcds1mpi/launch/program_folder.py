@@ -36,8 +36,7 @@ def relative_paths(tokens: Sequence[str], folder: str | None = None) -> list[str
     found = []
     for i, token in enumerate(tokens):
         value = token.split("=", 1)[1] if token.startswith("-") and "=" in token else token
-        if (not value or value.startswith("-") or os.path.isabs(value) or "{" in value
-                or "://" in value):
+        if not value or value.startswith("-") or os.path.isabs(value) or "://" in value:
             continue
         if "/" in value or (i and folder and "\0" not in value
                             and os.path.exists(os.path.join(folder, value))):

@@ -584,3 +584,57 @@ def test_a_space_beyond_the_nodes_the_launcher_reaches_is_refused_before_any_tri
         "the tune's space has configurations on 2 nodes but this machine, outside any "
         "allocation, is 1 node: run tune inside `salloc -N 2` (or your cluster's allocation "
         "of 2 nodes), or give --max-nodes 1") and said == []  # no probe launched first
+
+
+def test_tune_a_program_takes_the_models_workdir_and_setup_and_yours_win(tmp_path):
+    """s37 tester G4: a program swept in --workdir 'cases/{size}-{ranks}' with a --setup
+    (recommend's script uses both) was tuned in the current folder, every trial failing
+    ("File '../../md.tpr' does not ex", the reason cut mid-word). tune takes them from the
+    model as recommend does, says so, and a --workdir the user gives wins, said."""
+    (tmp_path / "c.toml").write_text(CLUSTER)
+    (tmp_path / "data.txt").write_text("ok\n")
+    app = tmp_path / "app.sh"  # reads ../../data.txt and what the setup wrote, from its folder
+    app.write_text('#!/bin/sh\ncat ../../data.txt made.txt >/dev/null || exit 3\n'
+                   'sleep 0.2\necho "time: 0.01 s"\n')  # (long enough for its memory read)
+    app.chmod(0o755)
+    reading = ["--time-regex", r"time: ([0-9.]+) s", "--min-time", "0", "--max-repeats", "1"]
+    res = run_cli(["sweep", "--command", f"{app} {{size}}", "--label", "app", "--sizes",
+                   "1,2,3,4", "--ranks-per-node", "1", "--threads", "1", "--workdir",
+                   "cases/{size}-{ranks}", "--setup", "echo ok > made.txt", "--launcher",
+                   "mpiexec", "--cluster", "c.toml", *reading, "--out", "s.h5",
+                   "--no-progress"], cwd=tmp_path, timeout=180)
+    assert res.returncode == 0, res.stderr[-2000:]
+    res = run_cli(["train", "--telemetry", "s.h5", "--out", "model", "--members", "2",
+                   "--no-embedding"], cwd=tmp_path, timeout=240)
+    assert res.returncode == 0, res.stderr[-2000:]
+    base = ["tune", "--program", f"{app} {{size}}", "--label", "app", "--size", "2",
+            "--model", "model", "--launcher", "mpiexec", "--cluster", "c.toml",
+            "--ranks-per-node", "1", "--threads", "1", "--budget", "1", *reading]
+    res = run_cli([*base, "--out", "t.h5"], cwd=tmp_path, timeout=240)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert ("tune: runs app as the model's sweep did, with --workdir 'cases/{size}-{ranks}' "
+            "and --setup 'echo ok > made.txt' (give --workdir / --setup to run it otherwise)"
+            in res.stderr), res.stderr
+    assert "run 1: N1xR1xT1-cpu-fp64 ok" in res.stderr and (tmp_path / "cases/2-1").is_dir()
+    # the user's own --workdir wins, said (one level deep: ../../data.txt is not there)
+    (tmp_path / "mine").mkdir()
+    res = run_cli([*base, "--workdir", "mine", "--out", "u.h5"], cwd=tmp_path, timeout=240)
+    assert res.returncode == 1, res.stderr[-2000:]
+    assert "tune: your --workdir 'mine' is used, not the model's sweep's " \
+        "'cases/{size}-{ranks}'" in res.stderr and \
+        "tune: runs app as the model's sweep did, with --setup 'echo ok > made.txt'" \
+        in res.stderr, res.stderr
+
+
+def test_a_failed_trials_long_reason_is_cut_at_a_word_and_said_cut():
+    """s37 tester G4: "... File '../../md.tpr' does not ex" was cut mid-word, unsaid."""
+    from hpcds1mpi.decide.system2 import REASON_CHARS, failure_reason
+    from hpcds1mpi.measure.printable import CUT_MARK
+
+    words = "Error in user input: In command-line option -s File '../../md.tpr' does not exist"
+    text = failure_reason(" ".join([words] * 4))
+    assert text.endswith(CUT_MARK) and len(text) <= REASON_CHARS
+    kept = text.removesuffix(CUT_MARK)
+    assert " ".join([words] * 4).startswith(kept) and \
+        " ".join([words] * 4)[len(kept)] == " "  # a whole word before the cut
+    assert failure_reason("exit code 1: short") == "exit code 1: short"
