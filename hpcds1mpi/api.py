@@ -99,6 +99,8 @@ class Model:
             device: only ``cpu`` or only ``gpu``.
         """
         from hpcds1mpi.places import is_this_machine
+        from hpcds1mpi.decide.offer import runtime_note
+        from hpcds1mpi.decide.predict_job import row_extrapolation
         from hpcds1mpi.decide.recommend import recommend
         from hpcds1mpi.decide.recommendation import TOP_ALTERNATIVES
         from hpcds1mpi.decide.system1 import Constraints
@@ -116,17 +118,23 @@ class Model:
         pick, alternatives, front, confidence, calibrated = None, [], [], None, False
         if rec.picked is not None:
             ch = rec.picked.choice
-            cols = ch.scores.cols
-            pick = prediction_from_scores(cols, ch.index)
-            alternatives = [prediction_from_scores(cols, i) for i in ch.ranking[1:1 + TOP_ALTERNATIVES]]
-            front = [prediction_from_scores(cols, i) for i in ch.front]
+            # Each row extrapolated as predict() says it for the same job (s37 tester P3).
+            lines = row_extrapolation(self.bundle, workload, size, rec.picked.partition,
+                                      rec.verdict)
+
+            def prediction(i) -> Prediction:
+                return prediction_from_scores(ch.scores.cols, i, lines(ch.scores.row(i)))
+
+            pick = prediction(ch.index)
+            alternatives = [prediction(i) for i in ch.ranking[1:1 + TOP_ALTERNATIVES]]
+            front = [prediction(i) for i in ch.front]
             confidence, calibrated = float(ch.confidence), bool(ch.calibrated)
         return Recommendation(
             workload, int(size), objective, pick, confidence, calibrated, rec.verdict.verdict,
             list(rec.verdict.reasons), alternatives, front,
             [s.config for s in rec.calibration_steps],
             {pl.label: pl.rejected for pl in rec.places if pl.rejected}, rec.energy_label, rec,
-            this_machine=is_this_machine(cluster))
+            this_machine=is_this_machine(cluster), runtime=runtime_note(self.bundle, workload))
 
     def predict(self, configs: Iterable[Configuration | Mapping], workload: str, size: int,
                 cluster: ClusterLike = None, *, partition: str | None = None

@@ -70,15 +70,18 @@ PREDICTED = ("runtime_s", "runtime_lo", "runtime_hi", "energy_j", "energy_lo", "
              "fail_prob")
 
 
-def prediction_from_scores(cols: Mapping, i: int) -> Prediction:
+def prediction_from_scores(cols: Mapping, i: int, extrapolated: Iterable[str] = ()
+                           ) -> Prediction:
     """Row ``i`` of System 1's scored candidate columns (``choice.scores.cols``) as a
-    :class:`Prediction`."""
+    :class:`Prediction`, with why it is ``extrapolated`` (the caller's
+    ``decide.predict_job.row_extrapolation`` lines, as ``Model.predict`` says them)."""
     return Prediction(
         Configuration(int(cols["nodes"][i]), int(cols["ranks_per_node"][i]),
                       int(cols["threads"][i]), str(cols["device"][i]),
                       str(cols["precision"][i])),
         str(cols["partition"][i]), *(float(cols[k][i]) for k in PREDICTED),
         feasible=bool(cols["feasible"][i]), reason=str(cols["reason"][i]),
+        extrapolated=tuple(extrapolated),  # was always () (s37 tester P3)
         measured_runs=int(cols["measured_runs"][i]))  # System 1 adds it (s31 tester QA)
 
 
@@ -96,6 +99,8 @@ class Recommendation:
         calibration: what to measure first when escalated.
         rejected: partition -> why it was not chosen.
         energy_source: ``modelled`` or ``measured (...)``: what the energy was learned from.
+        runtime: which runtime a program's model learned (``{"source", "line"}``), None for
+            a kernel: ``recommend --json``'s ``runtime``.
     """
 
     workload: str
@@ -115,12 +120,14 @@ class Recommendation:
     #: Recommended for this machine (no cluster, no allocation): its partition name is made
     #: up, so a script names none and says so, as ``recommend --emit`` does.
     this_machine: bool = field(default=False, repr=False, compare=False)
+    runtime: dict | None = None
 
     def to_dict(self) -> dict:
-        """The same JSON as ``hpcds1mpi recommend --json``."""
+        """The same JSON as ``hpcds1mpi recommend --json`` (without ``--history``'s
+        ``walltime`` and ``--emit``'s ``script``)."""
         from hpcds1mpi.decide.recommendation import to_dict
 
-        return to_dict(self.raw)
+        return {**to_dict(self.raw), "runtime": self.runtime}  # the CLI's key (s37 tester P3)
 
     def script(self, scheduler: str = "slurm",
                program: str | os.PathLike | list[str] | None = None) -> str:

@@ -380,3 +380,26 @@ def test_a_job_folder_that_is_no_folder_is_one_line(model, folder, words):
     with pytest.raises(ConfigError, match=re.escape(words)) as err:
         model.advise(SCRIPT, cluster=CLUSTER, job_folder=folder)
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("workload, size", [("gemm", 2048), ("stencil", 300)])
+def test_a_recommendations_rows_say_what_predict_says_they_extrapolate(model, workload, size):
+    """s37 tester P3: the pick (2 nodes on the one-node bundle; a size beyond the measured)
+    and its alternatives read () while predict() and --json said they were extrapolated."""
+    rec = model.recommend(workload, size, cluster=CLUSTER)
+    rows = [rec.pick, *rec.alternatives, *rec.front]
+    said = model.predict([p.config for p in rows], workload, size, cluster=CLUSTER)
+    assert [p.extrapolated for p in rows] == [p.extrapolated for p in said]
+    assert rec.pick.extrapolated  # each case's pick is beyond what was measured
+    assert set(rec.pick.extrapolated) >= set(rec.to_dict()["pick"]["extrapolated"])
+
+
+def test_to_dict_has_the_keys_recommend_json_has(model, tmp_path):
+    """s37 tester P3: to_dict() lacked --json's "runtime" key."""
+    rec = model.recommend("stencil", 128, cluster=CLUSTER)
+    res = run_cli(["recommend", "--workload", "stencil", "--size", "128", "--cluster", CLUSTER,
+                   "--json"], env={"HPCDS1MPI_CACHE": str(tmp_path / "c2"),
+                                   "HPCDS1MPI_HISTORY": str(tmp_path / "c2" / "f.json")})
+    assert res.returncode == 0, res.stderr
+    cli = json.loads(res.stdout)
+    assert set(rec.to_dict()) == set(cli) and rec.to_dict()["runtime"] == cli["runtime"]

@@ -13,7 +13,7 @@ scored row's ``extrapolated``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.cluster import Partition
@@ -41,6 +41,33 @@ def job_beyond_measured(bundle, workload: str, size: int, part: "Partition",
     return lines
 
 
+def row_extrapolation(bundle, workload: str, size: int, part: "Partition", verdict
+                      ) -> Callable[[dict], list[str]]:
+    """The function that says why one row of the job on ``part`` is extrapolated, one line
+    each: the job's own lines (:func:`job_beyond_measured`), a GPU not compared with the
+    trained one (GPU rows), then the row's knobs never measured
+    (:func:`~hpcds1mpi.decide.scores.unmeasured_lines`); [] when the job and every level
+    were measured. ``predict_job`` and the API's ``recommend`` rows both say it through
+    this (the API's pick read () while ``predict`` said it was extrapolated: s37 tester P3).
+
+    Args:
+        verdict: the guard's verdict on the job on ``part`` (its ``checks``).
+    """
+    from hpcds1mpi.decide.bundle_cache import measured_levels
+    from hpcds1mpi.decide.scores import unmeasured_lines
+    from hpcds1mpi.decide.trained_hardware import gpu_not_compared
+
+    beyond = job_beyond_measured(bundle, workload, size, part, verdict)
+    gpu_line = gpu_not_compared(bundle, part)
+    levels = measured_levels(bundle).get(workload)
+
+    def lines(row: dict) -> list[str]:
+        extra = [gpu_line] if gpu_line and row["device"] == "gpu" else []
+        return beyond + extra + unmeasured_lines(row, levels)
+
+    return lines
+
+
 def predict_job(bundle, workload: str, size: int, part: "Partition",
                 configs: Sequence["Configuration"], calibration, reference
                 ) -> tuple[object, list[dict]]:
@@ -59,14 +86,11 @@ def predict_job(bundle, workload: str, size: int, part: "Partition",
     """
     from hpcds1mpi.decide import guard
     from hpcds1mpi.decide.predict_configs import predict_configs
-    from hpcds1mpi.decide.trained_hardware import gpu_not_compared
 
     rows = predict_configs(bundle, workload, size, part, configs)
     verdict = guard.judge(bundle, workload, size, part, calibration, reference)
-    beyond = job_beyond_measured(bundle, workload, size, part, verdict)
-    gpu_line = gpu_not_compared(bundle, part)
+    lines = row_extrapolation(bundle, workload, size, part, verdict)
     for row in rows:
         if row["valid"]:  # not scored: nothing extrapolated
-            extra = [gpu_line] if gpu_line and row["device"] == "gpu" else []
-            row["extrapolated"] = beyond + extra + row["extrapolated"]
+            row["extrapolated"] = lines(row)
     return verdict, rows
