@@ -232,17 +232,32 @@ def load_model(path: str | os.PathLike | None = None) -> Model:
     refused; its SHA-256 list catches damage, not a hostile author.
 
     Raises:
-        hpcds1mpi.errors.ModelError: missing, damaged or writable-by-others bundle (one line).
+        hpcds1mpi.errors.ConfigError: a path of another type, or an empty one (only None
+            means the shipped bundle).
+        hpcds1mpi.errors.ModelError: missing, damaged or writable-by-others bundle, or a file
+            (one line).
     """
+    return _load_model(path, "load_model(): path")
+
+
+def _load_model(path, argument: str) -> Model:
+    """:func:`load_model`, its errors naming ``argument`` (``"advise(): model"``)."""
     from hpcds1mpi.decide.model_bundle import load_model as load
 
     if path is not None and not isinstance(path, (str, os.PathLike)):
-        raise ConfigError(f"load_model(): path must be a bundle directory (str or Path) or "
+        raise ConfigError(f"{argument} must be a bundle directory (str or Path) or "
                           f"None for the shipped one, got {type(path).__name__}")
-    if path and not Path(path).is_dir():  # in the API's words, not --model DIR's
+    if path is not None and not str(path).strip():  # "" loaded the shipped one (s37 tester P5)
+        raise ConfigError(f"{argument} is empty, got {path!r}; give a bundle directory, or "
+                          "None for the shipped one (an unset environment variable?)")
+    if path is not None and Path(path).is_file():  # "not found" misled (s37 tester P5)
+        raise ModelError(f"model bundle {path} is a file, not a bundle folder; give the "
+                         "directory of a trained bundle (hpcds1mpi train --out DIR) or None "
+                         "for the shipped one")
+    if path is not None and not Path(path).is_dir():  # in the API's words, not --model DIR's
         raise ModelError(f"model bundle {path} not found; give the directory of a trained "
                          "bundle (hpcds1mpi train --out DIR) or None for the shipped one")
-    return Model(load(path), Path(path) if path else SHIPPED_MODEL)
+    return Model(load(path), Path(path) if path is not None else SHIPPED_MODEL)
 
 
 def advise(script: str | os.PathLike, *, model: Model | str | os.PathLike | None = None,
@@ -277,7 +292,7 @@ def _model(model, function: str) -> Model:
     ``str`` or ``Path``, as ``load_model`` and ``--model DIR`` take) is loaded; anything else
     is one ConfigError (it was an AttributeError)."""
     if model is None or isinstance(model, (str, os.PathLike)):
-        return load_model(model)
+        return _load_model(model, f"{function}(): model")
     if not isinstance(model, Model):
         raise ConfigError(f"{function}(): model must be a Model from load_model(), a bundle "
                           f"directory (str or Path) or None for the shipped one, got "

@@ -403,3 +403,20 @@ def test_to_dict_has_the_keys_recommend_json_has(model, tmp_path):
     assert res.returncode == 0, res.stderr
     cli = json.loads(res.stdout)
     assert set(rec.to_dict()) == set(cli) and rec.to_dict()["runtime"] == cli["runtime"]
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda path: hpcds1mpi.load_model(path), "load_model(): path is empty, got ''"),
+    (lambda path: hpcds1mpi.advise(SCRIPT, model=path), "advise(): model is empty, got ''"),
+])
+def test_an_empty_model_path_is_refused_as_the_cli_refuses_it(call, words):
+    """s37 tester P5: an unset variable's "" loaded the shipped bundle, nothing said."""
+    with pytest.raises(ConfigError, match=re.escape(words)):
+        call("")
+
+
+def test_a_file_given_as_the_bundle_is_called_a_file_not_missing():
+    """s37 tester P5: an existing file was "not found"."""
+    with pytest.raises(ModelError, match=r"lab\.toml is a file, not a bundle folder; give the "
+                                         "directory of a trained bundle"):
+        hpcds1mpi.load_model(CLUSTER)

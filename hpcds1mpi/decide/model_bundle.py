@@ -21,12 +21,15 @@ def load_model(model_dir: str | os.PathLike | None):
     """Load a bundle; any failure becomes a one-line :class:`ModelError`.
 
     Args:
-        model_dir: the bundle directory; None for :data:`DEFAULT_MODEL`.
+        model_dir: the bundle directory; None (only None) for :data:`DEFAULT_MODEL`.
 
     Returns:
         the :class:`~hpcds1mpi.surrogates.bundle.Bundle`.
     """
-    path = Path(model_dir) if model_dir else DEFAULT_MODEL
+    if model_dir is not None and not str(model_dir).strip():  # "" loaded the shipped bundle
+        raise ModelError("the model bundle path is empty; pass --model DIR, or leave it out "
+                         "for the shipped one (an unset variable?)")  # s37 tester P5
+    path = Path(model_dir) if model_dir is not None else DEFAULT_MODEL
     if not path.is_dir():
         if model_dir is None:
             raise ModelError(

@@ -52,3 +52,10 @@ def test_a_file_given_as_the_bundle_is_called_a_file(tmp_path):
     assert proc.stderr.strip() == (
         "hpcds1mpi: error: garbage.h5: a file, not a model bundle folder; pass --model DIR, the "
         "folder `hpcds1mpi train --telemetry FILE --out DIR` wrote")
+
+
+@pytest.mark.parametrize("empty", ["", "  "])
+def test_an_empty_path_is_refused_not_read_as_the_shipped_bundle(empty):
+    """s37 tester P5: load_model("") loaded the shipped bundle; only None means it."""
+    with pytest.raises(ModelError, match="path is empty; pass --model DIR, or leave it out"):
+        load_model(empty)
