@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping, Union
 
 from hpcds1mpi import SHIPPED_MODEL
+from hpcds1mpi.schemas.limits import MAX_COUNT, MAX_JOULES, MAX_SECONDS, MAX_SIZE
 from hpcds1mpi.api_answers import (PREDICTED, Prediction, Predictions, Recommendation,
                                    prediction_from_scores)
-from hpcds1mpi.config import Configuration
+from hpcds1mpi.config import DEVICES, Configuration
 from hpcds1mpi.errors import ConfigError, ModelError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -36,6 +37,24 @@ if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.decide.advise import Advice
     from hpcds1mpi.decide.walltime import WalltimeProposal
     from hpcds1mpi.launch.job_script import JobScript
+
+#: Each argument's type and range, as ``schemas/api_args.ApiArguments`` checks them: an
+#: error's "see help(hpcds1mpi.api)" points here (it pointed to help(hpcds1mpi), which shows
+#: no range: s37 tester P11).
+ARGUMENT_RANGES = f"""
+Arguments (a wrong one is one ConfigError naming it):
+    workload, partition, user, job_name: non-blank text.
+    size: an integer, 1 to {MAX_SIZE:,} (2**40); ``Model.size_range`` gives the measured ones.
+    max_nodes, nodes, procs: integers, 1 to {MAX_COUNT:,}.
+    deadline_s, time_limit_s: seconds, above 0 and at most {MAX_SECONDS:,.0f} (a year).
+    energy_budget_j: joules, above 0 and at most {MAX_JOULES:.3g}.
+    objective: 'time', 'energy', 'edp' or 'balanced'; device: {' or '.join(map(repr, DEVICES))}.
+    coverage: from 0.5 to below 1.
+    Integers stand for floats (deadline_s=60); numpy numbers are taken as numbers; None leaves
+    an optional argument out.
+"""
+if __doc__:  # None under python -OO
+    __doc__ += ARGUMENT_RANGES
 
 #: Where a job may run: a cluster TOML path, a Cluster, a Partition, or None (this Slurm
 #: allocation, else this machine).
@@ -79,9 +98,13 @@ class Model:
         return [str(w) for w in self.bundle.workloads]
 
     @property
-    def size_range(self) -> dict[str, tuple[float, float]]:
-        """Workload -> (smallest, largest) size measured."""
-        return {str(k): (float(v[0]), float(v[1])) for k, v in
+    def size_range(self) -> dict[str, tuple[int, int]]:
+        """Workload -> (smallest, largest) size measured, as ints as ``recommend`` takes
+        them (floats, which recommend refused: s37 tester P11)."""
+        def size(value) -> int | float:  # a bundle stores them as floats
+            return int(value) if float(value).is_integer() else float(value)
+
+        return {str(k): (size(v[0]), size(v[1])) for k, v in
                 (self.bundle.size_range or {}).items()}
 
     def recommend(self, workload: str, size: int, cluster: ClusterLike = None, *,

@@ -420,3 +420,28 @@ def test_a_file_given_as_the_bundle_is_called_a_file_not_missing():
     with pytest.raises(ModelError, match=r"lab\.toml is a file, not a bundle folder; give the "
                                          "directory of a trained bundle"):
         hpcds1mpi.load_model(CLUSTER)
+
+
+def test_size_range_gives_the_integer_sizes_recommend_takes(model):
+    """s37 tester P11: (40.0, 256.0) fed back to recommend was refused as not an integer."""
+    lo, hi = model.size_range["stencil"]
+    assert (type(lo), type(hi)) == (int, int) and (lo, hi) == (40, 256)
+    assert model.recommend("stencil", hi, cluster=CLUSTER).size == hi
+
+
+def test_an_argument_error_points_to_a_help_that_shows_the_ranges(model):
+    """s37 tester P11: errors said "see help(hpcds1mpi)", which shows no range."""
+    import pydoc
+
+    from hpcds1mpi.decide.system1 import OBJECTIVES
+    from hpcds1mpi.schemas.api_args import ApiArguments
+    from hpcds1mpi.schemas.limits import MAX_SIZE
+
+    with pytest.raises(ConfigError, match=re.escape("see help(hpcds1mpi.api) for each "
+                                                    "argument's type and range")):
+        model.recommend("stencil", 2**50)
+    shown = pydoc.render_doc(hpcds1mpi.api, renderer=pydoc.plaintext)
+    assert f"size: an integer, 1 to {MAX_SIZE:,}" in shown
+    ranges = hpcds1mpi.api.ARGUMENT_RANGES
+    assert all(re.search(rf"\b{name}\b", ranges) for name in ApiArguments.model_fields)
+    assert all(f"'{objective}'" in ranges for objective in OBJECTIVES)

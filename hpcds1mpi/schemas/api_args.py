@@ -29,7 +29,8 @@ _TEXTS = ("workload", "partition", "user", "job_name")
 
 
 class ApiArguments(Schema):
-    """Every argument an API function may be given; each function passes only its own."""
+    """Every argument an API function may be given; each function passes only its own (said
+    to the user in ``api.ARGUMENT_RANGES``: keep the two alike)."""
 
     workload: Optional[Text] = None
     size: Optional[Size] = None
@@ -56,7 +57,7 @@ def check_api_arguments(function: str, *, required: tuple[str, ...] = (), **valu
     for key in required:
         if values.get(key) is None:
             raise ConfigError(f"{function}(): {key} is required, got None; "
-                              "see help(hpcds1mpi) for each argument's type and range")
+                              "see help(hpcds1mpi.api) for each argument's type and range")
     for key, value in values.items():  # a blank name asks nothing (as the CLI refuses it)
         if key in _TEXTS and isinstance(value, str) and not value.strip():
             raise ConfigError(f"{function}(): {key} is blank, got {value!r}; give a name")
@@ -72,7 +73,7 @@ def check_api_arguments(function: str, *, required: tuple[str, ...] = (), **valu
 
     data = {k: plain(k, v) for k, v in values.items()}
     validate(ApiArguments, data, source=f"{function}()", error=ConfigError,
-             fix="see help(hpcds1mpi) for each argument's type and range")
+             fix="see help(hpcds1mpi.api) for each argument's type and range")
 
 
 #: The CLI options that shared error texts name, as the API's arguments (the decide layer's
