@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-from hpcds1mpi.decide.walltime_evidence import Kills
+from hpcds1mpi.decide.walltime_evidence import Kills, enough_jobs
 from hpcds1mpi.errors import DataError
 from hpcds1mpi.launch.directives import format_pbs_walltime, format_slurm_time
 
@@ -255,7 +255,7 @@ class WalltimeProposal:
             n, within = self.n_same_name, self.n_name_within
         else:
             n, within = self.n_like or self.n_history, self.n_user_within
-        return (within is not None and n >= _enough(self.quantile)
+        return (within is not None and n >= enough_jobs(self.quantile)
                 and within >= self.quantile * n)
 
     def short_request(self) -> bool:
@@ -316,8 +316,8 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
     from hpcds1mpi.surrogates.walltime_model import novel_mask
 
     from hpcds1mpi.decide.walltime_evidence import (default_partition, heed_kills,
-                                                    killed_at_limit, request_words,
-                                                    same_request, too_thin)
+                                                    killed_at_limit, new_in_request,
+                                                    raise_to_cover, same_request, too_thin)
 
     missing = [c for c in ("user", "runtime_s") if c not in history.columns]
     if missing:
@@ -388,15 +388,16 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
     # (no request given: nothing was kept).
     proposal.novel = (bool(novel_mask(last)[0]) and wm.novel_k_ is None
                       and not proposal.tight)
-    if proposal.novel:  # the request as the features saw it, not a generic "this request"
-        proposal.novel_what = request_words(time_limit_s, procs, partition)
+    if proposal.novel:  # what of the request is new to the user (s37 tester P9)
+        proposal.novel_what = new_in_request(hist, mine, time_limit_s, procs, partition)
     # The same job without its request: what the model says when the request does not cap
     # it (a request shorter than that is the user's to change, and is said so).
     free = last.assign(log_limit=np.nan) if "log_limit" in last else last
     proposal.uncapped_s = float(model.walltime(free)[0])
     proposal.point_s = float(model.predict(free)[0])
     if time_limit_s:
-        proposal.time_s = min(proposal.time_s, float(time_limit_s))  # exp/log round-off
+        if proposal.time_s >= float(time_limit_s) * (1 - 1e-9):  # the request itself, not
+            proposal.time_s = float(time_limit_s)  # its exp(log()) 7199.99..: s37 tester P9
         if proposal.short_request():
             # The row with the request as a feature can come out far below the request while
             # the job alone needs more than it (a backtested job ran 16,573 s of an 18,000 s
@@ -411,7 +412,7 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
         # name the history knows) all of them, are the evidence: a proposal of 2,663 s had said
         # 95 % "finished within it" where 16 of the user's 47 jobs had.
         runs = run[:len(hist)][same if named else mine]
-        _raise_to_cover(proposal, runs, time_limit_s)
+        raise_to_cover(proposal, runs, time_limit_s)
         if not time_limit_s and proposal.point_s and proposal.time_s < proposal.point_s:
             # Two fits can disagree: a walltime under the job's own predicted run time would
             # kill about half of such jobs, whatever its quantile says.
@@ -422,7 +423,7 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
         # Gaia user's 7,200-s request, called short of 9,912 s, held 2,790 of their 2,802):
         # measured on those with this request where enough for the quantile, else all.
         like_done = like & done
-        use_like = like_done.sum() >= _enough(proposal.quantile)
+        use_like = like_done.sum() >= enough_jobs(proposal.quantile)
         runs = run[:len(hist)][like_done if use_like else mine]
         proposal.like_what = "with this request" if use_like else ""
         proposal.n_like = len(runs)
@@ -439,24 +440,3 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
             proposal.n_user_within = within
     return proposal
 
-
-def _enough(quantile: float) -> int:
-    """Fewest jobs for a share ``quantile`` of them to be seen at all (``1 / (1 - q)``)."""
-    return int(np.ceil(1.0 / (1.0 - quantile) - 1e-9))
-
-
-def _raise_to_cover(proposal: WalltimeProposal, runs: np.ndarray,
-                    time_limit_s: float | None) -> None:
-    """Raise ``proposal`` where the user's finished jobs ``runs`` (s; those of this name, or
-    all of them) show it covers less than its ``quantile`` of them: the model describes the
-    job by its request, and a request new to the history (the layout ``recommend`` picked, a
-    partition the history never names) or none at all gives it nothing of this job's own to go
-    on. Raised only on enough of them for that quantile to be seen at all
-    (``1 / (1 - quantile)``)."""
-    enough = len(runs) >= _enough(proposal.quantile)
-    covered = np.sum(runs <= proposal.time_s * (1 + 1e-9))
-    if enough and covered < proposal.quantile * len(runs) and proposal.tight:
-        floor = float(np.quantile(runs, proposal.quantile, method="higher"))
-        proposal.model_s = proposal.time_s
-        proposal.uncapped_s = max(proposal.uncapped_s or 0.0, floor)
-        proposal.time_s = min(floor, float(time_limit_s)) if time_limit_s else floor

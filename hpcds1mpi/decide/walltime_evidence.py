@@ -152,6 +152,44 @@ def request_words(time_limit_s, procs, partition) -> str:
         else "this request"
 
 
+def new_in_request(hist: pd.DataFrame, mine: np.ndarray, time_limit_s, procs,
+                   partition) -> str:
+    """What of a request none of the user's finished jobs ``mine`` asked for, in words, for a
+    request the model found new to the user. A part not given (``procs`` None) is no part of
+    any finished job's request: where the given parts alone match some, what is new is what
+    was left out, said so ("7200 s and partition '1' with no processor count"), not the given
+    parts 105 of the user's jobs had asked for (s37 tester P9)."""
+    given = request_words(time_limit_s, procs, partition)
+    left_out = [words for value, words in ((time_limit_s, "time limit"),
+                                           (procs, "processor count"),
+                                           (partition, "partition")) if value is None]
+    if not left_out or not np.any(mine & same_request(hist, time_limit_s, procs, partition)):
+        return given
+    return (f"{given} with no {' or '.join(left_out)} (give the job's "
+            f"{' and '.join(left_out)} to compare it with your jobs)")
+
+
+def enough_jobs(quantile: float) -> int:
+    """Fewest jobs for a share ``quantile`` of them to be seen at all (``1 / (1 - q)``)."""
+    return int(np.ceil(1.0 / (1.0 - quantile) - 1e-9))
+
+
+def raise_to_cover(proposal, runs: np.ndarray, time_limit_s: float | None) -> None:
+    """Raise ``proposal`` (a :class:`~hpcds1mpi.decide.walltime.WalltimeProposal`) where the
+    user's finished jobs ``runs`` (s; those of this name, or all of them) show it covers less
+    than its ``quantile`` of them: the model describes the job by its request, and a request
+    new to the history (the layout ``recommend`` picked, a partition the history never names)
+    or none at all gives it nothing of this job's own to go on. Raised only on enough of them
+    for that quantile to be seen at all (:func:`enough_jobs`)."""
+    enough = len(runs) >= enough_jobs(proposal.quantile)
+    covered = np.sum(runs <= proposal.time_s * (1 + 1e-9))
+    if enough and covered < proposal.quantile * len(runs) and proposal.tight:
+        floor = float(np.quantile(runs, proposal.quantile, method="higher"))
+        proposal.model_s = proposal.time_s
+        proposal.uncapped_s = max(proposal.uncapped_s or 0.0, floor)
+        proposal.time_s = min(floor, float(time_limit_s)) if time_limit_s else floor
+
+
 def killed_at_limit(hist: pd.DataFrame, ended: np.ndarray, done: np.ndarray,
                     name_rows: np.ndarray, like_rows: np.ndarray, name: str | None,
                     request_given: bool) -> Kills | None:
