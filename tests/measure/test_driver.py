@@ -19,6 +19,7 @@ from hpcds1mpi.cluster import Partition
 from hpcds1mpi.measure.plan import build_plan
 from hpcds1mpi.records import telemetry
 from tests.helpers import REPO, hpcds1mpi_exe, mpiexec, run_cli, run_mpi, wait_for_start
+from tests.records.telemetry.rows import run_row
 
 FAULTS = str(REPO / "tests" / "fault_kernels.py")
 
@@ -44,8 +45,7 @@ def _one_line_error(proc):
 
 def test_bad_input_one_line_and_file_untouched(tmp_path):
     existing = tmp_path / "t.h5"
-    telemetry.append(existing, [{"run_id": "x", "machine_id": "m", "workload": "w",
-                                 "status": "ok"}])
+    telemetry.append(existing, [run_row(0, "m", workload="w")])  # a valid row (s37 P4)
     before = existing.read_bytes()
     base = ["sweep", "--kernel-module", FAULTS, "--out", str(existing), "--resume",
             "--no-progress"]
@@ -80,7 +80,7 @@ def test_bad_input_one_line_and_file_untouched(tmp_path):
     assert existing.read_bytes() == before
     # An existing file without --resume is refused.
     plain = tmp_path / "plain.h5"
-    telemetry.append(plain, [{"run_id": "x", "machine_id": "m", "workload": "w"}])
+    telemetry.append(plain, [run_row(0, "m", workload="w")])
     before = plain.read_bytes()
     proc = run_cli(["sweep", "--kernel-module", FAULTS, "--kernel", "fault_sleep", "--sizes",
                     "1", "--ranks-per-node", "1", "--out", str(plain), "--no-progress"],

@@ -4,7 +4,8 @@ A telemetry file ``t.h5`` is an HDF5 snapshot plus a journal and a lock beside i
 writes. Modules: :mod:`.layout` (the HDF5 layout, ``SCHEMA_VERSION``, the in-memory
 :class:`Store`), :mod:`.snapshot_write` (a snapshot written atomically), :mod:`.journal`
 (journal, lock, fault notes; :func:`load` folds them in), :mod:`.writer`
-(:class:`TelemetryWriter`, :func:`append`), :mod:`.merge` (shards into one file),
+(:class:`TelemetryWriter`), :mod:`.added_runs` (:func:`append`: runs added from Python,
+checked first), :mod:`.merge` (shards into one file),
 :mod:`.tables` (:func:`read_runs` and the other DataFrames), :mod:`.foreign_content` (what
 other programs added, kept by a rewrite), :mod:`.kept_rows` (the row rules a rewrite applies).
 The names below are the store's public face; import them from here.
@@ -20,7 +21,8 @@ from .layout import (DETAIL_TABLES, FORMAT_NAME, MACHINE_COLUMNS, PROVENANCE_COL
 from .merge import merge
 from .snapshot_write import write_snapshot
 from .tables import read_detail, read_machines, read_runs
-from .writer import TelemetryWriter, append
+from .writer import TelemetryWriter
+from .added_runs import append
 
 __all__ = ["DETAIL_TABLES", "FORMAT_NAME", "MACHINE_COLUMNS", "PROVENANCE_COLUMNS",
            "RANK_COLUMNS", "RANK_REPEAT_COLUMNS", "REPEAT_COLUMNS", "RUN_COLUMNS",

@@ -411,13 +411,6 @@ def _refuse_unreadable_journal(path: Path) -> None:
             f"file: ask {owner} to 'chmod g+r {journal}' (or to rerun with --resume), then rerun")
 
 
-def append(path: str | os.PathLike, rows: list[dict], detail: list[dict] | None = None) -> None:
-    """Append finished runs (dicts with the run columns) to ``path``, creating it if needed."""
-    with TelemetryWriter(path, resume=True) as writer:
-        for i, row in enumerate(rows):
-            writer.record(row, (detail or [None] * len(rows))[i])
-
-
 #: File attribute holding, as a JSON list, every earlier plan a resumed sweep replaced.
 EARLIER_PLANS = "earlier_plans"
 
