@@ -73,11 +73,11 @@ def _records(rows, what: str) -> list:
         return rows.to_dict("records")
     if isinstance(rows, (list, tuple)) and all(isinstance(r, dict) for r in rows):
         return list(rows)
-    bad = next((type(r).__name__ for r in rows if not isinstance(r, dict)), "") \
-        if isinstance(rows, (list, tuple)) else type(rows).__name__
+    listed = isinstance(rows, (list, tuple))
+    got = (f"a list holding {next(type(r).__name__ for r in rows if not isinstance(r, dict))}"
+           if listed else type(rows).__name__)
     raise ConfigError(f"telemetry.append(): {what} must be a list of dicts (one per row) or a "
-                      f"DataFrame, got {'a list holding ' if isinstance(rows, (list, tuple)) else ''}"
-                      f"{bad}")
+                      f"DataFrame, got {got}")
 
 
 def _missing(value) -> bool:
