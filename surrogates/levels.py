@@ -43,6 +43,8 @@ from hpcds1mpi.launch.sweep_step import ABSENT_IS_NONE, READING_KEYS
 
 from .program_command import RUN_KEYS, command_runs
 from .program_launcher import launch_dict, launch_of, one_recorded
+from .level_values import (stored_configs, stored_folder, stored_measure_options,
+                           stored_seconds)
 from .setup_times import setup_seconds
 # The words for a runtime source, kept under the names this module has always exported.
 from .runtime_words import OWN_TIME as _OWN_TIME
@@ -144,32 +146,14 @@ class MeasuredLevels:
                      ("precisions", "devices", "threads", "ranks_per_node", "nodes")),
                    runtime=str(runtime or ""), wall_per_runtime=scale,
                    command=command if isinstance(command, str) or command is None else "",
-                   measured_with=_measure_dict(data.get("measured_with")),
+                   measured_with=stored_measure_options(data.get("measured_with")),
                    other_commands=tuple(c for c in others if isinstance(c, str) and c)
                    if isinstance(others, (list, tuple)) else (),
                    launched_with=launch_dict(data.get("launched_with")),
-                   command_configs=_configs(data.get("command_configs"),
+                   command_configs=stored_configs(data.get("command_configs"),
                                             1 + len(others or ()) if command else 0),
-                   setup_s=_seconds_dict(data.get("setup_s")),
-                   swept_in=_folder(data.get("swept_in")))
-
-
-def _folder(value) -> str | None:
-    """``value`` as an absolute folder, or None when it is not one."""
-    import os.path
-
-    return value if isinstance(value, str) and os.path.isabs(value) else None
-
-
-def _configs(value, lines: int) -> tuple:
-    """``command_configs`` as stored (lists), as tuples; () when damaged or not one per line."""
-    if not isinstance(value, list) or len(value) != lines:
-        return ()
-    try:
-        return tuple(tuple(tuple(run) for run in runs if len(run) == len(RUN_KEYS))
-                     for runs in value)
-    except TypeError:
-        return ()
+                   setup_s=stored_seconds(data.get("setup_s")),
+                   swept_in=stored_folder(data.get("swept_in")))
 
 
 def _numbered_alike(lines: list) -> bool:
@@ -227,34 +211,15 @@ def levels_from_frame(frame: "pd.DataFrame") -> dict[str, MeasuredLevels]:
                                        command_configs=tuple(runs for _, runs in lines),
                                        setup_s=(setup_seconds(rows) or None)
                                        if "external" in kinds else None,
-                                       swept_in=one_recorded(rows, "swept_in", _folder)
+                                       swept_in=one_recorded(rows, "swept_in", stored_folder)
                                        if "external" in kinds else None)
     return out
-
-
-def _seconds_dict(value) -> dict | None:
-    """``value`` as label -> seconds (finite, >= 0), or None when it is not one."""
-    if not isinstance(value, dict):
-        return None
-    out = {str(k): float(v) for k, v in value.items()
-           if isinstance(v, (int, float)) and math.isfinite(v) and v >= 0}
-    return out or None
-
-
-def _measure_dict(value) -> dict | None:
-    """``value`` as reading options (:data:`MEASURE_KEYS`, strings), or None when it is not;
-    a key it lacks is "" (a record written before the key existed, e.g. ``fail_regex``:
-    its sweep could not use it)."""
-    if not isinstance(value, dict) or not all(isinstance(value.get(k, ""), str)
-                                              for k in MEASURE_KEYS):
-        return None
-    return {k: value.get(k, "") for k in MEASURE_KEYS}
 
 
 def _measured_with(rows: "pd.DataFrame") -> dict | None:
     """The one set of reading options a program's rows recorded (``measure_options``), or
     None when they do not say or differ."""
-    return one_recorded(rows, "measure_options", _measure_dict)
+    return one_recorded(rows, "measure_options", stored_measure_options)
 
 
 def recorded_measurement(levels: MeasuredLevels | None) -> tuple[dict, list[str]]:

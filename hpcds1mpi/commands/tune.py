@@ -50,7 +50,7 @@ def _sweep_options(func):
 def _check_before_running(out: str, *, timeout: float, min_time: float, max_repeats: int,
                           min_repeats: int | None = None, time_budget: float | None) -> None:
     """Refuse what would only fail after the whole budget ran: a non-positive ``--timeout``,
-    a ``--out`` that cannot be written (a ``--program`` that cannot start: :func:`_check_program`,
+    a ``--out`` that cannot be written (a ``--program`` that cannot start: :func:`~hpcds1mpi.decide.tune_program.check_program`,
     once the folder it runs in is known).
 
     Raises:
@@ -83,70 +83,6 @@ def _check_before_running(out: str, *, timeout: float, min_time: float, max_repe
     TelemetryWriter(path, resume=True).validate()  # missing folder, not telemetry, locked
     if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
         raise TelemetryError(f"--out {out}: not writable; choose a folder you can write to")
-
-
-def _program_tokens(program: str) -> list[str]:
-    """``--program`` split as the shell would, its quotes checked.
-
-    Raises:
-        ConfigError: unbalanced quotes (exit 2).
-    """
-    import shlex
-
-    from hpcds1mpi.errors import ConfigError
-
-    try:
-        return shlex.split(program)
-    except ValueError as exc:
-        raise ConfigError(f"--program: {exc} (check its quotes)") from None
-
-
-def _check_program(program: str, workdir: str | None) -> None:
-    """Refuse a ``--program`` that cannot start (one relative to ``workdir``, the folder it
-    runs in, is checked there by the pre-flight); say what :func:`program_note` says of it."""
-    from hpcds1mpi.launch.program import program_note
-    from hpcds1mpi.measure.external import check_program
-
-    if note := program_note(program):
-        click.echo(f"note: {note}", err=True)
-    tokens = _program_tokens(program)
-    relative = workdir is not None and not os.path.isabs(tokens[0] if tokens else "")
-    if tokens and "{" not in tokens[0] and not (relative and "/" in tokens[0]):
-        # (one relative to --workdir: the pre-flight checks it there)
-        check_program(tokens, option="--program")
-
-
-def _model_place(bundle, workload: str, program: str, workdir: str | None, setup: str | None,
-                 log) -> tuple[str | None, str | None]:
-    """The ``--workdir`` and ``--setup`` a tune of a program runs it with: the ones its sweep
-    in the model ran it with, as recommend's script takes them
-    (:func:`~hpcds1mpi.decide.measured_run.swept_place`), the user's own winning; either
-    said in ``log`` (s37 tester G4: every trial failed in the current folder, unsaid).
-    A program swept without ``--workdir`` in another folder than this one, whose command
-    has relative paths, is said too (s37 tester G3). None: not used."""
-    from hpcds1mpi.decide.measured_run import swept_place
-    from hpcds1mpi.surrogates.levels import bundle_levels
-
-    levels = bundle_levels(bundle, workload)
-    if levels is None or not levels.external:
-        return workdir, setup
-    used_workdir, used_setup, taken, differ = swept_place(levels, workdir, setup)
-    if taken:
-        shown = {"--workdir": used_workdir, "--setup": used_setup}
-        log(f"runs {workload} as the model's sweep did, with "
-            + " and ".join(f"{flag} {shown[flag]!r}" for flag in taken)
-            + f" (give {' / '.join(taken)} to run it otherwise)")
-    for line in differ:
-        log(line)
-    if not used_workdir and levels.swept_in and levels.swept_in != os.getcwd():
-        from hpcds1mpi.launch.program_folder import relative_paths
-
-        if relative_paths(_program_tokens(program),
-                          levels.swept_in if os.path.isdir(levels.swept_in) else None):
-            log(f"the model's sweep ran {workload} in {levels.swept_in} (no --workdir), where "
-                "its command's relative paths were read; they are read here: run tune there, "
-                f"or give --workdir {levels.swept_in}")
-    return used_workdir or None, used_setup or None
 
 
 def _program_launch(program: str | None, *, launcher, cluster_file, partition, given: dict):
@@ -310,7 +246,9 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
         registry.get(kernel)  # UnknownKernelError lists the known ones
         workload = kernel
     else:
-        tokens = _program_tokens(program)
+        from hpcds1mpi.decide.tune_program import program_tokens
+
+        tokens = program_tokens(program)
         if not tokens:
             raise ConfigError('--program is empty; give the command to tune, e.g. '
                               '--program "./app --n {size}"')
@@ -328,10 +266,12 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
             click.echo(f"tune: {note}", err=True)
             bundle, other_model = None, model_dir
     if program is not None:
+        from hpcds1mpi.decide.tune_program import check_program, model_place
+
         if bundle is not None:  # the folder and setup its sweep ran it with (s37 tester G4)
-            workdir, setup = _model_place(bundle, workload, program, workdir, setup,
-                                          lambda line: click.echo(f"tune: {line}", err=True))
-        _check_program(program, workdir)
+            workdir, setup = model_place(bundle, workload, program, workdir, setup,
+                                         lambda line: click.echo(f"tune: {line}", err=True))
+        check_program(program, workdir, say=lambda line: click.echo(line, err=True))
         from hpcds1mpi.measure.external_resume import check_resumed
 
         check_resumed(out, program, readings, workload, by="tune",  # before any launch

@@ -44,23 +44,22 @@ from __future__ import annotations
 import math
 import os
 import shlex
-import shutil
 import signal
 import threading
 import time
 from pathlib import Path
 
 from hpcds1mpi.config import OK, UNINFORMATIVE_STATUSES
-from hpcds1mpi.errors import ConfigError, LaunchError, SweepInterrupted
-from hpcds1mpi.launch.exec_wrappers import program_past_wrappers
+from hpcds1mpi.errors import LaunchError, SweepInterrupted
 from hpcds1mpi.launch.program_folder import SWEPT_IN
-from hpcds1mpi.launch.program import check_executable_first, placeholder_values
+from hpcds1mpi.launch.program import placeholder_values
 from hpcds1mpi.launch.srun_overcommit import OVERCOMMITTED
 from hpcds1mpi.measure.driver import say_oversubscribed, settled
 from hpcds1mpi.measure.external_plan import format_command
 from hpcds1mpi.measure.external_rows import cpu_for_power, row_values
 from hpcds1mpi.measure.external_resume import check_resumed
 from hpcds1mpi.measure.plan import RunSpec, SweepPlan
+from hpcds1mpi.measure.program_startable import check_program  # importable from here too
 from hpcds1mpi.measure.printable import clipped
 from hpcds1mpi.measure.program_launch import (classify, launch_once, launch_problem,
                                               options_refused, refused_by_launcher)
@@ -68,44 +67,6 @@ from hpcds1mpi.measure.progress import Progress
 from hpcds1mpi.measure.reachable_nodes import check_nodes_landed, check_nodes_reachable
 from hpcds1mpi.measure.setup_command import failed_in_setup, set_up
 from hpcds1mpi.measure.workdirs import made_folders, shared_folder_note, workdir_of
-
-
-def check_program(tokens: list[str], env: dict | None = None, cwd: str | None = None,
-                  option: str = "--command", setup: str | None = None) -> None:
-    """Check that the program ``tokens[0]`` can be started, before anything launches
-    (``option``: the option that gave it, for the message).
-
-    Raises:
-        ConfigError: it is an option (:func:`~hpcds1mpi.launch.program.check_executable_first`),
-            not found (as a path, or on ``PATH``) or not an executable file.
-    """
-    name = tokens[0] if tokens else ""
-    if not name:
-        raise ConfigError(f"{option} is empty: give your program, e.g. {option} './app {{size}}'")
-    try:  # tune checks its words before they pass through program_tokens
-        check_executable_first(tokens)
-    except ConfigError as exc:
-        raise ConfigError(f"{option}: {exc}") from None
-    given = tokens
-    tokens, name, env = program_past_wrappers(tokens, env, option)  # s30 tester R6, R7
-    after = f" (the word after `{' '.join(given[:len(given) - len(tokens)])}`)" \
-        if len(tokens) < len(given) else ""
-    if "/" in name:
-        found = os.path.join(cwd, name) if cwd else name
-        if not os.path.exists(found) and setup and cwd and not os.path.isabs(name):
-            return  # in its folder, which the setup prepares (`cp ../app .`: s30 verifier V2)
-        if not os.path.exists(found):
-            from hpcds1mpi.launch.program import program_not_found
-
-            raise ConfigError(program_not_found(name, cwd, option))
-    else:
-        found = shutil.which(name, path=(env or os.environ).get("PATH"))
-        if found is None:
-            raise ConfigError(f"{option}: program {name!r}{after} is not on PATH; give its "
-                              "path (e.g. ./" + name + ") or install it")
-    if os.path.isdir(found) or not os.access(found, os.X_OK):
-        raise ConfigError(f"{option}: {found!r} is not an executable file (chmod +x it, or "
-                          "start it through its interpreter, e.g. 'python3 app.py')")
 
 
 def unverified_launch(tokens: list[str], env: dict, max_ranks: int, readings,

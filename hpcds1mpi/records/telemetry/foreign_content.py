@@ -50,21 +50,20 @@ class ForeignContent:
 OWN_TABLE_ATTRS = frozenset({"columns"})
 
 
-def find_foreign(f) -> ForeignContent:
-    """What open telemetry file ``f`` holds beyond its layout (its tables read whole)."""
+def find_foreign(f, tables: dict) -> ForeignContent:
+    """What open telemetry file ``f`` holds beyond its layout ``tables`` (table name -> its
+    ``(column, dtype)`` pairs, :data:`.layout.TABLES`; its tables read whole)."""
     import h5py
-
-    from .layout import TABLES
 
     top, attributed, in_tables = [], [], []
     for name in f:
-        if name not in TABLES:
+        if name not in tables:
             top.append(name)
             continue
         group = f[name]
         if set(group.attrs) - OWN_TABLE_ATTRS:
             attributed.append(name)
-        columns = {column for column, _ in TABLES[name]}
+        columns = {column for column, _ in tables[name]}
         for member in group:
             if member not in columns:
                 in_tables.append(f"{name}/{member}")

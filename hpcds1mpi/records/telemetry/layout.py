@@ -399,7 +399,7 @@ def read_snapshot(path: str | os.PathLike) -> Store:
             for machine_id, run_id, starts in checked.attempts:
                 store.attempts[(machine_id, run_id)] = starts
             _read_tables(f, store)
-            store.foreign = find_foreign(f)
+            store.foreign = find_foreign(f, TABLES)
     except DamagedTable as exc:
         raise TelemetryError(f"{path}: a table of the telemetry file is damaged ({exc}); "
                              f"{DAMAGED_FIX}") from None

@@ -1,0 +1,72 @@
+"""Where and how ``tune`` runs a user's program: its command split as the shell would, the
+check that it can start, and the folder and setup its sweep in the model ran it with (s37
+tester G4)."""
+
+from __future__ import annotations
+
+import os
+
+
+def program_tokens(program: str) -> list[str]:
+    """``--program`` split as the shell would, its quotes checked.
+
+    Raises:
+        ConfigError: unbalanced quotes (exit 2).
+    """
+    import shlex
+
+    from hpcds1mpi.errors import ConfigError
+
+    try:
+        return shlex.split(program)
+    except ValueError as exc:
+        raise ConfigError(f"--program: {exc} (check its quotes)") from None
+
+
+def check_program(program: str, workdir: str | None, say) -> None:
+    """Refuse a ``--program`` that cannot start (one relative to ``workdir``, the folder it
+    runs in, is checked there by the pre-flight); ``say`` what
+    :func:`~hpcds1mpi.launch.program.program_note` says of it."""
+    from hpcds1mpi.launch.program import program_note
+    from hpcds1mpi.measure.external import check_program as check_startable
+
+    if note := program_note(program):
+        say(f"note: {note}")
+    tokens = program_tokens(program)
+    relative = workdir is not None and not os.path.isabs(tokens[0] if tokens else "")
+    if tokens and "{" not in tokens[0] and not (relative and "/" in tokens[0]):
+        # (one relative to --workdir: the pre-flight checks it there)
+        check_startable(tokens, option="--program")
+
+
+def model_place(bundle, workload: str, program: str, workdir: str | None, setup: str | None,
+                 log) -> tuple[str | None, str | None]:
+    """The ``--workdir`` and ``--setup`` a tune of a program runs it with: the ones its sweep
+    in the model ran it with, as recommend's script takes them
+    (:func:`~hpcds1mpi.decide.measured_run.swept_place`), the user's own winning; either
+    said in ``log`` (s37 tester G4: every trial failed in the current folder, unsaid).
+    A program swept without ``--workdir`` in another folder than this one, whose command
+    has relative paths, is said too (s37 tester G3). None: not used."""
+    from hpcds1mpi.decide.measured_run import swept_place
+    from hpcds1mpi.surrogates.levels import bundle_levels
+
+    levels = bundle_levels(bundle, workload)
+    if levels is None or not levels.external:
+        return workdir, setup
+    used_workdir, used_setup, taken, differ = swept_place(levels, workdir, setup)
+    if taken:
+        shown = {"--workdir": used_workdir, "--setup": used_setup}
+        log(f"runs {workload} as the model's sweep did, with "
+            + " and ".join(f"{flag} {shown[flag]!r}" for flag in taken)
+            + f" (give {' / '.join(taken)} to run it otherwise)")
+    for line in differ:
+        log(line)
+    if not used_workdir and levels.swept_in and levels.swept_in != os.getcwd():
+        from hpcds1mpi.launch.program_folder import relative_paths
+
+        if relative_paths(program_tokens(program),
+                          levels.swept_in if os.path.isdir(levels.swept_in) else None):
+            log(f"the model's sweep ran {workload} in {levels.swept_in} (no --workdir), where "
+                "its command's relative paths were read; they are read here: run tune there, "
+                f"or give --workdir {levels.swept_in}")
+    return used_workdir or None, used_setup or None
