@@ -20,7 +20,9 @@ def _bogus(path):
 
 def test_a_row_train_refuses_is_refused_unless_measured_again(tmp_path):
     path = tmp_path / "t.h5"
-    telemetry.append(path, [run_row(0), run_row(1, runtime_s=-1.0)])
+    telemetry.append(path, [run_row(0), run_row(1)])
+    with h5py.File(path, "r+") as f:  # as another program writes it (append refuses it)
+        f["runs/runtime_s"][1] = -1.0
     store = telemetry.load(path)
     with pytest.raises(TelemetryError, match=r"1 row\(s\) with runtime_s -1.0: .*new --out"):
         refuse_broken_rows(store, path, RESUME_FIX)
