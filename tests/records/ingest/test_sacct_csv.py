@@ -139,8 +139,8 @@ def test_a_comma_delimited_sacct_export_says_the_tres_commas_and_the_export_to_u
         read_job_log(path)
     assert str(caught.value) == (
         f"{path}: no job could be read as sacct-csv (4 x more fields than the header: the ',' "
-        "inside ReqTRES, AllocTRES, JobName (sacct quotes nothing; which field is whose cannot "
-        "be told); export with sacct -P, not --delimiter=, or tr '|' ,)")
+        "inside ReqTRES, AllocTRES, Partition, JobName (sacct quotes nothing; which field is "
+        "whose cannot be told); export with sacct -P, not --delimiter=, or tr '|' ,)")
     # Not mended: the two lists stand side by side, either may be empty, so where one ends
     # cannot be told.
     header = path.read_text().splitlines()[0].split(",")
@@ -151,15 +151,15 @@ def test_a_comma_in_the_job_name_of_a_comma_delimited_export_is_joined_back(tmp_
     """s36 tester L7: `sacct -P --delimiter=,` of a job named "run,x=1" dropped the job
     unnamed ("more fields than the header") and counted its steps as having no job line.
     With JobName the only column that can hold a ',' the fields are joined back."""
-    head = "JobID,JobName,Partition,State,Submit,Start,End,ElapsedRaw,Timelimit,User"
+    head = "JobID,JobName,State,Submit,Start,End,ElapsedRaw,Timelimit,User,Account"
     times = "2026-12-01T11:00:00,2026-12-01T11:00:05,2026-12-01T11:20:05,1200"
     path = tmp_path / "comma-name.csv"
-    path.write_text(f"{head}\n102,run,x=1,debug,COMPLETED,{times},01:00:00,alice\n"
-                    f"102.batch,batch,,COMPLETED,{times},,\n")
+    path.write_text(f"{head}\n102,run,x=1,COMPLETED,{times},01:00:00,alice,proj\n"
+                    f"102.batch,batch,COMPLETED,{times},,,proj\n")
     df, report = read_job_log(path)
     job = df.iloc[0]
-    assert (len(df), job["job_id"], job["workload"], job["partition"], job["runtime_s"]) == (
-        1, "102", "run,x=1", "debug", 1200.0)
+    assert (len(df), job["job_id"], job["workload"], job["user"], job["runtime_s"]) == (
+        1, "102", "run,x=1", "alice", 1200.0)
     assert not report.dropped
     assert report.notes["',' inside JobName (sacct does not quote it): joined back, the only "
                         "column that can hold one"] == 1
@@ -180,3 +180,31 @@ def test_a_comma_where_two_columns_could_hold_it_drops_the_job_named_and_its_ste
     assert report.dropped["step rows of a job whose own line was dropped (named above)"] == 1
     assert "step rows without their job line" not in report.dropped
     assert "1 row(s) with a ',' inside a value dropped: jobs 101" in report.facts
+
+
+def test_flags_and_partition_can_hold_a_comma_so_a_name_beside_them_is_not_mended(tmp_path):
+    """s37 reviewer R1: Slurm 22.05's `--delimiter=,` export writes Flags as
+    `SchedMain,StartRecieved`; the mend joined that into JobName, every column after it
+    shifted (workload 'jok,root', user 'debug'), "joined back" said. Columns that can hold a
+    ',' besides the name (Flags, Partition) leave the row unmendable: dropped and named."""
+    head = "JobID,JobName,User,Partition,Flags,State,ElapsedRaw,NNodes,NCPUS,Timelimit"
+    path = tmp_path / "flags.csv"
+    path.write_text(f"{head}\n56540252,jok,root,debug,SchedMain,StartRecieved,COMPLETED,4,1,1,"
+                    "01:00:00\n56540253,ok,root,debug,SchedMain,COMPLETED,3,1,1,01:00:00\n")
+    df, report = read_job_log(path)
+    assert list(df["job_id"]) == ["56540253"] and list(df["user"]) == ["root"]
+    assert "1 row(s) with a ',' inside a value dropped: jobs 56540252" in report.facts
+    assert not report.notes.get("',' inside JobName (sacct does not quote it): joined back, "
+                                "the only column that can hold one")
+
+
+def test_a_mended_row_whose_state_does_not_read_is_dropped(tmp_path):
+    """A row mended at the one column that can hold a ',' is kept only where its State then
+    reads as sacct writes one: a ',' elsewhere (an id range of a pending array) shifts it."""
+    head = "JobID,JobName,State,ElapsedRaw,Timelimit,User"
+    path = tmp_path / "pending.csv"
+    path.write_text(f"{head}\n7007_[1,3],job,PENDING,0,01:00:00,alice\n"
+                    "7008,ok,COMPLETED,3,01:00:00,alice\n")
+    df, report = read_job_log(path)
+    assert list(df["job_id"]) == ["7008"]
+    assert any(k.startswith("more fields than the header") for k in report.dropped)
