@@ -5,6 +5,7 @@ tester G4)."""
 from __future__ import annotations
 
 import os
+import shlex
 
 
 def program_tokens(program: str) -> list[str]:
@@ -13,8 +14,6 @@ def program_tokens(program: str) -> list[str]:
     Raises:
         ConfigError: unbalanced quotes (exit 2).
     """
-    import shlex
-
     from hpcds1mpi.errors import ConfigError
 
     try:
@@ -41,10 +40,11 @@ def check_program(program: str, workdir: str | None, say) -> None:
 
 def model_place(bundle, workload: str, program: str, workdir: str | None, setup: str | None,
                  log) -> tuple[str | None, str | None]:
-    """The ``--workdir`` and ``--setup`` a tune of a program runs it with: the ones its sweep
-    in the model ran it with, as recommend's script takes them
-    (:func:`~hpcds1mpi.decide.measured_run.swept_place`), the user's own winning; either
-    said in ``log`` (s37 tester G4: every trial failed in the current folder, unsaid).
+    """The ``--workdir`` and ``--setup`` a tune of a program runs it with: the folder its
+    sweep in the model ran it in, as recommend's script takes it
+    (:func:`~hpcds1mpi.decide.measured_run.swept_place`), the user's own winning, said in
+    ``log`` (s37 tester G4: every trial failed in the current folder, unsaid); the sweep's
+    setup only said, with the option that runs it (shell code from the bundle).
     A program swept without ``--workdir`` in another folder than this one, whose command
     has relative paths, is said too (s37 tester G3). None: not used."""
     from hpcds1mpi.decide.measured_run import swept_place
@@ -54,6 +54,14 @@ def model_place(bundle, workload: str, program: str, workdir: str | None, setup:
     if levels is None or not levels.external:
         return workdir, setup
     used_workdir, used_setup, taken, differ = swept_place(levels, workdir, setup)
+    if "--setup" in taken:
+        # A recorded setup is shell code from the bundle, matched to this program by its label
+        # only: said with the option that runs it, never run unasked (s37 reviewer R2: tuning
+        # another program of that label ran the model's setup).
+        taken.remove("--setup")
+        log(f"the model's sweep ran --setup {used_setup!r} before {workload}; it is not run "
+            f"unasked: give --setup {shlex.quote(used_setup)} to run it")
+        used_setup = ""
     if taken:
         shown = {"--workdir": used_workdir, "--setup": used_setup}
         log(f"runs {workload} as the model's sweep did, with "

@@ -590,7 +590,8 @@ def test_tune_a_program_takes_the_models_workdir_and_setup_and_yours_win(tmp_pat
     """s37 tester G4: a program swept in --workdir 'cases/{size}-{ranks}' with a --setup
     (recommend's script uses both) was tuned in the current folder, every trial failing
     ("File '../../md.tpr' does not ex", the reason cut mid-word). tune takes them from the
-    model as recommend does, says so, and a --workdir the user gives wins, said."""
+    model as recommend does (the setup only said: s37 reviewer R2), says so, and a --workdir
+    the user gives wins, said."""
     (tmp_path / "c.toml").write_text(CLUSTER)
     (tmp_path / "data.txt").write_text("ok\n")
     app = tmp_path / "app.sh"  # reads ../../data.txt and what the setup wrote, from its folder
@@ -610,20 +611,25 @@ def test_tune_a_program_takes_the_models_workdir_and_setup_and_yours_win(tmp_pat
     base = ["tune", "--program", f"{app} {{size}}", "--label", "app", "--size", "2",
             "--model", "model", "--launcher", "mpiexec", "--cluster", "c.toml",
             "--ranks-per-node", "1", "--threads", "1", "--budget", "1", *reading]
-    res = run_cli([*base, "--out", "t.h5"], cwd=tmp_path, timeout=240)
-    assert res.returncode == 0, res.stderr[-2000:]
+    # The setup is shell code from the bundle: said with the option, never run unasked (s37
+    # reviewer R2: another program of the label ran it); the folder is taken.
+    (tmp_path / "cases/2-1/made.txt").unlink()  # what the sweep's setup made there
+    res = run_cli([*base, "--out", "t0.h5"], cwd=tmp_path, timeout=240)
+    assert ("tune: the model's sweep ran --setup 'echo ok > made.txt' before app; it is not "
+            "run unasked: give --setup 'echo ok > made.txt' to run it") in res.stderr, res.stderr
     assert ("tune: runs app as the model's sweep did, with --workdir 'cases/{size}-{ranks}' "
-            "and --setup 'echo ok > made.txt' (give --workdir / --setup to run it otherwise)"
-            in res.stderr), res.stderr
+            "(give --workdir to run it otherwise)") in res.stderr, res.stderr
+    assert not (tmp_path / "cases/2-1/made.txt").exists()
+    res = run_cli([*base, "--setup", "echo ok > made.txt", "--out", "t.h5"], cwd=tmp_path,
+                  timeout=240)
+    assert res.returncode == 0, res.stderr[-2000:]
     assert "run 1: N1xR1xT1-cpu-fp64 ok" in res.stderr and (tmp_path / "cases/2-1").is_dir()
     # the user's own --workdir wins, said (one level deep: ../../data.txt is not there)
     (tmp_path / "mine").mkdir()
     res = run_cli([*base, "--workdir", "mine", "--out", "u.h5"], cwd=tmp_path, timeout=240)
     assert res.returncode == 1, res.stderr[-2000:]
     assert "tune: your --workdir 'mine' is used, not the model's sweep's " \
-        "'cases/{size}-{ranks}'" in res.stderr and \
-        "tune: runs app as the model's sweep did, with --setup 'echo ok > made.txt'" \
-        in res.stderr, res.stderr
+        "'cases/{size}-{ranks}'" in res.stderr, res.stderr
 
 
 def test_a_failed_trials_long_reason_is_cut_at_a_word_and_said_cut():
