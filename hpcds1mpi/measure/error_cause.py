@@ -72,9 +72,18 @@ def restates(line: str, originals: list[str]) -> bool:
     return False
 
 
+#: Words of a line saying the program went on without the file: no cause of a later error
+#: (s37 reviewer R3: "optional file tuning.dat not found, using built-in defaults" had
+#: replaced "solver diverged at step 3" as the reason).
+WENT_ON = re.compile(r"\busing\b.*\bdefaults?\b|\bignor(?:e|ed|ing)\b|\bskipp(?:ed|ing)\b|"
+                     r"\bcontinu(?:e|es|ing)\b|\bfalling back\b|\binstead\b|"
+                     r"\bwill be created\b", re.IGNORECASE)
+
+
 def names_cause(text: str) -> bool:
     """Whether an error line says a file it names is missing or cannot be opened."""
-    return bool(MISSING.search(text) and NAMED_FILE.search(text) and not WARNING.search(text))
+    return bool(MISSING.search(text) and NAMED_FILE.search(text) and not WARNING.search(text)
+                and not WENT_ON.search(text))
 
 
 def cause_first(found: list[tuple[int, str]]) -> list[tuple[int, str]]:

@@ -81,6 +81,11 @@ def test_a_runtimes_copy_is_told_by_its_words_and_a_cause_by_a_named_missing_fil
     assert names_cause("File '../../md.tpr' does not exist")
     assert not names_cause("There is an error in the input file")
     assert not names_cause("WARNING: file defaults.cfg not found, using built-ins")
+    # s37 reviewer R3: a file the program went on without is no cause of what ended it
+    assert not names_cause("ERROR: optional file tuning.dat not found, using built-in defaults")
+    found = [(1, "ERROR: optional file tuning.dat not found, using built-in defaults"),
+             (4, "ERROR: solver diverged at step 3 (residual 1e+30)")]
+    assert cause_first(found) == found
     found = [(1, "cannot open in.x"), (40, "error: singular matrix")]
     assert cause_first(found) == found  # another report's line, far above: not its cause
     found = [(1, "cannot open in.x"), (5, "error: stopping")]
