@@ -131,7 +131,7 @@ def _remove_dead_temporaries(path: Path) -> None:
 def _write_file(h5py, tmp: Path, store: Store, compress: bool, keep_from: Path | None) -> None:
     """``store`` in the :mod:`.layout` into the HDF5 file ``tmp``, and what other programs
     added to ``keep_from`` (:func:`.foreign_content.copy_foreign`)."""
-    from .foreign_content import copy_foreign
+    from .foreign_content import OWN_ROOT_ATTRS, copy_foreign, copy_root_attrs
 
     keys = list(store.runs)
     with h5py.File(tmp, "w") as f:
@@ -155,3 +155,6 @@ def _write_file(h5py, tmp: Path, store: Store, compress: bool, keep_from: Path |
         _write_table(f, "provenance", store.provenance, PROVENANCE_COLUMNS, compress)
         if keep_from is not None:
             copy_foreign(keep_from, f, store.foreign)
+            others = set(store.attrs) - OWN_ROOT_ATTRS
+            if others and keep_from.exists():  # as they were: their HDF5 types (reviewer R4)
+                copy_root_attrs(keep_from, f, {k: store.attrs[k] for k in others})

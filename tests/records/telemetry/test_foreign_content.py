@@ -68,3 +68,24 @@ def test_a_dataset_inside_a_table_is_refused_and_the_file_left_as_it_was(tmp_pat
             write()
         assert path.read_bytes() == before
     assert not telemetry.journal_path(path).exists()
+
+
+def test_another_programs_root_attributes_keep_their_hdf5_types(tmp_path):
+    """s37 reviewer R4: a rewrite rebuilt the root attributes from the store: an int32 came
+    back int64, a fixed-length string variable-length, an empty and a compound one as text."""
+    path = tmp_path / "t.h5"
+    telemetry.append(path, [run_row(0)])
+    compound = np.array([(1, 2.0)], dtype=[("a", "i4"), ("b", "f8")])[0]
+    with h5py.File(path, "a") as f:
+        f.attrs["fixed"] = np.bytes_(b"abc")
+        f.attrs["empty"] = h5py.Empty("f8")
+        f.attrs["i32"] = np.int32(7)
+        f.attrs["c"] = compound
+    telemetry.append(path, [run_row(1)])  # a rewrite
+    with h5py.File(path, "r") as f:
+        types = {k: str(f.attrs.get_id(k).dtype) for k in ("fixed", "empty", "i32", "c")}
+        assert types == {"fixed": "|S3", "empty": "float64", "i32": "int32",
+                         "c": "[('a', '<i4'), ('b', '<f8')]"}
+        assert isinstance(f.attrs["empty"], h5py.Empty) and f.attrs["c"] == compound
+        assert f.attrs["fixed"] == b"abc" and f.attrs["i32"] == 7
+    assert len(telemetry.read_runs(path)) == 2
