@@ -410,3 +410,17 @@ def test_a_bundle_without_the_sweeps_folder_warns_of_the_relative_paths(swept_he
             in script and "reads ./app.sh, in/case-2.txt relative to the folder the job "
             "starts in: submit the script from the folder the sweep ran in, or add `cd "
             "THAT_FOLDER`" in script), script
+
+
+def test_a_sweep_folder_not_here_warns_instead_of_entering_it(swept_here, tmp_path):
+    """s37 reviewer R5: a model trained on another machine records that machine's folder; the
+    job had stopped on it ("folder missing") where it ran in the submit folder before."""
+    import dataclasses
+
+    levels, _ = swept_here
+    gone = str(tmp_path / "on-a-laptop")
+    script = _script(_program_rec(dataclasses.replace(levels, swept_in=gone)), "slurm")
+    assert "\ncd " not in script
+    assert (f"# note: warning: the model's sweep ran app.sh in '{gone}', not a folder here, "
+            "and the command reads ./app.sh, in/case-2.txt relative to the folder the job "
+            "starts in") in script, script
