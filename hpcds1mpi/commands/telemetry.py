@@ -67,9 +67,13 @@ def _significant(value: float) -> str:
 def _foreign_line(path) -> str:
     """What other programs added to ``path``, kept by a rewrite or refused (s37 tester P1:
     nothing said they were there)."""
-    from hpcds1mpi.records import telemetry
+    import h5py
 
-    foreign = telemetry.load(path).foreign
+    from hpcds1mpi.records.telemetry.foreign_content import find_foreign
+    from hpcds1mpi.records.telemetry.layout import TABLES
+
+    with h5py.File(path, "r") as f:  # names and attributes only: the tables are read already
+        foreign = find_foreign(f, TABLES)
     if not foreign:
         return ""
     kept = [f"/{name}" for name in foreign.top] + [f"attributes of /{name}"
