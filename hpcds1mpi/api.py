@@ -141,12 +141,19 @@ class Model:
         pick, alternatives, front, confidence, calibrated = None, [], [], None, False
         if rec.picked is not None:
             ch = rec.picked.choice
-            # Each row extrapolated as predict() says it for the same job (s37 tester P3).
-            lines = row_extrapolation(self.bundle, workload, size, rec.picked.partition,
-                                      rec.verdict)
+            # Each row extrapolated as predict() says it for the same job on its own
+            # partition (s37 tester P3; reviewer R7: not the pick's partition's lines).
+            per_part = {pl.partition.name: row_extrapolation(
+                self.bundle, workload, size, pl.partition,
+                pl.verdict if pl.verdict is not None else rec.verdict)
+                for pl in rec.places if not pl.rejected or pl is rec.picked}
+            pick_lines = row_extrapolation(self.bundle, workload, size, rec.picked.partition,
+                                           rec.verdict)
 
             def prediction(i) -> Prediction:
-                return prediction_from_scores(ch.scores.cols, i, lines(ch.scores.row(i)))
+                row = ch.scores.row(i)
+                lines = per_part.get(str(row.get("partition")), pick_lines)
+                return prediction_from_scores(ch.scores.cols, i, lines(row))
 
             pick = prediction(ch.index)
             alternatives = [prediction(i) for i in ch.ranking[1:1 + TOP_ALTERNATIVES]]

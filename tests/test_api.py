@@ -445,3 +445,26 @@ def test_an_argument_error_points_to_a_help_that_shows_the_ranges(model):
     ranges = hpcds1mpi.api.ARGUMENT_RANGES
     assert all(re.search(rf"\b{name}\b", ranges) for name in ApiArguments.model_fields)
     assert all(f"'{objective}'" in ranges for objective in OBJECTIVES)
+
+
+def test_each_recommended_row_says_its_own_partitions_extrapolation(tmp_path):
+    """s37 reviewer R7: the alternatives and front took the pick's partition's lines; each row
+    now says what ``predict`` says for that configuration on its own partition (one of them
+    with a GPU the bundle never measured)."""
+    import hpcds1mpi
+
+    model = hpcds1mpi.load_model()
+    cluster = tmp_path / "two.toml"
+    cluster.write_text("[clusters.two.partitions.small]\ncores_per_node = 2\n"
+                       "memory_gb = 25.3\nmax_nodes = 1\n"
+                       "[clusters.two.partitions.wide]\ncores_per_node = 2\n"
+                       "memory_gb = 25.3\nmax_nodes = 8\ngpus_per_node = 1\n"
+                       "gpu_memory_gb = 16\n")
+    cluster = str(cluster)
+    rec = model.recommend("stencil", 256, cluster=cluster)
+    rows = [rec.pick, *rec.alternatives, *rec.front]
+    assert {r.partition for r in rows} >= {rec.pick.partition}
+    for row in rows:
+        said = model.predict([row.config], "stencil", 256, cluster=cluster,
+                             partition=row.partition)[0]
+        assert row.extrapolated == said.extrapolated, (row.config, row.partition)
