@@ -379,8 +379,12 @@ def train_bundle(data: "TrainingData | pd.DataFrame", *, sample_rate: float = 1.
     hw_cols = [c for c in ("cores_per_node", "memory_gb", "gpus_per_node", "gpu_memory_gb",
                            "max_nodes") if c in data.columns]
     for name, rows in data.groupby(data["partition"].astype(str)):
-        partitions[name] = {c: (None if pd.isna(rows[c].iloc[0]) else _plain(rows[c].iloc[0]))
-                            for c in hw_cols}
+        # As most of its runs record it, not its first row's: learn appends a run read again
+        # (quickstart's rerun learning its sweep into a bundle learn extended), so a tune's few
+        # runs from an allocation of the same nodes (its memory share: 4 GB of 25.3) came
+        # first and the partition became "unlike any machine the model was trained on"
+        # (s37 tester K3).
+        partitions[name] = {c: _most_recorded(rows[c]) for c in hw_cols}
         # the CPU its runs were measured on, for the guard (s31 tester Q4); one machine's only
         cpus = set(rows["cpu_model"].dropna().astype(str)) - {""} if "cpu_model" in rows else ()
         if len(cpus) == 1:
@@ -417,6 +421,15 @@ def train_bundle(data: "TrainingData | pd.DataFrame", *, sample_rate: float = 1.
     }
     bundle.manifest = manifest
     return bundle
+
+
+def _most_recorded(values: "pd.Series"):
+    """The value most of ``values`` hold (the first of them on a tie; None when none is
+    recorded), as a plain Python value."""
+    from collections import Counter
+
+    counts = Counter(_plain(v) for v in values.dropna())
+    return max(counts, key=counts.get) if counts else None
 
 
 def _plain(value):

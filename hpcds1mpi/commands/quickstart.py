@@ -84,6 +84,42 @@ def check_own_script(out) -> bool:
                       "pass --force to start the folder over")
 
 
+def runs_beyond_the_sweep(model, telemetry) -> list[str]:
+    """The sources of bundle ``model`` other than quickstart's own sweep ``telemetry`` (empty
+    when there is no bundle, or it was trained on that sweep alone).
+
+    A rerun used to retrain ``model`` from the sweep alone, with ``--force``: the runs ``learn``
+    had added (the README's first session: tune, then learn into the model) were dropped, the
+    recommendation reverted, exit 0 and nothing said (s37 tester K3). A rerun resumes (README:
+    "a plain quickstart rerun resumes its own folder"), so it keeps them: quickstart then learns
+    the sweep into the bundle (the union, the bundle's own settings) rather than refusing, and
+    ``--force`` remains the way to start the folder over. A bundle of the sweep alone is
+    retrained as before (nothing is lost; an older version's bundle is rewritten in this one's
+    format).
+    """
+    import json
+    import os
+    from pathlib import Path
+
+    from hpcds1mpi.surrogates.bundle_files import MANIFEST, is_bundle
+
+    model, telemetry = Path(model), Path(telemetry)
+    if not is_bundle(model):
+        return []
+    try:
+        sources = json.loads((model / MANIFEST).read_text()).get("sources") or []
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+        return []
+
+    def is_the_sweep(source) -> bool:
+        try:  # a source is recorded as given (relative to where train / learn ran)
+            return os.path.samefile(source, telemetry)
+        except (OSError, TypeError, ValueError):
+            return str(source) == str(telemetry)
+
+    return list(dict.fromkeys(str(s) for s in sources if not is_the_sweep(s)))
+
+
 def _not_newer(path, than) -> bool:
     """Whether file ``path`` was last changed no later than file ``than`` (False when either
     cannot be read)."""
@@ -228,8 +264,16 @@ def _quickstart(out, nranks: int, cores: int, part, sweep_timeout: float, force:
           "--plan", str(plan), "--out", str(telemetry), "--resume", "--no-progress"],
          "measuring sweep", sweep_timeout)
     model = out / "model"
-    _run([exe, "train", "--telemetry", str(telemetry), "--out", str(model), "--members", "3",
-          "--epochs", "20", "--force"], "training", 300)
+    beyond = runs_beyond_the_sweep(model, telemetry)
+    if beyond:  # keep what learn (or a user's train) added: learn the sweep into it (s37 K3)
+        click.echo(f"note: {model} holds runs beyond this folder's sweep (from "
+                   f"{', '.join(beyond)}): they are kept and the sweep's runs are learnt into "
+                   "it, not retrained from the sweep alone (--force starts the folder over)")
+        _run([exe, "learn", "--model", str(model), "--telemetry", str(telemetry)],
+             "learning", 300)
+    else:
+        _run([exe, "train", "--telemetry", str(telemetry), "--out", str(model), "--members",
+              "3", "--epochs", "20", "--force"], "training", 300)
     size = kernels.get(UNMEASURED_WORKLOAD).default_sizes[UNMEASURED_INDEX]  # not measured
     script = out / "job.sbatch"
     text = _run([exe, "recommend", "--workload", UNMEASURED_WORKLOAD, "--size", str(size),

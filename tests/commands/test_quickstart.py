@@ -81,10 +81,12 @@ def fake_steps(monkeypatch):
             path = Path(cmd[cmd.index("--out") + 1])
             with open(path, "a") as fh:
                 fh.write("one more sweep\n")
-        elif what == "training":
+        elif what == "training":  # a bundle's manifest (is_bundle), of the sweep alone
             model = Path(cmd[cmd.index("--out") + 1])
             model.mkdir(exist_ok=True)
-            (model / "manifest.json").write_text("{}")
+            source = cmd[cmd.index("--telemetry") + 1]
+            (model / "manifest.json").write_text(json.dumps(
+                {"format_version": 1, "targets": [], "feature_spec": {}, "sources": [source]}))
         elif what == "recommending":  # recommend's own check of the script it replaces
             script = Path(cmd[cmd.index("-o") + 1])
             check_replace_script(script, force="--force" in cmd)
@@ -104,6 +106,29 @@ def invoke(*args):
     from hpcds1mpi.commands.quickstart import command
 
     return CliRunner().invoke(command, list(args), catch_exceptions=False)
+
+
+def test_a_rerun_keeps_the_runs_learn_added_to_its_model(tmp_path, fake_steps):
+    """s37 tester K3: after `learn --model qs/model --telemetry tune.h5`, a rerun retrained the
+    model from the sweep alone (train --force): the learnt runs were dropped, nothing said."""
+    from hpcds1mpi.commands.quickstart import runs_beyond_the_sweep
+
+    out = tmp_path / "qs"
+    assert invoke("--out", str(out)).exit_code == 0
+    model, telemetry = out / "model", out / "telemetry.h5"
+    assert runs_beyond_the_sweep(model, telemetry) == []  # quickstart's own: retrained
+    manifest = json.loads((model / "manifest.json").read_text())
+    manifest["sources"].append("tune.h5")  # what learn records
+    (model / "manifest.json").write_text(json.dumps(manifest))
+    fake_steps.clear()
+    result = invoke("--out", str(out))
+    assert result.exit_code == 0
+    steps = dict(fake_steps)
+    assert "training" not in steps  # never train --force over the learnt runs
+    assert steps["learning"][1:] == ["learn", "--model", str(model), "--telemetry",
+                                     str(telemetry)]
+    assert f"note: {model} holds runs beyond this folder's sweep (from tune.h5)" in result.output
+    assert "--force starts the folder over" in result.output
 
 
 @pytest.mark.parametrize("force", [[], ["--force"]], ids=["plain", "force"])

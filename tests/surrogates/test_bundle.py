@@ -269,3 +269,14 @@ def test_a_bundle_records_the_cpu_its_partition_was_measured_on(tmp_path):
     assert load_bundle(tmp_path / "b").partitions["local"]["cpu_model"] == "AMD EPYC"
     jobs = train_bundle(make_runs(), n_members=2, use_embedding=False, threads=1)
     assert all("cpu_model" not in hw for hw in jobs.partitions.values())
+
+
+def test_a_partition_is_described_as_most_of_its_runs_record_it():
+    """s37 tester K3: a partition's hardware was its first row's; learn appends a run read
+    again, so after quickstart's rerun learnt its sweep into a bundle learn had extended with a
+    tune's runs (an allocation's 4 GB share of the same nodes), the partition was 4 GB and
+    recommend escalated every job as "unlike any machine the model was trained on"."""
+    runs = make_runs()
+    runs.loc[runs.index[:6], "memory_gb"] = 4.0  # a few runs first, recorded with less memory
+    bundle = train_bundle(runs, n_members=2, use_embedding=False, threads=1)
+    assert bundle.partitions["cpu"]["memory_gb"] == 16.0
