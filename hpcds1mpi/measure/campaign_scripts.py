@@ -226,9 +226,13 @@ def emit(plan_file: str, scheduler: str, out: str, *, shards: int = 1,
             raise ConfigError(f"--shards {shards} makes an array of {widest} tasks; {source} "
                               f"allows {most}: give --shards {most} or fewer")
     # This machine's partition name is made up: sbatch/qsub would refuse every job.
-    queue = {"default_queue": is_this_machine(cluster_file), "notes": []}
+    # What valid_only left out of the plan is said first (s37 tester K5: half a plan's node
+    # counts had gone in silence).
+    queue = {"default_queue": is_this_machine(cluster_file),
+             "notes": [plan.left_out] if plan.left_out else []}
     if queue["default_queue"]:
-        queue["notes"] = [default_queue_note(partition, scheduler, "the campaign's jobs name")]
+        queue["notes"].append(default_queue_note(partition, scheduler,
+                                                 "the campaign's jobs name"))
     exe, bin_dir = own_executable()
     texts = {f"plans/{p.name}.toml": _part_plan(p, plan, partition) for p in parts}
     jobs = {}

@@ -71,6 +71,9 @@ class SweepPlan:
     race_within: float = 0.05
     races: dict = field(default_factory=dict)
     source: dict = field(default_factory=dict)
+    #: What ``valid_only`` left out of the plan, by reason with counts ("" when nothing; a
+    #: note to print, s37 tester K5).
+    left_out: str = ""
 
     @property
     def max_ranks(self) -> int:
@@ -173,6 +176,9 @@ def build_plan(doc: dict, partition) -> SweepPlan:
     valid_only, seed = settings.valid_only, settings.seed
     runs: list[RunSpec] = []
     races: dict = {}
+    from hpcds1mpi.measure.left_out import LeftOut
+
+    plan_left_out = LeftOut()  # what valid_only left out of the whole plan, said in a note
     for entry in doc["kernel"]:
         checked = kernel_entry(entry, "sweep plan, [[kernel]]")
         name = checked.name
@@ -202,8 +208,6 @@ def build_plan(doc: dict, partition) -> SweepPlan:
             precisions = list(kernel.precisions)
         extra, corrupt = checked.extra, checked.corrupt
         before = len(runs)
-        from hpcds1mpi.measure.left_out import LeftOut
-
         left_out = LeftOut()
 
         def supported(c: Configuration, kernel=kernel) -> bool:
@@ -233,6 +237,10 @@ def build_plan(doc: dict, partition) -> SweepPlan:
                               + (f": left out {left_out.line()}; give sizes and ranges that "
                                  "fit the partition" if left_out.line() else
                                  " (check nodes/ranks/threads against the partition)"))
+        if valid_only:  # a plan left partly empty says what it lost too (s37 tester K5)
+            plan_left_out.absorb(left_out)  # memory, per size
+            plan_left_out.layouts(partition, nodes, rpn, threads, devices, precisions,
+                                  supported, weight=len(sizes))
     plan = SweepPlan(
         runs=runs,
         min_time=settings.min_time, min_repeats=settings.min_repeats,
@@ -240,6 +248,8 @@ def build_plan(doc: dict, partition) -> SweepPlan:
         check=settings.check, snapshot_every=settings.snapshot_every,
         retry_crashed=settings.retry_crashed, max_attempts=settings.max_attempts,
         race_within=settings.race_within, races=races, source=doc,
+        left_out=plan_left_out.note(len(runs) // max(1, settings.rounds
+                                                       + settings.race_rounds)),
     )
     seen: set[str] = set()
     for spec in runs:

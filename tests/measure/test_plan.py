@@ -433,3 +433,28 @@ def test_the_sweep_command_says_memory_for_a_valid_only_plan_left_empty(tmp_path
                     str(tmp_path / "g.h5")], cwd=tmp_path)
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode != 0 and len(lines) == 1 and "1 for memory" in lines[0], proc.stderr
+
+
+def test_valid_only_leaving_out_part_of_a_plan_says_what_with_counts_and_names_cluster():
+    """s37 tester K5: nodes [1, 2] with valid_only on a one-node partition lost every 2-node
+    configuration (12 of 24) in campaign and sweep --list, nothing said."""
+    one_node = Partition(name="local", cores_per_node=2, memory_gb=8.0, max_nodes=1)
+    plan = build_plan(_plan(kernel=[{"name": "gemm", "sizes": [256, 384, 512]}], nodes=[1, 2],
+                            ranks_per_node=[1, 2], threads=[1], precisions=["fp64"],
+                            valid_only=True), one_node)
+    assert len(plan.runs) == 6
+    assert plan.left_out.startswith("valid_only = true left out 6 of the plan's 12 "
+                                    "configurations: 6 for nodes (e.g. 2 nodes asked but "
+                                    "partition 'local' has at most 1)"), plan.left_out
+    assert "give the cluster file (--cluster) and a partition (--partition) with 2" \
+        in plan.left_out
+    whole = build_plan(_plan(kernel=[{"name": "gemm", "sizes": [256]}], nodes=[1],
+                             ranks_per_node=[1, 2], threads=[1], precisions=["fp64"],
+                             valid_only=True), one_node)
+    assert whole.left_out == ""  # nothing left out: nothing said
+    proc = run_cli(["sweep", "--kernel", "gemm", "--sizes", "256", "--nodes", "1,2",
+                    "--ranks-per-node", "1", "--threads", "1", "--precisions", "fp64",
+                    "--valid-only", "--list"], timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "note: valid_only = true left out 1 of the plan's 2 configurations: 1 for nodes" \
+        in proc.stderr, proc.stderr
