@@ -123,6 +123,11 @@ def check_plan_file(doc: dict, path: str) -> PlanFile:
                           "`hpcds1mpi sweep --command ...` (one sweep per allocation, then "
                           "`hpcds1mpi telemetry merge`)")
     if not doc.get("kernel"):
+        if "program" in doc:  # s37 tester K7: was "no [[kernel]] entries; add one"
+            raise ConfigError(f"{path}: [[program]] is not a plan table: plan files sweep "
+                              "built-in kernels only, and programs cannot be campaigned yet; "
+                              "measure a program with `hpcds1mpi sweep --command ...` (one "
+                              "sweep per allocation, then `hpcds1mpi telemetry merge`)")
         if isinstance(doc.get("sweep"), dict):  # an unknown [sweep] key is the likelier slip
             sweep_settings(doc["sweep"], source=f"{path}, [sweep]")
         raise ConfigError(f"{path}: no [[kernel]] entries; add one per kernel to sweep")

@@ -136,6 +136,15 @@ def test_a_plan_with_a_command_key_names_the_key_not_missing_kernels(here, capsy
              "unknown key sizez")
 
 
+def test_a_plan_of_a_program_table_says_programs_cannot_be_campaigned(here, capsys):
+    # s37 tester K7: a [[program]] table alone got "no [[kernel]] entries; add one"
+    (here / "nw.toml").write_text('[sweep]\nnodes = [1, 2]\n[[program]]\n'
+                                  'command = "nwchem.openmpi h2o.nw"\nsizes = [1]\n')
+    _refused(capsys, here, ["campaign", "nw.toml", *EMIT, "--out", "camp"], 2,
+             "[[program]] is not a plan table", "cannot be campaigned yet", "sweep --command",
+             "telemetry merge")
+
+
 @pytest.mark.parametrize("sub", ["status", "resubmit"])
 def test_status_and_resubmit_on_what_is_not_a_campaign(here, capsys, sub):
     (here / "plain").mkdir()
