@@ -337,15 +337,20 @@ def mark_start_failures(manifest: dict, parts: list[PartStatus], env: dict | Non
         if "nodes" in sub and sub.get("job_id"):
             for index in sub.get("indices", []):
                 tasks[(sub["nodes"], index)] = f"{sub['job_id']}_{index}"
+    # An interrupted part that recorded nothing of its own too: its sweep made its file before
+    # the job was cancelled, and status said only "interrupted 0/6", neither how long the job
+    # ran nor its log (s37 tester K6).
     missing = {tasks[(p.nodes, p.index)]: p for p in parts
-               if p.state == "missing" and (p.nodes, p.index) in tasks}
+               if (p.state == "missing" or p.state == "interrupted" and not p.recorded)
+               and (p.nodes, p.index) in tasks}
     if not missing:
         return
     ended = ended_tasks(sorted(missing), env)  # a plain array line stands for its tasks (R5)
     for task, part in missing.items():
         state, exit_code, ran_s = ended.get(task, ("", "", None))
         if state and state not in _SQUEUE:
-            part.state = "interrupted" if state in STOPPED else "failed"
+            if part.state == "missing":  # a shard file says its sweep started: interrupted
+                part.state = "interrupted" if state in STOPPED else "failed"
             part.job, part.ended, part.ran_s = task, f"{state} {exit_code}".strip(), ran_s
 
 

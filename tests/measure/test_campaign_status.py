@@ -401,3 +401,24 @@ def test_a_job_cancelled_or_timed_out_before_its_sweep_recorded_anything_is_said
     line = {p.name: p.line() for p in campaign_status(folder, env)[1]}
     assert line["n1-1"].endswith("; job 100_1 ended FAILED 1:0 after 12 s, while its sweep "
                                  "ran; nothing recorded (see logs/n1-100_1.out)"), line["n1-1"]
+
+
+def test_a_part_cancelled_after_its_sweep_made_its_file_says_how_long_and_its_log(
+        campaign, tmp_path):
+    """s37 tester K6: a part scancel'ed 3 s in, its shard made but nothing of its plan recorded,
+    was said only "interrupted 0/2 configurations": no time run, no log."""
+    import shutil
+
+    folder = _copy(campaign, tmp_path)
+    env, _ = _scheduler(tmp_path)
+    resubmit(folder, env=env)  # n1 [1] as job 100, n2 [0, 1] as job 101, the merge 102
+    # n1-1's shard exists but holds no run of its own plan (its sweep made it, then was killed)
+    shutil.copyfile(folder / "telemetry" / "n1-0.h5", folder / "telemetry" / "n1-1.h5")
+    sacct = Path(env["PATH"].split(":")[0]) / "sacct"
+    sacct.write_text("#!/bin/sh\nprintf '100_1|CANCELLED by 0|0:0|3\\n'\n")
+    sacct.chmod(0o755)
+    manifest, parts = campaign_status(folder, env)
+    n11 = {p.name: p for p in parts}["n1-1"]
+    assert n11.state == "interrupted" and n11.recorded == 0
+    assert n11.line().endswith("; job 100_1 was cancelled after 3 s, while its sweep ran; "
+                               "nothing recorded (see logs/n1-100_1.out)"), n11.line()
