@@ -254,7 +254,7 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
                               '--program "./app --n {size}"')
         workload = label or os.path.basename(tokens[0]) or "external"
     part = resolve_partition(cluster_file, partition)
-    bundle, other_model = None, ""
+    bundle, other_model, model_part = None, "", part
     if model_dir is not None:  # a bad --model is a usage error (2), before any launcher (1)
         from hpcds1mpi.decide.model_bundle import load_model
 
@@ -262,8 +262,11 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
             raise ConfigError(f"--model {model_dir}: is a file, not a model bundle folder; give "
                               "the folder `hpcds1mpi train --out` wrote")
         bundle = load_model(model_dir)
-        if (note := tune_predictions.other_machine_note(bundle, part)) is not None:
-            click.echo(f"tune: {note}", err=True)
+        # learn's rule of "the model's machine", not only the hardware (s37 tester K1)
+        model_part = tune_predictions.model_partition(
+            bundle, part, tune_predictions.this_machine(part, program))
+        if model_part is None:
+            click.echo(f"tune: {tune_predictions.other_machine_note(part)}", err=True)
             bundle, other_model = None, model_dir
     if program is not None:
         from hpcds1mpi.decide.tune_program import check_program, model_place
@@ -356,7 +359,7 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
         if bundle is not None and kernel is None:  # a program: only its measured levels
             from hpcds1mpi.decide.offer import offer_for, runtime_note
 
-            offer = offer_for(bundle, workload, [part])
+            offer = offer_for(bundle, workload, [model_part])
             for line in offer.left_out:
                 click.echo(f"tune: left out {line}", err=True)
             note = runtime_note(bundle, workload)
@@ -374,7 +377,7 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
         start_from = "default"
         if bundle is not None:
             predictions = tune_predictions.model_predictions(
-                bundle, space, part, workload, size,
+                bundle, space, model_part, workload, size,
                 "energy" if objective == "energy" else "time")
             if predictions is None:
                 click.echo(f"tune: the model never measured {workload!r}; searching without it "
@@ -388,7 +391,8 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
         elif predictions is not None and tune_predictions.system1_start(space, predictions) is not None:
             start = tune_predictions.system1_start(space, predictions)
             start_from = "System 1's pick"
-            verdict = tune_predictions.verdict_note(bundle, workload, size, part, model_dir)
+            verdict = tune_predictions.verdict_note(bundle, workload, size, model_part,
+                                                     model_dir)
         else:
             start = tune_space.default_config(space, cores)
 

@@ -3,12 +3,14 @@
 :func:`model_predictions` scores the space with a model bundle (None when the bundle never
 measured the workload), :func:`system1_start` is its best feasible pick, and
 :func:`expected_improvement` ranks candidates for the search (:mod:`hpcds1mpi.decide.system2`);
-:func:`other_machine_note` says when a bundle of another machine is set aside.
+:func:`model_partition` is the partition a bundle of this machine is asked about (None for
+another machine's bundle, set aside with :func:`other_machine_note`).
 """
 
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -202,14 +204,60 @@ def model_predictions(bundle, space: Space, partition, workload: str, size: int,
                                    measured_levels(bundle).get(str(workload)))
 
 
-def other_machine_note(bundle, partition) -> str | None:
-    """Why ``bundle`` is no start for a tune on ``partition`` (None: it is): the guard's
-    hardware check (:func:`~hpcds1mpi.decide.trained_hardware.matching_partition`). Its
-    predictions are of another machine: its pick would be one recommend escalates."""
-    from hpcds1mpi.decide.trained_hardware import matching_partition
+def this_machine(partition, program: str | None = None) -> dict | None:
+    """The machines-table row the tune's runs on ``partition`` will get here (their
+    fingerprint, :func:`hpcds1mpi.measure.meters.fingerprint`): this host's hardware and the
+    MPI library the runs load (a kernel's: this Python's mpi4py; a program's: its own, as
+    ``sweep --command`` reads it). None where that cannot be read."""
+    import shlex
+    import socket
+    import sys
+
+    from hpcds1mpi.errors import HpcdsError
+    from hpcds1mpi.measure.meters import fingerprint
+    from hpcds1mpi.measure.program_mpi import program_mpi_library
+
+    tokens = [sys.executable, "-c", "pass"] if program is None else shlex.split(program)
+    try:
+        library = program_mpi_library(tokens, dict(os.environ), "mpiexec")
+        return fingerprint(partition, hostnames=[socket.gethostname()], mpi_library=library,
+                           gpu_aware=False)
+    except (HpcdsError, OSError, ValueError):  # unread: the hardware check alone decides
+        return None
+
+
+def model_partition(bundle, partition, machine: dict | None = None):
+    """``partition`` as ``bundle`` is to be asked about it, or None where the bundle is of
+    another machine (its pick would be one recommend escalates). It is the model's when the
+    guard's hardware check matches it
+    (:func:`~hpcds1mpi.decide.trained_hardware.matching_partition`), or when ``machine`` (this
+    machine's row, :func:`this_machine`) is the bundle's by learn's rule
+    (:func:`hpcds1mpi.measure.same_machine.known_as`): then it is asked with the trained
+    partition's hardware. An allocation's share of a node (4 of its 25 GB) is the same
+    machine, whose runs ``learn`` takes (s37 tester K1: tune had set the model aside)."""
+    from dataclasses import replace
+
+    from hpcds1mpi.decide.trained_hardware import matching_partition, trained_partitions
+    from hpcds1mpi.measure.same_machine import known_as
 
     if matching_partition(bundle, partition) is not None:
+        return partition
+    match = None if machine is None else known_as(
+        machine, set(getattr(bundle, "machine_ids", ()) or ()),
+        trained_partitions(bundle))
+    hw = trained_partitions(bundle).get(match[1]) if match else None
+    if not hw:
         return None
+    try:
+        return replace(partition, cores_per_node=int(hw["cores_per_node"]),
+                       memory_gb=float(hw["memory_gb"]),
+                       gpus_per_node=int(hw.get("gpus_per_node", 0) or 0))
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def other_machine_note(partition) -> str:
+    """Why a bundle is no start for a tune on ``partition`` (:func:`model_partition` None)."""
     return (f"the model was trained on other hardware than {partition.name} "
             f"({partition.cores_per_node} cores, {partition.gpus_per_node} GPUs, "
             f"{partition.memory_gb:g} GB); searching without it (a model of this machine is "

@@ -35,17 +35,31 @@ def renamed_machines(machines: dict[str, dict], known: set[str],
     known id (empty when none is)."""
     from hpcds1mpi.measure.meters import machine_id
 
-    known, names = set(known), sorted({str(p) for p in partitions})
+    known = set(known)
     found = {}
     for mid, row in machines.items():
-        if mid in known:
-            continue
-        for name in names:
-            as_trained = machine_id({**row, "partition": name})
-            if as_trained in known:
-                found[mid] = (as_trained, name)
-                break
+        if mid not in known and (match := known_as(row, known, partitions)) is not None:
+            found[mid] = match
     return found
+
+
+def known_as(row: dict, known: set[str], partitions: Iterable[str]) -> tuple[str, str] | None:
+    """(known id, partition name) where the machines-table ``row`` is a ``known`` machine:
+    its own id, or its fingerprint under one of the trained ``partitions``' names; None when
+    it is another machine. The one rule of "the model's machine": ``learn`` applies it to the
+    runs it is given, ``tune`` to the machine it is about to run on (s37 tester K1: tune had
+    judged an allocation's memory share "other hardware" where learn took its runs)."""
+    from hpcds1mpi.measure.meters import machine_id
+
+    known = set(known)
+    own = machine_id(row)
+    if own in known:
+        return own, str(row.get("partition") or "")
+    for name in sorted({str(p) for p in partitions}):
+        as_trained = machine_id({**row, "partition": name})
+        if as_trained in known:
+            return as_trained, name
+    return None
 
 
 def unlearnable_machines(paths: Iterable, known: set[str], partitions: Iterable[str]

@@ -34,11 +34,40 @@ def test_a_bundle_of_another_machine_is_set_aside_with_a_note():
     here = Partition("local", cores_per_node=2, memory_gb=25.3, max_nodes=1)
     h200 = SimpleNamespace(partitions={"gpu_h200": {"cores_per_node": 64, "memory_gb": 1000,
                                                     "gpus_per_node": 4}})
-    note = tune_predictions.other_machine_note(h200, here)
+    assert tune_predictions.model_partition(h200, here) is None
+    note = tune_predictions.other_machine_note(here)
     assert note.startswith("the model was trained on other hardware than local (2 cores")
     same = SimpleNamespace(partitions={"box": {"cores_per_node": 2, "memory_gb": 25,
                                                "gpus_per_node": 0}})
-    assert tune_predictions.other_machine_note(same, here) is None
+    assert tune_predictions.model_partition(same, here) is here
+
+
+def test_an_allocation_of_the_model_machine_is_the_model_machine_as_learn_judges_it():
+    """s37 tester K1: `tune` inside `salloc -p debug` on the model's own node read the
+    allocation's 4 GB share as "other hardware" and searched without the model, while `learn`
+    took the same runs as the model's machine (its fingerprint under the trained partition's
+    name is the bundle's id). Tune now applies learn's rule (``same_machine.known_as``)."""
+    from types import SimpleNamespace
+
+    from hpcds1mpi.measure.meters import machine_id
+    from hpcds1mpi.measure.same_machine import renamed_machines
+
+    row = {"partition": "debug", "cpu_model": "AMD EPYC", "physical_cores": 2,
+           "logical_cores": 2, "memory_gb": 25.3, "gpu_model": "", "gpu_count": 0,
+           "gpu_memory_gb": 0.0, "mpi_library": "MPICH Version: 5.0.2"}
+    trained = machine_id({**row, "partition": "local"})
+    bundle = SimpleNamespace(machine_ids={trained}, partitions={
+        "local": {"cores_per_node": 2, "memory_gb": 25.3, "gpus_per_node": 0}})
+    allocation = Partition("debug", cores_per_node=2, memory_gb=4, max_nodes=1)
+    # learn's decision on these runs: the bundle's machine under another partition name
+    assert renamed_machines({"x": row}, bundle.machine_ids, bundle.partitions) == {
+        "x": (trained, "local")}
+    asked = tune_predictions.model_partition(bundle, allocation, row)
+    assert asked is not None and asked.name == "debug" and asked.memory_gb == 25.3
+    # another MPI library is another machine, for tune as for learn
+    other = {**row, "mpi_library": "Open MPI v4.1.4"}
+    assert tune_predictions.model_partition(bundle, allocation, other) is None
+    assert tune_predictions.model_partition(bundle, allocation, None) is None
 
 
 def test_the_levels_never_measured_are_named_per_configuration_from_the_recorded_levels():
