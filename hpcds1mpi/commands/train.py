@@ -47,6 +47,7 @@ def summary_lines(bundle, out: str, runtime_gaps=None) -> list[str]:
     if silent:
         lines.append(f"  left out {silent} run(s) with no outcome to learn from ("
                      + ", ".join(f"{n} {k}" for k, n in by_status.items()) + ")")
+    lines += left_out_targets(bundle)
     for target in ("runtime_s", "energy_j", "peak_rss_mb"):
         if target in m["metrics"]:
             t = m["metrics"][target]
@@ -62,6 +63,33 @@ def summary_lines(bundle, out: str, runtime_gaps=None) -> list[str]:
     secs = m["metrics"]["train_seconds"]
     lines.append(f"time: sampling {secs['sampling']:.1f} s, fit {secs['fit']:.1f} s")
     lines.append(f"bundle written to {out}")
+    return lines
+
+
+def left_out_targets(bundle) -> list[str]:
+    """One line per regression target the bundle did not learn, with how many of its ok runs
+    measured it: train had dropped the memory target without a word where programs ran under
+    slurmstepd left it unmeasured (s37 tester K4), seen only as its absence from ``targets:``."""
+    import numpy as np
+
+    from surrogates.targets import REGRESSION_TARGETS, target_values
+
+    missing = [t for t in REGRESSION_TARGETS if t not in bundle.manifest["targets"]]
+    if not missing:
+        return []
+    rows = getattr(bundle, "training_data", None)  # a stand-in bundle may keep none
+    frame = rows() if rows is not None else None
+    lines = []
+    for target in missing:
+        counted = "too few runs measured it"
+        if frame is not None and "status" in frame:
+            measured = int(np.isfinite(target_values(frame, target)).sum())
+            ok = int((frame["status"].astype(str) == "ok").sum())
+            counted = f"{measured} of {ok} ok run(s) measured it"
+        what = (" (the runs' `telemetry export` says why each was not measured); recommend "
+                "judges memory by what the workload declares, or not at all"
+                if target == "peak_rss_mb" else "")
+        lines.append(f"  left out target {target}: {counted}, at least 2 are needed{what}")
     return lines
 
 

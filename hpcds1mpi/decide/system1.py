@@ -77,6 +77,10 @@ DOUBTED_CONFIDENCE = 0.5
 #: The columns System 1 reads from a bundle's answer (mobo's reading needs them too).
 PRED_COLUMNS = ("runtime_s", "runtime_lo", "runtime_hi", "energy_j", "energy_lo", "energy_hi",
                 "fail_prob", "fail_prob_max", "peak_rss_mb")
+#: Of those, what a bundle may lack: ``train`` leaves out the memory target where too few
+#: runs measured it (programs under slurmstepd, s37 tester K4); the need is then the declared
+#: one, or not judged (:func:`~hpcds1mpi.decide.memory_limits.memory_need_and_limit`).
+OPTIONAL_COLUMNS = ("peak_rss_mb",)
 
 
 def score(bundle, workload: str, size: int, partitions: Sequence["Partition"],
@@ -139,14 +143,15 @@ def _check_question(size, partitions) -> None:
 def scores_from_prediction(bundle, workload, size, partitions, constraints, limits, frame, pred
                            ) -> Scores:
     """:func:`score` once ``pred = bundle.predict(frame)`` is known (``system1_batch``)."""
-    missing = [c for c in PRED_COLUMNS if c not in pred.columns]
+    missing = [c for c in PRED_COLUMNS if c not in pred.columns and c not in OPTIONAL_COLUMNS]
     if missing or len(pred) != len(frame):
         raise ModelError(f"model answer lacks {', '.join(missing) or 'rows'}; "
                          "retrain the bundle with this version")
     cols = {c: column_array(frame, c) for c in
             ("nodes", "ranks_per_node", "threads", "device", "precision", "partition")}
-    for col in PRED_COLUMNS:
-        cols[col] = np.asarray(pred[col], dtype=float)
+    for col in PRED_COLUMNS:  # an optional column the bundle never learnt: unknown (NaN)
+        cols[col] = np.asarray(pred[col], dtype=float) if col in pred.columns \
+            else np.full(len(frame), np.nan)
     # Optional (bundles that recorded it): the workload's measured noise, for the confidence.
     cols["runtime_noise"] = np.asarray(pred["runtime_noise"], dtype=float) \
         if "runtime_noise" in pred.columns else np.full(len(frame), np.nan)

@@ -14,12 +14,13 @@ def system1_reading(bundle, part, workload: str, size: int):
     import numpy as np
 
     from hpcds1mpi.decide.memory_limits import MemoryLimit
-    from hpcds1mpi.decide.system1 import PRED_COLUMNS, Constraints, scores_from_prediction
+    from hpcds1mpi.decide.system1 import (OPTIONAL_COLUMNS, PRED_COLUMNS, Constraints,
+                                          scores_from_prediction)
 
     limits = {part.name: MemoryLimit.nominal(part)}  # memory is memory_judge's, not read here
 
     def read(configs, pred):
-        if any(c not in pred.columns for c in PRED_COLUMNS):
+        if any(c not in pred.columns for c in PRED_COLUMNS if c not in OPTIONAL_COLUMNS):
             return pred  # a stand-in without System 1's columns: recommend refuses it anyway
         frame = configs.assign(partition=part.name)
         cols = scores_from_prediction(bundle, workload, size, [part], Constraints(), limits,

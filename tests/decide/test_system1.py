@@ -373,3 +373,45 @@ def test_candidates_beyond_the_measured_levels_are_found_in_the_grid(shipped_bun
     beyond = (cols["nodes"] > 1) | (cols["precision"] == "bf16")
     assert beyond.any() and not beyond.all()
     assert (extrapolated == beyond).all()
+
+
+def test_a_bundle_without_a_memory_target_recommends_with_memory_unknown(tmp_path):
+    """s37 tester K4: NWChem swept inside a Slurm allocation had peak_rss_mb in 1 of 4 ok runs
+    (its ranks ran under slurmstepd), train left the memory target out without a word, and
+    recommend refused the bundle it had just trained ("model answer lacks peak_rss_mb;
+    retrain the bundle with this version"). Now the missing target is said by train and read
+    as unknown by System 1 (the need is not judged for a program)."""
+    import numpy as np
+    import pandas as pd
+
+    from hpcds1mpi.cluster import Partition
+    from hpcds1mpi.commands.train import summary_lines
+    from hpcds1mpi.decide import recommend as rec_mod
+    from hpcds1mpi.surrogates.bundle import load_bundle, train_bundle
+
+    rows = []
+    for size in (1, 2, 3):
+        for rpn in (1, 2):
+            runtime = 0.4 * size / rpn ** 0.5
+            rows.append(dict(
+                run_id=f"h2o-{size}-{rpn}", machine_id="m0", workload="h2o", kind="external",
+                size=size, nodes=1, ranks_per_node=rpn, ranks=rpn, threads=1, device="cpu",
+                precision="fp64", status="ok", error="", runtime_s=runtime,
+                # one run measured (outside the job step), the others not
+                peak_rss_mb=120.0 if (size, rpn) == (1, 1) else np.nan,
+                energy_j=runtime * 20, avg_power_w=20.0, energy_source="modelled",
+                partition="debug", cores_per_node=2, memory_gb=4.0, gpus_per_node=0))
+    bundle = train_bundle(pd.DataFrame(rows), seed=1, n_members=2, use_embedding=False,
+                          threads=1)
+    assert "peak_rss_mb" not in bundle.manifest["targets"]
+    bundle.save(tmp_path / "model")
+    bundle = load_bundle(tmp_path / "model")
+    said = [line for line in summary_lines(bundle, "model") if "left out target" in line]
+    assert said == ["  left out target peak_rss_mb: 1 of 6 ok run(s) measured it, at least 2 "
+                    "are needed (the runs' `telemetry export` says why each was not "
+                    "measured); recommend judges memory by what the workload declares, or "
+                    "not at all"]
+    part = Partition("debug", cores_per_node=2, memory_gb=4.0, max_nodes=1)
+    rec = rec_mod.recommend(bundle, "h2o", 2, [(None, part)], model_dir=tmp_path / "model")
+    assert rec.picked is not None
+    assert np.isnan(rec.picked.choice.scores.cols["peak_rss_mb"]).all()
