@@ -29,6 +29,7 @@ from .columns import Columns, as_columns, is_columns
 from .features import INPUT_COLUMNS, build_features, feature_block, normalise_frame
 from .estimators import member_budget
 from .models import SurrogateModel
+from .partition_hardware import partition_hardware
 from .ranking import noise_of_column
 from .size_neighbours import SizeNeighbours, correct_by_neighbours
 from .targets import REGRESSION_TARGETS, failure_labels, target_values
@@ -375,20 +376,7 @@ def train_bundle(data: "TrainingData | pd.DataFrame", *, sample_rate: float = 1.
         w: (float(s.min()), float(s.max()))
         for w, s in sizes.groupby(data["workload"].astype(str)) if s.notna().any()
     }
-    partitions = {}
-    hw_cols = [c for c in ("cores_per_node", "memory_gb", "gpus_per_node", "gpu_memory_gb",
-                           "max_nodes") if c in data.columns]
-    for name, rows in data.groupby(data["partition"].astype(str)):
-        # As most of its runs record it, not its first row's: learn appends a run read again
-        # (quickstart's rerun learning its sweep into a bundle learn extended), so a tune's few
-        # runs from an allocation of the same nodes (its memory share: 4 GB of 25.3) came
-        # first and the partition became "unlike any machine the model was trained on"
-        # (s37 tester K3).
-        partitions[name] = {c: _most_recorded(rows[c]) for c in hw_cols}
-        # the CPU its runs were measured on, for the guard (s31 tester Q4); one machine's only
-        cpus = set(rows["cpu_model"].dropna().astype(str)) - {""} if "cpu_model" in rows else ()
-        if len(cpus) == 1:
-            partitions[name]["cpu_model"] = cpus.pop()
+    partitions = partition_hardware(data)
     manifest = {
         "format_version": BUNDLE_FORMAT,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -421,21 +409,6 @@ def train_bundle(data: "TrainingData | pd.DataFrame", *, sample_rate: float = 1.
     }
     bundle.manifest = manifest
     return bundle
-
-
-def _most_recorded(values: "pd.Series"):
-    """The value most of ``values`` hold (the first of them on a tie; None when none is
-    recorded), as a plain Python value."""
-    from collections import Counter
-
-    counts = Counter(_plain(v) for v in values.dropna())
-    return max(counts, key=counts.get) if counts else None
-
-
-def _plain(value):
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
 
 
 def load_bundle(path: str | os.PathLike | None = None) -> Bundle:

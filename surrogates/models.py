@@ -25,8 +25,8 @@ from .features import (baseline_from_roofline, build_features, feature_block, fi
 from .ranking import (LEVEL_FEATURES, ProblemLevels, centred_targets, near_best_weights,
                       noise_weights, problem_means, workload_noise)
 from .regions import merge_thresholds, tree_regions
-from .targets import (BASELINE_TARGETS, REGRESSION_TARGETS, TARGETS, bootstrap_weights,
-                      problem_groups, target_values)
+from .targets import (BASELINE_TARGETS, MIN_TARGET_RUNS, REGRESSION_TARGETS, TARGETS,
+                      bootstrap_weights, problem_groups, target_values)
 from .xgboost_scorer import XGBoostScorer, to_scorer
 
 if TYPE_CHECKING:  # pragma: no cover - pandas only when a caller hands a DataFrame
@@ -149,11 +149,12 @@ class SurrogateModel:
         targets = {t: target_values(frame, t) - (
             log_baseline(X, self.spec_) if use_base else 0.0)
             for t in TARGETS for use_base in [self.use_baseline and t in BASELINE_TARGETS]}
-        self.targets_ = [t for t in REGRESSION_TARGETS if np.isfinite(targets[t]).sum() >= 2]
+        self.targets_ = [t for t in REGRESSION_TARGETS
+                         if np.isfinite(targets[t]).sum() >= MIN_TARGET_RUNS]
         if "runtime_s" not in self.targets_:
             raise DataError("training data has fewer than 2 ok runs with a runtime; "
                             "measure more configurations")
-        if np.isfinite(targets["failed"]).sum() >= 2:
+        if np.isfinite(targets["failed"]).sum() >= MIN_TARGET_RUNS:
             self.targets_.append("failed")
         self.embedding_ = None
         if self.use_embedding:

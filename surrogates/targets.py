@@ -22,6 +22,8 @@ REGRESSION_TARGETS = ("runtime_s", "energy_j", "peak_rss_mb")
 #: energy = power x runtime scales with the runtime.
 BASELINE_TARGETS = ("runtime_s", "energy_j")
 TARGETS = (*REGRESSION_TARGETS, "failed")
+#: Fewest runs with a finite value of a target for the bundle to learn it (``train`` says so).
+MIN_TARGET_RUNS = 2
 
 
 def failure_labels(status: pd.Series) -> np.ndarray:

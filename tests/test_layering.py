@@ -234,3 +234,17 @@ def test_a_loop_through_a_relative_and_a_lazy_import_is_found(tmp_path):
     graph = _tree(tmp_path, {**BASE, "hpcds1mpi/decide/a.py": "from .b import f\n",
                              "hpcds1mpi/decide/b.py": "def f():\n    from hpcds1mpi.decide import a\n"})
     assert import_cycles(graph) == [["hpcds1mpi.decide.a", "hpcds1mpi.decide.b"]]
+
+
+def test_the_package_is_imported_by_its_installed_names():
+    """``surrogates/``, ``kernels/``, ``analysis/`` and ``jobscripts/`` are installed as
+    ``hpcds1mpi.<name>``: a bare ``from surrogates.targets import ...`` works only from the
+    checkout's root (it broke ``train`` for an installed user, caught in session 37)."""
+    import re
+
+    bare = re.compile(r"^\s*(from|import) (surrogates|kernels|analysis|jobscripts)\b", re.M)
+    root = Path(__file__).parents[1]
+    found = [str(p.relative_to(root)) for top in ("hpcds1mpi", "surrogates", "kernels",
+                                                  "analysis", "jobscripts")
+             for p in (root / top).rglob("*.py") if bare.search(p.read_text())]
+    assert found == []

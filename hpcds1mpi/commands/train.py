@@ -72,7 +72,7 @@ def left_out_targets(bundle) -> list[str]:
     slurmstepd left it unmeasured (s37 tester K4), seen only as its absence from ``targets:``."""
     import numpy as np
 
-    from surrogates.targets import REGRESSION_TARGETS, target_values
+    from hpcds1mpi.surrogates.targets import MIN_TARGET_RUNS, REGRESSION_TARGETS, target_values
 
     missing = [t for t in REGRESSION_TARGETS if t not in bundle.manifest["targets"]]
     if not missing:
@@ -89,7 +89,8 @@ def left_out_targets(bundle) -> list[str]:
         what = (" (the runs' `telemetry export` says why each was not measured); recommend "
                 "judges memory by what the workload declares, or not at all"
                 if target == "peak_rss_mb" else "")
-        lines.append(f"  left out target {target}: {counted}, at least 2 are needed{what}")
+        lines.append(f"  left out target {target}: {counted}, at least {MIN_TARGET_RUNS} are "
+                     f"needed{what}")
     return lines
 
 
