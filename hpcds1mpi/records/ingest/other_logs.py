@@ -55,8 +55,7 @@ def not_read(path: str | Path, head: bytes, text: str) -> str | None:
     if words[:1] == ["JOBID"] and {"NTASKS", "INFO"} & set(words):
         return f"{path}: Flux's flux jobs listing, not read ({READS}); {TO_SWF}"
     if text.startswith(("{", "[")) and looks_like_flux_json(text):
-        return (f"{path}: Flux's job records (flux jobs --json), not sacct --json; not read "
-                f"({READS}); {TO_SWF}")
+        return _flux_json_line(path)
     if words[:1] == ["JOBID"] and {"PARTITION", "ST", "NODELIST(REASON)"} <= set(words):
         return (f"{path}: squeue output (the jobs queued or running now: none has finished); "
                 f"export finished jobs with sacct: {SACCT_P}")
@@ -70,9 +69,13 @@ def flux_json(path: str | Path, jobs: list) -> str | None:
     records = [job for job in jobs[:20] if isinstance(job, dict)]
     if records and all("job_id" not in job and {"t_submit", "userid"} & set(job)
                        for job in records):
-        return (f"{path}: Flux's job records (flux jobs --json), not sacct --json; not read "
-                f"({READS}); {TO_SWF}")
+        return _flux_json_line(path)
     return None
+
+
+def _flux_json_line(path) -> str:
+    return (f"{path}: Flux's job records (flux jobs --json), not sacct --json; not read "
+            f"({READS}); {TO_SWF}")
 
 
 def looks_like_flux_json(text: str) -> bool:

@@ -127,9 +127,11 @@ def _refuse_impossible(runs: list[dict], path) -> None:
     from hpcds1mpi.records.training import impossible_rows
 
     fix = f"fix those rows: nothing was written to {path}"
-    if not runs or impossible_rows(pd.DataFrame(runs), "telemetry.append(): rows", fix) is None:
+    if not runs:
         return
     frame = pd.DataFrame(runs)
+    if impossible_rows(frame, "telemetry.append(): rows", fix) is None:
+        return
     for i in range(len(frame)):  # the first row that breaks a rule, named
         problem = impossible_rows(frame.iloc[[i]], f"telemetry.append(): rows[{i}] (run_id "
                                   f"{runs[i]['run_id']!r})", fix)
