@@ -15,7 +15,8 @@ columns. Nothing already written may be lost, so a rewrite
   kept dataset would silently stop lining up with the rows. The line names it and the fix
   (move it to a group of its own, which is kept).
 
-The root group's attributes travel in :attr:`.layout.Store.attrs`.
+The root group's attributes travel in :attr:`.layout.Store.attrs`; another program's,
+unchanged there, are copied back with their HDF5 types (:func:`copy_root_attrs`).
 """
 
 from __future__ import annotations
