@@ -73,7 +73,7 @@ def _one_job(job_id: str, components: list[dict]) -> dict:
         exit_signal=ended["exit_signal"], runtime_s=known("runtime_s", max),
         peak_rss_mb=known("peak_rss_mb", max), submit_time=known("submit_time", min),
         start_time=known("start_time", min), end_time=known("end_time", max),
-        time_limit_s=known("time_limit_s", max))
+        time_limit_s=known("time_limit_s", max), cluster=lead.get("cluster"))
 
 
 def _unknown(value) -> bool:

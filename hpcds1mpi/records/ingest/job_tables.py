@@ -120,8 +120,8 @@ def _as_ingest_wrote_it(path: Path, report: FileReport) -> "pd.DataFrame | None"
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", pd.errors.ParserWarning)
-        table = pd.read_csv(path, low_memory=False, dtype={"job_id": str}, index_col=False,
-                            encoding="utf-8-sig")
+        table = pd.read_csv(path, low_memory=False, dtype={"job_id": str, "cluster": str},
+                            index_col=False, encoding="utf-8-sig")
     if caught:
         return None  # the careful read says what is wrong
     for name, dtype in JOB_COLUMNS:

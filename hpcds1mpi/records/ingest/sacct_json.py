@@ -295,5 +295,6 @@ def _job_from_json(job: dict, report: FileReport, old_exit_codes: bool,
         req_nodes=int(requested["node"]) if "node" in requested else None,
         req_procs=int(requested["cpu"]) if "cpu" in requested else
         _num((job.get("required") or {}).get("CPUs")),
-        req_gpus=int(requested.get("gres/gpu", 0)) if requested else None)
+        req_gpus=int(requested.get("gres/gpu", 0)) if requested else None,
+        cluster=str(job.get("cluster") or ""))
 

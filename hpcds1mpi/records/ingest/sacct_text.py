@@ -323,7 +323,8 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
         account=job.get("Account", "").strip() or None, queue=job.get("QOS", "").strip() or None,
         req_nodes=req_nodes or (int(requested["node"]) if "node" in requested else None),
         req_procs=req_procs or (int(requested["cpu"]) if "cpu" in requested else None),
-        req_gpus=gpus_from_tres(requested) if requested else None)
+        req_gpus=gpus_from_tres(requested) if requested else None,
+        cluster=(job.get("Cluster") or "").strip())
 
 
 

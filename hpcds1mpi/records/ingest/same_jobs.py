@@ -40,6 +40,7 @@ def keep_once(table, paths: list, notes: Counter, forgeable=frozenset()):
     """
     import pandas as pd
 
+    from .cluster_ids import match_keys, qualify_shared
     from .file_zones import shift_times, zone_offsets
 
     priority = {"sacct-p": 0, "sacct-csv": 0, "sacct-json": 1}  # every other kind: 2
@@ -47,15 +48,21 @@ def keep_once(table, paths: list, notes: Counter, forgeable=frozenset()):
                          _unknown=_unknown_fields(table),
                          _slurm=table["source_kind"].isin(SLURM_KINDS))
     table = table.sort_values(["_prio", "_unknown"], kind="stable")
+    # A Slurm job is (cluster, id), however each file wrote its id (.cluster_ids).
+    table["_key"] = match_keys(table, table["_slurm"])
     table["_job"] = _same_job_numbers(table, notes)
     table = _split_two_jobs_under_one_id(table, notes, forgeable)
+    slurm = table["_slurm"].to_numpy(dtype=bool)
+    # A copy from an export without Cluster takes its job's cluster from the other copies.
+    table.loc[slurm, "cluster"] = table.loc[slurm, "cluster"].fillna(
+        table[slurm].groupby("_job")["cluster"].transform("first"))
     offsets, shifted, zones = zone_offsets(table, paths, notes)
     table = shift_times(table, offsets, shifted, zones)
     # Files in another zone that cannot be told wrong keep their times; matched as if shifted.
     unshifted = table["_file"].map(offsets).fillna(0).where(
         table["_slurm"] & ~table["_file"].isin(shifted), 0)
     table["_submit"] = table["submit_time"] - pd.to_timedelta(unshifted, unit="s")
-    key = ["job_id", "_job", "_submit", "_slurm"]
+    key = ["_key", "_job", "_submit", "_slurm"]
     # Only a copy from another file is a duplicate: within a file each reader decides.
     dup = table.duplicated(subset=key) & ~table.duplicated(subset=[*key, "_file"])
     if dup.any():
@@ -74,7 +81,9 @@ def keep_once(table, paths: list, notes: Counter, forgeable=frozenset()):
                   "the one with the most fields known kept (of equals, the first file's); "
                   "check which file is right"] = int(differs.sum())
     table = _last_attempts(table[~dup], notes)
-    return table.drop(columns=["_prio", "_unknown", "_slurm", "_submit", "_job"]).sort_index()
+    qualify_shared(table, table["_slurm"], table["_key"], notes)
+    return table.drop(columns=["_prio", "_unknown", "_slurm", "_submit", "_job",
+                               "_key"]).sort_index()
 
 
 def _same_job_numbers(table, notes: Counter):
@@ -94,7 +103,7 @@ def _same_job_numbers(table, notes: Counter):
     slurm = table[table["_slurm"]]
     if slurm.empty:
         return numbers
-    rows = slurm.sort_values(["job_id", "submit_time"], kind="stable", na_position="first")
+    rows = slurm.sort_values(["_key", "submit_time"], kind="stable", na_position="first")
     span = np.timedelta64(ZONE_SPAN_S, "s")
     submit, start = (rows[c].to_numpy(dtype="datetime64[ns]")
                      for c in ("submit_time", "start_time"))
@@ -102,7 +111,7 @@ def _same_job_numbers(table, notes: Counter):
         rows["runtime_s"], unit="s")).fillna(rows["start_time"]).to_numpy(dtype="datetime64[ns]")
     runtime = rows["runtime_s"].to_numpy(dtype=float, na_value=np.nan)
     # Plain bools: job ids may be pyarrow strings, whose bools cannot be counted.
-    job_id = rows["job_id"].astype(str).to_numpy()
+    job_id = rows["_key"].astype(str).to_numpy()
     same_id = np.zeros(len(rows), dtype=bool)
     same_id[1:] = job_id[1:] == job_id[:-1]
     same = same_id.copy()
@@ -123,7 +132,7 @@ def _same_job_numbers(table, notes: Counter):
         elif not near:
             same[i], first = False, i
     numbers[rows.index] = (~same).cumsum()
-    in_several = rows.groupby("job_id")["_file"].transform("nunique").gt(1).to_numpy(dtype=bool)
+    in_several = rows.groupby("_key")["_file"].transform("nunique").gt(1).to_numpy(dtype=bool)
     apart = rows.index[same_id & ~same & in_several]
     if len(apart):
         ids = sorted(set(rows.loc[apart, "job_id"].astype(str)))
@@ -206,7 +215,7 @@ def _split_two_jobs_under_one_id(table, notes: Counter, forgeable=frozenset()):
     files = slurm.loc[rows, "_file"].groupby(job.loc[rows]).transform("nunique").gt(1)
     ids = list(dict.fromkeys(slurm.loc[files[files].index, "job_id"].astype(str)))
     if ids:
-        named = "cluster" in table.columns and table["cluster"].notna().any()
+        named = "cluster" in table.columns and table.loc[rows, "cluster"].notna().all()
         notes["id with different jobs in different files (another user or job name: two "
               "clusters' exports, or a reused id), each job kept with its own source_file: "
               f"jobs {', '.join(ids[:5])}{' ...' if len(ids) > 5 else ''}"

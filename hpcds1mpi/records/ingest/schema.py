@@ -22,9 +22,12 @@ TABLE_MARK = ("job_id", "runtime_s", "source_kind")
 # ``partition`` (partition, else queue), ``queue`` (queue / QOS, when a log has both),
 # ``req_nodes`` / ``req_procs`` / ``req_gpus``, ``time_limit_s`` (requested time), ``mem_req_gb``,
 # ``submit_time``; ``wait_s`` is start minus submit. A ``status`` of NA is a job whose end is
-# not known (SWF status -1, a partial-execution record): ``state_raw`` says which.
+# not known (SWF status -1, a partial-execution record): ``state_raw`` says which. ``cluster``
+# is the Slurm cluster an export names (``sacct --json``, ``Cluster`` in ``--format``), else
+# NA: a job is (cluster, id) across files (:mod:`.cluster_ids`).
 JOB_COLUMNS: list[tuple[str, str]] = [
     ("job_id", "string"),
+    ("cluster", "string"),
     ("workload", "string"),
     ("user", "string"),
     ("account", "string"),
@@ -110,12 +113,14 @@ def error_text(status: str, state: str, exit_code, exit_signal) -> str:
 def job_row(*, job_id, workload, user, partition, nodes, ranks, threads, cores, gpus,
             status, state, exit_code, exit_signal, runtime_s, cpu_s, peak_rss_mb,
             energy_j, submit_time, start_time, end_time, time_limit_s, mem_req_gb,
-            account=None, queue=None, req_nodes=None, req_procs=None, req_gpus=None) -> dict:
+            account=None, queue=None, req_nodes=None, req_procs=None, req_gpus=None,
+            cluster=None) -> dict:
     """One job-table row from what ``sacct -P`` or ``sacct --json`` gave; the derived fields
     (ranks per node, device, error text, average power, energy source, wait) are computed
     here."""
     row = {
         "job_id": job_id,
+        "cluster": cluster or None,
         "workload": workload,
         "user": user,
         "account": account,
