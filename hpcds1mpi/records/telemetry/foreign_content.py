@@ -47,8 +47,10 @@ class ForeignContent:
         return bool(self.top or self.attributed or self.in_tables)
 
 
-#: Attributes hpcds1mpi itself writes on a table (:func:`.snapshot_write._write_table`).
+#: Attributes hpcds1mpi itself writes on a table and on each of its columns
+#: (:func:`.snapshot_write._write_table`; a column's unit: :mod:`.units`).
 OWN_TABLE_ATTRS = frozenset({"columns"})
+OWN_COLUMN_ATTRS = frozenset({"units"})
 
 
 def find_foreign(f, tables: dict) -> ForeignContent:
@@ -69,7 +71,7 @@ def find_foreign(f, tables: dict) -> ForeignContent:
             if member not in columns:
                 in_tables.append(f"{name}/{member}")
             elif isinstance(group.get(member, getlink=True), h5py.HardLink) \
-                    and len(group[member].attrs):
+                    and set(group[member].attrs) - OWN_COLUMN_ATTRS:
                 attributed.append(f"{name}/{member}")
     return ForeignContent(tuple(top), tuple(attributed), tuple(in_tables))
 
@@ -107,7 +109,8 @@ def copy_foreign(source: Path, f, content: ForeignContent) -> None:
                 src.copy(src[name], f, name=name)
         for name in content.attributed:
             if name in src and name in f:
-                _copy_attrs(src[name], f[name], OWN_TABLE_ATTRS if "/" not in name else ())
+                _copy_attrs(src[name], f[name],
+                            OWN_TABLE_ATTRS if "/" not in name else OWN_COLUMN_ATTRS)
 
 
 #: Attributes hpcds1mpi itself writes on the file (the store's, rewritten from it): any

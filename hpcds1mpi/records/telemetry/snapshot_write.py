@@ -15,6 +15,7 @@ from pathlib import Path
 from .layout import (DETAIL_TABLES, FORMAT_NAME, MACHINE_COLUMNS, PROVENANCE_COLUMNS,
                      RUN_COLUMNS, SCHEMA_VERSION, TABLES, Store, column_default)
 from .side_files import snapshot_temporaries, snapshot_tmp_path
+from .units import column_units
 
 
 def storable(value) -> str:
@@ -43,15 +44,20 @@ def _write_table(f, name: str, rows: list[dict], columns: list[tuple[str, str]],
     group = f.create_group(name)
     group.attrs["columns"] = [n for n, _ in columns]
     kw = {"compression": "gzip", "compression_opts": 4, "shuffle": True} if compress and len(rows) > 64 else {}
+    if not rows:
+        # Chunked and extendible: h5repack -f GZIP (1.10) fails on an empty contiguous
+        # dataset, whose chunk would have to be 0 long (s37 left).
+        kw = {"chunks": (1,), "maxshape": (None,)}
     for col, kind in columns:
         values = [r.get(col, column_default(kind)) for r in rows]
         if kind == "str":
             arr = np.array([storable(v) for v in values], dtype=object)
-            group.create_dataset(col, data=arr, dtype=h5py.string_dtype("utf-8"), **kw)
+            dataset = group.create_dataset(col, data=arr, dtype=h5py.string_dtype("utf-8"), **kw)
         elif kind == "int":
-            group.create_dataset(col, data=np.array(values, dtype=np.int64), **kw)
+            dataset = group.create_dataset(col, data=np.array(values, dtype=np.int64), **kw)
         else:
-            group.create_dataset(col, data=np.array(values, dtype=np.float64), **kw)
+            dataset = group.create_dataset(col, data=np.array(values, dtype=np.float64), **kw)
+        dataset.attrs["units"] = column_units(name, col, kind)
 
 
 def fsync_dir(path: Path) -> None:
