@@ -15,6 +15,8 @@ UNMEASURED_INDEX = 5
 UNMEASURED_WORKLOAD = "stencil"
 #: The file that marks a folder as quickstart's (a rerun resumes there; --force starts over).
 MARK = ".hpcds1mpi-quickstart"
+#: Its first line; a whole run adds what its model was made from (:mod:`.quickstart_model`).
+MARK_TEXT = "written by hpcds1mpi quickstart; a rerun resumes here\n"
 #: Everything quickstart writes into its folder (and the telemetry's journal, lock, notes).
 FILES = frozenset({MARK, "plan.toml", "telemetry.h5", "model", "job.sbatch", "pareto.png",
                    "recommendation.json"})
@@ -225,12 +227,11 @@ def command(out_dir, ranks, sweep_timeout, force):
 
 
 def _quickstart(out, nranks: int, cores: int, part, sweep_timeout: float, force: bool) -> None:
-    import json
     import shutil
     import sys
     from pathlib import Path
 
-    from hpcds1mpi.atomic import atomic_path, check_output_dir, write_error, write_text
+    from hpcds1mpi.atomic import check_output_dir, write_error, write_text
     from hpcds1mpi.launch.launchers import mpiexec_path
 
     # A rerun in quickstart's own folder resumes; any other non-empty folder is refused.
@@ -242,7 +243,10 @@ def _quickstart(out, nranks: int, cores: int, part, sweep_timeout: float, force:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise write_error(exc, out, "quickstart folder") from None
-    write_text(out / MARK, "written by hpcds1mpi quickstart; a rerun resumes here\n")
+    from .quickstart_model import is_up_to_date, outputs_unchanged, read_record, record_line
+
+    record = read_record(out / MARK)  # what the last whole run made (s37 tester K3)
+    write_text(out / MARK, MARK_TEXT)  # until this run ends whole, no record: all made again
     click.echo(f"this machine: {part.cores_per_node} cores, {part.memory_gb:g} GB, "
                f"{part.gpus_per_node} GPUs ({part.cpu_model})")
     exe = str(Path(sys.executable).parent / "hpcds1mpi")
@@ -264,8 +268,14 @@ def _quickstart(out, nranks: int, cores: int, part, sweep_timeout: float, force:
           "--plan", str(plan), "--out", str(telemetry), "--resume", "--no-progress"],
          "measuring sweep", sweep_timeout)
     model = out / "model"
+    script, plot = out / "job.sbatch", out / "pareto.png"
+    outputs = [script, out / "recommendation.json", plot]
     beyond = runs_beyond_the_sweep(model, telemetry)
-    if beyond:  # keep what learn (or a user's train) added: learn the sweep into it (s37 K3)
+    up_to_date = is_up_to_date(record, model, telemetry)
+    if up_to_date:  # s37 tester K3: every rerun trained (or learnt) again, for nothing
+        click.echo(f"{model} is up to date: made from this sweep's runs as they are, by this "
+                   "hpcds1mpi; not trained again (--force starts the folder over)")
+    elif beyond:  # keep what learn (or a user's train) added: learn the sweep into it (s37 K3)
         click.echo(f"note: {model} holds runs beyond this folder's sweep (from "
                    f"{', '.join(beyond)}): they are kept and the sweep's runs are learnt into "
                    "it, not retrained from the sweep alone (--force starts the folder over)")
@@ -274,8 +284,26 @@ def _quickstart(out, nranks: int, cores: int, part, sweep_timeout: float, force:
     else:
         _run([exe, "train", "--telemetry", str(telemetry), "--out", str(model), "--members",
               "3", "--epochs", "20", "--force"], "training", 300)
+    if up_to_date and outputs_unchanged(record, outputs):
+        click.echo("the recommendation made from it stands (job.sbatch, recommendation.json and "
+                   "pareto.png unchanged)")
+    else:
+        _recommend(exe, model, script, plot, out, replace_script)
+    write_text(out / MARK, MARK_TEXT + record_line(model, telemetry, outputs))
+    click.echo("\nwhere everything is:")
+    for label, path in (("telemetry", telemetry), ("model", model), ("Slurm script", script),
+                        ("Pareto plot", plot), ("recommendation", out / "recommendation.json")):
+        click.echo(f"  {label:<15} {path}")
+
+
+def _recommend(exe: str, model, script, plot, out, replace_script: bool) -> None:
+    """The recommendation for the unmeasured size: script, JSON, table and plot."""
+    import json
+
+    from hpcds1mpi import kernels
+    from hpcds1mpi.atomic import atomic_path, write_text
+
     size = kernels.get(UNMEASURED_WORKLOAD).default_sizes[UNMEASURED_INDEX]  # not measured
-    script = out / "job.sbatch"
     text = _run([exe, "recommend", "--workload", UNMEASURED_WORKLOAD, "--size", str(size),
                  "--model", str(model), "--json", "--emit", "slurm", "-o", str(script),
                  *(["--force"] if replace_script else [])],
@@ -284,14 +312,9 @@ def _quickstart(out, nranks: int, cores: int, part, sweep_timeout: float, force:
     table = _run([exe, "recommend", "--workload", UNMEASURED_WORKLOAD, "--size", str(size),
                   "--model", str(model)], "recommending (table)", 120)
     click.echo(table)
-    plot = out / "pareto.png"
     with atomic_path(plot, "Pareto plot") as tmp:
         _plot(data, tmp)
     write_text(out / "recommendation.json", json.dumps(data, indent=2), "recommendation")
-    click.echo("\nwhere everything is:")
-    for label, path in (("telemetry", telemetry), ("model", model), ("Slurm script", script),
-                        ("Pareto plot", plot), ("recommendation", out / "recommendation.json")):
-        click.echo(f"  {label:<15} {path}")
 
 
 def _plot(data: dict, path) -> None:
