@@ -26,6 +26,20 @@ TARGETS = (*REGRESSION_TARGETS, "failed")
 MIN_TARGET_RUNS = 2
 
 
+#: Where a run that did not measure a target says why.
+UNMEASURED_WHY = "the runs' `telemetry export` says why each was not measured"
+
+
+def left_out_words(target: str, measured: int | None = None, ok: int | None = None) -> str:
+    """Why a bundle did not learn ``target``: ``measured`` of its ``ok`` runs had it (None:
+    not counted) against :data:`MIN_TARGET_RUNS`, and for memory where each run says why. One
+    wording for ``train``'s left-out line and ``recommend``'s memory-not-judged line."""
+    counted = ("too few runs measured it" if measured is None else
+               f"{measured} of {ok} ok run(s) measured it")
+    why = f" ({UNMEASURED_WHY})" if target == "peak_rss_mb" else ""
+    return f"{counted}, at least {MIN_TARGET_RUNS} are needed{why}"
+
+
 def failure_labels(status: pd.Series) -> np.ndarray:
     """1.0 failed, 0.0 ok, NaN for statuses that are neither (unsupported, cancelled, ...)."""
     s = status.astype(str).to_numpy()

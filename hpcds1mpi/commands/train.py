@@ -72,7 +72,7 @@ def left_out_targets(bundle) -> list[str]:
     slurmstepd left it unmeasured (s37 tester K4), seen only as its absence from ``targets:``."""
     import numpy as np
 
-    from hpcds1mpi.surrogates.targets import MIN_TARGET_RUNS, REGRESSION_TARGETS, target_values
+    from hpcds1mpi.surrogates.targets import REGRESSION_TARGETS, left_out_words, target_values
 
     missing = [t for t in REGRESSION_TARGETS if t not in bundle.manifest["targets"]]
     if not missing:
@@ -81,16 +81,13 @@ def left_out_targets(bundle) -> list[str]:
     frame = rows() if rows is not None else None
     lines = []
     for target in missing:
-        counted = "too few runs measured it"
+        counted = (None, None)
         if frame is not None and "status" in frame:
-            measured = int(np.isfinite(target_values(frame, target)).sum())
-            ok = int((frame["status"].astype(str) == "ok").sum())
-            counted = f"{measured} of {ok} ok run(s) measured it"
-        what = (" (the runs' `telemetry export` says why each was not measured); recommend "
-                "judges memory by what the workload declares, or not at all"
+            counted = (int(np.isfinite(target_values(frame, target)).sum()),
+                       int((frame["status"].astype(str) == "ok").sum()))
+        what = ("; recommend judges memory by what the workload declares, or not at all"
                 if target == "peak_rss_mb" else "")
-        lines.append(f"  left out target {target}: {counted}, at least {MIN_TARGET_RUNS} are "
-                     f"needed{what}")
+        lines.append(f"  left out target {target}: {left_out_words(target, *counted)}{what}")
     return lines
 
 

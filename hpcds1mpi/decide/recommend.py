@@ -171,12 +171,14 @@ def _extrapolation(prep: Prepared, verdict) -> tuple[list[str], list[str]]:
     GPU the model could not compare with the one it measured); such a pick is at most
     ``confirm`` (said in ``verdict``, changed in place). And notes on what
     else about the pick is modelled beyond the data: its energy at the nodes' idle floor, a
-    program's memory need at a size outside its measured sizes (it declares no memory model).
+    program's memory need at a size outside its measured sizes (it declares no memory model),
+    its memory not judged (:mod:`~hpcds1mpi.decide.memory_judged`).
 
     Returns:
         ``(extrapolated, notes)``.
     """
     from hpcds1mpi.decide import bundle_cache
+    from hpcds1mpi.decide.memory_judged import memory_note
     from hpcds1mpi.decide.scores import unmeasured_lines
 
     if prep.picked is None or verdict.verdict == "escalate":
@@ -194,6 +196,8 @@ def _extrapolation(prep: Prepared, verdict) -> tuple[list[str], list[str]]:
         notes.append(f"memory need at size {prep.size} is extrapolated from runs at sizes "
                      f"{float(lo_hi[0]):g}–{float(lo_hi[1]):g} (a program declares no memory "
                      "model)")
+    if said := memory_note(prep.bundle, prep.workload, row):  # not judged: said (s38 K4)
+        notes.append(said)
     lines = unmeasured_lines(row, levels)
     gpu_line = gpu_not_compared(prep.bundle, prep.picked.partition) \
         if row["device"] == "gpu" else ""

@@ -64,6 +64,7 @@ from hpcds1mpi.measure.printable import clipped
 from hpcds1mpi.measure.program_launch import (classify, launch_once, launch_problem,
                                               options_refused, refused_by_launcher)
 from hpcds1mpi.measure.progress import Progress
+from hpcds1mpi.measure.rank_peak import wrapped
 from hpcds1mpi.measure.reachable_nodes import check_nodes_landed, check_nodes_reachable
 from hpcds1mpi.measure.setup_command import failed_in_setup, set_up
 from hpcds1mpi.measure.workdirs import made_folders, shared_folder_note, workdir_of
@@ -341,6 +342,9 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
             row = base_row(spec, machine_id, partition, sweep_id)
             program = dict(spec.extra)["command"]
             tokens = launch.tokens(spec.config) + format_command(program, spec)
+            # launched so: under srun each rank under its peak's wrapper (recorded without)
+            launched = wrapped(launch.name, launch.tokens(spec.config),
+                               format_command(program, spec))
             notes = launch.run_notes(spec.config)
             for note in notes:
                 if say and note not in said:
@@ -365,7 +369,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
             try:
                 failed, row["setup_s"] = set_up(setup, spec, env, workdir_of(workdir, spec),
                                                 plan.timeout)
-                m = failed or _measure(tokens, env, workdir_of(workdir, spec), plan, readings,
+                m = failed or _measure(launched, env, workdir_of(workdir, spec), plan, readings,
                                        spec, format_command(program, spec)[0], accounting,
                                        check=lambda: _check_out(writer))
                 _check_out(writer)  # its --setup, or a launch's check

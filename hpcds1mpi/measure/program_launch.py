@@ -77,7 +77,8 @@ def launch_once(tokens: list[str], env: dict, timeout: float, cwd: str | None = 
     token, ``tokens[0]`` when not given, ``ranks`` its ranks, ``accounting`` the allocation's
     :class:`~hpcds1mpi.measure.slurm_accounting.StepAccounting` or None: asked after the
     launch, only where its tree showed srun; ``ranks_per_node`` the layout's, which divides a
-    launcher daemon's task), the last
+    launcher daemon's task; ranks run under :mod:`~hpcds1mpi.measure.rank_peak`'s wrapper
+    report their own peak, their lines taken out of stderr), the last
     :data:`TAIL` bytes of stdout and stderr, ``found``: ``scan([stdout, stderr])`` called
     on the whole output (binary files) before it is dropped (None without ``scan``), and
     ``ranks`` (for :func:`classify`'s hint).
@@ -87,6 +88,7 @@ def launch_once(tokens: list[str], env: dict, timeout: float, cwd: str | None = 
         BaseException: whatever interrupts the wait (KeyboardInterrupt, the SIGTERM handler's
             SweepInterrupted) passes on after the program's whole process group is killed.
     """
+    from hpcds1mpi.measure import rank_peak
     from hpcds1mpi.measure.launch_tree import TreeSampler, program_names
     from hpcds1mpi.measure.ranks_usage import ranks_usage
 
@@ -117,11 +119,13 @@ def launch_once(tokens: list[str], env: dict, timeout: float, cwd: str | None = 
         wall = time.perf_counter() - start
         tree = sampler.stop()
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        # each rank's own peak, from its wrapper under srun; its lines leave the stderr read
+        reports = rank_peak.take_reports(err_fh) if rank_peak.is_wrapped(tokens) else None
         stdout, stderr = _tail(out_fh), _tail(err_fh)
         found = scan([out_fh, err_fh]) if scan is not None else None
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     rss, cpu, rss_source = ranks_usage(tree, cpu, ranks, accounting, launch_start,
-                                       ranks_per_node=ranks_per_node)
+                                       ranks_per_node=ranks_per_node, reports=reports)
     return {"exit_code": code, "wall_s": wall, "cpu_s": cpu, "stdout": stdout, "stderr": stderr,
             "timed_out": timed_out, "rss_mb": rss if rss > 0 else float("nan"),
             "rss_source": rss_source, "found": found, "ranks": ranks}

@@ -2,10 +2,13 @@
 
 Where the launch's own process tree holds the ranks (:mod:`hpcds1mpi.measure.launch_tree`),
 their peak is sampled there and their CPU time is the launch's children's (``RUSAGE_CHILDREN``).
-Where some ranks ran outside it (started through ``srun``, under ``slurmstepd``), Slurm's
-accounting of the launch's job steps adds theirs (:mod:`hpcds1mpi.measure.slurm_accounting`)
-inside an allocation; without it (or without an answer) both are NaN, with the reason in the
-source, and nothing downstream sizes memory from them.
+Where some ranks ran outside it (started through ``srun``, under ``slurmstepd``), each rank's
+wrapper reports its own peak and CPU time (:mod:`hpcds1mpi.measure.rank_peak`: exact however
+short the rank); where no wrapper reported, Slurm's accounting of the launch's job steps adds
+theirs (:mod:`hpcds1mpi.measure.slurm_accounting`) inside an allocation, and it is asked after
+every srun launch all the same (each read sets the launch's steps aside); without either (or
+without an answer) both are NaN, with the reason in the source, and nothing downstream sizes
+memory from them.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ SAMPLED = "psutil-sampled (largest process of the program)"
 
 
 def ranks_usage(tree, rusage_cpu_s: float, ranks: int, accounting=None,
-                launch_start: float = 0.0, ranks_per_node: int = 0) -> tuple[float, float, str]:
+                launch_start: float = 0.0, ranks_per_node: int = 0,
+                reports=None) -> tuple[float, float, str]:
     """``(peak_rss_mb, cpu_s, peak_rss_source)`` of one launch.
 
     Args:
@@ -29,6 +33,9 @@ def ranks_usage(tree, rusage_cpu_s: float, ranks: int, accounting=None,
         launch_start: when the launch started (epoch seconds): its steps started after.
         ranks_per_node: the configuration's ranks on each node (0: unknown): a launcher
             daemon's task in Slurm's accounting holds that many (s29 tester A4).
+        reports: the ranks' wrappers' :class:`~hpcds1mpi.measure.rank_peak.RankReports`
+            (None: not wrapped): their largest peak stands over sacct's sampled one, which
+            counts the wrapper too; their CPU time over sacct's where every rank reported.
     """
     local_mb = tree.peak_mb if tree.program_seen else math.nan
     if not tree.remote_starter:
@@ -36,6 +43,12 @@ def ranks_usage(tree, rusage_cpu_s: float, ranks: int, accounting=None,
             return local_mb, rusage_cpu_s, SAMPLED
         return (math.nan, math.nan, "not measured: no process of the program was seen under "
                 "the launch (it ended within the first samples, or its ranks ran elsewhere)")
+    if tree.remote_starter == "srun" and reports is not None and reports.count:
+        steps = accounting.read(ranks, launch_start, ranks_per_node=ranks_per_node) \
+            if accounting is not None else None
+        cpu = (reports.cpu_s if reports.count >= ranks else steps.cpu_s if steps is not None
+               else math.nan) + rusage_cpu_s
+        return reports.peak_mb, cpu, reports.source(ranks)
     if tree.remote_starter == "srun" and accounting is not None:
         steps = accounting.read(ranks, launch_start, ranks_per_node=ranks_per_node)
         # The launch's own children's CPU plus its steps' tasks'.
