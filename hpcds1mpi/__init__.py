@@ -13,6 +13,17 @@ __version__ = "0.1.0"
 #: The model bundle shipped with the package (``recommend`` without ``--model`` uses it).
 SHIPPED_MODEL = Path(__file__).resolve().parent / "data" / "default_model"
 
+#: The subpackages pyproject's ``package-dir`` maps in from folders beside this one.
+MAPPED_SUBPACKAGES = ("kernels", "surrogates", "analysis", "jobscripts")
+
+# Imported from a source checkout (not installed) those subpackages sit beside this folder,
+# not in it, and a Python started in the checkout's root imports this folder ahead of any
+# installed copy: the package's path reaches them there too (s38 tester B1, B5).
+_HERE = Path(__file__).resolve().parent
+if not (_HERE / "surrogates").is_dir() and all(
+        (_HERE.parent / name / "__init__.py").is_file() for name in MAPPED_SUBPACKAGES):
+    __path__.append(str(_HERE.parent))  # noqa: F821 (a package's own __path__)
+
 #: Names served lazily from :mod:`hpcds1mpi.api`.
 _API = ("load_model", "advise", "read_script", "configurations", "propose_walltime", "Model",
         "Prediction", "Recommendation", "Configuration", "ClusterLike")
