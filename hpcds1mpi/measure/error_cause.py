@@ -36,9 +36,12 @@ MISSING = re.compile(r"\bno such file\b|\bnon-?existing\b|\bnonexistent\b|\b(doe
                      r"\bfailed opening\b", re.IGNORECASE)
 #: Words saying a thing is absent that are no error word of
 #: :data:`~hpcds1mpi.measure.program_launch.ERROR_WORDS`: a line with one is an error line too
-#: (NWChem's "Attempting to read a basis set from a non-existing file:", the path below it).
+#: (NWChem's "Attempting to read a basis set from a non-existing file:", the path below it);
+#: and a thing already there where the program would write: ExaML's "ExaML output files with
+#: the run ID <run_300> already exist" had lost to Open MPI's banner (s38 tester A3).
 ABSENT = re.compile(r"\bnon-?existing\b|\bnonexistent\b|\b(does|did) not exist\b|"
-                    r"\bdoesn't exist\b", re.IGNORECASE)
+                    r"\bdoesn't exist\b|\balready exists?\b|\bexists? already\b",
+                    re.IGNORECASE)
 #: A path or a file name with an extension ("/usr/share/x/sto-3gx", "in.ljj", "'md.tpr'").
 NAMED_FILE = re.compile(r"(?:^|[\s'\"`(<:=])(?:\.{0,2}/[\w.+-]+(?:/[\w.+-]*)*|"
                         r"[\w+-]+\.[A-Za-z]\w{0,7})(?=$|[\s'\"`)>:,;])")

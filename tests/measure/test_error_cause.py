@@ -98,3 +98,33 @@ def test_a_stderr_error_of_its_own_stays_the_reason():
                    "in.ljj: No such file or directory\n") == (
         "exit code 255: ERROR on proc 0: Cannot open input script in.ljj: No such file or "
         "directory")
+
+
+#: ExaML 3.0.22 under Open MPI's mpirun, its output files of the run name already there (exit
+#: 255): its own account on stdout, Open MPI's help text on stderr.
+EXAML_EXISTS_OUT = """
+This is ExaML FINE-GRAIN MPI Process Number: 0
+ExaML output files with the run ID <run_300> already exist 
+in directory /tmp/s38/FA/ex/ ...... exiting
+"""
+EXAML_EXISTS_ERR = """\
+--------------------------------------------------------------------------
+Primary job  terminated normally, but 1 process returned
+a non-zero exit code. Per user-direction, the job has been aborted.
+--------------------------------------------------------------------------
+--------------------------------------------------------------------------
+mpirun.openmpi detected that one or more processes exited with non-zero status, thus causing
+the job to be terminated. The first process to do so was:
+
+  Process name: [[6968,1],0]
+  Exit code:    255
+--------------------------------------------------------------------------
+"""
+
+
+def test_a_program_refusing_an_existing_output_is_the_reason_not_open_mpis_banner():
+    # s38 tester A3: the reason had been "Primary job terminated normally, but 1 process ...".
+    status, error = classify({"exit_code": 255, "timed_out": False, "stdout": EXAML_EXISTS_OUT,
+                              "stderr": EXAML_EXISTS_ERR}, 60)
+    assert (status, error) == ("failed", "exit code 255: ExaML output files with the run ID "
+                                         "<run_300> already exist")
