@@ -22,8 +22,11 @@ median launch wall time, or with ``--time-regex`` the program's own reported tim
 wall time stays in ``elapsed_s`` (median) and ``measured_s`` (sum); the telemetry's ``launch``
 attribute says which (:mod:`hpcds1mpi.measure.readings`). ``--ranks-regex`` checks every
 launch's own report of its rank count. Each exit is classified (:mod:`.program_launch`);
-``--fail-regex`` makes a launch that exited 0 ``failed``, and an ``ok`` run whose program said
-it did not converge is noted once per configuration (:mod:`.convergence`). ``--setup`` prepares
+``--fail-regex`` makes a launch that exited 0 ``failed``, as does its saying that a file of its
+command line is missing or already there (:mod:`.argument_files`); a repeat that collided on what
+the first launch left in the folder runs again in a fresh one (:mod:`.repeat_folders`); an
+``ok`` run whose program said it did not converge is noted once per configuration
+(:mod:`.convergence`). ``--setup`` prepares
 each configuration's folder once, before its first launch (:mod:`.setup_command`).
 A ``device=gpu`` configuration on a partition without GPUs is recorded ``unsupported``
 (not launched), as a kernel sweep records it. ``--resume`` refuses a file measured with
@@ -55,6 +58,7 @@ from hpcds1mpi.launch.program_folder import SWEPT_IN
 from hpcds1mpi.launch.program import placeholder_values
 from hpcds1mpi.launch.srun_overcommit import OVERCOMMITTED
 from hpcds1mpi.measure.driver import say_oversubscribed, settled
+from hpcds1mpi.measure.argument_files import argument_problem, existing_arguments
 from hpcds1mpi.measure.external_plan import format_command
 from hpcds1mpi.measure.external_rows import cpu_for_power, row_values
 from hpcds1mpi.measure.external_resume import check_resumed
@@ -66,6 +70,7 @@ from hpcds1mpi.measure.program_launch import (classify, launch_once, launch_prob
 from hpcds1mpi.measure.progress import Progress
 from hpcds1mpi.measure.rank_peak import wrapped
 from hpcds1mpi.measure.reachable_nodes import check_nodes_landed, check_nodes_reachable
+from hpcds1mpi.measure.repeat_folders import RepeatFolders
 from hpcds1mpi.measure.setup_command import failed_in_setup, set_up
 from hpcds1mpi.measure.workdirs import made_folders, shared_folder_note, workdir_of
 
@@ -124,14 +129,18 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
     from hpcds1mpi.measure.convergence import convergence_warning
 
     values = placeholder_values(spec.config, spec.size)
-    out_path = readings.output_path(cwd, values)
     walls, times, foms, cpu, rss, rss_source = [], [], [], 0.0, float("nan"), ""
     texts = []  # the program's times as printed, warm-ups too: its timer's resolution (s37 G1)
     status, error, code, warning = OK, "", 0, ("", "")
-    for attempt in range(plan.warmup + plan.max_repeats):
-        with readings.output_lock(out_path):  # F3, s33 D6: one launch at a time per file
-            mark = readings.mark(out_path)
-            result = launch_once(tokens, env, plan.timeout, cwd, scan=lambda streams, mark=mark:
+    args = format_command(dict(spec.extra)["command"], spec)[1:]
+    folders = RepeatFolders(cwd, readings.say, f"{spec.workload} size {spec.size} "
+                            f"{spec.config.label()}")  # s38 tester A2, A3
+    attempt = -1
+    while (attempt := attempt + 1) < plan.warmup + plan.max_repeats:
+        with folders.folder() as where, readings.output_lock(  # F3, s33 D6: one launch at a
+                out_path := readings.output_path(where, values)):  # time per file
+            mark, existed = readings.mark(out_path), existing_arguments(args, where)
+            result = launch_once(tokens, env, plan.timeout, where, scan=lambda streams, mark=mark:
                                  readings.scan(streams, out_path, mark), program=program,
                                  ranks=spec.config.ranks, accounting=accounting,
                                  ranks_per_node=spec.config.ranks_per_node)  # s29 tester A4
@@ -148,6 +157,9 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
         status, error = classify(result, plan.timeout)
         code = result["exit_code"]
         found = result["found"]
+        if status == OK and (said := argument_problem(result["stdout"], result["stderr"], args,
+                                                      where, existed)):
+            status, error = "failed", said  # s38 tester A7
         if status == OK:
             readings.check_ranks(found, spec.config.ranks,
                                  f"{spec.workload} size {spec.size} {spec.config.label()}",
@@ -156,6 +168,10 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
                        readings.time_problem(found, result["wall_s"], spec.config.ranks,
                                             spec.config.threads)):
                 status, error = "failed", why
+        if folders.again(result, status):  # collided on the first launch's outputs: again
+            attempt -= 1
+            continue
+        error = folders.reason(error)
         readings.note_once(found, status, error, result["wall_s"], texts)  # once a sweep (A4)
         if status == OK and readings.time is not None and found.get("time_text") is not None:
             texts.append(found["time_text"])

@@ -809,3 +809,20 @@ def test_the_program_the_ranks_run_is_read_once_at_a_sweeps_start(tmp_path, monk
                           progress=False, say=said.append)
     assert any(line.startswith("note: the launch is unverified") for line in said), said
     assert read == [["env", "N=1", str(wrapper)]]
+
+
+def test_an_exit_0_after_saying_an_input_of_the_command_line_is_missing_is_failed(tmp_path):
+    # s38 tester A7: Ray's "cannot access 'reads_7777.fasta'", then lines, exit 0, was ok.
+    program = _script(tmp_path, "ray.sh", "[ -e \"$1\" ] || echo \"ray: cannot access "
+                                          "'$1': No such file or directory\"\n"
+                                          "echo 'Rank 0: Assembler panic: no k-mers'\n")
+    (tmp_path / "in_1.fa").write_text(">r\nACGT\n")
+    proc = run_cli(["sweep", "--command", f"{program} in_{{size}}.fa", "--label", "own",
+                    "--sizes", "1,2", "--ranks-per-node", "1", "--min-time", "0",
+                    "--no-progress", "--out", str(tmp_path / "own.h5")], timeout=120,
+                   cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    df = telemetry.read_runs(tmp_path / "own.h5").set_index("size")
+    assert df.loc[1].status == "ok"
+    assert df.loc[2].status == "failed" and df.loc[2].error.startswith(
+        "exit 0, but the program said: ray: cannot access 'in_2.fa'"), df.loc[2].error

@@ -1,0 +1,159 @@
+"""Repeats of one configuration that collide on what the first left in their folder.
+
+Every repeat of a configuration runs the same command line in the same folder. A program that
+refuses an output it finds there then does its work only once: Ray's repeat 2 said "Error,
+rayout_5000/ already exists" and exited 0 in 0.9 s after repeat 1's 35.6 s assembly, and the
+median recorded was the errors' (s38 tester A2); ExaML's repeat 2 exited 255 on "ExaML output
+files with the run ID <run_300> already exist" and the configuration was ``failed`` with Open
+MPI's banner as its reason (A3).
+
+**Told** (:func:`collision`), for any program: a later launch that printed error lines the
+configuration's first ``ok`` launch did not (numbers aside), where the first created entries in
+the folder (:func:`entries` before and after it) and the later launch either names one of them,
+says a thing already exists (:data:`~.argument_files.EXISTING`) or ran
+:data:`SHORTER` times shorter than the first: a launch that failed (or exited 0 with its error
+said) only because it was not the first.
+
+**Then** that launch is not measured: it, and every repeat after it, runs again, each in a
+fresh folder of its own (:meth:`RepeatFolders.folder`) that holds a link to every entry the
+configuration's folder had before its first launch (its inputs; never what the first launch
+wrote), made beside that folder (so ``../x`` reads what it read) or, where its parent is not
+writable, inside it, and removed after the launch with the links (never their targets). The
+first launch's outputs stay in the folder. It is said once per configuration. A fresh repeat
+that fails is the run's failure, its reason saying it ran in a fresh folder.
+
+Decided so, rather than a fresh folder for every repeat or an option: a program that is fine
+(rewrites its outputs, or writes none) runs exactly as before, in its folder, and a user need
+not know in advance that the program refuses its outputs; the fresh folder is made only where
+a launch shows the collision.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from contextlib import contextmanager
+
+#: How many times shorter than the first launch a later one failing with new error lines ran,
+#: to count as colliding without naming what collided (a timer's noise is far below this).
+SHORTER = 3.0
+#: The prefix of a fresh folder's name (never linked into another).
+FRESH = ".hpcds1mpi-repeat-"
+_NUMBER = re.compile(r"[-+]?\d[\d.,:eE+-]*")
+
+
+def entries(folder: str | None) -> set[str]:
+    """The names in ``folder`` (None: the current one), a fresh folder's aside."""
+    try:
+        return {n for n in os.listdir(folder or ".") if not n.startswith(FRESH)}
+    except OSError:
+        return set()
+
+
+def _error_lines(result: dict) -> dict[str, str]:
+    """The program's error lines of a launch, keyed by their text with numbers blanked."""
+    from hpcds1mpi.measure.argument_files import EXISTING
+    from hpcds1mpi.measure.error_cause import ABSENT
+    from hpcds1mpi.measure.program_launch import ERROR_WORDS
+    from hpcds1mpi.measure.program_lines import kept_lines
+
+    lines = kept_lines(result["stdout"]) + kept_lines(result["stderr"])
+    return {_NUMBER.sub("#", ln): ln for ln in lines
+            if ln and (ERROR_WORDS.search(ln) or ABSENT.search(ln) or EXISTING.search(ln))}
+
+
+def collision(first: dict, later: dict, created: set[str]) -> str:
+    """The line of ``later`` (a launch after ``first``, the configuration's first ``ok`` one,
+    in the same folder, which ``first`` added ``created`` to) that shows it collided on what
+    ``first`` left (see the module); "" when none does."""
+    from hpcds1mpi.measure.argument_files import EXISTING, _names
+
+    if not created:
+        return ""
+    before = _error_lines(first)
+    new = [ln for key, ln in _error_lines(later).items() if key not in before]
+    if not new:
+        return ""
+    for line in new:
+        if EXISTING.search(line) or any(_names(line, name) for name in created):
+            return line
+    return new[-1] if first["wall_s"] > SHORTER * later["wall_s"] else ""
+
+
+class RepeatFolders:
+    """Where each launch of one configuration runs (see the module).
+
+    Args:
+        folder: the configuration's folder (None: the current one).
+        say: called with the note, once (None: not said).
+        label: the configuration, for the note.
+    """
+
+    def __init__(self, folder: str | None, say=None, label: str = ""):
+        self.home, self.say, self.label = folder, say, label
+        self.before = entries(folder)
+        self.first: dict | None = None
+        self.created: set[str] = set()
+        self.fresh = False  # the launches from now on run in fresh folders
+        self.launches = self.collided = 0
+
+    @contextmanager
+    def folder(self):
+        """The folder the next launch runs in: the configuration's, or a fresh one."""
+        self.launches += 1
+        if not self.fresh:
+            yield self.home
+            return
+        home = os.path.abspath(self.home or ".")
+        try:
+            fresh = tempfile.mkdtemp(prefix=FRESH, dir=os.path.dirname(home))
+        except OSError:  # the parent is not writable: inside the folder
+            fresh = tempfile.mkdtemp(prefix=FRESH, dir=home)
+        try:
+            for name in self.before:
+                os.symlink(os.path.join(home, name), os.path.join(fresh, name))
+            yield fresh
+        finally:
+            shutil.rmtree(fresh, ignore_errors=True)
+
+    def again(self, result: dict, status: str) -> bool:
+        """Whether the launch just made (``result``, of ``status``) collided on what the first
+        left: it is measured again in a fresh folder. The first ``ok`` launch is kept as the
+        one later ones are compared with, with what it created."""
+        from hpcds1mpi.config import OK
+        from hpcds1mpi.measure.printable import clipped
+
+        if self.first is None:
+            if status == OK:
+                self.first, self.created = result, entries(self.home) - self.before
+            return False
+        if self.fresh or not (line := collision(self.first, result, self.created)):
+            return False
+        self.fresh, self.collided = True, self.launches
+        if self.say:
+            made = ", ".join(sorted(self.created)[:3]) + (", ..." if len(self.created) > 3 else "")
+            self.say(f"note: {self.label}: launch {self.launches} said {clipped(line, 160)!r}, "
+                     f"which launch 1 did not, after launch 1 created {made} in "
+                     f"{self.home or 'the current folder'}: every repeat runs the same command "
+                     "in one folder, so that launch is not measured and it and the rest run "
+                     "again, each in a fresh folder linking the folder's earlier files (removed "
+                     "after; launch 1's outputs are kept)")
+        return True
+
+    def reason(self, error: str) -> str:
+        """A failed launch's reason, saying where it ran when that was a fresh folder, or that
+        the program refuses outputs an earlier run left where its reason says a thing already
+        exists (A3: "fix the command" had been all the advice)."""
+        from hpcds1mpi.measure.argument_files import EXISTING
+
+        if error and not self.fresh and EXISTING.search(error) and "of its command line" \
+                not in error:
+            return (f"{error} (the program refuses outputs already in its folder, which an "
+                    "earlier run left: remove them, or name the outputs per run with "
+                    "placeholders, or give --workdir per configuration)")
+        if not self.fresh or not error:
+            return error
+        return (f"{error} (in a fresh folder, after launch {self.launches - 1} had collided "
+                "on what launch 1 left in the configuration's folder)")

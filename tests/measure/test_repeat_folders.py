@@ -1,0 +1,84 @@
+"""Repeats of one configuration that collide on what the first left in their folder (s38
+tester A2, A3): told, not measured, and run again each in a fresh folder."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from hpcds1mpi.measure.repeat_folders import FRESH, RepeatFolders, collision
+from hpcds1mpi.records import telemetry
+from tests.helpers import run_cli
+
+
+def _launch(stdout: str, wall: float, stderr: str = "", code: int = 0) -> dict:
+    return {"stdout": stdout, "stderr": stderr, "wall_s": wall, "exit_code": code}
+
+
+FIRST = _launch("Rank 0: assembler memory usage: 107584 KiB\nerror estimate 1.5e-3\n", 35.6)
+
+
+def test_a_later_launch_saying_the_first_ones_output_exists_collided():
+    later = _launch("Error, out_5/ already exists, change -o.\n\nRank 0: memory 417 KiB\n"
+                    "error estimate 2.5e-3\n", 0.9)
+    assert collision(FIRST, later, {"out_5"}).startswith("Error, out_5/ already exists")
+    assert collision(FIRST, later, set()) == ""  # the first made nothing: no collision
+
+
+def test_new_error_lines_collide_by_name_or_by_a_far_shorter_time_only():
+    failed = _launch("fatal: cannot create run.log\n", 10.0)
+    assert collision(FIRST, failed, {"run.log"}) == "fatal: cannot create run.log"
+    vague = _launch("fatal: the run was set up before\n", 0.5)
+    assert collision(FIRST, vague, {"x.out"}) == "fatal: the run was set up before"
+    assert collision(FIRST, {**vague, "wall_s": 30.0}, {"x.out"}) == ""  # as long: not told
+    same = _launch(FIRST["stdout"].replace("1.5e-3", "9.9e-4"), 0.5)  # numbers aside: same
+    assert collision(FIRST, same, {"x.out"}) == ""
+
+
+def test_a_fresh_folder_links_the_earlier_entries_beside_the_folder_and_is_removed(tmp_path):
+    home = tmp_path / "wd"
+    home.mkdir()
+    (home / "in.dat").write_text("input")
+    folders = RepeatFolders(str(home))
+    with folders.folder() as where:
+        assert where == str(home)
+        (home / "out_5").mkdir()
+    assert not folders.again(_launch("done\n", 2.0), "ok")
+    assert folders.created == {"out_5"}
+    with folders.folder() as where:
+        assert where == str(home)
+    assert folders.again(_launch("Error, out_5/ already exists\n", 0.1), "ok")
+    with folders.folder() as where:
+        assert os.path.dirname(where) == str(tmp_path) and FRESH in where
+        assert sorted(os.listdir(where)) == ["in.dat"]
+        assert open(os.path.join(where, "in.dat")).read() == "input"
+    assert not os.path.exists(where) and (home / "in.dat").exists()
+    assert "in a fresh folder, after launch 2" in folders.reason("exit code 1: bad")
+
+
+# Ray's behaviour: exit 0 with an error when its -o folder exists, else a slow run.
+REFUSES = """#!/bin/sh
+if [ -e "$2" ]; then echo "Error, $2/ already exists, change the -o parameter."; echo
+  echo "Rank 0: memory usage: 41768 KiB"; exit 0; fi
+sleep 0.6; mkdir "$2"; echo "Rank 0: memory usage: 107584 KiB"
+"""
+
+
+@pytest.mark.mpi
+def test_a_sweep_measures_a_program_that_refuses_its_own_outputs_in_fresh_folders(tmp_path):
+    program = tmp_path / "refuses.sh"
+    program.write_text(REFUSES)
+    program.chmod(0o755)
+    (tmp_path / "in.dat").write_text("x")
+    out = tmp_path / "r.h5"
+    proc = run_cli(["sweep", "--command", f"{program} in.dat out_{{size}}", "--label", "ray",
+                    "--sizes", "5", "--ranks-per-node", "1", "--min-time", "0", "--no-progress",
+                    "--out", str(out)], timeout=120, cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert "launch 2 said 'Error, out_5/ already exists" in proc.stderr
+    row = telemetry.read_runs(out).iloc[0]
+    # before: ok, runtime_s ~0.01 s, the errors' median, noise ~40
+    assert row.status == "ok" and row.repeats == 3 and row.runtime_s > 0.5, row
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+    assert (tmp_path / "out_5").is_dir()
