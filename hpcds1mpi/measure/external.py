@@ -59,6 +59,7 @@ from hpcds1mpi.launch.program import placeholder_values
 from hpcds1mpi.launch.srun_overcommit import OVERCOMMITTED
 from hpcds1mpi.measure.driver import say_oversubscribed, settled
 from hpcds1mpi.measure.argument_files import argument_problem, existing_arguments
+from hpcds1mpi.measure.crash_cause import crash_cause
 from hpcds1mpi.measure.external_plan import format_command
 from hpcds1mpi.measure.external_rows import cpu_for_power, row_values
 from hpcds1mpi.measure.external_resume import check_resumed
@@ -154,7 +155,7 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
             raise LaunchError(f"the launcher could not start the program ({problem}); "
                               "nothing was recorded for this configuration: check "
                               "--command and --mpiexec")
-        status, error = classify(result, plan.timeout)
+        status, error = crash_cause(result, *classify(result, plan.timeout))  # s38 A4
         code = result["exit_code"]
         found = result["found"]
         if status == OK and (said := argument_problem(result["stdout"], result["stderr"], args,
