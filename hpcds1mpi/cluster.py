@@ -33,6 +33,7 @@ import os
 import subprocess
 from dataclasses import asdict, dataclass, field
 
+from hpcds1mpi.cpu_signature import cpu_signature as this_cpu_signature
 from hpcds1mpi.errors import ClusterFileError
 from hpcds1mpi.slurm_allocation import (allocation_cpus_per_node, asked_job_memory_mb,
                                         first_node, gpus_from_gres, in_allocation,
@@ -72,6 +73,9 @@ class Partition:
     gpu_memory_gb: float = 0.0
     gpu_model: str = ""
     cpu_model: str = ""
+    #: This machine's CPU signature (:mod:`hpcds1mpi.cpu_signature`) where the
+    #: partition was detected here; "" from a cluster file.
+    cpu_signature: str = ""
     idle_watts_node: float | None = None
     max_watts_node: float | None = None
     idle_watts_gpu: float | None = None
@@ -270,6 +274,7 @@ def detect_local(name: str = "local") -> Cluster:
         gpu_memory_gb=round(gpu_mem, 1),
         gpu_model=gpu_model,
         cpu_model=_cpu_model(),
+        cpu_signature=this_cpu_signature(),
         node_notes=[masked] if masked else [],
     )
     return Cluster(name=name, partitions={name: part})
@@ -334,6 +339,7 @@ def detect_slurm(env: dict | None = None, scontrol_text: str | None = None) -> C
         gpu_memory_gb=round(gpu_mem, 1) if gpu_count else (1.0 if ngpu else 0.0),
         gpu_model=gpu_model,
         cpu_model=_cpu_model(),
+        cpu_signature=this_cpu_signature(),
         slurm_partition=pname,
         allocated_cores_per_node=min(allocated or cores, cores),
         allocated_memory_gb=min(round(allocated_mb / 1000.0, 1), memory_gb) if allocated_mb

@@ -18,7 +18,8 @@ HARDWARE_COLUMNS = ("cores_per_node", "memory_gb", "gpus_per_node", "gpu_memory_
 
 def partition_hardware(data: "pd.DataFrame") -> dict[str, dict]:
     """Per partition of the runs ``data``, its hardware as most of its runs record it, and the
-    CPU its runs were measured on where they name one (for the guard, s31 tester Q4).
+    CPU its runs were measured on where they name one (for the guard, s31 tester Q4), with its
+    signature where they record one (which generation a generic name is: s38 tester K2).
 
     Most runs, not the first row: learn appends a run read again (quickstart's rerun learning
     its sweep into a bundle learn extended), so a tune's few runs from an allocation of the same
@@ -28,9 +29,10 @@ def partition_hardware(data: "pd.DataFrame") -> dict[str, dict]:
     partitions = {}
     for name, rows in data.groupby(data["partition"].astype(str)):
         partitions[name] = {c: most_recorded(rows[c]) for c in columns}
-        cpus = set(rows["cpu_model"].dropna().astype(str)) - {""} if "cpu_model" in rows else ()
-        if len(cpus) == 1:
-            partitions[name]["cpu_model"] = cpus.pop()
+        for column in ("cpu_model", "cpu_signature"):  # the signature: s38 tester K2
+            cpus = set(rows[column].dropna().astype(str)) - {""} if column in rows else ()
+            if len(cpus) == 1:
+                partitions[name][column] = cpus.pop()
     return partitions
 
 

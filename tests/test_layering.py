@@ -28,7 +28,7 @@ CORE = {"hpcds1mpi", "hpcds1mpi.errors", "hpcds1mpi.config", "hpcds1mpi.cluster"
         "hpcds1mpi.slurm_allocation", "hpcds1mpi.tomlfile", "hpcds1mpi.atomic",
         "hpcds1mpi.writers", "hpcds1mpi.lock_files", "hpcds1mpi.user_cache", "hpcds1mpi.output_sets",
         "hpcds1mpi.digests", "hpcds1mpi.places", "hpcds1mpi.output_paths",  # F11
-        "hpcds1mpi.foreign_jobs"}
+        "hpcds1mpi.foreign_jobs", "hpcds1mpi.cpu_signature"}
 #: The api stage: the Python API and its typed answers, modules beside the package's core.
 API = {"hpcds1mpi.api", "hpcds1mpi.api_answers"}
 ENTRY_POINTS = {"hpcds1mpi.cli", "hpcds1mpi.__main__"}

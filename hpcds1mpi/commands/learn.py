@@ -79,10 +79,11 @@ def command(model_dir, telemetry, jobs, out, sample_rate, seed, threads, force):
     new = read_frames(telemetry, jobs)
     for line in new.attrs.get("left_out", []):  # runs that are no measurement
         click.echo(f"note: {line}", err=True)
-    launchers = {}
+    launchers, untold = {}, {}
     if telemetry:  # the same machine under another partition name is that machine (s33 B6)
         from hpcds1mpi.measure.launcher_fingerprints import launcher_fingerprinted
-        from hpcds1mpi.measure.same_machine import learnt_as_known, machines_of, renamed_machines
+        from hpcds1mpi.measure.same_machine import (learnt_as_known, machines_of,
+                                                    renamed_machines, untold_machines)
 
         machines = machines_of(telemetry)
         new, renamed = learnt_as_known(new, renamed_machines(
@@ -91,8 +92,11 @@ def command(model_dir, telemetry, jobs, out, sample_rate, seed, threads, force):
             click.echo(f"note: {line}", err=True)
         # The bundle's id may be this machine's by an older launcher fingerprint (s34 O4).
         launchers = launcher_fingerprinted(machines, bundle.machine_ids, bundle.partitions)
+        # ... or differ from it in a CPU generation one record does not say (s38 tester K2)
+        untold = untold_machines(machines, bundle.machine_ids, bundle.partitions)
     # Before merge checks it again: here the refusal can name the files in its train command.
-    refuse_foreign_machines(bundle.machine_ids, new, files=telemetry, launchers=launchers)
+    refuse_foreign_machines(bundle.machine_ids, new, files=telemetry, launchers=launchers,
+                            untold=untold)
     old = TrainingData.from_frame(bundle.training_data(), sources=m.get("sources", []))
     merged = old.merge(new, machines=bundle.machine_ids, sources=[*telemetry, *jobs])
     from hpcds1mpi.surrogates.levels import refuse_mixed_runtimes

@@ -199,8 +199,8 @@ def measured_best_lookup(bundle, partitions=()):
     """A call that gives, when first asked, :func:`measured_best_of` ``bundle`` and the name
     of the trained partition each of ``partitions`` (those scored) corresponds to — a
     cluster file's ``standard`` may be the ``local`` the bundle measured
-    (:func:`~hpcds1mpi.decide.trained_hardware.matching_partition`; None: hardware it never
-    saw). System 1's ``Scores.measured_best``: a calibration that does not read the share
+    (:func:`~hpcds1mpi.decide.trained_hardware.measured_partition`; None: hardware, or a
+    CPU, it never saw). System 1's ``Scores.measured_best``: a calibration that does not read the share
     never fits it. The bundle is held weakly (kept answers must not keep a replaced bundle)."""
     import weakref
 
@@ -209,9 +209,9 @@ def measured_best_lookup(bundle, partitions=()):
 
     def answer(alive):
         if not kept:
-            from hpcds1mpi.decide.trained_hardware import matching_partition
+            from hpcds1mpi.decide.trained_hardware import measured_partition
 
-            kept.append({p.name: matching_partition(alive, p) for p in parts})
+            kept.append({p.name: measured_partition(alive, p) for p in parts})
         return measured_best_of(alive), kept[0]
 
     try:

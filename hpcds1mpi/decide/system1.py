@@ -49,7 +49,8 @@ from hpcds1mpi.decide.scores import UNMEASURED, Scores, neighbour_runtimes, unme
 # Constraints and the candidate tables are importable from here too.
 from hpcds1mpi.decide.system1_candidates import Constraints, candidate_columns, candidate_frame
 from hpcds1mpi.decide.system1_front import knee, pareto_front_2d  # importable from here too
-from hpcds1mpi.decide.trained_hardware import as_trained, matching_partition, trained_names
+from hpcds1mpi.decide.trained_hardware import (as_trained, measured_partition,
+                                              trained_names)
 from hpcds1mpi.decide.unmeasured_bounds import (measured_before_unmeasured, widen_beyond_nodes,
                                                 widen_unmeasured)
 from hpcds1mpi.errors import ConfigError, ModelError
@@ -156,9 +157,10 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     cols["runtime_noise"] = np.asarray(pred["runtime_noise"], dtype=float) \
         if "runtime_noise" in pred.columns else np.full(len(frame), np.nan)
     # Measurements bound only the hardware they ran on (a same-named partition of other
-    # hardware had been held to the 2-core machine's runtimes: s27 review B2).
+    # hardware had been held to the 2-core machine's runtimes: s27 review B2), of its CPU and
+    # generation (s38 tester K2).
     measured = neighbour_runtimes(bundle)
-    same = {p.name: matching_partition(bundle, p) for p in partitions}
+    same = {p.name: measured_partition(bundle, p) for p in partitions}
     around = bound_runtimes(cols, measured, workload, size, same)  # within the sizes
     bound_beyond(cols, measured, workload, size, same)  # beyond its own sizes: its edge run
     hold_to_measured(cols, measured, workload, size, same)  # at its own size: its runs (Q1)

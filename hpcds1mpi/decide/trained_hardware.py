@@ -154,19 +154,56 @@ def cpu_differs(bundle, partition: "Partition") -> str:
     measured on (its ``cpu_model`` in the bundle's partition table), s31 tester Q4: the same
     cores and memory on another CPU runs at other speeds, which ``learn`` knows (it refuses
     another machine's runs). ``""`` where either side does not name a CPU, none matches, or
-    both name the same CPU (:func:`same_cpu`)."""
-    if not _cpu_words(partition.cpu_model):
-        return ""
+    both name the same CPU (:func:`same_cpu`) of one generation (:func:`_other_generation`)."""
+    trained = matching_partition(bundle, partition) if _cpu_words(partition.cpu_model) else None
+    return "" if trained is None else _cpu_line(bundle, partition, trained)
+
+
+def measured_partition(bundle, partition: "Partition") -> str | None:
+    """The trained partition whose runs are measurements of ``partition``: the one of its
+    hardware (:func:`matching_partition`) where its CPU is the one they ran on
+    (:func:`cpu_differs`), else None. Runs of another CPU, or of a CPU generation its record
+    does not tell (s38 tester K2: the shipped bundle's 22.1 ms gemm was "measured" on a VM
+    that ran it in 9 ms), are no measurements here."""
     trained = matching_partition(bundle, partition)
-    if trained is None:
-        return ""
-    measured = (trained_partitions(bundle).get(trained) or {}).get("cpu_model")
-    if not _cpu_words(measured) or same_cpu(measured, partition.cpu_model):
+    if trained is None or not _cpu_words(partition.cpu_model):
+        return trained
+    return None if _cpu_line(bundle, partition, trained) else trained
+
+
+def _cpu_line(bundle, partition: "Partition", trained: str) -> str:
+    """:func:`cpu_differs` of ``partition`` and its matching trained partition ``trained``."""
+    hw = trained_partitions(bundle).get(trained) or {}
+    measured = hw.get("cpu_model")
+    if not _cpu_words(measured):
         return ""
     where = "" if trained == partition.name else f" (trained partition {trained})"
-    return (f"partition {partition.name} has CPU {partition.cpu_model.strip()} but the model "
-            f"was measured on CPU {str(measured).strip()}{where}: its predictions are another "
-            "machine's; measure here and train on it to act without asking")
+    if not same_cpu(measured, partition.cpu_model):
+        return (f"partition {partition.name} has CPU {partition.cpu_model.strip()} but the "
+                f"model was measured on CPU {str(measured).strip()}{where}: its predictions "
+                "are another machine's; measure here and train on it to act without asking")
+    return _other_generation(hw, partition, trained)
+
+
+def _other_generation(hw: dict, partition: "Partition", trained: str) -> str:
+    """One line where two CPUs of one generic name (``AMD EPYC``:
+    :func:`~hpcds1mpi.cpu_signature.generic_cpu_name`) are not known to be one generation:
+    the trained partition records no signature of its CPU (a bundle of an hpcds1mpi before
+    session 38), or both record one and they differ. ``""`` where the names are specific or
+    the signatures equal (s38 tester K2)."""
+    from hpcds1mpi.cpu_signature import generic_cpu_name, untold_generation, untold_note
+
+    measured = str(hw.get("cpu_model")).strip()
+    fix = ("measure here and train a model on those runs (`hpcds1mpi quickstart`, or "
+           "`hpcds1mpi sweep` then `train`) to act without asking")
+    if untold_generation(hw):
+        return untold_note(f"the model's partition {trained}", measured, fix)
+    signature, ours = str(hw.get("cpu_signature") or ""), partition.cpu_signature
+    if generic_cpu_name(measured) and ours and signature != ours:
+        return (f"partition {partition.name}'s CPU {partition.cpu_model.strip()!r} is "
+                f"{ours}, but the model's partition {trained} was measured on {signature} "
+                f"under that name: another CPU generation; {fix}")
+    return ""
 
 
 #: Words of a GPU's name that say its maker or product line, not which GPU it is.

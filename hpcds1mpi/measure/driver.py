@@ -24,6 +24,7 @@ import time
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.measure.plan import RunSpec, SweepPlan
 from hpcds1mpi.measure.progress import Progress
+from hpcds1mpi.measure.resumed_machine import say_earlier_record
 from hpcds1mpi.measure.rows import base_row, finish_row
 from hpcds1mpi.measure.supervise import COMPLETE_ATTR, SUPERVISED_ENV, SWEEP_ERROR_EXIT
 from hpcds1mpi.measure.sweep_abort import (abort_sweep, sigterm_interrupts,
@@ -115,6 +116,7 @@ def run_inprocess(comm, plan: SweepPlan, out: str, partition, *, resume: bool = 
             fp = meters.fingerprint(partition, hostnames=hostnames,
                                     mpi_library=library_version(),
                                     gpu_aware=gpu_aware() if partition.gpus_per_node else False)
+            say_earlier_record(writer, fp, out, resume)
             writer.machine(fp)
             machine_id = fp["machine_id"]
             sweep_id = plan.sweep_id

@@ -72,6 +72,7 @@ from hpcds1mpi.measure.progress import Progress
 from hpcds1mpi.measure.rank_peak import wrapped
 from hpcds1mpi.measure.reachable_nodes import check_nodes_landed, check_nodes_reachable
 from hpcds1mpi.measure.repeat_folders import RepeatFolders
+from hpcds1mpi.measure.resumed_machine import adopt_earlier_record
 from hpcds1mpi.measure.setup_command import failed_in_setup, set_up
 from hpcds1mpi.measure.workdirs import made_folders, shared_folder_note, workdir_of
 
@@ -327,15 +328,8 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
     if in_main:
         signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        if resume and (earlier := meters.earlier_record(writer.store.machines, fp)):
-            before = writer.store.machines[earlier]["mpi_library"]
-            writer.relabel_machine(earlier, {**writer.store.machines[earlier],
-                                             "mpi_library": fp["mpi_library"],
-                                             "machine_id": fp["machine_id"]})
-            if say:
-                say(f"the runs in {out} of this machine carried id {earlier[:12]}, from the MPI "
-                    f"library text {before!r} an earlier hpcds1mpi recorded; they are kept, as "
-                    f"machine {fp['machine_id'][:12]} ({fp['mpi_library']!r})")
+        if resume and (note := adopt_earlier_record(writer, fp, out)) and say:
+            say(note)
         writer.machine(fp)
         machine_id = fp["machine_id"]
         sweep_id = hashlib.sha1(json.dumps(plan.source, sort_keys=True).encode()).hexdigest()[:12]

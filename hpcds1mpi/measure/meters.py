@@ -23,6 +23,7 @@ import threading
 import time
 from dataclasses import dataclass
 
+from hpcds1mpi.cpu_signature import cpu_signature, generic_cpu_name, untold_generation
 from hpcds1mpi.measure.program_mpi import ASSUMED, UNREAD
 
 PACKAGES = ("hpcds1mpi", "numpy", "scipy", "mpi4py", "mpich", "h5py", "torch", "cupy-cuda12x",
@@ -267,6 +268,13 @@ def earlier_record(machines: dict, fp: dict) -> str | None:
     marked :data:`UNREAD`. Those runs are this machine's and MPI's; a resumed sweep relabels
     them (:meth:`~hpcds1mpi.records.telemetry.TelemetryWriter.relabel_machine`) instead of
     measuring them again under a second id. None when there is none, or ``fp``'s id is there.
+
+    Also a record of this host made before the CPU's signature was recorded, of a CPU whose
+    name is generic (:func:`~hpcds1mpi.cpu_signature.untold_generation`, s38 tester
+    K2): its id lacks the signature this machine's now hashes; measured on a host of this
+    name and system (``platform``: kernel release and C library; VMs share host names such as
+    ``vm``, a kernel build is one VM's), it is this machine's. Such a record of others is not
+    (:func:`~hpcds1mpi.measure.resumed_machine.untold_elsewhere`).
     """
     from hpcds1mpi.launch.mpi_names import clean_version
 
@@ -274,10 +282,20 @@ def earlier_record(machines: dict, fp: dict) -> str | None:
         return None
     for machine, row in machines.items():
         text = clean_version(str(row.get("mpi_library") or ""))
-        if fp["mpi_library"] in (text, f"{text} {UNREAD}") and all(
-                row.get(k) == fp[k] for k in HARDWARE):
+        if not (fp["mpi_library"] in (text, f"{text} {UNREAD}")
+                and all(row.get(k) == fp[k] for k in HARDWARE)):
+            continue
+        if not generic_cpu_name(fp["cpu_model"]) or \
+                str(row.get("cpu_signature") or "") == fp.get("cpu_signature", ""):
+            return machine
+        if untold_generation(row) and _hosts(row) & _hosts(fp) and \
+                row.get("platform") == fp.get("platform"):
             return machine
     return None
+
+
+def _hosts(row: dict) -> set[str]:
+    return {h for h in str(row.get("hostnames") or "").split(",") if h}
 
 
 def refuse_launcher_fingerprint(out: str, fp: dict) -> None:
@@ -317,7 +335,8 @@ def fingerprint(partition, *, hostnames: list[str], mpi_library: str, gpu_aware:
     """The machines-table row for this machine (see docs/telemetry.md), with ``machine_id``.
 
     ``machine_id`` hashes the hardware class and MPI library (CPU model, cores, memory, GPU
-    model/count/memory, MPI library, partition name) but not host names, so identical nodes of a
+    model/count/memory, MPI library, partition name; the CPU's signature where its model
+    name is generic: :func:`machine_id`) but not host names, so identical nodes of a
     partition share one id; host names are kept in ``hostnames``. It names what a model may
     pool runs over: the hardware and the MPI library the measured code ran on, whichever path
     measured it (``mpi_library``: the library's own version line, kernels and programs alike,
@@ -333,6 +352,7 @@ def fingerprint(partition, *, hostnames: list[str], mpi_library: str, gpu_aware:
         "hostnames": ",".join(sorted(set(hostnames))),
         "partition": partition.name,
         "cpu_model": _cpu_model(),
+        "cpu_signature": cpu_signature(),
         "physical_cores": psutil.cpu_count(logical=False) or 0,
         "logical_cores": psutil.cpu_count(logical=True) or 0,
         "memory_gb": round(psutil.virtual_memory().total / 1e9, 1),
@@ -353,11 +373,18 @@ def fingerprint(partition, *, hostnames: list[str], mpi_library: str, gpu_aware:
 def machine_id(row: dict) -> str:
     """The hash of ``row``'s hardware class and MPI library. A library that stands in for a
     program's unreadable one is hashed without its :data:`ASSUMED` mark: the same library's
-    kernel runs get the same id (s29 tester E1); the mark stays in the row for the reader."""
+    kernel runs get the same id (s29 tester E1); the mark stays in the row for the reader.
+    Where the CPU's name names no generation (``AMD EPYC``:
+    :func:`~hpcds1mpi.cpu_signature.generic_cpu_name`) its ``cpu_signature`` is hashed
+    too; a specific name, or a row without a signature, keeps the id it always had."""
     keys = ("cpu_model", "physical_cores", "logical_cores", "memory_gb", "gpu_model", "gpu_count",
             "gpu_memory_gb", "mpi_library", "partition")
     row = dict(row)
     if isinstance(row.get("mpi_library"), str):
         row["mpi_library"] = row["mpi_library"].removesuffix(f" {ASSUMED}")
-    text = json.dumps([row.get(k) for k in keys])
+    hashed = [row.get(k) for k in keys]
+    signature = str(row.get("cpu_signature") or "")
+    if signature and generic_cpu_name(row.get("cpu_model")):
+        hashed.append(signature)  # one name of several generations (s38 tester K2)
+    text = json.dumps(hashed)
     return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -62,6 +62,60 @@ def known_as(row: dict, known: set[str], partitions: Iterable[str]) -> tuple[str
     return None
 
 
+def untold_machines(machines: dict[str, dict], known: set[str], partitions: dict
+                    ) -> dict[str, tuple[str, str]]:
+    """Machine id -> (known id, whose record lacks the signature: "bundle" or "runs"), for
+    each machine of ``machines`` outside ``known`` that is a known one but for the CPU
+    generation, which one side does not say: a generic CPU name
+    (:func:`~hpcds1mpi.cpu_signature.untold_generation`) recorded before the CPU's signature
+    was, by the bundle (the row with no signature is a known id) or by the runs (the row with
+    a trained partition's signature is). Either is taken as other hardware (s38 tester K2);
+    the refusal says why (:func:`hpcds1mpi.records.machines.refuse_foreign_machines`)."""
+    from hpcds1mpi.cpu_signature import generic_cpu_name, untold_generation
+    from hpcds1mpi.measure.meters import machine_id
+
+    known = set(known)
+    found = {}
+    for mid, row in machines.items():
+        if mid in known or not generic_cpu_name(row.get("cpu_model")):
+            continue
+        if not untold_generation(row):
+            match = known_as({**row, "cpu_signature": ""}, known, partitions)
+            if match is not None:
+                found[mid] = (match[0], "bundle")
+            continue
+        for name, hw in sorted((partitions or {}).items()):
+            signature = str((hw or {}).get("cpu_signature") or "")
+            as_trained = machine_id({**row, "cpu_signature": signature, "partition": name})
+            if signature and as_trained in known:
+                found[mid] = (as_trained, "runs")
+                break
+    return found
+
+
+def untold_twins(machines: dict[str, dict]) -> list[str]:
+    """One line per machine of ``machines`` recorded with a generic CPU name and no signature
+    (:func:`~hpcds1mpi.cpu_signature.untold_generation`) beside one of the same name and
+    hardware with a signature: kept apart, as the file cannot say whether they are one CPU
+    generation (s38 tester K2: ``telemetry merge`` of a file of an older hpcds1mpi)."""
+    from hpcds1mpi.cpu_signature import generic_cpu_name, untold_generation
+    from hpcds1mpi.measure.meters import machine_id
+
+    lines = []
+    for signed, row in sorted(machines.items()):
+        if not (row.get("cpu_signature") and generic_cpu_name(row.get("cpu_model"))):
+            continue
+        untold = machine_id({**row, "cpu_signature": ""})
+        if untold in machines and untold_generation(machines[untold]):
+            lines.append(f"machine {untold} (CPU {row.get('cpu_model')!r}) was recorded "
+                         f"without the CPU's signature, so it is kept apart from machine "
+                         f"{signed} of that name and hardware ({row['cpu_signature']}): "
+                         f"the file does not say whether they are one CPU generation; resume "
+                         f"its sweep on its machine (sweep --resume) to give its runs that "
+                         f"machine's id")
+    return lines
+
+
 def unlearnable_machines(paths: Iterable, known: set[str], partitions: Iterable[str]
                          ) -> list[str]:
     """The machine ids of telemetry ``paths`` whose runs ``learn`` refuses for a bundle of

@@ -114,14 +114,18 @@ def _library_name(version) -> str:
 
 
 def refuse_foreign_machines(known: set[str], new: pd.DataFrame, files=(),
-                            launchers: dict | None = None) -> None:
+                            launchers: dict | None = None, untold: dict | None = None
+                            ) -> None:
     """Refuse runs from machines other than ``known`` (runs of machines are never mixed).
 
     ``files``: the telemetry ``new`` was read from, named in the ``train`` command the refusal
     gives (``FILE`` where none is given). ``launchers``: new id -> (known id, launcher line,
     library) for new machines whose known id is their own as an older hpcds1mpi took it from
     the launcher (:func:`hpcds1mpi.measure.launcher_fingerprints.launcher_fingerprinted`):
-    refused as that, not as "different machines" (s34 tester O4).
+    refused as that, not as "different machines" (s34 tester O4). ``untold``: new id -> (known
+    id, "bundle" or "runs") where one side's record does not say which CPU generation its
+    generic CPU name is (:func:`hpcds1mpi.measure.same_machine.untold_machines`): refused as
+    that (s38 tester K2).
 
     Raises:
         DataError: ``new`` has runs of a machine outside ``known``, or (``known`` empty) of
@@ -131,6 +135,8 @@ def refuse_foreign_machines(known: set[str], new: pd.DataFrame, files=(),
     foreign = sorted(new_ids - set(known))
     if foreign and known and all(i in (launchers or {}) for i in foreign):
         raise DataError(_launcher_known(launchers[foreign[0]], new, foreign, files))
+    if foreign and known and all(i in (untold or {}) for i in foreign):
+        raise DataError(_untold_known(untold[foreign[0]], new, foreign, files))
     if foreign and known:
         raise DataError(
             f"new runs come from machine(s) {_with_partitions(new, foreign)} but the bundle "
@@ -158,6 +164,32 @@ def _launcher_known(match, new: pd.DataFrame, foreign, files) -> str:
             "a bundle's runs cannot be given another id: sweep the bundle's program again with "
             f"this hpcds1mpi (`hpcds1mpi sweep --command ... --out {into} --resume`) and train "
             f"a new bundle with {_train_command(new, foreign, files)}")
+
+
+def _untold_known(match, new: pd.DataFrame, foreign, files) -> str:
+    """The refusal of new runs that are the bundle's machine but for a CPU generation one side
+    does not record (``match``: (known id, "bundle" or "runs": whose record lacks it))."""
+    import shlex
+
+    from hpcds1mpi.cpu_signature import untold_note
+
+    known, whose = match
+    cpus = new.loc[new["machine_id"].astype(str) == foreign[0], "cpu_model"] \
+        if "cpu_model" in new.columns else pd.Series(dtype=object)
+    cpu = next(iter(cpus.dropna().astype(str)), "?")
+    train = _train_command(new, foreign, files)
+    if whose == "bundle":
+        return untold_note(f"new runs of machine(s) {_with_partitions(new, foreign)} differ "
+                           f"from the bundle's machine {known} only in the CPU's signature; "
+                           "the bundle's machine", cpu,
+                           f"train a new bundle of these runs with {train}")
+    into = shlex.quote(str(files[0])) if len(files) == 1 else "FILE"
+    return untold_note(f"new runs of machine(s) {_with_partitions(new, foreign)} are of the "
+                       f"bundle's machine {known} but for the CPU's signature; their "
+                       "machine", cpu,
+                       "if they ran on this machine, resume their sweep here (`hpcds1mpi sweep "
+                       f"... --out {into} --resume` keeps them as this machine's), else train "
+                       f"a separate bundle of them with {train}")
 
 
 def _with_partitions(frame: pd.DataFrame, ids) -> str:

@@ -99,7 +99,8 @@ def telemetry_rows(path) -> pd.DataFrame:
     ``runtime_source`` (:func:`runtime_source`): the file attribute is not on the rows, and
     the model trains on whichever runtime the sweep measured, so the bundle must say which.
     Kernel runs and files without external runs get no such column. Every row carries its
-    machine's ``cpu_model`` (the machines table's, keyed by ``machine_id``)."""
+    machine's ``cpu_model`` and ``cpu_signature`` (the machines table's, keyed by
+    ``machine_id``; None where it records none)."""
     from hpcds1mpi.records.telemetry import RUN_COLUMNS, load, normalise
 
     store = load(path)  # once: the rows and the attributes
@@ -114,9 +115,10 @@ def telemetry_rows(path) -> pd.DataFrame:
                                     for k, m in store.machines.items()}
     # the machine's CPU on each run (s31 tester Q4: a bundle that does not record it answered
     # `auto` on another CPU); None where the machines table does not name one
-    cpus = {str(k): str(m.get("cpu_model") or "").strip() or None
-            for k, m in store.machines.items()}
-    frame["cpu_model"] = [cpus.get(m) for m in frame["machine_id"].astype(str)]
+    for column in ("cpu_model", "cpu_signature"):  # the signature tells generations apart
+        cpus = {str(k): str(m.get(column) or "").strip() or None
+                for k, m in store.machines.items()}
+        frame[column] = [cpus.get(m) for m in frame["machine_id"].astype(str)]
     external = frame["kind"].astype(str) == "external"
     if external.any():
         from hpcds1mpi.records.run_sources import plan_commands

@@ -305,3 +305,41 @@ def test_learn_says_a_bundle_fingerprinted_by_an_older_launcher_is_this_machine(
                                 "Version: 5.0.2')")
     assert "different machines" not in proc.stderr and sha256s(tmp_path) == before
     assert proc.stderr.strip().endswith(f"`hpcds1mpi train --telemetry {new} --out DIR`")
+
+
+def test_learn_refuses_runs_whose_cpu_generation_one_record_does_not_say(tmp_path):
+    """s38 tester K2: a VM whose CPU is only "AMD EPYC" had the id of a bundle's machine of
+    that name whatever its generation, so learn pooled a Zen 5's runs with a Zen's. Now the
+    id hashes the CPU's signature; a bundle of an older hpcds1mpi (no signature) is refused
+    as not saying its generation, and so are an older file's runs for a newer bundle."""
+    from hpcds1mpi.cpu_signature import cpu_signature
+    from hpcds1mpi.measure.meters import machine_id
+    from hpcds1mpi.records.telemetry_rows import telemetry_rows
+    from hpcds1mpi.surrogates.bundle import train_bundle
+    from tests.measure.test_same_machine import stored_runs, this_machine
+    from tests.test_cpu_signature import ZEN5
+
+    def on(cpu_signature_text: str) -> dict:
+        row = {**this_machine("local"), "cpu_model": "AMD EPYC",
+               "cpu_signature": cpu_signature_text}
+        return {**row, "machine_id": machine_id(row)}
+
+    old_machine, new_machine = on(""), on(cpu_signature(ZEN5))
+    runs = make_runs(seed=3)
+    for bundle_of, runs_of, whose in ((old_machine, new_machine, "the bundle's machine"),
+                                      (new_machine, old_machine, "their machine")):
+        folder = tmp_path / whose.replace(" ", "_").replace("'", "")
+        folder.mkdir()
+        trained = folder / "model"
+        old = telemetry_rows(stored_runs(folder / "old.h5", bundle_of, runs[runs["size"] < 96]))
+        train_bundle(old, n_members=2, use_embedding=False, threads=1).save(trained)
+        new = stored_runs(folder / "new.h5", runs_of, runs[runs["size"] == 96].head(6))
+        before = sha256s(tmp_path)
+        proc = run_cli(["learn", "--model", str(trained), "--telemetry", new, "--out",
+                        str(folder / "lp"), "--threads", "1"], timeout=300)
+        assert_one_line_error(proc, f"{whose} was recorded on CPU 'AMD EPYC', a name that "
+                                    "does not say which CPU generation, by an older hpcds1mpi "
+                                    "that did not record the CPU's signature: taken as other "
+                                    "hardware")
+        assert f"new runs of machine(s) {runs_of['machine_id']} (partition local)" in proc.stderr
+        assert sha256s(tmp_path) == before

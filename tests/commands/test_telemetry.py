@@ -520,3 +520,27 @@ def test_show_prints_microsecond_run_times_with_their_digits(tmp_path, capsys):
         main(["telemetry", "show", str(path)])
     out = capsys.readouterr().out
     assert "8.623e-06" in out and "1235" in out and "0.000009" not in out
+
+
+def test_merge_keeps_a_machine_of_an_untold_cpu_generation_apart_and_says_so(tmp_path):
+    """s38 tester K2: a file of an older hpcds1mpi (CPU "AMD EPYC", no signature) merged with
+    one of this version (the same name and hardware, with its signature): two machines, which
+    the file cannot say are one CPU generation; merge says so, show prints the signature."""
+    from hpcds1mpi.measure.meters import machine_id
+    from tests.helpers import run_cli
+    from tests.measure.test_same_machine import stored_runs, this_machine
+    from tests.surrogates.test_bundle import make_runs
+
+    def on(signature: str) -> dict:
+        row = {**this_machine("local"), "cpu_model": "AMD EPYC", "cpu_signature": signature}
+        return {**row, "machine_id": machine_id(row)}
+
+    old, new = on(""), on("AuthenticAMD family 26 model 2 stepping 1; avx512f")
+    runs = make_runs(seed=3).head(4)
+    files = [stored_runs(tmp_path / f"{n}.h5", m, runs) for n, m in (("a", old), ("b", new))]
+    merged = run_cli(["telemetry", "merge", *files, "--out", str(tmp_path / "m.h5")])
+    assert merged.returncode == 0, merged.stderr
+    assert f"note: machine {old['machine_id']} (CPU 'AMD EPYC') was recorded without the CPU's " \
+        f"signature, so it is kept apart from machine {new['machine_id']}" in merged.stderr
+    shown = run_cli(["telemetry", "show", str(tmp_path / "m.h5"), "--rows", "0"])
+    assert "AMD EPYC (AuthenticAMD family 26 model 2 stepping 1; avx512f)" in shown.stdout

@@ -344,16 +344,17 @@ def test_unknown_hardware_names_the_property_that_differs_with_both_values(bundl
 
 def test_another_cpu_than_the_measured_one_is_at_most_confirm(ref, cal):
     parts = {k: dict(v) for k, v in fake_partitions_table().items()}
-    parts["cpu"]["cpu_model"] = "AMD EPYC"
+    parts["cpu"]["cpu_model"] = "AMD EPYC 7763"  # a name of one generation (s38 tester K2)
     b = FakeBundle(partitions=parts)
     r = guard.reference(b)
     intel = Partition("cpu", cores_per_node=16, memory_gb=64, max_nodes=4,
                       cpu_model="Intel(R) Xeon(R) Processor")
     v = guard.judge(b, "gemm", 700, intel, cal, r, confidence=0.99)
     assert v.verdict == "confirm" and v.checks["cpu"] == "confirm"
-    assert any("CPU Intel(R) Xeon(R) Processor" in x and "CPU AMD EPYC" in x for x in v.reasons)
+    assert any("CPU Intel(R) Xeon(R) Processor" in x and "CPU AMD EPYC 7763" in x
+               for x in v.reasons)
     # The same CPU (case and blanks aside), or a partition that names none: nothing new.
-    for same in ("amd  epyc", ""):
+    for same in ("amd  epyc 7763", ""):
         part = Partition("cpu", cores_per_node=16, memory_gb=64, max_nodes=4, cpu_model=same)
         v = guard.judge(b, "gemm", 700, part, cal, r, confidence=0.99)
         assert v.verdict == "auto" and "cpu" not in v.checks, v.reasons

@@ -226,3 +226,65 @@ def test_an_earlier_text_of_the_same_library_is_found_for_relabelling():
     wrapper["machine_id"] = meters.machine_id(wrapper)
     unmarked = earlier(mpi_library="mpiexec Version: 5.0.2")
     assert meters.earlier_record(unmarked, wrapper) == next(iter(unmarked))
+
+
+def _on_cpu(monkeypatch, name: str, cpuinfo: str):
+    """The fingerprint of a machine whose /proc/cpuinfo is ``cpuinfo`` and CPU ``name``."""
+    from hpcds1mpi import cluster, cpu_signature
+
+    monkeypatch.setattr(cpu_signature, "_read_cpuinfo", lambda: cpuinfo)
+    monkeypatch.setattr(cluster, "_cpu_model", lambda: name)
+    return meters.fingerprint(Partition("local", cores_per_node=2, memory_gb=8),
+                              hostnames=["h"], mpi_library="MPICH 5", gpu_aware=False)
+
+
+def test_two_cpu_generations_behind_one_generic_name_get_two_machine_ids(monkeypatch):
+    """s38 tester K2: a Zen 5 VM calling its CPU "AMD EPYC" had the id of the Zen reference
+    machine of that name; the signature is recorded, and hashed where the name is generic."""
+    from tests.test_cpu_signature import ZEN3, ZEN5
+
+    zen5, zen3 = _on_cpu(monkeypatch, "AMD EPYC", ZEN5), _on_cpu(monkeypatch, "AMD EPYC", ZEN3)
+    assert zen5["cpu_signature"].startswith("AuthenticAMD family 26 model 2 stepping 1;")
+    assert zen5["machine_id"] != zen3["machine_id"]
+    # no /proc/cpuinfo (or a row from before): the id it always had
+    assert _on_cpu(monkeypatch, "AMD EPYC", "")["machine_id"] == meters.machine_id(
+        {**zen5, "cpu_signature": ""})
+
+
+def test_a_specific_cpu_name_keeps_the_machine_id_it_had(monkeypatch):
+    """Ids of named CPUs do not change: telemetry and bundles recorded before still match."""
+    import hashlib
+    import json
+
+    from tests.test_cpu_signature import ZEN3
+
+    row = _on_cpu(monkeypatch, "AMD EPYC 7763 64-Core Processor", ZEN3)
+    keys = ("cpu_model", "physical_cores", "logical_cores", "memory_gb", "gpu_model",
+            "gpu_count", "gpu_memory_gb", "mpi_library", "partition")
+    before = hashlib.sha256(json.dumps([row[k] for k in keys]).encode()).hexdigest()[:16]
+    assert row["machine_id"] == before
+    assert meters.machine_id({**row, "cpu_signature": "another"}) == before
+    # the shipped bundle's machine (generic name, no signature) keeps its id
+    assert meters.machine_id({**row, "cpu_model": "AMD EPYC", "cpu_signature": ""}) == \
+        hashlib.sha256(json.dumps(["AMD EPYC", *[row[k] for k in keys[1:]]]).encode()
+                       ).hexdigest()[:16]
+
+
+def test_a_record_of_this_host_without_the_cpus_signature_is_found_for_relabelling(
+        monkeypatch):
+    """A file an earlier hpcds1mpi wrote on this generic-name host: its runs are this
+    machine's (resumed, not measured again); of another host, they may be another
+    generation and are not."""
+    from tests.test_cpu_signature import ZEN5
+
+    now = _on_cpu(monkeypatch, "AMD EPYC", ZEN5)
+    old = {**now, "cpu_signature": ""}
+    old["machine_id"] = meters.machine_id(old)
+    assert meters.earlier_record({old["machine_id"]: old}, now) == old["machine_id"]
+    for elsewhere in ({**old, "hostnames": "other"},  # VMs share names, not kernel builds:
+                      {**old, "platform": "Linux-6.18.44-fc-v1098-x86_64-with-glibc2.36"}):
+        assert meters.earlier_record({old["machine_id"]: elsewhere}, now) is None
+    other_generation = {**now, "cpu_signature": "AuthenticAMD family 25 model 1"}
+    other_generation["machine_id"] = meters.machine_id(other_generation)
+    assert meters.earlier_record({other_generation["machine_id"]: other_generation},
+                                 now) is None

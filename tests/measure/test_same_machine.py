@@ -105,3 +105,29 @@ def test_one_machine_under_two_names_is_made_one_and_other_hardware_is_left():
                      f"machine {local['machine_id']} under another partition name (same "
                      "hardware and MPI library): trained as partition local's"]
     assert one_machine_under_names(frame.iloc[:3], machines)[1] == []
+
+
+def test_a_generic_cpu_name_without_a_signature_is_no_known_machine_either_way():
+    """s38 tester K2: the same machine but for a CPU signature one side lacks is named, with
+    whose record lacks it, for learn's refusal; a file holding both keeps them apart, said."""
+    from hpcds1mpi.measure.same_machine import untold_machines, untold_twins
+
+    def on(signature: str) -> dict:
+        row = {**this_machine("local"), "cpu_model": "AMD EPYC", "cpu_signature": signature}
+        return {**row, "machine_id": machine_id(row)}
+
+    old, new = on(""), on("AuthenticAMD family 26 model 2 stepping 1; avx512f")
+    assert old["machine_id"] != new["machine_id"]
+    assert untold_machines({new["machine_id"]: new}, {old["machine_id"]}, {"local": {}}) == \
+        {new["machine_id"]: (old["machine_id"], "bundle")}
+    signed = {"local": {"cpu_model": "AMD EPYC", "cpu_signature": new["cpu_signature"]}}
+    assert untold_machines({old["machine_id"]: old}, {new["machine_id"]}, signed) == \
+        {old["machine_id"]: (new["machine_id"], "runs")}
+    assert untold_machines({old["machine_id"]: old}, {new["machine_id"]}, {"local": {}}) == {}
+    named = {**new, "cpu_model": "AMD EPYC 9575F"}
+    assert untold_machines({machine_id(named): named}, {old["machine_id"]}, {"local": {}}) == {}
+    [line] = untold_twins({m["machine_id"]: m for m in (old, new)})
+    assert line.startswith(f"machine {old['machine_id']} (CPU 'AMD EPYC') was recorded "
+                           f"without the CPU's signature, so it is kept apart from machine "
+                           f"{new['machine_id']}")
+    assert untold_twins({new["machine_id"]: new}) == []

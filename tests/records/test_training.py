@@ -225,8 +225,8 @@ def test_a_programs_runs_carry_which_runtime_its_telemetry_measured(tmp_path):
     kernel = read_frames([str(tmp_path / "kernel.h5")])
     assert "runtime_source" not in kernel.columns
     # every run carries its machine's CPU (s31 tester Q4); none where no machines row names one
-    assert kernel["cpu_model"].isna().all()
-    pd.testing.assert_frame_equal(kernel.drop(columns="cpu_model"),
+    assert kernel["cpu_model"].isna().all() and kernel["cpu_signature"].isna().all()
+    pd.testing.assert_frame_equal(kernel.drop(columns=["cpu_model", "cpu_signature"]),
                                   telemetry.read_runs(tmp_path / "kernel.h5"))
 
 

@@ -55,6 +55,8 @@ RUN_COLUMNS: list[tuple[str, str]] = [
 ]
 MACHINE_COLUMNS: list[tuple[str, str]] = [
     ("machine_id", "str"), ("hostnames", "str"), ("partition", "str"), ("cpu_model", "str"),
+    # vendor, family, model, stepping and speed flags; "" before session 38 (s38 tester K2)
+    ("cpu_signature", "str"),
     ("physical_cores", "int"), ("logical_cores", "int"), ("memory_gb", "float"),
     ("gpu_model", "str"), ("gpu_count", "int"), ("gpu_memory_gb", "float"),
     ("mpi_library", "str"), ("mpi_gpu_aware", "int"), ("python", "str"), ("platform", "str"),
