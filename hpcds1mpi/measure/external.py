@@ -353,9 +353,10 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
             row = base_row(spec, machine_id, partition, sweep_id)
             program = dict(spec.extra)["command"]
             tokens = launch.tokens(spec.config) + format_command(program, spec)
-            # launched so: under srun each rank under its peak's wrapper (recorded without)
+            # launched so: under srun, or any launcher in an allocation (an mpirun's daemons
+            # start through srun), each rank under its peak's wrapper (recorded without)
             launched = wrapped(launch.name, launch.tokens(spec.config),
-                               format_command(program, spec))
+                               format_command(program, spec), allocation is not None)
             notes = launch.run_notes(spec.config)
             for note in notes:
                 if say and note not in said:

@@ -78,7 +78,8 @@ def launch_once(tokens: list[str], env: dict, timeout: float, cwd: str | None = 
     :class:`~hpcds1mpi.measure.slurm_accounting.StepAccounting` or None: asked after the
     launch, only where its tree showed srun; ``ranks_per_node`` the layout's, which divides a
     launcher daemon's task; ranks run under :mod:`~hpcds1mpi.measure.rank_peak`'s wrapper
-    report their own peak, their lines taken out of stderr), the last
+    (srun's, an mpirun's inside an allocation) report their own peak, their lines taken out
+    of stderr), the last
     :data:`TAIL` bytes of stdout and stderr, ``found``: ``scan([stdout, stderr])`` called
     on the whole output (binary files) before it is dropped (None without ``scan``), and
     ``ranks`` (for :func:`classify`'s hint).
@@ -119,8 +120,10 @@ def launch_once(tokens: list[str], env: dict, timeout: float, cwd: str | None = 
         wall = time.perf_counter() - start
         tree = sampler.stop()
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        # each rank's own peak, from its wrapper under srun; its lines leave the stderr read
-        reports = rank_peak.take_reports(err_fh) if rank_peak.is_wrapped(tokens) else None
+        # each rank's own peak, from its wrapper (srun, an mpirun's daemons); its lines leave
+        # the stderr read
+        reports = rank_peak.take_reports(err_fh, os.path.basename(tokens[0])) \
+            if rank_peak.is_wrapped(tokens) else None
         stdout, stderr = _tail(out_fh), _tail(err_fh)
         found = scan([out_fh, err_fh]) if scan is not None else None
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

@@ -1,15 +1,22 @@
-"""Each rank's peak memory and CPU time under ``srun``, read by the rank's own parent.
+"""Each rank's peak memory and CPU time where its ranks are not the sweep's children, read by
+the rank's own parent.
 
 Under ``--launcher srun`` the ranks are ``slurmstepd``'s children, not the sweep's, so neither
 the sweep's ``RUSAGE_CHILDREN`` nor its process tree sees them, and Slurm's accounting samples
 them (``jobacct_gather``) only every ``JobAcctGatherFrequency``: a step that ends before the
-first sample has no ``MaxRSS`` at all (:mod:`~hpcds1mpi.measure.slurm_accounting`). So each rank
-runs under this file, a wrapper run as a script by the sweep's own Python (``python -I -S
-rank_peak.py -- program args``: no site, no PYTHONPATH, the standard library only, about 10 ms
-and 8 MB of its own): it forks and execs the rank and, when it ends, writes the rank's
-``ru_maxrss`` and CPU time from ``wait4`` on one line to its stderr (:data:`MARK`); srun brings
-every task's stderr back from every node, and the sweep takes those lines out of the program's
-stderr before anything else reads it (:func:`take_reports`).
+first sample has no ``MaxRSS`` at all (:mod:`~hpcds1mpi.measure.slurm_accounting`). Inside an
+allocation an ``mpirun`` / ``mpiexec`` starts its daemons through ``srun`` (Open MPI's
+``orted``, hydra's ``hydra_pmi_proxy`` under its Slurm bootstrap), so their ranks are
+slurmstepd's grandchildren, and a step's ``MaxRSS`` is the daemon's task: the daemon's own
+memory (15 MB for ``orted``) added to its ranks' (s38 tester A5: dgord recorded 58 MB for its
+40 MB). So each such rank runs under this file, a wrapper run as a script by the sweep's own
+Python (``python -I -S rank_peak.py -- program args``: no site, no PYTHONPATH, the standard
+library only, about 10 ms and 8 MB of its own): it forks and execs the rank and, when it ends,
+writes the rank's ``ru_maxrss`` and CPU time from ``wait4`` on one line to its stderr
+(:data:`MARK`); srun, ``orted`` and hydra's proxy bring every rank's stderr back from every
+node, and the sweep takes those lines out of the program's stderr before anything else reads it
+(:func:`take_reports`). A launcher's ranks on this node outside an allocation are the sweep's
+descendants, sampled in its own tree (:mod:`~hpcds1mpi.measure.launch_tree`): not wrapped.
 
 Why this way, measured on the test Slurm (Slurm 22.05, session 38, K4): its plugins are
 ``proctrack/linuxproc``, ``task/affinity`` and ``jobacct_gather/linux`` at 1 s, so a step has
@@ -25,10 +32,11 @@ as it is where the sweep's folder is shared.
 The wrapper does not change the rank: its environment, open descriptors (the ``PMI_FD`` of
 srun's pmi2 plugin), stdin and signal dispositions pass unchanged (Python's own ignored SIGPIPE
 and SIGXFSZ set back); its own memory is not counted (``wait4`` reports the child's); it exits
-with the rank's status, or dies of the rank's signal (without a core of its own), so srun and
-the sweep read the rank's end as before. A signal sent to the wrapper is passed to the rank,
-except its parent's: slurmstepd signals every process of the step (srun's Ctrl-C, ``scancel``,
-a time limit), the rank included, and would otherwise signal it twice.
+with the rank's status, or dies of the rank's signal (without a core of its own), so the
+launcher and the sweep read the rank's end as before. A signal sent to the wrapper is passed to
+the rank, except its parent's: slurmstepd signals every process of the step (srun's Ctrl-C,
+``scancel``, a time limit), ``orted`` and hydra's proxy the process group each rank leads (the
+wrapper's, which the rank shares), so the rank has it already and would otherwise get it twice.
 """
 
 from __future__ import annotations
@@ -48,22 +56,27 @@ WRAPPER = os.path.abspath(__file__)
 
 class RankReports:
     """What the wrappers of one launch reported: ``count`` ranks, the largest ``peak_mb`` (MB;
-    NaN when none) and their CPU seconds summed (``cpu_s``)."""
+    NaN when none), their CPU seconds summed (``cpu_s``) and the launcher they ran ``under``
+    (its command's name: ``srun``, ``mpirun.openmpi``)."""
 
-    def __init__(self, count: int = 0, peak_mb: float = float("nan"), cpu_s: float = 0.0):
-        self.count, self.peak_mb, self.cpu_s = count, peak_mb, cpu_s
+    def __init__(self, count: int = 0, peak_mb: float = float("nan"), cpu_s: float = 0.0,
+                 under: str = "srun"):
+        self.count, self.peak_mb, self.cpu_s, self.under = count, peak_mb, cpu_s, under
 
     def source(self, ranks: int) -> str:
         """The telemetry's ``peak_rss_source`` for these reports of a launch of ``ranks``."""
         whole = ("" if self.count >= ranks else
                  f": {self.count} of {ranks} ranks reported (the others ended without)")
-        return f"rank wrapper under srun (wait4 ru_maxrss, the largest rank){whole}"
+        return f"rank wrapper under {self.under} (wait4 ru_maxrss, the largest rank){whole}"
 
 
-def wrapped(launcher: str, launch_tokens: list[str], program: list[str]) -> list[str]:
+def wrapped(launcher: str, launch_tokens: list[str], program: list[str],
+            in_allocation: bool = False) -> list[str]:
     """The tokens that run ``program`` under ``launch_tokens``: each rank under the wrapper
-    where ``launcher`` is ``srun`` (its ranks are slurmstepd's), else as given."""
-    if launcher != "srun" or not sys.executable:
+    where ``launcher`` is ``srun`` (its ranks are slurmstepd's) or, ``in_allocation`` (a Slurm
+    allocation the sweep runs in), any launcher (an ``mpirun`` starts its daemons, and so its
+    ranks, through srun); else as given (the ranks are the sweep's descendants)."""
+    if not (launcher == "srun" or in_allocation) or not sys.executable:
         return [*launch_tokens, *program]
     return [*launch_tokens, sys.executable, "-I", "-S", WRAPPER, "--", *program]
 
@@ -73,17 +86,18 @@ def is_wrapped(tokens: list[str]) -> bool:
     return WRAPPER in tokens
 
 
-def take_reports(err_fh) -> RankReports:
-    """The wrappers' reports in the binary file ``err_fh`` (a launch's stderr), which is
-    rewritten without them: a report line goes whole (one srun ``--label`` put before it
-    too); one written after the program's last, unfinished line leaves that line as it was."""
+def take_reports(err_fh, under: str = "srun") -> RankReports:
+    """The wrappers' reports in the binary file ``err_fh`` (a launch's stderr, the ranks run
+    ``under`` that launcher), which is rewritten without them: a report line goes whole (one
+    srun ``--label`` put before it too); one written after the program's last, unfinished line
+    leaves that line as it was."""
     import re
     import shutil
     import tempfile
 
     report = re.compile(re.escape(MARK).encode() + rb"maxrss_kib=(\d+) cpu_s=(\d+(?:\.\d*)?)\n?\Z")
     label = re.compile(rb"\s*\d+: ")
-    found = RankReports()
+    found = RankReports(under=under)
     err_fh.seek(0)
     with tempfile.TemporaryFile() as kept:
         for line in iter(lambda: err_fh.readline(2**22), b""):
@@ -92,7 +106,8 @@ def take_reports(err_fh) -> RankReports:
                 continue
             peak_mb = int(match.group(1)) / 1024
             found = RankReports(found.count + 1, peak_mb if found.count == 0 else
-                                max(found.peak_mb, peak_mb), found.cpu_s + float(match.group(2)))
+                                max(found.peak_mb, peak_mb), found.cpu_s + float(match.group(2)),
+                                under)
             if not label.fullmatch(before := line[:match.start()]):
                 kept.write(before)
         if found.count:

@@ -2,9 +2,10 @@
 
 Where the launch's own process tree holds the ranks (:mod:`hpcds1mpi.measure.launch_tree`),
 their peak is sampled there and their CPU time is the launch's children's (``RUSAGE_CHILDREN``).
-Where some ranks ran outside it (started through ``srun``, under ``slurmstepd``), each rank's
-wrapper reports its own peak and CPU time (:mod:`hpcds1mpi.measure.rank_peak`: exact however
-short the rank); where no wrapper reported, Slurm's accounting of the launch's job steps adds
+Where some ranks ran outside it (started through ``srun``, under ``slurmstepd``: the srun
+launcher's, an ``mpirun``'s under its daemons), each rank's wrapper reports its own peak and CPU
+time (:mod:`hpcds1mpi.measure.rank_peak`: exact however short the rank, no daemon's memory
+added); where no wrapper reported, Slurm's accounting of the launch's job steps adds
 theirs (:mod:`hpcds1mpi.measure.slurm_accounting`) inside an allocation, and it is asked after
 every srun launch all the same (each read sets the launch's steps aside); without either (or
 without an answer) both are NaN, with the reason in the source, and nothing downstream sizes
@@ -34,21 +35,29 @@ def ranks_usage(tree, rusage_cpu_s: float, ranks: int, accounting=None,
         ranks_per_node: the configuration's ranks on each node (0: unknown): a launcher
             daemon's task in Slurm's accounting holds that many (s29 tester A4).
         reports: the ranks' wrappers' :class:`~hpcds1mpi.measure.rank_peak.RankReports`
-            (None: not wrapped): their largest peak stands over sacct's sampled one, which
-            counts the wrapper too; their CPU time over sacct's where every rank reported.
+            (None: not wrapped): where ranks ran outside the tree, their largest peak stands
+            over sacct's sampled one, which counts the wrapper and a launcher's daemon too;
+            their CPU time over sacct's where every rank reported.
     """
     local_mb = tree.peak_mb if tree.program_seen else math.nan
+    whole = reports is not None and reports.count >= ranks
+    if reports is not None and reports.count and (tree.remote_starter or whole):
+        # each rank's own, however short, no daemon's nor its wrapper's memory added
+        steps = accounting.read(ranks, launch_start, ranks_per_node=ranks_per_node) \
+            if accounting is not None and tree.remote_starter == "srun" else None
+        if whole:  # ranks that ran under the launch are in its children's CPU too: once
+            cpu = reports.cpu_s + (rusage_cpu_s if tree.remote_starter and
+                                   not tree.program_seen else 0.0)
+        else:
+            cpu = steps.cpu_s + rusage_cpu_s if steps is not None else math.nan
+        peak = reports.peak_mb if whole or not tree.program_seen else \
+            max(reports.peak_mb, local_mb)
+        return peak, cpu, reports.source(ranks)
     if not tree.remote_starter:
         if tree.program_seen:
             return local_mb, rusage_cpu_s, SAMPLED
         return (math.nan, math.nan, "not measured: no process of the program was seen under "
                 "the launch (it ended within the first samples, or its ranks ran elsewhere)")
-    if tree.remote_starter == "srun" and reports is not None and reports.count:
-        steps = accounting.read(ranks, launch_start, ranks_per_node=ranks_per_node) \
-            if accounting is not None else None
-        cpu = (reports.cpu_s if reports.count >= ranks else steps.cpu_s if steps is not None
-               else math.nan) + rusage_cpu_s
-        return reports.peak_mb, cpu, reports.source(ranks)
     if tree.remote_starter == "srun" and accounting is not None:
         steps = accounting.read(ranks, launch_start, ranks_per_node=ranks_per_node)
         # The launch's own children's CPU plus its steps' tasks'.

@@ -1,5 +1,6 @@
-"""Each rank's peak memory under srun, from its own wrapper: the wrapper's report, the rank it
-leaves unchanged (status, signals, descriptors), and a real srun sweep of a short program."""
+"""Each rank's peak memory where the sweep's tree does not hold it (srun, an mpirun inside an
+allocation), from its own wrapper: the wrapper's report, the rank it leaves unchanged (status,
+signals, descriptors), and real sweeps of a short program under srun and Open MPI's mpirun."""
 
 from __future__ import annotations
 
@@ -28,11 +29,15 @@ def _wrapper_run(program: list[str], **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run([*WRAP, *program], capture_output=True, timeout=30, **kwargs)
 
 
-def test_only_srun_launches_wrap_their_ranks():
+def test_srun_and_any_launcher_in_an_allocation_wrap_their_ranks():
     assert wrapped("srun", ["srun", "-n", "2"], ["./app", "1"]) == [
         "srun", "-n", "2", *WRAP, "./app", "1"]
     assert is_wrapped(wrapped("srun", ["srun"], ["./app"]))
+    # outside an allocation an mpiexec's ranks on this node are the sweep's own descendants
     assert wrapped("mpiexec", ["mpiexec", "-n", "2"], ["./app"]) == ["mpiexec", "-n", "2", "./app"]
+    # inside one its daemons (orted, hydra_pmi_proxy) and so its ranks start through srun
+    assert wrapped("mpiexec", ["mpirun.openmpi", "-n", "2"], ["./app"], in_allocation=True) == [
+        "mpirun.openmpi", "-n", "2", *WRAP, "./app"]
 
 
 def test_reports_leave_the_programs_stderr_as_it_wrote_it():
@@ -46,6 +51,10 @@ def test_reports_leave_the_programs_stderr_as_it_wrote_it():
         assert err.read() == b"warning: slow\nno newlineafter\n"
     assert (found.count, found.peak_mb, found.cpu_s) == (3, 4.0, 1.0)
     assert found.source(3) == "rank wrapper under srun (wait4 ru_maxrss, the largest rank)"
+    with tempfile.TemporaryFile() as err:
+        err.write(_report(2048))
+        assert take_reports(err, "mpirun.openmpi").source(1) == (
+            "rank wrapper under mpirun.openmpi (wait4 ru_maxrss, the largest rank)")
     assert found.source(4).endswith(": 3 of 4 ranks reported (the others ended without)")
 
 
@@ -138,6 +147,20 @@ def test_reports_stand_over_sacct_where_ranks_ran_under_srun():
     assert peak == 98.0 and math.isnan(cpu)
 
 
+def test_reports_stand_over_the_tree_and_count_local_ranks_cpu_once():
+    """An mpirun in an allocation runs the ranks of its own node as its children: the tree's
+    sample would hold the wrapper (a 2 MB program's 9 MB), and its children's CPU those ranks'."""
+    with tempfile.TemporaryFile() as err:
+        err.write(_report(2 * 1024, 0.25) + _report(3 * 1024, 0.25))
+        reports = take_reports(err, "mpirun.openmpi")
+    local = SimpleNamespace(remote_starter="", program_seen=True, peak_mb=9.0)
+    assert ranks_usage(local, 0.6, 2, None, reports=reports)[:2] == (3.0, 0.5)
+    mixed = SimpleNamespace(remote_starter="srun", program_seen=True, peak_mb=9.0)
+    assert ranks_usage(mixed, 0.6, 2, None, reports=reports)[:2] == (3.0, 0.5)
+    # some ranks unreported: the tree's sample as before where no rank ran elsewhere
+    assert ranks_usage(local, 0.6, 3, None, reports=reports)[0] == 9.0
+
+
 #: A short MPI program (well under Slurm's 1 s sampling here) whose ranks touch 64 MB each.
 HOLDER = r"""
 #include <mpi.h>
@@ -190,3 +213,42 @@ def test_a_short_programs_ranks_under_srun_have_their_peak_recorded(slurm, tmp_p
     assert 64 < run["peak_rss_mb"] < 120, run[["peak_rss_mb", "peak_rss_source"]].to_dict()
     assert run["peak_rss_source"].startswith("rank wrapper under srun"), run["peak_rss_source"]
     assert run["command"].endswith(" ./holder") and WRAPPER not in run["command"]  # as given
+
+
+def _held_python(tmp_path, mb: int, hold_s: float) -> str:
+    """A program (no MPI) that holds ``mb`` MB for ``hold_s`` seconds."""
+    app = tmp_path / "held.py"
+    app.write_text(f"import time\nheld = b'x' * ({mb} * 2**20)\ntime.sleep({hold_s})\n"
+                   "print('held')\n")
+    return f"/usr/bin/python3 {app}"
+
+
+@pytest.mark.slurm
+def test_a_rank_under_open_mpi_s_daemon_in_an_allocation_has_its_own_peak(slurm, tmp_path):
+    """Before (s38 tester A5): inside an allocation Open MPI's mpirun starts its orted through
+    srun, and sacct's MaxRSS of that task is the daemon's ~15 MB added to the rank's (dgord: 58
+    MB for its 38), or none for a step shorter than Slurm's first sample; now the rank's own."""
+    from hpcds1mpi.records.telemetry import read_runs
+    from tests.helpers import hpcds1mpi_exe, system_program
+
+    mpirun = system_program("mpirun.openmpi")
+    own = subprocess.run(["/usr/bin/time", "-f", "%M", *_held_python(tmp_path, 60, 0).split()],
+                         capture_output=True, text=True, timeout=30)
+    own_mb = int(own.stderr.split()[-1]) / 1024 if own.returncode == 0 else 70.0
+    out = tmp_path / "held.h5"
+    # held past Slurm's 1 s sampling here, so the old read had the daemon's task's MaxRSS
+    proc = slurm.cmd(["salloc", "-N2", "--ntasks-per-node=1", "--time=2",
+                      "--job-name=hpcds-orted-peak", hpcds1mpi_exe(), "sweep", "--command",
+                      _held_python(tmp_path, 60, 1.5), "--label", "held", "--sizes", "1",
+                      "--nodes", "1", "--ranks-per-node", "1", "--mpiexec", mpirun,
+                      "--max-repeats", "1", "--warmup", "0", "--out", str(out), "--no-progress"],
+                     timeout=60, check=False, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    run = read_runs(out).iloc[0]
+    assert run["status"] == "ok", run[["status", "error"]].to_dict()
+    assert abs(run["peak_rss_mb"] - own_mb) < 4, (own_mb, run[["peak_rss_mb", "peak_rss_source"]]
+                                                  .to_dict())
+    assert run["peak_rss_source"].startswith("rank wrapper under mpirun.openmpi"), run[
+        "peak_rss_source"]
+    assert WRAPPER not in run["command"] and run["command"].startswith(mpirun)  # as given
+    assert "hpcds1mpi-rank-peak" not in proc.stderr
