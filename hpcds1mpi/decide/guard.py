@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
+from hpcds1mpi.decide.guard_bracket import bracket_thresholds
 from hpcds1mpi.decide.neighbours import knn_distance
 from hpcds1mpi.decide.guard_reference import (  # moved there; importable from here, as before
     MAX_REFERENCE_ROWS,
@@ -414,11 +415,15 @@ def judge(bundle, workload: str, size: int, partition: "Partition",
     if distance is None:
         distance = job_distance(bundle, ref, workload, size, trained, k=calibration.k)
     verdict.distance = distance
-    far = not math.isfinite(distance) or distance > calibration.escalate_threshold
-    if far or distance > calibration.auto_threshold:
-        threshold = calibration.escalate_threshold if far else calibration.auto_threshold
-        mark("learned", "escalate" if far else "confirm",
-             learned_reason(workload, size, distance, threshold, calibration, far))
+    auto, esc, between = calibration.auto_threshold, calibration.escalate_threshold, None
+    if math.isfinite(distance) and distance > auto:  # between measured sizes: their wandering
+        auto, esc, between = bracket_thresholds(
+            bundle, workload, size, trained, calibration, ESCALATE_MIN_RATIO,
+            lambda s: job_distance(bundle, ref, workload, s, trained, k=calibration.k))
+    far = not math.isfinite(distance) or distance > esc
+    if far or distance > auto:
+        mark("learned", "escalate" if far else "confirm", learned_reason(
+            workload, size, distance, esc if far else auto, calibration, far, between))
     else:
         mark("learned", "pass")
     if confidence is not None and verdict.verdict == "auto":

@@ -81,12 +81,16 @@ def no_heldout_size(calibration) -> bool:
 
 
 def learned_reason(workload: str, size, distance: float, threshold: float, calibration,
-                   escalate: bool) -> str:
-    """Why the learned check did not pass ``workload`` at ``size``."""
+                   escalate: bool, between: tuple | None = None) -> str:
+    """Why the learned check did not pass ``workload`` at ``size`` (``between``: the two
+    measured sizes it lies between, whose wandering raised the threshold)."""
     if escalate and no_heldout_size(calibration):
         return (f"only a size measured on this hardware is familiar to this model: it has one "
                 f"size of each workload, so no held-out size calibrated its learned check "
                 f"(measure {workload} at size {size} here, or at a second size, and learn it)")
+    if between is not None:
+        return (f"the model places size {size} unlike the sizes around it between the measured "
+                f"{between[0]:g} and {between[1]:g} (distance {distance:.4g} > {threshold:.4g})")
     if escalate:
         return (f"the job is far from everything measured (distance {distance:.4g} > "
                 f"{threshold:.4g})")
