@@ -104,6 +104,9 @@ class MeasuredLevels:
         swept_in: the absolute folder a program's sweep ran in (its rows' ``swept_in``): a
             script runs a program swept without ``--workdir`` there (s37 tester G3); None when
             not recorded (a bundle or telemetry older than it) or its rows ran in several.
+        swept_from: when a program's first launch started (its rows' earliest ``started_at``,
+            epoch seconds): a file of its command older than that was its input, one newer its
+            sweep wrote (s38 tester A1); None when not recorded (a bundle older than it).
     """
 
     workload: str
@@ -122,6 +125,7 @@ class MeasuredLevels:
     command_configs: tuple = ()
     setup_s: dict | None = None
     swept_in: str | None = None
+    swept_from: float | None = None
 
     @property
     def max_ranks_per_node(self) -> int:
@@ -153,7 +157,18 @@ class MeasuredLevels:
                    command_configs=stored_configs(data.get("command_configs"),
                                             1 + len(others or ()) if command else 0),
                    setup_s=stored_seconds(data.get("setup_s")),
-                   swept_in=stored_folder(data.get("swept_in")))
+                   swept_in=stored_folder(data.get("swept_in")),
+                   swept_from=_stored_time(data.get("swept_from")))
+
+
+def _stored_time(value) -> float | None:
+    """An epoch time as kept (a finite positive number), else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            return None
+    return float(value) if math.isfinite(value) and value > 0 else None
 
 
 def _numbered_alike(lines: list) -> bool:
@@ -212,7 +227,11 @@ def levels_from_frame(frame: "pd.DataFrame") -> dict[str, MeasuredLevels]:
                                        setup_s=(setup_seconds(rows) or None)
                                        if "external" in kinds else None,
                                        swept_in=one_recorded(rows, "swept_in", stored_folder)
-                                       if "external" in kinds else None)
+                                       if "external" in kinds else None,
+                                       swept_from=_stored_time(pd.to_numeric(
+                                           rows["started_at"], errors="coerce").min())
+                                       if "external" in kinds and "started_at" in rows
+                                       else None)
     return out
 
 

@@ -144,15 +144,18 @@ def _swept_folder(levels, program: str, config, size: int) -> tuple[str | None, 
 
     from hpcds1mpi.errors import ConfigError
     from hpcds1mpi.launch.program import placeholder_values, program_tokens
-    from hpcds1mpi.launch.program_folder import relative_paths
+    from hpcds1mpi.launch.program_inputs import input_paths
 
+    values = placeholder_values(config, size)
     try:
-        tokens = program_tokens(program, placeholder_values(config, size))
+        tokens = program_tokens(program, values)
     except ConfigError:
         return None, (), ""  # the script's own checks refuse it in one line
     swept_in = levels.swept_in
-    paths = relative_paths(tokens, swept_in if swept_in and os.path.isdir(swept_in)
-                           else None if swept_in else os.getcwd())
+    paths = input_paths(program, values, swept_in if swept_in and os.path.isdir(swept_in)
+                        else None if swept_in else os.getcwd(), levels.swept_from,
+                        _measured_values(levels),
+                        bool((levels.measured_with or {}).get("setup")))
     if not paths:
         return None, (), ""
     shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
@@ -174,8 +177,25 @@ def _swept_folder(levels, program: str, config, size: int) -> tuple[str | None, 
                           "line")
     return swept_in, tuple(paths), (
         f"the job runs the program in {swept_in!r}, the folder its sweep ran it in (no "
-        f"--workdir), where its relative paths ({shown}) were read; it checks the folder and "
-        "them first (edit the cd line to run it elsewhere)")
+        f"--workdir), where its inputs ({shown}) are; it checks the folder and them first "
+        "(edit the cd line to run it elsewhere)")
+
+
+def _measured_values(levels) -> list[dict]:
+    """The placeholder values of every run ``levels`` record (``command_configs``)."""
+    from hpcds1mpi.surrogates.program_command import RUN_KEYS
+
+    out = []
+    for runs in levels.command_configs or ():
+        for run in runs:
+            values = dict(zip(RUN_KEYS, run))
+            values.pop("ok", None)
+            try:
+                values["ranks"] = int(values["nodes"]) * int(values["ranks_per_node"])
+            except (KeyError, TypeError, ValueError):
+                continue
+            out.append(values)
+    return out
 
 
 def setup_time(levels, config) -> tuple[float, str]:

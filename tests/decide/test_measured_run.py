@@ -387,7 +387,7 @@ def test_a_program_swept_without_a_workdir_runs_in_the_sweeps_folder(swept_here,
     script = _script(_program_rec(levels), "slurm")
     assert f"\ncd {top}\n" in script, script
     assert (f"# note: the job runs the program in '{top}', the folder its sweep ran it in (no "
-            "--workdir), where its relative paths (./app.sh, in/case-2.txt) were read") in script
+            "--workdir), where its inputs (./app.sh, in/case-2.txt) are") in script
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     ran = _run(script, elsewhere)
@@ -424,3 +424,57 @@ def test_a_sweep_folder_not_here_warns_instead_of_entering_it(swept_here, tmp_pa
     assert (f"# note: warning: the model's sweep ran app.sh in '{gone}', not a folder here, "
             "and the command reads ./app.sh, in/case-2.txt relative to the folder the job "
             "starts in") in script, script
+
+
+@pytest.fixture(scope="module")
+def swept_writing(tmp_path_factory):
+    """(the levels of a real sweep of ``./app.sh in_{size}.txt out.txt``, which reads its
+    first argument and writes its second, that folder)."""
+    from hpcds1mpi.records.telemetry_rows import telemetry_rows
+    from hpcds1mpi.surrogates.levels import levels_from_frame
+
+    top = tmp_path_factory.mktemp("swept_writing")
+    app = top / "app.sh"
+    app.write_text('#!/bin/sh\ncat "$1" >/dev/null || exit 3\necho done > "$2"\n'
+                   'echo "time: 0.01 s"\n')
+    app.chmod(0o755)
+    for size in (1, 2):
+        (top / f"in_{size}.txt").write_text("ok\n")
+    out = top / "app.h5"
+    res = run_cli(["sweep", "--command", "./app.sh in_{size}.txt out.txt", "--label", "app",
+                   "--sizes", "1,2", "--ranks-per-node", "1", "--threads", "1",
+                   "--time-regex", r"time: ([0-9.]+) s", "--min-repeats", "1",
+                   "--max-repeats", "1", "--min-time", "0", "--out", str(out),
+                   "--no-progress"], timeout=180, cwd=top)
+    assert res.returncode == 0, res.stderr
+    return levels_from_frame(telemetry_rows(str(out)))["app"], top
+
+
+def test_the_job_checks_the_new_sizes_input_not_what_the_sweep_wrote(swept_writing, tmp_path):
+    """s38 tester A1: dgord's output out.ord, left by the sweep, was checked as an input (the
+    job refused once it was gone) and the new size's input m2_300.grf only where it existed
+    at recommend time. An argument whose measured fillings were there before the first launch
+    is an input, checked filled for the new size; one the sweep wrote is not."""
+    levels, top = swept_writing
+    assert levels.swept_from is not None and (top / "out.txt").exists()
+    script = _script(_program_rec(levels, size=7), "slurm")
+    assert "for input in ./app.sh in_7.txt; do" in script, script
+    (top / "out.txt").unlink()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    ran = _run(script, elsewhere)
+    assert ran.returncode == 1 and (f"the program's input in_7.txt is missing in {top}"
+                                    in ran.stderr), ran.stderr
+    (top / "in_7.txt").write_text("ok\n")
+    ran = _run(script, elsewhere)
+    assert ran.returncode == 0 and "time: 0.01 s" in ran.stdout, ran.stderr
+
+
+def test_a_bundle_without_the_first_launchs_time_judges_by_what_is_there(swept_writing):
+    import dataclasses
+
+    levels, top = swept_writing
+    (top / "out.txt").write_text("done\n")
+    script = _script(_program_rec(dataclasses.replace(levels, swept_from=None), size=2),
+                     "slurm")
+    assert "for input in ./app.sh in_2.txt out.txt; do" in script, script
