@@ -271,7 +271,9 @@ class RuntimePredictor:
         # Labels renumbered to the classes seen (a candidate never best is never chosen).
         code = np.searchsorted(classes, label)
         seen = np.isin(label, classes)
-        clf = LGBMClassifier(objective="multiclass", **self.params)
+        # Two classes are LightGBM's binary case: its "multiclass" needs three or more.
+        objective = "multiclass" if len(classes) > 2 else "binary"
+        clf = LGBMClassifier(objective=objective, **self.params)
         cal_rows = np.arange(len(y))[cal][seen[cal]]
         if len(cal_rows) == 0:
             return  # no validation job has a candidate the classifier could learn
@@ -301,7 +303,7 @@ class RuntimePredictor:
         if self.refit:
             # The newest jobs look most like the future: refit on all of them, as many rounds.
             rounds = max(1, int(clf.best_iteration_ or self.params["n_estimators"]))
-            self.classifier_ = LGBMClassifier(objective="multiclass", **{
+            self.classifier_ = LGBMClassifier(objective=objective, **{
                 **self.params, "n_estimators": rounds}).fit(x[seen], code[seen],
                                                             sample_weight=weight[seen])
 

@@ -15,8 +15,8 @@ from hpcds1mpi.analysis.runtime_eval import (baselines, evaluate, kept_jobs, mai
                                              split_jobs)
 from hpcds1mpi.records.ingest import read_job_log
 from hpcds1mpi.surrogates.submit_features import submit_features
-from tests.records.ingest.joblogs import (CURIE, EAGLE, GAIA, needs_joblogs, swf_lines,
-                                          swf_slice)
+from tests.records.ingest.joblogs import (CURIE, EAGLE, GAIA, needs_joblogs, regular_swf,
+                                          swf_lines, swf_slice)
 
 pytestmark = needs_joblogs
 REPO = Path(__file__).resolve().parents[2]
@@ -259,3 +259,17 @@ def test_a_log_without_users_says_the_user_baselines_take_the_whole_log(tmp_path
                       12, "-1")
     assert main([str(log), "--split", "random"]) == 0
     assert "note: no job names its user: the user baselines" in capsys.readouterr().out
+
+
+def test_a_regular_log_where_two_candidates_ever_win_is_evaluated(tmp_path, capsys):
+    """s38 tester C1: LightGBM's "Number of classes should be specified" traceback when only
+    two history candidates were ever closest (its "multiclass" needs three); the baselines
+    are those worked out by hand on the 40 test jobs."""
+    assert main([str(regular_swf(tmp_path / "hand.swf"))]) == 0
+    rows = {ln.split()[0]: ln.split()[1:] for ln in capsys.readouterr().out.splitlines()
+            if ln.split() and ln.split()[0] in ("ours", "users_request", "last_two",
+                                                 "twice_last_five")}
+    assert rows["users_request"][0] == "0.086" and rows["users_request"][3] == "11.61x"
+    assert rows["last_two"][0] == "0.954" and rows["last_two"][2] == "37.50"
+    assert rows["twice_last_five"][0] == "0.480" and rows["twice_last_five"][2] == "0.00"
+    assert float(rows["ours"][0]) > 0.9

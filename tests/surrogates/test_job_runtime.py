@@ -12,7 +12,7 @@ from hpcds1mpi.surrogates.job_runtime import (GATE_QUANTILES, MIN_BIN, RuntimePr
                                               bayes_choice, choose_gate, conformal_offset,
                                               gated_choice, mondrian_offsets)
 from hpcds1mpi.surrogates.submit_features import completed_mask, submit_features
-from tests.records.ingest.joblogs import GAIA, needs_joblogs, swf_slice
+from tests.records.ingest.joblogs import GAIA, needs_joblogs, regular_swf, swf_slice
 
 pytestmark = needs_joblogs
 SMALL = {"n_estimators": 60, "learning_rate": 0.1}
@@ -222,3 +222,17 @@ def test_the_gate_is_the_best_on_the_validation_slice_and_predict_uses_it(split,
     assert low.any() and not np.allclose(bayes_choice(cands[:, m.classes_], proba)[low],
                                          single[low])
     assert np.allclose(np.log(m.predict(feats.iloc[cal]))[low], single[low])
+
+
+def test_two_candidates_that_ever_win_are_a_binary_choice(tmp_path):
+    # s38 tester C1: with exactly two classes LGBMClassifier(objective="multiclass") stopped
+    # ("Number of classes should be specified and greater than 1"): a regular log where only
+    # two of the user's histories are ever closest.
+    table = read_job_log(regular_swf(tmp_path / "hand.swf"))[0]
+    feats = submit_features(table)
+    run = table["runtime_s"].to_numpy(dtype=float)
+    m = RuntimePredictor(**SMALL, min_child_samples=5).fit(feats, run)
+    assert len(m.classes_) == 2
+    point = m.predict(feats)
+    assert point.shape == (len(run),) and np.all(point <= 3600)
+    assert np.all(np.isfinite(m.walltime(feats)))

@@ -38,3 +38,16 @@ def swf_slice(path: Path, out: Path, jobs: int = 200, extra: tuple[str, ...] = (
     header, body = swf_lines(path)
     out.write_text("".join(header + body[:jobs]) + "".join(extra))
     return out
+
+
+def regular_swf(path: Path, jobs: int = 200, users: int = 5) -> Path:
+    """A hand-made SWF log: one job every 1000 s, each done before the next; user u runs
+    100 u + 0/10/20 s in turn, asking 3600 s (s38 tester C1's)."""
+    lines = ["; UnixStartTime: 1400000000\n; MaxNodes: 10\n; MaxProcs: 40\n"]
+    for i in range(jobs):
+        u = i % users + 1
+        run = 100 * u + 10 * ((i // users) % 3)
+        lines.append(f"{i + 1} {i * 1000} 0 {run} 4 -1 -1 4 3600 -1 1 {u} 1 -1 1 1 -1 -1\n")
+    path.write_text("".join(lines))
+    return path
+
