@@ -112,10 +112,32 @@ def end_times(table: pd.DataFrame) -> pd.Series:
     return end
 
 
+def unnamed_users(table: pd.DataFrame) -> np.ndarray:
+    """Per job, whether the log names users but not this job's (SWF user -1 on some lines);
+    all False in a log that names no user at all (one anonymous user: the machine's)."""
+    user = (table["user"] if "user" in table else pd.Series("", index=table.index)
+            ).astype("string").fillna("")
+    unknown = (user == "").to_numpy(dtype=bool)
+    return unknown if not unknown.all() else np.zeros(len(user), bool)
+
+
+def history_users(table: pd.DataFrame) -> pd.Series:
+    """Whose history each job belongs to: its user; a job of :func:`unnamed_users` is
+    nobody's -- a key of its own -- so that unknown users are not pooled into one whose runs
+    feed every such job's history (s38 tester C3)."""
+    user = (table["user"] if "user" in table else pd.Series("", index=table.index)
+            ).astype("string").fillna("")
+    unnamed = unnamed_users(table)
+    if not unnamed.any():
+        return user
+    own = pd.Series([f"\0job {i}" for i in range(len(user))], index=table.index,
+                    dtype="string")
+    return user.where(~unnamed, own)
+
+
 def _group_codes(table: pd.DataFrame, cols: tuple[str, ...]) -> np.ndarray:
-    """One int64 code per distinct (user, *cols) combination."""
-    user = table["user"] if "user" in table else pd.Series("", index=table.index)
-    keys = [user.astype("string").fillna("")]
+    """One int64 code per distinct (user, *cols) combination (:func:`history_users`)."""
+    keys = [history_users(table)]
     keys += [table[c].astype("string").fillna("") if c in table else
              pd.Series("", index=table.index) for c in cols]
     return pd.MultiIndex.from_arrays(keys).factorize()[0].astype(np.int64)
@@ -242,7 +264,8 @@ def submit_features(table: pd.DataFrame, groups: tuple[str, ...] | None = None
 
     Args:
         table: a job table; uses ``user`` (a log without users is one anonymous user: the
-            history is then the machine's), ``submit_time`` (else ``start_time``),
+            history is then the machine's; a job without one in a log with users has no
+            user history: :func:`history_users`), ``submit_time`` (else ``start_time``),
             ``end_time`` (else start + run time), ``runtime_s``, ``status``, ``state_raw``, ``account``, ``workload``, ``partition``, ``req_nodes`` /
             ``nodes``, ``req_procs`` / ``ranks`` / ``cores``, ``time_limit_s`` and
             ``mem_req_gb`` where present (NaN where not).

@@ -312,7 +312,7 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
     from hpcds1mpi.surrogates.job_runtime import MIN_TRAIN, RuntimePredictor
     from hpcds1mpi.surrogates.submit_features import (completed_mask, end_times,
                                                       feature_groups, submit_features,
-                                                      submit_times, GROUPS)
+                                                      submit_times, unnamed_users, GROUPS)
     from hpcds1mpi.surrogates.walltime_model import novel_mask
 
     from hpcds1mpi.decide.walltime_evidence import (default_partition, heed_kills,
@@ -357,7 +357,9 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
     either = set(feature_groups(hist)) | set(feature_groups(job))
     groups = tuple(g for g in GROUPS if g in either)
     run = hist["runtime_s"].to_numpy(dtype=float)
-    rows = np.flatnonzero(done)
+    # Jobs whose user the history does not name (SWF user -1 of some lines) have no history
+    # of their own: learnt from, they teach that agreeing candidates mean the request.
+    rows = np.flatnonzero(done & ~unnamed_users(hist))
     rows = rows[np.argsort(submit_times(hist).to_numpy()[rows], kind="stable")]
     # A proposal should take seconds: the point run time shown beside it is the best single
     # history candidate (validated on the newest jobs), not the evaluation's classifier over

@@ -273,3 +273,21 @@ def test_a_regular_log_where_two_candidates_ever_win_is_evaluated(tmp_path, caps
     assert rows["last_two"][0] == "0.954" and rows["last_two"][2] == "37.50"
     assert rows["twice_last_five"][0] == "0.480" and rows["twice_last_five"][2] == "0.00"
     assert float(rows["ours"][0]) > 0.9
+
+
+def test_jobs_without_a_user_in_a_log_with_users_are_left_out_and_said(tmp_path, capsys):
+    """s38 tester C3: Gaia with user -1 on some lines pooled those jobs into one user "",
+    whose runs were every such job's "last runs", and nothing said so."""
+    header, body = swf_lines(swf_slice(GAIA, tmp_path / "g.swf", jobs=1500))
+    lines = [" ".join(f[:11] + ["-1"] + f[12:]) + "\n" if i % 3 == 0 else ln
+             for i, ln in enumerate(body) for f in [ln.split()]]
+    log = tmp_path / "mixed.swf"
+    log.write_text("".join(header + lines))
+    table = read_job_log(log)[0]
+    kept = kept_jobs(table)
+    assert len(kept) and table["user"].iloc[kept].notna().all()
+    assert main([str(log), "--split", "random", "--json", str(tmp_path / "r.json")]) == 0
+    unnamed = int(table["user"].isna().sum())
+    assert (f"note: {unnamed} of the {len(table)} jobs name no user (the others do): left out "
+            "of training and test, and of every user's history") in capsys.readouterr().out
+    assert json.loads((tmp_path / "r.json").read_text())["n_kept"] == len(kept)

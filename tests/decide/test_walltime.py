@@ -194,3 +194,16 @@ def test_the_new_jobs_features_are_what_the_whole_table_gives(history, monkeypat
     assert "name_n" in whole
     pd.testing.assert_frame_equal(seen[0].reset_index(drop=True), whole.reset_index(drop=True),
                                   check_dtype=False)
+
+
+def test_jobs_without_a_user_are_not_learnt_from(history):
+    # s38 tester C3: with user -1 on 30 % of Gaia's lines the walltime's regressions learnt
+    # that agreeing candidates (no history: all the request) mean far below the request.
+    mixed = history.copy()
+    mixed.loc[mixed.index % 3 == 0, "user"] = pd.NA
+    user = _busiest(mixed)
+    p = propose_walltime(mixed, user, predictor_args=SMALL)
+    full = propose_walltime(history, user, predictor_args=SMALL)
+    assert p.time_s is not None and p.n_train < full.n_train
+    named = mixed["user"].notna() & (mixed["status"] == "ok") & (mixed["runtime_s"] > 0)
+    assert p.n_train == int(named.sum())

@@ -8,7 +8,8 @@ import pytest
 
 from hpcds1mpi.records.ingest import read_job_log
 from hpcds1mpi.surrogates.submit_features import (CATEGORICAL, completed_mask, gap_before,
-                                                  numeric_columns, submit_features)
+                                                  numeric_columns, submit_features,
+                                                  unnamed_users)
 from tests.records.ingest.joblogs import GAIA, needs_joblogs, swf_slice
 
 @pytest.fixture(scope="module")
@@ -293,3 +294,23 @@ def test_input_columns_list_every_column_the_features_read():
 def test_input_columns_list_every_column_the_features_read_on_gaia(gaia):
     """The same guard on 3,000 real Gaia jobs (SWF: many users, limits, statuses)."""
     _same_features_without_other_columns(gaia)
+
+
+def test_jobs_without_a_user_in_a_log_with_users_are_nobodys_history():
+    # s38 tester C3: SWF user -1 on some lines was one user "" whose runs fed every such
+    # job's history (and the walltime's training), however many people were behind them.
+    t0 = pd.Timestamp("2024-01-01")
+    table = pd.DataFrame({
+        "user": ["a", pd.NA, pd.NA, "a", pd.NA], "status": ["ok"] * 5,
+        "runtime_s": [10.0, 20.0, 30.0, 40.0, 50.0], "time_limit_s": [100.0] * 5,
+        "submit_time": [t0 + pd.Timedelta(seconds=100 * i) for i in range(5)]})
+    table["end_time"] = table["submit_time"] + pd.to_timedelta(table["runtime_s"], unit="s")
+    assert list(unnamed_users(table)) == [False, True, True, False, True]
+    feats = submit_features(table)
+    assert list(feats["user_n"]) == [0, 0, 0, 1, 0]  # user a's second job: its first only
+    assert feats["user_last1"].iloc[[1, 2, 4]].isna().all()
+    assert np.isnan(feats["user_gap"].iloc[4])
+    # A log that names no user at all is still one anonymous user (the machine's history).
+    nobody = table.assign(user=pd.NA)
+    assert list(submit_features(nobody)["user_n"]) == [0, 1, 2, 3, 4]
+    assert not unnamed_users(nobody).any()
