@@ -313,6 +313,7 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
     from hpcds1mpi.surrogates.submit_features import (completed_mask, end_times,
                                                       feature_groups, submit_features,
                                                       submit_times, unnamed_users, GROUPS)
+    from hpcds1mpi.records.ingest.log_ids import user_of_several_logs
     from hpcds1mpi.surrogates.walltime_model import novel_mask
 
     from hpcds1mpi.decide.walltime_evidence import (default_partition, heed_kills,
@@ -343,7 +344,8 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
         proposal.reason = too_thin(hist, done, completed, end, MIN_TRAIN)
         return proposal
     if mine.sum() < MIN_USER_JOBS:
-        proposal.reason = too_few_user_jobs(int(mine.sum())) if mine.any() else NO_HISTORY
+        proposal.reason = (too_few_user_jobs(int(mine.sum())) if mine.any() else
+                           user_of_several_logs(hist, str(user)) or NO_HISTORY)
         return proposal
     if partition is None:  # a script naming no partition runs where the default puts it
         partition = default_partition(hist, mine, same)

@@ -207,3 +207,16 @@ def test_jobs_without_a_user_are_not_learnt_from(history):
     assert p.time_s is not None and p.n_train < full.n_train
     named = mixed["user"].notna() & (mixed["status"] == "ok") & (mixed["runtime_s"] > 0)
     assert p.n_train == int(named.sum())
+
+
+def test_a_user_of_several_logs_is_told_the_names_it_has_there(history):
+    # s38 tester C8: in a table of several SWF logs the users are LOG:N; "--user 2" found
+    # none and said only "no history".
+    two = pd.concat([history.assign(user="gaia:" + history["user"].astype("string")),
+                     history.assign(user="curie:" + history["user"].astype("string"))])
+    user = _busiest(history)
+    p = propose_walltime(two, user, predictor_args=SMALL)
+    assert p.time_s is None and p.reason == (
+        f"no user {user} in this history of several logs, whose users are written LOG:N: "
+        f"give --user as one of curie:{user}, gaia:{user}")
+    assert propose_walltime(two, f"gaia:{user}", predictor_args=SMALL).time_s is not None

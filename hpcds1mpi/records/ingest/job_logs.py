@@ -220,13 +220,16 @@ def ingest(paths: list[str | Path], kind: str = "auto", procs_are: str = "auto")
     The same job seen in several files is kept once (:func:`.same_jobs.keep_once`: a Slurm
     id is one job while its copies are within 26 h or a requeue apart, a requeue's last
     attempt kept; other kinds by id and submit time); the copies, and files read in different
-    time zones, are counted in the returned notes.
+    time zones, are counted in the returned notes. SWF logs number their users (groups,
+    executables ...) each for itself: in a table of several logs they are written ``LOG:N``
+    (:mod:`.log_ids`).
 
     Returns:
         (job table DataFrame, list of FileReport, Counter of cross-file notes)
     """
     import pandas as pd
 
+    from .log_ids import qualify_log_ids
     from .same_jobs import keep_once
 
     frames, reports = [], []
@@ -241,6 +244,7 @@ def ingest(paths: list[str | Path], kind: str = "auto", procs_are: str = "auto")
                  if rep.kind == "sacct-p" and _last_column_forgeable(p)}
     table = keep_once(pd.concat(frames, ignore_index=True), [str(p) for p in paths], notes,
                       forgeable)
+    table = qualify_log_ids(table, notes)  # user 2 of one SWF log is not user 2 of another
     return table.drop(columns="_file").reset_index(drop=True), reports, notes
 
 
