@@ -25,8 +25,10 @@ seconds from 1970-01-01 and the report says so.
 
 What the processor fields count: some logs (ALCF Theta) put NODES there. ``procs_are="auto"``
 reads them as nodes when the header's ``MaxProcs`` equals its ``MaxNodes`` (one processor per
-node: either way the count is a node count) or a note says "processors ... nodes"; they then
-fill ``nodes`` / ``req_nodes`` instead of ``cores`` / ``req_procs``.
+node: either way the count is a node count) or a note states it ("the processor fields count
+nodes", "fields 5 and 8 give the number of nodes"; not a note that only mentions both) --
+unless most lines count past ``MaxNodes`` and within a larger ``MaxProcs``, which only
+processors do; they then fill ``nodes`` / ``req_nodes`` instead of ``cores`` / ``req_procs``.
 
 The header, and whether a file is SWF at all, are read by :mod:`.swf_header`.
 """
@@ -223,9 +225,22 @@ def read_swf(path: str | Path, procs_are: str = "auto") -> tuple["pd.DataFrame",
              "partition"]
     drop((numbers[whole] % 1 != 0).any(axis=1), "a fraction where a count or id belongs")
     drop(numbers["job"].duplicated(), "duplicate job number")
+    procs = numbers[["procs", "req_procs"]].max(axis=1)
+    if as_nodes and why and why.startswith("a header note") and (head.max_nodes or 0) > 0 \
+            and (head.max_procs or 0) > head.max_nodes:
+        # The header contradicts itself: a note says nodes, most lines count past MaxNodes
+        # and within MaxProcs. The numbers are processors (s38 tester C2).
+        past = ((procs > head.max_nodes) & (procs <= head.max_procs))[~bad]
+        if past.sum() * 2 > len(past):
+            as_nodes = False
+            report.facts[report.facts.index(why)] = (
+                f"a header note reads as if the processor fields held nodes, but {int(past.sum())}"
+                f" of {len(past)} jobs count more than MaxNodes ({head.max_nodes}) and at most "
+                f"MaxProcs ({head.max_procs}): read as processors (--procs-are nodes to "
+                "override)")
     limit, limit_name = (head.max_nodes, "MaxNodes") if as_nodes else (head.max_procs, "MaxProcs")
     if limit is not None and limit > 0:
-        over = (numbers["procs"] > limit) | (numbers["req_procs"] > limit)
+        over = procs > limit
         drop(over, f"{'nodes' if as_nodes else 'processors'} above the header's "
                    f"{limit_name} ({limit}): the header or the line is wrong")
     status = numbers["status"]

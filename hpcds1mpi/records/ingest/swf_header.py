@@ -219,7 +219,21 @@ def procs_count_nodes(head: SwfHeader, procs_are: str) -> tuple[bool, str | None
     if head.max_nodes is not None and head.max_nodes == head.max_procs:
         return True, (f"header MaxProcs = MaxNodes = {head.max_nodes}: processor fields read "
                       "as nodes (--procs-are processors to override)")
-    if any(re.search(r"processor.*\bnodes?\b", n, re.I) and re.search(r"hold|count|are", n, re.I)
-           for n in head.notes):
+    if any(_NODES_NOTE.search(n) for n in head.notes):
         return True, "a header note says the processor fields hold nodes: read as nodes"
     return False, None
+
+
+#: A note that *states* the processor fields count nodes ("the processor fields count nodes",
+#: "fields 5 and 8 give the number of nodes", "a processor is a node"): subject, verb and
+#: nodes in a row. A note that only mentions both ("processors are allocated in whole nodes
+#: of 12") says nothing of what the fields count (s38 tester C2: that one was read as nodes
+#: and a whole log refused), nor does a negation ("are not nodes").
+_NODES_NOTE = re.compile(
+    r"(?:\bprocessors?(?:[ -](?:fields?|counts?|numbers?|columns?))?"
+    r"|\bfields?\s+5(?:\s*(?:and|,|&|/)\s*8)?|\bcolumns?\s+5(?:\s*(?:and|,|&|/)\s*8)?)"
+    r"\s+(?:actually\s+|really\s+|in\s+fact\s+)?"
+    r"(?:count|hold|give|are|is|represent|contain|record|mean|denote|report|store)s?\s+"
+    r"(?:(?:the\s+)?(?:number|count)\s+of\s+|an?\s+|whole\s+|the\s+)?(?:compute\s+)?"
+    r"nodes?\b",
+    re.I)

@@ -362,3 +362,34 @@ def test_a_small_slice_of_failed_jobs_with_users_says_so(tmp_path):
     df, report = read_job_log(path)
     assert (df["status"] == "failed").all()
     assert any(f.startswith("every job has status 0 (failed)") for f in report.facts)
+
+
+def _header_log(tmp_path, header: str, procs=(24, 96, 12)) -> tuple:
+    lines = [f"{i + 1} {10 * i} 5 100 {p} -1 -1 {p} 3600 -1 1 {1 + i % 2} 1 -1 1 1 -1 -1\n"
+             for i, p in enumerate(procs)]
+    path = tmp_path / "h.swf"
+    path.write_text("; UnixStartTime: 1400000000\n" + header + "".join(lines))
+    return read_job_log(path)
+
+
+def test_a_processors_note_is_not_read_as_nodes_and_no_job_is_lost(tmp_path):
+    # s38 tester C2: "no job could be read as swf (3 x nodes above the header's MaxNodes)".
+    df, report = _header_log(tmp_path, "; MaxNodes: 8\n; MaxProcs: 96\n; Note: processors are "
+                             "allocated in whole nodes of 12, so the processor counts are "
+                             "multiples of 12\n")
+    assert list(df["cores"]) == [24, 96, 12] and df["nodes"].isna().all()
+    assert not report.dropped
+
+
+def test_a_nodes_note_that_most_jobs_contradict_reads_processors_and_says_so(tmp_path):
+    df, report = _header_log(tmp_path, "; MaxNodes: 8\n; MaxProcs: 96\n; Note: the processor "
+                             "fields count nodes\n")
+    assert list(df["cores"]) == [24, 96, 12] and not report.dropped
+    assert ("a header note reads as if the processor fields held nodes, but 3 of 3 jobs count "
+            "more than MaxNodes (8) and at most MaxProcs (96): read as processors "
+            "(--procs-are nodes to override)") in report.facts
+    # Where the lines agree with it, the note is followed.
+    df, _ = _header_log(tmp_path, "; MaxNodes: 8\n; MaxProcs: 96\n; Note: the processor "
+                        "fields count nodes\n", procs=(2, 8, 1))
+    assert list(df["nodes"]) == [2, 8, 1] and df["cores"].isna().all()
+
