@@ -15,7 +15,8 @@ The file is parsed in one vectorised ``pandas.read_csv`` (313k lines in under a 
 as it is decompressed with only its job lines (:class:`.compressed.KeptLines`): memory follows
 the jobs, not the bytes (a 300 KB gzip file of blank comments is gigabytes of text), and a file
 that would not fit is refused. A line that cannot be a job (fewer or more than 18 fields, a
-word where a number belongs, processors above the header's ``MaxProcs``, a negative time other
+word where a number belongs, processors above the header's ``MaxProcs`` -- unless most lines
+are, and then the header is what is wrong: ignored, said --, a negative time other
 than -1) is counted under its reason in the :class:`FileReport`, never used; so is an id below
 -1 and a job submitted after the header's ``EndTime``. A count or requested time of 0 is no value (NA, noted).
 
@@ -241,8 +242,13 @@ def read_swf(path: str | Path, procs_are: str = "auto") -> tuple["pd.DataFrame",
     limit, limit_name = (head.max_nodes, "MaxNodes") if as_nodes else (head.max_procs, "MaxProcs")
     if limit is not None and limit > 0:
         over = procs > limit
-        drop(over, f"{'nodes' if as_nodes else 'processors'} above the header's "
-                   f"{limit_name} ({limit}): the header or the line is wrong")
+        if over[~bad].sum() * 2 > (~bad).sum():  # most lines: the header is what is wrong
+            report.facts.append(
+                f"header {limit_name} {limit} is below what most jobs use ({int(over[~bad].sum())}"
+                f" of {int((~bad).sum())} count more): ignored")
+        else:
+            drop(over, f"{'nodes' if as_nodes else 'processors'} above the header's "
+                       f"{limit_name} ({limit}): the header or the line is wrong")
     status = numbers["status"]
     drop(~status.isin(list(SWF_STATE)), "unknown status code")
     span = header_span_s(head)

@@ -393,3 +393,14 @@ def test_a_nodes_note_that_most_jobs_contradict_reads_processors_and_says_so(tmp
                         "fields count nodes\n", procs=(2, 8, 1))
     assert list(df["nodes"]) == [2, 8, 1] and df["cores"].isna().all()
 
+
+def test_a_max_procs_below_most_jobs_is_the_header_wrong(tmp_path):
+    # s38 tester C4: MaxProcs 4 on Gaia's lines dropped 30,395 of 51,860 good jobs.
+    df, report = _header_log(tmp_path, "; MaxProcs: 16\n")
+    assert list(df["cores"]) == [24, 96, 12] and not report.dropped
+    assert "header MaxProcs 16 is below what most jobs use (2 of 3 count more): ignored" \
+        in report.facts
+    df, report = _header_log(tmp_path, "; MaxProcs: 64\n")  # a few lines above: theirs
+    assert list(df["cores"]) == [24, 12]
+    assert report.dropped == {"processors above the header's MaxProcs (64): the header or the "
+                              "line is wrong": 1}
