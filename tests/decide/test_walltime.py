@@ -220,3 +220,12 @@ def test_a_user_of_several_logs_is_told_the_names_it_has_there(history):
         f"no user {user} in this history of several logs, whose users are written LOG:N: "
         f"give --user as one of curie:{user}, gaia:{user}")
     assert propose_walltime(two, f"gaia:{user}", predictor_args=SMALL).time_s is not None
+
+
+def test_swf_jobs_failed_at_their_request_are_heeded_as_kills(history):
+    # s38 tester C5: SWF has no timeout code; a status-0 job that ran to its requested time
+    # was killed there, and the proposal said nothing of them. Gaia's user 27 in the first
+    # 4,000 jobs: 28 such jobs at 28,800 s and 8 processors, 30 completed.
+    p = propose_walltime(history, "27", time_limit_s=28800.0, procs=8, predictor_args=SMALL)
+    text = " ".join(p.lines())
+    assert "killed at" in text and "28800 s" in text, text

@@ -20,8 +20,9 @@ def test_curie_every_line_a_job_with_the_logs_statuses():
     assert report.kind == "swf" and report.records == report.jobs == len(df) == 312_826
     assert sum(report.dropped.values()) == 0, report.lines()
     assert list(df.columns) == [c for c, _ in JOB_COLUMNS]
+    # Of the 14,003 status 0 (failed), 5,382 ran to their requested time: killed (s38 C5).
     assert df["status"].value_counts().to_dict() == {"ok": 281_337, "cancelled": 17_486,
-                                                     "failed": 14_003}
+                                                     "failed": 8_621, "timeout": 5_382}
     first = df.iloc[0]
     # 272393 31656837 33492 86395 256 -1 -1 256 86400 -1 1 87 95 -1 -1 4 -1 -1
     assert first["job_id"] == "272393" and first["user"] == "87" and first["account"] == "95"
@@ -39,8 +40,8 @@ def test_curie_every_line_a_job_with_the_logs_statuses():
 def test_gaia_partial_executions_kept_with_status_unknown():
     df, report = read_job_log(GAIA)
     assert len(df) == 51_987 and sum(report.dropped.values()) == 0
-    assert df["status"].value_counts(dropna=False).to_dict() == {"ok": 41_268,
-                                                                 "failed": 10_592, pd.NA: 127}
+    assert df["status"].value_counts(dropna=False).to_dict() == {
+        "ok": 41_268, "failed": 9_109, "timeout": 1_483, pd.NA: 127}  # status 0: 10,592
     partial = df[df["status"].isna()]
     assert set(partial["state_raw"]) == {"2 partial execution, to be continued"}
     assert partial["error"].isna().all()
@@ -48,7 +49,8 @@ def test_gaia_partial_executions_kept_with_status_unknown():
     row = df[df["job_id"] == "2"].iloc[0]
     assert row["workload"] == "2" and row["queue"] == row["partition"] == "1"
     assert row["cpu_s"] == 1320 * 36 and row["peak_rss_mb"] == pytest.approx(7566 * 1024 / 1e6)
-    assert row["status"] == "failed" and row["error"] == "0 failed"
+    # Status 0 at 432,024 s of its 432,000: killed at the limit (s38 tester C5).
+    assert row["status"] == "timeout" and row["error"] == "0 failed"
 
 
 def test_theta_processor_fields_hold_nodes_and_no_status():
@@ -287,7 +289,10 @@ def test_every_status_0_with_users_stays_failed(tmp_path):
     path = tmp_path / "failed.swf"
     path.write_text("".join(header + failed))
     df, report = read_job_log(path)
-    assert len(df) == 300 and (df["status"] == "failed").all() and not report.notes
+    # Those that ran to their requested time were killed at it (s38 tester C5).
+    assert len(df) == 300 and df["status"].isin(["failed", "timeout"]).all()
+    assert set(report.notes) <= {"status 0 (failed) with a run time at or past the requested "
+                                 "time: timeout (killed at the limit)"}
     assert any(f.startswith("every job has status 0 (failed)") for f in report.facts)
 
 
@@ -360,7 +365,7 @@ def test_a_small_slice_of_failed_jobs_with_users_says_so(tmp_path):
     path = tmp_path / "failed.swf"
     path.write_text("".join(header + [ln for ln in body if ln.split()[10] == "0"][:20]))
     df, report = read_job_log(path)
-    assert (df["status"] == "failed").all()
+    assert df["status"].isin(["failed", "timeout"]).all()
     assert any(f.startswith("every job has status 0 (failed)") for f in report.facts)
 
 
@@ -404,3 +409,20 @@ def test_a_max_procs_below_most_jobs_is_the_header_wrong(tmp_path):
     assert list(df["cores"]) == [24, 12]
     assert report.dropped == {"processors above the header's MaxProcs (64): the header or the "
                               "line is wrong": 1}
+
+
+def test_a_failed_job_that_reached_its_requested_time_is_a_timeout(tmp_path):
+    # s38 tester C5: SWF has no timeout code; 58 of a Gaia user's jobs at status 0 ran to
+    # their request (18004 s of 18000 ...) and recommend --history never heard of the kills.
+    path = tmp_path / "t.swf"
+    path.write_text("; UnixStartTime: 1400000000\n; MaxProcs: 64\n"
+                    "1 0 5 3600 4 -1 -1 4 3600 -1 0 1 1 -1 1 1 -1 -1\n"   # failed at the limit
+                    "2 10 5 3604 4 -1 -1 4 3600 -1 0 1 1 -1 1 1 -1 -1\n"  # past it (grace)
+                    "3 20 5 1000 4 -1 -1 4 3600 -1 0 1 1 -1 1 1 -1 -1\n"  # failed before it
+                    "4 30 5 3600 4 -1 -1 4 3600 -1 1 1 1 -1 1 1 -1 -1\n"  # completed at it
+                    "5 40 5 3600 4 -1 -1 4 -1 -1 0 1 1 -1 1 1 -1 -1\n")   # no request
+    df, report = read_job_log(path)
+    assert list(df["status"]) == ["timeout", "timeout", "failed", "ok", "failed"]
+    assert list(df["state_raw"][:2]) == ["0 failed"] * 2  # what the log wrote
+    assert report.notes["status 0 (failed) with a run time at or past the requested time: "
+                        "timeout (killed at the limit)"] == 2
