@@ -291,3 +291,14 @@ def test_jobs_without_a_user_in_a_log_with_users_are_left_out_and_said(tmp_path,
     assert (f"note: {unnamed} of the {len(table)} jobs name no user (the others do): left out "
             "of training and test, and of every user's history") in capsys.readouterr().out
     assert json.loads((tmp_path / "r.json").read_text())["n_kept"] == len(kept)
+
+
+def test_a_log_without_end_times_says_what_the_finished_baselines_are(tmp_path, capsys):
+    """s38 tester C6: Gaia with the wait (field 3) -1 everywhere printed last_two_finished
+    and twice_last_five_finished, both exactly the request, as if they were results."""
+    log = _with_field(swf_slice(GAIA, tmp_path / "g.swf", jobs=1500), tmp_path / "nowait.swf",
+                      3, "-1")
+    assert main([str(log), "--split", "random"]) == 0
+    assert ("note: no job has a start or end time (in an SWF log: the wait, field 3, is -1 on "
+            "every line): no job is known to have finished before another was submitted, so "
+            "the finished-only baselines are the request") in capsys.readouterr().out
