@@ -125,7 +125,8 @@ class Model:
         from hpcds1mpi.decide.offer import runtime_note
         from hpcds1mpi.decide.predict_job import row_extrapolation
         from hpcds1mpi.decide.recommend import recommend
-        from hpcds1mpi.decide.recommendation import TOP_ALTERNATIVES
+        from hpcds1mpi.decide.recommendation import TOP_ALTERNATIVES, format_time
+        from hpcds1mpi.decide.run_scatter import run_scatter
         from hpcds1mpi.decide.system1 import Constraints
         from hpcds1mpi.schemas.api_args import api_wording, check_api_arguments
 
@@ -139,6 +140,7 @@ class Model:
                             objective=objective, device=device, model_dir=self.path,
                             constraints=Constraints(max_nodes, deadline_s, energy_budget_j))
         pick, alternatives, front, confidence, calibrated = None, [], [], None, False
+        single_run = None
         if rec.picked is not None:
             ch = rec.picked.choice
             # Each row extrapolated as predict() says it for the same job on its own
@@ -159,12 +161,14 @@ class Model:
             alternatives = [prediction(i) for i in ch.ranking[1:1 + TOP_ALTERNATIVES]]
             front = [prediction(i) for i in ch.front]
             confidence, calibrated = float(ch.confidence), bool(ch.calibrated)
+            single_run = run_scatter(ch, format_time)  # recommend's band (s38 tester B3)
         return Recommendation(
             workload, int(size), objective, pick, confidence, calibrated, rec.verdict.verdict,
             list(rec.verdict.reasons), alternatives, front,
             [s.config for s in rec.calibration_steps],
             {pl.label: pl.rejected for pl in rec.places if pl.rejected}, rec.energy_label, rec,
-            this_machine=is_this_machine(cluster), runtime=runtime_note(self.bundle, workload))
+            this_machine=is_this_machine(cluster), runtime=runtime_note(self.bundle, workload),
+            single_run=single_run)
 
     def predict(self, configs: Iterable[Configuration | Mapping], workload: str, size: int,
                 cluster: ClusterLike = None, *, partition: str | None = None

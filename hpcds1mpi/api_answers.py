@@ -101,6 +101,10 @@ class Recommendation:
         energy_source: ``modelled`` or ``measured (...)``: what the energy was learned from.
         runtime: which runtime a program's model learned (``{"source", "line"}``), None for
             a kernel: ``recommend --json``'s ``runtime``.
+        single_run: where one run of the pick may land where the model's interval does not
+            hold it (``{"runtime_lo", "runtime_hi", "source", "noise", "line"}``, s; the
+            ``a single run:`` line and ``pick.single_run`` of ``recommend --json``:
+            ``decide/run_scatter.py``), None where nothing is added.
     """
 
     workload: str
@@ -121,6 +125,7 @@ class Recommendation:
     #: up, so a script names none and says so, as ``recommend --emit`` does.
     this_machine: bool = field(default=False, repr=False, compare=False)
     runtime: dict | None = None
+    single_run: dict | None = None
 
     def to_dict(self) -> dict:
         """The same JSON as ``hpcds1mpi recommend --json`` (without ``--history``'s

@@ -66,7 +66,7 @@ TRAINING_FRAME = "training_frame.npz"
 FRAME_COLUMNS = ("workload", "size", "nodes", "ranks_per_node", "ranks", "threads", "device",
                  "precision", "partition", "cores_per_node", "memory_gb", "gpus_per_node",
                  "status", "error", "runtime_s", "energy_j", "peak_rss_mb", "gpu_peak_mem_mb",
-                 "machine_id", "energy_source", "kept")
+                 "machine_id", "energy_source", "kept", "runtime_min_s", "runtime_max_s")
 README = "README.txt"
 SIZE_NEIGHBOURS = "size_neighbours.npz"
 BUNDLE_README_TITLE = "hpcds1mpi model bundle"

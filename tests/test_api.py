@@ -79,6 +79,24 @@ def test_recommend_is_the_command_lines_answer(model, tmp_path):
     assert rec.script().startswith("#!/bin/bash\n#SBATCH")
 
 
+def test_the_single_run_band_is_the_command_lines(model, tmp_path):
+    """``Recommendation.single_run`` is ``recommend --json``'s ``pick.single_run`` and its
+    ``a single run:`` line (s38 tester B3: the API had no band)."""
+    from hpcds1mpi.decide.recommendation import format_table
+
+    rec = model.recommend("nbody", 3000, objective="energy")
+    band = rec.single_run  # nbody's repeats scatter wider than the model's interval
+    assert band is not None and band["runtime_hi"] > rec.pick.runtime_hi
+    assert band["runtime_lo"] is None or 0 < band["runtime_lo"] <= rec.pick.runtime_s
+    assert rec.to_dict()["pick"]["single_run"] == band
+    assert f"  {band['line']}" in format_table(rec.raw).splitlines()
+    res = run_cli(["recommend", "--workload", "nbody", "--size", "3000", "--objective",
+                   "energy", "--json"], env={"HPCDS1MPI_CACHE": str(tmp_path / "c2"),
+                                             "HPCDS1MPI_HISTORY": str(tmp_path / "c2" / "f")})
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["pick"]["single_run"] == pytest.approx(band)
+
+
 def test_predict_gives_the_numbers_recommend_ranks_by(model):
     rec = model.recommend("stencil", 128, cluster=CLUSTER)
     configs = [p.config for p in rec.alternatives[:3]]

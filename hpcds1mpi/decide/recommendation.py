@@ -175,7 +175,7 @@ def to_dict(rec: Recommendation) -> dict:
                        **_row(ch, ch.index), "confidence": ch.confidence,
                        "confidence_calibrated": ch.calibrated, "spread": ch.spread,
                        "margin": ch.margin, "extrapolated": list(rec.extrapolated)}
-        scatter = run_scatter(ch, out["pick"])
+        scatter = run_scatter(ch, format_time)
         if scatter is not None:  # only where it widens the model's interval
             out["pick"]["single_run"] = scatter
         out["alternatives"] = [_json_row(ch, i) for i in ch.ranking[1:1 + TOP_ALTERNATIVES]]
@@ -243,12 +243,9 @@ def format_table(rec: Recommendation) -> str:
             f"  confidence {ch.confidence:.2f} ({'calibrated' if ch.calibrated else 'uncalibrated'})"
             f"   verdict {v.verdict}",
         ]
-        scatter = run_scatter(ch, r)
-        if scatter is not None:
-            lines.insert(-1, f"  a single run: about {format_time(scatter['runtime_lo'])}–"
-                             f"{format_time(scatter['runtime_hi'])} (this workload's repeats "
-                             f"measured {scatter['noise']:.0%} apart, fastest to slowest; the "
-                             "interval above is the model's)")
+        scatter = run_scatter(ch, format_time)
+        if scatter is not None:  # the same line as the JSON's and the console's
+            lines.insert(-1, f"  {scatter['line']}")
     else:
         lines.append(f"! verdict {v.verdict}: no settings guessed")
     for reason in v.reasons:

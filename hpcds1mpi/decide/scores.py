@@ -116,6 +116,22 @@ def neighbour_runtimes(bundle):
     return bundle_cache.memo(bundle, ("neighbour_runtimes",), fit)
 
 
+def repeat_spread(bundle):
+    """The :class:`~hpcds1mpi.surrogates.repeat_spread.RepeatSpread` of ``bundle``'s training
+    rows (their fastest and slowest repeats), fitted once per loaded bundle; empty where it
+    keeps none."""
+    from hpcds1mpi.decide import bundle_cache
+    from hpcds1mpi.surrogates.repeat_spread import RepeatSpread
+
+    def fit():
+        try:
+            return RepeatSpread.fit(bundle_cache.training_columns(bundle))
+        except (AttributeError, KeyError, TypeError):  # no training rows, or none with outcomes
+            return RepeatSpread()
+
+    return bundle_cache.memo(bundle, ("repeat_spread",), fit)
+
+
 #: The column System 1 adds: True where a candidate is beyond the measured levels
 #: (:func:`unmeasured_rows`); such a pick's confidence is at most ``DOUBTED_CONFIDENCE``.
 UNMEASURED = "unmeasured"

@@ -45,7 +45,8 @@ from hpcds1mpi.decide.measured_nodes import (MOST_MEASURED_NODES, NODES_MEASURED
 from hpcds1mpi.decide.memory_limits import (MemoryLimit, declared_need_mb, learn_memory_limits,
                                             memory_need_and_limit)
 from hpcds1mpi.decide.scaling_floor import floor_to_perfect_scaling, scaling_note
-from hpcds1mpi.decide.scores import UNMEASURED, Scores, neighbour_runtimes, unmeasured_rows
+from hpcds1mpi.decide.scores import (UNMEASURED, Scores, neighbour_runtimes, repeat_spread,
+                                     unmeasured_rows)
 # Constraints and the candidate tables are importable from here too.
 from hpcds1mpi.decide.system1_candidates import Constraints, candidate_columns, candidate_frame
 from hpcds1mpi.decide.system1_front import knee, pareto_front_2d  # importable from here too
@@ -58,6 +59,7 @@ from hpcds1mpi.surrogates.columns import takes_columns
 from hpcds1mpi.surrogates.neighbour_beyond import bound_beyond, one_size_note
 from hpcds1mpi.surrogates.neighbour_bounds import bound_runtimes, disagreement
 from hpcds1mpi.surrogates.neighbour_here import hold_to_measured
+from hpcds1mpi.surrogates.repeat_spread import add_repeat_columns
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -164,6 +166,7 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     around = bound_runtimes(cols, measured, workload, size, same)  # within the sizes
     bound_beyond(cols, measured, workload, size, same)  # beyond its own sizes: its edge run
     hold_to_measured(cols, measured, workload, size, same)  # at its own size: its runs (Q1)
+    add_repeat_columns(cols, repeat_spread(bundle), workload, size, same)  # one run's band
     floor_energy(cols, partitions)
     levels = bundle_cache.measured_levels(bundle).get(str(workload))
     cols[UNMEASURED] = unmeasured_rows(cols, levels)  # e.g. a GPU never run: s31 tester Q5

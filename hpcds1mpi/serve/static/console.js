@@ -242,8 +242,7 @@ function show(data, scriptNote) {
   // Where one run may land: the workload's repeats scattered wider than the model's interval.
   const one = pick && pick.single_run;
   $("single-run").hidden = !one;
-  $("single-run").textContent = one ? "a single run: about " + fmtTime(one.runtime_lo) + "–" + fmtTime(one.runtime_hi) +
-    " (this workload's repeats measured " + Math.round(one.noise * 100) + "% apart, fastest to slowest; the interval above is the model's)" : "";
+  $("single-run").textContent = one ? one.line : "";  // recommend's own line (s38 tester B3)
   const runtime = data.runtime && data.runtime.line;  // which time a program's model learned
   $("runtime-note").hidden = !runtime;
   $("runtime-note").textContent = runtime || "";

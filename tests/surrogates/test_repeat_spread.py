@@ -1,0 +1,52 @@
+"""The training runs' fastest and slowest repeats, as System 1's candidates get them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hpcds1mpi.surrogates.repeat_spread import (FAST_RATIO, FASTEST, SLOW_RATIO, SLOWEST,
+                                                RepeatSpread, add_repeat_columns)
+
+_LAYOUT = dict(ranks_per_node=1, threads=1, device="cpu", precision="fp64", partition="p")
+
+
+def _runs():
+    rows = [dict(workload="w", size=10, nodes=1, status="ok", runtime_s=1.0,
+                 runtime_min_s=1.0, runtime_max_s=4.0),
+            dict(workload="w", size=10, nodes=1, status="ok", runtime_s=1.1,  # measured again
+                 runtime_min_s=0.9, runtime_max_s=2.0),
+            dict(workload="w", size=20, nodes=2, status="ok", runtime_s=2.0,
+                 runtime_min_s=2.0, runtime_max_s=8.0),
+            dict(workload="w", size=20, nodes=1, status="failed", runtime_s=np.nan,
+                 runtime_min_s=np.nan, runtime_max_s=np.nan)]
+    return pd.DataFrame([{**_LAYOUT, **r} for r in rows])
+
+
+def _candidates(nodes):
+    return {"partition": np.array(["p"] * len(nodes)), "nodes": np.array(nodes),
+            **{k: np.array([v] * len(nodes)) for k, v in _LAYOUT.items() if k != "partition"}}
+
+
+def test_a_measured_configuration_gets_its_runs_extremes_and_every_one_the_ratios():
+    spread = RepeatSpread.fit(_runs())
+    fast, slow = spread.ratios[("w", "p")]
+    assert fast == pytest.approx(np.median([1.0, 0.9 / 1.1, 1.0]))
+    assert slow == pytest.approx(np.median([4.0, 2.0 / 1.1, 4.0]))
+    cols = _candidates([1, 2, 4])
+    add_repeat_columns(cols, spread, "w", 10)
+    assert cols[FASTEST][0] == 0.9 and cols[SLOWEST][0] == 4.0  # both runs at 10
+    assert np.isnan(cols[FASTEST][1:]).all()  # 2 nodes ran at 20 only, 4 never
+    assert (cols[FAST_RATIO] == fast).all() and (cols[SLOW_RATIO] == slow).all()
+
+
+def test_nothing_known_is_nan():
+    cols = _candidates([1])
+    add_repeat_columns(cols, RepeatSpread.fit(_runs().drop(columns=["runtime_min_s"])), "w", 10)
+    assert all(np.isnan(cols[c]).all() for c in (FASTEST, SLOWEST, FAST_RATIO, SLOW_RATIO))
+    cols = _candidates([1])
+    add_repeat_columns(cols, RepeatSpread.fit(_runs()), "w", 10, trained={"p": None})
+    assert np.isnan(cols[FAST_RATIO]).all()  # hardware no measured partition has
+    add_repeat_columns(cols, RepeatSpread.fit(_runs()), "other", 10)
+    assert np.isnan(cols[FASTEST]).all()
