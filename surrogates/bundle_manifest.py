@@ -46,7 +46,7 @@ def package_versions() -> dict[str, str]:
 
 
 def _metrics(model: SurrogateModel, frame: "pd.DataFrame", Z: np.ndarray) -> dict:
-    """In-sample fit of the ensemble median (held-out numbers come from analysis/h1_eval.py)."""
+    """In-sample fit of the ensemble median (held-out numbers: ``python -m hpcds1mpi.analysis.h1_eval``)."""
     preds = model.predict_design(Z)
     out = {}
     for target in model.targets_:

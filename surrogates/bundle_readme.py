@@ -6,6 +6,10 @@ the files and format of a bundle: :mod:`.bundle_files`.
 
 from __future__ import annotations
 
+#: The command that measures a bundle's held-out accuracy, as an installed package and a
+#: checkout both run it (``analysis/h1_eval.py`` is a path only a checkout has: s38 tester B6).
+HELD_OUT_COMMAND = "python -m hpcds1mpi.analysis.h1_eval"
+
 
 def _ranking_line(manifest: dict) -> str:
     """What the members of the System 1 targets learn (surrogates/ranking.py)."""
@@ -48,8 +52,8 @@ def readme_text(manifest: dict) -> str:
         "Sources: {src}.\n"
         "Targets: {targets}.\n{ranking}{energy}\n"
         "Training-data SHA-256: {h}\n"
-        "Metrics in manifest.json are in-sample; held-out accuracy: analysis/h1_eval.py.\n"
-    ).format(fmt=manifest["format_version"], when=manifest["created"],
+        "Metrics in manifest.json are in-sample; held-out accuracy: {held_out}.\n"
+    ).format(held_out=HELD_OUT_COMMAND, fmt=manifest["format_version"], when=manifest["created"],
              n=s.get("n_total"), kept=s.get("n_kept"), rate=s.get("target_rate"),
              ach=s.get("achieved_rate", float("nan")), seed=s.get("seed"),
              fam=manifest["family"], k=manifest["n_members"],

@@ -25,6 +25,10 @@ import click
 
 from hpcds1mpi.schemas.numbers import COUNT
 from hpcds1mpi.schemas.paths import NonEmptyPath
+from hpcds1mpi.schemas.sweep_defaults import help_text
+
+#: The repeat options' help, from the defaults the plans use (s38 tester B6).
+REPEAT_HELP = help_text()
 
 
 #: The supervisor's own options: they choose how it launches the sweep, never passed on.
@@ -56,21 +60,26 @@ def _strip_launch(argv: list[str]) -> list[str]:
 @click.option("--out", default=None, help="Telemetry file to write (.h5).")
 @click.option("--kernel", multiple=True, help="Kernel name(s), comma-separated (instead of --plan).")
 @click.option("--sizes", default=None,
-              help="Sizes: 64,128 or 64..1024 (64 doubled until it reaches 1024).")
-@click.option("--nodes", default=None, help="Node counts, e.g. 1,2.")
-@click.option("--ranks-per-node", default=None, help="Ranks per node, e.g. 1,2,4.")
-@click.option("--threads", default=None, help="Threads per rank, e.g. 1,2.")
-@click.option("--devices", default=None, help="cpu,gpu or 'available'.")
-@click.option("--precisions", default=None, help="fp64,fp32,bf16 or 'declared'.")
-@click.option("--min-time", type=float, default=None,
-              help="Measure at least this long (s; --command: 1 s of launches).")
-@click.option("--min-repeats", type=int, default=None,
-              help="At least this many repeats (--command default: 3 launches).")
-@click.option("--max-repeats", type=int, default=None,
-              help="At most this many repeats (--command default: 10 launches).")
-@click.option("--warmup", type=int, default=None)
-@click.option("--timeout", type=float, default=None, help="Per-configuration timeout (s).")
-@click.option("--seed", type=int, default=None)
+              help="Sizes: 64,128 or 64..1024 (64 doubled until it reaches 1024); default: "
+                   "each kernel's own sizes (--command needs them).")
+@click.option("--nodes", default=None, help="Node counts, e.g. 1,2 (default 1).")
+@click.option("--ranks-per-node", default=None,
+              help="Ranks per node, e.g. 1,2,4 (default 1 up to the partition's cores; "
+                   "--command 1).")
+@click.option("--threads", default=None,
+              help="Threads per rank, e.g. 1,2 (default 1 up to the partition's cores; "
+                   "--command 1).")
+@click.option("--devices", default=None,
+              help="cpu,gpu or 'available' (the default; --command cpu).")
+@click.option("--precisions", default=None,
+              help="fp64,fp32,bf16 or 'declared' (the kernel's, the default; --command fp64).")
+@click.option("--min-time", type=float, default=None, help=REPEAT_HELP["min_time"])
+@click.option("--min-repeats", type=int, default=None, help=REPEAT_HELP["min_repeats"])
+@click.option("--max-repeats", type=int, default=None, help=REPEAT_HELP["max_repeats"])
+@click.option("--warmup", type=int, default=None, help=REPEAT_HELP["warmup"])
+@click.option("--timeout", type=float, default=None, help=REPEAT_HELP["timeout"])
+@click.option("--seed", type=int, default=None,
+              help="Seed of the runs' inputs; round k uses seed + k (default 0).")
 @click.option("--rounds", type=int, default=None,
               help="Measure each problem's configurations this many times in turn.")
 @click.option("--race-rounds", type=int, default=None,
@@ -110,7 +119,9 @@ def _strip_launch(argv: list[str]) -> list[str]:
 @click.option("--setup", default=None,
               help="Shell command run once per configuration before its first launch, in its "
                    "folder, placeholders filled (e.g. 'decomposePar -force').")
-@click.option("--launcher", type=click.Choice(["srun", "mpiexec"]), default=None)
+@click.option("--launcher", type=click.Choice(["srun", "mpiexec"]), default=None,
+              help="What starts the ranks for --launch / --command (default: srun inside a "
+                   "Slurm allocation with srun on PATH, else mpiexec).")
 @click.option("--mpiexec", "mpiexec_path", default=None,
               help="The mpiexec/mpirun that starts --command (default: the cluster file's "
                    "mpiexec, else the one beside this Python, else PATH's).")
@@ -235,6 +246,8 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
         choice = LaunchChoice.of(launcher=launcher, mpi=mpi_plugin, mpiexec=mpiexec_path,
                                  launcher_args=launcher_args, cluster_file=cluster_file,
                                  partition=partition, program=split_command(program) or None)
+        if plan.cap_note:  # --min-time alone lifted the cap (s38 tester B6)
+            click.echo(f"note: {plan.cap_note}", err=True)
         if list_only:
             _print_list(plan, None, program=True)
             return
@@ -263,8 +276,9 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
     plan = plans.build_plan(doc, part)
     if list_only:
         _print_list(plan, plans.estimate_seconds(plan))
-        if plan.left_out:  # s37 tester K5: what valid_only dropped is said
-            click.echo(f"note: {plan.left_out}", err=True)
+        for note in (plan.left_out, plan.cap_note):  # s37 tester K5, s38 tester B6
+            if note:
+                click.echo(f"note: {note}", err=True)
         return
     from hpcds1mpi.launch.own_launcher import check_started_by
     from hpcds1mpi.measure.driver import run_inprocess
@@ -272,8 +286,9 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
 
     check_started_by()  # before MPI_Init: under another MPI's launcher it aborts with a stack
     comm = world()
-    if plan.left_out and comm.Get_rank() == 0:  # once, not per rank (s37 tester K5)
-        click.echo(f"hpcds1mpi sweep: note: {plan.left_out}", err=True)
+    for note in (plan.left_out, plan.cap_note) if comm.Get_rank() == 0 else ():
+        if note:  # once, not per rank (s37 tester K5, s38 tester B6)
+            click.echo(f"hpcds1mpi sweep: note: {note}", err=True)
     summary = run_inprocess(comm, plan, out, part, resume=resume, progress=not no_progress)
     if summary:
         click.echo(_summary_line(summary, out), err=True)

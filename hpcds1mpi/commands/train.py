@@ -33,6 +33,8 @@ def summary_lines(bundle, out: str, runtime_gaps=None) -> list[str]:
     """What to print after training: the rows learnt from, and those left out and why
     (``runtime_gaps``: the training data's :class:`~hpcds1mpi.records.training.RuntimeGaps`,
     which say why ok jobs had no run time; the manifest has their total only)."""
+    from hpcds1mpi.surrogates.bundle_readme import HELD_OUT_COMMAND
+
     m = bundle.manifest
     s = m["sampling"]
     silent_kept, silent, by_status = _unlearnt(bundle)
@@ -52,7 +54,7 @@ def summary_lines(bundle, out: str, runtime_gaps=None) -> list[str]:
         if target in m["metrics"]:
             t = m["metrics"][target]
             lines.append(f"  {target}: in-sample MAPE {100 * t['mape_in_sample']:.1f} %, "
-                         f"R2 {t['r2_in_sample']:.3f} (held-out: analysis/h1_eval.py)")
+                         f"R2 {t['r2_in_sample']:.3f} (held-out: {HELD_OUT_COMMAND})")
     if m.get("dropped_zero_runtime_jobs"):
         why = (f": {runtime_gaps.describe()}" if runtime_gaps is not None
                and runtime_gaps.total == m["dropped_zero_runtime_jobs"] else "")

@@ -17,9 +17,10 @@ from hpcds1mpi.config import enumerate_configs
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.program import placeholder_values, program_tokens
 from hpcds1mpi.measure.plan import RunSpec, SweepPlan, parse_ints, parse_words
+from hpcds1mpi.schemas.sweep_defaults import PROGRAM, UNCAPPED, lifted_cap_note, lifts_cap
 
 #: Repeats of an external program unless told (a short program gets at least 3 repeats).
-MIN_REPEATS, MIN_TIME, MAX_REPEATS = 3, 1.0, 10
+MIN_REPEATS, MIN_TIME, MAX_REPEATS = PROGRAM.min_repeats, PROGRAM.min_time, PROGRAM.max_repeats
 
 
 def format_command(program: str, spec: RunSpec) -> list[str]:
@@ -119,7 +120,8 @@ def build_external_plan(program: str, label: str, *, sizes, nodes=None, ranks_pe
     lo = min(MIN_REPEATS, max_repeats) if min_repeats is None and isinstance(
         max_repeats, int) and max_repeats >= 1 else MIN_REPEATS if min_repeats is None \
         else min_repeats
-    hi = max(MAX_REPEATS, lo) if max_repeats is None else max_repeats
+    lifted = lifts_cap(min_time, max_repeats)  # --min-time alone: its time, not 10 launches
+    hi = UNCAPPED if lifted else max(MAX_REPEATS, lo) if max_repeats is None else max_repeats
     for name, value in (("--min-repeats", lo), ("--max-repeats", hi)):
         if not isinstance(value, int) or value < 1:
             raise ConfigError(f"{name} {value}: give a whole number of 1 or more")
@@ -130,9 +132,11 @@ def build_external_plan(program: str, label: str, *, sizes, nodes=None, ranks_pe
     least = MIN_TIME if min_time is None else min_time
     if not (isinstance(least, (int, float)) and math.isfinite(least) and least >= 0):
         raise ConfigError(f"--min-time {least}: give 0 or more seconds")
-    plan = SweepPlan(runs=runs, timeout=float(timeout) if timeout else 600.0,
-                     min_repeats=lo, max_repeats=hi, warmup=warmup or 0,
+    plan = SweepPlan(runs=runs, timeout=float(timeout) if timeout else PROGRAM.timeout,
+                     min_repeats=lo, max_repeats=hi, warmup=warmup or PROGRAM.warmup,
                      min_time=float(least),
+                     cap_note=lifted_cap_note(least, MAX_REPEATS, "--max-repeats")
+                     if lifted else "",
                      snapshot_every=30.0 if snapshot_every is None else float(snapshot_every),
                      source={"command": program, "label": label, "sizes": str(sizes)})
     return plan

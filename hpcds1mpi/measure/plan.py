@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from hpcds1mpi.config import DEVICES, PRECISIONS, Configuration, enumerate_configs
 from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.schemas.sweep_defaults import KERNEL, lifted_cap_note
 # The range grammar lives in .ranges; importers of parse_ints / parse_words from here still work.
 from hpcds1mpi.measure.ranges import parse_ints, parse_words, refuse_empty_items  # noqa: F401
 
@@ -58,11 +59,11 @@ class SweepPlan:
     """
 
     runs: list[RunSpec]
-    min_time: float = 0.2
-    min_repeats: int = 1
-    max_repeats: int = 5
-    warmup: int = 1
-    timeout: float = 600.0
+    min_time: float = KERNEL.min_time
+    min_repeats: int = KERNEL.min_repeats
+    max_repeats: int = KERNEL.max_repeats
+    warmup: int = KERNEL.warmup
+    timeout: float = KERNEL.timeout
     check: bool = True
     snapshot_every: float = 30.0
     retry_crashed: bool = False
@@ -74,6 +75,9 @@ class SweepPlan:
     #: What ``valid_only`` left out of the plan, by reason with counts ("" when nothing; a
     #: note to print, s37 tester K5).
     left_out: str = ""
+    #: That a ``min_time`` given without ``max_repeats`` lifted the default repeat cap ("" when
+    #: not; a note to print, s38 tester B6).
+    cap_note: str = ""
 
     @property
     def max_ranks(self) -> int:
@@ -250,6 +254,8 @@ def build_plan(doc: dict, partition) -> SweepPlan:
         race_within=settings.race_within, races=races, source=doc,
         left_out=plan_left_out.note(len(runs) // max(1, settings.rounds
                                                        + settings.race_rounds)),
+        cap_note=lifted_cap_note(settings.min_time, KERNEL.max_repeats,
+                                 "max_repeats (--max-repeats)") if settings.lifted_cap else "",
     )
     seen: set[str] = set()
     for spec in runs:

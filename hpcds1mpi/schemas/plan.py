@@ -18,6 +18,7 @@ from hpcds1mpi.errors import ConfigError
 
 from .base import Count, Count0, Flag, Schema, Seconds, Seconds0, validate
 from .limits import MAX_SEED
+from .sweep_defaults import KERNEL, UNCAPPED, lifts_cap
 
 FIX = "fix it in the plan file (or the sweep flag of the same name)"
 #: ``sweep`` flags for external programs; a plan file has no place for them.
@@ -48,11 +49,11 @@ class _Ranges(Schema):
 class SweepSettings(_Ranges):
     """``[sweep]``: how every configuration is measured, and ranges for every kernel."""
 
-    min_time: Seconds0 = 0.2
-    min_repeats: Count = 1
-    max_repeats: Count = 5
-    warmup: Count0 = 1
-    timeout: Seconds = 600.0
+    min_time: Seconds0 = KERNEL.min_time
+    min_repeats: Count = KERNEL.min_repeats
+    max_repeats: Count = KERNEL.max_repeats
+    warmup: Count0 = KERNEL.warmup
+    timeout: Seconds = KERNEL.timeout
     seed: Annotated[StrictInt, Field(ge=0, le=MAX_SEED)] = 0
     valid_only: Flag = False
     check: Flag = True
@@ -67,8 +68,17 @@ class SweepSettings(_Ranges):
     race_rounds: Annotated[StrictInt, Field(ge=0, le=100)] = 0
     race_within: Annotated[float, Field(gt=0, le=1)] = 0.05
 
+    @property
+    def lifted_cap(self) -> bool:
+        """Whether a ``min_time`` given without ``max_repeats`` lifted the default cap."""
+        given = self.model_fields_set
+        return lifts_cap(self.min_time if "min_time" in given else None,
+                         self.max_repeats if "max_repeats" in given else None)
+
     @model_validator(mode="after")
     def _repeats(self):
+        if self.lifted_cap:  # asked for measured time: the default cap would cut it short (B6)
+            object.__setattr__(self, "max_repeats", UNCAPPED)  # not marked given
         if self.min_repeats > self.max_repeats:
             raise ValueError(f"min_repeats {self.min_repeats} > max_repeats {self.max_repeats}: "
                              "contradictory; lower min_repeats or raise max_repeats")

@@ -432,3 +432,22 @@ def test_an_r_programs_mpi_is_read_and_the_wrong_launcher_refused(tmp_path):
     assert proc.returncode != 0 and "an R program: the Rmpi of" in proc.stderr, proc.stderr
     assert "use its launcher: --mpiexec /usr/bin/mpirun.openmpi" in proc.stderr
     assert not (tmp_path / "t.h5").exists()
+
+
+def test_a_min_time_given_alone_is_measured_and_said(tmp_path):
+    """A plan's ``min_time = 2`` had measured gemm 64 for 0.013 s: the default 5 repeats
+    capped it, silently (s38 tester B6). Now each run measures it, and one line says why."""
+    import h5py
+
+    from tests.helpers import run_cli
+
+    plan, out = tmp_path / "p.toml", tmp_path / "t.h5"
+    plan.write_text('[sweep]\nmin_time = 0.5\nwarmup = 0\nranks_per_node = [1]\nthreads = [1]\n'
+                    'precisions = ["fp64"]\n[[kernel]]\nname = "gemm"\nsizes = [64]\n')
+    proc = run_cli(["sweep", "--plan", str(plan), "--out", str(out), "--no-progress"],
+                   timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    said = [ln for ln in proc.stderr.splitlines() if "given without max_repeats" in ln]
+    assert len(said) == 1 and said[0].startswith("hpcds1mpi sweep: note: min_time 0.5 s")
+    with h5py.File(out) as f:
+        assert f["runs/measured_s"][0] >= 0.5 and f["runs/repeats"][0] > 5

@@ -423,3 +423,32 @@ def test_train_takes_one_machines_runs_under_two_partition_names_as_one(tmp_path
                     "--no-embedding", "--threads", "1",
                     *(a for f in files for a in ("--telemetry", f))], timeout=300)
     assert proc.returncode != 0 and "mixes 2 machines" in proc.stderr
+
+
+def test_the_held_out_evaluation_is_named_as_a_command_that_runs_installed(tmp_path):
+    """train and learn printed `(held-out: analysis/h1_eval.py)`, a path only a checkout has
+    (s38 tester B6); the module form runs from any folder, installed or in a checkout."""
+    import subprocess
+    import sys
+
+    import pandas as pd
+
+    from hpcds1mpi.commands.train import summary_lines
+
+    class Trained:
+        manifest = {"family": "xgboost", "n_members": 5, "use_embedding": False,
+                    "sampling": {"n_kept": 2, "n_total": 2, "target_rate": 1.0,
+                                 "achieved_rate": 1.0, "seed": 0},
+                    "targets": ["runtime_s"], "workloads": ["fft"], "machine_ids": ["m"],
+                    "metrics": {"runtime_s": {"mape_in_sample": 0.1, "r2_in_sample": 0.9},
+                                "train_seconds": {"sampling": 0.0, "fit": 0.0}}}
+
+        def training_frame(self):
+            return pd.DataFrame({"status": ["ok", "ok"], "kept": [True, True]})
+
+    line = [ln for ln in summary_lines(Trained(), "model") if "in-sample MAPE" in ln]
+    assert line and line[0].endswith("(held-out: python -m hpcds1mpi.analysis.h1_eval)")
+    assert "analysis/h1_eval.py" not in "\n".join(summary_lines(Trained(), "model"))
+    proc = subprocess.run([sys.executable, "-m", "hpcds1mpi.analysis.h1_eval", "--help"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "--telemetry" in proc.stdout, proc.stderr

@@ -31,3 +31,18 @@ def test_valid_only_leaving_out_every_configuration_says_why_with_counts():
                                           r"2\); give ranges"):
         build_external_plan("prog {size}", "prog", sizes="1", ranks_per_node="4,8",
                             partition=Partition("p", 2, 4.0), valid_only=True)
+
+
+def test_a_min_time_given_alone_is_measured_not_cut_at_ten_launches():
+    """--min-time 30 without --max-repeats had stopped a 1-s program at 10 launches (s38
+    tester B6); a --max-repeats given still caps it."""
+    from hpcds1mpi.schemas.sweep_defaults import PROGRAM, UNCAPPED
+
+    plan = build_external_plan("./app {size}", "app", sizes="1", min_time=30.0)
+    assert plan.max_repeats == UNCAPPED and plan.min_time == 30.0
+    assert "min_time 30 s given without --max-repeats" in plan.cap_note
+    capped = build_external_plan("./app {size}", "app", sizes="1", min_time=30.0, max_repeats=4)
+    assert capped.max_repeats == 4 and not capped.cap_note
+    default = build_external_plan("./app {size}", "app", sizes="1")
+    assert (default.min_time, default.min_repeats, default.max_repeats, default.warmup,
+            default.timeout) == tuple(PROGRAM) and not default.cap_note
