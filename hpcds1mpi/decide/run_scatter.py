@@ -38,7 +38,7 @@ def run_scatter(choice: "Choice", show_time: Callable[[float], str]) -> dict | N
     Returns:
         ``{"runtime_lo", "runtime_hi", "source", "noise", "line"}``: the band in seconds
         (``runtime_lo`` None where unknown), ``measured`` / ``repeats`` / ``noise`` (the
-        module docstring), the workload's noise (NaN: unknown) and the line the table, the
+        module docstring), the workload's noise (None: unknown) and the line the table, the
         JSON answer and the console show.
     """
     cols, i = choice.scores.cols, choice.index
@@ -72,5 +72,6 @@ def run_scatter(choice: "Choice", show_time: Callable[[float], str]) -> dict | N
         return None
     band = (f"about {show_time(lo)}–{show_time(hi)}" if lo is not None
             else f"up to about {show_time(hi)}")
-    return {"runtime_lo": lo, "runtime_hi": hi, "source": source, "noise": noise,
+    return {"runtime_lo": lo, "runtime_hi": hi, "source": source,  # JSON's None: unknown
+            "noise": noise if math.isfinite(noise) else None,
             "line": f"a single run: {band} ({why}; {_MODEL})"}

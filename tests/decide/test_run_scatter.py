@@ -114,3 +114,19 @@ def test_no_band_where_nothing_measured_says_or_the_models_interval_holds_it():
     held = to_dict(recommend(Steady(), "gemm", 300, fake_places("cpu"), objective="time"))
     assert "single_run" not in held["pick"]  # 1.0x-1.05x lies inside its +-10 %
     assert np.isfinite(held["pick"]["runtime_s"])
+
+
+def test_an_unknown_noise_is_none_alike_in_the_band_and_the_json():
+    """The API's band is ``run_scatter``'s own: a NaN noise there had differed from the JSON's
+    None."""
+    from hpcds1mpi.decide.recommendation import format_time
+    from hpcds1mpi.decide.run_scatter import run_scatter
+
+    class NoNoise(SlowEveryThird):
+        def predict(self, df):
+            return FakeBundle.predict(self, df)
+
+    rec = recommend(NoNoise(), "gemm", 300, fake_places("cpu"), objective="time")
+    band = run_scatter(rec.picked.choice, format_time)
+    assert band["source"] == "repeats" and band["noise"] is None
+    assert to_dict(rec)["pick"]["single_run"] == band
