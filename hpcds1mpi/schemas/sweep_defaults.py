@@ -5,16 +5,16 @@ repeat cap won: ``min_time = 2`` measured gemm for 0.013 s in its 5 repeats).
 
 A run repeats until it has both ``min_repeats`` repeats and ``min_time`` seconds measured, and
 never past ``max_repeats``. A ``min_time`` given without a ``max_repeats`` is what the user
-asked for, so it lifts the default cap (to :data:`UNCAPPED`: the per-configuration timeout
-still bounds the run), said in one line (:func:`lifted_cap_note`); a ``max_repeats`` given
-keeps its cap. Plain constants: ``sweep --help`` imports this without pydantic.
+asked for, so it lifts the default cap to :data:`UNCAPPED` (1,000 repeats: every repeat is a
+row of the telemetry's ``repeats`` table, and each rank's of ``rank_repeats``, so a kernel of
+0.1 ms asked for 2 s must not store 20,000 of them; the per-configuration timeout still bounds
+the run), said in one line (:func:`lifted_cap_note`); a ``max_repeats`` given keeps its cap. Plain constants: ``sweep --help`` imports this without pydantic.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-from hpcds1mpi.schemas.limits import MAX_COUNT
 
 
 class Measuring(NamedTuple):
@@ -32,7 +32,7 @@ KERNEL = Measuring(min_time=0.2, min_repeats=1, max_repeats=5, warmup=1, timeout
 #: A program sweep (``--command``): every repeat is a launch; a short program gets 3.
 PROGRAM = Measuring(min_time=1.0, min_repeats=3, max_repeats=10, warmup=0, timeout=600.0)
 #: The repeat cap a given ``min_time`` leaves where no ``max_repeats`` is given.
-UNCAPPED = MAX_COUNT
+UNCAPPED = 1000
 
 
 def lifts_cap(min_time: float | None, max_repeats: int | None) -> bool:
@@ -44,8 +44,9 @@ def lifts_cap(min_time: float | None, max_repeats: int | None) -> bool:
 def lifted_cap_note(min_time: float, default_cap: int, option: str = "max_repeats") -> str:
     """The line that says a given ``min_time`` lifted the default repeat cap."""
     return (f"min_time {min_time:g} s given without {option}: each run repeats until it has "
-            f"measured {min_time:g} s (not stopping at the default {default_cap} repeats; its "
-            f"timeout still bounds it); give {option} to cap its repeats")
+            f"measured {min_time:g} s (not stopping at the default {default_cap} repeats, but at "
+            f"{UNCAPPED:,} at most, and within its timeout); give {option} to cap its repeats "
+            "otherwise")
 
 
 def help_text() -> dict[str, str]:
@@ -58,8 +59,8 @@ def help_text() -> dict[str, str]:
         "min_repeats": f"At least this many repeats (default {KERNEL.min_repeats}; --command "
                        f"{PROGRAM.min_repeats} launches).",
         "max_repeats": f"At most this many repeats, even short of --min-time (default "
-                       f"{KERNEL.max_repeats}; --command {PROGRAM.max_repeats} launches; no "
-                       "cap where only --min-time is given).",
+                       f"{KERNEL.max_repeats}; --command {PROGRAM.max_repeats} launches; "
+                       f"{UNCAPPED:,} where only --min-time is given).",
         "warmup": f"Unmeasured runs before the repeats (default {KERNEL.warmup}; --command "
                   f"{PROGRAM.warmup} launches).",
         "timeout": f"Seconds a configuration may take (default {KERNEL.timeout:g}; --command "

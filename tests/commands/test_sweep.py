@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from hpcds1mpi.schemas.sweep_defaults import UNCAPPED
 from tests.helpers import hpcds1mpi_exe
 
 # srun stand-in: write its own argv, drop the options, run the program once.
@@ -442,12 +443,31 @@ def test_a_min_time_given_alone_is_measured_and_said(tmp_path):
     from tests.helpers import run_cli
 
     plan, out = tmp_path / "p.toml", tmp_path / "t.h5"
+    # gemm 256 takes about a millisecond a repeat: 0.5 s is reached within the lifted cap.
     plan.write_text('[sweep]\nmin_time = 0.5\nwarmup = 0\nranks_per_node = [1]\nthreads = [1]\n'
-                    'precisions = ["fp64"]\n[[kernel]]\nname = "gemm"\nsizes = [64]\n')
+                    'precisions = ["fp64"]\n[[kernel]]\nname = "gemm"\nsizes = [256]\n')
     proc = run_cli(["sweep", "--plan", str(plan), "--out", str(out), "--no-progress"],
                    timeout=120)
     assert proc.returncode == 0, proc.stderr
     said = [ln for ln in proc.stderr.splitlines() if "given without max_repeats" in ln]
     assert len(said) == 1 and said[0].startswith("hpcds1mpi sweep: note: min_time 0.5 s")
     with h5py.File(out) as f:
-        assert f["runs/measured_s"][0] >= 0.5 and f["runs/repeats"][0] > 5
+        assert f["runs/measured_s"][0] >= 0.5 and 5 < f["runs/repeats"][0] <= UNCAPPED
+
+
+def test_a_min_time_given_alone_stops_at_the_lifted_cap(tmp_path):
+    """The lifted cap is bounded: every repeat is a row of the repeats tables, and a 0.01-ms
+    kernel asked for 5 s would otherwise store hundreds of thousands (s38 review of B6)."""
+    import h5py
+
+    from tests.helpers import run_cli
+
+    plan, out = tmp_path / "p.toml", tmp_path / "t.h5"
+    plan.write_text('[sweep]\nmin_time = 5\nwarmup = 0\nranks_per_node = [1]\nthreads = [1]\n'
+                    'precisions = ["fp64"]\n[[kernel]]\nname = "gemm"\nsizes = [16]\n')
+    proc = run_cli(["sweep", "--plan", str(plan), "--out", str(out), "--no-progress"],
+                   timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert f"{UNCAPPED:,} at most" in proc.stderr
+    with h5py.File(out) as f:
+        assert f["runs/repeats"][0] == UNCAPPED and f["runs/measured_s"][0] < 5
