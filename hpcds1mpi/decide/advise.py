@@ -30,7 +30,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
-from hpcds1mpi.config import Configuration, check_fits
+from hpcds1mpi.config import Configuration
 from hpcds1mpi.decide import guard as guard_mod
 from hpcds1mpi.decide.recommend import recommend
 from hpcds1mpi.decide.recommend_prepare import refuse_job_bundle
@@ -38,6 +38,7 @@ from hpcds1mpi.decide.advise_gain import not_a_gain, predicted_worse, reasons_fo
 from hpcds1mpi.decide.advise_launch import launch_notes
 from hpcds1mpi.decide.advise_side import predict_side
 from hpcds1mpi.decide.advise_refusal import rewrite_refusal
+from hpcds1mpi.decide.asked_problem import asked_problem
 from hpcds1mpi.decide.recommendation import escalation_places, format_time
 from hpcds1mpi.decide.measured_run import setup_time
 from hpcds1mpi.decide.size_source import size_source as source_of_size
@@ -45,12 +46,12 @@ from hpcds1mpi.decide.script_workload import choose_launch, no_size, recorded_co
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch import directives as directives_mod
 from hpcds1mpi.launch.job_script import JobScript
-from hpcds1mpi.launch.pbs_request import free_place_note, uneven_hosts
-from hpcds1mpi.launch.script_fits import refused_request
+from hpcds1mpi.launch.pbs_request import free_place_note
 from hpcds1mpi.launch.pbs_rewrite import pbs_notes
 from hpcds1mpi.launch.script_reading import read_script
 from hpcds1mpi.launch.script_unlaunched import no_launch
-from hpcds1mpi.launch.script_gpus import shared_gpus, step_refused, visible_note
+from hpcds1mpi.launch.script_gpus import visible_note
+from hpcds1mpi.launch.srun_cpus import srun_c_note, unknown_release_note
 from hpcds1mpi.launch.script_repeats import repeats_note
 from hpcds1mpi.launch.script_binding import binding_note, launch_family
 from hpcds1mpi.launch.script_knobs import device_of, precision_of
@@ -221,15 +222,6 @@ def _plain(value):
     return value
 
 
-def _copies_problem(script, launch, job_folder: str) -> str:
-    """Why the asked layout has no prediction where its ranks would run as copies of a program
-    that links no MPI (:func:`~hpcds1mpi.launch.rank_proof.script_copies`), else ""."""
-    from hpcds1mpi.launch.rank_proof import script_copies
-
-    line = script_copies(script, launch, job_folder)
-    return line.split(", and no prediction")[0] if line else ""
-
-
 def _recommended(rec: "Recommendation", asked: Configuration, notes: list[str]
                  ) -> tuple[int | None, float | None]:
     """The row of the best pick that keeps the script's device and precision, picked among
@@ -348,19 +340,10 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     where = f"{cluster.name}/{partition.name}" if cluster is not None else partition.name
     asked = Side(asked_cfg, where, script.time_s,
                  lines=sorted({n for v in script.lines.values() for n in v}))
-    try:
-        asked.problem = step_refused(script) or uneven_hosts(script) or refused_request(
-            script, per_node, threads, partition) or (  # uneven chunks: s33 tester P7
-            # ranks of a program without MPI are copies: no prediction holds (s35 A2)
-            job_folder is not None and _copies_problem(script, launch, job_folder)) or ""
-        if not asked.problem and device == "gpu":
-            asked.problem = (f"{device_said}: the program runs on the GPU, but the job asks for "
-                             "no GPU" if not script.gpus_per_node else
-                             shared_gpus(script, per_node))
-        if not asked.problem:
-            check_fits(asked_cfg, partition)
-    except ConfigError as exc:
-        asked.problem = str(exc).split(";")[0]
+    asked.problem = asked_problem(script, launch, asked_cfg, partition, device_said,
+                                  job_folder)
+    if not asked.problem and (shared := unknown_release_note(script, launch, threads)):
+        notes.append(shared)  # a step whose threads share a core on some releases only
     pinned = visible_note(script, device)  # GPUs picked by hand: said once
     if pinned and pinned.split(" by hand")[0] not in asked.problem:
         notes.append(pinned)
@@ -442,5 +425,6 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
         notes.append(refused.replace("--rewrite refused:", "--rewrite would be refused:", 1))
     notes += [n for n in (threads_note(script, layout), ranks_note(script, layout, Layout(
         nodes, per_node, threads)), visible_note(script, cfg.device, cfg.ranks_per_node),
-        binding_note(script, layout, family), *pbs_notes(script, layout)) if n]
+        binding_note(script, layout, family), srun_c_note(script, layout.threads)
+        if advice.rewritten is not None else None, *pbs_notes(script, layout)) if n]
     return advice

@@ -40,6 +40,7 @@ from hpcds1mpi.launch.script_gpus import GPU_OPTIONS
 from hpcds1mpi.launch.script_options import GPU_GRES, gpu_items, whole
 from hpcds1mpi.launch.script_placeholders import placeholder_words, stem
 from hpcds1mpi.launch.script_request import program_threads, program_value
+from hpcds1mpi.launch.srun_cpus import adds_srun_c
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript
@@ -163,9 +164,7 @@ def _launch(e: Edits, script: "JobScript", to: Layout, family: str | None) -> bo
         given = program_value(script, launch, key)
         if given is not None and given.value != count:
             e.edits += [(*span, str(count)) for span in given.spans]
-    inherits = any(st.name == "SRUN_CPUS_PER_TASK" for st in script.settings)
-    if launch.kind == "slurm" and "cpus-per-task" not in o and to.threads > 1 and not inherits:
-        # srun does not take --cpus-per-task from the allocation on every Slurm release
+    if adds_srun_c(script, to.threads):  # srun 22.05 to 23.02 take no -c from the job
         e.insert(launch.span[1], f" -c {to.threads}")
     for name in _COMPANION_COUNTS:
         if name in launch.env and launch.env[name][0] == str(script.threads):

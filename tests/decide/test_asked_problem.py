@@ -1,0 +1,64 @@
+"""Why the asked layout gets no prediction, as ``advise`` says it (its ``!`` line): an srun
+step whose threads share one bound CPU (s38 tester D1)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hpcds1mpi import cluster as cluster_mod
+from hpcds1mpi.decide.advise import advise
+from hpcds1mpi.decide.model_bundle import DEFAULT_MODEL, load_model
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "data" / "jobscripts"
+#: The tester's s27: the threads share one CPU on Slurm 22.05 to 23.02.
+SHARED = """#!/bin/bash
+#SBATCH --nodes=1
+#SBATCH --ntasks-per-node=1
+#SBATCH --cpus-per-task=2
+#SBATCH --time=00:05:00
+export OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK
+srun --cpu-bind=cores hpcds1mpi run gemm --size 512 --threads 2
+"""
+@pytest.fixture(scope="module")
+def bundle():
+    return load_model(None)
+
+
+@pytest.fixture(scope="module")
+def places():
+    clusters = cluster_mod.load_clusters(SCRIPTS / "lab.toml")
+    return [(c, p) for c in clusters.values() for p in c.partitions.values()]
+
+
+@pytest.fixture(autouse=True)
+def user_files(tmp_path, monkeypatch):
+    monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HPCDS1MPI_HISTORY", str(tmp_path / "cache" / "failures.json"))
+
+
+def _release(monkeypatch, number, text):
+    from hpcds1mpi.launch import srun_cpus  # (the old code had no release: s38 D1)
+
+    monkeypatch.setattr(srun_cpus, "slurm_release",
+                        lambda: srun_cpus.Release(number, text) if number else None)
+
+
+def test_threads_sharing_one_bound_cpu_get_no_prediction(bundle, places, monkeypatch):
+    _release(monkeypatch, (22, 5), "22.05.8")
+    a = advise(SHARED, bundle, places, model_dir=DEFAULT_MODEL)
+    assert a.asked.config.threads == 2 and not a.asked.predicted
+    assert a.asked.problem.startswith("line 7: --cpu-bind=cores binds each task to its 1 CPU, "
+                                      "which its 2 threads share (srun 22.05.8 here")
+    assert a.runtime_change_pct is None  # no "0 % shorter" for a job that shares a core
+    assert any(n.startswith("line 7: --rewrite adds -c 2 to srun") for n in a.notes)
+
+
+def test_a_release_that_gives_the_cpus_keeps_the_prediction(bundle, places, monkeypatch):
+    _release(monkeypatch, (23, 11), "23.11.4")
+    assert advise(SHARED, bundle, places, model_dir=DEFAULT_MODEL).asked.predicted
+    _release(monkeypatch, None, "")
+    unknown = advise(SHARED, bundle, places, model_dir=DEFAULT_MODEL)
+    assert unknown.asked.predicted and any("on Slurm 22.05 to 23.02 srun does not take" in n
+                                           for n in unknown.notes)
