@@ -1,6 +1,7 @@
 """Why the layout a script asks for gets no prediction in ``advise``, one line ("" when it
-gets one): the scheduler refuses it (an ``srun`` step asking GPUs its job does not hold:
-:mod:`~hpcds1mpi.launch.script_gpus`; more than a node has: :mod:`~hpcds1mpi.launch.script_fits`; uneven PBS chunks), or it runs otherwise than
+gets one): the scheduler refuses it (an ``srun`` step asking GPUs, CPUs or nodes its job does
+not hold: :mod:`~hpcds1mpi.launch.script_gpus`, :mod:`~hpcds1mpi.launch.step_fit`; more than a
+node has: :mod:`~hpcds1mpi.launch.script_fits`; uneven PBS chunks), or it runs otherwise than
 the model measured: a rank's threads bound to one CPU they share
 (:mod:`~hpcds1mpi.launch.srun_cpus`), ranks of a program that links no MPI (copies,
 :func:`~hpcds1mpi.launch.rank_proof.script_copies`), a GPU program without GPUs or with ranks
@@ -17,6 +18,7 @@ from hpcds1mpi.launch.pbs_request import uneven_hosts
 from hpcds1mpi.launch.script_fits import refused_request
 from hpcds1mpi.launch.script_gpus import shared_gpus, step_refused
 from hpcds1mpi.launch.srun_cpus import shared_core_problem
+from hpcds1mpi.launch import step_fit
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.cluster import Partition
@@ -41,6 +43,7 @@ def asked_problem(script: "JobScript", launch: "Launch | None", asked: "Configur
     try:
         problem = step_refused(script) or uneven_hosts(script) or refused_request(
             script, asked.ranks_per_node, asked.threads, partition) or (  # uneven: s33 P7
+            step_fit.step_refused(script)) or (  # more than the job holds: s38 tester D2
             # ranks of a program without MPI are copies: no prediction holds (s35 A2)
             job_folder is not None and _copies_problem(script, launch, job_folder)) or \
             shared_core_problem(script, launch, asked.threads)  # s38 tester D1

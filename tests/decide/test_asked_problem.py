@@ -1,5 +1,6 @@
 """Why the asked layout gets no prediction, as ``advise`` says it (its ``!`` line): an srun
-step whose threads share one bound CPU (s38 tester D1)."""
+step whose threads share one bound CPU (s38 tester D1), a step Slurm refuses for asking more
+than its job holds (D2)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,14 @@ SHARED = """#!/bin/bash
 export OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK
 srun --cpu-bind=cores hpcds1mpi run gemm --size 512 --threads 2
 """
+#: The tester's s41 with a kernel: the step asks 2 tasks per node of a job holding 1.
+REFUSED = """#!/bin/bash
+#SBATCH -N 2
+#SBATCH -t 00:05:00
+srun --ntasks-per-node=2 hpcds1mpi run gemm --size 512
+"""
+
+
 @pytest.fixture(scope="module")
 def bundle():
     return load_model(None)
@@ -62,3 +71,11 @@ def test_a_release_that_gives_the_cpus_keeps_the_prediction(bundle, places, monk
     unknown = advise(SHARED, bundle, places, model_dir=DEFAULT_MODEL)
     assert unknown.asked.predicted and any("on Slurm 22.05 to 23.02 srun does not take" in n
                                            for n in unknown.notes)
+
+
+def test_a_step_slurm_refuses_is_said_not_predicted(bundle, places):
+    a = advise(REFUSED, bundle, places, model_dir=DEFAULT_MODEL)
+    assert not a.asked.predicted and a.runtime_change_pct is None
+    assert a.asked.problem.startswith("line 4: srun asks 4 tasks x 1 CPU (2 per node), but the "
+                                      "job holds 2 CPUs, 1 per node")
+    assert "#SBATCH --ntasks-per-node=2" in a.asked.problem
