@@ -234,8 +234,10 @@ def _omp(e: Edits, script: "JobScript", to: Layout) -> None:
     if last is not None:
         if not SCHEDULER_VAR_RE.match(last.value) and last.resolved != str(to.threads):
             e.edits.append((*last.value_span, str(to.threads)))
-    elif to.threads > 1 and launch is not None and not (
-            script.scheduler == "pbs" and script.select):
+    elif launch is not None and (to.threads > 1 or program_threads(script, launch) is None) \
+            and not (script.scheduler == "pbs" and script.select):
+        # one thread too: an OpenMP program left unset runs a thread per CPU it sees (under
+        # mpirun, every CPU of the node: s38 tester D3), and its sweep ran with it set
         line_start = script.text.rfind("\n", 0, launch.span[0]) + 1
         e.insert(line_start, f"setenv OMP_NUM_THREADS {to.threads}\n" if _csh(script) else
                  f"export OMP_NUM_THREADS={to.threads}\n")

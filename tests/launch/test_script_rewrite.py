@@ -182,7 +182,7 @@ def test_a_layout_without_gpus_removes_the_gpu_request():
             "srun --gpus-per-task=1 ./a --device cpu\n")
     out, changes = rewrite(read_script(text), Layout(2, 4, 1, 0))
     assert out == ("#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=4\n"
-                   "srun ./a --device cpu\n")
+                   "export OMP_NUM_THREADS=1\nsrun ./a --device cpu\n")
     assert read_script(out).gpus_per_node == 0
     assert [(c.line, c.new) for c in changes if not c.new] == [(3, "")]  # removed
 
@@ -219,7 +219,8 @@ def test_a_thread_option_the_rewrite_cannot_know_is_said_in_one_line():
     assert "-ntomp 2" in out  # not guessed
     note = threads_note(script, Layout(1, 1, 1))
     assert note == ("line 5: --rewrite does not change gmx_mpi's own thread option (-ntomp 2): "
-                    "it sets 1 thread per rank in `--cpus-per-task=1` only, and the job runs "
+                    "it sets 1 thread per rank in `--cpus-per-task=1` and `OMP_NUM_THREADS=1` "
+                    "only, and the job runs "
                     "with the program's option as it is; set it to 1 by hand")
     assert threads_note(script, Layout(1, 1, 2)) is None  # the threads stay
     plain = read_script("#SBATCH -N 1 -c 4\nsrun ./app 8\n")
@@ -404,3 +405,27 @@ def test_srun_gets_the_mpi_plugin_advises_check_found_it_needs():
         "srun --mpi=pmix meep res=18 wg.ctl"
     script = read_script(text)  # nothing found: the line is kept
     assert rewrite(script, Layout(1, 1, 1))[0].splitlines()[-1] == "srun meep res=18 wg.ctl"
+
+
+@pytest.mark.parametrize("launch", ["mpirun -np $SLURM_NTASKS ./toy 16000",
+                                    "mpirun -np 4 -machinefile hosts ./toy 16000",
+                                    "srun ./toy 16000"])
+def test_a_rewrite_to_one_thread_sets_omp_num_threads(launch):
+    """s38 tester D3: the rewrite to 2 ranks x 1 thread set no OMP_NUM_THREADS, and under the
+    venv's mpirun each rank of the OpenMP program ran 2 threads on the node's 2 cores."""
+    text = f"#!/bin/bash\n#SBATCH --ntasks=4\n#SBATCH --time=90\n\nmodule purge\n{launch}\n"
+    out, changes = rewrite(read_script(text), Layout(1, 2, 1, 0, 60))
+    assert f"module purge\nexport OMP_NUM_THREADS=1\n{launch.replace('-np 4', '-np 2')}\n" \
+        in out
+    assert any(c.new == "export OMP_NUM_THREADS=1" for c in changes)
+    csh = rewrite(read_script("#!/bin/csh -f\n" + text.split("\n", 1)[1]), Layout(1, 2, 1))[0]
+    assert "setenv OMP_NUM_THREADS 1\n" in csh
+    kept = rewrite(read_script(text.replace("module purge", "export OMP_NUM_THREADS=2")),
+                   Layout(1, 2, 1))[0]
+    assert "export OMP_NUM_THREADS=1\n" in kept and kept.count("OMP_NUM_THREADS") == 1
+
+
+def test_a_program_that_sets_its_own_threads_gets_no_export_for_one():
+    """hpcds1mpi run's --threads sets its threads: nothing to add at one thread."""
+    text = "#!/bin/bash\n#SBATCH --ntasks=4\nsrun hpcds1mpi run gemm --size 512\n"
+    assert "OMP_NUM_THREADS" not in rewrite(read_script(text), Layout(1, 2, 1))[0]
