@@ -69,3 +69,33 @@ def test_without_workload_the_verdict_names_the_line_and_the_models_workloads(bu
                        r"launch line .* \(line 7 runs `gpaw -P 2 python h2.py 25`\); pass "
                        r"--size$"):
         advise_text(text, bundle, places, workload="stencil")
+
+
+#: s38 tester D4: a strong-scaling array, array task i on i ranks.
+ARRAY = """#!/bin/bash
+#SBATCH --partition=standard
+#SBATCH --array=1-2
+#SBATCH --nodes=1
+#SBATCH --ntasks-per-node=2
+#SBATCH --time=00:05:00
+srun -n {ranks} hpcds1mpi run gemm --size 512
+"""
+
+
+def test_a_new_layout_under_a_rank_count_not_known_here_is_refused(bundle, places):
+    """The rewrite cut --ntasks-per-node to 1 under `srun -n $SLURM_ARRAY_TASK_ID`: array
+    task 2 failed ("More processors requested than permitted")."""
+    a = advise_text(ARRAY.format(ranks="$SLURM_ARRAY_TASK_ID"), bundle, places)
+    assert a.recommended is not None and a.recommended.config != a.asked.config
+    assert a.rewritten is None and a.rewrite_refused == (
+        "--rewrite refused: line 7's srun -n $SLURM_ARRAY_TASK_ID is not known until the job "
+        "runs (the array task's index, which differs from task to task), so a new allocation "
+        "could hold fewer tasks or CPUs than the step asks, and Slurm would refuse it; the "
+        "script keeps its layout (write the count as a number, or change the directives by "
+        "hand for the largest count it takes)")
+    known = advise_text(ARRAY.format(ranks="2"), bundle, places)
+    assert known.rewritten is not None and not known.rewrite_refused
+    mpirun = advise_text(ARRAY.format(ranks="$NP").replace("srun -n", "mpirun -np"), bundle,
+                         places)
+    assert mpirun.rewrite_refused.startswith("--rewrite refused: line 7's mpirun -np $NP is "
+                                             "not known until the job runs, so")
