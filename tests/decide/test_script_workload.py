@@ -103,7 +103,9 @@ def test_among_unmatched_launches_the_one_with_the_most_ranks_is_taken_and_named
     resolve_launch(script, launch)
     assert script.layout(2) == (2, 2, 1)
     out, _ = rewrite(script, Layout(4, 2, 1))
-    assert "srun -n 1 ./preprocess input.dat\nsrun -n 8 ./app 128\nsrun -n 1 ./postprocess" in out
+    # (its threads set before it: s38 tester D3)
+    assert ("srun -n 1 ./preprocess input.dat\nexport OMP_NUM_THREADS=1\nsrun -n 8 ./app 128\n"
+            "srun -n 1 ./postprocess") in out
 
 
 def test_a_launch_of_the_whole_allocation_outranks_a_counted_one():
