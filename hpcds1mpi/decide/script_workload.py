@@ -10,6 +10,8 @@ one line that says why and what to do.
 
 from __future__ import annotations
 
+import re
+
 from typing import Sequence
 
 from hpcds1mpi.launch.job_script import JobScript, Launch
@@ -136,6 +138,9 @@ def no_size(label: str, launch: Launch | None, template: str | None, bundle,
                 "guessed; pass --size")
     if "{size}" in template:
         ran = " ".join([launch.program or launch.program_raw, *launch.args]) if launch else ""
+        unresolved = _unresolved_size(script, launch, template)
+        if unresolved:  # the form is right, its value is not known here (s38 tester D5)
+            return f"{head}: line {launch.line} runs {ran!r}, whose {unresolved}"
         fed = (f" (its input comes from {launch.stdin!r}: advise reads the program's arguments, "
                "not what a standard-input redirection feeds it)") if launch and launch.stdin else ""
         return (f"{head}: line {launch.line if launch else '?'} runs {ran!r}, which does not "
@@ -145,6 +150,44 @@ def no_size(label: str, launch: Launch | None, template: str | None, bundle,
     why = f"it was measured at one size only ({lo:g})" if lo is not None and lo == hi else \
         "the same command ran at every size measured: the size is in its input"
     return f"{head}: its measured command {template!r} does not show it ({why}); pass --size"
+
+
+def _unresolved_size(script: JobScript | None, launch: Launch, template: str) -> str:
+    """What stands where the measured ``template`` has ``{size}``, when it is a ``$``
+    expression not resolved here, why (a ``for`` loop's variable and its values, an array
+    task's index) and what to pass, as the end of a sentence; "" otherwise."""
+    from hpcds1mpi.launch.script_placeholders import placeholder_words
+
+    hits = [launch.spans[k][2] for k, _ in placeholder_words(launch, template, "size", r"\S+")
+            if k < len(launch.spans)]
+    raw = next((w for w in hits if "$" in w or "`" in w), None)
+    if raw is None:
+        return ""
+    said = (f"{raw} stands where its measured command {template!r} has {{size}}, but could "
+            "not be resolved")
+    name = re.search(r"\$\{?(\w+)", raw)
+    values = _loop_values(script, launch, name.group(1)) if name and script and launch.in_loop \
+        else None
+    if values:
+        shown = ", ".join(values[:-1]) + f" and {values[-1]}" if len(values) > 1 else values[0]
+        return (f"{said}: it is a for loop's variable, so the line runs {len(values)} sizes "
+                f"({shown}); pass --size with each in turn")
+    setting = [st for st in (script.settings if script else []) if name and
+               st.name == name.group(1) and st.line <= launch.line]
+    if "ARRAY_TASK" in raw or (setting and "ARRAY_TASK" in setting[-1].value):
+        return (f"{said}: it follows the array task's index, so each array task runs its own "
+                "size; pass --size with each in turn")
+    return f"{said}; pass --size"
+
+
+def _loop_values(script: JobScript, launch: Launch, name: str) -> list[str] | None:
+    """The words a ``for NAME in ...`` line before ``launch`` gives ``name`` (the last such
+    line), None where there is none or its list is not plain words."""
+    lines = script.text.split("\n")[:launch.line - 1]
+    pattern = re.compile(rf"^\s*for\s+{re.escape(name)}\s+in\s+([^;]*?)\s*(?:;|$)")
+    found = [m.group(1) for line in lines if (m := pattern.match(line))]
+    words = found[-1].removesuffix(" do").split() if found else []
+    return words if words and all(re.fullmatch(r"[\w.+-]+", w) for w in words) else None
 
 
 def choose_launch(script: JobScript, labels: Sequence[str], commands: dict[str, str]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from hpcds1mpi.decide.script_workload import RecordedCommands, choose_launch, match_workload
 from hpcds1mpi.launch.script_placeholders import size_from
 from hpcds1mpi.launch.script_reading import read_script
@@ -60,6 +62,28 @@ def test_a_size_fed_on_standard_input_is_said_not_read():
                        "feeds it); pass --size")
     plain = read_script("#SBATCH -N 1\nsrun pw.x > si-30.out\n")
     assert "standard-input" not in no_size("pw", plain.launch, "pw.x -i si-{size}.in", None)
+
+
+@pytest.mark.parametrize("body, why", [
+    ("for N in 4000 8000 16000; do\n  srun --ntasks=2 ./toy $N\ndone\n",
+     "it is a for loop's variable, so the line runs 3 sizes (4000, 8000 and 16000); pass "
+     "--size with each in turn"),
+    ("SIZES=(4000 8000 16000)\nN=${SIZES[$SLURM_ARRAY_TASK_ID]}\nsrun ./toy $N\n",
+     "it follows the array task's index, so each array task runs its own size; pass --size "
+     "with each in turn"),
+    ("srun ./toy $N\n", "pass --size"),
+])
+def test_a_size_held_in_a_variable_is_said_so(body, why):
+    """s38 tester D5: `./toy $N` was "not the form of its measured command './toy {size}'";
+    it has that form, and what is unknown is $N."""
+    from hpcds1mpi.decide.script_workload import no_size
+
+    script = read_script("#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks=2\n" + body)
+    message = no_size("toy", script.launches[0], "./toy {size}", None, script)
+    line = script.launches[0].line
+    assert message == (f"no problem size for toy in the script: line {line} runs './toy $N', "
+                       "whose $N stands where its measured command './toy {size}' has {size}, "
+                       f"but could not be resolved{':' if why != 'pass --size' else ';'} {why}")
 
 
 def test_a_size_given_two_values_asks_for_size_naming_both():
