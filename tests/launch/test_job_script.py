@@ -66,3 +66,16 @@ def test_an_open_node_count_needs_the_cores():
     with pytest.raises(ConfigError, match="pass --cluster"):
         read_script("#SBATCH --ntasks=4\nsrun ./app\n").layout()
     assert read_script("#SBATCH --nodes=1-2 --ntasks=4\nsrun ./app\n").layout() == (2, 2, 1)
+
+
+def test_a_node_range_is_said_once_whatever_cores_it_was_read_for():
+    """s38 tester D7: rank_proof read the layout without cores, advise with them, and the
+    range was said twice in two wordings."""
+    from hpcds1mpi.launch.script_reading import read_script
+
+    script = read_script("#!/bin/bash\n#SBATCH --nodes=1-2\n#SBATCH --ntasks=2\nsrun ./toy 8000\n")
+    assert script.layout() == script.layout(2) == (2, 1, 1)
+    said = [n for n in script.notes if "is a range" in n]
+    assert said == ["line 2: nodes 1-2 is a range: Slurm gives as many nodes as are free within "
+                    "it, at most one per task and at least those the tasks need on 2-core "
+                    "nodes; 2 is read"]
