@@ -154,8 +154,8 @@ def unknown_release_note(script: "JobScript", launch: "Launch | None", threads: 
         return ""
     return (f"line {launch.line}: on {RANGE_SAID} srun does not take the job's "
             f"--cpus-per-task={got.job}, and {bound} then binds each task to 1 CPU, which its "
-            f"{threads} threads share (no srun here says which Slurm runs the job); read as {threads} threads on "
-            f"cores of their own: give srun -c {threads} to be sure")
+            f"{threads} threads share (no srun here says which Slurm runs the job); read as "
+            f"{threads} threads on cores of their own: give srun -c {threads} to be sure")
 
 
 def adds_srun_c(script: "JobScript", threads: int) -> bool:
