@@ -9,7 +9,8 @@ meaning "not known":
     5 allocated processors, 6 average CPU time per processor (s), 7 used memory per processor
     (KB), 8 requested processors, 9 requested time (s), 10 requested memory per processor (KB),
     11 status (1 completed, 0 failed -- ``timeout`` where the run time reached the requested
-    time --, 5 cancelled, -1 unknown; 2-4 partial executions),
+    time --, 5 cancelled, -1 unknown; 2-4 partial executions, folded into their job by
+    :mod:`.swf_parts`),
     12 user, 13 group, 14 executable, 15 queue, 16 partition, 17 preceding job, 18 think time.
 
 The file is parsed in one vectorised ``pandas.read_csv`` (313k lines in under a second), fed
@@ -49,6 +50,7 @@ from .compressed import STREAM_ERRORS, KeptLines, check_stream, head_text, unrea
 from .schema import FileReport
 from .swf_header import (END_SLACK_S, LONGEST_LINE, MOST_COMMENT_CHARS, header_span_s,
                          log_origin, looks_like_swf, procs_count_nodes, read_header)
+from .swf_parts import fold_parts
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -58,9 +60,10 @@ SWF_FIELDS = ("job", "submit", "wait", "run", "procs", "cpu_avg", "mem_used_kb",
               "req_time", "mem_req_kb", "status", "user", "group", "executable", "queue",
               "partition", "preceding", "think")
 
-#: SWF status -> our status (config.STATUSES); absent codes (-1 unknown, 2-4 partial
-#: executions of a checkpointed/swapped job) give status NA, their ``state_raw`` says which.
-SWF_STATUS = {1: "ok", 0: "failed", 5: "cancelled"}
+#: SWF status -> our status (config.STATUSES). A job written only as partial executions
+#: (.swf_parts) ends as its last part: 3 completed, 4 failed; absent codes (-1 unknown, 2 "to
+#: be continued" as a job's last part) give status NA, their ``state_raw`` says which.
+SWF_STATUS = {1: "ok", 0: "failed", 5: "cancelled", 3: "ok", 4: "failed"}
 #: ``state_raw`` of each SWF status code.
 SWF_STATE = {1: "1 completed", 0: "0 failed", 5: "5 cancelled", -1: "-1 unknown",
              2: "2 partial execution, to be continued", 3: "3 last partial execution, completed",
@@ -226,7 +229,6 @@ def read_swf(path: str | Path, procs_are: str = "auto") -> tuple["pd.DataFrame",
     whole = ["job", "procs", "req_procs", "status", "user", "group", "executable", "queue",
              "partition"]
     drop((numbers[whole] % 1 != 0).any(axis=1), "a fraction where a count or id belongs")
-    drop(numbers["job"].duplicated(), "duplicate job number")
     procs = numbers[["procs", "req_procs"]].max(axis=1)
     if as_nodes and why and why.startswith("a header note") and (head.max_nodes or 0) > 0 \
             and (head.max_procs or 0) > head.max_nodes:
@@ -252,6 +254,9 @@ def read_swf(path: str | Path, procs_are: str = "auto") -> tuple["pd.DataFrame",
                        f"{limit_name} ({limit}): the header or the line is wrong")
     status = numbers["status"]
     drop(~status.isin(list(SWF_STATE)), "unknown status code")
+    # A job's partial-execution lines (status 2-4) are one job with its summary line; a
+    # number used again far apart or by another user is another job (.swf_parts).
+    bad = fold_parts(numbers, bad, report)
     span = header_span_s(head)
     if isinstance(span, str):
         report.facts.append(f"header EndTime: {head.end_text[:40]!r} ignored ({span})")
@@ -308,7 +313,9 @@ def read_swf(path: str | Path, procs_are: str = "auto") -> tuple["pd.DataFrame",
     # SWF has no timeout code: a failed job whose run reached its requested time was killed at
     # the limit, the status the other readers give such a job and the walltime heeds (s38
     # tester C5: a user's 58 such jobs went unseen by recommend --history).
-    at_limit = (codes == 0) & (missing["req_time"] > 0) & (missing["run"] >= missing["req_time"])
+    # (4: a job of parts only whose last part failed, .swf_parts)
+    at_limit = (codes.isin([0, 4]) & (missing["req_time"] > 0)
+                & (missing["run"] >= missing["req_time"]))
     if at_limit.any():
         out.loc[at_limit, "status"] = "timeout"
         report.notes["status 0 (failed) with a run time at or past the requested time: "

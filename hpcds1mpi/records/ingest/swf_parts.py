@@ -1,0 +1,85 @@
+"""An SWF job's lines under one job number folded into one job.
+
+The SWF spec writes a checkpointed or swapped job as its summary line (status 0, 1 or 5: the
+whole job) plus one line per partial execution under the same job number: status 2 "to be
+continued", 3 "last part, completed", 4 "last part, failed". Such lines are one job, not
+malformed duplicates (s38 tester C7): the summary line is kept wherever it comes; a job written
+only as parts is one job, its run time (and CPU time) the sum of the parts, its memory the
+largest, its status from its last part (3 completed, 4 failed, 2 alone: not known). A number
+used again by another user, or more than 26 h apart (the rule of :mod:`.same_jobs` for Slurm
+ids), is another job (a converter that restarted its count, two periods joined), kept.
+"""
+
+from __future__ import annotations
+
+#: SWF status codes of a partial execution.
+PART_CODES = (2, 3, 4)
+
+#: Lines of one number further apart than this (submit times, s) are different jobs: the
+#: span of the time zones, as :mod:`.same_jobs` keeps Slurm ids apart.
+REUSED_APART_S = 26 * 3600
+
+
+def fold_parts(numbers, bad, report):
+    """Mark in ``bad`` every line that is not its job's kept line; fold the parts into it.
+
+    Args:
+        numbers: the lines' 18 fields (float), changed in place where a job of parts only
+            takes its parts' sum.
+        bad: the lines already dropped (not read here).
+        report: the file's FileReport: a second summary line of one job is dropped as a
+            "duplicate job number"; folded parts and reused numbers are counted in notes.
+
+    Returns:
+        ``bad`` with the lines folded away or dropped.
+    """
+    import numpy as np
+
+    lines = numbers[~bad]
+    shared = lines["job"].duplicated(keep=False)
+    if not shared.any():
+        return bad
+    lines = lines[shared].assign(_at=np.arange(int(shared.sum())))
+    lines = lines.sort_values(["job", "submit", "_at"], kind="stable")
+    prev = lines.shift()
+    known = (lines["user"] != -1) & (prev["user"] != -1)
+    other_job = ((lines["job"] != prev["job"]) | (known & (lines["user"] != prev["user"]))
+                 | (lines["submit"] - prev["submit"] > REUSED_APART_S))
+    job = other_job.cumsum()
+    reused = int(other_job.sum() - lines["job"].nunique())
+    if reused:
+        report.notes["job number used again by another job (another user, or submitted more "
+                     "than 26 h apart): kept as a job of its own"] += reused
+    part = lines["status"].isin(PART_CODES)
+    has_summary = (~part).groupby(job).transform("any")
+    # A job with a summary line: the first one kept (by file order), its parts folded away.
+    summary = lines[has_summary & ~part]
+    first = summary.groupby(job[summary.index])["_at"].transform("min") == summary["_at"]
+    twice = summary.index[~first.to_numpy()]
+    if len(twice):
+        report.dropped["duplicate job number"] += len(twice)
+    folded = lines.index[(has_summary & part).to_numpy()]
+    if len(folded):
+        report.notes["partial-execution line (status 2-4) of a job with a summary line: "
+                     "folded into that job"] += len(folded)
+    # A job of parts only: one line, the sums of its parts, the last part's status.
+    parts = lines[~has_summary].assign(_start=lambda f: f["submit"] + f["wait"].clip(lower=0))
+    parts = parts.sort_values(["_start", "_at"], kind="stable")
+    of = job[parts.index]
+    extra = parts.index[of.duplicated().to_numpy()]
+    if len(extra):
+        keep = parts.index[~of.duplicated().to_numpy()]
+        grouped = parts.groupby(of)
+        for name in ("run", "cpu_avg"):
+            known_sum = parts[name].where(parts[name] >= 0).groupby(of).sum(min_count=1)
+            numbers.loc[keep, name] = known_sum.fillna(-1).to_numpy()
+        numbers.loc[keep, "mem_used_kb"] = grouped["mem_used_kb"].max().to_numpy()
+        numbers.loc[keep, "status"] = grouped["status"].last().to_numpy()
+        report.notes["partial-execution line (status 2-4) of a job without a summary line: "
+                     "folded into one job (run time the sum of the parts, status from the "
+                     "last)"] += len(extra)
+    out = bad.copy()
+    out[twice] = True
+    out[folded] = True
+    out[extra] = True
+    return out
