@@ -23,7 +23,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-from hpcds1mpi.decide.walltime_evidence import Kills, enough_jobs
+from hpcds1mpi.decide.walltime_evidence import (Kills, enough_jobs, no_requests_case,
+                                                records_requests)
 from hpcds1mpi.errors import DataError
 from hpcds1mpi.launch.directives import format_pbs_walltime, format_slurm_time
 
@@ -101,6 +102,7 @@ class WalltimeProposal:
             obeyed; None: none.
         partition_limit_s: the partition's time limit a raise above kills was held to (None:
             not known, or not what held it).
+        no_requests: the history records no requested time (said: ``no_requests_case``).
     """
 
     time_s: float | None
@@ -129,6 +131,7 @@ class WalltimeProposal:
     killed_below: Kills | None = None
     killed_ignored: Kills | None = None
     partition_limit_s: float | None = None
+    no_requests: bool = False
 
     def to_dict(self) -> dict:
         """Plain dict (JSON-ready), with ``time`` as Slurm writes it."""
@@ -171,6 +174,8 @@ class WalltimeProposal:
             case = (f"kept your request, though {kills.jobs()} "
                     f"{'was' if kills.n == 1 else 'were'} killed at {kills.limit_s:.0f} s "
                     "(TIMEOUT)")
+        elif self.no_requests:
+            case = no_requests_case(self)
         elif self.tight and self.short_request() and self.own_jobs_fit():
             # The model's walltime for jobs like it; the user's own jobs say the request holds.
             case = (f"your request: your own jobs ran within it, where the model, from the "
@@ -212,8 +217,7 @@ class WalltimeProposal:
                 f"; {ignored.n} more killed at their limit, ignored" if ignored else "")
         where = (f"; partition taken as {self.partition_guess!r}, where your jobs ran (the "
                  "job names none)" if self.partition_guess else "")
-        lines = [f"walltime: {asked} ({self.time_s:.0f} s{capped}; {case}; "
-                 f"{sure})",
+        lines = [f"walltime: {asked} ({self.time_s:.0f} s{capped}; {case}; {sure})",
                  f"walltime: predicted run time {self.point_s:.0f} s (modelled), from "
                  f"{self.n_history} finished jobs of the user ({self.n_same_name} with this "
                  f"name{more}), a model of {self.n_train} jobs{where}"]
@@ -408,7 +412,7 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
             # request and was proposed 15,772 s): going below a request already too short
             # only kills more jobs like it, so the request is kept.
             proposal.time_s = float(time_limit_s)
-    proposal.n_train = model.n_train_
+    proposal.n_train, proposal.no_requests = model.n_train_, not records_requests(hist)
     named = bool(np.any(same))
     runs = None  # the user's own jobs the proposal is measured on, and said to be
     if named or not time_limit_s:

@@ -282,3 +282,25 @@ def too_thin(hist: pd.DataFrame, done: np.ndarray, completed: np.ndarray,
     return (f"cannot propose: the history has {int(done.sum())} completed jobs with a known "
             f"end, need at least {need} to learn run times"
             + "".join(f"; {w}" for w in why if w) + "; give a longer history of completed jobs")
+
+
+#: A history whose jobs record no requested time (an SWF log with field 9 -1 on every line):
+#: the model learned from none, and a job's request cannot be judged against it (s38 C9).
+NO_REQUESTS = ("the history records no requested time (no job has a time limit: in an SWF log, "
+               "field 9 is -1 on every line)")
+
+
+def records_requests(hist: pd.DataFrame) -> bool:
+    """Whether any job of ``hist`` has a requested time (``time_limit_s`` > 0)."""
+    return bool((_numbers(hist, "time_limit_s") > 0).any())
+
+
+def no_requests_case(proposal) -> str:
+    """Why the walltime is what it is, for a history with no requested time (``NO_REQUESTS``):
+    the request kept, or the model's walltime learnt from run times alone."""
+    pct = f"{100 * proposal.quantile:g}"
+    if proposal.request_s and proposal.time_s >= proposal.request_s * (1 - 1e-9):
+        return (f"kept your request: {NO_REQUESTS}, so a request cannot be judged against it; "
+                f"the model's {pct} % walltime would be {proposal.uncapped_s:.0f} s")
+    return (f"{NO_REQUESTS}: the model learned from run times alone, meant to cover about "
+            f"{pct} % of such jobs")

@@ -229,3 +229,20 @@ def test_swf_jobs_failed_at_their_request_are_heeded_as_kills(history):
     p = propose_walltime(history, "27", time_limit_s=28800.0, procs=8, predictor_args=SMALL)
     text = " ".join(p.lines())
     assert "killed at" in text and "28800 s" in text, text
+
+
+def test_a_history_with_no_requested_time_says_so_not_what_requests_told(history):
+    # s38 tester C9: a log with field 9 -1 on every line: the walltime spoke of "the request
+    # it learned from" and of "such new requests" the history never had.
+    bare = history.assign(time_limit_s=float("nan"))
+    user = _busiest(history)
+    free = propose_walltime(bare, user, predictor_args=SMALL)
+    text = free.lines()[0]
+    assert "the history records no requested time" in text and free.no_requests, text
+    assert "request it learned from" not in text and "learned from run times alone" in text
+    asked = propose_walltime(bare, user, time_limit_s=60.0, predictor_args=SMALL)
+    text = asked.lines()[0]
+    assert asked.time_s == 60.0 and "new requests" not in text, text
+    assert ("kept your request: the history records no requested time" in text
+            and f"walltime would be {asked.uncapped_s:.0f} s" in text), text
+    assert not propose_walltime(history, user, predictor_args=SMALL).no_requests
