@@ -17,8 +17,12 @@ line (a token, or the value of ``key=value`` / ``--opt=value``) and
 * says it already exists with an error word (:data:`EXISTING`) while it was there before the
   launch started (a program refusing to overwrite its output).
 
-A line that merely mentions a file, a missing file that is not on the command line (an
-optional tuning file), or a file the program created itself never counts.
+and only where the program also signalled an error (:data:`ALARM`: "error", "panic", "fatal",
+"abort", "exception", "failed", on a line that is no warning): a program that says it cannot
+open an optional restart file and starts from scratch, or that ``mkdir`` found a folder the
+user made, and goes on, is not failed (s38 review 2a, 2c). A line that merely mentions a file,
+a missing file that is not on the command line (an optional tuning file), or a file the program
+created itself never counts.
 """
 
 from __future__ import annotations
@@ -30,6 +34,18 @@ import re
 #: already", EEXIST's "File exists", "will not overwrite", "refusing to overwrite".
 EXISTING = re.compile(r"\balready exists?\b|\bexists? already\b|\bFile exists\b|"
                       r"\b(will|would) not overwrite\b|\brefus\w* to overwrite\b", re.IGNORECASE)
+#: Words by which a program signals an error, not a condition it goes on from.
+ALARM = re.compile(r"\berror\b|\w+Error\b|\bfatal\b|\bpanic\b|\babort|\bexception\b|"
+                   r"\bfailed\b|\bfailure\b", re.IGNORECASE)
+
+
+def alarmed(lines: list[str]) -> bool:
+    """Whether one of ``lines`` signals an error (:data:`ALARM`) and is no warning nor a line
+    that says the program went on (``error_cause.WENT_ON``)."""
+    from hpcds1mpi.measure.error_cause import WARNING, WENT_ON
+
+    return any(ALARM.search(ln) and not WARNING.search(ln) and not WENT_ON.search(ln)
+               for ln in lines)
 
 
 def file_arguments(args: list[str]) -> list[str]:
@@ -68,8 +84,11 @@ def argument_problem(stdout: str, stderr: str, args: list[str], folder: str | No
 
     where = f"in {folder}" if folder else "in the folder it ran in"
     files = file_arguments(args)
-    for text in (stdout, stderr):
-        for line in kept_lines(text):
+    texts = [kept_lines(stdout), kept_lines(stderr)]
+    if not files or not alarmed([ln for lines in texts for ln in lines]):
+        return ""
+    for lines in texts:
+        for line in lines:
             for arg in (a for a in files if line and _names(line, a)):
                 said = clipped(printable(line, keep="\t"), 240)
                 if names_cause(line) and not os.path.lexists(os.path.join(folder or ".", arg)):

@@ -42,6 +42,8 @@ SHORTER = 3.0
 #: The prefix of a fresh folder's name (never linked into another).
 FRESH = ".hpcds1mpi-repeat-"
 _NUMBER = re.compile(r"[-+]?\d[\d.,:eE+-]*")
+#: Words of a program that replaces what it found: no collision.
+_GOES_ON = re.compile(r"(?<!not )\boverwrit(es|ing|ten)\b|(?<!not )\breplac(es|ing)\b", re.IGNORECASE)
 
 
 def entries(folder: str | None) -> set[str]:
@@ -59,9 +61,14 @@ def _error_lines(result: dict) -> dict[str, str]:
     from hpcds1mpi.measure.program_launch import ERROR_WORDS
     from hpcds1mpi.measure.program_lines import kept_lines
 
+    from hpcds1mpi.measure.error_cause import WARNING, WENT_ON
+
     lines = kept_lines(result["stdout"]) + kept_lines(result["stderr"])
+    # A warning, or a line that says the program went on ("already exists, overwriting"), is
+    # no sign of a collision: such a program is fine (s38 review 2b).
     return {_NUMBER.sub("#", ln): ln for ln in lines
-            if ln and (ERROR_WORDS.search(ln) or ABSENT.search(ln) or EXISTING.search(ln))}
+            if ln and (ERROR_WORDS.search(ln) or ABSENT.search(ln) or EXISTING.search(ln))
+            and not WARNING.search(ln) and not WENT_ON.search(ln) and not _GOES_ON.search(ln)}
 
 
 def collision(first: dict, later: dict, created: set[str]) -> str:

@@ -48,3 +48,27 @@ def test_lines_that_are_no_such_failure_leave_the_run_ok(tmp_path):
                  "in.dat.bak: No such file or directory\n"):  # another name
         assert argument_problem(text, "", args, str(tmp_path), {"out"}) == "", text
     assert file_arguments(["-n", "4", "se=reads.fa", "--o=out/", "12"]) == ["reads.fa", "out"]
+
+
+def test_a_program_that_goes_on_without_an_optional_file_is_not_failed(tmp_path):
+    # s38 review 2a, 2c: these programs went on and did their work; with no error signalled
+    # they are not failed, whatever their lines say of a file of the command line.
+    from hpcds1mpi.measure.argument_files import argument_problem
+
+    (tmp_path / "out").mkdir()
+    cases = [
+        ("Cannot open restart file ckpt.dat; starting from scratch\ndone 1.2 s", ["ckpt.dat"]),
+        ("checkpoint state.cpt not found, starting a new run\nstep 100", ["-c", "state.cpt"]),
+        ("mkdir: cannot create directory 'out': File exists\nwrote out/a.txt", ["out"]),
+    ]
+    for text, args in cases:
+        assert argument_problem(text, "", args, str(tmp_path), {"out"}) == "", text
+
+
+def test_a_missing_argument_with_an_error_signalled_is_still_failed(tmp_path):
+    from hpcds1mpi.measure.argument_files import argument_problem
+
+    said = argument_problem("", "Ray: cannot access 'reads.fasta': No such file or directory\n"
+                            "Assembler panic: no input\n", ["-s", "reads.fasta"],
+                            str(tmp_path), set())
+    assert said.startswith("exit 0, but the program said: Ray: cannot access")

@@ -82,3 +82,18 @@ def test_a_sweep_measures_a_program_that_refuses_its_own_outputs_in_fresh_folder
     assert row.status == "ok" and row.repeats == 3 and row.runtime_s > 0.5, row
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
     assert (tmp_path / "out_5").is_dir()
+
+
+def test_a_program_that_overwrites_its_outputs_does_not_collide():
+    # s38 review 2b: "Warning: ... already exists, overwriting" is a program that is fine.
+    from hpcds1mpi.measure.repeat_folders import collision
+
+    first = {"stdout": "wrote out_1.txt\n", "stderr": "", "wall_s": 1.0}
+    for line in ("Warning: output file out_1.txt already exists, overwriting",
+                 "output file out_1.txt already exists and will be overwritten",
+                 "out_1.txt exists: replacing it"):
+        later = {"stdout": "wrote out_1.txt\n", "stderr": line + "\n", "wall_s": 1.0}
+        assert collision(first, later, {"out_1.txt"}) == "", line
+    refused = {"stdout": "", "stderr": "Error: out_1.txt already exists, refusing to overwrite\n",
+               "wall_s": 0.1}
+    assert collision(first, refused, {"out_1.txt"})
