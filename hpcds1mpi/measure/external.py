@@ -69,7 +69,7 @@ from hpcds1mpi.measure.printable import clipped
 from hpcds1mpi.measure.program_launch import (classify, launch_once, launch_problem,
                                               options_refused, refused_by_launcher)
 from hpcds1mpi.measure.progress import Progress
-from hpcds1mpi.measure.rank_peak import wrapped
+from hpcds1mpi.measure.rank_peak import wrapped, wrapping
 from hpcds1mpi.measure.reachable_nodes import check_nodes_landed, check_nodes_reachable
 from hpcds1mpi.measure.repeat_folders import RepeatFolders
 from hpcds1mpi.measure.resumed_machine import adopt_earlier_record
@@ -345,6 +345,8 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
         accounting = StepAccounting.here(allocation.job_id, say=say) if allocation else None
         if accounting is not None:  # one call: the preflight's steps (srun true, the probe)
             accounting.mark()  # may share the first launch's second; they are no launch's
+        wrap = wrapping(launch.name, allocation is not None,
+                        max((s.config.nodes for s in todo), default=1), say)
         bar = Progress(len(todo), enabled=progress)
         counts: dict[str, int] = {}
         sweep_start = time.perf_counter()
@@ -355,8 +357,8 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
             tokens = launch.tokens(spec.config) + format_command(program, spec)
             # launched so: under srun, or any launcher in an allocation (an mpirun's daemons
             # start through srun), each rank under its peak's wrapper (recorded without)
-            launched = wrapped(launch.name, launch.tokens(spec.config),
-                               format_command(program, spec), allocation is not None)
+            launched = wrapped(launch.name if wrap else "", launch.tokens(spec.config),
+                               format_command(program, spec), wrap and allocation is not None)
             notes = launch.run_notes(spec.config)
             for note in notes:
                 if say and note not in said:

@@ -52,6 +52,8 @@ FORWARDED = (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signa
              signal.SIGUSR2, signal.SIGALRM, signal.SIGCONT, signal.SIGXCPU)
 #: This file, which the ranks run (not a ``.pyc``).
 WRAPPER = os.path.abspath(__file__)
+#: The variable that turns the wrapper off (``0``): memory is then Slurm's accounting's.
+SWITCH = "HPCDS1MPI_RANK_WRAPPER"
 
 
 class RankReports:
@@ -79,6 +81,45 @@ def wrapped(launcher: str, launch_tokens: list[str], program: list[str],
     if not (launcher == "srun" or in_allocation) or not sys.executable:
         return [*launch_tokens, *program]
     return [*launch_tokens, sys.executable, "-I", "-S", WRAPPER, "--", *program]
+
+
+def unreachable(nodes: int, timeout: float = 60.0) -> str:
+    """Why the wrapper cannot run the ranks of a sweep on ``nodes`` nodes ("" where it can):
+    ``HPCDS1MPI_RANK_WRAPPER=0``, or one task per node under ``srun`` that cannot start the
+    sweep's Python with this file (a venv not on the compute nodes: every wrapped launch would
+    fail, s38 review 1a). Asked once per sweep, about a second."""
+    import shlex
+    import shutil
+    import subprocess
+
+    if os.environ.get(SWITCH, "1") == "0":
+        return f"{SWITCH}=0"
+    srun = shutil.which("srun")
+    if srun is None:
+        return "no srun on PATH to ask the nodes"
+    cmd = [srun, f"--nodes={nodes}", f"--ntasks={nodes}", "--ntasks-per-node=1",
+           sys.executable, "-I", "-S", WRAPPER, "--", "true"]
+    try:
+        done = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=timeout, errors="replace")
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{shlex.join(cmd)}: {exc}"
+    if done.returncode == 0:
+        return ""
+    last = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+    return f"{shlex.join(cmd)} failed: {last[:200]}"
+
+
+def wrapping(launcher: str, in_allocation: bool, nodes: int, say=None) -> bool:
+    """Whether a sweep's launches run their ranks under the wrapper: where :func:`wrapped`
+    would, and where it reaches the ``nodes`` nodes (:func:`unreachable`; said once where not)."""
+    if not (launcher == "srun" or in_allocation):
+        return False
+    why = unreachable(nodes)
+    if why and say:
+        say(f"the ranks run without their peak's wrapper ({why}): their memory is Slurm's "
+            "accounting's sample, and a step shorter than its first sample has none")
+    return not why
 
 
 def is_wrapped(tokens: list[str]) -> bool:

@@ -252,3 +252,27 @@ def test_a_rank_under_open_mpi_s_daemon_in_an_allocation_has_its_own_peak(slurm,
         "peak_rss_source"]
     assert WRAPPER not in run["command"] and run["command"].startswith(mpirun)  # as given
     assert "hpcds1mpi-rank-peak" not in proc.stderr
+
+
+@pytest.mark.slurm
+def test_a_python_the_nodes_cannot_start_leaves_the_ranks_unwrapped(slurm, monkeypatch):
+    """s38 review 1a: with the sweep's Python not on the compute nodes every wrapped launch
+    failed; the wrapper is now asked once of the nodes and left out where it cannot start."""
+    from hpcds1mpi.measure import rank_peak
+
+    said: list[str] = []
+    assert rank_peak.unreachable(1) == ""
+    assert rank_peak.wrapping("srun", False, 1, said.append) and not said
+    monkeypatch.setattr(rank_peak.sys, "executable", "/nonexistent/venv/bin/python3")
+    assert "failed" in rank_peak.unreachable(1)
+    assert not rank_peak.wrapping("srun", False, 1, said.append)
+    assert len(said) == 1 and "without their peak's wrapper" in said[0]
+
+
+def test_the_wrapper_can_be_turned_off(monkeypatch):
+    from hpcds1mpi.measure import rank_peak
+
+    monkeypatch.setenv(rank_peak.SWITCH, "0")
+    assert rank_peak.unreachable(4) == f"{rank_peak.SWITCH}=0"
+    assert not rank_peak.wrapping("mpirun", True, 4)
+    assert not rank_peak.wrapping("mpiexec", False, 1)  # outside an allocation: never asked
