@@ -4,15 +4,11 @@ than its job holds (D2)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
-from hpcds1mpi import cluster as cluster_mod
 from hpcds1mpi.decide.advise import advise
-from hpcds1mpi.decide.model_bundle import DEFAULT_MODEL, load_model
+from hpcds1mpi.decide.model_bundle import DEFAULT_MODEL
 
-SCRIPTS = Path(__file__).resolve().parents[1] / "data" / "jobscripts"
+# advise's own fixtures: the shipped bundle, the lab cluster's places, the user's files aside.
+from tests.decide.test_advise import bundle, places, user_files  # noqa: F401
 #: The tester's s27: the threads share one CPU on Slurm 22.05 to 23.02.
 SHARED = """#!/bin/bash
 #SBATCH --nodes=1
@@ -29,22 +25,6 @@ REFUSED = """#!/bin/bash
 srun --ntasks-per-node=2 hpcds1mpi run gemm --size 512
 """
 
-
-@pytest.fixture(scope="module")
-def bundle():
-    return load_model(None)
-
-
-@pytest.fixture(scope="module")
-def places():
-    clusters = cluster_mod.load_clusters(SCRIPTS / "lab.toml")
-    return [(c, p) for c in clusters.values() for p in c.partitions.values()]
-
-
-@pytest.fixture(autouse=True)
-def user_files(tmp_path, monkeypatch):
-    monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("HPCDS1MPI_HISTORY", str(tmp_path / "cache" / "failures.json"))
 
 
 def _release(monkeypatch, number, text):
