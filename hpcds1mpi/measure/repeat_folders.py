@@ -41,15 +41,19 @@ from contextlib import contextmanager
 SHORTER = 3.0
 #: The prefix of a fresh folder's name (never linked into another).
 FRESH = ".hpcds1mpi-repeat-"
+#: The end of the lock file the sweep keeps beside a program's ``--output-file``.
+OWN_LOCK = ".hpcds1mpi-lock"
 _NUMBER = re.compile(r"[-+]?\d[\d.,:eE+-]*")
 #: Words of a program that replaces what it found: no collision.
 _GOES_ON = re.compile(r"(?<!not )\boverwrit(es|ing|ten)\b|(?<!not )\breplac(es|ing)\b", re.IGNORECASE)
 
 
 def entries(folder: str | None) -> set[str]:
-    """The names in ``folder`` (None: the current one), a fresh folder's aside."""
+    """The names in ``folder`` (None: the current one), a fresh folder's and the sweep's own
+    ``--output-file`` lock aside (s38 tester E1: the lock was named as a file launch 1 made)."""
     try:
-        return {n for n in os.listdir(folder or ".") if not n.startswith(FRESH)}
+        return {n for n in os.listdir(folder or ".")
+                if not n.startswith(FRESH) and not n.endswith(OWN_LOCK)}
     except OSError:
         return set()
 

@@ -97,3 +97,13 @@ def test_a_program_that_overwrites_its_outputs_does_not_collide():
     refused = {"stdout": "", "stderr": "Error: out_1.txt already exists, refusing to overwrite\n",
                "wall_s": 0.1}
     assert collision(first, refused, {"out_1.txt"})
+
+
+def test_the_sweeps_own_output_lock_is_no_file_the_program_made(tmp_path):
+    # s38 tester E1: "launch 1 created .ExaML_info.of_300.hpcds1mpi-lock", the sweep's own.
+    from hpcds1mpi.measure.output_lock import LOCK_NAME
+    from hpcds1mpi.measure.repeat_folders import entries
+
+    (tmp_path / LOCK_NAME.format(name="ExaML_info.of_300")).write_text("")
+    (tmp_path / "ExaML_info.of_300").write_text("")
+    assert entries(str(tmp_path)) == {"ExaML_info.of_300"}
