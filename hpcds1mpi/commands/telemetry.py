@@ -301,7 +301,10 @@ def merge(sources, out, force) -> None:
     click.echo(f"{out}: {counts['rows']} runs ({counts['added']} added, {counts['replaced']} "
                f"replaced, {counts['kept']} already there)"
                + (f"; {counts['repeated']} source(s) given more than once, read once"
-                  if counts.get("repeated") else "") + _conflict_words(counts))
+                  if counts.get("repeated") else "") + _conflict_words(counts)
+               + (f"; {counts['renamed']} of the sources' runs were under a machine id a "
+                  "resume has since replaced: taken as that machine's"
+                  if counts.get("renamed") else ""))
     from hpcds1mpi.measure.same_machine import untold_twins
 
     for line in untold_twins(telemetry.load(out).machines):  # s38 tester K2

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from hpcds1mpi.errors import TelemetryError
 
+from .adopted_ids import with_adopted
 from .foreign_content import ForeignContent, find_foreign
 from .side_files import journal_path
 from .stored_rows import TableTooLarge, UnbackedTable, declared_rows
@@ -57,6 +58,8 @@ MACHINE_COLUMNS: list[tuple[str, str]] = [
     ("machine_id", "str"), ("hostnames", "str"), ("partition", "str"), ("cpu_model", "str"),
     # vendor, family, model, stepping and speed flags; "" before session 38 (s38 tester K2)
     ("cpu_signature", "str"),
+    # the ids whose runs a resume moved to this one (:mod:`.adopted_ids`, s38 tester F7)
+    ("adopted_ids", "str"),
     ("physical_cores", "int"), ("logical_cores", "int"), ("memory_gb", "float"),
     ("gpu_model", "str"), ("gpu_count", "int"), ("gpu_memory_gb", "float"),
     ("mpi_library", "str"), ("mpi_gpu_aware", "int"), ("python", "str"), ("platform", "str"),
@@ -233,8 +236,8 @@ class Store:
         for table in DETAIL_TABLES:
             self.detail[table] = moved(self.detail[table],
                                        lambda items: [tagged(r) for r in items])
-        self.machines.pop(old_id, None)
-        self.machines[new_id] = normalise(row, MACHINE_COLUMNS)
+        old_row = self.machines.pop(old_id, {"machine_id": old_id})
+        self.machines[new_id] = normalise(with_adopted(row, old_row), MACHINE_COLUMNS)
 
 
 

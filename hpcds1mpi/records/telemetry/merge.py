@@ -7,6 +7,7 @@ import os
 import time
 from pathlib import Path
 
+from .adopted_ids import renamed_ids
 from .journal import load
 from .kept_rows import refuse_broken_rows
 from .layout import DETAIL_TABLES
@@ -67,7 +68,7 @@ def _merge(sources: list[str | os.PathLike], out: str | os.PathLike) -> dict:
         before = None
     # A failure changes nothing: a new --out is removed again, an existing one left as it was.
     writer = TelemetryWriter(out, resume=True, all_or_nothing=True)
-    counts = {"added": 0, "replaced": 0, "kept": 0, "conflicts": 0}
+    counts = {"added": 0, "replaced": 0, "kept": 0, "conflicts": 0, "renamed": 0}
     conflict = None
     with writer:
         store = writer.store
@@ -76,10 +77,22 @@ def _merge(sources: list[str | os.PathLike], out: str | os.PathLike) -> dict:
                            "nothing was changed")
         for row in store.runs.values():  # --out's own runs keep what its attributes say
             carry(row, store.attrs)
+        # a file a resume re-keyed and a copy from before: one machine's runs, under the id
+        # the resume gave them (s38 tester F7: they were added again under the old id)
+        renamed = renamed_ids(store.machines, *(shard.machines for _, shard in stores))
+        _rename_own(store, renamed, [shard for _, shard in stores])
         for src, shard in stores:
             label = storable(src.name)  # as stored: a rerun finds its provenance again
             for key, row in shard.runs.items():
                 row = carry(dict(row), shard.attrs)
+                if key[0] in renamed:
+                    counts["renamed"] += 1
+                    row["machine_id"] = renamed[key[0]]
+                    detail = {t: [{**r, "machine_id": renamed[key[0]]}
+                                  for r in shard.detail[t].get(key, [])] for t in DETAIL_TABLES}
+                    key = (renamed[key[0]], key[1])
+                else:
+                    detail = {t: shard.detail[t].get(key, []) for t in DETAIL_TABLES}
                 if not row.get("source_file"):
                     row["source_file"] = label
                 old = store.runs.get(key)
@@ -96,9 +109,11 @@ def _merge(sources: list[str | os.PathLike], out: str | os.PathLike) -> dict:
                 else:
                     counts["kept"] += 1
                     continue
-                store.add_run(row, {t: shard.detail[t].get(key, []) for t in DETAIL_TABLES})
+                store.add_run(row, detail)
             for mid, mrow in shard.machines.items():
-                if mid not in store.machines:
+                if mid in store.machines:
+                    store.machines[mid] = _adopting(store.machines[mid], mrow)
+                elif mid not in renamed:
                     store.add_machine(dict(mrow, source_file=mrow.get("source_file") or label))
             if not any(p["source_file"] == label and p["rows"] == len(shard.runs)
                        for p in store.provenance):
@@ -112,6 +127,24 @@ def _merge(sources: list[str | os.PathLike], out: str | os.PathLike) -> dict:
     counts["conflict"] = conflict
     counts["repeated"] = len(sources) - len(unique)
     return counts
+
+
+def _rename_own(store, renamed: dict[str, str], shards: list) -> None:
+    """Move ``out``'s own runs of an id a source's machine took over to that machine's id and
+    row (an old file merged with its re-keyed copy)."""
+    for old in [m for m in store.machines if m in renamed]:
+        new = renamed[old]
+        row = store.machines.get(new) or next(s.machines[new] for s in shards
+                                               if new in s.machines)
+        store.relabel_machine(old, row)
+
+
+def _adopting(row: dict, other: dict) -> dict:
+    """``row`` with the ids ``other``, a record of the same machine, took over too."""
+    from .adopted_ids import adopted
+
+    ids = list(dict.fromkeys(adopted(row) + adopted(other)))
+    return {**row, "adopted_ids": ",".join(ids)}
 
 
 def _keep_shared_mode(out: str | os.PathLike, before: os.stat_result | None) -> None:

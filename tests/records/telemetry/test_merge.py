@@ -78,8 +78,8 @@ def test_a_source_given_twice_is_read_once_and_its_runs_not_counted_again(tmp_pa
     a, out = tmp_path / "a.h5", tmp_path / "all.h5"
     telemetry.append(a, [run_row(0), run_row(1)])
     counts = telemetry.merge([a, tmp_path / "." / "a.h5"], out)
-    assert counts == {"added": 2, "replaced": 0, "kept": 0, "conflicts": 0, "conflict": None,
-                      "rows": 2, "repeated": 1}
+    assert counts == {"added": 2, "replaced": 0, "kept": 0, "conflicts": 0, "renamed": 0,
+                      "conflict": None, "rows": 2, "repeated": 1}
 
 
 def test_a_damaged_target_or_source_is_refused_and_nothing_rewritten(tmp_path):
@@ -327,3 +327,32 @@ def test_the_same_run_with_other_values_is_a_conflict_the_first_kept(tmp_path):
     again = telemetry.merge([b], out)  # --out's own record is the first: it stays
     assert (again["kept"], again["conflicts"]) == (1, 1)
     assert telemetry.read_runs(out).set_index("run_id").loc["r000", "energy_j"] != 999.0
+
+
+def _rekeyed_copy(tmp_path):
+    """An old file (machine "old", as an older hpcds1mpi wrote it: no signature, no
+    adopted ids) and a copy of it a resume re-keyed to machine "new"."""
+    import shutil
+
+    old, rekeyed = tmp_path / "old.h5", tmp_path / "rekeyed.h5"
+    machine = {"machine_id": "old", "cpu_model": "AMD EPYC", "hostnames": "vm"}
+    telemetry.append(old, [run_row(i, "old") for i in range(3)], machines=[machine])
+    shutil.copy(old, rekeyed)
+    with telemetry.TelemetryWriter(rekeyed, resume=True) as writer:  # as sweep --resume does
+        writer.relabel_machine("old", {**machine, "machine_id": "new", "cpu_signature": "sig"})
+    return old, rekeyed
+
+
+@pytest.mark.parametrize("order", ["old_into_rekeyed", "rekeyed_into_old"])
+def test_an_old_copy_of_a_rekeyed_file_merges_as_the_runs_already_there(tmp_path, order):
+    # s38 tester F7: the old copy's runs were added a second time under the old id
+    old, rekeyed = _rekeyed_copy(tmp_path)
+    assert telemetry.read_machines(rekeyed)["adopted_ids"].tolist() == ["old"]
+    out, source = (rekeyed, old) if order == "old_into_rekeyed" else (old, rekeyed)
+    counts = telemetry.merge([source], out)
+    assert counts["added"] == 0 and counts["rows"] == 3 and counts["kept"] == 3
+    assert set(telemetry.read_runs(out)["machine_id"]) == {"new"}
+    machines = telemetry.read_machines(out)
+    assert machines["machine_id"].tolist() == ["new"]
+    assert machines["adopted_ids"].tolist() == ["old"]  # a later merge still knows it
+    assert telemetry.merge([old], out)["added"] == 0
