@@ -267,7 +267,8 @@ def earlier_record(machines: dict, fp: dict) -> str | None:
     the file, so its runs live only in the journal), or a launcher's version line not yet
     marked :data:`UNREAD`. Those runs are this machine's and MPI's; a resumed sweep relabels
     them (:meth:`~hpcds1mpi.records.telemetry.TelemetryWriter.relabel_machine`) instead of
-    measuring them again under a second id. None when there is none, or ``fp``'s id is there.
+    measuring them again under a second id. None when there is none, or ``fp``'s id is there
+    (but for the untold record below: a merge of an old file and a new one holds both).
 
     Also a record of this host made before the CPU's signature was recorded, of a CPU whose
     name is generic (:func:`~hpcds1mpi.cpu_signature.untold_generation`, s38 tester
@@ -278,18 +279,21 @@ def earlier_record(machines: dict, fp: dict) -> str | None:
     """
     from hpcds1mpi.launch.mpi_names import clean_version
 
-    if fp["machine_id"] in machines:
-        return None
+    present = fp["machine_id"] in machines
     for machine, row in machines.items():
         text = clean_version(str(row.get("mpi_library") or ""))
-        if not (fp["mpi_library"] in (text, f"{text} {UNREAD}")
+        if machine == fp["machine_id"] or not (
+                fp["mpi_library"] in (text, f"{text} {UNREAD}")
                 and all(row.get(k) == fp[k] for k in HARDWARE)):
             continue
-        if not generic_cpu_name(fp["cpu_model"]) or \
-                str(row.get("cpu_signature") or "") == fp.get("cpu_signature", ""):
-            return machine
-        if untold_generation(row) and _hosts(row) & _hosts(fp) and \
+        # an old file merged with a new one holds both ids: its host's untold record is still
+        # this machine's (s38 tester F2: it was kept apart, and the merge's advice failed)
+        if generic_cpu_name(fp["cpu_model"]) and fp.get("cpu_signature") and \
+                untold_generation(row) and _hosts(row) & _hosts(fp) and \
                 row.get("platform") == fp.get("platform"):
+            return machine
+        if not present and (not generic_cpu_name(fp["cpu_model"]) or
+                            str(row.get("cpu_signature") or "") == fp.get("cpu_signature", "")):
             return machine
     return None
 

@@ -48,7 +48,8 @@ def adopt_earlier_record(writer, fp: dict, out: str) -> str:
                 f"are kept under their id as other hardware, and this machine's runs are "
                 f"measured under its own ({fp['machine_id'][:12]})")
     row = writer.store.machines[earlier]
-    writer.relabel_machine(earlier, {**row, "mpi_library": fp["mpi_library"],
+    base = writer.store.machines.get(fp["machine_id"], row)  # a merged file's own row wins
+    writer.relabel_machine(earlier, {**base, "mpi_library": fp["mpi_library"],
                                      "cpu_signature": fp.get("cpu_signature", ""),
                                      "machine_id": fp["machine_id"]})
     if untold_generation(row) and fp.get("cpu_signature"):

@@ -50,6 +50,23 @@ def test_this_hosts_runs_recorded_without_the_signature_are_kept_as_this_machine
     assert store.machines[fp["machine_id"]]["cpu_signature"] == fp["cpu_signature"]
 
 
+def test_an_old_file_merged_with_a_new_one_is_re_keyed_by_a_resume_too(tmp_path, monkeypatch):
+    """s38 tester F2: the merged file holds both ids; its untold record of this host was kept
+    apart, though the merge's note advises this very resume."""
+    fp = _this_machine(monkeypatch)
+    old = _old_file(tmp_path / "t.h5", fp)
+    with TelemetryWriter(str(tmp_path / "t.h5"), resume=True) as writer:  # the new file's run
+        writer.machine(fp)
+        writer.record(run_row(1, fp["machine_id"], workload="w"))
+    with TelemetryWriter(str(tmp_path / "t.h5"), resume=True) as writer:
+        note = adopt_earlier_record(writer, fp, "t.h5")
+    assert f"this host (machine {old[:12]}" in note and "they are kept, as machine" in note
+    store = load(tmp_path / "t.h5")
+    assert set(store.machines) == {fp["machine_id"]}
+    assert sorted(store.runs) == [(fp["machine_id"], "r000"), (fp["machine_id"], "r001")]
+    assert store.machines[fp["machine_id"]]["adopted_ids"] == old
+
+
 @pytest.mark.parametrize("change", [{"hostnames": "elsewhere"},
                                     {"platform": "Linux-6.18.44-fc-v1098-x86_64"}])
 def test_another_hosts_runs_without_the_signature_stay_apart_and_it_is_said(
