@@ -63,7 +63,7 @@ def launcher_note(frame: pd.DataFrame, ids) -> str:
     libraries = frame.attrs.get("mpi_libraries", {})
     named = [(i, libraries[i]) for i in sorted(ids) if names_launcher(libraries.get(i))]
     if not named:
-        return same_hardware_note(frame, ids)
+        return untold_signature_note(frame, ids) or same_hardware_note(frame, ids)
     machine, library = named[0]
     return (f"; {machine}'s fingerprint names the launcher ({library!r}), not the "
             "program's MPI library (a program sweep of an older hpcds1mpi, or of a wrapper "
@@ -71,6 +71,32 @@ def launcher_note(frame: pd.DataFrame, ids) -> str:
             "beside it): if these are runs of the same machine and MPI, measure them again with "
             "`hpcds1mpi sweep --command` naming the program itself (or a wrapper that names it, "
             "e.g. `exec ./app \"$@\"`), which gives them that machine's id")
+
+
+def untold_signature_note(frame: pd.DataFrame, ids) -> str:
+    """Why a machine id of ``frame`` whose CPU name says no generation and whose runs carry no
+    CPU signature (an hpcds1mpi before session 38) differs from one of that name with a
+    signature, and the fix that keeps the runs (s38 tester F1); "" when none does."""
+    from hpcds1mpi.cpu_signature import generic_cpu_name
+
+    if not {"cpu_model", "cpu_signature"} <= set(frame.columns):
+        return ""
+    firsts = frame.drop_duplicates("machine_id")
+    firsts = firsts.set_index(firsts["machine_id"].astype(str))
+    for untold in sorted(ids):
+        name = firsts["cpu_model"].get(untold)
+        if not generic_cpu_name(name) or firsts["cpu_signature"].get(untold):
+            continue
+        signed = [i for i in sorted(ids) if i != untold and firsts["cpu_model"].get(i) == name
+                  and firsts["cpu_signature"].get(i)]
+        if signed:
+            return (f"; {untold[:12]}'s runs were recorded by an older hpcds1mpi without the "
+                    f"CPU's signature, which tells generations of CPU {name!r} apart, so they "
+                    f"are taken for other hardware than {signed[0][:12]}: if they ran on this "
+                    f"machine, resume their sweep here (`hpcds1mpi sweep ... --out FILE "
+                    f"--resume` with that file: nothing is measured again, its runs take this "
+                    f"machine's id), then train again")
+    return ""
 
 
 def same_hardware_note(frame: pd.DataFrame, ids) -> str:

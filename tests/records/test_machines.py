@@ -106,3 +106,25 @@ def test_one_hosts_runs_in_two_partitions_are_said_to_differ_by_partition(tmp_pa
     with pytest.raises(DataError) as refused:
         TrainingData.read(files)
     assert "same hardware" not in str(refused.value)
+
+
+
+def test_mixing_an_older_versions_runs_of_a_generic_cpu_name_says_why_and_the_resume(tmp_path):
+    # s38 tester F1: "mixes 2 machines ... train one bundle per machine" and nothing more
+    from hpcds1mpi.records import telemetry
+    from hpcds1mpi.records.training import TrainingData
+    from tests.surrogates.test_bundle import make_runs
+
+    files = []
+    for name, machine, signature in (("old.h5", TRAINED, ""), ("new.h5", NEW, "AuthenticAMD "
+                                     "family 26 model 2 stepping 1; avx2")):
+        path = tmp_path / name  # old.h5's row as an hpcds1mpi before session 38 wrote it
+        with telemetry.TelemetryWriter(path) as writer:
+            writer.machine({"machine_id": machine, "cpu_model": "AMD EPYC",
+                            "cpu_signature": signature, "mpi_library": "MPICH"})
+        telemetry.append(path, make_runs(machine=machine).head(4).to_dict("records"))
+        files.append(str(path))
+    with pytest.raises(DataError) as refused:
+        TrainingData.read(files)
+    assert f"; {TRAINED[:12]}'s runs were recorded by an older hpcds1mpi without the CPU's " \
+        "signature" in str(refused.value) and "--resume" in str(refused.value)
