@@ -196,8 +196,12 @@ def _other_generation(hw: dict, partition: "Partition", trained: str) -> str:
     measured = str(hw.get("cpu_model")).strip()
     fix = ("measure here and train a model on those runs (`hpcds1mpi quickstart`, or "
            "`hpcds1mpi sweep` then `train`) to act without asking")
-    if untold_generation(hw):
-        return untold_note(f"the model's partition {trained}", measured, fix)
+    if untold_generation(hw):  # s38 tester F6: its runs, if measured here, need no measuring
+        return untold_note(f"the model's partition {trained}", measured,
+                           "if its runs were measured on this machine, resume their sweep here "
+                           "(`hpcds1mpi sweep ... --out FILE --resume`: nothing is measured "
+                           "again, they take this machine's id) and train the model again from "
+                           "that file; else " + fix)
     signature, ours = str(hw.get("cpu_signature") or ""), partition.cpu_signature
     if generic_cpu_name(measured) and ours and signature != ours:
         return (f"partition {partition.name}'s CPU {partition.cpu_model.strip()!r} is "

@@ -867,6 +867,8 @@ def test_the_shipped_bundles_runs_of_an_untold_cpu_generation_are_not_measured_h
     assert "the model's partition local was recorded on CPU 'AMD EPYC', a name that does not " \
         "say which CPU generation" in got.stdout
     assert "measure here and train a model on those runs (`hpcds1mpi quickstart`" in got.stdout
+    # s38 tester F6: a bundle of runs measured here needs a resume and a retrain, not measuring
+    assert "if its runs were measured on this machine, resume their sweep here" in got.stdout
 
 
 def test_on_this_machine_the_shipped_bundle_is_measured_only_on_its_cpu_generation(tmp_path):
