@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 
+from hpcds1mpi.config import MIN_OK_RUNS
+
 
 def energy_unit(source: str) -> str:
     """"J", or "J modelled" when the energy was not read from a meter."""
@@ -40,7 +42,13 @@ def report_lines(result, out: str, objective: str,
     joules = energy_unit(result.energy_source)
     lines += [f"  front: {point['label']}  {point['runtime_s']:.4g} s  "
               f"{point['energy_j']:.4g} {joules}" for point in result.front]
-    if other_model:  # learn refuses another machine's runs (s30 tester L: told, then refused)
+    ok_runs = sum(1 for t in result.trials if t.status == "ok")
+    if other_model and ok_runs < MIN_OK_RUNS:  # train would refuse so few (s38 tester F8)
+        lines.append(f"every run is in {out}; {other_model} is of other hardware, and a model of "
+                     f"this machine needs at least {MIN_OK_RUNS} ok runs ({ok_runs} here): "
+                     f"tune again into {out} with a larger --budget, or sweep this machine, "
+                     f"then `hpcds1mpi train --telemetry {out} --out DIR`")
+    elif other_model:  # learn refuses another machine's runs (s30 tester L: told, then refused)
         lines.append(f"every run is in {out}; {other_model} is of other hardware, so make a "
                      f"model of this machine: `hpcds1mpi train --telemetry {out} --out DIR`")
     else:

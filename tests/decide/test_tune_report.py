@@ -42,8 +42,16 @@ def test_energy_is_said_modelled_and_stored_runs_reused(tmp_path):
 def test_a_model_of_other_hardware_is_not_offered_the_runs_learn_would_refuse():
     """Was (s30 tester L): "the model was trained on other hardware ... searching without it",
     then "add them to the model with `hpcds1mpi learn --model DIR`", which learn refuses."""
-    result = _result(START, [_trial()])
+    result = _result(START, [_trial()] * 4)
     lines, _ = report_lines(result, "t.h5", "time", other_model="elk-model")
     assert lines[-1] == ("every run is in t.h5; elk-model is of other hardware, so make a model "
                          "of this machine: `hpcds1mpi train --telemetry t.h5 --out DIR`")
     assert "learn --model DIR" in report_lines(result, "t.h5", "time")[0][-1]
+
+
+def test_too_few_runs_for_a_model_are_not_sent_to_train():
+    """Was (s38 tester F8): "make a model of this machine: `hpcds1mpi train --telemetry
+    tune1.h5 --out DIR`" after 3 runs, which train refuses ("a model needs at least 4")."""
+    result = _result(START, [_trial(), _trial(), _trial("failed", float("nan")), _trial()])
+    line = report_lines(result, "t.h5", "time", other_model="elk-model")[0][-1]
+    assert "needs at least 4 ok runs (3 here)" in line and "larger --budget" in line
