@@ -353,13 +353,26 @@ def test_a_workdir_of_the_submit_folder_is_no_folder_to_create(swept):
     assert "\ncd " not in script and "create it" not in script and "'.'" not in script, script
 
 
+def _swept_app(top, command: str):
+    """The levels of a real sweep, without --workdir, of ``command`` (sizes 1, 2) run from
+    ``top``, where ``app.sh`` is."""
+    from hpcds1mpi.records.telemetry_rows import telemetry_rows
+    from hpcds1mpi.surrogates.levels import levels_from_frame
+
+    out = top / "app.h5"
+    res = run_cli(["sweep", "--command", command, "--label", "app",
+                   "--sizes", "1,2", "--ranks-per-node", "1", "--threads", "1",
+                   "--time-regex", r"time: ([0-9.]+) s", "--min-repeats", "1",
+                   "--max-repeats", "1", "--min-time", "0", "--out", str(out),
+                   "--no-progress"], timeout=180, cwd=top)
+    assert res.returncode == 0, res.stderr
+    return levels_from_frame(telemetry_rows(str(out)))["app"]
+
+
 @pytest.fixture(scope="module")
 def swept_here(tmp_path_factory):
     """(the levels of a real sweep, without --workdir, of ``./app.sh in/case-{size}.txt``
     run from its folder, that folder): the command's paths are relative to it."""
-    from hpcds1mpi.records.telemetry_rows import telemetry_rows
-    from hpcds1mpi.surrogates.levels import levels_from_frame
-
     top = tmp_path_factory.mktemp("swept_here")
     app = top / "app.sh"
     app.write_text('#!/bin/sh\ncat "$1" >/dev/null || exit 3\necho "time: 0.01 s"\n')
@@ -367,14 +380,7 @@ def swept_here(tmp_path_factory):
     (top / "in").mkdir()
     for size in (1, 2):
         (top / "in" / f"case-{size}.txt").write_text("ok\n")
-    out = top / "app.h5"
-    res = run_cli(["sweep", "--command", "./app.sh in/case-{size}.txt", "--label", "app",
-                   "--sizes", "1,2", "--ranks-per-node", "1", "--threads", "1",
-                   "--time-regex", r"time: ([0-9.]+) s", "--min-repeats", "1",
-                   "--max-repeats", "1", "--min-time", "0", "--out", str(out),
-                   "--no-progress"], timeout=180, cwd=top)
-    assert res.returncode == 0, res.stderr
-    return levels_from_frame(telemetry_rows(str(out)))["app"], top
+    return _swept_app(top, "./app.sh in/case-{size}.txt"), top
 
 
 def test_a_program_swept_without_a_workdir_runs_in_the_sweeps_folder(swept_here, tmp_path):
@@ -430,9 +436,6 @@ def test_a_sweep_folder_not_here_warns_instead_of_entering_it(swept_here, tmp_pa
 def swept_writing(tmp_path_factory):
     """(the levels of a real sweep of ``./app.sh in_{size}.txt out.txt``, which reads its
     first argument and writes its second, that folder)."""
-    from hpcds1mpi.records.telemetry_rows import telemetry_rows
-    from hpcds1mpi.surrogates.levels import levels_from_frame
-
     top = tmp_path_factory.mktemp("swept_writing")
     app = top / "app.sh"
     app.write_text('#!/bin/sh\ncat "$1" >/dev/null || exit 3\necho done > "$2"\n'
@@ -440,14 +443,7 @@ def swept_writing(tmp_path_factory):
     app.chmod(0o755)
     for size in (1, 2):
         (top / f"in_{size}.txt").write_text("ok\n")
-    out = top / "app.h5"
-    res = run_cli(["sweep", "--command", "./app.sh in_{size}.txt out.txt", "--label", "app",
-                   "--sizes", "1,2", "--ranks-per-node", "1", "--threads", "1",
-                   "--time-regex", r"time: ([0-9.]+) s", "--min-repeats", "1",
-                   "--max-repeats", "1", "--min-time", "0", "--out", str(out),
-                   "--no-progress"], timeout=180, cwd=top)
-    assert res.returncode == 0, res.stderr
-    return levels_from_frame(telemetry_rows(str(out)))["app"], top
+    return _swept_app(top, "./app.sh in_{size}.txt out.txt"), top
 
 
 def test_the_job_checks_the_new_sizes_input_not_what_the_sweep_wrote(swept_writing, tmp_path):
