@@ -65,13 +65,24 @@ def test_a_real_rerun_replaces_an_older_quickstarts_script(quickstarted, tmp_pat
 
 # -- quickstart's folder: a rerun resumes there, any other folder is refused (#14) -------------
 
+def fake_recommending(cmd: list[str]) -> str:
+    """quickstart's recommend step faked: recommend's own check of the script it replaces,
+    then a sealed script and a JSON answer."""
+    from hpcds1mpi.launch.script_seal import check_replace_script, seal
+
+    script = Path(cmd[cmd.index("-o") + 1])
+    check_replace_script(script, force="--force" in cmd)
+    script.write_text(seal("#!/bin/bash\n# Written by hpcds1mpi (a faked step)\n"))
+    return json.dumps({"workload": "stencil", "size": 1, "front": [],
+                       "verdict": {"verdict": "auto"}})
+
+
 @pytest.fixture
 def fake_steps(monkeypatch):
     """quickstart with its three subprocess steps faked (no sweep, no training): the sweep
     appends a line to telemetry.h5, training writes model/, recommending the script."""
     from hpcds1mpi.commands import quickstart
     from hpcds1mpi.launch import launchers
-    from hpcds1mpi.launch.script_seal import check_replace_script, seal
 
     calls = []
 
@@ -87,12 +98,8 @@ def fake_steps(monkeypatch):
             source = cmd[cmd.index("--telemetry") + 1]
             (model / "manifest.json").write_text(json.dumps(
                 {"format_version": 1, "targets": [], "feature_spec": {}, "sources": [source]}))
-        elif what == "recommending":  # recommend's own check of the script it replaces
-            script = Path(cmd[cmd.index("-o") + 1])
-            check_replace_script(script, force="--force" in cmd)
-            script.write_text(seal("#!/bin/bash\n# Written by hpcds1mpi (a faked step)\n"))
-            return json.dumps({"workload": "stencil", "size": 1, "front": [],
-                               "verdict": {"verdict": "auto"}})
+        elif what == "recommending":
+            return fake_recommending(cmd)
         return "table"
 
     monkeypatch.setattr(quickstart, "_run", run)

@@ -14,6 +14,7 @@ from hpcds1mpi.commands.quickstart_model import RECORD_PREFIX, read_record
 from hpcds1mpi.digests import sha256_file
 from hpcds1mpi.records import telemetry
 from hpcds1mpi.records.telemetry.snapshot_write import write_snapshot
+from tests.commands.test_quickstart import fake_recommending
 from tests.records.telemetry.rows import run_row
 
 
@@ -30,7 +31,6 @@ def steps(monkeypatch):
     bundle whose manifest hashes its members, recommending the script."""
     from hpcds1mpi.commands import quickstart
     from hpcds1mpi.launch import launchers
-    from hpcds1mpi.launch.script_seal import check_replace_script, seal
 
     calls = Steps()
 
@@ -51,11 +51,7 @@ def steps(monkeypatch):
                  "sources": [cmd[cmd.index("--telemetry") + 1]],
                  "files": {"members.pkl": sha256_file(model / "members.pkl")}}))
         elif what == "recommending":
-            script = Path(cmd[cmd.index("-o") + 1])
-            check_replace_script(script, force="--force" in cmd)
-            script.write_text(seal("#!/bin/bash\n# Written by hpcds1mpi (a faked step)\n"))
-            return json.dumps({"workload": "stencil", "size": 1, "front": [],
-                               "verdict": {"verdict": "auto"}})
+            return fake_recommending(cmd)
         return "table"
 
     monkeypatch.setattr(quickstart, "_run", run)
