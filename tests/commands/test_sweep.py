@@ -435,20 +435,28 @@ def test_an_r_programs_mpi_is_read_and_the_wrong_launcher_refused(tmp_path):
     assert not (tmp_path / "t.h5").exists()
 
 
+def _gemm_given_min_time(tmp_path, min_time: float, size: int):
+    """A plan's sweep of gemm ``size`` (1 rank, 1 thread, fp64, no warm-up) with ``min_time``
+    and no ``max_repeats``: the finished process and the telemetry file."""
+    from tests.helpers import run_cli
+
+    plan, out = tmp_path / "p.toml", tmp_path / "t.h5"
+    plan.write_text(f'[sweep]\nmin_time = {min_time}\nwarmup = 0\nranks_per_node = [1]\n'
+                    'threads = [1]\nprecisions = ["fp64"]\n[[kernel]]\nname = "gemm"\n'
+                    f'sizes = [{size}]\n')
+    proc = run_cli(["sweep", "--plan", str(plan), "--out", str(out), "--no-progress"],
+                   timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc, out
+
+
 def test_a_min_time_given_alone_is_measured_and_said(tmp_path):
     """A plan's ``min_time = 2`` had measured gemm 64 for 0.013 s: the default 5 repeats
     capped it, silently (s38 tester B6). Now each run measures it, and one line says why."""
     import h5py
 
-    from tests.helpers import run_cli
-
-    plan, out = tmp_path / "p.toml", tmp_path / "t.h5"
     # gemm 256 takes about a millisecond a repeat: 0.5 s is reached within the lifted cap.
-    plan.write_text('[sweep]\nmin_time = 0.5\nwarmup = 0\nranks_per_node = [1]\nthreads = [1]\n'
-                    'precisions = ["fp64"]\n[[kernel]]\nname = "gemm"\nsizes = [256]\n')
-    proc = run_cli(["sweep", "--plan", str(plan), "--out", str(out), "--no-progress"],
-                   timeout=120)
-    assert proc.returncode == 0, proc.stderr
+    proc, out = _gemm_given_min_time(tmp_path, 0.5, 256)
     said = [ln for ln in proc.stderr.splitlines() if "given without max_repeats" in ln]
     assert len(said) == 1 and said[0].startswith("hpcds1mpi sweep: note: min_time 0.5 s")
     with h5py.File(out) as f:
@@ -460,14 +468,7 @@ def test_a_min_time_given_alone_stops_at_the_lifted_cap(tmp_path):
     kernel asked for 5 s would otherwise store hundreds of thousands (s38 review of B6)."""
     import h5py
 
-    from tests.helpers import run_cli
-
-    plan, out = tmp_path / "p.toml", tmp_path / "t.h5"
-    plan.write_text('[sweep]\nmin_time = 5\nwarmup = 0\nranks_per_node = [1]\nthreads = [1]\n'
-                    'precisions = ["fp64"]\n[[kernel]]\nname = "gemm"\nsizes = [16]\n')
-    proc = run_cli(["sweep", "--plan", str(plan), "--out", str(out), "--no-progress"],
-                   timeout=120)
-    assert proc.returncode == 0, proc.stderr
+    proc, out = _gemm_given_min_time(tmp_path, 5, 16)
     assert f"{UNCAPPED:,} at most" in proc.stderr
     with h5py.File(out) as f:
         assert f["runs/repeats"][0] == UNCAPPED and f["runs/measured_s"][0] < 5
