@@ -65,3 +65,13 @@ def test_a_number_reused_far_apart_or_by_another_user_is_another_job(tmp_path):
     assert list(df["runtime_s"]) == [1000, 300, 50, 70]
     assert report.notes["job number used again by another job (another user, or submitted "
                         "more than 26 h apart): kept as a job of its own"] == 2
+
+
+def test_two_jobs_of_parts_only_keep_their_own_sums(tmp_path):
+    # s38 read-through: the parts' sums came out in job order while the kept lines were in
+    # start order, so job 20 (started first) took job 10's sum and status, and job 10 job 20's.
+    df, _ = _read(tmp_path, _line(10, 100, 10, 100, 2, 1), _line(10, 100, 200, 50, 3, 1),
+                  _line(20, 0, 1, 7, 2, 2), _line(20, 0, 20, 8, 4, 2))
+    ten, twenty = (df[df["job_id"] == j].iloc[0] for j in ("10", "20"))
+    assert (ten["runtime_s"], ten["status"]) == (150, "ok")
+    assert (twenty["runtime_s"], twenty["status"]) == (15, "failed")
