@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from hpcds1mpi.launch.script_fits import _plural
 from hpcds1mpi.launch.script_options import count_range, to_int
 from hpcds1mpi.launch.srun_cpus import step_cpus
 
@@ -26,10 +27,6 @@ if TYPE_CHECKING:  # pragma: no cover
 #: Directives that give the job more CPUs of a node than its tasks ask for.
 _OPEN_SHARE = ("exclusive", "mincpus", "cpus-per-gpu", "overcommit", "extra-node-info",
                "core-spec")
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'s' if count != 1 else ''}"
 
 
 def _held(script: "JobScript") -> tuple[int, int, int | None] | None:

@@ -33,8 +33,6 @@ def renamed_machines(machines: dict[str, dict], known: set[str],
     """Machine id -> (known id, trained partition name), for each machine of ``machines``
     outside ``known`` whose fingerprint under one of the trained ``partitions``' names is a
     known id (empty when none is)."""
-    from hpcds1mpi.measure.meters import machine_id
-
     known = set(known)
     found = {}
     for mid, row in machines.items():

@@ -12,12 +12,14 @@ ids), is another job (a converter that restarted its count, two periods joined),
 
 from __future__ import annotations
 
+from .file_zones import ZONE_SPAN_S
+
 #: SWF status codes of a partial execution.
 PART_CODES = (2, 3, 4)
 
 #: Lines of one number further apart than this (submit times, s) are different jobs: the
 #: span of the time zones, as :mod:`.same_jobs` keeps Slurm ids apart.
-REUSED_APART_S = 26 * 3600
+REUSED_APART_S = ZONE_SPAN_S
 
 
 def fold_parts(numbers, bad, report):
