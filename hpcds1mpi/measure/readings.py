@@ -408,6 +408,10 @@ class Readings:
             return tr.not_a_number_problem(shown, regex)
         if unit := found.get("time_unit"):  # 0.040 ms read as 0.040 s passes the wall check
             return unit_problem(unit, regex)
+        if value == 0:  # xdlu's 2-decimal WALL on a fast run (s39): not a bad timer or regex
+            return (f"exit 0, but the program's own time {shown!r} ({regex}) is zero: the run "
+                    "was shorter than the program's timer shows; give a bigger size, or leave "
+                    "out --time-regex to take the launch's wall time")
         if not (math.isfinite(value) and value > 0):
             return (f"exit 0, but the program's own time {shown!r} ({regex}) is not a positive "
                     "finite number of seconds; fix the program's timer or the regex")

@@ -205,7 +205,9 @@ def test_windows_cover_the_output_and_always_advance(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("said, words", [
     ("-0.2", "'-0.2' .* is not a positive finite number"),
-    ("0", "'0' .* is not a positive finite number"),
+    ("0", "'0' .* is zero: the run was shorter than the program's timer shows; give a bigger "
+          "size, or leave out --time-regex"),
+    ("0.00", "'0.00' .* is zero"),
     ("nan", "'nan' .* is not a positive finite number"),
     ("inf", "'inf' .* is not a positive finite number"),
     ("1e30", "1e\\+30 s .* is over a year"),
