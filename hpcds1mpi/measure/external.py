@@ -69,6 +69,7 @@ from hpcds1mpi.measure.printable import clipped
 from hpcds1mpi.measure.program_launch import (classify, launch_once, launch_problem,
                                               options_refused, refused_by_launcher)
 from hpcds1mpi.measure.progress import Progress
+from hpcds1mpi.measure.rank_copies import check_rank_copies
 from hpcds1mpi.measure.rank_peak import wrapped, wrapping
 from hpcds1mpi.measure.reachable_nodes import check_nodes_landed, check_nodes_reachable
 from hpcds1mpi.measure.repeat_folders import RepeatFolders
@@ -156,6 +157,7 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
             raise LaunchError(f"the launcher could not start the program ({problem}); "
                               "nothing was recorded for this configuration: check "
                               "--command and --mpiexec")
+        check_rank_copies(result, f"{spec.workload} size {spec.size} {spec.config.label()}")
         status, error = crash_cause(result, *classify(result, plan.timeout))  # s38 A4
         code = result["exit_code"]
         found = result["found"]

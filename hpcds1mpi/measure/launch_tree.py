@@ -37,6 +37,12 @@ LAUNCHER_HELPERS = frozenset({"hydra_pmi_proxy", "hydra_bstrap_proxy", "orted", 
                               "prterun", "mpirun",
                               "mpiexec", "mpiexec.hydra", "orterun", "mpirun.openmpi",
                               "mpiexec.openmpi", "mpirun.mpich", "mpiexec.mpich"})
+#: Of those, the launchers that start a job of their own (not a daemon of one): one started
+#: by a process of the program is a rank starting a job again (:attr:`TreeSampler.rank_launcher`).
+JOB_LAUNCHERS = (LAUNCHER_HELPERS - {"hydra_pmi_proxy", "hydra_bstrap_proxy", "orted", "prted"}
+                 ) | {"srun"}
+#: Words of a launcher that only asks it something (``mpirun --version``), starting no job.
+_ASKING = frozenset({"--version", "-V", "-version", "--help", "-h", "-help", "-info", "--info"})
 #: Sampling period (s) for the launch's first :data:`FAST_FOR_S` seconds (a short program is
 #: still seen), then :data:`PERIOD_S`.
 FAST_PERIOD_S, FAST_FOR_S, PERIOD_S = 0.005, 0.3, 0.05
@@ -104,6 +110,10 @@ class TreeSampler:
         remote_starter: after :meth:`stop`, the name of a process of the tree that starts
             processes outside it (``srun``: under ``slurmstepd``; ``ssh``) and has no process
             of the program under it, "" when none was seen.
+        rank_launcher: the command line of a job launcher (:data:`JOB_LAUNCHERS`) that a
+            process of the program started (``abyss-pe``'s own ``mpirun -np 2 ABYSS-P ...``,
+            s38 tester A6), "" when none was seen: under the sweep's launcher every rank
+            starts that job again.
     """
 
     def __init__(self, pid: int, names: set[str]):
@@ -112,6 +122,7 @@ class TreeSampler:
         self.peak_mb = 0.0
         self.program_seen = False
         self.remote_starter = ""
+        self.rank_launcher = ""
         self._starters: dict[int, str] = {}  # pid -> the remote starter it runs
         self._local_starters: set[int] = set()
         self._kinds: dict[tuple[int, str], tuple[str, str]] = {}  # (pid, exe) -> _judge
@@ -176,6 +187,8 @@ class TreeSampler:
             while up in parent:
                 up = parent[up]
                 self._local_starters.add(up)
+        if not self.rank_launcher:
+            self._find_rank_launcher(procs, parent, kinds, exes)
         for proc in procs:
             pid = proc.pid
             while pid in parent and pid not in ours:  # the program's own children count too
@@ -187,6 +200,30 @@ class TreeSampler:
                 self.program_seen = True
             except psutil.Error:
                 continue
+
+    def _find_rank_launcher(self, procs: list, parent: dict, kinds: dict, exes: dict) -> None:
+        """Sets :attr:`rank_launcher` from a job launcher among ``procs`` (judged a launcher or
+        a remote starter this sample, ``kinds``; ``exes``: each pid's executable name) with a
+        process of the program above it."""
+        import psutil
+
+        for proc in procs:
+            if proc.pid == self.pid or not (kinds.get(proc.pid) == LAUNCHER
+                                            or proc.pid in self._starters):
+                continue
+            up = parent.get(proc.pid)
+            while up is not None and up not in self._program_pids:
+                up = parent.get(up)
+            if up is None:
+                continue
+            try:
+                argv = proc.cmdline()
+            except psutil.Error:
+                continue
+            called = {exes.get(proc.pid), *(os.path.basename(arg) for arg in argv[:2])}
+            if called & JOB_LAUNCHERS and not _ASKING & set(argv[1:]):
+                self.rank_launcher = " ".join(argv)
+                return
 
     def _skip_unexeced_forks(self, procs: list, parent: dict, kinds: dict,
                              exes: dict) -> None:

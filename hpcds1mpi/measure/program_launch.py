@@ -131,7 +131,8 @@ def launch_once(tokens: list[str], env: dict, timeout: float, cwd: str | None = 
                                        ranks_per_node=ranks_per_node, reports=reports)
     return {"exit_code": code, "wall_s": wall, "cpu_s": cpu, "stdout": stdout, "stderr": stderr,
             "timed_out": timed_out, "rss_mb": rss if rss > 0 else float("nan"),
-            "rss_source": rss_source, "found": found, "ranks": ranks}
+            "rss_source": rss_source, "found": found, "ranks": ranks,
+            "rank_launcher": tree.rank_launcher}
 
 
 #: What a launcher prints when it could not start the program on a node (hydra, srun).
