@@ -224,6 +224,11 @@ ERROR_WORDS = re.compile(r"\berror\b|\w+Error\b|\bfatal\b|\bexception\b|\babort|
 CRASH_WORDS = re.compile(r"\bsignal:? \d+|Segmentation fault|core dumped|Bus error",
                          re.IGNORECASE)
 
+#: hydra's line naming how a process ended, on stdout: "YOUR APPLICATION TERMINATED WITH THE
+#: EXIT STRING: Segmentation fault (signal 11)"; a program's own stdout is not read for crash
+#: words (its "signal 9 handler installed" is no crash).
+HYDRA_CRASH = re.compile(r"TERMINATED WITH THE EXIT STRING:.*(?:signal:? \d+|Segmentation fault|"
+                         r"Bus error)", re.IGNORECASE)
 
 #: The header of a YAML error document (ABINIT's "--- !ERROR", "--- !BUG"): its message
 #: block is the reason, not the header (which had been the whole reason: "--- !ERROR").
@@ -337,7 +342,10 @@ def reason_line(stdout: str, stderr: str) -> str:
     from hpcds1mpi.measure.rank_tags import untagged
     from hpcds1mpi.measure.stop_code import stop_reason
 
-    crashes = [ln.strip() for ln in stderr.splitlines() if CRASH_WORDS.search(ln)]
+    # hydra (MPICH's, the wheel's) writes its "EXIT STRING: Segmentation fault (signal 11)"
+    # banner to stdout: read there where stderr names no crash (s39 tester B1)
+    crashes = [ln.strip() for ln in stderr.splitlines() if CRASH_WORDS.search(ln)] or \
+        [ln.strip() for ln in stdout.splitlines() if HYDRA_CRASH.search(ln)]
     # stripped, tags kept (PETSc's sections need them); boxes found once per stream, not
     # twice (s29 tester H2)
     lines = [[ln.strip() for ln in s.splitlines()] for s in (stderr, stdout)]

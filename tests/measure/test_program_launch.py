@@ -183,6 +183,13 @@ OMPI4_ABORT = ("ERROR: cannot read input deck in.x\n[vm:08342] [[19560,0],0] ORT
     ("", "At line 9 of file t.f90\nFortran runtime error:\nEnd of file\n" + GFORTRAN_TRAILER,
      "Fortran runtime error: End of file"),  # its message on the line after
     (HYDRA_BOX, f"{ASSERT}\n{ASSERT}\n", ASSERT),
+    # a segfault under hydra: its banner, on stdout, is all there is (s39 tester B1: was
+    # "Please see the FAQ page for debugging suggestions")
+    (HYDRA_BOX.replace("Aborted (signal 6)", "Segmentation fault (signal 11)") +
+     "Please see the FAQ page for debugging suggestions\n", "",
+     "YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Segmentation fault (signal 11)"),
+    ("signal 11 handler installed\nstep 1\nbad input deck\n", "",
+     "bad input deck"),  # a program's own stdout is not read for crash words
     ("step 1\nstep 1\n", OMPI_SIGNAL, ASSERT),
     ("", MPICH_ABORT, "ERROR: cannot read input deck in.x"),
     ("", OMPI4_ABORT + OMPI_MPI_ABORT, "ERROR: cannot read input deck in.x"),
