@@ -14,6 +14,14 @@ line as a program states its own error, :data:`~hpcds1mpi.measure.ending_error.E
 reason is that line, the first of them (the ones after it follow from it), then the crash:
 "exit code 139: dgord: ERROR: fileBlockOpen: cannot open file (0) (then: ... exited on signal
 11 (Segmentation fault).)". A crash with no such line before it keeps the launcher's report.
+
+An abort on stderr (a failed assert, C++'s ``what():``) whose program explained itself on
+stdout is read the same way (s39 tester A3): FreeFem++'s "what(): Compile error : lex: Error
+input opening file" follows its stdout's "Error opening file nothere.edp in:", the line that
+names the file; and an assert that says nothing (``Assertion `FALSE' failed``: PhyML's, after
+"The number of CPUs used in the MPI bootstrap analysis should be strictly greater than 1") is
+led by the program's last words on stdout. The two streams are not interleaved, so only the
+stdout's last :data:`~hpcds1mpi.measure.error_cause.REPORT_LINES` lines are read.
 """
 
 from __future__ import annotations
@@ -22,6 +30,14 @@ import re
 
 #: A failed launch's reason as :func:`~hpcds1mpi.measure.program_launch.classify` writes it.
 _REASON = re.compile(r"(exit code -?\d+: )(.*)", re.DOTALL)
+#: A reason that is an abort: a failed assert, a C++ exception's ``what():``, ``terminate``.
+_ABORT = re.compile(r": Assertion .+ failed\.?$|^what\(\):|^terminate called after throwing")
+#: An assert that names no condition: ``assert(FALSE)``, ``assert(0)``.
+_SAYS_NOTHING = re.compile(r"Assertion [`'\"]?\s*(?:FALSE|false|0|NULL)\s*['`\"]? failed")
+#: An error as a measured value ("relative error: 1.2e-5", "max error = 3"), not a failure.
+_ERROR_VALUE = re.compile(r"\berror\b\s*[:=]?\s*[-+]?(\d|\.\d)", re.IGNORECASE)
+#: Lines of stdout joined where its last words lead (a message wrapped over two lines).
+_LAST_WORDS = 2
 
 
 def crash_cause(result: dict, status: str, error: str) -> tuple[str, str]:
@@ -34,6 +50,10 @@ def crash_cause(result: dict, status: str, error: str) -> tuple[str, str]:
     from hpcds1mpi.measure.program_lines import NO_ERROR, SPECIFIC_LINE, kept_lines, with_message
 
     reason = _REASON.fullmatch(error) if status == "failed" else None
+    if reason is not None and _ABORT.search(reason.group(2)):
+        if said := _stdout_explanation(result["stdout"], _SAYS_NOTHING.search(reason.group(2))):
+            return status, f"{reason.group(1)}{said} (then: {clipped(reason.group(2), 160)})"
+        return status, error
     if reason is None or not CRASH_WORDS.search(reason.group(2)):
         return status, error
     text = result["stderr"][-20000:]
@@ -49,3 +69,21 @@ def crash_cause(result: dict, status: str, error: str) -> tuple[str, str]:
             said = clipped(printable(with_message(kept, i)[0], keep="\t"), 200)
             return status, f"{reason.group(1)}{said} (then: {clipped(reason.group(2), 160)})"
     return status, error
+
+
+def _stdout_explanation(stdout: str, says_nothing) -> str:
+    """The program's own account on stdout of an abort on stderr: the first error line among
+    its last :data:`~hpcds1mpi.measure.error_cause.REPORT_LINES` lines (the ones after it
+    follow from it; not a warning, a count of zero errors or an error's value); where the
+    abort ``says_nothing``, else its last :data:`_LAST_WORDS` lines; "" where there is none."""
+    from hpcds1mpi.measure.error_cause import REPORT_LINES, WARNING
+    from hpcds1mpi.measure.printable import clipped, printable
+    from hpcds1mpi.measure.program_launch import ERROR_WORDS
+    from hpcds1mpi.measure.program_lines import NO_ERROR, kept_lines
+
+    last = [ln for ln in kept_lines(stdout) if ln][-REPORT_LINES:]
+    errors = [ln for ln in last if ERROR_WORDS.search(ln) and not NO_ERROR.search(ln)
+              and not WARNING.search(ln) and not _ERROR_VALUE.search(ln)]
+    said = errors[0] if errors else (" ".join(ln.lstrip(". ") for ln in last[-_LAST_WORDS:])
+                                      if says_nothing else "")
+    return clipped(printable(said, keep="\t"), 200) if said else ""

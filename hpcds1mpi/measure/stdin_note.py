@@ -16,9 +16,13 @@ END_OF_INPUT = re.compile(r"\bEOFError\b|\bEOF when reading\b|\bEnd of file\b|"
                           r"\bunexpected end of (?:file|input|stream)\b|\bNoSuchElementException\b|"
                           r"\bstdin\b|\bstandard input\b", re.IGNORECASE)
 
-NOTE = ("note: a sweep's program reads its stdin from /dev/null; if it reads its input there, "
-        "give the input as a file argument (--command './app {size} in.txt'), or give a script "
-        "holding 'exec ./app < in.txt' (--command './run.sh {size}')")
+#: Said for both causes: the sweep does not read a wrapper's redirections, and one that
+#: already runs ``exec ./app < in.txt`` was sent to write exactly that (s39 tester A1).
+NOTE = ("note: the run's input ended early: a sweep's program reads its stdin from /dev/null, "
+        "so if it reads its input there, give the input as a file argument (--command './app "
+        "{size} in.txt'), or give a script holding 'exec ./app < in.txt' (--command './run.sh "
+        "{size}'); if it already reads a file that way, that file ended before the program "
+        "expected (check it is whole in each configuration's folder)")
 
 
 def stdin_note(error: str) -> str:

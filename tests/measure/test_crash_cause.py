@@ -62,3 +62,41 @@ def test_a_sweep_of_dgord_given_a_missing_graph_records_dgords_error(tmp_path):
     assert row.status == "failed" and row.error.startswith(
         "exit code 139: dgord: ERROR: fileBlockOpen: cannot open file (0) (then: "), \
         (row.error, proc.stderr)
+
+
+#: FreeFem++ 4.11 given a missing script (exit 134): its account on stdout, the exception on
+#: stderr (s39 tester A3).
+FREEFEM_OUT = ("-- FreeFem++ v4.11 (date)\n Error opening file nothere.edp in: \n  -- try  :"
+               "\"nothere.edp\"\n\n Error line number 1, in file -- unknown --, before  token \n"
+               "lex: Error input opening file \n  current line = -1 mpirank 0 / 1\n"
+               "Compile error : lex: Error input opening file \n\tline number :1, \n")
+FREEFEM_ERR = ("terminate called after throwing an instance of 'ErrorCompile'\n"
+               "  what():  Compile error : lex: Error input opening file\n")
+#: PhyML 3.3's MPI build at 1 rank: its words on stdout, an assert that says nothing on stderr.
+PHYML_OUT = (". Running the analysis on 1 CPU\n\n. The number of CPUs used in the MPI bootstrap "
+             "analysis should be\n. strictly greater than 1 (it is equal to 1 here).\n")
+PHYML_ERR = "phyml-mpi: mpi_boot.c:75: Bootstrap_MPI: Assertion `FALSE' failed.\n"
+
+
+def _aborted(stdout: str, stderr: str) -> str:
+    result = {"exit_code": 134, "timed_out": False, "stdout": stdout, "stderr": stderr}
+    return crash_cause(result, *classify(result, 60))[1]
+
+
+def test_an_abort_after_the_programs_account_on_stdout_is_led_by_that_account():
+    # before: "exit code 134: what():  Compile error : lex: Error input opening file"
+    assert _aborted(FREEFEM_OUT, FREEFEM_ERR) == (
+        "exit code 134: Error opening file nothere.edp in: (then: what():  Compile error : lex: "
+        "Error input opening file)")
+    # before: "exit code 134: phyml-mpi: mpi_boot.c:75: Bootstrap_MPI: Assertion `FALSE' failed."
+    assert _aborted(PHYML_OUT, PHYML_ERR) == (
+        "exit code 134: The number of CPUs used in the MPI bootstrap analysis should be strictly "
+        "greater than 1 (it is equal to 1 here). (then: phyml-mpi: mpi_boot.c:75: Bootstrap_MPI: "
+        "Assertion `FALSE' failed.)")
+
+
+def test_an_abort_that_says_what_failed_keeps_it_over_ordinary_output():
+    stderr = "app: solve.c:9: solve: Assertion `n > 0' failed.\n"
+    for stdout in ("step 1\nstep 2\n", "step 1\nrelative error: 1.2e-05\n", ""):
+        assert _aborted(stdout, stderr) == ("exit code 134: app: solve.c:9: solve: Assertion "
+                                            "`n > 0' failed.")

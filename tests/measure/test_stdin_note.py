@@ -16,6 +16,9 @@ def test_a_python_program_reading_stdin_gets_the_note_with_both_ways_to_give_inp
     error = f"exit code {run.returncode}: {reason_line(run.stdout, run.stderr)}"
     assert "EOFError" in error and stdin_note(error) == NOTE
     assert "'exec ./app < in.txt'" in NOTE and "./app {size} in.txt" in NOTE
+    # a wrapper that already redirects is told its file ended (s39 tester A1: it was only
+    # sent to write the wrapper it had)
+    assert "if it already reads a file that way, that file ended before" in NOTE
 
 
 def test_other_failures_get_no_note():
