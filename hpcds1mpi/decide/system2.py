@@ -13,7 +13,9 @@ configurations for real through the sweep machinery and
   is first tried with its configuration of the highest expected gain, as its prediction there
   is a guess: s31 tester Q3; only one that could beat the best run, at most ceil(budget / 4)
   of them: s31 reviewer), when no untried neighbour of the best is left (without a model), or when
-  the budget (runs or seconds) is spent,
+  the budget (runs or seconds) is spent; a model that rules out every configuration does not
+  guide the search (a neighbour walk, said), and one run ok where the model predicted a
+  failure sets its failure predictions aside (s39 tester B4),
 * answers with the successful run of the lowest value it measured (runtime, or energy): a
   faster run within the noise does not move the search, but a tuner that measured it must
   not recommend the slower one (``TuneResult.note`` says when the answer is not the run the
@@ -48,8 +50,11 @@ from typing import Callable
 import numpy as np
 
 from hpcds1mpi.config import Configuration
-from hpcds1mpi.decide.tune_predictions import (Predictions, could_beat, expected_improvement,
-                                               guess_to_try, levels_left, most_guesses,
+from hpcds1mpi.decide.tune_predictions import (Predictions, could_beat,
+                                               expected_improvement,
+                                               failure_disproved_note, guess_to_try,
+                                               levels_left, model_shift, most_guesses,
+                                               none_feasible_note, ruled_out_said,
                                                untried_guesses)
 from hpcds1mpi.decide.tune_space import Space, config_key
 from hpcds1mpi.errors import ConfigError
@@ -231,6 +236,13 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
     ratios: list[float] = []  # log(measured / predicted) of ok runs
     ratio_nodes: list[int] = []  # the node count of each ratio's run
     guessed: list[str] = []  # never-measured levels tried before stopping (s31 tester Q3)
+    # What the model rules out; its failure verdicts are set aside once one is run ok, and a
+    # model that rules out everything does not guide the search (s39 tester B4).
+    feasible = None if predictions is None else np.asarray(predictions.feasible, bool).copy()
+    fail_prob = None if predictions is None else np.clip(predictions.fail_prob, 0, 1)
+    guide = predictions if feasible is not None and feasible.any() else None
+    if predictions is not None and guide is None:
+        say(none_feasible_note(predictions))
 
     def noise() -> float:
         return max(noise_floor, float(np.median(noises)) if noises else 0.0)
@@ -254,9 +266,8 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
         """``(n,)`` each: the untried runnable candidates, the log prediction rescaled by the
         runs so far, and its standard deviation (ensemble spread, model error, transfer)."""
         untried = np.array([i not in tried for i in range(len(space.configs))])
-        ok = untried & predictions.feasible & np.isfinite(predictions.value) & \
-            (predictions.value > 0)
-        shift, transfer = _model_shift(space, ratios, ratio_nodes)
+        ok = untried & feasible & np.isfinite(predictions.value) & (predictions.value > 0)
+        shift, transfer = model_shift(space, ratios, ratio_nodes)
         mu = np.log(np.where(ok, predictions.value, 1.0)) + shift
         sigma = np.sqrt(np.asarray(predictions.spread, float) ** 2 + model_error() ** 2
                         + transfer ** 2)
@@ -284,6 +295,12 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
                 if math.isfinite(p) and p > 0:
                     ratios.append(math.log(value / p))
                     ratio_nodes.append(config.nodes)
+                failing = predictions.failing
+                if guide is not None and failing is not None and \
+                        failing[space.index(config)] and not feasible[space.index(config)]:
+                    say(failure_disproved_note(config, float(fail_prob[space.index(config)])))
+                    feasible[failing] = True
+                    fail_prob[:] = 0.0
         if best is None:
             if status == "ok" and math.isfinite(value):
                 trial.decision, trial.reason = ("start" if not trials else "kept",
@@ -327,10 +344,11 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
         if time_budget_s is not None and time.monotonic() - began >= time_budget_s:
             stop = f"time budget of {time_budget_s:g} s spent"
             break
-        if predictions is not None:
+        if guide is not None:
             ok, mu, sigma = model_view()
             if not ok.any():
-                stop = "every configuration the model considers feasible was measured"
+                stop = "every configuration the model considers feasible was measured" + (
+                    ruled_out_said(space, predictions, feasible, tried))
                 break
             if best is None:
                 # Nothing has worked yet: the predicted best untried configuration.
@@ -339,7 +357,7 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
                 run(space.configs[pick], float("nan"))
                 continue
             gains = expected_improvement(best.value, mu, sigma)
-            gains = np.where(ok, gains * (1.0 - np.clip(predictions.fail_prob, 0, 1)), -1.0)
+            gains = np.where(ok, gains * (1.0 - fail_prob), -1.0)
             pick = int(np.argmax(gains))
             if gains[pick] < noise() and len(trials) >= min_runs:
                 # A guess about a level never measured is no reason to stop: try it first, if
@@ -370,10 +388,10 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
             run(options[0], float("nan"))
     if guessed:
         stop += f"; tried first what the model never measured: {'; '.join(guessed)}"
-    if predictions is not None and predictions.unmeasured is not None:
+    if guide is not None and predictions.unmeasured is not None:
         beats = None if best is None else could_beat(best.value, *model_view()[1:])
         stop += untried_guesses(
-            predictions, tried, predictions.feasible & (predictions.value > 0), beats,
+            predictions, tried, feasible & (predictions.value > 0), beats,
             f"at most {most_guesses(budget)} of a budget of {budget} runs try them; a larger "
             "--budget tries more" if len(guessed) >= most_guesses(budget)
             else "a larger --budget tries them")
@@ -409,29 +427,6 @@ def energy_source_of(trials: list[Trial], answer: Trial | None) -> str:
     if answer is not None and answer.energy_source:
         return answer.energy_source
     return next((t.energy_source for t in trials if "modelled" in t.energy_source), "")
-
-
-def _model_shift(space: Space, ratios: list[float], ratio_nodes: list[int]
-                 ) -> tuple[np.ndarray | float, np.ndarray | float]:
-    """Per configuration: the log correction of the model's prediction and its uncertainty.
-
-    A model is most wrong where it extrapolates, typically in node count (a bundle measured on
-    one node predicts two). So the correction is the median log(measured / predicted) of the
-    runs on the same node count; a node count with no run yet gets the median over all runs,
-    with that median's size as extra uncertainty (whether the error carries over is unknown).
-    Without this, two-node runs measured slower than predicted shifted the (right) one-node
-    predictions up too, and the search stopped before trying one node (measured live).
-    """
-    if not ratios:
-        return 0.0, 0.0
-    overall = float(np.median(ratios))
-    by_nodes: dict[int, float] = {}
-    for n in set(ratio_nodes):
-        by_nodes[n] = float(np.median([r for r, k in zip(ratios, ratio_nodes) if k == n]))
-    nodes = np.array([c.nodes for c in space.configs])
-    shift = np.array([by_nodes.get(int(n), overall) for n in nodes])
-    transfer = np.array([0.0 if int(n) in by_nodes else abs(overall) for n in nodes])
-    return shift, transfer
 
 
 def fmt_value(value: float, objective: str) -> str:

@@ -32,6 +32,9 @@ class Predictions:
             ``("precision fp32",)``; ``()`` where it measured them all): its prediction
             there is a guess, which System 2 tries before trusting (s31 tester Q3). None:
             not known (every prediction taken as it stands).
+        failing: ``(n,)`` True where System 1 rules the configuration out as predicted to
+            fail (a part of ``~feasible``); None: not known. One of them run ok shows the
+            failure predictions wrong for this job (s39 tester B4).
     """
 
     value: np.ndarray
@@ -39,6 +42,7 @@ class Predictions:
     fail_prob: np.ndarray
     feasible: np.ndarray
     unmeasured: "list[tuple[str, ...]] | None" = None
+    failing: "np.ndarray | None" = None
 
 
 def predictions_from_scores(space: Space, scores, objective: str = "time",
@@ -51,6 +55,7 @@ def predictions_from_scores(space: Space, scores, objective: str = "time",
     spread = np.full(n, 0.5)
     fail = np.zeros(n)
     feasible = np.zeros(n, dtype=bool)
+    failing = np.zeros(n, dtype=bool)
     col = "runtime" if objective != "energy" else "energy"
     for i in range(len(cols["nodes"])):
         key = (int(cols["nodes"][i]), int(cols["ranks_per_node"][i]), int(cols["threads"][i]),
@@ -66,7 +71,9 @@ def predictions_from_scores(space: Space, scores, objective: str = "time",
             spread[j] = max((math.log(hi) - math.log(lo)) / 2.5631, 0.02)
         fail[j] = float(cols["fail_prob"][i])
         feasible[j] = bool(cols["reason"][i] in ("", "deadline", "energy"))
-    return Predictions(value, spread, fail, feasible, unmeasured_levels(space, levels))
+        failing[j] = bool(cols["reason"][i] == "fail")
+    return Predictions(value, spread, fail, feasible, unmeasured_levels(space, levels),
+                       failing)
 
 
 def unmeasured_levels(space: Space, levels) -> "list[tuple[str, ...]] | None":
@@ -180,6 +187,69 @@ def system1_start(space: Space, predictions: Predictions) -> Configuration | Non
     if not ok.any():
         return None
     return space.configs[int(np.argmin(np.where(ok, predictions.value, np.inf)))]
+
+
+def none_feasible_note(predictions: Predictions) -> str:
+    """Why a tune whose model rules out every configuration searches without it: a neighbour
+    walk, as with no model (s39 tester B4: it stopped after one run, saying "every
+    configuration the model considers feasible was measured" of a model that considered none
+    feasible, and answered the slowest of three layouts)."""
+    failing = predictions.failing
+    what = ("to fail" if failing is not None and failing.all() else
+            "to fail or to run out of memory" if failing is not None and failing.any()
+            else "infeasible")
+    return (f"the model predicts every configuration allowed {what} here, which runs will "
+            "check: searching as without it (a walk over neighbours of the start)")
+
+
+def failure_disproved_note(config: Configuration, fail_prob: float) -> str:
+    """What a tune says when a configuration the model ruled out as failing ran ok: the
+    model's failure predictions are wrong for this job and no longer rule any out."""
+    return (f"{config.label()} ran ok where the model predicted it fails (failure probability "
+            f"{fail_prob:.2f}): its failure predictions are set aside for this tune")
+
+
+def ruled_out_said(space: Space, predictions: Predictions, feasible: np.ndarray,
+                   tried: set[int]) -> str:
+    """The stop line's note of the untried configurations the model rules out (``~feasible``;
+    "" when none): a model's verdict, not a run's, so a user knows what a run could still
+    check (s39 tester B4: a layout predicted to fail, never failed, was the fastest)."""
+    left = [int(i) for i in np.flatnonzero(~np.asarray(feasible, bool)) if int(i) not in tried]
+    if not left:
+        return ""
+    failing = predictions.failing
+    named = []
+    for i in left[:4]:
+        fails = failing is not None and bool(failing[i])
+        named.append(f"{space.configs[i].label()} (" + (
+            f"predicted to fail, probability {float(predictions.fail_prob[i]):.2f})" if fails
+            else "ruled out)"))
+    more = f" and {len(left) - 4} more" if len(left) > 4 else ""
+    return (f"; not run, as the model rules them out: {', '.join(named)}{more} (to measure "
+            "one, start from it: --nodes, --ranks-per-node, --threads)")
+
+
+def model_shift(space: Space, ratios: list[float], ratio_nodes: list[int]
+                ) -> tuple[np.ndarray | float, np.ndarray | float]:
+    """Per configuration: the log correction of the model's prediction and its uncertainty.
+
+    A model is most wrong where it extrapolates, typically in node count (a bundle measured on
+    one node predicts two). So the correction is the median log(measured / predicted) of the
+    runs on the same node count; a node count with no run yet gets the median over all runs,
+    with that median's size as extra uncertainty (whether the error carries over is unknown).
+    Without this, two-node runs measured slower than predicted shifted the (right) one-node
+    predictions up too, and the search stopped before trying one node (measured live).
+    """
+    if not ratios:
+        return 0.0, 0.0
+    overall = float(np.median(ratios))
+    by_nodes: dict[int, float] = {}
+    for n in set(ratio_nodes):
+        by_nodes[n] = float(np.median([r for r, k in zip(ratios, ratio_nodes) if k == n]))
+    nodes = np.array([c.nodes for c in space.configs])
+    shift = np.array([by_nodes.get(int(n), overall) for n in nodes])
+    transfer = np.array([0.0 if int(n) in by_nodes else abs(overall) for n in nodes])
+    return shift, transfer
 
 
 def model_predictions(bundle, space: Space, partition, workload: str, size: int,

@@ -386,3 +386,62 @@ def test_without_unmeasured_levels_the_noise_stop_is_unchanged():
                           predictions=preds, budget=8)
     assert result.stop_reason.startswith("expected improvement")
     assert "never measured" not in result.stop_reason
+
+
+# ------------------------------------------------------- a model whose failure verdicts are wrong
+
+
+def _failing_everywhere(space, table: dict) -> tune_predictions.Predictions:
+    """The model of s39 tester B4: every configuration predicted to fail (a classifier that
+    carried another program's crashes over), so none feasible."""
+    preds = _predictions(space, table)
+    n = len(space.configs)
+    return tune_predictions.Predictions(preds.value, preds.spread, np.full(n, 0.6),
+                                        np.zeros(n, bool), failing=np.ones(n, bool))
+
+
+def test_a_model_that_rules_out_everything_does_not_stop_the_search_after_one_run():
+    """Was (s39 tester B4): one run, then "stopped: every configuration the model considers
+    feasible was measured", answering the slowest of 3 layouts; it considered none feasible."""
+    space = _space(cores=2)
+    start = Configuration(1, 2, 1)
+    table = {start.label(): 8.5, "N1xR1xT2-cpu-fp64": 7.9, "N1xR1xT1-cpu-fp64": 0.58}
+    lines, calls = [], []
+    result = system2.tune(space, start, _table_evaluator(table, calls),
+                          predictions=_failing_everywhere(space, table), log=lines.append)
+    assert result.runs > 1 and "N1xR1xT1-cpu-fp64" in calls
+    assert result.best == Configuration(1, 1, 1)
+    assert "considers feasible" not in result.stop_reason
+    assert any("predicts every configuration allowed to fail" in line and "without it" in line
+               for line in lines)
+
+
+def test_a_run_ok_where_the_model_predicted_a_failure_sets_its_failure_verdicts_aside():
+    space = _space(cores=2)
+    start = Configuration(1, 2, 1)
+    table = {start.label(): 8.5, "N1xR1xT2-cpu-fp64": 7.9, "N1xR1xT1-cpu-fp64": 0.58}
+    preds = _failing_everywhere(space, table)
+    preds.feasible[space.index(Configuration(1, 1, 2))] = True  # one the model lets run
+    preds.failing[space.index(Configuration(1, 1, 2))] = False
+    lines, calls = [], []
+    result = system2.tune(space, start, _table_evaluator(table, calls), predictions=preds,
+                          log=lines.append)
+    assert any("ran ok where the model predicted it fails" in line for line in lines)
+    assert "N1xR1xT1-cpu-fp64" in calls and result.best == Configuration(1, 1, 1)
+
+
+def test_the_stop_names_what_the_model_ruled_out_and_was_not_run():
+    """s39 tester B4 (memhog 640): stopped without trying 2 ranks x 1 thread, predicted to
+    fail, never failed, the fastest; unsaid."""
+    space = _space(cores=2)
+    start = Configuration(1, 1, 1)
+    table = {start.label(): 0.88, "N1xR1xT2-cpu-fp64": None, "N1xR2xT1-cpu-fp64": 0.79}
+    preds = _predictions(space, table)
+    ruled = space.index(Configuration(1, 2, 1))
+    preds.feasible[:] = False
+    preds.feasible[[space.index(start), space.index(Configuration(1, 1, 2))]] = True
+    preds.failing = ~preds.feasible
+    preds.fail_prob[ruled] = 0.35
+    result = system2.tune(space, start, _table_evaluator(table, []), predictions=preds)
+    assert "every configuration the model considers feasible was measured" in result.stop_reason
+    assert "N1xR2xT1-cpu-fp64 (predicted to fail, probability 0.35)" in result.stop_reason
