@@ -50,7 +50,7 @@ from typing import Callable
 import numpy as np
 
 from hpcds1mpi.config import Configuration
-from hpcds1mpi.decide.tune_predictions import (Predictions, could_beat,
+from hpcds1mpi.decide.tune_predictions import (Predictions, best_predicted, could_beat,
                                                expected_improvement,
                                                failure_disproved_note, guess_to_try,
                                                levels_left, model_shift, most_guesses,
@@ -351,10 +351,9 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
                     ruled_out_said(space, predictions, feasible, tried))
                 break
             if best is None:
-                # Nothing has worked yet: the predicted best untried configuration.
-                gains = np.where(ok, -mu, -np.inf)
-                pick = int(np.argmax(gains))
-                run(space.configs[pick], float("nan"))
+                # Nothing has worked yet: the predicted best untried configuration (on a
+                # measured node count first, as recommend picks: s39 tester B5).
+                run(space.configs[best_predicted(predictions, ok)], float("nan"))
                 continue
             gains = expected_improvement(best.value, mu, sigma)
             gains = np.where(ok, gains * (1.0 - fail_prob), -1.0)

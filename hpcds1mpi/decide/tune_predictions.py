@@ -35,6 +35,10 @@ class Predictions:
         failing: ``(n,)`` True where System 1 rules the configuration out as predicted to
             fail (a part of ``~feasible``); None: not known. One of them run ok shows the
             failure predictions wrong for this job (s39 tester B4).
+        beyond_nodes: ``(n,)`` True where the configuration is on more nodes than its
+            program was ever measured on, which ``recommend`` picks only where no measured
+            node count can run the job (:mod:`~hpcds1mpi.decide.measured_nodes`); None: not
+            known.
     """
 
     value: np.ndarray
@@ -43,12 +47,15 @@ class Predictions:
     feasible: np.ndarray
     unmeasured: "list[tuple[str, ...]] | None" = None
     failing: "np.ndarray | None" = None
+    beyond_nodes: "np.ndarray | None" = None
 
 
 def predictions_from_scores(space: Space, scores, objective: str = "time",
                             levels=None) -> Predictions:
     """Align System 1's :class:`~hpcds1mpi.decide.system1.Scores` with ``space``; ``levels``:
     the workload's recorded measured levels (None: its never-measured levels are not known)."""
+    from hpcds1mpi.decide.measured_nodes import beyond_measured_nodes
+
     cols = scores.cols
     n = len(space.configs)
     value = np.full(n, np.nan)
@@ -56,6 +63,8 @@ def predictions_from_scores(space: Space, scores, objective: str = "time",
     fail = np.zeros(n)
     feasible = np.zeros(n, dtype=bool)
     failing = np.zeros(n, dtype=bool)
+    beyond = np.zeros(n, dtype=bool)
+    rows_beyond = beyond_measured_nodes(cols, np.arange(len(cols["nodes"])))
     col = "runtime" if objective != "energy" else "energy"
     for i in range(len(cols["nodes"])):
         key = (int(cols["nodes"][i]), int(cols["ranks_per_node"][i]), int(cols["threads"][i]),
@@ -72,8 +81,9 @@ def predictions_from_scores(space: Space, scores, objective: str = "time",
         fail[j] = float(cols["fail_prob"][i])
         feasible[j] = bool(cols["reason"][i] in ("", "deadline", "energy"))
         failing[j] = bool(cols["reason"][i] == "fail")
+        beyond[j] = bool(rows_beyond[i])
     return Predictions(value, spread, fail, feasible, unmeasured_levels(space, levels),
-                       failing)
+                       failing, beyond)
 
 
 def unmeasured_levels(space: Space, levels) -> "list[tuple[str, ...]] | None":
@@ -182,11 +192,26 @@ def untried_guesses(predictions: Predictions, tried: set[int], runnable: np.ndar
 
 
 def system1_start(space: Space, predictions: Predictions) -> Configuration | None:
-    """System 1's pick within the space: the best predicted feasible configuration."""
+    """System 1's pick within the space, by ``recommend``'s rule: the best predicted feasible
+    configuration on a node count its program was measured on, one beyond only where none of
+    those is feasible (s39 tester B5: a tune started from a never-measured 2-node layout
+    that recommend refused, and it crashed)."""
     ok = predictions.feasible & np.isfinite(predictions.value) & (predictions.value > 0)
-    if not ok.any():
+    pick = best_predicted(predictions, ok)
+    return None if pick is None else space.configs[pick]
+
+
+def best_predicted(predictions: Predictions, candidates: np.ndarray) -> int | None:
+    """The index of the lowest predicted value among ``candidates`` (``(n,)`` bool), those on
+    node counts the program was measured on first (:attr:`Predictions.beyond_nodes`); None
+    when there is no candidate."""
+    candidates = np.asarray(candidates, bool)
+    if not candidates.any():
         return None
-    return space.configs[int(np.argmin(np.where(ok, predictions.value, np.inf)))]
+    beyond = predictions.beyond_nodes
+    if beyond is not None and (candidates & ~beyond).any():
+        candidates = candidates & ~beyond
+    return int(np.argmin(np.where(candidates, predictions.value, np.inf)))
 
 
 def none_feasible_note(predictions: Predictions) -> str:

@@ -34,8 +34,11 @@ def report_lines(result, out: str, objective: str,
     first = result.trials[0]
     unit = energy_unit(result.energy_source) if objective == "energy" else "s"
     how = "" if unit.endswith("modelled") else " measured"
+    # A start that failed has no value: said as failed, not "nan s" (s39 tester B5).
+    began = f"{first.value:.4g} {unit}" if first.status == "ok" and first.value == first.value \
+        else first.status
     lines = [f"best: {result.best.label()}  {result.best_value:.4g} {unit}{how} "
-             f"(start {first.config.label()} {first.value:.4g} {unit}) after {made}; "
+             f"(start {first.config.label()} {began}) after {made}; "
              f"{result.stop_reason}"]
     if result.note:
         lines.append(result.note)

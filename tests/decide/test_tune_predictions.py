@@ -94,3 +94,19 @@ def test_guesses_are_at_most_a_quarter_of_the_budget_and_only_those_that_could_w
     beats = tune_predictions.could_beat(1.0, np.log(np.array([1.5, 1.5, 0.9])),
                                         np.array([0.3, 0.1, 0.01]))
     assert beats.tolist() == [True, False, True]  # 1.5 x exp(-1.96 x 0.3) = 0.83 < 1
+
+
+def test_system1_start_keeps_to_the_measured_node_counts_as_recommend_does():
+    """Was (s39 tester B5): a tune in a 2-node allocation started from 2 nodes x 1 x 2, the
+    best prediction, on a node count the program never ran on, which recommend refuses; it
+    crashed. The start is recommend's pick: the best on a measured node count."""
+    space = build_space(Partition("p", cores_per_node=2, memory_gb=16, max_nodes=2), max_nodes=2)
+    n = len(space.configs)
+    value = np.array([1.0 if c.nodes == 2 else 2.0 + c.threads for c in space.configs])
+    beyond = np.array([c.nodes == 2 for c in space.configs])
+    preds = tune_predictions.Predictions(value, np.full(n, 0.1), np.zeros(n), np.ones(n, bool),
+                                         beyond_nodes=beyond)
+    start = tune_predictions.system1_start(space, preds)
+    assert start.nodes == 1 and start.threads == 1
+    preds.feasible[~beyond] = False  # only beyond feasible: picked there, as recommend does
+    assert tune_predictions.system1_start(space, preds).nodes == 2

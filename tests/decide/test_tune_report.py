@@ -55,3 +55,11 @@ def test_too_few_runs_for_a_model_are_not_sent_to_train():
     result = _result(START, [_trial(), _trial(), _trial("failed", float("nan")), _trial()])
     line = report_lines(result, "t.h5", "time", other_model="elk-model")[0][-1]
     assert "needs at least 4 ok runs (3 here)" in line and "larger --budget" in line
+
+
+def test_a_failed_start_is_said_failed_not_nan():
+    """Was (s39 tester B5): "(start N2xR1xT2-cpu-fp64 nan s)" of a start that segfaulted."""
+    trials = [_trial("failed", float("nan")), _trial()]
+    result = system2.TuneResult("time", START, START, 2.0, trials, "budget spent", 0.03)
+    line = report_lines(result, "t.h5", "time")[0][0]
+    assert "(start N1xR2xT1-cpu-fp64 failed)" in line and "nan" not in line
