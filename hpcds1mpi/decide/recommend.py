@@ -28,8 +28,8 @@ from hpcds1mpi.decide.calibration_sweep import calibration_steps, no_calibration
 from hpcds1mpi.decide.recommend_prepare import Prepared, prepare, program_command
 from hpcds1mpi.decide.recommendation import (
     Place, Recommendation, format_energy, format_memory, format_time)
-from hpcds1mpi.decide.trained_hardware import (gpu_not_compared, matching_partition,
-                                               trained_partitions)
+from hpcds1mpi.decide.trained_hardware import (cpu_differs, gpu_not_compared,
+                                               matching_partition, trained_partitions)
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.cluster import Cluster, Partition
@@ -280,8 +280,11 @@ def conclude(prep: Prepared, verdict, *,
             rec.calibration_cluster = clusters.get(judged.label)
             # Its runs are another machine (the partition is in the machine id) where the
             # model was not trained there: learn refuses them, train takes them.
+            # Its CPU too: a trained partition's hardware on another CPU (or a generation its
+            # record does not tell) is other hardware, whose runs learn refuses (s39 B6).
             trained = trained_partitions(bundle)
-            rec.calibration_new_machine = (target.name not in trained) if trained else None
+            rec.calibration_new_machine = (target.name not in trained or bool(
+                cpu_differs(bundle, target))) if trained else None
             rec.calibration_trained_as = matching_partition(bundle, target) or ""  # s31 Q8
         else:
             rec.notes.append(no_calibration_note(judged, cal_scores, size))

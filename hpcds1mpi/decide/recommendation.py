@@ -283,7 +283,8 @@ def format_table(rec: Recommendation) -> str:
         lines += ["", "Offered only what was measured; left out:"]
         lines += [f"  - {line}" for line in rec.left_out]
     if rec.calibration_steps:
-        then = {True: "hpcds1mpi train on them: a partition the model was not trained on",
+        then = {True: "hpcds1mpi train on them: learn refuses runs of hardware the model was "
+                      "not trained on (another partition or CPU)",
                 False: "hpcds1mpi learn"}.get(rec.calibration_new_machine,
                                               "hpcds1mpi learn, or train on a partition the "
                                               "model was not trained on")
@@ -291,6 +292,13 @@ def format_table(rec: Recommendation) -> str:
         if rec.calibration_new_machine and part is not None and twin and twin != part.name:
             then = (f"hpcds1mpi train on them: learn takes only the trained partition names, "
                     f"and {part.name} has {twin}'s hardware under another name")
+        from hpcds1mpi.config import MIN_OK_RUNS
+
+        # train refuses fewer (s39 tester B6: 3 layouts is all a 2-core node has)
+        if rec.calibration_new_machine and len(rec.calibration_steps) < MIN_OK_RUNS:
+            then += (f"; train needs at least {MIN_OK_RUNS} ok runs and these are "
+                     f"{len(rec.calibration_steps)}: measure them at a second size too, into "
+                     "the same file")
         lines += ["", f"Calibration sweep (measure these, then {then}):"]
         for s in rec.calibration_steps:
             lines.append(f"  {s.config.label():<28} {s.reason}")

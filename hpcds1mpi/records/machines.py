@@ -251,5 +251,5 @@ def _train_command(frame: pd.DataFrame, foreign, files) -> str:
     where = _with_partitions(runs, foreign).removeprefix(foreign[0]).strip(" ()") or "machine"
     into = shlex.quote(str(files[0])) if len(files) == 1 else "FILE"
     return (f"{command} once that machine has at least {MIN_OK_RUNS} ok runs (these are {ok}): "
-            f"measure more configurations on {where} into the same file (hpcds1mpi sweep ... "
-            f"--out {into} --resume)")
+            f"measure more configurations, or the same at another size, on {where} into the "
+            f"same file (hpcds1mpi sweep ... --sizes ... --out {into} --resume)")

@@ -322,3 +322,27 @@ def test_a_calibration_script_of_a_workdir_sweep_checks_its_folders_first():
     text = emit_script(rec, "slurm", "./app {size}", measure={"workdir": "runs/{size}-{ranks}"})
     assert "# Before you submit: the steps run in --workdir 'runs/{size}-{ranks}'" in text
     assert "runs/500-" in text and 'missing_folders=""' in text
+
+
+def test_a_calibration_on_the_trained_partition_with_another_cpu_names_train_and_its_count():
+    """s39 tester B6: the shipped bundle escalated ("taken as other hardware": its partition's
+    CPU), yet the table and script said "then hpcds1mpi learn", which refused the runs; and
+    its 3 steps (all a 2-core node has) were one short of the 4 ok runs train needs."""
+    from dataclasses import replace
+
+    from tests.fake_bundle import PARTITIONS, fake_partitions
+
+    from hpcds1mpi.cluster import Cluster
+    from hpcds1mpi.decide.recommendation import emit_script
+
+    bundle = FakeBundle(partitions={"cpu": {**PARTITIONS["cpu"],
+                                            "cpu_model": "Intel Xeon Gold 6248"}})
+    here = replace(fake_partitions()["cpu"], cpu_model="AMD EPYC 7763 64-Core Processor")
+    rec = rec_mod.recommend(bundle, "brand-new-code", 500, [(Cluster("lab", {"cpu": here}), here)])
+    assert rec.picked is None and rec.calibration_new_machine is True
+    assert "hpcds1mpi train --telemetry calibration.h5" in emit_script(rec, "slurm", "./a {size}")
+    assert "then hpcds1mpi train on them" in format_table(rec)
+    assert "train needs at least 4" not in format_table(rec)
+    rec.calibration_steps = rec.calibration_steps[:3]
+    assert "train needs at least 4 ok runs and these are 3" in format_table(rec)
+    assert "fewer than the 4 ok runs train needs" in emit_script(rec, "slurm", "./a {size}")
