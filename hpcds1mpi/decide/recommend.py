@@ -259,6 +259,12 @@ def conclude(prep: Prepared, verdict, *,
                          program_command=command, command_refused=refused,
                          program_levels=prep.offer.levels)  # its --workdir, launcher (s29 A1, B4)
     rec.picked = None if verdict.verdict == "escalate" else rec.picked
+    if rec.picked is not None:  # measured faster, never offered: said, not silent (s39 B8)
+        from hpcds1mpi.decide.oversubscribed import oversubscribed_line
+
+        line = oversubscribed_line(bundle, workload, size, rec.picked.partition,
+                                   float(rec.picked.choice.pick["runtime_s"]))
+        rec.left_out += [line] if line else []
     if verdict.verdict == "escalate" and not familiar_but_impossible:
         target = judged.partition
         if scores is not None and target.name in set(scores.cols["partition"]):
