@@ -54,19 +54,21 @@ MIN_KEPT = int(np.ceil(MIN_TEST / TEST_SHARE))
 
 
 def kept_jobs(table: pd.DataFrame) -> np.ndarray:
-    """Positions of the jobs the README keeps, in submit order (ties: table order). A job
+    """Positions of the jobs the README keeps, in submit order (ties in a total order of
+    their content, not the table's: :func:`~hpcds1mpi.surrogates.submit_features.
+    submit_order`, s39 tester C10). A job
     whose user a log naming users does not name is left out: it has no history to predict
     from, and as 30 % of the training jobs (Gaia, user -1 on 30 % of its lines) such jobs
     taught the walltime's regressions that agreeing candidates mean "far below the request":
     63 % of the other test jobs were killed (s38 tester C3)."""
-    from hpcds1mpi.surrogates.submit_features import (completed_mask, submit_times,
-                                                      unnamed_users)
+    from hpcds1mpi.surrogates.submit_features import (completed_mask, submit_order,
+                                                      submit_times, unnamed_users)
 
     limit = pd.to_numeric(table["time_limit_s"], errors="coerce").to_numpy()
     sub = submit_times(table)
     keep = np.flatnonzero(completed_mask(table) & (limit > 0) & sub.notna().to_numpy()
                           & ~unnamed_users(table))
-    return keep[np.argsort(sub.to_numpy()[keep], kind="stable")]
+    return submit_order(table, keep)
 
 
 def _too_few_kept(table: pd.DataFrame, kept: int) -> str:

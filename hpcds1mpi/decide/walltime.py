@@ -316,7 +316,7 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
     from hpcds1mpi.surrogates.job_runtime import MIN_TRAIN, RuntimePredictor
     from hpcds1mpi.surrogates.submit_features import (completed_mask, end_times,
                                                       feature_groups, submit_features,
-                                                      submit_times, unnamed_users, GROUPS)
+                                                      submit_order, unnamed_users, GROUPS)
     from hpcds1mpi.records.ingest.log_ids import user_of_several_logs
     from hpcds1mpi.surrogates.walltime_model import novel_mask
 
@@ -366,7 +366,7 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
     # Jobs whose user the history does not name (SWF user -1 of some lines) have no history
     # of their own: learnt from, they teach that agreeing candidates mean the request.
     rows = np.flatnonzero(done & ~unnamed_users(hist))
-    rows = rows[np.argsort(submit_times(hist).to_numpy()[rows], kind="stable")]
+    rows = submit_order(hist, rows)  # a total order: ties not in the file's line order
     # A proposal should take seconds: the point run time shown beside it is the best single
     # history candidate (validated on the newest jobs), not the evaluation's classifier over
     # them (tens of seconds on a 40k-job history); the walltime itself does not use either.

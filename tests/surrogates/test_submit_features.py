@@ -9,7 +9,7 @@ import pytest
 from hpcds1mpi.records.ingest import read_job_log
 from hpcds1mpi.surrogates.submit_features import (CATEGORICAL, completed_mask, gap_before,
                                                   numeric_columns, submit_features,
-                                                  unnamed_users)
+                                                  submit_order, unnamed_users)
 from tests.records.ingest.joblogs import GAIA, needs_joblogs, swf_slice
 
 @pytest.fixture(scope="module")
@@ -314,3 +314,66 @@ def test_jobs_without_a_user_in_a_log_with_users_are_nobodys_history():
     nobody = table.assign(user=pd.NA)
     assert list(submit_features(nobody)["user_n"]) == [0, 1, 2, 3, 4]
     assert not unnamed_users(nobody).any()
+
+
+def _one_second_burst() -> pd.DataFrame:
+    """A user's sacct history (s39 tester C10, this machine's Slurm): a few jobs, then 24 of
+    one name, 8 of another, 3 killed and 3 failed, all submitted in one second, then a few."""
+    early = [("app1", 0, 0, 60, "ok", 1), ("ffpoisson", 72, 4, 60, "ok", 1),
+             ("interactive", 104, 24, 300, "ok", 2), ("interactive", 147, 2, 300, "failed", 2),
+             ("ffpoisson", 152, 3, 60, "ok", 2), ("lab", 152, 1, 60, "ok", 2),
+             ("long", 152, 1, 60, "ok", 2), ("cancel", 173, 2, 180, "cancelled", 1),
+             ("timelimit", 184, 62, 60, "failed", 1), ("wd", 233, 0, 60, "ok", 1),
+             ("wrap", 246, 1, 180, "cancelled", 1), ("mumps2d", 304, 2, 60, "ok", 1),
+             ("job.sh", 318, 2, 180, "ok", 2), ("cancel", 453, 1, 180, "cancelled", 1)]
+    runs = [100, 60, 300, 120, 500, 180, 700, 240, 900, 300, 1100, 360, 1300, 420, 1500, 480,
+            1700, 540, 1900, 600, 2100, 660, 2300, 720]
+    burst = ([("tC_a", 456, r, 3600, "ok", 1) for r in runs]
+             + [("tC_b", 456, 8, 120, "ok", 1)] * 8 + [("tC_kill", 456, 88, 60, "timeout", 1)] * 3
+             + [("tC_fail", 456, 1, 120, "failed", 1)] * 3)
+    late = [("timelimit", 461, 62, 60, "failed", 1), ("deep", 508, 0, 60, "ok", 1),
+            ("phyml", 509, 2, 60, "ok", 2), ("wrap", 567, 0, 180, "cancelled", 1)]
+    table = pd.DataFrame(early + burst + late, columns=["workload", "after_s", "runtime_s",
+                                                        "time_limit_s", "status", "req_procs"])
+    table["job_id"] = [str(5000 + i) for i in range(len(table))]
+    table["user"], table["partition"] = "root", "debug"
+    table["submit_time"] = pd.Timestamp("2024-03-01 12:00") + pd.to_timedelta(
+        table.pop("after_s"), unit="s")
+    table["start_time"] = table["submit_time"] + pd.to_timedelta(np.arange(len(table)) % 7,
+                                                                 unit="s")
+    table["end_time"] = table["start_time"] + pd.to_timedelta(table["runtime_s"], unit="s")
+    return table.astype({"runtime_s": float, "time_limit_s": float})
+
+
+def test_submit_order_is_the_same_whatever_the_row_order():
+    table = _one_second_burst()
+    # Ids not in submit order, and one written 999 beside 1000: a number, not text, order.
+    table.loc[3, "job_id"], table.loc[20, "job_id"] = "999", "10000"
+    first = table["job_id"].iloc[submit_order(table)].tolist()
+    for seed in range(3):
+        shuffled = table.iloc[np.random.default_rng(seed).permutation(len(table))]
+        assert shuffled["job_id"].iloc[submit_order(shuffled)].tolist() == first
+    sub = table["submit_time"].iloc[submit_order(table)]
+    assert sub.is_monotonic_increasing
+    burst = table.iloc[submit_order(table)]
+    burst = burst[burst["submit_time"] == burst["submit_time"].iloc[20]]
+    assert burst["job_id"].astype(int).is_monotonic_increasing  # then by job id
+    # Part of the rows, in the same order as they come in the whole.
+    rows = np.arange(0, len(table), 3)
+    assert [p for p in submit_order(table) if p in set(rows)] == list(submit_order(table, rows))
+
+
+def test_a_walltime_is_the_same_whatever_the_order_of_jobs_submitted_in_one_second():
+    """A reversed sacct export gave --time 6-05:05:00 where the file gave 01:43:00 (s39
+    tester C10): which of the tied jobs were the newest, the calibration slice, followed the
+    file's line order."""
+    from hpcds1mpi.decide.walltime import propose_walltime
+
+    table = _one_second_burst()
+    answers = set()
+    for seed in range(4):
+        shuffled = table.iloc[np.random.default_rng(seed).permutation(len(table))]
+        p = propose_walltime(shuffled, "root", workload="tC_a", procs=2, partition="debug",
+                             predictor_args={"n_estimators": 20})
+        answers.add((p.time_s, p.point_s, p.coverage))
+    assert len(answers) == 1
