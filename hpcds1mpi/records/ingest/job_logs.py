@@ -22,6 +22,7 @@ from .sacct_text import read_sacct_parsable
 from .schema import KINDS, TABLE_MARK, normalise, rows_frame
 from .swf import read_swf
 from .swf_header import looks_like_swf
+from .table_rows import checked_rows
 from .time_limits import check_time_limits
 from .wrong_exports import SACCT_P, utf16_text, wrong_export
 
@@ -184,6 +185,8 @@ def read_job_log(path: str | Path, kind: str = "auto", procs_are: str = "auto"):
         # again from that log is the same job.
         df = drop_malformed(normalise(df, str(path), kind, report.dropped,
                                       keep_source=kind == "job-table"), report.dropped)
+        if kind == "job-table":  # a reader checks these in its log: a table, written by
+            df = checked_rows(df, report.dropped)  # hand or joined, here (s39 tester C7)
         df = check_time_limits(df, path, kind, report)
         report.jobs = len(df)
         _say_empty_columns(df, report)

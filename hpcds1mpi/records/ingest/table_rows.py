@@ -1,0 +1,124 @@
+"""The rows of a job table checked as a job log's are: a table read back from a file (ingest's,
+or one edited by hand or written by another tool) and a DataFrame given to the Python API.
+
+A log's reader drops a job whose times are out of order (sacct's "End before Start") and
+keeps a job seen twice once (SWF's "duplicate job number"); a table had neither check: every
+job written twice (two overlapping tables joined) was counted twice and halved the walltime,
+and a frame whose ends came before their submissions moved it silently (s39 tester C7, C8).
+Here both are dropped and counted under their reason, as a reader counts its rows.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from .same_jobs import SLURM_KINDS, _unknown_fields
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: What one job shows in every copy of a table's rows: a Slurm id is one job per cluster and
+#: submission, another kind's per its log (SWF users are numbered per log, ingest writes
+#: them ``LOG:N``); user and name agree in copies of one job (:mod:`.same_jobs`).
+COPY_KEY = ("_kind", "cluster", "job_id", "submit_time", "user", "workload")
+#: The reason a copy is counted under.
+COPY = ("same job twice in the table (job id, cluster, submit time, user and name agree): "
+        "kept once")
+
+
+def checked_rows(table: "pd.DataFrame", dropped: Counter) -> "pd.DataFrame":
+    """``table`` (a normalised job table) without rows whose times are out of order or that
+    copy an earlier row's job; each counted in ``dropped`` under its reason.
+
+    Of copies the one with the most fields known is kept (of equals, the first), as ingest
+    keeps a job seen in several files; rows without a job id are no one's copies.
+    """
+    table = _in_time_order(table, dropped)
+    if table.empty:
+        return table
+    kind = table["source_kind"].astype("string").fillna("")
+    keyed = table.assign(_kind=kind.where(~kind.isin(SLURM_KINDS), "slurm"),
+                         _unknown=_unknown_fields(table))
+    keys = [c for c in COPY_KEY if c in keyed.columns]
+    best = keyed.sort_values("_unknown", kind="stable")
+    named = best["job_id"].astype("string").fillna("").ne("").to_numpy(dtype=bool)
+    copies = best.index[best.duplicated(subset=keys).to_numpy(dtype=bool) & named]
+    if not len(copies):
+        return table
+    dropped[COPY] += len(copies)
+    return table.drop(index=copies).reset_index(drop=True)
+
+
+#: (earlier, later, reason): a job's times that must come in this order.
+TIME_ORDER = (("start_time", "end_time", "End before Start"),
+              ("submit_time", "start_time", "Start before Submit"),
+              ("submit_time", "end_time", "End before Submit"))
+
+
+def _in_time_order(table: "pd.DataFrame", dropped: Counter) -> "pd.DataFrame":
+    """``table`` without jobs that end before they start, or start or end before they were
+    submitted: one of the times is wrong, and which one cannot be told (as sacct's reader
+    drops them). A missing time is no disorder."""
+    import numpy as np
+    import pandas as pd
+
+    bad = np.zeros(len(table), bool)
+    for early, late, reason in TIME_ORDER:
+        if early not in table.columns or late not in table.columns:
+            continue
+        wrong = (pd.to_datetime(table[late], errors="coerce")
+                 < pd.to_datetime(table[early], errors="coerce")).to_numpy(dtype=bool) & ~bad
+        if wrong.any():
+            dropped[reason] += int(wrong.sum())
+            bad |= wrong
+    return table[~bad].reset_index(drop=True) if bad.any() else table
+
+
+def frame_history(frame, what: str = "history"):
+    """A job table given as a DataFrame (the Python API's ``history``), checked as the same
+    table read from a file is (:func:`.job_logs.read_job_log` of a job table): columns and
+    types, ranges, time order, copies, time limits.
+
+    Returns:
+        (DataFrame with :data:`JOB_COLUMNS`, FileReport counting what was dropped)
+
+    Raises:
+        DataError: the frame lacks ``user`` or ``runtime_s``, cannot be read as a job table,
+            names no user, or has no job left.
+    """
+    import pandas as pd
+
+    from hpcds1mpi.errors import DataError, HpcdsError
+    from hpcds1mpi.schemas.jobs import drop_malformed
+
+    from .schema import FileReport, normalise
+    from .time_limits import check_time_limits
+
+    if not isinstance(frame, pd.DataFrame):
+        raise DataError(f"{what}: a job table is a pandas DataFrame, got {type(frame).__name__}")
+    missing = [c for c in ("user", "runtime_s") if c not in frame.columns]
+    if missing:
+        raise DataError(f"the {what} job table lacks {', '.join(missing)}: give an ingested "
+                        "job table (hpcds1mpi ingest, or records.ingest.read_job_log)")
+    source = f"{what} DataFrame"
+    report = FileReport(source, "job-table", records=len(frame))
+    try:
+        table = normalise(frame.reset_index(drop=True), source, "job-table", report.dropped,
+                          keep_source=True)
+        table = checked_rows(drop_malformed(table, report.dropped), report.dropped)
+        table = check_time_limits(table, source, "job-table", report)
+    except HpcdsError:
+        raise
+    except Exception as exc:  # a column pandas cannot convert (lists, objects): one line
+        why = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+        raise DataError(f"{what}: cannot be read as a job table ({why}); give one from "
+                        "hpcds1mpi ingest or records.ingest.read_job_log") from None
+    report.jobs = len(table)
+    if len(table) and not table["user"].fillna("").ne("").any():
+        raise DataError(f"{what}: no job in it names its user, so no job is anyone's history; "
+                        "give a log that names users")
+    if not len(table) and len(frame):
+        reasons = "; ".join(f"{n} x {r}" for r, n in report.dropped.most_common(3))
+        raise DataError(f"{what}: no job of the {len(frame)} rows could be used ({reasons})")
+    return table, report
