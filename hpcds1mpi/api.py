@@ -352,7 +352,9 @@ def propose_walltime(history, user: str, *, job_name: str | None = None,
 
     Args:
         history: a job table (DataFrame from :mod:`hpcds1mpi.records.ingest`), or a path to
-            one written by ``hpcds1mpi ingest`` or to any job log ``ingest`` reads.
+            one written by ``hpcds1mpi ingest`` or to any job log ``ingest`` reads; either is
+            checked as ``recommend --history`` checks a table (rows with absurd or
+            out-of-order times, and copies of a job, dropped: said in one ``UserWarning``).
         user: whose job it is.
         job_name / partition / nodes / procs: what the job asks for (narrow its history).
         time_limit_s: the user's own request (the proposal never exceeds it).
@@ -361,6 +363,10 @@ def propose_walltime(history, user: str, *, job_name: str | None = None,
     Returns:
         a :class:`~hpcds1mpi.decide.walltime.WalltimeProposal` (``time_s`` None and a
         ``reason`` when the user has no history to propose from); ``lines()``, ``to_dict()``.
+
+    Raises:
+        ConfigError: a wrong argument. IngestError / DataError: a history that cannot be
+            read, names no user, or keeps no job.
     """
     from hpcds1mpi.decide.walltime import propose_walltime as propose
     from hpcds1mpi.schemas.api_args import check_api_arguments
@@ -368,13 +374,25 @@ def propose_walltime(history, user: str, *, job_name: str | None = None,
     check_api_arguments("propose_walltime", required=("user",), user=user, job_name=job_name,
                         partition=partition, nodes=nodes, procs=procs,
                         time_limit_s=time_limit_s, coverage=coverage)
+    notes: list[str] = []
     if isinstance(history, (str, os.PathLike)):
         from hpcds1mpi.records.ingest.job_logs import read_job_table
 
-        history = read_job_table(history, what="history")
+        history = read_job_table(history, what="history", notes=notes)
     elif not hasattr(history, "columns"):
         raise ConfigError(f"propose_walltime(): history must be a job table (DataFrame) or a "
                           f"path to one, got {type(history).__name__}")
+    else:  # a frame gets a file's row checks (s39 tester C8: a pandas traceback, or used as is)
+        from hpcds1mpi.records.ingest.table_rows import frame_history
+
+        history, report = frame_history(history)
+        notes = report.lines()
+    dropped = [line.strip() for line in notes[1:] if line.lstrip().startswith("dropped")]
+    if dropped:  # as recommend --history says them on stderr
+        import warnings
+
+        warnings.warn(f"propose_walltime(): {notes[0]}; {'; '.join(dropped)}", UserWarning,
+                      stacklevel=2)
     return propose(history, user, workload=job_name, account=None, partition=partition,
                    nodes=nodes, procs=procs, time_limit_s=time_limit_s, submit_time=None,
                    quantile=coverage)

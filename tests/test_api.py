@@ -181,6 +181,33 @@ def test_propose_walltime_from_a_path_or_a_table_gives_recommends_proposal(tmp_p
     assert nobody.time_s is None and "cannot propose" in nobody.lines()[0]
 
 
+@needs_joblogs
+def test_propose_walltime_checks_a_frames_rows_as_a_files(tmp_path):
+    """A frame was used as given (s39 tester C7, C8): jobs twice halved the walltime, ends
+    before submissions moved it, a run time of 10^12 s was pandas' OutOfBoundsTimedelta.
+    Now its rows are dropped as a table file's are, said in one warning."""
+    import pandas as pd
+
+    from hpcds1mpi.records.ingest import read_job_log
+
+    table = read_job_log(swf_slice(GAIA, tmp_path / "gaia.swf", jobs=1500))[0]
+    user = str(table["user"].value_counts().index[0])
+    bad = table.index[table["user"] == user][::5]
+    clean = hpcds1mpi.propose_walltime(table.drop(index=bad), user, time_limit_s=86400)
+    for broken, said in (
+            (pd.concat([table.drop(index=bad)] * 2), "same job twice"),
+            (table.assign(end_time=table["end_time"].where(
+                ~table.index.isin(bad), table["submit_time"] - pd.Timedelta(hours=5))),
+             f"dropped {len(bad)} x End before Start"),
+            (table.assign(runtime_s=table["runtime_s"].where(~table.index.isin(bad), 1e12)),
+             f"dropped {len(bad)} x runtime_s absurd")):
+        with pytest.warns(UserWarning, match=said):
+            p = hpcds1mpi.propose_walltime(broken, user, time_limit_s=86400)
+        assert p.to_dict() == clean.to_dict()
+    with pytest.raises(hpcds1mpi.HpcdsError, match="lacks runtime_s"):
+        hpcds1mpi.propose_walltime(table.drop(columns="runtime_s"), user)
+
+
 @pytest.mark.parametrize("call, words", [
     (lambda m: m.recommend("stencil", 300, deadline_s=float("nan")),
      "recommend(): deadline_s must be a finite number"),  # the constraint vanished
