@@ -144,11 +144,13 @@ def render(job: BatchJob, scheduler: str = "slurm", *, default_queue: bool = Fal
     in ``folder`` before the launch (s37 tester G3)."""
     from hpcds1mpi.launch.bare_program import check_bare_program
     from hpcds1mpi.launch.mpi_family import check_script
+    from hpcds1mpi.launch.program_there import check_program_there
 
     memory = memory_note(job, scheduler)
     notes = [*notes, memory] if memory else notes
     launcher = job.launcher(scheduler)
     program = program_tokens(job.program, job.placeholder_values())
+    check_program_there(program, folder, setup)  # s39 tester D3
     unfound = check_bare_program(program, launcher, job.cluster, scheduler, folder, setup)
     said = check_launch(program, launcher, job.cluster, hint, scheduler)  # refused, or said
     notes = [*notes, *(note for note in (unfound, said) if note)]

@@ -474,3 +474,15 @@ def test_a_bundle_without_the_first_launchs_time_judges_by_what_is_there(swept_w
     script = _script(_program_rec(dataclasses.replace(levels, swept_from=None), size=2),
                      "slurm")
     assert "for input in ./app.sh in_2.txt out.txt; do" in script, script
+
+
+def test_a_given_program_not_in_the_sweeps_folder_is_refused_before_the_script(swept_here):
+    """s39 tester D3: `--program './nonexist {size}'` (or `./my app` unquoted) got a script
+    entering the sweep's folder, exit 0, and the job failed there. The folder is this
+    machine's: refused as sweep refuses it, nothing written."""
+    levels, top = swept_here
+    rec = _program_rec(levels)
+    with pytest.raises(ConfigError, match=(r"^--program: program './nonexist' not found in "
+                                           f"'{top}' \\(the folder the job runs it in\\)")):
+        emit_script(rec, "slurm", "./nonexist in/case-{size}.txt")
+    assert "\ncd " in emit_script(rec, "pbs", "./app.sh in/case-{size}.txt")
