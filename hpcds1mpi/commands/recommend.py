@@ -322,9 +322,10 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
         raise ConfigError(unmet)
     if emit and (why := no_calibration(rec)):  # escalated, and no step could fit in memory
         raise ConfigError(why)
-    from hpcds1mpi.decide.job_names import default_job_name
+    from hpcds1mpi.decide.job_names import default_job_name, default_job_name_note
 
     # The name the script gives the job is the name its earlier runs have in the history.
+    name_note = "" if job_name else default_job_name_note(rec.workload)  # s39 tester D1
     job_name = job_name or default_job_name(rec.workload)
     proposal = None
     if table is not None:
@@ -351,8 +352,7 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
             measure, notes = {}, ([] if not any(v is not None for v in reading.values()) else [
                 "the reading options (--time-regex ...) apply to a calibration sweep only; "
                 "this job was not escalated, its script runs the program as given"])
-        if recorded:
-            notes = [*notes, recorded]
+        notes = [*notes, *(note for note in (recorded, name_note) if note)]
         from hpcds1mpi.decide.given_program import program_arguments_note
 
         if rec.picked is not None and (other := program_arguments_note(
