@@ -166,10 +166,11 @@ def _swept_folder(levels, program: str, config, size: int) -> tuple[str | None, 
                           f"{shown} relative to the folder the job starts in: submit the "
                           "script from the folder the sweep ran in, or add `cd THAT_FOLDER` "
                           "above its launch line (a model trained on a new sweep records it)")
-    if not os.path.isdir(swept_in) or "\n" in swept_in:
-        # Another machine's folder (a model trained elsewhere), or a name a script line
-        # cannot hold: the job starts where it is submitted, said (s37 reviewer R5: the
-        # job had stopped on a laptop's path, or the refusal named a --workdir never given).
+    if not os.path.isdir(swept_in):
+        # Another machine's folder (a model trained elsewhere): the job starts where it is
+        # submitted, said (s37 reviewer R5: the job had stopped on a laptop's path). A name
+        # with a newline is this machine's folder too: the script's cd writes it as $'...'
+        # (s39 tester D2: it had been called "not a folder here", and the cd left out).
         return None, (), (f"warning: the model's sweep ran {os.path.basename(tokens[0])} in "
                           f"{swept_in!r}, not a folder here, and the command reads {shown} "
                           "relative to the folder the job starts in: submit the script from "

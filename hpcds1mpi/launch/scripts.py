@@ -145,6 +145,8 @@ def render(job: BatchJob, scheduler: str = "slurm", *, default_queue: bool = Fal
     from hpcds1mpi.launch.bare_program import check_bare_program
     from hpcds1mpi.launch.mpi_family import check_script
     from hpcds1mpi.launch.program_there import check_program_there
+    # bash's $'...' where the folder's name holds a newline (s39 tester D2)
+    from hpcds1mpi.runtime.message_paths import shell_word
 
     memory = memory_note(job, scheduler)
     notes = [*notes, memory] if memory else notes
@@ -163,8 +165,7 @@ def render(job: BatchJob, scheduler: str = "slurm", *, default_queue: bool = Fal
     return seal(render_template(scheduler, job, scheduler, default_queue=default_queue,
                                 notes=[*notes, *where, unset_note], summary=comment(job.summary),
                                 path=path, environment=environment, unset=unset,
-                                folder=shlex.quote(no_control(folder, "--workdir"))
-                                if folder else "",
+                                folder=shell_word(folder) if folder else "",
                                 folder_where=where_missing(folder),
                                 setup=shlex.quote(no_control(setup, "--setup"))
                                 if setup else "",

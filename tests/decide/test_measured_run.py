@@ -486,3 +486,28 @@ def test_a_given_program_not_in_the_sweeps_folder_is_refused_before_the_script(s
                                            f"'{top}' \\(the folder the job runs it in\\)")):
         emit_script(rec, "slurm", "./nonexist in/case-{size}.txt")
     assert "\ncd " in emit_script(rec, "pbs", "./app.sh in/case-{size}.txt")
+
+
+def test_a_sweep_folder_whose_name_holds_a_newline_is_entered_quoted(tmp_path_factory,
+                                                                      tmp_path):
+    """s39 tester D2: a program swept in `nl\\nfolder $x` got "not a folder here" although it
+    was the current folder, and a script without its cd (run from elsewhere: ./app not
+    found). The script enters it by bash's $'...' and runs from anywhere."""
+    top = tmp_path_factory.mktemp("swept_nl") / "nl\nfolder $x"
+    top.mkdir()
+    app = top / "app.sh"
+    app.write_text('#!/bin/sh\ncat "$1" >/dev/null || exit 3\necho "time: 0.01 s"\n')
+    app.chmod(0o755)
+    for size in (1, 2):
+        (top / f"in-{size}.txt").write_text("ok\n")
+    levels = _swept_app(top, "./app.sh in-{size}.txt")
+    assert levels.swept_in == str(top)
+    quoted = "$'" + str(top).replace("\n", "\\n") + "'"
+    for scheduler in ("slurm", "pbs"):
+        script = _script(_program_rec(levels), scheduler)
+        assert f"\ncd {quoted}\n" in script, script
+        assert "not a folder here" not in script
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    ran = _run(_script(_program_rec(levels), "slurm"), elsewhere)
+    assert ran.returncode == 0 and "time: 0.01 s" in ran.stdout, ran.stderr
