@@ -29,26 +29,15 @@ from hpcds1mpi.launch.mpi_names import (CANDIDATES, FAMILY_NAMES, LAUNCHER_NAMES
                                         family_of_soname)
 from hpcds1mpi.launch.pmix_support import mpich_speaks_pmix, openmpi_slurm_pmi
 from hpcds1mpi.launch.program_file_mpi import file_mpi, program_word
+from hpcds1mpi.launch.script_folder import launch_folder, unknown_move
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript, Launch
 
-#: Lines that change the job's environment (which mpirun / libraries it finds) or folder.
+#: Lines that change the job's environment (which mpirun / libraries it finds); the folder's
+#: moves are :mod:`~hpcds1mpi.launch.script_folder`'s.
 _ENV_RE = re.compile(r"(?<![\w./-])(module|ml|source|spack|conda|mamba|micromamba|eval|"
                      r"\.)\s|(?<![\w])PATH=")
-_CD_RE = re.compile(r"(?<![\w./-])(cd|pushd|popd)(?![\w.-])\s*([^\s;&|)]*)")
-_SUBMIT_DIRS = ("$SLURM_SUBMIT_DIR", "${SLURM_SUBMIT_DIR}", "$PBS_O_WORKDIR", "${PBS_O_WORKDIR}")
-#: ``${VAR:-default}`` (and ``-``, ``:=``, ``=``) read as ``${VAR}``: the job sets the variable,
-#: so the default never applies (s31 tester P2: recommend's own ``cd "${PBS_O_WORKDIR:-.}"``
-#: was read as a move elsewhere, and its launcher went unchecked).
-_DEFAULTED = re.compile(r"\$\{(\w+):?[-=][^}]*\}")
-
-
-def _cd_target(word: str) -> str:
-    """The folder a ``cd`` names, quotes dropped and ``${VAR:-default}`` read as ``${VAR}``."""
-    return _DEFAULTED.sub(r"${\1}", word.strip("\"'"))
-
-
 def program_file_family(path: str, env: dict | None = None) -> tuple[str | None, str]:
     """(family, evidence) of a program file, read as the sweep reads it: an ELF's MPI library
     (its own ``NEEDED`` or its libraries': ScaLAPACK, PETSc, parallel HDF5) or a static
@@ -60,34 +49,14 @@ def program_file_family(path: str, env: dict | None = None) -> tuple[str | None,
 
 
 @functools.lru_cache(maxsize=4)
-def _first_lines(text: str) -> tuple[float, float, float]:
-    """(the first command line that changes the environment, the first that ``cd``s
-    somewhere other than the submit folder, the first that ``cd``s at all) of a script's
-    text, ``inf`` for none: read once, so each launch line asks in constant time (a script
-    of thousands of launch lines rescanned for each took minutes)."""
-    env = elsewhere = moved = math.inf
+def _first_lines(text: str) -> tuple[float]:
+    """(the first command line that changes the environment, ``inf`` for none,) of a
+    script's text: read once, so each launch line asks in constant time (a script of
+    thousands of launch lines rescanned for each took minutes)."""
     for number, ln in enumerate(text.split("\n"), start=1):
-        if not ln.strip() or ln.lstrip().startswith("#"):
-            continue
-        if env == math.inf and _ENV_RE.search(ln):
-            env = number
-        for m in _CD_RE.finditer(ln):
-            moved = min(moved, number)
-            if _cd_target(m.group(2)) not in _SUBMIT_DIRS:
-                elsewhere = min(elsewhere, number)
-    return env, elsewhere, moved
-
-
-def _job_folder(script: "JobScript", launch: "Launch", cwd: str) -> str | None:
-    """The folder a relative program is found in: ``--chdir`` / the submit folder (``cwd``),
-    None when the script moves elsewhere first or starts elsewhere (PBS: the home folder)."""
-    _, elsewhere, moved = _first_lines(script.text)
-    if elsewhere < launch.line:
-        return None
-    chdir = script.directives.get("chdir")
-    if chdir is not None and chdir.value:
-        return os.path.join(cwd, os.path.expanduser(chdir.value))
-    return cwd if script.scheduler == "slurm" or moved < launch.line else None
+        if ln.strip() and not ln.lstrip().startswith("#") and _ENV_RE.search(ln):
+            return (number,)
+    return (math.inf,)
 
 
 def _found(word: str | None, folder: str | None, path_var: str | None) -> str | None:
@@ -137,11 +106,11 @@ def ranks_program(script: "JobScript", launch: "Launch", cwd: str, env: dict | N
     if launch.kind == "mpi" and "/" not in word:
         launcher_word = script.text[launch.span[0]:launch.span[1]].strip("\"'")
         # only an Open MPI launcher by its files asks the sweep's rule (which runs --version)
-        launcher = _found(launcher_word, _job_folder(script, launch, cwd), path_var)
+        launcher = _found(launcher_word, launch_folder(script, launch, cwd), path_var)
         if launcher is not None and launcher_file_family(launcher) == OPENMPI:
             path_var = rank_environment(launcher_word, _launcher_args(script, launch),
                                         {"PATH": path_var or ""}).get("PATH") or path_var
-    return word, _found(word, _job_folder(script, launch, cwd), path_var)
+    return word, _found(word, launch_folder(script, launch, cwd), path_var)
 
 
 def mpi_mismatch(script: "JobScript", launch: "Launch", cwd: str, env: dict | None = None,
@@ -177,10 +146,16 @@ def mpi_mismatch(script: "JobScript", launch: "Launch", cwd: str, env: dict | No
         if job is not None:
             moduled, changed_at, env = changed_at, math.inf, {**env, "PATH": job}
     path_var = env.get("PATH")
-    folder = _job_folder(script, launch, cwd)
+    folder = launch_folder(script, launch, cwd)
     word, program = ranks_program(script, launch, cwd, env)
     launcher_word = script.text[launch.span[0]:launch.span[1]].strip("\"'")
     launcher = _found(launcher_word, folder, path_var)
+    # not checked, said (s39 tester D8: skipped in silence after a cd advise cannot follow)
+    if program is None and launcher is not None and folder is None and "/" in word \
+            and not os.path.isabs(word) and (moved := unknown_move(script, launch)):
+        return "note", (f"line {launch.line}: {word} is not checked for its MPI against "
+                        f"{launcher_word}: line {moved} moves the job to a folder not known "
+                        "here; run advise where that folder is")
     if program is None or launcher is None:
         return None
     if seen is not None:
@@ -285,7 +260,7 @@ def srun_finding(script: "JobScript", launch: "Launch", cwd: str, env: dict | No
     changed_at = _first_lines(script.text)[0]
     path_var = None if changed_at < launch.line else env.get("PATH")
     word = program_word([launch.program or "", *launch.args])
-    program = _found(word, _job_folder(script, launch, cwd), path_var)
+    program = _found(word, launch_folder(script, launch, cwd), path_var)
     maybe_other = program is None and path_var is None and "/" not in word
     if maybe_other:  # a module changes which program runs, not which srun: read this one
         program = _found(word, None, env.get("PATH"))
@@ -405,7 +380,7 @@ def launch_family(script: "JobScript", launch: "Launch | None",
     if named is not None or job_folder is None:
         return named
     path_var = None if _first_lines(script.text)[0] < launch.line else os.environ.get("PATH")
-    folder = _job_folder(script, launch, job_folder)
+    folder = launch_folder(script, launch, job_folder)
     launcher = _found(script.text[launch.span[0]:launch.span[1]].strip("\"'"), folder,
                       path_var)
     family = launcher_file_family(launcher) if launcher else None

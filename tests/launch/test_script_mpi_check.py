@@ -113,7 +113,9 @@ def test_names_are_found_where_the_job_finds_them(mpis, nothing_runs, tmp_path):
         said = _mismatch(text, tmp_path, env, "note")
         assert "mpirun on the PATH advise sees is" in said, changed
     moved_away = plain.replace("mpirun", "cd /scratch/run\nmpirun")
-    assert _mismatch(moved_away, tmp_path, env) is None  # ./app there: not readable here
+    assert _mismatch(moved_away, tmp_path, env, "note") == (  # ./app there: not read here
+        "line 4: ./app is not checked for its MPI against mpirun: line 3 moves the job to a "
+        "folder not known here; run advise where that folder is")
     moved = plain.replace("mpirun", "cd $SLURM_SUBMIT_DIR\nmpirun")
     assert _mismatch(moved, tmp_path, env) is not None
     pbs = "#PBS -l select=1:ncpus=2:mpiprocs=2\nmpirun -np 2 ./app\n"
@@ -141,7 +143,7 @@ def test_a_cd_to_the_submit_folder_with_a_default_is_the_submit_folder(mpis, not
         line = _mismatch(text, tmp_path, env)
         assert line and "app is linked against the MPICH family" in line, cd
     elsewhere = "#PBS -l select=1\ncd ${SCRATCH:-/tmp}\nmpiexec -n 2 ./app\n"
-    assert _mismatch(elsewhere, tmp_path, env) is None  # another folder: ./app not read here
+    assert "./app is not checked" in _mismatch(elsewhere, tmp_path, env, "note")  # not here
 
 
 def test_thousands_of_launch_lines_are_checked_in_linear_time(mpis, nothing_runs, tmp_path):
@@ -454,3 +456,33 @@ def test_srun_mpi_none_for_an_mpich_without_pmix_names_pmi2_alone(mpis, nothing_
     1-rank copies (advise's own next warning)."""
     line = _srun(f"#SBATCH -N 1\nsrun --mpi=none {mpis['mpich_app']}\n", tmp_path)
     assert line.endswith("no wire-up, so each rank starts alone; add --mpi=pmi2"), line
+
+
+def test_a_script_recommend_wrote_for_a_swept_folder_is_checked(mpis, tmp_path, monkeypatch):
+    """s39 tester D8: recommend's script for a program swept without --workdir enters the
+    sweep's folder (`cd /abs/folder`) and checks its input with an echo saying "edit the cd
+    line"; both were read as moves elsewhere, and the launcher check was skipped in silence
+    (its launcher edited to Open MPI's: no warning). Checked from another folder."""
+    import shlex
+
+    from hpcds1mpi.config import Configuration
+    from hpcds1mpi.launch import scripts
+    from hpcds1mpi.launch.directives import BatchJob
+    from tests.launch.jobs import CPU, site
+
+    swept = tmp_path / "swept 'q' $x"
+    swept.mkdir()
+    shutil.copy(mpis["mpich_app"], swept / "app")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    job = BatchJob(config=Configuration(1, 2, 1), partition=CPU, program="./app -u {size}",
+                   cluster=site(modules=[], preamble=[], launcher="mpiexec",
+                                mpiexec=mpis["mpich_run"]),
+                   job_name="j", time_limit_s=600, size=8)
+    text = scripts.render(job, "slurm", folder=str(swept), inputs=["./app"])
+    assert "edit the cd line" in text and f"\ncd {shlex.quote(str(swept))}\n" in text
+    script = read_script(text.replace(mpis["mpich_run"], mpis["openmpi_run"]))
+    warnings, _ = mpi_check.launch_checks(script, str(elsewhere))
+    assert any("app is linked against the MPICH family" in w and "Open MPI's launcher" in w
+               for w in warnings), warnings

@@ -1,0 +1,47 @@
+"""The folder a job script's launch runs in, followed through its `cd` lines (s39 tester D8:
+the words "cd line" in an echo were read as a move, and a cd to an absolute folder here was
+given up on, so advise's launcher check was skipped on every script recommend wrote for a
+program swept without --workdir)."""
+
+from __future__ import annotations
+
+from hpcds1mpi.launch.script_folder import folder_moves, launch_folder, unknown_move
+from hpcds1mpi.launch.script_reading import read_script
+
+
+def _folder(lines: str, cwd, scheduler: str = "slurm") -> str | None:
+    head = "#SBATCH -N 1\n" if scheduler == "slurm" else "#PBS -l select=1\n"
+    script = read_script(f"#!/bin/bash\n{head}{lines}mpiexec -n 2 ./app\n")
+    return launch_folder(script, script.launches[-1], str(cwd))
+
+
+def test_only_a_cd_run_as_a_command_moves_the_job():
+    text = ('echo "job: no run: put it there, or edit the cd line, then submit again" >&2\n'
+            "[ -e x ] || { echo 'cd elsewhere' >&2; exit 1; }  # cd /gone\n"
+            "if [ -d a ]; then cd a; fi; (cd b && make)\n"
+            "cd -P \"$SLURM_SUBMIT_DIR\" >/dev/null && pushd 'c d'\n")
+    assert [(n, c, w) for n, c, w in folder_moves(text)] == [
+        (3, "cd", ("a", True)), (4, "cd", ("$SLURM_SUBMIT_DIR", False)),
+        (4, "pushd", ("c d", True))]
+
+
+def test_a_folder_of_this_machine_is_followed(tmp_path):
+    run = tmp_path / "run dir"
+    run.mkdir()
+    nl = tmp_path / "nl\nfolder $x"
+    nl.mkdir()
+    assert _folder(f"cd '{run}'\n", tmp_path / "submit") == str(run)
+    assert _folder("cd \"$SLURM_SUBMIT_DIR\"\ncd 'run dir'\n", tmp_path) == str(run)
+    assert _folder("cd .\ncd ../" + tmp_path.name + "\n", tmp_path) == str(tmp_path)
+    assert _folder("cd $'" + str(nl).replace("\n", "\\n") + "'\n", tmp_path) == str(nl)
+    assert _folder('cd "${PBS_O_WORKDIR:-.}"\n', tmp_path, "pbs") == str(tmp_path)
+
+
+def test_a_folder_not_known_here_is_none_and_its_line_said(tmp_path):
+    for lines in ("cd $SCRATCH/run\n", "cd /no/such/folder\n", "cd -\n", "pushd a\npopd\n",
+                  "cd ${SCRATCH:-/tmp}\n", "cd run*\n"):
+        assert _folder(lines, tmp_path) is None, lines
+    script = read_script("#!/bin/bash\n#SBATCH -N 1\ncd $SCRATCH\nmpiexec -n 2 ./app\n")
+    assert unknown_move(script, script.launches[-1]) == 3
+    assert _folder("cd $SCRATCH\ncd \"$SLURM_SUBMIT_DIR\"\n", tmp_path) == str(tmp_path)
+    assert _folder("", tmp_path, "pbs") is None  # a PBS job starts in the home folder
