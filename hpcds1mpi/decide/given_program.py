@@ -42,10 +42,34 @@ def given_program(program, command: str | None, config, size: int
     other = another_program_note(words, command)
     if other:
         return program, other
+    words, named = measured_path(words, command)
     fixed, said = pick_values(words, command, config, size)
-    if not said:
+    if not said and not named:
         return program, ""
-    return (shlex.join(fixed) if isinstance(program, str) else fixed), said
+    return ((shlex.join(fixed) if isinstance(program, str) else fixed),
+            "; ".join(note for note in (named, said) if note))
+
+
+def measured_path(words: list[str], command: str) -> tuple[list[str], str]:
+    """(``words`` with a relative program path that names, from here, the very file the
+    measured ``command`` ran by its absolute path put back as that path, the note saying so;
+    ``words`` and "" otherwise). The job runs the program in the measured folder (a sweep's
+    ``--workdir``), where ``./run.sh`` given from the wrapper's own folder is not (s39 tester
+    A5: the script ran ``./run.sh`` in ``runs/175-1`` and the job failed)."""
+    tokens = split_command(command)
+    measured, k = tokens[program_at(tokens)], program_at(words)
+    given = words[k]
+    if not os.path.isabs(measured) or os.path.isabs(given) or "/" not in given:
+        return words, ""
+    try:
+        same = os.path.samefile(given, measured)
+    except OSError:
+        return words, ""
+    if not same:
+        return words, ""
+    return ([*words[:k], measured, *words[k + 1:]],
+            f"--program's {given} is the measured {measured}: the script names it by that path, "
+            "since the job runs it in the folder its runs ran in, not here")
 
 
 def another_program_note(words: list[str], command: str) -> str:

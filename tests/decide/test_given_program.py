@@ -87,3 +87,23 @@ def test_the_script_of_a_given_value_runs_the_picks_and_says_so():
     launched = [line for line in script.splitlines() if "pw-here.x" in line and line[0] != "#"]
     assert len(launched) == 1 and launched[0].endswith(f" ./pw-here.x -nk {ranks} -in si.in")
     assert f"# note: --program gives '-nk {ranks + 1}' where the measured command" in script
+
+
+def test_a_relative_path_to_the_measured_program_is_written_as_the_measured_path(tmp_path,
+                                                                                monkeypatch):
+    """s39 tester A5: `--program ./run.sh` given from the wrapper's folder, for runs of
+    /abs/run.sh in `--workdir runs/{size}-{ranks}`, wrote a script running ./run.sh in
+    runs/175-1, where it is not: the job failed."""
+    run = tmp_path / "run.sh"
+    run.write_text("#!/bin/sh\nexec true\n")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "run.sh").write_text("#!/bin/sh\n")
+    monkeypatch.chdir(tmp_path)
+    program, note = given_program("./run.sh -v", f"{run} -v", ONE_RANK, 50)
+    assert program == f"{run} -v"
+    assert note == (f"--program's ./run.sh is the measured {run}: the script names it by that "
+                    "path, since the job runs it in the folder its runs ran in, not here")
+    # another file of the name, a path not there, a measured relative path: as given
+    for given, measured in (("other/run.sh -v", f"{run} -v"), ("./gone.sh -v", f"{run} -v"),
+                            ("./run.sh -v", "./run.sh -v")):
+        assert given_program(given, measured, ONE_RANK, 50)[0] == given
