@@ -24,6 +24,8 @@ class Offer:
         precisions, devices: the levels offered (None: everything the partition has).
         threads: thread counts offered (None: every count).
         max_ranks_per_node: the most ranks per node offered (None: the partition's cores).
+        max_nodes: the most nodes offered (None: the caller's limit): a program whose ranks
+            cannot be one job is offered only its measured nodes (``decide/offer.py``).
         left_out: one line per level left out, with its reason.
         levels: the measured levels behind the offer (None for a kernel).
     """
@@ -33,6 +35,7 @@ class Offer:
     devices: list | None = None
     threads: list | None = None
     max_ranks_per_node: int | None = None
+    max_nodes: int | None = None
     left_out: list[str] = field(default_factory=list)
     levels: MeasuredLevels | None = None
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from hpcds1mpi.launch.rank_proof import ONE_RANK_ONLY
+
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
@@ -47,13 +49,17 @@ def launch_dict(value) -> dict | None:
         return None
     if not text["launcher"] or not text["command"]:
         return None
-    return {**text, "args": list(args)}
+    # why the program's ranks cannot be one job, kept only where its sweep said (s39 A2)
+    alone = value.get(ONE_RANK_ONLY)
+    return {**text, "args": list(args),
+            **({ONE_RANK_ONLY: alone} if isinstance(alone, str) and alone else {})}
 
 
 def _several_dict(value: dict) -> dict | None:
     launches = []
     for item in value.get(SEVERAL) if isinstance(value.get(SEVERAL), list) else [None]:
-        launch = launch_dict({k: v for k, v in item.items() if k in LAUNCH_KEYS}) \
+        launch = launch_dict({k: v for k, v in item.items()
+                              if k in (*LAUNCH_KEYS, ONE_RANK_ONLY)}) \
             if isinstance(item, dict) else None
         configs, runs = (item or {}).get("configs"), (item or {}).get("runs")
         if launch is None or not isinstance(runs, int) or not isinstance(configs, dict) or \
@@ -97,6 +103,15 @@ def _several_of(rows: "pd.DataFrame") -> dict | None:
         entry["configs"][label] = entry["configs"].get(label, 0) + 1
     launches = sorted(found.values(), key=lambda e: (-e["runs"], e["command"]))
     return {SEVERAL: launches} if len(launches) > 1 else None
+
+
+def one_rank_only(recorded: dict | None) -> str:
+    """Why a program's ranks cannot be one job, as its sweep recorded it in a launch
+    (:func:`launch_dict`; of several, the first that says so): its ranks would be copies of a
+    program that links no MPI (:func:`hpcds1mpi.launch.rank_proof.one_rank_only`); "" where no
+    launch says so, or none is recorded (a bundle older than the record)."""
+    launches = (recorded or {}).get(SEVERAL) or [recorded or {}]
+    return next((e[ONE_RANK_ONLY] for e in launches if e.get(ONE_RANK_ONLY)), "")
 
 
 def launcher_said(launch: dict) -> str:

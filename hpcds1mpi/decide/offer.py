@@ -5,7 +5,11 @@ any workload that is no kernel, is offered only the knob levels the bundle measu
 (:mod:`hpcds1mpi.surrogates.levels`): its precisions, devices and thread counts, and ranks per
 node up to the measured maximum — beyond it only where the familiarity guard finds the job at
 those ranks per node as close to the training data as a familiar job
-(:func:`extend_ranks_per_node`). Each level left out gets one line saying why.
+(:func:`extend_ranks_per_node`). A program whose sweep found that its ranks cannot be one job
+(it links no MPI library: its ranks would be copies, and the sweep refuses more than one) is
+offered only the rank counts and nodes it was measured at, whatever the guard says
+(:func:`only_measured_ranks`; s39 tester A2: RAxML's 2 ranks, never run, alone on the front).
+Each level left out gets one line saying why.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ def offer_for(bundle, workload: str, partitions: Sequence["Partition"],
         have = ["cpu"] + (["gpu"] if any(p.gpus_per_node for p in partitions) else [])
         offer = measured_offer(levels, have, max(p.usable_cores_per_node for p in partitions),
                                nodes_offered=nodes_offered)
+        only_measured_ranks(offer)
     if device is not None:
         if offer.levels is not None and device not in offer.levels.devices:
             measured = ", ".join(offer.levels.devices) or "nothing"
@@ -53,6 +58,29 @@ def offer_for(bundle, workload: str, partitions: Sequence["Partition"],
                               "--device")
         offer.devices = [device]
     return offer
+
+
+def only_measured_ranks(offer: Offer) -> None:
+    """Hold a program whose sweep recorded that its ranks cannot be one job
+    (:func:`~hpcds1mpi.surrogates.program_launcher.one_rank_only`) to the ranks per node and
+    nodes it was measured at, naming why in place of the lines of levels merely never measured;
+    an offer without such a record is left as it is."""
+    from hpcds1mpi.surrogates.program_launcher import one_rank_only
+
+    levels = offer.levels
+    why = one_rank_only(levels.launched_with) if levels is not None else ""
+    if not why:
+        return
+    top = levels.max_ranks_per_node or 1
+    most = max(levels.nodes) if levels.nodes else 1
+    offer.max_ranks_per_node, offer.max_nodes = top, most
+    offer.left_out = [line for line in offer.left_out
+                      if not line.startswith(("ranks per node above", "nodes "))]
+    ranks = top * most
+    offer.left_out.append(
+        f"more than {ranks} rank{'s' if ranks > 1 else ''} (ranks per node above {top}, nodes "
+        f"above {most}): {why}; its sweep refuses more than one rank, so no such layout is "
+        "offered (a build of it that links MPI, swept at more ranks, would be)")
 
 
 def most_nodes_offered(partitions: Sequence["Partition"], max_nodes: int | None) -> int:
@@ -80,8 +108,8 @@ def extend_ranks_per_node(offer: Offer, bundle, workload: str, size: int,
 
     top = offer.max_ranks_per_node
     cores = max(p.usable_cores_per_node for p in partitions)
-    if offer.levels is None or not top or top >= cores:
-        return offer
+    if offer.levels is None or not top or top >= cores or offer.max_nodes is not None:
+        return offer  # max_nodes: its ranks cannot be one job (only_measured_ranks)
     build = candidate_columns if takes_columns(bundle) else candidate_frame  # a stand-in
     frame = build(workload, size, partitions,
                             Constraints(max_nodes=1, devices=offer.devices,
@@ -107,8 +135,9 @@ def extend_ranks_per_node(offer: Offer, bundle, workload: str, size: int,
     line = next((i for i, t in enumerate(offer.left_out) if t.startswith("ranks per node above")),
                 None)
     if accepted > top:
-        text = (f"ranks per node {top + 1}-{accepted}: beyond the measured maximum {top} for "
-                f"{what}, offered because the guard finds them familiar (distance within "
+        span = f"{accepted}" if accepted == top + 1 else f"{top + 1}-{accepted}"
+        text = (f"ranks per node {span}: beyond the measured maximum {top} for "
+                f"{what}, {_GUARD_OFFERED} (distance within "
                 f"{calibration.auto_threshold:.2f})")
         if accepted < cores:
             text += f"; above {accepted} left out"
@@ -123,6 +152,19 @@ def extend_ranks_per_node(offer: Offer, bundle, workload: str, size: int,
         offer.left_out[line] = text
     offer.max_ranks_per_node = accepted
     return offer
+
+
+#: How a line of levels offered beyond the measured ones says so (:func:`offer_heading`).
+_GUARD_OFFERED = "offered because the guard finds them familiar"
+
+
+def offer_heading(left_out: Sequence[str]) -> str:
+    """The heading of recommend's list of ``left_out`` lines: "only what was measured" unless
+    a line says that unmeasured ranks per node were offered (s39 tester A2: the heading
+    contradicted the line below it)."""
+    if any(_GUARD_OFFERED in line for line in left_out):
+        return "Offered what was measured, and ranks per node the guard finds familiar; left out:"
+    return "Offered only what was measured; left out:"
 
 
 def check_offer(offer: Offer, workload: str) -> None:
@@ -146,4 +188,4 @@ def runtime_note(bundle, workload: str) -> dict | None:
 
 
 __all__ = ["check_offer", "extend_ranks_per_node", "most_nodes_offered", "offer_for",
-           "runtime_note"]
+           "offer_heading", "only_measured_ranks", "runtime_note"]

@@ -129,8 +129,10 @@ def prepare(bundle, workload: str, size: int,
         if familiar:
             offer = offer_mod.extend_ranks_per_node(offer, bundle, workload, size, familiar,
                                                     ref, calibration)
+    # a program whose ranks cannot be one job: no more nodes than measured (s39 tester A2)
+    max_nodes = min((n for n in (constraints.max_nodes, offer.max_nodes) if n), default=None)
     constraints = s1.Constraints(
-        constraints.max_nodes, constraints.deadline_s, constraints.energy_budget_j,
+        max_nodes, constraints.deadline_s, constraints.energy_budget_j,
         devices=offer.devices if offer.devices is not None else constraints.devices,
         precisions=offer.precisions if offer.precisions is not None
         else constraints.precisions,

@@ -280,7 +280,9 @@ def format_table(rec: Recommendation) -> str:
         for i in ch.front:
             lines.append(table_line("*" if i == ch.index else "", _row(ch, i)))
     if rec.left_out:
-        lines += ["", "Offered only what was measured; left out:"]
+        from hpcds1mpi.decide.offer import offer_heading
+
+        lines += ["", offer_heading(rec.left_out)]
         lines += [f"  - {line}" for line in rec.left_out]
     if rec.calibration_steps:
         then = {True: "hpcds1mpi train on them: learn refuses runs of hardware the model was "

@@ -9,7 +9,10 @@ rank instead: its ranks are independent copies, recorded ok, and recommend then 
 such a binary gets the same finding as advise's warning (:func:`script_copies`, read from the
 program's files, nothing run): Debian's ``mb-mpi`` links no MPI, advise predicted its
 unmeasured 2 ranks faster and the job failed, two copies writing the same files (s35 tester
-A2).
+A2). A sweep of such a program at any rank count records why its ranks cannot be one job
+(:data:`ONE_RANK_ONLY` in its ``launch`` attribute, :func:`one_rank_only`), so that recommend
+never offers it a rank count it did not measure (s39 tester A2: RAxML's 2 ranks offered alone on
+the front from its 1-rank thread sweep).
 """
 
 from __future__ import annotations
@@ -30,6 +33,42 @@ def copies(name: str, ranks: int) -> str:
     one phrase of the sweep's refusal and advise's warning."""
     return (f"{ranks} ranks of {name} would run as independent copies, each doing the whole "
             "job (and writing the same files)")
+
+
+#: The key of a sweep's ``launch`` record (and of its runs' ``launched_with``) saying why the
+#: program's ranks cannot be one job (:func:`one_rank_only`); absent where they can.
+ONE_RANK_ONLY = "one_rank_only"
+
+
+def one_rank_only(program: ProgramMPI, ranks_regex: bool) -> str:
+    """Why ``program``'s ranks cannot be one job, as its sweep records it (:data:`ONE_RANK_ONLY`):
+    it is known to link no MPI library and no ``--ranks-regex`` proves that it loads one at run
+    time, the case in which the sweep refuses more than one rank (:func:`unproven_ranks`);
+    "" otherwise."""
+    from hpcds1mpi.launch.mpi_family import NO_MPI, known_without_mpi
+
+    if ranks_regex or not known_without_mpi(program):
+        return ""
+    how = "" if program.evidence == NO_MPI else f"; {program.evidence}"
+    return (f"the program {os.path.basename(program.path)} links no MPI library (ldd resolves "
+            f"every library it needs{how}), so its ranks would run as independent copies, each "
+            "doing the whole job")
+
+
+def swept_one_rank_only(tokens: list[str], env: dict, launch, ranks: tuple | None,
+                        cwd: str | None, ranks_regex: bool) -> str:
+    """:func:`one_rank_only` for a sweep's command ``tokens`` under ``launch`` (``ranks``: the
+    program its ranks run, :func:`~hpcds1mpi.launch.rank_program.rank_program`'s reading, None:
+    read here), started in ``cwd``; "" where ``--ranks-regex`` is given (nothing read)."""
+    from hpcds1mpi.launch.mpi_family import program_mpi
+    from hpcds1mpi.launch.rank_program import rank_program
+
+    if ranks_regex:
+        return ""
+    ranks = ranks or rank_program(tokens, env, getattr(launch, "command", ""),
+                                  getattr(launch, "args", ()))
+    return one_rank_only(program_mpi(*ranks, cwd) if ranks else program_mpi(tokens, env, cwd),
+                         False)
 
 
 def unproven_ranks(program: ProgramMPI, max_ranks: int, ranks_regex: bool) -> str:

@@ -246,6 +246,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
     import socket
 
     from hpcds1mpi.launch import preflight
+    from hpcds1mpi.launch.rank_proof import ONE_RANK_ONLY, swept_one_rank_only
     from hpcds1mpi.launch.self_launching import check_self_launching, ranks_in_folder
     from hpcds1mpi.launch.rank_program import rank_program
     from hpcds1mpi.measure import meters
@@ -309,13 +310,16 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
         said = set()
         mpi_library = program_mpi_library(first_tokens, first_env, getattr(
             launch, "command", "srun"), launch.args, ranks_in_folder(ranks, cwd))
+        # why its ranks cannot be one job, kept: recommend offers no more (s39 tester A2)
+        alone = swept_one_rank_only(first_tokens, first_env, launch, ranks, cwd,
+                                    readings.ranks is not None)
         fp = meters.fingerprint(partition, hostnames=[socket.gethostname()],
                                 mpi_library=mpi_library, gpu_aware=False)
         if resume:  # before the writer touches the file
             meters.refuse_launcher_fingerprint(out, fp)
         attrs = {"plan": json.dumps(plan.source), "launch": json.dumps({
             **choice.describe(launch), **readings.describe(), "workdir": workdir or "",
-            "setup": setup or "",
+            "setup": setup or "", **({ONE_RANK_ONLY: alone} if alone else {}),
             # where the program ran: --workdir is relative to it, and without --workdir the
             # command's relative paths were read from it (s37 tester G3: a script run from
             # another folder lost them)

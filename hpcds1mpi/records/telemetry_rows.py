@@ -65,7 +65,8 @@ def measure_options(attrs: dict) -> str | None:
 def launched_with(attrs: dict) -> str | None:
     """How a telemetry file's program runs were launched, as JSON for their ``launched_with``
     (the ``launch`` attribute's launcher, command, flavour, args and mpi; s29 tester B4: a
-    script launches the program the way it was measured); None when not recorded."""
+    script launches the program the way it was measured; and its ``one_rank_only``, s39 tester
+    A2: recommend offers no unmeasured rank count); None when not recorded."""
     import json
 
     try:
@@ -74,7 +75,10 @@ def launched_with(attrs: dict) -> str | None:
         return None
     if not isinstance(launch, dict) or not isinstance(launch.get("launcher"), str):
         return None
-    keys = ("launcher", "command", "flavour", "args", "mpi")
+    from hpcds1mpi.launch.rank_proof import ONE_RANK_ONLY
+
+    # and why the program's ranks cannot be one job, where its sweep found so (s39 tester A2)
+    keys = ("launcher", "command", "flavour", "args", "mpi", ONE_RANK_ONLY)
     return json.dumps({k: launch[k] for k in keys if k in launch}, sort_keys=True)
 
 

@@ -239,3 +239,55 @@ def test_a_partition_named_otherwise_is_judged_as_the_trained_one_it_matches(mod
                                                 bundle, "myapp", 64, [part], ref,
                                                 GuardCalibration(threshold, threshold))
         assert offer.max_ranks_per_node == 8, part.name
+
+
+#: Why the program's ranks cannot be one job, as its sweep records it (s39 tester A2).
+WITHOUT_MPI = ("the program solo links no MPI library (ldd resolves every library it needs), "
+               "so its ranks would run as independent copies, each doing the whole job")
+
+
+@pytest.fixture(scope="module")
+def solo_dir(tmp_path_factory):
+    """A program measured at 1 rank (threads 1, 2) whose sweep recorded that it links no MPI."""
+    rows = make_runs()
+    rows = rows[(rows["workload"] == "myapp") & (rows["ranks_per_node"] == 1)
+                & (rows["nodes"] == 1)].copy()
+    rows["workload"] = "solo"
+    rows["run_id"] = "solo-" + rows["run_id"]
+    rows["launched_with"] = json.dumps({"launcher": "mpiexec", "command": "/usr/bin/mpiexec",
+                                        "flavour": "HydraMpiexec", "args": [], "mpi": "",
+                                        "one_rank_only": WITHOUT_MPI}, sort_keys=True)
+    bundle = train_bundle(pd.concat([make_runs(), rows], ignore_index=True), seed=1,
+                          n_members=2, use_embedding=False, threads=1)
+    path = tmp_path_factory.mktemp("solo") / "model"
+    bundle.save(path)
+    return path
+
+
+def test_a_program_without_mpi_is_offered_no_rank_count_it_was_not_measured_at(
+        solo_dir, monkeypatch):
+    """s39 tester A2: RAxML (no MPI; its sweep refuses 2 ranks) was offered 2 ranks x 1
+    thread from its 1-rank sweep, the guard finding them familiar, alone on the front."""
+    from hpcds1mpi.decide import guard as guard_mod
+
+    bundle = load_bundle(solo_dir)
+    lenient = GuardCalibration(1e9, 1e9)  # the guard would accept any ranks per node
+    offer = offer_mod.extend_ranks_per_node(offer_mod.offer_for(bundle, "solo", [PART]),
+                                            bundle, "solo", 64, [PART], reference(bundle),
+                                            lenient)
+    assert offer.max_ranks_per_node == 1 and offer.max_nodes == 1
+    (line,) = [t for t in offer.left_out if "rank" in t or t.startswith("nodes")]
+    assert line.startswith("more than 1 rank (ranks per node above 1, nodes above 1): "
+                           + WITHOUT_MPI) and "refuses more than one rank" in line
+    monkeypatch.setattr(guard_mod, "load_calibration", lambda *a, **k: lenient)
+    rec = rec_mod.recommend(bundle, "solo", 64, [(None, PART)], model_dir=solo_dir)
+    assert rec.picked is not None, format_table(rec)
+    assert {(r["nodes"], r["ranks_per_node"]) for r in _rows(rec)} == {(1, 1)}
+    text = format_table(rec)
+    assert "Offered only what was measured; left out:" in text and WITHOUT_MPI in text
+    # A program whose sweep recorded nothing of the kind is offered the guard's extension,
+    # under a heading that says so (it read "Offered only what was measured").
+    extended = rec_mod.recommend(bundle, "myapp", 64, [(None, PART)], model_dir=solo_dir)
+    assert max(r["ranks_per_node"] for r in _rows(extended)) == 8
+    assert "Offered what was measured, and ranks per node the guard finds familiar" in \
+        format_table(extended)

@@ -77,3 +77,19 @@ def test_an_interpreter_or_an_mpi_program_is_no_copy(tmp_path):
         script = _script(tmp_path, 2, "mpirun -np $SLURM_NTASKS /usr/lib/mrbayes-mpi/mb-mpi x")
         assert "mb-mpi (/usr/lib/mrbayes-mpi/mb-mpi) links no MPI library" in script_copies(
             script, script.launch, str(tmp_path))
+
+
+def test_a_sweep_records_why_a_program_without_mpi_runs_one_rank_only(tmp_path):
+    """s39 tester A2: RAxML's 1-rank thread sweep kept no record that it links no MPI, so
+    recommend offered its 2 ranks. The reason is what the sweep's refusal of more ranks says."""
+    from hpcds1mpi.launch.rank_proof import one_rank_only, swept_one_rank_only
+
+    binary = openmp_binary(tmp_path)
+    why = swept_one_rank_only([binary, "4"], {"PATH": "/usr/bin:/bin"}, None, None,
+                              str(tmp_path), ranks_regex=False)
+    assert why.startswith("the program omp links no MPI library") and "copies" in why
+    # --ranks-regex proves each launch's ranks: nothing recorded; nor for an MPI program
+    assert swept_one_rank_only([binary], {}, None, None, str(tmp_path), True) == ""
+    assert one_rank_only(ProgramMPI("mpich", "links libmpi.so.12"), False) == ""
+    unknown = ProgramMPI(None, "run.sh is a script run by /bin/sh: its MPI cannot be read")
+    assert one_rank_only(unknown, False) == ""

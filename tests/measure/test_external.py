@@ -827,3 +827,21 @@ def test_an_exit_0_after_saying_an_input_of_the_command_line_is_missing_is_faile
     assert df.loc[1].status == "ok"
     assert df.loc[2].status == "failed" and df.loc[2].error.startswith(
         "exit 0, but the program said: ray: cannot access 'in_2.fa'"), df.loc[2].error
+
+
+def test_a_sweep_of_a_program_without_mpi_records_that_its_ranks_cannot_be_one_job(tmp_path):
+    """s39 tester A2: RAxML's 1-rank sweep kept no word that it links no MPI (the sweep refuses
+    it more ranks), so recommend offered 2 ranks; the record now reaches the runs' rows."""
+    from hpcds1mpi.cluster import Partition
+    from hpcds1mpi.records.telemetry_rows import telemetry_rows
+    from tests.helpers import openmp_binary
+
+    binary = openmp_binary(tmp_path)
+    plan = external_plan.build_external_plan(f"{binary} {{size}}", "omp", sizes="1",
+                                             min_repeats=1, max_repeats=1, min_time=0)
+    part = Partition("p", cores_per_node=2, memory_gb=4.0)
+    external.run_external(plan, str(tmp_path / "o.h5"), part, progress=False)
+    launch = json.loads(telemetry.load(tmp_path / "o.h5").attrs["launch"])
+    assert launch["one_rank_only"].startswith("the program omp links no MPI library")
+    (row,) = telemetry_rows(tmp_path / "o.h5")["launched_with"]
+    assert json.loads(row)["one_rank_only"] == launch["one_rank_only"]

@@ -75,3 +75,22 @@ def test_a_pick_takes_the_launcher_of_its_own_runs_and_says_why():
                                              "N2xR1xT1-cpu-fp64)")
     assert launch_for(MPIRUN, "N1xR1xT1-cpu-fp64") == (MPIRUN, "")  # one launcher: as before
     assert launch_for(None, "N1xR1xT1-cpu-fp64") == (None, "")
+
+
+def test_why_a_programs_ranks_cannot_be_one_job_is_kept_through_the_bundle():
+    """s39 tester A2: a sweep's record that the program links no MPI reaches recommend's offer
+    (``launched_with``'s ``one_rank_only``), from one launch or any of several; an empty one
+    and a bundle older than the record say nothing."""
+    from hpcds1mpi.records.telemetry_rows import launched_with
+    from hpcds1mpi.surrogates.program_launcher import one_rank_only
+
+    why = "the program omp links no MPI library (...), so its ranks would run as copies"
+    alone = {**MPIRUN, "one_rank_only": why}
+    assert json.loads(launched_with({"launch": json.dumps({**alone, "setup": ""})})) == alone
+    levels = levels_from_frame(_rows(alone, alone))["meep"]
+    back = MeasuredLevels.from_dict(json.loads(json.dumps(levels.as_dict())))
+    assert back.launched_with == alone and one_rank_only(back.launched_with) == why
+    pooled = launch_of(_rows(MPIRUN, alone))
+    assert SEVERAL in pooled and one_rank_only(pooled) == why
+    assert launch_dict({**MPIRUN, "one_rank_only": ""}) == MPIRUN
+    assert one_rank_only(launch_of(_rows(MPIRUN))) == "" and one_rank_only(None) == ""
