@@ -22,9 +22,12 @@ def _walltime(seconds, scheduler: str) -> str:
 def _side(name: str, side, energy_label: str, scheduler: str) -> list[str]:
     from hpcds1mpi.decide.recommendation import format_energy, format_time
 
+    from hpcds1mpi.decide.advise_gain import fails
+
     lines = [f"{name:<12}{side.text()} on {side.partition}"]
-    if side.predicted:
-        lines.append(f"{'':<12}predicted runtime {format_time(side.runtime_s)} "
+    if side.predicted:  # a failing layout's runs end when it fails (s39 tester A4)
+        what = "predicted time until it fails" if fails(side) else "predicted runtime"
+        lines.append(f"{'':<12}{what} {format_time(side.runtime_s)} "
                      f"({format_time(side.runtime_lo)}–{format_time(side.runtime_hi)}), energy "
                      f"{format_energy(side.energy_j)} ({format_energy(side.energy_lo)}–"
                      f"{format_energy(side.energy_hi)}, {energy_label})")
@@ -59,7 +62,13 @@ def format_advice(advice) -> str:
     verdict = f"verdict {v.get('verdict')}"
     if advice.confidence is not None:
         verdict += f", confidence {advice.confidence:.2f}"
-    if saving is not None and change is not None and math.isfinite(saving):
+    from hpcds1mpi.decide.advise_gain import fails
+
+    if advice.recommended is not None and fails(advice.asked) and not \
+            fails(advice.recommended):  # no percentages against a run that fails (s39 A4)
+        lines.append(f"  => the asked layout is predicted to fail, the recommended one to "
+                     f"run; {verdict}")
+    elif saving is not None and change is not None and math.isfinite(saving):
         lines.append(f"  => {abs(saving):.0f} % {'less' if saving >= 0 else 'more'} energy, "
                      f"{abs(change):.0f} % {'shorter' if change <= 0 else 'longer'} runtime "
                      f"(predicted); {verdict}")

@@ -34,7 +34,7 @@ from hpcds1mpi.config import Configuration
 from hpcds1mpi.decide import guard as guard_mod
 from hpcds1mpi.decide.recommend import recommend
 from hpcds1mpi.decide.recommend_prepare import refuse_job_bundle
-from hpcds1mpi.decide.advise_gain import not_a_gain, predicted_worse, reasons_for_shown
+from hpcds1mpi.decide.advise_gain import fails, judge_gain, reasons_for_shown
 from hpcds1mpi.decide.advise_launch import launch_notes
 from hpcds1mpi.decide.advise_side import predict_side
 from hpcds1mpi.decide.advise_refusal import rewrite_refusal
@@ -161,16 +161,18 @@ class Advice:
     @property
     def energy_saving_pct(self) -> float | None:
         """Predicted energy saved by the recommended layout, % of the asked one's."""
-        a, r = self.asked, self.recommended
-        if a is None or r is None or not (a.predicted and r.predicted) or a.energy_j <= 0:
+        a, r = self.asked, self.recommended  # a failing run's energy is no saving's
+        if a is None or r is None or not (a.predicted and r.predicted) or a.energy_j <= 0 \
+                or fails(a):
             return None
         return 100.0 * (1.0 - r.energy_j / a.energy_j)
 
     @property
     def runtime_change_pct(self) -> float | None:
         """Predicted runtime change of the recommended layout, % of the asked one's."""
-        a, r = self.asked, self.recommended
-        if a is None or r is None or not (a.predicted and r.predicted) or a.runtime_s <= 0:
+        a, r = self.asked, self.recommended  # its time to fail is no runtime (s39 A4)
+        if a is None or r is None or not (a.predicted and r.predicted) or a.runtime_s <= 0 \
+                or fails(a):
             return None
         return 100.0 * (r.runtime_s / a.runtime_s - 1.0)
 
@@ -179,7 +181,9 @@ class Advice:
         if self.asked is None:
             return "the script's layout could not be read"
         asked = f"asked: {self.asked.text()}"
-        if self.asked.predicted:
+        if fails(self.asked):
+            asked += f", {self.asked.problem}"
+        elif self.asked.predicted:
             asked += f", predicted {format_time(self.asked.runtime_s)}"
         if self.recommended is None:
             return f"{asked}; no recommendation (verdict {self.verdict.get('verdict')})"
@@ -405,9 +409,7 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
         ch.scores.cols)
     if row != ch.index:  # the verdict's reasons then speak of the layout shown
         reasons_for_shown(advice, Side(ch.config(ch.index), "").text())
-    worse = predicted_worse(asked, advice.recommended, objective)
-    if worse:
-        not_a_gain(advice, worse)
+    judge_gain(advice, bundle)  # a failing script is never kept for its time (s39 A4)
     queue = picked_part.slurm_partition or picked_part.name
     layout = Layout(cfg.nodes, cfg.ranks_per_node, cfg.threads,
                     cfg.ranks_per_node if cfg.device == "gpu" else 0,

@@ -7,6 +7,12 @@ two sides on the objective, and :func:`not_a_gain` then says so as the verdict's
 holds the verdict at ``confirm``, so a layout predicted worse is never applied as a gain.
 The layout shown keeps the script's device and precision, so it may not be System 1's overall
 pick, which the guard's reasons were written for: :func:`reasons_for_shown` rewords them.
+
+An asked layout System 1 predicts to fail (:func:`fails`) has no runtime to compare: its
+"runtime" is the time its runs took to abort. It is never kept for being faster; the verdict says
+that the script would fail, from what its runs did, and that the recommendation fixes it
+(:func:`fixes_failure`; s39 tester A4: PhyML's 1 rank, failed at every measured size, was
+"63 % faster" than the 2 ranks that ran, "keep the script").
 """
 
 from __future__ import annotations
@@ -17,12 +23,79 @@ if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.decide.advise import Advice, Side
 
 
+def judge_gain(advice: Advice, bundle) -> None:
+    """The verdict's first reason where the recommended layout is no plain gain: the asked one
+    is predicted to fail and the recommended one fixes it (:func:`fixes_failure`), or it is
+    predicted worse than the asked one (:func:`predicted_worse`, :func:`not_a_gain`)."""
+    if fixes_failure(advice, bundle):
+        return
+    worse = predicted_worse(advice.asked, advice.recommended, advice.objective)
+    if worse:
+        not_a_gain(advice, worse)
+
+
+def fails(side: Side | None) -> bool:
+    """Whether System 1 predicts ``side`` to fail (or to run out of memory): its predicted
+    runtime and energy are then those of a run until it aborts, no run to compare. A side that
+    has no prediction (the scheduler refuses it, ...) holds its problem unpredicted."""
+    return side is not None and side.predicted and bool(side.problem)
+
+
+def fixes_failure(advice: Advice, bundle) -> bool:
+    """Say, as the verdict's first reason, that the asked layout is predicted to fail (with
+    what its measured runs did) and that the recommended one, predicted to run, fixes that;
+    True where it said so, False where the asked layout is not predicted to fail or the
+    recommended one is too."""
+    asked, shown = advice.asked, advice.recommended
+    if not fails(asked) or shown is None or fails(shown):
+        return False
+    reason = (f"the asked layout is {asked.problem} ({_failure_evidence(advice, bundle)}), so "
+              "its predicted runtime is the time until it fails, no run to compare with; the "
+              "recommended layout is predicted to run: do not keep the script, --rewrite "
+              "switches to the recommended layout")
+    advice.verdict["reasons"] = [reason, *(advice.verdict.get("reasons") or [])]
+    return True
+
+
+def _failure_evidence(advice: Advice, bundle) -> str:
+    """What the asked layout's measured runs of the workload did (``it failed at every one of
+    the 5 sizes measured, 4-24``), or System 1's failure probability where none was
+    measured."""
+    import numpy as np
+
+    from hpcds1mpi.config import FAILURE_STATUSES, OK
+    from hpcds1mpi.decide.bundle_cache import training_columns
+
+    config = advice.asked.config.as_dict()
+    try:
+        rows = training_columns(bundle)
+        on = np.asarray(rows["workload"]).astype(str) == str(advice.workload)
+        for key, value in config.items():
+            on &= np.asarray(rows[key]).astype(type(value)) == value
+        status = np.asarray(rows["status"]).astype(str)[on]
+        sizes = np.asarray(rows["size"], dtype=float)[on]
+    except (AttributeError, KeyError, TypeError, ValueError):  # no rows with outcomes
+        status = sizes = np.asarray([])
+    failed = np.isin(status, sorted(FAILURE_STATUSES))
+    ran = failed | (status == OK)
+    if not failed.any():
+        return f"failure probability {100 * advice.asked.fail_prob:.0f} % (System 1's)" if \
+            np.isfinite(advice.asked.fail_prob) else "System 1's prediction"
+    bad, measured = np.unique(sizes[failed]), np.unique(sizes[ran])
+    if len(bad) == len(measured) and not (status[ran] == OK).any():
+        span = f"{bad.min():g}" if len(bad) == 1 else f"{bad.min():g}-{bad.max():g}"
+        return (f"its runs failed at every one of the {len(bad)} size"
+                f"{'s' if len(bad) > 1 else ''} measured, {span}")
+    span = ", ".join(f"{b:g}" for b in bad[:4]) + (", ..." if len(bad) > 4 else "")
+    return f"its runs failed at {len(bad)} of the {len(measured)} sizes measured ({span})"
+
+
 def predicted_worse(asked: Side, recommended: Side, objective: str) -> str:
     """How the recommended layout is predicted worse than the asked one on ``objective`` (""
-    when it is not, or either side has no prediction): ``time`` by runtime, ``energy`` by
-    energy, ``edp`` by their product, ``balanced`` when it is worse in one and better in
-    neither."""
-    if not (asked.predicted and recommended.predicted):
+    when it is not, either side has no prediction, or the asked one is predicted to fail:
+    :func:`fails`): ``time`` by runtime, ``energy`` by energy, ``edp`` by their product,
+    ``balanced`` when it is worse in one and better in neither."""
+    if not (asked.predicted and recommended.predicted) or fails(asked):
         return ""
     slower = recommended.runtime_s > asked.runtime_s
     hungrier = recommended.energy_j > asked.energy_j

@@ -102,3 +102,71 @@ def test_a_predicted_recommendation_is_never_called_measured():
         if not says:
             assert "and so is the recommended one's (nodes 2 above the most measured (1))" \
                 in reason
+
+
+class _Runs:
+    """A stand-in bundle whose training rows are PhyML's sweep: 1 rank failed at every size,
+    2 ranks ran (s39 tester A4)."""
+
+    def __init__(self, one_rank_statuses):
+        import numpy as np
+
+        sizes = [4, 6, 8, 16, 24]
+        self.cols = {"workload": np.array(["phyml"] * 10), "size": np.array(sizes * 2),
+                     "nodes": np.ones(10, int), "threads": np.ones(10, int),
+                     "ranks_per_node": np.array([1] * 5 + [2] * 5),
+                     "device": np.array(["cpu"] * 10), "precision": np.array(["fp64"] * 10),
+                     "status": np.array(list(one_rank_statuses) + ["ok"] * 5)}
+
+    def training_columns(self):
+        return self.cols
+
+
+def _failing(fail_prob=0.97):
+    """The tester's advice: the asked 1 rank predicted to fail, its 'runtime' the 1.64 s its
+    runs took to abort; the 2 ranks recommended, 2.67 s."""
+    asked = Side(Configuration(1, 1, 1, "cpu", "fp64"), "local/local", 300, runtime_s=1.64,
+                 runtime_lo=1.5, runtime_hi=1.68, energy_j=18.9, fail_prob=fail_prob,
+                 problem="predicted to fail")
+    shown = Side(Configuration(1, 2, 1, "cpu", "fp64"), "local/local", 60, runtime_s=2.67,
+                 runtime_lo=1.5, runtime_hi=4.02, energy_j=28.7, fail_prob=0.01)
+    return Advice("my-phyml.sbatch", "slurm", "phyml", "", 12, "", asked, shown,
+                  {"verdict": "confirm", "reasons": ["System 1 confidence 0.64 is below 0.7"]})
+
+
+def test_a_script_whose_layout_fails_is_never_kept_for_its_time_to_fail():
+    """s39 tester A4: advise compared the 1.64 s PhyML's 1-rank runs took to abort with the
+    2 ranks' 2.67 s, "63 % longer runtime ... keep the script"."""
+    from hpcds1mpi.commands.advise import format_advice
+    from hpcds1mpi.decide.advise_gain import judge_gain, predicted_worse
+
+    got = _failing()
+    assert predicted_worse(got.asked, got.recommended, "time") == ""
+    judge_gain(got, _Runs(["failed"] * 5))
+    first = got.verdict["reasons"][0]
+    assert first.startswith("the asked layout is predicted to fail (its runs failed at every "
+                            "one of the 5 sizes measured, 4-24), so its predicted runtime is "
+                            "the time until it fails")
+    assert "do not keep the script" in first
+    assert not any("keep the script;" in r or "worse" in r for r in got.verdict["reasons"])
+    assert got.runtime_change_pct is None and got.energy_saving_pct is None
+    text = format_advice(got)
+    assert "longer runtime" not in text and "predicted time until it fails 1.64 s" in text
+    assert "=> the asked layout is predicted to fail, the recommended one to run" in text
+    assert "predicted to fail" in got.summary() and "1.64 s" not in got.summary()
+
+
+def test_a_layout_that_failed_at_some_sizes_or_none_says_so():
+    from hpcds1mpi.decide.advise_gain import judge_gain
+
+    some = _failing()
+    judge_gain(some, _Runs(["failed", "failed", "ok", "ok", "oom"]))
+    assert "(its runs failed at 3 of the 5 sizes measured (4, 6, 24))" in some.verdict["reasons"][0]
+    never = _failing()
+    judge_gain(never, _Runs(["unsupported"] * 5))
+    assert "(failure probability 97 % (System 1's))" in never.verdict["reasons"][0]
+    # A layout that runs is compared as before: predicted worse is no gain.
+    runs = _failing()
+    runs.asked.problem = ""
+    judge_gain(runs, _Runs(["ok"] * 5))
+    assert runs.verdict["reasons"][0].startswith("the recommended layout is predicted worse")
