@@ -143,7 +143,8 @@ def write_bundle(path: Path, model: SurrogateModel, manifest: dict, data: "pd.Da
     if getattr(model, "size_neighbours_", None) is not None:
         np.savez(path / SIZE_NEIGHBOURS, **model.size_neighbours_.to_arrays())
     if data is not None:
-        data.to_parquet(path / TRAINING_DATA, index=False)
+        with open(path / TRAINING_DATA, "wb") as fh:  # a file, not a path: see read_training_rows
+            data.to_parquet(fh, index=False)
         np.save(path / TRAINING_MATRIX, matrix)
         write_levels(path, levels_from_frame(data))
         write_training_frame(path, data)
@@ -162,7 +163,10 @@ def read_training_rows(path: Path) -> "pd.DataFrame":
     import pandas as pd
 
     try:
-        return pd.read_parquet(path / TRAINING_DATA)
+        # an open file: pandas and pyarrow expand a path's leading "~" to $HOME, and a bundle
+        # folder named "~" (``--out=~/m``, which bash leaves as it is) must be that folder
+        with open(path / TRAINING_DATA, "rb") as fh:
+            return pd.read_parquet(fh)
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
         raise ModelError(f"{path}: training data unreadable ({exc}); "
                          "retrain with `hpcds1mpi train`") from None

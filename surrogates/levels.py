@@ -431,7 +431,8 @@ def _frame_columns(bundle) -> set:
     try:
         import pyarrow.parquet as pq
 
-        return set(pq.read_schema(Path(path) / "training_data.parquet").names)
+        with open(Path(path) / "training_data.parquet", "rb") as fh:  # no "~" expansion
+            return set(pq.read_schema(fh).names)
     except Exception:  # noqa: BLE001 - unreadable: the bundle load reports it elsewhere
         return set()
 

@@ -68,7 +68,8 @@ def read_frames(telemetry: tuple[str, ...] | list[str] = (),
         left_out += frames[-1].attrs.get("left_out", [])
     for path in jobs:
         try:
-            frames.append(pd.read_parquet(path))
+            with open(path, "rb") as fh:  # a path's leading "~" is a folder: pandas expands it
+                frames.append(pd.read_parquet(fh))
         except FileNotFoundError:
             raise DataError(f"{path}: job table not found") from None
         except Exception as exc:  # noqa: BLE001 - pyarrow raises many kinds

@@ -122,6 +122,20 @@ def test_read_telemetry_and_jobs_keeps_work_columns_and_records_sources(tmp_path
     assert only_jobs.kind == "jobs" and "run_id" not in only_jobs.frame.columns
 
 
+def test_a_job_table_under_a_folder_named_tilde_is_read_there(tmp_path, monkeypatch):
+    """``--jobs=~/j.parquet`` (bash leaves the ``~``) is the file in folder ``./~``, not in
+    $HOME, which pandas would read instead (s39 tester D4)."""
+    home = tmp_path / "home"
+    (home).mkdir()
+    (tmp_path / "~").mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    jobs = make_runs().drop(columns=["run_id", "machine_id"])
+    jobs.head(10).to_parquet(tmp_path / "~" / "j.parquet")
+    jobs.head(3).to_parquet(home / "j.parquet")  # what pandas would read
+    assert len(read_frames((), ("~/j.parquet",))) == 10
+
+
 def test_read_refuses_missing_or_wrong_files(tmp_path):
     with pytest.raises(DataError, match="no training data"):
         read_frames((), ())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -53,6 +54,29 @@ def test_saving_in_place_keeps_the_training_files(small, tmp_path):
     loaded.save(tmp_path / "copy")  # another place: the training rows travel along
     assert (tmp_path / "copy" / TRAINING_DATA).is_file()
     assert (tmp_path / "copy" / LEVELS_FILE).is_file()
+
+
+def test_a_folder_named_tilde_is_that_folder_not_home(small, tmp_path, monkeypatch):
+    """``--out=~/m`` reaches us unexpanded (bash expands no ``~`` after ``=``): the bundle is
+    ``./~/m``, written, read and linked there; pandas and pyarrow expand a path's leading
+    ``~`` (s39 tester D4: "bundle not written" naming $HOME, a valid bundle refused as
+    "training data unreadable")."""
+    from hpcds1mpi.surrogates.bundle import load_bundle
+    from hpcds1mpi.surrogates.levels import _frame_columns
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    path = small.save(Path("~") / "m")
+    assert (tmp_path / "~" / "m" / TRAINING_DATA).is_file() and not list(home.iterdir())
+    loaded = load_bundle(Path("~") / "m")
+    assert len(loaded.training_frame()) == small.manifest["n_rows"]
+    assert len(loaded.training_data()) == small.manifest["n_rows"]
+    assert "workload" in _frame_columns(loaded)
+    loaded.save(Path("~") / "copy")  # learn's save elsewhere: the rows travel along
+    assert (tmp_path / "~" / "copy" / TRAINING_DATA).is_file() and not list(home.iterdir())
+    assert path == Path("~") / "m"
 
 
 def _without_hashes(path):
