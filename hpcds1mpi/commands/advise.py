@@ -7,6 +7,7 @@ import math
 import click
 
 from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.measure.printable import printable
 from hpcds1mpi.schemas.limits import MAX_SIZE
 from hpcds1mpi.schemas.numbers import SIZE
 from hpcds1mpi.schemas.paths import BUNDLE_IS_CODE, NonEmptyPath
@@ -48,7 +49,7 @@ def _side(name: str, side, energy_label: str, scheduler: str) -> list[str]:
 def format_advice(advice) -> str:
     """The answer as the table ``advise`` prints."""
     v = advice.verdict
-    lines = [f"hpcds1mpi advise: {advice.script} ({advice.scheduler})"]
+    lines = [f"hpcds1mpi advise: {printable(advice.script)} ({advice.scheduler})"]
     if advice.workload:
         lines.append(f"  workload {advice.workload} (from {advice.workload_source}), size "
                      f"{advice.size} (from {advice.size_source}), objective {advice.objective}")
@@ -177,5 +178,5 @@ def command(script, out, force, workload, size, objective, model_dir, cluster_fi
         return
     click.echo(format_advice(advice))
     if out:
-        click.echo(f"\nwrote {out} ({len(advice.changes)} line"
+        click.echo(f"\nwrote {printable(out)} ({len(advice.changes)} line"
                    f"{'s' if len(advice.changes) != 1 else ''} changed or added)")

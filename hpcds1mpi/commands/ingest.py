@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import click
 
+from hpcds1mpi.measure.printable import printable
 from hpcds1mpi.schemas.paths import NonEmptyPath
 
 #: ``--kind`` values: ``auto`` and ``records.ingest.KINDS`` (written out so that loading the
@@ -89,8 +90,8 @@ def command(files: tuple[str, ...], out: str, force: bool, kind: str, procs_are:
         held = reports[files.index(among_inputs)].jobs
         parts.append(f"{max(len(table) - held, 0)} new, {held} it held already")
     summary = "; ".join(p for p in parts if p)  # never an empty "()" (s32 verifier V2)
-    click.echo(f"wrote {len(table)} jobs to {path}{f' ({summary})' if summary else ''} in "
-               f"{time.perf_counter() - began:.1f} s")
+    click.echo(f"wrote {len(table)} jobs to {printable(path)}"
+               f"{f' ({summary})' if summary else ''} in {time.perf_counter() - began:.1f} s")
 
 
 def _jobs_held(table) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import click
 
+from hpcds1mpi.measure.printable import printable
 from hpcds1mpi.schemas.numbers import COUNT, SEED, SIZE
 from hpcds1mpi.schemas.paths import BUNDLE_IS_CODE, NonEmptyPath
 
@@ -374,7 +375,8 @@ def _run_and_report(problem, part, source, columns, workload, size, space, metho
                f"point{'s' if len(front_rows) != 1 else ''}, {kind}):")
     show = ["nodes", "ranks_per_node", "threads", "device", "precision", *columns]
     click.echo(front_rows[show].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
-    click.echo(f"wrote {out / 'pareto.csv'}, {out / 'mobo.json'}, {out / 'pareto.png'}")
+    click.echo("wrote " + ", ".join(printable(out / name)
+                                    for name in ("pareto.csv", "mobo.json", "pareto.png")))
 
 
 def _plain(value):

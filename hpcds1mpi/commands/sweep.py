@@ -23,6 +23,7 @@ import sys
 
 import click
 
+from hpcds1mpi.measure.printable import printable
 from hpcds1mpi.schemas.numbers import COUNT
 from hpcds1mpi.schemas.paths import NonEmptyPath
 from hpcds1mpi.schemas.sweep_defaults import help_text
@@ -365,7 +366,7 @@ def _summary_line(summary: dict, out: str) -> str:
     from hpcds1mpi.measure.setup_command import setup_failed_words
 
     n = summary["configs"]
-    return (f"hpcds1mpi sweep: {n} configuration{'s' if n != 1 else ''} into {out} "
+    return (f"hpcds1mpi sweep: {n} configuration{'s' if n != 1 else ''} into {printable(out)} "
             f"({statuses or 'nothing new'}{setup_failed_words(summary)}; "
             f"{summary.get('skipped', 0)} already done{raced}) in "
             f"{summary['sweep_s']:.1f} s, of which measured {summary['measured_s']:.1f} s")

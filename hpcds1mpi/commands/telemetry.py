@@ -186,7 +186,7 @@ def export(path, out, table, force) -> None:
         frame = _write_export(path, table, target, write)
     finally:
         uncatch_sigterm()
-    click.echo(f"wrote {len(frame)} rows of {table} to {out}"
+    click.echo(f"wrote {len(frame)} rows of {table} to {printable(out)}"
                + (" (the earlier export replaced)" if existed else ""))
 
 
@@ -298,8 +298,8 @@ def merge(sources, out, force) -> None:
     check_replace(written_path(out, "merged telemetry"), ours=lambda p: True, force=force,
                   what="merged telemetry", option="--out")
     counts = telemetry.merge(list(sources), out)
-    click.echo(f"{out}: {counts['rows']} runs ({counts['added']} added, {counts['replaced']} "
-               f"replaced, {counts['kept']} already there)"
+    click.echo(f"{printable(out)}: {counts['rows']} runs ({counts['added']} added, "
+               f"{counts['replaced']} replaced, {counts['kept']} already there)"
                + (f"; {counts['repeated']} source(s) given more than once, read once"
                   if counts.get("repeated") else "") + _conflict_words(counts)
                + (f"; {counts['renamed']} of the sources' runs were under a machine id a "

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import click
 
+from hpcds1mpi.measure.printable import printable
 from hpcds1mpi.schemas.numbers import FRACTION, SEED
 from hpcds1mpi.schemas.paths import NonEmptyPath
 
@@ -64,7 +65,7 @@ def summary_lines(bundle, out: str, runtime_gaps=None) -> list[str]:
         lines.append("  energy predictions are trained on MODELLED energy (no hardware meter)")
     secs = m["metrics"]["train_seconds"]
     lines.append(f"time: sampling {secs['sampling']:.1f} s, fit {secs['fit']:.1f} s")
-    lines.append(f"bundle written to {out}")
+    lines.append(f"bundle written to {printable(out)}")
     return lines
 
 

@@ -374,3 +374,15 @@ def test_the_proposed_time_limit_adds_the_setup_as_recommends_script_does(tmp_pa
     limit = next(line for line in script.stdout.splitlines() if line.startswith("#SBATCH --time"))
     assert shown["walltime_s"] >= 120 and limit == \
         f"#SBATCH --time=00:{shown['walltime_s'] // 60:02d}:00", (limit, shown)
+
+
+def test_a_newline_in_a_script_or_rewrite_name_keeps_each_line_one_line(job, tmp_path, capsys):
+    """The header and the "wrote" line show a name's newline as ``\\n`` (``telemetry show``'s
+    way), not raw: "hpcds1mpi advise: q" / "nl.sh (slurm)" (s39 tester D11)."""
+    script, out = tmp_path / "q\nnl.sh", tmp_path / "o\nx.sh"
+    shutil.copy(job, script)
+    res = invoke(capsys, ["advise", str(script), "--cluster", CLUSTER, "--rewrite", str(out)])
+    assert res.code == 0, res.err
+    lines = res.out.splitlines()
+    assert lines[0] == "hpcds1mpi advise: q\\nnl.sh (slurm)"  # its name, as before
+    assert lines[-1].startswith(f"wrote {tmp_path}/o\\nx.sh (") and out.is_file()

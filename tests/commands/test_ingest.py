@@ -323,3 +323,14 @@ def test_o_is_short_for_out(tmp_path):
     res = run_cli(["ingest", str(DATA / "sacct-energy-gpu.txt"), "-o", str(out)], timeout=120)
     assert res.returncode == 0, res.stderr
     assert len(pd.read_csv(out)) > 0
+
+
+def test_the_wrote_line_shows_a_newline_in_out_escaped(tmp_path, capsys):
+    """"wrote 3 jobs to j" / "x.parquet ..." had split the line (s39 tester D11)."""
+    from tests.badinput.harness import invoke
+
+    out = tmp_path / "j\nx.parquet"
+    res = invoke(capsys, ["ingest", str(DATA / "sacct-energy-gpu.txt"), "--out", str(out)])
+    assert res.code == 0, res.err
+    assert any(line.startswith(f"wrote 2 jobs to {tmp_path}/j\\nx.parquet")
+               for line in res.out.splitlines()), res.out

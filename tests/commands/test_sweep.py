@@ -472,3 +472,12 @@ def test_a_min_time_given_alone_stops_at_the_lifted_cap(tmp_path):
     assert f"{UNCAPPED:,} at most" in proc.stderr
     with h5py.File(out) as f:
         assert f["runs/repeats"][0] == UNCAPPED and f["runs/measured_s"][0] < 5
+
+
+def test_the_summary_line_shows_a_newline_in_out_escaped():
+    """One line, the name's newline as ``\\n`` (s39 tester D11)."""
+    from hpcds1mpi.commands.sweep import _summary_line
+
+    line = _summary_line({"configs": 1, "statuses": {"ok": 1}, "sweep_s": 1.0,
+                          "measured_s": 0.5}, "t\n1.h5")
+    assert "\n" not in line and " into t\\n1.h5 (ok 1" in line

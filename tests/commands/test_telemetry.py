@@ -544,3 +544,19 @@ def test_merge_keeps_a_machine_of_an_untold_cpu_generation_apart_and_says_so(tmp
         f"signature, so it is kept apart from machine {new['machine_id']}" in merged.stderr
     shown = run_cli(["telemetry", "show", str(tmp_path / "m.h5"), "--rows", "0"])
     assert "AMD EPYC (AuthenticAMD family 26 model 2 stepping 1; avx512f)" in shown.stdout
+
+
+def test_merge_and_export_lines_show_a_newline_in_a_name_escaped(tmp_path, capsys):
+    """One summary line each, the name's newline as ``\\n`` as ``telemetry show`` writes it
+    ("out" / "m.h5: 8 runs ..." on two lines: s39 tester D11)."""
+    from tests.badinput.harness import invoke
+
+    a, out, csv = tmp_path / "a.h5", tmp_path / "out\nm.h5", tmp_path / "e\nx.csv"
+    telemetry.append(a, [run_row(0), run_row(1)])
+    res = invoke(capsys, ["telemetry", "merge", str(a), "--out", str(out)])
+    assert res.code == 0, res.err
+    assert res.out.splitlines() == [f"{tmp_path}/out\\nm.h5: 2 runs (2 added, 0 replaced, "
+                                    "0 already there)"]
+    res = invoke(capsys, ["telemetry", "export", str(out), "--out", str(csv)])
+    assert res.code == 0, res.err
+    assert res.out.splitlines() == [f"wrote 2 rows of runs to {tmp_path}/e\\nx.csv"]

@@ -452,3 +452,26 @@ def test_the_held_out_evaluation_is_named_as_a_command_that_runs_installed(tmp_p
     proc = subprocess.run([sys.executable, "-m", "hpcds1mpi.analysis.h1_eval", "--help"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and "--telemetry" in proc.stdout, proc.stderr
+
+
+def test_the_bundle_line_shows_a_newline_in_its_name_escaped():
+    """``--out $'mo\\ndel'`` (learn prints the same lines): "bundle written to mo" and "del" on
+    two lines had broken the summary a script reads line by line (s39 tester D11); shown as
+    ``telemetry show`` shows such a name."""
+    from hpcds1mpi.commands.train import summary_lines
+
+    class Trained:
+        manifest = {"family": "xgboost", "n_members": 5, "use_embedding": False,
+                    "sampling": {"n_kept": 1, "n_total": 1, "target_rate": 1.0,
+                                 "achieved_rate": 1.0, "seed": 0},
+                    "targets": ["runtime_s"], "workloads": ["fft"], "machine_ids": ["m"],
+                    "metrics": {"train_seconds": {"sampling": 0.0, "fit": 0.0}}}
+
+        def training_frame(self):
+            import pandas as pd
+
+            return pd.DataFrame({"status": ["ok"], "kept": [True]})
+
+    lines = summary_lines(Trained(), "mo\ndel")
+    assert lines[-1] == "bundle written to mo\\ndel"
+    assert not any("\n" in line for line in lines)
