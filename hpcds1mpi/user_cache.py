@@ -47,4 +47,6 @@ def folder_key(folder: str | os.PathLike) -> str:
             continue
     from hpcds1mpi.digests import sha256
 
-    return sha256(("|".join([str(path), *stamp])).encode()).hexdigest()[:16]
+    # a name's bytes that are not UTF-8 (surrogate escapes) are hashed as the bytes they are
+    return sha256("|".join([str(path), *stamp]).encode("utf-8", "surrogateescape")
+                  ).hexdigest()[:16]

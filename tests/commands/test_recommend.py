@@ -950,3 +950,15 @@ def test_the_wrote_line_shows_a_newline_in_the_script_name_escaped(fake_cli, tmp
     assert result.exit_code == 0, result.output
     assert f"wrote slurm script to {tmp_path}/r\\nx.sh" in result.output.splitlines()
     assert out.is_file()
+
+
+def test_a_bundle_in_a_folder_named_with_bytes_that_are_not_utf8_answers(fake_cli, tmp_path):
+    """Its guard calibration's cache key had failed to encode the name: "error: <path>|README.txt:
+    1796...:753|...: a name with bytes that are not UTF-8" (s39 tester D12)."""
+    import os
+
+    model_dir = tmp_path / os.fsdecode(b"bad\xffdir") / "model"
+    model_dir.mkdir(parents=True)
+    result = fake_cli("--model", str(model_dir), "--workload", "gemm", "--size", "2048")
+    assert result.exit_code == 0, result.output
+    assert "gemm" in result.output
