@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from hpcds1mpi.measure.printable import printable
 from hpcds1mpi.schemas.numbers import COUNT, SECONDS
 from hpcds1mpi.schemas.paths import NonEmptyPath
 
@@ -139,7 +140,10 @@ def _run(cmd: list[str], what: str, timeout: float) -> str:
     from hpcds1mpi.errors import RuntimeFailure
     from hpcds1mpi.runtime.processes import run_child
 
-    click.echo(f"→ {what}: {' '.join(cmd)}")
+    from hpcds1mpi.runtime.message_paths import shell_word
+
+    # each word quoted as the shell reads it back: the step can be pasted to run it again
+    click.echo(f"→ {what}: {' '.join(shell_word(word) for word in cmd)}")
     try:  # every child dies with quickstart, even by kill -9 (s33 tester C5)
         proc = run_child(cmd, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -273,10 +277,10 @@ def _quickstart(out, nranks: int, cores: int, part, sweep_timeout: float, force:
     beyond = runs_beyond_the_sweep(model, telemetry)
     up_to_date = is_up_to_date(record, model, telemetry)
     if up_to_date:  # s37 tester K3: every rerun trained (or learnt) again, for nothing
-        click.echo(f"{model} is up to date: made from this sweep's runs as they are, by this "
+        click.echo(f"{printable(model)} is up to date: made from this sweep's runs as they are, by this "
                    "hpcds1mpi; not trained again (--force starts the folder over)")
     elif beyond:  # keep what learn (or a user's train) added: learn the sweep into it (s37 K3)
-        click.echo(f"note: {model} holds runs beyond this folder's sweep (from "
+        click.echo(f"note: {printable(model)} holds runs beyond this folder's sweep (from "
                    f"{', '.join(beyond)}): they are kept and the sweep's runs are learnt into "
                    "it, not retrained from the sweep alone (--force starts the folder over)")
         _run([exe, "learn", "--model", str(model), "--telemetry", str(telemetry)],
@@ -293,7 +297,7 @@ def _quickstart(out, nranks: int, cores: int, part, sweep_timeout: float, force:
     click.echo("\nwhere everything is:")
     for label, path in (("telemetry", telemetry), ("model", model), ("Slurm script", script),
                         ("Pareto plot", plot), ("recommendation", out / "recommendation.json")):
-        click.echo(f"  {label:<15} {path}")
+        click.echo(f"  {label:<15} {printable(path)}")
 
 
 def _recommend(exe: str, model, script, plot, out, replace_script: bool) -> None:

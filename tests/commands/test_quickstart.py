@@ -383,3 +383,26 @@ def test_a_childs_usage_error_keeps_exit_2():
     error = child_error("training", 2, "note: x\nhpcds1mpi: error: --out x: not a folder\n")
     assert (error.exit_code, str(error)) == (2, "training failed: --out x: not a folder")
     assert child_error("training", -9, "").exit_code == 1
+
+
+def test_each_step_is_echoed_as_a_command_to_paste(monkeypatch, capsys):
+    """A folder ``qs 'q' $x `id` é`` had been echoed raw: pasted, the step ran on other paths
+    (s39 tester D5). Each word is quoted as the shell reads it back; a newline as ``$'\\n'``,
+    so the command stays one line."""
+    import shlex
+    import subprocess
+
+    from hpcds1mpi.commands import quickstart
+    from hpcds1mpi.runtime import processes
+
+    monkeypatch.setattr(processes, "run_child",
+                        lambda cmd, timeout=None: subprocess.CompletedProcess(cmd, 0, "", ""))
+    cmd = ["hpcds1mpi", "train", "--telemetry", "qs 'q' $x `id` é/telemetry.h5", "--out",
+           "qs 'q' $x `id` é/model", "--force"]
+    quickstart._run(cmd, "training", 10)
+    line = capsys.readouterr().out.rstrip("\n")
+    assert line.startswith("→ training: hpcds1mpi train ") and "\n" not in line
+    assert shlex.split(line.removeprefix("→ training: ")) == cmd
+    quickstart._run(["hpcds1mpi", "train", "--out", "a\nb"], "training", 10)
+    assert capsys.readouterr().out == "→ training: hpcds1mpi train --out $'a\\nb'\n"
+
