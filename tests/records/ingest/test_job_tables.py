@@ -154,3 +154,24 @@ def test_a_table_as_ingest_wrote_it_reads_the_same_by_the_quick_path(monkeypatch
     row[header.index("runtime_s")] = "lots"
     path.write_text("".join([lines[0], ",".join(row), *lines[2:]]))
     assert read_job_log(path)[1].dropped == {"runtime_s not a number (e.g. 'lots')": 1}
+
+
+@pytest.mark.parametrize("suffix, sep", [(".parquet", None), (".csv", ","), (".csv", ";")])
+def test_a_table_under_a_folder_named_tilde_is_read_there(tmp_path, monkeypatch, suffix, sep):
+    """``recommend --history=~/j.csv`` (bash leaves the ``~``) is the table in folder ``./~``:
+    pandas had read $HOME's file of that name instead (s39 tester D4)."""
+    from hpcds1mpi.records.ingest.job_tables import read_job_table_file
+
+    first, _, _ = ingest([DATA / "sacct-energy-gpu.txt"])
+    home = tmp_path / "home"
+    home.mkdir()
+    (tmp_path / "~").mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    write_job_table(first, tmp_path / "~" / f"j{suffix}")
+    write_job_table(first.head(1), home / f"j{suffix}")  # what pandas would read
+    if sep == ";":
+        text = (tmp_path / "~" / "j.csv").read_text()
+        (tmp_path / "~" / "j.csv").write_text(text.replace(",", ";"))
+    table, _ = read_job_table_file(f"~/j{suffix}")
+    assert len(table) == len(first) > 1
