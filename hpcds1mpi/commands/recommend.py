@@ -7,7 +7,6 @@ import click
 from hpcds1mpi.config import FAILURE_STATUSES
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.sweep_step import READING_KEYS
-from hpcds1mpi.measure.printable import printable
 from hpcds1mpi.schemas.limits import MAX_COUNT, MAX_SIZE
 from hpcds1mpi.schemas.numbers import COUNT, JOULES, SECONDS, SIZE, BoundedFloat
 from hpcds1mpi.schemas.paths import BUNDLE_IS_CODE, NonEmptyPath
@@ -446,6 +445,6 @@ def _report(rec, note, proposal, *, as_json, emit, script, script_path, script_t
                     f"({script_time:.0f} s)")
         if script_path:
             kind = "calibration sweep" if rec.picked is None else f"{emit} script"
-            say(f"\nwrote {kind} to {printable(script_path)}")
+            say(f"\nwrote {kind} to {script_path}")
     if script_to_stdout:
         click.echo(script, nl=False)

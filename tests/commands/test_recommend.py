@@ -943,15 +943,6 @@ def test_emit_o_never_writes_over_an_input_force_or_not(tmp_path):
     assert site.read_text() == cluster_toml("cpu") and (tmp_path / "link.sh").is_symlink()
 
 
-def test_the_wrote_line_shows_a_newline_in_the_script_name_escaped(fake_cli, tmp_path):
-    """"wrote slurm script to r" / "x.sh" had split the line (s39 tester D11)."""
-    out = tmp_path / "r\nx.sh"
-    result = fake_cli("--workload", "gemm", "--size", "2048", "--emit", "slurm", "-o", str(out))
-    assert result.exit_code == 0, result.output
-    assert f"wrote slurm script to {tmp_path}/r\\nx.sh" in result.output.splitlines()
-    assert out.is_file()
-
-
 def test_a_bundle_in_a_folder_named_with_bytes_that_are_not_utf8_answers(fake_cli, tmp_path):
     """Its guard calibration's cache key had failed to encode the name: "error: <path>|README.txt:
     1796...:753|...: a name with bytes that are not UTF-8" (s39 tester D12)."""
