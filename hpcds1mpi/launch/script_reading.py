@@ -312,7 +312,9 @@ def _launch(script: JobScript, command: list[Word], prefix: list[Word], number: 
         launch.program = expand(program.text, scope, budget)
         launch.spans = [(program.start, program.end, script.text[program.start:program.end])]
         for w in operands[1:]:
-            if arg := _or_raw(expand(w.text, scope, budget), w.text):
+            arg = _or_raw(expand(w.text, scope, budget), w.text)
+            # a quoted empty word ('', "$EMPTY") is an argument, an unquoted $EMPTY none (D6)
+            if arg or "'" in w.raw or '"' in w.raw:
                 launch.args.append(arg)
                 launch.spans.append((w.start, w.end, w.raw))
     return launch

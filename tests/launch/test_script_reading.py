@@ -83,6 +83,17 @@ def test_continued_launch_line_spans_its_lines():
     assert script.job_name == "stencil run"
 
 
+def test_a_quoted_empty_word_is_an_argument_an_unquoted_empty_expansion_is_none():
+    """Before, every argument whose value was empty was dropped: ``./app 5 '' end`` read as
+    ``./app 5 end``, so the command a model recorded, and every script written from it, ran
+    the program with its later arguments shifted (s39 tester D6). As bash: ``''``, ``""`` and
+    ``"$EMPTY"`` are words; an unquoted ``$EMPTY`` is none."""
+    script = read_script("#!/bin/bash\n#SBATCH -n 2\nEMPTY=\n"
+                         "srun ./app 5 '' \"\" \"$EMPTY\" $EMPTY end\n")
+    assert script.launch.args == ["5", "", "", "", "end"]
+    assert [raw for _, _, raw in script.launch.spans[1:]] == ["5", "''", '""', '"$EMPTY"', "end"]
+
+
 def test_heredoc_bodies_are_not_commands():
     script = read_script((SCRIPTS / "lumi_g.sbatch").read_text())
     assert [launch.line for launch in script.launches] == [25]  # not the srun in the EOF body

@@ -8,7 +8,8 @@ import json
 import pandas as pd
 import pytest
 
-from hpcds1mpi.surrogates.program_command import TEMPLATE_COLUMN, command_of, commands_of
+from hpcds1mpi.surrogates.program_command import (TEMPLATE_COLUMN, command_of, commands_of,
+                                                  launched_words)
 
 
 def swept(command: str, sizes, threads=(1,), at: str = "") -> list[dict]:
@@ -128,3 +129,16 @@ def test_the_script_runs_the_line_its_pick_ran_not_the_line_most_runs_ran():
     again = MeasuredLevels.from_dict(json.loads(json.dumps(level.as_dict())))
     assert again.command_configs == level.command_configs
     assert len(level.command_configs) == 2 and level.command == "icoFoam -parallel"
+
+
+def test_an_empty_argument_of_the_measured_command_is_kept():
+    """Before, ``''`` was lost from the recorded command, and recommend --emit (Slurm, PBS,
+    the calibration sweep) ran the program with one argument fewer than measured (s39 tester
+    D6)."""
+    assert launched_words("mpiexec -n 2 ./app 100 '{a,b}' '' end") == [
+        "./app", "100", "{a,b}", "", "end"]
+    rows = pd.DataFrame([dict(workload="br", kind="external", size=float(size), ranks=1,
+                              ranks_per_node=1, threads=1, status="ok", started_at="",
+                              command=f"/usr/bin/mpiexec -n 1 ./app {size} '' ' ' end")
+                         for size in (100, 200)])
+    assert command_of(rows) == "./app {size} '' ' ' end"
