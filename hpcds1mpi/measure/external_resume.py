@@ -59,7 +59,7 @@ def check_resumed(out: str, program: str, readings, label: str = "external",
         return f"'{value}'" if value else "none"
 
     resume, command, who = WORDS[by]
-    if "command" in before_plan and before_plan["command"] != program:
+    if "command" in before_plan and not same_command(before_plan["command"], program):
         differ.append((command, f"{shown(before_plan['command'])} (now {shown(program)})"))
     for option, key in RESUME_SAME:
         if key in before or (key in ABSENT_IS_NONE and "time_regex" in before):
@@ -74,6 +74,16 @@ def check_resumed(out: str, program: str, readings, label: str = "external",
     refuse_other_program(out, store, label, program, resume)
 
 
+def same_command(recorded: str, given: str) -> bool:
+    """Whether two ``--command`` texts are one command: the same words once split as the sweep
+    splits them, however quoted (``'{a,b}' ""`` is ``{a,b} ''``: s39 tester D9); text that
+    does not split is compared as text."""
+    try:
+        return shlex.split(recorded) == shlex.split(given)
+    except ValueError:
+        return recorded == given
+
+
 def refuse_other_program(out: str, store, label: str, program: str,
                          resume: str = "--resume") -> None:
     """Refuse to add ``program``'s runs under ``label`` to ``out`` (read as ``store``) when the
@@ -85,7 +95,8 @@ def refuse_other_program(out: str, store, label: str, program: str,
     """
     from hpcds1mpi.records.run_sources import KERNEL, SOME_PROGRAM, recorded_programs, shown
 
-    recorded = recorded_programs(store).get(label, set()) - {program, SOME_PROGRAM}
+    recorded = {source for source in recorded_programs(store).get(label, set()) - {SOME_PROGRAM}
+                if source == KERNEL or not same_command(source, program)}
     if recorded:
         other = shown(KERNEL if KERNEL in recorded else sorted(recorded)[0])
     else:

@@ -75,3 +75,25 @@ def test_a_file_without_a_fail_regex_resumed_with_one_is_refused(tmp_path):
             f"--out {out}: the file was measured with --fail-regex none (now "
             f"'{NOT_CONVERGED}'); its runs would not mean what this tune's mean: rerun with "
             "the same --fail-regex, or give a new --out")
+
+
+def test_the_same_words_quoted_another_way_resume_and_other_words_do_not(tmp_path):
+    """Before, the command was compared as text: ``'{a,b}' ""`` was refused as another command
+    than ``{a,b} ''``, the same argv (s39 tester D9), also when only a file's earlier plan
+    held the other quoting (then as runs "from another program")."""
+    measured, requoted = "./app {size} {a,b} '' end", "./app {size} '{a,b}' \"\" 'end'"
+    launch = {"time_regex": "", "fom_regex": "", "ranks_regex": "", "output_file": "",
+              "fail_regex": ""}
+    for plan, earlier in ((measured, []), (requoted, [measured])):
+        out = tmp_path / f"br{len(earlier)}.h5"
+        writer = telemetry.TelemetryWriter(out, attrs={
+            "plan": json.dumps({"command": plan, "label": "br"}),
+            "earlier_plans": json.dumps([json.dumps({"command": c, "label": "br"})
+                                         for c in earlier]),
+            "launch": json.dumps(launch)})
+        writer.open()
+        writer.close()
+        check_resumed(str(out), requoted, Readings.of(), "br")
+        check_resumed(str(out), measured, Readings.of(), "br")
+        with pytest.raises(ConfigError, match="--command"):  # one argument fewer: refused
+            check_resumed(str(out), "./app {size} {a,b} end", Readings.of(), "br")
