@@ -87,7 +87,9 @@ def program_note(program: str | Sequence[str] | None, option: str = "--program"
 
     Raises:
         ConfigError: shell syntax outside quotes (:func:`check_no_shell_syntax`, naming
-            ``option``). A token list is argv already: not checked.
+            ``option``), or words a shell would expand (``~``, ``$VAR``, ``*``:
+            :mod:`~hpcds1mpi.launch.unexpanded_words`). A token list is argv already: not
+            checked.
     """
     import difflib
 
@@ -105,7 +107,10 @@ def program_note(program: str | Sequence[str] | None, option: str = "--program"
         notes.append(f"{option} has {', '.join(slips)}: not a placeholder, passed as written; "
                      f"the placeholders are {' '.join('{' + p + '}' for p in PLACEHOLDERS)}")
     if isinstance(program, str):
+        from hpcds1mpi.launch.unexpanded_words import check_no_expansion
+
         check_no_shell_syntax(program, option)
+        check_no_expansion(program, option)  # ~, $VAR, *: passed as written (s39 tester D7)
         check_no_per_configuration_env(program, option)
     return "; ".join(notes) or None
 

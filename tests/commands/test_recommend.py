@@ -130,9 +130,13 @@ def test_injection_in_cli_fields_is_rejected_or_inert(fake_cli, tmp_path):
     with pytest.raises(ConfigError):
         fake_cli("--workload", "gemm", "--size", "2048", "--emit", "slurm", "-o", str(out),
                  "--job-output", "out\n#SBATCH --account=evil")
+    with pytest.raises(ConfigError, match="not run by a shell: '`touch', 'PWNED`' and "):
+        fake_cli("--workload", "gemm", "--size", "2048", "--emit", "slurm", "-o", str(out),
+                 "--program", "./app `touch PWNED` $(touch PWNED)")  # s39 tester D7
+    assert not out.exists()
     fake_cli("--workload", "gemm", "--size", "2048", "--emit", "slurm", "-o", str(out),
-             "--program", "./app `touch PWNED` $(touch PWNED)")
-    assert "'`touch' 'PWNED`' '$(touch' 'PWNED)'" in out.read_text()
+             "--program", "./app '`touch PWNED`' '$(touch PWNED)'")
+    assert "'`touch PWNED`' '$(touch PWNED)'" in out.read_text()
 
 
 @pytest.mark.parametrize("args, message", [

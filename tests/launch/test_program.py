@@ -46,7 +46,7 @@ def test_environment_threads_blas_and_binding_only_where_ranks_are_bound():
                                                    "{rank} (did you mean {ranks}?)",
                                                    "{n_threads} (did you mean {threads}?)"]),
     ("./app --prec {precison} {device}", ["{precison} (did you mean {precision}?)"]),
-    ("./app --n {size} awk '{print $1}' ${HOME} {} {nope}", []),
+    ("./app --n {size} awk '{print $1}' '${HOME}' {} {nope}", []),  # unquoted: refused (D7)
 ])
 def test_a_brace_word_that_looks_like_a_placeholder_gets_a_note(text, slips):
     """{rank} is passed literally (it is no placeholder): every configuration would get the
