@@ -165,7 +165,8 @@ def _preflight(choice, program: str, size: int, start, space, part, workdir, log
 @click.option("--kernel", "kernel", default=None, help="Kernel to tune (see hpcds1mpi kernels).")
 @click.option("--program", "--command", "program", default=None,  # --command: the sweep's
               help='Your MPI program instead of a kernel, e.g. "./app --n {size}".')
-@click.option("--label", default=None, help="Workload name of --program (default: its file name).")
+@click.option("--label", default=None, help="Workload name of --program (default: its file name, as a label holds it: "
+              "'my app' is my_app).")
 @click.option("--size", type=SIZE, required=True, help="Problem size.")
 @click.option("--out", required=True, type=NonEmptyPath(), help="Telemetry file for every run (.h5).")
 @click.option("--model", "model_dir", type=NonEmptyPath(), default=None,
@@ -246,13 +247,14 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
         registry.get(kernel)  # UnknownKernelError lists the known ones
         workload = kernel
     else:
-        from hpcds1mpi.decide.tune_program import program_tokens
+        from hpcds1mpi.decide.tune_program import program_tokens, workload_label
 
         tokens = program_tokens(program)
         if not tokens:
             raise ConfigError('--program is empty; give the command to tune, e.g. '
                               '--program "./app --n {size}"')
-        workload = label or os.path.basename(tokens[0]) or "external"
+        workload = workload_label(tokens[0], label,
+                                  say=lambda line: click.echo(f"tune: {line}", err=True))
     part = resolve_partition(cluster_file, partition)
     bundle, other_model, model_part = None, "", part
     if model_dir is not None:  # a bad --model is a usage error (2), before any launcher (1)

@@ -22,6 +22,44 @@ def program_tokens(program: str) -> list[str]:
         raise ConfigError(f"--program: {exc} (check its quotes)") from None
 
 
+def workload_label(program_file: str, label: str | None, say) -> str:
+    """The workload label of a tuned program: ``--label`` checked as the sweep checks it, or
+    one built from the program's file name, ``say`` -ing how where the name itself is none (a
+    space, ``*``, a quote, a non-ASCII letter): ``my app`` runs as ``my_app``. Built before
+    any launch: the name had been taken as given and refused after the launch probe (s39
+    tester D10). ASCII only and led by a letter or digit, so recommend's default job name
+    ``hpcds1mpi-<label>`` can hold it too; ``external`` (the sweep's default) where nothing
+    is left.
+
+    Raises:
+        ConfigError: a bad ``--label``, or a file name that is a kernel's (its runs would be
+            taken for the kernel's), naming ``--label``.
+    """
+    import re
+    import unicodedata
+
+    from hpcds1mpi.errors import ConfigError
+    from hpcds1mpi.kernels import is_kernel
+    from hpcds1mpi.schemas.runs import WORKLOAD_LABEL, WORKLOAD_LABEL_WORDS
+
+    if label is not None:
+        if not re.fullmatch(WORKLOAD_LABEL, label):
+            raise ConfigError(f"--label {label!r}: {WORKLOAD_LABEL_WORDS}")
+        return label  # a kernel's name: refused with the plan's own words
+    name = os.path.basename(program_file)
+    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+    built = re.sub(r"[^A-Za-z0-9._+-]+", "_", ascii_name)
+    built = re.sub(r"^[^A-Za-z0-9]+", "", built) or "external"
+    if is_kernel(built):
+        raise ConfigError(f"the program's file name {name!r} is the name of a kernel, whose "
+                          "runs its runs would be taken for: give --label NAME")
+    if built != name:
+        say(f"workload label {built!r}, from the program's file name {name!r} (a label "
+            f"may hold letters, digits, '.', '_', '+' and '-' only): give --label NAME for "
+            "another")
+    return built
+
+
 def check_program(program: str, workdir: str | None, say) -> None:
     """Refuse a ``--program`` that cannot start (one relative to ``workdir``, the folder it
     runs in, is checked there by the pre-flight); ``say`` what

@@ -644,3 +644,22 @@ def test_a_failed_trials_long_reason_is_cut_at_a_word_and_said_cut():
     assert " ".join([words] * 4).startswith(kept) and \
         " ".join([words] * 4)[len(kept)] == " "  # a whole word before the cut
     assert failure_reason("exit code 1: short") == "exit code 1: short"
+
+
+def test_a_program_whose_file_name_is_no_label_is_tuned_under_a_label_built_from_it(tmp_path):
+    """s39 tester D10: './my app' without --label: tune built the label 'my app' itself, ran
+    its launch probe, then refused that label as if given (exit 2)."""
+    (tmp_path / "c.toml").write_text(CLUSTER)
+    app = tmp_path / "my app"
+    app.write_text(f"#!{sys.executable}\nprint('time=0.01')\n")
+    app.chmod(0o755)
+    res = run_cli(["tune", "--program", "'./my app' {size}", "--size", "1", "--launcher",
+                   "mpiexec", "--cluster", "c.toml", "--ranks-per-node", "1", "--budget", "1",
+                   "--time-regex", r"time=([0-9.]+)", "--out", "a.h5", "--json"],
+                  cwd=tmp_path, timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert json.loads(res.stdout)["workload"] == "my_app"
+    assert "workload label 'my_app'" in res.stderr
+    from hpcds1mpi.records.telemetry import read_runs
+
+    assert set(read_runs(tmp_path / "a.h5")["workload"]) == {"my_app"}

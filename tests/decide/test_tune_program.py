@@ -1,0 +1,28 @@
+"""``decide/tune_program``: how tune names and places a user's program."""
+
+from __future__ import annotations
+
+import pytest
+
+from hpcds1mpi.decide.tune_program import workload_label
+from hpcds1mpi.errors import ConfigError
+
+
+def test_a_file_name_no_label_can_hold_gives_a_label_built_from_it_and_says_so():
+    """s39 tester D10: 'my app' was taken as the label and refused after the launch probe,
+    as if the user had given it."""
+    said = []
+    cases = {"./my app": "my_app", "/x/a*b": "a_b", "it's": "it_s", "café.x": "cafe.x",
+             "./.hidden": "hidden", "日本": "external", "./app": "app"}
+    for program_file, label in cases.items():
+        assert workload_label(program_file, None, said.append) == label, program_file
+    assert len(said) == len(cases) - 1  # every name but ./app's was changed, and said
+    assert "'my_app'" in said[0] and "'my app'" in said[0] and "--label NAME" in said[0]
+
+
+def test_a_given_label_is_kept_or_refused_and_a_kernels_file_name_names_label():
+    assert workload_label("./my app", "mine", print) == "mine"
+    with pytest.raises(ConfigError, match="--label 'x y'"):
+        workload_label("./app", "x y", print)
+    with pytest.raises(ConfigError, match="give --label NAME"):
+        workload_label("./gemm", None, print)
