@@ -442,7 +442,8 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
 
         if unlearnable_machines([out], bundle.machine_ids, bundle.partitions):
             other_model = model_dir  # another CPU or MPI: learn refuses, train is the way
-    lines, found = report_lines(result, out, objective, other_model)
+    lines, found = report_lines(result, out, objective, other_model,
+                                model_dir=model_dir if bundle is not None else None)
     click.echo("\n".join(lines))
     if not found:
         raise SystemExit(1)

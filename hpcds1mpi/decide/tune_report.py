@@ -18,18 +18,26 @@ def energy_unit(source: str) -> str:
     return "J modelled" if "modelled" in (source or "") else "J"
 
 
-def report_lines(result, out: str, objective: str,
-                 other_model: str = "") -> tuple[list[str], bool]:
+def report_lines(result, out: str, objective: str, other_model: str = "",
+                 model_dir: str | None = None) -> tuple[list[str], bool]:
     """(the lines to print, whether the tune found an answer). ``other_model``: the --model
-    set aside as of other hardware ("" when none was).
+    set aside as of other hardware ("" when none was); ``model_dir``: the --model its runs
+    may be learnt into (None: none was given, DIR stands for it).
+
+    Paths in the suggested commands are quoted to paste as one word each (s39 tester D5:
+    `learn --model DIR --telemetry tune 2's.h5` left bash waiting for a quote), and shown in
+    the prose as one line.
 
     A tune with no successful run names ``out`` only when the file exists (every launch may
     have failed before writing it).
     """
-    made = f"{result.runs} run(s)" + (f" and {result.reused} stored in {out} (not run again)"
+    from hpcds1mpi.runtime.message_paths import shell_word, shown_path
+
+    shown, word = shown_path(out), shell_word(out)
+    made = f"{result.runs} run(s)" + (f" and {result.reused} stored in {shown} (not run again)"
                                       if result.reused else "")
     if result.best is None:
-        where = f"see {out}" if os.path.exists(out) else "nothing was recorded"
+        where = f"see {shown}" if os.path.exists(out) else "nothing was recorded"
         return [f"no configuration ran successfully in {made}; {where}"], False
     first = result.trials[0]
     unit = energy_unit(result.energy_source) if objective == "energy" else "s"
@@ -47,14 +55,17 @@ def report_lines(result, out: str, objective: str,
               f"{point['energy_j']:.4g} {joules}" for point in result.front]
     ok_runs = sum(1 for t in result.trials if t.status == "ok")
     if other_model and ok_runs < MIN_OK_RUNS:  # train would refuse so few (s38 tester F8)
-        lines.append(f"every run is in {out}; {other_model} is of other hardware, and a model of "
-                     f"this machine needs at least {MIN_OK_RUNS} ok runs ({ok_runs} here): "
-                     f"tune again into {out} with a larger --budget, or sweep this machine, "
-                     f"then `hpcds1mpi train --telemetry {out} --out DIR`")
+        lines.append(f"every run is in {shown}; {shown_path(other_model)} is of other "
+                     f"hardware, and a model of this machine needs at least {MIN_OK_RUNS} ok "
+                     f"runs ({ok_runs} here): tune again into {shown} with a larger --budget, "
+                     f"or sweep this machine, then `hpcds1mpi train --telemetry {word} --out "
+                     "DIR`")
     elif other_model:  # learn refuses another machine's runs (s30 tester L: told, then refused)
-        lines.append(f"every run is in {out}; {other_model} is of other hardware, so make a "
-                     f"model of this machine: `hpcds1mpi train --telemetry {out} --out DIR`")
+        lines.append(f"every run is in {shown}; {shown_path(other_model)} is of other hardware, "
+                     f"so make a model of this machine: `hpcds1mpi train --telemetry {word} "
+                     "--out DIR`")
     else:
-        lines.append(f"every run is in {out}; add them to the model with "
-                     f"`hpcds1mpi learn --model DIR --telemetry {out}`")
+        model = shell_word(model_dir) if model_dir else "DIR"
+        lines.append(f"every run is in {shown}; add them to the model with "
+                     f"`hpcds1mpi learn --model {model} --telemetry {word}`")
     return lines, True

@@ -63,3 +63,23 @@ def test_a_failed_start_is_said_failed_not_nan():
     result = system2.TuneResult("time", START, START, 2.0, trials, "budget spent", 0.03)
     line = report_lines(result, "t.h5", "time")[0][0]
     assert "(start N1xR2xT1-cpu-fp64 failed)" in line and "nan" not in line
+
+
+def test_the_suggested_commands_quote_their_paths_to_paste():
+    """Was (s39 tester D5): "`hpcds1mpi learn --model DIR --telemetry tune 2's.h5`", which bash
+    reads as an open quote; and DIR although --model was given."""
+    import shlex
+
+    result = _result(START, [_trial()] * 4)
+    out = "tune 2's.h5"
+    learn = report_lines(result, out, "time", model_dir="my model")[0][-1]
+    command = learn.split("`")[1]
+    assert shlex.split(command) == ["hpcds1mpi", "learn", "--model", "my model",
+                                    "--telemetry", out]
+    assert report_lines(result, out, "time")[0][-1].split("`")[1].split()[3] == "DIR"
+    for runs in ([_trial()] * 4, [_trial()] * 2):  # train's two lines
+        train = report_lines(_result(START, runs), out, "time", other_model="m")[0][-1]
+        assert shlex.split(train.split("`")[1]) == ["hpcds1mpi", "train", "--telemetry", out,
+                                                    "--out", "DIR"]
+    newline = report_lines(result, "a\nb.h5", "time")[0][-1]
+    assert "\n" not in newline and "--telemetry $'a\\nb.h5'" in newline
