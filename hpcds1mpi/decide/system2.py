@@ -15,7 +15,9 @@ configurations for real through the sweep machinery and
   of them: s31 reviewer), when no untried neighbour of the best is left (without a model), or when
   the budget (runs or seconds) is spent; a model that rules out every configuration does not
   guide the search (a neighbour walk, said), and one run ok where the model predicted a
-  failure sets its failure predictions aside (s39 tester B4),
+  failure sets its failure predictions aside (s39 tester B4); a program's configurations on
+  node counts it never ran on wait until those on measured ones are run or ruled out (said:
+  ``tune_nodes.py``, s39 tester B5),
 * answers with the successful run of the lowest value it measured (runtime, or energy): a
   faster run within the noise does not move the search, but a tuner that measured it must
   not recommend the slower one (``TuneResult.note`` says when the answer is not the run the
@@ -56,6 +58,7 @@ from hpcds1mpi.decide.tune_predictions import (Predictions, best_predicted, coul
                                                levels_left, model_shift, most_guesses,
                                                none_feasible_note, ruled_out_said,
                                                untried_guesses)
+from hpcds1mpi.decide.tune_nodes import NodeRule
 from hpcds1mpi.decide.tune_space import Space, config_key
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.measure.printable import clipped
@@ -243,6 +246,8 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
     guide = predictions if feasible is not None and feasible.any() else None
     if predictions is not None and guide is None:
         say(none_feasible_note(predictions))
+    # measured node counts first, as recommend picks (s39 tester B5)
+    nodes = NodeRule(space, getattr(predictions, "beyond_nodes", None), start, say)
 
     def noise() -> float:
         return max(noise_floor, float(np.median(noises)) if noises else 0.0)
@@ -346,6 +351,7 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
             break
         if guide is not None:
             ok, mu, sigma = model_view()
+            ok = nodes.candidates(ok)
             if not ok.any():
                 stop = "every configuration the model considers feasible was measured" + (
                     ruled_out_said(space, predictions, feasible, tried))
@@ -380,17 +386,22 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
             centre = best.config if best is not None else start
             options = [c for c in space.neighbours(centre) if space.index(c) not in tried]
             if best is None and not options:
-                options = [c for c in space.configs if space.index(c) not in tried][:1]
+                options = [c for c in space.configs if space.index(c) not in tried]
+            options = nodes.order(options)
             if not options:
                 stop = f"local optimum: every neighbour of {centre.label()} was measured"
                 break
             run(options[0], float("nan"))
     if guessed:
         stop += f"; tried first what the model never measured: {'; '.join(guessed)}"
+    runnable = np.ones(len(space.configs), bool) if guide is None else feasible
+    stop += nodes.untried_said(runnable, tried)
     if guide is not None and predictions.unmeasured is not None:
         beats = None if best is None else could_beat(best.value, *model_view()[1:])
+        held = nodes.held_back()
         stop += untried_guesses(
-            predictions, tried, feasible & (predictions.value > 0), beats,
+            predictions, tried, feasible & (predictions.value > 0)
+            & (True if held is None else ~held), beats,
             f"at most {most_guesses(budget)} of a budget of {budget} runs try them; a larger "
             "--budget tries more" if len(guessed) >= most_guesses(budget)
             else "a larger --budget tries them")

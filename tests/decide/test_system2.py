@@ -445,3 +445,36 @@ def test_the_stop_names_what_the_model_ruled_out_and_was_not_run():
     result = system2.tune(space, start, _table_evaluator(table, []), predictions=preds)
     assert "every configuration the model considers feasible was measured" in result.stop_reason
     assert "N1xR2xT1-cpu-fp64 (predicted to fail, probability 0.35)" in result.stop_reason
+
+
+# ------------------------------------------------- node counts the program was never measured on
+
+
+def test_the_search_keeps_to_the_measured_node_counts_until_they_are_all_run():
+    """Was (s39 tester B5): crashy, measured on 1 node, tuned in a 2-node allocation: after
+    its 1-node start the search ran 2 nodes x 1 rank x 2 threads (predicted fastest; never
+    measured, which recommend does not pick), and it segfaulted."""
+    space = _space(cores=2, nodes=2)
+    predicted = {c.label(): (0.009 if c.nodes == 2 else 0.02) for c in space.configs}
+    predicted["N1xR1xT2-cpu-fp64"] = 0.017
+    truth = {c.label(): (None if c.nodes == 2 else 0.02) for c in space.configs}
+    truth["N1xR1xT2-cpu-fp64"] = 0.017
+    preds = _predictions(space, predicted, spread=0.05)
+    preds.beyond_nodes = np.array([c.nodes == 2 for c in space.configs])
+    start = tune_predictions.system1_start(space, preds)
+    assert start == Configuration(1, 1, 2, "cpu", "fp64")
+    one_node = sum(1 for c in space.configs if c.nodes == 1)
+    calls, lines = [], []
+    result = system2.tune(space, start, _table_evaluator(truth, calls), predictions=preds,
+                          budget=one_node, log=lines.append)
+    assert all(label.startswith("N1") for label in calls), calls
+    assert result.best == start
+    assert "not run: 2 node(s), where the program was never measured (at most 1)" in \
+        result.stop_reason and "--nodes 2" in result.stop_reason
+    # Once every one-node configuration is run, a larger budget goes on, saying why.
+    calls.clear()
+    system2.tune(space, start, _table_evaluator(truth, calls), predictions=preds,
+                 budget=one_node + 1, min_runs=one_node + 1, log=lines.append)
+    assert calls[-1].startswith("N2") and all(c.startswith("N1") for c in calls[:-1])
+    assert any("every configuration on the node counts the program was measured on is run"
+               in line for line in lines)
