@@ -194,3 +194,26 @@ def test_every_answer_equals_recommend_for_site_names_of_trained_partitions():
         bundle = NameSensitiveBundle(columns, sizes=WIDE_SIZES)
         got, _ = _check_equal(bundle, _varied(bundle, sets))
         assert any(r.notes for r in got if not isinstance(r, Exception))
+
+
+def test_the_left_out_line_of_faster_oversubscribed_layouts_is_in_every_batch_answer(
+        shipped, monkeypatch):
+    """s39 tester B8 (FB2's note): the line naming measured layouts with more ranks x threads
+    than cores that ran faster than the pick is added where an answer is concluded, which the
+    batch (the API's, the service's) shares with recommend: each answer carries it alike."""
+    from hpcds1mpi.decide import oversubscribed
+
+    said = []
+
+    def line(bundle, workload, size, partition, pick_runtime_s):
+        said.append(workload)
+        return f"measured faster than the pick at size {size:g}: {workload} (stand-in)"
+
+    monkeypatch.setattr(oversubscribed, "oversubscribed_line", line)
+    bundle, model_dir = shipped
+    got, _ = _check_equal(bundle, _varied(bundle, _lab_places()), model_dir)
+    picked = [r for r in got if not isinstance(r, Exception) and r.picked is not None]
+    assert picked and said
+    for rec in picked:
+        assert rec.left_out[-1] == (f"measured faster than the pick at size {rec.size:g}: "
+                                    f"{rec.workload} (stand-in)")
