@@ -59,10 +59,7 @@ def _runs_at(bundle, workload: str, size: float) -> dict:
     """partition -> (configuration codes ran ok at ``size`` or around it (:func:`_bracketed`),
     codes that failed at ``size``) in the bundle's training rows; ``{}`` where it keeps none
     at the size nor on both sides of it."""
-    from hpcds1mpi.decide import bundle_cache
-
-    kept = bundle_cache.memo(bundle, ("measured_here", workload),
-                             lambda: _workload_rows(bundle, workload))
+    kept = workload_runs(bundle, workload)
     if kept is None:
         return {}
     runs = {}
@@ -75,10 +72,18 @@ def _runs_at(bundle, workload: str, size: float) -> dict:
     return runs
 
 
-def _workload_rows(bundle, workload: str) -> dict | None:
+def workload_runs(bundle, workload: str) -> dict | None:
     """partition -> (configuration codes, sizes, ok mask, failure mask) of ``workload``'s
     training rows, read once per bundle and workload (only the question's size changes: s30
     review); None without rows."""
+    from hpcds1mpi.decide import bundle_cache
+
+    return bundle_cache.memo(bundle, ("measured_here", workload),
+                             lambda: _read_runs(bundle, workload))
+
+
+def _read_runs(bundle, workload: str) -> dict | None:
+    """:func:`workload_runs`, read from the bundle's training rows."""
     from hpcds1mpi.decide import bundle_cache
     from hpcds1mpi.surrogates.size_neighbours import config_codes
 

@@ -22,6 +22,7 @@ from hpcds1mpi.decide import system1 as s1
 from hpcds1mpi.decide.energy_floor import idle_watts
 from hpcds1mpi.decide.failure_history import FailureHistory
 from hpcds1mpi.decide.measured_here import failed_here_note
+from hpcds1mpi.decide.own_failures import dropped_note
 from hpcds1mpi.decide.picked_command import picked_command
 from hpcds1mpi.decide.stale_command import stale_command
 from hpcds1mpi.decide.calibration_sweep import calibration_steps, no_calibration_note
@@ -64,7 +65,9 @@ def _rejection(place: Place, scores: s1.Scores) -> str:
         return "no configuration fits this partition"
     not_failing = on & (cols["reason"] != "fail")
     if (reasons == "fail").all():
-        failed = failed_here_note(cols, scores.size, place.partition.name)
+        failed = "; ".join(n for n in (failed_here_note(cols, scores.size, place.partition.name),
+                                       dropped_note(cols, scores.size, place.partition.name))
+                           if n)
         return "every configuration is predicted to fail here" + (f" ({failed})" if failed else "")
     lim = scores.limits.get(place.partition.name)
     mem = not_failing & (cols["reason"] == "memory")
@@ -237,6 +240,11 @@ def conclude(prep: Prepared, verdict, *,
     failed = failed_here_note(scores.cols, size, picked.partition.name) if picked else ""
     if failed:  # layouts the runs at this size rule out (s29 tester C5)
         notes = [*notes, failed]
+    dropped = dropped_note(picked.choice.scores.cols, size, picked.partition.name,
+                           picked.choice.index) \
+        if picked else ""
+    if dropped:  # faster layouts left out as predicted to fail, and why (s39 tester B3)
+        notes = [*notes, dropped]
     if picked is not None and verdict.verdict != "escalate":
         best = picked.choice.pick
         for pl in candidates:

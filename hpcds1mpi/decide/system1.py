@@ -4,7 +4,8 @@ For a problem (workload, size) and one or more partitions, System 1 builds the w
 valid configurations (nodes x ranks per node x threads x device x precision) as arrays
 (:mod:`~hpcds1mpi.decide.system1_candidates`, with the user's :class:`Constraints`), asks the
 surrogate ensemble for all of them in one ``Bundle.predict`` call, removes configurations that
-any ensemble member expects to fail (``fail_prob_max``) or that need more memory than the
+any ensemble member expects to fail (``fail_prob_max``; where the bundle ran the workload, its
+own runs say instead: :mod:`~hpcds1mpi.decide.own_failures`) or that need more memory than the
 partition can give (limits learned from out-of-memory failures; beyond the measured sizes a
 kernel needs at least its declared working set: :mod:`~hpcds1mpi.decide.memory_limits`),
 applies the user's constraints, and picks per objective (energy never below the nodes' idle
@@ -44,6 +45,7 @@ from hpcds1mpi.decide.measured_nodes import (MOST_MEASURED_NODES, NODES_MEASURED
                                              pick_beyond_reach_line, unmeasured_nodes_note)
 from hpcds1mpi.decide.memory_limits import (MemoryLimit, declared_need_mb, learn_memory_limits,
                                             memory_need_and_limit)
+from hpcds1mpi.decide.own_failures import own_failures
 from hpcds1mpi.decide.scaling_floor import floor_to_perfect_scaling, scaling_note
 from hpcds1mpi.decide.scores import (UNMEASURED, Scores, neighbour_runtimes, repeat_spread,
                                      unmeasured_rows)
@@ -186,6 +188,8 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     reason = np.full(len(need), "", dtype="<U8")  # "", fail, memory, deadline, energy
     runtime, energy = cols["runtime_s"], cols["energy_j"]
     bad_pred = ~np.isfinite(runtime) | ~np.isfinite(energy) | (runtime <= 0)
+    # The workload's own runs, not other programs' sizes, say whether it fails (s39 B3).
+    own_failures(bundle, workload, size, cols, same)
     # A run measured ok at this very size outranks the failure classifier (s29 tester C5).
     ok_here, cols["measured_failed"] = measured_at(bundle, workload, size, cols, same)
     memory = np.isfinite(need) & (need > mem_limit)

@@ -1,0 +1,179 @@
+"""A program's failure prediction rests on its own runs, not on other programs' sizes.
+
+The bundle's failure classifier is one model over all of its workloads with the size as a
+feature, so it compares one program's size (KB) with another's (MB): crashy's crashes at 400
+and beyond made comm, which never failed, "predicted to fail" everywhere past its 256, and
+silently dropped memhog's 2 ranks x 1 thread at 640, a layout that never failed and was the
+fastest there (s39 tester B3, B7). Where the bundle holds runs of the workload, System 1 takes
+the failure probability from them instead (:func:`own_failures`):
+
+* a workload none of whose runs failed: 0 for every candidate (a size beyond its measured
+  ones is an extrapolation, which the guard says, not a predicted failure);
+* a configuration it ran on the candidate's hardware: from its runs at the sizes nearest the
+  question, on either side: 1 where the nearest failed and no run on the other side was ok,
+  0 where the nearest was ok and no run on the other side failed, and between an ok run and a
+  failure the fraction of the way, in log size, from the ok run to the failure (the size
+  where it starts to fail taken anywhere between them alike): crashy 2 x 1, ok at 200 and
+  failed at 400, is 0.58 at 300 (s39 tester B2, where the classifier gave it 0.0095, the
+  safest of all). A failure in any round at a size counts as that size failing;
+* anything else (a configuration it never ran there, a workload the bundle never ran): the
+  classifier, the only evidence there is.
+
+What the runs say is kept with the candidates (:data:`OK_SIZES`, :data:`FAILED_SIZES`), so a
+candidate dropped as predicted to fail is named with why (:func:`dropped_note`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hpcds1mpi.decide.measured_here import workload_runs
+
+#: Columns added where the workload's runs include a failure on a candidate's hardware: the
+#: sizes its configuration ran ok at and failed at, as text ("" where none).
+OK_SIZES, FAILED_SIZES = "ok_sizes", "failed_sizes"
+#: Column added to every scored question: True where the failure probability came from the
+#: workload's own runs, False where from the classifier.
+FROM_RUNS = "fail_from_runs"
+#: How many dropped candidates :func:`dropped_note` names.
+NAMED = 3
+_CONFIG = ("nodes", "ranks_per_node", "threads", "device", "precision")
+
+
+def own_failures(bundle, workload: str, size: float, cols: dict,
+                 trained: dict | None = None) -> None:
+    """Replace, in place, ``cols``' ``fail_prob`` and ``fail_prob_max`` by what the
+    workload's own runs say (module docstring) wherever they say it, and add
+    :data:`FROM_RUNS` (and :data:`OK_SIZES`, :data:`FAILED_SIZES` where a run failed).
+
+    Args:
+        cols: System 1's candidate columns (configuration, ``partition`` and the bundle's
+            ``fail_prob`` / ``fail_prob_max`` arrays, not changed: new arrays replace them).
+        trained: partition -> the measured partition of its hardware, None where none has
+            it (None: each partition is itself), as ``system1.score`` finds it.
+    """
+    n = len(np.asarray(cols["nodes"]))
+    known, prob = np.zeros(n, dtype=bool), np.zeros(n)
+    runs = workload_runs(bundle, str(workload)) or {}
+    if any(len(codes) for codes, *_ in runs.values()):
+        if not any(bad.any() for *_, bad in runs.values()):
+            known[:] = True  # it never failed: no other program's sizes make it fail
+        else:
+            _from_runs(runs, float(size), cols, trained, known, prob)
+    cols[FROM_RUNS] = known
+    if known.any():
+        for col in ("fail_prob", "fail_prob_max"):
+            cols[col] = np.where(known, prob, np.asarray(cols[col], dtype=float))
+
+
+def _from_runs(runs: dict, size: float, cols: dict, trained: dict | None,
+               known: np.ndarray, prob: np.ndarray) -> None:
+    """Fill ``known`` and ``prob`` for the candidates whose configuration ran on their
+    hardware, and add the sizes columns."""
+    from hpcds1mpi.surrogates.size_neighbours import config_codes
+
+    n = len(known)
+    ok_text, failed_text = np.full(n, "", dtype=object), np.full(n, "", dtype=object)
+    partitions = np.asarray(cols["partition"]).astype(str)
+    codes = None
+    for part in np.unique(partitions).tolist():
+        name = (trained or {}).get(part, part)
+        if name is None or name not in runs:
+            continue
+        if codes is None:
+            codes = config_codes({c: cols[c] for c in _CONFIG})
+        ran = _per_configuration(runs[name])
+        ran_codes = np.fromiter(ran, dtype=np.int64, count=len(ran))
+        on = np.flatnonzero((partitions == part) & np.isin(codes, ran_codes))
+        for code in np.unique(codes[on]).tolist():
+            sizes, failed = ran[code]
+            rows = on[codes[on] == code]
+            known[rows] = True
+            prob[rows] = failure_probability(sizes, failed, size)
+            ok_text[rows] = _sizes_text(sizes[~failed])
+            failed_text[rows] = _sizes_text(sizes[failed])
+    cols[OK_SIZES], cols[FAILED_SIZES] = ok_text, failed_text
+
+
+def _per_configuration(partition_runs: tuple) -> dict:
+    """configuration code -> (its distinct run sizes ascending, whether each failed: a
+    failure in any round at a size counts) of one partition's runs."""
+    codes, sizes, good, bad = partition_runs
+    out = {}
+    for code in np.unique(codes[good | bad]).tolist():
+        mine = (codes == code) & (good | bad)
+        at = np.unique(sizes[mine])
+        out[code] = (at, np.isin(at, sizes[mine & bad]))
+    return out
+
+
+def failure_probability(sizes: np.ndarray, failed: np.ndarray, size: float) -> float:
+    """The chance a configuration fails at ``size`` from its runs at ``sizes`` (ascending,
+    distinct) with ``failed`` marking the failures: the nearest run's outcome on each side,
+    and between an ok run and a failure the fraction of the way to the failure in log size."""
+    here = np.isclose(sizes, size, rtol=1e-9, atol=0.0)
+    if here.any():
+        return float(failed[here].any())
+    below, above = np.flatnonzero(sizes < size), np.flatnonzero(sizes > size)
+    if not len(below) or not len(above):  # one side only: its nearest run says
+        return float(failed[below[-1] if len(below) else above[0]])
+    lo, hi = below[-1], above[0]
+    if failed[lo] == failed[hi]:
+        return float(failed[lo])
+    way = float(np.log(size / sizes[lo]) / np.log(sizes[hi] / sizes[lo]))
+    return way if failed[hi] else 1.0 - way
+
+
+def _sizes_text(sizes: np.ndarray) -> str:
+    return ", ".join(f"{s:g}" for s in sizes.tolist())
+
+
+def _config(cols: dict, row: int) -> str:
+    n, r, t = (int(cols[c][row]) for c in ("nodes", "ranks_per_node", "threads"))
+    return (f"{n} node{'s' if n > 1 else ''} x {r} rank{'s' if r > 1 else ''} x {t} "
+            f"thread{'s' if t > 1 else ''} ({cols['device'][row]}, {cols['precision'][row]})")
+
+
+def runs_said(cols: dict, row: int) -> str:
+    """What the candidate's own runs were, where one of them failed ("ran ok at 200; failed
+    at 400, 800"), else ``""``."""
+    if FAILED_SIZES not in cols or not cols[FAILED_SIZES][row]:
+        return ""
+    ok = cols[OK_SIZES][row]
+    count = ok.count(",") + 1 if ok else 0
+    said = (f"ran ok at {'one size' if count == 1 else f'{count} sizes'} ({ok}); "
+            if ok else "never ran ok; ")
+    return said + f"failed at {cols[FAILED_SIZES][row]}"
+
+
+def why_fails(cols: dict, row: int, size: float) -> str:
+    """Why candidate ``row`` is predicted to fail at ``size``, in a few words."""
+    p = float(cols["fail_prob_max"][row])
+    if FROM_RUNS in cols and cols[FROM_RUNS][row]:
+        return f"{runs_said(cols, row)} (failure probability {p:.2f} at size {size:g})"
+    return (f"the failure model, fitted on every program's runs in the bundle, gives up to "
+            f"{p:.2f} (no run of this configuration on this hardware)")
+
+
+def dropped_note(cols: dict, size: float, partition: str, pick: int | None = None) -> str:
+    """One line naming the candidates on ``partition`` left out as predicted to fail (not
+    those measured failing at ``size``, :func:`~.measured_here.failed_here_note` names them)
+    that were predicted faster than the pick ``pick`` (None: any), fastest first, with why;
+    ``""`` when none."""
+    if "reason" not in cols:
+        return ""
+    runtime = np.asarray(cols["runtime_s"], dtype=float)
+    mask = (np.asarray(cols["reason"]) == "fail") & (np.asarray(cols["partition"]) == partition)
+    if "measured_failed" in cols:
+        mask &= ~np.asarray(cols["measured_failed"], dtype=bool)
+    if pick is not None:
+        mask &= runtime < runtime[pick]
+    rows = np.flatnonzero(mask & np.isfinite(runtime))
+    if not len(rows):
+        return ""
+    rows = rows[np.argsort(runtime[rows], kind="stable")]
+    named = [f"{_config(cols, r)}, predicted {runtime[r]:.3g} s: {why_fails(cols, r, size)}"
+             for r in rows[:NAMED].tolist()]
+    more = f"; and {len(rows) - NAMED} more" if len(rows) > NAMED else ""
+    faster = " though predicted faster than the pick" if pick is not None else ""
+    return f"left out as predicted to fail at size {size:g}{faster}: " + "; ".join(named) + more

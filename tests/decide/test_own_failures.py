@@ -1,0 +1,116 @@
+"""A program's failure prediction rests on its own runs (:mod:`hpcds1mpi.decide.own_failures`;
+s39 tester B3, B7: one classifier over comm (sizes in KB), crashy and memhog (MB) made comm,
+which never failed, "predicted to fail" everywhere past its sizes, and silently dropped a
+memhog layout that never failed and was the fastest)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hpcds1mpi.decide import recommend as rec_mod
+from hpcds1mpi.decide import system1 as s1
+from hpcds1mpi.decide.own_failures import failure_probability
+from hpcds1mpi.decide.recommendation import format_table, to_dict
+from tests.fake_bundle import FakeBundle, fake_partitions, fake_places, isolate_user_files
+
+CPU = fake_partitions()["cpu"]
+ONE_NODE = s1.Constraints(max_nodes=1, devices=["cpu"], precisions=["fp64"], threads=[1, 2],
+                          max_ranks_per_node=2)
+#: The tester's runs: {workload: {(ranks per node, threads): {size: status}}}. comm never
+#: failed; crashy's 2 x 1 segfaults from 400 on, its 1 x 2 aborts at 800.
+RUNS = {"comm": {(1, 1): {16: "ok", 64: "ok", 256: "ok"}, (1, 2): {16: "ok", 64: "ok", 256: "ok"},
+                 (2, 1): {16: "ok", 64: "ok", 256: "ok"}},
+        "crashy": {(1, 1): {200: "ok", 400: "ok", 800: "ok"},
+                   (1, 2): {200: "ok", 400: "ok", 800: "failed"},
+                   (2, 1): {200: "ok", 400: "failed", 800: "failed"}}}
+#: Predicted runtime factor per layout: 2 x 1 the fastest, 1 x 1 the slowest.
+SPEED = {(1, 1): 1.0, (1, 2): 0.7, (2, 1): 0.5, (2, 2): 0.6}
+
+
+@pytest.fixture(autouse=True)
+def isolated_cache(tmp_path, monkeypatch):
+    isolate_user_files(monkeypatch, tmp_path)
+
+
+class Pooled(FakeBundle):
+    """Both programs in one bundle; its classifier, as the tester's did, compares raw sizes
+    across them: any layout past 300 reads 0.55 (a member), whatever the program."""
+
+    def __init__(self):
+        super().__init__(workloads=("comm", "crashy"), sizes=(16, 800))
+        self.size_range = {"comm": (16, 256), "crashy": (200, 800)}
+
+    def training_frame(self) -> pd.DataFrame:
+        return pd.DataFrame([dict(workload=w, size=s, nodes=1, ranks_per_node=r, threads=t,
+                                  device="cpu", precision="fp64", partition="cpu",
+                                  cores_per_node=16, memory_gb=64.0, gpus_per_node=0,
+                                  status=st, runtime_s=1e-4 * s * SPEED[r, t],
+                                  energy_j=8e-4 * s * SPEED[r, t],
+                                  peak_rss_mb=40.0)
+                             for w, layouts in RUNS.items() for (r, t), runs in layouts.items()
+                             for s, st in runs.items()])
+
+    def predict(self, df: pd.DataFrame) -> pd.DataFrame:
+        out = super().predict(df)
+        factor = np.array([SPEED.get((int(r), int(t)), 1.0) for r, t in
+                           zip(df["ranks_per_node"], df["threads"])])
+        runtime = 1e-4 * df["size"].to_numpy(float) * factor
+        out["runtime_s"], out["runtime_lo"], out["runtime_hi"] = runtime, runtime * 0.9, runtime * 1.1
+        out["energy_j"], out["energy_lo"], out["energy_hi"] = runtime * 8, runtime * 7, runtime * 9
+        beyond = df["size"].to_numpy(float) > 300
+        out["fail_prob"] = np.where(beyond, 0.3, 0.01)
+        out["fail_prob_max"] = np.where(beyond, 0.55, 0.02)
+        out["peak_rss_mb"] = 40.0
+        return out
+
+
+def _row(scores: s1.Scores, rpn: int, threads: int) -> int:
+    c = scores.cols
+    return int(np.flatnonzero((c["ranks_per_node"] == rpn) & (c["threads"] == threads))[0])
+
+
+def test_a_program_that_never_failed_is_not_predicted_to_fail_by_another_programs_sizes():
+    scores = s1.score(Pooled(), "comm", 512, [CPU], ONE_NODE)
+    assert scores.cols["feasible"].all()  # 2 x 2 too: comm never failed at all
+    assert (scores.cols["fail_prob"] == 0).all() and (scores.cols["fail_prob_max"] == 0).all()
+    rec = rec_mod.recommend(Pooled(), "comm", 512, fake_places("cpu"), constraints=ONE_NODE)
+    assert rec.picked is not None
+    assert "predicted to fail" not in format_table(rec)
+
+
+def test_a_layout_that_never_failed_is_kept_and_those_that_failed_are_dropped():
+    scores = s1.score(Pooled(), "crashy", 1600, [CPU], ONE_NODE)
+    assert scores.cols["feasible"][_row(scores, 1, 1)]  # ok at every size: not the 0.55
+    for rpn, threads in ((2, 1), (1, 2)):  # failed at the nearest size below
+        assert scores.cols["fail_prob_max"][_row(scores, rpn, threads)] == 1.0
+    assert scores.cols["reason"][_row(scores, 2, 2)] == "fail"  # never ran: the classifier
+    assert s1.choose(scores).pick["ranks_per_node"] == 1
+
+
+def test_a_candidate_dropped_as_predicted_to_fail_is_named_with_why_in_text_and_json():
+    rec = rec_mod.recommend(Pooled(), "crashy", 1600, fake_places("cpu"), constraints=ONE_NODE)
+    note = next(n for n in rec.notes if n.startswith("left out as predicted to fail"))
+    assert "1 node x 2 ranks x 1 thread (cpu, fp64), predicted " in note
+    assert "s: ran ok at one size (200); failed at 400, 800 (failure probability 1.00 at size " \
+        "1600)" in note
+    assert "1 node x 1 rank x 2 threads (cpu, fp64), predicted " in note
+    assert "s: ran ok at 2 sizes (200, 400); failed at 800 (failure probability 1.00" in note
+    assert "1 node x 2 ranks x 2 threads (cpu, fp64), predicted " in note
+    assert "s: the failure model, fitted on every program's runs in the bundle, gives up to " \
+        "0.55 (no run of this configuration on this hardware)" in note
+    assert note in format_table(rec) and note in to_dict(rec)["notes"]
+
+
+def test_between_an_ok_run_and_a_failure_the_way_to_the_failure_in_log_size():
+    sizes, failed = np.array([200.0, 400.0, 800.0]), np.array([False, True, True])
+    assert failure_probability(sizes, failed, 300) == pytest.approx(np.log(1.5) / np.log(2))
+    assert failure_probability(sizes, failed, 100) == 0.0  # below: its nearest run was ok
+    assert failure_probability(sizes, failed, 1600) == 1.0
+    assert failure_probability(sizes, failed, 400) == 1.0
+    assert failure_probability(sizes[::-1][::-1], ~failed, 300) == \
+        pytest.approx(1 - np.log(1.5) / np.log(2))  # failed below, ok above: mirrored
+    scores = s1.score(Pooled(), "crashy", 300, [CPU], ONE_NODE)  # 0.0095 from the classifier
+    assert scores.cols["reason"][_row(scores, 2, 1)] == "fail"
+    assert scores.cols["fail_prob"][_row(scores, 1, 1)] == 0.0
