@@ -277,9 +277,11 @@ def _hold_to_edge(new: dict, idx: np.ndarray, edge: Edge, size: float,
     new["energy_hi"][idx] = np.fmax(new["energy_hi"][idx], e)
 
 
-def one_size_note(cols: dict, index: int, size: float) -> str:
+def one_size_note(cols: dict, index: int, size: float, failed: str = "") -> str:
     """One line when the pick ``index`` ran ok at one size only, another than ``size``: its
-    prediction rests on that one run (System 1 then caps its confidence), else ``""``."""
+    prediction rests on that one run (System 1 then caps its confidence), else ``""``.
+    ``failed``: the sizes its configuration failed at, as text ("400, 800"), said with it:
+    "measured at one size only" hid them (s39 tester B2)."""
     if OWN_SIZES not in cols or cols[OWN_SIZES][index] != 1:
         return ""
     edge, run = cols[EDGE_SIZE][index], cols[EDGE_RUNTIME][index]
@@ -287,5 +289,7 @@ def one_size_note(cols: dict, index: int, size: float) -> str:
     grows = (f"held to at least {_s(floor)}, that run grown as the least of this workload's "
              "other measured configurations grew" if floor > run * (1 + 1e-9)
              else "how it grows with size unmeasured")
-    return (f"{_config(cols, index)} was measured at one size only ({edge:g}: {_s(run)}); its "
-            f"prediction at size {size:g} rests on that one run, {grows}")
+    measured = (f"ran ok at one size only ({edge:g}: {_s(run)}) and failed at {failed}"
+                if failed else f"was measured at one size only ({edge:g}: {_s(run)})")
+    return (f"{_config(cols, index)} {measured}; its prediction at size {size:g} rests on "
+            f"that one run, {grows}")

@@ -20,7 +20,8 @@ the failure probability from them instead (:func:`own_failures`):
   classifier, the only evidence there is.
 
 What the runs say is kept with the candidates (:data:`OK_SIZES`, :data:`FAILED_SIZES`), so a
-candidate dropped as predicted to fail is named with why (:func:`dropped_note`).
+pick near a failure says so (:func:`failed_near_note`) and a candidate dropped as predicted to
+fail is named with why (:func:`dropped_note`).
 """
 
 from __future__ import annotations
@@ -144,6 +145,16 @@ def runs_said(cols: dict, row: int) -> str:
     said = (f"ran ok at {'one size' if count == 1 else f'{count} sizes'} ({ok}); "
             if ok else "never ran ok; ")
     return said + f"failed at {cols[FAILED_SIZES][row]}"
+
+
+def failed_near_note(cols: dict, index: int, size: float) -> str:
+    """One line when the pick's configuration failed at another size than ``size``: what its
+    runs were and its failure probability here, else ``""``."""
+    said = runs_said(cols, index)
+    if not said:
+        return ""
+    return (f"{_config(cols, index)} {said}; at size {size:g} its failure probability from "
+            f"those runs is {float(cols['fail_prob'][index]):.2f}")
 
 
 def why_fails(cols: dict, row: int, size: float) -> str:

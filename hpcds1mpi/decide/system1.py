@@ -45,7 +45,7 @@ from hpcds1mpi.decide.measured_nodes import (MOST_MEASURED_NODES, NODES_MEASURED
                                              pick_beyond_reach_line, unmeasured_nodes_note)
 from hpcds1mpi.decide.memory_limits import (MemoryLimit, declared_need_mb, learn_memory_limits,
                                             memory_need_and_limit)
-from hpcds1mpi.decide.own_failures import own_failures
+from hpcds1mpi.decide.own_failures import FAILED_SIZES, failed_near_note, own_failures
 from hpcds1mpi.decide.scaling_floor import floor_to_perfect_scaling, scaling_note
 from hpcds1mpi.decide.scores import (UNMEASURED, Scores, neighbour_runtimes, repeat_spread,
                                      unmeasured_rows)
@@ -344,8 +344,10 @@ def choose(scores: Scores, objective: str = "time",
     nodes_note = "; ".join(n for n in (nodes_note, beyond_note, raised_note) if n)
     ranking = np.concatenate([ranking, after[np.argsort(vals[after], kind="stable")]])
     confidence, noise = pick_confidence(confidence_model, scores, index, spread, margin)
+    failed = cols[FAILED_SIZES][index] if FAILED_SIZES in cols else ""
     note = disagreement(cols, index, feasible, scores.size, scores.neighbour_sizes) \
-        or one_size_note(cols, index, scores.size)  # s29 tester C1
+        or one_size_note(cols, index, scores.size, failed) \
+        or failed_near_note(cols, index, scores.size)  # s29 tester C1, s39 tester B2
     if note or (UNMEASURED in cols and cols[UNMEASURED][index]):  # extrapolated: s31 Q5
         confidence = min(confidence, DOUBTED_CONFIDENCE)
     return Choice(scores, index, ranking, front, objective, spread, margin, confidence,

@@ -114,3 +114,27 @@ def test_between_an_ok_run_and_a_failure_the_way_to_the_failure_in_log_size():
     scores = s1.score(Pooled(), "crashy", 300, [CPU], ONE_NODE)  # 0.0095 from the classifier
     assert scores.cols["reason"][_row(scores, 2, 1)] == "fail"
     assert scores.cols["fail_prob"][_row(scores, 1, 1)] == 0.0
+
+
+def test_a_pick_between_its_ok_run_and_its_failures_says_both_and_is_not_the_safest():
+    """s39 tester B2: at 250 (and 100) 2 x 1, ok at 200 and failed at 400 and 800, was said
+    "measured at one size only" with the classifier's 0.0095, the safest of those offered."""
+    for size in (250, 100):
+        choice = s1.choose(s1.score(Pooled(), "crashy", size, [CPU], ONE_NODE))
+        assert (choice.pick["ranks_per_node"], choice.pick["threads"]) == (2, 1)
+        assert "1 node x 2 ranks x 1 thread (cpu, fp64) ran ok at one size only (200: " \
+            in choice.neighbour_note
+        assert "and failed at 400, 800; its prediction at size" in choice.neighbour_note
+        assert choice.confidence <= s1.DOUBTED_CONFIDENCE
+    scores = s1.score(Pooled(), "crashy", 250, [CPU], ONE_NODE)
+    assert scores.cols["fail_prob"][_row(scores, 2, 1)] == pytest.approx(
+        np.log(250 / 200) / np.log(2))  # the classifier's 0.01 had made it the safest
+    assert scores.cols["fail_prob"][_row(scores, 1, 1)] == 0.0
+
+
+def test_a_pick_that_ran_ok_at_several_sizes_and_failed_at_another_says_so():
+    choice = s1.choose(s1.score(Pooled(), "crashy", 500, [CPU], ONE_NODE))
+    assert (choice.pick["ranks_per_node"], choice.pick["threads"]) == (1, 2)
+    assert "1 node x 1 rank x 2 threads (cpu, fp64) ran ok at 2 sizes (200, 400); failed at " \
+        "800; at size 500 its failure probability from those runs is 0.32" \
+        in choice.neighbour_note

@@ -122,6 +122,9 @@ def test_a_layout_measured_at_one_size_inside_the_range_is_held_to_its_own_run()
     assert nbb.bound_beyond(cols, _measured(POISSON), "prog", 120)
     assert cols[nbb.EDGE_SIZE][0] == 112 and cols[nbb.OWN_SIZES][0] == 1
     assert "measured at one size only (112" in nbb.one_size_note(cols, 0, 120)
+    # its failures at other sizes are said, not hidden behind "one size only" (s39 tester B2)
+    assert "1 node x 1 rank x 2 threads (cpu, fp64) ran ok at one size only (112: 0.0325 s) " \
+        "and failed at 128, 160; its prediction" in nbb.one_size_note(cols, 0, 120, "128, 160")
 
 
 def test_a_layout_measured_on_both_sides_or_at_the_size_has_no_edge_inside_the_range():
